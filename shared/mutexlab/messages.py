@@ -1,0 +1,72 @@
+"""Message models: one pydantic model per message type, a discriminated union on ``type``.
+
+Every protocol message carries ``type``, ``sender`` (pid, int) and ``ts`` (the sender's
+Lamport clock at sending). Each algorithm defines its models in its own module and builds a
+``Codec`` from them; names of types are unique within one algorithm, not across algorithms
+(Lamport and Maekawa both have ``REQUEST``).
+
+``Codec.decode`` is the only way bytes from the network become messages: anything malformed
+or unknown raises ``MessageError`` naming the problem.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+
+class Message(BaseModel):
+    """Base of every protocol message."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sender: int = Field(ge=0)
+    ts: int = Field(ge=0)
+
+
+class MessageError(ValueError):
+    """Bytes or a dict that are not a valid message of the algorithm."""
+
+
+class Codec:
+    """Encode/decode the messages of one algorithm (a discriminated union on ``type``)."""
+
+    def __init__(self, *models: type[Message]) -> None:
+        if not models:
+            raise ValueError("a codec needs at least one message model")
+        self.models = {m.model_fields["type"].default: m for m in models}
+        union = models[0] if len(models) == 1 else Union[models]  # type: ignore[valid-type]
+        self._adapter = TypeAdapter(Annotated[union, Field(discriminator="type")])
+
+    @property
+    def types(self) -> list[str]:
+        return list(self.models)
+
+    def decode(self, data: bytes | str | dict) -> Message:
+        try:
+            if isinstance(data, (bytes, str)):
+                data = json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise MessageError(f"not JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise MessageError(f"a message must be a JSON object, got {type(data).__name__}")
+        kind = data.get("type")
+        if kind not in self.models:
+            raise MessageError(f"unknown message type {kind!r} (expected one of {', '.join(self.models)})")
+        try:
+            return self._adapter.validate_python(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc'][1:]) or 'message'}: {e['msg']}" for e in exc.errors()
+            )
+            raise MessageError(f"invalid {kind}: {problems}") from None
+
+    @staticmethod
+    def encode(msg: Message) -> bytes:
+        return msg.model_dump_json().encode()
+
+    @staticmethod
+    def to_dict(msg: Message) -> dict[str, Any]:
+        return msg.model_dump(mode="json")

@@ -1,0 +1,113 @@
+"""The sans-I/O protocol interface (DESIGN.md §2).
+
+A protocol object is one participant. It owns its state and its Lamport clock, and reacts to
+three inputs:
+
+* ``start()`` — once, before anything else;
+* ``on_message(msg)`` — a message from another participant (links are reliable and FIFO);
+* ``on_local(action)`` — a local decision: ``"request"`` (I want the resource) or ``"exit"``
+  (I leave it). Which one applies is the protocol's business; bees, for instance, use
+  ``"request"`` both for a reed and for a flower.
+
+Each returns a list of *effects*, in the order they must happen. The driver (simulator or
+RabbitMQ service) carries them out in that order: an ``Exit`` is recorded before the ``Send``
+that follows it, so the trace shows the exit before anything that lets another process in.
+
+A protocol never touches a socket, a thread, a timer or the wall clock. When it wants time to
+pass (a bee dwelling on a flower), it returns ``Schedule``; the driver later calls
+``on_local(action)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from .clock import LamportClock
+
+
+class ProtocolError(Exception):
+    """An input the protocol cannot accept in its current state (e.g. exit while not inside)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Send ``msg`` to participant ``to``. A send to oneself is handled at once, locally."""
+
+    to: int
+    msg: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Enter:
+    """The process has entered ``resource`` holding ``units`` of it."""
+
+    resource: str
+    units: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Exit:
+    """The process has left ``resource``, giving back ``units``."""
+
+    resource: str
+    units: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A scenario event for the trace (``egg``, ``death``, ``contract_done``, ``round`` ...)."""
+
+    event: str
+    fields: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """Ask the driver to call ``on_local(action)`` after a dwell of kind ``dwell``.
+
+    ``dwell`` names a duration class (``"rest"``, ``"flower"``, ``"cs"`` ...) whose length the
+    driver chooses: random virtual time in the simulator, configured seconds over RabbitMQ.
+    """
+
+    action: str
+    dwell: str
+
+
+Effect = Union[Send, Enter, Exit, Note, Schedule]
+
+
+class Protocol:
+    """Base class: one participant of one algorithm. Subclasses keep the state table visible.
+
+    Subclasses set ``pid`` (int, numbered from 1; the mayor is 0), ``clock`` and ``state``.
+    """
+
+    pid: int
+    clock: LamportClock
+    state: str
+
+    def start(self) -> list[Effect]:
+        return []
+
+    def on_message(self, msg: Any) -> list[Effect]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def on_local(self, action: str) -> list[Effect]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    @property
+    def finished(self) -> bool:
+        """True when this participant is in a proper final state (nothing more to do)."""
+        return False
+
+    def waiting_for(self) -> dict[str, list[int]]:
+        """What this process waits for and from whom, e.g. ``{"ACKflower": [2, 5]}``.
+
+        Empty when it waits for nothing. Used by stall diagnosis.
+        """
+        return {}
+
+    def snapshot(self) -> Any:
+        """A hashable summary of the full state, for exhaustive exploration."""
+        raise NotImplementedError

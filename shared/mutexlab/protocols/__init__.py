@@ -1,0 +1,1 @@
+"""The protocols, one module each, all sans-I/O (see ``mutexlab.protocol``)."""

@@ -1,0 +1,105 @@
+"""What the six classic algorithms share: the workload around the critical section ``cs``.
+
+A node asks ``requests`` times (the simulator's workload): after ``start`` and after each exit
+it schedules its next ``request`` after a ``think`` dwell; after entering it schedules its
+``exit`` after a ``cs`` dwell. With ``requests = 0`` it acts only when told (scripted replay).
+States are the algorithm's own, but every node is in ``IDLE_STATE`` when it neither wants nor
+holds the critical section.
+"""
+
+from __future__ import annotations
+
+from ..clock import LamportClock
+from ..protocol import Enter, Exit, Protocol, ProtocolError, Schedule
+from ..setup import ConfigError, positive_int
+
+IDLE_STATE = "RELEASED"
+CS = "cs"
+
+
+def node_name(pid: int) -> str:
+    return f"node-{pid}"
+
+
+class ClassicNode(Protocol):
+    """Base of a classic algorithm's node: the request budget and enter/exit bookkeeping.
+
+    Subclasses implement ``_request()`` and ``_release()`` (returning effects) and call
+    ``_enter()`` when their entry condition holds.
+    """
+
+    def __init__(self, pid: int, n: int, requests: int = 0, clock: int = 0) -> None:
+        self.pid = pid
+        self.n = n
+        self.clock = LamportClock(clock)
+        self.state = IDLE_STATE
+        self.requests_left = requests
+        self.entries = 0
+
+    # -- the workload ------------------------------------------------------------------
+    def start(self) -> list:
+        return [Schedule("request", "think")] if self.requests_left > 0 else []
+
+    def on_local(self, action: str) -> list:
+        if action == "request":
+            if self.state != IDLE_STATE:
+                raise ProtocolError(f"{node_name(self.pid)} cannot request in state {self.state}")
+            if self.requests_left > 0:
+                self.requests_left -= 1
+            return self._request()
+        if action == "exit":
+            if self.state != "HELD":
+                raise ProtocolError(f"{node_name(self.pid)} cannot exit: it is not in the critical section "
+                                    f"(state {self.state})")
+            self.state = IDLE_STATE
+            effects = [Exit(CS)] + self._release()
+            if self.requests_left > 0:
+                effects.append(Schedule("request", "think"))
+            return effects
+        raise ProtocolError(f"unknown local action {action!r}")
+
+    def _enter(self) -> list:
+        """The entry condition holds: enter, and schedule the exit."""
+        self.state = "HELD"
+        self.entries += 1
+        return [Enter(CS), Schedule("exit", "cs")]
+
+    @property
+    def finished(self) -> bool:
+        return self.state == IDLE_STATE and self.requests_left == 0
+
+    # -- to implement --------------------------------------------------------------------
+    def _request(self) -> list:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _release(self) -> list:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+def workload_options(processes: int, options: dict) -> tuple[int, dict[int, int]]:
+    """The options every classic algorithm takes: ``requests`` and ``initial_clocks``."""
+    requests = positive_int(options, "requests", default=0, minimum=0)
+    raw = options.get("initial_clocks", {}) or {}
+    if not isinstance(raw, dict):
+        raise ConfigError("option 'initial_clocks' must map pid → clock value")
+    clocks: dict[int, int] = {}
+    for key, value in raw.items():
+        try:
+            pid = int(key)
+        except (TypeError, ValueError):
+            raise ConfigError(f"initial_clocks: {key!r} is not a pid") from None
+        if not 1 <= pid <= processes:
+            raise ConfigError(f"initial_clocks: pid {pid} is outside 1..{processes}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(f"initial_clocks: the clock of {pid} must be a whole number ≥ 0, got {value!r}")
+        clocks[pid] = value
+    return requests, clocks
+
+
+KNOWN_WORKLOAD_OPTIONS = {"requests", "initial_clocks"}
+
+
+def refuse_unknown(options: dict, allowed: set[str], algorithm: str) -> None:
+    unknown = set(options) - allowed - KNOWN_WORKLOAD_OPTIONS
+    if unknown:
+        raise ConfigError(f"{algorithm} does not take option(s) {', '.join(sorted(unknown))}")

@@ -1,0 +1,98 @@
+"""Ricart–Agrawala (seed 003, "algorithm 2"): permission from every other node.
+
+State table (the node's state × input → action):
+
+| state    | request (local)              | REQUEST(t, j)                                   | REPLY               | exit (local)               |
+|----------|------------------------------|-------------------------------------------------|---------------------|----------------------------|
+| RELEASED | broadcast REQUEST → WANTED   | reply                                           | (never)             | error                      |
+| WANTED   | error                        | reply if (t, j) < mine, else defer              | count; all → HELD   | error                      |
+| HELD     | error                        | defer                                           | (never)             | reply to deferred → RELEASED |
+
+Invariant: a node replies to a request at most once; it enters only with N−1 replies for its
+current request. Messages per entry: exactly 2(N−1).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..clock import priority
+from ..messages import Codec, Message
+from ..protocol import Send
+from ..setup import Setup
+from .classic import CS, ClassicNode, node_name, refuse_unknown, workload_options
+
+
+class Request(Message):
+    type: Literal["REQUEST"] = "REQUEST"
+
+
+class Reply(Message):
+    type: Literal["REPLY"] = "REPLY"
+
+
+CODEC = Codec(Request, Reply)
+
+
+class RicartAgrawalaNode(ClassicNode):
+    def __init__(self, pid: int, n: int, requests: int = 0, clock: int = 0) -> None:
+        super().__init__(pid, n, requests, clock)
+        self.my_request: tuple[int, int] | None = None   # (ts, pid) while WANTED or HELD
+        self.replies: set[int] = set()
+        self.deferred: list[int] = []
+
+    def _others(self):
+        return (j for j in range(1, self.n + 1) if j != self.pid)
+
+    def _request(self) -> list:
+        ts = self.clock.tick()
+        self.my_request = priority(ts, self.pid)
+        self.replies = set()
+        self.state = "WANTED"
+        msg = Request(sender=self.pid, ts=ts)
+        effects = [Send(j, msg) for j in self._others()]
+        if self.n == 1:
+            effects += self._enter()
+        return effects
+
+    def on_message(self, msg) -> list:
+        self.clock.receive(msg.ts)
+        if msg.type == "REQUEST":
+            theirs = priority(msg.ts, msg.sender)
+            if self.state == "HELD" or (self.state == "WANTED" and self.my_request < theirs):
+                self.deferred.append(msg.sender)
+                return []
+            return [self._reply(msg.sender)]
+        # REPLY
+        if self.state != "WANTED":
+            return []  # cannot happen on FIFO links; tolerated
+        self.replies.add(msg.sender)
+        if len(self.replies) == self.n - 1:
+            return self._enter()
+        return []
+
+    def _reply(self, to: int):
+        return Send(to, Reply(sender=self.pid, ts=self.clock.tick()))
+
+    def _release(self) -> list:
+        self.my_request = None
+        deferred, self.deferred = self.deferred, []
+        return [self._reply(j) for j in deferred]
+
+    def waiting_for(self) -> dict[str, list[int]]:
+        if self.state != "WANTED":
+            return {}
+        return {"REPLY": [j for j in self._others() if j not in self.replies]}
+
+    def snapshot(self):
+        return (self.state, self.clock.time, self.my_request, frozenset(self.replies), tuple(self.deferred),
+                self.requests_left)
+
+
+def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+    refuse_unknown(options, set(), "ricart-agrawala")
+    requests, clocks = workload_options(processes, options)
+    nodes = {pid: RicartAgrawalaNode(pid, processes, requests, clocks.get(pid, 0))
+             for pid in range(1, processes + 1)}
+    return Setup("ricart-agrawala", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
+                 {"nodes": processes, "requests": requests})

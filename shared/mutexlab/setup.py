@@ -1,0 +1,54 @@
+"""What a run is made of: the participants of one algorithm and what the audit must know.
+
+Every algorithm module offers ``make_setup(processes, options, seed) -> Setup``; the simulator,
+the scripted replayer and the RabbitMQ services all start from a ``Setup``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .messages import Codec
+from .protocol import Protocol
+
+
+class ConfigError(ValueError):
+    """A configuration that is malformed or can never work; the message names the problem."""
+
+
+@dataclass
+class Setup:
+    algorithm: str
+    protocols: dict[int, Protocol]
+    names: dict[int, str]
+    codec: Codec
+    # Capacity per resource: an exact name ("flower", "cs") or a prefix pattern ("reed:*").
+    capacities: dict[str, int]
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def run_event(self) -> dict:
+        """The first line of every trace of this setup."""
+        return {"event": "run", "pid": "run", "algorithm": self.algorithm,
+                "processes": {str(p): n for p, n in sorted(self.names.items())},
+                "capacities": self.capacities, "params": self.params}
+
+
+def capacity_of(capacities: dict[str, int], resource: str) -> int:
+    """Capacity of ``resource`` under exact names or ``prefix:*`` patterns; 1 when unlisted."""
+    if resource in capacities:
+        return capacities[resource]
+    head = resource.split(":", 1)[0]
+    return capacities.get(head + ":*", 1)
+
+
+def positive_int(options: dict, key: str, default: int | None = None, minimum: int = 1) -> int:
+    """Read an integer option, refusing anything else with a message naming it."""
+    value = options.get(key, default)
+    if value is None:
+        raise ConfigError(f"option {key!r} is required")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"option {key!r} must be a whole number, got {value!r}")
+    if value < minimum:
+        raise ConfigError(f"option {key!r} must be at least {minimum}, got {value}")
+    return value

@@ -1,0 +1,132 @@
+"""Carrying out a protocol's effects: the part both in-memory drivers share.
+
+Invariants kept here:
+* effects are applied in the order the protocol returned them;
+* a message to oneself is handled at once, locally, and is not a network message;
+* a ``state`` event is written whenever an input changed a process's state;
+* every network message gets a unique id ``<sender>#<n>``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ..protocol import Enter, Exit, Note, Schedule, Send
+from ..setup import Setup
+from ..trace import Recorder, TraceWriter
+
+
+def resource_kind(resource: str) -> str:
+    """``reed:2`` → ``reed``; ``contract:1.3`` → ``contract``; ``flower`` → ``flower``."""
+    return resource.split(":", 1)[0]
+
+
+class Driver:
+    """Applies effects, counts messages and entries, and writes the trace (when asked)."""
+
+    def __init__(self, setup: Setup, trace: TraceWriter | None = None, trace_bodies: bool = True) -> None:
+        self.setup = setup
+        self.protocols = setup.protocols
+        self.names = setup.names
+        self.trace = trace
+        self.trace_bodies = trace_bodies
+        self.recorders = {pid: Recorder(name) for pid, name in self.names.items()} if trace else {}
+        self.now: float = 0.0
+        self.messages: Counter[str] = Counter()
+        self.entries: Counter[str] = Counter()
+        self.notes: Counter[str] = Counter()
+        self._sent = Counter()  # per sender, for message ids
+        if trace is not None:
+            trace.write(setup.run_event())
+
+    # -- the driver-specific parts -------------------------------------------------------
+    def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
+        raise NotImplementedError
+
+    def schedule(self, pid: int, action: str, dwell: str) -> None:
+        raise NotImplementedError
+
+    # -- inputs --------------------------------------------------------------------------
+    def start_all(self) -> None:
+        for pid in sorted(self.protocols):
+            self.feed(pid, lambda p: p.start())
+
+    def feed(self, pid: int, step) -> None:
+        """Run one input on ``pid`` (``step(protocol) -> effects``) and apply its effects."""
+        proto = self.protocols[pid]
+        before = proto.state
+        effects = step(proto)
+        self.apply(pid, effects)
+        if self.trace is not None and proto.state != before:
+            self.trace.write(self.recorders[pid].local("state", self.now, proto.clock.time, state=proto.state))
+
+    def deliver(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
+        if self.trace is not None:
+            proto = self.protocols[to]
+            # The receive event is recorded after the handler so `lamport` is the clock after it;
+            # effects of the handler come after the recv in the trace.
+            rec = self.recorders[to]
+            event = rec.recv(self.now, 0, msg.type, self.names[sender], msg_id, vc or {})
+            before = proto.state
+            effects = proto.on_message(msg)
+            event["lamport"] = proto.clock.time
+            self.trace.write(event)
+            self.apply(to, effects)
+            if proto.state != before:
+                self.trace.write(rec.local("state", self.now, proto.clock.time, state=proto.state))
+        else:
+            self.apply(to, self.protocols[to].on_message(msg))
+
+    # -- effects -------------------------------------------------------------------------
+    def apply(self, pid: int, effects: list) -> None:
+        trace = self.trace
+        for effect in effects:
+            kind = type(effect)
+            if kind is Send:
+                if effect.to == pid:
+                    self.feed(pid, lambda p, m=effect.msg: p.on_message(m))
+                    continue
+                if effect.to not in self.protocols:
+                    raise RuntimeError(f"{self.names[pid]} sent {effect.msg.type} to unknown pid {effect.to}")
+                self.messages[effect.msg.type] += 1
+                self._sent[pid] += 1
+                msg_id = f"{self.names[pid]}#{self._sent[pid]}"
+                vc = None
+                if trace is not None:
+                    body = effect.msg.model_dump(mode="json") if self.trace_bodies else None
+                    event = self.recorders[pid].send(self.now, effect.msg.ts, effect.msg.type,
+                                                     self.names[effect.to], msg_id, body)
+                    vc = event["vc"]
+                    trace.write(event)
+                self.transmit(pid, effect.to, effect.msg, msg_id, vc)
+            elif kind is Schedule:
+                self.schedule(pid, effect.action, effect.dwell)
+            elif kind is Enter or kind is Exit:
+                if kind is Enter:
+                    self.entries[resource_kind(effect.resource)] += 1
+                if trace is not None:
+                    fields = {"resource": effect.resource}
+                    if effect.units != 1:
+                        fields["units"] = effect.units
+                    trace.write(self.recorders[pid].local("enter" if kind is Enter else "exit", self.now,
+                                                          self.protocols[pid].clock.time, **fields))
+            elif kind is Note:
+                self.notes[effect.event] += 1
+                if trace is not None:
+                    trace.write(self.recorders[pid].local(effect.event, self.now,
+                                                          self.protocols[pid].clock.time, **effect.fields))
+            else:
+                raise TypeError(f"unknown effect {effect!r} from {self.names[pid]}")
+
+    # -- end of run ----------------------------------------------------------------------
+    def waiting(self) -> dict[str, dict[str, list[str]]]:
+        """Who waits for what from whom, by name, for every process not finished."""
+        report = {}
+        for pid, proto in sorted(self.protocols.items()):
+            if proto.finished:
+                continue
+            lacks = proto.waiting_for()
+            report[self.names[pid]] = {what: [self.names.get(p, str(p)) for p in whom]
+                                       for what, whom in lacks.items()}
+        return report

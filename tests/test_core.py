@@ -1,0 +1,147 @@
+"""The library core: clocks, codecs, traces, the simulator and the capacity audit."""
+
+from typing import Literal
+
+import pytest
+
+from mutexlab.audit import verify_events
+from mutexlab.audit.capacity import check_capacities
+from mutexlab.clock import LamportClock, VectorClock, happened_before, priority
+from mutexlab.messages import Codec, Message, MessageError
+from mutexlab.protocols.registry import make_setup
+from mutexlab.setup import ConfigError
+from mutexlab.sim import SimConfig, Simulation, simulate
+from mutexlab.trace import TraceError, TraceWriter, parse_events
+
+
+class Ping(Message):
+    type: Literal["PING"] = "PING"
+    n: int
+
+
+class Pong(Message):
+    type: Literal["PONG"] = "PONG"
+
+
+def test_lamport_clock_ticks_and_jumps_past_received_stamps():
+    clock = LamportClock(5)
+    assert clock.tick() == 6
+    assert clock.receive(3) == 7
+    assert clock.receive(20) == 21
+    with pytest.raises(ValueError):
+        LamportClock(-1)
+
+
+def test_priority_is_a_total_order_even_with_equal_clocks():
+    assert priority(3, 1) < priority(3, 2) < priority(4, 1)
+
+
+def test_vector_clock_happened_before():
+    a, b = VectorClock("a"), VectorClock("b")
+    send = a.tick()
+    b.tick()  # concurrent with the send
+    recv = b.merge(send)
+    assert happened_before("a", send, recv)
+    assert not happened_before("b", recv, send)
+
+
+def test_codec_round_trip_and_clear_errors():
+    codec = Codec(Ping, Pong)
+    msg = Ping(sender=1, ts=2, n=3)
+    assert codec.decode(codec.encode(msg)) == msg
+    for raw, words in [(b"{not json", "not JSON"), (b"[1]", "JSON object"),
+                       (b'{"type": "NOPE", "sender": 1, "ts": 1}', "unknown message type 'NOPE'"),
+                       (b'{"type": "PING", "sender": 1, "ts": 1}', "invalid PING: n: Field required"),
+                       (b'{"type": "PONG", "sender": -4, "ts": 1}', "sender"),
+                       (b'{"type": "PONG", "sender": 1, "ts": 1, "extra": 2}', "extra")]:
+        with pytest.raises(MessageError, match=words):
+            codec.decode(raw)
+
+
+def test_trace_parser_names_the_bad_line():
+    with pytest.raises(TraceError, match="t:2: not JSON"):
+        list(parse_events(['{"event":"run","pid":"run"}', "oops"], "t"))
+    with pytest.raises(TraceError, match="lacks its vector clock"):
+        list(parse_events(['{"event":"enter","pid":"node-1"}'], "t"))
+
+
+def _trace(setup, seed, **config):
+    writer = TraceWriter(None, keep=True)
+    result = Simulation(setup, SimConfig(seed=seed, **config), writer).run()
+    return result, [dict(e, _line=n) for n, e in enumerate(writer.events, 1)]
+
+
+def test_simulator_is_deterministic_per_seed():
+    one = _trace(make_setup("ricart-agrawala", 4, {"requests": 3}), 7)[1]
+    two = _trace(make_setup("ricart-agrawala", 4, {"requests": 3}), 7)[1]
+    other = _trace(make_setup("ricart-agrawala", 4, {"requests": 3}), 8)[1]
+    assert one == two
+    assert one != other
+
+
+def test_simulator_keeps_links_fifo():
+    _, events = _trace(make_setup("ricart-agrawala", 5, {"requests": 4}), 3)
+    sent, received = {}, {}
+    for e in events:
+        if e["event"] == "send":
+            sent.setdefault((e["pid"], e["to"]), []).append(e["id"])
+        elif e["event"] == "recv":
+            received.setdefault((e["from"], e["pid"]), []).append(e["id"])
+    assert sent == received
+
+
+def test_bad_simulator_settings_are_refused():
+    with pytest.raises(ConfigError, match="delay model"):
+        SimConfig(delay="gauss")
+    with pytest.raises(ConfigError, match="dwell time for 'cs'"):
+        SimConfig(dwell={"cs": -1})
+    with pytest.raises(ConfigError, match="unknown algorithm"):
+        make_setup("dekker", 2)
+
+
+def _event(kind, pid, vc, resource="r", **extra):
+    return {"event": kind, "pid": pid, "vc": vc, "resource": resource, **extra}
+
+
+def test_capacity_audit_uses_causality_not_order():
+    # a enters and exits; b enters after receiving a's message sent after the exit: safe,
+    # even though the events are listed out of real-time order.
+    safe = [_event("enter", "b", {"a": 3, "b": 2}), _event("enter", "a", {"a": 1}),
+            _event("exit", "a", {"a": 2}), _event("exit", "b", {"a": 3, "b": 3})]
+    assert check_capacities(safe, {"r": 1}) == []
+    # b's enter does not know a's exit: both may hold r at once.
+    unsafe = [_event("enter", "a", {"a": 1}), _event("enter", "b", {"a": 1, "b": 2}),
+              _event("exit", "a", {"a": 2}), _event("exit", "b", {"a": 1, "b": 3})]
+    violations = check_capacities(unsafe, {"r": 1})
+    assert [v.rule for v in violations] == ["capacity"]
+
+
+def test_capacity_audit_sums_units_of_multi_unit_resources():
+    events = [_event("enter", "a", {"a": 1}, "pins", units=2), _event("enter", "b", {"b": 1}, "pins", units=2),
+              _event("enter", "c", {"c": 1}, "pins", units=1)]
+    assert check_capacities(events, {"pins": 5}) == []
+    assert [v.rule for v in check_capacities(events, {"pins": 4})] == ["capacity"]
+
+
+def test_audit_catches_a_broken_ricart_agrawala():
+    """A node that replies even while it holds the critical section breaks mutual exclusion."""
+    from mutexlab.protocols import ricart_agrawala as ra
+
+    class Eager(ra.RicartAgrawalaNode):
+        def on_message(self, msg):
+            if msg.type == "REQUEST":
+                self.clock.receive(msg.ts)
+                return [self._reply(msg.sender)]
+            return super().on_message(msg)
+
+    caught = False
+    for seed in range(10):
+        setup = make_setup("ricart-agrawala", 4, {"requests": 3})
+        setup.protocols = {p: Eager(p, 4, 3) for p in setup.protocols}
+        _, events = _trace(setup, seed)
+        verdict = verify_events(events)
+        caught = caught or not verdict.safe
+    assert caught
+    for seed in range(10):
+        _, events = _trace(make_setup("ricart-agrawala", 4, {"requests": 3}), seed)
+        assert verify_events(events).safe
