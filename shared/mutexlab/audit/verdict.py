@@ -18,6 +18,9 @@ from .model import Violation
 
 # Algorithm → module with that family's invariants. Classic algorithms share one.
 FAMILY_CHECKS: dict[str, str] = {}
+# The six classic algorithms (resource ``cs``) share the progress checks of audit/classic.py.
+FAMILY_CHECKS.update(dict.fromkeys(["lamport", "ricart-agrawala", "maekawa", "sanders", "suzuki-kasami", "raymond"],
+                                   "mutexlab.audit.classic"))
 
 
 @dataclass

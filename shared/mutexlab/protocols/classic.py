@@ -4,13 +4,15 @@ A node asks ``requests`` times (the simulator's workload): after ``start`` and a
 it schedules its next ``request`` after a ``think`` dwell; after entering it schedules its
 ``exit`` after a ``cs`` dwell. With ``requests = 0`` it acts only when told (scripted replay).
 States are the algorithm's own, but every node is in ``IDLE_STATE`` when it neither wants nor
-holds the critical section.
+holds the critical section. Every local request is recorded as a ``request`` note (trace event
+``request``, resource ``cs``) before the algorithm's own messages, so the audit can check that
+every request was served (audit/classic.py).
 """
 
 from __future__ import annotations
 
 from ..clock import LamportClock
-from ..protocol import Enter, Exit, Protocol, ProtocolError, Schedule
+from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule
 from ..setup import ConfigError, positive_int
 
 IDLE_STATE = "RELEASED"
@@ -46,7 +48,7 @@ class ClassicNode(Protocol):
                 raise ProtocolError(f"{node_name(self.pid)} cannot request in state {self.state}")
             if self.requests_left > 0:
                 self.requests_left -= 1
-            return self._request()
+            return [Note("request", {"resource": CS})] + self._request()
         if action == "exit":
             if self.state != "HELD":
                 raise ProtocolError(f"{node_name(self.pid)} cannot exit: it is not in the critical section "

@@ -1,0 +1,67 @@
+"""Progress checks shared by the six classic algorithms (resource ``cs``).
+
+Safety (at most one holder of ``cs``) is the generic capacity audit's job. This module checks
+that the run ended well, from the trace alone:
+
+* every request was served: per node, the number of ``request`` events (ClassicNode records
+  one per local request) equals the number of ``enter`` events of ``cs``;
+* nobody entered without asking (more entries than requests);
+* every node ends idle: its last ``state`` event (if any) is ``RELEASED``, and it holds no
+  ``cs`` at the end (an ``enter`` without its ``exit``).
+
+A trace of a run that was cut short fails these checks on purpose: a request left waiting is
+exactly what they are there to show.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..protocols.classic import CS, IDLE_STATE
+from .model import Violation
+
+CHECKS = ["every request served", "no entry without a request", "every node ends idle"]
+
+
+def check(events: list[dict], run: dict) -> list[Violation]:
+    names = list((run.get("processes") or {}).values())
+    requests: Counter[str] = Counter()
+    enters: Counter[str] = Counter()
+    last_request: dict[str, dict] = {}
+    last_state: dict[str, dict] = {}
+    holding: dict[str, dict] = {}
+    for event in events:
+        kind, pid = event.get("event"), event.get("pid")
+        if kind == "request":
+            requests[pid] += 1
+            last_request[pid] = event
+        elif kind == "enter" and event.get("resource") == CS:
+            enters[pid] += 1
+            holding[pid] = event
+        elif kind == "exit" and event.get("resource") == CS:
+            holding.pop(pid, None)
+        elif kind == "state":
+            last_state[pid] = event
+        if pid not in names and kind in ("request", "enter", "exit", "state"):
+            names.append(pid)
+
+    found: list[Violation] = []
+    for name in names:
+        asked, served = requests[name], enters[name]
+        if asked > served:
+            found.append(Violation(
+                "request-unserved",
+                f"{name} asked for {CS} {asked} time(s) but entered {served} time(s): "
+                f"{asked - served} request(s) left waiting",
+                [last_request[name]]))
+        elif served > asked:
+            found.append(Violation("enter-without-request",
+                                   f"{name} entered {CS} {served} time(s) but asked only {asked} time(s)"))
+        if name in holding:
+            found.append(Violation("held-at-end", f"{name} still holds {CS} at the end of the trace",
+                                   [holding[name]]))
+        state = last_state.get(name)
+        if state is not None and state.get("state") != IDLE_STATE:
+            found.append(Violation("not-idle-at-end",
+                                   f"{name} ends in state {state.get('state')}, not {IDLE_STATE}", [state]))
+    return found

@@ -1,0 +1,124 @@
+"""Lamport's algorithm in its array form (seed 003, "algorithm 1").
+
+Each node keeps an array ``q[j]``: the last message received from ``j`` (its own last message at
+``q[i]``), initially ``(RELEASE, 0, j)``. Messages are ordered by (timestamp, pid).
+
+State table (the node's state × input → action; every message first updates the clock and
+``q[sender]``, then the entry condition is re-checked):
+
+| state    | request (local)                         | REQUEST(t, j)                     | REPLY / RELEASE (t, j) | exit (local)                        |
+|----------|-----------------------------------------|-----------------------------------|------------------------|-------------------------------------|
+| RELEASED | q[i] = REQUEST; broadcast → WANTED      | q[j] = it; REPLY (no own request) | q[j] = it              | error                               |
+| WANTED   | error                                   | q[j] = it; no reply (q[i] is own) | q[j] = it; enter?      | error                               |
+| HELD     | error                                   | q[j] = it; no reply (q[i] is own) | q[j] = it              | q[i] = RELEASE; broadcast → RELEASED|
+
+Entry condition (rule 3), checked while WANTED: (a) q[i] is the earliest REQUEST in q, and
+(b) every other entry q[j] is later than q[i]. (b) implies (a); both are kept for the table.
+
+Why the no-reply rule (rule 2) still guarantees progress: a node ``j`` that keeps quiet about
+``i``'s request has its own request in ``q[j]``, already sent to ``i`` before ``i``'s request
+reached it. If that request is later than ``i``'s, it is itself the "later message" ``i``
+needs; if it is earlier, ``j`` enters first and its RELEASE, sent after it received ``i``'s
+request, carries a later timestamp. Links are FIFO, so whatever ``i`` holds in ``q[j]`` is
+replaced only by later messages of ``j``.
+
+Invariants: a node replies to a REQUEST only while ``q[i]`` holds no request of its own; it
+enters only when every ``q[j]`` is later than its own request. Messages per entry: N−1
+REQUEST + at most N−1 REPLY + N−1 RELEASE ≤ 3(N−1), exactly 3(N−1) when no requests overlap.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..clock import priority
+from ..messages import Codec, Message
+from ..protocol import Send
+from ..setup import Setup
+from .classic import CS, ClassicNode, node_name, refuse_unknown, workload_options
+
+
+class Request(Message):
+    type: Literal["REQUEST"] = "REQUEST"
+
+
+class Reply(Message):
+    type: Literal["REPLY"] = "REPLY"
+
+
+class Release(Message):
+    type: Literal["RELEASE"] = "RELEASE"
+
+
+CODEC = Codec(Request, Reply, Release)
+
+# An array entry: (message type, timestamp). The pid is the index in the array.
+Entry = tuple[str, int]
+
+
+class LamportNode(ClassicNode):
+    def __init__(self, pid: int, n: int, requests: int = 0, clock: int = 0) -> None:
+        super().__init__(pid, n, requests, clock)
+        self.q: dict[int, Entry] = {j: ("RELEASE", 0) for j in range(1, n + 1)}
+
+    def _others(self):
+        return (j for j in range(1, self.n + 1) if j != self.pid)
+
+    def _key(self, j: int) -> tuple[int, int]:
+        return priority(self.q[j][1], j)
+
+    # -- rule 1: request ---------------------------------------------------------------
+    def _request(self) -> list:
+        ts = self.clock.tick()
+        self.q[self.pid] = ("REQUEST", ts)
+        self.state = "WANTED"
+        msg = Request(sender=self.pid, ts=ts)
+        return [Send(j, msg) for j in self._others()] + self._try_enter()
+
+    # -- rules 2, 4, 5: messages -------------------------------------------------------
+    def on_message(self, msg) -> list:
+        self.clock.receive(msg.ts)
+        self.q[msg.sender] = (msg.type, msg.ts)
+        effects = []
+        if msg.type == "REQUEST" and self.q[self.pid][0] != "REQUEST":
+            effects.append(Send(msg.sender, Reply(sender=self.pid, ts=self.clock.tick())))
+        return effects + self._try_enter()
+
+    # -- rule 3: entry -----------------------------------------------------------------
+    def may_enter(self) -> bool:
+        if self.state != "WANTED":
+            return False
+        mine = self._key(self.pid)
+        earliest = all(mine < self._key(j) for j in self._others() if self.q[j][0] == "REQUEST")   # (a)
+        all_later = all(mine < self._key(j) for j in self._others())                              # (b)
+        return earliest and all_later
+
+    def _try_enter(self) -> list:
+        return self._enter() if self.may_enter() else []
+
+    # -- release (rule "3" bis) --------------------------------------------------------
+    def _release(self) -> list:
+        ts = self.clock.tick()
+        self.q[self.pid] = ("RELEASE", ts)
+        msg = Release(sender=self.pid, ts=ts)
+        return [Send(j, msg) for j in self._others()]
+
+    def waiting_for(self) -> dict[str, list[int]]:
+        if self.state != "WANTED":
+            return {}
+        mine = self._key(self.pid)
+        earlier = [j for j in self._others() if self._key(j) < mine]
+        lacks = {"RELEASE": [j for j in earlier if self.q[j][0] == "REQUEST"],
+                 "a later message": [j for j in earlier if self.q[j][0] != "REQUEST"]}
+        return {what: whom for what, whom in lacks.items() if whom}
+
+    def snapshot(self):
+        return (self.state, self.clock.time, tuple(sorted(self.q.items())), self.requests_left)
+
+
+def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+    refuse_unknown(options, set(), "lamport")
+    requests, clocks = workload_options(processes, options)
+    nodes = {pid: LamportNode(pid, processes, requests, clocks.get(pid, 0)) for pid in range(1, processes + 1)}
+    return Setup("lamport", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
+                 {"nodes": processes, "requests": requests})
