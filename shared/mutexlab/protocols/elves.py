@@ -1,0 +1,519 @@
+"""The hamster killers (seed 001, spec/elves.md): a mayor hands out contracts, elves compete
+for contracts, then safety pins, then poison, with Lamport's algorithm generalised to
+multi-unit resources.
+
+Participants: the mayor (pid 0, ``mayor``) and elves 1..N (``elf-i``). Every message carries
+the ``round`` it belongs to.
+
+**The core rule** (per resource, per round). Each elf keeps every request it knows, ordered by
+``(ts, pid)``. An elf with a REPLY from every other elf for its current request sums the units
+of the requests *ahead* of its own; it gets the resource when ``total − ahead ≥ its units``.
+A RELEASE removes the sender's request. Contract requests are never removed (contracts are
+one-shot) and the contract an elf gets is the position of its request in that order
+(``contract:<round>.<position>``); a position past the last contract means "none left".
+
+Mayor (``INITIAL → MAYOR_WAITING → INITIAL ... → MAYOR_DONE``):
+
+| state          | start / request (local)                 | CONTRACT_COMPLETED(r, i)                                  |
+|----------------|-----------------------------------------|-----------------------------------------------------------|
+| INITIAL        | next round: INIT_CONTRACTS → WAITING    | ignored                                                   |
+| MAYOR_WAITING  | error                                   | round r: mark i done; all done → STOP to all elves,       |
+|                |                                         | → INITIAL + schedule the next round (pause), or → DONE    |
+| MAYOR_DONE     | error                                   | ignored                                                   |
+
+Elf (``X`` = CONTRACT, PINS or POISON; the phase says which resource the elf is after):
+
+| state                | INIT_CONTRACTS(r)            | X_REQUEST          | X_REPLY                           | X_RELEASE                  | STOP(r)              | local                          |
+|----------------------|------------------------------|--------------------|-----------------------------------|----------------------------|----------------------|--------------------------------|
+| INITIAL (no round)   | new queues, CONTRACT_REQUEST | buffer (future r)  | buffer (future r)                 | buffer (future r)          | error                | stale rest timer: ignored      |
+|   → ELF_REQUESTING   |   → ELF_REQUESTING, replay   |                    |                                   |                            |                      |                                |
+| INITIAL (none left)  | error                        | queue it, REPLY    | error                             | dequeue sender             | → INITIAL / ELF_DONE | stale rest timer: ignored      |
+| ELF_REQUESTING       | error                        | queue it, REPLY    | count; all N−1 → ELF_CRITICAL:     | dequeue sender             | contract phase: drop | error                          |
+|                      |                              |                    |   check (below)                   |                            |   it → INITIAL/DONE  |                                |
+| ELF_WAIT_FOR_RELEASE | error                        | queue it, REPLY    | error                             | dequeue; re-check          | error (holds one)    | error                          |
+| ELF_CRITICAL         | error                        | queue it, REPLY    | error                             | dequeue sender             | error (holds one)    | exit: RELEASE pins, poison,    |
+|   (working)          |                              |                    |                                   |                            |                      |   COMPLETED → ELF_FINISHED     |
+| ELF_FINISHED         | error                        | queue it, REPLY    | error                             | dequeue sender             | → INITIAL / ELF_DONE | request: CONTRACT_REQUEST      |
+|                      |                              |                    |                                   |                            |                      |   → ELF_REQUESTING             |
+| ELF_DONE (final)     | error                        | dropped (stale)    | dropped                           | dropped                    | error                | stale rest timer: ignored      |
+
+The check in ELF_CRITICAL: contract phase — position ≤ contracts: Enter ``contract:r.i`` and
+request pins; else → INITIAL (none left, wait for STOP). Pins/poison phase — enough left:
+Enter and request poison (after pins) or start working (``Schedule("exit", "work")``, the elf
+stays in ELF_CRITICAL); not enough → ELF_WAIT_FOR_RELEASE.
+
+Rounds: a message of a later round is buffered and replayed, in arrival order, when that
+round's INIT_CONTRACTS arrives; a message of an earlier (or stopped) round is dropped. Queues
+are fresh each round. The mayor → elf link is FIFO, so STOP(r) always precedes INIT(r+1).
+
+Invariants: an elf holds pins only while holding a contract, and poison only while holding
+pins (order contract → pins → poison, never the reverse); it replies to each request of its
+running round exactly once, at once; it has at most one request per resource outstanding.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Literal
+
+from pydantic import Field
+
+from ..clock import LamportClock, priority
+from ..messages import Codec, Message
+from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule, Send
+from ..setup import ConfigError, Setup, positive_int
+
+MAYOR = 0
+
+# States (the seed's names, in English).
+INITIAL = "INITIAL"
+MAYOR_WAITING = "MAYOR_WAITING"
+MAYOR_DONE = "MAYOR_DONE"
+ELF_REQUESTING = "ELF_REQUESTING"
+ELF_CRITICAL = "ELF_CRITICAL"
+ELF_WAIT_FOR_RELEASE = "ELF_WAIT_FOR_RELEASE"
+ELF_FINISHED = "ELF_FINISHED"
+ELF_DONE = "ELF_DONE"
+
+CONTRACT, PINS, POISON = "contract", "pins", "poison"
+KINDS = (CONTRACT, PINS, POISON)
+
+
+# -- messages ---------------------------------------------------------------------------
+class RoundMessage(Message):
+    round: int = Field(ge=1)
+
+
+class InitContracts(RoundMessage):
+    """Mayor → every elf: the round's contracts, as numbers of hamsters (contract i = item i−1)."""
+    type: Literal["INIT_CONTRACTS"] = "INIT_CONTRACTS"
+    contracts: tuple[int, ...] = Field(min_length=1)
+
+
+class ContractRequest(RoundMessage):
+    type: Literal["CONTRACT_REQUEST"] = "CONTRACT_REQUEST"
+    units: Literal[1] = 1
+
+
+class ContractReply(RoundMessage):
+    type: Literal["CONTRACT_REPLY"] = "CONTRACT_REPLY"
+
+
+class PinsRequest(RoundMessage):
+    type: Literal["PINS_REQUEST"] = "PINS_REQUEST"
+    units: int = Field(ge=1)
+
+
+class PinsReply(RoundMessage):
+    type: Literal["PINS_REPLY"] = "PINS_REPLY"
+
+
+class PinsRelease(RoundMessage):
+    type: Literal["PINS_RELEASE"] = "PINS_RELEASE"
+    units: int = Field(ge=1)
+
+
+class PoisonRequest(RoundMessage):
+    type: Literal["POISON_REQUEST"] = "POISON_REQUEST"
+    units: int = Field(ge=1)
+
+
+class PoisonReply(RoundMessage):
+    type: Literal["POISON_REPLY"] = "POISON_REPLY"
+
+
+class PoisonRelease(RoundMessage):
+    type: Literal["POISON_RELEASE"] = "POISON_RELEASE"
+    units: int = Field(ge=1)
+
+
+class ContractCompleted(RoundMessage):
+    """Elf → mayor: contract ``contract`` of ``round`` is done."""
+    type: Literal["CONTRACT_COMPLETED"] = "CONTRACT_COMPLETED"
+    contract: int = Field(ge=1)
+
+
+class Stop(RoundMessage):
+    """Mayor → every elf: every contract of ``round`` is done; ``final`` after the last round."""
+    type: Literal["STOP"] = "STOP"
+    final: bool = False
+
+
+CODEC = Codec(InitContracts, ContractRequest, ContractReply, PinsRequest, PinsReply, PinsRelease,
+              PoisonRequest, PoisonReply, PoisonRelease, ContractCompleted, Stop)
+
+REQUEST = {CONTRACT: ContractRequest, PINS: PinsRequest, POISON: PoisonRequest}
+REPLY = {CONTRACT: ContractReply, PINS: PinsReply, POISON: PoisonReply}
+RELEASE = {PINS: PinsRelease, POISON: PoisonRelease}
+# "PINS_REPLY" → ("pins", "REPLY")
+ELF_MESSAGES = {model.model_fields["type"].default: (kind, verb)
+                for verb, table in (("REQUEST", REQUEST), ("REPLY", REPLY), ("RELEASE", RELEASE))
+                for kind, model in table.items()}
+
+
+def elf_name(pid: int) -> str:
+    return "mayor" if pid == MAYOR else f"elf-{pid}"
+
+
+def contract_resource(round_: int, index: int) -> str:
+    return f"contract:{round_}.{index}"
+
+
+# -- the mayor ----------------------------------------------------------------------------
+class Mayor(Protocol):
+    """Hands out ``plan[r-1]`` in round r and stops the round once every contract is completed.
+
+    Invariant: STOP(r) is sent only after CONTRACT_COMPLETED(r, i) arrived for every contract i.
+    """
+
+    def __init__(self, elves: int, plan: list[tuple[int, ...]], clock: int = 0) -> None:
+        if not plan or any(not contracts for contracts in plan):
+            raise ValueError("the mayor needs at least one round with at least one contract")
+        self.pid = MAYOR
+        self.n = elves
+        self.plan = [tuple(contracts) for contracts in plan]
+        self.clock = LamportClock(clock)
+        self.state = INITIAL
+        self.round = 0
+        self.completed: set[int] = set()
+
+    def start(self) -> list:
+        return self._begin()
+
+    def _begin(self) -> list:
+        self.round += 1
+        self.completed = set()
+        self.state = MAYOR_WAITING
+        contracts = self.plan[self.round - 1]
+        msg = InitContracts(sender=self.pid, ts=self.clock.tick(), round=self.round, contracts=contracts)
+        return ([Note("round", {"round": self.round, "contracts": list(contracts)})]
+                + [Send(j, msg) for j in range(1, self.n + 1)])
+
+    def on_local(self, action: str) -> list:
+        if action == "request" and self.state == INITIAL and 1 <= self.round < len(self.plan):
+            return self._begin()
+        raise ProtocolError(f"mayor cannot {action!r} in state {self.state} (round {self.round})")
+
+    def on_message(self, msg) -> list:
+        self.clock.receive(msg.ts)
+        if msg.type != "CONTRACT_COMPLETED":
+            raise ProtocolError(f"mayor does not take {msg.type}")
+        if self.state != MAYOR_WAITING or msg.round != self.round:
+            return []  # a completion of a round already stopped: cannot happen, ignored like the seed's INITIAL
+        contracts = self.plan[self.round - 1]
+        if not 1 <= msg.contract <= len(contracts):
+            raise ProtocolError(f"mayor: round {msg.round} has no contract {msg.contract}")
+        self.completed.add(msg.contract)
+        if len(self.completed) < len(contracts):
+            return []
+        final = self.round == len(self.plan)
+        stop = Stop(sender=self.pid, ts=self.clock.tick(), round=self.round, final=final)
+        effects: list = [Send(j, stop) for j in range(1, self.n + 1)]
+        if final:
+            self.state = MAYOR_DONE
+        else:
+            self.state = INITIAL
+            effects.append(Schedule("request", "pause"))
+        return effects
+
+    @property
+    def finished(self) -> bool:
+        return self.state == MAYOR_DONE
+
+    def waiting_for(self) -> dict[str, list[int]]:
+        if self.state != MAYOR_WAITING:
+            return {}
+        missing = [i for i in range(1, len(self.plan[self.round - 1]) + 1) if i not in self.completed]
+        return {f"CONTRACT_COMPLETED of round {self.round}, contract(s) {', '.join(map(str, missing))}": []}
+
+    def snapshot(self):
+        return (self.state, self.clock.time, self.round, frozenset(self.completed))
+
+
+# -- the elf ------------------------------------------------------------------------------
+class Elf(Protocol):
+    """One elf. See the module's table; invariants in its last paragraph."""
+
+    def __init__(self, pid: int, elves: int, pins: int, poison: int, pins_per_elf: int = 1,
+                 poison_per_hamster: int = 1, clock: int = 0) -> None:
+        self.pid = pid
+        self.n = elves
+        self.totals = {PINS: pins, POISON: poison}
+        self.pins_per_elf = pins_per_elf
+        self.poison_per_hamster = poison_per_hamster
+        self.clock = LamportClock(clock)
+        self.state = INITIAL
+        self.round = 0                       # the last round whose INIT_CONTRACTS arrived
+        self.active = False                  # between INIT_CONTRACTS(round) and STOP(round)
+        self.contracts: tuple[int, ...] = ()
+        self.contract_requests: set[tuple[int, int]] = set()       # (ts, pid), never removed in a round
+        self.queues: dict[str, dict[int, tuple[int, int]]] = {PINS: {}, POISON: {}}  # pid → (ts, units)
+        self.phase: str | None = None        # the resource of the current request
+        self.my_request: tuple[int, int] | None = None
+        self.replies: set[int] = set()
+        self.holding: tuple[int, int] | None = None                 # (contract index, hamsters)
+        self.future: list = []               # messages of a later round, in arrival order
+        self.rest_timers = 0                 # "request" timers scheduled and not yet fired
+        # Statistics only (not part of the snapshot, never read by the protocol):
+        self.done: dict[int, list[int]] = {}   # round → contracts this elf completed
+        self.waits: Counter[str] = Counter()   # times it had to wait for a release, per resource
+
+    def _others(self):
+        return (j for j in range(1, self.n + 1) if j != self.pid)
+
+    def units_for(self, kind: str) -> int:
+        if kind == CONTRACT:
+            return 1
+        if kind == PINS:
+            return self.pins_per_elf
+        return self.holding[1] * self.poison_per_hamster
+
+    # -- inputs -------------------------------------------------------------------------
+    def on_message(self, msg) -> list:
+        self.clock.receive(msg.ts)
+        if msg.type == "INIT_CONTRACTS":
+            return self._on_init(msg)
+        if msg.type == "STOP":
+            return self._on_stop(msg)
+        if msg.type not in ELF_MESSAGES:
+            raise ProtocolError(f"{elf_name(self.pid)} does not take {msg.type}")
+        if not 1 <= msg.sender <= self.n or msg.sender == self.pid:
+            raise ProtocolError(f"{elf_name(self.pid)} got {msg.type} from {msg.sender}, not another elf")
+        if msg.round > self.round:
+            self.future.append(msg)      # that round has not begun here yet
+            return []
+        if msg.round < self.round or not self.active:
+            return []                    # a round already stopped: stale
+        return self._handle(msg)
+
+    def on_local(self, action: str) -> list:
+        if action == "exit":
+            if self.state != ELF_CRITICAL or self.phase != POISON:
+                raise ProtocolError(f"{elf_name(self.pid)} cannot finish work in state {self.state}")
+            return self._finish()
+        if action == "request":
+            if self.rest_timers == 0:
+                raise ProtocolError(f"{elf_name(self.pid)} has no contract request pending (state {self.state})")
+            self.rest_timers -= 1
+            if self.state == ELF_FINISHED:
+                return self._request(CONTRACT)
+            return []  # the round was stopped while resting: the timer is stale
+        raise ProtocolError(f"unknown local action {action!r}")
+
+    # -- round boundaries ---------------------------------------------------------------
+    def _on_init(self, msg) -> list:
+        if self.active or self.state == ELF_DONE or msg.round != self.round + 1:
+            raise ProtocolError(f"{elf_name(self.pid)} got INIT_CONTRACTS of round {msg.round} in state "
+                                f"{self.state} of round {self.round}")
+        self.round = msg.round
+        self.active = True
+        self.contracts = tuple(msg.contracts)
+        self.contract_requests = set()
+        self.queues = {PINS: {}, POISON: {}}
+        effects = self._request(CONTRACT)
+        now = [m for m in self.future if m.round == self.round]
+        self.future = [m for m in self.future if m.round > self.round]
+        for buffered in now:
+            effects += self._handle(buffered)
+        return effects
+
+    def _on_stop(self, msg) -> list:
+        if not self.active or msg.round != self.round:
+            raise ProtocolError(f"{elf_name(self.pid)} got STOP of round {msg.round} in state {self.state} "
+                                f"of round {self.round}")
+        if self.holding is not None:
+            raise ProtocolError(f"{elf_name(self.pid)} got STOP of round {msg.round} while it still holds "
+                                f"contract {self.round}.{self.holding[0]}")
+        self.active = False
+        self.phase = None
+        self.my_request = None
+        self.replies = set()
+        self.contract_requests = set()
+        self.queues = {PINS: {}, POISON: {}}
+        self.state = ELF_DONE if msg.final else INITIAL
+        return []
+
+    # -- the core rule ------------------------------------------------------------------
+    def _handle(self, msg) -> list:
+        """A message of the running round from another elf."""
+        kind, verb = ELF_MESSAGES[msg.type]
+        if verb == "REQUEST":
+            if kind == CONTRACT:
+                self.contract_requests.add(priority(msg.ts, msg.sender))
+            else:
+                self.queues[kind][msg.sender] = (msg.ts, msg.units)
+            return [Send(msg.sender, REPLY[kind](sender=self.pid, ts=self.clock.tick(), round=self.round))]
+        if verb == "REPLY":
+            if self.state != ELF_REQUESTING or self.phase != kind or msg.sender in self.replies:
+                raise ProtocolError(f"{elf_name(self.pid)} got an unexpected {msg.type} from "
+                                    f"{elf_name(msg.sender)} in state {self.state}")
+            self.replies.add(msg.sender)
+            return self._check() if len(self.replies) == self.n - 1 else []
+        # RELEASE
+        held = self.queues[kind].pop(msg.sender, None)
+        if held is None or held[1] != msg.units:
+            raise ProtocolError(f"{elf_name(self.pid)} got {msg.type} of {msg.units} from "
+                                f"{elf_name(msg.sender)}, which requested {held}")
+        if self.state == ELF_WAIT_FOR_RELEASE and self.phase == kind:
+            return self._check()
+        return []
+
+    def _request(self, kind: str) -> list:
+        ts = self.clock.tick()
+        self.phase = kind
+        self.my_request = priority(ts, self.pid)
+        self.replies = set()
+        self.state = ELF_REQUESTING
+        units = self.units_for(kind)
+        if kind == CONTRACT:
+            self.contract_requests.add(self.my_request)
+            msg = ContractRequest(sender=self.pid, ts=ts, round=self.round)
+        else:
+            self.queues[kind][self.pid] = (ts, units)
+            msg = REQUEST[kind](sender=self.pid, ts=ts, round=self.round, units=units)
+        effects: list = [Send(j, msg) for j in self._others()]
+        if self.n == 1:
+            effects += self._check()
+        return effects
+
+    def units_ahead(self, kind: str) -> int:
+        """Units requested by requests ordered before mine (holders and waiters alike)."""
+        return sum(units for pid, (ts, units) in self.queues[kind].items()
+                   if priority(ts, pid) < self.my_request)
+
+    def _check(self) -> list:
+        """ELF_CRITICAL: every other elf has replied; does the resource suffice for me?"""
+        kind = self.phase
+        was_waiting = self.state == ELF_WAIT_FOR_RELEASE
+        self.state = ELF_CRITICAL
+        if kind == CONTRACT:
+            position = 1 + sum(1 for request in self.contract_requests if request < self.my_request)
+            if position > len(self.contracts):
+                self.state, self.phase, self.my_request = INITIAL, None, None   # none left this round
+                return []
+            self.holding = (position, self.contracts[position - 1])
+            return [Enter(contract_resource(self.round, position))] + self._request(PINS)
+        need = self.queues[kind][self.pid][1]
+        if self.totals[kind] - self.units_ahead(kind) < need:
+            if not was_waiting:
+                self.waits[kind] += 1
+            self.state = ELF_WAIT_FOR_RELEASE
+            return []
+        if kind == PINS:
+            return [Enter(PINS, need)] + self._request(POISON)
+        return [Enter(POISON, need), Schedule("exit", "work")]   # stays ELF_CRITICAL while working
+
+    def _finish(self) -> list:
+        """ELF_FINISHED: exits first (the trace shows them before the releases), then messages."""
+        index, hamsters = self.holding
+        pins = self.queues[PINS].pop(self.pid)[1]
+        poison = self.queues[POISON].pop(self.pid)[1]
+        effects: list = [Exit(POISON, poison), Exit(PINS, pins), Exit(contract_resource(self.round, index)),
+                         Note("contract_done", {"round": self.round, "contract": index, "hamsters": hamsters})]
+        ts = self.clock.tick()
+        effects += [Send(j, PinsRelease(sender=self.pid, ts=ts, round=self.round, units=pins)) for j in self._others()]
+        ts = self.clock.tick()
+        effects += [Send(j, PoisonRelease(sender=self.pid, ts=ts, round=self.round, units=poison))
+                    for j in self._others()]
+        effects.append(Send(MAYOR, ContractCompleted(sender=self.pid, ts=self.clock.tick(), round=self.round,
+                                                     contract=index)))
+        self.done.setdefault(self.round, []).append(index)
+        self.holding = None
+        self.phase = None
+        self.my_request = None
+        self.state = ELF_FINISHED
+        self.rest_timers += 1
+        effects.append(Schedule("request", "rest"))
+        return effects
+
+    # -- observation --------------------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        return self.state == ELF_DONE
+
+    def waiting_for(self) -> dict[str, list[int]]:
+        if self.state == ELF_REQUESTING:
+            return {f"{self.phase.upper()}_REPLY": [j for j in self._others() if j not in self.replies]}
+        if self.state == ELF_WAIT_FOR_RELEASE:
+            ahead = sorted(pid for pid, (ts, _) in self.queues[self.phase].items()
+                           if priority(ts, pid) < self.my_request)
+            return {f"{self.phase.upper()}_RELEASE": ahead}
+        if self.state == INITIAL:
+            return {"STOP" if self.active else "INIT_CONTRACTS": [MAYOR]}
+        return {}
+
+    def snapshot(self):
+        return (self.state, self.clock.time, self.round, self.active, self.contracts,
+                frozenset(self.contract_requests),
+                tuple(sorted(self.queues[PINS].items())), tuple(sorted(self.queues[POISON].items())),
+                self.phase, self.my_request, frozenset(self.replies), self.holding,
+                tuple(self.future), self.rest_timers)
+
+
+# -- setup --------------------------------------------------------------------------------
+OPTIONS = {"pins", "poison", "contracts", "hamsters", "rounds", "pins_per_elf", "poison_per_hamster"}
+DEFAULTS = {"pins": 3, "poison": 10, "contracts": 6, "hamsters": (1, 5), "rounds": 2,
+            "pins_per_elf": 1, "poison_per_hamster": 1}
+
+
+def hamster_range(value) -> tuple[int, int]:
+    """``[min, max]``, ``(min, max)``, one number, or ``"MIN-MAX"`` → (min, max), both ≥ 1."""
+    if isinstance(value, str):
+        text, parts = value, value.split("-")
+        try:
+            value = [int(p) for p in parts] if len(parts) in (1, 2) else None
+        except ValueError:
+            value = None
+        if value is None:
+            raise ConfigError(f"hamsters must be MIN-MAX (e.g. 1-5), got {text!r}")
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value, value]
+    if (not isinstance(value, (list, tuple)) or len(value) not in (1, 2)
+            or any(isinstance(v, bool) or not isinstance(v, int) for v in value)):
+        raise ConfigError(f"option 'hamsters' must be [min, max] whole numbers, got {value!r}")
+    low, high = value[0], value[-1]
+    if low < 1:
+        raise ConfigError(f"a contract must have at least 1 hamster, got min {low}")
+    if low > high:
+        raise ConfigError(f"hamsters: min {low} is above max {high}")
+    return low, high
+
+
+def make_plan(rounds: int, contracts: int, hamsters: tuple[int, int], seed: int) -> list[tuple[int, ...]]:
+    """The mayor's contracts for every round, drawn from one seeded RNG (same seed, same plan)."""
+    rng = random.Random(f"elves-mayor-{seed}")
+    return [tuple(rng.randint(*hamsters) for _ in range(contracts)) for _ in range(rounds)]
+
+
+def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+    """``processes`` elves and a mayor. Refuses, up front, any configuration that could never finish."""
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise ConfigError(f"the hamster killers need at least one elf, got {processes!r}")
+    unknown = set(options) - OPTIONS
+    if unknown:
+        raise ConfigError(f"elves do not take option(s) {', '.join(sorted(unknown))}; "
+                          f"they take {', '.join(sorted(OPTIONS))}")
+    opts = {**DEFAULTS, **options}
+    pins = positive_int(opts, "pins")
+    poison = positive_int(opts, "poison")
+    contracts = positive_int(opts, "contracts")
+    rounds = positive_int(opts, "rounds")
+    pins_per_elf = positive_int(opts, "pins_per_elf")
+    per_hamster = positive_int(opts, "poison_per_hamster")
+    low, high = hamster_range(opts["hamsters"])
+    if pins_per_elf > pins:
+        raise ConfigError(f"an elf needs {pins_per_elf} pins but only {pins} exist: no contract could ever be done")
+    if high * per_hamster > poison:
+        raise ConfigError(f"a contract of {high} hamsters needs {high * per_hamster} poison portions "
+                          f"({per_hamster} per hamster) but only {poison} exist: it could never be done; "
+                          f"lower the hamster maximum or add poison")
+    plan = make_plan(rounds, contracts, (low, high), seed)
+    protocols: dict[int, Protocol] = {MAYOR: Mayor(processes, plan)}
+    for pid in range(1, processes + 1):
+        protocols[pid] = Elf(pid, processes, pins, poison, pins_per_elf, per_hamster)
+    params = {"elves": processes, "pins": pins, "poison": poison, "contracts": contracts,
+              "hamsters": [low, high], "rounds": rounds, "pins_per_elf": pins_per_elf,
+              "poison_per_hamster": per_hamster, "plan": [list(p) for p in plan], "seed": seed}
+    return Setup("elves", protocols, {pid: elf_name(pid) for pid in protocols}, CODEC,
+                 {"contract:*": 1, PINS: pins, POISON: poison}, params)
