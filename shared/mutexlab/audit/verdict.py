@@ -21,6 +21,7 @@ FAMILY_CHECKS: dict[str, str] = {}
 # The six classic algorithms (resource ``cs``) share the progress checks of audit/classic.py.
 FAMILY_CHECKS.update(dict.fromkeys(["lamport", "ricart-agrawala", "maekawa", "sanders", "suzuki-kasami", "raymond"],
                                    "mutexlab.audit.classic"))
+FAMILY_CHECKS["bees"] = "mutexlab.audit.bees"
 
 
 @dataclass

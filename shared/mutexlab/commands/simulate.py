@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 
 SIMULATIONS: list[str] = []
+SIMULATIONS.append("mutexlab.commands.simulate_bees")
 
 
 def register(sub) -> None:

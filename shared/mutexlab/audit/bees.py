@@ -1,0 +1,93 @@
+"""The mason bees' own invariants, checked on a trace (capacities are capacity.py's job).
+
+Per bee, in its own event order (its vector-clock entry):
+* it lays at most ``eggs`` eggs, each while holding the reed the egg names, and each after a
+  flower visit (a ``flower`` exit) that followed its previous egg or its entry on the reed;
+* it visits a flower only while holding a reed;
+* its last state is a proper end (DEAD or RETIRED), never a waiting state.
+Over the whole trace: a reed receives at most ``cocoons`` eggs, and a complete run lays exactly
+min(eggs·P, cocoons·T) eggs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..protocols.bees import FINAL_STATES, FLOWER, WAITING_STATES, expected_eggs
+from .model import Violation
+
+CHECKS = ["eggs per bee", "eggs per reed", "eggs laid on the held reed after a flower visit",
+          "flowers visited only from a reed", "total eggs = min(eggs·P, cocoons·T)",
+          "every bee ends DEAD or RETIRED, nobody left waiting"]
+
+
+def _params(run: dict) -> tuple[int, int, int, int]:
+    params = run.get("params") or {}
+    return (int(params.get("bees", len(run.get("processes") or {}))), int(params.get("reeds", 1)),
+            int(params.get("eggs", 5)), int(params.get("cocoons", 15)))
+
+
+def check(events: list[dict], run: dict) -> list[Violation]:
+    bees, reeds, eggs, cocoons = _params(run)
+    names = list((run.get("processes") or {}).values())
+    per_bee: dict[str, list[dict]] = {name: [] for name in names}
+    for event in events:
+        per_bee.setdefault(event["pid"], []).append(event)
+    found: list[Violation] = []
+    per_reed: Counter[int] = Counter()
+    over_reed: set[int] = set()
+    total = 0
+    for name, own in per_bee.items():
+        own.sort(key=lambda e: e["vc"].get(name, 0))
+        holding: str | None = None
+        visited = False           # a flower visit since the last egg / the reed entry
+        on_flower = False
+        laid = 0
+        last_state = None
+        for event in own:
+            kind = event["event"]
+            resource = event.get("resource", "")
+            if kind == "state":
+                last_state = event
+            elif kind == "enter" and resource.startswith("reed:"):
+                holding, visited = resource, False
+            elif kind == "exit" and resource.startswith("reed:"):
+                holding = None if holding == resource else holding
+            elif kind == "enter" and resource == FLOWER:
+                on_flower = True
+                if holding is None:
+                    found.append(Violation("flower-without-reed", f"{name} went to a flower without holding a reed",
+                                           [event]))
+            elif kind == "exit" and resource == FLOWER:
+                on_flower, visited = False, True
+            elif kind == "egg":
+                laid += 1
+                total += 1
+                reed = event.get("reed")
+                per_reed[reed] += 1
+                if laid == eggs + 1:
+                    found.append(Violation("eggs-per-bee", f"{name} laid a {laid}th egg (at most {eggs})", [event]))
+                if per_reed[reed] == cocoons + 1:
+                    over_reed.add(reed)
+                    found.append(Violation("eggs-per-reed", f"reed:{reed} got a {cocoons + 1}th egg "
+                                           f"(at most {cocoons}), laid by {name}", [event]))
+                if holding != f"reed:{reed}":
+                    found.append(Violation("egg-off-reed", f"{name} laid an egg in reed:{reed} while holding "
+                                           f"{holding or 'no reed'}", [event]))
+                elif on_flower or not visited:
+                    found.append(Violation("egg-without-nectar", f"{name} laid an egg in reed:{reed} without a "
+                                           f"flower visit since its previous egg", [event]))
+                visited = False
+        final = last_state["state"] if last_state is not None else "REST"
+        if final in WAITING_STATES:
+            found.append(Violation("left-waiting", f"{name} was left waiting in {final}",
+                                   [last_state] if last_state else []))
+        elif final not in FINAL_STATES:
+            found.append(Violation("unfinished", f"{name} ended in {final}, not DEAD or RETIRED",
+                                   [last_state] if last_state else []))
+    want = expected_eggs(bees, reeds, eggs, cocoons)
+    if total != want:
+        found.append(Violation("total-eggs", f"{total} eggs were laid; {bees} bees with {eggs} eggs each and "
+                               f"{reeds} reeds of {cocoons} cocoons must lay min({eggs}·{bees}, {cocoons}·{reeds}) "
+                               f"= {want}", []))
+    return found

@@ -1,0 +1,133 @@
+"""``mutexlab simulate bees``: one seeded run of the mason bees, summarised and audited.
+
+Exit 0 when the run ends with every bee DEAD or RETIRED and the audit finds the trace safe;
+1 when the run stalls or the audit finds a violation; 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..audit import verify_events
+from ..protocols.bees import expected_eggs, make_setup
+from ..setup import ConfigError
+from ..sim import SimConfig, Simulation
+from ..trace import TraceWriter
+from .common import fail, non_negative, positive, print_json
+
+REED_TYPES = ("REQreed", "ACKreed", "RELEASEreed")
+FLOWER_TYPES = ("REQflower", "ACKflower")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("bees", help="the mason bees: P bees, K flowers, T reeds",
+                       description="Simulate the mason bees (seed 000) in virtual time and audit the run. "
+                                   "Exit 0 when every bee ends DEAD or RETIRED and the trace is safe, 1 when "
+                                   "the run stalls or the audit finds a violation, 2 on bad arguments.")
+    p.add_argument("--bees", "-P", type=positive, default=10, metavar="P", help="number of bees (default 10)")
+    p.add_argument("--flowers", "-K", type=positive, default=3, metavar="K", help="number of flowers (default 3)")
+    p.add_argument("--reeds", "-T", type=positive, default=3, metavar="T", help="number of reeds (default 3)")
+    p.add_argument("--eggs", type=positive, default=5, help="eggs per bee (default 5)")
+    p.add_argument("--cocoons", type=positive, default=15,
+                   help="cocoons per reed, a multiple of --eggs (default 15)")
+    p.add_argument("--seed", type=non_negative, default=0, help="random seed: delays, dwell times and initial "
+                                                                "clocks (default 0)")
+    p.add_argument("--delay", choices=("exp", "uniform", "fixed"), default="exp",
+                   help="message delay model, mean 1 (default exp)")
+    p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
+    p.add_argument("--no-audit", action="store_true",
+                   help="do not record or audit the trace in memory (faster for big runs; ignored with --trace)")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.set_defaults(func=run)
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 2) if whole else None
+
+
+def summarise(setup, result, verdict, args) -> dict:
+    per_reed: Counter[str] = Counter({f"reed:{r}": 0 for r in range(1, args.reeds + 1)})
+    for bee in setup.protocols.values():
+        if bee.laid:
+            per_reed[f"reed:{bee.reed}"] += bee.laid
+    messages = result.messages
+    reed_msgs = sum(messages.get(t, 0) for t in REED_TYPES)
+    flower_msgs = sum(messages.get(t, 0) for t in FLOWER_TYPES)
+    summary = {
+        "bees": args.bees, "flowers": args.flowers, "reeds": args.reeds, "eggs": args.eggs,
+        "cocoons": args.cocoons, "seed": args.seed, "delay": args.delay,
+        "initial_clocks": setup.params["initial_clocks"],
+        "eggs_per_reed": dict(per_reed), "eggs_total": sum(per_reed.values()),
+        "eggs_expected": expected_eggs(args.bees, args.reeds, args.eggs, args.cocoons),
+        "deaths": result.notes.get("death", 0), "retired": result.notes.get("retire", 0),
+        "final_states": dict(Counter(result.states.values())),
+        "messages": messages, "messages_total": result.total_messages,
+        "entries": result.entries,
+        "messages_per_reed_entry": _ratio(reed_msgs, result.entries.get("reed", 0)),
+        "messages_per_flower_entry": _ratio(flower_msgs, result.entries.get("flower", 0)),
+        "virtual_duration": round(result.duration, 3), "events": result.events,
+        "stalled": result.stalled, "truncated": result.truncated,
+        "audit": None if verdict is None else {
+            "safe": verdict.safe, "checks": verdict.checks,
+            "violations": [v.describe() for v in verdict.violations]},
+    }
+    if args.trace:
+        summary["trace"] = args.trace
+    return summary
+
+
+def render(s: dict) -> str:
+    lines = [f"mason bees: P={s['bees']} K={s['flowers']} T={s['reeds']} eggs={s['eggs']} cocoons={s['cocoons']} "
+             f"seed={s['seed']} delay={s['delay']}",
+             "eggs per reed: " + ", ".join(f"{r} {n}" for r, n in s["eggs_per_reed"].items())
+             + f" (total {s['eggs_total']}, expected {s['eggs_expected']})",
+             f"bees: {s['deaths']} dead, {s['retired']} retired (no room left)"
+             + "".join(f", {n} {state}" for state, n in s["final_states"].items()
+                       if state not in ("DEAD", "RETIRED")),
+             "messages: " + ", ".join(f"{t} {n}" for t, n in s["messages"].items()) + f" (total {s['messages_total']})",
+             f"entries: reed {s['entries'].get('reed', 0)}, flower {s['entries'].get('flower', 0)}; "
+             f"messages per reed entry {s['messages_per_reed_entry']}, "
+             f"per flower entry {s['messages_per_flower_entry']}",
+             f"virtual duration: {s['virtual_duration']} (mean message delay 1), {s['events']} events"]
+    if s["truncated"]:
+        lines.append("TRUNCATED: the event limit was reached before the run ended")
+    if s["stalled"]:
+        lines.append("STALLED: " + "; ".join(f"{name} waits for {what}" for name, what in s["stalled"].items()))
+    audit = s["audit"]
+    if audit is None:
+        lines.append("audit: skipped (--no-audit)")
+    else:
+        lines.append("audit: " + ("SAFE" if audit["safe"] else f"VIOLATION ({len(audit['violations'])})")
+                     + " — " + ", ".join(audit["checks"]))
+        lines += ["  " + v for v in audit["violations"]]
+    if s.get("trace"):
+        lines.append(f"trace written to {s['trace']}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    options = {"flowers": args.flowers, "reeds": args.reeds, "eggs": args.eggs, "cocoons": args.cocoons}
+    try:
+        setup = make_setup(args.bees, options, args.seed)
+        config = SimConfig(seed=args.seed, delay=args.delay)
+    except ConfigError as exc:
+        return fail(str(exc))
+    audit = bool(args.trace) or not args.no_audit
+    try:
+        trace = TraceWriter(args.trace, keep=True) if audit else None
+    except OSError as exc:
+        return fail(f"cannot write trace {args.trace}: {exc.strerror}")
+    try:
+        result = Simulation(setup, config, trace).run()
+    finally:
+        if trace is not None:
+            trace.close()
+    verdict = None
+    if trace is not None:
+        verdict = verify_events([dict(e, _line=n) for n, e in enumerate(trace.events, 1)])
+    summary = summarise(setup, result, verdict, args)
+    if args.json:
+        print_json(summary)
+    else:
+        print(render(summary))
+    return 0 if result.ok and (verdict is None or verdict.safe) else 1

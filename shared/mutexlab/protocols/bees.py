@@ -1,0 +1,311 @@
+"""The mason bees (seed 000, spec/bees.md): T distinguishable reeds, K indistinguishable flowers.
+
+A bee asks once for a reed (a Lamport-style queue of ``REQreed``/``ACKreed``), then on its reed
+repeats ON_REED → WAIT_FLOWER → ON_FLOWER → ON_REED ``eggs`` times (flowers: Ricart–Agrawala
+for K places, ``REQflower``/``ACKflower``), laying one egg on each return to the reed. After its
+last egg it leaves the reed with ``RELEASEreed`` and dies. A bee for which no reed will ever have
+room (``cocoons // eggs`` bees fit on a reed) says so with ``RELEASEreed(status=NO_ROOM)`` and
+retires. ``RELEASEreed`` is always the last message a bee sends: the sender is gone for good.
+
+State table (state × input → action). ``ack`` means: answer the sender at once, echoing the
+request's timestamp (``req_ts``); "gone" bees are the ones whose RELEASEreed arrived.
+
+| state       | REQreed         | ACKreed                        | REQflower                              | ACKflower                                | RELEASEreed                       | request (local)            | exit (local)                         |
+|-------------|-----------------|--------------------------------|----------------------------------------|------------------------------------------|-----------------------------------|----------------------------|--------------------------------------|
+| REST        | insert + ack    | ignore (stale)                 | ack                                    | ignore (stale)                           | mark sender gone                  | broadcast REQreed → WAIT_REED | error                             |
+| WAIT_REED   | insert + ack    | count if it echoes my request; try reed | ack                           | ignore (stale)                           | mark gone; try reed               | error                      | error                                |
+| ON_REED     | insert + ack    | ignore (stale)                 | ack                                    | ignore (stale)                           | mark gone                         | broadcast REQflower → WAIT_FLOWER | error                         |
+| WAIT_FLOWER | insert + ack    | ignore (stale)                 | ack if (ts, pid) earlier than mine, else defer | count if it echoes my current request; try flower | mark gone, drop its deferral; try flower | error | error                                |
+| ON_FLOWER   | insert + ack    | ignore (stale)                 | defer                                  | ignore (late, for this request)          | mark gone, drop its deferral      | error                      | ack deferred; egg → ON_REED (last egg: RELEASEreed → DEAD) |
+| DEAD        | ignore          | ignore                         | ignore                                 | ignore                                   | ignore                            | error                      | error                                |
+| RETIRED     | ignore          | ignore                         | ignore                                 | ignore                                   | ignore                            | error                      | error                                |
+
+"try reed": with an ACKreed (for my request) from every other bee not gone, my *rank* r is the
+number of reed requests ever made that precede mine in (ts, pid) order. My reed is
+``r mod T + 1`` and I am its ``r div T``-th bee; when that turn is ≥ ``cocoons // eggs`` the reed
+will be full before my turn → RETIRED (broadcast RELEASEreed NO_ROOM). Otherwise I enter once
+every earlier request of the same reed (ranks r − T, r − 2T, ...) has sent its RELEASEreed.
+"try flower": enter when the ACKflowers for my current request from bees not gone number at
+least (bees not gone, me excluded) − (K − 1).
+
+Invariants: at most one bee per reed; at most K bees on flowers; an ACKflower counts only for the
+request whose timestamp it echoes; a gone bee is never waited for; a bee lays at most ``eggs``
+eggs and a reed receives at most ``cocoons``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Literal
+
+from pydantic import Field
+
+from ..clock import LamportClock, priority
+from ..messages import Codec, Message
+from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule, Send
+from ..setup import ConfigError, Setup, positive_int
+from .classic import workload_options
+
+REST, WAIT_REED, ON_REED, WAIT_FLOWER, ON_FLOWER = "REST", "WAIT_REED", "ON_REED", "WAIT_FLOWER", "ON_FLOWER"
+DEAD, RETIRED = "DEAD", "RETIRED"
+STATES = (REST, WAIT_REED, ON_REED, WAIT_FLOWER, ON_FLOWER, DEAD, RETIRED)
+FINAL_STATES = (DEAD, RETIRED)
+WAITING_STATES = (WAIT_REED, WAIT_FLOWER)
+FLOWER = "flower"
+
+
+class REQreed(Message):
+    type: Literal["REQreed"] = "REQreed"
+
+
+class ACKreed(Message):
+    type: Literal["ACKreed"] = "ACKreed"
+    req_ts: int = Field(ge=0)      # timestamp of the REQreed this answers
+
+
+class REQflower(Message):
+    type: Literal["REQflower"] = "REQflower"
+
+
+class ACKflower(Message):
+    type: Literal["ACKflower"] = "ACKflower"
+    req_ts: int = Field(ge=0)      # timestamp of the REQflower this answers
+
+
+class RELEASEreed(Message):
+    """The sender leaves for good: it left ``reed`` holding ``cocoons`` eggs (``reed`` 0: it
+    held none, status NO_ROOM)."""
+
+    type: Literal["RELEASEreed"] = "RELEASEreed"
+    reed: int = Field(ge=0)
+    status: Literal["FULL", "AVAILABLE", "NO_ROOM"]
+    cocoons: int = Field(ge=0)
+
+
+CODEC = Codec(REQreed, ACKreed, REQflower, ACKflower, RELEASEreed)
+
+
+def bee_name(pid: int) -> str:
+    return f"bee-{pid}"
+
+
+def reed_name(reed: int) -> str:
+    return f"reed:{reed}"
+
+
+class Bee(Protocol):
+    """One mason bee. ``n`` bees, ``flowers`` (K), ``reeds`` (T), ``eggs`` per bee, ``cocoons`` per reed."""
+
+    def __init__(self, pid: int, n: int, flowers: int, reeds: int, eggs: int = 5, cocoons: int = 15,
+                 clock: int = 0) -> None:
+        self.pid = pid
+        self.n = n
+        self.flowers = flowers
+        self.reeds = reeds
+        self.eggs = eggs
+        self.cocoons = cocoons
+        self.per_reed = cocoons // eggs
+        self.clock = LamportClock(clock)
+        self.state = REST
+        self.alive: set[int] = {j for j in range(1, n + 1) if j != pid}   # others not known gone
+        self.requests: dict[int, tuple[int, int]] = {}   # every reed request ever seen: pid → (ts, pid)
+        self.reed_acks: set[int] = set()
+        self.reed = 0                                     # my reed while ON_REED/WAIT_FLOWER/ON_FLOWER
+        self.reed_eggs: dict[int, int] = {}               # eggs per reed, as RELEASEreed reports them
+        self.flower_request: tuple[int, int] | None = None
+        self.flower_acks: set[int] = set()
+        self.deferred: list[tuple[int, int]] = []         # (pid, req_ts) of REQflowers to answer on exit
+        self.laid = 0
+
+    # -- helpers -------------------------------------------------------------------------
+    @property
+    def gone(self) -> set[int]:
+        return {j for j in range(1, self.n + 1) if j != self.pid} - self.alive
+
+    def _broadcast(self, msg: Message) -> list:
+        return [Send(j, msg) for j in sorted(self.alive)]
+
+    def flower_threshold(self) -> int:
+        """ACKflowers needed: the other live bees minus the K − 1 that may be on flowers."""
+        return max(0, len(self.alive) - (self.flowers - 1))
+
+    def rank(self) -> int:
+        return sorted(self.requests.values()).index(self.requests[self.pid])
+
+    # -- inputs --------------------------------------------------------------------------
+    def start(self) -> list:
+        return [Schedule("request", "rest")]
+
+    def on_local(self, action: str) -> list:
+        if action == "request":
+            if self.state == REST:
+                return self._ask_reed()
+            if self.state == ON_REED:
+                return self._ask_flower()
+            raise ProtocolError(f"{bee_name(self.pid)} cannot ask for anything in state {self.state}")
+        if action == "exit":
+            if self.state != ON_FLOWER:
+                raise ProtocolError(f"{bee_name(self.pid)} cannot leave a flower: it is not on one "
+                                    f"(state {self.state})")
+            return self._leave_flower()
+        raise ProtocolError(f"unknown local action {action!r}")
+
+    def on_message(self, msg) -> list:
+        if self.state in FINAL_STATES:
+            return []
+        self.clock.receive(msg.ts)
+        kind, sender = msg.type, msg.sender
+        if kind == "REQreed":
+            self.requests[sender] = priority(msg.ts, sender)
+            return [Send(sender, ACKreed(sender=self.pid, ts=self.clock.tick(), req_ts=msg.ts))]
+        if kind == "ACKreed":
+            if self.state == WAIT_REED and msg.req_ts == self.requests[self.pid][0]:
+                self.reed_acks.add(sender)
+                return self._try_reed()
+            return []
+        if kind == "REQflower":
+            mine = self.flower_request
+            if self.state == ON_FLOWER or (self.state == WAIT_FLOWER and mine < priority(msg.ts, sender)):
+                self.deferred.append((sender, msg.ts))
+                return []
+            return [self._ack_flower(sender, msg.ts)]
+        if kind == "ACKflower":
+            if self.state == WAIT_FLOWER and msg.req_ts == self.flower_request[0]:
+                self.flower_acks.add(sender)
+                return self._try_flower()
+            return []
+        # RELEASEreed: the sender is gone for good.
+        self.alive.discard(sender)
+        if msg.reed:
+            self.reed_eggs[msg.reed] = msg.cocoons
+        self.deferred = [(j, ts) for j, ts in self.deferred if j != sender]
+        if self.state == WAIT_REED:
+            return self._try_reed()
+        if self.state == WAIT_FLOWER:
+            return self._try_flower()
+        return []
+
+    # -- reeds ---------------------------------------------------------------------------
+    def _ask_reed(self) -> list:
+        ts = self.clock.tick()
+        self.requests[self.pid] = priority(ts, self.pid)
+        self.reed_acks = set()
+        self.state = WAIT_REED
+        return self._broadcast(REQreed(sender=self.pid, ts=ts)) + self._try_reed()
+
+    def predecessors(self, rank: int) -> list[int]:
+        """The bees whose requests come earlier on the same reed (ranks rank − T, rank − 2T ...)."""
+        order = sorted(self.requests.values())
+        return [order[r][1] for r in range(rank % self.reeds, rank, self.reeds)]
+
+    def _try_reed(self) -> list:
+        if self.state != WAIT_REED or self.alive - self.reed_acks:
+            return []
+        rank = self.rank()
+        reed, turn = rank % self.reeds + 1, rank // self.reeds
+        if turn >= self.per_reed:
+            return self._retire(reed, rank)
+        if any(j in self.alive for j in self.predecessors(rank)):
+            return []
+        self.state = ON_REED
+        self.reed = reed
+        self.reed_eggs[reed] = turn * self.eggs
+        return [Enter(reed_name(reed)), Schedule("request", "reed")]
+
+    def _retire(self, reed: int, rank: int) -> list:
+        self.state = RETIRED
+        msg = RELEASEreed(sender=self.pid, ts=self.clock.tick(), reed=0, status="NO_ROOM", cocoons=0)
+        return [Note("retire", {"rank": rank, "would_be_reed": reed})] + self._broadcast(msg)
+
+    # -- flowers -------------------------------------------------------------------------
+    def _ask_flower(self) -> list:
+        ts = self.clock.tick()
+        self.flower_request = priority(ts, self.pid)
+        self.flower_acks = set()
+        self.state = WAIT_FLOWER
+        return self._broadcast(REQflower(sender=self.pid, ts=ts)) + self._try_flower()
+
+    def _try_flower(self) -> list:
+        if self.state != WAIT_FLOWER or len(self.flower_acks & self.alive) < self.flower_threshold():
+            return []
+        self.state = ON_FLOWER
+        return [Enter(FLOWER), Schedule("exit", "flower")]
+
+    def _ack_flower(self, to: int, req_ts: int) -> Send:
+        return Send(to, ACKflower(sender=self.pid, ts=self.clock.tick(), req_ts=req_ts))
+
+    def _leave_flower(self) -> list:
+        deferred, self.deferred = self.deferred, []
+        self.flower_request = None
+        self.flower_acks = set()
+        self.state = ON_REED
+        effects: list = [Exit(FLOWER)] + [self._ack_flower(j, ts) for j, ts in deferred]
+        self.laid += 1
+        self.reed_eggs[self.reed] = self.reed_eggs.get(self.reed, 0) + 1
+        effects.append(Note("egg", {"reed": self.reed, "count": self.laid, "in_reed": self.reed_eggs[self.reed]}))
+        if self.laid < self.eggs:
+            return effects + [Schedule("request", "reed")]
+        # The last egg: leave the reed and die.
+        cocoons = self.reed_eggs[self.reed]
+        msg = RELEASEreed(sender=self.pid, ts=self.clock.tick(), reed=self.reed,
+                          status="FULL" if cocoons >= self.cocoons else "AVAILABLE", cocoons=cocoons)
+        effects += [Exit(reed_name(self.reed))] + self._broadcast(msg) + [Note("death", {"eggs": self.laid})]
+        self.state = DEAD
+        return effects
+
+    # -- the driver's questions ----------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        return self.state in FINAL_STATES
+
+    def waiting_for(self) -> dict[str, list[int]]:
+        if self.state == WAIT_REED:
+            lacks = {"ACKreed": sorted(self.alive - self.reed_acks)}
+            if not lacks["ACKreed"]:
+                lacks = {"RELEASEreed": [j for j in self.predecessors(self.rank()) if j in self.alive]}
+            return lacks
+        if self.state == WAIT_FLOWER:
+            return {"ACKflower": sorted(self.alive - self.flower_acks)}
+        return {}
+
+    def snapshot(self):
+        return (self.state, self.clock.time, frozenset(self.alive), frozenset(self.requests.values()),
+                frozenset(self.reed_acks), self.reed, frozenset(self.reed_eggs.items()), self.flower_request,
+                frozenset(self.flower_acks), tuple(self.deferred), self.laid)
+
+
+OPTIONS = {"flowers", "reeds", "eggs", "cocoons", "initial_clocks"}
+CLOCK_RANGE = 100  # default initial clocks are drawn from 0 .. CLOCK_RANGE·P − 1
+
+
+def random_clocks(processes: int, seed: int) -> dict[int, int]:
+    """Random initial Lamport clocks, one per bee, drawn from the seed (ties are allowed: pid breaks them)."""
+    rng = random.Random(f"bees-initial-clocks:{seed}")
+    return {pid: rng.randrange(CLOCK_RANGE * processes) for pid in range(1, processes + 1)}
+
+
+def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+    unknown = set(options) - OPTIONS
+    if unknown:
+        raise ConfigError(f"bees do not take option(s) {', '.join(sorted(unknown))} "
+                          f"(options: {', '.join(sorted(OPTIONS))})")
+    flowers = positive_int(options, "flowers", default=3)
+    reeds = positive_int(options, "reeds", default=3)
+    eggs = positive_int(options, "eggs", default=5)
+    cocoons = positive_int(options, "cocoons", default=15)
+    if cocoons % eggs:
+        raise ConfigError(f"cocoons per reed ({cocoons}) must be a multiple of eggs per bee ({eggs}): "
+                          f"every bee lays all its eggs on one reed")
+    _, given = workload_options(processes, {"initial_clocks": options.get("initial_clocks") or {}})
+    clocks = random_clocks(processes, seed)
+    clocks.update(given)
+    bees = {pid: Bee(pid, processes, flowers, reeds, eggs, cocoons, clocks[pid]) for pid in range(1, processes + 1)}
+    params = {"bees": processes, "flowers": flowers, "reeds": reeds, "eggs": eggs, "cocoons": cocoons,
+              "initial_clocks": {str(p): c for p, c in clocks.items()}}
+    return Setup("bees", bees, {pid: bee_name(pid) for pid in bees}, CODEC,
+                 {"reed:*": 1, FLOWER: flowers}, params)
+
+
+def expected_eggs(bees: int, reeds: int, eggs: int = 5, cocoons: int = 15) -> int:
+    """Eggs a complete run lays: every bee that fits on a reed lays all of its eggs."""
+    return min(eggs * bees, cocoons * reeds)
