@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..audit import verify_events
+from ..report import add_report_argument, write_report_if_asked
 from ..sim.scripted import ScenarioError, replay_scenario
 from ..trace import TraceWriter
 from .common import fail, print_json
@@ -15,6 +16,7 @@ def register(sub) -> None:
     p.add_argument("scenario", help="scenario JSON file")
     p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
     p.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
+    add_report_argument(p)
     p.set_defaults(func=run)
 
 
@@ -43,4 +45,4 @@ def run(args) -> int:
         print(verdict.render())
         if args.trace:
             print(f"trace written to {args.trace}")
-    return 0 if verdict.safe else 1
+    return write_report_if_asked(args, events) or (0 if verdict.safe else 1)

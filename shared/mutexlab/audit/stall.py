@@ -1,0 +1,175 @@
+"""Stall diagnosis: who waits for whom, and whether the waiting closes a cycle.
+
+Input is what drivers collect from ``Protocol.waiting_for()`` by name:
+``{waiter: {what: [peers]}}`` (``SimResult.stalled``; the monitor builds the same shape).
+The wait-for graph has an edge waiter → peer for every peer it lacks something from. A cycle in
+that graph is a deadlock: nobody on it can move until someone else on it does. A peer that is
+waited for but waits for nothing itself is named too: it is idle, finished, dead or lost, and
+it is the one to look at when there is no cycle.
+
+The text is the same wherever a stall is reported (simulator, monitor, report), so one
+explanation reads the same in every tool.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+Stalled = Mapping[str, Mapping[str, Sequence[str]]]
+
+
+def wait_for_graph(stalled: Stalled) -> dict[str, list[str]]:
+    """waiter → the distinct peers it waits for, in first-mentioned order."""
+    graph: dict[str, list[str]] = {}
+    for waiter, lacks in stalled.items():
+        peers: list[str] = []
+        for whom in lacks.values():
+            for peer in whom:
+                if peer not in peers:
+                    peers.append(peer)
+        graph[waiter] = peers
+    return graph
+
+
+def deadlocked_groups(graph: Mapping[str, Sequence[str]]) -> list[tuple[list[str], list[str]]]:
+    """Each group of processes that wait for each other (a strongly connected component with a
+    cycle), sorted, with one shortest cycle through its smallest name.
+
+    A cycle lists every node once: ``[a, b, c]`` reads a → b → c → a; ``[a]`` waits for itself.
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    counter = [0]
+
+    def strongconnect(root: str) -> None:
+        # Iterative Tarjan, so long wait chains cannot hit Python's recursion limit.
+        work = [(root, 0)]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, i = work[-1]
+            succ = list(graph.get(node, ()))
+            if i < len(succ):
+                work[-1] = (node, i + 1)
+                nxt = succ[i]
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter[0]
+                    counter[0] += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                components.append(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            strongconnect(node)
+
+    groups = []
+    for component in components:
+        members = set(component)
+        start = min(component)
+        if len(component) == 1:
+            if start in graph.get(start, ()):
+                groups.append(([start], [start]))
+            continue
+        groups.append((sorted(component), _cycle_through(start, members, graph)))
+    return sorted(groups)
+
+
+def find_cycles(graph: Mapping[str, Sequence[str]]) -> list[list[str]]:
+    """One elementary cycle per deadlocked group, starting at the group's smallest name."""
+    return [cycle for _, cycle in deadlocked_groups(graph)]
+
+
+def _cycle_through(start: str, members: set[str], graph: Mapping[str, Sequence[str]]) -> list[str]:
+    """A shortest cycle from ``start`` back to itself inside one strongly connected component."""
+    parent: dict[str, str] = {}
+    frontier = [start]
+    seen = {start}
+    while frontier:
+        nxt_frontier = []
+        for node in frontier:
+            for peer in sorted(graph.get(node, ())):
+                if peer == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(parent[path[-1]])
+                    return list(reversed(path))
+                if peer in members and peer not in seen:
+                    seen.add(peer)
+                    parent[peer] = node
+                    nxt_frontier.append(peer)
+        frontier = nxt_frontier
+    return [start]  # unreachable for a real component; kept total
+
+
+def _join(names: Sequence[str]) -> str:
+    return ", ".join(names)
+
+
+def explain_stall(stalled: Stalled, states: Mapping[str, str] | None = None) -> str:
+    """A readable account of a stall: what each process lacks from whom, cycles, and culprits.
+
+    ``states`` (name → protocol state), when given, is shown beside each name.
+    Returns ``""`` when nobody is stuck.
+    """
+    if not stalled:
+        return ""
+    states = states or {}
+
+    def who(name: str) -> str:
+        return f"{name} ({states[name]})" if name in states else name
+
+    lines = [f"stalled: {len(stalled)} process{'es' if len(stalled) != 1 else ''} cannot finish"]
+    for waiter in sorted(stalled):
+        lacks = stalled[waiter]
+        wanted = [(what, list(whom)) for what, whom in lacks.items() if whom]
+        if not wanted:
+            lines.append(f"  {who(waiter)} has not finished but waits for nothing from anyone")
+            continue
+        parts = [f"{what} from {_join(whom)}" for what, whom in wanted]
+        lines.append(f"  {who(waiter)} waits for " + "; ".join(parts))
+    graph = wait_for_graph(stalled)
+    for group, cycle in deadlocked_groups(graph):
+        if len(cycle) == 1:
+            lines.append(f"deadlock: {cycle[0]} waits for itself")
+            continue
+        loop = " → ".join(cycle + [cycle[0]])
+        if len(group) == len(cycle):
+            lines.append(f"deadlock: wait-for cycle {loop}")
+        else:
+            lines.append(f"deadlock: {_join(group)} wait for each other (e.g. {loop})")
+    waited_on = sorted({peer for peers in graph.values() for peer in peers})
+    blockers = [p for p in waited_on if not graph.get(p)]
+    for peer in blockers:
+        waiters = sorted(w for w, peers in graph.items() if peer in peers)
+        if peer in stalled:
+            status = "has not finished yet waits for nothing"
+        elif peer in states:
+            status = f"is not waiting (state {states[peer]})"
+        else:
+            status = "is not waiting: it finished, died or is lost"
+        lines.append(f"blocked on {peer}: {peer} {status}; waited for by {_join(waiters)}")
+    if not any(graph.values()):
+        lines.append("nobody waits for a peer: the stuck processes have nothing left to receive")
+    return "\n".join(lines)

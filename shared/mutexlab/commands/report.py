@@ -1,0 +1,39 @@
+"""``mutexlab report TRACE [-o report.html]``: the self-contained HTML report of a trace.
+
+Exit 0 when written (whatever the verdict: the verdict is in the page), 2 when the trace cannot
+be read or the report cannot be written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..report import write_report
+from ..trace import TraceError, read_trace
+from .common import fail
+
+
+def register(sub) -> None:
+    p = sub.add_parser("report", help="write a self-contained HTML report of a trace",
+                       description="Space-time diagram, occupancy over time, the audit verdict and message "
+                                   "statistics of a trace, as one HTML file that opens offline. "
+                                   "Exit 2 when the trace cannot be read.")
+    p.add_argument("trace", help="a JSON Lines trace written by simulate, replay, run or the monitor")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="where to write the page (default: the trace's name with .html)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    output = Path(args.output) if args.output else Path(args.trace).with_suffix(".html")
+    if output.resolve() == Path(args.trace).resolve():
+        return fail(f"the report would overwrite its own trace {args.trace}; choose another name with -o")
+    try:
+        events = read_trace(args.trace)
+        target = write_report(events, output)
+    except TraceError as exc:
+        return fail(str(exc))
+    except OSError as exc:
+        return fail(f"cannot write {output}: {exc.strerror or exc}")
+    print(f"report written to {target}")
+    return 0

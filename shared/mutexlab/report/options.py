@@ -1,0 +1,53 @@
+"""``--report FILE`` for the commands that produce a trace (simulate, run, replay).
+
+A command adds the option with ``add_report_argument(parser)``, keeps its trace events in
+memory when ``args.report`` is set (``TraceWriter(path, keep=True)``), and after the run calls
+``write_report_if_asked(args, events)``. That returns 0, or 2 (after printing the reason) when
+the report cannot be written — so ``return write_report_if_asked(args, events) or code``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..trace import TraceError, TraceWriter
+from .html import build_report
+
+
+def add_report_argument(parser) -> None:
+    parser.add_argument("--report", metavar="FILE",
+                        help="also write a self-contained HTML report of the run (space-time diagram, "
+                             "occupancy, verdict, message statistics)")
+
+
+def write_report(events: list[dict], path: str | Path) -> Path:
+    """Build the report of ``events`` and write it to ``path``; OSError/TraceError propagate."""
+    page = build_report(events)
+    target = Path(path)
+    target.write_text(page, encoding="utf-8")
+    return target
+
+
+def write_report_if_asked(args: Any, events: list[dict] | TraceWriter | None) -> int:
+    """Write ``args.report`` when it is set. ``events`` may be a TraceWriter built with keep=True."""
+    path = getattr(args, "report", None)
+    if not path:
+        return 0
+    if isinstance(events, TraceWriter):
+        events = events.events
+    if events is None:
+        print("mutexlab: error: --report needs the run's trace events, but they were not kept", file=sys.stderr)
+        return 2
+    try:
+        target = write_report(events, path)
+    except OSError as exc:
+        print(f"mutexlab: error: cannot write report {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except TraceError as exc:
+        print(f"mutexlab: error: cannot build report: {exc}", file=sys.stderr)
+        return 2
+    # With --json, stdout carries one JSON object: say where the report went on stderr.
+    print(f"report written to {target}", file=sys.stderr if getattr(args, "json", False) else sys.stdout)
+    return 0
