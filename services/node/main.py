@@ -1,0 +1,7 @@
+"""The node service (configuration from the environment: see mutexlab.transport.settings)."""
+
+import sys
+
+from mutexlab.services import main
+
+sys.exit(main("node"))

@@ -1,0 +1,151 @@
+"""Membership: who takes part in a run, with which pid, and how many there are (P).
+
+The monitor admits participants; nobody is configured with its pid or with P by hand.
+
+1. A participant starts with a fresh *instance id*, listens on its own queue (bound to
+   ``control.<instance>``) and publishes ``join`` (``join.<role>``) with its instance id and role.
+2. The monitor admits joiners in arrival order. The run's *scalable role* (bee for bees, elf for
+   elves, node for the classic algorithms) gets pids 1..P; a *fixed role* (the elves' mayor)
+   gets its own pid (the mayor is 0). The roster closes when
+   * ``PROCESSES`` = P > 0: P scalable joiners and every fixed role are there; or
+   * ``PROCESSES`` = 0 (discovery, for ``docker compose up --scale bee=N``): at least one
+     scalable joiner, every fixed role, and no new joiner for ``JOIN_WINDOW`` seconds;
+     P is then the number of scalable joiners.
+3. On closing, the monitor builds the setup (``make_setup(algorithm, P, options, seed)``),
+   declares every participant's queue, then sends each member a ``welcome``: its pid and name,
+   P, the algorithm, options, seed, dwell times and the roster. The welcome is the start signal:
+   every queue exists before anyone can send.
+4. Anyone joining after the roster closed, beyond P, twice for a fixed role, or with a role
+   the algorithm does not have, gets ``refused`` with the reason, logs it and exits cleanly (0).
+
+This module is the pure part (the decisions); the monitor and participants carry the messages.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+from ..protocols import registry
+from ..setup import ConfigError, Setup
+
+FAMILY_ROLE = {"bees": "bee", "elves": "elf"}      # everything else: node
+FIXED_ROLES = {"elves": ["mayor"]}                  # roles with exactly one member, outside P
+ROLES = ("bee", "elf", "mayor", "node")
+
+
+def scalable_role(algorithm: str) -> str:
+    return FAMILY_ROLE.get(algorithm, "node")
+
+
+def role_of(name: str) -> str:
+    """``bee-3`` → ``bee``; ``mayor`` → ``mayor``."""
+    return name.split("-", 1)[0]
+
+
+def build_setup(algorithm: str, processes: int, options: dict, seed: int) -> Setup:
+    """``make_setup`` by registered name, or by a dotted module path offering ``make_setup``
+    (for experiments and for the tests' deliberately broken variants)."""
+    if algorithm in registry.ALGORITHMS:
+        return registry.make_setup(algorithm, processes, options, seed)
+    if "." in algorithm and all(part.isidentifier() for part in algorithm.split(".")):
+        try:
+            module = importlib.import_module(algorithm)
+        except ImportError as exc:
+            raise ConfigError(f"algorithm module {algorithm!r} cannot be imported: {exc}") from None
+        if not hasattr(module, "make_setup"):
+            raise ConfigError(f"module {algorithm!r} offers no make_setup")
+        return module.make_setup(processes, dict(options), seed)
+    return registry.make_setup(algorithm, processes, options, seed)  # raises the clear "unknown algorithm"
+
+
+def family_of(algorithm: str) -> str:
+    """The family that decides the roles: the name itself, or a plugin module's ``FAMILY``
+    (a deliberately broken bee module says ``FAMILY = "bees"``)."""
+    if algorithm in registry.ALGORITHMS or "." not in algorithm:
+        return algorithm
+    try:
+        return getattr(importlib.import_module(algorithm), "FAMILY", algorithm)
+    except ImportError as exc:
+        raise ConfigError(f"algorithm module {algorithm!r} cannot be imported: {exc}") from None
+
+
+@dataclass
+class Member:
+    instance: str
+    role: str
+    joined: float
+    name: str | None = None
+    pid: int | None = None
+
+
+@dataclass
+class Roster:
+    """Admission decisions. Invariant: pids are given once, in arrival order, only when closed."""
+
+    algorithm: str            # the family name (bees, elves, ricart-agrawala ...)
+    expected: int             # P, or 0 to discover
+    window: float             # discovery: quiet seconds before closing
+    members: list[Member] = field(default_factory=list)
+    closed: bool = False
+    last_join: float = 0.0
+
+    @property
+    def scalable(self) -> str:
+        return scalable_role(self.algorithm)
+
+    @property
+    def fixed(self) -> list[str]:
+        return FIXED_ROLES.get(self.algorithm, [])
+
+    def member(self, instance: str) -> Member | None:
+        return next((m for m in self.members if m.instance == instance), None)
+
+    def count(self, role: str) -> int:
+        return sum(1 for m in self.members if m.role == role)
+
+    def join(self, instance: str, role: str, now: float) -> str | None:
+        """Admit ``instance`` (None) or return the reason it is refused. Re-joins are idempotent."""
+        if self.member(instance) is not None:
+            return None
+        if role not in (self.scalable, *self.fixed):
+            roles = " and ".join([self.scalable, *self.fixed])
+            return f"a {self.algorithm} run has no role {role!r} (its roles: {roles})"
+        if self.closed:
+            return (f"membership is closed: the run started with {self.count(self.scalable)} "
+                    f"{self.scalable}(s); late {role} refused")
+        if role in self.fixed and self.count(role) >= 1:
+            return f"the run already has its {role}"
+        if role == self.scalable and self.expected and self.count(role) >= self.expected:
+            return f"the run is announced with P={self.expected} {role}(s) and all have joined"
+        self.members.append(Member(instance, role, now))
+        self.last_join = now
+        return None
+
+    def ready(self, now: float) -> bool:
+        if self.closed or any(self.count(r) < 1 for r in self.fixed):
+            return False
+        n = self.count(self.scalable)
+        if self.expected:
+            return n == self.expected
+        return n >= 1 and now - self.last_join >= self.window
+
+    def close(self, setup: Setup) -> dict[str, Member]:
+        """Give every member its name and pid from ``setup``; returns name → member."""
+        by_role: dict[str, list[tuple[int, str]]] = {}
+        for pid, name in sorted(setup.names.items()):
+            by_role.setdefault(role_of(name), []).append((pid, name))
+        assigned: dict[str, Member] = {}
+        for role in {m.role for m in self.members}:
+            slots = by_role.get(role, [])
+            joiners = [m for m in self.members if m.role == role]
+            if len(slots) != len(joiners):
+                raise ConfigError(f"the setup has {len(slots)} {role} slot(s) for {len(joiners)} joiner(s)")
+            for member, (pid, name) in zip(joiners, slots):
+                member.pid, member.name = pid, name
+                assigned[name] = member
+        missing = set(setup.names.values()) - set(assigned)
+        if missing:
+            raise ConfigError(f"nobody joined for {', '.join(sorted(missing))}")
+        self.closed = True
+        return assigned

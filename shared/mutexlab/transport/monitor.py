@@ -1,0 +1,400 @@
+"""The monitor (DESIGN.md §6): admits the participants, records the trace, decides the run.
+
+It consumes ``mutexlab.<run>.monitor`` (bound to ``#``), so it sees every join, trace event
+(``audit.*``), status (``status.*``) and protocol message. It
+
+* runs membership (membership.py): pids, P, the welcome that starts the run, refusals;
+* writes the trace (DESIGN.md §3): the ``run`` header first, then events as they arrive;
+* shows progress: one line per state change (a live table on a terminal);
+* ends the run when every participant is finished and every sent message was received
+  (complete), or when no trace event arrived for ``STALL_TIMEOUT`` seconds (stalled: it names
+  who waits for whom, and who went silent);
+* then stops the participants, decides safety with ``mutexlab.audit.verify_events`` (the
+  code behind ``mutexlab verify``), prints the verdict and a summary, and exits
+  0 safe and complete, 1 a safety violation, 2 bad configuration, 3 stalled or never started.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from ..audit import verify_events
+from ..setup import ConfigError, Setup
+from ..sim.driver import resource_kind
+from ..trace import TraceWriter
+from .membership import Member, Roster, build_setup, family_of
+from .rabbit import Bus, Delivery, Topology, TransportError
+from .settings import MonitorSettings
+
+log = logging.getLogger("mutexlab.monitor")
+
+EXIT_SAFE, EXIT_VIOLATION, EXIT_CONFIG, EXIT_STALLED = 0, 1, 2, 3
+PROTOCOL_EVENTS = {"send", "recv", "enter", "exit", "state"}
+
+
+@dataclass
+class Outcome:
+    """What the monitor concluded; also the JSON summary."""
+
+    run_id: str
+    algorithm: str
+    processes: int
+    complete: bool
+    stalled: dict[str, Any] = field(default_factory=dict)
+    safe: bool = True
+    verdict: str = ""
+    violations: list[str] = field(default_factory=list)
+    duration: float = 0.0
+    messages: dict[str, int] = field(default_factory=dict)
+    tapped: int = 0
+    entries: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, int] = field(default_factory=dict)
+    states: dict[str, str] = field(default_factory=dict)
+    duplicates: int = 0
+    dead_letters: int = 0
+    reconnects: int = 0
+    refused: list[str] = field(default_factory=list)
+    trace: str | None = None
+    exit_code: int = 0
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+class Progress:
+    """One line per state change (not a terminal), or a live table (a terminal)."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.live = None
+        self.rows: dict[str, dict] = {}
+
+    def begin(self, names: list[str]) -> None:
+        self.rows = {n: {"state": "-", "lamport": 0, "entries": 0, "waiting": ""} for n in names}
+        if self.out.isatty():
+            from rich.live import Live
+
+            self.live = Live(self._table(), refresh_per_second=4, transient=False)
+            self.live.start()
+
+    def _table(self):
+        from rich.table import Table
+
+        table = Table(title="mutexlab monitor")
+        for col in ("process", "state", "lamport", "entries", "waiting for"):
+            table.add_column(col)
+        for name, row in self.rows.items():
+            table.add_row(name, row["state"], str(row["lamport"]), str(row["entries"]), row["waiting"])
+        return table
+
+    def state(self, name: str, state: str, lamport: int, t: float) -> None:
+        row = self.rows.setdefault(name, {"state": "-", "lamport": 0, "entries": 0, "waiting": ""})
+        row.update(state=state, lamport=lamport)
+        if self.live is not None:
+            self.live.update(self._table())
+        else:
+            print(f"{t:9.3f}s  {name:<10} {state:<22} lamport {lamport}", file=self.out, flush=True)
+
+    def status(self, name: str, status: dict) -> None:
+        row = self.rows.get(name)
+        if row is not None:
+            row["waiting"] = "; ".join(f"{what} from {', '.join(whom)}" for what, whom in status["waiting"].items())
+            row["lamport"] = status.get("lamport", row["lamport"])
+            if self.live is not None:
+                self.live.update(self._table())
+
+    def entry(self, name: str) -> None:
+        if name in self.rows:
+            self.rows[name]["entries"] += 1
+
+    def end(self) -> None:
+        if self.live is not None:
+            self.live.update(self._table())
+            self.live.stop()
+            self.live = None
+
+
+class Monitor:
+    def __init__(self, settings: MonitorSettings, out: IO[str] | None = None) -> None:
+        self.settings = settings
+        self.out = out or sys.stdout
+        self.family = family_of(settings.algorithm)
+        # Validate the configuration before touching the broker.
+        self.setup: Setup | None = None
+        if settings.processes:
+            self.setup = build_setup(settings.algorithm, settings.processes, settings.options, settings.seed)
+        self.topology = Topology(settings.run_id)
+        self.bus = Bus(settings.amqp_url, self.topology, connect_timeout=settings.join_timeout)
+        self.roster = Roster(self.family, settings.processes, settings.join_window)
+        self.members: dict[str, Member] = {}
+        self.trace = TraceWriter(settings.trace, keep=True)
+        self.progress = Progress(self.out)
+        self.status: dict[str, dict] = {}
+        self.heard: dict[str, float] = {}
+        self.sent: dict[str, str] = {}       # message id -> destination, until received
+        self.messages: Counter[str] = Counter()
+        self.entries: Counter[str] = Counter()
+        self.notes: Counter[str] = Counter()
+        self.tapped = 0
+        self.refused: list[str] = []
+        self.last_progress = time.monotonic()
+        self.started = 0.0
+
+    # -- entry point ----------------------------------------------------------------------
+    def run(self) -> int:
+        try:
+            self.bus.connect()
+            self.bus.consume(self.topology.monitor_queue)
+            log.info("monitor: run %s (%s) waiting for participants (%s)", self.settings.run_id,
+                     self.settings.algorithm,
+                     f"P={self.settings.processes}" if self.settings.processes
+                     else f"discovery, window {self.settings.join_window:g}s")
+            code = self._gather()
+            if code is not None:
+                return code
+            outcome = self._watch()
+            self._stop(outcome)
+            return self._report(outcome)
+        except TransportError as exc:
+            log.error("monitor: %s", exc)
+            return EXIT_STALLED
+        finally:
+            self.progress.end()
+            self.trace.close()
+            self.bus.close()
+
+    # -- membership -------------------------------------------------------------------------
+    def _gather(self) -> int | None:
+        deadline = time.monotonic() + self.settings.join_timeout
+        while time.monotonic() < deadline:
+            for delivery in self.bus.poll(0.2):
+                self._dispatch(delivery)
+            if self.roster.ready(time.monotonic()):
+                return self._close()
+        joined = Counter(m.role for m in self.roster.members)
+        print(f"monitor: membership never completed within {self.settings.join_timeout:g}s: joined "
+              f"{dict(joined) or 'nobody'} (run {self.settings.run_id}, {self.settings.algorithm}"
+              f"{', P=%d' % self.settings.processes if self.settings.processes else ''})", file=self.out)
+        for member in self.roster.members:
+            self._send_control(member.instance, {"kind": "refused", "instance": member.instance,
+                                                 "reason": "membership never completed; run abandoned"})
+        return EXIT_STALLED
+
+    def _close(self) -> int | None:
+        p = self.roster.count(self.roster.scalable)
+        try:
+            setup = self.setup if self.setup is not None else build_setup(
+                self.settings.algorithm, p, self.settings.options, self.settings.seed)
+            self.members = self.roster.close(setup)
+        except ConfigError as exc:
+            print(f"monitor: cannot start with P={p}: {exc}", file=self.out)
+            for member in self.roster.members:
+                self._send_control(member.instance, {"kind": "refused", "instance": member.instance,
+                                                     "reason": f"cannot start: {exc}"})
+            return EXIT_CONFIG
+        self.setup = setup
+        header = dict(setup.run_event(), run_id=self.settings.run_id, transport="rabbitmq")
+        self.trace.write(header)
+        for name in setup.names.values():
+            self.topology.declare_participant(self.bus.channel, name, setup.codec.types)
+        self.started = time.time()
+        names = {name: member.instance for name, member in self.members.items()}
+        for name, member in self.members.items():
+            self._send_control(member.instance, {
+                "kind": "welcome", "instance": member.instance, "name": name, "pid": member.pid,
+                "run_id": self.settings.run_id, "algorithm": self.settings.algorithm, "processes": p,
+                "options": self.settings.options, "seed": self.settings.seed, "dwell": self.settings.dwell,
+                "dwell_times": self.settings.dwell_times, "roster": names, "start": self.started})
+        print(f"monitor: run {self.settings.run_id}: {setup.algorithm} with "
+              f"{', '.join(sorted(self.members, key=lambda n: self.members[n].pid))} — started", file=self.out,
+              flush=True)
+        self.progress.begin([setup.names[p] for p in sorted(setup.names)])
+        self.last_progress = time.monotonic()
+        return None
+
+    def _send_control(self, target: str, body: dict) -> None:
+        try:
+            self.bus.publish(f"control.{target}", body)
+        except TransportError as exc:  # the joiner is gone (its queue was exclusive)
+            log.warning("monitor: cannot reach %s: %s", target, exc)
+
+    # -- the run ------------------------------------------------------------------------------
+    def _watch(self) -> Outcome:
+        while True:
+            for delivery in self.bus.poll(0.2):
+                self._dispatch(delivery)
+            if self._complete():
+                return self._outcome(complete=True)
+            if time.monotonic() - self.last_progress > self.settings.stall_timeout:
+                return self._outcome(complete=False)
+
+    def _complete(self) -> bool:
+        return (self.setup is not None and not self.sent
+                and all(self.status.get(n, {}).get("finished") and not self.status[n].get("timers")
+                        for n in self.setup.names.values()))
+
+    def _dispatch(self, delivery: Delivery) -> None:
+        key = delivery.routing_key
+        head, _, rest = key.partition(".")
+        try:
+            data = json.loads(delivery.body) if head in ("join", "audit", "status") else None
+        except ValueError:
+            data = None
+        if head in ("join", "audit", "status") and not isinstance(data, dict):
+            self.bus.dead_letter(delivery, f"monitor: {head} message is not a JSON object")
+            return
+        if head == "join":
+            self._join(data)
+        elif head == "audit":
+            self._audit(rest, data)
+        elif head == "status":
+            if rest in self.members:
+                self.status[rest] = data
+                self.heard[rest] = time.monotonic()
+                self.progress.status(rest, data)
+        elif head != "control" and delivery.queue == self.topology.monitor_queue:
+            self.tapped += 1          # a protocol message, tapped
+        self.bus.ack(delivery)
+
+    def _join(self, data: dict) -> None:
+        instance, role = str(data.get("instance", "")), str(data.get("role", ""))
+        if not instance:
+            return
+        reason = self.roster.join(instance, role, time.monotonic())
+        if reason is not None:
+            self.refused.append(instance)
+            log.warning("monitor: refused %s (%s): %s", instance, role, reason)
+            print(f"monitor: refused {role} {instance}: {reason}", file=self.out, flush=True)
+            self._send_control(instance, {"kind": "refused", "instance": instance, "reason": reason})
+            return
+        member = self.roster.member(instance)
+        if member is not None and member.name is not None:   # a re-join after a reconnect
+            return
+        log.info("monitor: %s joined as a %s (%d so far)", instance, role, len(self.roster.members))
+
+    def _audit(self, name: str, event: dict) -> None:
+        if name not in self.members or event.get("pid") != name or "vc" not in event:
+            log.warning("monitor: ignored a trace event claiming to be from %r", name)
+            return
+        self.trace.write(event)
+        self.last_progress = time.monotonic()
+        self.heard[name] = self.last_progress
+        kind = event["event"]
+        if kind == "send":
+            self.messages[event.get("type", "?")] += 1
+            self.sent[event.get("id")] = event.get("to")
+        elif kind == "recv":
+            self.sent.pop(event.get("id"), None)
+        elif kind == "enter":
+            self.entries[resource_kind(str(event.get("resource")))] += 1
+            self.progress.entry(name)
+        elif kind == "state":
+            self.progress.state(name, str(event.get("state")), int(event.get("lamport", 0)), float(event.get("t", 0)))
+        elif kind not in PROTOCOL_EVENTS:
+            self.notes[kind] += 1
+
+    # -- the end --------------------------------------------------------------------------------
+    def _outcome(self, complete: bool) -> Outcome:
+        setup = self.setup
+        stalled: dict[str, Any] = {}
+        if not complete:
+            now = time.monotonic()
+            for name in setup.names.values():
+                status = self.status.get(name, {})
+                if status.get("finished") and not status.get("timers"):
+                    continue
+                stalled[name] = {"state": status.get("state", "unknown"), "waiting": status.get("waiting", {}),
+                                 "silent_for": round(now - self.heard.get(name, now - 1e9), 1)
+                                 if name in self.heard else None}
+            in_flight = Counter(self.sent.values())
+            for dest, n in in_flight.items():
+                stalled.setdefault(dest, {"state": self.status.get(dest, {}).get("state", "unknown"),
+                                          "waiting": {}, "silent_for": None})["undelivered"] = n
+        return Outcome(run_id=self.settings.run_id, algorithm=setup.algorithm,
+                       processes=self.roster.count(self.roster.scalable), complete=complete, stalled=stalled,
+                       duration=round(time.time() - self.started, 3), messages=dict(sorted(self.messages.items())),
+                       tapped=self.tapped, entries=dict(sorted(self.entries.items())),
+                       notes=dict(sorted(self.notes.items())),
+                       states={n: self.status.get(n, {}).get("state", "unknown")
+                               for n in (setup.names[p] for p in sorted(setup.names))},
+                       refused=list(self.refused), trace=self.settings.trace)
+
+    def _stop(self, outcome: Outcome) -> None:
+        reason = "run complete" if outcome.complete else "run stalled"
+        self.bus.publish("control.all", {"kind": "stop", "reason": reason})
+        # Collect the final statuses (their counters), briefly; a dead participant never answers.
+        deadline = time.monotonic() + 3.0
+        names = set(self.setup.names.values())
+        alive = {n for n in names if n not in outcome.stalled or (outcome.stalled[n].get("silent_for") or 0)
+                 < self.settings.stall_timeout}
+        while time.monotonic() < deadline and not all(self.status.get(n, {}).get("final") for n in alive):
+            for delivery in self.bus.poll(0.2):
+                self._dispatch(delivery)
+        for name in names:
+            status = self.status.get(name, {})
+            outcome.duplicates += int(status.get("duplicates", 0))
+            outcome.reconnects += int(status.get("reconnects", 0))
+        try:
+            dead = self.bus.channel.queue_declare(self.topology.dead_queue, durable=True)
+            outcome.dead_letters = dead.method.message_count
+        except Exception:  # noqa: BLE001 - the count is informative only
+            outcome.dead_letters = sum(int(self.status.get(n, {}).get("dead_letters", 0)) for n in names)
+        outcome.reconnects += self.bus.reconnects
+        if self.settings.cleanup:
+            try:
+                self.topology.delete(self.bus.channel, sorted(names))
+            except Exception as exc:  # noqa: BLE001
+                log.warning("monitor: cleanup failed: %r", exc)
+
+    def _report(self, outcome: Outcome) -> int:
+        self.progress.end()
+        events = [dict(e, _line=n) for n, e in enumerate(self.trace.events or [], 1)]
+        verdict = verify_events(events)
+        outcome.safe = verdict.safe
+        outcome.verdict = verdict.render()
+        outcome.violations = [v.describe() for v in verdict.violations]
+        outcome.exit_code = EXIT_VIOLATION if not verdict.safe else (EXIT_SAFE if outcome.complete else EXIT_STALLED)
+        self.trace.close()
+        print(render(outcome), file=self.out, flush=True)
+        if self.settings.summary_json:
+            with open(self.settings.summary_json, "w", encoding="utf-8") as handle:
+                json.dump(outcome.as_dict(), handle, indent=2)
+        return outcome.exit_code
+
+
+def render(o: Outcome) -> str:
+    total = sum(o.messages.values())
+    rate = total / o.duration if o.duration > 0 else 0.0
+    lines = [
+        f"{o.algorithm} over RabbitMQ, run {o.run_id}: {o.processes} participant(s) "
+        f"+ roles, {o.duration:.2f}s wall clock — " + ("complete" if o.complete else "STALLED"),
+        f"messages: {total} ({', '.join(f'{k} {v}' for k, v in o.messages.items()) or 'none'}), "
+        f"{rate:.0f} messages/s; tapped {o.tapped}",
+        "entries: " + (", ".join(f"{k} {v}" for k, v in o.entries.items()) or "none"),
+    ]
+    if o.notes:
+        lines.append("events: " + ", ".join(f"{k} {v}" for k, v in o.notes.items()))
+    lines.append("final states: " + ", ".join(f"{n}={s}" for n, s in o.states.items()))
+    lines.append(f"transport: duplicates dropped {o.duplicates}, dead-lettered {o.dead_letters}, "
+                 f"reconnects {o.reconnects}, refused joiners {len(o.refused)}")
+    for name, info in o.stalled.items():
+        waits = "; ".join(f"{what} from {', '.join(whom)}" for what, whom in info.get("waiting", {}).items())
+        extra = []
+        if info.get("undelivered"):
+            extra.append(f"{info['undelivered']} message(s) sent to it never received")
+        if info.get("silent_for") is None:
+            extra.append("never reported")
+        elif info["silent_for"] > 5:
+            extra.append(f"silent for {info['silent_for']}s (lost?)")
+        lines.append(f"  stalled: {name} in {info.get('state')} waits for {waits or 'nothing reported'}"
+                     + (f" — {', '.join(extra)}" if extra else ""))
+    lines.append(o.verdict)
+    if o.trace:
+        lines.append(f"trace written to {o.trace}")
+    return "\n".join(lines)

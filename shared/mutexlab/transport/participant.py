@@ -1,0 +1,270 @@
+"""One participant (bee, elf, mayor or node) running its protocol object over RabbitMQ.
+
+The effects are carried out by ``ServiceDriver``, a ``sim.driver.Driver``: the same code as the
+simulator applies them in order, handles sends to oneself locally, numbers messages and
+records the trace events. Only two things differ: a network send is a confirmed publish of an
+envelope (``<TYPE>.<dest>``), a ``Schedule`` is a real timer (dwell seconds per kind), and each
+trace event is published to the monitor (``audit.<name>``) instead of written to a file.
+
+Invariants: a protocol input is handled at most once (per-link sequence numbers drop
+redelivered duplicates) and acked only after its effects are confirmed by the broker; every
+state change is logged (name, state, Lamport clock) and reported to the monitor with what the
+process waits for; malformed input is dead-lettered with its reason, never crashes the process.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import logging
+import os
+import socket
+import time
+import uuid
+from collections import Counter
+from typing import Any
+
+from ..messages import MessageError
+from ..setup import ConfigError
+from ..sim.driver import Driver
+from .membership import build_setup, role_of
+from .rabbit import Bus, Delivery, EnvelopeError, LinkInbox, Topology, TransportError, envelope, parse_envelope
+from .settings import ParticipantSettings
+
+log = logging.getLogger("mutexlab.participant")
+
+EXIT_OK, EXIT_CONFIG, EXIT_FAILED = 0, 2, 3
+
+
+class AuditSink:
+    """Where the Driver writes trace events: published to the monitor, in effect order."""
+
+    def __init__(self, participant: "Participant") -> None:
+        self.participant = participant
+
+    def write(self, event: dict) -> None:
+        if event["event"] == "run":
+            return  # the monitor writes the run header
+        self.participant.publish_audit(event)
+
+
+class ServiceDriver(Driver):
+    """The simulator's effect semantics, with RabbitMQ as the network and real timers."""
+
+    def __init__(self, participant: "Participant", setup) -> None:
+        super().__init__(setup, trace=AuditSink(participant), trace_bodies=True)
+        self.participant = participant
+
+    def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
+        self.participant.send_protocol(to, msg, msg_id, vc)
+
+    def schedule(self, pid: int, action: str, dwell: str) -> None:
+        self.participant.add_timer(action, dwell)
+
+
+class Participant:
+    def __init__(self, role: str, settings: ParticipantSettings, instance: str | None = None) -> None:
+        self.role = role
+        self.settings = settings
+        self.instance = instance or f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self.topology = Topology(settings.run_id)
+        self.bus = Bus(settings.amqp_url, self.topology, connect_timeout=settings.join_timeout,
+                       on_connect=self._declare)
+        self.join_queue = self.topology.queue(f"join.{self.instance}")
+        self.phase = "join"
+        self.name = f"{role}?"
+        self.pid: int | None = None
+        self.setup = None
+        self.driver: ServiceDriver | None = None
+        self.roster: dict[str, int] = {}
+        self.inbox = LinkInbox()
+        self.link_seq: Counter[int] = Counter()
+        self.timers: list[tuple[float, int, str]] = []
+        self._timer_seq = 0
+        self.dwell: dict[str, float] = {}
+        self.default_dwell = 0.2
+        self.start_time = time.time()
+        self.dead_letters = 0
+        self.stopped = False
+        self._last_status = 0.0
+
+    # -- topology ---------------------------------------------------------------------------
+    def _declare(self, channel) -> None:
+        if self.phase == "join":
+            channel.queue_declare(self.join_queue, exclusive=True, auto_delete=True)
+            channel.queue_bind(self.join_queue, self.topology.exchange, routing_key=f"control.{self.instance}")
+        elif self.setup is not None:
+            self.topology.declare_participant(channel, self.name, self.setup.codec.types)
+
+    # -- the run --------------------------------------------------------------------------
+    def run(self) -> int:
+        try:
+            self.bus.connect()
+            code = self._join()
+            if code is not None:
+                return code
+            self._work()
+            return EXIT_OK
+        except TransportError as exc:
+            log.error("%s: %s", self.name, exc)
+            return EXIT_FAILED
+        finally:
+            self.bus.close()
+
+    def _join(self) -> int | None:
+        self.bus.consume(self.join_queue)
+        self.bus.publish(f"join.{self.role}", {"kind": "join", "instance": self.instance, "role": self.role,
+                                               "host": socket.gethostname(), "os_pid": os.getpid()})
+        log.info("%s: asked to join run %s as instance %s", self.role, self.settings.run_id, self.instance)
+        deadline = time.monotonic() + self.settings.join_timeout
+        while time.monotonic() < deadline:
+            for delivery in self.bus.poll(0.5):
+                self.bus.ack(delivery)
+                try:
+                    data = json.loads(delivery.body)
+                except ValueError:
+                    continue
+                if data.get("instance") != self.instance:
+                    continue
+                if data.get("kind") == "refused":
+                    log.warning("%s %s: REFUSED by the monitor: %s; exiting", self.role, self.instance, data.get("reason"))
+                    return EXIT_OK
+                if data.get("kind") == "welcome":
+                    try:
+                        self._welcome(data)
+                    except ConfigError as exc:
+                        log.error("%s: cannot take part: %s", self.role, exc)
+                        return EXIT_CONFIG
+                    return None
+        log.error("%s %s: no roster from the monitor within %gs (is the monitor running for run %s?)",
+                  self.role, self.instance, self.settings.join_timeout, self.settings.run_id)
+        return EXIT_FAILED
+
+    def _welcome(self, data: dict) -> None:
+        self.name, self.pid = data["name"], int(data["pid"])
+        if role_of(self.name) != self.role:
+            raise ConfigError(f"the monitor gave the {self.role} the name {self.name}")
+        self.setup = build_setup(data["algorithm"], int(data["processes"]), data.get("options") or {},
+                                 int(data.get("seed", 0)))
+        self.roster = {name: pid for pid, name in self.setup.names.items()}
+        if self.roster.get(self.name) != self.pid:
+            raise ConfigError(f"the roster does not give {self.name} pid {self.pid}")
+        self.start_time = float(data.get("start", time.time()))
+        self.default_dwell = self.settings.dwell if self.settings.dwell is not None else float(data.get("dwell", 0.2))
+        self.dwell = {**(data.get("dwell_times") or {}), **self.settings.dwell_times}
+        self.driver = ServiceDriver(self, self.setup)
+        log.info("%s: admitted as %s (pid %d) of %d in run %s (%s)", self.instance, self.name, self.pid,
+                 len(self.roster), self.settings.run_id, self.setup.algorithm)
+        self.bus.cancel(self.join_queue)
+        self.phase = "work"
+        self._declare(self.bus.channel)
+        try:
+            self.bus.channel.queue_delete(self.join_queue)
+        except Exception:  # noqa: BLE001 - exclusive queue disappears with the connection anyway
+            pass
+
+    def _work(self) -> None:
+        self.bus.consume(self.topology.queue(self.name))
+        self._input(lambda p: p.start())
+        while not self.stopped:
+            now = time.monotonic()
+            wake = now + 0.5
+            if self.timers:
+                wake = min(wake, self.timers[0][0])
+            wake = min(wake, self._last_status + self.settings.heartbeat)
+            for delivery in self.bus.poll(max(0.0, wake - now)):
+                self._handle(delivery)
+                if self.stopped:
+                    break
+            now = time.monotonic()
+            while self.timers and self.timers[0][0] <= now and not self.stopped:
+                _, _, action = heapq.heappop(self.timers)
+                self._input(lambda p, a=action: p.on_local(a))
+            if time.monotonic() - self._last_status >= self.settings.heartbeat:
+                self._status()
+        self._status(final=True)
+        log.info("%s: stopped by the monitor (duplicates dropped %d, dead-lettered %d, reconnects %d)",
+                 self.name, self.inbox.duplicates, self.dead_letters, self.bus.reconnects)
+
+    # -- inputs ---------------------------------------------------------------------------
+    def _input(self, step) -> None:
+        proto = self.setup.protocols[self.pid]
+        before = proto.state
+        self.driver.now = time.time() - self.start_time
+        self.driver.feed(self.pid, step)
+        self._after(before)
+
+    def _after(self, before: str) -> None:
+        proto = self.setup.protocols[self.pid]
+        if proto.state != before:
+            log.info("%s state %s lamport %d", self.name, proto.state, proto.clock.time)
+            self._status()
+
+    def _handle(self, delivery: Delivery) -> None:
+        if delivery.routing_key.startswith("control."):
+            try:
+                data = json.loads(delivery.body)
+            except ValueError:
+                data = {}
+            if data.get("kind") == "stop":
+                log.info("%s: stop (%s)", self.name, data.get("reason", "run over"))
+                self.stopped = True
+            self.bus.ack(delivery)
+            return
+        try:
+            env = parse_envelope(delivery.body, self.settings.run_id, self.name, self.roster)
+            msg = self.setup.codec.decode(env["msg"])
+            if msg.sender != self.roster[env["from"]]:
+                raise EnvelopeError(f"message claims sender {msg.sender} but comes from {env['from']}")
+        except (EnvelopeError, MessageError) as exc:
+            self._dead_letter(delivery, str(exc))
+            return
+        if not self.inbox.accept(env["from"], env["seq"]):
+            log.info("%s: duplicate %s from %s (seq %d) dropped", self.name, env["id"], env["from"], env["seq"])
+            self.bus.ack(delivery)
+            return
+        proto = self.setup.protocols[self.pid]
+        before = proto.state
+        self.driver.now = time.time() - self.start_time
+        try:
+            self.driver.deliver(self.roster[env["from"]], self.pid, msg, env["id"], env["vc"])
+        except Exception as exc:  # noqa: BLE001 - a protocol refusing its input must not kill the process
+            log.exception("%s: the protocol failed on %s", self.name, env["id"])
+            self._dead_letter(delivery, f"the protocol failed on it: {exc!r}")
+            return
+        self._after(before)
+        self.bus.ack(delivery)
+
+    def _dead_letter(self, delivery: Delivery, reason: str) -> None:
+        self.dead_letters += 1
+        log.warning("%s: dead-lettered a message (%s): %s", self.name, delivery.routing_key, reason)
+        self.bus.dead_letter(delivery, reason)
+        self._status()
+
+    # -- outputs --------------------------------------------------------------------------
+    def send_protocol(self, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
+        dest = self.setup.names[to]
+        self.link_seq[to] += 1
+        body = envelope(self.settings.run_id, msg_id, self.name, dest, self.link_seq[to], vc,
+                        self.setup.codec.to_dict(msg))
+        self.bus.publish(f"{msg.type}.{dest}", body, message_id=msg_id)
+
+    def publish_audit(self, event: dict) -> None:
+        self.bus.publish(f"audit.{self.name}", event)
+
+    def add_timer(self, action: str, dwell: str) -> None:
+        seconds = self.dwell.get(dwell, self.default_dwell)
+        self._timer_seq += 1
+        heapq.heappush(self.timers, (time.monotonic() + seconds, self._timer_seq, action))
+
+    def _status(self, final: bool = False) -> None:
+        proto = self.setup.protocols[self.pid]
+        names = self.setup.names
+        waiting = {what: [names.get(p, str(p)) for p in whom] for what, whom in proto.waiting_for().items()}
+        self.bus.publish(f"status.{self.name}", {
+            "kind": "status", "name": self.name, "pid": self.pid, "state": proto.state,
+            "lamport": proto.clock.time, "finished": bool(proto.finished), "waiting": waiting,
+            "timers": len(self.timers), "duplicates": self.inbox.duplicates, "gaps": self.inbox.gaps,
+            "dead_letters": self.dead_letters, "reconnects": self.bus.reconnects, "final": final,
+            "t": time.time() - self.start_time})
+        self._last_status = time.monotonic()

@@ -1,0 +1,129 @@
+"""Service configuration from the environment (pydantic-settings).
+
+Every service needs ``AMQP_URL`` and ``RUN_ID``; nothing has a default credential. The
+participants (bee, elf, mayor, node) need nothing else: the monitor tells them the algorithm,
+P, the options, the seed and the dwell times when it admits them (membership.py). The monitor
+carries the run's configuration.
+
+Environment variables (all validated before a service touches the broker):
+
+| variable | who | meaning |
+|---|---|---|
+| ``AMQP_URL`` | all | broker URL, e.g. ``amqp://user:pass@rabbitmq:5672/%2F`` (required) |
+| ``RUN_ID`` | all | letters, digits, ``_`` and ``-``; names the run's exchange and queues (required) |
+| ``ALGORITHM`` | monitor | ``bees``, ``elves`` or a classic algorithm (``ricart-agrawala`` ...) |
+| ``PROCESSES`` | monitor | P (bees, elves or nodes); 0 = discover: P is whoever joined in the join window |
+| ``OPTIONS`` | monitor | JSON object of algorithm options, e.g. ``{"flowers": 2, "reeds": 2}`` |
+| ``SEED`` | monitor | seed given to ``make_setup`` (random initial clocks ...) |
+| ``DWELL`` | all | seconds every dwell kind lasts (monitor: for everyone; participant: override) |
+| ``DWELL_TIMES`` | all | JSON object ``{kind: seconds}`` overriding ``DWELL`` per kind |
+| ``JOIN_WINDOW`` | monitor | discovery: the roster closes after this many quiet seconds |
+| ``JOIN_TIMEOUT`` | all | give up when the roster is not complete after this many seconds |
+| ``STALL_TIMEOUT`` | monitor | no trace event for this long while unfinished: the run stalled |
+| ``HEARTBEAT`` | participants | seconds between status heartbeats to the monitor |
+| ``TRACE`` | monitor | write the trace (JSON Lines) to this path |
+| ``SUMMARY_JSON`` | monitor | also write the verdict and summary as JSON to this path |
+| ``CLEANUP`` | monitor | delete the run's exchanges and queues at the end (default true) |
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from ..setup import ConfigError
+
+RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def check_run_id(value: str) -> str:
+    if not RUN_ID.match(value):
+        raise ValueError(f"run id must be 1–64 letters, digits, '_' or '-', got {value!r}")
+    return value
+
+
+def check_url(value: str) -> str:
+    if not value.startswith(("amqp://", "amqps://")):
+        raise ValueError(f"AMQP_URL must start with amqp:// or amqps://, got {value!r}")
+    return value
+
+
+def check_dwell_times(value: Any) -> dict[str, float]:
+    if isinstance(value, str):
+        value = json.loads(value) if value.strip() else {}
+    if not isinstance(value, dict):
+        raise ValueError("dwell times must be a JSON object {kind: seconds}")
+    out = {}
+    for kind, seconds in value.items():
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds >= 0:
+            raise ValueError(f"dwell time of {kind!r} must be a number of seconds ≥ 0, got {seconds!r}")
+        out[str(kind)] = float(seconds)
+    return out
+
+
+class _Common(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
+
+    amqp_url: str
+    run_id: str
+    dwell: float | None = Field(default=None, ge=0)
+    dwell_times: dict[str, float] = Field(default_factory=dict)
+    join_timeout: float = Field(default=120.0, gt=0)
+    log_level: str = "INFO"
+
+    @field_validator("amqp_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return check_url(value)
+
+    @field_validator("run_id")
+    @classmethod
+    def _run(cls, value: str) -> str:
+        return check_run_id(value)
+
+    @field_validator("dwell_times", mode="before")
+    @classmethod
+    def _dwell(cls, value: Any) -> dict[str, float]:
+        return check_dwell_times(value)
+
+
+class ParticipantSettings(_Common):
+    heartbeat: float = Field(default=1.0, gt=0)
+
+
+class MonitorSettings(_Common):
+    algorithm: str
+    processes: int = Field(default=0, ge=0)
+    options: dict[str, Any] = Field(default_factory=dict)
+    seed: int = 0
+    dwell: float | None = Field(default=0.2, ge=0)
+    join_window: float = Field(default=3.0, gt=0)
+    stall_timeout: float = Field(default=15.0, gt=0)
+    trace: str | None = None
+    summary_json: str | None = None
+    cleanup: bool = True
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _options(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = json.loads(value) if value.strip() else {}
+        if not isinstance(value, dict):
+            raise ValueError("OPTIONS must be a JSON object")
+        return value
+
+
+def load(cls: type[BaseSettings], **overrides: Any):
+    """Read settings, turning every problem into one ConfigError naming the variables."""
+    try:
+        return cls(**overrides)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']).upper() or 'settings'}: {e['msg']}"
+                             for e in exc.errors())
+        raise ConfigError(f"bad configuration: {problems}") from None
+    except (json.JSONDecodeError, ValueError) as exc:
+        raise ConfigError(f"bad configuration: {exc}") from None
