@@ -14,6 +14,7 @@ COMMANDS = [
     "mutexlab.commands.simulate",
     "mutexlab.commands.replay",
     "mutexlab.commands.verify",
+    "mutexlab.commands.run",
     "mutexlab.commands.report",
 ]
 

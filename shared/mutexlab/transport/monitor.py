@@ -28,7 +28,7 @@ from ..audit import verify_events
 from ..setup import ConfigError, Setup
 from ..sim.driver import resource_kind
 from ..trace import TraceWriter
-from .membership import Member, Roster, build_setup, family_of
+from .membership import Member, Roster, build_setup, family_of, role_of
 from .rabbit import Bus, Delivery, Topology, TransportError
 from .settings import MonitorSettings
 
@@ -371,9 +371,11 @@ class Monitor:
 def render(o: Outcome) -> str:
     total = sum(o.messages.values())
     rate = total / o.duration if o.duration > 0 else 0.0
+    roles = Counter(role_of(name) for name in o.states)
     lines = [
-        f"{o.algorithm} over RabbitMQ, run {o.run_id}: {o.processes} participant(s) "
-        f"+ roles, {o.duration:.2f}s wall clock — " + ("complete" if o.complete else "STALLED"),
+        f"{o.algorithm} over RabbitMQ, run {o.run_id}: "
+        + ", ".join(f"{n} {role}{'s' if n != 1 else ''}" for role, n in roles.items())
+        + f", {o.duration:.2f}s wall clock — " + ("complete" if o.complete else "STALLED"),
         f"messages: {total} ({', '.join(f'{k} {v}' for k, v in o.messages.items()) or 'none'}), "
         f"{rate:.0f} messages/s; tapped {o.tapped}",
         "entries: " + (", ".join(f"{k} {v}" for k, v in o.entries.items()) or "none"),
