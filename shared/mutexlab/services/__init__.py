@@ -12,6 +12,7 @@ Exit codes: 0 done (or refused by membership), 1 the monitor found a safety viol
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 
 from ..setup import ConfigError
@@ -41,6 +42,7 @@ def main(role: str) -> int:
     except (ConfigError, ValueError) as exc:
         print(f"mutexlab {role}: {exc}", file=sys.stderr)
         return 2
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143 if role == "monitor" else 0))
     try:
         return service.run()
     except KeyboardInterrupt:

@@ -128,6 +128,7 @@ class Participant:
                     continue
                 if data.get("kind") == "refused":
                     log.warning("%s %s: REFUSED by the monitor: %s; exiting", self.role, self.instance, data.get("reason"))
+                    self._linger()
                     return EXIT_OK
                 if data.get("kind") == "welcome":
                     try:
@@ -185,6 +186,14 @@ class Participant:
         self._status(final=True)
         log.info("%s: stopped by the monitor (duplicates dropped %d, dead-lettered %d, reconnects %d)",
                  self.name, self.inbox.duplicates, self.dead_letters, self.bus.reconnects)
+        self._linger()
+
+    def _linger(self) -> None:
+        """Stay (idle, disconnected) for ``LINGER`` seconds before exiting: under
+        ``docker compose up --exit-code-from monitor`` the monitor must be the first to exit."""
+        if self.settings.linger > 0:
+            self.bus.close()
+            time.sleep(self.settings.linger)
 
     # -- inputs ---------------------------------------------------------------------------
     def _input(self, step) -> None:

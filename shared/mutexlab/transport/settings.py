@@ -21,6 +21,7 @@ Environment variables (all validated before a service touches the broker):
 | ``JOIN_TIMEOUT`` | all | give up when the roster is not complete after this many seconds |
 | ``STALL_TIMEOUT`` | monitor | no trace event for this long while unfinished: the run stalled |
 | ``HEARTBEAT`` | participants | seconds between status heartbeats to the monitor |
+| ``LINGER`` | participants | seconds to stay idle after the stop (or a refusal) before exiting (compose: 60) |
 | ``TRACE`` | monitor | write the trace (JSON Lines) to this path |
 | ``SUMMARY_JSON`` | monitor | also write the verdict and summary as JSON to this path |
 | ``CLEANUP`` | monitor | delete the run's exchanges and queues at the end (default true) |
@@ -66,7 +67,7 @@ def check_dwell_times(value: Any) -> dict[str, float]:
 
 
 class _Common(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore", env_ignore_empty=True)
 
     amqp_url: str
     run_id: str
@@ -93,6 +94,7 @@ class _Common(BaseSettings):
 
 class ParticipantSettings(_Common):
     heartbeat: float = Field(default=1.0, gt=0)
+    linger: float = Field(default=0.0, ge=0)
 
 
 class MonitorSettings(_Common):
