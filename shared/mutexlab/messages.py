@@ -25,6 +25,10 @@ class Message(BaseModel):
     sender: int = Field(ge=0)
     ts: int = Field(ge=0)
 
+    def __deepcopy__(self, memo: dict | None = None) -> "Message":
+        # Messages are immutable values: copies of a protocol's state may share them.
+        return self
+
 
 class MessageError(ValueError):
     """Bytes or a dict that are not a valid message of the algorithm."""

@@ -47,6 +47,9 @@ class Driver:
     def schedule(self, pid: int, action: str, dwell: str) -> None:
         raise NotImplementedError
 
+    def holding_changed(self, pid: int, effect: Enter | Exit) -> None:
+        """Hook: a process entered or left a resource (the explorer tracks occupancy here)."""
+
     # -- inputs --------------------------------------------------------------------------
     def start_all(self) -> None:
         for pid in sorted(self.protocols):
@@ -105,6 +108,7 @@ class Driver:
             elif kind is Enter or kind is Exit:
                 if kind is Enter:
                     self.entries[resource_kind(effect.resource)] += 1
+                self.holding_changed(pid, effect)
                 if trace is not None:
                     fields = {"resource": effect.resource}
                     if effect.units != 1:
