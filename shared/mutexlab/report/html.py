@@ -65,7 +65,7 @@ window.addEventListener("error", function (e) {{ window.__errors.push(String(e.m
 <div id="legend" class="legend"></div>
 <div id="note"></div>
 <svg id="diagram" xmlns="http://www.w3.org/2000/svg"></svg>
-<h2>Occupancy over time <span class="help">(time t, same window)</span></h2>
+<h2>Occupancy over time <span class="help">(in time t, over the diagram's time window)</span></h2>
 <div id="occupancy"></div>
 <h2>Message statistics</h2>
 <div id="stats" class="stats-wrap"></div>

@@ -204,6 +204,8 @@ def build_model(events: list[dict]) -> dict:
                             sorted(occupancy_changes.get(resource, []), key=lambda c: c[:2]))
             if resource in cocoons:
                 chart["cocoons"] = cocoons[resource]
+                per_reed = (run.get("params") or {}).get("cocoons")
+                chart["cocoon_cap"] = per_reed if isinstance(per_reed, int) and not isinstance(per_reed, bool) else None
             occ.append(chart)
 
     # -- statistics -------------------------------------------------------------------------

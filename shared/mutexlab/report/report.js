@@ -53,27 +53,46 @@
   state.win = {t: full.t.slice(), lamport: full.lamport.slice()};
 
   // ---- the initial window: everything when small; else the first violation or the start ----
+  var READABLE = 300;  // arrows in the first window of a large trace; zooming out draws up to MAX_ARROWS
+  function firstWindow(values, lo) {
+    values = values.filter(function (x) { return typeof x === "number"; }).sort(function (x, y) { return x - y; });
+    var end = values[Math.min(READABLE, values.length - 1)], pad = (end - lo) * 0.02;
+    return [lo - pad, end + pad];
+  }
   function initialWindow() {
-    if (msgs.length <= MAX_ARROWS) return;
-    var bad = ivs.filter(function (iv) { return iv[9]; });
-    if (bad.length) {
-      var a = Math.min.apply(null, bad.map(function (iv) { return iv[3]; }));
-      var b = Math.max.apply(null, bad.map(function (iv) { return iv[5] === null ? iv[3] : iv[5]; }));
-      var pad = Math.max((b - a) * 0.5, (full.t[1] - full.t[0]) * 0.002);
-      state.win.t = [a - pad, b + pad];
-    } else {
-      var sends = msgs.map(function (m) { return m[3]; }).sort(function (x, y) { return x - y; });
-      state.win.t = [full.t[0], sends[Math.floor(MAX_ARROWS * 0.7)]];
+    if (msgs.length > READABLE * 2) {
+      var bad = ivs.filter(function (iv) { return iv[9]; });
+      if (bad.length) {
+        var a = Math.min.apply(null, bad.map(function (iv) { return iv[3]; }));
+        var b = Math.max.apply(null, bad.map(function (iv) { return iv[5] === null ? iv[3] : iv[5]; }));
+        var pad = Math.max((b - a) * 0.5, (full.t[1] - full.t[0]) * 0.002);
+        state.win.t = [a - pad, b + pad];
+      } else {
+        state.win.t = firstWindow(msgs.map(function (m) { return m[3]; }), D.range.t[0]);
+      }
+      state.win.lamport = firstWindow(msgs.map(function (m) { return m[4]; }), D.range.lamport[0]);
     }
-    var ls = msgs.map(function (m) { return m[4]; }).filter(function (x) { return typeof x === "number"; })
-      .sort(function (x, y) { return x - y; });
-    if (ls.length > MAX_ARROWS) state.win.lamport = [full.lamport[0], ls[Math.floor(MAX_ARROWS * 0.7)]];
+    // A link may pin the view: #axis=lamport&from=10&to=20
+    var hash = {};
+    location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
+      var p = kv.split("="); if (p[0]) hash[p[0]] = decodeURIComponent(p[1] || "");
+    });
+    if (hash.axis === "lamport" || hash.axis === "t") {
+      state.axis = hash.axis;
+      Array.prototype.forEach.call(document.querySelectorAll("input[name=axis]"), function (r) { r.checked = r.value === hash.axis; });
+    }
+    var f = parseFloat(hash.from), t = parseFloat(hash.to);
+    if (t > f) state.win[state.axis] = [f, t];
+    return hash;
   }
 
   // ---- header, verdict, legend, statistics: drawn once ----
   function drawStatic() {
     var s = D.stats;
-    var params = Object.keys(D.params).map(function (k) { return k + "=" + JSON.stringify(D.params[k]); }).join(", ");
+    var params = Object.keys(D.params).map(function (k) {
+      var v = JSON.stringify(D.params[k]);
+      return k + "=" + (v.length > 40 ? v.slice(0, 37) + "…" : v);
+    }).join(", ");
     document.getElementById("summary").textContent =
       (D.algorithm || "unknown algorithm") + (params ? " (" + params + ")" : "") + " · " + procs.length +
       " participants · " + s.messages + " messages · " + s.total_entries + " entries · t from " +
@@ -279,7 +298,7 @@
     document.getElementById("wto").value = +B.toFixed(4);
     counts = {lines: lines.querySelectorAll(".proc-line").length, arrows: arrows.querySelectorAll(".msg").length,
               bars: bars.querySelectorAll(".iv").length, notes: dots.querySelectorAll(".note").length,
-              highlighted: svg.querySelectorAll(".bad").length, messages_total: msgs.length,
+              highlighted: svg.querySelectorAll(".bad").length, bad_intervals: bars.querySelectorAll(".iv.bad").length, messages_total: msgs.length,
               messages_in_window: inWin, omitted_in_window: cut, outside_window: outside, axis: axis,
               window: [A, B]};
     renderOccupancy();
@@ -329,15 +348,15 @@
       var infoText = c.cap !== null && c.cap !== undefined ? "peak " + c.peak + " of " + c.cap :
         (c.resources ? c.resources + " res., peak " + c.peak : "peak " + c.peak);
       if (c.cocoons && c.cocoons.length) {
-        var C = c.cocoons, cmax = Math.max(15, C[C.length - 1][1]);
+        var C = c.cocoons, cmax = Math.max(c.cocoon_cap || 1, C[C.length - 1][1]);
         var cy = function (v) { return 2 + H - (H - 4) * v / cmax; };
         var d = "M" + x(Math.min(C[0][0], A)) + "," + cy(0);
         C.forEach(function (p) { d += " H" + x(p[0]) + " V" + cy(p[1]); });
         d += " H" + x(Math.max(B, C[C.length - 1][0]));
         el("path", {"class": "coc", d: d}, plot);
         var upto = C.filter(function (p) { return p[0] <= B; });
-        var cocoonText = el("text", {x: w - RIGHT - 4, y: 13, "text-anchor": "end", fill: "#8a4b08"}, g);
-        cocoonText.textContent = "cocoons " + (upto.length ? upto[upto.length - 1][1] : 0) + " (end " + C[C.length - 1][1] + ")";
+        infoText = "cocoons " + (upto.length ? upto[upto.length - 1][1] : 0) + (c.cocoon_cap ? "/" + c.cocoon_cap : "");
+        info.setAttribute("fill", "#8a4b08");
       }
       info.textContent = infoText;
     });
@@ -459,10 +478,25 @@
     tip.style.left = x + "px"; tip.style.top = y + "px";
   });
 
+  // #selftest=hover: hover the first arrow and bar, and record the details shown (for tests)
+  function hoverSelfTest() {
+    var shown = {};
+    [".msg", ".iv"].forEach(function (sel) {
+      var target = svg.querySelector(sel);
+      if (!target) return;
+      var r = target.getBoundingClientRect();
+      target.dispatchEvent(new MouseEvent("mousemove", {bubbles: true, clientX: r.left + r.width / 2, clientY: r.top + r.height / 2}));
+      shown[sel.slice(1)] = tip.style.display === "block" ? tip.textContent : null;
+    });
+    counts.hover = shown;
+    selfcheck();
+  }
+
   try {
-    initialWindow();
+    var hash = initialWindow();
     drawStatic();
     render();
+    if (hash.selftest === "hover") hoverSelfTest();
   } catch (e) {
     window.__errors.push(String(e && e.stack || e));
     selfcheck();
