@@ -28,8 +28,22 @@ class SimConfig:
     delay: str = "exp"            # "exp": exponential with mean 1; "uniform": uniform on [0.5, 1.5]; "fixed": 1
     dwell: dict[str, float] = field(default_factory=dict)  # mean dwell per kind; unlisted kinds: 1.0
     max_events: int = 5_000_000   # a guard against a livelock; hitting it is reported, never hidden
+    # Fault injection. Duplicates and delay spikes stay within the algorithms' model: the
+    # receiving side drops a duplicate by its message id (as the RabbitMQ transport does), and a
+    # spike delays a message without letting it overtake its link. ``reorder`` leaves the model:
+    # messages on one link may overtake each other (FIFO is broken on purpose).
+    duplicate: float = 0.0        # probability that a message is delivered a second time
+    spike: float = 0.0            # probability that a message is delayed by ``spike_delay`` more
+    spike_delay: float = 50.0
+    reorder: bool = False
 
     def __post_init__(self) -> None:
+        for name in ("duplicate", "spike"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                raise ConfigError(f"{name} is a probability between 0 and 1, got {value!r}")
+        if not isinstance(self.spike_delay, (int, float)) or self.spike_delay < 0:
+            raise ConfigError(f"spike_delay must be a number ≥ 0, got {self.spike_delay!r}")
         if self.delay not in ("exp", "uniform", "fixed"):
             raise ConfigError(f"delay model must be exp, uniform or fixed, got {self.delay!r}")
         for kind, mean in self.dwell.items():
@@ -51,6 +65,7 @@ class SimResult:
     states: dict[str, str]                # final state per process name
     stalled: dict[str, dict[str, list[str]]]  # processes not finished: what they lack, from whom
     truncated: bool                       # max_events reached before quiescence
+    duplicates_dropped: int = 0           # injected duplicates recognised by message id and dropped
     protocols: dict[int, Any] = field(repr=False, default_factory=dict)
 
     @property
@@ -72,6 +87,8 @@ class Simulation(Driver):
         self._seq = 0
         self._link_last: dict[tuple[int, int], float] = {}
         self.events = 0
+        self.duplicates_dropped = 0
+        self._seen: set[tuple[int, str]] | None = set() if self.config.duplicate > 0 else None
 
     def _delay(self) -> float:
         if self.config.delay == "exp":
@@ -81,14 +98,20 @@ class Simulation(Driver):
         return 1.0
 
     def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
-        link = (sender, to)
-        at = self.now + self._delay()
-        last = self._link_last.get(link, 0.0)
-        if at < last:  # FIFO per link: never overtake an earlier message on the same link
-            at = last
-        self._link_last[link] = at
-        self._seq += 1
-        heapq.heappush(self._queue, (at, self._seq, _MESSAGE, to, (sender, msg, msg_id, vc)))
+        config = self.config
+        copies = 2 if config.duplicate and self.rng.random() < config.duplicate else 1
+        for _ in range(copies):
+            link = (sender, to)
+            at = self.now + self._delay()
+            if config.spike and self.rng.random() < config.spike:
+                at += config.spike_delay
+            if not config.reorder:
+                last = self._link_last.get(link, 0.0)
+                if at < last:  # FIFO per link: never overtake an earlier message on the same link
+                    at = last
+                self._link_last[link] = at
+            self._seq += 1
+            heapq.heappush(self._queue, (at, self._seq, _MESSAGE, to, (sender, msg, msg_id, vc)))
 
     def schedule(self, pid: int, action: str, dwell: str) -> None:
         mean = self.config.dwell.get(dwell, 1.0)
@@ -107,6 +130,11 @@ class Simulation(Driver):
             self.events += 1
             if kind == _MESSAGE:
                 sender, msg, msg_id, vc = payload
+                if self._seen is not None:
+                    if (pid, msg_id) in self._seen:
+                        self.duplicates_dropped += 1
+                        continue
+                    self._seen.add((pid, msg_id))
                 self.deliver(sender, pid, msg, msg_id, vc)
             else:
                 self.feed(pid, lambda p, a=payload: p.on_local(a))
@@ -116,7 +144,7 @@ class Simulation(Driver):
             notes=dict(sorted(self.notes.items())),
             states={self.names[p]: proto.state for p, proto in sorted(self.protocols.items())},
             stalled=self.waiting() if not queue else {}, truncated=bool(queue),
-            protocols=self.protocols,
+            duplicates_dropped=self.duplicates_dropped, protocols=self.protocols,
         )
 
 
