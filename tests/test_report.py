@@ -156,6 +156,27 @@ def test_a_5000_message_trace_loads_with_a_bounded_window(chromium, tmp_path):
     assert re.search(r"of %d message arrows drawn" % total, check["dom"])
 
 
+@pytest.mark.parametrize("algorithm, processes, options", [
+    ("bees", 5, {"flowers": 2, "reeds": 2, "eggs": 2, "cocoons": 4}),
+    ("elves", 4, {}),
+])
+def test_scenario_traces_render_every_participant_and_message(chromium, tmp_path, algorithm, processes, options):
+    setup = make_setup(algorithm, processes, options)
+    with TraceWriter(None, keep=True) as trace:
+        Simulation(setup, SimConfig(seed=5), trace=trace).run()
+    events = trace.events
+    page = tmp_path / f"{algorithm}.html"
+    page.write_text(build_report(events), encoding="utf-8")
+    check = open_in_chromium(chromium, page, screenshot=f"report-{algorithm}.png")
+    assert check["errors"] == [] and check["console"] == []
+    assert check["lines"] == len(setup.names)
+    assert check["arrows"] == sends(events)
+    assert check["bars"] == sum(1 for e in events if e["event"] == "enter")
+    notes = sum(1 for e in events if e["event"] not in ("run", "send", "recv", "enter", "exit", "state"))
+    assert check["notes"] == notes > 0
+    assert check["occupancy_charts"] >= 2
+
+
 def test_trace_text_cannot_break_out_of_the_page(chromium, tmp_path):
     events = ra_trace(None, n=2, requests=1)
     hostile = "</script><script>window.__errors.push('injected')</script><b>"
@@ -191,7 +212,7 @@ def test_model_has_one_message_per_send_and_marks_in_flight_ones(tmp_path):
 def test_bee_reeds_show_their_holder_and_cocoons():
     setup = make_setup("bees", 4, {"flowers": 2, "reeds": 2})
     with TraceWriter(None, keep=True) as trace:
-        Simulation(setup, SimConfig(seed=2), trace=trace).run()
+        result = Simulation(setup, SimConfig(seed=2), trace=trace).run()
     model = build_model(trace.events)
     charts = {c["name"]: c for c in model["occ"]}
     assert set(charts) >= {"flower", "reed:1", "reed:2"}
@@ -203,6 +224,10 @@ def test_bee_reeds_show_their_holder_and_cocoons():
         final = charts[reed]["cocoons"][-1][1] if charts[reed].get("cocoons") else 0
         assert final == laid
         assert all(len(point[2]) <= 1 for point in charts[reed]["series"])  # one holder at a time
+    # Messages per entry of each kind, as the simulator counts them (types named after their kind).
+    for kind in ("reed", "flower"):
+        mine = sum(n for t, n in result.messages.items() if kind in t)
+        assert model["stats"]["per_kind"][kind]["per_entry"] == round(mine / result.entries[kind], 3)
 
 
 def test_report_command_refuses_unreadable_traces(tmp_path, capsys):

@@ -25,7 +25,8 @@ from ..setup import capacity_of
 from ..trace import TraceError
 
 MAX_BODIES = 20_000          # beyond this many messages, hover shows id/type/ts only (keeps the file small)
-AGGREGATE_OVER = 12          # a resource kind with more resources than this gets one summary chart
+AGGREGATE_OVER = 8           # a resource kind with more resources than this gets one summary chart ...
+AGGREGATE_REEDS_OVER = 32    # ... except reeds, whose cocoon counts are worth a chart each
 BASE_FIELDS = {"event", "pid", "t", "lamport", "vc", "_line"}
 
 
@@ -193,7 +194,7 @@ def build_model(events: list[dict]) -> dict:
     occ = []
     for kind in sorted(by_kind):
         resources = sorted(set(by_kind[kind]), key=natural)
-        if len(resources) > AGGREGATE_OVER:
+        if len(resources) > (AGGREGATE_REEDS_OVER if kind == "reed" else AGGREGATE_OVER):
             changes = sorted((c for r in resources for c in occupancy_changes.get(r, [])), key=lambda c: c[:2])
             chart = _series(f"{kind}:*", kind, None, changes, aggregate=True)
             chart["resources"] = len(resources)
@@ -218,7 +219,16 @@ def build_model(events: list[dict]) -> dict:
     lamports = [x for x in ([m[4] for m in msgs] + [m[6] for m in msgs] + [iv[4] for iv in ivs] +
                             [iv[6] for iv in ivs] + [n[2] for n in notes] + [s[2] for s in states])
                 if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    # Messages per entry of each resource kind, when message types name their kind (REQreed,
+    # PINS_REQUEST ...), as ``simulate`` reports them; otherwise all messages over all entries.
+    per_kind = {}
+    for kind, count in sorted(entries.items()):
+        mine = sorted(t for t in by_type if kind.lower() in t.lower())
+        if mine and count:
+            per_kind[kind] = {"types": mine, "messages": sum(by_type[t] for t in mine),
+                              "per_entry": round(sum(by_type[t] for t in mine) / count, 3)}
     stats = {
+        "per_kind": per_kind,
         "by_type": dict(sorted(by_type.items())),
         "messages": len(msgs),
         "delivered": sum(1 for m in msgs if m[5] is not None),

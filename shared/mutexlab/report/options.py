@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..trace import TraceError, TraceWriter
+from ..trace import TraceError, TraceWriter, read_trace
 from .html import build_report
 
 
@@ -30,13 +30,23 @@ def write_report(events: list[dict], path: str | Path) -> Path:
     return target
 
 
-def write_report_if_asked(args: Any, events: list[dict] | TraceWriter | None) -> int:
-    """Write ``args.report`` when it is set. ``events`` may be a TraceWriter built with keep=True."""
+def write_report_if_asked(args: Any, events: list[dict] | TraceWriter | str | Path | None) -> int:
+    """Write ``args.report`` when it is set.
+
+    ``events`` is the trace: a list of events, a TraceWriter built with ``keep=True``, or the
+    path of a trace file (for ``run``, whose monitor writes the trace).
+    """
     path = getattr(args, "report", None)
     if not path:
         return 0
     if isinstance(events, TraceWriter):
         events = events.events
+    elif isinstance(events, (str, Path)):
+        try:
+            events = read_trace(events)
+        except TraceError as exc:
+            print(f"mutexlab: error: cannot build report: {exc}", file=sys.stderr)
+            return 2
     if events is None:
         print("mutexlab: error: --report needs the run's trace events, but they were not kept", file=sys.stderr)
         return 2

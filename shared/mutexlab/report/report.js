@@ -150,12 +150,20 @@
     });
     var tt = h("tr", null, t1); h("th", "total", tt); h("td", String(s.messages), tt, "n");
     var t2 = h("table", null, st, "stats");
-    function row(label, value) { var tr = h("tr", null, t2); h("th", label, tr); h("td", value, tr, "n"); }
+    function row(label, value, note) {
+      var tr = h("tr", null, t2), th = h("th", label, tr);
+      if (note) h("div", note, th, "help");
+      h("td", value, tr, "n");
+    }
     row("messages delivered", String(s.delivered));
     row("still in flight at the end", String(s.in_flight));
     if (s.unmatched_recvs) row("receives without a send in the trace", String(s.unmatched_recvs));
     Object.keys(s.entries).forEach(function (k) { row("entries: " + k, String(s.entries[k])); });
     row("messages per entry (this run)", s.per_entry === null ? "no entries" : fmt(s.per_entry));
+    Object.keys(s.per_kind).forEach(function (k) {
+      var pk = s.per_kind[k];
+      row("messages per " + k + " entry", fmt(pk.per_entry), pk.types.join(", "));
+    });
     row("messages per entry (literature)", s.literature === null || s.literature === undefined ? "not known here" : String(s.literature));
     if (!s.bodies) row("message bodies", "omitted (trace too large); hover shows id, type and times");
   }
