@@ -177,6 +177,19 @@ def test_scenario_traces_render_every_participant_and_message(chromium, tmp_path
     assert check["occupancy_charts"] >= 2
 
 
+def test_wheel_zooms_around_the_pointer_and_drag_pans(chromium, tmp_path):
+    page = tmp_path / "zoom.html"
+    page.write_text(build_report(ra_trace(None, n=4, requests=3)), encoding="utf-8")
+    check = open_in_chromium(chromium, page, fragment="#selftest=zoom")
+    assert check["errors"] == [] and check["console"] == []
+    z = check["zoom"]
+    (a0, b0), (a1, b1), (a2, b2) = z["before"], z["zoomed"], z["panned"]
+    assert (b1 - a1) == pytest.approx((b0 - a0) / 1.25)           # one notch in
+    assert (a1 + b1) / 2 == pytest.approx((a0 + b0) / 2)          # around the pointer, here the middle
+    assert z["arrows_zoomed"] <= z["arrows_before"]
+    assert b2 - a2 == pytest.approx(b1 - a1) and a2 < a1            # dragging right shows earlier times
+
+
 def test_trace_text_cannot_break_out_of_the_page(chromium, tmp_path):
     events = ra_trace(None, n=2, requests=1)
     hostile = "</script><script>window.__errors.push('injected')</script><b>"

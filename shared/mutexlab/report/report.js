@@ -11,7 +11,7 @@
                      "#c7c7c7", "#a1d99b", "#fdae6b", "#bcbddc"];
   var KIND_COLORS = {cs: "#6f42c1", reed: "#8a4b08", flower: "#e377c2", pins: "#17becf", poison: "#2ca02c",
                      contract: "#ff7f0e"};
-  var NOTE_COLORS = ["#000000", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"];
+  var NOTE_COLORS = ["#000000", "#b8860b", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"];  // no red: red means violation
   var LEFT = 112, RIGHT = 24, TOP = 28, ROW = 46, LANE = 8;
   var MAX_ARROWS = D.max_arrows || 2000, MAX_BARS = 4000, MAX_NOTES = 4000, MAX_SEGS = 4000;
 
@@ -41,7 +41,7 @@
   function fmt(x) {
     if (x === null || x === undefined) return "–";
     if (typeof x !== "number") return String(x);
-    return Math.abs(x) >= 1000 || Number.isInteger(x) ? String(Math.round(x * 1000) / 1000) : x.toFixed(3);
+    return String(Math.round(x * 1000) / 1000);
   }
   function widen(r) {
     var a = r[0], b = r[1];
@@ -194,7 +194,7 @@
   }
 
   // ---- the space-time diagram ----
-  var counts = {};
+  var counts = {}, selftests = {};  // selftests survive later renders
   function render() {
     var axis = state.axis, win = state.win[axis], w = width();
     var x = scale(win, w), A = win[0], B = win[1];
@@ -375,6 +375,7 @@
   function selfcheck() {
     var out = {};
     for (var k in counts) out[k] = counts[k];
+    for (var k2 in selftests) out[k2] = selftests[k2];
     out.participants = procs.length;
     out.safe = D.verdict.safe;
     out.errors = window.__errors.slice();
@@ -496,7 +497,23 @@
       target.dispatchEvent(new MouseEvent("mousemove", {bubbles: true, clientX: r.left + r.width / 2, clientY: r.top + r.height / 2}));
       shown[sel.slice(1)] = tip.style.display === "block" ? tip.textContent : null;
     });
-    counts.hover = shown;
+    selftests.hover = shown;
+    selfcheck();
+  }
+
+  // #selftest=zoom: one wheel notch towards the middle of the plot, then a drag to the right
+  function zoomSelfTest() {
+    var r = svg.getBoundingClientRect(), cx = r.left + r.width * (LEFT + (width() - LEFT - RIGHT) / 2) / width();
+    var before = state.win[state.axis].slice(), arrowsBefore = counts.arrows;
+    svg.dispatchEvent(new WheelEvent("wheel", {deltaY: -100, clientX: cx, clientY: r.top + 40, bubbles: true, cancelable: true}));
+    render();
+    var zoomed = state.win[state.axis].slice(), arrowsZoomed = counts.arrows;
+    svg.dispatchEvent(new MouseEvent("mousedown", {clientX: cx, clientY: r.top + 40, bubbles: true}));
+    window.dispatchEvent(new MouseEvent("mousemove", {clientX: cx + 100, clientY: r.top + 40}));
+    window.dispatchEvent(new MouseEvent("mouseup", {clientX: cx + 100, clientY: r.top + 40}));
+    render();
+    selftests.zoom = {before: before, zoomed: zoomed, panned: state.win[state.axis].slice(),
+                   arrows_before: arrowsBefore, arrows_zoomed: arrowsZoomed};
     selfcheck();
   }
 
@@ -505,6 +522,7 @@
     drawStatic();
     render();
     if (hash.selftest === "hover") hoverSelfTest();
+    if (hash.selftest === "zoom") zoomSelfTest();
   } catch (e) {
     window.__errors.push(String(e && e.stack || e));
     selfcheck();
