@@ -177,6 +177,24 @@ def test_scenario_traces_render_every_participant_and_message(chromium, tmp_path
     assert check["occupancy_charts"] >= 2
 
 
+def test_a_stalled_run_shows_who_waits_for_whom(chromium, tmp_path):
+    from test_stall import HoardingRicartAgrawala
+
+    setup = make_setup("ricart-agrawala", 3, {"requests": 1})
+    setup.protocols = {pid: HoardingRicartAgrawala(pid, 3, requests=1) for pid in setup.protocols}
+    with TraceWriter(None, keep=True) as trace:
+        result = Simulation(setup, SimConfig(seed=0), trace=trace).run()
+    assert result.stalled
+    page = tmp_path / "stalled.html"
+    args = argparse.Namespace(report=str(page))
+    assert write_report_if_asked(args, trace, result.stalled, result.states) == 0
+    check = open_in_chromium(chromium, page, screenshot="report-stalled.png")
+    assert check["errors"] == [] and check["console"] == []
+    assert "STALLED" in check["dom"]
+    assert "deadlock: node-1, node-2, node-3 wait for each other" in htmllib.unescape(check["dom"])
+    assert '<section id="stall">' in check["dom"]  # no longer hidden
+
+
 def test_wheel_zooms_around_the_pointer_and_drag_pans(chromium, tmp_path):
     page = tmp_path / "zoom.html"
     page.write_text(build_report(ra_trace(None, n=4, requests=3)), encoding="utf-8")

@@ -13,6 +13,7 @@ import html
 import json
 from importlib import resources
 
+from ..audit.stall import explain_stall
 from .model import build_model
 
 MAX_ARROWS = 2000
@@ -28,10 +29,16 @@ def _json_for_script(data: object) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def build_report(events: list[dict], title: str | None = None) -> str:
-    """The report page for ``events`` (a whole trace, run header first). Raises TraceError."""
+def build_report(events: list[dict], title: str | None = None, stalled: dict | None = None,
+                 states: dict | None = None) -> str:
+    """The report page for ``events`` (a whole trace, run header first). Raises TraceError.
+
+    ``stalled`` (``SimResult.stalled``: who waits for what from whom) and ``states`` (final
+    state per process), when the run ended stuck, put the stall explanation under the verdict.
+    """
     model = build_model(events)
     model["max_arrows"] = MAX_ARROWS
+    model["stall"] = explain_stall(stalled, states) if stalled else ""
     heading = title or f"mutexlab report — {model['title']}"
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -53,6 +60,7 @@ window.addEventListener("error", function (e) {{ window.__errors.push(String(e.m
 <h1>{html.escape(heading)}</h1>
 <div class="sub" id="summary"></div>
 <section id="verdict"></section>
+<section id="stall" hidden></section>
 <h2>Space-time diagram</h2>
 <div id="controls">
   <span>x axis: <label><input type="radio" name="axis" value="t" checked> time t</label>

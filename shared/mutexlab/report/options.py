@@ -22,19 +22,22 @@ def add_report_argument(parser) -> None:
                              "occupancy, verdict, message statistics)")
 
 
-def write_report(events: list[dict], path: str | Path) -> Path:
+def write_report(events: list[dict], path: str | Path, stalled: dict | None = None,
+                 states: dict | None = None) -> Path:
     """Build the report of ``events`` and write it to ``path``; OSError/TraceError propagate."""
-    page = build_report(events)
+    page = build_report(events, stalled=stalled, states=states)
     target = Path(path)
     target.write_text(page, encoding="utf-8")
     return target
 
 
-def write_report_if_asked(args: Any, events: list[dict] | TraceWriter | str | Path | None) -> int:
+def write_report_if_asked(args: Any, events: list[dict] | TraceWriter | str | Path | None,
+                          stalled: dict | None = None, states: dict | None = None) -> int:
     """Write ``args.report`` when it is set.
 
     ``events`` is the trace: a list of events, a TraceWriter built with ``keep=True``, or the
-    path of a trace file (for ``run``, whose monitor writes the trace).
+    path of a trace file (for ``run``, whose monitor writes the trace). ``stalled`` and
+    ``states`` (``SimResult.stalled`` / ``.states``) add the stall explanation to the page.
     """
     path = getattr(args, "report", None)
     if not path:
@@ -51,7 +54,7 @@ def write_report_if_asked(args: Any, events: list[dict] | TraceWriter | str | Pa
         print("mutexlab: error: --report needs the run's trace events, but they were not kept", file=sys.stderr)
         return 2
     try:
-        target = write_report(events, path)
+        target = write_report(events, path, stalled, states)
     except OSError as exc:
         print(f"mutexlab: error: cannot write report {path}: {exc.strerror or exc}", file=sys.stderr)
         return 2

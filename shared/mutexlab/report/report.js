@@ -117,9 +117,16 @@
               " → " + fmt(iv[5]) + " (lines " + iv[7] + "–" + (iv[8] === null ? "end" : iv[8]) + ")";
           }).join(" · "), li, "ivlist");
         } else if (viol.lines.length) {
-          h("div", "trace lines " + viol.lines.join(", "), li, "ivlist");
+          h("div", (viol.lines.length > 1 ? "trace lines " : "trace line ") + viol.lines.join(", "), li, "ivlist");
         }
       });
+    }
+
+    if (D.stall) {
+      var stall = document.getElementById("stall");
+      stall.hidden = false;
+      h("div", "STALLED — the run ended with processes still waiting", stall, "head");
+      h("pre", D.stall, stall);
     }
 
     var legend = document.getElementById("legend");
@@ -137,7 +144,7 @@
     });
     if (!v.safe) {
       var item = h("span", null, legend); var sw = h("span", null, item, "box");
-      sw.style.background = "#d62728"; h("span", "violating interval", item);
+      sw.style.background = "#d62728"; h("span", "violation", item);
     }
 
     var st = document.getElementById("stats");
