@@ -22,6 +22,7 @@ FAMILY_CHECKS: dict[str, str] = {}
 FAMILY_CHECKS.update(dict.fromkeys(["lamport", "ricart-agrawala", "maekawa", "sanders", "suzuki-kasami", "raymond"],
                                    "mutexlab.audit.classic"))
 FAMILY_CHECKS["bees"] = "mutexlab.audit.bees"
+FAMILY_CHECKS["elves"] = "mutexlab.audit.elves"
 
 
 @dataclass

@@ -405,12 +405,13 @@ class Elf(Protocol):
         return [Enter(POISON, need), Schedule("exit", "work")]   # stays ELF_CRITICAL while working
 
     def _finish(self) -> list:
-        """ELF_FINISHED: exits first (the trace shows them before the releases), then messages."""
+        """ELF_FINISHED: the work is noted while still holding everything; the exits come before the
+        releases that let anyone else in; CONTRACT_COMPLETED last."""
         index, hamsters = self.holding
         pins = self.queues[PINS].pop(self.pid)[1]
         poison = self.queues[POISON].pop(self.pid)[1]
-        effects: list = [Exit(POISON, poison), Exit(PINS, pins), Exit(contract_resource(self.round, index)),
-                         Note("contract_done", {"round": self.round, "contract": index, "hamsters": hamsters})]
+        effects: list = [Note("contract_done", {"round": self.round, "contract": index, "hamsters": hamsters}),
+                         Exit(POISON, poison), Exit(PINS, pins), Exit(contract_resource(self.round, index))]
         ts = self.clock.tick()
         effects += [Send(j, PinsRelease(sender=self.pid, ts=ts, round=self.round, units=pins)) for j in self._others()]
         ts = self.clock.tick()

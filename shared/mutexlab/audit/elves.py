@@ -1,0 +1,268 @@
+"""The hamster killers' own invariants, on top of the capacity audit (which already decides, by
+happened-before with units summed, that pins and poison never exceed their totals and that
+no contract has two holders at once).
+
+Checked here, from the trace alone (message bodies of ``send`` events carry the rounds):
+
+* **holding order** — an elf enters pins only while holding a contract and poison only while
+  holding pins, with the configured units (pins per elf; hamsters × poison per hamster);
+* **contracts** — every contract of every round is done (``contract_done``) exactly once, by
+  the elf holding ``contract:<round>.<i>`` at that moment; no contract is entered twice;
+* **stop** — each STOP of round r is sent after (happened-before) every ``contract_done`` of r;
+* **rounds** — an elf enters a resource only after a REPLY *of the same round* from every
+  other elf to its latest request, and the contract it takes is the position of its request
+  among that round's requests only (requests of other rounds never counted);
+* **finished** — every round began, was stopped towards every elf, and everyone ended in its
+  final state.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..clock import happened_before
+from .model import Violation
+
+CHECKS = [
+    "elves: pins only with a contract, poison only with pins, configured units",
+    "elves: each contract of each round done exactly once, by its holder",
+    "elves: STOP only after every contract of its round is done (happened-before)",
+    "elves: replies and contract positions counted within their own round",
+    "elves: all rounds finished",
+]
+
+_KIND = {"CONTRACT": "contract", "PINS": "pins", "POISON": "poison"}
+
+
+def _kind_verb(msg_type: str) -> tuple[str | None, str | None]:
+    head, _, verb = msg_type.rpartition("_")
+    return _KIND.get(head), verb
+
+
+def _contract_of(resource: str) -> tuple[int, int] | None:
+    """``contract:2.3`` → (2, 3)."""
+    try:
+        r, i = resource.split(":", 1)[1].split(".")
+        return int(r), int(i)
+    except (IndexError, ValueError):
+        return None
+
+
+def check(events: list[dict], run: dict) -> list[Violation]:
+    params = run.get("params") or {}
+    names = {str(n) for n in (run.get("processes") or {}).values()}
+    elves = sorted(n for n in names if n.startswith("elf-"))
+    plan = params.get("plan")
+    per_process: dict[str, list[dict]] = defaultdict(list)
+    for event in events:
+        per_process[event["pid"]].append(event)
+    sends = {e["id"]: e for e in events if e["event"] == "send" and "id" in e}
+    found: list[Violation] = []
+    done: dict[tuple[int, int], list[dict]] = defaultdict(list)
+    for elf in elves:
+        found += _holding_order(elf, per_process.get(elf, []), params, plan, done)
+    found += _exactly_once(events, plan, done)
+    found += _stop_after_done(per_process.get("mayor", []), plan, done)
+    if len(elves) > 1:
+        requests = _contract_requests(events)
+        for elf in elves:
+            found += _rounds(elf, per_process.get(elf, []), elves, sends, requests)
+    found += _finished(per_process, elves, params)
+    return found
+
+
+def _holding_order(elf: str, events: list[dict], params: dict, plan, done) -> list[Violation]:
+    found = []
+    contract: tuple[int, int] | None = None   # (round, index) held
+    pins = poison = False
+    completed = False
+    for e in events:
+        kind, resource = e["event"], e.get("resource", "")
+        if kind == "enter" and resource.startswith("contract:"):
+            if contract is not None:
+                found.append(Violation("two-contracts", f"{elf} took {resource} while still holding contract "
+                                       f"{contract[0]}.{contract[1]}", [e]))
+            contract, completed = _contract_of(resource), False
+        elif kind == "enter" and resource == "pins":
+            if contract is None:
+                found.append(Violation("pins-without-contract", f"{elf} took pins without a contract", [e]))
+            elif e.get("units", 1) != params.get("pins_per_elf", e.get("units", 1)):
+                found.append(Violation("pins-units", f"{elf} took {e.get('units', 1)} pins, not the "
+                                       f"{params['pins_per_elf']} every elf needs", [e]))
+            pins = True
+        elif kind == "enter" and resource == "poison":
+            if not pins:
+                found.append(Violation("poison-without-pins", f"{elf} took poison without holding pins", [e]))
+            elif plan and contract is not None and _in_plan(plan, *contract):
+                need = plan[contract[0] - 1][contract[1] - 1] * params.get("poison_per_hamster", 1)
+                if e.get("units", 1) != need:
+                    found.append(Violation("poison-units", f"{elf} took {e.get('units', 1)} poison for contract "
+                                           f"{contract[0]}.{contract[1]}, which needs {need}", [e]))
+            poison = True
+        elif kind == "exit" and resource == "pins":
+            pins = False
+        elif kind == "exit" and resource == "poison":
+            poison = False
+        elif kind == "exit" and resource.startswith("contract:"):
+            if not completed:
+                found.append(Violation("contract-abandoned", f"{elf} left {resource} without doing it", [e]))
+            contract = None
+        elif kind == "contract_done":
+            key = (e.get("round"), e.get("contract"))
+            done[key].append(e)
+            completed = True
+            if contract != key:
+                held = "no contract" if contract is None else f"contract {contract[0]}.{contract[1]}"
+                found.append(Violation("done-by-non-holder", f"{elf} did contract {key[0]}.{key[1]} while "
+                                       f"holding {held}", [e]))
+            elif not (pins and poison):
+                found.append(Violation("done-without-tools", f"{elf} did contract {key[0]}.{key[1]} without "
+                                       f"holding {'pins' if not pins else 'poison'}", [e]))
+    return found
+
+
+def _in_plan(plan, round_, index) -> bool:
+    return 1 <= round_ <= len(plan) and 1 <= index <= len(plan[round_ - 1])
+
+
+def _exactly_once(events: list[dict], plan, done) -> list[Violation]:
+    found = []
+    entered: dict[str, list[dict]] = defaultdict(list)
+    for e in events:
+        if e["event"] == "enter" and e.get("resource", "").startswith("contract:"):
+            entered[e["resource"]].append(e)
+    for resource, enters in sorted(entered.items()):
+        if len(enters) > 1:
+            found.append(Violation("contract-twice", f"{resource} was taken {len(enters)} times, by "
+                                   + ", ".join(x["pid"] for x in enters), enters))
+    for (r, i), notes in sorted(done.items(), key=lambda kv: str(kv[0])):
+        if len(notes) > 1:
+            found.append(Violation("contract-done-twice", f"contract {r}.{i} was done {len(notes)} times, by "
+                                   + ", ".join(x["pid"] for x in notes), notes))
+        if plan is not None and not (isinstance(r, int) and isinstance(i, int) and _in_plan(plan, r, i)):
+            found.append(Violation("contract-unknown", f"contract {r}.{i} is not in the mayor's plan", notes))
+    if plan is not None:
+        for r, contracts in enumerate(plan, 1):
+            for i in range(1, len(contracts) + 1):
+                if not done.get((r, i)):
+                    found.append(Violation("contract-not-done", f"contract {r}.{i} was never done", []))
+    return found
+
+
+def _stop_after_done(mayor: list[dict], plan, done) -> list[Violation]:
+    found = []
+    current = 0
+    reported: set[tuple[int, int]] = set()
+    for e in mayor:
+        if e["event"] == "round":
+            current = e.get("round", current + 1)
+        elif e["event"] == "send" and e.get("type") == "STOP":
+            r = (e.get("msg") or {}).get("round", current)
+            count = len(plan[r - 1]) if plan and 1 <= r <= len(plan) else None
+            indices = range(1, count + 1) if count else sorted(i for (rr, i) in done if rr == r)
+            for i in indices:
+                notes = done.get((r, i), [])
+                if (r, i) in reported:
+                    continue
+                if not notes:
+                    reported.add((r, i))
+                    found.append(Violation("stop-before-done", f"mayor stopped round {r} but contract {r}.{i} "
+                                           f"was never done", [e]))
+                elif not any(happened_before(n["pid"], n["vc"], e["vc"]) for n in notes):
+                    reported.add((r, i))
+                    found.append(Violation("stop-before-done", f"mayor sent STOP of round {r} to {e.get('to')} "
+                                           f"before contract {r}.{i} was done (no happened-before)",
+                                           [notes[0], e]))
+    return found
+
+
+def _contract_requests(events: list[dict]) -> dict[int, set[tuple[int, str]]]:
+    """Round → the (ts, pid number) of every CONTRACT_REQUEST sent in it (one per broadcast)."""
+    out: dict[int, set] = defaultdict(set)
+    for e in events:
+        if e["event"] == "send" and e.get("type") == "CONTRACT_REQUEST" and e.get("msg"):
+            out[e["msg"]["round"]].add((e["msg"]["ts"], e["msg"]["sender"]))
+    return out
+
+
+def _rounds(elf: str, events: list[dict], elves: list[str], sends: dict, requests) -> list[Violation]:
+    found = []
+    others = set(elves) - {elf}
+    current: dict[str, tuple[int, int] | None] = {}       # kind → (round, ts) of the latest request
+    replies: dict[str, dict[str, set]] = {}              # kind → {from: rounds of replies since the request}
+    contract_round = None
+    for e in events:
+        kind = e["event"]
+        if kind == "send" and e.get("type", "").endswith("_REQUEST"):
+            res, _ = _kind_verb(e["type"])
+            body = e.get("msg")
+            if body is None:
+                found.append(Violation("audit-incomplete", f"{elf}'s {e['type']} carries no body: its round "
+                                       "cannot be checked", [e]))
+                return found
+            key = (body["round"], body["ts"])
+            if current.get(res) != key:
+                current[res], replies[res] = key, {}
+        elif kind == "recv" and e.get("type", "").endswith("_REPLY"):
+            res, _ = _kind_verb(e["type"])
+            body = (sends.get(e.get("id")) or {}).get("msg") or {}
+            if res in replies:
+                replies[res].setdefault(e.get("from"), set()).add(body.get("round"))
+        elif kind == "enter":
+            resource = e.get("resource", "")
+            if resource.startswith("contract:"):
+                res, held = "contract", _contract_of(resource)
+                round_ = held[0] if held else None
+                contract_round = round_
+            elif resource in ("pins", "poison"):
+                res, round_, held = resource, contract_round, None
+            else:
+                continue
+            request = current.get(res)
+            if request is None or request[0] != round_:
+                found.append(Violation("round-mixed", f"{elf} entered {resource} in round {round_} without a "
+                                       f"request of that round (latest: {request})", [e]))
+                continue
+            got = {who for who, rounds in replies[res].items() if round_ in rounds}
+            missing = sorted(others - got)
+            if missing:
+                stale = sorted(who for who, rounds in replies[res].items() if rounds - {round_})
+                found.append(Violation("round-mixed", f"{elf} entered {resource} in round {round_} without a "
+                                       f"round-{round_} REPLY from {', '.join(missing)}"
+                                       + (f" (it had stale replies from {', '.join(stale)})" if stale else ""),
+                                       [e]))
+            if res == "contract" and held is not None:
+                mine = (request[1], int(elf.split("-")[1]))
+                position = 1 + sum(1 for other in requests.get(round_, ()) if other < mine)
+                if held[1] != position:
+                    found.append(Violation("contract-position", f"{elf} took contract {held[0]}.{held[1]} but its "
+                                           f"request is number {position} among round {round_}'s requests", [e]))
+    return found
+
+
+def _finished(per_process: dict[str, list[dict]], elves: list[str], params: dict) -> list[Violation]:
+    found = []
+    mayor = per_process.get("mayor", [])
+    rounds = params.get("rounds")
+    began = [e.get("round") for e in mayor if e["event"] == "round"]
+    if rounds is not None and began != list(range(1, rounds + 1)):
+        found.append(Violation("rounds-unfinished", f"the mayor began rounds {began}, not 1..{rounds}", []))
+    stops: dict[int, set[str]] = defaultdict(set)
+    current = 0
+    for e in mayor:
+        if e["event"] == "round":
+            current = e.get("round", current + 1)
+        elif e["event"] == "send" and e.get("type") == "STOP":
+            stops[(e.get("msg") or {}).get("round", current)].add(e.get("to"))
+    for r in range(1, (rounds or 0) + 1):
+        missing = sorted(set(elves) - stops.get(r, set()))
+        if missing:
+            found.append(Violation("rounds-unfinished", f"round {r} was never stopped towards "
+                                   + ", ".join(missing), []))
+    finals = {"mayor": "MAYOR_DONE", **{elf: "ELF_DONE" for elf in elves}}
+    for pid, final in finals.items():
+        states = [e.get("state") for e in per_process.get(pid, []) if e["event"] == "state"]
+        if not states or states[-1] != final:
+            found.append(Violation("not-finished", f"{pid} ended in {states[-1] if states else 'its first state'}, "
+                                   f"not {final}", []))
+    return found
