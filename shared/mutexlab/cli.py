@@ -16,6 +16,7 @@ COMMANDS = [
     "mutexlab.commands.verify",
     "mutexlab.commands.run",
     "mutexlab.commands.report",
+    "mutexlab.commands.compare",
 ]
 
 

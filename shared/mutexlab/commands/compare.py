@@ -1,0 +1,90 @@
+"""``mutexlab compare``: the six classic algorithms on the same workload, one table.
+
+Same N, requests per node, seed, delay model and per-node think/critical-section times for all
+(see ``simulate_mutex.WorkloadSimulation``). Exit 0 when every run serves every request and is
+safe; 1 when any run stalls or fails its audit; 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+from ..metrics import LITERATURE
+from ..protocols.registry import CLASSIC
+from ..setup import ConfigError
+from .common import fail, print_json
+from .simulate_mutex import _fmt, add_workload_arguments, run_classic
+
+COLUMNS = ("algorithm", "entries", "messages", "msgs/entry", "literature", "sync (T)", "literature",
+           "response (T)", "verdict")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("compare", help="all six classic algorithms on the same workload, one table",
+                       description="Run Lamport, Ricart–Agrawala, Maekawa, Sanders, Suzuki–Kasami and Raymond on "
+                                   "the same workload (default options) and print one table: messages per entry, "
+                                   "synchronization delay and response time in units of the mean message delay T, "
+                                   "beside the literature's figures. Exit 1 when any run stalls or fails its audit.")
+    add_workload_arguments(p)
+    p.add_argument("--algorithms", metavar="A,B,...", default=",".join(CLASSIC),
+                   help="a comma-separated subset (default: all six)")
+    p.set_defaults(func=run)
+
+
+def _row(name: str, outcome, n: int) -> dict:
+    lit = LITERATURE.get(name, {})
+    params = outcome.setup.params
+    m = outcome.metrics
+    verdict = "ok" if outcome.ok else ("STALLED" if not outcome.result.ok else "UNSAFE")
+    return {"algorithm": name, **m.as_dict(),
+            "literature_messages": lit["messages"].render(n, params) if "messages" in lit else None,
+            "literature_sync": lit["sync"].render(n, params) if "sync" in lit else None,
+            "verdict": verdict, "stalled": outcome.result.stalled,
+            "violations": [v.describe() for v in outcome.verdict.violations]}
+
+
+def render(rows: list[dict], args) -> str:
+    table = [COLUMNS]
+    for r in rows:
+        if r.get("error"):
+            table.append((r["algorithm"], "—", "—", "—", "—", "—", "—", "—", r["error"]))
+            continue
+        table.append((r["algorithm"], f"{r['entries']}/{r['requests']}", str(r["total_messages"]),
+                      _fmt(r["messages_per_entry"]), r["literature_messages"] or "",
+                      _fmt(r["sync_delay"]), r["literature_sync"] or "", _fmt(r["response_time"]), r["verdict"]))
+    widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
+    lines = [f"N={args.nodes}, {args.requests} request(s) per node, seed {args.seed}, delay {args.delay}, "
+             f"think {args.think:g}, cs {args.cs:g} (times in units of the observed mean message delay T)"]
+    for k, row in enumerate(table):
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    names = [a.strip() for a in args.algorithms.split(",") if a.strip()]
+    unknown = [a for a in names if a not in CLASSIC]
+    if unknown or not names:
+        return fail(f"unknown algorithm(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(CLASSIC)}")
+    rows = []
+    all_ok = True
+    for name in names:
+        try:
+            outcome = run_classic(name, args.nodes, args.requests, args.seed, {}, args.delay, args.think, args.cs)
+        except ConfigError as exc:
+            rows.append({"algorithm": name, "error": str(exc)})
+            all_ok = False
+            continue
+        row = _row(name, outcome, args.nodes)
+        all_ok = all_ok and outcome.ok
+        rows.append(row)
+    if args.json:
+        print_json({"nodes": args.nodes, "requests_per_node": args.requests, "seed": args.seed, "delay": args.delay,
+                    "think": args.think, "cs": args.cs, "runs": rows})
+    else:
+        print(render(rows, args))
+        for r in rows:
+            for v in r.get("violations", []):
+                print(f"{r['algorithm']}: {v}")
+            for name, what in (r.get("stalled") or {}).items():
+                print(f"{r['algorithm']}: STALLED {name} waits for {what}")
+    return 0 if all_ok else 1

@@ -1,0 +1,175 @@
+"""Raymond's tree-based protocol (seed 002): the token travels along the edges of a tree.
+
+HOLDER_i names p_i's neighbour in the direction of the token (p_i itself when it holds it);
+Q_i is p_i's FIFO queue of requesters (neighbours, or p_i itself); ``asked`` records that p_i
+has sent a REQUEST to HOLDER_i that the token has not answered yet.
+
+State table (state × input → action); "pass" = pop the head j of Q, send TOKEN to j,
+HOLDER = j, and if Q is still not empty send REQUEST to j (asked):
+
+| state    | request (local)                                         | REQUEST from j                                               | TOKEN                                                   | exit (local)          |
+|----------|---------------------------------------------------------|--------------------------------------------------------------|---------------------------------------------------------|-----------------------|
+| RELEASED | token here: → HELD at once; else Q += i, REQUEST to HOLDER unless asked → WANTED | token here: TOKEN to j, HOLDER = j; else Q += j, REQUEST to HOLDER unless asked | HOLDER = i; pass (the head is a neighbour)        | error                 |
+| WANTED   | error                                                   | Q += j, REQUEST to HOLDER unless asked                       | HOLDER = i; head is i: pop it → HELD; else pass         | error                 |
+| HELD     | error                                                   | Q += j (the token is in use)                                 | (never)                                                 | Q not empty: pass → RELEASED |
+
+Invariants: the HOLDER pointers always form a tree oriented toward the token (or toward the
+link it travels on); an idle token holder has an empty queue; a node is in its own queue at
+most once and HELD only while holding the token. Messages per entry: O(log N) on a
+balanced tree (at most twice the tree's diameter).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Literal
+
+from ..messages import Codec, Message
+from ..protocol import Send
+from ..setup import ConfigError, Setup
+from .classic import CS, ClassicNode, node_name, refuse_unknown, workload_options
+
+
+class Request(Message):
+    type: Literal["REQUEST"] = "REQUEST"
+
+
+class Token(Message):
+    type: Literal["TOKEN"] = "TOKEN"
+
+
+CODEC = Codec(Request, Token)
+
+
+class RaymondNode(ClassicNode):
+    def __init__(self, pid: int, n: int, holder: int, requests: int = 0, clock: int = 0) -> None:
+        super().__init__(pid, n, requests, clock)
+        self.holder = holder
+        self.queue: deque[int] = deque()
+        self.asked = False
+
+    def _ask(self) -> list:
+        """Send REQUEST toward the token unless already done (or the token is here)."""
+        if self.asked or self.holder == self.pid or not self.queue:
+            return []
+        self.asked = True
+        return [Send(self.holder, Request(sender=self.pid, ts=self.clock.tick()))]
+
+    def _pass(self) -> list:
+        """Hand the token to the head of the queue; ask for it back if others still wait here."""
+        j = self.queue.popleft()
+        self.holder = j
+        effects = [Send(j, Token(sender=self.pid, ts=self.clock.tick()))]
+        return effects + self._ask()
+
+    def _request(self) -> list:
+        if self.holder == self.pid:
+            return self._enter()  # an idle holder has an empty queue
+        self.queue.append(self.pid)
+        self.state = "WANTED"
+        return self._ask()
+
+    def on_message(self, msg) -> list:
+        self.clock.receive(msg.ts)
+        if msg.type == "REQUEST":
+            if self.holder == self.pid and self.state != "HELD":
+                self.holder = msg.sender
+                return [Send(msg.sender, Token(sender=self.pid, ts=self.clock.tick()))]
+            self.queue.append(msg.sender)
+            return self._ask()
+        # TOKEN
+        self.holder = self.pid
+        self.asked = False
+        if self.queue and self.queue[0] == self.pid:
+            self.queue.popleft()
+            return self._enter()
+        if self.queue:
+            return self._pass()
+        return []  # cannot happen: the token comes only to a node with a non-empty queue
+
+    def _release(self) -> list:
+        return self._pass() if self.queue else []
+
+    def waiting_for(self) -> dict[str, list[int]]:
+        return {"TOKEN": [self.holder]} if self.state == "WANTED" else {}
+
+    def snapshot(self):
+        return (self.state, self.clock.time, self.holder, tuple(self.queue), self.asked, self.requests_left)
+
+
+# -- the tree ---------------------------------------------------------------------------------
+def default_parents(processes: int) -> dict[int, int]:
+    """A balanced (heap-shaped) tree: the parent of i is i // 2; the root is 1."""
+    return {i: i // 2 for i in range(2, processes + 1)}
+
+
+def read_parents(raw, processes: int) -> dict[int, int]:
+    """Parse ``{"child": parent, ...}`` (the root absent or mapped to null) and check it is a tree."""
+    if not isinstance(raw, dict):
+        raise ConfigError("option 'parents' must map each pid to its parent pid, e.g. {\"2\": 1, \"3\": 1}")
+    parents: dict[int, int] = {}
+    for key, value in raw.items():
+        try:
+            child = int(key)
+        except (TypeError, ValueError):
+            raise ConfigError(f"parents: {key!r} is not a pid") from None
+        if not 1 <= child <= processes:
+            raise ConfigError(f"parents: pid {child} is outside 1..{processes}")
+        if child in parents:
+            raise ConfigError(f"parents: process {child} is given twice")
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= processes:
+            raise ConfigError(f"parents: the parent of {child} must be a pid in 1..{processes}, got {value!r}")
+        if value == child:
+            raise ConfigError(f"parents: process {child} cannot be its own parent")
+        parents[child] = value
+    roots = [p for p in range(1, processes + 1) if p not in parents]
+    if len(roots) != 1:
+        raise ConfigError(f"parents: a tree has exactly one root (a process without a parent), "
+                          f"found {len(roots)}: {roots}")
+    for start in parents:
+        seen = [start]
+        node = start
+        while node in parents:
+            node = parents[node]
+            if node in seen:
+                cycle = seen[seen.index(node):] + [node]
+                raise ConfigError(f"parents: not a tree, there is a cycle {' → '.join(map(str, cycle))}")
+            seen.append(node)
+    return parents
+
+
+def holders_toward(parents: dict[int, int], processes: int, token_holder: int) -> dict[int, int]:
+    """HOLDER_i for every i: the first hop on the tree path from i to the token holder."""
+    neighbours: dict[int, list[int]] = {p: [] for p in range(1, processes + 1)}
+    for child, parent in parents.items():
+        neighbours[child].append(parent)
+        neighbours[parent].append(child)
+    holder = {token_holder: token_holder}
+    frontier = [token_holder]
+    while frontier:
+        node = frontier.pop()
+        for other in neighbours[node]:
+            if other not in holder:
+                holder[other] = node
+                frontier.append(other)
+    return holder
+
+
+def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+    """Options: ``parents`` (default: heap-shaped, root 1) and ``token_holder`` (default: the root)."""
+    refuse_unknown(options, {"parents", "token_holder"}, "raymond")
+    requests, clocks = workload_options(processes, options)
+    raw = options.get("parents")
+    parents = default_parents(processes) if raw is None else read_parents(raw, processes)
+    root = next(p for p in range(1, processes + 1) if p not in parents)
+    token_holder = options.get("token_holder", root)
+    if isinstance(token_holder, bool) or not isinstance(token_holder, int) or not 1 <= token_holder <= processes:
+        raise ConfigError(f"raymond: option 'token_holder' must be a pid in 1..{processes}, got {token_holder!r}")
+    holder = holders_toward(parents, processes, token_holder)
+    nodes = {pid: RaymondNode(pid, processes, holder[pid], requests, clocks.get(pid, 0))
+             for pid in range(1, processes + 1)}
+    return Setup("raymond", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
+                 {"nodes": processes, "requests": requests, "token_holder": token_holder,
+                  "parents": {str(c): p for c, p in sorted(parents.items())}})

@@ -1,0 +1,124 @@
+"""Suzuki–Kasami's broadcast protocol (seed 002): one token, sequence numbers instead of clocks.
+
+R_i[j] is the largest sequence number p_i has seen in a REQUEST from p_j. The token carries
+L[j], the sequence number of p_j's most recently executed request, and Q, the FIFO queue of
+waiting sites. A request of p_j is outstanding at the token holder iff R[j] = L[j] + 1, so a
+stale request (L[j] already ≥ s) is recognised and ignored.
+
+State table (state × input → action):
+
+| state    | request (local)                                   | REQUEST(j, s)                                            | TOKEN(L, Q)       | exit (local)                                                    |
+|----------|---------------------------------------------------|----------------------------------------------------------|-------------------|-----------------------------------------------------------------|
+| RELEASED | token here: → HELD at once; else R[i] += 1, REQUEST to all others → WANTED | R[j] = max(R[j], s); token here and R[j] = L[j] + 1: send TOKEN to j | (never)           | error                                                           |
+| WANTED   | error                                             | R[j] = max(R[j], s)                                      | keep it → HELD    | error                                                           |
+| HELD     | error                                             | R[j] = max(R[j], s) (the token is in use: keep it)       | (never)           | L[i] = R[i]; append every j ∉ Q with R[j] = L[j] + 1; Q non-empty: pop head, TOKEN to it → RELEASED |
+
+Invariants: exactly one token exists, in one node's hands or in flight; a node is HELD only
+while it holds the token; messages per entry: 0 (token already here) or N (N−1 REQUESTs and
+one TOKEN). A Lamport clock is kept only for the trace's ``ts``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ..messages import Codec, Message
+from ..protocol import ProtocolError, Send
+from ..setup import ConfigError, Setup
+from .classic import CS, ClassicNode, node_name, refuse_unknown, workload_options
+
+
+class Request(Message):
+    """REQUEST(j, s): ``sender`` asks for the ``seq``-th time."""
+    type: Literal["REQUEST"] = "REQUEST"
+    seq: int = Field(ge=1)
+
+
+class Token(Message):
+    """The token: ``last[j-1]`` = L[j], ``queue`` = Q (pids)."""
+    type: Literal["TOKEN"] = "TOKEN"
+    last: list[int]
+    queue: list[int]
+
+
+CODEC = Codec(Request, Token)
+
+
+class SuzukiKasamiNode(ClassicNode):
+    def __init__(self, pid: int, n: int, has_token: bool, requests: int = 0, clock: int = 0) -> None:
+        super().__init__(pid, n, requests, clock)
+        self.R = [0] * (n + 1)                         # R[j] for j in 1..n (index 0 unused)
+        self.token: tuple[list[int], list[int]] | None = ([0] * (n + 1), []) if has_token else None
+
+    @property
+    def has_token(self) -> bool:
+        return self.token is not None
+
+    def token_view(self) -> tuple[list[int], list[int]] | None:
+        """The token as the notes write it: (L as a list over p_1..p_n, Q), or None."""
+        if self.token is None:
+            return None
+        last, queue = self.token
+        return last[1:], list(queue)
+
+    def _request(self) -> list:
+        if self.token is not None:
+            return self._enter()
+        self.R[self.pid] += 1
+        self.state = "WANTED"
+        msg = Request(sender=self.pid, ts=self.clock.tick(), seq=self.R[self.pid])
+        return [Send(j, msg) for j in range(1, self.n + 1) if j != self.pid]
+
+    def _send_token(self, to: int) -> Send:
+        last, queue = self.token
+        self.token = None
+        return Send(to, Token(sender=self.pid, ts=self.clock.tick(), last=last[1:], queue=queue))
+
+    def on_message(self, msg) -> list:
+        self.clock.receive(msg.ts)
+        if msg.type == "REQUEST":
+            j = msg.sender
+            self.R[j] = max(self.R[j], msg.seq)
+            if self.token is not None and self.state != "HELD" and self.R[j] == self.token[0][j] + 1:
+                return [self._send_token(j)]
+            return []
+        # TOKEN
+        if self.token is not None:
+            raise ProtocolError(f"{node_name(self.pid)} received a second token")
+        if len(msg.last) != self.n or any(not 1 <= q <= self.n for q in msg.queue):
+            raise ProtocolError(f"{node_name(self.pid)} received a token that does not fit {self.n} processes")
+        self.token = ([0] + list(msg.last), list(msg.queue))
+        if self.state == "WANTED":
+            return self._enter()
+        return []  # cannot happen: the token goes only to a waiting site
+
+    def _release(self) -> list:
+        last, queue = self.token
+        last[self.pid] = self.R[self.pid]
+        for j in range(1, self.n + 1):
+            if j != self.pid and j not in queue and self.R[j] == last[j] + 1:
+                queue.append(j)
+        if queue:
+            return [self._send_token(queue.pop(0))]
+        return []
+
+    def waiting_for(self) -> dict[str, list[int]]:
+        return {"TOKEN": []} if self.state == "WANTED" else {}
+
+    def snapshot(self):
+        token = None if self.token is None else (tuple(self.token[0]), tuple(self.token[1]))
+        return (self.state, self.clock.time, tuple(self.R), token, self.requests_left)
+
+
+def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+    refuse_unknown(options, {"token_holder"}, "suzuki-kasami")
+    requests, clocks = workload_options(processes, options)
+    holder = options.get("token_holder", 1)
+    if isinstance(holder, bool) or not isinstance(holder, int) or not 1 <= holder <= processes:
+        raise ConfigError(f"suzuki-kasami: option 'token_holder' must be a pid in 1..{processes}, got {holder!r}")
+    nodes = {pid: SuzukiKasamiNode(pid, processes, pid == holder, requests, clocks.get(pid, 0))
+             for pid in range(1, processes + 1)}
+    return Setup("suzuki-kasami", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
+                 {"nodes": processes, "requests": requests, "token_holder": holder})
