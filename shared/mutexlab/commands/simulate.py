@@ -6,6 +6,7 @@ import importlib
 
 SIMULATIONS: list[str] = []
 SIMULATIONS.append("mutexlab.commands.simulate_bees")
+SIMULATIONS.append("mutexlab.commands.simulate_elves")
 SIMULATIONS.append("mutexlab.commands.simulate_mutex")
 
 

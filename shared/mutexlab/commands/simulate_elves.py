@@ -1,0 +1,176 @@
+"""``mutexlab simulate elves``: one seeded run of the hamster killers, summarised and audited.
+
+Exit 0 when the mayor and every elf end in their final state after the last round and the
+audit finds the trace safe; 1 when the run stalls, a participant rejects an input, or the
+audit finds a violation; 2 on bad arguments or a configuration that could never finish.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..audit import verify_events
+from ..protocol import ProtocolError
+from ..protocols.elves import ELF_WAIT_FOR_RELEASE, PINS, POISON, Elf, make_setup
+from ..report.options import add_report_argument, write_report_if_asked
+from ..setup import ConfigError
+from ..sim import SimConfig, Simulation
+from ..trace import TraceWriter
+from .common import fail, non_negative, positive, print_json, seconds
+
+
+def register(sub) -> None:
+    p = sub.add_parser("elves", help="the hamster killers: a mayor, N elves, pins and poison",
+                       description="Simulate the hamster killers (seed 001) in virtual time and audit the run. "
+                                   "Exit 0 when every round is finished and the trace is safe, 1 when the run "
+                                   "stalls or the audit finds a violation, 2 on bad arguments or a configuration "
+                                   "that could never finish.")
+    p.add_argument("--elves", "-N", type=non_negative, default=4, metavar="N", help="number of elves (default 4)")
+    p.add_argument("--pins", type=non_negative, default=3, metavar="A", help="safety pins in town (default 3)")
+    p.add_argument("--poison", type=non_negative, default=10, metavar="B", help="poison portions (default 10)")
+    p.add_argument("--contracts", type=non_negative, default=6, metavar="C", help="contracts per round (default 6)")
+    p.add_argument("--hamsters", default="1-5", metavar="MIN-MAX",
+                   help="hamsters per contract, drawn by the mayor (default 1-5)")
+    p.add_argument("--rounds", type=non_negative, default=2, metavar="R", help="rounds (default 2)")
+    p.add_argument("--pins-per-elf", type=positive, default=1, metavar="K",
+                   help="pins an elf needs for any contract (default 1)")
+    p.add_argument("--poison-per-hamster", type=positive, default=1, metavar="K",
+                   help="poison portions per hamster (default 1)")
+    p.add_argument("--seed", type=non_negative, default=0,
+                   help="random seed: the mayor's contracts, delays, dwell times (default 0)")
+    p.add_argument("--delay", choices=("exp", "uniform", "fixed"), default="exp",
+                   help="message delay model, mean 1 (default exp)")
+    p.add_argument("--work", type=seconds, default=1.0, metavar="MEAN",
+                   help="mean virtual time an elf works on a contract (default 1)")
+    p.add_argument("--rest", type=seconds, default=1.0, metavar="MEAN",
+                   help="mean virtual time between a contract done and the next request (default 1)")
+    p.add_argument("--pause", type=seconds, default=1.0, metavar="MEAN",
+                   help="mean virtual time the mayor waits between rounds (default 1)")
+    p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
+    add_report_argument(p)
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.set_defaults(func=run)
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 2) if whole else None
+
+
+def waiting_time(events: list[dict]) -> dict[str, float]:
+    """Virtual time each elf spent in ELF_WAIT_FOR_RELEASE, from the trace's state events."""
+    since: dict[str, float] = {}
+    total: Counter[str] = Counter()
+    for e in events:
+        if e["event"] != "state" or not e["pid"].startswith("elf-"):
+            continue
+        if e["pid"] in since:
+            total[e["pid"]] += e["t"] - since.pop(e["pid"])
+        if e["state"] == ELF_WAIT_FOR_RELEASE:
+            since[e["pid"]] = e["t"]
+    return {pid: round(total[pid], 3) for pid in sorted(total)}
+
+
+def summarise(setup, result, verdict, events, args, error: str | None) -> dict:
+    params = setup.params
+    elves = {setup.names[pid]: proto for pid, proto in sorted(setup.protocols.items()) if isinstance(proto, Elf)}
+    rounds = range(1, params["rounds"] + 1)
+    done = {name: {str(r): sorted(elf.done.get(r, [])) for r in rounds} for name, elf in elves.items()}
+    wait_time = waiting_time(events)
+    waits = {name: {PINS: elf.waits[PINS], POISON: elf.waits[POISON], "time": wait_time.get(name, 0.0)}
+             for name, elf in elves.items()}
+    messages = result.messages if result else {}
+    entries = result.entries if result else {}
+    acquisitions = sum(entries.values())
+    total = sum(messages.values())
+    summary = {
+        "elves": params["elves"], "pins": params["pins"], "poison": params["poison"],
+        "contracts": params["contracts"], "hamsters": params["hamsters"], "rounds": params["rounds"],
+        "pins_per_elf": params["pins_per_elf"], "poison_per_hamster": params["poison_per_hamster"],
+        "seed": args.seed, "delay": args.delay, "plan": params["plan"],
+        "contracts_done": done,
+        "contracts_done_total": sum(len(v) for per in done.values() for v in per.values()),
+        "waits": waits,
+        "messages": messages, "messages_total": total,
+        "acquisitions": entries, "acquisitions_total": acquisitions,
+        "messages_per_acquisition": _ratio(total, acquisitions),
+        "virtual_duration": round(result.duration, 3) if result else None,
+        "events": result.events if result else None,
+        "final_states": result.states if result else {},
+        "stalled": result.stalled if result else {}, "truncated": result.truncated if result else False,
+        "error": error,
+        "audit": {"safe": verdict.safe, "checks": verdict.checks,
+                  "violations": [v.describe() for v in verdict.violations]},
+    }
+    if args.trace:
+        summary["trace"] = args.trace
+    return summary
+
+
+def render(s: dict) -> str:
+    rounds = [str(r) for r in range(1, s["rounds"] + 1)]
+    lines = [f"hamster killers: {s['elves']} elves, {s['rounds']} round(s) × {s['contracts']} contracts "
+             f"(hamsters {s['hamsters'][0]}-{s['hamsters'][1]}), pins {s['pins']} ({s['pins_per_elf']} per elf), "
+             f"poison {s['poison']} ({s['poison_per_hamster']} per hamster), seed {s['seed']}, delay {s['delay']}"]
+    lines += [f"round {r} contracts (hamsters): " + " ".join(map(str, plan)) for r, plan in zip(rounds, s["plan"])]
+    header = ["elf"] + [f"round {r}" for r in rounds] + ["total", "pin waits", "poison waits", "time waiting"]
+    rows = []
+    for name, per in s["contracts_done"].items():
+        w = s["waits"][name]
+        rows.append([name] + [f"{len(per[r])} [" + ",".join(map(str, per[r])) + "]" for r in rounds]
+                    + [str(sum(len(v) for v in per.values())), str(w["pins"]), str(w["poison"]), str(w["time"])])
+    widths = [max(len(row[c]) for row in [header] + rows) for c in range(len(header))]
+    lines.append("contracts done per elf and round [contract numbers], waits for a release:")
+    lines += ["  " + "  ".join(cell.ljust(widths[c]) for c, cell in enumerate(row)).rstrip() for row in [header] + rows]
+    lines.append(f"contracts done: {s['contracts_done_total']} of {s['contracts'] * s['rounds']}")
+    lines.append("messages: " + ", ".join(f"{t} {n}" for t, n in s["messages"].items())
+                 + f" (total {s['messages_total']})")
+    lines.append("acquisitions: " + ", ".join(f"{k} {n}" for k, n in s["acquisitions"].items())
+                 + f" (total {s['acquisitions_total']}); messages per acquisition {s['messages_per_acquisition']}")
+    if s["virtual_duration"] is not None:
+        lines.append(f"virtual duration: {s['virtual_duration']} (mean message delay 1), {s['events']} events")
+    if s["error"]:
+        lines.append(f"FAILED: {s['error']}")
+    if s["truncated"]:
+        lines.append("TRUNCATED: the event limit was reached before the run ended")
+    if s["stalled"]:
+        lines.append("STALLED: " + "; ".join(f"{name} waits for {what}" for name, what in s["stalled"].items()))
+    audit = s["audit"]
+    lines.append("audit: " + ("SAFE" if audit["safe"] else f"VIOLATION ({len(audit['violations'])})")
+                 + " — " + ", ".join(audit["checks"]))
+    lines += ["  " + v for v in audit["violations"]]
+    if s.get("trace"):
+        lines.append(f"trace written to {s['trace']}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    options = {"pins": args.pins, "poison": args.poison, "contracts": args.contracts, "hamsters": args.hamsters,
+               "rounds": args.rounds, "pins_per_elf": args.pins_per_elf,
+               "poison_per_hamster": args.poison_per_hamster}
+    try:
+        setup = make_setup(args.elves, options, args.seed)
+        config = SimConfig(seed=args.seed, delay=args.delay,
+                           dwell={"work": args.work, "rest": args.rest, "pause": args.pause})
+    except ConfigError as exc:
+        return fail(str(exc))
+    try:
+        trace = TraceWriter(args.trace, keep=True)
+    except OSError as exc:
+        return fail(f"cannot write trace {args.trace}: {exc.strerror}")
+    result, error = None, None
+    try:
+        result = Simulation(setup, config, trace).run()
+    except ProtocolError as exc:
+        error = str(exc)
+    finally:
+        trace.close()
+    events = [dict(e, _line=n) for n, e in enumerate(trace.events, 1)]
+    verdict = verify_events(events)
+    summary = summarise(setup, result, verdict, events, args, error)
+    if args.json:
+        print_json(summary)
+    else:
+        print(render(summary))
+    code = 0 if result is not None and result.ok and verdict.safe else 1
+    return write_report_if_asked(args, trace, result.stalled if result else None,
+                                 result.states if result else None) or code
