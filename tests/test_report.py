@@ -240,6 +240,18 @@ def test_model_has_one_message_per_send_and_marks_in_flight_ones(tmp_path):
     assert model["procs"] == ["node-1", "node-2", "node-3"]
 
 
+def test_wall_clock_traces_are_drawn_from_their_first_event():
+    events = ra_trace(None, n=2, requests=1)
+    epoch = 1_763_760_000.0
+    shifted = [dict(e, t=e["t"] + epoch) if "t" in e else e for e in events]
+    plain, wall = build_model(events), build_model(shifted)
+    first = min(e["t"] for e in events if "t" in e)
+    assert wall["t_origin"].startswith("2025-11-21T")
+    assert plain["t_origin"] is None
+    assert [m[3] for m in wall["msgs"]] == pytest.approx([m[3] - first for m in plain["msgs"]])
+    assert wall["range"]["t"][0] == 0
+
+
 def test_bee_reeds_show_their_holder_and_cocoons():
     setup = make_setup("bees", 4, {"flowers": 2, "reeds": 2})
     with TraceWriter(None, keep=True) as trace:

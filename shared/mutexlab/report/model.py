@@ -17,6 +17,7 @@ interval or note whose trace line a violation names is flagged ``bad``.
 from __future__ import annotations
 
 import importlib
+from datetime import datetime, timezone
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -27,6 +28,7 @@ from ..trace import TraceError
 MAX_BODIES = 20_000          # beyond this many messages, hover shows id/type/ts only (keeps the file small)
 AGGREGATE_OVER = 8           # a resource kind with more resources than this gets one summary chart ...
 AGGREGATE_REEDS_OVER = 32    # ... except reeds, whose cocoon counts are worth a chart each
+WALL_CLOCK = 1e6             # times above this are wall-clock seconds since the epoch
 BASE_FIELDS = {"event", "pid", "t", "lamport", "vc", "_line"}
 
 
@@ -79,6 +81,11 @@ def build_model(events: list[dict]) -> dict:
     verdict = verify_events(events)
     run = next(e for e in events if e["event"] == "run")
     body = [e for e in events if e["event"] != "run"]
+    # Wall-clock traces (RabbitMQ) are drawn in seconds since their first event.
+    stamps = [e["t"] for e in body if isinstance(e.get("t"), (int, float)) and not isinstance(e.get("t"), bool)]
+    t_origin = min(stamps) if stamps and min(stamps) > WALL_CLOCK else None
+    if t_origin is not None:
+        body = [dict(e, t=e["t"] - t_origin) if isinstance(e.get("t"), (int, float)) else e for e in body]
 
     # -- participants -----------------------------------------------------------------------
     declared = run.get("processes") or {}
@@ -244,6 +251,8 @@ def build_model(events: list[dict]) -> dict:
         "title": f"{verdict.algorithm or 'trace'}",
         "algorithm": verdict.algorithm,
         "params": run.get("params") or {},
+        "t_origin": None if t_origin is None else datetime.fromtimestamp(t_origin, timezone.utc).isoformat(
+            timespec="milliseconds").replace("+00:00", "Z"),
         "procs": names,
         "types": types,
         "msgs": msgs,

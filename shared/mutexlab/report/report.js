@@ -12,6 +12,9 @@
   var KIND_COLORS = {cs: "#6f42c1", reed: "#8a4b08", flower: "#e377c2", pins: "#17becf", poison: "#2ca02c",
                      contract: "#ff7f0e"};
   var NOTE_COLORS = ["#000000", "#b8860b", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"];  // no red: red means violation
+  var NAMED_NOTES = {egg: "#b8860b", death: "#000000", retire: "#7f7f7f", request: "#000000", contract_done: "#2ca02c",
+                     round: "#9467bd"};
+  function noteColor(i) { return NAMED_NOTES[D.note_names[i]] || NOTE_COLORS[i % NOTE_COLORS.length]; }
   var LEFT = 112, RIGHT = 24, TOP = 28, ROW = 46, LANE = 8;
   var MAX_ARROWS = D.max_arrows || 2000, MAX_BARS = 4000, MAX_NOTES = 4000, MAX_SEGS = 4000;
 
@@ -96,7 +99,7 @@
     document.getElementById("summary").textContent =
       (D.algorithm || "unknown algorithm") + (params ? " (" + params + ")" : "") + " · " + procs.length +
       " participants · " + s.messages + " messages · " + s.total_entries + " entries · t from " +
-      fmt(D.range.t[0]) + " to " + fmt(D.range.t[1]);
+      fmt(D.range.t[0]) + " to " + fmt(D.range.t[1]) + (D.t_origin ? " s after " + D.t_origin + " (wall clock)" : "");
 
     var v = D.verdict, box = document.getElementById("verdict");
     box.className = v.safe ? "safe" : "violation";
@@ -140,7 +143,7 @@
     });
     D.note_names.forEach(function (name, i) {
       var item = h("span", null, legend); var sw = h("span", null, item, "dot");
-      sw.style.background = NOTE_COLORS[i % NOTE_COLORS.length]; h("span", name, item);
+      sw.style.background = noteColor(i); h("span", name, item);
     });
     if (!v.safe) {
       var item = h("span", null, legend); var sw = h("span", null, item, "box");
@@ -294,7 +297,7 @@
       if (typeof at !== "number" || at < A || at > B) continue;
       if (nNotes >= MAX_NOTES) { notesCut++; continue; }
       el("circle", {"class": "note" + (n[6] ? " bad" : ""), cx: x(at), cy: rowY(n[0]), r: 3.5,
-                    fill: NOTE_COLORS[n[3] % NOTE_COLORS.length], "data-k": "n" + q}, dots);
+                    fill: noteColor(n[3]), "data-k": "n" + q}, dots);
       nNotes++;
       if (n[6]) nBad++;
     }
