@@ -1,0 +1,133 @@
+"""Every elves check of the audit catches a deliberately broken variant.
+
+Each variant changes one thing in a correct participant. The same configurations and seeds
+run with the correct participants are audited safe (the control), so what the audit reports
+comes from the breakage alone. A broken run may also trip a participant (ProtocolError): the
+trace written up to that point is audited all the same.
+"""
+
+from collections import Counter
+
+import pytest
+
+from mutexlab.audit import verify_events
+from mutexlab.protocol import ProtocolError, Schedule, Send
+from mutexlab.protocols import elves as E
+from mutexlab.protocols.registry import make_setup
+from mutexlab.sim import SimConfig, Simulation
+from mutexlab.trace import TraceWriter
+
+SEEDS = range(12)
+
+
+class IgnoresUnitsAhead(E.Elf):
+    """Takes pins or poison whenever its own need fits the total, whoever is ahead."""
+
+    def units_ahead(self, kind):
+        return 0
+
+
+class ReusesContracts(E.Elf):
+    """Counts only its own requests when working out its contract: contracts get taken twice."""
+
+    def _check(self):
+        if self.phase == E.CONTRACT:
+            self.contract_requests = {r for r in self.contract_requests if r[1] == self.pid}
+        return super()._check()
+
+
+class RoundBlind(E.Elf):
+    """Counts a reply of an earlier round as a reply to its current request."""
+
+    def on_message(self, msg):
+        if msg.type.endswith("_REPLY") and msg.round < self.round and self.active:
+            self.clock.receive(msg.ts)
+            return self._handle(msg.model_copy(update={"round": self.round}))
+        return super().on_message(msg)
+
+    def _handle(self, msg):
+        kind, verb = E.ELF_MESSAGES[msg.type]
+        if verb == "REPLY" and (self.state != E.ELF_REQUESTING or self.phase != kind or msg.sender in self.replies):
+            return []  # tolerant of the extra replies its confusion produces
+        return super()._handle(msg)
+
+
+class StopsOneEarly(E.Mayor):
+    """Sends STOP as soon as all contracts but one are completed."""
+
+    def on_message(self, msg):
+        self.clock.receive(msg.ts)
+        if self.state != E.MAYOR_WAITING or msg.round != self.round:
+            return []
+        self.completed.add(msg.contract)
+        if len(self.completed) < len(self.plan[self.round - 1]) - 1:
+            return []
+        final = self.round == len(self.plan)
+        stop = E.Stop(sender=self.pid, ts=self.clock.tick(), round=self.round, final=final)
+        self.state = E.MAYOR_DONE if final else E.INITIAL
+        return [Send(j, stop) for j in range(1, self.n + 1)] + ([] if final else [Schedule("request", "pause")])
+
+
+def audited_run(elves, options, seed, elf=None, mayor=None, dwell=None):
+    setup = make_setup("elves", elves, options, seed)
+    p = setup.params
+    if elf is not None:
+        for pid in range(1, elves + 1):
+            setup.protocols[pid] = elf(pid, elves, p["pins"], p["poison"], p["pins_per_elf"], p["poison_per_hamster"])
+    if mayor is not None:
+        setup.protocols[0] = mayor(elves, [tuple(c) for c in p["plan"]])
+    writer = TraceWriter(None, keep=True)
+    try:
+        Simulation(setup, SimConfig(seed=seed, dwell=dwell or {}), writer).run()
+    except ProtocolError:
+        pass  # a broken participant confused a correct one; the trace so far is still evidence
+    return verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
+
+
+def rules_over_seeds(elves, options, dwell=None, **broken):
+    rules = Counter()
+    for seed in SEEDS:
+        verdict = audited_run(elves, options, seed, dwell=dwell, **broken)
+        rules.update({v.rule for v in verdict.violations})
+    return rules
+
+
+CASES = [
+    # (variant, elves, options, dwell, the rule that must catch it)
+    ({"elf": IgnoresUnitsAhead}, 4, dict(pins=2, poison=6, contracts=6, hamsters=[2, 5], rounds=1), {"work": 3},
+     "capacity"),
+    ({"elf": ReusesContracts}, 4, dict(contracts=6, rounds=1), None, "contract-twice"),
+    ({"elf": RoundBlind}, 4, dict(contracts=2, rounds=4, pins=5, poison=30),
+     {"work": 0, "rest": 0, "pause": 0}, "round-mixed"),
+    ({"mayor": StopsOneEarly}, 4, dict(contracts=4, rounds=2), None, "stop-before-done"),
+]
+
+
+@pytest.mark.parametrize("broken, elves, options, dwell, rule", CASES,
+                         ids=["units-ahead-ignored", "contract-reused", "round-blind", "stop-early"])
+def test_the_audit_catches_the_broken_variant(broken, elves, options, dwell, rule):
+    assert rules_over_seeds(elves, options, dwell, **broken)[rule] > 0
+    assert rules_over_seeds(elves, options, dwell) == Counter()   # control: the correct protocol
+
+
+def test_ignoring_units_ahead_overfills_pins_or_poison_specifically():
+    verdicts = [audited_run(4, CASES[0][2], seed, elf=IgnoresUnitsAhead, dwell={"work": 3}) for seed in SEEDS]
+    messages = " ".join(v.message for verdict in verdicts for v in verdict.violations)
+    assert "pins (capacity 2)" in messages or "poison (capacity 6)" in messages
+
+
+def test_a_reused_contract_is_reported_by_number_and_holders():
+    verdict = audited_run(4, dict(contracts=6, rounds=1), 0, elf=ReusesContracts)
+    twice = [v for v in verdict.violations if v.rule == "contract-twice"]
+    assert twice and "contract:1." in twice[0].message and "elf-" in twice[0].message
+
+
+def test_a_trace_without_the_last_round_is_unfinished():
+    setup = make_setup("elves", 2, dict(contracts=2, rounds=2), 3)
+    writer = TraceWriter(None, keep=True)
+    Simulation(setup, SimConfig(seed=3), writer).run()
+    events = [dict(e, _line=n) for n, e in enumerate(writer.events, 1)]
+    assert verify_events(events).safe
+    second = next(n for n, e in enumerate(events) if e["event"] == "round" and e["round"] == 2)
+    rules = {v.rule for v in verify_events(events[:second]).violations}
+    assert {"rounds-unfinished", "not-finished", "contract-not-done"} <= rules
