@@ -14,6 +14,7 @@ import json
 from importlib import resources
 
 from ..audit.stall import explain_stall
+from ..trace import TraceError
 from .model import build_model
 
 MAX_ARROWS = 2000
@@ -25,7 +26,10 @@ def _asset(name: str) -> str:
 
 def _json_for_script(data: object) -> str:
     """JSON that cannot end the surrounding <script> element early."""
-    text = json.dumps(data, separators=(",", ":"), allow_nan=False, default=str)
+    try:
+        text = json.dumps(data, separators=(",", ":"), allow_nan=False, default=str)
+    except ValueError as exc:  # NaN or infinity: JSON (and the page) cannot carry them
+        raise TraceError(f"the trace holds a number the page cannot show: {exc}") from None
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
