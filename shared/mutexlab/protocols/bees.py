@@ -82,6 +82,10 @@ class RELEASEreed(Message):
     cocoons: int = Field(ge=0)
 
 
+for _model in (REQreed, ACKreed, REQflower, ACKflower, RELEASEreed):
+    # Frozen models are values: copying a world (exhaustive exploration) may share them.
+    _model.__deepcopy__ = lambda self, memo: self  # type: ignore[method-assign]
+
 CODEC = Codec(REQreed, ACKreed, REQflower, ACKflower, RELEASEreed)
 
 
@@ -116,6 +120,15 @@ class Bee(Protocol):
         self.flower_acks: set[int] = set()
         self.deferred: list[tuple[int, int]] = []         # (pid, req_ts) of REQflowers to answer on exit
         self.laid = 0
+
+    def __deepcopy__(self, memo) -> "Bee":
+        """A fast copy for exhaustive exploration: the containers are copied, the values are immutable."""
+        twin = object.__new__(Bee)
+        twin.__dict__.update(self.__dict__)
+        twin.clock = LamportClock(self.clock.time)
+        twin.alive, twin.reed_acks, twin.flower_acks = set(self.alive), set(self.reed_acks), set(self.flower_acks)
+        twin.requests, twin.reed_eggs, twin.deferred = dict(self.requests), dict(self.reed_eggs), list(self.deferred)
+        return twin
 
     # -- helpers -------------------------------------------------------------------------
     @property
@@ -269,6 +282,8 @@ class Bee(Protocol):
         return {}
 
     def snapshot(self):
+        if self.state in FINAL_STATES:   # a gone bee ignores everything: nothing else about it matters
+            return (self.state, self.reed, self.laid)
         return (self.state, self.clock.time, frozenset(self.alive), frozenset(self.requests.values()),
                 frozenset(self.reed_acks), self.reed, frozenset(self.reed_eggs.items()), self.flower_request,
                 frozenset(self.flower_acks), tuple(self.deferred), self.laid)
