@@ -1,0 +1,68 @@
+"""Property tests: random colonies, seeds, delays and dwell times — every run ends properly and
+its trace passes the audit; the same seed writes the same trace file, byte for byte."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mutexlab.audit import verify_events
+from mutexlab.protocols.bees import expected_eggs
+from mutexlab.protocols.registry import make_setup
+from mutexlab.sim import SimConfig, Simulation
+from mutexlab.trace import TraceWriter, read_trace
+
+colonies = st.fixed_dictionaries({
+    "bees": st.integers(1, 12),
+    "flowers": st.integers(1, 5),
+    "reeds": st.integers(1, 5),
+    "eggs": st.sampled_from([1, 2, 5]),
+    "per_reed": st.integers(1, 3),
+    "seed": st.integers(0, 2**32 - 1),
+    "delay": st.sampled_from(["exp", "uniform", "fixed"]),
+    "dwell": st.fixed_dictionaries({"rest": st.floats(0, 5), "reed": st.floats(0, 3), "flower": st.floats(0, 3)}),
+})
+
+
+def run(c: dict, trace: TraceWriter):
+    options = {"flowers": c["flowers"], "reeds": c["reeds"], "eggs": c["eggs"], "cocoons": c["eggs"] * c["per_reed"]}
+    setup = make_setup("bees", c["bees"], options, seed=c["seed"])
+    return Simulation(setup, SimConfig(seed=c["seed"], delay=c["delay"], dwell=c["dwell"]), trace).run()
+
+
+@settings(max_examples=60, deadline=None)
+@given(colonies)
+def test_every_run_ends_properly_and_passes_the_audit(c):
+    trace = TraceWriter(None, keep=True)
+    result = run(c, trace)
+    assert result.ok, (result.stalled, result.truncated)
+    assert set(result.states.values()) <= {"DEAD", "RETIRED"}
+    cocoons = c["eggs"] * c["per_reed"]
+    assert result.notes.get("egg", 0) == expected_eggs(c["bees"], c["reeds"], c["eggs"], cocoons)
+    assert result.notes.get("death", 0) == min(c["bees"], c["per_reed"] * c["reeds"])
+    verdict = verify_events([dict(e, _line=n) for n, e in enumerate(trace.events, 1)])
+    assert verdict.safe, verdict.render()
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(colonies)
+def test_the_same_seed_writes_the_same_trace_file(tmp_path, c):
+    files = []
+    for n in range(2):
+        path = tmp_path / f"run{n}.jsonl"
+        with TraceWriter(path) as trace:
+            run(c, trace)
+        files.append(path.read_bytes())
+    assert files[0] == files[1]
+    assert read_trace(tmp_path / "run0.jsonl")[0]["algorithm"] == "bees"
+
+
+def test_another_seed_gives_another_trace(tmp_path):
+    c = {"bees": 6, "flowers": 2, "reeds": 2, "eggs": 5, "per_reed": 3, "delay": "exp", "dwell": {}}
+    texts = []
+    for seed in (1, 2):
+        path = tmp_path / f"s{seed}.jsonl"
+        with TraceWriter(path) as trace:
+            run(dict(c, seed=seed), trace)
+        texts.append(path.read_bytes())
+    assert texts[0] != texts[1]
