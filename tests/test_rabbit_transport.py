@@ -1,0 +1,241 @@
+"""The RabbitMQ transport: confirms, persistence, duplicates, dead letters, isolation, reconnection.
+
+A participant (node-2 of a 2-node Ricart–Agrawala run) runs in a thread of the test; the test
+plays node-1 and the monitor by publishing envelopes and reading queues itself.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+
+import pika
+import pytest
+
+from mutexlab.transport.membership import build_setup
+from mutexlab.transport.participant import Participant
+from mutexlab.transport.rabbit import (MAX_BODY, Bus, EnvelopeError, LinkInbox, Topology, TransportError, delete_run,
+                                       envelope, parse_envelope)
+from mutexlab.transport.settings import ParticipantSettings
+
+pytestmark = pytest.mark.broker
+NAMES = ["node-1", "node-2"]
+
+
+# -- pure parts ---------------------------------------------------------------------------
+def test_link_inbox_drops_duplicates_and_counts_gaps():
+    inbox = LinkInbox()
+    assert inbox.accept("node-1", 1) and inbox.accept("node-1", 2)
+    assert not inbox.accept("node-1", 2) and not inbox.accept("node-1", 1)
+    assert inbox.accept("node-3", 1)          # links are independent
+    assert inbox.accept("node-1", 4) and inbox.gaps == 1
+    assert inbox.duplicates == 2
+
+
+def test_parse_envelope_names_each_problem():
+    roster = {"node-1": 1, "node-2": 2}
+    good = envelope("r1", "node-1#1", "node-1", "node-2", 1, {"node-1": 1}, {"type": "REQUEST", "sender": 1, "ts": 1})
+    assert parse_envelope(json.dumps(good).encode(), "r1", "node-2", roster)["seq"] == 1
+    cases = [(b"{nope", "not JSON"), (b"[]", "JSON object"), (json.dumps({"run": "r1"}).encode(), "lacks"),
+             (json.dumps(dict(good, run="r2")).encode(), "run 'r2'"),
+             (json.dumps(dict(good, **{"from": "node-9"})).encode(), "not a member"),
+             (json.dumps(dict(good, to="node-1")).encode(), "addressed to"),
+             (json.dumps(dict(good, seq=0)).encode(), "sequence"),
+             (json.dumps(dict(good, vc=[1])).encode(), "vector clock"),
+             (b" " * (MAX_BODY + 1), "oversized")]
+    for body, words in cases:
+        with pytest.raises(EnvelopeError, match=words):
+            parse_envelope(body, "r1", "node-2", roster)
+
+
+# -- against the broker -------------------------------------------------------------------
+@pytest.fixture
+def run_id(amqp_url):
+    rid = "t-" + uuid.uuid4().hex[:8]
+    yield rid
+    delete_run(amqp_url, rid, NAMES)
+
+
+class Harness:
+    """Node-2 in a thread; the test holds its own connection to play node-1 and the monitor."""
+
+    def __init__(self, url: str, run_id: str) -> None:
+        self.url, self.run_id = url, run_id
+        self.topology = Topology(run_id)
+        self.conn = pika.BlockingConnection(pika.URLParameters(url))
+        self.ch = self.conn.channel()
+        self.ch.confirm_delivery()
+        self.topology.declare_base(self.ch)
+        self.setup = build_setup("ricart-agrawala", 2, {"requests": 0}, 0)
+        for name in NAMES:
+            self.topology.declare_participant(self.ch, name, self.setup.codec.types)
+        settings = ParticipantSettings(amqp_url=url, run_id=run_id, heartbeat=5.0, dwell=0.0)
+        self.node = Participant("node", settings, instance="test-instance")
+        self.node.bus.connect()
+        self.node._welcome({"name": "node-2", "pid": 2, "algorithm": "ricart-agrawala", "processes": 2,
+                            "options": {"requests": 0}, "seed": 0, "start": time.time()})
+        self.thread = threading.Thread(target=self.node._work, daemon=True)
+        self.seq = 0
+
+    def start(self) -> "Harness":
+        self.thread.start()
+        return self
+
+    def request(self, seq: int, ts: int) -> bytes:
+        body = envelope(self.run_id, f"node-1#{seq}", "node-1", "node-2", seq, {"node-1": seq},
+                        {"type": "REQUEST", "sender": 1, "ts": ts})
+        return json.dumps(body).encode()
+
+    def publish(self, key: str, body: bytes) -> None:
+        self.ch.basic_publish(self.topology.exchange, key, body,
+                              properties=pika.BasicProperties(delivery_mode=2), mandatory=True)
+
+    def drain(self, queue: str, settle: float = 0.5) -> list[tuple]:
+        """Everything in ``queue`` once it has been quiet for ``settle`` seconds."""
+        got, quiet_since = [], time.monotonic()
+        while time.monotonic() - quiet_since < settle:
+            method, props, body = self.ch.basic_get(queue, auto_ack=True)
+            if method is None:
+                time.sleep(0.05)
+                continue
+            got.append((method.routing_key, props, body))
+            quiet_since = time.monotonic()
+        return got
+
+    def stop(self) -> dict:
+        self.publish("control.all", json.dumps({"kind": "stop"}).encode())
+        self.thread.join(timeout=20)
+        assert not self.thread.is_alive(), "the participant did not stop"
+        statuses = [json.loads(b) for k, _, b in self.drain(self.topology.monitor_queue) if k == "status.node-2"]
+        self.conn.close()
+        return statuses[-1]
+
+
+def _monitor_view(harness: Harness) -> list[tuple]:
+    return harness.drain(harness.topology.monitor_queue)
+
+
+def test_publish_is_confirmed_persistent_and_unroutable_is_an_error(amqp_url, run_id):
+    topology = Topology(run_id)
+    bus = Bus(amqp_url, topology, connect_timeout=10)
+    bus.connect()
+    try:
+        bus.publish("audit.node-1", {"event": "state"}, message_id="x#1")     # the monitor queue takes it
+        method, props, body = bus.channel.basic_get(topology.monitor_queue, auto_ack=True)
+        assert json.loads(body) == {"event": "state"}
+        assert props.delivery_mode == 2 and props.message_id == "x#1"
+    finally:
+        bus.close()
+
+
+def test_unroutable_message_raises(amqp_url, run_id):
+    # Only the monitor queue (bound to '#') exists: delete it, and a publish has nowhere to go.
+    topology = Topology(run_id)
+    bus = Bus(amqp_url, topology, connect_timeout=10)
+    bus.connect()
+    try:
+        bus.channel.queue_unbind(topology.monitor_queue, topology.exchange, routing_key="#")
+        with pytest.raises(TransportError, match="REQUEST.node-7"):
+            bus.publish("REQUEST.node-7", b"{}")
+    finally:
+        bus.close()
+
+
+def test_duplicates_are_dropped_and_the_link_stays_fifo(amqp_url, run_id):
+    h = Harness(amqp_url, run_id).start()
+    first = h.request(1, 5)
+    h.publish("REQUEST.node-2", first)
+    h.publish("REQUEST.node-2", first)           # a redelivered duplicate
+    h.publish("REQUEST.node-2", h.request(2, 9))
+    replies = [json.loads(b) for _, _, b in h.drain(h.topology.queue("node-1"))]
+    assert [r["seq"] for r in replies] == [1, 2], "one REPLY per distinct request, in order"
+    assert all(r["msg"]["type"] == "REPLY" and r["from"] == "node-2" for r in replies)
+    seen = _monitor_view(h)
+    recvs = [json.loads(b) for k, _, b in seen if k == "audit.node-2" and json.loads(b)["event"] == "recv"]
+    assert [e["id"] for e in recvs] == ["node-1#1", "node-1#2"]
+    status = h.stop()
+    assert status["duplicates"] == 1 and status["dead_letters"] == 0 and status["final"]
+
+
+def test_garbage_is_dead_lettered_with_reasons_and_counted(amqp_url, run_id):
+    h = Harness(amqp_url, run_id).start()
+    queue = h.topology.queue("node-2")
+    bad = {
+        b"{not json": "not JSON",
+        json.dumps(envelope(run_id, "node-1#1", "node-1", "node-2", 1, {}, {"type": "NOPE", "sender": 1, "ts": 1})).encode():
+            "unknown message type",
+        json.dumps(envelope(run_id, "node-1#1", "node-1", "node-2", 1, {}, {"type": "REQUEST", "sender": 1})).encode():
+            "invalid REQUEST",
+        json.dumps(envelope(run_id, "node-9#1", "node-9", "node-2", 1, {}, {"type": "REQUEST", "sender": 9, "ts": 1})).encode():
+            "not a member",
+        json.dumps(envelope(run_id, "node-1#1", "node-1", "node-2", 1, {}, {"type": "REQUEST", "sender": 2, "ts": 1})).encode():
+            "claims sender",
+        b"x" * (MAX_BODY + 10): "oversized",
+    }
+    for body in bad:
+        h.ch.basic_publish("", queue, body)      # straight into the participant's queue
+    h.publish("REQUEST.node-2", h.request(1, 3))  # and the run goes on
+    replies = h.drain(h.topology.queue("node-1"))
+    assert len(replies) == 1
+    dead = h.drain(h.topology.dead_queue)
+    reasons = [props.headers["x-mutexlab-reason"] for _, props, _ in dead]
+    assert len(reasons) == len(bad)
+    for reason, words in zip(reasons, bad.values()):
+        assert words in reason
+    assert all(props.headers["x-mutexlab-queue"] == queue for _, props, _ in dead)
+    assert h.stop()["dead_letters"] == len(bad)
+
+
+def test_two_runs_do_not_see_each_others_messages(amqp_url, run_id):
+    other = "t-" + uuid.uuid4().hex[:8]
+    try:
+        h = Harness(amqp_url, run_id).start()
+        g = Harness(amqp_url, other).start()
+        h.publish("REQUEST.node-2", h.request(1, 1))
+        assert len(h.drain(h.topology.queue("node-1"))) == 1
+        assert g.drain(g.topology.queue("node-1")) == []
+        assert not [k for k, _, _ in _monitor_view(g) if k.startswith(("audit", "REQUEST", "REPLY"))]
+        # An envelope of run A that reaches run B's queue is refused, not handled.
+        g.ch.basic_publish("", g.topology.queue("node-2"), h.request(1, 1))
+        dead = g.drain(g.topology.dead_queue)
+        assert len(dead) == 1 and f"run {run_id!r}" in dead[0][1].headers["x-mutexlab-reason"]
+        assert h.stop()["dead_letters"] == 0
+        assert g.stop()["dead_letters"] == 1
+    finally:
+        delete_run(amqp_url, other, NAMES)
+
+
+def test_bus_reconnects_after_a_lost_connection_and_redelivers_unacked(amqp_url, run_id):
+    topology = Topology(run_id)
+    bus = Bus(amqp_url, topology, connect_timeout=10)
+    bus.connect()
+    try:
+        bus.consume(topology.monitor_queue)
+        bus.publish("status.x", {"n": 1})
+        first = []
+        while not first:
+            first = bus.poll(1.0)
+        assert json.loads(first[0].body) == {"n": 1}
+        bus.conn.close()                          # the connection is lost before the ack
+        bus.ack(first[0])                         # from a lost connection: skipped, not an error
+        bus.publish("status.x", {"n": 2})         # reconnects, re-publishes
+        assert bus.reconnects == 1
+        got = []
+        deadline = time.monotonic() + 10
+        while len(got) < 2 and time.monotonic() < deadline:
+            for d in bus.poll(0.5):
+                got.append(d)
+                bus.ack(d)
+        bodies = [json.loads(d.body) for d in got]
+        assert bodies == [{"n": 1}, {"n": 2}], "the unacked message comes back, before the new one"
+        assert got[0].redelivered
+    finally:
+        bus.close()
+
+
+def test_unreachable_broker_is_a_clear_error():
+    bus = Bus("amqp://127.0.0.1:1/%2F", Topology("nowhere"), connect_timeout=0.5)
+    with pytest.raises(TransportError, match="cannot reach RabbitMQ at amqp://127.0.0.1:1"):
+        bus.connect()
