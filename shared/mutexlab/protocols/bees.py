@@ -123,7 +123,7 @@ class Bee(Protocol):
 
     def __deepcopy__(self, memo) -> "Bee":
         """A fast copy for exhaustive exploration: the containers are copied, the values are immutable."""
-        twin = object.__new__(Bee)
+        twin = object.__new__(type(self))
         twin.__dict__.update(self.__dict__)
         twin.clock = LamportClock(self.clock.time)
         twin.alive, twin.reed_acks, twin.flower_acks = set(self.alive), set(self.reed_acks), set(self.flower_acks)

@@ -1,0 +1,60 @@
+"""Exhaustive exploration of small colonies: every interleaving the FIFO links and the bees'
+local decisions allow, with state hashing. No reachable state breaks a capacity (one bee per
+reed, at most K on flowers), nothing can deadlock, and every final state is a proper end
+(every bee DEAD — after all its eggs — or RETIRED). The egg total of complete runs is checked
+by the property tests and the audit."""
+
+from __future__ import annotations
+
+import pytest
+
+from mutexlab.protocols.bees import make_setup
+from mutexlab.sim.explore import explore
+
+from test_bees_broken import FlowerThresholdOneTooLow, IgnoresReedOrder
+
+# bees, options; equal initial clocks, so the pid tie-break is exercised too.
+SMALL = [
+    (2, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}),
+    (2, {"flowers": 1, "reeds": 1, "eggs": 2, "cocoons": 4}),
+    (2, {"flowers": 1, "reeds": 2, "eggs": 2, "cocoons": 2}),
+]
+
+
+class Colony:
+    """A setup factory: a fresh colony (equal initial clocks), optionally of broken bees."""
+
+    def __init__(self, processes: int, options: dict, cls=None) -> None:
+        self.processes, self.options, self.cls = processes, options, cls
+
+    def __call__(self):
+        options = dict(self.options, initial_clocks={pid: 0 for pid in range(1, self.processes + 1)})
+        setup = make_setup(self.processes, options, 0)
+        if self.cls is not None:
+            for bee in setup.protocols.values():
+                bee.__class__ = self.cls
+        return setup
+
+
+@pytest.mark.parametrize("processes, options", SMALL, ids=[f"P{p}-" + "-".join(f"{k[0]}{v}" for k, v in o.items())
+                                                           for p, o in SMALL])
+def test_every_interleaving_is_safe_and_ends_properly(processes, options, record_property, capsys):
+    result = explore(Colony(processes, options), max_states=3_000_000)
+    with capsys.disabled():
+        print(f"\nbees P={processes} {options}: {result.summary()}")
+    record_property("states", result.states)
+    assert result.complete, result.summary()
+    assert result.violations == [], result.violations[:1]
+    assert result.deadlocks == [], result.deadlocks[:1]
+    assert result.finals >= 1
+
+
+@pytest.mark.parametrize("cls, processes, options", [
+    (FlowerThresholdOneTooLow, 2, {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 1}),
+    (IgnoresReedOrder, 2, {"flowers": 2, "reeds": 1, "eggs": 1, "cocoons": 2}),
+])
+def test_exploration_finds_the_broken_bees(cls, processes, options):
+    result = explore(Colony(processes, options, cls), max_states=200_000)
+    assert [f.kind for f in result.violations][:1] == ["violation"]
+    assert result.violations[0].path, "the finding names the steps that lead to it"
+
