@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -27,45 +28,31 @@ DRAIN = {"op": "drain"}
 # Three bees, two flowers (a bee needs 2 − 1 = 1 ACKflower), two reeds of two cocoons, two eggs each.
 # Bee 1 (reed 1) and bee 3 (reed 2) are on flowers together; bee 3 deferred bee 1's request, so its
 # ACKflower for that request is sent only when bee 3 leaves — after bee 1 has left and asked again.
-LATE_ACK_PREFIX = [
-    step("request", 1), step("request", 3), DRAIN,            # bee 1 → reed:1, bee 3 → reed:2
-    step("request", 3), deliver(3, 2), deliver(2, 3),          # bee 3 on a flower with bee 2's ACK
-    step("request", 1), deliver(1, 3),                         # bee 3 (on its flower) defers bee 1
-    deliver(1, 2), deliver(2, 1),                              # bee 1 on a flower with bee 2's ACK
-    deliver(3, 1),                                             # bee 1 defers bee 3's (old) request
-    step("exit", 1),                                           # bee 1 lays egg 1 ...
-    step("request", 1),                                        # ... and asks again (a newer request)
-    step("exit", 3),                                           # bee 3 leaves: ACKflower for bee 1's OLD request
-    deliver(3, 1),                                             # the late ACKflower reaches bee 1
-]
-LATE_ACK_REST = [
-    DRAIN,                                                      # fresh ACKs: bee 1 gets its flower
-    step("exit", 1), DRAIN,                                     # egg 2: bee 1 dies
-    step("request", 3), DRAIN, step("exit", 3), DRAIN,          # bee 3's second egg: it dies
-    step("request", 2), DRAIN,                                  # no room left for bee 2: it retires
-]
+# Step 15 delivers that late ACKflower; the rest of the file plays the colony to its end.
+LATE_ACK_FILE = Path(__file__).resolve().parent.parent / "examples" / "scenarios" / "bees-late-ackflower.json"
+LATE_ACK_STEP = 15
 
 
-def late_ack_scenario(steps: list[dict]) -> dict:
-    return {"algorithm": "bees", "processes": 3,
-            "options": {"flowers": 2, "reeds": 2, "eggs": 2, "cocoons": 2,
-                        "initial_clocks": {"1": 0, "2": 10, "3": 20}},
-            "steps": steps}
+def late_ack_scenario(steps: int | None = None) -> dict:
+    scenario = json.loads(LATE_ACK_FILE.read_text())
+    scenario["steps"] = scenario["steps"][:steps]
+    return scenario
 
 
 def test_a_late_ackflower_from_an_earlier_request_is_not_counted():
-    result = replay_scenario(late_ack_scenario(LATE_ACK_PREFIX))
+    result = replay_scenario(late_ack_scenario(LATE_ACK_STEP))
     bee1 = result.protocols[1]
     late = [e for e in result.events if e["event"] == "send" and e["type"] == "ACKflower" and e["pid"] == "bee-3"
             and e["to"] == "bee-1"][-1]
     assert late["msg"]["req_ts"] < bee1.flower_request[0]          # it answers the older request
+    assert late_ack_scenario(LATE_ACK_STEP)["steps"][-1] == {"op": "deliver", "from": 3, "to": 1}
     assert result.events[-1]["event"] == "recv" and result.events[-1]["id"] == late["id"]
     assert bee1.state == "WAIT_FLOWER" and bee1.flower_acks == set()
     assert bee1.waiting_for() == {"ACKflower": [2, 3]}
 
 
 def test_the_late_ack_scenario_ends_properly_and_passes_the_audit():
-    result = replay_scenario(late_ack_scenario(LATE_ACK_PREFIX + LATE_ACK_REST))
+    result = replay_scenario(late_ack_scenario())
     assert result.states == {"bee-1": "DEAD", "bee-2": "RETIRED", "bee-3": "DEAD"}
     assert result.in_flight == 0
     verdict = verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)])
@@ -84,7 +71,7 @@ class CountsAnyAck(bees.Bee):
 
 def test_the_late_ack_scenario_tells_a_bee_that_counts_stale_acks(monkeypatch):
     monkeypatch.setattr(bees, "Bee", CountsAnyAck)
-    result = replay_scenario(late_ack_scenario(LATE_ACK_PREFIX))
+    result = replay_scenario(late_ack_scenario(LATE_ACK_STEP))
     assert result.protocols[1].state == "ON_FLOWER"              # entered on the stale ACK
 
 
