@@ -1,0 +1,1 @@
+"""mutexlab benchmarks (issue 7): ``python -m bench.run --quick`` (see BENCHMARKS.md)."""

@@ -1,0 +1,132 @@
+"""Part 2: simulator speed and scaling (issue 7).
+
+Each case runs in a fresh interpreter (so peak memory is the case's own): wall and CPU time of
+``Simulation.run()`` with tracing off, simulated messages per second, the peak resident set
+(``ru_maxrss``, which includes the interpreter and imports: the ``rss_baseline`` taken just
+before the run says how much) and, in a second run, the peak of Python allocations during the
+run (``tracemalloc``; slower, so timed separately). Wall time is the best of ``repeat`` runs
+(the machine is shared: the minimum is the least disturbed measurement).
+
+Bees: P bees, K = 3 flowers, T = ⌈P/3⌉ reeds (3 bees fit on a reed with the default 5 eggs and
+15 cocoons), so every bee lays all its eggs. Ricart–Agrawala: N nodes, ``requests`` each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import resource
+import sys
+import time
+
+from .common import run_json, say, table
+
+TARGET = 100_000   # simulated messages per second, tracing off
+
+
+def bees_case(p: int) -> dict:
+    return {"algorithm": "bees", "processes": p, "options": {"reeds": math.ceil(p / 3)}, "seed": 0}
+
+
+def ra_case(n: int, requests: int) -> dict:
+    return {"algorithm": "ricart-agrawala", "processes": n, "options": {"requests": requests}, "seed": 0}
+
+
+def cases(full: bool) -> list[dict]:
+    bees = (10, 50, 100, 200) if full else (10, 50)
+    ra = (10, 50, 100) if full else (10, 50)
+    return [bees_case(p) for p in bees] + [ra_case(n, 10 if full else 5) for n in ra]
+
+
+def one(case: dict, memory: bool = False) -> dict:
+    """Run one case in this process; returns the measurements."""
+    from mutexlab.protocols.registry import make_setup
+    from mutexlab.sim import SimConfig, Simulation
+
+    setup = make_setup(case["algorithm"], case["processes"], case["options"], case["seed"])
+    sim = Simulation(setup, SimConfig(seed=case["seed"]))
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if memory:
+        import tracemalloc
+
+        tracemalloc.start()
+        result = sim.run()
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return {"tracemalloc_peak_kib": round(peak / 1024)}
+    cpu, wall = time.process_time(), time.perf_counter()
+    result = sim.run()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {"wall_s": round(wall, 4), "cpu_s": round(cpu, 4), "messages": result.total_messages,
+            "events": result.events, "entries": result.entries, "ok": result.ok,
+            "virtual_duration": round(result.duration, 2),
+            "rss_baseline_kib": baseline, "rss_peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+
+
+def measure(case: dict, repeat: int, memory: bool) -> dict:
+    runs = [run_json(["-m", "bench.simspeed", "--one", json.dumps(case)], timeout=900) for _ in range(repeat)]
+    best = min(runs, key=lambda r: r["wall_s"])
+    out = dict(case, **{k: best[k] for k in ("messages", "events", "entries", "ok", "virtual_duration")})
+    out["wall_s"] = best["wall_s"]
+    out["cpu_s"] = best["cpu_s"]
+    out["wall_s_all"] = [r["wall_s"] for r in runs]
+    out["msgs_per_s"] = round(best["messages"] / best["wall_s"]) if best["wall_s"] else None
+    out["msgs_per_cpu_s"] = round(best["messages"] / best["cpu_s"]) if best["cpu_s"] else None
+    out["rss_baseline_mib"] = round(best["rss_baseline_kib"] / 1024, 1)
+    out["rss_peak_mib"] = round(max(r["rss_peak_kib"] for r in runs) / 1024, 1)
+    if memory:
+        mem = run_json(["-m", "bench.simspeed", "--one", json.dumps(case), "--memory"], timeout=1800)
+        out["tracemalloc_peak_mib"] = round(mem["tracemalloc_peak_kib"] / 1024, 2)
+    return out
+
+
+def growth(rows: list[dict], key: str) -> None:
+    """Adds the local exponent of ``key`` between consecutive sizes: cost ∝ size^exponent."""
+    previous = None
+    for row in rows:
+        if previous is not None and row[key] and previous[key]:
+            row[f"{key}_exponent"] = round(math.log(row[key] / previous[key])
+                                           / math.log(row["processes"] / previous["processes"]), 2)
+        previous = row
+
+
+def run(full: bool) -> dict:
+    repeat = 3 if full else 1
+    results = []
+    for case in cases(full):
+        say(f"  simulating {case['algorithm']} with {case['processes']} processes ...")
+        results.append(measure(case, repeat, memory=True))
+    for algorithm in ("bees", "ricart-agrawala"):
+        rows = [r for r in results if r["algorithm"] == algorithm]
+        growth(rows, "messages")
+        growth(rows, "wall_s")
+    return {"target_msgs_per_s": TARGET, "repeat": repeat, "cases": results}
+
+
+def render(part: dict) -> str:
+    rows = [[r["algorithm"], r["processes"], r["options"].get("reeds", r["options"].get("requests")),
+             r["messages"], r.get("messages_exponent"), r["wall_s"], r.get("wall_s_exponent"), r["msgs_per_s"],
+             r["msgs_per_cpu_s"], r["rss_peak_mib"], r["rss_baseline_mib"], r.get("tracemalloc_peak_mib"),
+             r["ok"]] for r in part["cases"]]
+    return table(["algorithm", "P/N", "T (bees) / requests", "messages", "msg exp.", "time s", "time exp.",
+                  "msgs/s", "msgs/CPU-s", "peak RSS MiB", "RSS before run", "tracemalloc peak MiB", "complete"],
+                 rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.simspeed")
+    parser.add_argument("--one", metavar="CASE_JSON", help="(internal) run one case, print its JSON")
+    parser.add_argument("--memory", action="store_true", help="(internal) with --one: tracemalloc peak only")
+    parser.add_argument("--full", action="store_true")
+    args = parser.parse_args(argv)
+    if args.one:
+        print(json.dumps(one(json.loads(args.one), args.memory)))
+        return 0
+    part = run(args.full)
+    say(render(part))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
