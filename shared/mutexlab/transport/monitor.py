@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ..audit import verify_events
+from ..protocols import registry
 from ..setup import ConfigError, Setup
 from ..sim.driver import resource_kind
 from ..trace import TraceWriter
@@ -129,6 +130,10 @@ class Monitor:
         self.setup: Setup | None = None
         if settings.processes:
             self.setup = build_setup(settings.algorithm, settings.processes, settings.options, settings.seed)
+        elif settings.algorithm in registry.ALGORITHMS:
+            registry.module(settings.algorithm)   # P is discovered later; the name is checked now
+        else:
+            build_setup(settings.algorithm, 1, settings.options, settings.seed)  # a plugin module must load
         self.topology = Topology(settings.run_id)
         self.bus = Bus(settings.amqp_url, self.topology, connect_timeout=settings.join_timeout)
         self.roster = Roster(self.family, settings.processes, settings.join_window)
