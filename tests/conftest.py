@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse
 
 import pytest
 
@@ -24,6 +24,13 @@ def _reachable(url: str, timeout: float = 2.0) -> bool:
             return True
     except OSError:
         return False
+
+
+def container_url(container) -> str:
+    """The AMQP URL of a started RabbitMqContainer (host and port as Docker mapped them)."""
+    params = container.get_connection_params()
+    vhost = quote(container.vhost, safe="")
+    return f"amqp://{quote(container.username)}:{quote(container.password)}@{params.host}:{params.port}/{vhost}"
 
 
 def _docker_available() -> bool:
@@ -48,11 +55,13 @@ def amqp_url():
         yield LOCAL_URL
         return
     if _docker_available():
-        from testcontainers.rabbitmq import RabbitMqContainer
+        try:
+            from testcontainers.community.rabbitmq import RabbitMqContainer
+        except ImportError:  # testcontainers before the "community" split
+            from testcontainers.rabbitmq import RabbitMqContainer
 
-        with RabbitMqContainer("rabbitmq:3-management") as container:
-            params = container.get_connection_params()
-            yield (f"amqp://{container.username}:{container.password}@{params.host}:{params.port}/%2F")
+        with RabbitMqContainer("rabbitmq:3-management", username="mutexlab", password="mutexlab-tests") as container:
+            yield container_url(container)
         return
     reason = ("no RabbitMQ broker: AMQP_URL is unset, nothing listens on 127.0.0.1:5672, "
               "and no Docker engine is available for testcontainers")

@@ -239,3 +239,17 @@ def test_unreachable_broker_is_a_clear_error():
     bus = Bus("amqp://127.0.0.1:1/%2F", Topology("nowhere"), connect_timeout=0.5)
     with pytest.raises(TransportError, match="cannot reach RabbitMQ at amqp://127.0.0.1:1"):
         bus.connect()
+
+
+def test_testcontainers_url_round_trips_through_pika():
+    from conftest import container_url
+
+    class FakeContainer:   # what RabbitMqContainer offers once started
+        username, password, vhost = "mutexlab", "p@ss/word", "/"
+
+        def get_connection_params(self):
+            return pika.ConnectionParameters(host="10.0.0.2", port=32768)
+
+    params = pika.URLParameters(container_url(FakeContainer()))
+    assert (params.host, params.port, params.virtual_host) == ("10.0.0.2", 32768, "/")
+    assert (params.credentials.username, params.credentials.password) == ("mutexlab", "p@ss/word")
