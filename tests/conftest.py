@@ -30,7 +30,7 @@ def container_url(container) -> str:
     """The AMQP URL of a started RabbitMqContainer (host and port as Docker mapped them)."""
     params = container.get_connection_params()
     vhost = quote(container.vhost, safe="")
-    return f"amqp://{quote(container.username)}:{quote(container.password)}@{params.host}:{params.port}/{vhost}"
+    return f"amqp://{quote(container.username, safe='')}:{quote(container.password, safe='')}@{params.host}:{params.port}/{vhost}"
 
 
 def _docker_available() -> bool:
