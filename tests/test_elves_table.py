@@ -74,11 +74,12 @@ def test_initial_buffers_messages_of_a_round_not_begun_and_replays_them_at_its_i
     assert elf.on_message(request(E.CONTRACT, 1, ts=3)) == []
     assert elf.state == INITIAL and len(elf.future) == 1
     effects = init(elf)
-    # its own request first, then the buffered request answered, in the new round
-    assert [(s.to, s.msg.type) for s in effects] == [(1, "CONTRACT_REQUEST"), (3, "CONTRACT_REQUEST"),
-                                                     (1, "CONTRACT_REPLY")]
-    assert effects[-1].msg.round == 1 and elf.future == []
+    # the buffered request answered first, in the new round, then its own request
+    assert [(s.to, s.msg.type) for s in effects] == [(1, "CONTRACT_REPLY"), (1, "CONTRACT_REQUEST"),
+                                                     (3, "CONTRACT_REQUEST")]
+    assert effects[0].msg.round == 1 and elf.future == []
     assert (3, 1) in elf.contract_requests
+    assert effects[1].msg.ts > 3   # so its own request is ordered after the buffered one
 
 
 def test_initial_refuses_an_init_out_of_order_and_a_stop_before_any_round():
@@ -152,7 +153,9 @@ def test_messages_of_a_stopped_round_are_dropped_and_of_the_next_one_buffered():
     elf = Elf(1, 3, pins=2, poison=5)
     init(elf)
     elf.on_message(E.Stop(sender=0, ts=9, round=1))
-    assert elf.on_message(request(E.PINS, 2, ts=5, round_=1)) == []      # round 1 is over here
+    clock = elf.clock.time
+    assert elf.on_message(request(E.PINS, 2, ts=50, round_=1)) == []     # round 1 is over here
+    assert elf.clock.time == clock                                        # dropped as if never received
     assert elf.on_message(request(E.CONTRACT, 2, ts=20, round_=2)) == []  # round 2 not begun here
     assert [m.round for m in elf.future] == [2]
     effects = init(elf, round_=2, ts=10)
@@ -237,6 +240,14 @@ def test_finished_rest_timer_asks_for_another_contract():
     assert elf.state == ELF_REQUESTING and elf.phase == E.CONTRACT
     with pytest.raises(ProtocolError, match="no contract request pending"):
         elf.on_local("request")
+
+
+def test_finished_knowing_as_many_requests_as_contracts_does_not_ask_again():
+    elf = working(contracts=(2, 3))
+    elf.on_message(request(E.CONTRACT, 2, ts=30))          # 2 requests known, 2 contracts
+    elf.on_local("exit")
+    assert elf.on_local("request") == []                   # it would come third: none left
+    assert elf.state == INITIAL and elf.active and elf.waiting_for() == {"STOP": [0]}
 
 
 def test_finished_then_stop_makes_the_rest_timer_stale():
