@@ -23,7 +23,7 @@ class FlowerThresholdOneTooLow(Bee):
 class IgnoresReedOrder(Bee):
     """Decision 2: takes its reed as soon as it knows its rank, without waiting for the bee before it."""
 
-    def predecessors(self, rank):
+    def predecessors(self, rank, order=None):
         return []
 
 

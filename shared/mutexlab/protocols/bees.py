@@ -206,19 +206,23 @@ class Bee(Protocol):
         self.state = WAIT_REED
         return self._broadcast(REQreed(sender=self.pid, ts=ts)) + self._try_reed()
 
-    def predecessors(self, rank: int) -> list[int]:
-        """The bees whose requests come earlier on the same reed (ranks rank − T, rank − 2T ...)."""
-        order = sorted(self.requests.values())
+    def predecessors(self, rank: int, order: list | None = None) -> list[int]:
+        """The bees whose requests come earlier on the same reed (ranks rank − T, rank − 2T ...).
+        ``order``: ``sorted(self.requests.values())`` when the caller has it already."""
+        if order is None:
+            order = sorted(self.requests.values())
         return [order[r][1] for r in range(rank % self.reeds, rank, self.reeds)]
 
     def _try_reed(self) -> list:
-        if self.state != WAIT_REED or self.alive - self.reed_acks:
+        # ``alive <= reed_acks``: every live bee acked (a subset test stops at the first one missing).
+        if self.state != WAIT_REED or not self.alive <= self.reed_acks:
             return []
-        rank = self.rank()
+        order = sorted(self.requests.values())       # sorted once for both the rank and the predecessors
+        rank = order.index(self.requests[self.pid])
         reed, turn = rank % self.reeds + 1, rank // self.reeds
         if turn >= self.per_reed:
             return self._retire(reed, rank)
-        if any(j in self.alive for j in self.predecessors(rank)):
+        if any(j in self.alive for j in self.predecessors(rank, order)):
             return []
         self.state = ON_REED
         self.reed = reed
@@ -239,7 +243,9 @@ class Bee(Protocol):
         return self._broadcast(REQflower(sender=self.pid, ts=ts)) + self._try_flower()
 
     def _try_flower(self) -> list:
-        if self.state != WAIT_FLOWER or len(self.flower_acks & self.alive) < self.flower_threshold():
+        # Fewer ACKs than needed in all means fewer from live bees too: the intersection is skipped.
+        needed = self.flower_threshold()
+        if self.state != WAIT_FLOWER or len(self.flower_acks) < needed or len(self.flower_acks & self.alive) < needed:
             return []
         self.state = ON_FLOWER
         return [Enter(FLOWER), Schedule("exit", "flower")]
@@ -282,11 +288,26 @@ class Bee(Protocol):
         return {}
 
     def snapshot(self):
-        if self.state in FINAL_STATES:   # a gone bee ignores everything: nothing else about it matters
-            return (self.state, self.reed, self.laid)
-        return (self.state, self.clock.time, frozenset(self.alive), frozenset(self.requests.values()),
-                frozenset(self.reed_acks), self.reed, frozenset(self.reed_eggs.items()), self.flower_request,
-                frozenset(self.flower_acks), tuple(self.deferred), self.laid)
+        """The state that decides this bee's future behaviour, and nothing else.
+
+        Two bees with equal snapshots react identically to every input from now on, so exhaustive
+        exploration may merge them: the request history and reed ACKs matter only until the bee has
+        its reed (its rank is then fixed), the flower request and ACKs only while it waits for a
+        flower, the deferred requests only while it competes or sits on a flower, the reeds' egg
+        counts never (its own reed's count follows from its rank and its eggs). A gone bee ignores
+        everything.
+        """
+        state = self.state
+        if state in FINAL_STATES:
+            return (state, self.reed, self.laid)
+        common = (state, self.clock.time, frozenset(self.alive), self.reed, self.laid)
+        if state in (REST, WAIT_REED):
+            return common + (frozenset(self.requests.values()), frozenset(self.reed_acks))
+        if state == WAIT_FLOWER:
+            return common + (self.flower_request, frozenset(self.flower_acks), tuple(self.deferred))
+        if state == ON_FLOWER:
+            return common + (tuple(self.deferred),)
+        return common
 
 
 OPTIONS = {"flowers", "reeds", "eggs", "cocoons", "initial_clocks"}
