@@ -11,6 +11,10 @@ import importlib
 import io
 import json
 import os
+import re
+import shutil
+import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -105,3 +109,49 @@ def test_broken_variant_is_flagged_by_the_monitor(runs, name):
     assert not summary["safe"]
     assert any("capacity" in v for v in summary["violations"])
     assert cli(["verify", trace]) == 1
+
+
+def _connections(run_id: str) -> dict[str, str]:
+    """Broker connection pid -> connection name, for the connections of ``run_id``."""
+    done = subprocess.run(["rabbitmqctl", "-q", "list_connections", "pid", "client_properties"],
+                          capture_output=True, text=True, timeout=60)
+    found = {}
+    for line in done.stdout.splitlines():
+        match = re.search(r'connection_name","(mutexlab ' + re.escape(run_id) + r' [^"]+)"', line)
+        if match:
+            found[line.split("\t", 1)[0]] = match.group(1)
+    return found
+
+
+@pytest.mark.skipif(shutil.which("rabbitmqctl") is None, reason="needs rabbitmqctl to close connections")
+def test_participants_and_monitor_survive_lost_connections(amqp_url, tmp_path):
+    """The broker drops every connection of a run in mid-run: all reconnect, nothing is lost or
+    applied twice, the run completes safely."""
+    plan = Plan("ricart-agrawala", 4, {"requests": 10}, amqp_url=amqp_url, dwell=0.3, stall_timeout=30,
+                join_timeout=120, trace=str(tmp_path / "trace.jsonl"), logs=str(tmp_path / "logs"))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        out = io.StringIO()
+        future = pool.submit(execute, plan, True, out)
+        logs = tmp_path / "logs"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:    # wait until every node is admitted and working
+            admitted = [p for p in logs.glob("node-*.log") if "state WANTED" in p.read_text()]
+            if len(admitted) == 4:
+                break
+            time.sleep(0.2)
+        connections = _connections(plan.run_id)
+        assert len(connections) == 5, connections
+        closing = [subprocess.Popen(["rabbitmqctl", "-q", "close_connection", pid, "test: connection lost"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for pid in connections]
+        assert all(p.wait(timeout=60) == 0 for p in closing)
+        code = future.result(timeout=300)
+    summary = json.loads(out.getvalue())
+    assert code == 0 and summary["complete"] and summary["safe"], summary
+    # rabbitmqctl is slow: the last connections may be closed only as the run ends.
+    assert summary["reconnects"] >= 1
+    assert summary["entries"] == {"cs": 40}
+    events = [json.loads(line) for line in Path(plan.trace).read_text().splitlines()[1:]]
+    sends = [e["id"] for e in events if e["event"] == "send"]
+    recvs = [e["id"] for e in events if e["event"] == "recv"]
+    assert sorted(sends) == sorted(recvs) and len(set(recvs)) == len(recvs), "each message received exactly once"
+    assert cli(["verify", plan.trace]) == 0

@@ -135,9 +135,10 @@ class Monitor:
         else:
             build_setup(settings.algorithm, 1, settings.options, settings.seed)  # a plugin module must load
         self.topology = Topology(settings.run_id)
-        self.bus = Bus(settings.amqp_url, self.topology, connect_timeout=settings.join_timeout)
+        self.bus = Bus(settings.amqp_url, self.topology, connect_timeout=settings.join_timeout, name="monitor")
         self.roster = Roster(self.family, settings.processes, settings.join_window)
         self.members: dict[str, Member] = {}
+        self.welcomes: dict[str, dict] = {}   # instance -> its welcome (re-sent if it joins again)
         self.trace = TraceWriter(settings.trace, keep=True)
         self.progress = Progress(self.out)
         self.status: dict[str, dict] = {}
@@ -147,6 +148,8 @@ class Monitor:
         self.entries: Counter[str] = Counter()
         self.notes: Counter[str] = Counter()
         self.tapped = 0
+        self.last_own: dict[str, int] = {}
+        self.audit_duplicates = 0
         self.refused: list[str] = []
         self.last_progress = time.monotonic()
         self.started = 0.0
@@ -211,11 +214,12 @@ class Monitor:
         self.started = time.time()
         names = {name: member.instance for name, member in self.members.items()}
         for name, member in self.members.items():
-            self._send_control(member.instance, {
+            self.welcomes[member.instance] = {
                 "kind": "welcome", "instance": member.instance, "name": name, "pid": member.pid,
                 "run_id": self.settings.run_id, "algorithm": self.settings.algorithm, "processes": p,
                 "options": self.settings.options, "seed": self.settings.seed, "dwell": self.settings.dwell,
-                "dwell_times": self.settings.dwell_times, "roster": names, "start": self.started})
+                "dwell_times": self.settings.dwell_times, "roster": names, "start": self.started}
+            self._send_control(member.instance, self.welcomes[member.instance])
         print(f"monitor: run {self.settings.run_id}: {setup.algorithm} with "
               f"{', '.join(sorted(self.members, key=lambda n: self.members[n].pid))} — started", file=self.out,
               flush=True)
@@ -278,15 +282,23 @@ class Monitor:
             print(f"monitor: refused {role} {instance}: {reason}", file=self.out, flush=True)
             self._send_control(instance, {"kind": "refused", "instance": instance, "reason": reason})
             return
-        member = self.roster.member(instance)
-        if member is not None and member.name is not None:   # a re-join after a reconnect
+        if instance in self.welcomes:   # a member that lost its connection before its welcome arrived
+            log.info("monitor: %s joined again; welcome re-sent", instance)
+            self._send_control(instance, self.welcomes[instance])
             return
         log.info("monitor: %s joined as a %s (%d so far)", instance, role, len(self.roster.members))
 
     def _audit(self, name: str, event: dict) -> None:
-        if name not in self.members or event.get("pid") != name or "vc" not in event:
+        own = event.get("vc", {}).get(name) if isinstance(event.get("vc"), dict) else None
+        if name not in self.members or event.get("pid") != name or not isinstance(own, int):
             log.warning("monitor: ignored a trace event claiming to be from %r", name)
             return
+        # Each event ticks its process's own vector entry once, and a process's events arrive in
+        # order: an entry not above the last one seen is a redelivered or re-published duplicate.
+        if own <= self.last_own.get(name, 0):
+            self.audit_duplicates += 1
+            return
+        self.last_own[name] = own
         self.trace.write(event)
         self.last_progress = time.monotonic()
         self.heard[name] = self.last_progress
@@ -351,6 +363,7 @@ class Monitor:
         except Exception:  # noqa: BLE001 - the count is informative only
             outcome.dead_letters = sum(int(self.status.get(n, {}).get("dead_letters", 0)) for n in names)
         outcome.reconnects += self.bus.reconnects
+        outcome.duplicates += self.audit_duplicates
         if self.settings.cleanup:
             try:
                 self.topology.delete(self.bus.channel, sorted(names))

@@ -24,6 +24,8 @@ import uuid
 from collections import Counter
 from typing import Any
 
+import pika
+
 from ..messages import MessageError
 from ..setup import ConfigError
 from ..sim.driver import Driver
@@ -69,7 +71,7 @@ class Participant:
         self.instance = instance or f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.topology = Topology(settings.run_id)
         self.bus = Bus(settings.amqp_url, self.topology, connect_timeout=settings.join_timeout,
-                       on_connect=self._declare)
+                       on_connect=self._declare, name=self.instance)
         self.join_queue = self.topology.queue(f"join.{self.instance}")
         self.phase = "join"
         self.name = f"{role}?"
@@ -93,6 +95,9 @@ class Participant:
         if self.phase == "join":
             channel.queue_declare(self.join_queue, exclusive=True, auto_delete=True)
             channel.queue_bind(self.join_queue, self.topology.exchange, routing_key=f"control.{self.instance}")
+            if self.bus.generation:   # a reconnect while joining: the old queue (and maybe the welcome) is gone
+                channel.basic_publish(self.topology.exchange, f"join.{self.role}", json.dumps(self._join_body()),
+                                      properties=pika.BasicProperties(delivery_mode=2))
         elif self.setup is not None:
             self.topology.declare_participant(channel, self.name, self.setup.codec.types)
 
@@ -113,8 +118,7 @@ class Participant:
 
     def _join(self) -> int | None:
         self.bus.consume(self.join_queue)
-        self.bus.publish(f"join.{self.role}", {"kind": "join", "instance": self.instance, "role": self.role,
-                                               "host": socket.gethostname(), "os_pid": os.getpid()})
+        self.bus.publish(f"join.{self.role}", self._join_body())
         log.info("%s: asked to join run %s as instance %s", self.role, self.settings.run_id, self.instance)
         deadline = time.monotonic() + self.settings.join_timeout
         while time.monotonic() < deadline:
@@ -140,6 +144,10 @@ class Participant:
         log.error("%s %s: no roster from the monitor within %gs (is the monitor running for run %s?)",
                   self.role, self.instance, self.settings.join_timeout, self.settings.run_id)
         return EXIT_FAILED
+
+    def _join_body(self) -> dict:
+        return {"kind": "join", "instance": self.instance, "role": self.role, "host": socket.gethostname(),
+                "os_pid": os.getpid()}
 
     def _welcome(self, data: dict) -> None:
         self.name, self.pid = data["name"], int(data["pid"])

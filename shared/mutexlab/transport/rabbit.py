@@ -189,8 +189,9 @@ class Bus:
     """
 
     def __init__(self, url: str, topology: Topology, connect_timeout: float = 60.0,
-                 on_connect: Callable[[Any], None] | None = None) -> None:
+                 on_connect: Callable[[Any], None] | None = None, name: str = "client") -> None:
         self.url = url
+        self.name = name
         self.topology = topology
         self.connect_timeout = connect_timeout
         self.on_connect = on_connect
@@ -206,6 +207,8 @@ class Bus:
     def connect(self) -> None:
         deadline = time.monotonic() + self.connect_timeout
         params = pika.URLParameters(self.url)
+        # Shown by the broker (management UI, rabbitmqctl list_connections): which run, which process.
+        params.client_properties = {"connection_name": f"mutexlab {self.topology.run_id} {self.name}"}
         delay = 0.2
         while True:
             try:
