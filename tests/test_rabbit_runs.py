@@ -13,16 +13,19 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from mutexlab.cli import main as cli
-from mutexlab.commands.run import Plan, execute
+from mutexlab.commands.run import Plan, execute, service_command
 from mutexlab.protocols.registry import ALGORITHMS, CLASSIC
+from mutexlab.transport.rabbit import delete_run
 
 pytestmark = pytest.mark.broker
 TESTS = Path(__file__).resolve().parent
@@ -155,3 +158,44 @@ def test_participants_and_monitor_survive_lost_connections(amqp_url, tmp_path):
     recvs = [e["id"] for e in events if e["event"] == "recv"]
     assert sorted(sends) == sorted(recvs) and len(set(recvs)) == len(recvs), "each message received exactly once"
     assert cli(["verify", plan.trace]) == 0
+
+
+def test_a_killed_participant_is_named_by_the_stall_diagnosis(amqp_url, tmp_path):
+    """SIGKILL one node mid-run: the others wait for it; the monitor says who waits for whom and
+    who went silent, and exits 3 (stalled), not 0 and not 1."""
+    run_id = "t-" + uuid.uuid4().hex[:8]
+    base = dict(os.environ, AMQP_URL=amqp_url, RUN_ID=run_id, JOIN_TIMEOUT="120", PYTHONUNBUFFERED="1")
+    monitor_env = dict(base, ALGORITHM="ricart-agrawala", PROCESSES="3", OPTIONS='{"requests": 50}', DWELL="0.2",
+                       STALL_TIMEOUT="6", SUMMARY_JSON=str(tmp_path / "summary.json"))
+    monitor = subprocess.Popen(service_command("monitor"), env=monitor_env, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    logs = [tmp_path / f"node-{n}.log" for n in range(3)]
+    nodes = [subprocess.Popen(service_command("node"), env=base, stdout=open(log, "w"), stderr=subprocess.STDOUT)
+             for log in logs]
+    try:
+        victim = None
+        deadline = time.monotonic() + 120
+        while victim is None and time.monotonic() < deadline:
+            for proc, log in zip(nodes, logs):
+                match = re.search(r"admitted as (node-\d)", log.read_text())
+                if match and "state HELD" in log.read_text():
+                    victim = (proc, match.group(1))
+                    break
+            time.sleep(0.1)
+        assert victim is not None
+        victim[0].send_signal(signal.SIGKILL)
+        output = monitor.communicate(timeout=120)[0]
+        assert monitor.returncode == 3, output
+        assert "STALLED" in output
+        name = victim[1]
+        assert re.search(rf"stalled: {name} .*silent for", output), output
+        others = [f"node-{n}" for n in (1, 2, 3) if f"node-{n}" != name]
+        assert any(re.search(rf"stalled: {o} in WANTED waits for REPLY from [^—]*{name}", output) for o in others), output
+        summary = json.loads((tmp_path / "summary.json").read_text())
+        assert summary["safe"] and not summary["complete"] and name in summary["stalled"]
+    finally:
+        for proc in [monitor, *nodes]:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        delete_run(amqp_url, run_id, ["node-1", "node-2", "node-3"])

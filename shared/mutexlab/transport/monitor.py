@@ -12,6 +12,8 @@ It consumes ``mutexlab.<run>.monitor`` (bound to ``#``), so it sees every join, 
 * then stops the participants, decides safety with ``mutexlab.audit.verify_events`` (the
   code behind ``mutexlab verify``), prints the verdict and a summary, and exits
   0 safe and complete, 1 a safety violation, 2 bad configuration, 3 stalled or never started.
+  A stalled run fails its family's progress checks by construction, so it exits 1 only when
+  the capacity audit (safety by happened-before) finds a violation, else 3.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ..audit import verify_events
+from ..audit.capacity import check_capacities
 from ..protocols import registry
 from ..setup import ConfigError, Setup
 from ..sim.driver import resource_kind
@@ -374,10 +377,19 @@ class Monitor:
         self.progress.end()
         events = [dict(e, _line=n) for n, e in enumerate(self.trace.events or [], 1)]
         verdict = verify_events(events)
-        outcome.safe = verdict.safe
-        outcome.verdict = verdict.render()
         outcome.violations = [v.describe() for v in verdict.violations]
-        outcome.exit_code = EXIT_VIOLATION if not verdict.safe else (EXIT_SAFE if outcome.complete else EXIT_STALLED)
+        outcome.verdict = verdict.render()
+        if outcome.complete:
+            outcome.safe = verdict.safe
+        else:
+            # A run cut short fails the family's progress checks by construction; what decides
+            # between "violation" and "stalled" then is safety proper: capacities by happened-before.
+            header = events[0] if events else {}
+            body = [e for e in events if e["event"] != "run"]
+            outcome.safe = not check_capacities(body, header.get("capacities", {}))
+            outcome.verdict = ("the run stalled: progress checks fail because it was cut short; capacity "
+                               f"safety: {'SAFE' if outcome.safe else 'VIOLATED'}\n" + outcome.verdict)
+        outcome.exit_code = EXIT_VIOLATION if not outcome.safe else (EXIT_SAFE if outcome.complete else EXIT_STALLED)
         self.trace.close()
         print(render(outcome), file=self.out, flush=True)
         if self.settings.summary_json:
