@@ -122,10 +122,12 @@ def test_bad_options_are_refused():
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(2, 15), requests=st.integers(1, 3), seed=st.integers(0, 10**6),
        delay=st.sampled_from(["exp", "uniform", "fixed"]),
-       think=st.sampled_from([0.0, 0.2, 1.0, 5.0]), cs=st.sampled_from([0.0, 0.5, 2.0]))
-def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, think, cs):
-    result, verdict = _run(make_setup("lamport", n, {"requests": requests}), seed, delay=delay,
-                           dwell={"think": think, "cs": cs})
+       think=st.sampled_from([0.0, 0.2, 1.0, 5.0]), cs=st.sampled_from([0.0, 0.5, 2.0]),
+       clocks=st.lists(st.integers(0, 30), min_size=15, max_size=15))
+def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, think, cs, clocks):
+    initial = {str(p): clocks[p - 1] for p in range(1, n + 1)}
+    result, verdict = _run(make_setup("lamport", n, {"requests": requests, "initial_clocks": initial}), seed,
+                           delay=delay, dwell={"think": think, "cs": cs})
     assert verdict.safe, verdict.render()
     assert result.ok, result.stalled
     assert result.entries["cs"] == n * requests

@@ -157,6 +157,19 @@ def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, constru
     assert result.entries["cs"] == n * requests
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(2, 10), seed=st.integers(0, 10**6), data=st.data())
+def test_random_runs_with_arbitrary_intersecting_quorums(n, seed, data):
+    """Any valid family works, not only the constructions: the grid with random extra members."""
+    from mutexlab.protocols.quorums import grid
+    sets = {str(p): sorted(set(members) | set(data.draw(st.lists(st.integers(1, n), max_size=n), label=f"S{p}")))
+            for p, members in grid(n).items()}
+    result, verdict = _run(make_setup("maekawa", n, {"requests": 2, "quorums": sets}), seed,
+                           dwell={"think": 0.3, "cs": 0.5})
+    assert verdict.safe, verdict.render()
+    assert result.ok, result.stalled
+
+
 @pytest.mark.parametrize("n", [7, 13])
 def test_three_k_minus_one_messages_per_entry_without_contention_on_the_plane(n):
     k = len(plane(n)[1])
