@@ -247,3 +247,65 @@ def test_exhaustive_n3(label, options, idle):
     found = explore(factory, max_states=100_000)
     assert found.ok, found.summary() + str(found.deadlocks[:1] + found.violations[:1])
     print(f"sanders exhaustive N=3, {label}:", found.summary())
+
+
+# -- each part of the deadlock resolution is needed ------------------------------------------------
+class AnswersOnlyAtInquire(sanders.SandersNode):
+    """Decides on an INQUIRE when it arrives and forgets it: a FAILED arriving later no longer
+    makes it yield."""
+
+    def on_message(self, msg):
+        effects = super().on_message(msg)
+        self.inquirers = set()
+        return effects
+
+
+class FailsOnlyOnArrival(sanders.SandersNode):
+    """Maekawa's original rule: FAILED or INQUIRE only when a request arrives, never when the
+    lock changes (after a YIELD or RELEASE) to a request better than those still queued."""
+
+    def _arbitrate(self):
+        effects = []
+        while self.csstat is None and self.queue:
+            head = self.queue.pop(0)
+            effects.append(Send(head[1], sanders.Grant(sender=self.pid, ts=self.clock.tick())))
+            if head[1] in self.ST:
+                self.csstat, self.inquired = head, False
+        return effects
+
+    def on_message(self, msg):
+        if msg.type != "REQUEST":
+            return super().on_message(msg)
+        self.clock.receive(msg.ts)
+        mine = (msg.ts, msg.sender)
+        self.queue = sorted(self.queue + [mine])
+        effects = self._arbitrate()
+        if self.csstat is not None and mine in self.queue:
+            if mine > self.csstat:
+                effects.append(Send(msg.sender, sanders.Failed(sender=self.pid, ts=self.clock.tick(), req=msg.ts)))
+            elif not self.inquired:
+                self.inquired = True
+                effects.append(Send(self.csstat[1], sanders.Inquire(sender=self.pid, ts=self.clock.tick(),
+                                                                    req=self.csstat[0])))
+        return effects
+
+
+MIXED_SETS = {"request_sets": {"1": [1, 2, 3, 4], "2": [2, 3, 4], "3": [2, 3, 4], "4": [1, 2, 3, 4]},
+              "inform_sets": {"1": [1, 3, 4], "2": [2, 4], "3": [3], "4": [1, 3, 4]}}
+
+
+@pytest.mark.parametrize("variant, n, options", [(AnswersOnlyAtInquire, 4, {}),
+                                                 (FailsOnlyOnArrival, 4, MIXED_SETS)])
+def test_weaker_deadlock_resolution_stalls_where_ours_does_not(variant, n, options):
+    def runs(cls):
+        stalled = []
+        for seed in range(30):
+            setup = make_setup("sanders", n, dict(options, requests=3))
+            setup.protocols = {p: cls(p, n, o.R, o.I, o.ST, 3) for p, o in setup.protocols.items()}
+            result, verdict = _run(setup, seed, dwell={"think": 0.1, "cs": 0.1})
+            assert verdict.safe or not result.ok   # weaker liveness, never weaker safety
+            if not result.ok:
+                stalled.append(seed)
+        return stalled
+    assert runs(variant), f"{variant.__name__} never stalled"
+    assert runs(sanders.SandersNode) == []
