@@ -188,7 +188,8 @@ def _forced(n, request, inform, requests):
     """Sets that break the condition, built past make_setup's validation."""
     status = sanders.status_sets({i: frozenset(s) for i, s in inform.items()})
     setup = make_setup("sanders", n, {"requests": requests})
-    setup.protocols = {i: sanders.SandersNode(i, n, request[i], inform[i], status[i], requests) for i in range(1, n + 1)}
+    setup.protocols = {i: sanders.SandersNode(i, n, request[i], inform[i], status[i], requests)
+                       for i in range(1, n + 1)}
     return setup
 
 
