@@ -53,6 +53,7 @@ running round exactly once, at once; it has at most one request per resource out
 
 from __future__ import annotations
 
+import copy
 import random
 from collections import Counter
 from typing import Literal
@@ -229,6 +230,13 @@ class Mayor(Protocol):
 
     def snapshot(self):
         return (self.state, self.clock.time, self.round, frozenset(self.completed))
+
+    def __deepcopy__(self, memo):
+        """A fast deep copy for exhaustive exploration: only the mutable parts are copied."""
+        twin = copy.copy(self)
+        twin.clock = LamportClock(self.clock.time)
+        twin.completed = set(self.completed)
+        return twin
 
 
 # -- the elf ------------------------------------------------------------------------------
@@ -465,6 +473,19 @@ class Elf(Protocol):
                 tuple(sorted(self.queues[PINS].items())), tuple(sorted(self.queues[POISON].items())),
                 self.phase, self.my_request, frozenset(self.replies), self.holding,
                 tuple(self.future), self.rest_timers)
+
+    def __deepcopy__(self, memo):
+        """A fast deep copy for exhaustive exploration: containers are copied, their contents
+        (tuples, ints, frozen messages) are immutable and shared."""
+        twin = copy.copy(self)
+        twin.clock = LamportClock(self.clock.time)
+        twin.contract_requests = set(self.contract_requests)
+        twin.queues = {kind: dict(queue) for kind, queue in self.queues.items()}
+        twin.replies = set(self.replies)
+        twin.future = list(self.future)
+        twin.done = {r: list(ids) for r, ids in self.done.items()}
+        twin.waits = Counter(self.waits)
+        return twin
 
 
 # -- setup --------------------------------------------------------------------------------
