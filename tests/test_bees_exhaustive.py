@@ -49,6 +49,19 @@ def test_every_interleaving_is_safe_and_ends_properly(processes, options, record
     assert result.finals >= 1
 
 
+@pytest.mark.slow
+def test_three_bees_one_flower_one_reed_every_interleaving_is_safe_and_ends_properly(capsys):
+    """P=3, K=1, T=1, one egg per bee and one cocoon per reed: one bee lays, two retire.
+
+    About 717 000 states and 2 million transitions (some two minutes of CPU): marked slow."""
+    result = explore(Colony(3, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}), max_states=3_000_000)
+    with capsys.disabled():
+        print(f"\nbees P=3 K=1 T=1 eggs=1 cocoons=1: {result.summary()}")
+    assert result.complete, result.summary()
+    assert result.violations == [] and result.deadlocks == []
+    assert result.finals >= 1 and result.states > 100_000
+
+
 @pytest.mark.parametrize("cls, processes, options", [
     (FlowerThresholdOneTooLow, 2, {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 1}),
     (IgnoresReedOrder, 2, {"flowers": 2, "reeds": 1, "eggs": 1, "cocoons": 2}),
