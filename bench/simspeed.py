@@ -2,7 +2,7 @@
 
 Each case runs in a fresh interpreter (so peak memory is the case's own): wall and CPU time of
 ``Simulation.run()`` with tracing off, simulated messages per second, the peak resident set
-(``ru_maxrss``, which includes the interpreter and imports: the ``rss_baseline`` taken just
+(``VmHWM``, which includes the interpreter and imports: the ``rss_baseline`` taken just
 before the run says how much) and, in a second run, the peak of Python allocations during the
 run (``tracemalloc``; slower, so timed separately). Wall time is the best of ``repeat`` runs
 (the machine is shared: the minimum is the least disturbed measurement).
@@ -39,6 +39,19 @@ def cases(full: bool) -> list[dict]:
     return [bees_case(p) for p in bees] + [ra_case(n, 10 if full else 5) for n in ra]
 
 
+def peak_rss_kib() -> int:
+    """This process's peak resident set (VmHWM). Not ``ru_maxrss``: Linux carries that across
+    ``execve``, so a child would report its parent's peak."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def one(case: dict, memory: bool = False) -> dict:
     """Run one case in this process; returns the measurements."""
     from mutexlab.protocols.registry import make_setup
@@ -46,7 +59,7 @@ def one(case: dict, memory: bool = False) -> dict:
 
     setup = make_setup(case["algorithm"], case["processes"], case["options"], case["seed"])
     sim = Simulation(setup, SimConfig(seed=case["seed"]))
-    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    baseline = peak_rss_kib()
     if memory:
         import tracemalloc
 
@@ -61,7 +74,7 @@ def one(case: dict, memory: bool = False) -> dict:
     return {"wall_s": round(wall, 4), "cpu_s": round(cpu, 4), "messages": result.total_messages,
             "events": result.events, "entries": result.entries, "ok": result.ok,
             "virtual_duration": round(result.duration, 2),
-            "rss_baseline_kib": baseline, "rss_peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+            "rss_baseline_kib": baseline, "rss_peak_kib": peak_rss_kib()}
 
 
 def measure(case: dict, repeat: int, memory: bool) -> dict:

@@ -36,7 +36,7 @@ def configurations() -> list[tuple[str, int, dict, int, dict]]:
     out = []
     for algorithm in ALGORITHMS:
         if algorithm == "bees":
-            sizes = [(4, {"flowers": 2, "reeds": 2}), (9, {"reeds": 3})]
+            sizes = [(4, {"flowers": 2, "reeds": 2}), (9, {"reeds": 3}), (20, {"flowers": 4, "reeds": 3})]
         elif algorithm == "elves":
             sizes = [(3, {}), (5, {})]
         else:

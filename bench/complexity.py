@@ -1,0 +1,129 @@
+"""Part 1: message complexity and synchronization delay of the six classic algorithms.
+
+Every algorithm runs in the simulator (exponential message delays, mean T = 1) with
+``mutexlab simulate mutex``'s workload (``commands/simulate_mutex.run_classic``: per-node think
+and critical-section times, audited trace) and is measured by ``mutexlab.metrics.measure``:
+
+* **light load** — one requester at a time: the mean think time is 1000·N message delays, so
+  requests almost never overlap; the run reports how many handovers found someone waiting
+  (``overlaps``, expected 0 or nearly). Messages per entry and response time (request → enter).
+* **heavy load** — everyone always waiting: think time 0, so a node asks again as soon as it
+  leaves. Messages per entry and the synchronization delay (exit → next enter while others wait).
+
+Delays are in units of the mean message delay observed in the trace (T). The literature's
+figures come from ``mutexlab.metrics.LITERATURE``; where it gives a range, light load is compared
+with its low end and heavy load with its high end (Maekawa: 3√N light, 5√N heavy); Suzuki–Kasami's
+"0 or N" is compared with N (0 only when the token holder asks again); Raymond's heavy-load
+figure is Raymond's own "about 4" (it is not in ``LITERATURE``). Ratio = measured / literature.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from .common import ratio, say, table
+
+SIZES = (3, 5, 9, 13, 31)
+RAYMOND_HEAVY = 4.0  # Raymond (1989): about four messages per entry under saturation
+
+
+def literature(algorithm: str, n: int, params: dict, load: str) -> tuple[str, float | None]:
+    from mutexlab.metrics import LITERATURE
+
+    figure = LITERATURE[algorithm]["messages"]
+    span = figure.range(n, params)
+    if algorithm == "raymond" and load == "heavy":
+        return "≈4 (Raymond)", RAYMOND_HEAVY
+    if span is None:
+        return figure.text, None
+    low, high = span
+    if algorithm == "suzuki-kasami":
+        return f"N = {n}", float(n)
+    value = low if load == "light" else high
+    text = figure.text if math.isclose(low, high) else ("3√N" if load == "light" and algorithm == "maekawa"
+                                                       else "5√N" if algorithm == "maekawa" else figure.text)
+    return f"{text} = {value:.3g}", value
+
+
+def sync_literature(algorithm: str, n: int, params: dict) -> tuple[str, float | None]:
+    from mutexlab.metrics import LITERATURE
+
+    figure = LITERATURE[algorithm]["sync"]
+    span = figure.range(n, params)
+    if span is None:
+        return figure.text, None
+    return f"{figure.text} = {span[0]:.3g}", span[0]
+
+
+def requests_for(n: int, load: str, full: bool) -> int:
+    if load == "light":
+        return max(3 if full else 2, math.ceil((240 if full else 60) / n))
+    return 15 if full else 4
+
+
+def one(algorithm: str, n: int, load: str, full: bool, seed: int = 0) -> dict:
+    from mutexlab.commands.simulate_mutex import run_classic
+
+    requests = requests_for(n, load, full)
+    think = 1000.0 * n if load == "light" else 0.0
+    started = time.perf_counter()
+    run = run_classic(algorithm, n, requests, seed, {}, "exp", think=think, cs=1.0)
+    m = run.metrics
+    params = run.setup.params
+    text, value = literature(algorithm, n, params, load)
+    out = {"algorithm": algorithm, "n": n, "load": load, "requests_per_node": requests, "seed": seed,
+           "think": think, "cs": 1.0, "entries": m.entries, "messages": m.total_messages,
+           "messages_by_type": dict(sorted(m.messages.items())), "messages_per_entry": _r(m.per_entry),
+           "literature": text, "literature_value": _r(value), "ratio": ratio(m.per_entry, value),
+           "response_time_T": _r(m.response_time), "sync_delay_T": _r(m.sync_delay),
+           "handovers_with_waiters": len(m.sync_delays), "mean_delay": _r(m.mean_delay),
+           "safe": run.verdict.safe, "complete": run.result.ok, "seconds": round(time.perf_counter() - started, 2)}
+    if algorithm == "maekawa":
+        sizes = [len(s) for s in params.get("quorum_sets", {}).values()]
+        out["quorum"] = f"{params.get('quorums')} K={min(sizes)}" + (f"–{max(sizes)}" if max(sizes) != min(sizes) else "")
+    if load == "heavy":
+        stext, svalue = sync_literature(algorithm, n, params)
+        out.update(sync_literature=stext, sync_literature_value=_r(svalue), sync_ratio=ratio(m.sync_delay, svalue))
+    return out
+
+
+def _r(value, digits: int = 3):
+    return None if value is None else round(value, digits)
+
+
+def run(full: bool, algorithms: list[str] | None = None, sizes: tuple[int, ...] = SIZES) -> dict:
+    from mutexlab.protocols.registry import CLASSIC
+
+    rows = []
+    for algorithm in algorithms or CLASSIC:
+        for n in sizes:
+            for load in ("light", "heavy"):
+                rows.append(one(algorithm, n, load, full))
+            say(f"  {algorithm} N={n}: light {rows[-2]['messages_per_entry']} msgs/entry, "
+                f"heavy {rows[-1]['messages_per_entry']} msgs/entry, sync {rows[-1]['sync_delay_T']} T")
+    return {"sizes": list(sizes), "delay_model": "exp (mean T = 1)", "runs": rows}
+
+
+def render(part: dict) -> str:
+    runs = part["runs"]
+    light = {(r["algorithm"], r["n"]): r for r in runs if r["load"] == "light"}
+    heavy = {(r["algorithm"], r["n"]): r for r in runs if r["load"] == "heavy"}
+    rows = []
+    for key, lo in light.items():
+        hi = heavy[key]
+        name = lo["algorithm"] + (f" ({lo['quorum']})" if "quorum" in lo else "")
+        rows.append([name, lo["n"], lo["messages_per_entry"], lo["literature"], lo["ratio"], lo["response_time_T"],
+                     lo["handovers_with_waiters"], hi["messages_per_entry"], hi["literature"], hi["ratio"],
+                     hi["sync_delay_T"], hi["sync_literature"], hi["sync_ratio"],
+                     lo["safe"] and hi["safe"] and lo["complete"] and hi["complete"]])
+    return table(["algorithm", "N", "light msgs/entry", "literature", "ratio", "light response (T)", "overlaps",
+                  "heavy msgs/entry", "literature", "ratio", "sync delay (T)", "literature", "ratio", "safe+complete"],
+                 rows)
+
+
+if __name__ == "__main__":
+    import sys
+
+    part = run("--full" in sys.argv)
+    say(render(part))

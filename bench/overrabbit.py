@@ -1,0 +1,167 @@
+"""Parts 3 and 4: the project's transport over RabbitMQ, against the yardsticks in ``baselines``.
+
+Each algorithm run is the real thing, exactly as a user starts it: ``mutexlab run mutex`` (or
+``bees``) with zero dwell times — the monitor and every participant as separate OS processes,
+every protocol message a confirmed, persistent publish, every trace event published to the
+monitor, the trace audited at the end. Figures come from the monitor's JSON summary
+(``duration``: from the welcome that starts the run to the moment it is complete) and from the
+trace it writes (trace events = the audit publishes; synchronization delay in milliseconds via
+``mutexlab.metrics.measure``). ``wall_s`` is the whole command, process start-up and audit
+included.
+
+Part 4 runs the bees end to end and compares the message count with the simulator's for the
+same configuration and seed (zero dwell in both).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .common import ROOT, ratio, say, table
+
+DEFAULT_AMQP = "amqp://guest:guest@127.0.0.1:5672/%2F"
+DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
+
+
+def mutexlab_run(args: list[str], url: str, timeout: float) -> dict:
+    """``mutexlab run ... --dwell 0 --json --trace FILE``; the summary plus trace-derived figures."""
+    from mutexlab.metrics import measure
+    from mutexlab.trace import read_trace
+
+    with tempfile.TemporaryDirectory(prefix="mutexlab-bench-") as tmp:
+        trace = Path(tmp) / "trace.jsonl"
+        command = [sys.executable, "-m", "mutexlab", "run", *args, "--dwell", "0", "--json", "--trace", str(trace),
+                   "--amqp-url", url, "--stall-timeout", "60", "--join-timeout", "240"]
+        started = time.perf_counter()
+        proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        wall = time.perf_counter() - started
+        try:
+            summary = json.loads(proc.stdout)
+        except json.JSONDecodeError:
+            raise RuntimeError(f"mutexlab run {' '.join(args)} (exit {proc.returncode}) printed no summary: "
+                               f"{proc.stdout[-400:]} {proc.stderr[-800:]}") from None
+        events = read_trace(trace) if trace.exists() else []
+    body = [e for e in events if e.get("event") != "run"]
+    metrics = measure(body, unit=1.0)     # unit 1: delays stay in seconds
+    duration = summary.get("duration") or 0.0
+    messages = sum(summary.get("messages", {}).values())
+    entries = sum(summary.get("entries", {}).values())
+    return {"command": "mutexlab run " + " ".join(args) + " --dwell 0", "exit_code": proc.returncode,
+            "complete": summary.get("complete"), "safe": summary.get("safe"), "duration_s": duration,
+            "wall_s": round(wall, 2), "messages": messages, "messages_by_type": summary.get("messages", {}),
+            "entries": entries, "entries_by_resource": summary.get("entries", {}), "notes": summary.get("notes", {}),
+            "trace_events": len(body),
+            "entries_per_s": round(entries / duration, 2) if duration else None,
+            "msgs_per_s": round(messages / duration, 1) if duration else None,
+            "amqp_publishes_per_s": round((messages + len(body)) / duration, 1) if duration else None,
+            "msgs_per_entry": round(messages / entries, 2) if entries else None,
+            "one_hop_ms": None if metrics.mean_delay is None else round(metrics.mean_delay * 1000, 2),
+            "sync_delay_ms": None if metrics.sync_delay is None else round(metrics.sync_delay * 1000, 2),
+            "duplicates": summary.get("duplicates"), "dead_letters": summary.get("dead_letters")}
+
+
+# -- part 3 ---------------------------------------------------------------------------------------
+def part3(full: bool, amqp: str, redis_url: str, algorithms: list[str] | None = None,
+          sizes: tuple[int, ...] = (5, 10)) -> dict:
+    from mutexlab.protocols.registry import CLASSIC
+
+    from . import baselines
+
+    requests = 10 if full else 2
+    contention_rounds = 200 if full else 20
+    raw_count, raw_confirmed, ping_rounds = (20_000, 5_000, 1_000) if full else (3_000, 1_000, 200)
+    say("  raw pika: throughput and one-hop latency ...")
+    raw = {"transient": baselines.throughput(amqp, raw_count, confirmed=False),
+           "confirmed": baselines.throughput(amqp, raw_confirmed, confirmed=True)}
+    latency = {"transient": baselines.latency(amqp, ping_rounds, confirmed=False),
+               "confirmed": baselines.latency(amqp, ping_rounds, confirmed=True)}
+    contention = []
+    for n in sizes:
+        say(f"  queue semaphore and Redis locks with {n} processes ...")
+        contention.append(baselines.semaphore(amqp, n, contention_rounds))
+        contention.append(baselines.redis_lock(redis_url, n, contention_rounds, sleep=0.1))
+        contention.append(baselines.redis_lock(redis_url, n, contention_rounds, sleep=0.001))
+    runs = []
+    for n in sizes:
+        for algorithm in algorithms or CLASSIC:
+            say(f"  mutexlab run mutex -a {algorithm} -N {n} -r {requests} --dwell 0 ...")
+            row = mutexlab_run(["mutex", "-a", algorithm, "-N", str(n), "-r", str(requests)], amqp, timeout=900)
+            row.update(algorithm=algorithm, n=n, requests_per_node=requests)
+            sem = next(c for c in contention if c["processes"] == n and c["mechanism"].startswith("queue"))
+            redis_default = next(c for c in contention if c["processes"] == n and "sleep=0.1s" in c["mechanism"])
+            redis_fast = next(c for c in contention if c["processes"] == n and "sleep=0.001s" in c["mechanism"])
+            row["vs_semaphore"] = ratio(row["entries_per_s"], sem["entries_per_s"], 3)
+            row["vs_redis_default"] = ratio(row["entries_per_s"], redis_default["entries_per_s"], 3)
+            row["vs_redis_1ms"] = ratio(row["entries_per_s"], redis_fast["entries_per_s"], 3)
+            row["msgs_vs_raw_transient"] = ratio(row["msgs_per_s"], raw["transient"]["msgs_per_s"], 3)
+            row["msgs_vs_raw_confirmed"] = ratio(row["msgs_per_s"], raw["confirmed"]["msgs_per_s"], 3)
+            row["publishes_vs_raw_confirmed"] = ratio(row["amqp_publishes_per_s"], raw["confirmed"]["msgs_per_s"], 3)
+            runs.append(row)
+    return {"requests_per_node": requests, "contention_rounds_per_process": contention_rounds,
+            "raw": raw, "latency": latency, "contention": contention, "runs": runs}
+
+
+def render3(part: dict) -> str:
+    raw, lat = part["raw"], part["latency"]
+    out = [table(["raw pika (same broker)", "messages", "msgs/s", "one-hop median ms", "one-hop p90 ms"],
+                 [[f"{mode}", raw[mode]["messages"], raw[mode]["msgs_per_s"], lat[mode]["one_hop_ms_median"],
+                   lat[mode]["one_hop_ms_p90"]] for mode in ("transient", "confirmed")]), ""]
+    out.append(table(["centralized mechanism", "processes", "entries", "entries/s", "overlaps", "longest streak"],
+                     [[c["mechanism"], c["processes"], c["entries"], c["entries_per_s"],
+                       c["mutual_exclusion_violations"], c["longest_streak_one_process"]] for c in part["contention"]]))
+    out.append("")
+    out.append(table(["algorithm", "N", "entries", "msgs", "msgs/entry", "duration s", "entries/s", "msgs/s",
+                      "AMQP publishes/s", "× semaphore", "× redis 0.1s", "× redis 1ms", "msgs ÷ raw", "msgs ÷ raw conf.",
+                      "publishes ÷ raw conf.", "sync delay ms", "one-hop ms", "safe", "complete"],
+                     [[r["algorithm"], r["n"], r["entries"], r["messages"], r["msgs_per_entry"], r["duration_s"],
+                       r["entries_per_s"], r["msgs_per_s"], r["amqp_publishes_per_s"], r["vs_semaphore"],
+                       r["vs_redis_default"], r["vs_redis_1ms"], r["msgs_vs_raw_transient"], r["msgs_vs_raw_confirmed"],
+                       r["publishes_vs_raw_confirmed"], r["sync_delay_ms"], r["one_hop_ms"], r["safe"], r["complete"]]
+                      for r in part["runs"]], digits=3))
+    return "\n".join(out)
+
+
+# -- part 4 ---------------------------------------------------------------------------------------
+def simulate_bees(p: int, reeds: int, seed: int) -> dict:
+    from mutexlab.protocols.registry import make_setup
+    from mutexlab.sim import SimConfig, Simulation
+
+    setup = make_setup("bees", p, {"reeds": reeds}, seed)
+    result = Simulation(setup, SimConfig(seed=seed, dwell={"rest": 0, "reed": 0, "flower": 0})).run()
+    return {"messages": result.total_messages, "messages_by_type": result.messages, "entries": result.entries,
+            "notes": result.notes, "ok": result.ok}
+
+
+def part4(full: bool, amqp: str, sizes: tuple[int, ...] | None = None, seed: int = 0) -> dict:
+    sizes = sizes or ((10, 20, 50) if full else (10,))
+    rows = []
+    for p in sizes:
+        reeds = math.ceil(p / 3)
+        say(f"  mutexlab run bees -P {p} -T {reeds} --dwell 0 --seed {seed} ...")
+        row = mutexlab_run(["bees", "-P", str(p), "-T", str(reeds), "--seed", str(seed)], amqp, timeout=1800)
+        sim = simulate_bees(p, reeds, seed)
+        row.update(bees=p, reeds=reeds, seed=seed, sim_messages=sim["messages"],
+                   sim_messages_by_type=sim["messages_by_type"], sim_entries=sim["entries"], sim_ok=sim["ok"],
+                   ratio_to_sim=ratio(row["messages"], sim["messages"], 4),
+                   eggs=row["notes"].get("egg"), deaths=row["notes"].get("death"))
+        row["type_difference"] = {t: row["messages_by_type"].get(t, 0) - sim["messages_by_type"].get(t, 0)
+                                  for t in sorted(set(row["messages_by_type"]) | set(sim["messages_by_type"]))}
+        rows.append(row)
+    return {"seed": seed, "runs": rows}
+
+
+def render4(part: dict) -> str:
+    return table(["P", "T", "duration s", "wall s", "messages", "msgs/s", "eggs", "simulator messages", "ratio",
+                  "difference by type (RabbitMQ − sim)", "safe", "complete"],
+                 [[r["bees"], r["reeds"], r["duration_s"], r["wall_s"], r["messages"], r["msgs_per_s"], r["eggs"],
+                   r["sim_messages"], r["ratio_to_sim"],
+                   ", ".join(f"{t} {d:+d}" for t, d in r["type_difference"].items() if d) or "none",
+                   r["safe"], r["complete"]] for r in part["runs"]], digits=4)

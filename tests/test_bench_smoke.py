@@ -1,0 +1,134 @@
+"""The benchmark harness (bench/, issue 7) runs a tiny configuration and writes well-formed results.
+
+These check behaviour, never speed: the harness measures, audits and reports; the numbers
+themselves belong in BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench import baselines, complexity, simspeed  # noqa: E402
+from bench.run import main as bench_main  # noqa: E402
+
+
+def test_part1_cli_writes_json_with_literature_ratios(tmp_path):
+    out = tmp_path / "r.json"
+    code = bench_main(["--quick", "--parts", "1", "--algorithms", "ricart-agrawala,suzuki-kasami",
+                       "--sizes", "3", "--out", str(out)])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["mode"] == "quick" and data["machine"]["nproc"] >= 1
+    runs = data["parts"]["1"]["runs"]
+    assert {(r["algorithm"], r["load"]) for r in runs} == {
+        ("ricart-agrawala", "light"), ("ricart-agrawala", "heavy"),
+        ("suzuki-kasami", "light"), ("suzuki-kasami", "heavy")}
+    for r in runs:
+        assert r["safe"] and r["complete"]
+        assert r["entries"] == 3 * r["requests_per_node"]
+        assert r["ratio"] == pytest.approx(r["messages_per_entry"] / r["literature_value"], abs=0.01)
+    ra_light = next(r for r in runs if r["algorithm"] == "ricart-agrawala" and r["load"] == "light")
+    assert ra_light["messages_per_entry"] == 4.0          # exactly 2(N−1) per entry
+    heavy = [r for r in runs if r["load"] == "heavy"]
+    assert all(r["sync_delay_T"] is not None and r["handovers_with_waiters"] > 0 for r in heavy)
+
+
+def test_part2_case_reports_speed_and_memory():
+    case = simspeed.bees_case(4)
+    assert case["options"] == {"reeds": 2}                 # ⌈P/3⌉ reeds: every bee lays
+    row = simspeed.measure(case, repeat=1, memory=True)
+    assert row["ok"] and row["messages"] > 0 and row["events"] >= row["messages"]
+    assert row["entries"]["reed"] == 4
+    assert row["wall_s"] > 0 and row["msgs_per_s"] > 0
+    assert row["rss_peak_mib"] >= row["rss_baseline_mib"] > 0
+    assert row["tracemalloc_peak_mib"] >= 0
+
+
+def test_growth_exponent():
+    rows = [{"processes": 10, "messages": 100}, {"processes": 20, "messages": 400}]
+    simspeed.growth(rows, "messages")
+    assert rows[1]["messages_exponent"] == 2.0
+
+
+def test_literature_reference_choices():
+    assert complexity.literature("maekawa", 9, {}, "light")[1] == pytest.approx(9.0)     # 3√N
+    assert complexity.literature("maekawa", 9, {}, "heavy")[1] == pytest.approx(15.0)    # 5√N
+    assert complexity.literature("suzuki-kasami", 5, {}, "light")[1] == 5.0
+    assert complexity.literature("raymond", 31, {}, "heavy")[1] == complexity.RAYMOND_HEAVY
+
+
+def test_contention_summary_catches_overlapping_critical_sections():
+    fine = [{"who": 1, "cs": [(0, 10), (20, 30)], "start": 0, "end": 30},
+            {"who": 2, "cs": [(11, 19)], "start": 0, "end": 40}]
+    broken = [{"who": 1, "cs": [(0, 10)], "start": 0, "end": 30},
+              {"who": 2, "cs": [(5, 12)], "start": 0, "end": 40}]
+    ok = baselines.summarise_contention("x", 2, 1, fine)
+    assert ok["mutual_exclusion_violations"] == 0 and ok["entries"] == 3 and ok["longest_streak_one_process"] == 1
+    assert baselines.summarise_contention("x", 2, 1, broken)["mutual_exclusion_violations"] == 1
+
+
+@pytest.mark.parametrize("argv", [["--parts", "7"], ["--parts", "x"], ["--sizes", "0"]])
+def test_bad_arguments_exit_2(argv, tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        bench_main(argv + ["--out", str(tmp_path / "r.json")])
+    assert exc.value.code == 2
+
+
+def test_unknown_algorithm_and_bad_out_dir_exit_2(tmp_path):
+    assert bench_main(["--parts", "1", "--algorithms", "nope", "--out", str(tmp_path / "r.json")]) == 2
+    assert bench_main(["--parts", "1", "--out", str(tmp_path / "missing" / "r.json")]) == 2
+
+
+def test_documented_command_is_a_module():
+    proc = subprocess.run([sys.executable, "-m", "bench.run", "--help"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0 and "--quick" in proc.stdout and "--full" in proc.stdout
+
+
+# -- over the broker -------------------------------------------------------------------------------
+@pytest.mark.broker
+@pytest.mark.slow
+def test_rabbit_baselines_and_a_real_run(amqp_url):
+    raw = baselines.throughput(amqp_url, 50, confirmed=True)
+    assert raw["received"] == 50 and raw["msgs_per_s"] > 0
+    hop = baselines.latency(amqp_url, 10, confirmed=False)
+    assert hop["rounds"] == 10 and hop["one_hop_ms_median"] > 0
+    sem = baselines.semaphore(amqp_url, 2, 3)
+    assert sem["entries"] == 6 and sem["mutual_exclusion_violations"] == 0
+
+    from bench.overrabbit import mutexlab_run
+
+    run = mutexlab_run(["mutex", "-a", "ricart-agrawala", "-N", "2", "-r", "1"], amqp_url, timeout=300)
+    assert run["exit_code"] == 0 and run["safe"] and run["complete"]
+    assert run["entries"] == 2 and run["messages"] == 4          # 2(N−1) per entry
+    assert run["trace_events"] > run["messages"] and run["entries_per_s"] > 0
+
+
+def _redis_url() -> str | None:
+    url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    parsed = urlparse(url)
+    try:
+        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 6379), timeout=2):
+            return url
+    except OSError:
+        return None
+
+
+@pytest.mark.slow
+def test_redis_lock_contention():
+    url = _redis_url()
+    if url is None:
+        pytest.skip("no Redis on $REDIS_URL or 127.0.0.1:6379 (the benchmark's Redis yardstick needs one)")
+    out = baselines.redis_lock(url, 2, 3, sleep=0.001)
+    assert out["entries"] == 6 and out["mutual_exclusion_violations"] == 0
