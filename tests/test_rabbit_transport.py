@@ -109,8 +109,32 @@ class Harness:
         self.thread.join(timeout=20)
         assert not self.thread.is_alive(), "the participant did not stop"
         statuses = [json.loads(b) for k, _, b in self.drain(self.topology.monitor_queue) if k == "status.node-2"]
-        self.conn.close()
+        self.close()
         return statuses[-1]
+
+    def close(self) -> None:
+        """Stop the participant thread (also when a test failed before ``stop``) and disconnect."""
+        self.node.stopped = True
+        if self.thread.is_alive():
+            self.thread.join(timeout=20)
+        self.node.bus.close()
+        if self.conn.is_open:
+            self.conn.close()
+
+
+@pytest.fixture
+def harness(amqp_url):
+    """harness(run_id) -> a started Harness; all are stopped and their runs deleted afterwards."""
+    made: list[Harness] = []
+
+    def make(run_id: str) -> Harness:
+        made.append(Harness(amqp_url, run_id).start())
+        return made[-1]
+
+    yield make
+    for h in made:
+        h.close()
+        delete_run(amqp_url, h.run_id, NAMES)
 
 
 def _monitor_view(harness: Harness) -> list[tuple]:
@@ -143,8 +167,8 @@ def test_unroutable_message_raises(amqp_url, run_id):
         bus.close()
 
 
-def test_duplicates_are_dropped_and_the_link_stays_fifo(amqp_url, run_id):
-    h = Harness(amqp_url, run_id).start()
+def test_duplicates_are_dropped_and_the_link_stays_fifo(harness, run_id):
+    h = harness(run_id)
     first = h.request(1, 5)
     h.publish("REQUEST.node-2", first)
     h.publish("REQUEST.node-2", first)           # a redelivered duplicate
@@ -159,8 +183,8 @@ def test_duplicates_are_dropped_and_the_link_stays_fifo(amqp_url, run_id):
     assert status["duplicates"] == 1 and status["dead_letters"] == 0 and status["final"]
 
 
-def test_garbage_is_dead_lettered_with_reasons_and_counted(amqp_url, run_id):
-    h = Harness(amqp_url, run_id).start()
+def test_garbage_is_dead_lettered_with_reasons_and_counted(harness, run_id):
+    h = harness(run_id)
     queue = h.topology.queue("node-2")
     bad = {
         b"{not json": "not JSON",
@@ -188,23 +212,19 @@ def test_garbage_is_dead_lettered_with_reasons_and_counted(amqp_url, run_id):
     assert h.stop()["dead_letters"] == len(bad)
 
 
-def test_two_runs_do_not_see_each_others_messages(amqp_url, run_id):
+def test_two_runs_do_not_see_each_others_messages(harness, run_id):
     other = "t-" + uuid.uuid4().hex[:8]
-    try:
-        h = Harness(amqp_url, run_id).start()
-        g = Harness(amqp_url, other).start()
-        h.publish("REQUEST.node-2", h.request(1, 1))
-        assert len(h.drain(h.topology.queue("node-1"))) == 1
-        assert g.drain(g.topology.queue("node-1")) == []
-        assert not [k for k, _, _ in _monitor_view(g) if k.startswith(("audit", "REQUEST", "REPLY"))]
-        # An envelope of run A that reaches run B's queue is refused, not handled.
-        g.ch.basic_publish("", g.topology.queue("node-2"), h.request(1, 1))
-        dead = g.drain(g.topology.dead_queue)
-        assert len(dead) == 1 and f"run {run_id!r}" in dead[0][1].headers["x-mutexlab-reason"]
-        assert h.stop()["dead_letters"] == 0
-        assert g.stop()["dead_letters"] == 1
-    finally:
-        delete_run(amqp_url, other, NAMES)
+    h, g = harness(run_id), harness(other)
+    h.publish("REQUEST.node-2", h.request(1, 1))
+    assert len(h.drain(h.topology.queue("node-1"))) == 1
+    assert g.drain(g.topology.queue("node-1")) == []
+    assert not [k for k, _, _ in _monitor_view(g) if k.startswith(("audit", "REQUEST", "REPLY"))]
+    # An envelope of run A that reaches run B's queue is refused, not handled.
+    g.ch.basic_publish("", g.topology.queue("node-2"), h.request(1, 1))
+    dead = g.drain(g.topology.dead_queue)
+    assert len(dead) == 1 and f"run {run_id!r}" in dead[0][1].headers["x-mutexlab-reason"]
+    assert h.stop()["dead_letters"] == 0
+    assert g.stop()["dead_letters"] == 1
 
 
 def test_bus_reconnects_after_a_lost_connection_and_redelivers_unacked(amqp_url, run_id):
