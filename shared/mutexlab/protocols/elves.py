@@ -23,28 +23,37 @@ Mayor (``INITIAL → MAYOR_WAITING → INITIAL ... → MAYOR_DONE``):
 
 Elf (``X`` = CONTRACT, PINS or POISON; the phase says which resource the elf is after):
 
-| state                | INIT_CONTRACTS(r)            | X_REQUEST          | X_REPLY                           | X_RELEASE                  | STOP(r)              | local                          |
-|----------------------|------------------------------|--------------------|-----------------------------------|----------------------------|----------------------|--------------------------------|
-| INITIAL (no round)   | new queues, CONTRACT_REQUEST | buffer (future r)  | buffer (future r)                 | buffer (future r)          | error                | stale rest timer: ignored      |
-|   → ELF_REQUESTING   |   → ELF_REQUESTING, replay   |                    |                                   |                            |                      |                                |
-| INITIAL (none left)  | error                        | queue it, REPLY    | error                             | dequeue sender             | → INITIAL / ELF_DONE | stale rest timer: ignored      |
-| ELF_REQUESTING       | error                        | queue it, REPLY    | count; all N−1 → ELF_CRITICAL:     | dequeue sender             | contract phase: drop | error                          |
-|                      |                              |                    |   check (below)                   |                            |   it → INITIAL/DONE  |                                |
-| ELF_WAIT_FOR_RELEASE | error                        | queue it, REPLY    | error                             | dequeue; re-check          | error (holds one)    | error                          |
-| ELF_CRITICAL         | error                        | queue it, REPLY    | error                             | dequeue sender             | error (holds one)    | exit: RELEASE pins, poison,    |
-|   (working)          |                              |                    |                                   |                            |                      |   COMPLETED → ELF_FINISHED     |
-| ELF_FINISHED         | error                        | queue it, REPLY    | error                             | dequeue sender             | → INITIAL / ELF_DONE | request: CONTRACT_REQUEST      |
-|                      |                              |                    |                                   |                            |                      |   → ELF_REQUESTING             |
-| ELF_DONE (final)     | error                        | dropped (stale)    | dropped                           | dropped                    | error                | stale rest timer: ignored      |
+| state                | INIT_CONTRACTS(r)           | X_REQUEST         | X_REPLY                    | X_RELEASE         | STOP(r)                 | local                       |
+|----------------------|-----------------------------|-------------------|----------------------------|-------------------|-------------------------|-----------------------------|
+| INITIAL (no round)   | fresh queues, replay early  | later round:      | later round: buffer;       | later round:      | error                   | request: stale timer,       |
+|                      |   requests, next contract*  |   buffer; else    |   else dropped             |   buffer; else    |                         |   ignored                   |
+|                      |   → ELF_REQUESTING          |   dropped         |                            |   dropped         |                         |                             |
+| INITIAL (none left)  | error                       | queue, REPLY      | error                      | dequeue sender    | → INITIAL / ELF_DONE    | request: stale, ignored     |
+| ELF_REQUESTING       | error                       | queue, REPLY      | count; N−1 → ELF_CRITICAL  | dequeue sender    | contract phase: drop it | error                       |
+|                      |                             |                   |   and check (below)        |                   |   → INITIAL / ELF_DONE  |                             |
+|                      |                             |                   |                            |                   | pins/poison: error      |                             |
+| ELF_WAIT_FOR_RELEASE | error                       | queue, REPLY      | error                      | dequeue; X: check | error (holds contract)  | error                       |
+| ELF_CRITICAL         | error                       | queue, REPLY      | error                      | dequeue sender    | error (holds contract)  | exit: contract_done, exits, |
+|   (working)          |                             |                   |                            |                   |                         |   RELEASEs, COMPLETED       |
+|                      |                             |                   |                            |                   |                         |   → ELF_FINISHED + rest     |
+| ELF_FINISHED         | error                       | queue, REPLY      | error                      | dequeue sender    | → INITIAL / ELF_DONE    | request: next contract*     |
+| ELF_DONE (final)     | error                       | dropped           | dropped                    | dropped           | error                   | request: stale, ignored     |
 
-The check in ELF_CRITICAL: contract phase — position ≤ contracts: Enter ``contract:r.i`` and
-request pins; else → INITIAL (none left, wait for STOP). Pins/poison phase — enough left:
-Enter and request poison (after pins) or start working (``Schedule("exit", "work")``, the elf
-stays in ELF_CRITICAL); not enough → ELF_WAIT_FOR_RELEASE.
+(*) next contract: CONTRACT_REQUEST to every other elf → ELF_REQUESTING; but when the elf already
+knows as many contract requests as there are contracts, its own would come after all of them
+(its clock is past every timestamp it has seen), so it goes straight to INITIAL (none left).
 
-Rounds: a message of a later round is buffered and replayed, in arrival order, when that
-round's INIT_CONTRACTS arrives; a message of an earlier (or stopped) round is dropped. Queues
-are fresh each round. The mayor → elf link is FIFO, so STOP(r) always precedes INIT(r+1).
+The check (ELF_CRITICAL, with every reply in): contract phase — position ≤ contracts: Enter
+``contract:r.i`` and request pins; else → INITIAL (none left; it keeps answering the round's
+requests and waits for STOP). Pins/poison phase — enough left: Enter, then request poison
+(after pins) or start working (``Schedule("exit", "work")``, staying in ELF_CRITICAL); not
+enough → ELF_WAIT_FOR_RELEASE.
+
+Rounds: an elf message of a later round is buffered (clock updated) and replayed, in arrival
+order, when that round's INIT_CONTRACTS arrives; one of an earlier round, or of the round this
+elf has already seen stopped, is dropped as if never received (no clock step). Queues are
+fresh each round. The mayor → elf link is FIFO, so STOP(r) always precedes INIT(r+1); STOP(r)
+is sent only once every contract of r is completed, so nobody holds pins or poison then.
 
 Invariants: an elf holds pins only while holding a contract, and poison only while holding
 pins (order contract → pins → poison, never the reverse); it replies to each request of its
