@@ -131,3 +131,31 @@ def test_a_trace_without_the_last_round_is_unfinished():
     second = next(n for n, e in enumerate(events) if e["event"] == "round" and e["round"] == 2)
     rules = {v.rule for v in verify_events(events[:second]).violations}
     assert {"rounds-unfinished", "not-finished", "contract-not-done"} <= rules
+
+
+class DropsEarly(E.Elf):
+    """Does what the seed's INITIAL says literally: ignores every message but INIT_CONTRACTS,
+    so a request of the next round that overtakes this elf's INIT_CONTRACTS is lost."""
+
+    def on_message(self, msg):
+        if msg.type in E.ELF_MESSAGES and msg.round > self.round:
+            return []
+        return super().on_message(msg)
+
+
+def test_dropping_early_requests_instead_of_buffering_them_stalls_a_round():
+    """Why decision 3 buffers: the requester would wait for a reply forever."""
+    stalls, rules = 0, Counter()
+    for seed in SEEDS:
+        setup = make_setup("elves", 4, dict(contracts=3, rounds=3), seed)
+        p = setup.params
+        for pid in range(1, 5):
+            setup.protocols[pid] = DropsEarly(pid, 4, p["pins"], p["poison"])
+        writer = TraceWriter(None, keep=True)
+        result = Simulation(setup, SimConfig(seed=seed, dwell={"pause": 0}), writer).run()
+        if result.stalled:
+            stalls += 1
+            assert any("CONTRACT_REPLY" in lacks for lacks in result.stalled.values())
+        rules.update(v.rule for v in verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
+                     .violations)
+    assert stalls > 0 and rules["not-finished"] > 0
