@@ -167,3 +167,16 @@ def test_simulate_bees_exits_1_when_the_audit_fails(monkeypatch, capsys):
     monkeypatch.setattr(bees, "Bee", GreedyBee)
     assert main(["simulate", "bees", "-P", "6", "-K", "1", "-T", "3", "--seed", "1"]) == 1
     assert "audit: VIOLATION" in capsys.readouterr().out
+
+
+def test_simulate_bees_exits_1_and_names_the_waiting_when_the_run_stalls(monkeypatch, capsys):
+    class DeafToDeaths(bees.Bee):
+        def on_message(self, msg):
+            if msg.type == "RELEASEreed":
+                return []
+            return super().on_message(msg)
+    monkeypatch.setattr(bees, "Bee", DeafToDeaths)
+    assert main(["simulate", "bees", "-P", "4", "-K", "1", "-T", "2", "--seed", "0"]) == 1
+    out = capsys.readouterr().out
+    assert "STALLED: bee-" in out and "waits for" in out
+    assert "[left-waiting]" in out
