@@ -66,3 +66,20 @@ def test_services_entry_point_names_the_roles():
     done = subprocess.run([sys.executable, "-m", "mutexlab.services", "wizard"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 2 and "unknown role 'wizard'" in done.stderr
+
+
+def test_no_broker_is_reported_at_once_with_exit_3(capsys):
+    assert main(["run", "mutex", "--amqp-url", NOWHERE]) == 3
+    err = capsys.readouterr().err
+    assert "cannot use RabbitMQ at amqp://127.0.0.1:1" in err and "is it running?" in err
+
+
+@pytest.mark.broker
+def test_refused_credentials_are_reported_without_the_password(amqp_url, capsys):
+    from urllib.parse import urlparse
+
+    where = urlparse(amqp_url)
+    url = f"amqp://nobody:secret-pw@{where.hostname}:{where.port or 5672}/%2F"
+    assert main(["run", "mutex", "--amqp-url", url]) == 3
+    err = capsys.readouterr().err
+    assert "ACCESS_REFUSED" in err and "secret-pw" not in err

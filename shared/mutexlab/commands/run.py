@@ -197,7 +197,27 @@ def run(args) -> int:
         plan = plan_from_args(args)
     except ConfigError as exc:
         return fail(str(exc))
+    problem = broker_problem(plan.amqp_url)
+    if problem:
+        return fail(problem, code=3)
     return execute(plan, json_out=args.json)
+
+
+def broker_problem(url: str) -> str | None:
+    """One quick connection attempt, so a missing broker is reported at once, not after timeouts."""
+    import pika
+
+    from ..transport.rabbit import redact
+
+    params = pika.URLParameters(url)
+    params.socket_timeout = params.blocked_connection_timeout = 5
+    params.connection_attempts = 1
+    try:
+        pika.BlockingConnection(params).close()
+    except pika.exceptions.AMQPError as exc:
+        return (f"cannot use RabbitMQ at {redact(url)}: {exc!r} — is it running? "
+                "(locally: rabbitmq-server -detached; or pass --amqp-url / set AMQP_URL)")
+    return None
 
 
 def execute(plan: Plan, json_out: bool = False, out=None) -> int:

@@ -340,6 +340,7 @@ class Bus:
 
 
 def redact(url: str) -> str:
-    """The URL without its password, for logs and errors."""
+    """The URL without its credentials, for logs and errors."""
     params = pika.URLParameters(url)
-    return f"{url.split('://', 1)[0]}://{params.host}:{params.port}{params.virtual_host and '/' + params.virtual_host}"
+    vhost = "" if params.virtual_host == "/" else "/" + params.virtual_host
+    return f"{url.split('://', 1)[0]}://{params.host}:{params.port}{vhost}"
