@@ -88,7 +88,7 @@ def _start(role: str, env: dict, log: Path, **kw) -> subprocess.Popen:
 def test_discovered_p_and_a_late_participant_refused(amqp_url, tmp_path):
     run_id = "t-" + uuid.uuid4().hex[:8]
     base = dict(os.environ, AMQP_URL=amqp_url, RUN_ID=run_id, JOIN_TIMEOUT="120", PYTHONUNBUFFERED="1")
-    monitor_env = dict(base, ALGORITHM="ricart-agrawala", PROCESSES="0", JOIN_WINDOW="3",
+    monitor_env = dict(base, ALGORITHM="ricart-agrawala", PROCESSES="0", JOIN_WINDOW="8",
                        OPTIONS='{"requests": 4}', DWELL="0.3", STALL_TIMEOUT="30",
                        SUMMARY_JSON=str(tmp_path / "summary.json"))
     procs = []

@@ -166,7 +166,7 @@ def test_a_killed_participant_is_named_by_the_stall_diagnosis(amqp_url, tmp_path
     run_id = "t-" + uuid.uuid4().hex[:8]
     base = dict(os.environ, AMQP_URL=amqp_url, RUN_ID=run_id, JOIN_TIMEOUT="120", PYTHONUNBUFFERED="1")
     monitor_env = dict(base, ALGORITHM="ricart-agrawala", PROCESSES="3", OPTIONS='{"requests": 50}', DWELL="0.2",
-                       STALL_TIMEOUT="6", SUMMARY_JSON=str(tmp_path / "summary.json"))
+                       STALL_TIMEOUT="10", SUMMARY_JSON=str(tmp_path / "summary.json"))
     monitor = subprocess.Popen(service_command("monitor"), env=monitor_env, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, text=True)
     logs = [tmp_path / f"node-{n}.log" for n in range(3)]
