@@ -200,10 +200,15 @@ BAD_INFORM = {1: {1}, 2: {2}, 3: {3}}
 def test_audit_catches_sets_that_break_the_condition():
     with pytest.raises(ConfigError, match="processes 2 and 3"):
         make_setup("sanders", 3, {"request_sets": {str(k): sorted(v) for k, v in BAD_REQUEST.items()}})
-    caught = [seed for seed in range(40)
-              if not _run(_forced(3, BAD_REQUEST, BAD_INFORM, 3), seed)[1].safe]
-    assert caught, "no run of the broken sets was caught by the audit"
-    found = explore(lambda: _forced(3, BAD_REQUEST, BAD_INFORM, 1))
+    caught = next((seed for seed in range(40) if not _run(_forced(3, BAD_REQUEST, BAD_INFORM, 3), seed)[1].safe),
+                  None)
+    assert caught is not None, "no run of the broken sets was caught by the audit"
+
+    def pair_2_3():
+        setup = _forced(3, BAD_REQUEST, BAD_INFORM, 1)
+        setup.protocols[1].requests_left = 0
+        return setup
+    found = explore(pair_2_3)
     assert found.violations and "cs (capacity 1)" in found.violations[0].message
     for seed in range(40):  # the same runs with valid sets are safe
         assert _run(make_setup("sanders", 3, {"requests": 3}), seed)[1].safe
