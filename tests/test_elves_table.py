@@ -339,3 +339,25 @@ def test_every_message_carries_its_round_and_decodes_with_clear_errors():
         E.CODEC.decode(b'{"type": "STOP", "sender": 0, "ts": 1, "round": 0}')
     with pytest.raises(MessageError, match="units"):
         E.CODEC.decode(b'{"type": "PINS_REQUEST", "sender": 1, "ts": 1, "round": 1, "units": 0}')
+
+
+# -- a worked example, scripted (DESIGN.md §4) ----------------------------------------------
+PINS_THEN_POISON = {"algorithm": "elves", "processes": 2,
+                    "options": {"pins": 2, "poison": 3, "contracts": 2, "hamsters": [2, 2], "rounds": 1},
+                    "steps": [{"op": "drain"}, {"op": "exit", "pid": 1}, {"op": "drain"},
+                              {"op": "exit", "pid": 2}, {"op": "drain"}]}
+
+
+def test_worked_example_an_elf_holds_pins_while_waiting_for_poison_and_gets_it_on_release():
+    from mutexlab.audit import verify_events
+    from mutexlab.sim.scripted import replay_scenario
+
+    first = replay_scenario({**PINS_THEN_POISON, "steps": PINS_THEN_POISON["steps"][:1]})
+    one, two = first.protocols[1], first.protocols[2]
+    assert (one.state, one.holding) == (ELF_CRITICAL, (1, 2))            # both pins and 2 of 3 poison
+    assert (two.state, two.phase, two.holding) == (ELF_WAIT_FOR_RELEASE, E.POISON, (2, 2))
+    assert two.waiting_for() == {"POISON_RELEASE": [1]}
+
+    whole = replay_scenario(PINS_THEN_POISON)
+    assert whole.states == {"mayor": MAYOR_DONE, "elf-1": ELF_DONE, "elf-2": ELF_DONE}
+    assert verify_events([dict(e, _line=n) for n, e in enumerate(whole.events, 1)]).safe
