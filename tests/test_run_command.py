@@ -23,6 +23,8 @@ NOWHERE = "amqp://127.0.0.1:1/%2F"
     (["elves", "--hamsters", "a-b"], "--hamsters"),
     (["mutex", "--run-id", "a b"], "run id"),
     (["mutex", "--trace", "/no/such/dir/t.jsonl"], "does not exist"),
+    (["bees", "--report", "/no/such/dir/r.html"], "does not exist"),
+    (["mutex", "--options", "/no/such/options.json"], "cannot read options file"),
 ])
 def test_bad_settings_exit_2_before_the_broker(argv, words, capsys):
     argv = ["run", *argv]
@@ -83,3 +85,18 @@ def test_refused_credentials_are_reported_without_the_password(amqp_url, capsys)
     assert main(["run", "mutex", "--amqp-url", url]) == 3
     err = capsys.readouterr().err
     assert "ACCESS_REFUSED" in err and "secret-pw" not in err
+
+
+@pytest.mark.broker
+def test_run_with_options_file_dwell_kinds_and_report(amqp_url, tmp_path):
+    options = tmp_path / "options.json"
+    options.write_text('{"token_holder": 2}')
+    report = tmp_path / "run.html"
+    code = main(["run", "mutex", "--algorithm", "suzuki-kasami", "--nodes", "3", "-M", "1", "--options",
+                 str(options), "--think", "0", "--cs", "0.05", "--dwell", "0", "--amqp-url", amqp_url,
+                 "--report", str(report)])
+    assert code == 0
+    assert "<html" in report.read_text().lower()
+    trace = report.with_suffix(".jsonl")
+    header = trace.read_text().splitlines()[0]
+    assert '"suzuki-kasami"' in header and main(["verify", str(trace)]) == 0

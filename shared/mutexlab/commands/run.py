@@ -26,6 +26,7 @@ from ..protocols.registry import CLASSIC
 from ..setup import ConfigError
 from ..transport.membership import build_setup, role_of
 from ..transport.settings import check_run_id, check_url
+from ..report.options import add_report_argument, write_report_if_asked
 from .common import fail, non_negative, positive, seconds
 
 DEFAULT_URL = "amqp://127.0.0.1:5672/%2F"   # no credentials here: pika's defaults apply (guest on localhost)
@@ -64,7 +65,7 @@ def _option(text: str) -> tuple[str, object]:
 def _common(p) -> None:
     p.add_argument("--seed", type=non_negative, default=0, help="seed for make_setup (initial clocks, plans)")
     p.add_argument("--amqp-url", default=None,
-                   help=f"broker URL (default: $AMQP_URL, else {DEFAULT_URL})")
+                   help=f"broker URL (default: $AMQP_URL, else {DEFAULT_URL.replace('%', '%%')})")
     p.add_argument("--run-id", default=None, help="run id naming the exchange and queues (default: random)")
     p.add_argument("--trace", metavar="FILE", help="the monitor writes the trace (JSON Lines) here")
     p.add_argument("--dwell", type=seconds, default=0.1, metavar="SECONDS",
@@ -79,6 +80,7 @@ def _common(p) -> None:
                                                 "directory, kept only when the run fails)")
     p.add_argument("--keep", action="store_true", help="leave the run's exchanges and queues on the broker")
     p.add_argument("--json", action="store_true", help="print the monitor's summary as one JSON object")
+    add_report_argument(p)
 
 
 def register(sub) -> None:
@@ -106,6 +108,10 @@ def register(sub) -> None:
     elves.add_argument("--hamsters", default=None, metavar="LOW-HIGH", help="hamsters per contract, e.g. 1-5")
     elves.add_argument("--pins-per-elf", type=positive, default=None, help="pins an elf needs")
     elves.add_argument("--poison-per-hamster", type=positive, default=None, help="poison portions per hamster")
+    for kind, what in (("work", "an elf works on a contract"), ("rest", "between a contract done and the next "
+                                                                        "request"), ("pause", "the mayor waits between rounds")):
+        elves.add_argument(f"--{kind}", type=seconds, default=None, metavar="SECONDS",
+                           help=f"seconds {what} (default: --dwell)")
     _common(elves)
     elves.set_defaults(func=run, algorithm="elves")
 
@@ -114,9 +120,15 @@ def register(sub) -> None:
                        help=f"one of {', '.join(CLASSIC)} (default ricart-agrawala), or a module path "
                             "offering make_setup")
     mutex.add_argument("--nodes", "-N", type=positive, default=5, help="number of nodes (default 5)")
-    mutex.add_argument("--requests", "-r", type=positive, default=3, help="CS requests per node (default 3)")
-    mutex.add_argument("--option", "-o", type=_option, action="append", default=[], metavar="KEY=VALUE",
+    mutex.add_argument("--requests", "-M", type=positive, default=3, metavar="M",
+                       help="critical-section requests per node (default 3)")
+    mutex.add_argument("--think", type=seconds, default=None, metavar="SECONDS",
+                       help="seconds before each request (default: --dwell)")
+    mutex.add_argument("--cs", type=seconds, default=None, metavar="SECONDS",
+                       help="seconds inside the critical section (default: --dwell)")
+    mutex.add_argument("--option", "-o", type=_option, action="append", default=[], metavar="KEY=JSON",
                        help="an algorithm option, VALUE as JSON (e.g. -o token_holder=2); repeatable")
+    mutex.add_argument("--options", metavar="FILE.json", help="algorithm options from a JSON object file")
     _common(mutex)
     mutex.set_defaults(func=run)
 
@@ -171,8 +183,10 @@ def plan_from_args(args) -> Plan:
                 raise ConfigError(f"--hamsters must be LOW-HIGH, got {args.hamsters!r}") from None
         algorithm = "elves"
     else:
+        from .simulate_mutex import collect_options
+
         processes = args.nodes
-        options = {"requests": args.requests, **dict(args.option)}
+        options = {"requests": args.requests, **collect_options(args)}
         algorithm = args.algorithm
         if algorithm not in CLASSIC and "." not in algorithm:
             raise ConfigError(f"unknown classic algorithm {algorithm!r}; choose one of: {', '.join(CLASSIC)}")
@@ -182,11 +196,14 @@ def plan_from_args(args) -> Plan:
         run_id = check_run_id(args.run_id) if args.run_id else "run-" + uuid.uuid4().hex[:10]
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    if args.trace:
-        parent = Path(args.trace).resolve().parent
-        if not parent.is_dir():
-            raise ConfigError(f"cannot write the trace {args.trace}: directory {parent} does not exist")
-    plan = Plan(algorithm, processes, options, args.seed, url, run_id, args.dwell, dict(args.dwell_kind),
+    for what, path in (("trace", args.trace), ("report", args.report)):
+        if path and not Path(path).resolve().parent.is_dir():
+            raise ConfigError(f"cannot write the {what} {path}: directory {Path(path).resolve().parent} "
+                              "does not exist")
+    dwell_times = {kind: getattr(args, kind) for kind in ("work", "rest", "pause", "think", "cs")
+                   if getattr(args, kind, None) is not None}
+    dwell_times.update(dict(args.dwell_kind))
+    plan = Plan(algorithm, processes, options, args.seed, url, run_id, args.dwell, dwell_times,
                 args.stall_timeout, args.join_timeout, args.trace, args.logs, args.keep)
     plan.roles()   # builds the setup: a bad option is refused here, before the broker is touched
     return plan
@@ -200,7 +217,14 @@ def run(args) -> int:
     problem = broker_problem(plan.amqp_url)
     if problem:
         return fail(problem, code=3)
-    return execute(plan, json_out=args.json)
+    if args.report and not plan.trace:   # the report is built from the monitor's trace: keep it beside
+        plan.trace = str(Path(args.report).with_suffix(".jsonl"))
+    summary: dict = {}
+    code = execute(plan, json_out=args.json, summary=summary)
+    if args.report and summary.get("trace"):
+        stalled = {name: info.get("waiting", {}) for name, info in (summary.get("stalled") or {}).items()}
+        return write_report_if_asked(args, summary["trace"], stalled or None, summary.get("states")) or code
+    return code
 
 
 def broker_problem(url: str) -> str | None:
@@ -220,8 +244,10 @@ def broker_problem(url: str) -> str | None:
     return None
 
 
-def execute(plan: Plan, json_out: bool = False, out=None) -> int:
-    """Start the monitor and the participants, wait for the verdict, clean up; the monitor's exit code."""
+def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None = None) -> int:
+    """Start the monitor and the participants, wait for the verdict, clean up; the monitor's exit code.
+
+    ``summary``, when given, is filled with the monitor's summary (its JSON form)."""
     out = out or sys.stdout
     roles = plan.roles()
     logs = Path(plan.logs) if plan.logs else Path(tempfile.mkdtemp(prefix=f"mutexlab-{plan.run_id}-"))
@@ -258,9 +284,11 @@ def execute(plan: Plan, json_out: bool = False, out=None) -> int:
             monitor_stdout, _ = monitor.communicate()
             (logs / "monitor.out").write_text(monitor_stdout or "")
         code = monitor.wait()
-        if json_out and summary_path.exists():
-            summary = json.loads(summary_path.read_text())
-            json.dump(summary, out, indent=2)
+        result = json.loads(summary_path.read_text()) if summary_path.exists() else None
+        if summary is not None and result is not None:
+            summary.update(result)
+        if json_out and result is not None:
+            json.dump(result, out, indent=2)
             out.write("\n")
         elif json_out:
             print(monitor_stdout, file=out)
