@@ -120,7 +120,7 @@ def register(sub) -> None:
                        help=f"one of {', '.join(CLASSIC)} (default ricart-agrawala), or a module path "
                             "offering make_setup")
     mutex.add_argument("--nodes", "-N", type=positive, default=5, help="number of nodes (default 5)")
-    mutex.add_argument("--requests", "-M", type=positive, default=3, metavar="M",
+    mutex.add_argument("--requests", "-M", "-r", type=positive, default=3, metavar="M",
                        help="critical-section requests per node (default 3)")
     mutex.add_argument("--think", type=seconds, default=None, metavar="SECONDS",
                        help="seconds before each request (default: --dwell)")
