@@ -114,7 +114,11 @@ def run(full: bool) -> dict:
         rows = [r for r in results if r["algorithm"] == algorithm]
         growth(rows, "messages")
         growth(rows, "wall_s")
-    return {"target_msgs_per_s": TARGET, "repeat": repeat, "cases": results}
+    from . import ladder
+
+    steps = ladder.run([bees_case(100), bees_case(200), ra_case(100, 10)], repeat=3) if full else \
+        ladder.run([bees_case(50), ra_case(50, 5)], repeat=1)
+    return {"target_msgs_per_s": TARGET, "repeat": repeat, "cases": results, "optimisation_steps": steps}
 
 
 def render(part: dict) -> str:
@@ -122,9 +126,14 @@ def render(part: dict) -> str:
              r["messages"], r.get("messages_exponent"), r["wall_s"], r.get("wall_s_exponent"), r["msgs_per_s"],
              r["msgs_per_cpu_s"], r["rss_peak_mib"], r["rss_baseline_mib"], r.get("tracemalloc_peak_mib"),
              r["ok"]] for r in part["cases"]]
-    return table(["algorithm", "P/N", "T (bees) / requests", "messages", "msg exp.", "time s", "time exp.",
+    from . import ladder
+
+    text = table(["algorithm", "P/N", "T (bees) / requests", "messages", "msg exp.", "time s", "time exp.",
                   "msgs/s", "msgs/CPU-s", "peak RSS MiB", "RSS before run", "tracemalloc peak MiB", "complete"],
                  rows)
+    if "optimisation_steps" in part:
+        text += "\n\n" + ladder.render(part["optimisation_steps"])
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
