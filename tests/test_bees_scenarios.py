@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -178,5 +179,6 @@ def test_simulate_bees_exits_1_and_names_the_waiting_when_the_run_stalls(monkeyp
     monkeypatch.setattr(bees, "Bee", DeafToDeaths)
     assert main(["simulate", "bees", "-P", "4", "-K", "1", "-T", "2", "--seed", "0"]) == 1
     out = capsys.readouterr().out
-    assert "STALLED: bee-" in out and "waits for" in out
+    assert "STALLED — stalled:" in out
+    assert re.search(r"bee-\d \(WAIT_\w+\) waits for \w+ from bee-\d", out)
     assert "[left-waiting]" in out

@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections import Counter
 
 from ..audit import verify_events
+from ..audit.stall import explain_stall
 from ..protocols.bees import expected_eggs, make_setup
 from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
+from ..report.options import add_report_argument, write_report_if_asked
 from .common import fail, non_negative, positive, print_json
 
 REED_TYPES = ("REQreed", "ACKreed", "RELEASEreed")
@@ -38,6 +40,7 @@ def register(sub) -> None:
     p.add_argument("--no-audit", action="store_true",
                    help="do not record or audit the trace in memory (faster for big runs; ignored with --trace)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    add_report_argument(p)
     p.set_defaults(func=run)
 
 
@@ -61,6 +64,7 @@ def summarise(setup, result, verdict, args) -> dict:
         "eggs_expected": expected_eggs(args.bees, args.reeds, args.eggs, args.cocoons),
         "deaths": result.notes.get("death", 0), "retired": result.notes.get("retire", 0),
         "final_states": dict(Counter(result.states.values())),
+        "states": result.states,
         "messages": messages, "messages_total": result.total_messages,
         "entries": result.entries,
         "messages_per_reed_entry": _ratio(reed_msgs, result.entries.get("reed", 0)),
@@ -92,7 +96,7 @@ def render(s: dict) -> str:
     if s["truncated"]:
         lines.append("TRUNCATED: the event limit was reached before the run ended")
     if s["stalled"]:
-        lines.append("STALLED: " + "; ".join(f"{name} waits for {what}" for name, what in s["stalled"].items()))
+        lines.append("STALLED — " + explain_stall(s["stalled"], s.get("states")))
     audit = s["audit"]
     if audit is None:
         lines.append("audit: skipped (--no-audit)")
@@ -112,7 +116,7 @@ def run(args) -> int:
         config = SimConfig(seed=args.seed, delay=args.delay)
     except ConfigError as exc:
         return fail(str(exc))
-    audit = bool(args.trace) or not args.no_audit
+    audit = bool(args.trace) or bool(args.report) or not args.no_audit
     try:
         trace = TraceWriter(args.trace, keep=True) if audit else None
     except OSError as exc:
@@ -130,4 +134,5 @@ def run(args) -> int:
         print_json(summary)
     else:
         print(render(summary))
-    return 0 if result.ok and (verdict is None or verdict.safe) else 1
+    code = 0 if result.ok and (verdict is None or verdict.safe) else 1
+    return write_report_if_asked(args, trace, result.stalled, result.states) or code

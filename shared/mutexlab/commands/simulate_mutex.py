@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..audit import verify_events
+from ..audit.stall import explain_stall
 from ..audit.verdict import Verdict
 from ..metrics import LITERATURE, RunMetrics, measure
 from ..protocols.registry import CLASSIC, make_setup
@@ -26,6 +27,7 @@ from ..setup import ConfigError
 from ..sim import SimConfig, SimResult, Simulation
 from ..sim.engine import _TIMER
 from ..trace import TraceWriter
+from ..report.options import add_report_argument, write_report_if_asked
 from .common import fail, non_negative, positive, print_json, seconds
 
 
@@ -148,6 +150,7 @@ def register(sub) -> None:
                         "-o 'parents={\"2\": 1, \"3\": 2}'")
     p.add_argument("--options", metavar="FILE.json", help="algorithm options from a JSON object file")
     p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
+    add_report_argument(p)
     p.set_defaults(func=run)
 
 
@@ -188,7 +191,7 @@ def render(run: ClassicRun, args) -> str:
     if run.result.truncated:
         lines.append("TRUNCATED: the event limit was reached before the run ended")
     if run.result.stalled:
-        lines.append("STALLED: " + "; ".join(f"{name} waits for {what}" for name, what in run.result.stalled.items()))
+        lines.append("STALLED — " + explain_stall(run.result.stalled, run.result.states))
     v = run.verdict
     lines.append("audit: " + ("SAFE" if v.safe else f"VIOLATION ({len(v.violations)})") + " — " + ", ".join(v.checks))
     lines += ["  " + x.describe() for x in v.violations]
@@ -210,4 +213,5 @@ def run(args) -> int:
         print_json(summary(outcome, args))
     else:
         print(render(outcome, args))
-    return 0 if outcome.ok else 1
+    return write_report_if_asked(args, outcome.events, outcome.result.stalled, outcome.result.states) or (
+        0 if outcome.ok else 1)
