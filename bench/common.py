@@ -38,6 +38,10 @@ def machine() -> dict:
                                             text=True, timeout=5).stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         info["git_commit"] = None
+    try:
+        info["free_h"] = subprocess.run(["free", "-h"], capture_output=True, text=True, timeout=5).stdout.rstrip()
+    except (OSError, subprocess.SubprocessError):
+        info["free_h"] = None
     for lib in ("pika", "redis", "pydantic"):
         try:
             info[lib] = __import__(lib).__version__
@@ -68,7 +72,7 @@ def fmt(value, digits: int = 2) -> str:
 
 def table(headers: list[str], rows: list[list], digits: int = 2) -> str:
     """A Markdown table (readable in a terminal as well)."""
-    cells = [[fmt(v, digits) for v in row] for row in rows]
+    cells = [[fmt(v, digits).replace("|", "\\|") for v in row] for row in rows]   # a "|" would split the cell
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
     line = lambda values: "| " + " | ".join(v.rjust(w) for v, w in zip(values, widths)) + " |"  # noqa: E731
     out = [line(headers), "|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|"]

@@ -4,7 +4,7 @@ Every algorithm runs in the simulator (exponential message delays, mean T = 1) w
 ``mutexlab simulate mutex``'s workload (``commands/simulate_mutex.run_classic``: per-node think
 and critical-section times, audited trace) and is measured by ``mutexlab.metrics.measure``:
 
-* **light load** — one requester at a time: the mean think time is 1000·N message delays, so
+* **light load** — one requester at a time: the mean think time is 10,000·N message delays, so
   requests almost never overlap; the run reports how many handovers found someone waiting
   (``overlaps``, expected 0 or nearly). Messages per entry and response time (request → enter).
 * **heavy load** — everyone always waiting: think time 0, so a node asks again as soon as it
@@ -26,6 +26,7 @@ from .common import ratio, say, table
 
 SIZES = (3, 5, 9, 13, 31)
 RAYMOND_HEAVY = 4.0  # Raymond (1989): about four messages per entry under saturation
+LIGHT_THINK = 10_000.0  # light load: mean think time per node, in message delays, times N
 
 
 def literature(algorithm: str, n: int, params: dict, load: str) -> tuple[str, float | None]:
@@ -66,7 +67,7 @@ def one(algorithm: str, n: int, load: str, full: bool, seed: int = 0) -> dict:
     from mutexlab.commands.simulate_mutex import run_classic
 
     requests = requests_for(n, load, full)
-    think = 1000.0 * n if load == "light" else 0.0
+    think = LIGHT_THINK * n if load == "light" else 0.0
     started = time.perf_counter()
     run = run_classic(algorithm, n, requests, seed, {}, "exp", think=think, cs=1.0)
     m = run.metrics
