@@ -175,6 +175,7 @@ class Participant:
     def _work(self) -> None:
         self.bus.consume(self.topology.queue(self.name))
         self._input(lambda p: p.start())
+        self._status()   # the monitor knows at once where this process stands, even if start changed nothing
         while not self.stopped:
             now = time.monotonic()
             wake = now + 0.5
