@@ -339,6 +339,12 @@ def test_every_message_carries_its_round_and_decodes_with_clear_errors():
         E.CODEC.decode(b'{"type": "STOP", "sender": 0, "ts": 1, "round": 0}')
     with pytest.raises(MessageError, match="units"):
         E.CODEC.decode(b'{"type": "PINS_REQUEST", "sender": 1, "ts": 1, "round": 1, "units": 0}')
+    with pytest.raises(MessageError, match="contracts"):
+        E.CODEC.decode(b'{"type": "INIT_CONTRACTS", "sender": 0, "ts": 1, "round": 1, "contracts": [2, 0]}')
+    with pytest.raises(MessageError, match="contracts"):
+        E.CODEC.decode(b'{"type": "INIT_CONTRACTS", "sender": 0, "ts": 1, "round": 1, "contracts": []}')
+    init = E.CODEC.decode(b'{"type": "INIT_CONTRACTS", "sender": 0, "ts": 1, "round": 1, "contracts": [2, 5]}')
+    assert init.contracts == (2, 5)
 
 
 # -- a worked example, scripted (DESIGN.md §4) ----------------------------------------------

@@ -65,7 +65,7 @@ from __future__ import annotations
 import copy
 import random
 from collections import Counter
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -98,7 +98,7 @@ class RoundMessage(Message):
 class InitContracts(RoundMessage):
     """Mayor → every elf: the round's contracts, as numbers of hamsters (contract i = item i−1)."""
     type: Literal["INIT_CONTRACTS"] = "INIT_CONTRACTS"
-    contracts: tuple[int, ...] = Field(min_length=1)
+    contracts: tuple[Annotated[int, Field(ge=1)], ...] = Field(min_length=1)
 
 
 class ContractRequest(RoundMessage):
