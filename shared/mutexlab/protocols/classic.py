@@ -60,6 +60,10 @@ class ClassicNode(Protocol):
             return effects
         raise ProtocolError(f"unknown local action {action!r}")
 
+    def _others(self):
+        """Every other node's pid, in ascending order."""
+        return (j for j in range(1, self.n + 1) if j != self.pid)
+
     def _enter(self) -> list:
         """The entry condition holds: enter, and schedule the exit."""
         self.state = "HELD"

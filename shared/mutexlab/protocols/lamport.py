@@ -61,9 +61,6 @@ class LamportNode(ClassicNode):
         super().__init__(pid, n, requests, clock)
         self.q: dict[int, Entry] = {j: ("RELEASE", 0) for j in range(1, n + 1)}
 
-    def _others(self):
-        return (j for j in range(1, self.n + 1) if j != self.pid)
-
     def _key(self, j: int) -> tuple[int, int]:
         return priority(self.q[j][1], j)
 

@@ -41,9 +41,6 @@ class RicartAgrawalaNode(ClassicNode):
         self.replies: set[int] = set()
         self.deferred: list[int] = []
 
-    def _others(self):
-        return (j for j in range(1, self.n + 1) if j != self.pid)
-
     def _request(self) -> list:
         ts = self.clock.tick()
         self.my_request = priority(ts, self.pid)
