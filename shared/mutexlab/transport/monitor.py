@@ -28,6 +28,7 @@ from typing import IO, Any
 
 from ..audit import verify_events
 from ..audit.capacity import check_capacities
+from ..audit.stall import explain_stall
 from ..protocols import registry
 from ..setup import ConfigError, Setup
 from ..sim.driver import resource_kind
@@ -61,6 +62,7 @@ class Outcome:
     notes: dict[str, int] = field(default_factory=dict)
     states: dict[str, str] = field(default_factory=dict)
     duplicates: int = 0
+    redelivered: int = 0
     dead_letters: int = 0
     reconnects: int = 0
     refused: list[str] = field(default_factory=list)
@@ -72,54 +74,124 @@ class Outcome:
 
 
 class Progress:
-    """One line per state change (not a terminal), or a live table (a terminal)."""
+    """The live view: one plain line per state change (not a terminal, e.g. compose logs), or a
+    continuously updated table (a terminal): each participant's state, Lamport clock, entries,
+    eggs (bees) or contracts done (elves) and what it waits for; who holds which resource; eggs
+    per reed; messages per second (over the last ``WINDOW`` seconds and over the whole run).
 
-    def __init__(self, out: IO[str]) -> None:
+    ``table()`` builds the table from what was fed so far; it is pure, so it is testable without
+    a terminal. Invariant: holders reflect exactly the enter/exit events seen (units summed).
+    """
+
+    WINDOW = 5.0
+
+    def __init__(self, out: IO[str], clock=time.monotonic) -> None:
         self.out = out
+        self.clock = clock
         self.live = None
         self.rows: dict[str, dict] = {}
+        self.holders: dict[str, Counter[str]] = {}    # resource -> {holder: units}
+        self.eggs_per_reed: Counter[str] = Counter()
+        self.sends: list[float] = []                   # arrival times of the sends in the window
+        self.total_sends = 0
+        self.began = clock()
+        self._drawn = 0.0
+
+    @staticmethod
+    def _row() -> dict:
+        return {"state": "-", "lamport": 0, "entries": 0, "eggs": 0, "contracts": 0, "waiting": ""}
 
     def begin(self, names: list[str]) -> None:
-        self.rows = {n: {"state": "-", "lamport": 0, "entries": 0, "waiting": ""} for n in names}
+        self.rows = {n: self._row() for n in names}
+        self.began = self.clock()
         if self.out.isatty():
+            from rich.console import Console
             from rich.live import Live
 
-            self.live = Live(self._table(), refresh_per_second=4, transient=False)
+            self.live = Live(self.table(), refresh_per_second=4, transient=False,
+                             console=Console(file=self.out))
             self.live.start()
 
-    def _table(self):
+    def rate(self) -> tuple[float, float]:
+        """(messages/s over the last WINDOW seconds, messages/s since the start)."""
+        now = self.clock()
+        self.sends = [t for t in self.sends if t > now - self.WINDOW]
+        recent = len(self.sends) / min(self.WINDOW, max(now - self.began, 1e-9))
+        overall = self.total_sends / max(now - self.began, 1e-9)
+        return recent, overall
+
+    def table(self):
         from rich.table import Table
 
-        table = Table(title="mutexlab monitor")
-        for col in ("process", "state", "lamport", "entries", "waiting for"):
+        recent, overall = self.rate()
+        bees = any(r["eggs"] for r in self.rows.values()) or any(k.startswith("reed") for k in self.holders)
+        elves = any(r["contracts"] for r in self.rows.values())
+        held = "; ".join(f"{res} {', '.join(h if units == 1 else f'{h}×{units}' for h, units in sorted(who.items()))}"
+                         for res, who in sorted(self.holders.items()) if who) or "nothing held"
+        caption = [f"holders: {held}", f"messages/s: {recent:.1f} (last {self.WINDOW:g}s), "
+                   f"{overall:.1f} overall, {self.total_sends} sent"]
+        if self.eggs_per_reed:
+            caption.append("eggs per reed: " + ", ".join(f"{r} {n}" for r, n in sorted(self.eggs_per_reed.items())))
+        table = Table(title="mutexlab monitor", caption="\n".join(caption), caption_justify="left")
+        columns = ["process", "state", "lamport", "entries"] + (["eggs"] if bees else []) + \
+            (["contracts"] if elves else []) + ["waiting for"]
+        for col in columns:
             table.add_column(col)
         for name, row in self.rows.items():
-            table.add_row(name, row["state"], str(row["lamport"]), str(row["entries"]), row["waiting"])
+            cells = [name, row["state"], str(row["lamport"]), str(row["entries"])]
+            cells += [str(row["eggs"])] if bees else []
+            cells += [str(row["contracts"])] if elves else []
+            table.add_row(*cells, row["waiting"])
         return table
 
-    def state(self, name: str, state: str, lamport: int, t: float) -> None:
-        row = self.rows.setdefault(name, {"state": "-", "lamport": 0, "entries": 0, "waiting": ""})
-        row.update(state=state, lamport=lamport)
-        if self.live is not None:
-            self.live.update(self._table())
-        else:
-            print(f"{t:9.3f}s  {name:<10} {state:<22} lamport {lamport}", file=self.out, flush=True)
+    def _redraw(self, force: bool = False) -> None:
+        if self.live is not None and (force or self.clock() - self._drawn >= 0.25):
+            self._drawn = self.clock()
+            self.live.update(self.table())
+
+    def event(self, name: str, event: dict) -> None:
+        """Every trace event of a member, in arrival order."""
+        row = self.rows.setdefault(name, self._row())
+        kind = event.get("event")
+        if isinstance(event.get("lamport"), int):
+            row["lamport"] = event["lamport"]
+        units = event.get("units", 1) if isinstance(event.get("units"), int) else 1
+        if kind == "send":
+            self.total_sends += 1
+            self.sends.append(self.clock())
+        elif kind == "enter":
+            row["entries"] += 1
+            self.holders.setdefault(str(event.get("resource")), Counter())[name] += units
+        elif kind == "exit":
+            held = self.holders.get(str(event.get("resource")))
+            if held is not None:
+                held[name] -= units
+                if held[name] <= 0:
+                    del held[name]
+        elif kind == "egg":
+            row["eggs"] += 1
+            self.eggs_per_reed[f"reed:{event.get('reed')}"] += 1
+        elif kind == "contract_done":
+            row["contracts"] += 1
+        elif kind == "state":
+            row["state"] = str(event.get("state"))
+            if self.live is None:
+                print(f"{float(event.get('t', 0)):9.3f}s  {name:<10} {row['state']:<22} lamport {row['lamport']}",
+                      file=self.out, flush=True)
+            self._redraw(force=True)
+            return
+        self._redraw()
 
     def status(self, name: str, status: dict) -> None:
         row = self.rows.get(name)
         if row is not None:
             row["waiting"] = "; ".join(f"{what} from {', '.join(whom)}" for what, whom in status["waiting"].items())
             row["lamport"] = status.get("lamport", row["lamport"])
-            if self.live is not None:
-                self.live.update(self._table())
-
-    def entry(self, name: str) -> None:
-        if name in self.rows:
-            self.rows[name]["entries"] += 1
+            self._redraw()
 
     def end(self) -> None:
         if self.live is not None:
-            self.live.update(self._table())
+            self.live.update(self.table())
             self.live.stop()
             self.live = None
 
@@ -306,6 +378,7 @@ class Monitor:
         self.last_progress = time.monotonic()
         self.heard[name] = self.last_progress
         kind = event["event"]
+        self.progress.event(name, event)
         if kind == "send":
             self.messages[event.get("type", "?")] += 1
             self.sent[event.get("id")] = event.get("to")
@@ -313,9 +386,6 @@ class Monitor:
             self.sent.pop(event.get("id"), None)
         elif kind == "enter":
             self.entries[resource_kind(str(event.get("resource")))] += 1
-            self.progress.entry(name)
-        elif kind == "state":
-            self.progress.state(name, str(event.get("state")), int(event.get("lamport", 0)), float(event.get("t", 0)))
         elif kind not in PROTOCOL_EVENTS:
             self.notes[kind] += 1
 
@@ -360,12 +430,14 @@ class Monitor:
             status = self.status.get(name, {})
             outcome.duplicates += int(status.get("duplicates", 0))
             outcome.reconnects += int(status.get("reconnects", 0))
+            outcome.redelivered += int(status.get("redelivered", 0))
         try:
             dead = self.bus.channel.queue_declare(self.topology.dead_queue, durable=True)
             outcome.dead_letters = dead.method.message_count
         except Exception:  # noqa: BLE001 - the count is informative only
             outcome.dead_letters = sum(int(self.status.get(n, {}).get("dead_letters", 0)) for n in names)
         outcome.reconnects += self.bus.reconnects
+        outcome.redelivered += self.bus.redelivered
         outcome.duplicates += self.audit_duplicates
         if self.settings.cleanup:
             try:
@@ -414,7 +486,12 @@ def render(o: Outcome) -> str:
         lines.append("events: " + ", ".join(f"{k} {v}" for k, v in o.notes.items()))
     lines.append("final states: " + ", ".join(f"{n}={s}" for n, s in o.states.items()))
     lines.append(f"transport: duplicates dropped {o.duplicates}, dead-lettered {o.dead_letters}, "
-                 f"reconnects {o.reconnects}, refused joiners {len(o.refused)}")
+                 f"reconnects {o.reconnects}, redelivered {o.redelivered}, refused joiners {len(o.refused)}")
+    if o.stalled:
+        # The simulator's explanation (who waits for whom, cycles, who everybody waits for), from
+        # each participant's last status; then what only the transport knows (silence, lost messages).
+        lines.append(explain_stall({n: i.get("waiting", {}) for n, i in o.stalled.items()},
+                                   {n: s for n, s in o.states.items() if s != "unknown"}))
     for name, info in o.stalled.items():
         waits = "; ".join(f"{what} from {', '.join(whom)}" for what, whom in info.get("waiting", {}).items())
         extra = []

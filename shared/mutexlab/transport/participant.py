@@ -283,6 +283,7 @@ class Participant:
             "kind": "status", "name": self.name, "pid": self.pid, "state": proto.state,
             "lamport": proto.clock.time, "finished": bool(proto.finished), "waiting": waiting,
             "timers": len(self.timers), "duplicates": self.inbox.duplicates, "gaps": self.inbox.gaps,
-            "dead_letters": self.dead_letters, "reconnects": self.bus.reconnects, "final": final,
+            "dead_letters": self.dead_letters, "reconnects": self.bus.reconnects,
+            "redelivered": self.bus.redelivered, "final": final,
             "t": time.time() - self.start_time})
         self._last_status = time.monotonic()

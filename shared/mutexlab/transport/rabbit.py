@@ -202,6 +202,7 @@ class Bus:
         self._consumers: dict[str, str] = {}   # queue -> consumer tag (re-established on reconnect)
         self._inbox: deque[Delivery] = deque()
         self.published = 0
+        self.redelivered = 0   # deliveries the broker flagged as redelivered (after a lost connection)
 
     # -- connection ------------------------------------------------------------------------
     def connect(self) -> None:
@@ -264,6 +265,8 @@ class Bus:
         generation = self.generation
 
         def on_message(_ch, method, props, body, queue=queue):
+            if method.redelivered:
+                self.redelivered += 1
             self._inbox.append(Delivery(queue, method.routing_key, body, method.delivery_tag, generation,
                                         bool(method.redelivered), dict(props.headers or {})))
 
