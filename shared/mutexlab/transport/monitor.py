@@ -492,6 +492,8 @@ def render(o: Outcome) -> str:
         # each participant's last status; then what only the transport knows (silence, lost messages).
         lines.append(explain_stall({n: i.get("waiting", {}) for n, i in o.stalled.items()},
                                    {n: s for n, s in o.states.items() if s != "unknown"}))
+    if o.stalled:
+        lines.append("as the monitor last heard them:")
     for name, info in o.stalled.items():
         waits = "; ".join(f"{what} from {', '.join(whom)}" for what, whom in info.get("waiting", {}).items())
         extra = []
