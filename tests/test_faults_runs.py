@@ -1,0 +1,141 @@
+"""Garbage in (issue 8 item 4) and isolation (item 5), in full runs over RabbitMQ.
+
+Two runs start at once on the same broker, with the same participant names (node-1 …) and the
+same seed, different run ids: run A (Ricart–Agrawala) gets garbage published straight into
+node-2's queue while it works; run B (Lamport) is left alone.
+
+* Garbage: invalid JSON, a wrong schema, an unknown type, a sender outside the roster, a
+  message claiming another sender, an oversized body, an envelope of the other run. Each is
+  dead-lettered with its reason in ``x-mutexlab-reason`` (asserted on the dead-letter queue),
+  logged by the participant, counted by the monitor; run A still completes safely.
+* Isolation: each trace holds its own run only — every message received was sent in the same
+  run, the monitor tapped exactly its own run's messages, and B saw none of A's garbage.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pika
+import pytest
+
+from mutexlab.cli import main as cli
+from mutexlab.commands.run import Plan, execute
+from mutexlab.transport.rabbit import MAX_BODY, Topology, delete_run, envelope
+
+pytestmark = pytest.mark.broker
+
+
+def _garbage(run_id: str, other_run: str) -> dict[bytes, str]:
+    """body -> words the dead-letter reason must contain."""
+    def env(sender="node-1", msg=None, run=run_id, seq=10_000):
+        return json.dumps(envelope(run, f"{sender}#x", sender, "node-2", seq, {},
+                                   msg or {"type": "REQUEST", "sender": 1, "ts": 1})).encode()
+
+    return {
+        b"{this is not json": "not JSON",
+        env(msg={"type": "REQUEST", "sender": 1}): "invalid REQUEST",                  # wrong schema: no ts
+        env(msg={"type": "GIMME", "sender": 1, "ts": 1}): "unknown message type",
+        env(sender="node-9", msg={"type": "REQUEST", "sender": 9, "ts": 1}): "not a member",
+        env(msg={"type": "REQUEST", "sender": 3, "ts": 1}): "claims sender",
+        b"{" + b" " * (MAX_BODY + 1) + b"}": "oversized",
+        env(run=other_run): f"run {other_run!r}",
+    }
+
+
+@pytest.fixture(scope="module")
+def two_runs(amqp_url, tmp_path_factory):
+    base = tmp_path_factory.mktemp("faults-runs")
+    plans = {
+        "A": Plan("ricart-agrawala", 4, {"requests": 5}, seed=3, amqp_url=amqp_url, dwell=0.1, stall_timeout=20,
+                  join_timeout=120, trace=str(base / "a.jsonl"), logs=str(base / "a"), keep=True),
+        "B": Plan("lamport", 4, {"requests": 4}, seed=3, amqp_url=amqp_url, dwell=0.1, stall_timeout=20,
+                  join_timeout=120, trace=str(base / "b.jsonl"), logs=str(base / "b"), keep=True),
+    }
+    garbage = _garbage(plans["A"].run_id, plans["B"].run_id)
+
+    def one(name):
+        out = io.StringIO()
+        return execute(plans[name], True, out), json.loads(out.getvalue())
+
+    conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = {name: pool.submit(one, name) for name in plans}
+            # Once node-2 of run A works (its queue exists and it is consuming), inject the garbage.
+            log = Path(plans["A"].logs)
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not any(
+                    "node-2 state" in p.read_text() for p in log.glob("node-*.log")):
+                time.sleep(0.05)
+            channel = conn.channel()
+            channel.confirm_delivery()
+            for body in garbage:
+                channel.basic_publish("", Topology(plans["A"].run_id).queue("node-2"), body,
+                                      properties=pika.BasicProperties(delivery_mode=2), mandatory=True)
+            results = {name: future.result(timeout=300) for name, future in futures.items()}
+        dead = {}
+        for name, plan in plans.items():
+            got = []
+            while True:
+                method, props, body = channel.basic_get(Topology(plan.run_id).dead_queue, auto_ack=True)
+                if method is None:
+                    break
+                got.append((props.headers or {}, body))
+            dead[name] = got
+    finally:
+        for plan in plans.values():
+            delete_run(amqp_url, plan.run_id, plan.names())
+        conn.close()
+    return plans, results, dead, garbage
+
+
+def test_garbage_is_dead_lettered_with_reasons_counted_and_the_run_completes(two_runs):
+    plans, results, dead, garbage = two_runs
+    code, summary = results["A"]
+    print(f"\nrun A with garbage: exit {code}, dead-lettered {summary['dead_letters']}, "
+          f"entries {summary['entries']}")
+    assert code == 0 and summary["complete"] and summary["safe"], summary
+    assert summary["entries"] == {"cs": 20}
+    assert summary["dead_letters"] == len(garbage), "the monitor reports every dead letter"
+    # The dead-letter queue holds each body once, with its reason and where it was found.
+    by_body = {body: headers for headers, body in dead["A"]}
+    assert set(by_body) == set(garbage)
+    queue = Topology(plans["A"].run_id).queue("node-2")
+    for body, words in garbage.items():
+        headers = by_body[body]
+        assert words in headers["x-mutexlab-reason"], (words, headers)
+        assert headers["x-mutexlab-queue"] == queue
+    # Logged with the reason by the participant that refused it.
+    logs = "".join(p.read_text() for p in Path(plans["A"].logs).glob("node-*.log"))
+    assert logs.count("node-2: dead-lettered a message") == len(garbage)
+    for words in garbage.values():
+        assert words in logs
+    assert cli(["verify", plans["A"].trace]) == 0
+
+
+def test_two_runs_at_once_do_not_see_each_others_messages(two_runs):
+    plans, results, dead, _ = two_runs
+    headers = {}
+    for name, plan in plans.items():
+        code, summary = results[name]
+        assert code == 0 and summary["complete"] and summary["safe"], (name, summary)
+        lines = Path(plan.trace).read_text().splitlines()
+        headers[name] = json.loads(lines[0])
+        events = [json.loads(line) for line in lines[1:]]
+        sends = Counter(e["id"] for e in events if e["event"] == "send")
+        recvs = Counter(e["id"] for e in events if e["event"] == "recv")
+        assert sends == recvs and set(recvs.values()) == {1}, f"{name}: a message received that this run never sent"
+        assert summary["tapped"] == sum(sends.values()), f"{name}: the monitor tapped another run's messages"
+        types = {e["type"] for e in events if e["event"] == "send"}
+        assert types == ({"REQUEST", "REPLY"} if name == "A" else {"REQUEST", "REPLY", "RELEASE"}), types
+        assert cli(["verify", plan.trace]) == 0
+    assert headers["A"]["run_id"] == plans["A"].run_id and headers["B"]["run_id"] == plans["B"].run_id
+    assert headers["A"]["algorithm"] == "ricart-agrawala" and headers["B"]["algorithm"] == "lamport"
+    assert results["B"][1]["entries"] == {"cs": 16}
+    assert dead["B"] == [] and results["B"][1]["dead_letters"] == 0, "run A's garbage reached run B"
