@@ -50,6 +50,16 @@ def _key_value(text: str) -> tuple[str, float]:
     return kind, seconds(value)
 
 
+def _timeout(text: str) -> float:
+    """Seconds > 0: a stall or join timeout of 0 could never be met."""
+    import argparse
+
+    value = seconds(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0 seconds, got {text}")
+    return value
+
+
 def _option(text: str) -> tuple[str, object]:
     import argparse
 
@@ -72,9 +82,9 @@ def _common(p) -> None:
                    help="how long every dwell (rest, flower, cs, think ...) lasts, in seconds (default 0.1)")
     p.add_argument("--dwell-kind", type=_key_value, action="append", default=[], metavar="KIND=SECONDS",
                    help="override one dwell kind, e.g. --dwell-kind flower=0.5 (repeatable)")
-    p.add_argument("--stall-timeout", type=seconds, default=15.0, metavar="SECONDS",
+    p.add_argument("--stall-timeout", type=_timeout, default=15.0, metavar="SECONDS",
                    help="no progress for this long ends the run as stalled (default 15)")
-    p.add_argument("--join-timeout", type=seconds, default=60.0, metavar="SECONDS",
+    p.add_argument("--join-timeout", type=_timeout, default=60.0, metavar="SECONDS",
                    help="all participants must have joined within this time (default 60)")
     p.add_argument("--logs", metavar="DIR", help="keep every process's log in DIR (default: a temporary "
                                                 "directory, kept only when the run fails)")
