@@ -57,6 +57,30 @@ def sync_literature(algorithm: str, n: int, params: dict) -> tuple[str, float | 
     return f"{figure.text} = {span[0]:.3g}", span[0]
 
 
+def raymond_light_model(n: int) -> float:
+    """Raymond under light load on the default (heap-shaped) tree: the token travels from the last
+    holder to the next requester and the request the other way, so 2 × the mean tree distance
+    between two nodes drawn independently (the same node: 0 messages)."""
+    from mutexlab.protocols.raymond import default_parents
+
+    parents = default_parents(n)
+
+    def path(x: int) -> list[int]:
+        out = [x]
+        while x in parents:
+            x = parents[x]
+            out.append(x)
+        return out
+
+    paths = {x: path(x) for x in range(1, n + 1)}
+    total = 0
+    for a in range(1, n + 1):
+        for b in range(1, n + 1):
+            pa, pb = paths[a], paths[b]
+            total += min(pa.index(c) + pb.index(c) for c in set(pa) & set(pb))
+    return round(2 * total / (n * n), 3)
+
+
 def requests_for(n: int, load: str, full: bool) -> int:
     if load == "light":
         return max(3 if full else 2, math.ceil((240 if full else 60) / n))
@@ -80,6 +104,8 @@ def one(algorithm: str, n: int, load: str, full: bool, seed: int = 0) -> dict:
            "response_time_T": _r(m.response_time), "sync_delay_T": _r(m.sync_delay),
            "handovers_with_waiters": len(m.sync_delays), "mean_delay": _r(m.mean_delay),
            "safe": run.verdict.safe, "complete": run.result.ok, "seconds": round(time.perf_counter() - started, 2)}
+    if algorithm == "raymond" and load == "light":
+        out["model"] = raymond_light_model(n)
     if algorithm == "maekawa":
         sizes = [len(s) for s in params.get("quorum_sets", {}).values()]
         out["quorum"] = f"{params.get('quorums')} K={min(sizes)}" + (f"–{max(sizes)}" if max(sizes) != min(sizes) else "")

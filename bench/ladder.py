@@ -39,7 +39,7 @@ def _show(commit: str, path: str) -> str:
 
 
 def build(workdir: Path) -> list[tuple[str, Path]]:
-    """One library copy per step (plus the working tree as it is)."""
+    """One library copy per step."""
     source = ROOT / "shared" / "mutexlab"
     out = []
     for index, (name, engine, bees) in enumerate(STEPS):
@@ -48,7 +48,6 @@ def build(workdir: Path) -> list[tuple[str, Path]]:
         (lib / "mutexlab" / "sim" / "engine.py").write_text(_show(engine, ENGINE))
         (lib / "mutexlab" / "protocols" / "bees.py").write_text(_show(bees, BEES))
         out.append((name, lib))
-    out.append(("working tree", ROOT / "shared"))
     return out
 
 

@@ -1,6 +1,6 @@
 """Render a results JSON of ``python -m bench.run`` as the Markdown of BENCHMARKS.md.
 
-    python -m bench.markdown bench/results-full.json > BENCHMARKS.md
+    python -m bench.markdown docs/benchmarks-full.json > BENCHMARKS.md
 
 Every number in the output comes from the JSON; the prose around the tables says how each
 figure was measured and what explains it.
@@ -37,15 +37,16 @@ def _headlines(results: dict) -> list[str]:
     out = []
     if "2" in parts:
         cases = parts["2"]["cases"]
-        best = {f"{c['algorithm']} {c['processes']}": c for c in cases}
-        text = ", ".join(f"{k}: {fmt(c['msgs_per_s'])} msgs/s" for k, c in best.items())
-        out.append(f"- **Simulator** (tracing off, wall clock, best of {parts['2']['repeat']}): {text}. "
-                   f"Target {fmt(parts['2']['target_msgs_per_s'])}/s.")
+        text = ", ".join(f"{c['algorithm']} {c['processes']}: {fmt(c['msgs_per_s'])}/s ({fmt(c['msgs_per_cpu_s'])} per "
+                         f"CPU-second)" for c in cases)
+        out.append(f"- **Simulator**, simulated messages per second with tracing off (best of {parts['2']['repeat']}; "
+                   f"target {fmt(parts['2']['target_msgs_per_s'])}/s): {text}.")
         steps = parts["2"].get("optimisation_steps", {}).get("rows", [])
-        final = [r for r in steps if r["step"] == "working tree"]
+        final = [r for r in steps if r["step"] == steps[-1]["step"]]
         if final:
-            out.append("- **Optimisations** (CPU time, original → now): "
-                       + ", ".join(f"{r['case']} ×{r['speedup_cpu']}" for r in final) + ", identical traces.")
+            out.append("- **Optimisations**, CPU time of the original simulator ÷ now: "
+                       + ", ".join(f"{r['case']} ×{r['speedup_cpu']}" for r in final)
+                       + "; traces identical byte for byte.")
     if "3" in parts:
         p3 = parts["3"]
         raw = p3["raw"]
@@ -60,11 +61,15 @@ def _headlines(results: dict) -> list[str]:
                    f"{msgs:.0%} of the transient rate — the ≥ 50 % target is **not met**; counting every AMQP "
                    f"publish it makes (protocol messages and trace events) it reaches a median {pub:.0%} of the "
                    f"confirmed rate.")
-        out.append(f"- **Against centralized locks**: the best decentralized run ({best['algorithm']}, N={best['n']}) "
-                   f"makes {fmt(best['entries_per_s'])} entries/s; the queue semaphore makes "
-                   + ", ".join(f"{fmt(c['entries_per_s'])}/s at N={n}" for n, c in sem.items())
-                   + " — " + ", ".join(f"×{fmt(1 / r['vs_semaphore'], 0)}" for r in [best] if r["vs_semaphore"])
-                   + " faster.")
+        for n in sorted(sem):
+            at_n = [r for r in runs if r["n"] == n]
+            top = max(at_n, key=lambda r: r["entries_per_s"] or 0)
+            redis = {c["mechanism"]: c for c in p3["contention"] if c["processes"] == n and "redis" in c["mechanism"]}
+            out.append(f"- **N = {n}, entries per second**: decentralized {fmt(min(r['entries_per_s'] for r in at_n))}–"
+                       f"{fmt(top['entries_per_s'])} (best: {top['algorithm']}); queue semaphore "
+                       f"{fmt(sem[n]['entries_per_s'])} (×{fmt(sem[n]['entries_per_s'] / top['entries_per_s'], 0)} the "
+                       f"best); " + "; ".join(f"{name} {fmt(c['entries_per_s'])} (longest streak of one process "
+                                              f"{c['longest_streak_one_process']})" for name, c in redis.items()) + ".")
     if "4" in parts:
         rows = parts["4"]["runs"]
         out.append("- **Bees end to end**: " + "; ".join(
@@ -185,8 +190,12 @@ def render(results: dict) -> str:
            "absolute figures. Rerun: see [How to run](#how-to-run).", ""]
     out += _machine(results) + ["", "## Headlines", ""] + _headlines(results)
     if "1" in parts:
+        model = [r for r in parts["1"]["runs"] if r.get("model") is not None]
+        extra = ("\nRaymond under light load, measured against the model (2 × mean tree distance on the heap-shaped "
+                 "tree): " + ", ".join(f"N={r['n']}: {r['messages_per_entry']} vs {r['model']}" for r in model) + ".\n"
+                 ) if model else ""
         out += ["", "## 1. Message complexity and synchronization delay (simulator)", "",
-                complexity.render(parts["1"]), "", PART1_NOTES]
+                complexity.render(parts["1"]), "", PART1_NOTES + extra]
     if "2" in parts:
         out += ["", "## 2. Simulator speed and scaling", "", simspeed.render(parts["2"]), "", PART2_NOTES]
     if "3" in parts:
@@ -201,8 +210,8 @@ def render(results: dict) -> str:
             "```sh",
             "pip install -e '.[test]'                      # pika, redis-py, ...",
             "python -m bench.run --quick                   # a few minutes, every part, small sizes",
-            "python -m bench.run --full --out bench/results-full.json   # what this page shows (~15-20 min)",
-            "python -m bench.markdown bench/results-full.json > BENCHMARKS.md",
+            "python -m bench.run --full --out docs/benchmarks-full.json   # what this page shows (~15-20 min)",
+            "python -m bench.markdown docs/benchmarks-full.json > BENCHMARKS.md",
             "python -m bench.run --quick --parts 1,2       # simulator only: no broker, no Redis",
             "python -m bench.tracecheck --save /tmp/before.json   # before changing the simulator ...",
             "python -m bench.tracecheck --compare /tmp/before.json  # ... and after: exit 1 on any difference",

@@ -116,7 +116,7 @@ def run(full: bool) -> dict:
         growth(rows, "wall_s")
     from . import ladder
 
-    steps = ladder.run([bees_case(100), bees_case(200), ra_case(100, 10)], repeat=3) if full else \
+    steps = ladder.run([bees_case(100), bees_case(200), ra_case(100, 10)], repeat=5) if full else \
         ladder.run([bees_case(50), ra_case(50, 5)], repeat=1)
     return {"target_msgs_per_s": TARGET, "repeat": repeat, "cases": results, "optimisation_steps": steps}
 
