@@ -119,6 +119,7 @@ SERVICE_CASES = [
     ("mayor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "DWELL": "-1"}, "DWELL"),
     ("elf", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "DWELL_TIMES": '{"rest": "soon"}'}, "dwell time"),
     ("node", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "JOIN_TIMEOUT": "0"}, "JOIN_TIMEOUT"),
+    ("node", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "MONITOR_TIMEOUT": "-5"}, "MONITOR_TIMEOUT"),
     ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r"}, "ALGORITHM"),
     ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "nope"}, "unknown algorithm"),
     ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "PROCESSES": "-1"}, "PROCESSES"),

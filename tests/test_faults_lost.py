@@ -91,3 +91,87 @@ def test_a_killed_bee_and_a_killed_node_are_named_and_nothing_else_crashes(amqp_
         assert failed and failed.group(1).split(", ") == [r["victim_log"].stem], stderr
         for log in r["logs"].glob("*.log"):
             assert "Traceback" not in log.read_text(), log
+
+
+def test_participants_give_up_when_the_monitor_is_killed(amqp_url, tmp_path):
+    """The monitor SIGKILLed mid-run: no stop will ever come. Each participant notices that
+    nobody consumes the run's monitor queue any more and exits 3 after MONITOR_TIMEOUT seconds,
+    saying why — instead of waiting forever."""
+    from mutexlab.commands.run import service_command
+    from mutexlab.transport.rabbit import delete_run
+    import subprocess
+    import uuid
+
+    run_id = "t-" + uuid.uuid4().hex[:8]
+    base = dict(os.environ, AMQP_URL=amqp_url, RUN_ID=run_id, JOIN_TIMEOUT="120", PYTHONUNBUFFERED="1",
+                MONITOR_TIMEOUT="3", HEARTBEAT="0.5")
+    monitor = subprocess.Popen(service_command("monitor"), env=dict(base, ALGORITHM="ricart-agrawala",
+                                                                     PROCESSES="3", OPTIONS='{"requests": 500}',
+                                                                     DWELL="0.2"),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    logs = [tmp_path / f"node-{n}.log" for n in range(3)]
+    nodes = [subprocess.Popen(service_command("node"), env=base, stdout=open(log, "w"), stderr=subprocess.STDOUT)
+             for log in logs]
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not all(" state " in log.read_text() for log in logs):
+            time.sleep(0.1)
+        assert all(" state " in log.read_text() for log in logs), "the run never started"
+        monitor.kill()
+        monitor.wait()
+        killed = time.monotonic()
+        codes = [node.wait(timeout=60) for node in nodes]
+        waited = time.monotonic() - killed
+        print(f"\nmonitor killed: participants exited {codes} after {waited:.1f}s")
+        assert codes == [3, 3, 3]
+        assert 3 <= waited < 3 + 10
+        for log in logs:
+            text = log.read_text()
+            assert "the monitor is gone" in text and "Traceback" not in text, text[-2000:]
+    finally:
+        for proc in [monitor, *nodes]:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        delete_run(amqp_url, run_id, ["node-1", "node-2", "node-3"])
+
+
+def test_the_monitor_check_never_swallows_a_lost_connection():
+    """The check runs on a channel of its own; a connection lost under it goes to the bus's
+    reconnect (swallowing it left pika's closed connection in use: 'Timeout closed before call'),
+    and a missing monitor queue counts as nobody consuming it."""
+    import pika
+
+    from mutexlab.transport.participant import Participant
+    from mutexlab.transport.settings import ParticipantSettings
+
+    node = Participant("node", ParticipantSettings(amqp_url="amqp://127.0.0.1:1/%2F", run_id="r", monitor_timeout=5))
+    lost = []
+    node.bus.reconnect = lost.append
+
+    class Dropped:
+        is_open = True
+
+        def channel(self):
+            raise pika.exceptions.ConnectionClosedByBroker(320, "CONNECTION_FORCED")
+
+    node.bus.conn = Dropped()
+    assert node._monitor_present() is True and len(lost) == 1
+
+    class NoQueue:
+        is_open = False
+
+        def queue_declare(self, *args, **kwargs):
+            raise pika.exceptions.ChannelClosedByBroker(404, "NOT_FOUND")
+
+    class Open:
+        is_open = True
+
+        def channel(self):
+            return NoQueue()
+
+    node.bus.conn = Open()
+    node._monitor_seen = time.monotonic() - 4
+    assert node._monitor_present() is True          # not yet MONITOR_TIMEOUT without a consumer
+    node._monitor_seen = time.monotonic() - 6
+    assert node._monitor_present() is False and len(lost) == 1

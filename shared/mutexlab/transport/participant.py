@@ -30,7 +30,8 @@ from ..messages import MessageError
 from ..setup import ConfigError
 from ..sim.driver import Driver
 from .membership import build_setup, role_of
-from .rabbit import Bus, Delivery, EnvelopeError, LinkInbox, Topology, TransportError, envelope, parse_envelope
+from .rabbit import (LOST, Bus, Delivery, EnvelopeError, LinkInbox, Topology, TransportError, envelope,
+                     parse_envelope)
 from .settings import ParticipantSettings
 
 log = logging.getLogger("mutexlab.participant")
@@ -89,6 +90,7 @@ class Participant:
         self.dead_letters = 0
         self.stopped = False
         self._last_status = 0.0
+        self._monitor_seen = self._monitor_checked = time.monotonic()
 
     # -- topology ---------------------------------------------------------------------------
     def _declare(self, channel) -> None:
@@ -108,8 +110,7 @@ class Participant:
             code = self._join()
             if code is not None:
                 return code
-            self._work()
-            return EXIT_OK
+            return EXIT_OK if self._work() else EXIT_FAILED
         except TransportError as exc:
             log.error("%s: %s", self.name, exc)
             return EXIT_FAILED
@@ -172,7 +173,9 @@ class Participant:
         except Exception:  # noqa: BLE001 - exclusive queue disappears with the connection anyway
             pass
 
-    def _work(self) -> None:
+    def _work(self) -> bool:
+        """Run the protocol until the monitor's stop (True) or until the monitor is gone (False)."""
+        self._monitor_seen = self._monitor_checked = time.monotonic()
         self.bus.consume(self.topology.queue(self.name))
         self._input(lambda p: p.start())
         self._status()   # the monitor knows at once where this process stands, even if start changed nothing
@@ -192,10 +195,42 @@ class Participant:
                 self._input(lambda p, a=action: p.on_local(a))
             if time.monotonic() - self._last_status >= self.settings.heartbeat:
                 self._status()
+            if time.monotonic() - self._monitor_checked >= self.settings.heartbeat and not self._monitor_present():
+                return False
         self._status(final=True)
         log.info("%s: stopped by the monitor (duplicates dropped %d, dead-lettered %d, reconnects %d)",
                  self.name, self.inbox.duplicates, self.dead_letters, self.bus.reconnects)
         self._linger()
+        return True
+
+    def _monitor_present(self) -> bool:
+        """False once nobody has consumed the run's monitor queue for ``MONITOR_TIMEOUT`` seconds:
+        the monitor died, and no stop will ever come. Checked on a channel of its own (a missing
+        queue closes the channel it is asked on); a lost connection says nothing either way."""
+        now = self._monitor_checked = time.monotonic()
+        conn = self.bus.conn
+        if conn is None or not conn.is_open:
+            return True                        # reconnecting: decide later
+        try:
+            channel = conn.channel()
+            try:
+                consumers = channel.queue_declare(self.topology.monitor_queue, passive=True).method.consumer_count
+            finally:
+                if channel.is_open:
+                    channel.close()
+        except pika.exceptions.ChannelClosedByBroker:
+            consumers = 0                      # the monitor queue is gone
+        except LOST as exc:                    # the connection itself was lost: the bus reconnects
+            self.bus.reconnect(exc)
+            return True
+        if consumers:
+            self._monitor_seen = now
+            return True
+        if now - self._monitor_seen < self.settings.monitor_timeout:
+            return True
+        log.error("%s: the monitor is gone (nobody has consumed %s for %gs); giving up without a stop",
+                  self.name, self.topology.monitor_queue, self.settings.monitor_timeout)
+        return False
 
     def _linger(self) -> None:
         """Stay (idle, disconnected) for ``LINGER`` seconds before exiting: under
