@@ -159,6 +159,8 @@ class Progress:
         if kind == "send":
             self.total_sends += 1
             self.sends.append(self.clock())
+            if len(self.sends) > 4096:      # off a terminal nobody asks for the rate: keep the window small
+                self.rate()
         elif kind == "enter":
             row["entries"] += 1
             self.holders.setdefault(str(event.get("resource")), Counter())[name] += units
