@@ -114,11 +114,11 @@ class PrivateNode:
 
     def stop(self) -> None:
         try:
-            self.ctl("shutdown", timeout=60)
+            stopped = self.ctl("shutdown", timeout=60).returncode == 0
         except subprocess.TimeoutExpired:
-            pass
+            stopped = False
         pid_file = self.base / "node.pid"
-        if pid_file.exists():   # shutdown failed: end the node we started, by its own pid
+        if not stopped and pid_file.exists():   # shutdown failed: end the node we started, by its own pid
             try:
                 os.kill(int(pid_file.read_text().strip()), 9)
             except (ValueError, ProcessLookupError):
