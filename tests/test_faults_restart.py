@@ -120,8 +120,10 @@ class PrivateNode:
         pid_file = self.base / "node.pid"
         if not stopped and pid_file.exists():   # shutdown failed: end the node we started, by its own pid
             try:
-                os.kill(int(pid_file.read_text().strip()), 9)
-            except (ValueError, ProcessLookupError):
+                pid = int(pid_file.read_text().strip())
+                if self.name.split("@")[0] in Path(f"/proc/{pid}/cmdline").read_text(errors="replace"):
+                    os.kill(pid, 9)          # only if that pid still is our node
+            except (ValueError, OSError):
                 pass
         shutil.rmtree(self.base, ignore_errors=True)
 
