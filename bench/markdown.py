@@ -89,24 +89,6 @@ literature's figures are `mutexlab.metrics.LITERATURE`; where it gives a range, 
 with its low end and heavy load with its high end (Maekawa 3√N / 5√N), Suzuki–Kasami's "0 or N" with N,
 and Raymond's heavy load with his "about 4". Ratio = measured ÷ literature.
 
-What the ratios say:
-- **Ricart–Agrawala** is exactly 2(N−1) under any load, and hands over in one message delay (≈ 1 T).
-- **Lamport** costs exactly 3(N−1) when alone, but only 2(N−1) under saturation (ratio 0.67): this
-  implementation's rule 2 sends no REPLY to a node whose own request is pending — under heavy load
-  everyone's is, so only REQUEST and RELEASE travel.
-- **Maekawa** follows its quorum size K rather than √N exactly: a projective plane when N = q²+q+1 with q
-  prime (13, 31: K = √N roughly), a grid otherwise (5, 9: K ≈ 2√N − 1, hence ratios above 1). Under
-  saturation INQUIRE/FAILED/YIELD add about a third. Its handover takes fewer than the textbook 2T when
-  the next requester's arbiters were already freed by earlier releases.
-- **Sanders** with its default sets (R_i = everyone, I_i = {i}: the Ricart–Agrawala-like sets) costs the
-  uncontended 2(N−1) when alone; under saturation its Maekawa-style deadlock resolution (INQUIRE, FAILED,
-  YIELD) adds about 44 %.
-- **Suzuki–Kasami** costs N (N−1 REQUESTs and the TOKEN) except when the holder asks again (0), so the
-  light-load ratio approaches 1 from below as N grows (the holder is the next requester 1 time in N).
-- **Raymond** under light load costs twice the tree distance between consecutive requesters; on the
-  default heap-shaped tree that grows like 2·log₂N, about twice the "O(log N)" figure taken as log₂N.
-  Under saturation requests and the token share edges and it stays below Raymond's 4 per entry; the
-  handover is short (≈ 1.3–1.5 T) because the token mostly moves to a neighbour.
 """
 
 PART2_NOTES = """\
@@ -115,9 +97,7 @@ and CPU time of `Simulation.run()` only (best of the repeats: the machine is sha
 (VmHWM, interpreter and imports included — `RSS before run` is that baseline) and, in a separate run,
 the peak of Python allocations during the run (tracemalloc). Bees: K = 3 flowers, T = ⌈P/3⌉ reeds
 (3 bees per reed with 5 eggs and 15 cocoons), so every bee lays. Ricart–Agrawala: 10 requests per node.
-`msg exp.` and `time exp.` are the local exponents between consecutive sizes (cost ∝ size^exp):
-messages grow as P² (every flower request is a broadcast answered by everyone) and time grows slightly
-faster than the messages at P = 200 (bigger sets and queues per message).
+`msg exp.` and `time exp.` are the local exponents between consecutive sizes (cost ∝ size^exp).
 
 **Optimisation steps** (`python -m bench.ladder`): each step is a pair of file versions from git history
 (`sim/engine.py`, `protocols/bees.py`) in a copy of the current library, run interleaved, best of the
@@ -182,6 +162,65 @@ audit finds the run safe; so the ratio stays within about 1 % of the simulator's
 """
 
 
+def _part1_findings(part: dict) -> str:
+    """What the ratios say, with the figures taken from this run."""
+    runs = part["runs"]
+    light = {(r["algorithm"], r["n"]): r for r in runs if r["load"] == "light"}
+    heavy = {(r["algorithm"], r["n"]): r for r in runs if r["load"] == "heavy"}
+
+    def growth(algorithm: str) -> str:
+        values = [heavy[k]["messages_per_entry"] / light[k]["messages_per_entry"] - 1
+                  for k in light if k[0] == algorithm and light[k]["messages_per_entry"]]
+        return f"{min(values):+.0%} to {max(values):+.0%}" if values else "–"
+
+    def sync(algorithm: str) -> str:
+        values = [heavy[k]["sync_delay_T"] for k in heavy if k[0] == algorithm and heavy[k]["sync_delay_T"] is not None]
+        return f"{min(values):.2f}–{max(values):.2f} T" if values else "–"
+
+    return f"""What the ratios say:
+- **Ricart–Agrawala** costs exactly 2(N−1) under any load and hands over in about one message delay
+  ({sync("ricart-agrawala")}).
+- **Lamport** costs exactly 3(N−1) when alone but only 2(N−1) under saturation (ratio 0.67): this
+  implementation's rule 2 sends no REPLY to a node while its own request is pending — under heavy load
+  everyone's is, so only REQUEST and RELEASE travel. Handover {sync("lamport")}.
+- **Maekawa** follows its quorum size K rather than √N: a projective plane when N = q²+q+1 with q prime
+  (13, 31: K ≈ √N, ratios below 1 because a node's messages to itself are local), a grid otherwise
+  (5, 9: K ≈ 2√N − 1, ratios above 1). Saturation adds INQUIRE/FAILED/YIELD: {growth("maekawa")} messages
+  per entry over light load. Handover {sync("maekawa")} against the textbook 2T: shorter when the leaving
+  node is itself one of the next requester's arbiters (its RELEASE to itself is handled locally, only the
+  REPLY travels).
+- **Sanders** with its default sets (R_i = everyone, I_i = {{i}}: the Ricart–Agrawala-like sets) costs the
+  uncontended 2(N−1) when alone; under saturation its Maekawa-style deadlock resolution (INQUIRE, FAILED,
+  YIELD) adds {growth("sanders")}. Handover {sync("sanders")}.
+- **Suzuki–Kasami** costs N (N−1 REQUESTs and the TOKEN) except when the holder asks again (0), so the
+  light-load ratio approaches 1 from below as N grows. Handover {sync("suzuki-kasami")}: the TOKEN's one hop.
+- **Raymond** under light load costs twice the tree distance between consecutive requesters, which on the
+  default heap-shaped tree grows like 2·log₂N — about twice the "O(log N)" figure read as log₂N (the model
+  figures follow this list). Under saturation requests and the token share edges: below Raymond's 4 per entry, and the
+  handover is short ({sync("raymond")}, against T·log₂N) because the token mostly moves to a neighbour.
+"""
+
+
+def _per_message(row: dict) -> str:
+    return f"{row['wall_s'] / row['messages'] * 1e6:.1f}" if row["messages"] else "–"
+
+
+def _part2_findings(part: dict) -> str:
+    lines = []
+    for algorithm in ("bees", "ricart-agrawala"):
+        rows = [r for r in part["cases"] if r["algorithm"] == algorithm]
+        msg = [r.get("messages_exponent") for r in rows if r.get("messages_exponent") is not None]
+        tim = [r.get("wall_s_exponent") for r in rows if r.get("wall_s_exponent") is not None]
+        if msg:
+            lines.append(f"- {algorithm}: messages grow with exponents {', '.join(f'{x:.2f}' for x in msg)} "
+                         f"(∝ size²: every request is a broadcast answered by everyone), time with "
+                         f"{', '.join(f'{x:.2f}' for x in tim)}: {_per_message(rows[0])} µs per message at "
+                         f"{rows[0]['processes']}, {_per_message(rows[-1])} µs at {rows[-1]['processes']}; memory "
+                         f"grows with the messages in flight (tracemalloc peak "
+                         f"{rows[-1].get('tracemalloc_peak_mib')} MiB at {rows[-1]['processes']}).")
+    return "Scaling (local exponents between consecutive sizes, cost ∝ size^exponent):\n" + "\n".join(lines) + "\n"
+
+
 def render(results: dict) -> str:
     parts = results["parts"]
     out = ["# Benchmarks", "",
@@ -195,9 +234,10 @@ def render(results: dict) -> str:
                  "tree): " + ", ".join(f"N={r['n']}: {r['messages_per_entry']} vs {r['model']}" for r in model) + ".\n"
                  ) if model else ""
         out += ["", "## 1. Message complexity and synchronization delay (simulator)", "",
-                complexity.render(parts["1"]), "", PART1_NOTES + extra]
+                complexity.render(parts["1"]), "", PART1_NOTES, _part1_findings(parts["1"]) + extra]
     if "2" in parts:
-        out += ["", "## 2. Simulator speed and scaling", "", simspeed.render(parts["2"]), "", PART2_NOTES]
+        out += ["", "## 2. Simulator speed and scaling", "", simspeed.render(parts["2"]), "", PART2_NOTES,
+                _part2_findings(parts["2"])]
     if "3" in parts:
         p3 = parts["3"]
         out += ["", "## 3. Over RabbitMQ: the classic algorithms against raw pika, a queue semaphore and a Redis lock",

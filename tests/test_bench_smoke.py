@@ -43,6 +43,12 @@ def test_part1_cli_writes_json_with_literature_ratios(tmp_path):
     heavy = [r for r in runs if r["load"] == "heavy"]
     assert all(r["sync_delay_T"] is not None and r["handovers_with_waiters"] > 0 for r in heavy)
 
+    from bench.markdown import render
+
+    page = render(data)
+    assert "## 1. Message complexity" in page and "## 3." not in page
+    assert "ricart-agrawala" in page and "2(N−1) = 4" in page
+
 
 def test_part2_case_reports_speed_and_memory():
     case = simspeed.bees_case(4)
