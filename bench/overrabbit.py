@@ -109,6 +109,17 @@ def part3(full: bool, amqp: str, redis_url: str, algorithms: list[str] | None = 
             "raw": raw, "latency": latency, "contention": contention, "runs": runs}
 
 
+RATIO_KEYS = ("vs_semaphore", "vs_redis_default", "vs_redis_1ms", "msgs_vs_raw_transient", "msgs_vs_raw_confirmed",
+              "publishes_vs_raw_confirmed")
+
+
+def _ratios3(row: dict) -> dict:
+    """Ratios printed with three decimals, the other figures with one."""
+    return {**row, **{k: (None if row[k] is None else f"{row[k]:.3f}") for k in RATIO_KEYS},
+            "msgs_per_entry": None if row["msgs_per_entry"] is None else f"{row['msgs_per_entry']:.2f}",
+            "duration_s": f"{row['duration_s']:.2f}"}
+
+
 def render3(part: dict) -> str:
     raw, lat = part["raw"], part["latency"]
     out = [table(["raw pika (same broker)", "messages", "msgs/s", "one-hop median ms", "one-hop p90 ms"],
@@ -120,22 +131,23 @@ def render3(part: dict) -> str:
     out.append("")
     out.append(table(["algorithm", "N", "entries", "msgs", "msgs/entry", "duration s", "entries/s", "msgs/s",
                       "AMQP publishes/s", "× semaphore", "× redis 0.1s", "× redis 1ms", "msgs ÷ raw", "msgs ÷ raw conf.",
-                      "publishes ÷ raw conf.", "sync delay ms", "one-hop ms", "safe", "complete"],
+                      "publishes ÷ raw conf.", "sync delay ms", "send→recv ms", "safe", "complete"],
                      [[r["algorithm"], r["n"], r["entries"], r["messages"], r["msgs_per_entry"], r["duration_s"],
                        r["entries_per_s"], r["msgs_per_s"], r["amqp_publishes_per_s"], r["vs_semaphore"],
                        r["vs_redis_default"], r["vs_redis_1ms"], r["msgs_vs_raw_transient"], r["msgs_vs_raw_confirmed"],
                        r["publishes_vs_raw_confirmed"], r["sync_delay_ms"], r["one_hop_ms"], r["safe"], r["complete"]]
-                      for r in part["runs"]], digits=3))
+                      for r in (_ratios3(r) for r in part["runs"])], digits=1))
     return "\n".join(out)
 
 
 # -- part 4 ---------------------------------------------------------------------------------------
-def simulate_bees(p: int, reeds: int, seed: int) -> dict:
+def simulate_bees(p: int, reeds: int, seed: int, delay_seed: int | None = None) -> dict:
     from mutexlab.protocols.registry import make_setup
     from mutexlab.sim import SimConfig, Simulation
 
     setup = make_setup("bees", p, {"reeds": reeds}, seed)
-    result = Simulation(setup, SimConfig(seed=seed, dwell={"rest": 0, "reed": 0, "flower": 0})).run()
+    config = SimConfig(seed=seed if delay_seed is None else delay_seed, dwell={"rest": 0, "reed": 0, "flower": 0})
+    result = Simulation(setup, config).run()
     return {"messages": result.total_messages, "messages_by_type": result.messages, "entries": result.entries,
             "notes": result.notes, "ok": result.ok}
 
@@ -148,9 +160,12 @@ def part4(full: bool, amqp: str, sizes: tuple[int, ...] | None = None, seed: int
         say(f"  mutexlab run bees -P {p} -T {reeds} --dwell 0 --seed {seed} ...")
         row = mutexlab_run(["bees", "-P", str(p), "-T", str(reeds), "--seed", str(seed)], amqp, timeout=1800)
         sim = simulate_bees(p, reeds, seed)
+        # The model's own spread: the same setup (same initial clocks) under other delay draws.
+        spread = [simulate_bees(p, reeds, seed, delay_seed)["messages"] for delay_seed in range(1, 11)]
         row.update(bees=p, reeds=reeds, seed=seed, sim_messages=sim["messages"],
                    sim_messages_by_type=sim["messages_by_type"], sim_entries=sim["entries"], sim_ok=sim["ok"],
                    ratio_to_sim=ratio(row["messages"], sim["messages"], 4),
+                   sim_other_delays=[min(spread), max(spread)],
                    eggs=row["notes"].get("egg"), deaths=row["notes"].get("death"))
         row["type_difference"] = {t: row["messages_by_type"].get(t, 0) - sim["messages_by_type"].get(t, 0)
                                   for t in sorted(set(row["messages_by_type"]) | set(sim["messages_by_type"]))}
@@ -160,8 +175,10 @@ def part4(full: bool, amqp: str, sizes: tuple[int, ...] | None = None, seed: int
 
 def render4(part: dict) -> str:
     return table(["P", "T", "duration s", "wall s", "messages", "msgs/s", "eggs", "simulator messages", "ratio",
+                  "simulator, 10 other delay seeds",
                   "difference by type (RabbitMQ − sim)", "safe", "complete"],
                  [[r["bees"], r["reeds"], r["duration_s"], r["wall_s"], r["messages"], r["msgs_per_s"], r["eggs"],
-                   r["sim_messages"], r["ratio_to_sim"],
+                   r["sim_messages"], None if r["ratio_to_sim"] is None else f"{r['ratio_to_sim']:.4f}",
+                   "–" if "sim_other_delays" not in r else f"{r['sim_other_delays'][0]:,}–{r['sim_other_delays'][1]:,}",
                    ", ".join(f"{t} {d:+d}" for t, d in r["type_difference"].items() if d) or "none",
-                   r["safe"], r["complete"]] for r in part["runs"]], digits=4)
+                   r["safe"], r["complete"]] for r in part["runs"]], digits=1)
