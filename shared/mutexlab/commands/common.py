@@ -47,3 +47,48 @@ def fail(message: str, code: int = 2) -> int:
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, sort_keys=False, default=str)
     sys.stdout.write("\n")
+
+
+def probability(text: str) -> float:
+    """An argparse type: a probability between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a probability between 0 and 1, got {text}")
+    return value
+
+
+def add_fault_arguments(parser) -> None:
+    """Simulator fault injection (see ``SimConfig``): the same flags on every ``simulate``."""
+    group = parser.add_argument_group("fault injection")
+    group.add_argument("--duplicate", type=probability, default=0.0, metavar="P",
+                       help="probability that a message is delivered twice (the copy is dropped by its id)")
+    group.add_argument("--spike", type=probability, default=0.0, metavar="P",
+                       help="probability that a message is delayed by --spike-delay more (FIFO kept)")
+    group.add_argument("--spike-delay", type=seconds, default=50.0, metavar="D",
+                       help="length of a delay spike, in mean message delays (default 50)")
+    group.add_argument("--reorder", action="store_true",
+                       help="let messages overtake each other on a link: breaks the algorithms' FIFO "
+                            "assumption on purpose (the audit may then find violations)")
+
+
+def fault_config(args) -> dict:
+    """The ``SimConfig`` keywords for the fault flags."""
+    return {"duplicate": args.duplicate, "spike": args.spike, "spike_delay": args.spike_delay,
+            "reorder": args.reorder}
+
+
+def fault_line(args, duplicates_dropped: int) -> str | None:
+    """One summary line about injected faults, or None when none were asked for."""
+    if not (args.duplicate or args.spike or args.reorder):
+        return None
+    parts = []
+    if args.duplicate:
+        parts.append(f"duplicates p={args.duplicate:g} ({duplicates_dropped} dropped by message id)")
+    if args.spike:
+        parts.append(f"delay spikes p={args.spike:g} of {args.spike_delay:g}")
+    if args.reorder:
+        parts.append("links NOT FIFO (reordering)")
+    return "faults injected: " + ", ".join(parts)

@@ -15,7 +15,7 @@ from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
 from ..report.options import add_report_argument, write_report_if_asked
-from .common import fail, non_negative, positive, print_json
+from .common import add_fault_arguments, fail, fault_config, fault_line, non_negative, positive, print_json
 
 REED_TYPES = ("REQreed", "ACKreed", "RELEASEreed")
 FLOWER_TYPES = ("REQflower", "ACKflower")
@@ -41,6 +41,7 @@ def register(sub) -> None:
                    help="do not record or audit the trace in memory (faster for big runs; ignored with --trace)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     add_report_argument(p)
+    add_fault_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -71,6 +72,7 @@ def summarise(setup, result, verdict, args) -> dict:
         "messages_per_flower_entry": _ratio(flower_msgs, result.entries.get("flower", 0)),
         "virtual_duration": round(result.duration, 3), "events": result.events,
         "stalled": result.stalled, "truncated": result.truncated,
+        "faults": fault_line(args, result.duplicates_dropped),
         "audit": None if verdict is None else {
             "safe": verdict.safe, "checks": verdict.checks,
             "violations": [v.describe() for v in verdict.violations]},
@@ -93,6 +95,8 @@ def render(s: dict) -> str:
              f"messages per reed entry {s['messages_per_reed_entry']}, "
              f"per flower entry {s['messages_per_flower_entry']}",
              f"virtual duration: {s['virtual_duration']} (mean message delay 1), {s['events']} events"]
+    if s["faults"]:
+        lines.append(s["faults"])
     if s["truncated"]:
         lines.append("TRUNCATED: the event limit was reached before the run ended")
     if s["stalled"]:
@@ -113,7 +117,7 @@ def run(args) -> int:
     options = {"flowers": args.flowers, "reeds": args.reeds, "eggs": args.eggs, "cocoons": args.cocoons}
     try:
         setup = make_setup(args.bees, options, args.seed)
-        config = SimConfig(seed=args.seed, delay=args.delay)
+        config = SimConfig(seed=args.seed, delay=args.delay, **fault_config(args))
     except ConfigError as exc:
         return fail(str(exc))
     audit = bool(args.trace) or bool(args.report) or not args.no_audit

@@ -16,7 +16,7 @@ from ..report.options import add_report_argument, write_report_if_asked
 from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
-from .common import fail, non_negative, positive, print_json, seconds
+from .common import add_fault_arguments, fail, fault_config, fault_line, non_negative, positive, print_json, seconds
 
 
 def register(sub) -> None:
@@ -48,6 +48,7 @@ def register(sub) -> None:
                    help="mean virtual time the mayor waits between rounds (default 1)")
     p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
     add_report_argument(p)
+    add_fault_arguments(p)
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(func=run)
 
@@ -98,6 +99,7 @@ def summarise(setup, result, verdict, events, args, error: str | None) -> dict:
         "final_states": result.states if result else {},
         "stalled": result.stalled if result else {}, "truncated": result.truncated if result else False,
         "error": error,
+        "faults": fault_line(args, result.duplicates_dropped if result else 0),
         "audit": {"safe": verdict.safe, "checks": verdict.checks,
                   "violations": [v.describe() for v in verdict.violations]},
     }
@@ -128,6 +130,8 @@ def render(s: dict) -> str:
                  + f" (total {s['acquisitions_total']}); messages per acquisition {s['messages_per_acquisition']}")
     if s["virtual_duration"] is not None:
         lines.append(f"virtual duration: {s['virtual_duration']} (mean message delay 1), {s['events']} events")
+    if s["faults"]:
+        lines.append(s["faults"])
     if s["error"]:
         lines.append(f"FAILED: {s['error']}")
     if s["truncated"]:
@@ -150,7 +154,8 @@ def run(args) -> int:
     try:
         setup = make_setup(args.elves, options, args.seed)
         config = SimConfig(seed=args.seed, delay=args.delay,
-                           dwell={"work": args.work, "rest": args.rest, "pause": args.pause})
+                           dwell={"work": args.work, "rest": args.rest, "pause": args.pause},
+                           **fault_config(args))
     except ConfigError as exc:
         return fail(str(exc))
     try:

@@ -28,7 +28,7 @@ from ..sim import SimConfig, SimResult, Simulation
 from ..sim.engine import _TIMER
 from ..trace import TraceWriter
 from ..report.options import add_report_argument, write_report_if_asked
-from .common import fail, non_negative, positive, print_json, seconds
+from .common import add_fault_arguments, fail, fault_config, fault_line, non_negative, positive, print_json, seconds
 
 
 class WorkloadSimulation(Simulation):
@@ -61,7 +61,8 @@ class ClassicRun:
 
 
 def run_classic(algorithm: str, nodes: int, requests: int, seed: int, options: dict | None = None,
-                delay: str = "exp", think: float = 1.0, cs: float = 1.0, trace_path: str | None = None) -> ClassicRun:
+                delay: str = "exp", think: float = 1.0, cs: float = 1.0, trace_path: str | None = None,
+                faults: dict | None = None) -> ClassicRun:
     """Build, simulate, audit and measure one run. Raises ConfigError on bad options, OSError
     when the trace cannot be written."""
     options = dict(options or {})
@@ -69,7 +70,7 @@ def run_classic(algorithm: str, nodes: int, requests: int, seed: int, options: d
         raise ConfigError("give the number of requests with --requests, not as an option")
     options["requests"] = requests
     setup = make_setup_available(algorithm, nodes, options, seed)
-    config = SimConfig(seed=seed, delay=delay, dwell={"think": think, "cs": cs})
+    config = SimConfig(seed=seed, delay=delay, dwell={"think": think, "cs": cs}, **(faults or {}))
     trace = TraceWriter(trace_path, keep=True)
     try:
         result = WorkloadSimulation(setup, config, trace).run()
@@ -151,6 +152,7 @@ def register(sub) -> None:
     p.add_argument("--options", metavar="FILE.json", help="algorithm options from a JSON object file")
     p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
     add_report_argument(p)
+    add_fault_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -164,6 +166,7 @@ def summary(run: ClassicRun, args) -> dict:
            "literature": {k: {"text": f.text, "range": f.range(n, params)} for k, f in lit.items()},
            "virtual_duration": round(run.result.duration, 3),
            "stalled": run.result.stalled, "truncated": run.result.truncated,
+           "faults": fault_line(args, run.result.duplicates_dropped),
            "audit": {"safe": run.verdict.safe, "checks": run.verdict.checks,
                      "violations": [v.describe() for v in run.verdict.violations]}}
     return out
@@ -188,6 +191,9 @@ def render(run: ClassicRun, args) -> str:
              f"response time:      {_fmt(m.response_time)} T (request → enter, {len(m.response_times)} samples)",
              f"T (mean message delay, observed): {_fmt(m.mean_delay, 3)}; virtual duration "
              f"{run.result.duration:.1f}"]
+    faults = fault_line(args, run.result.duplicates_dropped)
+    if faults:
+        lines.append(faults)
     if run.result.truncated:
         lines.append("TRUNCATED: the event limit was reached before the run ended")
     if run.result.stalled:
@@ -204,7 +210,7 @@ def run(args) -> int:
     try:
         options = collect_options(args)
         outcome = run_classic(args.algorithm, args.nodes, args.requests, args.seed, options,
-                              args.delay, args.think, args.cs, args.trace)
+                              args.delay, args.think, args.cs, args.trace, fault_config(args))
     except ConfigError as exc:
         return fail(str(exc))
     except OSError as exc:
