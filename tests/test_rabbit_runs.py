@@ -98,8 +98,6 @@ def test_run_over_rabbitmq_is_complete_and_safe(runs, name):
 
 
 def test_bees_lay_every_egg(runs):
-    if "bees" not in runs:
-        pytest.skip("bees not available")
     _, summary, _ = runs["bees"]
     assert summary["notes"]["egg"] == 6 * 5 and summary["notes"]["death"] == 6
     assert set(summary["states"].values()) == {"DEAD"}
