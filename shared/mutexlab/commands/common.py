@@ -92,3 +92,35 @@ def fault_line(args, duplicates_dropped: int) -> str | None:
     if args.reorder:
         parts.append("links NOT FIFO (reordering)")
     return "faults injected: " + ", ".join(parts)
+
+
+def audit_summary(verdict) -> dict | None:
+    """The verdict as the ``audit`` object of a simulate command's JSON summary."""
+    if verdict is None:
+        return None
+    return {"safe": verdict.safe, "checks": verdict.checks,
+            "violations": [v.describe() for v in verdict.violations]}
+
+
+def outcome_lines(s: dict) -> list[str]:
+    """The closing lines every simulate summary shares, from its JSON summary ``s``: faults,
+    truncation, the stall explanation, the audit verdict and where the trace went."""
+    from ..audit.stall import explain_stall
+
+    lines = []
+    if s.get("faults"):
+        lines.append(s["faults"])
+    if s.get("truncated"):
+        lines.append("TRUNCATED: the event limit was reached before the run ended")
+    if s.get("stalled"):
+        lines.append("STALLED — " + explain_stall(s["stalled"], s.get("states")))
+    audit = s["audit"]
+    if audit is None:
+        lines.append("audit: skipped (--no-audit)")
+    else:
+        lines.append("audit: " + ("SAFE" if audit["safe"] else f"VIOLATION ({len(audit['violations'])})")
+                     + " — " + ", ".join(audit["checks"]))
+        lines += ["  " + v for v in audit["violations"]]
+    if s.get("trace"):
+        lines.append(f"trace written to {s['trace']}")
+    return lines

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections import Counter
 
 from ..audit import verify_events
-from ..audit.stall import explain_stall
 from ..protocols.bees import expected_eggs, make_setup
 from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
 from ..report.options import add_report_argument, write_report_if_asked
-from .common import add_fault_arguments, fail, fault_config, fault_line, non_negative, positive, print_json
+from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line,
+                     non_negative, outcome_lines, positive, print_json)
 
 REED_TYPES = ("REQreed", "ACKreed", "RELEASEreed")
 FLOWER_TYPES = ("REQflower", "ACKflower")
@@ -73,9 +73,7 @@ def summarise(setup, result, verdict, args) -> dict:
         "virtual_duration": round(result.duration, 3), "events": result.events,
         "stalled": result.stalled, "truncated": result.truncated,
         "faults": fault_line(args, result.duplicates_dropped),
-        "audit": None if verdict is None else {
-            "safe": verdict.safe, "checks": verdict.checks,
-            "violations": [v.describe() for v in verdict.violations]},
+        "audit": audit_summary(verdict),
     }
     if args.trace:
         summary["trace"] = args.trace
@@ -95,21 +93,7 @@ def render(s: dict) -> str:
              f"messages per reed entry {s['messages_per_reed_entry']}, "
              f"per flower entry {s['messages_per_flower_entry']}",
              f"virtual duration: {s['virtual_duration']} (mean message delay 1), {s['events']} events"]
-    if s["faults"]:
-        lines.append(s["faults"])
-    if s["truncated"]:
-        lines.append("TRUNCATED: the event limit was reached before the run ended")
-    if s["stalled"]:
-        lines.append("STALLED — " + explain_stall(s["stalled"], s.get("states")))
-    audit = s["audit"]
-    if audit is None:
-        lines.append("audit: skipped (--no-audit)")
-    else:
-        lines.append("audit: " + ("SAFE" if audit["safe"] else f"VIOLATION ({len(audit['violations'])})")
-                     + " — " + ", ".join(audit["checks"]))
-        lines += ["  " + v for v in audit["violations"]]
-    if s.get("trace"):
-        lines.append(f"trace written to {s['trace']}")
+    lines += outcome_lines(s)
     return "\n".join(lines)
 
 

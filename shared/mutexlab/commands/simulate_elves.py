@@ -16,7 +16,8 @@ from ..report.options import add_report_argument, write_report_if_asked
 from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
-from .common import add_fault_arguments, fail, fault_config, fault_line, non_negative, positive, print_json, seconds
+from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line,
+                     non_negative, outcome_lines, positive, print_json, seconds)
 
 
 def register(sub) -> None:
@@ -100,8 +101,7 @@ def summarise(setup, result, verdict, events, args, error: str | None) -> dict:
         "stalled": result.stalled if result else {}, "truncated": result.truncated if result else False,
         "error": error,
         "faults": fault_line(args, result.duplicates_dropped if result else 0),
-        "audit": {"safe": verdict.safe, "checks": verdict.checks,
-                  "violations": [v.describe() for v in verdict.violations]},
+        "audit": audit_summary(verdict),
     }
     if args.trace:
         summary["trace"] = args.trace
@@ -130,20 +130,9 @@ def render(s: dict) -> str:
                  + f" (total {s['acquisitions_total']}); messages per acquisition {s['messages_per_acquisition']}")
     if s["virtual_duration"] is not None:
         lines.append(f"virtual duration: {s['virtual_duration']} (mean message delay 1), {s['events']} events")
-    if s["faults"]:
-        lines.append(s["faults"])
     if s["error"]:
         lines.append(f"FAILED: {s['error']}")
-    if s["truncated"]:
-        lines.append("TRUNCATED: the event limit was reached before the run ended")
-    if s["stalled"]:
-        lines.append("STALLED: " + "; ".join(f"{name} waits for {what}" for name, what in s["stalled"].items()))
-    audit = s["audit"]
-    lines.append("audit: " + ("SAFE" if audit["safe"] else f"VIOLATION ({len(audit['violations'])})")
-                 + " — " + ", ".join(audit["checks"]))
-    lines += ["  " + v for v in audit["violations"]]
-    if s.get("trace"):
-        lines.append(f"trace written to {s['trace']}")
+    lines += outcome_lines(s)
     return "\n".join(lines)
 
 

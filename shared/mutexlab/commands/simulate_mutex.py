@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..audit import verify_events
-from ..audit.stall import explain_stall
 from ..audit.verdict import Verdict
 from ..metrics import LITERATURE, RunMetrics, measure
 from ..protocols.registry import CLASSIC, make_setup
@@ -28,7 +27,8 @@ from ..sim import SimConfig, SimResult, Simulation
 from ..sim.engine import _TIMER
 from ..trace import TraceWriter
 from ..report.options import add_report_argument, write_report_if_asked
-from .common import add_fault_arguments, fail, fault_config, fault_line, non_negative, positive, print_json, seconds
+from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line,
+                     non_negative, outcome_lines, positive, print_json, seconds)
 
 
 class WorkloadSimulation(Simulation):
@@ -167,8 +167,9 @@ def summary(run: ClassicRun, args) -> dict:
            "virtual_duration": round(run.result.duration, 3),
            "stalled": run.result.stalled, "truncated": run.result.truncated,
            "faults": fault_line(args, run.result.duplicates_dropped),
-           "audit": {"safe": run.verdict.safe, "checks": run.verdict.checks,
-                     "violations": [v.describe() for v in run.verdict.violations]}}
+           "audit": audit_summary(run.verdict), "states": run.result.states}
+    if args.trace:
+        out["trace"] = args.trace
     return out
 
 
@@ -191,18 +192,7 @@ def render(run: ClassicRun, args) -> str:
              f"response time:      {_fmt(m.response_time)} T (request → enter, {len(m.response_times)} samples)",
              f"T (mean message delay, observed): {_fmt(m.mean_delay, 3)}; virtual duration "
              f"{run.result.duration:.1f}"]
-    faults = fault_line(args, run.result.duplicates_dropped)
-    if faults:
-        lines.append(faults)
-    if run.result.truncated:
-        lines.append("TRUNCATED: the event limit was reached before the run ended")
-    if run.result.stalled:
-        lines.append("STALLED — " + explain_stall(run.result.stalled, run.result.states))
-    v = run.verdict
-    lines.append("audit: " + ("SAFE" if v.safe else f"VIOLATION ({len(v.violations)})") + " — " + ", ".join(v.checks))
-    lines += ["  " + x.describe() for x in v.violations]
-    if args.trace:
-        lines.append(f"trace written to {args.trace}")
+    lines += outcome_lines(summary(run, args))
     return "\n".join(lines)
 
 
