@@ -113,11 +113,14 @@ class Bee(Protocol):
         self.state = REST
         self.alive: set[int] = {j for j in range(1, n + 1) if j != pid}   # others not known gone
         self.requests: dict[int, tuple[int, int]] = {}   # every reed request ever seen: pid → (ts, pid)
+        self._order: tuple[list, int] | None = None       # (sorted requests, my rank); None: requests changed since
         self.reed_acks: set[int] = set()
+        self.reed_live_acks = 0                           # always len(reed_acks & alive)
         self.reed = 0                                     # my reed while ON_REED/WAIT_FLOWER/ON_FLOWER
         self.reed_eggs: dict[int, int] = {}               # eggs per reed, as RELEASEreed reports them
         self.flower_request: tuple[int, int] | None = None
         self.flower_acks: set[int] = set()
+        self.flower_live_acks = 0                         # always len(flower_acks & alive)
         self.deferred: list[tuple[int, int]] = []         # (pid, req_ts) of REQflowers to answer on exit
         self.laid = 0
 
@@ -143,7 +146,14 @@ class Bee(Protocol):
         return max(0, len(self.alive) - (self.flowers - 1))
 
     def rank(self) -> int:
-        return sorted(self.requests.values()).index(self.requests[self.pid])
+        return self._ordered()[1]
+
+    def _ordered(self) -> tuple[list, int]:
+        """``(sorted(self.requests.values()), my rank)``, sorted again only when a request was added."""
+        if self._order is None:
+            order = sorted(self.requests.values())
+            self._order = (order, order.index(self.requests[self.pid]))
+        return self._order
 
     # -- inputs --------------------------------------------------------------------------
     def start(self) -> list:
@@ -170,10 +180,13 @@ class Bee(Protocol):
         kind, sender = msg.type, msg.sender
         if kind == "REQreed":
             self.requests[sender] = priority(msg.ts, sender)
+            self._order = None
             return [Send(sender, ACKreed(sender=self.pid, ts=self.clock.tick(), req_ts=msg.ts))]
         if kind == "ACKreed":
             if self.state == WAIT_REED and msg.req_ts == self.requests[self.pid][0]:
-                self.reed_acks.add(sender)
+                if sender not in self.reed_acks:
+                    self.reed_acks.add(sender)
+                    self.reed_live_acks += sender in self.alive
                 return self._try_reed()
             return []
         if kind == "REQflower":
@@ -184,14 +197,20 @@ class Bee(Protocol):
             return [self._ack_flower(sender, msg.ts)]
         if kind == "ACKflower":
             if self.state == WAIT_FLOWER and msg.req_ts == self.flower_request[0]:
-                self.flower_acks.add(sender)
+                if sender not in self.flower_acks:
+                    self.flower_acks.add(sender)
+                    self.flower_live_acks += sender in self.alive
                 return self._try_flower()
             return []
         # RELEASEreed: the sender is gone for good.
-        self.alive.discard(sender)
+        if sender in self.alive:
+            self.alive.discard(sender)
+            self.reed_live_acks -= sender in self.reed_acks
+            self.flower_live_acks -= sender in self.flower_acks
         if msg.reed:
             self.reed_eggs[msg.reed] = msg.cocoons
-        self.deferred = [(j, ts) for j, ts in self.deferred if j != sender]
+        if self.deferred:
+            self.deferred = [(j, ts) for j, ts in self.deferred if j != sender]
         if self.state == WAIT_REED:
             return self._try_reed()
         if self.state == WAIT_FLOWER:
@@ -202,7 +221,9 @@ class Bee(Protocol):
     def _ask_reed(self) -> list:
         ts = self.clock.tick()
         self.requests[self.pid] = priority(ts, self.pid)
+        self._order = None
         self.reed_acks = set()
+        self.reed_live_acks = 0
         self.state = WAIT_REED
         return self._broadcast(REQreed(sender=self.pid, ts=ts)) + self._try_reed()
 
@@ -214,11 +235,10 @@ class Bee(Protocol):
         return [order[r][1] for r in range(rank % self.reeds, rank, self.reeds)]
 
     def _try_reed(self) -> list:
-        # ``alive <= reed_acks``: every live bee acked (a subset test stops at the first one missing).
-        if self.state != WAIT_REED or not self.alive <= self.reed_acks:
+        # Every live bee acked: ``alive <= reed_acks``, counted as the acks are.
+        if self.state != WAIT_REED or self.reed_live_acks != len(self.alive):
             return []
-        order = sorted(self.requests.values())       # sorted once for both the rank and the predecessors
-        rank = order.index(self.requests[self.pid])
+        order, rank = self._ordered()
         reed, turn = rank % self.reeds + 1, rank // self.reeds
         if turn >= self.per_reed:
             return self._retire(reed, rank)
@@ -239,13 +259,12 @@ class Bee(Protocol):
         ts = self.clock.tick()
         self.flower_request = priority(ts, self.pid)
         self.flower_acks = set()
+        self.flower_live_acks = 0
         self.state = WAIT_FLOWER
         return self._broadcast(REQflower(sender=self.pid, ts=ts)) + self._try_flower()
 
     def _try_flower(self) -> list:
-        # Fewer ACKs than needed in all means fewer from live bees too: the intersection is skipped.
-        needed = self.flower_threshold()
-        if self.state != WAIT_FLOWER or len(self.flower_acks) < needed or len(self.flower_acks & self.alive) < needed:
+        if self.state != WAIT_FLOWER or self.flower_live_acks < self.flower_threshold():
             return []
         self.state = ON_FLOWER
         return [Enter(FLOWER), Schedule("exit", "flower")]
@@ -257,6 +276,7 @@ class Bee(Protocol):
         deferred, self.deferred = self.deferred, []
         self.flower_request = None
         self.flower_acks = set()
+        self.flower_live_acks = 0
         self.state = ON_REED
         effects: list = [Exit(FLOWER)] + [self._ack_flower(j, ts) for j, ts in deferred]
         self.laid += 1
