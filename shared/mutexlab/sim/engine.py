@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
+from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -98,7 +99,9 @@ class Simulation(Driver):
         self.rng = random.Random(self.config.seed)
         self._queue: list = []
         self._seq = 0
-        self._link_last: dict[tuple[int, int], float] = {}
+        # sender → receiver → time of the last message put on that link (one dict per sender: no
+        # (sender, receiver) tuple to build and hash per message).
+        self._link_last: defaultdict[int, dict[int, float]] = defaultdict(dict)
         self.events = 0
         self.duplicates_dropped = 0
         self._seen: set[tuple[int, str]] | None = set() if self.config.duplicate > 0 else None
@@ -113,16 +116,16 @@ class Simulation(Driver):
     def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
         config = self.config
         copies = 2 if config.duplicate and self.rng.random() < config.duplicate else 1
+        link = self._link_last[sender]
         for _ in range(copies):
-            link = (sender, to)
             at = self.now + self._delay()
             if config.spike and self.rng.random() < config.spike:
                 at += config.spike_delay
             if not config.reorder:
-                last = self._link_last.get(link, 0.0)
+                last = link.get(to, 0.0)
                 if at < last:  # FIFO per link: never overtake an earlier message on the same link
                     at = last
-                self._link_last[link] = at
+                link[to] = at
             self._seq += 1
             heapq.heappush(self._queue, (at, self._seq, _MESSAGE, to, (sender, msg, msg_id, vc)))
 
@@ -169,13 +172,15 @@ class Simulation(Driver):
     def _run_plain(self) -> None:
         """The same loop as ``_run_general`` with ``deliver``, ``apply`` and ``transmit`` inlined for
         network sends (the bulk of the work); every other effect goes through ``apply``. Same
-        random draws in the same order, same event order: the run is identical, only faster."""
-        queue, protocols, names = self._queue, self.protocols, self.names
+        random draws in the same order, same event order: the run is identical, only faster.
+        ``seq`` is kept in a local and written back to ``self._seq`` around every ``apply`` (which
+        may schedule or transmit) and at the end."""
+        queue, protocols = self._queue, self.protocols
         messages, sent, link_last = self.messages, self._sent, self._link_last
         limit, delay, pop, push, apply = self.config.max_events, self._delay, heapq.heappop, heapq.heappush, self.apply
         uniform = self.rng.random if (_EXP_INLINE and self.config.delay == "exp") else None
         log = math.log
-        events = self.events
+        events, seq = self.events, self._seq
         try:
             while queue and events < limit:
                 at, _, kind, pid, payload = pop(queue)
@@ -185,27 +190,28 @@ class Simulation(Driver):
                     effects = protocols[pid].on_message(payload[1])
                 else:
                     effects = protocols[pid].on_local(payload)
+                if not effects:
+                    continue
+                links = link_last[pid]
                 for effect in effects:
-                    if type(effect) is not Send or effect.to == pid:
-                        apply(pid, (effect,))
+                    if type(effect) is not Send or effect.to == pid or effect.to not in protocols:
+                        self._seq = seq
+                        apply(pid, (effect,))   # (an unknown receiver: raises the driver's error)
+                        seq = self._seq
                         continue
-                    to = effect.to
-                    if to not in protocols:
-                        apply(pid, (effect,))   # raises the driver's error
-                    msg = effect.msg
+                    to, msg = effect.to, effect.msg
                     messages[msg.type] += 1
                     number = sent[pid] + 1
                     sent[pid] = number
                     when = at - log(1.0 - uniform()) if uniform is not None else at + delay()   # = expovariate(1)
-                    link = (pid, to)
-                    last = link_last.get(link, 0.0)
+                    last = links.get(to, 0.0)
                     if when < last:  # FIFO per link: never overtake an earlier message on the same link
                         when = last
-                    link_last[link] = when
-                    self._seq += 1
-                    push(queue, (when, self._seq, _MESSAGE, to, (pid, msg, number, None)))
+                    links[to] = when
+                    seq += 1
+                    push(queue, (when, seq, _MESSAGE, to, (pid, msg, number, None)))
         finally:
-            self.events = events
+            self.events, self._seq = events, seq
 
     def _result(self) -> SimResult:
         queue = self._queue
