@@ -141,6 +141,11 @@ def _monitor_view(harness: Harness) -> list[tuple]:
     return harness.drain(harness.topology.monitor_queue)
 
 
+def _audit_events(seen: list[tuple], name: str) -> list[dict]:
+    """The trace events ``name`` published, unpacked from its batches (one batch per input)."""
+    return [event for key, _, body in seen if key == f"audit.{name}" for event in json.loads(body)["events"]]
+
+
 def test_publish_is_confirmed_persistent_and_unroutable_is_an_error(amqp_url, run_id):
     topology = Topology(run_id)
     bus = Bus(amqp_url, topology, connect_timeout=10)
@@ -177,10 +182,27 @@ def test_duplicates_are_dropped_and_the_link_stays_fifo(harness, run_id):
     assert [r["seq"] for r in replies] == [1, 2], "one REPLY per distinct request, in order"
     assert all(r["msg"]["type"] == "REPLY" and r["from"] == "node-2" for r in replies)
     seen = _monitor_view(h)
-    recvs = [json.loads(b) for k, _, b in seen if k == "audit.node-2" and json.loads(b)["event"] == "recv"]
+    recvs = [e for e in _audit_events(seen, "node-2") if e["event"] == "recv"]
     assert [e["id"] for e in recvs] == ["node-1#1", "node-1#2"]
     status = h.stop()
     assert status["duplicates"] == 1 and status["dead_letters"] == 0 and status["final"]
+
+
+def test_an_inputs_trace_batch_reaches_the_monitor_before_its_messages(harness, run_id):
+    """The monitor must hear of a send before anyone can report its receipt: each input's trace
+    events go out as one batch, ahead of the protocol messages the input caused."""
+    h = harness(run_id)
+    h.publish("REQUEST.node-2", h.request(1, 5))
+    assert len(h.drain(h.topology.queue("node-1"))) == 1
+    seen = [(key, body) for key, _, body in _monitor_view(h) if not key.startswith("status.")]
+    keys = [key for key, _ in seen]
+    request, batch, reply = keys.index("REQUEST.node-2"), keys.index("audit.node-2"), keys.index("REPLY.node-1")
+    assert request < batch < reply
+    events = json.loads(seen[batch][1])["events"]
+    assert [e["event"] for e in events] == ["recv", "send"]
+    assert events[1]["type"] == "REPLY" and events[1]["to"] == "node-1"
+    assert keys.count("audit.node-2") == 1, "one batch for the one input"
+    h.stop()
 
 
 def test_garbage_is_dead_lettered_with_reasons_and_counted(harness, run_id):

@@ -281,7 +281,10 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
     try:
         monitor_log = open(logs / "monitor.log", "w")
         handles.append(monitor_log)
-        monitor_out = subprocess.PIPE if json_out else None
+        monitor_out = None
+        if json_out:    # the monitor's own text goes to a file, written as it goes (the JSON to stdout)
+            monitor_out = open(logs / "monitor.out", "w")
+            handles.append(monitor_out)
         monitor = subprocess.Popen(service_command("monitor"), env=monitor_env, stdout=monitor_out,
                                    stderr=monitor_log, text=True)
         procs.append(("monitor", monitor))
@@ -290,10 +293,8 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
             handles.append(handle)
             proc = subprocess.Popen(service_command(role), env=base, stdout=handle, stderr=subprocess.STDOUT)
             procs.append((f"{role}-{n}", proc))
-        if json_out:
-            monitor_stdout, _ = monitor.communicate()
-            (logs / "monitor.out").write_text(monitor_stdout or "")
         code = monitor.wait()
+        monitor_stdout = (logs / "monitor.out").read_text() if json_out else ""
         result = json.loads(summary_path.read_text()) if summary_path.exists() else None
         if summary is not None and result is not None:
             summary.update(result)

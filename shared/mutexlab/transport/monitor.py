@@ -1,7 +1,8 @@
 """The monitor (DESIGN.md §6): admits the participants, records the trace, decides the run.
 
 It consumes ``mutexlab.<run>.monitor`` (bound to ``#``), so it sees every join, trace event
-(``audit.*``), status (``status.*``) and protocol message. It
+(``audit.*``, one batch per input of a participant), status (``status.*``) and protocol
+message. It
 
 * runs membership (membership.py): pids, P, the welcome that starts the run, refusals;
 * writes the trace (DESIGN.md §3): the ``run`` header first, then events as they arrive;
@@ -41,6 +42,10 @@ log = logging.getLogger("mutexlab.monitor")
 
 EXIT_SAFE, EXIT_VIOLATION, EXIT_CONFIG, EXIT_STALLED = 0, 1, 2, 3
 PROTOCOL_EVENTS = {"send", "recv", "enter", "exit", "state"}
+
+
+# The monitor taps every message of the run: a deep window keeps the broker streaming to it.
+MONITOR_PREFETCH = 1000
 
 
 @dataclass
@@ -187,7 +192,9 @@ class Progress:
     def status(self, name: str, status: dict) -> None:
         row = self.rows.get(name)
         if row is not None:
-            row["waiting"] = "; ".join(f"{what} from {', '.join(whom)}" for what, whom in status["waiting"].items())
+            waiting = status.get("waiting") if isinstance(status.get("waiting"), dict) else {}
+            row["waiting"] = "; ".join(f"{what} from {', '.join(map(str, whom))}" for what, whom in waiting.items()
+                                       if isinstance(whom, list))
             row["lamport"] = status.get("lamport", row["lamport"])
             self._redraw()
 
@@ -212,7 +219,8 @@ class Monitor:
         else:
             build_setup(settings.algorithm, 1, settings.options, settings.seed)  # a plugin module must load
         self.topology = Topology(settings.run_id)
-        self.bus = Bus(settings.amqp_url, self.topology, connect_timeout=settings.join_timeout, name="monitor")
+        self.bus = Bus(settings.amqp_url, self.topology, connect_timeout=settings.join_timeout, name="monitor",
+                       prefetch=MONITOR_PREFETCH)
         self.roster = Roster(self.family, settings.processes, settings.join_window)
         self.members: dict[str, Member] = {}
         self.welcomes: dict[str, dict] = {}   # instance -> its welcome (re-sent if it joins again)
@@ -338,12 +346,16 @@ class Monitor:
         if head == "join":
             self._join(data)
         elif head == "audit":
-            self._audit(rest, data)
+            events = data.get("events", [data])    # a batch (one input's events), or a single event
+            if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
+                self.bus.dead_letter(delivery, "monitor: an audit batch must hold a list of JSON objects")
+                return
+            for event in events:
+                self._audit(rest, event)
+            if isinstance(data.get("status"), dict):    # the batch of an input that changed the state
+                self._status(rest, data["status"])
         elif head == "status":
-            if rest in self.members:
-                self.status[rest] = data
-                self.heard[rest] = time.monotonic()
-                self.progress.status(rest, data)
+            self._status(rest, data)
         elif head != "control" and delivery.queue == self.topology.monitor_queue:
             self.tapped += 1          # a protocol message, tapped
         self.bus.ack(delivery)
@@ -364,6 +376,12 @@ class Monitor:
             self._send_control(instance, self.welcomes[instance])
             return
         log.info("monitor: %s joined as a %s (%d so far)", instance, role, len(self.roster.members))
+
+    def _status(self, name: str, status: dict) -> None:
+        if name in self.members:
+            self.status[name] = status
+            self.heard[name] = time.monotonic()
+            self.progress.status(name, status)
 
     def _audit(self, name: str, event: dict) -> None:
         own = event.get("vc", {}).get(name) if isinstance(event.get("vc"), dict) else None

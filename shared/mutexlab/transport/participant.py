@@ -2,12 +2,15 @@
 
 The effects are carried out by ``ServiceDriver``, a ``sim.driver.Driver``: the same code as the
 simulator applies them in order, handles sends to oneself locally, numbers messages and
-records the trace events. Only two things differ: a network send is a confirmed publish of an
-envelope (``<TYPE>.<dest>``), a ``Schedule`` is a real timer (dwell seconds per kind), and each
-trace event is published to the monitor (``audit.<name>``) instead of written to a file.
+records the trace events. Only two things differ: a network send is a persistent, confirmed
+publish of an envelope (``<TYPE>.<dest>``), a ``Schedule`` is a real timer (dwell seconds per
+kind), and the trace events go to the monitor instead of a file: those of one input as one
+batch (``audit.<name>``, ``{"events": [...]}``), published before the input's protocol
+messages, so the monitor always learns of a send before anyone can report its receipt.
 
 Invariants: a protocol input is handled at most once (per-link sequence numbers drop
-redelivered duplicates) and acked only after its effects are confirmed by the broker; every
+redelivered duplicates) and acked only after its effects are confirmed by the broker (the bus
+holds the ack back until then, without stopping the process from handling the next input); every
 state change is logged (name, state, Lamport clock) and reported to the monitor with what the
 process waits for; malformed input is dead-lettered with its reason, never crashes the process.
 """
@@ -40,22 +43,26 @@ EXIT_OK, EXIT_CONFIG, EXIT_FAILED = 0, 2, 3
 
 
 class AuditSink:
-    """Where the Driver writes trace events: published to the monitor, in effect order."""
+    """Where the Driver writes trace events: collected, in effect order, for the input's batch."""
 
-    def __init__(self, participant: "Participant") -> None:
-        self.participant = participant
+    def __init__(self) -> None:
+        self.events: list[dict] = []
 
     def write(self, event: dict) -> None:
         if event["event"] == "run":
             return  # the monitor writes the run header
-        self.participant.publish_audit(event)
+        self.events.append(event)
+
+    def take(self) -> list[dict]:
+        events, self.events = self.events, []
+        return events
 
 
 class ServiceDriver(Driver):
     """The simulator's effect semantics, with RabbitMQ as the network and real timers."""
 
     def __init__(self, participant: "Participant", setup) -> None:
-        super().__init__(setup, trace=AuditSink(participant), trace_bodies=True)
+        super().__init__(setup, trace=participant.audit, trace_bodies=True)
         self.participant = participant
 
     def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
@@ -82,6 +89,8 @@ class Participant:
         self.roster: dict[str, int] = {}
         self.inbox = LinkInbox()
         self.link_seq: Counter[int] = Counter()
+        self.audit = AuditSink()
+        self.outbox: list[tuple[str, dict, str]] = []   # this input's protocol messages, in effect order
         self.timers: list[tuple[float, int, str]] = []
         self._timer_seq = 0
         self.dwell: dict[str, float] = {}
@@ -245,13 +254,7 @@ class Participant:
         before = proto.state
         self.driver.now = time.time() - self.start_time
         self.driver.feed(self.pid, step)
-        self._after(before)
-
-    def _after(self, before: str) -> None:
-        proto = self.setup.protocols[self.pid]
-        if proto.state != before:
-            log.info("%s state %s lamport %d", self.name, proto.state, proto.clock.time)
-            self._status()
+        self._publish_effects(before)
 
     def _handle(self, delivery: Delivery) -> None:
         if delivery.routing_key.startswith("control."):
@@ -283,9 +286,10 @@ class Participant:
             self.driver.deliver(self.roster[env["from"]], self.pid, msg, env["id"], env["vc"])
         except Exception as exc:  # noqa: BLE001 - a protocol refusing its input must not kill the process
             log.exception("%s: the protocol failed on %s", self.name, env["id"])
+            self._publish_effects(before)     # whatever it did before failing happened
             self._dead_letter(delivery, f"the protocol failed on it: {exc!r}")
             return
-        self._after(before)
+        self._publish_effects(before)
         self.bus.ack(delivery)
 
     def _dead_letter(self, delivery: Delivery, reason: str) -> None:
@@ -300,10 +304,25 @@ class Participant:
         self.link_seq[to] += 1
         body = envelope(self.settings.run_id, msg_id, self.name, dest, self.link_seq[to], vc,
                         self.setup.codec.to_dict(msg))
-        self.bus.publish(f"{msg.type}.{dest}", body, message_id=msg_id)
+        self.outbox.append((f"{msg.type}.{dest}", body, msg_id))
 
-    def publish_audit(self, event: dict) -> None:
-        self.bus.publish(f"audit.{self.name}", event)
+    def _publish_effects(self, before: str) -> None:
+        """Publish one input's effects: first one batch with its trace events (and, when the
+        state changed, the new status, so the monitor's view of a process never lags its trace),
+        then its protocol messages, in order."""
+        proto = self.setup.protocols[self.pid]
+        changed = proto.state != before
+        if changed:
+            log.info("%s state %s lamport %d", self.name, proto.state, proto.clock.time)
+        batch: dict[str, Any] = {"events": self.audit.take()}
+        if changed:
+            batch["status"] = self._status_body()
+            self._last_status = time.monotonic()
+        if batch["events"] or changed:
+            self.bus.send(f"audit.{self.name}", batch)
+        outbox, self.outbox = self.outbox, []
+        for routing_key, body, msg_id in outbox:
+            self.bus.send(routing_key, body, message_id=msg_id)
 
     def add_timer(self, action: str, dwell: str) -> None:
         seconds = self.dwell.get(dwell, self.default_dwell)
@@ -311,14 +330,18 @@ class Participant:
         heapq.heappush(self.timers, (time.monotonic() + seconds, self._timer_seq, action))
 
     def _status(self, final: bool = False) -> None:
+        """A status on its own (``status.<name>``): at the start, as the heartbeat, at the end."""
+        self.bus.send(f"status.{self.name}", self._status_body(final))
+        self._last_status = time.monotonic()
+
+    def _status_body(self, final: bool = False) -> dict:
         proto = self.setup.protocols[self.pid]
         names = self.setup.names
         waiting = {what: [names.get(p, str(p)) for p in whom] for what, whom in proto.waiting_for().items()}
-        self.bus.publish(f"status.{self.name}", {
+        return {
             "kind": "status", "name": self.name, "pid": self.pid, "state": proto.state,
             "lamport": proto.clock.time, "finished": bool(proto.finished), "waiting": waiting,
             "timers": len(self.timers), "duplicates": self.inbox.duplicates, "gaps": self.inbox.gaps,
             "dead_letters": self.dead_letters, "reconnects": self.bus.reconnects,
             "redelivered": self.bus.redelivered, "final": final,
-            "t": time.time() - self.start_time})
-        self._last_status = time.monotonic()
+            "t": time.time() - self.start_time}

@@ -12,11 +12,15 @@ Topology of run ``R`` (every name contains the run id, so runs never mix):
 * exchange ``mutexlab.R.dlx`` (fanout) and queue ``mutexlab.R.dead``: malformed or unknown
   messages, with the reason in the header ``x-mutexlab-reason``.
 
-Queues are durable and messages persistent; every publish waits for the broker's confirm
-(publisher confirms, ``mandatory`` so an unroutable message is an error, not a silent loss);
-consumers ack by hand after handling. The ``Bus`` re-connects after a lost connection and
-re-publishes what was not confirmed, so a message may arrive twice: receivers drop duplicates
-by the per-link sequence number in the envelope (``LinkInbox``), which also keeps each link FIFO.
+Queues are durable and messages persistent; every publish is confirmed by the broker
+(publisher confirms, ``mandatory`` so an unroutable message is an error, not a silent loss).
+Confirms are pipelined: ``send`` does not wait, ``flush`` waits for everything outstanding,
+``publish`` is ``send`` + ``flush``. Consumers ack by hand after handling, and an ack never
+overtakes a publish: it is held back until everything published before it is confirmed, so a
+message's effects are on the broker before the message leaves its queue. The ``Bus``
+re-connects after a lost connection and re-publishes, in order, what was not confirmed, so a
+message may arrive twice: receivers drop duplicates by the per-link sequence number in the
+envelope (``LinkInbox``), which also keeps each link FIFO.
 """
 
 from __future__ import annotations
@@ -29,12 +33,15 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import pika
-from pika.exceptions import AMQPChannelError, AMQPConnectionError, NackError, UnroutableError
+from pika.exceptions import AMQPChannelError, AMQPConnectionError
 
 log = logging.getLogger("mutexlab.transport")
 
 # A message body larger than this is refused (dead-lettered) without being parsed.
 MAX_BODY = 64 * 1024
+
+# How long one wait for confirms lasts: pika's wait is not cut short by a confirm.
+CONFIRM_SLICE = 0.002
 
 LOST = (AMQPConnectionError, AMQPChannelError, ConnectionError, OSError)
 
@@ -186,21 +193,31 @@ class Bus:
     inside pika's callback), so a handler may publish, and a reconnect happens outside pika's
     dispatch. Acks of deliveries from an older connection are skipped: the broker redelivers
     those, and the receiver drops them as duplicates.
+
+    Invariants: ``_unconfirmed`` holds, in publish order, every message the broker has not yet
+    confirmed (keys: this channel's delivery tags, ascending); ``_acks`` holds, in handling order,
+    deliveries whose ack waits for the confirms of everything published before ``ack`` was called.
     """
 
     def __init__(self, url: str, topology: Topology, connect_timeout: float = 60.0,
-                 on_connect: Callable[[Any], None] | None = None, name: str = "client") -> None:
+                 on_connect: Callable[[Any], None] | None = None, name: str = "client",
+                 prefetch: int = 100) -> None:
         self.url = url
         self.name = name
         self.topology = topology
         self.connect_timeout = connect_timeout
         self.on_connect = on_connect
+        self.prefetch = prefetch
         self.generation = 0
         self.reconnects = 0
         self.conn = None
         self.channel = None
         self._consumers: dict[str, str] = {}   # queue -> consumer tag (re-established on reconnect)
         self._inbox: deque[Delivery] = deque()
+        self._tag = 0                                     # the last publish's delivery tag on this channel
+        self._unconfirmed: dict[int, _Outgoing] = {}      # tag -> message, in publish order
+        self._acks: deque[tuple[int, Delivery]] = deque()  # (publishes to confirm first, delivery)
+        self._refused: list[str] = []                     # why the broker nacked or returned a message
         self.published = 0
         self.redelivered = 0   # deliveries the broker flagged as redelivered (after a lost connection)
 
@@ -215,15 +232,17 @@ class Bus:
             try:
                 self.conn = pika.BlockingConnection(params)
                 channel = self.conn.channel()
-                channel.confirm_delivery()
-                channel.basic_qos(prefetch_count=100)
+                self._confirm_without_waiting(channel)
+                channel.basic_qos(prefetch_count=self.prefetch)
                 self.channel = channel
                 self.topology.declare_base(channel)
                 if self.on_connect is not None:
                     self.on_connect(channel)
                 self.generation += 1
+                self._acks.clear()                 # their deliveries come back from the broker
                 for queue in list(self._consumers):
                     self._consume(queue)
+                self._republish()
                 return
             except (pika.exceptions.ProbableAuthenticationError, pika.exceptions.AuthenticationError,
                     pika.exceptions.ProbableAccessDeniedError) as exc:
@@ -236,13 +255,51 @@ class Bus:
                 time.sleep(delay)
                 delay = min(delay * 2, 2.0)
 
+    def _confirm_without_waiting(self, channel) -> None:
+        """Publisher confirms, received asynchronously.
+
+        pika's ``BlockingChannel.confirm_delivery`` makes every publish wait for its own confirm
+        (one broker round trip and disk sync each). Instead confirm mode is switched on at the
+        underlying channel with our own callbacks, and ``flush`` waits only when it must.
+        """
+        selected: list[bool] = []
+        impl = channel._impl    # noqa: SLF001 - pika's BlockingChannel offers no asynchronous confirms
+        impl.confirm_delivery(ack_nack_callback=self._on_confirm, callback=lambda _frame: selected.append(True))
+        impl.add_on_return_callback(self._on_return)
+        deadline = time.monotonic() + self.connect_timeout
+        while not selected:    # pika's wait is not cut short by the select-ok: wait in slices
+            if time.monotonic() >= deadline:
+                raise TransportError(f"the broker did not turn on publisher confirms within {self.connect_timeout:g}s")
+            self.conn.process_data_events(time_limit=CONFIRM_SLICE)
+        self._tag = 0
+
+    def _on_confirm(self, frame) -> None:
+        method = frame.method
+        if method.multiple:    # tags ascend in publish order: everything up to this one
+            tags = []
+            for tag in self._unconfirmed:
+                if tag > method.delivery_tag:
+                    break
+                tags.append(tag)
+        else:
+            tags = [method.delivery_tag]
+        for tag in tags:
+            message = self._unconfirmed.pop(tag, None)
+            if message is not None and isinstance(method, pika.spec.Basic.Nack):
+                self._refused.append(f"the broker refused (nack) a message to {message.routing_key!r}")
+
+    def _on_return(self, _channel, method, _props, _body) -> None:
+        # A mandatory message no queue takes; the broker returns it before confirming it.
+        self._refused.append(f"no queue takes routing key {method.routing_key!r} on {method.exchange}")
+
     def reconnect(self, why: BaseException) -> None:
         log.warning("connection lost (%r); reconnecting", why)
         self._drop()
         self._inbox.clear()   # unacked deliveries of the old connection come back from the broker
         self.reconnects += 1
         self.connect()
-        log.warning("reconnected (reconnect #%d)", self.reconnects)
+        log.warning("reconnected (reconnect #%d); re-published %d unconfirmed", self.reconnects,
+                    len(self._unconfirmed))
 
     def _drop(self) -> None:
         conn, self.conn, self.channel = self.conn, None, None
@@ -254,6 +311,12 @@ class Bus:
                 pass
 
     def close(self) -> None:
+        """Wait for outstanding confirms and acks (briefly, if the broker is reachable), then disconnect."""
+        if self.channel is not None and (self._unconfirmed or self._acks):
+            try:
+                self.flush(timeout=5.0)
+            except (TransportError, *LOST):
+                pass
         self._drop()
 
     # -- consuming -------------------------------------------------------------------------
@@ -282,51 +345,122 @@ class Bus:
         self._inbox = deque(d for d in self._inbox if d.queue != queue)
 
     def poll(self, timeout: float) -> list[Delivery]:
-        """Wait up to ``timeout`` seconds for deliveries; return those collected (in order)."""
-        if not self._inbox:
-            self._guard(lambda: self.conn.process_data_events(time_limit=max(0.0, timeout)))
+        """Wait up to ``timeout`` seconds for deliveries; return those collected, in order.
+
+        Confirms are taken in on the way and the acks they release are sent. pika's wait ends
+        early only for deliveries, not for confirms, so while acks are held back it waits in
+        short slices."""
+        self._settle()
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            remaining = 0.0 if self._inbox else max(0.0, deadline - time.monotonic())
+            wait = min(remaining, CONFIRM_SLICE) if self._acks else remaining
+            self._guard(lambda: self.conn.process_data_events(time_limit=wait))
+            self._settle()
+            if self._inbox or time.monotonic() >= deadline:
+                break
         batch = list(self._inbox)
         self._inbox.clear()
         return batch
 
     def ack(self, delivery: Delivery) -> None:
-        if delivery.generation != self.generation or self.channel is None:
+        """Acknowledge ``delivery`` once everything published so far is confirmed.
+
+        The ack goes out with the next ``poll``, ``flush`` or ``close``, together with the others
+        released then (one cumulative ack)."""
+        if delivery.generation != self.generation:
             return  # from a lost connection: the broker redelivers it
+        self._acks.append((self._tag, delivery))
+
+    def _confirmed_through(self) -> int:
+        """Every publish with a tag up to this one is confirmed."""
+        return next(iter(self._unconfirmed)) - 1 if self._unconfirmed else self._tag
+
+    def _release_acks(self) -> None:
+        """Send one cumulative ack (``multiple``) for the held-back deliveries now allowed to go.
+
+        Deliveries are handled and acked in delivery order, so acking the last releasable one with
+        ``multiple`` acks exactly the released ones (and nothing still held back)."""
+        through = self._confirmed_through()
+        last = None
+        while self._acks and self._acks[0][0] <= through:
+            last = self._acks.popleft()[1]
+        if last is None or self.channel is None:
+            return
         try:
-            self.channel.basic_ack(delivery.tag)
+            self.channel.basic_ack(last.tag, multiple=True)
         except LOST as exc:
             self.reconnect(exc)
 
     # -- publishing ------------------------------------------------------------------------
-    def publish(self, routing_key: str, body: bytes | dict, message_id: str | None = None,
-                exchange: str | None = None, headers: dict | None = None, mandatory: bool = True) -> None:
-        """Publish persistently and wait for the broker's confirm; re-publish after a reconnect.
-
-        Raises TransportError when the broker nacks or cannot route the message.
-        """
+    def send(self, routing_key: str, body: bytes | dict, message_id: str | None = None,
+             exchange: str | None = None, headers: dict | None = None, mandatory: bool = True) -> None:
+        """Publish persistently without waiting for the confirm (``flush`` waits for it)."""
         if isinstance(body, dict):
             body = json.dumps(body, separators=(",", ":")).encode()
         props = pika.BasicProperties(delivery_mode=2, content_type="application/json",
                                      message_id=message_id, headers=headers)
-        target = self.topology.exchange if exchange is None else exchange
-
-        def send():
-            self.channel.basic_publish(target, routing_key, body, properties=props, mandatory=mandatory)
-
+        message = _Outgoing(self.topology.exchange if exchange is None else exchange, routing_key, body, props,
+                            mandatory)
+        if self.channel is None:
+            self.connect()
         try:
-            self._guard(send)
-        except UnroutableError:
-            raise TransportError(f"no queue takes routing key {routing_key!r} on {target}") from None
-        except NackError:
-            raise TransportError(f"the broker refused (nack) a message to {routing_key!r}") from None
+            self._transmit(message)
+        except LOST as exc:
+            self.reconnect(exc)     # re-publishes everything unconfirmed, this message included
         self.published += 1
+
+    def publish(self, routing_key: str, body: bytes | dict, message_id: str | None = None,
+                exchange: str | None = None, headers: dict | None = None, mandatory: bool = True) -> None:
+        """Publish persistently and wait for the broker's confirm (of it and of everything before it).
+
+        Raises TransportError when the broker nacks or cannot route a message.
+        """
+        self.send(routing_key, body, message_id=message_id, exchange=exchange, headers=headers, mandatory=mandatory)
+        self.flush()
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait until every message sent so far is confirmed, and send the acks that releases.
+
+        Raises TransportError when the broker refused a message, or (with ``timeout``) when the
+        confirms did not come in time."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self._unconfirmed:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TransportError(f"{len(self._unconfirmed)} messages not confirmed within {timeout:g}s")
+            self._guard(lambda: self.conn.process_data_events(time_limit=CONFIRM_SLICE))
+            self._raise_refused()
+        self._settle()
+
+    def _settle(self) -> None:
+        self._raise_refused()
+        if self._acks:
+            self._release_acks()
+
+    def _raise_refused(self) -> None:
+        if self._refused:
+            reason, self._refused = self._refused[0], []
+            raise TransportError(reason)
+
+    def _transmit(self, message: "_Outgoing") -> None:
+        self._tag += 1
+        self._unconfirmed[self._tag] = message
+        self.channel.basic_publish(message.exchange, message.routing_key, message.body,
+                                   properties=message.props, mandatory=message.mandatory)
+
+    def _republish(self) -> None:
+        """After a reconnect: send again, in the original order, everything not confirmed."""
+        pending = list(self._unconfirmed.values())
+        self._unconfirmed.clear()
+        for message in pending:
+            self._transmit(message)
 
     def dead_letter(self, delivery: Delivery, reason: str) -> None:
         """Move a delivery to the run's dead-letter queue with its reason, then ack it."""
         headers = dict(delivery.headers)
         headers.update({"x-mutexlab-reason": reason[:500], "x-mutexlab-queue": delivery.queue,
                         "x-mutexlab-routing-key": delivery.routing_key})
-        self.publish(delivery.routing_key, delivery.body, exchange=self.topology.dlx, headers=headers)
+        self.send(delivery.routing_key, delivery.body, exchange=self.topology.dlx, headers=headers)
         self.ack(delivery)
 
     def _guard(self, action: Callable[[], Any]) -> Any:
@@ -336,10 +470,18 @@ class Bus:
                 self.connect()
             try:
                 return action()
-            except (UnroutableError, NackError):
-                raise
             except LOST as exc:
                 self.reconnect(exc)
+
+
+@dataclass(frozen=True)
+class _Outgoing:
+    """A message as published, kept until the broker confirms it (re-published after a reconnect)."""
+    exchange: str
+    routing_key: str
+    body: bytes
+    props: Any
+    mandatory: bool
 
 
 def redact(url: str) -> str:

@@ -1,0 +1,128 @@
+"""The bus's bookkeeping of pipelined confirms and held-back acks, without a broker.
+
+A fake channel records what the bus sends; confirms are fed in by hand, in the shapes pika
+delivers them (``Basic.Ack``/``Basic.Nack`` with ``delivery_tag`` and ``multiple``)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pika
+import pytest
+
+from mutexlab.transport.rabbit import Bus, Delivery, Topology, TransportError
+
+
+class FakeChannel:
+    def __init__(self) -> None:
+        self.published: list[str] = []
+        self.acked: list[tuple[int, bool]] = []
+
+    def basic_publish(self, exchange, routing_key, body, properties=None, mandatory=False):
+        self.published.append(routing_key)
+
+    def basic_ack(self, tag, multiple=False):
+        self.acked.append((tag, multiple))
+
+
+class FakeConnection:
+    is_open = True
+
+    def process_data_events(self, time_limit=0):
+        pass
+
+    def close(self):
+        pass
+
+
+def make_bus() -> tuple[Bus, FakeChannel]:
+    bus = Bus("amqp://127.0.0.1:5672/%2F", Topology("t-fake"))
+    bus.conn, bus.channel, bus.generation = FakeConnection(), FakeChannel(), 1
+    return bus, bus.channel
+
+
+def delivery(tag: int, generation: int = 1) -> Delivery:
+    return Delivery("q", "REQUEST.node-2", b"{}", tag, generation, False, {})
+
+
+def confirm(bus: Bus, tag: int, multiple: bool = False, nack: bool = False) -> None:
+    method = (pika.spec.Basic.Nack if nack else pika.spec.Basic.Ack)(delivery_tag=tag, multiple=multiple)
+    bus._on_confirm(SimpleNamespace(method=method))
+
+
+def test_send_does_not_wait_and_an_ack_waits_for_every_earlier_publish():
+    bus, channel = make_bus()
+    for n in range(3):
+        bus.send(f"REPLY.node-{n}", {"n": n})
+    assert channel.published == ["REPLY.node-0", "REPLY.node-1", "REPLY.node-2"]
+    bus.ack(delivery(7))
+    bus.send("status.node-2", {"later": True})      # published after the ack was asked for
+    assert bus.poll(0) == [] and channel.acked == []
+    confirm(bus, 1)
+    confirm(bus, 3)                                  # out of order: 2 is still outstanding
+    assert bus.poll(0) == [] and channel.acked == []
+    confirm(bus, 2)
+    bus.poll(0)
+    assert channel.acked == [(7, True)], "released once 1–3 are confirmed; 4 came after the ack"
+
+
+def test_acks_released_together_go_out_as_one_cumulative_ack():
+    bus, channel = make_bus()
+    bus.send("REPLY.node-1", {})
+    bus.ack(delivery(1))
+    bus.send("REPLY.node-1", {})
+    bus.ack(delivery(2))
+    bus.send("REPLY.node-1", {})
+    bus.ack(delivery(3))
+    confirm(bus, 2, multiple=True)
+    bus.poll(0)
+    assert channel.acked == [(2, True)], "deliveries 1 and 2 in one ack; 3 still waits for publish 3"
+    confirm(bus, 3)
+    bus.poll(0)
+    assert channel.acked == [(2, True), (3, True)]
+
+
+def test_an_ack_from_an_old_connection_is_skipped():
+    bus, channel = make_bus()
+    bus.ack(delivery(5, generation=0))
+    bus.poll(0)
+    assert channel.acked == []
+
+
+def test_a_nack_is_an_error_naming_the_message():
+    bus, _ = make_bus()
+    bus.send("REQUEST.node-3", {})
+    confirm(bus, 1, nack=True)
+    with pytest.raises(TransportError, match="nack.*REQUEST.node-3"):
+        bus.poll(0)
+
+
+def test_a_returned_message_is_an_error_naming_its_routing_key():
+    bus, _ = make_bus()
+    bus.send("REQUEST.node-7", {})
+    bus._on_return(None, SimpleNamespace(routing_key="REQUEST.node-7", exchange="mutexlab.t-fake"), None, b"{}")
+    confirm(bus, 1)
+    with pytest.raises(TransportError, match="no queue takes routing key 'REQUEST.node-7'"):
+        bus.flush()
+
+
+def test_after_a_reconnect_the_unconfirmed_are_published_again_in_order():
+    bus, old = make_bus()
+    for key in ("A.x", "B.x", "C.x"):
+        bus.send(key, {})
+    confirm(bus, 1)
+    new = FakeChannel()
+    bus.channel, bus._tag = new, 0           # what connect() does before re-publishing
+    bus._republish()
+    assert new.published == ["B.x", "C.x"]
+    assert list(bus._unconfirmed) == [1, 2], "new tags on the new channel"
+    confirm(bus, 2, multiple=True)
+    bus.flush()
+    assert not bus._unconfirmed
+
+
+def test_flush_gives_up_after_its_timeout():
+    bus, _ = make_bus()
+    bus.send("A.x", {})
+    with pytest.raises(TransportError, match="1 messages not confirmed within 0.05s"):
+        bus.flush(timeout=0.05)
