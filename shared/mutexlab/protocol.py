@@ -40,6 +40,18 @@ class Send:
     msg: Any
 
 
+def _send_init(self: Send, to: int, msg: Any) -> None:
+    # What the generated frozen __init__ does (object.__setattr__ per field), through the slots'
+    # own setters: the same object at about half the cost (one Send per simulated message).
+    _set_to(self, to)
+    _set_msg(self, msg)
+
+
+_set_to, _set_msg = Send.__dict__["to"].__set__, Send.__dict__["msg"].__set__
+_send_init.__qualname__ = "Send.__init__"
+Send.__init__ = _send_init  # type: ignore[method-assign]
+
+
 @dataclass(frozen=True, slots=True)
 class Enter:
     """The process has entered ``resource`` holding ``units`` of it."""
