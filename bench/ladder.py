@@ -1,8 +1,8 @@
 """The simulator optimisations, measured one step at a time on this machine (part 2).
 
-Each step is a pair of file versions from git history (``sim/engine.py`` and
-``protocols/bees.py``) dropped into a copy of the current library, so every other module is the
-same in all steps. The cases run interleaved (step 0, 1, 2, 3, step 0, 1, ...) in fresh
+Each step is a set of file versions from git history (``sim/engine.py``, ``protocols/bees.py``,
+``messages.py``, ``protocol.py``) dropped into a copy of the current library, so every other
+module is the same in all steps. The cases run interleaved (step 0, 1, 2, 3, step 0, 1, ...) in fresh
 interpreters, and the best of ``repeat`` runs is kept, so a burst of load on a shared machine
 hits every step alike. Every step must produce the same message and event counts (the traces
 themselves are compared by ``python -m bench.tracecheck``).
@@ -21,15 +21,24 @@ from pathlib import Path
 from .common import ROOT, run_json, say, table
 from .simspeed import bees_case, ra_case
 
-ENGINE = "shared/mutexlab/sim/engine.py"
-BEES = "shared/mutexlab/protocols/bees.py"
+FILES = {"engine": "shared/mutexlab/sim/engine.py", "bees": "shared/mutexlab/protocols/bees.py",
+         "messages": "shared/mutexlab/messages.py", "protocol": "shared/mutexlab/protocol.py"}
+# messages.py and protocol.py as they were through step 3 (a step that names no commit for them).
+BEFORE = {"messages": "8a54f30", "protocol": "8a54f30"}
 
-# (name, engine commit, bees commit); the commits are in this repository's history.
+# (name, {file: commit}); the commits are in this repository's history.
 STEPS = [
-    ("0 original", "edb5d24", "8fa876e"),
-    ("1 plain run loop (deliver/apply/transmit inlined)", "e991f01", "8fa876e"),
-    ("2 bees: subset test, one sort, ACK-count pre-check", "e991f01", "cb070ad"),
-    ("3 inline exponential draw, no id strings", "cb2fc0e", "cb070ad"),
+    ("0 original", {"engine": "edb5d24", "bees": "8fa876e"}),
+    ("1 plain run loop (deliver/apply/transmit inlined)", {"engine": "e991f01", "bees": "8fa876e"}),
+    ("2 bees: subset test, one sort, ACK-count pre-check", {"engine": "e991f01", "bees": "cb070ad"}),
+    ("3 inline exponential draw, no id strings", {"engine": "cb2fc0e", "bees": "cb070ad"}),
+    ("4 bees: requests sorted again only after a new one; live-ACK counts", {"engine": "cb2fc0e", "bees": "9d9ee79"}),
+    ("5 bees: ACKs built without validation (Model.trusted)",
+     {"engine": "cb2fc0e", "bees": "57dd35e", "messages": "57dd35e"}),
+    ("6 engine: per-sender link table, sequence number in a local",
+     {"engine": "6914f92", "bees": "57dd35e", "messages": "57dd35e"}),
+    ("7 Send.__init__ through its slot setters",
+     {"engine": "6914f92", "bees": "57dd35e", "messages": "57dd35e", "protocol": "aa6f133"}),
 ]
 
 
@@ -42,20 +51,23 @@ def build(workdir: Path) -> list[tuple[str, Path]]:
     """One library copy per step."""
     source = ROOT / "shared" / "mutexlab"
     out = []
-    for index, (name, engine, bees) in enumerate(STEPS):
+    for index, (name, commits) in enumerate(STEPS):
         lib = workdir / f"step{index}"
         shutil.copytree(source, lib / "mutexlab", ignore=shutil.ignore_patterns("__pycache__"))
-        (lib / "mutexlab" / "sim" / "engine.py").write_text(_show(engine, ENGINE))
-        (lib / "mutexlab" / "protocols" / "bees.py").write_text(_show(bees, BEES))
+        for key, path in FILES.items():
+            commit = commits.get(key) or BEFORE[key]
+            (lib / Path(path).relative_to("shared")).write_text(_show(commit, path))
         out.append((name, lib))
     return out
 
 
 def run(cases: list[dict] | None = None, repeat: int = 3) -> dict:
     cases = cases or [bees_case(100), bees_case(200), ra_case(100, 10)]
+    commits = sorted({c for _, step in STEPS for c in step.values()} | set(BEFORE.values()))
     try:
-        subprocess.run(["git", "cat-file", "-e", f"{STEPS[0][1]}^{{commit}}"], cwd=ROOT, check=True,
-                       capture_output=True)
+        for commit in commits:
+            subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=ROOT, check=True,
+                           capture_output=True)
     except (OSError, subprocess.CalledProcessError):
         return {"skipped": "the optimisation commits are not in this checkout's git history"}
     rows = []
