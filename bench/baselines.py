@@ -1,10 +1,13 @@
 """Part 3's yardsticks on the same broker and machine: raw pika, a queue semaphore, a Redis lock.
 
 * **raw pika** — one producer process publishes M messages to one queue, one consumer process
-  takes them: messages per second from the first publish to the last delivery. Two settings:
-  ``transient`` (no confirms, non-persistent, auto-ack: the physical limit of this machine) and
-  ``confirmed`` (what the project's transport does for every message: durable queue, persistent
-  message, publisher confirm awaited per publish, manual ack, prefetch 100).
+  takes them: messages per second from the first publish to the last delivery. Three settings:
+  ``transient`` (no confirms, non-persistent, auto-ack: the physical limit of this machine);
+  ``confirmed`` (durable queue, persistent message, publisher confirm awaited per publish —
+  ``BlockingChannel.confirm_delivery`` — manual ack of each delivery, prefetch 100); and
+  ``pipelined`` (the transport's guarantees done the fastest way raw pika can: durable queue,
+  persistent messages, publisher confirms received asynchronously and all awaited at the end,
+  one cumulative manual ack per 50 deliveries, prefetch 100).
   One-hop latency: ping-pong between two processes over two queues, one hop = round trip / 2.
 * **queue semaphore** — a durable queue holding K = 1 token message; each of N processes
   repeatedly takes it (consume, prefetch 1), leaves the critical section at once, publishes the
@@ -35,6 +38,9 @@ JOIN_TIMEOUT = 300.0
 
 def _now() -> int:
     return time.monotonic_ns()
+
+
+MODES = ("transient", "confirmed", "pipelined")
 
 
 def _connect(url: str, confirmed: bool, prefetch: int | None = None):
@@ -123,7 +129,10 @@ def _guard(target, barrier, results, *args) -> None:
 
 
 # -- raw pika: throughput -------------------------------------------------------------------------
-def _producer(barrier, url: str, name: str, count: int, confirmed: bool) -> dict:
+def _producer(barrier, url: str, name: str, count: int, mode: str) -> dict:
+    if mode == "pipelined":
+        return _pipelined_producer(barrier, url, name, count)
+    confirmed = mode == "confirmed"
     conn, ch = _connect(url, confirmed)
     props = _props(confirmed)
     barrier.wait(timeout=120)
@@ -135,19 +144,47 @@ def _producer(barrier, url: str, name: str, count: int, confirmed: bool) -> dict
     return {"role": "producer", "start": start, "end": end}
 
 
-def _consumer(barrier, url: str, name: str, count: int, confirmed: bool) -> dict:
-    conn, ch = _connect(url, False, prefetch=100 if confirmed else None)
+def _pipelined_producer(barrier, url: str, name: str, count: int) -> dict:
+    """Persistent publishes with asynchronous confirms (pika's underlying channel, as the
+    transport's Bus does); the end is when the last confirm arrived."""
+    conn, ch = _connect(url, False)
+    confirmed = [0]
+    selected: list[bool] = []
+
+    def on_confirm(frame) -> None:
+        method = frame.method
+        confirmed[0] = max(confirmed[0], method.delivery_tag)   # acks come in order on one channel here
+
+    ch._impl.confirm_delivery(ack_nack_callback=on_confirm, callback=lambda _f: selected.append(True))  # noqa: SLF001
+    while not selected:
+        conn.process_data_events(time_limit=0.1)
+    props = _props(True)
+    barrier.wait(timeout=120)
+    start = _now()
+    for _ in range(count):
+        ch.basic_publish("", name, BODY, properties=props)
+    while confirmed[0] < count:
+        conn.process_data_events(time_limit=0.002)
+    end = _now()
+    conn.close()
+    return {"role": "producer", "start": start, "end": end}
+
+
+def _consumer(barrier, url: str, name: str, count: int, mode: str) -> dict:
+    manual = mode != "transient"
+    conn, ch = _connect(url, False, prefetch=100 if manual else None)
+    every = 50 if mode == "pipelined" else 1      # deliveries per (cumulative) ack
     got = 0
     barrier.wait(timeout=120)
     first = None
-    for method, _props_, _body in ch.consume(name, auto_ack=not confirmed, inactivity_timeout=60):
+    for method, _props_, _body in ch.consume(name, auto_ack=not manual, inactivity_timeout=60):
         if method is None:
             break
         if first is None:
             first = _now()
-        if confirmed:
-            ch.basic_ack(method.delivery_tag)
         got += 1
+        if manual and (got % every == 0 or got >= count):
+            ch.basic_ack(method.delivery_tag, multiple=every > 1)
         if got >= count:
             break
     end = _now()
@@ -156,18 +193,21 @@ def _consumer(barrier, url: str, name: str, count: int, confirmed: bool) -> dict
     return {"role": "consumer", "received": got, "first": first, "end": end}
 
 
-def throughput(url: str, count: int, confirmed: bool) -> dict:
+def throughput(url: str, count: int, mode: str) -> dict:
+    """Raw pika, one producer and one consumer process: ``mode`` is one of ``MODES``."""
+    if mode not in MODES:
+        raise ValueError(f"raw pika mode must be one of {', '.join(MODES)}, got {mode!r}")
     name = f"mutexlab-bench.{uuid.uuid4().hex[:8]}.raw"
-    _declare(url, [name], durable=confirmed)
+    _declare(url, [name], durable=mode != "transient")
     try:
-        out = _run_workers(_dispatch_raw, [("producer", url, name, count, confirmed),
-                                           ("consumer", url, name, count, confirmed)])
+        out = _run_workers(_dispatch_raw, [("producer", url, name, count, mode),
+                                           ("consumer", url, name, count, mode)])
     finally:
         _delete(url, [name])
     prod = next(o for o in out if o["role"] == "producer")
     cons = next(o for o in out if o["role"] == "consumer")
-    span = (cons["end"] - prod["start"]) / 1e9
-    return {"mode": "confirmed" if confirmed else "transient", "messages": count, "received": cons["received"],
+    span = (max(cons["end"], prod["end"]) - prod["start"]) / 1e9
+    return {"mode": mode, "messages": count, "received": cons["received"],
             "seconds": round(span, 3), "msgs_per_s": round(cons["received"] / span) if span > 0 else None,
             "publish_msgs_per_s": round(count / ((prod["end"] - prod["start"]) / 1e9))}
 

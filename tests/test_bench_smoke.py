@@ -106,8 +106,18 @@ def test_documented_command_is_a_module():
 @pytest.mark.broker
 @pytest.mark.slow
 def test_rabbit_baselines_and_a_real_run(amqp_url):
-    raw = baselines.throughput(amqp_url, 50, confirmed=True)
-    assert raw["received"] == 50 and raw["msgs_per_s"] > 0
+    for mode in baselines.MODES:
+        raw = baselines.throughput(amqp_url, 50, mode)
+        assert raw["mode"] == mode and raw["received"] == 50 and raw["msgs_per_s"] > 0
+    with pytest.raises(ValueError, match="raw pika mode must be one of"):
+        baselines.throughput(amqp_url, 50, "fast")
+    from bench.stream import stream
+
+    for traced in (False, True):
+        flow = stream(amqp_url, 40, traced=traced)
+        assert flow["received"] == 40 and flow["gaps"] == 0 and flow["duplicates"] == 0
+        assert flow["tapped"] == (120 if traced else 40), "the monitor's tap sees every message (and trace batch)"
+        assert flow["audit_events"] == (80 if traced else 0)
     hop = baselines.latency(amqp_url, 10, confirmed=False)
     assert hop["rounds"] == 10 and hop["one_hop_ms_median"] > 0
     sem = baselines.semaphore(amqp_url, 2, 3)
@@ -119,6 +129,7 @@ def test_rabbit_baselines_and_a_real_run(amqp_url):
     assert run["exit_code"] == 0 and run["safe"] and run["complete"]
     assert run["entries"] == 2 and run["messages"] == 4          # 2(N−1) per entry
     assert run["trace_events"] > run["messages"] and run["entries_per_s"] > 0
+    assert run["latency_bound_msgs_per_s"] is None or run["latency_bound_msgs_per_s"] > 0
 
 
 def _redis_url() -> str | None:

@@ -17,6 +17,7 @@ class FakeChannel:
     def __init__(self) -> None:
         self.published: list[str] = []
         self.acked: list[tuple[int, bool]] = []
+        self._impl = self        # the bus publishes on pika's underlying channel
 
     def basic_publish(self, exchange, routing_key, body, properties=None, mandatory=False):
         self.published.append(routing_key)
@@ -80,6 +81,22 @@ def test_acks_released_together_go_out_as_one_cumulative_ack():
     confirm(bus, 3)
     bus.poll(0)
     assert channel.acked == [(2, True), (3, True)]
+
+
+def test_while_busy_acks_wait_for_a_batch_and_go_out_at_once_when_idle():
+    bus, channel = make_bus()
+    assert bus.ack_batch == 25                       # a quarter of the prefetch window of 100
+    for tag in range(1, 4):
+        bus.ack(delivery(tag))
+    bus._settle(force=False)                         # deliveries still waiting: 3 < 25, hold them
+    assert channel.acked == []
+    for tag in range(4, 26):
+        bus.ack(delivery(tag))
+    bus._settle(force=False)
+    assert channel.acked == [(25, True)], "25 releasable: one cumulative ack"
+    bus.ack(delivery(26))
+    bus.poll(0)                                      # nothing waiting: everything allowed goes
+    assert channel.acked == [(25, True), (26, True)]
 
 
 def test_an_ack_from_an_old_connection_is_skipped():

@@ -40,6 +40,7 @@ from .settings import ParticipantSettings
 log = logging.getLogger("mutexlab.participant")
 
 EXIT_OK, EXIT_CONFIG, EXIT_FAILED = 0, 2, 3
+FINAL_FLUSH = 10.0   # seconds to wait for the confirms of the last publishes after the stop
 
 
 class AuditSink:
@@ -207,6 +208,10 @@ class Participant:
             if time.monotonic() - self._monitor_checked >= self.settings.heartbeat and not self._monitor_present():
                 return False
         self._status(final=True)
+        try:
+            self.bus.flush(timeout=FINAL_FLUSH)    # the final status and every ack reach the broker
+        except TransportError as exc:
+            log.warning("%s: could not confirm the final status: %s", self.name, exc)
         log.info("%s: stopped by the monitor (duplicates dropped %d, dead-lettered %d, reconnects %d)",
                  self.name, self.inbox.duplicates, self.dead_letters, self.bus.reconnects)
         self._linger()

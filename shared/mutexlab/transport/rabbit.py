@@ -14,8 +14,9 @@ Topology of run ``R`` (every name contains the run id, so runs never mix):
 
 Queues are durable and messages persistent; every publish is confirmed by the broker
 (publisher confirms, ``mandatory`` so an unroutable message is an error, not a silent loss).
-Confirms are pipelined: ``send`` does not wait, ``flush`` waits for everything outstanding,
-``publish`` is ``send`` + ``flush``. Consumers ack by hand after handling, and an ack never
+Confirms are pipelined: ``send`` buffers and does not wait (the next ``poll`` writes out
+everything buffered), ``flush`` waits for everything outstanding, ``publish`` is ``send`` +
+``flush``. Consumers ack by hand after handling, and an ack never
 overtakes a publish: it is held back until everything published before it is confirmed, so a
 message's effects are on the broker before the message leaves its queue. The ``Bus``
 re-connects after a lost connection and re-publishes, in order, what was not confirmed, so a
@@ -208,6 +209,8 @@ class Bus:
         self.connect_timeout = connect_timeout
         self.on_connect = on_connect
         self.prefetch = prefetch
+        # While deliveries keep coming, acks go out in batches of this many (at once when idle).
+        self.ack_batch = max(1, prefetch // 4)
         self.generation = 0
         self.reconnects = 0
         self.conn = None
@@ -347,18 +350,21 @@ class Bus:
     def poll(self, timeout: float) -> list[Delivery]:
         """Wait up to ``timeout`` seconds for deliveries; return those collected, in order.
 
-        Confirms are taken in on the way and the acks they release are sent. pika's wait ends
-        early only for deliveries, not for confirms, so while acks are held back it waits in
-        short slices."""
-        self._settle()
+        On the way, buffered publishes are written out, confirms taken in and the acks they
+        release sent: all of them before waiting (so the broker is never kept waiting for an
+        ack it could have), in batches while deliveries keep coming. pika's wait ends early
+        only for deliveries, not for confirms, so while acks are held back it waits in slices."""
         deadline = time.monotonic() + max(0.0, timeout)
         while True:
-            remaining = 0.0 if self._inbox else max(0.0, deadline - time.monotonic())
+            self._guard(lambda: self.conn.process_data_events(time_limit=0))
+            self._settle(force=not self._inbox)
+            remaining = deadline - time.monotonic()
+            if self._inbox or remaining <= 0:
+                break
             wait = min(remaining, CONFIRM_SLICE) if self._acks else remaining
             self._guard(lambda: self.conn.process_data_events(time_limit=wait))
-            self._settle()
-            if self._inbox or time.monotonic() >= deadline:
-                break
+            if not self._inbox and not self._acks:
+                break    # the full wait passed (or a delivery ended it early and is in the inbox next round)
         batch = list(self._inbox)
         self._inbox.clear()
         return batch
@@ -376,14 +382,22 @@ class Bus:
         """Every publish with a tag up to this one is confirmed."""
         return next(iter(self._unconfirmed)) - 1 if self._unconfirmed else self._tag
 
-    def _release_acks(self) -> None:
-        """Send one cumulative ack (``multiple``) for the held-back deliveries now allowed to go.
+    def _release_acks(self, force: bool = True) -> None:
+        """Send one cumulative ack (``multiple``) for the held-back deliveries now allowed to go
+        (unless ``force`` is off and fewer than ``ack_batch`` are).
 
         Deliveries are handled and acked in delivery order, so acking the last releasable one with
         ``multiple`` acks exactly the released ones (and nothing still held back)."""
         through = self._confirmed_through()
+        releasable = 0
+        for watermark, _delivery in self._acks:
+            if watermark > through:
+                break
+            releasable += 1
+        if not releasable or (not force and releasable < self.ack_batch):
+            return
         last = None
-        while self._acks and self._acks[0][0] <= through:
+        for _ in range(releasable):
             last = self._acks.popleft()[1]
         if last is None or self.channel is None:
             return
@@ -432,10 +446,10 @@ class Bus:
             self._raise_refused()
         self._settle()
 
-    def _settle(self) -> None:
+    def _settle(self, force: bool = True) -> None:
         self._raise_refused()
         if self._acks:
-            self._release_acks()
+            self._release_acks(force)
 
     def _raise_refused(self) -> None:
         if self._refused:
@@ -445,8 +459,10 @@ class Bus:
     def _transmit(self, message: "_Outgoing") -> None:
         self._tag += 1
         self._unconfirmed[self._tag] = message
-        self.channel.basic_publish(message.exchange, message.routing_key, message.body,
-                                   properties=message.props, mandatory=message.mandatory)
+        # On the underlying channel: the frames are buffered, and the next poll or flush writes
+        # everything buffered in one go (BlockingChannel.basic_publish writes each one at once).
+        self.channel._impl.basic_publish(message.exchange, message.routing_key, message.body,  # noqa: SLF001
+                                         properties=message.props, mandatory=message.mandatory)
 
     def _republish(self) -> None:
         """After a reconnect: send again, in the original order, everything not confirmed."""

@@ -1,0 +1,151 @@
+"""Part 3's transport stream: the project's own message path at saturation, beside raw pika.
+
+An algorithm run over RabbitMQ is bounded by its synchronization delay (who waits for whom),
+not by how fast the transport moves messages. This measures the transport alone: one sender
+process streams M protocol messages to one receiver through exactly the code a participant
+uses, and a third process taps the run's monitor queue as the monitor does:
+
+* the sender builds each message as ``Participant.send_protocol`` does (the codec's JSON form
+  of a Ricart–Agrawala ``REQUEST``, wrapped by ``rabbit.envelope`` with a link sequence number
+  and a vector clock) and publishes it with ``Bus.send`` on the run's topology (persistent,
+  ``mandatory``, confirms pipelined; the monitor queue's ``#`` binding routes every message
+  twice), then waits for the last confirm (``Bus.flush``);
+* the receiver takes each delivery as ``Participant._handle`` does: ``parse_envelope``, the
+  codec's validating decode, the sender check, ``LinkInbox.accept``, and ``Bus.ack`` (held back
+  until its own publishes are confirmed, cumulative);
+* the tap consumes the monitor queue with the monitor's prefetch and acks (``Bus.ack``).
+
+``traced`` adds what a run adds per message: the sender's ``send`` event and the receiver's
+``recv`` event, each published as a one-event audit batch (``audit.<name>``) to the monitor,
+which then takes three deliveries per protocol message.
+
+Rate = messages received ÷ (last receipt − first publish).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+from .baselines import _now, _run_workers
+
+
+def _topology(run_id: str):
+    from mutexlab.transport.rabbit import Topology
+
+    return Topology(run_id)
+
+
+def _codec():
+    from mutexlab.protocols.registry import make_setup
+
+    return make_setup("ricart-agrawala", 2, {}, 0).codec
+
+
+def _sender(barrier, url: str, run_id: str, count: int, traced: bool) -> dict:
+    from mutexlab.transport.rabbit import Bus, envelope
+
+    codec = _codec()
+    bus = Bus(url, _topology(run_id), name="stream-sender")
+    bus.connect()
+    barrier.wait(timeout=120)
+    start = _now()
+    for seq in range(1, count + 1):
+        msg = codec.decode({"type": "REQUEST", "sender": 1, "ts": seq})
+        msg_id = f"node-1#{seq}"
+        vc = {"node-1": seq}
+        if traced:
+            bus.send("audit.node-1", {"events": [{"event": "send", "pid": "node-1", "t": 0.0, "lamport": seq,
+                                                   "vc": vc, "type": "REQUEST", "to": "node-2", "id": msg_id}]})
+        bus.send("REQUEST.node-2", envelope(run_id, msg_id, "node-1", "node-2", seq, vc, codec.to_dict(msg)),
+                 message_id=msg_id)
+    bus.flush()
+    end = _now()
+    bus.close()
+    return {"role": "sender", "start": start, "end": end}
+
+
+def _receiver(barrier, url: str, run_id: str, count: int, traced: bool) -> dict:
+    from mutexlab.transport.rabbit import Bus, LinkInbox, parse_envelope
+
+    codec = _codec()
+    topology = _topology(run_id)
+    bus = Bus(url, topology, name="stream-receiver")
+    bus.connect()
+    bus.consume(topology.queue("node-2"))
+    inbox = LinkInbox()
+    roster = {"node-1": 1, "node-2": 2}
+    barrier.wait(timeout=120)
+    got, deadline = 0, time.monotonic() + 300
+    while got < count and time.monotonic() < deadline:
+        for delivery in bus.poll(0.5):
+            env = parse_envelope(delivery.body, run_id, "node-2", roster)
+            msg = codec.decode(env["msg"])
+            if msg.sender != roster[env["from"]] or not inbox.accept(env["from"], env["seq"]):
+                raise RuntimeError(f"stream receiver: unexpected {env['id']}")
+            got += 1
+            if traced:
+                bus.send("audit.node-2", {"events": [{"event": "recv", "pid": "node-2", "t": 0.0, "lamport": got,
+                                                       "vc": {"node-1": got, "node-2": got}, "type": msg.type,
+                                                       "from": "node-1", "id": env["id"]}]})
+            bus.ack(delivery)
+    end = _now()
+    bus.close()
+    return {"role": "receiver", "received": got, "end": end, "gaps": inbox.gaps, "duplicates": inbox.duplicates}
+
+
+def _tap(barrier, url: str, run_id: str, count: int, traced: bool) -> dict:
+    from mutexlab.transport.monitor import MONITOR_PREFETCH
+    from mutexlab.transport.rabbit import Bus
+
+    topology = _topology(run_id)
+    bus = Bus(url, topology, name="stream-tap", prefetch=MONITOR_PREFETCH)
+    bus.connect()
+    bus.consume(topology.monitor_queue)
+    expected = count * (3 if traced else 1)
+    barrier.wait(timeout=120)
+    got, audit, deadline = 0, 0, time.monotonic() + 300
+    while got < expected and time.monotonic() < deadline:
+        for delivery in bus.poll(0.5):
+            if delivery.routing_key.startswith("audit."):
+                audit += len(json.loads(delivery.body)["events"])
+            got += 1
+            bus.ack(delivery)
+    end = _now()
+    bus.close()
+    return {"role": "tap", "tapped": got, "audit_events": audit, "end": end}
+
+
+def _dispatch(barrier, role: str, *args) -> dict:
+    return {"sender": _sender, "receiver": _receiver, "tap": _tap}[role](barrier, *args)
+
+
+def stream(url: str, count: int, traced: bool = False) -> dict:
+    """Stream ``count`` messages through the transport; the receiver's rate and what the tap saw."""
+    import pika
+
+    from mutexlab.transport.rabbit import delete_run
+
+    run_id = f"bench-stream-{uuid.uuid4().hex[:8]}"
+    topology = _topology(run_id)
+    conn = pika.BlockingConnection(pika.URLParameters(url))
+    try:
+        ch = conn.channel()
+        topology.declare_base(ch)
+        topology.declare_participant(ch, "node-2", ["REQUEST", "REPLY"])
+    finally:
+        conn.close()
+    try:
+        out = _run_workers(_dispatch, [(role, url, run_id, count, traced) for role in ("sender", "receiver", "tap")])
+    finally:
+        delete_run(url, run_id, ["node-1", "node-2"])
+    sender = next(o for o in out if o["role"] == "sender")
+    receiver = next(o for o in out if o["role"] == "receiver")
+    tap = next(o for o in out if o["role"] == "tap")
+    span = (receiver["end"] - sender["start"]) / 1e9
+    return {"mode": "traced" if traced else "messages", "messages": count, "received": receiver["received"],
+            "tapped": tap["tapped"], "audit_events": tap["audit_events"], "gaps": receiver["gaps"],
+            "duplicates": receiver["duplicates"], "seconds": round(span, 3),
+            "msgs_per_s": round(receiver["received"] / span) if span > 0 else None,
+            "amqp_deliveries_per_s": round((receiver["received"] + tap["tapped"]) / span) if span > 0 else None}
