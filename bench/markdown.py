@@ -54,7 +54,7 @@ def _headlines(results: dict) -> list[str]:
         sem = {c["processes"]: c for c in p3["contention"] if c["mechanism"].startswith("queue")}
         streams = {s["mode"]: s for s in p3.get("stream", [])}
         if streams:
-            plain, traced = streams["messages"], streams["traced"]
+            plain, traced, alone = streams["messages"], streams["traced"], streams.get("untapped")
             met = "met" if plain["vs_raw_transient"] >= 0.5 else "not met"
             out.append(f"- **Transport against raw pika** (same broker, same run): raw pika moves "
                        f"{fmt(raw['transient']['msgs_per_s'])} msgs/s transient, {fmt(raw['confirmed']['msgs_per_s'])} "
@@ -63,9 +63,15 @@ def _headlines(results: dict) -> list[str]:
                        f"sequence numbers, persistent publishes with pipelined confirms, acks held back until the "
                        f"confirms, the monitor's tap) streams {fmt(plain['msgs_per_s'])} msgs/s: "
                        f"**{plain['vs_raw_transient']:.0%} of raw transient** (target ≥ 50 %: **{met}**) and "
-                       f"{plain['vs_raw_pipelined']:.0%} of raw pipelined; with a run's trace events (a send and a recv "
-                       f"batch per message) {fmt(traced['msgs_per_s'])} msgs/s ({traced['vs_raw_transient']:.0%} of raw "
-                       f"transient).")
+                       f"{plain['vs_raw_pipelined']:.0%} of raw pipelined"
+                       + (f"; without the monitor's copy of each message {fmt(alone['msgs_per_s'])} msgs/s "
+                          f"({alone['vs_raw_transient']:.0%} of raw transient)" if alone else "")
+                       + f"; with a run's trace events (a send and a recv batch per message) "
+                       f"{fmt(traced['msgs_per_s'])} msgs/s ({traced['vs_raw_transient']:.0%} of raw transient)."
+                       + (f" The broker's CPU per message says why: {fmt(raw['transient'].get('broker_cpu_us_per_msg'))} µs "
+                          f"transient, {fmt(raw['pipelined'].get('broker_cpu_us_per_msg'))} µs persistent with confirms, "
+                          f"{fmt(plain.get('broker_cpu_us_per_msg'))} µs for the transport's persistent message and the "
+                          f"monitor's copy." if plain.get("broker_cpu_us_per_msg") else ""))
         bounded = [r for r in runs if r.get("msgs_vs_latency_bound")]
         if bounded:
             delays = [r["sync_delay_ms"] for r in bounded]
@@ -141,8 +147,10 @@ transport's guarantees done the fastest way raw pika can. One-hop latency by pin
 stream** (`bench/stream.py`): one sender process streams Ricart–Agrawala REQUESTs to one receiver
 through the participant's own code path (`envelope`, the codec, `Bus.send` on the run's topology,
 `parse_envelope`, the validating decode, `LinkInbox`, `Bus.ack`) while a third process taps the monitor
-queue with the monitor's prefetch; `traced` adds a one-event audit batch per message from each side,
-as a run does. **Algorithms**: started exactly as a user does (`mutexlab run mutex -a ALG -N n -r R
+queue with the monitor's prefetch; `untapped` leaves the monitor queue unbound (the transport's path
+without the monitor's copy of each message); `traced` adds a one-event audit batch per message from each
+side, as a run does. `broker CPU µs/msg` is the local RabbitMQ node's CPU time (from /proc) over the
+measurement divided by the messages (worker connections included: an upper bound). **Algorithms**: started exactly as a user does (`mutexlab run mutex -a ALG -N n -r R
 --dwell 0`): the monitor and n participants as separate OS processes, every protocol message a
 persistent, confirmed publish, each input's trace events one batch to the monitor, the trace audited at
 the end. `duration` is the monitor's (from the welcome that starts the run to completion); entries/s
@@ -225,7 +233,8 @@ def _part1_findings(part: dict) -> str:
 - **Raymond** under light load costs twice the tree distance between consecutive requesters, which on the
   default heap-shaped tree grows like 2·log₂N — about twice the "O(log N)" figure read as log₂N (the model
   figures follow this list). Under saturation requests and the token share edges: below Raymond's 4 per entry, and the
-  handover is short ({sync("raymond")}, against T·log₂N) because the token mostly moves to a neighbour.
+  handover ({sync("raymond")}) stays of the order of the textbook's (T·log₂N)/2 and grows more slowly than it,
+  because the token mostly moves to a neighbour.
 """
 
 

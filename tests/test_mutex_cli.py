@@ -234,3 +234,13 @@ def test_suzuki_kasami_entries_cost_exactly_0_or_n_in_the_metrics():
     needed = sum(1 for e in run.events if e["event"] == "send" and e["type"] == "TOKEN")
     assert run.metrics.total_messages == 6 * needed
     assert isinstance(run.setup.protocols[1], sk.SuzukiKasamiNode)
+
+
+def test_literature_figures_for_the_token_algorithms():
+    """Raymond's synchronization delay is (T·log N)/2 (Kshemkalyani & Singhal), his messages O(log N);
+    Suzuki–Kasami needs 0 or N messages and one hop."""
+    assert LITERATURE["raymond"]["sync"].range(8) == (1.5, 1.5)
+    assert LITERATURE["raymond"]["sync"].render(16) == "(T·log N)/2 = 2"
+    assert LITERATURE["raymond"]["messages"].range(8) == (3.0, 3.0)
+    assert LITERATURE["suzuki-kasami"]["messages"].range(5) == (0, 5)
+    assert LITERATURE["suzuki-kasami"]["sync"].range(5) == (1, 1)

@@ -143,5 +143,6 @@ LITERATURE: dict[str, dict[str, Figure]] = {
     "suzuki-kasami": {"messages": Figure("0 or N", lambda n, p: (0, n)),
                       "sync": Figure("T", lambda n, p: (1, 1))},
     "raymond": {"messages": Figure("O(log N)", lambda n, p: (math.log2(n),) * 2 if n > 1 else (0, 0)),
-                "sync": Figure("T·log N", lambda n, p: (math.log2(n),) * 2 if n > 1 else (0, 0))},
+                # Kshemkalyani & Singhal: (T log N)/2 — the token travels half the tree's diameter on average.
+                "sync": Figure("(T·log N)/2", lambda n, p: (math.log2(n) / 2,) * 2 if n > 1 else (0, 0))},
 }
