@@ -197,11 +197,15 @@ def throughput(url: str, count: int, mode: str) -> dict:
     """Raw pika, one producer and one consumer process: ``mode`` is one of ``MODES``."""
     if mode not in MODES:
         raise ValueError(f"raw pika mode must be one of {', '.join(MODES)}, got {mode!r}")
+    from .common import broker_cpu_seconds
+
     name = f"mutexlab-bench.{uuid.uuid4().hex[:8]}.raw"
     _declare(url, [name], durable=mode != "transient")
     try:
+        cpu_before = broker_cpu_seconds()
         out = _run_workers(_dispatch_raw, [("producer", url, name, count, mode),
                                            ("consumer", url, name, count, mode)])
+        cpu_after = broker_cpu_seconds()
     finally:
         _delete(url, [name])
     prod = next(o for o in out if o["role"] == "producer")
@@ -209,7 +213,16 @@ def throughput(url: str, count: int, mode: str) -> dict:
     span = (max(cons["end"], prod["end"]) - prod["start"]) / 1e9
     return {"mode": mode, "messages": count, "received": cons["received"],
             "seconds": round(span, 3), "msgs_per_s": round(cons["received"] / span) if span > 0 else None,
-            "publish_msgs_per_s": round(count / ((prod["end"] - prod["start"]) / 1e9))}
+            "publish_msgs_per_s": round(count / ((prod["end"] - prod["start"]) / 1e9)),
+            "broker_cpu_us_per_msg": broker_us_per_msg(cpu_before, cpu_after, count)}
+
+
+def broker_us_per_msg(before: float | None, after: float | None, messages: int) -> float | None:
+    """The local broker's CPU time per message (µs) over a measurement, None without a local broker.
+    Includes connection set-up and tear-down of the workers: an upper bound."""
+    if before is None or after is None or not messages:
+        return None
+    return round((after - before) / messages * 1e6, 1)
 
 
 def _dispatch_raw(barrier, role: str, *args) -> dict:

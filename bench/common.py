@@ -95,3 +95,25 @@ def run_json(args: list[str], timeout: float, env: dict | None = None) -> dict:
 
 def say(text: str = "") -> None:
     print(text, flush=True)
+
+
+def broker_cpu_seconds() -> float | None:
+    """CPU time (user + system) the local RabbitMQ node (``beam.smp``) has used so far, or None
+    when no broker runs on this machine (a remote ``--amqp-url``) or /proc cannot say."""
+    try:
+        tick = os.sysconf("SC_CLK_TCK")
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/comm", encoding="ascii") as handle:
+                    if not handle.read().startswith("beam"):
+                        continue
+                with open(f"/proc/{entry}/stat", encoding="ascii") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+                return (int(fields[11]) + int(fields[12])) / tick   # utime, stime (fields 14, 15)
+            except OSError:
+                continue
+    except (OSError, ValueError):
+        return None
+    return None

@@ -94,7 +94,8 @@ def part3(full: bool, amqp: str, redis_url: str, algorithms: list[str] | None = 
     latency = {"transient": baselines.latency(amqp, ping_rounds, confirmed=False),
                "confirmed": baselines.latency(amqp, ping_rounds, confirmed=True)}
     say("  the transport's own message path (stream) ...")
-    streams = [transport_stream.stream(amqp, stream_count), transport_stream.stream(amqp, stream_count, traced=True)]
+    streams = [transport_stream.stream(amqp, stream_count, tapped=False), transport_stream.stream(amqp, stream_count),
+               transport_stream.stream(amqp, stream_count, traced=True)]
     for row in streams:
         row["vs_raw_transient"] = ratio(row["msgs_per_s"], raw["transient"]["msgs_per_s"], 3)
         row["vs_raw_pipelined"] = ratio(row["msgs_per_s"], raw["pipelined"]["msgs_per_s"], 3)
@@ -135,15 +136,16 @@ def _ratios3(row: dict) -> dict:
 
 def render3(part: dict) -> str:
     raw, lat = part["raw"], part["latency"]
-    out = [table(["raw pika (same broker)", "messages", "msgs/s", "one-hop median ms", "one-hop p90 ms"],
-                 [[mode, raw[mode]["messages"], raw[mode]["msgs_per_s"],
+    out = [table(["raw pika (same broker)", "messages", "msgs/s", "broker CPU µs/msg", "one-hop median ms",
+                  "one-hop p90 ms"],
+                 [[mode, raw[mode]["messages"], raw[mode]["msgs_per_s"], raw[mode].get("broker_cpu_us_per_msg"),
                    lat[mode]["one_hop_ms_median"] if mode in lat else "–",
                    lat[mode]["one_hop_ms_p90"] if mode in lat else "–"] for mode in raw]), ""]
     if part.get("stream"):
         out.append(table(["transport stream", "messages", "received", "tapped", "gaps", "duplicates", "seconds",
-                          "msgs/s", "÷ raw transient", "÷ raw pipelined"],
+                          "msgs/s", "broker CPU µs/msg", "÷ raw transient", "÷ raw pipelined"],
                          [[s["mode"], s["messages"], s["received"], s["tapped"], s["gaps"], s["duplicates"],
-                           s["seconds"], s["msgs_per_s"], f"{s['vs_raw_transient']:.3f}",
+                           s["seconds"], s["msgs_per_s"], s.get("broker_cpu_us_per_msg"), f"{s['vs_raw_transient']:.3f}",
                            f"{s['vs_raw_pipelined']:.3f}"] for s in part["stream"]]))
         out.append("")
     out.append(table(["centralized mechanism", "processes", "entries", "entries/s", "overlaps", "longest streak"],

@@ -9,13 +9,15 @@ uses, and a third process taps the run's monitor queue as the monitor does:
   of a Ricart–Agrawala ``REQUEST``, wrapped by ``rabbit.envelope`` with a link sequence number
   and a vector clock) and publishes it with ``Bus.send`` on the run's topology (persistent,
   ``mandatory``, confirms pipelined; the monitor queue's ``#`` binding routes every message
-  twice), then waits for the last confirm (``Bus.flush``);
+  twice) and polls (``Bus.poll(0)``, as a participant does between two inputs: the publish is
+  written out, confirms are taken in), then waits for the last confirm (``Bus.flush``);
 * the receiver takes each delivery as ``Participant._handle`` does: ``parse_envelope``, the
   codec's validating decode, the sender check, ``LinkInbox.accept``, and ``Bus.ack`` (held back
   until its own publishes are confirmed, cumulative);
 * the tap consumes the monitor queue with the monitor's prefetch and acks (``Bus.ack``).
 
-``traced`` adds what a run adds per message: the sender's ``send`` event and the receiver's
+``untapped`` leaves the monitor queue unbound: the transport's path alone, without the monitor's
+copy of every message (what the tap costs). ``traced`` adds what a run adds per message: the sender's ``send`` event and the receiver's
 ``recv`` event, each published as a one-event audit batch (``audit.<name>``) to the monitor,
 which then takes three deliveries per protocol message.
 
@@ -28,7 +30,8 @@ import json
 import time
 import uuid
 
-from .baselines import _now, _run_workers
+from .baselines import _now, _run_workers, broker_us_per_msg
+from .common import broker_cpu_seconds
 
 
 def _topology(run_id: str):
@@ -60,6 +63,7 @@ def _sender(barrier, url: str, run_id: str, count: int, traced: bool) -> dict:
                                                    "vc": vc, "type": "REQUEST", "to": "node-2", "id": msg_id}]})
         bus.send("REQUEST.node-2", envelope(run_id, msg_id, "node-1", "node-2", seq, vc, codec.to_dict(msg)),
                  message_id=msg_id)
+        bus.poll(0)      # as a participant between two inputs: write out, take in confirms
     bus.flush()
     end = _now()
     bus.close()
@@ -121,8 +125,13 @@ def _dispatch(barrier, role: str, *args) -> dict:
     return {"sender": _sender, "receiver": _receiver, "tap": _tap}[role](barrier, *args)
 
 
-def stream(url: str, count: int, traced: bool = False) -> dict:
-    """Stream ``count`` messages through the transport; the receiver's rate and what the tap saw."""
+def stream(url: str, count: int, traced: bool = False, tapped: bool = True) -> dict:
+    """Stream ``count`` messages through the transport; the receiver's rate and what the tap saw.
+
+    ``tapped=False`` unbinds the monitor queue: the transport's path alone, without the copy of
+    every message the monitor takes (what the tap costs)."""
+    if traced and not tapped:
+        raise ValueError("a traced stream needs the monitor's tap (the trace goes to the monitor)")
     import pika
 
     from mutexlab.transport.rabbit import delete_run
@@ -134,18 +143,25 @@ def stream(url: str, count: int, traced: bool = False) -> dict:
         ch = conn.channel()
         topology.declare_base(ch)
         topology.declare_participant(ch, "node-2", ["REQUEST", "REPLY"])
+        if not tapped:
+            ch.queue_unbind(topology.monitor_queue, topology.exchange, routing_key="#")
     finally:
         conn.close()
+    roles = ("sender", "receiver", "tap") if tapped else ("sender", "receiver")
     try:
-        out = _run_workers(_dispatch, [(role, url, run_id, count, traced) for role in ("sender", "receiver", "tap")])
+        cpu_before = broker_cpu_seconds()
+        out = _run_workers(_dispatch, [(role, url, run_id, count, traced) for role in roles])
+        cpu_after = broker_cpu_seconds()
     finally:
         delete_run(url, run_id, ["node-1", "node-2"])
     sender = next(o for o in out if o["role"] == "sender")
     receiver = next(o for o in out if o["role"] == "receiver")
-    tap = next(o for o in out if o["role"] == "tap")
+    tap = next((o for o in out if o["role"] == "tap"), {"tapped": 0, "audit_events": 0})
     span = (receiver["end"] - sender["start"]) / 1e9
-    return {"mode": "traced" if traced else "messages", "messages": count, "received": receiver["received"],
+    mode = "traced" if traced else "messages" if tapped else "untapped"
+    return {"mode": mode, "messages": count, "received": receiver["received"],
             "tapped": tap["tapped"], "audit_events": tap["audit_events"], "gaps": receiver["gaps"],
             "duplicates": receiver["duplicates"], "seconds": round(span, 3),
             "msgs_per_s": round(receiver["received"] / span) if span > 0 else None,
-            "amqp_deliveries_per_s": round((receiver["received"] + tap["tapped"]) / span) if span > 0 else None}
+            "amqp_deliveries_per_s": round((receiver["received"] + tap["tapped"]) / span) if span > 0 else None,
+            "broker_cpu_us_per_msg": broker_us_per_msg(cpu_before, cpu_after, count)}

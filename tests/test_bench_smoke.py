@@ -113,11 +113,13 @@ def test_rabbit_baselines_and_a_real_run(amqp_url):
         baselines.throughput(amqp_url, 50, "fast")
     from bench.stream import stream
 
-    for traced in (False, True):
-        flow = stream(amqp_url, 40, traced=traced)
+    for traced, tapped, seen in ((False, False, 0), (False, True, 40), (True, True, 120)):
+        flow = stream(amqp_url, 40, traced=traced, tapped=tapped)
         assert flow["received"] == 40 and flow["gaps"] == 0 and flow["duplicates"] == 0
-        assert flow["tapped"] == (120 if traced else 40), "the monitor's tap sees every message (and trace batch)"
+        assert flow["tapped"] == seen, "the monitor's tap sees every message (and trace batch)"
         assert flow["audit_events"] == (80 if traced else 0)
+    with pytest.raises(ValueError, match="needs the monitor's tap"):
+        stream(amqp_url, 40, traced=True, tapped=False)
     hop = baselines.latency(amqp_url, 10, confirmed=False)
     assert hop["rounds"] == 10 and hop["one_hop_ms_median"] > 0
     sem = baselines.semaphore(amqp_url, 2, 3)
