@@ -58,12 +58,12 @@ def test_send_does_not_wait_and_an_ack_waits_for_every_earlier_publish():
     assert channel.published == ["REPLY.node-0", "REPLY.node-1", "REPLY.node-2"]
     bus.ack(delivery(7))
     bus.send("status.node-2", {"later": True})      # published after the ack was asked for
-    assert bus.poll(0) == [] and channel.acked == []
+    assert bus.poll(0.1) == [] and channel.acked == []
     confirm(bus, 1)
     confirm(bus, 3)                                  # out of order: 2 is still outstanding
-    assert bus.poll(0) == [] and channel.acked == []
+    assert bus.poll(0.1) == [] and channel.acked == []
     confirm(bus, 2)
-    bus.poll(0)
+    bus.poll(0.1)
     assert channel.acked == [(7, True)], "released once 1–3 are confirmed; 4 came after the ack"
 
 
@@ -76,10 +76,10 @@ def test_acks_released_together_go_out_as_one_cumulative_ack():
     bus.send("REPLY.node-1", {})
     bus.ack(delivery(3))
     confirm(bus, 2, multiple=True)
-    bus.poll(0)
+    bus.poll(0.1)
     assert channel.acked == [(2, True)], "deliveries 1 and 2 in one ack; 3 still waits for publish 3"
     confirm(bus, 3)
-    bus.poll(0)
+    bus.poll(0.1)
     assert channel.acked == [(2, True), (3, True)]
 
 
@@ -95,14 +95,16 @@ def test_while_busy_acks_wait_for_a_batch_and_go_out_at_once_when_idle():
     bus._settle(force=False)
     assert channel.acked == [(25, True)], "25 releasable: one cumulative ack"
     bus.ack(delivery(26))
-    bus.poll(0)                                      # nothing waiting: everything allowed goes
+    bus.poll(0)                                      # no time to linger: held for a batch
+    assert channel.acked == [(25, True)]
+    bus.poll(0.2)                                    # idle for ACK_LINGER: everything allowed goes
     assert channel.acked == [(25, True), (26, True)]
 
 
 def test_an_ack_from_an_old_connection_is_skipped():
     bus, channel = make_bus()
     bus.ack(delivery(5, generation=0))
-    bus.poll(0)
+    bus.poll(0.1)
     assert channel.acked == []
 
 
@@ -111,7 +113,7 @@ def test_a_nack_is_an_error_naming_the_message():
     bus.send("REQUEST.node-3", {})
     confirm(bus, 1, nack=True)
     with pytest.raises(TransportError, match="nack.*REQUEST.node-3"):
-        bus.poll(0)
+        bus.poll(0.1)
 
 
 def test_a_returned_message_is_an_error_naming_its_routing_key():

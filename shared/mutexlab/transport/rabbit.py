@@ -43,6 +43,8 @@ MAX_BODY = 64 * 1024
 
 # How long one wait for confirms lasts: pika's wait is not cut short by a confirm.
 CONFIRM_SLICE = 0.002
+# Acks are sent in batches while deliveries keep coming; after this long without one, all at once.
+ACK_LINGER = 0.05
 
 LOST = (AMQPConnectionError, AMQPChannelError, ConnectionError, OSError)
 
@@ -351,20 +353,27 @@ class Bus:
         """Wait up to ``timeout`` seconds for deliveries; return those collected, in order.
 
         On the way, buffered publishes are written out, confirms taken in and the acks they
-        release sent: all of them before waiting (so the broker is never kept waiting for an
-        ack it could have), in batches while deliveries keep coming. pika's wait ends early
-        only for deliveries, not for confirms, so while acks are held back it waits in slices."""
+        release sent — in batches of ``ack_batch`` while deliveries keep coming, all of them once
+        the bus has been idle for ``ACK_LINGER`` seconds. pika's wait ends early only for
+        deliveries, not for confirms, so while acks are held back it waits in short slices."""
         deadline = time.monotonic() + max(0.0, timeout)
+        idle_since = None
         while True:
             self._guard(lambda: self.conn.process_data_events(time_limit=0))
-            self._settle(force=not self._inbox)
-            remaining = deadline - time.monotonic()
-            if self._inbox or remaining <= 0:
+            self._settle(force=False)
+            now = time.monotonic()
+            if self._inbox or now >= deadline:
                 break
-            wait = min(remaining, CONFIRM_SLICE) if self._acks else remaining
+            if self._acks:
+                idle_since = now if idle_since is None else idle_since
+                if now - idle_since >= ACK_LINGER:
+                    self._settle(force=True)
+            wait = deadline - now
+            if self._acks:
+                wait = min(wait, CONFIRM_SLICE)
             self._guard(lambda: self.conn.process_data_events(time_limit=wait))
             if not self._inbox and not self._acks:
-                break    # the full wait passed (or a delivery ended it early and is in the inbox next round)
+                break    # the full wait passed (a delivery that ended it early is handed out next round)
         batch = list(self._inbox)
         self._inbox.clear()
         return batch
