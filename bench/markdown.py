@@ -118,9 +118,9 @@ the peak of Python allocations during the run (tracemalloc). Bees: K = 3 flowers
 (3 bees per reed with 5 eggs and 15 cocoons), so every bee lays. Ricart–Agrawala: 10 requests per node.
 `msg exp.` and `time exp.` are the local exponents between consecutive sizes (cost ∝ size^exp).
 
-**Optimisation steps** (`python -m bench.ladder`): each step is a pair of file versions from git history
-(`sim/engine.py`, `protocols/bees.py`) in a copy of the current library, run interleaved, best of the
-repeats. Every step produced identical traces and results (`python -m bench.tracecheck --save` before,
+**Optimisation steps** (`python -m bench.ladder`): each step is a set of file versions from git history
+(`sim/engine.py`, `protocols/bees.py`, `messages.py`, `protocol.py`) in a copy of the current library,
+run interleaved, best of the repeats. Every step produced identical traces and results (`python -m bench.tracecheck --save` before,
 `--compare` after: 414 seeded configurations — every algorithm, three delay models, duplicates, spikes,
 reordering, traced and untraced — byte for byte):
 1. **plain run loop** (`sim/engine.py`): with tracing off and no fault injection, `Simulation.run` uses a
@@ -134,8 +134,22 @@ reordering, traced and untraced — byte for byte):
    `expovariate(1.0)` (checked equal at import, else the call is kept), and no `"<name>#<n>"` message-id
    strings in the plain loop, where nothing can observe them.
 
-What is left in a profile (cProfile, bees P = 200): the protocol handlers themselves, pydantic
-validation of every message constructed (~2–3 µs each), the frozen `Send` dataclass and the heap.
+4. **bees: no per-message scans** (`protocols/bees.py`): the sorted request order (and the bee's rank in
+   it) is cached until a request arrives, instead of re-sorting on every ACKreed and RELEASEreed; counts of
+   ACKs from live bees replace the subset test on every ACKreed and the set intersection on every late
+   ACKflower; the deferred list is rebuilt on RELEASEreed only when it is not empty. This was the work
+   that grew with P.
+5. **trusted construction** (`messages.py`): `Model.trusted(sender, ts, ...)` builds a protocol's own,
+   known-valid message without validation — the same object validation would build, checked against
+   real validation at import (it falls back to validating if pydantic ever differs); `Codec.decode` of
+   anything from outside still validates. The bees build their ACKs with it.
+6. **per-sender link table** (`sim/engine.py`): no tuple key per message; the link sequence number in a
+   local; empty effect lists skipped.
+7. **`Send` construction** (`protocol.py`): `Send.__init__` sets its two slots directly — the same frozen
+   dataclass (equality, hash, signature), about half the cost per message.
+
+What is left in a profile (bees P = 200): the protocol handlers themselves, validating the messages
+that are not built with `trusted`, `Send` objects and the engine loop.
 """
 
 PART3_NOTES = """\
