@@ -153,3 +153,23 @@ def test_redis_lock_contention():
         pytest.skip("no Redis on $REDIS_URL or 127.0.0.1:6379 (the benchmark's Redis yardstick needs one)")
     out = baselines.redis_lock(url, 2, 3, sleep=0.001)
     assert out["entries"] == 6 and out["mutual_exclusion_violations"] == 0
+
+
+def test_benchmarks_page_renders_from_the_committed_results_with_before_and_after(tmp_path):
+    """BENCHMARKS.md is generated from docs/benchmarks-full.json (and, with --before, the transport's
+    earlier figures): every number on the page comes from the files."""
+    from bench.markdown import main as markdown_main, render, _load
+
+    now, before = _load(str(ROOT / "docs/benchmarks-full.json")), _load(str(ROOT / "docs/benchmarks-before-transport.json"))
+    page = render(now, before)
+    for heading in ("## 1.", "## 2.", "## 3.", "## 4.", "Before and after the transport's optimisations"):
+        assert heading in page
+    run = next(r for r in now["parts"]["3"]["runs"] if r["algorithm"] == "ricart-agrawala" and r["n"] == 5)
+    old = next(r for r in before["parts"]["3"]["runs"] if r["algorithm"] == "ricart-agrawala" and r["n"] == 5)
+    assert f"×{run['entries_per_s'] / old['entries_per_s']:.1f}" in page
+    stream = next(s for s in now["parts"]["3"]["stream"] if s["mode"] == "messages")
+    verdict = "met" if stream["vs_raw_transient"] >= 0.5 else "not met"
+    assert f"(target ≥ 50 %: **{verdict}**)" in page
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    assert markdown_main([str(bad)]) == 2
