@@ -139,3 +139,47 @@ def test_two_runs_at_once_do_not_see_each_others_messages(two_runs):
     assert headers["A"]["algorithm"] == "ricart-agrawala" and headers["B"]["algorithm"] == "lamport"
     assert results["B"][1]["entries"] == {"cs": 16}
     assert dead["B"] == [] and results["B"][1]["dead_letters"] == 0, "run A's garbage reached run B"
+
+
+def test_garbage_in_the_monitors_own_queue_is_dead_lettered_not_counted(amqp_url, tmp_path):
+    """The monitor's queue takes everything of the run (``#``). What is none of a join, a trace
+    batch, a status, a control signal or a protocol message of this run (``<TYPE>.<member>``) is
+    dead-lettered with the routing key in the reason — not counted as a tapped protocol message."""
+    plan = Plan("ricart-agrawala", 2, {"requests": 3}, seed=1, amqp_url=amqp_url, dwell=0.2, stall_timeout=20,
+                join_timeout=120, logs=str(tmp_path / "logs"), keep=True)
+    topology = Topology(plan.run_id)
+    out = io.StringIO()
+    conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            future = pool.submit(execute, plan, True, out)
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not any(
+                    "node-1 state" in p.read_text() for p in Path(plan.logs).glob("node-*.log")):
+                time.sleep(0.05)
+            channel = conn.channel()
+            channel.confirm_delivery()
+            props = pika.BasicProperties(delivery_mode=2)
+            channel.basic_publish("", topology.monitor_queue, b"{not json", properties=props, mandatory=True)
+            channel.basic_publish("", topology.monitor_queue, b'{"kind": "status"}', properties=props, mandatory=True)
+            channel.basic_publish(topology.exchange, "GIMME.node-1", b"{}", properties=props, mandatory=True)
+            channel.basic_publish(topology.exchange, "REQUEST.node-7", b"{}", properties=props, mandatory=True)
+            code = future.result(timeout=300)
+        summary = json.loads(out.getvalue())
+        dead = []
+        while True:
+            method, props, body = channel.basic_get(topology.dead_queue, auto_ack=True)
+            if method is None:
+                break
+            dead.append((props.headers or {}, body))
+    finally:
+        delete_run(amqp_url, plan.run_id, plan.names())
+        conn.close()
+    assert code == 0 and summary["complete"] and summary["safe"], summary
+    assert summary["tapped"] == sum(summary["messages"].values()), "garbage is not counted as tapped"
+    assert summary["dead_letters"] == 4
+    reasons = sorted(h["x-mutexlab-reason"] for h, _ in dead)
+    assert all(r.startswith("monitor: unexpected routing key") for r in reasons), reasons
+    assert sum(topology.monitor_queue in r for r in reasons) == 2
+    assert any("'GIMME.node-1'" in r for r in reasons) and any("'REQUEST.node-7'" in r for r in reasons)
+    assert all(h["x-mutexlab-queue"] == topology.monitor_queue for h, _ in dead)

@@ -356,9 +356,19 @@ class Monitor:
                 self._status(rest, data["status"])
         elif head == "status":
             self._status(rest, data)
-        elif head != "control" and delivery.queue == self.topology.monitor_queue:
+        elif head == "control":
+            pass                      # the monitor's own roster, refusal and stop signals
+        elif self._protocol_key(head, rest):
             self.tapped += 1          # a protocol message, tapped
+        else:
+            self.bus.dead_letter(delivery, f"monitor: unexpected routing key {key!r} (not a join, trace, status, "
+                                           f"control or protocol message of this run)")
+            return
         self.bus.ack(delivery)
+
+    def _protocol_key(self, head: str, rest: str) -> bool:
+        """``<TYPE>.<dest>``: a message type of the run's algorithm to a member of the run."""
+        return self.setup is not None and head in self.setup.codec.types and rest in self.members
 
     def _join(self, data: dict) -> None:
         instance, role = str(data.get("instance", "")), str(data.get("role", ""))
