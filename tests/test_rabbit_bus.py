@@ -145,3 +145,25 @@ def test_flush_gives_up_after_its_timeout():
     bus.send("A.x", {})
     with pytest.raises(TransportError, match="1 messages not confirmed within 0.05s"):
         bus.flush(timeout=0.05)
+
+
+def test_send_waits_when_too_many_publishes_are_unconfirmed():
+    """Back-pressure: at most ``max_unconfirmed`` messages in flight; beyond that ``send`` takes in
+    confirms (here one per I/O round, as a slow broker would give them) down to half."""
+    bus, channel = make_bus()
+    rounds = []
+
+    def slow_broker(time_limit=0):
+        rounds.append(len(bus._unconfirmed))
+        confirm(bus, next(iter(bus._unconfirmed)))
+
+    bus.conn.process_data_events = slow_broker
+    bus.max_unconfirmed = 4
+    peak = 0
+    for n in range(10):
+        bus.send(f"REPLY.node-{n}", {})
+        peak = max(peak, len(bus._unconfirmed))
+    assert peak == 4 and len(channel.published) == 10
+    assert rounds and max(rounds) == 4 and min(rounds) == 3, "waited from 4 down to 2 each time"
+    bus.flush()
+    assert not bus._unconfirmed

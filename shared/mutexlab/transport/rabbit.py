@@ -45,6 +45,8 @@ MAX_BODY = 64 * 1024
 CONFIRM_SLICE = 0.002
 # Acks are sent in batches while deliveries keep coming; after this long without one, all at once.
 ACK_LINGER = 0.05
+# Messages published and not yet confirmed, at most (back-pressure from the broker).
+MAX_UNCONFIRMED = 1000
 
 LOST = (AMQPConnectionError, AMQPChannelError, ConnectionError, OSError)
 
@@ -213,6 +215,9 @@ class Bus:
         self.prefetch = prefetch
         # While deliveries keep coming, acks go out in batches of this many (at once when idle).
         self.ack_batch = max(1, prefetch // 4)
+        # Invariant: at most this many published messages wait for their confirm (memory stays bounded
+        # when the broker slows down: ``send`` then waits until half of them are confirmed).
+        self.max_unconfirmed = MAX_UNCONFIRMED
         self.generation = 0
         self.reconnects = 0
         self.conn = None
@@ -427,6 +432,8 @@ class Bus:
                             mandatory)
         if self.channel is None:
             self.connect()
+        if len(self._unconfirmed) >= self.max_unconfirmed:
+            self._wait_confirms(self.max_unconfirmed // 2)    # back-pressure: the broker sets the pace
         try:
             self._transmit(message)
         except LOST as exc:
@@ -447,13 +454,17 @@ class Bus:
 
         Raises TransportError when the broker refused a message, or (with ``timeout``) when the
         confirms did not come in time."""
+        self._wait_confirms(0, timeout)
+        self._settle()
+
+    def _wait_confirms(self, at_most: int, timeout: float | None = None) -> None:
+        """Take in confirms until no more than ``at_most`` messages are unconfirmed."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while self._unconfirmed:
+        while len(self._unconfirmed) > at_most:
             if deadline is not None and time.monotonic() >= deadline:
                 raise TransportError(f"{len(self._unconfirmed)} messages not confirmed within {timeout:g}s")
             self._guard(lambda: self.conn.process_data_events(time_limit=CONFIRM_SLICE))
             self._raise_refused()
-        self._settle()
 
     def _settle(self, force: bool = True) -> None:
         self._raise_refused()
