@@ -158,7 +158,9 @@ that are not built with `trusted`, `Send` objects and the engine loop.
 """
 
 PART3_NOTES = """\
-How: **raw pika**, one producer and one consumer process on one queue: `transient` = no confirm, not
+How: **raw pika** and the **transport stream** are measured in turns, best of 3 in full mode (every
+repeat's rate is in the `repeats` column: the machine is shared). **Raw pika**, one producer and one
+consumer process on one queue: `transient` = no confirm, not
 persistent, auto-ack (the physical limit of this machine); `confirmed` = persistent, a confirm awaited
 per publish (`BlockingChannel.confirm_delivery`), manual ack per delivery; `pipelined` = persistent,
 confirms received asynchronously and awaited at the end, one cumulative ack per 50 deliveries — the
