@@ -9,17 +9,18 @@ uses, and a third process taps the run's monitor queue as the monitor does:
   of a Ricart–Agrawala ``REQUEST``, wrapped by ``rabbit.envelope`` with a link sequence number
   and a vector clock) and publishes it with ``Bus.send`` on the run's topology (persistent,
   ``mandatory``, confirms pipelined; the monitor queue's ``#`` binding routes every message
-  twice) and polls (``Bus.poll(0)``, as a participant does between two inputs: the publish is
-  written out, confirms are taken in), then waits for the last confirm (``Bus.flush``);
+  twice) and polls (``Bus.poll(0)``, as a participant does between two inputs: confirms are
+  taken in), then waits for the last confirm (``Bus.flush``); the message itself is built with
+  the codec's validating constructor, as a protocol builds it;
 * the receiver takes each delivery as ``Participant._handle`` does: ``parse_envelope``, the
   codec's validating decode, the sender check, ``LinkInbox.accept``, and ``Bus.ack`` (held back
   until its own publishes are confirmed, cumulative);
 * the tap consumes the monitor queue with the monitor's prefetch and acks (``Bus.ack``).
 
 ``untapped`` leaves the monitor queue unbound: the transport's path alone, without the monitor's
-copy of every message (what the tap costs). ``traced`` adds what a run adds per message: the sender's ``send`` event and the receiver's
-``recv`` event, each published as a one-event audit batch (``audit.<name>``) to the monitor,
-which then takes three deliveries per protocol message.
+copy of every message (what the tap costs). ``traced`` adds what a run adds per message: the
+sender's ``send`` event and the receiver's ``recv`` event, each published as a one-event audit
+batch (``audit.<name>``) to the monitor, which then takes three deliveries per protocol message.
 
 Rate = messages received ÷ (last receipt − first publish).
 """
@@ -63,7 +64,7 @@ def _sender(barrier, url: str, run_id: str, count: int, traced: bool) -> dict:
                                                    "vc": vc, "type": "REQUEST", "to": "node-2", "id": msg_id}]})
         bus.send("REQUEST.node-2", envelope(run_id, msg_id, "node-1", "node-2", seq, vc, codec.to_dict(msg)),
                  message_id=msg_id)
-        bus.poll(0)      # as a participant between two inputs: write out, take in confirms
+        bus.poll(0)      # as a participant between two inputs: take in confirms
     bus.flush()
     end = _now()
     bus.close()

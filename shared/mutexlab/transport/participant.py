@@ -5,8 +5,9 @@ simulator applies them in order, handles sends to oneself locally, numbers messa
 records the trace events. Only two things differ: a network send is a persistent, confirmed
 publish of an envelope (``<TYPE>.<dest>``), a ``Schedule`` is a real timer (dwell seconds per
 kind), and the trace events go to the monitor instead of a file: those of one input as one
-batch (``audit.<name>``, ``{"events": [...]}``), published before the input's protocol
-messages, so the monitor always learns of a send before anyone can report its receipt.
+batch (``audit.<name>``, ``{"events": [...], "status": {...}}``, the status only when the input
+changed the state), published before the input's protocol messages, so the monitor always
+learns of a send before anyone can report its receipt.
 
 Invariants: a protocol input is handled at most once (per-link sequence numbers drop
 redelivered duplicates) and acked only after its effects are confirmed by the broker (the bus

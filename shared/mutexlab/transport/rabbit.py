@@ -14,9 +14,8 @@ Topology of run ``R`` (every name contains the run id, so runs never mix):
 
 Queues are durable and messages persistent; every publish is confirmed by the broker
 (publisher confirms, ``mandatory`` so an unroutable message is an error, not a silent loss).
-Confirms are pipelined: ``send`` buffers and does not wait (the next ``poll`` writes out
-everything buffered), ``flush`` waits for everything outstanding, ``publish`` is ``send`` +
-``flush``. Consumers ack by hand after handling, and an ack never
+Confirms are pipelined: ``send`` does not wait for the confirm (``poll`` takes confirms in as
+they come), ``flush`` waits for everything outstanding, ``publish`` is ``send`` + ``flush``. Consumers ack by hand after handling, and an ack never
 overtakes a publish: it is held back until everything published before it is confirmed, so a
 message's effects are on the broker before the message leaves its queue. The ``Bus``
 re-connects after a lost connection and re-publishes, in order, what was not confirmed, so a
@@ -479,8 +478,8 @@ class Bus:
     def _transmit(self, message: "_Outgoing") -> None:
         self._tag += 1
         self._unconfirmed[self._tag] = message
-        # On the underlying channel: the frames are buffered, and the next poll or flush writes
-        # everything buffered in one go (BlockingChannel.basic_publish writes each one at once).
+        # On the underlying channel: pika writes the frames out as the socket takes them, and nothing
+        # waits for the confirm (BlockingChannel.basic_publish would, in confirm mode).
         self.channel._impl.basic_publish(message.exchange, message.routing_key, message.body,  # noqa: SLF001
                                          properties=message.props, mandatory=message.mandatory)
 
