@@ -64,7 +64,9 @@ def test_roster_refuses_to_close_on_a_setup_that_does_not_match():
 # -- over the broker ------------------------------------------------------------------------
 @pytest.mark.broker
 def test_more_participants_than_announced_are_refused(amqp_url, tmp_path):
-    plan = Plan("ricart-agrawala", 3, {"requests": 1}, amqp_url=amqp_url, dwell=0.0, join_timeout=120,
+    # The run must outlast the start-up of all five processes, or a late extra finds the monitor
+    # gone instead of being refused: 9 critical sections of 0.3 s take at least 2.7 s.
+    plan = Plan("ricart-agrawala", 3, {"requests": 3}, amqp_url=amqp_url, dwell=0.3, join_timeout=120,
                 logs=str(tmp_path), extra_participants={"node": 2})
     out = io.StringIO()
     assert execute(plan, json_out=True, out=out) == 0
