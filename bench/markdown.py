@@ -279,15 +279,18 @@ def _part2_findings(part: dict) -> str:
     return "Scaling (local exponents between consecutive sizes, cost ∝ size^exponent):\n" + "\n".join(lines) + "\n"
 
 
+def _same_cases(results: dict, before: dict) -> list[tuple[dict, dict]]:
+    """(run now, run then) for every part-3 algorithm case both results files hold."""
+    then = {(r["algorithm"], r["n"]): r for r in before.get("parts", {}).get("3", {}).get("runs", [])}
+    return [(r, then[(r["algorithm"], r["n"])]) for r in results["parts"].get("3", {}).get("runs", [])
+            if (r["algorithm"], r["n"]) in then]
+
+
 def before_after(results: dict, before: dict) -> str:
     """Part 3's algorithm runs beside the same cases of an earlier full run (the transport before
     the optimisations): entries/s, msgs/s and synchronization delay, with the ratio now ÷ then."""
-    then = {(r["algorithm"], r["n"]): r for r in before.get("parts", {}).get("3", {}).get("runs", [])}
     rows = []
-    for r in results["parts"].get("3", {}).get("runs", []):
-        old = then.get((r["algorithm"], r["n"]))
-        if old is None:
-            continue
+    for r, old in _same_cases(results, before):
         rows.append([r["algorithm"], r["n"], old["entries_per_s"], r["entries_per_s"],
                      f"×{r['entries_per_s'] / old['entries_per_s']:.1f}" if old["entries_per_s"] else "–",
                      old["msgs_per_s"], r["msgs_per_s"],
@@ -342,10 +345,8 @@ def _part3_findings(p3: dict) -> str:
 
 
 def _transport_headline(results: dict, before: dict) -> list[str]:
-    then = {(r["algorithm"], r["n"]): r for r in before.get("parts", {}).get("3", {}).get("runs", [])}
-    gains = [r["entries_per_s"] / then[(r["algorithm"], r["n"])]["entries_per_s"]
-             for r in results["parts"].get("3", {}).get("runs", [])
-             if (r["algorithm"], r["n"]) in then and then[(r["algorithm"], r["n"])]["entries_per_s"]]
+    gains = [r["entries_per_s"] / old["entries_per_s"] for r, old in _same_cases(results, before)
+             if old["entries_per_s"]]
     if not gains:
         return []
     return [f"- **Transport optimisations** (pipelined confirms, one trace batch per input, batched acks): "
