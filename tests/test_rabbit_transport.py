@@ -159,6 +159,36 @@ def test_publish_is_confirmed_persistent_and_unroutable_is_an_error(amqp_url, ru
         bus.close()
 
 
+def test_an_inputs_messages_leave_in_one_write_intact_and_in_order(amqp_url, run_id):
+    # pika alone writes each frame separately: 3 system calls per publish. The Bus joins them.
+    topology = Topology(run_id)
+    bus = Bus(amqp_url, topology, connect_timeout=10)
+    bus.connect()
+    try:
+        transport = bus.conn._impl._transport   # noqa: SLF001 - counting the socket writes
+        writes = []
+        real_send = transport._sigint_safe_send   # noqa: SLF001
+
+        def counting_send(sock, data):
+            writes.append(len(data))
+            return real_send(sock, data)
+
+        transport._sigint_safe_send = counting_send   # noqa: SLF001
+        bodies = [{"event": "state", "n": n, "pad": "x" * (300 * n)} for n in range(4)]
+        for n, body in enumerate(bodies):
+            bus.send("audit.node-1", body, message_id=f"x#{n}")
+        bus.poll(0)
+        assert len(writes) == 1, f"four publishes took {len(writes)} writes"
+        bus.flush()
+        got = []
+        for _ in bodies:
+            method, props, body = bus.channel.basic_get(topology.monitor_queue, auto_ack=True)
+            got.append((props.message_id, json.loads(body)))
+        assert got == [(f"x#{n}", body) for n, body in enumerate(bodies)]
+    finally:
+        bus.close()
+
+
 def test_unroutable_message_raises(amqp_url, run_id):
     # Only the monitor queue (bound to '#') exists: delete it, and a publish has nowhere to go.
     topology = Topology(run_id)

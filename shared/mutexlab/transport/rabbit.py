@@ -240,6 +240,7 @@ class Bus:
         while True:
             try:
                 self.conn = pika.BlockingConnection(params)
+                join_writes(self.conn)
                 channel = self.conn.channel()
                 self._confirm_without_waiting(channel)
                 channel.basic_qos(prefetch_count=self.prefetch)
@@ -362,8 +363,8 @@ class Bus:
         deliveries, not for confirms, so while acks are held back it waits in short slices."""
         deadline = time.monotonic() + max(0.0, timeout)
         idle_since = None
+        self._guard(lambda: self.conn.process_data_events(time_limit=0))
         while True:
-            self._guard(lambda: self.conn.process_data_events(time_limit=0))
             self._settle(force=False)
             now = time.monotonic()
             if self._inbox or now >= deadline:
@@ -378,6 +379,7 @@ class Bus:
             self._guard(lambda: self.conn.process_data_events(time_limit=wait))
             if not self._inbox and not self._acks:
                 break    # the full wait passed (a delivery that ended it early is handed out next round)
+            # Deliveries, or confirms that may release acks: settle and look again (no extra round trip).
         batch = list(self._inbox)
         self._inbox.clear()
         return batch
@@ -507,6 +509,32 @@ class Bus:
                 return action()
             except LOST as exc:
                 self.reconnect(exc)
+
+
+def join_writes(conn: pika.BlockingConnection) -> bool:
+    """Make ``conn`` write what it has buffered with one ``send`` instead of one per frame.
+
+    pika sends every frame with its own system call: a publish is three (method, header, body), a
+    participant's broadcast to four peers twelve, and the broker reads as many TCP segments. Joined,
+    the frames buffered since the last poll leave in one write (same bytes, same order). Only pika's
+    plain TCP transport is changed (TLS keeps pika's own path); False when it is not there.
+    """
+    from pika.adapters.utils import io_services_utils
+
+    transport = getattr(conn._impl, "_transport", None)   # noqa: SLF001 - pika offers no hook for this
+    if type(transport) is not io_services_utils._AsyncPlaintextTransport:   # noqa: SLF001
+        return False
+    buffers, produce = transport._tx_buffers, transport._produce   # noqa: SLF001
+
+    def produce_joined() -> None:
+        if len(buffers) > 1:
+            joined = b"".join(buffers)
+            buffers.clear()
+            buffers.append(joined)
+        produce()
+
+    transport._produce = produce_joined   # noqa: SLF001
+    return True
 
 
 @dataclass(frozen=True)
