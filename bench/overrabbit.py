@@ -2,7 +2,7 @@
 
 Part 3 first measures the transport alone (``stream``: one sender streams protocol messages to
 one receiver through the participant's code path, with the monitor's tap), beside raw pika in
-three settings. Then each algorithm run is the real thing, exactly as a user starts it:
+three settings and beside raw pika doing exactly the stream's broker work (the twin). Then each algorithm run is the real thing, exactly as a user starts it:
 ``mutexlab run mutex`` (or ``bees``) with zero dwell times — the monitor and every participant
 as separate OS processes, every protocol message a confirmed, persistent publish, each input's
 trace events published to the monitor as one batch, the trace audited at the end. An
@@ -75,6 +75,12 @@ def mutexlab_run(args: list[str], url: str, timeout: float) -> dict:
 
 
 # -- part 3 ---------------------------------------------------------------------------------------
+# The transport streams measured (bench/stream.py), as (mode, messages per input): an input answered
+# by one message (a REPLY) and a broadcast of N = 5 (a REQUEST to 4 peers). Each, except the traced
+# one, also done by raw pika alone with the same broker work (the twin).
+STREAM_CASES = (("untapped", 1), ("messages", 1), ("messages", 4), ("traced", 1))
+
+
 def part3(full: bool, amqp: str, redis_url: str, algorithms: list[str] | None = None,
           sizes: tuple[int, ...] = (5, 10)) -> dict:
     from mutexlab.protocols.registry import CLASSIC
@@ -93,21 +99,26 @@ def part3(full: bool, amqp: str, redis_url: str, algorithms: list[str] | None = 
     repeat = 3 if full else 1
     # Raw pika and the transport stream take turns, best of ``repeat`` each: the machine is shared,
     # and interleaving keeps a quiet (or busy) moment from favouring one side.
-    measurements: dict[str, list[dict]] = {}
+    measurements: dict = {}
     for _ in range(repeat):
         for mode in baselines.MODES:
             measurements.setdefault(mode, []).append(baselines.throughput(amqp, counts[mode], mode))
-        say("  the transport's own message path (stream) ...")
-        for name, kwargs in (("untapped", {"tapped": False}), ("messages", {}), ("traced", {"traced": True})):
-            measurements.setdefault(name, []).append(transport_stream.stream(amqp, stream_count, **kwargs))
+        say("  the transport's own message path (stream), and raw pika doing the same work ...")
+        for mode, per_input in STREAM_CASES:
+            kwargs = {"tapped": mode != "untapped", "traced": mode == "traced", "per_input": per_input}
+            for code in ("transport", "raw pika") if mode != "traced" else ("transport",):
+                measurements.setdefault((code, mode, per_input), []).append(
+                    transport_stream.stream(amqp, stream_count, raw=code == "raw pika", **kwargs))
     best = {name: _best(rows) for name, rows in measurements.items()}
     raw = {mode: best[mode] for mode in baselines.MODES}
-    streams = [best["untapped"], best["messages"], best["traced"]]
+    streams = [best[key] for key in measurements if isinstance(key, tuple)]
     latency = {"transient": baselines.latency(amqp, ping_rounds, confirmed=False),
                "confirmed": baselines.latency(amqp, ping_rounds, confirmed=True)}
     for row in streams:
         row["vs_raw_transient"] = ratio(row["msgs_per_s"], raw["transient"]["msgs_per_s"], 3)
         row["vs_raw_pipelined"] = ratio(row["msgs_per_s"], raw["pipelined"]["msgs_per_s"], 3)
+        twin = best.get(("raw pika", row["mode"], row["per_input"]))
+        row["vs_twin"] = ratio(row["msgs_per_s"], twin["msgs_per_s"], 3) if twin and row["code"] == "transport" else None
     contention = []
     for n in sizes:
         say(f"  queue semaphore and Redis locks with {n} processes ...")
@@ -154,6 +165,10 @@ def _ratios3(row: dict) -> dict:
             "duration_s": f"{row['duration_s']:.2f}"}
 
 
+def _r3(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
 def render3(part: dict) -> str:
     raw, lat = part["raw"], part["latency"]
     out = [table(["raw pika (same broker)", "messages", "msgs/s", "repeats msgs/s", "broker CPU µs/msg",
@@ -163,11 +178,13 @@ def render3(part: dict) -> str:
                    lat[mode]["one_hop_ms_median"] if mode in lat else "–",
                    lat[mode]["one_hop_ms_p90"] if mode in lat else "–"] for mode in raw]), ""]
     if part.get("stream"):
-        out.append(table(["transport stream", "messages", "received", "tapped", "gaps", "duplicates", "seconds",
-                          "msgs/s", "repeats msgs/s", "broker CPU µs/msg", "÷ raw transient", "÷ raw pipelined"],
-                         [[s["mode"], s["messages"], s["received"], s["tapped"], s["gaps"], s["duplicates"],
-                           s["seconds"], s["msgs_per_s"], _repeats(s), s.get("broker_cpu_us_per_msg"),
-                           f"{s['vs_raw_transient']:.3f}", f"{s['vs_raw_pipelined']:.3f}"] for s in part["stream"]]))
+        out.append(table(["stream", "code", "msgs per input", "messages", "received", "tapped", "gaps", "duplicates",
+                          "msgs/s", "repeats msgs/s", "broker CPU µs/msg", "÷ raw pika same work", "÷ raw transient",
+                          "÷ raw pipelined"],
+                         [[s["mode"], s.get("code", "transport"), s.get("per_input", 1), s["messages"], s["received"],
+                           s["tapped"], s["gaps"], s["duplicates"], s["msgs_per_s"], _repeats(s),
+                           s.get("broker_cpu_us_per_msg"), _r3(s.get("vs_twin")), _r3(s["vs_raw_transient"]),
+                           _r3(s["vs_raw_pipelined"])] for s in part["stream"]]))
         out.append("")
     out.append(table(["centralized mechanism", "processes", "entries", "entries/s", "overlaps", "longest streak"],
                      [[c["mechanism"], c["processes"], c["entries"], c["entries_per_s"],

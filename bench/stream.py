@@ -1,17 +1,18 @@
-"""Part 3's transport stream: the project's own message path at saturation, beside raw pika.
+"""Part 3's transport stream: the project's own message path at saturation, beside raw pika doing the same work.
 
 An algorithm run over RabbitMQ is bounded by its synchronization delay (who waits for whom),
 not by how fast the transport moves messages. This measures the transport alone: one sender
 process streams M protocol messages to one receiver through exactly the code a participant
 uses, and a third process taps the run's monitor queue as the monitor does:
 
-* the sender builds each message as ``Participant.send_protocol`` does (the codec's JSON form
-  of a Ricart–Agrawala ``REQUEST``, wrapped by ``rabbit.envelope`` with a link sequence number
-  and a vector clock) and publishes it with ``Bus.send`` on the run's topology (persistent,
-  ``mandatory``, confirms pipelined; the monitor queue's ``#`` binding routes every message
-  twice) and polls (``Bus.poll(0)``, as a participant does between two inputs: confirms are
-  taken in), then waits for the last confirm (``Bus.flush``); the message itself is built with
-  the codec's validating constructor, as a protocol builds it;
+* the sender handles M ÷ k inputs; for each it builds k messages as ``Participant.send_protocol``
+  does (the codec's JSON form of a Ricart–Agrawala ``REQUEST``, wrapped by ``rabbit.envelope``
+  with a link sequence number and a vector clock) and sends them with ``Bus.send`` on the run's
+  topology (persistent, ``mandatory``, confirms pipelined; the monitor queue's ``#`` binding
+  routes every message twice), then polls (``Bus.poll(0)``, as a participant does between two
+  inputs: the buffered messages are written, confirms taken in). ``k = 1`` is an input answered
+  by one message (a REPLY), ``k = 4`` a broadcast of N = 5 (a REQUEST to every peer). At the end
+  it waits for the last confirm (``Bus.flush``);
 * the receiver takes each delivery as ``Participant._handle`` does: ``parse_envelope``, the
   codec's validating decode, the sender check, ``LinkInbox.accept``, and ``Bus.ack`` (held back
   until its own publishes are confirmed, cumulative);
@@ -21,6 +22,13 @@ uses, and a third process taps the run's monitor queue as the monitor does:
 copy of every message (what the tap costs). ``traced`` adds what a run adds per message: the
 sender's ``send`` event and the receiver's ``recv`` event, each published as a one-event audit
 batch (``audit.<name>``) to the monitor, which then takes three deliveries per protocol message.
+
+``raw=True`` is the **raw pika twin**: the same broker work done with pika alone and nothing of
+mutexlab's — the same topology, the same envelope bytes (built once, before the clock starts),
+persistent, ``mandatory``, publisher confirms taken in asynchronously, the same poll after every
+k publishes, the receiver acking cumulatively every 25 deliveries with prefetch 100 (the Bus's
+batch), the tap with the monitor's prefetch acking every 250. Transport ÷ twin is what
+mutexlab's own code (building, checking, bookkeeping) costs on top of the guarantees.
 
 Rate = messages received ÷ (last receipt − first publish).
 """
@@ -47,7 +55,7 @@ def _codec():
     return make_setup("ricart-agrawala", 2, {}, 0).codec
 
 
-def _sender(barrier, url: str, run_id: str, count: int, traced: bool) -> dict:
+def _sender(barrier, url: str, run_id: str, count: int, traced: bool, per_input: int) -> dict:
     from mutexlab.transport.rabbit import Bus, envelope
 
     codec = _codec()
@@ -64,14 +72,15 @@ def _sender(barrier, url: str, run_id: str, count: int, traced: bool) -> dict:
                                                    "vc": vc, "type": "REQUEST", "to": "node-2", "id": msg_id}]})
         bus.send("REQUEST.node-2", envelope(run_id, msg_id, "node-1", "node-2", seq, vc, codec.to_dict(msg)),
                  message_id=msg_id)
-        bus.poll(0)      # as a participant between two inputs: take in confirms
+        if seq % per_input == 0:
+            bus.poll(0)      # as a participant between two inputs: write out, take in confirms
     bus.flush()
     end = _now()
     bus.close()
     return {"role": "sender", "start": start, "end": end}
 
 
-def _receiver(barrier, url: str, run_id: str, count: int, traced: bool) -> dict:
+def _receiver(barrier, url: str, run_id: str, count: int, traced: bool, _per_input: int) -> dict:
     from mutexlab.transport.rabbit import Bus, LinkInbox, parse_envelope
 
     codec = _codec()
@@ -100,7 +109,7 @@ def _receiver(barrier, url: str, run_id: str, count: int, traced: bool) -> dict:
     return {"role": "receiver", "received": got, "end": end, "gaps": inbox.gaps, "duplicates": inbox.duplicates}
 
 
-def _tap(barrier, url: str, run_id: str, count: int, traced: bool) -> dict:
+def _tap(barrier, url: str, run_id: str, count: int, traced: bool, _per_input: int) -> dict:
     from mutexlab.transport.monitor import MONITOR_PREFETCH
     from mutexlab.transport.rabbit import Bus
 
@@ -122,17 +131,99 @@ def _tap(barrier, url: str, run_id: str, count: int, traced: bool) -> dict:
     return {"role": "tap", "tapped": got, "audit_events": audit, "end": end}
 
 
-def _dispatch(barrier, role: str, *args) -> dict:
-    return {"sender": _sender, "receiver": _receiver, "tap": _tap}[role](barrier, *args)
+# -- the raw pika twin: the same broker work, none of mutexlab's code --------------------------------
+RAW_ACK_EVERY = 25          # the receiving Bus's ack batch (prefetch 100 // 4)
+RAW_TAP_ACK_EVERY = 250     # the monitor's (prefetch 1000 // 4)
 
 
-def stream(url: str, count: int, traced: bool = False, tapped: bool = True) -> dict:
-    """Stream ``count`` messages through the transport; the receiver's rate and what the tap saw.
+def _raw_sender(barrier, url: str, run_id: str, count: int, _traced: bool, per_input: int) -> dict:
+    import pika
+
+    from mutexlab.transport.rabbit import envelope
+
+    topology = _topology(run_id)
+    body = json.dumps(envelope(run_id, "node-1#1", "node-1", "node-2", 1, {"node-1": 1},
+                               {"type": "REQUEST", "sender": 1, "ts": 1}), separators=(",", ":")).encode()
+    conn = pika.BlockingConnection(pika.URLParameters(url))
+    channel = conn.channel()
+    confirmed, selected = [0], []
+
+    def on_confirm(frame) -> None:
+        confirmed[0] = max(confirmed[0], frame.method.delivery_tag)   # one channel: confirms come in order
+
+    channel._impl.confirm_delivery(ack_nack_callback=on_confirm, callback=lambda _f: selected.append(True))  # noqa: SLF001
+    while not selected:
+        conn.process_data_events(time_limit=0.1)
+    props = pika.BasicProperties(delivery_mode=2, content_type="application/json", message_id="node-1#1")
+    barrier.wait(timeout=120)
+    start = _now()
+    for seq in range(1, count + 1):
+        channel._impl.basic_publish(topology.exchange, "REQUEST.node-2", body, properties=props,  # noqa: SLF001
+                                    mandatory=True)
+        if seq % per_input == 0:
+            conn.process_data_events(time_limit=0)
+    while confirmed[0] < count:
+        conn.process_data_events(time_limit=0.002)
+    end = _now()
+    conn.close()
+    return {"role": "sender", "start": start, "end": end}
+
+
+def _raw_drain(url: str, queue: str, count: int, prefetch: int, ack_every: int, barrier) -> tuple[int, int]:
+    import pika
+
+    conn = pika.BlockingConnection(pika.URLParameters(url))
+    channel = conn.channel()
+    channel.basic_qos(prefetch_count=prefetch)
+    barrier.wait(timeout=120)
+    got = 0
+    for method, _props, _body in channel.consume(queue, auto_ack=False, inactivity_timeout=60):
+        if method is None:
+            break
+        got += 1
+        if got % ack_every == 0 or got >= count:
+            channel.basic_ack(method.delivery_tag, multiple=True)
+        if got >= count:
+            break
+    end = _now()
+    channel.cancel()
+    conn.close()
+    return got, end
+
+
+def _raw_receiver(barrier, url: str, run_id: str, count: int, _traced: bool, _per_input: int) -> dict:
+    got, end = _raw_drain(url, _topology(run_id).queue("node-2"), count, 100, RAW_ACK_EVERY, barrier)
+    return {"role": "receiver", "received": got, "end": end, "gaps": 0, "duplicates": 0}
+
+
+def _raw_tap(barrier, url: str, run_id: str, count: int, _traced: bool, _per_input: int) -> dict:
+    from mutexlab.transport.monitor import MONITOR_PREFETCH
+
+    got, end = _raw_drain(url, _topology(run_id).monitor_queue, count, MONITOR_PREFETCH, RAW_TAP_ACK_EVERY, barrier)
+    return {"role": "tap", "tapped": got, "audit_events": 0, "end": end}
+
+
+ROLES = {False: {"sender": _sender, "receiver": _receiver, "tap": _tap},
+         True: {"sender": _raw_sender, "receiver": _raw_receiver, "tap": _raw_tap}}
+
+
+def _dispatch(barrier, raw: bool, role: str, *args) -> dict:
+    return ROLES[raw][role](barrier, *args)
+
+
+def stream(url: str, count: int, traced: bool = False, tapped: bool = True, per_input: int = 1,
+           raw: bool = False) -> dict:
+    """Stream ``count`` messages, ``per_input`` per poll; the receiver's rate and what the tap saw.
 
     ``tapped=False`` unbinds the monitor queue: the transport's path alone, without the copy of
-    every message the monitor takes (what the tap costs)."""
+    every message the monitor takes (what the tap costs). ``raw=True`` does the same broker work
+    with pika alone (the twin)."""
     if traced and not tapped:
         raise ValueError("a traced stream needs the monitor's tap (the trace goes to the monitor)")
+    if traced and raw:
+        raise ValueError("the raw pika twin has no trace (it does the untraced stream's broker work)")
+    if per_input < 1 or count % per_input:
+        raise ValueError(f"messages per input must be at least 1 and divide the count {count}, got {per_input}")
     import pika
 
     from mutexlab.transport.rabbit import delete_run
@@ -151,7 +242,7 @@ def stream(url: str, count: int, traced: bool = False, tapped: bool = True) -> d
     roles = ("sender", "receiver", "tap") if tapped else ("sender", "receiver")
     try:
         cpu_before = broker_cpu_seconds()
-        out = _run_workers(_dispatch, [(role, url, run_id, count, traced) for role in roles])
+        out = _run_workers(_dispatch, [(raw, role, url, run_id, count, traced, per_input) for role in roles])
         cpu_after = broker_cpu_seconds()
     finally:
         delete_run(url, run_id, ["node-1", "node-2"])
@@ -160,7 +251,7 @@ def stream(url: str, count: int, traced: bool = False, tapped: bool = True) -> d
     tap = next((o for o in out if o["role"] == "tap"), {"tapped": 0, "audit_events": 0})
     span = (receiver["end"] - sender["start"]) / 1e9
     mode = "traced" if traced else "messages" if tapped else "untapped"
-    return {"mode": mode, "messages": count, "received": receiver["received"],
+    return {"mode": mode, "code": "raw pika" if raw else "transport", "per_input": per_input, "messages": count, "received": receiver["received"],
             "tapped": tap["tapped"], "audit_events": tap["audit_events"], "gaps": receiver["gaps"],
             "duplicates": receiver["duplicates"], "seconds": round(span, 3),
             "msgs_per_s": round(receiver["received"] / span) if span > 0 else None,

@@ -118,8 +118,16 @@ def test_rabbit_baselines_and_a_real_run(amqp_url):
         assert flow["received"] == 40 and flow["gaps"] == 0 and flow["duplicates"] == 0
         assert flow["tapped"] == seen, "the monitor's tap sees every message (and trace batch)"
         assert flow["audit_events"] == (80 if traced else 0)
+    for raw in (False, True):     # the transport and its raw pika twin, four messages per input
+        flow = stream(amqp_url, 40, per_input=4, raw=raw)
+        assert flow["received"] == 40 and flow["tapped"] == 40 and flow["per_input"] == 4
+        assert flow["code"] == ("raw pika" if raw else "transport")
     with pytest.raises(ValueError, match="needs the monitor's tap"):
         stream(amqp_url, 40, traced=True, tapped=False)
+    with pytest.raises(ValueError, match="twin has no trace"):
+        stream(amqp_url, 40, traced=True, raw=True)
+    with pytest.raises(ValueError, match="divide the count 40"):
+        stream(amqp_url, 40, per_input=3)
     hop = baselines.latency(amqp_url, 10, confirmed=False)
     assert hop["rounds"] == 10 and hop["one_hop_ms_median"] > 0
     sem = baselines.semaphore(amqp_url, 2, 3)
