@@ -363,23 +363,19 @@ class Bus:
         deliveries, not for confirms, so while acks are held back it waits in short slices."""
         deadline = time.monotonic() + max(0.0, timeout)
         idle_since = None
-        self._guard(lambda: self.conn.process_data_events(time_limit=0))
+        wait = max(0.0, timeout)
         while True:
-            self._settle(force=False)
-            now = time.monotonic()
-            if self._inbox or now >= deadline:
-                break
-            if self._acks:
-                idle_since = now if idle_since is None else idle_since
-                if now - idle_since >= ACK_LINGER:
-                    self._settle(force=True)
-            wait = deadline - now
             if self._acks:
                 wait = min(wait, CONFIRM_SLICE)
             self._guard(lambda: self.conn.process_data_events(time_limit=wait))
-            if not self._inbox and not self._acks:
-                break    # the full wait passed (a delivery that ended it early is handed out next round)
-            # Deliveries, or confirms that may release acks: settle and look again (no extra round trip).
+            self._settle(force=False)
+            now = time.monotonic()
+            if self._inbox or now >= deadline or not self._acks:
+                break    # deliveries, time is up, or the full wait passed (pika ends it early only for a delivery)
+            idle_since = now if idle_since is None else idle_since
+            if now - idle_since >= ACK_LINGER:
+                self._settle(force=True)
+            wait = deadline - now
         batch = list(self._inbox)
         self._inbox.clear()
         return batch
