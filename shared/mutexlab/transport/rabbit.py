@@ -364,6 +364,7 @@ class Bus:
         deadline = time.monotonic() + max(0.0, timeout)
         idle_since = None
         wait = max(0.0, timeout)
+        self._settle(force=False)    # acks already allowed go out before any wait (they free the prefetch window)
         while True:
             if self._acks:
                 wait = min(wait, CONFIRM_SLICE)
