@@ -167,3 +167,16 @@ def test_send_waits_when_too_many_publishes_are_unconfirmed():
     assert rounds and max(rounds) == 4 and min(rounds) == 3, "waited from 4 down to 2 each time"
     bus.flush()
     assert not bus._unconfirmed
+
+
+def test_acks_already_allowed_go_out_before_the_poll_waits():
+    """A consumer whose prefetch window is full gets nothing more until it acks: the acks released
+    by earlier confirms must leave before the poll blocks, not after its wait."""
+    bus, channel = make_bus()
+    waits: list[tuple[float, list]] = []
+    bus.conn.process_data_events = lambda time_limit=0: waits.append((time_limit, list(channel.acked)))
+    for tag in range(1, bus.ack_batch + 1):     # a full batch, nothing published: releasable at once
+        bus.ack(delivery(tag))
+    bus.poll(0.3)
+    assert waits, "the poll waited"
+    assert waits[0][1] == [(bus.ack_batch, True)], "the batch was acked before the first wait"
