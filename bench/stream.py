@@ -43,10 +43,17 @@ from .baselines import _now, _run_workers, broker_us_per_msg
 from .common import broker_cpu_seconds
 
 
-def _topology(run_id: str):
+def _topology(run_id: str, mode: str = "messages"):
+    """The run's topology; for ``untapped`` without the monitor queue's ``#`` binding, also when a
+    Bus declares it again as it connects."""
     from mutexlab.transport.rabbit import Topology
 
-    return Topology(run_id)
+    class Untapped(Topology):
+        def declare_base(self, channel) -> None:
+            super().declare_base(channel)
+            channel.queue_unbind(self.monitor_queue, self.exchange, routing_key="#")
+
+    return Untapped(run_id) if mode == "untapped" else Topology(run_id)
 
 
 def _codec():
@@ -55,11 +62,12 @@ def _codec():
     return make_setup("ricart-agrawala", 2, {}, 0).codec
 
 
-def _sender(barrier, url: str, run_id: str, count: int, traced: bool, per_input: int) -> dict:
+def _sender(barrier, url: str, run_id: str, count: int, mode: str, per_input: int) -> dict:
     from mutexlab.transport.rabbit import Bus, envelope
 
     codec = _codec()
-    bus = Bus(url, _topology(run_id), name="stream-sender")
+    traced = mode == "traced"
+    bus = Bus(url, _topology(run_id, mode), name="stream-sender")
     bus.connect()
     barrier.wait(timeout=120)
     start = _now()
@@ -80,11 +88,12 @@ def _sender(barrier, url: str, run_id: str, count: int, traced: bool, per_input:
     return {"role": "sender", "start": start, "end": end}
 
 
-def _receiver(barrier, url: str, run_id: str, count: int, traced: bool, _per_input: int) -> dict:
+def _receiver(barrier, url: str, run_id: str, count: int, mode: str, _per_input: int) -> dict:
     from mutexlab.transport.rabbit import Bus, LinkInbox, parse_envelope
 
     codec = _codec()
-    topology = _topology(run_id)
+    traced = mode == "traced"
+    topology = _topology(run_id, mode)
     bus = Bus(url, topology, name="stream-receiver")
     bus.connect()
     bus.consume(topology.queue("node-2"))
@@ -109,7 +118,7 @@ def _receiver(barrier, url: str, run_id: str, count: int, traced: bool, _per_inp
     return {"role": "receiver", "received": got, "end": end, "gaps": inbox.gaps, "duplicates": inbox.duplicates}
 
 
-def _tap(barrier, url: str, run_id: str, count: int, traced: bool, _per_input: int) -> dict:
+def _tap(barrier, url: str, run_id: str, count: int, mode: str, _per_input: int) -> dict:
     from mutexlab.transport.monitor import MONITOR_PREFETCH
     from mutexlab.transport.rabbit import Bus
 
@@ -117,7 +126,7 @@ def _tap(barrier, url: str, run_id: str, count: int, traced: bool, _per_input: i
     bus = Bus(url, topology, name="stream-tap", prefetch=MONITOR_PREFETCH)
     bus.connect()
     bus.consume(topology.monitor_queue)
-    expected = count * (3 if traced else 1)
+    expected = count * (3 if mode == "traced" else 1)
     barrier.wait(timeout=120)
     got, audit, deadline = 0, 0, time.monotonic() + 300
     while got < expected and time.monotonic() < deadline:
@@ -136,7 +145,7 @@ RAW_ACK_EVERY = 25          # the receiving Bus's ack batch (prefetch 100 // 4)
 RAW_TAP_ACK_EVERY = 250     # the monitor's (prefetch 1000 // 4)
 
 
-def _raw_sender(barrier, url: str, run_id: str, count: int, _traced: bool, per_input: int) -> dict:
+def _raw_sender(barrier, url: str, run_id: str, count: int, _mode: str, per_input: int) -> dict:
     import pika
 
     from mutexlab.transport.rabbit import envelope
@@ -191,12 +200,12 @@ def _raw_drain(url: str, queue: str, count: int, prefetch: int, ack_every: int, 
     return got, end
 
 
-def _raw_receiver(barrier, url: str, run_id: str, count: int, _traced: bool, _per_input: int) -> dict:
+def _raw_receiver(barrier, url: str, run_id: str, count: int, _mode: str, _per_input: int) -> dict:
     got, end = _raw_drain(url, _topology(run_id).queue("node-2"), count, 100, RAW_ACK_EVERY, barrier)
     return {"role": "receiver", "received": got, "end": end, "gaps": 0, "duplicates": 0}
 
 
-def _raw_tap(barrier, url: str, run_id: str, count: int, _traced: bool, _per_input: int) -> dict:
+def _raw_tap(barrier, url: str, run_id: str, count: int, _mode: str, _per_input: int) -> dict:
     from mutexlab.transport.monitor import MONITOR_PREFETCH
 
     got, end = _raw_drain(url, _topology(run_id).monitor_queue, count, MONITOR_PREFETCH, RAW_TAP_ACK_EVERY, barrier)
@@ -228,32 +237,44 @@ def stream(url: str, count: int, traced: bool = False, tapped: bool = True, per_
 
     from mutexlab.transport.rabbit import delete_run
 
+    mode = "traced" if traced else "messages" if tapped else "untapped"
     run_id = f"bench-stream-{uuid.uuid4().hex[:8]}"
-    topology = _topology(run_id)
+    topology = _topology(run_id, mode)
     conn = pika.BlockingConnection(pika.URLParameters(url))
     try:
         ch = conn.channel()
         topology.declare_base(ch)
         topology.declare_participant(ch, "node-2", ["REQUEST", "REPLY"])
-        if not tapped:
-            ch.queue_unbind(topology.monitor_queue, topology.exchange, routing_key="#")
     finally:
         conn.close()
     roles = ("sender", "receiver", "tap") if tapped else ("sender", "receiver")
     try:
         cpu_before = broker_cpu_seconds()
-        out = _run_workers(_dispatch, [(raw, role, url, run_id, count, traced, per_input) for role in roles])
+        out = _run_workers(_dispatch, [(raw, role, url, run_id, count, mode, per_input) for role in roles])
         cpu_after = broker_cpu_seconds()
+        left_in_monitor_queue = _queue_depth(url, topology.monitor_queue)
     finally:
         delete_run(url, run_id, ["node-1", "node-2"])
+    if not tapped and left_in_monitor_queue:
+        raise RuntimeError(f"the untapped stream routed {left_in_monitor_queue} messages to the monitor queue")
     sender = next(o for o in out if o["role"] == "sender")
     receiver = next(o for o in out if o["role"] == "receiver")
     tap = next((o for o in out if o["role"] == "tap"), {"tapped": 0, "audit_events": 0})
     span = (receiver["end"] - sender["start"]) / 1e9
-    mode = "traced" if traced else "messages" if tapped else "untapped"
-    return {"mode": mode, "code": "raw pika" if raw else "transport", "per_input": per_input, "messages": count, "received": receiver["received"],
-            "tapped": tap["tapped"], "audit_events": tap["audit_events"], "gaps": receiver["gaps"],
+    return {"mode": mode, "code": "raw pika" if raw else "transport", "per_input": per_input, "messages": count,
+            "received": receiver["received"], "tapped": tap["tapped"], "audit_events": tap["audit_events"],
+            "left_in_monitor_queue": left_in_monitor_queue, "gaps": receiver["gaps"],
             "duplicates": receiver["duplicates"], "seconds": round(span, 3),
             "msgs_per_s": round(receiver["received"] / span) if span > 0 else None,
             "amqp_deliveries_per_s": round((receiver["received"] + tap["tapped"]) / span) if span > 0 else None,
             "broker_cpu_us_per_msg": broker_us_per_msg(cpu_before, cpu_after, count)}
+
+
+def _queue_depth(url: str, queue: str) -> int:
+    import pika
+
+    conn = pika.BlockingConnection(pika.URLParameters(url))
+    try:
+        return conn.channel().queue_declare(queue, passive=True).method.message_count
+    finally:
+        conn.close()

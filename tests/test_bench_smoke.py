@@ -118,6 +118,7 @@ def test_rabbit_baselines_and_a_real_run(amqp_url):
         assert flow["received"] == 40 and flow["gaps"] == 0 and flow["duplicates"] == 0
         assert flow["tapped"] == seen, "the monitor's tap sees every message (and trace batch)"
         assert flow["audit_events"] == (80 if traced else 0)
+        assert flow["left_in_monitor_queue"] == 0, "untapped routes nothing to the monitor; the tap drains the rest"
     for raw in (False, True):     # the transport and its raw pika twin, four messages per input
         flow = stream(amqp_url, 40, per_input=4, raw=raw)
         assert flow["received"] == 40 and flow["tapped"] == 40 and flow["per_input"] == 4
