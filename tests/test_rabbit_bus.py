@@ -180,3 +180,24 @@ def test_acks_already_allowed_go_out_before_the_poll_waits():
     bus.poll(0.3)
     assert waits, "the poll waited"
     assert waits[0][1] == [(bus.ack_batch, True)], "the batch was acked before the first wait"
+
+
+def test_joined_writes_keep_every_byte_in_order_in_pieces_of_at_most_the_limit():
+    from collections import deque
+
+    from pika.adapters.utils import io_services_utils
+
+    from mutexlab.transport.rabbit import join_writes
+
+    transport = object.__new__(io_services_utils._AsyncPlaintextTransport)
+    written: list[list[bytes]] = []
+    transport._tx_buffers = deque()
+    transport._produce = lambda: written.append(list(transport._tx_buffers))   # stands in for the socket
+    assert join_writes(SimpleNamespace(_impl=SimpleNamespace(_transport=transport)), limit=10)
+    frames = [b"abc", b"defg", b"hi", b"jklmnopqrstu", b"v", b"wxyz"]
+    transport._tx_buffers.extend(frames)
+    transport._produce()
+    pieces = written[-1]
+    assert b"".join(pieces) == b"".join(frames), "same bytes, same order"
+    assert pieces == [b"abcdefghi", b"jklmnopqrstu", b"vwxyz"], "joined up to the limit; a larger frame alone"
+    assert not join_writes(SimpleNamespace(_impl=SimpleNamespace(_transport=object()))), "TLS and others untouched"

@@ -46,6 +46,8 @@ CONFIRM_SLICE = 0.002
 ACK_LINGER = 0.05
 # Messages published and not yet confirmed, at most (back-pressure from the broker).
 MAX_UNCONFIRMED = 1000
+# Buffered frames are joined into socket writes of at most this many bytes (``join_writes``).
+WRITE_LIMIT = 128 * 1024
 
 LOST = (AMQPConnectionError, AMQPChannelError, ConnectionError, OSError)
 
@@ -508,16 +510,19 @@ class Bus:
                 self.reconnect(exc)
 
 
-def join_writes(conn: pika.BlockingConnection) -> bool:
-    """Make ``conn`` write what it has buffered with one ``send`` instead of one per frame.
+def join_writes(conn: pika.BlockingConnection, limit: int | None = None) -> bool:
+    """Make ``conn`` write what it has buffered in few ``send`` calls instead of one per frame.
 
     pika sends every frame with its own system call: a publish is three (method, header, body), a
     participant's broadcast to four peers twelve, and the broker reads as many TCP segments. Joined,
-    the frames buffered since the last poll leave in one write (same bytes, same order). Only pika's
-    plain TCP transport is changed (TLS keeps pika's own path); False when it is not there.
+    the frames buffered since the last poll leave in one write (same bytes, same order); a large
+    backlog is joined into pieces of at most ``limit`` bytes (``WRITE_LIMIT``), so a partial send
+    never re-copies much. Only pika's plain TCP transport is changed (TLS keeps pika's own path);
+    False when it is not there.
     """
     from pika.adapters.utils import io_services_utils
 
+    limit = WRITE_LIMIT if limit is None else limit
     transport = getattr(conn._impl, "_transport", None)   # noqa: SLF001 - pika offers no hook for this
     if type(transport) is not io_services_utils._AsyncPlaintextTransport:   # noqa: SLF001
         return False
@@ -525,9 +530,16 @@ def join_writes(conn: pika.BlockingConnection) -> bool:
 
     def produce_joined() -> None:
         if len(buffers) > 1:
-            joined = b"".join(buffers)
+            pieces, part, size = [], [], 0
+            for chunk in buffers:
+                if part and size + len(chunk) > limit:
+                    pieces.append(b"".join(part))
+                    part, size = [], 0
+                part.append(chunk)
+                size += len(chunk)
+            pieces.append(b"".join(part))
             buffers.clear()
-            buffers.append(joined)
+            buffers.extend(pieces)
         produce()
 
     transport._produce = produce_joined   # noqa: SLF001
