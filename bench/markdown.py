@@ -376,7 +376,8 @@ def _transport_headline(results: dict, before: dict) -> list[str]:
              if old["entries_per_s"]]
     if not gains:
         return []
-    return [f"- **Transport optimisations** (pipelined confirms, one trace batch per input, batched acks): "
+    return [f"- **Transport optimisations** (pipelined confirms, one trace batch per input, batched acks, "
+            f"one write per input): "
             f"entries per second ×{min(gains):.1f}–×{max(gains):.1f} (median ×{statistics.median(gains):.1f}) "
             f"against the full run of {before['machine']['date']} (table at the end of part 3)."]
 

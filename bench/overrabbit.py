@@ -2,15 +2,16 @@
 
 Part 3 first measures the transport alone (``stream``: one sender streams protocol messages to
 one receiver through the participant's code path, with the monitor's tap), beside raw pika in
-three settings and beside raw pika doing exactly the stream's broker work (the twin). Then each algorithm run is the real thing, exactly as a user starts it:
-``mutexlab run mutex`` (or ``bees``) with zero dwell times — the monitor and every participant
-as separate OS processes, every protocol message a confirmed, persistent publish, each input's
-trace events published to the monitor as one batch, the trace audited at the end. An
-algorithm's message rate is bounded by its synchronization delay, not by the transport:
-``latency_bound_msgs_per_s`` = messages per entry ÷ synchronization delay, what the run would
-reach if every handover took exactly the measured delay and nothing else. Figures come from the monitor's JSON summary
-(``duration``: from the welcome that starts the run to the moment it is complete) and from the
-trace it writes (trace events = the audit publishes; synchronization delay in milliseconds via
+three settings and beside raw pika doing exactly the stream's broker work (the twin). Then each
+algorithm run is the real thing, exactly as a user starts it: ``mutexlab run mutex`` (or
+``bees``) with zero dwell times — the monitor and every participant as separate OS processes,
+every protocol message a confirmed, persistent publish, each input's trace events published to
+the monitor as one batch, the trace audited at the end. An algorithm's message rate is bounded
+by its synchronization delay, not by the transport: ``latency_bound_msgs_per_s`` = messages per
+entry ÷ synchronization delay, what the run would reach if every handover took exactly the
+measured delay and nothing else. Figures come from the monitor's JSON summary (``duration``:
+from the welcome that starts the run to the moment it is complete) and from the trace it writes
+(trace events = the audit publishes; synchronization delay in milliseconds via
 ``mutexlab.metrics.measure``). ``wall_s`` is the whole command, process start-up and audit
 included.
 
