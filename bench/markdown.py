@@ -172,32 +172,34 @@ that are not built with `trusted`, `Send` objects and the engine loop.
 PART3_NOTES = """\
 How: **raw pika** and the **transport stream** are measured in turns, best of 3 in full mode (every
 repeat's rate is in the `repeats` column: the machine is shared). **Raw pika**, one producer and one
-consumer process on one queue: `transient` = no confirm, not
-persistent, auto-ack (the physical limit of this machine); `confirmed` = persistent, a confirm awaited
-per publish (`BlockingChannel.confirm_delivery`), manual ack per delivery; `pipelined` = persistent,
-confirms received asynchronously and awaited at the end, one cumulative ack per 50 deliveries — the
-transport's guarantees done the fastest way raw pika can. One-hop latency by ping-pong. **Transport
-stream** (`bench/stream.py`): one sender process streams Ricart–Agrawala REQUESTs to one receiver
-through the participant's own code path (`envelope`, the codec, `Bus.send` on the run's topology,
-`parse_envelope`, the validating decode, `LinkInbox`, `Bus.ack`) while a third process taps the monitor
-queue with the monitor's prefetch; the sender polls after each input of 1 message (a REPLY) or of 4 (an
-N = 5 broadcast); `untapped` leaves the monitor queue unbound (the transport's path without the
-monitor's copy of each message); `traced` adds a one-event audit batch per message from each side, as a
-run does. Its **raw pika twin** does the same broker work with pika alone: the same topology and envelope
-bytes (built before the clock starts), persistent, `mandatory`, confirms taken in asynchronously, the same
-poll per input, cumulative acks every 25 deliveries (the Bus's batch) and the monitor's prefetch on the
-tap; `÷ raw pika same work` is the transport over its twin. `broker CPU µs/msg` is the local RabbitMQ node's CPU time (from /proc) over the
-measurement divided by the messages (worker connections included: an upper bound). **Algorithms**: started exactly as a user does (`mutexlab run mutex -a ALG -N n -r R
---dwell 0`): the monitor and n participants as separate OS processes, every protocol message a
-persistent, confirmed publish, each input's trace events one batch to the monitor, the trace audited at
-the end. `duration` is the monitor's (from the welcome that starts the run to completion); entries/s
-and msgs/s are over it. `sync delay` (exit → next entry while someone waits) and `send→recv` come from
-the trace (wall clock). `latency bound` = messages per entry ÷ sync delay: the rate if every handover
-took exactly the measured delay and nothing else. The **queue semaphore** is one token message, take =
-consume with prefetch 1, give back = confirmed publish + ack; **redis-py's `Lock`** polls every 0.1 s
-(its default) or 1 ms. Each contender records its critical sections on the system-wide monotonic clock:
-`overlaps` counts overlapping critical sections (0 = mutual exclusion held), `longest streak` the most
-consecutive entries by one process (1 = perfectly alternating).
+consumer process on one queue: `transient` = no confirm, not persistent, auto-ack (the physical limit of
+this machine); `confirmed` = persistent, a confirm awaited per publish
+(`BlockingChannel.confirm_delivery`), manual ack per delivery; `pipelined` = persistent, confirms
+received asynchronously and awaited at the end, one cumulative ack per 50 deliveries — the transport's
+guarantees done the fastest way raw pika can. One-hop latency by ping-pong. **Transport stream**
+(`bench/stream.py`): one sender process streams Ricart–Agrawala REQUESTs to one receiver through the
+participant's own code path (`envelope`, the codec, `Bus.send` on the run's topology, `parse_envelope`,
+the validating decode, `LinkInbox`, `Bus.ack`) while a third process taps the monitor queue with the
+monitor's prefetch; the sender polls after each input of 1 message (a REPLY) or of 4 (an N = 5
+broadcast); `untapped` leaves the monitor queue unbound (the transport's path without the monitor's copy
+of each message); `traced` adds a one-event audit batch per message from each side, as a run does. Its
+**raw pika twin** does the same broker work with pika alone: the same topology and envelope bytes (built
+before the clock starts), persistent, `mandatory`, confirms taken in asynchronously, the same poll per
+input, cumulative acks every 25 deliveries (the Bus's batch) and the monitor's prefetch on the tap;
+`÷ raw pika same work` is the transport over its twin. `broker CPU µs/msg` is the local RabbitMQ node's
+CPU time (from /proc) over the measurement divided by the messages (worker connections included: an
+upper bound). **Algorithms**: started exactly as a user does
+(`mutexlab run mutex -a ALG -N n -r R --dwell 0`): the monitor and n participants as separate OS
+processes, every protocol message a persistent, confirmed publish, each input's trace events one batch
+to the monitor, the trace audited at the end. `duration` is the monitor's (from the welcome that starts
+the run to completion); entries/s and msgs/s are over it. `sync delay` (exit → next entry while someone
+waits) and `send→recv` come from the trace (wall clock). `latency bound` = messages per entry ÷ sync
+delay: the rate if every handover took exactly the measured delay and nothing else. The **queue
+semaphore** is one token message, take = consume with prefetch 1, give back = confirmed publish + ack;
+**redis-py's `Lock`** polls every 0.1 s (its default) or 1 ms. Each contender records its critical
+sections on the system-wide monotonic clock: `overlaps` counts overlapping critical sections (0 = mutual
+exclusion held), `longest streak` the most consecutive entries by one process (1 = perfectly
+alternating).
 
 **Optimisations of the transport** (issue 7), each measured with the same `mutexlab run` cases:
 1. *pipelined publisher confirms*: `Bus.send` no longer waits for each publish's confirm (pika's
@@ -356,11 +358,12 @@ def _part3_findings(p3: dict) -> str:
              f"machine;",
              f"- **the broker does most of the work**: the local RabbitMQ node spends {fmt(cpu['transient'], 0)} µs of "
              f"CPU per transient message, {fmt(twin['broker_cpu_us_per_msg'], 0)} µs per message of the twin and "
-             f"{fmt(plain['broker_cpu_us_per_msg'], 0)} µs per message of the transport (the message and the monitor's "
-             f"copy); a slower sender hands it smaller batches, which cost more per message;",
-             f"- **mutexlab's own share** is transport ÷ twin = {plain['vs_twin']:.2f} at one message per input: "
-             f"building and checking each message (JSON envelope, validating codec, link sequence numbers), the "
-             f"confirm and ack bookkeeping that keeps an ack behind its effects."]
+             f"{fmt(plain['broker_cpu_us_per_msg'], 0)} µs per message of the transport (each: the message and the "
+             f"monitor's copy); a slower sender hands it smaller batches, which cost more per message;",
+             f"- **what mutexlab's own code costs**: the transport reaches {plain['vs_twin']:.2f} × the twin at one "
+             f"message per input; the rest goes to building and checking each message (JSON envelope, validating "
+             f"codec, link sequence numbers) and to the confirm and ack bookkeeping that keeps an ack behind its "
+             f"effects;"]
     burst, burst_twin = streams.get(("transport", "messages", 4)), streams.get(("raw pika", "messages", 4))
     if burst and burst_twin:
         lines.append(f"- **several messages per input** leave in one write (the Bus joins pika's frames): at four "
