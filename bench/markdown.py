@@ -44,8 +44,14 @@ def _headlines(results: dict) -> list[str]:
         cases = parts["2"]["cases"]
         text = ", ".join(f"{c['algorithm']} {c['processes']}: {fmt(c['msgs_per_s'])}/s ({fmt(c['msgs_per_cpu_s'])} per "
                          f"CPU-second)" for c in cases)
+        target = parts["2"]["target_msgs_per_s"]
+        below = [c for c in cases if (c["msgs_per_s"] or 0) < target]
+        verdict = (f"**Target met in every case**" if not below else
+                   f"**Target met in {len(cases) - len(below)} of {len(cases)} cases**; below it: "
+                   + ", ".join(f"{c['algorithm']} {c['processes']} ({fmt(c['wall_s'], 4)} s for {fmt(c['messages'])} "
+                               f"messages and {fmt(c['events'] - c['messages'])} local events)" for c in below))
         out.append(f"- **Simulator**, simulated messages per second with tracing off (best of {parts['2']['repeat']}; "
-                   f"target {fmt(parts['2']['target_msgs_per_s'])}/s): {text}.")
+                   f"target {fmt(target)}/s): {text}. {verdict}.")
         steps = parts["2"].get("optimisation_steps", {}).get("rows", [])
         final = [r for r in steps if r["step"] == steps[-1]["step"]]
         if final:
