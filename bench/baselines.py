@@ -144,20 +144,25 @@ def _producer(barrier, url: str, name: str, count: int, mode: str) -> dict:
     return {"role": "producer", "start": start, "end": end}
 
 
-def _pipelined_producer(barrier, url: str, name: str, count: int) -> dict:
-    """Persistent publishes with asynchronous confirms (pika's underlying channel, as the
-    transport's Bus does); the end is when the last confirm arrived."""
+def async_confirms(url: str):
+    """A connection and channel with publisher confirms taken in asynchronously (pika's underlying
+    channel, as the transport's Bus does); ``confirmed[0]`` is the highest tag confirmed so far."""
     conn, ch = _connect(url, False)
     confirmed = [0]
     selected: list[bool] = []
 
     def on_confirm(frame) -> None:
-        method = frame.method
-        confirmed[0] = max(confirmed[0], method.delivery_tag)   # acks come in order on one channel here
+        confirmed[0] = max(confirmed[0], frame.method.delivery_tag)   # one channel: confirms come in order
 
     ch._impl.confirm_delivery(ack_nack_callback=on_confirm, callback=lambda _f: selected.append(True))  # noqa: SLF001
     while not selected:
         conn.process_data_events(time_limit=0.1)
+    return conn, ch, confirmed
+
+
+def _pipelined_producer(barrier, url: str, name: str, count: int) -> dict:
+    """Persistent publishes with asynchronous confirms; the end is when the last confirm arrived."""
+    conn, ch, confirmed = async_confirms(url)
     props = _props(True)
     barrier.wait(timeout=120)
     start = _now()
@@ -171,20 +176,26 @@ def _pipelined_producer(barrier, url: str, name: str, count: int) -> dict:
 
 
 def _consumer(barrier, url: str, name: str, count: int, mode: str) -> dict:
-    manual = mode != "transient"
-    conn, ch = _connect(url, False, prefetch=100 if manual else None)
-    every = 50 if mode == "pipelined" else 1      # deliveries per (cumulative) ack
+    if mode == "transient":
+        return drain(barrier, url, name, count, prefetch=None, ack_every=None)
+    return drain(barrier, url, name, count, prefetch=100, ack_every=50 if mode == "pipelined" else 1)
+
+
+def drain(barrier, url: str, name: str, count: int, prefetch: int | None, ack_every: int | None) -> dict:
+    """Consume ``count`` messages from queue ``name``: auto-ack when ``ack_every`` is None, else one
+    (cumulative) ack per ``ack_every`` deliveries."""
+    conn, ch = _connect(url, False, prefetch=prefetch)
     got = 0
     barrier.wait(timeout=120)
     first = None
-    for method, _props_, _body in ch.consume(name, auto_ack=not manual, inactivity_timeout=60):
+    for method, _props_, _body in ch.consume(name, auto_ack=ack_every is None, inactivity_timeout=60):
         if method is None:
             break
         if first is None:
             first = _now()
         got += 1
-        if manual and (got % every == 0 or got >= count):
-            ch.basic_ack(method.delivery_tag, multiple=every > 1)
+        if ack_every is not None and (got % ack_every == 0 or got >= count):
+            ch.basic_ack(method.delivery_tag, multiple=ack_every > 1)
         if got >= count:
             break
     end = _now()

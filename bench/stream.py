@@ -39,7 +39,7 @@ import json
 import time
 import uuid
 
-from .baselines import _now, _run_workers, broker_us_per_msg
+from .baselines import _now, _run_workers, async_confirms, broker_us_per_msg, drain
 from .common import broker_cpu_seconds
 
 
@@ -153,16 +153,7 @@ def _raw_sender(barrier, url: str, run_id: str, count: int, _mode: str, per_inpu
     topology = _topology(run_id)
     body = json.dumps(envelope(run_id, "node-1#1", "node-1", "node-2", 1, {"node-1": 1},
                                {"type": "REQUEST", "sender": 1, "ts": 1}), separators=(",", ":")).encode()
-    conn = pika.BlockingConnection(pika.URLParameters(url))
-    channel = conn.channel()
-    confirmed, selected = [0], []
-
-    def on_confirm(frame) -> None:
-        confirmed[0] = max(confirmed[0], frame.method.delivery_tag)   # one channel: confirms come in order
-
-    channel._impl.confirm_delivery(ack_nack_callback=on_confirm, callback=lambda _f: selected.append(True))  # noqa: SLF001
-    while not selected:
-        conn.process_data_events(time_limit=0.1)
+    conn, channel, confirmed = async_confirms(url)
     props = pika.BasicProperties(delivery_mode=2, content_type="application/json", message_id="node-1#1")
     barrier.wait(timeout=120)
     start = _now()
@@ -178,38 +169,17 @@ def _raw_sender(barrier, url: str, run_id: str, count: int, _mode: str, per_inpu
     return {"role": "sender", "start": start, "end": end}
 
 
-def _raw_drain(url: str, queue: str, count: int, prefetch: int, ack_every: int, barrier) -> tuple[int, int]:
-    import pika
-
-    conn = pika.BlockingConnection(pika.URLParameters(url))
-    channel = conn.channel()
-    channel.basic_qos(prefetch_count=prefetch)
-    barrier.wait(timeout=120)
-    got = 0
-    for method, _props, _body in channel.consume(queue, auto_ack=False, inactivity_timeout=60):
-        if method is None:
-            break
-        got += 1
-        if got % ack_every == 0 or got >= count:
-            channel.basic_ack(method.delivery_tag, multiple=True)
-        if got >= count:
-            break
-    end = _now()
-    channel.cancel()
-    conn.close()
-    return got, end
-
-
 def _raw_receiver(barrier, url: str, run_id: str, count: int, _mode: str, _per_input: int) -> dict:
-    got, end = _raw_drain(url, _topology(run_id).queue("node-2"), count, 100, RAW_ACK_EVERY, barrier)
-    return {"role": "receiver", "received": got, "end": end, "gaps": 0, "duplicates": 0}
+    got = drain(barrier, url, _topology(run_id).queue("node-2"), count, prefetch=100, ack_every=RAW_ACK_EVERY)
+    return {"role": "receiver", "received": got["received"], "end": got["end"], "gaps": 0, "duplicates": 0}
 
 
 def _raw_tap(barrier, url: str, run_id: str, count: int, _mode: str, _per_input: int) -> dict:
     from mutexlab.transport.monitor import MONITOR_PREFETCH
 
-    got, end = _raw_drain(url, _topology(run_id).monitor_queue, count, MONITOR_PREFETCH, RAW_TAP_ACK_EVERY, barrier)
-    return {"role": "tap", "tapped": got, "audit_events": 0, "end": end}
+    got = drain(barrier, url, _topology(run_id).monitor_queue, count, prefetch=MONITOR_PREFETCH,
+                ack_every=RAW_TAP_ACK_EVERY)
+    return {"role": "tap", "tapped": got["received"], "audit_events": 0, "end": got["end"]}
 
 
 ROLES = {False: {"sender": _sender, "receiver": _receiver, "tap": _tap},
