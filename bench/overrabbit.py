@@ -160,8 +160,9 @@ RATIO_KEYS = ("vs_semaphore", "vs_redis_default", "vs_redis_1ms", "msgs_vs_raw_t
 
 
 def _ratios3(row: dict) -> dict:
-    """Ratios printed with three decimals, the other figures with one."""
-    return {**row, **{k: (None if row[k] is None else f"{row[k]:.3f}") for k in RATIO_KEYS},
+    """Ratios printed with three decimals, the other figures with one (a ratio an older results
+    file lacks stays empty)."""
+    return {**row, **{k: (None if row.get(k) is None else f"{row[k]:.3f}") for k in RATIO_KEYS},
             "msgs_per_entry": None if row["msgs_per_entry"] is None else f"{row['msgs_per_entry']:.2f}",
             "duration_s": f"{row['duration_s']:.2f}"}
 
@@ -195,7 +196,7 @@ def render3(part: dict) -> str:
                       "sync delay ms", "latency bound msgs/s", "msgs ÷ bound", "msgs ÷ raw", "× semaphore",
                       "× redis 0.1s", "× redis 1ms", "send→recv ms", "safe", "complete"],
                      [[r["algorithm"], r["n"], r["entries"], r["messages"], r["msgs_per_entry"], r["duration_s"],
-                       r["entries_per_s"], r["msgs_per_s"], r["sync_delay_ms"], r["latency_bound_msgs_per_s"],
+                       r["entries_per_s"], r["msgs_per_s"], r["sync_delay_ms"], r.get("latency_bound_msgs_per_s"),
                        r["msgs_vs_latency_bound"], r["msgs_vs_raw_transient"], r["vs_semaphore"],
                        r["vs_redis_default"], r["vs_redis_1ms"], r["one_hop_ms"], r["safe"], r["complete"]]
                       for r in (_ratios3(r) for r in part["runs"])], digits=1))
