@@ -194,7 +194,8 @@ before the clock starts), persistent, `mandatory`, confirms taken in asynchronou
 input, cumulative acks every 25 deliveries (the Bus's batch) and the monitor's prefetch on the tap;
 `÷ raw pika same work` is the transport over its twin. `broker CPU µs/msg` is the local RabbitMQ node's
 CPU time (from /proc) over the measurement divided by the messages (worker connections included: an
-upper bound). **Algorithms**: started exactly as a user does
+upper bound). **Algorithms** (each run 3 times in full mode: the median by entries/s is shown, with
+every run's rate beside it; a failed run would be shown instead): started exactly as a user does
 (`mutexlab run mutex -a ALG -N n -r R --dwell 0`): the monitor and n participants as separate OS
 processes, every protocol message a persistent, confirmed publish, each input's trace events one batch
 to the monitor, the trace audited at the end. `duration` is the monitor's (from the welcome that starts

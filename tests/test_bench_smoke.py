@@ -183,3 +183,15 @@ def test_benchmarks_page_renders_from_the_committed_results_with_before_and_afte
     bad = tmp_path / "bad.json"
     bad.write_text("[]")
     assert markdown_main([str(bad)]) == 2
+
+
+def test_repeated_algorithm_runs_report_the_median_and_never_hide_a_failure():
+    from bench.overrabbit import _median_run
+
+    def run(rate, safe=True, complete=True):
+        return {"entries_per_s": rate, "safe": safe, "complete": complete}
+
+    assert _median_run([run(30.0), run(90.0), run(60.0)]) == dict(run(60.0), repeats_entries_per_s=[30.0, 90.0, 60.0])
+    assert _median_run([run(30.0), run(90.0)])["entries_per_s"] == 30.0, "of two, the lower"
+    assert _median_run([run(90.0), run(10.0, safe=False), run(60.0)])["safe"] is False
+    assert _median_run([run(90.0), run(60.0), run(95.0, complete=False)])["complete"] is False
