@@ -118,3 +118,32 @@ def test_discovered_p_and_a_late_participant_refused(amqp_url, tmp_path):
                 proc.kill()
             proc.wait()
         delete_run(amqp_url, run_id, ["node-1", "node-2", "node-3"])
+
+
+@pytest.mark.broker
+def test_a_participant_that_gave_up_is_not_admitted_by_a_later_monitor(amqp_url, tmp_path):
+    """A participant with no monitor gives up after JOIN_TIMEOUT; its join must not outlive it,
+    or a monitor started later admits a process that is gone and the run stalls."""
+    run_id = "t-" + uuid.uuid4().hex[:8]
+    base = dict(os.environ, AMQP_URL=amqp_url, RUN_ID=run_id, PYTHONUNBUFFERED="1")
+    procs = []
+    try:
+        ghost = _start("node", dict(base, JOIN_TIMEOUT="3"), tmp_path / "ghost.log")
+        procs.append(ghost)
+        assert ghost.wait(timeout=60) != 0, "giving up is a failure exit"
+        assert "no roster from the monitor within 3s" in (tmp_path / "ghost.log").read_text()
+        monitor = _start("monitor", dict(base, ALGORITHM="ricart-agrawala", PROCESSES="2", JOIN_TIMEOUT="60",
+                                         OPTIONS='{"requests": 2}', DWELL="0.05", STALL_TIMEOUT="20",
+                                         SUMMARY_JSON=str(tmp_path / "summary.json")), tmp_path / "monitor.log")
+        procs.append(monitor)
+        procs += [_start("node", dict(base, JOIN_TIMEOUT="60"), tmp_path / f"node-{n}.log") for n in range(2)]
+        assert monitor.wait(timeout=120) == 0, (tmp_path / "monitor.log").read_text()[-2000:]
+        summary = json.loads((tmp_path / "summary.json").read_text())
+        assert summary["complete"] and summary["safe"] and summary["entries"] == {"cs": 4}
+        assert summary["dead_letters"] == 1, "the expired join went to the run's dead-letter queue"
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        delete_run(amqp_url, run_id, ["node-1", "node-2"])

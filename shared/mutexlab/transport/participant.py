@@ -42,6 +42,12 @@ log = logging.getLogger("mutexlab.participant")
 
 EXIT_OK, EXIT_CONFIG, EXIT_FAILED = 0, 2, 3
 FINAL_FLUSH = 10.0   # seconds to wait for the confirms of the last publishes after the stop
+JOIN_REPLY_MARGIN = 2.0   # seconds a join's answer may take: the join expires this much before the wait ends
+
+
+def join_ttl(join_timeout: float) -> float:
+    """How long a join may wait in the monitor's queue: until shortly before its participant gives up."""
+    return max(join_timeout / 2, join_timeout - JOIN_REPLY_MARGIN)
 
 
 class AuditSink:
@@ -130,7 +136,9 @@ class Participant:
 
     def _join(self) -> int | None:
         self.bus.consume(self.join_queue)
-        self.bus.publish(f"join.{self.role}", self._join_body())
+        # The join expires before this process stops waiting for the answer: a monitor started after
+        # it gave up never takes the join, so it never admits a process that is gone.
+        self.bus.publish(f"join.{self.role}", self._join_body(), expiration=join_ttl(self.settings.join_timeout))
         log.info("%s: asked to join run %s as instance %s", self.role, self.settings.run_id, self.instance)
         deadline = time.monotonic() + self.settings.join_timeout
         while time.monotonic() < deadline:

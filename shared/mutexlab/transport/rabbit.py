@@ -422,12 +422,17 @@ class Bus:
 
     # -- publishing ------------------------------------------------------------------------
     def send(self, routing_key: str, body: bytes | dict, message_id: str | None = None,
-             exchange: str | None = None, headers: dict | None = None, mandatory: bool = True) -> None:
-        """Publish persistently without waiting for the confirm (``flush`` waits for it)."""
+             exchange: str | None = None, headers: dict | None = None, mandatory: bool = True,
+             expiration: float | None = None) -> None:
+        """Publish persistently without waiting for the confirm (``flush`` waits for it).
+
+        ``expiration``: seconds after which the broker drops the message if no consumer took it
+        (it is then dead-lettered with the reason ``expired``)."""
         if isinstance(body, dict):
             body = json.dumps(body, separators=(",", ":")).encode()
         props = pika.BasicProperties(delivery_mode=2, content_type="application/json",
-                                     message_id=message_id, headers=headers)
+                                     message_id=message_id, headers=headers,
+                                     expiration=None if expiration is None else str(max(1, round(expiration * 1000))))
         message = _Outgoing(self.topology.exchange if exchange is None else exchange, routing_key, body, props,
                             mandatory)
         if self.channel is None:
@@ -441,12 +446,14 @@ class Bus:
         self.published += 1
 
     def publish(self, routing_key: str, body: bytes | dict, message_id: str | None = None,
-                exchange: str | None = None, headers: dict | None = None, mandatory: bool = True) -> None:
+                exchange: str | None = None, headers: dict | None = None, mandatory: bool = True,
+                expiration: float | None = None) -> None:
         """Publish persistently and wait for the broker's confirm (of it and of everything before it).
 
         Raises TransportError when the broker nacks or cannot route a message.
         """
-        self.send(routing_key, body, message_id=message_id, exchange=exchange, headers=headers, mandatory=mandatory)
+        self.send(routing_key, body, message_id=message_id, exchange=exchange, headers=headers, mandatory=mandatory,
+                  expiration=expiration)
         self.flush()
 
     def flush(self, timeout: float | None = None) -> None:
