@@ -15,9 +15,10 @@ Topology of run ``R`` (every name contains the run id, so runs never mix):
 Queues are durable and messages persistent; every publish is confirmed by the broker
 (publisher confirms, ``mandatory`` so an unroutable message is an error, not a silent loss).
 Confirms are pipelined: ``send`` does not wait for the confirm (``poll`` takes confirms in as
-they come), ``flush`` waits for everything outstanding, ``publish`` is ``send`` + ``flush``. Consumers ack by hand after handling, and an ack never
-overtakes a publish: it is held back until everything published before it is confirmed, so a
-message's effects are on the broker before the message leaves its queue. The ``Bus``
+they come), ``flush`` waits for everything outstanding, ``publish`` is ``send`` + ``flush``.
+Consumers ack by hand after handling, and an ack never overtakes a publish: it is held back
+until everything published before it is confirmed, so a message's effects are on the broker
+before the message leaves its queue. The ``Bus``
 re-connects after a lost connection and re-publishes, in order, what was not confirmed, so a
 message may arrive twice: receivers drop duplicates by the per-link sequence number in the
 envelope (``LinkInbox``), which also keeps each link FIFO.
@@ -410,10 +411,10 @@ class Bus:
             releasable += 1
         if not releasable or (not force and releasable < self.ack_batch):
             return
-        last = None
-        for _ in range(releasable):
-            last = self._acks.popleft()[1]
-        if last is None or self.channel is None:
+        for _ in range(releasable - 1):
+            self._acks.popleft()
+        last = self._acks.popleft()[1]
+        if self.channel is None:
             return
         try:
             self.channel.basic_ack(last.tag, multiple=True)
@@ -486,8 +487,8 @@ class Bus:
     def _transmit(self, message: "_Outgoing") -> None:
         self._tag += 1
         self._unconfirmed[self._tag] = message
-        # On the underlying channel: pika writes the frames out as the socket takes them, and nothing
-        # waits for the confirm (BlockingChannel.basic_publish would, in confirm mode).
+        # On the underlying channel: pika buffers the frames until the next poll or flush writes
+        # them out, and nothing waits for the confirm (BlockingChannel.basic_publish would).
         self.channel._impl.basic_publish(message.exchange, message.routing_key, message.body,  # noqa: SLF001
                                          properties=message.props, mandatory=message.mandatory)
 
@@ -517,7 +518,7 @@ class Bus:
                 self.reconnect(exc)
 
 
-def join_writes(conn: pika.BlockingConnection, limit: int | None = None) -> bool:
+def join_writes(conn: pika.BlockingConnection, limit: int = WRITE_LIMIT) -> bool:
     """Make ``conn`` write what it has buffered in few ``send`` calls instead of one per frame.
 
     pika sends every frame with its own system call: a publish is three (method, header, body), a
@@ -529,7 +530,6 @@ def join_writes(conn: pika.BlockingConnection, limit: int | None = None) -> bool
     """
     from pika.adapters.utils import io_services_utils
 
-    limit = WRITE_LIMIT if limit is None else limit
     transport = getattr(conn._impl, "_transport", None)   # noqa: SLF001 - pika offers no hook for this
     if type(transport) is not io_services_utils._AsyncPlaintextTransport:   # noqa: SLF001
         return False
