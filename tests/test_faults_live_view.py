@@ -105,3 +105,17 @@ def test_on_a_terminal_the_table_is_drawn_live():
     assert progress.live is None
     assert "mutexlab monitor" in out.getvalue() and "HELD" in out.getvalue()
     assert "lamport 4" not in out.getvalue(), "no plain lines on a terminal"
+
+
+def test_the_message_rate_window_keeps_only_the_last_window_of_sends():
+    """A long run at a high rate: the window holds the sends of the last WINDOW seconds and no more
+    (it is trimmed as sends arrive, not rebuilt: the monitor's cost per send stays constant)."""
+    clock = FakeClock()
+    progress = Progress(io.StringIO(), clock=clock)
+    progress.begin(["node-1", "node-2"])
+    for n in range(20_480):                                    # 128 sends a second (exact in binary) for 160 s
+        clock.now += 1 / 128
+        feed(progress, "node-1", "send", type="REQUEST", to="node-2", lamport=n)
+        if n % 5_000 == 4_999:
+            assert len(progress.sends) == 640, "only the last 5 s of sends are kept"
+    assert progress.rate() == (128.0, 128.0)

@@ -23,7 +23,7 @@ import json
 import logging
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -97,7 +97,8 @@ class Progress:
         self.rows: dict[str, dict] = {}
         self.holders: dict[str, Counter[str]] = {}    # resource -> {holder: units}
         self.eggs_per_reed: Counter[str] = Counter()
-        self.sends: list[float] = []                   # arrival times of the sends in the window
+        # Arrival times of the sends, oldest first; invariant: none older than WINDOW before the last one.
+        self.sends: deque[float] = deque()
         self.total_sends = 0
         self.began = clock()
         self._drawn = 0.0
@@ -117,10 +118,15 @@ class Progress:
                              console=Console(file=self.out))
             self.live.start()
 
+    def _forget_before(self, now: float) -> None:
+        """Drop the sends that left the window (from the old end: O(1) per send, amortised)."""
+        while self.sends and self.sends[0] <= now - self.WINDOW:
+            self.sends.popleft()
+
     def rate(self) -> tuple[float, float]:
         """(messages/s over the last WINDOW seconds, messages/s since the start)."""
         now = self.clock()
-        self.sends = [t for t in self.sends if t > now - self.WINDOW]
+        self._forget_before(now)
         recent = len(self.sends) / min(self.WINDOW, max(now - self.began, 1e-9))
         overall = self.total_sends / max(now - self.began, 1e-9)
         return recent, overall
@@ -163,9 +169,9 @@ class Progress:
         units = event.get("units", 1) if isinstance(event.get("units"), int) else 1
         if kind == "send":
             self.total_sends += 1
-            self.sends.append(self.clock())
-            if len(self.sends) > 4096:      # off a terminal nobody asks for the rate: keep the window small
-                self.rate()
+            now = self.clock()
+            self.sends.append(now)
+            self._forget_before(now)    # off a terminal nobody asks for the rate: keep the window small
         elif kind == "enter":
             row["entries"] += 1
             self.holders.setdefault(str(event.get("resource")), Counter())[name] += units
