@@ -1,7 +1,7 @@
 """The monitor (DESIGN.md §6): admits the participants, records the trace, decides the run.
 
 It consumes ``mutexlab.<run>.monitor`` (bound to ``#``), so it sees every join, trace event
-(``audit.*``, one batch per input of a participant), status (``status.*``) and protocol
+(``audit.*``, one batch per step of a participant), status (``status.*``) and protocol
 message. It
 
 * runs membership (membership.py): pids, P, the welcome that starts the run, refusals;
@@ -352,7 +352,7 @@ class Monitor:
         if head == "join":
             self._join(data)
         elif head == "audit":
-            events = data.get("events", [data])    # a batch (one input's events), or a single event
+            events = data.get("events", [data])    # a batch (one step's events), or a single event
             if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
                 self.bus.dead_letter(delivery, "monitor: an audit batch must hold a list of JSON objects")
                 return

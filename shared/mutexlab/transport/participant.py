@@ -4,10 +4,14 @@ The effects are carried out by ``ServiceDriver``, a ``sim.driver.Driver``: the s
 simulator applies them in order, handles sends to oneself locally, numbers messages and
 records the trace events. Only two things differ: a network send is a persistent, confirmed
 publish of an envelope (``<TYPE>.<dest>``), a ``Schedule`` is a real timer (dwell seconds per
-kind), and the trace events go to the monitor instead of a file: those of one input as one
-batch (``audit.<name>``, ``{"events": [...], "status": {...}}``, the status only when the input
-changed the state), published before the input's protocol messages, so the monitor always
-learns of a send before anyone can report its receipt.
+kind), and the trace events go to the monitor instead of a file.
+
+The inputs taken in one round of the loop (the deliveries of one poll, then the timers due) form
+one step, published together when the round ends: first one batch with their trace events
+(``audit.<name>``, ``{"events": [...], "status": {...}}``, the status only when the state changed),
+then their protocol messages in effect order, then the acks of their deliveries in delivery
+order. So the monitor always learns of a send before anyone can report its receipt, and a
+delivery is acked only behind everything it caused.
 
 Invariants: a protocol input is handled at most once (per-link sequence numbers drop
 redelivered duplicates) and acked only after its effects are confirmed by the broker (the bus
@@ -98,7 +102,11 @@ class Participant:
         self.inbox = LinkInbox()
         self.link_seq: Counter[int] = Counter()
         self.audit = AuditSink()
-        self.outbox: list[tuple[str, dict, str]] = []   # this input's protocol messages, in effect order
+        # The step being handled (see the module doc): its protocol messages in effect order, its
+        # deliveries to ack in delivery order, and whether it changed the state.
+        self.outbox: list[tuple[str, dict, str]] = []
+        self.handled: list[Delivery] = []
+        self.changed = False
         self.timers: list[tuple[float, int, str]] = []
         self._timer_seq = 0
         self.dwell: dict[str, float] = {}
@@ -212,6 +220,7 @@ class Participant:
             while self.timers and self.timers[0][0] <= now and not self.stopped:
                 _, _, action = heapq.heappop(self.timers)
                 self._input(lambda p, a=action: p.on_local(a))
+            self._publish_step()
             if time.monotonic() - self._last_status >= self.settings.heartbeat:
                 self._status()
             if time.monotonic() - self._monitor_checked >= self.settings.heartbeat and not self._monitor_present():
@@ -264,11 +273,20 @@ class Participant:
 
     # -- inputs ---------------------------------------------------------------------------
     def _input(self, step) -> None:
+        """A local input (the start, a timer): its effects join the step."""
+        self._apply(lambda: self.driver.feed(self.pid, step))
+
+    def _apply(self, action) -> None:
+        """Carry out one input through the driver; a state change is logged at once."""
         proto = self.setup.protocols[self.pid]
         before = proto.state
         self.driver.now = time.time() - self.start_time
-        self.driver.feed(self.pid, step)
-        self._publish_effects(before)
+        try:
+            action()
+        finally:
+            if proto.state != before:
+                self.changed = True
+                log.info("%s state %s lamport %d", self.name, proto.state, proto.clock.time)
 
     def _handle(self, delivery: Delivery) -> None:
         if delivery.routing_key.startswith("control."):
@@ -279,7 +297,7 @@ class Participant:
             if data.get("kind") == "stop":
                 log.info("%s: stop (%s)", self.name, data.get("reason", "run over"))
                 self.stopped = True
-            self.bus.ack(delivery)
+            self.handled.append(delivery)
             return
         try:
             env = parse_envelope(delivery.body, self.settings.run_id, self.name, self.roster)
@@ -291,22 +309,18 @@ class Participant:
             return
         if not self.inbox.accept(env["from"], env["seq"]):
             log.info("%s: duplicate %s from %s (seq %d) dropped", self.name, env["id"], env["from"], env["seq"])
-            self.bus.ack(delivery)
+            self.handled.append(delivery)
             return
-        proto = self.setup.protocols[self.pid]
-        before = proto.state
-        self.driver.now = time.time() - self.start_time
         try:
-            self.driver.deliver(self.roster[env["from"]], self.pid, msg, env["id"], env["vc"])
+            self._apply(lambda: self.driver.deliver(self.roster[env["from"]], self.pid, msg, env["id"], env["vc"]))
         except Exception as exc:  # noqa: BLE001 - a protocol refusing its input must not kill the process
             log.exception("%s: the protocol failed on %s", self.name, env["id"])
-            self._publish_effects(before)     # whatever it did before failing happened
-            self._dead_letter(delivery, f"the protocol failed on it: {exc!r}")
+            self._dead_letter(delivery, f"the protocol failed on it: {exc!r}")   # what it did before failing happened
             return
-        self._publish_effects(before)
-        self.bus.ack(delivery)
+        self.handled.append(delivery)
 
     def _dead_letter(self, delivery: Delivery, reason: str) -> None:
+        self._publish_step()    # the step so far first: acks leave in delivery order
         self.dead_letters += 1
         log.warning("%s: dead-lettered a message (%s): %s", self.name, delivery.routing_key, reason)
         self.bus.dead_letter(delivery, reason)
@@ -320,23 +334,24 @@ class Participant:
                         self.setup.codec.to_dict(msg))
         self.outbox.append((f"{msg.type}.{dest}", body, msg_id))
 
-    def _publish_effects(self, before: str) -> None:
-        """Publish one input's effects: first one batch with its trace events (and, when the
-        state changed, the new status, so the monitor's view of a process never lags its trace),
-        then its protocol messages, in order."""
-        proto = self.setup.protocols[self.pid]
-        changed = proto.state != before
-        if changed:
-            log.info("%s state %s lamport %d", self.name, proto.state, proto.clock.time)
+    def _publish_step(self) -> None:
+        """Publish the step's effects: first one batch with its trace events (and, when the state
+        changed, the new status, so the monitor's view of a process never lags its trace), then its
+        protocol messages in order, then the acks of its deliveries (each held back by the bus until
+        everything published before it is confirmed)."""
         batch: dict[str, Any] = {"events": self.audit.take()}
-        if changed:
+        if self.changed:
             batch["status"] = self._status_body()
             self._last_status = time.monotonic()
-        if batch["events"] or changed:
+            self.changed = False
+        if batch["events"] or "status" in batch:
             self.bus.send(f"audit.{self.name}", batch)
         outbox, self.outbox = self.outbox, []
         for routing_key, body, msg_id in outbox:
             self.bus.send(routing_key, body, message_id=msg_id)
+        handled, self.handled = self.handled, []
+        for delivery in handled:
+            self.bus.ack(delivery)
 
     def add_timer(self, action: str, dwell: str) -> None:
         seconds = self.dwell.get(dwell, self.default_dwell)
@@ -344,7 +359,9 @@ class Participant:
         heapq.heappush(self.timers, (time.monotonic() + seconds, self._timer_seq, action))
 
     def _status(self, final: bool = False) -> None:
-        """A status on its own (``status.<name>``): at the start, as the heartbeat, at the end."""
+        """A status on its own (``status.<name>``): at the start, as the heartbeat, at the end
+        (after the step so far: a status never runs ahead of the trace)."""
+        self._publish_step()
         self.bus.send(f"status.{self.name}", self._status_body(final))
         self._last_status = time.monotonic()
 
