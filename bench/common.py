@@ -97,23 +97,93 @@ def say(text: str = "") -> None:
     print(text, flush=True)
 
 
-def broker_cpu_seconds() -> float | None:
-    """CPU time (user + system) the local RabbitMQ node (``beam.smp``) has used so far, or None
-    when no broker runs on this machine (a remote ``--amqp-url``) or /proc cannot say."""
+def broker_pid() -> int | None:
+    """The local RabbitMQ node's process (``beam.smp``), or None when no broker runs on this
+    machine (a remote ``--amqp-url``) or /proc cannot say."""
     try:
-        tick = os.sysconf("SC_CLK_TCK")
         for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/comm", encoding="ascii") as handle:
-                    if not handle.read().startswith("beam"):
-                        continue
-                with open(f"/proc/{entry}/stat", encoding="ascii") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-                return (int(fields[11]) + int(fields[12])) / tick   # utime, stime (fields 14, 15)
-            except OSError:
-                continue
-    except (OSError, ValueError):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/comm", encoding="ascii") as handle:
+                        if handle.read().startswith("beam"):
+                            return int(entry)
+                except OSError:
+                    continue
+    except OSError:
         return None
     return None
+
+
+def broker_cpu_seconds(pid: int | None = None) -> float | None:
+    """CPU time (user + system) the local RabbitMQ node (process ``pid``, found when not given) has
+    used so far, or None when there is none or /proc cannot say."""
+    pid = pid or broker_pid()
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")   # utime, stime (fields 14, 15)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _machine_jiffies() -> tuple[int, int] | None:
+    """(busy, total) CPU time of the whole machine so far, in clock ticks (/proc/stat; idle and
+    iowait are not busy), or None where /proc cannot say."""
+    try:
+        with open("/proc/stat", encoding="ascii") as handle:
+            fields = [int(x) for x in handle.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    total = sum(fields[:8])            # user nice system idle iowait irq softirq steal (guest is inside user)
+    return total - fields[3] - fields[4], total
+
+
+class CpuSampler:
+    """Samples, every ``period`` seconds in a thread, the machine's busy and total CPU time and the
+    local broker's CPU time, stamped with Unix time; ``window(t0, t1)`` then tells how busy the
+    machine was and how much CPU the broker took between two moments of a run (for instance from
+    the welcome that starts it to its completion, without the processes' start-up)."""
+
+    def __init__(self, period: float = 0.02) -> None:
+        import threading
+
+        self.period = period
+        self.broker = broker_pid()
+        self.samples: list[tuple[float, int, int, float | None]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        jiffies = _machine_jiffies()
+        if jiffies is not None:
+            self.samples.append((time.time(), *jiffies, broker_cpu_seconds(self.broker) if self.broker else None))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            self._stop.wait(self.period)
+
+    def __enter__(self) -> "CpuSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def window(self, t0: float, t1: float) -> dict | None:
+        """Between the last sample at or before ``t0`` and the first at or after ``t1``: the machine's
+        busy fraction (of all its cores) and the broker's CPU seconds; None without two such samples."""
+        before = [s for s in self.samples if s[0] <= t0]
+        after = [s for s in self.samples if s[0] >= t1]
+        if not before or not after:
+            return None
+        first, last = before[-1], after[0]
+        total = last[2] - first[2]
+        broker = None if first[3] is None or last[3] is None else round(last[3] - first[3], 3)
+        return {"seconds": round(last[0] - first[0], 3),
+                "machine_busy": round((last[1] - first[1]) / total, 3) if total > 0 else None,
+                "broker_cpu_s": broker}

@@ -102,7 +102,7 @@ def _headlines(results: dict) -> list[str]:
                        f"{fmt(max(r['msgs_per_s'] for r in runs))} protocol msgs/s, a median "
                        f"{statistics.median(r['msgs_vs_latency_bound'] for r in bounded):.0%} of what their "
                        f"synchronization delay allows (messages per entry ÷ delay; {fmt(min(delays))}–{fmt(max(delays))} ms "
-                       f"per handover): they are bound by handover latency, not by the transport's rate.")
+                       f"per handover){_what_bounds_the_runs(runs, results['machine'].get('nproc'))}.")
         for n in sorted(sem):
             at_n = [r for r in runs if r["n"] == n]
             top = max(at_n, key=lambda r: r["entries_per_s"] or 0)
@@ -197,9 +197,12 @@ CPU time (from /proc) over the measurement divided by the messages (worker conne
 upper bound). **Algorithms** (each run 3 times in full mode: the median by entries/s is shown, with
 every run's rate beside it; a failed run would be shown instead): started exactly as a user does
 (`mutexlab run mutex -a ALG -N n -r R --dwell 0`): the monitor and n participants as separate OS
-processes, every protocol message a persistent, confirmed publish, each input's trace events one batch
+processes, every protocol message a persistent, confirmed publish, each step's trace events one batch
 to the monitor, the trace audited at the end. `duration` is the monitor's (from the welcome that starts
-the run to completion); entries/s and msgs/s are over it. `sync delay` (exit → next entry while someone
+the run to completion); entries/s and msgs/s are over it, and so are `CPU busy` (the share of all the
+machine's cores busy, from /proc/stat sampled every 20 ms) and `broker CPU µs/msg` (the local broker's
+CPU per protocol message: the message, the monitor's copy, its share of trace batches, statuses,
+confirms and acks). `sync delay` (exit → next entry while someone
 waits) and `send→recv` come from the trace (wall clock). `latency bound` = messages per entry ÷ sync
 delay: the rate if every handover took exactly the measured delay and nothing else. The **queue
 semaphore** is one token message, take = consume with prefetch 1, give back = confirmed publish + ack;
@@ -219,7 +222,14 @@ alternating).
    when the state changed — instead of one confirmed publish per event and one per status;
 3. *the monitor* acks cumulatively once per batch of deliveries, with a prefetch of 1,000;
 4. *one write per input*: pika sends each frame with its own system call (three per publish); the Bus
-   joins what an input buffered into one write, so the broker reads one segment instead of 3k.
+   joins what an input buffered into one write, so the broker reads one segment instead of 3k;
+5. *one trace batch per step* (session 4): the inputs a participant takes in one round of its loop (the
+   deliveries of one poll, then the timers due) share one batch, published before their messages,
+   with their acks after both — at saturation about 45% fewer audit messages (Ricart–Agrawala N = 5,
+   200 requests per node: some 1,100 batches per node instead of 2,000);
+6. *the monitor's message-rate window* (session 4) is trimmed from its old end on each send; it was
+   rebuilt on every send once more than 4,096 sends fell inside its 5 s window, which took 39% of the
+   monitor's CPU in a long run (the short runs of earlier full runs never reached it).
 
 Why the decentralized algorithms stay far behind the centralized mechanisms in entries per second:
 - **messages per entry**: a semaphore entry is one publish and one delivery; Ricart–Agrawala needs
@@ -227,7 +237,9 @@ Why the decentralized algorithms stay far behind the centralized mechanisms in e
   publish, a delivery, a validating decode and a trace batch;
 - **synchronization delay**: the next node enters only after at least one message hop after an exit
   (two for Maekawa), and a hop under load crosses the broker and two busy Python processes;
-- **CPU**: n + 1 Python processes and the broker share 2 cores.
+- **CPU**: n + 1 Python processes and the broker share the machine's cores, and every protocol message
+  costs the broker a persistent publish routed to two queues (the receiver's and the monitor's tap), a
+  share of a trace batch, the confirms and the acks (the `CPU busy` and `broker CPU µs/msg` columns).
 The Redis lock is fast but unfair with its default 0.1 s polling: the releasing process re-acquires at
 once, so one process takes long streaks while the others sleep.
 """
@@ -348,6 +360,23 @@ def stream_rows(p3: dict) -> dict[tuple[str, str, int], dict]:
     return {(s.get("code", "transport"), s["mode"], s.get("per_input", 1)): s for s in p3.get("stream", [])}
 
 
+def _what_bounds_the_runs(runs: list[dict], nproc: int | None) -> str:
+    """A clause saying, from the measured CPU, whether the runs waited for the CPU or for handovers
+    (empty for results written before the CPU was measured)."""
+    busy = [r["machine_busy"] for r in runs if r.get("machine_busy") is not None]
+    broker = [r["broker_cpu_us_per_msg"] for r in runs if r.get("broker_cpu_us_per_msg") is not None]
+    if not busy:
+        return ""
+    cores = f"{nproc} cores" if nproc else "cores"
+    text = (f": during the runs the machine's {cores} were {min(busy):.0%}–{max(busy):.0%} busy "
+            f"(median {statistics.median(busy):.0%})")
+    if broker:
+        text += f", the broker taking {fmt(min(broker))}–{fmt(max(broker))} µs of CPU per protocol message"
+    if statistics.median(busy) >= 0.85:
+        return text + " — they are bound by CPU (the broker's and the n + 1 Python processes'), which each handover waits for"
+    return text + " — they wait for handovers more than for the CPU"
+
+
 def _part3_findings(p3: dict) -> str:
     """Why the transport's own stream stays where it is, with this run's figures."""
     streams = stream_rows(p3)
@@ -376,8 +405,9 @@ def _part3_findings(p3: dict) -> str:
         lines.append(f"- **several messages per input** leave in one write (the Bus joins pika's frames): at four "
                      f"per input the transport streams {fmt(burst['msgs_per_s'])} msgs/s, {burst['vs_twin']:.2f} × the "
                      f"twin's {fmt(burst_twin['msgs_per_s'])}.")
-    lines.append("The algorithms themselves are bound earlier still, by their handover latency (the `latency bound` "
-                 "column).")
+    bound = _what_bounds_the_runs(p3["runs"], None)
+    if bound:
+        lines.append("The algorithm runs move far fewer messages than the stream" + bound + ".")
     return "\n".join(lines) + "\n"
 
 

@@ -5,15 +5,18 @@ one receiver through the participant's code path, with the monitor's tap), besid
 three settings and beside raw pika doing exactly the stream's broker work (the twin). Then each
 algorithm run is the real thing, exactly as a user starts it: ``mutexlab run mutex`` (or
 ``bees``) with zero dwell times — the monitor and every participant as separate OS processes,
-every protocol message a confirmed, persistent publish, each input's trace events published to
-the monitor as one batch, the trace audited at the end. An algorithm's message rate is bounded
-by its synchronization delay, not by the transport: ``latency_bound_msgs_per_s`` = messages per
-entry ÷ synchronization delay, what the run would reach if every handover took exactly the
-measured delay and nothing else. Figures come from the monitor's JSON summary (``duration``:
-from the welcome that starts the run to the moment it is complete) and from the trace it writes
-(trace events = the audit publishes; synchronization delay in milliseconds via
-``mutexlab.metrics.measure``). ``wall_s`` is the whole command, process start-up and audit
-included.
+every protocol message a confirmed, persistent publish, each step's trace events published to
+the monitor as one batch, the trace audited at the end. ``latency_bound_msgs_per_s`` = messages
+per entry ÷ synchronization delay, what the run would reach if every handover took exactly the
+measured delay and nothing else. ``machine_busy`` is the share of all the machine's cores busy
+from the welcome that starts the run to its completion (/proc/stat, sampled every 20 ms), and
+``broker_cpu_us_per_msg`` the local broker's CPU over the same span per protocol message (the
+message, the monitor's copy, its share of trace batches, statuses, confirms and acks): whether a
+run waits for handovers or for the CPU. Figures come from the monitor's JSON summary
+(``started``, ``duration``: from the welcome that starts the run to the moment it is complete) and
+from the trace it writes (trace events = the audit publishes; synchronization delay in
+milliseconds via ``mutexlab.metrics.measure``). ``wall_s`` is the whole command, process
+start-up and audit included.
 
 Part 4 runs the bees end to end and compares the message count with the simulator's for the
 same configuration and seed (zero dwell in both).
@@ -30,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .common import ROOT, ratio, say, table
+from .common import ROOT, CpuSampler, ratio, say, table
 
 DEFAULT_AMQP = "amqp://guest:guest@127.0.0.1:5672/%2F"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
@@ -45,10 +48,11 @@ def mutexlab_run(args: list[str], url: str, timeout: float) -> dict:
         trace = Path(tmp) / "trace.jsonl"
         command = [sys.executable, "-m", "mutexlab", "run", *args, "--dwell", "0", "--json", "--trace", str(trace),
                    "--amqp-url", url, "--stall-timeout", "60", "--join-timeout", "240"]
-        started = time.perf_counter()
-        proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                              env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        wall = time.perf_counter() - started
+        began = time.perf_counter()
+        with CpuSampler() as cpu:
+            proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                                  env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        wall = time.perf_counter() - began
         try:
             summary = json.loads(proc.stdout)
         except json.JSONDecodeError:
@@ -60,6 +64,9 @@ def mutexlab_run(args: list[str], url: str, timeout: float) -> dict:
     duration = summary.get("duration") or 0.0
     messages = sum(summary.get("messages", {}).values())
     entries = sum(summary.get("entries", {}).values())
+    # The machine's CPU from the welcome to completion (the processes' start-up left out).
+    busy = cpu.window(summary["started"], summary["started"] + duration) if summary.get("started") and duration else None
+    broker_s = busy and busy["broker_cpu_s"]
     return {"command": "mutexlab run " + " ".join(args) + " --dwell 0", "exit_code": proc.returncode,
             "complete": summary.get("complete"), "safe": summary.get("safe"), "duration_s": duration,
             "wall_s": round(wall, 2), "messages": messages, "messages_by_type": summary.get("messages", {}),
@@ -72,6 +79,8 @@ def mutexlab_run(args: list[str], url: str, timeout: float) -> dict:
             if entries and metrics.sync_delay else None,
             "one_hop_ms": None if metrics.mean_delay is None else round(metrics.mean_delay * 1000, 2),
             "sync_delay_ms": None if metrics.sync_delay is None else round(metrics.sync_delay * 1000, 2),
+            "machine_busy": busy and busy["machine_busy"],
+            "broker_cpu_us_per_msg": round(broker_s / messages * 1e6) if broker_s is not None and messages else None,
             "duplicates": summary.get("duplicates"), "dead_letters": summary.get("dead_letters")}
 
 
@@ -90,7 +99,7 @@ def part3(full: bool, amqp: str, redis_url: str, algorithms: list[str] | None = 
 
     from . import stream as transport_stream
 
-    requests = 10 if full else 2
+    requests = 30 if full else 2    # enough for a run of a second or more at N = 5 (start-up excluded)
     contention_rounds = 200 if full else 20
     counts = {"transient": 20_000, "confirmed": 5_000, "pipelined": 20_000} if full else \
         {"transient": 3_000, "confirmed": 1_000, "pipelined": 3_000}
@@ -179,6 +188,10 @@ def _ratios3(row: dict) -> dict:
             "duration_s": f"{row['duration_s']:.2f}"}
 
 
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
 def _r3(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
@@ -206,12 +219,14 @@ def render3(part: dict) -> str:
     out.append("")
     out.append(table(["algorithm", "N", "entries", "msgs", "msgs/entry", "duration s", "entries/s",
                       "repeats entries/s", "msgs/s", "sync delay ms", "latency bound msgs/s", "msgs ÷ bound",
-                      "msgs ÷ raw", "× semaphore", "× redis 0.1s", "× redis 1ms", "send→recv ms", "safe", "complete"],
+                      "msgs ÷ raw", "× semaphore", "× redis 0.1s", "× redis 1ms", "send→recv ms", "CPU busy",
+                      "broker CPU µs/msg", "safe", "complete"],
                      [[r["algorithm"], r["n"], r["entries"], r["messages"], r["msgs_per_entry"], r["duration_s"],
                        r["entries_per_s"], _repeated(r.get("repeats_entries_per_s"), r["entries_per_s"], 1),
                        r["msgs_per_s"], r["sync_delay_ms"], r.get("latency_bound_msgs_per_s"),
                        r["msgs_vs_latency_bound"], r["msgs_vs_raw_transient"], r["vs_semaphore"],
-                       r["vs_redis_default"], r["vs_redis_1ms"], r["one_hop_ms"], r["safe"], r["complete"]]
+                       r["vs_redis_default"], r["vs_redis_1ms"], r["one_hop_ms"], _percent(r.get("machine_busy")),
+                       r.get("broker_cpu_us_per_msg"), r["safe"], r["complete"]]
                       for r in (_ratios3(r) for r in part["runs"])], digits=1))
     return "\n".join(out)
 

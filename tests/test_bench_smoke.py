@@ -74,6 +74,19 @@ def test_literature_reference_choices():
     assert complexity.literature("raymond", 31, {}, "heavy")[1] == complexity.RAYMOND_HEAVY
 
 
+def test_cpu_window_takes_the_samples_around_the_span():
+    from bench.common import CpuSampler
+
+    cpu = CpuSampler()
+    # (Unix time, busy ticks, total ticks, broker CPU seconds): 10.0 → 12.0 three quarters busy.
+    cpu.samples = [(9.0, 0, 100, 1.0), (10.0, 50, 200, 1.5), (11.0, 120, 300, 2.0), (12.0, 200, 400, 2.5),
+                   (13.0, 200, 500, 2.5)]
+    assert cpu.window(10.0, 12.0) == {"seconds": 2.0, "machine_busy": 0.75, "broker_cpu_s": 1.0}
+    assert cpu.window(10.5, 11.5) == {"seconds": 2.0, "machine_busy": 0.75, "broker_cpu_s": 1.0}
+    assert cpu.window(12.5, 14.0) is None, "no sample after the span: nothing to say"
+    assert cpu.window(8.0, 9.5) is None, "no sample before the span"
+
+
 def test_contention_summary_catches_overlapping_critical_sections():
     fine = [{"who": 1, "cs": [(0, 10), (20, 30)], "start": 0, "end": 30},
             {"who": 2, "cs": [(11, 19)], "start": 0, "end": 40}]
@@ -141,6 +154,8 @@ def test_rabbit_baselines_and_a_real_run(amqp_url):
     assert run["entries"] == 2 and run["messages"] == 4          # 2(N−1) per entry
     assert run["trace_events"] > run["messages"] and run["entries_per_s"] > 0
     assert run["latency_bound_msgs_per_s"] is None or run["latency_bound_msgs_per_s"] > 0
+    assert 0 < run["machine_busy"] <= 1, "the machine's CPU is sampled over the run"
+    assert run["broker_cpu_us_per_msg"] is not None, "the local broker's CPU is measured"
 
 
 def _redis_url() -> str | None:

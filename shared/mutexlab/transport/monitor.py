@@ -60,6 +60,7 @@ class Outcome:
     safe: bool = True
     verdict: str = ""
     violations: list[str] = field(default_factory=list)
+    started: float = 0.0        # the welcome that starts the run, Unix time (duration counts from it)
     duration: float = 0.0
     messages: dict[str, int] = field(default_factory=dict)
     tapped: int = 0
@@ -444,7 +445,7 @@ class Monitor:
                                           "waiting": {}, "silent_for": None})["undelivered"] = n
         return Outcome(run_id=self.settings.run_id, algorithm=setup.algorithm,
                        processes=self.roster.count(self.roster.scalable), complete=complete, stalled=stalled,
-                       duration=round(time.time() - self.started, 3), messages=dict(sorted(self.messages.items())),
+                       started=round(self.started, 3), duration=round(time.time() - self.started, 3), messages=dict(sorted(self.messages.items())),
                        tapped=self.tapped, entries=dict(sorted(self.entries.items())),
                        notes=dict(sorted(self.notes.items())),
                        states={n: self.status.get(n, {}).get("state", "unknown")
