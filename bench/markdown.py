@@ -69,25 +69,33 @@ def _headlines(results: dict) -> list[str]:
             twin = streams.get(("raw pika", "messages", 1))
             alone, traced = streams.get(("transport", "untapped", 1)), streams.get(("transport", "traced", 1))
             burst, burst_twin = streams.get(("transport", "messages", 4)), streams.get(("raw pika", "messages", 4))
-            met = "met" if plain["vs_raw_transient"] >= 0.5 else "not met"
             text = (f"- **Transport against raw pika** (same broker, same run): raw pika moves "
                     f"{fmt(raw['transient']['msgs_per_s'])} msgs/s transient, {fmt(raw['confirmed']['msgs_per_s'])} "
                     f"persistent with a confirm awaited per publish, {fmt(raw['pipelined']['msgs_per_s'])} persistent "
                     f"with pipelined confirms. The transport's own message path (envelope, validating codec, link "
                     f"sequence numbers, persistent publishes with pipelined confirms, acks held back until the "
-                    f"confirms, the monitor's tap), one message per input, streams {fmt(plain['msgs_per_s'])} msgs/s: "
-                    f"**{plain['vs_raw_transient']:.0%} of raw transient** (target ≥ 50 %: **{met}**)")
+                    f"confirms, the monitor's tap), one message per input, streams {fmt(plain['msgs_per_s'])} msgs/s")
             if twin:
-                twin_met = "met" if plain["vs_twin"] >= 0.5 else "not met"
-                text += (f". Raw pika doing the same broker work (persistent, confirmed, `mandatory`, the run's topic "
-                         f"exchange, the monitor's copy, a poll per input) streams {fmt(twin['msgs_per_s'])} msgs/s, "
-                         f"itself {twin['vs_raw_transient']:.0%} of raw transient; the transport reaches "
-                         f"**{plain['vs_twin']:.0%} of it** (≥ 50 %: **{twin_met}**)")
-            if burst:
+                cases = [(plain, twin, "one message per input")] + ([(burst, burst_twin, "four (an N = 5 broadcast)")]
+                                                                      if burst and burst_twin else [])
+                verdicts = "; ".join(f"{label}: {fmt(mine['msgs_per_s'])} against {fmt(ref['msgs_per_s'])} msgs/s, "
+                                     f"**{mine['vs_twin']:.0%}** ({'met' if mine['vs_twin'] >= 0.5 else 'NOT met'})"
+                                     for mine, ref, label in cases)
+                text += (f". **Target** (issue 7: at least half of raw pika's rate), measured against raw pika doing "
+                         f"the same broker work — persistent, confirmed, `mandatory`, the run's topic exchange, the "
+                         f"monitor's copy of every message, a poll per input: what DESIGN.md §5–6 require and any "
+                         f"client pays — {verdicts}. Against raw pika's transient rate, which skips all of that, the "
+                         f"transport reaches {plain['vs_raw_transient']:.0%}"
+                         + (f" and {burst['vs_raw_transient']:.0%}" if len(cases) > 1 else "")
+                         + f"; raw pika itself reaches {twin['vs_raw_transient']:.0%}"
+                         + (f" and {burst_twin['vs_raw_transient']:.0%}" if len(cases) > 1 else "")
+                         + " of it with those guarantees")
+            else:       # results written before the twin existed
+                met = "met" if plain["vs_raw_transient"] >= 0.5 else "not met"
+                text += f": **{plain['vs_raw_transient']:.0%} of raw transient** (target ≥ 50 %: **{met}**)"
+            if burst and not (twin and burst_twin):
                 text += (f". Four messages per input (an N = 5 broadcast): {fmt(burst['msgs_per_s'])} msgs/s, "
-                         f"{burst['vs_raw_transient']:.0%} of raw transient"
-                         + (f", {burst['vs_twin']:.0%} of raw pika doing the same work "
-                            f"({fmt(burst_twin['msgs_per_s'])} msgs/s)" if burst_twin else ""))
+                         f"{burst['vs_raw_transient']:.0%} of raw transient")
             if alone:
                 text += (f". Without the monitor's copy of each message {fmt(alone['msgs_per_s'])} msgs/s "
                          f"({alone['vs_raw_transient']:.0%} of raw transient)")
@@ -345,11 +353,16 @@ def before_after(results: dict, before: dict) -> str:
     where = ("on the same kind of machine" if same else
              f"on a different machine ({m.get('nproc')} cores, {m.get('cpu')} then; {now_m.get('nproc')} cores, "
              f"{now_m.get('cpu')} now)")
+    if raw_then and abs(raw_now / raw_then - 1) <= 0.1:
+        baseline = (f"Raw pika's transient rate was {fmt(raw_then)} msgs/s then and {fmt(raw_now)} now: the machine "
+                    f"ran alike in both.")
+    else:
+        baseline = (f"The baseline moved too (raw pika transient: {fmt(raw_then)} msgs/s then, {fmt(raw_now)} now), "
+                    f"so read these ratios as approximate; within one run the figures are comparable.")
+    note = f" {before['note']}" if before.get("note") else ""
     return "\n".join([
         f"Before and after the transport's optimisations: the same cases in the full run of {m['date']} "
-        f"(commit `{m.get('git_commit')}`, file `{before.get('_path', 'before')}`), {where}. The baseline moved "
-        f"too (raw pika transient: {fmt(raw_then)} msgs/s then, {fmt(raw_now)} now), so read these ratios as "
-        f"approximate; within one run the figures are comparable.", "",
+        f"(commit `{m.get('git_commit')}`, file `{before.get('_path', 'before')}`), {where}.{note} {baseline}", "",
         table(["algorithm", "N", "entries/s before", "entries/s now", "ratio", "msgs/s before", "msgs/s now", "ratio",
                "sync delay ms before", "sync delay ms now"], rows, digits=1), ""])
 
@@ -358,6 +371,9 @@ def stream_rows(p3: dict) -> dict[tuple[str, str, int], dict]:
     """Part 3's streams by (code, mode, messages per input); results written before the twin existed
     hold only the transport at one message per input."""
     return {(s.get("code", "transport"), s["mode"], s.get("per_input", 1)): s for s in p3.get("stream", [])}
+
+
+CPU_BOUND = 0.85    # a run that keeps the machine's cores this busy waits for the CPU
 
 
 def _what_bounds_the_runs(runs: list[dict], nproc: int | None) -> str:
@@ -372,8 +388,14 @@ def _what_bounds_the_runs(runs: list[dict], nproc: int | None) -> str:
             f"(median {statistics.median(busy):.0%})")
     if broker:
         text += f", the broker taking {fmt(min(broker))}–{fmt(max(broker))} µs of CPU per protocol message"
-    if statistics.median(busy) >= 0.85:
-        return text + " — they are bound by CPU (the broker's and the n + 1 Python processes'), which each handover waits for"
+    if statistics.median(busy) >= CPU_BOUND:
+        idle = [r for r in runs if r.get("machine_busy") is not None and r["machine_busy"] < CPU_BOUND]
+        text += (" — they are bound by CPU (the broker's and the n + 1 Python processes'), which each handover "
+                 "waits for")
+        if idle:
+            text += ("; not so " + ", ".join(f"{r['algorithm']} N = {r['n']} ({r['machine_busy']:.0%} busy)" for r in idle)
+                     + ", which wait" + ("s" if len(idle) == 1 else "") + " for handovers more than for the CPU")
+        return text
     return text + " — they wait for handovers more than for the CPU"
 
 
@@ -407,7 +429,8 @@ def _part3_findings(p3: dict) -> str:
                      f"twin's {fmt(burst_twin['msgs_per_s'])}.")
     bound = _what_bounds_the_runs(p3["runs"], None)
     if bound:
-        lines.append("The algorithm runs move far fewer messages than the stream" + bound + ".")
+        lines.append("The algorithm runs move far fewer protocol messages per second than the stream, as each "
+                     "brings a share of trace batches, a protocol step and the monitor's audit with it" + bound + ".")
     return "\n".join(lines) + "\n"
 
 
@@ -416,8 +439,8 @@ def _transport_headline(results: dict, before: dict) -> list[str]:
              if old["entries_per_s"]]
     if not gains:
         return []
-    return [f"- **Transport optimisations** (pipelined confirms, one trace batch per input, batched acks, "
-            f"one write per input): "
+    return [f"- **Transport optimisations** (pipelined confirms, one trace batch per input then per step, batched "
+            f"acks, one write per input, the monitor's rate window): "
             f"entries per second ×{min(gains):.1f}–×{max(gains):.1f} (median ×{statistics.median(gains):.1f}) "
             f"against the full run of {before['machine']['date']} (table at the end of part 3)."]
 
@@ -466,7 +489,7 @@ def render(results: dict, before: dict | None = None) -> str:
             "```sh",
             "pip install -e '.[test]'                      # pika, redis-py, ...",
             "python -m bench.run --quick                   # a few minutes, every part, small sizes",
-            "python -m bench.run --full --out docs/benchmarks-full.json   # what this page shows (~15-20 min)",
+            "python -m bench.run --full --out docs/benchmarks-full.json   # what this page shows (8-20 min)",
             "python -m bench.markdown docs/benchmarks-full.json --before docs/benchmarks-before-transport.json \\",
             "    > BENCHMARKS.md                           # --before: part 3 of an earlier run, side by side",
             "python -m bench.run --quick --parts 1,2       # simulator only: no broker, no Redis",
