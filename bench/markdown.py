@@ -248,6 +248,12 @@ Why the decentralized algorithms stay far behind the centralized mechanisms in e
 - **CPU**: n + 1 Python processes and the broker share the machine's cores, and every protocol message
   costs the broker a persistent publish routed to two queues (the receiver's and the monitor's tap), a
   share of a trace batch, the confirms and the acks (the `CPU busy` and `broker CPU µs/msg` columns).
+- **the broker's disk syncs**: the broker confirms a persistent message only after an fsync, which it
+  shares among the messages that reach a queue while it is busy; a run's traffic comes in small bursts
+  to many queues, so the syncs are shared poorly. Counted with `strace -f -c -e trace=fsync -p <beam.smp
+  pid>` (session 4, not part of the benchmark): 4,121 fsyncs while Ricart–Agrawala N = 5 exchanged
+  4,000 protocol messages (`mutexlab run mutex -a ricart-agrawala -N 5 -r 100 --dwell 0`), against 685
+  while the transport's stream moved 12,000 (`bench.stream.stream(url, 12000)`).
 The Redis lock is fast but unfair with its default 0.1 s polling: the releasing process re-acquires at
 once, so one process takes long streaks while the others sleep.
 """
