@@ -445,7 +445,8 @@ class Monitor:
                                           "waiting": {}, "silent_for": None})["undelivered"] = n
         return Outcome(run_id=self.settings.run_id, algorithm=setup.algorithm,
                        processes=self.roster.count(self.roster.scalable), complete=complete, stalled=stalled,
-                       started=round(self.started, 3), duration=round(time.time() - self.started, 3), messages=dict(sorted(self.messages.items())),
+                       started=round(self.started, 3), duration=round(time.time() - self.started, 3),
+                       messages=dict(sorted(self.messages.items())),
                        tapped=self.tapped, entries=dict(sorted(self.entries.items())),
                        notes=dict(sorted(self.notes.items())),
                        states={n: self.status.get(n, {}).get("state", "unknown")
