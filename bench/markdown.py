@@ -210,14 +210,13 @@ to the monitor, the trace audited at the end. `duration` is the monitor's (from 
 the run to completion); entries/s and msgs/s are over it, and so are `CPU busy` (the share of all the
 machine's cores busy, from /proc/stat sampled every 20 ms) and `broker CPU µs/msg` (the local broker's
 CPU per protocol message: the message, the monitor's copy, its share of trace batches, statuses,
-confirms and acks). `sync delay` (exit → next entry while someone
-waits) and `send→recv` come from the trace (wall clock). `latency bound` = messages per entry ÷ sync
-delay: the rate if every handover took exactly the measured delay and nothing else. The **queue
-semaphore** is one token message, take = consume with prefetch 1, give back = confirmed publish + ack;
-**redis-py's `Lock`** polls every 0.1 s (its default) or 1 ms. Each contender records its critical
-sections on the system-wide monotonic clock: `overlaps` counts overlapping critical sections (0 = mutual
-exclusion held), `longest streak` the most consecutive entries by one process (1 = perfectly
-alternating).
+confirms and acks). `sync delay` (exit → next entry while someone waits) and `send→recv` come from the
+trace (wall clock). `latency bound` = messages per entry ÷ sync delay: the rate if every handover took
+exactly the measured delay and nothing else. The **queue semaphore** is one token message, take =
+consume with prefetch 1, give back = confirmed publish + ack; **redis-py's `Lock`** polls every 0.1 s
+(its default) or 1 ms. Each contender records its critical sections on the system-wide monotonic clock:
+`overlaps` counts overlapping critical sections (0 = mutual exclusion held), `longest streak` the most
+consecutive entries by one process (1 = perfectly alternating).
 
 **Optimisations of the transport** (issue 7), each measured with the same `mutexlab run` cases:
 1. *pipelined publisher confirms*: `Bus.send` no longer waits for each publish's confirm (pika's
@@ -385,7 +384,8 @@ CPU_BOUND = 0.85    # a run that keeps the machine's cores this busy waits for t
 def _what_bounds_the_runs(runs: list[dict], nproc: int | None) -> str:
     """A clause saying, from the measured CPU, whether the runs waited for the CPU or for handovers
     (empty for results written before the CPU was measured)."""
-    busy = [r["machine_busy"] for r in runs if r.get("machine_busy") is not None]
+    measured = [r for r in runs if r.get("machine_busy") is not None]
+    busy = [r["machine_busy"] for r in measured]
     broker = [r["broker_cpu_us_per_msg"] for r in runs if r.get("broker_cpu_us_per_msg") is not None]
     if not busy:
         return ""
@@ -395,7 +395,7 @@ def _what_bounds_the_runs(runs: list[dict], nproc: int | None) -> str:
     if broker:
         text += f", the broker taking {fmt(min(broker))}–{fmt(max(broker))} µs of CPU per protocol message"
     if statistics.median(busy) >= CPU_BOUND:
-        idle = [r for r in runs if r.get("machine_busy") is not None and r["machine_busy"] < CPU_BOUND]
+        idle = [r for r in measured if r["machine_busy"] < CPU_BOUND]
         text += (" — they are bound by CPU (the broker's and the n + 1 Python processes'), which each handover "
                  "waits for")
         if idle:

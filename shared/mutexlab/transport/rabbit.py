@@ -18,10 +18,10 @@ Confirms are pipelined: ``send`` does not wait for the confirm (``poll`` takes c
 they come), ``flush`` waits for everything outstanding, ``publish`` is ``send`` + ``flush``.
 Consumers ack by hand after handling, and an ack never overtakes a publish: it is held back
 until everything published before it is confirmed, so a message's effects are on the broker
-before the message leaves its queue. The ``Bus``
-re-connects after a lost connection and re-publishes, in order, what was not confirmed, so a
-message may arrive twice: receivers drop duplicates by the per-link sequence number in the
-envelope (``LinkInbox``), which also keeps each link FIFO.
+before the message leaves its queue. The ``Bus`` re-connects after a lost connection and
+re-publishes, in order, what was not confirmed, so a message may arrive twice: receivers drop
+duplicates by the per-link sequence number in the envelope (``LinkInbox``), which also keeps
+each link FIFO.
 """
 
 from __future__ import annotations
