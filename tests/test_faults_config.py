@@ -16,7 +16,7 @@ import pika
 import pytest
 
 from mutexlab.cli import main
-from mutexlab.commands.run import service_command
+from mutexlab.transport.supervisor import service_command
 
 NOWHERE = "amqp://127.0.0.1:1/%2F"
 
@@ -41,20 +41,20 @@ CLI_CASES = [
     ("simulate bees --seed -1", "--seed: must be at least 0"),
     ("simulate bees --trace /no/such/dir/t.jsonl", "cannot write trace"),
     # simulate elves
-    ("simulate elves --elves 0", "at least one elf"),
-    ("simulate elves --rounds 0", "'rounds' must be at least 1"),
+    ("simulate elves --elves 0", "--elves/-N: must be at least 1"),
+    ("simulate elves --rounds 0", "--rounds: must be at least 1"),
     ("simulate elves --hamsters 5-1", "min 5 is above max 1"),
     # simulate mutex
     ("simulate mutex -N 0 -a lamport", "--nodes/-N: must be at least 1"),
     ("simulate mutex -N 3 -a nope", "invalid choice: 'nope'"),
-    ("simulate mutex -N 3 -a ricart-agrawala -M 0", "--requests/-M: must be at least 1"),
+    ("simulate mutex -N 3 -a ricart-agrawala -M 0", "--requests/-M/-r: must be at least 1"),
     ("simulate mutex -N 3 -a ricart-agrawala -o colour=3", "does not take option(s) colour"),
     ("simulate mutex -N 4 -a maekawa -o quorums=7", "option 'quorums'"),
     ("simulate mutex -N 3 -a ricart-agrawala --delay weird", "invalid choice: 'weird'"),
     ("simulate mutex -N 3 -a ricart-agrawala --options /no/such/o.json", "cannot read options file"),
     # compare
     ("compare -N 0", "--nodes/-N: must be at least 1"),
-    ("compare -N 3 -M 0", "--requests/-M: must be at least 1"),
+    ("compare -N 3 -M 0", "--requests/-M/-r: must be at least 1"),
     ("compare -N 3 --algorithms nope", "unknown algorithm(s) nope"),
     # replay, verify, report
     ("replay /no/such/scenario.json", "cannot read scenario"),
@@ -71,10 +71,10 @@ CLI_CASES = [
     ("run bees --dwell -1", "--dwell: must be ≥ 0"),
     ("run bees --report /no/such/dir/r.html", "does not exist"),
     ("run elves --elves 0", "--elves/-N: must be at least 1"),
-    ("run elves --hamsters a-b", "--hamsters must be LOW-HIGH"),
+    ("run elves --hamsters a-b", "argument --hamsters: hamsters must be MIN-MAX"),
     ("run elves --poison 2 --hamsters 5-5", "poison"),
     ("run mutex --nodes 0", "--nodes/-N: must be at least 1"),
-    ("run mutex --algorithm nope", "unknown classic algorithm 'nope'"),
+    ("run mutex --algorithm nope", "argument --algorithm/-a: invalid choice: 'nope'"),
     ("run mutex --option colour=3", "colour"),
     ("run mutex --options {d}/options.json", "options"),
     ("run mutex --run-id a.b", "run id"),

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from mutexlab.commands.run import Plan, execute
+from mutexlab.transport.supervisor import Plan, execute
 
 pytestmark = pytest.mark.broker
 STALL = 6.0
@@ -105,7 +105,7 @@ def test_participants_give_up_when_the_monitor_is_killed(amqp_url, tmp_path):
     """The monitor SIGKILLed mid-run: no stop will ever come. Each participant notices that
     nobody consumes the run's monitor queue any more and exits 3 after MONITOR_TIMEOUT seconds,
     saying why — instead of waiting forever."""
-    from mutexlab.commands.run import service_command
+    from mutexlab.transport.supervisor import service_command
     from mutexlab.transport.rabbit import delete_run
     import subprocess
     import uuid

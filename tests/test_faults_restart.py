@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from mutexlab.cli import main as cli
-from mutexlab.commands.run import Plan, execute
+from mutexlab.transport.supervisor import Plan, execute
 from mutexlab.transport.rabbit import Bus, LinkInbox, Topology
 
 pytestmark = pytest.mark.broker

@@ -25,7 +25,7 @@ import pika
 import pytest
 
 from mutexlab.cli import main as cli
-from mutexlab.commands.run import Plan, execute
+from mutexlab.transport.supervisor import Plan, execute
 from mutexlab.transport.rabbit import MAX_BODY, Topology, delete_run, envelope
 
 pytestmark = pytest.mark.broker

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mutexlab.commands.run import Plan, execute, service_command
+from mutexlab.transport.supervisor import Plan, execute, service_command
 from mutexlab.protocols.registry import make_setup
 from mutexlab.setup import ConfigError
 from mutexlab.transport.membership import Roster, build_setup

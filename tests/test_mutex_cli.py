@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mutexlab.cli import main
-from mutexlab.commands import simulate_mutex
+from mutexlab.sim import workload
 from mutexlab.metrics import LITERATURE, mean_message_delay, measure
 from mutexlab.protocols import suzuki_kasami as sk
 from mutexlab.protocols.registry import CLASSIC, make_setup
@@ -58,7 +58,7 @@ def test_same_seed_same_run_and_same_workload_across_algorithms(capsys):
     assert _json(capsys, argv)[1] == _json(capsys, argv)[1]
     # Think and cs times come from per-node streams independent of the algorithm's messages:
     # every node stays inside and thinks for the same durations under both algorithms.
-    runs = {a: simulate_mutex.run_classic(a, 4, 3, 9) for a in ("raymond", "suzuki-kasami")}
+    runs = {a: workload.run_classic(a, 4, 3, 9) for a in ("raymond", "suzuki-kasami")}
 
     def dwells(run, pid):
         times = [(e["event"], e["t"]) for e in run.events if e["pid"] == pid and e["event"] in ("enter", "exit",
@@ -128,7 +128,7 @@ def test_a_broken_algorithm_exits_1_with_the_violation(monkeypatch, capsys):
         setup = make_setup("suzuki-kasami", n, options, seed)
         setup.protocols = {p: Generous(p, n, p == 1, options["requests"]) for p in range(1, n + 1)}
         return setup
-    monkeypatch.setattr(simulate_mutex, "make_setup", broken)
+    monkeypatch.setattr(workload, "make_setup", broken)
     caught = next((seed for seed in range(10) if main(["simulate", "mutex", "-a", "suzuki-kasami", "-N", "4",
                                                       "-M", "3", "--seed", str(seed)]) == 1), None)
     out = capsys.readouterr().out
@@ -145,7 +145,7 @@ def test_a_stalled_run_exits_1_naming_who_waits(monkeypatch, capsys):
                            for i in range(1, n + 1)}
         return setup
     assert sanders  # the real module stays untouched
-    monkeypatch.setattr(simulate_mutex, "make_setup", literal)
+    monkeypatch.setattr(workload, "make_setup", literal)
     codes = [main(["simulate", "mutex", "-a", "sanders", "-N", "4", "-M", "3", "--seed", str(s), "--think", "0.1"])
              for s in range(5)]
     out = capsys.readouterr().out
@@ -229,7 +229,7 @@ def test_literature_figures():
 
 
 def test_suzuki_kasami_entries_cost_exactly_0_or_n_in_the_metrics():
-    run = simulate_mutex.run_classic("suzuki-kasami", 6, 3, 2)
+    run = workload.run_classic("suzuki-kasami", 6, 3, 2)
     assert run.ok
     needed = sum(1 for e in run.events if e["event"] == "send" and e["type"] == "TOKEN")
     assert run.metrics.total_messages == 6 * needed

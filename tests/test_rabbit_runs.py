@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from mutexlab.cli import main as cli
-from mutexlab.commands.run import Plan, execute, service_command
+from mutexlab.transport.supervisor import Plan, execute, service_command
 from mutexlab.protocols.registry import ALGORITHMS, CLASSIC
 from mutexlab.transport.rabbit import delete_run
 

@@ -24,7 +24,8 @@ from mutexlab.audit import verify_events
 from mutexlab.cli import main
 from mutexlab.protocols.registry import make_setup
 from mutexlab.protocols.ricart_agrawala import RicartAgrawalaNode
-from mutexlab.report import build_model, build_report, write_report_if_asked
+from mutexlab.commands.reporting import write_report_if_asked
+from mutexlab.report import build_model, build_report
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter, read_trace
 

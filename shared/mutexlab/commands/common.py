@@ -44,6 +44,11 @@ def fail(message: str, code: int = 2) -> int:
     return code
 
 
+def format_number(value: float | None, digits: int = 2) -> str:
+    """A measured figure for a summary line or table: ``digits`` decimals, "—" when there is none."""
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, sort_keys=False, default=str)
     sys.stdout.write("\n")

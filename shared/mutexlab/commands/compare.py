@@ -1,8 +1,8 @@
 """``mutexlab compare``: the six classic algorithms on the same workload, one table.
 
 Same N, requests per node, seed, delay model and per-node think/critical-section times for all
-(see ``simulate_mutex.WorkloadSimulation``). Exit 0 when every run serves every request and is
-safe; 1 when any run stalls or fails its audit; 2 on bad arguments.
+(see ``mutexlab.sim.workload``). Exit 0 when every run serves every request and is safe; 1 when
+any run stalls or fails its audit; 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -10,15 +10,17 @@ from __future__ import annotations
 from ..metrics import LITERATURE
 from ..protocols.registry import CLASSIC
 from ..setup import ConfigError
-from .common import fail, print_json
-from .simulate_mutex import _fmt, add_workload_arguments, run_classic
+from ..sim.workload import run_classic
+from .common import fail, format_number, print_json
+from .flags import add_mutex_arguments, add_workload_arguments, parent
 
 COLUMNS = ("algorithm", "entries", "messages", "msgs/entry", "literature", "sync (T)", "literature",
            "response (T)", "verdict")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("compare", help="all six classic algorithms on the same workload, one table",
+    p = sub.add_parser("compare", parents=[parent(add_mutex_arguments, choose=False)],
+                       help="all six classic algorithms on the same workload, one table",
                        description="Run Lamport, Ricart–Agrawala, Maekawa, Sanders, Suzuki–Kasami and Raymond on "
                                    "the same workload (default options) and print one table: messages per entry, "
                                    "synchronization delay and response time in units of the mean message delay T, "
@@ -48,8 +50,9 @@ def render(rows: list[dict], args) -> str:
             table.append((r["algorithm"], "—", "—", "—", "—", "—", "—", "—", r["error"]))
             continue
         table.append((r["algorithm"], f"{r['entries']}/{r['requests']}", str(r["total_messages"]),
-                      _fmt(r["messages_per_entry"]), r["literature_messages"] or "",
-                      _fmt(r["sync_delay"]), r["literature_sync"] or "", _fmt(r["response_time"]), r["verdict"]))
+                      format_number(r["messages_per_entry"]), r["literature_messages"] or "",
+                      format_number(r["sync_delay"]), r["literature_sync"] or "", format_number(r["response_time"]),
+                      r["verdict"]))
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
     lines = [f"N={args.nodes}, {args.requests} request(s) per node, seed {args.seed}, delay {args.delay}, "
              f"think {args.think:g}, cs {args.cs:g} (times in units of the observed mean message delay T)"]

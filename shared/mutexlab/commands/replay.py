@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..audit import verify_events
-from ..report import add_report_argument, write_report_if_asked
+from .reporting import add_report_argument, write_report_if_asked
 from ..sim.scripted import ScenarioError, replay_scenario
 from ..trace import TraceWriter
 from .common import fail, print_json

@@ -13,25 +13,21 @@ from ..protocols.bees import expected_eggs, make_setup
 from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
-from ..report.options import add_report_argument, write_report_if_asked
 from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line,
-                     non_negative, outcome_lines, positive, print_json)
+                     non_negative, outcome_lines, print_json)
+from .flags import add_bees_arguments, bees_config, parent
+from .reporting import add_report_argument, write_report_if_asked
 
 REED_TYPES = ("REQreed", "ACKreed", "RELEASEreed")
 FLOWER_TYPES = ("REQflower", "ACKflower")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("bees", help="the mason bees: P bees, K flowers, T reeds",
+    p = sub.add_parser("bees", parents=[parent(add_bees_arguments)],
+                       help="the mason bees: P bees, K flowers, T reeds",
                        description="Simulate the mason bees (seed 000) in virtual time and audit the run. "
                                    "Exit 0 when every bee ends DEAD or RETIRED and the trace is safe, 1 when "
                                    "the run stalls or the audit finds a violation, 2 on bad arguments.")
-    p.add_argument("--bees", "-P", type=positive, default=10, metavar="P", help="number of bees (default 10)")
-    p.add_argument("--flowers", "-K", type=positive, default=3, metavar="K", help="number of flowers (default 3)")
-    p.add_argument("--reeds", "-T", type=positive, default=3, metavar="T", help="number of reeds (default 3)")
-    p.add_argument("--eggs", type=positive, default=5, help="eggs per bee (default 5)")
-    p.add_argument("--cocoons", type=positive, default=15,
-                   help="cocoons per reed, a multiple of --eggs (default 15)")
     p.add_argument("--seed", type=non_negative, default=0, help="random seed: delays, dwell times and initial "
                                                                 "clocks (default 0)")
     p.add_argument("--delay", choices=("exp", "uniform", "fixed"), default="exp",
@@ -98,9 +94,9 @@ def render(s: dict) -> str:
 
 
 def run(args) -> int:
-    options = {"flowers": args.flowers, "reeds": args.reeds, "eggs": args.eggs, "cocoons": args.cocoons}
+    scenario = bees_config(args)
     try:
-        setup = make_setup(args.bees, options, args.seed)
+        setup = make_setup(scenario.processes, scenario.options, args.seed)
         config = SimConfig(seed=args.seed, delay=args.delay, **fault_config(args))
     except ConfigError as exc:
         return fail(str(exc))

@@ -12,31 +12,22 @@ from collections import Counter
 from ..audit import verify_events
 from ..protocol import ProtocolError
 from ..protocols.elves import ELF_WAIT_FOR_RELEASE, PINS, POISON, Elf, make_setup
-from ..report.options import add_report_argument, write_report_if_asked
 from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
 from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line,
-                     non_negative, outcome_lines, positive, print_json, seconds)
+                     non_negative, outcome_lines, print_json, seconds)
+from .flags import add_elves_arguments, elves_config, parent
+from .reporting import add_report_argument, write_report_if_asked
 
 
 def register(sub) -> None:
-    p = sub.add_parser("elves", help="the hamster killers: a mayor, N elves, pins and poison",
+    p = sub.add_parser("elves", parents=[parent(add_elves_arguments)],
+                       help="the hamster killers: a mayor, N elves, pins and poison",
                        description="Simulate the hamster killers (seed 001) in virtual time and audit the run. "
                                    "Exit 0 when every round is finished and the trace is safe, 1 when the run "
                                    "stalls or the audit finds a violation, 2 on bad arguments or a configuration "
                                    "that could never finish.")
-    p.add_argument("--elves", "-N", type=non_negative, default=4, metavar="N", help="number of elves (default 4)")
-    p.add_argument("--pins", type=non_negative, default=3, metavar="A", help="safety pins in town (default 3)")
-    p.add_argument("--poison", type=non_negative, default=10, metavar="B", help="poison portions (default 10)")
-    p.add_argument("--contracts", type=non_negative, default=6, metavar="C", help="contracts per round (default 6)")
-    p.add_argument("--hamsters", default="1-5", metavar="MIN-MAX",
-                   help="hamsters per contract, drawn by the mayor (default 1-5)")
-    p.add_argument("--rounds", type=non_negative, default=2, metavar="R", help="rounds (default 2)")
-    p.add_argument("--pins-per-elf", type=positive, default=1, metavar="K",
-                   help="pins an elf needs for any contract (default 1)")
-    p.add_argument("--poison-per-hamster", type=positive, default=1, metavar="K",
-                   help="poison portions per hamster (default 1)")
     p.add_argument("--seed", type=non_negative, default=0,
                    help="random seed: the mayor's contracts, delays, dwell times (default 0)")
     p.add_argument("--delay", choices=("exp", "uniform", "fixed"), default="exp",
@@ -137,11 +128,9 @@ def render(s: dict) -> str:
 
 
 def run(args) -> int:
-    options = {"pins": args.pins, "poison": args.poison, "contracts": args.contracts, "hamsters": args.hamsters,
-               "rounds": args.rounds, "pins_per_elf": args.pins_per_elf,
-               "poison_per_hamster": args.poison_per_hamster}
+    scenario = elves_config(args)
     try:
-        setup = make_setup(args.elves, options, args.seed)
+        setup = make_setup(scenario.processes, scenario.options, args.seed)
         config = SimConfig(seed=args.seed, delay=args.delay,
                            dwell={"work": args.work, "rest": args.rest, "pause": args.pause},
                            **fault_config(args))

@@ -1,9 +1,8 @@
 """``mutexlab simulate mutex``: one seeded run of a classic algorithm, measured and audited.
 
 Every node asks for the critical section ``--requests`` times, each after a random think time,
-and stays inside for a random time. The think and critical-section times come from one random
-stream per node, derived from the seed and independent of the message delays, so every
-algorithm run with the same seed sees the same per-node workload (``mutexlab compare``).
+and stays inside for a random time, the same per-node workload for every algorithm run with the
+same seed (``mutexlab.sim.workload``, also behind ``mutexlab compare``).
 
 Exit 0 when every request was served and the audit finds the trace safe; 1 when the run stalls
 or the audit finds a violation; 2 on bad arguments or options.
@@ -11,145 +10,24 @@ or the audit finds a violation; 2 on bad arguments or options.
 
 from __future__ import annotations
 
-import argparse
-import heapq
-import json
-import random
-from dataclasses import dataclass
-from pathlib import Path
-
-from ..audit import verify_events
-from ..audit.verdict import Verdict
-from ..metrics import LITERATURE, RunMetrics, measure
-from ..protocols.registry import CLASSIC, make_setup
+from ..metrics import LITERATURE
 from ..setup import ConfigError
-from ..sim import SimConfig, SimResult, Simulation
-from ..sim.engine import _TIMER
-from ..trace import TraceWriter
-from ..report.options import add_report_argument, write_report_if_asked
-from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line,
-                     non_negative, outcome_lines, positive, print_json, seconds)
-
-
-class WorkloadSimulation(Simulation):
-    """The simulator with one dwell-time stream per node, independent of the message delays."""
-
-    def __init__(self, setup, config, trace=None) -> None:
-        super().__init__(setup, config, trace)
-        self._dwell_rng = {pid: random.Random(f"{config.seed}/workload/{pid}") for pid in setup.protocols}
-
-    def schedule(self, pid: int, action: str, dwell: str) -> None:
-        mean = self.config.dwell.get(dwell, 1.0)
-        at = self.now + (self._dwell_rng[pid].expovariate(1.0 / mean) if mean > 0 else 0.0)
-        self._seq += 1
-        heapq.heappush(self._queue, (at, self._seq, _TIMER, pid, action))
-
-
-@dataclass
-class ClassicRun:
-    algorithm: str
-    nodes: int
-    setup: object
-    result: SimResult
-    events: list[dict]
-    verdict: Verdict
-    metrics: RunMetrics
-
-    @property
-    def ok(self) -> bool:
-        return self.result.ok and self.verdict.safe
-
-
-def run_classic(algorithm: str, nodes: int, requests: int, seed: int, options: dict | None = None,
-                delay: str = "exp", think: float = 1.0, cs: float = 1.0, trace_path: str | None = None,
-                faults: dict | None = None) -> ClassicRun:
-    """Build, simulate, audit and measure one run. Raises ConfigError on bad options, OSError
-    when the trace cannot be written."""
-    options = dict(options or {})
-    if "requests" in options:
-        raise ConfigError("give the number of requests with --requests, not as an option")
-    options["requests"] = requests
-    setup = make_setup_available(algorithm, nodes, options, seed)
-    config = SimConfig(seed=seed, delay=delay, dwell={"think": think, "cs": cs}, **(faults or {}))
-    trace = TraceWriter(trace_path, keep=True)
-    try:
-        result = WorkloadSimulation(setup, config, trace).run()
-    finally:
-        trace.close()
-    events = [dict(e, _line=n) for n, e in enumerate(trace.events, 1)]
-    verdict = verify_events(events)
-    return ClassicRun(algorithm, nodes, setup, result, events, verdict, measure(events))
-
-
-def make_setup_available(algorithm: str, nodes: int, options: dict, seed: int):
-    try:
-        return make_setup(algorithm, nodes, options, seed)
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").startswith("mutexlab.protocols"):
-            raise ConfigError(f"algorithm {algorithm!r} is not available in this build ({exc.name} is missing)") \
-                from None
-        raise
-
-
-# -- options from the command line ------------------------------------------------------------
-def option_pair(text: str) -> tuple[str, object]:
-    """``key=JSON`` → (key, value); a value that is not JSON is taken as a string."""
-    key, sep, raw = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected key=JSON, got {text!r}")
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        value = raw
-    return key.strip(), value
-
-
-def collect_options(args) -> dict:
-    """``--options FILE`` first, then each ``--option key=JSON`` on top. Raises ConfigError."""
-    options: dict = {}
-    if getattr(args, "options", None):
-        try:
-            loaded = json.loads(Path(args.options).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"cannot read options file {args.options}: {exc.strerror}") from None
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"options file {args.options} is not JSON: {exc}") from None
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"options file {args.options} must hold a JSON object")
-        options.update(loaded)
-    for key, value in getattr(args, "option", None) or []:
-        options[key] = value
-    return options
-
-
-def add_workload_arguments(p) -> None:
-    p.add_argument("--nodes", "-N", type=positive, required=True, metavar="N", help="number of nodes")
-    p.add_argument("--requests", "-M", type=positive, default=3, metavar="M",
-                   help="critical-section requests per node (default 3)")
-    p.add_argument("--seed", type=non_negative, default=0, help="random seed (default 0)")
-    p.add_argument("--delay", choices=("exp", "uniform", "fixed"), default="exp",
-                   help="message delay model, mean 1 (default exp)")
-    p.add_argument("--think", type=seconds, default=1.0, metavar="MEAN",
-                   help="mean think time before each request, in message delays (default 1)")
-    p.add_argument("--cs", type=seconds, default=1.0, metavar="MEAN",
-                   help="mean time inside the critical section, in message delays (default 1)")
-    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+from ..sim.workload import ClassicRun, run_classic
+from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line, format_number,
+                     outcome_lines, print_json)
+from .flags import add_mutex_arguments, add_workload_arguments, mutex_config, parent
+from .reporting import add_report_argument, write_report_if_asked
 
 
 def register(sub) -> None:
-    p = sub.add_parser("mutex", help="a classic algorithm: N nodes, M requests each",
+    p = sub.add_parser("mutex", parents=[parent(add_mutex_arguments)],
+                       help="a classic algorithm: N nodes, M requests each",
                        description="Simulate one classic mutual-exclusion algorithm, audit the trace and measure "
                                    "messages per entry, synchronization delay and response time (in units of the "
                                    "mean message delay T) beside the literature's figures. Exit 0 when every "
                                    "request is served and the trace is safe, 1 when the run stalls or the audit "
                                    "fails, 2 on bad arguments.")
-    p.add_argument("--algorithm", "-a", required=True, choices=CLASSIC, metavar="NAME",
-                   help="one of: " + ", ".join(CLASSIC))
     add_workload_arguments(p)
-    p.add_argument("--option", "-o", type=option_pair, action="append", metavar="KEY=JSON",
-                   help="an algorithm option, repeatable, e.g. -o token_holder=2 or "
-                        "-o 'parents={\"2\": 1, \"3\": 2}'")
-    p.add_argument("--options", metavar="FILE.json", help="algorithm options from a JSON object file")
     p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
     add_report_argument(p)
     add_fault_arguments(p)
@@ -173,10 +51,6 @@ def summary(run: ClassicRun, args) -> dict:
     return out
 
 
-def _fmt(value: float | None, digits: int = 2) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
 def render(run: ClassicRun, args) -> str:
     m, n, params = run.metrics, run.nodes, run.setup.params
     lit = LITERATURE.get(run.algorithm, {})
@@ -185,12 +59,13 @@ def render(run: ClassicRun, args) -> str:
              f"entries:            {m.entries} of {m.requests} requests",
              "messages:           " + (", ".join(f"{t} {c}" for t, c in sorted(m.messages.items())) or "none")
              + f" (total {m.total_messages})",
-             f"messages per entry: {_fmt(m.per_entry)}"
+             f"messages per entry: {format_number(m.per_entry)}"
              + (f"    literature: {lit['messages'].render(n, params)}" if "messages" in lit else ""),
-             f"sync delay:         {_fmt(m.sync_delay)} T ({len(m.sync_delays)} handovers)"
+             f"sync delay:         {format_number(m.sync_delay)} T ({len(m.sync_delays)} handovers)"
              + (f"    literature: {lit['sync'].render(n, params)}" if "sync" in lit else ""),
-             f"response time:      {_fmt(m.response_time)} T (request → enter, {len(m.response_times)} samples)",
-             f"T (mean message delay, observed): {_fmt(m.mean_delay, 3)}; virtual duration "
+             f"response time:      {format_number(m.response_time)} T "
+             f"(request → enter, {len(m.response_times)} samples)",
+             f"T (mean message delay, observed): {format_number(m.mean_delay, 3)}; virtual duration "
              f"{run.result.duration:.1f}"]
     lines += outcome_lines(summary(run, args))
     return "\n".join(lines)
@@ -198,8 +73,10 @@ def render(run: ClassicRun, args) -> str:
 
 def run(args) -> int:
     try:
-        options = collect_options(args)
-        outcome = run_classic(args.algorithm, args.nodes, args.requests, args.seed, options,
+        scenario = mutex_config(args)
+        options = dict(scenario.options)
+        requests = options.pop("requests")
+        outcome = run_classic(scenario.algorithm, scenario.processes, requests, args.seed, options,
                               args.delay, args.think, args.cs, args.trace, fault_config(args))
     except ConfigError as exc:
         return fail(str(exc))

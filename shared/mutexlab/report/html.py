@@ -1,4 +1,5 @@
-"""``build_report(events) -> str``: one self-contained HTML page for a trace.
+"""``build_report(events) -> str``: one self-contained HTML page for a trace (``write_report``
+writes it to a file).
 
 The page holds its data (the view model of ``model.py``) as inline JSON, and its own CSS and
 script (``report.css``, ``report.js``, package data) inline: no external script, font, image or
@@ -12,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 from importlib import resources
+from pathlib import Path
 
 from ..audit.stall import explain_stall
 from ..trace import TraceError
@@ -90,3 +92,12 @@ window.addEventListener("error", function (e) {{ window.__errors.push(String(e.m
 </body>
 </html>
 """
+
+
+def write_report(events: list[dict], path: str | Path, stalled: dict | None = None,
+                 states: dict | None = None) -> Path:
+    """Build the report of ``events`` and write it to ``path``; OSError/TraceError propagate."""
+    page = build_report(events, stalled=stalled, states=states)
+    target = Path(path)
+    target.write_text(page, encoding="utf-8")
+    return target

@@ -12,23 +12,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..report import write_report
 from ..trace import TraceError, TraceWriter, read_trace
-from .html import build_report
 
 
 def add_report_argument(parser) -> None:
     parser.add_argument("--report", metavar="FILE",
                         help="also write a self-contained HTML report of the run (space-time diagram, "
                              "occupancy, verdict, message statistics)")
-
-
-def write_report(events: list[dict], path: str | Path, stalled: dict | None = None,
-                 states: dict | None = None) -> Path:
-    """Build the report of ``events`` and write it to ``path``; OSError/TraceError propagate."""
-    page = build_report(events, stalled=stalled, states=states)
-    target = Path(path)
-    target.write_text(page, encoding="utf-8")
-    return target
 
 
 def write_report_if_asked(args: Any, events: list[dict] | TraceWriter | str | Path | None,

@@ -1,0 +1,181 @@
+"""The configuration flags of each algorithm family, declared once for every command.
+
+``simulate``, ``run`` and ``compare`` (and any later command that takes a scenario) get a
+family's flags from ``parent(add_<family>_arguments)`` — an argparse parent parser — and turn
+the parsed arguments into a ``Scenario`` with ``<family>_config(args)``: what
+``make_setup(algorithm, processes, options, seed)`` takes. One declaration per flag, so a flag
+has the same type and validation in every command; a flag a command does not give a value
+stays out of ``options`` and ``make_setup``'s default applies.
+
+Timing flags (``--work``, ``--think`` ...) are not configuration: they mean virtual time in the
+simulator and seconds over RabbitMQ, so each command declares its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..protocols.elves import DEFAULTS as ELVES_DEFAULTS
+from ..protocols.elves import hamster_range
+from ..protocols.registry import CLASSIC
+from ..setup import ConfigError
+from .common import non_negative, positive, seconds
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One algorithm's configuration: ``make_setup(algorithm, processes, options, seed)``."""
+
+    algorithm: str
+    processes: int
+    options: dict
+
+
+def parent(add_arguments: Callable[..., None], **kwargs) -> argparse.ArgumentParser:
+    """An argparse parent parser (``add_parser(..., parents=[...])``) holding the flags
+    ``add_arguments(parser, **kwargs)`` declares."""
+    holder = argparse.ArgumentParser(add_help=False)
+    add_arguments(holder, **kwargs)
+    return holder
+
+
+# -- bees ------------------------------------------------------------------------------------
+def add_bees_arguments(parser) -> None:
+    parser.add_argument("--bees", "-P", type=positive, default=10, metavar="P", help="number of bees (default 10)")
+    parser.add_argument("--flowers", "-K", type=positive, default=3, metavar="K",
+                        help="number of flowers (default 3)")
+    parser.add_argument("--reeds", "-T", type=positive, default=3, metavar="T", help="number of reeds (default 3)")
+    parser.add_argument("--eggs", type=positive, default=5, help="eggs per bee (default 5)")
+    parser.add_argument("--cocoons", type=positive, default=15,
+                        help="cocoons per reed, a multiple of --eggs (default 15)")
+
+
+def bees_config(args) -> Scenario:
+    return Scenario("bees", args.bees, {"flowers": args.flowers, "reeds": args.reeds, "eggs": args.eggs,
+                                        "cocoons": args.cocoons})
+
+
+# -- elves -----------------------------------------------------------------------------------
+def hamsters(text: str) -> list[int]:
+    """An argparse type: ``MIN-MAX`` (or one number) hamsters per contract → [min, max]."""
+    try:
+        low, high = hamster_range(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return [low, high]
+
+
+def add_elves_arguments(parser) -> None:
+    """Every option but ``--elves`` defaults to None: ``make_setup``'s default (the help's) applies."""
+    d = ELVES_DEFAULTS
+    parser.add_argument("--elves", "-N", type=positive, default=4, metavar="N", help="number of elves (default 4)")
+    parser.add_argument("--pins", type=positive, metavar="A", help=f"safety pins in town (default {d['pins']})")
+    parser.add_argument("--poison", type=positive, metavar="B", help=f"poison portions (default {d['poison']})")
+    parser.add_argument("--contracts", type=positive, metavar="C",
+                        help=f"contracts per round (default {d['contracts']})")
+    parser.add_argument("--hamsters", type=hamsters, metavar="MIN-MAX",
+                        help="hamsters per contract, drawn by the mayor (default {}-{})".format(*d["hamsters"]))
+    parser.add_argument("--rounds", type=positive, metavar="R", help=f"rounds (default {d['rounds']})")
+    parser.add_argument("--pins-per-elf", type=positive, metavar="K",
+                        help=f"pins an elf needs for any contract (default {d['pins_per_elf']})")
+    parser.add_argument("--poison-per-hamster", type=positive, metavar="K",
+                        help=f"poison portions per hamster (default {d['poison_per_hamster']})")
+
+
+def elves_config(args) -> Scenario:
+    keys = ("rounds", "contracts", "pins", "poison", "pins_per_elf", "poison_per_hamster", "hamsters")
+    return Scenario("elves", args.elves, {k: getattr(args, k) for k in keys if getattr(args, k) is not None})
+
+
+# -- the classic algorithms ------------------------------------------------------------------
+def algorithm_name(modules: bool = False) -> Callable[[str], str]:
+    """An argparse type: a classic algorithm's name; with ``modules`` also a dotted module path
+    offering ``make_setup`` (``run``'s experiments and deliberately broken variants)."""
+
+    def parse(text: str) -> str:
+        if text in CLASSIC or (modules and "." in text and all(p.isidentifier() for p in text.split("."))):
+            return text
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {text!r} (choose from {', '.join(CLASSIC)}"
+            + (", or a module path offering make_setup)" if modules else ")"))
+
+    parse.__name__ = "algorithm"
+    return parse
+
+
+def option_pair(text: str) -> tuple[str, object]:
+    """``key=JSON`` → (key, value); a value that is not JSON is taken as a string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected key=JSON, got {text!r}")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+def add_mutex_arguments(parser, *, algorithm: str | None = None, nodes: int | None = None,
+                        modules: bool = False, choose: bool = True) -> None:
+    """``--algorithm``, ``--nodes``, ``--requests``, ``--option``, ``--options``. ``algorithm`` and
+    ``nodes`` are the defaults (None: the flag is required); ``modules`` also accepts a module
+    path for ``--algorithm``; ``choose=False`` leaves out the algorithm and its options (a
+    command that runs every algorithm, such as ``compare``)."""
+    if choose:
+        parser.add_argument("--algorithm", "-a", type=algorithm_name(modules), required=algorithm is None,
+                            default=algorithm, metavar="NAME",
+                            help="one of: " + ", ".join(CLASSIC)
+                                 + (", or a module path offering make_setup" if modules else "")
+                                 + (f" (default {algorithm})" if algorithm else ""))
+    parser.add_argument("--nodes", "-N", type=positive, required=nodes is None, default=nodes, metavar="N",
+                        help="number of nodes" + (f" (default {nodes})" if nodes else ""))
+    parser.add_argument("--requests", "-M", "-r", type=positive, default=3, metavar="M",
+                        help="critical-section requests per node (default 3)")
+    if choose:
+        parser.add_argument("--option", "-o", type=option_pair, action="append", metavar="KEY=JSON",
+                            help="an algorithm option, repeatable, e.g. -o token_holder=2 or "
+                                 "-o 'parents={\"2\": 1, \"3\": 2}'")
+        parser.add_argument("--options", metavar="FILE.json", help="algorithm options from a JSON object file")
+
+
+def collect_options(args) -> dict:
+    """``--options FILE`` first, then each ``--option key=JSON`` on top. Raises ConfigError."""
+    options: dict = {}
+    if getattr(args, "options", None):
+        try:
+            loaded = json.loads(Path(args.options).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"cannot read options file {args.options}: {exc.strerror}") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"options file {args.options} is not JSON: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"options file {args.options} must hold a JSON object")
+        options.update(loaded)
+    for key, value in getattr(args, "option", None) or []:
+        options[key] = value
+    return options
+
+
+def mutex_config(args, algorithm: str | None = None) -> Scenario:
+    """The classic algorithm's configuration (``algorithm`` for a command without
+    ``--algorithm``); ``options`` holds ``requests``. Raises ConfigError."""
+    options = collect_options(args)
+    if "requests" in options:
+        raise ConfigError("give the number of requests with --requests, not as an option")
+    return Scenario(algorithm or args.algorithm, args.nodes, {"requests": args.requests, **options})
+
+
+# -- the simulator's workload (simulate mutex, compare) --------------------------------------
+def add_workload_arguments(parser) -> None:
+    parser.add_argument("--seed", type=non_negative, default=0, help="random seed (default 0)")
+    parser.add_argument("--delay", choices=("exp", "uniform", "fixed"), default="exp",
+                        help="message delay model, mean 1 (default exp)")
+    parser.add_argument("--think", type=seconds, default=1.0, metavar="MEAN",
+                        help="mean think time before each request, in message delays (default 1)")
+    parser.add_argument("--cs", type=seconds, default=1.0, metavar="MEAN",
+                        help="mean time inside the critical section, in message delays (default 1)")
+    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")

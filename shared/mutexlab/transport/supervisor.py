@@ -1,0 +1,200 @@
+"""The process supervisor behind ``mutexlab run``: one run over RabbitMQ, without Docker.
+
+Starts the monitor and every participant as its own OS process — the very entry points
+docker compose runs (``services/<role>/main.py``) — against a running broker, passes the
+monitor's progress, verdict and summary through, stops and reaps its processes, deletes the
+run's exchanges and queues, and returns the monitor's exit code (0 safe and complete,
+1 violation, 2 bad arguments, 3 stalled or the broker unusable). ``make_plan`` validates every
+setting (including building the setup) before the broker is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..setup import ConfigError
+from .membership import build_setup, role_of
+from .settings import check_run_id, check_url
+
+DEFAULT_URL = "amqp://127.0.0.1:5672/%2F"   # no credentials here: pika's defaults apply (guest on localhost)
+SERVICES = Path(__file__).resolve().parents[3] / "services"
+
+
+def service_command(role: str) -> list[str]:
+    """The command that runs ``role``: the repository's entry point, as compose runs it."""
+    script = SERVICES / role / "main.py"
+    if script.is_file():
+        return [sys.executable, str(script)]
+    return [sys.executable, "-m", "mutexlab.services", role]   # an installed (non-editable) package
+
+
+@dataclass
+class Plan:
+    """Everything one run needs; validated before any process starts."""
+
+    algorithm: str
+    processes: int
+    options: dict
+    seed: int = 0
+    amqp_url: str = DEFAULT_URL
+    run_id: str = field(default_factory=lambda: "run-" + uuid.uuid4().hex[:10])
+    dwell: float = 0.1
+    dwell_times: dict = field(default_factory=dict)
+    stall_timeout: float = 15.0
+    join_timeout: float = 60.0
+    trace: str | None = None
+    logs: str | None = None
+    keep: bool = False
+    extra_participants: dict[str, int] = field(default_factory=dict)   # role -> extra processes (tests)
+
+    def roles(self) -> list[str]:
+        """One entry per participant process to start."""
+        setup = build_setup(self.algorithm, self.processes, self.options, self.seed)
+        roles = [role_of(setup.names[p]) for p in sorted(setup.names)]
+        for role, extra in self.extra_participants.items():
+            roles += [role] * extra
+        return roles
+
+    def names(self) -> list[str]:
+        setup = build_setup(self.algorithm, self.processes, self.options, self.seed)
+        return list(setup.names.values())
+
+
+def make_plan(algorithm: str, processes: int, options: dict, *, seed: int = 0, amqp_url: str | None = None,
+              run_id: str | None = None, dwell: float = 0.1, dwell_times: dict | None = None,
+              stall_timeout: float = 15.0, join_timeout: float = 60.0, trace: str | None = None,
+              logs: str | None = None, keep: bool = False, outputs: dict[str, str | None] | None = None) -> Plan:
+    """A ``Plan`` whose every setting is checked and whose setup builds; ConfigError otherwise.
+
+    ``amqp_url`` defaults to ``$AMQP_URL``, else ``DEFAULT_URL``; ``run_id`` to a random one.
+    ``outputs`` names other files the caller will write (``{"report": path}``): their directory
+    must exist, like the trace's."""
+    url = amqp_url or os.environ.get("AMQP_URL") or DEFAULT_URL
+    try:
+        check_url(url)
+        run_id = check_run_id(run_id) if run_id else "run-" + uuid.uuid4().hex[:10]
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    for what, path in (("trace", trace), *(outputs or {}).items()):
+        if path and not Path(path).resolve().parent.is_dir():
+            raise ConfigError(f"cannot write the {what} {path}: directory {Path(path).resolve().parent} "
+                              "does not exist")
+    plan = Plan(algorithm, processes, options, seed, url, run_id, dwell, dict(dwell_times or {}),
+                stall_timeout, join_timeout, trace, logs, keep)
+    plan.roles()   # builds the setup: a bad option is refused here, before the broker is touched
+    return plan
+
+
+def broker_problem(url: str) -> str | None:
+    """One quick connection attempt, so a missing broker is reported at once, not after timeouts."""
+    import pika
+
+    from .rabbit import redact
+
+    params = pika.URLParameters(url)
+    params.socket_timeout = params.blocked_connection_timeout = 5
+    params.connection_attempts = 1
+    try:
+        pika.BlockingConnection(params).close()
+    except pika.exceptions.AMQPError as exc:
+        return (f"cannot use RabbitMQ at {redact(url)}: {exc!r} — is it running? "
+                "(locally: rabbitmq-server -detached; or pass --amqp-url / set AMQP_URL)")
+    return None
+
+
+def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None = None) -> int:
+    """Start the monitor and the participants, wait for the verdict, clean up; the monitor's exit code.
+
+    ``summary``, when given, is filled with the monitor's summary (its JSON form)."""
+    out = out or sys.stdout
+    roles = plan.roles()
+    logs = Path(plan.logs) if plan.logs else Path(tempfile.mkdtemp(prefix=f"mutexlab-{plan.run_id}-"))
+    logs.mkdir(parents=True, exist_ok=True)
+    summary_path = logs / "summary.json"
+    base = dict(os.environ, AMQP_URL=plan.amqp_url, RUN_ID=plan.run_id, JOIN_TIMEOUT=str(plan.join_timeout),
+                PYTHONUNBUFFERED="1")
+    base.pop("DWELL", None)
+    base.pop("DWELL_TIMES", None)
+    monitor_env = dict(base, ALGORITHM=plan.algorithm, PROCESSES=str(plan.processes),
+                       OPTIONS=json.dumps(plan.options), SEED=str(plan.seed), DWELL=str(plan.dwell),
+                       DWELL_TIMES=json.dumps(plan.dwell_times), STALL_TIMEOUT=str(plan.stall_timeout),
+                       SUMMARY_JSON=str(summary_path), CLEANUP="false" if plan.keep else "true")
+    if plan.trace:
+        monitor_env["TRACE"] = str(Path(plan.trace).resolve())
+    else:
+        monitor_env.pop("TRACE", None)
+    procs: list[tuple[str, subprocess.Popen]] = []
+    handles = []
+    code = 3
+    try:
+        monitor_log = open(logs / "monitor.log", "w")
+        handles.append(monitor_log)
+        monitor_out = None
+        if json_out:    # the monitor's own text goes to a file, written as it goes (the JSON to stdout)
+            monitor_out = open(logs / "monitor.out", "w")
+            handles.append(monitor_out)
+        monitor = subprocess.Popen(service_command("monitor"), env=monitor_env, stdout=monitor_out,
+                                   stderr=monitor_log, text=True)
+        procs.append(("monitor", monitor))
+        for n, role in enumerate(roles, 1):
+            handle = open(logs / f"{role}-{n}.log", "w")
+            handles.append(handle)
+            proc = subprocess.Popen(service_command(role), env=base, stdout=handle, stderr=subprocess.STDOUT)
+            procs.append((f"{role}-{n}", proc))
+        code = monitor.wait()
+        monitor_stdout = (logs / "monitor.out").read_text() if json_out else ""
+        result = json.loads(summary_path.read_text()) if summary_path.exists() else None
+        if summary is not None and result is not None:
+            summary.update(result)
+        if json_out and result is not None:
+            json.dump(result, out, indent=2)
+            out.write("\n")
+        elif json_out:
+            print(monitor_stdout, file=out)
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        _reap(procs)
+        for handle in handles:
+            handle.close()
+        if not plan.keep:
+            try:
+                from .rabbit import delete_run
+
+                delete_run(plan.amqp_url, plan.run_id, plan.names())
+            except Exception:  # noqa: BLE001 - the monitor normally cleaned up already
+                pass
+    failed = [name for name, proc in procs[1:] if proc.returncode not in (0, None)]
+    if code != 0 or failed or plan.logs:
+        if failed:
+            print(f"participants that failed: {', '.join(failed)}", file=sys.stderr)
+        print(f"process logs: {logs}", file=sys.stderr)
+    else:
+        shutil.rmtree(logs, ignore_errors=True)
+    return code
+
+
+def _reap(procs: list[tuple[str, subprocess.Popen]], grace: float = 5.0) -> None:
+    """Participants exit on the monitor's stop; anything left is terminated, then killed."""
+    deadline = time.monotonic() + grace
+    for _, proc in procs:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGTERM)
+    for _, proc in procs:
+        try:
+            proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
