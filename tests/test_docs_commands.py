@@ -341,3 +341,109 @@ def test_a_broker_run_is_compared_on_its_stable_lines_only():
     assert check_command(block, command, "messages: 12\nentries: flower 10, reed 2\nbees: SAFE\n", 0) == []
     missing = check_command(block, command, "messages: 99\nentries: flower 9, reed 2\nbees: SAFE\n", 0)
     assert len(missing) == 1 and "- entries: flower 10, reed 2" in missing[0] and "README.md:7" in missing[0]
+
+
+# -- what the docs point at exists -------------------------------------------------------
+
+def repository_files() -> list[Path]:
+    """The repository's text files (git's list when there is one, else a walk)."""
+    done = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True)
+    names = done.stdout.splitlines() if done.returncode == 0 else \
+        [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file() and ".git" not in p.parts]
+    text = (".py", ".md", ".json", ".yml", ".yaml", ".toml", ".txt", ".sh", ".example", ".cfg", ".ini", "")
+    return [ROOT / n for n in names if Path(n).suffix in text and (ROOT / n).is_file()]
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a Markdown heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower().replace("`", ""))
+    return text.replace(" ", "-")
+
+
+def anchors(doc: Path) -> set[str]:
+    text = doc.read_text(encoding="utf-8")
+    found = set(re.findall(r'<a id="([^"]+)"></a>', text))
+    found |= {slug(m) for m in re.findall(r"^#+ (.+)$", text, re.M)}
+    return found
+
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+REPO_PATH = re.compile(r"`((?:examples|tests|shared|services|bench|docs|scripts|\.ci)/[\w./-]*)(?:::\w+)?`")
+GENERATED = {"bench/results.json"}
+
+
+def link_problems(doc: Path, text: str | None = None) -> list[str]:
+    """Links to missing files or anchors, and repository paths in backticks that do not exist."""
+    problems = []
+    text = doc.read_text(encoding="utf-8") if text is None else text
+    for number, line in enumerate(text.splitlines(), 1):
+        where = f"{doc.relative_to(ROOT)}:{number}"
+        for target in LINK.findall(line):
+            if re.match(r"^[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            file = (doc.parent / path).resolve() if path else doc
+            if not file.exists():
+                problems.append(f"{where}: link to {target}: no such file")
+            elif anchor and file.suffix == ".md" and anchor not in anchors(file):
+                problems.append(f"{where}: link to {target}: no such anchor in {file.name}")
+        for path in REPO_PATH.findall(line):
+            if path not in GENERATED and not (ROOT / path).exists():
+                problems.append(f"{where}: `{path}` does not exist")
+    return problems
+
+
+def test_links_and_repository_paths_in_the_docs_exist():
+    problems = [p for doc in DOCS for p in link_problems(doc)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_link_check_catches_missing_files_anchors_and_paths():
+    text = ("[ok](architecture.md#trace-format) [gone](nothere.md) [bad](architecture.md#no-such-part)\n"
+            "`examples/scenarios/suzuki-kasami-notes.json` `examples/scenarios/missing.json`\n")
+    found = link_problems(ROOT / "docs" / "x.md", text)
+    assert len(found) == 3, found
+    assert "docs/x.md:1: link to nothere.md: no such file" in found
+    assert "docs/x.md:1: link to architecture.md#no-such-part: no such anchor in architecture.md" in found
+    assert "docs/x.md:2: `examples/scenarios/missing.json` does not exist" in found
+    assert slug("The monitor's live view (issue 6 item 3)") == "the-monitors-live-view-issue-6-item-3"
+
+
+def section_problems(paths: list[Path]) -> list[str]:
+    """References ``architecture.md#anchor`` (in code and docs) to sections that do not exist."""
+    known = anchors(ROOT / "docs" / "architecture.md")
+    return [f"{path.name}:{number}: architecture.md#{anchor}"
+            for path in paths
+            for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+            for anchor in re.findall(r"architecture\.md#([\w-]+)", line) if anchor not in known]
+
+
+def test_every_reference_to_an_architecture_section_resolves():
+    problems = section_problems([p for p in repository_files() if p != Path(__file__).resolve()])
+    assert not problems, "no such section in docs/architecture.md:\n" + "\n".join(problems)
+
+
+def test_the_section_check_catches_a_dangling_reference(tmp_path):
+    module = tmp_path / "mod.py"
+    module.write_text('"""The trace (docs/architecture.md#trace-format).\n\nSee docs/architecture.md#trace-formats."""\n')
+    assert section_problems([module]) == ["mod.py:3: architecture.md#trace-formats"]
+
+
+# Material outside the repository that the project must not cite (docs/architecture.md#sources).
+OUTSIDE = re.compile("|".join([r"DESIGN\.md", r"shared/spec\b", r"shared/seeds\b", r"\bspec/(?:bees|elves)\.md",
+                               r"(?<!-)\bseed 0\d\d\b"]))
+
+
+def test_the_project_cites_nothing_outside_itself():
+    problems = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+                for path in repository_files() if path != Path(__file__).resolve()
+                for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+                if OUTSIDE.search(line)]
+    assert not problems, "cite docs/architecture.md instead of material outside the project:\n" + "\n".join(problems)
+
+
+def test_the_citation_check_catches_each_kind():
+    for text in ("see DESIGN.md §5", "../shared/spec/bees.md", "../shared/seeds/000_x.txt", "spec/elves.md",
+                 "(seed 002)"):
+        assert OUTSIDE.search(text), text
+    assert not OUTSIDE.search("--seed 002 and seed 3 and seeds 0-39")

@@ -23,7 +23,7 @@ FLOWER_TYPES = ("REQflower", "ACKflower")
 
 def register(sub) -> None:
     p = sub.add_parser("bees", help="the mason bees: P bees, K flowers, T reeds",
-                       description="Simulate the mason bees (seed 000) in virtual time and audit the run. "
+                       description="Simulate the mason bees in virtual time and audit the run. "
                                    "Exit 0 when every bee ends DEAD or RETIRED and the trace is safe, 1 when "
                                    "the run stalls or the audit finds a violation, 2 on bad arguments.")
     p.add_argument("--bees", "-P", type=positive, default=10, metavar="P", help="number of bees (default 10)")

@@ -22,7 +22,7 @@ from .common import (add_fault_arguments, audit_summary, fail, fault_config, fau
 
 def register(sub) -> None:
     p = sub.add_parser("elves", help="the hamster killers: a mayor, N elves, pins and poison",
-                       description="Simulate the hamster killers (seed 001) in virtual time and audit the run. "
+                       description="Simulate the hamster killers in virtual time and audit the run. "
                                    "Exit 0 when every round is finished and the trace is safe, 1 when the run "
                                    "stalls or the audit finds a violation, 2 on bad arguments or a configuration "
                                    "that could never finish.")
