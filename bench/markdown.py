@@ -83,7 +83,8 @@ def _headlines(results: dict) -> list[str]:
                                      for mine, ref, label in cases)
                 text += (f". **Target** (issue 7: at least half of raw pika's rate), measured against raw pika doing "
                          f"the same broker work — persistent, confirmed, `mandatory`, the run's topic exchange, the "
-                         f"monitor's copy of every message, a poll per input: what DESIGN.md §5–6 require and any "
+                         f"monitor's copy of every message, a poll per input: what docs/architecture.md#wire "
+                         f"requires and any "
                          f"client pays — {verdicts}. Against raw pika's transient rate, which skips all of that, the "
                          f"transport reaches {plain['vs_raw_transient']:.0%}"
                          + (f" and {burst['vs_raw_transient']:.0%}" if len(cases) > 1 else "")
@@ -417,7 +418,8 @@ def _part3_findings(p3: dict) -> str:
              f"- **the guarantees cost that much with any client**: raw pika doing exactly the stream's broker work — "
              f"persistent messages, publisher confirms, `mandatory` routing through the run's topic exchange, the "
              f"monitor's copy of every message, a write after each input — reaches {fmt(twin['msgs_per_s'])} msgs/s, "
-             f"{twin['vs_raw_transient']:.0%} of raw transient. DESIGN.md §5 and §6 ask for all of these; half the "
+             f"{twin['vs_raw_transient']:.0%} of raw transient. The project's wire conventions "
+             f"(docs/architecture.md#wire) ask for all of these; half the "
              f"transient rate at one message per input is out of reach for any client that keeps them on this "
              f"machine;",
              f"- **the broker does most of the work**: the local RabbitMQ node spends {fmt(cpu['transient'], 0)} µs of "

@@ -1,5 +1,5 @@
 """Deliberately broken bees: the audit must flag each on some seed, and must not flag the correct
-bee on the same seeds. One variant per decision of spec/bees.md and per audit rule."""
+bee on the same seeds. One variant per decision of docs/bees.md and per audit rule."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class IgnoresReedOrder(Bee):
 
 
 class SeedLiteralComparison(Bee):
-    """The literal reading of the seed's WAIT_FLOWER row: ACK a *later* request, defer an earlier one."""
+    """The literal reading of the problem statement's WAIT_FLOWER row: ACK a *later* request, defer an earlier one."""
 
     def on_message(self, msg):
         if msg.type == "REQflower" and self.state == "WAIT_FLOWER":

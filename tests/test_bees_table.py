@@ -2,7 +2,7 @@
 
 Bee 1 of three (K flowers, one reed unless said otherwise) is driven into each state by feeding
 it messages by hand; then one input is given and its reaction compared with the table in
-``mutexlab/protocols/bees.py`` (the seed's reactions, or the documented decision).
+``mutexlab/protocols/bees.py`` (the problem statement's reactions, or the documented decision).
 """
 
 from __future__ import annotations

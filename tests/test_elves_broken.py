@@ -134,7 +134,7 @@ def test_a_trace_without_the_last_round_is_unfinished():
 
 
 class DropsEarly(E.Elf):
-    """Does what the seed's INITIAL says literally: ignores every message but INIT_CONTRACTS,
+    """Does what the problem statement's INITIAL says literally: ignores every message but INIT_CONTRACTS,
     so a request of the next round that overtakes this elf's INIT_CONTRACTS is lost."""
 
     def on_message(self, msg):

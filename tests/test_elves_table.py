@@ -347,7 +347,7 @@ def test_every_message_carries_its_round_and_decodes_with_clear_errors():
     assert init.contracts == (2, 5)
 
 
-# -- a worked example, scripted (DESIGN.md §4) ----------------------------------------------
+# -- a worked example, scripted (docs/architecture.md#scenario-format) ------------------------
 PINS_THEN_POISON = {"algorithm": "elves", "processes": 2,
                     "options": {"pins": 2, "poison": 3, "contracts": 2, "hamsters": [2, 2], "rounds": 1},
                     "steps": [{"op": "drain"}, {"op": "exit", "pid": 1}, {"op": "drain"},

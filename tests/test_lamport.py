@@ -1,4 +1,5 @@
-"""Lamport's algorithm, array form (seed 003): the state table, safety and progress, message counts."""
+"""Lamport's algorithm, array form (docs/architecture.md#lamport): the state table, safety and progress,
+message counts."""
 
 from pathlib import Path
 

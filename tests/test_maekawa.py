@@ -1,4 +1,5 @@
-"""Maekawa with INQUIRE / FAILED / YIELD (seed 002): the two state tables, safety, deadlock freedom."""
+"""Maekawa with INQUIRE / FAILED / YIELD (docs/architecture.md#maekawa): the two state tables, safety,
+deadlock freedom."""
 
 import bisect
 from pathlib import Path
@@ -191,7 +192,7 @@ class NoInquire(mk.MaekawaNode):
 
 
 class SeedRuleOnly(mk.MaekawaNode):
-    """The seed's rule 2 to the letter: FAILED only to a request that arrives later than the lock,
+    """The notes' rule 2 to the letter: FAILED only to a request that arrives later than the lock,
     never to a queued request that a later grant overtakes."""
 
     def _on_request(self, r):

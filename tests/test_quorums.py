@@ -1,4 +1,4 @@
-"""Maekawa's quorums: the constructions keep the seed's conditions; bad sets are refused by name."""
+"""Maekawa's quorums: the constructions keep the notes' conditions; bad sets are refused by name."""
 
 import math
 from collections import Counter

@@ -1,4 +1,4 @@
-"""Ricart–Agrawala (seed 003, algorithm 2): the state table, safety and progress, 2(N−1) messages."""
+"""Ricart–Agrawala (docs/architecture.md#ricart-agrawala): the state table, safety and progress, 2(N−1) messages."""
 
 import pytest
 from hypothesis import HealthCheck, given, settings

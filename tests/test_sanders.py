@@ -28,7 +28,7 @@ def _run(setup, seed, **config):
     return result, verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
 
 
-# -- the worked example of seed 002 ---------------------------------------------------------------
+# -- the notes' worked example (docs/classic-b.md) ----------------------------------------------
 def test_notes_example_p3_enters_before_p1_and_everything_ends_empty():
     result = replay_scenario(SCENARIO)
     assert result.entered == ["node-3", "node-1"]

@@ -1,6 +1,6 @@
 """Performance of a classic mutual-exclusion run, computed from its trace events alone.
 
-Pure functions over trace events (DESIGN.md §3), so a simulated trace and a RabbitMQ trace are
+Pure functions over trace events (docs/architecture.md#trace-format), so a simulated trace and a RabbitMQ trace are
 measured the same way:
 
 * **messages per entry** — network ``send`` events over ``enter`` events of ``cs``;

@@ -1,4 +1,4 @@
-"""The sans-I/O protocol interface (DESIGN.md §2).
+"""The sans-I/O protocol interface (docs/architecture.md#protocol-interface).
 
 A protocol object is one participant. It owns its state and its Lamport clock, and reacts to
 three inputs:

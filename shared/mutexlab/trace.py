@@ -1,4 +1,4 @@
-"""The trace (DESIGN.md §3): one JSON object per line, the project's observable record.
+"""The trace (docs/architecture.md#trace-format): one JSON object per line, the project's observable record.
 
 ``Recorder`` keeps one process's vector clock and turns what the process did into trace
 events. Both drivers (simulator and RabbitMQ services) use it, so a trace means the same

@@ -1,4 +1,4 @@
-"""Capacity safety by happened-before (DESIGN.md §6).
+"""Capacity safety by happened-before (docs/architecture.md#audit).
 
 A holding interval runs from a process's ``enter`` of a resource to its matching ``exit``.
 Two intervals *overlap* unless one's exit happened-before the other's enter. A set of pairwise

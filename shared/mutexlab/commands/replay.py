@@ -1,4 +1,4 @@
-"""``mutexlab replay SCENARIO.json``: play a scripted schedule (DESIGN.md §4)."""
+"""``mutexlab replay SCENARIO.json``: play a scripted schedule (docs/architecture.md#scenario-format)."""
 
 from __future__ import annotations
 

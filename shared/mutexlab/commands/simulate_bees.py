@@ -25,7 +25,7 @@ FLOWER_TYPES = ("REQflower", "ACKflower")
 def register(sub) -> None:
     p = sub.add_parser("bees", parents=[parent(add_bees_arguments)],
                        help="the mason bees: P bees, K flowers, T reeds",
-                       description="Simulate the mason bees (seed 000) in virtual time and audit the run. "
+                       description="Simulate the mason bees in virtual time and audit the run. "
                                    "Exit 0 when every bee ends DEAD or RETIRED and the trace is safe, 1 when "
                                    "the run stalls or the audit finds a violation, 2 on bad arguments.")
     p.add_argument("--seed", type=non_negative, default=0, help="random seed: delays, dwell times and initial "

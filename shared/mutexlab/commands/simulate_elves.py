@@ -24,7 +24,7 @@ from .reporting import add_report_argument, write_report_if_asked
 def register(sub) -> None:
     p = sub.add_parser("elves", parents=[parent(add_elves_arguments)],
                        help="the hamster killers: a mayor, N elves, pins and poison",
-                       description="Simulate the hamster killers (seed 001) in virtual time and audit the run. "
+                       description="Simulate the hamster killers in virtual time and audit the run. "
                                    "Exit 0 when every round is finished and the trace is safe, 1 when the run "
                                    "stalls or the audit finds a violation, 2 on bad arguments or a configuration "
                                    "that could never finish.")

@@ -1,4 +1,4 @@
-"""The mason bees (seed 000, spec/bees.md): T distinguishable reeds, K indistinguishable flowers.
+"""The mason bees (docs/architecture.md#the-mason-bees; decisions: docs/bees.md): T reeds, K flowers.
 
 A bee asks once for a reed (a Lamport-style queue of ``REQreed``/``ACKreed``), then on its reed
 repeats ON_REED → WAIT_FLOWER → ON_FLOWER → ON_REED ``eggs`` times (flowers: Ricart–Agrawala

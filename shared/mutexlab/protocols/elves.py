@@ -1,4 +1,4 @@
-"""The hamster killers (seed 001, spec/elves.md): a mayor hands out contracts, elves compete
+"""The hamster killers (docs/architecture.md#the-hamster-killers): a mayor hands out contracts, elves compete
 for contracts, then safety pins, then poison, with Lamport's algorithm generalised to
 multi-unit resources.
 
@@ -76,7 +76,7 @@ from ..setup import ConfigError, Setup, positive_int
 
 MAYOR = 0
 
-# States (the seed's names, in English).
+# States (the problem statement's names, in English).
 INITIAL = "INITIAL"
 MAYOR_WAITING = "MAYOR_WAITING"
 MAYOR_DONE = "MAYOR_DONE"
@@ -210,7 +210,7 @@ class Mayor(Protocol):
         if msg.type != "CONTRACT_COMPLETED":
             raise ProtocolError(f"mayor does not take {msg.type}")
         if self.state != MAYOR_WAITING or msg.round != self.round:
-            return []  # a completion of a round already stopped: cannot happen, ignored like the seed's INITIAL
+            return []  # a completion of a round already stopped: cannot happen, ignored like the statement's INITIAL
         contracts = self.plan[self.round - 1]
         if not 1 <= msg.contract <= len(contracts):
             raise ProtocolError(f"mayor: round {msg.round} has no contract {msg.contract}")

@@ -1,4 +1,4 @@
-"""Lamport's algorithm in its array form (seed 003, "algorithm 1").
+"""Lamport's algorithm in its array form (the notes' "algorithm 1", docs/architecture.md#lamport).
 
 Each node keeps an array ``q[j]``: the last message received from ``j`` (its own last message at
 ``q[i]``), initially ``(RELEASE, 0, j)``. Messages are ordered by (timestamp, pid).

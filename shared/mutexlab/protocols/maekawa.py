@@ -1,4 +1,4 @@
-"""Maekawa's quorum algorithm with INQUIRE / FAILED / YIELD (seed 002).
+"""Maekawa's quorum algorithm with INQUIRE / FAILED / YIELD (docs/architecture.md#maekawa).
 
 Every node plays two roles: *requester* (asks its quorum S_i, quorums.py) and *arbiter* (grants
 one requester of whose quorum it is a member at a time, the *lock*, queueing the others by
@@ -31,8 +31,8 @@ Invariants:
   this arbiter — so its owner knows it is not first and will YIELD when inquired;
 * (arbiter) when the queue's head precedes the lock, an INQUIRE for the lock is on its way
   or has been answered; YIELD gives the lock to an earlier request, so yields cannot go round.
-This is the seed's rule 2 with one addition the notes leave open: FAILED also goes to a
-queued request overtaken by a later grant (the seed's rule only compares a request with the
+This is the notes' rule 2 (docs/architecture.md#maekawa) with one addition they leave open: FAILED also
+goes to a queued request overtaken by a later grant (their rule only compares a request with the
 lock when it arrives), without which Maekawa can deadlock (Sanders 1987).
 
 Stale INQUIREs: an arbiter inquires only its current lock holder, after its REPLY (FIFO), so an

@@ -1,6 +1,6 @@
 """Maekawa's request sets (quorums): constructions and validation.
 
-Invariants every accepted family of sets keeps (seed 002): one set per process 1..N, each
+Invariants every accepted family of sets keeps (docs/architecture.md#maekawa): one set per process 1..N, each
 holding its owner (``i ∈ S_i``), members within 1..N, and every two sets intersecting
 (``S_i ∩ S_j ≠ ∅``), so every pair of processes has a mediator.
 

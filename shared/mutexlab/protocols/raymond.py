@@ -1,4 +1,4 @@
-"""Raymond's tree-based protocol (seed 002): the token travels along the edges of a tree.
+"""Raymond's tree-based protocol (docs/architecture.md#raymond): the token travels along the edges of a tree.
 
 HOLDER_i names p_i's neighbour in the direction of the token (p_i itself when it holds it);
 Q_i is p_i's FIFO queue of requesters (neighbours, or p_i itself); ``asked`` records that p_i

@@ -1,4 +1,4 @@
-"""Ricart–Agrawala (seed 003, "algorithm 2"): permission from every other node.
+"""Ricart–Agrawala (the notes' "algorithm 2", docs/architecture.md#ricart-agrawala): permission from every other node.
 
 State table (the node's state × input → action):
 

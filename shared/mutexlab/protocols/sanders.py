@@ -1,4 +1,4 @@
-"""Sanders' generalized protocol (seed 002): request sets R_i, inform sets I_i, status sets ST_i.
+"""Sanders' generalized protocol (docs/architecture.md#sanders): request sets R_i, inform sets I_i, status sets ST_i.
 
 Every node plays two roles. As a *requester* it asks every member of R_i for a GRANT and
 enters with all of them; on leaving it sends RELEASE to every member of I_i. As an

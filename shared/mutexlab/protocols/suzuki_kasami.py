@@ -1,4 +1,5 @@
-"""Suzuki–Kasami's broadcast protocol (seed 002): one token, sequence numbers instead of clocks.
+"""Suzuki–Kasami's broadcast protocol (docs/architecture.md#suzuki-kasami): one token, sequence
+numbers instead of clocks.
 
 R_i[j] is the largest sequence number p_i has seen in a REQUEST from p_j. The token carries
 L[j], the sequence number of p_j's most recently executed request, and Q, the FIFO queue of

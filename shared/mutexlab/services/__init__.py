@@ -1,6 +1,6 @@
 """The service entry points: ``main(role)`` for bee, elf, mayor, node and monitor.
 
-Thin by design (DESIGN.md §7): read the configuration from the environment, set up logging,
+Thin by design (docs/architecture.md#layering): read the configuration from the environment, set up logging,
 hand over to a transport participant or the monitor. ``services/<role>/main.py`` in the
 repository (used by docker compose and by ``mutexlab run``) calls ``main(role)``; so does
 ``python -m mutexlab.services ROLE``.

@@ -1,4 +1,4 @@
-"""The seeded discrete-event simulator (DESIGN.md §2).
+"""The seeded discrete-event simulator (docs/architecture.md#drivers).
 
 Virtual time; every link (sender → receiver) is FIFO with random delays; local decisions
 (``Schedule`` effects) happen after random dwell times. Same setup + same seed ⇒ the same

@@ -1,4 +1,4 @@
-"""Scripted schedules (DESIGN.md §4): the scenario, not chance, picks every interleaving.
+"""Scripted schedules (docs/architecture.md#scenario-format): the scenario, not chance, picks every interleaving.
 
 Steps: ``request`` / ``exit`` (a local decision of ``pid``), ``deliver`` (the oldest message in
 flight on the link from → to), ``drain`` (deliver everything, links in ascending (from, to)

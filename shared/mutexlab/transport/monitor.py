@@ -1,11 +1,11 @@
-"""The monitor (DESIGN.md §6): admits the participants, records the trace, decides the run.
+"""The monitor (docs/architecture.md#monitor): admits the participants, records the trace, decides the run.
 
 It consumes ``mutexlab.<run>.monitor`` (bound to ``#``), so it sees every join, trace event
 (``audit.*``, one batch per step of a participant), status (``status.*``) and protocol
 message. It
 
 * runs membership (membership.py): pids, P, the welcome that starts the run, refusals;
-* writes the trace (DESIGN.md §3): the ``run`` header first, then events as they arrive;
+* writes the trace (docs/architecture.md#trace-format): the ``run`` header first, then events as they arrive;
 * shows progress: one line per state change (a live table on a terminal);
 * ends the run when every participant is finished and every sent message was received
   (complete), or when no trace event arrived for ``STALL_TIMEOUT`` seconds (stalled: it names

@@ -1,4 +1,4 @@
-"""The RabbitMQ transport (DESIGN.md §5): topology, envelopes, a confirming, reconnecting bus.
+"""The RabbitMQ transport (docs/architecture.md#wire): topology, envelopes, a confirming, reconnecting bus.
 
 Topology of run ``R`` (every name contains the run id, so runs never mix):
 

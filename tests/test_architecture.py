@@ -1,0 +1,106 @@
+"""The layering that docs/architecture.md#layering states: imports go only downward.
+
+core ← protocols ← sim, audit, metrics ← transport, report ← commands ← services. A module may
+import its own package and anything in a lower layer; never a higher layer, nor a sibling
+package of its own layer (sim and audit are independent of each other, so are transport and report).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "shared" / "mutexlab"
+
+LAYERS = [
+    {"__init__", "clock", "messages", "protocol", "setup", "trace"},
+    {"protocols"},
+    {"sim", "audit", "metrics"},
+    {"transport", "report"},
+    {"commands", "cli", "__main__"},
+    {"services"},
+]
+# Layers whose members form one unit and may import each other (the core modules; the CLI and
+# its subcommands). The members of the other layers are independent packages.
+ONE_UNIT = {0, 4}
+
+
+def layer_of(part: str) -> int:
+    for number, names in enumerate(LAYERS):
+        if part in names:
+            return number
+    raise AssertionError(f"mutexlab.{part} is in no layer of docs/architecture.md#layering")
+
+
+def top_part(path: Path, package: Path = PACKAGE) -> str:
+    rel = path.relative_to(package)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def _root_name(name: str, package: Path) -> str:
+    return name if (package / f"{name}.py").exists() or (package / name).is_dir() else "__init__"
+
+
+def imported_parts(path: Path, package: Path = PACKAGE) -> list[tuple[int, str]]:
+    """(line, first component under mutexlab) of every import of a mutexlab module in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    rel = path.relative_to(package)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(rel.parts[:-1])[: len(rel.parts) - node.level]
+                module = base + (node.module.split(".") if node.module else [])
+                if module:
+                    found.append((node.lineno, module[0]))
+                else:   # ``from . import x`` at the package root: a module, or a name of __init__
+                    found += [(node.lineno, _root_name(alias.name, package)) for alias in node.names]
+            elif node.module and node.module.split(".")[0] == "mutexlab":
+                parts = node.module.split(".")
+                found += [(node.lineno, parts[1])] if len(parts) > 1 else \
+                    [(node.lineno, _root_name(alias.name, package)) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "mutexlab" and len(parts) > 1:
+                    found.append((node.lineno, parts[1]))
+    return found
+
+
+def upward_imports(package: Path = PACKAGE) -> list[str]:
+    problems = []
+    for path in sorted(package.rglob("*.py")):
+        source = top_part(path, package)
+        for line, target in imported_parts(path, package):
+            if target == source or (layer_of(target) == layer_of(source) in ONE_UNIT):
+                continue
+            if layer_of(target) >= layer_of(source):
+                problems.append(f"{path.relative_to(package.parent)}:{line}: mutexlab.{source} "
+                                f"(layer {layer_of(source)}) imports mutexlab.{target} (layer {layer_of(target)})")
+    return problems
+
+
+def test_every_package_is_in_a_layer():
+    for path in PACKAGE.rglob("*.py"):
+        layer_of(top_part(path))
+
+
+def test_imports_go_only_downward():
+    assert upward_imports() == []
+
+
+def test_the_check_catches_an_upward_import(tmp_path):
+    fake = tmp_path / "mutexlab"
+    (fake / "protocols").mkdir(parents=True)
+    (fake / "protocols" / "bad.py").write_text("from ..transport.rabbit import Bus\n")
+    (fake / "sim").mkdir()
+    (fake / "sim" / "bad.py").write_text("from ..audit import verify_events\n")
+    (fake / "clock.py").write_text("import mutexlab.protocols.registry\n")
+    found = upward_imports(fake)
+    assert any("protocols/bad.py:1" in p and "mutexlab.transport" in p for p in found), found
+    assert any("sim/bad.py:1" in p and "mutexlab.audit" in p for p in found), found
+    assert any("clock.py:1" in p and "mutexlab.protocols" in p for p in found), found
+    with pytest.raises(AssertionError, match="no layer"):
+        layer_of("gadgets")
