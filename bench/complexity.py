@@ -1,7 +1,7 @@
 """Part 1: message complexity and synchronization delay of the six classic algorithms.
 
 Every algorithm runs in the simulator (exponential message delays, mean T = 1) with
-``mutexlab simulate mutex``'s workload (``mutexlab.sim.workload.run_classic``: per-node think
+``mutexlab simulate mutex``'s workload (``mutexlab.runs.run_classic``: per-node think
 and critical-section times, audited trace) and is measured by ``mutexlab.metrics.measure``:
 
 * **light load** — one requester at a time: the mean think time is 10,000·N message delays, so
@@ -88,7 +88,7 @@ def requests_for(n: int, load: str, full: bool) -> int:
 
 
 def one(algorithm: str, n: int, load: str, full: bool, seed: int = 0) -> dict:
-    from mutexlab.sim.workload import run_classic
+    from mutexlab.runs import run_classic
 
     requests = requests_for(n, load, full)
     think = LIGHT_THINK * n if load == "light" else 0.0

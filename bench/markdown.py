@@ -130,7 +130,7 @@ def _headlines(results: dict) -> list[str]:
 
 
 PART1_NOTES = """\
-How: `mutexlab simulate mutex`'s workload (`mutexlab.sim.workload.run_classic`: per-node think and
+How: `mutexlab simulate mutex`'s workload (`mutexlab.runs.run_classic`: per-node think and
 critical-section times, exponential message delays with mean T = 1, every trace audited) measured by
 `mutexlab.metrics.measure`. **Light load**: mean think time 10,000·N message delays, so requests almost
 never overlap (`overlaps` counts the handovers that found someone waiting: 0 or nearly). **Heavy load**:

@@ -1,6 +1,6 @@
 """The layering that docs/architecture.md#layering states: imports go only downward.
 
-core ← protocols ← sim, audit, metrics ← transport, report ← commands ← services. A module may
+core ← protocols ← sim, audit, metrics ← transport, report, runs ← commands ← services. A module may
 import its own package and anything in a lower layer; never a higher layer, nor a sibling
 package of its own layer (sim and audit are independent of each other, so are transport and report).
 """
@@ -18,7 +18,7 @@ LAYERS = [
     {"__init__", "clock", "messages", "protocol", "setup", "trace"},
     {"protocols"},
     {"sim", "audit", "metrics"},
-    {"transport", "report"},
+    {"transport", "report", "runs"},
     {"commands", "cli", "__main__"},
     {"services"},
 ]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from mutexlab.cli import main
+from mutexlab.runs import run_classic
 from mutexlab.sim import workload
 from mutexlab.metrics import LITERATURE, mean_message_delay, measure
 from mutexlab.protocols import suzuki_kasami as sk
@@ -58,7 +59,7 @@ def test_same_seed_same_run_and_same_workload_across_algorithms(capsys):
     assert _json(capsys, argv)[1] == _json(capsys, argv)[1]
     # Think and cs times come from per-node streams independent of the algorithm's messages:
     # every node stays inside and thinks for the same durations under both algorithms.
-    runs = {a: workload.run_classic(a, 4, 3, 9) for a in ("raymond", "suzuki-kasami")}
+    runs = {a: run_classic(a, 4, 3, 9) for a in ("raymond", "suzuki-kasami")}
 
     def dwells(run, pid):
         times = [(e["event"], e["t"]) for e in run.events if e["pid"] == pid and e["event"] in ("enter", "exit",
@@ -229,7 +230,7 @@ def test_literature_figures():
 
 
 def test_suzuki_kasami_entries_cost_exactly_0_or_n_in_the_metrics():
-    run = workload.run_classic("suzuki-kasami", 6, 3, 2)
+    run = run_classic("suzuki-kasami", 6, 3, 2)
     assert run.ok
     needed = sum(1 for e in run.events if e["event"] == "send" and e["type"] == "TOKEN")
     assert run.metrics.total_messages == 6 * needed

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..metrics import LITERATURE
 from ..protocols.registry import CLASSIC
 from ..setup import ConfigError
-from ..sim.workload import run_classic
+from ..runs import run_classic
 from .common import fail, format_number, print_json
 from .flags import add_mutex_arguments, add_workload_arguments, parent
 

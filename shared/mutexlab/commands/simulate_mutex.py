@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..metrics import LITERATURE
 from ..setup import ConfigError
-from ..sim.workload import ClassicRun, run_classic
+from ..runs import ClassicRun, run_classic
 from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line, format_number,
                      outcome_lines, print_json)
 from .flags import add_mutex_arguments, add_workload_arguments, mutex_config, parent

@@ -4,22 +4,17 @@ times, each after a random think time, and stays inside for a random time.
 The think and critical-section times come from one random stream per node, derived from the
 seed and independent of the message delays, so every algorithm run with the same seed sees
 the same per-node workload (``mutexlab simulate mutex``, ``mutexlab compare``, ``bench/``).
-``run_classic`` builds, simulates, audits and measures one such run.
+``mutexlab.runs.run_classic`` builds, simulates, audits and measures one such run.
 """
 
 from __future__ import annotations
 
 import heapq
 import random
-from dataclasses import dataclass
 
-from ..audit import verify_events
-from ..audit.verdict import Verdict
-from ..metrics import RunMetrics, measure
 from ..protocols.registry import make_setup
 from ..setup import ConfigError
-from ..trace import TraceWriter
-from .engine import _TIMER, SimConfig, SimResult, Simulation
+from .engine import _TIMER, Simulation
 
 
 class WorkloadSimulation(Simulation):
@@ -34,42 +29,6 @@ class WorkloadSimulation(Simulation):
         at = self.now + (self._dwell_rng[pid].expovariate(1.0 / mean) if mean > 0 else 0.0)
         self._seq += 1
         heapq.heappush(self._queue, (at, self._seq, _TIMER, pid, action))
-
-
-@dataclass
-class ClassicRun:
-    algorithm: str
-    nodes: int
-    setup: object
-    result: SimResult
-    events: list[dict]
-    verdict: Verdict
-    metrics: RunMetrics
-
-    @property
-    def ok(self) -> bool:
-        return self.result.ok and self.verdict.safe
-
-
-def run_classic(algorithm: str, nodes: int, requests: int, seed: int, options: dict | None = None,
-                delay: str = "exp", think: float = 1.0, cs: float = 1.0, trace_path: str | None = None,
-                faults: dict | None = None) -> ClassicRun:
-    """Build, simulate, audit and measure one run. Raises ConfigError on bad options, OSError
-    when the trace cannot be written."""
-    options = dict(options or {})
-    if "requests" in options:
-        raise ConfigError("give the number of requests with --requests, not as an option")
-    options["requests"] = requests
-    setup = make_setup_available(algorithm, nodes, options, seed)
-    config = SimConfig(seed=seed, delay=delay, dwell={"think": think, "cs": cs}, **(faults or {}))
-    trace = TraceWriter(trace_path, keep=True)
-    try:
-        result = WorkloadSimulation(setup, config, trace).run()
-    finally:
-        trace.close()
-    events = [dict(e, _line=n) for n, e in enumerate(trace.events, 1)]
-    verdict = verify_events(events)
-    return ClassicRun(algorithm, nodes, setup, result, events, verdict, measure(events))
 
 
 def make_setup_available(algorithm: str, nodes: int, options: dict, seed: int):
