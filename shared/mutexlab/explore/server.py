@@ -45,7 +45,8 @@ DIAGRAM_CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsaf
                "img-src data:; base-uri 'none'; form-action 'none'")
 # The report page with what the explorer shows itself (verdict, stall) left out: the
 # explorer judges a path in the middle of a run, where "request left waiting" is no fault.
-DIAGRAM_STYLE = "<style>h1, #summary, #verdict, #stall { display: none !important; } body { margin: 6px; }</style>"
+DIAGRAM_STYLE = ("<style>h1, #summary, #verdict, #stall, h2:has(+ #controls), h2:has(+ #stats), #stats "
+                 "{ display: none !important; } body { margin: 0; padding: 4px 8px; }</style>")
 
 
 def examples_dir() -> Path | None:

@@ -86,11 +86,15 @@
     var box = $("status");
     box.setAttribute("data-status", f.status);
     $("summary").textContent = f.summary;
+    $("entered").textContent = "entered, in order: " + (f.entered.join(", ") || "nobody yet");
     var ul = clear($("violations"));
     f.violations.forEach(function (v) { h("li", v.text, ul, "bad"); });
     f.end_violations.forEach(function (v) { h("li", "at the end: " + v.text, ul, "bad"); });
     f.incomplete.forEach(function (v) { h("li", "incomplete: " + v.text, ul, "open"); });
-    f.open_at_end.forEach(function (v) { h("li", "judged at the end (not a fault yet): " + v.message, ul, "open"); });
+    var open = $("open"), list = clear($("openlist"));
+    open.hidden = !f.open_at_end.length;
+    $("opensum").textContent = f.open_at_end.length + " end-of-run check(s) still open (judged when the path ends, not faults yet)";
+    f.open_at_end.forEach(function (v) { h("li", v.message, list, "open"); });
     var pre = $("deadlock");
     pre.hidden = !f.deadlock;
     pre.textContent = f.deadlock || "";
