@@ -189,10 +189,10 @@ class World:
 
     # -- the steps a user may take ----------------------------------------------------------
     def enabled(self) -> list[dict]:
-        """Every enabled step: ``{"id", "label", "step", "extra"}``; local decisions first (by
-        pid), then the head of each non-empty link (by (from, to))."""
+        """Every enabled step: ``{"id", "label", "step", "extra"}``; pending local decisions
+        first (by pid), then the head of each non-empty link (by (from, to)), then new requests."""
         run, names = self.run, self.setup.names
-        out = []
+        out, extra = [], []
         for pid in sorted(run.protocols):
             actions = []
             for action, dwell in run.pending.get(pid, []):
@@ -204,14 +204,14 @@ class World:
                             "label": f"{names[pid]}: {action} (after {dwell}; state {run.protocols[pid].state})"})
             if self.free and "request" not in [a for a, _ in actions] and _accepts(run.protocols[pid], "request"):
                 step = {"op": "request", "pid": pid}
-                out.append({"id": step_id(step), "step": step, "extra": True,
-                            "label": f"{names[pid]}: request (a new request; state {run.protocols[pid].state})"})
+                extra.append({"id": step_id(step), "step": step, "extra": True,
+                              "label": f"{names[pid]}: request (a new request; state {run.protocols[pid].state})"})
         for (sender, to), queue in sorted(run.links.items()):
             if queue:
                 step = {"op": "deliver", "from": sender, "to": to}
                 out.append({"id": step_id(step), "step": step, "extra": False,
                             "label": f"deliver {describe_message(queue[0][0])} {names[sender]}→{names[to]}"})
-        return out
+        return out + extra
 
     def label_of(self, step: dict) -> str:
         """What taking ``step`` from this world means, in words (for the history)."""

@@ -107,7 +107,8 @@
     if (!steps.length) { h("div", "none: the path has ended", box, "none"); return; }
     var lastKind = null;
     steps.forEach(function (s) {
-      var kind = s.op === "deliver" ? "deliver the oldest message of a link" : "local decisions";
+      var kind = s.extra ? "new requests (nodes act only when told)" :
+        s.op === "deliver" ? "deliver the oldest message of a link" : "local decisions";
       if (kind !== lastKind) { h("div", kind, box, "kind"); lastKind = kind; }
       var b = h("button", s.label, box, (s.op === "deliver" ? "deliver" : "local") + (s.extra ? " extra" : ""));
       b.setAttribute("data-step-id", s.id);
