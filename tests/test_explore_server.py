@@ -299,3 +299,40 @@ def test_the_command_starts_from_a_scenario_at_step_0():
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=60)
     assert proc.returncode == 0
+
+
+# -- the flags: the same as simulate's, declared once in commands/flags.py --------------------
+FAMILY_FLAGS = {
+    "bees": ["bees", "flowers", "reeds", "eggs", "cocoons"],
+    "elves": ["elves", "pins", "poison", "contracts", "hamsters", "rounds", "pins_per_elf", "poison_per_hamster"],
+    "mutex": ["algorithm", "nodes", "requests", "option", "options"],
+}
+
+
+def _declared(*path: str) -> dict:
+    import argparse
+
+    from mutexlab.cli import build_parser
+    parser = build_parser()
+    for name in path:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[name]
+    return {a.dest: (type(a), tuple(a.option_strings), getattr(a.type, "__name__", a.type), a.metavar, a.choices)
+            for a in parser._actions if a.option_strings}
+
+
+@pytest.mark.parametrize("family", FAMILY_FLAGS)
+def test_explore_takes_the_family_flags_of_simulate(family):
+    simulate, explore = _declared("simulate", family), _declared("explore", family)
+    for dest in FAMILY_FLAGS[family]:
+        assert explore[dest] == simulate[dest], dest
+
+
+def test_explore_turns_the_flags_into_the_configuration_simulate_would_use():
+    from mutexlab.cli import build_parser
+    from mutexlab.commands.explore import build_session
+    args = build_parser().parse_args(["explore", "mutex", "-a", "raymond", "-N", "4", "-M", "2",
+                                      "-o", "token_holder=2"])
+    assert build_session(args).config == Config("raymond", 4, {"requests": 2, "token_holder": 2})
+    args = build_parser().parse_args(["explore", "bees", "-P", "4", "-K", "2"])
+    assert build_session(args).config == Config("bees", 4, {"flowers": 2, "reeds": 3, "eggs": 5, "cocoons": 15})
