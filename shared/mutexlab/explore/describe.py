@@ -34,7 +34,8 @@ def fmt(value: Any) -> str:
     if isinstance(value, (list, tuple, deque)):
         return "[" + ", ".join(fmt(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{fmt(k)}: {fmt(v)}" for k, v in sorted(value.items(), key=lambda kv: _order(kv[0]))) + "}"
+        items = sorted(value.items(), key=lambda kv: _order(kv[0]))
+        return "{" + ", ".join(f"{fmt(k)}: {fmt(v)}" for k, v in items) + "}"
     if hasattr(value, "model_dump"):
         return describe_message(value)
     return str(value)

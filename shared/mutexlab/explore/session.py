@@ -27,6 +27,7 @@ No web code here: ``explore/server.py`` serves this over HTTP.
 
 from __future__ import annotations
 
+import copy
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -329,7 +330,6 @@ class World:
 
 def _accepts(proto: Any, action: str) -> bool:
     """Would ``proto`` accept the local ``action`` now? (tried on a copy, which is thrown away)"""
-    import copy
     try:
         copy.deepcopy(proto).on_local(action)
     except ProtocolError:
