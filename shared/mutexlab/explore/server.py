@@ -1,0 +1,311 @@
+"""The explorer's web server: the page, its JSON API, nothing else (standard library only).
+
+``http.server`` is enough here and keeps the tool dependency-free: one local user, a handful of
+small JSON requests, no streaming. Its known weakness — it is "not for production", mostly
+because ``SimpleHTTPRequestHandler`` maps URLs onto the file system — does not apply: this
+handler maps nothing onto the file system. It answers a fixed table of routes (the page's
+three files, read from the package, the diagram, the API, the bundled example scenarios by
+name); every other path is 404, a known path with the wrong method 405.
+
+Safety, besides binding to 127.0.0.1 unless told otherwise (the command's ``--host``):
+* the ``Host`` header must name the address the server was reached on (a DNS-rebinding page
+  cannot drive it: 403);
+* every POST must say ``Content-Type: application/json`` (a form on another site cannot send
+  that without a CORS preflight, which this server never grants: 415), and its body is at most
+  ``MAX_BODY`` bytes (413);
+* answers carry ``Cache-Control: no-store``, ``X-Content-Type-Options: nosniff`` and a
+  Content-Security-Policy that lets the page load only its own files.
+
+One lock serialises the session: requests are handled on threads, the session is not shared.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+from ..report import build_report
+from ..trace import TraceError
+from .session import ExploreError, Session
+
+MAX_BODY = 5 * 1024 * 1024
+STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
+          "/explore.js": ("explore.js", "text/javascript; charset=utf-8"),
+          "/explore.css": ("explore.css", "text/css; charset=utf-8")}
+PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+            "frame-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'")
+# The diagram is the report's self-contained page: inline script and style, nothing fetched.
+DIAGRAM_CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+               "img-src data:; base-uri 'none'; form-action 'none'")
+# The report page with what the explorer shows itself (verdict, stall) left out: the
+# explorer judges a path in the middle of a run, where "request left waiting" is no fault.
+DIAGRAM_STYLE = ("<style>h1, #summary, #verdict, #stall, h2:has(+ #controls), h2:has(+ #stats), #stats "
+                 "{ display: none !important; } body { margin: 0; padding: 4px 8px; }</style>")
+
+
+def examples_dir() -> Path | None:
+    """The notes' worked examples (``examples/scenarios/`` of the source tree), if present."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / "examples" / "scenarios"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def list_examples(folder: Path | None) -> dict[str, Path]:
+    if folder is None:
+        return {}
+    return {p.stem: p for p in sorted(folder.glob("*.json"))}
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, headers: dict | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.headers = headers or {}
+
+
+class ExplorerServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = False
+
+    def __init__(self, address: tuple[str, int], session: Session, examples: Path | None = None) -> None:
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        super().__init__(address, Handler)
+        self.session = session
+        self.lock = threading.Lock()
+        self.examples = list_examples(examples if examples is not None else examples_dir())
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{port}/"
+
+    def allowed_hosts(self) -> set[str]:
+        host, port = self.server_address[:2]
+        names = {host, f"[{host}]"}
+        if host in ("127.0.0.1", "::1", "localhost"):
+            names |= {"localhost", "127.0.0.1", "[::1]"}
+        if host in ("0.0.0.0", "::"):
+            return set()        # bound to every interface on purpose: any Host is accepted
+        return {f"{n}:{port}" for n in names}
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: ExplorerServer
+    server_version = "mutexlab-explore"
+
+    def version_string(self) -> str:
+        return self.server_version
+
+    # -- routing ---------------------------------------------------------------------------
+    def _routes(self) -> dict[str, dict[str, Callable[[], tuple[int, Any]]]]:
+        return {
+            "/api/state": {"GET": self.api_state},
+            "/api/step": {"POST": self.api_step},
+            "/api/undo": {"POST": lambda: self.move(lambda s: s.undo())},
+            "/api/redo": {"POST": lambda: self.move(lambda s: s.redo())},
+            "/api/reset": {"POST": lambda: self.move(lambda s: s.reset())},
+            "/api/jump": {"POST": self.api_jump},
+            "/api/random": {"POST": self.api_random},
+            "/api/run": {"POST": self.api_run},
+            "/api/scenario": {"GET": self.api_scenario_get, "POST": self.api_scenario_post},
+            "/api/examples": {"GET": self.api_examples},
+            "/diagram": {"GET": self.diagram},
+        }
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_HEAD(self) -> None:
+        self._dispatch("HEAD")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_OPTIONS(self) -> None:
+        self._dispatch("OPTIONS")
+
+    def _dispatch(self, method: str) -> None:
+        try:
+            self._check_host()
+            path = urlsplit(self.path).path
+            if path in STATIC:
+                if method not in ("GET", "HEAD"):
+                    raise ApiError(405, f"{method} is not allowed on {path}; use GET", {"Allow": "GET, HEAD"})
+                self._static(path, head=method == "HEAD")
+                return
+            if path.startswith("/api/examples/"):
+                handlers = {"GET": lambda: self.api_example(path[len("/api/examples/"):])}
+            else:
+                handlers = self._routes().get(path)
+            if handlers is None:
+                raise ApiError(404, f"not found: {path}")
+            if method not in handlers:
+                allowed = ", ".join(sorted(handlers))
+                raise ApiError(405, f"{method} is not allowed on {path}; use {allowed}", {"Allow": allowed})
+            if method == "POST":
+                self._read_body()
+            status, payload = handlers[method]()
+            if isinstance(payload, str):
+                self._send(status, payload.encode("utf-8"), "text/html; charset=utf-8", DIAGRAM_CSP)
+            else:
+                self._json(status, payload)
+        except ApiError as exc:
+            self._json(exc.status, {"error": str(exc), "status": exc.status}, exc.headers)
+        except ExploreError as exc:
+            self._json(exc.status, {"error": str(exc), "status": exc.status})
+        except Exception as exc:  # a bug: said, not a dropped connection
+            self._json(500, {"error": f"internal error: {type(exc).__name__}: {exc}", "status": 500})
+
+    # -- plumbing --------------------------------------------------------------------------
+    def _check_host(self) -> None:
+        allowed = self.server.allowed_hosts()
+        host = self.headers.get("Host", "")
+        if allowed and host not in allowed:
+            raise ApiError(403, f"unexpected Host header {host!r}: this server answers only to "
+                                + ", ".join(sorted(allowed)))
+
+    def _read_body(self) -> None:
+        kind = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            raise ApiError(415, "POST bodies must be JSON: send Content-Type: application/json")
+        try:
+            length = int(self.headers.get("Content-Length", "0") or 0)
+        except ValueError:
+            raise ApiError(400, "Content-Length is not a number") from None
+        if length > MAX_BODY:
+            raise ApiError(413, f"the body is {length} bytes; at most {MAX_BODY} are accepted")
+        raw = self.rfile.read(length) if length > 0 else b""
+        if not raw.strip():
+            self.body = {}
+            return
+        try:
+            self.body = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ApiError(400, f"the body is not JSON: {exc}") from None
+        if not isinstance(self.body, dict):
+            raise ApiError(400, f"the body must be a JSON object, got {type(self.body).__name__}")
+
+    def _send(self, status: int, data: bytes, kind: str, csp: str = PAGE_CSP, headers: dict | None = None,
+              head: bool = False) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Content-Security-Policy", csp)
+        self.send_header("Referrer-Policy", "no-referrer")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        if not head:
+            self.wfile.write(data)
+
+    def _json(self, status: int, payload: Any, headers: dict | None = None) -> None:
+        data = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
+        self._send(status, data, "application/json; charset=utf-8", headers=headers,
+                   head=self.command == "HEAD")
+
+    def _static(self, path: str, head: bool) -> None:
+        name, kind = STATIC[path]
+        data = resources.files(__package__).joinpath("static", name).read_bytes()
+        self._send(200, data, kind, head=head)
+
+    def log_message(self, format: str, *args: Any) -> None:   # quiet: the terminal shows the URL only
+        pass
+
+    # -- the API ---------------------------------------------------------------------------
+    def _field(self, name: str, default: Any = None, required: bool = False) -> Any:
+        if required and name not in self.body:
+            raise ApiError(400, f"the body must hold {name!r}")
+        return self.body.get(name, default)
+
+    def api_state(self) -> tuple[int, Any]:
+        with self.server.lock:
+            return 200, self.server.session.state()
+
+    def move(self, action: Callable[[Session], Any], result: Any = None) -> tuple[int, Any]:
+        with self.server.lock:
+            outcome = action(self.server.session)
+            state = self.server.session.state()
+        if isinstance(outcome, dict):
+            state["outcome"] = outcome
+        return 200, state
+
+    def api_step(self) -> tuple[int, Any]:
+        sid = self._field("id", required=True)
+        return self.move(lambda s: {"taken": s.step(sid)})
+
+    def api_jump(self) -> tuple[int, Any]:
+        to = self._field("to", required=True)
+        return self.move(lambda s: s.jump(to))
+
+    def api_random(self) -> tuple[int, Any]:
+        n, seed = self._field("n", 10), self._field("seed", 0)
+        return self.move(lambda s: s.random(n, seed))
+
+    def api_run(self) -> tuple[int, Any]:
+        seed = self._field("seed", 0)
+        return self.move(lambda s: s.run_to_end(seed))
+
+    def api_scenario_get(self) -> tuple[int, Any]:
+        with self.server.lock:
+            return 200, self.server.session.scenario()
+
+    def api_scenario_post(self) -> tuple[int, Any]:
+        body = self.body
+        return self.move(lambda s: s.load(body))
+
+    def api_examples(self) -> tuple[int, Any]:
+        out = []
+        for name, path in self.server.examples.items():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                out.append({"name": name, "algorithm": data.get("algorithm"), "processes": data.get("processes"),
+                            "steps": len(data.get("steps", []))})
+            except (OSError, ValueError, AttributeError):
+                out.append({"name": name, "error": "cannot be read"})
+        return 200, out
+
+    def api_example(self, name: str) -> tuple[int, Any]:
+        path = self.server.examples.get(name)      # names only from the listing: no path is built from input
+        if path is None:
+            raise ApiError(404, f"no example scenario named {name!r}")
+        try:
+            return 200, json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ApiError(500, f"example {name!r} cannot be read: {exc}") from None
+
+    def diagram(self) -> tuple[int, Any]:
+        with self.server.lock:
+            events = list(self.server.session.world.events)
+            title = f"{self.server.session.config.algorithm} — step {len(self.server.session.world.steps)}"
+        try:
+            page = build_report(events, title=title)
+        except TraceError as exc:
+            raise ApiError(500, f"the diagram cannot be drawn: {exc}") from None
+        return 200, page.replace("</head>", DIAGRAM_STYLE + "\n</head>", 1)
+
+
+def make_server(session: Session, host: str = "127.0.0.1", port: int = 0,
+                examples: Path | None = None) -> ExplorerServer:
+    """Bind (``port`` 0: a free port) and return the server; ``serve_forever()`` runs it."""
+    return ExplorerServer((host, port), session, examples)

@@ -1,0 +1,269 @@
+"use strict";
+/* mutexlab explore: draws GET /api/state and sends every click to the JSON API.
+   The server holds the session; this page only shows it. No library, nothing fetched but
+   this server's own API and files. */
+(function () {
+  var S = null;            // the last state from the server
+  var busy = false;
+
+  function $(id) { return document.getElementById(id); }
+  function h(tag, text, parent, cls) {
+    var e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = text;
+    if (cls) e.className = cls;
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function clear(e) { while (e.firstChild) e.removeChild(e.firstChild); return e; }
+
+  function showError(message) {
+    var box = $("error");
+    if (!message) { box.hidden = true; box.textContent = ""; return; }
+    box.textContent = message;
+    box.hidden = false;
+  }
+
+  // Every call: JSON in, JSON out; a 4xx/5xx shows its message and leaves the page as it was.
+  function api(method, path, body) {
+    var init = {method: method, headers: {}};
+    if (method === "POST") {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body || {});
+    }
+    return fetch(path, init).then(function (r) {
+      return r.json().then(function (data) {
+        if (!r.ok) throw new Error(data && data.error ? data.error : ("HTTP " + r.status));
+        return data;
+      });
+    });
+  }
+  function act(method, path, body) {
+    if (busy) return Promise.resolve();
+    busy = true;
+    setEnabled();
+    return api(method, path, body).then(function (state) {
+      showError(null);
+      if (state && state.procs) draw(state);
+      return state;
+    }).catch(function (e) { showError(String(e.message || e)); })
+      .then(function (x) { busy = false; setEnabled(); return x; });
+  }
+
+  function setEnabled() {
+    var pos = S ? S.position : 0, ahead = S ? S.redo.length : 0;
+    $("undo").disabled = busy || !pos;
+    $("reset").disabled = busy;
+    $("redo").disabled = busy || !ahead;
+    $("forward").disabled = busy || !ahead;
+    $("random").disabled = busy || !S || !S.steps.length;
+    $("run").disabled = busy || !S || !S.steps.some(function (s) { return !s.extra; });
+    Array.prototype.forEach.call(document.querySelectorAll("#steps button"), function (b) { b.disabled = busy; });
+  }
+
+  // ---- drawing ----
+  function draw(state) {
+    S = state;
+    $("algorithm").textContent = state.algorithm;
+    document.title = "mutexlab explore — " + state.algorithm;
+    var opts = Object.keys(state.options || {}).map(function (k) { return k + "=" + JSON.stringify(state.options[k]); });
+    $("config").textContent = state.processes + " processes" + (opts.length ? "; " + opts.join(", ") : "") +
+      "; capacities " + JSON.stringify(state.capacities) + (state.free ? "; nodes act only when told (new requests are steps)" : "");
+    $("position").textContent = state.position;
+    $("ahead").textContent = state.redo.length ? " (" + state.redo.length + " ahead)" : "";
+    drawStatus(state.findings);
+    drawSteps(state.steps);
+    drawHistory(state);
+    drawProcs(state);
+    drawLinks(state.links);
+    drawCapacity(state.findings.capacity);
+    setEnabled();
+    var frame = $("diagram");
+    frame.src = "/diagram?at=" + state.position + "&n=" + (++drawn);
+  }
+  var drawn = 0;
+
+  function drawStatus(f) {
+    var box = $("status");
+    box.setAttribute("data-status", f.status);
+    $("summary").textContent = f.summary;
+    $("entered").textContent = "entered, in order: " + (f.entered.join(", ") || "nobody yet");
+    var ul = clear($("violations"));
+    f.violations.forEach(function (v) { h("li", v.text, ul, "bad"); });
+    f.end_violations.forEach(function (v) { h("li", "at the end: " + v.text, ul, "bad"); });
+    f.incomplete.forEach(function (v) { h("li", "incomplete: " + v.text, ul, "open"); });
+    var open = $("open"), list = clear($("openlist"));
+    open.hidden = !f.open_at_end.length;
+    $("opensum").textContent = f.open_at_end.length + " end-of-run check(s) still open (judged when the path ends, not faults yet)";
+    f.open_at_end.forEach(function (v) { h("li", v.message, list, "open"); });
+    var pre = $("deadlock");
+    pre.hidden = !f.deadlock;
+    pre.textContent = f.deadlock || "";
+    $("checks").textContent = "checked: " + f.checks.join(", ");
+  }
+
+  function drawSteps(steps) {
+    var box = clear($("steps"));
+    $("nsteps").textContent = "(" + steps.length + ")";
+    if (!steps.length) { h("div", "none: the path has ended", box, "none"); return; }
+    var lastKind = null;
+    steps.forEach(function (s) {
+      var kind = s.extra ? "new requests (nodes act only when told)" :
+        s.op === "deliver" ? "deliver the oldest message of a link" : "local decisions";
+      if (kind !== lastKind) { h("div", kind, box, "kind"); lastKind = kind; }
+      var b = h("button", s.label, box, (s.op === "deliver" ? "deliver" : "local") + (s.extra ? " extra" : ""));
+      b.setAttribute("data-step-id", s.id);
+      b.title = "step id " + s.id;
+      b.addEventListener("click", function () { act("POST", "/api/step", {id: s.id}); });
+    });
+  }
+
+  function drawHistory(state) {
+    var ol = clear($("history"));
+    var start = h("li", "start", ol, state.position === 0 ? "current" : "");
+    start.setAttribute("data-n", 0);
+    start.addEventListener("click", function () { act("POST", "/api/jump", {to: 0}); });
+    state.history.forEach(function (e) {
+      var li = h("li", e.label, ol, e.n === state.position ? "current" : "");
+      li.setAttribute("data-n", e.n);
+      li.title = "jump back to after step " + e.n;
+      li.addEventListener("click", function () { act("POST", "/api/jump", {to: e.n}); });
+    });
+    state.redo.forEach(function (id, i) {
+      var n = state.position + i + 1;
+      var li = h("li", "ahead: " + id, ol, "ahead");
+      li.setAttribute("data-n", n);
+      li.title = "jump forward to after step " + n;
+      li.addEventListener("click", function () { act("POST", "/api/jump", {to: n}); });
+    });
+    var cur = ol.querySelector(".current");
+    if (cur && cur.scrollIntoView) cur.scrollIntoView({block: "nearest"});
+  }
+
+  function drawProcs(state) {
+    var box = clear($("procs"));
+    var bad = {};
+    state.findings.capacity.forEach(function (c) { if (c.over) c.holders.forEach(function (x) { bad[x.name] = 1; }); });
+    state.procs.forEach(function (p) {
+      var card = h("div", null, box, "card" + (p.holds.length ? " holder" : "") + (p.finished ? " finished" : "") +
+                   (bad[p.name] ? " bad" : ""));
+      card.setAttribute("data-pid", p.pid);
+      card.setAttribute("data-name", p.name);
+      var head = h("div", null, card);
+      h("span", p.name, head, "name");
+      h("span", p.state, head, "state");
+      h("div", "Lamport clock " + p.clock, card, "clock");
+      if (p.holds.length) h("div", "holds " + p.holds.join(", "), card, "holds");
+      var waits = Object.keys(p.waiting);
+      if (waits.length) {
+        h("div", "waits for " + waits.map(function (w) {
+          return w + (p.waiting[w].length ? " from " + p.waiting[w].join(", ") : "");
+        }).join("; "), card, "waits");
+      }
+      var table = h("table", null, card);
+      p.fields.forEach(function (f) {
+        var tr = h("tr", null, table);
+        h("td", f[0], tr);
+        h("td", f[1], tr);
+      });
+      if (p.pending.length) {
+        var tr = h("tr", null, table);
+        h("td", "pending", tr);
+        h("td", p.pending.join(", "), tr);
+      }
+    });
+  }
+
+  function drawLinks(links) {
+    var box = clear($("links"));
+    if (!links.length) { h("div", "nothing in flight", box, "none"); return; }
+    links.forEach(function (l) {
+      var row = h("div", null, box, "link");
+      row.setAttribute("data-link", l.from + "-" + l.to);
+      h("span", l.label, row, "lname");
+      l.messages.forEach(function (m, i) {
+        var chip = h("span", m.text, row, "chip" + (i === 0 ? " head" : ""));
+        chip.title = "message " + m.id + (i === 0 ? " (head: deliverable)" : "");
+      });
+    });
+  }
+
+  function drawCapacity(capacity) {
+    var box = clear($("capacity"));
+    if (!capacity.length) { h("div", "nobody holds anything", box, "none"); return; }
+    var table = h("table", null, box);
+    var tr = h("tr", null, table);
+    ["resource", "in use / capacity", "held by"].forEach(function (t) { h("th", t, tr); });
+    capacity.forEach(function (c) {
+      var row = h("tr", null, table, c.over ? "over" : "");
+      h("td", c.resource, row);
+      h("td", c.in_use + " / " + c.capacity + (c.over ? "  OVER CAPACITY" : ""), row);
+      h("td", c.holders.map(function (x) { return x.name + (x.units !== 1 ? " ×" + x.units : ""); }).join(", "), row);
+    });
+  }
+
+  // ---- the diagram frame: as tall as the report inside it ----
+  $("diagram").addEventListener("load", function () {
+    var frame = $("diagram");
+    try {
+      var doc = frame.contentDocument;
+      if (doc && doc.body) frame.style.height = Math.max(200, doc.documentElement.scrollHeight + 8) + "px";
+    } catch (e) { /* another origin: keep the default height */ }
+  });
+
+  // ---- toolbar ----
+  function intOf(id, fallback) {
+    var v = parseInt($(id).value, 10);
+    return isNaN(v) || v < 0 ? fallback : v;
+  }
+  $("reset").addEventListener("click", function () { act("POST", "/api/reset"); });
+  $("undo").addEventListener("click", function () { act("POST", "/api/undo"); });
+  $("redo").addEventListener("click", function () { act("POST", "/api/redo"); });
+  $("forward").addEventListener("click", function () {
+    if (S) act("POST", "/api/jump", {to: S.position + S.redo.length});
+  });
+  $("count").addEventListener("input", function () { $("nlabel").textContent = intOf("count", 10); });
+  $("random").addEventListener("click", function () {
+    act("POST", "/api/random", {n: Math.max(1, intOf("count", 10)), seed: intOf("seed", 0)});
+  });
+  $("run").addEventListener("click", function () { act("POST", "/api/run", {seed: intOf("seed", 0)}); });
+  $("export").addEventListener("click", function () {
+    api("GET", "/api/scenario").then(function (scenario) {
+      var blob = new Blob([JSON.stringify(scenario, null, 1) + "\n"], {type: "application/json"});
+      var a = document.createElement("a");
+      a.href = URL.createObjectURL(blob);
+      a.download = String(scenario.algorithm).replace(/[^A-Za-z0-9_.-]/g, "_") + "-" + scenario.steps.length + "-steps.json";
+      document.body.appendChild(a);
+      a.click();
+      setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+    }).catch(function (e) { showError(String(e.message || e)); });
+  });
+  $("import").addEventListener("change", function (ev) {
+    var file = ev.target.files && ev.target.files[0];
+    if (!file) return;
+    var reader = new FileReader();
+    reader.onload = function () {
+      var data;
+      try { data = JSON.parse(reader.result); } catch (e) { showError(file.name + " is not JSON: " + e.message); return; }
+      act("POST", "/api/scenario", data);
+    };
+    reader.readAsText(file);
+    ev.target.value = "";
+  });
+  $("examples").addEventListener("change", function (ev) {
+    var name = ev.target.value;
+    ev.target.value = "";
+    if (!name) return;
+    api("GET", "/api/examples/" + encodeURIComponent(name)).then(function (scenario) {
+      return act("POST", "/api/scenario", scenario);
+    }).catch(function (e) { showError(String(e.message || e)); });
+  });
+
+  api("GET", "/api/examples").then(function (list) {
+    var sel = $("examples");
+    list.forEach(function (x) {
+      var o = h("option", x.name + (x.algorithm ? " (" + x.algorithm + ", " + x.steps + " steps)" : ""), sel);
+      o.value = x.name;
+    });
+  }).catch(function (e) { showError(String(e.message || e)); });
+  api("GET", "/api/state").then(draw).catch(function (e) { showError(String(e.message || e)); });
+})();

@@ -1,0 +1,338 @@
+"""The explorer's HTTP server and JSON API, without a browser; and the command around it.
+
+Every endpoint, every kind of bad request (each must answer 4xx with a clear message and leave
+the session exactly as it was), the server's safety (only its own files, 404 for anything
+else, Host and Content-Type checks), all eight protocols loaded and stepped to the end over
+the API, and ``mutexlab explore`` itself: the URL it prints, Ctrl-C, bad arguments.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from mutexlab.explore.server import make_server
+from mutexlab.explore.session import Config, Session
+from mutexlab.sim.scripted import replay_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "scenarios"
+
+
+class Client:
+    def __init__(self, server) -> None:
+        self.host, self.port = server.server_address[:2]
+
+    def call(self, method: str, path: str, body=None, headers: dict | None = None, raw: bytes | None = None):
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
+        hdrs = dict(headers or {})
+        data = raw
+        if body is not None:
+            data = json.dumps(body).encode()
+        if method == "POST":
+            hdrs.setdefault("Content-Type", "application/json")
+        conn.request(method, path, body=data, headers=hdrs)
+        resp = conn.getresponse()
+        payload = resp.read()
+        conn.close()
+        kind = resp.getheader("Content-Type", "")
+        value = json.loads(payload) if kind.startswith("application/json") and payload else payload
+        return resp.status, value, resp
+
+    def state(self) -> dict:
+        status, value, _ = self.call("GET", "/api/state")
+        assert status == 200
+        return value
+
+    def post(self, path: str, body=None):
+        return self.call("POST", path, body if body is not None else {})
+
+
+def serve(session: Session):
+    server = make_server(session, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server, thread
+
+
+@pytest.fixture
+def client():
+    server, thread = serve(Session(Config("ricart-agrawala", 3, {"requests": 1})))
+    yield Client(server)
+    server.shutdown()
+    server.server_close()
+    thread.join(10)
+
+
+def test_every_endpoint(client):
+    state = client.state()
+    assert [s["id"] for s in state["steps"]] == ["request:1", "request:2", "request:3"]
+    assert {"procs", "links", "steps", "history", "findings", "position", "redo"} <= set(state)
+    assert all({"id", "label"} <= set(s) for s in state["steps"])
+
+    status, after, _ = client.post("/api/step", {"id": "request:1"})
+    assert status == 200 and after["position"] == 1 and after["outcome"]["taken"] == {"op": "request", "pid": 1}
+    assert after["links"][0]["messages"][0]["type"] == "REQUEST"
+    status, after, _ = client.post("/api/undo")
+    assert status == 200 and after["position"] == 0 and after["redo"] == ["request:1"]
+    status, after, _ = client.post("/api/redo")
+    assert status == 200 and after["position"] == 1 and after["redo"] == []
+    status, after, _ = client.post("/api/random", {"n": 3, "seed": 2})
+    assert status == 200 and after["position"] == 4 and after["outcome"]["taken"] == 3
+    status, after, _ = client.post("/api/jump", {"to": 2})
+    assert status == 200 and after["position"] == 2 and len(after["redo"]) == 2
+    status, after, _ = client.post("/api/run", {"seed": 0})
+    assert status == 200 and after["findings"]["status"] == "end" and after["outcome"]["stopped"] == "end"
+
+    status, scenario, _ = client.call("GET", "/api/scenario")
+    assert status == 200 and scenario["algorithm"] == "ricart-agrawala" and len(scenario["steps"]) == after["position"]
+    assert replay_scenario(scenario).entered == after["findings"]["entered"]
+
+    status, after, _ = client.post("/api/reset")
+    assert status == 200 and after["position"] == 0 and after["history"] == [] and after["redo"] == []
+
+    notes = json.loads((EXAMPLES / "suzuki-kasami-notes.json").read_text())
+    status, after, _ = client.post("/api/scenario", notes)
+    assert status == 200 and after["algorithm"] == "suzuki-kasami" and after["position"] == 0
+    assert len(after["redo"]) == 10
+    status, after, _ = client.post("/api/jump", {"to": 10})
+    node3 = next(p for p in after["procs"] if p["name"] == "node-3")
+    assert ["token", "L = [1, 0, 1], Q = []"] in node3["fields"]
+    status, back, _ = client.call("GET", "/api/scenario")
+    assert back["steps"] == notes["steps"]
+
+    status, examples, _ = client.call("GET", "/api/examples")
+    assert status == 200
+    assert {e["name"] for e in examples} == {p.stem for p in EXAMPLES.glob("*.json")}
+    status, example, _ = client.call("GET", "/api/examples/maekawa-inquire-yield")
+    assert status == 200 and example == json.loads((EXAMPLES / "maekawa-inquire-yield.json").read_text())
+
+    status, page, resp = client.call("GET", "/diagram")
+    assert status == 200 and b'id="diagram"' in page and b"#verdict" in page
+    for path, kind in [("/", "text/html"), ("/explore.js", "text/javascript"), ("/explore.css", "text/css")]:
+        status, body, resp = client.call("GET", path)
+        assert status == 200 and resp.getheader("Content-Type").startswith(kind) and body
+        assert resp.getheader("X-Content-Type-Options") == "nosniff"
+        assert "default-src 'none'" in resp.getheader("Content-Security-Policy")
+
+
+BAD_REQUESTS = [
+    # (method, path, body or raw bytes, extra headers, status, words in the error)
+    ("POST", "/api/step", {"id": "deliver:1-2"}, None, 409, "step 'deliver:1-2' is not enabled now"),
+    ("POST", "/api/step", {"id": "request:9"}, None, 409, "not enabled now"),
+    ("POST", "/api/step", {"id": "teleport"}, None, 409, "not enabled now"),
+    ("POST", "/api/step", {"id": 3}, None, 400, "a step id is a string"),
+    ("POST", "/api/step", {}, None, 400, "the body must hold 'id'"),
+    ("POST", "/api/step", b"{not json", None, 400, "the body is not JSON"),
+    ("POST", "/api/step", b"[1, 2]", None, 400, "must be a JSON object"),
+    ("POST", "/api/step", {"id": "request:1"}, {"Content-Type": "text/plain"}, 415, "Content-Type: application/json"),
+    ("POST", "/api/undo", {}, None, 409, "nothing to undo"),
+    ("POST", "/api/redo", {}, None, 409, "nothing to redo"),
+    ("POST", "/api/jump", {"to": 5}, None, 409, "cannot jump to step 5"),
+    ("POST", "/api/jump", {"to": "1"}, None, 400, "'to' must be a whole number"),
+    ("POST", "/api/random", {"n": -1}, None, 400, "'n' must be a whole number"),
+    ("POST", "/api/random", {"n": 10 ** 9}, None, 400, "at most"),
+    ("POST", "/api/run", {"seed": "x"}, None, 400, "'seed' must be a whole number"),
+    ("POST", "/api/scenario", {"algorithm": "lamport", "processes": 2, "steps": [{"op": "hop"}]}, None, 422,
+     "invalid scenario"),
+    ("POST", "/api/scenario", {"algorithm": "lamport", "processes": 2,
+                               "steps": [{"op": "deliver", "from": 1, "to": 2}]}, None, 422,
+     "step 1 (deliver): no message in flight from 1 to 2"),
+    ("POST", "/api/scenario", {"algorithm": "lamport", "processes": 0, "steps": []}, None, 422, "processes"),
+    ("POST", "/api/scenario", {"algorithm": "nope", "processes": 2, "steps": []}, None, 422, "unknown algorithm"),
+    ("GET", "/api/step", None, None, 405, "GET is not allowed on /api/step; use POST"),
+    ("POST", "/api/state", {}, None, 405, "use GET"),
+    ("DELETE", "/api/scenario", None, None, 405, "use GET, POST"),
+    ("PUT", "/", None, None, 405, "use GET"),
+    ("POST", "/explore.js", {}, None, 405, "use GET"),
+    ("GET", "/api/examples/nothere", None, None, 404, "no example scenario named 'nothere'"),
+    ("GET", "/api/examples/..%2F..%2Fpyproject", None, None, 404, "no example scenario"),
+    ("GET", "/api/nothing", None, None, 404, "not found"),
+    ("GET", "/index.html", None, None, 404, "not found"),
+    ("GET", "/static/explore.js", None, None, 404, "not found"),
+    ("GET", "/../../etc/passwd", None, None, 404, "not found"),
+    ("GET", "/%2e%2e/pyproject.toml", None, None, 404, "not found"),
+    ("GET", "/report.js", None, None, 404, "not found"),
+    ("GET", "/", None, {"Host": "attacker.example:80"}, 403, "unexpected Host header"),
+    ("POST", "/api/step", b"x" * 10, {"Content-Length": str(6 * 1024 * 1024)}, 413, "at most"),
+]
+
+
+@pytest.mark.parametrize("method,path,body,headers,status,words", BAD_REQUESTS,
+                         ids=[f"{m} {p} {s}" for m, p, _, _, s, _ in BAD_REQUESTS])
+def test_bad_requests_get_4xx_and_change_nothing(client, method, path, body, headers, status, words):
+    before = client.state()
+    raw = body if isinstance(body, bytes) else None
+    got, value, resp = client.call(method, path, None if raw is not None else body, headers, raw)
+    assert got == status
+    assert isinstance(value, dict) and words in value["error"], value
+    if status == 405:
+        assert resp.getheader("Allow")
+    assert client.state() == before
+
+
+def test_a_step_taken_then_refused_leaves_the_path_as_it_was(client):
+    client.post("/api/step", {"id": "request:2"})
+    before = client.state()
+    status, value, _ = client.post("/api/step", {"id": "request:2"})
+    assert status == 409 and "not enabled now; enabled: request:1, request:3, deliver:2-1, deliver:2-3" in value["error"]
+    assert client.state() == before
+
+
+CONFIGS = [Config("bees", 3, {"flowers": 1, "reeds": 2, "eggs": 2, "cocoons": 4}),
+           Config("elves", 2, {"rounds": 1, "contracts": 2}),
+           Config("lamport", 3, {"requests": 1}), Config("ricart-agrawala", 3, {"requests": 1}),
+           Config("maekawa", 3, {"requests": 1}), Config("sanders", 3, {"requests": 1}),
+           Config("suzuki-kasami", 3, {"requests": 1}), Config("raymond", 3, {"requests": 1})]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.algorithm)
+def test_every_protocol_loads_and_steps_to_the_end_over_the_api(config):
+    server, thread = serve(Session(config))
+    try:
+        c = Client(server)
+        steps = 0
+        while True:
+            state = c.state()
+            if not state["steps"]:
+                break
+            status, after, _ = c.post("/api/step", {"id": state["steps"][-1]["id"]})   # the last one: links first drain late
+            assert status == 200, after
+            steps += 1
+            assert steps < 2000
+        assert state["findings"]["status"] == "end", state["findings"]["summary"]
+        _, scenario, _ = c.call("GET", "/api/scenario")
+        assert len(scenario["steps"]) == steps
+        assert replay_scenario(scenario).entered == state["findings"]["entered"]
+        status, page, _ = c.call("GET", "/diagram")
+        assert status == 200 and page.count(b'"procs":') == 1
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+def test_a_broken_variant_shows_its_violation_over_the_api():
+    server, thread = serve(Session(Config("tests.mutexlab_broken.ricart_agrawala", 2, {"requests": 1})))
+    try:
+        c = Client(server)
+        c.post("/api/step", {"id": "request:1"})
+        _, state, _ = c.post("/api/step", {"id": "request:2"})
+        f = state["findings"]
+        assert f["status"] == "violation"
+        assert any("cs (capacity 1) held by node-1, node-2 at once" in v["message"] for v in f["violations"])
+        assert any(v["rule"] == "capacity" for v in f["violations"])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+# -- the command ---------------------------------------------------------------------------
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "shared"), str(ROOT)] + [env.get("PYTHONPATH", "")])
+    return env
+
+
+def test_the_command_prints_its_url_serves_and_stops_on_ctrl_c():
+    proc = subprocess.Popen([sys.executable, "-m", "mutexlab", "explore", "mutex", "--algorithm", "maekawa",
+                             "--nodes", "4", "--requests", "1", "--no-browser"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    try:
+        first = proc.stdout.readline()
+        second = proc.stdout.readline()
+        assert first.startswith("mutexlab explore: maekawa, 4 processes"), first
+        assert second.startswith("serving http://127.0.0.1:"), second
+        url = second.split()[1]
+        host, port = url[len("http://"):].rstrip("/").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        conn.request("GET", "/api/state")
+        state = json.loads(conn.getresponse().read())
+        assert state["algorithm"] == "maekawa" and len(state["procs"]) == 4
+        conn.close()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert out.strip().endswith("stopped") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args,words", [
+    (["mutex", "--scenario", "nothere.json"], "cannot read scenario nothere.json"),
+    (["bees", "--scenario", str(EXAMPLES / "suzuki-kasami-notes.json")],
+     "is a suzuki-kasami scenario: open it with `mutexlab explore mutex --scenario"),
+    (["mutex", "--algorithm", "maekawa", "--nodes", "3", "-o", "quorums={\"1\": [2]}"], "quorum"),
+    (["elves", "--pins", "0"], "must be at least 1"),
+    (["mutex", "--port", "-3"], "must be at least 0"),
+    (["mutex", "--algorithm", "paxos"], "invalid choice"),
+])
+def test_the_command_refuses_bad_arguments_with_exit_2(args, words):
+    proc = subprocess.run([sys.executable, "-m", "mutexlab", "explore", *args, "--no-browser"],
+                          capture_output=True, text=True, env=_env(), timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert words in proc.stderr
+
+
+def test_the_command_starts_from_a_scenario_at_step_0():
+    proc = subprocess.Popen([sys.executable, "-m", "mutexlab", "explore", "mutex", "--scenario",
+                             str(EXAMPLES / "raymond-tree.json"), "--no-browser", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    try:
+        first = proc.stdout.readline()
+        assert "raymond, 5 processes" in first and "(13 steps ahead)" in first, first
+        url = proc.stdout.readline().split()[1]
+        host, port = url[len("http://"):].rstrip("/").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        conn.request("GET", "/api/state")
+        state = json.loads(conn.getresponse().read())
+        assert state["position"] == 0 and len(state["redo"]) == 13
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 0
+
+
+# -- the flags: the same as simulate's, declared once in commands/flags.py --------------------
+FAMILY_FLAGS = {
+    "bees": ["bees", "flowers", "reeds", "eggs", "cocoons"],
+    "elves": ["elves", "pins", "poison", "contracts", "hamsters", "rounds", "pins_per_elf", "poison_per_hamster"],
+    "mutex": ["algorithm", "nodes", "requests", "option", "options"],
+}
+
+
+def _declared(*path: str) -> dict:
+    import argparse
+
+    from mutexlab.cli import build_parser
+    parser = build_parser()
+    for name in path:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[name]
+    return {a.dest: (type(a), tuple(a.option_strings), getattr(a.type, "__name__", a.type), a.metavar, a.choices)
+            for a in parser._actions if a.option_strings}
+
+
+@pytest.mark.parametrize("family", FAMILY_FLAGS)
+def test_explore_takes_the_family_flags_of_simulate(family):
+    simulate, explore = _declared("simulate", family), _declared("explore", family)
+    for dest in FAMILY_FLAGS[family]:
+        assert explore[dest] == simulate[dest], dest
+
+
+def test_explore_turns_the_flags_into_the_configuration_simulate_would_use():
+    from mutexlab.cli import build_parser
+    from mutexlab.commands.explore import build_session
+    args = build_parser().parse_args(["explore", "mutex", "-a", "raymond", "-N", "4", "-M", "2",
+                                      "-o", "token_holder=2"])
+    assert build_session(args).config == Config("raymond", 4, {"requests": 2, "token_holder": 2})
+    args = build_parser().parse_args(["explore", "bees", "-P", "4", "-K", "2"])
+    assert build_session(args).config == Config("bees", 4, {"flowers": 2, "reeds": 3, "eggs": 5, "cocoons": 15})
