@@ -6,11 +6,14 @@
   audit used before (copied below as the reference) — same verdict, same largest load;
 * the bees with the flower threshold one too low are still caught with K ≥ 2, by a witness
   whose holders pairwise overlap;
-* the configuration on which the old search gave up (200 bees, 20 flowers) completes SAFE.
+* the configuration on which the old search gave up (200 bees, 20 flowers) completes SAFE;
+* a trace the audit cannot check gets no verdict (never "incomplete" called a violation).
 """
 
 from __future__ import annotations
 
+import io
+import json
 from bisect import bisect_left, bisect_right
 from itertools import combinations
 
@@ -23,8 +26,11 @@ from mutexlab.audit.capacity import check_capacities, collect_intervals, max_ant
 from mutexlab.cli import main
 from mutexlab.protocols import bees
 from mutexlab.protocols.bees import Bee
+from mutexlab.protocols.registry import make_setup
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import Recorder, TraceWriter
+from mutexlab.transport.monitor import Monitor, Outcome
+from mutexlab.transport.settings import MonitorSettings
 
 
 # --- the reference: the budgeted clique search the audit used before, copied verbatim -------------
@@ -336,3 +342,24 @@ def test_two_hundred_bees_on_twenty_flowers_complete_safe(capsys):
     assert code == 0, out
     assert "audit: SAFE" in out and "bees: 200 dead" in out
     assert "incomplete" not in out and "gave up" not in out
+
+
+def test_a_trace_the_audit_cannot_check_gets_no_verdict(tmp_path, capsys):
+    """Elves requests recorded without their bodies: the rounds cannot be checked. verify says so
+    (exit 2, the line named) and the monitor gives no verdict (exit 3); neither calls it a violation."""
+    writer = TraceWriter(None, keep=True)
+    Simulation(make_setup("elves", 3, {"contracts": 2, "rounds": 1}, 1), SimConfig(seed=1), writer).run()
+    events = [{k: v for k, v in e.items() if not (k == "msg" and e.get("type", "").endswith("_REQUEST"))}
+              for e in writer.events]
+    path = tmp_path / "bodiless.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    assert main(["verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "carries no message body 'msg'" in err and "line " in err
+    out = io.StringIO()
+    monitor = Monitor(MonitorSettings(amqp_url="amqp://guest:guest@127.0.0.1:1/%2F", run_id="bodiless",
+                                      algorithm="elves", processes=3), out=out)
+    monitor.trace.events[:] = events
+    assert monitor._report(Outcome("bodiless", "elves", 3, complete=True)) == 3
+    assert "no verdict, the trace cannot be audited" in out.getvalue()
+    assert "VIOLATION" not in out.getvalue() and "SAFE" not in out.getvalue()
