@@ -30,7 +30,7 @@ needs the transitive closure, Θ(n²) edges. The generating set (``generating_ed
 interval u and per process p, the latest interval of p whose exit happened-before enter(u),
 read from enter(u)'s vector clock by bisection, kept only when later than what u's previous
 interval on its own process already has — at most Σ min(n_p, n_q) edges over process pairs
-(65,532 for the 1,000 flower visits of 200 bees, against ~500,000 in the closure).
+(65,532 for the 1,000 flower visits of 200 bees, against 487,005 pairs in the closure).
 
 The witness comes from a minimum cut: the intervals v whose out(v) the source reaches in the
 residual network and whose in(v) it does not. A finite cut crosses no ∞ edge, so none of them
@@ -39,7 +39,9 @@ is ≺ another, and their units are exactly W − max flow.
 The flow is scipy's ``maximum_flow`` (Dinic, compiled). On the 1,000 flower visits of 200 bees
 flow and cut take 0.07 s, against 3.4 s for a pure-Python Dinic and 5.7 s for networkx's
 preflow-push on the same network (measured side by side); building the edges (0.25 s) costs
-more than solving them.
+more than solving them. numpy and scipy are imported only when a resource of capacity K ≥ 2 is
+audited: a fixed 0.4–1.4 s and about 53 MB, which a pure-Python flow would save on small runs
+but lose many times over on large ones.
 """
 
 from __future__ import annotations
