@@ -1,4 +1,4 @@
-"""Capacity safety by happened-before.
+"""Capacity safety by happened-before (docs/architecture.md#audit).
 
 A holding interval runs from a process's ``enter`` of a resource to its matching ``exit``.
 I ≺ J iff exit(I) happened-before enter(J): a strict partial order (transitive, because
