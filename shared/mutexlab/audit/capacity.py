@@ -1,14 +1,47 @@
 """Capacity safety by happened-before (docs/architecture.md#audit).
 
 A holding interval runs from a process's ``enter`` of a resource to its matching ``exit``.
-Two intervals *overlap* unless one's exit happened-before the other's enter. A set of pairwise
-overlapping intervals can all be inside at once in some consistent global state
-(Garg & Waldecker's theorem for conjunctive predicates), so the resource is safe iff no set of
-pairwise overlapping intervals holds more units than its capacity. Message delivery order
-therefore can neither hide a violation nor invent one: only causality counts.
+I ≺ J iff exit(I) happened-before enter(J): a strict partial order (transitive, because
+enter(J) precedes exit(J) on J's own process). Two intervals *overlap* iff neither is ≺ the
+other. A set of pairwise-overlapping intervals (an antichain) can all be inside at once in some
+consistent global state (Garg & Waldecker's theorem for conjunctive predicates), so a resource
+is safe iff no antichain holds more units than its capacity. Message delivery order therefore
+can neither hide a violation nor invent one: only causality counts. An interval still held at
+the end of the trace has no exit and is below nothing.
 
 With per-process event counters in the vector clocks, e → f iff f.vc[e.pid] ≥ e.vc[e.pid],
-an O(1) test; per process the overlap candidates form a contiguous run, found by bisection.
+an O(1) test; per process the intervals ≺ J form a prefix of its chain, found by bisection.
+
+Capacity 1: any two overlapping holders are a violation, found pairwise by bisection (exact).
+
+Capacity K: the largest simultaneous load is a *maximum-weight antichain* (weight = units),
+computed exactly in polynomial time, with no search and no budget. By weighted Dilworth it
+equals the least number of chains covering every interval v units(v) times (Chase & Garg
+detect Possibly(x₁+…+xₙ > k) the same way). That is a min flow with lower bounds: start from
+every interval its own chain (W chains, W = total units) and join as many as possible, i.e.
+min flow = W − max flow in
+
+    T ─units(v)→ out(v) ─∞→ in(u) ─units(u)→ S      for the generating edges v ≺ u,
+                 in(u) ─∞→ out(u)                    (a chain may pass through u).
+
+Why this formulation: because flow may pass through an interval, a *generating* set of edges
+suffices, whereas a matching or max flow on the split graph without the pass-through edge
+needs the transitive closure, Θ(n²) edges. The generating set (``generating_edges``): per
+interval u and per process p, the latest interval of p whose exit happened-before enter(u),
+read from enter(u)'s vector clock by bisection, kept only when later than what u's previous
+interval on its own process already has — at most Σ min(n_p, n_q) edges over process pairs
+(65,532 for the 1,000 flower visits of 200 bees, against 487,005 pairs in the closure).
+
+The witness comes from a minimum cut: the intervals v whose out(v) the source reaches in the
+residual network and whose in(v) it does not. A finite cut crosses no ∞ edge, so none of them
+is ≺ another, and their units are exactly W − max flow.
+
+The flow is scipy's ``maximum_flow`` (Dinic, compiled). On the 1,000 flower visits of 200 bees
+flow and cut take 0.07 s, against 3.4 s for a pure-Python Dinic and 5.7 s for networkx's
+preflow-push on the same network (measured side by side); building the edges (0.25 s) costs
+more than solving them. numpy and scipy are imported only when a resource of capacity K ≥ 2
+is audited: a fixed cost (1.4 s and 53 MB measured on a busy 2-core machine) that a pure-Python
+flow would save on small runs but lose many times over on large ones.
 """
 
 from __future__ import annotations
@@ -16,11 +49,16 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..setup import capacity_of
+from ..trace import TraceError
 from .model import Violation
 
-SEARCH_LIMIT = 200_000  # clique-search nodes per resource before the audit says it gave up
+if TYPE_CHECKING:
+    import numpy as np
+
+_INF = 2**31 - 1   # an uncapacitated edge; scipy's flow works in int32, so the units must stay below
 
 
 @dataclass
@@ -61,6 +99,10 @@ def collect_intervals(events: list[dict]) -> tuple[dict[str, list[Interval]], li
             problems.append(Violation("malformed", f"{kind} of {pid} names no resource", [event]))
             continue
         units = event.get("units", 1)
+        if type(units) is not int or units < 1:
+            problems.append(Violation("malformed", f"{kind} of {pid} on {resource} has units {units!r}, "
+                                      f"not a positive integer", [event]))
+            continue
         key = (pid, resource)
         if kind == "enter":
             if key in open_:
@@ -112,6 +154,70 @@ class _Candidates:
         return found
 
 
+def generating_edges(intervals: list[Interval]) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (v, u) with v ≺ u whose transitive closure is the whole order ≺.
+
+    For each interval u and each process p (its own included): the latest interval of p whose
+    exit happened-before enter(u), kept only when later than the one u's own previous interval
+    already has (otherwise it is ≺ that one, which is ≺ u). On u's own process that is u's
+    previous interval. O(n·P) vector-clock reads, one row of a matrix per interval.
+    """
+    import numpy as np
+    chains: dict[str, list[int]] = {}
+    for i in sorted(range(len(intervals)), key=lambda i: intervals[i].enter_own):
+        chains.setdefault(intervals[i].pid, []).append(i)
+    pids = list(chains)
+    chain_order = np.array([i for p in pids for i in chains[p]], dtype=np.int64)   # row r → interval
+    starts = np.cumsum([0] + [len(chains[p]) for p in pids])[:-1]
+    knows = np.array([[intervals[i].enter["vc"].get(p, 0) for p in pids] for i in chain_order],
+                     dtype=np.float64).reshape(len(chain_order), len(pids))
+    below = np.empty(knows.shape, dtype=np.int64)      # how many of p's intervals are ≺ row r
+    for k, p in enumerate(pids):
+        exits = np.array([intervals[i].exit_own for i in chains[p]], dtype=np.float64)
+        below[:, k] = np.searchsorted(exits, knows[:, k], side="right")
+    has_prev = np.ones(len(chain_order), dtype=bool)
+    has_prev[starts] = False
+    already = np.zeros_like(below)
+    already[has_prev] = below[np.nonzero(has_prev)[0] - 1]
+    rows, ks = np.nonzero(below > already)
+    return chain_order[starts[ks] + below[rows, ks] - 1], chain_order[rows]
+
+
+def max_antichain(intervals: list[Interval], weights: list[int] | None = None) -> tuple[int, list[Interval]]:
+    """The largest weight (default: units) of pairwise-overlapping intervals, and one such set.
+
+    Exact, by max flow on the network of the module docstring; the set comes from a min cut.
+    """
+    if not intervals:
+        return 0, []
+    # Loaded here, not with the module: only a resource of capacity K ≥ 2 needs them.
+    import numpy as np
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import breadth_first_order, maximum_flow
+
+    n = len(intervals)
+    w = np.array([iv.units for iv in intervals] if weights is None else weights, dtype=np.int64)
+    if int(w.sum()) >= _INF:
+        raise TraceError(f"{intervals[0].resource}: {int(w.sum())} units in all, too many for the audit's flow")
+    src, dst = generating_edges(intervals)
+    source, sink = 2 * n, 2 * n + 1                   # out(v) = v, in(v) = n + v
+    ids = np.arange(n)
+    rows = np.concatenate([np.full(n, source), n + ids, n + ids, src])
+    cols = np.concatenate([ids, np.full(n, sink), ids, n + dst])
+    caps = np.concatenate([w, w, np.full(n + len(src), _INF)]).astype(np.int32)
+    network = csr_array((caps, (rows, cols)), shape=(2 * n + 2, 2 * n + 2))
+    result = maximum_flow(network, source, sink, method="dinic")
+    residual = csr_array(network - result.flow)      # the flow is skew-symmetric: reverse edges get f
+    residual.eliminate_zeros()                       # csgraph counts explicit zeros as edges
+    reached = np.zeros(2 * n + 2, dtype=bool)
+    reached[breadth_first_order(residual, source, directed=True, return_predecessors=False)] = True
+    cut = np.nonzero(reached[:n] & ~reached[n:2 * n])[0]
+    load = int(w.sum()) - int(result.flow_value)
+    # Weighted Dilworth: the cut's antichain weighs exactly W − max flow.
+    assert int(w[cut].sum()) == load
+    return load, [intervals[i] for i in cut]
+
+
 def check_capacities(events: list[dict], capacities: dict[str, int], limit: int = 20) -> list[Violation]:
     by_resource, problems = collect_intervals(events)
     for resource, intervals in sorted(by_resource.items()):
@@ -120,45 +226,34 @@ def check_capacities(events: list[dict], capacities: dict[str, int], limit: int 
     return problems
 
 
+def _held_by(resource: str, cap: int, holders: list[Interval]) -> Violation:
+    names = ", ".join(f"{m.pid} ({m.units} unit{'s' if m.units != 1 else ''}, line "
+                      f"{m.enter.get('_line', '?')})" for m in holders)
+    return Violation("capacity", f"{resource} (capacity {cap}) held by {names} at once: no exit among them "
+                     f"happened-before another's enter", [m.enter for m in holders])
+
+
 def _check_resource(resource: str, cap: int, intervals: list[Interval], limit: int) -> list[Violation]:
     found: list[Violation] = []
     for iv in intervals:
         if iv.units > cap:
             found.append(Violation("capacity", f"{iv.pid} took {iv.units} units of {resource}, "
                                    f"more than its capacity {cap}", [iv.enter]))
-    candidates = _Candidates(intervals)
     order = {id(iv): n for n, iv in enumerate(intervals)}
-    budget = [SEARCH_LIMIT]
-
-    def extend(clique: list[Interval], units: int, pool: list[Interval]) -> list[Interval] | None:
-        if units > cap:
-            return clique
-        for n, nxt in enumerate(pool):
-            budget[0] -= 1
-            if budget[0] < 0:
-                return None
-            if all(overlap(nxt, member) for member in clique[1:]):
-                hit = extend(clique + [nxt], units + nxt.units, pool[n + 1:])
-                if hit:
-                    return hit
-        return None
-
-    for iv in intervals:
-        if len(found) >= limit or budget[0] < 0:
-            break
-        # Enumerate each overlapping set from its first member in trace order.
-        pool = [b for b in candidates.overlapping(iv) if order[id(b)] > order[id(iv)]]
-        if not pool:
-            continue
-        clique = extend([iv], iv.units, pool)
-        if clique:
-            holders = ", ".join(f"{m.pid} ({m.units} unit{'s' if m.units != 1 else ''}, line "
-                                f"{m.enter.get('_line', '?')})" for m in clique)
-            found.append(Violation(
-                "capacity",
-                f"{resource} (capacity {cap}) held by {holders} at once: no exit among them "
-                f"happened-before another's enter",
-                [m.enter for m in clique]))
-    if budget[0] < 0:
-        found.append(Violation("audit-incomplete", f"gave up searching {resource} after {SEARCH_LIMIT} steps", []))
+    if cap == 1:
+        # Units are ≥ 1, so every overlapping pair is over capacity: pair each interval with
+        # one overlapping interval that entered after it in the trace.
+        candidates = _Candidates(intervals)
+        for iv in intervals:
+            if len(found) >= limit:
+                break
+            later = [b for b in candidates.overlapping(iv) if order[id(b)] > order[id(iv)]]
+            if later:
+                found.append(_held_by(resource, cap, [iv, later[0]]))
+        return found
+    # Holders alone over the capacity are reported above; the search is for sets of holders
+    # each within it that together exceed it.
+    load, holders = max_antichain([iv for iv in intervals if iv.units <= cap])
+    if load > cap:
+        found.append(_held_by(resource, cap, sorted(holders, key=lambda m: order[id(m)])))
     return found

@@ -14,6 +14,8 @@ Checked here, from the trace alone (message bodies of ``send`` events carry the 
   among that round's requests only (requests of other rounds never counted);
 * **finished** — every round began, was stopped towards every elf, and everyone ended in its
   final state.
+
+A request sent without its body (``msg``) makes the trace uncheckable: TraceError, not a verdict.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..clock import happened_before
+from ..trace import TraceError
 from .model import Violation
 
 CHECKS = [
@@ -196,10 +199,9 @@ def _rounds(elf: str, events: list[dict], elves: list[str], sends: dict, request
         if kind == "send" and e.get("type", "").endswith("_REQUEST"):
             res, _ = _kind_verb(e["type"])
             body = e.get("msg")
-            if body is None:
-                found.append(Violation("audit-incomplete", f"{elf}'s {e['type']} carries no body: its round "
-                                       "cannot be checked", [e]))
-                return found
+            if body is None:    # the trace cannot be checked, which is neither safe nor a violation
+                raise TraceError(f"line {e.get('_line', '?')}: {elf}'s {e['type']} carries no message body "
+                                 "'msg': the elves audit needs the round it names")
             key = (body["round"], body["ts"])
             if current.get(res) != key:
                 current[res], replies[res] = key, {}

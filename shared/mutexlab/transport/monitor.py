@@ -12,7 +12,8 @@ message. It
   who waits for whom, and who went silent);
 * then stops the participants, decides safety with ``mutexlab.audit.verify_events`` (the
   code behind ``mutexlab verify``), prints the verdict and a summary, and exits
-  0 safe and complete, 1 a safety violation, 2 bad configuration, 3 stalled or never started.
+  0 safe and complete, 1 a safety violation, 2 bad configuration, 3 stalled or never started
+  (or no verdict: a trace the audit cannot check).
   A stalled run fails its family's progress checks by construction, so it exits 1 only when
   the capacity audit (safety by happened-before) finds a violation, else 3.
 """
@@ -33,7 +34,7 @@ from ..audit.stall import explain_stall
 from ..protocols import registry
 from ..setup import ConfigError, Setup
 from ..sim.driver import resource_kind
-from ..trace import TraceWriter
+from ..trace import TraceError, TraceWriter
 from .membership import Member, Roster, build_setup, family_of, role_of
 from .rabbit import Bus, Delivery, Topology, TransportError
 from .settings import MonitorSettings
@@ -486,7 +487,12 @@ class Monitor:
     def _report(self, outcome: Outcome) -> int:
         self.progress.end()
         events = [dict(e, _line=n) for n, e in enumerate(self.trace.events or [], 1)]
-        verdict = verify_events(events)
+        try:
+            verdict = verify_events(events)
+        except TraceError as exc:   # a participant recorded what the audit cannot check: no verdict
+            self.trace.close()
+            print(f"monitor: no verdict, the trace cannot be audited: {exc}", file=self.out, flush=True)
+            return EXIT_STALLED
         outcome.violations = [v.describe() for v in verdict.violations]
         outcome.verdict = verdict.render()
         if outcome.complete:
