@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..clock import happened_before
+from ..trace import event_error, whole
 from .model import Violation
 
 CHECKS = [
@@ -48,7 +49,32 @@ def _contract_of(resource: str) -> tuple[int, int] | None:
         return None
 
 
+def _check_fields(events: list[dict], run: dict) -> None:
+    """The run parameters and message bodies this audit reads have the protocol's types; a trace
+    whose do not is unreadable (TraceError naming the line), not unsafe."""
+    params = run.get("params") or {}
+    plan = params.get("plan")
+    if plan is not None and not (isinstance(plan, list) and all(
+            isinstance(r, list) and all(whole(h) for h in r) for r in plan)):
+        raise event_error(run, "the run header's params.plan must be a list of rounds, each a list of "
+                               "whole numbers (hamsters per contract)")
+    for key in ("rounds", "poison_per_hamster"):
+        if params.get(key) is not None and not whole(params[key]):
+            raise event_error(run, f"the run header's params.{key} must be a whole number")
+    for e in events:
+        body = e.get("msg")
+        if e["event"] == "send" and body is not None:
+            if e["type"].endswith("_REQUEST") or e["type"] == "STOP":
+                missing = [k for k in ("sender", "ts", "round") if k not in body]
+                if missing:
+                    raise event_error(e, f"{e['type']} body lacks {', '.join(missing)}")
+            bad = [k for k in ("sender", "ts", "round") if k in body and not whole(body[k])]
+            if bad:
+                raise event_error(e, f"{e['type']} body's {bad[0]!r} must be a whole number")
+
+
 def check(events: list[dict], run: dict) -> list[Violation]:
+    _check_fields(events, run)
     params = run.get("params") or {}
     names = {str(n) for n in (run.get("processes") or {}).values()}
     elves = sorted(n for n in names if n.startswith("elf-"))

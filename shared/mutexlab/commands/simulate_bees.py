@@ -1,7 +1,8 @@
 """``mutexlab simulate bees``: one seeded run of the mason bees, summarised and audited.
 
 Exit 0 when the run ends with every bee DEAD or RETIRED and the audit finds the trace safe;
-1 when the run stalls or the audit finds a violation; 2 on bad arguments.
+1 when the audit finds a safety violation; 2 on bad arguments; 3 when the run stalls (or the audit
+finds it unfinished) without a safety violation.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
 from ..report.options import add_report_argument, write_report_if_asked
 from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line,
-                     non_negative, outcome_lines, positive, print_json)
+                     exit_code, non_negative, outcome_lines, positive, print_json)
 
 REED_TYPES = ("REQreed", "ACKreed", "RELEASEreed")
 FLOWER_TYPES = ("REQflower", "ACKflower")
@@ -24,8 +25,8 @@ FLOWER_TYPES = ("REQflower", "ACKflower")
 def register(sub) -> None:
     p = sub.add_parser("bees", help="the mason bees: P bees, K flowers, T reeds",
                        description="Simulate the mason bees (seed 000) in virtual time and audit the run. "
-                                   "Exit 0 when every bee ends DEAD or RETIRED and the trace is safe, 1 when "
-                                   "the run stalls or the audit finds a violation, 2 on bad arguments.")
+                                   "Exit 0 when every bee ends DEAD or RETIRED and the trace is safe, 1 on a "
+                                   "safety violation, 2 on bad arguments, 3 when the run stalls without one.")
     p.add_argument("--bees", "-P", type=positive, default=10, metavar="P", help="number of bees (default 10)")
     p.add_argument("--flowers", "-K", type=positive, default=3, metavar="K", help="number of flowers (default 3)")
     p.add_argument("--reeds", "-T", type=positive, default=3, metavar="T", help="number of reeds (default 3)")
@@ -88,7 +89,8 @@ def render(s: dict) -> str:
              f"bees: {s['deaths']} dead, {s['retired']} retired (no room left)"
              + "".join(f", {n} {state}" for state, n in s["final_states"].items()
                        if state not in ("DEAD", "RETIRED")),
-             "messages: " + ", ".join(f"{t} {n}" for t, n in s["messages"].items()) + f" (total {s['messages_total']})",
+             "messages: " + (", ".join(f"{t} {n}" for t, n in s["messages"].items()) or "none")
+             + f" (total {s['messages_total']})",
              f"entries: reed {s['entries'].get('reed', 0)}, flower {s['entries'].get('flower', 0)}; "
              f"messages per reed entry {s['messages_per_reed_entry']}, "
              f"per flower entry {s['messages_per_flower_entry']}",
@@ -122,5 +124,5 @@ def run(args) -> int:
         print_json(summary)
     else:
         print(render(summary))
-    code = 0 if result.ok and (verdict is None or verdict.safe) else 1
+    code = exit_code(verdict, result.ok)
     return write_report_if_asked(args, trace, result.stalled, result.states) or code

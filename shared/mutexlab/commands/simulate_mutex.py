@@ -5,8 +5,8 @@ and stays inside for a random time. The think and critical-section times come fr
 stream per node, derived from the seed and independent of the message delays, so every
 algorithm run with the same seed sees the same per-node workload (``mutexlab compare``).
 
-Exit 0 when every request was served and the audit finds the trace safe; 1 when the run stalls
-or the audit finds a violation; 2 on bad arguments or options.
+Exit 0 when every request was served and the audit finds the trace safe; 1 when the audit finds a
+safety violation; 2 on bad arguments or options; 3 when the run stalls without one.
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from ..setup import ConfigError
 from ..sim import SimConfig, SimResult, Simulation
 from ..sim.engine import _TIMER
 from ..trace import TraceWriter
+from ..words import count
 from ..report.options import add_report_argument, write_report_if_asked
 from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line,
-                     non_negative, outcome_lines, positive, print_json, seconds)
+                     exit_code, non_negative, outcome_lines, positive, print_json, seconds)
 
 
 class WorkloadSimulation(Simulation):
@@ -57,7 +58,7 @@ class ClassicRun:
 
     @property
     def ok(self) -> bool:
-        return self.result.ok and self.verdict.safe
+        return self.result.ok and self.verdict.ok
 
 
 def run_classic(algorithm: str, nodes: int, requests: int, seed: int, options: dict | None = None,
@@ -141,8 +142,8 @@ def register(sub) -> None:
                        description="Simulate one classic mutual-exclusion algorithm, audit the trace and measure "
                                    "messages per entry, synchronization delay and response time (in units of the "
                                    "mean message delay T) beside the literature's figures. Exit 0 when every "
-                                   "request is served and the trace is safe, 1 when the run stalls or the audit "
-                                   "fails, 2 on bad arguments.")
+                                   "request is served and the trace is safe, 1 on a safety violation, 2 on bad "
+                                   "arguments, 3 when the run stalls without a safety violation.")
     p.add_argument("--algorithm", "-a", required=True, choices=CLASSIC, metavar="NAME",
                    help="one of: " + ", ".join(CLASSIC))
     add_workload_arguments(p)
@@ -180,16 +181,16 @@ def _fmt(value: float | None, digits: int = 2) -> str:
 def render(run: ClassicRun, args) -> str:
     m, n, params = run.metrics, run.nodes, run.setup.params
     lit = LITERATURE.get(run.algorithm, {})
-    lines = [f"{run.algorithm}: N={n}, {args.requests} request(s) per node, seed {args.seed}, delay {args.delay}, "
+    lines = [f"{run.algorithm}: N={n}, {count(args.requests, 'request')} per node, seed {args.seed}, delay {args.delay}, "
              f"think {args.think:g}, cs {args.cs:g}",
              f"entries:            {m.entries} of {m.requests} requests",
              "messages:           " + (", ".join(f"{t} {c}" for t, c in sorted(m.messages.items())) or "none")
              + f" (total {m.total_messages})",
              f"messages per entry: {_fmt(m.per_entry)}"
              + (f"    literature: {lit['messages'].render(n, params)}" if "messages" in lit else ""),
-             f"sync delay:         {_fmt(m.sync_delay)} T ({len(m.sync_delays)} handovers)"
+             f"sync delay:         {_fmt(m.sync_delay)} T ({count(len(m.sync_delays), 'handover')})"
              + (f"    literature: {lit['sync'].render(n, params)}" if "sync" in lit else ""),
-             f"response time:      {_fmt(m.response_time)} T (request → enter, {len(m.response_times)} samples)",
+             f"response time:      {_fmt(m.response_time)} T (request → enter, {count(len(m.response_times), 'sample')})",
              f"T (mean message delay, observed): {_fmt(m.mean_delay, 3)}; virtual duration "
              f"{run.result.duration:.1f}"]
     lines += outcome_lines(summary(run, args))
@@ -209,5 +210,5 @@ def run(args) -> int:
         print_json(summary(outcome, args))
     else:
         print(render(outcome, args))
-    return write_report_if_asked(args, outcome.events, outcome.result.stalled, outcome.result.states) or (
-        0 if outcome.ok else 1)
+    return write_report_if_asked(args, outcome.events, outcome.result.stalled, outcome.result.states) or \
+        exit_code(outcome.verdict, outcome.result.ok)

@@ -102,13 +102,16 @@
       fmt(D.range.t[0]) + " to " + fmt(D.range.t[1]) + (D.t_origin ? " s after " + D.t_origin + " (wall clock)" : "");
 
     var v = D.verdict, box = document.getElementById("verdict");
-    box.className = v.safe ? "safe" : "violation";
-    h("div", v.safe ? "SAFE — no violation found" : "VIOLATION (" + v.violations.length + ")", box, "head");
+    box.className = v.status.toLowerCase();
+    h("div", v.status === "SAFE" ? "SAFE — no violation found" : v.head +
+      (v.status === "INCOMPLETE" ? " — no safety violation in what the trace shows; " + v.unfinished_note : ""),
+      box, "head");
     h("div", "checked: " + v.checks.join(", "), box, "sub");
-    if (!v.safe) {
+    if (v.violations.length) {
       var ul = h("ul", null, box);
       v.violations.forEach(function (viol, n) {
         var li = h("li", null, ul);
+        if (viol.kind !== "safety") h("span", viol.kind === "progress" ? "unfinished " : "undecided ", li, "kind");
         h("b", "[" + viol.rule + "] ", li);
         h("span", viol.message + " ", li);
         var mine = ivs.filter(function (iv) { return viol.lines.indexOf(iv[7]) >= 0 || viol.lines.indexOf(iv[8]) >= 0; });
@@ -168,6 +171,7 @@
     row("messages delivered", String(s.delivered));
     row("still in flight at the end", String(s.in_flight));
     if (s.unmatched_recvs) row("receives without a send in the trace", String(s.unmatched_recvs));
+    if (s.requests) row("requests (request events)", String(s.requests));
     Object.keys(s.entries).forEach(function (k) { row("entries: " + k, String(s.entries[k])); });
     row("messages per entry (this run)", s.per_entry === null ? "no entries" : fmt(s.per_entry));
     Object.keys(s.per_kind).forEach(function (k) {
@@ -388,6 +392,7 @@
     for (var k2 in selftests) out[k2] = selftests[k2];
     out.participants = procs.length;
     out.safe = D.verdict.safe;
+    out.status = D.verdict.status;
     out.errors = window.__errors.slice();
     out.rendered = true;
     document.getElementById("selfcheck").textContent = JSON.stringify(out);
