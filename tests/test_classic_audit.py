@@ -41,7 +41,7 @@ def test_each_way_of_ending_badly_is_named():
     message = classic.check([_ev("request", "node-2", 1), _ev("request", "node-2", 2),
                              _ev("enter", "node-2", 3, resource="cs"), _ev("exit", "node-2", 4, resource="cs")],
                             RUN)[0].message
-    assert message == "node-2 asked for cs 2 time(s) but entered 1 time(s): 1 request(s) left waiting"
+    assert message == "node-2 asked for cs 2 times but entered 1 time: 1 request left waiting"
 
 
 @pytest.mark.parametrize("algorithm", ["lamport", "ricart-agrawala", "maekawa"])

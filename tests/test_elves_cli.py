@@ -20,7 +20,7 @@ def test_summary_reports_contracts_per_elf_and_round_waits_messages_and_verdict(
     code, out, _ = run(capsys, "--elves", "3", "--pins", "2", "--poison", "6", "--contracts", "4",
                        "--hamsters", "2-6", "--rounds", "2", "--seed", "7")
     assert code == 0
-    assert "hamster killers: 3 elves, 2 round(s) × 4 contracts (hamsters 2-6)" in out
+    assert "hamster killers: 3 elves, 2 rounds × 4 contracts (hamsters 2-6)" in out
     assert "elf    round 1" in out and "pin waits" in out and "time waiting" in out
     assert "contracts done: 8 of 8" in out
     assert "messages per acquisition" in out and "CONTRACT_REQUEST" in out

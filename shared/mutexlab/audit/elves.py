@@ -59,7 +59,7 @@ def _check_fields(events: list[dict], run: dict) -> None:
         raise event_error(run, "the run header's params.plan must be a list of rounds, each a list of "
                                "whole numbers (hamsters per contract)")
     for key in ("rounds", "poison_per_hamster"):
-        if params.get(key) is not None and not whole(params[key]):
+        if key in params and not whole(params[key]):
             raise event_error(run, f"the run header's params.{key} must be a whole number")
     for e in events:
         body = e.get("msg")
@@ -271,7 +271,7 @@ def _finished(per_process: dict[str, list[dict]], elves: list[str], params: dict
     mayor = per_process.get("mayor", [])
     rounds = params.get("rounds")
     began = [e.get("round") for e in mayor if e["event"] == "round"]
-    if rounds is not None and began != list(range(1, rounds + 1)):
+    if rounds is not None and (len(began) != rounds or began != list(range(1, rounds + 1))):
         found.append(Violation("rounds-unfinished", f"the mayor began rounds {began}, not 1..{rounds}", []))
     stops: dict[int, set[str]] = defaultdict(set)
     current = 0
@@ -280,7 +280,7 @@ def _finished(per_process: dict[str, list[dict]], elves: list[str], params: dict
             current = e.get("round", current + 1)
         elif e["event"] == "send" and e.get("type") == "STOP":
             stops[(e.get("msg") or {}).get("round", current)].add(e.get("to"))
-    for r in range(1, (rounds or 0) + 1):
+    for r in range(1, min(rounds or 0, len(began)) + 1):   # rounds never begun are reported above
         missing = sorted(set(elves) - stops.get(r, set()))
         if missing:
             found.append(Violation("rounds-unfinished", f"round {r} was never stopped towards "

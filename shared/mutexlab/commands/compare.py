@@ -11,7 +11,9 @@ from __future__ import annotations
 from ..metrics import LITERATURE
 from ..protocols.registry import CLASSIC
 from ..setup import ConfigError
+from ..sim import memory
 from ..words import count
+from .longrun import add_memory_argument, check_memory
 from .common import exit_code, fail, print_json
 from .simulate_mutex import _fmt, add_workload_arguments, run_classic
 
@@ -28,6 +30,7 @@ def register(sub) -> None:
                                    "every request, 1 when any run has a safety violation, 2 on bad arguments, "
                                    "3 when a run stalls without one.")
     add_workload_arguments(p)
+    add_memory_argument(p)
     p.add_argument("--algorithms", metavar="A,B,...", default=",".join(CLASSIC),
                    help="a comma-separated subset (default: all six)")
     p.set_defaults(func=run)
@@ -70,6 +73,12 @@ def run(args) -> int:
     unknown = [a for a in names if a not in CLASSIC]
     if unknown or not names:
         return fail(f"unknown algorithm(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(CLASSIC)}")
+    # One run at a time: the largest of them must fit.
+    need = max((memory.predict(memory.classic_messages(a, args.nodes, args.requests), args.nodes) for a in names),
+               key=lambda p: p.bytes)
+    refused = check_memory(args, need, "fewer nodes or requests")
+    if refused:
+        return refused
     rows = []
     codes = set()
     for name in names:

@@ -15,6 +15,8 @@ from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
 from ..report.options import add_report_argument, write_report_if_asked
+from ..sim import memory
+from .longrun import add_memory_argument, check_memory, progress_bar
 from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line,
                      exit_code, non_negative, outcome_lines, positive, print_json)
 
@@ -43,6 +45,7 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     add_report_argument(p)
     add_fault_arguments(p)
+    add_memory_argument(p)
     p.set_defaults(func=run)
 
 
@@ -107,12 +110,21 @@ def run(args) -> int:
     except ConfigError as exc:
         return fail(str(exc))
     audit = bool(args.trace) or bool(args.report) or not args.no_audit
+    messages = memory.bees_messages(args.bees, args.reeds, args.eggs, args.cocoons)
+    lighter = memory.predict(messages, args.bees, audited=False)
+    refused = check_memory(args, memory.predict(messages, args.bees, audit), "fewer bees" + (
+        f", --no-audit (no trace kept: {lighter.describe()})" if audit and not (args.trace or args.report) else ""))
+    if refused:
+        return refused
     try:
         trace = TraceWriter(args.trace, keep=True) if audit else None
     except OSError as exc:
         return fail(f"cannot write trace {args.trace}: {exc.strerror}")
     try:
-        result = Simulation(setup, config, trace).run()
+        with progress_bar(args, messages, "bees") as progress:
+            simulation = Simulation(setup, config, trace)
+            simulation.progress = progress
+            result = simulation.run()
     finally:
         if trace is not None:
             trace.close()

@@ -18,6 +18,8 @@ from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
 from ..words import count
+from ..sim import memory
+from .longrun import add_memory_argument, check_memory, progress_bar
 from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line,
                      exit_code, non_negative, outcome_lines, positive, print_json, seconds)
 
@@ -53,6 +55,7 @@ def register(sub) -> None:
     add_report_argument(p)
     add_fault_arguments(p)
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    add_memory_argument(p)
     p.set_defaults(func=run)
 
 
@@ -150,13 +153,20 @@ def run(args) -> int:
                            **fault_config(args))
     except ConfigError as exc:
         return fail(str(exc))
+    messages = memory.elves_messages(args.elves, args.contracts, args.rounds)
+    refused = check_memory(args, memory.predict(messages, args.elves + 1), "fewer elves, contracts or rounds")
+    if refused:
+        return refused
     try:
         trace = TraceWriter(args.trace, keep=True)
     except OSError as exc:
         return fail(f"cannot write trace {args.trace}: {exc.strerror}")
     result, error = None, None
     try:
-        result = Simulation(setup, config, trace).run()
+        with progress_bar(args, messages, "elves") as progress:
+            simulation = Simulation(setup, config, trace)
+            simulation.progress = progress
+            result = simulation.run()
     except ProtocolError as exc:
         error = str(exc)
     finally:

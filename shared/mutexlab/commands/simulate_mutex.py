@@ -28,6 +28,8 @@ from ..sim.engine import _TIMER
 from ..trace import TraceWriter
 from ..words import count
 from ..report.options import add_report_argument, write_report_if_asked
+from ..sim import memory
+from .longrun import add_memory_argument, check_memory, progress_bar
 from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line,
                      exit_code, non_negative, outcome_lines, positive, print_json, seconds)
 
@@ -63,9 +65,9 @@ class ClassicRun:
 
 def run_classic(algorithm: str, nodes: int, requests: int, seed: int, options: dict | None = None,
                 delay: str = "exp", think: float = 1.0, cs: float = 1.0, trace_path: str | None = None,
-                faults: dict | None = None) -> ClassicRun:
+                faults: dict | None = None, progress=None) -> ClassicRun:
     """Build, simulate, audit and measure one run. Raises ConfigError on bad options, OSError
-    when the trace cannot be written."""
+    when the trace cannot be written. ``progress``: see ``Simulation.progress``."""
     options = dict(options or {})
     if "requests" in options:
         raise ConfigError("give the number of requests with --requests, not as an option")
@@ -74,7 +76,9 @@ def run_classic(algorithm: str, nodes: int, requests: int, seed: int, options: d
     config = SimConfig(seed=seed, delay=delay, dwell={"think": think, "cs": cs}, **(faults or {}))
     trace = TraceWriter(trace_path, keep=True)
     try:
-        result = WorkloadSimulation(setup, config, trace).run()
+        simulation = WorkloadSimulation(setup, config, trace)
+        simulation.progress = progress
+        result = simulation.run()
     finally:
         trace.close()
     events = [dict(e, _line=n) for n, e in enumerate(trace.events, 1)]
@@ -154,6 +158,7 @@ def register(sub) -> None:
     p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
     add_report_argument(p)
     add_fault_arguments(p)
+    add_memory_argument(p)
     p.set_defaults(func=run)
 
 
@@ -200,8 +205,13 @@ def render(run: ClassicRun, args) -> str:
 def run(args) -> int:
     try:
         options = collect_options(args)
-        outcome = run_classic(args.algorithm, args.nodes, args.requests, args.seed, options,
-                              args.delay, args.think, args.cs, args.trace, fault_config(args))
+        messages = memory.classic_messages(args.algorithm, args.nodes, args.requests, options)
+        refused = check_memory(args, memory.predict(messages, args.nodes), "fewer nodes or requests")
+        if refused:
+            return refused
+        with progress_bar(args, messages, args.algorithm) as progress:
+            outcome = run_classic(args.algorithm, args.nodes, args.requests, args.seed, options,
+                                  args.delay, args.think, args.cs, args.trace, fault_config(args), progress)
     except ConfigError as exc:
         return fail(str(exc))
     except OSError as exc:
