@@ -104,18 +104,18 @@ def render(s: dict) -> str:
 
 def run(args) -> int:
     options = {"flowers": args.flowers, "reeds": args.reeds, "eggs": args.eggs, "cocoons": args.cocoons}
-    try:
-        setup = make_setup(args.bees, options, args.seed)
-        config = SimConfig(seed=args.seed, delay=args.delay, **fault_config(args))
-    except ConfigError as exc:
-        return fail(str(exc))
     audit = bool(args.trace) or bool(args.report) or not args.no_audit
     messages = memory.bees_messages(args.bees, args.reeds, args.eggs, args.cocoons)
     lighter = memory.predict(messages, args.bees, audited=False)
     refused = check_memory(args, memory.predict(messages, args.bees, audit), "fewer bees" + (
         f", --no-audit (no trace kept: {lighter.describe()})" if audit and not (args.trace or args.report) else ""))
-    if refused:
+    if refused:      # before the setup: P bees already hold P² of state
         return refused
+    try:
+        setup = make_setup(args.bees, options, args.seed)
+        config = SimConfig(seed=args.seed, delay=args.delay, **fault_config(args))
+    except ConfigError as exc:
+        return fail(str(exc))
     try:
         trace = TraceWriter(args.trace, keep=True) if audit else None
     except OSError as exc:

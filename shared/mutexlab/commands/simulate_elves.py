@@ -146,6 +146,10 @@ def run(args) -> int:
     options = {"pins": args.pins, "poison": args.poison, "contracts": args.contracts, "hamsters": args.hamsters,
                "rounds": args.rounds, "pins_per_elf": args.pins_per_elf,
                "poison_per_hamster": args.poison_per_hamster}
+    messages = memory.elves_messages(args.elves, args.contracts, args.rounds)
+    refused = check_memory(args, memory.predict(messages, args.elves + 1), "fewer elves, contracts or rounds")
+    if refused:      # before the setup
+        return refused
     try:
         setup = make_setup(args.elves, options, args.seed)
         config = SimConfig(seed=args.seed, delay=args.delay,
@@ -153,10 +157,6 @@ def run(args) -> int:
                            **fault_config(args))
     except ConfigError as exc:
         return fail(str(exc))
-    messages = memory.elves_messages(args.elves, args.contracts, args.rounds)
-    refused = check_memory(args, memory.predict(messages, args.elves + 1), "fewer elves, contracts or rounds")
-    if refused:
-        return refused
     try:
         trace = TraceWriter(args.trace, keep=True)
     except OSError as exc:

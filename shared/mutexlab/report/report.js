@@ -41,6 +41,7 @@
     if (parent) parent.appendChild(e);
     return e;
   }
+  function count(n, one, many) { return n + " " + (n === 1 ? one : many); }
   function fmt(x) {
     if (x === null || x === undefined) return "–";
     if (typeof x !== "number") return String(x);
@@ -97,8 +98,9 @@
       return k + "=" + (v.length > 40 ? v.slice(0, 37) + "…" : v);
     }).join(", ");
     document.getElementById("summary").textContent =
-      (D.algorithm || "unknown algorithm") + (params ? " (" + params + ")" : "") + " · " + procs.length +
-      " participants · " + s.messages + " messages · " + s.total_entries + " entries · t from " +
+      (D.algorithm || "unknown algorithm") + (params ? " (" + params + ")" : "") + " · " +
+      count(procs.length, "participant", "participants") + " · " + count(s.messages, "message", "messages") + " · " +
+      count(s.total_entries, "entry", "entries") + " · t from " +
       fmt(D.range.t[0]) + " to " + fmt(D.range.t[1]) + (D.t_origin ? " s after " + D.t_origin + " (wall clock)" : "");
 
     var v = D.verdict, box = document.getElementById("verdict");
@@ -240,6 +242,7 @@
     // violation bands (behind everything): from the last enter to the first exit of each bad set
     var bands = el("g", {}, plot), nBad = 0;
     D.verdict.violations.forEach(function (viol) {
+      if (viol.kind !== "safety") return;   // unfinished is not unsafe: no red
       var mine = ivs.filter(function (iv) { return viol.lines.indexOf(iv[7]) >= 0; });
       if (!mine.length) return;
       var ins = mine.map(function (iv) { return iv[sIdx === 3 ? 3 : 4]; });

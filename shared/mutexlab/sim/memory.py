@@ -9,12 +9,14 @@ its owner has heard of, up to all P of them. So an audited run needs about
 and, as the broadcast algorithms send Θ(P²) messages (Θ(N²·M) for N nodes asking M times), memory
 grows as P³. A run without the audit (``simulate bees --no-audit``) holds only the messages in
 flight, at most about one broadcast from every process at once: BASE + PER_IN_FLIGHT × P(P−1).
+Either way every process keeps a little state about every other (who is alive, whose request
+came when): PER_PEER × P², already at setup — so the check comes before the setup is built.
 
-The constants are fitted to peak RSS measured on CPython 3.11 (bees P = 100–300, Lamport N = 100,
-Suzuki–Kasami N = 150, elves N = 30; the model is within 25 % of those runs, above rather than
-below). The message counts are estimates from each algorithm's structure: what matters is the
-order of magnitude, to refuse up front a run that would exhaust the machine instead of letting
-it grow for minutes and be killed.
+The constants are fitted to peak RSS measured on CPython 3.11: for bees P = 70–200, Lamport
+N = 100, Suzuki–Kasami N = 150, Raymond N = 200 and elves N = 30 the prediction is 1.05–1.5 times
+the measured peak, never below it. The message counts are estimates from each algorithm's
+structure: what matters is the order of magnitude, to refuse up front a run that would exhaust
+the machine instead of letting it grow for minutes and be killed.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ BASE = 40 << 20            # the interpreter, the package, the setup
 PER_MESSAGE = 2000         # bytes per message of an audited run: its send and recv events, body, ids
 PER_CLOCK_ENTRY = 50       # bytes per vector-clock entry per message (the two events' clocks)
 PER_IN_FLIGHT = 500        # bytes per message waiting in the event queue of an unaudited run
+PER_PEER = 100             # bytes per (process, other process): the protocols' own tables
 WARN_SHARE = 0.5           # warn above this share of the available memory, refuse above all of it
 IGNORE_FLAG = "--ignore-memory"
 
@@ -46,10 +49,11 @@ class Prediction:
 
 def predict(messages: float, processes: int, audited: bool = True) -> Prediction:
     messages = max(0, int(messages))
+    need = BASE + PER_PEER * processes * processes
     if audited:
-        need = BASE + messages * (PER_MESSAGE + PER_CLOCK_ENTRY * processes)
+        need += messages * (PER_MESSAGE + PER_CLOCK_ENTRY * processes)
     else:
-        need = BASE + PER_IN_FLIGHT * min(messages, processes * (processes - 1))
+        need += PER_IN_FLIGHT * min(messages, processes * (processes - 1))
     return Prediction(messages, processes, audited, int(need))
 
 
