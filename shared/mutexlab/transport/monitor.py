@@ -532,7 +532,7 @@ def render(o: Outcome) -> str:
         waits = "; ".join(f"{what} from {', '.join(whom)}" for what, whom in info.get("waiting", {}).items())
         extra = []
         if info.get("undelivered"):
-            extra.append(f"{info['undelivered']} message(s) sent to it never received")
+            extra.append(f"{count(info['undelivered'], 'message')} sent to it never received")
         if info.get("silent_for") is None:
             extra.append("never reported")
         elif info["silent_for"] > 5:
