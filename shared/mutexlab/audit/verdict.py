@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..trace import TraceError, read_trace
 from .capacity import check_capacities
-from .model import SAFETY, UNDECIDED, Violation
+from .model import PROGRESS, SAFETY, UNDECIDED, Violation
 
 EXIT_SAFE, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 EXIT_CODES = {"SAFE": EXIT_SAFE, "VIOLATION": EXIT_VIOLATION, "INCOMPLETE": EXIT_INCOMPLETE}
@@ -79,10 +79,10 @@ class Verdict:
         """The findings, safety violations first, then the unfinished and the undecided, each group
         under a line saying what it means."""
         lines = ["  " + v.describe() for v in self.safety]
-        for kind, note in (("progress", UNFINISHED_NOTE), (UNDECIDED, UNDECIDED_NOTE)):
+        for kind, name, note in ((PROGRESS, "unfinished", UNFINISHED_NOTE), (UNDECIDED, "undecided", UNDECIDED_NOTE)):
             group = [v for v in self.violations if v.kind == kind]
             if group:
-                lines.append(f"{'unfinished' if kind == 'progress' else 'undecided'} ({len(group)}): {note}")
+                lines.append(f"{name} ({len(group)}): {note}")
                 lines += ["  " + v.describe() for v in group]
         return lines
 
