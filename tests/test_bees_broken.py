@@ -156,7 +156,7 @@ VARIANTS = [
     (EggOnTheFlower, 3, {"flowers": 1, "reeds": 1}, False, "egg-without-nectar"),
     (LastEggAfterLeaving, 3, {"flowers": 1, "reeds": 1}, False, "egg-off-reed"),
     (NeverAsks, 3, {"flowers": 1, "reeds": 2}, False, "unfinished"),
-    (NeverAsks, 3, {"flowers": 1, "reeds": 2}, False, "total-eggs"),
+    (NeverAsks, 3, {"flowers": 1, "reeds": 2}, False, "too-few-eggs"),
     (FliesOffItsReed, 3, {"flowers": 1, "reeds": 1}, False, "flower-without-reed"),
 ]
 
@@ -182,7 +182,7 @@ def test_the_audit_catches_a_broken_bee(cls, processes, options, equal_clocks, r
     assert caught, f"{cls.__name__} was not caught by rule {rule!r} on seeds {list(SEEDS)}"
     for seed in caught:
         result, verdict = audit(Bee, processes, options, equal_clocks, seed)
-        assert verdict.safe and result.ok, verdict.render()
+        assert verdict.ok and result.ok, verdict.render()
 
 
 def test_a_violation_names_the_bees_and_lines():

@@ -41,7 +41,7 @@ def test_every_run_ends_properly_and_passes_the_audit(c):
     assert result.notes.get("egg", 0) == expected_eggs(c["bees"], c["reeds"], c["eggs"], cocoons)
     assert result.notes.get("death", 0) == min(c["bees"], c["per_reed"] * c["reeds"])
     verdict = verify_events([dict(e, _line=n) for n, e in enumerate(trace.events, 1)])
-    assert verdict.safe, verdict.render()
+    assert verdict.ok, verdict.render()
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -57,7 +57,7 @@ def test_the_late_ack_scenario_ends_properly_and_passes_the_audit():
     assert result.states == {"bee-1": "DEAD", "bee-2": "RETIRED", "bee-3": "DEAD"}
     assert result.in_flight == 0
     verdict = verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)])
-    assert verdict.safe, verdict.render()
+    assert verdict.ok, verdict.render()
     assert sum(e["event"] == "egg" for e in result.events) == 4
 
 
@@ -170,15 +170,15 @@ def test_simulate_bees_exits_1_when_the_audit_fails(monkeypatch, capsys):
     assert "audit: VIOLATION" in capsys.readouterr().out
 
 
-def test_simulate_bees_exits_1_and_names_the_waiting_when_the_run_stalls(monkeypatch, capsys):
+def test_simulate_bees_exits_3_and_names_the_waiting_when_the_run_stalls(monkeypatch, capsys):
     class DeafToDeaths(bees.Bee):
         def on_message(self, msg):
             if msg.type == "RELEASEreed":
                 return []
             return super().on_message(msg)
     monkeypatch.setattr(bees, "Bee", DeafToDeaths)
-    assert main(["simulate", "bees", "-P", "4", "-K", "1", "-T", "2", "--seed", "0"]) == 1
+    assert main(["simulate", "bees", "-P", "4", "-K", "1", "-T", "2", "--seed", "0"]) == 3
     out = capsys.readouterr().out
-    assert "STALLED — stalled:" in out
+    assert "STALLED — stalled:" in out and "audit: INCOMPLETE" in out
     assert re.search(r"bee-\d \(WAIT_\w+\) waits for \w+ from bee-\d", out)
     assert "[left-waiting]" in out

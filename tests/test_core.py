@@ -59,10 +59,13 @@ def test_codec_round_trip_and_clear_errors():
 
 
 def test_trace_parser_names_the_bad_line():
+    header = '{"event":"run","pid":"run","capacities":{"cs":1}}'
     with pytest.raises(TraceError, match="t:2: not JSON"):
-        list(parse_events(['{"event":"run","pid":"run"}', "oops"], "t"))
-    with pytest.raises(TraceError, match="lacks its vector clock"):
-        list(parse_events(['{"event":"enter","pid":"node-1"}'], "t"))
+        list(parse_events([header, "oops"], "t"))
+    with pytest.raises(TraceError, match="t:2: event lacks its vector clock"):
+        list(parse_events([header, '{"event":"enter","pid":"node-1"}'], "t"))
+    with pytest.raises(TraceError, match="t:1: the run header lacks 'capacities'"):
+        list(parse_events(['{"event":"run","pid":"run"}'], "t"))
 
 
 def _trace(setup, seed, **config):
@@ -140,8 +143,8 @@ def test_audit_catches_a_broken_ricart_agrawala():
         setup.protocols = {p: Eager(p, 4, 3) for p in setup.protocols}
         _, events = _trace(setup, seed)
         verdict = verify_events(events)
-        caught = caught or not verdict.safe
+        caught = caught or not verdict.ok
     assert caught
     for seed in range(10):
         _, events = _trace(make_setup("ricart-agrawala", 4, {"requests": 3}), seed)
-        assert verify_events(events).safe
+        assert verify_events(events).ok

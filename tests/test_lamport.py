@@ -129,7 +129,7 @@ def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, 
     initial = {str(p): clocks[p - 1] for p in range(1, n + 1)}
     result, verdict = _run(make_setup("lamport", n, {"requests": requests, "initial_clocks": initial}), seed,
                            delay=delay, dwell={"think": think, "cs": cs})
-    assert verdict.safe, verdict.render()
+    assert verdict.ok, verdict.render()
     assert result.ok, result.stalled
     assert result.entries["cs"] == n * requests
     # Message counts: N−1 REQUEST and N−1 RELEASE per entry, at most N−1 REPLY: ≤ 3(N−1).
@@ -168,7 +168,7 @@ def test_audit_catches_entering_without_a_later_message_from_everyone():
         rules |= {v.rule for v in verdict.violations}
     assert "capacity" in rules
     for seed in range(10):
-        assert _run(make_setup("lamport", 4, {"requests": 2}), seed)[1].safe
+        assert _run(make_setup("lamport", 4, {"requests": 2}), seed)[1].ok
 
 
 def test_audit_catches_a_request_left_waiting():
@@ -235,7 +235,7 @@ def test_scenario_quiet_reply():
     assert result.entered == ["node-1", "node-2"]
     replies = [(e["pid"], e["to"]) for e in result.events if e["event"] == "send" and e["type"] == "REPLY"]
     assert replies == [("node-3", "node-1"), ("node-3", "node-2")]
-    assert verify_events(result.events).safe
+    assert verify_events(result.events).ok
     assert set(result.states.values()) == {"RELEASED"} and result.in_flight == 0
 
 
@@ -245,4 +245,4 @@ def test_scenario_timestamps_not_arrival_decide():
     assert result.entered == ["node-2", "node-1"]
     stamps = {e["pid"]: e["msg"]["ts"] for e in result.events if e["event"] == "send" and e["type"] == "REQUEST"}
     assert stamps == {"node-1": 6, "node-2": 1}
-    assert verify_events(result.events).safe
+    assert verify_events(result.events).ok

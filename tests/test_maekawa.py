@@ -153,7 +153,7 @@ def test_stale_inquires_are_ignored():
 def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, construction, delay, think, cs):
     options = {"requests": requests} | ({"quorums": construction} if construction else {})
     result, verdict = _run(make_setup("maekawa", n, options), seed, delay=delay, dwell={"think": think, "cs": cs})
-    assert verdict.safe, verdict.render()
+    assert verdict.ok, verdict.render()
     assert result.ok, result.stalled
     assert result.entries["cs"] == n * requests
 
@@ -167,7 +167,7 @@ def test_random_runs_with_arbitrary_intersecting_quorums(n, seed, data):
             for p, members in grid(n).items()}
     result, verdict = _run(make_setup("maekawa", n, {"requests": 2, "quorums": sets}), seed,
                            dwell={"think": 0.3, "cs": 0.5})
-    assert verdict.safe, verdict.render()
+    assert verdict.ok, verdict.render()
     assert result.ok, result.stalled
 
 
@@ -267,7 +267,7 @@ def test_without_inquire_random_runs_deadlock_and_the_audit_says_who_waits():
     assert stalled
     for seed in stalled:
         result, verdict = _run(make_setup("maekawa", 7, {"requests": 2}), seed)
-        assert result.ok and verdict.safe
+        assert result.ok and verdict.ok
 
 
 def test_the_seed_rule_alone_deadlocks_failing_overtaken_requests_fixes_it():
@@ -277,7 +277,7 @@ def test_the_seed_rule_alone_deadlocks_failing_overtaken_requests_fixes_it():
     assert stalled
     for seed in stalled:
         result, verdict = _run(make_setup("maekawa", 13, {"requests": 3}), seed, dwell={"think": 0.3, "cs": 0.3})
-        assert result.ok and verdict.safe
+        assert result.ok and verdict.ok
 
 
 def test_audit_catches_an_arbiter_that_grants_everyone():
@@ -301,7 +301,7 @@ def test_scenario_inquire_before_failed():
                         ("node-3", "FAILED", "node-4")]
     sent = [e["type"] for e in result.events if e["event"] == "send"]
     assert (sent.count("INQUIRE"), sent.count("FAILED"), sent.count("YIELD")) == (2, 1, 1)
-    assert verify_events(result.events).safe
+    assert verify_events(result.events).ok
     assert set(result.states.values()) == {"RELEASED"} and result.in_flight == 0
 
 

@@ -136,7 +136,7 @@ def test_a_broken_algorithm_exits_1_with_the_violation(monkeypatch, capsys):
     assert caught is not None and "VIOLATION" in out and "cs (capacity 1)" in out
 
 
-def test_a_stalled_run_exits_1_naming_who_waits(monkeypatch, capsys):
+def test_a_stalled_run_exits_3_naming_who_waits(monkeypatch, capsys):
     from mutexlab.protocols import sanders
     from test_sanders import NotesOnly
 
@@ -150,7 +150,9 @@ def test_a_stalled_run_exits_1_naming_who_waits(monkeypatch, capsys):
     codes = [main(["simulate", "mutex", "-a", "sanders", "-N", "4", "-M", "3", "--seed", str(s), "--think", "0.1"])
              for s in range(5)]
     out = capsys.readouterr().out
-    assert 1 in codes and "STALLED — stalled:" in out
+    # Stalled without a safety violation: 3 (INCOMPLETE), never 1 (VIOLATION).
+    assert 3 in codes and 1 not in codes and "STALLED — stalled:" in out
+    assert "audit: INCOMPLETE" in out and "audit: VIOLATION" not in out
     assert re.search(r"node-\d \(\w+\) waits for GRANT from node-\d", out)
 
 

@@ -106,7 +106,7 @@ def test_scenario_with_the_token_at_a_leaf():
     assert nodes[5].holder == 5 and all(not n.queue and not n.asked for n in nodes.values())
     # The pointers again form a tree oriented toward node-5.
     assert {p: n.holder for p, n in nodes.items()} == {1: 2, 2: 5, 3: 1, 4: 2, 5: 5}
-    assert verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)]).safe
+    assert verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)]).ok
 
 
 # -- random trees and schedules ------------------------------------------------------------------
@@ -138,7 +138,7 @@ def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, 
         options["parents"] = random_tree(n, random.Random(seed))
     setup = make_setup("raymond", n, options)
     result, verdict = _run(setup, seed, delay=delay, dwell={"think": think, "cs": cs})
-    assert verdict.safe, verdict.render()
+    assert verdict.ok, verdict.render()
     assert result.ok, result.stalled
     assert result.entries == {"cs": n * requests}
     # Each entry moves the token at most a diameter and its request as far: ≤ 2·D messages.
@@ -162,11 +162,11 @@ def test_audit_catches_a_node_that_enters_without_the_token():
         setup.protocols = {p: (Impatient if p == n else raymond.RaymondNode)(p, n, holders[p], requests)
                            for p in range(1, n + 1)}
         return setup
-    assert [seed for seed in range(20) if not _run(broken(4, 3), seed)[1].safe]
+    assert [seed for seed in range(20) if not _run(broken(4, 3), seed)[1].ok]
     found = explore(lambda: broken(3, 1))
     assert found.violations and "cs (capacity 1)" in found.violations[0].message
     for seed in range(20):
-        assert _run(make_setup("raymond", 4, {"requests": 3}), seed)[1].safe
+        assert _run(make_setup("raymond", 4, {"requests": 3}), seed)[1].ok
 
 
 # -- exhaustive ----------------------------------------------------------------------------------

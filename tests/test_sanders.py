@@ -38,7 +38,7 @@ def test_notes_example_p3_enters_before_p1_and_everything_ends_empty():
     for node in nodes.values():
         assert node.queue == [] and node.csstat is None and node.state == "RELEASED"
     verdict = verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)])
-    assert verdict.safe, verdict.render()
+    assert verdict.ok, verdict.render()
 
 
 def test_notes_example_p2_grants_twice_because_it_tracks_neither_p1_nor_p3():
@@ -177,7 +177,7 @@ def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, 
     options = random_valid_sets(n, random.Random(seed)) if custom else {}
     setup = make_setup("sanders", n, dict(options, requests=requests))
     result, verdict = _run(setup, seed, delay=delay, dwell={"think": think, "cs": cs})
-    assert verdict.safe, verdict.render()
+    assert verdict.ok, verdict.render()
     assert result.ok, result.stalled
     assert result.entries == {"cs": n * requests}
     assert all(node.queue == [] and node.csstat is None for node in result.protocols.values())
@@ -200,7 +200,7 @@ BAD_INFORM = {1: {1}, 2: {2}, 3: {3}}
 def test_audit_catches_sets_that_break_the_condition():
     with pytest.raises(ConfigError, match="processes 2 and 3"):
         make_setup("sanders", 3, {"request_sets": {str(k): sorted(v) for k, v in BAD_REQUEST.items()}})
-    caught = next((seed for seed in range(40) if not _run(_forced(3, BAD_REQUEST, BAD_INFORM, 3), seed)[1].safe),
+    caught = next((seed for seed in range(40) if not _run(_forced(3, BAD_REQUEST, BAD_INFORM, 3), seed)[1].ok),
                   None)
     assert caught is not None, "no run of the broken sets was caught by the audit"
 
@@ -211,7 +211,7 @@ def test_audit_catches_sets_that_break_the_condition():
     found = explore(pair_2_3)
     assert found.violations and "cs (capacity 1)" in found.violations[0].message
     for seed in range(40):  # the same runs with valid sets are safe
-        assert _run(make_setup("sanders", 3, {"requests": 3}), seed)[1].safe
+        assert _run(make_setup("sanders", 3, {"requests": 3}), seed)[1].ok
 
 
 class NotesOnly(sanders.SandersNode):
@@ -309,7 +309,7 @@ def test_weaker_deadlock_resolution_stalls_where_ours_does_not(variant, n, optio
             setup = make_setup("sanders", n, dict(options, requests=3))
             setup.protocols = {p: cls(p, n, o.R, o.I, o.ST, 3) for p, o in setup.protocols.items()}
             result, verdict = _run(setup, seed, dwell={"think": 0.1, "cs": 0.1})
-            assert verdict.safe or not result.ok   # weaker liveness, never weaker safety
+            assert verdict.ok or not result.ok   # weaker liveness, never weaker safety
             if not result.ok:
                 stalled.append(seed)
         return stalled

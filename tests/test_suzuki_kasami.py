@@ -35,7 +35,7 @@ def test_notes_example_p1_then_p3_and_the_final_token():
     # p1 left with Q = (3): the token went straight to p3 with L = [1,0,0].
     token_to_p3 = [e for e in result.events if e["event"] == "send" and e["type"] == "TOKEN" and e["to"] == "node-3"]
     assert [(e["msg"]["last"], e["msg"]["queue"]) for e in token_to_p3] == [([1, 0, 0], [])]
-    assert verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)]).safe
+    assert verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)]).ok
 
 
 # -- the state table -----------------------------------------------------------------------------
@@ -101,7 +101,7 @@ def test_random_runs_are_safe_serve_every_request_and_cost_0_or_n(n, requests, s
     holder = data.draw(st.integers(1, n))
     setup = make_setup("suzuki-kasami", n, {"requests": requests, "token_holder": holder})
     result, verdict, _ = _run(setup, seed, delay=delay, dwell={"think": think, "cs": cs})
-    assert verdict.safe, verdict.render()
+    assert verdict.ok, verdict.render()
     assert result.ok, result.stalled
     assert result.entries == {"cs": n * requests}
     # Each entry costs 0 messages (token already here) or exactly N (N−1 REQUESTs, one TOKEN).
@@ -134,12 +134,12 @@ def _generous(n, requests):
 
 
 def test_audit_catches_a_holder_that_gives_the_token_away_while_inside():
-    caught = [seed for seed in range(20) if not _run(_generous(4, 3), seed)[1].safe]
+    caught = [seed for seed in range(20) if not _run(_generous(4, 3), seed)[1].ok]
     assert caught
     found = explore(lambda: _generous(3, 1))
     assert found.violations and "cs (capacity 1)" in found.violations[0].message
     for seed in range(20):
-        assert _run(make_setup("suzuki-kasami", 4, {"requests": 3}), seed)[1].safe
+        assert _run(make_setup("suzuki-kasami", 4, {"requests": 3}), seed)[1].ok
 
 
 # -- exhaustive ----------------------------------------------------------------------------------

@@ -21,8 +21,38 @@ COMMANDS = [
 ]
 
 
+class Parser(argparse.ArgumentParser):
+    """An argparse parser whose errors also name unknown flags: argparse stops at missing
+    required arguments without a word about a mistyped flag beside them."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._tokens = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def unknown_flags(self) -> list[str]:
+        flags = self._option_string_actions
+        found = []
+        for token in getattr(self, "_tokens", []):
+            if token == "--":
+                break
+            name = token.split("=", 1)[0]
+            if not name.startswith("-") or name == "-" or self._negative_number_matcher.match(name):
+                continue
+            known = name in flags or (name.startswith("--") and any(f.startswith(name) for f in flags)) \
+                or (not name.startswith("--") and name[:2] in flags)   # -N4, --bee (abbreviation)
+            if not known:
+                found.append(token)
+        return found
+
+    def error(self, message: str):
+        unknown = self.unknown_flags()
+        if unknown and "unrecognized arguments" not in message:
+            message += f"; unrecognized arguments: {' '.join(unknown)}"
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="mutexlab",
         description="Distributed mutual exclusion: simulate, replay, run over RabbitMQ, and audit.")
     parser.add_argument("--version", action="version", version=f"mutexlab {__version__}")
@@ -32,9 +62,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def subcommand_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the deepest subcommand ``args`` selected (``simulate bees`` → its own)."""
+    while True:
+        action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        chosen = getattr(args, action.dest, None) if action is not None else None
+        if chosen not in getattr(action, "choices", {}):
+            return parser
+        parser = action.choices[chosen]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # argparse would blame the top-level parser and print its usage; a flag given after a
+        # subcommand belongs to it, so its usage is the one that helps (exits 2).
+        tokens = parser._tokens
+        before = tokens.index(unknown[0]) < tokens.index(args.command) if args.command in tokens else False
+        (parser if before else subcommand_parser(parser, args)).error(
+            f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

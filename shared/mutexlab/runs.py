@@ -30,14 +30,14 @@ class ClassicRun:
 
     @property
     def ok(self) -> bool:
-        return self.result.ok and self.verdict.safe
+        return self.result.ok and self.verdict.ok
 
 
 def run_classic(algorithm: str, nodes: int, requests: int, seed: int, options: dict | None = None,
                 delay: str = "exp", think: float = 1.0, cs: float = 1.0, trace_path: str | None = None,
-                faults: dict | None = None) -> ClassicRun:
+                faults: dict | None = None, progress=None) -> ClassicRun:
     """Build, simulate, audit and measure one run. Raises ConfigError on bad options, OSError
-    when the trace cannot be written."""
+    when the trace cannot be written. ``progress``: see ``Simulation.progress``."""
     options = dict(options or {})
     if "requests" in options:
         raise ConfigError("give the number of requests with --requests, not as an option")
@@ -46,7 +46,9 @@ def run_classic(algorithm: str, nodes: int, requests: int, seed: int, options: d
     config = SimConfig(seed=seed, delay=delay, dwell={"think": think, "cs": cs}, **(faults or {}))
     trace = TraceWriter(trace_path, keep=True)
     try:
-        result = WorkloadSimulation(setup, config, trace).run()
+        simulation = WorkloadSimulation(setup, config, trace)
+        simulation.progress = progress
+        result = simulation.run()
     finally:
         trace.close()
     events = [dict(e, _line=n) for n, e in enumerate(trace.events, 1)]

@@ -19,6 +19,16 @@ class TraceError(ValueError):
     """A trace that cannot be read (not JSON Lines, or events missing required fields)."""
 
 
+def event_error(event: dict, problem: str) -> TraceError:
+    """The error for one event of a trace already read, naming its line: ``line N: problem``."""
+    return TraceError(f"line {event.get('_line', '?')}: {problem}")
+
+
+def whole(value: Any) -> bool:
+    """A JSON whole number (not a boolean)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 class Recorder:
     """One process's view for the trace: its name and vector clock.
 
@@ -73,30 +83,110 @@ class TraceWriter:
 
 REQUIRED = ("event", "pid")
 
+# Fields the audit and the report rely on, by event kind: name → the type it must have when the
+# event has it (``_NEEDED`` lists those it must have). Anything else in an event is kept as is.
+_NUMBER = (int, float)
+_COMMON = {"t": _NUMBER, "lamport": int, "units": int, "id": str, "msg": (dict, type(None))}
+_KIND_FIELDS: dict[str, dict[str, type | tuple]] = {
+    "enter": {"resource": str}, "exit": {"resource": str},
+    "send": {"type": str, "to": str}, "recv": {"type": str, "from": str},
+    "state": {"state": str}, "egg": {"reed": int},
+    "contract_done": {"round": int, "contract": int}, "round": {"round": int},
+}
+_NEEDED = {"enter": ("resource",), "exit": ("resource",), "send": ("type", "to"), "recv": ("type", "from"),
+           "state": ("state",)}
+_TYPE_NAMES = {str: "a string", int: "a whole number", _NUMBER: "a number", dict: "a JSON object",
+               (dict, type(None)): "a JSON object or null"}
 
-def parse_events(lines: Iterable[str], source: str = "trace") -> Iterator[dict]:
-    """Parse JSON Lines; blank lines are skipped; anything else wrong raises TraceError."""
+
+def _type_ok(value: Any, kind: type | tuple) -> bool:
+    if isinstance(value, bool):           # JSON true/false are not numbers here
+        return False
+    if kind is _NUMBER and isinstance(value, float):
+        return value == value and abs(value) != float("inf")
+    return isinstance(value, kind)
+
+
+def check_event(event: Any, first: bool = False) -> str | None:
+    """What is wrong with one parsed trace line, or None. ``first``: it must be the run header."""
+    if not isinstance(event, dict):
+        return f"an event must be a JSON object, not {type(event).__name__}"
+    missing = [f for f in REQUIRED if f not in event]
+    if missing:
+        return f"event lacks {', '.join(missing)}"
+    kind, pid = event["event"], event["pid"]
+    if not isinstance(kind, str) or not isinstance(pid, str):
+        return "'event' and 'pid' must be strings"
+    if first and kind != "run":
+        return (f"the trace has no 'run' header (its first event is {kind!r}): its algorithm and "
+                "capacities are unknown")
+    if kind == "run":
+        if not isinstance(event.get("capacities"), dict):
+            return "the run header lacks 'capacities' (an object: resource → capacity)"
+        bad = [r for r, c in event["capacities"].items() if not _type_ok(c, int) or c < 0]
+        if bad:
+            return (f"the run header gives {bad[0]!r} the capacity {json.dumps(event['capacities'][bad[0]])[:40]}, "
+                    "not a whole number ≥ 0")
+        for name in ("processes", "params"):
+            if not isinstance(event.get(name, {}), dict):
+                return f"the run header's {name!r} must be a JSON object"
+        if not all(isinstance(n, str) for n in event.get("processes", {}).values()):
+            return "the run header's 'processes' must map pids to names (strings)"
+        if not isinstance(event.get("algorithm", ""), (str, type(None))):
+            return "the run header's 'algorithm' must be a string"
+        return None
+    vc = event.get("vc")
+    if not isinstance(vc, dict):
+        return "event lacks its vector clock 'vc'"
+    if any(not _type_ok(v, int) or v < 0 for v in vc.values()):
+        return "vector clock 'vc' must map process names to whole numbers ≥ 0"
+    if not _type_ok(vc.get(pid), int) or vc[pid] < 1:
+        return f"vector clock 'vc' lacks {pid}'s own entry"
+    for name in _NEEDED.get(kind, ()):
+        if name not in event:
+            return f"{kind} event lacks {name!r}"
+    for name, want in (_COMMON | _KIND_FIELDS.get(kind, {})).items():
+        if name in event and not _type_ok(event[name], want):
+            return f"{kind} event's {name!r} must be {_TYPE_NAMES[want]}, got {json.dumps(event[name])[:40]}"
+    if event.get("units", 1) < 1:
+        return f"{kind} event's 'units' must be at least 1"
+    return None
+
+
+def parse_events(lines: Iterable[str | bytes], source: str = "trace") -> Iterator[dict]:
+    """Parse JSON Lines (text or UTF-8 bytes); blank lines are skipped; the first event must be the
+    ``run`` header; anything wrong raises TraceError naming ``source`` and the line."""
+    first = True
     for number, line in enumerate(lines, 1):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise TraceError(f"{source}:{number}: not UTF-8 text (byte {exc.start + 1} of the line)") from None
         if not line.strip():
             continue
         try:
             event = json.loads(line)
         except json.JSONDecodeError as exc:
             raise TraceError(f"{source}:{number}: not JSON ({exc.msg})") from None
-        if not isinstance(event, dict):
-            raise TraceError(f"{source}:{number}: an event must be a JSON object")
-        missing = [f for f in REQUIRED if f not in event]
-        if missing:
-            raise TraceError(f"{source}:{number}: event lacks {', '.join(missing)}")
-        if event["event"] != "run" and not isinstance(event.get("vc"), dict):
-            raise TraceError(f"{source}:{number}: event lacks its vector clock 'vc'")
+        except (ValueError, RecursionError) as exc:   # e.g. an integer too long, nesting too deep
+            raise TraceError(f"{source}:{number}: not JSON this reader accepts ({exc})") from None
+        problem = check_event(event, first)
+        if problem:
+            raise TraceError(f"{source}:{number}: {problem}")
+        first = False
         event["_line"] = number
         yield event
 
 
 def read_trace(path: str | Path) -> list[dict]:
+    """Every event of the trace file at ``path``; TraceError (one line, naming the file and the
+    line) when it cannot be read, is empty or holds anything but trace events."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return list(parse_events(handle, str(path)))
+        with open(path, "rb") as handle:
+            events = list(parse_events(handle, str(path)))
     except OSError as exc:
-        raise TraceError(f"cannot read {path}: {exc.strerror}") from None
+        raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not events:
+        raise TraceError(f"{path}: the trace is empty (no events)")
+    return events

@@ -6,7 +6,7 @@ Per bee, in its own event order (its vector-clock entry):
 * it visits a flower only while holding a reed;
 * its last state is a proper end (DEAD or RETIRED), never a waiting state.
 Over the whole trace: a reed receives at most ``cocoons`` eggs, and a complete run lays exactly
-min(eggs·P, cocoons·T) eggs.
+min(eggs·P, cocoons·T) eggs (fewer: unfinished; more: a violation).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..protocols.bees import FINAL_STATES, FLOWER, WAITING_STATES, expected_eggs
+from ..trace import event_error, whole
 from .model import Violation
 
 CHECKS = ["eggs per bee", "eggs per reed", "eggs laid on the held reed after a flower visit",
@@ -28,6 +29,9 @@ def _params(run: dict) -> tuple[int, int, int, int]:
 
 
 def check(events: list[dict], run: dict) -> list[Violation]:
+    for key in ("bees", "reeds", "eggs", "cocoons"):
+        if key in (run.get("params") or {}) and not whole(run["params"][key]):
+            raise event_error(run, f"the run header's params.{key} must be a whole number")
     bees, reeds, eggs, cocoons = _params(run)
     names = list((run.get("processes") or {}).values())
     per_bee: dict[str, list[dict]] = {name: [] for name in names}
@@ -87,7 +91,9 @@ def check(events: list[dict], run: dict) -> list[Violation]:
                                    [last_state] if last_state else []))
     want = expected_eggs(bees, reeds, eggs, cocoons)
     if total != want:
-        found.append(Violation("total-eggs", f"{total} eggs were laid; {bees} bees with {eggs} eggs each and "
+        # Too few: not laid yet (progress). Too many: laid beyond what exists (safety).
+        found.append(Violation("too-few-eggs" if total < want else "too-many-eggs",
+                               f"{total} eggs were laid; {bees} bees with {eggs} eggs each and "
                                f"{reeds} reeds of {cocoons} cocoons must lay min({eggs}·{bees}, {cocoons}·{reeds}) "
                                f"= {want}", []))
     return found

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..protocols.classic import CS, IDLE_STATE
+from ..words import count
 from .model import Violation
 
 CHECKS = ["every request served", "no entry without a request", "every node ends idle"]
@@ -51,12 +52,12 @@ def check(events: list[dict], run: dict) -> list[Violation]:
         if asked > served:
             found.append(Violation(
                 "request-unserved",
-                f"{name} asked for {CS} {asked} time(s) but entered {served} time(s): "
-                f"{asked - served} request(s) left waiting",
+                f"{name} asked for {CS} {count(asked, 'time')} but entered {count(served, 'time')}: "
+                f"{count(asked - served, 'request')} left waiting",
                 [last_request[name]]))
         elif served > asked:
             found.append(Violation("enter-without-request",
-                                   f"{name} entered {CS} {served} time(s) but asked only {asked} time(s)"))
+                                   f"{name} entered {CS} {count(served, 'time')} but asked only {count(asked, 'time')}"))
         if name in holding:
             found.append(Violation("held-at-end", f"{name} still holds {CS} at the end of the trace",
                                    [holding[name]]))

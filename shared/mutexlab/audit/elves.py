@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..clock import happened_before
-from ..trace import TraceError
+from ..trace import TraceError, event_error, whole
 from .model import Violation
 
 CHECKS = [
@@ -51,7 +51,32 @@ def _contract_of(resource: str) -> tuple[int, int] | None:
         return None
 
 
+def _check_fields(events: list[dict], run: dict) -> None:
+    """The run parameters and message bodies this audit reads have the protocol's types; a trace
+    whose do not is unreadable (TraceError naming the line), not unsafe."""
+    params = run.get("params") or {}
+    plan = params.get("plan")
+    if plan is not None and not (isinstance(plan, list) and all(
+            isinstance(r, list) and all(whole(h) for h in r) for r in plan)):
+        raise event_error(run, "the run header's params.plan must be a list of rounds, each a list of "
+                               "whole numbers (hamsters per contract)")
+    for key in ("rounds", "poison_per_hamster"):
+        if key in params and not whole(params[key]):
+            raise event_error(run, f"the run header's params.{key} must be a whole number")
+    for e in events:
+        body = e.get("msg")
+        if e["event"] == "send" and body is not None:
+            if e["type"].endswith("_REQUEST") or e["type"] == "STOP":
+                missing = [k for k in ("sender", "ts", "round") if k not in body]
+                if missing:
+                    raise event_error(e, f"{e['type']} body lacks {', '.join(missing)}")
+            bad = [k for k in ("sender", "ts", "round") if k in body and not whole(body[k])]
+            if bad:
+                raise event_error(e, f"{e['type']} body's {bad[0]!r} must be a whole number")
+
+
 def check(events: list[dict], run: dict) -> list[Violation]:
+    _check_fields(events, run)
     params = run.get("params") or {}
     names = {str(n) for n in (run.get("processes") or {}).values()}
     elves = sorted(n for n in names if n.startswith("elf-"))
@@ -247,7 +272,7 @@ def _finished(per_process: dict[str, list[dict]], elves: list[str], params: dict
     mayor = per_process.get("mayor", [])
     rounds = params.get("rounds")
     began = [e.get("round") for e in mayor if e["event"] == "round"]
-    if rounds is not None and began != list(range(1, rounds + 1)):
+    if rounds is not None and (len(began) != rounds or began != list(range(1, rounds + 1))):
         found.append(Violation("rounds-unfinished", f"the mayor began rounds {began}, not 1..{rounds}", []))
     stops: dict[int, set[str]] = defaultdict(set)
     current = 0
@@ -256,7 +281,7 @@ def _finished(per_process: dict[str, list[dict]], elves: list[str], params: dict
             current = e.get("round", current + 1)
         elif e["event"] == "send" and e.get("type") == "STOP":
             stops[(e.get("msg") or {}).get("round", current)].add(e.get("to"))
-    for r in range(1, (rounds or 0) + 1):
+    for r in range(1, min(rounds or 0, len(began)) + 1):   # rounds never begun are reported above
         missing = sorted(set(elves) - stops.get(r, set()))
         if missing:
             found.append(Violation("rounds-unfinished", f"round {r} was never stopped towards "

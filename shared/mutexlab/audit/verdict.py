@@ -3,6 +3,15 @@
 Every trace gets the capacity audit (capacity.py). A trace whose ``run`` header names an
 algorithm with its own invariants also gets that family's checks: each family module offers
 ``check(events, run) -> list[Violation]``.
+
+The verdict, and the exit code every command that prints one uses:
+
+* ``SAFE`` (0) — no finding: safe, and everyone finished;
+* ``VIOLATION`` (1) — a safety property is broken in what the trace shows;
+* (2 is for a trace or arguments that cannot be read — no verdict);
+* ``INCOMPLETE`` (3) — no safety violation in what the trace shows, but it ends unfinished
+  (someone holding or waiting, a request unserved, a process not in its final state) or the
+  audit could not decide everything. A trace alone cannot tell "cut short" from "stalled".
 """
 
 from __future__ import annotations
@@ -14,7 +23,12 @@ from pathlib import Path
 
 from ..trace import TraceError, read_trace
 from .capacity import check_capacities
-from .model import Violation
+from .model import PROGRESS, SAFETY, UNDECIDED, Violation
+
+EXIT_SAFE, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
+EXIT_CODES = {"SAFE": EXIT_SAFE, "VIOLATION": EXIT_VIOLATION, "INCOMPLETE": EXIT_INCOMPLETE}
+UNFINISHED_NOTE = "the trace ends unfinished — cut short or stalled, a trace alone cannot tell"
+UNDECIDED_NOTE = "the audit could not decide these"
 
 # Algorithm → module with that family's invariants. Classic algorithms share one.
 FAMILY_CHECKS: dict[str, str] = {}
@@ -33,16 +47,59 @@ class Verdict:
     counts: dict[str, int] = field(default_factory=dict)   # events by kind
 
     @property
+    def safety(self) -> list[Violation]:
+        """The safety violations: what the trace shows already breaks a property."""
+        return [v for v in self.violations if v.kind == SAFETY]
+
+    @property
     def safe(self) -> bool:
+        """No safety violation in what the trace shows (it may still be unfinished)."""
+        return not self.safety
+
+    @property
+    def ok(self) -> bool:
+        """No finding at all: safe and finished (verdict SAFE)."""
         return not self.violations
 
+    @property
+    def status(self) -> str:
+        return "VIOLATION" if not self.safe else ("INCOMPLETE" if self.violations else "SAFE")
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+    def head(self) -> str:
+        """``SAFE``, ``VIOLATION (n)`` (n safety violations) or ``INCOMPLETE (n)`` (n findings)."""
+        if self.ok:
+            return "SAFE"
+        return f"VIOLATION ({len(self.safety)})" if not self.safe else f"INCOMPLETE ({len(self.violations)})"
+
+    def finding_lines(self) -> list[str]:
+        """The findings, safety violations first, then the unfinished and the undecided, each group
+        under a line saying what it means."""
+        lines = ["  " + v.describe() for v in self.safety]
+        for kind, name, note in ((PROGRESS, "unfinished", UNFINISHED_NOTE), (UNDECIDED, "undecided", UNDECIDED_NOTE)):
+            group = [v for v in self.violations if v.kind == kind]
+            if group:
+                lines.append(f"{name} ({len(group)}): {note}")
+                lines += ["  " + v.describe() for v in group]
+        return lines
+
     def render(self) -> str:
-        head = f"{self.algorithm or 'unknown algorithm'}: " + (
-            "SAFE" if self.safe else f"VIOLATION ({len(self.violations)})")
+        head = f"{self.algorithm or 'unknown algorithm'}: {self.head()}"
+        if self.status == "INCOMPLETE":
+            head += " — no safety violation in what the trace shows"
         lines = [head, "checked: " + ", ".join(self.checks),
                  "events: " + ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))]
-        lines += ["  " + v.describe() for v in self.violations]
-        return "\n".join(lines)
+        return "\n".join(lines + self.finding_lines())
+
+    def as_dict(self) -> dict:
+        """The verdict as JSON: ``violations`` lists every finding with its ``kind``."""
+        return {"algorithm": self.algorithm, "verdict": self.status, "exit_code": self.exit_code,
+                "safe": self.safe, "checks": self.checks, "counts": self.counts,
+                "violations": [{"rule": v.rule, "kind": v.kind, "message": v.message,
+                                "lines": [e.get("_line") for e in v.events]} for v in self.violations]}
 
 
 def verify_events(events: list[dict]) -> Verdict:
@@ -65,4 +122,9 @@ def verify_events(events: list[dict]) -> Verdict:
 
 
 def verify_file(path: str | Path) -> Verdict:
-    return verify_events(read_trace(path))
+    """The verdict of the trace file at ``path``; TraceError (naming the file) when it cannot be read."""
+    events = read_trace(path)
+    try:
+        return verify_events(events)
+    except TraceError as exc:    # an event the audit cannot use: "line N: ..." gets the file's name
+        raise TraceError(f"{path}: {exc}") from None

@@ -100,11 +100,26 @@ def fault_line(args, duplicates_dropped: int) -> str | None:
 
 
 def audit_summary(verdict) -> dict | None:
-    """The verdict as the ``audit`` object of a simulate command's JSON summary."""
+    """The verdict as the ``audit`` object of a simulate command's JSON summary: ``verdict`` is
+    SAFE, VIOLATION or INCOMPLETE; ``safe`` means no safety violation; ``violations`` are the safety
+    violations, ``unfinished`` the progress findings, ``undecided`` what the audit could not decide."""
     if verdict is None:
         return None
-    return {"safe": verdict.safe, "checks": verdict.checks,
-            "violations": [v.describe() for v in verdict.violations]}
+    groups = {kind: [v.describe() for v in verdict.violations if v.kind == kind]
+              for kind in ("safety", "progress", "undecided")}
+    return {"verdict": verdict.status, "safe": verdict.safe, "checks": verdict.checks,
+            "violations": groups["safety"], "unfinished": groups["progress"], "undecided": groups["undecided"]}
+
+
+def exit_code(verdict, finished: bool, failed: bool = False) -> int:
+    """The exit code of a simulation: 0 it finished and the audit says SAFE; 1 the audit found a
+    safety violation, or a participant rejected an input (``failed``); 3 it did not finish
+    (stalled, event limit) or the audit found it unfinished, without a safety violation."""
+    if failed or (verdict is not None and not verdict.safe):
+        return 1
+    if not finished or (verdict is not None and not verdict.ok):
+        return 3
+    return 0
 
 
 def outcome_lines(s: dict) -> list[str]:
@@ -123,9 +138,17 @@ def outcome_lines(s: dict) -> list[str]:
     if audit is None:
         lines.append("audit: skipped (--no-audit)")
     else:
-        lines.append("audit: " + ("SAFE" if audit["safe"] else f"VIOLATION ({len(audit['violations'])})")
+        from ..audit.verdict import UNDECIDED_NOTE, UNFINISHED_NOTE
+
+        count = len(audit["violations"]) if audit["verdict"] == "VIOLATION" else \
+            len(audit["unfinished"]) + len(audit["undecided"])
+        lines.append(f"audit: {audit['verdict']}" + (f" ({count})" if audit["verdict"] != "SAFE" else "")
                      + " — " + ", ".join(audit["checks"]))
         lines += ["  " + v for v in audit["violations"]]
+        for key, note in (("unfinished", UNFINISHED_NOTE), ("undecided", UNDECIDED_NOTE)):
+            if audit[key]:
+                lines.append(f"{key} ({len(audit[key])}): {note}")
+                lines += ["  " + v for v in audit[key]]
     if s.get("trace"):
         lines.append(f"trace written to {s['trace']}")
     return lines

@@ -6,13 +6,16 @@ from ..audit import verify_events
 from .reporting import add_report_argument, write_report_if_asked
 from ..sim.scripted import ScenarioError, replay_scenario
 from ..trace import TraceWriter
+from ..words import count
 from .common import fail, print_json
 
 
 def register(sub) -> None:
     p = sub.add_parser("replay", help="play a scripted schedule step by step",
                        description="Replay a scenario (algorithm, processes, options, steps), write its trace "
-                                   "and audit it. Exit 2 on an invalid scenario, 1 on a safety violation.")
+                                   "and audit it. Exit 0 SAFE, 1 on a safety violation, 2 on an invalid scenario, "
+                                   "3 INCOMPLETE (no safety violation, but the scenario ends with someone "
+                                   "still holding, waiting or not in a final state).")
     p.add_argument("scenario", help="scenario JSON file")
     p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
     p.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
@@ -32,7 +35,7 @@ def run(args) -> int:
     events = [dict(e, _line=n) for n, e in enumerate(result.events, 1)]
     verdict = verify_events(events)
     outcome = {"algorithm": result.setup.algorithm, "entered": result.entered, "in_flight": result.in_flight,
-               "states": result.states, "safe": verdict.safe,
+               "states": result.states, "verdict": verdict.status, "safe": verdict.safe,
                "violations": [v.message for v in verdict.violations]}
     if args.json:
         print_json(outcome)
@@ -41,8 +44,8 @@ def run(args) -> int:
         print("entered, in order: " + (", ".join(result.entered) or "nobody"))
         print("final states: " + ", ".join(f"{n}={s}" for n, s in result.states.items()))
         if result.in_flight:
-            print(f"still in flight: {result.in_flight} message(s)")
+            print(f"still in flight: {count(result.in_flight, 'message')}")
         print(verdict.render())
         if args.trace:
             print(f"trace written to {args.trace}")
-    return write_report_if_asked(args, events) or (0 if verdict.safe else 1)
+    return write_report_if_asked(args, events) or verdict.exit_code

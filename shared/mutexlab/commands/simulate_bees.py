@@ -1,7 +1,8 @@
 """``mutexlab simulate bees``: one seeded run of the mason bees, summarised and audited.
 
 Exit 0 when the run ends with every bee DEAD or RETIRED and the audit finds the trace safe;
-1 when the run stalls or the audit finds a violation; 2 on bad arguments.
+1 when the audit finds a safety violation; 2 on bad arguments; 3 when the run stalls (or the audit
+finds it unfinished) without a safety violation.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from ..protocols.bees import expected_eggs, make_setup
 from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
-from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line,
+from ..sim import memory
+from .common import (add_fault_arguments, audit_summary, exit_code, fail, fault_config, fault_line,
                      non_negative, outcome_lines, print_json)
 from .flags import add_bees_arguments, bees_config, parent
+from .longrun import add_memory_argument, check_memory, progress_bar
 from .reporting import add_report_argument, write_report_if_asked
 
 REED_TYPES = ("REQreed", "ACKreed", "RELEASEreed")
@@ -26,8 +29,8 @@ def register(sub) -> None:
     p = sub.add_parser("bees", parents=[parent(add_bees_arguments)],
                        help="the mason bees: P bees, K flowers, T reeds",
                        description="Simulate the mason bees in virtual time and audit the run. "
-                                   "Exit 0 when every bee ends DEAD or RETIRED and the trace is safe, 1 when "
-                                   "the run stalls or the audit finds a violation, 2 on bad arguments.")
+                                   "Exit 0 when every bee ends DEAD or RETIRED and the trace is safe, 1 on a "
+                                   "safety violation, 2 on bad arguments, 3 when the run stalls without one.")
     p.add_argument("--seed", type=non_negative, default=0, help="random seed: delays, dwell times and initial "
                                                                 "clocks (default 0)")
     p.add_argument("--delay", choices=("exp", "uniform", "fixed"), default="exp",
@@ -38,6 +41,7 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     add_report_argument(p)
     add_fault_arguments(p)
+    add_memory_argument(p)
     p.set_defaults(func=run)
 
 
@@ -84,7 +88,8 @@ def render(s: dict) -> str:
              f"bees: {s['deaths']} dead, {s['retired']} retired (no room left)"
              + "".join(f", {n} {state}" for state, n in s["final_states"].items()
                        if state not in ("DEAD", "RETIRED")),
-             "messages: " + ", ".join(f"{t} {n}" for t, n in s["messages"].items()) + f" (total {s['messages_total']})",
+             "messages: " + (", ".join(f"{t} {n}" for t, n in s["messages"].items()) or "none")
+             + f" (total {s['messages_total']})",
              f"entries: reed {s['entries'].get('reed', 0)}, flower {s['entries'].get('flower', 0)}; "
              f"messages per reed entry {s['messages_per_reed_entry']}, "
              f"per flower entry {s['messages_per_flower_entry']}",
@@ -95,18 +100,28 @@ def render(s: dict) -> str:
 
 def run(args) -> int:
     scenario = bees_config(args)
+    o = scenario.options
+    audit = bool(args.trace) or bool(args.report) or not args.no_audit
+    messages = memory.bees_messages(scenario.processes, o["reeds"], o["eggs"], o["cocoons"])
+    lighter = memory.predict(messages, scenario.processes, audited=False)
+    refused = check_memory(args, memory.predict(messages, scenario.processes, audit), "fewer bees" + (
+        f", --no-audit (no trace kept: {lighter.describe()})" if audit and not (args.trace or args.report) else ""))
+    if refused:      # before the setup: P bees already hold P² of state
+        return refused
     try:
         setup = make_setup(scenario.processes, scenario.options, args.seed)
         config = SimConfig(seed=args.seed, delay=args.delay, **fault_config(args))
     except ConfigError as exc:
         return fail(str(exc))
-    audit = bool(args.trace) or bool(args.report) or not args.no_audit
     try:
         trace = TraceWriter(args.trace, keep=True) if audit else None
     except OSError as exc:
         return fail(f"cannot write trace {args.trace}: {exc.strerror}")
     try:
-        result = Simulation(setup, config, trace).run()
+        with progress_bar(args, messages, "bees") as progress:
+            simulation = Simulation(setup, config, trace)
+            simulation.progress = progress
+            result = simulation.run()
     finally:
         if trace is not None:
             trace.close()
@@ -118,5 +133,5 @@ def run(args) -> int:
         print_json(summary)
     else:
         print(render(summary))
-    code = 0 if result.ok and (verdict is None or verdict.safe) else 1
+    code = exit_code(verdict, result.ok)
     return write_report_if_asked(args, trace, result.stalled, result.states) or code

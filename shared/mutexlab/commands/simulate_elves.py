@@ -1,8 +1,9 @@
 """``mutexlab simulate elves``: one seeded run of the hamster killers, summarised and audited.
 
 Exit 0 when the mayor and every elf end in their final state after the last round and the
-audit finds the trace safe; 1 when the run stalls, a participant rejects an input, or the
-audit finds a violation; 2 on bad arguments or a configuration that could never finish.
+audit finds the trace safe; 1 when a participant rejects an input or the audit finds a safety
+violation; 2 on bad arguments or a configuration that could never finish; 3 when the run stalls
+(or the audit finds it unfinished) without a safety violation.
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ from collections import Counter
 
 from ..audit import verify_events
 from ..protocol import ProtocolError
+from ..protocols.elves import DEFAULTS as ELVES_DEFAULTS
 from ..protocols.elves import ELF_WAIT_FOR_RELEASE, PINS, POISON, Elf, make_setup
 from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
+from ..words import count
+from ..sim import memory
+from .longrun import add_memory_argument, check_memory, progress_bar
 from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line,
-                     non_negative, outcome_lines, print_json, seconds)
+                     exit_code, non_negative, outcome_lines, print_json, seconds)
 from .flags import add_elves_arguments, elves_config, parent
 from .reporting import add_report_argument, write_report_if_asked
 
@@ -25,9 +30,9 @@ def register(sub) -> None:
     p = sub.add_parser("elves", parents=[parent(add_elves_arguments)],
                        help="the hamster killers: a mayor, N elves, pins and poison",
                        description="Simulate the hamster killers in virtual time and audit the run. "
-                                   "Exit 0 when every round is finished and the trace is safe, 1 when the run "
-                                   "stalls or the audit finds a violation, 2 on bad arguments or a configuration "
-                                   "that could never finish.")
+                                   "Exit 0 when every round is finished and the trace is safe, 1 on a safety "
+                                   "violation, 2 on bad arguments or a configuration that could never finish, "
+                                   "3 when the run stalls without a safety violation.")
     p.add_argument("--seed", type=non_negative, default=0,
                    help="random seed: the mayor's contracts, delays, dwell times (default 0)")
     p.add_argument("--delay", choices=("exp", "uniform", "fixed"), default="exp",
@@ -42,6 +47,7 @@ def register(sub) -> None:
     add_report_argument(p)
     add_fault_arguments(p)
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    add_memory_argument(p)
     p.set_defaults(func=run)
 
 
@@ -101,7 +107,8 @@ def summarise(setup, result, verdict, events, args, error: str | None) -> dict:
 
 def render(s: dict) -> str:
     rounds = [str(r) for r in range(1, s["rounds"] + 1)]
-    lines = [f"hamster killers: {s['elves']} elves, {s['rounds']} round(s) × {s['contracts']} contracts "
+    lines = [f"hamster killers: {count(s['elves'], 'elf')}, {count(s['rounds'], 'round')} × "
+             f"{count(s['contracts'], 'contract')} "
              f"(hamsters {s['hamsters'][0]}-{s['hamsters'][1]}), pins {s['pins']} ({s['pins_per_elf']} per elf), "
              f"poison {s['poison']} ({s['poison_per_hamster']} per hamster), seed {s['seed']}, delay {s['delay']}"]
     lines += [f"round {r} contracts (hamsters): " + " ".join(map(str, plan)) for r, plan in zip(rounds, s["plan"])]
@@ -115,9 +122,9 @@ def render(s: dict) -> str:
     lines.append("contracts done per elf and round [contract numbers], waits for a release:")
     lines += ["  " + "  ".join(cell.ljust(widths[c]) for c, cell in enumerate(row)).rstrip() for row in [header] + rows]
     lines.append(f"contracts done: {s['contracts_done_total']} of {s['contracts'] * s['rounds']}")
-    lines.append("messages: " + ", ".join(f"{t} {n}" for t, n in s["messages"].items())
+    lines.append("messages: " + (", ".join(f"{t} {n}" for t, n in s["messages"].items()) or "none")
                  + f" (total {s['messages_total']})")
-    lines.append("acquisitions: " + ", ".join(f"{k} {n}" for k, n in s["acquisitions"].items())
+    lines.append("acquisitions: " + (", ".join(f"{k} {n}" for k, n in s["acquisitions"].items()) or "none")
                  + f" (total {s['acquisitions_total']}); messages per acquisition {s['messages_per_acquisition']}")
     if s["virtual_duration"] is not None:
         lines.append(f"virtual duration: {s['virtual_duration']} (mean message delay 1), {s['events']} events")
@@ -129,6 +136,11 @@ def render(s: dict) -> str:
 
 def run(args) -> int:
     scenario = elves_config(args)
+    sized = {**ELVES_DEFAULTS, **scenario.options}
+    messages = memory.elves_messages(scenario.processes, sized["contracts"], sized["rounds"])
+    refused = check_memory(args, memory.predict(messages, scenario.processes + 1), "fewer elves, contracts or rounds")
+    if refused:      # before the setup
+        return refused
     try:
         setup = make_setup(scenario.processes, scenario.options, args.seed)
         config = SimConfig(seed=args.seed, delay=args.delay,
@@ -142,7 +154,10 @@ def run(args) -> int:
         return fail(f"cannot write trace {args.trace}: {exc.strerror}")
     result, error = None, None
     try:
-        result = Simulation(setup, config, trace).run()
+        with progress_bar(args, messages, "elves") as progress:
+            simulation = Simulation(setup, config, trace)
+            simulation.progress = progress
+            result = simulation.run()
     except ProtocolError as exc:
         error = str(exc)
     finally:
@@ -154,6 +169,6 @@ def run(args) -> int:
         print_json(summary)
     else:
         print(render(summary))
-    code = 0 if result is not None and result.ok and verdict.safe else 1
+    code = exit_code(verdict, result is not None and result.ok, failed=error is not None)
     return write_report_if_asked(args, trace, result.stalled if result else None,
                                  result.states if result else None) or code

@@ -4,8 +4,8 @@ Every node asks for the critical section ``--requests`` times, each after a rand
 and stays inside for a random time, the same per-node workload for every algorithm run with the
 same seed (``mutexlab.sim.workload``, also behind ``mutexlab compare``).
 
-Exit 0 when every request was served and the audit finds the trace safe; 1 when the run stalls
-or the audit finds a violation; 2 on bad arguments or options.
+Exit 0 when every request was served and the audit finds the trace safe; 1 when the audit finds a
+safety violation; 2 on bad arguments or options; 3 when the run stalls without one.
 """
 
 from __future__ import annotations
@@ -13,9 +13,12 @@ from __future__ import annotations
 from ..metrics import LITERATURE
 from ..setup import ConfigError
 from ..runs import ClassicRun, run_classic
-from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line, format_number,
-                     outcome_lines, print_json)
+from ..sim import memory
+from ..words import count
+from .common import (add_fault_arguments, audit_summary, exit_code, fail, fault_config, fault_line,
+                     format_number, outcome_lines, print_json)
 from .flags import add_mutex_arguments, add_workload_arguments, mutex_config, parent
+from .longrun import add_memory_argument, check_memory, progress_bar
 from .reporting import add_report_argument, write_report_if_asked
 
 
@@ -25,9 +28,10 @@ def register(sub) -> None:
                        description="Simulate one classic mutual-exclusion algorithm, audit the trace and measure "
                                    "messages per entry, synchronization delay and response time (in units of the "
                                    "mean message delay T) beside the literature's figures. Exit 0 when every "
-                                   "request is served and the trace is safe, 1 when the run stalls or the audit "
-                                   "fails, 2 on bad arguments.")
+                                   "request is served and the trace is safe, 1 on a safety violation, 2 on bad "
+                                   "arguments, 3 when the run stalls without a safety violation.")
     add_workload_arguments(p)
+    add_memory_argument(p)
     p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
     add_report_argument(p)
     add_fault_arguments(p)
@@ -54,17 +58,17 @@ def summary(run: ClassicRun, args) -> dict:
 def render(run: ClassicRun, args) -> str:
     m, n, params = run.metrics, run.nodes, run.setup.params
     lit = LITERATURE.get(run.algorithm, {})
-    lines = [f"{run.algorithm}: N={n}, {args.requests} request(s) per node, seed {args.seed}, delay {args.delay}, "
+    lines = [f"{run.algorithm}: N={n}, {count(args.requests, 'request')} per node, seed {args.seed}, delay {args.delay}, "
              f"think {args.think:g}, cs {args.cs:g}",
              f"entries:            {m.entries} of {m.requests} requests",
              "messages:           " + (", ".join(f"{t} {c}" for t, c in sorted(m.messages.items())) or "none")
              + f" (total {m.total_messages})",
              f"messages per entry: {format_number(m.per_entry)}"
              + (f"    literature: {lit['messages'].render(n, params)}" if "messages" in lit else ""),
-             f"sync delay:         {format_number(m.sync_delay)} T ({len(m.sync_delays)} handovers)"
+             f"sync delay:         {format_number(m.sync_delay)} T ({count(len(m.sync_delays), 'handover')})"
              + (f"    literature: {lit['sync'].render(n, params)}" if "sync" in lit else ""),
              f"response time:      {format_number(m.response_time)} T "
-             f"(request → enter, {len(m.response_times)} samples)",
+             f"(request → enter, {count(len(m.response_times), 'sample')})",
              f"T (mean message delay, observed): {format_number(m.mean_delay, 3)}; virtual duration "
              f"{run.result.duration:.1f}"]
     lines += outcome_lines(summary(run, args))
@@ -76,8 +80,13 @@ def run(args) -> int:
         scenario = mutex_config(args)
         options = dict(scenario.options)
         requests = options.pop("requests")
-        outcome = run_classic(scenario.algorithm, scenario.processes, requests, args.seed, options,
-                              args.delay, args.think, args.cs, args.trace, fault_config(args))
+        messages = memory.classic_messages(scenario.algorithm, scenario.processes, requests, options)
+        refused = check_memory(args, memory.predict(messages, scenario.processes), "fewer nodes or requests")
+        if refused:
+            return refused
+        with progress_bar(args, messages, scenario.algorithm) as progress:
+            outcome = run_classic(scenario.algorithm, scenario.processes, requests, args.seed, options,
+                                  args.delay, args.think, args.cs, args.trace, fault_config(args), progress)
     except ConfigError as exc:
         return fail(str(exc))
     except OSError as exc:
@@ -86,5 +95,5 @@ def run(args) -> int:
         print_json(summary(outcome, args))
     else:
         print(render(outcome, args))
-    return write_report_if_asked(args, outcome.events, outcome.result.stalled, outcome.result.states) or (
-        0 if outcome.ok else 1)
+    return write_report_if_asked(args, outcome.events, outcome.result.stalled, outcome.result.states) or \
+        exit_code(outcome.verdict, outcome.result.ok)

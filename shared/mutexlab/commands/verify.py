@@ -1,4 +1,5 @@
-"""``mutexlab verify TRACE``: exit 0 safe, 1 violation, 2 unreadable trace."""
+"""``mutexlab verify TRACE``: exit 0 SAFE, 1 VIOLATION, 2 unreadable trace, 3 INCOMPLETE (see
+``audit.verdict``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from .common import fail, print_json
 def register(sub) -> None:
     p = sub.add_parser("verify", help="audit a trace by happened-before",
                        description="Decide a trace: capacities by happened-before plus the algorithm's invariants. "
-                                   "Exit 0 when safe, 1 on a violation, 2 when the trace cannot be read.")
+                                   "Exit 0 SAFE (safe and finished), 1 VIOLATION (a safety property is broken in "
+                                   "what the trace shows), 2 when the trace cannot be read, 3 INCOMPLETE (no safety "
+                                   "violation, but the trace ends unfinished: cut short or stalled, a trace alone "
+                                   "cannot tell).")
     p.add_argument("trace", help="a JSON Lines trace written by simulate, replay, run or the monitor")
     p.add_argument("--json", action="store_true", help="print the verdict as one JSON object")
     p.set_defaults(func=run)
@@ -22,10 +26,7 @@ def run(args) -> int:
     except TraceError as exc:
         return fail(str(exc))
     if args.json:
-        print_json({"algorithm": verdict.algorithm, "safe": verdict.safe, "checks": verdict.checks,
-                    "counts": verdict.counts,
-                    "violations": [{"rule": v.rule, "message": v.message,
-                                    "lines": [e.get("_line") for e in v.events]} for v in verdict.violations]})
+        print_json(verdict.as_dict())
     else:
         print(verdict.render())
-    return 0 if verdict.safe else 1
+    return verdict.exit_code

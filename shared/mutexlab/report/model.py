@@ -16,12 +16,13 @@ interval or note whose trace line a violation names is flagged ``bad``.
 
 from __future__ import annotations
 
-import importlib
 from datetime import datetime, timezone
 from collections import Counter, defaultdict
 from typing import Any
 
 from ..audit import verify_events
+from ..metrics import LITERATURE
+from ..audit.verdict import UNFINISHED_NOTE
 from ..setup import capacity_of
 from ..trace import TraceError
 
@@ -52,27 +53,16 @@ def _reed_of(value: Any) -> str | None:
     return None
 
 
-def literature_figure(algorithm: str | None) -> Any:
-    """The literature's messages-per-entry figure, from ``mutexlab.metrics`` when it exists."""
-    if not algorithm:
+def literature_figure(algorithm: str | None, processes: int, params: dict) -> str | None:
+    """The literature's messages-per-entry figure for this run, as text and value ("2(N−1) = 4");
+    None when the literature gives none for ``algorithm``."""
+    figure = LITERATURE.get(algorithm or "", {}).get("messages")
+    if figure is None:
         return None
     try:
-        metrics = importlib.import_module("mutexlab.metrics")
-    except ImportError:
-        return None
-    table = getattr(metrics, "LITERATURE", None)
-    if not isinstance(table, dict):
-        return None
-    value = table.get(algorithm)
-    if value is None:
-        return None
-    if isinstance(value, (str, int, float)):
-        return value
-    if isinstance(value, dict):
-        return "; ".join(f"{k}: {v}" for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return "; ".join(str(v) for v in value)
-    return str(value)
+        return figure.render(processes, params)
+    except (TypeError, ValueError, KeyError, AttributeError):   # params of a foreign trace: text only
+        return figure.text
 
 
 def build_model(events: list[dict]) -> dict:
@@ -101,7 +91,7 @@ def build_model(events: list[dict]) -> dict:
                 names.append(who)
     index = {n: i for i, n in enumerate(names)}
 
-    bad_lines = {e.get("_line") for v in verdict.violations for e in v.events}
+    bad_lines = {e.get("_line") for v in verdict.safety for e in v.events}   # drawn red: safety only
 
     # -- messages ---------------------------------------------------------------------------
     types: list[str] = sorted({str(e.get("type")) for e in body if e["event"] in ("send", "recv")})
@@ -196,7 +186,7 @@ def build_model(events: list[dict]) -> dict:
             by_kind["reed"].append(reed)
 
     def natural(name: str):
-        return [int(p) if p.isdigit() else p for p in name.replace(".", ":").split(":")]
+        return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in name.replace(".", ":").split(":")]
 
     occ = []
     for kind in sorted(by_kind):
@@ -244,13 +234,15 @@ def build_model(events: list[dict]) -> dict:
         "entries": dict(sorted(entries.items())),
         "total_entries": total_entries,
         "per_entry": round(len(msgs) / total_entries, 3) if total_entries else None,
-        "literature": literature_figure(verdict.algorithm),
+        "literature": literature_figure(verdict.algorithm, len(declared) if isinstance(declared, dict) else 0,
+                                        run.get("params") or {}),
         "bodies": with_bodies,
+        "requests": sum(1 for e in body if e["event"] == "request"),
     }
     return {
         "title": f"{verdict.algorithm or 'trace'}",
         "algorithm": verdict.algorithm,
-        "params": run.get("params") or {},
+        "params": _shown_params(run.get("params") or {}),
         "t_origin": None if t_origin is None else datetime.fromtimestamp(t_origin, timezone.utc).isoformat(
             timespec="milliseconds").replace("+00:00", "Z"),
         "procs": names,
@@ -265,13 +257,22 @@ def build_model(events: list[dict]) -> dict:
         "range": {"t": [min(times, default=0.0), max(times, default=1.0)],
                   "lamport": [min(lamports, default=0), max(lamports, default=1)]},
         "verdict": {
-            "safe": verdict.safe, "checks": verdict.checks, "counts": verdict.counts,
+            "safe": verdict.safe, "status": verdict.status, "head": verdict.head(),
+            "unfinished_note": UNFINISHED_NOTE, "checks": verdict.checks, "counts": verdict.counts,
             "text": verdict.render(),
-            "violations": [{"rule": v.rule, "message": v.message,
+            "violations": [{"rule": v.rule, "kind": v.kind, "message": v.message,
                             "lines": [e.get("_line") for e in v.events if "_line" in e]}
                            for v in verdict.violations],
         },
     }
+
+
+def _shown_params(params: dict) -> dict:
+    """The run's parameters as the page shows them. ``requests`` 0 means the nodes ask only when
+    told (a scripted replay): the page says "scripted" and counts the requests of the trace."""
+    if params.get("requests") == 0:
+        return dict(params, requests="scripted")
+    return params
 
 
 def _series(name: str, kind: str, cap: int | None, changes: list, aggregate: bool = False) -> dict:

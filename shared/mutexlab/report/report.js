@@ -41,6 +41,7 @@
     if (parent) parent.appendChild(e);
     return e;
   }
+  function count(n, one, many) { return n + " " + (n === 1 ? one : many); }
   function fmt(x) {
     if (x === null || x === undefined) return "–";
     if (typeof x !== "number") return String(x);
@@ -97,18 +98,22 @@
       return k + "=" + (v.length > 40 ? v.slice(0, 37) + "…" : v);
     }).join(", ");
     document.getElementById("summary").textContent =
-      (D.algorithm || "unknown algorithm") + (params ? " (" + params + ")" : "") + " · " + procs.length +
-      " participants · " + s.messages + " messages · " + s.total_entries + " entries · t from " +
+      (D.algorithm || "unknown algorithm") + (params ? " (" + params + ")" : "") + " · " +
+      count(procs.length, "participant", "participants") + " · " + count(s.messages, "message", "messages") + " · " +
+      count(s.total_entries, "entry", "entries") + " · t from " +
       fmt(D.range.t[0]) + " to " + fmt(D.range.t[1]) + (D.t_origin ? " s after " + D.t_origin + " (wall clock)" : "");
 
     var v = D.verdict, box = document.getElementById("verdict");
-    box.className = v.safe ? "safe" : "violation";
-    h("div", v.safe ? "SAFE — no violation found" : "VIOLATION (" + v.violations.length + ")", box, "head");
+    box.className = v.status.toLowerCase();
+    h("div", v.status === "SAFE" ? "SAFE — no violation found" : v.head +
+      (v.status === "INCOMPLETE" ? " — no safety violation in what the trace shows; " + v.unfinished_note : ""),
+      box, "head");
     h("div", "checked: " + v.checks.join(", "), box, "sub");
-    if (!v.safe) {
+    if (v.violations.length) {
       var ul = h("ul", null, box);
       v.violations.forEach(function (viol, n) {
         var li = h("li", null, ul);
+        if (viol.kind !== "safety") h("span", viol.kind === "progress" ? "unfinished " : "undecided ", li, "kind");
         h("b", "[" + viol.rule + "] ", li);
         h("span", viol.message + " ", li);
         var mine = ivs.filter(function (iv) { return viol.lines.indexOf(iv[7]) >= 0 || viol.lines.indexOf(iv[8]) >= 0; });
@@ -168,6 +173,7 @@
     row("messages delivered", String(s.delivered));
     row("still in flight at the end", String(s.in_flight));
     if (s.unmatched_recvs) row("receives without a send in the trace", String(s.unmatched_recvs));
+    if (s.requests) row("requests (request events)", String(s.requests));
     Object.keys(s.entries).forEach(function (k) { row("entries: " + k, String(s.entries[k])); });
     row("messages per entry (this run)", s.per_entry === null ? "no entries" : fmt(s.per_entry));
     Object.keys(s.per_kind).forEach(function (k) {
@@ -236,6 +242,7 @@
     // violation bands (behind everything): from the last enter to the first exit of each bad set
     var bands = el("g", {}, plot), nBad = 0;
     D.verdict.violations.forEach(function (viol) {
+      if (viol.kind !== "safety") return;   // unfinished is not unsafe: no red
       var mine = ivs.filter(function (iv) { return viol.lines.indexOf(iv[7]) >= 0; });
       if (!mine.length) return;
       var ins = mine.map(function (iv) { return iv[sIdx === 3 ? 3 : 4]; });
@@ -388,6 +395,7 @@
     for (var k2 in selftests) out[k2] = selftests[k2];
     out.participants = procs.length;
     out.safe = D.verdict.safe;
+    out.status = D.verdict.status;
     out.errors = window.__errors.slice();
     out.rendered = true;
     document.getElementById("selfcheck").textContent = JSON.stringify(out);

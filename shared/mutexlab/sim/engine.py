@@ -16,7 +16,7 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Callable
 
 from ..protocol import Send
 from ..setup import ConfigError, Setup
@@ -24,6 +24,7 @@ from ..trace import TraceWriter
 from .driver import Driver
 
 _MESSAGE, _TIMER = 0, 1
+PROGRESS_EVERY = 4096   # events between two calls of ``Simulation.progress`` (when set)
 
 
 def _exp_inlinable() -> bool:
@@ -104,6 +105,9 @@ class Simulation(Driver):
         self._link_last: defaultdict[int, dict[int, float]] = defaultdict(dict)
         self.events = 0
         self.duplicates_dropped = 0
+        # Optional ``progress(events, now)``, called every PROGRESS_EVERY events and at the end; it
+        # only watches (a progress bar): the run is the same with or without it.
+        self.progress: Callable[[int, float], None] | None = None
         self._seen: set[tuple[int, str]] | None = set() if self.config.duplicate > 0 else None
         # One message delay per call; the same calls on the same generator as ever (traces stay identical).
         if self.config.delay == "exp":
@@ -144,15 +148,21 @@ class Simulation(Driver):
 
     def run(self) -> SimResult:
         self.start_all()
-        if self._plain():
-            self._run_plain()
-        else:
-            self._run_general()
+        limit, progress = self.config.max_events, self.progress
+        # Without a progress callback: one slice up to the limit, as ever. With one: slices of
+        # PROGRESS_EVERY events, the same loop resumed, so the same events in the same order.
+        while self._queue and self.events < limit:
+            until = limit if progress is None else min(limit, self.events + PROGRESS_EVERY)
+            if self._plain():
+                self._run_plain(until)
+            else:
+                self._run_general(until)
+            if progress is not None:
+                progress(self.events, self.now)
         return self._result()
 
-    def _run_general(self) -> None:
+    def _run_general(self, limit: int) -> None:
         queue = self._queue
-        limit = self.config.max_events
         pop = heapq.heappop
         while queue and self.events < limit:
             at, _, kind, pid, payload = pop(queue)
@@ -169,7 +179,7 @@ class Simulation(Driver):
             else:
                 self.feed(pid, lambda p, a=payload: p.on_local(a))
 
-    def _run_plain(self) -> None:
+    def _run_plain(self, limit: int) -> None:
         """The same loop as ``_run_general`` with ``deliver``, ``apply`` and ``transmit`` inlined for
         network sends (the bulk of the work); every other effect goes through ``apply``. Same
         random draws in the same order, same event order: the run is identical, only faster.
@@ -177,7 +187,7 @@ class Simulation(Driver):
         may schedule or transmit) and at the end."""
         queue, protocols = self._queue, self.protocols
         messages, sent, link_last = self.messages, self._sent, self._link_last
-        limit, delay, pop, push, apply = self.config.max_events, self._delay, heapq.heappop, heapq.heappush, self.apply
+        delay, pop, push, apply = self._delay, heapq.heappop, heapq.heappush, self.apply
         uniform = self.rng.random if (_EXP_INLINE and self.config.delay == "exp") else None
         log = math.log
         events, seq = self.events, self._seq

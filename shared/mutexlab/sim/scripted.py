@@ -122,9 +122,23 @@ def load_scenario(source: str | Path | dict) -> Scenario:
     try:
         return Scenario.model_validate(source)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'scenario'}: {e['msg']}"
-                             for e in exc.errors())
+        problems = "; ".join(f"{_where(e['loc'], source)}: {e['msg']}" for e in exc.errors())
         raise ScenarioError(f"invalid scenario: {problems}") from None
+
+
+def _where(loc: tuple, source: Any) -> str:
+    """A validation error's place, with steps counted from 1 as when they are played:
+    ``('steps', 0, 'request', 'pid')`` → ``step 1 (request): pid``."""
+    if len(loc) >= 2 and loc[0] == "steps" and isinstance(loc[1], int):
+        steps = source.get("steps") if isinstance(source, dict) else None
+        step = steps[loc[1]] if isinstance(steps, list) and loc[1] < len(steps) else None
+        op = step.get("op") if isinstance(step, dict) else None
+        rest = [str(p) for p in loc[2:]]
+        if rest and rest[0] == op:          # the union's tag, already named
+            rest = rest[1:]
+        head = f"step {loc[1] + 1}" + (f" ({op})" if isinstance(op, str) else "")
+        return head + (f": {'.'.join(rest)}" if rest else "")
+    return ".".join(str(p) for p in loc) or "scenario"
 
 
 def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | None = None) -> ReplayResult:

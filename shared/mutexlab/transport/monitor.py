@@ -29,12 +29,12 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ..audit import verify_events
-from ..audit.capacity import check_capacities
 from ..audit.stall import explain_stall
 from ..protocols import registry
 from ..setup import ConfigError, Setup
 from ..sim.driver import resource_kind
 from ..trace import TraceError, TraceWriter
+from ..words import article, count
 from .membership import Member, Roster, build_setup, family_of, role_of
 from .rabbit import Bus, Delivery, Topology, TransportError
 from .settings import MonitorSettings
@@ -393,7 +393,7 @@ class Monitor:
             log.info("monitor: %s joined again; welcome re-sent", instance)
             self._send_control(instance, self.welcomes[instance])
             return
-        log.info("monitor: %s joined as a %s (%d so far)", instance, role, len(self.roster.members))
+        log.info("monitor: %s joined as %s (%d so far)", instance, article(role), len(self.roster.members))
 
     def _status(self, name: str, status: dict) -> None:
         if name in self.members:
@@ -495,17 +495,13 @@ class Monitor:
             return EXIT_STALLED
         outcome.violations = [v.describe() for v in verdict.violations]
         outcome.verdict = verdict.render()
-        if outcome.complete:
-            outcome.safe = verdict.safe
-        else:
-            # A run cut short fails the family's progress checks by construction; what decides
-            # between "violation" and "stalled" then is safety proper: capacities by happened-before.
-            header = events[0] if events else {}
-            body = [e for e in events if e["event"] != "run"]
-            outcome.safe = not check_capacities(body, header.get("capacities", {}))
-            outcome.verdict = ("the run stalled: progress checks fail because it was cut short; capacity "
+        # Safety decides "violation"; a run cut short fails only progress checks (audit/model.py).
+        outcome.safe = verdict.safe
+        if not outcome.complete:
+            outcome.verdict = ("the run stalled: progress checks fail because it was cut short; "
                                f"safety: {'SAFE' if outcome.safe else 'VIOLATED'}\n" + outcome.verdict)
-        outcome.exit_code = EXIT_VIOLATION if not outcome.safe else (EXIT_SAFE if outcome.complete else EXIT_STALLED)
+        outcome.exit_code = EXIT_VIOLATION if not outcome.safe else (
+            EXIT_SAFE if outcome.complete and verdict.ok else EXIT_STALLED)
         self.trace.close()
         print(render(outcome), file=self.out, flush=True)
         if self.settings.summary_json:
@@ -520,7 +516,7 @@ def render(o: Outcome) -> str:
     roles = Counter(role_of(name) for name in o.states)
     lines = [
         f"{o.algorithm} over RabbitMQ, run {o.run_id}: "
-        + ", ".join(f"{n} {role}{'s' if n != 1 else ''}" for role, n in roles.items())
+        + ", ".join(count(n, role) for role, n in roles.items())
         + f", {o.duration:.2f}s wall clock — " + ("complete" if o.complete else "STALLED"),
         f"messages: {total} ({', '.join(f'{k} {v}' for k, v in o.messages.items()) or 'none'}), "
         f"{rate:.0f} messages/s; tapped {o.tapped}",
@@ -542,7 +538,7 @@ def render(o: Outcome) -> str:
         waits = "; ".join(f"{what} from {', '.join(whom)}" for what, whom in info.get("waiting", {}).items())
         extra = []
         if info.get("undelivered"):
-            extra.append(f"{info['undelivered']} message(s) sent to it never received")
+            extra.append(f"{count(info['undelivered'], 'message')} sent to it never received")
         if info.get("silent_for") is None:
             extra.append("never reported")
         elif info["silent_for"] > 5:

@@ -1,0 +1,74 @@
+"""Long simulations: the memory check before the run, the progress bar during it.
+
+* ``check_memory`` predicts the run's peak memory (``sim.memory``) and refuses it (exit 2) when it
+  exceeds what the machine has available, or warns on stderr above half of it; ``--ignore-memory``
+  skips the check.
+* ``progress_bar`` shows events done and events per second on stderr — only when stderr is a
+  terminal and the output is not ``--json``, and only once the run has lasted a second; it is
+  gone when the run ends, so the summary below reads as ever.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+from ..sim import memory
+from .common import fail
+
+SHOW_AFTER = 1.0   # seconds of running before a progress bar appears
+
+
+def add_memory_argument(parser) -> None:
+    parser.add_argument(memory.IGNORE_FLAG, action="store_true",
+                        help="run even when the run is predicted to need more memory than is available")
+
+
+def check_memory(args, prediction: memory.Prediction, what: str) -> int | None:
+    """2 (after printing why) when the run must be refused; None to go on (after any warning)."""
+    if getattr(args, "ignore_memory", False):
+        return None
+    error, warning = memory.verdict(prediction, memory.available_bytes(), what)
+    if error:
+        return fail(error)
+    if warning:
+        print(f"mutexlab: {warning}", file=sys.stderr)
+    return None
+
+
+def wanted(args) -> bool:
+    return not getattr(args, "json", False) and sys.stderr.isatty()
+
+
+@contextmanager
+def progress_bar(args, expected_events: float, label: str) -> Iterator[Callable[[int, float], None] | None]:
+    """A ``progress(events, now)`` callback for ``Simulation.progress``, or None when no bar is wanted."""
+    if not wanted(args):
+        yield None
+        return
+    state: dict = {"bar": None, "task": None, "start": time.monotonic()}
+
+    def progress(events: int, now: float) -> None:
+        elapsed = time.monotonic() - state["start"]
+        if state["bar"] is None:
+            if elapsed < SHOW_AFTER:
+                return
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+            state["bar"] = Progress(TextColumn("{task.description}"), BarColumn(),
+                                    TextColumn("{task.completed:,.0f} of ~{task.total:,.0f} events"),
+                                    TextColumn("{task.fields[rate]:,.0f} events/s"), TimeElapsedColumn(),
+                                    console=Console(file=sys.stderr), transient=True)
+            state["bar"].start()
+            state["task"] = state["bar"].add_task(label, total=max(expected_events, 1), rate=0)
+        state["bar"].update(state["task"], completed=events, total=max(expected_events, events, 1),
+                            rate=events / elapsed if elapsed > 0 else 0)
+
+    try:
+        yield progress
+    finally:
+        if state["bar"] is not None:
+            state["bar"].stop()

@@ -1,0 +1,27 @@
+"""Counted nouns and articles in output: ``count(4, "elf")`` → "4 elves", ``article("elf")`` →
+"an elf". One place for English, so no output says "4 elfs", "a elf" or "1 samples"."""
+
+from __future__ import annotations
+
+IRREGULAR = {"elf": "elves", "process": "processes", "hamster": "hamsters", "bee": "bees",
+             "time": "times", "entry": "entries", "reply": "replies"}
+
+
+def plural(noun: str) -> str:
+    if noun in IRREGULAR:
+        return IRREGULAR[noun]
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun + "es"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def count(n: int, noun: str) -> str:
+    """``n`` and the noun, singular for exactly one."""
+    return f"{n} {noun if n == 1 else plural(noun)}"
+
+
+def article(noun: str) -> str:
+    """The noun with "a" or "an" (by its first letter: enough for the project's own words)."""
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun

@@ -1,0 +1,167 @@
+"""``mutexlab verify`` (and ``report``) on traces that cannot be read: exit 2 with one line naming
+the file and, where there is one, the line — never a traceback, never a verdict.
+
+The fuzzing starts from real traces of three families and breaks them the ways a file breaks:
+random bytes, bad UTF-8, a line replaced by any JSON value, a field dropped or given any JSON
+value, a file cut at any byte. Whatever comes out must be a verdict (0, 1, 3) or exit 2 with
+a one-line reason; an exception escaping ``main`` fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from functools import lru_cache
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mutexlab.cli import main
+from mutexlab.protocols.registry import make_setup
+from mutexlab.sim import SimConfig, Simulation
+from mutexlab.trace import TraceWriter
+
+FAMILIES = {"bees": (3, {"flowers": 1, "reeds": 2}), "elves": (2, {"rounds": 1, "contracts": 2}),
+            "ricart-agrawala": (3, {"requests": 1})}
+
+
+@lru_cache(maxsize=None)
+def trace_lines(algorithm: str) -> tuple[str, ...]:
+    n, options = FAMILIES[algorithm]
+    writer = TraceWriter(None, keep=True)
+    Simulation(make_setup(algorithm, n, options, 0), SimConfig(seed=0), writer).run()
+    return tuple(json.dumps(e, separators=(",", ":")) for e in writer.events)
+
+
+def verify_bytes(data: bytes, capsys, command: str = "verify") -> tuple[int, str, str]:
+    """Write ``data`` to a file, run ``mutexlab verify`` on it; (code, stdout, stderr, path)."""
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        capsys.readouterr()
+        argv = [command, path] + (["-o", path + ".html"] if command == "report" else [])
+        code = main(argv)
+        out, err = capsys.readouterr()
+    finally:
+        os.unlink(path)
+        if os.path.exists(path + ".html"):
+            os.unlink(path + ".html")
+    return code, out, err, path
+
+
+def assert_judged_or_refused(code: int, out: str, err: str, path: str, command: str = "verify") -> None:
+    if code == 2:
+        lines = err.strip().splitlines()
+        assert len(lines) == 1, f"exit 2 must give one line, got: {err!r}"
+        assert lines[0].startswith("mutexlab: error: ") and path in lines[0], lines[0]
+        assert "Traceback" not in err and out == ""
+    elif command == "verify":
+        assert code in (0, 1, 3), (code, out, err)
+        head = out.splitlines()[0]
+        assert head.endswith("SAFE") or ": VIOLATION (" in head or ": INCOMPLETE (" in head, head
+    else:
+        assert code == 0 and "report written to" in out, (code, out, err)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6)
+
+
+@st.composite
+def broken_traces(draw) -> bytes:
+    lines = list(trace_lines(draw(st.sampled_from(sorted(FAMILIES)))))
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.integers(0, len(lines) - 1))
+        how = draw(st.sampled_from(["replace", "drop", "set", "cut", "bytes"]))
+        if how == "replace":
+            lines[i] = json.dumps(draw(json_values))
+        elif how in ("drop", "set"):
+            try:
+                event = json.loads(lines[i])
+            except ValueError:
+                continue
+            if not isinstance(event, dict):
+                continue
+            key = draw(st.sampled_from(sorted(event) + ["msg", "units", "reed", "round", "contract", "params"]))
+            if how == "drop":
+                event.pop(key, None)
+            elif isinstance(event.get(key), dict) and draw(st.booleans()):   # msg, params, processes, vc ...
+                inner = draw(st.sampled_from(sorted(event[key]) + ["plan", "rounds", "round", "ts"]))
+                if draw(st.booleans()):
+                    event[key].pop(inner, None)
+                else:
+                    event[key][inner] = draw(json_values)
+            else:
+                event[key] = draw(json_values)
+            lines[i] = json.dumps(event)
+        elif how == "cut":
+            lines = lines[:i + 1]
+            lines[i] = lines[i][:draw(st.integers(0, len(lines[i])))]
+        else:
+            lines[i] = draw(st.binary(max_size=12)).decode("latin-1")
+    return "\n".join(lines).encode("latin-1" if any(ord(c) > 0x7f for c in "".join(lines)) else "utf-8")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=400))
+def test_random_bytes_are_refused_with_one_line(data, capsys):
+    code, out, err, path = verify_bytes(data, capsys)
+    assert code == 2, (code, out, err)
+    assert_judged_or_refused(code, out, err, path)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=broken_traces())
+def test_a_broken_trace_gets_a_verdict_or_one_line(data, capsys):
+    assert_judged_or_refused(*verify_bytes(data, capsys))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=broken_traces())
+def test_report_on_a_broken_trace_writes_or_refuses_with_one_line(data, capsys):
+    assert_judged_or_refused(*verify_bytes(data, capsys, "report"), command="report")
+
+
+HEADER = '{"event":"run","pid":"run","algorithm":"lamport","capacities":{"cs":1}}\n'
+ENTER = '{"event":"enter","pid":"node-1","t":1,"lamport":1,"vc":{"node-1":1},"resource":"cs"}\n'
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"\x89PNG\r\n\x1a\n\x00\x00", ":1: not UTF-8 text"),
+    (HEADER.encode() + b'{"event": "enter", "pid": "caf\xe9"}\n', ":2: not UTF-8 text"),
+    (b"", "the trace is empty"),
+    (b"\n\n  \n", "the trace is empty"),
+    (b"[1, 2]\n", ":1: an event must be a JSON object, not list"),
+    (b'"run"\n', ":1: an event must be a JSON object, not str"),
+    (b"{not json\n", ":1: not JSON"),
+    (b"[" * 100_000 + b"\n", ":1: not JSON this reader accepts"),
+    (ENTER.encode(), ":1: the trace has no 'run' header"),
+    (b'{"event":"run","pid":"run"}\n', ":1: the run header lacks 'capacities'"),
+    (b'{"event":"run","pid":"run","capacities":{"cs":"one"}}\n', "the capacity \"one\""),
+    ((HEADER + '{"event":"enter","pid":"node-1","t":1}\n').encode(), ":2: event lacks its vector clock 'vc'"),
+    ((HEADER + '{"event":"enter","pid":"node-1","t":1,"vc":{"node-2":1},"resource":"cs"}\n').encode(),
+     ":2: vector clock 'vc' lacks node-1's own entry"),
+    ((HEADER + ENTER.replace('"resource":"cs"', '"resource":7')).encode(), ":2: enter event's 'resource' must be a string"),
+    ((HEADER + ENTER.replace(',"resource":"cs"', '')).encode(), ":2: enter event lacks 'resource'"),
+    ((HEADER + ENTER.replace('"resource":"cs"', '"resource":"cs","units":0')).encode(), "'units' must be at least 1"),
+    ((HEADER + ENTER.replace('"t":1', '"t":"soon"')).encode(), ":2: enter event's 't' must be a number"),
+    ((HEADER + ENTER + "{}\n").encode(), ":3: event lacks event, pid"),
+])
+def test_each_unreadable_trace_names_its_problem(content, words, capsys):
+    code, out, err, path = verify_bytes(content, capsys)
+    assert code == 2 and words in err, err
+    assert_judged_or_refused(code, out, err, path)
+
+
+def test_a_missing_file_and_a_directory_are_refused(tmp_path, capsys):
+    assert main(["verify", str(tmp_path / "nope.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot read" in err and "nope.jsonl" in err and "No such file" in err
+    assert main(["verify", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(tmp_path) in err and "Is a directory" in err

@@ -1,0 +1,103 @@
+"""First-contact wording: plurals and articles, empty message lists, scenario step numbers counted
+from 1 both when a scenario is validated and when it is played, and a mistyped flag reported by
+the subcommand it was given to (its usage, the flag named) — for every subcommand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mutexlab.cli import main
+from mutexlab.sim.scripted import ScenarioError, replay_scenario
+from mutexlab.transport.monitor import Outcome, render
+from mutexlab.words import article, count, plural
+
+
+def test_counted_nouns_and_articles():
+    assert [count(n, "elf") for n in (0, 1, 4)] == ["0 elves", "1 elf", "4 elves"]
+    assert count(1, "bee") == "1 bee" and count(2, "mayor") == "2 mayors" and count(3, "node") == "3 nodes"
+    assert count(2, "process") == "2 processes" and count(1, "time") == "1 time" and count(2, "entry") == "2 entries"
+    assert [article(w) for w in ("elf", "bee", "mayor", "node", "owl")] == ["an elf", "a bee", "a mayor", "a node",
+                                                                            "an owl"]
+    assert plural("sample") == "samples" and plural("handover") == "handovers"
+
+
+def test_the_monitor_counts_elves_not_elfs():
+    outcome = Outcome(run_id="r", algorithm="elves", processes=5, complete=True,
+                      states={"mayor": "MAYOR_DONE", **{f"elf-{i}": "ELF_DONE" for i in range(1, 5)}})
+    head = render(outcome).splitlines()[0]
+    assert "1 mayor, 4 elves" in head and "elfs" not in head
+    one = Outcome(run_id="r", algorithm="bees", processes=1, complete=True, states={"bee-1": "DEAD"})
+    assert "run r: 1 bee," in render(one)
+
+
+def test_a_lone_bee_or_elf_reads_right(capsys):
+    assert main(["simulate", "bees", "--bees", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "messages: none (total 0)" in out and "messages:  (" not in out
+    assert main(["simulate", "elves", "--elves", "1", "--rounds", "1", "--contracts", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("hamster killers: 1 elf, 1 round × 1 contract (hamsters")
+    assert main(["simulate", "mutex", "-a", "lamport", "-N", "1", "-M", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "lamport: N=1, 1 request per node" in out and "(request → enter, 1 sample)" in out
+    assert "(0 handovers)" in out and "(s)" not in out
+
+
+def test_scenario_steps_count_from_1_when_validated_and_when_played():
+    request = {"op": "request", "pid": 1}
+    invalid = {"algorithm": "lamport", "processes": 2, "steps": [request, {"op": "exit"}]}       # no pid
+    unplayable = {"algorithm": "lamport", "processes": 2, "steps": [request, {"op": "exit", "pid": 2}]}
+    with pytest.raises(ScenarioError) as validated:
+        replay_scenario(invalid)
+    with pytest.raises(ScenarioError) as played:
+        replay_scenario(unplayable)
+    assert "step 2 (exit): pid: Field required" in str(validated.value)
+    assert str(played.value).startswith("step 2 (exit): node-2 cannot exit")
+    with pytest.raises(ScenarioError, match=r"step 1 \(fly\): Input tag 'fly'"):
+        replay_scenario({"algorithm": "lamport", "processes": 2, "steps": [{"op": "fly"}]})
+    with pytest.raises(ScenarioError, match=r"step 3: Input should be a valid dictionary"):
+        replay_scenario({"algorithm": "lamport", "processes": 2, "steps": [request, request, "x"]})
+
+
+def test_the_cli_names_the_step_from_1(tmp_path, capsys):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"algorithm": "lamport", "processes": 2,
+                                "steps": [{"op": "request", "pid": 1}, {"op": "deliver", "from": 1, "to": 2, "x": 1}]}))
+    assert main(["replay", str(path)]) == 2
+    assert "step 2 (deliver): x: Extra inputs are not permitted" in capsys.readouterr().err
+
+
+SUBCOMMANDS = [
+    ("simulate bees", []), ("simulate elves", []), ("simulate mutex", ["-a", "lamport", "-N", "3"]),
+    ("replay", ["x.json"]), ("verify", ["x.jsonl"]), ("report", ["x.jsonl"]), ("compare", ["-N", "3"]),
+    ("run bees", []), ("run elves", []), ("run mutex", ["-a", "lamport", "-N", "3"]),
+]
+
+
+@pytest.mark.parametrize("command, needed", SUBCOMMANDS, ids=[c for c, _ in SUBCOMMANDS])
+@pytest.mark.parametrize("given", ["all", "none"])
+def test_an_unknown_flag_is_reported_by_its_subcommand(command, needed, given, capsys):
+    argv = command.split() + (needed if given == "all" else []) + ["--frobnicate"]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert err.startswith(f"usage: mutexlab {command} "), err
+    assert f"mutexlab {command}: error:" in err and "unrecognized arguments: --frobnicate" in err
+    assert "usage: mutexlab [-h]" not in err
+
+
+def test_an_unknown_flag_before_the_subcommand_is_the_top_levels(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--frobnicate", "verify", "x.jsonl"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.startswith("usage: mutexlab [-h]") and "--frobnicate" in err
+
+
+def test_known_flags_values_and_abbreviations_are_not_called_unknown(capsys):
+    with pytest.raises(SystemExit):
+        main(["simulate", "mutex", "--node", "3", "--seed", "-1", "-a", "lamport"])   # --node: --nodes
+    err = capsys.readouterr().err
+    assert "--seed: must be at least 0" in err and "unrecognized" not in err
