@@ -33,7 +33,8 @@ from pathlib import Path
 import pytest
 
 from mutexlab.cli import main as cli
-from mutexlab.commands.run import Plan, execute
+from mutexlab.commands.run import Plan, execute, service_command
+from mutexlab.transport.membership import role_of
 from mutexlab.transport.rabbit import Bus, LinkInbox, Topology
 
 pytestmark = pytest.mark.broker
@@ -220,3 +221,66 @@ def test_bees_survive_a_broker_restart_mid_run(private_node, tmp_path):
     assert sends == recvs and set(recvs.values()) == {1}, "each message sent is received exactly once"
     assert summary["notes"]["egg"] == 30 and set(summary["states"].values()) == {"DEAD"}
     assert cli(["verify", plan.trace]) == 0
+
+
+def _service(role: str, env: dict, log: Path) -> subprocess.Popen:
+    with open(log, "w") as out:
+        return subprocess.Popen(service_command(role), env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+
+
+def _wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def test_every_joiner_is_admitted_across_a_broker_restart_in_the_join_window(private_node, tmp_path):
+    """Issue 14 item 5: discovery (PROCESSES=0), the broker stopped inside the join window for
+    longer than the window. Before: the monitor reconnected, found the window long over and closed
+    the roster with whoever it had, refusing whoever came after (the run then completed "SAFE" with
+    fewer participants, exit 0). Now every joiner is admitted: the mayor and elves A, B, C were
+    connected and had joined, waiting for their welcome, when the broker went away; elf D started
+    while it was down and keeps retrying."""
+    window, down = 6.0, 8.0
+    run_id = "t-" + uuid.uuid4().hex[:8]
+    base = dict(os.environ, AMQP_URL=private_node.url, RUN_ID=run_id, JOIN_TIMEOUT="120", PYTHONUNBUFFERED="1")
+    monitor_env = dict(base, ALGORITHM="elves", PROCESSES="0", JOIN_WINDOW=str(window), OPTIONS='{"rounds": 1}',
+                       DWELL="0.05", STALL_TIMEOUT="40", TRACE=str(tmp_path / "elves.jsonl"),
+                       SUMMARY_JSON=str(tmp_path / "summary.json"))
+    early = ("mayor", "elf-a", "elf-b", "elf-c")
+    logs = {name: tmp_path / f"{name}.log" for name in ("monitor", *early, "elf-d")}
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        procs["monitor"] = _service("monitor", monitor_env, logs["monitor"])
+        for name in early:
+            procs[name] = _service(role_of(name), base, logs[name])
+        _wait_for(lambda: logs["monitor"].read_text().count(" joined as a") >= 4, 90, "four joins")
+        stopped = private_node.ctl("stop_app")
+        assert stopped.returncode == 0, stopped.stderr
+        assert "started" not in logs["monitor"].read_text(), "the roster closed before the restart: no test"
+        procs["elf-d"] = _service("elf", base, logs["elf-d"])     # retries until the broker is back
+        time.sleep(down)                                           # down longer than the join window
+        started = private_node.ctl("start_app")
+        assert started.returncode == 0, started.stderr
+        code = procs["monitor"].wait(timeout=240)
+        monitor_log = logs["monitor"].read_text()
+        assert code == 0, monitor_log[-3000:]
+        summary = json.loads((tmp_path / "summary.json").read_text())
+        print(f"\nrestart in the join window: processes {summary['processes']}, refused {summary['refused']}, "
+              f"reconnects {summary['reconnects']}, {summary['duration']}s")
+        assert summary["refused"] == [], f"joiners refused across the restart: {summary['refused']}"
+        assert summary["processes"] == 4 and summary["complete"] and summary["safe"], summary
+        assert "reconnected while participants were joining" in monitor_log
+        assert "elves with mayor, elf-1, elf-2, elf-3, elf-4 — started" in monitor_log, monitor_log[-3000:]
+        for name in (*early, "elf-d"):
+            assert procs[name].wait(timeout=60) == 0, logs[name].read_text()[-2000:]
+            assert "admitted as" in logs[name].read_text(), f"{name} never admitted"
+        for name in early:                     # connected when the broker went away
+            assert "reconnected (reconnect #1)" in logs[name].read_text(), name
+        assert cli(["verify", str(tmp_path / "elves.jsonl")]) == 0
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()

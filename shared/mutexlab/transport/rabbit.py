@@ -507,6 +507,11 @@ class Bus:
         self.send(delivery.routing_key, delivery.body, exchange=self.topology.dlx, headers=headers)
         self.ack(delivery)
 
+    def call(self, action: Callable[[Any], Any]) -> Any:
+        """``action(channel)`` on the current channel (a declaration ...); after a lost connection
+        reconnect and call it again on the new one. The action must be idempotent."""
+        return self._guard(lambda: action(self.channel))
+
     def _guard(self, action: Callable[[], Any]) -> Any:
         """Run ``action`` on the current channel; after a lost connection reconnect and retry."""
         while True:
