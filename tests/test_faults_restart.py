@@ -21,6 +21,7 @@ import os
 import pwd
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -241,7 +242,10 @@ def test_every_joiner_is_admitted_across_a_broker_restart_in_the_join_window(pri
     the roster with whoever it had, refusing whoever came after (the run then completed "SAFE" with
     fewer participants, exit 0). Now every joiner is admitted: the mayor and elves A, B, C were
     connected and had joined, waiting for their welcome, when the broker went away; elf D started
-    while it was down and keeps retrying."""
+    while it was down and comes back *after* the monitor (held with SIGSTOP from its first failed
+    attempt until the monitor has reconnected): the case the old code lost, whatever the timing.
+    (One that first reaches the broker after the roster closed is late, and refused by name:
+    tests/test_membership.py.)"""
     window, down = 6.0, 8.0
     run_id = "t-" + uuid.uuid4().hex[:8]
     base = dict(os.environ, AMQP_URL=private_node.url, RUN_ID=run_id, JOIN_TIMEOUT="120", PYTHONUNBUFFERED="1")
@@ -259,17 +263,27 @@ def test_every_joiner_is_admitted_across_a_broker_restart_in_the_join_window(pri
         stopped = private_node.ctl("stop_app")
         assert stopped.returncode == 0, stopped.stderr
         assert "started" not in logs["monitor"].read_text(), "the roster closed before the restart: no test"
-        procs["elf-d"] = _service("elf", base, logs["elf-d"])     # retries until the broker is back
-        time.sleep(down)                                           # down longer than the join window
+        down_since = time.monotonic()
+        procs["elf-d"] = _service("elf", base, logs["elf-d"])
+        _wait_for(lambda: "cannot reach RabbitMQ" in logs["elf-d"].read_text(), 120, "elf D to try the broker")
+        os.kill(procs["elf-d"].pid, signal.SIGSTOP)       # D will come back after the monitor
+        time.sleep(max(0.0, down - (time.monotonic() - down_since)))   # down longer than the join window
         started = private_node.ctl("start_app")
         assert started.returncode == 0, started.stderr
+        _wait_for(lambda: "reconnected" in logs["monitor"].read_text(), 120, "the monitor to reconnect")
+        time.sleep(0.5)
+        os.kill(procs["elf-d"].pid, signal.SIGCONT)
         code = procs["monitor"].wait(timeout=240)
         monitor_log = logs["monitor"].read_text()
         assert code == 0, monitor_log[-3000:]
         summary = json.loads((tmp_path / "summary.json").read_text())
         print(f"\nrestart in the join window: processes {summary['processes']}, refused {summary['refused']}, "
               f"reconnects {summary['reconnects']}, {summary['duration']}s")
-        assert summary["refused"] == [], f"joiners refused across the restart: {summary['refused']}"
+        timeline = "\n".join(line for line in monitor_log.splitlines()
+                             if re.search(r"reconnect|joined|started|refused", line)
+                             and "ERROR" not in line) + "\nelf D: " + "\n".join(
+            line for line in logs["elf-d"].read_text().splitlines() if re.search(r"RabbitMQ|asked|REFUSED", line))
+        assert summary["refused"] == [], f"joiners refused across the restart: {summary['refused']}\n{timeline}"
         assert summary["processes"] == 4 and summary["complete"] and summary["safe"], summary
         assert "reconnected while participants were joining" in monitor_log
         assert "elves with mayor, elf-1, elf-2, elf-3, elf-4 — started" in monitor_log, monitor_log[-3000:]
@@ -282,5 +296,6 @@ def test_every_joiner_is_admitted_across_a_broker_restart_in_the_join_window(pri
     finally:
         for proc in procs.values():
             if proc.poll() is None:
+                proc.send_signal(signal.SIGCONT)
                 proc.kill()
             proc.wait()

@@ -195,11 +195,16 @@ def test_discovered_p_and_a_late_participant_refused(amqp_url, tmp_path):
         assert late.wait(timeout=60) == 0, "a refused participant exits cleanly"
         text = (tmp_path / "late.log").read_text()
         assert "REFUSED by the monitor" in text and "membership is closed" in text
-        monitor.stdout.read()
+        verdict = monitor.stdout.read()
         assert monitor.wait(timeout=120) == 0
         summary = json.loads((tmp_path / "summary.json").read_text())
         assert summary["processes"] == 3 and summary["complete"] and summary["safe"]
         assert summary["entries"] == {"cs": 12} and len(summary["refused"]) == 1
+        # The run started with fewer than joined: the summary and the verdict's text say who and why.
+        refused = summary["refused"][0]
+        assert refused["role"] == "node" and "membership is closed" in refused["reason"]
+        assert refused["instance"] in text
+        assert f"  refused: node {refused['instance']} — {refused['reason']}" in verdict
     finally:
         for proc in procs:
             if proc.poll() is None:

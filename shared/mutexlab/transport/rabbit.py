@@ -265,6 +265,9 @@ class Bus:
                 if time.monotonic() >= deadline:
                     raise TransportError(f"cannot reach RabbitMQ at {redact(self.url)} "
                                          f"within {self.connect_timeout:g}s: {exc!r}") from None
+                if delay == 0.2:    # the first failed attempt of this connect
+                    log.warning("cannot reach RabbitMQ at %s yet (%r); retrying for up to %gs", redact(self.url),
+                                exc, max(0.0, deadline - time.monotonic()))
                 time.sleep(delay)
                 delay = min(delay * 2, 2.0)
 
