@@ -19,6 +19,7 @@ import io
 import json
 import os
 import pwd
+import random
 import re
 import shutil
 import signal
@@ -47,8 +48,11 @@ def _unavailable(reason: str):
     pytest.skip(f"cannot start a private RabbitMQ node: {reason}")
 
 
-def _free_port(preferred: int) -> int:
-    for port in (preferred, 0):
+def _free_port() -> int:
+    """A free port picked at random below the ephemeral range. Not a fixed one (5673): while a
+    test has stopped its node's application the port is free, and a concurrent session's node
+    taking it makes ``start_app`` fail with ``eaddrinuse``."""
+    for port in [*random.sample(range(20000, 32000), 20), 0]:
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
@@ -63,8 +67,8 @@ class PrivateNode:
 
     def __init__(self) -> None:
         self.name = f"mutexlab-faults-{os.getpid()}-{uuid.uuid4().hex[:4]}@localhost"
-        self.port = _free_port(5673)
-        self.dist_port = _free_port(25673)
+        self.port = _free_port()
+        self.dist_port = _free_port()
         self.url = f"amqp://127.0.0.1:{self.port}/%2F"   # pika's defaults: guest, from localhost only
         # rabbitmq-server drops to the 'rabbitmq' user when started by root: the directory must be its own
         # (pytest's tmp_path is private to root).
@@ -229,10 +233,11 @@ def _service(role: str, env: dict, log: Path) -> subprocess.Popen:
         return subprocess.Popen(service_command(role), env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
 
 
-def _wait_for(predicate, timeout: float, what: str) -> None:
+def _wait_for(predicate, timeout: float, what: str, *shown: Path) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}:\n" + "\n".join(
+            f"--- {p.name}\n{p.read_text()[-1500:]}" for p in shown if p.exists())
         time.sleep(0.1)
 
 
@@ -248,7 +253,9 @@ def test_every_joiner_is_admitted_across_a_broker_restart_in_the_join_window(pri
     tests/test_membership.py.)"""
     window, down = 6.0, 8.0
     run_id = "t-" + uuid.uuid4().hex[:8]
-    base = dict(os.environ, AMQP_URL=private_node.url, RUN_ID=run_id, JOIN_TIMEOUT="120", PYTHONUNBUFFERED="1")
+    # JOIN_TIMEOUT bounds how long a service waits for the broker too: generous, as a private node can take
+    # a minute to start its application again on a loaded machine.
+    base = dict(os.environ, AMQP_URL=private_node.url, RUN_ID=run_id, JOIN_TIMEOUT="300", PYTHONUNBUFFERED="1")
     monitor_env = dict(base, ALGORITHM="elves", PROCESSES="0", JOIN_WINDOW=str(window), OPTIONS='{"rounds": 1}',
                        DWELL="0.05", STALL_TIMEOUT="40", TRACE=str(tmp_path / "elves.jsonl"),
                        SUMMARY_JSON=str(tmp_path / "summary.json"))
@@ -259,26 +266,28 @@ def test_every_joiner_is_admitted_across_a_broker_restart_in_the_join_window(pri
         procs["monitor"] = _service("monitor", monitor_env, logs["monitor"])
         for name in early:
             procs[name] = _service(role_of(name), base, logs[name])
-        _wait_for(lambda: logs["monitor"].read_text().count(" joined as a") >= 4, 90, "four joins")
+        _wait_for(lambda: logs["monitor"].read_text().count(" joined as a") >= 4, 120, "four joins", *logs.values())
         stopped = private_node.ctl("stop_app")
         assert stopped.returncode == 0, stopped.stderr
         assert "started" not in logs["monitor"].read_text(), "the roster closed before the restart: no test"
         down_since = time.monotonic()
         procs["elf-d"] = _service("elf", base, logs["elf-d"])
-        _wait_for(lambda: "cannot reach RabbitMQ" in logs["elf-d"].read_text(), 120, "elf D to try the broker")
+        _wait_for(lambda: "cannot reach RabbitMQ" in logs["elf-d"].read_text(), 120, "elf D to try the broker",
+                  logs["elf-d"])
         os.kill(procs["elf-d"].pid, signal.SIGSTOP)       # D will come back after the monitor
         time.sleep(max(0.0, down - (time.monotonic() - down_since)))   # down longer than the join window
-        started = private_node.ctl("start_app")
+        started = private_node.ctl("start_app", timeout=240)
         assert started.returncode == 0, started.stderr
-        _wait_for(lambda: "reconnected" in logs["monitor"].read_text(), 120, "the monitor to reconnect")
+        down_for = time.monotonic() - down_since
+        _wait_for(lambda: "reconnected" in logs["monitor"].read_text(), 120, "the monitor to reconnect", logs["monitor"])
         time.sleep(0.5)
         os.kill(procs["elf-d"].pid, signal.SIGCONT)
-        code = procs["monitor"].wait(timeout=240)
+        code = procs["monitor"].wait(timeout=400)
         monitor_log = logs["monitor"].read_text()
         assert code == 0, monitor_log[-3000:]
         summary = json.loads((tmp_path / "summary.json").read_text())
-        print(f"\nrestart in the join window: processes {summary['processes']}, refused {summary['refused']}, "
-              f"reconnects {summary['reconnects']}, {summary['duration']}s")
+        print(f"\nrestart in the join window: broker down {down_for:.1f}s, processes {summary['processes']}, "
+              f"refused {summary['refused']}, reconnects {summary['reconnects']}, {summary['duration']}s")
         timeline = "\n".join(line for line in monitor_log.splitlines()
                              if re.search(r"reconnect|joined|started|refused", line)
                              and "ERROR" not in line) + "\nelf D: " + "\n".join(
