@@ -19,8 +19,10 @@ import io
 import json
 import os
 import pwd
+import random
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -33,7 +35,8 @@ from pathlib import Path
 import pytest
 
 from mutexlab.cli import main as cli
-from mutexlab.transport.supervisor import Plan, execute
+from mutexlab.transport.membership import role_of
+from mutexlab.transport.supervisor import Plan, execute, service_command
 from mutexlab.transport.rabbit import Bus, LinkInbox, Topology
 
 pytestmark = pytest.mark.broker
@@ -45,8 +48,11 @@ def _unavailable(reason: str):
     pytest.skip(f"cannot start a private RabbitMQ node: {reason}")
 
 
-def _free_port(preferred: int) -> int:
-    for port in (preferred, 0):
+def _free_port() -> int:
+    """A free port picked at random below the ephemeral range. Not a fixed one (5673): while a
+    test has stopped its node's application the port is free, and a concurrent session's node
+    taking it makes ``start_app`` fail with ``eaddrinuse``."""
+    for port in [*random.sample(range(20000, 32000), 20), 0]:
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
@@ -61,8 +67,8 @@ class PrivateNode:
 
     def __init__(self) -> None:
         self.name = f"mutexlab-faults-{os.getpid()}-{uuid.uuid4().hex[:4]}@localhost"
-        self.port = _free_port(5673)
-        self.dist_port = _free_port(25673)
+        self.port = _free_port()
+        self.dist_port = _free_port()
         self.url = f"amqp://127.0.0.1:{self.port}/%2F"   # pika's defaults: guest, from localhost only
         # rabbitmq-server drops to the 'rabbitmq' user when started by root: the directory must be its own
         # (pytest's tmp_path is private to root).
@@ -220,3 +226,85 @@ def test_bees_survive_a_broker_restart_mid_run(private_node, tmp_path):
     assert sends == recvs and set(recvs.values()) == {1}, "each message sent is received exactly once"
     assert summary["notes"]["egg"] == 30 and set(summary["states"].values()) == {"DEAD"}
     assert cli(["verify", plan.trace]) == 0
+
+
+def _service(role: str, env: dict, log: Path) -> subprocess.Popen:
+    with open(log, "w") as out:
+        return subprocess.Popen(service_command(role), env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+
+
+def _wait_for(predicate, timeout: float, what: str, *shown: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}:\n" + "\n".join(
+            f"--- {p.name}\n{p.read_text()[-1500:]}" for p in shown if p.exists())
+        time.sleep(0.1)
+
+
+def test_every_joiner_is_admitted_across_a_broker_restart_in_the_join_window(private_node, tmp_path):
+    """Issue 14 item 5: discovery (PROCESSES=0), the broker stopped inside the join window for
+    longer than the window. Before: the monitor reconnected, found the window long over and closed
+    the roster with whoever it had, refusing whoever came after (the run then completed "SAFE" with
+    fewer participants, exit 0). Now every joiner is admitted: the mayor and elves A, B, C were
+    connected and had joined, waiting for their welcome, when the broker went away; elf D started
+    while it was down and comes back *after* the monitor (held with SIGSTOP from its first failed
+    attempt until the monitor has reconnected): the case the old code lost, whatever the timing.
+    (One that first reaches the broker after the roster closed is late, and refused by name:
+    tests/test_membership.py.)"""
+    window, down = 6.0, 8.0
+    run_id = "t-" + uuid.uuid4().hex[:8]
+    # JOIN_TIMEOUT bounds how long a service waits for the broker too: generous, as a private node can take
+    # a minute to start its application again on a loaded machine.
+    base = dict(os.environ, AMQP_URL=private_node.url, RUN_ID=run_id, JOIN_TIMEOUT="300", PYTHONUNBUFFERED="1")
+    monitor_env = dict(base, ALGORITHM="elves", PROCESSES="0", JOIN_WINDOW=str(window), OPTIONS='{"rounds": 1}',
+                       DWELL="0.05", STALL_TIMEOUT="40", TRACE=str(tmp_path / "elves.jsonl"),
+                       SUMMARY_JSON=str(tmp_path / "summary.json"))
+    early = ("mayor", "elf-a", "elf-b", "elf-c")
+    logs = {name: tmp_path / f"{name}.log" for name in ("monitor", *early, "elf-d")}
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        procs["monitor"] = _service("monitor", monitor_env, logs["monitor"])
+        for name in early:
+            procs[name] = _service(role_of(name), base, logs[name])
+        _wait_for(lambda: logs["monitor"].read_text().count(" joined as a") >= 4, 120, "four joins", *logs.values())
+        stopped = private_node.ctl("stop_app")
+        assert stopped.returncode == 0, stopped.stderr
+        assert "started" not in logs["monitor"].read_text(), "the roster closed before the restart: no test"
+        down_since = time.monotonic()
+        procs["elf-d"] = _service("elf", base, logs["elf-d"])
+        _wait_for(lambda: "cannot reach RabbitMQ" in logs["elf-d"].read_text(), 120, "elf D to try the broker",
+                  logs["elf-d"])
+        os.kill(procs["elf-d"].pid, signal.SIGSTOP)       # D will come back after the monitor
+        time.sleep(max(0.0, down - (time.monotonic() - down_since)))   # down longer than the join window
+        started = private_node.ctl("start_app", timeout=240)
+        assert started.returncode == 0, started.stderr
+        down_for = time.monotonic() - down_since
+        _wait_for(lambda: "reconnected" in logs["monitor"].read_text(), 120, "the monitor to reconnect", logs["monitor"])
+        time.sleep(0.5)
+        os.kill(procs["elf-d"].pid, signal.SIGCONT)
+        code = procs["monitor"].wait(timeout=400)
+        monitor_log = logs["monitor"].read_text()
+        assert code == 0, monitor_log[-3000:]
+        summary = json.loads((tmp_path / "summary.json").read_text())
+        print(f"\nrestart in the join window: broker down {down_for:.1f}s, processes {summary['processes']}, "
+              f"refused {summary['refused']}, reconnects {summary['reconnects']}, {summary['duration']}s")
+        timeline = "\n".join(line for line in monitor_log.splitlines()
+                             if re.search(r"reconnect|joined|started|refused", line)
+                             and "ERROR" not in line) + "\nelf D: " + "\n".join(
+            line for line in logs["elf-d"].read_text().splitlines() if re.search(r"RabbitMQ|asked|REFUSED", line))
+        assert summary["refused"] == [], f"joiners refused across the restart: {summary['refused']}\n{timeline}"
+        assert summary["processes"] == 4 and summary["complete"] and summary["safe"], summary
+        assert "reconnected while participants were joining" in monitor_log
+        assert "elves with mayor, elf-1, elf-2, elf-3, elf-4 — started" in monitor_log, monitor_log[-3000:]
+        for name in (*early, "elf-d"):
+            assert procs[name].wait(timeout=60) == 0, logs[name].read_text()[-2000:]
+            assert "admitted as" in logs[name].read_text(), f"{name} never admitted"
+        for name in early:                     # connected when the broker went away
+            assert "reconnected (reconnect #1)" in logs[name].read_text(), name
+        assert cli(["verify", str(tmp_path / "elves.jsonl")]) == 0
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGCONT)
+                proc.kill()
+            proc.wait()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import subprocess
 import uuid
@@ -14,8 +15,11 @@ import pytest
 from mutexlab.transport.supervisor import Plan, execute, service_command
 from mutexlab.protocols.registry import make_setup
 from mutexlab.setup import ConfigError
-from mutexlab.transport.membership import Roster, build_setup
-from mutexlab.transport.rabbit import delete_run
+from mutexlab.transport.membership import REJOIN_GRACE, Roster, build_setup
+from mutexlab.transport.monitor import Monitor, Outcome, render
+from mutexlab.transport.participant import Participant
+from mutexlab.transport.rabbit import Bus, Topology, delete_run
+from mutexlab.transport.settings import MonitorSettings, ParticipantSettings
 
 
 # -- the decisions (no broker) ------------------------------------------------------------
@@ -59,6 +63,90 @@ def test_roster_refuses_to_close_on_a_setup_that_does_not_match():
     roster.join("a", "node", now=0)
     with pytest.raises(ConfigError, match="slot"):
         roster.close(make_setup("ricart-agrawala", 2, {}))
+
+
+def test_a_join_is_idempotent_by_instance_id():
+    """A participant re-announces its join after every reconnect, and the broker may hand a join
+    over twice: the same instance never gets two places, never moves in the order, never extends
+    the window, and a refused one is refused again for the same reason."""
+    roster = Roster("elves", expected=0, window=2.0)
+    assert roster.join("e1", "elf", now=0) is None
+    assert roster.join("m", "mayor", now=1) is None
+    assert roster.join("e2", "elf", now=1) is None
+    for now in (1.5, 2.5, 2.9):                         # e1 re-announced (reconnects), m twice
+        assert roster.join("e1", "elf", now=now) is None
+        assert roster.join("m", "mayor", now=now) is None
+    assert [m.instance for m in roster.members] == ["e1", "m", "e2"]
+    assert roster.last_join == 1 and roster.ready(now=3.0), "re-joins of members do not extend the window"
+    reason = roster.join("m2", "mayor", now=3)
+    assert "already has its mayor" in reason
+    assert roster.join("m2", "mayor", now=3.5) == reason and roster.refusals == {"m2": reason}
+    members = roster.close(build_setup("elves", 2, {}, 0))
+    assert {n: m.instance for n, m in members.items()} == {"mayor": "m", "elf-1": "e1", "elf-2": "e2"}
+    assert roster.join("e2", "elf", now=9) is None, "a member re-joining after the close keeps its place"
+    assert roster.join("m2", "mayor", now=9) == reason, "the first refusal stands"
+    late = roster.join("e3", "elf", now=9)
+    assert "membership is closed" in late and roster.join("e3", "elf", now=10) == late
+
+
+def test_a_reconnect_of_the_monitor_starts_the_discovery_window_again():
+    """The join window must not run out while the monitor is cut off from the joins: after it
+    reconnects, the roster stays open for the window again, and at least REJOIN_GRACE."""
+    roster = Roster("bees", expected=0, window=2.0)
+    roster.join("a", "bee", now=0)
+    roster.reconnected(now=10)                  # down from about 1 s to 10 s: the old window is long over
+    assert not roster.ready(now=10)
+    assert not roster.ready(now=10 + REJOIN_GRACE - 0.1), "participants cut off too need time to re-join"
+    assert roster.join("b", "bee", now=12) is None
+    assert not roster.ready(now=13.9), "a newcomer after the reconnect opens a full window"
+    assert roster.ready(now=10 + REJOIN_GRACE) and roster.count("bee") == 2
+    longer = Roster("bees", expected=0, window=8.0)
+    longer.join("a", "bee", now=0)
+    longer.reconnected(now=10)
+    assert not longer.ready(now=17.9) and longer.ready(now=18), "the window itself when longer than the grace"
+    fixed = Roster("ricart-agrawala", expected=2, window=2.0)
+    fixed.join("a", "node", now=0)
+    fixed.join("b", "node", now=0)
+    fixed.reconnected(now=1)
+    assert fixed.ready(now=1), "with P announced, a reconnect changes nothing: P joiners are P joiners"
+
+
+def _offline_monitor(out):
+    """A monitor that never touches a broker: what it would send is collected instead."""
+    settings = MonitorSettings(amqp_url="amqp://127.0.0.1:1/%2F", run_id="offline", algorithm="elves",
+                               processes=0, join_window=1.0)
+    monitor = Monitor(settings, out=out)
+    sent: list[tuple[str, dict]] = []
+    monitor._send_control = lambda target, body: sent.append((target, body))
+    return monitor, sent
+
+
+def test_the_monitor_answers_a_repeated_join_the_same_way_and_counts_each_refusal_once(caplog):
+    out = io.StringIO()
+    monitor, sent = _offline_monitor(out)
+    with caplog.at_level(logging.INFO, logger="mutexlab.monitor"):
+        for _ in range(3):
+            monitor._join({"instance": "e1", "role": "elf"})
+            monitor._join({"instance": "b1", "role": "bee"})
+    assert [m.instance for m in monitor.roster.members] == ["e1"]
+    assert [(r["instance"], r["role"]) for r in monitor.refused] == [("b1", "bee")]
+    assert "no role 'bee'" in monitor.refused[0]["reason"]
+    assert [body["kind"] for target, body in sent if target == "b1"] == ["refused"] * 3, "answered every time"
+    assert out.getvalue().count("monitor: refused bee b1") == 1
+    assert caplog.text.count("e1 joined as a elf") == 1 and caplog.text.count("e1 joined again") == 2
+
+
+def test_a_refused_joiner_is_named_with_its_reason_in_the_summary_and_the_verdict_text():
+    outcome = Outcome(run_id="r", algorithm="elves", processes=1, complete=True,
+                      states={"mayor": "DONE", "elf-1": "DONE"},
+                      refused=[{"instance": "elf-h-7-abc", "role": "elf",
+                                "reason": "membership is closed: the run started with 1 elf(s); late elf refused"}])
+    text = render(outcome)
+    assert "refused joiners 1" in text
+    assert ("membership: 1 joiner(s) refused, not part of this run:\n  refused: elf elf-h-7-abc — membership is "
+            "closed: the run started with 1 elf(s); late elf refused") in text
+    assert json.loads(json.dumps(outcome.as_dict()))["refused"][0]["instance"] == "elf-h-7-abc"
+    assert "membership:" not in render(Outcome(run_id="r", algorithm="elves", processes=1, complete=True))
 
 
 # -- over the broker ------------------------------------------------------------------------
@@ -107,11 +195,16 @@ def test_discovered_p_and_a_late_participant_refused(amqp_url, tmp_path):
         assert late.wait(timeout=60) == 0, "a refused participant exits cleanly"
         text = (tmp_path / "late.log").read_text()
         assert "REFUSED by the monitor" in text and "membership is closed" in text
-        monitor.stdout.read()
+        verdict = monitor.stdout.read()
         assert monitor.wait(timeout=120) == 0
         summary = json.loads((tmp_path / "summary.json").read_text())
         assert summary["processes"] == 3 and summary["complete"] and summary["safe"]
         assert summary["entries"] == {"cs": 12} and len(summary["refused"]) == 1
+        # The run started with fewer than joined: the summary and the verdict's text say who and why.
+        refused = summary["refused"][0]
+        assert refused["role"] == "node" and "membership is closed" in refused["reason"]
+        assert refused["instance"] in text
+        assert f"  refused: node {refused['instance']} — {refused['reason']}" in verdict
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -147,3 +240,45 @@ def test_a_participant_that_gave_up_is_not_admitted_by_a_later_monitor(amqp_url,
                 proc.kill()
             proc.wait()
         delete_run(amqp_url, run_id, ["node-1", "node-2"])
+
+
+@pytest.mark.broker
+def test_a_participant_asks_again_after_a_reconnect_while_joining(amqp_url):
+    """The participant's connection is lost before any answer: it re-declares its join queue and
+    publishes its join again, through the bus (confirmed, with the remaining TTL), and takes the
+    answer sent after that. Before, the re-join was published behind the bus's back from the
+    connect hook: the broker's confirm numbers then ran one ahead of the bus's, and the next
+    message the bus published was never seen confirmed (a flush waited until its timeout)."""
+    run_id = "t-" + uuid.uuid4().hex[:8]
+    elf = Participant("elf", ParticipantSettings(amqp_url=amqp_url, run_id=run_id, join_timeout=30))
+    monitor = Bus(amqp_url, Topology(run_id), connect_timeout=10, name="test-monitor")
+    joins: list = []
+    try:
+        monitor.connect()
+        monitor.consume(monitor.topology.monitor_queue)
+        elf.bus.connect()
+        poll = elf.bus.poll
+
+        def poll_with_a_lost_connection(timeout):
+            if not elf.bus.reconnects:
+                elf.bus.reconnect(RuntimeError("test: connection lost"))   # as after a broker restart
+            for delivery in monitor.poll(0.2):
+                monitor.ack(delivery)
+                if delivery.routing_key == "join.elf":
+                    joins.append(delivery)
+                    if len(joins) == 2:       # answer only the join asked after the reconnect
+                        monitor.publish(f"control.{elf.instance}", {"kind": "refused", "instance": elf.instance,
+                                                                    "reason": "test"})
+            return poll(timeout)
+
+        elf.bus.poll = poll_with_a_lost_connection
+        assert elf._join() == 0, "the answer sent after the reconnect arrives"
+        assert elf.bus.reconnects == 1 and len(joins) == 2
+        assert [json.loads(d.body)["instance"] for d in joins] == [elf.instance] * 2
+        elf.bus.send("status.elf-x", {"kind": "status"})
+        elf.bus.flush(timeout=5)              # TransportError "1 messages not confirmed within 5s" before
+    finally:
+        elf.bus.close()
+        monitor.close()
+        delete_run(amqp_url, run_id, [])
+

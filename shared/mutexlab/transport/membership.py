@@ -17,6 +17,11 @@ The monitor admits participants; nobody is configured with its pid or with P by 
    every queue exists before anyone can send.
 4. Anyone joining after the roster closed, beyond P, twice for a fixed role, or with a role
    the algorithm does not have, gets ``refused`` with the reason, logs it and exits cleanly (0).
+5. A broker restart while joining loses no joiner. Joins are idempotent by instance id (a
+   member's join again changes nothing; a refused instance gets the same refusal), so a
+   participant re-announces its join after every reconnect until it is welcomed. In discovery the
+   quiet window starts again when the monitor reconnects, and lasts at least ``REJOIN_GRACE``:
+   the window never runs out while the monitor is cut off from the joins it is waiting for.
 
 This module is the pure part (the decisions); the monitor and participants carry the messages.
 """
@@ -28,6 +33,11 @@ from dataclasses import dataclass, field
 
 from ..protocols import registry
 from ..setup import ConfigError, Setup
+
+# Discovery: after the monitor reconnects, the roster stays open at least this long. A participant
+# cut off by the same outage retries its connection at least every 2 s (the bus's back-off), then
+# re-announces its join; this leaves room for both.
+REJOIN_GRACE = 5.0
 
 FAMILY_ROLE = {"bees": "bee", "elves": "elf"}      # everything else: node
 FIXED_ROLES = {"elves": ["mayor"]}                  # roles with exactly one member, outside P
@@ -81,7 +91,8 @@ class Member:
 
 @dataclass
 class Roster:
-    """Admission decisions. Invariant: pids are given once, in arrival order, only when closed."""
+    """Admission decisions. Invariants: pids are given once, in arrival order, only when closed;
+    an instance is a member at most once, and once refused it stays refused for the same reason."""
 
     algorithm: str            # the family name (bees, elves, ricart-agrawala ...)
     expected: int             # P, or 0 to discover
@@ -89,6 +100,8 @@ class Roster:
     members: list[Member] = field(default_factory=list)
     closed: bool = False
     last_join: float = 0.0
+    resumed: float | None = None   # discovery: when the monitor last came back from a lost connection
+    refusals: dict[str, str] = field(default_factory=dict)   # instance -> why it was refused
 
     @property
     def scalable(self) -> str:
@@ -105,9 +118,22 @@ class Roster:
         return sum(1 for m in self.members if m.role == role)
 
     def join(self, instance: str, role: str, now: float) -> str | None:
-        """Admit ``instance`` (None) or return the reason it is refused. Re-joins are idempotent."""
+        """Admit ``instance`` (None) or return the reason it is refused. Idempotent by instance id:
+        a member joining again stays the member it was (the window is not extended), a refused
+        instance is refused again with the same reason."""
         if self.member(instance) is not None:
             return None
+        if instance in self.refusals:
+            return self.refusals[instance]
+        reason = self._refusal(role)
+        if reason is not None:
+            self.refusals[instance] = reason
+            return reason
+        self.members.append(Member(instance, role, now))
+        self.last_join = now
+        return None
+
+    def _refusal(self, role: str) -> str | None:
         if role not in (self.scalable, *self.fixed):
             roles = " and ".join([self.scalable, *self.fixed])
             return f"a {self.algorithm} run has no role {role!r} (its roles: {roles})"
@@ -118,9 +144,12 @@ class Roster:
             return f"the run already has its {role}"
         if role == self.scalable and self.expected and self.count(role) >= self.expected:
             return f"the run is announced with P={self.expected} {role}(s) and all have joined"
-        self.members.append(Member(instance, role, now))
-        self.last_join = now
         return None
+
+    def reconnected(self, now: float) -> None:
+        """The monitor lost the broker and is back at ``now``: joins may have been held up (not yet
+        published, or re-announced only now), so the discovery window starts again."""
+        self.resumed = now
 
     def ready(self, now: float) -> bool:
         if self.closed or any(self.count(r) < 1 for r in self.fixed):
@@ -128,6 +157,8 @@ class Roster:
         n = self.count(self.scalable)
         if self.expected:
             return n == self.expected
+        if self.resumed is not None and now - self.resumed < max(self.window, REJOIN_GRACE):
+            return False
         return n >= 1 and now - self.last_join >= self.window
 
     def close(self, setup: Setup) -> dict[str, Member]:

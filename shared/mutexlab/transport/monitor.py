@@ -4,7 +4,9 @@ It consumes ``mutexlab.<run>.monitor`` (bound to ``#``), so it sees every join, 
 (``audit.*``, one batch per step of a participant), status (``status.*``) and protocol
 message. It
 
-* runs membership (membership.py): pids, P, the welcome that starts the run, refusals;
+* runs membership (membership.py): pids, P, the welcome that starts the run, refusals (each
+  named with its reason in the log, the summary and the verdict's text); a reconnect while
+  participants join starts the discovery window again;
 * writes the trace (docs/architecture.md#trace-format): the ``run`` header first, then events as they arrive;
 * shows progress: one line per state change (a live table on a terminal);
 * ends the run when every participant is finished and every sent message was received
@@ -35,7 +37,7 @@ from ..setup import ConfigError, Setup
 from ..sim.driver import resource_kind
 from ..trace import TraceError, TraceWriter
 from ..words import article, count
-from .membership import Member, Roster, build_setup, family_of, role_of
+from .membership import REJOIN_GRACE, Member, Roster, build_setup, family_of, role_of
 from .rabbit import Bus, Delivery, Topology, TransportError
 from .settings import MonitorSettings
 
@@ -72,7 +74,7 @@ class Outcome:
     redelivered: int = 0
     dead_letters: int = 0
     reconnects: int = 0
-    refused: list[str] = field(default_factory=list)
+    refused: list[dict] = field(default_factory=list)   # {"instance", "role", "reason"} per refused joiner
     trace: str | None = None
     exit_code: int = 0
 
@@ -243,7 +245,7 @@ class Monitor:
         self.tapped = 0
         self.last_own: dict[str, int] = {}
         self.audit_duplicates = 0
-        self.refused: list[str] = []
+        self.refused: list[dict] = []        # each refused instance once: instance, role, reason
         self.last_progress = time.monotonic()
         self.started = 0.0
 
@@ -273,9 +275,13 @@ class Monitor:
     # -- membership -------------------------------------------------------------------------
     def _gather(self) -> int | None:
         deadline = time.monotonic() + self.settings.join_timeout
+        generation = self.bus.generation
         while time.monotonic() < deadline:
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
+            if self.bus.generation != generation:    # cut off from the broker while participants joined
+                generation = self.bus.generation
+                self._reconnected_while_gathering()
             if self.roster.ready(time.monotonic()):
                 return self._close()
         joined = Counter(m.role for m in self.roster.members)
@@ -286,6 +292,18 @@ class Monitor:
             self._send_control(member.instance, {"kind": "refused", "instance": member.instance,
                                                  "reason": "membership never completed; run abandoned"})
         return EXIT_STALLED
+
+    def _reconnected_while_gathering(self) -> None:
+        """Joins may have been held up by the outage: re-announced by participants only now that they
+        are back too. In discovery the window starts again (at least ``REJOIN_GRACE``)."""
+        self.roster.reconnected(time.monotonic())
+        if self.settings.processes:
+            log.warning("monitor: reconnected while participants were joining (%d so far); still waiting for P=%d",
+                        len(self.roster.members), self.settings.processes)
+            return
+        log.warning("monitor: reconnected while participants were joining (%d so far); the join window starts "
+                    "again: membership stays open at least %gs for participants cut off by the outage to re-join",
+                    len(self.roster.members), max(self.settings.join_window, REJOIN_GRACE))
 
     def _close(self) -> int | None:
         p = self.roster.count(self.roster.scalable)
@@ -303,7 +321,8 @@ class Monitor:
         header = dict(setup.run_event(), run_id=self.settings.run_id, transport="rabbitmq")
         self.trace.write(header)
         for name in setup.names.values():
-            self.topology.declare_participant(self.bus.channel, name, setup.codec.types)
+            self.bus.call(lambda channel, name=name: self.topology.declare_participant(channel, name,
+                                                                                       setup.codec.types))
         self.started = time.time()
         names = {name: member.instance for name, member in self.members.items()}
         for name, member in self.members.items():
@@ -379,19 +398,28 @@ class Monitor:
         return self.setup is not None and head in self.setup.codec.types and rest in self.members
 
     def _join(self, data: dict) -> None:
+        """Idempotent by instance id: a participant re-announces its join after each reconnect, and
+        the broker may hand a join over twice; the answer is the same each time."""
         instance, role = str(data.get("instance", "")), str(data.get("role", ""))
         if not instance:
             return
+        again = self.roster.member(instance) is not None or instance in self.roster.refusals
         reason = self.roster.join(instance, role, time.monotonic())
         if reason is not None:
-            self.refused.append(instance)
-            log.warning("monitor: refused %s (%s): %s", instance, role, reason)
-            print(f"monitor: refused {role} {instance}: {reason}", file=self.out, flush=True)
+            if again:
+                log.info("monitor: %s joined again; refusal re-sent", instance)
+            else:
+                self.refused.append({"instance": instance, "role": role, "reason": reason})
+                log.warning("monitor: refused %s (%s): %s", instance, role, reason)
+                print(f"monitor: refused {role} {instance}: {reason}", file=self.out, flush=True)
             self._send_control(instance, {"kind": "refused", "instance": instance, "reason": reason})
             return
         if instance in self.welcomes:   # a member that lost its connection before its welcome arrived
             log.info("monitor: %s joined again; welcome re-sent", instance)
             self._send_control(instance, self.welcomes[instance])
+            return
+        if again:
+            log.info("monitor: %s joined again (after a reconnect); already in the roster", instance)
             return
         log.info("monitor: %s joined as %s (%d so far)", instance, article(role), len(self.roster.members))
 
@@ -527,6 +555,9 @@ def render(o: Outcome) -> str:
     lines.append("final states: " + ", ".join(f"{n}={s}" for n, s in o.states.items()))
     lines.append(f"transport: duplicates dropped {o.duplicates}, dead-lettered {o.dead_letters}, "
                  f"reconnects {o.reconnects}, redelivered {o.redelivered}, refused joiners {len(o.refused)}")
+    if o.refused:
+        lines.append(f"membership: {len(o.refused)} joiner(s) refused, not part of this run:")
+        lines += [f"  refused: {r['role']} {r['instance']} — {r['reason']}" for r in o.refused]
     if o.stalled:
         # The simulator's explanation (who waits for whom, cycles, who everybody waits for), from
         # each participant's last status; then what only the transport knows (silence, lost messages).

@@ -119,12 +119,11 @@ class Participant:
 
     # -- topology ---------------------------------------------------------------------------
     def _declare(self, channel) -> None:
+        """On every (re)connect: the queue this process listens on. (A reconnect while joining also
+        re-announces the join, from ``_join``: the exclusive queue, with any answer in it, is gone.)"""
         if self.phase == "join":
             channel.queue_declare(self.join_queue, exclusive=True, auto_delete=True)
             channel.queue_bind(self.join_queue, self.topology.exchange, routing_key=f"control.{self.instance}")
-            if self.bus.generation:   # a reconnect while joining: the old queue (and maybe the welcome) is gone
-                channel.basic_publish(self.topology.exchange, f"join.{self.role}", json.dumps(self._join_body()),
-                                      properties=pika.BasicProperties(delivery_mode=2))
         elif self.setup is not None:
             self.topology.declare_participant(channel, self.name, self.setup.codec.types)
 
@@ -144,12 +143,16 @@ class Participant:
 
     def _join(self) -> int | None:
         self.bus.consume(self.join_queue)
-        # The join expires before this process stops waiting for the answer: a monitor started after
-        # it gave up never takes the join, so it never admits a process that is gone.
-        self.bus.publish(f"join.{self.role}", self._join_body(), expiration=join_ttl(self.settings.join_timeout))
-        log.info("%s: asked to join run %s as instance %s", self.role, self.settings.run_id, self.instance)
         deadline = time.monotonic() + self.settings.join_timeout
+        announced = self._announce(deadline)
+        log.info("%s: asked to join run %s as instance %s", self.role, self.settings.run_id, self.instance)
         while time.monotonic() < deadline:
+            if self.bus.generation != announced:
+                # Reconnected before the welcome: the join queue was re-declared empty (an answer in the
+                # old one is lost), and the monitor may have been cut off too. Ask again; joins are
+                # idempotent, so the monitor answers as it did or would have.
+                log.info("%s %s: reconnected while joining; asking again", self.role, self.instance)
+                announced = self._announce(deadline)
             for delivery in self.bus.poll(0.5):
                 self.bus.ack(delivery)
                 try:
@@ -173,6 +176,14 @@ class Participant:
                   self.role, self.instance, self.settings.join_timeout, self.settings.run_id)
         return EXIT_FAILED
 
+    def _announce(self, deadline: float) -> int:
+        """Publish the join (confirmed); returns the connection generation it was published on.
+        It expires before this process stops waiting for the answer: a monitor started after it gave
+        up never takes the join, so it never admits a process that is gone."""
+        self.bus.publish(f"join.{self.role}", self._join_body(),
+                         expiration=join_ttl(max(0.0, deadline - time.monotonic())))
+        return self.bus.generation
+
     def _join_body(self) -> dict:
         return {"kind": "join", "instance": self.instance, "role": self.role, "host": socket.gethostname(),
                 "os_pid": os.getpid()}
@@ -194,7 +205,7 @@ class Participant:
                  len(self.roster), self.settings.run_id, self.setup.algorithm)
         self.bus.cancel(self.join_queue)
         self.phase = "work"
-        self._declare(self.bus.channel)
+        self.bus.call(self._declare)
         try:
             self.bus.channel.queue_delete(self.join_queue)
         except Exception:  # noqa: BLE001 - exclusive queue disappears with the connection anyway

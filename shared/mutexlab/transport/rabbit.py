@@ -265,6 +265,9 @@ class Bus:
                 if time.monotonic() >= deadline:
                     raise TransportError(f"cannot reach RabbitMQ at {redact(self.url)} "
                                          f"within {self.connect_timeout:g}s: {exc!r}") from None
+                if delay == 0.2:    # the first failed attempt of this connect
+                    log.warning("cannot reach RabbitMQ at %s yet (%r); retrying for up to %gs", redact(self.url),
+                                exc, max(0.0, deadline - time.monotonic()))
                 time.sleep(delay)
                 delay = min(delay * 2, 2.0)
 
@@ -506,6 +509,11 @@ class Bus:
                         "x-mutexlab-routing-key": delivery.routing_key})
         self.send(delivery.routing_key, delivery.body, exchange=self.topology.dlx, headers=headers)
         self.ack(delivery)
+
+    def call(self, action: Callable[[Any], Any]) -> Any:
+        """``action(channel)`` on the current channel (a declaration ...); after a lost connection
+        reconnect and call it again on the new one. The action must be idempotent."""
+        return self._guard(lambda: action(self.channel))
 
     def _guard(self, action: Callable[[], Any]) -> Any:
         """Run ``action`` on the current channel; after a lost connection reconnect and retry."""

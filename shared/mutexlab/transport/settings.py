@@ -17,7 +17,7 @@ Environment variables (all validated before a service touches the broker):
 | ``SEED`` | monitor | seed given to ``make_setup`` (random initial clocks ...) |
 | ``DWELL`` | all | seconds every dwell kind lasts (monitor: for everyone; participant: override) |
 | ``DWELL_TIMES`` | all | JSON object ``{kind: seconds}`` overriding ``DWELL`` per kind |
-| ``JOIN_WINDOW`` | monitor | discovery: the roster closes after this many quiet seconds |
+| ``JOIN_WINDOW`` | monitor | discovery: the roster closes after this many quiet seconds (again from a reconnect) |
 | ``JOIN_TIMEOUT`` | all | give up when the roster is not complete after this many seconds |
 | ``STALL_TIMEOUT`` | monitor | no trace event for this long while unfinished: the run stalled |
 | ``HEARTBEAT`` | participants | seconds between status heartbeats to the monitor |
