@@ -9,6 +9,7 @@ import importlib
 import sys
 
 from . import __version__
+from .protocol import ProtocolError
 
 COMMANDS = [
     "mutexlab.commands.simulate",
@@ -84,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
             f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.func(args) or 0)
+    except ProtocolError as exc:   # a simulated process refused an input: the run stops here
+        print(f"mutexlab: protocol error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

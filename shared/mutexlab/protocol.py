@@ -16,6 +16,21 @@ that follows it, so the trace shows the exit before anything that lets another p
 A protocol never touches a socket, a thread, a timer or the wall clock. When it wants time to
 pass (a bee dwelling on a flower), it returns ``Schedule``; the driver later calls
 ``on_local(action)``.
+
+States are a ``StrEnum`` per protocol (the trace writes a state as its name). Each protocol
+module's docstring holds its state table (state × input → action);
+tests/test_state_tables.py parses every table and checks the code against each row.
+
+Impossible input — one policy for every protocol. An input that the current state does not
+accept (a table cell "error" or "(never)", or a message class the protocol does not know)
+raises ``ProtocolError``, whose message names the process, its state and the input. It is
+raised before the input changes anything but, at most, the Lamport clock. Inputs that *can*
+arrive, though they change nothing (a stale INQUIRE, a message to a bee that is gone), are
+not errors: the table says "ignore" and why. The drivers report a ``ProtocolError``, never
+swallow it: the simulator stops the run with it (``simulate`` prints it and exits 1, the
+explorer records the path as an error, a scripted replay names the step); a RabbitMQ
+participant logs it and dead-letters the message with the error as reason (a peer sent what
+this state cannot take), or, for a local input, logs it and exits with an error.
 """
 
 from __future__ import annotations
@@ -23,13 +38,15 @@ from __future__ import annotations
 import copy
 from collections import deque
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Union
 
 from .clock import LamportClock
 
 
 class ProtocolError(Exception):
-    """An input the protocol cannot accept in its current state (e.g. exit while not inside)."""
+    """An input the protocol does not accept in its current state (e.g. exit while not inside);
+    the message names the process, its state and the input."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +116,18 @@ class Protocol:
 
     pid: int
     clock: LamportClock
-    state: str
+    state: StrEnum
+
+    @property
+    def name(self) -> str:
+        """The process's name in traces and errors (``node-3``, ``bee-2``, ``mayor`` ...)."""
+        return f"process {self.pid}"
+
+    def refuse(self, what: Any, why: str = "") -> ProtocolError:
+        """The error for an input this state does not accept: ``what`` is a message (named by its
+        type) or a local action. ``raise self.refuse(msg)``."""
+        what = getattr(what, "type", what)
+        return ProtocolError(f"{self.name} cannot take {what} in state {self.state}" + (f": {why}" if why else ""))
 
     def start(self) -> list[Effect]:
         return []

@@ -10,23 +10,38 @@ retires. ``RELEASEreed`` is always the last message a bee sends: the sender is g
 State table (state × input → action). ``ack`` means: answer the sender at once, echoing the
 request's timestamp (``req_ts``); "gone" bees are the ones whose RELEASEreed arrived.
 
-| state       | REQreed         | ACKreed                        | REQflower                              | ACKflower                                | RELEASEreed                       | request (local)            | exit (local)                         |
-|-------------|-----------------|--------------------------------|----------------------------------------|------------------------------------------|-----------------------------------|----------------------------|--------------------------------------|
-| REST        | insert + ack    | ignore (stale)                 | ack                                    | ignore (stale)                           | mark sender gone                  | broadcast REQreed → WAIT_REED | error                             |
-| WAIT_REED   | insert + ack    | count if it echoes my request; try reed | ack                           | ignore (stale)                           | mark gone; try reed               | error                      | error                                |
-| ON_REED     | insert + ack    | ignore (stale)                 | ack                                    | ignore (stale)                           | mark gone                         | broadcast REQflower → WAIT_FLOWER | error                         |
-| WAIT_FLOWER | insert + ack    | ignore (stale)                 | ack if (ts, pid) earlier than mine, else defer | count if it echoes my current request; try flower | mark gone, drop its deferral; try flower | error | error                                |
-| ON_FLOWER   | insert + ack    | ignore (stale)                 | defer                                  | ignore (late, for this request)          | mark gone, drop its deferral      | error                      | ack deferred; egg → ON_REED (last egg: RELEASEreed → DEAD) |
-| DEAD        | ignore          | ignore                         | ignore                                 | ignore                                   | ignore                            | error                      | error                                |
-| RETIRED     | ignore          | ignore                         | ignore                                 | ignore                                   | ignore                            | error                      | error                                |
+| state       | REQreed      | ACKreed               | REQflower            | ACKflower              | RELEASEreed            | request (local)         | exit (local)           |
+|-------------|--------------|-----------------------|----------------------|------------------------|------------------------|-------------------------|------------------------|
+| REST        | insert + ack | ignore (stale)        | ack                  | ignore (stale)         | mark sender gone       | broadcast REQreed       | error                  |
+|             |              |                       |                      |                        |                        |   → WAIT_REED; try reed |                        |
+|             |              |                       |                      |                        |                        |   (all others gone)     |                        |
+|             |              |                       |                      |                        |                        |   → ON_REED / RETIRED   |                        |
+| WAIT_REED   | insert + ack | count if it echoes my | ack                  | ignore (stale)         | mark gone; try reed    | error                   | error                  |
+|             |              |   request; try reed   |                      |                        |   → ON_REED / RETIRED  |                         |                        |
+|             |              |   → ON_REED / RETIRED |                      |                        |                        |                         |                        |
+| ON_REED     | insert + ack | ignore (stale)        | ack                  | ignore (stale)         | mark gone              | broadcast REQflower     | error                  |
+|             |              |                       |                      |                        |                        |   → WAIT_FLOWER; try    |                        |
+|             |              |                       |                      |                        |                        |   flower → ON_FLOWER    |                        |
+| WAIT_FLOWER | insert + ack | ignore (stale)        | ack if (ts, pid)     | count if it echoes my  | mark gone, drop its    | error                   | error                  |
+|             |              |                       |   earlier than mine, |   current request; try |   deferral; try flower |                         |                        |
+|             |              |                       |   else defer         |   flower → ON_FLOWER   |   → ON_FLOWER          |                         |                        |
+| ON_FLOWER   | insert + ack | ignore (stale)        | defer                | ignore (late, for      | mark gone, drop its    | error                   | ack deferred; egg      |
+|             |              |                       |                      |   this request)        |   deferral             |                         |   → ON_REED (last egg: |
+|             |              |                       |                      |                        |                        |                         |   RELEASEreed → DEAD)  |
+| DEAD        | ignore       | ignore                | ignore               | ignore                 | ignore                 | error                   | error                  |
+| RETIRED     | ignore       | ignore                | ignore               | ignore                 | ignore                 | error                   | error                  |
 
-"try reed": with an ACKreed (for my request) from every other bee not gone, my *rank* r is the
-number of reed requests ever made that precede mine in (ts, pid) order. My reed is
-``r mod T + 1`` and I am its ``r div T``-th bee; when that turn is ≥ ``cocoons // eggs`` the reed
-will be full before my turn → RETIRED (broadcast RELEASEreed NO_ROOM). Otherwise I enter once
-every earlier request of the same reed (ranks r − T, r − 2T, ...) has sent its RELEASEreed.
-"try flower": enter when the ACKflowers for my current request from bees not gone number at
-least (bees not gone, me excluded) − (K − 1).
+"try reed" (→ ON_REED / RETIRED): with an ACKreed (for my request) from every other bee not
+gone, my *rank* r is the number of reed requests ever made that precede mine in (ts, pid) order.
+My reed is ``r mod T + 1`` and I am its ``r div T``-th bee; when that turn is ≥ ``cocoons // eggs``
+the reed will be full before my turn → RETIRED (broadcast RELEASEreed NO_ROOM). Otherwise I
+enter once every earlier request of the same reed (ranks r − T, r − 2T, ...) has sent its
+RELEASEreed → ON_REED.
+"try flower" (→ ON_FLOWER): enter when the ACKflowers for my current request from bees not gone
+number at least (bees not gone, me excluded) − (K − 1).
+Every message of the five types is accepted in every state (the table has no error cell for
+them): late and stale ones are ignored as it says. A bee that is DEAD or RETIRED ignores them
+all, without a clock step.
 
 Invariants: at most one bee per reed; at most K bees on flowers; an ACKflower counts only for the
 request whose timestamp it echoes; a gone bee is never waited for; a bee lays at most ``eggs``
@@ -36,19 +51,33 @@ eggs and a reed receives at most ``cocoons``.
 from __future__ import annotations
 
 import random
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import Field
 
 from ..clock import LamportClock, priority
 from ..messages import Codec, Message
-from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule, Send
+from ..protocol import Enter, Exit, Note, Protocol, Schedule, Send
 from ..setup import ConfigError, Setup, positive_int
 from .classic import workload_options
 
-REST, WAIT_REED, ON_REED, WAIT_FLOWER, ON_FLOWER = "REST", "WAIT_REED", "ON_REED", "WAIT_FLOWER", "ON_FLOWER"
-DEAD, RETIRED = "DEAD", "RETIRED"
-STATES = (REST, WAIT_REED, ON_REED, WAIT_FLOWER, ON_FLOWER, DEAD, RETIRED)
+
+
+class BeeState(StrEnum):
+    REST = "REST"
+    WAIT_REED = "WAIT_REED"
+    ON_REED = "ON_REED"
+    WAIT_FLOWER = "WAIT_FLOWER"
+    ON_FLOWER = "ON_FLOWER"
+    DEAD = "DEAD"
+    RETIRED = "RETIRED"
+
+
+# The members as plain names: on Python 3.11 every ``BeeState.X`` goes through
+# ``EnumType.__getattr__`` (a Python call), and the handlers compare states on every message.
+REST, WAIT_REED, ON_REED, WAIT_FLOWER, ON_FLOWER, DEAD, RETIRED = BeeState
+STATES = tuple(BeeState)
 FINAL_STATES = (DEAD, RETIRED)
 WAITING_STATES = (WAIT_REED, WAIT_FLOWER)
 FLOWER = "flower"
@@ -100,6 +129,8 @@ def reed_name(reed: int) -> str:
 class Bee(Protocol):
     """One mason bee. ``n`` bees, ``flowers`` (K), ``reeds`` (T), ``eggs`` per bee, ``cocoons`` per reed."""
 
+    state: BeeState
+
     def __init__(self, pid: int, n: int, flowers: int, reeds: int, eggs: int = 5, cocoons: int = 15,
                  clock: int = 0) -> None:
         self.pid = pid
@@ -135,6 +166,10 @@ class Bee(Protocol):
 
     # -- helpers -------------------------------------------------------------------------
     @property
+    def name(self) -> str:
+        return bee_name(self.pid)
+
+    @property
     def gone(self) -> set[int]:
         return {j for j in range(1, self.n + 1) if j != self.pid} - self.alive
 
@@ -160,62 +195,66 @@ class Bee(Protocol):
         return [Schedule("request", "rest")]
 
     def on_local(self, action: str) -> list:
-        if action == "request":
-            if self.state == REST:
+        match action:
+            case "request" if self.state is REST:
                 return self._ask_reed()
-            if self.state == ON_REED:
+            case "request" if self.state is ON_REED:
                 return self._ask_flower()
-            raise ProtocolError(f"{bee_name(self.pid)} cannot ask for anything in state {self.state}")
-        if action == "exit":
-            if self.state != ON_FLOWER:
-                raise ProtocolError(f"{bee_name(self.pid)} cannot leave a flower: it is not on one "
-                                    f"(state {self.state})")
-            return self._leave_flower()
-        raise ProtocolError(f"unknown local action {action!r}")
+            case "request":
+                raise self.refuse("request", "a bee asks for a reed in REST and for a flower in ON_REED")
+            case "exit" if self.state is ON_FLOWER:
+                return self._leave_flower()
+            case "exit":
+                raise self.refuse("exit", "it is not on a flower")
+            case _:
+                raise self.refuse(f"local action {action!r}", "unknown action")
 
     def on_message(self, msg) -> list:
-        if self.state in FINAL_STATES:
+        state = self.state
+        if state is DEAD or state is RETIRED:
             return []
         self.clock.receive(msg.ts)
-        kind, sender = msg.type, msg.sender
-        if kind == "REQreed":
-            self.requests[sender] = priority(msg.ts, sender)
-            self._order = None
-            return [Send(sender, ACKreed.trusted(self.pid, self.clock.tick(), msg.ts))]   # (sender, ts, req_ts)
-        if kind == "ACKreed":
-            if self.state == WAIT_REED and msg.req_ts == self.requests[self.pid][0]:
-                if sender not in self.reed_acks:
-                    self.reed_acks.add(sender)
-                    self.reed_live_acks += sender in self.alive
-                return self._try_reed()
-            return []
-        if kind == "REQflower":
-            mine = self.flower_request
-            if self.state == ON_FLOWER or (self.state == WAIT_FLOWER and mine < priority(msg.ts, sender)):
-                self.deferred.append((sender, msg.ts))
+        sender = msg.sender
+        match msg:
+            case ACKflower():
+                if state is WAIT_FLOWER and msg.req_ts == self.flower_request[0]:
+                    if sender not in self.flower_acks:
+                        self.flower_acks.add(sender)
+                        self.flower_live_acks += sender in self.alive
+                    return self._try_flower()
+                return []   # late: for an earlier flower request
+            case REQflower():
+                if state is ON_FLOWER or (state is WAIT_FLOWER and self.flower_request < priority(msg.ts, sender)):
+                    self.deferred.append((sender, msg.ts))
+                    return []
+                return [self._ack_flower(sender, msg.ts)]
+            case REQreed():
+                self.requests[sender] = priority(msg.ts, sender)
+                self._order = None
+                return [Send(sender, ACKreed.trusted(self.pid, self.clock.tick(), msg.ts))]   # (sender, ts, req_ts)
+            case ACKreed():
+                if state is WAIT_REED and msg.req_ts == self.requests[self.pid][0]:
+                    if sender not in self.reed_acks:
+                        self.reed_acks.add(sender)
+                        self.reed_live_acks += sender in self.alive
+                    return self._try_reed()
+                return []   # stale: for a request of mine that is over
+            case RELEASEreed():   # the sender is gone for good
+                if sender in self.alive:
+                    self.alive.discard(sender)
+                    self.reed_live_acks -= sender in self.reed_acks
+                    self.flower_live_acks -= sender in self.flower_acks
+                if msg.reed:
+                    self.reed_eggs[msg.reed] = msg.cocoons
+                if self.deferred:
+                    self.deferred = [(j, ts) for j, ts in self.deferred if j != sender]
+                if state is WAIT_REED:
+                    return self._try_reed()
+                if state is WAIT_FLOWER:
+                    return self._try_flower()
                 return []
-            return [self._ack_flower(sender, msg.ts)]
-        if kind == "ACKflower":
-            if self.state == WAIT_FLOWER and msg.req_ts == self.flower_request[0]:
-                if sender not in self.flower_acks:
-                    self.flower_acks.add(sender)
-                    self.flower_live_acks += sender in self.alive
-                return self._try_flower()
-            return []
-        # RELEASEreed: the sender is gone for good.
-        if sender in self.alive:
-            self.alive.discard(sender)
-            self.reed_live_acks -= sender in self.reed_acks
-            self.flower_live_acks -= sender in self.flower_acks
-        if msg.reed:
-            self.reed_eggs[msg.reed] = msg.cocoons
-        if self.deferred:
-            self.deferred = [(j, ts) for j, ts in self.deferred if j != sender]
-        if self.state == WAIT_REED:
-            return self._try_reed()
-        if self.state == WAIT_FLOWER:
-            return self._try_flower()
-        return []
+            case _:
+                raise self.refuse(msg)
 
     # -- reeds ---------------------------------------------------------------------------
     def _ask_reed(self) -> list:
@@ -236,7 +275,7 @@ class Bee(Protocol):
 
     def _try_reed(self) -> list:
         # Every live bee acked: ``alive <= reed_acks``, counted as the acks are.
-        if self.state != WAIT_REED or self.reed_live_acks != len(self.alive):
+        if self.state is not WAIT_REED or self.reed_live_acks != len(self.alive):
             return []
         order, rank = self._ordered()
         reed, turn = rank % self.reeds + 1, rank // self.reeds
@@ -264,7 +303,7 @@ class Bee(Protocol):
         return self._broadcast(REQflower(sender=self.pid, ts=ts)) + self._try_flower()
 
     def _try_flower(self) -> list:
-        if self.state != WAIT_FLOWER or self.flower_live_acks < self.flower_threshold():
+        if self.state is not WAIT_FLOWER or self.flower_live_acks < self.flower_threshold():
             return []
         self.state = ON_FLOWER
         return [Enter(FLOWER), Schedule("exit", "flower")]
@@ -299,12 +338,12 @@ class Bee(Protocol):
         return self.state in FINAL_STATES
 
     def waiting_for(self) -> dict[str, list[int]]:
-        if self.state == WAIT_REED:
+        if self.state is WAIT_REED:
             lacks = {"ACKreed": sorted(self.alive - self.reed_acks)}
             if not lacks["ACKreed"]:
                 lacks = {"RELEASEreed": [j for j in self.predecessors(self.rank()) if j in self.alive]}
             return lacks
-        if self.state == WAIT_FLOWER:
+        if self.state is WAIT_FLOWER:
             return {"ACKflower": sorted(self.alive - self.flower_acks)}
         return {}
 
@@ -324,9 +363,9 @@ class Bee(Protocol):
         common = (state, self.clock.time, frozenset(self.alive), self.reed, self.laid)
         if state in (REST, WAIT_REED):
             return common + (frozenset(self.requests.values()), frozenset(self.reed_acks))
-        if state == WAIT_FLOWER:
+        if state is WAIT_FLOWER:
             return common + (self.flower_request, frozenset(self.flower_acks), tuple(self.deferred))
-        if state == ON_FLOWER:
+        if state is ON_FLOWER:
             return common + (tuple(self.deferred),)
         return common
 

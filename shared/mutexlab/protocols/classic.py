@@ -3,19 +3,36 @@
 A node asks ``requests`` times (the simulator's workload): after ``start`` and after each exit
 it schedules its next ``request`` after a ``think`` dwell; after entering it schedules its
 ``exit`` after a ``cs`` dwell. With ``requests = 0`` it acts only when told (scripted replay).
-States are the algorithm's own, but every node is in ``IDLE_STATE`` when it neither wants nor
-holds the critical section. Every local request is recorded as a ``request`` note (trace event
-``request``, resource ``cs``) before the algorithm's own messages, so the audit can check that
-every request was served (audit/classic.py).
+Every local request is recorded as a ``request`` note (trace event ``request``, resource
+``cs``) before the algorithm's own messages, so the audit can check that every request was
+served (audit/classic.py).
+
+Every classic node is in one of the three states of ``State``: ``RELEASED`` (``IDLE_STATE``:
+it neither wants nor holds the critical section), ``WANTED`` and ``HELD``. The local inputs
+are the same for all six: ``request`` only in RELEASED, ``exit`` only in HELD; anything else
+is refused (ProtocolError).
 """
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 from ..clock import LamportClock
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule
 from ..setup import ConfigError, positive_int
 
-IDLE_STATE = "RELEASED"
+
+
+class State(StrEnum):
+    RELEASED = "RELEASED"
+    WANTED = "WANTED"
+    HELD = "HELD"
+
+
+# The members as plain names: on Python 3.11 every ``State.X`` goes through ``EnumType.__getattr__``
+# (a Python call), and the handlers compare states on every message.
+RELEASED, WANTED, HELD = State.RELEASED, State.WANTED, State.HELD
+IDLE_STATE = RELEASED
 CS = "cs"
 
 
@@ -30,11 +47,13 @@ class ClassicNode(Protocol):
     ``_enter()`` when their entry condition holds.
     """
 
+    state: State
+
     def __init__(self, pid: int, n: int, requests: int = 0, clock: int = 0) -> None:
         self.pid = pid
         self.n = n
         self.clock = LamportClock(clock)
-        self.state = IDLE_STATE
+        self.state = RELEASED
         self.requests_left = requests
         self.entries = 0
 
@@ -42,23 +61,29 @@ class ClassicNode(Protocol):
     def start(self) -> list:
         return [Schedule("request", "think")] if self.requests_left > 0 else []
 
+    @property
+    def name(self) -> str:
+        return node_name(self.pid)
+
     def on_local(self, action: str) -> list:
-        if action == "request":
-            if self.state != IDLE_STATE:
-                raise ProtocolError(f"{node_name(self.pid)} cannot request in state {self.state}")
-            if self.requests_left > 0:
-                self.requests_left -= 1
-            return [Note("request", {"resource": CS})] + self._request()
-        if action == "exit":
-            if self.state != "HELD":
-                raise ProtocolError(f"{node_name(self.pid)} cannot exit: it is not in the critical section "
+        match action:
+            case "request" if self.state is RELEASED:
+                if self.requests_left > 0:
+                    self.requests_left -= 1
+                return [Note("request", {"resource": CS})] + self._request()
+            case "request":
+                raise ProtocolError(f"{self.name} cannot request in state {self.state}")
+            case "exit" if self.state is HELD:
+                self.state = RELEASED
+                effects = [Exit(CS)] + self._release()
+                if self.requests_left > 0:
+                    effects.append(Schedule("request", "think"))
+                return effects
+            case "exit":
+                raise ProtocolError(f"{self.name} cannot exit: it is not in the critical section "
                                     f"(state {self.state})")
-            self.state = IDLE_STATE
-            effects = [Exit(CS)] + self._release()
-            if self.requests_left > 0:
-                effects.append(Schedule("request", "think"))
-            return effects
-        raise ProtocolError(f"unknown local action {action!r}")
+            case _:
+                raise self.refuse(f"local action {action!r}", "unknown action")
 
     def _others(self):
         """Every other node's pid, in ascending order."""
@@ -66,13 +91,13 @@ class ClassicNode(Protocol):
 
     def _enter(self) -> list:
         """The entry condition holds: enter, and schedule the exit."""
-        self.state = "HELD"
+        self.state = HELD
         self.entries += 1
         return [Enter(CS), Schedule("exit", "cs")]
 
     @property
     def finished(self) -> bool:
-        return self.state == IDLE_STATE and self.requests_left == 0
+        return self.state is RELEASED and self.requests_left == 0
 
     # -- to implement --------------------------------------------------------------------
     def _request(self) -> list:  # pragma: no cover - interface

@@ -14,30 +14,41 @@ one-shot) and the contract an elf gets is the position of its request in that or
 
 Mayor (``INITIAL → MAYOR_WAITING → INITIAL ... → MAYOR_DONE``):
 
-| state          | start / request (local)                 | CONTRACT_COMPLETED(r, i)                                  |
-|----------------|-----------------------------------------|-----------------------------------------------------------|
-| INITIAL        | next round: INIT_CONTRACTS → WAITING    | ignored                                                   |
-| MAYOR_WAITING  | error                                   | round r: mark i done; all done → STOP to all elves,       |
-|                |                                         | → INITIAL + schedule the next round (pause), or → DONE    |
-| MAYOR_DONE     | error                                   | ignored                                                   |
+| state         | start / request (local)                    | CONTRACT_COMPLETED(r, i)                                   |
+|---------------|--------------------------------------------|------------------------------------------------------------|
+| INITIAL       | next round: INIT_CONTRACTS → MAYOR_WAITING | ignored                                                    |
+| MAYOR_WAITING | error                                      | round r: mark i done; all done: STOP to all elves,         |
+|               |                                            |   → INITIAL + schedule the next round (pause), or,         |
+|               |                                            |   after the last round, → MAYOR_DONE; another round: error |
+| MAYOR_DONE    | error                                      | ignored                                                    |
 
 Elf (``X`` = CONTRACT, PINS or POISON; the phase says which resource the elf is after):
 
-| state                | INIT_CONTRACTS(r)           | X_REQUEST         | X_REPLY                    | X_RELEASE         | STOP(r)                 | local                       |
-|----------------------|-----------------------------|-------------------|----------------------------|-------------------|-------------------------|-----------------------------|
-| INITIAL (no round)   | fresh queues, replay early  | later round:      | later round: buffer;       | later round:      | error                   | request: stale timer,       |
-|                      |   requests, next contract*  |   buffer; else    |   else dropped             |   buffer; else    |                         |   ignored                   |
-|                      |   → ELF_REQUESTING          |   dropped         |                            |   dropped         |                         |                             |
-| INITIAL (none left)  | error                       | queue, REPLY      | error                      | dequeue sender    | → INITIAL / ELF_DONE    | request: stale, ignored     |
-| ELF_REQUESTING       | error                       | queue, REPLY      | count; N−1 → ELF_CRITICAL  | dequeue sender    | contract phase: drop it | error                       |
-|                      |                             |                   |   and check (below)        |                   |   → INITIAL / ELF_DONE  |                             |
-|                      |                             |                   |                            |                   | pins/poison: error      |                             |
-| ELF_WAIT_FOR_RELEASE | error                       | queue, REPLY      | error                      | dequeue; X: check | error (holds contract)  | error                       |
-| ELF_CRITICAL         | error                       | queue, REPLY      | error                      | dequeue sender    | error (holds contract)  | exit: contract_done, exits, |
-|   (working)          |                             |                   |                            |                   |                         |   RELEASEs, COMPLETED       |
-|                      |                             |                   |                            |                   |                         |   → ELF_FINISHED + rest     |
-| ELF_FINISHED         | error                       | queue, REPLY      | error                      | dequeue sender    | → INITIAL / ELF_DONE    | request: next contract*     |
-| ELF_DONE (final)     | error                       | dropped           | dropped                    | dropped           | error                   | request: stale, ignored     |
+| state                | INIT_CONTRACTS(r)            | X_REQUEST      | X_REPLY                    | X_RELEASE             | STOP(r)                 | local                        |
+|----------------------|------------------------------|----------------|----------------------------|-----------------------|-------------------------|------------------------------|
+| INITIAL (no round)   | fresh queues, replay early   | later round:   | later round: buffer;       | later round:          | error                   | request: stale timer,        |
+|                      |   requests, next contract*   |   buffer; else |   else dropped             |   buffer; else        |                         |   ignored                    |
+|                      |   → ELF_REQUESTING / INITIAL |   dropped      |                            |   dropped             |                         |                              |
+| INITIAL (none left)  | error                        | queue, REPLY   | error                      | dequeue sender        | → INITIAL / ELF_DONE    | request: stale, ignored      |
+| ELF_REQUESTING       | error                        | queue, REPLY   | count; N−1 in: the check   | dequeue sender        | contract phase: drop it | request: stale timer,        |
+|                      |                              |                |   (below) → ELF_CRITICAL / |                       |   → INITIAL / ELF_DONE; |   ignored                    |
+|                      |                              |                |   ELF_REQUESTING /         |                       |   pins/poison: error    |                              |
+|                      |                              |                |   ELF_WAIT_FOR_RELEASE /   |                       |                         |                              |
+|                      |                              |                |   INITIAL                  |                       |                         |                              |
+| ELF_WAIT_FOR_RELEASE | error                        | queue, REPLY   | error                      | dequeue; X: the check | error (holds contract)  | request: stale timer,        |
+|                      |                              |                |                            |   → ELF_REQUESTING /  |                         |   ignored                    |
+|                      |                              |                |                            |   ELF_CRITICAL        |                         |                              |
+| ELF_CRITICAL         | error                        | queue, REPLY   | error                      | dequeue sender        | error (holds contract)  | exit: contract_done, exits,  |
+|   (working)          |                              |                |                            |                       |                         |   RELEASEs, COMPLETED        |
+|                      |                              |                |                            |                       |                         |   → ELF_FINISHED + rest;     |
+|                      |                              |                |                            |                       |                         |   request: stale timer,      |
+|                      |                              |                |                            |                       |                         |   ignored                    |
+| ELF_FINISHED         | error                        | queue, REPLY   | error                      | dequeue sender        | → INITIAL / ELF_DONE    | request: next contract*      |
+|                      |                              |                |                            |                       |                         |   → ELF_REQUESTING / INITIAL |
+| ELF_DONE (final)     | error                        | dropped        | dropped                    | dropped               | error                   | request: stale, ignored      |
+
+A ``request`` (a rest timer firing) is ignored in every state but ELF_FINISHED: its round was
+stopped while the elf rested. With no rest timer pending it is an error in every state.
 
 (*) next contract: CONTRACT_REQUEST to every other elf → ELF_REQUESTING; but when the elf already
 knows as many contract requests as there are contracts, its own would come after all of them
@@ -65,7 +76,8 @@ from __future__ import annotations
 import copy
 import random
 from collections import Counter
-from typing import Annotated, Literal
+from enum import StrEnum
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
@@ -76,15 +88,25 @@ from ..setup import ConfigError, Setup, positive_int
 
 MAYOR = 0
 
-# States (the problem statement's names, in English).
-INITIAL = "INITIAL"
-MAYOR_WAITING = "MAYOR_WAITING"
-MAYOR_DONE = "MAYOR_DONE"
-ELF_REQUESTING = "ELF_REQUESTING"
-ELF_CRITICAL = "ELF_CRITICAL"
-ELF_WAIT_FOR_RELEASE = "ELF_WAIT_FOR_RELEASE"
-ELF_FINISHED = "ELF_FINISHED"
-ELF_DONE = "ELF_DONE"
+
+
+class State(StrEnum):
+    """The problem statement's states, in English: the mayor's three, then the elf's (INITIAL is both's)."""
+
+    INITIAL = "INITIAL"
+    MAYOR_WAITING = "MAYOR_WAITING"
+    MAYOR_DONE = "MAYOR_DONE"
+    ELF_REQUESTING = "ELF_REQUESTING"
+    ELF_CRITICAL = "ELF_CRITICAL"
+    ELF_WAIT_FOR_RELEASE = "ELF_WAIT_FOR_RELEASE"
+    ELF_FINISHED = "ELF_FINISHED"
+    ELF_DONE = "ELF_DONE"
+
+
+# The members as plain names: on Python 3.11 every ``State.X`` goes through ``EnumType.__getattr__``
+# (a Python call), and the handlers compare states on every message.
+(INITIAL, MAYOR_WAITING, MAYOR_DONE, ELF_REQUESTING, ELF_CRITICAL, ELF_WAIT_FOR_RELEASE, ELF_FINISHED,
+ ELF_DONE) = State
 
 CONTRACT, PINS, POISON = "contract", "pins", "poison"
 KINDS = (CONTRACT, PINS, POISON)
@@ -95,46 +117,70 @@ class RoundMessage(Message):
     round: int = Field(ge=1)
 
 
+# The table's X_REQUEST, X_REPLY and X_RELEASE: what an elf sends the other elves about resource
+# ``kind``. Plain classes (not models) mixed into the models below: an elf dispatches on them for
+# every message, and ``isinstance`` against a plain class is a quick C check, against a pydantic
+# model class a call through its metaclass.
+class XRequest:
+    __slots__ = ()
+
+
+class XReply:
+    __slots__ = ()
+
+
+class XRelease:
+    __slots__ = ()
+
+
 class InitContracts(RoundMessage):
     """Mayor → every elf: the round's contracts, as numbers of hamsters (contract i = item i−1)."""
     type: Literal["INIT_CONTRACTS"] = "INIT_CONTRACTS"
     contracts: tuple[Annotated[int, Field(ge=1)], ...] = Field(min_length=1)
 
 
-class ContractRequest(RoundMessage):
+class ContractRequest(RoundMessage, XRequest):
     type: Literal["CONTRACT_REQUEST"] = "CONTRACT_REQUEST"
+    kind: ClassVar[str] = CONTRACT
     units: Literal[1] = 1
 
 
-class ContractReply(RoundMessage):
+class ContractReply(RoundMessage, XReply):
     type: Literal["CONTRACT_REPLY"] = "CONTRACT_REPLY"
+    kind: ClassVar[str] = CONTRACT
 
 
-class PinsRequest(RoundMessage):
+class PinsRequest(RoundMessage, XRequest):
     type: Literal["PINS_REQUEST"] = "PINS_REQUEST"
+    kind: ClassVar[str] = PINS
     units: int = Field(ge=1)
 
 
-class PinsReply(RoundMessage):
+class PinsReply(RoundMessage, XReply):
     type: Literal["PINS_REPLY"] = "PINS_REPLY"
+    kind: ClassVar[str] = PINS
 
 
-class PinsRelease(RoundMessage):
+class PinsRelease(RoundMessage, XRelease):
     type: Literal["PINS_RELEASE"] = "PINS_RELEASE"
+    kind: ClassVar[str] = PINS
     units: int = Field(ge=1)
 
 
-class PoisonRequest(RoundMessage):
+class PoisonRequest(RoundMessage, XRequest):
     type: Literal["POISON_REQUEST"] = "POISON_REQUEST"
+    kind: ClassVar[str] = POISON
     units: int = Field(ge=1)
 
 
-class PoisonReply(RoundMessage):
+class PoisonReply(RoundMessage, XReply):
     type: Literal["POISON_REPLY"] = "POISON_REPLY"
+    kind: ClassVar[str] = POISON
 
 
-class PoisonRelease(RoundMessage):
+class PoisonRelease(RoundMessage, XRelease):
     type: Literal["POISON_RELEASE"] = "POISON_RELEASE"
+    kind: ClassVar[str] = POISON
     units: int = Field(ge=1)
 
 
@@ -177,6 +223,9 @@ class Mayor(Protocol):
     Invariant: STOP(r) is sent only after CONTRACT_COMPLETED(r, i) arrived for every contract i.
     """
 
+    state: State
+    name = "mayor"
+
     def __init__(self, elves: int, plan: list[tuple[int, ...]], clock: int = 0) -> None:
         if not plan or any(not contracts for contracts in plan):
             raise ValueError("the mayor needs at least one round with at least one contract")
@@ -201,16 +250,26 @@ class Mayor(Protocol):
                 + [Send(j, msg) for j in range(1, self.n + 1)])
 
     def on_local(self, action: str) -> list:
-        if action == "request" and self.state == INITIAL and 1 <= self.round < len(self.plan):
-            return self._begin()
-        raise ProtocolError(f"mayor cannot {action!r} in state {self.state} (round {self.round})")
+        match action:
+            case "request" if self.state is INITIAL and 1 <= self.round < len(self.plan):
+                return self._begin()
+            case _:
+                raise ProtocolError(f"mayor cannot {action!r} in state {self.state} (round {self.round})")
 
     def on_message(self, msg) -> list:
-        self.clock.receive(msg.ts)
-        if msg.type != "CONTRACT_COMPLETED":
-            raise ProtocolError(f"mayor does not take {msg.type}")
-        if self.state != MAYOR_WAITING or msg.round != self.round:
-            return []  # a completion of a round already stopped: cannot happen, ignored like the statement's INITIAL
+        match msg:
+            case ContractCompleted() if self.state is MAYOR_WAITING:
+                if msg.round != self.round:
+                    raise self.refuse(msg, f"it is for round {msg.round}, this is round {self.round}")
+                self.clock.receive(msg.ts)
+                return self._completed(msg)
+            case ContractCompleted():
+                self.clock.receive(msg.ts)
+                return []   # INITIAL or MAYOR_DONE: ignored, as the statement's table says
+            case _:
+                raise ProtocolError(f"mayor does not take {msg.type} (state {self.state})")
+
+    def _completed(self, msg: ContractCompleted) -> list:
         contracts = self.plan[self.round - 1]
         if not 1 <= msg.contract <= len(contracts):
             raise ProtocolError(f"mayor: round {msg.round} has no contract {msg.contract}")
@@ -229,10 +288,10 @@ class Mayor(Protocol):
 
     @property
     def finished(self) -> bool:
-        return self.state == MAYOR_DONE
+        return self.state is MAYOR_DONE
 
     def waiting_for(self) -> dict[str, list[int]]:
-        if self.state != MAYOR_WAITING:
+        if self.state is not MAYOR_WAITING:
             return {}
         missing = [i for i in range(1, len(self.plan[self.round - 1]) + 1) if i not in self.completed]
         return {f"CONTRACT_COMPLETED of round {self.round}, contract(s) {', '.join(map(str, missing))}": []}
@@ -251,6 +310,8 @@ class Mayor(Protocol):
 # -- the elf ------------------------------------------------------------------------------
 class Elf(Protocol):
     """One elf. See the module's table; invariants in its last paragraph."""
+
+    state: State
 
     def __init__(self, pid: int, elves: int, pins: int, poison: int, pins_per_elf: int = 1,
                  poison_per_hamster: int = 1, clock: int = 0) -> None:
@@ -276,6 +337,10 @@ class Elf(Protocol):
         self.done: dict[int, list[int]] = {}   # round → contracts this elf completed
         self.waits: Counter[str] = Counter()   # times it had to wait for a release, per resource
 
+    @property
+    def name(self) -> str:
+        return elf_name(self.pid)
+
     def _others(self):
         return (j for j in range(1, self.n + 1) if j != self.pid)
 
@@ -288,41 +353,46 @@ class Elf(Protocol):
 
     # -- inputs -------------------------------------------------------------------------
     def on_message(self, msg) -> list:
-        if msg.type == "INIT_CONTRACTS":
-            self.clock.receive(msg.ts)
-            return self._on_init(msg)
-        if msg.type == "STOP":
-            self.clock.receive(msg.ts)
-            return self._on_stop(msg)
-        if msg.type not in ELF_MESSAGES:
-            raise ProtocolError(f"{elf_name(self.pid)} does not take {msg.type}")
-        if not 1 <= msg.sender <= self.n or msg.sender == self.pid:
-            raise ProtocolError(f"{elf_name(self.pid)} got {msg.type} from {msg.sender}, not another elf")
-        if msg.round < self.round or (msg.round == self.round and not self.active):
-            return []                    # a round already stopped here: stale, dropped as if never received
-        self.clock.receive(msg.ts)
-        if msg.round > self.round:
-            self.future.append(msg)      # that round has not begun here yet
-            return []
-        return self._handle(msg)
+        match msg:
+            case XRequest() | XReply() | XRelease():
+                if not 1 <= msg.sender <= self.n or msg.sender == self.pid:
+                    raise ProtocolError(f"{self.name} got {msg.type} from {msg.sender}, not another elf "
+                                        f"(state {self.state})")
+                if msg.round < self.round or (msg.round == self.round and not self.active):
+                    return []                    # a round already stopped here: stale, dropped as if never received
+                self.clock.receive(msg.ts)
+                if msg.round > self.round:
+                    self.future.append(msg)      # that round has not begun here yet
+                    return []
+                return self._handle(msg)
+            case InitContracts():
+                self.clock.receive(msg.ts)
+                return self._on_init(msg)
+            case Stop():
+                self.clock.receive(msg.ts)
+                return self._on_stop(msg)
+            case _:
+                raise ProtocolError(f"{self.name} does not take {msg.type} (state {self.state})")
 
     def on_local(self, action: str) -> list:
-        if action == "exit":
-            if self.state != ELF_CRITICAL or self.phase != POISON:
-                raise ProtocolError(f"{elf_name(self.pid)} cannot finish work in state {self.state}")
-            return self._finish()
-        if action == "request":
-            if self.rest_timers == 0:
-                raise ProtocolError(f"{elf_name(self.pid)} has no contract request pending (state {self.state})")
-            self.rest_timers -= 1
-            if self.state == ELF_FINISHED:
-                return self._next_contract()
-            return []  # the round was stopped while resting: the timer is stale
-        raise ProtocolError(f"unknown local action {action!r}")
+        match action:
+            case "exit" if self.state is ELF_CRITICAL and self.phase == POISON:
+                return self._finish()
+            case "exit":
+                raise ProtocolError(f"{self.name} cannot finish work (exit) in state {self.state}")
+            case "request" if self.rest_timers == 0:
+                raise ProtocolError(f"{self.name} has no contract request pending (state {self.state})")
+            case "request":
+                self.rest_timers -= 1
+                if self.state is ELF_FINISHED:
+                    return self._next_contract()
+                return []  # the round was stopped while resting: the timer is stale
+            case _:
+                raise self.refuse(f"local action {action!r}", "unknown action")
 
     # -- round boundaries ---------------------------------------------------------------
     def _on_init(self, msg) -> list:
-        if self.active or self.state == ELF_DONE or msg.round != self.round + 1:
+        if self.active or self.state is ELF_DONE or msg.round != self.round + 1:
             raise ProtocolError(f"{elf_name(self.pid)} got INIT_CONTRACTS of round {msg.round} in state "
                                 f"{self.state} of round {self.round}")
         self.round = msg.round
@@ -356,7 +426,7 @@ class Elf(Protocol):
                                 f"of round {self.round}")
         if self.holding is not None:
             raise ProtocolError(f"{elf_name(self.pid)} got STOP of round {msg.round} while it still holds "
-                                f"contract {self.round}.{self.holding[0]}")
+                                f"contract {self.round}.{self.holding[0]} (state {self.state})")
         self.active = False
         self.phase = None
         self.my_request = None
@@ -369,27 +439,31 @@ class Elf(Protocol):
     # -- the core rule ------------------------------------------------------------------
     def _handle(self, msg) -> list:
         """A message of the running round from another elf."""
-        kind, verb = ELF_MESSAGES[msg.type]
-        if verb == "REQUEST":
-            if kind == CONTRACT:
-                self.contract_requests.add(priority(msg.ts, msg.sender))
-            else:
-                self.queues[kind][msg.sender] = (msg.ts, msg.units)
-            return [Send(msg.sender, REPLY[kind](sender=self.pid, ts=self.clock.tick(), round=msg.round))]
-        if verb == "REPLY":
-            if self.state != ELF_REQUESTING or self.phase != kind or msg.sender in self.replies:
-                raise ProtocolError(f"{elf_name(self.pid)} got an unexpected {msg.type} from "
-                                    f"{elf_name(msg.sender)} in state {self.state}")
-            self.replies.add(msg.sender)
-            return self._check() if len(self.replies) == self.n - 1 else []
-        # RELEASE
-        held = self.queues[kind].pop(msg.sender, None)
-        if held is None or held[1] != msg.units:
-            raise ProtocolError(f"{elf_name(self.pid)} got {msg.type} of {msg.units} from "
-                                f"{elf_name(msg.sender)}, which requested {held}")
-        if self.state == ELF_WAIT_FOR_RELEASE and self.phase == kind:
-            return self._check()
-        return []
+        kind = msg.kind
+        match msg:
+            case XRequest():
+                if kind == CONTRACT:
+                    self.contract_requests.add(priority(msg.ts, msg.sender))
+                else:
+                    self.queues[kind][msg.sender] = (msg.ts, msg.units)
+                return [Send(msg.sender, REPLY[kind](sender=self.pid, ts=self.clock.tick(), round=msg.round))]
+            case XReply():
+                if self.state is not ELF_REQUESTING or self.phase != kind or msg.sender in self.replies:
+                    raise ProtocolError(f"{self.name} got an unexpected {msg.type} from "
+                                        f"{elf_name(msg.sender)} in state {self.state}")
+                self.replies.add(msg.sender)
+                return self._check() if len(self.replies) == self.n - 1 else []
+            case XRelease():
+                held = self.queues[kind].get(msg.sender)
+                if held is None or held[1] != msg.units:
+                    raise ProtocolError(f"{self.name} got {msg.type} of {msg.units} from "
+                                        f"{elf_name(msg.sender)}, which requested {held} (state {self.state})")
+                del self.queues[kind][msg.sender]
+                if self.state is ELF_WAIT_FOR_RELEASE and self.phase == kind:
+                    return self._check()
+                return []
+            case _:
+                raise ProtocolError(f"{self.name} does not take {msg.type} (state {self.state})")
 
     def _request(self, kind: str) -> list:
         ts = self.clock.tick()
@@ -417,7 +491,7 @@ class Elf(Protocol):
     def _check(self) -> list:
         """ELF_CRITICAL: every other elf has replied; does the resource suffice for me?"""
         kind = self.phase
-        was_waiting = self.state == ELF_WAIT_FOR_RELEASE
+        was_waiting = self.state is ELF_WAIT_FOR_RELEASE
         self.state = ELF_CRITICAL
         if kind == CONTRACT:
             position = 1 + sum(1 for request in self.contract_requests if request < self.my_request)
@@ -463,16 +537,16 @@ class Elf(Protocol):
     # -- observation --------------------------------------------------------------------
     @property
     def finished(self) -> bool:
-        return self.state == ELF_DONE
+        return self.state is ELF_DONE
 
     def waiting_for(self) -> dict[str, list[int]]:
-        if self.state == ELF_REQUESTING:
+        if self.state is ELF_REQUESTING:
             return {f"{self.phase.upper()}_REPLY": [j for j in self._others() if j not in self.replies]}
-        if self.state == ELF_WAIT_FOR_RELEASE:
+        if self.state is ELF_WAIT_FOR_RELEASE:
             ahead = sorted(pid for pid, (ts, _) in self.queues[self.phase].items()
                            if priority(ts, pid) < self.my_request)
             return {f"{self.phase.upper()}_RELEASE": ahead}
-        if self.state == INITIAL:
+        if self.state is INITIAL:
             return {"STOP" if self.active else "INIT_CONTRACTS": [MAYOR]}
         return {}
 

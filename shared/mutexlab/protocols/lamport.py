@@ -6,11 +6,12 @@ Each node keeps an array ``q[j]``: the last message received from ``j`` (its own
 State table (the node's state × input → action; every message first updates the clock and
 ``q[sender]``, then the entry condition is re-checked):
 
-| state    | request (local)                         | REQUEST(t, j)                     | REPLY / RELEASE (t, j) | exit (local)                        |
-|----------|-----------------------------------------|-----------------------------------|------------------------|-------------------------------------|
-| RELEASED | q[i] = REQUEST; broadcast → WANTED      | q[j] = it; REPLY (no own request) | q[j] = it              | error                               |
-| WANTED   | error                                   | q[j] = it; no reply (q[i] is own) | q[j] = it; enter?      | error                               |
-| HELD     | error                                   | q[j] = it; no reply (q[i] is own) | q[j] = it              | q[i] = RELEASE; broadcast → RELEASED|
+| state    | request (local)                    | REQUEST(t, j)                      | REPLY / RELEASE (t, j)   | exit (local)                         |
+|----------|------------------------------------|------------------------------------|--------------------------|--------------------------------------|
+| RELEASED | q[i] = REQUEST; broadcast → WANTED | q[j] = it; REPLY (no own request)  | q[j] = it                | error                                |
+| WANTED   | error                              | q[j] = it; no reply (q[i] is own); | q[j] = it; enter? → HELD | error                                |
+|          |                                    |   enter? → HELD                    |                          |                                      |
+| HELD     | error                              | q[j] = it; no reply (q[i] is own)  | q[j] = it                | q[i] = RELEASE; broadcast → RELEASED |
 
 Entry condition (rule 3), checked while WANTED: (a) q[i] is the earliest REQUEST in q, and
 (b) every other entry q[j] is later than q[i]. (b) implies (a); both are kept for the table.
@@ -35,7 +36,7 @@ from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
-from .classic import CS, ClassicNode, node_name, refuse_unknown, workload_options
+from .classic import CS, WANTED, ClassicNode, node_name, refuse_unknown, workload_options
 
 
 class Request(Message):
@@ -68,22 +69,29 @@ class LamportNode(ClassicNode):
     def _request(self) -> list:
         ts = self.clock.tick()
         self.q[self.pid] = ("REQUEST", ts)
-        self.state = "WANTED"
+        self.state = WANTED
         msg = Request(sender=self.pid, ts=ts)
         return [Send(j, msg) for j in self._others()] + self._try_enter()
 
     # -- rules 2, 4, 5: messages -------------------------------------------------------
     def on_message(self, msg) -> list:
-        self.clock.receive(msg.ts)
-        self.q[msg.sender] = (msg.type, msg.ts)
-        effects = []
-        if msg.type == "REQUEST" and self.q[self.pid][0] != "REQUEST":
-            effects.append(Send(msg.sender, Reply(sender=self.pid, ts=self.clock.tick())))
-        return effects + self._try_enter()
+        match msg:
+            case Request():
+                self.clock.receive(msg.ts)
+                self.q[msg.sender] = ("REQUEST", msg.ts)
+                if self.q[self.pid][0] != "REQUEST":
+                    return [Send(msg.sender, Reply(sender=self.pid, ts=self.clock.tick()))] + self._try_enter()
+                return self._try_enter()
+            case Reply() | Release():
+                self.clock.receive(msg.ts)
+                self.q[msg.sender] = (msg.type, msg.ts)
+                return self._try_enter()
+            case _:
+                raise self.refuse(msg)
 
     # -- rule 3: entry -----------------------------------------------------------------
     def may_enter(self) -> bool:
-        if self.state != "WANTED":
+        if self.state is not WANTED:
             return False
         mine = self._key(self.pid)
         earliest = all(mine < self._key(j) for j in self._others() if self.q[j][0] == "REQUEST")   # (a)
@@ -101,7 +109,7 @@ class LamportNode(ClassicNode):
         return [Send(j, msg) for j in self._others()]
 
     def waiting_for(self) -> dict[str, list[int]]:
-        if self.state != "WANTED":
+        if self.state is not WANTED:
             return {}
         mine = self._key(self.pid)
         earlier = [j for j in self._others() if self._key(j) < mine]

@@ -7,18 +7,29 @@ handlers, delivered at once by the driver. REQUEST and RELEASE carry the request
 
 Requester (state × input → action):
 
-| state    | request (local)        | REPLY from m            | FAILED from m                   | INQUIRE from m                                      | exit (local)             |
-|----------|------------------------|-------------------------|---------------------------------|-----------------------------------------------------|--------------------------|
-| RELEASED | REQUEST to S_i → WANTED| (never)                 | (never)                         | stale: ignore                                       | error                    |
-| WANTED   | error                  | grant; all S_i → HELD   | failed += m; answer pending INQ | m not granting: stale, ignore; failed or yielded: YIELD to m; else keep pending | error |
-| HELD     | error                  | (never)                 | (never)                         | ignore (RELEASE follows)                            | RELEASE to S_i → RELEASED|
+| state    | request (local)         | REPLY from m          | FAILED from m       | INQUIRE from m                   | exit (local)              |
+|----------|-------------------------|-----------------------|---------------------|----------------------------------|---------------------------|
+| RELEASED | REQUEST to S_i → WANTED | (never)               | ignore (reordered)  | stale: ignore                    | error                     |
+| WANTED   | error                   | grant; all S_i → HELD | failed += m; answer | m not granting: stale, ignore;   | error                     |
+|          |                         |                       |   pending INQ       |   failed or yielded: YIELD to m; |                           |
+|          |                         |                       |                     |   else keep pending              |                           |
+| HELD     | error                   | (never)               | ignore (reordered)  | ignore (RELEASE follows)         | RELEASE to S_i → RELEASED |
 
 Arbiter (lock × input → action; after each input ``settle`` restores the arbiter invariant):
 
-| lock      | REQUEST r                  | RELEASE from the lock holder | YIELD from the lock holder             |
-|-----------|----------------------------|------------------------------|----------------------------------------|
-| free      | lock = r; REPLY            | (never)                      | (never)                                |
-| held by k | queue r; settle            | lock = free; settle          | queue k's request again; lock = free; settle |
+| lock      | REQUEST r       | RELEASE from j              | YIELD from j                        |
+|-----------|-----------------|-----------------------------|-------------------------------------|
+| free      | lock = r; REPLY | (never)                     | (never)                             |
+| held by k | queue r; settle | j = k: lock = free; settle; | j = k: queue k's request again;     |
+|           |                 |   else (never)              |   lock = free; settle; else (never) |
+
+"(never)" inputs are refused (ProtocolError). A REPLY answers my current request and comes
+once per member, so none arrives outside WANTED; RELEASE and YIELD come only from the lock
+holder, each once per grant — all even when links reorder, because each one is sent only
+after a message that needs the previous one. A FAILED, though, is sent while the request is
+queued and may be followed by the REPLY for it: on FIFO links it always arrives first, but
+with reordering (the simulator's ``--reorder``) it can arrive once the request has entered or
+is over; it is ignored then, as the table says.
 
 ``settle``: a free lock goes to the head of the queue (REPLY); every queued request later than
 the lock that has not yet been told gets FAILED (once); if the queue's head precedes the lock,
@@ -51,7 +62,7 @@ from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
 from . import quorums as qs
-from .classic import CS, ClassicNode, IDLE_STATE, node_name, refuse_unknown, workload_options
+from .classic import CS, RELEASED, WANTED, ClassicNode, node_name, refuse_unknown, workload_options
 
 
 class Request(Message):
@@ -104,7 +115,7 @@ class MaekawaNode(ClassicNode):
         ts = self.clock.tick()
         self.my_request = priority(ts, self.pid)
         self.grants, self.failed, self.yielded, self.inquiries = set(), set(), set(), set()
-        self.state = "WANTED"
+        self.state = WANTED
         msg = Request(sender=self.pid, ts=ts)
         return [Send(m, msg) for m in self.quorum]
 
@@ -115,8 +126,8 @@ class MaekawaNode(ClassicNode):
         return [Send(m, Release(sender=self.pid, ts=ts)) for m in self.quorum]
 
     def _on_reply(self, m: int) -> list:
-        if self.state != "WANTED":
-            return []  # cannot happen on FIFO links; tolerated
+        if self.state is not WANTED:
+            raise self.refuse(f"REPLY from {node_name(m)}")
         self.grants.add(m)
         self.failed.discard(m)
         self.yielded.discard(m)
@@ -127,13 +138,13 @@ class MaekawaNode(ClassicNode):
         return []
 
     def _on_failed(self, m: int) -> list:
-        if self.state != "WANTED":
-            return []  # cannot happen on FIFO links; tolerated
+        if self.state is not WANTED:
+            return []  # overtaken by the REPLY that followed it: only when links reorder
         self.failed.add(m)
         return self._answer_inquiries()
 
     def _on_inquire(self, m: int) -> list:
-        if self.state != "WANTED" or m not in self.grants:
+        if self.state is not WANTED or m not in self.grants:
             return []  # HELD: our RELEASE answers it; not granting: stale
         self.inquiries.add(m)
         return self._answer_inquiries()
@@ -157,13 +168,13 @@ class MaekawaNode(ClassicNode):
 
     def _on_release(self, k: int) -> list:
         if self.lock is None or self.lock[1] != k:
-            return []  # cannot happen on FIFO links; tolerated
+            raise self.refuse(f"RELEASE from {node_name(k)}", f"the lock is {self._lock_text()}")
         self.lock = None
         return self._settle()
 
     def _on_yield(self, k: int) -> list:
         if self.lock is None or self.lock[1] != k:
-            return []  # cannot happen on FIFO links; tolerated
+            raise self.refuse(f"YIELD from {node_name(k)}", f"the lock is {self._lock_text()}")
         bisect.insort(self.queue, self.lock)
         self.told.add(self.lock)
         self.lock = None
@@ -190,21 +201,27 @@ class MaekawaNode(ClassicNode):
         self.inquired = True
         return [Send(self.lock[1], Inquire(sender=self.pid, ts=self.clock.tick()))]
 
+    def _lock_text(self) -> str:
+        return "free" if self.lock is None else f"held by {node_name(self.lock[1])}"
+
     # -- dispatch ----------------------------------------------------------------------
     def on_message(self, msg) -> list:
         self.clock.receive(msg.ts)
-        kind, sender = msg.type, msg.sender
-        if kind == "REQUEST":
-            return self._on_request(priority(msg.ts, sender))
-        if kind == "REPLY":
-            return self._on_reply(sender)
-        if kind == "RELEASE":
-            return self._on_release(sender)
-        if kind == "INQUIRE":
-            return self._on_inquire(sender)
-        if kind == "FAILED":
-            return self._on_failed(sender)
-        return self._on_yield(sender)  # YIELD
+        match msg:
+            case Request():     # arbiter
+                return self._on_request(priority(msg.ts, msg.sender))
+            case Reply():       # requester
+                return self._on_reply(msg.sender)
+            case Release():     # arbiter
+                return self._on_release(msg.sender)
+            case Failed():      # requester
+                return self._on_failed(msg.sender)
+            case Inquire():     # requester
+                return self._on_inquire(msg.sender)
+            case Yield():       # arbiter
+                return self._on_yield(msg.sender)
+            case _:
+                raise self.refuse(msg)
 
     # -- observation -------------------------------------------------------------------
     @property
@@ -213,9 +230,9 @@ class MaekawaNode(ClassicNode):
 
     def waiting_for(self) -> dict[str, list[int]]:
         lacks = {}
-        if self.state == "WANTED":
+        if self.state is WANTED:
             lacks["REPLY"] = [m for m in self.quorum if m not in self.grants]
-        if self.state == IDLE_STATE and self.lock is not None:
+        if self.state is RELEASED and self.lock is not None:
             lacks["RELEASE"] = [self.lock[1]]
         return lacks
 

@@ -13,6 +13,10 @@ HOLDER = j, and if Q is still not empty send REQUEST to j (asked):
 | WANTED   | error                                                   | Q += j, REQUEST to HOLDER unless asked                       | HOLDER = i; head is i: pop it → HELD; else pass         | error                 |
 | HELD     | error                                                   | Q += j (the token is in use)                                 | (never)                                                 | Q not empty: pass → RELEASED |
 
+"(never)": the token comes only to a node that asked for it, so one with a non-empty queue; a
+TOKEN at a node whose queue is empty, or that holds the token already (as when HELD), is
+refused (ProtocolError).
+
 Invariants: the HOLDER pointers always form a tree oriented toward the token (or toward the
 link it travels on); an idle token holder has an empty queue; a node is in its own queue at
 most once and HELD only while holding the token. Messages per entry: O(log N) on a
@@ -27,7 +31,7 @@ from typing import Literal
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
-from .classic import CS, ClassicNode, node_name, refuse_unknown, workload_options
+from .classic import CS, HELD, WANTED, ClassicNode, node_name, refuse_unknown, workload_options
 
 
 class Request(Message):
@@ -66,32 +70,36 @@ class RaymondNode(ClassicNode):
         if self.holder == self.pid:
             return self._enter()  # an idle holder has an empty queue
         self.queue.append(self.pid)
-        self.state = "WANTED"
+        self.state = WANTED
         return self._ask()
 
     def on_message(self, msg) -> list:
-        self.clock.receive(msg.ts)
-        if msg.type == "REQUEST":
-            if self.holder == self.pid and self.state != "HELD":
-                self.holder = msg.sender
-                return [Send(msg.sender, Token(sender=self.pid, ts=self.clock.tick()))]
-            self.queue.append(msg.sender)
-            return self._ask()
-        # TOKEN
-        self.holder = self.pid
-        self.asked = False
-        if self.queue and self.queue[0] == self.pid:
-            self.queue.popleft()
-            return self._enter()
-        if self.queue:
-            return self._pass()
-        return []  # cannot happen: the token comes only to a node with a non-empty queue
+        match msg:
+            case Request():
+                self.clock.receive(msg.ts)
+                if self.holder == self.pid and self.state is not HELD:
+                    self.holder = msg.sender
+                    return [Send(msg.sender, Token(sender=self.pid, ts=self.clock.tick()))]
+                self.queue.append(msg.sender)
+                return self._ask()
+            case Token() if self.holder == self.pid:
+                raise self.refuse(msg, "it holds the token already")
+            case Token() if self.queue:
+                self.clock.receive(msg.ts)
+                self.holder = self.pid
+                self.asked = False
+                if self.queue[0] == self.pid:
+                    self.queue.popleft()
+                    return self._enter()
+                return self._pass()
+            case _:
+                raise self.refuse(msg)
 
     def _release(self) -> list:
         return self._pass() if self.queue else []
 
     def waiting_for(self) -> dict[str, list[int]]:
-        return {"TOKEN": [self.holder]} if self.state == "WANTED" else {}
+        return {"TOKEN": [self.holder]} if self.state is WANTED else {}
 
     def snapshot(self):
         return (self.state, self.clock.time, self.holder, tuple(self.queue), self.asked, self.requests_left)

@@ -8,6 +8,9 @@ State table (the node's state × input → action):
 | WANTED   | error                        | reply if (t, j) < mine, else defer              | count; all → HELD   | error                      |
 | HELD     | error                        | defer                                           | (never)             | reply to deferred → RELEASED |
 
+"(never)": a REPLY answers my current request, and I enter only once all N−1 are in, so none is
+left over — even when links reorder. One arriving all the same is refused (ProtocolError).
+
 Invariant: a node replies to a request at most once; it enters only with N−1 replies for its
 current request. Messages per entry: exactly 2(N−1).
 """
@@ -20,7 +23,7 @@ from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
-from .classic import CS, ClassicNode, node_name, refuse_unknown, workload_options
+from .classic import CS, HELD, WANTED, ClassicNode, node_name, refuse_unknown, workload_options
 
 
 class Request(Message):
@@ -45,7 +48,7 @@ class RicartAgrawalaNode(ClassicNode):
         ts = self.clock.tick()
         self.my_request = priority(ts, self.pid)
         self.replies = set()
-        self.state = "WANTED"
+        self.state = WANTED
         msg = Request(sender=self.pid, ts=ts)
         effects = [Send(j, msg) for j in self._others()]
         if self.n == 1:
@@ -53,20 +56,19 @@ class RicartAgrawalaNode(ClassicNode):
         return effects
 
     def on_message(self, msg) -> list:
-        self.clock.receive(msg.ts)
-        if msg.type == "REQUEST":
-            theirs = priority(msg.ts, msg.sender)
-            if self.state == "HELD" or (self.state == "WANTED" and self.my_request < theirs):
-                self.deferred.append(msg.sender)
-                return []
-            return [self._reply(msg.sender)]
-        # REPLY
-        if self.state != "WANTED":
-            return []  # cannot happen on FIFO links; tolerated
-        self.replies.add(msg.sender)
-        if len(self.replies) == self.n - 1:
-            return self._enter()
-        return []
+        match msg:
+            case Request():
+                self.clock.receive(msg.ts)
+                if self.state is HELD or (self.state is WANTED and self.my_request < priority(msg.ts, msg.sender)):
+                    self.deferred.append(msg.sender)
+                    return []
+                return [self._reply(msg.sender)]
+            case Reply() if self.state is WANTED:
+                self.clock.receive(msg.ts)
+                self.replies.add(msg.sender)
+                return self._enter() if len(self.replies) == self.n - 1 else []
+            case _:
+                raise self.refuse(msg)
 
     def _reply(self, to: int):
         return Send(to, Reply(sender=self.pid, ts=self.clock.tick()))
@@ -77,7 +79,7 @@ class RicartAgrawalaNode(ClassicNode):
         return [self._reply(j) for j in deferred]
 
     def waiting_for(self) -> dict[str, list[int]]:
-        if self.state != "WANTED":
+        if self.state is not WANTED:
             return {}
         return {"REPLY": [j for j in self._others() if j not in self.replies]}
 

@@ -24,22 +24,33 @@ Self-messages are handled locally by the driver (no network message).
 
 Requester (state × input → action):
 
-| state    | request (local)                 | GRANT(m)                        | FAILED(m, r)                   | INQUIRE(m, r)                              | exit (local)                |
-|----------|---------------------------------|---------------------------------|--------------------------------|--------------------------------------------|-----------------------------|
-| RELEASED | REQUEST to R_i → WANTED         | (never)                         | ignore (stale)                 | ignore (stale)                             | error                       |
-| WANTED   | error                           | record; all of R_i → HELD       | record; answer pending INQUIREs | if r is mine and m granted: pending; answer if FAILED/yielded | error          |
-| HELD     | error                           | (never)                         | ignore                         | ignore (RELEASE will follow)               | RELEASE to I_i → RELEASED   |
+| state    | request (local)         | GRANT(m)           | FAILED(m, r)             | INQUIRE(m, r)          | exit (local)              |
+|----------|-------------------------|--------------------|--------------------------|------------------------|---------------------------|
+| RELEASED | REQUEST to R_i → WANTED | (never)            | ignore (stale)           | ignore (stale)         | error                     |
+| WANTED   | error                   | record; all of R_i | r mine, m not granting:  | r mine and m granted:  | error                     |
+|          |                         |   → HELD           |   record; answer pending |   pending; answer if   |                           |
+|          |                         |                    |   INQUIREs; else ignore  |   FAILED/yielded; else |                           |
+|          |                         |                    |   (stale)                |   ignore (stale)       |                           |
+| HELD     | error                   | (never)            | ignore                   | ignore (RELEASE will   | RELEASE to I_i → RELEASED |
+|          |                         |                    |                          |   follow)              |                           |
 
 Arbiter (CSSTAT × input → action); after every input it grants the queue's head while
 CSSTAT is free (locking when the head is tracked), then keeps two invariants:
 every queued request later than the locked one has been told FAILED, and if an earlier
 request is queued, one INQUIRE for the current lock has been sent.
 
-| CSSTAT        | REQUEST r                         | RELEASE from f       | YIELD from f              |
-|---------------|-----------------------------------|----------------------|---------------------------|
-| free          | queue r; grant head(s)            | (stale) ignore       | (never)                   |
-| locked on f's | queue r; FAILED if r > lock,      | free; grant head(s)  | requeue f's request;      |
-| request       | INQUIRE f if r < lock (once)      |                      | free; grant head(s)       |
+| CSSTAT                | REQUEST r                      | RELEASE from j              | YIELD from j                |
+|-----------------------|--------------------------------|-----------------------------|-----------------------------|
+| free                  | queue r; grant head(s)         | (never)                     | (never)                     |
+| locked on f's request | queue r; FAILED if r > lock,   | j = f: free; grant head(s); | j = f: requeue f's request; |
+|                       |   INQUIRE f if r < lock (once) |   else (never)              |   free; grant head(s); else |
+|                       |                                |                             |   (never)                   |
+
+"(never)" inputs are refused (ProtocolError), even when links reorder: a GRANT answers my
+current request, once per member of R_i, and I enter only with all of them; a RELEASE or YIELD
+comes only from the process whose request the arbiter is locked on (a RELEASE goes to I_i,
+whose members all track p_i, so they locked on its request when they granted it; a YIELD
+answers their INQUIRE), and only once per grant.
 
 Invariants: an arbiter is locked on at most one request; a requester holds a grant only for
 its current request; it enters only with a grant from every member of R_i.
@@ -56,7 +67,7 @@ from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
-from .classic import CS, ClassicNode, node_name, refuse_unknown, workload_options
+from .classic import CS, WANTED, ClassicNode, node_name, refuse_unknown, workload_options
 
 
 class Request(Message):
@@ -114,7 +125,7 @@ class SandersNode(ClassicNode):
         ts = self.clock.tick()
         self.my_request = priority(ts, self.pid)
         self.grants, self.failed, self.yielded, self.inquirers = set(), set(), set(), set()
-        self.state = "WANTED"
+        self.state = WANTED
         msg = Request(sender=self.pid, ts=ts)
         return [Send(j, msg) for j in sorted(self.R)]
 
@@ -125,11 +136,11 @@ class SandersNode(ClassicNode):
         return [Send(j, msg) for j in sorted(self.I)]
 
     def _mine(self, req: int) -> bool:
-        return self.state == "WANTED" and self.my_request == (req, self.pid)
+        return self.state is WANTED and self.my_request == (req, self.pid)
 
     def _on_grant(self, m: int) -> list:
-        if self.state != "WANTED":
-            return []  # cannot happen on FIFO links; tolerated
+        if self.state is not WANTED:
+            raise self.refuse(f"GRANT from {node_name(m)}")
         self.grants.add(m)
         self.failed.discard(m)
         self.yielded.discard(m)
@@ -140,7 +151,7 @@ class SandersNode(ClassicNode):
 
     def _answer_inquiries(self) -> list:
         """Give back every inquired grant once this request is known to wait anyway."""
-        if self.state != "WANTED" or not self.inquirers or not (self.failed or self.yielded):
+        if self.state is not WANTED or not self.inquirers or not (self.failed or self.yielded):
             return []
         effects = []
         for m in sorted(self.inquirers):
@@ -170,38 +181,47 @@ class SandersNode(ClassicNode):
                                                             req=self.csstat[0])))
         return effects
 
+    def _unlock(self, j: int, what: str) -> None:
+        """CSSTAT is free again: the locked request's owner ``j`` released or yielded it."""
+        if self.csstat is None or self.csstat[1] != j:
+            locked = "free" if self.csstat is None else f"locked on {node_name(self.csstat[1])}'s request"
+            raise self.refuse(f"{what} from {node_name(j)}", f"CSSTAT is {locked}")
+        self.csstat = None
+
     # -- inputs ------------------------------------------------------------------------------
     def on_message(self, msg) -> list:
         self.clock.receive(msg.ts)
-        kind, j = msg.type, msg.sender
-        if kind == "REQUEST":
-            bisect.insort(self.queue, priority(msg.ts, j))
-            return self._arbitrate()
-        if kind == "RELEASE":
-            if self.csstat is not None and self.csstat[1] == j:
-                self.csstat = None
-            return self._arbitrate()
-        if kind == "YIELD":
-            if self.csstat is not None and self.csstat[1] == j:
-                bisect.insort(self.queue, self.csstat)
-                self.failed_sent.add(self.csstat)  # the yielder knows it waits
-                self.csstat = None
-            return self._arbitrate()
-        if kind == "GRANT":
-            return self._on_grant(j)
-        if kind == "FAILED":
-            if not self._mine(msg.req) or j in self.grants:
-                return []
-            self.failed.add(j)
-            return self._answer_inquiries()
-        # INQUIRE
-        if not self._mine(msg.req) or j not in self.grants:
-            return []  # stale: the request is over, or the grant was already given back
-        self.inquirers.add(j)
-        return self._answer_inquiries()
+        j = msg.sender
+        match msg:
+            case Request():     # arbiter
+                bisect.insort(self.queue, priority(msg.ts, j))
+                return self._arbitrate()
+            case Release():     # arbiter
+                self._unlock(j, "RELEASE")
+                return self._arbitrate()
+            case Yield():       # arbiter
+                locked = self.csstat
+                self._unlock(j, "YIELD")
+                bisect.insort(self.queue, locked)
+                self.failed_sent.add(locked)  # the yielder knows it waits
+                return self._arbitrate()
+            case Grant():       # requester
+                return self._on_grant(j)
+            case Failed():      # requester
+                if not self._mine(msg.req) or j in self.grants:
+                    return []  # stale: the request is over, or this arbiter granted it since
+                self.failed.add(j)
+                return self._answer_inquiries()
+            case Inquire():     # requester
+                if not self._mine(msg.req) or j not in self.grants:
+                    return []  # stale: the request is over, or the grant was already given back
+                self.inquirers.add(j)
+                return self._answer_inquiries()
+            case _:
+                raise self.refuse(msg)
 
     def waiting_for(self) -> dict[str, list[int]]:
-        if self.state != "WANTED":
+        if self.state is not WANTED:
             return {}
         return {"GRANT": sorted(self.R - self.grants)}
 

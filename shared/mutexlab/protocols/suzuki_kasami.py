@@ -14,6 +14,10 @@ State table (state × input → action):
 | WANTED   | error                                             | R[j] = max(R[j], s)                                      | keep it → HELD    | error                                                           |
 | HELD     | error                                             | R[j] = max(R[j], s) (the token is in use: keep it)       | (never)           | L[i] = R[i]; append every j ∉ Q with R[j] = L[j] + 1; Q non-empty: pop head, TOKEN to it → RELEASED |
 
+"(never)": the token goes only to a site with an outstanding request (R[j] = L[j] + 1), which
+is WANTED until the token comes; a TOKEN elsewhere, or while this node holds the token, is
+refused (ProtocolError), as is a token that does not fit N processes.
+
 Invariants: exactly one token exists, in one node's hands or in flight; a node is HELD only
 while it holds the token; messages per entry: 0 (token already here) or N (N−1 REQUESTs and
 one TOKEN). A Lamport clock is kept only for the trace's ``ts``.
@@ -26,9 +30,9 @@ from typing import Literal
 from pydantic import Field
 
 from ..messages import Codec, Message
-from ..protocol import ProtocolError, Send
+from ..protocol import Send
 from ..setup import ConfigError, Setup
-from .classic import CS, ClassicNode, node_name, refuse_unknown, workload_options
+from .classic import CS, HELD, WANTED, ClassicNode, node_name, refuse_unknown, workload_options
 
 
 class Request(Message):
@@ -68,7 +72,7 @@ class SuzukiKasamiNode(ClassicNode):
         if self.token is not None:
             return self._enter()
         self.R[self.pid] += 1
-        self.state = "WANTED"
+        self.state = WANTED
         msg = Request(sender=self.pid, ts=self.clock.tick(), seq=self.R[self.pid])
         return [Send(j, msg) for j in range(1, self.n + 1) if j != self.pid]
 
@@ -78,22 +82,24 @@ class SuzukiKasamiNode(ClassicNode):
         return Send(to, Token(sender=self.pid, ts=self.clock.tick(), last=last[1:], queue=queue))
 
     def on_message(self, msg) -> list:
-        self.clock.receive(msg.ts)
-        if msg.type == "REQUEST":
-            j = msg.sender
-            self.R[j] = max(self.R[j], msg.seq)
-            if self.token is not None and self.state != "HELD" and self.R[j] == self.token[0][j] + 1:
-                return [self._send_token(j)]
-            return []
-        # TOKEN
-        if self.token is not None:
-            raise ProtocolError(f"{node_name(self.pid)} received a second token")
-        if len(msg.last) != self.n or any(not 1 <= q <= self.n for q in msg.queue):
-            raise ProtocolError(f"{node_name(self.pid)} received a token that does not fit {self.n} processes")
-        self.token = ([0] + list(msg.last), list(msg.queue))
-        if self.state == "WANTED":
-            return self._enter()
-        return []  # cannot happen: the token goes only to a waiting site
+        match msg:
+            case Request():
+                self.clock.receive(msg.ts)
+                j = msg.sender
+                self.R[j] = max(self.R[j], msg.seq)
+                if self.token is not None and self.state is not HELD and self.R[j] == self.token[0][j] + 1:
+                    return [self._send_token(j)]
+                return []
+            case Token() if self.token is not None:
+                raise self.refuse(msg, "it holds the token already")
+            case Token() if len(msg.last) != self.n or any(not 1 <= q <= self.n for q in msg.queue):
+                raise self.refuse(msg, f"the token does not fit {self.n} processes")
+            case Token() if self.state is WANTED:
+                self.clock.receive(msg.ts)
+                self.token = ([0] + list(msg.last), list(msg.queue))
+                return self._enter()
+            case _:
+                raise self.refuse(msg)
 
     def _release(self) -> list:
         last, queue = self.token
@@ -106,7 +112,7 @@ class SuzukiKasamiNode(ClassicNode):
         return []
 
     def waiting_for(self) -> dict[str, list[int]]:
-        return {"TOKEN": []} if self.state == "WANTED" else {}
+        return {"TOKEN": []} if self.state is WANTED else {}
 
     def snapshot(self):
         token = None if self.token is None else (tuple(self.token[0]), tuple(self.token[1]))

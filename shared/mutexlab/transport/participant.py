@@ -18,6 +18,9 @@ redelivered duplicates) and acked only after its effects are confirmed by the br
 holds the ack back until then, without stopping the process from handling the next input); every
 state change is logged (name, state, Lamport clock) and reported to the monitor with what the
 process waits for; malformed input is dead-lettered with its reason, never crashes the process.
+A message the protocol refuses (``ProtocolError``: its state does not accept it) is logged and
+dead-lettered with the error as reason; a local input it refuses (a timer) is a bug of this
+process: logged, and the process exits with EXIT_FAILED.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import Any
 import pika
 
 from ..messages import MessageError
+from ..protocol import ProtocolError
 from ..setup import ConfigError
 from ..sim.driver import Driver
 from .membership import build_setup, role_of
@@ -137,6 +141,9 @@ class Participant:
             return EXIT_OK if self._work() else EXIT_FAILED
         except TransportError as exc:
             log.error("%s: %s", self.name, exc)
+            return EXIT_FAILED
+        except ProtocolError as exc:   # a local input (start, a timer) the protocol refuses
+            log.error("%s: protocol error on a local input, giving up: %s", self.name, exc)
             return EXIT_FAILED
         finally:
             self.bus.close()
@@ -324,7 +331,11 @@ class Participant:
             return
         try:
             self._apply(lambda: self.driver.deliver(self.roster[env["from"]], self.pid, msg, env["id"], env["vc"]))
-        except Exception as exc:  # noqa: BLE001 - a protocol refusing its input must not kill the process
+        except ProtocolError as exc:   # the state does not accept this message: the sender's fault, or a bug
+            log.error("%s: refused %s from %s: %s", self.name, env["id"], env["from"], exc)
+            self._dead_letter(delivery, f"protocol error: {exc}")
+            return
+        except Exception as exc:  # noqa: BLE001 - a protocol failing on its input must not kill the process
             log.exception("%s: the protocol failed on %s", self.name, env["id"])
             self._dead_letter(delivery, f"the protocol failed on it: {exc!r}")   # what it did before failing happened
             return

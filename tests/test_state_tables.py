@@ -1,0 +1,460 @@
+"""Every protocol's state table, parsed from its module's docstring and checked against the code.
+
+Each protocol module writes its state table(s) as Markdown (state × input → action) at the top of
+its docstring, for a reader. This test reads those tables and holds the code to every row:
+
+* Runs: seeded simulations of every protocol (several sizes and configurations, links FIFO,
+  with delay spikes and duplicates) record each input a process takes: its row before, the
+  input, its state right after the handler returned, whether it raised.
+* Every recorded input must be allowed by its cell. A cell "(never)" or "error" is never taken
+  in a correct run (not even conditionally, "... else (never)", which is not checked here); a
+  cell's moves are written "→ X" (alternatives "→ X / Y"); the state after the input must be one
+  of them, or the state before when the cell moves conditionally (more than one target, or a
+  condition word such as "if", "?", ":", "all", "try") or not at all. An input of a table whose
+  rows are not states (an arbiter's lock) leaves the state as it was.
+* Every move "→ X" of every cell is made at least once from its row on its input: the table
+  names no move the code never makes.
+* Every unconditional "(never)" and "error" cell raises: a copy of a process seen in that row,
+  given that input (a message of that type seen in the runs), raises ProtocolError naming the
+  process, its state and the input. (An accepting cell is held to the runs only: a message
+  made up for a state can be one no run would ever bring it.)
+
+The checker is shown to catch a table that lies, and code that breaks its table, at the end.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import pytest
+
+from mutexlab.protocol import ProtocolError
+from mutexlab.protocols import bees, elves, lamport, maekawa, raymond, ricart_agrawala, sanders, suzuki_kasami
+from mutexlab.protocols.registry import make_setup
+from mutexlab.sim import SimConfig, Simulation
+
+LOCAL = ("request", "exit", "start")
+CONDITIONAL = re.compile(r"\bif\b|\bunless\b|\belse\b|\?|:|\ball\b|\btry\b|\bwhen\b")
+MOVE = re.compile(r"→\s*([A-Z][A-Z_]*(?:\s*/\s*[A-Z][A-Z_]*)*)")
+FIFO = ({}, {"delay": "uniform"}, {"delay": "fixed"}, {"spike": 0.2, "spike_delay": 20.0}, {"duplicate": 0.3})
+
+
+# -- the tables --------------------------------------------------------------------------------
+@dataclass
+class Table:
+    header: list[str]
+    rows: dict[str, list[str]]          # row label → cells (continuation lines joined)
+
+    def column(self, inp: str, types: set[str]) -> int | None:
+        """The column of input ``inp`` (a message type or a local action), or None."""
+        found = [i for i, head in enumerate(self.header[1:], 1) if inp in header_inputs(head, types)]
+        assert len(found) <= 1, f"input {inp} in two columns of {self.header}"
+        return found[0] if found else None
+
+
+def parse_tables(doc: str) -> list[Table]:
+    tables: list[Table] = []
+    lines = doc.splitlines()
+    i = 0
+    while i < len(lines):
+        if not (lines[i].startswith("|") and i + 1 < len(lines) and re.match(r"^\|[-| ]+\|$", lines[i + 1])):
+            i += 1
+            continue
+        header = [c.strip() for c in lines[i].strip().strip("|").split("|")]
+        rows: dict[str, list[str]] = {}
+        last = None
+        i += 2
+        while i < len(lines) and lines[i].startswith("|"):
+            cells = [c.strip() for c in lines[i].strip().strip("|").split("|")]
+            assert len(cells) == len(header), f"row {lines[i]!r} has {len(cells)} cells, the header {len(header)}"
+            if last is not None and (cells[0] == "" or cells[0].startswith("(")):   # continues the row above
+                joined = [f"{a} {b}".strip() for a, b in zip(rows.pop(last), cells)]
+                last = joined[0]
+                rows[last] = joined
+            else:
+                last = cells[0]
+                rows[last] = cells
+            i += 1
+        tables.append(Table(header, {label: cells[1:] for label, cells in rows.items()}))
+    return tables
+
+
+def header_inputs(head: str, types: set[str]) -> set[str]:
+    """``"REQUEST(t, j)"`` → {REQUEST}; ``"REPLY / RELEASE (t, j)"`` → {REPLY, RELEASE};
+    ``"exit (local)"`` → {exit}; ``"local"`` → {request, exit}; ``"X_REQUEST"`` → every *_REQUEST."""
+    out = set()
+    for part in head.split("/"):
+        word = re.match(r"\s*([A-Za-z_]+)", part).group(1)
+        if word == "local":
+            out |= {"request", "exit"}
+        elif word in LOCAL:
+            out.add(word)
+        elif word.startswith("X_"):
+            out |= {t for t in types if t.endswith(word[1:])}
+        else:
+            assert word in types, f"column {head!r}: {word} is not a message type ({sorted(types)})"
+            out.add(word)
+    return out
+
+
+@dataclass
+class Cell:
+    text: str
+    kind: str                    # "never", "error" or "accept"
+    targets: set[str]
+    conditional: bool
+
+
+def cell_for(text: str, inp: str, states: set[str]) -> Cell:
+    """The part of ``text`` for ``inp``: a cell of the elves' "local" column reads
+    "request: ...", "exit: ..."; an action it does not mention is an error."""
+    labelled = re.findall(r"\b(request|exit):", text)
+    if labelled and inp in LOCAL:
+        parts = dict(re.findall(r"\b(request|exit):\s*(.*?)(?=\b(?:request|exit):|$)", text))
+        text = parts.get(inp, "error").strip().rstrip(",")
+    if text.startswith("(never)"):
+        return Cell(text, "never", set(), False)
+    if text.startswith("error"):
+        return Cell(text, "error", set(), False)
+    targets = set()
+    for group in MOVE.findall(text):
+        for name in (g.strip() for g in group.split("/")):
+            assert name in states, f"cell {text!r} moves to {name}, which is not a state ({sorted(states)})"
+            targets.add(name)
+    conditional = len(targets) > 1 or bool(CONDITIONAL.search(text))
+    return Cell(text, "accept", targets, conditional)
+
+
+# -- what each protocol's tables are about ---------------------------------------------------------
+@dataclass
+class Spec:
+    module: object
+    cls: type
+    tables: list[int]                         # indexes into the module's tables
+    row_of: list                              # per table: protocol → row label
+    state_rows: list[bool]                    # per table: are its rows the process's states?
+    runs: list[tuple] = field(default_factory=list)   # (algorithm, processes, options[, simulator options])
+    doc: str | None = None                             # the tables' text (default: the module's docstring)
+
+
+def state_row(p) -> str:
+    return str(p.state)
+
+
+def elf_row(p) -> str:
+    if p.state == elves.INITIAL:
+        return "INITIAL (none left)" if p.active else "INITIAL (no round)"
+    return {"ELF_CRITICAL": "ELF_CRITICAL (working)", "ELF_DONE": "ELF_DONE (final)"}.get(str(p.state), str(p.state))
+
+
+def classic(module, cls, algorithm, options=None, sizes=(2, 3, 5)):
+    return Spec(module, cls, [0], [state_row], [True],
+                [(algorithm, n, {"requests": 3, **(options or {})}) for n in sizes])
+
+
+SPECS = {
+    "lamport": classic(lamport, lamport.LamportNode, "lamport"),
+    "ricart-agrawala": classic(ricart_agrawala, ricart_agrawala.RicartAgrawalaNode, "ricart-agrawala"),
+    "suzuki-kasami": classic(suzuki_kasami, suzuki_kasami.SuzukiKasamiNode, "suzuki-kasami"),
+    "raymond": classic(raymond, raymond.RaymondNode, "raymond", sizes=(2, 3, 6)),
+    "maekawa": Spec(maekawa, maekawa.MaekawaNode, [0, 1],
+                    [state_row, lambda p: "free" if p.lock is None else "held by k"], [True, False],
+                    [("maekawa", n, {"requests": 3}) for n in (3, 5, 7)]
+                    + [("maekawa", 9, {"requests": 2, "quorums": "grid"})]),
+    "sanders": Spec(sanders, sanders.SandersNode, [0, 1],
+                    [state_row, lambda p: "free" if p.csstat is None else "locked on f's request"], [True, False],
+                    [("sanders", n, {"requests": 3}) for n in (2, 3, 5)]
+                    + [("sanders", 5, {"requests": 3, "inform_sets": {"1": [1, 2], "2": [2, 3], "3": [3, 1],
+                                                                      "4": [4, 1, 2, 3], "5": [5, 1, 2, 3]}})]),
+    "bees": Spec(bees, bees.Bee, [0], [state_row], [True],
+                 [("bees", 4, {"flowers": 2, "reeds": 2}),
+                  ("bees", 6, {"flowers": 2, "reeds": 2, "eggs": 2, "cocoons": 4}),
+                  ("bees", 3, {"flowers": 1, "reeds": 1}),
+                  ("bees", 7, {"flowers": 3, "reeds": 1, "eggs": 1, "cocoons": 2}),   # some retire
+                  # long rests: a bee may wake when every other bee is gone, and take a reed (or retire) at once
+                  ("bees", 2, {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 1}, {"dwell": {"rest": 30}}),
+                  ("bees", 2, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}, {"dwell": {"rest": 30}})]),
+    "mayor": Spec(elves, elves.Mayor, [0], [state_row], [True], [("elves", 3, {}), ("elves", 4, {"rounds": 3})]),
+    "elf": Spec(elves, elves.Elf, [1], [elf_row], [True],
+                [("elves", 3, {}), ("elves", 4, {"rounds": 3}), ("elves", 3, {"contracts": 1, "rounds": 3}),
+                 ("elves", 5, {"pins": 2, "poison": 6, "contracts": 6, "hamsters": [2, 5], "rounds": 2})]),
+}
+SEEDS = range(8)
+
+
+# -- the runs ------------------------------------------------------------------------------------
+@dataclass
+class Observed:
+    moves: dict = field(default_factory=lambda: defaultdict(set))       # (table, row, input) → states after
+    kept: dict = field(default_factory=lambda: defaultdict(list))        # (table, row) → copies of processes in it
+    messages: dict = field(default_factory=lambda: defaultdict(list))    # type → messages received
+    arbiter_moves: dict = field(default_factory=lambda: defaultdict(set))  # (table, row, input) → (before, after)
+    raised: list = field(default_factory=list)                           # errors of runs that should not raise
+
+
+KEEP = 6   # copies kept per row (processes in different situations, e.g. the elves' phases)
+
+
+def observe(spec: Spec, cls: type | None = None) -> Observed:
+    """Run ``spec``'s configurations, recording every input of every process of class ``cls``
+    (default ``spec.cls``; a broken variant replaces it)."""
+    seen = Observed()
+    base = cls or spec.cls
+
+    def rows(p) -> tuple:
+        return tuple(row_of(p) for row_of in spec.row_of)
+
+    def keep(p) -> None:
+        for t, row in enumerate(rows(p)):
+            if len(seen.kept[(t, row)]) < KEEP:
+                seen.kept[(t, row)].append(copy.deepcopy(p))
+
+    def record(p, inp: str, call):
+        before, state = rows(p), str(p.state)
+        keep(p)
+        effects = call()
+        keep(p)
+        for t, row in enumerate(before):
+            if spec.state_rows[t]:
+                seen.moves[(t, row, inp)].add(str(p.state))
+            else:
+                seen.arbiter_moves[(t, row, inp)].add((state, str(p.state)))
+        return effects
+
+    class Recording(base):
+        def start(self):
+            return record(self, "start", lambda: base.start(self))
+
+        def on_local(self, action):
+            return record(self, action, lambda: base.on_local(self, action))
+
+        def on_message(self, msg):
+            if msg.sender != self.pid and len(seen.messages[msg.type]) < 20:
+                seen.messages[msg.type].append(msg)
+            return record(self, msg.type, lambda: base.on_message(self, msg))
+
+    for algorithm, n, options, *sim in spec.runs:
+        for seed in SEEDS:
+            setup = make_setup(algorithm, n, options, seed)
+            for p in setup.protocols.values():
+                if type(p) is spec.cls:
+                    p.__class__ = Recording
+            config = SimConfig(seed=seed, **FIFO[seed % len(FIFO)], **(sim[0] if sim else {}))
+            try:
+                result = Simulation(setup, config).run()
+            except ProtocolError as exc:
+                seen.raised.append(f"{algorithm} N={n} {options} seed {seed}: {exc}")
+                continue
+            if not result.ok:
+                seen.raised.append(f"{algorithm} N={n} {options} seed {seed}: stalled {result.stalled}")
+    return seen
+
+
+def tables_of(spec: Spec) -> list[Table]:
+    every = parse_tables(spec.doc or spec.module.__doc__)
+    return [every[i] for i in spec.tables]
+
+
+def state_enum(spec: Spec):
+    """The protocol's states: the module's own enum, or the classic nodes' one."""
+    for name in ("State", "BeeState"):
+        if name in vars(spec.module):
+            return vars(spec.module)[name]
+    from mutexlab.protocols.classic import State
+    return State
+
+
+def original(proto) -> type:
+    """The protocol class under the recording subclass of a kept copy."""
+    cls = type(proto)
+    return cls.__mro__[1] if cls.__name__ == "Recording" else cls
+
+
+def give(proto, inp: str, seen: Observed):
+    """Input ``inp`` for a copy of ``proto``: a callable, or None when no such message was seen.
+    A message seen in the runs, from another process, put in this process's round (elves)."""
+    base = original(proto)
+    if inp in LOCAL:
+        return lambda: base.on_local(proto, inp)
+    msgs = [m for m in seen.messages.get(inp, []) if m.sender != proto.pid]
+    if not msgs:
+        return None
+    msg = msgs[0]
+    if "round" in type(msg).model_fields and getattr(proto, "round", 0):
+        msg = msg.model_copy(update={"round": proto.round})
+    return lambda: base.on_message(proto, msg)
+
+
+def probe_moves(spec: Spec, seen: Observed, t: int, row: str, inp: str) -> set[str]:
+    """The states copies of processes seen in ``row`` move to on ``inp``, for every message of that
+    type seen (a move too rare for the runs, e.g. an elf whose contract request is overtaken by
+    the round's STOP): the code makes it from a real state, on a real message."""
+    made = set()
+    for kept in seen.kept.get((t, row), []):
+        for msg in seen.messages.get(inp, [None]) if inp not in LOCAL else [None]:
+            proto = copy.deepcopy(kept)
+            base = original(proto)
+            if msg is None:
+                call = lambda: base.on_local(proto, inp)    # noqa: E731
+            else:
+                if msg.sender == proto.pid:
+                    continue
+                if "round" in type(msg).model_fields and getattr(proto, "round", 0):
+                    msg = msg.model_copy(update={"round": proto.round})
+                call = lambda: base.on_message(proto, msg)  # noqa: E731
+            try:
+                call()
+            except ProtocolError:
+                continue
+            made.add(str(proto.state))
+    return made
+
+
+def check(spec: Spec, seen: Observed) -> list[str]:
+    """Everything the tables of ``spec`` say that the observed behaviour contradicts."""
+    problems = [f"a run failed: {e}" for e in seen.raised]
+    states = {str(s) for s in state_enum(spec)}
+    types = set(spec.module.CODEC.types)
+    for t, table in enumerate(tables_of(spec)):
+        seen_rows = {row for (table_index, row) in seen.kept if table_index == t}
+        problems += [f"{spec.cls.__name__}: a process was in row {row!r}, which the table lacks"
+                     for row in sorted(seen_rows - set(table.rows))]
+        problems += [f"{spec.cls.__name__}: no process was ever in row {row!r}"
+                     for row in sorted(set(table.rows) - seen_rows)]
+        for row, cells in table.rows.items():
+            for column, head in enumerate(table.header[1:], 1):
+                # The moves made from this row, per cell: the inputs of one column share a cell
+                # (X_REPLY: three message types), but for "local" each action has its own.
+                made: dict[str, set[str]] = defaultdict(set)
+                cells_here = {}
+                for inp in sorted(header_inputs(head, types)):
+                    cell = cell_for(cells[column - 1], inp, states)
+                    cells_here[(cell.text, inp)] = cell
+                    after = seen.moves.get((t, row, inp), set()) if spec.state_rows[t] else set()
+                    made[cell.text] |= after
+                    taken = (t, row, inp) in seen.moves or (t, row, inp) in seen.arbiter_moves
+                    where = f"{spec.cls.__name__} {table.header[0]} {row!r} × {inp}: cell {cell.text!r}"
+                    if cell.kind != "accept":
+                        if taken:
+                            problems.append(f"{where}: taken in a correct run")
+                    elif spec.state_rows[t]:
+                        stay = {row.split()[0]} if cell.conditional or not cell.targets else set()
+                        allowed = cell.targets | stay
+                        if after - allowed:
+                            problems.append(f"{where}: moved to {sorted(after - allowed)}, the table allows "
+                                            f"{sorted(allowed)}")
+                    else:
+                        problems += [f"{where}: changed the state {before} → {aft}"
+                                     for before, aft in seen.arbiter_moves.get((t, row, inp), ()) if before != aft]
+                for (text, inp), cell in cells_here.items():
+                    missing = cell.targets - made[text]
+                    if missing:
+                        made[text] |= probe_moves(spec, seen, t, row, inp)
+                for (text, inp), cell in cells_here.items():
+                    problems += [f"{spec.cls.__name__} {row!r} × {head}: cell {text!r}: never moved to {target}"
+                                 for target in sorted(cell.targets - made[text])]
+    return sorted(set(problems), key=problems.index)
+
+
+def refusals(spec: Spec, seen: Observed, cls: type | None = None) -> list[str]:
+    """Every unconditional "(never)" and "error" cell raises ProtocolError naming process, state, input."""
+    problems = []
+    states = {str(s) for s in state_enum(spec)}
+    types = set(spec.module.CODEC.types)
+    for t, table in enumerate(tables_of(spec)):
+        for row, cells in table.rows.items():
+            for column, head in enumerate(table.header[1:], 1):
+                for inp in sorted(header_inputs(head, types) - {"start"}):
+                    cell = cell_for(cells[column - 1], inp, states)
+                    if cell.kind == "accept":
+                        continue
+                    where = f"{spec.cls.__name__} {row!r} × {inp} ({cell.text!r})"
+                    if not seen.kept.get((t, row)):
+                        problems.append(f"{where}: no process was ever in this row")
+                        continue
+                    proto = copy.deepcopy(seen.kept[(t, row)][0])
+                    state = str(proto.state)
+                    call = give(proto, inp, seen)
+                    if call is None:
+                        problems.append(f"{where}: no {inp} was seen in the runs")
+                        continue
+                    try:
+                        call()
+                    except ProtocolError as exc:
+                        missing = [w for w in (proto.name, state, inp) if w not in str(exc)]
+                        if missing:
+                            problems.append(f"{where}: the error {str(exc)!r} does not name {missing}")
+                    else:
+                        problems.append(f"{where}: accepted, the table says {cell.kind}")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def observed():
+    return {name: observe(spec) for name, spec in SPECS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_the_code_follows_every_row_of_the_table(name, observed):
+    problems = check(SPECS[name], observed[name])
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_every_error_and_never_cell_raises_naming_process_state_and_input(name, observed):
+    problems = refusals(SPECS[name], observed[name])
+    assert not problems, "\n".join(problems)
+
+
+def test_every_protocol_module_has_its_tables_checked():
+    from mutexlab.protocols.registry import ALGORITHMS
+    checked = {spec.module.__name__ for spec in SPECS.values()}
+    assert {f"mutexlab.protocols.{module.rsplit('.', 1)[-1]}" for module in ALGORITHMS.values()} <= checked
+
+
+# -- the checker catches what it is for ------------------------------------------------------------
+def test_a_table_that_lies_is_caught(observed):
+    """Ricart–Agrawala's table with three lies: WANTED × REPLY never enters, RELEASED × REQUEST is
+    an error, and the exit moves to WANTED."""
+    spec = SPECS["ricart-agrawala"]
+    doc = ricart_agrawala.__doc__
+    lies = [("| count; all → HELD   |", "| count → WANTED      |"),
+            ("| reply                                           |",
+             "| error                                           |"),
+            ("| reply to deferred → RELEASED |", "| reply to deferred → WANTED   |")]
+    for old, new in lies:
+        assert doc.count(old) == 1, old
+        doc = doc.replace(old, new)
+    lying = Spec(spec.module, spec.cls, spec.tables, spec.row_of, spec.state_rows, spec.runs, doc=doc)
+    problems = check(lying, observed["ricart-agrawala"]) + refusals(lying, observed["ricart-agrawala"])
+    assert problems == [
+        "RicartAgrawalaNode state 'RELEASED' × REQUEST: cell 'error': taken in a correct run",
+        "RicartAgrawalaNode state 'WANTED' × REPLY: cell 'count → WANTED': moved to ['HELD'], the table allows "
+        "['WANTED']",
+        "RicartAgrawalaNode state 'HELD' × exit: cell 'reply to deferred → WANTED': moved to ['RELEASED'], the "
+        "table allows ['WANTED']",
+        "RicartAgrawalaNode 'HELD' × exit (local): cell 'reply to deferred → WANTED': never moved to WANTED",
+        "RicartAgrawalaNode 'RELEASED' × REQUEST ('error'): accepted, the table says error",
+    ], "\n".join(problems)
+
+
+def test_code_that_breaks_its_table_is_caught():
+    """Two broken Ricart–Agrawala variants (tests/mutexlab_broken): one enters without waiting
+    for replies (RELEASED × request → HELD, not WANTED; the stray replies it then gets are refused),
+    one tolerates a REPLY outside WANTED silently, as the code once did."""
+    from mutexlab_broken.ricart_agrawala import GreedyNode
+    from mutexlab_broken.tolerant_ricart_agrawala import TolerantNode
+
+    spec = SPECS["ricart-agrawala"]
+    greedy = check(spec, observe(spec, GreedyNode))
+    moved = "'RELEASED' × request: cell 'broadcast REQUEST → WANTED': moved to ['HELD']"
+    assert any(moved in p for p in greedy), greedy
+    assert any("a run failed" in p and "cannot take REPLY in state" in p for p in greedy), greedy
+    tolerant = observe(spec, TolerantNode)
+    assert check(spec, tolerant) == [], "in correct runs the stray REPLY never comes"
+    problems = refusals(spec, tolerant)
+    assert problems == ["RicartAgrawalaNode 'RELEASED' × REPLY ('(never)'): accepted, the table says never",
+                        "RicartAgrawalaNode 'HELD' × REPLY ('(never)'): accepted, the table says never"], problems
