@@ -40,6 +40,9 @@ class RecordingBus:
     def cancel(self, _queue) -> None:
         pass
 
+    def call(self, action):
+        return action(self.channel)
+
     def queue_declare(self, *_a, **_kw) -> None:
         pass
 

@@ -240,6 +240,7 @@ class Bus:
         # Shown by the broker (management UI, rabbitmqctl list_connections): which run, which process.
         params.client_properties = {"connection_name": f"mutexlab {self.topology.run_id} {self.name}"}
         delay = 0.2
+        failed = False
         while True:
             try:
                 self.conn = pika.BlockingConnection(params)
@@ -265,7 +266,8 @@ class Bus:
                 if time.monotonic() >= deadline:
                     raise TransportError(f"cannot reach RabbitMQ at {redact(self.url)} "
                                          f"within {self.connect_timeout:g}s: {exc!r}") from None
-                if delay == 0.2:    # the first failed attempt of this connect
+                if not failed:      # once per connect: the retries themselves stay quiet
+                    failed = True
                     log.warning("cannot reach RabbitMQ at %s yet (%r); retrying for up to %gs", redact(self.url),
                                 exc, max(0.0, deadline - time.monotonic()))
                 time.sleep(delay)
