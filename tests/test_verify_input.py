@@ -165,3 +165,10 @@ def test_a_missing_file_and_a_directory_are_refused(tmp_path, capsys):
     assert main(["verify", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(tmp_path) in err and "Is a directory" in err
+
+
+def test_report_names_the_file_when_an_event_cannot_be_drawn(capsys):
+    send = '{"event":"send","pid":"node-1","lamport":1,"vc":{"node-1":1},"type":"REQUEST","to":"node-2","id":"a"}\n'
+    code, out, err, path = verify_bytes((HEADER + send).encode(), capsys, "report")
+    assert code == 2 and f"{path}: line 2: send event of node-1 lacks a numeric 't'" in err
+    assert_judged_or_refused(code, out, err, path, command="report")

@@ -30,9 +30,12 @@ def run(args) -> int:
         return fail(f"the report would overwrite its own trace {args.trace}; choose another name with -o")
     try:
         events = read_trace(args.trace)
-        target = write_report(events, output)
     except TraceError as exc:
         return fail(str(exc))
+    try:
+        target = write_report(events, output)
+    except TraceError as exc:    # an event the page cannot draw: "line N: ..." gets the file's name
+        return fail(f"{args.trace}: {exc}")
     except OSError as exc:
         return fail(f"cannot write {output}: {exc.strerror or exc}")
     print(f"report written to {target}")
