@@ -146,6 +146,20 @@ def test_every_service_command_exists_and_matches_its_role(compose):
         assert service["depends_on"]["rabbitmq"]["condition"] == "service_healthy"
 
 
+def test_each_monitor_starts_after_its_participants(compose):
+    """Joins wait in the monitor's queue, so a monitor started after every scaled participant
+    admits them all even when a loaded machine starts containers seconds apart (once, with the
+    monitor first, the join window closed on 2 of 5 nodes)."""
+    services = compose["services"]
+    for monitor, participants in (("monitor", ["bee"]), ("elves-monitor", ["elf", "mayor"]),
+                                  ("classic-monitor", ["node"])):
+        depends = services[monitor]["depends_on"]
+        assert set(depends) == {"rabbitmq", *participants}
+        assert all(depends[p]["condition"] == "service_started" for p in participants)
+        for participant in participants:
+            assert not any(m in services[participant]["depends_on"] for m in MONITORS)
+
+
 def test_broker_has_health_check_management_ui_and_no_hard_coded_credentials(compose):
     broker = compose["services"]["rabbitmq"]
     assert broker["image"].startswith("rabbitmq:3-management")
