@@ -208,15 +208,16 @@ def throughput(url: str, count: int, mode: str) -> dict:
     """Raw pika, one producer and one consumer process: ``mode`` is one of ``MODES``."""
     if mode not in MODES:
         raise ValueError(f"raw pika mode must be one of {', '.join(MODES)}, got {mode!r}")
-    from .common import broker_cpu_seconds
+    from .common import broker_cpu_seconds, broker_pid
 
     name = f"mutexlab-bench.{uuid.uuid4().hex[:8]}.raw"
     _declare(url, [name], durable=mode != "transient")
     try:
-        cpu_before = broker_cpu_seconds()
+        broker = broker_pid(url)
+        cpu_before = broker_cpu_seconds(broker)
         out = _run_workers(_dispatch_raw, [("producer", url, name, count, mode),
                                            ("consumer", url, name, count, mode)])
-        cpu_after = broker_cpu_seconds()
+        cpu_after = broker_cpu_seconds(broker)
     finally:
         _delete(url, [name])
     prod = next(o for o in out if o["role"] == "producer")

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import platform
+import socket
 import subprocess
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -97,27 +99,72 @@ def say(text: str = "") -> None:
     print(text, flush=True)
 
 
-def broker_pid() -> int | None:
-    """The local RabbitMQ node's process (``beam.smp``), or None when no broker runs on this
-    machine (a remote ``--amqp-url``) or /proc cannot say."""
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "ip6-localhost"}
+DEFAULT_AMQP_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
+
+
+def _listening_inodes(port: int, proc: str = "/proc") -> set[str]:
+    """The inodes of the TCP sockets listening on ``port`` in this process's network namespace."""
+    inodes = set()
+    for table in ("tcp", "tcp6"):
+        try:
+            with open(f"{proc}/net/{table}", encoding="ascii") as handle:
+                next(handle, None)                                      # the header
+                for line in handle:
+                    fields = line.split()      # sl local_address rem_address st ... uid timeout inode
+                    if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                        inodes.add(fields[9])                           # st 0A = LISTEN
+        except (OSError, ValueError):
+            continue
+    return inodes
+
+
+def find_broker_pid(port: int, proc: str = "/proc") -> int | None:
+    """The Erlang VM (``beam*``) that holds the socket listening on ``port`` here, or None.
+
+    Not merely the first ``beam*`` process: another VM (a broker in a container, a private test
+    node on another port) would be measured instead, and a CPU time read from two different
+    processes gave negative µs per message. A broker in a container listens in its own network
+    namespace, so it is never taken for this port (docker-proxy, which forwards to it, is no beam)."""
+    listening = _listening_inodes(port, proc)
+    if not listening:
+        return None
     try:
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/comm", encoding="ascii") as handle:
-                        if handle.read().startswith("beam"):
-                            return int(entry)
-                except OSError:
-                    continue
+        entries = [e for e in os.listdir(proc) if e.isdigit()]
     except OSError:
         return None
+    for entry in sorted(entries, key=int):
+        try:
+            with open(f"{proc}/{entry}/comm", encoding="ascii") as handle:
+                if not handle.read().startswith("beam"):
+                    continue
+            fds = os.listdir(f"{proc}/{entry}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"{proc}/{entry}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:[") and target[8:-1] in listening:
+                return int(entry)
     return None
 
 
-def broker_cpu_seconds(pid: int | None = None) -> float | None:
-    """CPU time (user + system) the local RabbitMQ node (process ``pid``, found when not given) has
-    used so far, or None when there is none or /proc cannot say."""
-    pid = pid or broker_pid()
+def broker_pid(url: str | None = None) -> int | None:
+    """The local RabbitMQ node serving ``url`` (default ``$AMQP_URL``, else 127.0.0.1:5672): the
+    Erlang VM listening on the URL's port; None when the URL names another machine, no VM here
+    listens on that port, or /proc cannot say."""
+    where = urlparse(url or os.environ.get("AMQP_URL") or DEFAULT_AMQP_URL)
+    if (where.hostname or "127.0.0.1") not in LOOPBACK | {socket.gethostname()}:
+        return None
+    return find_broker_pid(where.port or 5672)
+
+
+def broker_cpu_seconds(pid: int | None) -> float | None:
+    """CPU time (user + system) the process ``pid`` (the local broker, from ``broker_pid``) has used
+    so far, or None when there is none or /proc cannot say. Find the pid once per measurement, so
+    the times before and after come from the same process."""
     if pid is None:
         return None
     try:
@@ -142,15 +189,15 @@ def _machine_jiffies() -> tuple[int, int] | None:
 
 class CpuSampler:
     """Samples, every ``period`` seconds in a thread, the machine's busy and total CPU time and the
-    local broker's CPU time, stamped with Unix time; ``window(t0, t1)`` then tells how busy the
-    machine was and how much CPU the broker took between two moments of a run (for instance from
-    the welcome that starts it to its completion, without the processes' start-up)."""
+    CPU time of the local broker serving ``url``, stamped with Unix time; ``window(t0, t1)`` then
+    tells how busy the machine was and how much CPU the broker took between two moments of a run
+    (for instance from the welcome that starts it to its completion, without the processes' start-up)."""
 
-    def __init__(self, period: float = 0.02) -> None:
+    def __init__(self, period: float = 0.02, url: str | None = None) -> None:
         import threading
 
         self.period = period
-        self.broker = broker_pid()
+        self.broker = broker_pid(url)
         self.samples: list[tuple[float, int, int, float | None]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)

@@ -49,7 +49,7 @@ def mutexlab_run(args: list[str], url: str, timeout: float) -> dict:
         command = [sys.executable, "-m", "mutexlab", "run", *args, "--dwell", "0", "--json", "--trace", str(trace),
                    "--amqp-url", url, "--stall-timeout", "60", "--join-timeout", "240"]
         began = time.perf_counter()
-        with CpuSampler() as cpu:
+        with CpuSampler(url=url) as cpu:
             proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
                                   env={**os.environ, "PYTHONUNBUFFERED": "1"})
         wall = time.perf_counter() - began

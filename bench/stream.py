@@ -40,7 +40,7 @@ import time
 import uuid
 
 from .baselines import _now, _run_workers, async_confirms, broker_us_per_msg, drain
-from .common import broker_cpu_seconds
+from .common import broker_cpu_seconds, broker_pid
 
 
 def _topology(run_id: str, mode: str = "messages"):
@@ -219,9 +219,10 @@ def stream(url: str, count: int, traced: bool = False, tapped: bool = True, per_
         conn.close()
     roles = ("sender", "receiver", "tap") if tapped else ("sender", "receiver")
     try:
-        cpu_before = broker_cpu_seconds()
+        broker = broker_pid(url)
+        cpu_before = broker_cpu_seconds(broker)
         out = _run_workers(_dispatch, [(raw, role, url, run_id, count, mode, per_input) for role in roles])
-        cpu_after = broker_cpu_seconds()
+        cpu_after = broker_cpu_seconds(broker)
         left_in_monitor_queue = _queue_depth(url, topology.monitor_queue)
     finally:
         delete_run(url, run_id, ["node-1", "node-2"])

@@ -1,8 +1,12 @@
-"""The compose file: valid for docker-compose, scalable services really scalable, every command present."""
+"""The compose file: docker-compose (v1) and docker compose (v2) read it identically, with or
+without .env copied from .env.example; scalable services really scalable, every command present.
+Running it for real is scripts/compose-check.sh (called by .ci/run)."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -10,9 +14,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mutexlab.transport.settings import MonitorSettings, load
+
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = ROOT / "docker-compose.yml"
+EXAMPLE = ROOT / ".env.example"
 SCALABLE = ("bee", "elf", "node")
+MONITORS = ("monitor", "elves-monitor", "classic-monitor")
 
 
 @pytest.fixture(scope="module")
@@ -20,17 +28,96 @@ def compose() -> dict:
     return yaml.safe_load(COMPOSE.read_text())
 
 
-def test_docker_compose_config_passes():
-    tool = shutil.which("docker-compose")
-    if tool is None:
-        if os.environ.get("CI"):
-            pytest.fail("docker-compose is not installed (.ci/run installs it)")
-        pytest.skip("docker-compose is not installed")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MUTEXLAB_", "BEES_", "ELVES_", "CLASSIC_"))}
-    for profiles in ([], ["--profile", "elves"], ["--profile", "classic"]):
-        done = subprocess.run([tool, "-f", str(COMPOSE), *profiles, "config", "-q"], cwd=ROOT, env=env,
-                              capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
+def _tool(argv: list[str], what: str) -> list[str]:
+    """The compose command ``argv`` if it works here; skip without it (fail under CI: .ci/run
+    installs docker-compose and starts the engine, which brings the compose v2 plugin)."""
+    if shutil.which(argv[0]) and subprocess.run([*argv, "version"], capture_output=True).returncode == 0:
+        return argv
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} is not installed (.ci/run installs it)")
+    pytest.skip(f"{what} is not installed")
+
+
+def _clean_env() -> dict:
+    """The environment without anything the compose file or .env could set, so only the env file speaks."""
+    names = {line.split("=", 1)[0] for line in EXAMPLE.read_text().splitlines() if re.match(r"^[A-Z_]+=", line)}
+    return {k: v for k, v in os.environ.items()
+            if k not in names and not k.startswith(("COMPOSE_", "MUTEXLAB_", "BEES_", "ELVES_", "CLASSIC_"))}
+
+
+def _config(tool: list[str], env_file: Path) -> dict:
+    """``config`` of every service (all profiles), as the tool resolves it with ``env_file``."""
+    done = subprocess.run([*tool, "--env-file", str(env_file), "-f", str(COMPOSE), "--profile", "elves",
+                           "--profile", "classic", "config"], cwd=ROOT, env=_clean_env(), capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return yaml.safe_load(done.stdout)
+
+
+def _normalised(config: dict) -> dict:
+    """What a service runs with, in a form both versions print alike (v1 writes ports and volumes
+    short, v2 long; v2 adds networks and ``required``)."""
+    out = {}
+    for name, service in config["services"].items():
+        ports = []
+        for port in service.get("ports", []):
+            if isinstance(port, dict):
+                port = f"{port.get('host_ip', '')}:{port['published']}:{port['target']}/{port.get('protocol', 'tcp')}"
+            ports.append(str(port))
+        volumes = []
+        for volume in service.get("volumes", []):
+            if isinstance(volume, dict):
+                volume = f"{volume['source']}:{volume['target']}:{'ro' if volume.get('read_only') else 'rw'}"
+            volumes.append(str(volume))
+        out[name] = {"environment": {k: str(v) for k, v in (service.get("environment") or {}).items()},
+                     "command": service.get("command"), "image": service.get("image"),
+                     "profiles": service.get("profiles"), "ports": ports, "volumes": volumes,
+                     "depends_on": {k: v["condition"] for k, v in (service.get("depends_on") or {}).items()},
+                     "replicas": (service.get("deploy") or {}).get("replicas")}
+    return out
+
+
+def test_no_default_holds_a_closing_brace():
+    """v1 ends ${VAR:-default} at the first "}", v2 at the matching one: a "}" in a default (a JSON
+    object, say) makes them disagree — v1 appended a stray "}" to every OPTIONS set in .env."""
+    text = COMPOSE.read_text()
+    for start in (m.start() for m in re.finditer(r"\$\{", text)):
+        depth, end = 0, start + 1
+        for end in range(start + 1, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        inner = text[start + 2:end]
+        assert "{" not in inner and "}" not in inner, f"nested braces in ${{{inner}}}"
+
+
+def test_v1_and_v2_give_identical_configuration(tmp_path):
+    """The same file, the same env file: docker-compose 1.29 and docker compose v2 must agree on
+    every service — and .env.example documents the defaults (same result as no .env at all)."""
+    v1 = _tool(["docker-compose"], "docker-compose (v1)")
+    v2 = _tool(["docker", "compose"], "docker compose (v2)")
+    empty = tmp_path / "empty.env"
+    empty.write_text("")
+    configs = {(tool[0], path.name): _normalised(_config(tool, path)) for tool in (v1, v2) for path in (EXAMPLE, empty)}
+    assert configs[("docker-compose", EXAMPLE.name)] == configs[("docker", EXAMPLE.name)]
+    assert configs[("docker-compose", empty.name)] == configs[("docker", empty.name)]
+    assert configs[("docker-compose", EXAMPLE.name)] == configs[("docker-compose", empty.name)]
+    services = configs[("docker-compose", EXAMPLE.name)]
+    for name in MONITORS:
+        environment = services[name]["environment"]
+        options = json.loads(environment["OPTIONS"])
+        assert isinstance(options, dict) and options, environment["OPTIONS"]
+        settings = load(MonitorSettings, **{k.lower(): v for k, v in environment.items()})
+        assert settings.processes == 0 and settings.options == options
+
+
+def test_the_env_file_fixes_the_project_name():
+    """docker-compose 1.29 refuses a top-level ``name:``; COMPOSE_PROJECT_NAME in .env names the
+    project for both (scripts/compose-check.sh checks v1's containers carry it)."""
+    assert "\nname:" not in COMPOSE.read_text()
+    assert re.search(r"^COMPOSE_PROJECT_NAME=mutexlab$", EXAMPLE.read_text(), re.M)
+    v2 = _tool(["docker", "compose"], "docker compose (v2)")
+    assert _config(v2, EXAMPLE)["name"] == "mutexlab"
 
 
 def test_scalable_services_have_no_container_name_or_fixed_host_port(compose):
@@ -57,6 +144,20 @@ def test_every_service_command_exists_and_matches_its_role(compose):
         expected = "monitor" if name.endswith("monitor") else name
         assert role == expected
         assert service["depends_on"]["rabbitmq"]["condition"] == "service_healthy"
+
+
+def test_each_monitor_starts_after_its_participants(compose):
+    """Joins wait in the monitor's queue, so a monitor started after every scaled participant
+    admits them all even when a loaded machine starts containers seconds apart (once, with the
+    monitor first, the join window closed on 2 of 5 nodes)."""
+    services = compose["services"]
+    for monitor, participants in (("monitor", ["bee"]), ("elves-monitor", ["elf", "mayor"]),
+                                  ("classic-monitor", ["node"])):
+        depends = services[monitor]["depends_on"]
+        assert set(depends) == {"rabbitmq", *participants}
+        assert all(depends[p]["condition"] == "service_started" for p in participants)
+        for participant in participants:
+            assert not any(m in services[participant]["depends_on"] for m in MONITORS)
 
 
 def test_broker_has_health_check_management_ui_and_no_hard_coded_credentials(compose):

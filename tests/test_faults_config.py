@@ -10,6 +10,7 @@ with an unreachable ``AMQP_URL``: reaching for the broker would exit 3 after a w
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pika
@@ -19,6 +20,8 @@ from mutexlab.cli import main
 from mutexlab.transport.supervisor import service_command
 
 NOWHERE = "amqp://127.0.0.1:1/%2F"
+# The services run with a bare environment, but must import this checkout's code as the tests do.
+PYTHONPATH = {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}
 
 
 @pytest.fixture
@@ -125,6 +128,10 @@ SERVICE_CASES = [
     ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "PROCESSES": "-1"}, "PROCESSES"),
     ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "PROCESSES": "many"}, "PROCESSES"),
     ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "OPTIONS": "[1]"}, "OPTIONS"),
+    # docker-compose 1.29 once appended a stray "}" to OPTIONS: the error must show the value that arrived.
+    ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "OPTIONS": '{"flowers": 2, "reeds": 2}}'},
+     """OPTIONS: not valid JSON (Extra data: line 1 column 27 (char 26)): '{"flowers": 2, "reeds": 2}}'"""),
+    ("node", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "DWELL_TIMES": "cs=1"}, "DWELL_TIMES: not valid JSON"),
     ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "PROCESSES": "4",
                  "OPTIONS": '{"reeds": 0}'}, "reeds"),
     ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "SEED": "abc"}, "SEED"),
@@ -138,8 +145,8 @@ SERVICE_CASES = [
 @pytest.mark.parametrize("role, env, words", SERVICE_CASES,
                          ids=[f"{r}-{'-'.join(e)}" for r, e, _ in SERVICE_CASES])
 def test_every_service_refuses_bad_environment_before_the_broker(role, env, words):
-    done = subprocess.run(service_command(role), env={"PATH": "/usr/bin:/bin", **env}, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(service_command(role), env={"PATH": "/usr/bin:/bin", **PYTHONPATH, **env},
+                          capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert words.lower() in done.stderr.lower(), done.stderr
     assert "cannot reach rabbitmq" not in done.stderr.lower()

@@ -325,3 +325,31 @@ def test_testcontainers_url_round_trips_through_pika():
     params = pika.URLParameters(container_url(FakeContainer()))
     assert (params.host, params.port, params.virtual_host) == ("10.0.0.2", 32768, "/")
     assert (params.credentials.username, params.credentials.password) == ("mutexlab", "p@ss/word")
+
+
+def test_forced_container_broker_is_a_running_container_reachable_from_here(amqp_url):
+    """With MUTEXLAB_TEST_BROKER=container the session's broker is a RabbitMqContainer that really
+    runs: its mapped AMQP port is the URL's, and this (host) process talks AMQP to it."""
+    import os
+    import socket
+    from urllib.parse import urlparse
+
+    from conftest import BROKER, BROKER_IMAGE
+
+    if os.environ.get("MUTEXLAB_TEST_BROKER") != "container":
+        pytest.skip("only with MUTEXLAB_TEST_BROKER=container (.ci/run's testcontainers step)")
+    assert BROKER["source"] == "testcontainers"
+    container = BROKER["container"]
+    wrapped = container.get_wrapped_container()
+    wrapped.reload()
+    assert wrapped.status == "running"
+    assert BROKER_IMAGE in wrapped.image.tags
+    where = urlparse(amqp_url)
+    assert where.port == int(container.get_exposed_port(5672)) and where.port != 5672
+    with socket.create_connection((where.hostname, where.port), timeout=5):
+        pass
+    conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
+    try:
+        assert conn.is_open and conn.channel().is_open
+    finally:
+        conn.close()

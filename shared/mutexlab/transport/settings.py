@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ..setup import ConfigError
 
@@ -54,11 +54,27 @@ def check_url(value: str) -> str:
     return value
 
 
-def check_dwell_times(value: Any) -> dict[str, float]:
+def json_object(value: Any) -> dict:
+    """``value`` as a dict: a dict as is, a string parsed as a JSON object (empty: {}); anything
+    else is refused with a message quoting the value (load() prefixes the variable's name), so a
+    mangled variable shows what arrived."""
     if isinstance(value, str):
-        value = json.loads(value) if value.strip() else {}
+        if not value.strip():
+            return {}
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON ({exc}): {value!r}") from None
+        if not isinstance(parsed, dict):
+            raise ValueError(f"must be a JSON object, got {value!r}")
+        return parsed
     if not isinstance(value, dict):
-        raise ValueError("dwell times must be a JSON object {kind: seconds}")
+        raise ValueError(f"must be a JSON object, got {value!r}")
+    return value
+
+
+def check_dwell_times(value: Any) -> dict[str, float]:
+    value = json_object(value)
     out = {}
     for kind, seconds in value.items():
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds >= 0:
@@ -73,7 +89,8 @@ class _Common(BaseSettings):
     amqp_url: str
     run_id: str
     dwell: float | None = Field(default=None, ge=0)
-    dwell_times: dict[str, float] = Field(default_factory=dict)
+    # NoDecode: the validator below parses the JSON, so a bad value is reported with the value itself.
+    dwell_times: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict)
     join_timeout: float = Field(default=120.0, gt=0)
     log_level: str = "INFO"
 
@@ -102,7 +119,7 @@ class ParticipantSettings(_Common):
 class MonitorSettings(_Common):
     algorithm: str
     processes: int = Field(default=0, ge=0)
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: Annotated[dict[str, Any], NoDecode] = Field(default_factory=dict)
     seed: int = 0
     dwell: float | None = Field(default=0.2, ge=0)
     join_window: float = Field(default=3.0, gt=0)
@@ -114,11 +131,7 @@ class MonitorSettings(_Common):
     @field_validator("options", mode="before")
     @classmethod
     def _options(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            value = json.loads(value) if value.strip() else {}
-        if not isinstance(value, dict):
-            raise ValueError("OPTIONS must be a JSON object")
-        return value
+        return json_object(value)
 
 
 def load(cls: type[BaseSettings], **overrides: Any):
@@ -126,8 +139,8 @@ def load(cls: type[BaseSettings], **overrides: Any):
     try:
         return cls(**overrides)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']).upper() or 'settings'}: {e['msg']}"
-                             for e in exc.errors())
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']).upper() or 'settings'}: "
+                             f"{e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
         raise ConfigError(f"bad configuration: {problems}") from None
     except (json.JSONDecodeError, ValueError) as exc:
         raise ConfigError(f"bad configuration: {exc}") from None

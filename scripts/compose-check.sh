@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# compose-check.sh — run the compose stacks for real, as the README tells a user to, and judge them.
+#
+#   bash scripts/compose-check.sh                           # docker-compose (v1) and docker compose (v2)
+#   COMPOSE_CHECK_TOOLS=v2 bash scripts/compose-check.sh    # only one of them (v1 | v2 | "v1 v2")
+#   COMPOSE_CHECK_RUNS=bees bash scripts/compose-check.sh   # some runs (bees elves classic-ricart-agrawala classic-raymond)
+#
+# Needs a Docker engine (docker info) and the compose tool(s). For each tool: build the image, then
+# run the bees (--scale bee=5), the elves profile and the classic profile with ricart-agrawala and
+# with raymond, each with --exit-code-from its monitor. A run passes when compose exits 0, the
+# monitor printed "<algorithm>: SAFE" for a complete run, and the trace it wrote to the "traces"
+# volume passes `mutexlab verify` inside the image. `down -v` follows every run, whatever happened.
+#
+# The environment is .env.example copied to a temporary file (what `cp .env.example .env` gives) and
+# passed with --env-file: a .env of yours is neither read nor changed, and variables of the example
+# set in your shell are unset here. The project is the one the example names (COMPOSE_PROJECT_NAME,
+# "mutexlab"); the script refuses to start when that project already has containers or volumes (they
+# would go with `down -v`): stop yours first, or set COMPOSE_CHECK_PROJECT=another-name.
+# Exit 0 when every run passed, 1 when one failed, 2 when something it needs is missing.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+TOOLS=${COMPOSE_CHECK_TOOLS:-v1 v2}
+RUNS=${COMPOSE_CHECK_RUNS:-bees elves classic-ricart-agrawala classic-raymond}
+UP_TIMEOUT=${COMPOSE_CHECK_TIMEOUT:-600}     # seconds for one `up`, broker start included
+
+die() { echo "compose-check: $*" >&2; exit 2; }
+docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info); start one first"
+[ -f .env.example ] && [ -f docker-compose.yml ] || die "run from a mutexlab checkout"
+
+work=$(mktemp -d -t mutexlab-compose-check.XXXXXX)
+cp .env.example "$work/env"
+# The example alone speaks: unset what it (or compose itself) would take from the shell instead.
+while IFS= read -r name; do unset "$name"; done < <(sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p' .env.example)
+unset COMPOSE_FILE COMPOSE_PROFILES COMPOSE_PROJECT_NAME
+project=$(sed -n 's/^COMPOSE_PROJECT_NAME=//p' "$work/env")
+project_args=()
+if [ -n "${COMPOSE_CHECK_PROJECT:-}" ]; then project=$COMPOSE_CHECK_PROJECT; project_args=(-p "$project"); fi
+[ -n "$project" ] || die ".env.example sets no COMPOSE_PROJECT_NAME"
+
+compose=()          # the tool of the current round, with --env-file and the project
+current=""          # the run in progress, for the trap
+cleanup() {
+  if [ -n "$current" ]; then
+    "${compose[@]}" --profile elves --profile classic down -v --remove-orphans >"$work/down.log" 2>&1 \
+      || { echo "  down -v failed:"; tail -5 "$work/down.log"; }
+    current=""
+  fi
+}
+trap 'cleanup; rm -rf "$work"' EXIT
+trap 'echo "compose-check: interrupted"; exit 130' INT TERM
+
+leftovers=$( { docker ps -aq --filter "label=com.docker.compose.project=$project"
+               docker volume ls -q --filter "label=com.docker.compose.project=$project"; } | wc -l)
+[ "$leftovers" -eq 0 ] || die "compose project '$project' already has containers or volumes (yours?), which \
+'down -v' would remove; stop it first (docker compose down), or set COMPOSE_CHECK_PROJECT=another-name"
+
+results=()
+failed=0
+record() {   # record TOOL RUN VERDICT SECONDS
+  results+=("$(printf '%-3s %-24s %5ss  %s' "$1" "$2" "$4" "$3")")
+  echo "== $1 $2: $3 (${4}s)"
+}
+
+# one_run TOOL NAME MONITOR TRACE ALGORITHM SCALED [ENV=VALUE ...] -- COMPOSE-ARGS...
+# SCALED ("5 bee") is how many of the scaled role the monitor must have admitted.
+one_run() {
+  local tool=$1 name=$2 monitor=$3 trace=$4 algorithm=$5 scaled=$6; shift 6
+  local envs=()
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+  case " $RUNS " in *" $name "*) ;; *) return 0 ;; esac
+  local log="$work/$tool-$name.log" t0=$SECONDS code verdict
+  echo; echo "== $tool $name: ${compose[*]} $*"
+  current=$name
+  env "${envs[@]}" timeout "$UP_TIMEOUT" "${compose[@]}" "$@" >"$log" 2>&1
+  code=$?
+  local t_up=$((SECONDS - t0))
+  # The monitor's verdict, from its own log (compose prefixes every line with the container's name).
+  "${compose[@]}" --profile elves --profile classic logs --no-color "$monitor" >"$work/monitor.log" 2>&1
+  local said ok=1
+  said=$(sed -n 's/^[^|]*| //p' "$work/monitor.log" | grep -E "^$algorithm: (SAFE|VIOLATION)|over RabbitMQ, run .* — " | tr '\n' ';')
+  verdict="exit $code"
+  [ "$code" -eq 0 ] || ok=0
+  local summary   # "5 bees, 3.35s wall clock" from "bees over RabbitMQ, run compose-bees: 5 bees, ... — complete"
+  summary=$(sed -n 's/^[^|]*| .* over RabbitMQ, run [^:]*: \(.*\) — complete$/\1/p' "$work/monitor.log" | head -1)
+  if grep -qE "[|] $algorithm: SAFE\$" "$work/monitor.log" && [ -n "$summary" ]; then
+    verdict+=", monitor SAFE complete ($summary)"
+    case " $summary" in
+      *" $scaled"*) ;;
+      *) verdict+=", expected $scaled(s)"; ok=0 ;;
+    esac
+  else
+    verdict+=", monitor: ${said:-no verdict}"; ok=0
+  fi
+  # The project's containers must carry the fixed project name (v1 takes it from the env file only).
+  if [ -z "$(docker ps -aq --filter "label=com.docker.compose.project=$project" \
+                             --filter "label=com.docker.compose.service=$monitor")" ]; then
+    verdict+=", no '$monitor' container of project '$project'"; ok=0
+  fi
+  # The trace, judged inside the image by the code that wrote it.
+  env "${envs[@]}" "${compose[@]}" --profile elves --profile classic run --rm --no-deps -T "$monitor" \
+    mutexlab verify "$trace" >"$work/verify.log" 2>&1
+  code=$?
+  local t_verify=$((SECONDS - t0 - t_up))
+  if [ "$code" -eq 0 ] && grep -q "^$algorithm: SAFE" "$work/verify.log"; then
+    verdict+=", verify SAFE"
+  else
+    verdict+=", verify exit $code: $(head -c 200 "$work/verify.log" | tr '\n' ' ')"; ok=0
+  fi
+  if [ "$ok" -ne 1 ]; then
+    failed=1
+    echo "-- last lines of the run's output:"; tail -40 "$log"
+    echo "-- verify:"; cat "$work/verify.log"
+  fi
+  local t_down=$SECONDS
+  cleanup
+  t_down=$((SECONDS - t_down))
+  record "$tool" "$name" "$([ "$ok" -eq 1 ] && echo PASS || echo FAIL): $verdict; up ${t_up}s, verify ${t_verify}s, down ${t_down}s" \
+    $((SECONDS - t0))
+}
+
+for tool in $TOOLS; do
+  case $tool in
+    v1) base=(docker-compose) ;;
+    v2) base=(docker compose) ;;
+    *)  die "COMPOSE_CHECK_TOOLS: unknown tool '$tool' (v1, v2)" ;;
+  esac
+  "${base[@]}" version >/dev/null 2>&1 || die "$tool (${base[*]}) is not installed"
+  compose=("${base[@]}" --env-file "$work/env" "${project_args[@]}")
+  echo; echo "== $tool: $("${base[@]}" version 2>/dev/null | head -1)"
+  t0=$SECONDS
+  if "${compose[@]}" --profile elves --profile classic build >"$work/build.log" 2>&1; then
+    record "$tool" build "PASS: image mutexlab:latest" $((SECONDS - t0))
+  else
+    tail -30 "$work/build.log"; record "$tool" build "FAIL: build" $((SECONDS - t0)); failed=1; continue
+  fi
+  one_run "$tool" bees monitor /traces/bees.jsonl bees "5 bee" -- \
+    up --scale bee=5 --exit-code-from monitor
+  one_run "$tool" elves elves-monitor /traces/elves.jsonl elves "4 el" -- \
+    --profile elves up --scale elf=4 --exit-code-from elves-monitor elves-monitor elf mayor
+  one_run "$tool" classic-ricart-agrawala classic-monitor /traces/classic.jsonl ricart-agrawala "5 node" -- \
+    --profile classic up --scale node=5 --exit-code-from classic-monitor classic-monitor node
+  one_run "$tool" classic-raymond classic-monitor /traces/classic.jsonl raymond "5 node" CLASSIC_ALGORITHM=raymond -- \
+    --profile classic up --scale node=5 --exit-code-from classic-monitor classic-monitor node
+done
+
+echo; echo "== compose-check summary (project $project)"
+printf '%s\n' "${results[@]}"
+exit $failed
