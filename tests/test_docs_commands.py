@@ -11,6 +11,7 @@ How the docs are read (docs/architecture.md#doc-examples says the same for autho
   repository is reachable there; ``mutexlab`` is this checkout's.
 * ``$ echo $?`` prints the previous command's exit code. An output ending in ``(exit N)`` also
   asserts the exit code N. Otherwise the exit code is not checked.
+* ``mutexlab explore`` (a server) is interrupted with SIGINT after a few seconds, as Ctrl-C would.
 * Elisions: a line that is only ``...`` or ``…`` stands for any number of lines; ``…`` inside a
   line stands for any text.
 * A block that calls ``mutexlab run`` needs RabbitMQ (mark ``broker``); its output varies from run
@@ -38,6 +39,10 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 FENCE = re.compile(r"^(\s*)(```|~~~)")
 MUTEXLAB = re.compile(r"(^|[\s;&|(])mutexlab(\s|$)")
+# ``mutexlab explore`` serves until Ctrl-C; the docs show it with --no-browser and its start-up
+# lines, so the test interrupts it after a few seconds (its exit code after SIGINT is 0).
+SERVER = re.compile(r"(^|[\s;&|(])mutexlab explore\b")
+SERVER_SECONDS = 8
 EXIT_NOTE = re.compile(r"^\(exit (?:status )?(\d+)\)$")
 BROKER_STABLE = re.compile(r"^(\S+: (SAFE|VIOLATION\b.*)|checked: .*|entries: .*|final states: .*)$")
 ELISION_LINES = {"...", "…"}
@@ -226,8 +231,11 @@ class DocSession:
             if command.text.strip() == "echo $?":
                 results.append((f"{self.last_code}\n", 0))
                 continue
+            text = command.text
+            if SERVER.search(text):   # a server runs until Ctrl-C: interrupt it once it has started
+                text = f"timeout -s INT {SERVER_SECONDS} {text}"
             try:
-                done = subprocess.run(["bash", "-c", command.text], cwd=self.workdir, env=env, text=True,
+                done = subprocess.run(["bash", "-c", text], cwd=self.workdir, env=env, text=True,
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=TIMEOUT)
                 output, code = done.stdout, done.returncode
             except subprocess.TimeoutExpired as exc:

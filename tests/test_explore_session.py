@@ -187,7 +187,7 @@ def test_end_of_run_rules_are_judged_only_at_the_end():
     f = s.state()["findings"]
     assert f["status"] == "running" and f["violations"] == [] and f["end_violations"] == []
     assert [v["rule"] for v in f["open_at_end"]] == ["request-unserved", "not-idle-at-end"]
-    assert f["summary"].startswith("no violation in the 1 step(s) so far")
+    assert f["summary"].startswith("no violation in the 1 step so far")
 
 
 def test_capacity_shows_who_holds_what():

@@ -133,18 +133,18 @@ def test_the_monitor_answers_a_repeated_join_the_same_way_and_counts_each_refusa
     assert "no role 'bee'" in monitor.refused[0]["reason"]
     assert [body["kind"] for target, body in sent if target == "b1"] == ["refused"] * 3, "answered every time"
     assert out.getvalue().count("monitor: refused bee b1") == 1
-    assert caplog.text.count("e1 joined as a elf") == 1 and caplog.text.count("e1 joined again") == 2
+    assert caplog.text.count("e1 joined as an elf") == 1 and caplog.text.count("e1 joined again") == 2
 
 
 def test_a_refused_joiner_is_named_with_its_reason_in_the_summary_and_the_verdict_text():
     outcome = Outcome(run_id="r", algorithm="elves", processes=1, complete=True,
                       states={"mayor": "DONE", "elf-1": "DONE"},
                       refused=[{"instance": "elf-h-7-abc", "role": "elf",
-                                "reason": "membership is closed: the run started with 1 elf(s); late elf refused"}])
+                                "reason": "membership is closed: the run started with 1 elf; late elf refused"}])
     text = render(outcome)
     assert "refused joiners 1" in text
-    assert ("membership: 1 joiner(s) refused, not part of this run:\n  refused: elf elf-h-7-abc — membership is "
-            "closed: the run started with 1 elf(s); late elf refused") in text
+    assert ("membership: 1 joiner refused, not part of this run:\n  refused: elf elf-h-7-abc — membership is "
+            "closed: the run started with 1 elf; late elf refused") in text
     assert json.loads(json.dumps(outcome.as_dict()))["refused"][0]["instance"] == "elf-h-7-abc"
     assert "membership:" not in render(Outcome(run_id="r", algorithm="elves", processes=1, complete=True))
 

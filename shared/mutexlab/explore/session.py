@@ -34,11 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from ..audit import verify_events
+from ..audit.model import PROGRESS, SAFETY, UNDECIDED, kind_of
 from ..audit.stall import explain_stall
 from ..protocol import Enter, Exit, ProtocolError
 from ..setup import ConfigError, Setup, capacity_of
 from ..sim.scripted import ScenarioError, ScriptedRun, load_scenario
 from ..trace import TraceError, TraceWriter
+from ..words import count
 from ..transport.membership import build_setup
 from .describe import describe_process, describe_message
 
@@ -46,11 +48,6 @@ LOCAL_OPS = ("request", "exit")
 RUN_LIMIT = 20_000          # steps "run to the end" takes at most before it says it stopped short
 RANDOM_LIMIT = 10_000       # steps one "random ×N" may ask for
 
-# Audit rules about the end of a run: judged only once the path has reached its end.
-END_RULES = {"request-unserved", "held-at-end", "not-idle-at-end",          # classic
-             "left-waiting", "unfinished", "total-eggs",                    # bees
-             "contract-not-done", "rounds-unfinished", "not-finished"}      # elves
-INCOMPLETE_RULES = {"audit-incomplete"}
 
 
 class ExploreError(ValueError):
@@ -256,12 +253,10 @@ class World:
         violations, at_end, incomplete = [], [], []
         for v in verdict.violations if verdict else []:
             item = {"rule": v.rule, "message": v.message, "text": v.describe()}
-            if v.rule in INCOMPLETE_RULES:
-                incomplete.append(item)
-            elif v.rule in END_RULES:
-                at_end.append(item)
-            else:
-                violations.append(item)
+            # Progress findings (audit/model.py) are about the end of a run: judged only once
+            # the path has reached its end.
+            kind = kind_of(v.rule)
+            (incomplete if kind == UNDECIDED else at_end if kind == PROGRESS else violations).append(item)
         violations = [{"rule": "capacity-now", "message": m, "text": f"[capacity-now] {m}"}
                       for m in run.overfull] + violations
         unfinished = [p for p, proto in sorted(run.protocols.items()) if not proto.finished]
@@ -279,15 +274,15 @@ class World:
             status = "running"
         checks = (verdict.checks if verdict else []) + ["capacity in every world (exact occupancy)", "deadlock"]
         if status == "violation":
-            summary = (f"VIOLATION after {len(self.steps)} step(s): "
+            summary = (f"VIOLATION after {count(len(self.steps), 'step')}: "
                        + "; ".join(v["message"] for v in (violations or at_end)))
         elif status == "deadlock":
-            summary = f"DEADLOCK after {len(self.steps)} step(s): nothing can move and " \
+            summary = f"DEADLOCK after {count(len(self.steps), 'step')}: nothing can move and " \
                       f"{', '.join(names[p] for p in unfinished)} not finished"
         elif status == "end":
-            summary = f"END after {len(self.steps)} step(s): every process finished; no violation"
+            summary = f"END after {count(len(self.steps), 'step')}: every process finished; no violation"
         else:
-            summary = f"no violation in the {len(self.steps)} step(s) so far (the path is not finished)"
+            summary = f"no violation in the {count(len(self.steps), 'step')} so far (the path is not finished)"
         if incomplete:
             summary += " — the audit gave up on part of the trace (incomplete, not a verdict)"
         if audit_error:
@@ -511,7 +506,7 @@ class Session:
             verdict = verify_events([dict(e, _line=n) for n, e in enumerate(events, 1)])
         except TraceError:
             return False
-        return any(v.rule not in END_RULES and v.rule not in INCOMPLETE_RULES for v in verdict.violations)
+        return any(kind_of(v.rule) == SAFETY for v in verdict.violations)
 
     def load(self, source: str | Path | dict) -> None:
         """Start over from a scenario (a file or its JSON object): its configuration, at step 0,

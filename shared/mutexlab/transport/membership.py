@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from ..protocols import registry
 from ..setup import ConfigError, Setup
+from ..words import article, count
 
 # Discovery: after the monitor reconnects, the roster stays open at least this long. A participant
 # cut off by the same outage retries its connection at least every 2 s (the bus's back-off), then
@@ -136,14 +137,14 @@ class Roster:
     def _refusal(self, role: str) -> str | None:
         if role not in (self.scalable, *self.fixed):
             roles = " and ".join([self.scalable, *self.fixed])
-            return f"a {self.algorithm} run has no role {role!r} (its roles: {roles})"
+            return f"{article(self.algorithm)} run has no role {role!r} (its roles: {roles})"
         if self.closed:
-            return (f"membership is closed: the run started with {self.count(self.scalable)} "
-                    f"{self.scalable}(s); late {role} refused")
+            return (f"membership is closed: the run started with {count(self.count(self.scalable), self.scalable)}; "
+                    f"late {role} refused")
         if role in self.fixed and self.count(role) >= 1:
             return f"the run already has its {role}"
         if role == self.scalable and self.expected and self.count(role) >= self.expected:
-            return f"the run is announced with P={self.expected} {role}(s) and all have joined"
+            return f"the run is announced with P={count(self.expected, role)} and all have joined"
         return None
 
     def reconnected(self, now: float) -> None:
@@ -171,7 +172,7 @@ class Roster:
             slots = by_role.get(role, [])
             joiners = [m for m in self.members if m.role == role]
             if len(slots) != len(joiners):
-                raise ConfigError(f"the setup has {len(slots)} {role} slot(s) for {len(joiners)} joiner(s)")
+                raise ConfigError(f"the setup has {count(len(slots), role + ' slot')} for {count(len(joiners), 'joiner')}")
             for member, (pid, name) in zip(joiners, slots):
                 member.pid, member.name = pid, name
                 assigned[name] = member

@@ -556,7 +556,7 @@ def render(o: Outcome) -> str:
     lines.append(f"transport: duplicates dropped {o.duplicates}, dead-lettered {o.dead_letters}, "
                  f"reconnects {o.reconnects}, redelivered {o.redelivered}, refused joiners {len(o.refused)}")
     if o.refused:
-        lines.append(f"membership: {len(o.refused)} joiner(s) refused, not part of this run:")
+        lines.append(f"membership: {count(len(o.refused), 'joiner')} refused, not part of this run:")
         lines += [f"  refused: {r['role']} {r['instance']} — {r['reason']}" for r in o.refused]
     if o.stalled:
         # The simulator's explanation (who waits for whom, cycles, who everybody waits for), from
