@@ -16,7 +16,8 @@ import pytest
 from mutexlab.cli import main
 from mutexlab.commands import longrun, simulate_bees, simulate_elves, simulate_mutex
 from mutexlab.protocols.registry import make_setup
-from mutexlab.sim import SimConfig, Simulation, engine, memory
+from mutexlab import memory
+from mutexlab.sim import SimConfig, Simulation, engine
 from mutexlab.trace import TraceWriter
 
 GB = 1 << 30
