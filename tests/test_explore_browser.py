@@ -272,7 +272,7 @@ def test_import_a_file_random_steps_and_run_to_the_end(explorer):
     bad = e.tmp / "bad.json"
     bad.write_text('{"algorithm": "bees", "processes": 3, "steps": [{"op": "exit", "pid": 2}]}')
     page.set_input_files("#import", str(bad))
-    expect(page.locator("#error")).to_contain_text("step 1 (exit): bee-2 cannot leave a flower")
+    expect(page.locator("#error")).to_contain_text("step 1 (exit): bee-2 cannot take exit in state REST: it is not on a flower")
     assert e.position() == 24
     refused = "Failed to load resource: the server responded with a status of 422"
     assert any(refused in x for x in e.errors)               # the browser logs the refused request itself ...

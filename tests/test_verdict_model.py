@@ -16,7 +16,7 @@ from mutexlab.audit import verify_events
 from mutexlab.audit.model import PROGRESS_RULES, SAFETY_RULES, UNDECIDED_RULES, Violation
 from mutexlab.audit.verdict import Verdict
 from mutexlab.cli import main
-from mutexlab.commands import simulate_mutex
+from mutexlab.sim import workload
 from mutexlab.commands.common import exit_code
 from mutexlab.protocols.registry import ALGORITHMS, make_setup
 from mutexlab.sim import SimConfig, Simulation
@@ -146,14 +146,14 @@ def test_simulate_says_incomplete_3_for_a_deadlock_and_violation_1_for_a_broken_
     from mutexlab_broken import ricart_agrawala as greedy
     from test_maekawa import NoInquire, _variant
 
-    monkeypatch.setattr(simulate_mutex, "make_setup", lambda name, n, options, seed: _variant(NoInquire, n, 2))
+    monkeypatch.setattr(workload, "make_setup", lambda name, n, options, seed: _variant(NoInquire, n, 2))
     codes = {seed: main(["simulate", "mutex", "-a", "maekawa", "-N", "7", "-M", "2", "--seed", str(seed)])
              for seed in range(20)}
     out = capsys.readouterr().out
     assert 3 in codes.values() and set(codes.values()) <= {0, 3}
     assert "STALLED" in out and "audit: INCOMPLETE (" in out and "audit: VIOLATION" not in out
 
-    monkeypatch.setattr(simulate_mutex, "make_setup", lambda name, n, options, seed: greedy.make_setup(n, options))
+    monkeypatch.setattr(workload, "make_setup", lambda name, n, options, seed: greedy.make_setup(n, options))
     assert main(["simulate", "mutex", "-a", "ricart-agrawala", "-N", "3", "-M", "2", "--cs", "3"]) == 1
     assert "audit: VIOLATION (" in capsys.readouterr().out
 
@@ -175,11 +175,11 @@ def test_replay_of_a_scenario_that_stops_inside_is_incomplete_exit_3(tmp_path, c
 def test_compare_exits_3_when_a_run_stalls_without_a_violation(monkeypatch, capsys):
     from test_maekawa import NoInquire, _variant
 
-    real = simulate_mutex.make_setup
+    real = workload.make_setup
 
     def some_broken(name, n, options, seed):
         return _variant(NoInquire, n, options["requests"]) if name == "maekawa" else real(name, n, options, seed)
-    monkeypatch.setattr(simulate_mutex, "make_setup", some_broken)
+    monkeypatch.setattr(workload, "make_setup", some_broken)
     codes = {seed: main(["compare", "-N", "7", "-M", "2", "--seed", str(seed), "--algorithms", "lamport,maekawa"])
              for seed in range(20)}
     out = capsys.readouterr().out
