@@ -17,6 +17,7 @@ COMMANDS = [
     "mutexlab.commands.run",
     "mutexlab.commands.report",
     "mutexlab.commands.compare",
+    "mutexlab.commands.check",
 ]
 
 

@@ -202,8 +202,10 @@ class Model:
         for i, pid in enumerate(self.pids):
             states.append(self.state_id(i, self.setup.protocols[pid]))
         overfull = None
+        self.start_transitions = []
         for i, pid in enumerate(self.pids):
             t = self.run_input(i, self.objects[states[i]], lambda p: p.start())
+            self.start_transitions.append((i, t))
             if t.error:
                 raise ProtocolError(f"{self.names[pid]} cannot start: {t.error}")
             states[i] = t.state

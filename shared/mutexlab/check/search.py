@@ -39,14 +39,16 @@ class Finding:
     cycle: list[tuple] = field(default_factory=list)   # liveness: the steps that repeat forever
     processes: list[str] = field(default_factory=list)  # the processes concerned, by name
     resource: str | None = None
+    texts: list[str] | None = None      # the steps in words, path then cycle (counterexample.py)
 
     def as_dict(self, model: Model) -> dict:
+        texts = self.texts or [model.describe(s) for s in self.path + self.cycle]
         out = {"kind": self.kind, "message": self.message, "processes": self.processes,
-               "steps": [model.describe(s) for s in self.path]}
+               "steps": texts[:len(self.path)]}
         if self.resource is not None:
             out["resource"] = self.resource
         if self.cycle:
-            out["cycle"] = [model.describe(s) for s in self.cycle]
+            out["cycle"] = texts[len(self.path):]
         return out
 
 
