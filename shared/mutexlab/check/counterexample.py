@@ -96,5 +96,6 @@ def reproduces(scenario: dict, finding: Finding) -> tuple[bool, str]:
               and all(result.states.get(p) for p in finding.processes)
               and all(any(p in m for m in messages) for p in finding.processes))
         return ok, "; ".join(messages) or "the audit finds it safe"
-    # invariant: the family audit sees it in the trace (eggs, contracts ...), or at least unsafe
-    return not verdict.safe, "; ".join(messages) or "the audit finds it safe"
+    # invariant: the family audit sees it in the trace (eggs, contracts ...) for the same processes
+    hits = [v for v in verdict.violations if v.rule != "capacity" and all(p in v.message for p in finding.processes)]
+    return bool(hits), (hits[0].message if hits else "; ".join(messages) or "the audit finds it safe")

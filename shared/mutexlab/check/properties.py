@@ -22,36 +22,40 @@ from typing import Callable
 
 from .model import Model
 
-Invariant = Callable[[Model, tuple], "str | None"]
+# An invariant returns None, or (what is wrong, the processes concerned by name).
+Invariant = Callable[[Model, tuple], "tuple[str, list[str]] | None"]
 
 
-def bees_invariant(model: Model, world: tuple) -> str | None:
-    per_reed: dict[int, int] = {}
+def bees_invariant(model: Model, world: tuple):
+    per_reed: dict[int, list[int]] = {}
     for i in range(model.n):
         bee = model.objects[world[i]]
+        name = model.names[model.pids[i]]
         if bee.laid > bee.eggs:
-            return f"{model.names[model.pids[i]]} laid {bee.laid} eggs (at most {bee.eggs})"
+            return f"{name} laid {bee.laid} eggs (at most {bee.eggs})", [name]
         if bee.reed:
-            per_reed[bee.reed] = per_reed.get(bee.reed, 0) + bee.laid
+            per_reed.setdefault(bee.reed, []).append(i)
         if bee.state == "ON_FLOWER" and not bee.reed:
-            return f"{model.names[model.pids[i]]} is on a flower without a reed"
-    for reed, eggs in per_reed.items():
+            return f"{name} is on a flower without a reed", [name]
+    for reed, layers in per_reed.items():
         cocoons = model.objects[world[0]].cocoons
+        eggs = sum(model.objects[world[i]].laid for i in layers)
         if eggs > cocoons:
-            return f"reed:{reed} received {eggs} eggs (at most {cocoons})"
+            return (f"reed:{reed} received {eggs} eggs (at most {cocoons})",
+                    [model.names[model.pids[i]] for i in layers])
     return None
 
 
-def elves_invariant(model: Model, world: tuple) -> str | None:
+def elves_invariant(model: Model, world: tuple):
     held: dict[int, set[str]] = {}
     for rid, i, _ in world[model.H]:
         held.setdefault(i, set()).add(model.resources[rid].split(":", 1)[0])
     for i, kinds in held.items():
         name = model.names[model.pids[i]]
         if "pins" in kinds and "contract" not in kinds:
-            return f"{name} holds pins without a contract"
+            return f"{name} holds pins without a contract", [name]
         if "poison" in kinds and "pins" not in kinds:
-            return f"{name} holds poison without pins"
+            return f"{name} holds poison without pins", [name]
     return None
 
 

@@ -125,9 +125,9 @@ class Search:
     def _world_finding(self, world: tuple) -> Finding | None:
         """Checks of a world when first reached: the scenario's invariant."""
         if self.invariant is not None:
-            message = self.invariant(self.model, world)
-            if message is not None:
-                return Finding("invariant", message, [])
+            broken = self.invariant(self.model, world)
+            if broken is not None:
+                return Finding("invariant", broken[0], [], processes=broken[1])
         return None
 
     def _dead_end(self, world: tuple) -> Finding | None:
@@ -274,7 +274,8 @@ class Search:
         name, waits, start, cycle = lasso
         worlds = {hash(w): w for w in comp.values()}
         inner = self._path_inside(worlds, hash(self._walk(prefix)), start)
-        what = ", ".join(f"{k} from {', '.join(map(str, v)) or '?'}" for k, v in waits.items())
+        names = self.model.names
+        what = ", ".join(f"{k} from {', '.join(names.get(p, str(p)) for p in v) or '?'}" for k, v in waits.items())
         return Finding("liveness", f"{name} waits forever ({what}) in a cycle that is fair to every "
                                    f"other step: {len(prefix) + len(inner)} steps, then {len(cycle)} "
                                    f"repeated forever", prefix + inner, cycle=cycle, processes=[name])
