@@ -30,8 +30,7 @@ Reductions that change the representation (see ``reductions.py``) plug in as a p
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from ..protocol import Enter, Exit, Note, ProtocolError, Schedule, Send
 from ..setup import Setup, capacity_of
@@ -39,8 +38,7 @@ from ..setup import Setup, capacity_of
 DELIVER, LOCAL, DUPLICATE = 0, 1, 2   # label kinds
 
 
-@dataclass(frozen=True)
-class Transition:
+class Transition(NamedTuple):
     """What one input does to one process (cached per (state id, input))."""
 
     state: int                      # the new state id
@@ -225,18 +223,21 @@ class Model:
         if t.schedules:
             slot = self.P0 + i
             world[slot] = tuple(sorted(world[slot] + t.schedules))
+        return self.hold(world, i, t.holds) if t.holds else None
+
+    def hold(self, world: list, i: int, holds: tuple) -> str | None:
+        """Apply enters and exits of process ``i`` to ``world``'s holdings; the overfull message."""
         overfull = None
-        if t.holds:
-            held = list(world[self.H])
-            for sign, rid, units in t.holds:
-                if sign > 0:
-                    held.append((rid, i, units))
-                    total = sum(u for r, _, u in held if r == rid)
-                    if total > self.capacity[rid] and overfull is None:
-                        overfull = self.overfull_message(rid, held)
-                elif (rid, i, units) in held:
-                    held.remove((rid, i, units))
-            world[self.H] = tuple(sorted(held))
+        held = list(world[self.H])
+        for sign, rid, units in holds:
+            if sign > 0:
+                held.append((rid, i, units))
+                total = sum(u for r, _, u in held if r == rid)
+                if total > self.capacity[rid] and overfull is None:
+                    overfull = self.overfull_message(rid, held)
+            elif (rid, i, units) in held:
+                held.remove((rid, i, units))
+        world[self.H] = tuple(sorted(held))
         return overfull
 
     def overfull_message(self, rid: int, held: list) -> str:

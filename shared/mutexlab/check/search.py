@@ -178,11 +178,14 @@ class Search:
             return self._finish()
         key = self.key
         steps, step = model.steps, model.step
+        fast = not model.reorder and not model.dup
+        n, P0, H, link_to, trans = model.n, model.P0, model.H, model.link_to, model.trans
+        transition = model.transition
         seen: set = set()
         index: dict = {}     # fingerprint → Tarjan index, for worlds on the Tarjan stack only
         low: dict = {}
         tstack: list = []    # (fingerprint, world) not yet in a closed component
-        # a frame: [world, fingerprint, labels, next position, label that led here]
+        # a frame: [world, fingerprint, labels, next position, label that led here, self-loop]
         frames: list = []
         counter = 0
 
@@ -194,10 +197,10 @@ class Search:
             counter += 1
             tstack.append((fp, world))
             labels = steps(world)
-            frames.append([world, fp, labels, 0, via])
+            frames.append([world, fp, labels, 0, via, False])
             if len(frames) - 1 > r.depth:
                 r.depth = len(frames) - 1
-            found = self._world_finding(world)
+            found = self._world_finding(world) if self.invariant is not None else None
             if found is None and not labels:
                 found = self._dead_end(world)
             return found
@@ -210,63 +213,120 @@ class Search:
             found.path = path()
             r.findings.append(found)
             return self._finish()
-        while frames:
-            frame = frames[-1]
-            world, fp, labels, pos = frame[0], frame[1], frame[2], frame[3]
-            if pos < len(labels):
-                label = labels[pos]
-                frame[3] = pos + 1
-                nxt, t, overfull = step(world, label)
-                if nxt is not None:
-                    r.transitions += 1
-                if nxt is None or overfull is not None:
-                    found = self._edge_finding(world, label, nxt, t, overfull)
-                    found.path = path() + [label]
-                    r.findings.append(found)
-                    return self._finish()
-                nfp = key(nxt)
-                if nfp in seen:
-                    if nfp in index and index[nfp] < low[fp]:
-                        low[fp] = index[nfp]
+        transitions = 0
+        hashed = not self.exact
+        check_world = self.invariant is not None
+        seen_add, tstack_append, frames_append = seen.add, tstack.append, frames.append
+        try:
+            while frames:
+                frame = frames[-1]
+                labels, pos = frame[2], frame[3]
+                if pos < len(labels):
+                    label = labels[pos]
+                    frame[3] = pos + 1
+                    world = frame[0]
+                    if fast:
+                        # model.step, inlined for FIFO links without duplicates (the common case)
+                        kind, x, y = label
+                        w = list(world)
+                        if kind:   # LOCAL
+                            i = x
+                            pending = list(w[P0 + i])
+                            pending.remove(y)
+                            w[P0 + i] = tuple(pending)
+                            code = 2 * y + 1
+                        else:
+                            w[n + x] = w[n + x][1:]
+                            i = link_to[x]
+                            code = 2 * y
+                        t = trans[w[i]].get(code) or transition(w[i], code)
+                        overfull = None
+                        if t.error is None:
+                            w[i] = t.state
+                            for k, mid in t.sends:
+                                w[n + k] += (mid,)
+                            if t.schedules:
+                                w[P0 + i] = tuple(sorted(w[P0 + i] + t.schedules))
+                            if t.holds:
+                                overfull = model.hold(w, i, t.holds)
+                            nxt = tuple(w)
+                        else:
+                            nxt = None
+                    else:
+                        nxt, t, overfull = step(world, label)
+                    if nxt is None or overfull is not None:
+                        if nxt is not None:
+                            transitions += 1
+                        found = self._edge_finding(world, label, nxt, t, overfull)
+                        found.path = path() + [label]
+                        r.findings.append(found)
+                        return self._finish()
+                    transitions += 1
+                    nfp = hash(nxt) if hashed else nxt
+                    if nfp in seen:
+                        if nfp in index:
+                            fp = frame[1]
+                            if nfp == fp:
+                                frame[5] = True
+                            elif index[nfp] < low[fp]:
+                                low[fp] = index[nfp]
+                        continue
+                    r.transitions = transitions
+                    if self._limits():
+                        return self._finish()
+                    if fast and not check_world:
+                        # enter(), inlined
+                        seen_add(nfp)
+                        r.states += 1
+                        index[nfp] = low[nfp] = counter
+                        counter += 1
+                        tstack_append((nfp, nxt))
+                        labels = [(0, k, q[0]) for k, q in enumerate(nxt[n:P0]) if q]
+                        for i in range(n):
+                            pending = nxt[P0 + i]
+                            if pending:
+                                labels += [(1, i, a) for a in sorted(set(pending))] if len(pending) > 1 \
+                                    else [(1, i, pending[0])]
+                        frames_append([nxt, nfp, labels, 0, label, False])
+                        if len(frames) > r.depth + 1:
+                            r.depth = len(frames) - 1
+                        if labels:
+                            continue
+                        found = self._dead_end(nxt)
+                    else:
+                        found = enter(nxt, nfp, label)
+                    if found is not None:
+                        found.path = path()
+                        r.findings.append(found)
+                        return self._finish()
                     continue
-                if self._limits():
-                    return self._finish()
-                found = enter(nxt, nfp, label)
-                if found is not None:
-                    found.path = path()
-                    r.findings.append(found)
-                    return self._finish()
-                continue
-            # every successor done: close the frame
-            frames.pop()
-            if frames:
-                parent = frames[-1][1]
-                if low[fp] < low[parent]:
-                    low[parent] = low[fp]
-            if low[fp] == index[fp]:
-                comp = {}
-                while True:
+                # every successor done: close the frame
+                frames.pop()
+                fp = frame[1]
+                if frames:
+                    parent = frames[-1][1]
+                    if low[fp] < low[parent]:
+                        low[parent] = low[fp]
+                if low[fp] == index[fp]:
                     v, w = tstack.pop()
                     del index[v], low[v]
-                    comp[v] = w
-                    if v == fp:
-                        break
-                if len(comp) > 1 or self._self_loop(world, fp):
+                    if v == fp and not frame[5]:
+                        continue   # a trivial component: no cycle through this world
+                    comp = {v: w}
+                    while v != fp:
+                        v, w = tstack.pop()
+                        del index[v], low[v]
+                        comp[v] = w
                     r.cycles = True
                     lasso = fair_starvation(model, {hash(w): w for w in comp.values()})
                     if lasso is not None:
                         prefix = path() + ([frame[4]] if frame[4] is not None else [])
                         r.findings.append(self._lasso(lasso, comp, prefix))
                         return self._finish()
+        finally:
+            r.transitions = transitions
         r.complete = True
         return self._finish()
-
-    def _self_loop(self, world: tuple, fp) -> bool:
-        for label in self.model.steps(world):
-            nxt, _, _ = self.model.step(world, label)
-            if nxt is not None and self.key(nxt) == fp:
-                return True
-        return False
 
     def _lasso(self, lasso, comp: dict, prefix: list) -> Finding:
         """The liveness finding: the path to the component's root, on to the cycle's start, and
