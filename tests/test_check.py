@@ -228,3 +228,39 @@ def test_bad_arguments_exit_2(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2
+
+
+# -- reductions: never more worlds, the same verdict on every broken variant ----------------------
+@pytest.mark.parametrize("algorithm, processes, requests", [
+    ("ricart-agrawala", 3, 1), ("ricart-agrawala", 2, 3), ("lamport", 2, 2)])
+def test_reductions_never_add_worlds_and_keep_the_verdict(algorithm, processes, requests):
+    plain, _ = check(algorithm, processes, {"requests": requests}, reductions=False)
+    reduced, model = check(algorithm, processes, {"requests": requests}, reductions=True)
+    assert "clock-offset normalisation" in model.reductions
+    assert plain.verdict == reduced.verdict == "pass"
+    assert reduced.states < plain.states and reduced.transitions < plain.transitions
+
+
+BROKEN = [
+    ("mutexlab_broken.ricart_agrawala", 2, {"requests": 1}, "capacity"),
+    ("mutexlab_broken.ricart_agrawala", 3, {"requests": 2}, "capacity"),
+    ("mutexlab_broken.starving", 2, {"requests": 1}, "liveness"),
+    ("mutexlab_broken.bees", 3, {"flowers": 1, "reeds": 3, "eggs": 1, "cocoons": 1}, "capacity"),
+    ("mutexlab_broken.bees_extra_egg", 2, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}, "invariant"),
+]
+
+
+@pytest.mark.parametrize("algorithm, processes, options, kind", BROKEN, ids=[f"{b[0].split('.')[1]}-{b[1]}" for b in BROKEN])
+@pytest.mark.parametrize("search", ["dfs", "bfs"])
+def test_reductions_keep_the_finding_of_every_broken_variant(algorithm, processes, options, kind, search):
+    plain, _ = check(algorithm, processes, options, reductions=False, search=search)
+    reduced, _ = check(algorithm, processes, options, reductions=True, search=search)
+    assert only_finding(plain, kind).processes and only_finding(reduced, kind).processes
+
+
+def test_reductions_keep_the_deadlock_of_the_silent_node():
+    for reductions in (False, True):
+        result, model = run_check(CheckConfig("ricart-agrawala", 3, {"requests": 1}, reductions=reductions),
+                                  setup=silent_setup(3))
+        assert only_finding(result, "deadlock")
+        assert ("clock-offset normalisation" in model.reductions) == reductions

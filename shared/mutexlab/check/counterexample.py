@@ -39,7 +39,9 @@ def scenario_of(model: Model, finding: Finding, algorithm: str, processes: int, 
         else:
             s, t = model.links[x]
             mid = y // (model.dup + 1) if model.dup else y
-            pos = queues[x].index(mid)
+            # FIFO links: always the oldest (and clock shifts may renumber messages); reordering
+            # links: the message's position in send order
+            pos = queues[x].index(mid) if model.reorder else 0
             if kind == DUPLICATE:
                 steps.append({"op": "duplicate", "from": s, "to": t, "index": pos})
             elif pos == 0:

@@ -9,6 +9,7 @@ from ..setup import ConfigError, Setup
 from ..transport.membership import build_setup
 from .model import Model
 from .properties import invariant_for
+from .reductions import ClockShift, canonical_for
 from .search import Result, Search
 
 SEARCHES = ("dfs", "bfs")
@@ -38,7 +39,13 @@ def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
     if config.duplicate < 0:
         raise ConfigError(f"duplicate must be ≥ 0, got {config.duplicate}")
     setup = setup if setup is not None else config.setup()
-    return Model(setup, reorder=config.reorder, duplicate=config.duplicate)
+    canonical = canonical_for(setup.protocols.values()) if config.reductions else None
+    model = Model(setup, reorder=config.reorder, duplicate=config.duplicate, canonical=canonical)
+    model.reductions = ["canonical snapshots"] if canonical is not None else []
+    if config.reductions and not config.reorder and not config.duplicate and ClockShift.applies(setup):
+        model.normalise = ClockShift(model)
+        model.reductions.append("clock-offset normalisation")
+    return model
 
 
 def run_check(config: CheckConfig, progress: Callable | None = None,

@@ -61,6 +61,8 @@ class Model:
         self.reorder = reorder
         self.dup = duplicate
         self.canonical = canonical
+        self.normalise: Callable[[tuple], tuple] | None = None   # a world-level reduction
+        self.reductions: list[str] = []                           # the names of those in use
         # links: every ordered pair of distinct processes
         self.links = [(s, t) for s in self.pids for t in self.pids if s != t]
         self.link_index = {link: k for k, link in enumerate(self.links)}
@@ -209,7 +211,8 @@ class Model:
             states[i] = t.state
             world[i] = t.state
             overfull = self._apply_effects(world, i, t) or overfull
-        return tuple(world), overfull
+        world = tuple(world)
+        return (self.normalise(world) if self.normalise else world), overfull
 
     def _apply_effects(self, world: list, i: int, t: Transition) -> str | None:
         """Put ``t``'s sends, schedules and holdings into ``world`` (a list); the overfull message."""
@@ -301,7 +304,8 @@ class Model:
             return None, t, None
         w[i] = t.state
         overfull = self._apply_effects(w, i, t) if (t.sends or t.schedules or t.holds) else None
-        return tuple(w), t, overfull
+        nxt = tuple(w)
+        return (self.normalise(nxt) if self.normalise else nxt), t, overfull
 
     # -- reading a world -----------------------------------------------------------------
     def all_finished(self, world: tuple) -> bool:

@@ -181,6 +181,7 @@ class Search:
         fast = not model.reorder and not model.dup
         n, P0, H, link_to, trans = model.n, model.P0, model.H, model.link_to, model.trans
         transition = model.transition
+        normalise = model.normalise
         seen: set = set()
         index: dict = {}     # fingerprint → Tarjan index, for worlds on the Tarjan stack only
         low: dict = {}
@@ -250,6 +251,8 @@ class Search:
                             if t.holds:
                                 overfull = model.hold(w, i, t.holds)
                             nxt = tuple(w)
+                            if normalise is not None:
+                                nxt = normalise(nxt)
                         else:
                             nxt = None
                     else:

@@ -179,7 +179,7 @@ def describe_config(config: CheckConfig) -> str:
 def summary(config: CheckConfig, result, model, scenario_path, reproduced) -> dict:
     rate = result.states / result.seconds if result.seconds > 0 else None
     out = {"algorithm": config.algorithm, "processes": config.processes, "options": config.options,
-           "seed": config.seed, "search": result.search, "reductions": [] if not config.reductions else [],
+           "seed": config.seed, "search": result.search, "reductions": model.reductions,
            "reorder": config.reorder, "duplicate": config.duplicate,
            "states": result.states, "transitions": result.transitions, "depth": result.depth,
            "seconds": round(result.seconds, 3), "states_per_second": round(rate) if rate else None,
@@ -200,7 +200,8 @@ def render(s: dict) -> str:
              + ", ".join(f"{k}={v}" for k, v in s["options"].items()) + f", seed {s['seed']}"
              + (", links reorder" if s["reorder"] else "")
              + (f", up to {s['duplicate']} duplicate(s) per message" if s["duplicate"] else "")
-             + f" — {'depth' if s['search'] == 'dfs' else 'breadth'}-first",
+             + f" — {'depth' if s['search'] == 'dfs' else 'breadth'}-first, reductions: "
+             + (", ".join(s["reductions"]) or "none"),
              f"states:       {s['states']:,}",
              f"transitions:  {s['transitions']:,}",
              f"depth:        {s['depth']}",
