@@ -13,9 +13,11 @@ decision. This is exactly ``explore()``'s world and step; what differs is the re
   enters/exits) — is computed once, by running the real protocol code on a copy of the
   representative, and cached: the search then works on tuples of small ints, without copying
   or re-running protocol objects for inputs already seen;
-* a world is one flat tuple of ints and tuples of ints: process states, links, pending
-  decisions, holdings. Its fingerprint is Python's 64-bit ``hash`` of that tuple (all ints,
-  so the same in every process and run — ``PYTHONHASHSEED`` does not affect it).
+* a link's contents, a process's pending decisions and the holdings are tuples interned to
+  ids too, with their edits (append, remove, tail) cached: a world is one flat tuple of ints —
+  process states, links, pending decisions, holdings. Its fingerprint is Python's 64-bit
+  ``hash`` of that tuple (all ints, so the same in every process and run —
+  ``PYTHONHASHSEED`` does not affect it), and a step rebuilds only that flat tuple.
 
 Faults, off by default (they leave the algorithms' model on purpose):
 * ``reorder``: a link is a multiset, any message in flight may be delivered next;
@@ -85,6 +87,15 @@ class Model:
         self.capacity: list[int] = []
         self._finished: list[bool | None] = []
         self._waiting: list[Any] = []
+        # interned tuples (seq_id): id → tuple, its tail's id, its head; cached edits
+        self.seqs: list[tuple] = []
+        self.seq_ids: dict[tuple, int] = {}
+        self.seq_tail: list[int] = []
+        self.seq_head: list[int] = []
+        self._push: list[dict] = []
+        self._add: list[dict] = []
+        self._drop: list[dict] = []
+        self.seq_id(())
 
     # -- interning -----------------------------------------------------------------------
     def state_id(self, i: int, proto: Any) -> int:
@@ -194,10 +205,57 @@ class Model:
         """A link entry: the message id, with its remaining duplicates when duplicates are on."""
         return mid * (self.dup + 1) + self.dup if self.dup else mid
 
+    # -- interned sequences: link contents, pending decisions, holdings ------------------------
+    def seq_id(self, items: tuple) -> int:
+        """The id of a tuple (0 is the empty one); its tail and head are recorded with it."""
+        sid = self.seq_ids.get(items)
+        if sid is None:
+            tail = self.seq_id(items[1:]) if items else 0
+            sid = self.seq_ids[items] = len(self.seqs)
+            self.seqs.append(items)
+            self.seq_tail.append(tail)
+            self.seq_head.append(items[0] if items else -1)
+            self._push.append({})
+            self._add.append({})
+            self._drop.append({})
+        return sid
+
+    def push(self, q: int, e: int) -> int:
+        """The sequence ``q`` with ``e`` appended (a FIFO link)."""
+        got = self._push[q].get(e)
+        if got is None:
+            got = self._push[q][e] = self.seq_id(self.seqs[q] + (e,))
+        return got
+
+    def add(self, q: int, e: int) -> int:
+        """The sorted sequence ``q`` with ``e`` added (a multiset: reordering links, pending)."""
+        got = self._add[q].get(e)
+        if got is None:
+            got = self._add[q][e] = self.seq_id(tuple(sorted(self.seqs[q] + (e,))))
+        return got
+
+    def drop(self, q: int, e: int) -> int:
+        """The sequence ``q`` without its first ``e``."""
+        got = self._drop[q].get(e)
+        if got is None:
+            items = list(self.seqs[q])
+            items.remove(e)
+            got = self._drop[q][e] = self.seq_id(tuple(items))
+        return got
+
+    def link(self, world: tuple, k: int) -> tuple:
+        """The entries in flight on link ``k`` (oldest first; sorted with reordering)."""
+        return self.seqs[world[self.n + k]]
+
+    def holdings(self, world: tuple) -> tuple:
+        """((resource id, process index, units), ...) held in ``world``."""
+        return self.seqs[world[self.H]]
+
+    # -- worlds ----------------------------------------------------------------------------
     def initial(self) -> tuple[tuple, str | None]:
         """The initial world (every process started, in pid order) and an overfull message, if any."""
         n, L = self.n, self.L
-        world: list = [0] * n + [()] * L + [()] * n + [()]
+        world: list = [0] * (2 * n + L + 1)
         states = []
         for i, pid in enumerate(self.pids):
             states.append(self.state_id(i, self.setup.protocols[pid]))
@@ -217,21 +275,19 @@ class Model:
     def _apply_effects(self, world: list, i: int, t: Transition) -> str | None:
         """Put ``t``'s sends, schedules and holdings into ``world`` (a list); the overfull message."""
         n = self.n
+        put = self.add if self.reorder else self.push
         for k, mid in t.sends:
-            e = self.entry(mid)
-            if self.reorder:
-                world[n + k] = tuple(sorted(world[n + k] + (e,)))
-            else:
-                world[n + k] = world[n + k] + (e,)
+            world[n + k] = put(world[n + k], self.entry(mid))
         if t.schedules:
             slot = self.P0 + i
-            world[slot] = tuple(sorted(world[slot] + t.schedules))
+            for a in t.schedules:
+                world[slot] = self.add(world[slot], a)
         return self.hold(world, i, t.holds) if t.holds else None
 
     def hold(self, world: list, i: int, holds: tuple) -> str | None:
         """Apply enters and exits of process ``i`` to ``world``'s holdings; the overfull message."""
         overfull = None
-        held = list(world[self.H])
+        held = list(self.seqs[world[self.H]])
         for sign, rid, units in holds:
             if sign > 0:
                 held.append((rid, i, units))
@@ -240,7 +296,7 @@ class Model:
                     overfull = self.overfull_message(rid, held)
             elif (rid, i, units) in held:
                 held.remove((rid, i, units))
-        world[self.H] = tuple(sorted(held))
+        world[self.H] = self.seq_id(tuple(sorted(held)))
         return overfull
 
     def overfull_message(self, rid: int, held: list) -> str:
@@ -251,23 +307,23 @@ class Model:
         """The labels of every step possible in ``world``, in explore()'s order: deliveries by
         link, then local decisions by process and action. A label is ``(DELIVER, k, entry)``,
         ``(DUPLICATE, k, entry)`` or ``(LOCAL, i, action id)``."""
-        n = self.n
+        n, seqs = self.n, self.seqs
         out = []
         for k in range(self.L):
-            queue = world[n + k]
-            if not queue:
+            q = world[n + k]
+            if not q:
                 continue
-            heads = sorted(set(queue)) if self.reorder else (queue[0],)
+            heads = sorted(set(seqs[q])) if self.reorder else (self.seq_head[q],)
             for e in heads:
                 out.append((DELIVER, k, e))
                 if self.dup and e % (self.dup + 1):
                     out.append((DUPLICATE, k, e))
         P0 = self.P0
         for i in range(n):
-            pending = world[P0 + i]
-            if pending:
+            q = world[P0 + i]
+            if q:
                 last = None
-                for a in pending:   # sorted: distinct actions once each
+                for a in seqs[q]:   # sorted: distinct actions once each
                     if a != last:
                         out.append((LOCAL, i, a))
                         last = a
@@ -280,23 +336,20 @@ class Model:
         w = list(world)
         if kind == LOCAL:
             i = x
-            slot = self.P0 + i
-            pending = list(w[slot])
-            pending.remove(y)
-            w[slot] = tuple(pending)
+            w[self.P0 + i] = self.drop(w[self.P0 + i], y)
             code = 2 * y + 1
         else:
             n = self.n
-            queue = w[n + x]
+            q = w[n + x]
             if kind == DUPLICATE:
-                pos = queue.index(y)
-                w[n + x] = tuple(sorted(queue[:pos] + (y - 1,) + queue[pos + 1:])) if self.reorder \
-                    else (y - 1,) + queue[1:]
+                if self.reorder:
+                    w[n + x] = self.add(self.drop(q, y), y - 1)
+                else:
+                    w[n + x] = self.seq_id((y - 1,) + self.seqs[q][1:])
             elif self.reorder:
-                pos = queue.index(y)
-                w[n + x] = queue[:pos] + queue[pos + 1:]
+                w[n + x] = self.drop(q, y)
             else:
-                w[n + x] = queue[1:]
+                w[n + x] = self.seq_tail[q]
             i = self.link_to[x]
             code = 2 * (y // (self.dup + 1) if self.dup else y)
         t = self.transition(w[i], code)

@@ -48,7 +48,7 @@ def bees_invariant(model: Model, world: tuple):
 
 def elves_invariant(model: Model, world: tuple):
     held: dict[int, set[str]] = {}
-    for rid, i, _ in world[model.H]:
+    for rid, i, _ in model.holdings(world):
         held.setdefault(i, set()).add(model.resources[rid].split(":", 1)[0])
     for i, kinds in held.items():
         name = model.names[model.pids[i]]

@@ -112,9 +112,9 @@ class ClockShift:
         d = min(self.state_low(world[i]) for i in range(n))
         if d == 0:
             return world
-        messages = model.messages
+        messages, seqs = model.messages, model.seqs
         for k in range(L):
-            for mid in world[n + k]:
+            for mid in seqs[world[n + k]]:
                 ts = messages[mid].ts
                 if ts < d:
                     d = ts
@@ -129,7 +129,7 @@ class ClockShift:
             w[i] = sid
         for k in range(L):
             if world[n + k]:
-                w[n + k] = tuple(self._msg(mid, d) for mid in world[n + k])
+                w[n + k] = model.seq_id(tuple(self._msg(mid, d) for mid in seqs[world[n + k]]))
         return tuple(w)
 
     def _msg(self, mid: int, d: int) -> int:

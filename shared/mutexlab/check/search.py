@@ -143,7 +143,7 @@ class Search:
             return Finding("error", f"{model.describe(label)}: {t.error}", [],
                            processes=[model.names[model.pids[label[1] if label[0] == 1 else model.link_to[label[1]]]]])
         if overfull is not None:
-            held = [model.names[model.pids[i]] for r, i, _ in nxt[model.H]
+            held = [model.names[model.pids[i]] for r, i, _ in model.holdings(nxt)
                     if model.resources[r] == overfull.split(" ", 1)[0]]
             return Finding("capacity", overfull, [], processes=held, resource=overfull.split(" ", 1)[0])
         return None
@@ -182,6 +182,9 @@ class Search:
         n, P0, H, link_to, trans = model.n, model.P0, model.H, model.link_to, model.trans
         transition = model.transition
         normalise = model.normalise
+        tails, heads, seqs = model.seq_tail, model.seq_head, model.seqs
+        pushes, adds, drops = model._push, model._add, model._drop
+        push, add, drop = model.push, model.add, model.drop
         seen: set = set()
         index: dict = {}     # fingerprint → Tarjan index, for worlds on the Tarjan stack only
         low: dict = {}
@@ -232,12 +235,11 @@ class Search:
                         w = list(world)
                         if kind:   # LOCAL
                             i = x
-                            pending = list(w[P0 + i])
-                            pending.remove(y)
-                            w[P0 + i] = tuple(pending)
+                            q = w[P0 + i]
+                            w[P0 + i] = drops[q].get(y) or drop(q, y)
                             code = 2 * y + 1
                         else:
-                            w[n + x] = w[n + x][1:]
+                            w[n + x] = tails[w[n + x]]
                             i = link_to[x]
                             code = 2 * y
                         t = trans[w[i]].get(code) or transition(w[i], code)
@@ -245,9 +247,11 @@ class Search:
                         if t.error is None:
                             w[i] = t.state
                             for k, mid in t.sends:
-                                w[n + k] += (mid,)
-                            if t.schedules:
-                                w[P0 + i] = tuple(sorted(w[P0 + i] + t.schedules))
+                                q = w[n + k]
+                                w[n + k] = pushes[q].get(mid) or push(q, mid)
+                            for a in t.schedules:
+                                q = w[P0 + i]
+                                w[P0 + i] = adds[q].get(a) or add(q, a)
                             if t.holds:
                                 overfull = model.hold(w, i, t.holds)
                             nxt = tuple(w)
@@ -284,10 +288,11 @@ class Search:
                         index[nfp] = low[nfp] = counter
                         counter += 1
                         tstack_append((nfp, nxt))
-                        labels = [(0, k, q[0]) for k, q in enumerate(nxt[n:P0]) if q]
+                        labels = [(0, k, heads[q]) for k, q in enumerate(nxt[n:P0]) if q]
                         for i in range(n):
-                            pending = nxt[P0 + i]
-                            if pending:
+                            q = nxt[P0 + i]
+                            if q:
+                                pending = seqs[q]
                                 labels += [(1, i, a) for a in sorted(set(pending))] if len(pending) > 1 \
                                     else [(1, i, pending[0])]
                         frames_append([nxt, nfp, labels, 0, label, False])
