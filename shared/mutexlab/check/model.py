@@ -95,6 +95,7 @@ class Model:
         self._push: list[dict] = []
         self._add: list[dict] = []
         self._drop: list[dict] = []
+        self._holds: dict[tuple, tuple[int, str | None]] = {}
         self.seq_id(())
 
     # -- interning -----------------------------------------------------------------------
@@ -286,6 +287,14 @@ class Model:
 
     def hold(self, world: list, i: int, holds: tuple) -> str | None:
         """Apply enters and exits of process ``i`` to ``world``'s holdings; the overfull message."""
+        key = (world[self.H], i, holds)
+        got = self._holds.get(key)
+        if got is None:
+            got = self._holds[key] = self._hold(world, i, holds)
+        world[self.H] = got[0]
+        return got[1]
+
+    def _hold(self, world: list, i: int, holds: tuple) -> tuple[int, str | None]:
         overfull = None
         held = list(self.seqs[world[self.H]])
         for sign, rid, units in holds:
@@ -296,8 +305,7 @@ class Model:
                     overfull = self.overfull_message(rid, held)
             elif (rid, i, units) in held:
                 held.remove((rid, i, units))
-        world[self.H] = self.seq_id(tuple(sorted(held)))
-        return overfull
+        return self.seq_id(tuple(sorted(held))), overfull
 
     def overfull_message(self, rid: int, held: list) -> str:
         return (f"{self.resources[rid]} (capacity {self.capacity[rid]}) held by "

@@ -107,13 +107,14 @@ class Search:
     def key(self, world: tuple):
         return world if self.exact else hash(world)
 
-    def _limits(self) -> bool:
-        """True when a limit stops the search (and records why)."""
+    def _limits(self, look: bool = False) -> bool:
+        """True when a limit stops the search (and records why). ``look``: check the memory
+        and report progress now (else every ``CHECK_EVERY`` states)."""
         r = self.result
         if self.max_states is not None and r.states >= self.max_states:
             r.stopped = f"state limit {self.max_states:,} reached"
             return True
-        if r.states % CHECK_EVERY == 0:
+        if look or r.states % CHECK_EVERY == 0:
             if self.max_memory is not None and rss_mb() > self.max_memory:
                 r.stopped = f"memory limit {self.max_memory:g} MB reached"
                 return True
@@ -218,6 +219,7 @@ class Search:
             r.findings.append(found)
             return self._finish()
         transitions = 0
+        next_look = 0
         hashed = not self.exact
         check_world = self.invariant is not None
         seen_add, tstack_append, frames_append = seen.add, tstack.append, frames.append
@@ -278,9 +280,12 @@ class Search:
                             elif index[nfp] < low[fp]:
                                 low[fp] = index[nfp]
                         continue
-                    r.transitions = transitions
-                    if self._limits():
-                        return self._finish()
+                    if r.states >= next_look:
+                        next_look = r.states + CHECK_EVERY if self.max_states is None \
+                            else min(r.states + CHECK_EVERY, self.max_states)
+                        r.transitions = transitions
+                        if self._limits(True):
+                            return self._finish()
                     if fast and not check_world:
                         # enter(), inlined
                         seen_add(nfp)
