@@ -186,23 +186,22 @@ class Search:
         tails, heads, seqs = model.seq_tail, model.seq_head, model.seqs
         pushes, adds, drops = model._push, model._add, model._drop
         push, add, drop = model.push, model.add, model.drop
-        seen: set = set()
-        index: dict = {}     # fingerprint → Tarjan index, for worlds on the Tarjan stack only
-        low: dict = {}
+        # fingerprint → its Tarjan index while the world is on the Tarjan stack, -1 once its
+        # component is closed (the visited set and Tarjan's "on stack" in one table)
+        seen: dict = {}
         tstack: list = []    # (fingerprint, world) not yet in a closed component
-        # a frame: [world, fingerprint, labels, next position, label that led here, self-loop]
+        # a frame: [world, fingerprint, labels, next position, label that led here, self-loop, low]
         frames: list = []
         counter = 0
 
         def enter(world, fp, via) -> Finding | None:
             nonlocal counter
-            seen.add(fp)
+            seen[fp] = counter
             r.states += 1
-            index[fp] = low[fp] = counter
-            counter += 1
             tstack.append((fp, world))
             labels = steps(world)
-            frames.append([world, fp, labels, 0, via, False])
+            frames.append([world, fp, labels, 0, via, False, counter])
+            counter += 1
             if len(frames) - 1 > r.depth:
                 r.depth = len(frames) - 1
             found = self._world_finding(world) if self.invariant is not None else None
@@ -222,7 +221,7 @@ class Search:
         next_look = 0
         hashed = not self.exact
         check_world = self.invariant is not None
-        seen_add, tstack_append, frames_append = seen.add, tstack.append, frames.append
+        seen_get, tstack_append, frames_append = seen.get, tstack.append, frames.append
         try:
             while frames:
                 frame = frames[-1]
@@ -272,13 +271,13 @@ class Search:
                         return self._finish()
                     transitions += 1
                     nfp = hash(nxt) if hashed else nxt
-                    if nfp in seen:
-                        if nfp in index:
-                            fp = frame[1]
-                            if nfp == fp:
+                    got = seen_get(nfp)
+                    if got is not None:
+                        if got >= 0:   # on the Tarjan stack
+                            if nfp == frame[1]:
                                 frame[5] = True
-                            elif index[nfp] < low[fp]:
-                                low[fp] = index[nfp]
+                            elif got < frame[6]:
+                                frame[6] = got
                         continue
                     if r.states >= next_look:
                         next_look = r.states + CHECK_EVERY if self.max_states is None \
@@ -288,10 +287,8 @@ class Search:
                             return self._finish()
                     if fast and not check_world:
                         # enter(), inlined
-                        seen_add(nfp)
+                        seen[nfp] = counter
                         r.states += 1
-                        index[nfp] = low[nfp] = counter
-                        counter += 1
                         tstack_append((nfp, nxt))
                         labels = [(0, k, heads[q]) for k, q in enumerate(nxt[n:P0]) if q]
                         for i in range(n):
@@ -300,7 +297,8 @@ class Search:
                                 pending = seqs[q]
                                 labels += [(1, i, a) for a in sorted(set(pending))] if len(pending) > 1 \
                                     else [(1, i, pending[0])]
-                        frames_append([nxt, nfp, labels, 0, label, False])
+                        frames_append([nxt, nfp, labels, 0, label, False, counter])
+                        counter += 1
                         if len(frames) > r.depth + 1:
                             r.depth = len(frames) - 1
                         if labels:
@@ -315,20 +313,18 @@ class Search:
                     continue
                 # every successor done: close the frame
                 frames.pop()
-                fp = frame[1]
-                if frames:
-                    parent = frames[-1][1]
-                    if low[fp] < low[parent]:
-                        low[parent] = low[fp]
-                if low[fp] == index[fp]:
+                fp, low = frame[1], frame[6]
+                if frames and low < frames[-1][6]:
+                    frames[-1][6] = low
+                if low == seen[fp]:
                     v, w = tstack.pop()
-                    del index[v], low[v]
+                    seen[v] = -1
                     if v == fp and not frame[5]:
                         continue   # a trivial component: no cycle through this world
                     comp = {v: w}
                     while v != fp:
                         v, w = tstack.pop()
-                        del index[v], low[v]
+                        seen[v] = -1
                         comp[v] = w
                     r.cycles = True
                     lasso = fair_starvation(model, {hash(w): w for w in comp.values()})
