@@ -56,6 +56,7 @@ class Finding:
 class Result:
     states: int = 0
     transitions: int = 0
+    finals: int = 0                     # worlds where nothing can move and everyone finished
     depth: int = 0
     seconds: float = 0.0
     peak_mb: float = 0.0
@@ -134,6 +135,7 @@ class Search:
     def _dead_end(self, world: tuple) -> Finding | None:
         model = self.model
         if model.all_finished(world):
+            self.result.finals += 1
             return None
         stuck = model.waiters(world)
         return Finding("deadlock", f"nothing can move; waiting: {stuck}", [], processes=list(stuck))

@@ -70,6 +70,8 @@ def register(sub) -> None:
     b.add_argument("--eggs", type=positive, default=1, help="eggs per bee (default 1)")
     b.add_argument("--cocoons", type=positive, default=1, help="cocoons per reed, a multiple of --eggs (default 1)")
     b.add_argument("--seed", type=non_negative, default=0, help="random seed of the initial clocks (default 0)")
+    b.add_argument("--zero-clocks", action="store_true",
+                   help="every bee's clock starts at 0 (the pid breaks ties) instead of a random one")
     b.add_argument("--algorithm", default="bees", metavar="MODULE",
                    help="a module offering make_setup, for variants (default: bees)")
     _common(b)
@@ -120,6 +122,8 @@ def config_of(args) -> CheckConfig:
                   exact=args.exact)
     if args.family == "bees":
         options = {"flowers": args.flowers, "reeds": args.reeds, "eggs": args.eggs, "cocoons": args.cocoons}
+        if args.zero_clocks:
+            options["initial_clocks"] = {str(pid): 0 for pid in range(1, args.bees + 1)}
         return CheckConfig(args.algorithm, args.bees, options, args.seed, **limits)
     if args.family == "elves":
         options = {"pins": args.pins, "poison": args.poison, "contracts": args.contracts,
@@ -182,6 +186,7 @@ def summary(config: CheckConfig, result, model, scenario_path, reproduced) -> di
            "seed": config.seed, "search": result.search, "reductions": model.reductions,
            "reorder": config.reorder, "duplicate": config.duplicate,
            "states": result.states, "transitions": result.transitions, "depth": result.depth,
+           "final_worlds": result.finals,
            "seconds": round(result.seconds, 3), "states_per_second": round(rate) if rate else None,
            "peak_mb": round(result.peak_mb, 1), "complete": result.complete, "verdict": result.verdict,
            "stopped": result.stopped, "cycles": result.cycles,
