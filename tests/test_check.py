@@ -264,3 +264,13 @@ def test_reductions_keep_the_deadlock_of_the_silent_node():
                                   setup=silent_setup(3))
         assert only_finding(result, "deadlock")
         assert ("clock-offset normalisation" in model.reductions) == reductions
+
+
+@pytest.mark.parametrize("processes, options", SMALL)
+def test_clock_shifts_of_bees_never_add_worlds_and_keep_the_pass(processes, options):
+    clocks = {pid: 0 for pid in range(1, processes + 1)}
+    plain, _ = check("bees", processes, dict(options, initial_clocks=clocks), reductions=False)
+    reduced, model = check("bees", processes, dict(options, initial_clocks=clocks), reductions=True)
+    assert model.reductions == ["clock-offset normalisation"]
+    assert plain.verdict == reduced.verdict == "pass"
+    assert reduced.states <= plain.states and reduced.finals <= plain.finals

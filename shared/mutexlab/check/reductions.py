@@ -6,11 +6,13 @@ Each one merges worlds that have the same future, so every verdict is kept; none
   reads, not by ``snapshot()``. Ricart–Agrawala: the reply set is read only while WANTED (a
   REPLY outside WANTED is ignored, a new request starts an empty set), so outside WANTED it is
   dropped. Bees and elves already key their snapshots this way.
-* **Clock-offset normalisation** (``ClockShift``): Ricart–Agrawala and Lamport only compare
-  timestamps (``(ts, pid)`` priorities) and move clocks by ``tick`` (+1) and ``receive``
-  (``max(clock, ts) + 1``). Both commute with adding one constant to every clock, every stored
-  timestamp and every timestamp in flight, so two worlds that differ by such a shift behave
-  the same forever, up to the shift. Each world is therefore shifted down until its smallest
+* **Clock-offset normalisation** (``ClockShift``): Ricart–Agrawala, Lamport and the bees only
+  compare timestamps (``(ts, pid)`` priorities, a bee's rank among the reed requests, an ACK's
+  ``req_ts`` against the request it answers — equality) and move clocks by ``tick`` (+1) and
+  ``receive`` (``max(clock, ts) + 1``). All of these commute with adding one constant to every
+  clock, every stored timestamp and every timestamp in flight (``ts``, ``req_ts``), so two
+  worlds that differ by such a shift behave the same forever, up to the shift. (Timestamps
+  are never printed into a decision: a bee's RELEASEreed carries egg counts, not times.) Each world is therefore shifted down until its smallest
   timestamp is 0. (Off with ``--reorder`` or ``--duplicate``, whose link entries it does not
   rewrite.)
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
+from ..protocols.bees import FINAL_STATES, REST, WAIT_REED, Bee
 from ..protocols.lamport import LamportNode
 from ..protocols.ricart_agrawala import RicartAgrawalaNode
 
@@ -79,8 +82,39 @@ def _lamport_shift(p: LamportNode, d: int) -> LamportNode:
     return twin
 
 
+NOTHING_LIVE = 1 << 60   # the low of a state with no live timestamp
+
+
+def _bee_low(b: Bee) -> int:
+    """The smallest *live* timestamp (what ``snapshot()`` keeps): none once DEAD or RETIRED; the
+    reed requests only until the bee has its reed (its rank is fixed then). Dead values are
+    shifted too and may go below 0: they are never read or sent again."""
+    if b.state in FINAL_STATES:
+        return NOTHING_LIVE
+    values = [b.clock.time] + [ts for _, ts in b.deferred]
+    if b.state in (REST, WAIT_REED):
+        values += [ts for ts, _ in b.requests.values()]
+    if b.flower_request is not None:
+        values.append(b.flower_request[0])
+    return min(values)
+
+
+def _bee_shift(b: Bee, d: int) -> Bee:
+    twin = copy.deepcopy(b)
+    twin.clock.time -= d
+    twin.requests = {j: (ts - d, pid) for j, (ts, pid) in b.requests.items()}
+    twin._order = None
+    twin.deferred = [(j, ts - d) for j, ts in b.deferred]
+    if b.flower_request is not None:
+        twin.flower_request = (b.flower_request[0] - d, b.flower_request[1])
+    return twin
+
+
 SHIFTS: list[tuple[type, Callable, Callable]] = [(RicartAgrawalaNode, _ra_low, _ra_shift),
-                                                 (LamportNode, _lamport_low, _lamport_shift)]
+                                                 (LamportNode, _lamport_low, _lamport_shift),
+                                                 (Bee, _bee_low, _bee_shift)]
+# message fields that hold timestamps, besides ``ts``
+STAMPS = ("req_ts",)
 
 
 class ClockShift:
@@ -91,6 +125,7 @@ class ClockShift:
         self.low: dict[int, int] = {}          # state id → its smallest timestamp
         self.shifted: dict[tuple[int, int], int] = {}
         self.msg_shifted: dict[tuple[int, int], int] = {}
+        self.msg_lows: dict[int, int] = {}
         cls = type(next(iter(model.setup.protocols.values())))
         self.fns = next((low, shift) for base, low, shift in SHIFTS if issubclass(cls, base))
 
@@ -115,11 +150,13 @@ class ClockShift:
         messages, seqs = model.messages, model.seqs
         for k in range(L):
             for mid in seqs[world[n + k]]:
-                ts = messages[mid].ts
+                ts = self.msg_low(mid)
                 if ts < d:
                     d = ts
                     if d == 0:
                         return world
+        if d == NOTHING_LIVE:
+            return world
         w = list(world)
         for i in range(n):
             key = (world[i], d)
@@ -132,10 +169,19 @@ class ClockShift:
                 w[n + k] = model.seq_id(tuple(self._msg(mid, d) for mid in seqs[world[n + k]]))
         return tuple(w)
 
+    def msg_low(self, mid: int) -> int:
+        got = self.msg_lows.get(mid)
+        if got is None:
+            msg = self.model.messages[mid]
+            got = self.msg_lows[mid] = min([msg.ts] + [getattr(msg, f) for f in STAMPS if hasattr(msg, f)])
+        return got
+
     def _msg(self, mid: int, d: int) -> int:
         key = (mid, d)
         got = self.msg_shifted.get(key)
         if got is None:
             msg = self.model.messages[mid]
-            got = self.msg_shifted[key] = self.model.msg_id(msg.model_copy(update={"ts": msg.ts - d}))
+            update = {"ts": msg.ts - d}
+            update.update({f: getattr(msg, f) - d for f in STAMPS if hasattr(msg, f)})
+            got = self.msg_shifted[key] = self.model.msg_id(msg.model_copy(update=update))
         return got
