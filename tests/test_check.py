@@ -274,3 +274,15 @@ def test_clock_shifts_of_bees_never_add_worlds_and_keep_the_pass(processes, opti
     assert model.reductions == ["clock-offset normalisation"]
     assert plain.verdict == reduced.verdict == "pass"
     assert reduced.states <= plain.states and reduced.finals <= plain.finals
+
+
+def test_a_duplicated_token_is_rejected_and_the_replay_stops_at_the_same_step(tmp_path, capsys):
+    scenario = tmp_path / "token.json"
+    assert main(["check", "mutex", "-a", "suzuki-kasami", "-N", "2", "--duplicate", "1", "--search", "bfs",
+                 "--json", "--counterexample", str(scenario)]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["findings"][0]["kind"] == "error" and "second token" in out["findings"][0]["message"]
+    assert out["reproduced"][0]
+    assert [s["op"] for s in json.loads(scenario.read_text())["steps"]].count("duplicate") == 1
+    assert main(["replay", str(scenario)]) == 2
+    assert "second token" in capsys.readouterr().err

@@ -80,7 +80,9 @@ def reproduces(scenario: dict, finding: Finding) -> tuple[bool, str]:
     try:
         result = replay_scenario(scenario)
     except ScenarioError as exc:
-        return finding.kind == "error", f"replay stops: {exc}"
+        # a rejected input: the replay stops at the same step with the same refusal
+        refusal = finding.message.split(": ", 1)[-1]
+        return finding.kind == "error" and refusal in str(exc), f"replay stops: {exc}"
     events = [dict(e, _line=n) for n, e in enumerate(result.events, 1)]
     verdict = verify_events(events)
     messages = [v.message for v in verdict.violations]
