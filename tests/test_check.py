@@ -10,7 +10,7 @@ import pytest
 from mutexlab.check.counterexample import reproduces, scenario_of
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.cli import main
-from mutexlab.protocol import ProtocolError
+from mutexlab.protocol import ProtocolError, Schedule
 from mutexlab.protocols import ricart_agrawala as ra
 from mutexlab.protocols.registry import make_setup
 from mutexlab.sim.explore import explore
@@ -121,13 +121,34 @@ def test_liveness_catches_the_starving_node_as_a_lasso_and_the_replay_closes_its
     assert replayed.loop == {"steps": len(finding.cycle), "closes": True, "waiting": ["node-2"]}
 
 
-def test_liveness_passes_a_cycle_that_is_unfair():
-    """The starving node's cycle is fair; a correct protocol with no cycle passes (the check does
-    not invent starvation). With breadth-first search the liveness pass runs after the search."""
+def test_breadth_first_search_finds_the_lasso_too_and_a_correct_protocol_passes():
+    """With breadth-first search the liveness pass runs after the search."""
     result, _ = check("mutexlab_broken.starving", 2, {"requests": 1}, search="bfs")
     assert only_finding(result, "liveness").processes == ["node-2"]
     fine, _ = check("ricart-agrawala", 2, {"requests": 2})
     assert fine.verdict == "pass" and not fine.cycles
+
+
+class SpinningNode(ra.RicartAgrawalaNode):
+    """Correct, but node 1 also has a local decision that changes nothing and is always pending:
+    every world has a self-loop. Staying on it forever is unfair (deliveries are left enabled
+    and never taken), so it is no starvation."""
+
+    def start(self):
+        return super().start() + ([Schedule("spin", "x")] if self.pid == 1 else [])
+
+    def on_local(self, action):
+        if action == "spin":
+            return [Schedule("spin", "x")]
+        return super().on_local(action)
+
+
+def test_an_unfair_cycle_is_not_starvation():
+    setup = make_setup("ricart-agrawala", 2, {"requests": 1})
+    for node in setup.protocols.values():
+        node.__class__ = SpinningNode
+    result, _ = run_check(CheckConfig("ricart-agrawala", 2, {"requests": 1}, reductions=False), setup=setup)
+    assert result.cycles and result.verdict == "pass", result.findings[:1]
 
 
 class RejectingNode(ra.RicartAgrawalaNode):
