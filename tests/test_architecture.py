@@ -18,7 +18,7 @@ LAYERS = [
     {"__init__", "clock", "messages", "protocol", "setup", "trace", "words"},
     {"protocols"},
     {"sim", "audit", "metrics"},
-    {"transport", "report", "runs"},
+    {"transport", "report", "runs", "memory"},
     {"explore"},
     {"commands", "cli", "__main__"},
     {"services"},

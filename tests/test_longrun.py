@@ -14,9 +14,10 @@ import sys
 import pytest
 
 from mutexlab.cli import main
-from mutexlab.commands import longrun, simulate_bees, simulate_elves, simulate_mutex
+from mutexlab.commands import longrun, simulate_bees, simulate_elves
 from mutexlab.protocols.registry import make_setup
-from mutexlab.sim import SimConfig, Simulation, engine, memory
+from mutexlab import memory
+from mutexlab.sim import SimConfig, Simulation, engine, workload
 from mutexlab.trace import TraceWriter
 
 GB = 1 << 30
@@ -42,7 +43,7 @@ def machine(monkeypatch):
         return build
 
     monkeypatch.setattr(memory, "available_bytes", available)
-    for module in (simulate_bees, simulate_elves, simulate_mutex):
+    for module in (simulate_bees, simulate_elves, workload):   # workload: simulate mutex and compare
         monkeypatch.setattr(module, "make_setup", guarded(module.make_setup))
     monkeypatch.setattr(Simulation, "run", guarded(Simulation.run))
     return Machine

@@ -12,7 +12,7 @@ from ..metrics import LITERATURE
 from ..protocols.registry import CLASSIC
 from ..setup import ConfigError
 from ..runs import run_classic
-from ..sim import memory
+from .. import memory
 from ..words import count
 from .common import exit_code, fail, format_number, print_json
 from .flags import add_mutex_arguments, add_workload_arguments, parent

@@ -1,6 +1,6 @@
 """Long simulations: the memory check before the run, the progress bar during it.
 
-* ``check_memory`` predicts the run's peak memory (``sim.memory``) and refuses it (exit 2) when it
+* ``check_memory`` predicts the run's peak memory (``mutexlab.memory``) and refuses it (exit 2) when it
   exceeds what the machine has available, or warns on stderr above half of it; ``--ignore-memory``
   skips the check.
 * ``progress_bar`` shows events done and events per second on stderr — only when stderr is a
@@ -15,7 +15,7 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from ..sim import memory
+from .. import memory
 from .common import fail
 
 SHOW_AFTER = 1.0   # seconds of running before a progress bar appears

@@ -14,7 +14,7 @@ from ..protocols.bees import expected_eggs, make_setup
 from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
-from ..sim import memory
+from .. import memory
 from .common import (add_fault_arguments, audit_summary, exit_code, fail, fault_config, fault_line,
                      non_negative, outcome_lines, print_json)
 from .flags import add_bees_arguments, bees_config, parent

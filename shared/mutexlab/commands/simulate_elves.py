@@ -18,7 +18,7 @@ from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
 from ..words import count
-from ..sim import memory
+from .. import memory
 from .longrun import add_memory_argument, check_memory, progress_bar
 from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line,
                      exit_code, non_negative, outcome_lines, print_json, seconds)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..metrics import LITERATURE
 from ..setup import ConfigError
 from ..runs import ClassicRun, run_classic
-from ..sim import memory
+from .. import memory
 from ..words import count
 from .common import (add_fault_arguments, audit_summary, exit_code, fail, fault_config, fault_line,
                      format_number, outcome_lines, print_json)

@@ -66,7 +66,7 @@ def bees_messages(bees: int, reeds: int, eggs: int, cocoons: int) -> float:
 
 def classic_messages(algorithm: str, nodes: int, requests: int, params: dict | None = None) -> float:
     """Entries × the literature's messages per entry (its upper figure; Sanders like Maekawa)."""
-    from ..metrics import LITERATURE
+    from .metrics import LITERATURE
 
     figure = LITERATURE.get(algorithm, {}).get("messages")
     span = None
