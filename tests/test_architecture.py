@@ -19,7 +19,7 @@ LAYERS = [
     {"protocols"},
     {"sim", "audit", "metrics"},
     {"transport", "report", "runs", "memory"},
-    {"explore"},
+    {"explore", "check"},
     {"commands", "cli", "__main__"},
     {"services"},
 ]

@@ -8,10 +8,11 @@ How the docs are read (docs/architecture.md#doc-examples says the same for autho
   of other tools (``python -m bench.run``, a hand-started service) are not.
 * The blocks of one document share a working directory and run in document order, so a later
   block may use a file an earlier one wrote (README: ``sk.jsonl``). ``examples/`` of the
-  repository is reachable there; ``mutexlab`` is this checkout's.
+  repository is reachable there (and ``tests/``, for the broken variants); ``mutexlab`` is this checkout's.
 * ``$ echo $?`` prints the previous command's exit code. An output ending in ``(exit N)`` also
   asserts the exit code N. Otherwise the exit code is not checked.
 * ``mutexlab explore`` (a server) is interrupted with SIGINT after a few seconds, as Ctrl-C would.
+* ``mutexlab check``'s measured lines (``time:``, ``peak memory:``) are compared by label and unit.
 * Elisions: a line that is only ``...`` or ``…`` stands for any number of lines; ``…`` inside a
   line stands for any text.
 * A block that calls ``mutexlab run`` needs RabbitMQ (mark ``broker``); its output varies from run
@@ -117,7 +118,14 @@ def parse_blocks(doc: Path, text: str | None = None) -> list[Block]:
 
 # -- comparing ---------------------------------------------------------------------------
 
+# Measured lines of `mutexlab check` (wall time, rate, memory) differ from run to run: the docs show
+# a real run's figures, and the test compares only their labels and units.
+MEASURED = re.compile(r"^(time:\s+|peak memory:\s+)")
+
+
 def _line_pattern(expected: str) -> re.Pattern:
+    if (label := MEASURED.match(expected)):
+        return re.compile(re.escape(label.group(1)) + r"[\d.,]+ (s \([\d,]+ states/s\)|MB)\Z")
     return re.compile(".*".join(re.escape(part) for part in expected.split("…")) + r"\Z", re.S)
 
 
@@ -189,7 +197,11 @@ def _environment(workdir: Path, amqp_url: str | None) -> dict[str, str]:
     bin_dir = workdir / ".bin"
     bin_dir.mkdir(exist_ok=True)
     shim = bin_dir / "mutexlab"
-    shim.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m mutexlab \"$@\"\n")
+    # This checkout's code first, whatever PYTHONPATH a documented command sets for itself
+    # (``PYTHONPATH=tests mutexlab check … -a mutexlab_broken.…``).
+    code = shlex.quote(os.pathsep.join([str(ROOT / "shared"), str(ROOT)]))
+    shim.write_text(f"#!/bin/sh\nPYTHONPATH={code}${{PYTHONPATH:+{os.pathsep}$PYTHONPATH}} "
+                    f"exec {shlex.quote(sys.executable)} -m mutexlab \"$@\"\n")
     shim.chmod(0o755)
     env = {key: value for key, value in os.environ.items() if not key.startswith(("RUN_", "MUTEXLAB_"))}
     env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
@@ -213,6 +225,7 @@ class DocSession:
         self.blocks = [b for b in parse_blocks(doc) if b.runnable]
         self.workdir = workdir
         (workdir / "examples").symlink_to(ROOT / "examples")
+        (workdir / "tests").symlink_to(ROOT / "tests")   # the broken variants some docs run
         self.outcomes: dict[int, Outcome] = {}
         self.last_code = 0
 
@@ -337,6 +350,9 @@ def test_elisions_match_only_what_they_stand_for():
     assert matches(["a", "...", "d"], ["a", "d"])
     assert not matches(["a", "...", "d"], ["a", "b", "c"])
     assert matches(["trace written to …/x.jsonl"], ["trace written to /tmp/q/x.jsonl"])
+    assert matches(["time:         1.38 s (9,789 states/s)"], ["time:         0.43 s (31,126 states/s)"])
+    assert not matches(["time:         1.38 s (9,789 states/s)"], ["time:         gave up"])
+    assert not matches(["peak memory:  41 MB"], ["peak memory:  41 GB"])
     assert not matches(["trace written to …/x.jsonl"], ["trace written to /tmp/q/y.jsonl"])
     assert not matches(["a"], ["a", "extra"])
     assert not matches(["a (1)"], ["a 1"])           # no regular expression leaks from the doc

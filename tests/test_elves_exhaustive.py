@@ -8,9 +8,9 @@ docs/elves.md.
 
 import pytest
 
+from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.protocols import elves as E
 from mutexlab.protocols.registry import make_setup
-from mutexlab.sim.explore import explore
 
 TWO_ELVES = [
     # (options, seed: it picks the mayor's plan)
@@ -25,10 +25,17 @@ TWO_ELVES = [
 ]
 
 
+def check(setup, max_states=200_000):
+    """Every reachable world (``mutexlab check``'s engine, no reductions: explore()'s worlds)."""
+    return run_check(CheckConfig("elves", len(setup.protocols) - 1, {}, max_states=max_states, reductions=False),
+                     setup=setup)[0]
+
+
 def explored(elves, options, seed=0, max_states=200_000):
-    result = explore(lambda: make_setup("elves", elves, options, seed), max_states=max_states)
+    result = check(make_setup("elves", elves, options, seed), max_states=max_states)
     print(f"\n{elves} elves {options} (plan {make_setup('elves', elves, options, seed).params['plan']}): "
-          f"{result.summary()}")
+          f"{result.states} states, {result.transitions} transitions, {result.finals} final states, "
+          f"depth {result.depth}, {result.verdict}")
     return result
 
 
@@ -37,7 +44,7 @@ def explored(elves, options, seed=0, max_states=200_000):
 def test_two_elves_one_round_every_interleaving_is_safe_and_finishes(options, seed):
     result = explored(2, options, seed)
     assert result.complete
-    assert result.violations == [] and result.deadlocks == []
+    assert result.findings == [] and result.verdict == "pass"
     assert result.finals > 0 and result.states > 100
 
 
@@ -45,7 +52,7 @@ def test_two_elves_one_round_every_interleaving_is_safe_and_finishes(options, se
 def test_three_elves_one_contract_every_interleaving_is_safe_and_finishes():
     result = explored(3, dict(pins=1, poison=2, contracts=1, hamsters=[2, 2], rounds=1))
     assert result.complete
-    assert result.violations == [] and result.deadlocks == []
+    assert result.findings == [] and result.verdict == "pass"
     assert result.finals > 0
 
 
@@ -61,6 +68,7 @@ def test_exploration_finds_the_overfull_pins_of_a_broken_elf():
             setup.protocols[pid] = IgnoresUnitsAhead(pid, 2, pins=1, poison=2)
         return setup
 
-    result = explore(broken, max_states=200_000)
-    assert any("pins (capacity 1)" in v.message for v in result.violations)
-    assert result.violations[0].path   # with the steps that lead there
+    result = check(broken(), max_states=200_000)
+    assert [f.kind for f in result.findings] == ["capacity"]
+    assert "pins (capacity 1)" in result.findings[0].message
+    assert result.findings[0].path   # with the steps that lead there

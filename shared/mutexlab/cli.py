@@ -19,6 +19,7 @@ COMMANDS = [
     "mutexlab.commands.report",
     "mutexlab.commands.compare",
     "mutexlab.commands.explore",
+    "mutexlab.commands.check",
 ]
 
 

@@ -37,6 +37,9 @@ def run(args) -> int:
     outcome = {"algorithm": result.setup.algorithm, "entered": result.entered, "in_flight": result.in_flight,
                "states": result.states, "verdict": verdict.status, "safe": verdict.safe,
                "violations": [v.message for v in verdict.violations]}
+    starving = bool(result.loop and result.loop["closes"] and result.loop["waiting"])
+    if result.loop is not None:
+        outcome["loop"] = result.loop
     if args.json:
         print_json(outcome)
     else:
@@ -46,6 +49,20 @@ def run(args) -> int:
         if result.in_flight:
             print(f"still in flight: {count(result.in_flight, 'message')}")
         print(verdict.render())
+        if result.loop is not None:
+            print(loop_line(result.loop))
         if args.trace:
             print(f"trace written to {args.trace}")
-    return write_report_if_asked(args, events) or verdict.exit_code
+    if result.loop is not None and not result.loop["closes"]:
+        return write_report_if_asked(args, events) or fail("the scenario's loop does not return to the world "
+                                                            "where it began: it is not a cycle")
+    return write_report_if_asked(args, events) or (1 if starving else verdict.exit_code)
+
+
+def loop_line(loop: dict) -> str:
+    if not loop["closes"]:
+        return f"loop: the last {loop['steps']} steps do NOT return to the world where they began"
+    if loop["waiting"]:
+        return (f"LIVENESS: the last {loop['steps']} steps return to the world where they began, and "
+                f"{', '.join(loop['waiting'])} waits throughout: a run can repeat them forever")
+    return f"loop: the last {loop['steps']} steps return to the world where they began; nobody waits throughout"

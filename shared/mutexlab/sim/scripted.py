@@ -2,7 +2,14 @@
 
 Steps: ``request`` / ``exit`` (a local decision of ``pid``), ``deliver`` (the oldest message in
 flight on the link from → to), ``drain`` (deliver everything, links in ascending (from, to)
-order, one message per link per pass, until nothing is in flight). ``Schedule`` effects are
+order, one message per link per pass, until nothing is in flight). Faults, as ``mutexlab check
+--reorder/--duplicate`` explores them: ``overtake`` (deliver the message at position ``index``
+of the link, 0 = oldest, ahead of the older ones) and ``duplicate`` (deliver a copy of the
+message at ``index``; it stays in flight).
+``loop`` (optional) marks ``steps[loop:]`` as a cycle: replaying checks that it ends in the
+world where it began (so a run may repeat it forever) and names who waits throughout it.
+``seed`` is the setup's seed (it draws e.g. the elves' contracts); ``finding`` is free text
+from the tool that wrote the scenario. ``Schedule`` effects are
 not fired by themselves here: the scenario decides when a process acts.
 Virtual time ``t`` is the number of the step being played (from 1).
 """
@@ -18,9 +25,9 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..protocol import ProtocolError
-from ..protocols.registry import make_setup
 from ..setup import ConfigError, Setup
 from ..trace import TraceWriter
+from ..transport.membership import build_setup
 from .driver import Driver
 
 DRAIN_LIMIT = 1_000_000
@@ -54,7 +61,22 @@ class DrainStep(_Step):
     op: Literal["drain"]
 
 
-Step = Annotated[Union[RequestStep, ExitStep, DeliverStep, DrainStep], Field(discriminator="op")]
+class OvertakeStep(_Step):
+    op: Literal["overtake"]
+    frm: int = Field(alias="from")
+    to: int
+    index: int = Field(ge=0)
+
+
+class DuplicateStep(_Step):
+    op: Literal["duplicate"]
+    frm: int = Field(alias="from")
+    to: int
+    index: int = Field(default=0, ge=0)
+
+
+Step = Annotated[Union[RequestStep, ExitStep, DeliverStep, DrainStep, OvertakeStep, DuplicateStep],
+                 Field(discriminator="op")]
 
 
 class Scenario(BaseModel):
@@ -62,7 +84,10 @@ class Scenario(BaseModel):
     algorithm: str
     processes: int = Field(ge=1)
     options: dict[str, Any] = Field(default_factory=dict)
+    seed: int = Field(default=0, ge=0)
     steps: list[Step]
+    loop: int | None = Field(default=None, ge=0)
+    finding: dict[str, Any] | None = None
 
 
 @dataclass
@@ -72,6 +97,7 @@ class ReplayResult:
     entered: list[str]                      # names, in the order they entered (any resource)
     in_flight: int                          # messages still in flight at the end
     states: dict[str, str] = field(default_factory=dict)
+    loop: dict | None = None                # with ``loop``: closes, waiting (names throughout)
 
     @property
     def protocols(self):
@@ -91,11 +117,25 @@ class ScriptedRun(Driver):
         pass  # the scenario decides when processes act
 
     def deliver_oldest(self, sender: int, to: int) -> None:
+        self.deliver_at(sender, to, 0)
+
+    def deliver_at(self, sender: int, to: int, index: int, keep: bool = False) -> None:
+        """Deliver the message at ``index`` of the link (0 = oldest); ``keep``: a duplicate, the
+        message stays in flight."""
         link = self.links.get((sender, to))
-        if not link:
-            raise ScenarioError(f"no message in flight from {sender} to {to}")
-        msg, msg_id, vc = link.popleft()
+        if not link or index >= len(link):
+            raise ScenarioError(f"no message in flight from {sender} to {to}" if not link else
+                                f"only {len(link)} message(s) in flight from {sender} to {to}, no index {index}")
+        msg, msg_id, vc = link[index]
+        if not keep:
+            del link[index]
         self.deliver(sender, to, msg, msg_id, vc)
+
+    def world(self) -> tuple:
+        """Every process's snapshot and every link's messages: what a loop must return to."""
+        return (tuple(p.snapshot() for _, p in sorted(self.protocols.items())),
+                tuple(sorted((link, tuple(m.model_dump_json() for m, _, _ in queue))
+                             for link, queue in self.links.items() if queue)))
 
     def drain(self) -> None:
         delivered = 0
@@ -144,13 +184,23 @@ def _where(loc: tuple, source: Any) -> str:
 def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | None = None) -> ReplayResult:
     scenario = source if isinstance(source, Scenario) else load_scenario(source)
     try:
-        setup = make_setup(scenario.algorithm, scenario.processes, scenario.options, seed=0)
+        setup = build_setup(scenario.algorithm, scenario.processes, scenario.options, scenario.seed)
     except ConfigError as exc:
         raise ScenarioError(f"invalid scenario: {exc}") from None
     trace = trace or TraceWriter(None, keep=True)
     run = ScriptedRun(setup, trace)
     run.start_all()
+    if scenario.loop is not None and scenario.loop >= len(scenario.steps):
+        raise ScenarioError(f"invalid scenario: loop {scenario.loop} is past the last step "
+                            f"({len(scenario.steps)} steps)")
+    loop_start = None
+    waiting: set[int] = set()
     for number, step in enumerate(scenario.steps, 1):
+        if scenario.loop is not None and number - 1 == scenario.loop:
+            loop_start = run.world()
+            waiting = {p for p, proto in setup.protocols.items() if proto.waiting_for()}
+        elif loop_start is not None:
+            waiting &= {p for p, proto in setup.protocols.items() if proto.waiting_for()}
         run.now = float(number)
         for pid in _pids_of(step):
             if pid not in setup.protocols:
@@ -164,20 +214,30 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
                 run.feed(step.pid, lambda p: p.on_local("exit"))
             elif isinstance(step, DeliverStep):
                 run.deliver_oldest(step.frm, step.to)
+            elif isinstance(step, OvertakeStep):
+                run.deliver_at(step.frm, step.to, step.index)
+            elif isinstance(step, DuplicateStep):
+                run.deliver_at(step.frm, step.to, step.index, keep=True)
             else:
                 run.drain()
         except (ProtocolError, ScenarioError) as exc:
             raise ScenarioError(f"step {number} ({step.op}): {exc}") from None
         if trace.events is not None:
             run.entered += [e["pid"] for e in trace.events[before:] if e["event"] == "enter"]
+    loop = None
+    if loop_start is not None:
+        closes = run.world() == loop_start
+        loop = {"steps": len(scenario.steps) - scenario.loop, "closes": closes,
+                "waiting": [setup.names[p] for p in sorted(waiting)] if closes else []}
     return ReplayResult(setup=setup, events=trace.events or [], entered=run.entered,
                         in_flight=sum(len(q) for q in run.links.values()),
-                        states={setup.names[p]: proto.state for p, proto in sorted(setup.protocols.items())})
+                        states={setup.names[p]: proto.state for p, proto in sorted(setup.protocols.items())},
+                        loop=loop)
 
 
 def _pids_of(step) -> list[int]:
     if isinstance(step, (RequestStep, ExitStep)):
         return [step.pid]
-    if isinstance(step, DeliverStep):
+    if isinstance(step, (DeliverStep, OvertakeStep, DuplicateStep)):
         return [step.frm, step.to]
     return []

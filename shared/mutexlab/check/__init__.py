@@ -1,0 +1,6 @@
+"""``mutexlab check``: exhaustive model checking of the production protocol code.
+
+``model`` (worlds and steps), ``search`` (depth-/breadth-first, limits), ``properties``
+(scenario invariants, liveness), ``reductions``, ``counterexample`` (findings as replayable
+scenarios), ``engine`` (one call that puts them together).
+"""

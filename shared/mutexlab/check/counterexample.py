@@ -1,0 +1,105 @@
+"""A finding as a scenario in the replay format (``sim/scripted.py``), and its replay.
+
+The checker's path is a list of step labels on its compact worlds. To write it as a scenario
+the path is walked again, keeping each link's messages in the order they were sent (what the
+scripted replayer holds): a delivery of the oldest message is ``deliver``, of a younger one
+(``--reorder``) ``overtake`` with its position, a duplicate ``duplicate``. A liveness finding's
+cycle follows its path, and ``loop`` marks where the cycle begins.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..audit import verify_events
+from ..sim.scripted import ScenarioError, replay_scenario
+from .model import DELIVER, DUPLICATE, LOCAL, Model
+from .search import Finding
+
+
+def scenario_of(model: Model, finding: Finding, algorithm: str, processes: int, options: dict,
+                seed: int) -> dict:
+    labels = list(finding.path) + list(finding.cycle)
+    world, _ = model.initial()
+    queues: dict[int, list[int]] = {k: [] for k in range(model.L)}
+    for _, t in model.start_transitions:
+        for k, mid in t.sends:
+            queues[k].append(mid)
+    steps: list[dict] = []
+    texts: list[str] = []
+    for label in labels:
+        kind, x, y = label
+        text = model.describe(label)
+        if kind == LOCAL:
+            action = model.actions[y]
+            if action not in ("request", "exit"):
+                raise ScenarioError(f"local action {action!r} has no scenario step")
+            steps.append({"op": action, "pid": model.pids[x]})
+        else:
+            s, t = model.links[x]
+            mid = y // (model.dup + 1) if model.dup else y
+            # FIFO links: always the oldest (and clock shifts may renumber messages); reordering
+            # links: the message's position in send order
+            pos = queues[x].index(mid) if model.reorder else 0
+            if kind == DUPLICATE:
+                steps.append({"op": "duplicate", "from": s, "to": t, "index": pos})
+            elif pos == 0:
+                steps.append({"op": "deliver", "from": s, "to": t})
+                del queues[x][0]
+            else:
+                steps.append({"op": "overtake", "from": s, "to": t, "index": pos})
+                text = text.replace("deliver", "overtake:", 1) + f" (ahead of {pos} older)"
+                del queues[x][pos]
+        texts.append(text)
+        nxt, tr, _ = model.step(world, label)
+        if nxt is None:
+            break   # the last step is the rejected input
+        for k, m in tr.sends:
+            queues[k].append(m)
+        world = nxt
+    out = {"algorithm": algorithm, "processes": processes, "options": options, "seed": seed, "steps": steps}
+    if finding.cycle:
+        out["loop"] = len(finding.path)
+    out["finding"] = {"kind": finding.kind, "message": finding.message, "processes": finding.processes}
+    if finding.resource:
+        out["finding"]["resource"] = finding.resource
+    finding.texts = texts
+    return out
+
+
+def write_scenario(scenario: dict, path: str | Path) -> Path:
+    target = Path(path)
+    target.write_text(json.dumps(scenario, indent=1) + "\n", encoding="utf-8")
+    return target
+
+
+def reproduces(scenario: dict, finding: Finding) -> tuple[bool, str]:
+    """Replay ``scenario`` and audit its trace: does it show ``finding`` (same kind of failure,
+    same resource, same processes)? Returns (yes/no, what the replay showed)."""
+    try:
+        result = replay_scenario(scenario)
+    except ScenarioError as exc:
+        # a rejected input: the replay stops at the same step with the same refusal
+        refusal = finding.message.split(": ", 1)[-1]
+        return finding.kind == "error" and refusal in str(exc), f"replay stops: {exc}"
+    events = [dict(e, _line=n) for n, e in enumerate(result.events, 1)]
+    verdict = verify_events(events)
+    messages = [v.message for v in verdict.violations]
+    if finding.kind == "liveness":
+        loop = result.loop or {}
+        ok = bool(loop.get("closes")) and set(finding.processes) <= set(loop.get("waiting", []))
+        return ok, (f"the cycle returns to its start; waiting throughout: {', '.join(loop.get('waiting', []))}"
+                    if loop.get("closes") else "the cycle does not return to its start")
+    if finding.kind == "capacity":
+        hits = [v for v in verdict.violations if v.rule == "capacity" and finding.resource in v.message
+                and all(p in v.message for p in finding.processes)]
+        return bool(hits), (hits[0].message if hits else "; ".join(messages) or "the audit finds it safe")
+    if finding.kind == "deadlock":
+        ok = (result.in_flight == 0 and not verdict.ok
+              and all(result.states.get(p) for p in finding.processes)
+              and all(any(p in m for m in messages) for p in finding.processes))
+        return ok, "; ".join(messages) or "the audit finds it safe"
+    # invariant: the family audit sees it in the trace (eggs, contracts ...) for the same processes
+    hits = [v for v in verdict.violations if v.rule != "capacity" and all(p in v.message for p in finding.processes)]
+    return bool(hits), (hits[0].message if hits else "; ".join(messages) or "the audit finds it safe")

@@ -1,0 +1,195 @@
+"""What ``mutexlab check`` checks in every reachable world, besides capacity and deadlock.
+
+* **State invariants of a scenario**: a function of the world (process states, holdings) that
+  returns a message when the invariant is broken, chosen by the setup's algorithm family.
+  Bees: a bee lays at most ``eggs`` eggs; a reed receives at most ``cocoons``; a bee on a flower
+  holds a reed. Elves: an elf holds pins only while holding a contract and poison only while
+  holding pins. (Capacities — one bee per reed, K on flowers, pins, poison, one elf per
+  contract, one node in ``cs`` — are checked for every family by the model itself.)
+* **Liveness** (``fair_starvation``): every request is eventually served under weak fairness.
+  A run that starves a process is infinite, so in a finite state graph it ends in a cycle; the
+  cycle is a counterexample when some process waits (``waiting_for()`` is not empty) in every
+  world of it and the cycle is *weakly fair*: every step enabled in all of its worlds is taken
+  in it. Inside one strongly connected component, the cycle through all its edges is fair iff
+  any cycle in it is (a step enabled everywhere and never taken is so in every sub-cycle too),
+  so checking each component of the graph restricted to "p waits" decides the property exactly.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Callable
+
+from .model import Model
+
+# An invariant returns None, or (what is wrong, the processes concerned by name).
+Invariant = Callable[[Model, tuple], "tuple[str, list[str]] | None"]
+
+
+def bees_invariant(model: Model, world: tuple):
+    per_reed: dict[int, list[int]] = {}
+    for i in range(model.n):
+        bee = model.objects[world[i]]
+        name = model.names[model.pids[i]]
+        if bee.laid > bee.eggs:
+            return f"{name} laid {bee.laid} eggs (at most {bee.eggs})", [name]
+        if bee.reed:
+            per_reed.setdefault(bee.reed, []).append(i)
+        if bee.state == "ON_FLOWER" and not bee.reed:
+            return f"{name} is on a flower without a reed", [name]
+    for reed, layers in per_reed.items():
+        cocoons = model.objects[world[0]].cocoons
+        eggs = sum(model.objects[world[i]].laid for i in layers)
+        if eggs > cocoons:
+            return (f"reed:{reed} received {eggs} eggs (at most {cocoons})",
+                    [model.names[model.pids[i]] for i in layers])
+    return None
+
+
+def elves_invariant(model: Model, world: tuple):
+    held: dict[int, set[str]] = {}
+    for rid, i, _ in model.holdings(world):
+        held.setdefault(i, set()).add(model.resources[rid].split(":", 1)[0])
+    for i, kinds in held.items():
+        name = model.names[model.pids[i]]
+        if "pins" in kinds and "contract" not in kinds:
+            return f"{name} holds pins without a contract", [name]
+        if "poison" in kinds and "pins" not in kinds:
+            return f"{name} holds poison without pins", [name]
+    return None
+
+
+INVARIANTS: dict[str, tuple[Invariant, str]] = {
+    "bees": (bees_invariant, "eggs per bee and per reed, flowers only from a reed"),
+    "elves": (elves_invariant, "pins only with a contract, poison only with pins"),
+}
+
+
+def invariant_for(algorithm: str) -> tuple[Invariant | None, str | None]:
+    return INVARIANTS.get(algorithm, (None, None))
+
+
+# -- liveness ------------------------------------------------------------------------------
+def components(nodes: set, succ: Callable[[int], list]) -> list[list]:
+    """Tarjan's strongly connected components of the graph ``nodes`` / ``succ`` (iterative)."""
+    index: dict = {}
+    low: dict = {}
+    on: set = set()
+    stack: list = []
+    out: list[list] = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(succ(root)))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in nodes:
+                    continue
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(succ(w))))
+                    advanced = True
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                out.append(comp)
+    return out
+
+
+def fair_starvation(model: Model, worlds: dict[int, tuple]):
+    """Look for a weakly fair cycle inside ``worlds`` (fingerprint → world, one strongly
+    connected component of the state graph) in which some process waits throughout.
+
+    Returns None or ``(name, waits_for, start fingerprint, cycle labels)``: the cycle starts and
+    ends at the world ``start``, takes every step owed under weak fairness, and ``name`` waits in
+    every world of it."""
+    edges: dict[int, list[tuple[tuple, int]]] = {}
+    enabled: dict[int, set] = {}
+    for fp, world in worlds.items():
+        out = []
+        fair = set()
+        for label in model.steps(world):
+            f = model.fairness_label(label)
+            if f is not None:
+                fair.add(f)
+            nxt, t, overfull = model.step(world, label)
+            if nxt is None:
+                continue
+            nfp = hash(nxt)
+            if nfp in worlds:
+                out.append((label, nfp))
+        edges[fp] = out
+        enabled[fp] = fair
+    for i in range(model.n):
+        waiting = {fp for fp, w in worlds.items() if model.waiting(w[i])}
+        if not waiting:
+            continue
+        for comp in components(waiting, lambda v: [w for _, w in edges[v]]):
+            members = set(comp)
+            inner = [(v, label, w) for v in comp for label, w in edges[v] if w in members]
+            if not inner:
+                continue   # one world, no self-loop: no cycle
+            owed = set.intersection(*(enabled[v] for v in comp))
+            taken = {model.fairness_label(label) for _, label, _ in inner}
+            if owed - taken:
+                continue   # some step is enabled throughout and never taken: not a fair cycle
+            cycle = _tour(comp[0], inner, owed, model)
+            sid = worlds[comp[0]][i]
+            return model.names[model.pids[i]], model.waiting(sid), comp[0], cycle
+    return None
+
+
+def _tour(start: int, inner: list, owed: set, model: Model) -> list[tuple]:
+    """A cycle from ``start`` back to it inside the component that takes every owed step."""
+    adj: dict[int, list] = {}
+    for v, label, w in inner:
+        adj.setdefault(v, []).append((label, w))
+
+    def path(src: int, goal: Callable[[int, tuple, int], bool]) -> tuple[list, int]:
+        """Shortest path of labels from src whose last edge satisfies goal (BFS)."""
+        seen = {src}
+        queue = deque([(src, [])])
+        while queue:
+            v, labels = queue.popleft()
+            for label, w in adj.get(v, []):
+                if goal(v, label, w):
+                    return labels + [label], w
+                if w not in seen:
+                    seen.add(w)
+                    queue.append((w, labels + [label]))
+        raise AssertionError("a strongly connected component lost its edges")
+
+    labels: list = []
+    here = start
+    for need in sorted(owed, key=repr):
+        if any(model.fairness_label(lb) == need for lb in labels):
+            continue
+        more, here = path(here, lambda v, lb, w, need=need: model.fairness_label(lb) == need)
+        labels += more
+    if here != start or not labels:
+        more, here = path(here, lambda v, lb, w: w == start)
+        labels += more
+    return labels

@@ -1,0 +1,471 @@
+"""The search of ``mutexlab check``: every reachable world, depth-first or breadth-first.
+
+Both searches keep only 64-bit fingerprints of the worlds they have seen (hash compaction, as
+SPIN's ``-DHC``); the probability that two of n distinct worlds share one is below n²/2⁶⁵, and
+the result says so. ``exact=True`` stores the worlds themselves instead (for cross-checks).
+
+Depth-first search is Tarjan's algorithm: when a strongly connected component closes, a
+non-trivial one (a cycle) is handed to the liveness check (``properties.fair_starvation``) with
+the path that leads to it. An acyclic graph — every bounded workload of the classic algorithms —
+has no infinite run, so there liveness is deadlock-freedom. Breadth-first search gives shortest
+counterexamples; it notices any edge that may close a cycle (one back to a level already done)
+and then runs the depth-first search for liveness after it.
+
+A search stops at the first finding, at ``max_states``, or when the process's memory passes
+``max_memory_mb`` (then the result is *incomplete*, never a pass).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..protocol import ProtocolError
+from .model import Model
+from .properties import fair_starvation
+
+CHECK_EVERY = 2048   # states between looks at the clock and the memory
+
+
+@dataclass
+class Finding:
+    kind: str                   # "capacity", "invariant", "deadlock", "liveness", "error"
+    message: str
+    path: list[tuple]           # step labels from the initial world
+    cycle: list[tuple] = field(default_factory=list)   # liveness: the steps that repeat forever
+    processes: list[str] = field(default_factory=list)  # the processes concerned, by name
+    resource: str | None = None
+    texts: list[str] | None = None      # the steps in words, path then cycle (counterexample.py)
+
+    def as_dict(self, model: Model) -> dict:
+        texts = self.texts or [model.describe(s) for s in self.path + self.cycle]
+        out = {"kind": self.kind, "message": self.message, "processes": self.processes,
+               "steps": texts[:len(self.path)]}
+        if self.resource is not None:
+            out["resource"] = self.resource
+        if self.cycle:
+            out["cycle"] = texts[len(self.path):]
+        return out
+
+
+@dataclass
+class Result:
+    states: int = 0
+    transitions: int = 0
+    finals: int = 0                     # worlds where nothing can move and everyone finished
+    depth: int = 0
+    seconds: float = 0.0
+    peak_mb: float = 0.0
+    complete: bool = False
+    stopped: str | None = None          # why an incomplete search stopped
+    findings: list[Finding] = field(default_factory=list)
+    cycles: bool = False                # the graph has a cycle (liveness was analysed)
+    search: str = "dfs"
+    exact: bool = False
+
+    @property
+    def verdict(self) -> str:
+        if self.findings:
+            return "violation"
+        return "pass" if self.complete else "incomplete"
+
+    @property
+    def collision_bound(self) -> float:
+        return 0.0 if self.exact else self.states ** 2 / 2 ** 65
+
+
+def rss_mb() -> float:
+    """The resident memory of this process now, in MB."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+    except OSError:
+        return peak_mb()
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class Search:
+    def __init__(self, model: Model, invariant=None, max_states: int | None = None,
+                 max_memory_mb: float | None = None, exact: bool = False,
+                 progress: Callable[[Result, bool], None] | None = None) -> None:
+        self.model = model
+        self.invariant = invariant
+        self.max_states = max_states
+        self.max_memory = max_memory_mb
+        self.exact = exact
+        self.progress = progress
+        self.result = Result(exact=exact)
+        self._t0 = 0.0
+
+    # -- shared ----------------------------------------------------------------------------
+    def key(self, world: tuple):
+        return world if self.exact else hash(world)
+
+    def _limits(self, look: bool = False) -> bool:
+        """True when a limit stops the search (and records why). ``look``: check the memory
+        and report progress now (else every ``CHECK_EVERY`` states)."""
+        r = self.result
+        if self.max_states is not None and r.states >= self.max_states:
+            r.stopped = f"state limit {self.max_states:,} reached"
+            return True
+        if look or r.states % CHECK_EVERY == 0:
+            if self.max_memory is not None and rss_mb() > self.max_memory:
+                r.stopped = f"memory limit {self.max_memory:g} MB reached"
+                return True
+            if self.progress is not None:
+                r.seconds = time.perf_counter() - self._t0
+                self.progress(r, False)
+        return False
+
+    def _world_finding(self, world: tuple) -> Finding | None:
+        """Checks of a world when first reached: the scenario's invariant."""
+        if self.invariant is not None:
+            broken = self.invariant(self.model, world)
+            if broken is not None:
+                return Finding("invariant", broken[0], [], processes=broken[1])
+        return None
+
+    def _dead_end(self, world: tuple) -> Finding | None:
+        model = self.model
+        if model.all_finished(world):
+            self.result.finals += 1
+            return None
+        stuck = model.waiters(world)
+        return Finding("deadlock", f"nothing can move; waiting: {stuck}", [], processes=list(stuck))
+
+    def _edge_finding(self, world: tuple, label: tuple, nxt, t, overfull) -> Finding | None:
+        model = self.model
+        if nxt is None:
+            return Finding("error", f"{model.describe(label)}: {t.error}", [],
+                           processes=[model.names[model.pids[label[1] if label[0] == 1 else model.link_to[label[1]]]]])
+        if overfull is not None:
+            held = [model.names[model.pids[i]] for r, i, _ in model.holdings(nxt)
+                    if model.resources[r] == overfull.split(" ", 1)[0]]
+            return Finding("capacity", overfull, [], processes=held, resource=overfull.split(" ", 1)[0])
+        return None
+
+    def _finish(self) -> Result:
+        r = self.result
+        r.seconds = time.perf_counter() - self._t0
+        r.peak_mb = peak_mb()
+        if self.progress is not None:
+            self.progress(r, True)
+        return r
+
+    def _initial(self):
+        try:
+            world, overfull = self.model.initial()
+        except ProtocolError as exc:
+            self.result.findings.append(Finding("error", str(exc), []))
+            return None
+        if overfull is not None:
+            self.result.findings.append(Finding("capacity", overfull, [], resource=overfull.split(" ", 1)[0]))
+            return None
+        return world
+
+    # -- depth-first (Tarjan) ----------------------------------------------------------------
+    def dfs(self) -> Result:
+        self._t0 = time.perf_counter()
+        r = self.result
+        r.search = "dfs"
+        model = self.model
+        root = self._initial()
+        if root is None:
+            return self._finish()
+        key = self.key
+        steps, step = model.steps, model.step
+        fast = not model.reorder and not model.dup
+        n, P0, H, link_to, trans = model.n, model.P0, model.H, model.link_to, model.trans
+        transition = model.transition
+        normalise = model.normalise
+        tails, heads, seqs = model.seq_tail, model.seq_head, model.seqs
+        pushes, adds, drops = model._push, model._add, model._drop
+        push, add, drop = model.push, model.add, model.drop
+        # fingerprint → its Tarjan index while the world is on the Tarjan stack, -1 once its
+        # component is closed (the visited set and Tarjan's "on stack" in one table)
+        seen: dict = {}
+        tstack: list = []    # (fingerprint, world) not yet in a closed component
+        # a frame: [world, fingerprint, labels, next position, label that led here, self-loop, low]
+        frames: list = []
+        counter = 0
+
+        def enter(world, fp, via) -> Finding | None:
+            nonlocal counter
+            seen[fp] = counter
+            r.states += 1
+            tstack.append((fp, world))
+            labels = steps(world)
+            frames.append([world, fp, labels, 0, via, False, counter])
+            counter += 1
+            if len(frames) - 1 > r.depth:
+                r.depth = len(frames) - 1
+            found = self._world_finding(world) if self.invariant is not None else None
+            if found is None and not labels:
+                found = self._dead_end(world)
+            return found
+
+        def path() -> list:
+            return [f[4] for f in frames[1:]]
+
+        found = enter(root, key(root), None)
+        if found is not None:
+            found.path = path()
+            r.findings.append(found)
+            return self._finish()
+        transitions = 0
+        next_look = 0
+        hashed = not self.exact
+        check_world = self.invariant is not None
+        seen_get, tstack_append, frames_append = seen.get, tstack.append, frames.append
+        try:
+            while frames:
+                frame = frames[-1]
+                labels, pos = frame[2], frame[3]
+                if pos < len(labels):
+                    label = labels[pos]
+                    frame[3] = pos + 1
+                    world = frame[0]
+                    if fast:
+                        # model.step, inlined for FIFO links without duplicates (the common case)
+                        kind, x, y = label
+                        w = list(world)
+                        if kind:   # LOCAL
+                            i = x
+                            q = w[P0 + i]
+                            w[P0 + i] = drops[q].get(y) or drop(q, y)
+                            code = 2 * y + 1
+                        else:
+                            w[n + x] = tails[w[n + x]]
+                            i = link_to[x]
+                            code = 2 * y
+                        t = trans[w[i]].get(code) or transition(w[i], code)
+                        overfull = None
+                        if t.error is None:
+                            w[i] = t.state
+                            for k, mid in t.sends:
+                                q = w[n + k]
+                                w[n + k] = pushes[q].get(mid) or push(q, mid)
+                            for a in t.schedules:
+                                q = w[P0 + i]
+                                w[P0 + i] = adds[q].get(a) or add(q, a)
+                            if t.holds:
+                                overfull = model.hold(w, i, t.holds)
+                            nxt = tuple(w)
+                            if normalise is not None:
+                                nxt = normalise(nxt)
+                        else:
+                            nxt = None
+                    else:
+                        nxt, t, overfull = step(world, label)
+                    if nxt is None or overfull is not None:
+                        if nxt is not None:
+                            transitions += 1
+                        found = self._edge_finding(world, label, nxt, t, overfull)
+                        found.path = path() + [label]
+                        r.findings.append(found)
+                        return self._finish()
+                    transitions += 1
+                    nfp = hash(nxt) if hashed else nxt
+                    got = seen_get(nfp)
+                    if got is not None:
+                        if got >= 0:   # on the Tarjan stack
+                            if nfp == frame[1]:
+                                frame[5] = True
+                            elif got < frame[6]:
+                                frame[6] = got
+                        continue
+                    if r.states >= next_look:
+                        next_look = r.states + CHECK_EVERY if self.max_states is None \
+                            else min(r.states + CHECK_EVERY, self.max_states)
+                        r.transitions = transitions
+                        if self._limits(True):
+                            return self._finish()
+                    if fast and not check_world:
+                        # enter(), inlined
+                        seen[nfp] = counter
+                        r.states += 1
+                        tstack_append((nfp, nxt))
+                        labels = [(0, k, heads[q]) for k, q in enumerate(nxt[n:P0]) if q]
+                        for i in range(n):
+                            q = nxt[P0 + i]
+                            if q:
+                                pending = seqs[q]
+                                labels += [(1, i, a) for a in sorted(set(pending))] if len(pending) > 1 \
+                                    else [(1, i, pending[0])]
+                        frames_append([nxt, nfp, labels, 0, label, False, counter])
+                        counter += 1
+                        if len(frames) > r.depth + 1:
+                            r.depth = len(frames) - 1
+                        if labels:
+                            continue
+                        found = self._dead_end(nxt)
+                    else:
+                        found = enter(nxt, nfp, label)
+                    if found is not None:
+                        found.path = path()
+                        r.findings.append(found)
+                        return self._finish()
+                    continue
+                # every successor done: close the frame
+                frames.pop()
+                fp, low = frame[1], frame[6]
+                if frames and low < frames[-1][6]:
+                    frames[-1][6] = low
+                if low == seen[fp]:
+                    v, w = tstack.pop()
+                    seen[v] = -1
+                    if v == fp and not frame[5]:
+                        continue   # a trivial component: no cycle through this world
+                    comp = {v: w}
+                    while v != fp:
+                        v, w = tstack.pop()
+                        seen[v] = -1
+                        comp[v] = w
+                    r.cycles = True
+                    lasso = fair_starvation(model, {hash(w): w for w in comp.values()})
+                    if lasso is not None:
+                        prefix = path() + ([frame[4]] if frame[4] is not None else [])
+                        r.findings.append(self._lasso(lasso, comp, prefix))
+                        return self._finish()
+        finally:
+            r.transitions = transitions
+        r.complete = True
+        return self._finish()
+
+    def _lasso(self, lasso, comp: dict, prefix: list) -> Finding:
+        """The liveness finding: the path to the component's root, on to the cycle's start, and
+        the cycle."""
+        name, waits, start, cycle = lasso
+        worlds = {hash(w): w for w in comp.values()}
+        inner = self._path_inside(worlds, hash(self._walk(prefix)), start)
+        names = self.model.names
+        what = ", ".join(f"{k} from {', '.join(names.get(p, str(p)) for p in v) or '?'}" for k, v in waits.items())
+        return Finding("liveness", f"{name} waits forever ({what}) in a cycle that is fair to every "
+                                   f"other step: {len(prefix) + len(inner)} steps, then {len(cycle)} "
+                                   f"repeated forever", prefix + inner, cycle=cycle, processes=[name])
+
+    def _walk(self, labels: list) -> tuple:
+        world, _ = self.model.initial()
+        for label in labels:
+            world, _, _ = self.model.step(world, label)
+        return world
+
+    def _path_inside(self, worlds: dict, src, dst) -> list:
+        from collections import deque
+        if src == dst:
+            return []
+        queue = deque([(src, [])])
+        seen = {src}
+        model = self.model
+        while queue:
+            v, labels = queue.popleft()
+            world = worlds[v]
+            for label in model.steps(world):
+                nxt, _, _ = model.step(world, label)
+                if nxt is None:
+                    continue
+                h = hash(nxt)
+                if h in worlds and h not in seen:
+                    if h == dst:
+                        return labels + [label]
+                    seen.add(h)
+                    queue.append((h, labels + [label]))
+        raise AssertionError("no path inside a strongly connected component")
+
+    # -- breadth-first -------------------------------------------------------------------------
+    def bfs(self) -> Result:
+        self._t0 = time.perf_counter()
+        r = self.result
+        r.search = "bfs"
+        model = self.model
+        root = self._initial()
+        if root is None:
+            return self._finish()
+        key = self.key
+        steps, step = model.steps, model.step
+        rfp = key(root)
+        parent: dict = {rfp: None}   # fingerprint → parent fingerprint (visited set and paths)
+        r.states = 1
+        found = self._world_finding(root) or (None if steps(root) else self._dead_end(root))
+        if found is not None:
+            r.findings.append(found)
+            return self._finish()
+        level = [root]
+        back_edge = False
+        depth = 0
+        while level:
+            depth += 1
+            nxt_level: list = []
+            new: set = set()
+            for world in level:
+                fp = key(world)
+                for label in steps(world):
+                    nxt, t, overfull = step(world, label)
+                    if nxt is not None:
+                        r.transitions += 1
+                    if nxt is None or overfull is not None:
+                        found = self._edge_finding(world, label, nxt, t, overfull)
+                        found.path = self._bfs_path(parent, fp) + [label]
+                        r.findings.append(found)
+                        return self._finish()
+                    nfp = key(nxt)
+                    if nfp in parent:
+                        if nfp not in new:
+                            back_edge = True
+                        continue
+                    if self._limits():
+                        return self._finish()
+                    parent[nfp] = fp
+                    new.add(nfp)
+                    r.states += 1
+                    r.depth = depth
+                    found = self._world_finding(nxt) or (None if steps(nxt) else self._dead_end(nxt))
+                    if found is not None:
+                        found.path = self._bfs_path(parent, nfp)
+                        r.findings.append(found)
+                        return self._finish()
+                    nxt_level.append(nxt)
+            level = nxt_level
+        if back_edge:
+            # An edge back to an earlier level may close a cycle: liveness needs the graph's
+            # components, which the depth-first search computes.
+            parent.clear()
+            states, transitions, depth = r.states, r.transitions, r.depth
+            deep = Search(model, self.invariant, None, self.max_memory, self.exact).dfs()
+            r.cycles = deep.cycles
+            if deep.findings:
+                r.findings = deep.findings
+            elif not deep.complete:
+                r.stopped = deep.stopped
+                return self._finish()
+        r.complete = not r.findings
+        return self._finish()
+
+    def _bfs_path(self, parent: dict, fp) -> list:
+        """The labels from the initial world to ``fp``: follow parents back, then replay forward
+        choosing the successor with the next fingerprint."""
+        chain = []
+        while fp is not None:
+            chain.append(fp)
+            fp = parent[fp]
+        chain.reverse()
+        model = self.model
+        world, _ = model.initial()
+        labels = []
+        for want in chain[1:]:
+            for label in model.steps(world):
+                nxt, _, _ = model.step(world, label)
+                if nxt is not None and self.key(nxt) == want:
+                    labels.append(label)
+                    world = nxt
+                    break
+            else:
+                raise AssertionError("a breadth-first path could not be replayed")
+        return labels

@@ -1,0 +1,259 @@
+"""``mutexlab check bees|elves|mutex``: every reachable world of a bounded workload, checked.
+
+Exit 0 when the search completed and found nothing, 1 on a finding (capacity, a scenario
+invariant, deadlock, liveness, a rejected input), 2 on bad arguments, 3 when a limit stopped
+the search (incomplete: nothing is proven).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from ..check.counterexample import reproduces, scenario_of, write_scenario
+from ..check.engine import SEARCHES, CheckConfig, run_check
+from ..check.properties import invariant_for
+from ..check.search import rss_mb
+from ..protocols.registry import CLASSIC
+from ..setup import ConfigError
+from ..words import count
+from .common import fail, non_negative, positive, print_json
+from .flags import collect_options, option_pair
+
+EXIT_PASS, EXIT_FINDING, EXIT_BAD, EXIT_INCOMPLETE = 0, 1, 2, 3
+
+
+def megabytes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of MB") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def _common(p) -> None:
+    g = p.add_argument_group("search")
+    g.add_argument("--search", choices=SEARCHES, default="dfs",
+                   help="depth-first (default; also decides liveness on the fly) or breadth-first "
+                        "(shortest counterexamples)")
+    g.add_argument("--max-states", type=positive, metavar="N", help="stop (incomplete, exit 3) after N states")
+    g.add_argument("--max-memory", type=megabytes, default=4096, metavar="MB",
+                   help="stop (incomplete, exit 3) when this process uses more memory (default 4096)")
+    g.add_argument("--no-reduction", action="store_true",
+                   help="explore the plain state space (no reductions): the counts to compare with other tools")
+    g.add_argument("--reorder", action="store_true",
+                   help="links may reorder messages (leaves the algorithms' FIFO model on purpose)")
+    g.add_argument("--duplicate", type=non_negative, default=0, metavar="N",
+                   help="a link may deliver each message up to N extra times (default 0)")
+    g.add_argument("--exact", action="store_true",
+                   help="store whole worlds, not 64-bit fingerprints (no collision risk, more memory)")
+    g.add_argument("--counterexample", metavar="FILE",
+                   help="write a finding as a scenario for `mutexlab replay` (and its --report)")
+    g.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("check", help="model-check a bounded workload: every interleaving, every world",
+                       description="Explore every reachable world (every interleaving FIFO links and local "
+                                   "decisions allow) and check capacities, the scenario's invariants, deadlock "
+                                   "and liveness under weak fairness. Exit 0 complete and nothing found, 1 a "
+                                   "finding, 2 bad arguments, 3 a limit stopped the search (incomplete).")
+    group = p.add_subparsers(dest="scenario", metavar="SCENARIO", required=True)
+
+    b = group.add_parser("bees", help="the mason bees (defaults: 2 bees, 1 flower, 1 reed, 1 egg, 1 cocoon)",
+                         description="Model-check the mason bees. Same configuration flags as `simulate bees`, "
+                                     "with small defaults (the state space grows fast).")
+    b.add_argument("--bees", "-P", type=positive, default=2, metavar="P", help="number of bees (default 2)")
+    b.add_argument("--flowers", "-K", type=positive, default=1, metavar="K", help="number of flowers (default 1)")
+    b.add_argument("--reeds", "-T", type=positive, default=1, metavar="T", help="number of reeds (default 1)")
+    b.add_argument("--eggs", type=positive, default=1, help="eggs per bee (default 1)")
+    b.add_argument("--cocoons", type=positive, default=1, help="cocoons per reed, a multiple of --eggs (default 1)")
+    b.add_argument("--seed", type=non_negative, default=0, help="random seed of the initial clocks (default 0)")
+    b.add_argument("--zero-clocks", action="store_true",
+                   help="every bee's clock starts at 0 (the pid breaks ties) instead of a random one")
+    b.add_argument("--algorithm", default="bees", metavar="MODULE",
+                   help="a module offering make_setup, for variants (default: bees)")
+    _common(b)
+    b.set_defaults(func=run, family="bees")
+
+    e = group.add_parser("elves", help="the hamster killers (defaults: 2 elves, 1 round of 2 contracts)",
+                         description="Model-check the hamster killers. Same configuration flags as "
+                                     "`simulate elves` (timing flags aside), with small defaults.")
+    e.add_argument("--elves", "-N", type=positive, default=2, metavar="N", help="number of elves (default 2)")
+    e.add_argument("--pins", type=positive, default=1, metavar="A", help="safety pins (default 1)")
+    e.add_argument("--poison", type=positive, default=2, metavar="B", help="poison portions (default 2)")
+    e.add_argument("--contracts", type=positive, default=2, metavar="C", help="contracts per round (default 2)")
+    e.add_argument("--hamsters", default="1-2", metavar="MIN-MAX", help="hamsters per contract (default 1-2)")
+    e.add_argument("--rounds", type=positive, default=1, metavar="R", help="rounds (default 1)")
+    e.add_argument("--pins-per-elf", type=positive, default=1, metavar="K", help="pins per elf (default 1)")
+    e.add_argument("--poison-per-hamster", type=positive, default=1, metavar="K",
+                   help="poison portions per hamster (default 1)")
+    e.add_argument("--seed", type=non_negative, default=0, help="random seed of the mayor's contracts (default 0)")
+    e.add_argument("--algorithm", default="elves", metavar="MODULE",
+                   help="a module offering make_setup, for variants (default: elves)")
+    _common(e)
+    e.set_defaults(func=run, family="elves")
+
+    m = group.add_parser("mutex", help="a classic algorithm: N nodes, M requests each",
+                         description="Model-check a classic algorithm. Same configuration flags as "
+                                     "`simulate mutex` (timing flags aside).")
+    m.add_argument("--algorithm", "-a", required=True, metavar="NAME",
+                   help="one of: " + ", ".join(CLASSIC) + " (or a module offering make_setup)")
+    m.add_argument("--nodes", "-N", type=positive, required=True, metavar="N", help="number of nodes")
+    m.add_argument("--requests", "-M", type=positive, default=1, metavar="M",
+                   help="critical-section requests per node (default 1)")
+    m.add_argument("--option", "-o", type=option_pair, action="append", metavar="KEY=JSON",
+                   help="an algorithm option, repeatable")
+    m.add_argument("--options", metavar="FILE.json", help="algorithm options from a JSON object file")
+    _common(m)
+    m.set_defaults(func=run, family="mutex")
+
+
+def config_of(args) -> CheckConfig:
+    """The configuration the flags describe. Raises ConfigError."""
+    limits = dict(search=args.search, max_states=args.max_states, max_memory_mb=args.max_memory,
+                  reductions=not args.no_reduction, reorder=args.reorder, duplicate=args.duplicate,
+                  exact=args.exact)
+    if args.family == "bees":
+        options = {"flowers": args.flowers, "reeds": args.reeds, "eggs": args.eggs, "cocoons": args.cocoons}
+        if args.zero_clocks:
+            options["initial_clocks"] = {str(pid): 0 for pid in range(1, args.bees + 1)}
+        return CheckConfig(args.algorithm, args.bees, options, args.seed, **limits)
+    if args.family == "elves":
+        options = {"pins": args.pins, "poison": args.poison, "contracts": args.contracts,
+                   "hamsters": args.hamsters, "rounds": args.rounds, "pins_per_elf": args.pins_per_elf,
+                   "poison_per_hamster": args.poison_per_hamster}
+        return CheckConfig(args.algorithm, args.elves, options, args.seed, **limits)
+    if args.algorithm not in CLASSIC and "." not in args.algorithm:
+        raise ConfigError(f"unknown algorithm {args.algorithm!r}; choose one of: {', '.join(CLASSIC)}")
+    options = collect_options(args)
+    if "requests" in options:
+        raise ConfigError("give the number of requests with --requests, not as an option")
+    options["requests"] = args.requests
+    return CheckConfig(args.algorithm, args.nodes, options, 0, **limits)
+
+
+class Progress:
+    """A progress line on stderr, on a terminal only, at most twice a second."""
+
+    def __init__(self) -> None:
+        self.last = 0.0
+        self.shown = False
+
+    def __call__(self, r, final: bool) -> None:
+        if final:
+            if self.shown:
+                sys.stderr.write("\r\033[K")
+                sys.stderr.flush()
+            return
+        now = time.monotonic()
+        if now - self.last < 0.5:
+            return
+        self.last = now
+        rate = r.states / r.seconds if r.seconds > 0 else 0
+        sys.stderr.write(f"\r\033[K{r.states:,} states, {r.transitions:,} transitions, depth {r.depth}, "
+                         f"{r.seconds:.0f} s, {rate:,.0f} states/s, {rss_mb():.0f} MB")
+        sys.stderr.flush()
+        self.shown = True
+
+
+def properties_checked(model) -> list[str]:
+    _, invariant = invariant_for(model.setup.algorithm)
+    out = ["capacity of every resource"]
+    if invariant:
+        out.append(invariant)
+    out += ["no rejected input", "deadlock", "liveness (every request served, weak fairness)"]
+    return out
+
+
+def describe_config(config: CheckConfig) -> str:
+    opts = ", ".join(f"{k}={v}" for k, v in config.options.items())
+    faults = (", links reorder" if config.reorder else "") + (
+        f", up to {count(config.duplicate, 'duplicate')} per message" if config.duplicate else "")
+    return f"{config.algorithm}: {config.processes} processes ({opts}), seed {config.seed}{faults}"
+
+
+def summary(config: CheckConfig, result, model, scenario_path, reproduced) -> dict:
+    rate = result.states / result.seconds if result.seconds > 0 else None
+    out = {"algorithm": config.algorithm, "processes": config.processes, "options": config.options,
+           "seed": config.seed, "search": result.search, "reductions": model.reductions,
+           "reorder": config.reorder, "duplicate": config.duplicate,
+           "states": result.states, "transitions": result.transitions, "depth": result.depth,
+           "final_worlds": result.finals,
+           "seconds": round(result.seconds, 3), "states_per_second": round(rate) if rate else None,
+           "peak_mb": round(result.peak_mb, 1), "complete": result.complete, "verdict": result.verdict,
+           "stopped": result.stopped, "cycles": result.cycles,
+           "fingerprints": "exact" if result.exact else "64-bit",
+           "collision_bound": result.collision_bound,
+           "properties": properties_checked(model),
+           "findings": [f.as_dict(model) for f in result.findings]}
+    if scenario_path:
+        out["counterexample"] = str(scenario_path)
+        out["reproduced"] = reproduced
+    return out
+
+
+def render(s: dict) -> str:
+    lines = [f"{s['algorithm']}: {s['processes']} processes, "
+             + ", ".join(f"{k}={v}" for k, v in s["options"].items()) + f", seed {s['seed']}"
+             + (", links reorder" if s["reorder"] else "")
+             + (f", up to {count(s['duplicate'], 'duplicate')} per message" if s["duplicate"] else "")
+             + f" — {'depth' if s['search'] == 'dfs' else 'breadth'}-first, reductions: "
+             + (", ".join(s["reductions"]) or "none"),
+             f"states:       {s['states']:,}",
+             f"transitions:  {s['transitions']:,}",
+             f"depth:        {s['depth']}",
+             f"time:         {s['seconds']:.2f} s"
+             + (f" ({s['states_per_second']:,} states/s)" if s["states_per_second"] else ""),
+             f"peak memory:  {s['peak_mb']:.0f} MB",
+             f"worlds kept:  {s['fingerprints']} fingerprints"
+             + (f" (probability of a collision < {s['collision_bound']:.0e})" if s["fingerprints"] != "exact" else ""),
+             "checked:      " + ", ".join(s["properties"])]
+    if s["verdict"] == "pass":
+        lines.append("verdict:      PASS — every reachable world checked, nothing found"
+                     + ("" if s["cycles"] else " (no cycles: every run ends)"))
+    elif s["verdict"] == "incomplete":
+        lines.append(f"verdict:      INCOMPLETE — {s['stopped']}: nothing is proven")
+    else:
+        f = s["findings"][0]
+        lines.append(f"verdict:      VIOLATION — {f['kind']}: {f['message']}")
+        steps = f["steps"]
+        lines.append(f"path ({len(steps)} steps):")
+        lines += [f"  {n:>3}. {step}" for n, step in enumerate(steps, 1)]
+        if f.get("cycle"):
+            lines.append(f"then forever ({len(f['cycle'])} steps):")
+            lines += [f"  {n:>3}. {step}" for n, step in enumerate(f["cycle"], 1)]
+    if s.get("counterexample"):
+        lines.append(f"counterexample written to {s['counterexample']} "
+                     f"(replay reproduces it: {'yes' if s['reproduced'][0] else 'NO'} — {s['reproduced'][1]})")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    try:
+        config = config_of(args)
+        progress = Progress() if sys.stderr.isatty() and not args.json else None
+        result, model = run_check(config, progress)
+    except ConfigError as exc:
+        return fail(str(exc))
+    scenario_path, reproduced = None, None
+    if result.findings:
+        finding = result.findings[0]
+        scenario = scenario_of(model, finding, config.algorithm, config.processes, config.options, config.seed)
+    if result.findings and args.counterexample:
+        try:
+            scenario_path = write_scenario(scenario, args.counterexample)
+        except OSError as exc:
+            return fail(f"cannot write counterexample {args.counterexample}: {exc.strerror}")
+        reproduced = reproduces(scenario, finding)
+    s = summary(config, result, model, scenario_path, reproduced)
+    if args.json:
+        print_json(s)
+    else:
+        print(render(s))
+    if result.findings:
+        return EXIT_FINDING
+    return EXIT_PASS if result.complete else EXIT_INCOMPLETE
