@@ -59,6 +59,7 @@ from pydantic import Field
 from ..clock import LamportClock, priority
 from ..messages import Codec, Message
 from ..protocol import Enter, Exit, Note, Protocol, Schedule, Send
+from ..spec import AlgorithmSpec
 from ..setup import ConfigError, Setup, positive_int
 from .classic import workload_options
 
@@ -405,3 +406,10 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
 def expected_eggs(bees: int, reeds: int, eggs: int = 5, cocoons: int = 15) -> int:
     """Eggs a complete run lays: every bee that fits on a reed lays all of its eggs."""
     return min(eggs * bees, cocoons * reeds)
+
+SPEC = AlgorithmSpec(
+    "bees", "bees", "the mason bees: a reed each (Lamport-style queue), K flowers shared (Ricart–Agrawala for K)",
+    make_setup, CODEC, "mutexlab.audit.bees", role="bee",
+    options={"flowers": "flowers K (default 3)", "reeds": "reeds T (default 3)",
+             "eggs": "eggs per bee (default 5)", "cocoons": "cocoons per reed, a multiple of eggs (default 15)",
+             "initial_clocks": "Lamport clock per pid (default: random from the seed)"})

@@ -84,6 +84,7 @@ from pydantic import Field
 from ..clock import LamportClock, priority
 from ..messages import Codec, Message
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule, Send
+from ..spec import AlgorithmSpec
 from ..setup import ConfigError, Setup, positive_int
 
 MAYOR = 0
@@ -637,3 +638,11 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
               "poison_per_hamster": per_hamster, "plan": [list(p) for p in plan], "seed": seed}
     return Setup("elves", protocols, {pid: elf_name(pid) for pid in protocols}, CODEC,
                  {"contract:*": 1, PINS: pins, POISON: poison}, params)
+
+SPEC = AlgorithmSpec(
+    "elves", "elves", "the hamster killers: a mayor hands out contracts, elves share pins and poison",
+    make_setup, CODEC, "mutexlab.audit.elves", role="elf", fixed_roles=("mayor",),
+    options={"pins": "pins in the village (default 3)", "poison": "poison portions (default 10)",
+             "contracts": "contracts per round (default 6)", "hamsters": "hamsters per contract, MIN-MAX (default 1-5)",
+             "rounds": "rounds of contracts (default 2)", "pins_per_elf": "pins an elf needs (default 1)",
+             "poison_per_hamster": "poison portions per hamster (default 1)"})

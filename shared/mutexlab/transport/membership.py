@@ -33,19 +33,46 @@ from dataclasses import dataclass, field
 
 from ..protocols import registry
 from ..setup import ConfigError, Setup
+from ..spec import AlgorithmSpec
 
 # Discovery: after the monitor reconnects, the roster stays open at least this long. A participant
 # cut off by the same outage retries its connection at least every 2 s (the bus's back-off), then
 # re-announces its join; this leaves room for both.
 REJOIN_GRACE = 5.0
 
-FAMILY_ROLE = {"bees": "bee", "elves": "elf"}      # everything else: node
-FIXED_ROLES = {"elves": ["mayor"]}                  # roles with exactly one member, outside P
-ROLES = ("bee", "elf", "mayor", "node")
+# Every participant role some registered algorithm has (its spec's scalable and fixed roles).
+ROLES = tuple(sorted({role for s in registry.SPECS.values() for role in s.roles}))
+
+
+def spec_of(algorithm: str) -> AlgorithmSpec | None:
+    """The spec of a registered name, or of a plugin module (dotted path) that declares ``SPEC``
+    or names a registered ``FAMILY``; None when neither says (the plugin is then a classic node)."""
+    if algorithm in registry.SPECS:
+        return registry.SPECS[algorithm]
+    if "." not in algorithm:
+        return None
+    module = _plugin(algorithm)
+    found = getattr(module, "SPEC", None)
+    return found if isinstance(found, AlgorithmSpec) else registry.SPECS.get(getattr(module, "FAMILY", ""))
 
 
 def scalable_role(algorithm: str) -> str:
-    return FAMILY_ROLE.get(algorithm, "node")
+    """The role with pids 1..P (node unless the spec says otherwise)."""
+    found = spec_of(algorithm)
+    return found.role if found is not None else "node"
+
+
+def fixed_roles(algorithm: str) -> list[str]:
+    """Roles with exactly one member, outside P (the elves' mayor)."""
+    found = spec_of(algorithm)
+    return list(found.fixed_roles) if found is not None else []
+
+
+def _plugin(algorithm: str):
+    try:
+        return importlib.import_module(algorithm)
+    except ImportError as exc:
+        raise ConfigError(f"algorithm module {algorithm!r} cannot be imported: {exc}") from None
 
 
 def role_of(name: str) -> str:
@@ -56,13 +83,10 @@ def role_of(name: str) -> str:
 def build_setup(algorithm: str, processes: int, options: dict, seed: int) -> Setup:
     """``make_setup`` by registered name, or by a dotted module path offering ``make_setup``
     (for experiments and for the tests' deliberately broken variants)."""
-    if algorithm in registry.ALGORITHMS:
+    if algorithm in registry.SPECS:
         return registry.make_setup(algorithm, processes, options, seed)
     if "." in algorithm and all(part.isidentifier() for part in algorithm.split(".")):
-        try:
-            module = importlib.import_module(algorithm)
-        except ImportError as exc:
-            raise ConfigError(f"algorithm module {algorithm!r} cannot be imported: {exc}") from None
+        module = _plugin(algorithm)
         if not hasattr(module, "make_setup"):
             raise ConfigError(f"module {algorithm!r} offers no make_setup")
         return module.make_setup(processes, dict(options), seed)
@@ -72,12 +96,9 @@ def build_setup(algorithm: str, processes: int, options: dict, seed: int) -> Set
 def family_of(algorithm: str) -> str:
     """The family that decides the roles: the name itself, or a plugin module's ``FAMILY``
     (a deliberately broken bee module says ``FAMILY = "bees"``)."""
-    if algorithm in registry.ALGORITHMS or "." not in algorithm:
+    if algorithm in registry.SPECS or "." not in algorithm:
         return algorithm
-    try:
-        return getattr(importlib.import_module(algorithm), "FAMILY", algorithm)
-    except ImportError as exc:
-        raise ConfigError(f"algorithm module {algorithm!r} cannot be imported: {exc}") from None
+    return getattr(_plugin(algorithm), "FAMILY", algorithm)
 
 
 @dataclass
@@ -109,7 +130,7 @@ class Roster:
 
     @property
     def fixed(self) -> list[str]:
-        return FIXED_ROLES.get(self.algorithm, [])
+        return fixed_roles(self.algorithm)
 
     def member(self, instance: str) -> Member | None:
         return next((m for m in self.members if m.instance == instance), None)
