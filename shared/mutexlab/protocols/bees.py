@@ -371,7 +371,6 @@ class Bee(Protocol):
         return common
 
 
-OPTIONS = {"flowers", "reeds", "eggs", "cocoons", "initial_clocks"}
 CLOCK_RANGE = 100  # default initial clocks are drawn from 0 .. CLOCK_RANGE·P − 1
 
 
@@ -382,10 +381,10 @@ def random_clocks(processes: int, seed: int) -> dict[int, int]:
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
-    unknown = set(options) - OPTIONS
+    unknown = set(options) - set(SPEC.options)
     if unknown:
         raise ConfigError(f"bees do not take option(s) {', '.join(sorted(unknown))} "
-                          f"(options: {', '.join(sorted(OPTIONS))})")
+                          f"(options: {', '.join(sorted(SPEC.options))})")
     flowers = positive_int(options, "flowers", default=3)
     reeds = positive_int(options, "reeds", default=3)
     eggs = positive_int(options, "eggs", default=5)

@@ -573,7 +573,6 @@ class Elf(Protocol):
 
 
 # -- setup --------------------------------------------------------------------------------
-OPTIONS = {"pins", "poison", "contracts", "hamsters", "rounds", "pins_per_elf", "poison_per_hamster"}
 DEFAULTS = {"pins": 3, "poison": 10, "contracts": 6, "hamsters": (1, 5), "rounds": 2,
             "pins_per_elf": 1, "poison_per_hamster": 1}
 
@@ -611,10 +610,10 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     """``processes`` elves and a mayor. Refuses, up front, any configuration that could never finish."""
     if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
         raise ConfigError(f"the hamster killers need at least one elf, got {processes!r}")
-    unknown = set(options) - OPTIONS
+    unknown = set(options) - set(SPEC.options)
     if unknown:
         raise ConfigError(f"elves do not take option(s) {', '.join(sorted(unknown))}; "
-                          f"they take {', '.join(sorted(OPTIONS))}")
+                          f"they take {', '.join(sorted(SPEC.options))}")
     opts = {**DEFAULTS, **options}
     pins = positive_int(opts, "pins")
     poison = positive_int(opts, "poison")

@@ -123,7 +123,7 @@ class LamportNode(ClassicNode):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
-    refuse_unknown(options, set(), "lamport")
+    refuse_unknown(options, set(SPEC.options), "lamport")
     requests, clocks = workload_options(processes, options)
     nodes = {pid: LamportNode(pid, processes, requests, clocks.get(pid, 0)) for pid in range(1, processes + 1)}
     return Setup("lamport", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},

@@ -245,7 +245,7 @@ class MaekawaNode(ClassicNode):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
-    refuse_unknown(options, {"quorums"}, "maekawa")
+    refuse_unknown(options, set(SPEC.options), "maekawa")
     requests, clocks = workload_options(processes, options)
     construction, sets = qs.from_option(options.get("quorums"), processes)
     nodes = {pid: MaekawaNode(pid, processes, sets[pid], requests, clocks.get(pid, 0))

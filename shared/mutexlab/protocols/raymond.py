@@ -169,7 +169,7 @@ def holders_toward(parents: dict[int, int], processes: int, token_holder: int) -
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     """Options: ``parents`` (default: heap-shaped, root 1) and ``token_holder`` (default: the root)."""
-    refuse_unknown(options, {"parents", "token_holder"}, "raymond")
+    refuse_unknown(options, set(SPEC.options), "raymond")
     requests, clocks = workload_options(processes, options)
     raw = options.get("parents")
     parents = default_parents(processes) if raw is None else read_parents(raw, processes)

@@ -90,7 +90,7 @@ class RicartAgrawalaNode(ClassicNode):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
-    refuse_unknown(options, set(), "ricart-agrawala")
+    refuse_unknown(options, set(SPEC.options), "ricart-agrawala")
     requests, clocks = workload_options(processes, options)
     nodes = {pid: RicartAgrawalaNode(pid, processes, requests, clocks.get(pid, 0))
              for pid in range(1, processes + 1)}

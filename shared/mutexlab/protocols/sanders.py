@@ -290,7 +290,7 @@ def _read_sets(options: dict, key: str, processes: int) -> dict[int, frozenset[i
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     """Defaults: I_i = {i}, R_i = all processes (the Ricart–Agrawala-like sets). When only
     ``inform_sets`` is given, R_i defaults to all processes; when only ``request_sets``, I_i = {i}."""
-    refuse_unknown(options, {"request_sets", "inform_sets"}, "sanders")
+    refuse_unknown(options, set(SPEC.options), "sanders")
     requests, clocks = workload_options(processes, options)
     everyone = frozenset(range(1, processes + 1))
     request = _read_sets(options, "request_sets", processes) or {i: everyone for i in everyone}

@@ -121,7 +121,7 @@ class SuzukiKasamiNode(ClassicNode):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
-    refuse_unknown(options, {"token_holder"}, "suzuki-kasami")
+    refuse_unknown(options, set(SPEC.options), "suzuki-kasami")
     requests, clocks = workload_options(processes, options)
     holder = options.get("token_holder", 1)
     if isinstance(holder, bool) or not isinstance(holder, int) or not 1 <= holder <= processes:
