@@ -29,7 +29,8 @@ def test_each_spec_matches_the_setup_it_builds(name):
     setup = spec.make_setup(3, dict(SMALL.get(name, {"requests": 1})), 0)
     assert setup.algorithm == name and setup.codec is spec.codec
     # Names are <role>-<pid> for pids 1..P, plus one process per fixed role.
-    assert sorted(membership.role_of(n) for n in setup.names.values()) == sorted([spec.role] * 3 + list(spec.fixed_roles))
+    roles = sorted(membership.role_of(n) for n in setup.names.values())
+    assert roles == sorted([spec.role] * 3 + list(spec.fixed_roles))
     assert {pid for pid, n in setup.names.items() if membership.role_of(n) == spec.role} == {1, 2, 3}
     assert membership.scalable_role(name) == spec.role and membership.fixed_roles(name) == list(spec.fixed_roles)
     assert set(spec.roles) <= set(membership.ROLES) and set(spec.roles) < set(service_roles())

@@ -59,8 +59,8 @@ from pydantic import Field
 from ..clock import LamportClock, priority
 from ..messages import Codec, Message
 from ..protocol import Enter, Exit, Note, Protocol, Schedule, Send
-from ..spec import AlgorithmSpec
 from ..setup import ConfigError, Setup, positive_int
+from ..spec import AlgorithmSpec
 from .classic import workload_options
 
 
@@ -405,6 +405,7 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
 def expected_eggs(bees: int, reeds: int, eggs: int = 5, cocoons: int = 15) -> int:
     """Eggs a complete run lays: every bee that fits on a reed lays all of its eggs."""
     return min(eggs * bees, cocoons * reeds)
+
 
 SPEC = AlgorithmSpec(
     "bees", "bees", "the mason bees: a reed each (Lamport-style queue), K flowers shared (Ricart–Agrawala for K)",

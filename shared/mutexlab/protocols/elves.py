@@ -84,8 +84,8 @@ from pydantic import Field
 from ..clock import LamportClock, priority
 from ..messages import Codec, Message
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule, Send
-from ..spec import AlgorithmSpec
 from ..setup import ConfigError, Setup, positive_int
+from ..spec import AlgorithmSpec
 
 MAYOR = 0
 
@@ -637,6 +637,7 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
               "poison_per_hamster": per_hamster, "plan": [list(p) for p in plan], "seed": seed}
     return Setup("elves", protocols, {pid: elf_name(pid) for pid in protocols}, CODEC,
                  {"contract:*": 1, PINS: pins, POISON: poison}, params)
+
 
 SPEC = AlgorithmSpec(
     "elves", "elves", "the hamster killers: a mayor hands out contracts, elves share pins and poison",

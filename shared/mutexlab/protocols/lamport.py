@@ -35,8 +35,8 @@ from typing import Literal
 from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..spec import AlgorithmSpec, Figure
 from ..setup import Setup
+from ..spec import AlgorithmSpec, Figure
 from .classic import CS, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
 
 
@@ -128,6 +128,7 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     nodes = {pid: LamportNode(pid, processes, requests, clocks.get(pid, 0)) for pid in range(1, processes + 1)}
     return Setup("lamport", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
                  {"nodes": processes, "requests": requests})
+
 
 SPEC = AlgorithmSpec(
     "lamport", "classic", "Lamport's queue of timestamped requests: every request is acknowledged and released to all",

@@ -61,8 +61,8 @@ from typing import Literal
 from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..spec import AlgorithmSpec, Figure
 from ..setup import Setup
+from ..spec import AlgorithmSpec, Figure
 from . import quorums as qs
 from .classic import CS, RELEASED, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
 
@@ -253,6 +253,7 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     return Setup("maekawa", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
                  {"nodes": processes, "requests": requests, "quorums": construction,
                   "quorum_sets": {str(p): list(s) for p, s in sets.items()}})
+
 
 SPEC = AlgorithmSpec(
     "maekawa", "classic", "Maekawa: permission from a quorum, with INQUIRE / FAILED / YIELD against deadlock",

@@ -31,8 +31,8 @@ from typing import Literal
 
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..spec import AlgorithmSpec, Figure
 from ..setup import ConfigError, Setup
+from ..spec import AlgorithmSpec, Figure
 from .classic import CS, HELD, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
 
 
@@ -183,6 +183,7 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     return Setup("raymond", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
                  {"nodes": processes, "requests": requests, "token_holder": token_holder,
                   "parents": {str(c): p for c, p in sorted(parents.items())}})
+
 
 SPEC = AlgorithmSpec(
     "raymond", "classic", "Raymond: the token travels along the edges of a tree",

@@ -22,8 +22,8 @@ from typing import Literal
 from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..spec import AlgorithmSpec, Figure
 from ..setup import Setup
+from ..spec import AlgorithmSpec, Figure
 from .classic import CS, HELD, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
 
 
@@ -97,8 +97,9 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     return Setup("ricart-agrawala", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
                  {"nodes": processes, "requests": requests})
 
+
 SPEC = AlgorithmSpec(
-    "ricart-agrawala", "classic", "Ricart–Agrawala: permission from every other node, deferred replies instead of releases",
+    "ricart-agrawala", "classic", "Ricart–Agrawala: permission from every other node, replies deferred",
     make_setup, CODEC, "mutexlab.audit.classic", options=WORKLOAD_OPTIONS,
     literature={"messages": Figure("2(N−1)", lambda n, p: (2 * (n - 1),) * 2),
                 "sync": Figure("T", lambda n, p: (1, 1))})

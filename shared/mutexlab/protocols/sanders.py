@@ -66,8 +66,8 @@ from pydantic import Field
 from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..spec import AlgorithmSpec, Figure
 from ..setup import ConfigError, Setup
+from ..spec import AlgorithmSpec, Figure
 from .classic import CS, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
 
 
@@ -304,6 +304,7 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
                  {"nodes": processes, "requests": requests,
                   "request_sets": {str(p): sorted(request[p]) for p in sorted(request)},
                   "inform_sets": {str(p): sorted(inform[p]) for p in sorted(inform)}})
+
 
 def _literature_messages(n: int, params: dict) -> tuple[float, float] | None:
     """Uncontended cost of Sanders' sets: REQUEST and GRANT for each other member of R_i, RELEASE

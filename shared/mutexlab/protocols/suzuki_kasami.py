@@ -31,8 +31,8 @@ from pydantic import Field
 
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..spec import AlgorithmSpec, Figure
 from ..setup import ConfigError, Setup
+from ..spec import AlgorithmSpec, Figure
 from .classic import CS, HELD, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
 
 
@@ -130,6 +130,7 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
              for pid in range(1, processes + 1)}
     return Setup("suzuki-kasami", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
                  {"nodes": processes, "requests": requests, "token_holder": holder})
+
 
 SPEC = AlgorithmSpec(
     "suzuki-kasami", "classic", "Suzuki–Kasami: one token, requests broadcast with sequence numbers",
