@@ -11,10 +11,10 @@ and critical-section times, audited trace) and is measured by ``mutexlab.metrics
   leaves. Messages per entry and the synchronization delay (exit → next enter while others wait).
 
 Delays are in units of the mean message delay observed in the trace (T). The literature's
-figures come from ``mutexlab.metrics.LITERATURE``; where it gives a range, light load is compared
+figures come from each algorithm's spec (``AlgorithmSpec.literature``); where it gives a range, light load is compared
 with its low end and heavy load with its high end (Maekawa: 3√N light, 5√N heavy); Suzuki–Kasami's
 "0 or N" is compared with N (0 only when the token holder asks again); Raymond's heavy-load
-figure is Raymond's own "about 4" (it is not in ``LITERATURE``). Ratio = measured / literature.
+figure is Raymond's own "about 4" (it is not in the spec's figures). Ratio = measured / literature.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ LIGHT_THINK = 10_000.0  # light load: mean think time per node, in message delay
 
 
 def literature(algorithm: str, n: int, params: dict, load: str) -> tuple[str, float | None]:
-    from mutexlab.metrics import LITERATURE
+    from mutexlab.protocols.registry import spec
 
-    figure = LITERATURE[algorithm]["messages"]
+    figure = spec(algorithm).literature["messages"]
     span = figure.range(n, params)
     if algorithm == "raymond" and load == "heavy":
         return "≈4 (Raymond)", RAYMOND_HEAVY
@@ -48,9 +48,9 @@ def literature(algorithm: str, n: int, params: dict, load: str) -> tuple[str, fl
 
 
 def sync_literature(algorithm: str, n: int, params: dict) -> tuple[str, float | None]:
-    from mutexlab.metrics import LITERATURE
+    from mutexlab.protocols.registry import spec
 
-    figure = LITERATURE[algorithm]["sync"]
+    figure = spec(algorithm).literature["sync"]
     span = figure.range(n, params)
     if span is None:
         return figure.text, None

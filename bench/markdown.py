@@ -136,7 +136,7 @@ critical-section times, exponential message delays with mean T = 1, every trace 
 never overlap (`overlaps` counts the handovers that found someone waiting: 0 or nearly). **Heavy load**:
 think time 0 — a node asks again the moment it leaves, everyone is always waiting. Critical sections last
 1 T on average. Delays are in units of the mean message delay observed in the same trace. The
-literature's figures are `mutexlab.metrics.LITERATURE`; where it gives a range, light load is compared
+literature's figures are each algorithm's `AlgorithmSpec.literature`; where it gives a range, light load is compared
 with its low end and heavy load with its high end (Maekawa 3√N / 5√N), Suzuki–Kasami's "0 or N" with N,
 and Raymond's heavy load with his "about 4". Ratio = measured ÷ literature.
 

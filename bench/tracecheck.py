@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import mutexlab
-from mutexlab.protocols.registry import ALGORITHMS, make_setup
+from mutexlab.protocols.registry import SPECS, make_setup
 from mutexlab.setup import ConfigError
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter
@@ -34,7 +34,7 @@ FAULTS = ({}, {"delay": "uniform"}, {"delay": "fixed"},
 def configurations() -> list[tuple[str, int, dict, int, dict]]:
     """(algorithm, processes, options, seed, sim options) — the matrix every check runs."""
     out = []
-    for algorithm in ALGORITHMS:
+    for algorithm in SPECS:
         if algorithm == "bees":
             sizes = [(4, {"flowers": 2, "reeds": 2}), (9, {"reeds": 3}), (20, {"flowers": 4, "reeds": 3})]
         elif algorithm == "elves":

@@ -4,7 +4,7 @@ import pytest
 
 from mutexlab.audit import verify_events
 from mutexlab.audit import classic
-from mutexlab.audit.verdict import FAMILY_CHECKS
+from mutexlab.audit.verdict import family_checks
 from mutexlab.protocols.registry import CLASSIC, make_setup
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter
@@ -22,7 +22,7 @@ def _rules(events):
 
 
 def test_all_six_classic_algorithms_get_the_classic_checks():
-    assert {name: FAMILY_CHECKS.get(name) for name in CLASSIC} == dict.fromkeys(CLASSIC, "mutexlab.audit.classic")
+    assert {name: family_checks(name) for name in CLASSIC} == dict.fromkeys(CLASSIC, "mutexlab.audit.classic")
 
 
 def test_a_served_request_ending_idle_passes():

@@ -10,9 +10,9 @@ import pytest
 from mutexlab.cli import main
 from mutexlab.runs import run_classic
 from mutexlab.sim import workload
-from mutexlab.metrics import LITERATURE, mean_message_delay, measure
+from mutexlab.metrics import literature, mean_message_delay, measure
 from mutexlab.protocols import suzuki_kasami as sk
-from mutexlab.protocols.registry import CLASSIC, make_setup
+from mutexlab.protocols.registry import CLASSIC, SPECS, make_setup
 from mutexlab.trace import read_trace
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "examples" / "scenarios"
@@ -34,7 +34,7 @@ def test_simulate_mutex_serves_every_request_and_prints_the_figures(capsys, algo
     assert out["entries"] == out["requests"] == 15 and out["audit"]["safe"]
     assert out["total_messages"] == sum(out["messages"].values())
     assert out["messages_per_entry"] == pytest.approx(out["total_messages"] / 15, abs=1e-3)
-    assert out["literature"]["messages"]["text"] == LITERATURE[algorithm]["messages"].text
+    assert out["literature"]["messages"]["text"] == literature(algorithm)["messages"].text
     assert out["sync_samples"] > 0 and out["response_samples"] == 15
     if algorithm == "ricart-agrawala":
         assert out["messages_per_entry"] == 8  # exactly 2(N−1)
@@ -221,14 +221,14 @@ def test_metrics_response_time_sync_delay_and_unit():
 
 
 def test_literature_figures():
-    assert LITERATURE["ricart-agrawala"]["messages"].render(5) == "2(N−1) = 8"
-    assert LITERATURE["suzuki-kasami"]["messages"].range(13) == (0, 13)
-    assert LITERATURE["maekawa"]["messages"].render(4) == "3√N to 5√N = 6–10"
+    assert literature("ricart-agrawala")["messages"].render(5) == "2(N−1) = 8"
+    assert literature("suzuki-kasami")["messages"].range(13) == (0, 13)
+    assert literature("maekawa")["messages"].render(4) == "3√N to 5√N = 6–10"
     params = make_setup("sanders", 3, {"request_sets": {"1": [1, 2, 3], "2": [1, 2, 3], "3": [2, 3]},
                                        "inform_sets": {"1": [1, 3], "2": [2], "3": [3]}}).params
     # R∖i: 2, 2, 1 others; I∖i: 1, 0, 0 → (5 + 4 + 2) / 3
-    assert LITERATURE["sanders"]["messages"].range(3, params) == pytest.approx((11 / 3, 11 / 3))
-    assert set(LITERATURE) == set(CLASSIC)
+    assert literature("sanders")["messages"].range(3, params) == pytest.approx((11 / 3, 11 / 3))
+    assert [name for name in SPECS if literature(name)] == CLASSIC
 
 
 def test_suzuki_kasami_entries_cost_exactly_0_or_n_in_the_metrics():
@@ -242,8 +242,8 @@ def test_suzuki_kasami_entries_cost_exactly_0_or_n_in_the_metrics():
 def test_literature_figures_for_the_token_algorithms():
     """Raymond's synchronization delay is (T·log N)/2 (Kshemkalyani & Singhal), his messages O(log N);
     Suzuki–Kasami needs 0 or N messages and one hop."""
-    assert LITERATURE["raymond"]["sync"].range(8) == (1.5, 1.5)
-    assert LITERATURE["raymond"]["sync"].render(16) == "(T·log N)/2 = 2"
-    assert LITERATURE["raymond"]["messages"].range(8) == (3.0, 3.0)
-    assert LITERATURE["suzuki-kasami"]["messages"].range(5) == (0, 5)
-    assert LITERATURE["suzuki-kasami"]["sync"].range(5) == (1, 1)
+    assert literature("raymond")["sync"].range(8) == (1.5, 1.5)
+    assert literature("raymond")["sync"].render(16) == "(T·log N)/2 = 2"
+    assert literature("raymond")["messages"].range(8) == (3.0, 3.0)
+    assert literature("suzuki-kasami")["messages"].range(5) == (0, 5)
+    assert literature("suzuki-kasami")["sync"].range(5) == (1, 1)

@@ -24,7 +24,7 @@ import pytest
 
 from mutexlab.cli import main as cli
 from mutexlab.transport.supervisor import Plan, execute, service_command
-from mutexlab.protocols.registry import ALGORITHMS, CLASSIC
+from mutexlab.protocols.registry import CLASSIC, SPECS
 from mutexlab.transport.rabbit import delete_run
 
 pytestmark = pytest.mark.broker
@@ -33,7 +33,7 @@ TESTS = Path(__file__).resolve().parent
 
 def _available(name: str) -> bool:
     try:
-        importlib.import_module(ALGORITHMS[name])
+        importlib.import_module(SPECS[name].make_setup.__module__)
         return True
     except ImportError:
         return False

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from mutexlab.audit import verify_events
-from mutexlab.protocols.registry import ALGORITHMS, make_setup
+from mutexlab.protocols.registry import SPECS, make_setup
 from mutexlab.setup import ConfigError
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter
@@ -32,7 +32,7 @@ WORKLOADS = {
 
 
 def test_every_algorithm_has_a_workload():
-    assert set(WORKLOADS) == set(ALGORITHMS)
+    assert set(WORKLOADS) == set(SPECS)
 
 
 def run(algorithm, n, options, **config):

@@ -410,9 +410,9 @@ def test_every_error_and_never_cell_raises_naming_process_state_and_input(name, 
 
 
 def test_every_protocol_module_has_its_tables_checked():
-    from mutexlab.protocols.registry import ALGORITHMS
+    from mutexlab.protocols import registry
     checked = {spec.module.__name__ for spec in SPECS.values()}
-    assert {f"mutexlab.protocols.{module.rsplit('.', 1)[-1]}" for module in ALGORITHMS.values()} <= checked
+    assert {s.make_setup.__module__ for s in registry.SPECS.values()} <= checked
 
 
 # -- the checker catches what it is for ------------------------------------------------------------

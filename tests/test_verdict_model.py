@@ -18,7 +18,7 @@ from mutexlab.audit.verdict import Verdict
 from mutexlab.cli import main
 from mutexlab.sim import workload
 from mutexlab.commands.common import exit_code
-from mutexlab.protocols.registry import ALGORITHMS, make_setup
+from mutexlab.protocols.registry import SPECS, make_setup
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter
 
@@ -82,7 +82,7 @@ def test_the_status_and_exit_code_follow_the_worst_kind_of_finding():
 
 
 # -- a trace cut short is INCOMPLETE, never a VIOLATION --------------------------------------------
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", list(SPECS))
 def test_no_prefix_of_a_correct_run_is_called_a_violation(algorithm):
     """A simulated trace is written in causal order, so every prefix is a trace cut short: the
     audit may find it unfinished, never unsafe."""

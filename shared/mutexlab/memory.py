@@ -66,9 +66,10 @@ def bees_messages(bees: int, reeds: int, eggs: int, cocoons: int) -> float:
 
 def classic_messages(algorithm: str, nodes: int, requests: int, params: dict | None = None) -> float:
     """Entries × the literature's messages per entry (its upper figure; Sanders like Maekawa)."""
-    from .metrics import LITERATURE
+    from .protocols.registry import SPECS
 
-    figure = LITERATURE.get(algorithm, {}).get("messages")
+    found = SPECS.get(algorithm)
+    figure = found.literature.get("messages") if found is not None else None
     span = None
     if figure is not None:
         try:

@@ -10,17 +10,17 @@ measured the same way:
 * **synchronization delay** — from an ``exit`` to the next ``enter`` (by anyone), counted only
   when some process was waiting (had requested and not yet entered) at the exit.
 
-Delays are reported in units of T. ``LITERATURE`` gives, per algorithm, the figures the
-literature quotes, for printing beside the measured ones.
+Delays are reported in units of T. ``literature(name)`` gives the figures the literature quotes
+for an algorithm (declared in its spec), for printing beside the measured ones.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from statistics import mean
-from typing import Callable
+
+from .spec import Figure  # noqa: F401  (re-exported: the figures' type)
 
 CS = "cs"
 
@@ -103,46 +103,9 @@ def measure(events: list[dict], unit: float | None = None) -> RunMetrics:
 
 
 # -- what the literature says ----------------------------------------------------------------
-@dataclass(frozen=True)
-class Figure:
-    text: str                                           # as the literature writes it
-    value: Callable[[int, dict], tuple[float, float] | None]   # (low, high) for N and the run's params
+def literature(algorithm: str | None) -> dict[str, Figure]:
+    """The figures the literature quotes for ``algorithm`` (its spec's), or none (plugins, unknown names)."""
+    from .protocols import registry
 
-    def range(self, n: int, params: dict | None = None) -> tuple[float, float] | None:
-        return self.value(n, params or {})
-
-    def render(self, n: int, params: dict | None = None) -> str:
-        span = self.range(n, params)
-        if span is None:
-            return self.text
-        low, high = span
-        number = f"{low:.3g}" if math.isclose(low, high) else f"{low:.3g}–{high:.3g}"
-        return f"{self.text} = {number}"
-
-
-def _sanders_messages(n: int, params: dict) -> tuple[float, float] | None:
-    """Uncontended cost of Sanders' sets: REQUEST and GRANT for each other member of R_i, RELEASE
-    for each other member of I_i, averaged over i (contention adds FAILED/INQUIRE/YIELD)."""
-    request, inform = params.get("request_sets"), params.get("inform_sets")
-    if not isinstance(request, dict) or not isinstance(inform, dict) or not request:
-        return None
-    costs = [2 * len(set(request[k]) - {int(k)}) + len(set(inform.get(k, [])) - {int(k)}) for k in request]
-    value = sum(costs) / len(costs)
-    return value, value
-
-
-LITERATURE: dict[str, dict[str, Figure]] = {
-    "lamport": {"messages": Figure("3(N−1)", lambda n, p: (3 * (n - 1),) * 2),
-                "sync": Figure("T", lambda n, p: (1, 1))},
-    "ricart-agrawala": {"messages": Figure("2(N−1)", lambda n, p: (2 * (n - 1),) * 2),
-                        "sync": Figure("T", lambda n, p: (1, 1))},
-    "maekawa": {"messages": Figure("3√N to 5√N", lambda n, p: (3 * math.sqrt(n), 5 * math.sqrt(n))),
-                "sync": Figure("2T", lambda n, p: (2, 2))},
-    "sanders": {"messages": Figure("sets: 2|R∖i|+|I∖i| uncontended", _sanders_messages),
-                "sync": Figure("T to 2T (sets)", lambda n, p: (1, 2))},
-    "suzuki-kasami": {"messages": Figure("0 or N", lambda n, p: (0, n)),
-                      "sync": Figure("T", lambda n, p: (1, 1))},
-    "raymond": {"messages": Figure("O(log N)", lambda n, p: (math.log2(n),) * 2 if n > 1 else (0, 0)),
-                # Kshemkalyani & Singhal: (T log N)/2 — the token travels half the tree's diameter on average.
-                "sync": Figure("(T·log N)/2", lambda n, p: (math.log2(n) / 2,) * 2 if n > 1 else (0, 0))},
-}
+    found = registry.SPECS.get(algorithm or "")
+    return dict(found.literature) if found is not None else {}

@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..protocols import registry
 from ..trace import TraceError, read_trace
 from .capacity import check_capacities
 from .model import PROGRESS, SAFETY, UNDECIDED, Violation
@@ -30,13 +31,12 @@ EXIT_CODES = {"SAFE": EXIT_SAFE, "VIOLATION": EXIT_VIOLATION, "INCOMPLETE": EXIT
 UNFINISHED_NOTE = "the trace ends unfinished — cut short or stalled, a trace alone cannot tell"
 UNDECIDED_NOTE = "the audit could not decide these"
 
-# Algorithm → module with that family's invariants. Classic algorithms share one.
-FAMILY_CHECKS: dict[str, str] = {}
-# The six classic algorithms (resource ``cs``) share the progress checks of audit/classic.py.
-FAMILY_CHECKS.update(dict.fromkeys(["lamport", "ricart-agrawala", "maekawa", "sanders", "suzuki-kasami", "raymond"],
-                                   "mutexlab.audit.classic"))
-FAMILY_CHECKS["bees"] = "mutexlab.audit.bees"
-FAMILY_CHECKS["elves"] = "mutexlab.audit.elves"
+
+
+def family_checks(algorithm: str | None) -> str | None:
+    """The module with the invariants of ``algorithm``'s family (its spec's ``audit``), or None."""
+    found = registry.SPECS.get(algorithm or "")
+    return found.audit if found is not None else None
 
 
 @dataclass
@@ -113,7 +113,7 @@ def verify_events(events: list[dict]) -> Verdict:
     body = [e for e in events if e["event"] != "run"]
     violations = check_capacities(body, capacities)
     checks = ["capacity by happened-before"]
-    family = FAMILY_CHECKS.get(algorithm)
+    family = family_checks(algorithm)
     if family is not None:
         checker = importlib.import_module(family)
         violations += checker.check(body, run)

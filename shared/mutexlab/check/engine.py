@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..setup import ConfigError, Setup
-from ..transport.membership import build_setup
+from ..protocols.registry import build_setup
 from .model import Model
 from .properties import invariant_for
 from .reductions import ClockShift, canonical_for

@@ -8,7 +8,7 @@ safe; 1 when any run has a safety violation; 2 on bad arguments (or options an a
 
 from __future__ import annotations
 
-from ..metrics import LITERATURE
+from ..metrics import literature
 from ..protocols.registry import CLASSIC
 from ..setup import ConfigError
 from ..runs import run_classic
@@ -39,7 +39,7 @@ def register(sub) -> None:
 
 
 def _row(name: str, outcome, n: int) -> dict:
-    lit = LITERATURE.get(name, {})
+    lit = literature(name)
     params = outcome.setup.params
     m = outcome.metrics
     verdict = "ok" if outcome.ok else ("UNSAFE" if not outcome.verdict.safe else

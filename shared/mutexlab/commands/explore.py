@@ -15,7 +15,7 @@ from ..explore.server import make_server
 from ..explore.session import Config, Session, session_from_scenario
 from ..setup import ConfigError
 from ..sim.scripted import ScenarioError
-from ..transport.membership import family_of
+from ..protocols.registry import family_of
 from .common import count, fail
 from .flags import (add_bees_arguments, add_elves_arguments, add_mutex_arguments, bees_config, elves_config,
                     mutex_config, parent)

@@ -21,7 +21,8 @@ from typing import Callable
 
 from ..protocols.elves import DEFAULTS as ELVES_DEFAULTS
 from ..protocols.elves import hamster_range
-from ..protocols.registry import CLASSIC
+from ..protocols.classic import WORKLOAD_OPTIONS
+from ..protocols.registry import CLASSIC, SPECS
 from ..setup import ConfigError
 from .common import non_negative, positive, seconds
 
@@ -107,6 +108,12 @@ def algorithm_name(modules: bool = False) -> Callable[[str], str]:
     return parse
 
 
+def own_options() -> str:
+    """The option keys each classic algorithm adds to the shared workload ones (from its spec)."""
+    own = {name: [k for k in SPECS[name].options if k not in WORKLOAD_OPTIONS] for name in CLASSIC}
+    return "own keys: " + "; ".join(f"{name} {', '.join(keys)}" for name, keys in own.items() if keys)
+
+
 def option_pair(text: str) -> tuple[str, object]:
     """``key=JSON`` → (key, value); a value that is not JSON is taken as a string."""
     key, sep, raw = text.partition("=")
@@ -138,7 +145,7 @@ def add_mutex_arguments(parser, *, algorithm: str | None = None, nodes: int | No
     if choose:
         parser.add_argument("--option", "-o", type=option_pair, action="append", metavar="KEY=JSON",
                             help="an algorithm option, repeatable, e.g. -o token_holder=2 or "
-                                 "-o 'parents={\"2\": 1, \"3\": 2}'")
+                                 "-o 'parents={\"2\": 1, \"3\": 2}'; " + own_options())
         parser.add_argument("--options", metavar="FILE.json", help="algorithm options from a JSON object file")
 
 

@@ -10,7 +10,7 @@ safety violation; 2 on bad arguments or options; 3 when the run stalls without o
 
 from __future__ import annotations
 
-from ..metrics import LITERATURE
+from ..metrics import literature
 from ..setup import ConfigError
 from ..runs import ClassicRun, run_classic
 from .. import memory
@@ -42,7 +42,7 @@ def register(sub) -> None:
 def summary(run: ClassicRun, args) -> dict:
     m = run.metrics
     n, params = run.nodes, run.setup.params
-    lit = LITERATURE.get(run.algorithm, {})
+    lit = literature(run.algorithm)
     out = {"algorithm": run.algorithm, "nodes": n, "requests_per_node": args.requests, "seed": args.seed,
            "delay": args.delay, "think": args.think, "cs": args.cs, "params": params, **m.as_dict(),
            "literature": {k: {"text": f.text, "range": f.range(n, params)} for k, f in lit.items()},
@@ -57,7 +57,7 @@ def summary(run: ClassicRun, args) -> dict:
 
 def render(run: ClassicRun, args) -> str:
     m, n, params = run.metrics, run.nodes, run.setup.params
-    lit = LITERATURE.get(run.algorithm, {})
+    lit = literature(run.algorithm)
     lines = [f"{run.algorithm}: N={n}, {count(args.requests, 'request')} per node, seed {args.seed}, delay {args.delay}, "
              f"think {args.think:g}, cs {args.cs:g}",
              f"entries:            {m.entries} of {m.requests} requests",

@@ -41,7 +41,7 @@ from ..setup import ConfigError, Setup, capacity_of
 from ..sim.scripted import ScenarioError, ScriptedRun, load_scenario
 from ..trace import TraceError, TraceWriter
 from ..words import count
-from ..transport.membership import build_setup
+from ..protocols.registry import build_setup
 from .describe import describe_process, describe_message
 
 LOCAL_OPS = ("request", "exit")

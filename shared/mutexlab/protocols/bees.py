@@ -60,6 +60,7 @@ from ..clock import LamportClock, priority
 from ..messages import Codec, Message
 from ..protocol import Enter, Exit, Note, Protocol, Schedule, Send
 from ..setup import ConfigError, Setup, positive_int
+from ..spec import AlgorithmSpec
 from .classic import workload_options
 
 
@@ -370,7 +371,6 @@ class Bee(Protocol):
         return common
 
 
-OPTIONS = {"flowers", "reeds", "eggs", "cocoons", "initial_clocks"}
 CLOCK_RANGE = 100  # default initial clocks are drawn from 0 .. CLOCK_RANGE·P − 1
 
 
@@ -381,10 +381,10 @@ def random_clocks(processes: int, seed: int) -> dict[int, int]:
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
-    unknown = set(options) - OPTIONS
+    unknown = set(options) - set(SPEC.options)
     if unknown:
         raise ConfigError(f"bees do not take option(s) {', '.join(sorted(unknown))} "
-                          f"(options: {', '.join(sorted(OPTIONS))})")
+                          f"(options: {', '.join(sorted(SPEC.options))})")
     flowers = positive_int(options, "flowers", default=3)
     reeds = positive_int(options, "reeds", default=3)
     eggs = positive_int(options, "eggs", default=5)
@@ -405,3 +405,11 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
 def expected_eggs(bees: int, reeds: int, eggs: int = 5, cocoons: int = 15) -> int:
     """Eggs a complete run lays: every bee that fits on a reed lays all of its eggs."""
     return min(eggs * bees, cocoons * reeds)
+
+
+SPEC = AlgorithmSpec(
+    "bees", "bees", "the mason bees: a reed each (Lamport-style queue), K flowers shared (Ricart–Agrawala for K)",
+    make_setup, CODEC, "mutexlab.audit.bees", role="bee",
+    options={"flowers": "flowers K (default 3)", "reeds": "reeds T (default 3)",
+             "eggs": "eggs per bee (default 5)", "cocoons": "cocoons per reed, a multiple of eggs (default 15)",
+             "initial_clocks": "Lamport clock per pid (default: random from the seed)"})

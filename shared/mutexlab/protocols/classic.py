@@ -127,7 +127,10 @@ def workload_options(processes: int, options: dict) -> tuple[int, dict[int, int]
     return requests, clocks
 
 
-KNOWN_WORKLOAD_OPTIONS = {"requests", "initial_clocks"}
+# The --option keys every classic algorithm takes (each spec adds its own).
+WORKLOAD_OPTIONS = {"requests": "critical sections per node",
+                    "initial_clocks": "Lamport clock per pid (default 0)"}
+KNOWN_WORKLOAD_OPTIONS = set(WORKLOAD_OPTIONS)
 
 
 def refuse_unknown(options: dict, allowed: set[str], algorithm: str) -> None:

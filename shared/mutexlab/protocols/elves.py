@@ -85,6 +85,7 @@ from ..clock import LamportClock, priority
 from ..messages import Codec, Message
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule, Send
 from ..setup import ConfigError, Setup, positive_int
+from ..spec import AlgorithmSpec
 
 MAYOR = 0
 
@@ -572,7 +573,6 @@ class Elf(Protocol):
 
 
 # -- setup --------------------------------------------------------------------------------
-OPTIONS = {"pins", "poison", "contracts", "hamsters", "rounds", "pins_per_elf", "poison_per_hamster"}
 DEFAULTS = {"pins": 3, "poison": 10, "contracts": 6, "hamsters": (1, 5), "rounds": 2,
             "pins_per_elf": 1, "poison_per_hamster": 1}
 
@@ -610,10 +610,10 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     """``processes`` elves and a mayor. Refuses, up front, any configuration that could never finish."""
     if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
         raise ConfigError(f"the hamster killers need at least one elf, got {processes!r}")
-    unknown = set(options) - OPTIONS
+    unknown = set(options) - set(SPEC.options)
     if unknown:
         raise ConfigError(f"elves do not take option(s) {', '.join(sorted(unknown))}; "
-                          f"they take {', '.join(sorted(OPTIONS))}")
+                          f"they take {', '.join(sorted(SPEC.options))}")
     opts = {**DEFAULTS, **options}
     pins = positive_int(opts, "pins")
     poison = positive_int(opts, "poison")
@@ -637,3 +637,12 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
               "poison_per_hamster": per_hamster, "plan": [list(p) for p in plan], "seed": seed}
     return Setup("elves", protocols, {pid: elf_name(pid) for pid in protocols}, CODEC,
                  {"contract:*": 1, PINS: pins, POISON: poison}, params)
+
+
+SPEC = AlgorithmSpec(
+    "elves", "elves", "the hamster killers: a mayor hands out contracts, elves share pins and poison",
+    make_setup, CODEC, "mutexlab.audit.elves", role="elf", fixed_roles=("mayor",),
+    options={"pins": "pins in the village (default 3)", "poison": "poison portions (default 10)",
+             "contracts": "contracts per round (default 6)", "hamsters": "hamsters per contract, MIN-MAX (default 1-5)",
+             "rounds": "rounds of contracts (default 2)", "pins_per_elf": "pins an elf needs (default 1)",
+             "poison_per_hamster": "poison portions per hamster (default 1)"})

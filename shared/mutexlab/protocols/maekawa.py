@@ -55,14 +55,16 @@ FAILED is remembered and answered when a FAILED arrives (rule 3), and forgotten 
 from __future__ import annotations
 
 import bisect
+import math
 from typing import Literal
 
 from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
+from ..spec import AlgorithmSpec, Figure
 from . import quorums as qs
-from .classic import CS, RELEASED, WANTED, ClassicNode, node_name, refuse_unknown, workload_options
+from .classic import CS, RELEASED, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
 
 
 class Request(Message):
@@ -243,7 +245,7 @@ class MaekawaNode(ClassicNode):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
-    refuse_unknown(options, {"quorums"}, "maekawa")
+    refuse_unknown(options, set(SPEC.options), "maekawa")
     requests, clocks = workload_options(processes, options)
     construction, sets = qs.from_option(options.get("quorums"), processes)
     nodes = {pid: MaekawaNode(pid, processes, sets[pid], requests, clocks.get(pid, 0))
@@ -251,3 +253,11 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     return Setup("maekawa", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
                  {"nodes": processes, "requests": requests, "quorums": construction,
                   "quorum_sets": {str(p): list(s) for p, s in sets.items()}})
+
+
+SPEC = AlgorithmSpec(
+    "maekawa", "classic", "Maekawa: permission from a quorum, with INQUIRE / FAILED / YIELD against deadlock",
+    make_setup, CODEC, "mutexlab.audit.classic",
+    options={**WORKLOAD_OPTIONS, "quorums": "quorum construction (grid, ...) or explicit sets pid → [pids]"},
+    literature={"messages": Figure("3√N to 5√N", lambda n, p: (3 * math.sqrt(n), 5 * math.sqrt(n))),
+                "sync": Figure("2T", lambda n, p: (2, 2))})

@@ -25,13 +25,15 @@ balanced tree (at most twice the tree's diameter).
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from typing import Literal
 
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
-from .classic import CS, HELD, WANTED, ClassicNode, node_name, refuse_unknown, workload_options
+from ..spec import AlgorithmSpec, Figure
+from .classic import CS, HELD, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
 
 
 class Request(Message):
@@ -167,7 +169,7 @@ def holders_toward(parents: dict[int, int], processes: int, token_holder: int) -
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     """Options: ``parents`` (default: heap-shaped, root 1) and ``token_holder`` (default: the root)."""
-    refuse_unknown(options, {"parents", "token_holder"}, "raymond")
+    refuse_unknown(options, set(SPEC.options), "raymond")
     requests, clocks = workload_options(processes, options)
     raw = options.get("parents")
     parents = default_parents(processes) if raw is None else read_parents(raw, processes)
@@ -181,3 +183,13 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     return Setup("raymond", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
                  {"nodes": processes, "requests": requests, "token_holder": token_holder,
                   "parents": {str(c): p for c, p in sorted(parents.items())}})
+
+
+SPEC = AlgorithmSpec(
+    "raymond", "classic", "Raymond: the token travels along the edges of a tree",
+    make_setup, CODEC, "mutexlab.audit.classic",
+    options={**WORKLOAD_OPTIONS, "parents": "tree as child pid → parent pid (default: heap-shaped, root 1)",
+             "token_holder": "pid that holds the token first (default: the root)"},
+    literature={"messages": Figure("O(log N)", lambda n, p: (math.log2(n),) * 2 if n > 1 else (0, 0)),
+                # Kshemkalyani & Singhal: (T log N)/2 — the token travels half the tree's diameter on average.
+                "sync": Figure("(T·log N)/2", lambda n, p: (math.log2(n) / 2,) * 2 if n > 1 else (0, 0))})

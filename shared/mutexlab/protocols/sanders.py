@@ -67,7 +67,8 @@ from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
-from .classic import CS, WANTED, ClassicNode, node_name, refuse_unknown, workload_options
+from ..spec import AlgorithmSpec, Figure
+from .classic import CS, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
 
 
 class Request(Message):
@@ -289,7 +290,7 @@ def _read_sets(options: dict, key: str, processes: int) -> dict[int, frozenset[i
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     """Defaults: I_i = {i}, R_i = all processes (the Ricart–Agrawala-like sets). When only
     ``inform_sets`` is given, R_i defaults to all processes; when only ``request_sets``, I_i = {i}."""
-    refuse_unknown(options, {"request_sets", "inform_sets"}, "sanders")
+    refuse_unknown(options, set(SPEC.options), "sanders")
     requests, clocks = workload_options(processes, options)
     everyone = frozenset(range(1, processes + 1))
     request = _read_sets(options, "request_sets", processes) or {i: everyone for i in everyone}
@@ -303,3 +304,23 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
                  {"nodes": processes, "requests": requests,
                   "request_sets": {str(p): sorted(request[p]) for p in sorted(request)},
                   "inform_sets": {str(p): sorted(inform[p]) for p in sorted(inform)}})
+
+
+def _literature_messages(n: int, params: dict) -> tuple[float, float] | None:
+    """Uncontended cost of Sanders' sets: REQUEST and GRANT for each other member of R_i, RELEASE
+    for each other member of I_i, averaged over i (contention adds FAILED/INQUIRE/YIELD)."""
+    request, inform = params.get("request_sets"), params.get("inform_sets")
+    if not isinstance(request, dict) or not isinstance(inform, dict) or not request:
+        return None
+    costs = [2 * len(set(request[k]) - {int(k)}) + len(set(inform.get(k, [])) - {int(k)}) for k in request]
+    value = sum(costs) / len(costs)
+    return value, value
+
+
+SPEC = AlgorithmSpec(
+    "sanders", "classic", "Sanders' generalization: request sets R_i and inform sets I_i",
+    make_setup, CODEC, "mutexlab.audit.classic",
+    options={**WORKLOAD_OPTIONS, "request_sets": "R_i per pid (default: everyone)",
+             "inform_sets": "I_i per pid (default: {i})"},
+    literature={"messages": Figure("sets: 2|R∖i|+|I∖i| uncontended", _literature_messages),
+                "sync": Figure("T to 2T (sets)", lambda n, p: (1, 2))})

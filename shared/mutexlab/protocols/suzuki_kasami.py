@@ -32,7 +32,8 @@ from pydantic import Field
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
-from .classic import CS, HELD, WANTED, ClassicNode, node_name, refuse_unknown, workload_options
+from ..spec import AlgorithmSpec, Figure
+from .classic import CS, HELD, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
 
 
 class Request(Message):
@@ -120,7 +121,7 @@ class SuzukiKasamiNode(ClassicNode):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
-    refuse_unknown(options, {"token_holder"}, "suzuki-kasami")
+    refuse_unknown(options, set(SPEC.options), "suzuki-kasami")
     requests, clocks = workload_options(processes, options)
     holder = options.get("token_holder", 1)
     if isinstance(holder, bool) or not isinstance(holder, int) or not 1 <= holder <= processes:
@@ -129,3 +130,11 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
              for pid in range(1, processes + 1)}
     return Setup("suzuki-kasami", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
                  {"nodes": processes, "requests": requests, "token_holder": holder})
+
+
+SPEC = AlgorithmSpec(
+    "suzuki-kasami", "classic", "Suzuki–Kasami: one token, requests broadcast with sequence numbers",
+    make_setup, CODEC, "mutexlab.audit.classic",
+    options={**WORKLOAD_OPTIONS, "token_holder": "pid that holds the token first (default 1)"},
+    literature={"messages": Figure("0 or N", lambda n, p: (0, n)),
+                "sync": Figure("T", lambda n, p: (1, 1))})

@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from ..audit import verify_events
-from ..metrics import LITERATURE
+from ..metrics import literature
 from ..audit.verdict import UNFINISHED_NOTE
 from ..setup import capacity_of
 from ..trace import TraceError
@@ -56,7 +56,7 @@ def _reed_of(value: Any) -> str | None:
 def literature_figure(algorithm: str | None, processes: int, params: dict) -> str | None:
     """The literature's messages-per-entry figure for this run, as text and value ("2(N−1) = 4");
     None when the literature gives none for ``algorithm``."""
-    figure = LITERATURE.get(algorithm or "", {}).get("messages")
+    figure = literature(algorithm).get("messages")
     if figure is None:
         return None
     try:

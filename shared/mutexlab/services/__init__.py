@@ -17,12 +17,18 @@ import sys
 
 from ..setup import ConfigError
 
-ROLES = ("bee", "elf", "mayor", "node", "monitor")
+
+
+def roles() -> tuple[str, ...]:
+    """Every participant role of a registered algorithm (membership's), and the monitor."""
+    from ..transport.membership import ROLES
+
+    return (*ROLES, "monitor")
 
 
 def main(role: str) -> int:
-    if role not in ROLES:
-        print(f"mutexlab service: unknown role {role!r}; choose one of: {', '.join(ROLES)}", file=sys.stderr)
+    if role not in roles():
+        print(f"mutexlab service: unknown role {role!r}; choose one of: {', '.join(roles())}", file=sys.stderr)
         return 2
     from ..transport.settings import MonitorSettings, ParticipantSettings, load
 

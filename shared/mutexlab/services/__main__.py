@@ -2,9 +2,9 @@
 
 import sys
 
-from . import ROLES, main
+from . import main, roles
 
 if len(sys.argv) != 2:
-    print(f"usage: python -m mutexlab.services {{{','.join(ROLES)}}}", file=sys.stderr)
+    print(f"usage: python -m mutexlab.services {{{','.join(roles())}}}", file=sys.stderr)
     sys.exit(2)
 sys.exit(main(sys.argv[1]))

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..protocol import ProtocolError
 from ..setup import ConfigError, Setup
 from ..trace import TraceWriter
-from ..transport.membership import build_setup
+from ..protocols.registry import build_setup
 from .driver import Driver
 
 DRAIN_LIMIT = 1_000_000

@@ -28,10 +28,10 @@ This module is the pure part (the decisions); the monitor and participants carry
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 
 from ..protocols import registry
+from ..protocols.registry import build_setup, family_of, spec_of  # noqa: F401 (re-exported)
 from ..setup import ConfigError, Setup
 from ..words import article, count
 
@@ -40,45 +40,25 @@ from ..words import article, count
 # re-announces its join; this leaves room for both.
 REJOIN_GRACE = 5.0
 
-FAMILY_ROLE = {"bees": "bee", "elves": "elf"}      # everything else: node
-FIXED_ROLES = {"elves": ["mayor"]}                  # roles with exactly one member, outside P
-ROLES = ("bee", "elf", "mayor", "node")
+# Every participant role some registered algorithm has (its spec's scalable and fixed roles).
+ROLES = tuple(sorted({role for s in registry.SPECS.values() for role in s.roles}))
 
 
 def scalable_role(algorithm: str) -> str:
-    return FAMILY_ROLE.get(algorithm, "node")
+    """The role with pids 1..P (node unless the spec says otherwise)."""
+    found = spec_of(algorithm)
+    return found.role if found is not None else "node"
+
+
+def fixed_roles(algorithm: str) -> list[str]:
+    """Roles with exactly one member, outside P (the elves' mayor)."""
+    found = spec_of(algorithm)
+    return list(found.fixed_roles) if found is not None else []
 
 
 def role_of(name: str) -> str:
     """``bee-3`` → ``bee``; ``mayor`` → ``mayor``."""
     return name.split("-", 1)[0]
-
-
-def build_setup(algorithm: str, processes: int, options: dict, seed: int) -> Setup:
-    """``make_setup`` by registered name, or by a dotted module path offering ``make_setup``
-    (for experiments and for the tests' deliberately broken variants)."""
-    if algorithm in registry.ALGORITHMS:
-        return registry.make_setup(algorithm, processes, options, seed)
-    if "." in algorithm and all(part.isidentifier() for part in algorithm.split(".")):
-        try:
-            module = importlib.import_module(algorithm)
-        except ImportError as exc:
-            raise ConfigError(f"algorithm module {algorithm!r} cannot be imported: {exc}") from None
-        if not hasattr(module, "make_setup"):
-            raise ConfigError(f"module {algorithm!r} offers no make_setup")
-        return module.make_setup(processes, dict(options), seed)
-    return registry.make_setup(algorithm, processes, options, seed)  # raises the clear "unknown algorithm"
-
-
-def family_of(algorithm: str) -> str:
-    """The family that decides the roles: the name itself, or a plugin module's ``FAMILY``
-    (a deliberately broken bee module says ``FAMILY = "bees"``)."""
-    if algorithm in registry.ALGORITHMS or "." not in algorithm:
-        return algorithm
-    try:
-        return getattr(importlib.import_module(algorithm), "FAMILY", algorithm)
-    except ImportError as exc:
-        raise ConfigError(f"algorithm module {algorithm!r} cannot be imported: {exc}") from None
 
 
 @dataclass
@@ -110,7 +90,7 @@ class Roster:
 
     @property
     def fixed(self) -> list[str]:
-        return FIXED_ROLES.get(self.algorithm, [])
+        return fixed_roles(self.algorithm)
 
     def member(self, instance: str) -> Member | None:
         return next((m for m in self.members if m.instance == instance), None)

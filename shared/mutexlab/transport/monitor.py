@@ -224,8 +224,8 @@ class Monitor:
         self.setup: Setup | None = None
         if settings.processes:
             self.setup = build_setup(settings.algorithm, settings.processes, settings.options, settings.seed)
-        elif settings.algorithm in registry.ALGORITHMS:
-            registry.module(settings.algorithm)   # P is discovered later; the name is checked now
+        elif settings.algorithm in registry.SPECS:
+            registry.spec(settings.algorithm)   # P is discovered later; the name is checked now
         else:
             build_setup(settings.algorithm, 1, settings.options, settings.seed)  # a plugin module must load
         self.topology = Topology(settings.run_id)
