@@ -67,10 +67,10 @@ def test_elf_counts_equal_explore():
 
 # -- every property catches a broken variant ---------------------------------------------------
 def test_capacity_catches_the_greedy_node_and_the_replay_reproduces_it():
-    result, model = check("mutexlab_broken.ricart_agrawala", 2, {"requests": 1})
+    result, model = check("mutexlab_broken.ricart_agrawala_greedy_quiet", 2, {"requests": 1})
     finding = only_finding(result, "capacity")
     assert finding.resource == "cs" and finding.processes == ["node-1", "node-2"]
-    scenario = scenario_of(model, finding, "mutexlab_broken.ricart_agrawala", 2, {"requests": 1}, 0)
+    scenario = scenario_of(model, finding, "mutexlab_broken.ricart_agrawala_greedy_quiet", 2, {"requests": 1}, 0)
     assert reproduces(scenario, finding)[0]
 
 
@@ -265,8 +265,8 @@ def test_reductions_never_add_worlds_and_keep_the_verdict(algorithm, processes, 
 
 
 BROKEN = [
-    ("mutexlab_broken.ricart_agrawala", 2, {"requests": 1}, "capacity"),
-    ("mutexlab_broken.ricart_agrawala", 3, {"requests": 2}, "capacity"),
+    ("mutexlab_broken.ricart_agrawala_greedy_quiet", 2, {"requests": 1}, "capacity"),
+    ("mutexlab_broken.ricart_agrawala_greedy_quiet", 3, {"requests": 2}, "capacity"),
     ("mutexlab_broken.starving", 2, {"requests": 1}, "liveness"),
     ("mutexlab_broken.bees", 3, {"flowers": 1, "reeds": 3, "eggs": 1, "cocoons": 1}, "capacity"),
     ("mutexlab_broken.bees_extra_egg", 2, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}, "invariant"),

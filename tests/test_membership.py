@@ -15,7 +15,8 @@ import pytest
 from mutexlab.transport.supervisor import Plan, execute, service_command
 from mutexlab.protocols.registry import make_setup
 from mutexlab.setup import ConfigError
-from mutexlab.transport.membership import REJOIN_GRACE, Roster, build_setup
+from mutexlab.protocols.registry import build_setup
+from mutexlab.transport.membership import REJOIN_GRACE, Roster
 from mutexlab.transport.monitor import Monitor, Outcome, render
 from mutexlab.transport.participant import Participant
 from mutexlab.transport.rabbit import Bus, Topology, delete_run

@@ -14,7 +14,7 @@ import uuid
 import pika
 import pytest
 
-from mutexlab.transport.membership import build_setup
+from mutexlab.protocols.registry import build_setup
 from mutexlab.transport.participant import Participant
 from mutexlab.transport.rabbit import (MAX_BODY, Bus, EnvelopeError, LinkInbox, Topology, TransportError, delete_run,
                                        envelope, parse_envelope)

@@ -136,7 +136,7 @@ def test_a_new_module_with_a_spec_is_picked_up_by_the_registry_alone(ninth, monk
 
 def test_a_plugin_module_with_a_spec_gets_its_roles(ninth):
     assert membership.scalable_role(f"{ninth}.ninth") == "worker"
-    assert membership.family_of("mutexlab_broken.bees") == "bees"       # FAMILY still works
+    assert registry.family_of("mutexlab_broken.bees") == "bees"         # FAMILY still works
     assert membership.scalable_role("mutexlab_broken.bees") == "bee"
 
 

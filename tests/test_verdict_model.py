@@ -124,7 +124,7 @@ def test_the_readme_tampered_example_is_still_a_violation_exit_1(tmp_path, capsy
 
 
 def test_a_broken_algorithm_is_a_violation_and_a_deadlocking_one_is_incomplete(tmp_path, capsys):
-    from mutexlab_broken import ricart_agrawala as greedy
+    from mutexlab_broken import ricart_agrawala_greedy_quiet as greedy
     from test_maekawa import NoInquire, _variant
 
     events = simulated(greedy.make_setup(3, {"requests": 2}), seed=0, dwell={"cs": 3.0})
@@ -143,7 +143,7 @@ def test_a_broken_algorithm_is_a_violation_and_a_deadlocking_one_is_incomplete(t
 
 
 def test_simulate_says_incomplete_3_for_a_deadlock_and_violation_1_for_a_broken_run(monkeypatch, capsys):
-    from mutexlab_broken import ricart_agrawala as greedy
+    from mutexlab_broken import ricart_agrawala_greedy_quiet as greedy
     from test_maekawa import NoInquire, _variant
 
     monkeypatch.setattr(workload, "make_setup", lambda name, n, options, seed: _variant(NoInquire, n, 2))

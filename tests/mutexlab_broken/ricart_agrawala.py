@@ -1,10 +1,6 @@
-"""Ricart–Agrawala that enters the critical section without waiting for any REPLY.
-
-The replies it did not wait for still arrive; it takes them in silently (as the tolerant variant
-does), so what goes wrong is only the broken entry: two nodes inside at once."""
+"""Ricart–Agrawala that enters the critical section without waiting for any REPLY."""
 
 from mutexlab.protocols import ricart_agrawala
-from mutexlab.protocols.classic import WANTED
 
 
 class GreedyNode(ricart_agrawala.RicartAgrawalaNode):
@@ -13,12 +9,6 @@ class GreedyNode(ricart_agrawala.RicartAgrawalaNode):
         if self.state == "WANTED":
             effects += self._enter()
         return effects
-
-    def on_message(self, msg) -> list:
-        if isinstance(msg, ricart_agrawala.Reply) and self.state is not WANTED:
-            self.clock.receive(msg.ts)
-            return []
-        return super().on_message(msg)
 
 
 def make_setup(processes: int, options: dict, seed: int = 0):

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import resource
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable

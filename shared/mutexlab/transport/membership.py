@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..protocols import registry
-from ..protocols.registry import build_setup, family_of, spec_of  # noqa: F401 (re-exported)
+from ..protocols.registry import spec_of
 from ..setup import ConfigError, Setup
 from ..words import article, count
 

@@ -37,7 +37,8 @@ from ..setup import ConfigError, Setup
 from ..sim.driver import resource_kind
 from ..trace import TraceError, TraceWriter
 from ..words import article, count
-from .membership import REJOIN_GRACE, Member, Roster, build_setup, family_of, role_of
+from ..protocols.registry import build_setup, family_of
+from .membership import REJOIN_GRACE, Member, Roster, role_of
 from .rabbit import Bus, Delivery, Topology, TransportError
 from .settings import MonitorSettings
 

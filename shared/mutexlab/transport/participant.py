@@ -41,7 +41,8 @@ from ..messages import MessageError
 from ..protocol import ProtocolError
 from ..setup import ConfigError
 from ..sim.driver import Driver
-from .membership import build_setup, role_of
+from ..protocols.registry import build_setup
+from .membership import role_of
 from .rabbit import (LOST, Bus, Delivery, EnvelopeError, LinkInbox, Topology, TransportError, envelope,
                      parse_envelope)
 from .settings import ParticipantSettings

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..setup import ConfigError
-from .membership import build_setup, role_of
+from ..protocols.registry import build_setup
+from .membership import role_of
 from .settings import check_run_id, check_url
 
 DEFAULT_URL = "amqp://127.0.0.1:5672/%2F"   # no credentials here: pika's defaults apply (guest on localhost)
