@@ -15,13 +15,17 @@ from ..check.counterexample import reproduces, scenario_of, write_scenario
 from ..check.engine import SEARCHES, CheckConfig, run_check
 from ..check.properties import invariant_for
 from ..check.search import rss_mb
-from ..protocols.registry import CLASSIC
 from ..setup import ConfigError
 from ..words import count
 from .common import fail, non_negative, positive, print_json
-from .flags import collect_options, option_pair
+from .flags import (add_bees_arguments, add_elves_arguments, add_mutex_arguments, bees_config, elves_config,
+                    mutex_config, parent)
 
 EXIT_PASS, EXIT_FINDING, EXIT_BAD, EXIT_INCOMPLETE = 0, 1, 2, 3
+
+# The simulator's defaults are far out of reach of an exhaustive search: check starts small.
+SMALL_BEES = {"bees": 2, "flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}
+SMALL_ELVES = {"elves": 2, "pins": 1, "poison": 2, "contracts": 2, "hamsters": [1, 2], "rounds": 1}
 
 
 def megabytes(text: str) -> float:
@@ -63,14 +67,10 @@ def register(sub) -> None:
                                    "finding, 2 bad arguments, 3 a limit stopped the search (incomplete).")
     group = p.add_subparsers(dest="scenario", metavar="SCENARIO", required=True)
 
-    b = group.add_parser("bees", help="the mason bees (defaults: 2 bees, 1 flower, 1 reed, 1 egg, 1 cocoon)",
+    b = group.add_parser("bees", parents=[parent(add_bees_arguments, defaults=SMALL_BEES)],
+                         help="the mason bees (defaults: 2 bees, 1 flower, 1 reed, 1 egg, 1 cocoon)",
                          description="Model-check the mason bees. Same configuration flags as `simulate bees`, "
                                      "with small defaults (the state space grows fast).")
-    b.add_argument("--bees", "-P", type=positive, default=2, metavar="P", help="number of bees (default 2)")
-    b.add_argument("--flowers", "-K", type=positive, default=1, metavar="K", help="number of flowers (default 1)")
-    b.add_argument("--reeds", "-T", type=positive, default=1, metavar="T", help="number of reeds (default 1)")
-    b.add_argument("--eggs", type=positive, default=1, help="eggs per bee (default 1)")
-    b.add_argument("--cocoons", type=positive, default=1, help="cocoons per reed, a multiple of --eggs (default 1)")
     b.add_argument("--seed", type=non_negative, default=0, help="random seed of the initial clocks (default 0)")
     b.add_argument("--zero-clocks", action="store_true",
                    help="every bee's clock starts at 0 (the pid breaks ties) instead of a random one")
@@ -79,35 +79,20 @@ def register(sub) -> None:
     _common(b)
     b.set_defaults(func=run, family="bees")
 
-    e = group.add_parser("elves", help="the hamster killers (defaults: 2 elves, 1 round of 2 contracts)",
+    e = group.add_parser("elves", parents=[parent(add_elves_arguments, defaults=SMALL_ELVES)],
+                         help="the hamster killers (defaults: 2 elves, 1 round of 2 contracts)",
                          description="Model-check the hamster killers. Same configuration flags as "
                                      "`simulate elves` (timing flags aside), with small defaults.")
-    e.add_argument("--elves", "-N", type=positive, default=2, metavar="N", help="number of elves (default 2)")
-    e.add_argument("--pins", type=positive, default=1, metavar="A", help="safety pins (default 1)")
-    e.add_argument("--poison", type=positive, default=2, metavar="B", help="poison portions (default 2)")
-    e.add_argument("--contracts", type=positive, default=2, metavar="C", help="contracts per round (default 2)")
-    e.add_argument("--hamsters", default="1-2", metavar="MIN-MAX", help="hamsters per contract (default 1-2)")
-    e.add_argument("--rounds", type=positive, default=1, metavar="R", help="rounds (default 1)")
-    e.add_argument("--pins-per-elf", type=positive, default=1, metavar="K", help="pins per elf (default 1)")
-    e.add_argument("--poison-per-hamster", type=positive, default=1, metavar="K",
-                   help="poison portions per hamster (default 1)")
     e.add_argument("--seed", type=non_negative, default=0, help="random seed of the mayor's contracts (default 0)")
     e.add_argument("--algorithm", default="elves", metavar="MODULE",
                    help="a module offering make_setup, for variants (default: elves)")
     _common(e)
     e.set_defaults(func=run, family="elves")
 
-    m = group.add_parser("mutex", help="a classic algorithm: N nodes, M requests each",
+    m = group.add_parser("mutex", parents=[parent(add_mutex_arguments, modules=True, requests=1)],
+                         help="a classic algorithm: N nodes, M requests each",
                          description="Model-check a classic algorithm. Same configuration flags as "
                                      "`simulate mutex` (timing flags aside).")
-    m.add_argument("--algorithm", "-a", required=True, metavar="NAME",
-                   help="one of: " + ", ".join(CLASSIC) + " (or a module offering make_setup)")
-    m.add_argument("--nodes", "-N", type=positive, required=True, metavar="N", help="number of nodes")
-    m.add_argument("--requests", "-M", type=positive, default=1, metavar="M",
-                   help="critical-section requests per node (default 1)")
-    m.add_argument("--option", "-o", type=option_pair, action="append", metavar="KEY=JSON",
-                   help="an algorithm option, repeatable")
-    m.add_argument("--options", metavar="FILE.json", help="algorithm options from a JSON object file")
     _common(m)
     m.set_defaults(func=run, family="mutex")
 
@@ -118,22 +103,16 @@ def config_of(args) -> CheckConfig:
                   reductions=not args.no_reduction, reorder=args.reorder, duplicate=args.duplicate,
                   exact=args.exact)
     if args.family == "bees":
-        options = {"flowers": args.flowers, "reeds": args.reeds, "eggs": args.eggs, "cocoons": args.cocoons}
+        scenario = bees_config(args)
+        options = dict(scenario.options)
         if args.zero_clocks:
-            options["initial_clocks"] = {str(pid): 0 for pid in range(1, args.bees + 1)}
-        return CheckConfig(args.algorithm, args.bees, options, args.seed, **limits)
+            options["initial_clocks"] = {str(pid): 0 for pid in range(1, scenario.processes + 1)}
+        return CheckConfig(args.algorithm, scenario.processes, options, args.seed, **limits)
     if args.family == "elves":
-        options = {"pins": args.pins, "poison": args.poison, "contracts": args.contracts,
-                   "hamsters": args.hamsters, "rounds": args.rounds, "pins_per_elf": args.pins_per_elf,
-                   "poison_per_hamster": args.poison_per_hamster}
-        return CheckConfig(args.algorithm, args.elves, options, args.seed, **limits)
-    if args.algorithm not in CLASSIC and "." not in args.algorithm:
-        raise ConfigError(f"unknown algorithm {args.algorithm!r}; choose one of: {', '.join(CLASSIC)}")
-    options = collect_options(args)
-    if "requests" in options:
-        raise ConfigError("give the number of requests with --requests, not as an option")
-    options["requests"] = args.requests
-    return CheckConfig(args.algorithm, args.nodes, options, 0, **limits)
+        scenario = elves_config(args)
+        return CheckConfig(args.algorithm, scenario.processes, dict(scenario.options), args.seed, **limits)
+    scenario = mutex_config(args)
+    return CheckConfig(scenario.algorithm, scenario.processes, dict(scenario.options), 0, **limits)
 
 
 class Progress:

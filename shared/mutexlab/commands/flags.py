@@ -45,14 +45,21 @@ def parent(add_arguments: Callable[..., None], **kwargs) -> argparse.ArgumentPar
 
 
 # -- bees ------------------------------------------------------------------------------------
-def add_bees_arguments(parser) -> None:
-    parser.add_argument("--bees", "-P", type=positive, default=10, metavar="P", help="number of bees (default 10)")
-    parser.add_argument("--flowers", "-K", type=positive, default=3, metavar="K",
-                        help="number of flowers (default 3)")
-    parser.add_argument("--reeds", "-T", type=positive, default=3, metavar="T", help="number of reeds (default 3)")
-    parser.add_argument("--eggs", type=positive, default=5, help="eggs per bee (default 5)")
-    parser.add_argument("--cocoons", type=positive, default=15,
-                        help="cocoons per reed, a multiple of --eggs (default 15)")
+BEES_DEFAULTS = {"bees": 10, "flowers": 3, "reeds": 3, "eggs": 5, "cocoons": 15}
+
+
+def add_bees_arguments(parser, defaults: dict | None = None) -> None:
+    """The bees' flags; ``defaults`` replaces the simulator's defaults (``check`` starts small)."""
+    d = {**BEES_DEFAULTS, **(defaults or {})}
+    parser.add_argument("--bees", "-P", type=positive, default=d["bees"], metavar="P",
+                        help=f"number of bees (default {d['bees']})")
+    parser.add_argument("--flowers", "-K", type=positive, default=d["flowers"], metavar="K",
+                        help=f"number of flowers (default {d['flowers']})")
+    parser.add_argument("--reeds", "-T", type=positive, default=d["reeds"], metavar="T",
+                        help=f"number of reeds (default {d['reeds']})")
+    parser.add_argument("--eggs", type=positive, default=d["eggs"], help=f"eggs per bee (default {d['eggs']})")
+    parser.add_argument("--cocoons", type=positive, default=d["cocoons"],
+                        help=f"cocoons per reed, a multiple of --eggs (default {d['cocoons']})")
 
 
 def bees_config(args) -> Scenario:
@@ -70,20 +77,26 @@ def hamsters(text: str) -> list[int]:
     return [low, high]
 
 
-def add_elves_arguments(parser) -> None:
-    """Every option but ``--elves`` defaults to None: ``make_setup``'s default (the help's) applies."""
-    d = ELVES_DEFAULTS
-    parser.add_argument("--elves", "-N", type=positive, default=4, metavar="N", help="number of elves (default 4)")
-    parser.add_argument("--pins", type=positive, metavar="A", help=f"safety pins in town (default {d['pins']})")
-    parser.add_argument("--poison", type=positive, metavar="B", help=f"poison portions (default {d['poison']})")
-    parser.add_argument("--contracts", type=positive, metavar="C",
+def add_elves_arguments(parser, defaults: dict | None = None) -> None:
+    """Every option but ``--elves`` defaults to None, so ``make_setup``'s default (the help's)
+    applies; ``defaults`` sets others explicitly (``check`` starts small)."""
+    given = dict(defaults or {})
+    d = {**ELVES_DEFAULTS, "elves": 4, **given}
+    parser.add_argument("--elves", "-N", type=positive, default=d["elves"], metavar="N",
+                        help=f"number of elves (default {d['elves']})")
+    parser.add_argument("--pins", type=positive, default=given.get("pins"), metavar="A",
+                        help=f"safety pins in town (default {d['pins']})")
+    parser.add_argument("--poison", type=positive, default=given.get("poison"), metavar="B",
+                        help=f"poison portions (default {d['poison']})")
+    parser.add_argument("--contracts", type=positive, default=given.get("contracts"), metavar="C",
                         help=f"contracts per round (default {d['contracts']})")
-    parser.add_argument("--hamsters", type=hamsters, metavar="MIN-MAX",
+    parser.add_argument("--hamsters", type=hamsters, default=given.get("hamsters"), metavar="MIN-MAX",
                         help="hamsters per contract, drawn by the mayor (default {}-{})".format(*d["hamsters"]))
-    parser.add_argument("--rounds", type=positive, metavar="R", help=f"rounds (default {d['rounds']})")
-    parser.add_argument("--pins-per-elf", type=positive, metavar="K",
+    parser.add_argument("--rounds", type=positive, default=given.get("rounds"), metavar="R",
+                        help=f"rounds (default {d['rounds']})")
+    parser.add_argument("--pins-per-elf", type=positive, default=given.get("pins_per_elf"), metavar="K",
                         help=f"pins an elf needs for any contract (default {d['pins_per_elf']})")
-    parser.add_argument("--poison-per-hamster", type=positive, metavar="K",
+    parser.add_argument("--poison-per-hamster", type=positive, default=given.get("poison_per_hamster"), metavar="K",
                         help=f"poison portions per hamster (default {d['poison_per_hamster']})")
 
 
@@ -127,7 +140,7 @@ def option_pair(text: str) -> tuple[str, object]:
 
 
 def add_mutex_arguments(parser, *, algorithm: str | None = None, nodes: int | None = None,
-                        modules: bool = False, choose: bool = True) -> None:
+                        modules: bool = False, choose: bool = True, requests: int = 3) -> None:
     """``--algorithm``, ``--nodes``, ``--requests``, ``--option``, ``--options``. ``algorithm`` and
     ``nodes`` are the defaults (None: the flag is required); ``modules`` also accepts a module
     path for ``--algorithm``; ``choose=False`` leaves out the algorithm and its options (a
@@ -140,8 +153,8 @@ def add_mutex_arguments(parser, *, algorithm: str | None = None, nodes: int | No
                                  + (f" (default {algorithm})" if algorithm else ""))
     parser.add_argument("--nodes", "-N", type=positive, required=nodes is None, default=nodes, metavar="N",
                         help="number of nodes" + (f" (default {nodes})" if nodes else ""))
-    parser.add_argument("--requests", "-M", "-r", type=positive, default=3, metavar="M",
-                        help="critical-section requests per node (default 3)")
+    parser.add_argument("--requests", "-M", "-r", type=positive, default=requests, metavar="M",
+                        help=f"critical-section requests per node (default {requests})")
     if choose:
         parser.add_argument("--option", "-o", type=option_pair, action="append", metavar="KEY=JSON",
                             help="an algorithm option, repeatable, e.g. -o token_holder=2 or "
