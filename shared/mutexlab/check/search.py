@@ -11,8 +11,9 @@ has no infinite run, so there liveness is deadlock-freedom. Breadth-first search
 counterexamples; it notices any edge that may close a cycle (one back to a level already done)
 and then runs the depth-first search for liveness after it.
 
-A search stops at the first finding, at ``max_states``, or when the process's memory passes
-``max_memory_mb`` (then the result is *incomplete*, never a pass).
+A search stops at the first finding, at ``max_states``, or when the memory the search has added
+to the process passes ``max_memory_mb`` (then the result is *incomplete*, never a pass). What the
+process held before the search (a long test session, say) does not count against the search.
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ class Search:
         self.progress = progress
         self.result = Result(exact=exact)
         self._t0 = 0.0
+        self._base_mb = rss_mb()   # the process before this search: not the search's to spend
 
     # -- shared ----------------------------------------------------------------------------
     def key(self, world: tuple):
@@ -115,7 +117,7 @@ class Search:
             r.stopped = f"state limit {self.max_states:,} reached"
             return True
         if look or r.states % CHECK_EVERY == 0:
-            if self.max_memory is not None and rss_mb() > self.max_memory:
+            if self.max_memory is not None and rss_mb() - self._base_mb > self.max_memory:
                 r.stopped = f"memory limit {self.max_memory:g} MB reached"
                 return True
             if self.progress is not None:

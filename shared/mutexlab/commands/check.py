@@ -45,7 +45,8 @@ def _common(p) -> None:
                         "(shortest counterexamples)")
     g.add_argument("--max-states", type=positive, metavar="N", help="stop (incomplete, exit 3) after N states")
     g.add_argument("--max-memory", type=megabytes, default=4096, metavar="MB",
-                   help="stop (incomplete, exit 3) when this process uses more memory (default 4096)")
+                   help="stop (incomplete, exit 3) when the search has grown this process by more than MB "
+                        "(default 4096)")
     g.add_argument("--no-reduction", action="store_true",
                    help="explore the plain state space (no reductions): the counts to compare with other tools")
     g.add_argument("--reorder", action="store_true",
