@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..audit import verify_events
 from ..sim.scripted import ScenarioError, replay_scenario
-from .model import DELIVER, DUPLICATE, LOCAL, Model
+from .model import DUPLICATE, LOCAL, Model
 from .search import Finding
 
 

@@ -147,7 +147,7 @@ class ClockShift:
         d = min(self.state_low(world[i]) for i in range(n))
         if d == 0:
             return world
-        messages, seqs = model.messages, model.seqs
+        seqs = model.seqs
         for k in range(L):
             for mid in seqs[world[n + k]]:
                 ts = self.msg_low(mid)

@@ -160,6 +160,12 @@ class Search:
             self.progress(r, True)
         return r
 
+    def _begin(self, search: str):
+        """Start the clock and the result; the initial world, or None when it is already a finding."""
+        self._t0 = time.perf_counter()
+        self.result.search = search
+        return self._initial()
+
     def _initial(self):
         try:
             world, overfull = self.model.initial()
@@ -173,17 +179,13 @@ class Search:
 
     # -- depth-first (Tarjan) ----------------------------------------------------------------
     def dfs(self) -> Result:
-        self._t0 = time.perf_counter()
-        r = self.result
-        r.search = "dfs"
-        model = self.model
-        root = self._initial()
+        r, model, root = self.result, self.model, self._begin("dfs")
         if root is None:
             return self._finish()
         key = self.key
         steps, step = model.steps, model.step
         fast = not model.reorder and not model.dup
-        n, P0, H, link_to, trans = model.n, model.P0, model.H, model.link_to, model.trans
+        n, P0, link_to, trans = model.n, model.P0, model.link_to, model.trans
         transition = model.transition
         normalise = model.normalise
         tails, heads, seqs = model.seq_tail, model.seq_head, model.seqs
@@ -382,11 +384,7 @@ class Search:
 
     # -- breadth-first -------------------------------------------------------------------------
     def bfs(self) -> Result:
-        self._t0 = time.perf_counter()
-        r = self.result
-        r.search = "bfs"
-        model = self.model
-        root = self._initial()
+        r, model, root = self.result, self.model, self._begin("bfs")
         if root is None:
             return self._finish()
         key = self.key
@@ -438,7 +436,6 @@ class Search:
             # An edge back to an earlier level may close a cycle: liveness needs the graph's
             # components, which the depth-first search computes.
             parent.clear()
-            states, transitions, depth = r.states, r.transitions, r.depth
             deep = Search(model, self.invariant, None, self.max_memory, self.exact).dfs()
             r.cycles = deep.cycles
             if deep.findings:
