@@ -30,8 +30,10 @@ import statistics
 import time
 import uuid
 
-BODY = (b'{"run":"bench","id":"node-1#1","from":"node-1","to":"node-2","seq":1,'
-        b'"vc":{"node-1":3,"node-2":2},"msg":{"type":"REQUEST","sender":1,"ts":7}}')
+BODY = (
+    b'{"run":"bench","id":"node-1#1","from":"node-1","to":"node-2","seq":1,'
+    b'"vc":{"node-1":3,"node-2":2},"msg":{"type":"REQUEST","sender":1,"ts":7}}'
+)
 CTX = mp.get_context("fork")
 JOIN_TIMEOUT = 300.0
 
@@ -93,7 +95,9 @@ def _run_workers(target, args_list: list[tuple], timeout: float = JOIN_TIMEOUT) 
     """Start one process per args tuple (each gets (barrier, results, *args)); collect one result each."""
     barrier = CTX.Barrier(len(args_list) + 1)
     results = CTX.Queue()
-    procs = [CTX.Process(target=_guard, args=(target, barrier, results, *args), daemon=True) for args in args_list]
+    procs = [
+        CTX.Process(target=_guard, args=(target, barrier, results, *args), daemon=True) for args in args_list
+    ]
     for proc in procs:
         proc.start()
     try:
@@ -152,7 +156,7 @@ def async_confirms(url: str):
     selected: list[bool] = []
 
     def on_confirm(frame) -> None:
-        confirmed[0] = max(confirmed[0], frame.method.delivery_tag)   # one channel: confirms come in order
+        confirmed[0] = max(confirmed[0], frame.method.delivery_tag)  # one channel: confirms come in order
 
     ch._impl.confirm_delivery(ack_nack_callback=on_confirm, callback=lambda _f: selected.append(True))  # noqa: SLF001
     while not selected:
@@ -188,7 +192,7 @@ def drain(barrier, url: str, name: str, count: int, prefetch: int | None, ack_ev
     got = 0
     barrier.wait(timeout=120)
     first = None
-    for method, _props_, _body in ch.consume(name, auto_ack=ack_every is None, inactivity_timeout=60):
+    for method, _props, _body in ch.consume(name, auto_ack=ack_every is None, inactivity_timeout=60):
         if method is None:
             break
         if first is None:
@@ -215,18 +219,24 @@ def throughput(url: str, count: int, mode: str) -> dict:
     try:
         broker = broker_pid(url)
         cpu_before = broker_cpu_seconds(broker)
-        out = _run_workers(_dispatch_raw, [("producer", url, name, count, mode),
-                                           ("consumer", url, name, count, mode)])
+        out = _run_workers(
+            _dispatch_raw, [("producer", url, name, count, mode), ("consumer", url, name, count, mode)]
+        )
         cpu_after = broker_cpu_seconds(broker)
     finally:
         _delete(url, [name])
     prod = next(o for o in out if o["role"] == "producer")
     cons = next(o for o in out if o["role"] == "consumer")
     span = (max(cons["end"], prod["end"]) - prod["start"]) / 1e9
-    return {"mode": mode, "messages": count, "received": cons["received"],
-            "seconds": round(span, 3), "msgs_per_s": round(cons["received"] / span) if span > 0 else None,
-            "publish_msgs_per_s": round(count / ((prod["end"] - prod["start"]) / 1e9)),
-            "broker_cpu_us_per_msg": broker_us_per_msg(cpu_before, cpu_after, count)}
+    return {
+        "mode": mode,
+        "messages": count,
+        "received": cons["received"],
+        "seconds": round(span, 3),
+        "msgs_per_s": round(cons["received"] / span) if span > 0 else None,
+        "publish_msgs_per_s": round(count / ((prod["end"] - prod["start"]) / 1e9)),
+        "broker_cpu_us_per_msg": broker_us_per_msg(cpu_before, cpu_after, count),
+    }
 
 
 def broker_us_per_msg(before: float | None, after: float | None, messages: int) -> float | None:
@@ -286,16 +296,21 @@ def latency(url: str, rounds: int, confirmed: bool) -> dict:
     ping, pong = f"mutexlab-bench.{tag}.ping", f"mutexlab-bench.{tag}.pong"
     _declare(url, [ping, pong], durable=confirmed)
     try:
-        out = _run_workers(_dispatch_ping, [("pinger", url, ping, pong, rounds, confirmed),
-                                            ("ponger", url, ping, pong, rounds, confirmed)])
+        out = _run_workers(
+            _dispatch_ping,
+            [("pinger", url, ping, pong, rounds, confirmed), ("ponger", url, ping, pong, rounds, confirmed)],
+        )
     finally:
         _delete(url, [ping, pong])
     rtts = sorted(next(o for o in out if o["role"] == "pinger")["rtts"])
     hops = [r / 2 / 1e6 for r in rtts]  # ms
-    return {"mode": "confirmed" if confirmed else "transient", "rounds": len(rtts),
-            "one_hop_ms_median": round(statistics.median(hops), 3),
-            "one_hop_ms_p90": round(hops[int(0.9 * (len(hops) - 1))], 3),
-            "one_hop_ms_mean": round(statistics.fmean(hops), 3)}
+    return {
+        "mode": "confirmed" if confirmed else "transient",
+        "rounds": len(rtts),
+        "one_hop_ms_median": round(statistics.median(hops), 3),
+        "one_hop_ms_p90": round(hops[int(0.9 * (len(hops) - 1))], 3),
+        "one_hop_ms_mean": round(statistics.fmean(hops), 3),
+    }
 
 
 # -- contention: what every contender reports -------------------------------------------------------
@@ -312,9 +327,16 @@ def summarise_contention(name: str, n: int, per_process: int, out: list[dict]) -
     end = max(o["end"] for o in out)
     span = (end - start) / 1e9
     entries = len(intervals)
-    return {"mechanism": name, "processes": n, "entries_per_process": per_process, "entries": entries,
-            "seconds": round(span, 3), "entries_per_s": round(entries / span, 1) if span > 0 else None,
-            "mutual_exclusion_violations": overlaps, "longest_streak_one_process": best}
+    return {
+        "mechanism": name,
+        "processes": n,
+        "entries_per_process": per_process,
+        "entries": entries,
+        "seconds": round(span, 3),
+        "entries_per_s": round(entries / span, 1) if span > 0 else None,
+        "mutual_exclusion_violations": overlaps,
+        "longest_streak_one_process": best,
+    }
 
 
 # -- queue semaphore ---------------------------------------------------------------------------
@@ -329,13 +351,13 @@ def _sem_worker(barrier, url: str, name: str, who: int, rounds: int) -> dict:
             if method is None:
                 raise RuntimeError(f"semaphore worker {who}: no token for 120 s")
             enter = _now()
-            leave = _now()                     # zero dwell: leave at once
+            leave = _now()  # zero dwell: leave at once
             cs.append((enter, leave))
-            ch.basic_publish("", name, body, properties=props)   # release: the token goes back
+            ch.basic_publish("", name, body, properties=props)  # release: the token goes back
             ch.basic_ack(method.delivery_tag)
             if len(cs) >= rounds:
                 break
-        ch.cancel()                            # a token delivered meanwhile is requeued
+        ch.cancel()  # a token delivered meanwhile is requeued
     end = _now()
     conn.close()
     return {"who": who, "cs": cs, "start": start, "end": end}
@@ -353,7 +375,7 @@ def semaphore(url: str, n: int, rounds: int, tokens: int = 1) -> dict:
     finally:
         _delete(url, [name])
     result = summarise_contention(f"queue semaphore (K={tokens})", n, rounds, out)
-    result["amqp_messages_per_entry"] = 1   # one publish (the token back) and its delivery
+    result["amqp_messages_per_entry"] = 1  # one publish (the token back) and its delivery
     return result
 
 

@@ -19,29 +19,45 @@ import time
 
 BEES = ["bees", "-P", "3", "-K", "1", "-T", "1", "--zero-clocks"]
 LADDERS: dict[str, list[list[str]]] = {
-    "ricart-agrawala": [["mutex", "-a", "ricart-agrawala", "-N", "3", "--requests", "2"],
-                        ["mutex", "-a", "ricart-agrawala", "-N", "3", "--requests", "3"],
-                        ["mutex", "-a", "ricart-agrawala", "-N", "4", "--requests", "1"]],
-    "lamport": [["mutex", "-a", "lamport", "-N", "3", "--requests", "1"],
-                ["mutex", "-a", "lamport", "-N", "3", "--requests", "2"]],
-    "maekawa": [["mutex", "-a", "maekawa", "-N", "3", "--requests", "1"],
-                ["mutex", "-a", "maekawa", "-N", "3", "--requests", "2"]],
-    "sanders": [["mutex", "-a", "sanders", "-N", "3", "--requests", "1"],
-                ["mutex", "-a", "sanders", "-N", "3", "--requests", "2"]],
-    "suzuki-kasami": [["mutex", "-a", "suzuki-kasami", "-N", "3", "--requests", "1"],
-                      ["mutex", "-a", "suzuki-kasami", "-N", "3", "--requests", "2"],
-                      ["mutex", "-a", "suzuki-kasami", "-N", "4", "--requests", "1"]],
-    "raymond": [["mutex", "-a", "raymond", "-N", "3", "--requests", "2"],
-                ["mutex", "-a", "raymond", "-N", "4", "--requests", "2"],
-                ["mutex", "-a", "raymond", "-N", "5", "--requests", "1"]],
-    "bees": [BEES + ["--eggs", "1", "--cocoons", "1"],
-             BEES + ["--eggs", "2", "--cocoons", "2"],
-             BEES + ["--eggs", "3", "--cocoons", "9"],
-             BEES + ["--eggs", "5", "--cocoons", "15"]],
-    "elves": [["elves", "-N", "2", "--rounds", "1"],
-              ["elves", "-N", "2", "--rounds", "2"],
-              ["elves", "-N", "3", "--contracts", "2", "--rounds", "1"],
-              ["elves", "-N", "3", "--contracts", "2", "--rounds", "2"]],
+    "ricart-agrawala": [
+        ["mutex", "-a", "ricart-agrawala", "-N", "3", "--requests", "2"],
+        ["mutex", "-a", "ricart-agrawala", "-N", "3", "--requests", "3"],
+        ["mutex", "-a", "ricart-agrawala", "-N", "4", "--requests", "1"],
+    ],
+    "lamport": [
+        ["mutex", "-a", "lamport", "-N", "3", "--requests", "1"],
+        ["mutex", "-a", "lamport", "-N", "3", "--requests", "2"],
+    ],
+    "maekawa": [
+        ["mutex", "-a", "maekawa", "-N", "3", "--requests", "1"],
+        ["mutex", "-a", "maekawa", "-N", "3", "--requests", "2"],
+    ],
+    "sanders": [
+        ["mutex", "-a", "sanders", "-N", "3", "--requests", "1"],
+        ["mutex", "-a", "sanders", "-N", "3", "--requests", "2"],
+    ],
+    "suzuki-kasami": [
+        ["mutex", "-a", "suzuki-kasami", "-N", "3", "--requests", "1"],
+        ["mutex", "-a", "suzuki-kasami", "-N", "3", "--requests", "2"],
+        ["mutex", "-a", "suzuki-kasami", "-N", "4", "--requests", "1"],
+    ],
+    "raymond": [
+        ["mutex", "-a", "raymond", "-N", "3", "--requests", "2"],
+        ["mutex", "-a", "raymond", "-N", "4", "--requests", "2"],
+        ["mutex", "-a", "raymond", "-N", "5", "--requests", "1"],
+    ],
+    "bees": [
+        BEES + ["--eggs", "1", "--cocoons", "1"],
+        BEES + ["--eggs", "2", "--cocoons", "2"],
+        BEES + ["--eggs", "3", "--cocoons", "9"],
+        BEES + ["--eggs", "5", "--cocoons", "15"],
+    ],
+    "elves": [
+        ["elves", "-N", "2", "--rounds", "1"],
+        ["elves", "-N", "2", "--rounds", "2"],
+        ["elves", "-N", "3", "--contracts", "2", "--rounds", "1"],
+        ["elves", "-N", "3", "--contracts", "2", "--rounds", "2"],
+    ],
 }
 
 
@@ -56,8 +72,11 @@ def run(argv: list[str], timeout: float, max_memory: float) -> dict:
     try:
         out = json.loads(proc.stdout)
     except json.JSONDecodeError:
-        return {"argv": argv, "verdict": f"failed (exit {proc.returncode}): {proc.stderr.strip()[-200:]}",
-                "complete": False}
+        return {
+            "argv": argv,
+            "verdict": f"failed (exit {proc.returncode}): {proc.stderr.strip()[-200:]}",
+            "complete": False,
+        }
     out["argv"], out["wall"], out["exit"] = argv, wall, proc.returncode
     return out
 
@@ -69,8 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", nargs="+", choices=list(LADDERS))
     p.add_argument("--json", metavar="FILE")
     args = p.parse_args(argv)
-    print(f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
-          flush=True)
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
+        flush=True,
+    )
     rows = []
     for name in args.only or LADDERS:
         for step in LADDERS[name]:
@@ -79,9 +100,12 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
             line = " ".join(step)
             if row.get("states") is not None:
-                print(f"{line:<60} {row['states']:>11,} states {row['transitions']:>12,} transitions "
-                      f"{row['seconds']:>8.1f} s {row['peak_mb']:>6.0f} MB  {row['verdict']}"
-                      + (f" ({row['stopped']})" if row.get("stopped") else ""), flush=True)
+                print(
+                    f"{line:<60} {row['states']:>11,} states {row['transitions']:>12,} transitions "
+                    f"{row['seconds']:>8.1f} s {row['peak_mb']:>6.0f} MB  {row['verdict']}"
+                    + (f" ({row['stopped']})" if row.get("stopped") else ""),
+                    flush=True,
+                )
             else:
                 print(f"{line:<60} {row['verdict']}", flush=True)
             if not row.get("complete"):

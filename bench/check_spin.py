@@ -30,38 +30,53 @@ import time
 
 
 def promela(n: int, requests: int) -> str:
-    cap = 2 * requests + 2          # a link never holds more (sends never block)
+    cap = 2 * requests + 2  # a link never holds more (sends never block)
     links = [(s, t) for s in range(n) for t in range(n) if s != t]
-    out = [f"#define N {n}", "mtype = { REQ, REP };",
-           f"chan link[{n * n}] = [{cap}] of {{ mtype, byte }};   /* link[s*N+t] */",
-           "byte st[N];            /* 0 RELEASED, 1 WANTED, 2 HELD */",
-           "byte clk[N];", "byte myts[N];          /* my request's timestamp; 0: none */",
-           "byte replies[N];       /* bit set of repliers (kept after exit, as the node keeps it) */",
-           f"byte deferred[{n * n}];  /* deferred[i*N+k]: pid+1 of the k-th deferred request */",
-           "byte ndef[N];",
-           f"byte left[N] = {requests};",
-           "byte pend[N] = 1;      /* the pending local decision: 0 none, 1 request, 2 exit */",
-           "hidden byte m, ts, j, k, held;", "hidden mtype mt;", "",
-           "inline tick(i) { clk[i] = clk[i] + 1 }",
-           "inline enter(i) {",
-           "  held = 0; j = 0;",
-           "  do :: j < N -> if :: st[j] == 2 -> held++ :: else -> skip fi; j++ :: else -> break od;",
-           "  assert(held == 0);",
-           "  st[i] = 2; pend[i] = 2",
-           "}", "init {", "end: do"]
+    out = [
+        f"#define N {n}",
+        "mtype = { REQ, REP };",
+        f"chan link[{n * n}] = [{cap}] of {{ mtype, byte }};   /* link[s*N+t] */",
+        "byte st[N];            /* 0 RELEASED, 1 WANTED, 2 HELD */",
+        "byte clk[N];",
+        "byte myts[N];          /* my request's timestamp; 0: none */",
+        "byte replies[N];       /* bit set of repliers (kept after exit, as the node keeps it) */",
+        f"byte deferred[{n * n}];  /* deferred[i*N+k]: pid+1 of the k-th deferred request */",
+        "byte ndef[N];",
+        f"byte left[N] = {requests};",
+        "byte pend[N] = 1;      /* the pending local decision: 0 none, 1 request, 2 exit */",
+        "hidden byte m, ts, j, k, held;",
+        "hidden mtype mt;",
+        "",
+        "inline tick(i) { clk[i] = clk[i] + 1 }",
+        "inline enter(i) {",
+        "  held = 0; j = 0;",
+        "  do :: j < N -> if :: st[j] == 2 -> held++ :: else -> skip fi; j++ :: else -> break od;",
+        "  assert(held == 0);",
+        "  st[i] = 2; pend[i] = 2",
+        "}",
+        "init {",
+        "end: do",
+    ]
     for i in range(n):
         sends = "; ".join(f"link[{i * n + t}]!REQ,clk[{i}]" for t in range(n) if t != i)
         enter_alone = f" if :: N == 1 -> enter({i}) :: else -> skip fi;" if n == 1 else ""
-        out.append(f"  :: d_step {{ pend[{i}] == 1 -> pend[{i}] = 0;"
-                   f" if :: left[{i}] > 0 -> left[{i}]-- :: else -> skip fi;"
-                   f" tick({i}); myts[{i}] = clk[{i}]; replies[{i}] = 0; st[{i}] = 1; {sends};{enter_alone}"
-                   f" m = 0; ts = 0; j = 0; k = 0; held = 0 }}")
-        reply_all = (f"k = 0; do :: k < ndef[{i}] -> j = deferred[{i}*N+k] - 1; tick({i}); "
-                     f"if " + " ".join(f":: j == {t} -> link[{i * n + t}]!REP,clk[{i}]" for t in range(n) if t != i)
-                     + f" fi; deferred[{i}*N+k] = 0; k++ :: else -> break od; ndef[{i}] = 0")
-        out.append(f"  :: d_step {{ pend[{i}] == 2 -> pend[{i}] = 0; st[{i}] = 0; myts[{i}] = 0; {reply_all};"
-                   f" if :: left[{i}] > 0 -> pend[{i}] = 1 :: else -> skip fi;"
-                   f" m = 0; ts = 0; j = 0; k = 0; held = 0 }}")
+        out.append(
+            f"  :: d_step {{ pend[{i}] == 1 -> pend[{i}] = 0;"
+            f" if :: left[{i}] > 0 -> left[{i}]-- :: else -> skip fi;"
+            f" tick({i}); myts[{i}] = clk[{i}]; replies[{i}] = 0; st[{i}] = 1; {sends};{enter_alone}"
+            f" m = 0; ts = 0; j = 0; k = 0; held = 0 }}"
+        )
+        reply_all = (
+            f"k = 0; do :: k < ndef[{i}] -> j = deferred[{i}*N+k] - 1; tick({i}); "
+            f"if "
+            + " ".join(f":: j == {t} -> link[{i * n + t}]!REP,clk[{i}]" for t in range(n) if t != i)
+            + f" fi; deferred[{i}*N+k] = 0; k++ :: else -> break od; ndef[{i}] = 0"
+        )
+        out.append(
+            f"  :: d_step {{ pend[{i}] == 2 -> pend[{i}] = 0; st[{i}] = 0; myts[{i}] = 0; {reply_all};"
+            f" if :: left[{i}] > 0 -> pend[{i}] = 1 :: else -> skip fi;"
+            f" m = 0; ts = 0; j = 0; k = 0; held = 0 }}"
+        )
     for s, t in links:
         k = s * n + t
         out.append(
@@ -77,7 +92,8 @@ def promela(n: int, requests: int) -> str:
             f" :: else -> break od;"
             f"        if :: m == N - 1 -> enter({t}) :: else -> skip fi"
             f"      :: else -> skip fi"
-            f"  fi; mt = 0; m = 0; ts = 0; j = 0; k = 0; held = 0 }}")
+            f"  fi; mt = 0; m = 0; ts = 0; j = 0; k = 0; held = 0 }}"
+        )
     out += ["od", "}"]
     return "\n".join(out) + "\n"
 
@@ -91,24 +107,49 @@ def run_spin(n: int, requests: int, workdir: str) -> dict:
     with open(path, "w") as f:
         f.write(promela(n, requests))
     subprocess.run(["spin", "-a", os.path.basename(path)], cwd=workdir, check=True, capture_output=True)
-    subprocess.run(["gcc", "-O2", "-DNOREDUCE", "-DSAFETY", "-DMEMLIM=8000", "-o", "pan", "pan.c"],
-                   cwd=workdir, check=True, capture_output=True)
+    subprocess.run(
+        ["gcc", "-O2", "-DNOREDUCE", "-DSAFETY", "-DMEMLIM=8000", "-o", "pan", "pan.c"],
+        cwd=workdir,
+        check=True,
+        capture_output=True,
+    )
     started = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-f", "MAXRSS %M", "./pan", "-m100000"], cwd=workdir,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["/usr/bin/time", "-f", "MAXRSS %M", "./pan", "-m100000"], cwd=workdir, capture_output=True, text=True
+    )
     seconds = time.perf_counter() - started
     text = proc.stdout + proc.stderr
     stored = int(re.search(r"(\d+) states, stored", text).group(1))
     total = int(re.search(r"(\d+) transitions \(= stored\+matched\)", text).group(1))
     errors = int(re.search(r"errors: (\d+)", text).group(1))
     rss = int(re.search(r"MAXRSS (\d+)", text).group(1)) / 1024
-    return {"tool": "SPIN", "states": stored, "transitions": total - 1, "seconds": seconds,
-            "peak_mb": rss, "errors": errors}
+    return {
+        "tool": "SPIN",
+        "states": stored,
+        "transitions": total - 1,
+        "seconds": seconds,
+        "peak_mb": rss,
+        "errors": errors,
+    }
 
 
 def run_mutexlab(n: int, requests: int, reductions: bool) -> dict:
-    argv = [sys.executable, "-m", "mutexlab", "check", "mutex", "-a", "ricart-agrawala", "-N", str(n),
-            "--requests", str(requests), "--json", "--max-memory", "8000"]
+    argv = [
+        sys.executable,
+        "-m",
+        "mutexlab",
+        "check",
+        "mutex",
+        "-a",
+        "ricart-agrawala",
+        "-N",
+        str(n),
+        "--requests",
+        str(requests),
+        "--json",
+        "--max-memory",
+        "8000",
+    ]
     if not reductions:
         argv.append("--no-reduction")
     started = time.perf_counter()
@@ -116,9 +157,15 @@ def run_mutexlab(n: int, requests: int, reductions: bool) -> dict:
     seconds = time.perf_counter() - started
     out = json.loads(proc.stdout)
     rss = int(re.search(r"MAXRSS (\d+)", proc.stderr).group(1)) / 1024
-    return {"tool": "mutexlab" + ("" if not reductions else " (reductions)"), "states": out["states"],
-            "transitions": out["transitions"], "seconds": seconds, "search_seconds": out["seconds"],
-            "peak_mb": rss, "verdict": out["verdict"]}
+    return {
+        "tool": "mutexlab" + ("" if not reductions else " (reductions)"),
+        "states": out["states"],
+        "transitions": out["transitions"],
+        "seconds": seconds,
+        "search_seconds": out["seconds"],
+        "peak_mb": rss,
+        "verdict": out["verdict"],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,9 +178,13 @@ def main(argv: list[str] | None = None) -> int:
         print("needs spin and gcc: apt-get install -y spin gcc", file=sys.stderr)
         return 2
     rows = []
-    print(f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'configuration':<22} {'tool':<24} {'states':>11} {'transitions':>12} {'wall s':>8} "
-          f"{'states/s':>10} {'peak MB':>8}")
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    print(
+        f"{'configuration':<22} {'tool':<24} {'states':>11} {'transitions':>12} {'wall s':>8} "
+        f"{'states/s':>10} {'peak MB':>8}"
+    )
     for requests in args.requests:
         with tempfile.TemporaryDirectory() as workdir:
             spin = run_spin(args.nodes, requests, workdir)
@@ -144,12 +195,16 @@ def main(argv: list[str] | None = None) -> int:
             row["configuration"] = name
             row["states_per_s"] = row["states"] / row["seconds"] if row["seconds"] else None
             rows.append(row)
-            print(f"{name:<22} {row['tool']:<24} {row['states']:>11,} {row['transitions']:>12,} "
-                  f"{row['seconds']:>8.1f} {row['states_per_s']:>10,.0f} {row['peak_mb']:>8.0f}")
+            print(
+                f"{name:<22} {row['tool']:<24} {row['states']:>11,} {row['transitions']:>12,} "
+                f"{row['seconds']:>8.1f} {row['states_per_s']:>10,.0f} {row['peak_mb']:>8.0f}"
+            )
         same = (spin["states"], spin["transitions"]) == (plain["states"], plain["transitions"])
-        print(f"{'':<22} same worlds as SPIN: {'yes' if same else 'NO'}; mutexlab/SPIN: wall "
-              f"{plain['seconds'] / spin['seconds']:.1f}×, states/s "
-              f"{plain['states_per_s'] / spin['states_per_s']:.3f}×, memory {plain['peak_mb'] / spin['peak_mb']:.1f}×")
+        print(
+            f"{'':<22} same worlds as SPIN: {'yes' if same else 'NO'}; mutexlab/SPIN: wall "
+            f"{plain['seconds'] / spin['seconds']:.1f}×, states/s "
+            f"{plain['states_per_s'] / spin['states_per_s']:.3f}×, memory {plain['peak_mb'] / spin['peak_mb']:.1f}×"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

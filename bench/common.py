@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -18,14 +18,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def machine() -> dict:
     """Cores, memory, load, Python and library versions: the context every number needs."""
-    info = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "nproc": os.cpu_count(),
-            "python": platform.python_version(), "platform": platform.platform(),
-            "load_average": [round(x, 2) for x in os.getloadavg()]}
+    info = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "nproc": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
     try:
         with open("/proc/meminfo", encoding="ascii") as handle:
             mem = dict(line.split(":", 1) for line in handle)
-        info["memory_total_gib"] = round(int(mem["MemTotal"].split()[0]) / 1024 ** 2, 1)
-        info["memory_available_gib"] = round(int(mem["MemAvailable"].split()[0]) / 1024 ** 2, 1)
+        info["memory_total_gib"] = round(int(mem["MemTotal"].split()[0]) / 1024**2, 1)
+        info["memory_available_gib"] = round(int(mem["MemAvailable"].split()[0]) / 1024**2, 1)
     except (OSError, KeyError, ValueError):
         pass
     try:
@@ -36,12 +40,18 @@ def machine() -> dict:
     except OSError:
         pass
     try:
-        info["git_commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                            text=True, timeout=5).stdout.strip() or None
+        info["git_commit"] = (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=5
+            ).stdout.strip()
+            or None
+        )
     except (OSError, subprocess.SubprocessError):
         info["git_commit"] = None
     try:
-        info["free_h"] = subprocess.run(["free", "-h"], capture_output=True, text=True, timeout=5).stdout.rstrip()
+        info["free_h"] = subprocess.run(
+            ["free", "-h"], capture_output=True, text=True, timeout=5
+        ).stdout.rstrip()
     except (OSError, subprocess.SubprocessError):
         info["free_h"] = None
     for lib in ("pika", "redis", "pydantic"):
@@ -74,7 +84,7 @@ def fmt(value, digits: int = 2) -> str:
 
 def table(headers: list[str], rows: list[list], digits: int = 2) -> str:
     """A Markdown table (readable in a terminal as well)."""
-    cells = [[fmt(v, digits).replace("|", "\\|") for v in row] for row in rows]   # a "|" would split the cell
+    cells = [[fmt(v, digits).replace("|", "\\|") for v in row] for row in rows]  # a "|" would split the cell
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
     line = lambda values: "| " + " | ".join(v.rjust(w) for v, w in zip(values, widths)) + " |"  # noqa: E731
     out = [line(headers), "|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|"]
@@ -85,8 +95,14 @@ def table(headers: list[str], rows: list[list], digits: int = 2) -> str:
 def run_json(args: list[str], timeout: float, env: dict | None = None) -> dict:
     """Run ``python -m ...`` in a fresh interpreter; its last stdout line is a JSON object."""
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+    proc = subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"{' '.join(args)} failed (exit {proc.returncode}): {proc.stderr.strip()[-800:]}")
@@ -109,11 +125,11 @@ def _listening_inodes(port: int, proc: str = "/proc") -> set[str]:
     for table in ("tcp", "tcp6"):
         try:
             with open(f"{proc}/net/{table}", encoding="ascii") as handle:
-                next(handle, None)                                      # the header
+                next(handle, None)  # the header
                 for line in handle:
-                    fields = line.split()      # sl local_address rem_address st ... uid timeout inode
+                    fields = line.split()  # sl local_address rem_address st ... uid timeout inode
                     if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                        inodes.add(fields[9])                           # st 0A = LISTEN
+                        inodes.add(fields[9])  # st 0A = LISTEN
         except (OSError, ValueError):
             continue
     return inodes
@@ -170,7 +186,7 @@ def broker_cpu_seconds(pid: int | None) -> float | None:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
             fields = handle.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")   # utime, stime (fields 14, 15)
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
     except (OSError, ValueError, IndexError):
         return None
 
@@ -183,7 +199,7 @@ def _machine_jiffies() -> tuple[int, int] | None:
             fields = [int(x) for x in handle.readline().split()[1:]]
     except (OSError, ValueError):
         return None
-    total = sum(fields[:8])            # user nice system idle iowait irq softirq steal (guest is inside user)
+    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is inside user)
     return total - fields[3] - fields[4], total
 
 
@@ -205,14 +221,16 @@ class CpuSampler:
     def _sample(self) -> None:
         jiffies = _machine_jiffies()
         if jiffies is not None:
-            self.samples.append((time.time(), *jiffies, broker_cpu_seconds(self.broker) if self.broker else None))
+            self.samples.append(
+                (time.time(), *jiffies, broker_cpu_seconds(self.broker) if self.broker else None)
+            )
 
     def _run(self) -> None:
         while not self._stop.is_set():
             self._sample()
             self._stop.wait(self.period)
 
-    def __enter__(self) -> "CpuSampler":
+    def __enter__(self) -> CpuSampler:
         self._thread.start()
         return self
 
@@ -231,6 +249,8 @@ class CpuSampler:
         first, last = before[-1], after[0]
         total = last[2] - first[2]
         broker = None if first[3] is None or last[3] is None else round(last[3] - first[3], 3)
-        return {"seconds": round(last[0] - first[0], 3),
-                "machine_busy": round((last[1] - first[1]) / total, 3) if total > 0 else None,
-                "broker_cpu_s": broker}
+        return {
+            "seconds": round(last[0] - first[0], 3),
+            "machine_busy": round((last[1] - first[1]) / total, 3) if total > 0 else None,
+            "broker_cpu_s": broker,
+        }

@@ -42,8 +42,17 @@ def literature(algorithm: str, n: int, params: dict, load: str) -> tuple[str, fl
     if algorithm == "suzuki-kasami":
         return f"N = {n}", float(n)
     value = low if load == "light" else high
-    text = figure.text if math.isclose(low, high) else ("3√N" if load == "light" and algorithm == "maekawa"
-                                                       else "5√N" if algorithm == "maekawa" else figure.text)
+    text = (
+        figure.text
+        if math.isclose(low, high)
+        else (
+            "3√N"
+            if load == "light" and algorithm == "maekawa"
+            else "5√N"
+            if algorithm == "maekawa"
+            else figure.text
+        )
+    )
     return f"{text} = {value:.3g}", value
 
 
@@ -97,21 +106,41 @@ def one(algorithm: str, n: int, load: str, full: bool, seed: int = 0) -> dict:
     m = run.metrics
     params = run.setup.params
     text, value = literature(algorithm, n, params, load)
-    out = {"algorithm": algorithm, "n": n, "load": load, "requests_per_node": requests, "seed": seed,
-           "think": think, "cs": 1.0, "entries": m.entries, "messages": m.total_messages,
-           "messages_by_type": dict(sorted(m.messages.items())), "messages_per_entry": _r(m.per_entry),
-           "literature": text, "literature_value": _r(value), "ratio": ratio(m.per_entry, value),
-           "response_time_T": _r(m.response_time), "sync_delay_T": _r(m.sync_delay),
-           "handovers_with_waiters": len(m.sync_delays), "mean_delay": _r(m.mean_delay),
-           "safe": run.verdict.safe, "complete": run.result.ok, "seconds": round(time.perf_counter() - started, 2)}
+    out = {
+        "algorithm": algorithm,
+        "n": n,
+        "load": load,
+        "requests_per_node": requests,
+        "seed": seed,
+        "think": think,
+        "cs": 1.0,
+        "entries": m.entries,
+        "messages": m.total_messages,
+        "messages_by_type": dict(sorted(m.messages.items())),
+        "messages_per_entry": _r(m.per_entry),
+        "literature": text,
+        "literature_value": _r(value),
+        "ratio": ratio(m.per_entry, value),
+        "response_time_T": _r(m.response_time),
+        "sync_delay_T": _r(m.sync_delay),
+        "handovers_with_waiters": len(m.sync_delays),
+        "mean_delay": _r(m.mean_delay),
+        "safe": run.verdict.safe,
+        "complete": run.result.ok,
+        "seconds": round(time.perf_counter() - started, 2),
+    }
     if algorithm == "raymond" and load == "light":
         out["model"] = raymond_light_model(n)
     if algorithm == "maekawa":
         sizes = [len(s) for s in params.get("quorum_sets", {}).values()]
-        out["quorum"] = f"{params.get('quorums')} K={min(sizes)}" + (f"–{max(sizes)}" if max(sizes) != min(sizes) else "")
+        out["quorum"] = f"{params.get('quorums')} K={min(sizes)}" + (
+            f"–{max(sizes)}" if max(sizes) != min(sizes) else ""
+        )
     if load == "heavy":
         stext, svalue = sync_literature(algorithm, n, params)
-        out.update(sync_literature=stext, sync_literature_value=_r(svalue), sync_ratio=ratio(m.sync_delay, svalue))
+        out.update(
+            sync_literature=stext, sync_literature_value=_r(svalue), sync_ratio=ratio(m.sync_delay, svalue)
+        )
     return out
 
 
@@ -127,8 +156,10 @@ def run(full: bool, algorithms: list[str] | None = None, sizes: tuple[int, ...] 
         for n in sizes:
             for load in ("light", "heavy"):
                 rows.append(one(algorithm, n, load, full))
-            say(f"  {algorithm} N={n}: light {rows[-2]['messages_per_entry']} msgs/entry, "
-                f"heavy {rows[-1]['messages_per_entry']} msgs/entry, sync {rows[-1]['sync_delay_T']} T")
+            say(
+                f"  {algorithm} N={n}: light {rows[-2]['messages_per_entry']} msgs/entry, "
+                f"heavy {rows[-1]['messages_per_entry']} msgs/entry, sync {rows[-1]['sync_delay_T']} T"
+            )
     return {"sizes": list(sizes), "delay_model": "exp (mean T = 1)", "runs": rows}
 
 
@@ -140,13 +171,43 @@ def render(part: dict) -> str:
     for key, lo in light.items():
         hi = heavy[key]
         name = lo["algorithm"] + (f" ({lo['quorum']})" if "quorum" in lo else "")
-        rows.append([name, lo["n"], lo["messages_per_entry"], lo["literature"], lo["ratio"], lo["response_time_T"],
-                     lo["handovers_with_waiters"], hi["messages_per_entry"], hi["literature"], hi["ratio"],
-                     hi["sync_delay_T"], hi["sync_literature"], hi["sync_ratio"],
-                     lo["safe"] and hi["safe"] and lo["complete"] and hi["complete"]])
-    return table(["algorithm", "N", "light msgs/entry", "literature", "ratio", "light response (T)", "overlaps",
-                  "heavy msgs/entry", "literature", "ratio", "sync delay (T)", "literature", "ratio", "safe+complete"],
-                 rows)
+        rows.append(
+            [
+                name,
+                lo["n"],
+                lo["messages_per_entry"],
+                lo["literature"],
+                lo["ratio"],
+                lo["response_time_T"],
+                lo["handovers_with_waiters"],
+                hi["messages_per_entry"],
+                hi["literature"],
+                hi["ratio"],
+                hi["sync_delay_T"],
+                hi["sync_literature"],
+                hi["sync_ratio"],
+                lo["safe"] and hi["safe"] and lo["complete"] and hi["complete"],
+            ]
+        )
+    return table(
+        [
+            "algorithm",
+            "N",
+            "light msgs/entry",
+            "literature",
+            "ratio",
+            "light response (T)",
+            "overlaps",
+            "heavy msgs/entry",
+            "literature",
+            "ratio",
+            "sync delay (T)",
+            "literature",
+            "ratio",
+            "safe+complete",
+        ],
+        rows,
+    )
 
 
 if __name__ == "__main__":

@@ -24,14 +24,16 @@ from .common import fmt, table
 def _machine(results: dict) -> list[str]:
     m = results["machine"]
     after = results.get("machine_after", {}).get("load_average")
-    lines = [f"- **Date**: {m['date']} (mode `{results['mode']}`, {results.get('seconds', '?')} s in all)",
-             f"- **Machine**: {m['nproc']} cores ({m.get('cpu', 'unknown CPU')}), {m.get('memory_total_gib')} GiB RAM, "
-             f"{m['platform']}",
-             f"- **Load average** (1, 5, 15 min) at the start: {m['load_average']}"
-             + (f"; at the end: {after}" if after else ""),
-             f"- **Software**: Python {m['python']}, pika {m['pika']}, redis-py {m['redis']}, pydantic {m['pydantic']}; "
-             f"commit `{m.get('git_commit')}`",
-             f"- **Command**: `{results['command']}`"]
+    lines = [
+        f"- **Date**: {m['date']} (mode `{results['mode']}`, {results.get('seconds', '?')} s in all)",
+        f"- **Machine**: {m['nproc']} cores ({m.get('cpu', 'unknown CPU')}), {m.get('memory_total_gib')} GiB RAM, "
+        f"{m['platform']}",
+        f"- **Load average** (1, 5, 15 min) at the start: {m['load_average']}"
+        + (f"; at the end: {after}" if after else ""),
+        f"- **Software**: Python {m['python']}, pika {m['pika']}, redis-py {m['redis']}, pydantic {m['pydantic']}; "
+        f"commit `{m.get('git_commit')}`",
+        f"- **Command**: `{results['command']}`",
+    ]
     if m.get("free_h"):
         lines += ["", "```", "$ nproc", str(m["nproc"]), "$ free -h", m["free_h"], "```"]
     return lines
@@ -42,22 +44,35 @@ def _headlines(results: dict) -> list[str]:
     out = []
     if "2" in parts:
         cases = parts["2"]["cases"]
-        text = ", ".join(f"{c['algorithm']} {c['processes']}: {fmt(c['msgs_per_s'])}/s ({fmt(c['msgs_per_cpu_s'])} per "
-                         f"CPU-second)" for c in cases)
+        text = ", ".join(
+            f"{c['algorithm']} {c['processes']}: {fmt(c['msgs_per_s'])}/s ({fmt(c['msgs_per_cpu_s'])} per "
+            f"CPU-second)"
+            for c in cases
+        )
         target = parts["2"]["target_msgs_per_s"]
         below = [c for c in cases if (c["msgs_per_s"] or 0) < target]
-        verdict = (f"**Target met in every case**" if not below else
-                   f"**Target met in {len(cases) - len(below)} of {len(cases)} cases**; below it: "
-                   + ", ".join(f"{c['algorithm']} {c['processes']} ({fmt(c['wall_s'], 4)} s for {fmt(c['messages'])} "
-                               f"messages and {fmt(c['events'] - c['messages'])} local events)" for c in below))
-        out.append(f"- **Simulator**, simulated messages per second with tracing off (best of {parts['2']['repeat']}; "
-                   f"target {fmt(target)}/s): {text}. {verdict}.")
+        verdict = (
+            "**Target met in every case**"
+            if not below
+            else f"**Target met in {len(cases) - len(below)} of {len(cases)} cases**; below it: "
+            + ", ".join(
+                f"{c['algorithm']} {c['processes']} ({fmt(c['wall_s'], 4)} s for {fmt(c['messages'])} "
+                f"messages and {fmt(c['events'] - c['messages'])} local events)"
+                for c in below
+            )
+        )
+        out.append(
+            f"- **Simulator**, simulated messages per second with tracing off (best of {parts['2']['repeat']}; "
+            f"target {fmt(target)}/s): {text}. {verdict}."
+        )
         steps = parts["2"].get("optimisation_steps", {}).get("rows", [])
         final = [r for r in steps if r["step"] == steps[-1]["step"]]
         if final:
-            out.append("- **Optimisations**, CPU time of the original simulator ÷ now: "
-                       + ", ".join(f"{r['case']} ×{r['speedup_cpu']}" for r in final)
-                       + "; traces identical byte for byte.")
+            out.append(
+                "- **Optimisations**, CPU time of the original simulator ÷ now: "
+                + ", ".join(f"{r['case']} ×{r['speedup_cpu']}" for r in final)
+                + "; traces identical byte for byte."
+            )
     if "3" in parts:
         p3 = parts["3"]
         raw = p3["raw"]
@@ -68,64 +83,99 @@ def _headlines(results: dict) -> list[str]:
         if plain:
             twin = streams.get(("raw pika", "messages", 1))
             alone, traced = streams.get(("transport", "untapped", 1)), streams.get(("transport", "traced", 1))
-            burst, burst_twin = streams.get(("transport", "messages", 4)), streams.get(("raw pika", "messages", 4))
-            text = (f"- **Transport against raw pika** (same broker, same run): raw pika moves "
-                    f"{fmt(raw['transient']['msgs_per_s'])} msgs/s transient, {fmt(raw['confirmed']['msgs_per_s'])} "
-                    f"persistent with a confirm awaited per publish, {fmt(raw['pipelined']['msgs_per_s'])} persistent "
-                    f"with pipelined confirms. The transport's own message path (envelope, validating codec, link "
-                    f"sequence numbers, persistent publishes with pipelined confirms, acks held back until the "
-                    f"confirms, the monitor's tap), one message per input, streams {fmt(plain['msgs_per_s'])} msgs/s")
+            burst, burst_twin = (
+                streams.get(("transport", "messages", 4)),
+                streams.get(("raw pika", "messages", 4)),
+            )
+            text = (
+                f"- **Transport against raw pika** (same broker, same run): raw pika moves "
+                f"{fmt(raw['transient']['msgs_per_s'])} msgs/s transient, {fmt(raw['confirmed']['msgs_per_s'])} "
+                f"persistent with a confirm awaited per publish, {fmt(raw['pipelined']['msgs_per_s'])} persistent "
+                f"with pipelined confirms. The transport's own message path (envelope, validating codec, link "
+                f"sequence numbers, persistent publishes with pipelined confirms, acks held back until the "
+                f"confirms, the monitor's tap), one message per input, streams {fmt(plain['msgs_per_s'])} msgs/s"
+            )
             if twin:
-                cases = [(plain, twin, "one message per input")] + ([(burst, burst_twin, "four (an N = 5 broadcast)")]
-                                                                      if burst and burst_twin else [])
-                verdicts = "; ".join(f"{label}: {fmt(mine['msgs_per_s'])} against {fmt(ref['msgs_per_s'])} msgs/s, "
-                                     f"**{mine['vs_twin']:.0%}** ({'met' if mine['vs_twin'] >= 0.5 else 'NOT met'})"
-                                     for mine, ref, label in cases)
-                text += (f". **Target** (issue 7: at least half of raw pika's rate), measured against raw pika doing "
-                         f"the same broker work — persistent, confirmed, `mandatory`, the run's topic exchange, the "
-                         f"monitor's copy of every message, a poll per input: what docs/architecture.md#wire "
-                         f"requires and any "
-                         f"client pays — {verdicts}. Against raw pika's transient rate, which skips all of that, the "
-                         f"transport reaches {plain['vs_raw_transient']:.0%}"
-                         + (f" and {burst['vs_raw_transient']:.0%}" if len(cases) > 1 else "")
-                         + f"; raw pika itself reaches {twin['vs_raw_transient']:.0%}"
-                         + (f" and {burst_twin['vs_raw_transient']:.0%}" if len(cases) > 1 else "")
-                         + " of it with those guarantees")
-            else:       # results written before the twin existed
+                cases = [(plain, twin, "one message per input")] + (
+                    [(burst, burst_twin, "four (an N = 5 broadcast)")] if burst and burst_twin else []
+                )
+                verdicts = "; ".join(
+                    f"{label}: {fmt(mine['msgs_per_s'])} against {fmt(ref['msgs_per_s'])} msgs/s, "
+                    f"**{mine['vs_twin']:.0%}** ({'met' if mine['vs_twin'] >= 0.5 else 'NOT met'})"
+                    for mine, ref, label in cases
+                )
+                text += (
+                    f". **Target** (issue 7: at least half of raw pika's rate), measured against raw pika doing "
+                    f"the same broker work — persistent, confirmed, `mandatory`, the run's topic exchange, the "
+                    f"monitor's copy of every message, a poll per input: what docs/architecture.md#wire "
+                    f"requires and any "
+                    f"client pays — {verdicts}. Against raw pika's transient rate, which skips all of that, the "
+                    f"transport reaches {plain['vs_raw_transient']:.0%}"
+                    + (f" and {burst['vs_raw_transient']:.0%}" if len(cases) > 1 else "")
+                    + f"; raw pika itself reaches {twin['vs_raw_transient']:.0%}"
+                    + (f" and {burst_twin['vs_raw_transient']:.0%}" if len(cases) > 1 else "")
+                    + " of it with those guarantees"
+                )
+            else:  # results written before the twin existed
                 met = "met" if plain["vs_raw_transient"] >= 0.5 else "not met"
                 text += f": **{plain['vs_raw_transient']:.0%} of raw transient** (target ≥ 50 %: **{met}**)"
             if burst and not (twin and burst_twin):
-                text += (f". Four messages per input (an N = 5 broadcast): {fmt(burst['msgs_per_s'])} msgs/s, "
-                         f"{burst['vs_raw_transient']:.0%} of raw transient")
+                text += (
+                    f". Four messages per input (an N = 5 broadcast): {fmt(burst['msgs_per_s'])} msgs/s, "
+                    f"{burst['vs_raw_transient']:.0%} of raw transient"
+                )
             if alone:
-                text += (f". Without the monitor's copy of each message {fmt(alone['msgs_per_s'])} msgs/s "
-                         f"({alone['vs_raw_transient']:.0%} of raw transient)")
+                text += (
+                    f". Without the monitor's copy of each message {fmt(alone['msgs_per_s'])} msgs/s "
+                    f"({alone['vs_raw_transient']:.0%} of raw transient)"
+                )
             if traced:
-                text += (f"; with a run's trace events (a send and a recv batch per message) "
-                         f"{fmt(traced['msgs_per_s'])} msgs/s ({traced['vs_raw_transient']:.0%} of raw transient)")
+                text += (
+                    f"; with a run's trace events (a send and a recv batch per message) "
+                    f"{fmt(traced['msgs_per_s'])} msgs/s ({traced['vs_raw_transient']:.0%} of raw transient)"
+                )
             out.append(text + ".")
         bounded = [r for r in runs if r.get("msgs_vs_latency_bound")]
         if bounded:
             delays = [r["sync_delay_ms"] for r in bounded]
-            out.append(f"- **The algorithms over RabbitMQ** move {fmt(min(r['msgs_per_s'] for r in runs))}–"
-                       f"{fmt(max(r['msgs_per_s'] for r in runs))} protocol msgs/s, a median "
-                       f"{statistics.median(r['msgs_vs_latency_bound'] for r in bounded):.0%} of what their "
-                       f"synchronization delay allows (messages per entry ÷ delay; {fmt(min(delays))}–{fmt(max(delays))} ms "
-                       f"per handover){_what_bounds_the_runs(runs, results['machine'].get('nproc'))}.")
+            out.append(
+                f"- **The algorithms over RabbitMQ** move {fmt(min(r['msgs_per_s'] for r in runs))}–"
+                f"{fmt(max(r['msgs_per_s'] for r in runs))} protocol msgs/s, a median "
+                f"{statistics.median(r['msgs_vs_latency_bound'] for r in bounded):.0%} of what their "
+                f"synchronization delay allows (messages per entry ÷ delay; {fmt(min(delays))}–{fmt(max(delays))} ms "
+                f"per handover){_what_bounds_the_runs(runs, results['machine'].get('nproc'))}."
+            )
         for n in sorted(sem):
             at_n = [r for r in runs if r["n"] == n]
             top = max(at_n, key=lambda r: r["entries_per_s"] or 0)
-            redis = {c["mechanism"]: c for c in p3["contention"] if c["processes"] == n and "redis" in c["mechanism"]}
-            out.append(f"- **N = {n}, entries per second**: decentralized {fmt(min(r['entries_per_s'] for r in at_n))}–"
-                       f"{fmt(top['entries_per_s'])} (best: {top['algorithm']}); queue semaphore "
-                       f"{fmt(sem[n]['entries_per_s'])} (×{fmt(sem[n]['entries_per_s'] / top['entries_per_s'], 0)} the "
-                       f"best); " + "; ".join(f"{name} {fmt(c['entries_per_s'])} (longest streak of one process "
-                                              f"{c['longest_streak_one_process']})" for name, c in redis.items()) + ".")
+            redis = {
+                c["mechanism"]: c
+                for c in p3["contention"]
+                if c["processes"] == n and "redis" in c["mechanism"]
+            }
+            out.append(
+                f"- **N = {n}, entries per second**: decentralized {fmt(min(r['entries_per_s'] for r in at_n))}–"
+                f"{fmt(top['entries_per_s'])} (best: {top['algorithm']}); queue semaphore "
+                f"{fmt(sem[n]['entries_per_s'])} (×{fmt(sem[n]['entries_per_s'] / top['entries_per_s'], 0)} the "
+                f"best); "
+                + "; ".join(
+                    f"{name} {fmt(c['entries_per_s'])} (longest streak of one process "
+                    f"{c['longest_streak_one_process']})"
+                    for name, c in redis.items()
+                )
+                + "."
+            )
     if "4" in parts:
         rows = parts["4"]["runs"]
-        out.append("- **Bees end to end**: " + "; ".join(
-            f"P={r['bees']}: {fmt(r['duration_s'])} s, {fmt(r['messages'])} messages, "
-            f"×{r['ratio_to_sim']} the simulator's" for r in rows) + ".")
+        out.append(
+            "- **Bees end to end**: "
+            + "; ".join(
+                f"P={r['bees']}: {fmt(r['duration_s'])} s, {fmt(r['messages'])} messages, "
+                f"×{r['ratio_to_sim']} the simulator's"
+                for r in rows
+            )
+            + "."
+        )
     return out
 
 
@@ -278,12 +328,19 @@ def _part1_findings(part: dict) -> str:
     heavy = {(r["algorithm"], r["n"]): r for r in runs if r["load"] == "heavy"}
 
     def growth(algorithm: str) -> str:
-        values = [heavy[k]["messages_per_entry"] / light[k]["messages_per_entry"] - 1
-                  for k in light if k[0] == algorithm and light[k]["messages_per_entry"]]
+        values = [
+            heavy[k]["messages_per_entry"] / light[k]["messages_per_entry"] - 1
+            for k in light
+            if k[0] == algorithm and light[k]["messages_per_entry"]
+        ]
         return f"{min(values):+.0%} to {max(values):+.0%}" if values else "–"
 
     def sync(algorithm: str) -> str:
-        values = [heavy[k]["sync_delay_T"] for k in heavy if k[0] == algorithm and heavy[k]["sync_delay_T"] is not None]
+        values = [
+            heavy[k]["sync_delay_T"]
+            for k in heavy
+            if k[0] == algorithm and heavy[k]["sync_delay_T"] is not None
+        ]
         return f"{min(values):.2f}–{max(values):.2f} T" if values else "–"
 
     return f"""What the ratios say:
@@ -323,20 +380,29 @@ def _part2_findings(part: dict) -> str:
         msg = [r.get("messages_exponent") for r in rows if r.get("messages_exponent") is not None]
         tim = [r.get("wall_s_exponent") for r in rows if r.get("wall_s_exponent") is not None]
         if msg:
-            lines.append(f"- {algorithm}: messages grow with exponents {', '.join(f'{x:.2f}' for x in msg)} "
-                         f"(∝ size²: every request is a broadcast answered by everyone), time with "
-                         f"{', '.join(f'{x:.2f}' for x in tim)}: {_per_message(rows[0])} µs per message at "
-                         f"{rows[0]['processes']}, {_per_message(rows[-1])} µs at {rows[-1]['processes']}; memory "
-                         f"grows with the messages in flight (tracemalloc peak "
-                         f"{rows[-1].get('tracemalloc_peak_mib')} MiB at {rows[-1]['processes']}).")
-    return "Scaling (local exponents between consecutive sizes, cost ∝ size^exponent):\n" + "\n".join(lines) + "\n"
+            lines.append(
+                f"- {algorithm}: messages grow with exponents {', '.join(f'{x:.2f}' for x in msg)} "
+                f"(∝ size²: every request is a broadcast answered by everyone), time with "
+                f"{', '.join(f'{x:.2f}' for x in tim)}: {_per_message(rows[0])} µs per message at "
+                f"{rows[0]['processes']}, {_per_message(rows[-1])} µs at {rows[-1]['processes']}; memory "
+                f"grows with the messages in flight (tracemalloc peak "
+                f"{rows[-1].get('tracemalloc_peak_mib')} MiB at {rows[-1]['processes']})."
+            )
+    return (
+        "Scaling (local exponents between consecutive sizes, cost ∝ size^exponent):\n"
+        + "\n".join(lines)
+        + "\n"
+    )
 
 
 def _same_cases(results: dict, before: dict) -> list[tuple[dict, dict]]:
     """(run now, run then) for every part-3 algorithm case both results files hold."""
     then = {(r["algorithm"], r["n"]): r for r in before.get("parts", {}).get("3", {}).get("runs", [])}
-    return [(r, then[(r["algorithm"], r["n"])]) for r in results["parts"].get("3", {}).get("runs", [])
-            if (r["algorithm"], r["n"]) in then]
+    return [
+        (r, then[(r["algorithm"], r["n"])])
+        for r in results["parts"].get("3", {}).get("runs", [])
+        if (r["algorithm"], r["n"]) in then
+    ]
 
 
 def before_after(results: dict, before: dict) -> str:
@@ -344,11 +410,20 @@ def before_after(results: dict, before: dict) -> str:
     the optimisations): entries/s, msgs/s and synchronization delay, with the ratio now ÷ then."""
     rows = []
     for r, old in _same_cases(results, before):
-        rows.append([r["algorithm"], r["n"], old["entries_per_s"], r["entries_per_s"],
-                     f"×{r['entries_per_s'] / old['entries_per_s']:.1f}" if old["entries_per_s"] else "–",
-                     old["msgs_per_s"], r["msgs_per_s"],
-                     f"×{r['msgs_per_s'] / old['msgs_per_s']:.1f}" if old["msgs_per_s"] else "–",
-                     old["sync_delay_ms"], r["sync_delay_ms"]])
+        rows.append(
+            [
+                r["algorithm"],
+                r["n"],
+                old["entries_per_s"],
+                r["entries_per_s"],
+                f"×{r['entries_per_s'] / old['entries_per_s']:.1f}" if old["entries_per_s"] else "–",
+                old["msgs_per_s"],
+                r["msgs_per_s"],
+                f"×{r['msgs_per_s'] / old['msgs_per_s']:.1f}" if old["msgs_per_s"] else "–",
+                old["sync_delay_ms"],
+                r["sync_delay_ms"],
+            ]
+        )
     if not rows:
         return ""
     m = before["machine"]
@@ -356,21 +431,47 @@ def before_after(results: dict, before: dict) -> str:
     raw_now = results["parts"]["3"]["raw"]["transient"]["msgs_per_s"]
     now_m = results["machine"]
     same = (m.get("cpu"), m.get("nproc")) == (now_m.get("cpu"), now_m.get("nproc"))
-    where = ("on the same kind of machine" if same else
-             f"on a different machine ({m.get('nproc')} cores, {m.get('cpu')} then; {now_m.get('nproc')} cores, "
-             f"{now_m.get('cpu')} now)")
+    where = (
+        "on the same kind of machine"
+        if same
+        else f"on a different machine ({m.get('nproc')} cores, {m.get('cpu')} then; {now_m.get('nproc')} cores, "
+        f"{now_m.get('cpu')} now)"
+    )
     if raw_then and abs(raw_now / raw_then - 1) <= 0.1:
-        baseline = (f"Raw pika's transient rate was {fmt(raw_then)} msgs/s then and {fmt(raw_now)} now: the machine "
-                    f"ran alike in both.")
+        baseline = (
+            f"Raw pika's transient rate was {fmt(raw_then)} msgs/s then and {fmt(raw_now)} now: the machine "
+            f"ran alike in both."
+        )
     else:
-        baseline = (f"The baseline moved too (raw pika transient: {fmt(raw_then)} msgs/s then, {fmt(raw_now)} now), "
-                    f"so read these ratios as approximate; within one run the figures are comparable.")
+        baseline = (
+            f"The baseline moved too (raw pika transient: {fmt(raw_then)} msgs/s then, {fmt(raw_now)} now), "
+            f"so read these ratios as approximate; within one run the figures are comparable."
+        )
     note = f" {before['note']}" if before.get("note") else ""
-    return "\n".join([
-        f"Before and after the transport's optimisations: the same cases in the full run of {m['date']} "
-        f"(commit `{m.get('git_commit')}`, file `{before.get('_path', 'before')}`), {where}.{note} {baseline}", "",
-        table(["algorithm", "N", "entries/s before", "entries/s now", "ratio", "msgs/s before", "msgs/s now", "ratio",
-               "sync delay ms before", "sync delay ms now"], rows, digits=1), ""])
+    return "\n".join(
+        [
+            f"Before and after the transport's optimisations: the same cases in the full run of {m['date']} "
+            f"(commit `{m.get('git_commit')}`, file `{before.get('_path', 'before')}`), {where}.{note} {baseline}",
+            "",
+            table(
+                [
+                    "algorithm",
+                    "N",
+                    "entries/s before",
+                    "entries/s now",
+                    "ratio",
+                    "msgs/s before",
+                    "msgs/s now",
+                    "ratio",
+                    "sync delay ms before",
+                    "sync delay ms now",
+                ],
+                rows,
+                digits=1,
+            ),
+            "",
+        ]
+    )
 
 
 def stream_rows(p3: dict) -> dict[tuple[str, str, int], dict]:
@@ -379,7 +480,7 @@ def stream_rows(p3: dict) -> dict[tuple[str, str, int], dict]:
     return {(s.get("code", "transport"), s["mode"], s.get("per_input", 1)): s for s in p3.get("stream", [])}
 
 
-CPU_BOUND = 0.85    # a run that keeps the machine's cores this busy waits for the CPU
+CPU_BOUND = 0.85  # a run that keeps the machine's cores this busy waits for the CPU
 
 
 def _what_bounds_the_runs(runs: list[dict], nproc: int | None) -> str:
@@ -391,17 +492,26 @@ def _what_bounds_the_runs(runs: list[dict], nproc: int | None) -> str:
     if not busy:
         return ""
     cores = f"{nproc} cores" if nproc else "cores"
-    text = (f": during the runs the machine's {cores} were {min(busy):.0%}–{max(busy):.0%} busy "
-            f"(median {statistics.median(busy):.0%})")
+    text = (
+        f": during the runs the machine's {cores} were {min(busy):.0%}–{max(busy):.0%} busy "
+        f"(median {statistics.median(busy):.0%})"
+    )
     if broker:
         text += f", the broker taking {fmt(min(broker))}–{fmt(max(broker))} µs of CPU per protocol message"
     if statistics.median(busy) >= CPU_BOUND:
         idle = [r for r in measured if r["machine_busy"] < CPU_BOUND]
-        text += (" — they are bound by CPU (the broker's and the n + 1 Python processes'), which each handover "
-                 "waits for")
+        text += (
+            " — they are bound by CPU (the broker's and the n + 1 Python processes'), which each handover "
+            "waits for"
+        )
         if idle:
-            text += ("; not so " + ", ".join(f"{r['algorithm']} N = {r['n']} ({r['machine_busy']:.0%} busy)" for r in idle)
-                     + ", which wait" + ("s" if len(idle) == 1 else "") + " for handovers more than for the CPU")
+            text += (
+                "; not so "
+                + ", ".join(f"{r['algorithm']} N = {r['n']} ({r['machine_busy']:.0%} busy)" for r in idle)
+                + ", which wait"
+                + ("s" if len(idle) == 1 else "")
+                + " for handovers more than for the CPU"
+            )
         return text
     return text + " — they wait for handovers more than for the CPU"
 
@@ -414,99 +524,161 @@ def _part3_findings(p3: dict) -> str:
     if not plain or not twin or plain.get("broker_cpu_us_per_msg") is None:
         return ""
     cpu = {mode: raw[mode].get("broker_cpu_us_per_msg") for mode in raw}
-    lines = ["Why the transport's stream stays below half of raw pika's transient rate:",
-             f"- **the guarantees cost that much with any client**: raw pika doing exactly the stream's broker work — "
-             f"persistent messages, publisher confirms, `mandatory` routing through the run's topic exchange, the "
-             f"monitor's copy of every message, a write after each input — reaches {fmt(twin['msgs_per_s'])} msgs/s, "
-             f"{twin['vs_raw_transient']:.0%} of raw transient. The project's wire conventions "
-             f"(docs/architecture.md#wire) ask for all of these; half the "
-             f"transient rate at one message per input is out of reach for any client that keeps them on this "
-             f"machine;",
-             f"- **the broker does most of the work**: the local RabbitMQ node spends {fmt(cpu['transient'], 0)} µs of "
-             f"CPU per transient message, {fmt(twin['broker_cpu_us_per_msg'], 0)} µs per message of the twin and "
-             f"{fmt(plain['broker_cpu_us_per_msg'], 0)} µs per message of the transport (each: the message and the "
-             f"monitor's copy); a slower sender hands it smaller batches, which cost more per message;",
-             f"- **what mutexlab's own code costs**: the transport reaches {plain['vs_twin']:.2f} × the twin at one "
-             f"message per input; the rest goes to building and checking each message (JSON envelope, validating "
-             f"codec, link sequence numbers) and to the confirm and ack bookkeeping that keeps an ack behind its "
-             f"effects;"]
+    lines = [
+        "Why the transport's stream stays below half of raw pika's transient rate:",
+        f"- **the guarantees cost that much with any client**: raw pika doing exactly the stream's broker work — "
+        f"persistent messages, publisher confirms, `mandatory` routing through the run's topic exchange, the "
+        f"monitor's copy of every message, a write after each input — reaches {fmt(twin['msgs_per_s'])} msgs/s, "
+        f"{twin['vs_raw_transient']:.0%} of raw transient. The project's wire conventions "
+        f"(docs/architecture.md#wire) ask for all of these; half the "
+        f"transient rate at one message per input is out of reach for any client that keeps them on this "
+        f"machine;",
+        f"- **the broker does most of the work**: the local RabbitMQ node spends {fmt(cpu['transient'], 0)} µs of "
+        f"CPU per transient message, {fmt(twin['broker_cpu_us_per_msg'], 0)} µs per message of the twin and "
+        f"{fmt(plain['broker_cpu_us_per_msg'], 0)} µs per message of the transport (each: the message and the "
+        f"monitor's copy); a slower sender hands it smaller batches, which cost more per message;",
+        f"- **what mutexlab's own code costs**: the transport reaches {plain['vs_twin']:.2f} × the twin at one "
+        f"message per input; the rest goes to building and checking each message (JSON envelope, validating "
+        f"codec, link sequence numbers) and to the confirm and ack bookkeeping that keeps an ack behind its "
+        f"effects;",
+    ]
     burst, burst_twin = streams.get(("transport", "messages", 4)), streams.get(("raw pika", "messages", 4))
     if burst and burst_twin:
-        lines.append(f"- **several messages per input** leave in one write (the Bus joins pika's frames): at four "
-                     f"per input the transport streams {fmt(burst['msgs_per_s'])} msgs/s, {burst['vs_twin']:.2f} × the "
-                     f"twin's {fmt(burst_twin['msgs_per_s'])}.")
+        lines.append(
+            f"- **several messages per input** leave in one write (the Bus joins pika's frames): at four "
+            f"per input the transport streams {fmt(burst['msgs_per_s'])} msgs/s, {burst['vs_twin']:.2f} × the "
+            f"twin's {fmt(burst_twin['msgs_per_s'])}."
+        )
     bound = _what_bounds_the_runs(p3["runs"], None)
     if bound:
-        lines.append("The algorithm runs move far fewer protocol messages per second than the stream, as each "
-                     "brings a share of trace batches, a protocol step and the monitor's audit with it" + bound + ".")
+        lines.append(
+            "The algorithm runs move far fewer protocol messages per second than the stream, as each "
+            "brings a share of trace batches, a protocol step and the monitor's audit with it" + bound + "."
+        )
     return "\n".join(lines) + "\n"
 
 
 def _transport_headline(results: dict, before: dict) -> list[str]:
-    gains = [r["entries_per_s"] / old["entries_per_s"] for r, old in _same_cases(results, before)
-             if old["entries_per_s"]]
+    gains = [
+        r["entries_per_s"] / old["entries_per_s"]
+        for r, old in _same_cases(results, before)
+        if old["entries_per_s"]
+    ]
     if not gains:
         return []
-    return [f"- **Transport optimisations** (pipelined confirms, one trace batch per input then per step, batched "
-            f"acks, one write per input, the monitor's rate window): "
-            f"entries per second ×{min(gains):.1f}–×{max(gains):.1f} (median ×{statistics.median(gains):.1f}) "
-            f"against the full run of {before['machine']['date']} (table at the end of part 3)."]
+    return [
+        f"- **Transport optimisations** (pipelined confirms, one trace batch per input then per step, batched "
+        f"acks, one write per input, the monitor's rate window): "
+        f"entries per second ×{min(gains):.1f}–×{max(gains):.1f} (median ×{statistics.median(gains):.1f}) "
+        f"against the full run of {before['machine']['date']} (table at the end of part 3)."
+    ]
 
 
 def render(results: dict, before: dict | None = None) -> str:
     parts = results["parts"]
-    out = ["# Benchmarks", "",
-           "The latest **full** run of `python -m bench.run --full` (issue 7). Benchmarks report; they are not "
-           "timed tests. Everything below was measured in one invocation on one machine; ratios sit beside the "
-           "absolute figures. Rerun: see [How to run](#how-to-run).", ""]
+    out = [
+        "# Benchmarks",
+        "",
+        "The latest **full** run of `python -m bench.run --full` (issue 7). Benchmarks report; they are not "
+        "timed tests. Everything below was measured in one invocation on one machine; ratios sit beside the "
+        "absolute figures. Rerun: see [How to run](#how-to-run).",
+        "",
+    ]
     out += _machine(results) + ["", "## Headlines", ""] + _headlines(results)
     if before is not None:
         out += _transport_headline(results, before)
     if "1" in parts:
         model = [r for r in parts["1"]["runs"] if r.get("model") is not None]
-        extra = ("\nRaymond under light load, measured against the model (2 × mean tree distance on the heap-shaped "
-                 "tree): " + ", ".join(f"N={r['n']}: {r['messages_per_entry']} vs {r['model']}" for r in model) + ".\n"
-                 ) if model else ""
-        out += ["", "## 1. Message complexity and synchronization delay (simulator)", "",
-                complexity.render(parts["1"]), "", PART1_NOTES, _part1_findings(parts["1"]) + extra]
+        extra = (
+            (
+                "\nRaymond under light load, measured against the model (2 × mean tree distance on the heap-shaped "
+                "tree): "
+                + ", ".join(f"N={r['n']}: {r['messages_per_entry']} vs {r['model']}" for r in model)
+                + ".\n"
+            )
+            if model
+            else ""
+        )
+        out += [
+            "",
+            "## 1. Message complexity and synchronization delay (simulator)",
+            "",
+            complexity.render(parts["1"]),
+            "",
+            PART1_NOTES,
+            _part1_findings(parts["1"]) + extra,
+        ]
     if "2" in parts:
-        out += ["", "## 2. Simulator speed and scaling", "", simspeed.render(parts["2"]), "", PART2_NOTES,
-                _part2_findings(parts["2"])]
+        out += [
+            "",
+            "## 2. Simulator speed and scaling",
+            "",
+            simspeed.render(parts["2"]),
+            "",
+            PART2_NOTES,
+            _part2_findings(parts["2"]),
+        ]
     if "3" in parts:
         p3 = parts["3"]
-        out += ["", "## 3. Over RabbitMQ: the classic algorithms against raw pika, a queue semaphore and a Redis lock",
-                "", f"Zero dwell, saturation: {p3['requests_per_node']} requests per node; "
-                    f"{p3['contention_rounds_per_process']} entries per contending process for the centralized "
-                    "mechanisms.", "", overrabbit.render3(p3), "", PART3_NOTES]
+        out += [
+            "",
+            "## 3. Over RabbitMQ: the classic algorithms against raw pika, a queue semaphore and a Redis lock",
+            "",
+            f"Zero dwell, saturation: {p3['requests_per_node']} requests per node; "
+            f"{p3['contention_rounds_per_process']} entries per contending process for the centralized "
+            "mechanisms.",
+            "",
+            overrabbit.render3(p3),
+            "",
+            PART3_NOTES,
+        ]
         out += [_part3_findings(p3)]
         if before is not None:
             out += ["", before_after(results, before)]
     if "4" in parts:
-        worst = max((abs(r["ratio_to_sim"] - 1) for r in parts["4"]["runs"] if r["ratio_to_sim"]), default=0.0)
+        worst = max(
+            (abs(r["ratio_to_sim"] - 1) for r in parts["4"]["runs"] if r["ratio_to_sim"]), default=0.0
+        )
         spread = []
         for r in parts["4"]["runs"]:
             if "sim_other_delays" in r:
                 low, high = r["sim_other_delays"]
-                where = "inside" if low <= r["messages"] <= high else f"{min(abs(r['messages'] - low), abs(r['messages'] - high)) / low:.2%} outside"
+                where = (
+                    "inside"
+                    if low <= r["messages"] <= high
+                    else f"{min(abs(r['messages'] - low), abs(r['messages'] - high)) / low:.2%} outside"
+                )
                 spread.append(f"P={r['bees']}: {r['messages']:,} is {where} the simulator's {low:,}–{high:,}")
-        out += ["", "## 4. The bees end to end over RabbitMQ", "", overrabbit.render4(parts["4"]), "", PART4_NOTES
-                + f"Here the RabbitMQ count is within {worst:.1%} of the simulator's for the same seed. The simulator's "
-                  "own count moves just as much when only its delay draws change (same setup, same initial clocks, "
-                  "10 other delay seeds)" + (": " + "; ".join(spread) if spread else "") + ".\n"]
-    out += ["", "## How to run", "",
-            "```sh",
-            "pip install -e '.[test]'                      # pika, redis-py, ...",
-            "python -m bench.run --quick                   # a few minutes, every part, small sizes",
-            "python -m bench.run --full --out docs/benchmarks-full.json   # what this page shows (8-20 min)",
-            "python -m bench.markdown docs/benchmarks-full.json --before docs/benchmarks-before-transport.json \\",
-            "    > BENCHMARKS.md                           # --before: part 3 of an earlier run, side by side",
-            "python -m bench.run --quick --parts 1,2       # simulator only: no broker, no Redis",
-            "python -m bench.tracecheck --save /tmp/before.json   # before changing the simulator ...",
-            "python -m bench.tracecheck --compare /tmp/before.json  # ... and after: exit 1 on any difference",
-            "```", "",
-            "Parts 3 and 4 need RabbitMQ (`--amqp-url`, else `$AMQP_URL`, else guest@127.0.0.1:5672) and part 3 a "
-            "Redis (`--redis-url`, else `$REDIS_URL`, else 127.0.0.1:6379). Queues, exchanges and keys the "
-            "benchmark creates are deleted at the end. Details: [docs/benchmarks.md](docs/benchmarks.md)."]
+        out += [
+            "",
+            "## 4. The bees end to end over RabbitMQ",
+            "",
+            overrabbit.render4(parts["4"]),
+            "",
+            PART4_NOTES
+            + f"Here the RabbitMQ count is within {worst:.1%} of the simulator's for the same seed. The simulator's "
+            "own count moves just as much when only its delay draws change (same setup, same initial clocks, "
+            "10 other delay seeds)" + (": " + "; ".join(spread) if spread else "") + ".\n",
+        ]
+    out += [
+        "",
+        "## How to run",
+        "",
+        "```sh",
+        "pip install -e '.[test]'                      # pika, redis-py, ...",
+        "python -m bench.run --quick                   # a few minutes, every part, small sizes",
+        "python -m bench.run --full --out docs/benchmarks-full.json   # what this page shows (8-20 min)",
+        "python -m bench.markdown docs/benchmarks-full.json --before docs/benchmarks-before-transport.json \\",
+        "    > BENCHMARKS.md                           # --before: part 3 of an earlier run, side by side",
+        "python -m bench.run --quick --parts 1,2       # simulator only: no broker, no Redis",
+        "python -m bench.tracecheck --save /tmp/before.json   # before changing the simulator ...",
+        "python -m bench.tracecheck --compare /tmp/before.json  # ... and after: exit 1 on any difference",
+        "```",
+        "",
+        "Parts 3 and 4 need RabbitMQ (`--amqp-url`, else `$AMQP_URL`, else guest@127.0.0.1:5672) and part 3 a "
+        "Redis (`--redis-url`, else `$REDIS_URL`, else 127.0.0.1:6379). Queues, exchanges and keys the "
+        "benchmark creates are deleted at the end. Details: [docs/benchmarks.md](docs/benchmarks.md).",
+    ]
     return "\n".join(out) + "\n"
 
 

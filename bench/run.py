@@ -24,8 +24,12 @@ from pathlib import Path
 
 from .common import machine, say
 
-PARTS = {1: "message complexity", 2: "simulator speed", 3: "classic algorithms over RabbitMQ",
-         4: "bees over RabbitMQ"}
+PARTS = {
+    1: "message complexity",
+    2: "simulator speed",
+    3: "classic algorithms over RabbitMQ",
+    4: "bees over RabbitMQ",
+}
 
 
 def parse_parts(text: str) -> list[int]:
@@ -43,27 +47,46 @@ def parse_sizes(text: str) -> tuple[int, ...]:
     try:
         sizes = tuple(int(x) for x in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"sizes are whole numbers separated by commas, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"sizes are whole numbers separated by commas, got {text!r}"
+        ) from None
     if not sizes or any(s < 1 for s in sizes):
         raise argparse.ArgumentTypeError(f"sizes must be at least 1, got {text!r}")
     return sizes
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog=__doc__.split("\n\n", 1)[1])
+    p = argparse.ArgumentParser(
+        prog="python -m bench.run",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="small sizes, a few minutes (the default)")
-    mode.add_argument("--full", action="store_true", help="every size of the issue, longer runs (~15 minutes)")
-    p.add_argument("--parts", type=parse_parts, default=[1, 2, 3, 4], help="which parts, e.g. 1,2 (default all)")
-    p.add_argument("--out", default="bench/results.json", help="JSON results file (default bench/results.json)")
-    p.add_argument("--amqp-url", default=None, help="RabbitMQ URL (default $AMQP_URL or guest@127.0.0.1:5672)")
-    p.add_argument("--redis-url", default=None, help="Redis URL (default $REDIS_URL or redis://127.0.0.1:6379/0)")
-    p.add_argument("--algorithms", default=None, help="restrict parts 1 and 3 to these classic algorithms "
-                                                      "(comma-separated)")
-    p.add_argument("--sizes", type=parse_sizes, default=None,
-                   help="override N for part 1 (e.g. 3,5) — for smoke tests")
+    mode.add_argument(
+        "--full", action="store_true", help="every size of the issue, longer runs (~15 minutes)"
+    )
+    p.add_argument(
+        "--parts", type=parse_parts, default=[1, 2, 3, 4], help="which parts, e.g. 1,2 (default all)"
+    )
+    p.add_argument(
+        "--out", default="bench/results.json", help="JSON results file (default bench/results.json)"
+    )
+    p.add_argument(
+        "--amqp-url", default=None, help="RabbitMQ URL (default $AMQP_URL or guest@127.0.0.1:5672)"
+    )
+    p.add_argument(
+        "--redis-url", default=None, help="Redis URL (default $REDIS_URL or redis://127.0.0.1:6379/0)"
+    )
+    p.add_argument(
+        "--algorithms",
+        default=None,
+        help="restrict parts 1 and 3 to these classic algorithms (comma-separated)",
+    )
+    p.add_argument(
+        "--sizes", type=parse_sizes, default=None, help="override N for part 1 (e.g. 3,5) — for smoke tests"
+    )
     return p
 
 
@@ -77,17 +100,26 @@ def main(argv: list[str] | None = None) -> int:
         algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
         unknown = [a for a in algorithms if a not in CLASSIC]
         if unknown:
-            print(f"error: unknown classic algorithm(s) {', '.join(unknown)}; choose from {', '.join(CLASSIC)}",
-                  file=sys.stderr)
+            print(
+                f"error: unknown classic algorithm(s) {', '.join(unknown)}; choose from {', '.join(CLASSIC)}",
+                file=sys.stderr,
+            )
             return 2
     out = Path(args.out)
     if not out.resolve().parent.is_dir():
-        print(f"error: cannot write {args.out}: directory {out.resolve().parent} does not exist", file=sys.stderr)
+        print(
+            f"error: cannot write {args.out}: directory {out.resolve().parent} does not exist",
+            file=sys.stderr,
+        )
         return 2
     amqp = args.amqp_url or os.environ.get("AMQP_URL") or "amqp://guest:guest@127.0.0.1:5672/%2F"
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
-    results: dict = {"mode": "full" if full else "quick", "command": "python -m bench.run " + " ".join(
-        argv if argv is not None else sys.argv[1:]), "machine": machine(), "parts": {}}
+    results: dict = {
+        "mode": "full" if full else "quick",
+        "command": "python -m bench.run " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "machine": machine(),
+        "parts": {},
+    }
     started = time.perf_counter()
     ok = True
     for part in args.parts:
@@ -121,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         data["seconds"] = round(time.perf_counter() - t0, 1)
         results["parts"][str(part)] = data
         say(text)
-        out.write_text(json.dumps(results, indent=1))   # after every part: a crash keeps what was measured
+        out.write_text(json.dumps(results, indent=1))  # after every part: a crash keeps what was measured
     results["seconds"] = round(time.perf_counter() - started, 1)
     results["machine_after"] = {"load_average": [round(x, 2) for x in os.getloadavg()]}
     out.write_text(json.dumps(results, indent=1))

@@ -22,7 +22,7 @@ import time
 
 from .common import run_json, say, table
 
-TARGET = 100_000   # simulated messages per second, tracing off
+TARGET = 100_000  # simulated messages per second, tracing off
 
 
 def bees_case(p: int) -> dict:
@@ -71,10 +71,17 @@ def one(case: dict, memory: bool = False) -> dict:
     cpu, wall = time.process_time(), time.perf_counter()
     result = sim.run()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return {"wall_s": round(wall, 4), "cpu_s": round(cpu, 4), "messages": result.total_messages,
-            "events": result.events, "entries": result.entries, "ok": result.ok,
-            "virtual_duration": round(result.duration, 2),
-            "rss_baseline_kib": baseline, "rss_peak_kib": peak_rss_kib()}
+    return {
+        "wall_s": round(wall, 4),
+        "cpu_s": round(cpu, 4),
+        "messages": result.total_messages,
+        "events": result.events,
+        "entries": result.entries,
+        "ok": result.ok,
+        "virtual_duration": round(result.duration, 2),
+        "rss_baseline_kib": baseline,
+        "rss_peak_kib": peak_rss_kib(),
+    }
 
 
 def measure(case: dict, repeat: int, memory: bool) -> dict:
@@ -99,8 +106,9 @@ def growth(rows: list[dict], key: str) -> None:
     previous = None
     for row in rows:
         if previous is not None and row[key] and previous[key]:
-            row[f"{key}_exponent"] = round(math.log(row[key] / previous[key])
-                                           / math.log(row["processes"] / previous["processes"]), 2)
+            row[f"{key}_exponent"] = round(
+                math.log(row[key] / previous[key]) / math.log(row["processes"] / previous["processes"]), 2
+            )
         previous = row
 
 
@@ -116,21 +124,53 @@ def run(full: bool) -> dict:
         growth(rows, "wall_s")
     from . import ladder
 
-    steps = ladder.run([bees_case(100), bees_case(200), ra_case(100, 10)], repeat=5) if full else \
-        ladder.run([bees_case(50), ra_case(50, 5)], repeat=1)
+    steps = (
+        ladder.run([bees_case(100), bees_case(200), ra_case(100, 10)], repeat=5)
+        if full
+        else ladder.run([bees_case(50), ra_case(50, 5)], repeat=1)
+    )
     return {"target_msgs_per_s": TARGET, "repeat": repeat, "cases": results, "optimisation_steps": steps}
 
 
 def render(part: dict) -> str:
-    rows = [[r["algorithm"], r["processes"], r["options"].get("reeds", r["options"].get("requests")),
-             r["messages"], r.get("messages_exponent"), r["wall_s"], r.get("wall_s_exponent"), r["msgs_per_s"],
-             r["msgs_per_cpu_s"], r["rss_peak_mib"], r["rss_baseline_mib"], r.get("tracemalloc_peak_mib"),
-             r["ok"]] for r in part["cases"]]
+    rows = [
+        [
+            r["algorithm"],
+            r["processes"],
+            r["options"].get("reeds", r["options"].get("requests")),
+            r["messages"],
+            r.get("messages_exponent"),
+            r["wall_s"],
+            r.get("wall_s_exponent"),
+            r["msgs_per_s"],
+            r["msgs_per_cpu_s"],
+            r["rss_peak_mib"],
+            r["rss_baseline_mib"],
+            r.get("tracemalloc_peak_mib"),
+            r["ok"],
+        ]
+        for r in part["cases"]
+    ]
     from . import ladder
 
-    text = table(["algorithm", "P/N", "T (bees) / requests", "messages", "msg exp.", "time s", "time exp.",
-                  "msgs/s", "msgs/CPU-s", "peak RSS MiB", "RSS before run", "tracemalloc peak MiB", "complete"],
-                 rows)
+    text = table(
+        [
+            "algorithm",
+            "P/N",
+            "T (bees) / requests",
+            "messages",
+            "msg exp.",
+            "time s",
+            "time exp.",
+            "msgs/s",
+            "msgs/CPU-s",
+            "peak RSS MiB",
+            "RSS before run",
+            "tracemalloc peak MiB",
+            "complete",
+        ],
+        rows,
+    )
     if "optimisation_steps" in part:
         text += "\n\n" + ladder.render(part["optimisation_steps"])
     return text

@@ -76,12 +76,30 @@ def _sender(barrier, url: str, run_id: str, count: int, mode: str, per_input: in
         msg_id = f"node-1#{seq}"
         vc = {"node-1": seq}
         if traced:
-            bus.send("audit.node-1", {"events": [{"event": "send", "pid": "node-1", "t": 0.0, "lamport": seq,
-                                                   "vc": vc, "type": "REQUEST", "to": "node-2", "id": msg_id}]})
-        bus.send("REQUEST.node-2", envelope(run_id, msg_id, "node-1", "node-2", seq, vc, codec.to_dict(msg)),
-                 message_id=msg_id)
+            bus.send(
+                "audit.node-1",
+                {
+                    "events": [
+                        {
+                            "event": "send",
+                            "pid": "node-1",
+                            "t": 0.0,
+                            "lamport": seq,
+                            "vc": vc,
+                            "type": "REQUEST",
+                            "to": "node-2",
+                            "id": msg_id,
+                        }
+                    ]
+                },
+            )
+        bus.send(
+            "REQUEST.node-2",
+            envelope(run_id, msg_id, "node-1", "node-2", seq, vc, codec.to_dict(msg)),
+            message_id=msg_id,
+        )
         if seq % per_input == 0:
-            bus.poll(0)      # as a participant between two inputs: write out, take in confirms
+            bus.poll(0)  # as a participant between two inputs: write out, take in confirms
     bus.flush()
     end = _now()
     bus.close()
@@ -109,13 +127,33 @@ def _receiver(barrier, url: str, run_id: str, count: int, mode: str, _per_input:
                 raise RuntimeError(f"stream receiver: unexpected {env['id']}")
             got += 1
             if traced:
-                bus.send("audit.node-2", {"events": [{"event": "recv", "pid": "node-2", "t": 0.0, "lamport": got,
-                                                       "vc": {"node-1": got, "node-2": got}, "type": msg.type,
-                                                       "from": "node-1", "id": env["id"]}]})
+                bus.send(
+                    "audit.node-2",
+                    {
+                        "events": [
+                            {
+                                "event": "recv",
+                                "pid": "node-2",
+                                "t": 0.0,
+                                "lamport": got,
+                                "vc": {"node-1": got, "node-2": got},
+                                "type": msg.type,
+                                "from": "node-1",
+                                "id": env["id"],
+                            }
+                        ]
+                    },
+                )
             bus.ack(delivery)
     end = _now()
     bus.close()
-    return {"role": "receiver", "received": got, "end": end, "gaps": inbox.gaps, "duplicates": inbox.duplicates}
+    return {
+        "role": "receiver",
+        "received": got,
+        "end": end,
+        "gaps": inbox.gaps,
+        "duplicates": inbox.duplicates,
+    }
 
 
 def _tap(barrier, url: str, run_id: str, count: int, mode: str, _per_input: int) -> dict:
@@ -141,8 +179,8 @@ def _tap(barrier, url: str, run_id: str, count: int, mode: str, _per_input: int)
 
 
 # -- the raw pika twin: the same broker work, none of mutexlab's code --------------------------------
-RAW_ACK_EVERY = 25          # the receiving Bus's ack batch (prefetch 100 // 4)
-RAW_TAP_ACK_EVERY = 250     # the monitor's (prefetch 1000 // 4)
+RAW_ACK_EVERY = 25  # the receiving Bus's ack batch (prefetch 100 // 4)
+RAW_TAP_ACK_EVERY = 250  # the monitor's (prefetch 1000 // 4)
 
 
 def _raw_sender(barrier, url: str, run_id: str, count: int, _mode: str, per_input: int) -> dict:
@@ -151,15 +189,30 @@ def _raw_sender(barrier, url: str, run_id: str, count: int, _mode: str, per_inpu
     from mutexlab.transport.rabbit import envelope
 
     topology = _topology(run_id)
-    body = json.dumps(envelope(run_id, "node-1#1", "node-1", "node-2", 1, {"node-1": 1},
-                               {"type": "REQUEST", "sender": 1, "ts": 1}), separators=(",", ":")).encode()
+    body = json.dumps(
+        envelope(
+            run_id,
+            "node-1#1",
+            "node-1",
+            "node-2",
+            1,
+            {"node-1": 1},
+            {"type": "REQUEST", "sender": 1, "ts": 1},
+        ),
+        separators=(",", ":"),
+    ).encode()
     conn, channel, confirmed = async_confirms(url)
     props = pika.BasicProperties(delivery_mode=2, content_type="application/json", message_id="node-1#1")
     barrier.wait(timeout=120)
     start = _now()
     for seq in range(1, count + 1):
-        channel._impl.basic_publish(topology.exchange, "REQUEST.node-2", body, properties=props,  # noqa: SLF001
-                                    mandatory=True)
+        channel._impl.basic_publish(
+            topology.exchange,
+            "REQUEST.node-2",
+            body,
+            properties=props,  # noqa: SLF001
+            mandatory=True,
+        )
         if seq % per_input == 0:
             conn.process_data_events(time_limit=0)
     while confirmed[0] < count:
@@ -177,21 +230,30 @@ def _raw_receiver(barrier, url: str, run_id: str, count: int, _mode: str, _per_i
 def _raw_tap(barrier, url: str, run_id: str, count: int, _mode: str, _per_input: int) -> dict:
     from mutexlab.transport.monitor import MONITOR_PREFETCH
 
-    got = drain(barrier, url, _topology(run_id).monitor_queue, count, prefetch=MONITOR_PREFETCH,
-                ack_every=RAW_TAP_ACK_EVERY)
+    got = drain(
+        barrier,
+        url,
+        _topology(run_id).monitor_queue,
+        count,
+        prefetch=MONITOR_PREFETCH,
+        ack_every=RAW_TAP_ACK_EVERY,
+    )
     return {"role": "tap", "tapped": got["received"], "audit_events": 0, "end": got["end"]}
 
 
-ROLES = {False: {"sender": _sender, "receiver": _receiver, "tap": _tap},
-         True: {"sender": _raw_sender, "receiver": _raw_receiver, "tap": _raw_tap}}
+ROLES = {
+    False: {"sender": _sender, "receiver": _receiver, "tap": _tap},
+    True: {"sender": _raw_sender, "receiver": _raw_receiver, "tap": _raw_tap},
+}
 
 
 def _dispatch(barrier, raw: bool, role: str, *args) -> dict:
     return ROLES[raw][role](barrier, *args)
 
 
-def stream(url: str, count: int, traced: bool = False, tapped: bool = True, per_input: int = 1,
-           raw: bool = False) -> dict:
+def stream(
+    url: str, count: int, traced: bool = False, tapped: bool = True, per_input: int = 1, raw: bool = False
+) -> dict:
     """Stream ``count`` messages, ``per_input`` per poll; the receiver's rate and what the tap saw.
 
     ``tapped=False`` unbinds the monitor queue: the transport's path alone, without the copy of
@@ -202,7 +264,9 @@ def stream(url: str, count: int, traced: bool = False, tapped: bool = True, per_
     if traced and raw:
         raise ValueError("the raw pika twin has no trace (it does the untraced stream's broker work)")
     if per_input < 1 or count % per_input:
-        raise ValueError(f"messages per input must be at least 1 and divide the count {count}, got {per_input}")
+        raise ValueError(
+            f"messages per input must be at least 1 and divide the count {count}, got {per_input}"
+        )
     import pika
 
     from mutexlab.transport.rabbit import delete_run
@@ -227,18 +291,29 @@ def stream(url: str, count: int, traced: bool = False, tapped: bool = True, per_
     finally:
         delete_run(url, run_id, ["node-1", "node-2"])
     if not tapped and left_in_monitor_queue:
-        raise RuntimeError(f"the untapped stream routed {left_in_monitor_queue} messages to the monitor queue")
+        raise RuntimeError(
+            f"the untapped stream routed {left_in_monitor_queue} messages to the monitor queue"
+        )
     sender = next(o for o in out if o["role"] == "sender")
     receiver = next(o for o in out if o["role"] == "receiver")
     tap = next((o for o in out if o["role"] == "tap"), {"tapped": 0, "audit_events": 0})
     span = (receiver["end"] - sender["start"]) / 1e9
-    return {"mode": mode, "code": "raw pika" if raw else "transport", "per_input": per_input, "messages": count,
-            "received": receiver["received"], "tapped": tap["tapped"], "audit_events": tap["audit_events"],
-            "left_in_monitor_queue": left_in_monitor_queue, "gaps": receiver["gaps"],
-            "duplicates": receiver["duplicates"], "seconds": round(span, 3),
-            "msgs_per_s": round(receiver["received"] / span) if span > 0 else None,
-            "amqp_deliveries_per_s": round((receiver["received"] + tap["tapped"]) / span) if span > 0 else None,
-            "broker_cpu_us_per_msg": broker_us_per_msg(cpu_before, cpu_after, count)}
+    return {
+        "mode": mode,
+        "code": "raw pika" if raw else "transport",
+        "per_input": per_input,
+        "messages": count,
+        "received": receiver["received"],
+        "tapped": tap["tapped"],
+        "audit_events": tap["audit_events"],
+        "left_in_monitor_queue": left_in_monitor_queue,
+        "gaps": receiver["gaps"],
+        "duplicates": receiver["duplicates"],
+        "seconds": round(span, 3),
+        "msgs_per_s": round(receiver["received"] / span) if span > 0 else None,
+        "amqp_deliveries_per_s": round((receiver["received"] + tap["tapped"]) / span) if span > 0 else None,
+        "broker_cpu_us_per_msg": broker_us_per_msg(cpu_before, cpu_after, count),
+    }
 
 
 def _queue_depth(url: str, queue: str) -> int:

@@ -27,8 +27,14 @@ from mutexlab.trace import TraceWriter
 
 CLASSIC_SIZES = (3, 5, 9)
 SEEDS = (0, 1, 7)
-FAULTS = ({}, {"delay": "uniform"}, {"delay": "fixed"},
-          {"duplicate": 0.2}, {"spike": 0.1, "spike_delay": 20.0}, {"reorder": True})
+FAULTS = (
+    {},
+    {"delay": "uniform"},
+    {"delay": "fixed"},
+    {"duplicate": 0.2},
+    {"spike": 0.1, "spike_delay": 20.0},
+    {"reorder": True},
+)
 
 
 def configurations() -> list[tuple[str, int, dict, int, dict]]:
@@ -49,10 +55,20 @@ def configurations() -> list[tuple[str, int, dict, int, dict]]:
 
 
 def _result_key(result) -> str:
-    return json.dumps({"duration": result.duration, "events": result.events, "messages": result.messages,
-                       "entries": result.entries, "notes": result.notes, "states": result.states,
-                       "stalled": result.stalled, "truncated": result.truncated,
-                       "duplicates_dropped": result.duplicates_dropped}, sort_keys=True)
+    return json.dumps(
+        {
+            "duration": result.duration,
+            "events": result.events,
+            "messages": result.messages,
+            "entries": result.entries,
+            "notes": result.notes,
+            "states": result.states,
+            "stalled": result.stalled,
+            "truncated": result.truncated,
+            "duplicates_dropped": result.duplicates_dropped,
+        },
+        sort_keys=True,
+    )
 
 
 def fingerprint(algorithm: str, n: int, options: dict, seed: int, faults: dict) -> dict:
@@ -79,8 +95,10 @@ def fingerprint(algorithm: str, n: int, options: dict, seed: int, faults: dict) 
 
 
 def run_all() -> dict[str, dict]:
-    return {json.dumps([a, n, o, s, f], sort_keys=True): fingerprint(a, n, o, s, f)
-            for a, n, o, s, f in configurations()}
+    return {
+        json.dumps([a, n, o, s, f], sort_keys=True): fingerprint(a, n, o, s, f)
+        for a, n, o, s, f in configurations()
+    }
 
 
 def protocol_sources() -> dict[str, str]:

@@ -66,8 +66,11 @@ def _container(config):
     if not os.environ.get("TESTCONTAINERS_RYUK_DISABLED"):
         # Before testcontainers reads its configuration: the reaper's image would be pulled from Docker Hub.
         os.environ["TESTCONTAINERS_RYUK_DISABLED"] = "true"
-        _say(config, "conftest: TESTCONTAINERS_RYUK_DISABLED=true (no reaper container; "
-                     "the amqp_url fixture stops the broker container itself)")
+        _say(
+            config,
+            "conftest: TESTCONTAINERS_RYUK_DISABLED=true (no reaper container; "
+            "the amqp_url fixture stops the broker container itself)",
+        )
     try:
         from testcontainers.community.rabbitmq import RabbitMqContainer
     except ImportError:  # testcontainers before the "community" split
@@ -97,15 +100,22 @@ def amqp_url(request):
             if not _reachable(url):
                 pytest.fail(f"the broker container started, but its port is not reachable from here: {url}")
             BROKER.update(source="testcontainers", container=container)
-            _say(request.config, f"conftest: broker from testcontainers ({BROKER_IMAGE}) at "
-                                 f"{urlparse(url).hostname}:{urlparse(url).port}")
+            _say(
+                request.config,
+                f"conftest: broker from testcontainers ({BROKER_IMAGE}) at "
+                f"{urlparse(url).hostname}:{urlparse(url).port}",
+            )
             yield url
         return
     if mode == "container":
-        pytest.fail(f"{SWITCH}=container but no Docker engine answers (docker info), so testcontainers cannot "
-                    "start the broker")
-    reason = ("no RabbitMQ broker: AMQP_URL is unset, nothing listens on 127.0.0.1:5672, "
-              "and no Docker engine is available for testcontainers")
+        pytest.fail(
+            f"{SWITCH}=container but no Docker engine answers (docker info), so testcontainers cannot "
+            "start the broker"
+        )
+    reason = (
+        "no RabbitMQ broker: AMQP_URL is unset, nothing listens on 127.0.0.1:5672, "
+        "and no Docker engine is available for testcontainers"
+    )
     if os.environ.get("CI"):
         pytest.fail(reason + " (under CI a missing broker is a failure)")
     pytest.skip(reason)

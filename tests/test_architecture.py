@@ -56,12 +56,15 @@ def imported_parts(path: Path, package: Path = PACKAGE) -> list[tuple[int, str]]
                 module = base + (node.module.split(".") if node.module else [])
                 if module:
                     found.append((node.lineno, module[0]))
-                else:   # ``from . import x`` at the package root: a module, or a name of __init__
+                else:  # ``from . import x`` at the package root: a module, or a name of __init__
                     found += [(node.lineno, _root_name(alias.name, package)) for alias in node.names]
             elif node.module and node.module.split(".")[0] == "mutexlab":
                 parts = node.module.split(".")
-                found += [(node.lineno, parts[1])] if len(parts) > 1 else \
-                    [(node.lineno, _root_name(alias.name, package)) for alias in node.names]
+                found += (
+                    [(node.lineno, parts[1])]
+                    if len(parts) > 1
+                    else [(node.lineno, _root_name(alias.name, package)) for alias in node.names]
+                )
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 parts = alias.name.split(".")
@@ -78,8 +81,10 @@ def upward_imports(package: Path = PACKAGE) -> list[str]:
             if target == source or (layer_of(target) == layer_of(source) in ONE_UNIT):
                 continue
             if layer_of(target) >= layer_of(source):
-                problems.append(f"{path.relative_to(package.parent)}:{line}: mutexlab.{source} "
-                                f"(layer {layer_of(source)}) imports mutexlab.{target} (layer {layer_of(target)})")
+                problems.append(
+                    f"{path.relative_to(package.parent)}:{line}: mutexlab.{source} "
+                    f"(layer {layer_of(source)}) imports mutexlab.{target} (layer {layer_of(target)})"
+                )
     return problems
 
 

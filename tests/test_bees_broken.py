@@ -118,7 +118,9 @@ class LastEggAfterLeaving(Bee):
         if self.state == bees.DEAD:
             egg = next(e for e in effects if isinstance(e, Note) and e.event == "egg")
             effects.remove(egg)
-            at = next(n for n, e in enumerate(effects) if isinstance(e, Exit) and e.resource.startswith("reed:"))
+            at = next(
+                n for n, e in enumerate(effects) if isinstance(e, Exit) and e.resource.startswith("reed:")
+            )
             effects.insert(at + 1, egg)
         return effects
 
@@ -174,11 +176,17 @@ def audit(cls, processes, options, equal_clocks, seed):
     return result, verify_events([dict(e, _line=n) for n, e in enumerate(trace.events, 1)])
 
 
-@pytest.mark.parametrize("cls, processes, options, equal_clocks, rule", VARIANTS,
-                         ids=[f"{v[0].__name__}-P{v[1]}" for v in VARIANTS])
+@pytest.mark.parametrize(
+    "cls, processes, options, equal_clocks, rule",
+    VARIANTS,
+    ids=[f"{v[0].__name__}-P{v[1]}" for v in VARIANTS],
+)
 def test_the_audit_catches_a_broken_bee(cls, processes, options, equal_clocks, rule):
-    caught = [seed for seed in SEEDS
-              if rule in {v.rule for v in audit(cls, processes, options, equal_clocks, seed)[1].violations}]
+    caught = [
+        seed
+        for seed in SEEDS
+        if rule in {v.rule for v in audit(cls, processes, options, equal_clocks, seed)[1].violations}
+    ]
     assert caught, f"{cls.__name__} was not caught by rule {rule!r} on seeds {list(SEEDS)}"
     for seed in caught:
         result, verdict = audit(Bee, processes, options, equal_clocks, seed)

@@ -8,11 +8,10 @@ RETIRED). The egg total of complete runs is checked by the property tests and th
 from __future__ import annotations
 
 import pytest
+from test_bees_broken import FlowerThresholdOneTooLow, IgnoresReedOrder
 
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.protocols.bees import make_setup
-
-from test_bees_broken import FlowerThresholdOneTooLow, IgnoresReedOrder
 
 # bees, options; equal initial clocks, so the pid tie-break is exercised too.
 SMALL = [
@@ -29,8 +28,10 @@ def check_colony(colony, max_states=None):
 
 
 def summary(result) -> str:
-    return (f"{result.states} states, {result.transitions} transitions, {result.finals} final states, "
-            f"depth {result.depth}, {result.verdict}" + (f" ({result.stopped})" if result.stopped else ""))
+    return (
+        f"{result.states} states, {result.transitions} transitions, {result.finals} final states, "
+        f"depth {result.depth}, {result.verdict}" + (f" ({result.stopped})" if result.stopped else "")
+    )
 
 
 class Colony:
@@ -48,8 +49,11 @@ class Colony:
         return setup
 
 
-@pytest.mark.parametrize("processes, options", SMALL, ids=[f"P{p}-" + "-".join(f"{k[0]}{v}" for k, v in o.items())
-                                                           for p, o in SMALL])
+@pytest.mark.parametrize(
+    "processes, options",
+    SMALL,
+    ids=[f"P{p}-" + "-".join(f"{k[0]}{v}" for k, v in o.items()) for p, o in SMALL],
+)
 def test_every_interleaving_is_safe_and_ends_properly(processes, options, record_property, capsys):
     result = check_colony(Colony(processes, options), max_states=3_000_000)
     with capsys.disabled():
@@ -66,7 +70,9 @@ def test_three_bees_one_flower_one_reed_every_interleaving_is_safe_and_ends_prop
 
     717,117 states and 2,044,408 transitions, as explore() counts them (about 15 s of CPU with
     the checker, two minutes with explore()): marked slow."""
-    result = check_colony(Colony(3, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}), max_states=3_000_000)
+    result = check_colony(
+        Colony(3, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}), max_states=3_000_000
+    )
     with capsys.disabled():
         print(f"\nbees P=3 K=1 T=1 eggs=1 cocoons=1: {summary(result)}")
     assert result.complete, summary(result)
@@ -74,12 +80,14 @@ def test_three_bees_one_flower_one_reed_every_interleaving_is_safe_and_ends_prop
     assert (result.states, result.transitions) == (717_117, 2_044_408) and result.finals >= 1
 
 
-@pytest.mark.parametrize("cls, processes, options", [
-    (FlowerThresholdOneTooLow, 2, {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 1}),
-    (IgnoresReedOrder, 2, {"flowers": 2, "reeds": 1, "eggs": 1, "cocoons": 2}),
-])
+@pytest.mark.parametrize(
+    "cls, processes, options",
+    [
+        (FlowerThresholdOneTooLow, 2, {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 1}),
+        (IgnoresReedOrder, 2, {"flowers": 2, "reeds": 1, "eggs": 1, "cocoons": 2}),
+    ],
+)
 def test_exploration_finds_the_broken_bees(cls, processes, options):
     result = check_colony(Colony(processes, options, cls), max_states=200_000)
     assert [f.kind for f in result.findings] == ["capacity"]
     assert result.findings[0].path, "the finding names the steps that lead to it"
-

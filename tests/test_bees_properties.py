@@ -12,20 +12,29 @@ from mutexlab.protocols.registry import make_setup
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter, read_trace
 
-colonies = st.fixed_dictionaries({
-    "bees": st.integers(1, 12),
-    "flowers": st.integers(1, 5),
-    "reeds": st.integers(1, 5),
-    "eggs": st.sampled_from([1, 2, 5]),
-    "per_reed": st.integers(1, 3),
-    "seed": st.integers(0, 2**32 - 1),
-    "delay": st.sampled_from(["exp", "uniform", "fixed"]),
-    "dwell": st.fixed_dictionaries({"rest": st.floats(0, 5), "reed": st.floats(0, 3), "flower": st.floats(0, 3)}),
-})
+colonies = st.fixed_dictionaries(
+    {
+        "bees": st.integers(1, 12),
+        "flowers": st.integers(1, 5),
+        "reeds": st.integers(1, 5),
+        "eggs": st.sampled_from([1, 2, 5]),
+        "per_reed": st.integers(1, 3),
+        "seed": st.integers(0, 2**32 - 1),
+        "delay": st.sampled_from(["exp", "uniform", "fixed"]),
+        "dwell": st.fixed_dictionaries(
+            {"rest": st.floats(0, 5), "reed": st.floats(0, 3), "flower": st.floats(0, 3)}
+        ),
+    }
+)
 
 
 def run(c: dict, trace: TraceWriter):
-    options = {"flowers": c["flowers"], "reeds": c["reeds"], "eggs": c["eggs"], "cocoons": c["eggs"] * c["per_reed"]}
+    options = {
+        "flowers": c["flowers"],
+        "reeds": c["reeds"],
+        "eggs": c["eggs"],
+        "cocoons": c["eggs"] * c["per_reed"],
+    }
     setup = make_setup("bees", c["bees"], options, seed=c["seed"])
     return Simulation(setup, SimConfig(seed=c["seed"], delay=c["delay"], dwell=c["dwell"]), trace).run()
 

@@ -43,9 +43,12 @@ def late_ack_scenario(steps: int | None = None) -> dict:
 def test_a_late_ackflower_from_an_earlier_request_is_not_counted():
     result = replay_scenario(late_ack_scenario(LATE_ACK_STEP))
     bee1 = result.protocols[1]
-    late = [e for e in result.events if e["event"] == "send" and e["type"] == "ACKflower" and e["pid"] == "bee-3"
-            and e["to"] == "bee-1"][-1]
-    assert late["msg"]["req_ts"] < bee1.flower_request[0]          # it answers the older request
+    late = [
+        e
+        for e in result.events
+        if e["event"] == "send" and e["type"] == "ACKflower" and e["pid"] == "bee-3" and e["to"] == "bee-1"
+    ][-1]
+    assert late["msg"]["req_ts"] < bee1.flower_request[0]  # it answers the older request
     assert late_ack_scenario(LATE_ACK_STEP)["steps"][-1] == {"op": "deliver", "from": 3, "to": 1}
     assert result.events[-1]["event"] == "recv" and result.events[-1]["id"] == late["id"]
     assert bee1.state == "WAIT_FLOWER" and bee1.flower_acks == set()
@@ -73,33 +76,55 @@ class CountsAnyAck(bees.Bee):
 def test_the_late_ack_scenario_tells_a_bee_that_counts_stale_acks(monkeypatch):
     monkeypatch.setattr(bees, "Bee", CountsAnyAck)
     result = replay_scenario(late_ack_scenario(LATE_ACK_STEP))
-    assert result.protocols[1].state == "ON_FLOWER"              # entered on the stale ACK
+    assert result.protocols[1].state == "ON_FLOWER"  # entered on the stale ACK
 
 
 def test_the_third_bee_takes_reed_one_only_after_the_first_leaves():
     """Decision 2: rank 2 of T = 2 gets reed 1 as its second bee, and waits for rank 0's RELEASEreed."""
-    scenario = {"algorithm": "bees", "processes": 3,
-                "options": {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 2,
-                            "initial_clocks": {"1": 0, "2": 0, "3": 0}},
-                "steps": [step("request", 1), step("request", 2), step("request", 3), DRAIN]}
+    scenario = {
+        "algorithm": "bees",
+        "processes": 3,
+        "options": {
+            "flowers": 1,
+            "reeds": 2,
+            "eggs": 1,
+            "cocoons": 2,
+            "initial_clocks": {"1": 0, "2": 0, "3": 0},
+        },
+        "steps": [step("request", 1), step("request", 2), step("request", 3), DRAIN],
+    }
     result = replay_scenario(scenario)
     assert result.states == {"bee-1": "ON_REED", "bee-2": "ON_REED", "bee-3": "WAIT_REED"}
     assert result.protocols[3].waiting_for() == {"RELEASEreed": [1]}
-    scenario["steps"] += [step("request", 2), DRAIN, step("exit", 2), DRAIN]    # bee 2 leaves reed 2
+    scenario["steps"] += [step("request", 2), DRAIN, step("exit", 2), DRAIN]  # bee 2 leaves reed 2
     assert replay_scenario(scenario).states["bee-3"] == "WAIT_REED"
-    scenario["steps"] += [step("request", 1), DRAIN, step("exit", 1), DRAIN]    # bee 1 leaves reed 1
+    scenario["steps"] += [step("request", 1), DRAIN, step("exit", 1), DRAIN]  # bee 1 leaves reed 1
     result = replay_scenario(scenario)
     assert result.states["bee-3"] == "ON_REED" and result.protocols[3].reed == 1
-    enters = [(e["pid"], e["resource"]) for e in result.events if e["event"] == "enter" and e["resource"] != "flower"]
+    enters = [
+        (e["pid"], e["resource"])
+        for e in result.events
+        if e["event"] == "enter" and e["resource"] != "flower"
+    ]
     assert enters == [("bee-1", "reed:1"), ("bee-2", "reed:2"), ("bee-3", "reed:1")]
 
 
 def test_a_bee_asking_after_others_died_needs_nobody():
     """Decision 3: the dead are never waited for — the last bee asks nobody."""
-    scenario = {"algorithm": "bees", "processes": 2,
-                "options": {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 1},
-                "steps": [step("request", 1), DRAIN, step("request", 1), DRAIN, step("exit", 1), DRAIN,
-                          step("request", 2)]}
+    scenario = {
+        "algorithm": "bees",
+        "processes": 2,
+        "options": {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 1},
+        "steps": [
+            step("request", 1),
+            DRAIN,
+            step("request", 1),
+            DRAIN,
+            step("exit", 1),
+            DRAIN,
+            step("request", 2),
+        ],
+    }
     result = replay_scenario(scenario)
     assert result.states == {"bee-1": "DEAD", "bee-2": "ON_REED"}
     assert result.in_flight == 0
@@ -109,8 +134,25 @@ def test_a_bee_asking_after_others_died_needs_nobody():
 # -- the command -----------------------------------------------------------------------------------
 def test_simulate_bees_prints_a_summary(capsys, tmp_path):
     trace = tmp_path / "bees.jsonl"
-    assert main(["simulate", "bees", "--bees", "7", "--flowers", "2", "--reeds", "2", "--seed", "4",
-                 "--trace", str(trace)]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "bees",
+                "--bees",
+                "7",
+                "--flowers",
+                "2",
+                "--reeds",
+                "2",
+                "--seed",
+                "4",
+                "--trace",
+                str(trace),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "eggs per reed: reed:1 15, reed:2 15 (total 30, expected 30)" in out
     assert "6 dead, 1 retired" in out
@@ -137,12 +179,15 @@ def test_simulate_bees_is_deterministic(capsys):
     assert capsys.readouterr().out == first
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--bees", "0"], "--bees/-P: must be at least 1, got 0"),
-    (["--flowers", "-2"], "--flowers/-K: must be at least 1"),
-    (["--reeds", "many"], "--reeds/-T: 'many' is not a whole number"),
-    (["--seed", "1.5"], "--seed: '1.5' is not a whole number"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--bees", "0"], "--bees/-P: must be at least 1, got 0"),
+        (["--flowers", "-2"], "--flowers/-K: must be at least 1"),
+        (["--reeds", "many"], "--reeds/-T: 'many' is not a whole number"),
+        (["--seed", "1.5"], "--seed: '1.5' is not a whole number"),
+    ],
+)
 def test_simulate_bees_refuses_bad_arguments(capsys, args, words):
     with pytest.raises(SystemExit) as exit_:
         main(["simulate", "bees", *args])
@@ -156,15 +201,17 @@ def test_simulate_bees_refuses_cocoons_that_are_not_a_multiple_of_eggs(capsys):
 
 
 def test_the_installed_command_exits_2_on_bad_input():
-    done = subprocess.run([sys.executable, "-m", "mutexlab", "simulate", "bees", "--bees", "-3"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "mutexlab", "simulate", "bees", "--bees", "-3"], capture_output=True, text=True
+    )
     assert done.returncode == 2 and "must be at least 1" in done.stderr
 
 
 def test_simulate_bees_exits_1_when_the_audit_fails(monkeypatch, capsys):
     class GreedyBee(bees.Bee):
-        def flower_threshold(self):          # takes a flower with no permission at all
+        def flower_threshold(self):  # takes a flower with no permission at all
             return 0
+
     monkeypatch.setattr(bees, "Bee", GreedyBee)
     assert main(["simulate", "bees", "-P", "6", "-K", "1", "-T", "3", "--seed", "1"]) == 1
     assert "audit: VIOLATION" in capsys.readouterr().out
@@ -176,6 +223,7 @@ def test_simulate_bees_exits_3_and_names_the_waiting_when_the_run_stalls(monkeyp
             if msg.type == "RELEASEreed":
                 return []
             return super().on_message(msg)
+
     monkeypatch.setattr(bees, "Bee", DeafToDeaths)
     assert main(["simulate", "bees", "-P", "4", "-K", "1", "-T", "2", "--seed", "0"]) == 3
     out = capsys.readouterr().out

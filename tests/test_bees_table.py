@@ -11,8 +11,16 @@ import pytest
 
 from mutexlab.messages import MessageError
 from mutexlab.protocol import Enter, Exit, Note, ProtocolError, Schedule, Send
-from mutexlab.protocols.bees import (CODEC, ACKflower, ACKreed, Bee, RELEASEreed, REQflower, REQreed,
-                                     make_setup)
+from mutexlab.protocols.bees import (
+    CODEC,
+    ACKflower,
+    ACKreed,
+    Bee,
+    RELEASEreed,
+    REQflower,
+    REQreed,
+    make_setup,
+)
 from mutexlab.setup import ConfigError
 
 
@@ -24,7 +32,7 @@ def bee_in(state: str, flowers: int = 1, eggs: int = 2) -> Bee:
     if state == "REST":
         return bee
     if state == "RETIRED":
-        bee.on_message(REQreed(sender=2, ts=1))          # bee 2 asked earlier: it gets the only place
+        bee.on_message(REQreed(sender=2, ts=1))  # bee 2 asked earlier: it gets the only place
     bee.on_local("request")
     if state == "WAIT_REED":
         return bee
@@ -88,7 +96,7 @@ def test_reqreed(state):
         assert effects == [] and bee.requests.get(2) != (500, 2)
         return
     assert describe(effects) == ["ACKreed→2"]
-    assert effects[0].msg.req_ts == 500 and effects[0].msg.ts > 500      # Lamport: past the stamp
+    assert effects[0].msg.req_ts == 500 and effects[0].msg.ts > 500  # Lamport: past the stamp
     assert bee.requests[2] == (500, 2) and bee.state == state
 
 
@@ -108,7 +116,10 @@ def test_ackreed_in_wait_reed_counts_and_the_last_one_enters():
     mine = bee.requests[1][0]
     assert bee.on_message(ACKreed(sender=2, ts=50, req_ts=mine)) == []
     assert bee.reed_acks == {2} and bee.waiting_for() == {"ACKreed": [3]}
-    assert describe(bee.on_message(ACKreed(sender=3, ts=50, req_ts=mine))) == ["enter reed:1", "schedule request"]
+    assert describe(bee.on_message(ACKreed(sender=3, ts=50, req_ts=mine))) == [
+        "enter reed:1",
+        "schedule request",
+    ]
     assert bee.state == "ON_REED" and bee.reed == 1
 
 
@@ -162,8 +173,13 @@ def test_gone_bees_ignore_everything(state):
     bee = bee_in(state)
     before = bee.snapshot()
     clock = bee.clock.time
-    for msg in (REQflower(sender=2, ts=1), ACKflower(sender=2, ts=1, req_ts=1), REQreed(sender=3, ts=1),
-                ACKreed(sender=3, ts=1, req_ts=1), RELEASEreed(sender=2, ts=1, reed=1, status="FULL", cocoons=6)):
+    for msg in (
+        REQflower(sender=2, ts=1),
+        ACKflower(sender=2, ts=1, req_ts=1),
+        REQreed(sender=3, ts=1),
+        ACKreed(sender=3, ts=1, req_ts=1),
+        RELEASEreed(sender=2, ts=1, reed=1, status="FULL", cocoons=6),
+    ):
         assert bee.on_message(msg) == []
     assert bee.snapshot() == before and bee.clock.time == clock and bee.finished
 
@@ -178,10 +194,13 @@ def test_ackflower_for_an_older_request_never_counts(state):
 
 
 def test_ackflower_in_wait_flower_counts_up_to_the_threshold():
-    bee = bee_in("WAIT_FLOWER", flowers=2)        # 2 others, K − 1 = 1 may be on a flower: 1 ACK suffices
+    bee = bee_in("WAIT_FLOWER", flowers=2)  # 2 others, K − 1 = 1 may be on a flower: 1 ACK suffices
     assert bee.flower_threshold() == 1
     mine = bee.flower_request[0]
-    assert describe(bee.on_message(ACKflower(sender=3, ts=900, req_ts=mine))) == ["enter flower", "schedule exit"]
+    assert describe(bee.on_message(ACKflower(sender=3, ts=900, req_ts=mine))) == [
+        "enter flower",
+        "schedule exit",
+    ]
     assert bee.state == "ON_FLOWER"
     # The other ACK arrives late, while the bee is on the flower: ignored.
     assert bee.on_message(ACKflower(sender=2, ts=901, req_ts=mine)) == []
@@ -211,7 +230,7 @@ def test_a_death_notice_lets_a_waiting_bee_stop_waiting_for_the_dead():
 
 
 def test_a_death_shrinks_the_flower_threshold():
-    bee = bee_in("WAIT_FLOWER")                   # K = 1: needs both others
+    bee = bee_in("WAIT_FLOWER")  # K = 1: needs both others
     mine = bee.flower_request[0]
     bee.on_message(ACKflower(sender=2, ts=100, req_ts=mine))
     assert bee.state == "WAIT_FLOWER"
@@ -220,7 +239,7 @@ def test_a_death_shrinks_the_flower_threshold():
 
 
 def test_an_ack_from_a_bee_that_died_since_does_not_count():
-    bee = bee_in("WAIT_FLOWER")                   # K = 1
+    bee = bee_in("WAIT_FLOWER")  # K = 1
     mine = bee.flower_request[0]
     bee.on_message(ACKflower(sender=2, ts=100, req_ts=mine))
     bee.on_message(RELEASEreed(sender=2, ts=101, reed=2, status="FULL", cocoons=6))
@@ -237,9 +256,9 @@ def test_a_gone_bee_is_dropped_from_the_deferred_queue():
 # -- reed order and surplus bees (decisions 2 and 4) ---------------------------------------------
 def test_a_bee_waits_for_the_earlier_bee_of_its_reed_to_leave():
     bee = Bee(3, 3, flowers=1, reeds=2, eggs=1, cocoons=2, clock=10)
-    bee.on_message(REQreed(sender=1, ts=1))       # rank 0 → reed 1
-    bee.on_message(REQreed(sender=2, ts=2))       # rank 1 → reed 2
-    bee.on_local("request")                       # rank 2 → reed 1, second turn
+    bee.on_message(REQreed(sender=1, ts=1))  # rank 0 → reed 1
+    bee.on_message(REQreed(sender=2, ts=2))  # rank 1 → reed 2
+    bee.on_local("request")  # rank 2 → reed 1, second turn
     mine = bee.requests[3][0]
     assert bee.on_message(ACKreed(sender=1, ts=50, req_ts=mine)) == []
     assert bee.on_message(ACKreed(sender=2, ts=50, req_ts=mine)) == []
@@ -263,25 +282,37 @@ def test_a_surplus_bee_retires_and_says_so():
 def test_the_last_egg_releases_the_reed_and_the_bee_dies():
     bee = bee_in("ON_FLOWER", eggs=1)
     effects = bee.on_local("exit")
-    assert describe(effects) == ["exit flower", "egg", "exit reed:1", "RELEASEreed→2", "RELEASEreed→3", "death"]
+    assert describe(effects) == [
+        "exit flower",
+        "egg",
+        "exit reed:1",
+        "RELEASEreed→2",
+        "RELEASEreed→3",
+        "death",
+    ]
     assert effects[3].msg.reed == 1 and effects[3].msg.cocoons == 1 and effects[3].msg.status == "AVAILABLE"
     assert bee.state == "DEAD" and bee.finished
 
 
 # -- local decisions --------------------------------------------------------------------------------
-@pytest.mark.parametrize("state, action, words", [
-    ("REST", "request", ["REQreed→2", "REQreed→3"]),
-    ("ON_REED", "request", ["REQflower→2", "REQflower→3"]),
-    ("ON_FLOWER", "exit", ["exit flower", "egg", "schedule request"]),
-])
+@pytest.mark.parametrize(
+    "state, action, words",
+    [
+        ("REST", "request", ["REQreed→2", "REQreed→3"]),
+        ("ON_REED", "request", ["REQflower→2", "REQflower→3"]),
+        ("ON_FLOWER", "exit", ["exit flower", "egg", "schedule request"]),
+    ],
+)
 def test_allowed_local_decisions(state, action, words):
     assert describe(bee_in(state).on_local(action)) == words
 
 
-@pytest.mark.parametrize("state, action", [(s, "request") for s in ("WAIT_REED", "WAIT_FLOWER", "ON_FLOWER",
-                                                                    "DEAD", "RETIRED")]
-                         + [(s, "exit") for s in ("REST", "WAIT_REED", "ON_REED", "WAIT_FLOWER", "DEAD", "RETIRED")]
-                         + [("REST", "fly")])
+@pytest.mark.parametrize(
+    "state, action",
+    [(s, "request") for s in ("WAIT_REED", "WAIT_FLOWER", "ON_FLOWER", "DEAD", "RETIRED")]
+    + [(s, "exit") for s in ("REST", "WAIT_REED", "ON_REED", "WAIT_FLOWER", "DEAD", "RETIRED")]
+    + [("REST", "fly")],
+)
 def test_impossible_local_decisions_are_refused(state, action):
     with pytest.raises(ProtocolError):
         bee_in(state).on_local(action)
@@ -295,24 +326,36 @@ def test_a_broadcast_carries_one_timestamp_and_ticks_once():
 
 # -- messages and configuration ------------------------------------------------------------------
 def test_codec_round_trip_and_refusals():
-    for msg in (REQreed(sender=1, ts=2), ACKreed(sender=2, ts=3, req_ts=2), REQflower(sender=1, ts=4),
-                ACKflower(sender=3, ts=5, req_ts=4), RELEASEreed(sender=1, ts=6, reed=2, status="FULL", cocoons=15)):
+    for msg in (
+        REQreed(sender=1, ts=2),
+        ACKreed(sender=2, ts=3, req_ts=2),
+        REQflower(sender=1, ts=4),
+        ACKflower(sender=3, ts=5, req_ts=4),
+        RELEASEreed(sender=1, ts=6, reed=2, status="FULL", cocoons=15),
+    ):
         assert CODEC.decode(CODEC.encode(msg)) == msg
-    for raw, words in [(b'{"type": "ACKflower", "sender": 1, "ts": 2}', "req_ts"),
-                       (b'{"type": "RELEASEreed", "sender": 1, "ts": 2, "reed": 1, "status": "HALF", "cocoons": 3}',
-                        "status"),
-                       (b'{"type": "REQhoney", "sender": 1, "ts": 2}', "unknown message type")]:
+    for raw, words in [
+        (b'{"type": "ACKflower", "sender": 1, "ts": 2}', "req_ts"),
+        (
+            b'{"type": "RELEASEreed", "sender": 1, "ts": 2, "reed": 1, "status": "HALF", "cocoons": 3}',
+            "status",
+        ),
+        (b'{"type": "REQhoney", "sender": 1, "ts": 2}', "unknown message type"),
+    ]:
         with pytest.raises(MessageError, match=words):
             CODEC.decode(raw)
 
 
-@pytest.mark.parametrize("options, words", [
-    ({"flowers": 0}, "'flowers' must be at least 1"),
-    ({"reeds": "two"}, "'reeds' must be a whole number"),
-    ({"eggs": 4}, "multiple of eggs"),
-    ({"queens": 1}, "do not take option"),
-    ({"initial_clocks": {"9": 1}}, "outside 1..3"),
-])
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        ({"flowers": 0}, "'flowers' must be at least 1"),
+        ({"reeds": "two"}, "'reeds' must be a whole number"),
+        ({"eggs": 4}, "multiple of eggs"),
+        ({"queens": 1}, "do not take option"),
+        ({"initial_clocks": {"9": 1}}, "outside 1..3"),
+    ],
+)
 def test_bad_options_are_refused(options, words):
     with pytest.raises(ConfigError, match=words):
         make_setup(3, options, 0)

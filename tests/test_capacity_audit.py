@@ -32,7 +32,6 @@ from mutexlab.trace import Recorder, TraceWriter
 from mutexlab.transport.monitor import Monitor, Outcome
 from mutexlab.transport.settings import MonitorSettings
 
-
 # --- the reference: the budgeted clique search the audit used before, copied verbatim -------------
 
 SEARCH_LIMIT = 200_000
@@ -82,7 +81,7 @@ def old_search(cap, intervals, limit=20):
             if budget[0] < 0:
                 return None
             if all(overlap(nxt, member) for member in clique[1:]):
-                hit = extend(clique + [nxt], units + nxt.units, pool[n + 1:])
+                hit = extend(clique + [nxt], units + nxt.units, pool[n + 1 :])
                 if hit:
                     return hit
         return None
@@ -110,6 +109,7 @@ def old_max_load(intervals):
 
 
 # --- building traces ---------------------------------------------------------------------------------
+
 
 class Builder:
     """Processes with vector clocks (the trace's own Recorder), messages delivered by hand."""
@@ -157,6 +157,7 @@ def assert_antichain(found, load):
 
 # --- known answers -------------------------------------------------------------------------------------
 
+
 def test_units_are_summed_and_causality_splits_the_holders():
     # a (2 units) and b (3 units) hold at once; c (1 unit) enters after a's exit is known to it.
     t = Builder("a", "b", "c")
@@ -173,24 +174,26 @@ def test_units_are_summed_and_causality_splits_the_holders():
     assert check_capacities(t.events, {"flower": 5}) == []
     [violation] = check_capacities(t.events, {"flower": 4})
     assert violation.rule == "capacity"
-    assert violation.message == ("flower (capacity 4) held by a (2 units, line 1), b (3 units, line 2) at once: "
-                                 "no exit among them happened-before another's enter")
+    assert violation.message == (
+        "flower (capacity 4) held by a (2 units, line 1), b (3 units, line 2) at once: "
+        "no exit among them happened-before another's enter"
+    )
     assert [e["_line"] for e in violation.events] == [1, 2]
 
 
 def test_the_heaviest_antichain_is_not_the_largest_one():
     # p: P1 then P2; q: Q1 (3 units) then Q2; Q1 overlaps P1 only; r: R1 after Q1 and P1.
     t = Builder("p", "q", "r")
-    t.enter("p")                 # P1
-    t.enter("q", 3)              # Q1
+    t.enter("p")  # P1
+    t.enter("q", 3)  # Q1
     t.exit("q", 3)
     t.exit("p")
     t.tell("q", "r")
     t.tell("p", "r")
-    t.enter("r")                 # R1
-    t.tell("q", "p")             # P2 knows Q1's exit
-    t.enter("p")                 # P2
-    t.enter("q")                 # Q2: knows nothing new, overlaps P2 and R1
+    t.enter("r")  # R1
+    t.tell("q", "p")  # P2 knows Q1's exit
+    t.enter("p")  # P2
+    t.enter("q")  # Q2: knows nothing new, overlaps P2 and R1
     load, found = max_antichain(t.intervals())
     assert load == 4 and holders(found) == [("p", 1), ("q", 3)]
     assert_antichain(found, load)
@@ -208,7 +211,7 @@ def test_a_holder_left_inside_at_the_end_is_below_nothing():
     t.enter("e", 1)
     t.exit("e", 1)
     t.tell("e", "f")
-    t.enter("f", 1)              # after e's exit: e ≺ f, but d still overlaps f
+    t.enter("f", 1)  # after e's exit: e ≺ f, but d still overlaps f
     load, found = max_antichain(t.intervals())
     assert load == 3
     assert holders(found) in ([("d", 2), ("e", 1)], [("d", 2), ("f", 1)])
@@ -222,11 +225,11 @@ def test_capacity_one_reports_every_overlapping_pair_and_passes_a_handover():
     t.enter("a", resource="reed")
     t.exit("a", resource="reed")
     t.tell("a", "b")
-    t.enter("b", resource="reed")          # after a's exit: a handover, safe
+    t.enter("b", resource="reed")  # after a's exit: a handover, safe
     t.exit("b", resource="reed")
     assert check_capacities(t.events, {"reed": 1}) == []
     t.tell("a", "c")
-    t.enter("c", resource="reed")          # after a's exit, but c never heard of b's
+    t.enter("c", resource="reed")  # after a's exit, but c never heard of b's
     [violation] = check_capacities(t.events, {"reed": 1})
     assert violation.message.startswith("reed (capacity 1) held by b (1 unit, line ")
     assert ", c (1 unit, line " in violation.message
@@ -240,12 +243,14 @@ def test_one_holder_over_the_capacity_is_reported_as_such():
     t.tell("a", "b")
     t.enter("b", 2, resource="pins")
     assert [v.message for v in check_capacities(t.events, {"pins": 3})] == [
-        "a took 4 units of pins, more than its capacity 3"]
-    t.enter("c", 2, resource="pins")       # overlaps a and b: only b and c are within the capacity
+        "a took 4 units of pins, more than its capacity 3"
+    ]
+    t.enter("c", 2, resource="pins")  # overlaps a and b: only b and c are within the capacity
     assert [v.message for v in check_capacities(t.events, {"pins": 3})] == [
         "a took 4 units of pins, more than its capacity 3",
         "pins (capacity 3) held by b (2 units, line 5), c (2 units, line 6) at once: no exit among them "
-        "happened-before another's enter"]
+        "happened-before another's enter",
+    ]
     assert max_antichain(t.intervals("pins"))[0] == 6
 
 
@@ -256,6 +261,7 @@ def test_units_that_are_not_positive_integers_are_malformed():
 
 
 # --- against the old search ------------------------------------------------------------------------------
+
 
 @st.composite
 def traces(draw):
@@ -297,6 +303,7 @@ def test_the_flow_agrees_with_the_old_search(t, cap):
 
 
 # --- the bees ---------------------------------------------------------------------------------------------
+
 
 class FlowerThresholdOneTooLow(Bee):
     def flower_threshold(self):
@@ -349,16 +356,22 @@ def test_a_trace_the_audit_cannot_check_gets_no_verdict(tmp_path, capsys):
     (exit 2, the line named) and the monitor gives no verdict (exit 3); neither calls it a violation."""
     writer = TraceWriter(None, keep=True)
     Simulation(make_setup("elves", 3, {"contracts": 2, "rounds": 1}, 1), SimConfig(seed=1), writer).run()
-    events = [{k: v for k, v in e.items() if not (k == "msg" and e.get("type", "").endswith("_REQUEST"))}
-              for e in writer.events]
+    events = [
+        {k: v for k, v in e.items() if not (k == "msg" and e.get("type", "").endswith("_REQUEST"))}
+        for e in writer.events
+    ]
     path = tmp_path / "bodiless.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
     assert main(["verify", str(path)]) == 2
     err = capsys.readouterr().err
     assert "carries no message body 'msg'" in err and "line " in err
     out = io.StringIO()
-    monitor = Monitor(MonitorSettings(amqp_url="amqp://guest:guest@127.0.0.1:1/%2F", run_id="bodiless",
-                                      algorithm="elves", processes=3), out=out)
+    monitor = Monitor(
+        MonitorSettings(
+            amqp_url="amqp://guest:guest@127.0.0.1:1/%2F", run_id="bodiless", algorithm="elves", processes=3
+        ),
+        out=out,
+    )
     monitor.trace.events[:] = events
     assert monitor._report(Outcome("bodiless", "elves", 3, complete=True)) == 3
     assert "no verdict, the trace cannot be audited" in out.getvalue()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_bees_exhaustive import SMALL, Colony
 
 from mutexlab.check.counterexample import reproduces, scenario_of
 from mutexlab.check.engine import CheckConfig, run_check
@@ -15,8 +16,6 @@ from mutexlab.protocols import ricart_agrawala as ra
 from mutexlab.protocols.registry import make_setup
 from mutexlab.sim.explore import explore
 from mutexlab.sim.scripted import replay_scenario
-
-from test_bees_exhaustive import SMALL, Colony
 
 
 def check(algorithm, processes, options=None, **kw):
@@ -70,16 +69,26 @@ def test_capacity_catches_the_greedy_node_and_the_replay_reproduces_it():
     result, model = check("mutexlab_broken.ricart_agrawala_greedy_quiet", 2, {"requests": 1})
     finding = only_finding(result, "capacity")
     assert finding.resource == "cs" and finding.processes == ["node-1", "node-2"]
-    scenario = scenario_of(model, finding, "mutexlab_broken.ricart_agrawala_greedy_quiet", 2, {"requests": 1}, 0)
+    scenario = scenario_of(
+        model, finding, "mutexlab_broken.ricart_agrawala_greedy_quiet", 2, {"requests": 1}, 0
+    )
     assert reproduces(scenario, finding)[0]
 
 
 def test_invariant_catches_the_bee_that_lays_an_extra_egg():
-    result, model = check("mutexlab_broken.bees_extra_egg", 2, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1})
+    result, model = check(
+        "mutexlab_broken.bees_extra_egg", 2, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}
+    )
     finding = only_finding(result, "invariant")
     assert "laid 2 eggs (at most 1)" in finding.message
-    scenario = scenario_of(model, finding, "mutexlab_broken.bees_extra_egg", 2,
-                           {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}, 0)
+    scenario = scenario_of(
+        model,
+        finding,
+        "mutexlab_broken.bees_extra_egg",
+        2,
+        {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1},
+        0,
+    )
     ok, shown = reproduces(scenario, finding)
     assert ok and "2th egg" in shown
 
@@ -101,8 +110,9 @@ def silent_setup(n=2):
 
 @pytest.mark.parametrize("search", ["dfs", "bfs"])
 def test_deadlock_catches_the_silent_node(search):
-    result, model = run_check(CheckConfig("ricart-agrawala", 2, {"requests": 1}, search=search),
-                              setup=silent_setup())
+    result, model = run_check(
+        CheckConfig("ricart-agrawala", 2, {"requests": 1}, search=search), setup=silent_setup()
+    )
     finding = only_finding(result, "deadlock")
     assert "REPLY" in finding.message and finding.processes
     world = _walk(model, finding.path)
@@ -111,10 +121,10 @@ def test_deadlock_catches_the_silent_node(search):
 
 def test_liveness_catches_the_starving_node_as_a_lasso_and_the_replay_closes_its_loop():
     result, model = check("mutexlab_broken.starving", 2, {"requests": 1})
-    finding = only_finding(result, "liveness")   # not a deadlock: someone can always move
+    finding = only_finding(result, "liveness")  # not a deadlock: someone can always move
     assert finding.processes == ["node-2"] and finding.cycle
     start = _walk(model, finding.path)
-    assert _walk(model, finding.cycle, start) == start          # the cycle is a cycle
+    assert _walk(model, finding.cycle, start) == start  # the cycle is a cycle
     scenario = scenario_of(model, finding, "mutexlab_broken.starving", 2, {"requests": 1}, 0)
     assert scenario["loop"] == len(finding.path)
     replayed = replay_scenario(scenario)
@@ -180,14 +190,17 @@ BEES = ["bees", "-P", "2", "-K", "1", "-T", "1", "--eggs", "1", "--cocoons", "1"
 
 def test_bees_with_reordering_links_share_a_reed_and_the_replay_reproduces_it(tmp_path, capsys):
     scenario = tmp_path / "reed.json"
-    assert main(["check", *BEES, "--reorder", "--search", "bfs", "--json", "--counterexample", str(scenario)]) == 1
+    assert (
+        main(["check", *BEES, "--reorder", "--search", "bfs", "--json", "--counterexample", str(scenario)])
+        == 1
+    )
     out = json.loads(capsys.readouterr().out)
     finding = out["findings"][0]
     assert finding["kind"] == "capacity" and finding["resource"] == "reed:1"
     assert finding["processes"] == ["bee-1", "bee-2"]
     steps = json.loads(scenario.read_text())["steps"]
-    assert any(s["op"] == "overtake" for s in steps)    # the reordering is in the scenario
-    assert main(["check", *BEES, "--json"]) == 0         # with FIFO links: safe
+    assert any(s["op"] == "overtake" for s in steps)  # the reordering is in the scenario
+    assert main(["check", *BEES, "--json"]) == 0  # with FIFO links: safe
     capsys.readouterr()
     assert main(["replay", str(scenario), "--json"]) == 1
     replayed = json.loads(capsys.readouterr().out)
@@ -196,8 +209,21 @@ def test_bees_with_reordering_links_share_a_reed_and_the_replay_reproduces_it(tm
 
 def test_duplicates_reach_the_protocol_and_replay_as_duplicate_steps(tmp_path, capsys):
     scenario = tmp_path / "dup.json"
-    code = main(["check", "mutex", "-a", "ricart-agrawala", "-N", "2", "--duplicate", "1", "--json",
-                 "--counterexample", str(scenario)])
+    code = main(
+        [
+            "check",
+            "mutex",
+            "-a",
+            "ricart-agrawala",
+            "-N",
+            "2",
+            "--duplicate",
+            "1",
+            "--json",
+            "--counterexample",
+            str(scenario),
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["transitions"] > 0 and out["duplicate"] == 1
     plain, _ = check("ricart-agrawala", 2, {"requests": 1})
@@ -208,7 +234,7 @@ def test_duplicates_reach_the_protocol_and_replay_as_duplicate_steps(tmp_path, c
         assert "cannot take REPLY" in out["findings"][0]["message"]
     else:
         assert code == 0 and out["verdict"] == "pass"
-        assert out["states"] > plain.states            # duplicates add worlds
+        assert out["states"] > plain.states  # duplicates add worlds
 
 
 # -- the command -----------------------------------------------------------------------------
@@ -217,7 +243,12 @@ def test_the_command_prints_its_figures_and_exits_0(capsys):
     out = json.loads(capsys.readouterr().out)
     for key in ("states", "transitions", "depth", "seconds", "peak_mb", "complete", "verdict", "findings"):
         assert key in out
-    assert (out["states"], out["transitions"], out["complete"], out["verdict"]) == (13_474, 25_492, True, "pass")
+    assert (out["states"], out["transitions"], out["complete"], out["verdict"]) == (
+        13_474,
+        25_492,
+        True,
+        "pass",
+    )
     assert main(["check", "mutex", "-a", "ricart-agrawala", "-N", "2"]) == 0
     text = capsys.readouterr().out
     assert "states:" in text and "verdict:      PASS" in text
@@ -231,22 +262,28 @@ def test_a_limit_makes_the_search_incomplete_exit_3_never_a_pass(capsys):
     assert "INCOMPLETE" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["check", "bees", "--eggs", "2", "--cocoons", "3"], "multiple of eggs"),
-    (["check", "mutex", "-a", "ricart-agrawala", "-N", "2", "-o", "requests=2"], "--requests"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["check", "bees", "--eggs", "2", "--cocoons", "3"], "multiple of eggs"),
+        (["check", "mutex", "-a", "ricart-agrawala", "-N", "2", "-o", "requests=2"], "--requests"),
+    ],
+)
 def test_bad_configurations_exit_2_naming_the_problem(argv, message, capsys):
     assert main(argv) == 2
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["check", "mutex", "-a", "ricart-agrawala", "-N", "0"], "--nodes/-N"),
-    (["check", "mutex", "-a", "ricart-agrawala", "-N", "2", "--search", "sideways"], "--search"),
-    (["check", "bees", "--max-memory", "-5"], "--max-memory"),
-    (["check", "mutex", "-a", "nosuch", "-N", "2"], "invalid choice: 'nosuch'"),
-    (["check", "elves", "--hamsters", "5-2"], "min 5 is above max 2"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["check", "mutex", "-a", "ricart-agrawala", "-N", "0"], "--nodes/-N"),
+        (["check", "mutex", "-a", "ricart-agrawala", "-N", "2", "--search", "sideways"], "--search"),
+        (["check", "bees", "--max-memory", "-5"], "--max-memory"),
+        (["check", "mutex", "-a", "nosuch", "-N", "2"], "invalid choice: 'nosuch'"),
+        (["check", "elves", "--hamsters", "5-2"], "min 5 is above max 2"),
+    ],
+)
 def test_bad_arguments_exit_2(argv, message, capsys):
     """The flags are simulate's own (commands/flags.py): argparse refuses them, naming the flag."""
     with pytest.raises(SystemExit) as exc:
@@ -256,8 +293,10 @@ def test_bad_arguments_exit_2(argv, message, capsys):
 
 
 # -- reductions: never more worlds, the same verdict on every broken variant ----------------------
-@pytest.mark.parametrize("algorithm, processes, requests", [
-    ("ricart-agrawala", 3, 1), ("ricart-agrawala", 2, 3), ("lamport", 2, 2)])
+@pytest.mark.parametrize(
+    "algorithm, processes, requests",
+    [("ricart-agrawala", 3, 1), ("ricart-agrawala", 2, 3), ("lamport", 2, 2)],
+)
 def test_reductions_never_add_worlds_and_keep_the_verdict(algorithm, processes, requests):
     plain, _ = check(algorithm, processes, {"requests": requests}, reductions=False)
     reduced, model = check(algorithm, processes, {"requests": requests}, reductions=True)
@@ -275,7 +314,9 @@ BROKEN = [
 ]
 
 
-@pytest.mark.parametrize("algorithm, processes, options, kind", BROKEN, ids=[f"{b[0].split('.')[1]}-{b[1]}" for b in BROKEN])
+@pytest.mark.parametrize(
+    "algorithm, processes, options, kind", BROKEN, ids=[f"{b[0].split('.')[1]}-{b[1]}" for b in BROKEN]
+)
 @pytest.mark.parametrize("search", ["dfs", "bfs"])
 def test_reductions_keep_the_finding_of_every_broken_variant(algorithm, processes, options, kind, search):
     plain, _ = check(algorithm, processes, options, reductions=False, search=search)
@@ -285,8 +326,9 @@ def test_reductions_keep_the_finding_of_every_broken_variant(algorithm, processe
 
 def test_reductions_keep_the_deadlock_of_the_silent_node():
     for reductions in (False, True):
-        result, model = run_check(CheckConfig("ricart-agrawala", 3, {"requests": 1}, reductions=reductions),
-                                  setup=silent_setup(3))
+        result, model = run_check(
+            CheckConfig("ricart-agrawala", 3, {"requests": 1}, reductions=reductions), setup=silent_setup(3)
+        )
         assert only_finding(result, "deadlock")
         assert ("clock-offset normalisation" in model.reductions) == reductions
 
@@ -303,10 +345,30 @@ def test_clock_shifts_of_bees_never_add_worlds_and_keep_the_pass(processes, opti
 
 def test_a_duplicated_token_is_rejected_and_the_replay_stops_at_the_same_step(tmp_path, capsys):
     scenario = tmp_path / "token.json"
-    assert main(["check", "mutex", "-a", "suzuki-kasami", "-N", "2", "--duplicate", "1", "--search", "bfs",
-                 "--json", "--counterexample", str(scenario)]) == 1
+    assert (
+        main(
+            [
+                "check",
+                "mutex",
+                "-a",
+                "suzuki-kasami",
+                "-N",
+                "2",
+                "--duplicate",
+                "1",
+                "--search",
+                "bfs",
+                "--json",
+                "--counterexample",
+                str(scenario),
+            ]
+        )
+        == 1
+    )
     out = json.loads(capsys.readouterr().out)
-    assert out["findings"][0]["kind"] == "error" and "holds the token already" in out["findings"][0]["message"]
+    assert (
+        out["findings"][0]["kind"] == "error" and "holds the token already" in out["findings"][0]["message"]
+    )
     assert out["reproduced"][0]
     assert [s["op"] for s in json.loads(scenario.read_text())["steps"]].count("duplicate") == 1
     assert main(["replay", str(scenario)]) == 2
@@ -318,10 +380,10 @@ def test_the_memory_limit_counts_what_the_search_adds_not_what_the_process_held(
     growth counts against --max-memory. Growth past the limit still stops it, incomplete."""
     from mutexlab.check import search as search_module
 
-    monkeypatch.setattr(search_module, "rss_mb", lambda: 9_000.0)        # the process held 9 GB before
+    monkeypatch.setattr(search_module, "rss_mb", lambda: 9_000.0)  # the process held 9 GB before
     held, _ = check("ricart-agrawala", 3, {"requests": 1}, max_memory_mb=4096)
     assert held.complete and held.verdict == "pass"
-    readings = iter(range(9_000, 10**9, 500))                             # then grows 500 MB per look
+    readings = iter(range(9_000, 10**9, 500))  # then grows 500 MB per look
     monkeypatch.setattr(search_module, "rss_mb", lambda: float(next(readings)))
     grown, _ = check("ricart-agrawala", 3, {"requests": 1}, max_memory_mb=1000)
     assert not grown.complete and grown.verdict == "incomplete" and "memory limit 1000 MB" in grown.stopped

@@ -40,16 +40,37 @@ def _tool(argv: list[str], what: str) -> list[str]:
 
 def _clean_env() -> dict:
     """The environment without anything the compose file or .env could set, so only the env file speaks."""
-    names = {line.split("=", 1)[0] for line in EXAMPLE.read_text().splitlines() if re.match(r"^[A-Z_]+=", line)}
-    return {k: v for k, v in os.environ.items()
-            if k not in names and not k.startswith(("COMPOSE_", "MUTEXLAB_", "BEES_", "ELVES_", "CLASSIC_"))}
+    names = {
+        line.split("=", 1)[0] for line in EXAMPLE.read_text().splitlines() if re.match(r"^[A-Z_]+=", line)
+    }
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if k not in names and not k.startswith(("COMPOSE_", "MUTEXLAB_", "BEES_", "ELVES_", "CLASSIC_"))
+    }
 
 
 def _config(tool: list[str], env_file: Path) -> dict:
     """``config`` of every service (all profiles), as the tool resolves it with ``env_file``."""
-    done = subprocess.run([*tool, "--env-file", str(env_file), "-f", str(COMPOSE), "--profile", "elves",
-                           "--profile", "classic", "config"], cwd=ROOT, env=_clean_env(), capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [
+            *tool,
+            "--env-file",
+            str(env_file),
+            "-f",
+            str(COMPOSE),
+            "--profile",
+            "elves",
+            "--profile",
+            "classic",
+            "config",
+        ],
+        cwd=ROOT,
+        env=_clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     return yaml.safe_load(done.stdout)
 
@@ -69,11 +90,16 @@ def _normalised(config: dict) -> dict:
             if isinstance(volume, dict):
                 volume = f"{volume['source']}:{volume['target']}:{'ro' if volume.get('read_only') else 'rw'}"
             volumes.append(str(volume))
-        out[name] = {"environment": {k: str(v) for k, v in (service.get("environment") or {}).items()},
-                     "command": service.get("command"), "image": service.get("image"),
-                     "profiles": service.get("profiles"), "ports": ports, "volumes": volumes,
-                     "depends_on": {k: v["condition"] for k, v in (service.get("depends_on") or {}).items()},
-                     "replicas": (service.get("deploy") or {}).get("replicas")}
+        out[name] = {
+            "environment": {k: str(v) for k, v in (service.get("environment") or {}).items()},
+            "command": service.get("command"),
+            "image": service.get("image"),
+            "profiles": service.get("profiles"),
+            "ports": ports,
+            "volumes": volumes,
+            "depends_on": {k: v["condition"] for k, v in (service.get("depends_on") or {}).items()},
+            "replicas": (service.get("deploy") or {}).get("replicas"),
+        }
     return out
 
 
@@ -87,7 +113,7 @@ def test_no_default_holds_a_closing_brace():
             depth += {"{": 1, "}": -1}.get(text[end], 0)
             if depth == 0:
                 break
-        inner = text[start + 2:end]
+        inner = text[start + 2 : end]
         assert "{" not in inner and "}" not in inner, f"nested braces in ${{{inner}}}"
 
 
@@ -98,7 +124,11 @@ def test_v1_and_v2_give_identical_configuration(tmp_path):
     v2 = _tool(["docker", "compose"], "docker compose (v2)")
     empty = tmp_path / "empty.env"
     empty.write_text("")
-    configs = {(tool[0], path.name): _normalised(_config(tool, path)) for tool in (v1, v2) for path in (EXAMPLE, empty)}
+    configs = {
+        (tool[0], path.name): _normalised(_config(tool, path))
+        for tool in (v1, v2)
+        for path in (EXAMPLE, empty)
+    }
     assert configs[("docker-compose", EXAMPLE.name)] == configs[("docker", EXAMPLE.name)]
     assert configs[("docker-compose", empty.name)] == configs[("docker", empty.name)]
     assert configs[("docker-compose", EXAMPLE.name)] == configs[("docker-compose", empty.name)]
@@ -151,8 +181,11 @@ def test_each_monitor_starts_after_its_participants(compose):
     admits them all even when a loaded machine starts containers seconds apart (once, with the
     monitor first, the join window closed on 2 of 5 nodes)."""
     services = compose["services"]
-    for monitor, participants in (("monitor", ["bee"]), ("elves-monitor", ["elf", "mayor"]),
-                                  ("classic-monitor", ["node"])):
+    for monitor, participants in (
+        ("monitor", ["bee"]),
+        ("elves-monitor", ["elf", "mayor"]),
+        ("classic-monitor", ["node"]),
+    ):
         depends = services[monitor]["depends_on"]
         assert set(depends) == {"rabbitmq", *participants}
         assert all(depends[p]["condition"] == "service_started" for p in participants)
@@ -178,10 +211,17 @@ def test_profiles_bees_by_default_elves_and_classic_on_demand(compose):
     services = compose["services"]
     assert "profiles" not in services["bee"] and "profiles" not in services["monitor"]
     assert services["monitor"]["environment"]["ALGORITHM"] == "bees"
-    assert services["elf"]["profiles"] == services["mayor"]["profiles"] == services["elves-monitor"]["profiles"] == ["elves"]
+    assert (
+        services["elf"]["profiles"]
+        == services["mayor"]["profiles"]
+        == services["elves-monitor"]["profiles"]
+        == ["elves"]
+    )
     assert services["node"]["profiles"] == services["classic-monitor"]["profiles"] == ["classic"]
     for name in ("monitor", "elves-monitor", "classic-monitor"):
-        assert services[name]["environment"]["PROCESSES"] == "0", "P is discovered: --scale needs no other change"
+        assert services[name]["environment"]["PROCESSES"] == "0", (
+            "P is discovered: --scale needs no other change"
+        )
     for name in SCALABLE + ("mayor",):
         assert float(services[name]["environment"]["LINGER"]) > 0, "participants must outlive the monitor"
 

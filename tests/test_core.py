@@ -10,7 +10,7 @@ from mutexlab.clock import LamportClock, VectorClock, happened_before, priority
 from mutexlab.messages import Codec, Message, MessageError
 from mutexlab.protocols.registry import make_setup
 from mutexlab.setup import ConfigError
-from mutexlab.sim import SimConfig, Simulation, simulate
+from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceError, TraceWriter, parse_events
 
 
@@ -49,11 +49,14 @@ def test_codec_round_trip_and_clear_errors():
     codec = Codec(Ping, Pong)
     msg = Ping(sender=1, ts=2, n=3)
     assert codec.decode(codec.encode(msg)) == msg
-    for raw, words in [(b"{not json", "not JSON"), (b"[1]", "JSON object"),
-                       (b'{"type": "NOPE", "sender": 1, "ts": 1}', "unknown message type 'NOPE'"),
-                       (b'{"type": "PING", "sender": 1, "ts": 1}', "invalid PING: n: Field required"),
-                       (b'{"type": "PONG", "sender": -4, "ts": 1}', "sender"),
-                       (b'{"type": "PONG", "sender": 1, "ts": 1, "extra": 2}', "extra")]:
+    for raw, words in [
+        (b"{not json", "not JSON"),
+        (b"[1]", "JSON object"),
+        (b'{"type": "NOPE", "sender": 1, "ts": 1}', "unknown message type 'NOPE'"),
+        (b'{"type": "PING", "sender": 1, "ts": 1}', "invalid PING: n: Field required"),
+        (b'{"type": "PONG", "sender": -4, "ts": 1}', "sender"),
+        (b'{"type": "PONG", "sender": 1, "ts": 1, "extra": 2}', "extra"),
+    ]:
         with pytest.raises(MessageError, match=words):
             codec.decode(raw)
 
@@ -109,19 +112,30 @@ def _event(kind, pid, vc, resource="r", **extra):
 def test_capacity_audit_uses_causality_not_order():
     # a enters and exits; b enters after receiving a's message sent after the exit: safe,
     # even though the events are listed out of real-time order.
-    safe = [_event("enter", "b", {"a": 3, "b": 2}), _event("enter", "a", {"a": 1}),
-            _event("exit", "a", {"a": 2}), _event("exit", "b", {"a": 3, "b": 3})]
+    safe = [
+        _event("enter", "b", {"a": 3, "b": 2}),
+        _event("enter", "a", {"a": 1}),
+        _event("exit", "a", {"a": 2}),
+        _event("exit", "b", {"a": 3, "b": 3}),
+    ]
     assert check_capacities(safe, {"r": 1}) == []
     # b's enter does not know a's exit: both may hold r at once.
-    unsafe = [_event("enter", "a", {"a": 1}), _event("enter", "b", {"a": 1, "b": 2}),
-              _event("exit", "a", {"a": 2}), _event("exit", "b", {"a": 1, "b": 3})]
+    unsafe = [
+        _event("enter", "a", {"a": 1}),
+        _event("enter", "b", {"a": 1, "b": 2}),
+        _event("exit", "a", {"a": 2}),
+        _event("exit", "b", {"a": 1, "b": 3}),
+    ]
     violations = check_capacities(unsafe, {"r": 1})
     assert [v.rule for v in violations] == ["capacity"]
 
 
 def test_capacity_audit_sums_units_of_multi_unit_resources():
-    events = [_event("enter", "a", {"a": 1}, "pins", units=2), _event("enter", "b", {"b": 1}, "pins", units=2),
-              _event("enter", "c", {"c": 1}, "pins", units=1)]
+    events = [
+        _event("enter", "a", {"a": 1}, "pins", units=2),
+        _event("enter", "b", {"b": 1}, "pins", units=2),
+        _event("enter", "c", {"c": 1}, "pins", units=1),
+    ]
     assert check_capacities(events, {"pins": 5}) == []
     assert [v.rule for v in check_capacities(events, {"pins": 4})] == ["capacity"]
 

@@ -52,10 +52,10 @@ TIMEOUT = 300
 
 @dataclass
 class Command:
-    line: int                      # 1-based line of the ``$`` line in its document
-    text: str                      # the shell command, without ``$ ``
+    line: int  # 1-based line of the ``$`` line in its document
+    text: str  # the shell command, without ``$ ``
     expected: list[str] = field(default_factory=list)
-    exit_code: int | None = None   # from a trailing ``(exit N)``
+    exit_code: int | None = None  # from a trailing ``(exit N)``
 
     @property
     def broker(self) -> bool:
@@ -65,7 +65,7 @@ class Command:
 @dataclass
 class Block:
     doc: Path
-    line: int                      # line of the opening fence
+    line: int  # line of the opening fence
     commands: list[Command]
 
     @property
@@ -95,7 +95,9 @@ def parse_blocks(doc: Path, text: str | None = None) -> list[Block]:
         start, body = n + 1, []
         n += 1
         while n < len(lines) and not lines[n].strip().startswith(fence):
-            body.append((n + 1, lines[n][len(indent):] if lines[n].startswith(indent) else lines[n].lstrip()))
+            body.append(
+                (n + 1, lines[n][len(indent) :] if lines[n].startswith(indent) else lines[n].lstrip())
+            )
             n += 1
         n += 1
         commands: list[Command] = []
@@ -124,7 +126,7 @@ MEASURED = re.compile(r"^(time:\s+|peak memory:\s+)")
 
 
 def _line_pattern(expected: str) -> re.Pattern:
-    if (label := MEASURED.match(expected)):
+    if label := MEASURED.match(expected):
         return re.compile(re.escape(label.group(1)) + r"[\d.,]+ (s \([\d,]+ states/s\)|MB)\Z")
     return re.compile(".*".join(re.escape(part) for part in expected.split("…")) + r"\Z", re.S)
 
@@ -176,22 +178,31 @@ def check_command(block: Block, command: Command, output: str, code: int) -> lis
     problems = []
     actual = normalise(output)
     if command.exit_code is not None and code != command.exit_code:
-        problems.append(f"{where}\n  exit code {code}, the doc says (exit {command.exit_code})\n"
-                        + "\n".join("  | " + line for line in actual[-20:]))
+        problems.append(
+            f"{where}\n  exit code {code}, the doc says (exit {command.exit_code})\n"
+            + "\n".join("  | " + line for line in actual[-20:])
+        )
     if command.broker:
         missing = stable_lines_in_order(command.expected, actual)
         if missing:
-            problems.append(f"{where}\n  stable lines of a RabbitMQ run not found (in order):\n"
-                            + "\n".join("  - " + line for line in missing)
-                            + "\n  actual output:\n" + "\n".join("  | " + line for line in actual))
+            problems.append(
+                f"{where}\n  stable lines of a RabbitMQ run not found (in order):\n"
+                + "\n".join("  - " + line for line in missing)
+                + "\n  actual output:\n"
+                + "\n".join("  | " + line for line in actual)
+            )
     elif not matches(command.expected, actual):
-        diff = difflib.unified_diff(command.expected, actual, f"{where} (documented)", "actual output",
-                                    lineterm="", n=2)
-        problems.append("\n".join(diff) + "\n  (a line '...' or '…' matches any lines; '…' in a line any text)")
+        diff = difflib.unified_diff(
+            command.expected, actual, f"{where} (documented)", "actual output", lineterm="", n=2
+        )
+        problems.append(
+            "\n".join(diff) + "\n  (a line '...' or '…' matches any lines; '…' in a line any text)"
+        )
     return problems
 
 
 # -- running -----------------------------------------------------------------------------
+
 
 def _environment(workdir: Path, amqp_url: str | None) -> dict[str, str]:
     bin_dir = workdir / ".bin"
@@ -200,13 +211,22 @@ def _environment(workdir: Path, amqp_url: str | None) -> dict[str, str]:
     # This checkout's code first, whatever PYTHONPATH a documented command sets for itself
     # (``PYTHONPATH=tests mutexlab check … -a mutexlab_broken.…``).
     code = shlex.quote(os.pathsep.join([str(ROOT / "shared"), str(ROOT)]))
-    shim.write_text(f"#!/bin/sh\nPYTHONPATH={code}${{PYTHONPATH:+{os.pathsep}$PYTHONPATH}} "
-                    f"exec {shlex.quote(sys.executable)} -m mutexlab \"$@\"\n")
+    shim.write_text(
+        f"#!/bin/sh\nPYTHONPATH={code}${{PYTHONPATH:+{os.pathsep}$PYTHONPATH}} "
+        f'exec {shlex.quote(sys.executable)} -m mutexlab "$@"\n'
+    )
     shim.chmod(0o755)
     env = {key: value for key, value in os.environ.items() if not key.startswith(("RUN_", "MUTEXLAB_"))}
-    env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
-               PYTHONPATH=os.pathsep.join([str(ROOT / "shared"), str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-               PYTHONUNBUFFERED="1", COLUMNS="80", LC_ALL="C.UTF-8", TERM="dumb")
+    env.update(
+        PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
+        PYTHONPATH=os.pathsep.join([str(ROOT / "shared"), str(ROOT), env.get("PYTHONPATH", "")]).rstrip(
+            os.pathsep
+        ),
+        PYTHONUNBUFFERED="1",
+        COLUMNS="80",
+        LC_ALL="C.UTF-8",
+        TERM="dumb",
+    )
     env.pop("AMQP_URL", None)
     if amqp_url:
         env["AMQP_URL"] = amqp_url
@@ -215,7 +235,7 @@ def _environment(workdir: Path, amqp_url: str | None) -> dict[str, str]:
 
 @dataclass
 class Outcome:
-    results: list[tuple[str, int]]   # (output, exit code) per command
+    results: list[tuple[str, int]]  # (output, exit code) per command
 
 
 class DocSession:
@@ -225,7 +245,7 @@ class DocSession:
         self.blocks = [b for b in parse_blocks(doc) if b.runnable]
         self.workdir = workdir
         (workdir / "examples").symlink_to(ROOT / "examples")
-        (workdir / "tests").symlink_to(ROOT / "tests")   # the broken variants some docs run
+        (workdir / "tests").symlink_to(ROOT / "tests")  # the broken variants some docs run
         self.outcomes: dict[int, Outcome] = {}
         self.last_code = 0
 
@@ -245,11 +265,18 @@ class DocSession:
                 results.append((f"{self.last_code}\n", 0))
                 continue
             text = command.text
-            if SERVER.search(text):   # a server runs until Ctrl-C: interrupt it once it has started
+            if SERVER.search(text):  # a server runs until Ctrl-C: interrupt it once it has started
                 text = f"timeout -s INT {SERVER_SECONDS} {text}"
             try:
-                done = subprocess.run(["bash", "-c", text], cwd=self.workdir, env=env, text=True,
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=TIMEOUT)
+                done = subprocess.run(
+                    ["bash", "-c", text],
+                    cwd=self.workdir,
+                    env=env,
+                    text=True,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    timeout=TIMEOUT,
+                )
                 output, code = done.stdout, done.returncode
             except subprocess.TimeoutExpired as exc:
                 output, code = f"{exc.stdout or ''}\n(timed out after {TIMEOUT}s)", -1
@@ -285,20 +312,28 @@ def test_documented_commands_print_what_the_docs_show(doc, index, sessions, requ
     block = session.blocks[index]
     amqp_url = request.getfixturevalue("amqp_url") if block.broker else None
     outcome = session.outcome(index, amqp_url)
-    problems = [p for command, (output, code) in zip(block.commands, outcome.results)
-                for p in check_command(block, command, output, code)]
+    problems = [
+        p
+        for command, (output, code) in zip(block.commands, outcome.results)
+        for p in check_command(block, command, output, code)
+    ]
     assert not problems, "\n\n".join(problems)
 
 
 # -- the reader itself -------------------------------------------------------------------
 
+
 def test_every_dollar_mutexlab_line_of_the_docs_is_collected():
     """No console line escapes the parser (an odd fence, an indented block)."""
     for doc in DOCS:
-        shown = [n for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1)
-                 if re.match(r"\s*\$ .*\bmutexlab\b", line)]
-        collected = [c.line for b in parse_blocks(doc) if b.runnable for c in b.commands
-                     if MUTEXLAB.search(c.text)]
+        shown = [
+            n
+            for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1)
+            if re.match(r"\s*\$ .*\bmutexlab\b", line)
+        ]
+        collected = [
+            c.line for b in parse_blocks(doc) if b.runnable for c in b.commands if MUTEXLAB.search(c.text)
+        ]
         assert collected == shown, f"{doc.relative_to(ROOT)}: $-lines {shown}, collected {collected}"
     assert len(_cases()) >= 30
 
@@ -328,7 +363,11 @@ def test_the_reader_splits_commands_outputs_and_exit_notes():
     blocks = parse_blocks(ROOT / "README.md", SAMPLE)
     assert len(blocks) == 1 and blocks[0].line == 3
     first, echo, bad = blocks[0].commands
-    assert (first.line, first.text, first.expected) == (4, "mutexlab verify a.jsonl", ["bees: SAFE", "checked: …", "..."])
+    assert (first.line, first.text, first.expected) == (
+        4,
+        "mutexlab verify a.jsonl",
+        ["bees: SAFE", "checked: …", "..."],
+    )
     assert (echo.text, echo.expected, echo.exit_code) == ("echo $?", ["0"], None)
     assert (bad.expected, bad.exit_code) == (["..."], 2)
 
@@ -355,12 +394,15 @@ def test_elisions_match_only_what_they_stand_for():
     assert not matches(["peak memory:  41 MB"], ["peak memory:  41 GB"])
     assert not matches(["trace written to …/x.jsonl"], ["trace written to /tmp/q/y.jsonl"])
     assert not matches(["a"], ["a", "extra"])
-    assert not matches(["a (1)"], ["a 1"])           # no regular expression leaks from the doc
+    assert not matches(["a (1)"], ["a 1"])  # no regular expression leaks from the doc
 
 
 def test_a_broker_run_is_compared_on_its_stable_lines_only():
-    command = Command(7, "mutexlab run bees --bees 2", ["monitor: run run-…: started", "messages: 99",
-                                                        "entries: flower 10, reed 2", "bees: SAFE"])
+    command = Command(
+        7,
+        "mutexlab run bees --bees 2",
+        ["monitor: run run-…: started", "messages: 99", "entries: flower 10, reed 2", "bees: SAFE"],
+    )
     block = Block(ROOT / "README.md", 6, [command])
     assert check_command(block, command, "messages: 12\nentries: flower 10, reed 2\nbees: SAFE\n", 0) == []
     missing = check_command(block, command, "messages: 99\nentries: flower 9, reed 2\nbees: SAFE\n", 0)
@@ -369,11 +411,17 @@ def test_a_broker_run_is_compared_on_its_stable_lines_only():
 
 # -- what the docs point at exists -------------------------------------------------------
 
+
 def repository_files() -> list[Path]:
     """The repository's text files (git's list when there is one, else a walk)."""
-    done = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True)
-    names = done.stdout.splitlines() if done.returncode == 0 else \
-        [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file() and ".git" not in p.parts]
+    done = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True
+    )
+    names = (
+        done.stdout.splitlines()
+        if done.returncode == 0
+        else [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file() and ".git" not in p.parts]
+    )
     text = (".py", ".md", ".json", ".yml", ".yaml", ".toml", ".txt", ".sh", ".example", ".cfg", ".ini", "")
     return [ROOT / n for n in names if Path(n).suffix in text and (ROOT / n).is_file()]
 
@@ -423,8 +471,10 @@ def test_links_and_repository_paths_in_the_docs_exist():
 
 
 def test_the_link_check_catches_missing_files_anchors_and_paths():
-    text = ("[ok](architecture.md#trace-format) [gone](nothere.md) [bad](architecture.md#no-such-part)\n"
-            "`examples/scenarios/suzuki-kasami-notes.json` `examples/scenarios/missing.json`\n")
+    text = (
+        "[ok](architecture.md#trace-format) [gone](nothere.md) [bad](architecture.md#no-such-part)\n"
+        "`examples/scenarios/suzuki-kasami-notes.json` `examples/scenarios/missing.json`\n"
+    )
     found = link_problems(ROOT / "docs" / "x.md", text)
     assert len(found) == 3, found
     assert "docs/x.md:1: link to nothere.md: no such file" in found
@@ -436,10 +486,13 @@ def test_the_link_check_catches_missing_files_anchors_and_paths():
 def section_problems(paths: list[Path]) -> list[str]:
     """References ``architecture.md#anchor`` (in code and docs) to sections that do not exist."""
     known = anchors(ROOT / "docs" / "architecture.md")
-    return [f"{path.name}:{number}: architecture.md#{anchor}"
-            for path in paths
-            for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
-            for anchor in re.findall(r"architecture\.md#([\w-]+)", line) if anchor not in known]
+    return [
+        f"{path.name}:{number}: architecture.md#{anchor}"
+        for path in paths
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+        for anchor in re.findall(r"architecture\.md#([\w-]+)", line)
+        if anchor not in known
+    ]
 
 
 def test_every_reference_to_an_architecture_section_resolves():
@@ -449,27 +502,48 @@ def test_every_reference_to_an_architecture_section_resolves():
 
 def test_the_section_check_catches_a_dangling_reference(tmp_path):
     module = tmp_path / "mod.py"
-    module.write_text('"""The trace (docs/architecture.md#trace-format).\n\nSee docs/architecture.md#trace-formats."""\n')
+    module.write_text(
+        '"""The trace (docs/architecture.md#trace-format).\n\nSee docs/architecture.md#trace-formats."""\n'
+    )
     assert section_problems([module]) == ["mod.py:3: architecture.md#trace-formats"]
 
 
 # Material outside the repository that the project must not cite (docs/architecture.md#sources).
 # (The names are written in pieces, so this file does not cite them itself.)
 DESIGN_NOTES, SHARED = "DESIGN" + ".md", "shared" + "/"
-OUTSIDE = re.compile("|".join([re.escape(DESIGN_NOTES), SHARED + r"spec\b", SHARED + r"seeds\b",
-                               r"\bspec/(?:bees|elves)\.md", r"(?<!-)\bseed 0\d\d\b"]))
+OUTSIDE = re.compile(
+    "|".join(
+        [
+            re.escape(DESIGN_NOTES),
+            SHARED + r"spec\b",
+            SHARED + r"seeds\b",
+            r"\bspec/(?:bees|elves)\.md",
+            r"(?<!-)\bseed 0\d\d\b",
+        ]
+    )
+)
 
 
 def test_the_project_cites_nothing_outside_itself():
-    problems = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
-                for path in repository_files() if path != Path(__file__).resolve()
-                for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
-                if OUTSIDE.search(line)]
-    assert not problems, "cite docs/architecture.md instead of material outside the project:\n" + "\n".join(problems)
+    problems = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in repository_files()
+        if path != Path(__file__).resolve()
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+        if OUTSIDE.search(line)
+    ]
+    assert not problems, "cite docs/architecture.md instead of material outside the project:\n" + "\n".join(
+        problems
+    )
 
 
 def test_the_citation_check_catches_each_kind():
-    for text in (f"see {DESIGN_NOTES} §5", f"../{SHARED}spec/bees.md", f"../{SHARED}seeds/000_x.txt", "spec/elves.md",
-                 "(seed 002)"):
+    for text in (
+        f"see {DESIGN_NOTES} §5",
+        f"../{SHARED}spec/bees.md",
+        f"../{SHARED}seeds/000_x.txt",
+        "spec/elves.md",
+        "(seed 002)",
+    ):
         assert OUTSIDE.search(text), text
     assert not OUTSIDE.search("--seed 002 and seed 3 and seeds 0-39")

@@ -46,8 +46,10 @@ class RoundBlind(E.Elf):
         self.clock.receive(msg.ts)
         kind, verb = E.ELF_MESSAGES[msg.type]
         msg = msg.model_copy(update={"round": max(self.round, 1)})
-        if verb == "REPLY" and (self.state != E.ELF_REQUESTING or self.phase != kind or msg.sender in self.replies):
-            return []   # tolerant of the confusion it causes
+        if verb == "REPLY" and (
+            self.state != E.ELF_REQUESTING or self.phase != kind or msg.sender in self.replies
+        ):
+            return []  # tolerant of the confusion it causes
         if verb == "RELEASE" and msg.sender not in self.queues[kind]:
             return []
         return self._handle(msg)
@@ -66,7 +68,9 @@ class StopsOneEarly(E.Mayor):
         final = self.round == len(self.plan)
         stop = E.Stop(sender=self.pid, ts=self.clock.tick(), round=self.round, final=final)
         self.state = E.MAYOR_DONE if final else E.INITIAL
-        return [Send(j, stop) for j in range(1, self.n + 1)] + ([] if final else [Schedule("request", "pause")])
+        return [Send(j, stop) for j in range(1, self.n + 1)] + (
+            [] if final else [Schedule("request", "pause")]
+        )
 
 
 def audited_run(elves, options, seed, elf=None, mayor=None, dwell=None):
@@ -74,7 +78,9 @@ def audited_run(elves, options, seed, elf=None, mayor=None, dwell=None):
     p = setup.params
     if elf is not None:
         for pid in range(1, elves + 1):
-            setup.protocols[pid] = elf(pid, elves, p["pins"], p["poison"], p["pins_per_elf"], p["poison_per_hamster"])
+            setup.protocols[pid] = elf(
+                pid, elves, p["pins"], p["poison"], p["pins_per_elf"], p["poison_per_hamster"]
+            )
     if mayor is not None:
         setup.protocols[0] = mayor(elves, [tuple(c) for c in p["plan"]])
     writer = TraceWriter(None, keep=True)
@@ -95,19 +101,27 @@ def rules_over_seeds(elves, options, dwell=None, **broken):
 
 CASES = [
     # (variant, elves, options, dwell, the rule that must catch it)
-    ({"elf": IgnoresUnitsAhead}, 4, dict(pins=2, poison=6, contracts=6, hamsters=[2, 5], rounds=1), {"work": 3},
-     "capacity"),
+    (
+        {"elf": IgnoresUnitsAhead},
+        4,
+        dict(pins=2, poison=6, contracts=6, hamsters=[2, 5], rounds=1),
+        {"work": 3},
+        "capacity",
+    ),
     ({"elf": ReusesContracts}, 4, dict(contracts=6, rounds=1), None, "contract-twice"),
     ({"elf": RoundBlind}, 4, dict(contracts=3, rounds=3), {"pause": 0}, "round-mixed"),
     ({"mayor": StopsOneEarly}, 4, dict(contracts=4, rounds=2), None, "stop-before-done"),
 ]
 
 
-@pytest.mark.parametrize("broken, elves, options, dwell, rule", CASES,
-                         ids=["units-ahead-ignored", "contract-reused", "round-blind", "stop-early"])
+@pytest.mark.parametrize(
+    "broken, elves, options, dwell, rule",
+    CASES,
+    ids=["units-ahead-ignored", "contract-reused", "round-blind", "stop-early"],
+)
 def test_the_audit_catches_the_broken_variant(broken, elves, options, dwell, rule):
     assert rules_over_seeds(elves, options, dwell, **broken)[rule] > 0
-    assert rules_over_seeds(elves, options, dwell) == Counter()   # control: the correct protocol
+    assert rules_over_seeds(elves, options, dwell) == Counter()  # control: the correct protocol
 
 
 def test_ignoring_units_ahead_overfills_pins_or_poison_specifically():
@@ -156,6 +170,8 @@ def test_dropping_early_requests_instead_of_buffering_them_stalls_a_round():
         if result.stalled:
             stalls += 1
             assert any("CONTRACT_REPLY" in lacks for lacks in result.stalled.values())
-        rules.update(v.rule for v in verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
-                     .violations)
+        rules.update(
+            v.rule
+            for v in verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)]).violations
+        )
     assert stalls > 0 and rules["not-finished"] > 0

@@ -17,8 +17,23 @@ def run(capsys, *args):
 
 
 def test_summary_reports_contracts_per_elf_and_round_waits_messages_and_verdict(capsys):
-    code, out, _ = run(capsys, "--elves", "3", "--pins", "2", "--poison", "6", "--contracts", "4",
-                       "--hamsters", "2-6", "--rounds", "2", "--seed", "7")
+    code, out, _ = run(
+        capsys,
+        "--elves",
+        "3",
+        "--pins",
+        "2",
+        "--poison",
+        "6",
+        "--contracts",
+        "4",
+        "--hamsters",
+        "2-6",
+        "--rounds",
+        "2",
+        "--seed",
+        "7",
+    )
     assert code == 0
     assert "hamster killers: 3 elves, 2 rounds × 4 contracts (hamsters 2-6)" in out
     assert "elf    round 1" in out and "pin waits" in out and "time waiting" in out
@@ -32,7 +47,9 @@ def test_json_is_one_object_with_consistent_counts(capsys):
     assert code == 0
     s = json.loads(out)
     assert s["contracts_done_total"] == 15
-    per_round = {r: sorted(i for elf in s["contracts_done"].values() for i in elf[r]) for r in ("1", "2", "3")}
+    per_round = {
+        r: sorted(i for elf in s["contracts_done"].values() for i in elf[r]) for r in ("1", "2", "3")
+    }
     assert per_round == {r: [1, 2, 3, 4, 5] for r in ("1", "2", "3")}
     assert s["acquisitions"] == {"contract": 15, "pins": 15, "poison": 15}
     assert s["messages_per_acquisition"] == round(s["messages_total"] / 45, 2)
@@ -58,22 +75,25 @@ def test_trace_is_written_and_verifies(capsys, tmp_path):
     assert "elves: all rounds finished" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--elves", "0"], "--elves/-N: must be at least 1"),
-    (["--hamsters", "1-20", "--poison", "10"], "needs 20 poison portions"),
-    (["--hamsters", "3", "--poison-per-hamster", "4", "--poison", "10"], "needs 12 poison portions"),
-    (["--pins", "2", "--pins-per-elf", "3"], "needs 3 pins but only 2 exist"),
-    (["--pins", "0"], "--pins: must be at least 1"),
-    (["--contracts", "0"], "--contracts: must be at least 1"),
-    (["--rounds", "0"], "--rounds: must be at least 1"),
-    (["--hamsters", "5-2"], "min 5 is above max 2"),
-    (["--hamsters", "0-2"], "at least 1 hamster"),
-    (["--hamsters", "lots"], "MIN-MAX"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--elves", "0"], "--elves/-N: must be at least 1"),
+        (["--hamsters", "1-20", "--poison", "10"], "needs 20 poison portions"),
+        (["--hamsters", "3", "--poison-per-hamster", "4", "--poison", "10"], "needs 12 poison portions"),
+        (["--pins", "2", "--pins-per-elf", "3"], "needs 3 pins but only 2 exist"),
+        (["--pins", "0"], "--pins: must be at least 1"),
+        (["--contracts", "0"], "--contracts: must be at least 1"),
+        (["--rounds", "0"], "--rounds: must be at least 1"),
+        (["--hamsters", "5-2"], "min 5 is above max 2"),
+        (["--hamsters", "0-2"], "at least 1 hamster"),
+        (["--hamsters", "lots"], "MIN-MAX"),
+    ],
+)
 def test_configurations_that_could_never_finish_are_refused_with_exit_2(capsys, args, words):
     try:
         code, out, err = run(capsys, *args)
-    except SystemExit as exc:   # a flag's own type refuses it (see test_flags.py)
+    except SystemExit as exc:  # a flag's own type refuses it (see test_flags.py)
         (out, err), code = capsys.readouterr(), exc.code
     assert code == 2
     assert words in err and out == ""
@@ -93,8 +113,9 @@ def _swap_elves(monkeypatch, cls):
         setup = real(processes, options, seed)
         p = setup.params
         for pid in range(1, processes + 1):
-            setup.protocols[pid] = cls(pid, processes, p["pins"], p["poison"], p["pins_per_elf"],
-                                       p["poison_per_hamster"])
+            setup.protocols[pid] = cls(
+                pid, processes, p["pins"], p["poison"], p["pins_per_elf"], p["poison_per_hamster"]
+            )
         return setup
 
     monkeypatch.setattr(simulate_elves, "make_setup", make_setup)

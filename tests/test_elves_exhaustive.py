@@ -27,20 +27,25 @@ TWO_ELVES = [
 
 def check(setup, max_states=200_000):
     """Every reachable world (``mutexlab check``'s engine, no reductions: explore()'s worlds)."""
-    return run_check(CheckConfig("elves", len(setup.protocols) - 1, {}, max_states=max_states, reductions=False),
-                     setup=setup)[0]
+    return run_check(
+        CheckConfig("elves", len(setup.protocols) - 1, {}, max_states=max_states, reductions=False),
+        setup=setup,
+    )[0]
 
 
 def explored(elves, options, seed=0, max_states=200_000):
     result = check(make_setup("elves", elves, options, seed), max_states=max_states)
-    print(f"\n{elves} elves {options} (plan {make_setup('elves', elves, options, seed).params['plan']}): "
-          f"{result.states} states, {result.transitions} transitions, {result.finals} final states, "
-          f"depth {result.depth}, {result.verdict}")
+    print(
+        f"\n{elves} elves {options} (plan {make_setup('elves', elves, options, seed).params['plan']}): "
+        f"{result.states} states, {result.transitions} transitions, {result.finals} final states, "
+        f"depth {result.depth}, {result.verdict}"
+    )
     return result
 
 
-@pytest.mark.parametrize("options, seed", TWO_ELVES, ids=["scarce-pins", "scarce-poison", "second-contract",
-                                                           "multi-unit"])
+@pytest.mark.parametrize(
+    "options, seed", TWO_ELVES, ids=["scarce-pins", "scarce-poison", "second-contract", "multi-unit"]
+)
 def test_two_elves_one_round_every_interleaving_is_safe_and_finishes(options, seed):
     result = explored(2, options, seed)
     assert result.complete
@@ -71,4 +76,4 @@ def test_exploration_finds_the_overfull_pins_of_a_broken_elf():
     result = check(broken(), max_states=200_000)
     assert [f.kind for f in result.findings] == ["capacity"]
     assert "pins (capacity 1)" in result.findings[0].message
-    assert result.findings[0].path   # with the steps that lead there
+    assert result.findings[0].path  # with the steps that lead there

@@ -22,8 +22,15 @@ def configurations(draw):
     low = draw(st.integers(1, high))
     per_hamster = draw(st.integers(1, 2))
     poison = draw(st.integers(high * per_hamster, high * per_hamster + 8))
-    options = dict(pins=pins, poison=poison, contracts=draw(st.integers(1, 8)), hamsters=[low, high],
-                   rounds=draw(st.integers(1, 3)), pins_per_elf=pins_per_elf, poison_per_hamster=per_hamster)
+    options = dict(
+        pins=pins,
+        poison=poison,
+        contracts=draw(st.integers(1, 8)),
+        hamsters=[low, high],
+        rounds=draw(st.integers(1, 3)),
+        pins_per_elf=pins_per_elf,
+        poison_per_hamster=per_hamster,
+    )
     return elves, options
 
 
@@ -42,9 +49,12 @@ def test_every_run_finishes_all_rounds_and_passes_the_audit(config, seed, delay,
     total = options["contracts"] * options["rounds"]
     assert result.notes["contract_done"] == total
     assert result.entries == {"contract": total, "pins": total, "poison": total}
-    done = sorted((r, i) for elf in setup.protocols.values() for r, ids in getattr(elf, "done", {}).items()
-                  for i in ids)
-    assert done == [(r, i) for r in range(1, options["rounds"] + 1) for i in range(1, options["contracts"] + 1)]
+    done = sorted(
+        (r, i) for elf in setup.protocols.values() for r, ids in getattr(elf, "done", {}).items() for i in ids
+    )
+    assert done == [
+        (r, i) for r in range(1, options["rounds"] + 1) for i in range(1, options["contracts"] + 1)
+    ]
     verdict = verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
     assert verdict.ok, verdict.render()
 

@@ -9,8 +9,18 @@ import pytest
 from mutexlab.messages import MessageError
 from mutexlab.protocol import Enter, Exit, Note, ProtocolError, Schedule, Send
 from mutexlab.protocols import elves as E
-from mutexlab.protocols.elves import (ELF_CRITICAL, ELF_DONE, ELF_FINISHED, ELF_REQUESTING, ELF_WAIT_FOR_RELEASE,
-                                      INITIAL, MAYOR_DONE, MAYOR_WAITING, Elf, Mayor)
+from mutexlab.protocols.elves import (
+    ELF_CRITICAL,
+    ELF_DONE,
+    ELF_FINISHED,
+    ELF_REQUESTING,
+    ELF_WAIT_FOR_RELEASE,
+    INITIAL,
+    MAYOR_DONE,
+    MAYOR_WAITING,
+    Elf,
+    Mayor,
+)
 
 
 def sends(effects, kind=None):
@@ -63,8 +73,10 @@ def test_initial_init_contracts_requests_a_contract_from_every_other_elf():
     elf = Elf(2, 3, pins=2, poison=5)
     effects = init(elf, (4, 1), ts=7)
     assert elf.state == ELF_REQUESTING and elf.round == 1 and elf.contracts == (4, 1)
-    assert [(s.to, s.msg.type, s.msg.round) for s in effects] == [(1, "CONTRACT_REQUEST", 1),
-                                                                   (3, "CONTRACT_REQUEST", 1)]
+    assert [(s.to, s.msg.type, s.msg.round) for s in effects] == [
+        (1, "CONTRACT_REQUEST", 1),
+        (3, "CONTRACT_REQUEST", 1),
+    ]
     assert effects[0].msg.ts > 7  # after the receive
     assert elf.waiting_for() == {"CONTRACT_REPLY": [1, 3]}
 
@@ -75,11 +87,14 @@ def test_initial_buffers_messages_of_a_round_not_begun_and_replays_them_at_its_i
     assert elf.state == INITIAL and len(elf.future) == 1
     effects = init(elf)
     # the buffered request answered first, in the new round, then its own request
-    assert [(s.to, s.msg.type) for s in effects] == [(1, "CONTRACT_REPLY"), (1, "CONTRACT_REQUEST"),
-                                                     (3, "CONTRACT_REQUEST")]
+    assert [(s.to, s.msg.type) for s in effects] == [
+        (1, "CONTRACT_REPLY"),
+        (1, "CONTRACT_REQUEST"),
+        (3, "CONTRACT_REQUEST"),
+    ]
     assert effects[0].msg.round == 1 and elf.future == []
     assert (3, 1) in elf.contract_requests
-    assert effects[1].msg.ts > 3   # so its own request is ordered after the buffered one
+    assert effects[1].msg.ts > 3  # so its own request is ordered after the buffered one
 
 
 def test_initial_refuses_an_init_out_of_order_and_a_stop_before_any_round():
@@ -102,15 +117,17 @@ def test_requesting_answers_every_request_at_once_with_its_round():
 
 def test_requesting_enters_critical_only_with_every_reply_then_takes_the_contract_at_its_position():
     elf = Elf(2, 3, pins=2, poison=5)
-    init(elf, (4, 1), ts=1)                          # my request: ts 3
-    elf.on_message(request(E.CONTRACT, 1, ts=1))     # ahead of mine
+    init(elf, (4, 1), ts=1)  # my request: ts 3
+    elf.on_message(request(E.CONTRACT, 1, ts=1))  # ahead of mine
     assert elf.on_message(reply(E.CONTRACT, 1)) == []
     assert elf.state == ELF_REQUESTING
     effects = elf.on_message(reply(E.CONTRACT, 3))
-    assert effects[0] == Enter("contract:1.2")        # position 2 → contract 2 (1 hamster)
+    assert effects[0] == Enter("contract:1.2")  # position 2 → contract 2 (1 hamster)
     assert elf.holding == (2, 1)
-    assert [(s.to, s.msg.type, s.msg.units) for s in sends(effects)] == [(1, "PINS_REQUEST", 1),
-                                                                         (3, "PINS_REQUEST", 1)]
+    assert [(s.to, s.msg.type, s.msg.units) for s in sends(effects)] == [
+        (1, "PINS_REQUEST", 1),
+        (3, "PINS_REQUEST", 1),
+    ]
     assert elf.state == ELF_REQUESTING and elf.phase == E.PINS
 
 
@@ -154,19 +171,19 @@ def test_messages_of_a_stopped_round_are_dropped_and_of_the_next_one_buffered():
     init(elf)
     elf.on_message(E.Stop(sender=0, ts=9, round=1))
     clock = elf.clock.time
-    assert elf.on_message(request(E.PINS, 2, ts=50, round_=1)) == []     # round 1 is over here
-    assert elf.clock.time == clock                                        # dropped as if never received
+    assert elf.on_message(request(E.PINS, 2, ts=50, round_=1)) == []  # round 1 is over here
+    assert elf.clock.time == clock  # dropped as if never received
     assert elf.on_message(request(E.CONTRACT, 2, ts=20, round_=2)) == []  # round 2 not begun here
     assert [m.round for m in elf.future] == [2]
     effects = init(elf, round_=2, ts=10)
     assert [(s.msg.type, s.msg.round) for s in sends(effects, "CONTRACT_REPLY")] == [("CONTRACT_REPLY", 2)]
-    assert elf.queues == {E.PINS: {}, E.POISON: {}}   # fresh queues each round
+    assert elf.queues == {E.PINS: {}, E.POISON: {}}  # fresh queues each round
 
 
 # -- ELF_CRITICAL / ELF_WAIT_FOR_RELEASE ----------------------------------------------------
 def test_critical_pins_enough_left_enters_pins_and_asks_for_poison_sized_by_the_contract():
     elf = with_contract(contracts=(3, 1), pins_per_elf=2, pins=2, poison=7, per_hamster=2)
-    assert elf.queues[E.PINS][1][1] == 2                      # decision 1: pins per elf
+    assert elf.queues[E.PINS][1][1] == 2  # decision 1: pins per elf
     effects = all_replies(elf, E.PINS)
     assert effects[0] == Enter("pins", 2)
     assert {(s.msg.type, s.msg.units) for s in sends(effects)} == {("POISON_REQUEST", 6)}  # 3 hamsters × 2
@@ -174,12 +191,12 @@ def test_critical_pins_enough_left_enters_pins_and_asks_for_poison_sized_by_the_
 
 def test_critical_not_enough_left_waits_for_release_then_a_release_lets_it_in():
     elf = with_contract(pins=2)
-    elf.on_message(request(E.PINS, 2, ts=0, units=1))   # ahead of mine
-    elf.on_message(request(E.PINS, 3, ts=1, units=1))   # ahead of mine: 2 + mine = 3 > 2
+    elf.on_message(request(E.PINS, 2, ts=0, units=1))  # ahead of mine
+    elf.on_message(request(E.PINS, 3, ts=1, units=1))  # ahead of mine: 2 + mine = 3 > 2
     assert all_replies(elf, E.PINS) == []
     assert elf.state == ELF_WAIT_FOR_RELEASE and elf.waits[E.PINS] == 1
     assert elf.waiting_for() == {"PINS_RELEASE": [2, 3]}
-    assert elf.on_message(request(E.PINS, 2, ts=0, units=1)) != []   # (a re-request: still answered)
+    assert elf.on_message(request(E.PINS, 2, ts=0, units=1)) != []  # (a re-request: still answered)
     effects = elf.on_message(release(E.PINS, 3, 1))
     assert effects[0] == Enter("pins", 1)
     assert elf.state == ELF_REQUESTING and elf.phase == E.POISON
@@ -194,12 +211,12 @@ def test_wait_for_release_ignores_releases_of_the_other_resource():
     assert elf.on_message(release(E.POISON, 2, 3)) == []
     assert elf.state == ELF_WAIT_FOR_RELEASE
     with pytest.raises(ProtocolError, match="which requested"):
-        elf.on_message(release(E.PINS, 2, 5))    # units differ from the request
+        elf.on_message(release(E.PINS, 2, 5))  # units differ from the request
 
 
 def test_requests_behind_mine_do_not_count():
     elf = with_contract(pins=1)
-    elf.on_message(request(E.PINS, 2, ts=999, units=1))   # later than mine
+    elf.on_message(request(E.PINS, 2, ts=999, units=1))  # later than mine
     effects = all_replies(elf, E.PINS)
     assert effects[0] == Enter("pins", 1)
 
@@ -208,11 +225,19 @@ def test_critical_with_poison_works_and_exit_releases_everything_in_order():
     elf = working(contracts=(2, 3), poison=5)
     assert elf.state == ELF_CRITICAL
     effects = elf.on_local("exit")
-    assert effects[:4] == [Note("contract_done", {"round": 1, "contract": 1, "hamsters": 2}),
-                           Exit("poison", 2), Exit("pins", 1), Exit("contract:1.1")]
+    assert effects[:4] == [
+        Note("contract_done", {"round": 1, "contract": 1, "hamsters": 2}),
+        Exit("poison", 2),
+        Exit("pins", 1),
+        Exit("contract:1.1"),
+    ]
     assert [(s.to, s.msg.type) for s in sends(effects)] == [
-        (2, "PINS_RELEASE"), (3, "PINS_RELEASE"), (2, "POISON_RELEASE"), (3, "POISON_RELEASE"),
-        (0, "CONTRACT_COMPLETED")]
+        (2, "PINS_RELEASE"),
+        (3, "PINS_RELEASE"),
+        (2, "POISON_RELEASE"),
+        (3, "POISON_RELEASE"),
+        (0, "CONTRACT_COMPLETED"),
+    ]
     assert effects[-1] == Schedule("request", "rest")
     assert elf.state == ELF_FINISHED and elf.done == {1: [1]}
     assert elf.queues == {E.PINS: {}, E.POISON: {}}
@@ -244,9 +269,9 @@ def test_finished_rest_timer_asks_for_another_contract():
 
 def test_finished_knowing_as_many_requests_as_contracts_does_not_ask_again():
     elf = working(contracts=(2, 3))
-    elf.on_message(request(E.CONTRACT, 2, ts=30))          # 2 requests known, 2 contracts
+    elf.on_message(request(E.CONTRACT, 2, ts=30))  # 2 requests known, 2 contracts
     elf.on_local("exit")
-    assert elf.on_local("request") == []                   # it would come third: none left
+    assert elf.on_local("request") == []  # it would come third: none left
     assert elf.state == INITIAL and elf.active and elf.waiting_for() == {"STOP": [0]}
 
 
@@ -255,7 +280,7 @@ def test_finished_then_stop_makes_the_rest_timer_stale():
     elf.on_local("exit")
     elf.on_message(E.Stop(sender=0, ts=99, round=1))
     assert elf.state == INITIAL
-    assert elf.on_local("request") == []   # the timer outlived its round
+    assert elf.on_local("request") == []  # the timer outlived its round
     assert elf.state == INITIAL
 
 
@@ -274,8 +299,12 @@ def test_final_stop_ends_in_elf_done_and_everything_later_is_dropped():
 def test_a_lone_elf_needs_no_replies():
     elf = Elf(1, 1, pins=1, poison=3)
     effects = init(elf, (3,))
-    assert [e for e in effects if not isinstance(e, Send)] == [Enter("contract:1.1"), Enter("pins", 1),
-                                                               Enter("poison", 3), Schedule("exit", "work")]
+    assert [e for e in effects if not isinstance(e, Send)] == [
+        Enter("contract:1.1"),
+        Enter("pins", 1),
+        Enter("poison", 3),
+        Schedule("exit", "work"),
+    ]
 
 
 # -- the mayor -------------------------------------------------------------------------------
@@ -283,8 +312,9 @@ def test_mayor_initial_start_sends_the_contracts_to_every_elf():
     mayor = Mayor(3, [(2, 5), (1, 1)])
     effects = mayor.start()
     assert effects[0] == Note("round", {"round": 1, "contracts": [2, 5]})
-    assert [(s.to, s.msg.type, s.msg.contracts) for s in sends(effects)] == [(j, "INIT_CONTRACTS", (2, 5))
-                                                                             for j in (1, 2, 3)]
+    assert [(s.to, s.msg.type, s.msg.contracts) for s in sends(effects)] == [
+        (j, "INIT_CONTRACTS", (2, 5)) for j in (1, 2, 3)
+    ]
     assert mayor.state == MAYOR_WAITING
 
 
@@ -292,14 +322,16 @@ def test_mayor_waiting_stops_the_round_once_every_contract_is_completed():
     mayor = Mayor(2, [(2, 5), (1,)])
     mayor.start()
     done = lambda i, r=1: mayor.on_message(E.ContractCompleted(sender=1, ts=5, round=r, contract=i))  # noqa: E731
-    assert done(2) == [] and done(2) == []            # a repeat changes nothing
+    assert done(2) == [] and done(2) == []  # a repeat changes nothing
     assert "contract(s) 1" in next(iter(mayor.waiting_for()))
     effects = done(1)
-    assert [(s.to, s.msg.type, s.msg.round, s.msg.final) for s in sends(effects)] == [(1, "STOP", 1, False),
-                                                                                      (2, "STOP", 1, False)]
+    assert [(s.to, s.msg.type, s.msg.round, s.msg.final) for s in sends(effects)] == [
+        (1, "STOP", 1, False),
+        (2, "STOP", 1, False),
+    ]
     assert effects[-1] == Schedule("request", "pause") and mayor.state == INITIAL
-    assert done(1) == []                                # a late completion of round 1: ignored
-    mayor.on_local("request")                           # round 2 begins
+    assert done(1) == []  # a late completion of round 1: ignored
+    mayor.on_local("request")  # round 2 begins
     with pytest.raises(ProtocolError, match="has no contract 7"):
         done(7, 2)
 
@@ -311,7 +343,7 @@ def test_mayor_initial_pause_begins_the_next_round_and_the_last_stop_is_final():
     effects = mayor.on_local("request")
     assert sends(effects)[0].msg.round == 2 and sends(effects)[0].msg.contracts == (3,)
     with pytest.raises(ProtocolError, match="cannot 'request'"):
-        mayor.on_local("request")                       # not while waiting
+        mayor.on_local("request")  # not while waiting
     effects = mayor.on_message(E.ContractCompleted(sender=1, ts=9, round=2, contract=1))
     assert sends(effects)[0].msg.final is True
     assert mayor.state == MAYOR_DONE and mayor.finished and not any(isinstance(e, Schedule) for e in effects)
@@ -330,9 +362,19 @@ def test_mayor_takes_only_completions():
 def test_every_message_carries_its_round_and_decodes_with_clear_errors():
     msg = E.PoisonRequest(sender=2, ts=4, round=3, units=6)
     assert E.CODEC.decode(E.CODEC.encode(msg)) == msg
-    assert set(E.CODEC.types) == {"INIT_CONTRACTS", "CONTRACT_REQUEST", "CONTRACT_REPLY", "PINS_REQUEST",
-                                  "PINS_REPLY", "PINS_RELEASE", "POISON_REQUEST", "POISON_REPLY",
-                                  "POISON_RELEASE", "CONTRACT_COMPLETED", "STOP"}
+    assert set(E.CODEC.types) == {
+        "INIT_CONTRACTS",
+        "CONTRACT_REQUEST",
+        "CONTRACT_REPLY",
+        "PINS_REQUEST",
+        "PINS_REPLY",
+        "PINS_RELEASE",
+        "POISON_REQUEST",
+        "POISON_REPLY",
+        "POISON_RELEASE",
+        "CONTRACT_COMPLETED",
+        "STOP",
+    }
     with pytest.raises(MessageError, match="round: Field required"):
         E.CODEC.decode(b'{"type": "PINS_REPLY", "sender": 1, "ts": 1}')
     with pytest.raises(MessageError, match="round"):
@@ -343,15 +385,25 @@ def test_every_message_carries_its_round_and_decodes_with_clear_errors():
         E.CODEC.decode(b'{"type": "INIT_CONTRACTS", "sender": 0, "ts": 1, "round": 1, "contracts": [2, 0]}')
     with pytest.raises(MessageError, match="contracts"):
         E.CODEC.decode(b'{"type": "INIT_CONTRACTS", "sender": 0, "ts": 1, "round": 1, "contracts": []}')
-    init = E.CODEC.decode(b'{"type": "INIT_CONTRACTS", "sender": 0, "ts": 1, "round": 1, "contracts": [2, 5]}')
+    init = E.CODEC.decode(
+        b'{"type": "INIT_CONTRACTS", "sender": 0, "ts": 1, "round": 1, "contracts": [2, 5]}'
+    )
     assert init.contracts == (2, 5)
 
 
 # -- a worked example, scripted (docs/architecture.md#scenario-format) ------------------------
-PINS_THEN_POISON = {"algorithm": "elves", "processes": 2,
-                    "options": {"pins": 2, "poison": 3, "contracts": 2, "hamsters": [2, 2], "rounds": 1},
-                    "steps": [{"op": "drain"}, {"op": "exit", "pid": 1}, {"op": "drain"},
-                              {"op": "exit", "pid": 2}, {"op": "drain"}]}
+PINS_THEN_POISON = {
+    "algorithm": "elves",
+    "processes": 2,
+    "options": {"pins": 2, "poison": 3, "contracts": 2, "hamsters": [2, 2], "rounds": 1},
+    "steps": [
+        {"op": "drain"},
+        {"op": "exit", "pid": 1},
+        {"op": "drain"},
+        {"op": "exit", "pid": 2},
+        {"op": "drain"},
+    ],
+}
 
 
 def test_worked_example_an_elf_holds_pins_while_waiting_for_poison_and_gets_it_on_release():
@@ -360,7 +412,7 @@ def test_worked_example_an_elf_holds_pins_while_waiting_for_poison_and_gets_it_o
 
     first = replay_scenario({**PINS_THEN_POISON, "steps": PINS_THEN_POISON["steps"][:1]})
     one, two = first.protocols[1], first.protocols[2]
-    assert (one.state, one.holding) == (ELF_CRITICAL, (1, 2))            # both pins and 2 of 3 poison
+    assert (one.state, one.holding) == (ELF_CRITICAL, (1, 2))  # both pins and 2 of 3 poison
     assert (two.state, two.phase, two.holding) == (ELF_WAIT_FOR_RELEASE, E.POISON, (2, 2))
     assert two.waiting_for() == {"POISON_RELEASE": [1]}
 

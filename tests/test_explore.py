@@ -28,6 +28,7 @@ def _setup_with(node_class, n, requests):
         setup = make_setup("ricart-agrawala", n, {"requests": requests})
         setup.protocols = {p: node_class(p, n, requests) for p in setup.protocols}
         return setup
+
     return factory
 
 

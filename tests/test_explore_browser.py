@@ -26,11 +26,12 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "scenarios"
 ARTIFACTS = Path(os.environ.get("MUTEXLAB_ARTIFACTS", ROOT / "artifacts"))
 CHROMIUM = "/usr/bin/chromium"
-TIMEOUT_MS = 60_000       # generous: the machine running the tests may be busy
+TIMEOUT_MS = 60_000  # generous: the machine running the tests may be busy
 
 try:
     from playwright.sync_api import expect, sync_playwright
-    expect.set_options(timeout=60_000)   # = TIMEOUT_MS: the machine running the tests may be busy
+
+    expect.set_options(timeout=60_000)  # = TIMEOUT_MS: the machine running the tests may be busy
 except ImportError:  # pragma: no cover - depends on the environment
     sync_playwright = None
 
@@ -67,7 +68,10 @@ class Explorer:
         self.context.set_default_timeout(TIMEOUT_MS)
         self.page = self.context.new_page()
         self.errors: list[str] = []
-        self.page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+        self.page.on(
+            "console",
+            lambda m: self.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None,
+        )
         self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
         self.tmp = tmp_path
         self.page.goto(self.server.url)
@@ -118,7 +122,7 @@ class Explorer:
     def shot(self, name: str, full_page: bool = True) -> Path:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         path = ARTIFACTS / name
-        self.page.wait_for_timeout(300)   # let the diagram frame settle its height
+        self.page.wait_for_timeout(300)  # let the diagram frame settle its height
         self.page.screenshot(path=str(path), full_page=full_page)
         return path
 
@@ -142,8 +146,13 @@ def explorer(browser, tmp_path):
 def _replay(path: Path) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "shared"), str(ROOT), env.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, "-m", "mutexlab", "replay", str(path), "--json"],
-                          capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mutexlab", "replay", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(proc.stdout)
 
@@ -205,7 +214,7 @@ def test_suzuki_kasami_notes_from_the_menu_stepped_to_the_end(explorer):
     expect(page.locator("#ahead")).to_have_text(" (10 ahead)")
     assert e.position() == 0
     expect(e.card("node-2")).to_contain_text("L = [0, 0, 0], Q = []")
-    for n in range(1, 11):             # step through it, one redo at a time
+    for n in range(1, 11):  # step through it, one redo at a time
         e.click("#redo", n)
     expect(e.card("node-3")).to_contain_text("L = [1, 0, 1], Q = []")
     expect(e.card("node-1")).to_contain_text("no token")
@@ -220,8 +229,10 @@ def test_suzuki_kasami_notes_from_the_menu_stepped_to_the_end(explorer):
     expect(e.card("node-1")).to_have_class(re.compile(r"\bholder\b"))
     expect(e.card("node-1")).to_contain_text("L = [0, 0, 0], Q = []")
     expect(e.card("node-1")).to_contain_text("RN[1, 0, 1]")
-    e.click("#redo", 7)                # node-1 leaves: L[1] = 1, 3 is owed the token, which goes out
-    expect(page.locator(".link[data-link='1-3'] .chip.head")).to_contain_text("TOKEN ts 5 last [1, 0, 0] queue []")
+    e.click("#redo", 7)  # node-1 leaves: L[1] = 1, 3 is owed the token, which goes out
+    expect(page.locator(".link[data-link='1-3'] .chip.head")).to_contain_text(
+        "TOKEN ts 5 last [1, 0, 0] queue []"
+    )
 
 
 def test_a_broken_variant_shows_its_violation_the_moment_it_happens(explorer):
@@ -252,7 +263,7 @@ def test_a_deadlock_is_shown_with_the_stall_explanation(explorer):
 
 def test_import_a_file_random_steps_and_run_to_the_end(explorer):
     config = Config("lamport", 3, {"requests": 1})
-    same = Session(config)             # the same walk, without the page: the seed decides it
+    same = Session(config)  # the same walk, without the page: the seed decides it
     same.random(5, 3)
     same.run_to_end(3)
     e = explorer(Session(config))
@@ -272,11 +283,15 @@ def test_import_a_file_random_steps_and_run_to_the_end(explorer):
     bad = e.tmp / "bad.json"
     bad.write_text('{"algorithm": "bees", "processes": 3, "steps": [{"op": "exit", "pid": 2}]}')
     page.set_input_files("#import", str(bad))
-    expect(page.locator("#error")).to_contain_text("step 1 (exit): bee-2 cannot take exit in state REST: it is not on a flower")
+    expect(page.locator("#error")).to_contain_text(
+        "step 1 (exit): bee-2 cannot take exit in state REST: it is not on a flower"
+    )
     assert e.position() == 24
     refused = "Failed to load resource: the server responded with a status of 422"
-    assert any(refused in x for x in e.errors)               # the browser logs the refused request itself ...
-    e.errors[:] = [x for x in e.errors if refused not in x]  # ... which is the expected answer, not a page error
+    assert any(refused in x for x in e.errors)  # the browser logs the refused request itself ...
+    e.errors[:] = [
+        x for x in e.errors if refused not in x
+    ]  # ... which is the expected answer, not a page error
 
 
 def test_walkthrough_maekawa_inquire_yield(explorer):

@@ -79,7 +79,9 @@ def test_every_endpoint(client):
     assert all({"id", "label"} <= set(s) for s in state["steps"])
 
     status, after, _ = client.post("/api/step", {"id": "request:1"})
-    assert status == 200 and after["position"] == 1 and after["outcome"]["taken"] == {"op": "request", "pid": 1}
+    assert (
+        status == 200 and after["position"] == 1 and after["outcome"]["taken"] == {"op": "request", "pid": 1}
+    )
     assert after["links"][0]["messages"][0]["type"] == "REQUEST"
     status, after, _ = client.post("/api/undo")
     assert status == 200 and after["position"] == 0 and after["redo"] == ["request:1"]
@@ -93,7 +95,11 @@ def test_every_endpoint(client):
     assert status == 200 and after["findings"]["status"] == "end" and after["outcome"]["stopped"] == "end"
 
     status, scenario, _ = client.call("GET", "/api/scenario")
-    assert status == 200 and scenario["algorithm"] == "ricart-agrawala" and len(scenario["steps"]) == after["position"]
+    assert (
+        status == 200
+        and scenario["algorithm"] == "ricart-agrawala"
+        and len(scenario["steps"]) == after["position"]
+    )
     assert replay_scenario(scenario).entered == after["findings"]["entered"]
 
     status, after, _ = client.post("/api/reset")
@@ -133,21 +139,46 @@ BAD_REQUESTS = [
     ("POST", "/api/step", {}, None, 400, "the body must hold 'id'"),
     ("POST", "/api/step", b"{not json", None, 400, "the body is not JSON"),
     ("POST", "/api/step", b"[1, 2]", None, 400, "must be a JSON object"),
-    ("POST", "/api/step", {"id": "request:1"}, {"Content-Type": "text/plain"}, 415, "Content-Type: application/json"),
+    (
+        "POST",
+        "/api/step",
+        {"id": "request:1"},
+        {"Content-Type": "text/plain"},
+        415,
+        "Content-Type: application/json",
+    ),
     ("POST", "/api/undo", {}, None, 409, "nothing to undo"),
     ("POST", "/api/redo", {}, None, 409, "nothing to redo"),
     ("POST", "/api/jump", {"to": 5}, None, 409, "cannot jump to step 5"),
     ("POST", "/api/jump", {"to": "1"}, None, 400, "'to' must be a whole number"),
     ("POST", "/api/random", {"n": -1}, None, 400, "'n' must be a whole number"),
-    ("POST", "/api/random", {"n": 10 ** 9}, None, 400, "at most"),
+    ("POST", "/api/random", {"n": 10**9}, None, 400, "at most"),
     ("POST", "/api/run", {"seed": "x"}, None, 400, "'seed' must be a whole number"),
-    ("POST", "/api/scenario", {"algorithm": "lamport", "processes": 2, "steps": [{"op": "hop"}]}, None, 422,
-     "invalid scenario"),
-    ("POST", "/api/scenario", {"algorithm": "lamport", "processes": 2,
-                               "steps": [{"op": "deliver", "from": 1, "to": 2}]}, None, 422,
-     "step 1 (deliver): no message in flight from 1 to 2"),
+    (
+        "POST",
+        "/api/scenario",
+        {"algorithm": "lamport", "processes": 2, "steps": [{"op": "hop"}]},
+        None,
+        422,
+        "invalid scenario",
+    ),
+    (
+        "POST",
+        "/api/scenario",
+        {"algorithm": "lamport", "processes": 2, "steps": [{"op": "deliver", "from": 1, "to": 2}]},
+        None,
+        422,
+        "step 1 (deliver): no message in flight from 1 to 2",
+    ),
     ("POST", "/api/scenario", {"algorithm": "lamport", "processes": 0, "steps": []}, None, 422, "processes"),
-    ("POST", "/api/scenario", {"algorithm": "nope", "processes": 2, "steps": []}, None, 422, "unknown algorithm"),
+    (
+        "POST",
+        "/api/scenario",
+        {"algorithm": "nope", "processes": 2, "steps": []},
+        None,
+        422,
+        "unknown algorithm",
+    ),
     ("GET", "/api/step", None, None, 405, "GET is not allowed on /api/step; use POST"),
     ("POST", "/api/state", {}, None, 405, "use GET"),
     ("DELETE", "/api/scenario", None, None, 405, "use GET, POST"),
@@ -166,8 +197,11 @@ BAD_REQUESTS = [
 ]
 
 
-@pytest.mark.parametrize("method,path,body,headers,status,words", BAD_REQUESTS,
-                         ids=[f"{m} {p} {s}" for m, p, _, _, s, _ in BAD_REQUESTS])
+@pytest.mark.parametrize(
+    "method,path,body,headers,status,words",
+    BAD_REQUESTS,
+    ids=[f"{m} {p} {s}" for m, p, _, _, s, _ in BAD_REQUESTS],
+)
 def test_bad_requests_get_4xx_and_change_nothing(client, method, path, body, headers, status, words):
     before = client.state()
     raw = body if isinstance(body, bytes) else None
@@ -183,15 +217,23 @@ def test_a_step_taken_then_refused_leaves_the_path_as_it_was(client):
     client.post("/api/step", {"id": "request:2"})
     before = client.state()
     status, value, _ = client.post("/api/step", {"id": "request:2"})
-    assert status == 409 and "not enabled now; enabled: request:1, request:3, deliver:2-1, deliver:2-3" in value["error"]
+    assert (
+        status == 409
+        and "not enabled now; enabled: request:1, request:3, deliver:2-1, deliver:2-3" in value["error"]
+    )
     assert client.state() == before
 
 
-CONFIGS = [Config("bees", 3, {"flowers": 1, "reeds": 2, "eggs": 2, "cocoons": 4}),
-           Config("elves", 2, {"rounds": 1, "contracts": 2}),
-           Config("lamport", 3, {"requests": 1}), Config("ricart-agrawala", 3, {"requests": 1}),
-           Config("maekawa", 3, {"requests": 1}), Config("sanders", 3, {"requests": 1}),
-           Config("suzuki-kasami", 3, {"requests": 1}), Config("raymond", 3, {"requests": 1})]
+CONFIGS = [
+    Config("bees", 3, {"flowers": 1, "reeds": 2, "eggs": 2, "cocoons": 4}),
+    Config("elves", 2, {"rounds": 1, "contracts": 2}),
+    Config("lamport", 3, {"requests": 1}),
+    Config("ricart-agrawala", 3, {"requests": 1}),
+    Config("maekawa", 3, {"requests": 1}),
+    Config("sanders", 3, {"requests": 1}),
+    Config("suzuki-kasami", 3, {"requests": 1}),
+    Config("raymond", 3, {"requests": 1}),
+]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.algorithm)
@@ -204,7 +246,9 @@ def test_every_protocol_loads_and_steps_to_the_end_over_the_api(config):
             state = c.state()
             if not state["steps"]:
                 break
-            status, after, _ = c.post("/api/step", {"id": state["steps"][-1]["id"]})   # the last one: links first drain late
+            status, after, _ = c.post(
+                "/api/step", {"id": state["steps"][-1]["id"]}
+            )  # the last one: links first drain late
             assert status == 200, after
             steps += 1
             assert steps < 2000
@@ -244,16 +288,33 @@ def _env() -> dict:
 
 
 def test_the_command_prints_its_url_serves_and_stops_on_ctrl_c():
-    proc = subprocess.Popen([sys.executable, "-m", "mutexlab", "explore", "mutex", "--algorithm", "maekawa",
-                             "--nodes", "4", "--requests", "1", "--no-browser"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mutexlab",
+            "explore",
+            "mutex",
+            "--algorithm",
+            "maekawa",
+            "--nodes",
+            "4",
+            "--requests",
+            "1",
+            "--no-browser",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
     try:
         first = proc.stdout.readline()
         second = proc.stdout.readline()
         assert first.startswith("mutexlab explore: maekawa, 4 processes"), first
         assert second.startswith("serving http://127.0.0.1:"), second
         url = second.split()[1]
-        host, port = url[len("http://"):].rstrip("/").split(":")
+        host, port = url[len("http://") :].rstrip("/").split(":")
         conn = http.client.HTTPConnection(host, int(port), timeout=60)
         conn.request("GET", "/api/state")
         state = json.loads(conn.getresponse().read())
@@ -266,31 +327,56 @@ def test_the_command_prints_its_url_serves_and_stops_on_ctrl_c():
     assert out.strip().endswith("stopped") and "Traceback" not in err
 
 
-@pytest.mark.parametrize("args,words", [
-    (["mutex", "--scenario", "nothere.json"], "cannot read scenario nothere.json"),
-    (["bees", "--scenario", str(EXAMPLES / "suzuki-kasami-notes.json")],
-     "is a suzuki-kasami scenario: open it with `mutexlab explore mutex --scenario"),
-    (["mutex", "--algorithm", "maekawa", "--nodes", "3", "-o", "quorums={\"1\": [2]}"], "quorum"),
-    (["elves", "--pins", "0"], "must be at least 1"),
-    (["mutex", "--port", "-3"], "must be at least 0"),
-    (["mutex", "--algorithm", "paxos"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["mutex", "--scenario", "nothere.json"], "cannot read scenario nothere.json"),
+        (
+            ["bees", "--scenario", str(EXAMPLES / "suzuki-kasami-notes.json")],
+            "is a suzuki-kasami scenario: open it with `mutexlab explore mutex --scenario",
+        ),
+        (["mutex", "--algorithm", "maekawa", "--nodes", "3", "-o", 'quorums={"1": [2]}'], "quorum"),
+        (["elves", "--pins", "0"], "must be at least 1"),
+        (["mutex", "--port", "-3"], "must be at least 0"),
+        (["mutex", "--algorithm", "paxos"], "invalid choice"),
+    ],
+)
 def test_the_command_refuses_bad_arguments_with_exit_2(args, words):
-    proc = subprocess.run([sys.executable, "-m", "mutexlab", "explore", *args, "--no-browser"],
-                          capture_output=True, text=True, env=_env(), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mutexlab", "explore", *args, "--no-browser"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert words in proc.stderr
 
 
 def test_the_command_starts_from_a_scenario_at_step_0():
-    proc = subprocess.Popen([sys.executable, "-m", "mutexlab", "explore", "mutex", "--scenario",
-                             str(EXAMPLES / "raymond-tree.json"), "--no-browser", "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mutexlab",
+            "explore",
+            "mutex",
+            "--scenario",
+            str(EXAMPLES / "raymond-tree.json"),
+            "--no-browser",
+            "--port",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
     try:
         first = proc.stdout.readline()
         assert "raymond, 5 processes" in first and "(13 steps ahead)" in first, first
         url = proc.stdout.readline().split()[1]
-        host, port = url[len("http://"):].rstrip("/").split(":")
+        host, port = url[len("http://") :].rstrip("/").split(":")
         conn = http.client.HTTPConnection(host, int(port), timeout=60)
         conn.request("GET", "/api/state")
         state = json.loads(conn.getresponse().read())
@@ -304,7 +390,16 @@ def test_the_command_starts_from_a_scenario_at_step_0():
 # -- the flags: the same as simulate's, declared once in commands/flags.py --------------------
 FAMILY_FLAGS = {
     "bees": ["bees", "flowers", "reeds", "eggs", "cocoons"],
-    "elves": ["elves", "pins", "poison", "contracts", "hamsters", "rounds", "pins_per_elf", "poison_per_hamster"],
+    "elves": [
+        "elves",
+        "pins",
+        "poison",
+        "contracts",
+        "hamsters",
+        "rounds",
+        "pins_per_elf",
+        "poison_per_hamster",
+    ],
     "mutex": ["algorithm", "nodes", "requests", "option", "options"],
 }
 
@@ -313,12 +408,16 @@ def _declared(*path: str) -> dict:
     import argparse
 
     from mutexlab.cli import build_parser
+
     parser = build_parser()
     for name in path:
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         parser = sub.choices[name]
-    return {a.dest: (type(a), tuple(a.option_strings), getattr(a.type, "__name__", a.type), a.metavar, a.choices)
-            for a in parser._actions if a.option_strings}
+    return {
+        a.dest: (type(a), tuple(a.option_strings), getattr(a.type, "__name__", a.type), a.metavar, a.choices)
+        for a in parser._actions
+        if a.option_strings
+    }
 
 
 @pytest.mark.parametrize("family", FAMILY_FLAGS)
@@ -331,8 +430,12 @@ def test_explore_takes_the_family_flags_of_simulate(family):
 def test_explore_turns_the_flags_into_the_configuration_simulate_would_use():
     from mutexlab.cli import build_parser
     from mutexlab.commands.explore import build_session
-    args = build_parser().parse_args(["explore", "mutex", "-a", "raymond", "-N", "4", "-M", "2",
-                                      "-o", "token_holder=2"])
+
+    args = build_parser().parse_args(
+        ["explore", "mutex", "-a", "raymond", "-N", "4", "-M", "2", "-o", "token_holder=2"]
+    )
     assert build_session(args).config == Config("raymond", 4, {"requests": 2, "token_holder": 2})
     args = build_parser().parse_args(["explore", "bees", "-P", "4", "-K", "2"])
-    assert build_session(args).config == Config("bees", 4, {"flowers": 2, "reeds": 3, "eggs": 5, "cocoons": 15})
+    assert build_session(args).config == Config(
+        "bees", 4, {"flowers": 2, "reeds": 3, "eggs": 5, "cocoons": 15}
+    )

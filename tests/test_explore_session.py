@@ -43,15 +43,23 @@ def test_enabled_steps_are_pending_decisions_and_link_heads():
     assert ids(s) == ["request:1", "request:3", "deliver:2-1", "deliver:2-3"]
     state = s.state()
     assert state["links"][0]["messages"][0]["type"] == "REQUEST"
-    assert state["history"] == [{"n": 1, "id": "request:2", "label": "node-2: request", "step": {"op": "request", "pid": 2}}]
+    assert state["history"] == [
+        {"n": 1, "id": "request:2", "label": "node-2: request", "step": {"op": "request", "pid": 2}}
+    ]
 
 
 def test_step_not_enabled_or_malformed_changes_nothing():
     s = Session(RA3)
     s.step("request:1")
     before = s.state()
-    for bad, status in [("deliver:2-1", 409), ("request:1", 409), ("exit:1", 409), ("nonsense", 409),
-                        (7, 400), (None, 400)]:
+    for bad, status in [
+        ("deliver:2-1", 409),
+        ("request:1", 409),
+        ("exit:1", 409),
+        ("nonsense", 409),
+        (7, 400),
+        (None, 400),
+    ]:
         with pytest.raises(ExploreError) as err:
             s.step(bad)
         assert err.value.status == status
@@ -68,16 +76,18 @@ def test_undo_restores_the_world_redo_replays_it_and_a_new_branch_drops_the_redo
         states.append(s.state())
     assert states[-1]["findings"]["entered"] == ["node-1"]
     s.undo()
-    assert {k: v for k, v in s.state().items() if k != "redo"} == {k: v for k, v in states[-2].items() if k != "redo"}
+    assert {k: v for k, v in s.state().items() if k != "redo"} == {
+        k: v for k, v in states[-2].items() if k != "redo"
+    }
     assert s.state()["redo"] == ["deliver:3-1"]
     s.redo()
     assert s.state() == states[-1]
     s.undo()
     s.undo()
-    s.step("deliver:3-1")            # not what was undone: a different branch
+    s.step("deliver:3-1")  # not what was undone: a different branch
     assert s.state()["redo"] == []
-    s.jump(2)                        # history r1 d12 | ahead d13 d31
-    s.step("deliver:1-3")            # the next step ahead, taken by hand: the rest stays redoable
+    s.jump(2)  # history r1 d12 | ahead d13 d31
+    s.step("deliver:1-3")  # the next step ahead, taken by hand: the rest stays redoable
     assert s.state()["redo"] == ["deliver:3-1"]
     with pytest.raises(ExploreError, match="nothing to undo"):
         Session(RA3).undo()
@@ -104,16 +114,20 @@ def test_jump_back_and_forward_along_the_path():
     assert s.state() == end
 
 
-@pytest.mark.parametrize("config", [
-    Config("bees", 3, {"flowers": 1, "reeds": 2, "eggs": 2, "cocoons": 4}),
-    Config("elves", 2, {"rounds": 1, "contracts": 2}),
-    Config("lamport", 3, {"requests": 2}),
-    Config("ricart-agrawala", 3, {"requests": 2}),
-    Config("maekawa", 4, {"requests": 1}),
-    Config("sanders", 3, {"requests": 1}),
-    Config("suzuki-kasami", 3, {"requests": 2}),
-    Config("raymond", 4, {"requests": 1}),
-], ids=lambda c: c.algorithm)
+@pytest.mark.parametrize(
+    "config",
+    [
+        Config("bees", 3, {"flowers": 1, "reeds": 2, "eggs": 2, "cocoons": 4}),
+        Config("elves", 2, {"rounds": 1, "contracts": 2}),
+        Config("lamport", 3, {"requests": 2}),
+        Config("ricart-agrawala", 3, {"requests": 2}),
+        Config("maekawa", 4, {"requests": 1}),
+        Config("sanders", 3, {"requests": 1}),
+        Config("suzuki-kasami", 3, {"requests": 2}),
+        Config("raymond", 4, {"requests": 1}),
+    ],
+    ids=lambda c: c.algorithm,
+)
 def test_run_to_the_end_of_every_protocol_then_replay_the_export(config):
     s = Session(config)
     outcome = s.run_to_end(seed=1)
@@ -132,7 +146,7 @@ def test_random_walks_are_reproducible_per_seed():
     c.random(7, seed=6)
     assert a.scenario() == b.scenario()
     assert a.state()["position"] == 7
-    assert a.scenario() != c.scenario()   # (seeds 5 and 6 happen to differ within 7 steps)
+    assert a.scenario() != c.scenario()  # (seeds 5 and 6 happen to differ within 7 steps)
     for bad in ({"count": -1}, {"count": "3"}, {"count": 10**6}, {"count": 3, "seed": -2}):
         with pytest.raises(ExploreError):
             a.random(bad["count"], bad.get("seed", 0))
@@ -162,11 +176,11 @@ def test_a_late_violation_is_traced_back_to_its_first_step(monkeypatch):
     monkeypatch.setattr(Session, "_audit_due", lambda self, taken: taken % 25 == 0)
     late = Session(config)
     outcome = late.run_to_end(seed=4)
-    assert first % 25 != 0                           # so the periodic audit finds it after the fact
+    assert first % 25 != 0  # so the periodic audit finds it after the fact
     assert outcome == {"taken": first, "stopped": "violation", "position": first}
     f = late.state()["findings"]
     assert [v["rule"] for v in f["violations"]] == ["capacity"]
-    assert derive(config, late.world.steps[:first - 1]).findings()["violations"] == []
+    assert derive(config, late.world.steps[: first - 1]).findings()["violations"] == []
     assert late.world.steps == every_step.world.steps
 
 
@@ -195,8 +209,15 @@ def test_capacity_shows_who_holds_what():
     for sid in ["request:1", "deliver:1-2", "deliver:1-3", "deliver:2-1", "deliver:3-1"]:
         s.step(sid)
     f = s.state()["findings"]
-    assert f["capacity"] == [{"resource": "cs", "capacity": 1, "in_use": 1, "over": False,
-                              "holders": [{"name": "node-1", "units": 1}]}]
+    assert f["capacity"] == [
+        {
+            "resource": "cs",
+            "capacity": 1,
+            "in_use": 1,
+            "over": False,
+            "holders": [{"name": "node-1", "units": 1}],
+        }
+    ]
     assert next(p for p in s.state()["procs"] if p["name"] == "node-1")["holds"] == ["cs"]
 
 
@@ -213,7 +234,7 @@ def test_a_scenario_loads_at_step_0_with_its_steps_ahead():
     # hand-written scenarios have no workload: idle nodes may request again (extra steps) ...
     assert [x["id"] for x in state["steps"]] == ["request:1", "request:2", "request:3"]
     assert all(x["extra"] for x in state["steps"])
-    s.step("request:2")                          # ... and taking one is an ordinary step
+    s.step("request:2")  # ... and taking one is an ordinary step
     assert s.state()["findings"]["status"] == "running"
     replays_exactly(s)
 
@@ -231,15 +252,31 @@ def test_invalid_scenarios_are_refused_and_change_nothing():
     s.step("request:1")
     before = s.state()
     bad = [
-        ({"algorithm": "ricart-agrawala", "processes": 2, "steps": [{"op": "fly", "pid": 1}]}, "invalid scenario"),
-        ({"algorithm": "ricart-agrawala", "processes": 2, "steps": [{"op": "deliver", "from": 1, "to": 2}]},
-         "step 1 (deliver): no message in flight from 1 to 2"),
-        ({"algorithm": "ricart-agrawala", "processes": 2, "steps": [{"op": "exit", "pid": 1}]},
-         "step 1 (exit): node-1 cannot exit"),
-        ({"algorithm": "ricart-agrawala", "processes": 2, "steps": [{"op": "request", "pid": 5}]}, "no process 5"),
+        (
+            {"algorithm": "ricart-agrawala", "processes": 2, "steps": [{"op": "fly", "pid": 1}]},
+            "invalid scenario",
+        ),
+        (
+            {
+                "algorithm": "ricart-agrawala",
+                "processes": 2,
+                "steps": [{"op": "deliver", "from": 1, "to": 2}],
+            },
+            "step 1 (deliver): no message in flight from 1 to 2",
+        ),
+        (
+            {"algorithm": "ricart-agrawala", "processes": 2, "steps": [{"op": "exit", "pid": 1}]},
+            "step 1 (exit): node-1 cannot exit",
+        ),
+        (
+            {"algorithm": "ricart-agrawala", "processes": 2, "steps": [{"op": "request", "pid": 5}]},
+            "no process 5",
+        ),
         ({"algorithm": "nope", "processes": 2, "steps": []}, "unknown algorithm"),
-        ({"algorithm": "maekawa", "processes": 3, "options": {"quorums": {"1": [2]}}, "steps": []},
-         "invalid configuration"),
+        (
+            {"algorithm": "maekawa", "processes": 3, "options": {"quorums": {"1": [2]}}, "steps": []},
+            "invalid configuration",
+        ),
         ({"processes": 2, "steps": []}, "algorithm"),
     ]
     for scenario, words in bad:

@@ -104,7 +104,7 @@ def test_every_command_refuses_bad_settings_before_the_broker(argv, words, files
         args += ["--amqp-url", NOWHERE]
     try:
         code = main(args)
-    except SystemExit as exc:      # argparse's own refusals
+    except SystemExit as exc:  # argparse's own refusals
         code = exc.code
     err = capsys.readouterr().err
     assert code == 2, err
@@ -129,24 +129,59 @@ SERVICE_CASES = [
     ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "PROCESSES": "many"}, "PROCESSES"),
     ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "OPTIONS": "[1]"}, "OPTIONS"),
     # docker-compose 1.29 once appended a stray "}" to OPTIONS: the error must show the value that arrived.
-    ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "OPTIONS": '{"flowers": 2, "reeds": 2}}'},
-     """OPTIONS: not valid JSON (Extra data: line 1 column 27 (char 26)): '{"flowers": 2, "reeds": 2}}'"""),
+    (
+        "monitor",
+        {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "OPTIONS": '{"flowers": 2, "reeds": 2}}'},
+        """OPTIONS: not valid JSON (Extra data: line 1 column 27 (char 26)): '{"flowers": 2, "reeds": 2}}'""",
+    ),
     ("node", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "DWELL_TIMES": "cs=1"}, "DWELL_TIMES: not valid JSON"),
-    ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "PROCESSES": "4",
-                 "OPTIONS": '{"reeds": 0}'}, "reeds"),
+    (
+        "monitor",
+        {
+            "AMQP_URL": NOWHERE,
+            "RUN_ID": "r",
+            "ALGORITHM": "bees",
+            "PROCESSES": "4",
+            "OPTIONS": '{"reeds": 0}',
+        },
+        "reeds",
+    ),
     ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "SEED": "abc"}, "SEED"),
-    ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "STALL_TIMEOUT": "0"}, "STALL_TIMEOUT"),
-    ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "JOIN_WINDOW": "-2"}, "JOIN_WINDOW"),
-    ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "ricart-agrawala", "PROCESSES": "3",
-                 "OPTIONS": '{"colour": 3}'}, "colour"),
+    (
+        "monitor",
+        {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "STALL_TIMEOUT": "0"},
+        "STALL_TIMEOUT",
+    ),
+    (
+        "monitor",
+        {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "JOIN_WINDOW": "-2"},
+        "JOIN_WINDOW",
+    ),
+    (
+        "monitor",
+        {
+            "AMQP_URL": NOWHERE,
+            "RUN_ID": "r",
+            "ALGORITHM": "ricart-agrawala",
+            "PROCESSES": "3",
+            "OPTIONS": '{"colour": 3}',
+        },
+        "colour",
+    ),
 ]
 
 
-@pytest.mark.parametrize("role, env, words", SERVICE_CASES,
-                         ids=[f"{r}-{'-'.join(e)}" for r, e, _ in SERVICE_CASES])
+@pytest.mark.parametrize(
+    "role, env, words", SERVICE_CASES, ids=[f"{r}-{'-'.join(e)}" for r, e, _ in SERVICE_CASES]
+)
 def test_every_service_refuses_bad_environment_before_the_broker(role, env, words):
-    done = subprocess.run(service_command(role), env={"PATH": "/usr/bin:/bin", **PYTHONPATH, **env},
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        service_command(role),
+        env={"PATH": "/usr/bin:/bin", **PYTHONPATH, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert words.lower() in done.stderr.lower(), done.stderr
     assert "cannot reach rabbitmq" not in done.stderr.lower()

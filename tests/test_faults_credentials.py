@@ -51,10 +51,10 @@ def test_no_password_is_hard_coded_anywhere():
     for path in tracked_files():
         rel = path.relative_to(ROOT).as_posix()
         if rel.startswith("tests/") or rel in ("docker-compose.yml", ".env.example"):
-            continue                                       # allowed; compose is checked below
+            continue  # allowed; compose is checked below
         for line, user, password, host in credentials_in(path):
             if (user, password) == ("user", "pass"):
-                continue                                   # a placeholder in documentation
+                continue  # a placeholder in documentation
             if rel.startswith(("shared/", "services/")):
                 problems.append(f"{rel}:{line}: credentials in the product code")
             elif (user, password) != ("guest", "guest") or host not in ("127.0.0.1", "localhost"):
@@ -77,9 +77,17 @@ def test_compose_reads_user_and_password_from_the_env_file_with_the_documented_d
     defaults = dict(re.findall(r"^(MUTEXLAB_BROKER_\w+)=(.*)$", (ROOT / ".env.example").read_text(), re.M))
     assert set(defaults) == {"MUTEXLAB_BROKER_USER", "MUTEXLAB_BROKER_PASSWORD"}
     assert broker["RABBITMQ_DEFAULT_USER"] == f"${{MUTEXLAB_BROKER_USER:-{defaults['MUTEXLAB_BROKER_USER']}}}"
-    assert broker["RABBITMQ_DEFAULT_PASS"] == f"${{MUTEXLAB_BROKER_PASSWORD:-{defaults['MUTEXLAB_BROKER_PASSWORD']}}}"
-    interpolated = re.compile(r"amqp://\$\{MUTEXLAB_BROKER_USER(:-[^}]*)?\}:\$\{MUTEXLAB_BROKER_PASSWORD(:-[^}]*)?\}@")
-    urls = {name: (service.get("environment") or {}).get("AMQP_URL") for name, service in compose["services"].items()}
+    assert (
+        broker["RABBITMQ_DEFAULT_PASS"]
+        == f"${{MUTEXLAB_BROKER_PASSWORD:-{defaults['MUTEXLAB_BROKER_PASSWORD']}}}"
+    )
+    interpolated = re.compile(
+        r"amqp://\$\{MUTEXLAB_BROKER_USER(:-[^}]*)?\}:\$\{MUTEXLAB_BROKER_PASSWORD(:-[^}]*)?\}@"
+    )
+    urls = {
+        name: (service.get("environment") or {}).get("AMQP_URL")
+        for name, service in compose["services"].items()
+    }
     urls = {name: url for name, url in urls.items() if url is not None}
     assert len(urls) >= 5
     for name, url in urls.items():

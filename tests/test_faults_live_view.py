@@ -33,12 +33,12 @@ def feed(progress: Progress, name: str, event: str, **fields) -> None:
 
 
 def test_plain_lines_off_a_terminal():
-    out = io.StringIO()                      # not a terminal
+    out = io.StringIO()  # not a terminal
     progress = Progress(out)
     progress.begin(["node-1", "node-2"])
     assert progress.live is None
     feed(progress, "node-1", "state", state="WANTED", lamport=3, t=0.25)
-    feed(progress, "node-1", "send", type="REQUEST", to="node-2", lamport=4)     # no line for a message
+    feed(progress, "node-1", "send", type="REQUEST", to="node-2", lamport=4)  # no line for a message
     feed(progress, "node-2", "state", state="HELD", lamport=9, t=1.5)
     progress.end()
     assert out.getvalue().splitlines() == [
@@ -51,7 +51,7 @@ def test_table_shows_states_clocks_holders_eggs_per_reed_and_message_rate():
     clock = FakeClock()
     progress = Progress(io.StringIO(), clock=clock)
     progress.begin(["bee-1", "bee-2", "bee-3"])
-    for n in range(10):                                  # 10 sends over 2 seconds
+    for n in range(10):  # 10 sends over 2 seconds
         clock.now += 0.2
         feed(progress, "bee-1", "send", type="REQflower", to="bee-2", lamport=10 + n)
     feed(progress, "bee-1", "enter", resource="reed:1", lamport=21)
@@ -67,11 +67,15 @@ def test_table_shows_states_clocks_holders_eggs_per_reed_and_message_rate():
     text = render(progress)
     rows = {line.split()[1]: line for line in text.splitlines() if line.startswith("│ bee-")}
     assert [c.strip() for c in rows["bee-1"].split("│")[1:6]] == ["bee-1", "ON_FLOWER", "27", "2", "2"]
-    assert "WAIT_FLOWER" in rows["bee-3"] and "31" in rows["bee-3"] and "ACKflower from bee-1, bee-2" in rows["bee-3"]
-    assert "holders: reed:1 bee-1; reed:2 bee-2" in text            # the flower was left again
+    assert (
+        "WAIT_FLOWER" in rows["bee-3"]
+        and "31" in rows["bee-3"]
+        and "ACKflower from bee-1, bee-2" in rows["bee-3"]
+    )
+    assert "holders: reed:1 bee-1; reed:2 bee-2" in text  # the flower was left again
     assert "eggs per reed: reed:1 2, reed:2 1" in text
     assert "messages/s: 5.0 (last 5s), 5.0 overall, 10 sent" in text
-    clock.now += 10                                           # nothing sent for 10 s: the window empties
+    clock.now += 10  # nothing sent for 10 s: the window empties
     assert "messages/s: 0.0 (last 5s), 0.8 overall, 10 sent" in render(progress)
 
 
@@ -113,7 +117,7 @@ def test_the_message_rate_window_keeps_only_the_last_window_of_sends():
     clock = FakeClock()
     progress = Progress(io.StringIO(), clock=clock)
     progress.begin(["node-1", "node-2"])
-    for n in range(20_480):                                    # 128 sends a second (exact in binary) for 160 s
+    for n in range(20_480):  # 128 sends a second (exact in binary) for 160 s
         clock.now += 1 / 128
         feed(progress, "node-1", "send", type="REQUEST", to="node-2", lamport=n)
         if n % 5_000 == 4_999:

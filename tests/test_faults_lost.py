@@ -36,7 +36,11 @@ def last_state(text: str) -> str | None:
 def monitor_saw(logs: Path, name: str, state: str) -> bool:
     """The monitor's progress output shows ``state`` as the last state of ``name``."""
     out = logs / "monitor.out"
-    seen = re.findall(rf"^\s*\S+s  {re.escape(name)}\s+(\S+)\s+lamport", out.read_text(), re.M) if out.exists() else []
+    seen = (
+        re.findall(rf"^\s*\S+s  {re.escape(name)}\s+(\S+)\s+lamport", out.read_text(), re.M)
+        if out.exists()
+        else []
+    )
     return bool(seen) and seen[-1] == state
 
 
@@ -53,8 +57,12 @@ def kill_mid_run(plan: Plan, victim_state: str) -> dict:
             for log in sorted(logs.glob("*-*.log")):
                 text = log.read_text()
                 match = INSTANCE.search(text)
-                if match and last_state(text) == victim_state and monitor_saw(logs, match.group(2), victim_state):
-                    os.kill(int(match.group(1)), signal.SIGKILL)   # a participant this test started
+                if (
+                    match
+                    and last_state(text) == victim_state
+                    and monitor_saw(logs, match.group(2), victim_state)
+                ):
+                    os.kill(int(match.group(1)), signal.SIGKILL)  # a participant this test started
                     victim = (match.group(2), log)
                     break
             time.sleep(0.02)
@@ -62,32 +70,69 @@ def kill_mid_run(plan: Plan, victim_state: str) -> dict:
         code = future.result(timeout=300)
         ended_at = time.monotonic()
     assert victim is not None, f"no participant reached {victim_state}"
-    return {"code": code, "summary": json.loads(out.getvalue()), "victim": victim[0], "victim_log": victim[1],
-            "monitor": (logs / "monitor.out").read_text(), "logs": logs, "after_kill": ended_at - killed_at}
+    return {
+        "code": code,
+        "summary": json.loads(out.getvalue()),
+        "victim": victim[0],
+        "victim_log": victim[1],
+        "monitor": (logs / "monitor.out").read_text(),
+        "logs": logs,
+        "after_kill": ended_at - killed_at,
+    }
 
 
 def test_a_killed_bee_and_a_killed_node_are_named_and_nothing_else_crashes(amqp_url, tmp_path, capfd):
     plans = {
         # One flower: every waiting bee needs an ACKflower from the bee on the flower, which never comes.
-        "bees": (Plan("bees", 4, {"flowers": 1, "reeds": 2}, seed=1, amqp_url=amqp_url, dwell=0.1,
-                      dwell_times={"flower": 1.5}, stall_timeout=STALL, join_timeout=120,
-                      trace=str(tmp_path / "bees.jsonl"), logs=str(tmp_path / "bees")), "ON_FLOWER"),
-        "mutex": (Plan("ricart-agrawala", 3, {"requests": 20}, seed=1, amqp_url=amqp_url, dwell=0.1,
-                       dwell_times={"cs": 1.5}, stall_timeout=STALL, join_timeout=120,
-                       trace=str(tmp_path / "mutex.jsonl"), logs=str(tmp_path / "mutex")), "HELD"),
+        "bees": (
+            Plan(
+                "bees",
+                4,
+                {"flowers": 1, "reeds": 2},
+                seed=1,
+                amqp_url=amqp_url,
+                dwell=0.1,
+                dwell_times={"flower": 1.5},
+                stall_timeout=STALL,
+                join_timeout=120,
+                trace=str(tmp_path / "bees.jsonl"),
+                logs=str(tmp_path / "bees"),
+            ),
+            "ON_FLOWER",
+        ),
+        "mutex": (
+            Plan(
+                "ricart-agrawala",
+                3,
+                {"requests": 20},
+                seed=1,
+                amqp_url=amqp_url,
+                dwell=0.1,
+                dwell_times={"cs": 1.5},
+                stall_timeout=STALL,
+                join_timeout=120,
+                trace=str(tmp_path / "mutex.jsonl"),
+                logs=str(tmp_path / "mutex"),
+            ),
+            "HELD",
+        ),
     }
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = dict(zip(plans, pool.map(lambda item: kill_mid_run(*item), plans.values())))
     stderr = capfd.readouterr().err
     for family, r in results.items():
         victim, summary, text = r["victim"], r["summary"], r["monitor"]
-        print(f"\n{family}: killed {victim}; exit {r['code']}; monitor ended {r['after_kill']:.1f}s after the kill\n"
-              + text[text.find("stalled:"):text.find("the run stalled")])
+        print(
+            f"\n{family}: killed {victim}; exit {r['code']}; monitor ended {r['after_kill']:.1f}s after the kill\n"
+            + text[text.find("stalled:") : text.find("the run stalled")]
+        )
         assert r["code"] == 3, text
         assert not summary["complete"] and summary["safe"] and victim in summary["stalled"], summary
         # The simulator's explanation: the others wait for the victim, the victim is the one blocking.
         waiting = "ACKflower" if family == "bees" else "REPLY"
-        assert re.search(rf"^  \S+ \((?:WANTED|WAIT_\w+)\) waits for {waiting} from [^\n]*\b{victim}\b", text, re.M), text
+        assert re.search(
+            rf"^  \S+ \((?:WANTED|WAIT_\w+)\) waits for {waiting} from [^\n]*\b{victim}\b", text, re.M
+        ), text
         assert re.search(rf"^blocked on {victim}: ", text, re.M), text
         assert re.search(rf"stalled: {victim} in {plans[family][1]} .*silent for", text), text
         # Declared STALL seconds after the last trace event (the monitor polls every 0.2 s).
@@ -105,21 +150,33 @@ def test_participants_give_up_when_the_monitor_is_killed(amqp_url, tmp_path):
     """The monitor SIGKILLed mid-run: no stop will ever come. Each participant notices that
     nobody consumes the run's monitor queue any more and exits 3 after MONITOR_TIMEOUT seconds,
     saying why — instead of waiting forever."""
-    from mutexlab.transport.supervisor import service_command
-    from mutexlab.transport.rabbit import delete_run
     import subprocess
     import uuid
 
+    from mutexlab.transport.rabbit import delete_run
+    from mutexlab.transport.supervisor import service_command
+
     run_id = "t-" + uuid.uuid4().hex[:8]
-    base = dict(os.environ, AMQP_URL=amqp_url, RUN_ID=run_id, JOIN_TIMEOUT="120", PYTHONUNBUFFERED="1",
-                MONITOR_TIMEOUT="3", HEARTBEAT="0.5")
-    monitor = subprocess.Popen(service_command("monitor"), env=dict(base, ALGORITHM="ricart-agrawala",
-                                                                     PROCESSES="3", OPTIONS='{"requests": 500}',
-                                                                     DWELL="0.2"),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = dict(
+        os.environ,
+        AMQP_URL=amqp_url,
+        RUN_ID=run_id,
+        JOIN_TIMEOUT="120",
+        PYTHONUNBUFFERED="1",
+        MONITOR_TIMEOUT="3",
+        HEARTBEAT="0.5",
+    )
+    monitor = subprocess.Popen(
+        service_command("monitor"),
+        env=dict(base, ALGORITHM="ricart-agrawala", PROCESSES="3", OPTIONS='{"requests": 500}', DWELL="0.2"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     logs = [tmp_path / f"node-{n}.log" for n in range(3)]
-    nodes = [subprocess.Popen(service_command("node"), env=base, stdout=open(log, "w"), stderr=subprocess.STDOUT)
-             for log in logs]
+    nodes = [
+        subprocess.Popen(service_command("node"), env=base, stdout=open(log, "w"), stderr=subprocess.STDOUT)
+        for log in logs
+    ]
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not all(" state " in log.read_text() for log in logs):
@@ -154,7 +211,9 @@ def test_the_monitor_check_never_swallows_a_lost_connection():
     from mutexlab.transport.participant import Participant
     from mutexlab.transport.settings import ParticipantSettings
 
-    node = Participant("node", ParticipantSettings(amqp_url="amqp://127.0.0.1:1/%2F", run_id="r", monitor_timeout=5))
+    node = Participant(
+        "node", ParticipantSettings(amqp_url="amqp://127.0.0.1:1/%2F", run_id="r", monitor_timeout=5)
+    )
     lost = []
     node.bus.reconnect = lost.append
 
@@ -181,6 +240,6 @@ def test_the_monitor_check_never_swallows_a_lost_connection():
 
     node.bus.conn = Open()
     node._monitor_seen = time.monotonic() - 4
-    assert node._monitor_present() is True          # not yet MONITOR_TIMEOUT without a consumer
+    assert node._monitor_present() is True  # not yet MONITOR_TIMEOUT without a consumer
     node._monitor_seen = time.monotonic() - 6
     assert node._monitor_present() is False and len(lost) == 1

@@ -36,8 +36,8 @@ import pytest
 
 from mutexlab.cli import main as cli
 from mutexlab.transport.membership import role_of
-from mutexlab.transport.supervisor import Plan, execute, service_command
 from mutexlab.transport.rabbit import Bus, LinkInbox, Topology
+from mutexlab.transport.supervisor import Plan, execute, service_command
 
 pytestmark = pytest.mark.broker
 
@@ -69,18 +69,23 @@ class PrivateNode:
         self.name = f"mutexlab-faults-{os.getpid()}-{uuid.uuid4().hex[:4]}@localhost"
         self.port = _free_port()
         self.dist_port = _free_port()
-        self.url = f"amqp://127.0.0.1:{self.port}/%2F"   # pika's defaults: guest, from localhost only
+        self.url = f"amqp://127.0.0.1:{self.port}/%2F"  # pika's defaults: guest, from localhost only
         # rabbitmq-server drops to the 'rabbitmq' user when started by root: the directory must be its own
         # (pytest's tmp_path is private to root).
         self.base = Path(tempfile.mkdtemp(prefix="mutexlab-faults-node-"))
         (self.base / "enabled_plugins").write_text("[].\n")
         (self.base / "rabbitmq.conf").write_text(f"listeners.tcp.local = 127.0.0.1:{self.port}\n")
-        self.env = dict(os.environ, RABBITMQ_NODENAME=self.name, RABBITMQ_NODE_PORT=str(self.port),
-                        RABBITMQ_DIST_PORT=str(self.dist_port),
-                        RABBITMQ_CONFIG_FILE=str(self.base / "rabbitmq.conf"),
-                        RABBITMQ_MNESIA_BASE=str(self.base / "mnesia"), RABBITMQ_LOG_BASE=str(self.base / "log"),
-                        RABBITMQ_ENABLED_PLUGINS_FILE=str(self.base / "enabled_plugins"),
-                        RABBITMQ_PID_FILE=str(self.base / "node.pid"))
+        self.env = dict(
+            os.environ,
+            RABBITMQ_NODENAME=self.name,
+            RABBITMQ_NODE_PORT=str(self.port),
+            RABBITMQ_DIST_PORT=str(self.dist_port),
+            RABBITMQ_CONFIG_FILE=str(self.base / "rabbitmq.conf"),
+            RABBITMQ_MNESIA_BASE=str(self.base / "mnesia"),
+            RABBITMQ_LOG_BASE=str(self.base / "log"),
+            RABBITMQ_ENABLED_PLUGINS_FILE=str(self.base / "enabled_plugins"),
+            RABBITMQ_PID_FILE=str(self.base / "node.pid"),
+        )
         if os.geteuid() == 0:
             try:
                 user = pwd.getpwnam("rabbitmq")
@@ -91,12 +96,18 @@ class PrivateNode:
                     os.chown(path, user.pw_uid, user.pw_gid)
 
     def ctl(self, *args: str, timeout: float = 90) -> subprocess.CompletedProcess:
-        return subprocess.run(["rabbitmqctl", "-n", self.name, *args], env=self.env, capture_output=True,
-                              text=True, timeout=timeout)
+        return subprocess.run(
+            ["rabbitmqctl", "-n", self.name, *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
     def start(self) -> None:
-        done = subprocess.run(["rabbitmq-server", "-detached"], env=self.env, capture_output=True, text=True,
-                              timeout=60)
+        done = subprocess.run(
+            ["rabbitmq-server", "-detached"], env=self.env, capture_output=True, text=True, timeout=60
+        )
         if done.returncode != 0:
             raise RuntimeError(f"rabbitmq-server -detached exited {done.returncode}: {done.stderr.strip()}")
         # await_startup fails at once while the node has not registered with epmd yet: retry.
@@ -107,8 +118,11 @@ class PrivateNode:
             if last.returncode == 0:
                 return
             time.sleep(1)
-        logs = "\n".join(p.read_text(errors="replace")[-1500:] for p in (self.base / "log").glob("*.log")
-                         ) if (self.base / "log").is_dir() else ""
+        logs = (
+            "\n".join(p.read_text(errors="replace")[-1500:] for p in (self.base / "log").glob("*.log"))
+            if (self.base / "log").is_dir()
+            else ""
+        )
         raise RuntimeError(f"node {self.name} did not start: {last.stderr.strip()[-800:]}\n{logs}")
 
     def restart_app(self, down: float = 2.0) -> None:
@@ -124,11 +138,11 @@ class PrivateNode:
         except subprocess.TimeoutExpired:
             stopped = False
         pid_file = self.base / "node.pid"
-        if not stopped and pid_file.exists():   # shutdown failed: end the node we started, by its own pid
+        if not stopped and pid_file.exists():  # shutdown failed: end the node we started, by its own pid
             try:
                 pid = int(pid_file.read_text().strip())
                 if self.name.split("@")[0] in Path(f"/proc/{pid}/cmdline").read_text(errors="replace"):
-                    os.kill(pid, 9)          # only if that pid still is our node
+                    os.kill(pid, 9)  # only if that pid still is our node
             except (ValueError, OSError):
                 pass
         shutil.rmtree(self.base, ignore_errors=True)
@@ -168,10 +182,10 @@ def test_a_handled_but_unacked_delivery_comes_back_after_a_restart_and_is_droppe
         first: list = []
         while not first:
             first = bus.poll(1.0)
-        assert inbox.accept("node-1", json.loads(first[0].body)["seq"])     # handled ...
-        bus.publish("REQUEST.node-2", {"seq": 2})                           # ... more queued behind it
-        private_node.restart_app()                                          # ... and no ack
-        bus.ack(first[0])          # the ack is lost with the connection (skipped or reconnects)
+        assert inbox.accept("node-1", json.loads(first[0].body)["seq"])  # handled ...
+        bus.publish("REQUEST.node-2", {"seq": 2})  # ... more queued behind it
+        private_node.restart_app()  # ... and no ack
+        bus.ack(first[0])  # the ack is lost with the connection (skipped or reconnects)
         got = []
         deadline = time.monotonic() + 60
         while len(got) < 2 and time.monotonic() < deadline:
@@ -180,8 +194,10 @@ def test_a_handled_but_unacked_delivery_comes_back_after_a_restart_and_is_droppe
                 bus.ack(delivery)
         seqs = [json.loads(d.body)["seq"] for d in got]
         accepted = [s for s in seqs if inbox.accept("node-1", s)]
-        print(f"\nrestart: reconnects {bus.reconnects}, redelivered {bus.redelivered}, "
-              f"duplicates dropped {inbox.duplicates}, deliveries {seqs}")
+        print(
+            f"\nrestart: reconnects {bus.reconnects}, redelivered {bus.redelivered}, "
+            f"duplicates dropped {inbox.duplicates}, deliveries {seqs}"
+        )
         assert bus.reconnects >= 1
         assert seqs == [1, 2], "nothing lost, still in order"
         assert got[0].redelivered and bus.redelivered >= 1
@@ -192,8 +208,18 @@ def test_a_handled_but_unacked_delivery_comes_back_after_a_restart_and_is_droppe
 
 
 def test_bees_survive_a_broker_restart_mid_run(private_node, tmp_path):
-    plan = Plan("bees", 6, {"flowers": 2, "reeds": 2}, seed=5, amqp_url=private_node.url, dwell=0.15,
-                stall_timeout=40, join_timeout=120, trace=str(tmp_path / "restart.jsonl"), logs=str(tmp_path / "logs"))
+    plan = Plan(
+        "bees",
+        6,
+        {"flowers": 2, "reeds": 2},
+        seed=5,
+        amqp_url=private_node.url,
+        dwell=0.15,
+        stall_timeout=40,
+        join_timeout=120,
+        trace=str(tmp_path / "restart.jsonl"),
+        logs=str(tmp_path / "logs"),
+    )
     out = io.StringIO()
     result: dict = {}
     worker = threading.Thread(target=lambda: result.setdefault("code", execute(plan, True, out)), daemon=True)
@@ -201,7 +227,7 @@ def test_bees_survive_a_broker_restart_mid_run(private_node, tmp_path):
     logs = tmp_path / "logs"
     deadline = time.monotonic() + 120
     working = []
-    while time.monotonic() < deadline and len(working) < 6:     # every bee admitted and past its first state
+    while time.monotonic() < deadline and len(working) < 6:  # every bee admitted and past its first state
         working = [p for p in logs.glob("bee-*.log") if re.search(r"bee-\d+ state ", p.read_text())]
         time.sleep(0.1)
     assert len(working) == 6, "the bees never got going"
@@ -210,9 +236,11 @@ def test_bees_survive_a_broker_restart_mid_run(private_node, tmp_path):
     worker.join(timeout=300)
     assert not worker.is_alive(), "the run did not end"
     summary = json.loads(out.getvalue())
-    print(f"\nbroker restart mid-run: reconnects {summary['reconnects']}, redelivered {summary['redelivered']}, "
-          f"duplicates dropped {summary['duplicates']}, dead-lettered {summary['dead_letters']}, "
-          f"{summary['duration']}s; ON_REED states before the restart: {on_reed_before}")
+    print(
+        f"\nbroker restart mid-run: reconnects {summary['reconnects']}, redelivered {summary['redelivered']}, "
+        f"duplicates dropped {summary['duplicates']}, dead-lettered {summary['dead_letters']}, "
+        f"{summary['duration']}s; ON_REED states before the restart: {on_reed_before}"
+    )
     assert result["code"] == 0 and summary["complete"] and summary["safe"], summary
     # Every service lost its connection and came back: the monitor and each of the six bees.
     for name in ["monitor.log", *(f"bee-{n}.log" for n in range(1, 7))]:
@@ -230,14 +258,17 @@ def test_bees_survive_a_broker_restart_mid_run(private_node, tmp_path):
 
 def _service(role: str, env: dict, log: Path) -> subprocess.Popen:
     with open(log, "w") as out:
-        return subprocess.Popen(service_command(role), env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+        return subprocess.Popen(
+            service_command(role), env=env, stdout=out, stderr=subprocess.STDOUT, text=True
+        )
 
 
 def _wait_for(predicate, timeout: float, what: str, *shown: Path) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}:\n" + "\n".join(
-            f"--- {p.name}\n{p.read_text()[-1500:]}" for p in shown if p.exists())
+            f"--- {p.name}\n{p.read_text()[-1500:]}" for p in shown if p.exists()
+        )
         time.sleep(0.1)
 
 
@@ -255,10 +286,20 @@ def test_every_joiner_is_admitted_across_a_broker_restart_in_the_join_window(pri
     run_id = "t-" + uuid.uuid4().hex[:8]
     # JOIN_TIMEOUT bounds how long a service waits for the broker too: generous, as a private node can take
     # a minute to start its application again on a loaded machine.
-    base = dict(os.environ, AMQP_URL=private_node.url, RUN_ID=run_id, JOIN_TIMEOUT="300", PYTHONUNBUFFERED="1")
-    monitor_env = dict(base, ALGORITHM="elves", PROCESSES="0", JOIN_WINDOW=str(window), OPTIONS='{"rounds": 1}',
-                       DWELL="0.05", STALL_TIMEOUT="40", TRACE=str(tmp_path / "elves.jsonl"),
-                       SUMMARY_JSON=str(tmp_path / "summary.json"))
+    base = dict(
+        os.environ, AMQP_URL=private_node.url, RUN_ID=run_id, JOIN_TIMEOUT="300", PYTHONUNBUFFERED="1"
+    )
+    monitor_env = dict(
+        base,
+        ALGORITHM="elves",
+        PROCESSES="0",
+        JOIN_WINDOW=str(window),
+        OPTIONS='{"rounds": 1}',
+        DWELL="0.05",
+        STALL_TIMEOUT="40",
+        TRACE=str(tmp_path / "elves.jsonl"),
+        SUMMARY_JSON=str(tmp_path / "summary.json"),
+    )
     early = ("mayor", "elf-a", "elf-b", "elf-c")
     logs = {name: tmp_path / f"{name}.log" for name in ("monitor", *early, "elf-d")}
     procs: dict[str, subprocess.Popen] = {}
@@ -266,40 +307,64 @@ def test_every_joiner_is_admitted_across_a_broker_restart_in_the_join_window(pri
         procs["monitor"] = _service("monitor", monitor_env, logs["monitor"])
         for name in early:
             procs[name] = _service(role_of(name), base, logs[name])
-        _wait_for(lambda: logs["monitor"].read_text().count(" joined as a") >= 4, 120, "four joins", *logs.values())
+        _wait_for(
+            lambda: logs["monitor"].read_text().count(" joined as a") >= 4, 120, "four joins", *logs.values()
+        )
         stopped = private_node.ctl("stop_app")
         assert stopped.returncode == 0, stopped.stderr
         assert "started" not in logs["monitor"].read_text(), "the roster closed before the restart: no test"
         down_since = time.monotonic()
         procs["elf-d"] = _service("elf", base, logs["elf-d"])
-        _wait_for(lambda: "cannot reach RabbitMQ" in logs["elf-d"].read_text(), 120, "elf D to try the broker",
-                  logs["elf-d"])
-        os.kill(procs["elf-d"].pid, signal.SIGSTOP)       # D will come back after the monitor
-        time.sleep(max(0.0, down - (time.monotonic() - down_since)))   # down longer than the join window
+        _wait_for(
+            lambda: "cannot reach RabbitMQ" in logs["elf-d"].read_text(),
+            120,
+            "elf D to try the broker",
+            logs["elf-d"],
+        )
+        os.kill(procs["elf-d"].pid, signal.SIGSTOP)  # D will come back after the monitor
+        time.sleep(max(0.0, down - (time.monotonic() - down_since)))  # down longer than the join window
         started = private_node.ctl("start_app", timeout=240)
         assert started.returncode == 0, started.stderr
         down_for = time.monotonic() - down_since
-        _wait_for(lambda: "reconnected" in logs["monitor"].read_text(), 120, "the monitor to reconnect", logs["monitor"])
+        _wait_for(
+            lambda: "reconnected" in logs["monitor"].read_text(),
+            120,
+            "the monitor to reconnect",
+            logs["monitor"],
+        )
         time.sleep(0.5)
         os.kill(procs["elf-d"].pid, signal.SIGCONT)
         code = procs["monitor"].wait(timeout=400)
         monitor_log = logs["monitor"].read_text()
         assert code == 0, monitor_log[-3000:]
         summary = json.loads((tmp_path / "summary.json").read_text())
-        print(f"\nrestart in the join window: broker down {down_for:.1f}s, processes {summary['processes']}, "
-              f"refused {summary['refused']}, reconnects {summary['reconnects']}, {summary['duration']}s")
-        timeline = "\n".join(line for line in monitor_log.splitlines()
-                             if re.search(r"reconnect|joined|started|refused", line)
-                             and "ERROR" not in line) + "\nelf D: " + "\n".join(
-            line for line in logs["elf-d"].read_text().splitlines() if re.search(r"RabbitMQ|asked|REFUSED", line))
-        assert summary["refused"] == [], f"joiners refused across the restart: {summary['refused']}\n{timeline}"
+        print(
+            f"\nrestart in the join window: broker down {down_for:.1f}s, processes {summary['processes']}, "
+            f"refused {summary['refused']}, reconnects {summary['reconnects']}, {summary['duration']}s"
+        )
+        timeline = (
+            "\n".join(
+                line
+                for line in monitor_log.splitlines()
+                if re.search(r"reconnect|joined|started|refused", line) and "ERROR" not in line
+            )
+            + "\nelf D: "
+            + "\n".join(
+                line
+                for line in logs["elf-d"].read_text().splitlines()
+                if re.search(r"RabbitMQ|asked|REFUSED", line)
+            )
+        )
+        assert summary["refused"] == [], (
+            f"joiners refused across the restart: {summary['refused']}\n{timeline}"
+        )
         assert summary["processes"] == 4 and summary["complete"] and summary["safe"], summary
         assert "reconnected while participants were joining" in monitor_log
         assert "elves with mayor, elf-1, elf-2, elf-3, elf-4 — started" in monitor_log, monitor_log[-3000:]
         for name in (*early, "elf-d"):
             assert procs[name].wait(timeout=60) == 0, logs[name].read_text()[-2000:]
             assert "admitted as" in logs[name].read_text(), f"{name} never admitted"
-        for name in early:                     # connected when the broker went away
+        for name in early:  # connected when the broker went away
             assert "reconnected (reconnect #1)" in logs[name].read_text(), name
         assert cli(["verify", str(tmp_path / "elves.jsonl")]) == 0
     finally:

@@ -25,21 +25,31 @@ import pika
 import pytest
 
 from mutexlab.cli import main as cli
-from mutexlab.transport.supervisor import Plan, execute
 from mutexlab.transport.rabbit import MAX_BODY, Topology, delete_run, envelope
+from mutexlab.transport.supervisor import Plan, execute
 
 pytestmark = pytest.mark.broker
 
 
 def _garbage(run_id: str, other_run: str) -> dict[bytes, str]:
     """body -> words the dead-letter reason must contain."""
+
     def env(sender="node-1", msg=None, run=run_id, seq=10_000):
-        return json.dumps(envelope(run, f"{sender}#x", sender, "node-2", seq, {},
-                                   msg or {"type": "REQUEST", "sender": 1, "ts": 1})).encode()
+        return json.dumps(
+            envelope(
+                run,
+                f"{sender}#x",
+                sender,
+                "node-2",
+                seq,
+                {},
+                msg or {"type": "REQUEST", "sender": 1, "ts": 1},
+            )
+        ).encode()
 
     return {
         b"{this is not json": "not JSON",
-        env(msg={"type": "REQUEST", "sender": 1}): "invalid REQUEST",                  # wrong schema: no ts
+        env(msg={"type": "REQUEST", "sender": 1}): "invalid REQUEST",  # wrong schema: no ts
         env(msg={"type": "GIMME", "sender": 1, "ts": 1}): "unknown message type",
         env(sender="node-9", msg={"type": "REQUEST", "sender": 9, "ts": 1}): "not a member",
         env(msg={"type": "REQUEST", "sender": 3, "ts": 1}): "claims sender",
@@ -52,10 +62,32 @@ def _garbage(run_id: str, other_run: str) -> dict[bytes, str]:
 def two_runs(amqp_url, tmp_path_factory):
     base = tmp_path_factory.mktemp("faults-runs")
     plans = {
-        "A": Plan("ricart-agrawala", 4, {"requests": 5}, seed=3, amqp_url=amqp_url, dwell=0.1, stall_timeout=20,
-                  join_timeout=120, trace=str(base / "a.jsonl"), logs=str(base / "a"), keep=True),
-        "B": Plan("lamport", 4, {"requests": 4}, seed=3, amqp_url=amqp_url, dwell=0.1, stall_timeout=20,
-                  join_timeout=120, trace=str(base / "b.jsonl"), logs=str(base / "b"), keep=True),
+        "A": Plan(
+            "ricart-agrawala",
+            4,
+            {"requests": 5},
+            seed=3,
+            amqp_url=amqp_url,
+            dwell=0.1,
+            stall_timeout=20,
+            join_timeout=120,
+            trace=str(base / "a.jsonl"),
+            logs=str(base / "a"),
+            keep=True,
+        ),
+        "B": Plan(
+            "lamport",
+            4,
+            {"requests": 4},
+            seed=3,
+            amqp_url=amqp_url,
+            dwell=0.1,
+            stall_timeout=20,
+            join_timeout=120,
+            trace=str(base / "b.jsonl"),
+            logs=str(base / "b"),
+            keep=True,
+        ),
     }
     garbage = _garbage(plans["A"].run_id, plans["B"].run_id)
 
@@ -71,13 +103,19 @@ def two_runs(amqp_url, tmp_path_factory):
             log = Path(plans["A"].logs)
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and not any(
-                    "node-2 state" in p.read_text() for p in log.glob("node-*.log")):
+                "node-2 state" in p.read_text() for p in log.glob("node-*.log")
+            ):
                 time.sleep(0.05)
             channel = conn.channel()
             channel.confirm_delivery()
             for body in garbage:
-                channel.basic_publish("", Topology(plans["A"].run_id).queue("node-2"), body,
-                                      properties=pika.BasicProperties(delivery_mode=2), mandatory=True)
+                channel.basic_publish(
+                    "",
+                    Topology(plans["A"].run_id).queue("node-2"),
+                    body,
+                    properties=pika.BasicProperties(delivery_mode=2),
+                    mandatory=True,
+                )
             results = {name: future.result(timeout=300) for name, future in futures.items()}
         dead = {}
         for name, plan in plans.items():
@@ -98,8 +136,10 @@ def two_runs(amqp_url, tmp_path_factory):
 def test_garbage_is_dead_lettered_with_reasons_counted_and_the_run_completes(two_runs):
     plans, results, dead, garbage = two_runs
     code, summary = results["A"]
-    print(f"\nrun A with garbage: exit {code}, dead-lettered {summary['dead_letters']}, "
-          f"entries {summary['entries']}")
+    print(
+        f"\nrun A with garbage: exit {code}, dead-lettered {summary['dead_letters']}, "
+        f"entries {summary['entries']}"
+    )
     assert code == 0 and summary["complete"] and summary["safe"], summary
     assert summary["entries"] == {"cs": 20}
     assert summary["dead_letters"] == len(garbage), "the monitor reports every dead letter"
@@ -130,7 +170,9 @@ def test_two_runs_at_once_do_not_see_each_others_messages(two_runs):
         events = [json.loads(line) for line in lines[1:]]
         sends = Counter(e["id"] for e in events if e["event"] == "send")
         recvs = Counter(e["id"] for e in events if e["event"] == "recv")
-        assert sends == recvs and set(recvs.values()) == {1}, f"{name}: a message received that this run never sent"
+        assert sends == recvs and set(recvs.values()) == {1}, (
+            f"{name}: a message received that this run never sent"
+        )
         assert summary["tapped"] == sum(sends.values()), f"{name}: the monitor tapped another run's messages"
         types = {e["type"] for e in events if e["event"] == "send"}
         assert types == ({"REQUEST", "REPLY"} if name == "A" else {"REQUEST", "REPLY", "RELEASE"}), types
@@ -145,8 +187,18 @@ def test_garbage_in_the_monitors_own_queue_is_dead_lettered_not_counted(amqp_url
     """The monitor's queue takes everything of the run (``#``). What is none of a join, a trace
     batch, a status, a control signal or a protocol message of this run (``<TYPE>.<member>``) is
     dead-lettered with the routing key in the reason — not counted as a tapped protocol message."""
-    plan = Plan("ricart-agrawala", 2, {"requests": 3}, seed=1, amqp_url=amqp_url, dwell=0.2, stall_timeout=20,
-                join_timeout=120, logs=str(tmp_path / "logs"), keep=True)
+    plan = Plan(
+        "ricart-agrawala",
+        2,
+        {"requests": 3},
+        seed=1,
+        amqp_url=amqp_url,
+        dwell=0.2,
+        stall_timeout=20,
+        join_timeout=120,
+        logs=str(tmp_path / "logs"),
+        keep=True,
+    )
     topology = Topology(plan.run_id)
     out = io.StringIO()
     conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
@@ -155,15 +207,20 @@ def test_garbage_in_the_monitors_own_queue_is_dead_lettered_not_counted(amqp_url
             future = pool.submit(execute, plan, True, out)
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and not any(
-                    "node-1 state" in p.read_text() for p in Path(plan.logs).glob("node-*.log")):
+                "node-1 state" in p.read_text() for p in Path(plan.logs).glob("node-*.log")
+            ):
                 time.sleep(0.05)
             channel = conn.channel()
             channel.confirm_delivery()
             props = pika.BasicProperties(delivery_mode=2)
             channel.basic_publish("", topology.monitor_queue, b"{not json", properties=props, mandatory=True)
-            channel.basic_publish("", topology.monitor_queue, b'{"kind": "status"}', properties=props, mandatory=True)
+            channel.basic_publish(
+                "", topology.monitor_queue, b'{"kind": "status"}', properties=props, mandatory=True
+            )
             channel.basic_publish(topology.exchange, "GIMME.node-1", b"{}", properties=props, mandatory=True)
-            channel.basic_publish(topology.exchange, "REQUEST.node-7", b"{}", properties=props, mandatory=True)
+            channel.basic_publish(
+                topology.exchange, "REQUEST.node-7", b"{}", properties=props, mandatory=True
+            )
             code = future.result(timeout=300)
         summary = json.loads(out.getvalue())
         dead = []

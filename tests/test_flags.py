@@ -14,16 +14,29 @@ from mutexlab.cli import build_parser, main
 from mutexlab.commands import flags
 from mutexlab.protocols.elves import make_setup as elves_setup
 
-NOWHERE = "amqp://127.0.0.1:1/%2F"   # nothing answers: reaching for a broker would be exit 3, not 2
+NOWHERE = "amqp://127.0.0.1:1/%2F"  # nothing answers: reaching for a broker would be exit 3, not 2
 
 FAMILY_FLAGS = {
     "bees": ["bees", "flowers", "reeds", "eggs", "cocoons"],
-    "elves": ["elves", "pins", "poison", "contracts", "hamsters", "rounds", "pins_per_elf", "poison_per_hamster"],
+    "elves": [
+        "elves",
+        "pins",
+        "poison",
+        "contracts",
+        "hamsters",
+        "rounds",
+        "pins_per_elf",
+        "poison_per_hamster",
+    ],
     "mutex": ["algorithm", "nodes", "requests", "option", "options"],
 }
 # Arguments each command needs before the case's own (a later flag overrides an earlier one).
-BASE = {("simulate", "mutex"): ["-a", "lamport", "-N", "3"], ("run", "bees"): ["--amqp-url", NOWHERE],
-        ("run", "elves"): ["--amqp-url", NOWHERE], ("run", "mutex"): ["--amqp-url", NOWHERE]}
+BASE = {
+    ("simulate", "mutex"): ["-a", "lamport", "-N", "3"],
+    ("run", "bees"): ["--amqp-url", NOWHERE],
+    ("run", "elves"): ["--amqp-url", NOWHERE],
+    ("run", "mutex"): ["--amqp-url", NOWHERE],
+}
 
 
 def _parser(*path: str) -> argparse.ArgumentParser:
@@ -39,7 +52,7 @@ def _declared(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
 
 
 def _shape(action: argparse.Action) -> tuple:
-    kind = getattr(action.type, "__name__", action.type)   # algorithm_name() builds a fresh parser each time
+    kind = getattr(action.type, "__name__", action.type)  # algorithm_name() builds a fresh parser each time
     return type(action), tuple(action.option_strings), kind, action.metavar, action.choices, action.nargs
 
 
@@ -56,15 +69,27 @@ def test_compare_sizes_the_classic_workload_with_the_same_flags():
         assert _shape(simulate[dest]) == _shape(compare[dest]), dest
 
 
-@pytest.mark.parametrize("family, argv, expected", [
-    ("bees", ["-P", "4", "-K", "2", "--reeds", "2", "--eggs", "2", "--cocoons", "4"],
-     flags.Scenario("bees", 4, {"flowers": 2, "reeds": 2, "eggs": 2, "cocoons": 4})),
-    ("elves", [], flags.Scenario("elves", 4, {})),
-    ("elves", ["--elves", "3", "--pins", "2", "--hamsters", "2-4", "--poison-per-hamster", "2"],
-     flags.Scenario("elves", 3, {"pins": 2, "hamsters": [2, 4], "poison_per_hamster": 2})),
-    ("mutex", ["-a", "raymond", "-N", "4", "-M", "2", "-o", "token_holder=2", "-o", " parents ={\"2\": 1}"],
-     flags.Scenario("raymond", 4, {"requests": 2, "token_holder": 2, "parents": {"2": 1}})),
-])
+@pytest.mark.parametrize(
+    "family, argv, expected",
+    [
+        (
+            "bees",
+            ["-P", "4", "-K", "2", "--reeds", "2", "--eggs", "2", "--cocoons", "4"],
+            flags.Scenario("bees", 4, {"flowers": 2, "reeds": 2, "eggs": 2, "cocoons": 4}),
+        ),
+        ("elves", [], flags.Scenario("elves", 4, {})),
+        (
+            "elves",
+            ["--elves", "3", "--pins", "2", "--hamsters", "2-4", "--poison-per-hamster", "2"],
+            flags.Scenario("elves", 3, {"pins": 2, "hamsters": [2, 4], "poison_per_hamster": 2}),
+        ),
+        (
+            "mutex",
+            ["-a", "raymond", "-N", "4", "-M", "2", "-o", "token_holder=2", "-o", ' parents ={"2": 1}'],
+            flags.Scenario("raymond", 4, {"requests": 2, "token_holder": 2, "parents": {"2": 1}}),
+        ),
+    ],
+)
 def test_simulate_and_run_turn_the_flags_into_the_same_configuration(family, argv, expected):
     config = getattr(flags, f"{family}_config")
     for command in ("simulate", "run"):
@@ -75,8 +100,15 @@ def test_an_elves_flag_left_out_takes_make_setups_default():
     """``simulate elves`` used to pass its own copies of the defaults; now make_setup's apply."""
     scenario = flags.elves_config(build_parser().parse_args(["simulate", "elves"]))
     assert scenario.options == {}
-    old = {"pins": 3, "poison": 10, "contracts": 6, "hamsters": "1-5", "rounds": 2, "pins_per_elf": 1,
-           "poison_per_hamster": 1}
+    old = {
+        "pins": 3,
+        "poison": 10,
+        "contracts": 6,
+        "hamsters": "1-5",
+        "rounds": 2,
+        "pins_per_elf": 1,
+        "poison_per_hamster": 1,
+    }
     assert elves_setup(4, scenario.options, 5).params == elves_setup(4, old, 5).params
 
 
@@ -112,10 +144,12 @@ def no_broker(monkeypatch):
 
 @pytest.mark.parametrize("command", ["simulate", "run"])
 @pytest.mark.parametrize("family, argv, words", BAD, ids=[f"{f} {' '.join(a)}" for f, a, _ in BAD])
-def test_a_bad_value_exits_2_naming_the_flag_in_both_commands(command, family, argv, words, no_broker, capsys):
+def test_a_bad_value_exits_2_naming_the_flag_in_both_commands(
+    command, family, argv, words, no_broker, capsys
+):
     try:
         code = main([command, family, *BASE.get((command, family), []), *argv])
-    except SystemExit as exc:   # argparse's own refusals
+    except SystemExit as exc:  # argparse's own refusals
         code = exc.code
     out, err = capsys.readouterr()
     assert code == 2, err

@@ -31,6 +31,7 @@ def _sends(effects):
 
 # -- the state table ---------------------------------------------------------------------
 
+
 def test_request_stamps_own_entry_and_broadcasts_one_timestamp():
     node = lamport.LamportNode(2, 4, clock=5)
     effects = node.on_local("request")
@@ -46,14 +47,14 @@ def test_request_stamps_own_entry_and_broadcasts_one_timestamp():
 def test_released_node_replies_with_a_later_stamp_and_records_the_request():
     node = lamport.LamportNode(1, 3)
     effects = node.on_message(lamport.Request(sender=2, ts=7))
-    assert _sends(effects) == [(2, "REPLY", 9)]          # receive → 8, send → 9
+    assert _sends(effects) == [(2, "REPLY", 9)]  # receive → 8, send → 9
     assert node.q[2] == ("REQUEST", 7) and node.state == "RELEASED"
 
 
-@pytest.mark.parametrize("theirs", [1, 50])   # earlier or later than ours: no reply either way
+@pytest.mark.parametrize("theirs", [1, 50])  # earlier or later than ours: no reply either way
 def test_a_node_with_its_own_request_in_its_array_does_not_reply(theirs):
     node = lamport.LamportNode(1, 3, clock=9)
-    node.on_local("request")                              # q[1] = REQUEST(10)
+    node.on_local("request")  # q[1] = REQUEST(10)
     assert node.on_message(lamport.Request(sender=2, ts=theirs)) == []
     assert node.q[2] == ("REQUEST", theirs)
 
@@ -72,7 +73,7 @@ def test_holder_does_not_reply_and_its_release_replaces_the_entry():
 
 def test_entry_needs_a_later_message_from_everyone():
     node = lamport.LamportNode(1, 3)
-    node.on_local("request")                                     # REQUEST(1)
+    node.on_local("request")  # REQUEST(1)
     assert node.on_message(lamport.Reply(sender=2, ts=3)) == []  # 3 is still (RELEASE, 0)
     assert node.waiting_for() == {"a later message": [3]}
     effects = node.on_message(lamport.Reply(sender=3, ts=2))
@@ -83,8 +84,8 @@ def test_entry_needs_a_later_message_from_everyone():
 def test_an_earlier_request_blocks_until_its_release_which_is_the_later_message():
     """The no-reply rule: 2 asked first and keeps quiet; its RELEASE is what lets 1 in."""
     node = lamport.LamportNode(1, 3, clock=3)
-    node.on_local("request")                                     # REQUEST(4)
-    node.on_message(lamport.Request(sender=2, ts=2))             # earlier request, no reply to us
+    node.on_local("request")  # REQUEST(4)
+    node.on_message(lamport.Request(sender=2, ts=2))  # earlier request, no reply to us
     node.on_message(lamport.Reply(sender=3, ts=6))
     assert node.state == "WANTED" and not node.may_enter()
     assert node.waiting_for() == {"RELEASE": [2]}
@@ -94,13 +95,13 @@ def test_an_earlier_request_blocks_until_its_release_which_is_the_later_message(
 
 def test_a_later_request_counts_as_the_later_message():
     node = lamport.LamportNode(1, 2)
-    node.on_local("request")                                     # REQUEST(1)
-    assert Enter("cs") in node.on_message(lamport.Request(sender=2, ts=1))   # (1, 2) is later than (1, 1)
+    node.on_local("request")  # REQUEST(1)
+    assert Enter("cs") in node.on_message(lamport.Request(sender=2, ts=1))  # (1, 2) is later than (1, 1)
 
 
 def test_ties_on_timestamp_go_to_the_lower_pid():
     node = lamport.LamportNode(2, 2)
-    node.on_local("request")                                     # REQUEST(1) of 2
+    node.on_local("request")  # REQUEST(1) of 2
     assert node.on_message(lamport.Request(sender=1, ts=1)) == []  # (1, 1) precedes (1, 2)
     assert node.state == "WANTED"
 
@@ -112,6 +113,7 @@ def test_a_single_node_enters_at_once():
 
 def test_bad_options_are_refused():
     from mutexlab.setup import ConfigError
+
     with pytest.raises(ConfigError, match="lamport does not take option"):
         make_setup("lamport", 3, {"quorums": "grid"})
     with pytest.raises(ConfigError, match="initial_clocks: pid 9 is outside 1..3"):
@@ -120,15 +122,25 @@ def test_bad_options_are_refused():
 
 # -- safety and progress -------------------------------------------------------------------
 
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(2, 15), requests=st.integers(1, 3), seed=st.integers(0, 10**6),
-       delay=st.sampled_from(["exp", "uniform", "fixed"]),
-       think=st.sampled_from([0.0, 0.2, 1.0, 5.0]), cs=st.sampled_from([0.0, 0.5, 2.0]),
-       clocks=st.lists(st.integers(0, 30), min_size=15, max_size=15))
+@given(
+    n=st.integers(2, 15),
+    requests=st.integers(1, 3),
+    seed=st.integers(0, 10**6),
+    delay=st.sampled_from(["exp", "uniform", "fixed"]),
+    think=st.sampled_from([0.0, 0.2, 1.0, 5.0]),
+    cs=st.sampled_from([0.0, 0.5, 2.0]),
+    clocks=st.lists(st.integers(0, 30), min_size=15, max_size=15),
+)
 def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, think, cs, clocks):
     initial = {str(p): clocks[p - 1] for p in range(1, n + 1)}
-    result, verdict = _run(make_setup("lamport", n, {"requests": requests, "initial_clocks": initial}), seed,
-                           delay=delay, dwell={"think": think, "cs": cs})
+    result, verdict = _run(
+        make_setup("lamport", n, {"requests": requests, "initial_clocks": initial}),
+        seed,
+        delay=delay,
+        dwell={"think": think, "cs": cs},
+    )
     assert verdict.ok, verdict.render()
     assert result.ok, result.stalled
     assert result.entries["cs"] == n * requests
@@ -144,8 +156,9 @@ class EnterOnEarliestRequest(lamport.LamportNode):
 
     def may_enter(self):
         mine = self._key(self.pid)
-        return self.state == "WANTED" and all(mine < self._key(j) for j in self._others()
-                                              if self.q[j][0] == "REQUEST")
+        return self.state == "WANTED" and all(
+            mine < self._key(j) for j in self._others() if self.q[j][0] == "REQUEST"
+        )
 
 
 class NeverReplies(lamport.LamportNode):
@@ -173,7 +186,7 @@ def test_audit_catches_entering_without_a_later_message_from_everyone():
 
 def test_audit_catches_a_request_left_waiting():
     setup = _broken(NeverReplies, 3, 0)
-    setup.protocols[1].requests_left = 1          # a lone request: only a REPLY could let it in
+    setup.protocols[1].requests_left = 1  # a lone request: only a REPLY could let it in
     result, verdict = _run(setup, 1)
     assert result.stalled == {"node-1": {"a later message": ["node-2", "node-3"]}}
     assert "request-unserved" in {v.rule for v in verdict.violations}
@@ -181,6 +194,7 @@ def test_audit_catches_a_request_left_waiting():
 
 
 # -- message counts ------------------------------------------------------------------------
+
 
 def _one_at_a_time(algorithm, n, options=None):
     steps = []
@@ -195,11 +209,15 @@ def test_exactly_three_n_minus_one_messages_per_entry_when_no_request_overlaps(n
     assert result.entered == [f"node-{p}" for p in range(1, n + 1)]
     sends = [e for e in result.events if e["event"] == "send"]
     assert len(sends) == 3 * (n - 1) * n
-    assert {t: sum(e["type"] == t for e in sends) for t in ("REQUEST", "REPLY", "RELEASE")} == \
-        {"REQUEST": (n - 1) * n, "REPLY": (n - 1) * n, "RELEASE": (n - 1) * n}
+    assert {t: sum(e["type"] == t for e in sends) for t in ("REQUEST", "REPLY", "RELEASE")} == {
+        "REQUEST": (n - 1) * n,
+        "REPLY": (n - 1) * n,
+        "RELEASE": (n - 1) * n,
+    }
 
 
 # -- exhaustive exploration ----------------------------------------------------------------
+
 
 def test_every_interleaving_for_three_nodes_two_of_them_asking_is_safe_and_live(capsys):
     def factory():
@@ -222,11 +240,12 @@ def test_exploration_finds_the_broken_variant_unsafe():
         setup.protocols[2].requests_left = 1
         return setup
 
-    found = explore(factory, max_states=2_000)     # the first violation is near; no need to see all
+    found = explore(factory, max_states=2_000)  # the first violation is near; no need to see all
     assert found.violations and "cs (capacity 1)" in found.violations[0].message
 
 
 # -- scenarios -----------------------------------------------------------------------------
+
 
 def test_scenario_quiet_reply():
     """1 and 2 ask at once: 2 keeps quiet about 1's request; 1 enters on 2's later REQUEST and
@@ -243,6 +262,8 @@ def test_scenario_timestamps_not_arrival_decide():
     """1 asks first but its clock starts at 5: 2's request (ts 1) goes first."""
     result = replay_scenario(SCENARIOS / "lamport-timestamps.json")
     assert result.entered == ["node-2", "node-1"]
-    stamps = {e["pid"]: e["msg"]["ts"] for e in result.events if e["event"] == "send" and e["type"] == "REQUEST"}
+    stamps = {
+        e["pid"]: e["msg"]["ts"] for e in result.events if e["event"] == "send" and e["type"] == "REQUEST"
+    }
     assert stamps == {"node-1": 6, "node-2": 1}
     assert verify_events(result.events).ok

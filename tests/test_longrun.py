@@ -14,10 +14,10 @@ import sys
 
 import pytest
 
+from mutexlab import memory
 from mutexlab.cli import main
 from mutexlab.commands import longrun, simulate_bees, simulate_elves
 from mutexlab.protocols.registry import make_setup
-from mutexlab import memory
 from mutexlab.sim import SimConfig, Simulation, engine, workload
 from mutexlab.trace import TraceWriter
 
@@ -41,22 +41,26 @@ def machine(monkeypatch):
             # A refused configuration must not even be set up: P processes hold P² of state.
             assert not Machine.forbid_run, "a refused configuration was set up"
             return real(*args, **kwargs)
+
         return build
 
     monkeypatch.setattr(memory, "available_bytes", available)
-    for module in (simulate_bees, simulate_elves, workload):   # workload: simulate mutex and compare
+    for module in (simulate_bees, simulate_elves, workload):  # workload: simulate mutex and compare
         monkeypatch.setattr(module, "make_setup", guarded(module.make_setup))
     monkeypatch.setattr(Simulation, "run", guarded(Simulation.run))
     return Machine
 
 
-@pytest.mark.parametrize("argv, knob", [
-    (["simulate", "bees", "--bees", "2000"], "fewer bees, --no-audit"),
-    (["simulate", "bees", "--bees", "20000", "--no-audit"], "fewer bees"),
-    (["simulate", "mutex", "-a", "lamport", "-N", "3000"], "fewer nodes or requests"),
-    (["compare", "-N", "3000"], "fewer nodes or requests"),
-    (["simulate", "elves", "--elves", "800", "--contracts", "200"], "fewer elves, contracts or rounds"),
-])
+@pytest.mark.parametrize(
+    "argv, knob",
+    [
+        (["simulate", "bees", "--bees", "2000"], "fewer bees, --no-audit"),
+        (["simulate", "bees", "--bees", "20000", "--no-audit"], "fewer bees"),
+        (["simulate", "mutex", "-a", "lamport", "-N", "3000"], "fewer nodes or requests"),
+        (["compare", "-N", "3000"], "fewer nodes or requests"),
+        (["simulate", "elves", "--elves", "800", "--contracts", "200"], "fewer elves, contracts or rounds"),
+    ],
+)
 def test_a_configuration_predicted_too_large_is_refused_without_running(argv, knob, machine, capsys):
     machine.forbid_run = True
     assert main(argv) == 2
@@ -70,22 +74,36 @@ def test_a_configuration_predicted_too_large_is_refused_without_running(argv, kn
 def test_the_real_machine_refuses_the_issues_bees_2000(capsys):
     """Against this machine's own /proc/meminfo: P = 2000 with the audit is predicted near 1 TB."""
     available = memory.available_bytes()
-    if available is None:   # not Linux; CI runs on Linux, where its absence is a failure
+    if available is None:  # not Linux; CI runs on Linux, where its absence is a failure
         if os.environ.get("CI"):
             pytest.fail("no /proc/meminfo under CI")
         pytest.skip("no /proc/meminfo here: the check does not apply")
     assert available < memory.predict(memory.bees_messages(2000, 3, 5, 15), 2000).bytes
-    def limited():   # should the check fail, the run dies at 2 GB instead of filling a shared machine
+
+    def limited():  # should the check fail, the run dies at 2 GB instead of filling a shared machine
         resource.setrlimit(resource.RLIMIT_AS, (2 * GB, 2 * GB))
 
-    done = subprocess.run([sys.executable, "-m", "mutexlab", "simulate", "bees", "--bees", "2000"],
-                          capture_output=True, text=True, timeout=120, preexec_fn=limited)
+    done = subprocess.run(
+        [sys.executable, "-m", "mutexlab", "simulate", "bees", "--bees", "2000"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limited,
+    )
     assert done.returncode == 2 and done.stdout == ""
     assert "predicted to need about" in done.stderr and "MemAvailable" in done.stderr
 
 
-@pytest.mark.parametrize("argv", [["simulate", "bees"], ["simulate", "bees", "--bees", "1"], ["simulate", "elves"],
-                                  ["simulate", "mutex", "-a", "maekawa", "-N", "13"], ["compare", "-N", "4"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", "bees"],
+        ["simulate", "bees", "--bees", "1"],
+        ["simulate", "elves"],
+        ["simulate", "mutex", "-a", "maekawa", "-N", "13"],
+        ["compare", "-N", "4"],
+    ],
+)
 def test_small_configurations_run_without_a_word_about_memory(argv, machine, capsys):
     assert main(argv) == 0
     assert capsys.readouterr().err == ""
@@ -97,7 +115,9 @@ def test_between_half_and_all_of_the_memory_warns_and_runs(machine, capsys):
     assert main(["simulate", "bees"]) == 0
     out, err = capsys.readouterr()
     assert "mason bees: P=10" in out
-    assert err.startswith("mutexlab: warning: this run is predicted to need about") and "more than half" in err
+    assert (
+        err.startswith("mutexlab: warning: this run is predicted to need about") and "more than half" in err
+    )
 
 
 def test_the_flag_overrides_the_refusal(machine, capsys):
@@ -110,7 +130,9 @@ def test_the_flag_overrides_the_refusal(machine, capsys):
 
 def test_meminfo_is_read_in_bytes_and_its_absence_disables_the_check(tmp_path):
     meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal:       32000000 kB\nMemFree:         1000000 kB\nMemAvailable:   21221348 kB\n")
+    meminfo.write_text(
+        "MemTotal:       32000000 kB\nMemFree:         1000000 kB\nMemAvailable:   21221348 kB\n"
+    )
     assert memory.available_bytes(meminfo) == 21221348 * 1024
     assert memory.available_bytes(tmp_path / "nope") is None
     huge = memory.predict(1e12, 10_000)
@@ -123,11 +145,16 @@ def test_the_model_is_within_a_factor_two_of_a_measured_run(tmp_path):
     """Peak RSS of a real audited run against the prediction (the constants were fitted on larger runs)."""
     bees = 70
     predicted = memory.predict(memory.bees_messages(bees, 3, 5, 15), bees).bytes
-    probe = ("import resource, subprocess, sys; subprocess.run([sys.executable, '-m', 'mutexlab', 'simulate', "
-             f"'bees', '--bees', '{bees}', '--json'], stdout=subprocess.DEVNULL, check=True); "
-             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)")
-    measured = int(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
-                                  timeout=600).stdout)
+    probe = (
+        "import resource, subprocess, sys; subprocess.run([sys.executable, '-m', 'mutexlab', 'simulate', "
+        f"'bees', '--bees', '{bees}', '--json'], stdout=subprocess.DEVNULL, check=True); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)"
+    )
+    measured = int(
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=600
+        ).stdout
+    )
     assert 0.5 < measured / predicted < 2, f"measured {measured >> 20} MB, predicted {predicted >> 20} MB"
 
 
@@ -149,7 +176,9 @@ def test_a_progress_callback_sees_the_run_without_changing_it():
     plain, plain_result = trace(None)
     watched, watched_result = trace(lambda events, now: calls.append((events, now)))
     assert watched == plain and watched_result.events == plain_result.events
-    assert len(calls) == -(-plain_result.events // engine.PROGRESS_EVERY)   # one per slice, the last at the end
+    assert len(calls) == -(
+        -plain_result.events // engine.PROGRESS_EVERY
+    )  # one per slice, the last at the end
     assert [c[0] for c in calls] == sorted(c[0] for c in calls) and calls[-1][0] == plain_result.events
 
 
@@ -164,9 +193,14 @@ def test_the_bar_shows_events_per_second_on_a_terminal_and_goes(monkeypatch, cap
     assert out.startswith("mason bees: P=20") and "events/s" not in out
 
 
-@pytest.mark.parametrize("argv", [["simulate", "bees", "--bees", "20", "--json"],
-                                  ["simulate", "elves", "--json"],
-                                  ["simulate", "mutex", "-a", "lamport", "-N", "5", "--json"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", "bees", "--bees", "20", "--json"],
+        ["simulate", "elves", "--json"],
+        ["simulate", "mutex", "-a", "lamport", "-N", "5", "--json"],
+    ],
+)
 def test_no_bar_with_json(argv, monkeypatch, capsys):
     terminal = Terminal()
     monkeypatch.setattr(longrun, "SHOW_AFTER", 0.0)
@@ -178,6 +212,10 @@ def test_no_bar_with_json(argv, monkeypatch, capsys):
 
 def test_no_bar_when_stderr_is_not_a_terminal(monkeypatch, capsys):
     monkeypatch.setattr(longrun, "SHOW_AFTER", 0.0)
-    for argv in (["simulate", "bees", "--bees", "20"], ["simulate", "elves"], ["simulate", "mutex", "-a", "lamport", "-N", "5"]):
+    for argv in (
+        ["simulate", "bees", "--bees", "20"],
+        ["simulate", "elves"],
+        ["simulate", "mutex", "-a", "lamport", "-N", "5"],
+    ):
         assert main(argv) == 0
         assert capsys.readouterr().err == ""

@@ -12,15 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from mutexlab.transport.supervisor import Plan, execute, service_command
-from mutexlab.protocols.registry import make_setup
+from mutexlab.protocols.registry import build_setup, make_setup
 from mutexlab.setup import ConfigError
-from mutexlab.protocols.registry import build_setup
 from mutexlab.transport.membership import REJOIN_GRACE, Roster
 from mutexlab.transport.monitor import Monitor, Outcome, render
 from mutexlab.transport.participant import Participant
 from mutexlab.transport.rabbit import Bus, Topology, delete_run
 from mutexlab.transport.settings import MonitorSettings, ParticipantSettings
+from mutexlab.transport.supervisor import Plan, execute, service_command
 
 
 # -- the decisions (no broker) ------------------------------------------------------------
@@ -41,7 +40,7 @@ def test_discovery_closes_after_a_quiet_window():
     assert not roster.ready(now=0)
     roster.join("x", "bee", now=0)
     roster.join("y", "bee", now=1)
-    assert not roster.ready(now=2.5)          # y joined 1.5 s ago
+    assert not roster.ready(now=2.5)  # y joined 1.5 s ago
     assert roster.ready(now=3.0)
     assert roster.count("bee") == 2
 
@@ -74,7 +73,7 @@ def test_a_join_is_idempotent_by_instance_id():
     assert roster.join("e1", "elf", now=0) is None
     assert roster.join("m", "mayor", now=1) is None
     assert roster.join("e2", "elf", now=1) is None
-    for now in (1.5, 2.5, 2.9):                         # e1 re-announced (reconnects), m twice
+    for now in (1.5, 2.5, 2.9):  # e1 re-announced (reconnects), m twice
         assert roster.join("e1", "elf", now=now) is None
         assert roster.join("m", "mayor", now=now) is None
     assert [m.instance for m in roster.members] == ["e1", "m", "e2"]
@@ -95,7 +94,7 @@ def test_a_reconnect_of_the_monitor_starts_the_discovery_window_again():
     reconnects, the roster stays open for the window again, and at least REJOIN_GRACE."""
     roster = Roster("bees", expected=0, window=2.0)
     roster.join("a", "bee", now=0)
-    roster.reconnected(now=10)                  # down from about 1 s to 10 s: the old window is long over
+    roster.reconnected(now=10)  # down from about 1 s to 10 s: the old window is long over
     assert not roster.ready(now=10)
     assert not roster.ready(now=10 + REJOIN_GRACE - 0.1), "participants cut off too need time to re-join"
     assert roster.join("b", "bee", now=12) is None
@@ -114,8 +113,9 @@ def test_a_reconnect_of_the_monitor_starts_the_discovery_window_again():
 
 def _offline_monitor(out):
     """A monitor that never touches a broker: what it would send is collected instead."""
-    settings = MonitorSettings(amqp_url="amqp://127.0.0.1:1/%2F", run_id="offline", algorithm="elves",
-                               processes=0, join_window=1.0)
+    settings = MonitorSettings(
+        amqp_url="amqp://127.0.0.1:1/%2F", run_id="offline", algorithm="elves", processes=0, join_window=1.0
+    )
     monitor = Monitor(settings, out=out)
     sent: list[tuple[str, dict]] = []
     monitor._send_control = lambda target, body: sent.append((target, body))
@@ -138,14 +138,26 @@ def test_the_monitor_answers_a_repeated_join_the_same_way_and_counts_each_refusa
 
 
 def test_a_refused_joiner_is_named_with_its_reason_in_the_summary_and_the_verdict_text():
-    outcome = Outcome(run_id="r", algorithm="elves", processes=1, complete=True,
-                      states={"mayor": "DONE", "elf-1": "DONE"},
-                      refused=[{"instance": "elf-h-7-abc", "role": "elf",
-                                "reason": "membership is closed: the run started with 1 elf; late elf refused"}])
+    outcome = Outcome(
+        run_id="r",
+        algorithm="elves",
+        processes=1,
+        complete=True,
+        states={"mayor": "DONE", "elf-1": "DONE"},
+        refused=[
+            {
+                "instance": "elf-h-7-abc",
+                "role": "elf",
+                "reason": "membership is closed: the run started with 1 elf; late elf refused",
+            }
+        ],
+    )
     text = render(outcome)
     assert "refused joiners 1" in text
-    assert ("membership: 1 joiner refused, not part of this run:\n  refused: elf elf-h-7-abc — membership is "
-            "closed: the run started with 1 elf; late elf refused") in text
+    assert (
+        "membership: 1 joiner refused, not part of this run:\n  refused: elf elf-h-7-abc — membership is "
+        "closed: the run started with 1 elf; late elf refused"
+    ) in text
     assert json.loads(json.dumps(outcome.as_dict()))["refused"][0]["instance"] == "elf-h-7-abc"
     assert "membership:" not in render(Outcome(run_id="r", algorithm="elves", processes=1, complete=True))
 
@@ -155,8 +167,16 @@ def test_a_refused_joiner_is_named_with_its_reason_in_the_summary_and_the_verdic
 def test_more_participants_than_announced_are_refused(amqp_url, tmp_path):
     # The run must outlast the start-up of all five processes, or a late extra finds the monitor
     # gone instead of being refused: 9 critical sections of 0.3 s take at least 2.7 s.
-    plan = Plan("ricart-agrawala", 3, {"requests": 3}, amqp_url=amqp_url, dwell=0.3, join_timeout=120,
-                logs=str(tmp_path), extra_participants={"node": 2})
+    plan = Plan(
+        "ricart-agrawala",
+        3,
+        {"requests": 3},
+        amqp_url=amqp_url,
+        dwell=0.3,
+        join_timeout=120,
+        logs=str(tmp_path),
+        extra_participants={"node": 2},
+    )
     out = io.StringIO()
     assert execute(plan, json_out=True, out=out) == 0
     summary = json.loads(out.getvalue())
@@ -171,23 +191,36 @@ def test_more_participants_than_announced_are_refused(amqp_url, tmp_path):
 
 
 def _start(role: str, env: dict, log: Path, **kw) -> subprocess.Popen:
-    return subprocess.Popen(service_command(role), env=env, stdout=kw.pop("stdout", open(log, "w")),
-                            stderr=subprocess.STDOUT, text=True, **kw)
+    return subprocess.Popen(
+        service_command(role),
+        env=env,
+        stdout=kw.pop("stdout", open(log, "w")),
+        stderr=subprocess.STDOUT,
+        text=True,
+        **kw,
+    )
 
 
 @pytest.mark.broker
 def test_discovered_p_and_a_late_participant_refused(amqp_url, tmp_path):
     run_id = "t-" + uuid.uuid4().hex[:8]
     base = dict(os.environ, AMQP_URL=amqp_url, RUN_ID=run_id, JOIN_TIMEOUT="120", PYTHONUNBUFFERED="1")
-    monitor_env = dict(base, ALGORITHM="ricart-agrawala", PROCESSES="0", JOIN_WINDOW="8",
-                       OPTIONS='{"requests": 4}', DWELL="0.3", STALL_TIMEOUT="30",
-                       SUMMARY_JSON=str(tmp_path / "summary.json"))
+    monitor_env = dict(
+        base,
+        ALGORITHM="ricart-agrawala",
+        PROCESSES="0",
+        JOIN_WINDOW="8",
+        OPTIONS='{"requests": 4}',
+        DWELL="0.3",
+        STALL_TIMEOUT="30",
+        SUMMARY_JSON=str(tmp_path / "summary.json"),
+    )
     procs = []
     try:
         monitor = _start("monitor", monitor_env, tmp_path / "monitor.log", stdout=subprocess.PIPE)
         procs.append(monitor)
         procs += [_start("node", base, tmp_path / f"node-{n}.log") for n in range(3)]
-        for line in monitor.stdout:                        # wait for the roster to close
+        for line in monitor.stdout:  # wait for the roster to close
             if "started" in line:
                 assert "node-1, node-2, node-3" in line
                 break
@@ -226,9 +259,20 @@ def test_a_participant_that_gave_up_is_not_admitted_by_a_later_monitor(amqp_url,
         procs.append(ghost)
         assert ghost.wait(timeout=60) != 0, "giving up is a failure exit"
         assert "no roster from the monitor within 3s" in (tmp_path / "ghost.log").read_text()
-        monitor = _start("monitor", dict(base, ALGORITHM="ricart-agrawala", PROCESSES="2", JOIN_TIMEOUT="60",
-                                         OPTIONS='{"requests": 2}', DWELL="0.05", STALL_TIMEOUT="20",
-                                         SUMMARY_JSON=str(tmp_path / "summary.json")), tmp_path / "monitor.log")
+        monitor = _start(
+            "monitor",
+            dict(
+                base,
+                ALGORITHM="ricart-agrawala",
+                PROCESSES="2",
+                JOIN_TIMEOUT="60",
+                OPTIONS='{"requests": 2}',
+                DWELL="0.05",
+                STALL_TIMEOUT="20",
+                SUMMARY_JSON=str(tmp_path / "summary.json"),
+            ),
+            tmp_path / "monitor.log",
+        )
         procs.append(monitor)
         procs += [_start("node", dict(base, JOIN_TIMEOUT="60"), tmp_path / f"node-{n}.log") for n in range(2)]
         assert monitor.wait(timeout=120) == 0, (tmp_path / "monitor.log").read_text()[-2000:]
@@ -262,14 +306,16 @@ def test_a_participant_asks_again_after_a_reconnect_while_joining(amqp_url):
 
         def poll_with_a_lost_connection(timeout):
             if not elf.bus.reconnects:
-                elf.bus.reconnect(RuntimeError("test: connection lost"))   # as after a broker restart
+                elf.bus.reconnect(RuntimeError("test: connection lost"))  # as after a broker restart
             for delivery in monitor.poll(0.2):
                 monitor.ack(delivery)
                 if delivery.routing_key == "join.elf":
                     joins.append(delivery)
-                    if len(joins) == 2:       # answer only the join asked after the reconnect
-                        monitor.publish(f"control.{elf.instance}", {"kind": "refused", "instance": elf.instance,
-                                                                    "reason": "test"})
+                    if len(joins) == 2:  # answer only the join asked after the reconnect
+                        monitor.publish(
+                            f"control.{elf.instance}",
+                            {"kind": "refused", "instance": elf.instance, "reason": "test"},
+                        )
             return poll(timeout)
 
         elf.bus.poll = poll_with_a_lost_connection
@@ -277,9 +323,8 @@ def test_a_participant_asks_again_after_a_reconnect_while_joining(amqp_url):
         assert elf.bus.reconnects == 1 and len(joins) == 2
         assert [json.loads(d.body)["instance"] for d in joins] == [elf.instance] * 2
         elf.bus.send("status.elf-x", {"kind": "status"})
-        elf.bus.flush(timeout=5)              # TransportError "1 messages not confirmed within 5s" before
+        elf.bus.flush(timeout=5)  # TransportError "1 messages not confirmed within 5s" before
     finally:
         elf.bus.close()
         monitor.close()
         delete_run(amqp_url, run_id, [])
-

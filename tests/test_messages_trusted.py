@@ -14,7 +14,7 @@ CASES = [
     (bees.REQreed, {"sender": 2, "ts": 5}),
     (bees.RELEASEreed, {"sender": 2, "ts": 40, "reed": 3, "status": "FULL", "cocoons": 15}),
     (ricart_agrawala.Reply, {"sender": 4, "ts": 8}),
-    (elves.ContractRequest, {"sender": 1, "ts": 2, "round": 3, "units": 1}),   # `type` not third
+    (elves.ContractRequest, {"sender": 1, "ts": 2, "round": 3, "units": 1}),  # `type` not third
 ]
 
 

@@ -58,8 +58,18 @@ def node2():
     """node-2 of a two-node Ricart–Agrawala run that requests nothing, admitted, with a recording bus."""
     participant = Participant("node", ParticipantSettings(amqp_url="amqp://127.0.0.1:5672/%2F", run_id=RUN))
     participant.bus = RecordingBus()
-    participant._welcome({"name": "node-2", "pid": 2, "algorithm": "ricart-agrawala", "processes": 2,
-                          "options": {"requests": 0}, "seed": 0, "start": 0.0, "dwell": 0})
+    participant._welcome(
+        {
+            "name": "node-2",
+            "pid": 2,
+            "algorithm": "ricart-agrawala",
+            "processes": 2,
+            "options": {"requests": 0},
+            "seed": 0,
+            "start": 0.0,
+            "dwell": 0,
+        }
+    )
     participant.bus.calls.clear()
     return participant
 
@@ -80,8 +90,13 @@ def test_the_deliveries_of_one_poll_are_one_step_batch_then_messages_then_acks(n
     assert calls[0][1] == "audit.node-2", "one trace batch first"
     events = calls[0][2]["events"]
     assert [(e["event"], e.get("id")) for e in events if e["event"] in ("recv", "send")] == [
-        ("recv", "node-1#1"), ("send", "node-2#1"), ("recv", "node-1#2"), ("send", "node-2#2"),
-        ("recv", "node-1#3"), ("send", "node-2#3")], "every input's events, in the order they happened"
+        ("recv", "node-1#1"),
+        ("send", "node-2#1"),
+        ("recv", "node-1#2"),
+        ("send", "node-2#2"),
+        ("recv", "node-1#3"),
+        ("send", "node-2#3"),
+    ], "every input's events, in the order they happened"
     assert [c[1] for c in calls[1:4]] == ["REPLY.node-1"] * 3
     assert [c[2]["seq"] for c in calls[1:4]] == [1, 2, 3], "the replies in effect order"
     assert [c[1] for c in calls[4:]] == [11, 12, 13], "acks last, in delivery order"
@@ -91,8 +106,8 @@ def test_the_deliveries_of_one_poll_are_one_step_batch_then_messages_then_acks(n
 
 def test_a_duplicate_and_a_bad_message_keep_the_acks_in_delivery_order(node2):
     node2._handle(request(21, 1, ts=5))
-    node2._handle(request(22, 1, ts=5))                                   # redelivered duplicate
-    node2._handle(request(23, 2, ts=6, body={"type": "REQUEST", "sender": 1}))   # invalid: no ts
+    node2._handle(request(22, 1, ts=5))  # redelivered duplicate
+    node2._handle(request(23, 2, ts=6, body={"type": "REQUEST", "sender": 1}))  # invalid: no ts
     node2._handle(request(24, 3, ts=7))
     node2._publish_step()
     kinds = [(c[0], c[1]) for c in node2.bus.calls]

@@ -17,6 +17,8 @@ import logging
 from typing import Literal
 
 import pytest
+from mutexlab_broken.ricart_agrawala import GreedyNode
+from test_participant_steps import RUN, RecordingBus, request
 
 from mutexlab.cli import main as cli
 from mutexlab.messages import Message
@@ -28,8 +30,6 @@ from mutexlab.sim.explore import explore
 from mutexlab.sim.scripted import ScenarioError
 from mutexlab.transport.participant import EXIT_FAILED, Participant
 from mutexlab.transport.settings import ParticipantSettings
-from mutexlab_broken.ricart_agrawala import GreedyNode
-from test_participant_steps import RUN, RecordingBus, request
 
 
 def test_every_refusal_names_process_state_and_input():
@@ -40,8 +40,9 @@ def test_every_refusal_names_process_state_and_input():
     with pytest.raises(ProtocolError, match=r"^node-2 cannot take local action 'dance' in state RELEASED"):
         node.on_local("dance")
 
-    class Gimme(Message):   # a message class Ricart–Agrawala does not know
+    class Gimme(Message):  # a message class Ricart–Agrawala does not know
         type: Literal["GIMME"] = "GIMME"
+
     with pytest.raises(ProtocolError, match=r"^node-2 cannot take GIMME in state RELEASED$"):
         node.on_message(Gimme(sender=1, ts=1))
 
@@ -84,17 +85,27 @@ def test_the_explorer_records_the_path_to_a_refusal():
 def node2():
     participant = Participant("node", ParticipantSettings(amqp_url="amqp://127.0.0.1:5672/%2F", run_id=RUN))
     participant.bus = RecordingBus()
-    participant._welcome({"name": "node-2", "pid": 2, "algorithm": "ricart-agrawala", "processes": 2,
-                          "options": {"requests": 0}, "seed": 0, "start": 0.0, "dwell": 0})
+    participant._welcome(
+        {
+            "name": "node-2",
+            "pid": 2,
+            "algorithm": "ricart-agrawala",
+            "processes": 2,
+            "options": {"requests": 0},
+            "seed": 0,
+            "start": 0.0,
+            "dwell": 0,
+        }
+    )
     participant.bus.calls.clear()
     return participant
 
 
 def test_a_participant_dead_letters_a_refused_message_and_goes_on(node2, caplog):
-    reply = {"type": "REPLY", "sender": 1, "ts": 3}     # node-2 asked for nothing: a REPLY cannot come
+    reply = {"type": "REPLY", "sender": 1, "ts": 3}  # node-2 asked for nothing: a REPLY cannot come
     with caplog.at_level(logging.ERROR, logger="mutexlab.participant"):
         node2._handle(request(41, 1, ts=3, body=reply))
-    node2._handle(request(42, 2, ts=5))                  # the next message is handled as usual
+    node2._handle(request(42, 2, ts=5))  # the next message is handled as usual
     node2._publish_step()
     dead = [c for c in node2.bus.calls if c[0] == "dead"]
     assert dead == [("dead", 41, "protocol error: node-2 cannot take REPLY in state RELEASED")]
@@ -110,6 +121,8 @@ def test_a_participant_whose_protocol_refuses_a_local_input_exits_failed(node2, 
     monkeypatch.setattr(node2, "_work", lambda: node2._input(lambda p: p.on_local("exit")) or True)
     with caplog.at_level(logging.ERROR, logger="mutexlab.participant"):
         assert node2.run() == EXIT_FAILED
-    assert ("node-2: protocol error on a local input, giving up: node-2 cannot exit: it is not in the "
-            "critical section (state RELEASED)") in caplog.text
+    assert (
+        "node-2: protocol error on a local input, giving up: node-2 cannot exit: it is not in the "
+        "critical section (state RELEASED)"
+    ) in caplog.text
     assert node2.setup.protocols[2].state == "RELEASED", "refused before it changed anything"

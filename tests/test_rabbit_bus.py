@@ -17,7 +17,7 @@ class FakeChannel:
     def __init__(self) -> None:
         self.published: list[str] = []
         self.acked: list[tuple[int, bool]] = []
-        self._impl = self        # the bus publishes on pika's underlying channel
+        self._impl = self  # the bus publishes on pika's underlying channel
 
     def basic_publish(self, exchange, routing_key, body, properties=None, mandatory=False):
         self.published.append(routing_key)
@@ -57,10 +57,10 @@ def test_send_does_not_wait_and_an_ack_waits_for_every_earlier_publish():
         bus.send(f"REPLY.node-{n}", {"n": n})
     assert channel.published == ["REPLY.node-0", "REPLY.node-1", "REPLY.node-2"]
     bus.ack(delivery(7))
-    bus.send("status.node-2", {"later": True})      # published after the ack was asked for
+    bus.send("status.node-2", {"later": True})  # published after the ack was asked for
     assert bus.poll(0.1) == [] and channel.acked == []
     confirm(bus, 1)
-    confirm(bus, 3)                                  # out of order: 2 is still outstanding
+    confirm(bus, 3)  # out of order: 2 is still outstanding
     assert bus.poll(0.1) == [] and channel.acked == []
     confirm(bus, 2)
     bus.poll(0.1)
@@ -85,19 +85,19 @@ def test_acks_released_together_go_out_as_one_cumulative_ack():
 
 def test_while_busy_acks_wait_for_a_batch_and_go_out_at_once_when_idle():
     bus, channel = make_bus()
-    assert bus.ack_batch == 25                       # a quarter of the prefetch window of 100
+    assert bus.ack_batch == 25  # a quarter of the prefetch window of 100
     for tag in range(1, 4):
         bus.ack(delivery(tag))
-    bus._settle(force=False)                         # deliveries still waiting: 3 < 25, hold them
+    bus._settle(force=False)  # deliveries still waiting: 3 < 25, hold them
     assert channel.acked == []
     for tag in range(4, 26):
         bus.ack(delivery(tag))
     bus._settle(force=False)
     assert channel.acked == [(25, True)], "25 releasable: one cumulative ack"
     bus.ack(delivery(26))
-    bus.poll(0)                                      # no time to linger: held for a batch
+    bus.poll(0)  # no time to linger: held for a batch
     assert channel.acked == [(25, True)]
-    bus.poll(0.2)                                    # idle for ACK_LINGER: everything allowed goes
+    bus.poll(0.2)  # idle for ACK_LINGER: everything allowed goes
     assert channel.acked == [(25, True), (26, True)]
 
 
@@ -119,7 +119,9 @@ def test_a_nack_is_an_error_naming_the_message():
 def test_a_returned_message_is_an_error_naming_its_routing_key():
     bus, _ = make_bus()
     bus.send("REQUEST.node-7", {})
-    bus._on_return(None, SimpleNamespace(routing_key="REQUEST.node-7", exchange="mutexlab.t-fake"), None, b"{}")
+    bus._on_return(
+        None, SimpleNamespace(routing_key="REQUEST.node-7", exchange="mutexlab.t-fake"), None, b"{}"
+    )
     confirm(bus, 1)
     with pytest.raises(TransportError, match="no queue takes routing key 'REQUEST.node-7'"):
         bus.flush()
@@ -131,7 +133,7 @@ def test_after_a_reconnect_the_unconfirmed_are_published_again_in_order():
         bus.send(key, {})
     confirm(bus, 1)
     new = FakeChannel()
-    bus.channel, bus._tag = new, 0           # what connect() does before re-publishing
+    bus.channel, bus._tag = new, 0  # what connect() does before re-publishing
     bus._republish()
     assert new.published == ["B.x", "C.x"]
     assert list(bus._unconfirmed) == [1, 2], "new tags on the new channel"
@@ -175,7 +177,7 @@ def test_acks_already_allowed_go_out_before_the_poll_waits():
     bus, channel = make_bus()
     waits: list[tuple[float, list]] = []
     bus.conn.process_data_events = lambda time_limit=0: waits.append((time_limit, list(channel.acked)))
-    for tag in range(1, bus.ack_batch + 1):     # a full batch, nothing published: releasable at once
+    for tag in range(1, bus.ack_batch + 1):  # a full batch, nothing published: releasable at once
         bus.ack(delivery(tag))
     bus.poll(0.3)
     assert waits, "the poll waited"
@@ -192,7 +194,7 @@ def test_joined_writes_keep_every_byte_in_order_in_pieces_of_at_most_the_limit()
     transport = object.__new__(io_services_utils._AsyncPlaintextTransport)
     written: list[list[bytes]] = []
     transport._tx_buffers = deque()
-    transport._produce = lambda: written.append(list(transport._tx_buffers))   # stands in for the socket
+    transport._produce = lambda: written.append(list(transport._tx_buffers))  # stands in for the socket
     assert join_writes(SimpleNamespace(_impl=SimpleNamespace(_transport=transport)), limit=10)
     frames = [b"abc", b"defg", b"hi", b"jklmnopqrstu", b"v", b"wxyz"]
     transport._tx_buffers.extend(frames)
@@ -200,4 +202,6 @@ def test_joined_writes_keep_every_byte_in_order_in_pieces_of_at_most_the_limit()
     pieces = written[-1]
     assert b"".join(pieces) == b"".join(frames), "same bytes, same order"
     assert pieces == [b"abcdefghi", b"jklmnopqrstu", b"vwxyz"], "joined up to the limit; a larger frame alone"
-    assert not join_writes(SimpleNamespace(_impl=SimpleNamespace(_transport=object()))), "TLS and others untouched"
+    assert not join_writes(SimpleNamespace(_impl=SimpleNamespace(_transport=object()))), (
+        "TLS and others untouched"
+    )

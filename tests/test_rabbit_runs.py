@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from mutexlab.cli import main as cli
-from mutexlab.transport.supervisor import Plan, execute, service_command
 from mutexlab.protocols.registry import CLASSIC, SPECS
 from mutexlab.transport.rabbit import delete_run
+from mutexlab.transport.supervisor import Plan, execute, service_command
 
 pytestmark = pytest.mark.broker
 TESTS = Path(__file__).resolve().parent
@@ -45,10 +45,18 @@ PLANS = {
     **{f"mutex-{a}": dict(algorithm=a, processes=5, options={"requests": 2}) for a in CLASSIC_HERE},
     "bees": dict(algorithm="bees", processes=6, options={"flowers": 2, "reeds": 2}),
     "elves": dict(algorithm="elves", processes=4, options={"rounds": 2}),
-    "broken-node": dict(algorithm="mutexlab_broken.ricart_agrawala", processes=4, options={"requests": 2},
-                        dwell_times={"cs": 0.3}),
-    "broken-bee": dict(algorithm="mutexlab_broken.bees", processes=3, options={"flowers": 1, "reeds": 3},
-                       dwell_times={"flower": 0.3}),
+    "broken-node": dict(
+        algorithm="mutexlab_broken.ricart_agrawala",
+        processes=4,
+        options={"requests": 2},
+        dwell_times={"cs": 0.3},
+    ),
+    "broken-bee": dict(
+        algorithm="mutexlab_broken.bees",
+        processes=3,
+        options={"flowers": 1, "reeds": 3},
+        dwell_times={"flower": 0.3},
+    ),
 }
 if not _available("elves"):
     PLANS.pop("elves")
@@ -62,13 +70,23 @@ def runs(amqp_url, tmp_path_factory):
     """name -> (exit code, summary, trace path) for every plan, run concurrently."""
     base = tmp_path_factory.mktemp("runs")
     path = os.environ.get("PYTHONPATH", "")
-    os.environ["PYTHONPATH"] = str(TESTS) + (os.pathsep + path if path else "")   # the broken variants
+    os.environ["PYTHONPATH"] = str(TESTS) + (os.pathsep + path if path else "")  # the broken variants
 
     def one(name: str):
         spec = dict(PLANS[name])
-        plan = Plan(spec.pop("algorithm"), spec.pop("processes"), spec.pop("options"), seed=3, amqp_url=amqp_url,
-                    dwell=0.0, stall_timeout=20, join_timeout=120, trace=str(base / f"{name}.jsonl"),
-                    logs=str(base / f"{name}-logs"), **spec)
+        plan = Plan(
+            spec.pop("algorithm"),
+            spec.pop("processes"),
+            spec.pop("options"),
+            seed=3,
+            amqp_url=amqp_url,
+            dwell=0.0,
+            stall_timeout=20,
+            join_timeout=120,
+            trace=str(base / f"{name}.jsonl"),
+            logs=str(base / f"{name}-logs"),
+            **spec,
+        )
         out = io.StringIO()
         code = execute(plan, json_out=True, out=out)
         return code, json.loads(out.getvalue() or "{}"), plan.trace
@@ -114,8 +132,12 @@ def test_broken_variant_is_flagged_by_the_monitor(runs, name):
 
 def _connections(run_id: str) -> dict[str, str]:
     """Broker connection pid -> connection name, for the connections of ``run_id``."""
-    done = subprocess.run(["rabbitmqctl", "-q", "list_connections", "pid", "client_properties"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["rabbitmqctl", "-q", "list_connections", "pid", "client_properties"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     found = {}
     for line in done.stdout.splitlines():
         match = re.search(r'connection_name","(mutexlab ' + re.escape(run_id) + r' [^"]+)"', line)
@@ -126,27 +148,44 @@ def _connections(run_id: str) -> dict[str, str]:
 
 # rabbitmqctl is the local broker's control tool; a remote broker (AMQP_URL, testcontainers)
 # has none here. CI uses the local broker, so there its absence is a failure, not a skip.
-@pytest.mark.skipif(shutil.which("rabbitmqctl") is None and not os.environ.get("CI"),
-                    reason="needs rabbitmqctl to close connections")
+@pytest.mark.skipif(
+    shutil.which("rabbitmqctl") is None and not os.environ.get("CI"),
+    reason="needs rabbitmqctl to close connections",
+)
 def test_participants_and_monitor_survive_lost_connections(amqp_url, tmp_path):
     """The broker drops every connection of a run in mid-run: all reconnect, nothing is lost or
     applied twice, the run completes safely."""
-    plan = Plan("ricart-agrawala", 4, {"requests": 10}, amqp_url=amqp_url, dwell=0.3, stall_timeout=30,
-                join_timeout=120, trace=str(tmp_path / "trace.jsonl"), logs=str(tmp_path / "logs"))
+    plan = Plan(
+        "ricart-agrawala",
+        4,
+        {"requests": 10},
+        amqp_url=amqp_url,
+        dwell=0.3,
+        stall_timeout=30,
+        join_timeout=120,
+        trace=str(tmp_path / "trace.jsonl"),
+        logs=str(tmp_path / "logs"),
+    )
     with ThreadPoolExecutor(max_workers=1) as pool:
         out = io.StringIO()
         future = pool.submit(execute, plan, True, out)
         logs = tmp_path / "logs"
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:    # wait until every node is admitted and working
+        while time.monotonic() < deadline:  # wait until every node is admitted and working
             admitted = [p for p in logs.glob("node-*.log") if "state WANTED" in p.read_text()]
             if len(admitted) == 4:
                 break
             time.sleep(0.2)
         connections = _connections(plan.run_id)
         assert len(connections) == 5, connections
-        closing = [subprocess.Popen(["rabbitmqctl", "-q", "close_connection", pid, "test: connection lost"],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for pid in connections]
+        closing = [
+            subprocess.Popen(
+                ["rabbitmqctl", "-q", "close_connection", pid, "test: connection lost"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for pid in connections
+        ]
         assert all(p.wait(timeout=60) == 0 for p in closing)
         code = future.result(timeout=300)
     summary = json.loads(out.getvalue())
@@ -157,7 +196,9 @@ def test_participants_and_monitor_survive_lost_connections(amqp_url, tmp_path):
     events = [json.loads(line) for line in Path(plan.trace).read_text().splitlines()[1:]]
     sends = [e["id"] for e in events if e["event"] == "send"]
     recvs = [e["id"] for e in events if e["event"] == "recv"]
-    assert sorted(sends) == sorted(recvs) and len(set(recvs)) == len(recvs), "each message received exactly once"
+    assert sorted(sends) == sorted(recvs) and len(set(recvs)) == len(recvs), (
+        "each message received exactly once"
+    )
     assert cli(["verify", plan.trace]) == 0
 
 
@@ -166,13 +207,27 @@ def test_a_killed_participant_is_named_by_the_stall_diagnosis(amqp_url, tmp_path
     who went silent, and exits 3 (stalled), not 0 and not 1."""
     run_id = "t-" + uuid.uuid4().hex[:8]
     base = dict(os.environ, AMQP_URL=amqp_url, RUN_ID=run_id, JOIN_TIMEOUT="120", PYTHONUNBUFFERED="1")
-    monitor_env = dict(base, ALGORITHM="ricart-agrawala", PROCESSES="3", OPTIONS='{"requests": 50}', DWELL="0.2",
-                       STALL_TIMEOUT="10", SUMMARY_JSON=str(tmp_path / "summary.json"))
-    monitor = subprocess.Popen(service_command("monitor"), env=monitor_env, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
+    monitor_env = dict(
+        base,
+        ALGORITHM="ricart-agrawala",
+        PROCESSES="3",
+        OPTIONS='{"requests": 50}',
+        DWELL="0.2",
+        STALL_TIMEOUT="10",
+        SUMMARY_JSON=str(tmp_path / "summary.json"),
+    )
+    monitor = subprocess.Popen(
+        service_command("monitor"),
+        env=monitor_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     logs = [tmp_path / f"node-{n}.log" for n in range(3)]
-    nodes = [subprocess.Popen(service_command("node"), env=base, stdout=open(log, "w"), stderr=subprocess.STDOUT)
-             for log in logs]
+    nodes = [
+        subprocess.Popen(service_command("node"), env=base, stdout=open(log, "w"), stderr=subprocess.STDOUT)
+        for log in logs
+    ]
     try:
         victim = None
         deadline = time.monotonic() + 120
@@ -191,7 +246,9 @@ def test_a_killed_participant_is_named_by_the_stall_diagnosis(amqp_url, tmp_path
         name = victim[1]
         assert re.search(rf"stalled: {name} .*silent for", output), output
         others = [f"node-{n}" for n in (1, 2, 3) if f"node-{n}" != name]
-        assert any(re.search(rf"stalled: {o} in WANTED waits for REPLY from [^—]*{name}", output) for o in others), output
+        assert any(
+            re.search(rf"stalled: {o} in WANTED waits for REPLY from [^—]*{name}", output) for o in others
+        ), output
         summary = json.loads((tmp_path / "summary.json").read_text())
         assert summary["safe"] and not summary["complete"] and name in summary["stalled"]
     finally:

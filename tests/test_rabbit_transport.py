@@ -16,8 +16,17 @@ import pytest
 
 from mutexlab.protocols.registry import build_setup
 from mutexlab.transport.participant import Participant
-from mutexlab.transport.rabbit import (MAX_BODY, Bus, EnvelopeError, LinkInbox, Topology, TransportError, delete_run,
-                                       envelope, parse_envelope)
+from mutexlab.transport.rabbit import (
+    MAX_BODY,
+    Bus,
+    EnvelopeError,
+    LinkInbox,
+    Topology,
+    TransportError,
+    delete_run,
+    envelope,
+    parse_envelope,
+)
 from mutexlab.transport.settings import ParticipantSettings
 
 pytestmark = pytest.mark.broker
@@ -29,22 +38,28 @@ def test_link_inbox_drops_duplicates_and_counts_gaps():
     inbox = LinkInbox()
     assert inbox.accept("node-1", 1) and inbox.accept("node-1", 2)
     assert not inbox.accept("node-1", 2) and not inbox.accept("node-1", 1)
-    assert inbox.accept("node-3", 1)          # links are independent
+    assert inbox.accept("node-3", 1)  # links are independent
     assert inbox.accept("node-1", 4) and inbox.gaps == 1
     assert inbox.duplicates == 2
 
 
 def test_parse_envelope_names_each_problem():
     roster = {"node-1": 1, "node-2": 2}
-    good = envelope("r1", "node-1#1", "node-1", "node-2", 1, {"node-1": 1}, {"type": "REQUEST", "sender": 1, "ts": 1})
+    good = envelope(
+        "r1", "node-1#1", "node-1", "node-2", 1, {"node-1": 1}, {"type": "REQUEST", "sender": 1, "ts": 1}
+    )
     assert parse_envelope(json.dumps(good).encode(), "r1", "node-2", roster)["seq"] == 1
-    cases = [(b"{nope", "not JSON"), (b"[]", "JSON object"), (json.dumps({"run": "r1"}).encode(), "lacks"),
-             (json.dumps(dict(good, run="r2")).encode(), "run 'r2'"),
-             (json.dumps(dict(good, **{"from": "node-9"})).encode(), "not a member"),
-             (json.dumps(dict(good, to="node-1")).encode(), "addressed to"),
-             (json.dumps(dict(good, seq=0)).encode(), "sequence"),
-             (json.dumps(dict(good, vc=[1])).encode(), "vector clock"),
-             (b" " * (MAX_BODY + 1), "oversized")]
+    cases = [
+        (b"{nope", "not JSON"),
+        (b"[]", "JSON object"),
+        (json.dumps({"run": "r1"}).encode(), "lacks"),
+        (json.dumps(dict(good, run="r2")).encode(), "run 'r2'"),
+        (json.dumps(dict(good, **{"from": "node-9"})).encode(), "not a member"),
+        (json.dumps(dict(good, to="node-1")).encode(), "addressed to"),
+        (json.dumps(dict(good, seq=0)).encode(), "sequence"),
+        (json.dumps(dict(good, vc=[1])).encode(), "vector clock"),
+        (b" " * (MAX_BODY + 1), "oversized"),
+    ]
     for body, words in cases:
         with pytest.raises(EnvelopeError, match=words):
             parse_envelope(body, "r1", "node-2", roster)
@@ -74,23 +89,44 @@ class Harness:
         settings = ParticipantSettings(amqp_url=url, run_id=run_id, heartbeat=5.0, dwell=0.0)
         self.node = Participant("node", settings, instance="test-instance")
         self.node.bus.connect()
-        self.node._welcome({"name": "node-2", "pid": 2, "algorithm": "ricart-agrawala", "processes": 2,
-                            "options": {"requests": 0}, "seed": 0, "start": time.time()})
+        self.node._welcome(
+            {
+                "name": "node-2",
+                "pid": 2,
+                "algorithm": "ricart-agrawala",
+                "processes": 2,
+                "options": {"requests": 0},
+                "seed": 0,
+                "start": time.time(),
+            }
+        )
         self.thread = threading.Thread(target=self.node._work, daemon=True)
         self.seq = 0
 
-    def start(self) -> "Harness":
+    def start(self) -> Harness:
         self.thread.start()
         return self
 
     def request(self, seq: int, ts: int) -> bytes:
-        body = envelope(self.run_id, f"node-1#{seq}", "node-1", "node-2", seq, {"node-1": seq},
-                        {"type": "REQUEST", "sender": 1, "ts": ts})
+        body = envelope(
+            self.run_id,
+            f"node-1#{seq}",
+            "node-1",
+            "node-2",
+            seq,
+            {"node-1": seq},
+            {"type": "REQUEST", "sender": 1, "ts": ts},
+        )
         return json.dumps(body).encode()
 
     def publish(self, key: str, body: bytes) -> None:
-        self.ch.basic_publish(self.topology.exchange, key, body,
-                              properties=pika.BasicProperties(delivery_mode=2), mandatory=True)
+        self.ch.basic_publish(
+            self.topology.exchange,
+            key,
+            body,
+            properties=pika.BasicProperties(delivery_mode=2),
+            mandatory=True,
+        )
 
     def drain(self, queue: str, settle: float = 0.5) -> list[tuple]:
         """Everything in ``queue`` once it has been quiet for ``settle`` seconds."""
@@ -108,7 +144,9 @@ class Harness:
         self.publish("control.all", json.dumps({"kind": "stop"}).encode())
         self.thread.join(timeout=20)
         assert not self.thread.is_alive(), "the participant did not stop"
-        statuses = [json.loads(b) for k, _, b in self.drain(self.topology.monitor_queue) if k == "status.node-2"]
+        statuses = [
+            json.loads(b) for k, _, b in self.drain(self.topology.monitor_queue) if k == "status.node-2"
+        ]
         self.close()
         return statuses[-1]
 
@@ -151,7 +189,7 @@ def test_publish_is_confirmed_persistent_and_unroutable_is_an_error(amqp_url, ru
     bus = Bus(amqp_url, topology, connect_timeout=10)
     bus.connect()
     try:
-        bus.publish("audit.node-1", {"event": "state"}, message_id="x#1")     # the monitor queue takes it
+        bus.publish("audit.node-1", {"event": "state"}, message_id="x#1")  # the monitor queue takes it
         method, props, body = bus.channel.basic_get(topology.monitor_queue, auto_ack=True)
         assert json.loads(body) == {"event": "state"}
         assert props.delivery_mode == 2 and props.message_id == "x#1"
@@ -165,15 +203,15 @@ def test_an_inputs_messages_leave_in_one_write_intact_and_in_order(amqp_url, run
     bus = Bus(amqp_url, topology, connect_timeout=10)
     bus.connect()
     try:
-        transport = bus.conn._impl._transport   # noqa: SLF001 - counting the socket writes
+        transport = bus.conn._impl._transport  # noqa: SLF001 - counting the socket writes
         writes = []
-        real_send = transport._sigint_safe_send   # noqa: SLF001
+        real_send = transport._sigint_safe_send  # noqa: SLF001
 
         def counting_send(sock, data):
             writes.append(len(data))
             return real_send(sock, data)
 
-        transport._sigint_safe_send = counting_send   # noqa: SLF001
+        transport._sigint_safe_send = counting_send  # noqa: SLF001
         bodies = [{"event": "state", "n": n, "pad": "x" * (300 * n)} for n in range(4)]
         for n, body in enumerate(bodies):
             bus.send("audit.node-1", body, message_id=f"x#{n}")
@@ -206,7 +244,7 @@ def test_duplicates_are_dropped_and_the_link_stays_fifo(harness, run_id):
     h = harness(run_id)
     first = h.request(1, 5)
     h.publish("REQUEST.node-2", first)
-    h.publish("REQUEST.node-2", first)           # a redelivered duplicate
+    h.publish("REQUEST.node-2", first)  # a redelivered duplicate
     h.publish("REQUEST.node-2", h.request(2, 9))
     replies = [json.loads(b) for _, _, b in h.drain(h.topology.queue("node-1"))]
     assert [r["seq"] for r in replies] == [1, 2], "one REPLY per distinct request, in order"
@@ -226,7 +264,11 @@ def test_an_inputs_trace_batch_reaches_the_monitor_before_its_messages(harness, 
     assert len(h.drain(h.topology.queue("node-1"))) == 1
     seen = [(key, body) for key, _, body in _monitor_view(h) if not key.startswith("status.")]
     keys = [key for key, _ in seen]
-    request, batch, reply = keys.index("REQUEST.node-2"), keys.index("audit.node-2"), keys.index("REPLY.node-1")
+    request, batch, reply = (
+        keys.index("REQUEST.node-2"),
+        keys.index("audit.node-2"),
+        keys.index("REPLY.node-1"),
+    )
     assert request < batch < reply
     events = json.loads(seen[batch][1])["events"]
     assert [e["event"] for e in events] == ["recv", "send"]
@@ -240,18 +282,22 @@ def test_garbage_is_dead_lettered_with_reasons_and_counted(harness, run_id):
     queue = h.topology.queue("node-2")
     bad = {
         b"{not json": "not JSON",
-        json.dumps(envelope(run_id, "node-1#1", "node-1", "node-2", 1, {}, {"type": "NOPE", "sender": 1, "ts": 1})).encode():
-            "unknown message type",
-        json.dumps(envelope(run_id, "node-1#1", "node-1", "node-2", 1, {}, {"type": "REQUEST", "sender": 1})).encode():
-            "invalid REQUEST",
-        json.dumps(envelope(run_id, "node-9#1", "node-9", "node-2", 1, {}, {"type": "REQUEST", "sender": 9, "ts": 1})).encode():
-            "not a member",
-        json.dumps(envelope(run_id, "node-1#1", "node-1", "node-2", 1, {}, {"type": "REQUEST", "sender": 2, "ts": 1})).encode():
-            "claims sender",
+        json.dumps(
+            envelope(run_id, "node-1#1", "node-1", "node-2", 1, {}, {"type": "NOPE", "sender": 1, "ts": 1})
+        ).encode(): "unknown message type",
+        json.dumps(
+            envelope(run_id, "node-1#1", "node-1", "node-2", 1, {}, {"type": "REQUEST", "sender": 1})
+        ).encode(): "invalid REQUEST",
+        json.dumps(
+            envelope(run_id, "node-9#1", "node-9", "node-2", 1, {}, {"type": "REQUEST", "sender": 9, "ts": 1})
+        ).encode(): "not a member",
+        json.dumps(
+            envelope(run_id, "node-1#1", "node-1", "node-2", 1, {}, {"type": "REQUEST", "sender": 2, "ts": 1})
+        ).encode(): "claims sender",
         b"x" * (MAX_BODY + 10): "oversized",
     }
     for body in bad:
-        h.ch.basic_publish("", queue, body)      # straight into the participant's queue
+        h.ch.basic_publish("", queue, body)  # straight into the participant's queue
     h.publish("REQUEST.node-2", h.request(1, 3))  # and the run goes on
     replies = h.drain(h.topology.queue("node-1"))
     assert len(replies) == 1
@@ -290,9 +336,9 @@ def test_bus_reconnects_after_a_lost_connection_and_redelivers_unacked(amqp_url,
         while not first:
             first = bus.poll(1.0)
         assert json.loads(first[0].body) == {"n": 1}
-        bus.conn.close()                          # the connection is lost before the ack
-        bus.ack(first[0])                         # from a lost connection: skipped, not an error
-        bus.publish("status.x", {"n": 2})         # reconnects, re-publishes
+        bus.conn.close()  # the connection is lost before the ack
+        bus.ack(first[0])  # from a lost connection: skipped, not an error
+        bus.publish("status.x", {"n": 2})  # reconnects, re-publishes
         assert bus.reconnects == 1
         got = []
         deadline = time.monotonic() + 10
@@ -316,7 +362,7 @@ def test_unreachable_broker_is_a_clear_error():
 def test_testcontainers_url_round_trips_through_pika():
     from conftest import container_url
 
-    class FakeContainer:   # what RabbitMqContainer offers once started
+    class FakeContainer:  # what RabbitMqContainer offers once started
         username, password, vhost = "mutexlab", "p@ss/word", "/"
 
         def get_connection_params(self):

@@ -39,16 +39,19 @@ def test_holder_pointers_lead_to_a_token_away_from_the_root():
     assert {p: n.holder for p, n in setup.protocols.items()} == {1: 2, 2: 5, 3: 1, 4: 2, 5: 5}
 
 
-@pytest.mark.parametrize("parents, words", [
-    ({"1": 2, "2": 1, "3": 1}, "exactly one root"),                     # no root: 1 ↔ 2 and 3 → 1
-    ({"2": 3, "3": 2}, "cycle 2 → 3 → 2"),                              # 1 is the root, 2 ↔ 3 detached
-    ({"2": 1}, r"found 2: \[1, 3\]"),                                   # two roots
-    ({"2": 9, "3": 1}, "parent of 2 must be a pid in 1..3"),
-    ({"4": 1}, "outside 1..3"),
-    ({"2": 2, "3": 1}, "cannot be its own parent"),
-    ({"x": 1}, "'x' is not a pid"),
-    ([1, 1], "must map each pid"),
-])
+@pytest.mark.parametrize(
+    "parents, words",
+    [
+        ({"1": 2, "2": 1, "3": 1}, "exactly one root"),  # no root: 1 ↔ 2 and 3 → 1
+        ({"2": 3, "3": 2}, "cycle 2 → 3 → 2"),  # 1 is the root, 2 ↔ 3 detached
+        ({"2": 1}, r"found 2: \[1, 3\]"),  # two roots
+        ({"2": 9, "3": 1}, "parent of 2 must be a pid in 1..3"),
+        ({"4": 1}, "outside 1..3"),
+        ({"2": 2, "3": 1}, "cannot be its own parent"),
+        ({"x": 1}, "'x' is not a pid"),
+        ([1, 1], "must map each pid"),
+    ],
+)
 def test_anything_but_a_tree_is_refused(parents, words):
     with pytest.raises(ConfigError, match=words):
         make_setup("raymond", 3, {"parents": parents})
@@ -74,9 +77,9 @@ def _types(effects):
 def test_requests_are_forwarded_once_toward_the_holder():
     node = raymond.RaymondNode(2, 5, holder=1)
     assert _types(node.on_local("request")) == [(1, "REQUEST")] and node.asked
-    assert _types(node.on_message(raymond.Request(sender=4, ts=1))) == []          # already asked
+    assert _types(node.on_message(raymond.Request(sender=4, ts=1))) == []  # already asked
     assert list(node.queue) == [2, 4]
-    effects = node.on_message(raymond.Token(sender=1, ts=5))                        # head is itself
+    effects = node.on_message(raymond.Token(sender=1, ts=5))  # head is itself
     assert any(isinstance(e, Enter) for e in effects) and node.holder == 2 and list(node.queue) == [4]
     assert _types(node.on_local("exit")) == [(4, "TOKEN")] and node.holder == 4
 
@@ -118,20 +121,29 @@ def random_tree(n: int, rng: random.Random) -> dict[str, int]:
 
 def _diameter(parents: dict[str, int], n: int) -> int:
     holder = raymond.holders_toward({int(c): p for c, p in parents.items()}, n, 1)
+
     def depth(p):
         d = 0
         while holder[p] != p:
             p, d = holder[p], d + 1
         return d
+
     far = max(range(1, n + 1), key=depth)
     holder = raymond.holders_toward({int(c): p for c, p in parents.items()}, n, far)
     return max(depth(p) for p in range(1, n + 1))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(2, 15), requests=st.integers(1, 3), seed=st.integers(0, 10**6),
-       delay=st.sampled_from(["exp", "uniform", "fixed"]), think=st.sampled_from([0.1, 1.0, 5.0]),
-       cs=st.sampled_from([0.0, 0.5, 2.0]), shape=st.sampled_from(["default", "random"]), data=st.data())
+@given(
+    n=st.integers(2, 15),
+    requests=st.integers(1, 3),
+    seed=st.integers(0, 10**6),
+    delay=st.sampled_from(["exp", "uniform", "fixed"]),
+    think=st.sampled_from([0.1, 1.0, 5.0]),
+    cs=st.sampled_from([0.0, 0.5, 2.0]),
+    shape=st.sampled_from(["default", "random"]),
+    data=st.data(),
+)
 def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, think, cs, shape, data):
     options = {"requests": requests, "token_holder": data.draw(st.integers(1, n))}
     if shape == "random":
@@ -159,9 +171,12 @@ def test_audit_catches_a_node_that_enters_without_the_token():
     def broken(n, requests):
         setup = make_setup("raymond", n, {"requests": requests})
         holders = {p: node.holder for p, node in setup.protocols.items()}
-        setup.protocols = {p: (Impatient if p == n else raymond.RaymondNode)(p, n, holders[p], requests)
-                           for p in range(1, n + 1)}
+        setup.protocols = {
+            p: (Impatient if p == n else raymond.RaymondNode)(p, n, holders[p], requests)
+            for p in range(1, n + 1)
+        }
         return setup
+
     assert [seed for seed in range(20) if not _run(broken(4, 3), seed)[1].ok]
     found = explore(lambda: broken(3, 1))
     assert found.violations and "cs (capacity 1)" in found.violations[0].message
@@ -170,10 +185,13 @@ def test_audit_catches_a_node_that_enters_without_the_token():
 
 
 # -- exhaustive ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("label, options", [
-    ("star rooted at 1", {}),
-    ("chain 1-2-3, token at the leaf 3", {"parents": {"1": 2, "3": 2}, "token_holder": 3}),
-])
+@pytest.mark.parametrize(
+    "label, options",
+    [
+        ("star rooted at 1", {}),
+        ("chain 1-2-3, token at the leaf 3", {"parents": {"1": 2, "3": 2}, "token_holder": 3}),
+    ],
+)
 def test_exhaustive_n3_two_requests_each(label, options):
     found = explore(lambda: make_setup("raymond", 3, dict(options, requests=2)))
     assert found.ok, found.summary()

@@ -22,9 +22,9 @@ import pytest
 
 from mutexlab.audit import verify_events
 from mutexlab.cli import main
+from mutexlab.commands.reporting import write_report_if_asked
 from mutexlab.protocols.registry import make_setup
 from mutexlab.protocols.ricart_agrawala import RicartAgrawalaNode
-from mutexlab.commands.reporting import write_report_if_asked
 from mutexlab.report import build_model, build_report
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter, read_trace
@@ -49,7 +49,9 @@ class EagerRicartAgrawala(RicartAgrawalaNode):
         return []
 
 
-def ra_trace(path: Path | None, n: int, requests: int, seed: int = 1, broken: bool = False, **config) -> list[dict]:
+def ra_trace(
+    path: Path | None, n: int, requests: int, seed: int = 1, broken: bool = False, **config
+) -> list[dict]:
     setup = make_setup("ricart-agrawala", n, {"requests": requests})
     if broken:
         setup.protocols = {pid: EagerRicartAgrawala(pid, n, requests) for pid in setup.protocols}
@@ -78,16 +80,32 @@ def chromium() -> str:
 def open_in_chromium(chromium: str, page: Path, screenshot: str | None = None, fragment: str = "") -> dict:
     """Load ``page`` in headless Chromium; return its self-check plus the console lines it logged."""
     with tempfile.TemporaryDirectory() as profile:
-        base = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-                f"--user-data-dir={profile}", "--window-size=1400,900", "--enable-logging=stderr", "--v=0"]
+        base = [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--hide-scrollbars",
+            f"--user-data-dir={profile}",
+            "--window-size=1400,900",
+            "--enable-logging=stderr",
+            "--v=0",
+        ]
         shot = []
         if screenshot:
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             shot = [f"--screenshot={ARTIFACTS / screenshot}"]
         # One launch does both: the DOM after the scripts ran on stdout, and the screenshot.
-        done = subprocess.run(base + shot + ["--dump-dom", page.as_uri() + fragment], capture_output=True, text=True,
-                              timeout=CHROMIUM_TIMEOUT)
+        done = subprocess.run(
+            base + shot + ["--dump-dom", page.as_uri() + fragment],
+            capture_output=True,
+            text=True,
+            timeout=CHROMIUM_TIMEOUT,
+        )
     assert done.returncode == 0, done.stderr[-2000:]
     found = re.search(r'<pre id="selfcheck"[^>]*>(.*?)</pre>', done.stdout, re.S)
     assert found and found.group(1), "the page did not fill its self-check: its script did not run to the end"
@@ -154,14 +172,19 @@ def test_a_5000_message_trace_loads_with_a_bounded_window(chromium, tmp_path):
     # Nothing vanishes silently: drawn + omitted in the window + outside it = every message.
     assert check["arrows"] + check["omitted_in_window"] + check["outside_window"] == total
     assert check["lines"] == 11
-    assert re.search(r"of %d message arrows drawn" % total, check["dom"])
+    assert re.search(rf"of {total} message arrows drawn", check["dom"])
 
 
-@pytest.mark.parametrize("algorithm, processes, options", [
-    ("bees", 5, {"flowers": 2, "reeds": 2, "eggs": 2, "cocoons": 4}),
-    ("elves", 4, {}),
-])
-def test_scenario_traces_render_every_participant_and_message(chromium, tmp_path, algorithm, processes, options):
+@pytest.mark.parametrize(
+    "algorithm, processes, options",
+    [
+        ("bees", 5, {"flowers": 2, "reeds": 2, "eggs": 2, "cocoons": 4}),
+        ("elves", 4, {}),
+    ],
+)
+def test_scenario_traces_render_every_participant_and_message(
+    chromium, tmp_path, algorithm, processes, options
+):
     setup = make_setup(algorithm, processes, options)
     with TraceWriter(None, keep=True) as trace:
         Simulation(setup, SimConfig(seed=5), trace=trace).run()
@@ -203,18 +226,26 @@ def test_wheel_zooms_around_the_pointer_and_drag_pans(chromium, tmp_path):
     assert check["errors"] == [] and check["console"] == []
     z = check["zoom"]
     (a0, b0), (a1, b1), (a2, b2) = z["before"], z["zoomed"], z["panned"]
-    assert (b1 - a1) == pytest.approx((b0 - a0) / 1.25)           # one notch in
-    assert (a1 + b1) / 2 == pytest.approx((a0 + b0) / 2)          # around the pointer, here the middle
+    assert (b1 - a1) == pytest.approx((b0 - a0) / 1.25)  # one notch in
+    assert (a1 + b1) / 2 == pytest.approx((a0 + b0) / 2)  # around the pointer, here the middle
     assert z["arrows_zoomed"] <= z["arrows_before"]
-    assert b2 - a2 == pytest.approx(b1 - a1) and a2 < a1            # dragging right shows earlier times
+    assert b2 - a2 == pytest.approx(b1 - a1) and a2 < a1  # dragging right shows earlier times
 
 
 def test_trace_text_cannot_break_out_of_the_page(chromium, tmp_path):
     events = ra_trace(None, n=2, requests=1)
     hostile = "</script><script>window.__errors.push('injected')</script><b>"
     last = events[-1]
-    events.append({"event": "comment", "pid": "node-1", "t": last["t"], "lamport": last["lamport"],
-                   "vc": last["vc"], "text": hostile})
+    events.append(
+        {
+            "event": "comment",
+            "pid": "node-1",
+            "t": last["t"],
+            "lamport": last["lamport"],
+            "vc": last["vc"],
+            "text": hostile,
+        }
+    )
     page = tmp_path / "hostile.html"
     page.write_text(build_report(events), encoding="utf-8")
     check = open_in_chromium(chromium, page)
@@ -300,8 +331,20 @@ def test_replay_writes_a_report(tmp_path, capsys):
     scenario = ROOT / "examples" / "scenarios" / "lamport-timestamps.json"
     if not scenario.exists():
         scenario = tmp_path / "ra.json"
-        scenario.write_text(json.dumps({"algorithm": "ricart-agrawala", "processes": 2, "steps": [
-            {"op": "request", "pid": 1}, {"op": "drain"}, {"op": "exit", "pid": 1}, {"op": "drain"}]}))
+        scenario.write_text(
+            json.dumps(
+                {
+                    "algorithm": "ricart-agrawala",
+                    "processes": 2,
+                    "steps": [
+                        {"op": "request", "pid": 1},
+                        {"op": "drain"},
+                        {"op": "exit", "pid": 1},
+                        {"op": "drain"},
+                    ],
+                }
+            )
+        )
     page = tmp_path / "replay.html"
     trace = tmp_path / "replay.jsonl"
     code = main(["replay", str(scenario), "--trace", str(trace), "--report", str(page)])

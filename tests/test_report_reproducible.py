@@ -12,14 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_report import chromium, open_in_chromium  # noqa: F401  (the fixture)
 
 from mutexlab.cli import main
 from mutexlab.protocols.registry import make_setup
 from mutexlab.report import build_model, build_report
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter, read_trace
-
-from test_report import chromium, open_in_chromium  # noqa: F401  (the fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 SK_NOTES = ROOT / "examples" / "scenarios" / "suzuki-kasami-notes.json"
@@ -32,13 +31,18 @@ def simulate(path: Path, algorithm: str, n: int, options: dict, seed: int = 2) -
     return path
 
 
-@pytest.mark.parametrize("algorithm, n, options, literature", [
-    ("ricart-agrawala", 3, {"requests": 2}, "2(N−1) = 4"),
-    ("maekawa", 4, {"requests": 1}, "3√N to 5√N = 6–10"),
-    ("sanders", 4, {"requests": 1}, "sets: 2|R∖i|+|I∖i| uncontended = "),
-    ("bees", 4, {}, None),
-])
-def test_two_reports_of_one_trace_are_byte_identical_and_hold_no_address(algorithm, n, options, literature, tmp_path):
+@pytest.mark.parametrize(
+    "algorithm, n, options, literature",
+    [
+        ("ricart-agrawala", 3, {"requests": 2}, "2(N−1) = 4"),
+        ("maekawa", 4, {"requests": 1}, "3√N to 5√N = 6–10"),
+        ("sanders", 4, {"requests": 1}, "sets: 2|R∖i|+|I∖i| uncontended = "),
+        ("bees", 4, {}, None),
+    ],
+)
+def test_two_reports_of_one_trace_are_byte_identical_and_hold_no_address(
+    algorithm, n, options, literature, tmp_path
+):
     trace = simulate(tmp_path / "t.jsonl", algorithm, n, options)
     figure = build_model(read_trace(trace))["stats"]["literature"]
     if literature is None:
@@ -47,10 +51,15 @@ def test_two_reports_of_one_trace_are_byte_identical_and_hold_no_address(algorit
         assert isinstance(figure, str) and figure.startswith(literature), figure
         assert "Figure(" not in figure and "lambda" not in figure
     pages = []
-    for hash_seed in ("1", "2"):   # two processes, two string-hash orders
+    for hash_seed in ("1", "2"):  # two processes, two string-hash orders
         page = tmp_path / f"r{hash_seed}.html"
-        subprocess.run([sys.executable, "-m", "mutexlab", "report", str(trace), "-o", str(page)], check=True,
-                       capture_output=True, env=dict(os.environ, PYTHONHASHSEED=hash_seed), timeout=300)
+        subprocess.run(
+            [sys.executable, "-m", "mutexlab", "report", str(trace), "-o", str(page)],
+            check=True,
+            capture_output=True,
+            env=dict(os.environ, PYTHONHASHSEED=hash_seed),
+            timeout=300,
+        )
         pages.append(page.read_bytes())
     assert pages[0] == pages[1]
     text = pages[0].decode()
@@ -62,7 +71,7 @@ def test_a_replayed_traces_report_shows_scripted_requests(tmp_path, capsys):
     trace = tmp_path / "sk.jsonl"
     assert main(["replay", str(SK_NOTES), "--trace", str(trace)]) == 0
     events = read_trace(trace)
-    assert events[0]["params"]["requests"] == 0          # the trace itself is unchanged
+    assert events[0]["params"]["requests"] == 0  # the trace itself is unchanged
     model = build_model(events)
     assert model["params"]["requests"] == "scripted"
     assert model["stats"]["requests"] == 2
@@ -71,7 +80,7 @@ def test_a_replayed_traces_report_shows_scripted_requests(tmp_path, capsys):
 def test_a_report_of_a_trace_cut_short_says_incomplete(chromium, tmp_path, capsys):  # noqa: F811
     trace = tmp_path / "sk.jsonl"
     assert main(["replay", str(SK_NOTES), "--trace", str(trace)]) == 0
-    events = read_trace(trace)[:16]                       # cut just after node-1 entered
+    events = read_trace(trace)[:16]  # cut just after node-1 entered
     model = build_model(events)
     assert model["verdict"]["status"] == "INCOMPLETE" and model["verdict"]["safe"] is True
     assert {v["kind"] for v in model["verdict"]["violations"]} == {"progress"}
@@ -80,7 +89,7 @@ def test_a_report_of_a_trace_cut_short_says_incomplete(chromium, tmp_path, capsy
     check = open_in_chromium(chromium, page)
     assert check["errors"] == [] and check["console"] == []
     assert check["status"] == "INCOMPLETE" and check["safe"] is True
-    assert check["highlighted"] == 0 and check["bad_intervals"] == 0    # nothing drawn red
+    assert check["highlighted"] == 0 and check["bad_intervals"] == 0  # nothing drawn red
     dom = check["dom"]
     verdict = re.search(r'<section id="verdict" class="incomplete">(.*?)</section>', dom, re.S).group(1)
     assert "INCOMPLETE (4) — no safety violation in what the trace shows" in verdict

@@ -27,6 +27,7 @@ def _sends(effects):
 
 # -- the state table (rules 1–4) -----------------------------------------------------------
 
+
 def test_request_broadcasts_and_waits_for_every_other_node():
     node = ra.RicartAgrawalaNode(1, 3)
     effects = node.on_local("request")
@@ -34,7 +35,7 @@ def test_request_broadcasts_and_waits_for_every_other_node():
     assert _sends(effects) == [(2, "REQUEST"), (3, "REQUEST")]
     assert node.state == "WANTED" and node.waiting_for() == {"REPLY": [2, 3]}
     assert node.on_message(ra.Reply(sender=3, ts=4)) == []
-    assert Enter("cs") in node.on_message(ra.Reply(sender=2, ts=5))           # rule 3
+    assert Enter("cs") in node.on_message(ra.Reply(sender=2, ts=5))  # rule 3
     assert node.state == "HELD"
 
 
@@ -45,9 +46,9 @@ def test_rule_2b_a_node_not_asking_replies_at_once():
 
 def test_rule_2c_and_2d_a_waiting_node_defers_later_requests_and_answers_earlier_ones():
     node = ra.RicartAgrawalaNode(2, 3, clock=4)
-    node.on_local("request")                                                  # (5, 2)
-    assert node.on_message(ra.Request(sender=3, ts=5)) == []                  # (5, 3) follows: defer
-    assert _sends(node.on_message(ra.Request(sender=1, ts=5))) == [(1, "REPLY")]   # (5, 1) precedes
+    node.on_local("request")  # (5, 2)
+    assert node.on_message(ra.Request(sender=3, ts=5)) == []  # (5, 3) follows: defer
+    assert _sends(node.on_message(ra.Request(sender=1, ts=5))) == [(1, "REPLY")]  # (5, 1) precedes
     assert node.deferred == [3]
 
 
@@ -56,7 +57,7 @@ def test_rule_2a_and_4_the_holder_defers_and_answers_every_pending_request_on_le
     node.on_local("request")
     node.on_message(ra.Reply(sender=2, ts=2))
     node.on_message(ra.Reply(sender=3, ts=2))
-    assert node.on_message(ra.Request(sender=3, ts=1)) == []                  # even an earlier stamp waits
+    assert node.on_message(ra.Request(sender=3, ts=1)) == []  # even an earlier stamp waits
     assert node.on_message(ra.Request(sender=2, ts=7)) == []
     effects = node.on_local("exit")
     assert effects[0] == Exit("cs")
@@ -76,14 +77,25 @@ def test_a_single_node_enters_at_once_and_options_are_checked():
 
 # -- safety, progress and the exact message count -----------------------------------------
 
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(2, 15), requests=st.integers(1, 3), seed=st.integers(0, 10**6),
-       delay=st.sampled_from(["exp", "uniform", "fixed"]),
-       think=st.sampled_from([0.0, 0.2, 1.0, 5.0]), cs=st.sampled_from([0.0, 0.5, 2.0]))
-def test_random_runs_are_safe_serve_every_request_and_cost_exactly_2_n_minus_1(n, requests, seed, delay,
-                                                                               think, cs):
-    result, verdict = _run(make_setup("ricart-agrawala", n, {"requests": requests}), seed, delay=delay,
-                           dwell={"think": think, "cs": cs})
+@given(
+    n=st.integers(2, 15),
+    requests=st.integers(1, 3),
+    seed=st.integers(0, 10**6),
+    delay=st.sampled_from(["exp", "uniform", "fixed"]),
+    think=st.sampled_from([0.0, 0.2, 1.0, 5.0]),
+    cs=st.sampled_from([0.0, 0.5, 2.0]),
+)
+def test_random_runs_are_safe_serve_every_request_and_cost_exactly_2_n_minus_1(
+    n, requests, seed, delay, think, cs
+):
+    result, verdict = _run(
+        make_setup("ricart-agrawala", n, {"requests": requests}),
+        seed,
+        delay=delay,
+        dwell={"think": think, "cs": cs},
+    )
     assert verdict.ok, verdict.render()
     assert result.ok, result.stalled
     entries = result.entries["cs"]
@@ -143,6 +155,7 @@ def test_audit_catches_deferred_requests_never_answered():
 
 # -- exhaustive exploration ----------------------------------------------------------------
 
+
 def _bounded(budgets, cls=None):
     def factory():
         setup = make_setup("ricart-agrawala", 3)
@@ -151,6 +164,7 @@ def _bounded(budgets, cls=None):
         for pid, budget in budgets.items():
             setup.protocols[pid].requests_left = budget
         return setup
+
     return factory
 
 

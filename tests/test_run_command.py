@@ -17,25 +17,28 @@ NOWHERE = "amqp://127.0.0.1:1/%2F"
 PYTHONPATH = {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["mutex", "--algorithm", "nope"], "argument --algorithm/-a: invalid choice: 'nope'"),
-    (["mutex", "--option", "quorums=7", "--algorithm", "maekawa"], "quorum"),
-    (["mutex", "--option", "colour=3"], "colour"),
-    (["bees", "--cocoons", "7"], "multiple"),
-    (["elves", "--poison", "2", "--hamsters", "5-5"], "poison"),
-    (["elves", "--hamsters", "a-b"], "--hamsters"),
-    (["mutex", "--run-id", "a b"], "run id"),
-    (["mutex", "--trace", "/no/such/dir/t.jsonl"], "does not exist"),
-    (["bees", "--report", "/no/such/dir/r.html"], "does not exist"),
-    (["mutex", "--options", "/no/such/options.json"], "cannot read options file"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["mutex", "--algorithm", "nope"], "argument --algorithm/-a: invalid choice: 'nope'"),
+        (["mutex", "--option", "quorums=7", "--algorithm", "maekawa"], "quorum"),
+        (["mutex", "--option", "colour=3"], "colour"),
+        (["bees", "--cocoons", "7"], "multiple"),
+        (["elves", "--poison", "2", "--hamsters", "5-5"], "poison"),
+        (["elves", "--hamsters", "a-b"], "--hamsters"),
+        (["mutex", "--run-id", "a b"], "run id"),
+        (["mutex", "--trace", "/no/such/dir/t.jsonl"], "does not exist"),
+        (["bees", "--report", "/no/such/dir/r.html"], "does not exist"),
+        (["mutex", "--options", "/no/such/options.json"], "cannot read options file"),
+    ],
+)
 def test_bad_settings_exit_2_before_the_broker(argv, words, capsys):
     argv = ["run", *argv]
     if "--amqp-url" not in argv:
         argv += ["--amqp-url", NOWHERE]
     try:
         code = main(argv)
-    except SystemExit as exc:   # argparse's own refusals (a flag's type)
+    except SystemExit as exc:  # argparse's own refusals (a flag's type)
         code = exc.code
     assert code == 2
     assert words in capsys.readouterr().err
@@ -44,36 +47,65 @@ def test_bad_settings_exit_2_before_the_broker(argv, words, capsys):
 def test_bad_url_and_bad_numbers(capsys):
     assert main(["run", "mutex", "--amqp-url", "http://x"]) == 2
     assert "amqp://" in capsys.readouterr().err
-    for argv in (["run", "mutex", "--nodes", "0"], ["run", "bees", "--dwell", "-1"],
-                 ["run", "mutex", "--dwell-kind", "cs"]):
+    for argv in (
+        ["run", "mutex", "--nodes", "0"],
+        ["run", "bees", "--dwell", "-1"],
+        ["run", "mutex", "--dwell-kind", "cs"],
+    ):
         with pytest.raises(SystemExit) as exc:
             main(argv)
         assert exc.value.code == 2
 
 
-@pytest.mark.parametrize("role, env, words", [
-    ("node", {}, "AMQP_URL"),
-    ("node", {"AMQP_URL": NOWHERE, "RUN_ID": "x y"}, "run id"),
-    ("bee", {"AMQP_URL": "redis://x", "RUN_ID": "r"}, "amqp://"),
-    ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r"}, "ALGORITHM"),
-    ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "OPTIONS": "{bad"}, "options"),
-    ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "PROCESSES": "4",
-                 "OPTIONS": '{"flowers": 0}'}, "flowers"),
-    ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "nope", "PROCESSES": "4"}, "unknown algorithm"),
-    ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "nope"}, "unknown algorithm"),
-    ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "no.such.module"}, "cannot be imported"),
-    ("elf", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "DWELL_TIMES": '{"rest": -1}'}, "dwell time"),
-])
+@pytest.mark.parametrize(
+    "role, env, words",
+    [
+        ("node", {}, "AMQP_URL"),
+        ("node", {"AMQP_URL": NOWHERE, "RUN_ID": "x y"}, "run id"),
+        ("bee", {"AMQP_URL": "redis://x", "RUN_ID": "r"}, "amqp://"),
+        ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r"}, "ALGORITHM"),
+        ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "bees", "OPTIONS": "{bad"}, "options"),
+        (
+            "monitor",
+            {
+                "AMQP_URL": NOWHERE,
+                "RUN_ID": "r",
+                "ALGORITHM": "bees",
+                "PROCESSES": "4",
+                "OPTIONS": '{"flowers": 0}',
+            },
+            "flowers",
+        ),
+        (
+            "monitor",
+            {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "nope", "PROCESSES": "4"},
+            "unknown algorithm",
+        ),
+        ("monitor", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "nope"}, "unknown algorithm"),
+        (
+            "monitor",
+            {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "no.such.module"},
+            "cannot be imported",
+        ),
+        ("elf", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "DWELL_TIMES": '{"rest": -1}'}, "dwell time"),
+    ],
+)
 def test_services_refuse_bad_environment(role, env, words):
-    done = subprocess.run(service_command(role), env={"PATH": "/usr/bin:/bin", **PYTHONPATH, **env},
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        service_command(role),
+        env={"PATH": "/usr/bin:/bin", **PYTHONPATH, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2, done.stderr
     assert words.lower() in done.stderr.lower()
 
 
 def test_services_entry_point_names_the_roles():
-    done = subprocess.run([sys.executable, "-m", "mutexlab.services", "wizard"], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "mutexlab.services", "wizard"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2 and "unknown role 'wizard'" in done.stderr
 
 
@@ -99,9 +131,30 @@ def test_run_with_options_file_dwell_kinds_and_report(amqp_url, tmp_path):
     options = tmp_path / "options.json"
     options.write_text('{"token_holder": 2}')
     report = tmp_path / "run.html"
-    code = main(["run", "mutex", "--algorithm", "suzuki-kasami", "--nodes", "3", "-M", "1", "--options",
-                 str(options), "--think", "0", "--cs", "0.05", "--dwell", "0", "--amqp-url", amqp_url,
-                 "--report", str(report)])
+    code = main(
+        [
+            "run",
+            "mutex",
+            "--algorithm",
+            "suzuki-kasami",
+            "--nodes",
+            "3",
+            "-M",
+            "1",
+            "--options",
+            str(options),
+            "--think",
+            "0",
+            "--cs",
+            "0.05",
+            "--dwell",
+            "0",
+            "--amqp-url",
+            amqp_url,
+            "--report",
+            str(report),
+        ]
+    )
     assert code == 0
     assert "<html" in report.read_text().lower()
     trace = report.with_suffix(".jsonl")

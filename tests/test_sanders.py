@@ -18,8 +18,10 @@ from mutexlab.sim.explore import explore
 from mutexlab.trace import TraceWriter
 
 SCENARIO = Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "sanders-notes.json"
-NOTES_SETS = {"request_sets": {"1": [1, 2, 3], "2": [1, 2, 3], "3": [2, 3]},
-              "inform_sets": {"1": [1, 3], "2": [2], "3": [3]}}
+NOTES_SETS = {
+    "request_sets": {"1": [1, 2, 3], "2": [1, 2, 3], "3": [2, 3]},
+    "inform_sets": {"1": [1, 3], "2": [2], "3": [3]},
+}
 
 
 def _run(setup, seed, **config):
@@ -34,7 +36,7 @@ def test_notes_example_p3_enters_before_p1_and_everything_ends_empty():
     assert result.entered == ["node-3", "node-1"]
     assert result.in_flight == 0
     nodes = result.protocols
-    assert {p: n.ST for p, n in nodes.items()} == {1: {1}, 2: {2}, 3: {1, 3}}   # ST derived from I
+    assert {p: n.ST for p, n in nodes.items()} == {1: {1}, 2: {2}, 3: {1, 3}}  # ST derived from I
     for node in nodes.values():
         assert node.queue == [] and node.csstat is None and node.state == "RELEASED"
     verdict = verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)])
@@ -51,17 +53,22 @@ def test_notes_example_p2_grants_twice_because_it_tracks_neither_p1_nor_p3():
     p3_enter = next(n for n, e in enumerate(result.events) if e["event"] == "enter" and e["pid"] == "node-3")
     p1_enter = next(n for n, e in enumerate(result.events) if e["event"] == "enter" and e["pid"] == "node-1")
     p3_exit = next(n for n, e in enumerate(result.events) if e["event"] == "exit" and e["pid"] == "node-3")
-    grant_to_p1 = [n for n, e in enumerate(result.events) if e["event"] == "recv" and e["pid"] == "node-1"
-                   and e["from"] == "node-2"][0]
+    grant_to_p1 = [
+        n
+        for n, e in enumerate(result.events)
+        if e["event"] == "recv" and e["pid"] == "node-1" and e["from"] == "node-2"
+    ][0]
     assert grant_to_p1 < p3_enter < p3_exit < p1_enter
 
 
 def test_notes_example_exhaustively_over_every_interleaving():
     """p1 and p3 ask once with the notes' sets: no schedule breaks safety or deadlocks."""
+
     def factory():
         setup = make_setup("sanders", 3, dict(NOTES_SETS, requests=1))
         setup.protocols[2].requests_left = 0
         return setup
+
     found = explore(factory)
     assert found.ok, found.summary()
     assert found.finals > 1 and found.states > 100
@@ -76,19 +83,29 @@ def test_default_sets_are_ricart_agrawala_like():
     assert setup.params["inform_sets"]["3"] == [3]
 
 
-@pytest.mark.parametrize("options, words", [
-    ({"inform_sets": {"1": [2], "2": [2], "3": [3]}}, "process 1 must be in its own inform set"),
-    ({"request_sets": {"1": [1], "2": [1, 2, 3], "3": [1, 2, 3]}, "inform_sets": {"1": [1, 2], "2": [2], "3": [3]}},
-     r"I_1 must be a subset of R_1, but \[2\]"),
-    ({"request_sets": {"1": [1, 2, 3], "2": [1, 2, 3], "3": [1, 3]}},
-     "processes 2 and 3 could be in the critical section together: I_2 ∩ I_3 is empty and 2 ∉ R_3"),
-    ({"request_sets": {"1": [1, 2], "2": [1, 2]}}, "no set for process"),
-    ({"request_sets": {"1": [1, 7], "2": [1, 2], "3": [3]}}, r"names \[7\], outside 1..3"),
-    ({"request_sets": {"x": [1]}}, "'x' is not a pid"),
-    ({"request_sets": [[1, 2, 3]]}, "must map every pid"),
-    ({"request_sets": {"1": "all", "2": [2], "3": [3]}}, "must be a list of pids"),
-    ({"quorums": {}}, "does not take option"),
-])
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        ({"inform_sets": {"1": [2], "2": [2], "3": [3]}}, "process 1 must be in its own inform set"),
+        (
+            {
+                "request_sets": {"1": [1], "2": [1, 2, 3], "3": [1, 2, 3]},
+                "inform_sets": {"1": [1, 2], "2": [2], "3": [3]},
+            },
+            r"I_1 must be a subset of R_1, but \[2\]",
+        ),
+        (
+            {"request_sets": {"1": [1, 2, 3], "2": [1, 2, 3], "3": [1, 3]}},
+            "processes 2 and 3 could be in the critical section together: I_2 ∩ I_3 is empty and 2 ∉ R_3",
+        ),
+        ({"request_sets": {"1": [1, 2], "2": [1, 2]}}, "no set for process"),
+        ({"request_sets": {"1": [1, 7], "2": [1, 2], "3": [3]}}, r"names \[7\], outside 1..3"),
+        ({"request_sets": {"x": [1]}}, "'x' is not a pid"),
+        ({"request_sets": [[1, 2, 3]]}, "must map every pid"),
+        ({"request_sets": {"1": "all", "2": [2], "3": [3]}}, "must be a list of pids"),
+        ({"quorums": {}}, "does not take option"),
+    ],
+)
 def test_bad_sets_are_refused_naming_the_problem(options, words):
     with pytest.raises(ConfigError, match=words):
         make_setup("sanders", 3, options)
@@ -96,8 +113,14 @@ def test_bad_sets_are_refused_naming_the_problem(options, words):
 
 def test_condition_accepts_a_common_inform_member_instead_of_mutual_requests():
     # 1 and 2 do not ask each other, but both inform 3, which therefore arbitrates between them.
-    make_setup("sanders", 3, {"request_sets": {"1": [1, 3], "2": [2, 3], "3": [1, 2, 3]},
-                              "inform_sets": {"1": [1, 3], "2": [2, 3], "3": [3]}})
+    make_setup(
+        "sanders",
+        3,
+        {
+            "request_sets": {"1": [1, 3], "2": [2, 3], "3": [1, 2, 3]},
+            "inform_sets": {"1": [1, 3], "2": [2, 3], "3": [3]},
+        },
+    )
 
 
 # -- the state table -----------------------------------------------------------------------------
@@ -106,15 +129,15 @@ def _node(pid, R, I, ST, n=3):
 
 
 def test_arbiter_locks_only_on_tracked_processes():
-    p2 = _node(2, {1, 2, 3}, {2}, {2})          # tracks only itself
+    p2 = _node(2, {1, 2, 3}, {2}, {2})  # tracks only itself
     effects = p2.on_message(sanders.Request(sender=1, ts=1))
     assert [(e.to, e.msg.type) for e in effects] == [(1, "GRANT")]
-    assert p2.csstat is None                     # p1 ∉ ST_2: still free
-    p3 = _node(3, {2, 3}, {3}, {1, 3})          # tracks p1
+    assert p2.csstat is None  # p1 ∉ ST_2: still free
+    p3 = _node(3, {2, 3}, {3}, {1, 3})  # tracks p1
     p3.on_message(sanders.Request(sender=1, ts=1))
     assert p3.csstat == (1, 1)
     effects = p3.on_message(sanders.Request(sender=2, ts=5))
-    assert [(e.to, e.msg.type) for e in effects] == [(2, "FAILED")]     # later than the lock
+    assert [(e.to, e.msg.type) for e in effects] == [(2, "FAILED")]  # later than the lock
     effects = p3.on_message(sanders.Release(sender=1, ts=9))
     assert [(e.to, e.msg.type) for e in effects] == [(2, "GRANT")] and p3.csstat is None
 
@@ -124,7 +147,7 @@ def test_arbiter_inquires_the_lock_holder_once_for_an_earlier_request():
     arb.on_message(sanders.Request(sender=1, ts=10))
     effects = arb.on_message(sanders.Request(sender=2, ts=3))
     assert [(e.to, e.msg.type, e.msg.req) for e in effects] == [(1, "INQUIRE", 10)]
-    assert arb.on_message(sanders.Request(sender=3, ts=1)) == []        # already inquired
+    assert arb.on_message(sanders.Request(sender=3, ts=1)) == []  # already inquired
     effects = arb.on_message(sanders.Yield(sender=1, ts=12))
     # the earliest gets the grant; p2, now behind a better lock, is told it FAILED; p1 yielded,
     # so it knows it waits and is not told again
@@ -137,7 +160,7 @@ def test_requester_yields_an_inquired_grant_only_once_it_failed_somewhere():
     req.on_local("request")
     mine = req.my_request[0]
     req.on_message(sanders.Grant(sender=2, ts=5))
-    assert req.on_message(sanders.Inquire(sender=2, ts=6, req=mine)) == []   # may still win: wait
+    assert req.on_message(sanders.Inquire(sender=2, ts=6, req=mine)) == []  # may still win: wait
     effects = req.on_message(sanders.Failed(sender=3, ts=7, req=mine))
     assert [(e.to, e.msg.type) for e in effects] == [(2, "YIELD")]
     assert 2 not in req.grants and req.yielded == {2}
@@ -152,7 +175,10 @@ def test_requester_enters_with_every_grant_and_releases_to_its_inform_set():
     effects = node.on_message(sanders.Grant(sender=2, ts=3))
     assert any(isinstance(e, Enter) for e in effects) and node.state == "HELD"
     effects = node.on_local("exit")
-    assert sorted((e.to, e.msg.type) for e in effects if isinstance(e, Send)) == [(1, "RELEASE"), (3, "RELEASE")]
+    assert sorted((e.to, e.msg.type) for e in effects if isinstance(e, Send)) == [
+        (1, "RELEASE"),
+        (3, "RELEASE"),
+    ]
 
 
 # -- random schedules ----------------------------------------------------------------------------
@@ -165,14 +191,22 @@ def random_valid_sets(n: int, rng: random.Random) -> dict:
             if i < j and not inform[i] & inform[j]:
                 request[i].add(j)
                 request[j].add(i)
-    return {"request_sets": {str(i): sorted(s) for i, s in request.items()},
-            "inform_sets": {str(i): sorted(s) for i, s in inform.items()}}
+    return {
+        "request_sets": {str(i): sorted(s) for i, s in request.items()},
+        "inform_sets": {str(i): sorted(s) for i, s in inform.items()},
+    }
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(2, 15), requests=st.integers(1, 3), seed=st.integers(0, 10**6),
-       delay=st.sampled_from(["exp", "uniform", "fixed"]), think=st.sampled_from([0.1, 1.0, 5.0]),
-       cs=st.sampled_from([0.0, 0.5, 2.0]), custom=st.booleans())
+@given(
+    n=st.integers(2, 15),
+    requests=st.integers(1, 3),
+    seed=st.integers(0, 10**6),
+    delay=st.sampled_from(["exp", "uniform", "fixed"]),
+    think=st.sampled_from([0.1, 1.0, 5.0]),
+    cs=st.sampled_from([0.0, 0.5, 2.0]),
+    custom=st.booleans(),
+)
 def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, think, cs, custom):
     options = random_valid_sets(n, random.Random(seed)) if custom else {}
     setup = make_setup("sanders", n, dict(options, requests=requests))
@@ -188,26 +222,29 @@ def _forced(n, request, inform, requests):
     """Sets that break the condition, built past make_setup's validation."""
     status = sanders.status_sets({i: frozenset(s) for i, s in inform.items()})
     setup = make_setup("sanders", n, {"requests": requests})
-    setup.protocols = {i: sanders.SandersNode(i, n, request[i], inform[i], status[i], requests)
-                       for i in range(1, n + 1)}
+    setup.protocols = {
+        i: sanders.SandersNode(i, n, request[i], inform[i], status[i], requests) for i in range(1, n + 1)
+    }
     return setup
 
 
-BAD_REQUEST = {1: {1, 2, 3}, 2: {1, 2, 3}, 3: {1, 3}}   # 2 ∉ R_3 and I_2 ∩ I_3 = ∅
+BAD_REQUEST = {1: {1, 2, 3}, 2: {1, 2, 3}, 3: {1, 3}}  # 2 ∉ R_3 and I_2 ∩ I_3 = ∅
 BAD_INFORM = {1: {1}, 2: {2}, 3: {3}}
 
 
 def test_audit_catches_sets_that_break_the_condition():
     with pytest.raises(ConfigError, match="processes 2 and 3"):
         make_setup("sanders", 3, {"request_sets": {str(k): sorted(v) for k, v in BAD_REQUEST.items()}})
-    caught = next((seed for seed in range(40) if not _run(_forced(3, BAD_REQUEST, BAD_INFORM, 3), seed)[1].ok),
-                  None)
+    caught = next(
+        (seed for seed in range(40) if not _run(_forced(3, BAD_REQUEST, BAD_INFORM, 3), seed)[1].ok), None
+    )
     assert caught is not None, "no run of the broken sets was caught by the audit"
 
     def pair_2_3():
         setup = _forced(3, BAD_REQUEST, BAD_INFORM, 1)
         setup.protocols[1].requests_left = 0
         return setup
+
     found = explore(pair_2_3)
     assert found.violations and "cs (capacity 1)" in found.violations[0].message
     for seed in range(40):  # the same runs with valid sets are safe
@@ -233,23 +270,29 @@ def test_the_notes_protocol_without_inquire_deadlocks_and_ours_does_not():
             setup = make_setup("sanders", 2, {"requests": 1})
             setup.protocols = {i: cls(i, 2, {1, 2}, {i}, {i}, 1) for i in (1, 2)}
             return setup
+
         return make
+
     literal = explore(factory(NotesOnly))
-    assert literal.deadlocks, literal.summary()   # both lock on themselves and wait for each other
+    assert literal.deadlocks, literal.summary()  # both lock on themselves and wait for each other
     ours = explore(factory(sanders.SandersNode))
     assert ours.ok, ours.summary()
 
 
-@pytest.mark.parametrize("label, options, idle", [
-    ("default sets, p1 and p2 once", {}, (3,)),
-    ("notes sets, all three once", NOTES_SETS, ()),
-])
+@pytest.mark.parametrize(
+    "label, options, idle",
+    [
+        ("default sets, p1 and p2 once", {}, (3,)),
+        ("notes sets, all three once", NOTES_SETS, ()),
+    ],
+)
 def test_exhaustive_n3(label, options, idle):
     def factory():
         setup = make_setup("sanders", 3, dict(options, requests=1))
         for pid in idle:
             setup.protocols[pid].requests_left = 0
         return setup
+
     found = explore(factory, max_states=100_000)
     assert found.ok, found.summary() + str(found.deadlocks[:1] + found.violations[:1])
     print(f"sanders exhaustive N=3, {label}:", found.summary())
@@ -288,20 +331,29 @@ class FailsOnlyOnArrival(sanders.SandersNode):
         effects = self._arbitrate()
         if self.csstat is not None and mine in self.queue:
             if mine > self.csstat:
-                effects.append(Send(msg.sender, sanders.Failed(sender=self.pid, ts=self.clock.tick(), req=msg.ts)))
+                effects.append(
+                    Send(msg.sender, sanders.Failed(sender=self.pid, ts=self.clock.tick(), req=msg.ts))
+                )
             elif not self.inquired:
                 self.inquired = True
-                effects.append(Send(self.csstat[1], sanders.Inquire(sender=self.pid, ts=self.clock.tick(),
-                                                                    req=self.csstat[0])))
+                effects.append(
+                    Send(
+                        self.csstat[1],
+                        sanders.Inquire(sender=self.pid, ts=self.clock.tick(), req=self.csstat[0]),
+                    )
+                )
         return effects
 
 
-MIXED_SETS = {"request_sets": {"1": [1, 2, 3, 4], "2": [2, 3, 4], "3": [2, 3, 4], "4": [1, 2, 3, 4]},
-              "inform_sets": {"1": [1, 3, 4], "2": [2, 4], "3": [3], "4": [1, 3, 4]}}
+MIXED_SETS = {
+    "request_sets": {"1": [1, 2, 3, 4], "2": [2, 3, 4], "3": [2, 3, 4], "4": [1, 2, 3, 4]},
+    "inform_sets": {"1": [1, 3, 4], "2": [2, 4], "3": [3], "4": [1, 3, 4]},
+}
 
 
-@pytest.mark.parametrize("variant, n, options", [(AnswersOnlyAtInquire, 4, {}),
-                                                 (FailsOnlyOnArrival, 4, MIXED_SETS)])
+@pytest.mark.parametrize(
+    "variant, n, options", [(AnswersOnlyAtInquire, 4, {}), (FailsOnlyOnArrival, 4, MIXED_SETS)]
+)
 def test_weaker_deadlock_resolution_stalls_where_ours_does_not(variant, n, options):
     def runs(cls):
         stalled = []
@@ -309,9 +361,10 @@ def test_weaker_deadlock_resolution_stalls_where_ours_does_not(variant, n, optio
             setup = make_setup("sanders", n, dict(options, requests=3))
             setup.protocols = {p: cls(p, n, o.R, o.I, o.ST, 3) for p, o in setup.protocols.items()}
             result, verdict = _run(setup, seed, dwell={"think": 0.1, "cs": 0.1})
-            assert verdict.ok or not result.ok   # weaker liveness, never weaker safety
+            assert verdict.ok or not result.ok  # weaker liveness, never weaker safety
             if not result.ok:
                 stalled.append(seed)
         return stalled
+
     assert runs(variant), f"{variant.__name__} never stalled"
     assert runs(sanders.SandersNode) == []

@@ -10,7 +10,8 @@ without knowing the earlier request, so it computes a too-low rank and two bees 
 """
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mutexlab.audit import verify_events
 from mutexlab.protocols.registry import SPECS, make_setup
@@ -37,17 +38,27 @@ def test_every_algorithm_has_a_workload():
 
 def run(algorithm, n, options, **config):
     writer = TraceWriter(None, keep=True)
-    result = Simulation(make_setup(algorithm, n, options, seed=config.get("seed", 0)),
-                        SimConfig(**config), writer).run()
+    result = Simulation(
+        make_setup(algorithm, n, options, seed=config.get("seed", 0)), SimConfig(**config), writer
+    ).run()
     return result, verify_events([dict(e, _line=i) for i, e in enumerate(writer.events, 1)])
 
 
 @settings(max_examples=100, deadline=None)
-@given(algorithm=st.sampled_from(sorted(WORKLOADS)), seed=st.integers(0, 10_000),
-       duplicate=st.floats(0, 0.5), spike=st.floats(0, 0.3), spike_delay=st.floats(0, 80))
-def test_duplicates_and_spikes_keep_every_algorithm_safe_and_live(algorithm, seed, duplicate, spike, spike_delay):
+@given(
+    algorithm=st.sampled_from(sorted(WORKLOADS)),
+    seed=st.integers(0, 10_000),
+    duplicate=st.floats(0, 0.5),
+    spike=st.floats(0, 0.3),
+    spike_delay=st.floats(0, 80),
+)
+def test_duplicates_and_spikes_keep_every_algorithm_safe_and_live(
+    algorithm, seed, duplicate, spike, spike_delay
+):
     n, options = WORKLOADS[algorithm]
-    result, verdict = run(algorithm, n, options, seed=seed, duplicate=duplicate, spike=spike, spike_delay=spike_delay)
+    result, verdict = run(
+        algorithm, n, options, seed=seed, duplicate=duplicate, spike=spike, spike_delay=spike_delay
+    )
     assert result.ok, result.stalled
     assert verdict.ok, verdict.render()
 
@@ -73,7 +84,7 @@ def test_duplicates_are_counted_when_dropped():
 def test_spikes_stretch_the_run_but_keep_its_outcome():
     base, _ = run("ricart-agrawala", 4, {"requests": 3}, seed=7)
     spiked, verdict = run("ricart-agrawala", 4, {"requests": 3}, seed=7, spike=0.3, spike_delay=100)
-    assert spiked.duration > base.duration + 100      # at least one message really was held back
+    assert spiked.duration > base.duration + 100  # at least one message really was held back
     assert spiked.entries == base.entries and verdict.ok
 
 

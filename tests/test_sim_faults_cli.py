@@ -5,16 +5,18 @@ import pytest
 
 from mutexlab.cli import main
 
-SIMULATIONS = [["simulate", "bees", "-P", "5", "-K", "2", "-T", "2"],
-               ["simulate", "elves", "--elves", "3", "--rounds", "1"],
-               ["simulate", "mutex", "-a", "maekawa", "-N", "5", "-M", "2"]]
+SIMULATIONS = [
+    ["simulate", "bees", "-P", "5", "-K", "2", "-T", "2"],
+    ["simulate", "elves", "--elves", "3", "--rounds", "1"],
+    ["simulate", "mutex", "-a", "maekawa", "-N", "5", "-M", "2"],
+]
 
 
 @pytest.mark.parametrize("command", SIMULATIONS, ids=lambda c: c[1])
 def test_duplicates_and_spikes_are_reported_and_the_run_stays_safe(command, capsys):
     assert main(command + ["--seed", "4", "--duplicate", "0.4", "--spike", "0.1"]) == 0
     out = capsys.readouterr().out
-    line = next(l for l in out.splitlines() if l.startswith("faults injected:"))
+    line = next(s for s in out.splitlines() if s.startswith("faults injected:"))
     dropped = int(line.split("(")[1].split()[0])
     assert dropped > 0 and "delay spikes p=0.1" in line
     assert "SAFE" in out
@@ -29,8 +31,9 @@ def test_reordering_breaks_the_bees_and_the_audit_names_the_shared_reed(capsys):
         assert main(["simulate", "bees", "--seed", str(seed)]) == 0
 
 
-@pytest.mark.parametrize("flags", [["--duplicate", "1.5"], ["--spike", "-0.1"], ["--spike-delay", "-3"],
-                                   ["--duplicate", "often"]])
+@pytest.mark.parametrize(
+    "flags", [["--duplicate", "1.5"], ["--spike", "-0.1"], ["--spike-delay", "-3"], ["--duplicate", "often"]]
+)
 def test_bad_fault_flags_exit_2(flags, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["simulate", "bees"] + flags)

@@ -18,8 +18,10 @@ from mutexlab.sim.engine import simulate
 from mutexlab.spec import AlgorithmSpec
 from mutexlab.transport import membership
 
-SMALL = {"bees": {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1},
-         "elves": {"contracts": 2, "rounds": 1, "hamsters": "1-2"}}
+SMALL = {
+    "bees": {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1},
+    "elves": {"contracts": 2, "rounds": 1, "hamsters": "1-2"},
+}
 
 
 @pytest.mark.parametrize("name", list(registry.SPECS))
@@ -32,7 +34,9 @@ def test_each_spec_matches_the_setup_it_builds(name):
     roles = sorted(membership.role_of(n) for n in setup.names.values())
     assert roles == sorted([spec.role] * 3 + list(spec.fixed_roles))
     assert {pid for pid, n in setup.names.items() if membership.role_of(n) == spec.role} == {1, 2, 3}
-    assert membership.scalable_role(name) == spec.role and membership.fixed_roles(name) == list(spec.fixed_roles)
+    assert membership.scalable_role(name) == spec.role and membership.fixed_roles(name) == list(
+        spec.fixed_roles
+    )
     assert set(spec.roles) <= set(membership.ROLES) and set(spec.roles) < set(service_roles())
 
 
@@ -75,7 +79,7 @@ def test_each_spec_lists_exactly_the_options_its_setup_accepts(name):
     assert spec.options and all(isinstance(h, str) and h for h in spec.options.values())
     with pytest.raises(ConfigError, match="not take option"):
         spec.make_setup(3, {"no_such_option": 1}, 0)
-    for key in spec.options:      # a known key never draws "does not take", whatever its value
+    for key in spec.options:  # a known key never draws "does not take", whatever its value
         try:
             spec.make_setup(3, {key: "?"}, 0)
         except ConfigError as exc:
@@ -136,7 +140,7 @@ def test_a_new_module_with_a_spec_is_picked_up_by_the_registry_alone(ninth, monk
 
 def test_a_plugin_module_with_a_spec_gets_its_roles(ninth):
     assert membership.scalable_role(f"{ninth}.ninth") == "worker"
-    assert registry.family_of("mutexlab_broken.bees") == "bees"         # FAMILY still works
+    assert registry.family_of("mutexlab_broken.bees") == "bees"  # FAMILY still works
     assert membership.scalable_role("mutexlab_broken.bees") == "bee"
 
 

@@ -56,8 +56,11 @@ def test_a_deadlocking_variant_in_the_simulator_is_explained_as_a_wait_for_cycle
 
 
 def test_a_silent_peer_is_named_as_the_one_everybody_waits_for():
-    nodes = {1: RicartAgrawalaNode(1, 3, requests=1), 2: RicartAgrawalaNode(2, 3, requests=1),
-             3: MuteNode(3, 3, requests=0)}
+    nodes = {
+        1: RicartAgrawalaNode(1, 3, requests=1),
+        2: RicartAgrawalaNode(2, 3, requests=1),
+        3: MuteNode(3, 3, requests=0),
+    }
     result = simulate_with(nodes, seed=4)
     assert set(result.stalled) == {"node-1", "node-2"}
     text = explain_stall(result.stalled, result.states)
@@ -66,8 +69,9 @@ def test_a_silent_peer_is_named_as_the_one_everybody_waits_for():
 
 
 def test_a_peer_nobody_can_see_is_called_lost():
-    text = explain_stall({"bee-1": {"ACKflower": ["bee-3"]},
-                          "bee-2": {"ACKreed": ["bee-3"], "ACKflower": ["bee-1"]}})
+    text = explain_stall(
+        {"bee-1": {"ACKflower": ["bee-3"]}, "bee-2": {"ACKreed": ["bee-3"], "ACKflower": ["bee-1"]}}
+    )
     assert text.splitlines() == [
         "stalled: 2 processes cannot finish",
         "  bee-1 waits for ACKflower from bee-3",
@@ -106,8 +110,13 @@ names = st.sampled_from([f"p{i}" for i in range(7)])
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(names, st.dictionaries(st.sampled_from(["REPLY", "TOKEN"]), st.lists(names, max_size=4),
-                                              max_size=2), max_size=7))
+@given(
+    st.dictionaries(
+        names,
+        st.dictionaries(st.sampled_from(["REPLY", "TOKEN"]), st.lists(names, max_size=4), max_size=2),
+        max_size=7,
+    )
+)
 def test_cycles_found_are_real_and_found_exactly_when_one_exists(stalled):
     graph = wait_for_graph(stalled)
     cycles = find_cycles(graph)
@@ -117,7 +126,7 @@ def test_cycles_found_are_real_and_found_exactly_when_one_exists(stalled):
         for a, b in zip(cycle, cycle[1:] + cycle[:1]):
             assert b in graph[a], f"{a} → {b} is not a wait in {graph}"
     groups = [set(g) for g, _ in deadlocked_groups(graph)]
-    assert all(not (g & h) for i, g in enumerate(groups) for h in groups[i + 1:])  # disjoint groups
+    assert all(not (g & h) for i, g in enumerate(groups) for h in groups[i + 1 :])  # disjoint groups
     text = explain_stall(stalled)
     assert bool(stalled) == bool(text)
     assert ("deadlock" in text) == bool(cycles)

@@ -46,7 +46,7 @@ FIFO = ({}, {"delay": "uniform"}, {"delay": "fixed"}, {"spike": 0.2, "spike_dela
 @dataclass
 class Table:
     header: list[str]
-    rows: dict[str, list[str]]          # row label → cells (continuation lines joined)
+    rows: dict[str, list[str]]  # row label → cells (continuation lines joined)
 
     def column(self, inp: str, types: set[str]) -> int | None:
         """The column of input ``inp`` (a message type or a local action), or None."""
@@ -69,8 +69,10 @@ def parse_tables(doc: str) -> list[Table]:
         i += 2
         while i < len(lines) and lines[i].startswith("|"):
             cells = [c.strip() for c in lines[i].strip().strip("|").split("|")]
-            assert len(cells) == len(header), f"row {lines[i]!r} has {len(cells)} cells, the header {len(header)}"
-            if last is not None and (cells[0] == "" or cells[0].startswith("(")):   # continues the row above
+            assert len(cells) == len(header), (
+                f"row {lines[i]!r} has {len(cells)} cells, the header {len(header)}"
+            )
+            if last is not None and (cells[0] == "" or cells[0].startswith("(")):  # continues the row above
                 joined = [f"{a} {b}".strip() for a, b in zip(rows.pop(last), cells)]
                 last = joined[0]
                 rows[last] = joined
@@ -103,7 +105,7 @@ def header_inputs(head: str, types: set[str]) -> set[str]:
 @dataclass
 class Cell:
     text: str
-    kind: str                    # "never", "error" or "accept"
+    kind: str  # "never", "error" or "accept"
     targets: set[str]
     conditional: bool
 
@@ -133,11 +135,11 @@ def cell_for(text: str, inp: str, states: set[str]) -> Cell:
 class Spec:
     module: object
     cls: type
-    tables: list[int]                         # indexes into the module's tables
-    row_of: list                              # per table: protocol → row label
-    state_rows: list[bool]                    # per table: are its rows the process's states?
-    runs: list[tuple] = field(default_factory=list)   # (algorithm, processes, options[, simulator options])
-    doc: str | None = None                             # the tables' text (default: the module's docstring)
+    tables: list[int]  # indexes into the module's tables
+    row_of: list  # per table: protocol → row label
+    state_rows: list[bool]  # per table: are its rows the process's states?
+    runs: list[tuple] = field(default_factory=list)  # (algorithm, processes, options[, simulator options])
+    doc: str | None = None  # the tables' text (default: the module's docstring)
 
 
 def state_row(p) -> str:
@@ -147,12 +149,20 @@ def state_row(p) -> str:
 def elf_row(p) -> str:
     if p.state == elves.INITIAL:
         return "INITIAL (none left)" if p.active else "INITIAL (no round)"
-    return {"ELF_CRITICAL": "ELF_CRITICAL (working)", "ELF_DONE": "ELF_DONE (final)"}.get(str(p.state), str(p.state))
+    return {"ELF_CRITICAL": "ELF_CRITICAL (working)", "ELF_DONE": "ELF_DONE (final)"}.get(
+        str(p.state), str(p.state)
+    )
 
 
 def classic(module, cls, algorithm, options=None, sizes=(2, 3, 5)):
-    return Spec(module, cls, [0], [state_row], [True],
-                [(algorithm, n, {"requests": 3, **(options or {})}) for n in sizes])
+    return Spec(
+        module,
+        cls,
+        [0],
+        [state_row],
+        [True],
+        [(algorithm, n, {"requests": 3, **(options or {})}) for n in sizes],
+    )
 
 
 SPECS = {
@@ -160,27 +170,71 @@ SPECS = {
     "ricart-agrawala": classic(ricart_agrawala, ricart_agrawala.RicartAgrawalaNode, "ricart-agrawala"),
     "suzuki-kasami": classic(suzuki_kasami, suzuki_kasami.SuzukiKasamiNode, "suzuki-kasami"),
     "raymond": classic(raymond, raymond.RaymondNode, "raymond", sizes=(2, 3, 6)),
-    "maekawa": Spec(maekawa, maekawa.MaekawaNode, [0, 1],
-                    [state_row, lambda p: "free" if p.lock is None else "held by k"], [True, False],
-                    [("maekawa", n, {"requests": 3}) for n in (3, 5, 7)]
-                    + [("maekawa", 9, {"requests": 2, "quorums": "grid"})]),
-    "sanders": Spec(sanders, sanders.SandersNode, [0, 1],
-                    [state_row, lambda p: "free" if p.csstat is None else "locked on f's request"], [True, False],
-                    [("sanders", n, {"requests": 3}) for n in (2, 3, 5)]
-                    + [("sanders", 5, {"requests": 3, "inform_sets": {"1": [1, 2], "2": [2, 3], "3": [3, 1],
-                                                                      "4": [4, 1, 2, 3], "5": [5, 1, 2, 3]}})]),
-    "bees": Spec(bees, bees.Bee, [0], [state_row], [True],
-                 [("bees", 4, {"flowers": 2, "reeds": 2}),
-                  ("bees", 6, {"flowers": 2, "reeds": 2, "eggs": 2, "cocoons": 4}),
-                  ("bees", 3, {"flowers": 1, "reeds": 1}),
-                  ("bees", 7, {"flowers": 3, "reeds": 1, "eggs": 1, "cocoons": 2}),   # some retire
-                  # long rests: a bee may wake when every other bee is gone, and take a reed (or retire) at once
-                  ("bees", 2, {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 1}, {"dwell": {"rest": 30}}),
-                  ("bees", 2, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}, {"dwell": {"rest": 30}})]),
-    "mayor": Spec(elves, elves.Mayor, [0], [state_row], [True], [("elves", 3, {}), ("elves", 4, {"rounds": 3})]),
-    "elf": Spec(elves, elves.Elf, [1], [elf_row], [True],
-                [("elves", 3, {}), ("elves", 4, {"rounds": 3}), ("elves", 3, {"contracts": 1, "rounds": 3}),
-                 ("elves", 5, {"pins": 2, "poison": 6, "contracts": 6, "hamsters": [2, 5], "rounds": 2})]),
+    "maekawa": Spec(
+        maekawa,
+        maekawa.MaekawaNode,
+        [0, 1],
+        [state_row, lambda p: "free" if p.lock is None else "held by k"],
+        [True, False],
+        [("maekawa", n, {"requests": 3}) for n in (3, 5, 7)]
+        + [("maekawa", 9, {"requests": 2, "quorums": "grid"})],
+    ),
+    "sanders": Spec(
+        sanders,
+        sanders.SandersNode,
+        [0, 1],
+        [state_row, lambda p: "free" if p.csstat is None else "locked on f's request"],
+        [True, False],
+        [("sanders", n, {"requests": 3}) for n in (2, 3, 5)]
+        + [
+            (
+                "sanders",
+                5,
+                {
+                    "requests": 3,
+                    "inform_sets": {
+                        "1": [1, 2],
+                        "2": [2, 3],
+                        "3": [3, 1],
+                        "4": [4, 1, 2, 3],
+                        "5": [5, 1, 2, 3],
+                    },
+                },
+            )
+        ],
+    ),
+    "bees": Spec(
+        bees,
+        bees.Bee,
+        [0],
+        [state_row],
+        [True],
+        [
+            ("bees", 4, {"flowers": 2, "reeds": 2}),
+            ("bees", 6, {"flowers": 2, "reeds": 2, "eggs": 2, "cocoons": 4}),
+            ("bees", 3, {"flowers": 1, "reeds": 1}),
+            ("bees", 7, {"flowers": 3, "reeds": 1, "eggs": 1, "cocoons": 2}),  # some retire
+            # long rests: a bee may wake when every other bee is gone, and take a reed (or retire) at once
+            ("bees", 2, {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 1}, {"dwell": {"rest": 30}}),
+            ("bees", 2, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}, {"dwell": {"rest": 30}}),
+        ],
+    ),
+    "mayor": Spec(
+        elves, elves.Mayor, [0], [state_row], [True], [("elves", 3, {}), ("elves", 4, {"rounds": 3})]
+    ),
+    "elf": Spec(
+        elves,
+        elves.Elf,
+        [1],
+        [elf_row],
+        [True],
+        [
+            ("elves", 3, {}),
+            ("elves", 4, {"rounds": 3}),
+            ("elves", 3, {"contracts": 1, "rounds": 3}),
+            ("elves", 5, {"pins": 2, "poison": 6, "contracts": 6, "hamsters": [2, 5], "rounds": 2}),
+        ],
+    ),
 }
 SEEDS = range(8)
 
@@ -188,14 +242,16 @@ SEEDS = range(8)
 # -- the runs ------------------------------------------------------------------------------------
 @dataclass
 class Observed:
-    moves: dict = field(default_factory=lambda: defaultdict(set))       # (table, row, input) → states after
-    kept: dict = field(default_factory=lambda: defaultdict(list))        # (table, row) → copies of processes in it
-    messages: dict = field(default_factory=lambda: defaultdict(list))    # type → messages received
-    arbiter_moves: dict = field(default_factory=lambda: defaultdict(set))  # (table, row, input) → (before, after)
-    raised: list = field(default_factory=list)                           # errors of runs that should not raise
+    moves: dict = field(default_factory=lambda: defaultdict(set))  # (table, row, input) → states after
+    kept: dict = field(default_factory=lambda: defaultdict(list))  # (table, row) → copies of processes in it
+    messages: dict = field(default_factory=lambda: defaultdict(list))  # type → messages received
+    arbiter_moves: dict = field(
+        default_factory=lambda: defaultdict(set)
+    )  # (table, row, input) → (before, after)
+    raised: list = field(default_factory=list)  # errors of runs that should not raise
 
 
-KEEP = 6   # copies kept per row (processes in different situations, e.g. the elves' phases)
+KEEP = 6  # copies kept per row (processes in different situations, e.g. the elves' phases)
 
 
 def observe(spec: Spec, cls: type | None = None) -> Observed:
@@ -264,6 +320,7 @@ def state_enum(spec: Spec):
         if name in vars(spec.module):
             return vars(spec.module)[name]
     from mutexlab.protocols.classic import State
+
     return State
 
 
@@ -298,7 +355,7 @@ def probe_moves(spec: Spec, seen: Observed, t: int, row: str, inp: str) -> set[s
             proto = copy.deepcopy(kept)
             base = original(proto)
             if msg is None:
-                call = lambda: base.on_local(proto, inp)    # noqa: E731
+                call = lambda: base.on_local(proto, inp)  # noqa: E731
             else:
                 if msg.sender == proto.pid:
                     continue
@@ -320,10 +377,14 @@ def check(spec: Spec, seen: Observed) -> list[str]:
     types = set(spec.module.CODEC.types)
     for t, table in enumerate(tables_of(spec)):
         seen_rows = {row for (table_index, row) in seen.kept if table_index == t}
-        problems += [f"{spec.cls.__name__}: a process was in row {row!r}, which the table lacks"
-                     for row in sorted(seen_rows - set(table.rows))]
-        problems += [f"{spec.cls.__name__}: no process was ever in row {row!r}"
-                     for row in sorted(set(table.rows) - seen_rows)]
+        problems += [
+            f"{spec.cls.__name__}: a process was in row {row!r}, which the table lacks"
+            for row in sorted(seen_rows - set(table.rows))
+        ]
+        problems += [
+            f"{spec.cls.__name__}: no process was ever in row {row!r}"
+            for row in sorted(set(table.rows) - seen_rows)
+        ]
         for row, cells in table.rows.items():
             for column, head in enumerate(table.header[1:], 1):
                 # The moves made from this row, per cell: the inputs of one column share a cell
@@ -344,18 +405,25 @@ def check(spec: Spec, seen: Observed) -> list[str]:
                         stay = {row.split()[0]} if cell.conditional or not cell.targets else set()
                         allowed = cell.targets | stay
                         if after - allowed:
-                            problems.append(f"{where}: moved to {sorted(after - allowed)}, the table allows "
-                                            f"{sorted(allowed)}")
+                            problems.append(
+                                f"{where}: moved to {sorted(after - allowed)}, the table allows "
+                                f"{sorted(allowed)}"
+                            )
                     else:
-                        problems += [f"{where}: changed the state {before} → {aft}"
-                                     for before, aft in seen.arbiter_moves.get((t, row, inp), ()) if before != aft]
+                        problems += [
+                            f"{where}: changed the state {before} → {aft}"
+                            for before, aft in seen.arbiter_moves.get((t, row, inp), ())
+                            if before != aft
+                        ]
                 for (text, inp), cell in cells_here.items():
                     missing = cell.targets - made[text]
                     if missing:
                         made[text] |= probe_moves(spec, seen, t, row, inp)
-                for (text, inp), cell in cells_here.items():
-                    problems += [f"{spec.cls.__name__} {row!r} × {head}: cell {text!r}: never moved to {target}"
-                                 for target in sorted(cell.targets - made[text])]
+                for (text, _inp), cell in cells_here.items():
+                    problems += [
+                        f"{spec.cls.__name__} {row!r} × {head}: cell {text!r}: never moved to {target}"
+                        for target in sorted(cell.targets - made[text])
+                    ]
     return sorted(set(problems), key=problems.index)
 
 
@@ -411,6 +479,7 @@ def test_every_error_and_never_cell_raises_naming_process_state_and_input(name, 
 
 def test_every_protocol_module_has_its_tables_checked():
     from mutexlab.protocols import registry
+
     checked = {spec.module.__name__ for spec in SPECS.values()}
     assert {s.make_setup.__module__ for s in registry.SPECS.values()} <= checked
 
@@ -421,10 +490,14 @@ def test_a_table_that_lies_is_caught(observed):
     an error, and the exit moves to WANTED."""
     spec = SPECS["ricart-agrawala"]
     doc = ricart_agrawala.__doc__
-    lies = [("| count; all → HELD   |", "| count → WANTED      |"),
-            ("| reply                                           |",
-             "| error                                           |"),
-            ("| reply to deferred → RELEASED |", "| reply to deferred → WANTED   |")]
+    lies = [
+        ("| count; all → HELD   |", "| count → WANTED      |"),
+        (
+            "| reply                                           |",
+            "| error                                           |",
+        ),
+        ("| reply to deferred → RELEASED |", "| reply to deferred → WANTED   |"),
+    ]
     for old, new in lies:
         assert doc.count(old) == 1, old
         doc = doc.replace(old, new)
@@ -456,5 +529,7 @@ def test_code_that_breaks_its_table_is_caught():
     tolerant = observe(spec, TolerantNode)
     assert check(spec, tolerant) == [], "in correct runs the stray REPLY never comes"
     problems = refusals(spec, tolerant)
-    assert problems == ["RicartAgrawalaNode 'RELEASED' × REPLY ('(never)'): accepted, the table says never",
-                        "RicartAgrawalaNode 'HELD' × REPLY ('(never)'): accepted, the table says never"], problems
+    assert problems == [
+        "RicartAgrawalaNode 'RELEASED' × REPLY ('(never)'): accepted, the table says never",
+        "RicartAgrawalaNode 'HELD' × REPLY ('(never)'): accepted, the table says never",
+    ], problems

@@ -29,11 +29,13 @@ def test_notes_example_p1_then_p3_and_the_final_token():
     result = replay_scenario(SCENARIO)
     assert result.entered == ["node-1", "node-3"]
     nodes = result.protocols
-    assert nodes[3].token_view() == ([1, 0, 1], [])          # L = [1,0,1], Q empty
+    assert nodes[3].token_view() == ([1, 0, 1], [])  # L = [1,0,1], Q empty
     assert nodes[1].token is None and nodes[2].token is None
     assert [n.R[1:] for n in nodes.values()] == [[1, 0, 1]] * 3
     # p1 left with Q = (3): the token went straight to p3 with L = [1,0,0].
-    token_to_p3 = [e for e in result.events if e["event"] == "send" and e["type"] == "TOKEN" and e["to"] == "node-3"]
+    token_to_p3 = [
+        e for e in result.events if e["event"] == "send" and e["type"] == "TOKEN" and e["to"] == "node-3"
+    ]
     assert [(e["msg"]["last"], e["msg"]["queue"]) for e in token_to_p3] == [([1, 0, 0], [])]
     assert verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)]).ok
 
@@ -44,7 +46,7 @@ def test_idle_holder_enters_without_messages_and_keeps_the_token_while_inside():
     effects = node.on_local("request")
     assert [type(e) for e in effects if not isinstance(e, Send)].count(Enter) == 1
     assert not [e for e in effects if isinstance(e, Send)] and node.state == "HELD"
-    assert node.on_message(sk.Request(sender=2, ts=1, seq=1)) == []      # in use: keep it
+    assert node.on_message(sk.Request(sender=2, ts=1, seq=1)) == []  # in use: keep it
     effects = node.on_local("exit")
     sends = [e for e in effects if isinstance(e, Send)]
     assert [(e.to, e.msg.last, e.msg.queue) for e in sends] == [(2, [0, 0, 0], [])]
@@ -62,7 +64,7 @@ def test_exit_queues_every_outstanding_request_in_pid_order_and_passes_to_the_fi
 
 def test_stale_requests_are_ignored_by_the_idle_holder():
     node = sk.SuzukiKasamiNode(1, 2, has_token=True)
-    node.token[0][2] = 3                                # p2's third request was already served
+    node.token[0][2] = 3  # p2's third request was already served
     assert node.on_message(sk.Request(sender=2, ts=1, seq=2)) == []
     assert node.R[2] == 2 and node.token is not None
     sends = node.on_message(sk.Request(sender=2, ts=9, seq=4))
@@ -78,8 +80,9 @@ def test_a_requester_without_token_broadcasts_its_sequence_number():
     assert any(isinstance(e, Enter) for e in effects)
 
 
-@pytest.mark.parametrize("holder, words", [(0, "token_holder"), (4, "in 1..3"), ("2", "token_holder"),
-                                           (True, "token_holder")])
+@pytest.mark.parametrize(
+    "holder, words", [(0, "token_holder"), (4, "in 1..3"), ("2", "token_holder"), (True, "token_holder")]
+)
 def test_bad_token_holder_is_refused(holder, words):
     with pytest.raises(ConfigError, match=words):
         make_setup("suzuki-kasami", 3, {"token_holder": holder})
@@ -89,14 +92,22 @@ def test_bad_token_holder_is_refused(holder, words):
 
 def test_default_holder_is_1_and_the_option_moves_it():
     assert [p for p, n in make_setup("suzuki-kasami", 4, {}).protocols.items() if n.has_token] == [1]
-    assert [p for p, n in make_setup("suzuki-kasami", 4, {"token_holder": 3}).protocols.items() if n.has_token] == [3]
+    assert [
+        p for p, n in make_setup("suzuki-kasami", 4, {"token_holder": 3}).protocols.items() if n.has_token
+    ] == [3]
 
 
 # -- random schedules ----------------------------------------------------------------------------
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(2, 15), requests=st.integers(1, 3), seed=st.integers(0, 10**6),
-       delay=st.sampled_from(["exp", "uniform", "fixed"]), think=st.sampled_from([0.1, 1.0, 5.0]),
-       cs=st.sampled_from([0.0, 0.5, 2.0]), data=st.data())
+@given(
+    n=st.integers(2, 15),
+    requests=st.integers(1, 3),
+    seed=st.integers(0, 10**6),
+    delay=st.sampled_from(["exp", "uniform", "fixed"]),
+    think=st.sampled_from([0.1, 1.0, 5.0]),
+    cs=st.sampled_from([0.0, 0.5, 2.0]),
+    data=st.data(),
+)
 def test_random_runs_are_safe_serve_every_request_and_cost_0_or_n(n, requests, seed, delay, think, cs, data):
     holder = data.draw(st.integers(1, n))
     setup = make_setup("suzuki-kasami", n, {"requests": requests, "token_holder": holder})

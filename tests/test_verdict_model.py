@@ -16,10 +16,9 @@ from mutexlab.audit import verify_events
 from mutexlab.audit.model import PROGRESS_RULES, SAFETY_RULES, UNDECIDED_RULES, Violation
 from mutexlab.audit.verdict import Verdict
 from mutexlab.cli import main
-from mutexlab.sim import workload
 from mutexlab.commands.common import exit_code
 from mutexlab.protocols.registry import SPECS, make_setup
-from mutexlab.sim import SimConfig, Simulation
+from mutexlab.sim import SimConfig, Simulation, workload
 from mutexlab.trace import TraceWriter
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,8 +53,11 @@ def test_every_rule_the_audit_reports_is_classified_exactly_once():
         text = source.read_text()
         reported |= set(re.findall(r'Violation\(\s*"([a-z-]+)"', text))
         # rules chosen by a conditional expression: Violation("a" if ... else "b", ...)
-        reported |= {r for pair in re.findall(r'Violation\(\s*"([a-z-]+)" if [^\n]* else "([a-z-]+)"', text)
-                     for r in pair}
+        reported |= {
+            r
+            for pair in re.findall(r'Violation\(\s*"([a-z-]+)" if [^\n]* else "([a-z-]+)"', text)
+            for r in pair
+        }
     assert len(reported) > 30, "the scan must find the audit's rules"
     unclassified = reported - SAFETY_RULES - PROGRESS_RULES - UNDECIDED_RULES
     assert not unclassified, f"classify these rules in audit/model.py: {sorted(unclassified)}"
@@ -64,10 +66,18 @@ def test_every_rule_the_audit_reports_is_classified_exactly_once():
 
 
 def test_the_status_and_exit_code_follow_the_worst_kind_of_finding():
-    safety, progress, undecided = (Violation("capacity", "x"), Violation("held-at-end", "y"),
-                                   Violation("audit-incomplete", "z"))
-    cases = [([], "SAFE", 0), ([progress], "INCOMPLETE", 3), ([undecided], "INCOMPLETE", 3),
-             ([progress, safety], "VIOLATION", 1), ([safety, undecided], "VIOLATION", 1)]
+    safety, progress, undecided = (
+        Violation("capacity", "x"),
+        Violation("held-at-end", "y"),
+        Violation("audit-incomplete", "z"),
+    )
+    cases = [
+        ([], "SAFE", 0),
+        ([progress], "INCOMPLETE", 3),
+        ([undecided], "INCOMPLETE", 3),
+        ([progress, safety], "VIOLATION", 1),
+        ([safety, undecided], "VIOLATION", 1),
+    ]
     for found, status, code in cases:
         verdict = Verdict("lamport", found, ["capacity by happened-before"])
         assert (verdict.status, verdict.exit_code) == (status, code)
@@ -75,9 +85,9 @@ def test_the_status_and_exit_code_follow_the_worst_kind_of_finding():
     # A simulation: the run's own outcome joins the audit's.
     clean = Verdict("lamport", [], [])
     assert exit_code(clean, finished=True) == 0
-    assert exit_code(clean, finished=False) == 3                 # stalled or event limit
-    assert exit_code(clean, finished=True, failed=True) == 1     # a participant rejected an input
-    assert exit_code(None, finished=False) == 3                  # --no-audit, stalled
+    assert exit_code(clean, finished=False) == 3  # stalled or event limit
+    assert exit_code(clean, finished=True, failed=True) == 1  # a participant rejected an input
+    assert exit_code(None, finished=False) == 3  # --no-audit, stalled
     assert exit_code(Verdict("lamport", [safety], []), finished=False) == 1
 
 
@@ -87,7 +97,8 @@ def test_no_prefix_of_a_correct_run_is_called_a_violation(algorithm):
     """A simulated trace is written in causal order, so every prefix is a trace cut short: the
     audit may find it unfinished, never unsafe."""
     n, options = {"bees": (4, {"flowers": 2, "reeds": 2}), "elves": (3, {"rounds": 2})}.get(
-        algorithm, (4, {"requests": 2}))
+        algorithm, (4, {"requests": 2})
+    )
     events = simulated(make_setup(algorithm, n, options, 1), seed=1)
     assert verify_events(events).status == "SAFE"
     statuses = {verify_events(events[:k]).status for k in range(1, len(events))}
@@ -114,11 +125,13 @@ def test_the_readme_tampered_example_is_still_a_violation_exit_1(tmp_path, capsy
     assert main(["replay", str(SK_NOTES), "--trace", "sk.jsonl"]) == 0
     # grep -v '"event":"exit","pid":"node-1"' sk.jsonl > tampered.jsonl
     lines = Path("sk.jsonl").read_text().splitlines(keepends=True)
-    Path("tampered.jsonl").write_text("".join(l for l in lines if '"event":"exit","pid":"node-1"' not in l))
+    Path("tampered.jsonl").write_text("".join(s for s in lines if '"event":"exit","pid":"node-1"' not in s))
     code, out = verify(capsys, Path("tampered.jsonl"))
     assert code == 1
     assert out.splitlines()[0] == "suzuki-kasami: VIOLATION (1)"
-    assert "[capacity] cs (capacity 1) held by node-1 (1 unit, line 15), node-3 (1 unit, line 20) at once" in out
+    assert (
+        "[capacity] cs (capacity 1) held by node-1 (1 unit, line 15), node-3 (1 unit, line 20) at once" in out
+    )
     # ... and the holder left at the end is listed apart, as unfinished, not as a second violation.
     assert re.search(r"unfinished \(1\): .*\n  \[held-at-end\] node-1 still holds cs", out)
 
@@ -147,8 +160,10 @@ def test_simulate_says_incomplete_3_for_a_deadlock_and_violation_1_for_a_broken_
     from test_maekawa import NoInquire, _variant
 
     monkeypatch.setattr(workload, "make_setup", lambda name, n, options, seed: _variant(NoInquire, n, 2))
-    codes = {seed: main(["simulate", "mutex", "-a", "maekawa", "-N", "7", "-M", "2", "--seed", str(seed)])
-             for seed in range(20)}
+    codes = {
+        seed: main(["simulate", "mutex", "-a", "maekawa", "-N", "7", "-M", "2", "--seed", str(seed)])
+        for seed in range(20)
+    }
     out = capsys.readouterr().out
     assert 3 in codes.values() and set(codes.values()) <= {0, 3}
     assert "STALLED" in out and "audit: INCOMPLETE (" in out and "audit: VIOLATION" not in out
@@ -160,14 +175,28 @@ def test_simulate_says_incomplete_3_for_a_deadlock_and_violation_1_for_a_broken_
 
 def test_replay_of_a_scenario_that_stops_inside_is_incomplete_exit_3(tmp_path, capsys):
     scenario = tmp_path / "inside.json"
-    scenario.write_text(json.dumps({"algorithm": "lamport", "processes": 2,
-                                    "steps": [{"op": "request", "pid": 1}, {"op": "drain"}]}))
+    scenario.write_text(
+        json.dumps(
+            {"algorithm": "lamport", "processes": 2, "steps": [{"op": "request", "pid": 1}, {"op": "drain"}]}
+        )
+    )
     assert main(["replay", str(scenario)]) == 3
     out = capsys.readouterr().out
     assert "lamport: INCOMPLETE (" in out and "[held-at-end] node-1 still holds cs" in out
-    scenario.write_text(json.dumps({"algorithm": "lamport", "processes": 2,
-                                    "steps": [{"op": "request", "pid": 1}, {"op": "drain"},
-                                              {"op": "exit", "pid": 1}, {"op": "drain"}]}))
+    scenario.write_text(
+        json.dumps(
+            {
+                "algorithm": "lamport",
+                "processes": 2,
+                "steps": [
+                    {"op": "request", "pid": 1},
+                    {"op": "drain"},
+                    {"op": "exit", "pid": 1},
+                    {"op": "drain"},
+                ],
+            }
+        )
+    )
     assert main(["replay", str(scenario), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["verdict"] == "SAFE"
 
@@ -178,10 +207,15 @@ def test_compare_exits_3_when_a_run_stalls_without_a_violation(monkeypatch, caps
     real = workload.make_setup
 
     def some_broken(name, n, options, seed):
-        return _variant(NoInquire, n, options["requests"]) if name == "maekawa" else real(name, n, options, seed)
+        return (
+            _variant(NoInquire, n, options["requests"]) if name == "maekawa" else real(name, n, options, seed)
+        )
+
     monkeypatch.setattr(workload, "make_setup", some_broken)
-    codes = {seed: main(["compare", "-N", "7", "-M", "2", "--seed", str(seed), "--algorithms", "lamport,maekawa"])
-             for seed in range(20)}
+    codes = {
+        seed: main(["compare", "-N", "7", "-M", "2", "--seed", str(seed), "--algorithms", "lamport,maekawa"])
+        for seed in range(20)
+    }
     out = capsys.readouterr().out
     assert 3 in codes.values() and set(codes.values()) <= {0, 3}, codes
     assert "STALLED" in out and "UNSAFE" not in out

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from functools import lru_cache
+from functools import cache
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,11 +23,14 @@ from mutexlab.protocols.registry import make_setup
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter
 
-FAMILIES = {"bees": (3, {"flowers": 1, "reeds": 2}), "elves": (2, {"rounds": 1, "contracts": 2}),
-            "ricart-agrawala": (3, {"requests": 1})}
+FAMILIES = {
+    "bees": (3, {"flowers": 1, "reeds": 2}),
+    "elves": (2, {"rounds": 1, "contracts": 2}),
+    "ricart-agrawala": (3, {"requests": 1}),
+}
 
 
-@lru_cache(maxsize=None)
+@cache
 def trace_lines(algorithm: str) -> tuple[str, ...]:
     n, options = FAMILIES[algorithm]
     writer = TraceWriter(None, keep=True)
@@ -69,7 +72,8 @@ def assert_judged_or_refused(code: int, out: str, err: str, path: str, command: 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-    max_leaves=6)
+    max_leaves=6,
+)
 
 
 @st.composite
@@ -87,10 +91,12 @@ def broken_traces(draw) -> bytes:
                 continue
             if not isinstance(event, dict):
                 continue
-            key = draw(st.sampled_from(sorted(event) + ["msg", "units", "reed", "round", "contract", "params"]))
+            key = draw(
+                st.sampled_from(sorted(event) + ["msg", "units", "reed", "round", "contract", "params"])
+            )
             if how == "drop":
                 event.pop(key, None)
-            elif isinstance(event.get(key), dict) and draw(st.booleans()):   # msg, params, processes, vc ...
+            elif isinstance(event.get(key), dict) and draw(st.booleans()):  # msg, params, processes, vc ...
                 inner = draw(st.sampled_from(sorted(event[key]) + ["plan", "rounds", "round", "ts"]))
                 if draw(st.booleans()):
                     event[key].pop(inner, None)
@@ -100,11 +106,11 @@ def broken_traces(draw) -> bytes:
                 event[key] = draw(json_values)
             lines[i] = json.dumps(event)
         elif how == "cut":
-            lines = lines[:i + 1]
-            lines[i] = lines[i][:draw(st.integers(0, len(lines[i])))]
+            lines = lines[: i + 1]
+            lines[i] = lines[i][: draw(st.integers(0, len(lines[i])))]
         else:
             lines[i] = draw(st.binary(max_size=12)).decode("latin-1")
-    return "\n".join(lines).encode("latin-1" if any(ord(c) > 0x7f for c in "".join(lines)) else "utf-8")
+    return "\n".join(lines).encode("latin-1" if any(ord(c) > 0x7F for c in "".join(lines)) else "utf-8")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -131,27 +137,41 @@ HEADER = '{"event":"run","pid":"run","algorithm":"lamport","capacities":{"cs":1}
 ENTER = '{"event":"enter","pid":"node-1","t":1,"lamport":1,"vc":{"node-1":1},"resource":"cs"}\n'
 
 
-@pytest.mark.parametrize("content, words", [
-    (b"\x89PNG\r\n\x1a\n\x00\x00", ":1: not UTF-8 text"),
-    (HEADER.encode() + b'{"event": "enter", "pid": "caf\xe9"}\n', ":2: not UTF-8 text"),
-    (b"", "the trace is empty"),
-    (b"\n\n  \n", "the trace is empty"),
-    (b"[1, 2]\n", ":1: an event must be a JSON object, not list"),
-    (b'"run"\n', ":1: an event must be a JSON object, not str"),
-    (b"{not json\n", ":1: not JSON"),
-    (b"[" * 100_000 + b"\n", ":1: not JSON this reader accepts"),
-    (ENTER.encode(), ":1: the trace has no 'run' header"),
-    (b'{"event":"run","pid":"run"}\n', ":1: the run header lacks 'capacities'"),
-    (b'{"event":"run","pid":"run","capacities":{"cs":"one"}}\n', "the capacity \"one\""),
-    ((HEADER + '{"event":"enter","pid":"node-1","t":1}\n').encode(), ":2: event lacks its vector clock 'vc'"),
-    ((HEADER + '{"event":"enter","pid":"node-1","t":1,"vc":{"node-2":1},"resource":"cs"}\n').encode(),
-     ":2: vector clock 'vc' lacks node-1's own entry"),
-    ((HEADER + ENTER.replace('"resource":"cs"', '"resource":7')).encode(), ":2: enter event's 'resource' must be a string"),
-    ((HEADER + ENTER.replace(',"resource":"cs"', '')).encode(), ":2: enter event lacks 'resource'"),
-    ((HEADER + ENTER.replace('"resource":"cs"', '"resource":"cs","units":0')).encode(), "'units' must be at least 1"),
-    ((HEADER + ENTER.replace('"t":1', '"t":"soon"')).encode(), ":2: enter event's 't' must be a number"),
-    ((HEADER + ENTER + "{}\n").encode(), ":3: event lacks event, pid"),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00", ":1: not UTF-8 text"),
+        (HEADER.encode() + b'{"event": "enter", "pid": "caf\xe9"}\n', ":2: not UTF-8 text"),
+        (b"", "the trace is empty"),
+        (b"\n\n  \n", "the trace is empty"),
+        (b"[1, 2]\n", ":1: an event must be a JSON object, not list"),
+        (b'"run"\n', ":1: an event must be a JSON object, not str"),
+        (b"{not json\n", ":1: not JSON"),
+        (b"[" * 100_000 + b"\n", ":1: not JSON this reader accepts"),
+        (ENTER.encode(), ":1: the trace has no 'run' header"),
+        (b'{"event":"run","pid":"run"}\n', ":1: the run header lacks 'capacities'"),
+        (b'{"event":"run","pid":"run","capacities":{"cs":"one"}}\n', 'the capacity "one"'),
+        (
+            (HEADER + '{"event":"enter","pid":"node-1","t":1}\n').encode(),
+            ":2: event lacks its vector clock 'vc'",
+        ),
+        (
+            (HEADER + '{"event":"enter","pid":"node-1","t":1,"vc":{"node-2":1},"resource":"cs"}\n').encode(),
+            ":2: vector clock 'vc' lacks node-1's own entry",
+        ),
+        (
+            (HEADER + ENTER.replace('"resource":"cs"', '"resource":7')).encode(),
+            ":2: enter event's 'resource' must be a string",
+        ),
+        ((HEADER + ENTER.replace(',"resource":"cs"', "")).encode(), ":2: enter event lacks 'resource'"),
+        (
+            (HEADER + ENTER.replace('"resource":"cs"', '"resource":"cs","units":0')).encode(),
+            "'units' must be at least 1",
+        ),
+        ((HEADER + ENTER.replace('"t":1', '"t":"soon"')).encode(), ":2: enter event's 't' must be a number"),
+        ((HEADER + ENTER + "{}\n").encode(), ":3: event lacks event, pid"),
+    ],
+)
 def test_each_unreadable_trace_names_its_problem(content, words, capsys):
     code, out, err, path = verify_bytes(content, capsys)
     assert code == 2 and words in err, err

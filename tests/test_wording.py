@@ -17,15 +17,29 @@ from mutexlab.words import article, count, plural
 def test_counted_nouns_and_articles():
     assert [count(n, "elf") for n in (0, 1, 4)] == ["0 elves", "1 elf", "4 elves"]
     assert count(1, "bee") == "1 bee" and count(2, "mayor") == "2 mayors" and count(3, "node") == "3 nodes"
-    assert count(2, "process") == "2 processes" and count(1, "time") == "1 time" and count(2, "entry") == "2 entries"
-    assert [article(w) for w in ("elf", "bee", "mayor", "node", "owl")] == ["an elf", "a bee", "a mayor", "a node",
-                                                                            "an owl"]
+    assert (
+        count(2, "process") == "2 processes"
+        and count(1, "time") == "1 time"
+        and count(2, "entry") == "2 entries"
+    )
+    assert [article(w) for w in ("elf", "bee", "mayor", "node", "owl")] == [
+        "an elf",
+        "a bee",
+        "a mayor",
+        "a node",
+        "an owl",
+    ]
     assert plural("sample") == "samples" and plural("handover") == "handovers"
 
 
 def test_the_monitor_counts_elves_not_elfs():
-    outcome = Outcome(run_id="r", algorithm="elves", processes=5, complete=True,
-                      states={"mayor": "MAYOR_DONE", **{f"elf-{i}": "ELF_DONE" for i in range(1, 5)}})
+    outcome = Outcome(
+        run_id="r",
+        algorithm="elves",
+        processes=5,
+        complete=True,
+        states={"mayor": "MAYOR_DONE", **{f"elf-{i}": "ELF_DONE" for i in range(1, 5)}},
+    )
     head = render(outcome).splitlines()[0]
     assert "1 mayor, 4 elves" in head and "elfs" not in head
     one = Outcome(run_id="r", algorithm="bees", processes=1, complete=True, states={"bee-1": "DEAD"})
@@ -47,7 +61,7 @@ def test_a_lone_bee_or_elf_reads_right(capsys):
 
 def test_scenario_steps_count_from_1_when_validated_and_when_played():
     request = {"op": "request", "pid": 1}
-    invalid = {"algorithm": "lamport", "processes": 2, "steps": [request, {"op": "exit"}]}       # no pid
+    invalid = {"algorithm": "lamport", "processes": 2, "steps": [request, {"op": "exit"}]}  # no pid
     unplayable = {"algorithm": "lamport", "processes": 2, "steps": [request, {"op": "exit", "pid": 2}]}
     with pytest.raises(ScenarioError) as validated:
         replay_scenario(invalid)
@@ -63,16 +77,30 @@ def test_scenario_steps_count_from_1_when_validated_and_when_played():
 
 def test_the_cli_names_the_step_from_1(tmp_path, capsys):
     path = tmp_path / "s.json"
-    path.write_text(json.dumps({"algorithm": "lamport", "processes": 2,
-                                "steps": [{"op": "request", "pid": 1}, {"op": "deliver", "from": 1, "to": 2, "x": 1}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "algorithm": "lamport",
+                "processes": 2,
+                "steps": [{"op": "request", "pid": 1}, {"op": "deliver", "from": 1, "to": 2, "x": 1}],
+            }
+        )
+    )
     assert main(["replay", str(path)]) == 2
     assert "step 2 (deliver): x: Extra inputs are not permitted" in capsys.readouterr().err
 
 
 SUBCOMMANDS = [
-    ("simulate bees", []), ("simulate elves", []), ("simulate mutex", ["-a", "lamport", "-N", "3"]),
-    ("replay", ["x.json"]), ("verify", ["x.jsonl"]), ("report", ["x.jsonl"]), ("compare", ["-N", "3"]),
-    ("run bees", []), ("run elves", []), ("run mutex", ["-a", "lamport", "-N", "3"]),
+    ("simulate bees", []),
+    ("simulate elves", []),
+    ("simulate mutex", ["-a", "lamport", "-N", "3"]),
+    ("replay", ["x.json"]),
+    ("verify", ["x.jsonl"]),
+    ("report", ["x.jsonl"]),
+    ("compare", ["-N", "3"]),
+    ("run bees", []),
+    ("run elves", []),
+    ("run mutex", ["-a", "lamport", "-N", "3"]),
 ]
 
 
@@ -98,6 +126,6 @@ def test_an_unknown_flag_before_the_subcommand_is_the_top_levels(capsys):
 
 def test_known_flags_values_and_abbreviations_are_not_called_unknown(capsys):
     with pytest.raises(SystemExit):
-        main(["simulate", "mutex", "--node", "3", "--seed", "-1", "-a", "lamport"])   # --node: --nodes
+        main(["simulate", "mutex", "--node", "3", "--seed", "-1", "-a", "lamport"])  # --node: --nodes
     err = capsys.readouterr().err
     assert "--seed: must be at least 0" in err and "unrecognized" not in err

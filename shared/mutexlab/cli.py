@@ -40,8 +40,11 @@ class Parser(argparse.ArgumentParser):
             name = token.split("=", 1)[0]
             if not name.startswith("-") or name == "-" or self._negative_number_matcher.match(name):
                 continue
-            known = name in flags or (name.startswith("--") and any(f.startswith(name) for f in flags)) \
-                or (not name.startswith("--") and name[:2] in flags)   # -N4, --bee (abbreviation)
+            known = (
+                name in flags
+                or (name.startswith("--") and any(f.startswith(name) for f in flags))
+                or (not name.startswith("--") and name[:2] in flags)
+            )  # -N4, --bee (abbreviation)
             if not known:
                 found.append(token)
         return found
@@ -56,7 +59,8 @@ class Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="mutexlab",
-        description="Distributed mutual exclusion: simulate, replay, run over RabbitMQ, and audit.")
+        description="Distributed mutual exclusion: simulate, replay, run over RabbitMQ, and audit.",
+    )
     parser.add_argument("--version", action="version", version=f"mutexlab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
@@ -83,10 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         tokens = parser._tokens
         before = tokens.index(unknown[0]) < tokens.index(args.command) if args.command in tokens else False
         (parser if before else subcommand_parser(parser, args)).error(
-            f"unrecognized arguments: {' '.join(unknown)}")
+            f"unrecognized arguments: {' '.join(unknown)}"
+        )
     try:
         return int(args.func(args) or 0)
-    except ProtocolError as exc:   # a simulated process refused an input: the run stops here
+    except ProtocolError as exc:  # a simulated process refused an input: the run stops here
         print(f"mutexlab: protocol error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -25,25 +25,28 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-BASE = 40 << 20            # the interpreter, the package, the setup
-PER_MESSAGE = 2000         # bytes per message of an audited run: its send and recv events, body, ids
-PER_CLOCK_ENTRY = 50       # bytes per vector-clock entry per message (the two events' clocks)
-PER_IN_FLIGHT = 500        # bytes per message waiting in the event queue of an unaudited run
-PER_PEER = 100             # bytes per (process, other process): the protocols' own tables
-WARN_SHARE = 0.5           # warn above this share of the available memory, refuse above all of it
+BASE = 40 << 20  # the interpreter, the package, the setup
+PER_MESSAGE = 2000  # bytes per message of an audited run: its send and recv events, body, ids
+PER_CLOCK_ENTRY = 50  # bytes per vector-clock entry per message (the two events' clocks)
+PER_IN_FLIGHT = 500  # bytes per message waiting in the event queue of an unaudited run
+PER_PEER = 100  # bytes per (process, other process): the protocols' own tables
+WARN_SHARE = 0.5  # warn above this share of the available memory, refuse above all of it
 IGNORE_FLAG = "--ignore-memory"
 
 
 @dataclass(frozen=True)
 class Prediction:
-    messages: int          # estimated network messages of the whole run
+    messages: int  # estimated network messages of the whole run
     processes: int
-    audited: bool          # the trace is kept in memory (for the audit, --trace or --report)
-    bytes: int             # estimated peak memory
+    audited: bool  # the trace is kept in memory (for the audit, --trace or --report)
+    bytes: int  # estimated peak memory
 
     def describe(self) -> str:
-        held = (f"~{human_count(self.messages)} messages traced with {self.processes}-entry vector clocks"
-                if self.audited else f"up to ~{human_count(self.processes * (self.processes - 1))} messages in flight")
+        held = (
+            f"~{human_count(self.messages)} messages traced with {self.processes}-entry vector clocks"
+            if self.audited
+            else f"up to ~{human_count(self.processes * (self.processes - 1))} messages in flight"
+        )
         return f"about {human_bytes(self.bytes)} ({held})"
 
 
@@ -104,11 +107,15 @@ def verdict(prediction: Prediction, available: int | None, what: str) -> tuple[s
     if available is None:
         return None, None
     if prediction.bytes > available:
-        return (f"this run is predicted to need {prediction.describe()}, but {human_bytes(available)} is "
-                f"available (MemAvailable in /proc/meminfo); use {what}, or {IGNORE_FLAG} to run it anyway"), None
+        return (
+            f"this run is predicted to need {prediction.describe()}, but {human_bytes(available)} is "
+            f"available (MemAvailable in /proc/meminfo); use {what}, or {IGNORE_FLAG} to run it anyway"
+        ), None
     if prediction.bytes > WARN_SHARE * available:
-        return None, (f"warning: this run is predicted to need {prediction.describe()}, more than half of the "
-                      f"{human_bytes(available)} available")
+        return None, (
+            f"warning: this run is predicted to need {prediction.describe()}, more than half of the "
+            f"{human_bytes(available)} available"
+        )
     return None, None
 
 

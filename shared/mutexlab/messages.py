@@ -25,7 +25,7 @@ class Message(BaseModel):
     sender: int = Field(ge=0)
     ts: int = Field(ge=0)
 
-    def __deepcopy__(self, memo: dict | None = None) -> "Message":
+    def __deepcopy__(self, memo: dict | None = None) -> Message:
         # Messages are immutable values: copies of a protocol's state may share them.
         return self
 
@@ -35,7 +35,7 @@ class Message(BaseModel):
         cls.trusted = staticmethod(_trusted_builder(cls))  # each model its own (never inherited)
 
     @staticmethod
-    def trusted(*values: Any) -> "Message":
+    def trusted(*values: Any) -> Message:
         """``Model.trusted(sender, ts, *fields)``: every field but ``type``, positionally in
         declaration order, from values the protocol itself knows valid (its pid, its clock, fields
         of a message already validated). Built without validation (about half the cost) into the
@@ -56,7 +56,7 @@ class Codec:
         if not models:
             raise ValueError("a codec needs at least one message model")
         self.models = {m.model_fields["type"].default: m for m in models}
-        union = models[0] if len(models) == 1 else Union[models]  # type: ignore[valid-type]
+        union = models[0] if len(models) == 1 else Union[models]  # type: ignore[valid-type]  # noqa: UP007 - a runtime union of a tuple
         self._adapter = TypeAdapter(Annotated[union, Field(discriminator="type")])
 
     @property
@@ -96,8 +96,10 @@ def _slot_setters():
     against validation in this pydantic (not assumed); None when they do not reproduce it."""
     slots = BaseModel.__dict__
     try:
-        setters = tuple(slots[name].__set__ for name in ("__dict__", "__pydantic_fields_set__",
-                                                         "__pydantic_extra__", "__pydantic_private__"))
+        setters = tuple(
+            slots[name].__set__
+            for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+        )
     except (KeyError, AttributeError):
         return None
     set_dict, set_fields, set_extra, set_private = setters
@@ -115,11 +117,16 @@ def _slot_setters():
     set_extra(made, None)
     set_private(made, None)
     valid = Probe(sender=1, ts=2, more=3)
-    same = (list(made.__dict__.items()) == list(valid.__dict__.items()) and made == valid
-            and made.model_fields_set == valid.model_fields_set and repr(made) == repr(valid)
-            and made.__pydantic_extra__ == valid.__pydantic_extra__
-            and made.__pydantic_private__ == valid.__pydantic_private__
-            and made.model_dump_json() == valid.model_dump_json() and hash(made) == hash(valid))
+    same = (
+        list(made.__dict__.items()) == list(valid.__dict__.items())
+        and made == valid
+        and made.model_fields_set == valid.model_fields_set
+        and repr(made) == repr(valid)
+        and made.__pydantic_extra__ == valid.__pydantic_extra__
+        and made.__pydantic_private__ == valid.__pydantic_private__
+        and made.model_dump_json() == valid.model_dump_json()
+        and hash(made) == hash(valid)
+    )
     return setters if same else None
 
 
@@ -131,25 +138,28 @@ def _trusted_builder(cls: type[Message]):
     names = tuple(cls.model_fields)
     field = cls.model_fields.get("type")
     tag = None if field is None else field.default
-    given = tuple(name for name in names if name != "type")   # the arguments, in order
+    given = tuple(name for name in names if name != "type")  # the arguments, in order
     if not isinstance(tag, str) or names[:2] != ("sender", "ts") or _SETTERS is None:
-        def validated(*values: Any) -> Message:              # no type tag (a base model) or no fast path
+
+        def validated(*values: Any) -> Message:  # no type tag (a base model) or no fast path
             if len(values) != len(given):
                 raise TypeError(f"{cls.__name__}.trusted takes {', '.join(given)}; got {len(values)} values")
             return cls(**dict(zip(given, values)))
+
         return validated
     new = object.__new__
     set_dict, set_fields, set_extra, set_private = _SETTERS
     if names == ("sender", "ts", "type", given[-1]) and len(given) == 3:
         last = given[-1]
 
-        def trusted(sender: int, ts: int, value: Any) -> Message:   # the common shape: one own field
+        def trusted(sender: int, ts: int, value: Any) -> Message:  # the common shape: one own field
             msg = new(cls)
             set_dict(msg, {"sender": sender, "ts": ts, "type": tag, last: value})
             set_fields(msg, {"sender", "ts", last})
             set_extra(msg, None)
             set_private(msg, None)
             return msg
+
         return trusted
 
     def trusted_any(*values: Any) -> Message:
@@ -162,4 +172,5 @@ def _trusted_builder(cls: type[Message]):
         set_extra(msg, None)
         set_private(msg, None)
         return msg
+
     return trusted_any

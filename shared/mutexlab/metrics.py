@@ -29,10 +29,10 @@ CS = "cs"
 class RunMetrics:
     entries: int
     requests: int
-    messages: dict[str, int]                  # network messages by type
-    mean_delay: float | None                  # T, in trace time units; None without any message
-    response_times: list[float] = field(default_factory=list)   # in units of T
-    sync_delays: list[float] = field(default_factory=list)      # in units of T
+    messages: dict[str, int]  # network messages by type
+    mean_delay: float | None  # T, in trace time units; None without any message
+    response_times: list[float] = field(default_factory=list)  # in units of T
+    sync_delays: list[float] = field(default_factory=list)  # in units of T
 
     @property
     def total_messages(self) -> int:
@@ -51,11 +51,18 @@ class RunMetrics:
         return mean(self.sync_delays) if self.sync_delays else None
 
     def as_dict(self) -> dict:
-        return {"entries": self.entries, "requests": self.requests, "messages": dict(sorted(self.messages.items())),
-                "total_messages": self.total_messages, "messages_per_entry": _round(self.per_entry),
-                "mean_message_delay": _round(self.mean_delay),
-                "response_time": _round(self.response_time), "response_samples": len(self.response_times),
-                "sync_delay": _round(self.sync_delay), "sync_samples": len(self.sync_delays)}
+        return {
+            "entries": self.entries,
+            "requests": self.requests,
+            "messages": dict(sorted(self.messages.items())),
+            "total_messages": self.total_messages,
+            "messages_per_entry": _round(self.per_entry),
+            "mean_message_delay": _round(self.mean_delay),
+            "response_time": _round(self.response_time),
+            "response_samples": len(self.response_times),
+            "sync_delay": _round(self.sync_delay),
+            "sync_samples": len(self.sync_delays),
+        }
 
 
 def _round(value: float | None, digits: int = 3) -> float | None:
@@ -79,8 +86,8 @@ def measure(events: list[dict], unit: float | None = None) -> RunMetrics:
     body = sorted((e for e in events if e.get("event") != "run"), key=lambda e: e.get("t", 0.0))  # stable
     measured = mean_message_delay(body)
     scale = unit if unit is not None else (measured if measured else 1.0)
-    waiting: dict[str, float] = {}          # pid → time of its pending request
-    last_exit: float | None = None          # an exit seen while someone waited, not yet followed
+    waiting: dict[str, float] = {}  # pid → time of its pending request
+    last_exit: float | None = None  # an exit seen while someone waited, not yet followed
     entries = requests = 0
     response: list[float] = []
     sync: list[float] = []

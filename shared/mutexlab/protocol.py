@@ -39,7 +39,7 @@ import copy
 from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Union
+from typing import Any
 
 from .clock import LamportClock
 
@@ -105,7 +105,7 @@ class Schedule:
     dwell: str
 
 
-Effect = Union[Send, Enter, Exit, Note, Schedule]
+Effect = Send | Enter | Exit | Note | Schedule
 
 
 class Protocol:
@@ -127,7 +127,9 @@ class Protocol:
         """The error for an input this state does not accept: ``what`` is a message (named by its
         type) or a local action. ``raise self.refuse(msg)``."""
         what = getattr(what, "type", what)
-        return ProtocolError(f"{self.name} cannot take {what} in state {self.state}" + (f": {why}" if why else ""))
+        return ProtocolError(
+            f"{self.name} cannot take {what} in state {self.state}" + (f": {why}" if why else "")
+        )
 
     def start(self) -> list[Effect]:
         return []
@@ -154,7 +156,7 @@ class Protocol:
         """A hashable summary of the full state, for exhaustive exploration."""
         raise NotImplementedError
 
-    def __deepcopy__(self, memo: dict) -> "Protocol":
+    def __deepcopy__(self, memo: dict) -> Protocol:
         """An independent copy of the state (the explorer forks worlds with it).
 
         Faster than the generic deepcopy: plain containers are copied structurally, immutable

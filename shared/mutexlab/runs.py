@@ -33,9 +33,19 @@ class ClassicRun:
         return self.result.ok and self.verdict.ok
 
 
-def run_classic(algorithm: str, nodes: int, requests: int, seed: int, options: dict | None = None,
-                delay: str = "exp", think: float = 1.0, cs: float = 1.0, trace_path: str | None = None,
-                faults: dict | None = None, progress=None) -> ClassicRun:
+def run_classic(
+    algorithm: str,
+    nodes: int,
+    requests: int,
+    seed: int,
+    options: dict | None = None,
+    delay: str = "exp",
+    think: float = 1.0,
+    cs: float = 1.0,
+    trace_path: str | None = None,
+    faults: dict | None = None,
+    progress=None,
+) -> ClassicRun:
     """Build, simulate, audit and measure one run. Raises ConfigError on bad options, OSError
     when the trace cannot be written. ``progress``: see ``Simulation.progress``."""
     options = dict(options or {})

@@ -29,9 +29,14 @@ class Setup:
 
     def run_event(self) -> dict:
         """The first line of every trace of this setup."""
-        return {"event": "run", "pid": "run", "algorithm": self.algorithm,
-                "processes": {str(p): n for p, n in sorted(self.names.items())},
-                "capacities": self.capacities, "params": self.params}
+        return {
+            "event": "run",
+            "pid": "run",
+            "algorithm": self.algorithm,
+            "processes": {str(p): n for p, n in sorted(self.names.items())},
+            "capacities": self.capacities,
+            "params": self.params,
+        }
 
 
 def capacity_of(capacities: dict[str, int], resource: str) -> int:

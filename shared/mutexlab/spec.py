@@ -9,8 +9,9 @@ Core layer: plain data, no imports from higher layers (the audit module is a dot
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Literal
 
 from .messages import Codec
 from .setup import Setup
@@ -21,8 +22,9 @@ Family = Literal["classic", "bees", "elves"]
 @dataclass(frozen=True)
 class Figure:
     """A cost the literature quotes, as it writes it, and its value for N processes (and the run's params)."""
-    text: str                                           # as the literature writes it
-    value: Callable[[int, dict], tuple[float, float] | None]   # (low, high) for N and the run's params
+
+    text: str  # as the literature writes it
+    value: Callable[[int, dict], tuple[float, float] | None]  # (low, high) for N and the run's params
 
     def range(self, n: int, params: dict | None = None) -> tuple[float, float] | None:
         return self.value(n, params or {})
@@ -41,16 +43,17 @@ class AlgorithmSpec:
     """One algorithm. Invariants: ``make_setup`` builds processes named ``<role>-<pid>`` for the
     scalable role (pids 1..P) plus one process per fixed role; its Setup's codec is ``codec``;
     it refuses any option not in ``options``."""
+
     name: str
     family: Family
     summary: str
     make_setup: Callable[[int, dict, int], Setup]
     codec: Codec
-    audit: str                                           # dotted module offering check(events, run)
-    role: str = "node"                                   # the scalable role: pids 1..P
-    fixed_roles: tuple[str, ...] = ()                    # one member each, outside P (the elves' mayor)
-    options: dict[str, str] = field(default_factory=dict)   # --option key → one-line help
-    literature: dict[str, Figure] = field(default_factory=dict)   # "messages", "sync" → figure
+    audit: str  # dotted module offering check(events, run)
+    role: str = "node"  # the scalable role: pids 1..P
+    fixed_roles: tuple[str, ...] = ()  # one member each, outside P (the elves' mayor)
+    options: dict[str, str] = field(default_factory=dict)  # --option key → one-line help
+    literature: dict[str, Figure] = field(default_factory=dict)  # "messages", "sync" → figure
 
     @property
     def roles(self) -> tuple[str, ...]:

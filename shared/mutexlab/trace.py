@@ -9,8 +9,9 @@ algorithm and its parameters, so ``mutexlab verify`` knows the capacities to che
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any
 
 from .clock import VectorClock
 
@@ -42,15 +43,33 @@ class Recorder:
         self.vc = VectorClock(pid)
 
     def send(self, t: float, lamport: int, kind: str, to: str, msg_id: str, body: dict | None = None) -> dict:
-        event = {"event": "send", "pid": self.pid, "t": t, "lamport": lamport, "vc": self.vc.tick(),
-                 "type": kind, "to": to, "id": msg_id}
+        event = {
+            "event": "send",
+            "pid": self.pid,
+            "t": t,
+            "lamport": lamport,
+            "vc": self.vc.tick(),
+            "type": kind,
+            "to": to,
+            "id": msg_id,
+        }
         if body is not None:
             event["msg"] = body
         return event
 
-    def recv(self, t: float, lamport: int, kind: str, frm: str, msg_id: str, sender_vc: dict[str, int]) -> dict:
-        return {"event": "recv", "pid": self.pid, "t": t, "lamport": lamport, "vc": self.vc.merge(sender_vc),
-                "type": kind, "from": frm, "id": msg_id}
+    def recv(
+        self, t: float, lamport: int, kind: str, frm: str, msg_id: str, sender_vc: dict[str, int]
+    ) -> dict:
+        return {
+            "event": "recv",
+            "pid": self.pid,
+            "t": t,
+            "lamport": lamport,
+            "vc": self.vc.merge(sender_vc),
+            "type": kind,
+            "from": frm,
+            "id": msg_id,
+        }
 
     def local(self, event: str, t: float, lamport: int, **fields: Any) -> dict:
         return {"event": event, "pid": self.pid, "t": t, "lamport": lamport, "vc": self.vc.tick(), **fields}
@@ -74,7 +93,7 @@ class TraceWriter:
             self._file.close()
             self._file = None
 
-    def __enter__(self) -> "TraceWriter":
+    def __enter__(self) -> TraceWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -88,19 +107,33 @@ REQUIRED = ("event", "pid")
 _NUMBER = (int, float)
 _COMMON = {"t": _NUMBER, "lamport": int, "units": int, "id": str, "msg": (dict, type(None))}
 _KIND_FIELDS: dict[str, dict[str, type | tuple]] = {
-    "enter": {"resource": str}, "exit": {"resource": str},
-    "send": {"type": str, "to": str}, "recv": {"type": str, "from": str},
-    "state": {"state": str}, "egg": {"reed": int},
-    "contract_done": {"round": int, "contract": int}, "round": {"round": int},
+    "enter": {"resource": str},
+    "exit": {"resource": str},
+    "send": {"type": str, "to": str},
+    "recv": {"type": str, "from": str},
+    "state": {"state": str},
+    "egg": {"reed": int},
+    "contract_done": {"round": int, "contract": int},
+    "round": {"round": int},
 }
-_NEEDED = {"enter": ("resource",), "exit": ("resource",), "send": ("type", "to"), "recv": ("type", "from"),
-           "state": ("state",)}
-_TYPE_NAMES = {str: "a string", int: "a whole number", _NUMBER: "a number", dict: "a JSON object",
-               (dict, type(None)): "a JSON object or null"}
+_NEEDED = {
+    "enter": ("resource",),
+    "exit": ("resource",),
+    "send": ("type", "to"),
+    "recv": ("type", "from"),
+    "state": ("state",),
+}
+_TYPE_NAMES = {
+    str: "a string",
+    int: "a whole number",
+    _NUMBER: "a number",
+    dict: "a JSON object",
+    (dict, type(None)): "a JSON object or null",
+}
 
 
 def _type_ok(value: Any, kind: type | tuple) -> bool:
-    if isinstance(value, bool):           # JSON true/false are not numbers here
+    if isinstance(value, bool):  # JSON true/false are not numbers here
         return False
     if kind is _NUMBER and isinstance(value, float):
         return value == value and abs(value) != float("inf")
@@ -118,15 +151,19 @@ def check_event(event: Any, first: bool = False) -> str | None:
     if not isinstance(kind, str) or not isinstance(pid, str):
         return "'event' and 'pid' must be strings"
     if first and kind != "run":
-        return (f"the trace has no 'run' header (its first event is {kind!r}): its algorithm and "
-                "capacities are unknown")
+        return (
+            f"the trace has no 'run' header (its first event is {kind!r}): its algorithm and "
+            "capacities are unknown"
+        )
     if kind == "run":
         if not isinstance(event.get("capacities"), dict):
             return "the run header lacks 'capacities' (an object: resource → capacity)"
         bad = [r for r, c in event["capacities"].items() if not _type_ok(c, int) or c < 0]
         if bad:
-            return (f"the run header gives {bad[0]!r} the capacity {json.dumps(event['capacities'][bad[0]])[:40]}, "
-                    "not a whole number ≥ 0")
+            return (
+                f"the run header gives {bad[0]!r} the capacity {json.dumps(event['capacities'][bad[0]])[:40]}, "
+                "not a whole number ≥ 0"
+            )
         for name in ("processes", "params"):
             if not isinstance(event.get(name, {}), dict):
                 return f"the run header's {name!r} must be a JSON object"
@@ -162,14 +199,16 @@ def parse_events(lines: Iterable[str | bytes], source: str = "trace") -> Iterato
             try:
                 line = line.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise TraceError(f"{source}:{number}: not UTF-8 text (byte {exc.start + 1} of the line)") from None
+                raise TraceError(
+                    f"{source}:{number}: not UTF-8 text (byte {exc.start + 1} of the line)"
+                ) from None
         if not line.strip():
             continue
         try:
             event = json.loads(line)
         except json.JSONDecodeError as exc:
             raise TraceError(f"{source}:{number}: not JSON ({exc.msg})") from None
-        except (ValueError, RecursionError) as exc:   # e.g. an integer too long, nesting too deep
+        except (ValueError, RecursionError) as exc:  # e.g. an integer too long, nesting too deep
             raise TraceError(f"{source}:{number}: not JSON this reader accepts ({exc})") from None
         problem = check_event(event, first)
         if problem:

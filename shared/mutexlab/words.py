@@ -3,8 +3,15 @@
 
 from __future__ import annotations
 
-IRREGULAR = {"elf": "elves", "process": "processes", "hamster": "hamsters", "bee": "bees",
-             "time": "times", "entry": "entries", "reply": "replies"}
+IRREGULAR = {
+    "elf": "elves",
+    "process": "processes",
+    "hamster": "hamsters",
+    "bee": "bees",
+    "time": "times",
+    "entry": "entries",
+    "reply": "replies",
+}
 
 
 def plural(noun: str) -> str:

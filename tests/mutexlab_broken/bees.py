@@ -2,7 +2,7 @@
 
 from mutexlab.protocols import bees
 
-FAMILY = "bees"   # membership: these are bees
+FAMILY = "bees"  # membership: these are bees
 
 
 class GreedyBee(bees.Bee):

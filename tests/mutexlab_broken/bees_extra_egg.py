@@ -14,8 +14,12 @@ class ExtraEggBee(bees.Bee):
         if self.state == bees.DEAD:
             self.laid += 1
             at = next(n for n, e in enumerate(effects) if isinstance(e, Note) and e.event == "egg")
-            effects.insert(at + 1, Note("egg", {"reed": self.reed, "count": self.laid,
-                                                "in_reed": self.reed_eggs[self.reed] + 1}))
+            effects.insert(
+                at + 1,
+                Note(
+                    "egg", {"reed": self.reed, "count": self.laid, "in_reed": self.reed_eggs[self.reed] + 1}
+                ),
+            )
         return effects
 
 

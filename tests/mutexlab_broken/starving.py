@@ -21,12 +21,12 @@ class SelfishNode(ricart_agrawala.RicartAgrawalaNode):
     def on_local(self, action: str) -> list:
         effects = super().on_local(action)
         if action == "exit" and not any(isinstance(e, Schedule) for e in effects):
-            effects.append(Schedule("request", "think"))   # wants it again, forever
+            effects.append(Schedule("request", "think"))  # wants it again, forever
         return effects
 
     def _release(self) -> list:
         self.my_request = None
-        return []   # the deferred requests are never answered
+        return []  # the deferred requests are never answered
 
 
 def make_setup(processes: int, options: dict, seed: int = 0):

@@ -17,15 +17,24 @@ from ..protocols.bees import FINAL_STATES, FLOWER, WAITING_STATES, expected_eggs
 from ..trace import event_error, whole
 from .model import Violation
 
-CHECKS = ["eggs per bee", "eggs per reed", "eggs laid on the held reed after a flower visit",
-          "flowers visited only from a reed", "total eggs = min(eggs·P, cocoons·T)",
-          "every bee ends DEAD or RETIRED, nobody left waiting"]
+CHECKS = [
+    "eggs per bee",
+    "eggs per reed",
+    "eggs laid on the held reed after a flower visit",
+    "flowers visited only from a reed",
+    "total eggs = min(eggs·P, cocoons·T)",
+    "every bee ends DEAD or RETIRED, nobody left waiting",
+]
 
 
 def _params(run: dict) -> tuple[int, int, int, int]:
     params = run.get("params") or {}
-    return (int(params.get("bees", len(run.get("processes") or {}))), int(params.get("reeds", 1)),
-            int(params.get("eggs", 5)), int(params.get("cocoons", 15)))
+    return (
+        int(params.get("bees", len(run.get("processes") or {}))),
+        int(params.get("reeds", 1)),
+        int(params.get("eggs", 5)),
+        int(params.get("cocoons", 15)),
+    )
 
 
 def check(events: list[dict], run: dict) -> list[Violation]:
@@ -44,7 +53,7 @@ def check(events: list[dict], run: dict) -> list[Violation]:
     for name, own in per_bee.items():
         own.sort(key=lambda e: e["vc"].get(name, 0))
         holding: str | None = None
-        visited = False           # a flower visit since the last egg / the reed entry
+        visited = False  # a flower visit since the last egg / the reed entry
         on_flower = False
         laid = 0
         last_state = None
@@ -60,8 +69,11 @@ def check(events: list[dict], run: dict) -> list[Violation]:
             elif kind == "enter" and resource == FLOWER:
                 on_flower = True
                 if holding is None:
-                    found.append(Violation("flower-without-reed", f"{name} went to a flower without holding a reed",
-                                           [event]))
+                    found.append(
+                        Violation(
+                            "flower-without-reed", f"{name} went to a flower without holding a reed", [event]
+                        )
+                    )
             elif kind == "exit" and resource == FLOWER:
                 on_flower, visited = False, True
             elif kind == "egg":
@@ -70,30 +82,61 @@ def check(events: list[dict], run: dict) -> list[Violation]:
                 reed = event.get("reed")
                 per_reed[reed] += 1
                 if laid == eggs + 1:
-                    found.append(Violation("eggs-per-bee", f"{name} laid a {laid}th egg (at most {eggs})", [event]))
+                    found.append(
+                        Violation("eggs-per-bee", f"{name} laid a {laid}th egg (at most {eggs})", [event])
+                    )
                 if per_reed[reed] == cocoons + 1:
                     over_reed.add(reed)
-                    found.append(Violation("eggs-per-reed", f"reed:{reed} got a {cocoons + 1}th egg "
-                                           f"(at most {cocoons}), laid by {name}", [event]))
+                    found.append(
+                        Violation(
+                            "eggs-per-reed",
+                            f"reed:{reed} got a {cocoons + 1}th egg (at most {cocoons}), laid by {name}",
+                            [event],
+                        )
+                    )
                 if holding != f"reed:{reed}":
-                    found.append(Violation("egg-off-reed", f"{name} laid an egg in reed:{reed} while holding "
-                                           f"{holding or 'no reed'}", [event]))
+                    found.append(
+                        Violation(
+                            "egg-off-reed",
+                            f"{name} laid an egg in reed:{reed} while holding {holding or 'no reed'}",
+                            [event],
+                        )
+                    )
                 elif on_flower or not visited:
-                    found.append(Violation("egg-without-nectar", f"{name} laid an egg in reed:{reed} without a "
-                                           f"flower visit since its previous egg", [event]))
+                    found.append(
+                        Violation(
+                            "egg-without-nectar",
+                            f"{name} laid an egg in reed:{reed} without a "
+                            f"flower visit since its previous egg",
+                            [event],
+                        )
+                    )
                 visited = False
         final = last_state["state"] if last_state is not None else "REST"
         if final in WAITING_STATES:
-            found.append(Violation("left-waiting", f"{name} was left waiting in {final}",
-                                   [last_state] if last_state else []))
+            found.append(
+                Violation(
+                    "left-waiting", f"{name} was left waiting in {final}", [last_state] if last_state else []
+                )
+            )
         elif final not in FINAL_STATES:
-            found.append(Violation("unfinished", f"{name} ended in {final}, not DEAD or RETIRED",
-                                   [last_state] if last_state else []))
+            found.append(
+                Violation(
+                    "unfinished",
+                    f"{name} ended in {final}, not DEAD or RETIRED",
+                    [last_state] if last_state else [],
+                )
+            )
     want = expected_eggs(bees, reeds, eggs, cocoons)
     if total != want:
         # Too few: not laid yet (progress). Too many: laid beyond what exists (safety).
-        found.append(Violation("too-few-eggs" if total < want else "too-many-eggs",
-                               f"{total} eggs were laid; {bees} bees with {eggs} eggs each and "
-                               f"{reeds} reeds of {cocoons} cocoons must lay min({eggs}·{bees}, {cocoons}·{reeds}) "
-                               f"= {want}", []))
+        found.append(
+            Violation(
+                "too-few-eggs" if total < want else "too-many-eggs",
+                f"{total} eggs were laid; {bees} bees with {eggs} eggs each and "
+                f"{reeds} reeds of {cocoons} cocoons must lay min({eggs}·{bees}, {cocoons}·{reeds}) "
+                f"= {want}",
+                [],
+            )
+        )
     return found

@@ -58,7 +58,7 @@ from .model import Violation
 if TYPE_CHECKING:
     import numpy as np
 
-_INF = 2**31 - 1   # an uncapacitated edge; scipy's flow works in int32, so the units must stay below
+_INF = 2**31 - 1  # an uncapacitated edge; scipy's flow works in int32, so the units must stay below
 
 
 @dataclass
@@ -100,14 +100,24 @@ def collect_intervals(events: list[dict]) -> tuple[dict[str, list[Interval]], li
             continue
         units = event.get("units", 1)
         if type(units) is not int or units < 1:
-            problems.append(Violation("malformed", f"{kind} of {pid} on {resource} has units {units!r}, "
-                                      f"not a positive integer", [event]))
+            problems.append(
+                Violation(
+                    "malformed",
+                    f"{kind} of {pid} on {resource} has units {units!r}, not a positive integer",
+                    [event],
+                )
+            )
             continue
         key = (pid, resource)
         if kind == "enter":
             if key in open_:
-                problems.append(Violation("reentry", f"{pid} entered {resource} again while holding it",
-                                          [open_[key].enter, event]))
+                problems.append(
+                    Violation(
+                        "reentry",
+                        f"{pid} entered {resource} again while holding it",
+                        [open_[key].enter, event],
+                    )
+                )
                 continue
             interval = Interval(pid, resource, units, event, None)
             open_[key] = interval
@@ -115,10 +125,17 @@ def collect_intervals(events: list[dict]) -> tuple[dict[str, list[Interval]], li
         else:
             interval = open_.pop(key, None)
             if interval is None:
-                problems.append(Violation("exit-without-enter", f"{pid} left {resource} it did not hold", [event]))
+                problems.append(
+                    Violation("exit-without-enter", f"{pid} left {resource} it did not hold", [event])
+                )
             elif units != interval.units:
-                problems.append(Violation("units-mismatch", f"{pid} entered {resource} with {interval.units} "
-                                          f"units but left with {units}", [interval.enter, event]))
+                problems.append(
+                    Violation(
+                        "units-mismatch",
+                        f"{pid} entered {resource} with {interval.units} units but left with {units}",
+                        [interval.enter, event],
+                    )
+                )
                 interval.exit = event
             else:
                 interval.exit = event
@@ -163,15 +180,17 @@ def generating_edges(intervals: list[Interval]) -> tuple[np.ndarray, np.ndarray]
     previous interval. O(n·P) vector-clock reads, one row of a matrix per interval.
     """
     import numpy as np
+
     chains: dict[str, list[int]] = {}
     for i in sorted(range(len(intervals)), key=lambda i: intervals[i].enter_own):
         chains.setdefault(intervals[i].pid, []).append(i)
     pids = list(chains)
-    chain_order = np.array([i for p in pids for i in chains[p]], dtype=np.int64)   # row r → interval
+    chain_order = np.array([i for p in pids for i in chains[p]], dtype=np.int64)  # row r → interval
     starts = np.cumsum([0] + [len(chains[p]) for p in pids])[:-1]
-    knows = np.array([[intervals[i].enter["vc"].get(p, 0) for p in pids] for i in chain_order],
-                     dtype=np.float64).reshape(len(chain_order), len(pids))
-    below = np.empty(knows.shape, dtype=np.int64)      # how many of p's intervals are ≺ row r
+    knows = np.array(
+        [[intervals[i].enter["vc"].get(p, 0) for p in pids] for i in chain_order], dtype=np.float64
+    ).reshape(len(chain_order), len(pids))
+    below = np.empty(knows.shape, dtype=np.int64)  # how many of p's intervals are ≺ row r
     for k, p in enumerate(pids):
         exits = np.array([intervals[i].exit_own for i in chains[p]], dtype=np.float64)
         below[:, k] = np.searchsorted(exits, knows[:, k], side="right")
@@ -198,20 +217,22 @@ def max_antichain(intervals: list[Interval], weights: list[int] | None = None) -
     n = len(intervals)
     w = np.array([iv.units for iv in intervals] if weights is None else weights, dtype=np.int64)
     if int(w.sum()) >= _INF:
-        raise TraceError(f"{intervals[0].resource}: {int(w.sum())} units in all, too many for the audit's flow")
+        raise TraceError(
+            f"{intervals[0].resource}: {int(w.sum())} units in all, too many for the audit's flow"
+        )
     src, dst = generating_edges(intervals)
-    source, sink = 2 * n, 2 * n + 1                   # out(v) = v, in(v) = n + v
+    source, sink = 2 * n, 2 * n + 1  # out(v) = v, in(v) = n + v
     ids = np.arange(n)
     rows = np.concatenate([np.full(n, source), n + ids, n + ids, src])
     cols = np.concatenate([ids, np.full(n, sink), ids, n + dst])
     caps = np.concatenate([w, w, np.full(n + len(src), _INF)]).astype(np.int32)
     network = csr_array((caps, (rows, cols)), shape=(2 * n + 2, 2 * n + 2))
     result = maximum_flow(network, source, sink, method="dinic")
-    residual = csr_array(network - result.flow)      # the flow is skew-symmetric: reverse edges get f
-    residual.eliminate_zeros()                       # csgraph counts explicit zeros as edges
+    residual = csr_array(network - result.flow)  # the flow is skew-symmetric: reverse edges get f
+    residual.eliminate_zeros()  # csgraph counts explicit zeros as edges
     reached = np.zeros(2 * n + 2, dtype=bool)
     reached[breadth_first_order(residual, source, directed=True, return_predecessors=False)] = True
-    cut = np.nonzero(reached[:n] & ~reached[n:2 * n])[0]
+    cut = np.nonzero(reached[:n] & ~reached[n : 2 * n])[0]
     load = int(w.sum()) - int(result.flow_value)
     # Weighted Dilworth: the cut's antichain weighs exactly W − max flow.
     assert int(w[cut].sum()) == load
@@ -227,18 +248,29 @@ def check_capacities(events: list[dict], capacities: dict[str, int], limit: int 
 
 
 def _held_by(resource: str, cap: int, holders: list[Interval]) -> Violation:
-    names = ", ".join(f"{m.pid} ({m.units} unit{'s' if m.units != 1 else ''}, line "
-                      f"{m.enter.get('_line', '?')})" for m in holders)
-    return Violation("capacity", f"{resource} (capacity {cap}) held by {names} at once: no exit among them "
-                     f"happened-before another's enter", [m.enter for m in holders])
+    names = ", ".join(
+        f"{m.pid} ({m.units} unit{'s' if m.units != 1 else ''}, line {m.enter.get('_line', '?')})"
+        for m in holders
+    )
+    return Violation(
+        "capacity",
+        f"{resource} (capacity {cap}) held by {names} at once: no exit among them "
+        f"happened-before another's enter",
+        [m.enter for m in holders],
+    )
 
 
 def _check_resource(resource: str, cap: int, intervals: list[Interval], limit: int) -> list[Violation]:
     found: list[Violation] = []
     for iv in intervals:
         if iv.units > cap:
-            found.append(Violation("capacity", f"{iv.pid} took {iv.units} units of {resource}, "
-                                   f"more than its capacity {cap}", [iv.enter]))
+            found.append(
+                Violation(
+                    "capacity",
+                    f"{iv.pid} took {iv.units} units of {resource}, more than its capacity {cap}",
+                    [iv.enter],
+                )
+            )
     order = {id(iv): n for n, iv in enumerate(intervals)}
     if cap == 1:
         # Units are ≥ 1, so every overlapping pair is over capacity: pair each interval with

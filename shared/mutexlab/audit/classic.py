@@ -50,19 +50,30 @@ def check(events: list[dict], run: dict) -> list[Violation]:
     for name in names:
         asked, served = requests[name], enters[name]
         if asked > served:
-            found.append(Violation(
-                "request-unserved",
-                f"{name} asked for {CS} {count(asked, 'time')} but entered {count(served, 'time')}: "
-                f"{count(asked - served, 'request')} left waiting",
-                [last_request[name]]))
+            found.append(
+                Violation(
+                    "request-unserved",
+                    f"{name} asked for {CS} {count(asked, 'time')} but entered {count(served, 'time')}: "
+                    f"{count(asked - served, 'request')} left waiting",
+                    [last_request[name]],
+                )
+            )
         elif served > asked:
-            found.append(Violation("enter-without-request",
-                                   f"{name} entered {CS} {count(served, 'time')} but asked only {count(asked, 'time')}"))
+            found.append(
+                Violation(
+                    "enter-without-request",
+                    f"{name} entered {CS} {count(served, 'time')} but asked only {count(asked, 'time')}",
+                )
+            )
         if name in holding:
-            found.append(Violation("held-at-end", f"{name} still holds {CS} at the end of the trace",
-                                   [holding[name]]))
+            found.append(
+                Violation("held-at-end", f"{name} still holds {CS} at the end of the trace", [holding[name]])
+            )
         state = last_state.get(name)
         if state is not None and state.get("state") != IDLE_STATE:
-            found.append(Violation("not-idle-at-end",
-                                   f"{name} ends in state {state.get('state')}, not {IDLE_STATE}", [state]))
+            found.append(
+                Violation(
+                    "not-idle-at-end", f"{name} ends in state {state.get('state')}, not {IDLE_STATE}", [state]
+                )
+            )
     return found

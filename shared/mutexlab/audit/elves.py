@@ -56,10 +56,14 @@ def _check_fields(events: list[dict], run: dict) -> None:
     whose do not is unreadable (TraceError naming the line), not unsafe."""
     params = run.get("params") or {}
     plan = params.get("plan")
-    if plan is not None and not (isinstance(plan, list) and all(
-            isinstance(r, list) and all(whole(h) for h in r) for r in plan)):
-        raise event_error(run, "the run header's params.plan must be a list of rounds, each a list of "
-                               "whole numbers (hamsters per contract)")
+    if plan is not None and not (
+        isinstance(plan, list) and all(isinstance(r, list) and all(whole(h) for h in r) for r in plan)
+    ):
+        raise event_error(
+            run,
+            "the run header's params.plan must be a list of rounds, each a list of "
+            "whole numbers (hamsters per contract)",
+        )
     for key in ("rounds", "poison_per_hamster"):
         if key in params and not whole(params[key]):
             raise event_error(run, f"the run header's params.{key} must be a whole number")
@@ -101,22 +105,33 @@ def check(events: list[dict], run: dict) -> list[Violation]:
 
 def _holding_order(elf: str, events: list[dict], params: dict, plan, done) -> list[Violation]:
     found = []
-    contract: tuple[int, int] | None = None   # (round, index) held
+    contract: tuple[int, int] | None = None  # (round, index) held
     pins = poison = False
     completed = False
     for e in events:
         kind, resource = e["event"], e.get("resource", "")
         if kind == "enter" and resource.startswith("contract:"):
             if contract is not None:
-                found.append(Violation("two-contracts", f"{elf} took {resource} while still holding contract "
-                                       f"{contract[0]}.{contract[1]}", [e]))
+                found.append(
+                    Violation(
+                        "two-contracts",
+                        f"{elf} took {resource} while still holding contract {contract[0]}.{contract[1]}",
+                        [e],
+                    )
+                )
             contract, completed = _contract_of(resource), False
         elif kind == "enter" and resource == "pins":
             if contract is None:
                 found.append(Violation("pins-without-contract", f"{elf} took pins without a contract", [e]))
             elif e.get("units", 1) != params.get("pins_per_elf", e.get("units", 1)):
-                found.append(Violation("pins-units", f"{elf} took {e.get('units', 1)} pins, not the "
-                                       f"{params['pins_per_elf']} every elf needs", [e]))
+                found.append(
+                    Violation(
+                        "pins-units",
+                        f"{elf} took {e.get('units', 1)} pins, not the "
+                        f"{params['pins_per_elf']} every elf needs",
+                        [e],
+                    )
+                )
             pins = True
         elif kind == "enter" and resource == "poison":
             if not pins:
@@ -124,8 +139,14 @@ def _holding_order(elf: str, events: list[dict], params: dict, plan, done) -> li
             elif plan and contract is not None and _in_plan(plan, *contract):
                 need = plan[contract[0] - 1][contract[1] - 1] * params.get("poison_per_hamster", 1)
                 if e.get("units", 1) != need:
-                    found.append(Violation("poison-units", f"{elf} took {e.get('units', 1)} poison for contract "
-                                           f"{contract[0]}.{contract[1]}, which needs {need}", [e]))
+                    found.append(
+                        Violation(
+                            "poison-units",
+                            f"{elf} took {e.get('units', 1)} poison for contract "
+                            f"{contract[0]}.{contract[1]}, which needs {need}",
+                            [e],
+                        )
+                    )
             poison = True
         elif kind == "exit" and resource == "pins":
             pins = False
@@ -141,11 +162,22 @@ def _holding_order(elf: str, events: list[dict], params: dict, plan, done) -> li
             completed = True
             if contract != key:
                 held = "no contract" if contract is None else f"contract {contract[0]}.{contract[1]}"
-                found.append(Violation("done-by-non-holder", f"{elf} did contract {key[0]}.{key[1]} while "
-                                       f"holding {held}", [e]))
+                found.append(
+                    Violation(
+                        "done-by-non-holder",
+                        f"{elf} did contract {key[0]}.{key[1]} while holding {held}",
+                        [e],
+                    )
+                )
             elif not (pins and poison):
-                found.append(Violation("done-without-tools", f"{elf} did contract {key[0]}.{key[1]} without "
-                                       f"holding {'pins' if not pins else 'poison'}", [e]))
+                found.append(
+                    Violation(
+                        "done-without-tools",
+                        f"{elf} did contract {key[0]}.{key[1]} without "
+                        f"holding {'pins' if not pins else 'poison'}",
+                        [e],
+                    )
+                )
     return found
 
 
@@ -161,12 +193,22 @@ def _exactly_once(events: list[dict], plan, done) -> list[Violation]:
             entered[e["resource"]].append(e)
     for resource, enters in sorted(entered.items()):
         if len(enters) > 1:
-            found.append(Violation("contract-twice", f"{resource} was taken {len(enters)} times, by "
-                                   + ", ".join(x["pid"] for x in enters), enters))
+            found.append(
+                Violation(
+                    "contract-twice",
+                    f"{resource} was taken {len(enters)} times, by " + ", ".join(x["pid"] for x in enters),
+                    enters,
+                )
+            )
     for (r, i), notes in sorted(done.items(), key=lambda kv: str(kv[0])):
         if len(notes) > 1:
-            found.append(Violation("contract-done-twice", f"contract {r}.{i} was done {len(notes)} times, by "
-                                   + ", ".join(x["pid"] for x in notes), notes))
+            found.append(
+                Violation(
+                    "contract-done-twice",
+                    f"contract {r}.{i} was done {len(notes)} times, by " + ", ".join(x["pid"] for x in notes),
+                    notes,
+                )
+            )
         if plan is not None and not (isinstance(r, int) and isinstance(i, int) and _in_plan(plan, r, i)):
             found.append(Violation("contract-unknown", f"contract {r}.{i} is not in the mayor's plan", notes))
     if plan is not None:
@@ -194,13 +236,23 @@ def _stop_after_done(mayor: list[dict], plan, done) -> list[Violation]:
                     continue
                 if not notes:
                     reported.add((r, i))
-                    found.append(Violation("stop-before-done", f"mayor stopped round {r} but contract {r}.{i} "
-                                           f"was never done", [e]))
+                    found.append(
+                        Violation(
+                            "stop-before-done",
+                            f"mayor stopped round {r} but contract {r}.{i} was never done",
+                            [e],
+                        )
+                    )
                 elif not any(happened_before(n["pid"], n["vc"], e["vc"]) for n in notes):
                     reported.add((r, i))
-                    found.append(Violation("stop-before-done", f"mayor sent STOP of round {r} to {e.get('to')} "
-                                           f"before contract {r}.{i} was done (no happened-before)",
-                                           [notes[0], e]))
+                    found.append(
+                        Violation(
+                            "stop-before-done",
+                            f"mayor sent STOP of round {r} to {e.get('to')} "
+                            f"before contract {r}.{i} was done (no happened-before)",
+                            [notes[0], e],
+                        )
+                    )
     return found
 
 
@@ -216,17 +268,19 @@ def _contract_requests(events: list[dict]) -> dict[int, set[tuple[int, str]]]:
 def _rounds(elf: str, events: list[dict], elves: list[str], sends: dict, requests) -> list[Violation]:
     found = []
     others = set(elves) - {elf}
-    current: dict[str, tuple[int, int] | None] = {}       # kind → (round, ts) of the latest request
-    replies: dict[str, dict[str, set]] = {}              # kind → {from: rounds of replies since the request}
+    current: dict[str, tuple[int, int] | None] = {}  # kind → (round, ts) of the latest request
+    replies: dict[str, dict[str, set]] = {}  # kind → {from: rounds of replies since the request}
     contract_round = None
     for e in events:
         kind = e["event"]
         if kind == "send" and e.get("type", "").endswith("_REQUEST"):
             res, _ = _kind_verb(e["type"])
             body = e.get("msg")
-            if body is None:    # the trace cannot be checked, which is neither safe nor a violation
-                raise TraceError(f"line {e.get('_line', '?')}: {elf}'s {e['type']} carries no message body "
-                                 "'msg': the elves audit needs the round it names")
+            if body is None:  # the trace cannot be checked, which is neither safe nor a violation
+                raise TraceError(
+                    f"line {e.get('_line', '?')}: {elf}'s {e['type']} carries no message body "
+                    "'msg': the elves audit needs the round it names"
+                )
             key = (body["round"], body["ts"])
             if current.get(res) != key:
                 current[res], replies[res] = key, {}
@@ -247,23 +301,40 @@ def _rounds(elf: str, events: list[dict], elves: list[str], sends: dict, request
                 continue
             request = current.get(res)
             if request is None or request[0] != round_:
-                found.append(Violation("round-mixed", f"{elf} entered {resource} in round {round_} without a "
-                                       f"request of that round (latest: {request})", [e]))
+                found.append(
+                    Violation(
+                        "round-mixed",
+                        f"{elf} entered {resource} in round {round_} without a "
+                        f"request of that round (latest: {request})",
+                        [e],
+                    )
+                )
                 continue
             got = {who for who, rounds in replies[res].items() if round_ in rounds}
             missing = sorted(others - got)
             if missing:
                 stale = sorted(who for who, rounds in replies[res].items() if rounds - {round_})
-                found.append(Violation("round-mixed", f"{elf} entered {resource} in round {round_} without a "
-                                       f"round-{round_} REPLY from {', '.join(missing)}"
-                                       + (f" (it had stale replies from {', '.join(stale)})" if stale else ""),
-                                       [e]))
+                found.append(
+                    Violation(
+                        "round-mixed",
+                        f"{elf} entered {resource} in round {round_} without a "
+                        f"round-{round_} REPLY from {', '.join(missing)}"
+                        + (f" (it had stale replies from {', '.join(stale)})" if stale else ""),
+                        [e],
+                    )
+                )
             if res == "contract" and held is not None:
                 mine = (request[1], int(elf.split("-")[1]))
                 position = 1 + sum(1 for other in requests.get(round_, ()) if other < mine)
                 if held[1] != position:
-                    found.append(Violation("contract-position", f"{elf} took contract {held[0]}.{held[1]} but its "
-                                           f"request is number {position} among round {round_}'s requests", [e]))
+                    found.append(
+                        Violation(
+                            "contract-position",
+                            f"{elf} took contract {held[0]}.{held[1]} but its "
+                            f"request is number {position} among round {round_}'s requests",
+                            [e],
+                        )
+                    )
     return found
 
 
@@ -281,15 +352,23 @@ def _finished(per_process: dict[str, list[dict]], elves: list[str], params: dict
             current = e.get("round", current + 1)
         elif e["event"] == "send" and e.get("type") == "STOP":
             stops[(e.get("msg") or {}).get("round", current)].add(e.get("to"))
-    for r in range(1, min(rounds or 0, len(began)) + 1):   # rounds never begun are reported above
+    for r in range(1, min(rounds or 0, len(began)) + 1):  # rounds never begun are reported above
         missing = sorted(set(elves) - stops.get(r, set()))
         if missing:
-            found.append(Violation("rounds-unfinished", f"round {r} was never stopped towards "
-                                   + ", ".join(missing), []))
+            found.append(
+                Violation(
+                    "rounds-unfinished", f"round {r} was never stopped towards " + ", ".join(missing), []
+                )
+            )
     finals = {"mayor": "MAYOR_DONE", **{elf: "ELF_DONE" for elf in elves}}
     for pid, final in finals.items():
         states = [e.get("state") for e in per_process.get(pid, []) if e["event"] == "state"]
         if not states or states[-1] != final:
-            found.append(Violation("not-finished", f"{pid} ended in {states[-1] if states else 'its first state'}, "
-                                   f"not {final}", []))
+            found.append(
+                Violation(
+                    "not-finished",
+                    f"{pid} ended in {states[-1] if states else 'its first state'}, not {final}",
+                    [],
+                )
+            )
     return found

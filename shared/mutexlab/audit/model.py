@@ -20,27 +20,56 @@ from dataclasses import dataclass, field
 
 SAFETY, PROGRESS, UNDECIDED = "safety", "progress", "undecided"
 
-SAFETY_RULES = frozenset({
-    # capacity.py (happened-before)
-    "capacity", "reentry", "exit-without-enter", "units-mismatch", "malformed",
-    # classic.py
-    "enter-without-request",
-    # bees.py
-    "flower-without-reed", "eggs-per-bee", "eggs-per-reed", "egg-off-reed", "egg-without-nectar",
-    "too-many-eggs",
-    # elves.py
-    "two-contracts", "pins-without-contract", "pins-units", "poison-without-pins", "poison-units",
-    "contract-abandoned", "done-by-non-holder", "done-without-tools", "contract-twice",
-    "contract-done-twice", "contract-unknown", "stop-before-done", "round-mixed", "contract-position",
-})
-PROGRESS_RULES = frozenset({
-    # classic.py
-    "request-unserved", "held-at-end", "not-idle-at-end",
-    # bees.py
-    "left-waiting", "unfinished", "too-few-eggs",
-    # elves.py
-    "contract-not-done", "rounds-unfinished", "not-finished",
-})
+SAFETY_RULES = frozenset(
+    {
+        # capacity.py (happened-before)
+        "capacity",
+        "reentry",
+        "exit-without-enter",
+        "units-mismatch",
+        "malformed",
+        # classic.py
+        "enter-without-request",
+        # bees.py
+        "flower-without-reed",
+        "eggs-per-bee",
+        "eggs-per-reed",
+        "egg-off-reed",
+        "egg-without-nectar",
+        "too-many-eggs",
+        # elves.py
+        "two-contracts",
+        "pins-without-contract",
+        "pins-units",
+        "poison-without-pins",
+        "poison-units",
+        "contract-abandoned",
+        "done-by-non-holder",
+        "done-without-tools",
+        "contract-twice",
+        "contract-done-twice",
+        "contract-unknown",
+        "stop-before-done",
+        "round-mixed",
+        "contract-position",
+    }
+)
+PROGRESS_RULES = frozenset(
+    {
+        # classic.py
+        "request-unserved",
+        "held-at-end",
+        "not-idle-at-end",
+        # bees.py
+        "left-waiting",
+        "unfinished",
+        "too-few-eggs",
+        # elves.py
+        "contract-not-done",
+        "rounds-unfinished",
+        "not-finished",
+    }
+)
 UNDECIDED_RULES = frozenset({"audit-incomplete"})
 
 
@@ -54,8 +83,8 @@ def kind_of(rule: str) -> str:
 
 @dataclass
 class Violation:
-    rule: str                      # short name: capacity, eggs-per-bee, contract-twice ...
-    message: str                   # one readable sentence naming processes and resources
+    rule: str  # short name: capacity, eggs-per-bee, contract-twice ...
+    message: str  # one readable sentence naming processes and resources
     events: list[dict] = field(default_factory=list)  # the events involved
 
     @property

@@ -13,7 +13,7 @@ explanation reads the same in every tool.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 Stalled = Mapping[str, Mapping[str, Sequence[str]]]
 

@@ -32,7 +32,6 @@ UNFINISHED_NOTE = "the trace ends unfinished — cut short or stalled, a trace a
 UNDECIDED_NOTE = "the audit could not decide these"
 
 
-
 def family_checks(algorithm: str | None) -> str | None:
     """The module with the invariants of ``algorithm``'s family (its spec's ``audit``), or None."""
     found = registry.SPECS.get(algorithm or "")
@@ -44,7 +43,7 @@ class Verdict:
     algorithm: str | None
     violations: list[Violation]
     checks: list[str]
-    counts: dict[str, int] = field(default_factory=dict)   # events by kind
+    counts: dict[str, int] = field(default_factory=dict)  # events by kind
 
     @property
     def safety(self) -> list[Violation]:
@@ -79,7 +78,10 @@ class Verdict:
         """The findings, safety violations first, then the unfinished and the undecided, each group
         under a line saying what it means."""
         lines = ["  " + v.describe() for v in self.safety]
-        for kind, name, note in ((PROGRESS, "unfinished", UNFINISHED_NOTE), (UNDECIDED, "undecided", UNDECIDED_NOTE)):
+        for kind, name, note in (
+            (PROGRESS, "unfinished", UNFINISHED_NOTE),
+            (UNDECIDED, "undecided", UNDECIDED_NOTE),
+        ):
             group = [v for v in self.violations if v.kind == kind]
             if group:
                 lines.append(f"{name} ({len(group)}): {note}")
@@ -90,16 +92,32 @@ class Verdict:
         head = f"{self.algorithm or 'unknown algorithm'}: {self.head()}"
         if self.status == "INCOMPLETE":
             head += " — no safety violation in what the trace shows"
-        lines = [head, "checked: " + ", ".join(self.checks),
-                 "events: " + ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))]
+        lines = [
+            head,
+            "checked: " + ", ".join(self.checks),
+            "events: " + ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())),
+        ]
         return "\n".join(lines + self.finding_lines())
 
     def as_dict(self) -> dict:
         """The verdict as JSON: ``violations`` lists every finding with its ``kind``."""
-        return {"algorithm": self.algorithm, "verdict": self.status, "exit_code": self.exit_code,
-                "safe": self.safe, "checks": self.checks, "counts": self.counts,
-                "violations": [{"rule": v.rule, "kind": v.kind, "message": v.message,
-                                "lines": [e.get("_line") for e in v.events]} for v in self.violations]}
+        return {
+            "algorithm": self.algorithm,
+            "verdict": self.status,
+            "exit_code": self.exit_code,
+            "safe": self.safe,
+            "checks": self.checks,
+            "counts": self.counts,
+            "violations": [
+                {
+                    "rule": v.rule,
+                    "kind": v.kind,
+                    "message": v.message,
+                    "lines": [e.get("_line") for e in v.events],
+                }
+                for v in self.violations
+            ],
+        }
 
 
 def verify_events(events: list[dict]) -> Verdict:
@@ -126,5 +144,5 @@ def verify_file(path: str | Path) -> Verdict:
     events = read_trace(path)
     try:
         return verify_events(events)
-    except TraceError as exc:    # an event the audit cannot use: "line N: ..." gets the file's name
+    except TraceError as exc:  # an event the audit cannot use: "line N: ..." gets the file's name
         raise TraceError(f"{path}: {exc}") from None

@@ -18,8 +18,9 @@ from .model import DUPLICATE, LOCAL, Model
 from .search import Finding
 
 
-def scenario_of(model: Model, finding: Finding, algorithm: str, processes: int, options: dict,
-                seed: int) -> dict:
+def scenario_of(
+    model: Model, finding: Finding, algorithm: str, processes: int, options: dict, seed: int
+) -> dict:
     labels = list(finding.path) + list(finding.cycle)
     world, _ = model.initial()
     queues: dict[int, list[int]] = {k: [] for k in range(model.L)}
@@ -54,7 +55,7 @@ def scenario_of(model: Model, finding: Finding, algorithm: str, processes: int, 
         texts.append(text)
         nxt, tr, _ = model.step(world, label)
         if nxt is None:
-            break   # the last step is the rejected input
+            break  # the last step is the rejected input
         for k, m in tr.sends:
             queues[k].append(m)
         world = nxt
@@ -89,17 +90,32 @@ def reproduces(scenario: dict, finding: Finding) -> tuple[bool, str]:
     if finding.kind == "liveness":
         loop = result.loop or {}
         ok = bool(loop.get("closes")) and set(finding.processes) <= set(loop.get("waiting", []))
-        return ok, (f"the cycle returns to its start; waiting throughout: {', '.join(loop.get('waiting', []))}"
-                    if loop.get("closes") else "the cycle does not return to its start")
+        return ok, (
+            f"the cycle returns to its start; waiting throughout: {', '.join(loop.get('waiting', []))}"
+            if loop.get("closes")
+            else "the cycle does not return to its start"
+        )
     if finding.kind == "capacity":
-        hits = [v for v in verdict.violations if v.rule == "capacity" and finding.resource in v.message
-                and all(p in v.message for p in finding.processes)]
+        hits = [
+            v
+            for v in verdict.violations
+            if v.rule == "capacity"
+            and finding.resource in v.message
+            and all(p in v.message for p in finding.processes)
+        ]
         return bool(hits), (hits[0].message if hits else "; ".join(messages) or "the audit finds it safe")
     if finding.kind == "deadlock":
-        ok = (result.in_flight == 0 and not verdict.ok
-              and all(result.states.get(p) for p in finding.processes)
-              and all(any(p in m for m in messages) for p in finding.processes))
+        ok = (
+            result.in_flight == 0
+            and not verdict.ok
+            and all(result.states.get(p) for p in finding.processes)
+            and all(any(p in m for m in messages) for p in finding.processes)
+        )
         return ok, "; ".join(messages) or "the audit finds it safe"
     # invariant: the family audit sees it in the trace (eggs, contracts ...) for the same processes
-    hits = [v for v in verdict.violations if v.rule != "capacity" and all(p in v.message for p in finding.processes)]
+    hits = [
+        v
+        for v in verdict.violations
+        if v.rule != "capacity" and all(p in v.message for p in finding.processes)
+    ]
     return bool(hits), (hits[0].message if hits else "; ".join(messages) or "the audit finds it safe")

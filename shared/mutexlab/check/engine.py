@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-from ..setup import ConfigError, Setup
 from ..protocols.registry import build_setup
+from ..setup import ConfigError, Setup
 from .model import Model
 from .properties import invariant_for
 from .reductions import ClockShift, canonical_for
@@ -17,7 +17,7 @@ SEARCHES = ("dfs", "bfs")
 
 @dataclass
 class CheckConfig:
-    algorithm: str                     # a registered name, or a dotted module offering make_setup
+    algorithm: str  # a registered name, or a dotted module offering make_setup
     processes: int
     options: dict = field(default_factory=dict)
     seed: int = 0
@@ -27,7 +27,7 @@ class CheckConfig:
     reductions: bool = True
     reorder: bool = False
     duplicate: int = 0
-    exact: bool = False                # store whole worlds instead of fingerprints (cross-checks)
+    exact: bool = False  # store whole worlds instead of fingerprints (cross-checks)
 
     def setup(self) -> Setup:
         return build_setup(self.algorithm, self.processes, dict(self.options), self.seed)
@@ -48,8 +48,9 @@ def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
     return model
 
 
-def run_check(config: CheckConfig, progress: Callable | None = None,
-              setup: Setup | None = None) -> tuple[Result, Model]:
+def run_check(
+    config: CheckConfig, progress: Callable | None = None, setup: Setup | None = None
+) -> tuple[Result, Model]:
     """Check ``config`` (``setup``: a ready setup, e.g. of a deliberately broken variant)."""
     model = build_model(config, setup)
     invariant, _ = invariant_for(model.setup.algorithm)

@@ -32,29 +32,35 @@ Reductions that change the representation (see ``reductions.py``) plug in as a p
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from ..protocol import Enter, Exit, Note, ProtocolError, Schedule, Send
 from ..setup import Setup, capacity_of
 
-DELIVER, LOCAL, DUPLICATE = 0, 1, 2   # label kinds
+DELIVER, LOCAL, DUPLICATE = 0, 1, 2  # label kinds
 
 
 class Transition(NamedTuple):
     """What one input does to one process (cached per (state id, input))."""
 
-    state: int                      # the new state id
-    sends: tuple                    # ((link index, message id), ...) in the order sent
-    schedules: tuple                # action ids added to the pending decisions
-    holds: tuple                    # ((+1 enter | -1 exit, resource id, units), ...)
-    error: str | None = None        # the ProtocolError the input raised (state unchanged)
+    state: int  # the new state id
+    sends: tuple  # ((link index, message id), ...) in the order sent
+    schedules: tuple  # action ids added to the pending decisions
+    holds: tuple  # ((+1 enter | -1 exit, resource id, units), ...)
+    error: str | None = None  # the ProtocolError the input raised (state unchanged)
 
 
 class Model:
     """The interning tables and the step function of one configuration."""
 
-    def __init__(self, setup: Setup, reorder: bool = False, duplicate: int = 0,
-                 canonical: Callable[[Any], Any] | None = None) -> None:
+    def __init__(
+        self,
+        setup: Setup,
+        reorder: bool = False,
+        duplicate: int = 0,
+        canonical: Callable[[Any], Any] | None = None,
+    ) -> None:
         self.setup = setup
         self.names = setup.names
         self.pids = sorted(setup.protocols)
@@ -63,20 +69,20 @@ class Model:
         self.reorder = reorder
         self.dup = duplicate
         self.canonical = canonical
-        self.normalise: Callable[[tuple], tuple] | None = None   # a world-level reduction
-        self.reductions: list[str] = []                           # the names of those in use
+        self.normalise: Callable[[tuple], tuple] | None = None  # a world-level reduction
+        self.reductions: list[str] = []  # the names of those in use
         # links: every ordered pair of distinct processes
         self.links = [(s, t) for s in self.pids for t in self.pids if s != t]
         self.link_index = {link: k for k, link in enumerate(self.links)}
         self.link_to = [self.index[t] for _, t in self.links]
         self.L = len(self.links)
-        self.P0 = n + self.L            # first pending slot
-        self.H = 2 * n + self.L         # the holdings slot
+        self.P0 = n + self.L  # first pending slot
+        self.H = 2 * n + self.L  # the holdings slot
         # interning tables
         self.state_ids: dict[tuple, int] = {}
-        self.objects: list[Any] = []       # state id → representative protocol object
-        self.owner: list[int] = []         # state id → process index
-        self.trans: list[dict] = []        # state id → {input code: Transition}
+        self.objects: list[Any] = []  # state id → representative protocol object
+        self.owner: list[int] = []  # state id → process index
+        self.trans: list[dict] = []  # state id → {input code: Transition}
         self.msg_ids: dict[tuple, int] = {}
         self.messages: list[Any] = []
         self._msg_by_obj: dict[int, tuple[Any, int]] = {}
@@ -153,7 +159,9 @@ class Model:
         return got
 
     # -- running the real protocol code ----------------------------------------------------
-    def _collect(self, pid: int, proto: Any, effects: list, sends: list, schedules: list, holds: list) -> None:
+    def _collect(
+        self, pid: int, proto: Any, effects: list, sends: list, schedules: list, holds: list
+    ) -> None:
         """``Driver.apply``'s semantics: effects in order; a send to oneself is handled at once."""
         for effect in effects:
             kind = type(effect)
@@ -308,8 +316,9 @@ class Model:
         return self.seq_id(tuple(sorted(held))), overfull
 
     def overfull_message(self, rid: int, held: list) -> str:
-        return (f"{self.resources[rid]} (capacity {self.capacity[rid]}) held by "
-                + ", ".join(f"{self.names[self.pids[i]]}×{u}" for r, i, u in sorted(held) if r == rid))
+        return f"{self.resources[rid]} (capacity {self.capacity[rid]}) held by " + ", ".join(
+            f"{self.names[self.pids[i]]}×{u}" for r, i, u in sorted(held) if r == rid
+        )
 
     def steps(self, world: tuple) -> list[tuple]:
         """The labels of every step possible in ``world``, in explore()'s order: deliveries by
@@ -331,7 +340,7 @@ class Model:
             q = world[P0 + i]
             if q:
                 last = None
-                for a in seqs[q]:   # sorted: distinct actions once each
+                for a in seqs[q]:  # sorted: distinct actions once each
                     if a != last:
                         out.append((LOCAL, i, a))
                         last = a
@@ -379,8 +388,9 @@ class Model:
             sid = world[i]
             if not self.finished(sid):
                 lacks = self.waiting(sid)
-                out[self.names[self.pids[i]]] = {what: [self.names.get(p, str(p)) for p in whom]
-                                                 for what, whom in lacks.items()}
+                out[self.names[self.pids[i]]] = {
+                    what: [self.names.get(p, str(p)) for p in whom] for what, whom in lacks.items()
+                }
         return out
 
     def describe(self, label: tuple, world: tuple | None = None) -> str:

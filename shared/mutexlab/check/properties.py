@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 from .model import Model
 
@@ -41,8 +41,10 @@ def bees_invariant(model: Model, world: tuple):
         cocoons = model.objects[world[0]].cocoons
         eggs = sum(model.objects[world[i]].laid for i in layers)
         if eggs > cocoons:
-            return (f"reed:{reed} received {eggs} eggs (at most {cocoons})",
-                    [model.names[model.pids[i]] for i in layers])
+            return (
+                f"reed:{reed} received {eggs} eggs (at most {cocoons})",
+                [model.names[model.pids[i]] for i in layers],
+            )
     return None
 
 
@@ -151,11 +153,11 @@ def fair_starvation(model: Model, worlds: dict[int, tuple]):
             members = set(comp)
             inner = [(v, label, w) for v in comp for label, w in edges[v] if w in members]
             if not inner:
-                continue   # one world, no self-loop: no cycle
+                continue  # one world, no self-loop: no cycle
             owed = set.intersection(*(enabled[v] for v in comp))
             taken = {model.fairness_label(label) for _, label, _ in inner}
             if owed - taken:
-                continue   # some step is enabled throughout and never taken: not a fair cycle
+                continue  # some step is enabled throughout and never taken: not a fair cycle
             cycle = _tour(comp[0], inner, owed, model)
             sid = worlds[comp[0]][i]
             return model.names[model.pids[i]], model.waiting(sid), comp[0], cycle

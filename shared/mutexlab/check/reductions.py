@@ -24,7 +24,8 @@ broken variants do; the differential tests run each of them with and without red
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..protocols.bees import FINAL_STATES, REST, WAIT_REED, Bee
 from ..protocols.lamport import LamportNode
@@ -34,8 +35,14 @@ NAMES = ("canonical snapshots", "clock-offset normalisation")
 
 
 def _ra_canonical(p: RicartAgrawalaNode):
-    return (p.state, p.clock.time, p.my_request, frozenset(p.replies) if p.state == "WANTED" else None,
-            tuple(p.deferred), p.requests_left)
+    return (
+        p.state,
+        p.clock.time,
+        p.my_request,
+        frozenset(p.replies) if p.state == "WANTED" else None,
+        tuple(p.deferred),
+        p.requests_left,
+    )
 
 
 CANONICAL: list[tuple[type, Callable[[Any], Any]]] = [(RicartAgrawalaNode, _ra_canonical)]
@@ -55,6 +62,7 @@ def canonical_for(protocols) -> Callable[[Any], Any] | None:
     def key(proto):
         fn = table.get(type(proto))
         return fn(proto) if fn is not None else proto.snapshot()
+
     return key
 
 
@@ -82,7 +90,7 @@ def _lamport_shift(p: LamportNode, d: int) -> LamportNode:
     return twin
 
 
-NOTHING_LIVE = 1 << 60   # the low of a state with no live timestamp
+NOTHING_LIVE = 1 << 60  # the low of a state with no live timestamp
 
 
 def _bee_low(b: Bee) -> int:
@@ -110,9 +118,11 @@ def _bee_shift(b: Bee, d: int) -> Bee:
     return twin
 
 
-SHIFTS: list[tuple[type, Callable, Callable]] = [(RicartAgrawalaNode, _ra_low, _ra_shift),
-                                                 (LamportNode, _lamport_low, _lamport_shift),
-                                                 (Bee, _bee_low, _bee_shift)]
+SHIFTS: list[tuple[type, Callable, Callable]] = [
+    (RicartAgrawalaNode, _ra_low, _ra_shift),
+    (LamportNode, _lamport_low, _lamport_shift),
+    (Bee, _bee_low, _bee_shift),
+]
 # message fields that hold timestamps, besides ``ts``
 STAMPS = ("req_ts",)
 
@@ -122,7 +132,7 @@ class ClockShift:
 
     def __init__(self, model) -> None:
         self.model = model
-        self.low: dict[int, int] = {}          # state id → its smallest timestamp
+        self.low: dict[int, int] = {}  # state id → its smallest timestamp
         self.shifted: dict[tuple[int, int], int] = {}
         self.msg_shifted: dict[tuple[int, int], int] = {}
         self.msg_lows: dict[int, int] = {}
@@ -133,7 +143,8 @@ class ClockShift:
     def applies(setup) -> bool:
         protos = list(setup.protocols.values())
         return any(all(isinstance(p, base) for p in protos) for base, _, _ in SHIFTS) and all(
-            type(p) is type(protos[0]) for p in protos)
+            type(p) is type(protos[0]) for p in protos
+        )
 
     def state_low(self, sid: int) -> int:
         got = self.low.get(sid)

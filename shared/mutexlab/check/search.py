@@ -21,34 +21,38 @@ from __future__ import annotations
 import os
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ..protocol import ProtocolError
 from .model import Model
 from .properties import fair_starvation
 
-CHECK_EVERY = 2048   # states between looks at the clock and the memory
+CHECK_EVERY = 2048  # states between looks at the clock and the memory
 
 
 @dataclass
 class Finding:
-    kind: str                   # "capacity", "invariant", "deadlock", "liveness", "error"
+    kind: str  # "capacity", "invariant", "deadlock", "liveness", "error"
     message: str
-    path: list[tuple]           # step labels from the initial world
-    cycle: list[tuple] = field(default_factory=list)   # liveness: the steps that repeat forever
+    path: list[tuple]  # step labels from the initial world
+    cycle: list[tuple] = field(default_factory=list)  # liveness: the steps that repeat forever
     processes: list[str] = field(default_factory=list)  # the processes concerned, by name
     resource: str | None = None
-    texts: list[str] | None = None      # the steps in words, path then cycle (counterexample.py)
+    texts: list[str] | None = None  # the steps in words, path then cycle (counterexample.py)
 
     def as_dict(self, model: Model) -> dict:
         texts = self.texts or [model.describe(s) for s in self.path + self.cycle]
-        out = {"kind": self.kind, "message": self.message, "processes": self.processes,
-               "steps": texts[:len(self.path)]}
+        out = {
+            "kind": self.kind,
+            "message": self.message,
+            "processes": self.processes,
+            "steps": texts[: len(self.path)],
+        }
         if self.resource is not None:
             out["resource"] = self.resource
         if self.cycle:
-            out["cycle"] = texts[len(self.path):]
+            out["cycle"] = texts[len(self.path) :]
         return out
 
 
@@ -56,14 +60,14 @@ class Finding:
 class Result:
     states: int = 0
     transitions: int = 0
-    finals: int = 0                     # worlds where nothing can move and everyone finished
+    finals: int = 0  # worlds where nothing can move and everyone finished
     depth: int = 0
     seconds: float = 0.0
     peak_mb: float = 0.0
     complete: bool = False
-    stopped: str | None = None          # why an incomplete search stopped
+    stopped: str | None = None  # why an incomplete search stopped
     findings: list[Finding] = field(default_factory=list)
-    cycles: bool = False                # the graph has a cycle (liveness was analysed)
+    cycles: bool = False  # the graph has a cycle (liveness was analysed)
     search: str = "dfs"
     exact: bool = False
 
@@ -75,14 +79,14 @@ class Result:
 
     @property
     def collision_bound(self) -> float:
-        return 0.0 if self.exact else self.states ** 2 / 2 ** 65
+        return 0.0 if self.exact else self.states**2 / 2**65
 
 
 def rss_mb() -> float:
     """The resident memory of this process now, in MB."""
     try:
         with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except OSError:
         return peak_mb()
 
@@ -92,9 +96,15 @@ def peak_mb() -> float:
 
 
 class Search:
-    def __init__(self, model: Model, invariant=None, max_states: int | None = None,
-                 max_memory_mb: float | None = None, exact: bool = False,
-                 progress: Callable[[Result, bool], None] | None = None) -> None:
+    def __init__(
+        self,
+        model: Model,
+        invariant=None,
+        max_states: int | None = None,
+        max_memory_mb: float | None = None,
+        exact: bool = False,
+        progress: Callable[[Result, bool], None] | None = None,
+    ) -> None:
         self.model = model
         self.invariant = invariant
         self.max_states = max_states
@@ -103,7 +113,7 @@ class Search:
         self.progress = progress
         self.result = Result(exact=exact)
         self._t0 = 0.0
-        self._base_mb = rss_mb()   # the process before this search: not the search's to spend
+        self._base_mb = rss_mb()  # the process before this search: not the search's to spend
 
     # -- shared ----------------------------------------------------------------------------
     def key(self, world: tuple):
@@ -144,11 +154,18 @@ class Search:
     def _edge_finding(self, world: tuple, label: tuple, nxt, t, overfull) -> Finding | None:
         model = self.model
         if nxt is None:
-            return Finding("error", f"{model.describe(label)}: {t.error}", [],
-                           processes=[model.names[model.pids[label[1] if label[0] == 1 else model.link_to[label[1]]]]])
+            return Finding(
+                "error",
+                f"{model.describe(label)}: {t.error}",
+                [],
+                processes=[model.names[model.pids[label[1] if label[0] == 1 else model.link_to[label[1]]]]],
+            )
         if overfull is not None:
-            held = [model.names[model.pids[i]] for r, i, _ in model.holdings(nxt)
-                    if model.resources[r] == overfull.split(" ", 1)[0]]
+            held = [
+                model.names[model.pids[i]]
+                for r, i, _ in model.holdings(nxt)
+                if model.resources[r] == overfull.split(" ", 1)[0]
+            ]
             return Finding("capacity", overfull, [], processes=held, resource=overfull.split(" ", 1)[0])
         return None
 
@@ -194,7 +211,7 @@ class Search:
         # fingerprint → its Tarjan index while the world is on the Tarjan stack, -1 once its
         # component is closed (the visited set and Tarjan's "on stack" in one table)
         seen: dict = {}
-        tstack: list = []    # (fingerprint, world) not yet in a closed component
+        tstack: list = []  # (fingerprint, world) not yet in a closed component
         # a frame: [world, fingerprint, labels, next position, label that led here, self-loop, low]
         frames: list = []
         counter = 0
@@ -239,7 +256,7 @@ class Search:
                         # model.step, inlined for FIFO links without duplicates (the common case)
                         kind, x, y = label
                         w = list(world)
-                        if kind:   # LOCAL
+                        if kind:  # LOCAL
                             i = x
                             q = w[P0 + i]
                             w[P0 + i] = drops[q].get(y) or drop(q, y)
@@ -278,15 +295,18 @@ class Search:
                     nfp = hash(nxt) if hashed else nxt
                     got = seen_get(nfp)
                     if got is not None:
-                        if got >= 0:   # on the Tarjan stack
+                        if got >= 0:  # on the Tarjan stack
                             if nfp == frame[1]:
                                 frame[5] = True
                             elif got < frame[6]:
                                 frame[6] = got
                         continue
                     if r.states >= next_look:
-                        next_look = r.states + CHECK_EVERY if self.max_states is None \
+                        next_look = (
+                            r.states + CHECK_EVERY
+                            if self.max_states is None
                             else min(r.states + CHECK_EVERY, self.max_states)
+                        )
                         r.transitions = transitions
                         if self._limits(True):
                             return self._finish()
@@ -300,8 +320,11 @@ class Search:
                             q = nxt[P0 + i]
                             if q:
                                 pending = seqs[q]
-                                labels += [(1, i, a) for a in sorted(set(pending))] if len(pending) > 1 \
+                                labels += (
+                                    [(1, i, a) for a in sorted(set(pending))]
+                                    if len(pending) > 1
                                     else [(1, i, pending[0])]
+                                )
                         frames_append([nxt, nfp, labels, 0, label, False, counter])
                         counter += 1
                         if len(frames) > r.depth + 1:
@@ -325,7 +348,7 @@ class Search:
                     v, w = tstack.pop()
                     seen[v] = -1
                     if v == fp and not frame[5]:
-                        continue   # a trivial component: no cycle through this world
+                        continue  # a trivial component: no cycle through this world
                     comp = {v: w}
                     while v != fp:
                         v, w = tstack.pop()
@@ -349,10 +372,18 @@ class Search:
         worlds = {hash(w): w for w in comp.values()}
         inner = self._path_inside(worlds, hash(self._walk(prefix)), start)
         names = self.model.names
-        what = ", ".join(f"{k} from {', '.join(names.get(p, str(p)) for p in v) or '?'}" for k, v in waits.items())
-        return Finding("liveness", f"{name} waits forever ({what}) in a cycle that is fair to every "
-                                   f"other step: {len(prefix) + len(inner)} steps, then {len(cycle)} "
-                                   f"repeated forever", prefix + inner, cycle=cycle, processes=[name])
+        what = ", ".join(
+            f"{k} from {', '.join(names.get(p, str(p)) for p in v) or '?'}" for k, v in waits.items()
+        )
+        return Finding(
+            "liveness",
+            f"{name} waits forever ({what}) in a cycle that is fair to every "
+            f"other step: {len(prefix) + len(inner)} steps, then {len(cycle)} "
+            f"repeated forever",
+            prefix + inner,
+            cycle=cycle,
+            processes=[name],
+        )
 
     def _walk(self, labels: list) -> tuple:
         world, _ = self.model.initial()
@@ -362,6 +393,7 @@ class Search:
 
     def _path_inside(self, worlds: dict, src, dst) -> list:
         from collections import deque
+
         if src == dst:
             return []
         queue = deque([(src, [])])
@@ -390,7 +422,7 @@ class Search:
         key = self.key
         steps, step = model.steps, model.step
         rfp = key(root)
-        parent: dict = {rfp: None}   # fingerprint → parent fingerprint (visited set and paths)
+        parent: dict = {rfp: None}  # fingerprint → parent fingerprint (visited set and paths)
         r.states = 1
         found = self._world_finding(root) or (None if steps(root) else self._dead_end(root))
         if found is not None:

@@ -18,8 +18,15 @@ from ..check.search import rss_mb
 from ..setup import ConfigError
 from ..words import count
 from .common import fail, non_negative, positive, print_json
-from .flags import (add_bees_arguments, add_elves_arguments, add_mutex_arguments, bees_config, elves_config,
-                    mutex_config, parent)
+from .flags import (
+    add_bees_arguments,
+    add_elves_arguments,
+    add_mutex_arguments,
+    bees_config,
+    elves_config,
+    mutex_config,
+    parent,
+)
 
 EXIT_PASS, EXIT_FINDING, EXIT_BAD, EXIT_INCOMPLETE = 0, 1, 2, 3
 
@@ -40,69 +47,130 @@ def megabytes(text: str) -> float:
 
 def _common(p) -> None:
     g = p.add_argument_group("search")
-    g.add_argument("--search", choices=SEARCHES, default="dfs",
-                   help="depth-first (default; also decides liveness on the fly) or breadth-first "
-                        "(shortest counterexamples)")
-    g.add_argument("--max-states", type=positive, metavar="N", help="stop (incomplete, exit 3) after N states")
-    g.add_argument("--max-memory", type=megabytes, default=4096, metavar="MB",
-                   help="stop (incomplete, exit 3) when the search has grown this process by more than MB "
-                        "(default 4096)")
-    g.add_argument("--no-reduction", action="store_true",
-                   help="explore the plain state space (no reductions): the counts to compare with other tools")
-    g.add_argument("--reorder", action="store_true",
-                   help="links may reorder messages (leaves the algorithms' FIFO model on purpose)")
-    g.add_argument("--duplicate", type=non_negative, default=0, metavar="N",
-                   help="a link may deliver each message up to N extra times (default 0)")
-    g.add_argument("--exact", action="store_true",
-                   help="store whole worlds, not 64-bit fingerprints (no collision risk, more memory)")
-    g.add_argument("--counterexample", metavar="FILE",
-                   help="write a finding as a scenario for `mutexlab replay` (and its --report)")
+    g.add_argument(
+        "--search",
+        choices=SEARCHES,
+        default="dfs",
+        help="depth-first (default; also decides liveness on the fly) or breadth-first "
+        "(shortest counterexamples)",
+    )
+    g.add_argument(
+        "--max-states", type=positive, metavar="N", help="stop (incomplete, exit 3) after N states"
+    )
+    g.add_argument(
+        "--max-memory",
+        type=megabytes,
+        default=4096,
+        metavar="MB",
+        help="stop (incomplete, exit 3) when the search has grown this process by more than MB "
+        "(default 4096)",
+    )
+    g.add_argument(
+        "--no-reduction",
+        action="store_true",
+        help="explore the plain state space (no reductions): the counts to compare with other tools",
+    )
+    g.add_argument(
+        "--reorder",
+        action="store_true",
+        help="links may reorder messages (leaves the algorithms' FIFO model on purpose)",
+    )
+    g.add_argument(
+        "--duplicate",
+        type=non_negative,
+        default=0,
+        metavar="N",
+        help="a link may deliver each message up to N extra times (default 0)",
+    )
+    g.add_argument(
+        "--exact",
+        action="store_true",
+        help="store whole worlds, not 64-bit fingerprints (no collision risk, more memory)",
+    )
+    g.add_argument(
+        "--counterexample",
+        metavar="FILE",
+        help="write a finding as a scenario for `mutexlab replay` (and its --report)",
+    )
     g.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("check", help="model-check a bounded workload: every interleaving, every world",
-                       description="Explore every reachable world (every interleaving FIFO links and local "
-                                   "decisions allow) and check capacities, the scenario's invariants, deadlock "
-                                   "and liveness under weak fairness. Exit 0 complete and nothing found, 1 a "
-                                   "finding, 2 bad arguments, 3 a limit stopped the search (incomplete).")
+    p = sub.add_parser(
+        "check",
+        help="model-check a bounded workload: every interleaving, every world",
+        description="Explore every reachable world (every interleaving FIFO links and local "
+        "decisions allow) and check capacities, the scenario's invariants, deadlock "
+        "and liveness under weak fairness. Exit 0 complete and nothing found, 1 a "
+        "finding, 2 bad arguments, 3 a limit stopped the search (incomplete).",
+    )
     group = p.add_subparsers(dest="scenario", metavar="SCENARIO", required=True)
 
-    b = group.add_parser("bees", parents=[parent(add_bees_arguments, defaults=SMALL_BEES)],
-                         help="the mason bees (defaults: 2 bees, 1 flower, 1 reed, 1 egg, 1 cocoon)",
-                         description="Model-check the mason bees. Same configuration flags as `simulate bees`, "
-                                     "with small defaults (the state space grows fast).")
-    b.add_argument("--seed", type=non_negative, default=0, help="random seed of the initial clocks (default 0)")
-    b.add_argument("--zero-clocks", action="store_true",
-                   help="every bee's clock starts at 0 (the pid breaks ties) instead of a random one")
-    b.add_argument("--algorithm", default="bees", metavar="MODULE",
-                   help="a module offering make_setup, for variants (default: bees)")
+    b = group.add_parser(
+        "bees",
+        parents=[parent(add_bees_arguments, defaults=SMALL_BEES)],
+        help="the mason bees (defaults: 2 bees, 1 flower, 1 reed, 1 egg, 1 cocoon)",
+        description="Model-check the mason bees. Same configuration flags as `simulate bees`, "
+        "with small defaults (the state space grows fast).",
+    )
+    b.add_argument(
+        "--seed", type=non_negative, default=0, help="random seed of the initial clocks (default 0)"
+    )
+    b.add_argument(
+        "--zero-clocks",
+        action="store_true",
+        help="every bee's clock starts at 0 (the pid breaks ties) instead of a random one",
+    )
+    b.add_argument(
+        "--algorithm",
+        default="bees",
+        metavar="MODULE",
+        help="a module offering make_setup, for variants (default: bees)",
+    )
     _common(b)
     b.set_defaults(func=run, family="bees")
 
-    e = group.add_parser("elves", parents=[parent(add_elves_arguments, defaults=SMALL_ELVES)],
-                         help="the hamster killers (defaults: 2 elves, 1 round of 2 contracts)",
-                         description="Model-check the hamster killers. Same configuration flags as "
-                                     "`simulate elves` (timing flags aside), with small defaults.")
-    e.add_argument("--seed", type=non_negative, default=0, help="random seed of the mayor's contracts (default 0)")
-    e.add_argument("--algorithm", default="elves", metavar="MODULE",
-                   help="a module offering make_setup, for variants (default: elves)")
+    e = group.add_parser(
+        "elves",
+        parents=[parent(add_elves_arguments, defaults=SMALL_ELVES)],
+        help="the hamster killers (defaults: 2 elves, 1 round of 2 contracts)",
+        description="Model-check the hamster killers. Same configuration flags as "
+        "`simulate elves` (timing flags aside), with small defaults.",
+    )
+    e.add_argument(
+        "--seed", type=non_negative, default=0, help="random seed of the mayor's contracts (default 0)"
+    )
+    e.add_argument(
+        "--algorithm",
+        default="elves",
+        metavar="MODULE",
+        help="a module offering make_setup, for variants (default: elves)",
+    )
     _common(e)
     e.set_defaults(func=run, family="elves")
 
-    m = group.add_parser("mutex", parents=[parent(add_mutex_arguments, modules=True, requests=1)],
-                         help="a classic algorithm: N nodes, M requests each",
-                         description="Model-check a classic algorithm. Same configuration flags as "
-                                     "`simulate mutex` (timing flags aside).")
+    m = group.add_parser(
+        "mutex",
+        parents=[parent(add_mutex_arguments, modules=True, requests=1)],
+        help="a classic algorithm: N nodes, M requests each",
+        description="Model-check a classic algorithm. Same configuration flags as "
+        "`simulate mutex` (timing flags aside).",
+    )
     _common(m)
     m.set_defaults(func=run, family="mutex")
 
 
 def config_of(args) -> CheckConfig:
     """The configuration the flags describe. Raises ConfigError."""
-    limits = dict(search=args.search, max_states=args.max_states, max_memory_mb=args.max_memory,
-                  reductions=not args.no_reduction, reorder=args.reorder, duplicate=args.duplicate,
-                  exact=args.exact)
+    limits = dict(
+        search=args.search,
+        max_states=args.max_states,
+        max_memory_mb=args.max_memory,
+        reductions=not args.no_reduction,
+        reorder=args.reorder,
+        duplicate=args.duplicate,
+        exact=args.exact,
+    )
     if args.family == "bees":
         scenario = bees_config(args)
         options = dict(scenario.options)
@@ -134,8 +202,10 @@ class Progress:
             return
         self.last = now
         rate = r.states / r.seconds if r.seconds > 0 else 0
-        sys.stderr.write(f"\r\033[K{r.states:,} states, {r.transitions:,} transitions, depth {r.depth}, "
-                         f"{r.seconds:.0f} s, {rate:,.0f} states/s, {rss_mb():.0f} MB")
+        sys.stderr.write(
+            f"\r\033[K{r.states:,} states, {r.transitions:,} transitions, depth {r.depth}, "
+            f"{r.seconds:.0f} s, {rate:,.0f} states/s, {rss_mb():.0f} MB"
+        )
         sys.stderr.flush()
         self.shown = True
 
@@ -152,24 +222,38 @@ def properties_checked(model) -> list[str]:
 def describe_config(config: CheckConfig) -> str:
     opts = ", ".join(f"{k}={v}" for k, v in config.options.items())
     faults = (", links reorder" if config.reorder else "") + (
-        f", up to {count(config.duplicate, 'duplicate')} per message" if config.duplicate else "")
+        f", up to {count(config.duplicate, 'duplicate')} per message" if config.duplicate else ""
+    )
     return f"{config.algorithm}: {config.processes} processes ({opts}), seed {config.seed}{faults}"
 
 
 def summary(config: CheckConfig, result, model, scenario_path, reproduced) -> dict:
     rate = result.states / result.seconds if result.seconds > 0 else None
-    out = {"algorithm": config.algorithm, "processes": config.processes, "options": config.options,
-           "seed": config.seed, "search": result.search, "reductions": model.reductions,
-           "reorder": config.reorder, "duplicate": config.duplicate,
-           "states": result.states, "transitions": result.transitions, "depth": result.depth,
-           "final_worlds": result.finals,
-           "seconds": round(result.seconds, 3), "states_per_second": round(rate) if rate else None,
-           "peak_mb": round(result.peak_mb, 1), "complete": result.complete, "verdict": result.verdict,
-           "stopped": result.stopped, "cycles": result.cycles,
-           "fingerprints": "exact" if result.exact else "64-bit",
-           "collision_bound": result.collision_bound,
-           "properties": properties_checked(model),
-           "findings": [f.as_dict(model) for f in result.findings]}
+    out = {
+        "algorithm": config.algorithm,
+        "processes": config.processes,
+        "options": config.options,
+        "seed": config.seed,
+        "search": result.search,
+        "reductions": model.reductions,
+        "reorder": config.reorder,
+        "duplicate": config.duplicate,
+        "states": result.states,
+        "transitions": result.transitions,
+        "depth": result.depth,
+        "final_worlds": result.finals,
+        "seconds": round(result.seconds, 3),
+        "states_per_second": round(rate) if rate else None,
+        "peak_mb": round(result.peak_mb, 1),
+        "complete": result.complete,
+        "verdict": result.verdict,
+        "stopped": result.stopped,
+        "cycles": result.cycles,
+        "fingerprints": "exact" if result.exact else "64-bit",
+        "collision_bound": result.collision_bound,
+        "properties": properties_checked(model),
+        "findings": [f.as_dict(model) for f in result.findings],
+    }
     if scenario_path:
         out["counterexample"] = str(scenario_path)
         out["reproduced"] = reproduced
@@ -177,24 +261,33 @@ def summary(config: CheckConfig, result, model, scenario_path, reproduced) -> di
 
 
 def render(s: dict) -> str:
-    lines = [f"{s['algorithm']}: {s['processes']} processes, "
-             + ", ".join(f"{k}={v}" for k, v in s["options"].items()) + f", seed {s['seed']}"
-             + (", links reorder" if s["reorder"] else "")
-             + (f", up to {count(s['duplicate'], 'duplicate')} per message" if s["duplicate"] else "")
-             + f" — {'depth' if s['search'] == 'dfs' else 'breadth'}-first, reductions: "
-             + (", ".join(s["reductions"]) or "none"),
-             f"states:       {s['states']:,}",
-             f"transitions:  {s['transitions']:,}",
-             f"depth:        {s['depth']}",
-             f"time:         {s['seconds']:.2f} s"
-             + (f" ({s['states_per_second']:,} states/s)" if s["states_per_second"] else ""),
-             f"peak memory:  {s['peak_mb']:.0f} MB",
-             f"worlds kept:  {s['fingerprints']} fingerprints"
-             + (f" (probability of a collision < {s['collision_bound']:.0e})" if s["fingerprints"] != "exact" else ""),
-             "checked:      " + ", ".join(s["properties"])]
+    lines = [
+        f"{s['algorithm']}: {s['processes']} processes, "
+        + ", ".join(f"{k}={v}" for k, v in s["options"].items())
+        + f", seed {s['seed']}"
+        + (", links reorder" if s["reorder"] else "")
+        + (f", up to {count(s['duplicate'], 'duplicate')} per message" if s["duplicate"] else "")
+        + f" — {'depth' if s['search'] == 'dfs' else 'breadth'}-first, reductions: "
+        + (", ".join(s["reductions"]) or "none"),
+        f"states:       {s['states']:,}",
+        f"transitions:  {s['transitions']:,}",
+        f"depth:        {s['depth']}",
+        f"time:         {s['seconds']:.2f} s"
+        + (f" ({s['states_per_second']:,} states/s)" if s["states_per_second"] else ""),
+        f"peak memory:  {s['peak_mb']:.0f} MB",
+        f"worlds kept:  {s['fingerprints']} fingerprints"
+        + (
+            f" (probability of a collision < {s['collision_bound']:.0e})"
+            if s["fingerprints"] != "exact"
+            else ""
+        ),
+        "checked:      " + ", ".join(s["properties"]),
+    ]
     if s["verdict"] == "pass":
-        lines.append("verdict:      PASS — every reachable world checked, nothing found"
-                     + ("" if s["cycles"] else " (no cycles: every run ends)"))
+        lines.append(
+            "verdict:      PASS — every reachable world checked, nothing found"
+            + ("" if s["cycles"] else " (no cycles: every run ends)")
+        )
     elif s["verdict"] == "incomplete":
         lines.append(f"verdict:      INCOMPLETE — {s['stopped']}: nothing is proven")
     else:
@@ -207,8 +300,10 @@ def render(s: dict) -> str:
             lines.append(f"then forever ({len(f['cycle'])} steps):")
             lines += [f"  {n:>3}. {step}" for n, step in enumerate(f["cycle"], 1)]
     if s.get("counterexample"):
-        lines.append(f"counterexample written to {s['counterexample']} "
-                     f"(replay reproduces it: {'yes' if s['reproduced'][0] else 'NO'} — {s['reproduced'][1]})")
+        lines.append(
+            f"counterexample written to {s['counterexample']} "
+            f"(replay reproduces it: {'yes' if s['reproduced'][0] else 'NO'} — {s['reproduced'][1]})"
+        )
     return "\n".join(lines)
 
 
@@ -222,7 +317,9 @@ def run(args) -> int:
     scenario_path, reproduced = None, None
     if result.findings:
         finding = result.findings[0]
-        scenario = scenario_of(model, finding, config.algorithm, config.processes, config.options, config.seed)
+        scenario = scenario_of(
+            model, finding, config.algorithm, config.processes, config.options, config.seed
+        )
     if result.findings and args.counterexample:
         try:
             scenario_path = write_scenario(scenario, args.counterexample)

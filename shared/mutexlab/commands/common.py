@@ -68,21 +68,43 @@ def probability(text: str) -> float:
 def add_fault_arguments(parser) -> None:
     """Simulator fault injection (see ``SimConfig``): the same flags on every ``simulate``."""
     group = parser.add_argument_group("fault injection")
-    group.add_argument("--duplicate", type=probability, default=0.0, metavar="P",
-                       help="probability that a message is delivered twice (the copy is dropped by its id)")
-    group.add_argument("--spike", type=probability, default=0.0, metavar="P",
-                       help="probability that a message is delayed by --spike-delay more (FIFO kept)")
-    group.add_argument("--spike-delay", type=seconds, default=50.0, metavar="D",
-                       help="length of a delay spike, in mean message delays (default 50)")
-    group.add_argument("--reorder", action="store_true",
-                       help="let messages overtake each other on a link: breaks the algorithms' FIFO "
-                            "assumption on purpose (the audit may then find violations)")
+    group.add_argument(
+        "--duplicate",
+        type=probability,
+        default=0.0,
+        metavar="P",
+        help="probability that a message is delivered twice (the copy is dropped by its id)",
+    )
+    group.add_argument(
+        "--spike",
+        type=probability,
+        default=0.0,
+        metavar="P",
+        help="probability that a message is delayed by --spike-delay more (FIFO kept)",
+    )
+    group.add_argument(
+        "--spike-delay",
+        type=seconds,
+        default=50.0,
+        metavar="D",
+        help="length of a delay spike, in mean message delays (default 50)",
+    )
+    group.add_argument(
+        "--reorder",
+        action="store_true",
+        help="let messages overtake each other on a link: breaks the algorithms' FIFO "
+        "assumption on purpose (the audit may then find violations)",
+    )
 
 
 def fault_config(args) -> dict:
     """The ``SimConfig`` keywords for the fault flags."""
-    return {"duplicate": args.duplicate, "spike": args.spike, "spike_delay": args.spike_delay,
-            "reorder": args.reorder}
+    return {
+        "duplicate": args.duplicate,
+        "spike": args.spike,
+        "spike_delay": args.spike_delay,
+        "reorder": args.reorder,
+    }
 
 
 def fault_line(args, duplicates_dropped: int) -> str | None:
@@ -105,10 +127,18 @@ def audit_summary(verdict) -> dict | None:
     violations, ``unfinished`` the progress findings, ``undecided`` what the audit could not decide."""
     if verdict is None:
         return None
-    groups = {kind: [v.describe() for v in verdict.violations if v.kind == kind]
-              for kind in ("safety", "progress", "undecided")}
-    return {"verdict": verdict.status, "safe": verdict.safe, "checks": verdict.checks,
-            "violations": groups["safety"], "unfinished": groups["progress"], "undecided": groups["undecided"]}
+    groups = {
+        kind: [v.describe() for v in verdict.violations if v.kind == kind]
+        for kind in ("safety", "progress", "undecided")
+    }
+    return {
+        "verdict": verdict.status,
+        "safe": verdict.safe,
+        "checks": verdict.checks,
+        "violations": groups["safety"],
+        "unfinished": groups["progress"],
+        "undecided": groups["undecided"],
+    }
 
 
 def exit_code(verdict, finished: bool, failed: bool = False) -> int:
@@ -140,10 +170,17 @@ def outcome_lines(s: dict) -> list[str]:
     else:
         from ..audit.verdict import UNDECIDED_NOTE, UNFINISHED_NOTE
 
-        count = len(audit["violations"]) if audit["verdict"] == "VIOLATION" else \
-            len(audit["unfinished"]) + len(audit["undecided"])
-        lines.append(f"audit: {audit['verdict']}" + (f" ({count})" if audit["verdict"] != "SAFE" else "")
-                     + " — " + ", ".join(audit["checks"]))
+        count = (
+            len(audit["violations"])
+            if audit["verdict"] == "VIOLATION"
+            else len(audit["unfinished"]) + len(audit["undecided"])
+        )
+        lines.append(
+            f"audit: {audit['verdict']}"
+            + (f" ({count})" if audit["verdict"] != "SAFE" else "")
+            + " — "
+            + ", ".join(audit["checks"])
+        )
         lines += ["  " + v for v in audit["violations"]]
         for key, note in (("unfinished", UNFINISHED_NOTE), ("undecided", UNDECIDED_NOTE)):
             if audit[key]:

@@ -8,33 +8,49 @@ safe; 1 when any run has a safety violation; 2 on bad arguments (or options an a
 
 from __future__ import annotations
 
+from .. import memory
 from ..metrics import literature
 from ..protocols.registry import CLASSIC
-from ..setup import ConfigError
 from ..runs import run_classic
-from .. import memory
+from ..setup import ConfigError
 from ..words import count
 from .common import exit_code, fail, format_number, print_json
 from .flags import add_mutex_arguments, add_workload_arguments, parent
 from .longrun import add_memory_argument, check_memory
 
-COLUMNS = ("algorithm", "entries", "messages", "msgs/entry", "literature", "sync (T)", "literature",
-           "response (T)", "verdict")
+COLUMNS = (
+    "algorithm",
+    "entries",
+    "messages",
+    "msgs/entry",
+    "literature",
+    "sync (T)",
+    "literature",
+    "response (T)",
+    "verdict",
+)
 
 
 def register(sub) -> None:
-    p = sub.add_parser("compare", parents=[parent(add_mutex_arguments, choose=False)],
-                       help="all six classic algorithms on the same workload, one table",
-                       description="Run Lamport, Ricart–Agrawala, Maekawa, Sanders, Suzuki–Kasami and Raymond on "
-                                   "the same workload (default options) and print one table: messages per entry, "
-                                   "synchronization delay and response time in units of the mean message delay T, "
-                                   "beside the literature's figures. Exit 0 when every run is safe and serves "
-                                   "every request, 1 when any run has a safety violation, 2 on bad arguments, "
-                                   "3 when a run stalls without one.")
+    p = sub.add_parser(
+        "compare",
+        parents=[parent(add_mutex_arguments, choose=False)],
+        help="all six classic algorithms on the same workload, one table",
+        description="Run Lamport, Ricart–Agrawala, Maekawa, Sanders, Suzuki–Kasami and Raymond on "
+        "the same workload (default options) and print one table: messages per entry, "
+        "synchronization delay and response time in units of the mean message delay T, "
+        "beside the literature's figures. Exit 0 when every run is safe and serves "
+        "every request, 1 when any run has a safety violation, 2 on bad arguments, "
+        "3 when a run stalls without one.",
+    )
     add_workload_arguments(p)
     add_memory_argument(p)
-    p.add_argument("--algorithms", metavar="A,B,...", default=",".join(CLASSIC),
-                   help="a comma-separated subset (default: all six)")
+    p.add_argument(
+        "--algorithms",
+        metavar="A,B,...",
+        default=",".join(CLASSIC),
+        help="a comma-separated subset (default: all six)",
+    )
     p.set_defaults(func=run)
 
 
@@ -42,13 +58,20 @@ def _row(name: str, outcome, n: int) -> dict:
     lit = literature(name)
     params = outcome.setup.params
     m = outcome.metrics
-    verdict = "ok" if outcome.ok else ("UNSAFE" if not outcome.verdict.safe else
-                                       "STALLED" if not outcome.result.ok else "INCOMPLETE")
-    return {"algorithm": name, **m.as_dict(),
-            "literature_messages": lit["messages"].render(n, params) if "messages" in lit else None,
-            "literature_sync": lit["sync"].render(n, params) if "sync" in lit else None,
-            "verdict": verdict, "stalled": outcome.result.stalled,
-            "violations": [v.describe() for v in outcome.verdict.violations]}
+    verdict = (
+        "ok"
+        if outcome.ok
+        else ("UNSAFE" if not outcome.verdict.safe else "STALLED" if not outcome.result.ok else "INCOMPLETE")
+    )
+    return {
+        "algorithm": name,
+        **m.as_dict(),
+        "literature_messages": lit["messages"].render(n, params) if "messages" in lit else None,
+        "literature_sync": lit["sync"].render(n, params) if "sync" in lit else None,
+        "verdict": verdict,
+        "stalled": outcome.result.stalled,
+        "violations": [v.describe() for v in outcome.verdict.violations],
+    }
 
 
 def render(rows: list[dict], args) -> str:
@@ -57,13 +80,24 @@ def render(rows: list[dict], args) -> str:
         if r.get("error"):
             table.append((r["algorithm"], "—", "—", "—", "—", "—", "—", "—", r["error"]))
             continue
-        table.append((r["algorithm"], f"{r['entries']}/{r['requests']}", str(r["total_messages"]),
-                      format_number(r["messages_per_entry"]), r["literature_messages"] or "",
-                      format_number(r["sync_delay"]), r["literature_sync"] or "", format_number(r["response_time"]),
-                      r["verdict"]))
+        table.append(
+            (
+                r["algorithm"],
+                f"{r['entries']}/{r['requests']}",
+                str(r["total_messages"]),
+                format_number(r["messages_per_entry"]),
+                r["literature_messages"] or "",
+                format_number(r["sync_delay"]),
+                r["literature_sync"] or "",
+                format_number(r["response_time"]),
+                r["verdict"],
+            )
+        )
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
-    lines = [f"N={args.nodes}, {count(args.requests, 'request')} per node, seed {args.seed}, delay {args.delay}, "
-             f"think {args.think:g}, cs {args.cs:g} (times in units of the observed mean message delay T)"]
+    lines = [
+        f"N={args.nodes}, {count(args.requests, 'request')} per node, seed {args.seed}, delay {args.delay}, "
+        f"think {args.think:g}, cs {args.cs:g} (times in units of the observed mean message delay T)"
+    ]
     for k, row in enumerate(table):
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
         if k == 0:
@@ -75,10 +109,14 @@ def run(args) -> int:
     names = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     unknown = [a for a in names if a not in CLASSIC]
     if unknown or not names:
-        return fail(f"unknown algorithm(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(CLASSIC)}")
+        return fail(
+            f"unknown algorithm(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(CLASSIC)}"
+        )
     # One run at a time: the largest of them must fit.
-    need = max((memory.predict(memory.classic_messages(a, args.nodes, args.requests), args.nodes) for a in names),
-               key=lambda p: p.bytes)
+    need = max(
+        (memory.predict(memory.classic_messages(a, args.nodes, args.requests), args.nodes) for a in names),
+        key=lambda p: p.bytes,
+    )
     refused = check_memory(args, need, "fewer nodes or requests")
     if refused:
         return refused
@@ -86,7 +124,9 @@ def run(args) -> int:
     codes = set()
     for name in names:
         try:
-            outcome = run_classic(name, args.nodes, args.requests, args.seed, {}, args.delay, args.think, args.cs)
+            outcome = run_classic(
+                name, args.nodes, args.requests, args.seed, {}, args.delay, args.think, args.cs
+            )
         except ConfigError as exc:
             rows.append({"algorithm": name, "error": str(exc)})
             codes.add(2)
@@ -95,8 +135,17 @@ def run(args) -> int:
         codes.add(exit_code(outcome.verdict, outcome.result.ok))
         rows.append(row)
     if args.json:
-        print_json({"nodes": args.nodes, "requests_per_node": args.requests, "seed": args.seed, "delay": args.delay,
-                    "think": args.think, "cs": args.cs, "runs": rows})
+        print_json(
+            {
+                "nodes": args.nodes,
+                "requests_per_node": args.requests,
+                "seed": args.seed,
+                "delay": args.delay,
+                "think": args.think,
+                "cs": args.cs,
+                "runs": rows,
+            }
+        )
     else:
         print(render(rows, args))
         for r in rows:

@@ -13,33 +13,47 @@ import webbrowser
 
 from ..explore.server import make_server
 from ..explore.session import Config, Session, session_from_scenario
+from ..protocols.registry import family_of
 from ..setup import ConfigError
 from ..sim.scripted import ScenarioError
-from ..protocols.registry import family_of
 from .common import count, fail
-from .flags import (add_bees_arguments, add_elves_arguments, add_mutex_arguments, bees_config, elves_config,
-                    mutex_config, parent)
+from .flags import (
+    add_bees_arguments,
+    add_elves_arguments,
+    add_mutex_arguments,
+    bees_config,
+    elves_config,
+    mutex_config,
+    parent,
+)
 
 port_number = count(0)
 
 
 def _common(p) -> None:
     g = p.add_argument_group("explorer")
-    g.add_argument("--scenario", metavar="FILE",
-                   help="start from this scenario (e.g. a counterexample of `mutexlab check`): its configuration, "
-                        "at step 0, its steps ahead to step through (the family flags are then not used)")
-    g.add_argument("--host", default="127.0.0.1",
-                   help="address to bind (default 127.0.0.1: this machine only)")
+    g.add_argument(
+        "--scenario",
+        metavar="FILE",
+        help="start from this scenario (e.g. a counterexample of `mutexlab check`): its configuration, "
+        "at step 0, its steps ahead to step through (the family flags are then not used)",
+    )
+    g.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)"
+    )
     g.add_argument("--port", type=port_number, default=0, help="port (default: a free one)")
     g.add_argument("--no-browser", action="store_true", help="print the URL, do not open a browser")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("explore", help="step through a protocol in the browser, choosing every interleaving",
-                       description="Serve a local page that shows every process, every message in flight and "
-                                   "every enabled step as a button; undo, redo, jump back, random steps, run to "
-                                   "the end; findings (capacity, invariants, deadlock) live; export the path as "
-                                   "a scenario for `mutexlab replay`.")
+    p = sub.add_parser(
+        "explore",
+        help="step through a protocol in the browser, choosing every interleaving",
+        description="Serve a local page that shows every process, every message in flight and "
+        "every enabled step as a button; undo, redo, jump back, random steps, run to "
+        "the end; findings (capacity, invariants, deadlock) live; export the path as "
+        "a scenario for `mutexlab replay`.",
+    )
     group = p.add_subparsers(dest="scenario_family", metavar="SCENARIO", required=True)
     b = group.add_parser("bees", parents=[parent(add_bees_arguments)], help="the mason bees")
     _common(b)
@@ -47,9 +61,11 @@ def register(sub) -> None:
     e = group.add_parser("elves", parents=[parent(add_elves_arguments)], help="the hamster killers")
     _common(e)
     e.set_defaults(func=run, family="elves", config=elves_config)
-    m = group.add_parser("mutex", parents=[parent(add_mutex_arguments, algorithm="ricart-agrawala", nodes=3,
-                                                  modules=True)],
-                         help="a classic algorithm (default: ricart-agrawala, 3 nodes)")
+    m = group.add_parser(
+        "mutex",
+        parents=[parent(add_mutex_arguments, algorithm="ricart-agrawala", nodes=3, modules=True)],
+        help="a classic algorithm (default: ricart-agrawala, 3 nodes)",
+    )
     _common(m)
     m.set_defaults(func=run, family="mutex", config=mutex_config)
 
@@ -64,8 +80,10 @@ def build_session(args) -> Session:
     if args.scenario:
         session = session_from_scenario(args.scenario)
         if _family(session.config.algorithm) != args.family:
-            raise ConfigError(f"{args.scenario} is a {session.config.algorithm} scenario: open it with "
-                              f"`mutexlab explore {_family(session.config.algorithm)} --scenario {args.scenario}`")
+            raise ConfigError(
+                f"{args.scenario} is a {session.config.algorithm} scenario: open it with "
+                f"`mutexlab explore {_family(session.config.algorithm)} --scenario {args.scenario}`"
+            )
         return session
     cfg = args.config(args)
     return Session(Config(cfg.algorithm, cfg.processes, dict(cfg.options)))
@@ -82,13 +100,18 @@ def run(args) -> int:
         return fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
     c = session.config
     ahead = len(session.redo_steps)
-    print(f"mutexlab explore: {c.algorithm}, {c.processes} processes"
-          + (f", options {c.options}" if c.options else "")
-          + (f"; scenario {args.scenario} ({ahead} steps ahead)" if args.scenario else ""))
+    print(
+        f"mutexlab explore: {c.algorithm}, {c.processes} processes"
+        + (f", options {c.options}" if c.options else "")
+        + (f"; scenario {args.scenario} ({ahead} steps ahead)" if args.scenario else "")
+    )
     print(f"serving {server.url}  (Ctrl-C stops)", flush=True)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"warning: listening on {args.host}, not only on this machine: anyone who reaches it can drive "
-              "the explorer", file=sys.stderr)
+        print(
+            f"warning: listening on {args.host}, not only on this machine: anyone who reaches it can drive "
+            "the explorer",
+            file=sys.stderr,
+        )
     if not args.no_browser:
         threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
     try:

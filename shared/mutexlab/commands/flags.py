@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
+from ..protocols.classic import WORKLOAD_OPTIONS
 from ..protocols.elves import DEFAULTS as ELVES_DEFAULTS
 from ..protocols.elves import hamster_range
-from ..protocols.classic import WORKLOAD_OPTIONS
 from ..protocols.registry import CLASSIC, SPECS
 from ..setup import ConfigError
 from .common import non_negative, positive, seconds
@@ -51,20 +51,47 @@ BEES_DEFAULTS = {"bees": 10, "flowers": 3, "reeds": 3, "eggs": 5, "cocoons": 15}
 def add_bees_arguments(parser, defaults: dict | None = None) -> None:
     """The bees' flags; ``defaults`` replaces the simulator's defaults (``check`` starts small)."""
     d = {**BEES_DEFAULTS, **(defaults or {})}
-    parser.add_argument("--bees", "-P", type=positive, default=d["bees"], metavar="P",
-                        help=f"number of bees (default {d['bees']})")
-    parser.add_argument("--flowers", "-K", type=positive, default=d["flowers"], metavar="K",
-                        help=f"number of flowers (default {d['flowers']})")
-    parser.add_argument("--reeds", "-T", type=positive, default=d["reeds"], metavar="T",
-                        help=f"number of reeds (default {d['reeds']})")
-    parser.add_argument("--eggs", type=positive, default=d["eggs"], help=f"eggs per bee (default {d['eggs']})")
-    parser.add_argument("--cocoons", type=positive, default=d["cocoons"],
-                        help=f"cocoons per reed, a multiple of --eggs (default {d['cocoons']})")
+    parser.add_argument(
+        "--bees",
+        "-P",
+        type=positive,
+        default=d["bees"],
+        metavar="P",
+        help=f"number of bees (default {d['bees']})",
+    )
+    parser.add_argument(
+        "--flowers",
+        "-K",
+        type=positive,
+        default=d["flowers"],
+        metavar="K",
+        help=f"number of flowers (default {d['flowers']})",
+    )
+    parser.add_argument(
+        "--reeds",
+        "-T",
+        type=positive,
+        default=d["reeds"],
+        metavar="T",
+        help=f"number of reeds (default {d['reeds']})",
+    )
+    parser.add_argument(
+        "--eggs", type=positive, default=d["eggs"], help=f"eggs per bee (default {d['eggs']})"
+    )
+    parser.add_argument(
+        "--cocoons",
+        type=positive,
+        default=d["cocoons"],
+        help=f"cocoons per reed, a multiple of --eggs (default {d['cocoons']})",
+    )
 
 
 def bees_config(args) -> Scenario:
-    return Scenario("bees", args.bees, {"flowers": args.flowers, "reeds": args.reeds, "eggs": args.eggs,
-                                        "cocoons": args.cocoons})
+    return Scenario(
+        "bees",
+        args.bees,
+        {"flowers": args.flowers, "reeds": args.reeds, "eggs": args.eggs, "cocoons": args.cocoons},
+    )
 
 
 # -- elves -----------------------------------------------------------------------------------
@@ -82,22 +109,63 @@ def add_elves_arguments(parser, defaults: dict | None = None) -> None:
     applies; ``defaults`` sets others explicitly (``check`` starts small)."""
     given = dict(defaults or {})
     d = {**ELVES_DEFAULTS, "elves": 4, **given}
-    parser.add_argument("--elves", "-N", type=positive, default=d["elves"], metavar="N",
-                        help=f"number of elves (default {d['elves']})")
-    parser.add_argument("--pins", type=positive, default=given.get("pins"), metavar="A",
-                        help=f"safety pins in town (default {d['pins']})")
-    parser.add_argument("--poison", type=positive, default=given.get("poison"), metavar="B",
-                        help=f"poison portions (default {d['poison']})")
-    parser.add_argument("--contracts", type=positive, default=given.get("contracts"), metavar="C",
-                        help=f"contracts per round (default {d['contracts']})")
-    parser.add_argument("--hamsters", type=hamsters, default=given.get("hamsters"), metavar="MIN-MAX",
-                        help="hamsters per contract, drawn by the mayor (default {}-{})".format(*d["hamsters"]))
-    parser.add_argument("--rounds", type=positive, default=given.get("rounds"), metavar="R",
-                        help=f"rounds (default {d['rounds']})")
-    parser.add_argument("--pins-per-elf", type=positive, default=given.get("pins_per_elf"), metavar="K",
-                        help=f"pins an elf needs for any contract (default {d['pins_per_elf']})")
-    parser.add_argument("--poison-per-hamster", type=positive, default=given.get("poison_per_hamster"), metavar="K",
-                        help=f"poison portions per hamster (default {d['poison_per_hamster']})")
+    parser.add_argument(
+        "--elves",
+        "-N",
+        type=positive,
+        default=d["elves"],
+        metavar="N",
+        help=f"number of elves (default {d['elves']})",
+    )
+    parser.add_argument(
+        "--pins",
+        type=positive,
+        default=given.get("pins"),
+        metavar="A",
+        help=f"safety pins in town (default {d['pins']})",
+    )
+    parser.add_argument(
+        "--poison",
+        type=positive,
+        default=given.get("poison"),
+        metavar="B",
+        help=f"poison portions (default {d['poison']})",
+    )
+    parser.add_argument(
+        "--contracts",
+        type=positive,
+        default=given.get("contracts"),
+        metavar="C",
+        help=f"contracts per round (default {d['contracts']})",
+    )
+    parser.add_argument(
+        "--hamsters",
+        type=hamsters,
+        default=given.get("hamsters"),
+        metavar="MIN-MAX",
+        help="hamsters per contract, drawn by the mayor (default {}-{})".format(*d["hamsters"]),
+    )
+    parser.add_argument(
+        "--rounds",
+        type=positive,
+        default=given.get("rounds"),
+        metavar="R",
+        help=f"rounds (default {d['rounds']})",
+    )
+    parser.add_argument(
+        "--pins-per-elf",
+        type=positive,
+        default=given.get("pins_per_elf"),
+        metavar="K",
+        help=f"pins an elf needs for any contract (default {d['pins_per_elf']})",
+    )
+    parser.add_argument(
+        "--poison-per-hamster",
+        type=positive,
+        default=given.get("poison_per_hamster"),
+        metavar="K",
+        help=f"poison portions per hamster (default {d['poison_per_hamster']})",
+    )
 
 
 def elves_config(args) -> Scenario:
@@ -115,7 +183,8 @@ def algorithm_name(modules: bool = False) -> Callable[[str], str]:
             return text
         raise argparse.ArgumentTypeError(
             f"invalid choice: {text!r} (choose from {', '.join(CLASSIC)}"
-            + (", or a module path offering make_setup)" if modules else ")"))
+            + (", or a module path offering make_setup)" if modules else ")")
+        )
 
     parse.__name__ = "algorithm"
     return parse
@@ -139,27 +208,63 @@ def option_pair(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
-def add_mutex_arguments(parser, *, algorithm: str | None = None, nodes: int | None = None,
-                        modules: bool = False, choose: bool = True, requests: int = 3) -> None:
+def add_mutex_arguments(
+    parser,
+    *,
+    algorithm: str | None = None,
+    nodes: int | None = None,
+    modules: bool = False,
+    choose: bool = True,
+    requests: int = 3,
+) -> None:
     """``--algorithm``, ``--nodes``, ``--requests``, ``--option``, ``--options``. ``algorithm`` and
     ``nodes`` are the defaults (None: the flag is required); ``modules`` also accepts a module
     path for ``--algorithm``; ``choose=False`` leaves out the algorithm and its options (a
     command that runs every algorithm, such as ``compare``)."""
     if choose:
-        parser.add_argument("--algorithm", "-a", type=algorithm_name(modules), required=algorithm is None,
-                            default=algorithm, metavar="NAME",
-                            help="one of: " + ", ".join(CLASSIC)
-                                 + (", or a module path offering make_setup" if modules else "")
-                                 + (f" (default {algorithm})" if algorithm else ""))
-    parser.add_argument("--nodes", "-N", type=positive, required=nodes is None, default=nodes, metavar="N",
-                        help="number of nodes" + (f" (default {nodes})" if nodes else ""))
-    parser.add_argument("--requests", "-M", "-r", type=positive, default=requests, metavar="M",
-                        help=f"critical-section requests per node (default {requests})")
+        parser.add_argument(
+            "--algorithm",
+            "-a",
+            type=algorithm_name(modules),
+            required=algorithm is None,
+            default=algorithm,
+            metavar="NAME",
+            help="one of: "
+            + ", ".join(CLASSIC)
+            + (", or a module path offering make_setup" if modules else "")
+            + (f" (default {algorithm})" if algorithm else ""),
+        )
+    parser.add_argument(
+        "--nodes",
+        "-N",
+        type=positive,
+        required=nodes is None,
+        default=nodes,
+        metavar="N",
+        help="number of nodes" + (f" (default {nodes})" if nodes else ""),
+    )
+    parser.add_argument(
+        "--requests",
+        "-M",
+        "-r",
+        type=positive,
+        default=requests,
+        metavar="M",
+        help=f"critical-section requests per node (default {requests})",
+    )
     if choose:
-        parser.add_argument("--option", "-o", type=option_pair, action="append", metavar="KEY=JSON",
-                            help="an algorithm option, repeatable, e.g. -o token_holder=2 or "
-                                 "-o 'parents={\"2\": 1, \"3\": 2}'; " + own_options())
-        parser.add_argument("--options", metavar="FILE.json", help="algorithm options from a JSON object file")
+        parser.add_argument(
+            "--option",
+            "-o",
+            type=option_pair,
+            action="append",
+            metavar="KEY=JSON",
+            help="an algorithm option, repeatable, e.g. -o token_holder=2 or "
+            '-o \'parents={"2": 1, "3": 2}\'; ' + own_options(),
+        )
+        parser.add_argument(
+            "--options", metavar="FILE.json", help="algorithm options from a JSON object file"
+        )
 
 
 def collect_options(args) -> dict:
@@ -192,10 +297,24 @@ def mutex_config(args, algorithm: str | None = None) -> Scenario:
 # -- the simulator's workload (simulate mutex, compare) --------------------------------------
 def add_workload_arguments(parser) -> None:
     parser.add_argument("--seed", type=non_negative, default=0, help="random seed (default 0)")
-    parser.add_argument("--delay", choices=("exp", "uniform", "fixed"), default="exp",
-                        help="message delay model, mean 1 (default exp)")
-    parser.add_argument("--think", type=seconds, default=1.0, metavar="MEAN",
-                        help="mean think time before each request, in message delays (default 1)")
-    parser.add_argument("--cs", type=seconds, default=1.0, metavar="MEAN",
-                        help="mean time inside the critical section, in message delays (default 1)")
+    parser.add_argument(
+        "--delay",
+        choices=("exp", "uniform", "fixed"),
+        default="exp",
+        help="message delay model, mean 1 (default exp)",
+    )
+    parser.add_argument(
+        "--think",
+        type=seconds,
+        default=1.0,
+        metavar="MEAN",
+        help="mean think time before each request, in message delays (default 1)",
+    )
+    parser.add_argument(
+        "--cs",
+        type=seconds,
+        default=1.0,
+        metavar="MEAN",
+        help="mean time inside the critical section, in message delays (default 1)",
+    )
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")

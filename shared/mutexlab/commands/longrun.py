@@ -12,18 +12,21 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 from .. import memory
 from .common import fail
 
-SHOW_AFTER = 1.0   # seconds of running before a progress bar appears
+SHOW_AFTER = 1.0  # seconds of running before a progress bar appears
 
 
 def add_memory_argument(parser) -> None:
-    parser.add_argument(memory.IGNORE_FLAG, action="store_true",
-                        help="run even when the run is predicted to need more memory than is available")
+    parser.add_argument(
+        memory.IGNORE_FLAG,
+        action="store_true",
+        help="run even when the run is predicted to need more memory than is available",
+    )
 
 
 def check_memory(args, prediction: memory.Prediction, what: str) -> int | None:
@@ -58,14 +61,23 @@ def progress_bar(args, expected_events: float, label: str) -> Iterator[Callable[
             from rich.console import Console
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-            state["bar"] = Progress(TextColumn("{task.description}"), BarColumn(),
-                                    TextColumn("{task.completed:,.0f} of ~{task.total:,.0f} events"),
-                                    TextColumn("{task.fields[rate]:,.0f} events/s"), TimeElapsedColumn(),
-                                    console=Console(file=sys.stderr), transient=True)
+            state["bar"] = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.completed:,.0f} of ~{task.total:,.0f} events"),
+                TextColumn("{task.fields[rate]:,.0f} events/s"),
+                TimeElapsedColumn(),
+                console=Console(file=sys.stderr),
+                transient=True,
+            )
             state["bar"].start()
             state["task"] = state["bar"].add_task(label, total=max(expected_events, 1), rate=0)
-        state["bar"].update(state["task"], completed=events, total=max(expected_events, events, 1),
-                            rate=events / elapsed if elapsed > 0 else 0)
+        state["bar"].update(
+            state["task"],
+            completed=events,
+            total=max(expected_events, events, 1),
+            rate=events / elapsed if elapsed > 0 else 0,
+        )
 
     try:
         yield progress

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from ..audit import verify_events
-from .reporting import add_report_argument, write_report_if_asked
 from ..sim.scripted import ScenarioError, replay_scenario
 from ..trace import TraceWriter
 from ..words import count
 from .common import fail, print_json
+from .reporting import add_report_argument, write_report_if_asked
 
 
 def register(sub) -> None:
-    p = sub.add_parser("replay", help="play a scripted schedule step by step",
-                       description="Replay a scenario (algorithm, processes, options, steps), write its trace "
-                                   "and audit it. Exit 0 SAFE, 1 on a safety violation, 2 on an invalid scenario, "
-                                   "3 INCOMPLETE (no safety violation, but the scenario ends with someone "
-                                   "still holding, waiting or not in a final state).")
+    p = sub.add_parser(
+        "replay",
+        help="play a scripted schedule step by step",
+        description="Replay a scenario (algorithm, processes, options, steps), write its trace "
+        "and audit it. Exit 0 SAFE, 1 on a safety violation, 2 on an invalid scenario, "
+        "3 INCOMPLETE (no safety violation, but the scenario ends with someone "
+        "still holding, waiting or not in a final state).",
+    )
     p.add_argument("scenario", help="scenario JSON file")
     p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
     p.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
@@ -34,9 +37,15 @@ def run(args) -> int:
         return fail(f"cannot write trace: {exc}")
     events = [dict(e, _line=n) for n, e in enumerate(result.events, 1)]
     verdict = verify_events(events)
-    outcome = {"algorithm": result.setup.algorithm, "entered": result.entered, "in_flight": result.in_flight,
-               "states": result.states, "verdict": verdict.status, "safe": verdict.safe,
-               "violations": [v.message for v in verdict.violations]}
+    outcome = {
+        "algorithm": result.setup.algorithm,
+        "entered": result.entered,
+        "in_flight": result.in_flight,
+        "states": result.states,
+        "verdict": verdict.status,
+        "safe": verdict.safe,
+        "violations": [v.message for v in verdict.violations],
+    }
     starving = bool(result.loop and result.loop["closes"] and result.loop["waiting"])
     if result.loop is not None:
         outcome["loop"] = result.loop
@@ -54,8 +63,9 @@ def run(args) -> int:
         if args.trace:
             print(f"trace written to {args.trace}")
     if result.loop is not None and not result.loop["closes"]:
-        return write_report_if_asked(args, events) or fail("the scenario's loop does not return to the world "
-                                                            "where it began: it is not a cycle")
+        return write_report_if_asked(args, events) or fail(
+            "the scenario's loop does not return to the world where it began: it is not a cycle"
+        )
     return write_report_if_asked(args, events) or (1 if starving else verdict.exit_code)
 
 
@@ -63,6 +73,10 @@ def loop_line(loop: dict) -> str:
     if not loop["closes"]:
         return f"loop: the last {loop['steps']} steps do NOT return to the world where they began"
     if loop["waiting"]:
-        return (f"LIVENESS: the last {loop['steps']} steps return to the world where they began, and "
-                f"{', '.join(loop['waiting'])} waits throughout: a run can repeat them forever")
-    return f"loop: the last {loop['steps']} steps return to the world where they began; nobody waits throughout"
+        return (
+            f"LIVENESS: the last {loop['steps']} steps return to the world where they began, and "
+            f"{', '.join(loop['waiting'])} waits throughout: a run can repeat them forever"
+        )
+    return (
+        f"loop: the last {loop['steps']} steps return to the world where they began; nobody waits throughout"
+    )

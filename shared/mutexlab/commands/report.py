@@ -14,13 +14,20 @@ from .common import fail
 
 
 def register(sub) -> None:
-    p = sub.add_parser("report", help="write a self-contained HTML report of a trace",
-                       description="Space-time diagram, occupancy over time, the audit verdict and message "
-                                   "statistics of a trace, as one HTML file that opens offline. "
-                                   "Exit 2 when the trace cannot be read.")
+    p = sub.add_parser(
+        "report",
+        help="write a self-contained HTML report of a trace",
+        description="Space-time diagram, occupancy over time, the audit verdict and message "
+        "statistics of a trace, as one HTML file that opens offline. "
+        "Exit 2 when the trace cannot be read.",
+    )
     p.add_argument("trace", help="a JSON Lines trace written by simulate, replay, run or the monitor")
-    p.add_argument("-o", "--output", metavar="FILE",
-                   help="where to write the page (default: the trace's name with .html)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="where to write the page (default: the trace's name with .html)",
+    )
     p.set_defaults(func=run)
 
 
@@ -34,7 +41,7 @@ def run(args) -> int:
         return fail(str(exc))
     try:
         target = write_report(events, output)
-    except TraceError as exc:    # an event the page cannot draw: "line N: ..." gets the file's name
+    except TraceError as exc:  # an event the page cannot draw: "line N: ..." gets the file's name
         return fail(f"{args.trace}: {exc}")
     except OSError as exc:
         return fail(f"cannot write {output}: {exc.strerror or exc}")

@@ -17,13 +17,20 @@ from ..trace import TraceError, TraceWriter, read_trace
 
 
 def add_report_argument(parser) -> None:
-    parser.add_argument("--report", metavar="FILE",
-                        help="also write a self-contained HTML report of the run (space-time diagram, "
-                             "occupancy, verdict, message statistics)")
+    parser.add_argument(
+        "--report",
+        metavar="FILE",
+        help="also write a self-contained HTML report of the run (space-time diagram, "
+        "occupancy, verdict, message statistics)",
+    )
 
 
-def write_report_if_asked(args: Any, events: list[dict] | TraceWriter | str | Path | None,
-                          stalled: dict | None = None, states: dict | None = None) -> int:
+def write_report_if_asked(
+    args: Any,
+    events: list[dict] | TraceWriter | str | Path | None,
+    stalled: dict | None = None,
+    states: dict | None = None,
+) -> int:
     """Write ``args.report`` when it is set.
 
     ``events`` is the trace: a list of events, a TraceWriter built with ``keep=True``, or the
@@ -42,7 +49,9 @@ def write_report_if_asked(args: Any, events: list[dict] | TraceWriter | str | Pa
             print(f"mutexlab: error: cannot build report: {exc}", file=sys.stderr)
             return 2
     if events is None:
-        print("mutexlab: error: --report needs the run's trace events, but they were not kept", file=sys.stderr)
+        print(
+            "mutexlab: error: --report needs the run's trace events, but they were not kept", file=sys.stderr
+        )
         return 2
     try:
         target = write_report(events, path, stalled, states)

@@ -15,8 +15,15 @@ from pathlib import Path
 from ..setup import ConfigError
 from ..transport.supervisor import DEFAULT_URL, Plan, broker_problem, execute, make_plan
 from .common import fail, non_negative, seconds
-from .flags import (add_bees_arguments, add_elves_arguments, add_mutex_arguments, bees_config, elves_config,
-                    mutex_config, parent)
+from .flags import (
+    add_bees_arguments,
+    add_elves_arguments,
+    add_mutex_arguments,
+    bees_config,
+    elves_config,
+    mutex_config,
+    parent,
+)
 from .reporting import add_report_argument, write_report_if_asked
 
 
@@ -37,53 +44,105 @@ def _timeout(text: str) -> float:
 
 def _common(p) -> None:
     p.add_argument("--seed", type=non_negative, default=0, help="seed for make_setup (initial clocks, plans)")
-    p.add_argument("--amqp-url", default=None,
-                   help=f"broker URL (default: $AMQP_URL, else {DEFAULT_URL.replace('%', '%%')})")
+    p.add_argument(
+        "--amqp-url",
+        default=None,
+        help=f"broker URL (default: $AMQP_URL, else {DEFAULT_URL.replace('%', '%%')})",
+    )
     p.add_argument("--run-id", default=None, help="run id naming the exchange and queues (default: random)")
     p.add_argument("--trace", metavar="FILE", help="the monitor writes the trace (JSON Lines) here")
-    p.add_argument("--dwell", type=seconds, default=0.1, metavar="SECONDS",
-                   help="how long every dwell (rest, flower, cs, think ...) lasts, in seconds (default 0.1)")
-    p.add_argument("--dwell-kind", type=_key_value, action="append", default=[], metavar="KIND=SECONDS",
-                   help="override one dwell kind, e.g. --dwell-kind flower=0.5 (repeatable)")
-    p.add_argument("--stall-timeout", type=_timeout, default=15.0, metavar="SECONDS",
-                   help="no progress for this long ends the run as stalled (default 15)")
-    p.add_argument("--join-timeout", type=_timeout, default=60.0, metavar="SECONDS",
-                   help="all participants must have joined within this time (default 60)")
-    p.add_argument("--logs", metavar="DIR", help="keep every process's log in DIR (default: a temporary "
-                                                "directory, kept only when the run fails)")
+    p.add_argument(
+        "--dwell",
+        type=seconds,
+        default=0.1,
+        metavar="SECONDS",
+        help="how long every dwell (rest, flower, cs, think ...) lasts, in seconds (default 0.1)",
+    )
+    p.add_argument(
+        "--dwell-kind",
+        type=_key_value,
+        action="append",
+        default=[],
+        metavar="KIND=SECONDS",
+        help="override one dwell kind, e.g. --dwell-kind flower=0.5 (repeatable)",
+    )
+    p.add_argument(
+        "--stall-timeout",
+        type=_timeout,
+        default=15.0,
+        metavar="SECONDS",
+        help="no progress for this long ends the run as stalled (default 15)",
+    )
+    p.add_argument(
+        "--join-timeout",
+        type=_timeout,
+        default=60.0,
+        metavar="SECONDS",
+        help="all participants must have joined within this time (default 60)",
+    )
+    p.add_argument(
+        "--logs",
+        metavar="DIR",
+        help="keep every process's log in DIR (default: a temporary directory, kept only when the run fails)",
+    )
     p.add_argument("--keep", action="store_true", help="leave the run's exchanges and queues on the broker")
     p.add_argument("--json", action="store_true", help="print the monitor's summary as one JSON object")
     add_report_argument(p)
 
 
 def register(sub) -> None:
-    p = sub.add_parser("run", help="run a scenario over RabbitMQ, one OS process per participant",
-                       description="Start the monitor and every participant as separate processes against a "
-                                   "running RabbitMQ; print the monitor's verdict and summary. Exit 0 safe and "
-                                   "complete, 1 violation, 2 bad arguments, 3 stalled or broker unusable.")
+    p = sub.add_parser(
+        "run",
+        help="run a scenario over RabbitMQ, one OS process per participant",
+        description="Start the monitor and every participant as separate processes against a "
+        "running RabbitMQ; print the monitor's verdict and summary. Exit 0 safe and "
+        "complete, 1 violation, 2 bad arguments, 3 stalled or broker unusable.",
+    )
     group = p.add_subparsers(dest="scenario", metavar="SCENARIO", required=True)
 
-    bees = group.add_parser("bees", parents=[parent(add_bees_arguments)],
-                            help="the mason bees: P bees, K flowers, T reeds")
+    bees = group.add_parser(
+        "bees", parents=[parent(add_bees_arguments)], help="the mason bees: P bees, K flowers, T reeds"
+    )
     _common(bees)
     bees.set_defaults(func=run, scenario_config=bees_config)
 
-    elves = group.add_parser("elves", parents=[parent(add_elves_arguments)],
-                             help="the hamster killers: a mayor and N elves")
-    for kind, what in (("work", "an elf works on a contract"), ("rest", "between a contract done and the next "
-                                                                        "request"), ("pause", "the mayor waits between rounds")):
-        elves.add_argument(f"--{kind}", type=seconds, default=None, metavar="SECONDS",
-                           help=f"seconds {what} (default: --dwell)")
+    elves = group.add_parser(
+        "elves", parents=[parent(add_elves_arguments)], help="the hamster killers: a mayor and N elves"
+    )
+    for kind, what in (
+        ("work", "an elf works on a contract"),
+        ("rest", "between a contract done and the next request"),
+        ("pause", "the mayor waits between rounds"),
+    ):
+        elves.add_argument(
+            f"--{kind}",
+            type=seconds,
+            default=None,
+            metavar="SECONDS",
+            help=f"seconds {what} (default: --dwell)",
+        )
     _common(elves)
     elves.set_defaults(func=run, scenario_config=elves_config)
 
-    mutex = group.add_parser("mutex", parents=[parent(add_mutex_arguments, algorithm="ricart-agrawala", nodes=5,
-                                                      modules=True)],
-                             help="a classic algorithm on N nodes")
-    mutex.add_argument("--think", type=seconds, default=None, metavar="SECONDS",
-                       help="seconds before each request (default: --dwell)")
-    mutex.add_argument("--cs", type=seconds, default=None, metavar="SECONDS",
-                       help="seconds inside the critical section (default: --dwell)")
+    mutex = group.add_parser(
+        "mutex",
+        parents=[parent(add_mutex_arguments, algorithm="ricart-agrawala", nodes=5, modules=True)],
+        help="a classic algorithm on N nodes",
+    )
+    mutex.add_argument(
+        "--think",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="seconds before each request (default: --dwell)",
+    )
+    mutex.add_argument(
+        "--cs",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="seconds inside the critical section (default: --dwell)",
+    )
     _common(mutex)
     mutex.set_defaults(func=run, scenario_config=mutex_config)
 
@@ -91,13 +150,28 @@ def register(sub) -> None:
 def plan_from_args(args) -> Plan:
     """The supervisor's plan for the parsed arguments; ConfigError on a bad setting."""
     scenario = args.scenario_config(args)
-    dwell_times = {kind: getattr(args, kind) for kind in ("work", "rest", "pause", "think", "cs")
-                   if getattr(args, kind, None) is not None}
+    dwell_times = {
+        kind: getattr(args, kind)
+        for kind in ("work", "rest", "pause", "think", "cs")
+        if getattr(args, kind, None) is not None
+    }
     dwell_times.update(dict(args.dwell_kind))
-    return make_plan(scenario.algorithm, scenario.processes, scenario.options, seed=args.seed,
-                     amqp_url=args.amqp_url, run_id=args.run_id, dwell=args.dwell, dwell_times=dwell_times,
-                     stall_timeout=args.stall_timeout, join_timeout=args.join_timeout, trace=args.trace,
-                     logs=args.logs, keep=args.keep, outputs={"report": args.report})
+    return make_plan(
+        scenario.algorithm,
+        scenario.processes,
+        scenario.options,
+        seed=args.seed,
+        amqp_url=args.amqp_url,
+        run_id=args.run_id,
+        dwell=args.dwell,
+        dwell_times=dwell_times,
+        stall_timeout=args.stall_timeout,
+        join_timeout=args.join_timeout,
+        trace=args.trace,
+        logs=args.logs,
+        keep=args.keep,
+        outputs={"report": args.report},
+    )
 
 
 def run(args) -> int:
@@ -108,7 +182,7 @@ def run(args) -> int:
     problem = broker_problem(plan.amqp_url)
     if problem:
         return fail(problem, code=3)
-    if args.report and not plan.trace:   # the report is built from the monitor's trace: keep it beside
+    if args.report and not plan.trace:  # the report is built from the monitor's trace: keep it beside
         plan.trace = str(Path(args.report).with_suffix(".jsonl"))
     summary: dict = {}
     code = execute(plan, json_out=args.json, summary=summary)

@@ -11,8 +11,11 @@ SIMULATIONS.append("mutexlab.commands.simulate_mutex")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("simulate", help="run a scenario in the deterministic simulator",
-                       description="Seeded, deterministic simulation in virtual time (mean message delay = 1).")
+    p = sub.add_parser(
+        "simulate",
+        help="run a scenario in the deterministic simulator",
+        description="Seeded, deterministic simulation in virtual time (mean message delay = 1).",
+    )
     group = p.add_subparsers(dest="scenario", metavar="SCENARIO", required=True)
     for name in SIMULATIONS:
         importlib.import_module(name).register(group)

@@ -9,14 +9,23 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .. import memory
 from ..audit import verify_events
 from ..protocols.bees import expected_eggs, make_setup
 from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
-from .. import memory
-from .common import (add_fault_arguments, audit_summary, exit_code, fail, fault_config, fault_line,
-                     non_negative, outcome_lines, print_json)
+from .common import (
+    add_fault_arguments,
+    audit_summary,
+    exit_code,
+    fail,
+    fault_config,
+    fault_line,
+    non_negative,
+    outcome_lines,
+    print_json,
+)
 from .flags import add_bees_arguments, bees_config, parent
 from .longrun import add_memory_argument, check_memory, progress_bar
 from .reporting import add_report_argument, write_report_if_asked
@@ -26,18 +35,32 @@ FLOWER_TYPES = ("REQflower", "ACKflower")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("bees", parents=[parent(add_bees_arguments)],
-                       help="the mason bees: P bees, K flowers, T reeds",
-                       description="Simulate the mason bees in virtual time and audit the run. "
-                                   "Exit 0 when every bee ends DEAD or RETIRED and the trace is safe, 1 on a "
-                                   "safety violation, 2 on bad arguments, 3 when the run stalls without one.")
-    p.add_argument("--seed", type=non_negative, default=0, help="random seed: delays, dwell times and initial "
-                                                                "clocks (default 0)")
-    p.add_argument("--delay", choices=("exp", "uniform", "fixed"), default="exp",
-                   help="message delay model, mean 1 (default exp)")
+    p = sub.add_parser(
+        "bees",
+        parents=[parent(add_bees_arguments)],
+        help="the mason bees: P bees, K flowers, T reeds",
+        description="Simulate the mason bees in virtual time and audit the run. "
+        "Exit 0 when every bee ends DEAD or RETIRED and the trace is safe, 1 on a "
+        "safety violation, 2 on bad arguments, 3 when the run stalls without one.",
+    )
+    p.add_argument(
+        "--seed",
+        type=non_negative,
+        default=0,
+        help="random seed: delays, dwell times and initial clocks (default 0)",
+    )
+    p.add_argument(
+        "--delay",
+        choices=("exp", "uniform", "fixed"),
+        default="exp",
+        help="message delay model, mean 1 (default exp)",
+    )
     p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
-    p.add_argument("--no-audit", action="store_true",
-                   help="do not record or audit the trace in memory (faster for big runs; ignored with --trace)")
+    p.add_argument(
+        "--no-audit",
+        action="store_true",
+        help="do not record or audit the trace in memory (faster for big runs; ignored with --trace)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     add_report_argument(p)
     add_fault_arguments(p)
@@ -58,20 +81,30 @@ def summarise(setup, result, verdict, args) -> dict:
     reed_msgs = sum(messages.get(t, 0) for t in REED_TYPES)
     flower_msgs = sum(messages.get(t, 0) for t in FLOWER_TYPES)
     summary = {
-        "bees": args.bees, "flowers": args.flowers, "reeds": args.reeds, "eggs": args.eggs,
-        "cocoons": args.cocoons, "seed": args.seed, "delay": args.delay,
+        "bees": args.bees,
+        "flowers": args.flowers,
+        "reeds": args.reeds,
+        "eggs": args.eggs,
+        "cocoons": args.cocoons,
+        "seed": args.seed,
+        "delay": args.delay,
         "initial_clocks": setup.params["initial_clocks"],
-        "eggs_per_reed": dict(per_reed), "eggs_total": sum(per_reed.values()),
+        "eggs_per_reed": dict(per_reed),
+        "eggs_total": sum(per_reed.values()),
         "eggs_expected": expected_eggs(args.bees, args.reeds, args.eggs, args.cocoons),
-        "deaths": result.notes.get("death", 0), "retired": result.notes.get("retire", 0),
+        "deaths": result.notes.get("death", 0),
+        "retired": result.notes.get("retire", 0),
         "final_states": dict(Counter(result.states.values())),
         "states": result.states,
-        "messages": messages, "messages_total": result.total_messages,
+        "messages": messages,
+        "messages_total": result.total_messages,
         "entries": result.entries,
         "messages_per_reed_entry": _ratio(reed_msgs, result.entries.get("reed", 0)),
         "messages_per_flower_entry": _ratio(flower_msgs, result.entries.get("flower", 0)),
-        "virtual_duration": round(result.duration, 3), "events": result.events,
-        "stalled": result.stalled, "truncated": result.truncated,
+        "virtual_duration": round(result.duration, 3),
+        "events": result.events,
+        "stalled": result.stalled,
+        "truncated": result.truncated,
         "faults": fault_line(args, result.duplicates_dropped),
         "audit": audit_summary(verdict),
     }
@@ -81,19 +114,24 @@ def summarise(setup, result, verdict, args) -> dict:
 
 
 def render(s: dict) -> str:
-    lines = [f"mason bees: P={s['bees']} K={s['flowers']} T={s['reeds']} eggs={s['eggs']} cocoons={s['cocoons']} "
-             f"seed={s['seed']} delay={s['delay']}",
-             "eggs per reed: " + ", ".join(f"{r} {n}" for r, n in s["eggs_per_reed"].items())
-             + f" (total {s['eggs_total']}, expected {s['eggs_expected']})",
-             f"bees: {s['deaths']} dead, {s['retired']} retired (no room left)"
-             + "".join(f", {n} {state}" for state, n in s["final_states"].items()
-                       if state not in ("DEAD", "RETIRED")),
-             "messages: " + (", ".join(f"{t} {n}" for t, n in s["messages"].items()) or "none")
-             + f" (total {s['messages_total']})",
-             f"entries: reed {s['entries'].get('reed', 0)}, flower {s['entries'].get('flower', 0)}; "
-             f"messages per reed entry {s['messages_per_reed_entry']}, "
-             f"per flower entry {s['messages_per_flower_entry']}",
-             f"virtual duration: {s['virtual_duration']} (mean message delay 1), {s['events']} events"]
+    lines = [
+        f"mason bees: P={s['bees']} K={s['flowers']} T={s['reeds']} eggs={s['eggs']} cocoons={s['cocoons']} "
+        f"seed={s['seed']} delay={s['delay']}",
+        "eggs per reed: "
+        + ", ".join(f"{r} {n}" for r, n in s["eggs_per_reed"].items())
+        + f" (total {s['eggs_total']}, expected {s['eggs_expected']})",
+        f"bees: {s['deaths']} dead, {s['retired']} retired (no room left)"
+        + "".join(
+            f", {n} {state}" for state, n in s["final_states"].items() if state not in ("DEAD", "RETIRED")
+        ),
+        "messages: "
+        + (", ".join(f"{t} {n}" for t, n in s["messages"].items()) or "none")
+        + f" (total {s['messages_total']})",
+        f"entries: reed {s['entries'].get('reed', 0)}, flower {s['entries'].get('flower', 0)}; "
+        f"messages per reed entry {s['messages_per_reed_entry']}, "
+        f"per flower entry {s['messages_per_flower_entry']}",
+        f"virtual duration: {s['virtual_duration']} (mean message delay 1), {s['events']} events",
+    ]
     lines += outcome_lines(s)
     return "\n".join(lines)
 
@@ -104,9 +142,17 @@ def run(args) -> int:
     audit = bool(args.trace) or bool(args.report) or not args.no_audit
     messages = memory.bees_messages(scenario.processes, o["reeds"], o["eggs"], o["cocoons"])
     lighter = memory.predict(messages, scenario.processes, audited=False)
-    refused = check_memory(args, memory.predict(messages, scenario.processes, audit), "fewer bees" + (
-        f", --no-audit (no trace kept: {lighter.describe()})" if audit and not (args.trace or args.report) else ""))
-    if refused:      # before the setup: P bees already hold P² of state
+    refused = check_memory(
+        args,
+        memory.predict(messages, scenario.processes, audit),
+        "fewer bees"
+        + (
+            f", --no-audit (no trace kept: {lighter.describe()})"
+            if audit and not (args.trace or args.report)
+            else ""
+        ),
+    )
+    if refused:  # before the setup: P bees already hold P² of state
         return refused
     try:
         setup = make_setup(scenario.processes, scenario.options, args.seed)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .. import memory
 from ..audit import verify_events
 from ..protocol import ProtocolError
 from ..protocols.elves import DEFAULTS as ELVES_DEFAULTS
@@ -18,31 +19,66 @@ from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
 from ..words import count
-from .. import memory
-from .longrun import add_memory_argument, check_memory, progress_bar
-from .common import (add_fault_arguments, audit_summary, fail, fault_config, fault_line,
-                     exit_code, non_negative, outcome_lines, print_json, seconds)
+from .common import (
+    add_fault_arguments,
+    audit_summary,
+    exit_code,
+    fail,
+    fault_config,
+    fault_line,
+    non_negative,
+    outcome_lines,
+    print_json,
+    seconds,
+)
 from .flags import add_elves_arguments, elves_config, parent
+from .longrun import add_memory_argument, check_memory, progress_bar
 from .reporting import add_report_argument, write_report_if_asked
 
 
 def register(sub) -> None:
-    p = sub.add_parser("elves", parents=[parent(add_elves_arguments)],
-                       help="the hamster killers: a mayor, N elves, pins and poison",
-                       description="Simulate the hamster killers in virtual time and audit the run. "
-                                   "Exit 0 when every round is finished and the trace is safe, 1 on a safety "
-                                   "violation, 2 on bad arguments or a configuration that could never finish, "
-                                   "3 when the run stalls without a safety violation.")
-    p.add_argument("--seed", type=non_negative, default=0,
-                   help="random seed: the mayor's contracts, delays, dwell times (default 0)")
-    p.add_argument("--delay", choices=("exp", "uniform", "fixed"), default="exp",
-                   help="message delay model, mean 1 (default exp)")
-    p.add_argument("--work", type=seconds, default=1.0, metavar="MEAN",
-                   help="mean virtual time an elf works on a contract (default 1)")
-    p.add_argument("--rest", type=seconds, default=1.0, metavar="MEAN",
-                   help="mean virtual time between a contract done and the next request (default 1)")
-    p.add_argument("--pause", type=seconds, default=1.0, metavar="MEAN",
-                   help="mean virtual time the mayor waits between rounds (default 1)")
+    p = sub.add_parser(
+        "elves",
+        parents=[parent(add_elves_arguments)],
+        help="the hamster killers: a mayor, N elves, pins and poison",
+        description="Simulate the hamster killers in virtual time and audit the run. "
+        "Exit 0 when every round is finished and the trace is safe, 1 on a safety "
+        "violation, 2 on bad arguments or a configuration that could never finish, "
+        "3 when the run stalls without a safety violation.",
+    )
+    p.add_argument(
+        "--seed",
+        type=non_negative,
+        default=0,
+        help="random seed: the mayor's contracts, delays, dwell times (default 0)",
+    )
+    p.add_argument(
+        "--delay",
+        choices=("exp", "uniform", "fixed"),
+        default="exp",
+        help="message delay model, mean 1 (default exp)",
+    )
+    p.add_argument(
+        "--work",
+        type=seconds,
+        default=1.0,
+        metavar="MEAN",
+        help="mean virtual time an elf works on a contract (default 1)",
+    )
+    p.add_argument(
+        "--rest",
+        type=seconds,
+        default=1.0,
+        metavar="MEAN",
+        help="mean virtual time between a contract done and the next request (default 1)",
+    )
+    p.add_argument(
+        "--pause",
+        type=seconds,
+        default=1.0,
+        metavar="MEAN",
+        help="mean virtual time the mayor waits between rounds (default 1)",
+    )
     p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
     add_report_argument(p)
     add_fault_arguments(p)
@@ -71,31 +107,45 @@ def waiting_time(events: list[dict]) -> dict[str, float]:
 
 def summarise(setup, result, verdict, events, args, error: str | None) -> dict:
     params = setup.params
-    elves = {setup.names[pid]: proto for pid, proto in sorted(setup.protocols.items()) if isinstance(proto, Elf)}
+    elves = {
+        setup.names[pid]: proto for pid, proto in sorted(setup.protocols.items()) if isinstance(proto, Elf)
+    }
     rounds = range(1, params["rounds"] + 1)
     done = {name: {str(r): sorted(elf.done.get(r, [])) for r in rounds} for name, elf in elves.items()}
     wait_time = waiting_time(events)
-    waits = {name: {PINS: elf.waits[PINS], POISON: elf.waits[POISON], "time": wait_time.get(name, 0.0)}
-             for name, elf in elves.items()}
+    waits = {
+        name: {PINS: elf.waits[PINS], POISON: elf.waits[POISON], "time": wait_time.get(name, 0.0)}
+        for name, elf in elves.items()
+    }
     messages = result.messages if result else {}
     entries = result.entries if result else {}
     acquisitions = sum(entries.values())
     total = sum(messages.values())
     summary = {
-        "elves": params["elves"], "pins": params["pins"], "poison": params["poison"],
-        "contracts": params["contracts"], "hamsters": params["hamsters"], "rounds": params["rounds"],
-        "pins_per_elf": params["pins_per_elf"], "poison_per_hamster": params["poison_per_hamster"],
-        "seed": args.seed, "delay": args.delay, "plan": params["plan"],
+        "elves": params["elves"],
+        "pins": params["pins"],
+        "poison": params["poison"],
+        "contracts": params["contracts"],
+        "hamsters": params["hamsters"],
+        "rounds": params["rounds"],
+        "pins_per_elf": params["pins_per_elf"],
+        "poison_per_hamster": params["poison_per_hamster"],
+        "seed": args.seed,
+        "delay": args.delay,
+        "plan": params["plan"],
         "contracts_done": done,
         "contracts_done_total": sum(len(v) for per in done.values() for v in per.values()),
         "waits": waits,
-        "messages": messages, "messages_total": total,
-        "acquisitions": entries, "acquisitions_total": acquisitions,
+        "messages": messages,
+        "messages_total": total,
+        "acquisitions": entries,
+        "acquisitions_total": acquisitions,
         "messages_per_acquisition": _ratio(total, acquisitions),
         "virtual_duration": round(result.duration, 3) if result else None,
         "events": result.events if result else None,
         "final_states": result.states if result else {},
-        "stalled": result.stalled if result else {}, "truncated": result.truncated if result else False,
+        "stalled": result.stalled if result else {},
+        "truncated": result.truncated if result else False,
         "error": error,
         "faults": fault_line(args, result.duplicates_dropped if result else 0),
         "audit": audit_summary(verdict),
@@ -107,27 +157,45 @@ def summarise(setup, result, verdict, events, args, error: str | None) -> dict:
 
 def render(s: dict) -> str:
     rounds = [str(r) for r in range(1, s["rounds"] + 1)]
-    lines = [f"hamster killers: {count(s['elves'], 'elf')}, {count(s['rounds'], 'round')} × "
-             f"{count(s['contracts'], 'contract')} "
-             f"(hamsters {s['hamsters'][0]}-{s['hamsters'][1]}), pins {s['pins']} ({s['pins_per_elf']} per elf), "
-             f"poison {s['poison']} ({s['poison_per_hamster']} per hamster), seed {s['seed']}, delay {s['delay']}"]
-    lines += [f"round {r} contracts (hamsters): " + " ".join(map(str, plan)) for r, plan in zip(rounds, s["plan"])]
+    lines = [
+        f"hamster killers: {count(s['elves'], 'elf')}, {count(s['rounds'], 'round')} × "
+        f"{count(s['contracts'], 'contract')} "
+        f"(hamsters {s['hamsters'][0]}-{s['hamsters'][1]}), pins {s['pins']} ({s['pins_per_elf']} per elf), "
+        f"poison {s['poison']} ({s['poison_per_hamster']} per hamster), seed {s['seed']}, delay {s['delay']}"
+    ]
+    lines += [
+        f"round {r} contracts (hamsters): " + " ".join(map(str, plan)) for r, plan in zip(rounds, s["plan"])
+    ]
     header = ["elf"] + [f"round {r}" for r in rounds] + ["total", "pin waits", "poison waits", "time waiting"]
     rows = []
     for name, per in s["contracts_done"].items():
         w = s["waits"][name]
-        rows.append([name] + [f"{len(per[r])} [" + ",".join(map(str, per[r])) + "]" for r in rounds]
-                    + [str(sum(len(v) for v in per.values())), str(w["pins"]), str(w["poison"]), str(w["time"])])
+        rows.append(
+            [name]
+            + [f"{len(per[r])} [" + ",".join(map(str, per[r])) + "]" for r in rounds]
+            + [str(sum(len(v) for v in per.values())), str(w["pins"]), str(w["poison"]), str(w["time"])]
+        )
     widths = [max(len(row[c]) for row in [header] + rows) for c in range(len(header))]
     lines.append("contracts done per elf and round [contract numbers], waits for a release:")
-    lines += ["  " + "  ".join(cell.ljust(widths[c]) for c, cell in enumerate(row)).rstrip() for row in [header] + rows]
+    lines += [
+        "  " + "  ".join(cell.ljust(widths[c]) for c, cell in enumerate(row)).rstrip()
+        for row in [header] + rows
+    ]
     lines.append(f"contracts done: {s['contracts_done_total']} of {s['contracts'] * s['rounds']}")
-    lines.append("messages: " + (", ".join(f"{t} {n}" for t, n in s["messages"].items()) or "none")
-                 + f" (total {s['messages_total']})")
-    lines.append("acquisitions: " + (", ".join(f"{k} {n}" for k, n in s["acquisitions"].items()) or "none")
-                 + f" (total {s['acquisitions_total']}); messages per acquisition {s['messages_per_acquisition']}")
+    lines.append(
+        "messages: "
+        + (", ".join(f"{t} {n}" for t, n in s["messages"].items()) or "none")
+        + f" (total {s['messages_total']})"
+    )
+    lines.append(
+        "acquisitions: "
+        + (", ".join(f"{k} {n}" for k, n in s["acquisitions"].items()) or "none")
+        + f" (total {s['acquisitions_total']}); messages per acquisition {s['messages_per_acquisition']}"
+    )
     if s["virtual_duration"] is not None:
-        lines.append(f"virtual duration: {s['virtual_duration']} (mean message delay 1), {s['events']} events")
+        lines.append(
+            f"virtual duration: {s['virtual_duration']} (mean message delay 1), {s['events']} events"
+        )
     if s["error"]:
         lines.append(f"FAILED: {s['error']}")
     lines += outcome_lines(s)
@@ -138,14 +206,19 @@ def run(args) -> int:
     scenario = elves_config(args)
     sized = {**ELVES_DEFAULTS, **scenario.options}
     messages = memory.elves_messages(scenario.processes, sized["contracts"], sized["rounds"])
-    refused = check_memory(args, memory.predict(messages, scenario.processes + 1), "fewer elves, contracts or rounds")
-    if refused:      # before the setup
+    refused = check_memory(
+        args, memory.predict(messages, scenario.processes + 1), "fewer elves, contracts or rounds"
+    )
+    if refused:  # before the setup
         return refused
     try:
         setup = make_setup(scenario.processes, scenario.options, args.seed)
-        config = SimConfig(seed=args.seed, delay=args.delay,
-                           dwell={"work": args.work, "rest": args.rest, "pause": args.pause},
-                           **fault_config(args))
+        config = SimConfig(
+            seed=args.seed,
+            delay=args.delay,
+            dwell={"work": args.work, "rest": args.rest, "pause": args.pause},
+            **fault_config(args),
+        )
     except ConfigError as exc:
         return fail(str(exc))
     try:
@@ -170,5 +243,9 @@ def run(args) -> int:
     else:
         print(render(summary))
     code = exit_code(verdict, result is not None and result.ok, failed=error is not None)
-    return write_report_if_asked(args, trace, result.stalled if result else None,
-                                 result.states if result else None) or code
+    return (
+        write_report_if_asked(
+            args, trace, result.stalled if result else None, result.states if result else None
+        )
+        or code
+    )

@@ -9,12 +9,15 @@ from .common import fail, print_json
 
 
 def register(sub) -> None:
-    p = sub.add_parser("verify", help="audit a trace by happened-before",
-                       description="Decide a trace: capacities by happened-before plus the algorithm's invariants. "
-                                   "Exit 0 SAFE (safe and finished), 1 VIOLATION (a safety property is broken in "
-                                   "what the trace shows), 2 when the trace cannot be read, 3 INCOMPLETE (no safety "
-                                   "violation, but the trace ends unfinished: cut short or stalled, a trace alone "
-                                   "cannot tell).")
+    p = sub.add_parser(
+        "verify",
+        help="audit a trace by happened-before",
+        description="Decide a trace: capacities by happened-before plus the algorithm's invariants. "
+        "Exit 0 SAFE (safe and finished), 1 VIOLATION (a safety property is broken in "
+        "what the trace shows), 2 when the trace cannot be read, 3 INCOMPLETE (no safety "
+        "violation, but the trace ends unfinished: cut short or stalled, a trace alone "
+        "cannot tell).",
+    )
     p.add_argument("trace", help="a JSON Lines trace written by simulate, replay, run or the monitor")
     p.add_argument("--json", action="store_true", help="print the verdict as one JSON object")
     p.set_defaults(func=run)

@@ -11,13 +11,27 @@ Requests are ``(timestamp, pid)`` pairs, shown as ``ts@pid``.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..setup import Setup
 
 # Fixed per process or per run: shown in the page's header (params), not on every card.
-HIDDEN = {"pid", "n", "clock", "state", "flowers", "reeds", "eggs", "cocoons", "per_reed", "totals",
-          "pins_per_elf", "poison_per_hamster", "plan"}
+HIDDEN = {
+    "pid",
+    "n",
+    "clock",
+    "state",
+    "flowers",
+    "reeds",
+    "eggs",
+    "cocoons",
+    "per_reed",
+    "totals",
+    "pins_per_elf",
+    "poison_per_hamster",
+    "plan",
+}
 
 
 def fmt(value: Any) -> str:
@@ -28,8 +42,11 @@ def fmt(value: Any) -> str:
         return "yes" if value else "no"
     if isinstance(value, (set, frozenset)):
         return "{" + ", ".join(fmt(v) for v in sorted(value, key=_order)) + "}"
-    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) and not isinstance(v, bool)
-                                                            for v in value):
+    if (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
         return f"{value[0]}@{value[1]}"
     if isinstance(value, (list, tuple, deque)):
         return "[" + ", ".join(fmt(v) for v in value) + "]"
@@ -42,7 +59,11 @@ def fmt(value: Any) -> str:
 
 
 def _order(value: Any) -> tuple:
-    return (0, value, "") if isinstance(value, (int, float)) and not isinstance(value, bool) else (1, 0, repr(value))
+    return (
+        (0, value, "")
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+        else (1, 0, repr(value))
+    )
 
 
 def describe_message(msg: Any) -> str:
@@ -63,38 +84,72 @@ def _count(items: Any) -> str:
 # -- per protocol: (label, getter) in the order of the protocol's state table ----------------------------
 def _bee(p) -> list:
     own = p.requests.get(p.pid)
-    return [("reed", "—" if not p.reed else f"reed:{p.reed}"),
-            ("eggs laid", f"{p.laid} of {p.eggs}"),
-            ("my reed request", fmt(own)),
-            ("ACKreed", f"{_count(p.reed_acks)}; live {p.reed_live_acks} of {len(p.alive)} needed"),
-            ("my flower request", fmt(p.flower_request)),
-            ("ACKflower", f"{_count(p.flower_acks)}; live {p.flower_live_acks}, needed {p.flower_threshold()}"),
-            ("deferred REQflower", fmt([f"{j}@ts{ts}" for j, ts in p.deferred])),
-            ("not gone", fmt(p.alive)),
-            ("reed requests seen", fmt(sorted(p.requests.values()))),
-            ("eggs per reed (from RELEASEreed)", fmt(p.reed_eggs))], \
-        {"reed", "laid", "requests", "reed_acks", "reed_live_acks", "flower_request", "flower_acks",
-         "flower_live_acks", "deferred", "alive", "reed_eggs", "_order"}
+    return [
+        ("reed", "—" if not p.reed else f"reed:{p.reed}"),
+        ("eggs laid", f"{p.laid} of {p.eggs}"),
+        ("my reed request", fmt(own)),
+        ("ACKreed", f"{_count(p.reed_acks)}; live {p.reed_live_acks} of {len(p.alive)} needed"),
+        ("my flower request", fmt(p.flower_request)),
+        ("ACKflower", f"{_count(p.flower_acks)}; live {p.flower_live_acks}, needed {p.flower_threshold()}"),
+        ("deferred REQflower", fmt([f"{j}@ts{ts}" for j, ts in p.deferred])),
+        ("not gone", fmt(p.alive)),
+        ("reed requests seen", fmt(sorted(p.requests.values()))),
+        ("eggs per reed (from RELEASEreed)", fmt(p.reed_eggs)),
+    ], {
+        "reed",
+        "laid",
+        "requests",
+        "reed_acks",
+        "reed_live_acks",
+        "flower_request",
+        "flower_acks",
+        "flower_live_acks",
+        "deferred",
+        "alive",
+        "reed_eggs",
+        "_order",
+    }
 
 
 def _mayor(p) -> list:
     round_plan = p.plan[p.round - 1] if 1 <= p.round <= len(p.plan) else ()
-    return [("round", f"{p.round} of {len(p.plan)}"),
-            ("contracts (hamsters)", fmt(list(round_plan))),
-            ("completed", fmt(p.completed))], {"round", "completed"}
+    return [
+        ("round", f"{p.round} of {len(p.plan)}"),
+        ("contracts (hamsters)", fmt(list(round_plan))),
+        ("completed", fmt(p.completed)),
+    ], {"round", "completed"}
 
 
 def _elf(p) -> list:
-    return [("round", str(p.round)), ("phase", fmt(p.phase)), ("my request", fmt(p.my_request)),
-            ("replies", _count(p.replies)), ("holding", fmt(p.holding)),
-            ("contracts", fmt(p.contracts)), ("contract requests", fmt(p.contract_requests)),
-            ("pins queue", fmt(p.queues.get("pins", {}))), ("poison queue", fmt(p.queues.get("poison", {}))),
-            ("done", fmt(p.done))], \
-        {"round", "phase", "my_request", "replies", "holding", "contracts", "contract_requests", "queues", "done"}
+    return [
+        ("round", str(p.round)),
+        ("phase", fmt(p.phase)),
+        ("my request", fmt(p.my_request)),
+        ("replies", _count(p.replies)),
+        ("holding", fmt(p.holding)),
+        ("contracts", fmt(p.contracts)),
+        ("contract requests", fmt(p.contract_requests)),
+        ("pins queue", fmt(p.queues.get("pins", {}))),
+        ("poison queue", fmt(p.queues.get("poison", {}))),
+        ("done", fmt(p.done)),
+    ], {
+        "round",
+        "phase",
+        "my_request",
+        "replies",
+        "holding",
+        "contracts",
+        "contract_requests",
+        "queues",
+        "done",
+    }
 
 
 def _classic(p) -> list:
-    return [("requests left", str(p.requests_left)), ("entries", str(p.entries))], {"requests_left", "entries"}
+    return [("requests left", str(p.requests_left)), ("entries", str(p.entries))], {
+        "requests_left",
+        "entries",
+    }
 
 
 def _lamport(p) -> list:
@@ -103,25 +158,65 @@ def _lamport(p) -> list:
 
 
 def _ricart(p) -> list:
-    return [("my request", fmt(p.my_request)), ("replies", _count(p.replies)),
-            ("deferred", fmt(p.deferred))], {"my_request", "replies", "deferred"}
+    return [
+        ("my request", fmt(p.my_request)),
+        ("replies", _count(p.replies)),
+        ("deferred", fmt(p.deferred)),
+    ], {"my_request", "replies", "deferred"}
 
 
 def _maekawa(p) -> list:
-    return [("quorum", fmt(list(p.quorum))), ("my request", fmt(p.my_request)),
-            ("grants (REPLY)", _count(p.grants)), ("failed", fmt(p.failed)), ("yielded to", fmt(p.yielded)),
-            ("INQUIRE from", fmt(p.inquiries)), ("locked for", fmt(p.lock)), ("queue", fmt(p.queue)),
-            ("INQUIRE sent", fmt(p.inquired)), ("told not first", fmt(p.told))], \
-        {"quorum", "my_request", "grants", "failed", "yielded", "inquiries", "lock", "queue", "inquired", "told"}
+    return [
+        ("quorum", fmt(list(p.quorum))),
+        ("my request", fmt(p.my_request)),
+        ("grants (REPLY)", _count(p.grants)),
+        ("failed", fmt(p.failed)),
+        ("yielded to", fmt(p.yielded)),
+        ("INQUIRE from", fmt(p.inquiries)),
+        ("locked for", fmt(p.lock)),
+        ("queue", fmt(p.queue)),
+        ("INQUIRE sent", fmt(p.inquired)),
+        ("told not first", fmt(p.told)),
+    ], {
+        "quorum",
+        "my_request",
+        "grants",
+        "failed",
+        "yielded",
+        "inquiries",
+        "lock",
+        "queue",
+        "inquired",
+        "told",
+    }
 
 
 def _sanders(p) -> list:
-    return [("request set R", fmt(p.R)), ("inform set I", fmt(p.I)), ("my request", fmt(p.my_request)),
-            ("grants", _count(p.grants)), ("failed", fmt(p.failed)), ("yielded to", fmt(p.yielded)),
-            ("INQUIRE from", fmt(p.inquirers)), ("CSSTAT (locked for)", fmt(p.csstat)), ("queue", fmt(p.queue)),
-            ("INQUIRE sent", fmt(p.inquired)), ("FAILED sent to", fmt(p.failed_sent))], \
-        {"R", "I", "my_request", "grants", "failed", "yielded", "inquirers", "csstat", "queue", "inquired",
-         "failed_sent"}
+    return [
+        ("request set R", fmt(p.R)),
+        ("inform set I", fmt(p.I)),
+        ("my request", fmt(p.my_request)),
+        ("grants", _count(p.grants)),
+        ("failed", fmt(p.failed)),
+        ("yielded to", fmt(p.yielded)),
+        ("INQUIRE from", fmt(p.inquirers)),
+        ("CSSTAT (locked for)", fmt(p.csstat)),
+        ("queue", fmt(p.queue)),
+        ("INQUIRE sent", fmt(p.inquired)),
+        ("FAILED sent to", fmt(p.failed_sent)),
+    ], {
+        "R",
+        "I",
+        "my_request",
+        "grants",
+        "failed",
+        "yielded",
+        "inquirers",
+        "csstat",
+        "queue",
+        "inquired",
+        "failed_sent",
+    }
 
 
 def _suzuki(p) -> list:
@@ -130,14 +225,25 @@ def _suzuki(p) -> list:
 
 
 def _raymond(p) -> list:
-    return [("holder", "self" if p.holder == p.pid else str(p.holder)), ("request queue", fmt(list(p.queue))),
-            ("asked", fmt(p.asked))], {"holder", "queue", "asked"}
+    return [
+        ("holder", "self" if p.holder == p.pid else str(p.holder)),
+        ("request queue", fmt(list(p.queue))),
+        ("asked", fmt(p.asked)),
+    ], {"holder", "queue", "asked"}
 
 
 # The most specific class first: matched by name along the object's MRO (variants subclass them).
-SPECS: dict[str, Callable] = {"Bee": _bee, "Mayor": _mayor, "Elf": _elf, "LamportNode": _lamport,
-                              "RicartAgrawalaNode": _ricart, "MaekawaNode": _maekawa, "SandersNode": _sanders,
-                              "SuzukiKasamiNode": _suzuki, "RaymondNode": _raymond}
+SPECS: dict[str, Callable] = {
+    "Bee": _bee,
+    "Mayor": _mayor,
+    "Elf": _elf,
+    "LamportNode": _lamport,
+    "RicartAgrawalaNode": _ricart,
+    "MaekawaNode": _maekawa,
+    "SandersNode": _sanders,
+    "SuzukiKasamiNode": _suzuki,
+    "RaymondNode": _raymond,
+}
 
 
 def describe_process(proto: Any, setup: Setup | None = None) -> list[list[str]]:

@@ -24,10 +24,11 @@ from __future__ import annotations
 import json
 import socket
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..report import build_report
@@ -35,18 +36,26 @@ from ..trace import TraceError
 from .session import ExploreError, Session
 
 MAX_BODY = 5 * 1024 * 1024
-STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
-          "/explore.js": ("explore.js", "text/javascript; charset=utf-8"),
-          "/explore.css": ("explore.css", "text/css; charset=utf-8")}
-PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-            "frame-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'")
+STATIC = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/explore.js": ("explore.js", "text/javascript; charset=utf-8"),
+    "/explore.css": ("explore.css", "text/css; charset=utf-8"),
+}
+PAGE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "frame-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'"
+)
 # The diagram is the report's self-contained page: inline script and style, nothing fetched.
-DIAGRAM_CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-               "img-src data:; base-uri 'none'; form-action 'none'")
+DIAGRAM_CSP = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "img-src data:; base-uri 'none'; form-action 'none'"
+)
 # The report page with what the explorer shows itself (verdict, stall) left out: the
 # explorer judges a path in the middle of a run, where "request left waiting" is no fault.
-DIAGRAM_STYLE = ("<style>h1, #summary, #verdict, #stall, h2:has(+ #controls), h2:has(+ #stats), #stats "
-                 "{ display: none !important; } body { margin: 0; padding: 4px 8px; }</style>")
+DIAGRAM_STYLE = (
+    "<style>h1, #summary, #verdict, #stall, h2:has(+ #controls), h2:has(+ #stats), #stats "
+    "{ display: none !important; } body { margin: 0; padding: 4px 8px; }</style>"
+)
 
 
 def examples_dir() -> Path | None:
@@ -95,7 +104,7 @@ class ExplorerServer(ThreadingHTTPServer):
         if host in ("127.0.0.1", "::1", "localhost"):
             names |= {"localhost", "127.0.0.1", "[::1]"}
         if host in ("0.0.0.0", "::"):
-            return set()        # bound to every interface on purpose: any Host is accepted
+            return set()  # bound to every interface on purpose: any Host is accepted
         return {f"{n}:{port}" for n in names}
 
 
@@ -153,7 +162,7 @@ class Handler(BaseHTTPRequestHandler):
                 self._static(path, head=method == "HEAD")
                 return
             if path.startswith("/api/examples/"):
-                handlers = {"GET": lambda: self.api_example(path[len("/api/examples/"):])}
+                handlers = {"GET": lambda: self.api_example(path[len("/api/examples/") :])}
             else:
                 handlers = self._routes().get(path)
             if handlers is None:
@@ -180,8 +189,10 @@ class Handler(BaseHTTPRequestHandler):
         allowed = self.server.allowed_hosts()
         host = self.headers.get("Host", "")
         if allowed and host not in allowed:
-            raise ApiError(403, f"unexpected Host header {host!r}: this server answers only to "
-                                + ", ".join(sorted(allowed)))
+            raise ApiError(
+                403,
+                f"unexpected Host header {host!r}: this server answers only to " + ", ".join(sorted(allowed)),
+            )
 
     def _read_body(self) -> None:
         kind = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
@@ -204,8 +215,15 @@ class Handler(BaseHTTPRequestHandler):
         if not isinstance(self.body, dict):
             raise ApiError(400, f"the body must be a JSON object, got {type(self.body).__name__}")
 
-    def _send(self, status: int, data: bytes, kind: str, csp: str = PAGE_CSP, headers: dict | None = None,
-              head: bool = False) -> None:
+    def _send(
+        self,
+        status: int,
+        data: bytes,
+        kind: str,
+        csp: str = PAGE_CSP,
+        headers: dict | None = None,
+        head: bool = False,
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
@@ -221,15 +239,16 @@ class Handler(BaseHTTPRequestHandler):
 
     def _json(self, status: int, payload: Any, headers: dict | None = None) -> None:
         data = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
-        self._send(status, data, "application/json; charset=utf-8", headers=headers,
-                   head=self.command == "HEAD")
+        self._send(
+            status, data, "application/json; charset=utf-8", headers=headers, head=self.command == "HEAD"
+        )
 
     def _static(self, path: str, head: bool) -> None:
         name, kind = STATIC[path]
         data = resources.files(__package__).joinpath("static", name).read_bytes()
         self._send(200, data, kind, head=head)
 
-    def log_message(self, format: str, *args: Any) -> None:   # quiet: the terminal shows the URL only
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the terminal shows the URL only
         pass
 
     # -- the API ---------------------------------------------------------------------------
@@ -279,14 +298,20 @@ class Handler(BaseHTTPRequestHandler):
         for name, path in self.server.examples.items():
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
-                out.append({"name": name, "algorithm": data.get("algorithm"), "processes": data.get("processes"),
-                            "steps": len(data.get("steps", []))})
+                out.append(
+                    {
+                        "name": name,
+                        "algorithm": data.get("algorithm"),
+                        "processes": data.get("processes"),
+                        "steps": len(data.get("steps", [])),
+                    }
+                )
             except (OSError, ValueError, AttributeError):
                 out.append({"name": name, "error": "cannot be read"})
         return 200, out
 
     def api_example(self, name: str) -> tuple[int, Any]:
-        path = self.server.examples.get(name)      # names only from the listing: no path is built from input
+        path = self.server.examples.get(name)  # names only from the listing: no path is built from input
         if path is None:
             raise ApiError(404, f"no example scenario named {name!r}")
         try:
@@ -305,7 +330,8 @@ class Handler(BaseHTTPRequestHandler):
         return 200, page.replace("</head>", DIAGRAM_STYLE + "\n</head>", 1)
 
 
-def make_server(session: Session, host: str = "127.0.0.1", port: int = 0,
-                examples: Path | None = None) -> ExplorerServer:
+def make_server(
+    session: Session, host: str = "127.0.0.1", port: int = 0, examples: Path | None = None
+) -> ExplorerServer:
     """Bind (``port`` 0: a free port) and return the server; ``serve_forever()`` runs it."""
     return ExplorerServer((host, port), session, examples)

@@ -37,17 +37,16 @@ from ..audit import verify_events
 from ..audit.model import PROGRESS, SAFETY, UNDECIDED, kind_of
 from ..audit.stall import explain_stall
 from ..protocol import Enter, Exit, ProtocolError
+from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup, capacity_of
 from ..sim.scripted import ScenarioError, ScriptedRun, load_scenario
 from ..trace import TraceError, TraceWriter
 from ..words import count
-from ..protocols.registry import build_setup
-from .describe import describe_process, describe_message
+from .describe import describe_message, describe_process
 
 LOCAL_OPS = ("request", "exit")
-RUN_LIMIT = 20_000          # steps "run to the end" takes at most before it says it stopped short
-RANDOM_LIMIT = 10_000       # steps one "random ×N" may ask for
-
+RUN_LIMIT = 20_000  # steps "run to the end" takes at most before it says it stopped short
+RANDOM_LIMIT = 10_000  # steps one "random ×N" may ask for
 
 
 class ExploreError(ValueError):
@@ -93,9 +92,9 @@ class ExplorerRun(ScriptedRun):
 
     def __init__(self, setup: Setup, trace: TraceWriter) -> None:
         super().__init__(setup, trace)
-        self.pending: dict[int, list[tuple[str, str]]] = {}    # pid → [(action, dwell)], oldest first
-        self.holdings: dict[str, list[tuple[int, int]]] = {}   # resource → [(pid, units)], in entry order
-        self.overfull: list[str] = []                          # capacity breaches, as they happened
+        self.pending: dict[int, list[tuple[str, str]]] = {}  # pid → [(action, dwell)], oldest first
+        self.holdings: dict[str, list[tuple[int, int]]] = {}  # resource → [(pid, units)], in entry order
+        self.overfull: list[str] = []  # capacity breaches, as they happened
 
     def schedule(self, pid: int, action: str, dwell: str) -> None:
         self.pending.setdefault(pid, []).append((action, dwell))
@@ -106,9 +105,11 @@ class ExplorerRun(ScriptedRun):
             held.append((pid, effect.units))
             cap = capacity_of(self.setup.capacities, effect.resource)
             if sum(u for _, u in held) > cap:
-                self.overfull.append(f"{effect.resource} (capacity {cap}) held by "
-                                     + ", ".join(f"{self.names[p]}" + (f"×{u}" if u != 1 else "") for p, u in held)
-                                     + f" at once (step {int(self.now)})")
+                self.overfull.append(
+                    f"{effect.resource} (capacity {cap}) held by "
+                    + ", ".join(f"{self.names[p]}" + (f"×{u}" if u != 1 else "") for p, u in held)
+                    + f" at once (step {int(self.now)})"
+                )
         elif (pid, effect.units) in held:
             held.remove((pid, effect.units))
 
@@ -119,8 +120,10 @@ class ExplorerRun(ScriptedRun):
         op = step.op
         for pid in _pids_of(step):
             if pid not in self.protocols:
-                raise ScenarioError(f"step {number} ({op}): no process {pid} "
-                                    f"(processes are {', '.join(map(str, sorted(self.protocols)))})")
+                raise ScenarioError(
+                    f"step {number} ({op}): no process {pid} "
+                    f"(processes are {', '.join(map(str, sorted(self.protocols)))})"
+                )
         before = len(self.trace.events)
         try:
             if op in LOCAL_OPS:
@@ -198,17 +201,39 @@ class World:
                     actions.append((action, dwell))
             for action, dwell in sorted(actions):
                 step = {"op": action, "pid": pid}
-                out.append({"id": step_id(step), "step": step, "extra": False,
-                            "label": f"{names[pid]}: {action} (after {dwell}; state {run.protocols[pid].state})"})
-            if self.free and "request" not in [a for a, _ in actions] and _accepts(run.protocols[pid], "request"):
+                out.append(
+                    {
+                        "id": step_id(step),
+                        "step": step,
+                        "extra": False,
+                        "label": f"{names[pid]}: {action} (after {dwell}; state {run.protocols[pid].state})",
+                    }
+                )
+            if (
+                self.free
+                and "request" not in [a for a, _ in actions]
+                and _accepts(run.protocols[pid], "request")
+            ):
                 step = {"op": "request", "pid": pid}
-                extra.append({"id": step_id(step), "step": step, "extra": True,
-                              "label": f"{names[pid]}: request (a new request; state {run.protocols[pid].state})"})
+                extra.append(
+                    {
+                        "id": step_id(step),
+                        "step": step,
+                        "extra": True,
+                        "label": f"{names[pid]}: request (a new request; state {run.protocols[pid].state})",
+                    }
+                )
         for (sender, to), queue in sorted(run.links.items()):
             if queue:
                 step = {"op": "deliver", "from": sender, "to": to}
-                out.append({"id": step_id(step), "step": step, "extra": False,
-                            "label": f"deliver {describe_message(queue[0][0])} {names[sender]}→{names[to]}"})
+                out.append(
+                    {
+                        "id": step_id(step),
+                        "step": step,
+                        "extra": False,
+                        "label": f"deliver {describe_message(queue[0][0])} {names[sender]}→{names[to]}",
+                    }
+                )
         return out + extra
 
     def label_of(self, step: dict) -> str:
@@ -242,13 +267,20 @@ class World:
                 continue
             cap = capacity_of(setup.capacities, resource)
             used = sum(u for _, u in held)
-            capacity.append({"resource": resource, "capacity": cap, "in_use": used, "over": used > cap,
-                             "holders": [{"name": names[p], "units": u} for p, u in held]})
+            capacity.append(
+                {
+                    "resource": resource,
+                    "capacity": cap,
+                    "in_use": used,
+                    "over": used > cap,
+                    "holders": [{"name": names[p], "units": u} for p, u in held],
+                }
+            )
         events = [dict(e, _line=n) for n, e in enumerate(self.events, 1)]
         try:
             verdict = verify_events(events)
             audit_error = None
-        except TraceError as exc:   # cannot happen for a trace the driver wrote; said, not hidden
+        except TraceError as exc:  # cannot happen for a trace the driver wrote; said, not hidden
             verdict, audit_error = None, str(exc)
         violations, at_end, incomplete = [], [], []
         for v in verdict.violations if verdict else []:
@@ -257,13 +289,16 @@ class World:
             # the path has reached its end.
             kind = kind_of(v.rule)
             (incomplete if kind == UNDECIDED else at_end if kind == PROGRESS else violations).append(item)
-        violations = [{"rule": "capacity-now", "message": m, "text": f"[capacity-now] {m}"}
-                      for m in run.overfull] + violations
+        violations = [
+            {"rule": "capacity-now", "message": m, "text": f"[capacity-now] {m}"} for m in run.overfull
+        ] + violations
         unfinished = [p for p, proto in sorted(run.protocols.items()) if not proto.finished]
         deadlock = None
         if end and unfinished:
             states = {names[p]: proto.state for p, proto in run.protocols.items()}
-            deadlock = explain_stall(run.waiting(), states) or "nothing can move, yet not every process finished"
+            deadlock = (
+                explain_stall(run.waiting(), states) or "nothing can move, yet not every process finished"
+            )
         if violations:
             status = "violation"
         elif deadlock:
@@ -272,25 +307,42 @@ class World:
             status = "violation" if at_end else "end"
         else:
             status = "running"
-        checks = (verdict.checks if verdict else []) + ["capacity in every world (exact occupancy)", "deadlock"]
+        checks = (verdict.checks if verdict else []) + [
+            "capacity in every world (exact occupancy)",
+            "deadlock",
+        ]
         if status == "violation":
-            summary = (f"VIOLATION after {count(len(self.steps), 'step')}: "
-                       + "; ".join(v["message"] for v in (violations or at_end)))
+            summary = f"VIOLATION after {count(len(self.steps), 'step')}: " + "; ".join(
+                v["message"] for v in (violations or at_end)
+            )
         elif status == "deadlock":
-            summary = f"DEADLOCK after {count(len(self.steps), 'step')}: nothing can move and " \
-                      f"{', '.join(names[p] for p in unfinished)} not finished"
+            summary = (
+                f"DEADLOCK after {count(len(self.steps), 'step')}: nothing can move and "
+                f"{', '.join(names[p] for p in unfinished)} not finished"
+            )
         elif status == "end":
             summary = f"END after {count(len(self.steps), 'step')}: every process finished; no violation"
         else:
-            summary = f"no violation in the {count(len(self.steps), 'step')} so far (the path is not finished)"
+            summary = (
+                f"no violation in the {count(len(self.steps), 'step')} so far (the path is not finished)"
+            )
         if incomplete:
             summary += " — the audit gave up on part of the trace (incomplete, not a verdict)"
         if audit_error:
             summary += f" — the audit could not read the trace: {audit_error}"
-        return {"status": status, "summary": summary, "at_end": end, "capacity": capacity,
-                "violations": violations, "end_violations": at_end if end else [],
-                "open_at_end": [] if end else at_end, "incomplete": incomplete,
-                "deadlock": deadlock, "checks": checks, "entered": list(run.entered)}
+        return {
+            "status": status,
+            "summary": summary,
+            "at_end": end,
+            "capacity": capacity,
+            "violations": violations,
+            "end_violations": at_end if end else [],
+            "open_at_end": [] if end else at_end,
+            "incomplete": incomplete,
+            "deadlock": deadlock,
+            "checks": checks,
+            "entered": list(run.entered),
+        }
 
     # -- the view --------------------------------------------------------------------------
     def view(self) -> dict:
@@ -302,25 +354,52 @@ class World:
                 held.setdefault(p, []).append(resource + (f" ×{units}" if units != 1 else ""))
         procs = []
         for pid, proto in sorted(run.protocols.items()):
-            procs.append({"pid": pid, "name": names[pid], "state": proto.state, "clock": proto.clock.time,
-                          "holds": sorted(held.get(pid, [])), "finished": bool(proto.finished),
-                          "waiting": {what: [names.get(p, str(p)) for p in whom]
-                                      for what, whom in proto.waiting_for().items()},
-                          "pending": [f"{a} (after {d})" for a, d in run.pending.get(pid, [])],
-                          "fields": describe_process(proto, setup)})
+            procs.append(
+                {
+                    "pid": pid,
+                    "name": names[pid],
+                    "state": proto.state,
+                    "clock": proto.clock.time,
+                    "holds": sorted(held.get(pid, [])),
+                    "finished": bool(proto.finished),
+                    "waiting": {
+                        what: [names.get(p, str(p)) for p in whom]
+                        for what, whom in proto.waiting_for().items()
+                    },
+                    "pending": [f"{a} (after {d})" for a, d in run.pending.get(pid, [])],
+                    "fields": describe_process(proto, setup),
+                }
+            )
         links = []
         for (sender, to), queue in sorted(run.links.items()):
             if queue:
-                links.append({"from": sender, "to": to, "label": f"{names[sender]}→{names[to]}",
-                              "messages": [{"id": mid, "type": msg.type, "text": describe_message(msg)}
-                                           for msg, mid, _ in queue]})
+                links.append(
+                    {
+                        "from": sender,
+                        "to": to,
+                        "label": f"{names[sender]}→{names[to]}",
+                        "messages": [
+                            {"id": mid, "type": msg.type, "text": describe_message(msg)}
+                            for msg, mid, _ in queue
+                        ],
+                    }
+                )
         enabled = self.enabled()
-        return {"algorithm": setup.algorithm, "processes": self.config.processes,
-                "options": self.config.options, "params": setup.params,
-                "capacities": setup.capacities, "procs": procs, "links": links,
-                "steps": [{"id": s["id"], "label": s["label"], "op": s["step"]["op"], "extra": s["extra"]}
-                          for s in enabled],
-                "findings": self.findings(enabled), "free": self.free}
+        return {
+            "algorithm": setup.algorithm,
+            "processes": self.config.processes,
+            "options": self.config.options,
+            "params": setup.params,
+            "capacities": setup.capacities,
+            "procs": procs,
+            "links": links,
+            "steps": [
+                {"id": s["id"], "label": s["label"], "op": s["step"]["op"], "extra": s["extra"]}
+                for s in enabled
+            ],
+            "findings": self.findings(enabled),
+            "free": self.free,
+        }
 
 
 def _accepts(proto: Any, action: str) -> bool:
@@ -353,7 +432,7 @@ class Session:
 
     def __init__(self, config: Config, steps: list[dict] | None = None) -> None:
         self.world = derive(config, list(steps or []))
-        self.redo_steps: list[dict] = []    # the undone steps, next one last
+        self.redo_steps: list[dict] = []  # the undone steps, next one last
 
     # -- reading --------------------------------------------------------------------------
     @property
@@ -362,8 +441,10 @@ class Session:
 
     def state(self) -> dict:
         out = self.world.view()
-        out["history"] = [{"n": n, "id": step_id(s), "label": label, "step": s}
-                          for n, (s, label) in enumerate(zip(self.world.steps, self.world.labels), 1)]
+        out["history"] = [
+            {"n": n, "id": step_id(s), "label": label, "step": s}
+            for n, (s, label) in enumerate(zip(self.world.steps, self.world.labels), 1)
+        ]
         out["redo"] = [step_id(s) for s in reversed(self.redo_steps)]
         out["position"] = len(self.world.steps)
         return out
@@ -381,17 +462,21 @@ class Session:
     def step(self, sid: Any) -> dict:
         """Take the enabled step ``sid``. Returns the step taken."""
         if not isinstance(sid, str):
-            raise ExploreError(f"a step id is a string such as 'request:1' or 'deliver:1-2', got {sid!r}", 400)
+            raise ExploreError(
+                f"a step id is a string such as 'request:1' or 'deliver:1-2', got {sid!r}", 400
+            )
         enabled = {s["id"]: s for s in self.world.enabled()}
         if sid not in enabled:
-            raise ExploreError(f"step {sid!r} is not enabled now; enabled: "
-                               + (", ".join(enabled) or "none (the path has ended)"))
+            raise ExploreError(
+                f"step {sid!r} is not enabled now; enabled: "
+                + (", ".join(enabled) or "none (the path has ended)")
+            )
         step = enabled[sid]["step"]
         self._advance(step)
         if self.redo_steps and self.redo_steps[-1] == step:
-            self.redo_steps.pop()                 # the same step as the one undone: keep the rest
+            self.redo_steps.pop()  # the same step as the one undone: keep the rest
         else:
-            self.redo_steps = []                  # a different branch
+            self.redo_steps = []  # a different branch
         return step
 
     def _advance(self, step: dict) -> None:
@@ -400,7 +485,7 @@ class Session:
         try:
             world.run.play(_parse_step(step), len(world.steps) + 1)
         except ScenarioError as exc:
-            self.world = derive(world.config, world.steps)    # the failed step may have half-run
+            self.world = derive(world.config, world.steps)  # the failed step may have half-run
             raise ExploreError(str(exc)) from None
         world.steps.append(dict(step))
         world.labels.append(label)
@@ -451,8 +536,8 @@ class Session:
         start = len(self.world.steps)
         taken, stopped = 0, "count"
         overfull_before = len(self.world.run.overfull)
-        watch = not self._safety_violations()      # a violation already there stops nothing
-        clean = start                               # the last position audited without a violation
+        watch = not self._safety_violations()  # a violation already there stops nothing
+        clean = start  # the last position audited without a violation
         while taken < count:
             choices = [s for s in self.world.enabled() if not (to_end and s["extra"])]
             if not choices:
@@ -491,7 +576,7 @@ class Session:
         """The audit found a violation at the current position and none at ``clean``: move back
         to the first position that shows it (a safety violation stays in every longer path)."""
         steps, config = self.world.steps, self.world.config
-        low, high = clean, len(steps)            # low: clean, high: violating
+        low, high = clean, len(steps)  # low: clean, high: violating
         while high - low > 1:
             mid = (low + high) // 2
             if self._safety_violations(derive(config, steps[:mid])):
@@ -523,8 +608,9 @@ class Session:
 def _scenario_path(source: str | Path | dict) -> tuple[Config, list[dict]]:
     """A scenario's configuration and steps, every step checked by playing it. Raises ScenarioError."""
     scenario = load_scenario(source)
-    config = Config(scenario.algorithm, scenario.processes, dict(scenario.options),
-                    int(getattr(scenario, "seed", 0) or 0))
+    config = Config(
+        scenario.algorithm, scenario.processes, dict(scenario.options), int(getattr(scenario, "seed", 0) or 0)
+    )
     world = derive(config, list(scenario.steps))
     return config, world.steps
 

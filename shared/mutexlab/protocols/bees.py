@@ -64,7 +64,6 @@ from ..spec import AlgorithmSpec
 from .classic import workload_options
 
 
-
 class BeeState(StrEnum):
     REST = "REST"
     WAIT_REED = "WAIT_REED"
@@ -90,7 +89,7 @@ class REQreed(Message):
 
 class ACKreed(Message):
     type: Literal["ACKreed"] = "ACKreed"
-    req_ts: int = Field(ge=0)      # timestamp of the REQreed this answers
+    req_ts: int = Field(ge=0)  # timestamp of the REQreed this answers
 
 
 class REQflower(Message):
@@ -99,7 +98,7 @@ class REQflower(Message):
 
 class ACKflower(Message):
     type: Literal["ACKflower"] = "ACKflower"
-    req_ts: int = Field(ge=0)      # timestamp of the REQflower this answers
+    req_ts: int = Field(ge=0)  # timestamp of the REQflower this answers
 
 
 class RELEASEreed(Message):
@@ -132,8 +131,9 @@ class Bee(Protocol):
 
     state: BeeState
 
-    def __init__(self, pid: int, n: int, flowers: int, reeds: int, eggs: int = 5, cocoons: int = 15,
-                 clock: int = 0) -> None:
+    def __init__(
+        self, pid: int, n: int, flowers: int, reeds: int, eggs: int = 5, cocoons: int = 15, clock: int = 0
+    ) -> None:
         self.pid = pid
         self.n = n
         self.flowers = flowers
@@ -143,26 +143,36 @@ class Bee(Protocol):
         self.per_reed = cocoons // eggs
         self.clock = LamportClock(clock)
         self.state = REST
-        self.alive: set[int] = {j for j in range(1, n + 1) if j != pid}   # others not known gone
-        self.requests: dict[int, tuple[int, int]] = {}   # every reed request ever seen: pid → (ts, pid)
-        self._order: tuple[list, int] | None = None       # (sorted requests, my rank); None: requests changed since
+        self.alive: set[int] = {j for j in range(1, n + 1) if j != pid}  # others not known gone
+        self.requests: dict[int, tuple[int, int]] = {}  # every reed request ever seen: pid → (ts, pid)
+        self._order: tuple[list, int] | None = (
+            None  # (sorted requests, my rank); None: requests changed since
+        )
         self.reed_acks: set[int] = set()
-        self.reed_live_acks = 0                           # always len(reed_acks & alive)
-        self.reed = 0                                     # my reed while ON_REED/WAIT_FLOWER/ON_FLOWER
-        self.reed_eggs: dict[int, int] = {}               # eggs per reed, as RELEASEreed reports them
+        self.reed_live_acks = 0  # always len(reed_acks & alive)
+        self.reed = 0  # my reed while ON_REED/WAIT_FLOWER/ON_FLOWER
+        self.reed_eggs: dict[int, int] = {}  # eggs per reed, as RELEASEreed reports them
         self.flower_request: tuple[int, int] | None = None
         self.flower_acks: set[int] = set()
-        self.flower_live_acks = 0                         # always len(flower_acks & alive)
-        self.deferred: list[tuple[int, int]] = []         # (pid, req_ts) of REQflowers to answer on exit
+        self.flower_live_acks = 0  # always len(flower_acks & alive)
+        self.deferred: list[tuple[int, int]] = []  # (pid, req_ts) of REQflowers to answer on exit
         self.laid = 0
 
-    def __deepcopy__(self, memo) -> "Bee":
+    def __deepcopy__(self, memo) -> Bee:
         """A fast copy for exhaustive exploration: the containers are copied, the values are immutable."""
         twin = object.__new__(type(self))
         twin.__dict__.update(self.__dict__)
         twin.clock = LamportClock(self.clock.time)
-        twin.alive, twin.reed_acks, twin.flower_acks = set(self.alive), set(self.reed_acks), set(self.flower_acks)
-        twin.requests, twin.reed_eggs, twin.deferred = dict(self.requests), dict(self.reed_eggs), list(self.deferred)
+        twin.alive, twin.reed_acks, twin.flower_acks = (
+            set(self.alive),
+            set(self.reed_acks),
+            set(self.flower_acks),
+        )
+        twin.requests, twin.reed_eggs, twin.deferred = (
+            dict(self.requests),
+            dict(self.reed_eggs),
+            list(self.deferred),
+        )
         return twin
 
     # -- helpers -------------------------------------------------------------------------
@@ -223,24 +233,28 @@ class Bee(Protocol):
                         self.flower_acks.add(sender)
                         self.flower_live_acks += sender in self.alive
                     return self._try_flower()
-                return []   # late: for an earlier flower request
+                return []  # late: for an earlier flower request
             case REQflower():
-                if state is ON_FLOWER or (state is WAIT_FLOWER and self.flower_request < priority(msg.ts, sender)):
+                if state is ON_FLOWER or (
+                    state is WAIT_FLOWER and self.flower_request < priority(msg.ts, sender)
+                ):
                     self.deferred.append((sender, msg.ts))
                     return []
                 return [self._ack_flower(sender, msg.ts)]
             case REQreed():
                 self.requests[sender] = priority(msg.ts, sender)
                 self._order = None
-                return [Send(sender, ACKreed.trusted(self.pid, self.clock.tick(), msg.ts))]   # (sender, ts, req_ts)
+                return [
+                    Send(sender, ACKreed.trusted(self.pid, self.clock.tick(), msg.ts))
+                ]  # (sender, ts, req_ts)
             case ACKreed():
                 if state is WAIT_REED and msg.req_ts == self.requests[self.pid][0]:
                     if sender not in self.reed_acks:
                         self.reed_acks.add(sender)
                         self.reed_live_acks += sender in self.alive
                     return self._try_reed()
-                return []   # stale: for a request of mine that is over
-            case RELEASEreed():   # the sender is gone for good
+                return []  # stale: for a request of mine that is over
+            case RELEASEreed():  # the sender is gone for good
                 if sender in self.alive:
                     self.alive.discard(sender)
                     self.reed_live_acks -= sender in self.reed_acks
@@ -311,7 +325,7 @@ class Bee(Protocol):
 
     def _ack_flower(self, to: int, req_ts: int) -> Send:
         # The ACKs are most of the traffic: built from known-valid ints, without validation.
-        return Send(to, ACKflower.trusted(self.pid, self.clock.tick(), req_ts))   # (sender, ts, req_ts)
+        return Send(to, ACKflower.trusted(self.pid, self.clock.tick(), req_ts))  # (sender, ts, req_ts)
 
     def _leave_flower(self) -> list:
         deferred, self.deferred = self.deferred, []
@@ -322,13 +336,20 @@ class Bee(Protocol):
         effects: list = [Exit(FLOWER)] + [self._ack_flower(j, ts) for j, ts in deferred]
         self.laid += 1
         self.reed_eggs[self.reed] = self.reed_eggs.get(self.reed, 0) + 1
-        effects.append(Note("egg", {"reed": self.reed, "count": self.laid, "in_reed": self.reed_eggs[self.reed]}))
+        effects.append(
+            Note("egg", {"reed": self.reed, "count": self.laid, "in_reed": self.reed_eggs[self.reed]})
+        )
         if self.laid < self.eggs:
             return effects + [Schedule("request", "reed")]
         # The last egg: leave the reed and die.
         cocoons = self.reed_eggs[self.reed]
-        msg = RELEASEreed(sender=self.pid, ts=self.clock.tick(), reed=self.reed,
-                          status="FULL" if cocoons >= self.cocoons else "AVAILABLE", cocoons=cocoons)
+        msg = RELEASEreed(
+            sender=self.pid,
+            ts=self.clock.tick(),
+            reed=self.reed,
+            status="FULL" if cocoons >= self.cocoons else "AVAILABLE",
+            cocoons=cocoons,
+        )
         effects += [Exit(reed_name(self.reed))] + self._broadcast(msg) + [Note("death", {"eggs": self.laid})]
         self.state = DEAD
         return effects
@@ -383,23 +404,37 @@ def random_clocks(processes: int, seed: int) -> dict[int, int]:
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     unknown = set(options) - set(SPEC.options)
     if unknown:
-        raise ConfigError(f"bees do not take option(s) {', '.join(sorted(unknown))} "
-                          f"(options: {', '.join(sorted(SPEC.options))})")
+        raise ConfigError(
+            f"bees do not take option(s) {', '.join(sorted(unknown))} "
+            f"(options: {', '.join(sorted(SPEC.options))})"
+        )
     flowers = positive_int(options, "flowers", default=3)
     reeds = positive_int(options, "reeds", default=3)
     eggs = positive_int(options, "eggs", default=5)
     cocoons = positive_int(options, "cocoons", default=15)
     if cocoons % eggs:
-        raise ConfigError(f"cocoons per reed ({cocoons}) must be a multiple of eggs per bee ({eggs}): "
-                          f"every bee lays all its eggs on one reed")
+        raise ConfigError(
+            f"cocoons per reed ({cocoons}) must be a multiple of eggs per bee ({eggs}): "
+            f"every bee lays all its eggs on one reed"
+        )
     _, given = workload_options(processes, {"initial_clocks": options.get("initial_clocks") or {}})
     clocks = random_clocks(processes, seed)
     clocks.update(given)
-    bees = {pid: Bee(pid, processes, flowers, reeds, eggs, cocoons, clocks[pid]) for pid in range(1, processes + 1)}
-    params = {"bees": processes, "flowers": flowers, "reeds": reeds, "eggs": eggs, "cocoons": cocoons,
-              "initial_clocks": {str(p): c for p, c in clocks.items()}}
-    return Setup("bees", bees, {pid: bee_name(pid) for pid in bees}, CODEC,
-                 {"reed:*": 1, FLOWER: flowers}, params)
+    bees = {
+        pid: Bee(pid, processes, flowers, reeds, eggs, cocoons, clocks[pid])
+        for pid in range(1, processes + 1)
+    }
+    params = {
+        "bees": processes,
+        "flowers": flowers,
+        "reeds": reeds,
+        "eggs": eggs,
+        "cocoons": cocoons,
+        "initial_clocks": {str(p): c for p, c in clocks.items()},
+    }
+    return Setup(
+        "bees", bees, {pid: bee_name(pid) for pid in bees}, CODEC, {"reed:*": 1, FLOWER: flowers}, params
+    )
 
 
 def expected_eggs(bees: int, reeds: int, eggs: int = 5, cocoons: int = 15) -> int:
@@ -408,8 +443,18 @@ def expected_eggs(bees: int, reeds: int, eggs: int = 5, cocoons: int = 15) -> in
 
 
 SPEC = AlgorithmSpec(
-    "bees", "bees", "the mason bees: a reed each (Lamport-style queue), K flowers shared (Ricart–Agrawala for K)",
-    make_setup, CODEC, "mutexlab.audit.bees", role="bee",
-    options={"flowers": "flowers K (default 3)", "reeds": "reeds T (default 3)",
-             "eggs": "eggs per bee (default 5)", "cocoons": "cocoons per reed, a multiple of eggs (default 15)",
-             "initial_clocks": "Lamport clock per pid (default: random from the seed)"})
+    "bees",
+    "bees",
+    "the mason bees: a reed each (Lamport-style queue), K flowers shared (Ricart–Agrawala for K)",
+    make_setup,
+    CODEC,
+    "mutexlab.audit.bees",
+    role="bee",
+    options={
+        "flowers": "flowers K (default 3)",
+        "reeds": "reeds T (default 3)",
+        "eggs": "eggs per bee (default 5)",
+        "cocoons": "cocoons per reed, a multiple of eggs (default 15)",
+        "initial_clocks": "Lamport clock per pid (default: random from the seed)",
+    },
+)

@@ -22,7 +22,6 @@ from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule
 from ..setup import ConfigError, positive_int
 
 
-
 class State(StrEnum):
     RELEASED = "RELEASED"
     WANTED = "WANTED"
@@ -80,8 +79,9 @@ class ClassicNode(Protocol):
                     effects.append(Schedule("request", "think"))
                 return effects
             case "exit":
-                raise ProtocolError(f"{self.name} cannot exit: it is not in the critical section "
-                                    f"(state {self.state})")
+                raise ProtocolError(
+                    f"{self.name} cannot exit: it is not in the critical section (state {self.state})"
+                )
             case _:
                 raise self.refuse(f"local action {action!r}", "unknown action")
 
@@ -128,8 +128,10 @@ def workload_options(processes: int, options: dict) -> tuple[int, dict[int, int]
 
 
 # The --option keys every classic algorithm takes (each spec adds its own).
-WORKLOAD_OPTIONS = {"requests": "critical sections per node",
-                    "initial_clocks": "Lamport clock per pid (default 0)"}
+WORKLOAD_OPTIONS = {
+    "requests": "critical sections per node",
+    "initial_clocks": "Lamport clock per pid (default 0)",
+}
 KNOWN_WORKLOAD_OPTIONS = set(WORKLOAD_OPTIONS)
 
 

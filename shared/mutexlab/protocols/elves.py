@@ -90,7 +90,6 @@ from ..spec import AlgorithmSpec
 MAYOR = 0
 
 
-
 class State(StrEnum):
     """The problem statement's states, in English: the mayor's three, then the elf's (INITIAL is both's)."""
 
@@ -106,8 +105,16 @@ class State(StrEnum):
 
 # The members as plain names: on Python 3.11 every ``State.X`` goes through ``EnumType.__getattr__``
 # (a Python call), and the handlers compare states on every message.
-(INITIAL, MAYOR_WAITING, MAYOR_DONE, ELF_REQUESTING, ELF_CRITICAL, ELF_WAIT_FOR_RELEASE, ELF_FINISHED,
- ELF_DONE) = State
+(
+    INITIAL,
+    MAYOR_WAITING,
+    MAYOR_DONE,
+    ELF_REQUESTING,
+    ELF_CRITICAL,
+    ELF_WAIT_FOR_RELEASE,
+    ELF_FINISHED,
+    ELF_DONE,
+) = State
 
 CONTRACT, PINS, POISON = "contract", "pins", "poison"
 KINDS = (CONTRACT, PINS, POISON)
@@ -136,6 +143,7 @@ class XRelease:
 
 class InitContracts(RoundMessage):
     """Mayor → every elf: the round's contracts, as numbers of hamsters (contract i = item i−1)."""
+
     type: Literal["INIT_CONTRACTS"] = "INIT_CONTRACTS"
     contracts: tuple[Annotated[int, Field(ge=1)], ...] = Field(min_length=1)
 
@@ -187,26 +195,41 @@ class PoisonRelease(RoundMessage, XRelease):
 
 class ContractCompleted(RoundMessage):
     """Elf → mayor: contract ``contract`` of ``round`` is done."""
+
     type: Literal["CONTRACT_COMPLETED"] = "CONTRACT_COMPLETED"
     contract: int = Field(ge=1)
 
 
 class Stop(RoundMessage):
     """Mayor → every elf: every contract of ``round`` is done; ``final`` after the last round."""
+
     type: Literal["STOP"] = "STOP"
     final: bool = False
 
 
-CODEC = Codec(InitContracts, ContractRequest, ContractReply, PinsRequest, PinsReply, PinsRelease,
-              PoisonRequest, PoisonReply, PoisonRelease, ContractCompleted, Stop)
+CODEC = Codec(
+    InitContracts,
+    ContractRequest,
+    ContractReply,
+    PinsRequest,
+    PinsReply,
+    PinsRelease,
+    PoisonRequest,
+    PoisonReply,
+    PoisonRelease,
+    ContractCompleted,
+    Stop,
+)
 
 REQUEST = {CONTRACT: ContractRequest, PINS: PinsRequest, POISON: PoisonRequest}
 REPLY = {CONTRACT: ContractReply, PINS: PinsReply, POISON: PoisonReply}
 RELEASE = {PINS: PinsRelease, POISON: PoisonRelease}
 # "PINS_REPLY" → ("pins", "REPLY")
-ELF_MESSAGES = {model.model_fields["type"].default: (kind, verb)
-                for verb, table in (("REQUEST", REQUEST), ("REPLY", REPLY), ("RELEASE", RELEASE))
-                for kind, model in table.items()}
+ELF_MESSAGES = {
+    model.model_fields["type"].default: (kind, verb)
+    for verb, table in (("REQUEST", REQUEST), ("REPLY", REPLY), ("RELEASE", RELEASE))
+    for kind, model in table.items()
+}
 
 
 def elf_name(pid: int) -> str:
@@ -247,8 +270,9 @@ class Mayor(Protocol):
         self.state = MAYOR_WAITING
         contracts = self.plan[self.round - 1]
         msg = InitContracts(sender=self.pid, ts=self.clock.tick(), round=self.round, contracts=contracts)
-        return ([Note("round", {"round": self.round, "contracts": list(contracts)})]
-                + [Send(j, msg) for j in range(1, self.n + 1)])
+        return [Note("round", {"round": self.round, "contracts": list(contracts)})] + [
+            Send(j, msg) for j in range(1, self.n + 1)
+        ]
 
     def on_local(self, action: str) -> list:
         match action:
@@ -266,7 +290,7 @@ class Mayor(Protocol):
                 return self._completed(msg)
             case ContractCompleted():
                 self.clock.receive(msg.ts)
-                return []   # INITIAL or MAYOR_DONE: ignored, as the statement's table says
+                return []  # INITIAL or MAYOR_DONE: ignored, as the statement's table says
             case _:
                 raise ProtocolError(f"mayor does not take {msg.type} (state {self.state})")
 
@@ -314,8 +338,16 @@ class Elf(Protocol):
 
     state: State
 
-    def __init__(self, pid: int, elves: int, pins: int, poison: int, pins_per_elf: int = 1,
-                 poison_per_hamster: int = 1, clock: int = 0) -> None:
+    def __init__(
+        self,
+        pid: int,
+        elves: int,
+        pins: int,
+        poison: int,
+        pins_per_elf: int = 1,
+        poison_per_hamster: int = 1,
+        clock: int = 0,
+    ) -> None:
         self.pid = pid
         self.n = elves
         self.totals = {PINS: pins, POISON: poison}
@@ -323,20 +355,20 @@ class Elf(Protocol):
         self.poison_per_hamster = poison_per_hamster
         self.clock = LamportClock(clock)
         self.state = INITIAL
-        self.round = 0                       # the last round whose INIT_CONTRACTS arrived
-        self.active = False                  # between INIT_CONTRACTS(round) and STOP(round)
+        self.round = 0  # the last round whose INIT_CONTRACTS arrived
+        self.active = False  # between INIT_CONTRACTS(round) and STOP(round)
         self.contracts: tuple[int, ...] = ()
-        self.contract_requests: set[tuple[int, int]] = set()       # (ts, pid), never removed in a round
+        self.contract_requests: set[tuple[int, int]] = set()  # (ts, pid), never removed in a round
         self.queues: dict[str, dict[int, tuple[int, int]]] = {PINS: {}, POISON: {}}  # pid → (ts, units)
-        self.phase: str | None = None        # the resource of the current request
+        self.phase: str | None = None  # the resource of the current request
         self.my_request: tuple[int, int] | None = None
         self.replies: set[int] = set()
-        self.holding: tuple[int, int] | None = None                 # (contract index, hamsters)
-        self.future: list = []               # messages of a later round, in arrival order
-        self.rest_timers = 0                 # "request" timers scheduled and not yet fired
+        self.holding: tuple[int, int] | None = None  # (contract index, hamsters)
+        self.future: list = []  # messages of a later round, in arrival order
+        self.rest_timers = 0  # "request" timers scheduled and not yet fired
         # Statistics only (not part of the snapshot, never read by the protocol):
-        self.done: dict[int, list[int]] = {}   # round → contracts this elf completed
-        self.waits: Counter[str] = Counter()   # times it had to wait for a release, per resource
+        self.done: dict[int, list[int]] = {}  # round → contracts this elf completed
+        self.waits: Counter[str] = Counter()  # times it had to wait for a release, per resource
 
     @property
     def name(self) -> str:
@@ -357,13 +389,14 @@ class Elf(Protocol):
         match msg:
             case XRequest() | XReply() | XRelease():
                 if not 1 <= msg.sender <= self.n or msg.sender == self.pid:
-                    raise ProtocolError(f"{self.name} got {msg.type} from {msg.sender}, not another elf "
-                                        f"(state {self.state})")
+                    raise ProtocolError(
+                        f"{self.name} got {msg.type} from {msg.sender}, not another elf (state {self.state})"
+                    )
                 if msg.round < self.round or (msg.round == self.round and not self.active):
-                    return []                    # a round already stopped here: stale, dropped as if never received
+                    return []  # a round already stopped here: stale, dropped as if never received
                 self.clock.receive(msg.ts)
                 if msg.round > self.round:
-                    self.future.append(msg)      # that round has not begun here yet
+                    self.future.append(msg)  # that round has not begun here yet
                     return []
                 return self._handle(msg)
             case InitContracts():
@@ -394,8 +427,10 @@ class Elf(Protocol):
     # -- round boundaries ---------------------------------------------------------------
     def _on_init(self, msg) -> list:
         if self.active or self.state is ELF_DONE or msg.round != self.round + 1:
-            raise ProtocolError(f"{elf_name(self.pid)} got INIT_CONTRACTS of round {msg.round} in state "
-                                f"{self.state} of round {self.round}")
+            raise ProtocolError(
+                f"{elf_name(self.pid)} got INIT_CONTRACTS of round {msg.round} in state "
+                f"{self.state} of round {self.round}"
+            )
         self.round = msg.round
         self.active = True
         self.contracts = tuple(msg.contracts)
@@ -404,7 +439,7 @@ class Elf(Protocol):
         now = [m for m in self.future if m.round == self.round]
         self.future = [m for m in self.future if m.round > self.round]
         effects: list = []
-        for buffered in now:             # only CONTRACT_REQUESTs can be early: nothing else needs my reply
+        for buffered in now:  # only CONTRACT_REQUESTs can be early: nothing else needs my reply
             effects += self._handle(buffered)
         return effects + self._next_contract()
 
@@ -423,11 +458,15 @@ class Elf(Protocol):
 
     def _on_stop(self, msg) -> list:
         if not self.active or msg.round != self.round:
-            raise ProtocolError(f"{elf_name(self.pid)} got STOP of round {msg.round} in state {self.state} "
-                                f"of round {self.round}")
+            raise ProtocolError(
+                f"{elf_name(self.pid)} got STOP of round {msg.round} in state {self.state} "
+                f"of round {self.round}"
+            )
         if self.holding is not None:
-            raise ProtocolError(f"{elf_name(self.pid)} got STOP of round {msg.round} while it still holds "
-                                f"contract {self.round}.{self.holding[0]} (state {self.state})")
+            raise ProtocolError(
+                f"{elf_name(self.pid)} got STOP of round {msg.round} while it still holds "
+                f"contract {self.round}.{self.holding[0]} (state {self.state})"
+            )
         self.active = False
         self.phase = None
         self.my_request = None
@@ -450,15 +489,19 @@ class Elf(Protocol):
                 return [Send(msg.sender, REPLY[kind](sender=self.pid, ts=self.clock.tick(), round=msg.round))]
             case XReply():
                 if self.state is not ELF_REQUESTING or self.phase != kind or msg.sender in self.replies:
-                    raise ProtocolError(f"{self.name} got an unexpected {msg.type} from "
-                                        f"{elf_name(msg.sender)} in state {self.state}")
+                    raise ProtocolError(
+                        f"{self.name} got an unexpected {msg.type} from "
+                        f"{elf_name(msg.sender)} in state {self.state}"
+                    )
                 self.replies.add(msg.sender)
                 return self._check() if len(self.replies) == self.n - 1 else []
             case XRelease():
                 held = self.queues[kind].get(msg.sender)
                 if held is None or held[1] != msg.units:
-                    raise ProtocolError(f"{self.name} got {msg.type} of {msg.units} from "
-                                        f"{elf_name(msg.sender)}, which requested {held} (state {self.state})")
+                    raise ProtocolError(
+                        f"{self.name} got {msg.type} of {msg.units} from "
+                        f"{elf_name(msg.sender)}, which requested {held} (state {self.state})"
+                    )
                 del self.queues[kind][msg.sender]
                 if self.state is ELF_WAIT_FOR_RELEASE and self.phase == kind:
                     return self._check()
@@ -486,8 +529,9 @@ class Elf(Protocol):
 
     def units_ahead(self, kind: str) -> int:
         """Units requested by requests ordered before mine (holders and waiters alike)."""
-        return sum(units for pid, (ts, units) in self.queues[kind].items()
-                   if priority(ts, pid) < self.my_request)
+        return sum(
+            units for pid, (ts, units) in self.queues[kind].items() if priority(ts, pid) < self.my_request
+        )
 
     def _check(self) -> list:
         """ELF_CRITICAL: every other elf has replied; does the resource suffice for me?"""
@@ -497,7 +541,7 @@ class Elf(Protocol):
         if kind == CONTRACT:
             position = 1 + sum(1 for request in self.contract_requests if request < self.my_request)
             if position > len(self.contracts):
-                self.state, self.phase, self.my_request = INITIAL, None, None   # none left this round
+                self.state, self.phase, self.my_request = INITIAL, None, None  # none left this round
                 return []
             self.holding = (position, self.contracts[position - 1])
             return [Enter(contract_resource(self.round, position))] + self._request(PINS)
@@ -509,7 +553,7 @@ class Elf(Protocol):
             return []
         if kind == PINS:
             return [Enter(PINS, need)] + self._request(POISON)
-        return [Enter(POISON, need), Schedule("exit", "work")]   # stays ELF_CRITICAL while working
+        return [Enter(POISON, need), Schedule("exit", "work")]  # stays ELF_CRITICAL while working
 
     def _finish(self) -> list:
         """ELF_FINISHED: the work is noted while still holding everything; the exits come before the
@@ -517,15 +561,27 @@ class Elf(Protocol):
         index, hamsters = self.holding
         pins = self.queues[PINS].pop(self.pid)[1]
         poison = self.queues[POISON].pop(self.pid)[1]
-        effects: list = [Note("contract_done", {"round": self.round, "contract": index, "hamsters": hamsters}),
-                         Exit(POISON, poison), Exit(PINS, pins), Exit(contract_resource(self.round, index))]
+        effects: list = [
+            Note("contract_done", {"round": self.round, "contract": index, "hamsters": hamsters}),
+            Exit(POISON, poison),
+            Exit(PINS, pins),
+            Exit(contract_resource(self.round, index)),
+        ]
         ts = self.clock.tick()
-        effects += [Send(j, PinsRelease(sender=self.pid, ts=ts, round=self.round, units=pins)) for j in self._others()]
+        effects += [
+            Send(j, PinsRelease(sender=self.pid, ts=ts, round=self.round, units=pins)) for j in self._others()
+        ]
         ts = self.clock.tick()
-        effects += [Send(j, PoisonRelease(sender=self.pid, ts=ts, round=self.round, units=poison))
-                    for j in self._others()]
-        effects.append(Send(MAYOR, ContractCompleted(sender=self.pid, ts=self.clock.tick(), round=self.round,
-                                                     contract=index)))
+        effects += [
+            Send(j, PoisonRelease(sender=self.pid, ts=ts, round=self.round, units=poison))
+            for j in self._others()
+        ]
+        effects.append(
+            Send(
+                MAYOR,
+                ContractCompleted(sender=self.pid, ts=self.clock.tick(), round=self.round, contract=index),
+            )
+        )
         self.done.setdefault(self.round, []).append(index)
         self.holding = None
         self.phase = None
@@ -544,19 +600,31 @@ class Elf(Protocol):
         if self.state is ELF_REQUESTING:
             return {f"{self.phase.upper()}_REPLY": [j for j in self._others() if j not in self.replies]}
         if self.state is ELF_WAIT_FOR_RELEASE:
-            ahead = sorted(pid for pid, (ts, _) in self.queues[self.phase].items()
-                           if priority(ts, pid) < self.my_request)
+            ahead = sorted(
+                pid for pid, (ts, _) in self.queues[self.phase].items() if priority(ts, pid) < self.my_request
+            )
             return {f"{self.phase.upper()}_RELEASE": ahead}
         if self.state is INITIAL:
             return {"STOP" if self.active else "INIT_CONTRACTS": [MAYOR]}
         return {}
 
     def snapshot(self):
-        return (self.state, self.clock.time, self.round, self.active, self.contracts,
-                frozenset(self.contract_requests),
-                tuple(sorted(self.queues[PINS].items())), tuple(sorted(self.queues[POISON].items())),
-                self.phase, self.my_request, frozenset(self.replies), self.holding,
-                tuple(self.future), self.rest_timers)
+        return (
+            self.state,
+            self.clock.time,
+            self.round,
+            self.active,
+            self.contracts,
+            frozenset(self.contract_requests),
+            tuple(sorted(self.queues[PINS].items())),
+            tuple(sorted(self.queues[POISON].items())),
+            self.phase,
+            self.my_request,
+            frozenset(self.replies),
+            self.holding,
+            tuple(self.future),
+            self.rest_timers,
+        )
 
     def __deepcopy__(self, memo):
         """A fast deep copy for exhaustive exploration: containers are copied, their contents
@@ -573,8 +641,15 @@ class Elf(Protocol):
 
 
 # -- setup --------------------------------------------------------------------------------
-DEFAULTS = {"pins": 3, "poison": 10, "contracts": 6, "hamsters": (1, 5), "rounds": 2,
-            "pins_per_elf": 1, "poison_per_hamster": 1}
+DEFAULTS = {
+    "pins": 3,
+    "poison": 10,
+    "contracts": 6,
+    "hamsters": (1, 5),
+    "rounds": 2,
+    "pins_per_elf": 1,
+    "poison_per_hamster": 1,
+}
 
 
 def hamster_range(value) -> tuple[int, int]:
@@ -589,8 +664,11 @@ def hamster_range(value) -> tuple[int, int]:
             raise ConfigError(f"hamsters must be MIN-MAX (e.g. 1-5), got {text!r}")
     if isinstance(value, int) and not isinstance(value, bool):
         value = [value, value]
-    if (not isinstance(value, (list, tuple)) or len(value) not in (1, 2)
-            or any(isinstance(v, bool) or not isinstance(v, int) for v in value)):
+    if (
+        not isinstance(value, (list, tuple))
+        or len(value) not in (1, 2)
+        or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
+    ):
         raise ConfigError(f"option 'hamsters' must be [min, max] whole numbers, got {value!r}")
     low, high = value[0], value[-1]
     if low < 1:
@@ -612,8 +690,10 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
         raise ConfigError(f"the hamster killers need at least one elf, got {processes!r}")
     unknown = set(options) - set(SPEC.options)
     if unknown:
-        raise ConfigError(f"elves do not take option(s) {', '.join(sorted(unknown))}; "
-                          f"they take {', '.join(sorted(SPEC.options))}")
+        raise ConfigError(
+            f"elves do not take option(s) {', '.join(sorted(unknown))}; "
+            f"they take {', '.join(sorted(SPEC.options))}"
+        )
     opts = {**DEFAULTS, **options}
     pins = positive_int(opts, "pins")
     poison = positive_int(opts, "poison")
@@ -623,26 +703,57 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     per_hamster = positive_int(opts, "poison_per_hamster")
     low, high = hamster_range(opts["hamsters"])
     if pins_per_elf > pins:
-        raise ConfigError(f"an elf needs {pins_per_elf} pins but only {pins} exist: no contract could ever be done")
+        raise ConfigError(
+            f"an elf needs {pins_per_elf} pins but only {pins} exist: no contract could ever be done"
+        )
     if high * per_hamster > poison:
-        raise ConfigError(f"a contract of {high} hamsters needs {high * per_hamster} poison portions "
-                          f"({per_hamster} per hamster) but only {poison} exist: it could never be done; "
-                          f"lower the hamster maximum or add poison")
+        raise ConfigError(
+            f"a contract of {high} hamsters needs {high * per_hamster} poison portions "
+            f"({per_hamster} per hamster) but only {poison} exist: it could never be done; "
+            f"lower the hamster maximum or add poison"
+        )
     plan = make_plan(rounds, contracts, (low, high), seed)
     protocols: dict[int, Protocol] = {MAYOR: Mayor(processes, plan)}
     for pid in range(1, processes + 1):
         protocols[pid] = Elf(pid, processes, pins, poison, pins_per_elf, per_hamster)
-    params = {"elves": processes, "pins": pins, "poison": poison, "contracts": contracts,
-              "hamsters": [low, high], "rounds": rounds, "pins_per_elf": pins_per_elf,
-              "poison_per_hamster": per_hamster, "plan": [list(p) for p in plan], "seed": seed}
-    return Setup("elves", protocols, {pid: elf_name(pid) for pid in protocols}, CODEC,
-                 {"contract:*": 1, PINS: pins, POISON: poison}, params)
+    params = {
+        "elves": processes,
+        "pins": pins,
+        "poison": poison,
+        "contracts": contracts,
+        "hamsters": [low, high],
+        "rounds": rounds,
+        "pins_per_elf": pins_per_elf,
+        "poison_per_hamster": per_hamster,
+        "plan": [list(p) for p in plan],
+        "seed": seed,
+    }
+    return Setup(
+        "elves",
+        protocols,
+        {pid: elf_name(pid) for pid in protocols},
+        CODEC,
+        {"contract:*": 1, PINS: pins, POISON: poison},
+        params,
+    )
 
 
 SPEC = AlgorithmSpec(
-    "elves", "elves", "the hamster killers: a mayor hands out contracts, elves share pins and poison",
-    make_setup, CODEC, "mutexlab.audit.elves", role="elf", fixed_roles=("mayor",),
-    options={"pins": "pins in the village (default 3)", "poison": "poison portions (default 10)",
-             "contracts": "contracts per round (default 6)", "hamsters": "hamsters per contract, MIN-MAX (default 1-5)",
-             "rounds": "rounds of contracts (default 2)", "pins_per_elf": "pins an elf needs (default 1)",
-             "poison_per_hamster": "poison portions per hamster (default 1)"})
+    "elves",
+    "elves",
+    "the hamster killers: a mayor hands out contracts, elves share pins and poison",
+    make_setup,
+    CODEC,
+    "mutexlab.audit.elves",
+    role="elf",
+    fixed_roles=("mayor",),
+    options={
+        "pins": "pins in the village (default 3)",
+        "poison": "poison portions (default 10)",
+        "contracts": "contracts per round (default 6)",
+        "hamsters": "hamsters per contract, MIN-MAX (default 1-5)",
+        "rounds": "rounds of contracts (default 2)",
+        "pins_per_elf": "pins an elf needs (default 1)",
+        "poison_per_hamster": "poison portions per hamster (default 1)",
+    },
+)

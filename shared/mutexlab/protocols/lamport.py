@@ -81,7 +81,9 @@ class LamportNode(ClassicNode):
                 self.clock.receive(msg.ts)
                 self.q[msg.sender] = ("REQUEST", msg.ts)
                 if self.q[self.pid][0] != "REQUEST":
-                    return [Send(msg.sender, Reply(sender=self.pid, ts=self.clock.tick()))] + self._try_enter()
+                    return [
+                        Send(msg.sender, Reply(sender=self.pid, ts=self.clock.tick()))
+                    ] + self._try_enter()
                 return self._try_enter()
             case Reply() | Release():
                 self.clock.receive(msg.ts)
@@ -95,8 +97,8 @@ class LamportNode(ClassicNode):
         if self.state is not WANTED:
             return False
         mine = self._key(self.pid)
-        earliest = all(mine < self._key(j) for j in self._others() if self.q[j][0] == "REQUEST")   # (a)
-        all_later = all(mine < self._key(j) for j in self._others())                              # (b)
+        earliest = all(mine < self._key(j) for j in self._others() if self.q[j][0] == "REQUEST")  # (a)
+        all_later = all(mine < self._key(j) for j in self._others())  # (b)
         return earliest and all_later
 
     def _try_enter(self) -> list:
@@ -114,8 +116,10 @@ class LamportNode(ClassicNode):
             return {}
         mine = self._key(self.pid)
         earlier = [j for j in self._others() if self._key(j) < mine]
-        lacks = {"RELEASE": [j for j in earlier if self.q[j][0] == "REQUEST"],
-                 "a later message": [j for j in earlier if self.q[j][0] != "REQUEST"]}
+        lacks = {
+            "RELEASE": [j for j in earlier if self.q[j][0] == "REQUEST"],
+            "a later message": [j for j in earlier if self.q[j][0] != "REQUEST"],
+        }
         return {what: whom for what, whom in lacks.items() if whom}
 
     def snapshot(self):
@@ -125,13 +129,29 @@ class LamportNode(ClassicNode):
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     refuse_unknown(options, set(SPEC.options), "lamport")
     requests, clocks = workload_options(processes, options)
-    nodes = {pid: LamportNode(pid, processes, requests, clocks.get(pid, 0)) for pid in range(1, processes + 1)}
-    return Setup("lamport", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
-                 {"nodes": processes, "requests": requests})
+    nodes = {
+        pid: LamportNode(pid, processes, requests, clocks.get(pid, 0)) for pid in range(1, processes + 1)
+    }
+    return Setup(
+        "lamport",
+        nodes,
+        {pid: node_name(pid) for pid in nodes},
+        CODEC,
+        {CS: 1},
+        {"nodes": processes, "requests": requests},
+    )
 
 
 SPEC = AlgorithmSpec(
-    "lamport", "classic", "Lamport's queue of timestamped requests: every request is acknowledged and released to all",
-    make_setup, CODEC, "mutexlab.audit.classic", options=WORKLOAD_OPTIONS,
-    literature={"messages": Figure("3(N−1)", lambda n, p: (3 * (n - 1),) * 2),
-                "sync": Figure("T", lambda n, p: (1, 1))})
+    "lamport",
+    "classic",
+    "Lamport's queue of timestamped requests: every request is acknowledged and released to all",
+    make_setup,
+    CODEC,
+    "mutexlab.audit.classic",
+    options=WORKLOAD_OPTIONS,
+    literature={
+        "messages": Figure("3(N−1)", lambda n, p: (3 * (n - 1),) * 2),
+        "sync": Figure("T", lambda n, p: (1, 1)),
+    },
+)

@@ -64,7 +64,16 @@ from ..protocol import Send
 from ..setup import Setup
 from ..spec import AlgorithmSpec, Figure
 from . import quorums as qs
-from .classic import CS, RELEASED, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
+from .classic import (
+    CS,
+    RELEASED,
+    WANTED,
+    WORKLOAD_OPTIONS,
+    ClassicNode,
+    node_name,
+    refuse_unknown,
+    workload_options,
+)
 
 
 class Request(Message):
@@ -102,15 +111,15 @@ class MaekawaNode(ClassicNode):
         self.quorum = tuple(sorted(quorum))
         # requester role
         self.my_request: Req | None = None
-        self.grants: set[int] = set()      # members whose REPLY we hold for my_request
-        self.failed: set[int] = set()      # members that sent FAILED and no REPLY since
-        self.yielded: set[int] = set()     # members we yielded to and got no REPLY from since
-        self.inquiries: set[int] = set()   # members whose INQUIRE waits for an answer
+        self.grants: set[int] = set()  # members whose REPLY we hold for my_request
+        self.failed: set[int] = set()  # members that sent FAILED and no REPLY since
+        self.yielded: set[int] = set()  # members we yielded to and got no REPLY from since
+        self.inquiries: set[int] = set()  # members whose INQUIRE waits for an answer
         # arbiter role
         self.lock: Req | None = None
-        self.queue: list[Req] = []         # sorted
-        self.inquired = False              # INQUIRE sent for the current lock
-        self.told: set[Req] = set()        # queued requests that know they are not first (FAILED or yielded)
+        self.queue: list[Req] = []  # sorted
+        self.inquired = False  # INQUIRE sent for the current lock
+        self.told: set[Req] = set()  # queued requests that know they are not first (FAILED or yielded)
 
     # -- requester ---------------------------------------------------------------------
     def _request(self) -> list:
@@ -210,17 +219,17 @@ class MaekawaNode(ClassicNode):
     def on_message(self, msg) -> list:
         self.clock.receive(msg.ts)
         match msg:
-            case Request():     # arbiter
+            case Request():  # arbiter
                 return self._on_request(priority(msg.ts, msg.sender))
-            case Reply():       # requester
+            case Reply():  # requester
                 return self._on_reply(msg.sender)
-            case Release():     # arbiter
+            case Release():  # arbiter
                 return self._on_release(msg.sender)
-            case Failed():      # requester
+            case Failed():  # requester
                 return self._on_failed(msg.sender)
-            case Inquire():     # requester
+            case Inquire():  # requester
                 return self._on_inquire(msg.sender)
-            case Yield():       # arbiter
+            case Yield():  # arbiter
                 return self._on_yield(msg.sender)
             case _:
                 raise self.refuse(msg)
@@ -239,25 +248,55 @@ class MaekawaNode(ClassicNode):
         return lacks
 
     def snapshot(self):
-        return (self.state, self.clock.time, self.requests_left, self.my_request,
-                frozenset(self.grants), frozenset(self.failed), frozenset(self.yielded), frozenset(self.inquiries),
-                self.lock, tuple(self.queue), self.inquired, frozenset(self.told))
+        return (
+            self.state,
+            self.clock.time,
+            self.requests_left,
+            self.my_request,
+            frozenset(self.grants),
+            frozenset(self.failed),
+            frozenset(self.yielded),
+            frozenset(self.inquiries),
+            self.lock,
+            tuple(self.queue),
+            self.inquired,
+            frozenset(self.told),
+        )
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     refuse_unknown(options, set(SPEC.options), "maekawa")
     requests, clocks = workload_options(processes, options)
     construction, sets = qs.from_option(options.get("quorums"), processes)
-    nodes = {pid: MaekawaNode(pid, processes, sets[pid], requests, clocks.get(pid, 0))
-             for pid in range(1, processes + 1)}
-    return Setup("maekawa", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
-                 {"nodes": processes, "requests": requests, "quorums": construction,
-                  "quorum_sets": {str(p): list(s) for p, s in sets.items()}})
+    nodes = {
+        pid: MaekawaNode(pid, processes, sets[pid], requests, clocks.get(pid, 0))
+        for pid in range(1, processes + 1)
+    }
+    return Setup(
+        "maekawa",
+        nodes,
+        {pid: node_name(pid) for pid in nodes},
+        CODEC,
+        {CS: 1},
+        {
+            "nodes": processes,
+            "requests": requests,
+            "quorums": construction,
+            "quorum_sets": {str(p): list(s) for p, s in sets.items()},
+        },
+    )
 
 
 SPEC = AlgorithmSpec(
-    "maekawa", "classic", "Maekawa: permission from a quorum, with INQUIRE / FAILED / YIELD against deadlock",
-    make_setup, CODEC, "mutexlab.audit.classic",
+    "maekawa",
+    "classic",
+    "Maekawa: permission from a quorum, with INQUIRE / FAILED / YIELD against deadlock",
+    make_setup,
+    CODEC,
+    "mutexlab.audit.classic",
     options={**WORKLOAD_OPTIONS, "quorums": "quorum construction (grid, ...) or explicit sets pid → [pids]"},
-    literature={"messages": Figure("3√N to 5√N", lambda n, p: (3 * math.sqrt(n), 5 * math.sqrt(n))),
-                "sync": Figure("2T", lambda n, p: (2, 2))})
+    literature={
+        "messages": Figure("3√N to 5√N", lambda n, p: (3 * math.sqrt(n), 5 * math.sqrt(n))),
+        "sync": Figure("2T", lambda n, p: (2, 2)),
+    },
+)

@@ -49,14 +49,17 @@ def plane(n: int) -> Quorums:
     """The projective-plane sets for n = q²+q+1, q prime; ConfigError otherwise."""
     q = plane_order(n)
     if q is None:
-        raise ConfigError(f"a projective plane needs N = q²+q+1 with q prime (7, 13, 31, 57, ...); N = {n} is not")
+        raise ConfigError(
+            f"a projective plane needs N = q²+q+1 with q prime (7, 13, 31, 57, ...); N = {n} is not"
+        )
     pts = _points(q)
     lines = pts  # by duality the same normalised vectors name the lines
-    on = [[li for li, line in enumerate(lines) if sum(a * b for a, b in zip(p, line)) % q == 0]
-          for p in pts]
+    on = [[li for li, line in enumerate(lines) if sum(a * b for a, b in zip(p, line)) % q == 0] for p in pts]
     line_of = _perfect_matching(on, len(lines))
-    members = {li: tuple(pi for pi, p in enumerate(pts) if sum(a * b for a, b in zip(p, lines[li])) % q == 0)
-               for li in range(len(lines))}
+    members = {
+        li: tuple(pi for pi, p in enumerate(pts) if sum(a * b for a, b in zip(p, lines[li])) % q == 0)
+        for li in range(len(lines))
+    }
     return {pi + 1: tuple(sorted(m + 1 for m in members[line_of[pi]])) for pi in range(n)}
 
 
@@ -117,8 +120,9 @@ def validate(sets: Quorums, n: int) -> Quorums:
             raise ConfigError(f"quorums: the set of {i} {sorted(members)} does not contain {i} itself")
     for i, j in combinations(sorted(sets), 2):
         if not set(sets[i]) & set(sets[j]):
-            raise ConfigError(f"quorums: the sets of {i} {sorted(sets[i])} and {j} {sorted(sets[j])} "
-                              f"do not intersect")
+            raise ConfigError(
+                f"quorums: the sets of {i} {sorted(sets[i])} and {j} {sorted(sets[j])} do not intersect"
+            )
     return sets
 
 
@@ -131,8 +135,9 @@ def from_option(value, n: int) -> tuple[str, Quorums]:
     if value == "grid":
         return "grid", grid(n)
     if not isinstance(value, dict):
-        raise ConfigError("option 'quorums' must be \"plane\", \"grid\" or a map pid → list of pids, "
-                          f"got {value!r}")
+        raise ConfigError(
+            f'option \'quorums\' must be "plane", "grid" or a map pid → list of pids, got {value!r}'
+        )
     sets: Quorums = {}
     for key, members in value.items():
         try:

@@ -33,7 +33,16 @@ from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
 from ..spec import AlgorithmSpec, Figure
-from .classic import CS, HELD, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
+from .classic import (
+    CS,
+    HELD,
+    WANTED,
+    WORKLOAD_OPTIONS,
+    ClassicNode,
+    node_name,
+    refuse_unknown,
+    workload_options,
+)
 
 
 class Request(Message):
@@ -116,7 +125,7 @@ def default_parents(processes: int) -> dict[int, int]:
 def read_parents(raw, processes: int) -> dict[int, int]:
     """Parse ``{"child": parent, ...}`` (the root absent or mapped to null) and check it is a tree."""
     if not isinstance(raw, dict):
-        raise ConfigError("option 'parents' must map each pid to its parent pid, e.g. {\"2\": 1, \"3\": 1}")
+        raise ConfigError('option \'parents\' must map each pid to its parent pid, e.g. {"2": 1, "3": 1}')
     parents: dict[int, int] = {}
     for key, value in raw.items():
         try:
@@ -130,21 +139,24 @@ def read_parents(raw, processes: int) -> dict[int, int]:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= processes:
-            raise ConfigError(f"parents: the parent of {child} must be a pid in 1..{processes}, got {value!r}")
+            raise ConfigError(
+                f"parents: the parent of {child} must be a pid in 1..{processes}, got {value!r}"
+            )
         if value == child:
             raise ConfigError(f"parents: process {child} cannot be its own parent")
         parents[child] = value
     roots = [p for p in range(1, processes + 1) if p not in parents]
     if len(roots) != 1:
-        raise ConfigError(f"parents: a tree has exactly one root (a process without a parent), "
-                          f"found {len(roots)}: {roots}")
+        raise ConfigError(
+            f"parents: a tree has exactly one root (a process without a parent), found {len(roots)}: {roots}"
+        )
     for start in parents:
         seen = [start]
         node = start
         while node in parents:
             node = parents[node]
             if node in seen:
-                cycle = seen[seen.index(node):] + [node]
+                cycle = seen[seen.index(node) :] + [node]
                 raise ConfigError(f"parents: not a tree, there is a cycle {' → '.join(map(str, cycle))}")
             seen.append(node)
     return parents
@@ -175,21 +187,49 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     parents = default_parents(processes) if raw is None else read_parents(raw, processes)
     root = next(p for p in range(1, processes + 1) if p not in parents)
     token_holder = options.get("token_holder", root)
-    if isinstance(token_holder, bool) or not isinstance(token_holder, int) or not 1 <= token_holder <= processes:
-        raise ConfigError(f"raymond: option 'token_holder' must be a pid in 1..{processes}, got {token_holder!r}")
+    if (
+        isinstance(token_holder, bool)
+        or not isinstance(token_holder, int)
+        or not 1 <= token_holder <= processes
+    ):
+        raise ConfigError(
+            f"raymond: option 'token_holder' must be a pid in 1..{processes}, got {token_holder!r}"
+        )
     holder = holders_toward(parents, processes, token_holder)
-    nodes = {pid: RaymondNode(pid, processes, holder[pid], requests, clocks.get(pid, 0))
-             for pid in range(1, processes + 1)}
-    return Setup("raymond", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
-                 {"nodes": processes, "requests": requests, "token_holder": token_holder,
-                  "parents": {str(c): p for c, p in sorted(parents.items())}})
+    nodes = {
+        pid: RaymondNode(pid, processes, holder[pid], requests, clocks.get(pid, 0))
+        for pid in range(1, processes + 1)
+    }
+    return Setup(
+        "raymond",
+        nodes,
+        {pid: node_name(pid) for pid in nodes},
+        CODEC,
+        {CS: 1},
+        {
+            "nodes": processes,
+            "requests": requests,
+            "token_holder": token_holder,
+            "parents": {str(c): p for c, p in sorted(parents.items())},
+        },
+    )
 
 
 SPEC = AlgorithmSpec(
-    "raymond", "classic", "Raymond: the token travels along the edges of a tree",
-    make_setup, CODEC, "mutexlab.audit.classic",
-    options={**WORKLOAD_OPTIONS, "parents": "tree as child pid → parent pid (default: heap-shaped, root 1)",
-             "token_holder": "pid that holds the token first (default: the root)"},
-    literature={"messages": Figure("O(log N)", lambda n, p: (math.log2(n),) * 2 if n > 1 else (0, 0)),
-                # Kshemkalyani & Singhal: (T log N)/2 — the token travels half the tree's diameter on average.
-                "sync": Figure("(T·log N)/2", lambda n, p: (math.log2(n) / 2,) * 2 if n > 1 else (0, 0))})
+    "raymond",
+    "classic",
+    "Raymond: the token travels along the edges of a tree",
+    make_setup,
+    CODEC,
+    "mutexlab.audit.classic",
+    options={
+        **WORKLOAD_OPTIONS,
+        "parents": "tree as child pid → parent pid (default: heap-shaped, root 1)",
+        "token_holder": "pid that holds the token first (default: the root)",
+    },
+    literature={
+        "messages": Figure("O(log N)", lambda n, p: (math.log2(n),) * 2 if n > 1 else (0, 0)),
+        # Kshemkalyani & Singhal: (T log N)/2 — the token travels half the tree's diameter on average.
+        "sync": Figure("(T·log N)/2", lambda n, p: (math.log2(n) / 2,) * 2 if n > 1 else (0, 0)),
+    },
+)

@@ -24,7 +24,16 @@ from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
 from ..spec import AlgorithmSpec, Figure
-from .classic import CS, HELD, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
+from .classic import (
+    CS,
+    HELD,
+    WANTED,
+    WORKLOAD_OPTIONS,
+    ClassicNode,
+    node_name,
+    refuse_unknown,
+    workload_options,
+)
 
 
 class Request(Message):
@@ -41,7 +50,7 @@ CODEC = Codec(Request, Reply)
 class RicartAgrawalaNode(ClassicNode):
     def __init__(self, pid: int, n: int, requests: int = 0, clock: int = 0) -> None:
         super().__init__(pid, n, requests, clock)
-        self.my_request: tuple[int, int] | None = None   # (ts, pid) while WANTED or HELD
+        self.my_request: tuple[int, int] | None = None  # (ts, pid) while WANTED or HELD
         self.replies: set[int] = set()
         self.deferred: list[int] = []
 
@@ -60,7 +69,9 @@ class RicartAgrawalaNode(ClassicNode):
         match msg:
             case Request():
                 self.clock.receive(msg.ts)
-                if self.state is HELD or (self.state is WANTED and self.my_request < priority(msg.ts, msg.sender)):
+                if self.state is HELD or (
+                    self.state is WANTED and self.my_request < priority(msg.ts, msg.sender)
+                ):
                     self.deferred.append(msg.sender)
                     return []
                 return [self._reply(msg.sender)]
@@ -85,21 +96,43 @@ class RicartAgrawalaNode(ClassicNode):
         return {"REPLY": [j for j in self._others() if j not in self.replies]}
 
     def snapshot(self):
-        return (self.state, self.clock.time, self.my_request, frozenset(self.replies), tuple(self.deferred),
-                self.requests_left)
+        return (
+            self.state,
+            self.clock.time,
+            self.my_request,
+            frozenset(self.replies),
+            tuple(self.deferred),
+            self.requests_left,
+        )
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     refuse_unknown(options, set(SPEC.options), "ricart-agrawala")
     requests, clocks = workload_options(processes, options)
-    nodes = {pid: RicartAgrawalaNode(pid, processes, requests, clocks.get(pid, 0))
-             for pid in range(1, processes + 1)}
-    return Setup("ricart-agrawala", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
-                 {"nodes": processes, "requests": requests})
+    nodes = {
+        pid: RicartAgrawalaNode(pid, processes, requests, clocks.get(pid, 0))
+        for pid in range(1, processes + 1)
+    }
+    return Setup(
+        "ricart-agrawala",
+        nodes,
+        {pid: node_name(pid) for pid in nodes},
+        CODEC,
+        {CS: 1},
+        {"nodes": processes, "requests": requests},
+    )
 
 
 SPEC = AlgorithmSpec(
-    "ricart-agrawala", "classic", "Ricart–Agrawala: permission from every other node, replies deferred",
-    make_setup, CODEC, "mutexlab.audit.classic", options=WORKLOAD_OPTIONS,
-    literature={"messages": Figure("2(N−1)", lambda n, p: (2 * (n - 1),) * 2),
-                "sync": Figure("T", lambda n, p: (1, 1))})
+    "ricart-agrawala",
+    "classic",
+    "Ricart–Agrawala: permission from every other node, replies deferred",
+    make_setup,
+    CODEC,
+    "mutexlab.audit.classic",
+    options=WORKLOAD_OPTIONS,
+    literature={
+        "messages": Figure("2(N−1)", lambda n, p: (2 * (n - 1),) * 2),
+        "sync": Figure("T", lambda n, p: (1, 1)),
+    },
+)

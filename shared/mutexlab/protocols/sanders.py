@@ -85,12 +85,14 @@ class Release(Message):
 
 class Failed(Message):
     """The request stamped ``req`` waits behind an earlier locked request."""
+
     type: Literal["FAILED"] = "FAILED"
     req: int = Field(ge=0)
 
 
 class Inquire(Message):
     """The arbiter, locked on the receiver's request stamped ``req``, asks for it back."""
+
     type: Literal["INQUIRE"] = "INQUIRE"
     req: int = Field(ge=0)
 
@@ -103,8 +105,9 @@ CODEC = Codec(Request, Grant, Release, Failed, Inquire, Yield)
 
 
 class SandersNode(ClassicNode):
-    def __init__(self, pid: int, n: int, request_set, inform_set, status_set,
-                 requests: int = 0, clock: int = 0) -> None:
+    def __init__(
+        self, pid: int, n: int, request_set, inform_set, status_set, requests: int = 0, clock: int = 0
+    ) -> None:
         super().__init__(pid, n, requests, clock)
         self.R = frozenset(request_set)
         self.I = frozenset(inform_set)
@@ -112,13 +115,13 @@ class SandersNode(ClassicNode):
         # requester side
         self.my_request: tuple[int, int] | None = None
         self.grants: set[int] = set()
-        self.failed: set[int] = set()      # arbiters that said FAILED and have not granted since
-        self.yielded: set[int] = set()     # arbiters I yielded to and that have not granted again
-        self.inquirers: set[int] = set()   # arbiters whose INQUIRE waits for my YIELD
+        self.failed: set[int] = set()  # arbiters that said FAILED and have not granted since
+        self.yielded: set[int] = set()  # arbiters I yielded to and that have not granted again
+        self.inquirers: set[int] = set()  # arbiters whose INQUIRE waits for my YIELD
         # arbiter side
-        self.queue: list[tuple[int, int]] = []          # (ts, pid), sorted: the head is the earliest
-        self.csstat: tuple[int, int] | None = None      # the locked request of a tracked process
-        self.inquired = False                           # INQUIRE sent for the current lock
+        self.queue: list[tuple[int, int]] = []  # (ts, pid), sorted: the head is the earliest
+        self.csstat: tuple[int, int] | None = None  # the locked request of a tracked process
+        self.inquired = False  # INQUIRE sent for the current lock
         self.failed_sent: set[tuple[int, int]] = set()  # queued requests already told FAILED
 
     # -- requester ---------------------------------------------------------------------------
@@ -178,8 +181,9 @@ class SandersNode(ClassicNode):
                     effects.append(Send(r[1], Failed(sender=self.pid, ts=self.clock.tick(), req=r[0])))
             if not self.inquired and self.queue and self.queue[0] < self.csstat:
                 self.inquired = True
-                effects.append(Send(self.csstat[1], Inquire(sender=self.pid, ts=self.clock.tick(),
-                                                            req=self.csstat[0])))
+                effects.append(
+                    Send(self.csstat[1], Inquire(sender=self.pid, ts=self.clock.tick(), req=self.csstat[0]))
+                )
         return effects
 
     def _unlock(self, j: int, what: str) -> None:
@@ -194,26 +198,26 @@ class SandersNode(ClassicNode):
         self.clock.receive(msg.ts)
         j = msg.sender
         match msg:
-            case Request():     # arbiter
+            case Request():  # arbiter
                 bisect.insort(self.queue, priority(msg.ts, j))
                 return self._arbitrate()
-            case Release():     # arbiter
+            case Release():  # arbiter
                 self._unlock(j, "RELEASE")
                 return self._arbitrate()
-            case Yield():       # arbiter
+            case Yield():  # arbiter
                 locked = self.csstat
                 self._unlock(j, "YIELD")
                 bisect.insort(self.queue, locked)
                 self.failed_sent.add(locked)  # the yielder knows it waits
                 return self._arbitrate()
-            case Grant():       # requester
+            case Grant():  # requester
                 return self._on_grant(j)
-            case Failed():      # requester
+            case Failed():  # requester
                 if not self._mine(msg.req) or j in self.grants:
                     return []  # stale: the request is over, or this arbiter granted it since
                 self.failed.add(j)
                 return self._answer_inquiries()
-            case Inquire():     # requester
+            case Inquire():  # requester
                 if not self._mine(msg.req) or j not in self.grants:
                     return []  # stale: the request is over, or the grant was already given back
                 self.inquirers.add(j)
@@ -227,9 +231,20 @@ class SandersNode(ClassicNode):
         return {"GRANT": sorted(self.R - self.grants)}
 
     def snapshot(self):
-        return (self.state, self.clock.time, self.my_request, frozenset(self.grants), frozenset(self.failed),
-                frozenset(self.yielded), frozenset(self.inquirers), tuple(self.queue), self.csstat,
-                self.inquired, frozenset(self.failed_sent), self.requests_left)
+        return (
+            self.state,
+            self.clock.time,
+            self.my_request,
+            frozenset(self.grants),
+            frozenset(self.failed),
+            frozenset(self.yielded),
+            frozenset(self.inquirers),
+            tuple(self.queue),
+            self.csstat,
+            self.inquired,
+            frozenset(self.failed_sent),
+            self.requests_left,
+        )
 
 
 # -- the sets --------------------------------------------------------------------------------
@@ -248,14 +263,16 @@ def check_sets(request: dict[int, frozenset[int]], inform: dict[int, frozenset[i
             raise ConfigError(f"sanders: I_{i} must be a subset of R_{i}, but {extra} are not in R_{i}")
     pids = sorted(inform)
     for a, i in enumerate(pids):
-        for j in pids[a + 1:]:
+        for j in pids[a + 1 :]:
             if inform[i] & inform[j]:
                 continue
             if i in request[j] and j in request[i]:
                 continue
             missing = " and ".join(f"{x} ∉ R_{y}" for x, y in ((j, i), (i, j)) if x not in request[y])
-            raise ConfigError(f"sanders: processes {i} and {j} could be in the critical section together: "
-                              f"I_{i} ∩ I_{j} is empty and {missing}")
+            raise ConfigError(
+                f"sanders: processes {i} and {j} could be in the critical section together: "
+                f"I_{i} ∩ I_{j} is empty and {missing}"
+            )
 
 
 def _read_sets(options: dict, key: str, processes: int) -> dict[int, frozenset[int]] | None:
@@ -263,7 +280,7 @@ def _read_sets(options: dict, key: str, processes: int) -> dict[int, frozenset[i
     if raw is None:
         return None
     if not isinstance(raw, dict):
-        raise ConfigError(f"option {key!r} must map every pid to a list of pids, e.g. {{\"1\": [1, 2]}}")
+        raise ConfigError(f'option {key!r} must map every pid to a list of pids, e.g. {{"1": [1, 2]}}')
     sets: dict[int, frozenset[int]] = {}
     for k, members in raw.items():
         try:
@@ -274,8 +291,9 @@ def _read_sets(options: dict, key: str, processes: int) -> dict[int, frozenset[i
             raise ConfigError(f"{key}: pid {pid} is outside 1..{processes}")
         if pid in sets:
             raise ConfigError(f"{key}: process {pid} is given twice")
-        if not isinstance(members, list) or not all(isinstance(m, int) and not isinstance(m, bool)
-                                                     for m in members):
+        if not isinstance(members, list) or not all(
+            isinstance(m, int) and not isinstance(m, bool) for m in members
+        ):
             raise ConfigError(f"{key}: the set of {pid} must be a list of pids, got {members!r}")
         outside = sorted(m for m in members if not 1 <= m <= processes)
         if outside:
@@ -297,13 +315,23 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     inform = _read_sets(options, "inform_sets", processes) or {i: frozenset({i}) for i in everyone}
     check_sets(request, inform)
     status = status_sets(inform)
-    nodes = {pid: SandersNode(pid, processes, request[pid], inform[pid], status[pid], requests,
-                              clocks.get(pid, 0))
-             for pid in range(1, processes + 1)}
-    return Setup("sanders", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
-                 {"nodes": processes, "requests": requests,
-                  "request_sets": {str(p): sorted(request[p]) for p in sorted(request)},
-                  "inform_sets": {str(p): sorted(inform[p]) for p in sorted(inform)}})
+    nodes = {
+        pid: SandersNode(pid, processes, request[pid], inform[pid], status[pid], requests, clocks.get(pid, 0))
+        for pid in range(1, processes + 1)
+    }
+    return Setup(
+        "sanders",
+        nodes,
+        {pid: node_name(pid) for pid in nodes},
+        CODEC,
+        {CS: 1},
+        {
+            "nodes": processes,
+            "requests": requests,
+            "request_sets": {str(p): sorted(request[p]) for p in sorted(request)},
+            "inform_sets": {str(p): sorted(inform[p]) for p in sorted(inform)},
+        },
+    )
 
 
 def _literature_messages(n: int, params: dict) -> tuple[float, float] | None:
@@ -318,9 +346,19 @@ def _literature_messages(n: int, params: dict) -> tuple[float, float] | None:
 
 
 SPEC = AlgorithmSpec(
-    "sanders", "classic", "Sanders' generalization: request sets R_i and inform sets I_i",
-    make_setup, CODEC, "mutexlab.audit.classic",
-    options={**WORKLOAD_OPTIONS, "request_sets": "R_i per pid (default: everyone)",
-             "inform_sets": "I_i per pid (default: {i})"},
-    literature={"messages": Figure("sets: 2|R∖i|+|I∖i| uncontended", _literature_messages),
-                "sync": Figure("T to 2T (sets)", lambda n, p: (1, 2))})
+    "sanders",
+    "classic",
+    "Sanders' generalization: request sets R_i and inform sets I_i",
+    make_setup,
+    CODEC,
+    "mutexlab.audit.classic",
+    options={
+        **WORKLOAD_OPTIONS,
+        "request_sets": "R_i per pid (default: everyone)",
+        "inform_sets": "I_i per pid (default: {i})",
+    },
+    literature={
+        "messages": Figure("sets: 2|R∖i|+|I∖i| uncontended", _literature_messages),
+        "sync": Figure("T to 2T (sets)", lambda n, p: (1, 2)),
+    },
+)

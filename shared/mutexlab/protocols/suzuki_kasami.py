@@ -33,17 +33,28 @@ from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
 from ..spec import AlgorithmSpec, Figure
-from .classic import CS, HELD, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
+from .classic import (
+    CS,
+    HELD,
+    WANTED,
+    WORKLOAD_OPTIONS,
+    ClassicNode,
+    node_name,
+    refuse_unknown,
+    workload_options,
+)
 
 
 class Request(Message):
     """REQUEST(j, s): ``sender`` asks for the ``seq``-th time."""
+
     type: Literal["REQUEST"] = "REQUEST"
     seq: int = Field(ge=1)
 
 
 class Token(Message):
     """The token: ``last[j-1]`` = L[j], ``queue`` = Q (pids)."""
+
     type: Literal["TOKEN"] = "TOKEN"
     last: list[int]
     queue: list[int]
@@ -55,7 +66,7 @@ CODEC = Codec(Request, Token)
 class SuzukiKasamiNode(ClassicNode):
     def __init__(self, pid: int, n: int, has_token: bool, requests: int = 0, clock: int = 0) -> None:
         super().__init__(pid, n, requests, clock)
-        self.R = [0] * (n + 1)                         # R[j] for j in 1..n (index 0 unused)
+        self.R = [0] * (n + 1)  # R[j] for j in 1..n (index 0 unused)
         self.token: tuple[list[int], list[int]] | None = ([0] * (n + 1), []) if has_token else None
 
     @property
@@ -125,16 +136,30 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     requests, clocks = workload_options(processes, options)
     holder = options.get("token_holder", 1)
     if isinstance(holder, bool) or not isinstance(holder, int) or not 1 <= holder <= processes:
-        raise ConfigError(f"suzuki-kasami: option 'token_holder' must be a pid in 1..{processes}, got {holder!r}")
-    nodes = {pid: SuzukiKasamiNode(pid, processes, pid == holder, requests, clocks.get(pid, 0))
-             for pid in range(1, processes + 1)}
-    return Setup("suzuki-kasami", nodes, {pid: node_name(pid) for pid in nodes}, CODEC, {CS: 1},
-                 {"nodes": processes, "requests": requests, "token_holder": holder})
+        raise ConfigError(
+            f"suzuki-kasami: option 'token_holder' must be a pid in 1..{processes}, got {holder!r}"
+        )
+    nodes = {
+        pid: SuzukiKasamiNode(pid, processes, pid == holder, requests, clocks.get(pid, 0))
+        for pid in range(1, processes + 1)
+    }
+    return Setup(
+        "suzuki-kasami",
+        nodes,
+        {pid: node_name(pid) for pid in nodes},
+        CODEC,
+        {CS: 1},
+        {"nodes": processes, "requests": requests, "token_holder": holder},
+    )
 
 
 SPEC = AlgorithmSpec(
-    "suzuki-kasami", "classic", "Suzuki–Kasami: one token, requests broadcast with sequence numbers",
-    make_setup, CODEC, "mutexlab.audit.classic",
+    "suzuki-kasami",
+    "classic",
+    "Suzuki–Kasami: one token, requests broadcast with sequence numbers",
+    make_setup,
+    CODEC,
+    "mutexlab.audit.classic",
     options={**WORKLOAD_OPTIONS, "token_holder": "pid that holds the token first (default 1)"},
-    literature={"messages": Figure("0 or N", lambda n, p: (0, n)),
-                "sync": Figure("T", lambda n, p: (1, 1))})
+    literature={"messages": Figure("0 or N", lambda n, p: (0, n)), "sync": Figure("T", lambda n, p: (1, 1))},
+)

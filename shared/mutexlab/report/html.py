@@ -35,8 +35,9 @@ def _json_for_script(data: object) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def build_report(events: list[dict], title: str | None = None, stalled: dict | None = None,
-                 states: dict | None = None) -> str:
+def build_report(
+    events: list[dict], title: str | None = None, stalled: dict | None = None, states: dict | None = None
+) -> str:
     """The report page for ``events`` (a whole trace, run header first). Raises TraceError.
 
     ``stalled`` (``SimResult.stalled``: who waits for what from whom) and ``states`` (final
@@ -94,8 +95,9 @@ window.addEventListener("error", function (e) {{ window.__errors.push(String(e.m
 """
 
 
-def write_report(events: list[dict], path: str | Path, stalled: dict | None = None,
-                 states: dict | None = None) -> Path:
+def write_report(
+    events: list[dict], path: str | Path, stalled: dict | None = None, states: dict | None = None
+) -> Path:
     """Build the report of ``events`` and write it to ``path``; OSError/TraceError propagate."""
     page = build_report(events, stalled=stalled, states=states)
     target = Path(path)

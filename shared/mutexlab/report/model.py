@@ -16,27 +16,29 @@ interval or note whose trace line a violation names is flagged ``bad``.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from collections import Counter, defaultdict
+from datetime import UTC, datetime
 from typing import Any
 
 from ..audit import verify_events
-from ..metrics import literature
 from ..audit.verdict import UNFINISHED_NOTE
+from ..metrics import literature
 from ..setup import capacity_of
 from ..trace import TraceError
 
-MAX_BODIES = 20_000          # beyond this many messages, hover shows id/type/ts only (keeps the file small)
-AGGREGATE_OVER = 8           # a resource kind with more resources than this gets one summary chart ...
-AGGREGATE_REEDS_OVER = 32    # ... except reeds, whose cocoon counts are worth a chart each
-WALL_CLOCK = 1e6             # times above this are wall-clock seconds since the epoch
+MAX_BODIES = 20_000  # beyond this many messages, hover shows id/type/ts only (keeps the file small)
+AGGREGATE_OVER = 8  # a resource kind with more resources than this gets one summary chart ...
+AGGREGATE_REEDS_OVER = 32  # ... except reeds, whose cocoon counts are worth a chart each
+WALL_CLOCK = 1e6  # times above this are wall-clock seconds since the epoch
 BASE_FIELDS = {"event", "pid", "t", "lamport", "vc", "_line"}
 
 
 def _num(event: dict, key: str, line: Any) -> float:
     value = event.get(key)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TraceError(f"line {line}: {event.get('event')} event of {event.get('pid')} lacks a numeric {key!r}")
+        raise TraceError(
+            f"line {line}: {event.get('event')} event of {event.get('pid')} lacks a numeric {key!r}"
+        )
     return value
 
 
@@ -61,7 +63,7 @@ def literature_figure(algorithm: str | None, processes: int, params: dict) -> st
         return None
     try:
         return figure.render(processes, params)
-    except (TypeError, ValueError, KeyError, AttributeError):   # params of a foreign trace: text only
+    except (TypeError, ValueError, KeyError, AttributeError):  # params of a foreign trace: text only
         return figure.text
 
 
@@ -72,7 +74,9 @@ def build_model(events: list[dict]) -> dict:
     run = next(e for e in events if e["event"] == "run")
     body = [e for e in events if e["event"] != "run"]
     # Wall-clock traces (RabbitMQ) are drawn in seconds since their first event.
-    stamps = [e["t"] for e in body if isinstance(e.get("t"), (int, float)) and not isinstance(e.get("t"), bool)]
+    stamps = [
+        e["t"] for e in body if isinstance(e.get("t"), (int, float)) and not isinstance(e.get("t"), bool)
+    ]
     t_origin = min(stamps) if stamps and min(stamps) > WALL_CLOCK else None
     if t_origin is not None:
         body = [dict(e, t=e["t"] - t_origin) if isinstance(e.get("t"), (int, float)) else e for e in body]
@@ -81,9 +85,11 @@ def build_model(events: list[dict]) -> dict:
     declared = run.get("processes") or {}
     names: list[str] = []
     if isinstance(declared, dict):
+
         def key(item):
             k = item[0]
             return (0, int(k), "") if str(k).lstrip("-").isdigit() else (1, 0, str(k))
+
         names = [str(n) for _, n in sorted(declared.items(), key=key)]
     for e in body:
         for who in (e["pid"], e.get("to"), e.get("from")):
@@ -91,7 +97,7 @@ def build_model(events: list[dict]) -> dict:
                 names.append(who)
     index = {n: i for i, n in enumerate(names)}
 
-    bad_lines = {e.get("_line") for v in verdict.safety for e in v.events}   # drawn red: safety only
+    bad_lines = {e.get("_line") for v in verdict.safety for e in v.events}  # drawn red: safety only
 
     # -- messages ---------------------------------------------------------------------------
     types: list[str] = sorted({str(e.get("type")) for e in body if e["event"] in ("send", "recv")})
@@ -114,10 +120,20 @@ def build_model(events: list[dict]) -> dict:
         if r is not None:
             matched.add(mid)
         msg_body = e.get("msg") if with_bodies else None
-        msgs.append([index[e["pid"]], index[to], tindex[str(e.get("type"))],
-                     _num(e, "t", line), e.get("lamport"),
-                     _num(r, "t", r["_line"]) if r else None, r.get("lamport") if r else None,
-                     mid, msg_body, 1 if line in bad_lines else 0])
+        msgs.append(
+            [
+                index[e["pid"]],
+                index[to],
+                tindex[str(e.get("type"))],
+                _num(e, "t", line),
+                e.get("lamport"),
+                _num(r, "t", r["_line"]) if r else None,
+                r.get("lamport") if r else None,
+                mid,
+                msg_body,
+                1 if line in bad_lines else 0,
+            ]
+        )
     unmatched_recvs = len(recvs) - len(matched)
 
     # -- holding intervals and notes --------------------------------------------------------
@@ -145,8 +161,20 @@ def build_model(events: list[dict]) -> dict:
                 if k in open_:
                     continue
                 open_[k] = len(ivs)
-                ivs.append([index[pid], resource, units, t, e.get("lamport"), None, None, line, None,
-                            1 if line in bad_lines else 0])
+                ivs.append(
+                    [
+                        index[pid],
+                        resource,
+                        units,
+                        t,
+                        e.get("lamport"),
+                        None,
+                        None,
+                        line,
+                        None,
+                        1 if line in bad_lines else 0,
+                    ]
+                )
                 occupancy_changes[resource].append((t, seq, units, index[pid]))
                 if resource.startswith("reed:"):
                     held_reed[pid] = resource
@@ -168,8 +196,17 @@ def build_model(events: list[dict]) -> dict:
         fields = {k: v for k, v in e.items() if k not in BASE_FIELDS}
         if kind not in note_names:
             note_names.append(kind)
-        notes.append([index[pid], t, e.get("lamport"), note_names.index(kind), fields, line,
-                      1 if line in bad_lines else 0])
+        notes.append(
+            [
+                index[pid],
+                t,
+                e.get("lamport"),
+                note_names.index(kind),
+                fields,
+                line,
+                1 if line in bad_lines else 0,
+            ]
+        )
         if kind == "egg":
             reed = _reed_of(e.get("reed")) or held_reed.get(pid)
             if reed is not None:
@@ -192,38 +229,63 @@ def build_model(events: list[dict]) -> dict:
     for kind in sorted(by_kind):
         resources = sorted(set(by_kind[kind]), key=natural)
         if len(resources) > (AGGREGATE_REEDS_OVER if kind == "reed" else AGGREGATE_OVER):
-            changes = sorted((c for r in resources for c in occupancy_changes.get(r, [])), key=lambda c: c[:2])
+            changes = sorted(
+                (c for r in resources for c in occupancy_changes.get(r, [])), key=lambda c: c[:2]
+            )
             chart = _series(f"{kind}:*", kind, None, changes, aggregate=True)
             chart["resources"] = len(resources)
             occ.append(chart)
             continue
         for resource in resources:
-            chart = _series(resource, kind, capacity_of(capacities, resource),
-                            sorted(occupancy_changes.get(resource, []), key=lambda c: c[:2]))
+            chart = _series(
+                resource,
+                kind,
+                capacity_of(capacities, resource),
+                sorted(occupancy_changes.get(resource, []), key=lambda c: c[:2]),
+            )
             if resource in cocoons:
                 chart["cocoons"] = cocoons[resource]
                 per_reed = (run.get("params") or {}).get("cocoons")
-                chart["cocoon_cap"] = per_reed if isinstance(per_reed, int) and not isinstance(per_reed, bool) else None
+                chart["cocoon_cap"] = (
+                    per_reed if isinstance(per_reed, int) and not isinstance(per_reed, bool) else None
+                )
             occ.append(chart)
 
     # -- statistics -------------------------------------------------------------------------
     by_type = Counter(types[m[2]] for m in msgs)
     entries = Counter(iv[1].split(":", 1)[0] for iv in ivs)
     total_entries = sum(entries.values())
-    times = [m[3] for m in msgs] + [m[5] for m in msgs if m[5] is not None] + \
-            [iv[3] for iv in ivs] + [iv[5] for iv in ivs if iv[5] is not None] + [n[1] for n in notes] + \
-            [s[1] for s in states]
-    lamports = [x for x in ([m[4] for m in msgs] + [m[6] for m in msgs] + [iv[4] for iv in ivs] +
-                            [iv[6] for iv in ivs] + [n[2] for n in notes] + [s[2] for s in states])
-                if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    times = (
+        [m[3] for m in msgs]
+        + [m[5] for m in msgs if m[5] is not None]
+        + [iv[3] for iv in ivs]
+        + [iv[5] for iv in ivs if iv[5] is not None]
+        + [n[1] for n in notes]
+        + [s[1] for s in states]
+    )
+    lamports = [
+        x
+        for x in (
+            [m[4] for m in msgs]
+            + [m[6] for m in msgs]
+            + [iv[4] for iv in ivs]
+            + [iv[6] for iv in ivs]
+            + [n[2] for n in notes]
+            + [s[2] for s in states]
+        )
+        if isinstance(x, (int, float)) and not isinstance(x, bool)
+    ]
     # Messages per entry of each resource kind, when message types name their kind (REQreed,
     # PINS_REQUEST ...), as ``simulate`` reports them; otherwise all messages over all entries.
     per_kind = {}
     for kind, count in sorted(entries.items()):
         mine = sorted(t for t in by_type if kind.lower() in t.lower())
         if mine and count:
-            per_kind[kind] = {"types": mine, "messages": sum(by_type[t] for t in mine),
-                              "per_entry": round(sum(by_type[t] for t in mine) / count, 3)}
+            per_kind[kind] = {
+                "types": mine,
+                "messages": sum(by_type[t] for t in mine),
+                "per_entry": round(sum(by_type[t] for t in mine) / count, 3),
+            }
     stats = {
         "per_kind": per_kind,
         "by_type": dict(sorted(by_type.items())),
@@ -234,8 +296,9 @@ def build_model(events: list[dict]) -> dict:
         "entries": dict(sorted(entries.items())),
         "total_entries": total_entries,
         "per_entry": round(len(msgs) / total_entries, 3) if total_entries else None,
-        "literature": literature_figure(verdict.algorithm, len(declared) if isinstance(declared, dict) else 0,
-                                        run.get("params") or {}),
+        "literature": literature_figure(
+            verdict.algorithm, len(declared) if isinstance(declared, dict) else 0, run.get("params") or {}
+        ),
         "bodies": with_bodies,
         "requests": sum(1 for e in body if e["event"] == "request"),
     }
@@ -243,8 +306,9 @@ def build_model(events: list[dict]) -> dict:
         "title": f"{verdict.algorithm or 'trace'}",
         "algorithm": verdict.algorithm,
         "params": _shown_params(run.get("params") or {}),
-        "t_origin": None if t_origin is None else datetime.fromtimestamp(t_origin, timezone.utc).isoformat(
-            timespec="milliseconds").replace("+00:00", "Z"),
+        "t_origin": None
+        if t_origin is None
+        else datetime.fromtimestamp(t_origin, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "procs": names,
         "types": types,
         "msgs": msgs,
@@ -254,15 +318,27 @@ def build_model(events: list[dict]) -> dict:
         "states": states,
         "occ": occ,
         "stats": stats,
-        "range": {"t": [min(times, default=0.0), max(times, default=1.0)],
-                  "lamport": [min(lamports, default=0), max(lamports, default=1)]},
+        "range": {
+            "t": [min(times, default=0.0), max(times, default=1.0)],
+            "lamport": [min(lamports, default=0), max(lamports, default=1)],
+        },
         "verdict": {
-            "safe": verdict.safe, "status": verdict.status, "head": verdict.head(),
-            "unfinished_note": UNFINISHED_NOTE, "checks": verdict.checks, "counts": verdict.counts,
+            "safe": verdict.safe,
+            "status": verdict.status,
+            "head": verdict.head(),
+            "unfinished_note": UNFINISHED_NOTE,
+            "checks": verdict.checks,
+            "counts": verdict.counts,
             "text": verdict.render(),
-            "violations": [{"rule": v.rule, "kind": v.kind, "message": v.message,
-                            "lines": [e.get("_line") for e in v.events if "_line" in e]}
-                           for v in verdict.violations],
+            "violations": [
+                {
+                    "rule": v.rule,
+                    "kind": v.kind,
+                    "message": v.message,
+                    "lines": [e.get("_line") for e in v.events if "_line" in e],
+                }
+                for v in verdict.violations
+            ],
         },
     }
 

@@ -18,7 +18,6 @@ import sys
 from ..setup import ConfigError
 
 
-
 def roles() -> tuple[str, ...]:
     """Every participant role of a registered algorithm (membership's), and the monitor."""
     from ..transport.membership import ROLES
@@ -28,14 +27,19 @@ def roles() -> tuple[str, ...]:
 
 def main(role: str) -> int:
     if role not in roles():
-        print(f"mutexlab service: unknown role {role!r}; choose one of: {', '.join(roles())}", file=sys.stderr)
+        print(
+            f"mutexlab service: unknown role {role!r}; choose one of: {', '.join(roles())}", file=sys.stderr
+        )
         return 2
     from ..transport.settings import MonitorSettings, ParticipantSettings, load
 
     try:
         settings = load(MonitorSettings if role == "monitor" else ParticipantSettings)
-        logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr,
-                            format="%(asctime)s %(levelname)s %(message)s")
+        logging.basicConfig(
+            level=settings.log_level.upper(),
+            stream=sys.stderr,
+            format="%(asctime)s %(levelname)s %(message)s",
+        )
         logging.getLogger("pika").setLevel(logging.ERROR)
         if role == "monitor":
             from ..transport.monitor import Monitor

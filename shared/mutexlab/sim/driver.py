@@ -62,7 +62,9 @@ class Driver:
         effects = step(proto)
         self.apply(pid, effects)
         if self.trace is not None and proto.state != before:
-            self.trace.write(self.recorders[pid].local("state", self.now, proto.clock.time, state=proto.state))
+            self.trace.write(
+                self.recorders[pid].local("state", self.now, proto.clock.time, state=proto.state)
+            )
 
     def deliver(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
         if self.trace is not None:
@@ -98,8 +100,9 @@ class Driver:
                 vc = None
                 if trace is not None:
                     body = effect.msg.model_dump(mode="json") if self.trace_bodies else None
-                    event = self.recorders[pid].send(self.now, effect.msg.ts, effect.msg.type,
-                                                     self.names[effect.to], msg_id, body)
+                    event = self.recorders[pid].send(
+                        self.now, effect.msg.ts, effect.msg.type, self.names[effect.to], msg_id, body
+                    )
                     vc = event["vc"]
                     trace.write(event)
                 self.transmit(pid, effect.to, effect.msg, msg_id, vc)
@@ -113,13 +116,22 @@ class Driver:
                     fields = {"resource": effect.resource}
                     if effect.units != 1:
                         fields["units"] = effect.units
-                    trace.write(self.recorders[pid].local("enter" if kind is Enter else "exit", self.now,
-                                                          self.protocols[pid].clock.time, **fields))
+                    trace.write(
+                        self.recorders[pid].local(
+                            "enter" if kind is Enter else "exit",
+                            self.now,
+                            self.protocols[pid].clock.time,
+                            **fields,
+                        )
+                    )
             elif kind is Note:
                 self.notes[effect.event] += 1
                 if trace is not None:
-                    trace.write(self.recorders[pid].local(effect.event, self.now,
-                                                          self.protocols[pid].clock.time, **effect.fields))
+                    trace.write(
+                        self.recorders[pid].local(
+                            effect.event, self.now, self.protocols[pid].clock.time, **effect.fields
+                        )
+                    )
             else:
                 raise TypeError(f"unknown effect {effect!r} from {self.names[pid]}")
 
@@ -131,6 +143,7 @@ class Driver:
             if proto.finished:
                 continue
             lacks = proto.waiting_for()
-            report[self.names[pid]] = {what: [self.names.get(p, str(p)) for p in whom]
-                                       for what, whom in lacks.items()}
+            report[self.names[pid]] = {
+                what: [self.names.get(p, str(p)) for p in whom] for what, whom in lacks.items()
+            }
         return report

@@ -14,9 +14,10 @@ import heapq
 import math
 import random
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 from ..protocol import Send
 from ..setup import ConfigError, Setup
@@ -24,7 +25,7 @@ from ..trace import TraceWriter
 from .driver import Driver
 
 _MESSAGE, _TIMER = 0, 1
-PROGRESS_EVERY = 4096   # events between two calls of ``Simulation.progress`` (when set)
+PROGRESS_EVERY = 4096  # events between two calls of ``Simulation.progress`` (when set)
 
 
 def _exp_inlinable() -> bool:
@@ -40,15 +41,15 @@ _EXP_INLINE = _exp_inlinable()
 @dataclass
 class SimConfig:
     seed: int = 0
-    delay: str = "exp"            # "exp": exponential with mean 1; "uniform": uniform on [0.5, 1.5]; "fixed": 1
+    delay: str = "exp"  # "exp": exponential with mean 1; "uniform": uniform on [0.5, 1.5]; "fixed": 1
     dwell: dict[str, float] = field(default_factory=dict)  # mean dwell per kind; unlisted kinds: 1.0
-    max_events: int = 5_000_000   # a guard against a livelock; hitting it is reported, never hidden
+    max_events: int = 5_000_000  # a guard against a livelock; hitting it is reported, never hidden
     # Fault injection. Duplicates and delay spikes stay within the algorithms' model: the
     # receiving side drops a duplicate by its message id (as the RabbitMQ transport does), and a
     # spike delays a message without letting it overtake its link. ``reorder`` leaves the model:
     # messages on one link may overtake each other (FIFO is broken on purpose).
-    duplicate: float = 0.0        # probability that a message is delivered a second time
-    spike: float = 0.0            # probability that a message is delayed by ``spike_delay`` more
+    duplicate: float = 0.0  # probability that a message is delivered a second time
+    spike: float = 0.0  # probability that a message is delayed by ``spike_delay`` more
     spike_delay: float = 50.0
     reorder: bool = False
 
@@ -72,15 +73,15 @@ class SimConfig:
 class SimResult:
     algorithm: str
     seed: int
-    duration: float                       # virtual time of the last event
-    events: int                           # inputs processed (deliveries + local decisions)
-    messages: dict[str, int]              # network messages by type
-    entries: dict[str, int]               # entries by resource kind (reed, flower, cs, pins ...)
-    notes: dict[str, int]                 # scenario events by name (egg, death ...)
-    states: dict[str, str]                # final state per process name
+    duration: float  # virtual time of the last event
+    events: int  # inputs processed (deliveries + local decisions)
+    messages: dict[str, int]  # network messages by type
+    entries: dict[str, int]  # entries by resource kind (reed, flower, cs, pins ...)
+    notes: dict[str, int]  # scenario events by name (egg, death ...)
+    states: dict[str, str]  # final state per process name
     stalled: dict[str, dict[str, list[str]]]  # processes not finished: what they lack, from whom
-    truncated: bool                       # max_events reached before quiescence
-    duplicates_dropped: int = 0           # injected duplicates recognised by message id and dropped
+    truncated: bool  # max_events reached before quiescence
+    duplicates_dropped: int = 0  # injected duplicates recognised by message id and dropped
     protocols: dict[int, Any] = field(repr=False, default_factory=dict)
 
     @property
@@ -93,8 +94,13 @@ class SimResult:
 
 
 class Simulation(Driver):
-    def __init__(self, setup: Setup, config: SimConfig | None = None, trace: TraceWriter | None = None,
-                 trace_bodies: bool = True) -> None:
+    def __init__(
+        self,
+        setup: Setup,
+        config: SimConfig | None = None,
+        trace: TraceWriter | None = None,
+        trace_bodies: bool = True,
+    ) -> None:
         super().__init__(setup, trace, trace_bodies)
         self.config = config or SimConfig()
         self.rng = random.Random(self.config.seed)
@@ -142,9 +148,14 @@ class Simulation(Driver):
     def _plain(self) -> bool:
         """No trace, no fault injection and the effect semantics of ``Driver``: ``_run_plain`` applies."""
         config, cls = self.config, type(self)
-        return (self.trace is None and not (config.duplicate or config.spike or config.reorder)
-                and cls.transmit is Simulation.transmit and cls.deliver is Driver.deliver
-                and cls.feed is Driver.feed and cls.apply is Driver.apply)
+        return (
+            self.trace is None
+            and not (config.duplicate or config.spike or config.reorder)
+            and cls.transmit is Simulation.transmit
+            and cls.deliver is Driver.deliver
+            and cls.feed is Driver.feed
+            and cls.apply is Driver.apply
+        )
 
     def run(self) -> SimResult:
         self.start_all()
@@ -206,14 +217,16 @@ class Simulation(Driver):
                 for effect in effects:
                     if type(effect) is not Send or effect.to == pid or effect.to not in protocols:
                         self._seq = seq
-                        apply(pid, (effect,))   # (an unknown receiver: raises the driver's error)
+                        apply(pid, (effect,))  # (an unknown receiver: raises the driver's error)
                         seq = self._seq
                         continue
                     to, msg = effect.to, effect.msg
                     messages[msg.type] += 1
                     number = sent[pid] + 1
                     sent[pid] = number
-                    when = at - log(1.0 - uniform()) if uniform is not None else at + delay()   # = expovariate(1)
+                    when = (
+                        at - log(1.0 - uniform()) if uniform is not None else at + delay()
+                    )  # = expovariate(1)
                     last = links.get(to, 0.0)
                     if when < last:  # FIFO per link: never overtake an earlier message on the same link
                         when = last
@@ -226,12 +239,18 @@ class Simulation(Driver):
     def _result(self) -> SimResult:
         queue = self._queue
         return SimResult(
-            algorithm=self.setup.algorithm, seed=self.config.seed, duration=self.now, events=self.events,
-            messages=dict(sorted(self.messages.items())), entries=dict(sorted(self.entries.items())),
+            algorithm=self.setup.algorithm,
+            seed=self.config.seed,
+            duration=self.now,
+            events=self.events,
+            messages=dict(sorted(self.messages.items())),
+            entries=dict(sorted(self.entries.items())),
             notes=dict(sorted(self.notes.items())),
             states={self.names[p]: proto.state for p, proto in sorted(self.protocols.items())},
-            stalled=self.waiting() if not queue else {}, truncated=bool(queue),
-            duplicates_dropped=self.duplicates_dropped, protocols=self.protocols,
+            stalled=self.waiting() if not queue else {},
+            truncated=bool(queue),
+            duplicates_dropped=self.duplicates_dropped,
+            protocols=self.protocols,
         )
 
 

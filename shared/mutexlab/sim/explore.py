@@ -14,8 +14,9 @@ process is ``finished``, otherwise a *deadlock*.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..protocol import Enter, Exit, ProtocolError
 from ..setup import Setup, capacity_of
@@ -27,14 +28,16 @@ class World:
     protocols: dict[int, Any]
     links: dict[tuple[int, int], tuple] = field(default_factory=dict)
     pending: dict[int, tuple[str, ...]] = field(default_factory=dict)
-    holdings: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)  # resource → ((pid, units), ...)
+    holdings: dict[str, tuple[tuple[int, int], ...]] = field(
+        default_factory=dict
+    )  # resource → ((pid, units), ...)
 
 
 @dataclass
 class Finding:
-    kind: str            # "violation", "deadlock" or "error"
+    kind: str  # "violation", "deadlock" or "error"
     message: str
-    path: list[str]      # the steps from the initial world
+    path: list[str]  # the steps from the initial world
 
 
 @dataclass
@@ -52,9 +55,11 @@ class Exploration:
         return self.complete and not self.violations and not self.deadlocks
 
     def summary(self) -> str:
-        return (f"{self.states} states, {self.transitions} transitions, {self.finals} final states, "
-                f"depth {self.max_depth}, {len(self.violations)} violations, {len(self.deadlocks)} deadlocks"
-                + ("" if self.complete else " (INCOMPLETE: state limit reached)"))
+        return (
+            f"{self.states} states, {self.transitions} transitions, {self.finals} final states, "
+            f"depth {self.max_depth}, {len(self.violations)} violations, {len(self.deadlocks)} deadlocks"
+            + ("" if self.complete else " (INCOMPLETE: state limit reached)")
+        )
 
 
 _KEYS: dict[int, tuple[Any, Any]] = {}
@@ -72,8 +77,12 @@ def _copy(world: World, pid: int) -> World:
     """A successor world: a step changes only process ``pid``, so only it is copied."""
     protocols = dict(world.protocols)
     protocols[pid] = copy.deepcopy(protocols[pid])
-    return World(protocols=protocols, links=dict(world.links), pending=dict(world.pending),
-                 holdings=dict(world.holdings))
+    return World(
+        protocols=protocols,
+        links=dict(world.links),
+        pending=dict(world.pending),
+        holdings=dict(world.holdings),
+    )
 
 
 class _Stepper(Driver):
@@ -97,8 +106,9 @@ class _Stepper(Driver):
             held.append((pid, effect.units))
             cap = capacity_of(self.setup.capacities, effect.resource)
             if sum(u for _, u in held) > cap:
-                self.overfull = (f"{effect.resource} (capacity {cap}) held by "
-                                 + ", ".join(f"{self.names[p]}×{u}" for p, u in held))
+                self.overfull = f"{effect.resource} (capacity {cap}) held by " + ", ".join(
+                    f"{self.names[p]}×{u}" for p, u in held
+                )
         elif (pid, effect.units) in held:
             held.remove((pid, effect.units))
         self.world.holdings[effect.resource] = tuple(sorted(held))
@@ -110,10 +120,12 @@ class _Stepper(Driver):
 
 
 def _key(world: World) -> Any:
-    return (tuple(p.snapshot() for _, p in sorted(world.protocols.items())),
-            tuple(sorted((link, tuple(_msg_key(m) for m in msgs)) for link, msgs in world.links.items() if msgs)),
-            tuple(sorted((pid, tuple(sorted(a))) for pid, a in world.pending.items() if a)),
-            tuple(sorted((r, h) for r, h in world.holdings.items() if h)))
+    return (
+        tuple(p.snapshot() for _, p in sorted(world.protocols.items())),
+        tuple(sorted((link, tuple(_msg_key(m) for m in msgs)) for link, msgs in world.links.items() if msgs)),
+        tuple(sorted((pid, tuple(sorted(a))) for pid, a in world.pending.items() if a)),
+        tuple(sorted((r, h) for r, h in world.holdings.items() if h)),
+    )
 
 
 def _steps(world: World) -> list[tuple]:
@@ -124,7 +136,9 @@ def _steps(world: World) -> list[tuple]:
     return steps
 
 
-def explore(setup_factory: Callable[[], Setup], max_states: int = 200_000, max_findings: int = 5) -> Exploration:
+def explore(
+    setup_factory: Callable[[], Setup], max_states: int = 200_000, max_findings: int = 5
+) -> Exploration:
     """Explore every reachable world of ``setup_factory()`` (a fresh setup with a bounded workload)."""
     setup = setup_factory()
     stepper = _Stepper(setup)
@@ -155,9 +169,14 @@ def explore(setup_factory: Callable[[], Setup], max_states: int = 200_000, max_f
             if all(p.finished for p in world.protocols.values()):
                 result.finals += 1
             elif len(result.deadlocks) < max_findings:
-                stuck = {names[p]: proto.waiting_for() for p, proto in sorted(world.protocols.items())
-                         if not proto.finished}
-                result.deadlocks.append(Finding("deadlock", f"nothing can move; waiting: {stuck}", path_to(key)))
+                stuck = {
+                    names[p]: proto.waiting_for()
+                    for p, proto in sorted(world.protocols.items())
+                    if not proto.finished
+                }
+                result.deadlocks.append(
+                    Finding("deadlock", f"nothing can move; waiting: {stuck}", path_to(key))
+                )
             continue
         for step in steps:
             nxt = _copy(world, step[1][1] if step[0] == "deliver" else step[1])

@@ -20,14 +20,14 @@ import json
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..protocol import ProtocolError
+from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup
 from ..trace import TraceWriter
-from ..protocols.registry import build_setup
 from .driver import Driver
 
 DRAIN_LIMIT = 1_000_000
@@ -75,8 +75,10 @@ class DuplicateStep(_Step):
     index: int = Field(default=0, ge=0)
 
 
-Step = Annotated[Union[RequestStep, ExitStep, DeliverStep, DrainStep, OvertakeStep, DuplicateStep],
-                 Field(discriminator="op")]
+Step = Annotated[
+    RequestStep | ExitStep | DeliverStep | DrainStep | OvertakeStep | DuplicateStep,
+    Field(discriminator="op"),
+]
 
 
 class Scenario(BaseModel):
@@ -94,10 +96,10 @@ class Scenario(BaseModel):
 class ReplayResult:
     setup: Setup
     events: list[dict]
-    entered: list[str]                      # names, in the order they entered (any resource)
-    in_flight: int                          # messages still in flight at the end
+    entered: list[str]  # names, in the order they entered (any resource)
+    in_flight: int  # messages still in flight at the end
     states: dict[str, str] = field(default_factory=dict)
-    loop: dict | None = None                # with ``loop``: closes, waiting (names throughout)
+    loop: dict | None = None  # with ``loop``: closes, waiting (names throughout)
 
     @property
     def protocols(self):
@@ -124,8 +126,11 @@ class ScriptedRun(Driver):
         message stays in flight."""
         link = self.links.get((sender, to))
         if not link or index >= len(link):
-            raise ScenarioError(f"no message in flight from {sender} to {to}" if not link else
-                                f"only {len(link)} message(s) in flight from {sender} to {to}, no index {index}")
+            raise ScenarioError(
+                f"no message in flight from {sender} to {to}"
+                if not link
+                else f"only {len(link)} message(s) in flight from {sender} to {to}, no index {index}"
+            )
         msg, msg_id, vc = link[index]
         if not keep:
             del link[index]
@@ -133,9 +138,16 @@ class ScriptedRun(Driver):
 
     def world(self) -> tuple:
         """Every process's snapshot and every link's messages: what a loop must return to."""
-        return (tuple(p.snapshot() for _, p in sorted(self.protocols.items())),
-                tuple(sorted((link, tuple(m.model_dump_json() for m, _, _ in queue))
-                             for link, queue in self.links.items() if queue)))
+        return (
+            tuple(p.snapshot() for _, p in sorted(self.protocols.items())),
+            tuple(
+                sorted(
+                    (link, tuple(m.model_dump_json() for m, _, _ in queue))
+                    for link, queue in self.links.items()
+                    if queue
+                )
+            ),
+        )
 
     def drain(self) -> None:
         delivered = 0
@@ -174,7 +186,7 @@ def _where(loc: tuple, source: Any) -> str:
         step = steps[loc[1]] if isinstance(steps, list) and loc[1] < len(steps) else None
         op = step.get("op") if isinstance(step, dict) else None
         rest = [str(p) for p in loc[2:]]
-        if rest and rest[0] == op:          # the union's tag, already named
+        if rest and rest[0] == op:  # the union's tag, already named
             rest = rest[1:]
         head = f"step {loc[1] + 1}" + (f" ({op})" if isinstance(op, str) else "")
         return head + (f": {'.'.join(rest)}" if rest else "")
@@ -191,8 +203,9 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
     run = ScriptedRun(setup, trace)
     run.start_all()
     if scenario.loop is not None and scenario.loop >= len(scenario.steps):
-        raise ScenarioError(f"invalid scenario: loop {scenario.loop} is past the last step "
-                            f"({len(scenario.steps)} steps)")
+        raise ScenarioError(
+            f"invalid scenario: loop {scenario.loop} is past the last step ({len(scenario.steps)} steps)"
+        )
     loop_start = None
     waiting: set[int] = set()
     for number, step in enumerate(scenario.steps, 1):
@@ -204,8 +217,9 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
         run.now = float(number)
         for pid in _pids_of(step):
             if pid not in setup.protocols:
-                raise ScenarioError(f"step {number} ({step.op}): no process {pid} "
-                                    f"(processes are 1..{scenario.processes})")
+                raise ScenarioError(
+                    f"step {number} ({step.op}): no process {pid} (processes are 1..{scenario.processes})"
+                )
         before = len(trace.events) if trace.events is not None else 0
         try:
             if isinstance(step, RequestStep):
@@ -227,12 +241,19 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
     loop = None
     if loop_start is not None:
         closes = run.world() == loop_start
-        loop = {"steps": len(scenario.steps) - scenario.loop, "closes": closes,
-                "waiting": [setup.names[p] for p in sorted(waiting)] if closes else []}
-    return ReplayResult(setup=setup, events=trace.events or [], entered=run.entered,
-                        in_flight=sum(len(q) for q in run.links.values()),
-                        states={setup.names[p]: proto.state for p, proto in sorted(setup.protocols.items())},
-                        loop=loop)
+        loop = {
+            "steps": len(scenario.steps) - scenario.loop,
+            "closes": closes,
+            "waiting": [setup.names[p] for p in sorted(waiting)] if closes else [],
+        }
+    return ReplayResult(
+        setup=setup,
+        events=trace.events or [],
+        entered=run.entered,
+        in_flight=sum(len(q) for q in run.links.values()),
+        states={setup.names[p]: proto.state for p, proto in sorted(setup.protocols.items())},
+        loop=loop,
+    )
 
 
 def _pids_of(step) -> list[int]:

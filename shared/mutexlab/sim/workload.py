@@ -36,6 +36,7 @@ def make_setup_available(algorithm: str, nodes: int, options: dict, seed: int):
         return make_setup(algorithm, nodes, options, seed)
     except ModuleNotFoundError as exc:
         if (exc.name or "").startswith("mutexlab.protocols"):
-            raise ConfigError(f"algorithm {algorithm!r} is not available in this build ({exc.name} is missing)") \
-                from None
+            raise ConfigError(
+                f"algorithm {algorithm!r} is not available in this build ({exc.name} is missing)"
+            ) from None
         raise

@@ -75,14 +75,14 @@ class Roster:
     """Admission decisions. Invariants: pids are given once, in arrival order, only when closed;
     an instance is a member at most once, and once refused it stays refused for the same reason."""
 
-    algorithm: str            # the family name (bees, elves, ricart-agrawala ...)
-    expected: int             # P, or 0 to discover
-    window: float             # discovery: quiet seconds before closing
+    algorithm: str  # the family name (bees, elves, ricart-agrawala ...)
+    expected: int  # P, or 0 to discover
+    window: float  # discovery: quiet seconds before closing
     members: list[Member] = field(default_factory=list)
     closed: bool = False
     last_join: float = 0.0
-    resumed: float | None = None   # discovery: when the monitor last came back from a lost connection
-    refusals: dict[str, str] = field(default_factory=dict)   # instance -> why it was refused
+    resumed: float | None = None  # discovery: when the monitor last came back from a lost connection
+    refusals: dict[str, str] = field(default_factory=dict)  # instance -> why it was refused
 
     @property
     def scalable(self) -> str:
@@ -119,8 +119,10 @@ class Roster:
             roles = " and ".join([self.scalable, *self.fixed])
             return f"{article(self.algorithm)} run has no role {role!r} (its roles: {roles})"
         if self.closed:
-            return (f"membership is closed: the run started with {count(self.count(self.scalable), self.scalable)}; "
-                    f"late {role} refused")
+            return (
+                f"membership is closed: the run started with {count(self.count(self.scalable), self.scalable)}; "
+                f"late {role} refused"
+            )
         if role in self.fixed and self.count(role) >= 1:
             return f"the run already has its {role}"
         if role == self.scalable and self.expected and self.count(role) >= self.expected:
@@ -152,7 +154,9 @@ class Roster:
             slots = by_role.get(role, [])
             joiners = [m for m in self.members if m.role == role]
             if len(slots) != len(joiners):
-                raise ConfigError(f"the setup has {count(len(slots), role + ' slot')} for {count(len(joiners), 'joiner')}")
+                raise ConfigError(
+                    f"the setup has {count(len(slots), role + ' slot')} for {count(len(joiners), 'joiner')}"
+                )
             for member, (pid, name) in zip(joiners, slots):
                 member.pid, member.name = pid, name
                 assigned[name] = member

@@ -33,11 +33,11 @@ from typing import IO, Any
 from ..audit import verify_events
 from ..audit.stall import explain_stall
 from ..protocols import registry
+from ..protocols.registry import build_setup, family_of
 from ..setup import ConfigError, Setup
 from ..sim.driver import resource_kind
 from ..trace import TraceError, TraceWriter
 from ..words import article, count
-from ..protocols.registry import build_setup, family_of
 from .membership import REJOIN_GRACE, Member, Roster, role_of
 from .rabbit import Bus, Delivery, Topology, TransportError
 from .settings import MonitorSettings
@@ -64,7 +64,7 @@ class Outcome:
     safe: bool = True
     verdict: str = ""
     violations: list[str] = field(default_factory=list)
-    started: float = 0.0        # the welcome that starts the run, Unix time (duration counts from it)
+    started: float = 0.0  # the welcome that starts the run, Unix time (duration counts from it)
     duration: float = 0.0
     messages: dict[str, int] = field(default_factory=dict)
     tapped: int = 0
@@ -75,7 +75,7 @@ class Outcome:
     redelivered: int = 0
     dead_letters: int = 0
     reconnects: int = 0
-    refused: list[dict] = field(default_factory=list)   # {"instance", "role", "reason"} per refused joiner
+    refused: list[dict] = field(default_factory=list)  # {"instance", "role", "reason"} per refused joiner
     trace: str | None = None
     exit_code: int = 0
 
@@ -100,7 +100,7 @@ class Progress:
         self.clock = clock
         self.live = None
         self.rows: dict[str, dict] = {}
-        self.holders: dict[str, Counter[str]] = {}    # resource -> {holder: units}
+        self.holders: dict[str, Counter[str]] = {}  # resource -> {holder: units}
         self.eggs_per_reed: Counter[str] = Counter()
         # Arrival times of the sends, oldest first; invariant: none older than WINDOW before the last one.
         self.sends: deque[float] = deque()
@@ -119,8 +119,9 @@ class Progress:
             from rich.console import Console
             from rich.live import Live
 
-            self.live = Live(self.table(), refresh_per_second=4, transient=False,
-                             console=Console(file=self.out))
+            self.live = Live(
+                self.table(), refresh_per_second=4, transient=False, console=Console(file=self.out)
+            )
             self.live.start()
 
     def _forget_before(self, now: float) -> None:
@@ -142,15 +143,30 @@ class Progress:
         recent, overall = self.rate()
         bees = any(r["eggs"] for r in self.rows.values()) or any(k.startswith("reed") for k in self.holders)
         elves = any(r["contracts"] for r in self.rows.values())
-        held = "; ".join(f"{res} {', '.join(h if units == 1 else f'{h}×{units}' for h, units in sorted(who.items()))}"
-                         for res, who in sorted(self.holders.items()) if who) or "nothing held"
-        caption = [f"holders: {held}", f"messages/s: {recent:.1f} (last {self.WINDOW:g}s), "
-                   f"{overall:.1f} overall, {self.total_sends} sent"]
+        held = (
+            "; ".join(
+                f"{res} {', '.join(h if units == 1 else f'{h}×{units}' for h, units in sorted(who.items()))}"
+                for res, who in sorted(self.holders.items())
+                if who
+            )
+            or "nothing held"
+        )
+        caption = [
+            f"holders: {held}",
+            f"messages/s: {recent:.1f} (last {self.WINDOW:g}s), "
+            f"{overall:.1f} overall, {self.total_sends} sent",
+        ]
         if self.eggs_per_reed:
-            caption.append("eggs per reed: " + ", ".join(f"{r} {n}" for r, n in sorted(self.eggs_per_reed.items())))
+            caption.append(
+                "eggs per reed: " + ", ".join(f"{r} {n}" for r, n in sorted(self.eggs_per_reed.items()))
+            )
         table = Table(title="mutexlab monitor", caption="\n".join(caption), caption_justify="left")
-        columns = ["process", "state", "lamport", "entries"] + (["eggs"] if bees else []) + \
-            (["contracts"] if elves else []) + ["waiting for"]
+        columns = (
+            ["process", "state", "lamport", "entries"]
+            + (["eggs"] if bees else [])
+            + (["contracts"] if elves else [])
+            + ["waiting for"]
+        )
         for col in columns:
             table.add_column(col)
         for name, row in self.rows.items():
@@ -176,7 +192,7 @@ class Progress:
             self.total_sends += 1
             now = self.clock()
             self.sends.append(now)
-            self._forget_before(now)    # off a terminal nobody asks for the rate: keep the window small
+            self._forget_before(now)  # off a terminal nobody asks for the rate: keep the window small
         elif kind == "enter":
             row["entries"] += 1
             self.holders.setdefault(str(event.get("resource")), Counter())[name] += units
@@ -194,8 +210,11 @@ class Progress:
         elif kind == "state":
             row["state"] = str(event.get("state"))
             if self.live is None:
-                print(f"{float(event.get('t', 0)):9.3f}s  {name:<10} {row['state']:<22} lamport {row['lamport']}",
-                      file=self.out, flush=True)
+                print(
+                    f"{float(event.get('t', 0)):9.3f}s  {name:<10} {row['state']:<22} lamport {row['lamport']}",
+                    file=self.out,
+                    flush=True,
+                )
             self._redraw(force=True)
             return
         self._redraw()
@@ -204,8 +223,11 @@ class Progress:
         row = self.rows.get(name)
         if row is not None:
             waiting = status.get("waiting") if isinstance(status.get("waiting"), dict) else {}
-            row["waiting"] = "; ".join(f"{what} from {', '.join(map(str, whom))}" for what, whom in waiting.items()
-                                       if isinstance(whom, list))
+            row["waiting"] = "; ".join(
+                f"{what} from {', '.join(map(str, whom))}"
+                for what, whom in waiting.items()
+                if isinstance(whom, list)
+            )
             row["lamport"] = status.get("lamport", row["lamport"])
             self._redraw()
 
@@ -226,27 +248,32 @@ class Monitor:
         if settings.processes:
             self.setup = build_setup(settings.algorithm, settings.processes, settings.options, settings.seed)
         elif settings.algorithm in registry.SPECS:
-            registry.spec(settings.algorithm)   # P is discovered later; the name is checked now
+            registry.spec(settings.algorithm)  # P is discovered later; the name is checked now
         else:
             build_setup(settings.algorithm, 1, settings.options, settings.seed)  # a plugin module must load
         self.topology = Topology(settings.run_id)
-        self.bus = Bus(settings.amqp_url, self.topology, connect_timeout=settings.join_timeout, name="monitor",
-                       prefetch=MONITOR_PREFETCH)
+        self.bus = Bus(
+            settings.amqp_url,
+            self.topology,
+            connect_timeout=settings.join_timeout,
+            name="monitor",
+            prefetch=MONITOR_PREFETCH,
+        )
         self.roster = Roster(self.family, settings.processes, settings.join_window)
         self.members: dict[str, Member] = {}
-        self.welcomes: dict[str, dict] = {}   # instance -> its welcome (re-sent if it joins again)
+        self.welcomes: dict[str, dict] = {}  # instance -> its welcome (re-sent if it joins again)
         self.trace = TraceWriter(settings.trace, keep=True)
         self.progress = Progress(self.out)
         self.status: dict[str, dict] = {}
         self.heard: dict[str, float] = {}
-        self.sent: dict[str, str] = {}       # message id -> destination, until received
+        self.sent: dict[str, str] = {}  # message id -> destination, until received
         self.messages: Counter[str] = Counter()
         self.entries: Counter[str] = Counter()
         self.notes: Counter[str] = Counter()
         self.tapped = 0
         self.last_own: dict[str, int] = {}
         self.audit_duplicates = 0
-        self.refused: list[dict] = []        # each refused instance once: instance, role, reason
+        self.refused: list[dict] = []  # each refused instance once: instance, role, reason
         self.last_progress = time.monotonic()
         self.started = 0.0
 
@@ -255,10 +282,14 @@ class Monitor:
         try:
             self.bus.connect()
             self.bus.consume(self.topology.monitor_queue)
-            log.info("monitor: run %s (%s) waiting for participants (%s)", self.settings.run_id,
-                     self.settings.algorithm,
-                     f"P={self.settings.processes}" if self.settings.processes
-                     else f"discovery, window {self.settings.join_window:g}s")
+            log.info(
+                "monitor: run %s (%s) waiting for participants (%s)",
+                self.settings.run_id,
+                self.settings.algorithm,
+                f"P={self.settings.processes}"
+                if self.settings.processes
+                else f"discovery, window {self.settings.join_window:g}s",
+            )
             code = self._gather()
             if code is not None:
                 return code
@@ -280,18 +311,27 @@ class Monitor:
         while time.monotonic() < deadline:
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
-            if self.bus.generation != generation:    # cut off from the broker while participants joined
+            if self.bus.generation != generation:  # cut off from the broker while participants joined
                 generation = self.bus.generation
                 self._reconnected_while_gathering()
             if self.roster.ready(time.monotonic()):
                 return self._close()
         joined = Counter(m.role for m in self.roster.members)
-        print(f"monitor: membership never completed within {self.settings.join_timeout:g}s: joined "
-              f"{dict(joined) or 'nobody'} (run {self.settings.run_id}, {self.settings.algorithm}"
-              f"{', P=%d' % self.settings.processes if self.settings.processes else ''})", file=self.out)
+        print(
+            f"monitor: membership never completed within {self.settings.join_timeout:g}s: joined "
+            f"{dict(joined) or 'nobody'} (run {self.settings.run_id}, {self.settings.algorithm}"
+            f"{f', P={self.settings.processes}' if self.settings.processes else ''})",
+            file=self.out,
+        )
         for member in self.roster.members:
-            self._send_control(member.instance, {"kind": "refused", "instance": member.instance,
-                                                 "reason": "membership never completed; run abandoned"})
+            self._send_control(
+                member.instance,
+                {
+                    "kind": "refused",
+                    "instance": member.instance,
+                    "reason": "membership never completed; run abandoned",
+                },
+            )
         return EXIT_STALLED
 
     def _reconnected_while_gathering(self) -> None:
@@ -299,43 +339,68 @@ class Monitor:
         are back too. In discovery the window starts again (at least ``REJOIN_GRACE``)."""
         self.roster.reconnected(time.monotonic())
         if self.settings.processes:
-            log.warning("monitor: reconnected while participants were joining (%d so far); still waiting for P=%d",
-                        len(self.roster.members), self.settings.processes)
+            log.warning(
+                "monitor: reconnected while participants were joining (%d so far); still waiting for P=%d",
+                len(self.roster.members),
+                self.settings.processes,
+            )
             return
-        log.warning("monitor: reconnected while participants were joining (%d so far); the join window starts "
-                    "again: membership stays open at least %gs for participants cut off by the outage to re-join",
-                    len(self.roster.members), max(self.settings.join_window, REJOIN_GRACE))
+        log.warning(
+            "monitor: reconnected while participants were joining (%d so far); the join window starts "
+            "again: membership stays open at least %gs for participants cut off by the outage to re-join",
+            len(self.roster.members),
+            max(self.settings.join_window, REJOIN_GRACE),
+        )
 
     def _close(self) -> int | None:
         p = self.roster.count(self.roster.scalable)
         try:
-            setup = self.setup if self.setup is not None else build_setup(
-                self.settings.algorithm, p, self.settings.options, self.settings.seed)
+            setup = (
+                self.setup
+                if self.setup is not None
+                else build_setup(self.settings.algorithm, p, self.settings.options, self.settings.seed)
+            )
             self.members = self.roster.close(setup)
         except ConfigError as exc:
             print(f"monitor: cannot start with P={p}: {exc}", file=self.out)
             for member in self.roster.members:
-                self._send_control(member.instance, {"kind": "refused", "instance": member.instance,
-                                                     "reason": f"cannot start: {exc}"})
+                self._send_control(
+                    member.instance,
+                    {"kind": "refused", "instance": member.instance, "reason": f"cannot start: {exc}"},
+                )
             return EXIT_CONFIG
         self.setup = setup
         header = dict(setup.run_event(), run_id=self.settings.run_id, transport="rabbitmq")
         self.trace.write(header)
         for name in setup.names.values():
-            self.bus.call(lambda channel, name=name: self.topology.declare_participant(channel, name,
-                                                                                       setup.codec.types))
+            self.bus.call(
+                lambda channel, name=name: self.topology.declare_participant(channel, name, setup.codec.types)
+            )
         self.started = time.time()
         names = {name: member.instance for name, member in self.members.items()}
         for name, member in self.members.items():
             self.welcomes[member.instance] = {
-                "kind": "welcome", "instance": member.instance, "name": name, "pid": member.pid,
-                "run_id": self.settings.run_id, "algorithm": self.settings.algorithm, "processes": p,
-                "options": self.settings.options, "seed": self.settings.seed, "dwell": self.settings.dwell,
-                "dwell_times": self.settings.dwell_times, "roster": names, "start": self.started}
+                "kind": "welcome",
+                "instance": member.instance,
+                "name": name,
+                "pid": member.pid,
+                "run_id": self.settings.run_id,
+                "algorithm": self.settings.algorithm,
+                "processes": p,
+                "options": self.settings.options,
+                "seed": self.settings.seed,
+                "dwell": self.settings.dwell,
+                "dwell_times": self.settings.dwell_times,
+                "roster": names,
+                "start": self.started,
+            }
             self._send_control(member.instance, self.welcomes[member.instance])
-        print(f"monitor: run {self.settings.run_id}: {setup.algorithm} with "
-              f"{', '.join(sorted(self.members, key=lambda n: self.members[n].pid))} — started", file=self.out,
-              flush=True)
+        print(
+            f"monitor: run {self.settings.run_id}: {setup.algorithm} with "
+            f"{', '.join(sorted(self.members, key=lambda n: self.members[n].pid))} — started",
+            file=self.out,
+            flush=True,
+        )
         self.progress.begin([setup.names[p] for p in sorted(setup.names)])
         self.last_progress = time.monotonic()
         return None
@@ -357,9 +422,14 @@ class Monitor:
                 return self._outcome(complete=False)
 
     def _complete(self) -> bool:
-        return (self.setup is not None and not self.sent
-                and all(self.status.get(n, {}).get("finished") and not self.status[n].get("timers")
-                        for n in self.setup.names.values()))
+        return (
+            self.setup is not None
+            and not self.sent
+            and all(
+                self.status.get(n, {}).get("finished") and not self.status[n].get("timers")
+                for n in self.setup.names.values()
+            )
+        )
 
     def _dispatch(self, delivery: Delivery) -> None:
         key = delivery.routing_key
@@ -374,23 +444,26 @@ class Monitor:
         if head == "join":
             self._join(data)
         elif head == "audit":
-            events = data.get("events", [data])    # a batch (one step's events), or a single event
+            events = data.get("events", [data])  # a batch (one step's events), or a single event
             if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
                 self.bus.dead_letter(delivery, "monitor: an audit batch must hold a list of JSON objects")
                 return
             for event in events:
                 self._audit(rest, event)
-            if isinstance(data.get("status"), dict):    # the batch of an input that changed the state
+            if isinstance(data.get("status"), dict):  # the batch of an input that changed the state
                 self._status(rest, data["status"])
         elif head == "status":
             self._status(rest, data)
         elif head == "control":
-            pass                      # the monitor's own roster, refusal and stop signals
+            pass  # the monitor's own roster, refusal and stop signals
         elif self._protocol_key(head, rest):
-            self.tapped += 1          # a protocol message, tapped
+            self.tapped += 1  # a protocol message, tapped
         else:
-            self.bus.dead_letter(delivery, f"monitor: unexpected routing key {key!r} (not a join, trace, status, "
-                                           f"control or protocol message of this run)")
+            self.bus.dead_letter(
+                delivery,
+                f"monitor: unexpected routing key {key!r} (not a join, trace, status, "
+                f"control or protocol message of this run)",
+            )
             return
         self.bus.ack(delivery)
 
@@ -415,7 +488,7 @@ class Monitor:
                 print(f"monitor: refused {role} {instance}: {reason}", file=self.out, flush=True)
             self._send_control(instance, {"kind": "refused", "instance": instance, "reason": reason})
             return
-        if instance in self.welcomes:   # a member that lost its connection before its welcome arrived
+        if instance in self.welcomes:  # a member that lost its connection before its welcome arrived
             log.info("monitor: %s joined again; welcome re-sent", instance)
             self._send_control(instance, self.welcomes[instance])
             return
@@ -466,22 +539,42 @@ class Monitor:
                 status = self.status.get(name, {})
                 if status.get("finished") and not status.get("timers"):
                     continue
-                stalled[name] = {"state": status.get("state", "unknown"), "waiting": status.get("waiting", {}),
-                                 "silent_for": round(now - self.heard.get(name, now - 1e9), 1)
-                                 if name in self.heard else None}
+                stalled[name] = {
+                    "state": status.get("state", "unknown"),
+                    "waiting": status.get("waiting", {}),
+                    "silent_for": round(now - self.heard.get(name, now - 1e9), 1)
+                    if name in self.heard
+                    else None,
+                }
             in_flight = Counter(self.sent.values())
             for dest, n in in_flight.items():
-                stalled.setdefault(dest, {"state": self.status.get(dest, {}).get("state", "unknown"),
-                                          "waiting": {}, "silent_for": None})["undelivered"] = n
-        return Outcome(run_id=self.settings.run_id, algorithm=setup.algorithm,
-                       processes=self.roster.count(self.roster.scalable), complete=complete, stalled=stalled,
-                       started=round(self.started, 3), duration=round(time.time() - self.started, 3),
-                       messages=dict(sorted(self.messages.items())),
-                       tapped=self.tapped, entries=dict(sorted(self.entries.items())),
-                       notes=dict(sorted(self.notes.items())),
-                       states={n: self.status.get(n, {}).get("state", "unknown")
-                               for n in (setup.names[p] for p in sorted(setup.names))},
-                       refused=list(self.refused), trace=self.settings.trace)
+                stalled.setdefault(
+                    dest,
+                    {
+                        "state": self.status.get(dest, {}).get("state", "unknown"),
+                        "waiting": {},
+                        "silent_for": None,
+                    },
+                )["undelivered"] = n
+        return Outcome(
+            run_id=self.settings.run_id,
+            algorithm=setup.algorithm,
+            processes=self.roster.count(self.roster.scalable),
+            complete=complete,
+            stalled=stalled,
+            started=round(self.started, 3),
+            duration=round(time.time() - self.started, 3),
+            messages=dict(sorted(self.messages.items())),
+            tapped=self.tapped,
+            entries=dict(sorted(self.entries.items())),
+            notes=dict(sorted(self.notes.items())),
+            states={
+                n: self.status.get(n, {}).get("state", "unknown")
+                for n in (setup.names[p] for p in sorted(setup.names))
+            },
+            refused=list(self.refused),
+            trace=self.settings.trace,
+        )
 
     def _stop(self, outcome: Outcome) -> None:
         reason = "run complete" if outcome.complete else "run stalled"
@@ -489,8 +582,12 @@ class Monitor:
         # Collect the final statuses (their counters), briefly; a dead participant never answers.
         deadline = time.monotonic() + 3.0
         names = set(self.setup.names.values())
-        alive = {n for n in names if n not in outcome.stalled or (outcome.stalled[n].get("silent_for") or 0)
-                 < self.settings.stall_timeout}
+        alive = {
+            n
+            for n in names
+            if n not in outcome.stalled
+            or (outcome.stalled[n].get("silent_for") or 0) < self.settings.stall_timeout
+        }
         while time.monotonic() < deadline and not all(self.status.get(n, {}).get("final") for n in alive):
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
@@ -518,7 +615,7 @@ class Monitor:
         events = [dict(e, _line=n) for n, e in enumerate(self.trace.events or [], 1)]
         try:
             verdict = verify_events(events)
-        except TraceError as exc:   # a participant recorded what the audit cannot check: no verdict
+        except TraceError as exc:  # a participant recorded what the audit cannot check: no verdict
             self.trace.close()
             print(f"monitor: no verdict, the trace cannot be audited: {exc}", file=self.out, flush=True)
             return EXIT_STALLED
@@ -527,10 +624,15 @@ class Monitor:
         # Safety decides "violation"; a run cut short fails only progress checks (audit/model.py).
         outcome.safe = verdict.safe
         if not outcome.complete:
-            outcome.verdict = ("the run stalled: progress checks fail because it was cut short; "
-                               f"safety: {'SAFE' if outcome.safe else 'VIOLATED'}\n" + outcome.verdict)
-        outcome.exit_code = EXIT_VIOLATION if not outcome.safe else (
-            EXIT_SAFE if outcome.complete and verdict.ok else EXIT_STALLED)
+            outcome.verdict = (
+                "the run stalled: progress checks fail because it was cut short; "
+                f"safety: {'SAFE' if outcome.safe else 'VIOLATED'}\n" + outcome.verdict
+            )
+        outcome.exit_code = (
+            EXIT_VIOLATION
+            if not outcome.safe
+            else (EXIT_SAFE if outcome.complete and verdict.ok else EXIT_STALLED)
+        )
         self.trace.close()
         print(render(outcome), file=self.out, flush=True)
         if self.settings.summary_json:
@@ -546,7 +648,8 @@ def render(o: Outcome) -> str:
     lines = [
         f"{o.algorithm} over RabbitMQ, run {o.run_id}: "
         + ", ".join(count(n, role) for role, n in roles.items())
-        + f", {o.duration:.2f}s wall clock — " + ("complete" if o.complete else "STALLED"),
+        + f", {o.duration:.2f}s wall clock — "
+        + ("complete" if o.complete else "STALLED"),
         f"messages: {total} ({', '.join(f'{k} {v}' for k, v in o.messages.items()) or 'none'}), "
         f"{rate:.0f} messages/s; tapped {o.tapped}",
         "entries: " + (", ".join(f"{k} {v}" for k, v in o.entries.items()) or "none"),
@@ -554,16 +657,22 @@ def render(o: Outcome) -> str:
     if o.notes:
         lines.append("events: " + ", ".join(f"{k} {v}" for k, v in o.notes.items()))
     lines.append("final states: " + ", ".join(f"{n}={s}" for n, s in o.states.items()))
-    lines.append(f"transport: duplicates dropped {o.duplicates}, dead-lettered {o.dead_letters}, "
-                 f"reconnects {o.reconnects}, redelivered {o.redelivered}, refused joiners {len(o.refused)}")
+    lines.append(
+        f"transport: duplicates dropped {o.duplicates}, dead-lettered {o.dead_letters}, "
+        f"reconnects {o.reconnects}, redelivered {o.redelivered}, refused joiners {len(o.refused)}"
+    )
     if o.refused:
         lines.append(f"membership: {count(len(o.refused), 'joiner')} refused, not part of this run:")
         lines += [f"  refused: {r['role']} {r['instance']} — {r['reason']}" for r in o.refused]
     if o.stalled:
         # The simulator's explanation (who waits for whom, cycles, who everybody waits for), from
         # each participant's last status; then what only the transport knows (silence, lost messages).
-        lines.append(explain_stall({n: i.get("waiting", {}) for n, i in o.stalled.items()},
-                                   {n: s for n, s in o.states.items() if s != "unknown"}))
+        lines.append(
+            explain_stall(
+                {n: i.get("waiting", {}) for n, i in o.stalled.items()},
+                {n: s for n, s in o.states.items() if s != "unknown"},
+            )
+        )
     if o.stalled:
         lines.append("as the monitor last heard them:")
     for name, info in o.stalled.items():
@@ -575,8 +684,10 @@ def render(o: Outcome) -> str:
             extra.append("never reported")
         elif info["silent_for"] > 5:
             extra.append(f"silent for {info['silent_for']}s (lost?)")
-        lines.append(f"  stalled: {name} in {info.get('state')} waits for {waits or 'nothing reported'}"
-                     + (f" — {', '.join(extra)}" if extra else ""))
+        lines.append(
+            f"  stalled: {name} in {info.get('state')} waits for {waits or 'nothing reported'}"
+            + (f" — {', '.join(extra)}" if extra else "")
+        )
     lines.append(o.verdict)
     if o.trace:
         lines.append(f"trace written to {o.trace}")

@@ -39,19 +39,28 @@ import pika
 
 from ..messages import MessageError
 from ..protocol import ProtocolError
+from ..protocols.registry import build_setup
 from ..setup import ConfigError
 from ..sim.driver import Driver
-from ..protocols.registry import build_setup
 from .membership import role_of
-from .rabbit import (LOST, Bus, Delivery, EnvelopeError, LinkInbox, Topology, TransportError, envelope,
-                     parse_envelope)
+from .rabbit import (
+    LOST,
+    Bus,
+    Delivery,
+    EnvelopeError,
+    LinkInbox,
+    Topology,
+    TransportError,
+    envelope,
+    parse_envelope,
+)
 from .settings import ParticipantSettings
 
 log = logging.getLogger("mutexlab.participant")
 
 EXIT_OK, EXIT_CONFIG, EXIT_FAILED = 0, 2, 3
-FINAL_FLUSH = 10.0   # seconds to wait for the confirms of the last publishes after the stop
-JOIN_REPLY_MARGIN = 2.0   # seconds a join's answer may take: the join expires this much before the wait ends
+FINAL_FLUSH = 10.0  # seconds to wait for the confirms of the last publishes after the stop
+JOIN_REPLY_MARGIN = 2.0  # seconds a join's answer may take: the join expires this much before the wait ends
 
 
 def join_ttl(join_timeout: float) -> float:
@@ -78,7 +87,7 @@ class AuditSink:
 class ServiceDriver(Driver):
     """The simulator's effect semantics, with RabbitMQ as the network and real timers."""
 
-    def __init__(self, participant: "Participant", setup) -> None:
+    def __init__(self, participant: Participant, setup) -> None:
         super().__init__(setup, trace=participant.audit, trace_bodies=True)
         self.participant = participant
 
@@ -95,8 +104,13 @@ class Participant:
         self.settings = settings
         self.instance = instance or f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.topology = Topology(settings.run_id)
-        self.bus = Bus(settings.amqp_url, self.topology, connect_timeout=settings.join_timeout,
-                       on_connect=self._declare, name=self.instance)
+        self.bus = Bus(
+            settings.amqp_url,
+            self.topology,
+            connect_timeout=settings.join_timeout,
+            on_connect=self._declare,
+            name=self.instance,
+        )
         self.join_queue = self.topology.queue(f"join.{self.instance}")
         self.phase = "join"
         self.name = f"{role}?"
@@ -128,7 +142,9 @@ class Participant:
         re-announces the join, from ``_join``: the exclusive queue, with any answer in it, is gone.)"""
         if self.phase == "join":
             channel.queue_declare(self.join_queue, exclusive=True, auto_delete=True)
-            channel.queue_bind(self.join_queue, self.topology.exchange, routing_key=f"control.{self.instance}")
+            channel.queue_bind(
+                self.join_queue, self.topology.exchange, routing_key=f"control.{self.instance}"
+            )
         elif self.setup is not None:
             self.topology.declare_participant(channel, self.name, self.setup.codec.types)
 
@@ -143,7 +159,7 @@ class Participant:
         except TransportError as exc:
             log.error("%s: %s", self.name, exc)
             return EXIT_FAILED
-        except ProtocolError as exc:   # a local input (start, a timer) the protocol refuses
+        except ProtocolError as exc:  # a local input (start, a timer) the protocol refuses
             log.error("%s: protocol error on a local input, giving up: %s", self.name, exc)
             return EXIT_FAILED
         finally:
@@ -170,7 +186,12 @@ class Participant:
                 if data.get("instance") != self.instance:
                     continue
                 if data.get("kind") == "refused":
-                    log.warning("%s %s: REFUSED by the monitor: %s; exiting", self.role, self.instance, data.get("reason"))
+                    log.warning(
+                        "%s %s: REFUSED by the monitor: %s; exiting",
+                        self.role,
+                        self.instance,
+                        data.get("reason"),
+                    )
                     self._linger()
                     return EXIT_OK
                 if data.get("kind") == "welcome":
@@ -180,37 +201,58 @@ class Participant:
                         log.error("%s: cannot take part: %s", self.role, exc)
                         return EXIT_CONFIG
                     return None
-        log.error("%s %s: no roster from the monitor within %gs (is the monitor running for run %s?)",
-                  self.role, self.instance, self.settings.join_timeout, self.settings.run_id)
+        log.error(
+            "%s %s: no roster from the monitor within %gs (is the monitor running for run %s?)",
+            self.role,
+            self.instance,
+            self.settings.join_timeout,
+            self.settings.run_id,
+        )
         return EXIT_FAILED
 
     def _announce(self, deadline: float) -> int:
         """Publish the join (confirmed); returns the connection generation it was published on.
         It expires before this process stops waiting for the answer: a monitor started after it gave
         up never takes the join, so it never admits a process that is gone."""
-        self.bus.publish(f"join.{self.role}", self._join_body(),
-                         expiration=join_ttl(max(0.0, deadline - time.monotonic())))
+        self.bus.publish(
+            f"join.{self.role}", self._join_body(), expiration=join_ttl(max(0.0, deadline - time.monotonic()))
+        )
         return self.bus.generation
 
     def _join_body(self) -> dict:
-        return {"kind": "join", "instance": self.instance, "role": self.role, "host": socket.gethostname(),
-                "os_pid": os.getpid()}
+        return {
+            "kind": "join",
+            "instance": self.instance,
+            "role": self.role,
+            "host": socket.gethostname(),
+            "os_pid": os.getpid(),
+        }
 
     def _welcome(self, data: dict) -> None:
         self.name, self.pid = data["name"], int(data["pid"])
         if role_of(self.name) != self.role:
             raise ConfigError(f"the monitor gave the {self.role} the name {self.name}")
-        self.setup = build_setup(data["algorithm"], int(data["processes"]), data.get("options") or {},
-                                 int(data.get("seed", 0)))
+        self.setup = build_setup(
+            data["algorithm"], int(data["processes"]), data.get("options") or {}, int(data.get("seed", 0))
+        )
         self.roster = {name: pid for pid, name in self.setup.names.items()}
         if self.roster.get(self.name) != self.pid:
             raise ConfigError(f"the roster does not give {self.name} pid {self.pid}")
         self.start_time = float(data.get("start", time.time()))
-        self.default_dwell = self.settings.dwell if self.settings.dwell is not None else float(data.get("dwell", 0.2))
+        self.default_dwell = (
+            self.settings.dwell if self.settings.dwell is not None else float(data.get("dwell", 0.2))
+        )
         self.dwell = {**(data.get("dwell_times") or {}), **self.settings.dwell_times}
         self.driver = ServiceDriver(self, self.setup)
-        log.info("%s: admitted as %s (pid %d) of %d in run %s (%s)", self.instance, self.name, self.pid,
-                 len(self.roster), self.settings.run_id, self.setup.algorithm)
+        log.info(
+            "%s: admitted as %s (pid %d) of %d in run %s (%s)",
+            self.instance,
+            self.name,
+            self.pid,
+            len(self.roster),
+            self.settings.run_id,
+            self.setup.algorithm,
+        )
         self.bus.cancel(self.join_queue)
         self.phase = "work"
         self.bus.call(self._declare)
@@ -224,7 +266,7 @@ class Participant:
         self._monitor_seen = self._monitor_checked = time.monotonic()
         self.bus.consume(self.topology.queue(self.name))
         self._input(lambda p: p.start())
-        self._status()   # the monitor knows at once where this process stands, even if start changed nothing
+        self._status()  # the monitor knows at once where this process stands, even if start changed nothing
         while not self.stopped:
             now = time.monotonic()
             wake = now + 0.5
@@ -242,15 +284,23 @@ class Participant:
             self._publish_step()
             if time.monotonic() - self._last_status >= self.settings.heartbeat:
                 self._status()
-            if time.monotonic() - self._monitor_checked >= self.settings.heartbeat and not self._monitor_present():
+            if (
+                time.monotonic() - self._monitor_checked >= self.settings.heartbeat
+                and not self._monitor_present()
+            ):
                 return False
         self._status(final=True)
         try:
-            self.bus.flush(timeout=FINAL_FLUSH)    # the final status and every ack reach the broker
+            self.bus.flush(timeout=FINAL_FLUSH)  # the final status and every ack reach the broker
         except TransportError as exc:
             log.warning("%s: could not confirm the final status: %s", self.name, exc)
-        log.info("%s: stopped by the monitor (duplicates dropped %d, dead-lettered %d, reconnects %d)",
-                 self.name, self.inbox.duplicates, self.dead_letters, self.bus.reconnects)
+        log.info(
+            "%s: stopped by the monitor (duplicates dropped %d, dead-lettered %d, reconnects %d)",
+            self.name,
+            self.inbox.duplicates,
+            self.dead_letters,
+            self.bus.reconnects,
+        )
         self._linger()
         return True
 
@@ -261,17 +311,19 @@ class Participant:
         now = self._monitor_checked = time.monotonic()
         conn = self.bus.conn
         if conn is None or not conn.is_open:
-            return True                        # reconnecting: decide later
+            return True  # reconnecting: decide later
         try:
             channel = conn.channel()
             try:
-                consumers = channel.queue_declare(self.topology.monitor_queue, passive=True).method.consumer_count
+                consumers = channel.queue_declare(
+                    self.topology.monitor_queue, passive=True
+                ).method.consumer_count
             finally:
                 if channel.is_open:
                     channel.close()
         except pika.exceptions.ChannelClosedByBroker:
-            consumers = 0                      # the monitor queue is gone
-        except LOST as exc:                    # the connection itself was lost: the bus reconnects
+            consumers = 0  # the monitor queue is gone
+        except LOST as exc:  # the connection itself was lost: the bus reconnects
             self.bus.reconnect(exc)
             return True
         if consumers:
@@ -279,8 +331,12 @@ class Participant:
             return True
         if now - self._monitor_seen < self.settings.monitor_timeout:
             return True
-        log.error("%s: the monitor is gone (nobody has consumed %s for %gs); giving up without a stop",
-                  self.name, self.topology.monitor_queue, self.settings.monitor_timeout)
+        log.error(
+            "%s: the monitor is gone (nobody has consumed %s for %gs); giving up without a stop",
+            self.name,
+            self.topology.monitor_queue,
+            self.settings.monitor_timeout,
+        )
         return False
 
     def _linger(self) -> None:
@@ -327,23 +383,29 @@ class Participant:
             self._dead_letter(delivery, str(exc))
             return
         if not self.inbox.accept(env["from"], env["seq"]):
-            log.info("%s: duplicate %s from %s (seq %d) dropped", self.name, env["id"], env["from"], env["seq"])
+            log.info(
+                "%s: duplicate %s from %s (seq %d) dropped", self.name, env["id"], env["from"], env["seq"]
+            )
             self.handled.append(delivery)
             return
         try:
-            self._apply(lambda: self.driver.deliver(self.roster[env["from"]], self.pid, msg, env["id"], env["vc"]))
-        except ProtocolError as exc:   # the state does not accept this message: the sender's fault, or a bug
+            self._apply(
+                lambda: self.driver.deliver(self.roster[env["from"]], self.pid, msg, env["id"], env["vc"])
+            )
+        except ProtocolError as exc:  # the state does not accept this message: the sender's fault, or a bug
             log.error("%s: refused %s from %s: %s", self.name, env["id"], env["from"], exc)
             self._dead_letter(delivery, f"protocol error: {exc}")
             return
         except Exception as exc:  # noqa: BLE001 - a protocol failing on its input must not kill the process
             log.exception("%s: the protocol failed on %s", self.name, env["id"])
-            self._dead_letter(delivery, f"the protocol failed on it: {exc!r}")   # what it did before failing happened
+            self._dead_letter(
+                delivery, f"the protocol failed on it: {exc!r}"
+            )  # what it did before failing happened
             return
         self.handled.append(delivery)
 
     def _dead_letter(self, delivery: Delivery, reason: str) -> None:
-        self._publish_step()    # the step so far first: acks leave in delivery order
+        self._publish_step()  # the step so far first: acks leave in delivery order
         self.dead_letters += 1
         log.warning("%s: dead-lettered a message (%s): %s", self.name, delivery.routing_key, reason)
         self.bus.dead_letter(delivery, reason)
@@ -353,8 +415,15 @@ class Participant:
     def send_protocol(self, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
         dest = self.setup.names[to]
         self.link_seq[to] += 1
-        body = envelope(self.settings.run_id, msg_id, self.name, dest, self.link_seq[to], vc,
-                        self.setup.codec.to_dict(msg))
+        body = envelope(
+            self.settings.run_id,
+            msg_id,
+            self.name,
+            dest,
+            self.link_seq[to],
+            vc,
+            self.setup.codec.to_dict(msg),
+        )
         self.outbox.append((f"{msg.type}.{dest}", body, msg_id))
 
     def _publish_step(self) -> None:
@@ -393,9 +462,19 @@ class Participant:
         names = self.setup.names
         waiting = {what: [names.get(p, str(p)) for p in whom] for what, whom in proto.waiting_for().items()}
         return {
-            "kind": "status", "name": self.name, "pid": self.pid, "state": proto.state,
-            "lamport": proto.clock.time, "finished": bool(proto.finished), "waiting": waiting,
-            "timers": len(self.timers), "duplicates": self.inbox.duplicates, "gaps": self.inbox.gaps,
-            "dead_letters": self.dead_letters, "reconnects": self.bus.reconnects,
-            "redelivered": self.bus.redelivered, "final": final,
-            "t": time.time() - self.start_time}
+            "kind": "status",
+            "name": self.name,
+            "pid": self.pid,
+            "state": proto.state,
+            "lamport": proto.clock.time,
+            "finished": bool(proto.finished),
+            "waiting": waiting,
+            "timers": len(self.timers),
+            "duplicates": self.inbox.duplicates,
+            "gaps": self.inbox.gaps,
+            "dead_letters": self.dead_letters,
+            "reconnects": self.bus.reconnects,
+            "redelivered": self.bus.redelivered,
+            "final": final,
+            "t": time.time() - self.start_time,
+        }

@@ -30,8 +30,9 @@ import json
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import pika
 from pika.exceptions import AMQPChannelError, AMQPConnectionError
@@ -206,9 +207,15 @@ class Bus:
     deliveries whose ack waits for the confirms of everything published before ``ack`` was called.
     """
 
-    def __init__(self, url: str, topology: Topology, connect_timeout: float = 60.0,
-                 on_connect: Callable[[Any], None] | None = None, name: str = "client",
-                 prefetch: int = 100) -> None:
+    def __init__(
+        self,
+        url: str,
+        topology: Topology,
+        connect_timeout: float = 60.0,
+        on_connect: Callable[[Any], None] | None = None,
+        name: str = "client",
+        prefetch: int = 100,
+    ) -> None:
         self.url = url
         self.name = name
         self.topology = topology
@@ -224,14 +231,14 @@ class Bus:
         self.reconnects = 0
         self.conn = None
         self.channel = None
-        self._consumers: dict[str, str] = {}   # queue -> consumer tag (re-established on reconnect)
+        self._consumers: dict[str, str] = {}  # queue -> consumer tag (re-established on reconnect)
         self._inbox: deque[Delivery] = deque()
-        self._tag = 0                                     # the last publish's delivery tag on this channel
-        self._unconfirmed: dict[int, _Outgoing] = {}      # tag -> message, in publish order
+        self._tag = 0  # the last publish's delivery tag on this channel
+        self._unconfirmed: dict[int, _Outgoing] = {}  # tag -> message, in publish order
         self._acks: deque[tuple[int, Delivery]] = deque()  # (publishes to confirm first, delivery)
-        self._refused: list[str] = []                     # why the broker nacked or returned a message
+        self._refused: list[str] = []  # why the broker nacked or returned a message
         self.published = 0
-        self.redelivered = 0   # deliveries the broker flagged as redelivered (after a lost connection)
+        self.redelivered = 0  # deliveries the broker flagged as redelivered (after a lost connection)
 
     # -- connection ------------------------------------------------------------------------
     def connect(self) -> None:
@@ -253,23 +260,34 @@ class Bus:
                 if self.on_connect is not None:
                     self.on_connect(channel)
                 self.generation += 1
-                self._acks.clear()                 # their deliveries come back from the broker
+                self._acks.clear()  # their deliveries come back from the broker
                 for queue in list(self._consumers):
                     self._consume(queue)
                 self._republish()
                 return
-            except (pika.exceptions.ProbableAuthenticationError, pika.exceptions.AuthenticationError,
-                    pika.exceptions.ProbableAccessDeniedError) as exc:
-                raise TransportError(f"the broker refused the credentials of {redact(self.url)}: {exc!r}") from None
+            except (
+                pika.exceptions.ProbableAuthenticationError,
+                pika.exceptions.AuthenticationError,
+                pika.exceptions.ProbableAccessDeniedError,
+            ) as exc:
+                raise TransportError(
+                    f"the broker refused the credentials of {redact(self.url)}: {exc!r}"
+                ) from None
             except LOST as exc:
                 self._drop()
                 if time.monotonic() >= deadline:
-                    raise TransportError(f"cannot reach RabbitMQ at {redact(self.url)} "
-                                         f"within {self.connect_timeout:g}s: {exc!r}") from None
-                if not failed:      # once per connect: the retries themselves stay quiet
+                    raise TransportError(
+                        f"cannot reach RabbitMQ at {redact(self.url)} "
+                        f"within {self.connect_timeout:g}s: {exc!r}"
+                    ) from None
+                if not failed:  # once per connect: the retries themselves stay quiet
                     failed = True
-                    log.warning("cannot reach RabbitMQ at %s yet (%r); retrying for up to %gs", redact(self.url),
-                                exc, max(0.0, deadline - time.monotonic()))
+                    log.warning(
+                        "cannot reach RabbitMQ at %s yet (%r); retrying for up to %gs",
+                        redact(self.url),
+                        exc,
+                        max(0.0, deadline - time.monotonic()),
+                    )
                 time.sleep(delay)
                 delay = min(delay * 2, 2.0)
 
@@ -281,19 +299,23 @@ class Bus:
         underlying channel with our own callbacks, and ``flush`` waits only when it must.
         """
         selected: list[bool] = []
-        impl = channel._impl    # noqa: SLF001 - pika's BlockingChannel offers no asynchronous confirms
-        impl.confirm_delivery(ack_nack_callback=self._on_confirm, callback=lambda _frame: selected.append(True))
+        impl = channel._impl  # noqa: SLF001 - pika's BlockingChannel offers no asynchronous confirms
+        impl.confirm_delivery(
+            ack_nack_callback=self._on_confirm, callback=lambda _frame: selected.append(True)
+        )
         impl.add_on_return_callback(self._on_return)
         deadline = time.monotonic() + self.connect_timeout
-        while not selected:    # pika's wait is not cut short by the select-ok: wait in slices
+        while not selected:  # pika's wait is not cut short by the select-ok: wait in slices
             if time.monotonic() >= deadline:
-                raise TransportError(f"the broker did not turn on publisher confirms within {self.connect_timeout:g}s")
+                raise TransportError(
+                    f"the broker did not turn on publisher confirms within {self.connect_timeout:g}s"
+                )
             self.conn.process_data_events(time_limit=CONFIRM_SLICE)
         self._tag = 0
 
     def _on_confirm(self, frame) -> None:
         method = frame.method
-        if method.multiple:    # tags ascend in publish order: everything up to this one
+        if method.multiple:  # tags ascend in publish order: everything up to this one
             tags = []
             for tag in self._unconfirmed:
                 if tag > method.delivery_tag:
@@ -313,11 +335,14 @@ class Bus:
     def reconnect(self, why: BaseException) -> None:
         log.warning("connection lost (%r); reconnecting", why)
         self._drop()
-        self._inbox.clear()   # unacked deliveries of the old connection come back from the broker
+        self._inbox.clear()  # unacked deliveries of the old connection come back from the broker
         self.reconnects += 1
         self.connect()
-        log.warning("reconnected (reconnect #%d); re-published %d unconfirmed", self.reconnects,
-                    len(self._unconfirmed))
+        log.warning(
+            "reconnected (reconnect #%d); re-published %d unconfirmed",
+            self.reconnects,
+            len(self._unconfirmed),
+        )
 
     def _drop(self) -> None:
         conn, self.conn, self.channel = self.conn, None, None
@@ -348,8 +373,17 @@ class Bus:
         def on_message(_ch, method, props, body, queue=queue):
             if method.redelivered:
                 self.redelivered += 1
-            self._inbox.append(Delivery(queue, method.routing_key, body, method.delivery_tag, generation,
-                                        bool(method.redelivered), dict(props.headers or {})))
+            self._inbox.append(
+                Delivery(
+                    queue,
+                    method.routing_key,
+                    body,
+                    method.delivery_tag,
+                    generation,
+                    bool(method.redelivered),
+                    dict(props.headers or {}),
+                )
+            )
 
         self._consumers[queue] = self.channel.basic_consume(queue, on_message, auto_ack=False)
 
@@ -372,15 +406,16 @@ class Bus:
         deadline = time.monotonic() + max(0.0, timeout)
         idle_since = None
         wait = max(0.0, timeout)
-        self._settle(force=False)    # acks already allowed go out before any wait (they free the prefetch window)
+        # acks already allowed go out before any wait (they free the prefetch window)
+        self._settle(force=False)
         while True:
             if self._acks:
                 wait = min(wait, CONFIRM_SLICE)
-            self._guard(lambda: self.conn.process_data_events(time_limit=wait))
+            self._guard(lambda wait=wait: self.conn.process_data_events(time_limit=wait))
             self._settle(force=False)
             now = time.monotonic()
             if self._inbox or now >= deadline or not self._acks:
-                break    # deliveries, time is up, or the full wait passed (pika ends it early only for a delivery)
+                break  # deliveries, time is up, or the full wait passed (pika ends it early only for a delivery)
             idle_since = now if idle_since is None else idle_since
             if now - idle_since >= ACK_LINGER:
                 self._settle(force=True)
@@ -427,39 +462,65 @@ class Bus:
             self.reconnect(exc)
 
     # -- publishing ------------------------------------------------------------------------
-    def send(self, routing_key: str, body: bytes | dict, message_id: str | None = None,
-             exchange: str | None = None, headers: dict | None = None, mandatory: bool = True,
-             expiration: float | None = None) -> None:
+    def send(
+        self,
+        routing_key: str,
+        body: bytes | dict,
+        message_id: str | None = None,
+        exchange: str | None = None,
+        headers: dict | None = None,
+        mandatory: bool = True,
+        expiration: float | None = None,
+    ) -> None:
         """Publish persistently without waiting for the confirm (``flush`` waits for it).
 
         ``expiration``: seconds after which the broker drops the message if no consumer took it
         (it is then dead-lettered with the reason ``expired``)."""
         if isinstance(body, dict):
             body = json.dumps(body, separators=(",", ":")).encode()
-        props = pika.BasicProperties(delivery_mode=2, content_type="application/json",
-                                     message_id=message_id, headers=headers,
-                                     expiration=None if expiration is None else str(max(1, round(expiration * 1000))))
-        message = _Outgoing(self.topology.exchange if exchange is None else exchange, routing_key, body, props,
-                            mandatory)
+        props = pika.BasicProperties(
+            delivery_mode=2,
+            content_type="application/json",
+            message_id=message_id,
+            headers=headers,
+            expiration=None if expiration is None else str(max(1, round(expiration * 1000))),
+        )
+        message = _Outgoing(
+            self.topology.exchange if exchange is None else exchange, routing_key, body, props, mandatory
+        )
         if self.channel is None:
             self.connect()
         if len(self._unconfirmed) >= self.max_unconfirmed:
-            self._wait_confirms(self.max_unconfirmed // 2)    # back-pressure: the broker sets the pace
+            self._wait_confirms(self.max_unconfirmed // 2)  # back-pressure: the broker sets the pace
         try:
             self._transmit(message)
         except LOST as exc:
-            self.reconnect(exc)     # re-publishes everything unconfirmed, this message included
+            self.reconnect(exc)  # re-publishes everything unconfirmed, this message included
         self.published += 1
 
-    def publish(self, routing_key: str, body: bytes | dict, message_id: str | None = None,
-                exchange: str | None = None, headers: dict | None = None, mandatory: bool = True,
-                expiration: float | None = None) -> None:
+    def publish(
+        self,
+        routing_key: str,
+        body: bytes | dict,
+        message_id: str | None = None,
+        exchange: str | None = None,
+        headers: dict | None = None,
+        mandatory: bool = True,
+        expiration: float | None = None,
+    ) -> None:
         """Publish persistently and wait for the broker's confirm (of it and of everything before it).
 
         Raises TransportError when the broker nacks or cannot route a message.
         """
-        self.send(routing_key, body, message_id=message_id, exchange=exchange, headers=headers, mandatory=mandatory,
-                  expiration=expiration)
+        self.send(
+            routing_key,
+            body,
+            message_id=message_id,
+            exchange=exchange,
+            headers=headers,
+            mandatory=mandatory,
+            expiration=expiration,
+        )
         self.flush()
 
     def flush(self, timeout: float | None = None) -> None:
@@ -489,13 +550,18 @@ class Bus:
             reason, self._refused = self._refused[0], []
             raise TransportError(reason)
 
-    def _transmit(self, message: "_Outgoing") -> None:
+    def _transmit(self, message: _Outgoing) -> None:
         self._tag += 1
         self._unconfirmed[self._tag] = message
         # On the underlying channel: pika buffers the frames until the next poll or flush writes
         # them out, and nothing waits for the confirm (BlockingChannel.basic_publish would).
-        self.channel._impl.basic_publish(message.exchange, message.routing_key, message.body,  # noqa: SLF001
-                                         properties=message.props, mandatory=message.mandatory)
+        self.channel._impl.basic_publish(
+            message.exchange,
+            message.routing_key,
+            message.body,  # noqa: SLF001
+            properties=message.props,
+            mandatory=message.mandatory,
+        )
 
     def _republish(self) -> None:
         """After a reconnect: send again, in the original order, everything not confirmed."""
@@ -507,8 +573,13 @@ class Bus:
     def dead_letter(self, delivery: Delivery, reason: str) -> None:
         """Move a delivery to the run's dead-letter queue with its reason, then ack it."""
         headers = dict(delivery.headers)
-        headers.update({"x-mutexlab-reason": reason[:500], "x-mutexlab-queue": delivery.queue,
-                        "x-mutexlab-routing-key": delivery.routing_key})
+        headers.update(
+            {
+                "x-mutexlab-reason": reason[:500],
+                "x-mutexlab-queue": delivery.queue,
+                "x-mutexlab-routing-key": delivery.routing_key,
+            }
+        )
         self.send(delivery.routing_key, delivery.body, exchange=self.topology.dlx, headers=headers)
         self.ack(delivery)
 
@@ -540,10 +611,10 @@ def join_writes(conn: pika.BlockingConnection, limit: int = WRITE_LIMIT) -> bool
     """
     from pika.adapters.utils import io_services_utils
 
-    transport = getattr(conn._impl, "_transport", None)   # noqa: SLF001 - pika offers no hook for this
-    if type(transport) is not io_services_utils._AsyncPlaintextTransport:   # noqa: SLF001
+    transport = getattr(conn._impl, "_transport", None)  # noqa: SLF001 - pika offers no hook for this
+    if type(transport) is not io_services_utils._AsyncPlaintextTransport:  # noqa: SLF001
         return False
-    buffers, produce = transport._tx_buffers, transport._produce   # noqa: SLF001
+    buffers, produce = transport._tx_buffers, transport._produce  # noqa: SLF001
 
     def produce_joined() -> None:
         if len(buffers) > 1:
@@ -559,13 +630,14 @@ def join_writes(conn: pika.BlockingConnection, limit: int = WRITE_LIMIT) -> bool
             buffers.extend(pieces)
         produce()
 
-    transport._produce = produce_joined   # noqa: SLF001
+    transport._produce = produce_joined  # noqa: SLF001
     return True
 
 
 @dataclass(frozen=True)
 class _Outgoing:
     """A message as published, kept until the broker confirms it (re-published after a reconnect)."""
+
     exchange: str
     routing_key: str
     body: bytes

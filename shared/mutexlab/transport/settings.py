@@ -84,7 +84,9 @@ def check_dwell_times(value: Any) -> dict[str, float]:
 
 
 class _Common(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore", env_ignore_empty=True)
+    model_config = SettingsConfigDict(
+        env_prefix="", case_sensitive=False, extra="ignore", env_ignore_empty=True
+    )
 
     amqp_url: str
     run_id: str
@@ -139,8 +141,11 @@ def load(cls: type[BaseSettings], **overrides: Any):
     try:
         return cls(**overrides)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']).upper() or 'settings'}: "
-                             f"{e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']).upper() or 'settings'}: "
+            f"{e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()
+        )
         raise ConfigError(f"bad configuration: {problems}") from None
     except (json.JSONDecodeError, ValueError) as exc:
         raise ConfigError(f"bad configuration: {exc}") from None

@@ -22,12 +22,12 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..setup import ConfigError
 from ..protocols.registry import build_setup
+from ..setup import ConfigError
 from .membership import role_of
 from .settings import check_run_id, check_url
 
-DEFAULT_URL = "amqp://127.0.0.1:5672/%2F"   # no credentials here: pika's defaults apply (guest on localhost)
+DEFAULT_URL = "amqp://127.0.0.1:5672/%2F"  # no credentials here: pika's defaults apply (guest on localhost)
 SERVICES = Path(__file__).resolve().parents[3] / "services"
 
 
@@ -36,7 +36,7 @@ def service_command(role: str) -> list[str]:
     script = SERVICES / role / "main.py"
     if script.is_file():
         return [sys.executable, str(script)]
-    return [sys.executable, "-m", "mutexlab.services", role]   # an installed (non-editable) package
+    return [sys.executable, "-m", "mutexlab.services", role]  # an installed (non-editable) package
 
 
 @dataclass
@@ -56,7 +56,7 @@ class Plan:
     trace: str | None = None
     logs: str | None = None
     keep: bool = False
-    extra_participants: dict[str, int] = field(default_factory=dict)   # role -> extra processes (tests)
+    extra_participants: dict[str, int] = field(default_factory=dict)  # role -> extra processes (tests)
 
     def roles(self) -> list[str]:
         """One entry per participant process to start."""
@@ -71,10 +71,23 @@ class Plan:
         return list(setup.names.values())
 
 
-def make_plan(algorithm: str, processes: int, options: dict, *, seed: int = 0, amqp_url: str | None = None,
-              run_id: str | None = None, dwell: float = 0.1, dwell_times: dict | None = None,
-              stall_timeout: float = 15.0, join_timeout: float = 60.0, trace: str | None = None,
-              logs: str | None = None, keep: bool = False, outputs: dict[str, str | None] | None = None) -> Plan:
+def make_plan(
+    algorithm: str,
+    processes: int,
+    options: dict,
+    *,
+    seed: int = 0,
+    amqp_url: str | None = None,
+    run_id: str | None = None,
+    dwell: float = 0.1,
+    dwell_times: dict | None = None,
+    stall_timeout: float = 15.0,
+    join_timeout: float = 60.0,
+    trace: str | None = None,
+    logs: str | None = None,
+    keep: bool = False,
+    outputs: dict[str, str | None] | None = None,
+) -> Plan:
     """A ``Plan`` whose every setting is checked and whose setup builds; ConfigError otherwise.
 
     ``amqp_url`` defaults to ``$AMQP_URL``, else ``DEFAULT_URL``; ``run_id`` to a random one.
@@ -88,11 +101,25 @@ def make_plan(algorithm: str, processes: int, options: dict, *, seed: int = 0, a
         raise ConfigError(str(exc)) from None
     for what, path in (("trace", trace), *(outputs or {}).items()):
         if path and not Path(path).resolve().parent.is_dir():
-            raise ConfigError(f"cannot write the {what} {path}: directory {Path(path).resolve().parent} "
-                              "does not exist")
-    plan = Plan(algorithm, processes, options, seed, url, run_id, dwell, dict(dwell_times or {}),
-                stall_timeout, join_timeout, trace, logs, keep)
-    plan.roles()   # builds the setup: a bad option is refused here, before the broker is touched
+            raise ConfigError(
+                f"cannot write the {what} {path}: directory {Path(path).resolve().parent} does not exist"
+            )
+    plan = Plan(
+        algorithm,
+        processes,
+        options,
+        seed,
+        url,
+        run_id,
+        dwell,
+        dict(dwell_times or {}),
+        stall_timeout,
+        join_timeout,
+        trace,
+        logs,
+        keep,
+    )
+    plan.roles()  # builds the setup: a bad option is refused here, before the broker is touched
     return plan
 
 
@@ -108,8 +135,10 @@ def broker_problem(url: str) -> str | None:
     try:
         pika.BlockingConnection(params).close()
     except pika.exceptions.AMQPError as exc:
-        return (f"cannot use RabbitMQ at {redact(url)}: {exc!r} — is it running? "
-                "(locally: rabbitmq-server -detached; or pass --amqp-url / set AMQP_URL)")
+        return (
+            f"cannot use RabbitMQ at {redact(url)}: {exc!r} — is it running? "
+            "(locally: rabbitmq-server -detached; or pass --amqp-url / set AMQP_URL)"
+        )
     return None
 
 
@@ -122,14 +151,27 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
     logs = Path(plan.logs) if plan.logs else Path(tempfile.mkdtemp(prefix=f"mutexlab-{plan.run_id}-"))
     logs.mkdir(parents=True, exist_ok=True)
     summary_path = logs / "summary.json"
-    base = dict(os.environ, AMQP_URL=plan.amqp_url, RUN_ID=plan.run_id, JOIN_TIMEOUT=str(plan.join_timeout),
-                PYTHONUNBUFFERED="1")
+    base = dict(
+        os.environ,
+        AMQP_URL=plan.amqp_url,
+        RUN_ID=plan.run_id,
+        JOIN_TIMEOUT=str(plan.join_timeout),
+        PYTHONUNBUFFERED="1",
+    )
     base.pop("DWELL", None)
     base.pop("DWELL_TIMES", None)
-    monitor_env = dict(base, ALGORITHM=plan.algorithm, PROCESSES=str(plan.processes),
-                       OPTIONS=json.dumps(plan.options), SEED=str(plan.seed), DWELL=str(plan.dwell),
-                       DWELL_TIMES=json.dumps(plan.dwell_times), STALL_TIMEOUT=str(plan.stall_timeout),
-                       SUMMARY_JSON=str(summary_path), CLEANUP="false" if plan.keep else "true")
+    monitor_env = dict(
+        base,
+        ALGORITHM=plan.algorithm,
+        PROCESSES=str(plan.processes),
+        OPTIONS=json.dumps(plan.options),
+        SEED=str(plan.seed),
+        DWELL=str(plan.dwell),
+        DWELL_TIMES=json.dumps(plan.dwell_times),
+        STALL_TIMEOUT=str(plan.stall_timeout),
+        SUMMARY_JSON=str(summary_path),
+        CLEANUP="false" if plan.keep else "true",
+    )
     if plan.trace:
         monitor_env["TRACE"] = str(Path(plan.trace).resolve())
     else:
@@ -141,11 +183,12 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
         monitor_log = open(logs / "monitor.log", "w")
         handles.append(monitor_log)
         monitor_out = None
-        if json_out:    # the monitor's own text goes to a file, written as it goes (the JSON to stdout)
+        if json_out:  # the monitor's own text goes to a file, written as it goes (the JSON to stdout)
             monitor_out = open(logs / "monitor.out", "w")
             handles.append(monitor_out)
-        monitor = subprocess.Popen(service_command("monitor"), env=monitor_env, stdout=monitor_out,
-                                   stderr=monitor_log, text=True)
+        monitor = subprocess.Popen(
+            service_command("monitor"), env=monitor_env, stdout=monitor_out, stderr=monitor_log, text=True
+        )
         procs.append(("monitor", monitor))
         for n, role in enumerate(roles, 1):
             handle = open(logs / f"{role}-{n}.log", "w")
