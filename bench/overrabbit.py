@@ -39,8 +39,12 @@ DEFAULT_AMQP = "amqp://guest:guest@127.0.0.1:5672/%2F"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 
 
-def mutexlab_run(args: list[str], url: str, timeout: float) -> dict:
-    """``mutexlab run ... --dwell 0 --json --trace FILE``; the summary plus trace-derived figures."""
+def mutexlab_run(args: list[str], url: str, timeout: float, tree: Path | None = None) -> dict:
+    """``mutexlab run ... --dwell 0 --json --trace FILE``; the summary plus trace-derived figures.
+
+    ``tree``: run the mutexlab of that source tree (its ``shared`` and root first on PYTHONPATH)
+    instead of this one's, so two versions can be measured side by side. ``python_cpu_s`` is the
+    CPU time of the command and all its processes (start-up and audit included)."""
     from mutexlab.metrics import measure
     from mutexlab.trace import read_trace
 
@@ -64,17 +68,18 @@ def mutexlab_run(args: list[str], url: str, timeout: float) -> dict:
             "--join-timeout",
             "240",
         ]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if tree is not None:
+            env["PYTHONPATH"] = os.pathsep.join([str(tree / "shared"), str(tree), env.get("PYTHONPATH", "")])
         began = time.perf_counter()
+        cpu0 = os.times()
         with CpuSampler(url=url) as cpu:
             proc = subprocess.run(
-                command,
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                command, cwd=tree or ROOT, capture_output=True, text=True, timeout=timeout, env=env
             )
         wall = time.perf_counter() - began
+        cpu1 = os.times()
+        python_cpu = (cpu1.children_user + cpu1.children_system) - (cpu0.children_user + cpu0.children_system)
         try:
             summary = json.loads(proc.stdout)
         except json.JSONDecodeError:
@@ -102,6 +107,8 @@ def mutexlab_run(args: list[str], url: str, timeout: float) -> dict:
         "safe": summary.get("safe"),
         "duration_s": duration,
         "wall_s": round(wall, 2),
+        "python_cpu_s": round(python_cpu, 3),
+        "broker_cpu_s": broker_s,
         "messages": messages,
         "messages_by_type": summary.get("messages", {}),
         "entries": entries,

@@ -1,0 +1,233 @@
+"""Issue 18's side-by-side: ``mutexlab run mutex`` against the raw pika token ring and DistAlgo, one run.
+
+For each N (default 5 and 10) and each repetition, in turn: ``mutexlab run mutex -a A -N N -r R
+--dwell 0`` for Raymond, Suzuki–Kasami, Ricart–Agrawala and Lamport (each ``--tree`` given: the
+mutexlab of that source tree, so a baseline and a change are measured interleaved on the same
+machine state), the raw pika token ring (``bench/ring.py``, confirmed and transient, ``hops``
+handovers), and DistAlgo's ``sktoken``, ``ramutex`` and ``lamutex`` with R rounds per process
+(``bench/distalgo.py``; skipped with the reason when no Python 3.7 is there). The median of the
+repetitions is reported, every repetition's value beside it.
+
+Columns: entries/s and token passes/s over the protocol phase (mutexlab: the monitor's welcome to
+completion; DistAlgo: first process start to the last entry; ring: first publish to the last
+receipt); ``wall`` the whole command; ``broker µs/msg`` the broker's (beam.smp's) CPU over the
+protocol phase per protocol message (ring: over the whole measurement per hop); ``python µs/msg``
+the CPU of the command and all its processes, start-up and audit included, per protocol message.
+
+    python -m bench.wire --repeat 3 --requests 50 --tree /work/main --tree . --json /tmp/wire.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+from pathlib import Path
+
+from .common import ROOT, ratio, say, table
+from .overrabbit import DEFAULT_AMQP, mutexlab_run
+
+ALGORITHMS = ("raymond", "suzuki-kasami", "ricart-agrawala", "lamport")
+TOKEN_TYPES = ("TOKEN",)
+
+
+def _mutexlab(tree: Path, algorithm: str, n: int, requests: int, url: str) -> dict:
+    row = mutexlab_run(
+        ["mutex", "-a", algorithm, "-N", str(n), "-r", str(requests)], url, timeout=900, tree=tree
+    )
+    if not (row["safe"] and row["complete"]):
+        raise RuntimeError(f"{tree}: mutexlab run {algorithm} N={n} failed: {row}")
+    tokens = sum(v for k, v in row["messages_by_type"].items() if k in TOKEN_TYPES)
+    duration = row["duration_s"]
+    return {
+        "entries_per_s": row["entries_per_s"],
+        "token_passes_per_s": round(tokens / duration) if tokens and duration else None,
+        "msgs_per_s": row["msgs_per_s"],
+        "run_s": round(duration, 3),
+        "wall_s": row["wall_s"],
+        "broker_us_per_msg": row["broker_cpu_us_per_msg"],
+        "python_us_per_msg": round(row["python_cpu_s"] / row["messages"] * 1e6) if row["messages"] else None,
+        "messages": row["messages"],
+        "duplicates": row["duplicates"],
+    }
+
+
+def measure(
+    url: str,
+    sizes: list[int],
+    repeat: int,
+    requests: int,
+    hops: int,
+    trees: list[Path],
+    distalgo: bool = True,
+) -> dict:
+    from . import distalgo as da
+    from .ring import ring
+
+    python, skipped = None, None
+    if distalgo:
+        try:
+            python = da.venv()
+        except da.Unavailable as exc:
+            skipped = str(exc)
+            say(f"  DistAlgo skipped: {skipped}")
+    samples: dict[tuple, list[dict]] = {}
+    with tempfile.TemporaryDirectory(prefix="mutexlab-wire-") as tmp:
+        for rep in range(repeat):
+            for n in sizes:
+                say(f"  repetition {rep + 1}/{repeat}, N = {n} ...")
+                for algorithm in ALGORITHMS:
+                    for tree in trees:
+                        samples.setdefault(("mutexlab", str(tree), algorithm, n), []).append(
+                            _mutexlab(tree, algorithm, n, requests, url)
+                        )
+                for mode in ("confirmed", "transient"):
+                    r = ring(url, n, hops, mode)
+                    samples.setdefault(("ring", mode, "", n), []).append(
+                        {
+                            "token_passes_per_s": r["hops_per_s"],
+                            "run_s": r["seconds"],
+                            "broker_us_per_msg": r["broker_cpu_us_per_hop"],
+                        }
+                    )
+                if python is not None:
+                    for algorithm, example in da.EXAMPLES.items():
+                        r = da.example(python, example, n, requests, Path(tmp))
+                        samples.setdefault(("distalgo", example, algorithm, n), []).append(
+                            {
+                                "entries_per_s": r["entries_per_s"],
+                                "msgs_per_s": r["msgs_per_s"],
+                                "run_s": r["protocol_s"],
+                                "wall_s": r["wall_s"],
+                                "python_us_per_msg": r["python_cpu_us_per_msg"],
+                                "messages": r["messages"],
+                            }
+                        )
+    rows = []
+    for (kind, what, algorithm, n), runs in samples.items():
+        row = {"kind": kind, "what": what, "algorithm": algorithm, "n": n, "repeats": runs}
+        for key in runs[0]:
+            values = [r[key] for r in runs if r.get(key) is not None]
+            row[key] = statistics.median(values) if values else None
+        rows.append(row)
+    return {
+        "sizes": sizes,
+        "repeat": repeat,
+        "requests_per_node": requests,
+        "ring_hops": hops,
+        "trees": [str(t) for t in trees],
+        "distalgo_skipped": skipped,
+        "rows": rows,
+    }
+
+
+def render(result: dict) -> str:
+    out = []
+    for n in result["sizes"]:
+        ring_c = next(
+            r for r in result["rows"] if r["kind"] == "ring" and r["what"] == "confirmed" and r["n"] == n
+        )
+        rows = []
+        for r in (r for r in result["rows"] if r["n"] == n):
+            if r["kind"] == "mutexlab":
+                name = f"mutexlab run -a {r['algorithm']} ({Path(r['what']).name})"
+            elif r["kind"] == "ring":
+                name = f"raw pika token ring, {r['what']}"
+            else:
+                name = f"DistAlgo {r['what']} ({r['algorithm']})"
+            da = next(
+                (
+                    d
+                    for d in result["rows"]
+                    if d["kind"] == "distalgo" and d["algorithm"] == r["algorithm"] and d["n"] == n
+                ),
+                None,
+            )
+            rows.append(
+                [
+                    name,
+                    r.get("entries_per_s"),
+                    "/".join(str(round(x.get("entries_per_s") or 0)) for x in r["repeats"])
+                    if r.get("entries_per_s")
+                    else None,
+                    r.get("token_passes_per_s"),
+                    ratio(r.get("token_passes_per_s"), ring_c["token_passes_per_s"])
+                    if r["kind"] == "mutexlab" and r.get("token_passes_per_s")
+                    else None,
+                    ratio(r.get("entries_per_s"), da and da["entries_per_s"])
+                    if r["kind"] == "mutexlab"
+                    else None,
+                    r.get("run_s"),
+                    r.get("wall_s"),
+                    r.get("broker_us_per_msg"),
+                    r.get("python_us_per_msg"),
+                ]
+            )
+        out.append(
+            f"N = {n}, {result['requests_per_node']} requests per node, ring {result['ring_hops']} hops:\n"
+        )
+        out.append(
+            table(
+                [
+                    "",
+                    "entries/s",
+                    "(repeats)",
+                    "token passes/s",
+                    "÷ ring confirmed",
+                    "÷ DistAlgo",
+                    "protocol s",
+                    "wall s",
+                    "broker µs/msg",
+                    "python µs/msg",
+                ],
+                rows,
+            )
+        )
+        out.append("")
+    if result["distalgo_skipped"]:
+        out.append(f"DistAlgo skipped: {result['distalgo_skipped']}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--amqp-url", default=DEFAULT_AMQP)
+    parser.add_argument(
+        "-N", type=int, action="append", dest="sizes", help="processes (repeatable; default 5 and 10)"
+    )
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--requests", type=int, default=50, help="entries per process (default 50)")
+    parser.add_argument("--hops", type=int, default=2000, help="token ring handovers (default 2000)")
+    parser.add_argument(
+        "--tree",
+        type=Path,
+        action="append",
+        help="a mutexlab source tree to run (repeatable; default this one)",
+    )
+    parser.add_argument("--no-distalgo", action="store_true")
+    parser.add_argument("--json", type=Path, help="write the figures here too")
+    args = parser.parse_args(argv)
+    if args.repeat < 1 or args.requests < 1 or args.hops < 1:
+        parser.error("--repeat, --requests and --hops must be >= 1")
+    trees = [t.resolve() for t in (args.tree or [ROOT])]
+    for tree in trees:
+        if not (tree / "shared" / "mutexlab").is_dir():
+            parser.error(f"--tree {tree}: not a mutexlab source tree (no shared/mutexlab)")
+    result = measure(
+        args.amqp_url,
+        args.sizes or [5, 10],
+        args.repeat,
+        args.requests,
+        args.hops,
+        trees,
+        not args.no_distalgo,
+    )
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+    print(render(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
