@@ -31,6 +31,108 @@ DEFAULT_URL = "amqp://127.0.0.1:5672/%2F"  # no credentials here: pika's default
 SERVICES = Path(__file__).resolve().parents[3] / "services"
 
 
+class Forked:
+    """A service started by ``os.fork`` from this process (its modules already imported), with the
+    part of ``subprocess.Popen``'s interface the supervisor uses: ``pid``, ``returncode``,
+    ``poll``, ``wait``, ``send_signal``, ``kill``."""
+
+    def __init__(self, role: str, env: dict, stdout, stderr) -> None:
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered here is written twice by the child
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        self.returncode: int | None = None
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: never returns
+            _forked_service(role, env, stdout, stderr)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        delay = 0.0005
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"forked service {self.pid}", timeout)
+            time.sleep(delay)
+            delay = min(delay * 2, 0.02)
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def _forked_service(role: str, env: dict, stdout, stderr) -> None:
+    """In a forked child: the service's environment, standard streams and logging as a fresh
+    interpreter would have them, then ``mutexlab.services.main(role)``; exits with its code."""
+    code = 1
+    try:
+        import io
+        import logging
+
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.environ.clear()
+        os.environ.update(env)
+        for fd, target in ((1, stdout), (2, stderr)):
+            if target is not None:
+                os.dup2(target.fileno(), fd)
+        sys.stdout = io.TextIOWrapper(
+            io.FileIO(1, "w", closefd=False), line_buffering=True, write_through=True
+        )
+        sys.stderr = io.TextIOWrapper(
+            io.FileIO(2, "w", closefd=False), line_buffering=True, write_through=True
+        )
+        root = logging.getLogger()
+        for handler in list(root.handlers):  # the parent's logging (a test runner's) is not the service's
+            root.removeHandler(handler)
+        logging.getLogger("pika").setLevel(logging.NOTSET)
+        from ..services import main
+
+        code = main(role)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # noqa: BLE001 - reported, then the child ends like a crashed interpreter
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+
+
+def preload(algorithm: str) -> None:
+    """Import what the services will need (the participant, the monitor, the broker client, the
+    settings, the algorithm's modules), so that forked services start without importing."""
+    from .. import services  # noqa: F401
+    from . import monitor, participant, settings  # noqa: F401
+
+
+def can_fork() -> bool:
+    """Fork the services from this process when that is safe: a POSIX system and one thread only
+    (a fork copies only the calling thread; a lock another thread holds would stay held in the
+    child). Otherwise each service is a fresh interpreter (``service_command``)."""
+    import threading
+
+    return (
+        hasattr(os, "fork") and threading.active_count() == 1 and os.environ.get("MUTEXLAB_SPAWN") != "exec"
+    )
+
+
 def service_command(role: str) -> list[str]:
     """The command that runs ``role``: the repository's entry point, as compose runs it."""
     script = SERVICES / role / "main.py"
@@ -186,15 +288,26 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
         if json_out:  # the monitor's own text goes to a file, written as it goes (the JSON to stdout)
             monitor_out = open(logs / "monitor.out", "w")
             handles.append(monitor_out)
-        monitor = subprocess.Popen(
-            service_command("monitor"), env=monitor_env, stdout=monitor_out, stderr=monitor_log, text=True
-        )
+        fork = can_fork()
+        if fork:
+            preload(plan.algorithm)
+
+        def start(role: str, env: dict, stdout, stderr):
+            if fork:
+                return Forked(role, env, stdout, stderr)
+            return subprocess.Popen(
+                service_command(role),
+                env=env,
+                stdout=stdout,
+                stderr=subprocess.STDOUT if stderr is stdout else stderr,
+            )
+
+        monitor = start("monitor", monitor_env, monitor_out, monitor_log)
         procs.append(("monitor", monitor))
         for n, role in enumerate(roles, 1):
             handle = open(logs / f"{role}-{n}.log", "w")
             handles.append(handle)
-            proc = subprocess.Popen(service_command(role), env=base, stdout=handle, stderr=subprocess.STDOUT)
-            procs.append((f"{role}-{n}", proc))
+            procs.append((f"{role}-{n}", start(role, base, handle, handle)))
         code = monitor.wait()
         monitor_stdout = (logs / "monitor.out").read_text() if json_out else ""
         result = json.loads(summary_path.read_text()) if summary_path.exists() else None
