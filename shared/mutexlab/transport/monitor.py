@@ -455,9 +455,12 @@ class Monitor:
         elif head == "status":
             self._status(rest, data)
         elif head == "control":
-            pass  # the monitor's own roster, refusal and stop signals
+            pass  # a roster, refusal or stop of the monitor's own no queue took (its joiner is gone)
         elif self._protocol_key(head, rest):
-            self.tapped += 1  # a protocol message, tapped
+            # Only unrouted messages reach the monitor (its queue is not bound to protocol keys): a
+            # message to a member whose queue no longer takes it is lost for its addressee.
+            self.bus.dead_letter(delivery, f"monitor: no queue of the addressee took {key!r}")
+            return
         else:
             self.bus.dead_letter(
                 delivery,
@@ -520,6 +523,7 @@ class Monitor:
         kind = event["event"]
         self.progress.event(name, event)
         if kind == "send":
+            self.tapped += 1  # a protocol message the monitor learned of (from its sender's trace)
             self.messages[event.get("type", "?")] += 1
             self.sent[event.get("id")] = event.get("to")
         elif kind == "recv":

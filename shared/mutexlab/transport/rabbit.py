@@ -8,7 +8,11 @@ Topology of run ``R`` (every name contains the run id, so runs never mix):
   join, ``control.<name|instance|all>`` the monitor's roster, refusal and stop signals;
 * queue ``mutexlab.R.<name>`` per participant (``node-3``), bound to ``<TYPE>.<name>`` for each
   message type of the algorithm, ``control.<name>`` and ``control.all``;
-* queue ``mutexlab.R.monitor`` bound to ``#``: the monitor sees everything;
+* queue ``mutexlab.R.monitor`` bound to ``join.*``, ``audit.*`` and ``status.*`` (what the
+  monitor needs; protocol messages are not copied to it: it learns of them from the trace batches),
+  and to ``mutexlab.R.unrouted``, the run exchange's alternate exchange (fanout): a message no
+  participant queue takes (an unknown type, a non-member, a joiner gone) reaches the monitor,
+  which dead-letters it with the reason, instead of vanishing;
 * exchange ``mutexlab.R.dlx`` (fanout) and queue ``mutexlab.R.dead``: malformed or unknown
   messages, with the reason in the header ``x-mutexlab-reason``.
 
@@ -51,6 +55,9 @@ MAX_UNCONFIRMED = 1000
 # Buffered frames are joined into socket writes of at most this many bytes (``join_writes``).
 WRITE_LIMIT = 128 * 1024
 
+# What the monitor's queue is bound to on the run's exchange (besides the unrouted messages).
+MONITOR_KEYS = ("join.*", "audit.*", "status.*")
+
 LOST = (AMQPConnectionError, AMQPChannelError, ConnectionError, OSError)
 
 
@@ -76,6 +83,10 @@ class Topology:
         return f"mutexlab.{self.run_id}.dlx"
 
     @property
+    def unrouted(self) -> str:
+        return f"mutexlab.{self.run_id}.unrouted"
+
+    @property
     def monitor_queue(self) -> str:
         return f"mutexlab.{self.run_id}.monitor"
 
@@ -91,12 +102,20 @@ class Topology:
 
     def declare_base(self, channel) -> None:
         """Exchanges, the dead-letter queue and the monitor's queue; idempotent, anyone may call it."""
-        channel.exchange_declare(self.exchange, exchange_type="topic", durable=True)
+        channel.exchange_declare(self.unrouted, exchange_type="fanout", durable=True)
+        channel.exchange_declare(
+            self.exchange,
+            exchange_type="topic",
+            durable=True,
+            arguments={"alternate-exchange": self.unrouted},
+        )
         channel.exchange_declare(self.dlx, exchange_type="fanout", durable=True)
         channel.queue_declare(self.dead_queue, durable=True)
         channel.queue_bind(self.dead_queue, self.dlx)
         channel.queue_declare(self.monitor_queue, durable=True, arguments=self._queue_args())
-        channel.queue_bind(self.monitor_queue, self.exchange, routing_key="#")
+        for key in MONITOR_KEYS:
+            channel.queue_bind(self.monitor_queue, self.exchange, routing_key=key)
+        channel.queue_bind(self.monitor_queue, self.unrouted)
 
     def declare_participant(self, channel, name: str, types: list[str]) -> str:
         queue = self.queue(name)
@@ -111,6 +130,7 @@ class Topology:
             channel.queue_delete(queue)
         channel.exchange_delete(self.exchange)
         channel.exchange_delete(self.dlx)
+        channel.exchange_delete(self.unrouted)
 
 
 def delete_run(url: str, run_id: str, names: list[str]) -> None:
