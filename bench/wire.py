@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -73,15 +74,20 @@ def measure(
             skipped = str(exc)
             say(f"  DistAlgo skipped: {skipped}")
     samples: dict[tuple, list[dict]] = {}
+    failures: list[str] = []
     with tempfile.TemporaryDirectory(prefix="mutexlab-wire-") as tmp:
         for rep in range(repeat):
             for n in sizes:
                 say(f"  repetition {rep + 1}/{repeat}, N = {n} ...")
                 for algorithm in ALGORITHMS:
                     for tree in trees:
-                        samples.setdefault(("mutexlab", str(tree), algorithm, n), []).append(
-                            _mutexlab(tree, algorithm, n, requests, url)
-                        )
+                        try:
+                            row = _mutexlab(tree, algorithm, n, requests, url)
+                        except (RuntimeError, subprocess.TimeoutExpired) as exc:  # reported, never averaged
+                            say(f"  FAILED: {exc}")
+                            failures.append(f"{tree} {algorithm} N={n}: {str(exc)[:300]}")
+                            continue
+                        samples.setdefault(("mutexlab", str(tree), algorithm, n), []).append(row)
                 for mode in ("confirmed", "transient"):
                     r = ring(url, n, hops, mode)
                     samples.setdefault(("ring", mode, "", n), []).append(
@@ -118,6 +124,7 @@ def measure(
         "ring_hops": hops,
         "trees": [str(t) for t in trees],
         "distalgo_skipped": skipped,
+        "failures": failures,
         "rows": rows,
     }
 
@@ -185,6 +192,8 @@ def render(result: dict) -> str:
             )
         )
         out.append("")
+    for failure in result["failures"]:
+        out.append(f"FAILED (not in the medians): {failure}")
     if result["distalgo_skipped"]:
         out.append(f"DistAlgo skipped: {result['distalgo_skipped']}")
     return "\n".join(out)
