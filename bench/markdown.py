@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+from pathlib import Path
 
 from . import complexity, overrabbit, simspeed
 from .common import fmt, table
@@ -574,7 +575,7 @@ def _transport_headline(results: dict, before: dict) -> list[str]:
     ]
 
 
-def render(results: dict, before: dict | None = None) -> str:
+def render(results: dict, before: dict | None = None, wire: str | None = None) -> str:
     parts = results["parts"]
     out = [
         "# Benchmarks",
@@ -660,6 +661,8 @@ def render(results: dict, before: dict | None = None) -> str:
             "own count moves just as much when only its delay draws change (same setup, same initial clocks, "
             "10 other delay seeds)" + (": " + "; ".join(spread) if spread else "") + ".\n",
         ]
+    if wire:
+        out += ["", wire.rstrip()]
     out += [
         "",
         "## How to run",
@@ -669,7 +672,8 @@ def render(results: dict, before: dict | None = None) -> str:
         "python -m bench.run --quick                   # a few minutes, every part, small sizes",
         "python -m bench.run --full --out docs/benchmarks-full.json   # what this page shows (8-20 min)",
         "python -m bench.markdown docs/benchmarks-full.json --before docs/benchmarks-before-transport.json \\",
-        "    > BENCHMARKS.md                           # --before: part 3 of an earlier run, side by side",
+        "    --wire docs/benchmarks-wire.md > BENCHMARKS.md  # --before: part 3 of an earlier run, side by side;",
+        "                                              # --wire: section 5 (python -m bench.wire, issue 18)",
         "python -m bench.run --quick --parts 1,2       # simulator only: no broker, no Redis",
         "python -m bench.tracecheck --save /tmp/before.json   # before changing the simulator ...",
         "python -m bench.tracecheck --compare /tmp/before.json  # ... and after: exit 1 on any difference",
@@ -697,7 +701,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.markdown", description="Render BENCHMARKS.md.")
     parser.add_argument("results", help="a results JSON of python -m bench.run")
     parser.add_argument("--before", metavar="OLD.json", help="an earlier full run: part 3 before/after table")
+    parser.add_argument(
+        "--wire",
+        metavar="SECTION.md",
+        help="a section to include before 'How to run' (docs/benchmarks-wire.md)",
+    )
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    wire = None
+    if args.wire:
+        try:
+            wire = Path(args.wire).read_text(encoding="utf-8")
+        except OSError as exc:
+            print(f"error: cannot read {args.wire}: {exc}", file=sys.stderr)
+            return 2
     loaded = []
     for path in [args.results] + ([args.before] if args.before else []):
         try:
@@ -705,7 +721,7 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError) as exc:
             print(f"error: cannot read {path}: {exc}", file=sys.stderr)
             return 2
-    sys.stdout.write(render(loaded[0], loaded[1] if args.before else None))
+    sys.stdout.write(render(loaded[0], loaded[1] if args.before else None, wire))
     return 0
 
 

@@ -18,8 +18,9 @@ uses, and a third process taps the run's monitor queue as the monitor does:
   until its own publishes are confirmed, cumulative);
 * the tap consumes the monitor queue with the monitor's prefetch and acks (``Bus.ack``).
 
-``untapped`` leaves the monitor queue unbound: the transport's path alone, without the monitor's
-copy of every message (what the tap costs). ``traced`` adds what a run adds per message: the
+``untapped`` is the run's topology as it is since issue 18 (the monitor queue takes no protocol
+messages): the transport's path alone. The other modes bind the monitor queue to ``#`` as the
+topology did before, so the monitor gets a copy of every message (what that copy costs). ``traced`` adds what a run adds per message: the
 sender's ``send`` event and the receiver's ``recv`` event, each published as a one-event audit
 batch (``audit.<name>``) to the monitor, which then takes three deliveries per protocol message.
 
@@ -44,16 +45,17 @@ from .common import broker_cpu_seconds, broker_pid
 
 
 def _topology(run_id: str, mode: str = "messages"):
-    """The run's topology; for ``untapped`` without the monitor queue's ``#`` binding, also when a
-    Bus declares it again as it connects."""
+    """The run's topology (whose monitor queue takes no protocol messages since issue 18); for the
+    tapped modes with the monitor queue also bound to ``#`` — the copy of every message the
+    monitor took before —, also when a Bus declares it again as it connects."""
     from mutexlab.transport.rabbit import Topology
 
-    class Untapped(Topology):
+    class Tapped(Topology):
         def declare_base(self, channel) -> None:
             super().declare_base(channel)
-            channel.queue_unbind(self.monitor_queue, self.exchange, routing_key="#")
+            channel.queue_bind(self.monitor_queue, self.exchange, routing_key="#")
 
-    return Untapped(run_id) if mode == "untapped" else Topology(run_id)
+    return Topology(run_id) if mode == "untapped" else Tapped(run_id)
 
 
 def _codec():
