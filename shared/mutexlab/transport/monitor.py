@@ -394,7 +394,12 @@ class Monitor:
                 "roster": names,
                 "start": self.started,
             }
-            self._send_control(member.instance, self.welcomes[member.instance])
+            # sent together, confirmed together: one wait for the broker, not one per member
+            self.bus.send(f"control.{member.instance}", self.welcomes[member.instance])
+        try:
+            self.bus.flush()
+        except TransportError as exc:  # a joiner gone, or the broker refused one
+            log.warning("monitor: a welcome was not delivered: %s", exc)
         print(
             f"monitor: run {self.settings.run_id}: {setup.algorithm} with "
             f"{', '.join(sorted(self.members, key=lambda n: self.members[n].pid))} — started",
