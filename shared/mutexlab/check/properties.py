@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
+from ..audit.stall import strongly_connected
 from .model import Model
 
 # An invariant returns None, or (what is wrong, the processes concerned by name).
@@ -72,55 +73,6 @@ def invariant_for(algorithm: str) -> tuple[Invariant | None, str | None]:
 
 
 # -- liveness ------------------------------------------------------------------------------
-def components(nodes: set, succ: Callable[[int], list]) -> list[list]:
-    """Tarjan's strongly connected components of the graph ``nodes`` / ``succ`` (iterative)."""
-    index: dict = {}
-    low: dict = {}
-    on: set = set()
-    stack: list = []
-    out: list[list] = []
-    counter = 0
-    for root in nodes:
-        if root in index:
-            continue
-        work = [(root, iter(succ(root)))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on.add(root)
-        while work:
-            v, it = work[-1]
-            advanced = False
-            for w in it:
-                if w not in nodes:
-                    continue
-                if w not in index:
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on.add(w)
-                    work.append((w, iter(succ(w))))
-                    advanced = True
-                    break
-                if w in on:
-                    low[v] = min(low[v], index[w])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on.discard(w)
-                    comp.append(w)
-                    if w == v:
-                        break
-                out.append(comp)
-    return out
-
-
 def fair_starvation(model: Model, worlds: dict[int, tuple]):
     """Look for a weakly fair cycle inside ``worlds`` (fingerprint → world, one strongly
     connected component of the state graph) in which some process waits throughout.
@@ -149,7 +101,7 @@ def fair_starvation(model: Model, worlds: dict[int, tuple]):
         waiting = {fp for fp, w in worlds.items() if model.waiting(w[i])}
         if not waiting:
             continue
-        for comp in components(waiting, lambda v: [w for _, w in edges[v]]):
+        for comp in strongly_connected(waiting, lambda v: [w for _, w in edges[v]]):
             members = set(comp)
             inner = [(v, label, w) for v in comp for label, w in edges[v] if w in members]
             if not inner:
