@@ -17,7 +17,7 @@ from ..check.properties import invariant_for
 from ..check.search import rss_mb
 from ..setup import ConfigError
 from ..words import count
-from .common import fail, non_negative, positive, print_json
+from .common import add_scenario_command, fail, non_negative, positive, print_json
 from .flags import (
     add_bees_arguments,
     add_elves_arguments,
@@ -96,7 +96,8 @@ def _common(p) -> None:
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    group = add_scenario_command(
+        sub,
         "check",
         help="model-check a bounded workload: every interleaving, every world",
         description="Explore every reachable world (every interleaving FIFO links and local "
@@ -104,7 +105,6 @@ def register(sub) -> None:
         "and liveness under weak fairness. Exit 0 complete and nothing found, 1 a "
         "finding, 2 bad arguments, 3 a limit stopped the search (incomplete).",
     )
-    group = p.add_subparsers(dest="scenario", metavar="SCENARIO", required=True)
 
     b = group.add_parser(
         "bees",

@@ -28,6 +28,13 @@ positive = count(1)
 non_negative = count(0)
 
 
+def add_scenario_command(sub, name: str, help: str, description: str, dest: str = "scenario"):
+    """``mutexlab <name> SCENARIO``, a command with one subcommand per scenario (``bees``,
+    ``elves``, ``mutex``): registers it and returns the group the scenarios are added to."""
+    parser = sub.add_parser(name, help=help, description=description)
+    return parser.add_subparsers(dest=dest, metavar="SCENARIO", required=True)
+
+
 def seconds(text: str) -> float:
     """An argparse type: a duration in seconds, ≥ 0."""
     try:
