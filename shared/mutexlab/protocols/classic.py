@@ -15,11 +15,15 @@ is refused (ProtocolError).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
+from typing import Any
 
 from ..clock import LamportClock
+from ..messages import Codec
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule
-from ..setup import ConfigError, positive_int
+from ..setup import ConfigError, Setup, positive_int
+from ..spec import AlgorithmSpec, Figure
 
 
 class State(StrEnum):
@@ -139,3 +143,48 @@ def refuse_unknown(options: dict, allowed: set[str], algorithm: str) -> None:
     unknown = set(options) - allowed - KNOWN_WORKLOAD_OPTIONS
     if unknown:
         raise ConfigError(f"{algorithm} does not take option(s) {', '.join(sorted(unknown))}")
+
+
+def classic_setup(
+    algorithm: str,
+    processes: int,
+    requests: int,
+    clocks: dict[int, int],
+    node: Callable[[int, int], ClassicNode],
+    codec: Codec,
+    **params: Any,
+) -> Setup:
+    """A classic algorithm's ``Setup``: nodes 1..``processes``, each ``node(pid, initial clock)``
+    and named ``node-<pid>``, one critical section ``cs`` of capacity 1; its params are ``nodes``,
+    ``requests``, then the algorithm's own ``params`` in their order."""
+    nodes: dict[int, Protocol] = {pid: node(pid, clocks.get(pid, 0)) for pid in range(1, processes + 1)}
+    return Setup(
+        algorithm,
+        nodes,
+        {pid: node_name(pid) for pid in nodes},
+        codec,
+        {CS: 1},
+        {"nodes": processes, "requests": requests, **params},
+    )
+
+
+def classic_spec(
+    name: str,
+    summary: str,
+    make_setup: Callable[[int, dict, int], Setup],
+    codec: Codec,
+    literature: dict[str, Figure],
+    **options: str,
+) -> AlgorithmSpec:
+    """A classic algorithm's ``SPEC``: family ``classic``, audited by ``mutexlab.audit.classic``,
+    taking the workload's options and its own ``options`` (key → one-line help)."""
+    return AlgorithmSpec(
+        name,
+        "classic",
+        summary,
+        make_setup,
+        codec,
+        "mutexlab.audit.classic",
+        options={**WORKLOAD_OPTIONS, **options},
+        literature=literature,
+    )

@@ -32,14 +32,13 @@ from typing import Literal
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
-from ..spec import AlgorithmSpec, Figure
+from ..spec import Figure
 from .classic import (
-    CS,
     HELD,
     WANTED,
-    WORKLOAD_OPTIONS,
     ClassicNode,
-    node_name,
+    classic_setup,
+    classic_spec,
     refuse_unknown,
     workload_options,
 )
@@ -196,40 +195,28 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
             f"raymond: option 'token_holder' must be a pid in 1..{processes}, got {token_holder!r}"
         )
     holder = holders_toward(parents, processes, token_holder)
-    nodes = {
-        pid: RaymondNode(pid, processes, holder[pid], requests, clocks.get(pid, 0))
-        for pid in range(1, processes + 1)
-    }
-    return Setup(
+    return classic_setup(
         "raymond",
-        nodes,
-        {pid: node_name(pid) for pid in nodes},
+        processes,
+        requests,
+        clocks,
+        lambda pid, clock: RaymondNode(pid, processes, holder[pid], requests, clock),
         CODEC,
-        {CS: 1},
-        {
-            "nodes": processes,
-            "requests": requests,
-            "token_holder": token_holder,
-            "parents": {str(c): p for c, p in sorted(parents.items())},
-        },
+        token_holder=token_holder,
+        parents={str(c): p for c, p in sorted(parents.items())},
     )
 
 
-SPEC = AlgorithmSpec(
+SPEC = classic_spec(
     "raymond",
-    "classic",
     "Raymond: the token travels along the edges of a tree",
     make_setup,
     CODEC,
-    "mutexlab.audit.classic",
-    options={
-        **WORKLOAD_OPTIONS,
-        "parents": "tree as child pid → parent pid (default: heap-shaped, root 1)",
-        "token_holder": "pid that holds the token first (default: the root)",
-    },
-    literature={
+    {
         "messages": Figure("O(log N)", lambda n, p: (math.log2(n),) * 2 if n > 1 else (0, 0)),
         # Kshemkalyani & Singhal: (T log N)/2 — the token travels half the tree's diameter on average.
         "sync": Figure("(T·log N)/2", lambda n, p: (math.log2(n) / 2,) * 2 if n > 1 else (0, 0)),
     },
+    parents="tree as child pid → parent pid (default: heap-shaped, root 1)",
+    token_holder="pid that holds the token first (default: the root)",
 )

@@ -23,14 +23,13 @@ from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
-from ..spec import AlgorithmSpec, Figure
+from ..spec import Figure
 from .classic import (
-    CS,
     HELD,
     WANTED,
-    WORKLOAD_OPTIONS,
     ClassicNode,
-    node_name,
+    classic_setup,
+    classic_spec,
     refuse_unknown,
     workload_options,
 )
@@ -109,29 +108,22 @@ class RicartAgrawalaNode(ClassicNode):
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     refuse_unknown(options, set(SPEC.options), "ricart-agrawala")
     requests, clocks = workload_options(processes, options)
-    nodes = {
-        pid: RicartAgrawalaNode(pid, processes, requests, clocks.get(pid, 0))
-        for pid in range(1, processes + 1)
-    }
-    return Setup(
+    return classic_setup(
         "ricart-agrawala",
-        nodes,
-        {pid: node_name(pid) for pid in nodes},
+        processes,
+        requests,
+        clocks,
+        lambda pid, clock: RicartAgrawalaNode(pid, processes, requests, clock),
         CODEC,
-        {CS: 1},
-        {"nodes": processes, "requests": requests},
     )
 
 
-SPEC = AlgorithmSpec(
+SPEC = classic_spec(
     "ricart-agrawala",
-    "classic",
     "Ricart–Agrawala: permission from every other node, replies deferred",
     make_setup,
     CODEC,
-    "mutexlab.audit.classic",
-    options=WORKLOAD_OPTIONS,
-    literature={
+    {
         "messages": Figure("2(N−1)", lambda n, p: (2 * (n - 1),) * 2),
         "sync": Figure("T", lambda n, p: (1, 1)),
     },

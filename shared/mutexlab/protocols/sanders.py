@@ -67,8 +67,16 @@ from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
-from ..spec import AlgorithmSpec, Figure
-from .classic import CS, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
+from ..spec import Figure
+from .classic import (
+    WANTED,
+    ClassicNode,
+    classic_setup,
+    classic_spec,
+    node_name,
+    refuse_unknown,
+    workload_options,
+)
 
 
 class Request(Message):
@@ -315,22 +323,17 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     inform = _read_sets(options, "inform_sets", processes) or {i: frozenset({i}) for i in everyone}
     check_sets(request, inform)
     status = status_sets(inform)
-    nodes = {
-        pid: SandersNode(pid, processes, request[pid], inform[pid], status[pid], requests, clocks.get(pid, 0))
-        for pid in range(1, processes + 1)
-    }
-    return Setup(
+    return classic_setup(
         "sanders",
-        nodes,
-        {pid: node_name(pid) for pid in nodes},
+        processes,
+        requests,
+        clocks,
+        lambda pid, clock: SandersNode(
+            pid, processes, request[pid], inform[pid], status[pid], requests, clock
+        ),
         CODEC,
-        {CS: 1},
-        {
-            "nodes": processes,
-            "requests": requests,
-            "request_sets": {str(p): sorted(request[p]) for p in sorted(request)},
-            "inform_sets": {str(p): sorted(inform[p]) for p in sorted(inform)},
-        },
+        request_sets={str(p): sorted(request[p]) for p in sorted(request)},
+        inform_sets={str(p): sorted(inform[p]) for p in sorted(inform)},
     )
 
 
@@ -345,20 +348,15 @@ def _literature_messages(n: int, params: dict) -> tuple[float, float] | None:
     return value, value
 
 
-SPEC = AlgorithmSpec(
+SPEC = classic_spec(
     "sanders",
-    "classic",
     "Sanders' generalization: request sets R_i and inform sets I_i",
     make_setup,
     CODEC,
-    "mutexlab.audit.classic",
-    options={
-        **WORKLOAD_OPTIONS,
-        "request_sets": "R_i per pid (default: everyone)",
-        "inform_sets": "I_i per pid (default: {i})",
-    },
-    literature={
+    {
         "messages": Figure("sets: 2|R∖i|+|I∖i| uncontended", _literature_messages),
         "sync": Figure("T to 2T (sets)", lambda n, p: (1, 2)),
     },
+    request_sets="R_i per pid (default: everyone)",
+    inform_sets="I_i per pid (default: {i})",
 )

@@ -32,14 +32,13 @@ from pydantic import Field
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
-from ..spec import AlgorithmSpec, Figure
+from ..spec import Figure
 from .classic import (
-    CS,
     HELD,
     WANTED,
-    WORKLOAD_OPTIONS,
     ClassicNode,
-    node_name,
+    classic_setup,
+    classic_spec,
     refuse_unknown,
     workload_options,
 )
@@ -139,27 +138,22 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
         raise ConfigError(
             f"suzuki-kasami: option 'token_holder' must be a pid in 1..{processes}, got {holder!r}"
         )
-    nodes = {
-        pid: SuzukiKasamiNode(pid, processes, pid == holder, requests, clocks.get(pid, 0))
-        for pid in range(1, processes + 1)
-    }
-    return Setup(
+    return classic_setup(
         "suzuki-kasami",
-        nodes,
-        {pid: node_name(pid) for pid in nodes},
+        processes,
+        requests,
+        clocks,
+        lambda pid, clock: SuzukiKasamiNode(pid, processes, pid == holder, requests, clock),
         CODEC,
-        {CS: 1},
-        {"nodes": processes, "requests": requests, "token_holder": holder},
+        token_holder=holder,
     )
 
 
-SPEC = AlgorithmSpec(
+SPEC = classic_spec(
     "suzuki-kasami",
-    "classic",
     "Suzuki–Kasami: one token, requests broadcast with sequence numbers",
     make_setup,
     CODEC,
-    "mutexlab.audit.classic",
-    options={**WORKLOAD_OPTIONS, "token_holder": "pid that holds the token first (default 1)"},
-    literature={"messages": Figure("0 or N", lambda n, p: (0, n)), "sync": Figure("T", lambda n, p: (1, 1))},
+    {"messages": Figure("0 or N", lambda n, p: (0, n)), "sync": Figure("T", lambda n, p: (1, 1))},
+    token_holder="pid that holds the token first (default 1)",
 )
