@@ -111,6 +111,18 @@ class ClassicNode(Protocol):
         raise NotImplementedError
 
 
+def read_pid(key: Any, processes: int, what: str) -> int:
+    """A pid given as a JSON object's key (``"3"``) in the option ``what``: 1..``processes``, else
+    ConfigError naming the key."""
+    try:
+        pid = int(key)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{what}: {key!r} is not a pid") from None
+    if not 1 <= pid <= processes:
+        raise ConfigError(f"{what}: pid {pid} is outside 1..{processes}")
+    return pid
+
+
 def workload_options(processes: int, options: dict) -> tuple[int, dict[int, int]]:
     """The options every classic algorithm takes: ``requests`` and ``initial_clocks``."""
     requests = positive_int(options, "requests", default=0, minimum=0)
@@ -119,12 +131,7 @@ def workload_options(processes: int, options: dict) -> tuple[int, dict[int, int]
         raise ConfigError("option 'initial_clocks' must map pid → clock value")
     clocks: dict[int, int] = {}
     for key, value in raw.items():
-        try:
-            pid = int(key)
-        except (TypeError, ValueError):
-            raise ConfigError(f"initial_clocks: {key!r} is not a pid") from None
-        if not 1 <= pid <= processes:
-            raise ConfigError(f"initial_clocks: pid {pid} is outside 1..{processes}")
+        pid = read_pid(key, processes, "initial_clocks")
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ConfigError(f"initial_clocks: the clock of {pid} must be a whole number ≥ 0, got {value!r}")
         clocks[pid] = value
@@ -165,6 +172,27 @@ def classic_setup(
         codec,
         {CS: 1},
         {"nodes": processes, "requests": requests, **params},
+    )
+
+
+def workload_setup(
+    algorithm: str,
+    processes: int,
+    options: dict,
+    node: Callable[[int, int, int, int], ClassicNode],
+    codec: Codec,
+) -> Setup:
+    """The ``Setup`` of an algorithm that takes only the workload's options and whose node is
+    ``node(pid, processes, requests, initial clock)`` (Lamport, Ricart–Agrawala)."""
+    refuse_unknown(options, set(WORKLOAD_OPTIONS), algorithm)
+    requests, clocks = workload_options(processes, options)
+    return classic_setup(
+        algorithm,
+        processes,
+        requests,
+        clocks,
+        lambda pid, clock: node(pid, processes, requests, clock),
+        codec,
     )
 
 

@@ -37,14 +37,7 @@ from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
 from ..spec import Figure
-from .classic import (
-    WANTED,
-    ClassicNode,
-    classic_setup,
-    classic_spec,
-    refuse_unknown,
-    workload_options,
-)
+from .classic import WANTED, ClassicNode, classic_spec, workload_setup
 
 
 class Request(Message):
@@ -134,16 +127,7 @@ class LamportNode(ClassicNode):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
-    refuse_unknown(options, set(SPEC.options), "lamport")
-    requests, clocks = workload_options(processes, options)
-    return classic_setup(
-        "lamport",
-        processes,
-        requests,
-        clocks,
-        lambda pid, clock: LamportNode(pid, processes, requests, clock),
-        CODEC,
-    )
+    return workload_setup("lamport", processes, options, LamportNode, CODEC)
 
 
 SPEC = classic_spec(

@@ -39,6 +39,7 @@ from .classic import (
     ClassicNode,
     classic_setup,
     classic_spec,
+    read_pid,
     refuse_unknown,
     workload_options,
 )
@@ -127,12 +128,7 @@ def read_parents(raw, processes: int) -> dict[int, int]:
         raise ConfigError('option \'parents\' must map each pid to its parent pid, e.g. {"2": 1, "3": 1}')
     parents: dict[int, int] = {}
     for key, value in raw.items():
-        try:
-            child = int(key)
-        except (TypeError, ValueError):
-            raise ConfigError(f"parents: {key!r} is not a pid") from None
-        if not 1 <= child <= processes:
-            raise ConfigError(f"parents: pid {child} is outside 1..{processes}")
+        child = read_pid(key, processes, "parents")
         if child in parents:
             raise ConfigError(f"parents: process {child} is given twice")
         if value is None:

@@ -24,15 +24,7 @@ from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
 from ..spec import Figure
-from .classic import (
-    HELD,
-    WANTED,
-    ClassicNode,
-    classic_setup,
-    classic_spec,
-    refuse_unknown,
-    workload_options,
-)
+from .classic import HELD, WANTED, ClassicNode, classic_spec, workload_setup
 
 
 class Request(Message):
@@ -106,16 +98,7 @@ class RicartAgrawalaNode(ClassicNode):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
-    refuse_unknown(options, set(SPEC.options), "ricart-agrawala")
-    requests, clocks = workload_options(processes, options)
-    return classic_setup(
-        "ricart-agrawala",
-        processes,
-        requests,
-        clocks,
-        lambda pid, clock: RicartAgrawalaNode(pid, processes, requests, clock),
-        CODEC,
-    )
+    return workload_setup("ricart-agrawala", processes, options, RicartAgrawalaNode, CODEC)
 
 
 SPEC = classic_spec(

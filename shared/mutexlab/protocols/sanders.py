@@ -74,6 +74,7 @@ from .classic import (
     classic_setup,
     classic_spec,
     node_name,
+    read_pid,
     refuse_unknown,
     workload_options,
 )
@@ -291,12 +292,7 @@ def _read_sets(options: dict, key: str, processes: int) -> dict[int, frozenset[i
         raise ConfigError(f'option {key!r} must map every pid to a list of pids, e.g. {{"1": [1, 2]}}')
     sets: dict[int, frozenset[int]] = {}
     for k, members in raw.items():
-        try:
-            pid = int(k)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{key}: {k!r} is not a pid") from None
-        if not 1 <= pid <= processes:
-            raise ConfigError(f"{key}: pid {pid} is outside 1..{processes}")
+        pid = read_pid(k, processes, key)
         if pid in sets:
             raise ConfigError(f"{key}: process {pid} is given twice")
         if not isinstance(members, list) or not all(

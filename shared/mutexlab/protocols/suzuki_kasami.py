@@ -33,15 +33,7 @@ from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
 from ..spec import Figure
-from .classic import (
-    HELD,
-    WANTED,
-    ClassicNode,
-    classic_setup,
-    classic_spec,
-    refuse_unknown,
-    workload_options,
-)
+from .classic import HELD, WANTED, ClassicNode, classic_setup, classic_spec, refuse_unknown, workload_options
 
 
 class Request(Message):
