@@ -106,48 +106,45 @@ def register(sub) -> None:
         "finding, 2 bad arguments, 3 a limit stopped the search (incomplete).",
     )
 
-    b = group.add_parser(
-        "bees",
-        parents=[parent(add_bees_arguments, defaults=SMALL_BEES)],
-        help="the mason bees (defaults: 2 bees, 1 flower, 1 reed, 1 egg, 1 cocoon)",
-        description="Model-check the mason bees. Same configuration flags as `simulate bees`, "
-        "with small defaults (the state space grows fast).",
-    )
-    b.add_argument(
-        "--seed", type=non_negative, default=0, help="random seed of the initial clocks (default 0)"
-    )
-    b.add_argument(
-        "--zero-clocks",
-        action="store_true",
-        help="every bee's clock starts at 0 (the pid breaks ties) instead of a random one",
-    )
-    b.add_argument(
-        "--algorithm",
-        default="bees",
-        metavar="MODULE",
-        help="a module offering make_setup, for variants (default: bees)",
-    )
-    _common(b)
-    b.set_defaults(func=run, family="bees")
-
-    e = group.add_parser(
-        "elves",
-        parents=[parent(add_elves_arguments, defaults=SMALL_ELVES)],
-        help="the hamster killers (defaults: 2 elves, 1 round of 2 contracts)",
-        description="Model-check the hamster killers. Same configuration flags as "
-        "`simulate elves` (timing flags aside), with small defaults.",
-    )
-    e.add_argument(
-        "--seed", type=non_negative, default=0, help="random seed of the mayor's contracts (default 0)"
-    )
-    e.add_argument(
-        "--algorithm",
-        default="elves",
-        metavar="MODULE",
-        help="a module offering make_setup, for variants (default: elves)",
-    )
-    _common(e)
-    e.set_defaults(func=run, family="elves")
+    # The bees and the elves: the family's flags with small defaults, a seed, a variant module.
+    for family, add_arguments, small, help, description, seed in (
+        (
+            "bees",
+            add_bees_arguments,
+            SMALL_BEES,
+            "the mason bees (defaults: 2 bees, 1 flower, 1 reed, 1 egg, 1 cocoon)",
+            "Model-check the mason bees. Same configuration flags as `simulate bees`, "
+            "with small defaults (the state space grows fast).",
+            "random seed of the initial clocks (default 0)",
+        ),
+        (
+            "elves",
+            add_elves_arguments,
+            SMALL_ELVES,
+            "the hamster killers (defaults: 2 elves, 1 round of 2 contracts)",
+            "Model-check the hamster killers. Same configuration flags as "
+            "`simulate elves` (timing flags aside), with small defaults.",
+            "random seed of the mayor's contracts (default 0)",
+        ),
+    ):
+        f = group.add_parser(
+            family, parents=[parent(add_arguments, defaults=small)], help=help, description=description
+        )
+        f.add_argument("--seed", type=non_negative, default=0, help=seed)
+        if family == "bees":
+            f.add_argument(
+                "--zero-clocks",
+                action="store_true",
+                help="every bee's clock starts at 0 (the pid breaks ties) instead of a random one",
+            )
+        f.add_argument(
+            "--algorithm",
+            default=family,
+            metavar="MODULE",
+            help=f"a module offering make_setup, for variants (default: {family})",
+        )
+        _common(f)
+        f.set_defaults(func=run, family=family)
 
     m = group.add_parser(
         "mutex",

@@ -258,26 +258,32 @@ def mutex_config(args, algorithm: str | None = None) -> Scenario:
 
 
 # -- the simulator's workload (simulate mutex, compare) --------------------------------------
-def add_workload_arguments(parser) -> None:
-    parser.add_argument("--seed", type=non_negative, default=0, help="random seed (default 0)")
+def add_simulator_arguments(parser, seed: str) -> None:
+    """``--seed`` (``seed``: what it draws) and ``--delay``: what every simulation takes."""
+    parser.add_argument("--seed", type=non_negative, default=0, help=f"{seed} (default 0)")
     parser.add_argument(
         "--delay",
         choices=("exp", "uniform", "fixed"),
         default="exp",
         help="message delay model, mean 1 (default exp)",
     )
-    parser.add_argument(
-        "--think",
-        type=seconds,
-        default=1.0,
-        metavar="MEAN",
-        help="mean think time before each request, in message delays (default 1)",
-    )
-    parser.add_argument(
-        "--cs",
-        type=seconds,
-        default=1.0,
-        metavar="MEAN",
-        help="mean time inside the critical section, in message delays (default 1)",
+
+
+def add_dwell_arguments(parser, helps: dict[str, str]) -> None:
+    """A mean dwell time per kind, in virtual time, default 1: ``--<kind>`` for each kind → help."""
+    for kind, help in helps.items():
+        parser.add_argument(
+            f"--{kind}", type=seconds, default=1.0, metavar="MEAN", help=f"{help} (default 1)"
+        )
+
+
+def add_workload_arguments(parser) -> None:
+    add_simulator_arguments(parser, "random seed")
+    add_dwell_arguments(
+        parser,
+        {
+            "think": "mean think time before each request, in message delays",
+            "cs": "mean time inside the critical section, in message delays",
+        },
     )
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
