@@ -7,7 +7,6 @@ the search (incomplete: nothing is proven).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
@@ -17,7 +16,7 @@ from ..check.properties import invariant_for
 from ..check.search import rss_mb
 from ..setup import ConfigError
 from ..words import count
-from .common import add_scenario_command, fail, non_negative, positive, print_json
+from .common import add_scenario_command, fail, megabytes, non_negative, positive, print_json
 from .flags import (
     add_bees_arguments,
     add_elves_arguments,
@@ -33,16 +32,6 @@ EXIT_PASS, EXIT_FINDING, EXIT_BAD, EXIT_INCOMPLETE = 0, 1, 2, 3
 # The simulator's defaults are far out of reach of an exhaustive search: check starts small.
 SMALL_BEES = {"bees": 2, "flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}
 SMALL_ELVES = {"elves": 2, "pins": 1, "poison": 2, "contracts": 2, "hamsters": [1, 2], "rounds": 1}
-
-
-def megabytes(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of MB") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-    return value
 
 
 def _common(p) -> None:
