@@ -81,9 +81,11 @@ def reproduces(scenario: dict, finding: Finding) -> tuple[bool, str]:
     try:
         result = replay_scenario(scenario)
     except ScenarioError as exc:
+        return False, f"the replay rejects the scenario: {exc}"
+    if result.refused:
         # a rejected input: the replay stops at the same step with the same refusal
         refusal = finding.message.split(": ", 1)[-1]
-        return finding.kind == "error" and refusal in str(exc), f"replay stops: {exc}"
+        return finding.kind == "error" and refusal in result.refused, f"replay stops: {result.refused}"
     events = [dict(e, _line=n) for n, e in enumerate(result.events, 1)]
     verdict = verify_events(events)
     messages = [v.message for v in verdict.violations]
@@ -105,13 +107,9 @@ def reproduces(scenario: dict, finding: Finding) -> tuple[bool, str]:
         ]
         return bool(hits), (hits[0].message if hits else "; ".join(messages) or "the audit finds it safe")
     if finding.kind == "deadlock":
-        ok = (
-            result.in_flight == 0
-            and not verdict.ok
-            and all(result.states.get(p) for p in finding.processes)
-            and all(any(p in m for m in messages) for p in finding.processes)
-        )
-        return ok, "; ".join(messages) or "the audit finds it safe"
+        ok = bool(result.deadlock) and set(finding.processes) <= set(result.deadlock)
+        shown = f"nothing can move; not finished: {', '.join(result.deadlock)}" if result.deadlock else ""
+        return ok, "; ".join(filter(None, [shown, *messages])) or "the audit finds it safe"
     # invariant: the family audit sees it in the trace (eggs, contracts ...) for the same processes
     hits = [
         v

@@ -92,12 +92,8 @@ class ExplorerRun(ScriptedRun):
 
     def __init__(self, setup: Setup, trace: TraceWriter) -> None:
         super().__init__(setup, trace)
-        self.pending: dict[int, list[tuple[str, str]]] = {}  # pid → [(action, dwell)], oldest first
         self.holdings: dict[str, list[tuple[int, int]]] = {}  # resource → [(pid, units)], in entry order
         self.overfull: list[str] = []  # capacity breaches, as they happened
-
-    def schedule(self, pid: int, action: str, dwell: str) -> None:
-        self.pending.setdefault(pid, []).append((action, dwell))
 
     def holding_changed(self, pid: int, effect: Enter | Exit) -> None:
         held = self.holdings.setdefault(effect.resource, [])
@@ -112,49 +108,6 @@ class ExplorerRun(ScriptedRun):
                 )
         elif (pid, effect.units) in held:
             held.remove((pid, effect.units))
-
-    def play(self, step: Any, number: int) -> None:
-        """Play scenario step ``step`` (a parsed step of ``sim/scripted.py``) as step ``number``,
-        exactly as ``replay_scenario`` does. Raises ScenarioError naming the step."""
-        self.now = float(number)
-        op = step.op
-        for pid in _pids_of(step):
-            if pid not in self.protocols:
-                raise ScenarioError(
-                    f"step {number} ({op}): no process {pid} "
-                    f"(processes are {', '.join(map(str, sorted(self.protocols)))})"
-                )
-        before = len(self.trace.events)
-        try:
-            if op in LOCAL_OPS:
-                self._consume(step.pid, op)
-                self.feed(step.pid, lambda p: p.on_local(op))
-            elif op == "deliver":
-                self.deliver_oldest(step.frm, step.to)
-            elif op == "drain":
-                self.drain()
-            elif op in ("overtake", "duplicate") and hasattr(self, "deliver_at"):
-                self.deliver_at(step.frm, step.to, step.index, keep=op == "duplicate")
-            else:
-                raise ScenarioError(f"the explorer cannot play op {op!r}")
-        except (ProtocolError, ScenarioError) as exc:
-            raise ScenarioError(f"step {number} ({op}): {exc}") from None
-        self.entered += [e["pid"] for e in self.trace.events[before:] if e["event"] == "enter"]
-
-    def _consume(self, pid: int, action: str) -> None:
-        queue = self.pending.get(pid, [])
-        for i, (pending, _) in enumerate(queue):
-            if pending == action:
-                del queue[i]
-                return
-
-
-def _pids_of(step: Any) -> list[int]:
-    if step.op in LOCAL_OPS:
-        return [step.pid]
-    if hasattr(step, "frm"):
-        return [step.frm, step.to]
-    return []
 
 
 def _parse_step(raw: dict) -> Any:
