@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from ..audit import verify_events
 from ..sim.scripted import ScenarioError, replay_scenario
@@ -59,7 +60,13 @@ def scenario_of(
         for k, m in tr.sends:
             queues[k].append(m)
         world = nxt
-    out = {"algorithm": algorithm, "processes": processes, "options": options, "seed": seed, "steps": steps}
+    out: dict[str, Any] = {
+        "algorithm": algorithm,
+        "processes": processes,
+        "options": options,
+        "seed": seed,
+        "steps": steps,
+    }
     if finding.cycle:
         out["loop"] = len(finding.path)
     out["finding"] = {"kind": finding.kind, "message": finding.message, "processes": finding.processes}
@@ -98,11 +105,14 @@ def reproduces(scenario: dict, finding: Finding) -> tuple[bool, str]:
             else "the cycle does not return to its start"
         )
     if finding.kind == "capacity":
+        resource = finding.resource
+        if resource is None:
+            raise ValueError(f"a capacity finding without its resource: {finding.message}")
         hits = [
             v
             for v in verdict.violations
             if v.rule == "capacity"
-            and finding.resource in v.message
+            and resource in v.message
             and all(p in v.message for p in finding.processes)
         ]
         return bool(hits), (hits[0].message if hits else "; ".join(messages) or "the audit finds it safe")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ from ..audit.stall import explain_stall
 from ..protocol import Enter, Exit, ProtocolError
 from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup, capacity_of
-from ..sim.scripted import ScenarioError, ScriptedRun, load_scenario
+from ..sim.scripted import ScenarioError, ScriptedRun, Step, load_scenario
 from ..trace import TraceError, TraceWriter
 from ..words import count
 from .describe import describe_message, describe_process
@@ -92,6 +93,7 @@ class ExplorerRun(ScriptedRun):
 
     def __init__(self, setup: Setup, trace: TraceWriter) -> None:
         super().__init__(setup, trace)
+        self.events = trace.kept  # the trace so far (the writer keeps it in memory)
         self.holdings: dict[str, list[tuple[int, int]]] = {}  # resource → [(pid, units)], in entry order
         self.overfull: list[str] = []  # capacity breaches, as they happened
 
@@ -134,7 +136,7 @@ class World:
 
     @property
     def events(self) -> list[dict]:
-        return self.run.trace.events
+        return self.run.events
 
     @property
     def free(self) -> bool:
@@ -148,7 +150,7 @@ class World:
         run, names = self.run, self.setup.names
         out, extra = [], []
         for pid in sorted(run.protocols):
-            actions = []
+            actions: list[tuple[str, str]] = []
             for action, dwell in run.pending.get(pid, []):
                 if action in LOCAL_OPS and action not in [a for a, _ in actions]:
                     actions.append((action, dwell))
@@ -235,7 +237,9 @@ class World:
             audit_error = None
         except TraceError as exc:  # cannot happen for a trace the driver wrote; said, not hidden
             verdict, audit_error = None, str(exc)
-        violations, at_end, incomplete = [], [], []
+        violations: list[dict[str, str]] = []
+        at_end: list[dict[str, str]] = []
+        incomplete: list[dict[str, str]] = []
         for v in verdict.violations if verdict else []:
             item = {"rule": v.rule, "message": v.message, "text": v.describe()}
             # Progress findings (audit/model.py) are about the end of a run: judged only once
@@ -364,8 +368,8 @@ def _accepts(proto: Any, action: str) -> bool:
     return True
 
 
-def derive(config: Config, steps: list[dict]) -> World:
-    """The world ``steps`` lead to from ``config``'s start. Raises ScenarioError naming the step."""
+def derive(config: Config, steps: Sequence[dict | Step]) -> World:
+    """The world ``steps`` (dicts or parsed steps) lead to from ``config``'s start. Raises ScenarioError naming the step."""
     setup = config.setup()
     run = ExplorerRun(setup, TraceWriter(None, keep=True))
     run.start_all()

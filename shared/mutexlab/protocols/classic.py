@@ -16,6 +16,7 @@ is refused (ProtocolError).
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TypeVar
 
 from ..clock import LamportClock
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule
@@ -37,6 +38,17 @@ CS = "cs"
 
 def node_name(pid: int) -> str:
     return f"node-{pid}"
+
+
+T = TypeVar("T")
+
+
+def expect(node: Protocol, value: T | None, what: str) -> T:
+    """``value``, which ``node``'s state guarantees is set (its own request while WANTED or HELD,
+    the token while HELD ...); a ProtocolError naming the broken guarantee if it is not."""
+    if value is None:
+        raise ProtocolError(f"{node.name} in state {node.state} has no {what}")
+    return value
 
 
 class ClassicNode(Protocol):

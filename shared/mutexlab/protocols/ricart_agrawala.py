@@ -30,6 +30,7 @@ from .classic import (
     WANTED,
     WORKLOAD_OPTIONS,
     ClassicNode,
+    expect,
     node_name,
     refuse_unknown,
     workload_options,
@@ -70,7 +71,8 @@ class RicartAgrawalaNode(ClassicNode):
             case Request():
                 self.clock.receive(msg.ts)
                 if self.state is HELD or (
-                    self.state is WANTED and self.my_request < priority(msg.ts, msg.sender)
+                    self.state is WANTED
+                    and expect(self, self.my_request, "request") < priority(msg.ts, msg.sender)
                 ):
                     self.deferred.append(msg.sender)
                     return []

@@ -39,6 +39,7 @@ from .classic import (
     WANTED,
     WORKLOAD_OPTIONS,
     ClassicNode,
+    expect,
     node_name,
     refuse_unknown,
     workload_options,
@@ -89,7 +90,7 @@ class SuzukiKasamiNode(ClassicNode):
         return [Send(j, msg) for j in range(1, self.n + 1) if j != self.pid]
 
     def _send_token(self, to: int) -> Send:
-        last, queue = self.token
+        last, queue = expect(self, self.token, "token")
         self.token = None
         return Send(to, Token(sender=self.pid, ts=self.clock.tick(), last=last[1:], queue=queue))
 
@@ -114,7 +115,7 @@ class SuzukiKasamiNode(ClassicNode):
                 raise self.refuse(msg)
 
     def _release(self) -> list:
-        last, queue = self.token
+        last, queue = expect(self, self.token, "token")
         last[self.pid] = self.R[self.pid]
         for j in range(1, self.n + 1):
             if j != self.pid and j not in queue and self.R[j] == last[j] + 1:

@@ -144,7 +144,8 @@ class ScriptedRun(Driver):
                     f"step {number} ({step.op}): no process {pid} "
                     f"(processes are {', '.join(map(str, sorted(self.protocols)))})"
                 )
-        before = len(self.trace.events) if self.trace.events is not None else 0
+        kept = self.trace.events if self.trace is not None else None  # the writer's list, growing
+        before = len(kept) if kept is not None else 0
         try:
             if isinstance(step, (RequestStep, ExitStep)):
                 self._consume(step.pid, step.op)
@@ -162,8 +163,8 @@ class ScriptedRun(Driver):
             raise (ScenarioError if local else StepRefused)(f"step {number} ({step.op}): {exc}") from None
         except ScenarioError as exc:
             raise ScenarioError(f"step {number} ({step.op}): {exc}") from None
-        if self.trace.events is not None:
-            self.entered += [e["pid"] for e in self.trace.events[before:] if e["event"] == "enter"]
+        if kept is not None:
+            self.entered += [e["pid"] for e in kept[before:] if e["event"] == "enter"]
 
     def _consume(self, pid: int, action: str) -> None:
         queue = self.pending.get(pid, [])
@@ -282,7 +283,7 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
             refused = str(exc)  # a finding: the replay ends at the refused step
             break
     loop = None
-    if loop_start is not None and refused is None:
+    if loop_start is not None and refused is None and scenario.loop is not None:  # (loop_start implies loop)
         closes = run.world() == loop_start
         loop = {
             "steps": len(scenario.steps) - scenario.loop,
