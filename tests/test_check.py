@@ -371,8 +371,8 @@ def test_a_duplicated_token_is_rejected_and_the_replay_stops_at_the_same_step(tm
     )
     assert out["reproduced"][0]
     assert [s["op"] for s in json.loads(scenario.read_text())["steps"]].count("duplicate") == 1
-    assert main(["replay", str(scenario)]) == 2
-    assert "holds the token already" in capsys.readouterr().err
+    assert main(["replay", str(scenario)]) == 1  # a finding, as check reports it
+    assert "REFUSED: step" in (out := capsys.readouterr().out) and "holds the token already" in out
 
 
 def test_the_memory_limit_counts_what_the_search_adds_not_what_the_process_held(monkeypatch):
@@ -387,3 +387,21 @@ def test_the_memory_limit_counts_what_the_search_adds_not_what_the_process_held(
     monkeypatch.setattr(search_module, "rss_mb", lambda: float(next(readings)))
     grown, _ = check("ricart-agrawala", 3, {"requests": 1}, max_memory_mb=1000)
     assert not grown.complete and grown.verdict == "incomplete" and "memory limit 1000 MB" in grown.stopped
+
+
+def test_a_deadlock_counterexample_replays_as_a_deadlock_and_a_cut_one_as_incomplete(tmp_path, capsys):
+    """check and replay agree: exit 1 for the deadlock, naming the same processes; the same
+    scenario cut one step short is only unfinished (something could still move): exit 3."""
+    scenario = tmp_path / "proud.json"
+    args = ["check", "mutex", "-a", "mutexlab_broken.ricart_agrawala_proud", "-N", "2", "--requests", "1"]
+    assert main([*args, "--json", "--counterexample", str(scenario)]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["findings"][0]["kind"] == "deadlock" and out["reproduced"][0]
+    assert main(["replay", "--json", str(scenario)]) == 1
+    replayed = json.loads(capsys.readouterr().out)
+    assert replayed["deadlock"] == ["node-1", "node-2"] and replayed["refused"] is None
+    cut = json.loads(scenario.read_text())
+    cut["steps"] = cut["steps"][:-1]
+    (tmp_path / "cut.json").write_text(json.dumps(cut))
+    assert main(["replay", "--json", str(tmp_path / "cut.json")]) == 3
+    assert json.loads(capsys.readouterr().out)["deadlock"] == []

@@ -135,7 +135,7 @@ def verify_events(events: list[dict]) -> Verdict:
     if family is not None:
         checker = importlib.import_module(family)
         violations += checker.check(body, run)
-        checks += list(getattr(checker, "CHECKS", [algorithm + " invariants"]))
+        checks += list(getattr(checker, "CHECKS", [f"{algorithm} invariants"]))
     return Verdict(algorithm, violations, checks, dict(Counter(e["event"] for e in body)))
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from ..audit.stall import strongly_connected
 from .model import Model
@@ -125,7 +126,7 @@ def _tour(start: int, inner: list, owed: set, model: Model) -> list[tuple]:
     def path(src: int, goal: Callable[[int, tuple, int], bool]) -> tuple[list, int]:
         """Shortest path of labels from src whose last edge satisfies goal (BFS)."""
         seen = {src}
-        queue = deque([(src, [])])
+        queue: deque[tuple[int, list]] = deque([(src, [])])
         while queue:
             v, labels = queue.popleft()
             for label, w in adj.get(v, []):
@@ -141,7 +142,11 @@ def _tour(start: int, inner: list, owed: set, model: Model) -> list[tuple]:
     for need in sorted(owed, key=repr):
         if any(model.fairness_label(lb) == need for lb in labels):
             continue
-        more, here = path(here, lambda v, lb, w, need=need: model.fairness_label(lb) == need)
+
+        def takes_need(v: int, lb: tuple, w: int, need: Any = need) -> bool:
+            return model.fairness_label(lb) == need
+
+        more, here = path(here, takes_need)
         labels += more
     if here != start or not labels:
         more, here = path(here, lambda v, lb, w: w == start)

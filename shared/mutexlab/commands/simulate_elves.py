@@ -209,7 +209,7 @@ def run(args) -> int:
         error = str(exc)
     finally:
         trace.close()
-    events = [dict(e, _line=n) for n, e in enumerate(trace.events, 1)]
+    events = [dict(e, _line=n) for n, e in enumerate(trace.kept, 1)]
     verdict = verify_events(events)
     summary = summarise(setup, result, verdict, events, args, error)
     if args.json:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from ..clock import LamportClock
 from ..messages import Codec
@@ -41,6 +41,17 @@ CS = "cs"
 
 def node_name(pid: int) -> str:
     return f"node-{pid}"
+
+
+T = TypeVar("T")
+
+
+def expect(node: Protocol, value: T | None, what: str) -> T:
+    """``value``, which ``node``'s state guarantees is set (its own request while WANTED or HELD,
+    the token while HELD ...); a ProtocolError naming the broken guarantee if it is not."""
+    if value is None:
+        raise ProtocolError(f"{node.name} in state {node.state} has no {what}")
+    return value
 
 
 class ClassicNode(Protocol):

@@ -70,6 +70,7 @@ from .classic import (
     ClassicNode,
     classic_setup,
     classic_spec,
+    expect,
     node_name,
     refuse_unknown,
     workload_options,
@@ -131,7 +132,7 @@ class MaekawaNode(ClassicNode):
         return [Send(m, msg) for m in self.quorum]
 
     def _release(self) -> list:
-        ts, _ = self.my_request
+        ts, _ = expect(self, self.my_request, "request")
         self.my_request = None
         self.grants = set()
         return [Send(m, Release(sender=self.pid, ts=ts)) for m in self.quorum]
@@ -210,7 +211,7 @@ class MaekawaNode(ClassicNode):
 
     def _inquire(self) -> list:
         self.inquired = True
-        return [Send(self.lock[1], Inquire(sender=self.pid, ts=self.clock.tick()))]
+        return [Send(expect(self, self.lock, "lock")[1], Inquire(sender=self.pid, ts=self.clock.tick()))]
 
     def _lock_text(self) -> str:
         return "free" if self.lock is None else f"held by {node_name(self.lock[1])}"

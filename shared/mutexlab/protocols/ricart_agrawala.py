@@ -24,7 +24,7 @@ from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
 from ..spec import Figure
-from .classic import HELD, WANTED, ClassicNode, classic_spec, workload_setup
+from .classic import HELD, WANTED, ClassicNode, classic_spec, expect, workload_setup
 
 
 class Request(Message):
@@ -61,7 +61,8 @@ class RicartAgrawalaNode(ClassicNode):
             case Request():
                 self.clock.receive(msg.ts)
                 if self.state is HELD or (
-                    self.state is WANTED and self.my_request < priority(msg.ts, msg.sender)
+                    self.state is WANTED
+                    and expect(self, self.my_request, "request") < priority(msg.ts, msg.sender)
                 ):
                     self.deferred.append(msg.sender)
                     return []

@@ -195,12 +195,13 @@ class SandersNode(ClassicNode):
                 )
         return effects
 
-    def _unlock(self, j: int, what: str) -> None:
-        """CSSTAT is free again: the locked request's owner ``j`` released or yielded it."""
+    def _unlock(self, j: int, what: str) -> tuple[int, int]:
+        """CSSTAT is free again: the locked request's owner ``j`` released or yielded it (returned)."""
         if self.csstat is None or self.csstat[1] != j:
             locked = "free" if self.csstat is None else f"locked on {node_name(self.csstat[1])}'s request"
             raise self.refuse(f"{what} from {node_name(j)}", f"CSSTAT is {locked}")
-        self.csstat = None
+        freed, self.csstat = self.csstat, None
+        return freed
 
     # -- inputs ------------------------------------------------------------------------------
     def on_message(self, msg) -> list:
@@ -214,8 +215,7 @@ class SandersNode(ClassicNode):
                 self._unlock(j, "RELEASE")
                 return self._arbitrate()
             case Yield():  # arbiter
-                locked = self.csstat
-                self._unlock(j, "YIELD")
+                locked = self._unlock(j, "YIELD")
                 bisect.insort(self.queue, locked)
                 self.failed_sent.add(locked)  # the yielder knows it waits
                 return self._arbitrate()

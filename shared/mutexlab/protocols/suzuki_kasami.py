@@ -33,7 +33,16 @@ from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
 from ..spec import Figure
-from .classic import HELD, WANTED, ClassicNode, classic_setup, classic_spec, refuse_unknown, workload_options
+from .classic import (
+    HELD,
+    WANTED,
+    ClassicNode,
+    classic_setup,
+    classic_spec,
+    expect,
+    refuse_unknown,
+    workload_options,
+)
 
 
 class Request(Message):
@@ -80,7 +89,7 @@ class SuzukiKasamiNode(ClassicNode):
         return [Send(j, msg) for j in range(1, self.n + 1) if j != self.pid]
 
     def _send_token(self, to: int) -> Send:
-        last, queue = self.token
+        last, queue = expect(self, self.token, "token")
         self.token = None
         return Send(to, Token(sender=self.pid, ts=self.clock.tick(), last=last[1:], queue=queue))
 
@@ -105,7 +114,7 @@ class SuzukiKasamiNode(ClassicNode):
                 raise self.refuse(msg)
 
     def _release(self) -> list:
-        last, queue = self.token
+        last, queue = expect(self, self.token, "token")
         last[self.pid] = self.R[self.pid]
         for j in range(1, self.n + 1):
             if j != self.pid and j not in queue and self.R[j] == last[j] + 1:

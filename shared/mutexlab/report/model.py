@@ -108,7 +108,7 @@ def build_model(events: list[dict]) -> dict:
             recvs[str(e["id"])] = e
     sends = [e for e in body if e["event"] == "send"]
     with_bodies = len(sends) <= MAX_BODIES
-    msgs = []
+    msgs: list[list] = []  # the rows described in the module docstring
     matched = set()
     for e in sends:
         line = e["_line"]
