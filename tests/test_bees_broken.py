@@ -173,7 +173,7 @@ def audit(cls, processes, options, equal_clocks, seed):
         bee.__init__(bee.pid, bee.n, bee.flowers, bee.reeds, bee.eggs, bee.cocoons, bee.clock.time)
     trace = TraceWriter(None, keep=True)
     result = Simulation(setup, SimConfig(seed=seed), trace).run()
-    return result, verify_events([dict(e, _line=n) for n, e in enumerate(trace.events, 1)])
+    return result, verify_events(trace.events)
 
 
 @pytest.mark.parametrize(

@@ -49,7 +49,7 @@ def test_every_run_ends_properly_and_passes_the_audit(c):
     cocoons = c["eggs"] * c["per_reed"]
     assert result.notes.get("egg", 0) == expected_eggs(c["bees"], c["reeds"], c["eggs"], cocoons)
     assert result.notes.get("death", 0) == min(c["bees"], c["per_reed"] * c["reeds"])
-    verdict = verify_events([dict(e, _line=n) for n, e in enumerate(trace.events, 1)])
+    verdict = verify_events(trace.events)
     assert verdict.ok, verdict.render()
 
 

@@ -59,7 +59,7 @@ def test_the_late_ack_scenario_ends_properly_and_passes_the_audit():
     result = replay_scenario(late_ack_scenario())
     assert result.states == {"bee-1": "DEAD", "bee-2": "RETIRED", "bee-3": "DEAD"}
     assert result.in_flight == 0
-    verdict = verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)])
+    verdict = verify_events(result.events)
     assert verdict.ok, verdict.render()
     assert sum(e["event"] == "egg" for e in result.events) == 4
 

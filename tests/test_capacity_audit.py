@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from mutexlab.audit import verify_events
+from mutexlab.audit import numbered, verify_events
 from mutexlab.audit.capacity import check_capacities, collect_intervals, max_antichain, overlap
 from mutexlab.cli import main
 from mutexlab.protocols import bees
@@ -316,7 +316,7 @@ def bee_trace(cls, processes, options, seed):
         bee.__class__ = cls
     trace = TraceWriter(None, keep=True)
     Simulation(setup, SimConfig(seed=seed), trace).run()
-    return [dict(e, _line=n) for n, e in enumerate(trace.events, 1)]
+    return numbered(trace.events)
 
 
 def test_bees_one_ack_short_overfill_k_flowers_and_the_witness_shows_it():

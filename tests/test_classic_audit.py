@@ -67,7 +67,7 @@ def test_each_way_of_ending_badly_is_named():
 def test_a_run_cut_short_is_reported_and_the_whole_run_is_not(algorithm):
     writer = TraceWriter(None, keep=True)
     Simulation(make_setup(algorithm, 4, {"requests": 2}), SimConfig(seed=5), writer).run()
-    events = [dict(e, _line=n) for n, e in enumerate(writer.events, 1)]
+    events = numbered(writer.events)
     whole = verify_events(events)
     assert whole.ok, whole.render()
     assert "every request served" in whole.checks

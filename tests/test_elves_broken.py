@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from mutexlab.audit import verify_events
+from mutexlab.audit import numbered, verify_events
 from mutexlab.protocol import ProtocolError, Schedule, Send
 from mutexlab.protocols import elves as E
 from mutexlab.protocols.registry import make_setup
@@ -88,7 +88,7 @@ def audited_run(elves, options, seed, elf=None, mayor=None, dwell=None):
         Simulation(setup, SimConfig(seed=seed, dwell=dwell or {}), writer).run()
     except ProtocolError:
         pass  # a broken participant confused a correct one; the trace so far is still evidence
-    return verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
+    return verify_events(writer.events)
 
 
 def rules_over_seeds(elves, options, dwell=None, **broken):
@@ -140,7 +140,7 @@ def test_a_trace_without_the_last_round_is_unfinished():
     setup = make_setup("elves", 2, dict(contracts=2, rounds=2), 3)
     writer = TraceWriter(None, keep=True)
     Simulation(setup, SimConfig(seed=3), writer).run()
-    events = [dict(e, _line=n) for n, e in enumerate(writer.events, 1)]
+    events = numbered(writer.events)
     assert verify_events(events).ok
     second = next(n for n, e in enumerate(events) if e["event"] == "round" and e["round"] == 2)
     rules = {v.rule for v in verify_events(events[:second]).violations}
@@ -172,6 +172,6 @@ def test_dropping_early_requests_instead_of_buffering_them_stalls_a_round():
             assert any("CONTRACT_REPLY" in lacks for lacks in result.stalled.values())
         rules.update(
             v.rule
-            for v in verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)]).violations
+            for v in verify_events(writer.events).violations
         )
     assert stalls > 0 and rules["not-finished"] > 0

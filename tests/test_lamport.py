@@ -4,6 +4,7 @@ message counts."""
 from pathlib import Path
 
 import pytest
+from conftest import audited
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -11,18 +12,10 @@ from mutexlab.audit import verify_events
 from mutexlab.protocol import Enter, Exit, Note, ProtocolError, Schedule, Send
 from mutexlab.protocols import lamport
 from mutexlab.protocols.registry import make_setup
-from mutexlab.sim import SimConfig, Simulation
 from mutexlab.sim.explore import explore
 from mutexlab.sim.scripted import replay_scenario
-from mutexlab.trace import TraceWriter
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "examples" / "scenarios"
-
-
-def _run(setup, seed=0, **config):
-    writer = TraceWriter(None, keep=True)
-    result = Simulation(setup, SimConfig(seed=seed, **config), writer).run()
-    return result, verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
 
 
 def _sends(effects):
@@ -135,7 +128,7 @@ def test_bad_options_are_refused():
 )
 def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, think, cs, clocks):
     initial = {str(p): clocks[p - 1] for p in range(1, n + 1)}
-    result, verdict = _run(
+    result, verdict = audited(
         make_setup("lamport", n, {"requests": requests, "initial_clocks": initial}),
         seed,
         delay=delay,
@@ -177,17 +170,17 @@ def _broken(cls, n, requests):
 def test_audit_catches_entering_without_a_later_message_from_everyone():
     rules = set()
     for seed in range(10):
-        _, verdict = _run(_broken(EnterOnEarliestRequest, 4, 2), seed)
+        _, verdict = audited(_broken(EnterOnEarliestRequest, 4, 2), seed)
         rules |= {v.rule for v in verdict.violations}
     assert "capacity" in rules
     for seed in range(10):
-        assert _run(make_setup("lamport", 4, {"requests": 2}), seed)[1].ok
+        assert audited(make_setup("lamport", 4, {"requests": 2}), seed).verdict.ok
 
 
 def test_audit_catches_a_request_left_waiting():
     setup = _broken(NeverReplies, 3, 0)
     setup.protocols[1].requests_left = 1  # a lone request: only a REPLY could let it in
-    result, verdict = _run(setup, 1)
+    result, verdict = audited(setup, 1)
     assert result.stalled == {"node-1": {"a later message": ["node-2", "node-3"]}}
     assert "request-unserved" in {v.rule for v in verdict.violations}
     assert "not-idle-at-end" in {v.rule for v in verdict.violations}

@@ -5,6 +5,7 @@ import random
 from pathlib import Path
 
 import pytest
+from conftest import audited
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,17 +14,10 @@ from mutexlab.protocol import Enter, Send
 from mutexlab.protocols import raymond
 from mutexlab.protocols.registry import make_setup
 from mutexlab.setup import ConfigError
-from mutexlab.sim import SimConfig, Simulation, replay_scenario
+from mutexlab.sim import replay_scenario
 from mutexlab.sim.explore import explore
-from mutexlab.trace import TraceWriter
 
 SCENARIO = Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "raymond-tree.json"
-
-
-def _run(setup, seed, **config):
-    writer = TraceWriter(None, keep=True)
-    result = Simulation(setup, SimConfig(seed=seed, **config), writer).run()
-    return result, verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
 
 
 # -- the tree ------------------------------------------------------------------------------------
@@ -109,7 +103,7 @@ def test_scenario_with_the_token_at_a_leaf():
     assert nodes[5].holder == 5 and all(not n.queue and not n.asked for n in nodes.values())
     # The pointers again form a tree oriented toward node-5.
     assert {p: n.holder for p, n in nodes.items()} == {1: 2, 2: 5, 3: 1, 4: 2, 5: 5}
-    assert verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)]).ok
+    assert verify_events(result.events).ok
 
 
 # -- random trees and schedules ------------------------------------------------------------------
@@ -149,7 +143,7 @@ def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, 
     if shape == "random":
         options["parents"] = random_tree(n, random.Random(seed))
     setup = make_setup("raymond", n, options)
-    result, verdict = _run(setup, seed, delay=delay, dwell={"think": think, "cs": cs})
+    result, verdict = audited(setup, seed, delay=delay, dwell={"think": think, "cs": cs})
     assert verdict.ok, verdict.render()
     assert result.ok, result.stalled
     assert result.entries == {"cs": n * requests}
@@ -177,11 +171,11 @@ def test_audit_catches_a_node_that_enters_without_the_token():
         }
         return setup
 
-    assert [seed for seed in range(20) if not _run(broken(4, 3), seed)[1].ok]
+    assert [seed for seed in range(20) if not audited(broken(4, 3), seed).verdict.ok]
     found = explore(lambda: broken(3, 1))
     assert found.violations and "cs (capacity 1)" in found.violations[0].message
     for seed in range(20):
-        assert _run(make_setup("raymond", 4, {"requests": 3}), seed)[1].ok
+        assert audited(make_setup("raymond", 4, {"requests": 3}), seed).verdict.ok
 
 
 # -- exhaustive ----------------------------------------------------------------------------------

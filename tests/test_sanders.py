@@ -5,6 +5,7 @@ import random
 from pathlib import Path
 
 import pytest
+from conftest import audited
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,21 +14,14 @@ from mutexlab.protocol import Enter, Send
 from mutexlab.protocols import sanders
 from mutexlab.protocols.registry import make_setup
 from mutexlab.setup import ConfigError
-from mutexlab.sim import SimConfig, Simulation, replay_scenario
+from mutexlab.sim import replay_scenario
 from mutexlab.sim.explore import explore
-from mutexlab.trace import TraceWriter
 
 SCENARIO = Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "sanders-notes.json"
 NOTES_SETS = {
     "request_sets": {"1": [1, 2, 3], "2": [1, 2, 3], "3": [2, 3]},
     "inform_sets": {"1": [1, 3], "2": [2], "3": [3]},
 }
-
-
-def _run(setup, seed, **config):
-    writer = TraceWriter(None, keep=True)
-    result = Simulation(setup, SimConfig(seed=seed, **config), writer).run()
-    return result, verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
 
 
 # -- the notes' worked example (docs/classic-b.md) ----------------------------------------------
@@ -39,7 +33,7 @@ def test_notes_example_p3_enters_before_p1_and_everything_ends_empty():
     assert {p: n.ST for p, n in nodes.items()} == {1: {1}, 2: {2}, 3: {1, 3}}  # ST derived from I
     for node in nodes.values():
         assert node.queue == [] and node.csstat is None and node.state == "RELEASED"
-    verdict = verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)])
+    verdict = verify_events(result.events)
     assert verdict.ok, verdict.render()
 
 
@@ -210,7 +204,7 @@ def random_valid_sets(n: int, rng: random.Random) -> dict:
 def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, think, cs, custom):
     options = random_valid_sets(n, random.Random(seed)) if custom else {}
     setup = make_setup("sanders", n, dict(options, requests=requests))
-    result, verdict = _run(setup, seed, delay=delay, dwell={"think": think, "cs": cs})
+    result, verdict = audited(setup, seed, delay=delay, dwell={"think": think, "cs": cs})
     assert verdict.ok, verdict.render()
     assert result.ok, result.stalled
     assert result.entries == {"cs": n * requests}
@@ -236,7 +230,8 @@ def test_audit_catches_sets_that_break_the_condition():
     with pytest.raises(ConfigError, match="processes 2 and 3"):
         make_setup("sanders", 3, {"request_sets": {str(k): sorted(v) for k, v in BAD_REQUEST.items()}})
     caught = next(
-        (seed for seed in range(40) if not _run(_forced(3, BAD_REQUEST, BAD_INFORM, 3), seed)[1].ok), None
+        (seed for seed in range(40) if not audited(_forced(3, BAD_REQUEST, BAD_INFORM, 3), seed).verdict.ok),
+        None,
     )
     assert caught is not None, "no run of the broken sets was caught by the audit"
 
@@ -248,7 +243,7 @@ def test_audit_catches_sets_that_break_the_condition():
     found = explore(pair_2_3)
     assert found.violations and "cs (capacity 1)" in found.violations[0].message
     for seed in range(40):  # the same runs with valid sets are safe
-        assert _run(make_setup("sanders", 3, {"requests": 3}), seed)[1].ok
+        assert audited(make_setup("sanders", 3, {"requests": 3}), seed).verdict.ok
 
 
 class NotesOnly(sanders.SandersNode):
@@ -360,7 +355,7 @@ def test_weaker_deadlock_resolution_stalls_where_ours_does_not(variant, n, optio
         for seed in range(30):
             setup = make_setup("sanders", n, dict(options, requests=3))
             setup.protocols = {p: cls(p, n, o.R, o.I, o.ST, 3) for p, o in setup.protocols.items()}
-            result, verdict = _run(setup, seed, dwell={"think": 0.1, "cs": 0.1})
+            result, verdict = audited(setup, seed, dwell={"think": 0.1, "cs": 0.1})
             assert verdict.ok or not result.ok  # weaker liveness, never weaker safety
             if not result.ok:
                 stalled.append(seed)

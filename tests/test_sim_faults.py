@@ -41,7 +41,7 @@ def run(algorithm, n, options, **config):
     result = Simulation(
         make_setup(algorithm, n, options, seed=config.get("seed", 0)), SimConfig(**config), writer
     ).run()
-    return result, verify_events([dict(e, _line=i) for i, e in enumerate(writer.events, 1)])
+    return result, verify_events(writer.events)
 
 
 @settings(max_examples=100, deadline=None)

@@ -4,6 +4,7 @@ schedules and an exhaustive check, with a broken variant the audit must catch.""
 from pathlib import Path
 
 import pytest
+from conftest import audited
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,12 +20,6 @@ from mutexlab.trace import TraceWriter
 SCENARIO = Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "suzuki-kasami-notes.json"
 
 
-def _run(setup, seed, **config):
-    writer = TraceWriter(None, keep=True)
-    result = Simulation(setup, SimConfig(seed=seed, **config), writer).run()
-    return result, verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)]), writer.events
-
-
 def test_notes_example_p1_then_p3_and_the_final_token():
     result = replay_scenario(SCENARIO)
     assert result.entered == ["node-1", "node-3"]
@@ -37,7 +32,7 @@ def test_notes_example_p1_then_p3_and_the_final_token():
         e for e in result.events if e["event"] == "send" and e["type"] == "TOKEN" and e["to"] == "node-3"
     ]
     assert [(e["msg"]["last"], e["msg"]["queue"]) for e in token_to_p3] == [([1, 0, 0], [])]
-    assert verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)]).ok
+    assert verify_events(result.events).ok
 
 
 # -- the state table -----------------------------------------------------------------------------
@@ -111,7 +106,7 @@ def test_default_holder_is_1_and_the_option_moves_it():
 def test_random_runs_are_safe_serve_every_request_and_cost_0_or_n(n, requests, seed, delay, think, cs, data):
     holder = data.draw(st.integers(1, n))
     setup = make_setup("suzuki-kasami", n, {"requests": requests, "token_holder": holder})
-    result, verdict, _ = _run(setup, seed, delay=delay, dwell={"think": think, "cs": cs})
+    result, verdict = audited(setup, seed, delay=delay, dwell={"think": think, "cs": cs})
     assert verdict.ok, verdict.render()
     assert result.ok, result.stalled
     assert result.entries == {"cs": n * requests}
@@ -153,7 +148,7 @@ def _audit_broken(setup, seed):
         Simulation(setup, SimConfig(seed=seed), writer).run()
     except ProtocolError as exc:
         assert "cannot take TOKEN in state" in str(exc)
-    return verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
+    return verify_events(writer.events)
 
 
 def test_audit_catches_a_holder_that_gives_the_token_away_while_inside():
@@ -162,7 +157,7 @@ def test_audit_catches_a_holder_that_gives_the_token_away_while_inside():
     found = explore(lambda: _generous(3, 1))
     assert any("cs (capacity 1)" in v.message for v in found.violations), found.summary()
     for seed in range(20):
-        assert _run(make_setup("suzuki-kasami", 4, {"requests": 3}), seed)[1].ok
+        assert audited(make_setup("suzuki-kasami", 4, {"requests": 3}), seed).verdict.ok
 
 
 # -- exhaustive ----------------------------------------------------------------------------------

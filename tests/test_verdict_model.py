@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mutexlab.audit import verify_events
+from mutexlab.audit import numbered, verify_events
 from mutexlab.audit.model import PROGRESS_RULES, SAFETY_RULES, UNDECIDED_RULES, Violation
 from mutexlab.audit.verdict import Verdict
 from mutexlab.cli import main
@@ -29,7 +29,7 @@ SK_NOTES = ROOT / "examples" / "scenarios" / "suzuki-kasami-notes.json"
 def simulated(setup, seed=0, path=None, **config) -> list[dict]:
     with TraceWriter(path, keep=True) as writer:
         Simulation(setup, SimConfig(seed=seed, **config), writer).run()
-    return [dict(e, _line=n) for n, e in enumerate(writer.events, 1)]
+    return numbered(writer.events)
 
 
 def write(path: Path, events: list[dict]) -> Path:
