@@ -26,6 +26,7 @@ import json
 import os
 import socket
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -186,6 +187,7 @@ class RunTap:
     run_id: str
     os_pids: dict[str, int] = field(default_factory=dict)  # name -> OS pid of the process
     states: dict[str, list[str]] = field(default_factory=dict)  # name -> every state it reported, in order
+    changes: Counter = field(default_factory=Counter)  # name -> steps that changed its state (audit batches)
 
     def __enter__(self) -> RunTap:
         import pika
@@ -218,7 +220,12 @@ class RunTap:
             self.os_pids[data["name"]] = self._instances[data["instance"]]
         elif head in ("status", "audit"):
             status = data if head == "status" else data.get("status")
-            if isinstance(status, dict) and self.state(name) != status["state"]:
+            if not isinstance(status, dict):
+                return
+            self.changes[name] += (
+                head == "audit"
+            )  # a batch carries a status only when the step changed the state
+            if self.state(name) != status["state"]:
                 self.states.setdefault(name, []).append(status["state"])
 
     def wait(self, done: Callable[[RunTap], object], what: str, timeout: float = 120.0, stop=None):
