@@ -4,13 +4,11 @@ bee on the same seeds. One variant per decision of docs/bees.md and per audit ru
 from __future__ import annotations
 
 import pytest
+from conftest import audited
 
-from mutexlab.audit import verify_events
 from mutexlab.protocol import Exit, Note
 from mutexlab.protocols import bees
 from mutexlab.protocols.bees import Bee
-from mutexlab.sim import SimConfig, Simulation
-from mutexlab.trace import TraceWriter
 
 SEEDS = range(8)
 
@@ -171,9 +169,7 @@ def audit(cls, processes, options, equal_clocks, seed):
     for bee in setup.protocols.values():
         bee.__class__ = cls
         bee.__init__(bee.pid, bee.n, bee.flowers, bee.reeds, bee.eggs, bee.cocoons, bee.clock.time)
-    trace = TraceWriter(None, keep=True)
-    result = Simulation(setup, SimConfig(seed=seed), trace).run()
-    return result, verify_events(trace.events)
+    return audited(setup, seed)
 
 
 @pytest.mark.parametrize(
@@ -185,7 +181,7 @@ def test_the_audit_catches_a_broken_bee(cls, processes, options, equal_clocks, r
     caught = [
         seed
         for seed in SEEDS
-        if rule in {v.rule for v in audit(cls, processes, options, equal_clocks, seed)[1].violations}
+        if rule in {v.rule for v in audit(cls, processes, options, equal_clocks, seed).verdict.violations}
     ]
     assert caught, f"{cls.__name__} was not caught by rule {rule!r} on seeds {list(SEEDS)}"
     for seed in caught:

@@ -18,10 +18,11 @@ from bisect import bisect_left, bisect_right
 from itertools import combinations
 
 import pytest
+from conftest import audited
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from mutexlab.audit import numbered, verify_events
+from mutexlab.audit import verify_events
 from mutexlab.audit.capacity import check_capacities, collect_intervals, max_antichain, overlap
 from mutexlab.cli import main
 from mutexlab.protocols import bees
@@ -314,9 +315,7 @@ def bee_trace(cls, processes, options, seed):
     setup = bees.make_setup(processes, options, seed)
     for bee in setup.protocols.values():
         bee.__class__ = cls
-    trace = TraceWriter(None, keep=True)
-    Simulation(setup, SimConfig(seed=seed), trace).run()
-    return numbered(trace.events)
+    return audited(setup, seed).events
 
 
 def test_bees_one_ack_short_overfill_k_flowers_and_the_witness_shows_it():

@@ -9,8 +9,9 @@ trace written up to that point is audited all the same.
 from collections import Counter
 
 import pytest
+from conftest import audited
 
-from mutexlab.audit import numbered, verify_events
+from mutexlab.audit import verify_events
 from mutexlab.protocol import ProtocolError, Schedule, Send
 from mutexlab.protocols import elves as E
 from mutexlab.protocols.registry import make_setup
@@ -138,9 +139,7 @@ def test_a_reused_contract_is_reported_by_number_and_holders():
 
 def test_a_trace_without_the_last_round_is_unfinished():
     setup = make_setup("elves", 2, dict(contracts=2, rounds=2), 3)
-    writer = TraceWriter(None, keep=True)
-    Simulation(setup, SimConfig(seed=3), writer).run()
-    events = numbered(writer.events)
+    events = audited(setup, 3).events
     assert verify_events(events).ok
     second = next(n for n, e in enumerate(events) if e["event"] == "round" and e["round"] == 2)
     rules = {v.rule for v in verify_events(events[:second]).violations}
@@ -170,8 +169,5 @@ def test_dropping_early_requests_instead_of_buffering_them_stalls_a_round():
         if result.stalled:
             stalls += 1
             assert any("CONTRACT_REPLY" in lacks for lacks in result.stalled.values())
-        rules.update(
-            v.rule
-            for v in verify_events(writer.events).violations
-        )
+        rules.update(v.rule for v in verify_events(writer.events).violations)
     assert stalls > 0 and rules["not-finished"] > 0

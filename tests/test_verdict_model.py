@@ -11,15 +11,15 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import audited
 
-from mutexlab.audit import numbered, verify_events
+from mutexlab.audit import verify_events
 from mutexlab.audit.model import PROGRESS_RULES, SAFETY_RULES, UNDECIDED_RULES, Violation
 from mutexlab.audit.verdict import Verdict
 from mutexlab.cli import main
 from mutexlab.commands.common import exit_code
 from mutexlab.protocols.registry import SPECS, make_setup
-from mutexlab.sim import SimConfig, Simulation, workload
-from mutexlab.trace import TraceWriter
+from mutexlab.sim import workload
 
 ROOT = Path(__file__).resolve().parent.parent
 AUDIT = ROOT / "shared" / "mutexlab" / "audit"
@@ -27,9 +27,7 @@ SK_NOTES = ROOT / "examples" / "scenarios" / "suzuki-kasami-notes.json"
 
 
 def simulated(setup, seed=0, path=None, **config) -> list[dict]:
-    with TraceWriter(path, keep=True) as writer:
-        Simulation(setup, SimConfig(seed=seed, **config), writer).run()
-    return numbered(writer.events)
+    return audited(setup, seed, path, **config).events
 
 
 def write(path: Path, events: list[dict]) -> Path:
