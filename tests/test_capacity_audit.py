@@ -21,6 +21,7 @@ import pytest
 from conftest import audited
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from mutexlab_broken.bees_variants import FlowerThresholdOneTooLow
 
 from mutexlab.audit import verify_events
 from mutexlab.audit.capacity import check_capacities, collect_intervals, max_antichain, overlap
@@ -304,11 +305,6 @@ def test_the_flow_agrees_with_the_old_search(t, cap):
 
 
 # --- the bees ---------------------------------------------------------------------------------------------
-
-
-class FlowerThresholdOneTooLow(Bee):
-    def flower_threshold(self):
-        return max(0, super().flower_threshold() - 1)
 
 
 def bee_trace(cls, processes, options, seed):

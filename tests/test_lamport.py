@@ -7,6 +7,7 @@ import pytest
 from conftest import audited
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mutexlab_broken.lamport_variants import EnterOnEarliestRequest, NeverReplies
 
 from mutexlab.audit import verify_events
 from mutexlab.protocol import Enter, Exit, Note, ProtocolError, Schedule, Send
@@ -142,23 +143,6 @@ def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, 
     assert result.messages["REQUEST"] == result.messages["RELEASE"] == (n - 1) * entries
     assert result.messages.get("REPLY", 0) <= (n - 1) * entries
     assert result.total_messages <= 3 * (n - 1) * entries
-
-
-class EnterOnEarliestRequest(lamport.LamportNode):
-    """Broken: rule 3a only — enters when its request is the earliest it knows of."""
-
-    def may_enter(self):
-        mine = self._key(self.pid)
-        return self.state == "WANTED" and all(
-            mine < self._key(j) for j in self._others() if self.q[j][0] == "REQUEST"
-        )
-
-
-class NeverReplies(lamport.LamportNode):
-    """Broken: drops rule 2's REPLY altogether — a lone request waits for ever."""
-
-    def on_message(self, msg):
-        return [e for e in super().on_message(msg) if not (isinstance(e, Send) and e.msg.type == "REPLY")]
 
 
 def _broken(cls, n, requests):

@@ -1,13 +1,13 @@
 """Maekawa with INQUIRE / FAILED / YIELD (docs/architecture.md#maekawa): the two state tables, safety,
 deadlock freedom."""
 
-import bisect
 from pathlib import Path
 
 import pytest
 from conftest import audited
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mutexlab_broken.maekawa_variants import GrantsEveryone, NoInquire, SeedRuleOnly
 
 from mutexlab.audit import verify_events
 from mutexlab.protocol import Enter, Exit, Note, Send
@@ -194,45 +194,6 @@ def test_three_k_minus_one_messages_per_entry_without_contention_on_the_plane(n)
     sends = [e["type"] for e in result.events if e["event"] == "send"]
     assert len(sends) == 3 * (k - 1) * n
     assert set(sends) == {"REQUEST", "REPLY", "RELEASE"}
-
-
-class NoInquire(mk.MaekawaNode):
-    """Broken: the arbiter never inquires, so nobody ever yields (plain Maekawa without rule 3)."""
-
-    def _inquire(self):
-        return []
-
-
-class SeedRuleOnly(mk.MaekawaNode):
-    """The notes' rule 2 to the letter: FAILED only to a request that arrives later than the lock,
-    never to a queued request that a later grant overtakes."""
-
-    def _on_request(self, r):
-        if self.lock is None:
-            self.lock, self.inquired = r, False
-            return [Send(r[1], mk.Reply(sender=self.pid, ts=self.clock.tick()))]
-        bisect.insort(self.queue, r)
-        if r < self.lock:
-            return [] if self.inquired else self._inquire()
-        self.told.add(r)
-        return [Send(r[1], mk.Failed(sender=self.pid, ts=self.clock.tick()))]
-
-    def _settle(self):
-        if self.lock is None and self.queue:
-            self.lock, self.inquired = self.queue.pop(0), False
-            self.told.discard(self.lock)
-            return [Send(self.lock[1], mk.Reply(sender=self.pid, ts=self.clock.tick()))]
-        return []
-
-
-class GrantsEveryone(mk.MaekawaNode):
-    """Broken: an arbiter that grants every request, locked or not."""
-
-    def _on_request(self, r):
-        return [Send(r[1], mk.Reply(sender=self.pid, ts=self.clock.tick()))]
-
-    def _on_release(self, k):
-        return []
 
 
 def _variant(cls, n, requests, options=None):

@@ -8,6 +8,7 @@ import pytest
 from conftest import audited
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mutexlab_broken.raymond_variants import Impatient
 
 from mutexlab.audit import verify_events
 from mutexlab.protocol import Enter, Send
@@ -153,14 +154,6 @@ def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, 
 
 
 # -- broken variant ------------------------------------------------------------------------------
-class Impatient(raymond.RaymondNode):
-    """Enters at once when asking, without waiting for the token (and forges one)."""
-
-    def _request(self):
-        self.holder = self.pid
-        return self._enter()
-
-
 def test_audit_catches_a_node_that_enters_without_the_token():
     def broken(n, requests):
         setup = make_setup("raymond", n, {"requests": requests})

@@ -191,7 +191,7 @@ def test_scenario_traces_render_every_participant_and_message(
 
 
 def test_a_stalled_run_shows_who_waits_for_whom(chromium, tmp_path):
-    from test_stall import HoardingRicartAgrawala
+    from mutexlab_broken.ricart_agrawala_variants import HoardingRicartAgrawala
 
     setup = make_setup("ricart-agrawala", 3, {"requests": 1})
     setup.protocols = {pid: HoardingRicartAgrawala(pid, 3, requests=1) for pid in setup.protocols}

@@ -8,6 +8,7 @@ import pytest
 from conftest import audited
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mutexlab_broken.sanders_variants import AnswersOnlyAtInquire, FailsOnlyOnArrival, NotesOnly
 
 from mutexlab.audit import verify_events
 from mutexlab.protocol import Enter, Send
@@ -246,19 +247,6 @@ def test_audit_catches_sets_that_break_the_condition():
         assert audited(make_setup("sanders", 3, {"requests": 3}), seed).verdict.ok
 
 
-class NotesOnly(sanders.SandersNode):
-    """The notes' protocol as written: REQUEST/GRANT/RELEASE, no INQUIRE/FAILED/YIELD."""
-
-    def _arbitrate(self):
-        effects = []
-        while self.csstat is None and self.queue:
-            head = self.queue.pop(0)
-            effects.append(Send(head[1], sanders.Grant(sender=self.pid, ts=self.clock.tick())))
-            if head[1] in self.ST:
-                self.csstat = head
-        return effects
-
-
 def test_the_notes_protocol_without_inquire_deadlocks_and_ours_does_not():
     def factory(cls):
         def make():
@@ -294,52 +282,6 @@ def test_exhaustive_n3(label, options, idle):
 
 
 # -- each part of the deadlock resolution is needed ------------------------------------------------
-class AnswersOnlyAtInquire(sanders.SandersNode):
-    """Decides on an INQUIRE when it arrives and forgets it: a FAILED arriving later no longer
-    makes it yield."""
-
-    def on_message(self, msg):
-        effects = super().on_message(msg)
-        self.inquirers = set()
-        return effects
-
-
-class FailsOnlyOnArrival(sanders.SandersNode):
-    """Maekawa's original rule: FAILED or INQUIRE only when a request arrives, never when the
-    lock changes (after a YIELD or RELEASE) to a request better than those still queued."""
-
-    def _arbitrate(self):
-        effects = []
-        while self.csstat is None and self.queue:
-            head = self.queue.pop(0)
-            effects.append(Send(head[1], sanders.Grant(sender=self.pid, ts=self.clock.tick())))
-            if head[1] in self.ST:
-                self.csstat, self.inquired = head, False
-        return effects
-
-    def on_message(self, msg):
-        if msg.type != "REQUEST":
-            return super().on_message(msg)
-        self.clock.receive(msg.ts)
-        mine = (msg.ts, msg.sender)
-        self.queue = sorted(self.queue + [mine])
-        effects = self._arbitrate()
-        if self.csstat is not None and mine in self.queue:
-            if mine > self.csstat:
-                effects.append(
-                    Send(msg.sender, sanders.Failed(sender=self.pid, ts=self.clock.tick(), req=msg.ts))
-                )
-            elif not self.inquired:
-                self.inquired = True
-                effects.append(
-                    Send(
-                        self.csstat[1],
-                        sanders.Inquire(sender=self.pid, ts=self.clock.tick(), req=self.csstat[0]),
-                    )
-                )
-        return effects
-
-
 MIXED_SETS = {
     "request_sets": {"1": [1, 2, 3, 4], "2": [2, 3, 4], "3": [2, 3, 4], "4": [1, 2, 3, 4]},
     "inform_sets": {"1": [1, 3, 4], "2": [2, 4], "3": [3], "4": [1, 3, 4]},

@@ -7,6 +7,7 @@ import pytest
 from conftest import audited
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mutexlab_broken.suzuki_kasami_variants import Generous
 
 from mutexlab.audit import verify_events
 from mutexlab.protocol import Enter, ProtocolError, Send
@@ -117,22 +118,6 @@ def test_random_runs_are_safe_serve_every_request_and_cost_0_or_n(n, requests, s
 
 
 # -- broken variant ------------------------------------------------------------------------------
-class Generous(sk.SuzukiKasamiNode):
-    """Sends the token to a requester even while using it."""
-
-    def on_message(self, msg):
-        if msg.type == "REQUEST" and self.token is not None and self.state == "HELD":
-            self.clock.receive(msg.ts)
-            self.R[msg.sender] = max(self.R[msg.sender], msg.seq)
-            if self.R[msg.sender] == self.token[0][msg.sender] + 1:
-                return [self._send_token(msg.sender)]
-            return []
-        return super().on_message(msg)
-
-    def _release(self):
-        return [] if self.token is None else super()._release()
-
-
 def _generous(n, requests):
     setup = make_setup("suzuki-kasami", n, {"requests": requests})
     setup.protocols = {p: Generous(p, n, p == 1, requests) for p in range(1, n + 1)}
