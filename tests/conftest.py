@@ -14,9 +14,10 @@ Shared helpers for the test modules (``from conftest import …``):
 
 * ``audited(setup, seed, **config)``: one simulated run with its trace kept, audited by
   ``verify_events``; its events line-numbered as ``verify_events`` numbers them (``numbered``);
+* ``random_classic_runs(...)``: the hypothesis strategies of the classic algorithms' random-run properties;
 * ``broken(name)``: a deliberately broken variant of ``tests/mutexlab_broken`` (the only place they live);
 * ``RunTap``: what the participants of a RabbitMQ run tell the monitor (joins, welcomes, statuses),
-  for the broker tests to wait on instead of reading log files.
+  for the broker tests to wait on instead of reading log files; ``end_run``: a broker test's cleanup.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from types import ModuleType
 from urllib.parse import quote, urlparse
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mutexlab.audit import Verdict, numbered, verify_events
 from mutexlab.sim import SimConfig, Simulation
@@ -166,10 +169,44 @@ def audited(setup, seed: int = 0, path=None, **config) -> Audited:
     return Audited(result, numbered(writer.events))
 
 
+def random_classic_runs(think=(0.0, 0.2, 1.0, 5.0), **more):
+    """Hypothesis over random runs of a classic algorithm (40 examples): ``n`` 2–15 nodes asking
+    ``requests`` 1–3 times each, a ``seed``, a ``delay`` distribution, ``think`` and ``cs`` dwell
+    times, plus the strategies ``more``; the test gets each as the keyword of that name."""
+
+    def wrap(test):
+        runs = given(
+            n=st.integers(2, 15),
+            requests=st.integers(1, 3),
+            seed=st.integers(0, 10**6),
+            delay=st.sampled_from(["exp", "uniform", "fixed"]),
+            think=st.sampled_from(list(think)),
+            cs=st.sampled_from([0.0, 0.5, 2.0]),
+            **more,
+        )
+        return settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])(
+            runs(test)
+        )
+
+    return wrap
+
+
 # -- the broken variants ----------------------------------------------------------------------------------
 def broken(name: str) -> ModuleType:
     """The broken variant ``tests/mutexlab_broken/<name>.py`` (the only place broken variants live)."""
     return importlib.import_module(f"mutexlab_broken.{name}")
+
+
+def end_run(procs, amqp_url: str, run_id: str, names: list[str]) -> None:
+    """The end of a broker test that started the services itself: kill what still runs of ``procs``
+    (processes this test started), reap them all, delete what run ``run_id`` declared."""
+    from mutexlab.transport.rabbit import delete_run
+
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    delete_run(amqp_url, run_id, names)
 
 
 # -- a tap on a RabbitMQ run: what the monitor hears ------------------------------------------------------

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import RunTap
+from conftest import RunTap, end_run
 
 from mutexlab.transport.supervisor import Plan, execute
 
@@ -130,7 +130,6 @@ def test_participants_give_up_when_the_monitor_is_killed(amqp_url, tmp_path):
     import subprocess
     import uuid
 
-    from mutexlab.transport.rabbit import delete_run
     from mutexlab.transport.supervisor import service_command
 
     run_id = "t-" + uuid.uuid4().hex[:8]
@@ -173,11 +172,7 @@ def test_participants_give_up_when_the_monitor_is_killed(amqp_url, tmp_path):
             text = log.read_text()
             assert "the monitor is gone" in text and "Traceback" not in text, text[-2000:]
     finally:
-        for proc in [monitor, *nodes]:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-        delete_run(amqp_url, run_id, ["node-1", "node-2", "node-3"])
+        end_run([monitor, *nodes], amqp_url, run_id, ["node-1", "node-2", "node-3"])
 
 
 def test_the_monitor_check_never_swallows_a_lost_connection():

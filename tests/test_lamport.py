@@ -4,8 +4,7 @@ message counts."""
 from pathlib import Path
 
 import pytest
-from conftest import audited
-from hypothesis import HealthCheck, given, settings
+from conftest import audited, random_classic_runs
 from hypothesis import strategies as st
 from mutexlab_broken.lamport_variants import EnterOnEarliestRequest, NeverReplies
 
@@ -117,16 +116,7 @@ def test_bad_options_are_refused():
 # -- safety and progress -------------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    n=st.integers(2, 15),
-    requests=st.integers(1, 3),
-    seed=st.integers(0, 10**6),
-    delay=st.sampled_from(["exp", "uniform", "fixed"]),
-    think=st.sampled_from([0.0, 0.2, 1.0, 5.0]),
-    cs=st.sampled_from([0.0, 0.5, 2.0]),
-    clocks=st.lists(st.integers(0, 30), min_size=15, max_size=15),
-)
+@random_classic_runs(clocks=st.lists(st.integers(0, 30), min_size=15, max_size=15))
 def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, think, cs, clocks):
     initial = {str(p): clocks[p - 1] for p in range(1, n + 1)}
     result, verdict = audited(

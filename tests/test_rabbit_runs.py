@@ -20,11 +20,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import RunTap
+from conftest import RunTap, end_run
 
 from mutexlab.cli import main as cli
 from mutexlab.protocols.registry import CLASSIC, SPECS
-from mutexlab.transport.rabbit import delete_run
 from mutexlab.transport.supervisor import Plan, execute, service_command
 
 pytestmark = pytest.mark.broker
@@ -250,8 +249,4 @@ def test_a_killed_participant_is_named_by_the_stall_diagnosis(amqp_url, tmp_path
         summary = json.loads((tmp_path / "summary.json").read_text())
         assert summary["safe"] and not summary["complete"] and name in summary["stalled"]
     finally:
-        for proc in [monitor, *nodes]:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-        delete_run(amqp_url, run_id, ["node-1", "node-2", "node-3"])
+        end_run([monitor, *nodes], amqp_url, run_id, ["node-1", "node-2", "node-3"])

@@ -5,8 +5,7 @@ import random
 from pathlib import Path
 
 import pytest
-from conftest import audited
-from hypothesis import HealthCheck, given, settings
+from conftest import audited, random_classic_runs
 from hypothesis import strategies as st
 from mutexlab_broken.raymond_variants import Impatient
 
@@ -128,17 +127,7 @@ def _diameter(parents: dict[str, int], n: int) -> int:
     return max(depth(p) for p in range(1, n + 1))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    n=st.integers(2, 15),
-    requests=st.integers(1, 3),
-    seed=st.integers(0, 10**6),
-    delay=st.sampled_from(["exp", "uniform", "fixed"]),
-    think=st.sampled_from([0.1, 1.0, 5.0]),
-    cs=st.sampled_from([0.0, 0.5, 2.0]),
-    shape=st.sampled_from(["default", "random"]),
-    data=st.data(),
-)
+@random_classic_runs(think=(0.1, 1.0, 5.0), shape=st.sampled_from(["default", "random"]), data=st.data())
 def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, think, cs, shape, data):
     options = {"requests": requests, "token_holder": data.draw(st.integers(1, n))}
     if shape == "random":

@@ -1,9 +1,7 @@
 """Ricart–Agrawala (docs/architecture.md#ricart-agrawala): the state table, safety and progress, 2(N−1) messages."""
 
 import pytest
-from conftest import audited, broken
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from conftest import audited, broken, random_classic_runs
 from mutexlab_broken import recast
 
 from mutexlab.protocol import Enter, Exit, Note, ProtocolError, Send
@@ -74,15 +72,7 @@ def test_a_single_node_enters_at_once_and_options_are_checked():
 # -- safety, progress and the exact message count -----------------------------------------
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    n=st.integers(2, 15),
-    requests=st.integers(1, 3),
-    seed=st.integers(0, 10**6),
-    delay=st.sampled_from(["exp", "uniform", "fixed"]),
-    think=st.sampled_from([0.0, 0.2, 1.0, 5.0]),
-    cs=st.sampled_from([0.0, 0.5, 2.0]),
-)
+@random_classic_runs()
 def test_random_runs_are_safe_serve_every_request_and_cost_exactly_2_n_minus_1(
     n, requests, seed, delay, think, cs
 ):

@@ -5,8 +5,7 @@ import random
 from pathlib import Path
 
 import pytest
-from conftest import audited
-from hypothesis import HealthCheck, given, settings
+from conftest import audited, random_classic_runs
 from hypothesis import strategies as st
 from mutexlab_broken.sanders_variants import AnswersOnlyAtInquire, FailsOnlyOnArrival, NotesOnly
 
@@ -192,16 +191,7 @@ def random_valid_sets(n: int, rng: random.Random) -> dict:
     }
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    n=st.integers(2, 15),
-    requests=st.integers(1, 3),
-    seed=st.integers(0, 10**6),
-    delay=st.sampled_from(["exp", "uniform", "fixed"]),
-    think=st.sampled_from([0.1, 1.0, 5.0]),
-    cs=st.sampled_from([0.0, 0.5, 2.0]),
-    custom=st.booleans(),
-)
+@random_classic_runs(think=(0.1, 1.0, 5.0), custom=st.booleans())
 def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, think, cs, custom):
     options = random_valid_sets(n, random.Random(seed)) if custom else {}
     setup = make_setup("sanders", n, dict(options, requests=requests))

@@ -4,8 +4,7 @@ schedules and an exhaustive check, with a broken variant the audit must catch.""
 from pathlib import Path
 
 import pytest
-from conftest import audited
-from hypothesis import HealthCheck, given, settings
+from conftest import audited, random_classic_runs
 from hypothesis import strategies as st
 from mutexlab_broken.suzuki_kasami_variants import Generous
 
@@ -94,16 +93,7 @@ def test_default_holder_is_1_and_the_option_moves_it():
 
 
 # -- random schedules ----------------------------------------------------------------------------
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    n=st.integers(2, 15),
-    requests=st.integers(1, 3),
-    seed=st.integers(0, 10**6),
-    delay=st.sampled_from(["exp", "uniform", "fixed"]),
-    think=st.sampled_from([0.1, 1.0, 5.0]),
-    cs=st.sampled_from([0.0, 0.5, 2.0]),
-    data=st.data(),
-)
+@random_classic_runs(think=(0.1, 1.0, 5.0), data=st.data())
 def test_random_runs_are_safe_serve_every_request_and_cost_0_or_n(n, requests, seed, delay, think, cs, data):
     holder = data.draw(st.integers(1, n))
     setup = make_setup("suzuki-kasami", n, {"requests": requests, "token_holder": holder})
