@@ -32,12 +32,10 @@ class FailsOnlyOnArrival(sanders.SandersNode):
     lock changes (after a YIELD or RELEASE) to a request better than those still queued."""
 
     def _arbitrate(self):
-        effects = []
-        while self.csstat is None and self.queue:
-            head = self.queue.pop(0)
-            effects.append(Send(head[1], sanders.Grant(sender=self.pid, ts=self.clock.tick())))
-            if head[1] in self.ST:
-                self.csstat, self.inquired = head, False
+        before = self.csstat
+        effects = NotesOnly._arbitrate(self)  # the plain grants, no FAILED or INQUIRE ...
+        if self.csstat is not before:  # ... and a new lock has not been inquired yet
+            self.inquired = False
         return effects
 
     def on_message(self, msg):
