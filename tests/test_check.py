@@ -6,16 +6,20 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import broken
+from mutexlab_broken import recast
 from test_bees_exhaustive import SMALL, Colony
 
 from mutexlab.check.counterexample import reproduces, scenario_of
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.cli import main
-from mutexlab.protocol import ProtocolError, Schedule
+from mutexlab.protocol import Schedule
 from mutexlab.protocols import ricart_agrawala as ra
 from mutexlab.protocols.registry import make_setup
 from mutexlab.sim.explore import explore
 from mutexlab.sim.scripted import replay_scenario
+
+FORGETFUL = broken("ricart_agrawala_forgetful")  # never answers the requests it deferred
 
 
 def check(algorithm, processes, options=None, **kw):
@@ -93,25 +97,11 @@ def test_invariant_catches_the_bee_that_lays_an_extra_egg():
     assert ok and "2th egg" in shown
 
 
-class SilentNode(ra.RicartAgrawalaNode):
-    """Broken: never answers a deferred request."""
-
-    def _release(self):
-        self.deferred = []
-        return []
-
-
-def silent_setup(n=2):
-    setup = make_setup("ricart-agrawala", n, {"requests": 1})
-    for node in setup.protocols.values():
-        node.__class__ = SilentNode
-    return setup
-
-
 @pytest.mark.parametrize("search", ["dfs", "bfs"])
 def test_deadlock_catches_the_silent_node(search):
     result, model = run_check(
-        CheckConfig("ricart-agrawala", 2, {"requests": 1}, search=search), setup=silent_setup()
+        CheckConfig("ricart-agrawala", 2, {"requests": 1}, search=search),
+        setup=FORGETFUL.make_setup(2, {"requests": 1}),
     )
     finding = only_finding(result, "deadlock")
     assert "REPLY" in finding.message and finding.processes
@@ -154,24 +144,13 @@ class SpinningNode(ra.RicartAgrawalaNode):
 
 
 def test_an_unfair_cycle_is_not_starvation():
-    setup = make_setup("ricart-agrawala", 2, {"requests": 1})
-    for node in setup.protocols.values():
-        node.__class__ = SpinningNode
+    setup = recast(make_setup("ricart-agrawala", 2, {"requests": 1}), SpinningNode)
     result, _ = run_check(CheckConfig("ricart-agrawala", 2, {"requests": 1}, reductions=False), setup=setup)
     assert result.cycles and result.verdict == "pass", result.findings[:1]
 
 
-class RejectingNode(ra.RicartAgrawalaNode):
-    def on_message(self, msg):
-        if msg.type == "REPLY":
-            raise ProtocolError("REPLY refused")
-        return super().on_message(msg)
-
-
 def test_a_rejected_input_is_a_finding():
-    setup = make_setup("ricart-agrawala", 2, {"requests": 1})
-    for node in setup.protocols.values():
-        node.__class__ = RejectingNode
+    setup = broken("ricart_agrawala_rejecting").make_setup(2, {"requests": 1})
     result, _ = run_check(CheckConfig("ricart-agrawala", 2, {"requests": 1}), setup=setup)
     assert "REPLY refused" in only_finding(result, "error").message
 
@@ -327,7 +306,8 @@ def test_reductions_keep_the_finding_of_every_broken_variant(algorithm, processe
 def test_reductions_keep_the_deadlock_of_the_silent_node():
     for reductions in (False, True):
         result, model = run_check(
-            CheckConfig("ricart-agrawala", 3, {"requests": 1}, reductions=reductions), setup=silent_setup(3)
+            CheckConfig("ricart-agrawala", 3, {"requests": 1}, reductions=reductions),
+            setup=FORGETFUL.make_setup(3, {"requests": 1}),
         )
         assert only_finding(result, "deadlock")
         assert ("clock-offset normalisation" in model.reductions) == reductions

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .audit import verify_events
+from .audit import numbered, verify_events
 from .audit.verdict import Verdict
 from .metrics import RunMetrics, measure
 from .setup import ConfigError, Setup
@@ -61,6 +61,6 @@ def run_classic(
         result = simulation.run()
     finally:
         trace.close()
-    events = [dict(e, _line=n) for n, e in enumerate(trace.kept, 1)]
+    events = numbered(trace.kept)
     verdict = verify_events(events)
     return ClassicRun(algorithm, nodes, setup, result, events, verdict, measure(events))

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..audit import verify_events
+from ..audit import numbered, verify_events
 from ..sim.scripted import ScenarioError, replay_scenario
 from .model import DUPLICATE, LOCAL, Model
 from .search import Finding
@@ -93,7 +93,7 @@ def reproduces(scenario: dict, finding: Finding) -> tuple[bool, str]:
         # a rejected input: the replay stops at the same step with the same refusal
         refusal = finding.message.split(": ", 1)[-1]
         return finding.kind == "error" and refusal in result.refused, f"replay stops: {result.refused}"
-    events = [dict(e, _line=n) for n, e in enumerate(result.events, 1)]
+    events = numbered(result.events)
     verdict = verify_events(events)
     messages = [v.message for v in verdict.violations]
     if finding.kind == "liveness":

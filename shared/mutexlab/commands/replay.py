@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..audit import verify_events
+from ..audit import numbered, verify_events
 from ..sim.scripted import ScenarioError, replay_scenario
 from ..trace import TraceWriter
 from ..words import count
@@ -38,7 +38,7 @@ def run(args) -> int:
         return fail(str(exc))
     except OSError as exc:
         return fail(f"cannot write trace: {exc}")
-    events = [dict(e, _line=n) for n, e in enumerate(result.events, 1)]
+    events = numbered(result.events)
     verdict = verify_events(events)
     outcome = {
         "algorithm": result.setup.algorithm,

@@ -161,7 +161,7 @@ def run(args) -> int:
             trace.close()
     verdict = None
     if trace is not None:
-        verdict = verify_events([dict(e, _line=n) for n, e in enumerate(trace.kept, 1)])
+        verdict = verify_events(trace.kept)
     summary = summarise(setup, result, verdict, args)
     if args.json:
         print_json(summary)

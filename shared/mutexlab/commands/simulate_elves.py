@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .. import memory
-from ..audit import verify_events
+from ..audit import numbered, verify_events
 from ..protocol import ProtocolError
 from ..protocols.elves import DEFAULTS as ELVES_DEFAULTS
 from ..protocols.elves import ELF_WAIT_FOR_RELEASE, PINS, POISON, Elf, make_setup
@@ -209,7 +209,7 @@ def run(args) -> int:
         error = str(exc)
     finally:
         trace.close()
-    events = [dict(e, _line=n) for n, e in enumerate(trace.kept, 1)]
+    events = numbered(trace.kept)
     verdict = verify_events(events)
     summary = summarise(setup, result, verdict, events, args, error)
     if args.json:

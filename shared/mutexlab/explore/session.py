@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..audit import verify_events
+from ..audit import numbered, verify_events
 from ..audit.model import PROGRESS, SAFETY, UNDECIDED, kind_of
 from ..audit.stall import explain_stall
 from ..protocol import Enter, Exit, ProtocolError
@@ -231,7 +231,7 @@ class World:
                     "holders": [{"name": names[p], "units": u} for p, u in held],
                 }
             )
-        events = [dict(e, _line=n) for n, e in enumerate(self.events, 1)]
+        events = numbered(self.events)
         try:
             verdict = verify_events(events)
             audit_error = None
@@ -545,7 +545,7 @@ class Session:
     def _safety_violations(self, world: World | None = None) -> bool:
         events = (world or self.world).events
         try:
-            verdict = verify_events([dict(e, _line=n) for n, e in enumerate(events, 1)])
+            verdict = verify_events(events)
         except TraceError:
             return False
         return any(kind_of(v.rule) == SAFETY for v in verdict.violations)
