@@ -59,7 +59,7 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
     """Audit the trace's ``events`` (as recorded, in order) into ``outcome``; return its exit code.
 
     Raises ``TraceError`` for a trace the audit cannot check (no verdict)."""
-    verdict = verify_events([dict(e, _line=n) for n, e in enumerate(events, 1)])
+    verdict = verify_events(events)  # numbers the events (``_line``) as it reads them
     outcome.violations = [v.describe() for v in verdict.violations]
     outcome.verdict = verdict.render()
     # Safety decides "violation"; a run cut short fails only progress checks (audit/model.py).
