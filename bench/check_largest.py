@@ -17,35 +17,22 @@ import subprocess
 import sys
 import time
 
+from .common import save_json
+
+
+def mutex_ladder(algorithm: str, *sizes: tuple[int, int]) -> list[list[str]]:
+    """``check mutex`` configurations of ``algorithm`` growing: (nodes, requests) each."""
+    return [["mutex", "-a", algorithm, "-N", str(n), "--requests", str(r)] for n, r in sizes]
+
+
 BEES = ["bees", "-P", "3", "-K", "1", "-T", "1", "--zero-clocks"]
 LADDERS: dict[str, list[list[str]]] = {
-    "ricart-agrawala": [
-        ["mutex", "-a", "ricart-agrawala", "-N", "3", "--requests", "2"],
-        ["mutex", "-a", "ricart-agrawala", "-N", "3", "--requests", "3"],
-        ["mutex", "-a", "ricart-agrawala", "-N", "4", "--requests", "1"],
-    ],
-    "lamport": [
-        ["mutex", "-a", "lamport", "-N", "3", "--requests", "1"],
-        ["mutex", "-a", "lamport", "-N", "3", "--requests", "2"],
-    ],
-    "maekawa": [
-        ["mutex", "-a", "maekawa", "-N", "3", "--requests", "1"],
-        ["mutex", "-a", "maekawa", "-N", "3", "--requests", "2"],
-    ],
-    "sanders": [
-        ["mutex", "-a", "sanders", "-N", "3", "--requests", "1"],
-        ["mutex", "-a", "sanders", "-N", "3", "--requests", "2"],
-    ],
-    "suzuki-kasami": [
-        ["mutex", "-a", "suzuki-kasami", "-N", "3", "--requests", "1"],
-        ["mutex", "-a", "suzuki-kasami", "-N", "3", "--requests", "2"],
-        ["mutex", "-a", "suzuki-kasami", "-N", "4", "--requests", "1"],
-    ],
-    "raymond": [
-        ["mutex", "-a", "raymond", "-N", "3", "--requests", "2"],
-        ["mutex", "-a", "raymond", "-N", "4", "--requests", "2"],
-        ["mutex", "-a", "raymond", "-N", "5", "--requests", "1"],
-    ],
+    "ricart-agrawala": mutex_ladder("ricart-agrawala", (3, 2), (3, 3), (4, 1)),
+    "lamport": mutex_ladder("lamport", (3, 1), (3, 2)),
+    "maekawa": mutex_ladder("maekawa", (3, 1), (3, 2)),
+    "sanders": mutex_ladder("sanders", (3, 1), (3, 2)),
+    "suzuki-kasami": mutex_ladder("suzuki-kasami", (3, 1), (3, 2), (4, 1)),
+    "raymond": mutex_ladder("raymond", (3, 2), (4, 2), (5, 1)),
     "bees": [
         BEES + ["--eggs", "1", "--cocoons", "1"],
         BEES + ["--eggs", "2", "--cocoons", "2"],
@@ -110,9 +97,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{line:<60} {row['verdict']}", flush=True)
             if not row.get("complete"):
                 break
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    save_json(args.json, rows)
     return 0
 
 

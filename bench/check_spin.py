@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 
+from .common import save_json
+
 
 def promela(n: int, requests: int) -> str:
     cap = 2 * requests + 2  # a link never holds more (sends never block)
@@ -205,9 +207,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{plain['seconds'] / spin['seconds']:.1f}×, states/s "
             f"{plain['states_per_s'] / spin['states_per_s']:.3f}×, memory {plain['peak_mb'] / spin['peak_mb']:.1f}×"
         )
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    save_json(args.json, rows)
     return 0
 
 

@@ -111,6 +111,13 @@ def run_json(args: list[str], timeout: float, env: dict | None = None) -> dict:
     return data
 
 
+def save_json(path: str | None, data: object) -> None:
+    """Write ``data`` as JSON to ``path`` (a benchmark's ``--json FILE``), when one is given."""
+    if path:
+        with open(path, "w") as f:
+            json.dump(data, f, indent=1)
+
+
 def say(text: str = "") -> None:
     print(text, flush=True)
 

@@ -9,15 +9,38 @@
 Docker engine is a failure, not a skip (``.ci/run`` runs a broker subset this way). testcontainers'
 reaper (Ryuk) needs its own image from Docker Hub; unless ``TESTCONTAINERS_RYUK_DISABLED`` is set,
 it is set to ``true`` here (and said so), and the fixture stops the container itself at the end.
+
+Shared helpers for the test modules (``from conftest import …``):
+
+* ``audited(setup, seed, **config)``: one simulated run with its trace kept, audited by
+  ``verify_events``; its events line-numbered as ``verify_events`` numbers them (``numbered``);
+* ``random_classic_runs(...)``: the hypothesis strategies of the classic algorithms' random-run properties;
+* ``broken(name)``: a deliberately broken variant of ``tests/mutexlab_broken`` (the only place they live);
+* ``RunTap``: what the participants of a RabbitMQ run tell the monitor (joins, welcomes, statuses),
+  for the broker tests to wait on instead of reading log files; ``end_run``: a broker test's cleanup.
 """
 
 from __future__ import annotations
 
+import importlib
+import json
 import os
 import socket
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import ModuleType
 from urllib.parse import quote, urlparse
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mutexlab.audit import Verdict, numbered, verify_events
+from mutexlab.sim import SimConfig, Simulation
+from mutexlab.trace import TraceWriter
 
 LOCAL_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
 BROKER_IMAGE = "rabbitmq:3-management"
@@ -119,3 +142,142 @@ def amqp_url(request):
     if os.environ.get("CI"):
         pytest.fail(reason + " (under CI a missing broker is a failure)")
     pytest.skip(reason)
+
+
+# -- simulated runs, audited ------------------------------------------------------------------------------
+@dataclass
+class Audited:
+    """A simulated run: its result, its trace's events (line-numbered, ``_line``) and their verdict.
+    Unpacks as ``result, verdict``."""
+
+    result: object
+    events: list[dict]
+
+    @cached_property
+    def verdict(self) -> Verdict:
+        return verify_events(self.events)
+
+    def __iter__(self) -> Iterator:
+        return iter((self.result, self.verdict))
+
+
+def audited(setup, seed: int = 0, path=None, **config) -> Audited:
+    """Simulate ``setup`` with ``SimConfig(seed=seed, **config)``, keeping the trace (also written to
+    ``path`` when given); the verdict is computed when first asked for."""
+    with TraceWriter(path, keep=True) as writer:
+        result = Simulation(setup, SimConfig(seed=seed, **config), writer).run()
+    return Audited(result, numbered(writer.events))
+
+
+def random_classic_runs(think=(0.0, 0.2, 1.0, 5.0), **more):
+    """Hypothesis over random runs of a classic algorithm (40 examples): ``n`` 2–15 nodes asking
+    ``requests`` 1–3 times each, a ``seed``, a ``delay`` distribution, ``think`` and ``cs`` dwell
+    times, plus the strategies ``more``; the test gets each as the keyword of that name."""
+
+    def wrap(test):
+        runs = given(
+            n=st.integers(2, 15),
+            requests=st.integers(1, 3),
+            seed=st.integers(0, 10**6),
+            delay=st.sampled_from(["exp", "uniform", "fixed"]),
+            think=st.sampled_from(list(think)),
+            cs=st.sampled_from([0.0, 0.5, 2.0]),
+            **more,
+        )
+        return settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])(
+            runs(test)
+        )
+
+    return wrap
+
+
+# -- the broken variants ----------------------------------------------------------------------------------
+def broken(name: str) -> ModuleType:
+    """The broken variant ``tests/mutexlab_broken/<name>.py`` (the only place broken variants live)."""
+    return importlib.import_module(f"mutexlab_broken.{name}")
+
+
+def end_run(procs, amqp_url: str, run_id: str, names: list[str]) -> None:
+    """The end of a broker test that started the services itself: kill what still runs of ``procs``
+    (processes this test started), reap them all, delete what run ``run_id`` declared."""
+    from mutexlab.transport.rabbit import delete_run
+
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    delete_run(amqp_url, run_id, names)
+
+
+# -- a tap on a RabbitMQ run: what the monitor hears ------------------------------------------------------
+@dataclass
+class RunTap:
+    """A queue of its own on run ``run_id``'s exchange, bound to what the participants tell the monitor
+    (docs/architecture.md, routing keys): ``join.*`` (instance and OS pid), ``control.*`` (the monitor's
+    welcome: instance to name), ``status.*`` and ``audit.*`` (each participant's state). A message
+    this tap got is on the broker (a join, status or audit batch: in the monitor's queue as well).
+
+    Open it before the run starts (it declares the run's exchange, as anyone may); ``wait`` until a
+    condition on what was heard holds, failing the test with what was heard when it never does."""
+
+    url: str
+    run_id: str
+    os_pids: dict[str, int] = field(default_factory=dict)  # name -> OS pid of the process
+    states: dict[str, list[str]] = field(default_factory=dict)  # name -> every state it reported, in order
+    changes: Counter = field(default_factory=Counter)  # name -> steps that changed its state (audit batches)
+
+    def __enter__(self) -> RunTap:
+        import pika
+
+        from mutexlab.transport.rabbit import Topology
+
+        topology = Topology(self.run_id)
+        exchange = topology.exchange
+        self._conn = pika.BlockingConnection(pika.URLParameters(self.url))
+        self._channel = self._conn.channel()
+        topology.declare_base(self._channel)  # the run's exchange exactly as the run declares it
+        self._queue = self._channel.queue_declare("", exclusive=True, auto_delete=True).method.queue
+        for key in ("join.*", "control.*", "status.*", "audit.*"):
+            self._channel.queue_bind(self._queue, exchange, routing_key=key)
+        self._instances: dict[str, int] = {}  # instance -> OS pid
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._conn.is_open:
+            self._conn.close()
+
+    def state(self, name: str) -> str | None:
+        """The last state ``name`` reported."""
+        return self.states[name][-1] if self.states.get(name) else None
+
+    def _hear(self, key: str, data: dict) -> None:
+        head, _, name = key.partition(".")
+        if head == "join":
+            self._instances[data["instance"]] = data["os_pid"]
+        elif head == "control" and data.get("kind") == "welcome":
+            self.os_pids[data["name"]] = self._instances[data["instance"]]
+        elif head in ("status", "audit"):
+            status = data if head == "status" else data.get("status")
+            if not isinstance(status, dict):
+                return
+            self.changes[name] += (
+                head == "audit"
+            )  # a batch carries a status only when the step changed the state
+            if self.state(name) != status["state"]:
+                self.states.setdefault(name, []).append(status["state"])
+
+    def wait(self, done: Callable[[RunTap], object], what: str, timeout: float = 120.0, stop=None):
+        """Listen until ``done(self)`` is true (and return its value); fail naming ``what`` after
+        ``timeout`` seconds, or as soon as ``stop()`` is true (e.g. the run already ended)."""
+        deadline = time.monotonic() + timeout
+        for method, _props, body in self._channel.consume(self._queue, auto_ack=True, inactivity_timeout=0.1):
+            if method is not None:
+                self._hear(method.routing_key, json.loads(body))
+            found = done(self)
+            if found:
+                self._channel.cancel()
+                return found
+            if time.monotonic() > deadline or (stop is not None and stop()):
+                self._channel.cancel()
+                pytest.fail(f"{what}: not seen (states heard: {self.states}; admitted: {self.os_pids})")
+        raise AssertionError("unreachable: consume() with an inactivity timeout never ends")

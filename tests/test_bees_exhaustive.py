@@ -8,7 +8,7 @@ RETIRED). The egg total of complete runs is checked by the property tests and th
 from __future__ import annotations
 
 import pytest
-from test_bees_broken import FlowerThresholdOneTooLow, IgnoresReedOrder
+from mutexlab_broken.bees_variants import FlowerThresholdOneTooLow, IgnoresReedOrder
 
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.protocols.bees import make_setup

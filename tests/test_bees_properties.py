@@ -3,14 +3,13 @@ its trace passes the audit; the same seed writes the same trace file, byte for b
 
 from __future__ import annotations
 
+from conftest import audited
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mutexlab.audit import verify_events
 from mutexlab.protocols.bees import expected_eggs
 from mutexlab.protocols.registry import make_setup
-from mutexlab.sim import SimConfig, Simulation
-from mutexlab.trace import TraceWriter, read_trace
+from mutexlab.trace import read_trace
 
 colonies = st.fixed_dictionaries(
     {
@@ -28,7 +27,7 @@ colonies = st.fixed_dictionaries(
 )
 
 
-def run(c: dict, trace: TraceWriter):
+def run(c: dict, path=None):
     options = {
         "flowers": c["flowers"],
         "reeds": c["reeds"],
@@ -36,20 +35,18 @@ def run(c: dict, trace: TraceWriter):
         "cocoons": c["eggs"] * c["per_reed"],
     }
     setup = make_setup("bees", c["bees"], options, seed=c["seed"])
-    return Simulation(setup, SimConfig(seed=c["seed"], delay=c["delay"], dwell=c["dwell"]), trace).run()
+    return audited(setup, c["seed"], path, delay=c["delay"], dwell=c["dwell"])
 
 
 @settings(max_examples=60, deadline=None)
 @given(colonies)
 def test_every_run_ends_properly_and_passes_the_audit(c):
-    trace = TraceWriter(None, keep=True)
-    result = run(c, trace)
+    result, verdict = run(c)
     assert result.ok, (result.stalled, result.truncated)
     assert set(result.states.values()) <= {"DEAD", "RETIRED"}
     cocoons = c["eggs"] * c["per_reed"]
     assert result.notes.get("egg", 0) == expected_eggs(c["bees"], c["reeds"], c["eggs"], cocoons)
     assert result.notes.get("death", 0) == min(c["bees"], c["per_reed"] * c["reeds"])
-    verdict = verify_events([dict(e, _line=n) for n, e in enumerate(trace.events, 1)])
     assert verdict.ok, verdict.render()
 
 
@@ -59,8 +56,7 @@ def test_the_same_seed_writes_the_same_trace_file(tmp_path, c):
     files = []
     for n in range(2):
         path = tmp_path / f"run{n}.jsonl"
-        with TraceWriter(path) as trace:
-            run(c, trace)
+        run(c, path)
         files.append(path.read_bytes())
     assert files[0] == files[1]
     assert read_trace(tmp_path / "run0.jsonl")[0]["algorithm"] == "bees"
@@ -71,7 +67,6 @@ def test_another_seed_gives_another_trace(tmp_path):
     texts = []
     for seed in (1, 2):
         path = tmp_path / f"s{seed}.jsonl"
-        with TraceWriter(path) as trace:
-            run(dict(c, seed=seed), trace)
+        run(dict(c, seed=seed), path)
         texts.append(path.read_bytes())
     assert texts[0] != texts[1]

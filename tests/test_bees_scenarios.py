@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from mutexlab_broken.bees import GreedyBee
+from mutexlab_broken.bees_variants import CountsStaleAcks, DeafToDeaths
 
 from mutexlab.audit import verify_events
 from mutexlab.cli import main
@@ -59,22 +61,13 @@ def test_the_late_ack_scenario_ends_properly_and_passes_the_audit():
     result = replay_scenario(late_ack_scenario())
     assert result.states == {"bee-1": "DEAD", "bee-2": "RETIRED", "bee-3": "DEAD"}
     assert result.in_flight == 0
-    verdict = verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)])
+    verdict = verify_events(result.events)
     assert verdict.ok, verdict.render()
     assert sum(e["event"] == "egg" for e in result.events) == 4
 
 
-class CountsAnyAck(bees.Bee):
-    """Broken on purpose: counts every ACKflower in WAIT_FLOWER, whatever request it answers."""
-
-    def on_message(self, msg):
-        if msg.type == "ACKflower" and self.state == "WAIT_FLOWER":
-            msg = bees.ACKflower(sender=msg.sender, ts=msg.ts, req_ts=self.flower_request[0])
-        return super().on_message(msg)
-
-
 def test_the_late_ack_scenario_tells_a_bee_that_counts_stale_acks(monkeypatch):
-    monkeypatch.setattr(bees, "Bee", CountsAnyAck)
+    monkeypatch.setattr(bees, "Bee", CountsStaleAcks)
     result = replay_scenario(late_ack_scenario(LATE_ACK_STEP))
     assert result.protocols[1].state == "ON_FLOWER"  # entered on the stale ACK
 
@@ -208,22 +201,12 @@ def test_the_installed_command_exits_2_on_bad_input():
 
 
 def test_simulate_bees_exits_1_when_the_audit_fails(monkeypatch, capsys):
-    class GreedyBee(bees.Bee):
-        def flower_threshold(self):  # takes a flower with no permission at all
-            return 0
-
-    monkeypatch.setattr(bees, "Bee", GreedyBee)
+    monkeypatch.setattr(bees, "Bee", GreedyBee)  # takes a flower with no permission at all
     assert main(["simulate", "bees", "-P", "6", "-K", "1", "-T", "3", "--seed", "1"]) == 1
     assert "audit: VIOLATION" in capsys.readouterr().out
 
 
 def test_simulate_bees_exits_3_and_names_the_waiting_when_the_run_stalls(monkeypatch, capsys):
-    class DeafToDeaths(bees.Bee):
-        def on_message(self, msg):
-            if msg.type == "RELEASEreed":
-                return []
-            return super().on_message(msg)
-
     monkeypatch.setattr(bees, "Bee", DeafToDeaths)
     assert main(["simulate", "bees", "-P", "4", "-K", "1", "-T", "2", "--seed", "0"]) == 3
     out = capsys.readouterr().out

@@ -72,7 +72,8 @@ def test_part2_case_reports_speed_and_memory():
     assert row["entries"]["reed"] == 4
     assert row["wall_s"] > 0 and row["msgs_per_s"] > 0
     assert row["rss_peak_mib"] >= row["rss_baseline_mib"] > 0
-    assert row["tracemalloc_peak_mib"] >= 0
+    # The run's own allocations (13 KiB here): some, and fewer than the whole process holds at its peak.
+    assert 0 < row["tracemalloc_peak_mib"] < row["rss_peak_mib"]
 
 
 def test_growth_exponent():

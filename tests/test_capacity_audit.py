@@ -18,8 +18,10 @@ from bisect import bisect_left, bisect_right
 from itertools import combinations
 
 import pytest
+from conftest import audited
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from mutexlab_broken.bees_variants import FlowerThresholdOneTooLow
 
 from mutexlab.audit import verify_events
 from mutexlab.audit.capacity import check_capacities, collect_intervals, max_antichain, overlap
@@ -305,18 +307,11 @@ def test_the_flow_agrees_with_the_old_search(t, cap):
 # --- the bees ---------------------------------------------------------------------------------------------
 
 
-class FlowerThresholdOneTooLow(Bee):
-    def flower_threshold(self):
-        return max(0, super().flower_threshold() - 1)
-
-
 def bee_trace(cls, processes, options, seed):
     setup = bees.make_setup(processes, options, seed)
     for bee in setup.protocols.values():
         bee.__class__ = cls
-    trace = TraceWriter(None, keep=True)
-    Simulation(setup, SimConfig(seed=seed), trace).run()
-    return [dict(e, _line=n) for n, e in enumerate(trace.events, 1)]
+    return audited(setup, seed).events
 
 
 def test_bees_one_ack_short_overfill_k_flowers_and_the_witness_shows_it():

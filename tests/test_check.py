@@ -6,16 +6,20 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import broken
+from mutexlab_broken import recast
 from test_bees_exhaustive import SMALL, Colony
 
 from mutexlab.check.counterexample import reproduces, scenario_of
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.cli import main
-from mutexlab.protocol import ProtocolError, Schedule
+from mutexlab.protocol import Schedule
 from mutexlab.protocols import ricart_agrawala as ra
 from mutexlab.protocols.registry import make_setup
 from mutexlab.sim.explore import explore
 from mutexlab.sim.scripted import replay_scenario
+
+FORGETFUL = broken("ricart_agrawala_forgetful")  # never answers the requests it deferred
 
 
 def check(algorithm, processes, options=None, **kw):
@@ -93,25 +97,11 @@ def test_invariant_catches_the_bee_that_lays_an_extra_egg():
     assert ok and "2th egg" in shown
 
 
-class SilentNode(ra.RicartAgrawalaNode):
-    """Broken: never answers a deferred request."""
-
-    def _release(self):
-        self.deferred = []
-        return []
-
-
-def silent_setup(n=2):
-    setup = make_setup("ricart-agrawala", n, {"requests": 1})
-    for node in setup.protocols.values():
-        node.__class__ = SilentNode
-    return setup
-
-
 @pytest.mark.parametrize("search", ["dfs", "bfs"])
 def test_deadlock_catches_the_silent_node(search):
     result, model = run_check(
-        CheckConfig("ricart-agrawala", 2, {"requests": 1}, search=search), setup=silent_setup()
+        CheckConfig("ricart-agrawala", 2, {"requests": 1}, search=search),
+        setup=FORGETFUL.make_setup(2, {"requests": 1}),
     )
     finding = only_finding(result, "deadlock")
     assert "REPLY" in finding.message and finding.processes
@@ -154,24 +144,13 @@ class SpinningNode(ra.RicartAgrawalaNode):
 
 
 def test_an_unfair_cycle_is_not_starvation():
-    setup = make_setup("ricart-agrawala", 2, {"requests": 1})
-    for node in setup.protocols.values():
-        node.__class__ = SpinningNode
+    setup = recast(make_setup("ricart-agrawala", 2, {"requests": 1}), SpinningNode)
     result, _ = run_check(CheckConfig("ricart-agrawala", 2, {"requests": 1}, reductions=False), setup=setup)
     assert result.cycles and result.verdict == "pass", result.findings[:1]
 
 
-class RejectingNode(ra.RicartAgrawalaNode):
-    def on_message(self, msg):
-        if msg.type == "REPLY":
-            raise ProtocolError("REPLY refused")
-        return super().on_message(msg)
-
-
 def test_a_rejected_input_is_a_finding():
-    setup = make_setup("ricart-agrawala", 2, {"requests": 1})
-    for node in setup.protocols.values():
-        node.__class__ = RejectingNode
+    setup = broken("ricart_agrawala_rejecting").make_setup(2, {"requests": 1})
     result, _ = run_check(CheckConfig("ricart-agrawala", 2, {"requests": 1}), setup=setup)
     assert "REPLY refused" in only_finding(result, "error").message
 
@@ -327,7 +306,8 @@ def test_reductions_keep_the_finding_of_every_broken_variant(algorithm, processe
 def test_reductions_keep_the_deadlock_of_the_silent_node():
     for reductions in (False, True):
         result, model = run_check(
-            CheckConfig("ricart-agrawala", 3, {"requests": 1}, reductions=reductions), setup=silent_setup(3)
+            CheckConfig("ricart-agrawala", 3, {"requests": 1}, reductions=reductions),
+            setup=FORGETFUL.make_setup(3, {"requests": 1}),
         )
         assert only_finding(result, "deadlock")
         assert ("clock-offset normalisation" in model.reductions) == reductions
@@ -371,8 +351,8 @@ def test_a_duplicated_token_is_rejected_and_the_replay_stops_at_the_same_step(tm
     )
     assert out["reproduced"][0]
     assert [s["op"] for s in json.loads(scenario.read_text())["steps"]].count("duplicate") == 1
-    assert main(["replay", str(scenario)]) == 2
-    assert "holds the token already" in capsys.readouterr().err
+    assert main(["replay", str(scenario)]) == 1  # a finding, as check reports it
+    assert "REFUSED: step" in (out := capsys.readouterr().out) and "holds the token already" in out
 
 
 def test_the_memory_limit_counts_what_the_search_adds_not_what_the_process_held(monkeypatch):
@@ -387,3 +367,21 @@ def test_the_memory_limit_counts_what_the_search_adds_not_what_the_process_held(
     monkeypatch.setattr(search_module, "rss_mb", lambda: float(next(readings)))
     grown, _ = check("ricart-agrawala", 3, {"requests": 1}, max_memory_mb=1000)
     assert not grown.complete and grown.verdict == "incomplete" and "memory limit 1000 MB" in grown.stopped
+
+
+def test_a_deadlock_counterexample_replays_as_a_deadlock_and_a_cut_one_as_incomplete(tmp_path, capsys):
+    """check and replay agree: exit 1 for the deadlock, naming the same processes; the same
+    scenario cut one step short is only unfinished (something could still move): exit 3."""
+    scenario = tmp_path / "proud.json"
+    args = ["check", "mutex", "-a", "mutexlab_broken.ricart_agrawala_proud", "-N", "2", "--requests", "1"]
+    assert main([*args, "--json", "--counterexample", str(scenario)]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["findings"][0]["kind"] == "deadlock" and out["reproduced"][0]
+    assert main(["replay", "--json", str(scenario)]) == 1
+    replayed = json.loads(capsys.readouterr().out)
+    assert replayed["deadlock"] == ["node-1", "node-2"] and replayed["refused"] is None
+    cut = json.loads(scenario.read_text())
+    cut["steps"] = cut["steps"][:-1]
+    (tmp_path / "cut.json").write_text(json.dumps(cut))
+    assert main(["replay", "--json", str(tmp_path / "cut.json")]) == 3
+    assert json.loads(capsys.readouterr().out)["deadlock"] == []

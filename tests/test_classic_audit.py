@@ -1,12 +1,11 @@
 """The classic algorithms' progress audit: every request served, every node ends idle."""
 
 import pytest
+from conftest import audited
 
 from mutexlab.audit import classic, verify_events
 from mutexlab.audit.verdict import family_checks
 from mutexlab.protocols.registry import CLASSIC, make_setup
-from mutexlab.sim import SimConfig, Simulation
-from mutexlab.trace import TraceWriter
 
 RUN = {
     "event": "run",
@@ -65,9 +64,7 @@ def test_each_way_of_ending_badly_is_named():
 
 @pytest.mark.parametrize("algorithm", ["lamport", "ricart-agrawala", "maekawa"])
 def test_a_run_cut_short_is_reported_and_the_whole_run_is_not(algorithm):
-    writer = TraceWriter(None, keep=True)
-    Simulation(make_setup(algorithm, 4, {"requests": 2}), SimConfig(seed=5), writer).run()
-    events = [dict(e, _line=n) for n, e in enumerate(writer.events, 1)]
+    events = audited(make_setup(algorithm, 4, {"requests": 2}), 5).events
     whole = verify_events(events)
     assert whole.ok, whole.render()
     assert "every request served" in whole.checks

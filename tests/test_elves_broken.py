@@ -9,68 +9,22 @@ trace written up to that point is audited all the same.
 from collections import Counter
 
 import pytest
+from conftest import audited
+from mutexlab_broken.elves_variants import (
+    DropsEarly,
+    IgnoresUnitsAhead,
+    ReusesContracts,
+    RoundBlind,
+    StopsOneEarly,
+)
 
 from mutexlab.audit import verify_events
-from mutexlab.protocol import ProtocolError, Schedule, Send
-from mutexlab.protocols import elves as E
+from mutexlab.protocol import ProtocolError
 from mutexlab.protocols.registry import make_setup
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter
 
 SEEDS = range(12)
-
-
-class IgnoresUnitsAhead(E.Elf):
-    """Takes pins or poison whenever its own need fits the total, whoever is ahead."""
-
-    def units_ahead(self, kind):
-        return 0
-
-
-class ReusesContracts(E.Elf):
-    """Counts only its own requests when working out its contract: contracts get taken twice."""
-
-    def _check(self):
-        if self.phase == E.CONTRACT:
-            self.contract_requests = {r for r in self.contract_requests if r[1] == self.pid}
-        return super()._check()
-
-
-class RoundBlind(E.Elf):
-    """Ignores the round tags, like an implementation without them: every elf message is handled
-    at once as one of the current round — none buffered, none dropped."""
-
-    def on_message(self, msg):
-        if msg.type not in E.ELF_MESSAGES:
-            return super().on_message(msg)
-        self.clock.receive(msg.ts)
-        kind, verb = E.ELF_MESSAGES[msg.type]
-        msg = msg.model_copy(update={"round": max(self.round, 1)})
-        if verb == "REPLY" and (
-            self.state != E.ELF_REQUESTING or self.phase != kind or msg.sender in self.replies
-        ):
-            return []  # tolerant of the confusion it causes
-        if verb == "RELEASE" and msg.sender not in self.queues[kind]:
-            return []
-        return self._handle(msg)
-
-
-class StopsOneEarly(E.Mayor):
-    """Sends STOP as soon as all contracts but one are completed."""
-
-    def on_message(self, msg):
-        self.clock.receive(msg.ts)
-        if self.state != E.MAYOR_WAITING or msg.round != self.round:
-            return []
-        self.completed.add(msg.contract)
-        if len(self.completed) < len(self.plan[self.round - 1]) - 1:
-            return []
-        final = self.round == len(self.plan)
-        stop = E.Stop(sender=self.pid, ts=self.clock.tick(), round=self.round, final=final)
-        self.state = E.MAYOR_DONE if final else E.INITIAL
-        return [Send(j, stop) for j in range(1, self.n + 1)] + (
-            [] if final else [Schedule("request", "pause")]
-        )
 
 
 def audited_run(elves, options, seed, elf=None, mayor=None, dwell=None):
@@ -88,7 +42,7 @@ def audited_run(elves, options, seed, elf=None, mayor=None, dwell=None):
         Simulation(setup, SimConfig(seed=seed, dwell=dwell or {}), writer).run()
     except ProtocolError:
         pass  # a broken participant confused a correct one; the trace so far is still evidence
-    return verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
+    return verify_events(writer.events)
 
 
 def rules_over_seeds(elves, options, dwell=None, **broken):
@@ -138,23 +92,11 @@ def test_a_reused_contract_is_reported_by_number_and_holders():
 
 def test_a_trace_without_the_last_round_is_unfinished():
     setup = make_setup("elves", 2, dict(contracts=2, rounds=2), 3)
-    writer = TraceWriter(None, keep=True)
-    Simulation(setup, SimConfig(seed=3), writer).run()
-    events = [dict(e, _line=n) for n, e in enumerate(writer.events, 1)]
+    events = audited(setup, 3).events
     assert verify_events(events).ok
     second = next(n for n, e in enumerate(events) if e["event"] == "round" and e["round"] == 2)
     rules = {v.rule for v in verify_events(events[:second]).violations}
     assert {"rounds-unfinished", "not-finished", "contract-not-done"} <= rules
-
-
-class DropsEarly(E.Elf):
-    """Does what the problem statement's INITIAL says literally: ignores every message but INIT_CONTRACTS,
-    so a request of the next round that overtakes this elf's INIT_CONTRACTS is lost."""
-
-    def on_message(self, msg):
-        if msg.type in E.ELF_MESSAGES and msg.round > self.round:
-            return []
-        return super().on_message(msg)
 
 
 def test_dropping_early_requests_instead_of_buffering_them_stalls_a_round():
@@ -170,8 +112,5 @@ def test_dropping_early_requests_instead_of_buffering_them_stalls_a_round():
         if result.stalled:
             stalls += 1
             assert any("CONTRACT_REPLY" in lacks for lacks in result.stalled.values())
-        rules.update(
-            v.rule
-            for v in verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)]).violations
-        )
+        rules.update(v.rule for v in verify_events(writer.events).violations)
     assert stalls > 0 and rules["not-finished"] > 0

@@ -4,10 +4,10 @@ and exit 1 when a run stalls or the audit finds a violation."""
 import json
 
 import pytest
+from mutexlab_broken.elves_variants import IgnoresUnitsAhead, MuteToPins
 
 from mutexlab.cli import main
 from mutexlab.commands import simulate_elves
-from mutexlab.protocols import elves as E
 
 
 def run(capsys, *args):
@@ -122,27 +122,14 @@ def _swap_elves(monkeypatch, cls):
 
 
 def test_a_violation_exits_1(capsys, monkeypatch):
-    class Greedy(E.Elf):
-        def units_ahead(self, kind):
-            return 0
-
-    _swap_elves(monkeypatch, Greedy)
+    _swap_elves(monkeypatch, IgnoresUnitsAhead)
     code, out, _ = run(capsys, "--elves", "4", "--pins", "1", "--work", "3", "--rounds", "1")
     assert code == 1
     assert "audit: VIOLATION" in out and "[capacity] pins (capacity 1)" in out
 
 
 def test_a_stall_exits_3_and_names_who_waits_for_whom(capsys, monkeypatch):
-    class Mute(E.Elf):
-        """elf-2 never answers a pins request."""
-
-        def _handle(self, msg):
-            if self.pid == 2 and msg.type == "PINS_REQUEST":
-                self.queues[E.PINS][msg.sender] = (msg.ts, msg.units)
-                return []
-            return super()._handle(msg)
-
-    _swap_elves(monkeypatch, Mute)
+    _swap_elves(monkeypatch, MuteToPins)
     code, out, _ = run(capsys, "--elves", "3", "--rounds", "1")
     assert code == 3
     assert "STALLED" in out and "audit: INCOMPLETE" in out and "PINS_REPLY" in out and "elf-2" in out

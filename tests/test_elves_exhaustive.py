@@ -7,9 +7,9 @@ docs/elves.md.
 """
 
 import pytest
+from mutexlab_broken.elves_variants import IgnoresUnitsAhead
 
 from mutexlab.check.engine import CheckConfig, run_check
-from mutexlab.protocols import elves as E
 from mutexlab.protocols.registry import make_setup
 
 TWO_ELVES = [
@@ -59,11 +59,6 @@ def test_three_elves_one_contract_every_interleaving_is_safe_and_finishes():
     assert result.complete
     assert result.findings == [] and result.verdict == "pass"
     assert result.finals > 0
-
-
-class IgnoresUnitsAhead(E.Elf):
-    def units_ahead(self, kind):
-        return 0
 
 
 def test_exploration_finds_the_overfull_pins_of_a_broken_elf():

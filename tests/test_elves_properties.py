@@ -3,14 +3,12 @@ every run finishes every round, every contract is done exactly once, and the aud
 the trace safe. Scarce pins and poison (one elf's need ≈ the whole supply) are included, so
 holding pins while waiting for poison is exercised (decision 4)."""
 
+from conftest import audited
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mutexlab.audit import verify_events
 from mutexlab.protocols.elves import ELF_DONE, MAYOR_DONE
 from mutexlab.protocols.registry import make_setup
-from mutexlab.sim import SimConfig, Simulation
-from mutexlab.trace import TraceWriter
 
 
 @st.composite
@@ -42,8 +40,7 @@ dwell = st.fixed_dictionaries({k: st.sampled_from([0.0, 0.3, 1.0, 4.0]) for k in
 def test_every_run_finishes_all_rounds_and_passes_the_audit(config, seed, delay, dwells):
     elves, options = config
     setup = make_setup("elves", elves, options, seed)
-    writer = TraceWriter(None, keep=True)
-    result = Simulation(setup, SimConfig(seed=seed, delay=delay, dwell=dwells), writer).run()
+    result, verdict = audited(setup, seed, delay=delay, dwell=dwells)
     assert result.ok, result.stalled
     assert result.states == {"mayor": MAYOR_DONE, **{f"elf-{i}": ELF_DONE for i in range(1, elves + 1)}}
     total = options["contracts"] * options["rounds"]
@@ -55,7 +52,6 @@ def test_every_run_finishes_all_rounds_and_passes_the_audit(config, seed, delay,
     assert done == [
         (r, i) for r in range(1, options["rounds"] + 1) for i in range(1, options["contracts"] + 1)
     ]
-    verdict = verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
     assert verdict.ok, verdict.render()
 
 

@@ -418,4 +418,4 @@ def test_worked_example_an_elf_holds_pins_while_waiting_for_poison_and_gets_it_o
 
     whole = replay_scenario(PINS_THEN_POISON)
     assert whole.states == {"mayor": MAYOR_DONE, "elf-1": ELF_DONE, "elf-2": ELF_DONE}
-    assert verify_events([dict(e, _line=n) for n, e in enumerate(whole.events, 1)]).ok
+    assert verify_events(whole.events).ok

@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from test_flags import FAMILY_FLAGS
 
 from mutexlab.explore.server import make_server
 from mutexlab.explore.session import Config, Session
@@ -388,20 +389,6 @@ def test_the_command_starts_from_a_scenario_at_step_0():
 
 
 # -- the flags: the same as simulate's, declared once in commands/flags.py --------------------
-FAMILY_FLAGS = {
-    "bees": ["bees", "flowers", "reeds", "eggs", "cocoons"],
-    "elves": [
-        "elves",
-        "pins",
-        "poison",
-        "contracts",
-        "hamsters",
-        "rounds",
-        "pins_per_elf",
-        "poison_per_hamster",
-    ],
-    "mutex": ["algorithm", "nodes", "requests", "option", "options"],
-}
 
 
 def _declared(*path: str) -> dict:

@@ -20,61 +20,38 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import RunTap, end_run
 
 from mutexlab.transport.supervisor import Plan, execute
 
 pytestmark = pytest.mark.broker
 STALL = 6.0
-INSTANCE = re.compile(r"-(\d+)-[0-9a-f]{6}: admitted as (\S+) ")
-
-
-def last_state(text: str) -> str | None:
-    states = re.findall(r" state (\S+) lamport", text)
-    return states[-1] if states else None
-
-
-def monitor_saw(logs: Path, name: str, state: str) -> bool:
-    """The monitor's progress output shows ``state`` as the last state of ``name``."""
-    out = logs / "monitor.out"
-    seen = (
-        re.findall(rf"^\s*\S+s  {re.escape(name)}\s+(\S+)\s+lamport", out.read_text(), re.M)
-        if out.exists()
-        else []
-    )
-    return bool(seen) and seen[-1] == state
 
 
 def kill_mid_run(plan: Plan, victim_state: str) -> dict:
-    """Run ``plan``; SIGKILL the first participant in ``victim_state`` once the monitor has heard
-    it there (a killed process's last unconfirmed publishes may die with it); the run's results."""
+    """Run ``plan``; SIGKILL the first participant heard in ``victim_state`` on the run's exchange
+    (so the monitor's queue has that status too: a killed process's last unconfirmed publishes may
+    die with it); the run's results."""
     out = io.StringIO()
     with ThreadPoolExecutor(max_workers=1) as pool:
-        future = pool.submit(execute, plan, True, out)
-        logs = Path(plan.logs)
-        victim = None
-        deadline = time.monotonic() + 120
-        while victim is None and time.monotonic() < deadline and not future.done():
-            for log in sorted(logs.glob("*-*.log")):
-                text = log.read_text()
-                match = INSTANCE.search(text)
-                if (
-                    match
-                    and last_state(text) == victim_state
-                    and monitor_saw(logs, match.group(2), victim_state)
-                ):
-                    os.kill(int(match.group(1)), signal.SIGKILL)  # a participant this test started
-                    victim = (match.group(2), log)
-                    break
-            time.sleep(0.02)
+        with RunTap(plan.amqp_url, plan.run_id) as tap:
+            future = pool.submit(execute, plan, True, out)
+            victim = tap.wait(
+                lambda t: next((n for n in t.os_pids if t.state(n) == victim_state), None),
+                f"a participant in {victim_state}",
+                stop=future.done,
+            )
+            os.kill(tap.os_pids[victim], signal.SIGKILL)  # a participant this test started
         killed_at = time.monotonic()
         code = future.result(timeout=300)
         ended_at = time.monotonic()
-    assert victim is not None, f"no participant reached {victim_state}"
+    logs = Path(plan.logs)
+    [victim_log] = [log for log in logs.glob("*-*.log") if f"admitted as {victim} " in log.read_text()]
     return {
         "code": code,
         "summary": json.loads(out.getvalue()),
-        "victim": victim[0],
-        "victim_log": victim[1],
+        "victim": victim,
+        "victim_log": victim_log,
         "monitor": (logs / "monitor.out").read_text(),
         "logs": logs,
         "after_kill": ended_at - killed_at,
@@ -153,7 +130,6 @@ def test_participants_give_up_when_the_monitor_is_killed(amqp_url, tmp_path):
     import subprocess
     import uuid
 
-    from mutexlab.transport.rabbit import delete_run
     from mutexlab.transport.supervisor import service_command
 
     run_id = "t-" + uuid.uuid4().hex[:8]
@@ -173,15 +149,16 @@ def test_participants_give_up_when_the_monitor_is_killed(amqp_url, tmp_path):
         stderr=subprocess.DEVNULL,
     )
     logs = [tmp_path / f"node-{n}.log" for n in range(3)]
-    nodes = [
-        subprocess.Popen(service_command("node"), env=base, stdout=open(log, "w"), stderr=subprocess.STDOUT)
-        for log in logs
-    ]
+    nodes: list[subprocess.Popen] = []
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not all(" state " in log.read_text() for log in logs):
-            time.sleep(0.1)
-        assert all(" state " in log.read_text() for log in logs), "the run never started"
+        with RunTap(amqp_url, run_id) as tap:  # open before anyone joins
+            nodes += [
+                subprocess.Popen(
+                    service_command("node"), env=base, stdout=open(log, "w"), stderr=subprocess.STDOUT
+                )
+                for log in logs
+            ]
+            tap.wait(lambda t: len(t.states) == 3, "the run's start: a state from every node")
         monitor.kill()
         monitor.wait()
         killed = time.monotonic()
@@ -195,11 +172,7 @@ def test_participants_give_up_when_the_monitor_is_killed(amqp_url, tmp_path):
             text = log.read_text()
             assert "the monitor is gone" in text and "Traceback" not in text, text[-2000:]
     finally:
-        for proc in [monitor, *nodes]:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-        delete_run(amqp_url, run_id, ["node-1", "node-2", "node-3"])
+        end_run([monitor, *nodes], amqp_url, run_id, ["node-1", "node-2", "node-3"])
 
 
 def test_the_monitor_check_never_swallows_a_lost_connection():

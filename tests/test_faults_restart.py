@@ -33,6 +33,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import RunTap
 
 from mutexlab.cli import main as cli
 from mutexlab.transport.membership import role_of
@@ -223,15 +224,13 @@ def test_bees_survive_a_broker_restart_mid_run(private_node, tmp_path):
     out = io.StringIO()
     result: dict = {}
     worker = threading.Thread(target=lambda: result.setdefault("code", execute(plan, True, out)), daemon=True)
-    worker.start()
+    with RunTap(plan.amqp_url, plan.run_id) as tap:
+        worker.start()
+        tap.wait(  # every bee admitted and past its first state
+            lambda t: len(t.changes) == 6, "all 6 bees changing state", stop=lambda: not worker.is_alive()
+        )
+    on_reed_before = sum(states.count("ON_REED") for states in tap.states.values())
     logs = tmp_path / "logs"
-    deadline = time.monotonic() + 120
-    working = []
-    while time.monotonic() < deadline and len(working) < 6:  # every bee admitted and past its first state
-        working = [p for p in logs.glob("bee-*.log") if re.search(r"bee-\d+ state ", p.read_text())]
-        time.sleep(0.1)
-    assert len(working) == 6, "the bees never got going"
-    on_reed_before = sum(len(re.findall(r"state ON_REED", p.read_text())) for p in working)
     private_node.restart_app(down=2.5)
     worker.join(timeout=300)
     assert not worker.is_alive(), "the run did not end"

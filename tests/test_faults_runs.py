@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pika
 import pytest
+from conftest import RunTap
 
 from mutexlab.cli import main as cli
 from mutexlab.transport.rabbit import MAX_BODY, Topology, delete_run, envelope
@@ -98,14 +98,10 @@ def two_runs(amqp_url, tmp_path_factory):
     conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
     try:
         with ThreadPoolExecutor(max_workers=2) as pool:
-            futures = {name: pool.submit(one, name) for name in plans}
-            # Once node-2 of run A works (its queue exists and it is consuming), inject the garbage.
-            log = Path(plans["A"].logs)
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and not any(
-                "node-2 state" in p.read_text() for p in log.glob("node-*.log")
-            ):
-                time.sleep(0.05)
+            with RunTap(amqp_url, plans["A"].run_id) as tap:
+                futures = {name: pool.submit(one, name) for name in plans}
+                # Once node-2 of run A works (its queue exists and it is consuming), inject the garbage.
+                tap.wait(lambda t: t.changes["node-2"], "node-2 of run A at work", stop=futures["A"].done)
             channel = conn.channel()
             channel.confirm_delivery()
             for body in garbage:
@@ -204,12 +200,9 @@ def test_garbage_in_the_monitors_own_queue_is_dead_lettered_not_counted(amqp_url
     conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
-            future = pool.submit(execute, plan, True, out)
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and not any(
-                "node-1 state" in p.read_text() for p in Path(plan.logs).glob("node-*.log")
-            ):
-                time.sleep(0.05)
+            with RunTap(amqp_url, plan.run_id) as tap:
+                future = pool.submit(execute, plan, True, out)
+                tap.wait(lambda t: t.changes["node-1"], "node-1 at work", stop=future.done)
             channel = conn.channel()
             channel.confirm_delivery()
             props = pika.BasicProperties(delivery_mode=2)

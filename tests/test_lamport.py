@@ -4,25 +4,18 @@ message counts."""
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import audited, random_classic_runs
 from hypothesis import strategies as st
+from mutexlab_broken.lamport_variants import EnterOnEarliestRequest, NeverReplies
 
 from mutexlab.audit import verify_events
 from mutexlab.protocol import Enter, Exit, Note, ProtocolError, Schedule, Send
 from mutexlab.protocols import lamport
 from mutexlab.protocols.registry import make_setup
-from mutexlab.sim import SimConfig, Simulation
 from mutexlab.sim.explore import explore
 from mutexlab.sim.scripted import replay_scenario
-from mutexlab.trace import TraceWriter
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "examples" / "scenarios"
-
-
-def _run(setup, seed=0, **config):
-    writer = TraceWriter(None, keep=True)
-    result = Simulation(setup, SimConfig(seed=seed, **config), writer).run()
-    return result, verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
 
 
 def _sends(effects):
@@ -123,19 +116,10 @@ def test_bad_options_are_refused():
 # -- safety and progress -------------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    n=st.integers(2, 15),
-    requests=st.integers(1, 3),
-    seed=st.integers(0, 10**6),
-    delay=st.sampled_from(["exp", "uniform", "fixed"]),
-    think=st.sampled_from([0.0, 0.2, 1.0, 5.0]),
-    cs=st.sampled_from([0.0, 0.5, 2.0]),
-    clocks=st.lists(st.integers(0, 30), min_size=15, max_size=15),
-)
+@random_classic_runs(clocks=st.lists(st.integers(0, 30), min_size=15, max_size=15))
 def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, think, cs, clocks):
     initial = {str(p): clocks[p - 1] for p in range(1, n + 1)}
-    result, verdict = _run(
+    result, verdict = audited(
         make_setup("lamport", n, {"requests": requests, "initial_clocks": initial}),
         seed,
         delay=delay,
@@ -151,23 +135,6 @@ def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, 
     assert result.total_messages <= 3 * (n - 1) * entries
 
 
-class EnterOnEarliestRequest(lamport.LamportNode):
-    """Broken: rule 3a only — enters when its request is the earliest it knows of."""
-
-    def may_enter(self):
-        mine = self._key(self.pid)
-        return self.state == "WANTED" and all(
-            mine < self._key(j) for j in self._others() if self.q[j][0] == "REQUEST"
-        )
-
-
-class NeverReplies(lamport.LamportNode):
-    """Broken: drops rule 2's REPLY altogether — a lone request waits for ever."""
-
-    def on_message(self, msg):
-        return [e for e in super().on_message(msg) if not (isinstance(e, Send) and e.msg.type == "REPLY")]
-
-
 def _broken(cls, n, requests):
     setup = make_setup("lamport", n, {"requests": requests})
     setup.protocols = {p: cls(p, n, requests) for p in setup.protocols}
@@ -177,17 +144,17 @@ def _broken(cls, n, requests):
 def test_audit_catches_entering_without_a_later_message_from_everyone():
     rules = set()
     for seed in range(10):
-        _, verdict = _run(_broken(EnterOnEarliestRequest, 4, 2), seed)
+        _, verdict = audited(_broken(EnterOnEarliestRequest, 4, 2), seed)
         rules |= {v.rule for v in verdict.violations}
     assert "capacity" in rules
     for seed in range(10):
-        assert _run(make_setup("lamport", 4, {"requests": 2}), seed)[1].ok
+        assert audited(make_setup("lamport", 4, {"requests": 2}), seed).verdict.ok
 
 
 def test_audit_catches_a_request_left_waiting():
     setup = _broken(NeverReplies, 3, 0)
     setup.protocols[1].requests_left = 1  # a lone request: only a REPLY could let it in
-    result, verdict = _run(setup, 1)
+    result, verdict = audited(setup, 1)
     assert result.stalled == {"node-1": {"a later message": ["node-2", "node-3"]}}
     assert "request-unserved" in {v.rule for v in verdict.violations}
     assert "not-idle-at-end" in {v.rule for v in verdict.violations}

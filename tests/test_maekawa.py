@@ -1,31 +1,25 @@
 """Maekawa with INQUIRE / FAILED / YIELD (docs/architecture.md#maekawa): the two state tables, safety,
 deadlock freedom."""
 
-import bisect
 from pathlib import Path
 
 import pytest
+from conftest import audited
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mutexlab_broken.maekawa_variants import GrantsEveryone, NoInquire, SeedRuleOnly
 
 from mutexlab.audit import verify_events
 from mutexlab.protocol import Enter, Exit, Note, Send
 from mutexlab.protocols import maekawa as mk
 from mutexlab.protocols.quorums import plane
 from mutexlab.protocols.registry import make_setup
-from mutexlab.sim import SimConfig, Simulation
 from mutexlab.sim.explore import explore
 from mutexlab.sim.scripted import ScriptedRun, load_scenario, replay_scenario
 from mutexlab.trace import TraceWriter
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "examples" / "scenarios"
 CYCLE = {"1": [1, 2], "2": [2, 3], "3": [3, 1]}  # each pair meets in exactly one mediator
-
-
-def _run(setup, seed=0, **config):
-    writer = TraceWriter(None, keep=True)
-    result = Simulation(setup, SimConfig(seed=seed, **config), writer).run()
-    return result, verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
 
 
 def _sends(effects):
@@ -164,7 +158,7 @@ def test_stale_inquires_are_ignored():
 )
 def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, construction, delay, think, cs):
     options = {"requests": requests} | ({"quorums": construction} if construction else {})
-    result, verdict = _run(
+    result, verdict = audited(
         make_setup("maekawa", n, options), seed, delay=delay, dwell={"think": think, "cs": cs}
     )
     assert verdict.ok, verdict.render()
@@ -182,7 +176,7 @@ def test_random_runs_with_arbitrary_intersecting_quorums(n, seed, data):
         str(p): sorted(set(members) | set(data.draw(st.lists(st.integers(1, n), max_size=n), label=f"S{p}")))
         for p, members in grid(n).items()
     }
-    result, verdict = _run(
+    result, verdict = audited(
         make_setup("maekawa", n, {"requests": 2, "quorums": sets}), seed, dwell={"think": 0.3, "cs": 0.5}
     )
     assert verdict.ok, verdict.render()
@@ -200,45 +194,6 @@ def test_three_k_minus_one_messages_per_entry_without_contention_on_the_plane(n)
     sends = [e["type"] for e in result.events if e["event"] == "send"]
     assert len(sends) == 3 * (k - 1) * n
     assert set(sends) == {"REQUEST", "REPLY", "RELEASE"}
-
-
-class NoInquire(mk.MaekawaNode):
-    """Broken: the arbiter never inquires, so nobody ever yields (plain Maekawa without rule 3)."""
-
-    def _inquire(self):
-        return []
-
-
-class SeedRuleOnly(mk.MaekawaNode):
-    """The notes' rule 2 to the letter: FAILED only to a request that arrives later than the lock,
-    never to a queued request that a later grant overtakes."""
-
-    def _on_request(self, r):
-        if self.lock is None:
-            self.lock, self.inquired = r, False
-            return [Send(r[1], mk.Reply(sender=self.pid, ts=self.clock.tick()))]
-        bisect.insort(self.queue, r)
-        if r < self.lock:
-            return [] if self.inquired else self._inquire()
-        self.told.add(r)
-        return [Send(r[1], mk.Failed(sender=self.pid, ts=self.clock.tick()))]
-
-    def _settle(self):
-        if self.lock is None and self.queue:
-            self.lock, self.inquired = self.queue.pop(0), False
-            self.told.discard(self.lock)
-            return [Send(self.lock[1], mk.Reply(sender=self.pid, ts=self.clock.tick()))]
-        return []
-
-
-class GrantsEveryone(mk.MaekawaNode):
-    """Broken: an arbiter that grants every request, locked or not."""
-
-    def _on_request(self, r):
-        return [Send(r[1], mk.Reply(sender=self.pid, ts=self.clock.tick()))]
-
-    def _on_release(self, k):
-        return []
 
 
 def _variant(cls, n, requests, options=None):
@@ -283,13 +238,13 @@ def test_every_interleaving_with_the_default_grid_is_safe_and_live(capsys):
 def test_without_inquire_random_runs_deadlock_and_the_audit_says_who_waits():
     stalled = []
     for seed in range(20):
-        result, verdict = _run(_variant(NoInquire, 7, 2), seed)
+        result, verdict = audited(_variant(NoInquire, 7, 2), seed)
         if result.stalled:
             stalled.append(seed)
             assert "request-unserved" in {v.rule for v in verdict.violations}
     assert stalled
     for seed in stalled:
-        result, verdict = _run(make_setup("maekawa", 7, {"requests": 2}), seed)
+        result, verdict = audited(make_setup("maekawa", 7, {"requests": 2}), seed)
         assert result.ok and verdict.ok
 
 
@@ -298,11 +253,11 @@ def test_the_seed_rule_alone_deadlocks_failing_overtaken_requests_fixes_it():
     stalled = [
         seed
         for seed in range(60)
-        if _run(_variant(SeedRuleOnly, 13, 3), seed, dwell={"think": 0.3, "cs": 0.3})[0].stalled
+        if audited(_variant(SeedRuleOnly, 13, 3), seed, dwell={"think": 0.3, "cs": 0.3}).result.stalled
     ]
     assert stalled
     for seed in stalled:
-        result, verdict = _run(
+        result, verdict = audited(
             make_setup("maekawa", 13, {"requests": 3}), seed, dwell={"think": 0.3, "cs": 0.3}
         )
         assert result.ok and verdict.ok
@@ -311,7 +266,7 @@ def test_the_seed_rule_alone_deadlocks_failing_overtaken_requests_fixes_it():
 def test_audit_catches_an_arbiter_that_grants_everyone():
     rules = set()
     for seed in range(5):
-        rules |= {v.rule for v in _run(_variant(GrantsEveryone, 7, 2), seed)[1].violations}
+        rules |= {v.rule for v in audited(_variant(GrantsEveryone, 7, 2), seed).verdict.violations}
     assert "capacity" in rules
     assert explore(_bounded({1: 1, 2: 1}, GrantsEveryone, {"quorums": CYCLE}), max_states=2_000).violations
 

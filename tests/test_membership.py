@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import RunTap, end_run
 
 from mutexlab.protocols.registry import build_setup, make_setup
 from mutexlab.setup import ConfigError
@@ -217,13 +218,13 @@ def test_discovered_p_and_a_late_participant_refused(amqp_url, tmp_path):
     )
     procs = []
     try:
-        monitor = _start("monitor", monitor_env, tmp_path / "monitor.log", stdout=subprocess.PIPE)
-        procs.append(monitor)
-        procs += [_start("node", base, tmp_path / f"node-{n}.log") for n in range(3)]
-        for line in monitor.stdout:  # wait for the roster to close
-            if "started" in line:
-                assert "node-1, node-2, node-3" in line
-                break
+        with RunTap(amqp_url, run_id) as tap:  # open before anyone joins
+            monitor = _start("monitor", monitor_env, tmp_path / "monitor.log", stdout=subprocess.PIPE)
+            procs.append(monitor)
+            procs += [_start("node", base, tmp_path / f"node-{n}.log") for n in range(3)]
+            # The roster closes when the window ends: the monitor welcomes whoever joined.
+            tap.wait(lambda t: len(t.os_pids) == 3, "3 welcomes", stop=lambda: monitor.poll() is not None)
+        assert sorted(tap.os_pids) == ["node-1", "node-2", "node-3"]
         late = _start("node", base, tmp_path / "late.log")
         procs.append(late)
         assert late.wait(timeout=60) == 0, "a refused participant exits cleanly"
@@ -240,11 +241,7 @@ def test_discovered_p_and_a_late_participant_refused(amqp_url, tmp_path):
         assert refused["instance"] in text
         assert f"  refused: node {refused['instance']} — {refused['reason']}" in verdict
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-        delete_run(amqp_url, run_id, ["node-1", "node-2", "node-3"])
+        end_run(procs, amqp_url, run_id, ["node-1", "node-2", "node-3"])
 
 
 @pytest.mark.broker
@@ -280,11 +277,7 @@ def test_a_participant_that_gave_up_is_not_admitted_by_a_later_monitor(amqp_url,
         assert summary["complete"] and summary["safe"] and summary["entries"] == {"cs": 4}
         assert summary["dead_letters"] == 1, "the expired join went to the run's dead-letter queue"
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-        delete_run(amqp_url, run_id, ["node-1", "node-2"])
+        end_run(procs, amqp_url, run_id, ["node-1", "node-2"])
 
 
 @pytest.mark.broker

@@ -203,7 +203,7 @@ def test_options_file_that_is_not_an_object(tmp_path, capsys):
 
 
 def test_a_broken_algorithm_exits_1_with_the_violation(monkeypatch, capsys):
-    from test_suzuki_kasami import Generous
+    from mutexlab_broken.suzuki_kasami_variants import Generous
 
     def broken(name, n, options, seed):
         setup = make_setup("suzuki-kasami", n, options, seed)
@@ -225,7 +225,7 @@ def test_a_broken_algorithm_exits_1_with_the_violation(monkeypatch, capsys):
 
 
 def test_a_stalled_run_exits_3_naming_who_waits(monkeypatch, capsys):
-    from test_sanders import NotesOnly
+    from mutexlab_broken.sanders_variants import NotesOnly
 
     from mutexlab.protocols import sanders
 

@@ -53,8 +53,7 @@ class RecordingBus:
         pass
 
 
-@pytest.fixture
-def node2():
+def admitted_node2() -> Participant:
     """node-2 of a two-node Ricart–Agrawala run that requests nothing, admitted, with a recording bus."""
     participant = Participant("node", ParticipantSettings(amqp_url="amqp://127.0.0.1:5672/%2F", run_id=RUN))
     participant.bus = RecordingBus()
@@ -72,6 +71,11 @@ def node2():
     )
     participant.bus.calls.clear()
     return participant
+
+
+@pytest.fixture
+def node2():
+    return admitted_node2()
 
 
 def request(tag: int, seq: int, ts: int, body: dict | None = None) -> Delivery:

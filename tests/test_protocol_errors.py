@@ -18,7 +18,7 @@ from typing import Literal
 
 import pytest
 from mutexlab_broken.ricart_agrawala import GreedyNode
-from test_participant_steps import RUN, RecordingBus, request
+from test_participant_steps import admitted_node2, request
 
 from mutexlab.cli import main as cli
 from mutexlab.messages import Message
@@ -28,8 +28,7 @@ from mutexlab.protocols.registry import make_setup
 from mutexlab.sim import SimConfig, Simulation, replay_scenario
 from mutexlab.sim.explore import explore
 from mutexlab.sim.scripted import ScenarioError
-from mutexlab.transport.participant import EXIT_FAILED, Participant
-from mutexlab.transport.settings import ParticipantSettings
+from mutexlab.transport.participant import EXIT_FAILED
 
 
 def test_every_refusal_names_process_state_and_input():
@@ -83,22 +82,7 @@ def test_the_explorer_records_the_path_to_a_refusal():
 
 @pytest.fixture
 def node2():
-    participant = Participant("node", ParticipantSettings(amqp_url="amqp://127.0.0.1:5672/%2F", run_id=RUN))
-    participant.bus = RecordingBus()
-    participant._welcome(
-        {
-            "name": "node-2",
-            "pid": 2,
-            "algorithm": "ricart-agrawala",
-            "processes": 2,
-            "options": {"requests": 0},
-            "seed": 0,
-            "start": 0.0,
-            "dwell": 0,
-        }
-    )
-    participant.bus.calls.clear()
-    return participant
+    return admitted_node2()
 
 
 def test_a_participant_dead_letters_a_refused_message_and_goes_on(node2, caplog):

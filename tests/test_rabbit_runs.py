@@ -15,16 +15,15 @@ import re
 import shutil
 import signal
 import subprocess
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import RunTap, end_run
 
 from mutexlab.cli import main as cli
 from mutexlab.protocols.registry import CLASSIC, SPECS
-from mutexlab.transport.rabbit import delete_run
 from mutexlab.transport.supervisor import Plan, execute, service_command
 
 pytestmark = pytest.mark.broker
@@ -166,16 +165,15 @@ def test_participants_and_monitor_survive_lost_connections(amqp_url, tmp_path):
         trace=str(tmp_path / "trace.jsonl"),
         logs=str(tmp_path / "logs"),
     )
+    out = io.StringIO()
     with ThreadPoolExecutor(max_workers=1) as pool:
-        out = io.StringIO()
-        future = pool.submit(execute, plan, True, out)
-        logs = tmp_path / "logs"
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:  # wait until every node is admitted and working
-            admitted = [p for p in logs.glob("node-*.log") if "state WANTED" in p.read_text()]
-            if len(admitted) == 4:
-                break
-            time.sleep(0.2)
+        with RunTap(amqp_url, plan.run_id) as tap:
+            future = pool.submit(execute, plan, True, out)
+            tap.wait(  # every node admitted and working
+                lambda t: sum("WANTED" in states for states in t.states.values()) == 4,
+                "all 4 nodes in WANTED",
+                stop=future.done,
+            )
         connections = _connections(plan.run_id)
         assert len(connections) == 5, connections
         closing = [
@@ -224,26 +222,25 @@ def test_a_killed_participant_is_named_by_the_stall_diagnosis(amqp_url, tmp_path
         text=True,
     )
     logs = [tmp_path / f"node-{n}.log" for n in range(3)]
-    nodes = [
-        subprocess.Popen(service_command("node"), env=base, stdout=open(log, "w"), stderr=subprocess.STDOUT)
-        for log in logs
-    ]
+    nodes: list[subprocess.Popen] = []
     try:
-        victim = None
-        deadline = time.monotonic() + 120
-        while victim is None and time.monotonic() < deadline:
-            for proc, log in zip(nodes, logs):
-                match = re.search(r"admitted as (node-\d)", log.read_text())
-                if match and "state HELD" in log.read_text():
-                    victim = (proc, match.group(1))
-                    break
-            time.sleep(0.1)
-        assert victim is not None
-        victim[0].send_signal(signal.SIGKILL)
+        with RunTap(amqp_url, run_id) as tap:  # open before anyone joins: it hears the joins and welcomes
+            nodes += [
+                subprocess.Popen(
+                    service_command("node"), env=base, stdout=open(log, "w"), stderr=subprocess.STDOUT
+                )
+                for log in logs
+            ]
+            name = tap.wait(
+                lambda t: next((n for n in t.os_pids if t.state(n) == "HELD"), None),
+                "a node in HELD",
+                stop=lambda: monitor.poll() is not None,
+            )
+        [victim] = [proc for proc in nodes if proc.pid == tap.os_pids[name]]
+        victim.send_signal(signal.SIGKILL)
         output = monitor.communicate(timeout=120)[0]
         assert monitor.returncode == 3, output
         assert "STALLED" in output
-        name = victim[1]
         assert re.search(rf"stalled: {name} .*silent for", output), output
         others = [f"node-{n}" for n in (1, 2, 3) if f"node-{n}" != name]
         assert any(
@@ -252,8 +249,4 @@ def test_a_killed_participant_is_named_by_the_stall_diagnosis(amqp_url, tmp_path
         summary = json.loads((tmp_path / "summary.json").read_text())
         assert summary["safe"] and not summary["complete"] and name in summary["stalled"]
     finally:
-        for proc in [monitor, *nodes]:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-        delete_run(amqp_url, run_id, ["node-1", "node-2", "node-3"])
+        end_run([monitor, *nodes], amqp_url, run_id, ["node-1", "node-2", "node-3"])

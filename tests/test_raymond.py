@@ -5,25 +5,19 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import audited, random_classic_runs
 from hypothesis import strategies as st
+from mutexlab_broken.raymond_variants import Impatient
 
 from mutexlab.audit import verify_events
 from mutexlab.protocol import Enter, Send
 from mutexlab.protocols import raymond
 from mutexlab.protocols.registry import make_setup
 from mutexlab.setup import ConfigError
-from mutexlab.sim import SimConfig, Simulation, replay_scenario
+from mutexlab.sim import replay_scenario
 from mutexlab.sim.explore import explore
-from mutexlab.trace import TraceWriter
 
 SCENARIO = Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "raymond-tree.json"
-
-
-def _run(setup, seed, **config):
-    writer = TraceWriter(None, keep=True)
-    result = Simulation(setup, SimConfig(seed=seed, **config), writer).run()
-    return result, verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
 
 
 # -- the tree ------------------------------------------------------------------------------------
@@ -109,7 +103,7 @@ def test_scenario_with_the_token_at_a_leaf():
     assert nodes[5].holder == 5 and all(not n.queue and not n.asked for n in nodes.values())
     # The pointers again form a tree oriented toward node-5.
     assert {p: n.holder for p, n in nodes.items()} == {1: 2, 2: 5, 3: 1, 4: 2, 5: 5}
-    assert verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)]).ok
+    assert verify_events(result.events).ok
 
 
 # -- random trees and schedules ------------------------------------------------------------------
@@ -133,23 +127,13 @@ def _diameter(parents: dict[str, int], n: int) -> int:
     return max(depth(p) for p in range(1, n + 1))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    n=st.integers(2, 15),
-    requests=st.integers(1, 3),
-    seed=st.integers(0, 10**6),
-    delay=st.sampled_from(["exp", "uniform", "fixed"]),
-    think=st.sampled_from([0.1, 1.0, 5.0]),
-    cs=st.sampled_from([0.0, 0.5, 2.0]),
-    shape=st.sampled_from(["default", "random"]),
-    data=st.data(),
-)
+@random_classic_runs(think=(0.1, 1.0, 5.0), shape=st.sampled_from(["default", "random"]), data=st.data())
 def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, think, cs, shape, data):
     options = {"requests": requests, "token_holder": data.draw(st.integers(1, n))}
     if shape == "random":
         options["parents"] = random_tree(n, random.Random(seed))
     setup = make_setup("raymond", n, options)
-    result, verdict = _run(setup, seed, delay=delay, dwell={"think": think, "cs": cs})
+    result, verdict = audited(setup, seed, delay=delay, dwell={"think": think, "cs": cs})
     assert verdict.ok, verdict.render()
     assert result.ok, result.stalled
     assert result.entries == {"cs": n * requests}
@@ -159,14 +143,6 @@ def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, 
 
 
 # -- broken variant ------------------------------------------------------------------------------
-class Impatient(raymond.RaymondNode):
-    """Enters at once when asking, without waiting for the token (and forges one)."""
-
-    def _request(self):
-        self.holder = self.pid
-        return self._enter()
-
-
 def test_audit_catches_a_node_that_enters_without_the_token():
     def broken(n, requests):
         setup = make_setup("raymond", n, {"requests": requests})
@@ -177,11 +153,11 @@ def test_audit_catches_a_node_that_enters_without_the_token():
         }
         return setup
 
-    assert [seed for seed in range(20) if not _run(broken(4, 3), seed)[1].ok]
+    assert [seed for seed in range(20) if not audited(broken(4, 3), seed).verdict.ok]
     found = explore(lambda: broken(3, 1))
     assert found.violations and "cs (capacity 1)" in found.violations[0].message
     for seed in range(20):
-        assert _run(make_setup("raymond", 4, {"requests": 3}), seed)[1].ok
+        assert audited(make_setup("raymond", 4, {"requests": 3}), seed).verdict.ok
 
 
 # -- exhaustive ----------------------------------------------------------------------------------

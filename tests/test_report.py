@@ -16,45 +16,34 @@ import re
 import shutil
 import subprocess
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import pytest
+from conftest import broken
 
 from mutexlab.audit import verify_events
 from mutexlab.cli import main
 from mutexlab.commands.reporting import write_report_if_asked
 from mutexlab.protocols.registry import make_setup
-from mutexlab.protocols.ricart_agrawala import RicartAgrawalaNode
 from mutexlab.report import build_model, build_report
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter, read_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(os.environ.get("MUTEXLAB_ARTIFACTS", ROOT / "artifacts"))
+EAGER = broken("ricart_agrawala_eager")
 CHROMIUM_TIMEOUT = 120  # seconds for one page load, generous for a loaded CI machine
 
 
 # -- traces ----------------------------------------------------------------------------------
-class EagerRicartAgrawala(RicartAgrawalaNode):
-    """Broken on purpose: replies to every request at once, even from inside the critical section."""
-
-    def on_message(self, msg):
-        self.clock.receive(msg.ts)
-        if msg.type == "REQUEST":
-            return [self._reply(msg.sender)]
-        if self.state == "WANTED":
-            self.replies.add(msg.sender)
-            if len(self.replies) == self.n - 1:
-                return self._enter()
-        return []
-
-
 def ra_trace(
     path: Path | None, n: int, requests: int, seed: int = 1, broken: bool = False, **config
 ) -> list[dict]:
-    setup = make_setup("ricart-agrawala", n, {"requests": requests})
-    if broken:
-        setup.protocols = {pid: EagerRicartAgrawala(pid, n, requests) for pid in setup.protocols}
+    """A Ricart–Agrawala trace; ``broken``: the variant that replies from inside the critical section."""
+    setup = (EAGER.make_setup if broken else partial(make_setup, "ricart-agrawala"))(
+        n, {"requests": requests}
+    )
     with TraceWriter(path, keep=True) as trace:
         result = Simulation(setup, SimConfig(seed=seed, **config), trace=trace).run()
     assert not result.truncated
@@ -144,7 +133,7 @@ def test_small_trace_draws_one_line_per_participant_and_one_arrow_per_message(ch
 
 def test_a_violation_is_highlighted_on_the_diagram(chromium, tmp_path):
     events = ra_trace(None, n=3, requests=2, broken=True, dwell={"cs": 3.0})
-    verdict = verify_events([dict(e, _line=n) for n, e in enumerate(events, 1)])
+    verdict = verify_events(events)
     assert not verdict.safe, "the broken variant must violate mutual exclusion for this test to mean anything"
     bad_lines = {e["_line"] for v in verdict.violations for e in v.events}
 
@@ -202,7 +191,7 @@ def test_scenario_traces_render_every_participant_and_message(
 
 
 def test_a_stalled_run_shows_who_waits_for_whom(chromium, tmp_path):
-    from test_stall import HoardingRicartAgrawala
+    from mutexlab_broken.ricart_agrawala_variants import HoardingRicartAgrawala
 
     setup = make_setup("ricart-agrawala", 3, {"requests": 1})
     setup.protocols = {pid: HoardingRicartAgrawala(pid, 3, requests=1) for pid in setup.protocols}

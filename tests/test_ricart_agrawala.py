@@ -1,24 +1,18 @@
 """Ricart–Agrawala (docs/architecture.md#ricart-agrawala): the state table, safety and progress, 2(N−1) messages."""
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from conftest import audited, broken, random_classic_runs
+from mutexlab_broken import recast
 
-from mutexlab.audit import verify_events
 from mutexlab.protocol import Enter, Exit, Note, ProtocolError, Send
 from mutexlab.protocols import ricart_agrawala as ra
 from mutexlab.protocols.registry import make_setup
 from mutexlab.setup import ConfigError
-from mutexlab.sim import SimConfig, Simulation
 from mutexlab.sim.explore import explore
 from mutexlab.sim.scripted import replay_scenario
-from mutexlab.trace import TraceWriter
 
-
-def _run(setup, seed=0, **config):
-    writer = TraceWriter(None, keep=True)
-    result = Simulation(setup, SimConfig(seed=seed, **config), writer).run()
-    return result, verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
+EAGER = broken("ricart_agrawala_eager")
+FORGETFUL = broken("ricart_agrawala_forgetful")
 
 
 def _sends(effects):
@@ -78,19 +72,11 @@ def test_a_single_node_enters_at_once_and_options_are_checked():
 # -- safety, progress and the exact message count -----------------------------------------
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    n=st.integers(2, 15),
-    requests=st.integers(1, 3),
-    seed=st.integers(0, 10**6),
-    delay=st.sampled_from(["exp", "uniform", "fixed"]),
-    think=st.sampled_from([0.0, 0.2, 1.0, 5.0]),
-    cs=st.sampled_from([0.0, 0.5, 2.0]),
-)
+@random_classic_runs()
 def test_random_runs_are_safe_serve_every_request_and_cost_exactly_2_n_minus_1(
     n, requests, seed, delay, think, cs
 ):
-    result, verdict = _run(
+    result, verdict = audited(
         make_setup("ricart-agrawala", n, {"requests": requests}),
         seed,
         delay=delay,
@@ -114,39 +100,18 @@ def test_two_n_minus_1_also_one_at_a_time(n):
     assert sum(e["event"] == "send" for e in result.events) == 2 * (n - 1) * n
 
 
-class Eager(ra.RicartAgrawalaNode):
-    """Broken: replies even while inside the critical section (rule 2a ignored)."""
-
-    def on_message(self, msg):
-        if msg.type == "REQUEST":
-            self.clock.receive(msg.ts)
-            return [self._reply(msg.sender)]
-        return super().on_message(msg)
-
-
-class Forgetful(ra.RicartAgrawalaNode):
-    """Broken: forgets its deferred requests on leaving (rule 4 ignored)."""
-
-    def _release(self):
-        self.my_request, self.deferred = None, []
-        return []
-
-
-def _broken(cls, n, requests):
-    setup = make_setup("ricart-agrawala", n, {"requests": requests})
-    setup.protocols = {p: cls(p, n, requests) for p in setup.protocols}
-    return setup
-
-
 def test_audit_catches_replying_from_inside():
+    """A node that replies even while it holds the critical section breaks mutual exclusion; the
+    correct protocol passes on the same seeds."""
     rules = set()
     for seed in range(10):
-        rules |= {v.rule for v in _run(_broken(Eager, 4, 3), seed)[1].violations}
+        rules |= {v.rule for v in audited(EAGER.make_setup(4, {"requests": 3}), seed).verdict.violations}
+        assert audited(make_setup("ricart-agrawala", 4, {"requests": 3}), seed).verdict.ok
     assert "capacity" in rules
 
 
 def test_audit_catches_deferred_requests_never_answered():
-    result, verdict = _run(_broken(Forgetful, 4, 2), 3)
+    result, verdict = audited(FORGETFUL.make_setup(4, {"requests": 2}), 3)
     assert result.stalled
     rules = {v.rule for v in verdict.violations}
     assert {"request-unserved", "not-idle-at-end"} <= rules
@@ -160,7 +125,7 @@ def _bounded(budgets, cls=None):
     def factory():
         setup = make_setup("ricart-agrawala", 3)
         if cls is not None:
-            setup.protocols = {p: cls(p, 3) for p in setup.protocols}
+            recast(setup, cls)
         for pid, budget in budgets.items():
             setup.protocols[pid].requests_left = budget
         return setup
@@ -177,6 +142,6 @@ def test_every_interleaving_for_three_nodes_is_safe_and_live(capsys):
 
 
 def test_exploration_catches_the_broken_variants():
-    assert explore(_bounded({1: 1, 2: 1}, Eager), max_states=2_000).violations
-    stuck = explore(_bounded({1: 1, 2: 1}, Forgetful), max_states=20_000)
+    assert explore(_bounded({1: 1, 2: 1}, EAGER.EagerNode), max_states=2_000).violations
+    stuck = explore(_bounded({1: 1, 2: 1}, FORGETFUL.ForgetfulNode), max_states=20_000)
     assert stuck.deadlocks and "REPLY" in stuck.deadlocks[0].message

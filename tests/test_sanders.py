@@ -5,29 +5,23 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import audited, random_classic_runs
 from hypothesis import strategies as st
+from mutexlab_broken.sanders_variants import AnswersOnlyAtInquire, FailsOnlyOnArrival, NotesOnly
 
 from mutexlab.audit import verify_events
 from mutexlab.protocol import Enter, Send
 from mutexlab.protocols import sanders
 from mutexlab.protocols.registry import make_setup
 from mutexlab.setup import ConfigError
-from mutexlab.sim import SimConfig, Simulation, replay_scenario
+from mutexlab.sim import replay_scenario
 from mutexlab.sim.explore import explore
-from mutexlab.trace import TraceWriter
 
 SCENARIO = Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "sanders-notes.json"
 NOTES_SETS = {
     "request_sets": {"1": [1, 2, 3], "2": [1, 2, 3], "3": [2, 3]},
     "inform_sets": {"1": [1, 3], "2": [2], "3": [3]},
 }
-
-
-def _run(setup, seed, **config):
-    writer = TraceWriter(None, keep=True)
-    result = Simulation(setup, SimConfig(seed=seed, **config), writer).run()
-    return result, verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
 
 
 # -- the notes' worked example (docs/classic-b.md) ----------------------------------------------
@@ -39,7 +33,7 @@ def test_notes_example_p3_enters_before_p1_and_everything_ends_empty():
     assert {p: n.ST for p, n in nodes.items()} == {1: {1}, 2: {2}, 3: {1, 3}}  # ST derived from I
     for node in nodes.values():
         assert node.queue == [] and node.csstat is None and node.state == "RELEASED"
-    verdict = verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)])
+    verdict = verify_events(result.events)
     assert verdict.ok, verdict.render()
 
 
@@ -197,20 +191,11 @@ def random_valid_sets(n: int, rng: random.Random) -> dict:
     }
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    n=st.integers(2, 15),
-    requests=st.integers(1, 3),
-    seed=st.integers(0, 10**6),
-    delay=st.sampled_from(["exp", "uniform", "fixed"]),
-    think=st.sampled_from([0.1, 1.0, 5.0]),
-    cs=st.sampled_from([0.0, 0.5, 2.0]),
-    custom=st.booleans(),
-)
+@random_classic_runs(think=(0.1, 1.0, 5.0), custom=st.booleans())
 def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, think, cs, custom):
     options = random_valid_sets(n, random.Random(seed)) if custom else {}
     setup = make_setup("sanders", n, dict(options, requests=requests))
-    result, verdict = _run(setup, seed, delay=delay, dwell={"think": think, "cs": cs})
+    result, verdict = audited(setup, seed, delay=delay, dwell={"think": think, "cs": cs})
     assert verdict.ok, verdict.render()
     assert result.ok, result.stalled
     assert result.entries == {"cs": n * requests}
@@ -236,7 +221,8 @@ def test_audit_catches_sets_that_break_the_condition():
     with pytest.raises(ConfigError, match="processes 2 and 3"):
         make_setup("sanders", 3, {"request_sets": {str(k): sorted(v) for k, v in BAD_REQUEST.items()}})
     caught = next(
-        (seed for seed in range(40) if not _run(_forced(3, BAD_REQUEST, BAD_INFORM, 3), seed)[1].ok), None
+        (seed for seed in range(40) if not audited(_forced(3, BAD_REQUEST, BAD_INFORM, 3), seed).verdict.ok),
+        None,
     )
     assert caught is not None, "no run of the broken sets was caught by the audit"
 
@@ -248,20 +234,7 @@ def test_audit_catches_sets_that_break_the_condition():
     found = explore(pair_2_3)
     assert found.violations and "cs (capacity 1)" in found.violations[0].message
     for seed in range(40):  # the same runs with valid sets are safe
-        assert _run(make_setup("sanders", 3, {"requests": 3}), seed)[1].ok
-
-
-class NotesOnly(sanders.SandersNode):
-    """The notes' protocol as written: REQUEST/GRANT/RELEASE, no INQUIRE/FAILED/YIELD."""
-
-    def _arbitrate(self):
-        effects = []
-        while self.csstat is None and self.queue:
-            head = self.queue.pop(0)
-            effects.append(Send(head[1], sanders.Grant(sender=self.pid, ts=self.clock.tick())))
-            if head[1] in self.ST:
-                self.csstat = head
-        return effects
+        assert audited(make_setup("sanders", 3, {"requests": 3}), seed).verdict.ok
 
 
 def test_the_notes_protocol_without_inquire_deadlocks_and_ours_does_not():
@@ -299,52 +272,6 @@ def test_exhaustive_n3(label, options, idle):
 
 
 # -- each part of the deadlock resolution is needed ------------------------------------------------
-class AnswersOnlyAtInquire(sanders.SandersNode):
-    """Decides on an INQUIRE when it arrives and forgets it: a FAILED arriving later no longer
-    makes it yield."""
-
-    def on_message(self, msg):
-        effects = super().on_message(msg)
-        self.inquirers = set()
-        return effects
-
-
-class FailsOnlyOnArrival(sanders.SandersNode):
-    """Maekawa's original rule: FAILED or INQUIRE only when a request arrives, never when the
-    lock changes (after a YIELD or RELEASE) to a request better than those still queued."""
-
-    def _arbitrate(self):
-        effects = []
-        while self.csstat is None and self.queue:
-            head = self.queue.pop(0)
-            effects.append(Send(head[1], sanders.Grant(sender=self.pid, ts=self.clock.tick())))
-            if head[1] in self.ST:
-                self.csstat, self.inquired = head, False
-        return effects
-
-    def on_message(self, msg):
-        if msg.type != "REQUEST":
-            return super().on_message(msg)
-        self.clock.receive(msg.ts)
-        mine = (msg.ts, msg.sender)
-        self.queue = sorted(self.queue + [mine])
-        effects = self._arbitrate()
-        if self.csstat is not None and mine in self.queue:
-            if mine > self.csstat:
-                effects.append(
-                    Send(msg.sender, sanders.Failed(sender=self.pid, ts=self.clock.tick(), req=msg.ts))
-                )
-            elif not self.inquired:
-                self.inquired = True
-                effects.append(
-                    Send(
-                        self.csstat[1],
-                        sanders.Inquire(sender=self.pid, ts=self.clock.tick(), req=self.csstat[0]),
-                    )
-                )
-        return effects
-
-
 MIXED_SETS = {
     "request_sets": {"1": [1, 2, 3, 4], "2": [2, 3, 4], "3": [2, 3, 4], "4": [1, 2, 3, 4]},
     "inform_sets": {"1": [1, 3, 4], "2": [2, 4], "3": [3], "4": [1, 3, 4]},
@@ -360,7 +287,7 @@ def test_weaker_deadlock_resolution_stalls_where_ours_does_not(variant, n, optio
         for seed in range(30):
             setup = make_setup("sanders", n, dict(options, requests=3))
             setup.protocols = {p: cls(p, n, o.R, o.I, o.ST, 3) for p, o in setup.protocols.items()}
-            result, verdict = _run(setup, seed, dwell={"think": 0.1, "cs": 0.1})
+            result, verdict = audited(setup, seed, dwell={"think": 0.1, "cs": 0.1})
             assert verdict.ok or not result.ok  # weaker liveness, never weaker safety
             if not result.ok:
                 stalled.append(seed)

@@ -10,14 +10,13 @@ without knowing the earlier request, so it computes a too-low rank and two bees 
 """
 
 import pytest
+from conftest import audited
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mutexlab.audit import verify_events
 from mutexlab.protocols.registry import SPECS, make_setup
 from mutexlab.setup import ConfigError
-from mutexlab.sim import SimConfig, Simulation
-from mutexlab.trace import TraceWriter
+from mutexlab.sim import SimConfig
 
 # Algorithm → (processes, options): a small bounded workload; every algorithm of the project.
 WORKLOADS = {
@@ -37,11 +36,7 @@ def test_every_algorithm_has_a_workload():
 
 
 def run(algorithm, n, options, **config):
-    writer = TraceWriter(None, keep=True)
-    result = Simulation(
-        make_setup(algorithm, n, options, seed=config.get("seed", 0)), SimConfig(**config), writer
-    ).run()
-    return result, verify_events([dict(e, _line=i) for i, e in enumerate(writer.events, 1)])
+    return audited(make_setup(algorithm, n, options, seed=config.get("seed", 0)), **config)
 
 
 @settings(max_examples=100, deadline=None)

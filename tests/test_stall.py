@@ -4,31 +4,12 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mutexlab_broken.ricart_agrawala_variants import HoardingRicartAgrawala, MuteNode
 
 from mutexlab.audit.stall import deadlocked_groups, explain_stall, find_cycles, wait_for_graph
 from mutexlab.protocols.registry import make_setup
 from mutexlab.protocols.ricart_agrawala import RicartAgrawalaNode
 from mutexlab.sim import SimConfig, Simulation
-
-
-class HoardingRicartAgrawala(RicartAgrawalaNode):
-    """Broken on purpose: defers every request forever (never replies, not even on exit)."""
-
-    def on_message(self, msg):
-        self.clock.receive(msg.ts)
-        if msg.type == "REQUEST":
-            self.deferred.append(msg.sender)
-        return []
-
-    def _release(self):
-        return []
-
-
-class MuteNode(RicartAgrawalaNode):
-    """A node that has crashed as far as the others can tell: it never answers anything."""
-
-    def on_message(self, msg):
-        return []
 
 
 def simulate_with(nodes: dict[int, RicartAgrawalaNode], seed: int = 0):

@@ -4,8 +4,9 @@ schedules and an exhaustive check, with a broken variant the audit must catch.""
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import audited, random_classic_runs
 from hypothesis import strategies as st
+from mutexlab_broken.suzuki_kasami_variants import Generous
 
 from mutexlab.audit import verify_events
 from mutexlab.protocol import Enter, ProtocolError, Send
@@ -17,12 +18,6 @@ from mutexlab.sim.explore import explore
 from mutexlab.trace import TraceWriter
 
 SCENARIO = Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "suzuki-kasami-notes.json"
-
-
-def _run(setup, seed, **config):
-    writer = TraceWriter(None, keep=True)
-    result = Simulation(setup, SimConfig(seed=seed, **config), writer).run()
-    return result, verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)]), writer.events
 
 
 def test_notes_example_p1_then_p3_and_the_final_token():
@@ -37,7 +32,7 @@ def test_notes_example_p1_then_p3_and_the_final_token():
         e for e in result.events if e["event"] == "send" and e["type"] == "TOKEN" and e["to"] == "node-3"
     ]
     assert [(e["msg"]["last"], e["msg"]["queue"]) for e in token_to_p3] == [([1, 0, 0], [])]
-    assert verify_events([dict(e, _line=n) for n, e in enumerate(result.events, 1)]).ok
+    assert verify_events(result.events).ok
 
 
 # -- the state table -----------------------------------------------------------------------------
@@ -98,20 +93,11 @@ def test_default_holder_is_1_and_the_option_moves_it():
 
 
 # -- random schedules ----------------------------------------------------------------------------
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    n=st.integers(2, 15),
-    requests=st.integers(1, 3),
-    seed=st.integers(0, 10**6),
-    delay=st.sampled_from(["exp", "uniform", "fixed"]),
-    think=st.sampled_from([0.1, 1.0, 5.0]),
-    cs=st.sampled_from([0.0, 0.5, 2.0]),
-    data=st.data(),
-)
+@random_classic_runs(think=(0.1, 1.0, 5.0), data=st.data())
 def test_random_runs_are_safe_serve_every_request_and_cost_0_or_n(n, requests, seed, delay, think, cs, data):
     holder = data.draw(st.integers(1, n))
     setup = make_setup("suzuki-kasami", n, {"requests": requests, "token_holder": holder})
-    result, verdict, _ = _run(setup, seed, delay=delay, dwell={"think": think, "cs": cs})
+    result, verdict = audited(setup, seed, delay=delay, dwell={"think": think, "cs": cs})
     assert verdict.ok, verdict.render()
     assert result.ok, result.stalled
     assert result.entries == {"cs": n * requests}
@@ -122,22 +108,6 @@ def test_random_runs_are_safe_serve_every_request_and_cost_0_or_n(n, requests, s
 
 
 # -- broken variant ------------------------------------------------------------------------------
-class Generous(sk.SuzukiKasamiNode):
-    """Sends the token to a requester even while using it."""
-
-    def on_message(self, msg):
-        if msg.type == "REQUEST" and self.token is not None and self.state == "HELD":
-            self.clock.receive(msg.ts)
-            self.R[msg.sender] = max(self.R[msg.sender], msg.seq)
-            if self.R[msg.sender] == self.token[0][msg.sender] + 1:
-                return [self._send_token(msg.sender)]
-            return []
-        return super().on_message(msg)
-
-    def _release(self):
-        return [] if self.token is None else super()._release()
-
-
 def _generous(n, requests):
     setup = make_setup("suzuki-kasami", n, {"requests": requests})
     setup.protocols = {p: Generous(p, n, p == 1, requests) for p in range(1, n + 1)}
@@ -153,7 +123,7 @@ def _audit_broken(setup, seed):
         Simulation(setup, SimConfig(seed=seed), writer).run()
     except ProtocolError as exc:
         assert "cannot take TOKEN in state" in str(exc)
-    return verify_events([dict(e, _line=n) for n, e in enumerate(writer.events, 1)])
+    return verify_events(writer.events)
 
 
 def test_audit_catches_a_holder_that_gives_the_token_away_while_inside():
@@ -162,7 +132,7 @@ def test_audit_catches_a_holder_that_gives_the_token_away_while_inside():
     found = explore(lambda: _generous(3, 1))
     assert any("cs (capacity 1)" in v.message for v in found.violations), found.summary()
     for seed in range(20):
-        assert _run(make_setup("suzuki-kasami", 4, {"requests": 3}), seed)[1].ok
+        assert audited(make_setup("suzuki-kasami", 4, {"requests": 3}), seed).verdict.ok
 
 
 # -- exhaustive ----------------------------------------------------------------------------------

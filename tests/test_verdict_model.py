@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import audited
 
 from mutexlab.audit import verify_events
 from mutexlab.audit.model import PROGRESS_RULES, SAFETY_RULES, UNDECIDED_RULES, Violation
@@ -18,8 +19,7 @@ from mutexlab.audit.verdict import Verdict
 from mutexlab.cli import main
 from mutexlab.commands.common import exit_code
 from mutexlab.protocols.registry import SPECS, make_setup
-from mutexlab.sim import SimConfig, Simulation, workload
-from mutexlab.trace import TraceWriter
+from mutexlab.sim import workload
 
 ROOT = Path(__file__).resolve().parent.parent
 AUDIT = ROOT / "shared" / "mutexlab" / "audit"
@@ -27,9 +27,7 @@ SK_NOTES = ROOT / "examples" / "scenarios" / "suzuki-kasami-notes.json"
 
 
 def simulated(setup, seed=0, path=None, **config) -> list[dict]:
-    with TraceWriter(path, keep=True) as writer:
-        Simulation(setup, SimConfig(seed=seed, **config), writer).run()
-    return [dict(e, _line=n) for n, e in enumerate(writer.events, 1)]
+    return audited(setup, seed, path, **config).events
 
 
 def write(path: Path, events: list[dict]) -> Path:
@@ -138,7 +136,8 @@ def test_the_readme_tampered_example_is_still_a_violation_exit_1(tmp_path, capsy
 
 def test_a_broken_algorithm_is_a_violation_and_a_deadlocking_one_is_incomplete(tmp_path, capsys):
     from mutexlab_broken import ricart_agrawala_greedy_quiet as greedy
-    from test_maekawa import NoInquire, _variant
+    from mutexlab_broken.maekawa_variants import NoInquire
+    from test_maekawa import _variant
 
     events = simulated(greedy.make_setup(3, {"requests": 2}), seed=0, dwell={"cs": 3.0})
     code, out = verify(capsys, write(tmp_path / "greedy.jsonl", events))
@@ -157,7 +156,8 @@ def test_a_broken_algorithm_is_a_violation_and_a_deadlocking_one_is_incomplete(t
 
 def test_simulate_says_incomplete_3_for_a_deadlock_and_violation_1_for_a_broken_run(monkeypatch, capsys):
     from mutexlab_broken import ricart_agrawala_greedy_quiet as greedy
-    from test_maekawa import NoInquire, _variant
+    from mutexlab_broken.maekawa_variants import NoInquire
+    from test_maekawa import _variant
 
     monkeypatch.setattr(workload, "make_setup", lambda name, n, options, seed: _variant(NoInquire, n, 2))
     codes = {
@@ -202,7 +202,8 @@ def test_replay_of_a_scenario_that_stops_inside_is_incomplete_exit_3(tmp_path, c
 
 
 def test_compare_exits_3_when_a_run_stalls_without_a_violation(monkeypatch, capsys):
-    from test_maekawa import NoInquire, _variant
+    from mutexlab_broken.maekawa_variants import NoInquire
+    from test_maekawa import _variant
 
     real = workload.make_setup
 

@@ -27,6 +27,8 @@ class Parser(argparse.ArgumentParser):
     """An argparse parser whose errors also name unknown flags: argparse stops at missing
     required arguments without a word about a mistyped flag beside them."""
 
+    _tokens: list[str]  # the arguments of the last parse_known_args
+
     def parse_known_args(self, args=None, namespace=None):
         self._tokens = list(sys.argv[1:] if args is None else args)
         return super().parse_known_args(args, namespace)
@@ -56,7 +58,7 @@ class Parser(argparse.ArgumentParser):
         super().error(message)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> Parser:
     parser = Parser(
         prog="mutexlab",
         description="Distributed mutual exclusion: simulate, replay, run over RabbitMQ, and audit.",
@@ -72,8 +74,10 @@ def subcommand_parser(parser: argparse.ArgumentParser, args: argparse.Namespace)
     """The parser of the deepest subcommand ``args`` selected (``simulate bees`` → its own)."""
     while True:
         action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
-        chosen = getattr(args, action.dest, None) if action is not None else None
-        if chosen not in getattr(action, "choices", {}):
+        if action is None:
+            return parser
+        chosen = getattr(args, action.dest, None)
+        if not isinstance(chosen, str) or chosen not in action.choices:
             return parser
         parser = action.choices[chosen]
 

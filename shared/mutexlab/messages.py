@@ -57,7 +57,7 @@ class Codec:
             raise ValueError("a codec needs at least one message model")
         self.models = {m.model_fields["type"].default: m for m in models}
         union = models[0] if len(models) == 1 else Union[models]  # type: ignore[valid-type]  # noqa: UP007 - a runtime union of a tuple
-        self._adapter = TypeAdapter(Annotated[union, Field(discriminator="type")])
+        self._adapter: TypeAdapter[Message] = TypeAdapter(Annotated[union, Field(discriminator="type")])  # type: ignore[arg-type]  # a union built at runtime
 
     @property
     def types(self) -> list[str]:

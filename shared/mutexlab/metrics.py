@@ -92,7 +92,7 @@ def measure(events: list[dict], unit: float | None = None) -> RunMetrics:
     response: list[float] = []
     sync: list[float] = []
     for e in body:
-        kind, pid, t = e.get("event"), e.get("pid"), e.get("t", 0.0)
+        kind, pid, t = e["event"], e["pid"], e.get("t", 0.0)  # every event has both (trace.REQUIRED)
         if kind == "request" and e.get("resource", CS) == CS:
             requests += 1
             waiting[pid] = t

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .audit import verify_events
+from .audit import numbered, verify_events
 from .audit.verdict import Verdict
 from .metrics import RunMetrics, measure
-from .setup import ConfigError
+from .setup import ConfigError, Setup
 from .sim.engine import SimConfig, SimResult
 from .sim.workload import WorkloadSimulation, make_setup_available
 from .trace import TraceWriter
@@ -22,7 +22,7 @@ from .trace import TraceWriter
 class ClassicRun:
     algorithm: str
     nodes: int
-    setup: object
+    setup: Setup
     result: SimResult
     events: list[dict]
     verdict: Verdict
@@ -61,6 +61,6 @@ def run_classic(
         result = simulation.run()
     finally:
         trace.close()
-    events = [dict(e, _line=n) for n, e in enumerate(trace.events, 1)]
+    events = numbered(trace.kept)
     verdict = verify_events(events)
     return ClassicRun(algorithm, nodes, setup, result, events, verdict, measure(events))

@@ -6,6 +6,7 @@ the scripted replayer and the RabbitMQ services all start from a ``Setup``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,7 @@ class ConfigError(ValueError):
 @dataclass
 class Setup:
     algorithm: str
-    protocols: dict[int, Protocol]
+    protocols: Mapping[int, Protocol]  # read-only: each algorithm's own node class
     names: dict[int, str]
     codec: Codec
     # Capacity per resource: an exact name ("flower", "cs") or a prefix pattern ("reed:*").

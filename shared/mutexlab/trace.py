@@ -82,6 +82,13 @@ class TraceWriter:
         self.events: list[dict] | None = [] if (keep or path is None) else None
         self._file: IO[str] | None = open(path, "w", encoding="utf-8") if path is not None else None
 
+    @property
+    def kept(self) -> list[dict]:
+        """The events written so far; a ValueError for a writer that keeps none (a path, no ``keep``)."""
+        if self.events is None:
+            raise ValueError("this TraceWriter writes to a file and keeps no events: make it with keep=True")
+        return self.events
+
     def write(self, event: dict) -> None:
         if self.events is not None:
             self.events.append(event)
@@ -105,7 +112,13 @@ REQUIRED = ("event", "pid")
 # Fields the audit and the report rely on, by event kind: name → the type it must have when the
 # event has it (``_NEEDED`` lists those it must have). Anything else in an event is kept as is.
 _NUMBER = (int, float)
-_COMMON = {"t": _NUMBER, "lamport": int, "units": int, "id": str, "msg": (dict, type(None))}
+_COMMON: dict[str, type | tuple] = {
+    "t": _NUMBER,
+    "lamport": int,
+    "units": int,
+    "id": str,
+    "msg": (dict, type(None)),
+}
 _KIND_FIELDS: dict[str, dict[str, type | tuple]] = {
     "enter": {"resource": str},
     "exit": {"resource": str},

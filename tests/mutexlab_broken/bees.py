@@ -1,6 +1,7 @@
 """Mason bees that take a flower without waiting for a single ACKflower."""
 
 from mutexlab.protocols import bees
+from mutexlab_broken import recast
 
 FAMILY = "bees"  # membership: these are bees
 
@@ -11,7 +12,4 @@ class GreedyBee(bees.Bee):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0):
-    setup = bees.make_setup(processes, options, seed)
-    for bee in setup.protocols.values():
-        bee.__class__ = GreedyBee
-    return setup
+    return recast(bees.make_setup(processes, options, seed), GreedyBee)

@@ -4,6 +4,7 @@ bees' own invariant (at most ``eggs`` eggs per bee) catches it."""
 
 from mutexlab.protocol import Note
 from mutexlab.protocols import bees
+from mutexlab_broken import recast
 
 FAMILY = "bees"
 
@@ -24,7 +25,4 @@ class ExtraEggBee(bees.Bee):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0):
-    setup = bees.make_setup(processes, options, seed)
-    for bee in setup.protocols.values():
-        bee.__class__ = ExtraEggBee
-    return setup
+    return recast(bees.make_setup(processes, options, seed), ExtraEggBee)

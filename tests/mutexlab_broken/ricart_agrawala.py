@@ -1,6 +1,7 @@
 """Ricart–Agrawala that enters the critical section without waiting for any REPLY."""
 
 from mutexlab.protocols import ricart_agrawala
+from mutexlab_broken import recast
 
 
 class GreedyNode(ricart_agrawala.RicartAgrawalaNode):
@@ -12,7 +13,4 @@ class GreedyNode(ricart_agrawala.RicartAgrawalaNode):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0):
-    setup = ricart_agrawala.make_setup(processes, options, seed)
-    for node in setup.protocols.values():
-        node.__class__ = GreedyNode
-    return setup
+    return recast(ricart_agrawala.make_setup(processes, options, seed), GreedyNode)

@@ -3,6 +3,7 @@ takes in silently the replies it did not wait for (``tolerant_ricart_agrawala``)
 one is refused by its table. What goes wrong is then only the broken entry: two nodes inside at once."""
 
 from mutexlab.protocols import ricart_agrawala
+from mutexlab_broken import recast
 from mutexlab_broken.ricart_agrawala import GreedyNode
 from mutexlab_broken.tolerant_ricart_agrawala import TolerantNode
 
@@ -12,7 +13,4 @@ class QuietGreedyNode(TolerantNode, GreedyNode):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0):
-    setup = ricart_agrawala.make_setup(processes, options, seed)
-    for node in setup.protocols.values():
-        node.__class__ = QuietGreedyNode
-    return setup
+    return recast(ricart_agrawala.make_setup(processes, options, seed), QuietGreedyNode)

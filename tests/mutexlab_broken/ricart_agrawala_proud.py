@@ -2,6 +2,7 @@
 the timestamps: two nodes that want it at once wait for each other's REPLY forever (deadlock)."""
 
 from mutexlab.protocols import ricart_agrawala
+from mutexlab_broken import recast
 
 
 class ProudNode(ricart_agrawala.RicartAgrawalaNode):
@@ -14,7 +15,4 @@ class ProudNode(ricart_agrawala.RicartAgrawalaNode):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0):
-    setup = ricart_agrawala.make_setup(processes, options, seed)
-    for node in setup.protocols.values():
-        node.__class__ = ProudNode
-    return setup
+    return recast(ricart_agrawala.make_setup(processes, options, seed), ProudNode)

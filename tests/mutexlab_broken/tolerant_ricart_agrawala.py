@@ -3,6 +3,7 @@ state table says such a REPLY never comes and is refused."""
 
 from mutexlab.protocols import ricart_agrawala
 from mutexlab.protocols.classic import WANTED
+from mutexlab_broken import recast
 
 
 class TolerantNode(ricart_agrawala.RicartAgrawalaNode):
@@ -14,7 +15,4 @@ class TolerantNode(ricart_agrawala.RicartAgrawalaNode):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0):
-    setup = ricart_agrawala.make_setup(processes, options, seed)
-    for node in setup.protocols.values():
-        node.__class__ = TolerantNode
-    return setup
+    return recast(ricart_agrawala.make_setup(processes, options, seed), TolerantNode)

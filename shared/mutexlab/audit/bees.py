@@ -47,8 +47,8 @@ def check(events: list[dict], run: dict) -> list[Violation]:
     for event in events:
         per_bee.setdefault(event["pid"], []).append(event)
     found: list[Violation] = []
-    per_reed: Counter[int] = Counter()
-    over_reed: set[int] = set()
+    per_reed: Counter[int | None] = Counter()  # None: eggs whose event names no reed
+    over_reed: set[int | None] = set()
     total = 0
     for name, own in per_bee.items():
         own.sort(key=lambda e: e["vc"].get(name, 0))

@@ -123,22 +123,22 @@ def collect_intervals(events: list[dict]) -> tuple[dict[str, list[Interval]], li
             open_[key] = interval
             by_resource.setdefault(resource, []).append(interval)
         else:
-            interval = open_.pop(key, None)
-            if interval is None:
+            closed = open_.pop(key, None)
+            if closed is None:
                 problems.append(
                     Violation("exit-without-enter", f"{pid} left {resource} it did not hold", [event])
                 )
-            elif units != interval.units:
+            elif units != closed.units:
                 problems.append(
                     Violation(
                         "units-mismatch",
-                        f"{pid} entered {resource} with {interval.units} units but left with {units}",
-                        [interval.enter, event],
+                        f"{pid} entered {resource} with {closed.units} units but left with {units}",
+                        [closed.enter, event],
                     )
                 )
-                interval.exit = event
+                closed.exit = event
             else:
-                interval.exit = event
+                closed.exit = event
     return by_resource, problems
 
 

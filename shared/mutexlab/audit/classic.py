@@ -32,7 +32,7 @@ def check(events: list[dict], run: dict) -> list[Violation]:
     last_state: dict[str, dict] = {}
     holding: dict[str, dict] = {}
     for event in events:
-        kind, pid = event.get("event"), event.get("pid")
+        kind, pid = event["event"], event["pid"]  # every event has both (trace.REQUIRED)
         if kind == "request":
             requests[pid] += 1
             last_request[pid] = event

@@ -282,13 +282,13 @@ def _rounds(elf: str, events: list[dict], elves: list[str], sends: dict, request
                     "'msg': the elves audit needs the round it names"
                 )
             key = (body["round"], body["ts"])
-            if current.get(res) != key:
+            if res is not None and current.get(res) != key:  # (None: not an elves resource)
                 current[res], replies[res] = key, {}
         elif kind == "recv" and e.get("type", "").endswith("_REPLY"):
             res, _ = _kind_verb(e["type"])
             body = (sends.get(e.get("id")) or {}).get("msg") or {}
             if res in replies:
-                replies[res].setdefault(e.get("from"), set()).add(body.get("round"))
+                replies[res].setdefault(e["from"], set()).add(body.get("round"))
         elif kind == "enter":
             resource = e.get("resource", "")
             if resource.startswith("contract:"):
@@ -351,7 +351,7 @@ def _finished(per_process: dict[str, list[dict]], elves: list[str], params: dict
         if e["event"] == "round":
             current = e.get("round", current + 1)
         elif e["event"] == "send" and e.get("type") == "STOP":
-            stops[(e.get("msg") or {}).get("round", current)].add(e.get("to"))
+            stops[(e.get("msg") or {}).get("round", current)].add(e["to"])
     for r in range(1, min(rounds or 0, len(began)) + 1):  # rounds never begun are reported above
         missing = sorted(set(elves) - stops.get(r, set()))
         if missing:

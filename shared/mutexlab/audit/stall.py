@@ -13,9 +13,11 @@ explanation reads the same in every tool.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 Stalled = Mapping[str, Mapping[str, Sequence[str]]]
+Node = TypeVar("Node", bound=Hashable)
 
 
 def wait_for_graph(stalled: Stalled) -> dict[str, list[str]]:
@@ -31,59 +33,64 @@ def wait_for_graph(stalled: Stalled) -> dict[str, list[str]]:
     return graph
 
 
+def strongly_connected(nodes: Collection[Node], succ: Callable[[Node], Iterable[Node]]) -> list[list[Node]]:
+    """Tarjan's strongly connected components of the graph ``nodes`` / ``succ``, edges to a node
+    outside ``nodes`` left out. Iterative, so long chains cannot hit Python's recursion limit; the
+    stall explanation and the model checker's liveness search (check/properties.py) share it."""
+    index: dict[Node, int] = {}
+    low: dict[Node, int] = {}
+    on: set[Node] = set()
+    stack: list[Node] = []
+    out: list[list[Node]] = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(succ(root)))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in nodes:
+                    continue
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(succ(w))))
+                    advanced = True
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                out.append(comp)
+    return out
+
+
 def deadlocked_groups(graph: Mapping[str, Sequence[str]]) -> list[tuple[list[str], list[str]]]:
     """Each group of processes that wait for each other (a strongly connected component with a
     cycle), sorted, with one shortest cycle through its smallest name.
 
     A cycle lists every node once: ``[a, b, c]`` reads a → b → c → a; ``[a]`` waits for itself.
     """
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    components: list[list[str]] = []
-    counter = [0]
-
-    def strongconnect(root: str) -> None:
-        # Iterative Tarjan, so long wait chains cannot hit Python's recursion limit.
-        work = [(root, 0)]
-        index[root] = low[root] = counter[0]
-        counter[0] += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, i = work[-1]
-            succ = list(graph.get(node, ()))
-            if i < len(succ):
-                work[-1] = (node, i + 1)
-                nxt = succ[i]
-                if nxt not in index:
-                    index[nxt] = low[nxt] = counter[0]
-                    counter[0] += 1
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, 0))
-                elif nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                components.append(component)
-
-    for node in sorted(graph):
-        if node not in index:
-            strongconnect(node)
-
+    components = strongly_connected(set(graph), lambda node: graph[node])
     groups = []
     for component in components:
         members = set(component)

@@ -120,7 +120,16 @@ class Verdict:
         }
 
 
+def numbered(events: list[dict]) -> list[dict]:
+    """The events with their 1-based position in the trace as ``_line`` (kept where an event has
+    one already, as ``read_trace`` gives): what a finding cites. ``verify_events`` numbers this way."""
+    return [e if "_line" in e else dict(e, _line=n) for n, e in enumerate(events, 1)]
+
+
 def verify_events(events: list[dict]) -> Verdict:
+    """The verdict of a whole trace (its ``run`` header included); events without ``_line`` are
+    numbered by their position (``numbered``), so findings always cite lines."""
+    events = numbered(events)
     run = next((e for e in events if e["event"] == "run"), None)
     if run is None:
         raise TraceError("the trace has no 'run' header: its algorithm and capacities are unknown")
@@ -135,7 +144,7 @@ def verify_events(events: list[dict]) -> Verdict:
     if family is not None:
         checker = importlib.import_module(family)
         violations += checker.check(body, run)
-        checks += list(getattr(checker, "CHECKS", [algorithm + " invariants"]))
+        checks += list(getattr(checker, "CHECKS", [f"{algorithm} invariants"]))
     return Verdict(algorithm, violations, checks, dict(Counter(e["event"] for e in body)))
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from ..audit import verify_events
+from ..audit import numbered, verify_events
 from ..sim.scripted import ScenarioError, replay_scenario
 from .model import DUPLICATE, LOCAL, Model
 from .search import Finding
@@ -59,7 +60,13 @@ def scenario_of(
         for k, m in tr.sends:
             queues[k].append(m)
         world = nxt
-    out = {"algorithm": algorithm, "processes": processes, "options": options, "seed": seed, "steps": steps}
+    out: dict[str, Any] = {
+        "algorithm": algorithm,
+        "processes": processes,
+        "options": options,
+        "seed": seed,
+        "steps": steps,
+    }
     if finding.cycle:
         out["loop"] = len(finding.path)
     out["finding"] = {"kind": finding.kind, "message": finding.message, "processes": finding.processes}
@@ -81,10 +88,12 @@ def reproduces(scenario: dict, finding: Finding) -> tuple[bool, str]:
     try:
         result = replay_scenario(scenario)
     except ScenarioError as exc:
+        return False, f"the replay rejects the scenario: {exc}"
+    if result.refused:
         # a rejected input: the replay stops at the same step with the same refusal
         refusal = finding.message.split(": ", 1)[-1]
-        return finding.kind == "error" and refusal in str(exc), f"replay stops: {exc}"
-    events = [dict(e, _line=n) for n, e in enumerate(result.events, 1)]
+        return finding.kind == "error" and refusal in result.refused, f"replay stops: {result.refused}"
+    events = numbered(result.events)
     verdict = verify_events(events)
     messages = [v.message for v in verdict.violations]
     if finding.kind == "liveness":
@@ -96,22 +105,21 @@ def reproduces(scenario: dict, finding: Finding) -> tuple[bool, str]:
             else "the cycle does not return to its start"
         )
     if finding.kind == "capacity":
+        resource = finding.resource
+        if resource is None:
+            raise ValueError(f"a capacity finding without its resource: {finding.message}")
         hits = [
             v
             for v in verdict.violations
             if v.rule == "capacity"
-            and finding.resource in v.message
+            and resource in v.message
             and all(p in v.message for p in finding.processes)
         ]
         return bool(hits), (hits[0].message if hits else "; ".join(messages) or "the audit finds it safe")
     if finding.kind == "deadlock":
-        ok = (
-            result.in_flight == 0
-            and not verdict.ok
-            and all(result.states.get(p) for p in finding.processes)
-            and all(any(p in m for m in messages) for p in finding.processes)
-        )
-        return ok, "; ".join(messages) or "the audit finds it safe"
+        ok = bool(result.deadlock) and set(finding.processes) <= set(result.deadlock)
+        shown = f"nothing can move; not finished: {', '.join(result.deadlock)}" if result.deadlock else ""
+        return ok, "; ".join(filter(None, [shown, *messages])) or "the audit finds it safe"
     # invariant: the family audit sees it in the trace (eggs, contracts ...) for the same processes
     hits = [
         v

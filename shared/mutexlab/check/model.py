@@ -278,8 +278,8 @@ class Model:
             states[i] = t.state
             world[i] = t.state
             overfull = self._apply_effects(world, i, t) or overfull
-        world = tuple(world)
-        return (self.normalise(world) if self.normalise else world), overfull
+        start = tuple(world)
+        return (self.normalise(start) if self.normalise else start), overfull
 
     def _apply_effects(self, world: list, i: int, t: Transition) -> str | None:
         """Put ``t``'s sends, schedules and holdings into ``world`` (a list); the overfull message."""

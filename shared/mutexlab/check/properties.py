@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
+from ..audit.stall import strongly_connected
 from .model import Model
 
 # An invariant returns None, or (what is wrong, the processes concerned by name).
@@ -72,55 +74,6 @@ def invariant_for(algorithm: str) -> tuple[Invariant | None, str | None]:
 
 
 # -- liveness ------------------------------------------------------------------------------
-def components(nodes: set, succ: Callable[[int], list]) -> list[list]:
-    """Tarjan's strongly connected components of the graph ``nodes`` / ``succ`` (iterative)."""
-    index: dict = {}
-    low: dict = {}
-    on: set = set()
-    stack: list = []
-    out: list[list] = []
-    counter = 0
-    for root in nodes:
-        if root in index:
-            continue
-        work = [(root, iter(succ(root)))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on.add(root)
-        while work:
-            v, it = work[-1]
-            advanced = False
-            for w in it:
-                if w not in nodes:
-                    continue
-                if w not in index:
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on.add(w)
-                    work.append((w, iter(succ(w))))
-                    advanced = True
-                    break
-                if w in on:
-                    low[v] = min(low[v], index[w])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on.discard(w)
-                    comp.append(w)
-                    if w == v:
-                        break
-                out.append(comp)
-    return out
-
-
 def fair_starvation(model: Model, worlds: dict[int, tuple]):
     """Look for a weakly fair cycle inside ``worlds`` (fingerprint → world, one strongly
     connected component of the state graph) in which some process waits throughout.
@@ -149,7 +102,7 @@ def fair_starvation(model: Model, worlds: dict[int, tuple]):
         waiting = {fp for fp, w in worlds.items() if model.waiting(w[i])}
         if not waiting:
             continue
-        for comp in components(waiting, lambda v: [w for _, w in edges[v]]):
+        for comp in strongly_connected(waiting, lambda v: [w for _, w in edges[v]]):
             members = set(comp)
             inner = [(v, label, w) for v in comp for label, w in edges[v] if w in members]
             if not inner:
@@ -173,7 +126,7 @@ def _tour(start: int, inner: list, owed: set, model: Model) -> list[tuple]:
     def path(src: int, goal: Callable[[int, tuple, int], bool]) -> tuple[list, int]:
         """Shortest path of labels from src whose last edge satisfies goal (BFS)."""
         seen = {src}
-        queue = deque([(src, [])])
+        queue: deque[tuple[int, list]] = deque([(src, [])])
         while queue:
             v, labels = queue.popleft()
             for label, w in adj.get(v, []):
@@ -189,7 +142,11 @@ def _tour(start: int, inner: list, owed: set, model: Model) -> list[tuple]:
     for need in sorted(owed, key=repr):
         if any(model.fairness_label(lb) == need for lb in labels):
             continue
-        more, here = path(here, lambda v, lb, w, need=need: model.fairness_label(lb) == need)
+
+        def takes_need(v: int, lb: tuple, w: int, need: Any = need) -> bool:
+            return model.fairness_label(lb) == need
+
+        more, here = path(here, takes_need)
         labels += more
     if here != start or not labels:
         more, here = path(here, lambda v, lb, w: w == start)

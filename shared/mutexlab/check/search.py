@@ -23,6 +23,7 @@ import resource
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..protocol import ProtocolError
 from .model import Model
@@ -151,7 +152,8 @@ class Search:
         stuck = model.waiters(world)
         return Finding("deadlock", f"nothing can move; waiting: {stuck}", [], processes=list(stuck))
 
-    def _edge_finding(self, world: tuple, label: tuple, nxt, t, overfull) -> Finding | None:
+    def _edge_finding(self, world: tuple, label: tuple, nxt, t, overfull) -> Finding:
+        """The finding of a step that was refused (``nxt`` None) or overfilled a resource."""
         model = self.model
         if nxt is None:
             return Finding(
@@ -167,7 +169,7 @@ class Search:
                 if model.resources[r] == overfull.split(" ", 1)[0]
             ]
             return Finding("capacity", overfull, [], processes=held, resource=overfull.split(" ", 1)[0])
-        return None
+        raise ValueError(f"{model.describe(label)} is neither refused nor overfull: no finding")
 
     def _finish(self) -> Result:
         r = self.result
@@ -388,7 +390,12 @@ class Search:
     def _walk(self, labels: list) -> tuple:
         world, _ = self.model.initial()
         for label in labels:
-            world, _, _ = self.model.step(world, label)
+            nxt, t, _ = self.model.step(world, label)
+            if nxt is None:  # the path was walked before: each of its steps was taken then
+                raise RuntimeError(
+                    f"replaying a path: {self.model.describe(label)} is refused now ({t.error})"
+                )
+            world = nxt
         return world
 
     def _path_inside(self, worlds: dict, src, dst) -> list:
@@ -396,7 +403,7 @@ class Search:
 
         if src == dst:
             return []
-        queue = deque([(src, [])])
+        queue: deque[tuple[Any, list]] = deque([(src, [])])
         seen = {src}
         model = self.model
         while queue:

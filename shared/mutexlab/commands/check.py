@@ -7,7 +7,6 @@ the search (incomplete: nothing is proven).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
@@ -17,7 +16,7 @@ from ..check.properties import invariant_for
 from ..check.search import rss_mb
 from ..setup import ConfigError
 from ..words import count
-from .common import fail, non_negative, positive, print_json
+from .common import add_scenario_command, fail, megabytes, non_negative, positive, print_json
 from .flags import (
     add_bees_arguments,
     add_elves_arguments,
@@ -33,16 +32,6 @@ EXIT_PASS, EXIT_FINDING, EXIT_BAD, EXIT_INCOMPLETE = 0, 1, 2, 3
 # The simulator's defaults are far out of reach of an exhaustive search: check starts small.
 SMALL_BEES = {"bees": 2, "flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}
 SMALL_ELVES = {"elves": 2, "pins": 1, "poison": 2, "contracts": 2, "hamsters": [1, 2], "rounds": 1}
-
-
-def megabytes(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of MB") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-    return value
 
 
 def _common(p) -> None:
@@ -96,7 +85,8 @@ def _common(p) -> None:
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    group = add_scenario_command(
+        sub,
         "check",
         help="model-check a bounded workload: every interleaving, every world",
         description="Explore every reachable world (every interleaving FIFO links and local "
@@ -104,50 +94,46 @@ def register(sub) -> None:
         "and liveness under weak fairness. Exit 0 complete and nothing found, 1 a "
         "finding, 2 bad arguments, 3 a limit stopped the search (incomplete).",
     )
-    group = p.add_subparsers(dest="scenario", metavar="SCENARIO", required=True)
 
-    b = group.add_parser(
-        "bees",
-        parents=[parent(add_bees_arguments, defaults=SMALL_BEES)],
-        help="the mason bees (defaults: 2 bees, 1 flower, 1 reed, 1 egg, 1 cocoon)",
-        description="Model-check the mason bees. Same configuration flags as `simulate bees`, "
-        "with small defaults (the state space grows fast).",
-    )
-    b.add_argument(
-        "--seed", type=non_negative, default=0, help="random seed of the initial clocks (default 0)"
-    )
-    b.add_argument(
-        "--zero-clocks",
-        action="store_true",
-        help="every bee's clock starts at 0 (the pid breaks ties) instead of a random one",
-    )
-    b.add_argument(
-        "--algorithm",
-        default="bees",
-        metavar="MODULE",
-        help="a module offering make_setup, for variants (default: bees)",
-    )
-    _common(b)
-    b.set_defaults(func=run, family="bees")
-
-    e = group.add_parser(
-        "elves",
-        parents=[parent(add_elves_arguments, defaults=SMALL_ELVES)],
-        help="the hamster killers (defaults: 2 elves, 1 round of 2 contracts)",
-        description="Model-check the hamster killers. Same configuration flags as "
-        "`simulate elves` (timing flags aside), with small defaults.",
-    )
-    e.add_argument(
-        "--seed", type=non_negative, default=0, help="random seed of the mayor's contracts (default 0)"
-    )
-    e.add_argument(
-        "--algorithm",
-        default="elves",
-        metavar="MODULE",
-        help="a module offering make_setup, for variants (default: elves)",
-    )
-    _common(e)
-    e.set_defaults(func=run, family="elves")
+    # The bees and the elves: the family's flags with small defaults, a seed, a variant module.
+    for family, add_arguments, small, help, description, seed in (
+        (
+            "bees",
+            add_bees_arguments,
+            SMALL_BEES,
+            "the mason bees (defaults: 2 bees, 1 flower, 1 reed, 1 egg, 1 cocoon)",
+            "Model-check the mason bees. Same configuration flags as `simulate bees`, "
+            "with small defaults (the state space grows fast).",
+            "random seed of the initial clocks (default 0)",
+        ),
+        (
+            "elves",
+            add_elves_arguments,
+            SMALL_ELVES,
+            "the hamster killers (defaults: 2 elves, 1 round of 2 contracts)",
+            "Model-check the hamster killers. Same configuration flags as "
+            "`simulate elves` (timing flags aside), with small defaults.",
+            "random seed of the mayor's contracts (default 0)",
+        ),
+    ):
+        f = group.add_parser(
+            family, parents=[parent(add_arguments, defaults=small)], help=help, description=description
+        )
+        f.add_argument("--seed", type=non_negative, default=0, help=seed)
+        if family == "bees":
+            f.add_argument(
+                "--zero-clocks",
+                action="store_true",
+                help="every bee's clock starts at 0 (the pid breaks ties) instead of a random one",
+            )
+        f.add_argument(
+            "--algorithm",
+            default=family,
+            metavar="MODULE",
+            help=f"a module offering make_setup, for variants (default: {family})",
+        )
+        _common(f)
+        f.set_defaults(func=run, family=family)
 
     m = group.add_parser(
         "mutex",

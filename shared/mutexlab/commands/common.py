@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 
@@ -28,15 +29,33 @@ positive = count(1)
 non_negative = count(0)
 
 
-def seconds(text: str) -> float:
-    """An argparse type: a duration in seconds, ≥ 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be ≥ 0, got {text}")
-    return value
+def add_scenario_command(sub, name: str, help: str, description: str, dest: str = "scenario"):
+    """``mutexlab <name> SCENARIO``, a command with one subcommand per scenario (``bees``,
+    ``elves``, ``mutex``): registers it and returns the group the scenarios are added to."""
+    parser = sub.add_parser(name, help=help, description=description)
+    return parser.add_subparsers(dest=dest, metavar="SCENARIO", required=True)
+
+
+def real(name: str, unit: str, ok: Callable[[float], bool], rule: str) -> Callable[[str], float]:
+    """An argparse type: a number (``{text} is not a number`` + ``unit``) that ``ok`` accepts, else
+    the error ``must be <rule>, got <text>``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number{unit}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"must be {rule}, got {text}")
+        return value
+
+    parse.__name__ = name
+    return parse
+
+
+seconds = real("seconds", " of seconds", lambda v: v >= 0, "≥ 0")  # a duration in seconds, ≥ 0
+probability = real("probability", "", lambda v: 0 <= v <= 1, "a probability between 0 and 1")
+megabytes = real("megabytes", " of MB", lambda v: v > 0, "> 0")
 
 
 def fail(message: str, code: int = 2) -> int:
@@ -52,17 +71,6 @@ def format_number(value: float | None, digits: int = 2) -> str:
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, sort_keys=False, default=str)
     sys.stdout.write("\n")
-
-
-def probability(text: str) -> float:
-    """An argparse type: a probability between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"must be a probability between 0 and 1, got {text}")
-    return value
 
 
 def add_fault_arguments(parser) -> None:

@@ -16,7 +16,7 @@ from ..explore.session import Config, Session, session_from_scenario
 from ..protocols.registry import family_of
 from ..setup import ConfigError
 from ..sim.scripted import ScenarioError
-from .common import count, fail
+from .common import add_scenario_command, count, fail
 from .flags import (
     add_bees_arguments,
     add_elves_arguments,
@@ -46,15 +46,16 @@ def _common(p) -> None:
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    group = add_scenario_command(
+        sub,
         "explore",
         help="step through a protocol in the browser, choosing every interleaving",
         description="Serve a local page that shows every process, every message in flight and "
         "every enabled step as a button; undo, redo, jump back, random steps, run to "
         "the end; findings (capacity, invariants, deadlock) live; export the path as "
         "a scenario for `mutexlab replay`.",
+        dest="scenario_family",
     )
-    group = p.add_subparsers(dest="scenario_family", metavar="SCENARIO", required=True)
     b = group.add_parser("bees", parents=[parent(add_bees_arguments)], help="the mason bees")
     _common(b)
     b.set_defaults(func=run, family="bees", config=bees_config)

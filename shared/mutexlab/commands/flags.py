@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..protocols.classic import WORKLOAD_OPTIONS
 from ..protocols.elves import DEFAULTS as ELVES_DEFAULTS
@@ -48,42 +49,48 @@ def parent(add_arguments: Callable[..., None], **kwargs) -> argparse.ArgumentPar
 BEES_DEFAULTS = {"bees": 10, "flowers": 3, "reeds": 3, "eggs": 5, "cocoons": 15}
 
 
+@dataclass(frozen=True)
+class Flag:
+    """One configuration flag: ``--<key with dashes>``, its help before ``(default …)``."""
+
+    key: str
+    help: str
+    metavar: str | None = None
+    short: str | None = None
+    type: Callable[[str], Any] = positive
+
+
+def shown(value: Any) -> str:
+    """A default as the help shows it: a range ``[1, 3]`` as ``1-3``."""
+    return "-".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+
+
+def add_flags(parser, flags: list[Flag], shown_defaults: dict, defaults: dict) -> None:
+    """Declare ``flags``: each defaults to ``defaults.get(key)``; its help names ``shown_defaults[key]``."""
+    for flag in flags:
+        names = [f"--{flag.key.replace('_', '-')}"] + ([flag.short] if flag.short else [])
+        parser.add_argument(
+            *names,
+            type=flag.type,
+            default=defaults.get(flag.key),
+            metavar=flag.metavar,
+            help=f"{flag.help} (default {shown(shown_defaults[flag.key])})",
+        )
+
+
+BEES_FLAGS = [
+    Flag("bees", "number of bees", "P", "-P"),
+    Flag("flowers", "number of flowers", "K", "-K"),
+    Flag("reeds", "number of reeds", "T", "-T"),
+    Flag("eggs", "eggs per bee"),
+    Flag("cocoons", "cocoons per reed, a multiple of --eggs"),
+]
+
+
 def add_bees_arguments(parser, defaults: dict | None = None) -> None:
     """The bees' flags; ``defaults`` replaces the simulator's defaults (``check`` starts small)."""
     d = {**BEES_DEFAULTS, **(defaults or {})}
-    parser.add_argument(
-        "--bees",
-        "-P",
-        type=positive,
-        default=d["bees"],
-        metavar="P",
-        help=f"number of bees (default {d['bees']})",
-    )
-    parser.add_argument(
-        "--flowers",
-        "-K",
-        type=positive,
-        default=d["flowers"],
-        metavar="K",
-        help=f"number of flowers (default {d['flowers']})",
-    )
-    parser.add_argument(
-        "--reeds",
-        "-T",
-        type=positive,
-        default=d["reeds"],
-        metavar="T",
-        help=f"number of reeds (default {d['reeds']})",
-    )
-    parser.add_argument(
-        "--eggs", type=positive, default=d["eggs"], help=f"eggs per bee (default {d['eggs']})"
-    )
-    parser.add_argument(
-        "--cocoons",
-        type=positive,
-        default=d["cocoons"],
-        help=f"cocoons per reed, a multiple of --eggs (default {d['cocoons']})",
-    )
+    add_flags(parser, BEES_FLAGS, d, d)
 
 
 def bees_config(args) -> Scenario:
@@ -104,68 +111,24 @@ def hamsters(text: str) -> list[int]:
     return [low, high]
 
 
+ELVES_FLAGS = [
+    Flag("elves", "number of elves", "N", "-N"),
+    Flag("pins", "safety pins in town", "A"),
+    Flag("poison", "poison portions", "B"),
+    Flag("contracts", "contracts per round", "C"),
+    Flag("hamsters", "hamsters per contract, drawn by the mayor", "MIN-MAX", type=hamsters),
+    Flag("rounds", "rounds", "R"),
+    Flag("pins_per_elf", "pins an elf needs for any contract", "K"),
+    Flag("poison_per_hamster", "poison portions per hamster", "K"),
+]
+
+
 def add_elves_arguments(parser, defaults: dict | None = None) -> None:
     """Every option but ``--elves`` defaults to None, so ``make_setup``'s default (the help's)
     applies; ``defaults`` sets others explicitly (``check`` starts small)."""
     given = dict(defaults or {})
     d = {**ELVES_DEFAULTS, "elves": 4, **given}
-    parser.add_argument(
-        "--elves",
-        "-N",
-        type=positive,
-        default=d["elves"],
-        metavar="N",
-        help=f"number of elves (default {d['elves']})",
-    )
-    parser.add_argument(
-        "--pins",
-        type=positive,
-        default=given.get("pins"),
-        metavar="A",
-        help=f"safety pins in town (default {d['pins']})",
-    )
-    parser.add_argument(
-        "--poison",
-        type=positive,
-        default=given.get("poison"),
-        metavar="B",
-        help=f"poison portions (default {d['poison']})",
-    )
-    parser.add_argument(
-        "--contracts",
-        type=positive,
-        default=given.get("contracts"),
-        metavar="C",
-        help=f"contracts per round (default {d['contracts']})",
-    )
-    parser.add_argument(
-        "--hamsters",
-        type=hamsters,
-        default=given.get("hamsters"),
-        metavar="MIN-MAX",
-        help="hamsters per contract, drawn by the mayor (default {}-{})".format(*d["hamsters"]),
-    )
-    parser.add_argument(
-        "--rounds",
-        type=positive,
-        default=given.get("rounds"),
-        metavar="R",
-        help=f"rounds (default {d['rounds']})",
-    )
-    parser.add_argument(
-        "--pins-per-elf",
-        type=positive,
-        default=given.get("pins_per_elf"),
-        metavar="K",
-        help=f"pins an elf needs for any contract (default {d['pins_per_elf']})",
-    )
-    parser.add_argument(
-        "--poison-per-hamster",
-        type=positive,
-        default=given.get("poison_per_hamster"),
-        metavar="K",
-        help=f"poison portions per hamster (default {d['poison_per_hamster']})",
-    )
+    add_flags(parser, ELVES_FLAGS, d, {**given, "elves": d["elves"]})
 
 
 def elves_config(args) -> Scenario:
@@ -295,26 +258,32 @@ def mutex_config(args, algorithm: str | None = None) -> Scenario:
 
 
 # -- the simulator's workload (simulate mutex, compare) --------------------------------------
-def add_workload_arguments(parser) -> None:
-    parser.add_argument("--seed", type=non_negative, default=0, help="random seed (default 0)")
+def add_simulator_arguments(parser, seed: str) -> None:
+    """``--seed`` (``seed``: what it draws) and ``--delay``: what every simulation takes."""
+    parser.add_argument("--seed", type=non_negative, default=0, help=f"{seed} (default 0)")
     parser.add_argument(
         "--delay",
         choices=("exp", "uniform", "fixed"),
         default="exp",
         help="message delay model, mean 1 (default exp)",
     )
-    parser.add_argument(
-        "--think",
-        type=seconds,
-        default=1.0,
-        metavar="MEAN",
-        help="mean think time before each request, in message delays (default 1)",
-    )
-    parser.add_argument(
-        "--cs",
-        type=seconds,
-        default=1.0,
-        metavar="MEAN",
-        help="mean time inside the critical section, in message delays (default 1)",
+
+
+def add_dwell_arguments(parser, helps: dict[str, str]) -> None:
+    """A mean dwell time per kind, in virtual time, default 1: ``--<kind>`` for each kind → help."""
+    for kind, help in helps.items():
+        parser.add_argument(
+            f"--{kind}", type=seconds, default=1.0, metavar="MEAN", help=f"{help} (default 1)"
+        )
+
+
+def add_workload_arguments(parser) -> None:
+    add_simulator_arguments(parser, "random seed")
+    add_dwell_arguments(
+        parser,
+        {
+            "think": "mean think time before each request, in message delays",
+            "cs": "mean time inside the critical section, in message delays",
+        },
     )
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")

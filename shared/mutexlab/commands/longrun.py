@@ -14,9 +14,13 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from .. import memory
 from .common import fail
+
+if TYPE_CHECKING:  # rich is imported only when a bar is shown
+    from rich.progress import Progress, TaskID
 
 SHOW_AFTER = 1.0  # seconds of running before a progress bar appears
 
@@ -51,17 +55,19 @@ def progress_bar(args, expected_events: float, label: str) -> Iterator[Callable[
     if not wanted(args):
         yield None
         return
-    state: dict = {"bar": None, "task": None, "start": time.monotonic()}
+    start = time.monotonic()
+    shown: tuple[Progress, TaskID] | None = None  # the bar and its task, once the run lasts SHOW_AFTER
 
     def progress(events: int, now: float) -> None:
-        elapsed = time.monotonic() - state["start"]
-        if state["bar"] is None:
+        nonlocal shown
+        elapsed = time.monotonic() - start
+        if shown is None:
             if elapsed < SHOW_AFTER:
                 return
             from rich.console import Console
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-            state["bar"] = Progress(
+            bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
                 TextColumn("{task.completed:,.0f} of ~{task.total:,.0f} events"),
@@ -70,10 +76,11 @@ def progress_bar(args, expected_events: float, label: str) -> Iterator[Callable[
                 console=Console(file=sys.stderr),
                 transient=True,
             )
-            state["bar"].start()
-            state["task"] = state["bar"].add_task(label, total=max(expected_events, 1), rate=0)
-        state["bar"].update(
-            state["task"],
+            bar.start()
+            shown = (bar, bar.add_task(label, total=max(expected_events, 1), rate=0))
+        bar, task = shown
+        bar.update(
+            task,
             completed=events,
             total=max(expected_events, events, 1),
             rate=events / elapsed if elapsed > 0 else 0,
@@ -82,5 +89,5 @@ def progress_bar(args, expected_events: float, label: str) -> Iterator[Callable[
     try:
         yield progress
     finally:
-        if state["bar"] is not None:
-            state["bar"].stop()
+        if shown is not None:
+            shown[0].stop()

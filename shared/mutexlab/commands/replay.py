@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..audit import verify_events
+from ..audit import numbered, verify_events
 from ..sim.scripted import ScenarioError, replay_scenario
 from ..trace import TraceWriter
 from ..words import count
@@ -15,8 +15,11 @@ def register(sub) -> None:
         "replay",
         help="play a scripted schedule step by step",
         description="Replay a scenario (algorithm, processes, options, steps), write its trace "
-        "and audit it. Exit 0 SAFE, 1 on a safety violation, 2 on an invalid scenario, "
-        "3 INCOMPLETE (no safety violation, but the scenario ends with someone "
+        "and audit it. Exit 0 SAFE; 1 on a finding, as mutexlab check reports them: a safety "
+        "violation, a delivery the protocol refuses (the replay stops there), a deadlock (the "
+        "scenario ends where nothing can move and someone is not finished) or a closed loop "
+        "in which someone waits throughout; 2 on an invalid scenario; 3 INCOMPLETE (no "
+        "finding, but the scenario stops while something could still move and someone is "
         "still holding, waiting or not in a final state).",
     )
     p.add_argument("scenario", help="scenario JSON file")
@@ -35,7 +38,7 @@ def run(args) -> int:
         return fail(str(exc))
     except OSError as exc:
         return fail(f"cannot write trace: {exc}")
-    events = [dict(e, _line=n) for n, e in enumerate(result.events, 1)]
+    events = numbered(result.events)
     verdict = verify_events(events)
     outcome = {
         "algorithm": result.setup.algorithm,
@@ -45,8 +48,11 @@ def run(args) -> int:
         "verdict": verdict.status,
         "safe": verdict.safe,
         "violations": [v.message for v in verdict.violations],
+        "refused": result.refused,
+        "deadlock": result.deadlock,
     }
     starving = bool(result.loop and result.loop["closes"] and result.loop["waiting"])
+    finding = starving or bool(result.refused or result.deadlock)
     if result.loop is not None:
         outcome["loop"] = result.loop
     if args.json:
@@ -58,6 +64,10 @@ def run(args) -> int:
         if result.in_flight:
             print(f"still in flight: {count(result.in_flight, 'message')}")
         print(verdict.render())
+        if result.refused:
+            print(f"REFUSED: {result.refused} (the replay stops there)")
+        if result.deadlock:
+            print(f"DEADLOCK: nothing can move; not finished: {', '.join(result.deadlock)}")
         if result.loop is not None:
             print(loop_line(result.loop))
         if args.trace:
@@ -66,7 +76,7 @@ def run(args) -> int:
         return write_report_if_asked(args, events) or fail(
             "the scenario's loop does not return to the world where it began: it is not a cycle"
         )
-    return write_report_if_asked(args, events) or (1 if starving else verdict.exit_code)
+    return write_report_if_asked(args, events) or (1 if finding else verdict.exit_code)
 
 
 def loop_line(loop: dict) -> str:

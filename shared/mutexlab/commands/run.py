@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..setup import ConfigError
 from ..transport.supervisor import DEFAULT_URL, Plan, broker_problem, execute, make_plan
-from .common import fail, non_negative, seconds
+from .common import add_scenario_command, fail, non_negative, seconds
 from .flags import (
     add_bees_arguments,
     add_elves_arguments,
@@ -91,14 +91,14 @@ def _common(p) -> None:
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    group = add_scenario_command(
+        sub,
         "run",
         help="run a scenario over RabbitMQ, one OS process per participant",
         description="Start the monitor and every participant as separate processes against a "
         "running RabbitMQ; print the monitor's verdict and summary. Exit 0 safe and "
         "complete, 1 violation, 2 bad arguments, 3 stalled or broker unusable.",
     )
-    group = p.add_subparsers(dest="scenario", metavar="SCENARIO", required=True)
 
     bees = group.add_parser(
         "bees", parents=[parent(add_bees_arguments)], help="the mason bees: P bees, K flowers, T reeds"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 
+from .common import add_scenario_command
+
 SIMULATIONS: list[str] = []
 SIMULATIONS.append("mutexlab.commands.simulate_bees")
 SIMULATIONS.append("mutexlab.commands.simulate_elves")
@@ -11,11 +13,11 @@ SIMULATIONS.append("mutexlab.commands.simulate_mutex")
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    group = add_scenario_command(
+        sub,
         "simulate",
         help="run a scenario in the deterministic simulator",
         description="Seeded, deterministic simulation in virtual time (mean message delay = 1).",
     )
-    group = p.add_subparsers(dest="scenario", metavar="SCENARIO", required=True)
     for name in SIMULATIONS:
         importlib.import_module(name).register(group)

@@ -22,11 +22,10 @@ from .common import (
     fail,
     fault_config,
     fault_line,
-    non_negative,
     outcome_lines,
     print_json,
 )
-from .flags import add_bees_arguments, bees_config, parent
+from .flags import add_bees_arguments, add_simulator_arguments, bees_config, parent
 from .longrun import add_memory_argument, check_memory, progress_bar
 from .reporting import add_report_argument, write_report_if_asked
 
@@ -43,18 +42,7 @@ def register(sub) -> None:
         "Exit 0 when every bee ends DEAD or RETIRED and the trace is safe, 1 on a "
         "safety violation, 2 on bad arguments, 3 when the run stalls without one.",
     )
-    p.add_argument(
-        "--seed",
-        type=non_negative,
-        default=0,
-        help="random seed: delays, dwell times and initial clocks (default 0)",
-    )
-    p.add_argument(
-        "--delay",
-        choices=("exp", "uniform", "fixed"),
-        default="exp",
-        help="message delay model, mean 1 (default exp)",
-    )
+    add_simulator_arguments(p, "random seed: delays, dwell times and initial clocks")
     p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
     p.add_argument(
         "--no-audit",
@@ -173,7 +161,7 @@ def run(args) -> int:
             trace.close()
     verdict = None
     if trace is not None:
-        verdict = verify_events([dict(e, _line=n) for n, e in enumerate(trace.events, 1)])
+        verdict = verify_events(trace.kept)
     summary = summarise(setup, result, verdict, args)
     if args.json:
         print_json(summary)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .. import memory
-from ..audit import verify_events
+from ..audit import numbered, verify_events
 from ..protocol import ProtocolError
 from ..protocols.elves import DEFAULTS as ELVES_DEFAULTS
 from ..protocols.elves import ELF_WAIT_FOR_RELEASE, PINS, POISON, Elf, make_setup
@@ -26,12 +26,10 @@ from .common import (
     fail,
     fault_config,
     fault_line,
-    non_negative,
     outcome_lines,
     print_json,
-    seconds,
 )
-from .flags import add_elves_arguments, elves_config, parent
+from .flags import add_dwell_arguments, add_elves_arguments, add_simulator_arguments, elves_config, parent
 from .longrun import add_memory_argument, check_memory, progress_bar
 from .reporting import add_report_argument, write_report_if_asked
 
@@ -46,38 +44,14 @@ def register(sub) -> None:
         "violation, 2 on bad arguments or a configuration that could never finish, "
         "3 when the run stalls without a safety violation.",
     )
-    p.add_argument(
-        "--seed",
-        type=non_negative,
-        default=0,
-        help="random seed: the mayor's contracts, delays, dwell times (default 0)",
-    )
-    p.add_argument(
-        "--delay",
-        choices=("exp", "uniform", "fixed"),
-        default="exp",
-        help="message delay model, mean 1 (default exp)",
-    )
-    p.add_argument(
-        "--work",
-        type=seconds,
-        default=1.0,
-        metavar="MEAN",
-        help="mean virtual time an elf works on a contract (default 1)",
-    )
-    p.add_argument(
-        "--rest",
-        type=seconds,
-        default=1.0,
-        metavar="MEAN",
-        help="mean virtual time between a contract done and the next request (default 1)",
-    )
-    p.add_argument(
-        "--pause",
-        type=seconds,
-        default=1.0,
-        metavar="MEAN",
-        help="mean virtual time the mayor waits between rounds (default 1)",
+    add_simulator_arguments(p, "random seed: the mayor's contracts, delays, dwell times")
+    add_dwell_arguments(
+        p,
+        {
+            "work": "mean virtual time an elf works on a contract",
+            "rest": "mean virtual time between a contract done and the next request",
+            "pause": "mean virtual time the mayor waits between rounds",
+        },
     )
     p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
     add_report_argument(p)
@@ -235,7 +209,7 @@ def run(args) -> int:
         error = str(exc)
     finally:
         trace.close()
-    events = [dict(e, _line=n) for n, e in enumerate(trace.events, 1)]
+    events = numbered(trace.kept)
     verdict = verify_events(events)
     summary = summarise(setup, result, verdict, events, args, error)
     if args.json:

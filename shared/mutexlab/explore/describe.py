@@ -82,7 +82,11 @@ def _count(items: Any) -> str:
 
 
 # -- per protocol: (label, getter) in the order of the protocol's state table ----------------------------
-def _bee(p) -> list:
+# A protocol's card: its (label, text) rows and the names of the attributes they show.
+Card = tuple[list[tuple[str, str]], set[str]]
+
+
+def _bee(p) -> Card:
     own = p.requests.get(p.pid)
     return [
         ("reed", "—" if not p.reed else f"reed:{p.reed}"),
@@ -111,7 +115,7 @@ def _bee(p) -> list:
     }
 
 
-def _mayor(p) -> list:
+def _mayor(p) -> Card:
     round_plan = p.plan[p.round - 1] if 1 <= p.round <= len(p.plan) else ()
     return [
         ("round", f"{p.round} of {len(p.plan)}"),
@@ -120,7 +124,7 @@ def _mayor(p) -> list:
     ], {"round", "completed"}
 
 
-def _elf(p) -> list:
+def _elf(p) -> Card:
     return [
         ("round", str(p.round)),
         ("phase", fmt(p.phase)),
@@ -145,19 +149,19 @@ def _elf(p) -> list:
     }
 
 
-def _classic(p) -> list:
+def _classic(p) -> Card:
     return [("requests left", str(p.requests_left)), ("entries", str(p.entries))], {
         "requests_left",
         "entries",
     }
 
 
-def _lamport(p) -> list:
+def _lamport(p) -> Card:
     queue = sorted((ts, j, kind) for j, (kind, ts) in p.q.items())
     return [("queue (last message per node)", ", ".join(f"{kind} {ts}@{j}" for ts, j, kind in queue))], {"q"}
 
 
-def _ricart(p) -> list:
+def _ricart(p) -> Card:
     return [
         ("my request", fmt(p.my_request)),
         ("replies", _count(p.replies)),
@@ -165,7 +169,7 @@ def _ricart(p) -> list:
     ], {"my_request", "replies", "deferred"}
 
 
-def _maekawa(p) -> list:
+def _maekawa(p) -> Card:
     return [
         ("quorum", fmt(list(p.quorum))),
         ("my request", fmt(p.my_request)),
@@ -191,7 +195,7 @@ def _maekawa(p) -> list:
     }
 
 
-def _sanders(p) -> list:
+def _sanders(p) -> Card:
     return [
         ("request set R", fmt(p.R)),
         ("inform set I", fmt(p.I)),
@@ -219,12 +223,12 @@ def _sanders(p) -> list:
     }
 
 
-def _suzuki(p) -> list:
+def _suzuki(p) -> Card:
     token = "no token" if p.token is None else f"L = {fmt(list(p.token[0][1:]))}, Q = {fmt(list(p.token[1]))}"
     return [("RN", fmt(list(p.R[1:]))), ("token", token)], {"R", "token"}
 
 
-def _raymond(p) -> list:
+def _raymond(p) -> Card:
     return [
         ("holder", "self" if p.holder == p.pid else str(p.holder)),
         ("request queue", fmt(list(p.queue))),
@@ -233,7 +237,7 @@ def _raymond(p) -> list:
 
 
 # The most specific class first: matched by name along the object's MRO (variants subclass them).
-SPECS: dict[str, Callable] = {
+SPECS: dict[str, Callable[[Any], Card]] = {
     "Bee": _bee,
     "Mayor": _mayor,
     "Elf": _elf,

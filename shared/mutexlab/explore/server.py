@@ -93,13 +93,21 @@ class ExplorerServer(ThreadingHTTPServer):
         self.examples = list_examples(examples if examples is not None else examples_dir())
 
     @property
-    def url(self) -> str:
+    def bound(self) -> tuple[str, int]:
+        """The (host, port) the server listens on."""
         host, port = self.server_address[:2]
+        if not isinstance(host, str):  # an AF_INET or AF_INET6 address: its host is text
+            raise TypeError(f"unexpected server address {self.server_address!r}")
+        return host, port
+
+    @property
+    def url(self) -> str:
+        host, port = self.bound
         shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{port}/"
 
     def allowed_hosts(self) -> set[str]:
-        host, port = self.server_address[:2]
+        host, port = self.bound
         names = {host, f"[{host}]"}
         if host in ("127.0.0.1", "::1", "localhost"):
             names |= {"localhost", "127.0.0.1", "[::1]"}
@@ -161,6 +169,7 @@ class Handler(BaseHTTPRequestHandler):
                     raise ApiError(405, f"{method} is not allowed on {path}; use GET", {"Allow": "GET, HEAD"})
                 self._static(path, head=method == "HEAD")
                 return
+            handlers: dict[str, Callable[[], tuple[int, Any]]] | None
             if path.startswith("/api/examples/"):
                 handlers = {"GET": lambda: self.api_example(path[len("/api/examples/") :])}
             else:

@@ -29,17 +29,18 @@ from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..audit import verify_events
+from ..audit import numbered, verify_events
 from ..audit.model import PROGRESS, SAFETY, UNDECIDED, kind_of
 from ..audit.stall import explain_stall
 from ..protocol import Enter, Exit, ProtocolError
 from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup, capacity_of
-from ..sim.scripted import ScenarioError, ScriptedRun, load_scenario
+from ..sim.scripted import ScenarioError, ScriptedRun, Step, load_scenario
 from ..trace import TraceError, TraceWriter
 from ..words import count
 from .describe import describe_message, describe_process
@@ -92,12 +93,9 @@ class ExplorerRun(ScriptedRun):
 
     def __init__(self, setup: Setup, trace: TraceWriter) -> None:
         super().__init__(setup, trace)
-        self.pending: dict[int, list[tuple[str, str]]] = {}  # pid → [(action, dwell)], oldest first
+        self.events = trace.kept  # the trace so far (the writer keeps it in memory)
         self.holdings: dict[str, list[tuple[int, int]]] = {}  # resource → [(pid, units)], in entry order
         self.overfull: list[str] = []  # capacity breaches, as they happened
-
-    def schedule(self, pid: int, action: str, dwell: str) -> None:
-        self.pending.setdefault(pid, []).append((action, dwell))
 
     def holding_changed(self, pid: int, effect: Enter | Exit) -> None:
         held = self.holdings.setdefault(effect.resource, [])
@@ -112,49 +110,6 @@ class ExplorerRun(ScriptedRun):
                 )
         elif (pid, effect.units) in held:
             held.remove((pid, effect.units))
-
-    def play(self, step: Any, number: int) -> None:
-        """Play scenario step ``step`` (a parsed step of ``sim/scripted.py``) as step ``number``,
-        exactly as ``replay_scenario`` does. Raises ScenarioError naming the step."""
-        self.now = float(number)
-        op = step.op
-        for pid in _pids_of(step):
-            if pid not in self.protocols:
-                raise ScenarioError(
-                    f"step {number} ({op}): no process {pid} "
-                    f"(processes are {', '.join(map(str, sorted(self.protocols)))})"
-                )
-        before = len(self.trace.events)
-        try:
-            if op in LOCAL_OPS:
-                self._consume(step.pid, op)
-                self.feed(step.pid, lambda p: p.on_local(op))
-            elif op == "deliver":
-                self.deliver_oldest(step.frm, step.to)
-            elif op == "drain":
-                self.drain()
-            elif op in ("overtake", "duplicate") and hasattr(self, "deliver_at"):
-                self.deliver_at(step.frm, step.to, step.index, keep=op == "duplicate")
-            else:
-                raise ScenarioError(f"the explorer cannot play op {op!r}")
-        except (ProtocolError, ScenarioError) as exc:
-            raise ScenarioError(f"step {number} ({op}): {exc}") from None
-        self.entered += [e["pid"] for e in self.trace.events[before:] if e["event"] == "enter"]
-
-    def _consume(self, pid: int, action: str) -> None:
-        queue = self.pending.get(pid, [])
-        for i, (pending, _) in enumerate(queue):
-            if pending == action:
-                del queue[i]
-                return
-
-
-def _pids_of(step: Any) -> list[int]:
-    if step.op in LOCAL_OPS:
-        return [step.pid]
-    if hasattr(step, "frm"):
-        return [step.frm, step.to]
-    return []
 
 
 def _parse_step(raw: dict) -> Any:
@@ -181,7 +136,7 @@ class World:
 
     @property
     def events(self) -> list[dict]:
-        return self.run.trace.events
+        return self.run.events
 
     @property
     def free(self) -> bool:
@@ -195,7 +150,7 @@ class World:
         run, names = self.run, self.setup.names
         out, extra = [], []
         for pid in sorted(run.protocols):
-            actions = []
+            actions: list[tuple[str, str]] = []
             for action, dwell in run.pending.get(pid, []):
                 if action in LOCAL_OPS and action not in [a for a, _ in actions]:
                     actions.append((action, dwell))
@@ -276,13 +231,15 @@ class World:
                     "holders": [{"name": names[p], "units": u} for p, u in held],
                 }
             )
-        events = [dict(e, _line=n) for n, e in enumerate(self.events, 1)]
+        events = numbered(self.events)
         try:
             verdict = verify_events(events)
             audit_error = None
         except TraceError as exc:  # cannot happen for a trace the driver wrote; said, not hidden
             verdict, audit_error = None, str(exc)
-        violations, at_end, incomplete = [], [], []
+        violations: list[dict[str, str]] = []
+        at_end: list[dict[str, str]] = []
+        incomplete: list[dict[str, str]] = []
         for v in verdict.violations if verdict else []:
             item = {"rule": v.rule, "message": v.message, "text": v.describe()}
             # Progress findings (audit/model.py) are about the end of a run: judged only once
@@ -411,8 +368,8 @@ def _accepts(proto: Any, action: str) -> bool:
     return True
 
 
-def derive(config: Config, steps: list[dict]) -> World:
-    """The world ``steps`` lead to from ``config``'s start. Raises ScenarioError naming the step."""
+def derive(config: Config, steps: Sequence[dict | Step]) -> World:
+    """The world ``steps`` (dicts or parsed steps) lead to from ``config``'s start. Raises ScenarioError naming the step."""
     setup = config.setup()
     run = ExplorerRun(setup, TraceWriter(None, keep=True))
     run.start_all()
@@ -588,7 +545,7 @@ class Session:
     def _safety_violations(self, world: World | None = None) -> bool:
         events = (world or self.world).events
         try:
-            verdict = verify_events([dict(e, _line=n) for n, e in enumerate(events, 1)])
+            verdict = verify_events(events)
         except TraceError:
             return False
         return any(kind_of(v.rule) == SAFETY for v in verdict.violations)

@@ -15,11 +15,15 @@ is refused (ProtocolError).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
+from typing import Any, TypeVar
 
 from ..clock import LamportClock
+from ..messages import Codec
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule
-from ..setup import ConfigError, positive_int
+from ..setup import ConfigError, Setup, positive_int
+from ..spec import AlgorithmSpec, Figure
 
 
 class State(StrEnum):
@@ -37,6 +41,17 @@ CS = "cs"
 
 def node_name(pid: int) -> str:
     return f"node-{pid}"
+
+
+T = TypeVar("T")
+
+
+def expect(node: Protocol, value: T | None, what: str) -> T:
+    """``value``, which ``node``'s state guarantees is set (its own request while WANTED or HELD,
+    the token while HELD ...); a ProtocolError naming the broken guarantee if it is not."""
+    if value is None:
+        raise ProtocolError(f"{node.name} in state {node.state} has no {what}")
+    return value
 
 
 class ClassicNode(Protocol):
@@ -107,6 +122,18 @@ class ClassicNode(Protocol):
         raise NotImplementedError
 
 
+def read_pid(key: Any, processes: int, what: str) -> int:
+    """A pid given as a JSON object's key (``"3"``) in the option ``what``: 1..``processes``, else
+    ConfigError naming the key."""
+    try:
+        pid = int(key)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{what}: {key!r} is not a pid") from None
+    if not 1 <= pid <= processes:
+        raise ConfigError(f"{what}: pid {pid} is outside 1..{processes}")
+    return pid
+
+
 def workload_options(processes: int, options: dict) -> tuple[int, dict[int, int]]:
     """The options every classic algorithm takes: ``requests`` and ``initial_clocks``."""
     requests = positive_int(options, "requests", default=0, minimum=0)
@@ -115,12 +142,7 @@ def workload_options(processes: int, options: dict) -> tuple[int, dict[int, int]
         raise ConfigError("option 'initial_clocks' must map pid → clock value")
     clocks: dict[int, int] = {}
     for key, value in raw.items():
-        try:
-            pid = int(key)
-        except (TypeError, ValueError):
-            raise ConfigError(f"initial_clocks: {key!r} is not a pid") from None
-        if not 1 <= pid <= processes:
-            raise ConfigError(f"initial_clocks: pid {pid} is outside 1..{processes}")
+        pid = read_pid(key, processes, "initial_clocks")
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ConfigError(f"initial_clocks: the clock of {pid} must be a whole number ≥ 0, got {value!r}")
         clocks[pid] = value
@@ -139,3 +161,69 @@ def refuse_unknown(options: dict, allowed: set[str], algorithm: str) -> None:
     unknown = set(options) - allowed - KNOWN_WORKLOAD_OPTIONS
     if unknown:
         raise ConfigError(f"{algorithm} does not take option(s) {', '.join(sorted(unknown))}")
+
+
+def classic_setup(
+    algorithm: str,
+    processes: int,
+    requests: int,
+    clocks: dict[int, int],
+    node: Callable[[int, int], ClassicNode],
+    codec: Codec,
+    **params: Any,
+) -> Setup:
+    """A classic algorithm's ``Setup``: nodes 1..``processes``, each ``node(pid, initial clock)``
+    and named ``node-<pid>``, one critical section ``cs`` of capacity 1; its params are ``nodes``,
+    ``requests``, then the algorithm's own ``params`` in their order."""
+    nodes: dict[int, Protocol] = {pid: node(pid, clocks.get(pid, 0)) for pid in range(1, processes + 1)}
+    return Setup(
+        algorithm,
+        nodes,
+        {pid: node_name(pid) for pid in nodes},
+        codec,
+        {CS: 1},
+        {"nodes": processes, "requests": requests, **params},
+    )
+
+
+def workload_setup(
+    algorithm: str,
+    processes: int,
+    options: dict,
+    node: Callable[[int, int, int, int], ClassicNode],
+    codec: Codec,
+) -> Setup:
+    """The ``Setup`` of an algorithm that takes only the workload's options and whose node is
+    ``node(pid, processes, requests, initial clock)`` (Lamport, Ricart–Agrawala)."""
+    refuse_unknown(options, set(WORKLOAD_OPTIONS), algorithm)
+    requests, clocks = workload_options(processes, options)
+    return classic_setup(
+        algorithm,
+        processes,
+        requests,
+        clocks,
+        lambda pid, clock: node(pid, processes, requests, clock),
+        codec,
+    )
+
+
+def classic_spec(
+    name: str,
+    summary: str,
+    make_setup: Callable[[int, dict, int], Setup],
+    codec: Codec,
+    literature: dict[str, Figure],
+    **options: str,
+) -> AlgorithmSpec:
+    """A classic algorithm's ``SPEC``: family ``classic``, audited by ``mutexlab.audit.classic``,
+    taking the workload's options and its own ``options`` (key → one-line help)."""
+    return AlgorithmSpec(
+        name,
+        "classic",
+        summary,
+        make_setup,
+        codec,
+        "mutexlab.audit.classic",
+        options={**WORKLOAD_OPTIONS, **options},
+        literature=literature,
+    )

@@ -77,7 +77,7 @@ import copy
 import random
 from collections import Counter
 from enum import StrEnum
-from typing import Annotated, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from pydantic import Field
 
@@ -86,6 +86,7 @@ from ..messages import Codec, Message
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule, Send
 from ..setup import ConfigError, Setup, positive_int
 from ..spec import AlgorithmSpec
+from .classic import expect
 
 MAYOR = 0
 
@@ -129,15 +130,30 @@ class RoundMessage(Message):
 # ``kind``. Plain classes (not models) mixed into the models below: an elf dispatches on them for
 # every message, and ``isinstance`` against a plain class is a quick C check, against a pydantic
 # model class a call through its metaclass.
-class XRequest:
+if TYPE_CHECKING:
+
+    class _Fields:  # what the models they are mixed into have (for the type checker only)
+        type: str
+        sender: int
+        ts: int
+        round: int
+        kind: ClassVar[str]
+
+    class _Units(_Fields):
+        units: int
+else:
+    _Fields = _Units = object
+
+
+class XRequest(_Units):
     __slots__ = ()
 
 
-class XReply:
+class XReply(_Fields):
     __slots__ = ()
 
 
-class XRelease:
+class XRelease(_Units):
     __slots__ = ()
 
 
@@ -221,9 +237,11 @@ CODEC = Codec(
     Stop,
 )
 
-REQUEST = {CONTRACT: ContractRequest, PINS: PinsRequest, POISON: PoisonRequest}
-REPLY = {CONTRACT: ContractReply, PINS: PinsReply, POISON: PoisonReply}
-RELEASE = {PINS: PinsRelease, POISON: PoisonRelease}
+# The requests that carry units (pins, poison): built by kind in ``Elf._request``.
+UNITS_REQUEST: dict[str, type[PinsRequest] | type[PoisonRequest]] = {PINS: PinsRequest, POISON: PoisonRequest}
+REQUEST: dict[str, type[RoundMessage]] = {CONTRACT: ContractRequest, **UNITS_REQUEST}
+REPLY: dict[str, type[RoundMessage]] = {CONTRACT: ContractReply, PINS: PinsReply, POISON: PoisonReply}
+RELEASE: dict[str, type[RoundMessage]] = {PINS: PinsRelease, POISON: PoisonRelease}
 # "PINS_REPLY" → ("pins", "REPLY")
 ELF_MESSAGES = {
     model.model_fields["type"].default: (kind, verb)
@@ -382,7 +400,7 @@ class Elf(Protocol):
             return 1
         if kind == PINS:
             return self.pins_per_elf
-        return self.holding[1] * self.poison_per_hamster
+        return expect(self, self.holding, "contract")[1] * self.poison_per_hamster
 
     # -- inputs -------------------------------------------------------------------------
     def on_message(self, msg) -> list:
@@ -518,10 +536,10 @@ class Elf(Protocol):
         units = self.units_for(kind)
         if kind == CONTRACT:
             self.contract_requests.add(self.my_request)
-            msg = ContractRequest(sender=self.pid, ts=ts, round=self.round)
+            msg: RoundMessage = ContractRequest(sender=self.pid, ts=ts, round=self.round)
         else:
             self.queues[kind][self.pid] = (ts, units)
-            msg = REQUEST[kind](sender=self.pid, ts=ts, round=self.round, units=units)
+            msg = UNITS_REQUEST[kind](sender=self.pid, ts=ts, round=self.round, units=units)
         effects: list = [Send(j, msg) for j in self._others()]
         if self.n == 1:
             effects += self._check()
@@ -529,17 +547,17 @@ class Elf(Protocol):
 
     def units_ahead(self, kind: str) -> int:
         """Units requested by requests ordered before mine (holders and waiters alike)."""
-        return sum(
-            units for pid, (ts, units) in self.queues[kind].items() if priority(ts, pid) < self.my_request
-        )
+        mine = expect(self, self.my_request, "request")
+        return sum(units for pid, (ts, units) in self.queues[kind].items() if priority(ts, pid) < mine)
 
     def _check(self) -> list:
         """ELF_CRITICAL: every other elf has replied; does the resource suffice for me?"""
-        kind = self.phase
+        kind = expect(self, self.phase, "resource it requested")
         was_waiting = self.state is ELF_WAIT_FOR_RELEASE
         self.state = ELF_CRITICAL
         if kind == CONTRACT:
-            position = 1 + sum(1 for request in self.contract_requests if request < self.my_request)
+            mine = expect(self, self.my_request, "request")
+            position = 1 + sum(1 for request in self.contract_requests if request < mine)
             if position > len(self.contracts):
                 self.state, self.phase, self.my_request = INITIAL, None, None  # none left this round
                 return []
@@ -558,7 +576,7 @@ class Elf(Protocol):
     def _finish(self) -> list:
         """ELF_FINISHED: the work is noted while still holding everything; the exits come before the
         releases that let anyone else in; CONTRACT_COMPLETED last."""
-        index, hamsters = self.holding
+        index, hamsters = expect(self, self.holding, "contract")
         pins = self.queues[PINS].pop(self.pid)[1]
         poison = self.queues[POISON].pop(self.pid)[1]
         effects: list = [
@@ -598,12 +616,15 @@ class Elf(Protocol):
 
     def waiting_for(self) -> dict[str, list[int]]:
         if self.state is ELF_REQUESTING:
-            return {f"{self.phase.upper()}_REPLY": [j for j in self._others() if j not in self.replies]}
+            phase = expect(self, self.phase, "resource it requested")
+            return {f"{phase.upper()}_REPLY": [j for j in self._others() if j not in self.replies]}
         if self.state is ELF_WAIT_FOR_RELEASE:
-            ahead = sorted(
-                pid for pid, (ts, _) in self.queues[self.phase].items() if priority(ts, pid) < self.my_request
+            phase, mine = (
+                expect(self, self.phase, "resource it requested"),
+                expect(self, self.my_request, "request"),
             )
-            return {f"{self.phase.upper()}_RELEASE": ahead}
+            ahead = sorted(pid for pid, (ts, _) in self.queues[phase].items() if priority(ts, pid) < mine)
+            return {f"{phase.upper()}_RELEASE": ahead}
         if self.state is INITIAL:
             return {"STOP" if self.active else "INIT_CONTRACTS": [MAYOR]}
         return {}

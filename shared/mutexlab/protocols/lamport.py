@@ -36,8 +36,8 @@ from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
-from ..spec import AlgorithmSpec, Figure
-from .classic import CS, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
+from ..spec import Figure
+from .classic import WANTED, ClassicNode, classic_spec, workload_setup
 
 
 class Request(Message):
@@ -127,30 +127,15 @@ class LamportNode(ClassicNode):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
-    refuse_unknown(options, set(SPEC.options), "lamport")
-    requests, clocks = workload_options(processes, options)
-    nodes = {
-        pid: LamportNode(pid, processes, requests, clocks.get(pid, 0)) for pid in range(1, processes + 1)
-    }
-    return Setup(
-        "lamport",
-        nodes,
-        {pid: node_name(pid) for pid in nodes},
-        CODEC,
-        {CS: 1},
-        {"nodes": processes, "requests": requests},
-    )
+    return workload_setup("lamport", processes, options, LamportNode, CODEC)
 
 
-SPEC = AlgorithmSpec(
+SPEC = classic_spec(
     "lamport",
-    "classic",
     "Lamport's queue of timestamped requests: every request is acknowledged and released to all",
     make_setup,
     CODEC,
-    "mutexlab.audit.classic",
-    options=WORKLOAD_OPTIONS,
-    literature={
+    {
         "messages": Figure("3(N−1)", lambda n, p: (3 * (n - 1),) * 2),
         "sync": Figure("T", lambda n, p: (1, 1)),
     },

@@ -62,14 +62,15 @@ from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
-from ..spec import AlgorithmSpec, Figure
+from ..spec import Figure
 from . import quorums as qs
 from .classic import (
-    CS,
     RELEASED,
     WANTED,
-    WORKLOAD_OPTIONS,
     ClassicNode,
+    classic_setup,
+    classic_spec,
+    expect,
     node_name,
     refuse_unknown,
     workload_options,
@@ -131,7 +132,7 @@ class MaekawaNode(ClassicNode):
         return [Send(m, msg) for m in self.quorum]
 
     def _release(self) -> list:
-        ts, _ = self.my_request
+        ts, _ = expect(self, self.my_request, "request")
         self.my_request = None
         self.grants = set()
         return [Send(m, Release(sender=self.pid, ts=ts)) for m in self.quorum]
@@ -210,7 +211,7 @@ class MaekawaNode(ClassicNode):
 
     def _inquire(self) -> list:
         self.inquired = True
-        return [Send(self.lock[1], Inquire(sender=self.pid, ts=self.clock.tick()))]
+        return [Send(expect(self, self.lock, "lock")[1], Inquire(sender=self.pid, ts=self.clock.tick()))]
 
     def _lock_text(self) -> str:
         return "free" if self.lock is None else f"held by {node_name(self.lock[1])}"
@@ -268,35 +269,26 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     refuse_unknown(options, set(SPEC.options), "maekawa")
     requests, clocks = workload_options(processes, options)
     construction, sets = qs.from_option(options.get("quorums"), processes)
-    nodes = {
-        pid: MaekawaNode(pid, processes, sets[pid], requests, clocks.get(pid, 0))
-        for pid in range(1, processes + 1)
-    }
-    return Setup(
+    return classic_setup(
         "maekawa",
-        nodes,
-        {pid: node_name(pid) for pid in nodes},
+        processes,
+        requests,
+        clocks,
+        lambda pid, clock: MaekawaNode(pid, processes, sets[pid], requests, clock),
         CODEC,
-        {CS: 1},
-        {
-            "nodes": processes,
-            "requests": requests,
-            "quorums": construction,
-            "quorum_sets": {str(p): list(s) for p, s in sets.items()},
-        },
+        quorums=construction,
+        quorum_sets={str(p): list(s) for p, s in sets.items()},
     )
 
 
-SPEC = AlgorithmSpec(
+SPEC = classic_spec(
     "maekawa",
-    "classic",
     "Maekawa: permission from a quorum, with INQUIRE / FAILED / YIELD against deadlock",
     make_setup,
     CODEC,
-    "mutexlab.audit.classic",
-    options={**WORKLOAD_OPTIONS, "quorums": "quorum construction (grid, ...) or explicit sets pid → [pids]"},
-    literature={
+    {
         "messages": Figure("3√N to 5√N", lambda n, p: (3 * math.sqrt(n), 5 * math.sqrt(n))),
         "sync": Figure("2T", lambda n, p: (2, 2)),
     },
+    quorums="quorum construction (grid, ...) or explicit sets pid → [pids]",
 )

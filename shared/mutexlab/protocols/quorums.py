@@ -72,7 +72,7 @@ def _perfect_matching(adj: list[list[int]], right: int) -> list[int]:
             if v in seen:
                 continue
             seen.add(v)
-            if match_right[v] is None or augment(match_right[v], seen):
+            if (held := match_right[v]) is None or augment(held, seen):
                 match_right[v] = u
                 return True
         return False
@@ -81,8 +81,10 @@ def _perfect_matching(adj: list[list[int]], right: int) -> list[int]:
         if not augment(u, set()):  # pragma: no cover - regular bipartite graphs always match
             raise ConfigError("no perfect matching of points to lines")
     line_of = [0] * len(adj)
-    for v, u in enumerate(match_right):
-        line_of[u] = v
+    for v, point in enumerate(match_right):
+        if point is None:  # pragma: no cover - as many points as lines: a perfect matching covers all
+            raise ConfigError(f"line {v} is matched to no point")
+        line_of[point] = v
     return line_of
 
 

@@ -32,14 +32,14 @@ from typing import Literal
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
-from ..spec import AlgorithmSpec, Figure
+from ..spec import Figure
 from .classic import (
-    CS,
     HELD,
     WANTED,
-    WORKLOAD_OPTIONS,
     ClassicNode,
-    node_name,
+    classic_setup,
+    classic_spec,
+    read_pid,
     refuse_unknown,
     workload_options,
 )
@@ -128,12 +128,7 @@ def read_parents(raw, processes: int) -> dict[int, int]:
         raise ConfigError('option \'parents\' must map each pid to its parent pid, e.g. {"2": 1, "3": 1}')
     parents: dict[int, int] = {}
     for key, value in raw.items():
-        try:
-            child = int(key)
-        except (TypeError, ValueError):
-            raise ConfigError(f"parents: {key!r} is not a pid") from None
-        if not 1 <= child <= processes:
-            raise ConfigError(f"parents: pid {child} is outside 1..{processes}")
+        child = read_pid(key, processes, "parents")
         if child in parents:
             raise ConfigError(f"parents: process {child} is given twice")
         if value is None:
@@ -196,40 +191,28 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
             f"raymond: option 'token_holder' must be a pid in 1..{processes}, got {token_holder!r}"
         )
     holder = holders_toward(parents, processes, token_holder)
-    nodes = {
-        pid: RaymondNode(pid, processes, holder[pid], requests, clocks.get(pid, 0))
-        for pid in range(1, processes + 1)
-    }
-    return Setup(
+    return classic_setup(
         "raymond",
-        nodes,
-        {pid: node_name(pid) for pid in nodes},
+        processes,
+        requests,
+        clocks,
+        lambda pid, clock: RaymondNode(pid, processes, holder[pid], requests, clock),
         CODEC,
-        {CS: 1},
-        {
-            "nodes": processes,
-            "requests": requests,
-            "token_holder": token_holder,
-            "parents": {str(c): p for c, p in sorted(parents.items())},
-        },
+        token_holder=token_holder,
+        parents={str(c): p for c, p in sorted(parents.items())},
     )
 
 
-SPEC = AlgorithmSpec(
+SPEC = classic_spec(
     "raymond",
-    "classic",
     "Raymond: the token travels along the edges of a tree",
     make_setup,
     CODEC,
-    "mutexlab.audit.classic",
-    options={
-        **WORKLOAD_OPTIONS,
-        "parents": "tree as child pid → parent pid (default: heap-shaped, root 1)",
-        "token_holder": "pid that holds the token first (default: the root)",
-    },
-    literature={
+    {
         "messages": Figure("O(log N)", lambda n, p: (math.log2(n),) * 2 if n > 1 else (0, 0)),
         # Kshemkalyani & Singhal: (T log N)/2 — the token travels half the tree's diameter on average.
         "sync": Figure("(T·log N)/2", lambda n, p: (math.log2(n) / 2,) * 2 if n > 1 else (0, 0)),
     },
+    parents="tree as child pid → parent pid (default: heap-shaped, root 1)",
+    token_holder="pid that holds the token first (default: the root)",
 )

@@ -23,17 +23,8 @@ from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
-from ..spec import AlgorithmSpec, Figure
-from .classic import (
-    CS,
-    HELD,
-    WANTED,
-    WORKLOAD_OPTIONS,
-    ClassicNode,
-    node_name,
-    refuse_unknown,
-    workload_options,
-)
+from ..spec import Figure
+from .classic import HELD, WANTED, ClassicNode, classic_spec, expect, workload_setup
 
 
 class Request(Message):
@@ -70,7 +61,8 @@ class RicartAgrawalaNode(ClassicNode):
             case Request():
                 self.clock.receive(msg.ts)
                 if self.state is HELD or (
-                    self.state is WANTED and self.my_request < priority(msg.ts, msg.sender)
+                    self.state is WANTED
+                    and expect(self, self.my_request, "request") < priority(msg.ts, msg.sender)
                 ):
                     self.deferred.append(msg.sender)
                     return []
@@ -107,31 +99,15 @@ class RicartAgrawalaNode(ClassicNode):
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
-    refuse_unknown(options, set(SPEC.options), "ricart-agrawala")
-    requests, clocks = workload_options(processes, options)
-    nodes = {
-        pid: RicartAgrawalaNode(pid, processes, requests, clocks.get(pid, 0))
-        for pid in range(1, processes + 1)
-    }
-    return Setup(
-        "ricart-agrawala",
-        nodes,
-        {pid: node_name(pid) for pid in nodes},
-        CODEC,
-        {CS: 1},
-        {"nodes": processes, "requests": requests},
-    )
+    return workload_setup("ricart-agrawala", processes, options, RicartAgrawalaNode, CODEC)
 
 
-SPEC = AlgorithmSpec(
+SPEC = classic_spec(
     "ricart-agrawala",
-    "classic",
     "Ricart–Agrawala: permission from every other node, replies deferred",
     make_setup,
     CODEC,
-    "mutexlab.audit.classic",
-    options=WORKLOAD_OPTIONS,
-    literature={
+    {
         "messages": Figure("2(N−1)", lambda n, p: (2 * (n - 1),) * 2),
         "sync": Figure("T", lambda n, p: (1, 1)),
     },

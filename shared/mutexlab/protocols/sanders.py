@@ -67,8 +67,17 @@ from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
-from ..spec import AlgorithmSpec, Figure
-from .classic import CS, WANTED, WORKLOAD_OPTIONS, ClassicNode, node_name, refuse_unknown, workload_options
+from ..spec import Figure
+from .classic import (
+    WANTED,
+    ClassicNode,
+    classic_setup,
+    classic_spec,
+    node_name,
+    read_pid,
+    refuse_unknown,
+    workload_options,
+)
 
 
 class Request(Message):
@@ -186,12 +195,13 @@ class SandersNode(ClassicNode):
                 )
         return effects
 
-    def _unlock(self, j: int, what: str) -> None:
-        """CSSTAT is free again: the locked request's owner ``j`` released or yielded it."""
+    def _unlock(self, j: int, what: str) -> tuple[int, int]:
+        """CSSTAT is free again: the locked request's owner ``j`` released or yielded it (returned)."""
         if self.csstat is None or self.csstat[1] != j:
             locked = "free" if self.csstat is None else f"locked on {node_name(self.csstat[1])}'s request"
             raise self.refuse(f"{what} from {node_name(j)}", f"CSSTAT is {locked}")
-        self.csstat = None
+        freed, self.csstat = self.csstat, None
+        return freed
 
     # -- inputs ------------------------------------------------------------------------------
     def on_message(self, msg) -> list:
@@ -205,8 +215,7 @@ class SandersNode(ClassicNode):
                 self._unlock(j, "RELEASE")
                 return self._arbitrate()
             case Yield():  # arbiter
-                locked = self.csstat
-                self._unlock(j, "YIELD")
+                locked = self._unlock(j, "YIELD")
                 bisect.insort(self.queue, locked)
                 self.failed_sent.add(locked)  # the yielder knows it waits
                 return self._arbitrate()
@@ -283,12 +292,7 @@ def _read_sets(options: dict, key: str, processes: int) -> dict[int, frozenset[i
         raise ConfigError(f'option {key!r} must map every pid to a list of pids, e.g. {{"1": [1, 2]}}')
     sets: dict[int, frozenset[int]] = {}
     for k, members in raw.items():
-        try:
-            pid = int(k)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{key}: {k!r} is not a pid") from None
-        if not 1 <= pid <= processes:
-            raise ConfigError(f"{key}: pid {pid} is outside 1..{processes}")
+        pid = read_pid(k, processes, key)
         if pid in sets:
             raise ConfigError(f"{key}: process {pid} is given twice")
         if not isinstance(members, list) or not all(
@@ -315,22 +319,17 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     inform = _read_sets(options, "inform_sets", processes) or {i: frozenset({i}) for i in everyone}
     check_sets(request, inform)
     status = status_sets(inform)
-    nodes = {
-        pid: SandersNode(pid, processes, request[pid], inform[pid], status[pid], requests, clocks.get(pid, 0))
-        for pid in range(1, processes + 1)
-    }
-    return Setup(
+    return classic_setup(
         "sanders",
-        nodes,
-        {pid: node_name(pid) for pid in nodes},
+        processes,
+        requests,
+        clocks,
+        lambda pid, clock: SandersNode(
+            pid, processes, request[pid], inform[pid], status[pid], requests, clock
+        ),
         CODEC,
-        {CS: 1},
-        {
-            "nodes": processes,
-            "requests": requests,
-            "request_sets": {str(p): sorted(request[p]) for p in sorted(request)},
-            "inform_sets": {str(p): sorted(inform[p]) for p in sorted(inform)},
-        },
+        request_sets={str(p): sorted(request[p]) for p in sorted(request)},
+        inform_sets={str(p): sorted(inform[p]) for p in sorted(inform)},
     )
 
 
@@ -345,20 +344,15 @@ def _literature_messages(n: int, params: dict) -> tuple[float, float] | None:
     return value, value
 
 
-SPEC = AlgorithmSpec(
+SPEC = classic_spec(
     "sanders",
-    "classic",
     "Sanders' generalization: request sets R_i and inform sets I_i",
     make_setup,
     CODEC,
-    "mutexlab.audit.classic",
-    options={
-        **WORKLOAD_OPTIONS,
-        "request_sets": "R_i per pid (default: everyone)",
-        "inform_sets": "I_i per pid (default: {i})",
-    },
-    literature={
+    {
         "messages": Figure("sets: 2|R∖i|+|I∖i| uncontended", _literature_messages),
         "sync": Figure("T to 2T (sets)", lambda n, p: (1, 2)),
     },
+    request_sets="R_i per pid (default: everyone)",
+    inform_sets="I_i per pid (default: {i})",
 )

@@ -32,14 +32,14 @@ from pydantic import Field
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
-from ..spec import AlgorithmSpec, Figure
+from ..spec import Figure
 from .classic import (
-    CS,
     HELD,
     WANTED,
-    WORKLOAD_OPTIONS,
     ClassicNode,
-    node_name,
+    classic_setup,
+    classic_spec,
+    expect,
     refuse_unknown,
     workload_options,
 )
@@ -89,7 +89,7 @@ class SuzukiKasamiNode(ClassicNode):
         return [Send(j, msg) for j in range(1, self.n + 1) if j != self.pid]
 
     def _send_token(self, to: int) -> Send:
-        last, queue = self.token
+        last, queue = expect(self, self.token, "token")
         self.token = None
         return Send(to, Token(sender=self.pid, ts=self.clock.tick(), last=last[1:], queue=queue))
 
@@ -114,7 +114,7 @@ class SuzukiKasamiNode(ClassicNode):
                 raise self.refuse(msg)
 
     def _release(self) -> list:
-        last, queue = self.token
+        last, queue = expect(self, self.token, "token")
         last[self.pid] = self.R[self.pid]
         for j in range(1, self.n + 1):
             if j != self.pid and j not in queue and self.R[j] == last[j] + 1:
@@ -139,27 +139,22 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
         raise ConfigError(
             f"suzuki-kasami: option 'token_holder' must be a pid in 1..{processes}, got {holder!r}"
         )
-    nodes = {
-        pid: SuzukiKasamiNode(pid, processes, pid == holder, requests, clocks.get(pid, 0))
-        for pid in range(1, processes + 1)
-    }
-    return Setup(
+    return classic_setup(
         "suzuki-kasami",
-        nodes,
-        {pid: node_name(pid) for pid in nodes},
+        processes,
+        requests,
+        clocks,
+        lambda pid, clock: SuzukiKasamiNode(pid, processes, pid == holder, requests, clock),
         CODEC,
-        {CS: 1},
-        {"nodes": processes, "requests": requests, "token_holder": holder},
+        token_holder=holder,
     )
 
 
-SPEC = AlgorithmSpec(
+SPEC = classic_spec(
     "suzuki-kasami",
-    "classic",
     "Suzuki–Kasami: one token, requests broadcast with sequence numbers",
     make_setup,
     CODEC,
-    "mutexlab.audit.classic",
-    options={**WORKLOAD_OPTIONS, "token_holder": "pid that holds the token first (default 1)"},
-    literature={"messages": Figure("0 or N", lambda n, p: (0, n)), "sync": Figure("T", lambda n, p: (1, 1))},
+    {"messages": Figure("0 or N", lambda n, p: (0, n)), "sync": Figure("T", lambda n, p: (1, 1))},
+    token_holder="pid that holds the token first (default 1)",
 )

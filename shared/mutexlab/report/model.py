@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from typing import Any
 
-from ..audit import verify_events
+from ..audit import numbered, verify_events
 from ..audit.verdict import UNFINISHED_NOTE
 from ..metrics import literature
 from ..setup import capacity_of
@@ -69,7 +69,7 @@ def literature_figure(algorithm: str | None, processes: int, params: dict) -> st
 
 def build_model(events: list[dict]) -> dict:
     """The view model of a whole trace. Raises TraceError when the trace cannot be drawn."""
-    events = [e if "_line" in e else dict(e, _line=n) for n, e in enumerate(events, 1)]
+    events = numbered(events)
     verdict = verify_events(events)
     run = next(e for e in events if e["event"] == "run")
     body = [e for e in events if e["event"] != "run"]
@@ -108,7 +108,7 @@ def build_model(events: list[dict]) -> dict:
             recvs[str(e["id"])] = e
     sends = [e for e in body if e["event"] == "send"]
     with_bodies = len(sends) <= MAX_BODIES
-    msgs = []
+    msgs: list[list] = []  # the rows described in the module docstring
     matched = set()
     for e in sends:
         line = e["_line"]

@@ -14,8 +14,15 @@ from __future__ import annotations
 import logging
 import signal
 import sys
+from typing import Protocol
 
 from ..setup import ConfigError
+
+
+class Service(Protocol):
+    """What a role runs: the monitor or a participant; ``run()`` returns the exit code."""
+
+    def run(self) -> int: ...
 
 
 def roles() -> tuple[str, ...]:
@@ -41,6 +48,7 @@ def main(role: str) -> int:
             format="%(asctime)s %(levelname)s %(message)s",
         )
         logging.getLogger("pika").setLevel(logging.ERROR)
+        service: Service
         if role == "monitor":
             from ..transport.monitor import Monitor
 

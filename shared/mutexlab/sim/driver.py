@@ -10,9 +10,10 @@ Invariants kept here:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
-from ..protocol import Enter, Exit, Note, Schedule, Send
+from ..protocol import Effect, Enter, Exit, Note, Schedule, Send
 from ..setup import Setup
 from ..trace import Recorder, TraceWriter
 
@@ -36,7 +37,7 @@ class Driver:
         self.messages: Counter[str] = Counter()
         self.entries: Counter[str] = Counter()
         self.notes: Counter[str] = Counter()
-        self._sent = Counter()  # per sender, for message ids
+        self._sent: Counter[int] = Counter()  # per sender, for message ids
         if trace is not None:
             trace.write(setup.run_event())
 
@@ -84,8 +85,9 @@ class Driver:
             self.apply(to, self.protocols[to].on_message(msg))
 
     # -- effects -------------------------------------------------------------------------
-    def apply(self, pid: int, effects: list) -> None:
+    def apply(self, pid: int, effects: Iterable[Effect]) -> None:
         trace = self.trace
+        effect: Any  # dispatched on ``kind = type(effect)`` below, which mypy does not narrow through
         for effect in effects:
             kind = type(effect)
             if kind is Send:

@@ -14,7 +14,7 @@ import heapq
 import math
 import random
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -82,7 +82,7 @@ class SimResult:
     stalled: dict[str, dict[str, list[str]]]  # processes not finished: what they lack, from whom
     truncated: bool  # max_events reached before quiescence
     duplicates_dropped: int = 0  # injected duplicates recognised by message id and dropped
-    protocols: dict[int, Any] = field(repr=False, default_factory=dict)
+    protocols: Mapping[int, Any] = field(repr=False, default_factory=dict)
 
     @property
     def total_messages(self) -> int:
@@ -117,7 +117,7 @@ class Simulation(Driver):
         self._seen: set[tuple[int, str]] | None = set() if self.config.duplicate > 0 else None
         # One message delay per call; the same calls on the same generator as ever (traces stay identical).
         if self.config.delay == "exp":
-            self._delay = partial(self.rng.expovariate, 1.0)
+            self._delay: Callable[[], float] = partial(self.rng.expovariate, 1.0)
         elif self.config.delay == "uniform":
             self._delay = partial(self.rng.uniform, 0.5, 1.5)
         else:

@@ -14,18 +14,18 @@ process is ``finished``, otherwise a *deadlock*.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..protocol import Enter, Exit, ProtocolError
+from ..protocol import Enter, Exit, Protocol, ProtocolError
 from ..setup import Setup, capacity_of
 from .driver import Driver
 
 
 @dataclass
 class World:
-    protocols: dict[int, Any]
+    protocols: Mapping[int, Protocol]
     links: dict[tuple[int, int], tuple] = field(default_factory=dict)
     pending: dict[int, tuple[str, ...]] = field(default_factory=dict)
     holdings: dict[str, tuple[tuple[int, int], ...]] = field(
@@ -88,9 +88,9 @@ def _copy(world: World, pid: int) -> World:
 class _Stepper(Driver):
     """Applies one step to a world in place, with the simulator's effect semantics."""
 
-    def __init__(self, setup: Setup) -> None:
+    def __init__(self, setup: Setup, world: World) -> None:
         super().__init__(setup, trace=None)
-        self.world: World | None = None
+        self.world = world
         self.overfull: str | None = None
 
     def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
@@ -141,8 +141,8 @@ def explore(
 ) -> Exploration:
     """Explore every reachable world of ``setup_factory()`` (a fresh setup with a bounded workload)."""
     setup = setup_factory()
-    stepper = _Stepper(setup)
     start = World(protocols=setup.protocols)
+    stepper = _Stepper(setup, start)
     stepper.use(start)
     stepper.start_all()
     result = Exploration()
@@ -154,8 +154,8 @@ def explore(
 
     def path_to(key: Any) -> list[str]:
         out = []
-        while parents.get(key) is not None:
-            key, label = parents[key]
+        while (parent := parents.get(key)) is not None:
+            key, label = parent
             out.append(label)
         return out[::-1]
 

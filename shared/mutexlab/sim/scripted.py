@@ -10,8 +10,14 @@ message at ``index``; it stays in flight).
 world where it began (so a run may repeat it forever) and names who waits throughout it.
 ``seed`` is the setup's seed (it draws e.g. the elves' contracts); ``finding`` is free text
 from the tool that wrote the scenario. ``Schedule`` effects are
-not fired by themselves here: the scenario decides when a process acts.
+not fired by themselves here: the scenario decides when a process acts (they are kept as the
+pending local decisions, which is what tells a scenario that stops early from a deadlock).
 Virtual time ``t`` is the number of the step being played (from 1).
+
+Outcomes beyond the audit's: a delivery the protocol refuses (``ProtocolError``, e.g. a
+duplicated token) ends the replay there as a finding, not as an invalid scenario; and a scenario whose end
+leaves nothing able to move (no message in flight, no pending decision) while someone is not
+finished is a deadlock — the same findings ``mutexlab check`` reports.
 """
 
 from __future__ import annotations
@@ -35,6 +41,11 @@ DRAIN_LIMIT = 1_000_000
 
 class ScenarioError(ValueError):
     """An invalid scenario or a step that cannot be played; the message says which and why."""
+
+
+class StepRefused(ScenarioError):
+    """The protocol refused a step (a ``ProtocolError``): a finding about the protocol, not a
+    fault of the scenario."""
 
 
 class _Step(BaseModel):
@@ -100,6 +111,8 @@ class ReplayResult:
     in_flight: int  # messages still in flight at the end
     states: dict[str, str] = field(default_factory=dict)
     loop: dict | None = None  # with ``loop``: closes, waiting (names throughout)
+    refused: str | None = None  # the step the protocol refused, and why (the replay stops there)
+    deadlock: list[str] = field(default_factory=list)  # not finished, and nothing can move
 
     @property
     def protocols(self):
@@ -111,12 +124,61 @@ class ScriptedRun(Driver):
         super().__init__(setup, trace)
         self.links: dict[tuple[int, int], deque] = {}
         self.entered: list[str] = []
+        self.pending: dict[int, list[tuple[str, str]]] = {}  # pid → [(action, dwell)], oldest first
 
     def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
         self.links.setdefault((sender, to), deque()).append((msg, msg_id, vc))
 
     def schedule(self, pid: int, action: str, dwell: str) -> None:
-        pass  # the scenario decides when processes act
+        self.pending.setdefault(pid, []).append((action, dwell))  # the scenario decides when
+
+    def play(self, step: Any, number: int) -> None:
+        """Play parsed scenario step ``step`` as step ``number``. Raises ScenarioError naming the
+        step: StepRefused when the protocol refused a delivery, plain ScenarioError when the
+        scenario asks for something impossible (no such process, no message on that link, a
+        local decision the process refuses)."""
+        self.now = float(number)
+        for pid in _pids_of(step):
+            if pid not in self.protocols:
+                raise ScenarioError(
+                    f"step {number} ({step.op}): no process {pid} "
+                    f"(processes are {', '.join(map(str, sorted(self.protocols)))})"
+                )
+        kept = self.trace.events if self.trace is not None else None  # the writer's list, growing
+        before = len(kept) if kept is not None else 0
+        try:
+            if isinstance(step, (RequestStep, ExitStep)):
+                self._consume(step.pid, step.op)
+                self.feed(step.pid, lambda p: p.on_local(step.op))
+            elif isinstance(step, DeliverStep):
+                self.deliver_oldest(step.frm, step.to)
+            elif isinstance(step, (OvertakeStep, DuplicateStep)):
+                self.deliver_at(step.frm, step.to, step.index, keep=isinstance(step, DuplicateStep))
+            else:
+                self.drain()
+        except ProtocolError as exc:
+            # a refused delivery is a finding about the protocol (what the network may do); a
+            # refused local decision is the scenario asking a process for what it cannot do
+            local = isinstance(step, (RequestStep, ExitStep))
+            raise (ScenarioError if local else StepRefused)(f"step {number} ({step.op}): {exc}") from None
+        except ScenarioError as exc:
+            raise ScenarioError(f"step {number} ({step.op}): {exc}") from None
+        if kept is not None:
+            self.entered += [e["pid"] for e in kept[before:] if e["event"] == "enter"]
+
+    def _consume(self, pid: int, action: str) -> None:
+        queue = self.pending.get(pid, [])
+        for i, (pending, _) in enumerate(queue):
+            if pending == action:
+                del queue[i]
+                return
+
+    def stuck(self) -> list[str]:
+        """Who is not finished when nothing can move (no message in flight, no pending local
+        decision): a deadlock. Empty when something can still move or everyone is finished."""
+        if any(self.links.values()) or any(self.pending.values()):
+            return []
+        return [self.names[p] for p, proto in sorted(self.protocols.items()) if not proto.finished]
 
     def deliver_oldest(self, sender: int, to: int) -> None:
         self.deliver_at(sender, to, 0)
@@ -208,38 +270,20 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
         )
     loop_start = None
     waiting: set[int] = set()
+    refused = None
     for number, step in enumerate(scenario.steps, 1):
         if scenario.loop is not None and number - 1 == scenario.loop:
             loop_start = run.world()
             waiting = {p for p, proto in setup.protocols.items() if proto.waiting_for()}
         elif loop_start is not None:
             waiting &= {p for p, proto in setup.protocols.items() if proto.waiting_for()}
-        run.now = float(number)
-        for pid in _pids_of(step):
-            if pid not in setup.protocols:
-                raise ScenarioError(
-                    f"step {number} ({step.op}): no process {pid} (processes are 1..{scenario.processes})"
-                )
-        before = len(trace.events) if trace.events is not None else 0
         try:
-            if isinstance(step, RequestStep):
-                run.feed(step.pid, lambda p: p.on_local("request"))
-            elif isinstance(step, ExitStep):
-                run.feed(step.pid, lambda p: p.on_local("exit"))
-            elif isinstance(step, DeliverStep):
-                run.deliver_oldest(step.frm, step.to)
-            elif isinstance(step, OvertakeStep):
-                run.deliver_at(step.frm, step.to, step.index)
-            elif isinstance(step, DuplicateStep):
-                run.deliver_at(step.frm, step.to, step.index, keep=True)
-            else:
-                run.drain()
-        except (ProtocolError, ScenarioError) as exc:
-            raise ScenarioError(f"step {number} ({step.op}): {exc}") from None
-        if trace.events is not None:
-            run.entered += [e["pid"] for e in trace.events[before:] if e["event"] == "enter"]
+            run.play(step, number)
+        except StepRefused as exc:
+            refused = str(exc)  # a finding: the replay ends at the refused step
+            break
     loop = None
-    if loop_start is not None:
+    if loop_start is not None and refused is None and scenario.loop is not None:  # (loop_start implies loop)
         closes = run.world() == loop_start
         loop = {
             "steps": len(scenario.steps) - scenario.loop,
@@ -253,6 +297,8 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
         in_flight=sum(len(q) for q in run.links.values()),
         states={setup.names[p]: proto.state for p, proto in sorted(setup.protocols.items())},
         loop=loop,
+        refused=refused,
+        deadlock=[] if refused else run.stuck(),
     )
 
 

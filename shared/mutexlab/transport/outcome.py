@@ -1,0 +1,136 @@
+"""The outcome of a run over RabbitMQ (docs/architecture.md#monitor): verdict, exit code, summary.
+
+``decide`` runs the audit (``mutexlab.audit.verify_events``, the code behind ``mutexlab
+verify``) over the recorded trace and sets the verdict and the exit code: 0 safe and complete,
+1 a safety violation, 2 bad configuration, 3 stalled or never started (or no verdict: a trace the
+audit cannot check, ``decide`` then raises the ``TraceError``). A stalled run fails its family's
+progress checks by construction, so it exits 1 only when the capacity audit (safety by
+happened-before) finds a violation, else 3. ``render`` is the summary the monitor prints;
+``Outcome.as_dict`` is the JSON summary.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..audit import verify_events
+from ..audit.stall import explain_stall
+from ..words import count
+from .membership import role_of
+
+EXIT_SAFE, EXIT_VIOLATION, EXIT_CONFIG, EXIT_STALLED = 0, 1, 2, 3
+
+
+@dataclass
+class Outcome:
+    """What the monitor concluded; also the JSON summary."""
+
+    run_id: str
+    algorithm: str
+    processes: int
+    complete: bool
+    stalled: dict[str, Any] = field(default_factory=dict)
+    safe: bool = True
+    verdict: str = ""
+    violations: list[str] = field(default_factory=list)
+    started: float = 0.0  # the welcome that starts the run, Unix time (duration counts from it)
+    duration: float = 0.0
+    messages: dict[str, int] = field(default_factory=dict)
+    tapped: int = 0
+    entries: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, int] = field(default_factory=dict)
+    states: dict[str, str] = field(default_factory=dict)
+    duplicates: int = 0
+    redelivered: int = 0
+    dead_letters: int = 0
+    reconnects: int = 0
+    refused: list[dict] = field(default_factory=list)  # {"instance", "role", "reason"} per refused joiner
+    trace: str | None = None
+    exit_code: int = 0
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def decide(outcome: Outcome, events: list[dict]) -> int:
+    """Audit the trace's ``events`` (as recorded, in order) into ``outcome``; return its exit code.
+
+    Raises ``TraceError`` for a trace the audit cannot check (no verdict)."""
+    verdict = verify_events(events)  # numbers the events (``_line``) as it reads them
+    outcome.violations = [v.describe() for v in verdict.violations]
+    outcome.verdict = verdict.render()
+    # Safety decides "violation"; a run cut short fails only progress checks (audit/model.py).
+    outcome.safe = verdict.safe
+    if not outcome.complete:
+        outcome.verdict = (
+            "the run stalled: progress checks fail because it was cut short; "
+            f"safety: {'SAFE' if outcome.safe else 'VIOLATED'}\n" + outcome.verdict
+        )
+    outcome.exit_code = (
+        EXIT_VIOLATION
+        if not outcome.safe
+        else (EXIT_SAFE if outcome.complete and verdict.ok else EXIT_STALLED)
+    )
+    return outcome.exit_code
+
+
+def save_json(outcome: Outcome, path: str) -> None:
+    """The JSON summary (``--json``, ``SUMMARY_JSON``)."""
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(outcome.as_dict(), handle, indent=2)
+
+
+def render(o: Outcome) -> str:
+    total = sum(o.messages.values())
+    rate = total / o.duration if o.duration > 0 else 0.0
+    roles = Counter(role_of(name) for name in o.states)
+    lines = [
+        f"{o.algorithm} over RabbitMQ, run {o.run_id}: "
+        + ", ".join(count(n, role) for role, n in roles.items())
+        + f", {o.duration:.2f}s wall clock — "
+        + ("complete" if o.complete else "STALLED"),
+        f"messages: {total} ({', '.join(f'{k} {v}' for k, v in o.messages.items()) or 'none'}), "
+        f"{rate:.0f} messages/s; tapped {o.tapped}",
+        "entries: " + (", ".join(f"{k} {v}" for k, v in o.entries.items()) or "none"),
+    ]
+    if o.notes:
+        lines.append("events: " + ", ".join(f"{k} {v}" for k, v in o.notes.items()))
+    lines.append("final states: " + ", ".join(f"{n}={s}" for n, s in o.states.items()))
+    lines.append(
+        f"transport: duplicates dropped {o.duplicates}, dead-lettered {o.dead_letters}, "
+        f"reconnects {o.reconnects}, redelivered {o.redelivered}, refused joiners {len(o.refused)}"
+    )
+    if o.refused:
+        lines.append(f"membership: {count(len(o.refused), 'joiner')} refused, not part of this run:")
+        lines += [f"  refused: {r['role']} {r['instance']} — {r['reason']}" for r in o.refused]
+    if o.stalled:
+        # The simulator's explanation (who waits for whom, cycles, who everybody waits for), from
+        # each participant's last status; then what only the transport knows (silence, lost messages).
+        lines.append(
+            explain_stall(
+                {n: i.get("waiting", {}) for n, i in o.stalled.items()},
+                {n: s for n, s in o.states.items() if s != "unknown"},
+            )
+        )
+    if o.stalled:
+        lines.append("as the monitor last heard them:")
+    for name, info in o.stalled.items():
+        waits = "; ".join(f"{what} from {', '.join(whom)}" for what, whom in info.get("waiting", {}).items())
+        extra = []
+        if info.get("undelivered"):
+            extra.append(f"{count(info['undelivered'], 'message')} sent to it never received")
+        if info.get("silent_for") is None:
+            extra.append("never reported")
+        elif info["silent_for"] > 5:
+            extra.append(f"silent for {info['silent_for']}s (lost?)")
+        lines.append(
+            f"  stalled: {name} in {info.get('state')} waits for {waits or 'nothing reported'}"
+            + (f" — {', '.join(extra)}" if extra else "")
+        )
+    lines.append(o.verdict)
+    if o.trace:
+        lines.append(f"trace written to {o.trace}")
+    return "\n".join(lines)
