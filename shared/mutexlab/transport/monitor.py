@@ -251,7 +251,7 @@ class Monitor:
             registry.spec(settings.algorithm)  # P is discovered later; the name is checked now
         else:
             build_setup(settings.algorithm, 1, settings.options, settings.seed)  # a plugin module must load
-        self.topology = Topology(settings.run_id)
+        self.topology = Topology(settings.run_id, settings.queue_kind)
         self.bus = Bus(
             settings.amqp_url,
             self.topology,
@@ -597,7 +597,7 @@ class Monitor:
             outcome.reconnects += int(status.get("reconnects", 0))
             outcome.redelivered += int(status.get("redelivered", 0))
         try:
-            dead = self.bus.channel.queue_declare(self.topology.dead_queue, durable=True)
+            dead = self.bus.channel.queue_declare(self.topology.dead_queue, passive=True)
             outcome.dead_letters = dead.method.message_count
         except Exception:  # noqa: BLE001 - the count is informative only
             outcome.dead_letters = sum(int(self.status.get(n, {}).get("dead_letters", 0)) for n in names)
