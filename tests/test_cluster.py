@@ -204,7 +204,7 @@ def test_quorum_queues_have_a_member_on_every_node(cluster):
 
 
 @pytest.mark.parametrize("how", ["stop", "kill"])
-def test_a_handled_but_unacked_delivery_comes_back_from_another_node(whole, how):
+def test_a_handled_but_unacked_delivery_comes_back_from_another_node(whole, handled_not_acked, how):
     """Forced: the consumer's node (which also leads the queue: it was declared there) goes away
     between handling and ack. The bus fails over to another node, the queue's new leader
     redelivers the message, flagged, and the link's sequence number drops it; a confirmed message
@@ -215,18 +215,11 @@ def test_a_handled_but_unacked_delivery_comes_back_from_another_node(whole, how)
     bus.connect()
     try:
         assert bus.node == cluster.nodes[0]
-        queue = topology.declare_participant(bus.channel, "node-2", ["REQUEST"])
-        bus.publish("REQUEST.node-2", {"seq": 1})
-        bus.consume(queue)
         inbox = LinkInbox()
-        first: list = []
-        while not first:
-            first = bus.poll(1.0)
-        assert inbox.accept("node-1", json.loads(first[0].body)["seq"])  # handled ...
-        bus.publish("REQUEST.node-2", {"seq": 2})  # ... more queued behind it, confirmed by a majority
+        first = handled_not_acked(bus, topology, inbox)  # both messages confirmed by a majority
         gone = cluster.script(f"{how}-node", "1")
         assert gone.returncode == 0, gone.stderr
-        bus.ack(first[0])  # ... and the ack is lost with the connection
+        bus.ack(first)  # ... and the ack is lost with the connection
         handled, copies = [1], []
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and not (
