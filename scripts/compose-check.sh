@@ -3,11 +3,17 @@
 #
 #   bash scripts/compose-check.sh                           # docker-compose (v1) and docker compose (v2)
 #   COMPOSE_CHECK_TOOLS=v2 bash scripts/compose-check.sh    # only one of them (v1 | v2 | "v1 v2")
-#   COMPOSE_CHECK_RUNS=bees bash scripts/compose-check.sh   # some runs (bees elves classic-ricart-agrawala classic-raymond)
+#   COMPOSE_CHECK_RUNS=bees bash scripts/compose-check.sh   # some runs (bees elves classic-ricart-agrawala
+#                                                           # classic-raymond cluster cluster-stop)
 #
 # Needs a Docker engine (docker info) and the compose tool(s). For each tool: build the image, then
 # run the bees (--scale bee=5), the elves profile and the classic profile with ricart-agrawala and
-# with raymond, each with --exit-code-from its monitor. A run passes when compose exits 0, the
+# with raymond, each with --exit-code-from its monitor, and the bees on the three-node cluster of the
+# "cluster" profile (--scale bee=7, docs/cluster.md): once as the README shows it ("cluster"), once
+# with `stop rabbitmq-2` after the run has started ("cluster-stop"): that run must still pass, and
+# rabbitmq-2 must have been stopped before its end. (--exit-code-from stops everything when any
+# container it watches exits: there the brokers are started first, with up -d, and `up` is given
+# only the monitor and the bees to watch.) A run passes when compose exits 0, the
 # monitor printed "<algorithm>: SAFE" for a complete run, and the trace it wrote to the "traces"
 # volume passes `mutexlab verify` inside the image. `down -v` follows every run, whatever happened.
 #
@@ -21,7 +27,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 TOOLS=${COMPOSE_CHECK_TOOLS:-v1 v2}
-RUNS=${COMPOSE_CHECK_RUNS:-bees elves classic-ricart-agrawala classic-raymond}
+RUNS=${COMPOSE_CHECK_RUNS:-bees elves classic-ricart-agrawala classic-raymond cluster cluster-stop}
 UP_TIMEOUT=${COMPOSE_CHECK_TIMEOUT:-600}     # seconds for one `up`, broker start included
 
 die() { echo "compose-check: $*" >&2; exit 2; }
@@ -42,7 +48,7 @@ compose=()          # the tool of the current round, with --env-file and the pro
 current=""          # the run in progress, for the trap
 cleanup() {
   if [ -n "$current" ]; then
-    "${compose[@]}" --profile elves --profile classic down -v --remove-orphans >"$work/down.log" 2>&1 \
+    "${compose[@]}" --profile elves --profile classic --profile cluster down -v --remove-orphans >"$work/down.log" 2>&1 \
       || { echo "  down -v failed:"; tail -5 "$work/down.log"; }
     current=""
   fi
@@ -62,25 +68,66 @@ record() {   # record TOOL RUN VERDICT SECONDS
   echo "== $1 $2: $3 (${4}s)"
 }
 
-# one_run TOOL NAME MONITOR TRACE ALGORITHM SCALED [ENV=VALUE ...] -- COMPOSE-ARGS...
-# SCALED ("5 bee") is how many of the scaled role the monitor must have admitted.
+# stop_once_started MONITOR SERVICE: in the background, once MONITOR has started the run, stop SERVICE
+# (compose stop); "$work/stopped" then holds the time it was stopped, "$work/stop.log" what stop said.
+stop_once_started() {
+  local monitor=$1 service=$2 i
+  for i in $(seq 1 "$UP_TIMEOUT"); do
+    "${compose[@]}" logs --no-color "$monitor" 2>/dev/null | grep -q " — started" && break
+    sleep 1
+  done
+  "${compose[@]}" --profile cluster stop "$service" >"$work/stop.log" 2>&1 && date +%s >"$work/stopped"
+}
+
+# one_run TOOL NAME MONITOR TRACE ALGORITHM SCALED [ENV=VALUE ...] [FIRST=S1,S2...] [STOP=SERVICE] -- COMPOSE-ARGS...
+# SCALED ("5 bee") is how many of the scaled role the monitor must have admitted. FIRST: services
+# started beforehand with `up -d`. STOP=SERVICE: stop that service once the run has started (it must
+# be stopped before the run ends, and the run pass).
 one_run() {
   local tool=$1 name=$2 monitor=$3 trace=$4 algorithm=$5 scaled=$6; shift 6
-  local envs=()
-  while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+  local envs=() stop="" first=""
+  while [ "$1" != -- ]; do
+    case $1 in STOP=*) stop=${1#STOP=} ;; FIRST=*) first=${1#FIRST=} ;; *) envs+=("$1") ;; esac
+    shift
+  done; shift
   case " $RUNS " in *" $name "*) ;; *) return 0 ;; esac
-  local log="$work/$tool-$name.log" t0=$SECONDS code verdict
-  echo; echo "== $tool $name: ${compose[*]} $*"
+  local log="$work/$tool-$name.log" t0=$SECONDS code verdict stopper=""
+  echo; echo "== $tool $name: ${compose[*]} $*${stop:+ (and \`stop $stop\` once the run has started)}"
   current=$name
+  rm -f "$work/stopped" "$work/stop.log"
+  if [ -n "$first" ]; then
+    echo "   first: ${compose[*]} --profile cluster up -d ${first//,/ }"
+    # shellcheck disable=SC2086  # the list is split into service names
+    env "${envs[@]}" "${compose[@]}" --profile cluster up -d ${first//,/ } >"$work/first.log" 2>&1 \
+      || { echo "-- up -d failed:"; cat "$work/first.log"; }
+  fi
+  if [ -n "$stop" ]; then stop_once_started "$monitor" "$stop" & stopper=$!; fi
   env "${envs[@]}" timeout "$UP_TIMEOUT" "${compose[@]}" "$@" >"$log" 2>&1
   code=$?
+  local ended; ended=$(date +%s)
+  if [ -n "$stopper" ]; then kill "$stopper" 2>/dev/null; wait "$stopper" 2>/dev/null; fi
   local t_up=$((SECONDS - t0))
   # The monitor's verdict, from its own log (compose prefixes every line with the container's name).
-  "${compose[@]}" --profile elves --profile classic logs --no-color "$monitor" >"$work/monitor.log" 2>&1
+  "${compose[@]}" --profile elves --profile classic --profile cluster logs --no-color "$monitor" >"$work/monitor.log" 2>&1
   local said ok=1
   said=$(sed -n 's/^[^|]*| //p' "$work/monitor.log" | grep -E "^$algorithm: (SAFE|VIOLATION)|over RabbitMQ, run .* — " | tr '\n' ';')
   verdict="exit $code"
   [ "$code" -eq 0 ] || ok=0
+  if [ -n "$stop" ]; then
+    # when the monitor gave its verdict (the log line's timestamp), as Unix time
+    local judged
+    judged=$("${compose[@]}" --profile cluster logs --no-color --timestamps "$monitor" 2>/dev/null \
+      | grep -E "[|] [^ ]+ $algorithm: (SAFE|VIOLATION)" | head -1 | sed -n 's/^[^|]*| \([^ ]*\) .*/\1/p')
+    judged=$(date -d "$judged" +%s 2>/dev/null || echo "$ended")
+    if [ -f "$work/stopped" ] && [ "$(cat "$work/stopped")" -le "$judged" ]; then
+      verdict+=", $stop stopped $((judged - $(cat "$work/stopped")))s before the verdict"
+      local moved   # the monitor's summary: "reconnects N, redelivered M" (all processes)
+      moved=$(sed -n 's/^[^|]*| .*\(reconnects [0-9]*, redelivered [0-9]*\).*/\1/p' "$work/monitor.log" | head -1)
+      [ -z "$moved" ] || verdict+=" ($moved)"
+    else
+      verdict+=", $stop was NOT stopped before the verdict: $(tr '\n' ' ' <"$work/stop.log" 2>/dev/null)"; ok=0
+    fi
+  fi
   local summary   # "5 bees, 3.35s wall clock" from "bees over RabbitMQ, run compose-bees: 5 bees, ... — complete"
   summary=$(sed -n 's/^[^|]*| .* over RabbitMQ, run [^:]*: \(.*\) — complete$/\1/p' "$work/monitor.log" | head -1)
   if grep -qE "[|] $algorithm: SAFE\$" "$work/monitor.log" && [ -n "$summary" ]; then
@@ -98,7 +145,7 @@ one_run() {
     verdict+=", no '$monitor' container of project '$project'"; ok=0
   fi
   # The trace, judged inside the image by the code that wrote it.
-  env "${envs[@]}" "${compose[@]}" --profile elves --profile classic run --rm --no-deps -T "$monitor" \
+  env "${envs[@]}" "${compose[@]}" --profile elves --profile classic --profile cluster run --rm --no-deps -T "$monitor" \
     mutexlab verify "$trace" >"$work/verify.log" 2>&1
   code=$?
   local t_verify=$((SECONDS - t0 - t_up))
@@ -129,7 +176,7 @@ for tool in $TOOLS; do
   compose=("${base[@]}" --env-file "$work/env" "${project_args[@]}")
   echo; echo "== $tool: $("${base[@]}" version 2>/dev/null | head -1)"
   t0=$SECONDS
-  if "${compose[@]}" --profile elves --profile classic build >"$work/build.log" 2>&1; then
+  if "${compose[@]}" --profile elves --profile classic --profile cluster build >"$work/build.log" 2>&1; then
     record "$tool" build "PASS: image mutexlab:latest" $((SECONDS - t0))
   else
     tail -30 "$work/build.log"; record "$tool" build "FAIL: build" $((SECONDS - t0)); failed=1; continue
@@ -142,6 +189,12 @@ for tool in $TOOLS; do
     --profile classic up --scale node=5 --exit-code-from classic-monitor classic-monitor node
   one_run "$tool" classic-raymond classic-monitor /traces/classic.jsonl raymond "5 node" CLASSIC_ALGORITHM=raymond -- \
     --profile classic up --scale node=5 --exit-code-from classic-monitor classic-monitor node
+  one_run "$tool" cluster monitor /traces/bees.jsonl bees "7 bee" -- \
+    --profile cluster up --scale bee=7 --exit-code-from monitor
+  # DWELL 0.5: the run lasts long enough for rabbitmq-2 to be stopped while it goes on.
+  one_run "$tool" cluster-stop monitor /traces/bees.jsonl bees "7 bee" DWELL=0.5 \
+    FIRST=rabbitmq,rabbitmq-2,rabbitmq-3 STOP=rabbitmq-2 -- \
+    --profile cluster up --scale bee=7 --exit-code-from monitor monitor bee
 done
 
 echo; echo "== compose-check summary (project $project)"

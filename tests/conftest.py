@@ -281,3 +281,26 @@ class RunTap:
                 self._channel.cancel()
                 pytest.fail(f"{what}: not seen (states heard: {self.states}; admitted: {self.os_pids})")
         raise AssertionError("unreachable: consume() with an inactivity timeout never ends")
+
+
+@pytest.fixture
+def handled_not_acked():
+    """``setup(bus, topology, inbox)``: the starting point of the broker-loss tests (a restart, a
+    cluster node's loss). On the participant queue ``node-2``: message 1 of the link node-1 → node-2
+    published (confirmed), delivered and accepted by ``inbox`` but not acked, message 2 published
+    (confirmed) behind it. Returns the first delivery."""
+
+    def setup(bus, topology, inbox):
+        import json
+
+        queue = topology.declare_participant(bus.channel, "node-2", ["REQUEST"])
+        bus.publish("REQUEST.node-2", {"seq": 1})
+        bus.consume(queue)
+        first: list = []
+        while not first:
+            first = bus.poll(1.0)
+        assert inbox.accept("node-1", json.loads(first[0].body)["seq"])  # handled ...
+        bus.publish("REQUEST.node-2", {"seq": 2})  # ... more queued behind it, and no ack yet
+        return first[0]
+
+    return setup

@@ -51,7 +51,8 @@ def _clean_env() -> dict:
 
 
 def _config(tool: list[str], env_file: Path) -> dict:
-    """``config`` of every service (all profiles), as the tool resolves it with ``env_file``."""
+    """``config`` of every service (all profiles: v1 prints a service of a profile not asked for, v2
+    does not), as the tool resolves it with ``env_file``."""
     done = subprocess.run(
         [
             *tool,
@@ -63,6 +64,8 @@ def _config(tool: list[str], env_file: Path) -> dict:
             "elves",
             "--profile",
             "classic",
+            "--profile",
+            "cluster",
             "config",
         ],
         cwd=ROOT,
@@ -163,7 +166,7 @@ def test_scalable_services_have_no_container_name_or_fixed_host_port(compose):
 
 def test_every_service_command_exists_and_matches_its_role(compose):
     for name, service in compose["services"].items():
-        if name == "rabbitmq":
+        if service["image"].startswith("rabbitmq:"):  # the broker and the cluster's other nodes
             continue
         command = service["command"]
         assert command[0] == "python" and len(command) == 2
@@ -230,3 +233,21 @@ def test_dockerfile_installs_the_package_and_copies_the_services():
     text = (ROOT / "Dockerfile").read_text()
     assert "COPY services" in text and "pip install ." in text
     assert not (ROOT / ".env").exists() or ".env" in (ROOT / ".gitignore").read_text()
+
+
+def test_cluster_profile_three_brokers_one_cookie_every_service_given_all_three(compose):
+    """docs/cluster.md: rabbitmq-2 and -3 only with --profile cluster; the three share the Erlang
+    cookie from the env file; every service names the three nodes (the bus fails over between them)."""
+    services = compose["services"]
+    for name in ("rabbitmq-2", "rabbitmq-3"):
+        assert services[name]["profiles"] == ["cluster"] and services[name]["hostname"] == name
+    cookies = {
+        services[n]["environment"]["RABBITMQ_ERLANG_COOKIE"] for n in ("rabbitmq", "rabbitmq-2", "rabbitmq-3")
+    }
+    assert cookies == {"${MUTEXLAB_ERLANG_COOKIE:-mutexlab-cluster-cookie}"}
+    assert "MUTEXLAB_ERLANG_COOKIE=mutexlab-cluster-cookie" in (ROOT / ".env.example").read_text()
+    for name, service in services.items():
+        url = (service.get("environment") or {}).get("AMQP_URL")
+        if url is not None:
+            hosts = [part.split("@", 1)[1].split(":", 1)[0] for part in url.split(",")]
+            assert hosts == ["rabbitmq", "rabbitmq-2", "rabbitmq-3"], name

@@ -167,7 +167,9 @@ def private_node():
     node.stop()
 
 
-def test_a_handled_but_unacked_delivery_comes_back_after_a_restart_and_is_dropped(private_node):
+def test_a_handled_but_unacked_delivery_comes_back_after_a_restart_and_is_dropped(
+    private_node, handled_not_acked
+):
     """Forced: the broker stops between handling and ack. After start_app the bus reconnects,
     the persistent message is still there, flagged redelivered, and the link's sequence number
     recognises it as a duplicate; a message published before the stop and not yet consumed
@@ -176,17 +178,10 @@ def test_a_handled_but_unacked_delivery_comes_back_after_a_restart_and_is_droppe
     bus = Bus(private_node.url, topology, connect_timeout=60)
     bus.connect()
     try:
-        queue = topology.declare_participant(bus.channel, "node-2", ["REQUEST"])
-        bus.publish("REQUEST.node-2", {"seq": 1})
-        bus.consume(queue)
         inbox = LinkInbox()
-        first: list = []
-        while not first:
-            first = bus.poll(1.0)
-        assert inbox.accept("node-1", json.loads(first[0].body)["seq"])  # handled ...
-        bus.publish("REQUEST.node-2", {"seq": 2})  # ... more queued behind it
+        first = handled_not_acked(bus, topology, inbox)
         private_node.restart_app()  # ... and no ack
-        bus.ack(first[0])  # the ack is lost with the connection (skipped or reconnects)
+        bus.ack(first)  # the ack is lost with the connection (skipped or reconnects)
         got = []
         deadline = time.monotonic() + 60
         while len(got) < 2 and time.monotonic() < deadline:

@@ -46,8 +46,10 @@ def _common(p) -> None:
     p.add_argument("--seed", type=non_negative, default=0, help="seed for make_setup (initial clocks, plans)")
     p.add_argument(
         "--amqp-url",
+        action="append",
         default=None,
-        help=f"broker URL (default: $AMQP_URL, else {DEFAULT_URL.replace('%', '%%')})",
+        help=f"broker URL (default: $AMQP_URL, else {DEFAULT_URL.replace('%', '%%')}); a cluster: repeat it "
+        "once per node, or give the nodes' URLs comma-separated (docs/cluster.md)",
     )
     p.add_argument("--run-id", default=None, help="run id naming the exchange and queues (default: random)")
     p.add_argument("--trace", metavar="FILE", help="the monitor writes the trace (JSON Lines) here")
@@ -161,7 +163,7 @@ def plan_from_args(args) -> Plan:
         scenario.processes,
         scenario.options,
         seed=args.seed,
-        amqp_url=args.amqp_url,
+        amqp_url=",".join(args.amqp_url) if args.amqp_url else None,
         run_id=args.run_id,
         dwell=args.dwell,
         dwell_times=dwell_times,

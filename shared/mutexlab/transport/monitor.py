@@ -74,7 +74,7 @@ class Monitor:
             registry.spec(settings.algorithm)  # P is discovered later; the name is checked now
         else:
             build_setup(settings.algorithm, 1, settings.options, settings.seed)  # a plugin module must load
-        self.topology = Topology(settings.run_id)
+        self.topology = Topology(settings.run_id, settings.queue_kind)
         self.bus = Bus(
             settings.amqp_url,
             self.topology,
@@ -357,7 +357,7 @@ class Monitor:
             channel = self.bus.channel
             if channel is None:
                 raise TransportError("monitor: not connected")
-            dead = channel.queue_declare(self.topology.dead_queue, durable=True)
+            dead = channel.queue_declare(self.topology.dead_queue, passive=True)
             outcome.dead_letters = dead.method.message_count
         except Exception:  # noqa: BLE001 - the count is informative only
             outcome.dead_letters = sum(int(status.get(n, {}).get("dead_letters", 0)) for n in names)

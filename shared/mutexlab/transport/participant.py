@@ -103,7 +103,7 @@ class Participant:
         self.role = role
         self.settings = settings
         self.instance = instance or f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        self.topology = Topology(settings.run_id)
+        self.topology = Topology(settings.run_id, settings.queue_kind)
         self.bus = Bus(
             settings.amqp_url,
             self.topology,

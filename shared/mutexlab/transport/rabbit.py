@@ -16,7 +16,9 @@ Topology of run ``R`` (every name contains the run id, so runs never mix):
 * exchange ``mutexlab.R.dlx`` (fanout) and queue ``mutexlab.R.dead``: malformed or unknown
   messages, with the reason in the header ``x-mutexlab-reason``.
 
-Queues are durable and messages persistent; every publish is confirmed by the broker
+Queues are durable and messages persistent; on a cluster (several node URLs) they are quorum
+queues, replicated by Raft, and the bus connects to any live node and fails over to another when
+its connection is lost (docs/cluster.md); every publish is confirmed by the broker
 (publisher confirms, ``mandatory`` so an unroutable message is an error, not a silent loss).
 Confirms are pipelined: ``send`` does not wait for the confirm (``poll`` takes confirms in as
 they come), ``flush`` waits for everything outstanding, ``publish`` is ``send`` + ``flush``.
@@ -30,8 +32,10 @@ each link FIFO.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import random
 import time
 from collections import deque
 from collections.abc import Callable
@@ -40,6 +44,15 @@ from typing import Any
 
 import pika
 from pika.exceptions import AMQPChannelError, AMQPConnectionError
+
+from .pika_internals import (
+    WRITE_LIMIT,
+    check_pika,
+    confirm_asynchronously,
+    join_writes,
+    publish_without_waiting,
+)
+from .settings import node_urls
 
 log = logging.getLogger("mutexlab.transport")
 
@@ -52,13 +65,20 @@ CONFIRM_SLICE = 0.002
 ACK_LINGER = 0.05
 # Messages published and not yet confirmed, at most (back-pressure from the broker).
 MAX_UNCONFIRMED = 1000
-# Buffered frames are joined into socket writes of at most this many bytes (``join_writes``).
-WRITE_LIMIT = 128 * 1024
-
 # What the monitor's queue is bound to on the run's exchange (besides the unrouted messages).
 MONITOR_KEYS = ("join.*", "audit.*", "status.*")
 
 LOST = (AMQPConnectionError, AMQPChannelError, ConnectionError, OSError)
+REFUSED_CREDENTIALS = (
+    pika.exceptions.ProbableAuthenticationError,
+    pika.exceptions.AuthenticationError,
+    pika.exceptions.ProbableAccessDeniedError,
+)
+# Quorum queues: after a nack, wait this long before re-publishing (a leader election takes about that).
+NACK_PAUSE = 0.5
+PRECONDITION_FAILED = 406  # AMQP reply code: e.g. a queue re-declared with other arguments
+
+__all__ = ["WRITE_LIMIT", "join_writes"]  # re-exported from pika_internals
 
 
 class TransportError(RuntimeError):
@@ -73,6 +93,9 @@ class EnvelopeError(ValueError):
 @dataclass(frozen=True)
 class Topology:
     run_id: str
+    # "classic" or "quorum" (Raft-replicated, for a cluster: docs/cluster.md); every process of a run
+    # must use the same, or the second to declare a queue is refused (PRECONDITION_FAILED).
+    queue_type: str = "classic"
 
     @property
     def exchange(self) -> str:
@@ -97,8 +120,11 @@ class Topology:
     def queue(self, name: str) -> str:
         return f"mutexlab.{self.run_id}.{name}"
 
+    def _type_args(self) -> dict:
+        return {"x-queue-type": "quorum"} if self.queue_type == "quorum" else {}
+
     def _queue_args(self) -> dict:
-        return {"x-dead-letter-exchange": self.dlx}
+        return {"x-dead-letter-exchange": self.dlx, **self._type_args()}
 
     def declare_base(self, channel) -> None:
         """Exchanges, the dead-letter queue and the monitor's queue; idempotent, anyone may call it."""
@@ -110,7 +136,7 @@ class Topology:
             arguments={"alternate-exchange": self.unrouted},
         )
         channel.exchange_declare(self.dlx, exchange_type="fanout", durable=True)
-        channel.queue_declare(self.dead_queue, durable=True)
+        channel.queue_declare(self.dead_queue, durable=True, arguments=self._type_args() or None)
         channel.queue_bind(self.dead_queue, self.dlx)
         channel.queue_declare(self.monitor_queue, durable=True, arguments=self._queue_args())
         for key in MONITOR_KEYS:
@@ -133,9 +159,31 @@ class Topology:
         channel.exchange_delete(self.unrouted)
 
 
+def connect_any(url: str, first: int = 0, configure: Callable[[Any], None] | None = None):
+    """A connection to the first node of ``url`` (one URL, or several comma-separated) that takes
+    one, trying them in turn from index ``first``: ``(connection, index)``. ``configure(params)``
+    may adjust each node's ``pika.URLParameters``. Refused credentials raise at once; when no node
+    answers, the last node's error is raised."""
+    nodes = node_urls(url)
+    error: BaseException | None = None
+    for k in range(len(nodes)):
+        index = (first + k) % len(nodes)
+        params = pika.URLParameters(nodes[index])
+        if configure is not None:
+            configure(params)
+        try:
+            return pika.BlockingConnection(params), index
+        except REFUSED_CREDENTIALS:
+            raise
+        except LOST as exc:
+            error = exc
+    assert error is not None
+    raise error
+
+
 def delete_run(url: str, run_id: str, names: list[str]) -> None:
     """Remove everything run ``run_id`` declared (used by ``mutexlab run`` and the tests)."""
-    conn = pika.BlockingConnection(pika.URLParameters(url))
+    conn, _ = connect_any(url)
     try:
         Topology(run_id).delete(conn.channel(), names)
     finally:
@@ -217,6 +265,10 @@ class Delivery:
 class Bus:
     """One connection and one confirming channel, re-established when lost.
 
+    ``url`` may name several nodes of a cluster (comma-separated): the bus connects to one of them,
+    starting at a random one (so a run's processes spread over the nodes), and after a lost
+    connection tries the next one first, then the others in turn (failover: docs/cluster.md).
+
     Deliveries are collected by the pika callback and handed out by ``poll`` (never handled
     inside pika's callback), so a handler may publish, and a reconnect happens outside pika's
     dispatch. Acks of deliveries from an older connection are skipped: the broker redelivers
@@ -235,8 +287,13 @@ class Bus:
         on_connect: Callable[[Any], None] | None = None,
         name: str = "client",
         prefetch: int = 100,
+        first_node: int | None = None,
     ) -> None:
         self.url = url
+        self.nodes = node_urls(url)
+        # The node to try first: random unless given, so a run's processes spread over a cluster.
+        self._node = random.randrange(len(self.nodes)) if first_node is None else first_node % len(self.nodes)
+        self.node: str | None = None  # the node connected to (host:port), for logs
         self.name = name
         self.topology = topology
         self.connect_timeout = connect_timeout
@@ -249,28 +306,35 @@ class Bus:
         self.max_unconfirmed = MAX_UNCONFIRMED
         self.generation = 0
         self.reconnects = 0
-        self.conn = None
-        self.channel = None
+        self.conn: Any = None  # pika.BlockingConnection while connected
+        self.channel: Any = None  # its confirming BlockingChannel
         self._consumers: dict[str, str] = {}  # queue -> consumer tag (re-established on reconnect)
         self._inbox: deque[Delivery] = deque()
         self._tag = 0  # the last publish's delivery tag on this channel
         self._unconfirmed: dict[int, _Outgoing] = {}  # tag -> message, in publish order
         self._acks: deque[tuple[int, Delivery]] = deque()  # (publishes to confirm first, delivery)
         self._refused: list[str] = []  # why the broker nacked or returned a message
+        self._nacked = 0  # quorum queues: nacks since the last re-publish (the messages stay unconfirmed)
+        self.renacked = 0  # re-publishes after a nack (quorum queues)
+        self._nacked_since: float | None = None  # when the current run of nacks began (None: no nacks)
         self.published = 0
         self.redelivered = 0  # deliveries the broker flagged as redelivered (after a lost connection)
 
     # -- connection ------------------------------------------------------------------------
     def connect(self) -> None:
+        check_pika()
         deadline = time.monotonic() + self.connect_timeout
-        params = pika.URLParameters(self.url)
         # Shown by the broker (management UI, rabbitmqctl list_connections): which run, which process.
-        params.client_properties = {"connection_name": f"mutexlab {self.topology.run_id} {self.name}"}
+        properties = {"connection_name": f"mutexlab {self.topology.run_id} {self.name}"}
         delay = 0.2
         failed = False
         while True:
             try:
-                self.conn = pika.BlockingConnection(params)
+                self.conn, self._node = connect_any(
+                    self.url, self._node, lambda params: setattr(params, "client_properties", properties)
+                )
+                params = pika.URLParameters(self.nodes[self._node])
+                self.node = f"{params.host}:{params.port}"
                 join_writes(self.conn)
                 channel = self.conn.channel()
                 self._confirm_without_waiting(channel)
@@ -284,17 +348,26 @@ class Bus:
                 for queue in list(self._consumers):
                     self._consume(queue)
                 self._republish()
+                if self.generation == 1:
+                    log.info(
+                        "%s: connected to %s (%s queues)", self.name, self.node, self.topology.queue_type
+                    )
                 return
-            except (
-                pika.exceptions.ProbableAuthenticationError,
-                pika.exceptions.AuthenticationError,
-                pika.exceptions.ProbableAccessDeniedError,
-            ) as exc:
+            except REFUSED_CREDENTIALS as exc:
                 raise TransportError(
                     f"the broker refused the credentials of {redact(self.url)}: {exc!r}"
                 ) from None
             except LOST as exc:
                 self._drop()
+                if (
+                    isinstance(exc, pika.exceptions.ChannelClosedByBroker)
+                    and exc.reply_code == PRECONDITION_FAILED
+                ):
+                    raise TransportError(
+                        f"the broker refused a declaration of run {self.topology.run_id}: {exc.reply_text} "
+                        f"(this process declares {self.topology.queue_type} queues: every process of a run "
+                        "needs the same QUEUE_TYPE and, with QUEUE_TYPE=auto, as many nodes in AMQP_URL)"
+                    ) from None
                 if time.monotonic() >= deadline:
                     raise TransportError(
                         f"cannot reach RabbitMQ at {redact(self.url)} "
@@ -312,18 +385,11 @@ class Bus:
                 delay = min(delay * 2, 2.0)
 
     def _confirm_without_waiting(self, channel) -> None:
-        """Publisher confirms, received asynchronously.
-
-        pika's ``BlockingChannel.confirm_delivery`` makes every publish wait for its own confirm
-        (one broker round trip and disk sync each). Instead confirm mode is switched on at the
-        underlying channel with our own callbacks, and ``flush`` waits only when it must.
-        """
+        """Publisher confirms, received asynchronously (``pika_internals`` says why and how)."""
         selected: list[bool] = []
-        impl = channel._impl  # noqa: SLF001 - pika's BlockingChannel offers no asynchronous confirms
-        impl.confirm_delivery(
-            ack_nack_callback=self._on_confirm, callback=lambda _frame: selected.append(True)
+        confirm_asynchronously(
+            channel, self._on_confirm, self._on_return, lambda _frame: selected.append(True)
         )
-        impl.add_on_return_callback(self._on_return)
         deadline = time.monotonic() + self.connect_timeout
         while not selected:  # pika's wait is not cut short by the select-ok: wait in slices
             if time.monotonic() >= deadline:
@@ -343,9 +409,18 @@ class Bus:
                 tags.append(tag)
         else:
             tags = [method.delivery_tag]
+        nack = isinstance(method, pika.spec.Basic.Nack)
+        if not nack:
+            self._nacked_since = None  # the broker takes messages again
+        if nack and self.topology.queue_type == "quorum":
+            # A quorum queue refuses while it has no leader (an election after a node's loss): the
+            # message stays unconfirmed, and the bus re-publishes it, in order, from a fresh channel.
+            if any(tag in self._unconfirmed for tag in tags):
+                self._nacked += 1
+            return
         for tag in tags:
             message = self._unconfirmed.pop(tag, None)
-            if message is not None and isinstance(method, pika.spec.Basic.Nack):
+            if message is not None and nack:
                 self._refused.append(f"the broker refused (nack) a message to {message.routing_key!r}")
 
     def _on_return(self, _channel, method, _props, _body) -> None:
@@ -353,14 +428,20 @@ class Bus:
         self._refused.append(f"no queue takes routing key {method.routing_key!r} on {method.exchange}")
 
     def reconnect(self, why: BaseException) -> None:
-        log.warning("connection lost (%r); reconnecting", why)
+        lost = self.node
+        log.warning("connection to %s lost (%r); reconnecting", lost, why)
         self._drop()
         self._inbox.clear()  # unacked deliveries of the old connection come back from the broker
         self.reconnects += 1
+        self._node = (self._node + 1) % len(self.nodes)  # a cluster: another node first (one: the same)
+        started = time.monotonic()
         self.connect()
         log.warning(
-            "reconnected (reconnect #%d); re-published %d unconfirmed",
+            "reconnected (reconnect #%d) to %s%s in %.2fs; re-published %d unconfirmed",
             self.reconnects,
+            self.node,
+            "" if self.node == lost else f" (failover from {lost})",
+            time.monotonic() - started,
             len(self._unconfirmed),
         )
 
@@ -431,7 +512,7 @@ class Bus:
         while True:
             if self._acks:
                 wait = min(wait, CONFIRM_SLICE)
-            self._guard(lambda wait=wait: self.conn.process_data_events(time_limit=wait))
+            self._guard(functools.partial(self._io, wait))
             self._settle(force=False)
             now = time.monotonic()
             if self._inbox or now >= deadline or not self._acks:
@@ -443,6 +524,10 @@ class Bus:
         batch = list(self._inbox)
         self._inbox.clear()
         return batch
+
+    def _io(self, seconds: float) -> None:
+        """pika's I/O for up to ``seconds``: writes, confirms, deliveries (on the current connection)."""
+        self.conn.process_data_events(time_limit=seconds)
 
     def ack(self, delivery: Delivery) -> None:
         """Acknowledge ``delivery`` once everything published so far is confirmed.
@@ -566,21 +651,49 @@ class Bus:
             self._release_acks(force)
 
     def _raise_refused(self) -> None:
+        if self._nacked:
+            self._recover_nacked()
         if self._refused:
             reason, self._refused = self._refused[0], []
             raise TransportError(reason)
 
+    def _recover_nacked(self) -> None:
+        """Quorum queues: after a nack (a queue without a leader), wait a moment, then start over on a
+        fresh connection and channel and re-publish everything unconfirmed in its original order
+        (as after a lost connection: what was delivered and not acked comes back, and duplicates are
+        dropped by their sequence numbers). Gives up with TransportError after ``connect_timeout``
+        seconds of nacks."""
+        nacked, self._nacked = self._nacked, 0
+        now = time.monotonic()
+        if self._nacked_since is None:
+            self._nacked_since = now
+        elif now - self._nacked_since > self.connect_timeout:
+            raise TransportError(
+                f"quorum queues kept refusing messages (nack) for {self.connect_timeout:g}s: "
+                "is a majority of the cluster's nodes running?"
+            )
+        self.renacked += 1
+        log.warning(
+            "%s: the broker refused %d publish(es) (nack: a quorum queue without a leader?); "
+            "re-publishing %d unconfirmed from a fresh connection",
+            self.name,
+            nacked,
+            len(self._unconfirmed),
+        )
+        time.sleep(NACK_PAUSE)
+        self.reconnect(TransportError("publishes nacked by a quorum queue"))
+
     def _transmit(self, message: _Outgoing) -> None:
         self._tag += 1
         self._unconfirmed[self._tag] = message
-        # On the underlying channel: pika buffers the frames until the next poll or flush writes
-        # them out, and nothing waits for the confirm (BlockingChannel.basic_publish would).
-        self.channel._impl.basic_publish(
+        # pika buffers the frames until the next poll or flush writes them out (pika_internals).
+        publish_without_waiting(
+            self.channel,
             message.exchange,
             message.routing_key,
-            message.body,  # noqa: SLF001
-            properties=message.props,
-            mandatory=message.mandatory,
+            message.body,
+            message.props,
+            message.mandatory,
         )
 
     def _republish(self) -> None:
@@ -619,41 +732,6 @@ class Bus:
                 self.reconnect(exc)
 
 
-def join_writes(conn: pika.BlockingConnection, limit: int = WRITE_LIMIT) -> bool:
-    """Make ``conn`` write what it has buffered in few ``send`` calls instead of one per frame.
-
-    pika sends every frame with its own system call: a publish is three (method, header, body), a
-    participant's broadcast to four peers twelve, and the broker reads as many TCP segments. Joined,
-    the frames buffered since the last poll leave in one write (same bytes, same order); a large
-    backlog is joined into pieces of at most ``limit`` bytes (``WRITE_LIMIT``), so a partial send
-    never re-copies much. Only pika's plain TCP transport is changed (TLS keeps pika's own path);
-    False when it is not there.
-    """
-    from pika.adapters.utils import io_services_utils
-
-    transport = getattr(conn._impl, "_transport", None)  # noqa: SLF001 - pika offers no hook for this
-    if type(transport) is not io_services_utils._AsyncPlaintextTransport:  # noqa: SLF001
-        return False
-    buffers, produce = transport._tx_buffers, transport._produce  # noqa: SLF001
-
-    def produce_joined() -> None:
-        if len(buffers) > 1:
-            pieces, part, size = [], [], 0
-            for chunk in buffers:
-                if part and size + len(chunk) > limit:
-                    pieces.append(b"".join(part))
-                    part, size = [], 0
-                part.append(chunk)
-                size += len(chunk)
-            pieces.append(b"".join(part))
-            buffers.clear()
-            buffers.extend(pieces)
-        produce()
-
-    transport._produce = produce_joined  # noqa: SLF001
-    return True
-
-
 @dataclass(frozen=True)
 class _Outgoing:
     """A message as published, kept until the broker confirms it (re-published after a reconnect)."""
@@ -666,7 +744,10 @@ class _Outgoing:
 
 
 def redact(url: str) -> str:
-    """The URL without its credentials, for logs and errors."""
-    params = pika.URLParameters(url)
-    vhost = "" if params.virtual_host == "/" else "/" + params.virtual_host
-    return f"{url.split('://', 1)[0]}://{params.host}:{params.port}{vhost}"
+    """The URL (or each of a cluster's URLs) without its credentials, for logs and errors."""
+    out = []
+    for node in node_urls(url):
+        params = pika.URLParameters(node)
+        vhost = "" if params.virtual_host == "/" else "/" + params.virtual_host
+        out.append(f"{node.split('://', 1)[0]}://{params.host}:{params.port}{vhost}")
+    return ",".join(out)

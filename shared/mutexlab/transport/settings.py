@@ -9,7 +9,8 @@ Environment variables (all validated before a service touches the broker):
 
 | variable | who | meaning |
 |---|---|---|
-| ``AMQP_URL`` | all | broker URL, e.g. ``amqp://user:pass@rabbitmq:5672/%2F`` (required) |
+| ``AMQP_URL`` | all | broker URL, e.g. ``amqp://user:pass@rabbitmq:5672/%2F`` (required); a cluster's nodes comma-separated |
+| ``QUEUE_TYPE`` | all | ``classic``, ``quorum`` or ``auto`` (default: quorum when ``AMQP_URL`` names several nodes) |
 | ``RUN_ID`` | all | letters, digits, ``_`` and ``-``; names the run's exchange and queues (required) |
 | ``ALGORITHM`` | monitor | ``bees``, ``elves`` or a classic algorithm (``ricart-agrawala`` ...) |
 | ``PROCESSES`` | monitor | P (bees, elves or nodes); 0 = discover: P is whoever joined in the join window |
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -48,10 +49,38 @@ def check_run_id(value: str) -> str:
     return value
 
 
+def node_urls(value: str) -> list[str]:
+    """The broker URLs in ``value``: one URL, or a cluster's nodes separated by commas
+    (docs/cluster.md). Each must start with amqp:// or amqps://; blanks around commas are dropped."""
+    urls = [part.strip() for part in value.split(",")]
+    if not any(urls):
+        raise ValueError("AMQP_URL is empty")
+    for url in urls:
+        if not url:
+            raise ValueError(f"AMQP_URL has an empty entry between commas: {value!r}")
+        if not url.startswith(("amqp://", "amqps://")):
+            raise ValueError(f"AMQP_URL must start with amqp:// or amqps://, got {url!r}")
+    if len(set(urls)) != len(urls):
+        raise ValueError(f"AMQP_URL names a node twice: {value!r}")
+    return urls
+
+
 def check_url(value: str) -> str:
-    if not value.startswith(("amqp://", "amqps://")):
-        raise ValueError(f"AMQP_URL must start with amqp:// or amqps://, got {value!r}")
-    return value
+    """``value`` checked (``node_urls``) and written without blanks: ``url[,url...]``."""
+    return ",".join(node_urls(value))
+
+
+QUEUE_TYPES = ("auto", "classic", "quorum")
+
+
+def queue_kind(url: str, queue_type: str = "auto") -> str:
+    """The queue type a run's queues are declared with: ``classic`` or ``quorum`` as asked; ``auto``
+    is quorum when ``url`` names several nodes (a cluster: docs/cluster.md), else classic."""
+    if queue_type not in QUEUE_TYPES:
+        raise ValueError(f"QUEUE_TYPE must be one of {', '.join(QUEUE_TYPES)}, got {queue_type!r}")
+    if queue_type != "auto":
+        return queue_type
+    return "quorum" if len(node_urls(url)) > 1 else "classic"
 
 
 def json_object(value: Any) -> dict:
@@ -90,6 +119,7 @@ class _Common(BaseSettings):
 
     amqp_url: str
     run_id: str
+    queue_type: Literal["auto", "classic", "quorum"] = "auto"
     dwell: float | None = Field(default=None, ge=0)
     # NoDecode: the validator below parses the JSON, so a bad value is reported with the value itself.
     dwell_times: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict)
@@ -100,6 +130,11 @@ class _Common(BaseSettings):
     @classmethod
     def _url(cls, value: str) -> str:
         return check_url(value)
+
+    @property
+    def queue_kind(self) -> str:
+        """``classic`` or ``quorum``: ``QUEUE_TYPE`` with ``auto`` decided (``queue_kind()``)."""
+        return queue_kind(self.amqp_url, self.queue_type)
 
     @field_validator("run_id")
     @classmethod

@@ -197,7 +197,7 @@ def make_plan(
     must exist, like the trace's."""
     url = amqp_url or os.environ.get("AMQP_URL") or DEFAULT_URL
     try:
-        check_url(url)
+        url = check_url(url)  # one node, or a cluster's nodes comma-separated (docs/cluster.md)
         run_id = check_run_id(run_id) if run_id else "run-" + uuid.uuid4().hex[:10]
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
@@ -226,16 +226,18 @@ def make_plan(
 
 
 def broker_problem(url: str) -> str | None:
-    """One quick connection attempt, so a missing broker is reported at once, not after timeouts."""
+    """One quick connection attempt (to each node of a cluster in turn, until one answers), so a
+    missing broker is reported at once, not after timeouts."""
     import pika
 
-    from .rabbit import redact
+    from .rabbit import connect_any, redact
 
-    params = pika.URLParameters(url)
-    params.socket_timeout = params.blocked_connection_timeout = 5
-    params.connection_attempts = 1
+    def quick(params) -> None:
+        params.socket_timeout = params.blocked_connection_timeout = 5
+        params.connection_attempts = 1
+
     try:
-        pika.BlockingConnection(params).close()
+        connect_any(url, configure=quick)[0].close()
     except pika.exceptions.AMQPError as exc:
         return (
             f"cannot use RabbitMQ at {redact(url)}: {exc!r} — is it running? "
