@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from .clock import VectorClock
 
@@ -73,6 +73,12 @@ class Recorder:
 
     def local(self, event: str, t: float, lamport: int, **fields: Any) -> dict:
         return {"event": event, "pid": self.pid, "t": t, "lamport": lamport, "vc": self.vc.tick(), **fields}
+
+
+class EventSink(Protocol):
+    """Where a driver writes trace events: a ``TraceWriter``, or a participant's batch."""
+
+    def write(self, event: dict) -> None: ...
 
 
 class TraceWriter:

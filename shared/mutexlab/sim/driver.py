@@ -15,7 +15,7 @@ from typing import Any
 
 from ..protocol import Effect, Enter, Exit, Note, Schedule, Send
 from ..setup import Setup
-from ..trace import Recorder, TraceWriter
+from ..trace import EventSink, Recorder
 
 
 def resource_kind(resource: str) -> str:
@@ -26,7 +26,7 @@ def resource_kind(resource: str) -> str:
 class Driver:
     """Applies effects, counts messages and entries, and writes the trace (when asked)."""
 
-    def __init__(self, setup: Setup, trace: TraceWriter | None = None, trace_bodies: bool = True) -> None:
+    def __init__(self, setup: Setup, trace: EventSink | None = None, trace_bodies: bool = True) -> None:
         self.setup = setup
         self.protocols = setup.protocols
         self.names = setup.names

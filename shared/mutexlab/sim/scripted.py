@@ -122,6 +122,7 @@ class ReplayResult:
 class ScriptedRun(Driver):
     def __init__(self, setup: Setup, trace: TraceWriter) -> None:
         super().__init__(setup, trace)
+        self.writer = trace  # the trace as a TraceWriter: what was kept so far is read back
         self.links: dict[tuple[int, int], deque] = {}
         self.entered: list[str] = []
         self.pending: dict[int, list[tuple[str, str]]] = {}  # pid → [(action, dwell)], oldest first
@@ -144,7 +145,7 @@ class ScriptedRun(Driver):
                     f"step {number} ({step.op}): no process {pid} "
                     f"(processes are {', '.join(map(str, sorted(self.protocols)))})"
                 )
-        kept = self.trace.events if self.trace is not None else None  # the writer's list, growing
+        kept = self.writer.events  # the writer's list, growing (None when it keeps nothing)
         before = len(kept) if kept is not None else 0
         try:
             if isinstance(step, (RequestStep, ExitStep)):

@@ -40,7 +40,7 @@ import pika
 from ..messages import MessageError
 from ..protocol import ProtocolError
 from ..protocols.registry import build_setup
-from ..setup import ConfigError
+from ..setup import ConfigError, Setup
 from ..sim.driver import Driver
 from .membership import role_of
 from .rabbit import (
@@ -115,7 +115,7 @@ class Participant:
         self.phase = "join"
         self.name = f"{role}?"
         self.pid: int | None = None
-        self.setup = None
+        self.setup: Setup | None = None
         self.driver: ServiceDriver | None = None
         self.roster: dict[str, int] = {}
         self.inbox = LinkInbox()
@@ -347,15 +347,23 @@ class Participant:
             time.sleep(self.settings.linger)
 
     # -- inputs ---------------------------------------------------------------------------
+    def _joined(self) -> tuple[Setup, ServiceDriver, int]:
+        """The run's setup, the driver and this process's pid: known once the monitor welcomed it."""
+        if self.setup is None or self.driver is None or self.pid is None:
+            raise TransportError(f"{self.name}: a protocol step before the monitor's welcome")
+        return self.setup, self.driver, self.pid
+
     def _input(self, step) -> None:
         """A local input (the start, a timer): its effects join the step."""
-        self._apply(lambda: self.driver.feed(self.pid, step))
+        _, driver, pid = self._joined()
+        self._apply(lambda: driver.feed(pid, step))
 
     def _apply(self, action) -> None:
         """Carry out one input through the driver; a state change is logged at once."""
-        proto = self.setup.protocols[self.pid]
+        setup, driver, pid = self._joined()
+        proto = setup.protocols[pid]
         before = proto.state
-        self.driver.now = time.time() - self.start_time
+        driver.now = time.time() - self.start_time
         try:
             action()
         finally:
@@ -374,9 +382,10 @@ class Participant:
                 self.stopped = True
             self.handled.append(delivery)
             return
+        setup, driver, pid = self._joined()
         try:
             env = parse_envelope(delivery.body, self.settings.run_id, self.name, self.roster)
-            msg = self.setup.codec.decode(env["msg"])
+            msg = setup.codec.decode(env["msg"])
             if msg.sender != self.roster[env["from"]]:
                 raise EnvelopeError(f"message claims sender {msg.sender} but comes from {env['from']}")
         except (EnvelopeError, MessageError) as exc:
@@ -389,9 +398,7 @@ class Participant:
             self.handled.append(delivery)
             return
         try:
-            self._apply(
-                lambda: self.driver.deliver(self.roster[env["from"]], self.pid, msg, env["id"], env["vc"])
-            )
+            self._apply(lambda: driver.deliver(self.roster[env["from"]], pid, msg, env["id"], env["vc"]))
         except ProtocolError as exc:  # the state does not accept this message: the sender's fault, or a bug
             log.error("%s: refused %s from %s: %s", self.name, env["id"], env["from"], exc)
             self._dead_letter(delivery, f"protocol error: {exc}")
@@ -413,7 +420,8 @@ class Participant:
 
     # -- outputs --------------------------------------------------------------------------
     def send_protocol(self, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
-        dest = self.setup.names[to]
+        setup, _, _ = self._joined()
+        dest = setup.names[to]
         self.link_seq[to] += 1
         body = envelope(
             self.settings.run_id,
@@ -422,7 +430,7 @@ class Participant:
             dest,
             self.link_seq[to],
             vc,
-            self.setup.codec.to_dict(msg),
+            setup.codec.to_dict(msg),
         )
         self.outbox.append((f"{msg.type}.{dest}", body, msg_id))
 
@@ -458,8 +466,9 @@ class Participant:
         self._last_status = time.monotonic()
 
     def _status_body(self, final: bool = False) -> dict:
-        proto = self.setup.protocols[self.pid]
-        names = self.setup.names
+        setup, _, pid = self._joined()
+        proto = setup.protocols[pid]
+        names = setup.names
         waiting = {what: [names.get(p, str(p)) for p in whom] for what, whom in proto.waiting_for().items()}
         return {
             "kind": "status",

@@ -58,10 +58,11 @@ class Forked:
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = 0.0005
         while self.poll() is None:
-            if deadline is not None and time.monotonic() >= deadline:
+            if timeout is not None and deadline is not None and time.monotonic() >= deadline:
                 raise subprocess.TimeoutExpired(f"forked service {self.pid}", timeout)
             time.sleep(delay)
             delay = min(delay * 2, 0.02)
+        assert self.returncode is not None  # poll() set it: the loop ends only then
         return self.returncode
 
     def send_signal(self, sig: int) -> None:
