@@ -36,7 +36,7 @@ class Driver:
         self.messages: Counter[str] = Counter()
         self.entries: Counter[str] = Counter()
         self.notes: Counter[str] = Counter()
-        self._sent = Counter()  # per sender, for message ids
+        self._sent: Counter[int] = Counter()  # per sender, for message ids
         if trace is not None:
             trace.write(setup.run_event())
 
@@ -85,6 +85,8 @@ class Driver:
 
     # -- effects -------------------------------------------------------------------------
     def apply(self, pid: int, effects: list) -> None:
+        """Carry out ``pid``'s effects in order: the one place that says what each effect means
+        (the simulator's untraced loop inlines the network ``Send`` of this, see ``Simulation._run``)."""
         trace = self.trace
         for effect in effects:
             kind = type(effect)
