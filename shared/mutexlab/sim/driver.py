@@ -10,6 +10,7 @@ Invariants kept here:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from ..protocol import Enter, Exit, Note, Schedule, Send
@@ -84,7 +85,7 @@ class Driver:
             self.apply(to, self.protocols[to].on_message(msg))
 
     # -- effects -------------------------------------------------------------------------
-    def apply(self, pid: int, effects: list) -> None:
+    def apply(self, pid: int, effects: Iterable[Any]) -> None:
         """Carry out ``pid``'s effects in order: the one place that says what each effect means
         (the simulator's untraced loop inlines the network ``Send`` of this, see ``Simulation._run``)."""
         trace = self.trace
