@@ -214,7 +214,7 @@ reordering, traced and untraced — byte for byte):
    `alive − reed_acks` on every ACKreed; the requests sorted once per reed check instead of twice;
    `_try_flower` skips the set intersection while fewer ACKflowers than needed have arrived at all.
 3. **inline exponential draw, no id strings** (`sim/engine.py`): `-log(1 − random())` instead of calling
-   `expovariate(1.0)` (checked equal at import, else the call is kept), and no `"<name>#<n>"` message-id
+   `expovariate(1.0)` (then checked equal at import; now the formula itself, no check), and no `"<name>#<n>"` message-id
    strings in the plain loop, where nothing can observe them.
 
 4. **bees: no per-message scans** (`protocols/bees.py`): the sorted request order (and the bee's rank in
@@ -230,6 +230,13 @@ reordering, traced and untraced — byte for byte):
    local; empty effect lists skipped.
 7. **`Send` construction** (`protocol.py`): `Send.__init__` sets its two slots directly — the same frozen
    dataclass (equality, hash, signature), about half the cost per message.
+
+Since then (one place per shortcut, issue 15): the simulator has one loop, `Simulation._run`; every
+effect goes through `Driver.apply` except, untraced and without fault injection, a network `Send`,
+which the loop carries out inline (steps 1, 3 and 6; the general loop is gone). The exponential delay
+is `-log(1 − random())` everywhere, what `expovariate(1.0)` computes, so no import-time check is needed.
+Each remaining shortcut (this loop, `Model.trusted`, `Send.__init__`, the bees' order cache and live-ACK
+counts, the bees' and elves' `__deepcopy__`) carries its measured reason in a comment beside it.
 
 What is left in a profile (bees P = 200): the protocol handlers themselves, validating the messages
 that are not built with `trusted`, `Send` objects and the engine loop.

@@ -32,7 +32,8 @@ class Message(BaseModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        cls.trusted = staticmethod(_trusted_builder(cls))  # each model its own (never inherited)
+        # each model its own (never inherited), built when the class is made
+        cls.trusted = staticmethod(_trusted_builder(cls))  # type: ignore[method-assign]
 
     @staticmethod
     def trusted(*values: Any) -> Message:
@@ -41,7 +42,12 @@ class Message(BaseModel):
         of a message already validated). Built without validation (about half the cost) into the
         very object ``Model(**fields)`` gives: same ``__dict__`` in the same order, same fields set,
         so equality, dumps and traces are unchanged. Bytes and dicts from outside go through
-        ``Codec.decode``, which always validates. (Each subclass gets its own builder.)"""
+        ``Codec.decode``, which always validates. (Each subclass gets its own builder.)
+
+        Speed, the one place messages skip validation: the bees build their ACKs (most of their
+        traffic) with it; measured with bench/, without it bees P = 100 take ×1.1 the time.
+        ``_slot_setters`` checks at import that this pydantic builds the same object, else every
+        ``trusted`` validates."""
         raise TypeError("trusted() builds concrete message models, not Message itself")
 
 

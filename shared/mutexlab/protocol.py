@@ -58,8 +58,10 @@ class Send:
 
 
 def _send_init(self: Send, to: int, msg: Any) -> None:
-    # What the generated frozen __init__ does (object.__setattr__ per field), through the slots'
-    # own setters: the same object at about half the cost (one Send per simulated message).
+    # Speed (one Send per simulated message): what the generated frozen __init__ does
+    # (object.__setattr__ per field), through the slots' own setters — the same object at about
+    # half the cost. Measured with bench/ (side by side, best of 5): without it the simulator
+    # takes ×1.02–×1.11 the time (bees P = 100/200, Ricart–Agrawala N = 100, elves).
     _set_to(self, to)
     _set_msg(self, msg)
 
