@@ -50,11 +50,13 @@ LADDERS: dict[str, list[list[str]]] = {
         BEES + ["--eggs", "1", "--cocoons", "1"],
         BEES + ["--eggs", "2", "--cocoons", "2"],
         BEES + ["--eggs", "3", "--cocoons", "9"],
+        BEES + ["--eggs", "4", "--cocoons", "12"],
         BEES + ["--eggs", "5", "--cocoons", "15"],
     ],
     "elves": [
         ["elves", "-N", "2", "--rounds", "1"],
         ["elves", "-N", "2", "--rounds", "2"],
+        ["elves", "-N", "3", "--contracts", "1", "--rounds", "1"],
         ["elves", "-N", "3", "--contracts", "2", "--rounds", "1"],
         ["elves", "-N", "3", "--contracts", "2", "--rounds", "2"],
     ],

@@ -62,9 +62,10 @@ def scenario_of(
     out = {"algorithm": algorithm, "processes": processes, "options": options, "seed": seed, "steps": steps}
     if finding.cycle:
         out["loop"] = len(finding.path)
-    out["finding"] = {"kind": finding.kind, "message": finding.message, "processes": finding.processes}
+    about: dict = {"kind": finding.kind, "message": finding.message, "processes": finding.processes}
     if finding.resource:
-        out["finding"]["resource"] = finding.resource
+        about["resource"] = finding.resource
+    out["finding"] = about
     finding.texts = texts
     return out
 
@@ -100,7 +101,7 @@ def reproduces(scenario: dict, finding: Finding) -> tuple[bool, str]:
             v
             for v in verdict.violations
             if v.rule == "capacity"
-            and finding.resource in v.message
+            and (finding.resource or "") in v.message
             and all(p in v.message for p in finding.processes)
         ]
         return bool(hits), (hits[0].message if hits else "; ".join(messages) or "the audit finds it safe")

@@ -67,6 +67,15 @@ INVARIANTS: dict[str, tuple[Invariant, str]] = {
 }
 
 
+# What each invariant reads of one process's state (None: only the holdings, which every enter
+# and exit changes): a step that leaves this unchanged, and enters or leaves nothing, cannot
+# change the invariant's verdict — partial-order reduction (por.py) may postpone it.
+INVARIANT_READS: dict[str, Callable | None] = {
+    "bees": lambda bee: (bee.laid, bee.reed, bee.state == "ON_FLOWER"),
+    "elves": None,
+}
+
+
 def invariant_for(algorithm: str) -> tuple[Invariant | None, str | None]:
     return INVARIANTS.get(algorithm, (None, None))
 
@@ -173,7 +182,7 @@ def _tour(start: int, inner: list, owed: set, model: Model) -> list[tuple]:
     def path(src: int, goal: Callable[[int, tuple, int], bool]) -> tuple[list, int]:
         """Shortest path of labels from src whose last edge satisfies goal (BFS)."""
         seen = {src}
-        queue = deque([(src, [])])
+        queue: deque[tuple[int, list]] = deque([(src, [])])
         while queue:
             v, labels = queue.popleft()
             for label, w in adj.get(v, []):
@@ -189,7 +198,11 @@ def _tour(start: int, inner: list, owed: set, model: Model) -> list[tuple]:
     for need in sorted(owed, key=repr):
         if any(model.fairness_label(lb) == need for lb in labels):
             continue
-        more, here = path(here, lambda v, lb, w, need=need: model.fairness_label(lb) == need)
+
+        def takes(v: int, lb: tuple, w: int, need: tuple = need) -> bool:
+            return model.fairness_label(lb) == need
+
+        more, here = path(here, takes)
         labels += more
     if here != start or not labels:
         more, here = path(here, lambda v, lb, w: w == start)

@@ -151,7 +151,8 @@ class Search:
         stuck = model.waiters(world)
         return Finding("deadlock", f"nothing can move; waiting: {stuck}", [], processes=list(stuck))
 
-    def _edge_finding(self, world: tuple, label: tuple, nxt, t, overfull) -> Finding | None:
+    def _edge_finding(self, world: tuple, label: tuple, nxt, t, overfull) -> Finding:
+        """The finding of a step that was refused (``nxt`` None) or overfilled a resource."""
         model = self.model
         if nxt is None:
             return Finding(
@@ -160,14 +161,12 @@ class Search:
                 [],
                 processes=[model.names[model.pids[label[1] if label[0] == 1 else model.link_to[label[1]]]]],
             )
-        if overfull is not None:
-            held = [
-                model.names[model.pids[i]]
-                for r, i, _ in model.holdings(nxt)
-                if model.resources[r] == overfull.split(" ", 1)[0]
-            ]
-            return Finding("capacity", overfull, [], processes=held, resource=overfull.split(" ", 1)[0])
-        return None
+        held = [
+            model.names[model.pids[i]]
+            for r, i, _ in model.holdings(nxt)
+            if model.resources[r] == overfull.split(" ", 1)[0]
+        ]
+        return Finding("capacity", overfull, [], processes=held, resource=overfull.split(" ", 1)[0])
 
     def _finish(self) -> Result:
         r = self.result
@@ -179,7 +178,8 @@ class Search:
 
     def _begin(self, search: str):
         """Start the clock and the result; the initial world, or None when it is already a finding."""
-        self._t0 = time.perf_counter()
+        if not self._t0:  # a restart (partial-order reduction dropped) keeps the first start
+            self._t0 = time.perf_counter()
         self.result.search = search
         return self._initial()
 
@@ -196,6 +196,17 @@ class Search:
 
     # -- depth-first (Tarjan) ----------------------------------------------------------------
     def dfs(self) -> Result:
+        """Depth-first search; under partial-order reduction, the first edge that closes a cycle
+        of the reduced graph switches the reduction off and starts again (``por.py``)."""
+        result = self._dfs()
+        if result is None:
+            self.model.drop_por()
+            self.result = Result(exact=self.exact)
+            result = self._dfs()
+            assert result is not None
+        return result
+
+    def _dfs(self) -> Result | None:
         r, model, root = self.result, self.model, self._begin("dfs")
         if root is None:
             return self._finish()
@@ -205,6 +216,8 @@ class Search:
         n, P0, link_to, trans = model.n, model.P0, model.link_to, model.trans
         transition = model.transition
         normalise = model.normalise
+        por = model.por
+        ample = por.ample if por is not None else None
         tails, heads, seqs = model.seq_tail, model.seq_head, model.seqs
         pushes, adds, drops = model._push, model._add, model._drop
         push, add, drop = model.push, model.add, model.drop
@@ -222,6 +235,8 @@ class Search:
             r.states += 1
             tstack.append((fp, world))
             labels = steps(world)
+            if ample is not None and len(labels) > 1:
+                labels = ample(world, labels)
             frames.append([world, fp, labels, 0, via, False, counter])
             counter += 1
             if len(frames) - 1 > r.depth:
@@ -296,6 +311,8 @@ class Search:
                     got = seen_get(nfp)
                     if got is not None:
                         if got >= 0:  # on the Tarjan stack
+                            if por is not None:
+                                return None  # a cycle of the reduced graph: start again without
                             if nfp == frame[1]:
                                 frame[5] = True
                             elif got < frame[6]:
@@ -325,6 +342,8 @@ class Search:
                                     if len(pending) > 1
                                     else [(1, i, pending[0])]
                                 )
+                        if ample is not None and len(labels) > 1:
+                            labels = ample(nxt, labels)
                         frames_append([nxt, nfp, labels, 0, label, False, counter])
                         counter += 1
                         if len(frames) > r.depth + 1:
@@ -388,7 +407,9 @@ class Search:
     def _walk(self, labels: list) -> tuple:
         world, _ = self.model.initial()
         for label in labels:
-            world, _, _ = self.model.step(world, label)
+            nxt, _, _ = self.model.step(world, label)
+            assert nxt is not None, "a path of the search replays"
+            world = nxt
         return world
 
     def _path_inside(self, worlds: dict, src, dst) -> list:
@@ -396,7 +417,7 @@ class Search:
 
         if src == dst:
             return []
-        queue = deque([(src, [])])
+        queue: deque[tuple[int, list]] = deque([(src, [])])
         seen = {src}
         model = self.model
         while queue:
@@ -437,7 +458,10 @@ class Search:
             new: set = set()
             for world in level:
                 fp = key(world)
-                for label in steps(world):
+                labels = steps(world)
+                if model.por is not None and len(labels) > 1:
+                    labels = model.por.ample(world, labels)
+                for label in labels:
                     nxt, t, overfull = step(world, label)
                     if nxt is not None:
                         r.transitions += 1
