@@ -83,17 +83,30 @@ def run(argv: list[str], timeout: float, max_memory: float) -> dict:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(doc: str, names: list[str], argv: list[str] | None) -> argparse.Namespace:
+    """The flags of the check benchmarks (``--timeout``, ``--max-memory``, ``--only``,
+    ``--json``); prints when and under what load the run starts."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--max-memory", type=float, default=4000)
-    p.add_argument("--only", nargs="+", choices=list(LADDERS))
+    p.add_argument("--only", nargs="+", choices=names)
     p.add_argument("--json", metavar="FILE")
     args = p.parse_args(argv)
     print(
         f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
         flush=True,
     )
+    return args
+
+
+def save(path: str | None, rows: list) -> None:
+    if path:
+        with open(path, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments(__doc__ or "", list(LADDERS), argv)
     rows = []
     for name in args.only or LADDERS:
         for step in LADDERS[name]:
@@ -112,9 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{line:<60} {row['verdict']}", flush=True)
             if not row.get("complete"):
                 break
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    save(args.json, rows)
     return 0
 
 

@@ -11,13 +11,9 @@ skip interleavings).
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import sys
-import time
 
-from bench.check_largest import BEES, run
+from bench.check_largest import BEES, arguments, run, save
 
 CONFIGS: dict[str, list[str]] = {
     "ricart-agrawala": ["mutex", "-a", "ricart-agrawala", "-N", "3", "--requests", "1"],
@@ -34,16 +30,7 @@ MODES = {"none": ["--no-reduction"], "no POR": ["--no-partial-order"], "all": []
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--timeout", type=float, default=600)
-    p.add_argument("--max-memory", type=float, default=4000)
-    p.add_argument("--only", nargs="+", choices=list(CONFIGS))
-    p.add_argument("--json", metavar="FILE")
-    args = p.parse_args(argv)
-    print(
-        f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
-        flush=True,
-    )
+    args = arguments(__doc__ or "", list(CONFIGS), argv)
     rows = []
     for name in args.only or CONFIGS:
         for mode, flags in MODES.items():
@@ -59,9 +46,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             else:
                 print(f"{name:<20} {mode:<7} {row['verdict']}", flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    save(args.json, rows)
     return 0
 
 
