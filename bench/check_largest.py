@@ -21,8 +21,8 @@ BEES = ["bees", "-P", "3", "-K", "1", "-T", "1", "--zero-clocks"]
 LADDERS: dict[str, list[list[str]]] = {
     "ricart-agrawala": [
         ["mutex", "-a", "ricart-agrawala", "-N", "3", "--requests", "2"],
-        ["mutex", "-a", "ricart-agrawala", "-N", "3", "--requests", "3"],
         ["mutex", "-a", "ricart-agrawala", "-N", "4", "--requests", "1"],
+        ["mutex", "-a", "ricart-agrawala", "-N", "3", "--requests", "3"],
     ],
     "lamport": [
         ["mutex", "-a", "lamport", "-N", "3", "--requests", "1"],

@@ -12,8 +12,12 @@ process in S. If every link from a process outside S into a process of S is non-
 run of steps outside S can change what S's steps are or what they do: outside steps only append
 behind messages already waiting for S. So ample(S) is *persistent* (Godefroid): every run from
 the world begins, up to commuting independent steps, with a step of ample(S). S is found by
-closing {p} under "q is added when the link q→x into some x in S is empty". Exploring only
-ample(S) keeps every reachable deadlock (and so every final world).
+closing {p} under "q is added when the link q→x into some x in S is empty and q may send to x
+before anyone in S moves". "May send" is always true unless the protocol gives a bound
+(``reductions.SENDS_TO``: Ricart–Agrawala, the bees — exact classes only). Exploring only
+ample(S) keeps every reachable deadlock (and so every final world). Clock shifts and retired
+clocks commute with steps (a step of a shifted world is the shifted step), so the argument
+holds on the normalised worlds too.
 
 **Visibility.** A reduced world (ample(S) smaller than every enabled step) is accepted only if
 no step in ample(S) is *visible*: none enters or leaves a resource (capacity), none is refused
