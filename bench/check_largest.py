@@ -27,7 +27,7 @@ def mutex_ladder(algorithm: str, *sizes: tuple[int, int]) -> list[list[str]]:
 
 BEES = ["bees", "-P", "3", "-K", "1", "-T", "1", "--zero-clocks"]
 LADDERS: dict[str, list[list[str]]] = {
-    "ricart-agrawala": mutex_ladder("ricart-agrawala", (3, 2), (3, 3), (4, 1)),
+    "ricart-agrawala": mutex_ladder("ricart-agrawala", (3, 2), (4, 1), (3, 3)),
     "lamport": mutex_ladder("lamport", (3, 1), (3, 2)),
     "maekawa": mutex_ladder("maekawa", (3, 1), (3, 2)),
     "sanders": mutex_ladder("sanders", (3, 1), (3, 2)),
@@ -37,11 +37,13 @@ LADDERS: dict[str, list[list[str]]] = {
         BEES + ["--eggs", "1", "--cocoons", "1"],
         BEES + ["--eggs", "2", "--cocoons", "2"],
         BEES + ["--eggs", "3", "--cocoons", "9"],
+        BEES + ["--eggs", "4", "--cocoons", "12"],
         BEES + ["--eggs", "5", "--cocoons", "15"],
     ],
     "elves": [
         ["elves", "-N", "2", "--rounds", "1"],
         ["elves", "-N", "2", "--rounds", "2"],
+        ["elves", "-N", "3", "--contracts", "1", "--rounds", "1"],
         ["elves", "-N", "3", "--contracts", "2", "--rounds", "1"],
         ["elves", "-N", "3", "--contracts", "2", "--rounds", "2"],
     ],
@@ -68,17 +70,24 @@ def run(argv: list[str], timeout: float, max_memory: float) -> dict:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(doc: str, names: list[str], argv: list[str] | None) -> argparse.Namespace:
+    """The flags of the check benchmarks (``--timeout``, ``--max-memory``, ``--only``,
+    ``--json``); prints when and under what load the run starts."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--max-memory", type=float, default=4000)
-    p.add_argument("--only", nargs="+", choices=list(LADDERS))
+    p.add_argument("--only", nargs="+", choices=names)
     p.add_argument("--json", metavar="FILE")
     args = p.parse_args(argv)
     print(
         f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
         flush=True,
     )
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments(__doc__ or "", list(LADDERS), argv)
     rows = []
     for name in args.only or LADDERS:
         for step in LADDERS[name]:

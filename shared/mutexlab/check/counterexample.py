@@ -69,9 +69,10 @@ def scenario_of(
     }
     if finding.cycle:
         out["loop"] = len(finding.path)
-    out["finding"] = {"kind": finding.kind, "message": finding.message, "processes": finding.processes}
+    about: dict = {"kind": finding.kind, "message": finding.message, "processes": finding.processes}
     if finding.resource:
-        out["finding"]["resource"] = finding.resource
+        about["resource"] = finding.resource
+    out["finding"] = about
     finding.texts = texts
     return out
 

@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup
 from .model import Model
-from .properties import invariant_for
-from .reductions import ClockShift, canonical_for
+from .por import NAME as POR
+from .por import PartialOrder
+from .properties import INVARIANT_READS, invariant_for
+from .reductions import ClockShift, RetiredClocks, canonical_for, sends_to_for
 from .search import Result, Search
 
 SEARCHES = ("dfs", "bfs")
@@ -28,6 +30,7 @@ class CheckConfig:
     reorder: bool = False
     duplicate: int = 0
     exact: bool = False  # store whole worlds instead of fingerprints (cross-checks)
+    partial_order: bool = True  # with reductions: partial-order reduction too (off: to compare)
 
     def setup(self) -> Setup:
         return build_setup(self.algorithm, self.processes, dict(self.options), self.seed)
@@ -45,6 +48,20 @@ def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
     if config.reductions and not config.reorder and not config.duplicate and ClockShift.applies(setup):
         model.normalise = ClockShift(model)
         model.reductions.append("clock-offset normalisation")
+        if RetiredClocks.applies(setup):
+            model.normalise = RetiredClocks(model, model.normalise)
+            model.reductions.append("retired clocks")
+    invariant, _ = invariant_for(model.setup.algorithm)
+    family = model.setup.algorithm
+    if (
+        config.reductions
+        and config.partial_order
+        and PartialOrder.applies(model, invariant, family in INVARIANT_READS)
+    ):
+        model.por = PartialOrder(
+            model, INVARIANT_READS.get(family), sends_to_for(model.setup.protocols.values())
+        )
+        model.reductions.append(POR)
     return model
 
 

@@ -71,6 +71,8 @@ class Model:
         self.canonical = canonical
         self.normalise: Callable[[tuple], tuple] | None = None  # a world-level reduction
         self.reductions: list[str] = []  # the names of those in use
+        self.por: Any = None  # a PartialOrder (por.py) choosing the steps to explore, or None
+        self.por_dropped = False  # the reduced graph had a cycle: searched again without it
         # links: every ordered pair of distinct processes
         self.links = [(s, t) for s in self.pids for t in self.pids if s != t]
         self.link_index = {link: k for k, link in enumerate(self.links)}
@@ -376,6 +378,13 @@ class Model:
         overfull = self._apply_effects(w, i, t) if (t.sends or t.schedules or t.holds) else None
         nxt = tuple(w)
         return (self.normalise(nxt) if self.normalise else nxt), t, overfull
+
+    def drop_por(self) -> None:
+        """Switch partial-order reduction off (the reduced graph has a cycle: see por.py)."""
+        if self.por is not None:
+            self.reductions = [r for r in self.reductions if r != "partial-order reduction"]
+            self.por = None
+            self.por_dropped = True
 
     # -- reading a world -----------------------------------------------------------------
     def all_finished(self, world: tuple) -> bool:

@@ -69,6 +69,15 @@ INVARIANTS: dict[str, tuple[Invariant, str]] = {
 }
 
 
+# What each invariant reads of one process's state (None: only the holdings, which every enter
+# and exit changes): a step that leaves this unchanged, and enters or leaves nothing, cannot
+# change the invariant's verdict — partial-order reduction (por.py) may postpone it.
+INVARIANT_READS: dict[str, Callable | None] = {
+    "bees": lambda bee: (bee.laid, bee.reed, bee.state == "ON_FLOWER"),
+    "elves": None,
+}
+
+
 def invariant_for(algorithm: str) -> tuple[Invariant | None, str | None]:
     return INVARIANTS.get(algorithm, (None, None))
 

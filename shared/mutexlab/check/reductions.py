@@ -16,6 +16,11 @@ Each one merges worlds that have the same future, so every verdict is kept; none
   timestamp is 0. (Off with ``--reorder`` or ``--duplicate``, whose link entries it does not
   rewrite.)
 
+* **Retired clocks** (``RetiredClocks``, Ricart–Agrawala): once nobody will request again the
+  clocks and REPLY timestamps are dead (see the class).
+* **Whom a process may send to** (``SENDS_TO``): the bound partial-order reduction (``por.py``)
+  uses to keep a set of processes small.
+
 Classes are matched with ``isinstance``: a variant that subclasses one of these algorithms is
 reduced too, which is right as long as it reads its fields as the original does (the tests'
 broken variants do; the differential tests run each of them with and without reductions).
@@ -31,7 +36,7 @@ from ..protocols.bees import FINAL_STATES, REST, WAIT_REED, Bee
 from ..protocols.lamport import LamportNode
 from ..protocols.ricart_agrawala import RicartAgrawalaNode
 
-NAMES = ("canonical snapshots", "clock-offset normalisation")
+NAMES = ("canonical snapshots", "clock-offset normalisation", "retired clocks")
 
 
 def _ra_canonical(p: RicartAgrawalaNode):
@@ -196,3 +201,114 @@ class ClockShift:
             update.update({f: getattr(msg, f) - d for f in STAMPS if hasattr(msg, f)})
             got = self.msg_shifted[key] = self.model.msg_id(msg.model_copy(update=update))
         return got
+
+
+class RetiredClocks:
+    """Ricart–Agrawala once nobody will request again (``requests_left`` 0 everywhere and no
+    request pending): clocks are then dead. A clock is read only by ``tick``/``receive``, whose
+    results become clocks again and REPLY timestamps; a REPLY's timestamp is read only by
+    ``receive``; the only other reader of a clock is the next request's timestamp — and there
+    is none. What stays live are the requests' timestamps (``my_request`` and REQUESTs in
+    flight), which are only compared with each other. Such a world is rewritten with every
+    clock and every REPLY's timestamp 0 and the live timestamps shifted down to start at 0;
+    any other world goes to the clock shift (``ClockShift``). Only the exact class: a variant
+    may read its clock elsewhere."""
+
+    def __init__(self, model, shift: ClockShift) -> None:
+        self.model = model
+        self.shift = shift
+        self._retired: dict[tuple[int, int], bool] = {}
+        self._low: dict[int, int] = {}
+        self._node: dict[tuple[int, int], int] = {}
+        self._msg: dict[tuple[int, int], int] = {}
+        self._request = model.action_id("request")
+
+    @staticmethod
+    def applies(setup) -> bool:
+        return all(type(p) is RicartAgrawalaNode for p in setup.protocols.values())
+
+    def retired(self, sid: int, pending: int) -> bool:
+        key = (sid, pending)
+        got = self._retired.get(key)
+        if got is None:
+            got = self._retired[key] = (
+                self.model.objects[sid].requests_left == 0 and self._request not in self.model.seqs[pending]
+            )
+        return got
+
+    def __call__(self, world: tuple) -> tuple:
+        model = self.model
+        n, L, P0 = model.n, model.L, model.P0
+        if not all(self.retired(world[i], world[P0 + i]) for i in range(n)):
+            return self.shift(world)
+        seqs, objects = model.seqs, model.objects
+        d = NOTHING_LIVE
+        for i in range(n):
+            mine = objects[world[i]].my_request
+            if mine is not None and mine[0] < d:
+                d = mine[0]
+        for k in range(L):
+            for mid in seqs[world[n + k]]:
+                msg = model.messages[mid]
+                if msg.type == "REQUEST" and msg.ts < d:
+                    d = msg.ts
+        if d == NOTHING_LIVE:
+            d = 0
+        w = list(world)
+        for i in range(n):
+            key = (world[i], d)
+            sid = self._node.get(key)
+            if sid is None:
+                twin = copy.deepcopy(objects[world[i]])
+                twin.clock.time = 0
+                if twin.my_request is not None:
+                    twin.my_request = (twin.my_request[0] - d, twin.my_request[1])
+                sid = self._node[key] = model.state_id(i, twin)
+            w[i] = sid
+        for k in range(L):
+            if world[n + k]:
+                w[n + k] = model.seq_id(tuple(self._message(mid, d) for mid in seqs[world[n + k]]))
+        return tuple(w)
+
+    def _message(self, mid: int, d: int) -> int:
+        key = (mid, d)
+        got = self._msg.get(key)
+        if got is None:
+            msg = self.model.messages[mid]
+            ts = msg.ts - d if msg.type == "REQUEST" else 0
+            got = self._msg[key] = self.model.msg_id(msg.model_copy(update={"ts": ts}))
+        return got
+
+
+# -- whom a process may send to (partial-order reduction, por.py) -----------------------------
+def _ra_sends_to(p: RicartAgrawalaNode, pending: tuple, inflight: tuple, x: int) -> bool:
+    """Whether Ricart–Agrawala node ``p`` may send to ``x`` while ``x`` does not move. ``p``
+    sends a REQUEST to everyone when it requests (``requests_left`` > 0 or a request pending),
+    and a REPLY to ``x`` only on delivering a REQUEST of ``x`` (one in flight: ``x`` sends no
+    new one while it does not move) or on exit to the deferred requests (``x`` deferred).
+    Receiving anything else sends to its sender or to the deferred, never to anyone else."""
+    return (
+        p.requests_left > 0
+        or "request" in pending
+        or x in p.deferred
+        or any(m.type == "REQUEST" for m in inflight)
+    )
+
+
+def _bee_sends_to(b: Bee, pending: tuple, inflight: tuple, x: int) -> bool:
+    """A DEAD or RETIRED bee ignores every message without a step of its own and has nothing
+    pending: it never sends again. Any other bee will at least broadcast its RELEASEreed."""
+    return b.state not in FINAL_STATES or bool(pending)
+
+
+# Exact classes only: a subclass (a variant) may send elsewhere, and gets no bound.
+SENDS_TO: dict[type, Callable[[Any, tuple, tuple, int], bool]] = {
+    RicartAgrawalaNode: _ra_sends_to,
+    Bee: _bee_sends_to,
+}
+
+
+def sends_to_for(protocols) -> Callable[[Any, tuple, tuple, int], bool] | None:
+    """The send bound of these protocols, when all of them are of one class that has one."""
+    kinds = {type(p) for p in protocols}
+    return SENDS_TO.get(kinds.pop()) if len(kinds) == 1 else None

@@ -181,7 +181,8 @@ class Search:
 
     def _begin(self, search: str):
         """Start the clock and the result; the initial world, or None when it is already a finding."""
-        self._t0 = time.perf_counter()
+        if not self._t0:  # a restart (partial-order reduction dropped) keeps the first start
+            self._t0 = time.perf_counter()
         self.result.search = search
         return self._initial()
 
@@ -198,6 +199,17 @@ class Search:
 
     # -- depth-first (Tarjan) ----------------------------------------------------------------
     def dfs(self) -> Result:
+        """Depth-first search; under partial-order reduction, the first edge that closes a cycle
+        of the reduced graph switches the reduction off and starts again (``por.py``)."""
+        result = self._dfs()
+        if result is None:
+            self.model.drop_por()
+            self.result = Result(exact=self.exact)
+            result = self._dfs()
+            assert result is not None
+        return result
+
+    def _dfs(self) -> Result | None:
         r, model, root = self.result, self.model, self._begin("dfs")
         if root is None:
             return self._finish()
@@ -207,6 +219,8 @@ class Search:
         n, P0, link_to, trans = model.n, model.P0, model.link_to, model.trans
         transition = model.transition
         normalise = model.normalise
+        por = model.por
+        ample = por.ample if por is not None else None
         tails, heads, seqs = model.seq_tail, model.seq_head, model.seqs
         pushes, adds, drops = model._push, model._add, model._drop
         push, add, drop = model.push, model.add, model.drop
@@ -224,6 +238,8 @@ class Search:
             r.states += 1
             tstack.append((fp, world))
             labels = steps(world)
+            if ample is not None and len(labels) > 1:
+                labels = ample(world, labels)
             frames.append([world, fp, labels, 0, via, False, counter])
             counter += 1
             if len(frames) - 1 > r.depth:
@@ -298,6 +314,8 @@ class Search:
                     got = seen_get(nfp)
                     if got is not None:
                         if got >= 0:  # on the Tarjan stack
+                            if por is not None:
+                                return None  # a cycle of the reduced graph: start again without
                             if nfp == frame[1]:
                                 frame[5] = True
                             elif got < frame[6]:
@@ -327,6 +345,8 @@ class Search:
                                     if len(pending) > 1
                                     else [(1, i, pending[0])]
                                 )
+                        if ample is not None and len(labels) > 1:
+                            labels = ample(nxt, labels)
                         frames_append([nxt, nfp, labels, 0, label, False, counter])
                         counter += 1
                         if len(frames) > r.depth + 1:
@@ -444,7 +464,10 @@ class Search:
             new: set = set()
             for world in level:
                 fp = key(world)
-                for label in steps(world):
+                labels = steps(world)
+                if model.por is not None and len(labels) > 1:
+                    labels = model.por.ample(world, labels)
+                for label in labels:
                     nxt, t, overfull = step(world, label)
                     if nxt is not None:
                         r.transitions += 1

@@ -60,6 +60,11 @@ def _common(p) -> None:
         help="explore the plain state space (no reductions): the counts to compare with other tools",
     )
     g.add_argument(
+        "--no-partial-order",
+        action="store_true",
+        help="keep the other reductions but not partial-order reduction (to measure its effect)",
+    )
+    g.add_argument(
         "--reorder",
         action="store_true",
         help="links may reorder messages (leaves the algorithms' FIFO model on purpose)",
@@ -153,6 +158,7 @@ def config_of(args) -> CheckConfig:
         max_states=args.max_states,
         max_memory_mb=args.max_memory,
         reductions=not args.no_reduction,
+        partial_order=not args.no_partial_order,
         reorder=args.reorder,
         duplicate=args.duplicate,
         exact=args.exact,
@@ -222,6 +228,7 @@ def summary(config: CheckConfig, result, model, scenario_path, reproduced) -> di
         "seed": config.seed,
         "search": result.search,
         "reductions": model.reductions,
+        "partial_order_dropped": model.por_dropped,
         "reorder": config.reorder,
         "duplicate": config.duplicate,
         "states": result.states,
@@ -254,7 +261,12 @@ def render(s: dict) -> str:
         + (", links reorder" if s["reorder"] else "")
         + (f", up to {count(s['duplicate'], 'duplicate')} per message" if s["duplicate"] else "")
         + f" — {'depth' if s['search'] == 'dfs' else 'breadth'}-first, reductions: "
-        + (", ".join(s["reductions"]) or "none"),
+        + (", ".join(s["reductions"]) or "none")
+        + (
+            " (partial-order reduction dropped: the reduced graph has a cycle, searched again in full)"
+            if s["partial_order_dropped"]
+            else ""
+        ),
         f"states:       {s['states']:,}",
         f"transitions:  {s['transitions']:,}",
         f"depth:        {s['depth']}",

@@ -1,0 +1,132 @@
+"""``mutexlab check``'s partial-order reduction and retired clocks: never more worlds, the same
+verdict, every broken variant still caught (with both searches), and the full graph searched
+again when the reduced one has a cycle."""
+
+from __future__ import annotations
+
+import pytest
+from test_check import BROKEN, FORGETFUL, SpinningNode, only_finding
+
+from mutexlab.check import por as por_module
+from mutexlab.check import reductions
+from mutexlab.check.engine import CheckConfig, run_check
+from mutexlab.protocols.registry import make_setup
+
+POR = "partial-order reduction"
+
+
+def check(algorithm, processes, options=None, setup=None, **kw):
+    return run_check(CheckConfig(algorithm, processes, dict(options or {}), **kw), setup=setup)
+
+
+CORRECT = [
+    ("ricart-agrawala", 3, {"requests": 1}),
+    ("ricart-agrawala", 2, {"requests": 3}),
+    ("lamport", 3, {"requests": 1}),
+    ("maekawa", 3, {"requests": 1}),
+    ("sanders", 3, {"requests": 1}),
+    ("suzuki-kasami", 3, {"requests": 1}),
+    ("raymond", 3, {"requests": 2}),
+    ("bees", 3, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}),
+    ("bees", 2, {"flowers": 1, "reeds": 1, "eggs": 2, "cocoons": 4}),
+    ("elves", 2, {"pins": 1, "poison": 2, "contracts": 2, "hamsters": [1, 2], "rounds": 1}),
+]
+
+
+@pytest.mark.parametrize("algorithm, processes, options", CORRECT, ids=[f"{c[0]}-{c[1]}" for c in CORRECT])
+def test_partial_order_reduction_never_adds_worlds_and_keeps_every_final_world(algorithm, processes, options):
+    """Persistent sets keep every world where nothing can move: the final worlds are the same."""
+    full, _ = check(algorithm, processes, options, partial_order=False)
+    reduced, model = check(algorithm, processes, options)
+    assert POR in model.reductions and not model.por_dropped
+    assert full.verdict == reduced.verdict == "pass"
+    assert reduced.states <= full.states and reduced.transitions <= full.transitions
+    assert reduced.finals == full.finals
+
+
+def test_partial_order_reduction_cuts_ricart_agrawala():
+    """The figures the docs show (RA N=3 × 1): 3,100 worlds with the other reductions, 1,690 with
+    partial-order reduction too; 13,474 with none."""
+    full, _ = check("ricart-agrawala", 3, {"requests": 1}, partial_order=False)
+    reduced, model = check("ricart-agrawala", 3, {"requests": 1})
+    assert (full.states, reduced.states) == (3_100, 1_690)
+    assert model.por.reduced > 0
+
+
+@pytest.mark.parametrize(
+    "algorithm, processes, options, kind", BROKEN, ids=[f"{b[0].split('.')[1]}-{b[1]}" for b in BROKEN]
+)
+@pytest.mark.parametrize("search", ["dfs", "bfs"])
+def test_partial_order_reduction_catches_every_broken_variant(algorithm, processes, options, kind, search):
+    full, _ = check(algorithm, processes, options, search=search, partial_order=False)
+    reduced, model = check(algorithm, processes, options, search=search)
+    assert (POR in model.reductions) or model.por_dropped
+    a, b = only_finding(full, kind), only_finding(reduced, kind)
+    if kind != "liveness":
+        assert sorted(a.processes) == sorted(b.processes) and a.resource == b.resource
+
+
+def test_partial_order_reduction_catches_the_silent_nodes_deadlock():
+    for por in (False, True):
+        result, model = check(
+            "ricart-agrawala",
+            3,
+            {"requests": 1},
+            setup=FORGETFUL.make_setup(3, {"requests": 1}),
+            partial_order=por,
+        )
+        assert only_finding(result, "deadlock")
+        assert (POR in model.reductions) == por
+
+
+def test_a_cycle_of_the_reduced_graph_switches_it_off_and_the_full_graph_is_searched():
+    """The starving variant and a node with an always-pending no-op both have cycles: the
+    reduction is dropped (liveness needs the full graph), and the verdicts are those of the
+    search without it."""
+    starving, model = check("mutexlab_broken.starving", 2, {"requests": 1})
+    assert model.por_dropped and POR not in model.reductions
+    assert only_finding(starving, "liveness").processes == ["node-2"]
+    setup = make_setup("ricart-agrawala", 2, {"requests": 1})
+    for node in setup.protocols.values():
+        node.__class__ = SpinningNode
+    spinning, model = check("ricart-agrawala", 2, {"requests": 1}, setup=setup)
+    assert model.por_dropped and spinning.cycles and spinning.verdict == "pass"
+
+
+def test_off_under_no_reduction_and_with_faults():
+    _, plain = check("ricart-agrawala", 2, {"requests": 1}, reductions=False)
+    _, reordering = check("ricart-agrawala", 2, {"requests": 1}, reorder=True)
+    assert plain.por is None and reordering.por is None and POR not in reordering.reductions
+
+
+def test_without_the_persistence_condition_final_worlds_are_lost(monkeypatch):
+    """The final-worlds comparison can fail: take one process's steps whatever may still arrive
+    on its empty links (no closure), and whole runs are cut off."""
+    full, _ = check("maekawa", 3, {"requests": 1}, partial_order=False)
+    monkeypatch.setattr(por_module.PartialOrder, "closure", lambda self, world, p, mask=None: frozenset({p}))
+    broken, _ = check("maekawa", 3, {"requests": 1})
+    assert broken.finals < full.finals
+
+
+def test_retired_clocks_apply_to_the_exact_class_only():
+    _, model = check("ricart-agrawala", 2, {"requests": 2})
+    assert "retired clocks" in model.reductions
+    _, variant = check("mutexlab_broken.ricart_agrawala_greedy_quiet", 2, {"requests": 1})
+    assert "retired clocks" not in variant.reductions
+
+
+@pytest.mark.parametrize("processes, requests", [(3, 1), (2, 3), (3, 2)])
+def test_retired_clocks_never_add_worlds_and_keep_the_final_worlds_and_the_pass(
+    monkeypatch, processes, requests
+):
+    """Against the clock shift alone: fewer worlds, the same pass, and the final worlds (all
+    processes done, nothing in flight) merge into one — they differ only in dead clocks."""
+    options = {"requests": requests}
+    retired, model = check("ricart-agrawala", processes, options, partial_order=False)
+    assert "retired clocks" in model.reductions
+    monkeypatch.setattr(reductions.RetiredClocks, "applies", staticmethod(lambda setup: False))
+    shifted, model = check("ricart-agrawala", processes, options, partial_order=False)
+    assert "retired clocks" not in model.reductions
+    assert retired.verdict == shifted.verdict == "pass"
+    assert retired.states < shifted.states and retired.transitions < shifted.transitions
+    assert retired.finals == 1 < shifted.finals
