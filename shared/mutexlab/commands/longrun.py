@@ -14,8 +14,12 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from .. import memory
+from ..audit.stream import StreamAudit
+from ..setup import Setup
+from ..trace import TraceWriter
 from .common import fail
 
 SHOW_AFTER = 1.0  # seconds of running before a progress bar appears
@@ -51,7 +55,7 @@ def progress_bar(args, expected_events: float, label: str) -> Iterator[Callable[
     if not wanted(args):
         yield None
         return
-    state: dict = {"bar": None, "task": None, "start": time.monotonic()}
+    state: dict[str, Any] = {"bar": None, "task": None, "start": time.monotonic()}
 
     def progress(events: int, now: float) -> None:
         elapsed = time.monotonic() - state["start"]
@@ -61,7 +65,7 @@ def progress_bar(args, expected_events: float, label: str) -> Iterator[Callable[
             from rich.console import Console
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-            state["bar"] = Progress(
+            bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
                 TextColumn("{task.completed:,.0f} of ~{task.total:,.0f} events"),
@@ -70,8 +74,9 @@ def progress_bar(args, expected_events: float, label: str) -> Iterator[Callable[
                 console=Console(file=sys.stderr),
                 transient=True,
             )
-            state["bar"].start()
-            state["task"] = state["bar"].add_task(label, total=max(expected_events, 1), rate=0)
+            bar.start()
+            state["bar"] = bar
+            state["task"] = bar.add_task(label, total=max(expected_events, 1), rate=0)
         state["bar"].update(
             state["task"],
             completed=events,
@@ -84,3 +89,25 @@ def progress_bar(args, expected_events: float, label: str) -> Iterator[Callable[
     finally:
         if state["bar"] is not None:
             state["bar"].stop()
+
+
+def audit_trace(
+    setup: Setup, path: str | None, keep: bool = False
+) -> tuple[TraceWriter, StreamAudit] | tuple[str, None]:
+    """The trace of an audited simulation and the audit it feeds as the run goes; the error text
+    instead when the trace file cannot be opened.
+
+    Written to ``path`` when given (full vector clocks, nothing held in memory), held whole only
+    when ``keep`` (``--report`` needs every event); with neither, the processes keep local-event
+    clocks (``clock.LocalEventClocks``) that only the audit sees.
+    """
+    if path is None and not keep:
+        names = [setup.names[pid] for pid in sorted(setup.names)]
+        trace = TraceWriter(local_clocks=names, sink=(auditor := StreamAudit()).feed)
+        auditor.index = trace.clocks.index if trace.clocks is not None else None
+        return trace, auditor
+    auditor = StreamAudit()
+    try:
+        return TraceWriter(path, keep=keep, sink=auditor.feed), auditor
+    except OSError as exc:
+        return f"cannot write trace {path}: {exc.strerror}", None

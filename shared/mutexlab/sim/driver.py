@@ -14,7 +14,7 @@ from typing import Any
 
 from ..protocol import Enter, Exit, Note, Schedule, Send
 from ..setup import Setup
-from ..trace import Recorder, TraceWriter
+from ..trace import TraceWriter
 
 
 def resource_kind(resource: str) -> str:
@@ -31,12 +31,12 @@ class Driver:
         self.names = setup.names
         self.trace = trace
         self.trace_bodies = trace_bodies
-        self.recorders = {pid: Recorder(name) for pid, name in self.names.items()} if trace else {}
+        self.recorders = {pid: trace.recorder(name) for pid, name in self.names.items()} if trace else {}
         self.now: float = 0.0
         self.messages: Counter[str] = Counter()
         self.entries: Counter[str] = Counter()
         self.notes: Counter[str] = Counter()
-        self._sent = Counter()  # per sender, for message ids
+        self._sent: Counter[int] = Counter()  # per sender, for message ids
         if trace is not None:
             trace.write(setup.run_event())
 
