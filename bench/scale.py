@@ -16,6 +16,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -24,10 +25,17 @@ from pathlib import Path
 PY = sys.executable
 
 
-def measure(argv: list[str], stdout=subprocess.DEVNULL) -> dict:
-    """Run ``argv`` (a child interpreter) and return its wall s, CPU s, peak RSS MiB and exit code."""
+def measure(argv: list[str], stdout=subprocess.DEVNULL, limit_gb: float | None = None) -> dict:
+    """Run ``argv`` (a child interpreter) and return its wall s, CPU s, peak RSS MiB and exit code;
+    ``limit_gb`` caps its address space (a run that would fill a shared machine dies instead)."""
+
+    def cap() -> None:
+        if limit_gb is not None:
+            size = int(limit_gb * (1 << 30))
+            resource.setrlimit(resource.RLIMIT_AS, (size, size))
+
     start = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE)
+    child = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE, preexec_fn=cap)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     err = child.stderr.read().decode() if child.stderr else ""
@@ -124,7 +132,7 @@ def ratio(repeat: int) -> list[dict]:
     return rows
 
 
-def bigtrace(path: Path, events: int, nodes: int) -> dict:
+def bigtrace(path: Path, events: int, nodes: int, limit_gb: float = 4.0) -> dict:
     """Write a Ricart–Agrawala trace of about ``events`` events (its own interpreter), then measure
     ``mutexlab verify`` and ``mutexlab report`` on it."""
     per_entry = 2 * 2 * (nodes - 1) + 5  # send and recv of REQUEST and REPLY, request/enter/exit/states
@@ -144,7 +152,7 @@ def bigtrace(path: Path, events: int, nodes: int) -> dict:
         lines = sum(1 for _ in handle)
     verify = measure([PY, "-m", "mutexlab", "verify", str(path)])
     report_path = path.with_suffix(".html")
-    report = measure([PY, "-m", "mutexlab", "report", str(path), "-o", str(report_path)])
+    report = measure([PY, "-m", "mutexlab", "report", str(path), "-o", str(report_path)], limit_gb=limit_gb)
     result = {
         "trace": str(path),
         "lines": lines,
@@ -158,6 +166,62 @@ def bigtrace(path: Path, events: int, nodes: int) -> dict:
     return result
 
 
+def save(path: Path | None, key: str, value) -> None:
+    """Merge ``value`` under ``key`` into the results file ``path`` (a JSON object), with the date."""
+    if path is None:
+        return
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data[key] = value
+    data.setdefault("dates", {})[key] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    data.setdefault("load", {})[key] = list(os.getloadavg())
+    path.write_text(json.dumps(data, indent=1) + "\n")
+
+
+def render(data: dict) -> str:
+    """The BENCHMARKS.md section of a results file."""
+    out = []
+    if "table" in data:
+        out += [
+            f"Scaling table ({data['dates']['table']}, load average at the end "
+            f"{', '.join(f'{x:.1f}' for x in data['load']['table'])}): `python -m bench.scale table`",
+            "",
+            markdown(data["table"]),
+            "",
+        ]
+    if "ratio" in data:
+        rows = data["ratio"]
+        out += [
+            f"`simulate bees --bees 100 --seed 1`, audited against `--no-audit`, alternated "
+            f"({data['dates']['ratio']}): `python -m bench.scale ratio`",
+            "",
+            "| round | audited wall s | CPU s | peak RSS MiB | --no-audit wall s | CPU s | peak RSS MiB "
+            "| wall × | CPU × | RSS × |",
+            "|" + "---:|" * 10,
+        ]
+        for r in rows:
+            a, n = r["audited"], r["no_audit"]
+            out.append(
+                f"| {r['round']} | {a['wall']:.2f} | {a['cpu']:.2f} | {a['rss_mib']:.0f} | {n['wall']:.2f} "
+                f"| {n['cpu']:.2f} | {n['rss_mib']:.0f} | {r['wall_ratio']:.2f} | {r['cpu_ratio']:.2f} "
+                f"| {r['rss_ratio']:.2f} |"
+            )
+        out.append("")
+    if "bigtrace" in data:
+        b = data["bigtrace"]
+        out += [
+            f"A long trace ({data['dates']['bigtrace']}): `python -m bench.scale bigtrace FILE` — "
+            f"Ricart–Agrawala, {b['lines']:,} lines, {b['bytes'] / 2**30:.2f} GiB",
+            "",
+            "| step | exit | wall s | CPU s | peak RSS MiB |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for step in ("write", "verify", "report"):
+            m = b[step]
+            out.append(f"| {step} | {m['exit']} | {m['wall']:.1f} | {m['cpu']:.1f} | {m['rss_mib']:.0f} |")
+        out.append("")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -169,14 +233,21 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("file", type=Path)
     b.add_argument("--events", type=int, default=10_000_000)
     b.add_argument("--nodes", type=int, default=5)
+    m = sub.add_parser("markdown", help="print the BENCHMARKS.md section of a results file")
+    m.add_argument("results", type=Path)
+    for each in (t, r, b):
+        each.add_argument("--out", type=Path, help="merge the results into this JSON file")
     args = parser.parse_args(argv)
     if args.what == "table":
         rows = table([int(x) for x in args.sizes.split(",")])
+        save(args.out, "table", rows)
         print(markdown(rows))
     elif args.what == "ratio":
-        ratio(args.repeat)
+        save(args.out, "ratio", ratio(args.repeat))
+    elif args.what == "bigtrace":
+        save(args.out, "bigtrace", bigtrace(args.file, args.events, args.nodes))
     else:
-        bigtrace(args.file, args.events, args.nodes)
+        print(render(json.loads(args.results.read_text())))
     return 0
 
 

@@ -40,7 +40,11 @@ class Recorder:
 
     def __init__(self, pid: str) -> None:
         self.pid = pid
-        self.vc = VectorClock(pid)
+        self.vc: Any = VectorClock(pid)  # a LocalEventClock in a LocalRecorder
+
+    def _send_clock(self) -> Any:
+        """The clock a send event carries (and its message with it): ticked, a send is an event."""
+        return self.vc.tick()
 
     def send(self, t: float, lamport: int, kind: str, to: str, msg_id: str, body: dict | None = None) -> dict:
         event = {
@@ -48,51 +52,7 @@ class Recorder:
             "pid": self.pid,
             "t": t,
             "lamport": lamport,
-            "vc": self.vc.tick(),
-            "type": kind,
-            "to": to,
-            "id": msg_id,
-        }
-        if body is not None:
-            event["msg"] = body
-        return event
-
-    def recv(
-        self, t: float, lamport: int, kind: str, frm: str, msg_id: str, sender_vc: dict[str, int]
-    ) -> dict:
-        return {
-            "event": "recv",
-            "pid": self.pid,
-            "t": t,
-            "lamport": lamport,
-            "vc": self.vc.merge(sender_vc),
-            "type": kind,
-            "from": frm,
-            "id": msg_id,
-        }
-
-    def local(self, event: str, t: float, lamport: int, **fields: Any) -> dict:
-        return {"event": event, "pid": self.pid, "t": t, "lamport": lamport, "vc": self.vc.tick(), **fields}
-
-
-class LocalRecorder:
-    """A ``Recorder`` whose events carry a ``LocalEventClocks`` token as ``vc`` instead of a full
-    vector clock: for an audit fed while the run goes (``TraceWriter(sink=..., local_clocks=...)``),
-    never for a trace that is written or kept."""
-
-    __slots__ = ("pid", "vc")
-
-    def __init__(self, pid: str, clock: LocalEventClock) -> None:
-        self.pid = pid
-        self.vc = clock
-
-    def send(self, t: float, lamport: int, kind: str, to: str, msg_id: str, body: dict | None = None) -> dict:
-        event = {
-            "event": "send",
-            "pid": self.pid,
-            "t": t,
-            "lamport": lamport,
-            "vc": self.vc.token,
+            "vc": self._send_clock(),
             "type": kind,
             "to": to,
             "id": msg_id,
@@ -115,6 +75,21 @@ class LocalRecorder:
 
     def local(self, event: str, t: float, lamport: int, **fields: Any) -> dict:
         return {"event": event, "pid": self.pid, "t": t, "lamport": lamport, "vc": self.vc.tick(), **fields}
+
+
+class LocalRecorder(Recorder):
+    """A ``Recorder`` whose events carry a ``LocalEventClocks`` token as ``vc`` instead of a full
+    vector clock (a send does not tick it): for an audit fed while the run goes
+    (``TraceWriter(sink=..., local_clocks=...)``), never for a trace that is written or kept."""
+
+    __slots__ = ()
+
+    def __init__(self, pid: str, clock: LocalEventClock) -> None:
+        self.pid = pid
+        self.vc = clock
+
+    def _send_clock(self) -> Any:
+        return self.vc.token
 
 
 class TraceWriter:
