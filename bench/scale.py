@@ -206,6 +206,17 @@ def render(data: dict) -> str:
                 f"| {r['rss_ratio']:.2f} |"
             )
         out.append("")
+    if "partial" in data:  # runs followed from outside (their peak RSS sampled), some stopped early
+        out += [
+            "| command | finished | wall s | CPU s | peak RSS MiB | note |",
+            "|---|---|---:|---:|---:|---|",
+        ]
+        for r in data["partial"]:
+            out.append(
+                f"| `{r['command']}` | {r['finished']} | {r['wall']:.0f} | {r['cpu']:.0f} "
+                f"| {r['rss_mib']:.0f} | {r['note']} |"
+            )
+        out.append("")
     if "bigtrace" in data:
         b = data["bigtrace"]
         out += [

@@ -25,6 +25,7 @@ from ..trace import TraceError
 from .verdict import Verdict, decide, family_checks
 
 _CAPACITY_KINDS = frozenset({"enter", "exit"})
+_HOLDING_FIELDS = ("event", "pid", "resource", "units", "_line")
 
 
 class StreamAudit:
@@ -68,7 +69,11 @@ class StreamAudit:
         elif not (self._whole or kind == "enter") and isinstance(vc, dict):
             pid = event["pid"]
             vc = {pid: vc[pid]} if pid in vc else {}
-        kept = dict(event, vc=vc)
+        if kind in _CAPACITY_KINDS and kinds is not None:  # all that capacity and the families read
+            kept = {k: event[k] for k in _HOLDING_FIELDS if k in event}
+            kept["vc"] = vc
+        else:
+            kept = dict(event, vc=vc)
         if "_line" not in kept:
             kept["_line"] = self._line
         self.kept.append(kept)
