@@ -9,11 +9,11 @@ algorithm and its parameters, so ``mutexlab verify`` knows the capacities to che
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from .clock import VectorClock
+from .clock import LocalEventClock, LocalEventClocks, VectorClock
 
 
 class TraceError(ValueError):
@@ -40,7 +40,11 @@ class Recorder:
 
     def __init__(self, pid: str) -> None:
         self.pid = pid
-        self.vc = VectorClock(pid)
+        self.vc: Any = VectorClock(pid)  # a LocalEventClock in a LocalRecorder
+
+    def _send_clock(self) -> Any:
+        """The clock a send event carries (and its message with it): ticked, a send is an event."""
+        return self.vc.tick()
 
     def send(self, t: float, lamport: int, kind: str, to: str, msg_id: str, body: dict | None = None) -> dict:
         event = {
@@ -48,7 +52,7 @@ class Recorder:
             "pid": self.pid,
             "t": t,
             "lamport": lamport,
-            "vc": self.vc.tick(),
+            "vc": self._send_clock(),
             "type": kind,
             "to": to,
             "id": msg_id,
@@ -57,9 +61,7 @@ class Recorder:
             event["msg"] = body
         return event
 
-    def recv(
-        self, t: float, lamport: int, kind: str, frm: str, msg_id: str, sender_vc: dict[str, int]
-    ) -> dict:
+    def recv(self, t: float, lamport: int, kind: str, frm: str, msg_id: str, sender_vc: Any) -> dict:
         return {
             "event": "recv",
             "pid": self.pid,
@@ -81,12 +83,52 @@ class EventSink(Protocol):
     def write(self, event: dict) -> None: ...
 
 
-class TraceWriter:
-    """Writes events as JSON Lines to a file, or keeps them in memory (``path=None``)."""
+class LocalRecorder(Recorder):
+    """A ``Recorder`` whose events carry a ``LocalEventClocks`` token as ``vc`` instead of a full
+    vector clock (a send does not tick it): for an audit fed while the run goes
+    (``TraceWriter(sink=..., local_clocks=...)``), never for a trace that is written or kept."""
 
-    def __init__(self, path: str | Path | None = None, keep: bool = False) -> None:
-        self.events: list[dict] | None = [] if (keep or path is None) else None
+    __slots__ = ()
+
+    def __init__(self, pid: str, clock: LocalEventClock) -> None:
+        self.pid = pid
+        self.vc = clock
+
+    def _send_clock(self) -> Any:
+        return self.vc.token
+
+
+class TraceWriter:
+    """Writes events as JSON Lines to a file, keeps them in memory (``keep``, or ``path=None``
+    without a ``sink``), and hands each to ``sink`` (an audit fed as the run goes).
+
+    Memory: with a ``path`` or a ``sink`` and without ``keep``, nothing is held: each event is
+    written and handed on as it comes. ``local_clocks`` (the run's process names; only with a
+    sink, no path and no keep) gives the processes ``LocalRecorder``s: their events carry
+    local-event clocks, which only the sink sees (``LocalEventClocks``).
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        keep: bool = False,
+        sink: Callable[[dict], None] | None = None,
+        local_clocks: list[str] | None = None,
+    ) -> None:
+        if local_clocks is not None and (path is not None or keep or sink is None):
+            raise ValueError(
+                "local-event clocks are for a sink alone: a written or kept trace has full clocks"
+            )
+        self.events: list[dict] | None = [] if (keep or (path is None and sink is None)) else None
         self._file: IO[str] | None = open(path, "w", encoding="utf-8") if path is not None else None
+        self.sink = sink
+        self.clocks = LocalEventClocks(local_clocks) if local_clocks is not None else None
+
+    def recorder(self, pid: str) -> Recorder | LocalRecorder:
+        """The recorder of process ``pid`` for this trace."""
+        if self.clocks is not None:
+            return LocalRecorder(pid, self.clocks.clock(pid))
+        return Recorder(pid)
 
     @property
     def kept(self) -> list[dict]:
@@ -100,6 +142,8 @@ class TraceWriter:
             self.events.append(event)
         if self._file is not None:
             self._file.write(json.dumps(event, separators=(",", ":")) + "\n")
+        if self.sink is not None:
+            self.sink(event)
 
     def close(self) -> None:
         if self._file is not None:

@@ -12,6 +12,7 @@ min(eggs·P, cocoons·T) eggs (fewer: unfinished; more: a violation).
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from ..protocols.bees import FINAL_STATES, FLOWER, WAITING_STATES, expected_eggs
 from ..trace import event_error, whole
@@ -25,6 +26,8 @@ CHECKS = [
     "total eggs = min(eggs·P, cocoons·T)",
     "every bee ends DEAD or RETIRED, nobody left waiting",
 ]
+# The event kinds ``check`` reads, each by its own clock entry only: a streamed audit keeps no others.
+EVENTS = frozenset({"enter", "exit", "egg", "state"})
 
 
 def _params(run: dict) -> tuple[int, int, int, int]:
@@ -47,8 +50,8 @@ def check(events: list[dict], run: dict) -> list[Violation]:
     for event in events:
         per_bee.setdefault(event["pid"], []).append(event)
     found: list[Violation] = []
-    per_reed: Counter[int | None] = Counter()  # None: eggs whose event names no reed
-    over_reed: set[int | None] = set()
+    per_reed: Counter[Any] = Counter()  # by the egg's reed as the trace gives it
+    over_reed: set[Any] = set()
     total = 0
     for name, own in per_bee.items():
         own.sort(key=lambda e: e["vc"].get(name, 0))

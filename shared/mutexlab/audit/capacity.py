@@ -51,6 +51,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..clock import ClockView
 from ..setup import capacity_of
 from ..trace import TraceError
 from .model import Violation
@@ -123,22 +124,22 @@ def collect_intervals(events: list[dict]) -> tuple[dict[str, list[Interval]], li
             open_[key] = interval
             by_resource.setdefault(resource, []).append(interval)
         else:
-            closed = open_.pop(key, None)
-            if closed is None:
+            held = open_.pop(key) if key in open_ else None
+            if held is None:
                 problems.append(
                     Violation("exit-without-enter", f"{pid} left {resource} it did not hold", [event])
                 )
-            elif units != closed.units:
+            elif units != held.units:
                 problems.append(
                     Violation(
                         "units-mismatch",
-                        f"{pid} entered {resource} with {closed.units} units but left with {units}",
-                        [closed.enter, event],
+                        f"{pid} entered {resource} with {held.units} units but left with {units}",
+                        [held.enter, event],
                     )
                 )
-                closed.exit = event
+                held.exit = event
             else:
-                closed.exit = event
+                held.exit = event
     return by_resource, problems
 
 
@@ -187,9 +188,7 @@ def generating_edges(intervals: list[Interval]) -> tuple[np.ndarray, np.ndarray]
     pids = list(chains)
     chain_order = np.array([i for p in pids for i in chains[p]], dtype=np.int64)  # row r → interval
     starts = np.cumsum([0] + [len(chains[p]) for p in pids])[:-1]
-    knows = np.array(
-        [[intervals[i].enter["vc"].get(p, 0) for p in pids] for i in chain_order], dtype=np.float64
-    ).reshape(len(chain_order), len(pids))
+    knows = _knows(intervals, chain_order, pids)
     below = np.empty(knows.shape, dtype=np.int64)  # how many of p's intervals are ≺ row r
     for k, p in enumerate(pids):
         exits = np.array([intervals[i].exit_own for i in chains[p]], dtype=np.float64)
@@ -200,6 +199,22 @@ def generating_edges(intervals: list[Interval]) -> tuple[np.ndarray, np.ndarray]
     already[has_prev] = below[np.nonzero(has_prev)[0] - 1]
     rows, ks = np.nonzero(below > already)
     return chain_order[starts[ks] + below[rows, ks] - 1], chain_order[rows]
+
+
+def _knows(intervals: list[Interval], rows: np.ndarray, pids: list[str]) -> np.ndarray:
+    """Row r, column k: how many of ``pids[k]``'s events enter(``intervals[rows[r]]``) knows."""
+    import numpy as np
+
+    clocks = [intervals[i].enter["vc"] for i in rows]
+    first = clocks[0] if clocks else None
+    if isinstance(first, ClockView) and all(
+        isinstance(vc, ClockView) and vc.index is first.index for vc in clocks
+    ):  # local-event clocks (an audit fed by the run): one array each, read by column at once
+        columns = [first.index[p] for p in pids]
+        return np.stack([vc.counts for vc in clocks])[:, columns].astype(np.float64)
+    return np.array([[vc.get(p, 0) for p in pids] for vc in clocks], dtype=np.float64).reshape(
+        len(rows), len(pids)
+    )
 
 
 def max_antichain(intervals: list[Interval], weights: list[int] | None = None) -> tuple[int, list[Interval]]:
@@ -274,14 +289,14 @@ def _check_resource(resource: str, cap: int, intervals: list[Interval], limit: i
     order = {id(iv): n for n, iv in enumerate(intervals)}
     if cap == 1:
         # Units are ≥ 1, so every overlapping pair is over capacity: pair each interval with
-        # one overlapping interval that entered after it in the trace.
+        # the first overlapping interval that entered after it in the trace.
         candidates = _Candidates(intervals)
         for iv in intervals:
             if len(found) >= limit:
                 break
             later = [b for b in candidates.overlapping(iv) if order[id(b)] > order[id(iv)]]
             if later:
-                found.append(_held_by(resource, cap, [iv, later[0]]))
+                found.append(_held_by(resource, cap, [iv, min(later, key=lambda b: order[id(b)])]))
         return found
     # Holders alone over the capacity are reported above; the search is for sets of holders
     # each within it that together exceed it.

@@ -22,58 +22,78 @@ from ..words import count
 from .model import Violation
 
 CHECKS = ["every request served", "no entry without a request", "every node ends idle"]
+# The event kinds ``check`` reads (no clocks); ``Stream`` reads them one at a time, keeping none.
+EVENTS = frozenset({"request", "enter", "exit", "state"})
 
 
 def check(events: list[dict], run: dict) -> list[Violation]:
-    names = list((run.get("processes") or {}).values())
-    requests: Counter[str] = Counter()
-    enters: Counter[str] = Counter()
-    last_request: dict[str, dict] = {}
-    last_state: dict[str, dict] = {}
-    holding: dict[str, dict] = {}
+    stream = Stream(run)
     for event in events:
-        kind, pid = event["event"], event["pid"]  # every event has both (trace.REQUIRED)
-        if kind == "request":
-            requests[pid] += 1
-            last_request[pid] = event
-        elif kind == "enter" and event.get("resource") == CS:
-            enters[pid] += 1
-            holding[pid] = event
-        elif kind == "exit" and event.get("resource") == CS:
-            holding.pop(pid, None)
-        elif kind == "state":
-            last_state[pid] = event
-        if pid not in names and kind in ("request", "enter", "exit", "state"):
-            names.append(pid)
+        stream.feed(event)
+    return stream.finish()
 
-    found: list[Violation] = []
-    for name in names:
-        asked, served = requests[name], enters[name]
-        if asked > served:
-            found.append(
-                Violation(
-                    "request-unserved",
-                    f"{name} asked for {CS} {count(asked, 'time')} but entered {count(served, 'time')}: "
-                    f"{count(asked - served, 'request')} left waiting",
-                    [last_request[name]],
+
+class Stream:
+    """``check`` fed one event at a time (``feed``, then ``finish``): it keeps per node a few
+    counts and its latest events, never the trace."""
+
+    def __init__(self, run: dict) -> None:
+        self.names = list((run.get("processes") or {}).values())
+        self.requests: Counter[str] = Counter()
+        self.enters: Counter[str] = Counter()
+        self.last_request: dict[str, dict] = {}
+        self.last_state: dict[str, dict] = {}
+        self.holding: dict[str, dict] = {}
+
+    def feed(self, event: dict) -> None:
+        kind, pid = event["event"], event["pid"]
+        if kind == "request":
+            self.requests[pid] += 1
+            self.last_request[pid] = event
+        elif kind == "enter" and event.get("resource") == CS:
+            self.enters[pid] += 1
+            self.holding[pid] = event
+        elif kind == "exit" and event.get("resource") == CS:
+            self.holding.pop(pid, None)
+        elif kind == "state":
+            self.last_state[pid] = event
+        if pid not in self.names and kind in EVENTS:
+            self.names.append(pid)
+
+    def finish(self) -> list[Violation]:
+        requests, enters, holding = self.requests, self.enters, self.holding
+        found: list[Violation] = []
+        for name in self.names:
+            asked, served = requests[name], enters[name]
+            if asked > served:
+                found.append(
+                    Violation(
+                        "request-unserved",
+                        f"{name} asked for {CS} {count(asked, 'time')} but entered {count(served, 'time')}: "
+                        f"{count(asked - served, 'request')} left waiting",
+                        [self.last_request[name]],
+                    )
                 )
-            )
-        elif served > asked:
-            found.append(
-                Violation(
-                    "enter-without-request",
-                    f"{name} entered {CS} {count(served, 'time')} but asked only {count(asked, 'time')}",
+            elif served > asked:
+                found.append(
+                    Violation(
+                        "enter-without-request",
+                        f"{name} entered {CS} {count(served, 'time')} but asked only {count(asked, 'time')}",
+                    )
                 )
-            )
-        if name in holding:
-            found.append(
-                Violation("held-at-end", f"{name} still holds {CS} at the end of the trace", [holding[name]])
-            )
-        state = last_state.get(name)
-        if state is not None and state.get("state") != IDLE_STATE:
-            found.append(
-                Violation(
-                    "not-idle-at-end", f"{name} ends in state {state.get('state')}, not {IDLE_STATE}", [state]
+            if name in holding:
+                found.append(
+                    Violation(
+                        "held-at-end", f"{name} still holds {CS} at the end of the trace", [holding[name]]
+                    )
                 )
-            )
-    return found
+            state = self.last_state.get(name)
+            if state is not None and state.get("state") != IDLE_STATE:
+                found.append(
+                    Violation(
+                        "not-idle-at-end",
+                        f"{name} ends in state {state.get('state')}, not {IDLE_STATE}",
+                        [state],
+                    )
+                )
+        return found

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..protocols import registry
-from ..trace import TraceError, read_trace
+from ..trace import TraceError, parse_events
 from .capacity import check_capacities
 from .model import PROGRESS, SAFETY, UNDECIDED, Violation
 
@@ -133,25 +133,45 @@ def verify_events(events: list[dict]) -> Verdict:
     run = next((e for e in events if e["event"] == "run"), None)
     if run is None:
         raise TraceError("the trace has no 'run' header: its algorithm and capacities are unknown")
+    body = [e for e in events if e["event"] != "run"]
+    return decide(run, body, dict(Counter(e["event"] for e in body)))
+
+
+def decide(
+    run: dict, body: list[dict], counts: dict[str, int], family_found: list[Violation] | None = None
+) -> Verdict:
+    """The verdict from the run header, the events the checks read (all of them, or what
+    ``stream.StreamAudit`` kept) and the count of every event by kind; ``family_found``: the
+    family's findings when its checks were fed event by event (its module's ``Stream``)."""
     capacities = run.get("capacities")
     if not isinstance(capacities, dict):
         raise TraceError("the trace's run header lacks 'capacities'")
     algorithm = run.get("algorithm")
-    body = [e for e in events if e["event"] != "run"]
     violations = check_capacities(body, capacities)
     checks = ["capacity by happened-before"]
     family = family_checks(algorithm)
     if family is not None:
         checker = importlib.import_module(family)
-        violations += checker.check(body, run)
+        violations += checker.check(body, run) if family_found is None else family_found
         checks += list(getattr(checker, "CHECKS", [f"{algorithm} invariants"]))
-    return Verdict(algorithm, violations, checks, dict(Counter(e["event"] for e in body)))
+    return Verdict(algorithm, violations, checks, counts)
 
 
 def verify_file(path: str | Path) -> Verdict:
-    """The verdict of the trace file at ``path``; TraceError (naming the file) when it cannot be read."""
-    events = read_trace(path)
+    """The verdict of the trace file at ``path``, read as a stream (only what the checks need is
+    kept: ``stream.StreamAudit``); TraceError (naming the file) when it cannot be read."""
+    from .stream import StreamAudit
+
+    audit = StreamAudit()
     try:
-        return verify_events(events)
+        with open(path, "rb") as handle:
+            for event in parse_events(handle, str(path)):
+                audit.feed(event)
+    except OSError as exc:
+        raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if audit.run is None:
+        raise TraceError(f"{path}: the trace is empty (no events)")
+    try:
+        return audit.verdict()
     except TraceError as exc:  # an event the audit cannot use: "line N: ..." gets the file's name
         raise TraceError(f"{path}: {exc}") from None

@@ -17,6 +17,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from .. import memory
+from ..audit.stream import StreamAudit
+from ..setup import Setup
+from ..trace import TraceWriter
 from .common import fail
 
 if TYPE_CHECKING:  # rich is imported only when a bar is shown
@@ -91,3 +94,25 @@ def progress_bar(args, expected_events: float, label: str) -> Iterator[Callable[
     finally:
         if shown is not None:
             shown[0].stop()
+
+
+def audit_trace(
+    setup: Setup, path: str | None, keep: bool = False
+) -> tuple[TraceWriter, StreamAudit] | tuple[str, None]:
+    """The trace of an audited simulation and the audit it feeds as the run goes; the error text
+    instead when the trace file cannot be opened.
+
+    Written to ``path`` when given (full vector clocks, nothing held in memory), held whole only
+    when ``keep`` (``--report`` needs every event); with neither, the processes keep local-event
+    clocks (``clock.LocalEventClocks``) that only the audit sees.
+    """
+    if path is None and not keep:
+        names = [setup.names[pid] for pid in sorted(setup.names)]
+        trace = TraceWriter(local_clocks=names, sink=(auditor := StreamAudit()).feed)
+        auditor.index = trace.clocks.index if trace.clocks is not None else None
+        return trace, auditor
+    auditor = StreamAudit()
+    try:
+        return TraceWriter(path, keep=keep, sink=auditor.feed), auditor
+    except OSError as exc:
+        return f"cannot write trace {path}: {exc.strerror}", None

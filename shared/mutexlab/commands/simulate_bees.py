@@ -10,11 +10,9 @@ from __future__ import annotations
 from collections import Counter
 
 from .. import memory
-from ..audit import verify_events
 from ..protocols.bees import expected_eggs, make_setup
 from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
-from ..trace import TraceWriter
 from .common import (
     add_fault_arguments,
     audit_summary,
@@ -26,7 +24,7 @@ from .common import (
     print_json,
 )
 from .flags import add_bees_arguments, add_simulator_arguments, bees_config, parent
-from .longrun import add_memory_argument, check_memory, progress_bar
+from .longrun import add_memory_argument, audit_trace, check_memory, progress_bar
 from .reporting import add_report_argument, write_report_if_asked
 
 REED_TYPES = ("REQreed", "ACKreed", "RELEASEreed")
@@ -47,7 +45,8 @@ def register(sub) -> None:
     p.add_argument(
         "--no-audit",
         action="store_true",
-        help="do not record or audit the trace in memory (faster for big runs; ignored with --trace)",
+        help="do not audit the run (the audit is fed as the run goes and holds no trace; "
+        "ignored with --trace or --report)",
     )
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     add_report_argument(p)
@@ -129,39 +128,37 @@ def run(args) -> int:
     o = scenario.options
     audit = bool(args.trace) or bool(args.report) or not args.no_audit
     messages = memory.bees_messages(scenario.processes, o["reeds"], o["eggs"], o["cocoons"])
+    # Only --report holds the whole trace; the audit is fed as the run goes (docs/architecture.md#scaling).
+    held = bool(args.report)
     lighter = memory.predict(messages, scenario.processes, audited=False)
     refused = check_memory(
         args,
-        memory.predict(messages, scenario.processes, audit),
-        "fewer bees"
-        + (
-            f", --no-audit (no trace kept: {lighter.describe()})"
-            if audit and not (args.trace or args.report)
-            else ""
-        ),
+        memory.predict(messages, scenario.processes, held),
+        "fewer bees" + (f", no --report ({lighter.describe()})" if held else ""),
     )
     if refused:  # before the setup: P bees already hold P² of state
         return refused
     try:
         setup = make_setup(scenario.processes, scenario.options, args.seed)
-        config = SimConfig(seed=args.seed, delay=args.delay, **fault_config(args))
+        # The livelock guard grows with the run: at P = 1000 a healthy run takes ~13M events, past
+        # the default 5M, and would end TRUNCATED.
+        guard = max(SimConfig.max_events, int(3 * messages))
+        config = SimConfig(seed=args.seed, delay=args.delay, max_events=guard, **fault_config(args))
     except ConfigError as exc:
         return fail(str(exc))
-    try:
-        trace = TraceWriter(args.trace, keep=True) if audit else None
-    except OSError as exc:
-        return fail(f"cannot write trace {args.trace}: {exc.strerror}")
+    trace, auditor = audit_trace(setup, args.trace, held) if audit else (None, None)
+    if isinstance(trace, str):
+        return fail(trace)
     try:
         with progress_bar(args, messages, "bees") as progress:
-            simulation = Simulation(setup, config, trace)
+            # Without a written trace the bees' audit reads no message bodies: none are made.
+            simulation = Simulation(setup, config, trace, trace_bodies=bool(args.trace or held))
             simulation.progress = progress
             result = simulation.run()
     finally:
         if trace is not None:
             trace.close()
-    verdict = None
-    if trace is not None:
-        verdict = verify_events(trace.kept)
+    verdict = auditor.verdict() if auditor is not None else None
     summary = summarise(setup, result, verdict, args)
     if args.json:
         print_json(summary)

@@ -32,7 +32,10 @@ class Driver:
         self.names = setup.names
         self.trace = trace
         self.trace_bodies = trace_bodies
-        self.recorders = {pid: Recorder(name) for pid, name in self.names.items()} if trace else {}
+        # A TraceWriter chooses its recorders (local-event clocks for an audit alone); any other
+        # writer (the participant's batch of trace events) gets the full vector clocks.
+        recorder = getattr(trace, "recorder", Recorder)
+        self.recorders = {pid: recorder(name) for pid, name in self.names.items()} if trace else {}
         self.now: float = 0.0
         self.messages: Counter[str] = Counter()
         self.entries: Counter[str] = Counter()

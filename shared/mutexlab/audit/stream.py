@@ -1,0 +1,102 @@
+"""The audit fed one event at a time: what ``mutexlab verify`` and the simulators use, so a trace
+is never held whole (docs/architecture.md#scaling).
+
+``StreamAudit.feed(event)`` takes the events in trace order (the run header first) and keeps only
+what the checks need: every ``enter`` with its vector clock (the capacity audit reads it), the
+other events the family's checks read (its module's ``EVENTS``; all of them when it declares
+none), each with its own clock entry only unless the family needs whole clocks
+(``WHOLE_CLOCKS``). ``send`` and ``recv`` events are counted and dropped unless the family reads
+them. ``verdict()`` then decides exactly as ``verify_events`` does on the whole trace.
+
+Events may carry full vector clocks (a trace file, a run writing its trace) or local-event
+clocks (``clock.LocalEventClocks``: a run audited without writing its trace): the audit's
+happened-before tests are the same on both (see there).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from ..clock import ClockView
+from ..trace import TraceError
+from .verdict import Verdict, decide, family_checks
+
+_CAPACITY_KINDS = frozenset({"enter", "exit"})
+_HOLDING_FIELDS = ("event", "pid", "resource", "units", "_line")
+
+
+class StreamAudit:
+    """Feed events (``feed``), then ask for the ``verdict``. Memory: the kept events only."""
+
+    def __init__(self, index: dict[str, int] | None = None) -> None:
+        self.run: dict | None = None
+        self.counts: Counter[str] = Counter()
+        self.kept: list[dict] = []
+        self._line = 0
+        self._kinds: frozenset[str] | None = None  # None: keep every kind
+        self._whole = True
+        self.index = index  # name → position in local-event clocks, when the events carry them
+        self._family: Any = None  # the family's ``Stream``, when it checks event by event
+
+    def feed(self, event: dict) -> None:
+        self._line += 1
+        kind = event["event"]
+        if kind == "run":
+            if self.run is None:
+                self.run = event if "_line" in event else dict(event, _line=self._line)
+                self._configure(event.get("algorithm"))
+            return
+        self.counts[kind] += 1
+        kinds = self._kinds
+        if kinds is not None and kind not in kinds:
+            return
+        if self._family is not None:
+            if "_line" not in event:
+                event = dict(event, _line=self._line)
+            self._family.feed(event)
+            if kind not in _CAPACITY_KINDS:
+                return
+        vc = event.get("vc")
+        if isinstance(vc, tuple):  # a local-event clock token: (serial, counts, sender index)
+            assert self.index is not None
+            if self._whole or kind == "enter":
+                vc = ClockView(self.index, vc[1])
+            else:
+                vc = {event["pid"]: int(vc[1][vc[2]])}
+        elif not (self._whole or kind == "enter") and isinstance(vc, dict):
+            pid = event["pid"]
+            vc = {pid: vc[pid]} if pid in vc else {}
+        if kind in _CAPACITY_KINDS and kinds is not None:  # all that capacity and the families read
+            kept = {k: event[k] for k in _HOLDING_FIELDS if k in event}
+            kept["vc"] = vc
+        else:
+            kept = dict(event, vc=vc)
+        if "_line" not in kept:
+            kept["_line"] = self._line
+        self.kept.append(kept)
+
+    def feed_all(self, events: Iterable[dict]) -> StreamAudit:
+        for event in events:
+            self.feed(event)
+        return self
+
+    def _configure(self, algorithm: Any) -> None:
+        family = family_checks(algorithm if isinstance(algorithm, str) else None)
+        if family is None:
+            self._kinds, self._whole = _CAPACITY_KINDS, False
+            return
+        checker = importlib.import_module(family)
+        wanted = getattr(checker, "EVENTS", None)
+        self._kinds = None if wanted is None else _CAPACITY_KINDS | frozenset(wanted)
+        self._whole = bool(getattr(checker, "WHOLE_CLOCKS", wanted is None))
+        if hasattr(checker, "Stream") and self.run is not None:
+            self._family = checker.Stream(self.run)
+
+    def verdict(self) -> Verdict:
+        if self.run is None:
+            raise TraceError("the trace has no 'run' header: its algorithm and capacities are unknown")
+        family = self._family.finish() if self._family is not None else None
+        return decide(self.run, self.kept, dict(self.counts), family)
