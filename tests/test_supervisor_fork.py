@@ -25,9 +25,9 @@ def _fake_main(role: str) -> int:
 
 
 def test_a_forked_service_gets_its_environment_streams_logging_and_exit_code(tmp_path, monkeypatch):
-    import mutexlab.services
+    import mutexlab.transport.service
 
-    monkeypatch.setattr(mutexlab.services, "main", _fake_main)
+    monkeypatch.setattr(mutexlab.transport.service, "serve", _fake_main)
     monkeypatch.setenv("PARENT_ONLY", "leaks")
     parent_handler = logging.StreamHandler(open(tmp_path / "parent.log", "w"))
     logging.getLogger().addHandler(parent_handler)  # the parent's logging must not be the child's
@@ -50,9 +50,9 @@ def test_a_forked_service_gets_its_environment_streams_logging_and_exit_code(tmp
 def test_a_forked_service_that_does_not_end_times_out_and_can_be_killed(tmp_path, monkeypatch):
     import time
 
-    import mutexlab.services
+    import mutexlab.transport.service
 
-    monkeypatch.setattr(mutexlab.services, "main", lambda role: time.sleep(60) or 0)
+    monkeypatch.setattr(mutexlab.transport.service, "serve", lambda role: time.sleep(60) or 0)
     with open(tmp_path / "out", "w") as out:
         child = Forked("node", {}, out, out)
         with pytest.raises(subprocess.TimeoutExpired):

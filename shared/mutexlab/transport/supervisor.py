@@ -75,7 +75,7 @@ class Forked:
 
 def _forked_service(role: str, env: dict, stdout, stderr) -> None:
     """In a forked child: the service's environment, standard streams and logging as a fresh
-    interpreter would have them, then ``mutexlab.services.main(role)``; exits with its code."""
+    interpreter would have them, then ``transport.service.serve(role)``; exits with its code."""
     code = 1
     try:
         import io
@@ -98,9 +98,9 @@ def _forked_service(role: str, env: dict, stdout, stderr) -> None:
         for handler in list(root.handlers):  # the parent's logging (a test runner's) is not the service's
             root.removeHandler(handler)
         logging.getLogger("pika").setLevel(logging.NOTSET)
-        from ..services import main
+        from . import service
 
-        code = main(role)
+        code = service.serve(role)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:  # noqa: BLE001 - reported, then the child ends like a crashed interpreter
@@ -119,8 +119,7 @@ def _forked_service(role: str, env: dict, stdout, stderr) -> None:
 def preload(algorithm: str) -> None:
     """Import what the services will need (the participant, the monitor, the broker client, the
     settings, the algorithm's modules), so that forked services start without importing."""
-    from .. import services  # noqa: F401
-    from . import monitor, participant, settings  # noqa: F401
+    from . import monitor, participant, service, settings  # noqa: F401
 
 
 def can_fork() -> bool:
