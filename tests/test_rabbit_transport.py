@@ -15,6 +15,7 @@ import pika
 import pytest
 
 from mutexlab.protocols.registry import build_setup
+from mutexlab.transport.monitor import Monitor
 from mutexlab.transport.participant import Participant
 from mutexlab.transport.rabbit import (
     MAX_BODY,
@@ -27,7 +28,7 @@ from mutexlab.transport.rabbit import (
     envelope,
     parse_envelope,
 )
-from mutexlab.transport.settings import ParticipantSettings
+from mutexlab.transport.settings import MonitorSettings, ParticipantSettings
 
 pytestmark = pytest.mark.broker
 NAMES = ["node-1", "node-2"]
@@ -311,6 +312,45 @@ def test_garbage_is_dead_lettered_with_reasons_and_counted(harness, run_id):
         assert words in reason
     assert all(props.headers["x-mutexlab-queue"] == queue for _, props, _ in dead)
     assert h.stop()["dead_letters"] == len(bad)
+
+
+def test_a_message_no_queue_takes_reaches_the_monitor_and_is_dead_lettered_with_its_reason(amqp_url, run_id):
+    """The monitor's queue is not bound to protocol keys: a protocol message whose addressee has no
+    queue, and a key no one uses, reach it only through the run exchange's alternate exchange, and
+    it dead-letters both, each with its reason (nothing is dropped silently)."""
+    import io
+
+    settings = MonitorSettings(amqp_url=amqp_url, run_id=run_id, algorithm="ricart-agrawala", processes=2)
+    monitor = Monitor(settings, out=io.StringIO())
+    monitor.bus.connect()  # declares the exchanges, the monitor's and the dead-letter queue; no node queue
+    monitor.bus.consume(monitor.topology.monitor_queue)
+    monitor.members = dict.fromkeys(NAMES)  # type: ignore[arg-type] - only the names are read here
+    sender = pika.BlockingConnection(pika.URLParameters(amqp_url))
+    try:
+        channel = sender.channel()
+        channel.confirm_delivery()
+        lost = {"REQUEST.node-2": "no queue of the addressee took", "GOSSIP.node-2": "unexpected routing key"}
+        for key in lost:
+            channel.basic_publish(Topology(run_id).exchange, key, b"{}", mandatory=True)
+        seen = []
+        deadline = time.monotonic() + 20
+        while len(seen) < len(lost) and time.monotonic() < deadline:
+            for delivery in monitor.bus.poll(0.2):
+                seen.append(delivery.routing_key)
+                monitor._dispatch(delivery)
+        assert sorted(seen) == sorted(lost), f"the monitor's queue got {seen}"
+        monitor.bus.flush()
+        dead = {}
+        for _ in lost:
+            method, props, _body = channel.basic_get(monitor.topology.dead_queue, auto_ack=True)
+            assert method is not None, f"dead letters so far: {dead}"
+            dead[props.headers["x-mutexlab-routing-key"]] = props.headers["x-mutexlab-reason"]
+        assert set(dead) == set(lost)
+        for key, words in lost.items():
+            assert words in dead[key], dead[key]
+    finally:
+        sender.close()
+        monitor.bus.close()
 
 
 def test_two_runs_do_not_see_each_others_messages(harness, run_id):

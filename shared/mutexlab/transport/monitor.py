@@ -1,8 +1,11 @@
 """The monitor (docs/architecture.md#monitor): admits the participants, records the trace, decides the run.
 
-It consumes ``mutexlab.<run>.monitor`` (bound to ``#``), so it sees every join, trace event
-(``audit.*``, one batch per step of a participant), status (``status.*``) and protocol
-message. This module only routes what arrives and runs the phases; each concern has its module:
+It consumes ``mutexlab.<run>.monitor``, bound to joins (``join.*``), trace events (``audit.*``,
+one batch per step of a participant) and statuses (``status.*``), and to the run exchange's
+alternate exchange: a message no queue takes (a protocol message whose addressee has no queue, an
+unknown key) reaches it there and is dead-lettered with its reason. Protocol messages themselves
+go only to their addressee. This module only routes what arrives and runs the phases; each
+concern has its module:
 
 * membership (membership.py decides): pids, P, the welcome that starts the run, refusals (each
   named with its reason in the log, the summary and the verdict's text); a reconnect while
@@ -57,7 +60,8 @@ __all__ = [
 log = logging.getLogger("mutexlab.monitor")
 
 
-# The monitor taps every message of the run: a deep window keeps the broker streaming to it.
+# Every participant's trace batches and statuses come to the monitor: a deep window keeps the
+# broker streaming to it.
 MONITOR_PREFETCH = 1000
 
 
