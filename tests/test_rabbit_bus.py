@@ -205,3 +205,22 @@ def test_joined_writes_keep_every_byte_in_order_in_pieces_of_at_most_the_limit()
     assert not join_writes(SimpleNamespace(_impl=SimpleNamespace(_transport=object()))), (
         "TLS and others untouched"
     )
+
+
+def test_a_quorum_nack_keeps_its_message_even_when_a_later_multiple_ack_covers_its_tag():
+    """The broker answers each tag once: after a nack of tag 2, an ack of "everything up to 3"
+    settles 1 and 3 only. Tag 2 stays unconfirmed, to be re-published in order (a SIGKILLed
+    cluster node lost messages this way: the multiple ack emptied the list before the re-publish)."""
+    bus = Bus("amqp://127.0.0.1:5672/%2F", Topology("t-fake", "quorum"))
+    bus.conn, bus.channel, bus.generation = FakeConnection(), FakeChannel(), 1
+    for n in range(1, 4):
+        bus.send(f"REQUEST.node-{n}", {"n": n})
+    confirm(bus, 2, nack=True)
+    confirm(bus, 3, multiple=True)
+    assert [m.routing_key for m in bus._unconfirmed.values()] == ["REQUEST.node-2"]
+    assert bus._nacked == 1
+    bus._tag = 0  # what a reconnect does: a fresh channel numbers its publishes from 1 ...
+    bus._republish()  # ... and the refused message goes out again, and only it
+    assert bus.channel.published[-1] == "REQUEST.node-2" and len(bus._unconfirmed) == 1
+    confirm(bus, 1)  # the new channel's tag 1 is the re-published message: now it is settled
+    assert not bus._unconfirmed

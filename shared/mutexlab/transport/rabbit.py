@@ -315,6 +315,9 @@ class Bus:
         self._acks: deque[tuple[int, Delivery]] = deque()  # (publishes to confirm first, delivery)
         self._refused: list[str] = []  # why the broker nacked or returned a message
         self._nacked = 0  # quorum queues: nacks since the last re-publish (the messages stay unconfirmed)
+        # Tags a quorum queue refused (nack), kept for re-publishing: a later ``multiple`` ack covers
+        # only the tags not already answered, so it must not settle these.
+        self._nacked_tags: set[int] = set()
         self.renacked = 0  # re-publishes after a nack (quorum queues)
         self._nacked_since: float | None = None  # when the current run of nacks began (None: no nacks)
         self.published = 0
@@ -415,10 +418,14 @@ class Bus:
         if nack and self.topology.queue_type == "quorum":
             # A quorum queue refuses while it has no leader (an election after a node's loss): the
             # message stays unconfirmed, and the bus re-publishes it, in order, from a fresh channel.
-            if any(tag in self._unconfirmed for tag in tags):
+            refused = [tag for tag in tags if tag in self._unconfirmed and tag not in self._nacked_tags]
+            if refused:
                 self._nacked += 1
+                self._nacked_tags.update(refused)
             return
         for tag in tags:
+            if tag in self._nacked_tags:
+                continue  # refused already (quorum nack): re-published later, not confirmed by this ack
             message = self._unconfirmed.pop(tag, None)
             if message is not None and nack:
                 self._refused.append(f"the broker refused (nack) a message to {message.routing_key!r}")
@@ -700,6 +707,7 @@ class Bus:
         """After a reconnect: send again, in the original order, everything not confirmed."""
         pending = list(self._unconfirmed.values())
         self._unconfirmed.clear()
+        self._nacked_tags.clear()  # the new channel numbers its tags from 1 again
         for message in pending:
             self._transmit(message)
 
