@@ -43,6 +43,9 @@ class AuditFeed:
         self.status: dict[str, dict] = {}  # each member's last status
         self.heard: dict[str, float] = {}  # monotonic time each member was last heard
         self.sent: dict[Any, Any] = {}  # message id -> destination, until received (as the event says)
+        # Receipts heard before their send: batches of different participants arrive in any order
+        # (a sender's batch re-published after a failover comes after its addressee's receipt).
+        self.received_early: set[Any] = set()
         self.messages: Counter[str] = Counter()
         self.entries: Counter[str] = Counter()
         self.notes: Counter[str] = Counter()
@@ -85,9 +88,13 @@ class AuditFeed:
         self.view.event(name, event)
         if kind == "send":
             self.messages[event.get("type", "?")] += 1
-            self.sent[event.get("id")] = event.get("to")
+            if event.get("id") in self.received_early:
+                self.received_early.discard(event.get("id"))
+            else:
+                self.sent[event.get("id")] = event.get("to")
         elif kind == "recv":
-            self.sent.pop(event.get("id"), None)
+            if self.sent.pop(event.get("id"), None) is None:
+                self.received_early.add(event.get("id"))
         elif kind == "enter":
             self.entries[resource_kind(str(event.get("resource")))] += 1
         elif kind not in PROTOCOL_EVENTS:
