@@ -314,7 +314,6 @@ class Bus:
         self._unconfirmed: dict[int, _Outgoing] = {}  # tag -> message, in publish order
         self._acks: deque[tuple[int, Delivery]] = deque()  # (publishes to confirm first, delivery)
         self._refused: list[str] = []  # why the broker nacked or returned a message
-        self._nacked = 0  # quorum queues: nacks since the last re-publish (the messages stay unconfirmed)
         # Tags a quorum queue refused (nack), kept for re-publishing: a later ``multiple`` ack covers
         # only the tags not already answered, so it must not settle these.
         self._nacked_tags: set[int] = set()
@@ -419,9 +418,7 @@ class Bus:
             # A quorum queue refuses while it has no leader (an election after a node's loss): the
             # message stays unconfirmed, and the bus re-publishes it, in order, from a fresh channel.
             refused = [tag for tag in tags if tag in self._unconfirmed and tag not in self._nacked_tags]
-            if refused:
-                self._nacked += 1
-                self._nacked_tags.update(refused)
+            self._nacked_tags.update(refused)
             return
         for tag in tags:
             if tag in self._nacked_tags:
@@ -664,13 +661,18 @@ class Bus:
             reason, self._refused = self._refused[0], []
             raise TransportError(reason)
 
+    @property
+    def _nacked(self) -> int:
+        """Messages a quorum queue refused that wait for their re-publish (cleared by it)."""
+        return len(self._nacked_tags)
+
     def _recover_nacked(self) -> None:
         """Quorum queues: after a nack (a queue without a leader), wait a moment, then start over on a
         fresh connection and channel and re-publish everything unconfirmed in its original order
         (as after a lost connection: what was delivered and not acked comes back, and duplicates are
         dropped by their sequence numbers). Gives up with TransportError after ``connect_timeout``
         seconds of nacks."""
-        nacked, self._nacked = self._nacked, 0
+        nacked = self._nacked
         now = time.monotonic()
         if self._nacked_since is None:
             self._nacked_since = now
