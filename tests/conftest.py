@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import ModuleType
+from typing import NoReturn
 from urllib.parse import quote, urlparse
 
 import pytest
@@ -101,6 +102,14 @@ def _container(config):
     return RabbitMqContainer(BROKER_IMAGE, username="mutexlab", password="mutexlab-tests")
 
 
+def missing(reason: str) -> NoReturn:
+    """Something outside the project that a test needs is missing: under CI that is a failure
+    (.ci/run installs and starts everything the tests need), elsewhere a skip saying what."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (under CI this is a failure: .ci/run provides it)")
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def amqp_url(request):
     mode = os.environ.get(SWITCH, "auto")
@@ -139,9 +148,7 @@ def amqp_url(request):
         "no RabbitMQ broker: AMQP_URL is unset, nothing listens on 127.0.0.1:5672, "
         "and no Docker engine is available for testcontainers"
     )
-    if os.environ.get("CI"):
-        pytest.fail(reason + " (under CI a missing broker is a failure)")
-    pytest.skip(reason)
+    missing(reason)
 
 
 # -- simulated runs, audited ------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import missing
 
 from mutexlab.transport.settings import MonitorSettings, load
 
@@ -33,9 +34,7 @@ def _tool(argv: list[str], what: str) -> list[str]:
     installs docker-compose and starts the engine, which brings the compose v2 plugin)."""
     if shutil.which(argv[0]) and subprocess.run([*argv, "version"], capture_output=True).returncode == 0:
         return argv
-    if os.environ.get("CI"):
-        pytest.fail(f"{what} is not installed (.ci/run installs it)")
-    pytest.skip(f"{what} is not installed")
+    missing(f"{what} is not installed")
 
 
 def _clean_env() -> dict:
