@@ -607,29 +607,10 @@ class Bus:
             self.reconnect(exc)  # re-publishes everything unconfirmed, this message included
         self.published += 1
 
-    def publish(
-        self,
-        routing_key: str,
-        body: bytes | dict,
-        message_id: str | None = None,
-        exchange: str | None = None,
-        headers: dict | None = None,
-        mandatory: bool = True,
-        expiration: float | None = None,
-    ) -> None:
-        """Publish persistently and wait for the broker's confirm (of it and of everything before it).
-
-        Raises TransportError when the broker nacks or cannot route a message.
-        """
-        self.send(
-            routing_key,
-            body,
-            message_id=message_id,
-            exchange=exchange,
-            headers=headers,
-            mandatory=mandatory,
-            expiration=expiration,
-        )
+    def publish(self, routing_key: str, body: bytes | dict, **options: Any) -> None:
+        """``send`` (same options), then wait for the broker's confirm of it and of everything
+        before it. Raises TransportError when the broker nacks or cannot route a message."""
+        self.send(routing_key, body, **options)
         self.flush()
 
     def flush(self, timeout: float | None = None) -> None:
