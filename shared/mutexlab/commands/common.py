@@ -106,13 +106,8 @@ def add_fault_arguments(parser) -> None:
 
 
 def fault_config(args) -> dict:
-    """The ``SimConfig`` keywords for the fault flags."""
-    return {
-        "duplicate": args.duplicate,
-        "spike": args.spike,
-        "spike_delay": args.spike_delay,
-        "reorder": args.reorder,
-    }
+    """The ``SimConfig`` keywords for the fault flags (each flag's name is its keyword)."""
+    return {key: getattr(args, key) for key in ("duplicate", "spike", "spike_delay", "reorder")}
 
 
 def fault_line(args, duplicates_dropped: int) -> str | None:
