@@ -139,28 +139,9 @@ class Handler(BaseHTTPRequestHandler):
             "/diagram": {"GET": self.diagram},
         }
 
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-    def do_HEAD(self) -> None:
-        self._dispatch("HEAD")
-
-    def do_PUT(self) -> None:
-        self._dispatch("PUT")
-
-    def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
-
-    def do_PATCH(self) -> None:
-        self._dispatch("PATCH")
-
-    def do_OPTIONS(self) -> None:
-        self._dispatch("OPTIONS")
-
-    def _dispatch(self, method: str) -> None:
+    def _dispatch(self) -> None:
+        """Answer ``self.command`` (the request's method) on the request's path."""
+        method = self.command
         try:
             self._check_host()
             path = urlsplit(self.path).path
@@ -192,6 +173,10 @@ class Handler(BaseHTTPRequestHandler):
             self._json(exc.status, {"error": str(exc), "status": exc.status})
         except Exception as exc:  # a bug: said, not a dropped connection
             self._json(500, {"error": f"internal error: {type(exc).__name__}: {exc}", "status": 500})
+
+    # BaseHTTPRequestHandler calls do_<METHOD>; every method it may be asked goes to the one
+    # dispatcher, which answers 405 where the path does not take it (an unlisted method: 501).
+    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch
 
     # -- plumbing --------------------------------------------------------------------------
     def _check_host(self) -> None:
