@@ -18,7 +18,7 @@ from mutexlab.audit import verify_events
 from mutexlab.audit.model import PROGRESS_RULES, SAFETY_RULES, UNDECIDED_RULES, Violation
 from mutexlab.audit.verdict import Verdict
 from mutexlab.cli import main
-from mutexlab.commands.common import exit_code
+from mutexlab.commands.simulating import exit_code
 from mutexlab.protocols.registry import SPECS, make_setup
 from mutexlab.sim import workload
 
