@@ -39,7 +39,7 @@ import copy
 from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 from .clock import LamportClock
 
@@ -119,6 +119,7 @@ class Protocol:
     pid: int
     clock: LamportClock
     state: StrEnum
+    final_states: ClassVar[frozenset[StrEnum]] = frozenset()  # where ``finished`` holds, by default
 
     @property
     def name(self) -> str:
@@ -144,8 +145,9 @@ class Protocol:
 
     @property
     def finished(self) -> bool:
-        """True when this participant is in a proper final state (nothing more to do)."""
-        return False
+        """True when this participant is in a proper final state (nothing more to do): by default,
+        one of ``final_states``."""
+        return self.state in self.final_states
 
     def waiting_for(self) -> dict[str, list[int]]:
         """What this process waits for and from whom, e.g. ``{"ACKflower": [2, 5]}``.

@@ -126,6 +126,7 @@ class Bee(Protocol):
     """One mason bee. ``n`` bees, ``flowers`` (K), ``reeds`` (T), ``eggs`` per bee, ``cocoons`` per reed."""
 
     state: BeeState
+    final_states = frozenset(FINAL_STATES)
 
     def __init__(
         self, pid: int, n: int, flowers: int, reeds: int, eggs: int = 5, cocoons: int = 15, clock: int = 0
@@ -361,10 +362,6 @@ class Bee(Protocol):
         return effects
 
     # -- the driver's questions ----------------------------------------------------------
-    @property
-    def finished(self) -> bool:
-        return self.state in FINAL_STATES
-
     def waiting_for(self) -> dict[str, list[int]]:
         if self.state is WAIT_REED:
             lacks = {"ACKreed": sorted(self.alive - self.reed_acks)}
