@@ -39,6 +39,7 @@ CASES = {
     "suzuki-kasami-50": ("suzuki-kasami", 50, {"requests": 10}),
     "raymond-100": ("raymond", 100, {"requests": 10}),
 }
+VALGRIND = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
 
 
 def one(name: str, setup_only: bool) -> dict:
@@ -63,9 +64,11 @@ def child(tree: Path, name: str, setup_only: bool = False, valgrind: bool = Fals
     if setup_only:
         command.append("--setup-only")
     if valgrind:
-        command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"] + command
+        command = VALGRIND + command
     env = dict(os.environ, PYTHONPATH=str(tree / "shared"), PYTHONHASHSEED="0")
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=True)
+    done = subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=True
+    )
     out = json.loads(done.stdout.strip().splitlines()[-1])
     if not Path(out["mutexlab"]).is_relative_to(tree):
         raise SystemExit(f"{tree}: the child imported {out['mutexlab']}, not this tree's mutexlab")
@@ -120,10 +123,10 @@ def render(rows: list[dict]) -> str:
                 r["messages"],
                 round(r["base_instructions"] / 1e6, 1),
                 round(r["new_instructions"] / 1e6, 1),
-                r["instructions_ratio"],
+                f"{r['instructions_ratio']:.3f}",
                 r["base_cpu_s"],
                 r["new_cpu_s"],
-                r["cpu_ratio"],
+                f"{r['cpu_ratio']:.3f}",
             ]
             for r in rows
         ],
@@ -131,7 +134,9 @@ def render(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.instructions", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.instructions", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--base", type=Path, help="the tree to compare against (a checkout's root)")
     parser.add_argument("--new", type=Path, default=ROOT, help="the tree measured (default: this one)")
     parser.add_argument("--case", action="append", choices=CASES, help="a case (repeatable; default all)")
