@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import json
-from bisect import bisect_left, bisect_right
 from itertools import combinations
 
 import pytest
@@ -24,7 +23,13 @@ from hypothesis import strategies as st
 from mutexlab_broken.bees_variants import FlowerThresholdOneTooLow
 
 from mutexlab.audit import verify_events
-from mutexlab.audit.capacity import check_capacities, collect_intervals, max_antichain, overlap
+from mutexlab.audit.capacity import (
+    _Candidates,
+    check_capacities,
+    collect_intervals,
+    max_antichain,
+    overlap,
+)
 from mutexlab.cli import main
 from mutexlab.protocols import bees
 from mutexlab.protocols.bees import Bee
@@ -35,37 +40,13 @@ from mutexlab.transport.monitor import Monitor, Outcome
 from mutexlab.transport.settings import MonitorSettings
 
 # --- the reference: the budgeted clique search the audit used before, copied verbatim -------------
+# (its candidates come from the overlap index the audit still uses for witnesses, _Candidates)
 
 SEARCH_LIMIT = 200_000
 
 
 class GaveUp(Exception):
     pass
-
-
-class _Candidates:
-    def __init__(self, intervals):
-        self.per_process = {}
-        for interval in sorted(intervals, key=lambda iv: iv.enter_own):
-            self.per_process.setdefault(interval.pid, []).append(interval)
-        self._enter_knows = {}
-        self._exit_own = {q: [iv.exit_own for iv in ivs] for q, ivs in self.per_process.items()}
-
-    def _enters_knowing(self, q, p):
-        key = (q, p)
-        if key not in self._enter_knows:
-            self._enter_knows[key] = [iv.enter["vc"].get(p, 0) for iv in self.per_process[q]]
-        return self._enter_knows[key]
-
-    def overlapping(self, a):
-        found = []
-        for q, ivs in self.per_process.items():
-            if q == a.pid:
-                continue
-            end = len(ivs) if a.exit is None else bisect_left(self._enters_knowing(q, a.pid), a.exit_own)
-            start = bisect_right(self._exit_own[q], a.enter["vc"].get(q, 0))
-            found.extend(ivs[start:end])
-        return found
 
 
 def old_search(cap, intervals, limit=20):

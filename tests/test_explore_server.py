@@ -124,7 +124,8 @@ def test_every_endpoint(client):
 
     status, page, resp = client.call("GET", "/diagram")
     assert status == 200 and b'id="diagram"' in page and b"#verdict" in page
-    for path, kind in [("/", "text/html"), ("/explore.js", "text/javascript"), ("/explore.css", "text/css")]:
+    files = [("/", "text/html"), ("/explore.js", "text/javascript"), ("/explore.css", "text/css")]
+    for path, kind in files + [("/dom.js", "text/javascript")]:  # the report's DOM helper, shared
         status, body, resp = client.call("GET", path)
         assert status == 200 and resp.getheader("Content-Type").startswith(kind) and body
         assert resp.getheader("X-Content-Type-Options") == "nosniff"

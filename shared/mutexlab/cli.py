@@ -1,26 +1,18 @@
-"""The ``mutexlab`` command. Each subcommand lives in ``mutexlab.commands.<name>`` and offers
-``register(subparsers)``; its handler returns the exit code (0 fine, 1 a violation or failed
-run, 2 bad input)."""
+"""The ``mutexlab`` command. Each subcommand lives in ``mutexlab.commands.<name>``, declared
+there as ``COMMAND`` (``commands.registry.Command``); its handler returns the exit code (0
+fine, 1 a violation or failed run, 2 bad input)."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
 from . import __version__
+from .commands import check, compare, explore, replay, report, run, simulate, verify
+from .commands.registry import add_command
 from .protocol import ProtocolError
 
-COMMANDS = [
-    "mutexlab.commands.simulate",
-    "mutexlab.commands.replay",
-    "mutexlab.commands.verify",
-    "mutexlab.commands.run",
-    "mutexlab.commands.report",
-    "mutexlab.commands.compare",
-    "mutexlab.commands.explore",
-    "mutexlab.commands.check",
-]
+COMMANDS = [simulate, replay, verify, run, report, compare, explore, check]
 
 
 class Parser(argparse.ArgumentParser):
@@ -65,8 +57,8 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--version", action="version", version=f"mutexlab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
-        importlib.import_module(name).register(sub)
+    for module in COMMANDS:
+        add_command(sub, module.COMMAND)
     return parser
 
 

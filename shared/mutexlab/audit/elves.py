@@ -105,47 +105,38 @@ def check(events: list[dict], run: dict) -> list[Violation]:
 
 def _holding_order(elf: str, events: list[dict], params: dict, plan, done) -> list[Violation]:
     found = []
+
+    def flag(rule: str, message: str, event: dict) -> None:
+        found.append(Violation(rule, message, [event]))
+
     contract: tuple[int, int] | None = None  # (round, index) held
     pins = poison = False
     completed = False
     for e in events:
-        kind, resource = e["event"], e.get("resource", "")
+        kind, resource, units = e["event"], e.get("resource", ""), e.get("units", 1)
         if kind == "enter" and resource.startswith("contract:"):
             if contract is not None:
-                found.append(
-                    Violation(
-                        "two-contracts",
-                        f"{elf} took {resource} while still holding contract {contract[0]}.{contract[1]}",
-                        [e],
-                    )
-                )
+                held = f"{contract[0]}.{contract[1]}"
+                flag("two-contracts", f"{elf} took {resource} while still holding contract {held}", e)
             contract, completed = _contract_of(resource), False
         elif kind == "enter" and resource == "pins":
             if contract is None:
-                found.append(Violation("pins-without-contract", f"{elf} took pins without a contract", [e]))
-            elif e.get("units", 1) != params.get("pins_per_elf", e.get("units", 1)):
-                found.append(
-                    Violation(
-                        "pins-units",
-                        f"{elf} took {e.get('units', 1)} pins, not the "
-                        f"{params['pins_per_elf']} every elf needs",
-                        [e],
-                    )
-                )
+                flag("pins-without-contract", f"{elf} took pins without a contract", e)
+            elif units != params.get("pins_per_elf", units):
+                need = params["pins_per_elf"]
+                flag("pins-units", f"{elf} took {units} pins, not the {need} every elf needs", e)
             pins = True
         elif kind == "enter" and resource == "poison":
             if not pins:
-                found.append(Violation("poison-without-pins", f"{elf} took poison without holding pins", [e]))
+                flag("poison-without-pins", f"{elf} took poison without holding pins", e)
             elif plan and contract is not None and _in_plan(plan, *contract):
                 need = plan[contract[0] - 1][contract[1] - 1] * params.get("poison_per_hamster", 1)
-                if e.get("units", 1) != need:
-                    found.append(
-                        Violation(
-                            "poison-units",
-                            f"{elf} took {e.get('units', 1)} poison for contract "
-                            f"{contract[0]}.{contract[1]}, which needs {need}",
-                            [e],
-                        )
+                if units != need:
+                    held = f"{contract[0]}.{contract[1]}"
+                    flag(
+                        "poison-units",
+                        f"{elf} took {units} poison for contract {held}, which needs {need}",
+                        e,
                     )
             poison = True
         elif kind == "exit" and resource == "pins":
@@ -154,7 +145,7 @@ def _holding_order(elf: str, events: list[dict], params: dict, plan, done) -> li
             poison = False
         elif kind == "exit" and resource.startswith("contract:"):
             if not completed:
-                found.append(Violation("contract-abandoned", f"{elf} left {resource} without doing it", [e]))
+                flag("contract-abandoned", f"{elf} left {resource} without doing it", e)
             contract = None
         elif kind == "contract_done":
             key = (e.get("round"), e.get("contract"))
@@ -162,27 +153,21 @@ def _holding_order(elf: str, events: list[dict], params: dict, plan, done) -> li
             completed = True
             if contract != key:
                 held = "no contract" if contract is None else f"contract {contract[0]}.{contract[1]}"
-                found.append(
-                    Violation(
-                        "done-by-non-holder",
-                        f"{elf} did contract {key[0]}.{key[1]} while holding {held}",
-                        [e],
-                    )
-                )
+                flag("done-by-non-holder", f"{elf} did contract {key[0]}.{key[1]} while holding {held}", e)
             elif not (pins and poison):
-                found.append(
-                    Violation(
-                        "done-without-tools",
-                        f"{elf} did contract {key[0]}.{key[1]} without "
-                        f"holding {'pins' if not pins else 'poison'}",
-                        [e],
-                    )
-                )
+                tool = "pins" if not pins else "poison"
+                flag("done-without-tools", f"{elf} did contract {key[0]}.{key[1]} without holding {tool}", e)
     return found
 
 
 def _in_plan(plan, round_, index) -> bool:
     return 1 <= round_ <= len(plan) and 1 <= index <= len(plan[round_ - 1])
+
+
+def _repeated(rule: str, what: str, verb: str, events: list[dict]) -> Violation:
+    """``what`` happened more than once: ``events``, the times it did."""
+    by = ", ".join(e["pid"] for e in events)
+    return Violation(rule, f"{what} was {verb} {len(events)} times, by {by}", events)
 
 
 def _exactly_once(events: list[dict], plan, done) -> list[Violation]:
@@ -193,22 +178,10 @@ def _exactly_once(events: list[dict], plan, done) -> list[Violation]:
             entered[e["resource"]].append(e)
     for resource, enters in sorted(entered.items()):
         if len(enters) > 1:
-            found.append(
-                Violation(
-                    "contract-twice",
-                    f"{resource} was taken {len(enters)} times, by " + ", ".join(x["pid"] for x in enters),
-                    enters,
-                )
-            )
+            found.append(_repeated("contract-twice", resource, "taken", enters))
     for (r, i), notes in sorted(done.items(), key=lambda kv: str(kv[0])):
         if len(notes) > 1:
-            found.append(
-                Violation(
-                    "contract-done-twice",
-                    f"contract {r}.{i} was done {len(notes)} times, by " + ", ".join(x["pid"] for x in notes),
-                    notes,
-                )
-            )
+            found.append(_repeated("contract-done-twice", f"contract {r}.{i}", "done", notes))
         if plan is not None and not (isinstance(r, int) and isinstance(i, int) and _in_plan(plan, r, i)):
             found.append(Violation("contract-unknown", f"contract {r}.{i} is not in the mayor's plan", notes))
     if plan is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 
 from ..check.counterexample import reproduces, scenario_of, write_scenario
 from ..check.engine import SEARCHES, CheckConfig, run_check
@@ -16,16 +17,8 @@ from ..check.properties import invariant_for
 from ..check.search import rss_mb
 from ..setup import ConfigError
 from ..words import count
-from .common import add_scenario_command, fail, megabytes, non_negative, positive, print_json
-from .flags import (
-    add_bees_arguments,
-    add_elves_arguments,
-    add_mutex_arguments,
-    bees_config,
-    elves_config,
-    mutex_config,
-    parent,
-)
+from .common import add_json_argument, fail, megabytes, non_negative, positive, print_json
+from .registry import Command, scenario
 
 EXIT_PASS, EXIT_FINDING, EXIT_BAD, EXIT_INCOMPLETE = 0, 1, 2, 3
 
@@ -86,69 +79,30 @@ def _common(p) -> None:
         metavar="FILE",
         help="write a finding as a scenario for `mutexlab replay` (and its --report)",
     )
-    g.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
+    add_json_argument(g, "outcome")
 
 
-def register(sub) -> None:
-    group = add_scenario_command(
-        sub,
-        "check",
-        help="model-check a bounded workload: every interleaving, every world",
-        description="Explore every reachable world (every interleaving FIFO links and local "
-        "decisions allow) and check capacities, the scenario's invariants, deadlock "
-        "and liveness under weak fairness. Exit 0 complete and nothing found, 1 a "
-        "finding, 2 bad arguments, 3 a limit stopped the search (incomplete).",
-    )
+def _variant_arguments(family: str, seed: str, zero_clocks: bool = False) -> Callable[..., None]:
+    """The bees' and the elves' flags besides their configuration: a seed (``seed``: what it
+    draws), the module to check (a variant) and the search's."""
 
-    # The bees and the elves: the family's flags with small defaults, a seed, a variant module.
-    for family, add_arguments, small, help, description, seed in (
-        (
-            "bees",
-            add_bees_arguments,
-            SMALL_BEES,
-            "the mason bees (defaults: 2 bees, 1 flower, 1 reed, 1 egg, 1 cocoon)",
-            "Model-check the mason bees. Same configuration flags as `simulate bees`, "
-            "with small defaults (the state space grows fast).",
-            "random seed of the initial clocks (default 0)",
-        ),
-        (
-            "elves",
-            add_elves_arguments,
-            SMALL_ELVES,
-            "the hamster killers (defaults: 2 elves, 1 round of 2 contracts)",
-            "Model-check the hamster killers. Same configuration flags as "
-            "`simulate elves` (timing flags aside), with small defaults.",
-            "random seed of the mayor's contracts (default 0)",
-        ),
-    ):
-        f = group.add_parser(
-            family, parents=[parent(add_arguments, defaults=small)], help=help, description=description
-        )
-        f.add_argument("--seed", type=non_negative, default=0, help=seed)
-        if family == "bees":
-            f.add_argument(
+    def add(p) -> None:
+        p.add_argument("--seed", type=non_negative, default=0, help=seed)
+        if zero_clocks:
+            p.add_argument(
                 "--zero-clocks",
                 action="store_true",
                 help="every bee's clock starts at 0 (the pid breaks ties) instead of a random one",
             )
-        f.add_argument(
+        p.add_argument(
             "--algorithm",
             default=family,
             metavar="MODULE",
             help=f"a module offering make_setup, for variants (default: {family})",
         )
-        _common(f)
-        f.set_defaults(func=run, family=family)
+        _common(p)
 
-    m = group.add_parser(
-        "mutex",
-        parents=[parent(add_mutex_arguments, modules=True, requests=1)],
-        help="a classic algorithm: N nodes, M requests each",
-        description="Model-check a classic algorithm. Same configuration flags as "
-        "`simulate mutex` (timing flags aside).",
-    )
-    _common(m)
-    m.set_defaults(func=run, family="mutex")
+    return add
 
 
 def config_of(args) -> CheckConfig:
@@ -163,17 +117,13 @@ def config_of(args) -> CheckConfig:
         duplicate=args.duplicate,
         exact=args.exact,
     )
-    if args.family == "bees":
-        scenario = bees_config(args)
-        options = dict(scenario.options)
-        if args.zero_clocks:
-            options["initial_clocks"] = {str(pid): 0 for pid in range(1, scenario.processes + 1)}
-        return CheckConfig(args.algorithm, scenario.processes, options, args.seed, **limits)
-    if args.family == "elves":
-        scenario = elves_config(args)
-        return CheckConfig(args.algorithm, scenario.processes, dict(scenario.options), args.seed, **limits)
-    scenario = mutex_config(args)
-    return CheckConfig(scenario.algorithm, scenario.processes, dict(scenario.options), 0, **limits)
+    scenario = args.scenario_config(args)
+    options = dict(scenario.options)
+    if args.family == "mutex":
+        return CheckConfig(scenario.algorithm, scenario.processes, options, 0, **limits)
+    if args.family == "bees" and args.zero_clocks:
+        options["initial_clocks"] = {str(pid): 0 for pid in range(1, scenario.processes + 1)}
+    return CheckConfig(args.algorithm, scenario.processes, options, args.seed, **limits)
 
 
 class Progress:
@@ -332,3 +282,41 @@ def run(args) -> int:
     if result.findings:
         return EXIT_FINDING
     return EXIT_PASS if result.complete else EXIT_INCOMPLETE
+
+
+COMMAND = Command(
+    "check",
+    "model-check a bounded workload: every interleaving, every world",
+    """Explore every reachable world (every interleaving FIFO links and local decisions allow) and check
+    capacities, the scenario's invariants, deadlock and liveness under weak fairness. Exit 0 complete and
+    nothing found, 1 a finding, 2 bad arguments, 3 a limit stopped the search (incomplete).""",
+    scenarios=(
+        scenario(
+            "bees",
+            "the mason bees (defaults: 2 bees, 1 flower, 1 reed, 1 egg, 1 cocoon)",
+            run,
+            _variant_arguments("bees", "random seed of the initial clocks (default 0)", zero_clocks=True),
+            """Model-check the mason bees. Same configuration flags as `simulate bees`, with small defaults
+            (the state space grows fast).""",
+            defaults=SMALL_BEES,
+        ),
+        scenario(
+            "elves",
+            "the hamster killers (defaults: 2 elves, 1 round of 2 contracts)",
+            run,
+            _variant_arguments("elves", "random seed of the mayor's contracts (default 0)"),
+            """Model-check the hamster killers. Same configuration flags as `simulate elves` (timing flags
+            aside), with small defaults.""",
+            defaults=SMALL_ELVES,
+        ),
+        scenario(
+            "mutex",
+            "a classic algorithm: N nodes, M requests each",
+            run,
+            _common,
+            "Model-check a classic algorithm. Same configuration flags as `simulate mutex` (timing flags aside).",
+            modules=True,
+            requests=1,
+        ),
+    ),
+)

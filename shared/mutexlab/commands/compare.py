@@ -14,9 +14,11 @@ from ..protocols.registry import CLASSIC
 from ..runs import run_classic
 from ..setup import ConfigError
 from ..words import count
-from .common import exit_code, fail, format_number, print_json
-from .flags import add_mutex_arguments, add_workload_arguments, parent
+from .common import fail, format_number, print_json
+from .flags import add_workload_arguments
 from .longrun import add_memory_argument, check_memory
+from .registry import Command
+from .simulating import exit_code
 
 COLUMNS = (
     "algorithm",
@@ -31,18 +33,7 @@ COLUMNS = (
 )
 
 
-def register(sub) -> None:
-    p = sub.add_parser(
-        "compare",
-        parents=[parent(add_mutex_arguments, choose=False)],
-        help="all six classic algorithms on the same workload, one table",
-        description="Run Lamport, Ricart–Agrawala, Maekawa, Sanders, Suzuki–Kasami and Raymond on "
-        "the same workload (default options) and print one table: messages per entry, "
-        "synchronization delay and response time in units of the mean message delay T, "
-        "beside the literature's figures. Exit 0 when every run is safe and serves "
-        "every request, 1 when any run has a safety violation, 2 on bad arguments, "
-        "3 when a run stalls without one.",
-    )
+def arguments(p) -> None:
     add_workload_arguments(p)
     add_memory_argument(p)
     p.add_argument(
@@ -51,7 +42,6 @@ def register(sub) -> None:
         default=",".join(CLASSIC),
         help="a comma-separated subset (default: all six)",
     )
-    p.set_defaults(func=run)
 
 
 def _row(name: str, outcome, n: int) -> dict:
@@ -154,3 +144,18 @@ def run(args) -> int:
             for name, what in (r.get("stalled") or {}).items():
                 print(f"{r['algorithm']}: STALLED {name} waits for {what}")
     return next((code for code in (1, 2, 3) if code in codes), 0)
+
+
+COMMAND = Command(
+    "compare",
+    "all six classic algorithms on the same workload, one table",
+    """Run Lamport, Ricart–Agrawala, Maekawa, Sanders, Suzuki–Kasami and Raymond on the same workload (default
+    options) and print one table: messages per entry, synchronization delay and response time in units of
+    the mean message delay T, beside the literature's figures. Exit 0 when every run is safe and serves
+    every request, 1 when any run has a safety violation, 2 on bad arguments, 3 when a run stalls without
+    one.""",
+    run,
+    arguments,
+    family="mutex",
+    family_options={"choose": False},
+)

@@ -16,16 +16,9 @@ from ..explore.session import Config, Session, session_from_scenario
 from ..protocols.registry import family_of
 from ..setup import ConfigError
 from ..sim.scripted import ScenarioError
-from .common import add_scenario_command, count, fail
-from .flags import (
-    add_bees_arguments,
-    add_elves_arguments,
-    add_mutex_arguments,
-    bees_config,
-    elves_config,
-    mutex_config,
-    parent,
-)
+from .common import count, fail
+from .flags import MUTEX_EXAMPLE
+from .registry import Command, scenario
 
 port_number = count(0)
 
@@ -45,32 +38,6 @@ def _common(p) -> None:
     g.add_argument("--no-browser", action="store_true", help="print the URL, do not open a browser")
 
 
-def register(sub) -> None:
-    group = add_scenario_command(
-        sub,
-        "explore",
-        help="step through a protocol in the browser, choosing every interleaving",
-        description="Serve a local page that shows every process, every message in flight and "
-        "every enabled step as a button; undo, redo, jump back, random steps, run to "
-        "the end; findings (capacity, invariants, deadlock) live; export the path as "
-        "a scenario for `mutexlab replay`.",
-        dest="scenario_family",
-    )
-    b = group.add_parser("bees", parents=[parent(add_bees_arguments)], help="the mason bees")
-    _common(b)
-    b.set_defaults(func=run, family="bees", config=bees_config)
-    e = group.add_parser("elves", parents=[parent(add_elves_arguments)], help="the hamster killers")
-    _common(e)
-    e.set_defaults(func=run, family="elves", config=elves_config)
-    m = group.add_parser(
-        "mutex",
-        parents=[parent(add_mutex_arguments, algorithm="ricart-agrawala", nodes=3, modules=True)],
-        help="a classic algorithm (default: ricart-agrawala, 3 nodes)",
-    )
-    _common(m)
-    m.set_defaults(func=run, family="mutex", config=mutex_config)
-
-
 def _family(algorithm: str) -> str:
     fam = family_of(algorithm)
     return fam if fam in ("bees", "elves") else "mutex"
@@ -86,7 +53,7 @@ def build_session(args) -> Session:
                 f"`mutexlab explore {_family(session.config.algorithm)} --scenario {args.scenario}`"
             )
         return session
-    cfg = args.config(args)
+    cfg = args.scenario_config(args)
     return Session(Config(cfg.algorithm, cfg.processes, dict(cfg.options)))
 
 
@@ -123,3 +90,25 @@ def run(args) -> int:
         server.server_close()
     print("stopped", flush=True)
     return 0
+
+
+COMMAND = Command(
+    "explore",
+    "step through a protocol in the browser, choosing every interleaving",
+    """Serve a local page that shows every process, every message in flight and every enabled step as a
+    button; undo, redo, jump back, random steps, run to the end; findings (capacity, invariants, deadlock)
+    live; export the path as a scenario for `mutexlab replay`.""",
+    scenarios=(
+        scenario("bees", "the mason bees", run, _common),
+        scenario("elves", "the hamster killers", run, _common),
+        scenario(
+            "mutex",
+            "a classic algorithm (default: ricart-agrawala, 3 nodes)",
+            run,
+            _common,
+            **MUTEX_EXAMPLE,
+            nodes=3,
+        ),
+    ),
+    dest="scenario_family",
+)

@@ -1,8 +1,8 @@
 """The configuration flags of each algorithm family, declared once for every command.
 
-``simulate``, ``run`` and ``compare`` (and any later command that takes a scenario) get a
-family's flags from ``parent(add_<family>_arguments)`` — an argparse parent parser — and turn
-the parsed arguments into a ``Scenario`` with ``<family>_config(args)``: what
+``simulate``, ``run``, ``explore`` and ``check`` (and any later command that takes a scenario)
+get a family's flags from ``FAMILIES[family]`` as an argparse parent parser (``registry.Command``
+with ``family``) and turn the parsed arguments into a ``Scenario`` with its ``config(args)``: what
 ``make_setup(algorithm, processes, options, seed)`` takes. One declaration per flag, so a flag
 has the same type and validation in every command; a flag a command does not give a value
 stays out of ``options`` and ``make_setup``'s default applies.
@@ -230,6 +230,11 @@ def add_mutex_arguments(
         )
 
 
+# For the commands that run a classic algorithm without being told which (``run``, ``explore``):
+# Ricart–Agrawala by default, and any module path offering make_setup.
+MUTEX_EXAMPLE = {"algorithm": "ricart-agrawala", "modules": True}
+
+
 def collect_options(args) -> dict:
     """``--options FILE`` first, then each ``--option key=JSON`` on top. Raises ConfigError."""
     options: dict = {}
@@ -255,6 +260,22 @@ def mutex_config(args, algorithm: str | None = None) -> Scenario:
     if "requests" in options:
         raise ConfigError("give the number of requests with --requests, not as an option")
     return Scenario(algorithm or args.algorithm, args.nodes, {"requests": args.requests, **options})
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family's configuration flags (``add_arguments(parser, ...)``) and the ``Scenario`` they
+    describe (``config(args)``)."""
+
+    add_arguments: Callable[..., None]
+    config: Callable[..., Scenario]
+
+
+FAMILIES = {
+    "bees": Family(add_bees_arguments, bees_config),
+    "elves": Family(add_elves_arguments, elves_config),
+    "mutex": Family(add_mutex_arguments, mutex_config),
+}
 
 
 # -- the simulator's workload (simulate mutex, compare) --------------------------------------

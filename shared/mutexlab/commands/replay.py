@@ -6,27 +6,16 @@ from ..audit import numbered, verify_events
 from ..sim.scripted import ScenarioError, replay_scenario
 from ..trace import TraceWriter
 from ..words import count
-from .common import fail, print_json
+from .common import add_json_argument, add_trace_argument, fail, print_json
+from .registry import Command
 from .reporting import add_report_argument, write_report_if_asked
 
 
-def register(sub) -> None:
-    p = sub.add_parser(
-        "replay",
-        help="play a scripted schedule step by step",
-        description="Replay a scenario (algorithm, processes, options, steps), write its trace "
-        "and audit it. Exit 0 SAFE; 1 on a finding, as mutexlab check reports them: a safety "
-        "violation, a delivery the protocol refuses (the replay stops there), a deadlock (the "
-        "scenario ends where nothing can move and someone is not finished) or a closed loop "
-        "in which someone waits throughout; 2 on an invalid scenario; 3 INCOMPLETE (no "
-        "finding, but the scenario stops while something could still move and someone is "
-        "still holding, waiting or not in a final state).",
-    )
+def arguments(p) -> None:
     p.add_argument("scenario", help="scenario JSON file")
-    p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
-    p.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
+    add_trace_argument(p)
+    add_json_argument(p, "outcome")
     add_report_argument(p)
-    p.set_defaults(func=run)
 
 
 def run(args) -> int:
@@ -90,3 +79,17 @@ def loop_line(loop: dict) -> str:
     return (
         f"loop: the last {loop['steps']} steps return to the world where they began; nobody waits throughout"
     )
+
+
+COMMAND = Command(
+    "replay",
+    "play a scripted schedule step by step",
+    """Replay a scenario (algorithm, processes, options, steps), write its trace and audit it. Exit 0 SAFE; 1
+    on a finding, as mutexlab check reports them: a safety violation, a delivery the protocol refuses (the
+    replay stops there), a deadlock (the scenario ends where nothing can move and someone is not finished)
+    or a closed loop in which someone waits throughout; 2 on an invalid scenario; 3 INCOMPLETE (no finding,
+    but the scenario stops while something could still move and someone is still holding, waiting or not in
+    a final state).""",
+    run,
+    arguments,
+)

@@ -11,16 +11,10 @@ from pathlib import Path
 from ..report import write_report
 from ..trace import TraceError, read_trace
 from .common import fail
+from .registry import Command
 
 
-def register(sub) -> None:
-    p = sub.add_parser(
-        "report",
-        help="write a self-contained HTML report of a trace",
-        description="Space-time diagram, occupancy over time, the audit verdict and message "
-        "statistics of a trace, as one HTML file that opens offline. "
-        "Exit 2 when the trace cannot be read.",
-    )
+def arguments(p) -> None:
     p.add_argument("trace", help="a JSON Lines trace written by simulate, replay, run or the monitor")
     p.add_argument(
         "-o",
@@ -28,7 +22,6 @@ def register(sub) -> None:
         metavar="FILE",
         help="where to write the page (default: the trace's name with .html)",
     )
-    p.set_defaults(func=run)
 
 
 def run(args) -> int:
@@ -47,3 +40,13 @@ def run(args) -> int:
         return fail(f"cannot write {output}: {exc.strerror or exc}")
     print(f"report written to {target}")
     return 0
+
+
+COMMAND = Command(
+    "report",
+    "write a self-contained HTML report of a trace",
+    """Space-time diagram, occupancy over time, the audit verdict and message statistics of a trace, as one
+    HTML file that opens offline. Exit 2 when the trace cannot be read.""",
+    run,
+    arguments,
+)

@@ -14,16 +14,9 @@ from pathlib import Path
 
 from ..setup import ConfigError
 from ..transport.supervisor import DEFAULT_URL, Plan, broker_problem, execute, make_plan
-from .common import add_scenario_command, fail, non_negative, seconds
-from .flags import (
-    add_bees_arguments,
-    add_elves_arguments,
-    add_mutex_arguments,
-    bees_config,
-    elves_config,
-    mutex_config,
-    parent,
-)
+from .common import add_json_argument, fail, non_negative, seconds
+from .flags import MUTEX_EXAMPLE
+from .registry import Command, scenario
 from .reporting import add_report_argument, write_report_if_asked
 
 
@@ -88,65 +81,37 @@ def _common(p) -> None:
         help="keep every process's log in DIR (default: a temporary directory, kept only when the run fails)",
     )
     p.add_argument("--keep", action="store_true", help="leave the run's exchanges and queues on the broker")
-    p.add_argument("--json", action="store_true", help="print the monitor's summary as one JSON object")
+    add_json_argument(p, "monitor's summary")
     add_report_argument(p)
 
 
-def register(sub) -> None:
-    group = add_scenario_command(
-        sub,
-        "run",
-        help="run a scenario over RabbitMQ, one OS process per participant",
-        description="Start the monitor and every participant as separate processes against a "
-        "running RabbitMQ; print the monitor's verdict and summary. Exit 0 safe and "
-        "complete, 1 violation, 2 bad arguments, 3 stalled or broker unusable.",
-    )
-
-    bees = group.add_parser(
-        "bees", parents=[parent(add_bees_arguments)], help="the mason bees: P bees, K flowers, T reeds"
-    )
-    _common(bees)
-    bees.set_defaults(func=run, scenario_config=bees_config)
-
-    elves = group.add_parser(
-        "elves", parents=[parent(add_elves_arguments)], help="the hamster killers: a mayor and N elves"
-    )
-    for kind, what in (
-        ("work", "an elf works on a contract"),
-        ("rest", "between a contract done and the next request"),
-        ("pause", "the mayor waits between rounds"),
-    ):
-        elves.add_argument(
+def _dwell_flags(p, what: dict[str, str]) -> None:
+    """``--<kind>`` seconds for each dwell kind → what it times; unset, ``--dwell`` applies."""
+    for kind, text in what.items():
+        p.add_argument(
             f"--{kind}",
             type=seconds,
             default=None,
             metavar="SECONDS",
-            help=f"seconds {what} (default: --dwell)",
+            help=f"seconds {text} (default: --dwell)",
         )
-    _common(elves)
-    elves.set_defaults(func=run, scenario_config=elves_config)
 
-    mutex = group.add_parser(
-        "mutex",
-        parents=[parent(add_mutex_arguments, algorithm="ricart-agrawala", nodes=5, modules=True)],
-        help="a classic algorithm on N nodes",
+
+def _elves_arguments(p) -> None:
+    _dwell_flags(
+        p,
+        {
+            "work": "an elf works on a contract",
+            "rest": "between a contract done and the next request",
+            "pause": "the mayor waits between rounds",
+        },
     )
-    mutex.add_argument(
-        "--think",
-        type=seconds,
-        default=None,
-        metavar="SECONDS",
-        help="seconds before each request (default: --dwell)",
-    )
-    mutex.add_argument(
-        "--cs",
-        type=seconds,
-        default=None,
-        metavar="SECONDS",
-        help="seconds inside the critical section (default: --dwell)",
-    )
-    _common(mutex)
-    mutex.set_defaults(func=run, scenario_config=mutex_config)
+    _common(p)
+
+
+def _mutex_arguments(p) -> None:
+    _dwell_flags(p, {"think": "before each request", "cs": "inside the critical section"})
+    _common(p)
 
 
 def plan_from_args(args) -> Plan:
@@ -192,3 +157,17 @@ def run(args) -> int:
         stalled = {name: info.get("waiting", {}) for name, info in (summary.get("stalled") or {}).items()}
         return write_report_if_asked(args, summary["trace"], stalled or None, summary.get("states")) or code
     return code
+
+
+COMMAND = Command(
+    "run",
+    "run a scenario over RabbitMQ, one OS process per participant",
+    """Start the monitor and every participant as separate processes against a running RabbitMQ; print the
+    monitor's verdict and summary. Exit 0 safe and complete, 1 violation, 2 bad arguments, 3 stalled or
+    broker unusable.""",
+    scenarios=(
+        scenario("bees", "the mason bees: P bees, K flowers, T reeds", run, _common),
+        scenario("elves", "the hamster killers: a mayor and N elves", run, _elves_arguments),
+        scenario("mutex", "a classic algorithm on N nodes", run, _mutex_arguments, **MUTEX_EXAMPLE, nodes=5),
+    ),
+)

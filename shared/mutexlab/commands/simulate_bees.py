@@ -13,46 +13,30 @@ from .. import memory
 from ..protocols.bees import expected_eggs, make_setup
 from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
-from .common import (
-    add_fault_arguments,
-    audit_summary,
-    exit_code,
-    fail,
-    fault_config,
-    fault_line,
-    outcome_lines,
-    print_json,
-)
-from .flags import add_bees_arguments, add_simulator_arguments, bees_config, parent
+from .common import add_json_argument, add_trace_argument, fail, print_json
+from .flags import add_simulator_arguments, bees_config
 from .longrun import add_memory_argument, audit_trace, check_memory, progress_bar
+from .registry import Command
 from .reporting import add_report_argument, write_report_if_asked
+from .simulating import add_fault_arguments, audit_summary, exit_code, fault_config, fault_line, outcome_lines
 
 REED_TYPES = ("REQreed", "ACKreed", "RELEASEreed")
 FLOWER_TYPES = ("REQflower", "ACKflower")
 
 
-def register(sub) -> None:
-    p = sub.add_parser(
-        "bees",
-        parents=[parent(add_bees_arguments)],
-        help="the mason bees: P bees, K flowers, T reeds",
-        description="Simulate the mason bees in virtual time and audit the run. "
-        "Exit 0 when every bee ends DEAD or RETIRED and the trace is safe, 1 on a "
-        "safety violation, 2 on bad arguments, 3 when the run stalls without one.",
-    )
+def arguments(p) -> None:
     add_simulator_arguments(p, "random seed: delays, dwell times and initial clocks")
-    p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
+    add_trace_argument(p)
     p.add_argument(
         "--no-audit",
         action="store_true",
         help="do not audit the run (the audit is fed as the run goes and holds no trace; "
         "ignored with --trace or --report)",
     )
-    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    add_json_argument(p, "summary")
     add_report_argument(p)
     add_fault_arguments(p)
     add_memory_argument(p)
-    p.set_defaults(func=run)
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -166,3 +150,14 @@ def run(args) -> int:
         print(render(summary))
     code = exit_code(verdict, result.ok)
     return write_report_if_asked(args, trace, result.stalled, result.states) or code
+
+
+COMMAND = Command(
+    "bees",
+    "the mason bees: P bees, K flowers, T reeds",
+    """Simulate the mason bees in virtual time and audit the run. Exit 0 when every bee ends DEAD or RETIRED
+    and the trace is safe, 1 on a safety violation, 2 on bad arguments, 3 when the run stalls without one.""",
+    run,
+    arguments,
+    family="bees",
+)

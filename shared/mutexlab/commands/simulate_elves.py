@@ -19,31 +19,15 @@ from ..setup import ConfigError
 from ..sim import SimConfig, Simulation
 from ..trace import TraceWriter
 from ..words import count
-from .common import (
-    add_fault_arguments,
-    audit_summary,
-    exit_code,
-    fail,
-    fault_config,
-    fault_line,
-    outcome_lines,
-    print_json,
-)
-from .flags import add_dwell_arguments, add_elves_arguments, add_simulator_arguments, elves_config, parent
+from .common import add_json_argument, add_trace_argument, fail, print_json
+from .flags import add_dwell_arguments, add_simulator_arguments, elves_config
 from .longrun import add_memory_argument, check_memory, progress_bar
+from .registry import Command
 from .reporting import add_report_argument, write_report_if_asked
+from .simulating import add_fault_arguments, audit_summary, exit_code, fault_config, fault_line, outcome_lines
 
 
-def register(sub) -> None:
-    p = sub.add_parser(
-        "elves",
-        parents=[parent(add_elves_arguments)],
-        help="the hamster killers: a mayor, N elves, pins and poison",
-        description="Simulate the hamster killers in virtual time and audit the run. "
-        "Exit 0 when every round is finished and the trace is safe, 1 on a safety "
-        "violation, 2 on bad arguments or a configuration that could never finish, "
-        "3 when the run stalls without a safety violation.",
-    )
+def arguments(p) -> None:
     add_simulator_arguments(p, "random seed: the mayor's contracts, delays, dwell times")
     add_dwell_arguments(
         p,
@@ -53,12 +37,11 @@ def register(sub) -> None:
             "pause": "mean virtual time the mayor waits between rounds",
         },
     )
-    p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
+    add_trace_argument(p)
     add_report_argument(p)
     add_fault_arguments(p)
-    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    add_json_argument(p, "summary")
     add_memory_argument(p)
-    p.set_defaults(func=run)
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -223,3 +206,15 @@ def run(args) -> int:
         )
         or code
     )
+
+
+COMMAND = Command(
+    "elves",
+    "the hamster killers: a mayor, N elves, pins and poison",
+    """Simulate the hamster killers in virtual time and audit the run. Exit 0 when every round is finished and
+    the trace is safe, 1 on a safety violation, 2 on bad arguments or a configuration that could never
+    finish, 3 when the run stalls without a safety violation.""",
+    run,
+    arguments,
+    family="elves",
+)

@@ -15,39 +15,20 @@ from ..metrics import literature
 from ..runs import ClassicRun, run_classic
 from ..setup import ConfigError
 from ..words import count
-from .common import (
-    add_fault_arguments,
-    audit_summary,
-    exit_code,
-    fail,
-    fault_config,
-    fault_line,
-    format_number,
-    outcome_lines,
-    print_json,
-)
-from .flags import add_mutex_arguments, add_workload_arguments, mutex_config, parent
+from .common import add_trace_argument, fail, format_number, print_json
+from .flags import add_workload_arguments, mutex_config
 from .longrun import add_memory_argument, check_memory, progress_bar
+from .registry import Command
 from .reporting import add_report_argument, write_report_if_asked
+from .simulating import add_fault_arguments, audit_summary, exit_code, fault_config, fault_line, outcome_lines
 
 
-def register(sub) -> None:
-    p = sub.add_parser(
-        "mutex",
-        parents=[parent(add_mutex_arguments)],
-        help="a classic algorithm: N nodes, M requests each",
-        description="Simulate one classic mutual-exclusion algorithm, audit the trace and measure "
-        "messages per entry, synchronization delay and response time (in units of the "
-        "mean message delay T) beside the literature's figures. Exit 0 when every "
-        "request is served and the trace is safe, 1 on a safety violation, 2 on bad "
-        "arguments, 3 when the run stalls without a safety violation.",
-    )
+def arguments(p) -> None:
     add_workload_arguments(p)
     add_memory_argument(p)
-    p.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
+    add_trace_argument(p)
     add_report_argument(p)
     add_fault_arguments(p)
-    p.set_defaults(func=run)
 
 
 # -- output ----------------------------------------------------------------------------------
@@ -135,3 +116,16 @@ def run(args) -> int:
     return write_report_if_asked(
         args, outcome.events, outcome.result.stalled, outcome.result.states
     ) or exit_code(outcome.verdict, outcome.result.ok)
+
+
+COMMAND = Command(
+    "mutex",
+    "a classic algorithm: N nodes, M requests each",
+    """Simulate one classic mutual-exclusion algorithm, audit the trace and measure messages per entry,
+    synchronization delay and response time (in units of the mean message delay T) beside the literature's
+    figures. Exit 0 when every request is served and the trace is safe, 1 on a safety violation, 2 on bad
+    arguments, 3 when the run stalls without a safety violation.""",
+    run,
+    arguments,
+    family="mutex",
+)

@@ -5,22 +5,13 @@ from __future__ import annotations
 
 from ..audit import verify_file
 from ..trace import TraceError
-from .common import fail, print_json
+from .common import add_json_argument, fail, print_json
+from .registry import Command
 
 
-def register(sub) -> None:
-    p = sub.add_parser(
-        "verify",
-        help="audit a trace by happened-before",
-        description="Decide a trace: capacities by happened-before plus the algorithm's invariants. "
-        "Exit 0 SAFE (safe and finished), 1 VIOLATION (a safety property is broken in "
-        "what the trace shows), 2 when the trace cannot be read, 3 INCOMPLETE (no safety "
-        "violation, but the trace ends unfinished: cut short or stalled, a trace alone "
-        "cannot tell).",
-    )
+def arguments(p) -> None:
     p.add_argument("trace", help="a JSON Lines trace written by simulate, replay, run or the monitor")
-    p.add_argument("--json", action="store_true", help="print the verdict as one JSON object")
-    p.set_defaults(func=run)
+    add_json_argument(p, "verdict")
 
 
 def run(args) -> int:
@@ -33,3 +24,15 @@ def run(args) -> int:
     else:
         print(verdict.render())
     return verdict.exit_code
+
+
+COMMAND = Command(
+    "verify",
+    "audit a trace by happened-before",
+    """Decide a trace: capacities by happened-before plus the algorithm's invariants. Exit 0 SAFE (safe and
+    finished), 1 VIOLATION (a safety property is broken in what the trace shows), 2 when the trace cannot
+    be read, 3 INCOMPLETE (no safety violation, but the trace ends unfinished: cut short or stalled, a
+    trace alone cannot tell).""",
+    run,
+    arguments,
+)

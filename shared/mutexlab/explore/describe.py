@@ -81,9 +81,35 @@ def _count(items: Any) -> str:
     return f"{len(items)} {fmt(set(items))}"
 
 
-# -- per protocol: (label, getter) in the order of the protocol's state table ----------------------------
-# A protocol's card: its (label, text) rows and the names of the attributes they show.
-Card = tuple[list[tuple[str, str]], set[str]]
+# -- per protocol: (label, text) rows in the order of the protocol's state table -----------------
+# A protocol's card; the attributes it reads are not shown again below it (``_Reads``).
+Card = list[tuple[str, str]]
+
+# How a card labels an attribute its name does not say well enough (otherwise: the name, "_" → " ").
+LABELS = {
+    "R": "request set R",
+    "I": "inform set I",
+    "yielded": "yielded to",
+    "inquiries": "INQUIRE from",
+    "inquirers": "INQUIRE from",
+    "lock": "locked for",
+    "csstat": "CSSTAT (locked for)",
+    "inquired": "INQUIRE sent",
+    "told": "told not first",
+    "failed_sent": "FAILED sent to",
+}
+COUNTED = {"grants", "replies"}  # sets of pids shown as their size and members
+
+
+def _attributes(p, names: str, **labels: str) -> Card:
+    """A row for each attribute in ``names`` (space-separated), labelled by ``labels`` or LABELS."""
+    return [
+        (
+            labels.get(name) or LABELS.get(name) or name.replace("_", " "),
+            (_count if name in COUNTED else fmt)(getattr(p, name)),
+        )
+        for name in names.split()
+    ]
 
 
 def _bee(p) -> Card:
@@ -99,20 +125,7 @@ def _bee(p) -> Card:
         ("not gone", fmt(p.alive)),
         ("reed requests seen", fmt(sorted(p.requests.values()))),
         ("eggs per reed (from RELEASEreed)", fmt(p.reed_eggs)),
-    ], {
-        "reed",
-        "laid",
-        "requests",
-        "reed_acks",
-        "reed_live_acks",
-        "flower_request",
-        "flower_acks",
-        "flower_live_acks",
-        "deferred",
-        "alive",
-        "reed_eggs",
-        "_order",
-    }
+    ]
 
 
 def _mayor(p) -> Card:
@@ -121,111 +134,43 @@ def _mayor(p) -> Card:
         ("round", f"{p.round} of {len(p.plan)}"),
         ("contracts (hamsters)", fmt(list(round_plan))),
         ("completed", fmt(p.completed)),
-    ], {"round", "completed"}
+    ]
 
 
 def _elf(p) -> Card:
-    return [
-        ("round", str(p.round)),
-        ("phase", fmt(p.phase)),
-        ("my request", fmt(p.my_request)),
-        ("replies", _count(p.replies)),
-        ("holding", fmt(p.holding)),
-        ("contracts", fmt(p.contracts)),
-        ("contract requests", fmt(p.contract_requests)),
+    return _attributes(p, "round phase my_request replies holding contracts contract_requests") + [
         ("pins queue", fmt(p.queues.get("pins", {}))),
         ("poison queue", fmt(p.queues.get("poison", {}))),
         ("done", fmt(p.done)),
-    ], {
-        "round",
-        "phase",
-        "my_request",
-        "replies",
-        "holding",
-        "contracts",
-        "contract_requests",
-        "queues",
-        "done",
-    }
+    ]
 
 
 def _classic(p) -> Card:
-    return [("requests left", str(p.requests_left)), ("entries", str(p.entries))], {
-        "requests_left",
-        "entries",
-    }
+    return [("requests left", str(p.requests_left)), ("entries", str(p.entries))]
 
 
 def _lamport(p) -> Card:
     queue = sorted((ts, j, kind) for j, (kind, ts) in p.q.items())
-    return [("queue (last message per node)", ", ".join(f"{kind} {ts}@{j}" for ts, j, kind in queue))], {"q"}
+    return [("queue (last message per node)", ", ".join(f"{kind} {ts}@{j}" for ts, j, kind in queue))]
 
 
 def _ricart(p) -> Card:
-    return [
-        ("my request", fmt(p.my_request)),
-        ("replies", _count(p.replies)),
-        ("deferred", fmt(p.deferred)),
-    ], {"my_request", "replies", "deferred"}
+    return _attributes(p, "my_request replies deferred")
 
 
 def _maekawa(p) -> Card:
-    return [
-        ("quorum", fmt(list(p.quorum))),
-        ("my request", fmt(p.my_request)),
-        ("grants (REPLY)", _count(p.grants)),
-        ("failed", fmt(p.failed)),
-        ("yielded to", fmt(p.yielded)),
-        ("INQUIRE from", fmt(p.inquiries)),
-        ("locked for", fmt(p.lock)),
-        ("queue", fmt(p.queue)),
-        ("INQUIRE sent", fmt(p.inquired)),
-        ("told not first", fmt(p.told)),
-    ], {
-        "quorum",
-        "my_request",
-        "grants",
-        "failed",
-        "yielded",
-        "inquiries",
-        "lock",
-        "queue",
-        "inquired",
-        "told",
-    }
+    return [("quorum", fmt(list(p.quorum)))] + _attributes(
+        p, "my_request grants failed yielded inquiries lock queue inquired told", grants="grants (REPLY)"
+    )
 
 
 def _sanders(p) -> Card:
-    return [
-        ("request set R", fmt(p.R)),
-        ("inform set I", fmt(p.I)),
-        ("my request", fmt(p.my_request)),
-        ("grants", _count(p.grants)),
-        ("failed", fmt(p.failed)),
-        ("yielded to", fmt(p.yielded)),
-        ("INQUIRE from", fmt(p.inquirers)),
-        ("CSSTAT (locked for)", fmt(p.csstat)),
-        ("queue", fmt(p.queue)),
-        ("INQUIRE sent", fmt(p.inquired)),
-        ("FAILED sent to", fmt(p.failed_sent)),
-    ], {
-        "R",
-        "I",
-        "my_request",
-        "grants",
-        "failed",
-        "yielded",
-        "inquirers",
-        "csstat",
-        "queue",
-        "inquired",
-        "failed_sent",
-    }
+    return _attributes(p, "R I my_request grants failed yielded inquirers csstat queue inquired failed_sent")
 
 
 def _suzuki(p) -> Card:
     token = "no token" if p.token is None else f"L = {fmt(list(p.token[0][1:]))}, Q = {fmt(list(p.token[1]))}"
-    return [("RN", fmt(list(p.R[1:]))), ("token", token)], {"R", "token"}
+    return [("RN", fmt(list(p.R[1:]))), ("token", token)]
 
 
 def _raymond(p) -> Card:
@@ -233,11 +178,11 @@ def _raymond(p) -> Card:
         ("holder", "self" if p.holder == p.pid else str(p.holder)),
         ("request queue", fmt(list(p.queue))),
         ("asked", fmt(p.asked)),
-    ], {"holder", "queue", "asked"}
+    ]
 
 
 # The most specific class first: matched by name along the object's MRO (variants subclass them).
-SPECS: dict[str, Callable[[Any], Card]] = {
+CARDS: dict[str, Callable[[Any], Card]] = {
     "Bee": _bee,
     "Mayor": _mayor,
     "Elf": _elf,
@@ -250,22 +195,31 @@ SPECS: dict[str, Callable[[Any], Card]] = {
 }
 
 
+class _Reads:
+    """A process as its card sees it: every attribute the card reads is remembered, so the rows
+    of the remaining attributes below the card never show one twice."""
+
+    def __init__(self, proto: Any) -> None:
+        self._proto = proto
+        self.names: set[str] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        self.names.add(name)
+        return getattr(self._proto, name)
+
+
 def describe_process(proto: Any, setup: Setup | None = None) -> list[list[str]]:
-    rows: list[tuple[str, str]] = []
-    shown: set[str] = set()
+    reads = _Reads(proto)
+    rows: Card = []
     for cls in type(proto).__mro__:
-        spec = SPECS.get(cls.__name__)
-        if spec is not None:
-            more, names = spec(proto)
-            rows += more
-            shown |= names
+        card = CARDS.get(cls.__name__)
+        if card is not None:
+            rows += card(reads)
             break
     if any(c.__name__ == "ClassicNode" for c in type(proto).__mro__):
-        more, names = _classic(proto)
-        rows += more
-        shown |= names
+        rows += _classic(reads)
     for name, value in vars(proto).items():
-        if name in shown or name in HIDDEN or name.startswith("_"):
+        if name in reads.names or name in HIDDEN or name.startswith("_"):
             continue
         rows.append((name.replace("_", " "), fmt(value)))
     return [[label, text] for label, text in rows]

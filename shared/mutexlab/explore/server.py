@@ -4,8 +4,9 @@
 small JSON requests, no streaming. Its known weakness — it is "not for production", mostly
 because ``SimpleHTTPRequestHandler`` maps URLs onto the file system — does not apply: this
 handler maps nothing onto the file system. It answers a fixed table of routes (the page's
-three files, read from the package, the diagram, the API, the bundled example scenarios by
-name); every other path is 404, a known path with the wrong method 405.
+four files, read from the packages — the DOM helper is the report's —, the diagram, the API,
+the bundled example scenarios by name); every other path is 404, a known path with the wrong
+method 405.
 
 Safety, besides binding to 127.0.0.1 unless told otherwise (the command's ``--host``):
 * the ``Host`` header must name the address the server was reached on (a DNS-rebinding page
@@ -36,10 +37,13 @@ from ..trace import TraceError
 from .session import ExploreError, Session
 
 MAX_BODY = 5 * 1024 * 1024
+PAGE = resources.files(__package__).joinpath("static")
 STATIC = {
-    "/": ("index.html", "text/html; charset=utf-8"),
-    "/explore.js": ("explore.js", "text/javascript; charset=utf-8"),
-    "/explore.css": ("explore.css", "text/css; charset=utf-8"),
+    "/": (PAGE / "index.html", "text/html; charset=utf-8"),
+    "/explore.js": (PAGE / "explore.js", "text/javascript; charset=utf-8"),
+    "/explore.css": (PAGE / "explore.css", "text/css; charset=utf-8"),
+    # the DOM helper the report's page inlines: one copy for both pages
+    "/dom.js": (resources.files("mutexlab.report") / "dom.js", "text/javascript; charset=utf-8"),
 }
 PAGE_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -139,28 +143,9 @@ class Handler(BaseHTTPRequestHandler):
             "/diagram": {"GET": self.diagram},
         }
 
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-    def do_HEAD(self) -> None:
-        self._dispatch("HEAD")
-
-    def do_PUT(self) -> None:
-        self._dispatch("PUT")
-
-    def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
-
-    def do_PATCH(self) -> None:
-        self._dispatch("PATCH")
-
-    def do_OPTIONS(self) -> None:
-        self._dispatch("OPTIONS")
-
-    def _dispatch(self, method: str) -> None:
+    def _dispatch(self) -> None:
+        """Answer ``self.command`` (the request's method) on the request's path."""
+        method = self.command
         try:
             self._check_host()
             path = urlsplit(self.path).path
@@ -192,6 +177,10 @@ class Handler(BaseHTTPRequestHandler):
             self._json(exc.status, {"error": str(exc), "status": exc.status})
         except Exception as exc:  # a bug: said, not a dropped connection
             self._json(500, {"error": f"internal error: {type(exc).__name__}: {exc}", "status": 500})
+
+    # BaseHTTPRequestHandler calls do_<METHOD>; every method it may be asked goes to the one
+    # dispatcher, which answers 405 where the path does not take it (an unlisted method: 501).
+    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch
 
     # -- plumbing --------------------------------------------------------------------------
     def _check_host(self) -> None:
@@ -253,8 +242,8 @@ class Handler(BaseHTTPRequestHandler):
         )
 
     def _static(self, path: str, head: bool) -> None:
-        name, kind = STATIC[path]
-        data = resources.files(__package__).joinpath("static", name).read_bytes()
+        file, kind = STATIC[path]
+        data = file.read_bytes()
         self._send(200, data, kind, head=head)
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the terminal shows the URL only

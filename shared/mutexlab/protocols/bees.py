@@ -126,6 +126,7 @@ class Bee(Protocol):
     """One mason bee. ``n`` bees, ``flowers`` (K), ``reeds`` (T), ``eggs`` per bee, ``cocoons`` per reed."""
 
     state: BeeState
+    final_states = frozenset(FINAL_STATES)
 
     def __init__(
         self, pid: int, n: int, flowers: int, reeds: int, eggs: int = 5, cocoons: int = 15, clock: int = 0
@@ -228,8 +229,8 @@ class Bee(Protocol):
             return []
         self.clock.receive(msg.ts)
         sender = msg.sender
-        match msg:
-            case ACKflower():
+        match msg.type:  # by the type tag (protocol.py: dispatch)
+            case "ACKflower":
                 if (
                     state is WAIT_FLOWER
                     and msg.req_ts == expect(self, self.flower_request, "flower request")[0]
@@ -239,7 +240,7 @@ class Bee(Protocol):
                         self.flower_live_acks += sender in self.alive
                     return self._try_flower()
                 return []  # late: for an earlier flower request
-            case REQflower():
+            case "REQflower":
                 if state is ON_FLOWER or (
                     state is WAIT_FLOWER
                     and expect(self, self.flower_request, "flower request") < priority(msg.ts, sender)
@@ -247,20 +248,20 @@ class Bee(Protocol):
                     self.deferred.append((sender, msg.ts))
                     return []
                 return [self._ack_flower(sender, msg.ts)]
-            case REQreed():
+            case "REQreed":
                 self.requests[sender] = priority(msg.ts, sender)
                 self._order = None
                 return [
                     Send(sender, ACKreed.trusted(self.pid, self.clock.tick(), msg.ts))
                 ]  # (sender, ts, req_ts)
-            case ACKreed():
+            case "ACKreed":
                 if state is WAIT_REED and msg.req_ts == self.requests[self.pid][0]:
                     if sender not in self.reed_acks:
                         self.reed_acks.add(sender)
                         self.reed_live_acks += sender in self.alive
                     return self._try_reed()
                 return []  # stale: for a request of mine that is over
-            case RELEASEreed():  # the sender is gone for good
+            case "RELEASEreed":  # the sender is gone for good
                 if sender in self.alive:
                     self.alive.discard(sender)
                     self.reed_live_acks -= sender in self.reed_acks
@@ -361,10 +362,6 @@ class Bee(Protocol):
         return effects
 
     # -- the driver's questions ----------------------------------------------------------
-    @property
-    def finished(self) -> bool:
-        return self.state in FINAL_STATES
-
     def waiting_for(self) -> dict[str, list[int]]:
         if self.state is WAIT_REED:
             lacks = {"ACKreed": sorted(self.alive - self.reed_acks)}

@@ -266,6 +266,7 @@ class Mayor(Protocol):
     """
 
     state: State
+    final_states = frozenset({MAYOR_DONE})
     name = "mayor"
 
     def __init__(self, elves: int, plan: list[tuple[int, ...]], clock: int = 0) -> None:
@@ -329,10 +330,6 @@ class Mayor(Protocol):
             effects.append(Schedule("request", "pause"))
         return effects
 
-    @property
-    def finished(self) -> bool:
-        return self.state is MAYOR_DONE
-
     def waiting_for(self) -> dict[str, list[int]]:
         if self.state is not MAYOR_WAITING:
             return {}
@@ -356,6 +353,7 @@ class Elf(Protocol):
     """One elf. See the module's table; invariants in its last paragraph."""
 
     state: State
+    final_states = frozenset({ELF_DONE})
 
     def __init__(
         self,
@@ -611,10 +609,6 @@ class Elf(Protocol):
         return effects
 
     # -- observation --------------------------------------------------------------------
-    @property
-    def finished(self) -> bool:
-        return self.state is ELF_DONE
-
     def waiting_for(self) -> dict[str, list[int]]:
         if self.state is ELF_REQUESTING:
             phase = expect(self, self.phase, "resource it requested")

@@ -76,8 +76,8 @@ class LamportNode(ClassicNode):
 
     # -- rules 2, 4, 5: messages -------------------------------------------------------
     def on_message(self, msg) -> list:
-        match msg:
-            case Request():
+        match msg.type:  # by the type tag (protocol.py: dispatch)
+            case "REQUEST":
                 self.clock.receive(msg.ts)
                 self.q[msg.sender] = ("REQUEST", msg.ts)
                 if self.q[self.pid][0] != "REQUEST":
@@ -85,7 +85,7 @@ class LamportNode(ClassicNode):
                         Send(msg.sender, Reply(sender=self.pid, ts=self.clock.tick()))
                     ] + self._try_enter()
                 return self._try_enter()
-            case Reply() | Release():
+            case "REPLY" | "RELEASE":
                 self.clock.receive(msg.ts)
                 self.q[msg.sender] = (msg.type, msg.ts)
                 return self._try_enter()

@@ -219,18 +219,18 @@ class MaekawaNode(ClassicNode):
     # -- dispatch ----------------------------------------------------------------------
     def on_message(self, msg) -> list:
         self.clock.receive(msg.ts)
-        match msg:
-            case Request():  # arbiter
+        match msg.type:  # by the type tag (protocol.py: dispatch)
+            case "REQUEST":  # arbiter
                 return self._on_request(priority(msg.ts, msg.sender))
-            case Reply():  # requester
+            case "REPLY":  # requester
                 return self._on_reply(msg.sender)
-            case Release():  # arbiter
+            case "RELEASE":  # arbiter
                 return self._on_release(msg.sender)
-            case Failed():  # requester
+            case "FAILED":  # requester
                 return self._on_failed(msg.sender)
-            case Inquire():  # requester
+            case "INQUIRE":  # requester
                 return self._on_inquire(msg.sender)
-            case Yield():  # arbiter
+            case "YIELD":  # arbiter
                 return self._on_yield(msg.sender)
             case _:
                 raise self.refuse(msg)

@@ -85,17 +85,17 @@ class RaymondNode(ClassicNode):
         return self._ask()
 
     def on_message(self, msg) -> list:
-        match msg:
-            case Request():
+        match msg.type:  # by the type tag (protocol.py: dispatch)
+            case "REQUEST":
                 self.clock.receive(msg.ts)
                 if self.holder == self.pid and self.state is not HELD:
                     self.holder = msg.sender
                     return [Send(msg.sender, Token(sender=self.pid, ts=self.clock.tick()))]
                 self.queue.append(msg.sender)
                 return self._ask()
-            case Token() if self.holder == self.pid:
+            case "TOKEN" if self.holder == self.pid:
                 raise self.refuse(msg, "it holds the token already")
-            case Token() if self.queue:
+            case "TOKEN" if self.queue:
                 self.clock.receive(msg.ts)
                 self.holder = self.pid
                 self.asked = False

@@ -57,8 +57,8 @@ class RicartAgrawalaNode(ClassicNode):
         return effects
 
     def on_message(self, msg) -> list:
-        match msg:
-            case Request():
+        match msg.type:  # by the type tag (protocol.py: dispatch)
+            case "REQUEST":
                 self.clock.receive(msg.ts)
                 if self.state is HELD or (
                     self.state is WANTED
@@ -67,7 +67,7 @@ class RicartAgrawalaNode(ClassicNode):
                     self.deferred.append(msg.sender)
                     return []
                 return [self._reply(msg.sender)]
-            case Reply() if self.state is WANTED:
+            case "REPLY" if self.state is WANTED:
                 self.clock.receive(msg.ts)
                 self.replies.add(msg.sender)
                 return self._enter() if len(self.replies) == self.n - 1 else []

@@ -207,26 +207,26 @@ class SandersNode(ClassicNode):
     def on_message(self, msg) -> list:
         self.clock.receive(msg.ts)
         j = msg.sender
-        match msg:
-            case Request():  # arbiter
+        match msg.type:  # by the type tag (protocol.py: dispatch)
+            case "REQUEST":  # arbiter
                 bisect.insort(self.queue, priority(msg.ts, j))
                 return self._arbitrate()
-            case Release():  # arbiter
+            case "RELEASE":  # arbiter
                 self._unlock(j, "RELEASE")
                 return self._arbitrate()
-            case Yield():  # arbiter
+            case "YIELD":  # arbiter
                 locked = self._unlock(j, "YIELD")
                 bisect.insort(self.queue, locked)
                 self.failed_sent.add(locked)  # the yielder knows it waits
                 return self._arbitrate()
-            case Grant():  # requester
+            case "GRANT":  # requester
                 return self._on_grant(j)
-            case Failed():  # requester
+            case "FAILED":  # requester
                 if not self._mine(msg.req) or j in self.grants:
                     return []  # stale: the request is over, or this arbiter granted it since
                 self.failed.add(j)
                 return self._answer_inquiries()
-            case Inquire():  # requester
+            case "INQUIRE":  # requester
                 if not self._mine(msg.req) or j not in self.grants:
                     return []  # stale: the request is over, or the grant was already given back
                 self.inquirers.add(j)

@@ -94,19 +94,19 @@ class SuzukiKasamiNode(ClassicNode):
         return Send(to, Token(sender=self.pid, ts=self.clock.tick(), last=last[1:], queue=queue))
 
     def on_message(self, msg) -> list:
-        match msg:
-            case Request():
+        match msg.type:  # by the type tag (protocol.py: dispatch)
+            case "REQUEST":
                 self.clock.receive(msg.ts)
                 j = msg.sender
                 self.R[j] = max(self.R[j], msg.seq)
                 if self.token is not None and self.state is not HELD and self.R[j] == self.token[0][j] + 1:
                     return [self._send_token(j)]
                 return []
-            case Token() if self.token is not None:
+            case "TOKEN" if self.token is not None:
                 raise self.refuse(msg, "it holds the token already")
-            case Token() if len(msg.last) != self.n or any(not 1 <= q <= self.n for q in msg.queue):
+            case "TOKEN" if len(msg.last) != self.n or any(not 1 <= q <= self.n for q in msg.queue):
                 raise self.refuse(msg, f"the token does not fit {self.n} processes")
-            case Token() if self.state is WANTED:
+            case "TOKEN" if self.state is WANTED:
                 self.clock.receive(msg.ts)
                 self.token = ([0] + list(msg.last), list(msg.queue))
                 return self._enter()

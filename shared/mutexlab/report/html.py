@@ -2,7 +2,7 @@
 writes it to a file).
 
 The page holds its data (the view model of ``model.py``) as inline JSON, and its own CSS and
-script (``report.css``, ``report.js``, package data) inline: no external script, font, image or
+script (``report.css``, ``dom.js`` and ``report.js``, package data) inline: no external script, font, image or
 URL, so it opens offline. The script draws a windowed space-time diagram (at most
 ``MAX_ARROWS`` arrows at once; the rest are counted, never silently dropped) and writes what it
 drew into ``<pre id="selfcheck">`` so tests can check the rendered page.
@@ -88,6 +88,7 @@ window.addEventListener("error", function (e) {{ window.__errors.push(String(e.m
 <pre id="selfcheck" hidden></pre>
 <script type="application/json" id="data">{_json_for_script(model)}</script>
 <script>
+{_asset("dom.js")}
 {_asset("report.js")}
 </script>
 </body>

@@ -34,13 +34,6 @@
     if (parent) parent.appendChild(e);
     return e;
   }
-  function h(tag, text, parent, cls) {
-    var e = document.createElement(tag);
-    if (text !== undefined && text !== null) e.textContent = text;
-    if (cls) e.className = cls;
-    if (parent) parent.appendChild(e);
-    return e;
-  }
   function count(n, one, many) { return n + " " + (n === 1 ? one : many); }
   function fmt(x) {
     if (x === null || x === undefined) return "–";

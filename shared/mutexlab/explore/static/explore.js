@@ -1,19 +1,12 @@
 "use strict";
 /* mutexlab explore: draws GET /api/state and sends every click to the JSON API.
    The server holds the session; this page only shows it. No library, nothing fetched but
-   this server's own API and files. */
+   this server's own API and files. h() (make an element) comes from /dom.js, the report's. */
 (function () {
   var S = null;            // the last state from the server
   var busy = false;
 
   function $(id) { return document.getElementById(id); }
-  function h(tag, text, parent, cls) {
-    var e = document.createElement(tag);
-    if (text !== undefined && text !== null) e.textContent = text;
-    if (cls) e.className = cls;
-    if (parent) parent.appendChild(e);
-    return e;
-  }
   function clear(e) { while (e.firstChild) e.removeChild(e.firstChild); return e; }
 
   function showError(message) {

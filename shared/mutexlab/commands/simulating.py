@@ -1,0 +1,128 @@
+"""What the commands that simulate share (``simulate bees|elves|mutex``, ``compare``): the
+fault-injection flags, and a run's outcome — the audit's summary, the exit code, the closing
+lines of the summary."""
+
+from __future__ import annotations
+
+from .common import probability, seconds
+
+
+def add_fault_arguments(parser) -> None:
+    """Simulator fault injection (see ``SimConfig``): the same flags on every ``simulate``."""
+    group = parser.add_argument_group("fault injection")
+    group.add_argument(
+        "--duplicate",
+        type=probability,
+        default=0.0,
+        metavar="P",
+        help="probability that a message is delivered twice (the copy is dropped by its id)",
+    )
+    group.add_argument(
+        "--spike",
+        type=probability,
+        default=0.0,
+        metavar="P",
+        help="probability that a message is delayed by --spike-delay more (FIFO kept)",
+    )
+    group.add_argument(
+        "--spike-delay",
+        type=seconds,
+        default=50.0,
+        metavar="D",
+        help="length of a delay spike, in mean message delays (default 50)",
+    )
+    group.add_argument(
+        "--reorder",
+        action="store_true",
+        help="let messages overtake each other on a link: breaks the algorithms' FIFO "
+        "assumption on purpose (the audit may then find violations)",
+    )
+
+
+def fault_config(args) -> dict:
+    """The ``SimConfig`` keywords for the fault flags (each flag's name is its keyword)."""
+    return {key: getattr(args, key) for key in ("duplicate", "spike", "spike_delay", "reorder")}
+
+
+def fault_line(args, duplicates_dropped: int) -> str | None:
+    """One summary line about injected faults, or None when none were asked for."""
+    if not (args.duplicate or args.spike or args.reorder):
+        return None
+    parts = []
+    if args.duplicate:
+        parts.append(f"duplicates p={args.duplicate:g} ({duplicates_dropped} dropped by message id)")
+    if args.spike:
+        parts.append(f"delay spikes p={args.spike:g} of {args.spike_delay:g}")
+    if args.reorder:
+        parts.append("links NOT FIFO (reordering)")
+    return "faults injected: " + ", ".join(parts)
+
+
+def audit_summary(verdict) -> dict | None:
+    """The verdict as the ``audit`` object of a simulate command's JSON summary: ``verdict`` is
+    SAFE, VIOLATION or INCOMPLETE; ``safe`` means no safety violation; ``violations`` are the safety
+    violations, ``unfinished`` the progress findings, ``undecided`` what the audit could not decide."""
+    if verdict is None:
+        return None
+    groups = {
+        kind: [v.describe() for v in verdict.violations if v.kind == kind]
+        for kind in ("safety", "progress", "undecided")
+    }
+    return {
+        "verdict": verdict.status,
+        "safe": verdict.safe,
+        "checks": verdict.checks,
+        "violations": groups["safety"],
+        "unfinished": groups["progress"],
+        "undecided": groups["undecided"],
+    }
+
+
+def exit_code(verdict, finished: bool, failed: bool = False) -> int:
+    """The exit code of a simulation: 0 it finished and the audit says SAFE; 1 the audit found a
+    safety violation, or a participant rejected an input (``failed``); 3 it did not finish
+    (stalled, event limit) or the audit found it unfinished, without a safety violation."""
+    if failed or (verdict is not None and not verdict.safe):
+        return 1
+    if not finished or (verdict is not None and not verdict.ok):
+        return 3
+    return 0
+
+
+def outcome_lines(s: dict) -> list[str]:
+    """The closing lines every simulate summary shares, from its JSON summary ``s``: faults,
+    truncation, the stall explanation, the audit verdict and where the trace went."""
+    from ..audit.stall import explain_stall
+
+    lines = []
+    if s.get("faults"):
+        lines.append(s["faults"])
+    if s.get("truncated"):
+        lines.append("TRUNCATED: the event limit was reached before the run ended")
+    if s.get("stalled"):
+        lines.append("STALLED — " + explain_stall(s["stalled"], s.get("states")))
+    audit = s["audit"]
+    if audit is None:
+        lines.append("audit: skipped (--no-audit)")
+    else:
+        from ..audit.verdict import UNDECIDED_NOTE, UNFINISHED_NOTE
+
+        count = (
+            len(audit["violations"])
+            if audit["verdict"] == "VIOLATION"
+            else len(audit["unfinished"]) + len(audit["undecided"])
+        )
+        lines.append(
+            f"audit: {audit['verdict']}"
+            + (f" ({count})" if audit["verdict"] != "SAFE" else "")
+            + " — "
+            + ", ".join(audit["checks"])
+        )
+        lines += ["  " + v for v in audit["violations"]]
+        for key, note in (("unfinished", UNFINISHED_NOTE), ("undecided", UNDECIDED_NOTE)):
+            if audit[key]:
+                lines.append(f"{key} ({len(audit[key])}): {note}")
+                lines += ["  " + v for v in audit[key]]
+    if s.get("trace"):
+        lines.append(f"trace written to {s['trace']}")
+    return lines
