@@ -228,26 +228,42 @@ def parse_envelope(body: bytes, run_id: str, me: str, roster: dict[str, int]) ->
 class LinkInbox:
     """Per-link sequence numbers. Invariant: each (sender → me) message is handled once, in order.
 
-    ``accept(sender, seq)`` is True for the next message of the link, False for one already
-    handled (a redelivered duplicate). A gap (a message skipped) cannot happen with confirms and
-    FIFO queues; it is counted and logged, and the message is still handled.
+    ``accept(sender, seq, item)`` gives the items to handle now, in link order: ``[item]`` and the
+    items held back behind it, for the next message of the link; nothing for a copy of one already
+    handled or held (a redelivered or re-published duplicate: counted in ``duplicates``), nor for
+    one that arrives ahead of a missing one (held back until that one comes: counted in ``gaps``).
+    After a failover a queue can hand a consumer's unacked deliveries back behind newer ones, and a
+    publish refused by a quorum queue comes again after later ones were taken: the missing message
+    does come, and nothing is lost by waiting for it.
     """
 
     def __init__(self) -> None:
         self.last: dict[str, int] = {}
+        self.held: dict[str, dict[int, Any]] = {}  # sender -> {seq: item} that came ahead of a missing one
         self.duplicates = 0
         self.gaps = 0
 
-    def accept(self, sender: str, seq: int) -> bool:
+    def accept(self, sender: str, seq: int, item: Any = None) -> list[Any]:
         last = self.last.get(sender, 0)
-        if seq <= last:
+        held = self.held.setdefault(sender, {})
+        if seq <= last or seq in held:
             self.duplicates += 1
-            return False
+            return []
         if seq != last + 1:
             self.gaps += 1
-            log.warning("link %s: sequence jumped from %d to %d (messages missing)", sender, last, seq)
+            held[seq] = item
+            log.warning("link %s: message %d came before %d; held back until it comes", sender, seq, last + 1)
+            return []
+        ready = [item]
+        while seq + 1 in held:
+            seq += 1
+            ready.append(held.pop(seq))
         self.last[sender] = seq
-        return True
+        return ready
+
+    def waits(self, sender: str, seq: int) -> bool:
+        """Message ``seq`` of ``sender`` is held back, ahead of a missing one."""
+        return seq in self.held.get(sender, {})
 
 
 # -- the bus --------------------------------------------------------------------------------
@@ -694,8 +710,9 @@ class Bus:
         for message in pending:
             self._transmit(message)
 
-    def dead_letter(self, delivery: Delivery, reason: str) -> None:
-        """Move a delivery to the run's dead-letter queue with its reason, then ack it."""
+    def dead_letter(self, delivery: Delivery, reason: str, ack: bool = True) -> None:
+        """Move a delivery to the run's dead-letter queue with its reason, then ack it (unless
+        ``ack`` is off: its ack was already asked for)."""
         headers = dict(delivery.headers)
         headers.update(
             {
@@ -705,7 +722,8 @@ class Bus:
             }
         )
         self.send(delivery.routing_key, delivery.body, exchange=self.topology.dlx, headers=headers)
-        self.ack(delivery)
+        if ack:
+            self.ack(delivery)
 
     def call(self, action: Callable[[Any], Any]) -> Any:
         """``action(channel)`` on the current channel (a declaration ...); after a lost connection
