@@ -209,18 +209,47 @@ def test_joined_writes_keep_every_byte_in_order_in_pieces_of_at_most_the_limit()
 
 def test_a_quorum_nack_keeps_its_message_even_when_a_later_multiple_ack_covers_its_tag():
     """The broker answers each tag once: after a nack of tag 2, an ack of "everything up to 3"
-    settles 1 and 3 only. Tag 2 stays unconfirmed, to be re-published in order (a SIGKILLed
-    cluster node lost messages this way: the multiple ack emptied the list before the re-publish)."""
+    settles 1 only (and confirms 3, which stays behind 2: see the go-back-N test below). Tag 2
+    stays unconfirmed, to be re-published in order (a SIGKILLed cluster node lost messages this
+    way: the multiple ack emptied the list before the re-publish)."""
     bus = Bus("amqp://127.0.0.1:5672/%2F", Topology("t-fake", "quorum"))
     bus.conn, bus.channel, bus.generation = FakeConnection(), FakeChannel(), 1
     for n in range(1, 4):
         bus.send(f"REQUEST.node-{n}", {"n": n})
     confirm(bus, 2, nack=True)
     confirm(bus, 3, multiple=True)
-    assert [m.routing_key for m in bus._unconfirmed.values()] == ["REQUEST.node-2"]
+    assert [m.routing_key for m in bus._unconfirmed.values()] == ["REQUEST.node-2", "REQUEST.node-3"]
     assert bus._nacked == 1
     bus._tag = 0  # what a reconnect does: a fresh channel numbers its publishes from 1 ...
-    bus._republish()  # ... and the refused message goes out again, and only it
-    assert bus.channel.published[-1] == "REQUEST.node-2" and len(bus._unconfirmed) == 1
-    confirm(bus, 1)  # the new channel's tag 1 is the re-published message: now it is settled
+    bus._republish()  # ... and the refused message goes out again, with what came after it
+    assert bus.channel.published[-2:] == ["REQUEST.node-2", "REQUEST.node-3"] and len(bus._unconfirmed) == 2
+    confirm(bus, 2, multiple=True)  # the new channel's tags 1-2 are the re-published messages: settled
+    assert not bus._unconfirmed
+
+
+@pytest.mark.parametrize("later_ack_first", [False, True])
+def test_after_a_quorum_nack_the_refused_message_and_everything_after_it_go_out_again(later_ack_first):
+    """A quorum queue refuses a channel's first publish to it while it has no leader (nack), and may
+    take the next one to it once a leader is elected (ack), before the bus hears of the nack. The
+    broker then holds 3 without 2: re-publishing 2 alone would put it behind 3 (its receiver drops
+    it as a copy: lost). So a message stays with the bus until every one before it is confirmed, and
+    after a nack the refused message and everything after it go out again, in order (go-back-N; the
+    receivers drop the copies). The confirms may come in either order."""
+    bus = Bus("amqp://127.0.0.1:5672/%2F", Topology("t-fake", "quorum"))
+    bus.conn, bus.channel, bus.generation = FakeConnection(), FakeChannel(), 1
+    for key in ("A.node-2", "B.node-2", "C.node-2", "D.node-2"):
+        bus.send(key, {})
+    confirm(bus, 1)
+    if later_ack_first:
+        confirm(bus, 3)
+        confirm(bus, 2, nack=True)
+    else:
+        confirm(bus, 2, nack=True)
+        confirm(bus, 3)
+    assert [m.routing_key for m in bus._unconfirmed.values()] == ["B.node-2", "C.node-2", "D.node-2"]
+    new = FakeChannel()
+    bus.channel, bus._tag = new, 0  # what connect() does before re-publishing
+    bus._republish()
+    assert new.published == ["B.node-2", "C.node-2", "D.node-2"]
+    confirm(bus, 3, multiple=True)
     assert not bus._unconfirmed

@@ -291,7 +291,9 @@ class Bus:
     those, and the receiver drops them as duplicates.
 
     Invariants: ``_unconfirmed`` holds, in publish order, every message the broker has not yet
-    confirmed (keys: this channel's delivery tags, ascending); ``_acks`` holds, in handling order,
+    confirmed together with every later one (keys: this channel's delivery tags, ascending): a
+    message leaves it only when it and all before it are confirmed, so that what is re-published
+    after a quorum nack or a lost connection keeps its order at every receiver; ``_acks`` holds, in handling order,
     deliveries whose ack waits for the confirms of everything published before ``ack`` was called.
     """
 
@@ -333,6 +335,8 @@ class Bus:
         # Tags a quorum queue refused (nack), kept for re-publishing: a later ``multiple`` ack covers
         # only the tags not already answered, so it must not settle these.
         self._nacked_tags: set[int] = set()
+        # Tags the broker confirmed while an earlier one is not yet: kept in ``_unconfirmed`` until it is.
+        self._acked_tags: set[int] = set()
         self.renacked = 0  # re-publishes after a nack (quorum queues)
         self._nacked_since: float | None = None  # when the current run of nacks began (None: no nacks)
         self.published = 0
@@ -439,9 +443,21 @@ class Bus:
         for tag in tags:
             if tag in self._nacked_tags:
                 continue  # refused already (quorum nack): re-published later, not confirmed by this ack
-            message = self._unconfirmed.pop(tag, None)
-            if message is not None and nack:
-                self._refused.append(f"the broker refused (nack) a message to {message.routing_key!r}")
+            if nack:
+                message = self._unconfirmed.pop(tag, None)
+                if message is not None:
+                    self._refused.append(f"the broker refused (nack) a message to {message.routing_key!r}")
+            elif tag in self._unconfirmed:
+                self._acked_tags.add(tag)
+        # A message is settled only with every one before it: until then a nack of an earlier one
+        # (a quorum queue without a leader) sends it out again behind that one (go-back-N), for the
+        # broker may have taken it ahead of the refused one.
+        while self._unconfirmed:
+            first = next(iter(self._unconfirmed))
+            if first not in self._acked_tags:
+                break
+            del self._unconfirmed[first]
+            self._acked_tags.discard(first)
 
     def _on_return(self, _channel, method, _props, _body) -> None:
         # A mandatory message no queue takes; the broker returns it before confirming it.
@@ -707,6 +723,7 @@ class Bus:
         pending = list(self._unconfirmed.values())
         self._unconfirmed.clear()
         self._nacked_tags.clear()  # the new channel numbers its tags from 1 again
+        self._acked_tags.clear()
         for message in pending:
             self._transmit(message)
 
