@@ -1,7 +1,9 @@
 """The bus's bookkeeping of pipelined confirms and held-back acks, without a broker.
 
 A fake channel records what the bus sends; confirms are fed in by hand, in the shapes pika
-delivers them (``Basic.Ack``/``Basic.Nack`` with ``delivery_tag`` and ``multiple``)."""
+delivers them (``Basic.Ack``/``Basic.Nack`` with ``delivery_tag`` and ``multiple``). The bus's
+clock is a fake one that moves only while the fake connection waits, so what depends on time
+(the ack linger, poll and flush deadlines) does not depend on how loaded the machine is."""
 
 from __future__ import annotations
 
@@ -10,13 +12,38 @@ from types import SimpleNamespace
 import pika
 import pytest
 
-from mutexlab.transport.rabbit import Bus, Delivery, Topology, TransportError
+from mutexlab.transport import rabbit
+from mutexlab.transport.rabbit import ACK_LINGER, Bus, Delivery, Topology, TransportError
+
+
+class FakeClock:
+    """``time`` as the bus sees it: it passes only when the fake connection waits."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+CLOCK = FakeClock()
+
+
+@pytest.fixture(autouse=True)
+def fake_clock(monkeypatch):
+    CLOCK.now = 1000.0
+    monkeypatch.setattr(rabbit, "time", SimpleNamespace(monotonic=CLOCK.monotonic, sleep=CLOCK.sleep))
+    return CLOCK
 
 
 class FakeChannel:
     def __init__(self) -> None:
         self.published: list[str] = []
         self.acked: list[tuple[int, bool]] = []
+        self.acked_at: list[float] = []  # the fake clock at each ack
         self._impl = self  # the bus publishes on pika's underlying channel
 
     def basic_publish(self, exchange, routing_key, body, properties=None, mandatory=False):
@@ -24,13 +51,14 @@ class FakeChannel:
 
     def basic_ack(self, tag, multiple=False):
         self.acked.append((tag, multiple))
+        self.acked_at.append(CLOCK.now)
 
 
 class FakeConnection:
     is_open = True
 
     def process_data_events(self, time_limit=0):
-        pass
+        CLOCK.sleep(time_limit)  # nothing arrives: pika waits the whole time
 
     def close(self):
         pass
@@ -67,7 +95,7 @@ def test_send_does_not_wait_and_an_ack_waits_for_every_earlier_publish():
     assert channel.acked == [(7, True)], "released once 1–3 are confirmed; 4 came after the ack"
 
 
-def test_acks_released_together_go_out_as_one_cumulative_ack():
+def test_acks_released_together_go_out_as_one_cumulative_ack(fake_clock):
     bus, channel = make_bus()
     bus.send("REPLY.node-1", {})
     bus.ack(delivery(1))
@@ -76,8 +104,10 @@ def test_acks_released_together_go_out_as_one_cumulative_ack():
     bus.send("REPLY.node-1", {})
     bus.ack(delivery(3))
     confirm(bus, 2, multiple=True)
+    polled = fake_clock.now
     bus.poll(0.1)
     assert channel.acked == [(2, True)], "deliveries 1 and 2 in one ack; 3 still waits for publish 3"
+    assert polled + ACK_LINGER <= channel.acked_at[0] < polled + 0.1, "after lingering idle, within the poll"
     confirm(bus, 3)
     bus.poll(0.1)
     assert channel.acked == [(2, True), (3, True)]
