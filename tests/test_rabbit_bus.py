@@ -7,6 +7,8 @@ clock is a fake one that moves only while the fake connection waits, so what dep
 
 from __future__ import annotations
 
+import logging
+import socket
 from types import SimpleNamespace
 
 import pika
@@ -283,3 +285,30 @@ def test_after_a_quorum_nack_the_refused_message_and_everything_after_it_go_out_
     assert new.published == ["B.node-2", "C.node-2", "D.node-2"]
     confirm(bus, 3, multiple=True)
     assert not bus._unconfirmed
+
+
+def test_a_failover_logs_one_line_per_node_that_does_not_answer_and_no_pika_tracebacks(caplog):
+    """pika logs each failed connection attempt as seven ERRORs with a traceback (and a lost
+    connection as three). With the services' logging (``quiet_pika``) the bus says it once per
+    node that did not answer, with the cause, before it takes the next one."""
+    closed = []
+    for _ in range(2):  # two ports nothing listens on
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            closed.append(s.getsockname()[1])
+    url = ",".join(f"amqp://127.0.0.1:{port}/%2F" for port in closed)
+    pika_level = logging.getLogger("pika").level
+    try:
+        caplog.set_level(logging.DEBUG)
+        rabbit.quiet_pika()  # what the services do
+        bus = Bus(url, Topology("t-fake"), connect_timeout=0, name="bee-1", first_node=0)
+        with pytest.raises(TransportError, match="cannot reach RabbitMQ"):
+            bus.connect()
+    finally:
+        logging.getLogger("pika").setLevel(pika_level)
+    assert not [r for r in caplog.records if r.name.startswith("pika")], "pika's own errors are quiet"
+    lines = [r.getMessage() for r in caplog.records if "cannot connect" in r.getMessage()]
+    assert lines == [
+        f"bee-1: cannot connect to 127.0.0.1:{port}: ConnectionRefusedError(111, 'Connection refused')"
+        for port in closed
+    ]

@@ -159,11 +159,17 @@ class Topology:
         channel.exchange_delete(self.unrouted)
 
 
-def connect_any(url: str, first: int = 0, configure: Callable[[Any], None] | None = None):
+def connect_any(
+    url: str,
+    first: int = 0,
+    configure: Callable[[Any], None] | None = None,
+    failed: Callable[[str, BaseException], None] | None = None,
+):
     """A connection to the first node of ``url`` (one URL, or several comma-separated) that takes
     one, trying them in turn from index ``first``: ``(connection, index)``. ``configure(params)``
-    may adjust each node's ``pika.URLParameters``. Refused credentials raise at once; when no node
-    answers, the last node's error is raised."""
+    may adjust each node's ``pika.URLParameters``; ``failed(node, error)`` hears of each node that
+    did not answer (``host:port``). Refused credentials raise at once; when no node answers, the
+    last node's error is raised."""
     nodes = node_urls(url)
     error: BaseException | None = None
     for k in range(len(nodes)):
@@ -177,8 +183,27 @@ def connect_any(url: str, first: int = 0, configure: Callable[[Any], None] | Non
             raise
         except LOST as exc:
             error = exc
+            if failed is not None:
+                failed(f"{params.host}:{params.port}", exc)
     assert error is not None
     raise error
+
+
+def quiet_pika() -> None:
+    """Leave connection trouble to the bus's own log lines. pika logs each connection it loses,
+    and each attempt that fails, as several ERRORs with a traceback; the bus logs the loss, each
+    node that did not answer and the reconnect in one line each (``Bus.connect``)."""
+    logging.getLogger("pika").setLevel(logging.CRITICAL)
+
+
+def cause(exc: BaseException) -> str:
+    """The innermost error pika wrapped ``exc`` around, for a log line: ``ConnectionRefusedError(111,
+    'Connection refused')`` rather than ``AMQPConnectionError((AMQPConnectorSocketConnectError(...),))``."""
+    while True:
+        inner = exc.args[0] if exc.args else getattr(exc, "exception", None)  # pika's two ways to wrap
+        if not isinstance(inner, BaseException):
+            return repr(exc)
+        exc = inner
 
 
 def delete_run(url: str, run_id: str, names: list[str]) -> None:
@@ -353,7 +378,12 @@ class Bus:
         while True:
             try:
                 self.conn, self._node = connect_any(
-                    self.url, self._node, lambda params: setattr(params, "client_properties", properties)
+                    self.url,
+                    self._node,
+                    lambda params: setattr(params, "client_properties", properties),
+                    lambda node, exc: log.warning(
+                        "%s: cannot connect to %s: %s", self.name, node, cause(exc)
+                    ),
                 )
                 params = pika.URLParameters(self.nodes[self._node])
                 self.node = f"{params.host}:{params.port}"
