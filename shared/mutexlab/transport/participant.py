@@ -403,7 +403,7 @@ class Participant:
                 env["from"],
                 env["seq"],
             )
-            self.handled.append(delivery)  # acked in delivery order; a held-back message is kept here
+            self.handled.append(delivery)  # acked in delivery order; a held-back one waits in the inbox
             return
         for env, msg, taken in ready:  # this message, then those held back behind it
             self._deliver(env, msg, taken, acked=taken is not delivery)

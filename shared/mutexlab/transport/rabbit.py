@@ -318,8 +318,9 @@ class Bus:
     Invariants: ``_unconfirmed`` holds, in publish order, every message the broker has not yet
     confirmed together with every later one (keys: this channel's delivery tags, ascending): a
     message leaves it only when it and all before it are confirmed, so that what is re-published
-    after a quorum nack or a lost connection keeps its order at every receiver; ``_acks`` holds, in handling order,
-    deliveries whose ack waits for the confirms of everything published before ``ack`` was called.
+    after a quorum nack or a lost connection keeps its order at every receiver; ``_acks`` holds,
+    in handling order, deliveries whose ack waits for the confirms of everything published before
+    ``ack`` was called.
     """
 
     def __init__(
