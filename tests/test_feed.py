@@ -62,3 +62,16 @@ def test_a_batch_ahead_of_an_earlier_batch_of_its_process_waits_for_it():
     feed.report("node-1", {"finished": True, "timers": 0})
     feed.event("node-2", event("recv", "node-2", 1, id="node-1#1", **{"from": "node-1"}, type="REQUEST"))
     assert feed.complete(["node-1", "node-2"])
+
+
+def test_a_finished_status_that_overtook_the_last_batch_does_not_complete_the_run():
+    """A status says how many trace events its process had recorded; after a failover it can
+    arrive before the batch that holds the last of them (a publish refused and re-sent, a
+    delivery handed back behind newer ones). The process is done only once they are all heard."""
+    feed = feed_of([])
+    feed.report("node-2", {"finished": True, "timers": 0, "events": 0})
+    feed.batch("node-1", {"events": [event("state", "node-1", 1, state="WANT")]})
+    feed.report("node-1", {"finished": True, "timers": 0, "events": 2})
+    assert not feed.complete(["node-1", "node-2"]), "node-1's second event is not in the trace yet"
+    feed.batch("node-1", {"events": [event("state", "node-1", 2, state="DONE")]})
+    assert feed.complete(["node-1", "node-2"])

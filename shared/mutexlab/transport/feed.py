@@ -120,9 +120,13 @@ class AuditFeed:
             self.notes[kind] += 1
 
     def done(self, name: str) -> bool:
-        """``name`` reported itself finished, with no timer left."""
+        """``name`` reported itself finished, with no timer left, and every trace event it had
+        recorded then (its status's ``events``) was heard: a status can overtake the batch before it
+        after a failover."""
         status = self.status.get(name, {})
-        return bool(status.get("finished")) and not status.get("timers")
+        events = status.get("events")
+        heard = not isinstance(events, int) or self.last_own.get(name, 0) >= events
+        return bool(status.get("finished")) and not status.get("timers") and heard
 
     def complete(self, names: Iterable[str]) -> bool:
         """Every one of ``names`` is done, every sent message was received, and no batch waits for

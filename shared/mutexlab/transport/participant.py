@@ -71,15 +71,19 @@ def join_ttl(join_timeout: float) -> float:
 
 
 class AuditSink:
-    """Where the Driver writes trace events: collected, in effect order, for the input's batch."""
+    """Where the Driver writes trace events: collected, in effect order, for the input's batch.
+    ``recorded`` counts them all (each ticks the process's own vector entry once: it is the entry of
+    the last one), so a status can say how much of the trace the monitor must have heard."""
 
     def __init__(self) -> None:
         self.events: list[dict] = []
+        self.recorded = 0
 
     def write(self, event: dict) -> None:
         if event["event"] == "run":
             return  # the monitor writes the run header
         self.events.append(event)
+        self.recorded += 1
 
     def take(self) -> list[dict]:
         events, self.events = self.events, []
@@ -501,5 +505,6 @@ class Participant:
             "reconnects": self.bus.reconnects,
             "redelivered": self.bus.redelivered,
             "final": final,
+            "events": self.audit.recorded,
             "t": time.time() - self.start_time,
         }
