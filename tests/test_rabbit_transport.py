@@ -61,6 +61,18 @@ def test_link_inbox_holds_a_message_that_comes_ahead_of_a_missing_one_until_it_c
     assert inbox.duplicates == 2
 
 
+def test_link_inbox_skips_a_malformed_messages_place_only_when_a_later_message_needs_it():
+    """A malformed message (dead-lettered) keeps its place open: a forged copy of seq 1 must not
+    make the genuine 1 a duplicate. When a later message comes, the place is skipped, whether that
+    message came before the malformed one (held back, released by ``refuse``) or after it."""
+    inbox = LinkInbox()
+    assert inbox.refuse("node-1", 1) == [] and inbox.accept("node-1", 1, "m1") == ["m1"]
+    assert inbox.accept("node-1", 3, "m3") == [], "held back: 2 has not come"
+    assert inbox.refuse("node-1", 2) == ["m3"], "2 was malformed: 3 goes on"
+    assert inbox.refuse("node-1", 4) == [] and inbox.accept("node-1", 5, "m5") == ["m5"]
+    assert inbox.gaps == 1 and inbox.duplicates == 0
+
+
 def test_parse_envelope_names_each_problem():
     roster = {"node-1": 1, "node-2": 2}
     good = envelope(

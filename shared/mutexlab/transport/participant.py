@@ -389,6 +389,7 @@ class Participant:
             self.handled.append(delivery)
             return
         setup, _, _ = self._joined()
+        env: dict | None = None
         try:
             env = parse_envelope(delivery.body, self.settings.run_id, self.name, self.roster)
             msg = setup.codec.decode(env["msg"])
@@ -396,6 +397,9 @@ class Participant:
                 raise EnvelopeError(f"message claims sender {msg.sender} but comes from {env['from']}")
         except (EnvelopeError, MessageError) as exc:
             self._dead_letter(delivery, str(exc))
+            if env is not None:  # what waited behind its place in the link goes on
+                for held_env, held_msg, taken in self.inbox.refuse(env["from"], env["seq"]):
+                    self._deliver(held_env, held_msg, taken, acked=True)
             return
         ready = self.inbox.accept(env["from"], env["seq"], (env, msg, delivery))
         if not ready:

@@ -265,6 +265,7 @@ class LinkInbox:
     def __init__(self) -> None:
         self.last: dict[str, int] = {}
         self.held: dict[str, dict[int, Any]] = {}  # sender -> {seq: item} that came ahead of a missing one
+        self.refused_seqs: dict[str, set[int]] = {}  # sender -> seqs of malformed messages (dead-lettered)
         self.duplicates = 0
         self.gaps = 0
 
@@ -274,15 +275,33 @@ class LinkInbox:
         if seq <= last or seq in held:
             self.duplicates += 1
             return []
+        refused = self.refused_seqs.get(sender, ())
+        while last + 1 < seq and last + 1 in refused:  # a malformed message's place, skipped when needed
+            last += 1
         if seq != last + 1:
+            self.last[sender] = last
             self.gaps += 1
             held[seq] = item
             log.warning("link %s: message %d came before %d; held back until it comes", sender, seq, last + 1)
             return []
-        ready = [item]
-        while seq + 1 in held:
+        return self._release(sender, seq, [item])
+
+    def refuse(self, sender: str, seq: int) -> list[Any]:
+        """Message ``seq`` of ``sender`` was malformed (dead-lettered unhandled). Its place is skipped
+        only when a later message needs it — a forged copy must not use up a genuine message's
+        place — so this gives the items held back behind it, if any, to handle now."""
+        self.refused_seqs.setdefault(sender, set()).add(seq)
+        if not self.held.get(sender) or seq != self.last.get(sender, 0) + 1:
+            return []
+        return self._release(sender, seq, [])
+
+    def _release(self, sender: str, seq: int, ready: list[Any]) -> list[Any]:
+        """``seq`` is done: add the items held back behind it (over malformed messages' places)."""
+        held, refused = self.held.get(sender, {}), self.refused_seqs.get(sender, ())
+        while seq + 1 in held or (seq + 1 in refused and any(k > seq + 1 for k in held)):
             seq += 1
-            ready.append(held.pop(seq))
+            if seq in held:
+                ready.append(held.pop(seq))
         self.last[sender] = seq
         return ready
 
