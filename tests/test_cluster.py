@@ -11,8 +11,9 @@ What must hold, with the run's queues declared as quorum queues (three URLs give
   complete SAFE;
 * a node stopped gracefully mid-run, and separately one SIGKILLed: every process connected to it
   fails over to another node, the run completes, the audit passes, every message sent is
-  received exactly once (nothing lost, nothing applied twice), nothing is dead-lettered and no
-  link sees a gap. The redeliveries and duplicates dropped are printed; the bus-level test forces
+  received exactly once (nothing lost, nothing applied twice) and nothing is dead-lettered. The
+  redeliveries, duplicates dropped and messages held back until a missing one of their link came
+  (a queue can hand unacked deliveries back behind newer ones) are printed; the bus-level test forces
   both (a delivery handled but not acked when its node goes away comes back redelivered from the
   queue's new leader and is dropped by its sequence number) and asserts them exactly.
 """
@@ -251,23 +252,7 @@ def _connected_logs(logs: Path) -> dict[str, str]:
     return {name: node for name, node in _nodes_used(logs).items() if name != "monitor"}
 
 
-# KNOWN BUG (open, issue 19): after a node is SIGKILLed mid-run, the run sometimes ends STALLED
-# although every bee is DEAD and the run is SAFE; seen in 2 of this session's 3 fresh-clone CI
-# runs, never when this file ran alone. Two causes were found and fixed (a nacked message settled by a later multiple
-# ack; a receipt heard before its send); a third is not yet found. The test stays, expected to fail
-# until it is: strict=False, so a pass is reported as XPASS, and the failure is shown as XFAIL.
-@pytest.mark.parametrize(
-    "how",
-    [
-        "stop",
-        pytest.param(
-            "kill",
-            marks=pytest.mark.xfail(
-                reason="known bug: after SIGKILL of a node the run can end STALLED (issue 19)", strict=False
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("how", ["stop", "kill"])
 def test_bees_fail_over_when_a_node_goes_away_mid_run(whole, tmp_path, how):
     cluster = whole
     plan = _plan(cluster, tmp_path, "bees", 6, {"flowers": 2, "reeds": 2}, dwell=0.15, stall_timeout=60)
@@ -304,17 +289,20 @@ def test_bees_fail_over_when_a_node_goes_away_mid_run(whole, tmp_path, how):
         assert match, f"{name} was on {victim} and did not fail over:\n{text[-2000:]}"
         assert match.group(1) != victim
         failovers[name] = float(match.group(2))
-    gaps = [p.name for p in logs.glob("*.log") if "sequence jumped" in p.read_text()]
+    # A message that came ahead of a missing one of its link (handed back behind newer ones, or
+    # re-sent after a nack) waited for it: counted, not an error.
+    held = sum(p.read_text().count("held back until it comes") for p in logs.glob("*.log"))
     print(
         f"\nnode {victim} {'stopped' if how == 'stop' else 'killed'} (the run's end, cleanup included, "
         f"{time.monotonic() - gone_at:.1f}s later); processes on it: {on_victim}; "
         f"failover (reconnect) seconds {failovers}; reconnects {summary['reconnects']}, "
         f"redelivered {summary['redelivered']}, duplicates dropped {summary['duplicates']}, "
-        f"dead-lettered {summary['dead_letters']}, {summary['duration']}s"
+        f"dead-lettered {summary['dead_letters']}, held back until a missing one came {held}, "
+        f"{summary['duration']}s"
     )
     assert result["code"] == 0 and summary["complete"] and summary["safe"], summary
     assert summary["reconnects"] >= moved
-    assert summary["dead_letters"] == 0 and not gaps, (summary["dead_letters"], gaps)
+    assert summary["dead_letters"] == 0, summary["dead_letters"]
     # Nothing lost, nothing applied twice: each send received once; every bee laid its eggs and died.
     _exactly_once(plan.trace)
     assert summary["notes"]["egg"] == 30 and set(summary["states"].values()) == {"DEAD"}

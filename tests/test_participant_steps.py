@@ -34,8 +34,8 @@ class RecordingBus:
     def ack(self, delivery) -> None:
         self.calls.append(("ack", delivery.tag))
 
-    def dead_letter(self, delivery, reason) -> None:
-        self.calls.append(("dead", delivery.tag, reason))
+    def dead_letter(self, delivery, reason, ack=True) -> None:
+        self.calls.append(("dead" if ack else "dead, acked already", delivery.tag, reason))
 
     def cancel(self, _queue) -> None:
         pass
@@ -130,3 +130,20 @@ def test_a_status_never_runs_ahead_of_the_trace(node2):
     node2._status()
     keys = [c[1] for c in node2.bus.calls if c[0] == "send"]
     assert keys == ["audit.node-2", "REPLY.node-1", "status.node-2"]
+
+
+def test_a_message_ahead_of_a_missing_one_waits_for_it_and_the_acks_stay_in_delivery_order(node2):
+    """After a failover the queue can hand a delivery back behind a newer one: seq 2 comes after 3.
+    3 waits (its delivery is acked in delivery order with the others) and is handled right after
+    2: the replies go out in link order, and nothing is handled twice."""
+    node2._handle(request(41, 1, ts=5))
+    node2._handle(request(42, 3, ts=7))  # ahead of 2
+    node2._handle(request(43, 2, ts=6))  # handed back late
+    node2._handle(request(44, 3, ts=7))  # the re-sent copy of 3
+    node2._publish_step()
+    calls = node2.bus.calls
+    received = [e["id"] for e in calls[0][2]["events"] if e["event"] == "recv"]
+    assert received == ["node-1#1", "node-1#2", "node-1#3"], "handled once each, in link order"
+    assert [c[2]["seq"] for c in calls if c[0] == "send" and c[1] == "REPLY.node-1"] == [1, 2, 3]
+    assert [c[1] for c in calls if c[0] == "ack"] == [41, 42, 43, 44], "acked in delivery order"
+    assert node2.inbox.gaps == 1 and node2.inbox.duplicates == 1

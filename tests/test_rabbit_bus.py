@@ -1,22 +1,51 @@
 """The bus's bookkeeping of pipelined confirms and held-back acks, without a broker.
 
 A fake channel records what the bus sends; confirms are fed in by hand, in the shapes pika
-delivers them (``Basic.Ack``/``Basic.Nack`` with ``delivery_tag`` and ``multiple``)."""
+delivers them (``Basic.Ack``/``Basic.Nack`` with ``delivery_tag`` and ``multiple``). The bus's
+clock is a fake one that moves only while the fake connection waits, so what depends on time
+(the ack linger, poll and flush deadlines) does not depend on how loaded the machine is."""
 
 from __future__ import annotations
 
+import logging
+import socket
 from types import SimpleNamespace
 
 import pika
 import pytest
 
-from mutexlab.transport.rabbit import Bus, Delivery, Topology, TransportError
+from mutexlab.transport import rabbit
+from mutexlab.transport.rabbit import ACK_LINGER, Bus, Delivery, Topology, TransportError
+
+
+class FakeClock:
+    """``time`` as the bus sees it: it passes only when the fake connection waits."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+CLOCK = FakeClock()
+
+
+@pytest.fixture(autouse=True)
+def fake_clock(monkeypatch):
+    CLOCK.now = 1000.0
+    monkeypatch.setattr(rabbit, "time", SimpleNamespace(monotonic=CLOCK.monotonic, sleep=CLOCK.sleep))
+    return CLOCK
 
 
 class FakeChannel:
     def __init__(self) -> None:
         self.published: list[str] = []
         self.acked: list[tuple[int, bool]] = []
+        self.acked_at: list[float] = []  # the fake clock at each ack
         self._impl = self  # the bus publishes on pika's underlying channel
 
     def basic_publish(self, exchange, routing_key, body, properties=None, mandatory=False):
@@ -24,13 +53,14 @@ class FakeChannel:
 
     def basic_ack(self, tag, multiple=False):
         self.acked.append((tag, multiple))
+        self.acked_at.append(CLOCK.now)
 
 
 class FakeConnection:
     is_open = True
 
     def process_data_events(self, time_limit=0):
-        pass
+        CLOCK.sleep(time_limit)  # nothing arrives: pika waits the whole time
 
     def close(self):
         pass
@@ -67,7 +97,7 @@ def test_send_does_not_wait_and_an_ack_waits_for_every_earlier_publish():
     assert channel.acked == [(7, True)], "released once 1–3 are confirmed; 4 came after the ack"
 
 
-def test_acks_released_together_go_out_as_one_cumulative_ack():
+def test_acks_released_together_go_out_as_one_cumulative_ack(fake_clock):
     bus, channel = make_bus()
     bus.send("REPLY.node-1", {})
     bus.ack(delivery(1))
@@ -76,8 +106,10 @@ def test_acks_released_together_go_out_as_one_cumulative_ack():
     bus.send("REPLY.node-1", {})
     bus.ack(delivery(3))
     confirm(bus, 2, multiple=True)
+    polled = fake_clock.now
     bus.poll(0.1)
     assert channel.acked == [(2, True)], "deliveries 1 and 2 in one ack; 3 still waits for publish 3"
+    assert polled + ACK_LINGER <= channel.acked_at[0] < polled + 0.1, "after lingering idle, within the poll"
     confirm(bus, 3)
     bus.poll(0.1)
     assert channel.acked == [(2, True), (3, True)]
@@ -209,18 +241,74 @@ def test_joined_writes_keep_every_byte_in_order_in_pieces_of_at_most_the_limit()
 
 def test_a_quorum_nack_keeps_its_message_even_when_a_later_multiple_ack_covers_its_tag():
     """The broker answers each tag once: after a nack of tag 2, an ack of "everything up to 3"
-    settles 1 and 3 only. Tag 2 stays unconfirmed, to be re-published in order (a SIGKILLed
-    cluster node lost messages this way: the multiple ack emptied the list before the re-publish)."""
+    settles 1 only (and confirms 3, which stays behind 2: see the go-back-N test below). Tag 2
+    stays unconfirmed, to be re-published in order (a SIGKILLed cluster node lost messages this
+    way: the multiple ack emptied the list before the re-publish)."""
     bus = Bus("amqp://127.0.0.1:5672/%2F", Topology("t-fake", "quorum"))
     bus.conn, bus.channel, bus.generation = FakeConnection(), FakeChannel(), 1
     for n in range(1, 4):
         bus.send(f"REQUEST.node-{n}", {"n": n})
     confirm(bus, 2, nack=True)
     confirm(bus, 3, multiple=True)
-    assert [m.routing_key for m in bus._unconfirmed.values()] == ["REQUEST.node-2"]
+    assert [m.routing_key for m in bus._unconfirmed.values()] == ["REQUEST.node-2", "REQUEST.node-3"]
     assert bus._nacked == 1
     bus._tag = 0  # what a reconnect does: a fresh channel numbers its publishes from 1 ...
-    bus._republish()  # ... and the refused message goes out again, and only it
-    assert bus.channel.published[-1] == "REQUEST.node-2" and len(bus._unconfirmed) == 1
-    confirm(bus, 1)  # the new channel's tag 1 is the re-published message: now it is settled
+    bus._republish()  # ... and the refused message goes out again, with what came after it
+    assert bus.channel.published[-2:] == ["REQUEST.node-2", "REQUEST.node-3"] and len(bus._unconfirmed) == 2
+    confirm(bus, 2, multiple=True)  # the new channel's tags 1-2 are the re-published messages: settled
     assert not bus._unconfirmed
+
+
+@pytest.mark.parametrize("later_ack_first", [False, True])
+def test_after_a_quorum_nack_the_refused_message_and_everything_after_it_go_out_again(later_ack_first):
+    """A quorum queue refuses a channel's first publish to it while it has no leader (nack), and may
+    take the next one to it once a leader is elected (ack), before the bus hears of the nack. The
+    broker then holds 3 without 2: re-publishing 2 alone would put it behind 3 (its receiver drops
+    it as a copy: lost). So a message stays with the bus until every one before it is confirmed, and
+    after a nack the refused message and everything after it go out again, in order (go-back-N; the
+    receivers drop the copies). The confirms may come in either order."""
+    bus = Bus("amqp://127.0.0.1:5672/%2F", Topology("t-fake", "quorum"))
+    bus.conn, bus.channel, bus.generation = FakeConnection(), FakeChannel(), 1
+    for key in ("A.node-2", "B.node-2", "C.node-2", "D.node-2"):
+        bus.send(key, {})
+    confirm(bus, 1)
+    if later_ack_first:
+        confirm(bus, 3)
+        confirm(bus, 2, nack=True)
+    else:
+        confirm(bus, 2, nack=True)
+        confirm(bus, 3)
+    assert [m.routing_key for m in bus._unconfirmed.values()] == ["B.node-2", "C.node-2", "D.node-2"]
+    new = FakeChannel()
+    bus.channel, bus._tag = new, 0  # what connect() does before re-publishing
+    bus._republish()
+    assert new.published == ["B.node-2", "C.node-2", "D.node-2"]
+    confirm(bus, 3, multiple=True)
+    assert not bus._unconfirmed
+
+
+def test_a_failover_logs_one_line_per_node_that_does_not_answer_and_no_pika_tracebacks(caplog):
+    """pika logs each failed connection attempt as seven ERRORs with a traceback (and a lost
+    connection as three). With the services' logging (``quiet_pika``) the bus says it once per
+    node that did not answer, with the cause, before it takes the next one."""
+    closed = []
+    for _ in range(2):  # two ports nothing listens on
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            closed.append(s.getsockname()[1])
+    url = ",".join(f"amqp://127.0.0.1:{port}/%2F" for port in closed)
+    pika_level = logging.getLogger("pika").level
+    try:
+        caplog.set_level(logging.DEBUG)
+        rabbit.quiet_pika()  # what the services do
+        bus = Bus(url, Topology("t-fake"), connect_timeout=0, name="bee-1", first_node=0)
+        with pytest.raises(TransportError, match="cannot reach RabbitMQ"):
+            bus.connect()
+    finally:
+        logging.getLogger("pika").setLevel(pika_level)
+    assert not [r for r in caplog.records if r.name.startswith("pika")], "pika's own errors are quiet"
+    lines = [r.getMessage() for r in caplog.records if "cannot connect" in r.getMessage()]
+    assert lines == [
+        f"bee-1: cannot connect to 127.0.0.1:{port}: ConnectionRefusedError(111, 'Connection refused')"
+        for port in closed
+    ]

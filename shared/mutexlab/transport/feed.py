@@ -3,9 +3,12 @@
 Each member publishes its trace events (``audit.<name>``, one batch per step, with its status
 when the step changed its state) and its status (``status.<name>``). The feed
 
-* drops what is no member's, and duplicates: each event ticks its process's own vector entry once
-  and a process's events arrive in order, so an entry not above the last one seen is a
-  redelivered or re-published copy (counted);
+* drops what is no member's, and duplicates: each event ticks its process's own vector entry once,
+  from 1, so an entry not above the last one seen is a redelivered or re-published copy (counted);
+* puts a batch that starts beyond the next entry of its process aside until the events before it
+  come: after a failover a process's batches can arrive out of order (a publish a quorum queue
+  refused, re-sent after later ones were taken; a consumer's unacked deliveries handed back
+  behind newer ones), and the run is not complete while any waits;
 * writes every other event to the trace (docs/architecture.md#trace-format) and shows it in the
   live view (view.py);
 * counts messages by type, entries by resource kind and scenario events, and keeps the messages
@@ -50,6 +53,8 @@ class AuditFeed:
         self.entries: Counter[str] = Counter()
         self.notes: Counter[str] = Counter()
         self.last_own: dict[str, int] = {}
+        # Batches held back until the earlier events of their process come: name -> {own entry it starts at: batch}.
+        self.held: dict[str, dict[int, dict]] = {}
         self.duplicates = 0
         self.last_progress = time.monotonic()  # the last new trace event
 
@@ -58,11 +63,25 @@ class AuditFeed:
         events = data.get("events", [data])  # a batch (one step's events), or a single event
         if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
             return "monitor: an audit batch must hold a list of JSON objects"
+        first = _own(name, events[0]) if events and name in self.members else None
+        if first is not None and first > self.last_own.get(name, 0) + 1:
+            held = self.held.setdefault(name, {})
+            if first in held:
+                self.duplicates += len(events)
+            held.setdefault(first, data)
+            return None
+        self._take(name, events, data)
+        held = self.held.get(name, {})
+        while held and min(held) <= self.last_own.get(name, 0) + 1:  # what was held back for these
+            data = held.pop(min(held))
+            self._take(name, data.get("events", [data]), data)
+        return None
+
+    def _take(self, name: str, events: list[dict], data: dict) -> None:
         for event in events:
             self.event(name, event)
         if isinstance(data.get("status"), dict):  # the batch of an input that changed the state
             self.report(name, data["status"])
-        return None
 
     def report(self, name: str, status: dict) -> None:
         """A member's status (``status.<name>``, or the one that came with a batch)."""
@@ -73,8 +92,8 @@ class AuditFeed:
 
     def event(self, name: str, event: dict) -> None:
         """One trace event of ``name``: written unless it is no member's or a duplicate."""
-        own = event.get("vc", {}).get(name) if isinstance(event.get("vc"), dict) else None
-        if name not in self.members or event.get("pid") != name or not isinstance(own, int):
+        own = _own(name, event)
+        if name not in self.members or own is None:
             log.warning("monitor: ignored a trace event claiming to be from %r", name)
             return
         if own <= self.last_own.get(name, 0):
@@ -101,13 +120,18 @@ class AuditFeed:
             self.notes[kind] += 1
 
     def done(self, name: str) -> bool:
-        """``name`` reported itself finished, with no timer left."""
+        """``name`` reported itself finished, with no timer left, and every trace event it had
+        recorded then (its status's ``events``) was heard: a status can overtake the batch before it
+        after a failover."""
         status = self.status.get(name, {})
-        return bool(status.get("finished")) and not status.get("timers")
+        events = status.get("events")
+        heard = not isinstance(events, int) or self.last_own.get(name, 0) >= events
+        return bool(status.get("finished")) and not status.get("timers") and heard
 
     def complete(self, names: Iterable[str]) -> bool:
-        """Every one of ``names`` is done and every sent message was received."""
-        return not self.sent and all(self.done(n) for n in names)
+        """Every one of ``names`` is done, every sent message was received, and no batch waits for
+        earlier events of its process."""
+        return not self.sent and not any(self.held.values()) and all(self.done(n) for n in names)
 
     def silent_for(self, seconds: float) -> bool:
         """No new trace event for more than ``seconds``: the run stalled."""
@@ -115,7 +139,8 @@ class AuditFeed:
 
     def stalled(self, names: Iterable[str]) -> dict[str, Any]:
         """Who of ``names`` is not done (state, what it waits for, seconds silent or None if never
-        heard), and who has messages sent to it never received (``undelivered``)."""
+        heard), who has messages sent to it never received (``undelivered``), and whose trace misses
+        events that later ones wait behind (``missing_events``: the own vector entry of the first)."""
         stalled: dict[str, Any] = {}
         now = time.monotonic()
         for name in names:
@@ -127,17 +152,32 @@ class AuditFeed:
                 "waiting": status.get("waiting", {}),
                 "silent_for": round(now - self.heard[name], 1) if name in self.heard else None,
             }
-        for dest, n in Counter(self.sent.values()).items():
-            stalled.setdefault(
-                dest,
+
+        def entry(name: str) -> dict[str, Any]:  # a member stalled only for what the transport knows
+            return stalled.setdefault(
+                name,
                 {
-                    "state": self.status.get(dest, {}).get("state", "unknown"),
+                    "state": self.status.get(name, {}).get("state", "unknown"),
                     "waiting": {},
                     "silent_for": None,
                 },
-            )["undelivered"] = n
+            )
+
+        for dest, n in Counter(self.sent.values()).items():
+            entry(dest)["undelivered"] = n
+        for name, held in self.held.items():
+            if held:
+                entry(name)["missing_events"] = self.last_own.get(name, 0) + 1
         return stalled
 
     def states(self, names: Iterable[str]) -> dict[str, str]:
         """Each of ``names``' last reported state (``unknown`` if none)."""
         return {n: self.status.get(n, {}).get("state", "unknown") for n in names}
+
+
+def _own(name: str, event: dict) -> int | None:
+    """The own vector entry of ``name``'s event (its number among the process's events), or None
+    when the event is not ``name``'s or has no such entry."""
+    vc = event.get("vc")
+    own = vc.get(name) if isinstance(vc, dict) else None
+    return own if event.get("pid") == name and isinstance(own, int) else None

@@ -122,6 +122,10 @@ def render(o: Outcome) -> str:
         extra = []
         if info.get("undelivered"):
             extra.append(f"{count(info['undelivered'], 'message')} sent to it never received")
+        if info.get("missing_events"):
+            extra.append(
+                f"its trace events from its #{info['missing_events']} on never heard (later ones held back)"
+            )
         if info.get("silent_for") is None:
             extra.append("never reported")
         elif info["silent_for"] > 5:

@@ -13,9 +13,11 @@ then their protocol messages in effect order, then the acks of their deliveries 
 order. So the monitor always learns of a send before anyone can report its receipt, and a
 delivery is acked only behind everything it caused.
 
-Invariants: a protocol input is handled at most once (per-link sequence numbers drop
-redelivered duplicates) and acked only after its effects are confirmed by the broker (the bus
-holds the ack back until then, without stopping the process from handling the next input); every
+Invariants: a protocol input is handled at most once and in its link's order (per-link sequence
+numbers drop redelivered duplicates, and hold a message that comes ahead of a missing one back
+until that one comes) and acked only after its effects are confirmed by the broker (the bus
+holds the ack back until then, without stopping the process from handling the next input; a
+held-back message is acked with the deliveries around it, and kept in memory until handled); every
 state change is logged (name, state, Lamport clock) and reported to the monitor with what the
 process waits for; malformed input is dead-lettered with its reason, never crashes the process.
 A message the protocol refuses (``ProtocolError``: its state does not accept it) is logged and
@@ -69,15 +71,19 @@ def join_ttl(join_timeout: float) -> float:
 
 
 class AuditSink:
-    """Where the Driver writes trace events: collected, in effect order, for the input's batch."""
+    """Where the Driver writes trace events: collected, in effect order, for the input's batch.
+    ``recorded`` counts them all (each ticks the process's own vector entry once: it is the entry of
+    the last one), so a status can say how much of the trace the monitor must have heard."""
 
     def __init__(self) -> None:
         self.events: list[dict] = []
+        self.recorded = 0
 
     def write(self, event: dict) -> None:
         if event["event"] == "run":
             return  # the monitor writes the run header
         self.events.append(event)
+        self.recorded += 1
 
     def take(self) -> list[dict]:
         events, self.events = self.events, []
@@ -382,7 +388,8 @@ class Participant:
                 self.stopped = True
             self.handled.append(delivery)
             return
-        setup, driver, pid = self._joined()
+        setup, _, _ = self._joined()
+        env: dict | None = None
         try:
             env = parse_envelope(delivery.body, self.settings.run_id, self.name, self.roster)
             msg = setup.codec.decode(env["msg"])
@@ -390,32 +397,49 @@ class Participant:
                 raise EnvelopeError(f"message claims sender {msg.sender} but comes from {env['from']}")
         except (EnvelopeError, MessageError) as exc:
             self._dead_letter(delivery, str(exc))
+            if env is not None:  # what waited behind its place in the link goes on
+                for held_env, held_msg, taken in self.inbox.refuse(env["from"], env["seq"]):
+                    self._deliver(held_env, held_msg, taken, acked=True)
             return
-        if not self.inbox.accept(env["from"], env["seq"]):
+        ready = self.inbox.accept(env["from"], env["seq"], (env, msg, delivery))
+        if not ready:
             log.info(
-                "%s: duplicate %s from %s (seq %d) dropped", self.name, env["id"], env["from"], env["seq"]
+                "%s: %s %s from %s (seq %d)",
+                self.name,
+                "held back" if self.inbox.waits(env["from"], env["seq"]) else "dropped duplicate",
+                env["id"],
+                env["from"],
+                env["seq"],
             )
-            self.handled.append(delivery)
+            self.handled.append(delivery)  # acked in delivery order; a held-back one waits in the inbox
             return
+        for env, msg, taken in ready:  # this message, then those held back behind it
+            self._deliver(env, msg, taken, acked=taken is not delivery)
+
+    def _deliver(self, env: dict, msg: Any, delivery: Delivery, acked: bool) -> None:
+        """Apply one protocol message, next in its link's order. ``acked``: it was held back, and its
+        delivery joined the acks when it came."""
+        _, driver, pid = self._joined()
         try:
             self._apply(lambda: driver.deliver(self.roster[env["from"]], pid, msg, env["id"], env["vc"]))
         except ProtocolError as exc:  # the state does not accept this message: the sender's fault, or a bug
             log.error("%s: refused %s from %s: %s", self.name, env["id"], env["from"], exc)
-            self._dead_letter(delivery, f"protocol error: {exc}")
+            self._dead_letter(delivery, f"protocol error: {exc}", ack=not acked)
             return
         except Exception as exc:  # noqa: BLE001 - a protocol failing on its input must not kill the process
             log.exception("%s: the protocol failed on %s", self.name, env["id"])
             self._dead_letter(
-                delivery, f"the protocol failed on it: {exc!r}"
+                delivery, f"the protocol failed on it: {exc!r}", ack=not acked
             )  # what it did before failing happened
             return
-        self.handled.append(delivery)
+        if not acked:
+            self.handled.append(delivery)
 
-    def _dead_letter(self, delivery: Delivery, reason: str) -> None:
+    def _dead_letter(self, delivery: Delivery, reason: str, ack: bool = True) -> None:
         self._publish_step()  # the step so far first: acks leave in delivery order
         self.dead_letters += 1
         log.warning("%s: dead-lettered a message (%s): %s", self.name, delivery.routing_key, reason)
-        self.bus.dead_letter(delivery, reason)
+        self.bus.dead_letter(delivery, reason, ack=ack)
         self._status()
 
     # -- outputs --------------------------------------------------------------------------
@@ -485,5 +509,6 @@ class Participant:
             "reconnects": self.bus.reconnects,
             "redelivered": self.bus.redelivered,
             "final": final,
+            "events": self.audit.recorded,
             "t": time.time() - self.start_time,
         }

@@ -159,11 +159,17 @@ class Topology:
         channel.exchange_delete(self.unrouted)
 
 
-def connect_any(url: str, first: int = 0, configure: Callable[[Any], None] | None = None):
+def connect_any(
+    url: str,
+    first: int = 0,
+    configure: Callable[[Any], None] | None = None,
+    failed: Callable[[str, BaseException], None] | None = None,
+):
     """A connection to the first node of ``url`` (one URL, or several comma-separated) that takes
     one, trying them in turn from index ``first``: ``(connection, index)``. ``configure(params)``
-    may adjust each node's ``pika.URLParameters``. Refused credentials raise at once; when no node
-    answers, the last node's error is raised."""
+    may adjust each node's ``pika.URLParameters``; ``failed(node, error)`` hears of each node that
+    did not answer (``host:port``). Refused credentials raise at once; when no node answers, the
+    last node's error is raised."""
     nodes = node_urls(url)
     error: BaseException | None = None
     for k in range(len(nodes)):
@@ -177,8 +183,27 @@ def connect_any(url: str, first: int = 0, configure: Callable[[Any], None] | Non
             raise
         except LOST as exc:
             error = exc
+            if failed is not None:
+                failed(f"{params.host}:{params.port}", exc)
     assert error is not None
     raise error
+
+
+def quiet_pika() -> None:
+    """Leave connection trouble to the bus's own log lines. pika logs each connection it loses,
+    and each attempt that fails, as several ERRORs with a traceback; the bus logs the loss, each
+    node that did not answer and the reconnect in one line each (``Bus.connect``)."""
+    logging.getLogger("pika").setLevel(logging.CRITICAL)
+
+
+def cause(exc: BaseException) -> str:
+    """The innermost error pika wrapped ``exc`` around, for a log line: ``ConnectionRefusedError(111,
+    'Connection refused')`` rather than ``AMQPConnectionError((AMQPConnectorSocketConnectError(...),))``."""
+    while True:
+        inner = exc.args[0] if exc.args else getattr(exc, "exception", None)  # pika's two ways to wrap
+        if not isinstance(inner, BaseException):
+            return repr(exc)
+        exc = inner
 
 
 def delete_run(url: str, run_id: str, names: list[str]) -> None:
@@ -228,26 +253,61 @@ def parse_envelope(body: bytes, run_id: str, me: str, roster: dict[str, int]) ->
 class LinkInbox:
     """Per-link sequence numbers. Invariant: each (sender → me) message is handled once, in order.
 
-    ``accept(sender, seq)`` is True for the next message of the link, False for one already
-    handled (a redelivered duplicate). A gap (a message skipped) cannot happen with confirms and
-    FIFO queues; it is counted and logged, and the message is still handled.
+    ``accept(sender, seq, item)`` gives the items to handle now, in link order: ``[item]`` and the
+    items held back behind it, for the next message of the link; nothing for a copy of one already
+    handled or held (a redelivered or re-published duplicate: counted in ``duplicates``), nor for
+    one that arrives ahead of a missing one (held back until that one comes: counted in ``gaps``).
+    After a failover a queue can hand a consumer's unacked deliveries back behind newer ones, and a
+    publish refused by a quorum queue comes again after later ones were taken: the missing message
+    does come, and nothing is lost by waiting for it.
     """
 
     def __init__(self) -> None:
         self.last: dict[str, int] = {}
+        self.held: dict[str, dict[int, Any]] = {}  # sender -> {seq: item} that came ahead of a missing one
+        self.refused_seqs: dict[str, set[int]] = {}  # sender -> seqs of malformed messages (dead-lettered)
         self.duplicates = 0
         self.gaps = 0
 
-    def accept(self, sender: str, seq: int) -> bool:
+    def accept(self, sender: str, seq: int, item: Any = None) -> list[Any]:
         last = self.last.get(sender, 0)
-        if seq <= last:
+        held = self.held.setdefault(sender, {})
+        if seq <= last or seq in held:
             self.duplicates += 1
-            return False
+            return []
+        refused = self.refused_seqs.get(sender, ())
+        while last + 1 < seq and last + 1 in refused:  # a malformed message's place, skipped when needed
+            last += 1
         if seq != last + 1:
+            self.last[sender] = last
             self.gaps += 1
-            log.warning("link %s: sequence jumped from %d to %d (messages missing)", sender, last, seq)
+            held[seq] = item
+            log.warning("link %s: message %d came before %d; held back until it comes", sender, seq, last + 1)
+            return []
+        return self._release(sender, seq, [item])
+
+    def refuse(self, sender: str, seq: int) -> list[Any]:
+        """Message ``seq`` of ``sender`` was malformed (dead-lettered unhandled). Its place is skipped
+        only when a later message needs it — a forged copy must not use up a genuine message's
+        place — so this gives the items held back behind it, if any, to handle now."""
+        self.refused_seqs.setdefault(sender, set()).add(seq)
+        if not self.held.get(sender) or seq != self.last.get(sender, 0) + 1:
+            return []
+        return self._release(sender, seq, [])
+
+    def _release(self, sender: str, seq: int, ready: list[Any]) -> list[Any]:
+        """``seq`` is done: add the items held back behind it (over malformed messages' places)."""
+        held, refused = self.held.get(sender, {}), self.refused_seqs.get(sender, ())
+        while seq + 1 in held or (seq + 1 in refused and any(k > seq + 1 for k in held)):
+            seq += 1
+            if seq in held:
+                ready.append(held.pop(seq))
         self.last[sender] = seq
-        return True
+        return ready
+
+    def waits(self, sender: str, seq: int) -> bool:
+        """Message ``seq`` of ``sender`` is held back, ahead of a missing one."""
+        return seq in self.held.get(sender, {})
 
 
 # -- the bus --------------------------------------------------------------------------------
@@ -275,8 +335,11 @@ class Bus:
     those, and the receiver drops them as duplicates.
 
     Invariants: ``_unconfirmed`` holds, in publish order, every message the broker has not yet
-    confirmed (keys: this channel's delivery tags, ascending); ``_acks`` holds, in handling order,
-    deliveries whose ack waits for the confirms of everything published before ``ack`` was called.
+    confirmed together with every later one (keys: this channel's delivery tags, ascending): a
+    message leaves it only when it and all before it are confirmed, so that what is re-published
+    after a quorum nack or a lost connection keeps its order at every receiver; ``_acks`` holds,
+    in handling order, deliveries whose ack waits for the confirms of everything published before
+    ``ack`` was called.
     """
 
     def __init__(
@@ -317,6 +380,8 @@ class Bus:
         # Tags a quorum queue refused (nack), kept for re-publishing: a later ``multiple`` ack covers
         # only the tags not already answered, so it must not settle these.
         self._nacked_tags: set[int] = set()
+        # Tags the broker confirmed while an earlier one is not yet: kept in ``_unconfirmed`` until it is.
+        self._acked_tags: set[int] = set()
         self.renacked = 0  # re-publishes after a nack (quorum queues)
         self._nacked_since: float | None = None  # when the current run of nacks began (None: no nacks)
         self.published = 0
@@ -333,7 +398,12 @@ class Bus:
         while True:
             try:
                 self.conn, self._node = connect_any(
-                    self.url, self._node, lambda params: setattr(params, "client_properties", properties)
+                    self.url,
+                    self._node,
+                    lambda params: setattr(params, "client_properties", properties),
+                    lambda node, exc: log.warning(
+                        "%s: cannot connect to %s: %s", self.name, node, cause(exc)
+                    ),
                 )
                 params = pika.URLParameters(self.nodes[self._node])
                 self.node = f"{params.host}:{params.port}"
@@ -423,9 +493,21 @@ class Bus:
         for tag in tags:
             if tag in self._nacked_tags:
                 continue  # refused already (quorum nack): re-published later, not confirmed by this ack
-            message = self._unconfirmed.pop(tag, None)
-            if message is not None and nack:
-                self._refused.append(f"the broker refused (nack) a message to {message.routing_key!r}")
+            if nack:
+                message = self._unconfirmed.pop(tag, None)
+                if message is not None:
+                    self._refused.append(f"the broker refused (nack) a message to {message.routing_key!r}")
+            elif tag in self._unconfirmed:
+                self._acked_tags.add(tag)
+        # A message is settled only with every one before it: until then a nack of an earlier one
+        # (a quorum queue without a leader) sends it out again behind that one (go-back-N), for the
+        # broker may have taken it ahead of the refused one.
+        while self._unconfirmed:
+            first = next(iter(self._unconfirmed))
+            if first not in self._acked_tags:
+                break
+            del self._unconfirmed[first]
+            self._acked_tags.discard(first)
 
     def _on_return(self, _channel, method, _props, _body) -> None:
         # A mandatory message no queue takes; the broker returns it before confirming it.
@@ -691,11 +773,13 @@ class Bus:
         pending = list(self._unconfirmed.values())
         self._unconfirmed.clear()
         self._nacked_tags.clear()  # the new channel numbers its tags from 1 again
+        self._acked_tags.clear()
         for message in pending:
             self._transmit(message)
 
-    def dead_letter(self, delivery: Delivery, reason: str) -> None:
-        """Move a delivery to the run's dead-letter queue with its reason, then ack it."""
+    def dead_letter(self, delivery: Delivery, reason: str, ack: bool = True) -> None:
+        """Move a delivery to the run's dead-letter queue with its reason, then ack it (unless
+        ``ack`` is off: its ack was already asked for)."""
         headers = dict(delivery.headers)
         headers.update(
             {
@@ -705,7 +789,8 @@ class Bus:
             }
         )
         self.send(delivery.routing_key, delivery.body, exchange=self.topology.dlx, headers=headers)
-        self.ack(delivery)
+        if ack:
+            self.ack(delivery)
 
     def call(self, action: Callable[[Any], Any]) -> Any:
         """``action(channel)`` on the current channel (a declaration ...); after a lost connection

@@ -37,6 +37,7 @@ def serve(role: str) -> int:
             f"mutexlab service: unknown role {role!r}; choose one of: {', '.join(roles())}", file=sys.stderr
         )
         return 2
+    from .rabbit import quiet_pika
     from .settings import MonitorSettings, ParticipantSettings, load
 
     try:
@@ -46,7 +47,7 @@ def serve(role: str) -> int:
             stream=sys.stderr,
             format="%(asctime)s %(levelname)s %(message)s",
         )
-        logging.getLogger("pika").setLevel(logging.ERROR)
+        quiet_pika()
         service: Service
         if role == "monitor":
             from .monitor import Monitor
