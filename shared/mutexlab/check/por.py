@@ -61,7 +61,7 @@ class PartialOrder:
         self,
         model: Model,
         reads: Callable[[Any], Any] | None,
-        sends_to: Callable[[Any, tuple, tuple, int], bool] | None = None,
+        sends_to: Callable[[Any, tuple, tuple, Any], bool] | None = None,
     ) -> None:
         self.model = model
         self.reads = reads
@@ -129,18 +129,20 @@ class PartialOrder:
 
     def may_send(self, world: tuple, q: int, x: int) -> bool:
         """Whether process ``q`` may send to ``x`` before ``x`` (or anyone with it) moves: the
-        protocol's bound from ``q``'s state, its pending decisions and what ``x`` has in flight
-        to it; without one, always."""
+        protocol's bound from ``q``'s state, its pending decisions, what ``x`` has in flight
+        to it and ``x``'s state; without one, always."""
         if self.sends_to is None:
             return True
         model = self.model
         back = world[model.n + self.link_of[(x, q)]]
-        key = (world[q], world[model.P0 + q], back, x)
+        key = (world[q], world[model.P0 + q], back, world[x])
         got = self._may.get(key)
         if got is None:
             pending = tuple(model.actions[a] for a in model.seqs[world[model.P0 + q]])
             inflight = tuple(model.messages[m] for m in model.seqs[back])
-            got = self._may[key] = self.sends_to(model.objects[world[q]], pending, inflight, model.pids[x])
+            got = self._may[key] = self.sends_to(
+                model.objects[world[q]], pending, inflight, model.objects[world[x]]
+            )
         return got
 
     def ample(self, world: tuple, labels: list) -> list:
