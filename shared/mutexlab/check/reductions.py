@@ -237,47 +237,61 @@ class ElvesClockShift(ClockShift):
 
     def __init__(self, model) -> None:
         super().__init__(model)
-        self._link_low: dict[tuple[int, int, bool], int] = {}  # (contents, receiver, retired) → low
+        # state id → (will not request, smallest live timestamp, smallest request timestamp)
+        self._state: dict[int, tuple[bool, int, int]] = {}
+        # (link contents, receiver state, retired) → (smallest live timestamp, any dead one)
+        self._link: dict[tuple[int, int, bool], tuple[int, bool]] = {}
         self._link_shifted: dict[tuple[int, int, int, bool], int] = {}
-        self._quiet: dict[int, bool] = {}
         self._retired: dict[tuple[int, int], int] = {}
         self.final = len(next(p for p in model.setup.protocols.values() if type(p) is Mayor).plan)
+        self._links = [(n_k, model.link_to[k]) for k, n_k in enumerate(range(model.n, model.n + model.L))]
 
-    def quiet(self, sid: int) -> bool:
-        got = self._quiet.get(sid)
+    def state_info(self, sid: int) -> tuple[bool, int, int]:
+        got = self._state.get(sid)
         if got is None:
-            got = self._quiet[sid] = elves.will_not_request(self.model.objects[sid], self.final)
+            p = self.model.objects[sid]
+            got = self._state[sid] = (
+                elves.will_not_request(p, self.final),
+                min(elves.live(p), default=NOTHING_LIVE),
+                min(elves.request_stamps(p), default=NOTHING_LIVE),
+            )
         return got
 
     def __call__(self, world: tuple) -> tuple:
         model = self.model
-        n, L, link_to = model.n, model.L, model.link_to
-        retired = all(self.quiet(world[i]) for i in range(n))
-        low = self.retired_low if retired else self.state_low
-        d = min(low(world[i]) for i in range(n))
-        for k in range(L):
-            if world[n + k]:
-                d = min(d, self.link_low(world[n + k], world[link_to[k]], retired))
+        n = model.n
+        infos = [self._state.get(sid) or self.state_info(sid) for sid in world[:n]]
+        retired = all(info[0] for info in infos)
+        d = min(info[2] if retired else info[1] for info in infos)
+        dead = False
+        link_info = self._link
+        for slot, receiver in self._links:
+            q = world[slot]
+            if q:
+                key = (q, world[receiver], retired)
+                low, has_dead = link_info.get(key) or self.link_info(key)
+                if low < d:
+                    d = low
+                dead = dead or has_dead
         if d == NOTHING_LIVE:
             d = 0
+        if not (d or retired or dead):
+            return world
         w = list(world)
         if d or retired:
             cache = self._retired if retired else self.shifted
             for i in range(n):
-                key = (world[i], d)
-                sid = cache.get(key)
+                key2 = (world[i], d)
+                sid = cache.get(key2)
                 if sid is None:
                     obj = model.objects[world[i]]
                     twin = elves.shift(obj, d, 0) if retired else self.fns[1](obj, d)
-                    sid = cache[key] = model.state_id(i, twin)
+                    sid = cache[key2] = model.state_id(i, twin)
                 w[i] = sid
-        for k in range(L):
-            if world[n + k]:
-                w[n + k] = self.link_shift(world[n + k], world[link_to[k]], d, retired)
+        for slot, receiver in self._links:
+            if world[slot]:
+                w[slot] = self.link_shift(world[slot], world[receiver], d, retired)
         return tuple(w)
-
-    def retired_low(self, sid: int) -> int:
-        return min(elves.request_stamps(self.model.objects[sid]), default=NOTHING_LIVE)
 
     def _live(self, mid: int, receiver: int, retired: bool) -> bool:
         """Whether message ``mid``'s timestamp will be read (to ``receiver``; ``retired``: only
@@ -287,12 +301,11 @@ class ElvesClockShift(ClockShift):
             return False
         return not elves.dead_message(msg, self.model.objects[receiver])
 
-    def link_low(self, q: int, receiver: int, retired: bool) -> int:
-        key = (q, receiver, retired)
-        got = self._link_low.get(key)
-        if got is None:
-            lows = [self.msg_low(mid) for mid in self.model.seqs[q] if self._live(mid, receiver, retired)]
-            got = self._link_low[key] = min(lows, default=NOTHING_LIVE)
+    def link_info(self, key: tuple[int, int, bool]) -> tuple[int, bool]:
+        q, receiver, retired = key
+        live = [self._live(mid, receiver, retired) for mid in self.model.seqs[q]]
+        lows = [self.msg_low(mid) for mid, ok in zip(self.model.seqs[q], live, strict=True) if ok]
+        got = self._link[key] = (min(lows, default=NOTHING_LIVE), not all(live))
         return got
 
     def link_shift(self, q: int, receiver: int, d: int, retired: bool) -> int:
