@@ -61,8 +61,12 @@ def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
         and config.partial_order
         and PartialOrder.applies(model, invariant, family in INVARIANT_READS)
     ):
+        protocols = model.setup.protocols.values()
         model.por = PartialOrder(
-            model, INVARIANT_READS.get(family), sends_to_for(model.setup.protocols.values())
+            model,
+            INVARIANT_READS.get(family),
+            sends_to_for(protocols),
+            reads_receiver=elves_applies(protocols),
         )
         model.reductions.append(POR)
     return model

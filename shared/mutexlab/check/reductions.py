@@ -5,7 +5,8 @@ Each one merges worlds that have the same future, so every verdict is kept; none
 * **Canonical snapshots** (``canonical``): a process state is keyed by the variables its future
   reads, not by ``snapshot()``. Ricart–Agrawala: the reply set is read only while WANTED (a
   REPLY outside WANTED is ignored, a new request starts an empty set), so outside WANTED it is
-  dropped. Bees and elves already key their snapshots this way.
+  dropped. The bees already key their snapshots this way; the elves' keys are in
+  ``elves_reductions.py``.
 * **Clock-offset normalisation** (``ClockShift``): Ricart–Agrawala, Lamport and the bees only
   compare timestamps (``(ts, pid)`` priorities, a bee's rank among the reed requests, an ACK's
   ``req_ts`` against the request it answers — equality) and move clocks by ``tick`` (+1) and
