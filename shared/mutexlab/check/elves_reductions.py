@@ -53,26 +53,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..protocols.elves import (
-    CONTRACT,
-    ELF_DONE,
-    ELF_FINISHED,
-    ELF_REQUESTING,
-    ELF_WAIT_FOR_RELEASE,
-    INITIAL,
-    MAYOR_DONE,
-    MAYOR_WAITING,
-    PINS,
-    POISON,
-    Elf,
-    InitContracts,
-    Mayor,
-    XRelease,
-    XReply,
-    XRequest,
-)
+from ..protocols import elves as E
 
-CLASSES = frozenset({Mayor, Elf})
+CLASSES = frozenset({E.Mayor, E.Elf})
 
 
 def applies(protocols) -> bool:
@@ -81,26 +64,26 @@ def applies(protocols) -> bool:
 
 
 # -- dead variables ---------------------------------------------------------------------------
-def _request_live(e: Elf) -> bool:
-    return e.state is ELF_REQUESTING or e.state is ELF_WAIT_FOR_RELEASE
+def _request_live(e: E.Elf) -> bool:
+    return e.state is E.ELF_REQUESTING or e.state is E.ELF_WAIT_FOR_RELEASE
 
 
-def _mayor_clock_live(m: Mayor) -> bool:
-    return m.state is not MAYOR_DONE and not (m.state is MAYOR_WAITING and not m.completed)
+def _mayor_clock_live(m: E.Mayor) -> bool:
+    return m.state is not E.MAYOR_DONE and not (m.state is E.MAYOR_WAITING and not m.completed)
 
 
 def canonical(p: Any):
     """The key of a mayor's or an elf's state: what its future reads (see the module)."""
-    if type(p) is Mayor:
+    if type(p) is E.Mayor:
         return (
             p.state,
             p.clock.time if _mayor_clock_live(p) else 0,
             p.round,
-            frozenset(p.completed) if p.state is MAYOR_WAITING else None,
+            frozenset(p.completed) if p.state is E.MAYOR_WAITING else None,
         )
-    if p.state is ELF_DONE:
-        return (ELF_DONE, p.round, p.rest_timers)
-    initial = p.state is INITIAL
+    if p.state is E.ELF_DONE:
+        return (E.ELF_DONE, p.round, p.rest_timers)
+    initial = p.state is E.INITIAL
     return (
         p.state,
         p.clock.time,
@@ -108,15 +91,15 @@ def canonical(p: Any):
         p.active,
         None if initial else p.contracts,
         None if initial else frozenset(p.contract_requests),
-        tuple(sorted((j, units) for j, (_, units) in p.queues[PINS].items()))
+        tuple(sorted((j, units) for j, (_, units) in p.queues[E.PINS].items()))
         if initial
-        else tuple(sorted(p.queues[PINS].items())),
-        tuple(sorted((j, units) for j, (_, units) in p.queues[POISON].items()))
+        else tuple(sorted(p.queues[E.PINS].items())),
+        tuple(sorted((j, units) for j, (_, units) in p.queues[E.POISON].items()))
         if initial
-        else tuple(sorted(p.queues[POISON].items())),
+        else tuple(sorted(p.queues[E.POISON].items())),
         p.phase,
         p.my_request if _request_live(p) else None,
-        frozenset(p.replies) if p.state is ELF_REQUESTING else None,
+        frozenset(p.replies) if p.state is E.ELF_REQUESTING else None,
         p.holding,
         tuple(p.future),
         p.rest_timers,
@@ -126,19 +109,19 @@ def canonical(p: Any):
 # -- clock shift ------------------------------------------------------------------------------
 def live(p: Any) -> list[int]:
     """The live timestamps of a mayor's or an elf's state (those its key keeps)."""
-    if type(p) is Mayor:
+    if type(p) is E.Mayor:
         return [p.clock.time] if _mayor_clock_live(p) else []
-    if p.state is ELF_DONE:
+    if p.state is E.ELF_DONE:
         return []
     return [p.clock.time] + [m.ts for m in p.future] + request_stamps(p)
 
 
 def request_stamps(p: Any) -> list[int]:
     """The live timestamps of requests an elf keeps (its own and those it queued)."""
-    if type(p) is Mayor or p.state is ELF_DONE:
+    if type(p) is E.Mayor or p.state is E.ELF_DONE:
         return []
     values = []
-    if p.state is not INITIAL:
+    if p.state is not E.INITIAL:
         values += [ts for ts, _ in p.contract_requests]
         values += [ts for queue in p.queues.values() for ts, _ in queue.values()]
     if _request_live(p):
@@ -151,7 +134,7 @@ def shift(p: Any, d: int, clock: int | None = None) -> Any:
     clock may be below ``d``: it becomes 0 (a clock cannot be negative; its value is never read)."""
     twin = copy.deepcopy(p)
     twin.clock.time = max(p.clock.time - d, 0) if clock is None else clock
-    if type(p) is Mayor:
+    if type(p) is E.Mayor:
         return twin
     twin.contract_requests = {(ts - d, j) for ts, j in p.contract_requests}
     twin.queues = {kind: {j: (ts - d, u) for j, (ts, u) in q.items()} for kind, q in p.queues.items()}
@@ -167,14 +150,14 @@ def will_not_request(p: Any, final: int) -> bool:
     request: asking for or holding poison, or resting, while it knows as many contract requests
     as there are contracts (``_next_contract`` then goes straight to INITIAL; the set only
     grows within a round)."""
-    if type(p) is Mayor:
+    if type(p) is E.Mayor:
         return p.round == final
-    if p.state is ELF_DONE:
+    if p.state is E.ELF_DONE:
         return True
     if p.round != final or not p.active:
         return False
-    return p.state is INITIAL or (
-        (p.phase == POISON or p.state is ELF_FINISHED) and len(p.contract_requests) >= len(p.contracts)
+    return p.state is E.INITIAL or (
+        (p.phase == E.POISON or p.state is E.ELF_FINISHED) and len(p.contract_requests) >= len(p.contracts)
     )
 
 
@@ -182,8 +165,8 @@ def dead_message(msg: Any, receiver: Any) -> bool:
     """Whether ``receiver`` will drop ``msg`` before its clock reads the timestamp: an elf message
     of a round it has already seen stopped, or of an earlier one (``Elf.on_message``)."""
     return (
-        type(receiver) is Elf
-        and isinstance(msg, (XRequest, XReply, XRelease))
+        type(receiver) is E.Elf
+        and isinstance(msg, (E.XRequest, E.XReply, E.XRelease))
         and (msg.round < receiver.round or (msg.round == receiver.round and not receiver.active))
     )
 
@@ -192,24 +175,24 @@ def dead_message(msg: Any, receiver: Any) -> bool:
 def sends_to(q: Any, pending: tuple, inflight: tuple, x: Any) -> bool:
     """Whether ``q`` may send to ``x`` while ``x`` does not move (see the module); ``inflight``:
     the messages on the link from ``x`` to ``q``."""
-    if any(isinstance(m, XRequest) for m in inflight):
+    if any(isinstance(m, E.XRequest) for m in inflight):
         return True  # q answers it
-    if type(q) is Mayor:
-        return q.state is not MAYOR_DONE and not (q.state is MAYOR_WAITING and x.holding is not None)
-    if q.state is ELF_DONE:
+    if type(q) is E.Mayor:
+        return q.state is not E.MAYOR_DONE and not (q.state is E.MAYOR_WAITING and x.holding is not None)
+    if q.state is E.ELF_DONE:
         return False
-    if type(x) is Mayor:
-        return q.state is not INITIAL or any(isinstance(m, InitContracts) for m in inflight)
+    if type(x) is E.Mayor:
+        return q.state is not E.INITIAL or any(isinstance(m, E.InitContracts) for m in inflight)
     x_holds = x.holding is not None and x.round == q.round
     if (
-        q.state is ELF_REQUESTING
+        q.state is E.ELF_REQUESTING
         and x.pid not in q.replies
-        and not any(isinstance(m, XReply) for m in inflight)
+        and not any(isinstance(m, E.XReply) for m in inflight)
     ):
-        return q.phase == CONTRACT and not x_holds
-    if q.state is INITIAL and q.active:
+        return q.phase == E.CONTRACT and not x_holds
+    if q.state is E.INITIAL and q.active:
         return not x_holds
-    if q.state is ELF_WAIT_FOR_RELEASE and not any(isinstance(m, XRelease) for m in inflight):
+    if q.state is E.ELF_WAIT_FOR_RELEASE and not any(isinstance(m, E.XRelease) for m in inflight):
         queue = q.queues[q.phase]
         mine, ahead = q.my_request, queue.get(x.pid)
         if ahead is not None and (ahead[0], x.pid) < mine and q.totals[q.phase] - ahead[1] < queue[q.pid][1]:
