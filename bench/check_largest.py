@@ -44,6 +44,7 @@ LADDERS: dict[str, list[list[str]]] = {
         ["elves", "-N", "2", "--rounds", "1"],
         ["elves", "-N", "2", "--rounds", "2"],
         ["elves", "-N", "3", "--contracts", "1", "--rounds", "1"],
+        ["elves", "-N", "3", "--contracts", "1", "--rounds", "2"],
         ["elves", "-N", "3", "--contracts", "2", "--rounds", "1"],
         ["elves", "-N", "3", "--contracts", "2", "--rounds", "2"],
     ],

@@ -26,6 +26,7 @@ CONFIGS: dict[str, list[str]] = {
     "raymond": ["mutex", "-a", "raymond", "-N", "3", "--requests", "2"],
     "bees": BEES + ["--eggs", "1", "--cocoons", "1"],
     "elves": ["elves", "-N", "2", "--rounds", "2"],
+    "elves 3": ["elves", "-N", "3", "--contracts", "1"],
 }
 MODES = {"none": ["--no-reduction"], "no POR": ["--no-partial-order"], "all": []}
 

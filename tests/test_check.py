@@ -43,6 +43,14 @@ def test_ricart_agrawala_three_nodes_one_request_has_the_cross_checked_counts(se
     assert result.complete and result.verdict == "pass" and not result.cycles
 
 
+@pytest.mark.slow
+def test_ricart_agrawala_three_nodes_two_requests_has_the_cross_checked_counts():
+    """3,579,050 states and 8,548,496 transitions: SPIN's count of the same worlds."""
+    result, _ = check("ricart-agrawala", 3, {"requests": 2}, reductions=False)
+    assert (result.states, result.transitions) == (3_579_050, 8_548_496)
+    assert result.complete and result.verdict == "pass"
+
+
 @pytest.mark.parametrize("algorithm", ["maekawa", "suzuki-kasami", "raymond"])
 def test_classic_counts_equal_explore(algorithm):
     explored = explore(lambda: make_setup(algorithm, 3, {"requests": 1}), max_states=1_000_000)

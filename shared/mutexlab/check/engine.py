@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 
 from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup
+from .elves_reductions import applies as elves_applies
 from .model import Model
 from .por import NAME as POR
 from .por import PartialOrder
 from .properties import INVARIANT_READS, invariant_for
-from .reductions import ClockShift, RetiredClocks, canonical_for, sends_to_for
+from .reductions import ClockShift, ElvesClockShift, RetiredClocks, canonical_for, sends_to_for
 from .search import Result, Search
 
 SEARCHES = ("dfs", "bfs")
@@ -46,9 +47,11 @@ def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
     model = Model(setup, reorder=config.reorder, duplicate=config.duplicate, canonical=canonical)
     model.reductions = ["canonical snapshots"] if canonical is not None else []
     if config.reductions and not config.reorder and not config.duplicate and ClockShift.applies(setup):
-        model.normalise = ClockShift(model)
+        model.normalise = (ElvesClockShift if elves_applies(setup.protocols.values()) else ClockShift)(model)
         model.reductions.append("clock-offset normalisation")
-        if RetiredClocks.applies(setup):
+        if isinstance(model.normalise, ElvesClockShift):
+            model.reductions.append("retired clocks")  # theirs, inside the shift
+        elif RetiredClocks.applies(setup):
             model.normalise = RetiredClocks(model, model.normalise)
             model.reductions.append("retired clocks")
     invariant, _ = invariant_for(model.setup.algorithm)
@@ -58,8 +61,12 @@ def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
         and config.partial_order
         and PartialOrder.applies(model, invariant, family in INVARIANT_READS)
     ):
+        protocols = model.setup.protocols.values()
         model.por = PartialOrder(
-            model, INVARIANT_READS.get(family), sends_to_for(model.setup.protocols.values())
+            model,
+            INVARIANT_READS.get(family),
+            sends_to_for(protocols),
+            reads_receiver=elves_applies(protocols),
         )
         model.reductions.append(POR)
     return model

@@ -41,6 +41,15 @@ from ..setup import Setup, capacity_of
 DELIVER, LOCAL, DUPLICATE = 0, 1, 2  # label kinds
 
 
+def _intern(ids: dict[str, int], values: list[str], value: str) -> int:
+    """The number of ``value`` in ``values`` (appended when new)."""
+    got = ids.get(value)
+    if got is None:
+        got = ids[value] = len(values)
+        values.append(value)
+    return got
+
+
 class Transition(NamedTuple):
     """What one input does to one process (cached per (state id, input))."""
 
@@ -133,17 +142,11 @@ class Model:
         return mid
 
     def action_id(self, action: str) -> int:
-        aid = self.action_ids.get(action)
-        if aid is None:
-            aid = self.action_ids[action] = len(self.actions)
-            self.actions.append(action)
-        return aid
+        return _intern(self.action_ids, self.actions, action)
 
     def res_id(self, resource: str) -> int:
-        rid = self.res_ids.get(resource)
-        if rid is None:
-            rid = self.res_ids[resource] = len(self.resources)
-            self.resources.append(resource)
+        rid = _intern(self.res_ids, self.resources, resource)
+        if rid == len(self.capacity):  # new
             self.capacity.append(capacity_of(self.setup.capacities, resource))
         return rid
 

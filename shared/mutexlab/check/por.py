@@ -14,7 +14,8 @@ behind messages already waiting for S. So ample(S) is *persistent* (Godefroid): 
 the world begins, up to commuting independent steps, with a step of ample(S). S is found by
 closing {p} under "q is added when the link q→x into some x in S is empty and q may send to x
 before anyone in S moves". "May send" is always true unless the protocol gives a bound
-(``reductions.SENDS_TO``: Ricart–Agrawala, the bees — exact classes only). Exploring only
+(``reductions.SENDS_TO``: Ricart–Agrawala, the bees; ``elves_reductions.sends_to``, which also
+reads the receiver's state — exact classes only). Exploring only
 ample(S) keeps every reachable deadlock (and so every final world). Clock shifts and retired
 clocks commute with steps (a step of a shifted world is the shifted step), so the argument
 holds on the normalised worlds too.
@@ -61,11 +62,13 @@ class PartialOrder:
         self,
         model: Model,
         reads: Callable[[Any], Any] | None,
-        sends_to: Callable[[Any, tuple, tuple, int], bool] | None = None,
+        sends_to: Callable[[Any, tuple, tuple, Any], bool] | None = None,
+        reads_receiver: bool = False,
     ) -> None:
         self.model = model
         self.reads = reads
         self.sends_to = sends_to  # the protocol's bound on whom a process may send to (reductions.py)
+        self.reads_receiver = reads_receiver  # the bound reads the receiver's state, not just its pid
         n = model.n
         # into[x]: ((link index, sender index), ...) of every link into process x
         into: list[list[tuple[int, int]]] = [[] for _ in range(n)]
@@ -129,18 +132,21 @@ class PartialOrder:
 
     def may_send(self, world: tuple, q: int, x: int) -> bool:
         """Whether process ``q`` may send to ``x`` before ``x`` (or anyone with it) moves: the
-        protocol's bound from ``q``'s state, its pending decisions and what ``x`` has in flight
-        to it; without one, always."""
+        protocol's bound from ``q``'s state, its pending decisions, what ``x`` has in flight
+        to it and ``x`` (its state, for a bound that reads it; else only its pid matters); without
+        one, always."""
         if self.sends_to is None:
             return True
         model = self.model
         back = world[model.n + self.link_of[(x, q)]]
-        key = (world[q], world[model.P0 + q], back, x)
+        key = (world[q], world[model.P0 + q], back, world[x] if self.reads_receiver else -1 - x)
         got = self._may.get(key)
         if got is None:
             pending = tuple(model.actions[a] for a in model.seqs[world[model.P0 + q]])
             inflight = tuple(model.messages[m] for m in model.seqs[back])
-            got = self._may[key] = self.sends_to(model.objects[world[q]], pending, inflight, model.pids[x])
+            got = self._may[key] = self.sends_to(
+                model.objects[world[q]], pending, inflight, model.objects[world[x]]
+            )
         return got
 
     def ample(self, world: tuple, labels: list) -> list:

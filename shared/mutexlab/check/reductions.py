@@ -5,7 +5,8 @@ Each one merges worlds that have the same future, so every verdict is kept; none
 * **Canonical snapshots** (``canonical``): a process state is keyed by the variables its future
   reads, not by ``snapshot()``. Ricart–Agrawala: the reply set is read only while WANTED (a
   REPLY outside WANTED is ignored, a new request starts an empty set), so outside WANTED it is
-  dropped. Bees and elves already key their snapshots this way.
+  dropped. The bees already key their snapshots this way; the elves' keys are in
+  ``elves_reductions.py``.
 * **Clock-offset normalisation** (``ClockShift``): Ricart–Agrawala, Lamport and the bees only
   compare timestamps (``(ts, pid)`` priorities, a bee's rank among the reed requests, an ACK's
   ``req_ts`` against the request it answers — equality) and move clocks by ``tick`` (+1) and
@@ -33,8 +34,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..protocols.bees import FINAL_STATES, REST, WAIT_REED, Bee
+from ..protocols.elves import Mayor, XRequest
 from ..protocols.lamport import LamportNode
 from ..protocols.ricart_agrawala import RicartAgrawalaNode
+from . import elves_reductions as elves
 
 NAMES = ("canonical snapshots", "clock-offset normalisation", "retired clocks")
 
@@ -55,6 +58,9 @@ CANONICAL: list[tuple[type, Callable[[Any], Any]]] = [(RicartAgrawalaNode, _ra_c
 
 def canonical_for(protocols) -> Callable[[Any], Any] | None:
     """A per-process key function for these protocols, or None when none of them has one."""
+    protocols = list(protocols)
+    if protocols and elves.applies(protocols):
+        return elves.canonical
     table = {}
     for proto in protocols:
         for cls, fn in CANONICAL:
@@ -123,11 +129,17 @@ def _bee_shift(b: Bee, d: int) -> Bee:
     return twin
 
 
+def _elves_low(p) -> int:
+    return min(elves.live(p), default=NOTHING_LIVE)
+
+
 SHIFTS: list[tuple[type, Callable, Callable]] = [
     (RicartAgrawalaNode, _ra_low, _ra_shift),
     (LamportNode, _lamport_low, _lamport_shift),
     (Bee, _bee_low, _bee_shift),
 ]
+# the elves' mayor and elves (exact classes, elves_reductions.py): one shift for both
+ELVES_SHIFT = (_elves_low, elves.shift)
 # message fields that hold timestamps, besides ``ts``
 STAMPS = ("req_ts",)
 
@@ -141,12 +153,18 @@ class ClockShift:
         self.shifted: dict[tuple[int, int], int] = {}
         self.msg_shifted: dict[tuple[int, int], int] = {}
         self.msg_lows: dict[int, int] = {}
-        cls = type(next(iter(model.setup.protocols.values())))
-        self.fns = next((low, shift) for base, low, shift in SHIFTS if issubclass(cls, base))
+        protos = list(model.setup.protocols.values())
+        if elves.applies(protos):
+            self.fns = ELVES_SHIFT
+        else:
+            cls = type(protos[0])
+            self.fns = next((low, shift) for base, low, shift in SHIFTS if issubclass(cls, base))
 
     @staticmethod
     def applies(setup) -> bool:
         protos = list(setup.protocols.values())
+        if elves.applies(protos):
+            return True
         return any(all(isinstance(p, base) for p in protos) for base, _, _ in SHIFTS) and all(
             type(p) is type(protos[0]) for p in protos
         )
@@ -200,6 +218,109 @@ class ClockShift:
             update = {"ts": msg.ts - d}
             update.update({f: getattr(msg, f) - d for f in STAMPS if hasattr(msg, f)})
             got = self.msg_shifted[key] = self.model.msg_id(msg.model_copy(update=update))
+        return got
+
+
+class ElvesClockShift(ClockShift):
+    """The elves' clock shift, which also knows dead messages: an elf message of a round its
+    receiver has already seen stopped (or an earlier one) is dropped on delivery before the
+    receiver's clock moves (``Elf.on_message``), so its timestamp is never read. The receiver's
+    round only grows and it becomes active again only in a later round, so such a message stays
+    dead until delivered. Its timestamp is set to 0 and left out of the smallest live one.
+
+    **Retired clocks**, as Ricart–Agrawala's: once no process will request again
+    (``elves_reductions.will_not_request``: the last round, every elf past its last request),
+    no clock will become a request's timestamp; clocks feed only other clocks (``tick``,
+    ``receive``) and the timestamps of replies, releases, completions and STOP, which feed only
+    clocks. Only the requests' timestamps (queued, in flight) are compared from then on. Such a
+    world gets every clock and every other timestamp 0, the request timestamps shifted to
+    start at 0."""
+
+    def __init__(self, model) -> None:
+        super().__init__(model)
+        # state id → (will not request, smallest live timestamp, smallest request timestamp)
+        self._state: dict[int, tuple[bool, int, int]] = {}
+        # (link contents, receiver state, retired) → (smallest live timestamp, any dead one)
+        self._link: dict[tuple[int, int, bool], tuple[int, bool]] = {}
+        self._link_shifted: dict[tuple[int, int, int, bool], int] = {}
+        self._retired: dict[tuple[int, int], int] = {}
+        self.final = len(next(p for p in model.setup.protocols.values() if type(p) is Mayor).plan)
+        self._links = [(n_k, model.link_to[k]) for k, n_k in enumerate(range(model.n, model.n + model.L))]
+
+    def state_info(self, sid: int) -> tuple[bool, int, int]:
+        got = self._state.get(sid)
+        if got is None:
+            p = self.model.objects[sid]
+            got = self._state[sid] = (
+                elves.will_not_request(p, self.final),
+                min(elves.live(p), default=NOTHING_LIVE),
+                min(elves.request_stamps(p), default=NOTHING_LIVE),
+            )
+        return got
+
+    def __call__(self, world: tuple) -> tuple:
+        model = self.model
+        n = model.n
+        infos = [self._state.get(sid) or self.state_info(sid) for sid in world[:n]]
+        retired = all(info[0] for info in infos)
+        d = min(info[2] if retired else info[1] for info in infos)
+        dead = False
+        link_info = self._link
+        for slot, receiver in self._links:
+            q = world[slot]
+            if q:
+                key = (q, world[receiver], retired)
+                low, has_dead = link_info.get(key) or self.link_info(key)
+                if low < d:
+                    d = low
+                dead = dead or has_dead
+        if d == NOTHING_LIVE:
+            d = 0
+        if not (d or retired or dead):
+            return world
+        w = list(world)
+        if d or retired:
+            cache = self._retired if retired else self.shifted
+            for i in range(n):
+                key2 = (world[i], d)
+                sid = cache.get(key2)
+                if sid is None:
+                    obj = model.objects[world[i]]
+                    twin = elves.shift(obj, d, 0) if retired else self.fns[1](obj, d)
+                    sid = cache[key2] = model.state_id(i, twin)
+                w[i] = sid
+        for slot, receiver in self._links:
+            if world[slot]:
+                w[slot] = self.link_shift(world[slot], world[receiver], d, retired)
+        return tuple(w)
+
+    def _live(self, mid: int, receiver: int, retired: bool) -> bool:
+        """Whether message ``mid``'s timestamp will be read (to ``receiver``; ``retired``: only
+        requests' are)."""
+        msg = self.model.messages[mid]
+        if retired and not isinstance(msg, XRequest):
+            return False
+        return not elves.dead_message(msg, self.model.objects[receiver])
+
+    def link_info(self, key: tuple[int, int, bool]) -> tuple[int, bool]:
+        q, receiver, retired = key
+        live = [self._live(mid, receiver, retired) for mid in self.model.seqs[q]]
+        lows = [self.msg_low(mid) for mid, ok in zip(self.model.seqs[q], live, strict=True) if ok]
+        got = self._link[key] = (min(lows, default=NOTHING_LIVE), not all(live))
+        return got
+
+    def link_shift(self, q: int, receiver: int, d: int, retired: bool) -> int:
+        """The link's contents with the live timestamps lowered by ``d`` and the dead ones 0."""
+        key = (q, receiver, d, retired)
+        got = self._link_shifted.get(key)
+        if got is None:
+            model = self.model
+            got = self._link_shifted[key] = model.seq_id(
+                tuple(
+                    self._msg(mid, d if self._live(mid, receiver, retired) else model.messages[mid].ts)
+                    for mid in model.seqs[q]
+                )
+            )
         return got
 
 
@@ -281,7 +402,7 @@ class RetiredClocks:
 
 
 # -- whom a process may send to (partial-order reduction, por.py) -----------------------------
-def _ra_sends_to(p: RicartAgrawalaNode, pending: tuple, inflight: tuple, x: int) -> bool:
+def _ra_sends_to(p: RicartAgrawalaNode, pending: tuple, inflight: tuple, x: RicartAgrawalaNode) -> bool:
     """Whether Ricart–Agrawala node ``p`` may send to ``x`` while ``x`` does not move. ``p``
     sends a REQUEST to everyone when it requests (``requests_left`` > 0 or a request pending),
     and a REPLY to ``x`` only on delivering a REQUEST of ``x`` (one in flight: ``x`` sends no
@@ -290,25 +411,29 @@ def _ra_sends_to(p: RicartAgrawalaNode, pending: tuple, inflight: tuple, x: int)
     return (
         p.requests_left > 0
         or "request" in pending
-        or x in p.deferred
+        or x.pid in p.deferred
         or any(m.type == "REQUEST" for m in inflight)
     )
 
 
-def _bee_sends_to(b: Bee, pending: tuple, inflight: tuple, x: int) -> bool:
+def _bee_sends_to(b: Bee, pending: tuple, inflight: tuple, x: Bee) -> bool:
     """A DEAD or RETIRED bee ignores every message without a step of its own and has nothing
     pending: it never sends again. Any other bee will at least broadcast its RELEASEreed."""
     return b.state not in FINAL_STATES or bool(pending)
 
 
 # Exact classes only: a subclass (a variant) may send elsewhere, and gets no bound.
-SENDS_TO: dict[type, Callable[[Any, tuple, tuple, int], bool]] = {
+SENDS_TO: dict[type, Callable[[Any, tuple, tuple, Any], bool]] = {
     RicartAgrawalaNode: _ra_sends_to,
     Bee: _bee_sends_to,
 }
 
 
-def sends_to_for(protocols) -> Callable[[Any, tuple, tuple, int], bool] | None:
-    """The send bound of these protocols, when all of them are of one class that has one."""
+def sends_to_for(protocols) -> Callable[[Any, tuple, tuple, Any], bool] | None:
+    """The send bound of these protocols, when all of them are of one class that has one (or
+    are the elves' exact mayor and elves)."""
+    protocols = list(protocols)
+    if protocols and elves.applies(protocols):
+        return elves.sends_to
     kinds = {type(p) for p in protocols}
     return SENDS_TO.get(kinds.pop()) if len(kinds) == 1 else None

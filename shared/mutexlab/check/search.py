@@ -96,23 +96,17 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+@dataclass
 class Search:
-    def __init__(
-        self,
-        model: Model,
-        invariant=None,
-        max_states: int | None = None,
-        max_memory_mb: float | None = None,
-        exact: bool = False,
-        progress: Callable[[Result, bool], None] | None = None,
-    ) -> None:
-        self.model = model
-        self.invariant = invariant
-        self.max_states = max_states
-        self.max_memory = max_memory_mb
-        self.exact = exact
-        self.progress = progress
-        self.result = Result(exact=exact)
+    model: Model
+    invariant: Any = None
+    max_states: int | None = None
+    max_memory: float | None = None  # MB the search may add to the process
+    exact: bool = False
+    progress: Callable[[Result, bool], None] | None = None
+
+    def __post_init__(self) -> None:
+        self.result = Result(exact=self.exact)
         self._t0 = 0.0
         self._base_mb = rss_mb()  # the process before this search: not the search's to spend
 

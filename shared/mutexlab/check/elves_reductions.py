@@ -1,0 +1,200 @@
+"""The hamster killers' reductions for ``mutexlab check`` (``reductions.py`` plugs them in).
+
+They hold for the exact classes ``Mayor`` and ``Elf`` only: a variant may read its fields
+elsewhere (``RoundBlind`` handles messages after ELF_DONE), so a setup with any other class
+gets none of them.
+
+**Dead variables** (``canonical``): a field whose value no future input reads is left out of
+the state's key, so states that differ only there merge.
+
+* An ELF_DONE elf drops every elf message of its round (stale) before its clock moves, and
+  ignores its stale timers: only its round and its count of timers are read again.
+* ``replies`` is read only in ELF_REQUESTING (a REPLY elsewhere is refused by state alone,
+  and ``_request`` starts an empty set); ``my_request`` only in ELF_REQUESTING and
+  ELF_WAIT_FOR_RELEASE (ELF_CRITICAL is left by ``exit``, which does not read it).
+* In INITIAL an elf makes no request until the next INIT_CONTRACTS (none left this round, or
+  between rounds), which starts fresh ``contract_requests``, ``queues`` and ``contracts``; until
+  then those are only written, except that a RELEASE checks the units of its sender's queued
+  request: the queues keep their units, their timestamps go.
+* The mayor's ``completed`` is read only in MAYOR_WAITING (``_begin`` starts it empty).
+  Its clock is dead in MAYOR_DONE (it never sends again) and in MAYOR_WAITING before the
+  round's first CONTRACT_COMPLETED: that one's timestamp is above the clock (its sender
+  received this round's INIT_CONTRACTS, stamped with the clock, before it could complete a
+  contract; clocks only grow), so ``receive`` sets the clock to ``ts + 1`` whatever it was.
+
+**Clock shift** (``live``/``shift``): the elves and the mayor use timestamps only in ``(ts,
+pid)`` priorities (the order of contract requests, the units ahead in a queue) and move clocks
+by ``tick`` and ``receive``; nothing else reads one (the round numbers and contract positions
+are counts, not times; no timestamp is printed into a decision). So adding one constant to
+every clock, stored timestamp and timestamp in flight changes no behaviour, and each world is
+shifted down until its smallest *live* timestamp (those kept in the key above, and every
+message in flight) is 0. Round numbers are not shifted: the mayor's plan differs per round.
+
+**Whom a process may send to** (``sends_to``, for partial-order reduction): while elf ``x`` does
+not move, process ``q`` can still send to ``x`` unless one of these holds (and no request of
+``x`` is in flight to ``q``, which ``q`` would answer):
+
+* ``q`` is ELF_DONE (it never sends again), or is the mayor in MAYOR_DONE;
+* ``q`` is the mayor waiting for completions while ``x`` holds a contract (STOP waits for it;
+  INIT_CONTRACTS comes only after STOP);
+* ``q`` asks for pins or poison and lacks ``x``'s reply, none in flight: it holds a contract,
+  so no STOP can end the round, and it needs that reply to move on;
+* ``q`` asks for a contract and lacks ``x``'s reply (none in flight), or is in INITIAL with none
+  left, while ``x`` holds a contract of the same round: nothing but STOP(r) would let it on;
+* ``q`` waits for a release and ``x``'s queued request ahead of its own, with no release in
+  flight, leaves too few units even if everyone else released (new requests cannot get ahead:
+  every other elf has seen ``q``'s request);
+* ``x`` is the mayor (who gets only CONTRACT_COMPLETED) and ``q`` is in INITIAL with no
+  INIT_CONTRACTS in flight from it: ``q`` gets no contract before the mayor moves.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ..protocols import elves as E
+
+CLASSES = frozenset({E.Mayor, E.Elf})
+
+
+def applies(protocols) -> bool:
+    """Every process is an exact ``Mayor`` or ``Elf`` (the reductions read their fields)."""
+    return {type(p) for p in protocols} <= CLASSES
+
+
+# -- dead variables ---------------------------------------------------------------------------
+def _request_live(e: E.Elf) -> bool:
+    return e.state is E.ELF_REQUESTING or e.state is E.ELF_WAIT_FOR_RELEASE
+
+
+def _mayor_clock_live(m: E.Mayor) -> bool:
+    return m.state is not E.MAYOR_DONE and not (m.state is E.MAYOR_WAITING and not m.completed)
+
+
+def canonical(p: Any):
+    """The key of a mayor's or an elf's state: what its future reads (see the module)."""
+    if type(p) is E.Mayor:
+        return (
+            p.state,
+            p.clock.time if _mayor_clock_live(p) else 0,
+            p.round,
+            frozenset(p.completed) if p.state is E.MAYOR_WAITING else None,
+        )
+    if p.state is E.ELF_DONE:
+        return (E.ELF_DONE, p.round, p.rest_timers)
+    initial = p.state is E.INITIAL
+    return (
+        p.state,
+        p.clock.time,
+        p.round,
+        p.active,
+        None if initial else p.contracts,
+        None if initial else frozenset(p.contract_requests),
+        tuple(sorted((j, units) for j, (_, units) in p.queues[E.PINS].items()))
+        if initial
+        else tuple(sorted(p.queues[E.PINS].items())),
+        tuple(sorted((j, units) for j, (_, units) in p.queues[E.POISON].items()))
+        if initial
+        else tuple(sorted(p.queues[E.POISON].items())),
+        p.phase,
+        p.my_request if _request_live(p) else None,
+        frozenset(p.replies) if p.state is E.ELF_REQUESTING else None,
+        p.holding,
+        tuple(p.future),
+        p.rest_timers,
+    )
+
+
+# -- clock shift ------------------------------------------------------------------------------
+def live(p: Any) -> list[int]:
+    """The live timestamps of a mayor's or an elf's state (those its key keeps)."""
+    if type(p) is E.Mayor:
+        return [p.clock.time] if _mayor_clock_live(p) else []
+    if p.state is E.ELF_DONE:
+        return []
+    return [p.clock.time] + [m.ts for m in p.future] + request_stamps(p)
+
+
+def request_stamps(p: Any) -> list[int]:
+    """The live timestamps of requests an elf keeps (its own and those it queued)."""
+    if type(p) is E.Mayor or p.state is E.ELF_DONE:
+        return []
+    values = []
+    if p.state is not E.INITIAL:
+        values += [ts for ts, _ in p.contract_requests]
+        values += [ts for queue in p.queues.values() for ts, _ in queue.values()]
+    if _request_live(p):
+        values.append(p.my_request[0])  # type: ignore[index]  # set in both states
+    return values
+
+
+def shift(p: Any, d: int, clock: int | None = None) -> Any:
+    """``p`` with every timestamp lowered by ``d`` (its clock set to ``clock`` if given). A dead
+    clock may be below ``d``: it becomes 0 (a clock cannot be negative; its value is never read)."""
+    twin = copy.deepcopy(p)
+    twin.clock.time = max(p.clock.time - d, 0) if clock is None else clock
+    if type(p) is E.Mayor:
+        return twin
+    twin.contract_requests = {(ts - d, j) for ts, j in p.contract_requests}
+    twin.queues = {kind: {j: (ts - d, u) for j, (ts, u) in q.items()} for kind, q in p.queues.items()}
+    if p.my_request is not None:
+        twin.my_request = (p.my_request[0] - d, p.my_request[1])
+    twin.future = [m.model_copy(update={"ts": m.ts - d}) for m in p.future]
+    return twin
+
+
+def will_not_request(p: Any, final: int) -> bool:
+    """Whether ``p`` makes no request any more (``final``: the last round): the mayor in the last
+    round; an elf done, or in the last round with none left (INITIAL), or past its last
+    request: asking for or holding poison, or resting, while it knows as many contract requests
+    as there are contracts (``_next_contract`` then goes straight to INITIAL; the set only
+    grows within a round)."""
+    if type(p) is E.Mayor:
+        return p.round == final
+    if p.state is E.ELF_DONE:
+        return True
+    if p.round != final or not p.active:
+        return False
+    return p.state is E.INITIAL or (
+        (p.phase == E.POISON or p.state is E.ELF_FINISHED) and len(p.contract_requests) >= len(p.contracts)
+    )
+
+
+def dead_message(msg: Any, receiver: Any) -> bool:
+    """Whether ``receiver`` will drop ``msg`` before its clock reads the timestamp: an elf message
+    of a round it has already seen stopped, or of an earlier one (``Elf.on_message``)."""
+    return (
+        type(receiver) is E.Elf
+        and isinstance(msg, (E.XRequest, E.XReply, E.XRelease))
+        and (msg.round < receiver.round or (msg.round == receiver.round and not receiver.active))
+    )
+
+
+# -- whom a process may send to ---------------------------------------------------------------
+def sends_to(q: Any, pending: tuple, inflight: tuple, x: Any) -> bool:
+    """Whether ``q`` may send to ``x`` while ``x`` does not move (see the module); ``inflight``:
+    the messages on the link from ``x`` to ``q``."""
+    if any(isinstance(m, E.XRequest) for m in inflight):
+        return True  # q answers it
+    if type(q) is E.Mayor:
+        return q.state is not E.MAYOR_DONE and not (q.state is E.MAYOR_WAITING and x.holding is not None)
+    if q.state is E.ELF_DONE:
+        return False
+    if type(x) is E.Mayor:
+        return q.state is not E.INITIAL or any(isinstance(m, E.InitContracts) for m in inflight)
+    x_holds = x.holding is not None and x.round == q.round
+    if (
+        q.state is E.ELF_REQUESTING
+        and x.pid not in q.replies
+        and not any(isinstance(m, E.XReply) for m in inflight)
+    ):
+        return q.phase == E.CONTRACT and not x_holds
+    if q.state is E.INITIAL and q.active:
+        return not x_holds
+    if q.state is E.ELF_WAIT_FOR_RELEASE and not any(isinstance(m, E.XRelease) for m in inflight):
+        queue = q.queues[q.phase]
+        mine, ahead = q.my_request, queue.get(x.pid)
+        if ahead is not None and (ahead[0], x.pid) < mine and q.totals[q.phase] - ahead[1] < queue[q.pid][1]:
+            return False
+    return True
