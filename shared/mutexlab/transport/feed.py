@@ -4,8 +4,11 @@ Each member publishes its trace events (``audit.<name>``, one batch per step, wi
 when the step changed its state) and its status (``status.<name>``). The feed
 
 * drops what is no member's, and duplicates: each event ticks its process's own vector entry once
-  and a process's events arrive in order, so an entry not above the last one seen is a
-  redelivered or re-published copy (counted);
+  and a process's events are published in order, so an entry not above the last one seen is a
+  redelivered or re-published copy (counted); an entry beyond the next one means events were lost
+  on the way (trace batches are transient, links.py): it is dropped too, and the process is
+  ``behind`` until the monitor has asked it for the missing events and got them (so is a process
+  whose status says it ``recorded`` more than the feed has);
 * writes every other event to the trace (docs/architecture.md#trace-format) and shows it in the
   live view (view.py);
 * counts messages by type, entries by resource kind and scenario events, and keeps the messages
@@ -50,6 +53,7 @@ class AuditFeed:
         self.entries: Counter[str] = Counter()
         self.notes: Counter[str] = Counter()
         self.last_own: dict[str, int] = {}
+        self.ahead: dict[str, int] = {}  # the highest own entry each member is known to have recorded
         self.duplicates = 0
         self.last_progress = time.monotonic()  # the last new trace event
 
@@ -67,6 +71,9 @@ class AuditFeed:
     def report(self, name: str, status: dict) -> None:
         """A member's status (``status.<name>``, or the one that came with a batch)."""
         if name in self.members:
+            recorded = status.get("recorded")
+            if isinstance(recorded, int) and recorded > self.ahead.get(name, 0):
+                self.ahead[name] = recorded
             self.status[name] = status
             self.heard[name] = time.monotonic()
             self.view.status(name, status)
@@ -79,6 +86,9 @@ class AuditFeed:
             return
         if own <= self.last_own.get(name, 0):
             self.duplicates += 1
+            return
+        if own > self.last_own.get(name, 0) + 1:  # events before it were lost: asked for again
+            self.ahead[name] = max(own, self.ahead.get(name, 0))
             return
         self.last_own[name] = own
         self.trace.write(event)
@@ -105,9 +115,13 @@ class AuditFeed:
         status = self.status.get(name, {})
         return bool(status.get("finished")) and not status.get("timers")
 
+    def behind(self) -> list[str]:
+        """The members whose trace misses events they recorded (to ask for again)."""
+        return [n for n, own in self.ahead.items() if own > self.last_own.get(n, 0)]
+
     def complete(self, names: Iterable[str]) -> bool:
-        """Every one of ``names`` is done and every sent message was received."""
-        return not self.sent and all(self.done(n) for n in names)
+        """Every one of ``names`` is done, every sent message was received and no trace misses events."""
+        return not self.sent and all(self.done(n) for n in names) and not self.behind()
 
     def silent_for(self, seconds: float) -> bool:
         """No new trace event for more than ``seconds``: the run stalled."""

@@ -37,6 +37,7 @@ from ..setup import ConfigError, Setup
 from ..trace import TraceError, TraceWriter
 from ..words import article
 from .feed import PROTOCOL_EVENTS, AuditFeed
+from .links import TRACE_ACK_EVERY, TRACE_RESEND_PAUSE
 from .membership import REJOIN_GRACE, Member, Roster
 from .outcome import EXIT_CONFIG, EXIT_SAFE, EXIT_STALLED, EXIT_VIOLATION, Outcome, decide, render, save_json
 from .rabbit import Bus, Delivery, Topology, TransportError
@@ -94,6 +95,8 @@ class Monitor:
         self.feed = AuditFeed(self.trace, self.progress)
         self.refused: list[dict] = []  # each refused instance once: instance, role, reason
         self.started = 0.0
+        self._trace_acked = 0.0  # when the participants were last told how far the trace has them
+        self._asked: dict[str, float] = {}  # member -> when it was last asked for missing trace events
 
     # -- entry point ----------------------------------------------------------------------
     def run(self) -> int:
@@ -238,10 +241,25 @@ class Monitor:
         while True:
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
+            self._acknowledge_traces()
             if self.setup is not None and self.feed.complete(self.setup.names.values()):
                 return self._outcome(complete=True)
             if self.feed.silent_for(self.settings.stall_timeout):
                 return self._outcome(complete=False)
+
+    def _acknowledge_traces(self) -> None:
+        """Tell the participants how far the trace has each of them (they drop those events), every
+        ``TRACE_ACK_EVERY`` seconds, and at once when one is behind: it sends the missing ones again
+        (links.py). Asks a participant again after ``TRACE_RESEND_PAUSE`` if they do not come."""
+        now = time.monotonic()
+        resend = [n for n in self.feed.behind() if now - self._asked.get(n, 0.0) >= TRACE_RESEND_PAUSE]
+        if not resend and now - self._trace_acked < TRACE_ACK_EVERY:
+            return
+        for name in resend:
+            self._asked[name] = now
+        self._trace_acked = now
+        body = {"kind": "trace", "run": self.settings.run_id, "through": self.feed.last_own, "resend": resend}
+        self.bus.send("control.all", body, persistent=False)
 
     def _dispatch(self, delivery: Delivery) -> None:
         key = delivery.routing_key

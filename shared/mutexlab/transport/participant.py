@@ -2,9 +2,10 @@
 
 The effects are carried out by ``ServiceDriver``, a ``sim.driver.Driver``: the same code as the
 simulator applies them in order, handles sends to oneself locally, numbers messages and
-records the trace events. Only two things differ: a network send is a persistent, confirmed
-publish of an envelope (``<TYPE>.<dest>``), a ``Schedule`` is a real timer (dwell seconds per
-kind), and the trace events go to the monitor instead of a file.
+records the trace events. Only two things differ: a network send is a transient, confirmed
+publish of an envelope (``<TYPE>.<dest>``), kept until its addressee acknowledges it and sent
+again when it was lost (links.py), a ``Schedule`` is a real timer (dwell seconds per kind), and
+the trace events go to the monitor instead of a file (kept until it acknowledges them).
 
 The inputs taken in one round of the loop (the deliveries of one poll, then the timers due) form
 one step, published together when the round ends: first one batch with their trace events
@@ -13,8 +14,9 @@ then their protocol messages in effect order, then the acks of their deliveries 
 order. So the monitor always learns of a send before anyone can report its receipt, and a
 delivery is acked only behind everything it caused.
 
-Invariants: a protocol input is handled at most once (per-link sequence numbers drop
-redelivered duplicates) and acked only after its effects are confirmed by the broker (the bus
+Invariants: a protocol input is handled exactly once and in link order (per-link sequence
+numbers drop duplicates; a message after a gap waits for the missing ones, sent again) and
+acked only after its effects are confirmed by the broker (the bus
 holds the ack back until then, without stopping the process from handling the next input); every
 state change is logged (name, state, Lamport clock) and reported to the monitor with what the
 process waits for; malformed input is dead-lettered with its reason, never crashes the process.
@@ -42,6 +44,7 @@ from ..protocol import ProtocolError
 from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup
 from ..sim.driver import Driver
+from .links import LINK_RETRY, LinkOutbox, TraceKept, link_message, parse_link
 from .membership import role_of
 from .rabbit import (
     LOST,
@@ -69,15 +72,18 @@ def join_ttl(join_timeout: float) -> float:
 
 
 class AuditSink:
-    """Where the Driver writes trace events: collected, in effect order, for the input's batch."""
+    """Where the Driver writes trace events: collected, in effect order, for the input's batch.
+    ``recorded`` is the own vector entry of the last event (the events are numbered 1, 2, ...)."""
 
     def __init__(self) -> None:
         self.events: list[dict] = []
+        self.recorded = 0
 
     def write(self, event: dict) -> None:
         if event["event"] == "run":
             return  # the monitor writes the run header
         self.events.append(event)
+        self.recorded = event["vc"][event["pid"]]
 
     def take(self) -> list[dict]:
         events, self.events = self.events, []
@@ -118,12 +124,18 @@ class Participant:
         self.setup: Setup | None = None
         self.driver: ServiceDriver | None = None
         self.roster: dict[str, int] = {}
-        self.inbox = LinkInbox()
+        # Protocol messages and trace batches are transient and retransmitted end to end (links.py).
+        self.inbox = LinkInbox(refuse_gaps=True)
+        self.outbox = LinkOutbox()
         self.link_seq: Counter[int] = Counter()
         self.audit = AuditSink()
+        self.trace_kept = TraceKept()
+        self._generation = 0  # the bus connection the links were last repaired on
+        # peer -> (what this process had from it, when) at its last question: asked once per gap
+        self._asked: dict[str, tuple[int, float]] = {}
         # The step being handled (see the module doc): its protocol messages in effect order, its
         # deliveries to ack in delivery order, and whether it changed the state.
-        self.outbox: list[tuple[str, dict, str]] = []
+        self.step_sends: list[tuple[str, int, str, dict, str]] = []  # (dest, seq, key, body, message id)
         self.handled: list[Delivery] = []
         self.changed = False
         self.timers: list[tuple[float, int, str]] = []
@@ -265,6 +277,7 @@ class Participant:
         """Run the protocol until the monitor's stop (True) or until the monitor is gone (False)."""
         self._monitor_seen = self._monitor_checked = time.monotonic()
         self.bus.consume(self.topology.queue(self.name))
+        self._generation = self.bus.generation
         self._input(lambda p: p.start())
         self._status()  # the monitor knows at once where this process stands, even if start changed nothing
         while not self.stopped:
@@ -282,6 +295,7 @@ class Participant:
                 _, _, action = heapq.heappop(self.timers)
                 self._input(lambda p, a=action: p.on_local(a))
             self._publish_step()
+            self._repair_links()
             if time.monotonic() - self._last_status >= self.settings.heartbeat:
                 self._status()
             if (
@@ -372,29 +386,47 @@ class Participant:
                 log.info("%s state %s lamport %d", self.name, proto.state, proto.clock.time)
 
     def _handle(self, delivery: Delivery) -> None:
+        setup, driver, pid = self._joined()
         if delivery.routing_key.startswith("control."):
             try:
                 data = json.loads(delivery.body)
             except ValueError:
                 data = {}
-            if data.get("kind") == "stop":
+            kind = data.get("kind") if isinstance(data, dict) else None
+            if kind == "stop":
                 log.info("%s: stop (%s)", self.name, data.get("reason", "run over"))
                 self.stopped = True
+            elif kind == "link":
+                try:
+                    self._link(*parse_link(data, self.settings.run_id, self.roster))
+                except ValueError as exc:
+                    self._dead_letter(delivery, str(exc))
+                    return
+            elif kind == "trace":
+                self._trace_acked(data)
             self.handled.append(delivery)
             return
-        setup, driver, pid = self._joined()
         try:
             env = parse_envelope(delivery.body, self.settings.run_id, self.name, self.roster)
+        except EnvelopeError as exc:
+            self._dead_letter(delivery, str(exc))
+            return
+        try:
             msg = setup.codec.decode(env["msg"])
             if msg.sender != self.roster[env["from"]]:
                 raise EnvelopeError(f"message claims sender {msg.sender} but comes from {env['from']}")
         except (EnvelopeError, MessageError) as exc:
+            self.inbox.dead_lettered(env["from"], env["seq"])  # not waited for, if it was the next one
             self._dead_letter(delivery, str(exc))
             return
+        self.outbox.ack(env["from"], env.get("ack", 0), time.monotonic())
         if not self.inbox.accept(env["from"], env["seq"]):
-            log.info(
-                "%s: duplicate %s from %s (seq %d) dropped", self.name, env["id"], env["from"], env["seq"]
-            )
+            if env["seq"] > self.inbox.last.get(env["from"], 0):  # after a gap: ask for the missing ones
+                self._ask(env["from"])
+            else:
+                log.info(
+                    "%s: duplicate %s from %s (seq %d) dropped", self.name, env["id"], env["from"], env["seq"]
+                )
             self.handled.append(delivery)
             return
         try:
@@ -423,16 +455,18 @@ class Participant:
         setup, _, _ = self._joined()
         dest = setup.names[to]
         self.link_seq[to] += 1
+        seq = self.link_seq[to]
         body = envelope(
             self.settings.run_id,
             msg_id,
             self.name,
             dest,
-            self.link_seq[to],
+            seq,
             vc,
             setup.codec.to_dict(msg),
+            ack=self.inbox.last.get(dest, 0),
         )
-        self.outbox.append((f"{msg.type}.{dest}", body, msg_id))
+        self.step_sends.append((dest, seq, f"{msg.type}.{dest}", body, msg_id))
 
     def _publish_step(self) -> None:
         """Publish the step's effects: first one batch with its trace events (and, when the state
@@ -445,13 +479,66 @@ class Participant:
             self._last_status = time.monotonic()
             self.changed = False
         if batch["events"] or "status" in batch:
-            self.bus.send(f"audit.{self.name}", batch)
-        outbox, self.outbox = self.outbox, []
-        for routing_key, body, msg_id in outbox:
-            self.bus.send(routing_key, body, message_id=msg_id)
+            self.bus.send(f"audit.{self.name}", batch, persistent=False)
+            self.trace_kept.published(batch["events"])
+        sends, self.step_sends = self.step_sends, []
+        now = time.monotonic()
+        for dest, seq, routing_key, body, msg_id in sends:
+            self.bus.send(routing_key, body, message_id=msg_id, persistent=False)
+            self.outbox.keep(dest, seq, routing_key, body, msg_id, now)
         handled, self.handled = self.handled, []
         for delivery in handled:
             self.bus.ack(delivery)
+
+    # -- end-to-end retransmission (links.py) ---------------------------------------------
+    def _ask(self, peer: str, again: bool = False) -> None:
+        """Ask ``peer`` to send again what it sent after what this process has, and to say what it
+        has: once per gap (every message after the gap is refused) unless ``again`` or
+        ``LINK_RETRY`` seconds have passed without the missing one."""
+        have, now = self.inbox.last.get(peer, 0), time.monotonic()
+        asked = self._asked.get(peer)
+        if not again and asked is not None and asked[0] == have and now - asked[1] < LINK_RETRY:
+            return
+        self._asked[peer] = (have, now)
+        self._send_link(peer, ask=True)
+
+    def _send_link(self, peer: str, ask: bool) -> None:
+        body = link_message(self.settings.run_id, self.name, self.inbox.last.get(peer, 0), ask)
+        self.bus.send(f"control.{peer}", body, persistent=False)
+
+    def _link(self, peer: str, received: int, ask: bool) -> None:
+        """A ``link`` message from ``peer``: it has everything up to ``received``; the kept messages
+        above it are sent again (it asked, or it answers this process's question)."""
+        for _seq, routing_key, body, msg_id in self.outbox.above(peer, received, time.monotonic()):
+            self.bus.send(routing_key, body, message_id=msg_id, persistent=False)
+        if ask:
+            self._send_link(peer, ask=False)
+
+    def _repair_links(self) -> None:
+        """After a reconnect ask every peer (messages of either direction may have been lost with the
+        broker); otherwise ask the peers whose acknowledgement is overdue."""
+        if self.bus.generation != self._generation:
+            self._generation = self.bus.generation
+            peers = self.outbox.peers() | set(self.inbox.last)
+            log.info("%s: reconnected; asking %d peers what they have", self.name, len(peers))
+        else:
+            peers = set(self.outbox.overdue(time.monotonic()))
+        for peer in sorted(peers):
+            self._ask(peer, again=True)
+
+    def _trace_acked(self, data: dict) -> None:
+        """The monitor's ``trace`` message: how far it has each participant's trace; when it names this
+        one in ``resend``, the kept events above that are published again."""
+        acked = data.get("through")
+        through = acked.get(self.name, 0) if isinstance(acked, dict) else None  # absent: it has none yet
+        if not isinstance(through, int):
+            return
+        self.trace_kept.acked(through)
+        if self.name in (data.get("resend") or ()):
+            events = self.trace_kept.above(through)
+            if events:
+                log.info("%s: the monitor misses trace events; %d sent again", self.name, len(events))
+                self.bus.send(f"audit.{self.name}", {"events": events}, persistent=False)
 
     def add_timer(self, action: str, dwell: str) -> None:
         seconds = self.dwell.get(dwell, self.default_dwell)
@@ -481,6 +568,8 @@ class Participant:
             "timers": len(self.timers),
             "duplicates": self.inbox.duplicates,
             "gaps": self.inbox.gaps,
+            "recorded": self.audit.recorded,
+            "retransmitted": self.outbox.retransmitted,
             "dead_letters": self.dead_letters,
             "reconnects": self.bus.reconnects,
             "redelivered": self.bus.redelivered,

@@ -16,7 +16,8 @@ Topology of run ``R`` (every name contains the run id, so runs never mix):
 * exchange ``mutexlab.R.dlx`` (fanout) and queue ``mutexlab.R.dead``: malformed or unknown
   messages, with the reason in the header ``x-mutexlab-reason``.
 
-Queues are durable and messages persistent; on a cluster (several node URLs) they are quorum
+Queues are durable; messages are persistent unless the sender retransmits them end to end
+(``send(persistent=False)``: the participants' protocol messages and trace batches, links.py); on a cluster (several node URLs) they are quorum
 queues, replicated by Raft, and the bus connects to any live node and fails over to another when
 its connection is lost (docs/cluster.md); every publish is confirmed by the broker
 (publisher confirms, ``mandatory`` so an unroutable message is an error, not a silent loss).
@@ -187,9 +188,21 @@ def delete_run(url: str, run_id: str, names: list[str]) -> None:
 
 
 # -- envelopes ------------------------------------------------------------------------------
-def envelope(run_id: str, msg_id: str, sender: str, to: str, seq: int, vc: dict | None, msg: dict) -> dict:
-    """A protocol message on the wire: who, where, the link sequence number, the sender's vector clock."""
-    return {"run": run_id, "id": msg_id, "from": sender, "to": to, "seq": seq, "vc": vc or {}, "msg": msg}
+def envelope(
+    run_id: str, msg_id: str, sender: str, to: str, seq: int, vc: dict | None, msg: dict, ack: int = 0
+) -> dict:
+    """A protocol message on the wire: who, where, the link sequence number, the sender's vector
+    clock, and ``ack``: the last sequence number the sender accepted from ``to`` (links.py)."""
+    return {
+        "run": run_id,
+        "id": msg_id,
+        "from": sender,
+        "to": to,
+        "seq": seq,
+        "ack": ack,
+        "vc": vc or {},
+        "msg": msg,
+    }
 
 
 def parse_envelope(body: bytes, run_id: str, me: str, roster: dict[str, int]) -> dict:
@@ -214,6 +227,9 @@ def parse_envelope(body: bytes, run_id: str, me: str, roster: dict[str, int]) ->
     seq = data["seq"]
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
         raise EnvelopeError(f"bad sequence number {seq!r}")
+    ack = data.get("ack", 0)
+    if isinstance(ack, bool) or not isinstance(ack, int) or ack < 0:
+        raise EnvelopeError(f"bad acknowledgement {ack!r}")
     if not isinstance(data["vc"], dict) or not all(isinstance(v, int) for v in data["vc"].values()):
         raise EnvelopeError("bad vector clock")
     if not isinstance(data["msg"], dict):
@@ -225,24 +241,43 @@ class LinkInbox:
     """Per-link sequence numbers. Invariant: each (sender → me) message is handled once, in order.
 
     ``accept(sender, seq)`` is True for the next message of the link, False for one already
-    handled (a redelivered duplicate). A gap (a message skipped) cannot happen with confirms and
-    FIFO queues; it is counted and logged, and the message is still handled.
+    handled (a redelivered duplicate). A gap (a message skipped) cannot happen with persistent
+    messages, confirms and FIFO queues; it is counted and logged, and the message is still
+    handled. With ``refuse_gaps`` (transient messages, retransmitted end to end: links.py) a
+    message after a gap is refused (False) and counted: the sender sends the missing ones again,
+    and this one after them. A gap made only of messages that were dead-lettered
+    (``dead_lettered``: a valid frame with a bad message, which would be bad again if sent again)
+    is not waited for.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, refuse_gaps: bool = False) -> None:
         self.last: dict[str, int] = {}
+        self.refuse_gaps = refuse_gaps
+        self._dead: dict[str, set[int]] = {}  # sender -> sequence numbers above ``last`` dead-lettered
         self.duplicates = 0
         self.gaps = 0
+
+    def dead_lettered(self, sender: str, seq: int) -> None:
+        if seq > self.last.get(sender, 0):
+            self._dead.setdefault(sender, set()).add(seq)
 
     def accept(self, sender: str, seq: int) -> bool:
         last = self.last.get(sender, 0)
         if seq <= last:
             self.duplicates += 1
             return False
-        if seq != last + 1:
+        dead = self._dead.get(sender, set())
+        if seq != last + 1 and not all(s in dead for s in range(last + 1, seq)):
             self.gaps += 1
+            if self.refuse_gaps:
+                log.info(
+                    "link %s: message %d after %d refused (the missing ones are asked for)", sender, seq, last
+                )
+                return False
             log.warning("link %s: sequence jumped from %d to %d (messages missing)", sender, last, seq)
         self.last[sender] = seq
+        if dead:
+            self._dead[sender] = {s for s in dead if s > seq}
         return True
 
 
@@ -576,15 +611,18 @@ class Bus:
         headers: dict | None = None,
         mandatory: bool = True,
         expiration: float | None = None,
+        persistent: bool = True,
     ) -> None:
-        """Publish persistently without waiting for the confirm (``flush`` waits for it).
+        """Publish without waiting for the confirm (``flush`` waits for it); persistent unless
+        ``persistent`` is off (a transient message is lost if the broker restarts before it is
+        consumed: only for what is retransmitted end to end, links.py).
 
         ``expiration``: seconds after which the broker drops the message if no consumer took it
         (it is then dead-lettered with the reason ``expired``)."""
         if isinstance(body, dict):
             body = json.dumps(body, separators=(",", ":")).encode()
         props = pika.BasicProperties(
-            delivery_mode=2,
+            delivery_mode=2 if persistent else 1,
             content_type="application/json",
             message_id=message_id,
             headers=headers,
