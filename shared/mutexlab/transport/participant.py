@@ -63,6 +63,9 @@ log = logging.getLogger("mutexlab.participant")
 
 EXIT_OK, EXIT_CONFIG, EXIT_FAILED = 0, 2, 3
 FINAL_FLUSH = 10.0  # seconds to wait for the confirms of the last publishes after the stop
+# A step that sends nothing and changes no state leaves its trace events for a later batch, this long at most.
+TRACE_LINGER = 0.02
+TRACE_LINGER_EVENTS = 256
 JOIN_REPLY_MARGIN = 2.0  # seconds a join's answer may take: the join expires this much before the wait ends
 
 
@@ -131,6 +134,7 @@ class Participant:
         self.audit = AuditSink()
         self.trace_kept = TraceKept()
         self._generation = 0  # the bus connection the links were last repaired on
+        self._linger_since: float | None = None  # since when trace events wait for a batch
         # peer -> (what this process had from it, when) at its last question: asked once per gap
         self._asked: dict[str, tuple[int, float]] = {}
         # The step being handled (see the module doc): its protocol messages in effect order, its
@@ -286,6 +290,8 @@ class Participant:
             if self.timers:
                 wake = min(wake, self.timers[0][0])
             wake = min(wake, self._last_status + self.settings.heartbeat)
+            if self._linger_since is not None:
+                wake = min(wake, self._linger_since + TRACE_LINGER)
             for delivery in self.bus.poll(max(0.0, wake - now)):
                 self._handle(delivery)
                 if self.stopped:
@@ -294,7 +300,7 @@ class Participant:
             while self.timers and self.timers[0][0] <= now and not self.stopped:
                 _, _, action = heapq.heappop(self.timers)
                 self._input(lambda p, a=action: p.on_local(a))
-            self._publish_step()
+            self._publish_step(force=False)
             self._repair_links()
             if time.monotonic() - self._last_status >= self.settings.heartbeat:
                 self._status()
@@ -468,11 +474,32 @@ class Participant:
         )
         self.step_sends.append((dest, seq, f"{msg.type}.{dest}", body, msg_id))
 
-    def _publish_step(self) -> None:
+    def _publish_step(self, force: bool = True) -> None:
         """Publish the step's effects: first one batch with its trace events (and, when the state
         changed, the new status, so the monitor's view of a process never lags its trace), then its
         protocol messages in order, then the acks of its deliveries (each held back by the bus until
-        everything published before it is confirmed)."""
+        everything published before it is confirmed).
+
+        Unless ``force``, the trace events of a step that sends nothing and changes no state wait
+        (up to ``TRACE_LINGER`` seconds, ``TRACE_LINGER_EVENTS`` events) to join a later step's
+        batch: fewer publishes, and still every event reaches the broker before any protocol
+        message that happened after it."""
+        now = time.monotonic()
+        if self.audit.events and self._linger_since is None:
+            self._linger_since = now
+        if (
+            not force
+            and not self.step_sends
+            and not self.changed
+            and self._linger_since is not None
+            and now - self._linger_since < TRACE_LINGER
+            and len(self.audit.events) < TRACE_LINGER_EVENTS
+        ):
+            handled, self.handled = self.handled, []
+            for delivery in handled:
+                self.bus.ack(delivery)
+            return
+        self._linger_since = None
         batch: dict[str, Any] = {"events": self.audit.take()}
         if self.changed:
             batch["status"] = self._status_body()
@@ -482,7 +509,6 @@ class Participant:
             self.bus.send(f"audit.{self.name}", batch, persistent=False)
             self.trace_kept.published(batch["events"])
         sends, self.step_sends = self.step_sends, []
-        now = time.monotonic()
         for dest, seq, routing_key, body, msg_id in sends:
             self.bus.send(routing_key, body, message_id=msg_id, persistent=False)
             self.outbox.keep(dest, seq, routing_key, body, msg_id, now)
