@@ -9,7 +9,7 @@ import pytest
 
 from mutexlab.trace import TraceWriter
 from mutexlab.transport.feed import AuditFeed
-from mutexlab.transport.links import LinkOutbox, TraceKept, link_message, parse_link
+from mutexlab.transport.links import LINK_RETRY, LinkOutbox, TraceKept, link_message, parse_link
 from mutexlab.transport.rabbit import LinkInbox
 from mutexlab.transport.view import Progress
 
@@ -26,14 +26,23 @@ def test_the_outbox_keeps_each_message_until_acknowledged_and_sends_the_rest_aga
     assert [m[0] for m in out.kept["node-2"]] == [3]
 
 
-def test_a_link_without_acknowledgement_is_overdue_once_per_retry():
+def test_a_link_without_acknowledgement_is_overdue_once_per_retry_and_less_often_while_nothing_is_lost():
     out = LinkOutbox()
     out.keep("node-2", 1, "TOKEN.node-2", {}, "node-1#1", now=0.0)
-    assert out.overdue(now=1.0, retry=2.0) == []
-    assert out.overdue(now=2.0, retry=2.0) == ["node-2"]
-    assert out.overdue(now=3.0, retry=2.0) == [], "asked at 2.0: not again before 4.0"
-    out.ack("node-2", 1, now=3.5)
-    assert out.overdue(now=9.0, retry=2.0) == [], "nothing kept, nothing to ask"
+    assert out.overdue(now=1.0) == []
+    assert out.overdue(now=LINK_RETRY) == ["node-2"]
+    assert out.overdue(now=LINK_RETRY + 1) == [], "asked: not again before another LINK_RETRY"
+    out.keep("node-2", 2, "TOKEN.node-2", {}, "node-1#2", now=LINK_RETRY + 1)  # sent after the question
+    assert out.answered("node-2", 1, 1, now=LINK_RETRY + 2) == [], "2 may be on its way: not sent again"
+    assert out.retry["node-2"] == 2 * LINK_RETRY, "nothing was lost: wait twice as long"
+    assert out.overdue(now=LINK_RETRY + 3 + LINK_RETRY) == []
+    assert out.overdue(now=LINK_RETRY + 2 + 2 * LINK_RETRY) == ["node-2"]
+    assert [m[0] for m in out.answered("node-2", 1, 2, now=20.0)] == [2], (
+        "sent before the question, not received"
+    )
+    assert out.retry["node-2"] == LINK_RETRY
+    out.ack("node-2", 2, now=21.0)
+    assert out.overdue(now=99.0) == [], "nothing kept, nothing to ask"
 
 
 def test_with_refused_gaps_a_message_after_a_gap_waits_for_the_missing_one():
@@ -54,12 +63,14 @@ def test_a_gap_made_of_dead_lettered_messages_is_not_waited_for():
 
 def test_link_messages_are_checked():
     roster = {"node-1": 1, "node-2": 2}
-    assert parse_link(link_message("r", "node-1", 4, True), "r", roster) == ("node-1", 4, True)
+    assert parse_link(link_message("r", "node-1", 4, 2, True), "r", roster) == ("node-1", 4, 2, True, False)
+    assert parse_link(link_message("r", "node-1", 4, 2, True, resend=True), "r", roster)[4]
     for bad, words in (
-        (link_message("other", "node-1", 4, True), "run"),
-        (link_message("r", "node-9", 4, True), "not a member"),
-        (link_message("r", "node-1", -1, True), "received"),
-        ({**link_message("r", "node-1", 1, True), "ask": "yes"}, "ask"),
+        (link_message("other", "node-1", 4, 0, True), "run"),
+        (link_message("r", "node-9", 4, 0, True), "not a member"),
+        (link_message("r", "node-1", -1, 0, True), "received"),
+        ({**link_message("r", "node-1", 1, 0, True), "ask": "yes"}, "ask"),
+        ({**link_message("r", "node-1", 1, 0, True), "sent": None}, "sent"),
     ):
         with pytest.raises(ValueError, match=words):
             parse_link(bad, "r", roster)

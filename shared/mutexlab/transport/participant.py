@@ -137,6 +137,7 @@ class Participant:
         self._linger_since: float | None = None  # since when trace events wait for a batch
         # peer -> (what this process had from it, when) at its last question: asked once per gap
         self._asked: dict[str, tuple[int, float]] = {}
+        self.links_asked = 0  # link messages sent that ask a peer (counted for the logs)
         # The step being handled (see the module doc): its protocol messages in effect order, its
         # deliveries to ack in delivery order, and whether it changed the state.
         self.step_sends: list[tuple[str, int, str, dict, str]] = []  # (dest, seq, key, body, message id)
@@ -315,11 +316,15 @@ class Participant:
         except TransportError as exc:
             log.warning("%s: could not confirm the final status: %s", self.name, exc)
         log.info(
-            "%s: stopped by the monitor (duplicates dropped %d, dead-lettered %d, reconnects %d)",
+            "%s: stopped by the monitor (duplicates dropped %d, dead-lettered %d, reconnects %d, "
+            "gaps %d, links asked %d, messages sent again %d)",
             self.name,
             self.inbox.duplicates,
             self.dead_letters,
             self.bus.reconnects,
+            self.inbox.gaps,
+            self.links_asked,
+            self.outbox.retransmitted,
         )
         self._linger()
         return True
@@ -517,28 +522,40 @@ class Participant:
             self.bus.ack(delivery)
 
     # -- end-to-end retransmission (links.py) ---------------------------------------------
-    def _ask(self, peer: str, again: bool = False) -> None:
-        """Ask ``peer`` to send again what it sent after what this process has, and to say what it
-        has: once per gap (every message after the gap is refused) unless ``again`` or
+    def _ask(self, peer: str, again: bool = False, resend: bool = True) -> None:
+        """Ask ``peer`` what it has (and, with ``resend``, to send again what it sent after what this
+        process has): once per gap (every message after the gap is refused) unless ``again`` or
         ``LINK_RETRY`` seconds have passed without the missing one."""
         have, now = self.inbox.last.get(peer, 0), time.monotonic()
         asked = self._asked.get(peer)
         if not again and asked is not None and asked[0] == have and now - asked[1] < LINK_RETRY:
             return
         self._asked[peer] = (have, now)
-        self._send_link(peer, ask=True)
+        self._send_link(peer, self.outbox.sent.get(peer, 0), ask=True, resend=resend)
 
-    def _send_link(self, peer: str, ask: bool) -> None:
-        body = link_message(self.settings.run_id, self.name, self.inbox.last.get(peer, 0), ask)
+    def _send_link(self, peer: str, sent: int, ask: bool, resend: bool = False) -> None:
+        """A ``link`` message to ``peer``; ``sent``: for a question, the last message published to
+        it; for an answer, the question's own ``sent``, echoed."""
+        body = link_message(self.settings.run_id, self.name, self.inbox.last.get(peer, 0), sent, ask, resend)
+        self.links_asked += ask
         self.bus.send(f"control.{peer}", body, persistent=False)
 
-    def _link(self, peer: str, received: int, ask: bool) -> None:
-        """A ``link`` message from ``peer``: it has everything up to ``received``; the kept messages
-        above it are sent again (it asked, or it answers this process's question)."""
-        for _seq, routing_key, body, msg_id in self.outbox.above(peer, received, time.monotonic()):
+    def _link(self, peer: str, received: int, sent: int, ask: bool, resend: bool) -> None:
+        """A ``link`` message from ``peer``: it has everything up to ``received``. Sent again: the kept
+        messages above that when it asks for them (``resend``), or, when it answers this process's
+        question, those sent before the question (links.py)."""
+        now = time.monotonic()
+        if resend:
+            again = self.outbox.above(peer, received, now)
+        elif not ask:
+            again = self.outbox.answered(peer, received, sent, now)
+        else:
+            self.outbox.ack(peer, received, now)
+            again = []
+        for _seq, routing_key, body, msg_id in again:
             self.bus.send(routing_key, body, message_id=msg_id, persistent=False)
         if ask:
-            self._send_link(peer, ask=False)
+            self._send_link(peer, sent, ask=False)
 
     def _repair_links(self) -> None:
         """After a reconnect ask every peer (messages of either direction may have been lost with the
@@ -547,10 +564,11 @@ class Participant:
             self._generation = self.bus.generation
             peers = self.outbox.peers() | set(self.inbox.last)
             log.info("%s: reconnected; asking %d peers what they have", self.name, len(peers))
-        else:
-            peers = set(self.outbox.overdue(time.monotonic()))
-        for peer in sorted(peers):
-            self._ask(peer, again=True)
+            for peer in sorted(peers):
+                self._ask(peer, again=True)
+            return
+        for peer in self.outbox.overdue(time.monotonic()):
+            self._ask(peer, again=True, resend=False)
 
     def _trace_acked(self, data: dict) -> None:
         """The monitor's ``trace`` message: how far it has each participant's trace; when it names this
