@@ -90,6 +90,16 @@ class EnvelopeError(ValueError):
 
 
 # -- names ---------------------------------------------------------------------------------
+class _RunName:
+    """A name of run ``R``'s topology: ``mutexlab.R`` followed by ``suffix``."""
+
+    def __init__(self, suffix: str) -> None:
+        self.suffix = suffix
+
+    def __get__(self, topology: Topology, owner: type | None = None) -> str:
+        return f"mutexlab.{topology.run_id}{self.suffix}"
+
+
 @dataclass(frozen=True)
 class Topology:
     run_id: str
@@ -97,25 +107,11 @@ class Topology:
     # must use the same, or the second to declare a queue is refused (PRECONDITION_FAILED).
     queue_type: str = "classic"
 
-    @property
-    def exchange(self) -> str:
-        return f"mutexlab.{self.run_id}"
-
-    @property
-    def dlx(self) -> str:
-        return f"mutexlab.{self.run_id}.dlx"
-
-    @property
-    def unrouted(self) -> str:
-        return f"mutexlab.{self.run_id}.unrouted"
-
-    @property
-    def monitor_queue(self) -> str:
-        return f"mutexlab.{self.run_id}.monitor"
-
-    @property
-    def dead_queue(self) -> str:
-        return f"mutexlab.{self.run_id}.dead"
+    exchange = _RunName("")
+    dlx = _RunName(".dlx")
+    unrouted = _RunName(".unrouted")
+    monitor_queue = _RunName(".monitor")
+    dead_queue = _RunName(".dead")
 
     def queue(self, name: str) -> str:
         return f"mutexlab.{self.run_id}.{name}"
