@@ -31,11 +31,18 @@ class Unavailable(RuntimeError):
     """No Python 3.7 (or no PyPI) on this machine: the DistAlgo columns are skipped with this reason."""
 
 
+def _runs(python: str) -> bool:
+    try:
+        return subprocess.run([python, "-c", "pass"], capture_output=True, timeout=60).returncode == 0
+    except OSError:
+        return False
+
+
 def python37() -> str:
     found = [os.environ.get("DISTALGO_PYTHON"), shutil.which("python3.7")]
     found += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.7*/bin/python3.7")), reverse=True)
-    for path in found:
-        if path and os.access(path, os.X_OK):
+    for path in found:  # a pyenv shim on PATH may exist and still fail (no such version selected)
+        if path and os.access(path, os.X_OK) and _runs(path):
             return path
     raise Unavailable(
         "DistAlgo 1.1 needs Python <= 3.7 and none was found "
