@@ -78,6 +78,18 @@ class StreamAudit:
             kept["_line"] = self._line
         self.kept.append(kept)
 
+    def reads(self, kind: str) -> bool:
+        """Whether the checks read events of ``kind`` (before the run header: every kind)."""
+        return self._kinds is None or kind in self._kinds
+
+    def skip(self, kind: str) -> None:
+        """An event of a kind the checks do not read, counted and numbered without being built
+        (``trace.Tally``: the simulator's sends and receives)."""
+        if self._kinds is None or kind in self._kinds:
+            raise ValueError(f"the audit reads {kind} events: they cannot be skipped")
+        self._line += 1
+        self.counts[kind] += 1
+
     def feed_all(self, events: Iterable[dict]) -> StreamAudit:
         for event in events:
             self.feed(event)
