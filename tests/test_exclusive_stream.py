@@ -16,6 +16,7 @@ from mutexlab.audit import verify_events, verify_file
 from mutexlab.audit.exclusive import InexactStream
 from mutexlab.audit.stream import StreamAudit
 from mutexlab.protocols.registry import make_setup
+from mutexlab.report import read_window
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter, parse_events, read_trace
 
@@ -90,6 +91,7 @@ def test_a_trace_not_in_causal_order_is_decided_whole(tmp_path):
         bounded(shuffled)
     whole = verify_events(read_trace(shuffled))
     assert not whole.safe and same(verify_file(shuffled), whole)
+    assert same(read_window(shuffled).verdict, whole)  # the report reads it again too
 
 
 def handovers(t, rounds):

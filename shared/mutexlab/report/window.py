@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..audit.exclusive import InexactStream
 from ..audit.stream import StreamAudit
 from ..audit.verdict import Verdict
 from ..trace import TraceError, parse_events
@@ -54,10 +55,18 @@ class Window:
 
 def read_window(path: str | Path, window: int = WINDOW_EVENTS) -> Window:
     """Read the trace file at ``path`` once: its verdict and the window the page draws. TraceError
-    (naming the file) when it cannot be read or decided."""
+    (naming the file) when it cannot be read or decided. The audit forgets settled capacity-1
+    intervals as ``mutexlab verify`` does (and the file is read again, keeping them, when it
+    cannot: ``audit.exclusive``)."""
     if window < 1:
         raise ValueError("a window holds at least one event")
-    audit = StreamAudit()
+    try:
+        return _read(path, window, StreamAudit(bounded=True))
+    except InexactStream:
+        return _read(path, window, StreamAudit())
+
+
+def _read(path: str | Path, window: int, audit: StreamAudit) -> Window:
     kept: list[dict] = []
     unreceived: set = set()  # ids of the window's sends not yet received
     held: set[tuple] = set()  # (pid, resource) entered in the window and not yet left
