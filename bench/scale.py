@@ -3,6 +3,8 @@
     python -m bench.scale table [--sizes 100,200,500,1000]   # the scaling table of BENCHMARKS.md
     python -m bench.scale ratio [--repeat 3]                 # simulate bees --bees 100 --seed 1, ± --no-audit
     python -m bench.scale bigtrace FILE [--events 10000000]  # write a long trace, then verify and report it
+    python -m bench.scale record P AUDITED.json AUDITED.time PLAIN.json PLAIN.time --out RESULTS
+        # a table row from two runs measured by hand (``--json`` output, ``/usr/bin/time -v`` output)
 
 Every measured command runs in its own interpreter, one at a time; its wall time, CPU time (user +
 system) and peak resident set (``ru_maxrss`` of that child alone, from ``os.wait4``) are read
@@ -68,30 +70,82 @@ def summary_of(argv: list[str]) -> tuple[dict, dict]:
     return m, summary
 
 
+def paired(audited: dict, plain: dict) -> dict:
+    """An audited run beside its ``--no-audit`` twin: both measurements and their ratios."""
+    return {
+        "audited": audited,
+        "no_audit": plain,
+        "audit_share_cpu": round(1 - plain["cpu"] / audited["cpu"], 3) if audited["cpu"] else None,
+        "wall_ratio": round(audited["wall"] / plain["wall"], 2) if plain["wall"] else None,
+        "cpu_ratio": round(audited["cpu"] / plain["cpu"], 2) if plain["cpu"] else None,
+        "rss_ratio": round(audited["rss_mib"] / plain["rss_mib"], 2) if plain["rss_mib"] else None,
+    }
+
+
+def pair_cells(row: dict, digits: int) -> str:
+    """``wall | CPU | peak RSS`` of the audited run, then of the ``--no-audit`` one."""
+    return " | ".join(
+        f"{m['wall']:.{digits}f} | {m['cpu']:.{digits}f} | {m['rss_mib']:.0f}"
+        for m in (row["audited"], row["no_audit"])
+    )
+
+
+def table_row(p: int, audited: dict, s_audit: dict, plain: dict, s_plain: dict) -> dict:
+    """A row of the scaling table from the two measurements and the two ``--json`` summaries."""
+    return {
+        "P": p,
+        "reeds": math.ceil(p / 3),
+        "flowers": max(1, p // 10),
+        "messages": s_audit.get("messages_total"),
+        "events": s_audit.get("events"),
+        "eggs": f"{s_audit.get('eggs_total')}/{s_audit.get('eggs_expected')}",
+        "verdict": (s_audit.get("audit") or {}).get("verdict"),
+        "same_run": s_plain.get("events") == s_audit.get("events"),
+        **paired(audited, plain),
+    }
+
+
 def table(sizes: list[int]) -> list[dict]:
     rows = []
     for p in sizes:
         plain, s_plain = summary_of(bees_argv(p, audit=False))
         audited, s_audit = summary_of(bees_argv(p, audit=True))
-        audit = s_audit.get("audit") or {}
-        row = {
-            "P": p,
-            "reeds": math.ceil(p / 3),
-            "flowers": max(1, p // 10),
-            "messages": s_audit.get("messages_total"),
-            "events": s_audit.get("events"),
-            "eggs": f"{s_audit.get('eggs_total')}/{s_audit.get('eggs_expected')}",
-            "verdict": audit.get("verdict"),
-            "audited": audited,
-            "no_audit": plain,
-            "same_run": s_plain.get("events") == s_audit.get("events"),
-            "audit_share_cpu": round(1 - plain["cpu"] / audited["cpu"], 3) if audited["cpu"] else None,
-            "cpu_ratio": round(audited["cpu"] / plain["cpu"], 2) if plain["cpu"] else None,
-            "rss_ratio": round(audited["rss_mib"] / plain["rss_mib"], 2) if plain["rss_mib"] else None,
-        }
+        row = table_row(p, audited, s_audit, plain, s_plain)
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
+
+
+def time_v(path: Path) -> dict:
+    """A measurement as ``measure`` gives it, read from the output of ``/usr/bin/time -v``."""
+    fields = {}
+    for line in path.read_text().splitlines():
+        key, _, value = line.strip().rpartition(": ")
+        fields[key] = value
+    wall = 0.0
+    for part in fields["Elapsed (wall clock) time (h:mm:ss or m:ss)"].split(":"):
+        wall = wall * 60 + float(part)
+    return {
+        "wall": round(wall, 2),
+        "cpu": round(float(fields["User time (seconds)"]) + float(fields["System time (seconds)"]), 2),
+        "rss_mib": round(int(fields["Maximum resident set size (kbytes)"]) / 1024, 1),
+        "exit": int(fields["Exit status"]),
+        "stderr": "",
+    }
+
+
+def record(p: int, audited: tuple[Path, Path], plain: tuple[Path, Path], how: str) -> dict:
+    """A table row from runs measured by hand: each a ``--json`` summary and a ``time -v`` output."""
+    row = table_row(
+        p,
+        time_v(audited[1]),
+        json.loads(audited[0].read_text()),
+        time_v(plain[1]),
+        json.loads(plain[0].read_text()),
+    )
+    row["how"] = how
+    print(json.dumps(row), flush=True)
+    return row
 
 
 def markdown(rows: list[dict]) -> str:
@@ -102,13 +156,12 @@ def markdown(rows: list[dict]) -> str:
     )
     lines = [head, "|" + "---:|" * 16]
     for r in rows:
-        a, n = r["audited"], r["no_audit"]
         lines.append(
             f"| {r['P']} | {r['reeds']} | {r['flowers']} | {r['messages']:,} | {r['events']:,} | {r['eggs']} "
-            f"| {r['verdict']} | {a['wall']:.1f} | {a['cpu']:.1f} | {a['rss_mib']:.0f} | {n['wall']:.1f} "
-            f"| {n['cpu']:.1f} | {n['rss_mib']:.0f} | {r['audit_share_cpu']:.0%} | {r['cpu_ratio']:.2f} "
+            f"| {r['verdict']} | {pair_cells(r, 1)} | {r['audit_share_cpu']:.0%} | {r['cpu_ratio']:.2f} "
             f"| {r['rss_ratio']:.2f} |"
         )
+    lines += [f"\nP = {r['P']}: {r['how']}" for r in rows if r.get("how")]
     return "\n".join(lines)
 
 
@@ -119,14 +172,7 @@ def ratio(repeat: int) -> list[dict]:
     for i in range(repeat):
         audited = measure(base)
         plain = measure(base + ["--no-audit"])
-        row = {
-            "round": i + 1,
-            "audited": audited,
-            "no_audit": plain,
-            "wall_ratio": round(audited["wall"] / plain["wall"], 2),
-            "cpu_ratio": round(audited["cpu"] / plain["cpu"], 2),
-            "rss_ratio": round(audited["rss_mib"] / plain["rss_mib"], 2),
-        }
+        row = {"round": i + 1, **paired(audited, plain)}
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
@@ -199,10 +245,8 @@ def render(data: dict) -> str:
             "|" + "---:|" * 10,
         ]
         for r in rows:
-            a, n = r["audited"], r["no_audit"]
             out.append(
-                f"| {r['round']} | {a['wall']:.2f} | {a['cpu']:.2f} | {a['rss_mib']:.0f} | {n['wall']:.2f} "
-                f"| {n['cpu']:.2f} | {n['rss_mib']:.0f} | {r['wall_ratio']:.2f} | {r['cpu_ratio']:.2f} "
+                f"| {r['round']} | {pair_cells(r, 2)} | {r['wall_ratio']:.2f} | {r['cpu_ratio']:.2f} "
                 f"| {r['rss_ratio']:.2f} |"
             )
         out.append("")
@@ -244,9 +288,16 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("file", type=Path)
     b.add_argument("--events", type=int, default=10_000_000)
     b.add_argument("--nodes", type=int, default=5)
+    rec = sub.add_parser("record", help="add a table row from two runs measured with /usr/bin/time -v")
+    rec.add_argument("P", type=int)
+    for name in ("audited_json", "audited_time", "plain_json", "plain_time"):
+        rec.add_argument(name, type=Path)
+    rec.add_argument(
+        "--how", required=True, help="how, when and at what load the runs were made (a note under the table)"
+    )
     m = sub.add_parser("markdown", help="print the BENCHMARKS.md section of a results file")
     m.add_argument("results", type=Path)
-    for each in (t, r, b):
+    for each in (t, r, b, rec):
         each.add_argument("--out", type=Path, help="merge the results into this JSON file")
     args = parser.parse_args(argv)
     if args.what == "table":
@@ -255,6 +306,15 @@ def main(argv: list[str] | None = None) -> int:
         print(markdown(rows))
     elif args.what == "ratio":
         save(args.out, "ratio", ratio(args.repeat))
+    elif args.what == "record":
+        row = record(
+            args.P, (args.audited_json, args.audited_time), (args.plain_json, args.plain_time), args.how
+        )
+        if args.out is not None:  # the row replaces any of the same P; the table's own date stays
+            data = json.loads(args.out.read_text()) if args.out.exists() else {}
+            rows = [r for r in data.get("table", []) if r["P"] != args.P] + [row]
+            data["table"] = sorted(rows, key=lambda r: r["P"])
+            args.out.write_text(json.dumps(data, indent=1) + "\n")
     elif args.what == "bigtrace":
         save(args.out, "bigtrace", bigtrace(args.file, args.events, args.nodes))
     else:

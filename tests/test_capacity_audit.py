@@ -4,6 +4,8 @@
   at the end, capacity 1 and K);
 * a property: on small random traces the flow agrees with the exhaustive clique search the
   audit used before (copied below as the reference) — same verdict, same largest load;
+* a property: the greedy chain cover that spares the flow on most correct runs bounds the load
+  from above (and a broken cover that ignores causality is caught by the same property);
 * the bees with the flower threshold one too low are still caught with K ≥ 2, by a witness
   whose holders pairwise overlap;
 * the configuration on which the old search gave up (200 bees, 20 flowers) completes SAFE;
@@ -17,7 +19,7 @@ import json
 from itertools import combinations
 
 import pytest
-from conftest import audited
+from conftest import audited, broken
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from mutexlab_broken.bees_variants import FlowerThresholdOneTooLow
@@ -25,6 +27,7 @@ from mutexlab_broken.bees_variants import FlowerThresholdOneTooLow
 from mutexlab.audit import verify_events
 from mutexlab.audit.capacity import (
     _Candidates,
+    chain_cover_bound,
     check_capacities,
     collect_intervals,
     max_antichain,
@@ -283,6 +286,37 @@ def test_the_flow_agrees_with_the_old_search(t, cap):
     assert_antichain(found, load)
     new_verdict = bool([v for v in check_capacities(t.events, {"flower": cap}) if v.rule == "capacity"])
     assert new_verdict == old_verdict == (load > cap)
+
+
+def bound_holds(bound_of, intervals, cap):
+    """What the audit relies on: a bound within ``cap`` is never below the real load."""
+    bound = bound_of(intervals, cap)
+    return bound is None or (bound <= cap and max_antichain(intervals)[0] <= bound)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(traces(), st.integers(1, 6))
+def test_the_chain_cover_bounds_the_load_from_above(t, cap):
+    intervals = collect_intervals(t.events)[0].get("flower", [])
+    assert bound_holds(chain_cover_bound, [iv for iv in intervals if iv.units <= cap], cap)
+
+
+def test_a_cover_that_ignores_causality_is_caught():
+    broken_bound = broken("capacity_bound").chain_cover_bound
+    t = Builder("a", "b")
+    t.enter("a")
+    t.enter("b")
+    t.exit("a")
+    t.exit("b")  # two holders at once, nothing between them
+    assert not bound_holds(broken_bound, t.intervals(), 1)
+    assert bound_holds(chain_cover_bound, t.intervals(), 1)
+    assert chain_cover_bound(t.intervals(), 2) == 2
+
+
+def test_a_correct_bees_run_is_proved_safe_by_the_cover_alone():
+    setup = bees.make_setup(40, {"flowers": 4, "reeds": 14}, 1)
+    intervals = collect_intervals(audited(setup, 1).events)[0]["flower"]
+    assert chain_cover_bound(intervals, 4) == max_antichain(intervals)[0] == 4
 
 
 # --- the bees ---------------------------------------------------------------------------------------------

@@ -20,7 +20,9 @@ from mutexlab.trace import TraceWriter
 
 def three_verdicts(build, seed, tmp_path, **sim):
     """The verdict of the whole trace held in memory, of the trace file read as a stream, and of a
-    run audited as it goes with local-event clocks (``build()`` makes a fresh setup each time)."""
+    run audited as it goes with local-event clocks, its events built and fed one by one and (last)
+    with the sends and receives only counted (``tally``: the simulator's inline path) —
+    ``build()`` makes a fresh setup each time."""
     held = TraceWriter(None, keep=True)
     Simulation(build(), SimConfig(seed=seed, **sim), held).run()
     whole = verify_events([dict(e, _line=n) for n, e in enumerate(held.events, 1)])
@@ -37,7 +39,12 @@ def three_verdicts(build, seed, tmp_path, **sim):
     # the elves' audit reads message bodies; the others do not, so their runs make none
     bodies = setup.algorithm == "elves"
     Simulation(setup, SimConfig(seed=seed, **sim), trace, trace_bodies=bodies).run()
-    return whole, fed.verdict(), verify_file(path), local.verdict()
+    setup = build()
+    tallied = StreamAudit()
+    trace = TraceWriter(sink=tallied.feed, local_clocks=names, tally=tallied)
+    tallied.index = trace.clocks.index
+    Simulation(setup, SimConfig(seed=seed, **sim), trace, trace_bodies=bodies).run()
+    return whole, fed.verdict(), verify_file(path), local.verdict(), tallied.verdict()
 
 
 def assert_same(verdicts):

@@ -83,6 +83,16 @@ class EventSink(Protocol):
     def write(self, event: dict) -> None: ...
 
 
+class Tally(Protocol):
+    """A sink that only counts some kinds of event (a ``StreamAudit`` and the sends and receives
+    its family does not read): a driver may call ``skip(kind)`` instead of building and writing
+    such an event — counted and numbered as if it had been written."""
+
+    def reads(self, kind: str) -> bool: ...
+
+    def skip(self, kind: str) -> None: ...
+
+
 class LocalRecorder(Recorder):
     """A ``Recorder`` whose events carry a ``LocalEventClocks`` token as ``vc`` instead of a full
     vector clock (a send does not tick it): for an audit fed while the run goes
@@ -105,7 +115,9 @@ class TraceWriter:
     Memory: with a ``path`` or a ``sink`` and without ``keep``, nothing is held: each event is
     written and handed on as it comes. ``local_clocks`` (the run's process names; only with a
     sink, no path and no keep) gives the processes ``LocalRecorder``s: their events carry
-    local-event clocks, which only the sink sees (``LocalEventClocks``).
+    local-event clocks, which only the sink sees (``LocalEventClocks``). ``tally`` (with local
+    clocks only): the sink as a ``Tally``, so the simulator need not build the events it only
+    counts.
     """
 
     def __init__(
@@ -114,11 +126,15 @@ class TraceWriter:
         keep: bool = False,
         sink: Callable[[dict], None] | None = None,
         local_clocks: list[str] | None = None,
+        tally: Tally | None = None,
     ) -> None:
         if local_clocks is not None and (path is not None or keep or sink is None):
             raise ValueError(
                 "local-event clocks are for a sink alone: a written or kept trace has full clocks"
             )
+        if tally is not None and local_clocks is None:
+            raise ValueError("a tally skips events: only for a sink alone, with local-event clocks")
+        self.tally = tally
         self.events: list[dict] | None = [] if (keep or (path is None and sink is None)) else None
         self._file: IO[str] | None = open(path, "w", encoding="utf-8") if path is not None else None
         self.sink = sink

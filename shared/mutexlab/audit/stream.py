@@ -21,7 +21,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..clock import ClockView
+from ..setup import capacity_of
 from ..trace import TraceError
+from .exclusive import ExclusiveStream, InexactStream
 from .verdict import Verdict, decide, family_checks
 
 _CAPACITY_KINDS = frozenset({"enter", "exit"})
@@ -29,9 +31,16 @@ _HOLDING_FIELDS = ("event", "pid", "resource", "units", "_line")
 
 
 class StreamAudit:
-    """Feed events (``feed``), then ask for the ``verdict``. Memory: the kept events only."""
+    """Feed events (``feed``), then ask for the ``verdict``. Memory: the kept events only.
 
-    def __init__(self, index: dict[str, int] | None = None) -> None:
+    ``bounded`` (events with full vector clocks, in a causal order: a trace file): the capacity-1
+    resources are checked as the events come (``exclusive.ExclusiveStream``) and their intervals
+    forgotten once settled, when the family does not read enters and exits from the kept events
+    (no family, or one that checks event by event). ``feed`` then raises ``InexactStream`` for a
+    trace it cannot decide that way; decide it with an audit that is not bounded.
+    """
+
+    def __init__(self, index: dict[str, int] | None = None, bounded: bool = False) -> None:
         self.run: dict | None = None
         self.counts: Counter[str] = Counter()
         self.kept: list[dict] = []
@@ -40,6 +49,8 @@ class StreamAudit:
         self._whole = True
         self.index = index  # name → position in local-event clocks, when the events carry them
         self._family: Any = None  # the family's ``Stream``, when it checks event by event
+        self.bounded = bounded
+        self.exclusive: ExclusiveStream | None = None  # the capacity-1 check, when bounded
 
     def feed(self, event: dict) -> None:
         self._line += 1
@@ -50,6 +61,12 @@ class StreamAudit:
                 self._configure(event.get("algorithm"))
             return
         self.counts[kind] += 1
+        exclusive = self.exclusive
+        if exclusive is not None:
+            vc = event.get("vc")
+            if not isinstance(vc, dict):
+                raise InexactStream("events without full vector clocks")
+            exclusive.saw(event["pid"], vc)
         kinds = self._kinds
         if kinds is not None and kind not in kinds:
             return
@@ -58,6 +75,15 @@ class StreamAudit:
                 event = dict(event, _line=self._line)
             self._family.feed(event)
             if kind not in _CAPACITY_KINDS:
+                return
+        if exclusive is not None and kind in _CAPACITY_KINDS:
+            resource = event.get("resource")
+            assert self.run is not None
+            if isinstance(resource, str) and capacity_of(self.run["capacities"], resource) == 1:
+                held = {k: event[k] for k in _HOLDING_FIELDS if k in event}
+                held["vc"] = event["vc"]
+                held.setdefault("_line", self._line)
+                exclusive.feed(held)
                 return
         vc = event.get("vc")
         if isinstance(vc, tuple):  # a local-event clock token: (serial, counts, sender index)
@@ -78,6 +104,18 @@ class StreamAudit:
             kept["_line"] = self._line
         self.kept.append(kept)
 
+    def reads(self, kind: str) -> bool:
+        """Whether the checks read events of ``kind`` (before the run header: every kind)."""
+        return self._kinds is None or kind in self._kinds
+
+    def skip(self, kind: str) -> None:
+        """An event of a kind the checks do not read, counted and numbered without being built
+        (``trace.Tally``: the simulator's sends and receives)."""
+        if self._kinds is None or kind in self._kinds:
+            raise ValueError(f"the audit reads {kind} events: they cannot be skipped")
+        self._line += 1
+        self.counts[kind] += 1
+
     def feed_all(self, events: Iterable[dict]) -> StreamAudit:
         for event in events:
             self.feed(event)
@@ -87,6 +125,7 @@ class StreamAudit:
         family = family_checks(algorithm if isinstance(algorithm, str) else None)
         if family is None:
             self._kinds, self._whole = _CAPACITY_KINDS, False
+            self._bound()
             return
         checker = importlib.import_module(family)
         wanted = getattr(checker, "EVENTS", None)
@@ -94,9 +133,18 @@ class StreamAudit:
         self._whole = bool(getattr(checker, "WHOLE_CLOCKS", wanted is None))
         if hasattr(checker, "Stream") and self.run is not None:
             self._family = checker.Stream(self.run)
+            self._bound()
+
+    def _bound(self) -> None:
+        """Check the capacity-1 resources as the events come, when bounded and the header allows."""
+        run = self.run
+        if self.bounded and run is not None and isinstance(run.get("capacities"), dict):
+            names = run.get("processes")
+            self.exclusive = ExclusiveStream(names.values() if isinstance(names, dict) else ())
 
     def verdict(self) -> Verdict:
         if self.run is None:
             raise TraceError("the trace has no 'run' header: its algorithm and capacities are unknown")
         family = self._family.finish() if self._family is not None else None
-        return decide(self.run, self.kept, dict(self.counts), family)
+        streamed = self.exclusive.findings() if self.exclusive is not None else None
+        return decide(self.run, self.kept, dict(self.counts), family, streamed)

@@ -138,16 +138,21 @@ def verify_events(events: list[dict]) -> Verdict:
 
 
 def decide(
-    run: dict, body: list[dict], counts: dict[str, int], family_found: list[Violation] | None = None
+    run: dict,
+    body: list[dict],
+    counts: dict[str, int],
+    family_found: list[Violation] | None = None,
+    streamed: tuple[list[Violation], dict[str, list[Violation]]] | None = None,
 ) -> Verdict:
     """The verdict from the run header, the events the checks read (all of them, or what
     ``stream.StreamAudit`` kept) and the count of every event by kind; ``family_found``: the
-    family's findings when its checks were fed event by event (its module's ``Stream``)."""
+    family's findings when its checks were fed event by event (its module's ``Stream``);
+    ``streamed``: the capacity findings of the resources checked as the events came."""
     capacities = run.get("capacities")
     if not isinstance(capacities, dict):
         raise TraceError("the trace's run header lacks 'capacities'")
     algorithm = run.get("algorithm")
-    violations = check_capacities(body, capacities)
+    violations = check_capacities(body, capacities, streamed=streamed)
     checks = ["capacity by happened-before"]
     family = family_checks(algorithm)
     if family is not None:
@@ -157,18 +162,28 @@ def decide(
     return Verdict(algorithm, violations, checks, counts)
 
 
-def verify_file(path: str | Path) -> Verdict:
-    """The verdict of the trace file at ``path``, read as a stream (only what the checks need is
-    kept: ``stream.StreamAudit``); TraceError (naming the file) when it cannot be read."""
-    from .stream import StreamAudit
-
-    audit = StreamAudit()
+def _fed(path: str | Path, audit):
+    """``audit`` fed the trace file at ``path``, line by line."""
     try:
         with open(path, "rb") as handle:
             for event in parse_events(handle, str(path)):
                 audit.feed(event)
     except OSError as exc:
         raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return audit
+
+
+def verify_file(path: str | Path) -> Verdict:
+    """The verdict of the trace file at ``path``, read as a stream (only what the checks need is
+    kept: ``stream.StreamAudit``, its capacity-1 intervals forgotten once settled when the file
+    allows, ``exclusive.py``); TraceError (naming the file) when it cannot be read."""
+    from .exclusive import InexactStream
+    from .stream import StreamAudit
+
+    try:
+        audit = _fed(path, StreamAudit(bounded=True))
+    except InexactStream:  # not in a causal order, or a process heard of late: keep every interval
+        audit = _fed(path, StreamAudit())
     if audit.run is None:
         raise TraceError(f"{path}: the trace is empty (no events)")
     try:

@@ -108,7 +108,8 @@ def audit_trace(
     """
     if path is None and not keep:
         names = [setup.names[pid] for pid in sorted(setup.names)]
-        trace = TraceWriter(local_clocks=names, sink=(auditor := StreamAudit()).feed)
+        auditor = StreamAudit()
+        trace = TraceWriter(local_clocks=names, sink=auditor.feed, tally=auditor)
         auditor.index = trace.clocks.index if trace.clocks is not None else None
         return trace, auditor
     auditor = StreamAudit()

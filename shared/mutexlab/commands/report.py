@@ -1,15 +1,16 @@
 """``mutexlab report TRACE [-o report.html]``: the self-contained HTML report of a trace.
 
 Exit 0 when written (whatever the verdict: the verdict is in the page), 2 when the trace cannot
-be read or the report cannot be written.
+be read or the report cannot be written. The trace is read once, as a stream; a trace longer than
+``--window`` events is drawn in part, with the verdict of the whole (``report/window.py``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..report import write_report
-from ..trace import TraceError, read_trace
+from ..report import WINDOW_EVENTS, read_window, write_report
+from ..trace import TraceError
 from .common import fail
 from .registry import Command
 
@@ -22,23 +23,35 @@ def arguments(p) -> None:
         metavar="FILE",
         help="where to write the page (default: the trace's name with .html)",
     )
+    p.add_argument(
+        "--window",
+        type=int,
+        default=WINDOW_EVENTS,
+        metavar="N",
+        help=f"draw at most the first N events of a longer trace (default {WINDOW_EVENTS:,}); "
+        "the verdict always covers the whole trace",
+    )
 
 
 def run(args) -> int:
     output = Path(args.output) if args.output else Path(args.trace).with_suffix(".html")
     if output.resolve() == Path(args.trace).resolve():
         return fail(f"the report would overwrite its own trace {args.trace}; choose another name with -o")
+    if args.window < 1:
+        return fail(f"--window must be at least 1 event, got {args.window}")
     try:
-        events = read_trace(args.trace)
+        shown = read_window(args.trace, args.window)
     except TraceError as exc:
         return fail(str(exc))
     try:
-        target = write_report(events, output)
+        target = write_report(shown.events, output, window=shown)
     except TraceError as exc:  # an event the page cannot draw: "line N: ..." gets the file's name
         return fail(f"{args.trace}: {exc}")
     except OSError as exc:
         return fail(f"cannot write {output}: {exc.strerror or exc}")
     print(f"report written to {target}")
+    if not shown.whole:
+        print(f"(it draws {shown.shown:,} of the trace's {shown.total:,} events: --window)")
     return 0
 
 

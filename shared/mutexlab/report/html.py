@@ -18,6 +18,7 @@ from pathlib import Path
 from ..audit.stall import explain_stall
 from ..trace import TraceError
 from .model import build_model
+from .window import Window
 
 MAX_ARROWS = 2000
 
@@ -36,14 +37,23 @@ def _json_for_script(data: object) -> str:
 
 
 def build_report(
-    events: list[dict], title: str | None = None, stalled: dict | None = None, states: dict | None = None
+    events: list[dict],
+    title: str | None = None,
+    stalled: dict | None = None,
+    states: dict | None = None,
+    window: Window | None = None,
 ) -> str:
     """The report page for ``events`` (a whole trace, run header first). Raises TraceError.
 
     ``stalled`` (``SimResult.stalled``: who waits for what from whom) and ``states`` (final
     state per process), when the run ended stuck, put the stall explanation under the verdict.
+    ``window``: a trace file read as a stream (``read_window``), drawn in part; ``events`` are
+    then its events.
     """
-    model = build_model(events)
+    if window is not None:
+        model = build_model(window.events, window.verdict, window.note())
+    else:
+        model = build_model(events)
     model["max_arrows"] = MAX_ARROWS
     model["stall"] = explain_stall(stalled, states) if stalled else ""
     heading = title or f"mutexlab report — {model['title']}"
@@ -66,6 +76,7 @@ window.addEventListener("error", function (e) {{ window.__errors.push(String(e.m
 <body>
 <h1>{html.escape(heading)}</h1>
 <div class="sub" id="summary"></div>
+<div class="sub" id="window" hidden></div>
 <section id="verdict"></section>
 <section id="stall" hidden></section>
 <h2>Space-time diagram</h2>
@@ -97,10 +108,15 @@ window.addEventListener("error", function (e) {{ window.__errors.push(String(e.m
 
 
 def write_report(
-    events: list[dict], path: str | Path, stalled: dict | None = None, states: dict | None = None
+    events: list[dict],
+    path: str | Path,
+    stalled: dict | None = None,
+    states: dict | None = None,
+    window: Window | None = None,
 ) -> Path:
-    """Build the report of ``events`` and write it to ``path``; OSError/TraceError propagate."""
-    page = build_report(events, stalled=stalled, states=states)
+    """Build the report of ``events`` (or of ``window``, see ``build_report``) and write it to
+    ``path``; OSError/TraceError propagate."""
+    page = build_report(events, stalled=stalled, states=states, window=window)
     target = Path(path)
     target.write_text(page, encoding="utf-8")
     return target

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..audit import numbered, verify_events
-from ..audit.verdict import UNFINISHED_NOTE
+from ..audit.verdict import UNFINISHED_NOTE, Verdict
 from ..metrics import literature
 from ..setup import capacity_of
 from ..trace import TraceError
@@ -67,10 +67,14 @@ def literature_figure(algorithm: str | None, processes: int, params: dict) -> st
         return figure.text
 
 
-def build_model(events: list[dict]) -> dict:
-    """The view model of a whole trace. Raises TraceError when the trace cannot be drawn."""
+def build_model(events: list[dict], verdict: Verdict | None = None, window: str | None = None) -> dict:
+    """The view model of a whole trace. Raises TraceError when the trace cannot be drawn.
+
+    ``verdict`` and ``window``: for a page that draws only part of a long trace (``window.py``),
+    the verdict of the whole trace and the note saying what the page leaves out."""
     events = numbered(events)
-    verdict = verify_events(events)
+    if verdict is None:
+        verdict = verify_events(events)
     run = next(e for e in events if e["event"] == "run")
     body = [e for e in events if e["event"] != "run"]
     # Wall-clock traces (RabbitMQ) are drawn in seconds since their first event.
@@ -309,6 +313,7 @@ def build_model(events: list[dict]) -> dict:
         "t_origin": None
         if t_origin is None
         else datetime.fromtimestamp(t_origin, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "window": window,
         "procs": names,
         "types": types,
         "msgs": msgs,

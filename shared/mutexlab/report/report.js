@@ -96,6 +96,12 @@
       count(s.total_entries, "entry", "entries") + " · t from " +
       fmt(D.range.t[0]) + " to " + fmt(D.range.t[1]) + (D.t_origin ? " s after " + D.t_origin + " (wall clock)" : "");
 
+    if (D.window) {
+      var win = document.getElementById("window");
+      win.hidden = false;
+      win.textContent = D.window;
+    }
+
     var v = D.verdict, box = document.getElementById("verdict");
     box.className = v.status.toLowerCase();
     h("div", v.status === "SAFE" ? "SAFE — no violation found" : v.head +
