@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -162,28 +163,32 @@ def decide(
     return Verdict(algorithm, violations, checks, counts)
 
 
-def _fed(path: str | Path, audit):
-    """``audit`` fed the trace file at ``path``, line by line."""
+def _fed(path: str | Path, audit, see: Callable[[dict], None] | None = None):
+    """``audit`` fed the trace file at ``path``, line by line; ``see`` is shown each event after it."""
     try:
         with open(path, "rb") as handle:
             for event in parse_events(handle, str(path)):
                 audit.feed(event)
+                if see is not None:
+                    see(event)
     except OSError as exc:
         raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
     return audit
 
 
-def verify_file(path: str | Path) -> Verdict:
+def verify_file(path: str | Path, seer: Callable[[], Callable[[dict], None]] | None = None) -> Verdict:
     """The verdict of the trace file at ``path``, read as a stream (only what the checks need is
     kept: ``stream.StreamAudit``, its capacity-1 intervals forgotten once settled when the file
-    allows, ``exclusive.py``); TraceError (naming the file) when it cannot be read."""
+    allows, ``exclusive.py``); TraceError (naming the file) when it cannot be read. ``seer``, when
+    given, makes what is shown every event of a pass over the file: a fresh one per pass (the file
+    is read again, keeping every interval, when it cannot be decided bounded)."""
     from .exclusive import InexactStream
     from .stream import StreamAudit
 
     try:
-        audit = _fed(path, StreamAudit(bounded=True))
+        audit = _fed(path, StreamAudit(bounded=True), seer and seer())
     except InexactStream:  # not in a causal order, or a process heard of late: keep every interval
-        audit = _fed(path, StreamAudit())
+        audit = _fed(path, StreamAudit(), seer and seer())
     if audit.run is None:
         raise TraceError(f"{path}: the trace is empty (no events)")
     try:

@@ -14,10 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..audit.exclusive import InexactStream
-from ..audit.stream import StreamAudit
-from ..audit.verdict import Verdict
-from ..trace import TraceError, parse_events
+from ..audit.verdict import Verdict, verify_file
 
 WINDOW_EVENTS = 100_000  # events a page draws at most (plus the receives and exits completing them)
 
@@ -55,58 +52,56 @@ class Window:
 
 def read_window(path: str | Path, window: int = WINDOW_EVENTS) -> Window:
     """Read the trace file at ``path`` once: its verdict and the window the page draws. TraceError
-    (naming the file) when it cannot be read or decided. The audit forgets settled capacity-1
-    intervals as ``mutexlab verify`` does (and the file is read again, keeping them, when it
-    cannot: ``audit.exclusive``)."""
+    (naming the file) when it cannot be read or decided. The audit is ``mutexlab verify``'s own
+    (``audit.verdict.verify_file``: settled capacity-1 intervals forgotten, and the file read
+    again, keeping them, when it cannot), shown every event as it goes."""
     if window < 1:
         raise ValueError("a window holds at least one event")
-    try:
-        return _read(path, window, StreamAudit(bounded=True))
-    except InexactStream:
-        return _read(path, window, StreamAudit())
+    passes: list[_Collector] = []
+
+    def fresh() -> _Collector:  # one per pass over the file
+        passes.append(_Collector(window))
+        return passes[-1]
+
+    verdict = verify_file(path, fresh)
+    seen = passes[-1]
+    return Window(seen.kept, verdict, seen.total, min(seen.total, window), seen.completing, seen.line)
 
 
-def _read(path: str | Path, window: int, audit: StreamAudit) -> Window:
-    kept: list[dict] = []
-    unreceived: set = set()  # ids of the window's sends not yet received
-    held: set[tuple] = set()  # (pid, resource) entered in the window and not yet left
-    total = completing = line = 0
-    try:
-        with open(path, "rb") as handle:
-            for event in parse_events(handle, str(path)):
-                audit.feed(event)
-                line = event["_line"]
-                kind = event["event"]
-                if kind == "run":
-                    if not kept:
-                        kept.append(event)
-                    continue
-                total += 1
-                if total <= window:
-                    if kind == "send":
-                        unreceived.add(event.get("id"))
-                    elif kind == "recv":
-                        unreceived.discard(event.get("id"))
-                    elif kind == "enter":
-                        held.add((event["pid"], event.get("resource")))
-                    elif kind == "exit":
-                        held.discard((event["pid"], event.get("resource")))
-                elif kind == "recv" and event.get("id") in unreceived:
-                    unreceived.discard(event.get("id"))
-                    completing += 1
-                elif kind == "exit" and (event["pid"], event.get("resource")) in held:
-                    held.discard((event["pid"], event.get("resource")))
-                    completing += 1
-                else:
-                    continue
-                # the page does not read clocks: a copy without (the audit may hold the event itself)
-                kept.append({k: v for k, v in event.items() if k != "vc"})
-    except OSError as exc:
-        raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if audit.run is None:
-        raise TraceError(f"{path}: the trace is empty (no events)")
-    try:
-        verdict = audit.verdict()
-    except TraceError as exc:  # an event the audit cannot use: "line N: ..." gets the file's name
-        raise TraceError(f"{path}: {exc}") from None
-    return Window(kept, verdict, total, min(total, window), completing, line)
+class _Collector:
+    """The window's events, collected from a pass over the trace."""
+
+    def __init__(self, window: int) -> None:
+        self.window = window
+        self.kept: list[dict] = []
+        self.unreceived: set = set()  # ids of the window's sends not yet received
+        self.held: set[tuple] = set()  # (pid, resource) entered in the window and not yet left
+        self.total = self.completing = self.line = 0
+
+    def __call__(self, event: dict) -> None:
+        self.line = event["_line"]
+        kind = event["event"]
+        if kind == "run":
+            if not self.kept:
+                self.kept.append(event)
+            return
+        self.total += 1
+        if self.total <= self.window:
+            if kind == "send":
+                self.unreceived.add(event.get("id"))
+            elif kind == "recv":
+                self.unreceived.discard(event.get("id"))
+            elif kind == "enter":
+                self.held.add((event["pid"], event.get("resource")))
+            elif kind == "exit":
+                self.held.discard((event["pid"], event.get("resource")))
+        elif kind == "recv" and event.get("id") in self.unreceived:
+            self.unreceived.discard(event.get("id"))
+            self.completing += 1
+        elif kind == "exit" and (event["pid"], event.get("resource")) in self.held:
+            self.held.discard((event["pid"], event.get("resource")))
+            self.completing += 1
+        else:
+            return
+        # the page does not read clocks: a copy without (the audit may hold the event itself)
+        self.kept.append({k: v for k, v in event.items() if k != "vc"})
