@@ -588,7 +588,9 @@ class Bus:
         deliveries, not for confirms, so while acks are held back it waits in short slices."""
         deadline = time.monotonic() + max(0.0, timeout)
         idle_since = None
-        wait = max(0.0, timeout)
+        # Deliveries taken in meanwhile (while ``flush`` waited for confirms) are handed out at once:
+        # pika's wait would end early only for new ones.
+        wait = 0.0 if self._inbox else max(0.0, timeout)
         # acks already allowed go out before any wait (they free the prefetch window)
         self._settle(force=False)
         while True:
