@@ -55,6 +55,9 @@ class Forked:
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
+        if timeout is None and self.returncode is None:  # block until it ends (no polling delay)
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = 0.0005
         while self.poll() is None:
@@ -283,6 +286,7 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
     procs: list[tuple[str, subprocess.Popen]] = []
     handles = []
     code = 3
+    result: dict | None = None  # the monitor's summary
     try:
         monitor_log = open(logs / "monitor.log", "w")
         handles.append(monitor_log)
@@ -326,12 +330,12 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
         _reap(procs)
         for handle in handles:
             handle.close()
-        if not plan.keep:
+        if not plan.keep and not (result or {}).get("cleaned_up"):  # the monitor did not (it stopped early)
             try:
                 from .rabbit import delete_run
 
                 delete_run(plan.amqp_url, plan.run_id, plan.names())
-            except Exception:  # noqa: BLE001 - the monitor normally cleaned up already
+            except Exception:  # noqa: BLE001 - best effort: the broker may be gone
                 pass
     failed = [name for name, proc in procs[1:] if proc.returncode not in (0, None)]
     if code != 0 or failed or plan.logs:
