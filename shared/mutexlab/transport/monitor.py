@@ -191,8 +191,12 @@ class Monitor:
         self.setup = setup
         header = dict(setup.run_event(), run_id=self.settings.run_id, transport="rabbitmq")
         self.trace.write(header)
-        for name in setup.names.values():
-            self.bus.call(partial(self.topology.declare_participant, name=name, types=setup.codec.types))
+        # every member's queue exists before anyone is welcomed (and may send to it)
+        self.bus.call(
+            partial(
+                self.topology.declare_participants, names=list(setup.names.values()), types=setup.codec.types
+            )
+        )
         self.started = time.time()
         names = {name: member.instance for name, member in self.members.items()}
         for name, member in self.members.items():

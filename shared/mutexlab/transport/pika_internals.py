@@ -10,7 +10,9 @@ reason about, a reconnect is a plain loop — and two things that class does not
   publishes that do not wait. Both exist on the channel ``BlockingChannel`` wraps
   (``channel._impl``, a ``pika.channel.Channel``), which is the public channel of pika's own
   ``SelectConnection``;
-* **joined socket writes** (``join_writes``): pika writes each frame with its own system call.
+* **joined socket writes** (``join_writes``): pika writes each frame with its own system call;
+* **declarations without replies** (``without_replies``): ``BlockingChannel`` waits for the reply
+  of every declaration, binding and deletion, one round trip each.
 
 The alternative is ``SelectConnection`` (public, with asynchronous confirms), at the price of
 rewriting the bus around pika's callback I/O loop; until that is done these few lines are the
@@ -86,6 +88,16 @@ def publish_without_waiting(
     channel._impl.basic_publish(  # noqa: SLF001 - see confirm_asynchronously
         exchange, routing_key, body, properties=properties, mandatory=mandatory
     )
+
+
+def without_replies(channel: Any) -> Any:
+    """The channel ``channel`` (a ``BlockingChannel``) wraps. Its ``exchange_declare``,
+    ``queue_declare``, ``queue_bind``, ``queue_delete`` and ``exchange_delete`` called without a
+    callback are sent with AMQP's ``nowait``: no reply, nothing waits. The broker handles a
+    channel's methods in order and closes the channel on the first it refuses, so one method that
+    waits, sent after them on ``channel`` itself, returns only once all of them are done — or
+    raises ``ChannelClosedByBroker`` with the refusal."""
+    return channel._impl  # noqa: SLF001 - see confirm_asynchronously
 
 
 def join_writes(conn: pika.BlockingConnection, limit: int = WRITE_LIMIT) -> bool:

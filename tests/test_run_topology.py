@@ -1,16 +1,20 @@
-"""The end of ``mutexlab run``: the run's exchanges and queues are deleted exactly once, by the
-monitor when it reached its stop (its summary says ``cleaned_up``), else by the supervisor."""
+"""A run's topology on a real broker. Its declarations go out together with one wait
+(``rabbit._together``): a declaration the broker refuses is still reported, and everything is in
+place when the wait returns. At the end of ``mutexlab run`` the run's exchanges and queues are
+deleted exactly once: by the monitor when it reached its stop (its summary says ``cleaned_up``),
+else by the supervisor."""
 
 from __future__ import annotations
 
 import io
 import json
+import uuid
 
 import pika
 import pytest
 
 from mutexlab.transport import rabbit
-from mutexlab.transport.rabbit import Topology
+from mutexlab.transport.rabbit import Bus, Topology, TransportError
 from mutexlab.transport.supervisor import Plan, execute
 
 pytestmark = pytest.mark.broker
@@ -42,6 +46,44 @@ def _left_on_broker(url: str, run_id: str, names: list[str]) -> list[str]:
     finally:
         conn.close()
     return left
+
+
+def test_declarations_sent_together_are_all_in_place_after_the_one_wait(amqp_url):
+    run_id = "t-" + uuid.uuid4().hex[:8]
+    names = [f"node-{n}" for n in range(1, 4)]
+    bus = Bus(amqp_url, Topology(run_id), connect_timeout=10)
+    bus.connect()  # declares the base topology
+    try:
+        bus.call(lambda channel: bus.topology.declare_participants(channel, names, ["REQUEST", "REPLY"]))
+        assert sorted(_left_on_broker(amqp_url, run_id, names)) == sorted(
+            [bus.topology.queue(n) for n in names]
+            + [bus.topology.monitor_queue, bus.topology.dead_queue]
+            + [bus.topology.exchange, bus.topology.dlx, bus.topology.unrouted]
+        )
+        bus.publish("REPLY.node-3", {"bound": True})  # mandatory: refused if no binding took it
+        bus.consume(bus.topology.queue("node-3"))
+        got = bus.poll(5.0)
+        assert [d.routing_key for d in got] == ["REPLY.node-3"]
+        bus.ack(got[0])
+        bus.topology.delete(bus.channel, names)
+        assert _left_on_broker(amqp_url, run_id, names) == []
+    finally:
+        bus.close()
+
+
+def test_a_refused_declaration_among_those_sent_together_is_reported(amqp_url):
+    """The run's queues exist as classic queues; a process declaring quorum queues for the same run
+    is refused (PRECONDITION_FAILED) by the broker, and says so, naming QUEUE_TYPE."""
+    run_id = "t-" + uuid.uuid4().hex[:8]
+    first = Bus(amqp_url, Topology(run_id, "classic"), connect_timeout=10)
+    first.connect()
+    try:
+        other = Bus(amqp_url, Topology(run_id, "quorum"), connect_timeout=10)
+        with pytest.raises(TransportError, match="refused a declaration.*QUEUE_TYPE"):
+            other.connect()
+    finally:
+        first.topology.delete(first.channel, [])
+        first.close()
 
 
 def _plan(url: str, tmp_path, **more) -> Plan:
