@@ -10,6 +10,7 @@ setting (including building the setup) before the broker is touched.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -308,12 +309,18 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
                 stderr=subprocess.STDOUT if stderr is stdout else stderr,
             )
 
-        monitor = start("monitor", monitor_env, monitor_out, monitor_log)
-        procs.append(("monitor", monitor))
-        for n, role in enumerate(roles, 1):
-            handle = open(logs / f"{role}-{n}.log", "w")
-            handles.append(handle)
-            procs.append((f"{role}-{n}", start(role, base, handle, handle)))
+        if fork:  # the services inherit what is alive now as frozen: their collections skip it
+            gc.freeze()  # (and leave its pages shared), as the gc module advises before a fork
+        try:
+            monitor = start("monitor", monitor_env, monitor_out, monitor_log)
+            procs.append(("monitor", monitor))
+            for n, role in enumerate(roles, 1):
+                handle = open(logs / f"{role}-{n}.log", "w")
+                handles.append(handle)
+                procs.append((f"{role}-{n}", start(role, base, handle, handle)))
+        finally:
+            if fork:
+                gc.unfreeze()  # this process collects as before
         code = monitor.wait()
         monitor_stdout = (logs / "monitor.out").read_text() if json_out else ""
         result = json.loads(summary_path.read_text()) if summary_path.exists() else None
