@@ -348,6 +348,7 @@ class Monitor:
 
     def _stop(self, outcome: Outcome) -> None:
         reason = "run complete" if outcome.complete else "run stalled"
+        stopped = time.monotonic()
         self.bus.publish("control.all", {"kind": "stop", "reason": reason})
         # Collect the final statuses (their counters), briefly; a dead participant never answers.
         deadline = time.monotonic() + 3.0
@@ -362,6 +363,14 @@ class Monitor:
         while time.monotonic() < deadline and not all(status.get(n, {}).get("final") for n in alive):
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
+        finals = sum(bool(status.get(n, {}).get("final")) for n in names)
+        log.info(
+            "monitor: stop sent (%s); final statuses of %d of %d in %.3fs",
+            reason,
+            finals,
+            len(names),
+            time.monotonic() - stopped,
+        )
         for name in names:
             last = status.get(name, {})
             outcome.duplicates += int(last.get("duplicates", 0))
@@ -380,8 +389,12 @@ class Monitor:
         outcome.duplicates += self.feed.duplicates
         if self.settings.cleanup:
             try:
+                started = time.monotonic()
                 self.topology.delete(self.bus.channel, sorted(names))
                 outcome.cleaned_up = True
+                log.info(
+                    "monitor: the run's exchanges and queues deleted in %.3fs", time.monotonic() - started
+                )
             except Exception as exc:  # noqa: BLE001 - mutexlab run tries again
                 log.warning("monitor: cleanup failed: %r", exc)
 
