@@ -45,13 +45,13 @@ from typing import Any
 import pika
 from pika.exceptions import AMQPChannelError, AMQPConnectionError
 
+from . import pika_internals
 from .pika_internals import (
     WRITE_LIMIT,
     check_pika,
     confirm_asynchronously,
     join_writes,
     publish_without_waiting,
-    without_replies,
 )
 from .settings import node_urls
 
@@ -186,7 +186,7 @@ def _together(channel, calls: list[_Call]) -> None:
     ``ChannelClosedByBroker`` there, as it would have raised alone."""
     if not calls:
         return
-    quick = without_replies(channel)
+    quick = pika_internals.without_replies(channel)
     for name, args, kwargs in calls[:-1]:
         getattr(quick, name)(*args, **kwargs)
     name, args, kwargs = calls[-1]
@@ -626,11 +626,11 @@ class Bus:
         deliveries, not for confirms, so while acks are held back it waits in short slices."""
         deadline = time.monotonic() + max(0.0, timeout)
         idle_since = None
-        # Deliveries taken in meanwhile (while ``flush`` waited for confirms) are handed out at once:
-        # pika's wait would end early only for new ones.
-        wait = 0.0 if self._inbox else max(0.0, timeout)
+        wait = max(0.0, timeout)
         # acks already allowed go out before any wait (they free the prefetch window)
         self._settle(force=False)
+        if self._inbox:  # taken in while ``flush`` waited for confirms: handed out without a wait
+            deadline, wait = time.monotonic(), 0.0  # (pika's wait would end early only for new ones)
         while True:
             if self._acks:
                 wait = min(wait, CONFIRM_SLICE)
