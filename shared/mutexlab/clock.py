@@ -112,14 +112,13 @@ class LocalEventClock:
     __slots__ = ("family", "own", "counts", "token", "_last")
 
     def __init__(self, family: LocalEventClocks, own: int) -> None:
-        import numpy as np
-
         self.family = family
         self.own = own
         self.counts = family._zero  # shared and never written: a new array on every change
         self.token: tuple = (0, self.counts, own)
-        # serial of the last token taken from each sender (0: none)
-        self._last = np.zeros(len(family.names), dtype=np.int64)
+        # serial of the last token taken from each sender (0: none); a list, not an array: one
+        # item is read per receive, and a list item is a fraction of the cost of an array's
+        self._last = [0] * len(family.names)
 
     def tick(self) -> tuple:
         counts = self.counts.copy()
