@@ -97,6 +97,11 @@ class LocalEventClocks:
         self.names = list(names)
         self._zero = np.zeros(len(names), dtype=np.int32)
         self._serial = 0
+        # Scratch for ``LocalEventClock.merge``'s comparison (one at a time: the drivers are single
+        # threaded), and the comparison itself, bound once.
+        self._greater = np.zeros(len(names), dtype=bool)
+        self._compare = np.greater
+        self._maximum = np.maximum
 
     def clock(self, name: str) -> LocalEventClock:
         return LocalEventClock(self, self.index[name])
@@ -109,7 +114,7 @@ class LocalEventClocks:
 class LocalEventClock:
     """One process's clock in a ``LocalEventClocks`` family (see there)."""
 
-    __slots__ = ("family", "own", "counts", "token", "_last")
+    __slots__ = ("family", "own", "counts", "token", "_last", "_greater", "_compare")
 
     def __init__(self, family: LocalEventClocks, own: int) -> None:
         self.family = family
@@ -119,6 +124,7 @@ class LocalEventClock:
         # serial of the last token taken from each sender (0: none); a list, not an array: one
         # item is read per receive, and a list item is a fraction of the cost of an array's
         self._last = [0] * len(family.names)
+        self._greater, self._compare = family._greater, family._compare
 
     def tick(self) -> tuple:
         counts = self.counts.copy()
@@ -135,11 +141,12 @@ class LocalEventClock:
             return self.token
         self._last[sender] = serial
         mine = self.counts
-        if (theirs > mine).any():
-            import numpy as np
-
-            self.counts = np.maximum(mine, theirs)
-            self.token = (self.family.next_serial(), self.counts, self.own)
+        # ``(theirs > mine).any()``, without a new array and through ``bytes.__contains__`` (one
+        # memchr): a third of the time, and most receives at P = 1000 come here (measured).
+        if b"\x01" in self._compare(theirs, mine, out=self._greater).tobytes():
+            family = self.family
+            self.counts = family._maximum(mine, theirs)
+            self.token = (family.next_serial(), self.counts, self.own)
         return self.token
 
 
