@@ -139,7 +139,7 @@ class Simulation(Driver):
                 if at < last:  # FIFO per link: never overtake an earlier message on the same link
                     at = last
                 link[to] = at
-            self.push(at, (_MESSAGE, to, (sender, msg, msg_id, vc)))
+            self.push(at, (_MESSAGE, to, sender, msg, msg_id, vc))
 
     def schedule(self, pid: int, action: str, dwell: str) -> None:
         mean = self.config.dwell.get(dwell, 1.0)
@@ -147,8 +147,8 @@ class Simulation(Driver):
         self.push(at, (_TIMER, pid, action))
 
     def push(self, at: float, entry: tuple) -> None:
-        """Queue ``entry`` (``(kind, pid, payload)``) for time ``at``, after all queued for ``at``
-        (``_run`` inlines this)."""
+        """Queue ``entry`` for time ``at``, after all queued for ``at`` (``_run`` inlines this): a
+        message ``(_MESSAGE, to, sender, msg, msg_id, vc)`` or a timer ``(_TIMER, pid, action)``."""
         held = self._due.setdefault(at, entry)
         if held is entry:
             heapq.heappush(self._times, at)
@@ -237,11 +237,10 @@ class Simulation(Driver):
                     entry = first
                 else:
                     pop(times)
-                kind, pid, payload = entry
                 self.now = at
                 events += 1
-                if kind == _MESSAGE:
-                    sender, msg, msg_id, vc = payload
+                if entry[0] == _MESSAGE:
+                    _, pid, sender, msg, msg_id, vc = entry
                     if seen is not None:
                         if (pid, msg_id) in seen:
                             self.duplicates_dropped += 1
@@ -249,7 +248,8 @@ class Simulation(Driver):
                         seen.add((pid, msg_id))
                     if light:  # as ``deliver``: merge, handle, the recv event, its effects, the state
                         proto = protocols[pid]
-                        recorders[pid].vc.merge(vc)
+                        clock = recorders[pid].vc
+                        clock.merge(vc)
                         before = proto.state
                         effects = proto.on_message(msg)
                         recvs += 1
@@ -258,15 +258,18 @@ class Simulation(Driver):
                         continue
                     else:
                         effects = protocols[pid].on_message(msg)
-                elif light:  # as ``feed``
-                    proto = protocols[pid]
-                    before = proto.state
-                    effects = proto.on_local(payload)
-                elif traced:
-                    self.feed(pid, lambda p, a=payload: p.on_local(a))
-                    continue
                 else:
-                    effects = protocols[pid].on_local(payload)
+                    _, pid, payload = entry
+                    if light:  # as ``feed``
+                        proto = protocols[pid]
+                        clock = recorders[pid].vc
+                        before = proto.state
+                        effects = proto.on_local(payload)
+                    elif traced:
+                        self.feed(pid, lambda p, a=payload: p.on_local(a))
+                        continue
+                    else:
+                        effects = protocols[pid].on_local(payload)
                 if effects:
                     if not inline:
                         apply(pid, effects)
@@ -283,7 +286,7 @@ class Simulation(Driver):
                         number = sent[pid] + 1
                         sent[pid] = number
                         if light:
-                            token = recorders[pid].vc.token  # a send does not tick a local-event clock
+                            token = clock.token  # a send does not tick a local-event clock
                             sends += 1
                         else:
                             token = None
@@ -292,7 +295,7 @@ class Simulation(Driver):
                         if when < last:  # FIFO per link: never overtake an earlier message on the same link
                             when = last
                         links[to] = when
-                        entry = (_MESSAGE, to, (pid, msg, number, token))
+                        entry = (_MESSAGE, to, pid, msg, number, token)
                         held = keep(when, entry)  # as ``push``
                         if held is entry:
                             push(times, when)
