@@ -18,9 +18,9 @@ from __future__ import annotations
 import gc
 import heapq
 import random
-from contextlib import contextmanager
 from collections import defaultdict
 from collections.abc import Callable, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from math import log
