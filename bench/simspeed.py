@@ -176,12 +176,62 @@ def render(part: dict) -> str:
     return text
 
 
+def scale_run(p: int, events: int, audit: bool, profile: str | None = None) -> dict:
+    """The first ``events`` events of ``simulate bees --bees P`` as bench.scale sizes it (T = ⌈P/3⌉,
+    K = P/10, seed 1), audited as the command does when ``audit``: the CPU time of the simulation
+    alone (no start-up, no verdict), for A/B runs and profiles at P = 300–1000 without the whole run.
+    ``profile``: a file to write a cProfile of the run to."""
+    from mutexlab.commands.longrun import audit_trace
+    from mutexlab.protocols.registry import make_setup
+    from mutexlab.sim import SimConfig, Simulation
+
+    setup = make_setup("bees", p, {"reeds": math.ceil(p / 3), "flowers": max(1, p // 10)}, 1)
+    trace, auditor = audit_trace(setup, None) if audit else (None, None)
+    if isinstance(trace, str):
+        raise SystemExit(trace)
+    sim = Simulation(setup, SimConfig(seed=1, max_events=events), trace, trace_bodies=False)
+    cpu = time.process_time()
+    if profile:
+        import cProfile
+
+        out: dict = {}
+        cProfile.runctx("out['result'] = sim.run()", globals(), {"sim": sim, "out": out}, profile)
+        result = out["result"]
+    else:
+        result = sim.run()
+    cpu = time.process_time() - cpu
+    done = sim.events
+    return {
+        "P": p,
+        "audit": audit,
+        "events": done,
+        "cpu_s": round(cpu, 2),
+        "us_per_event": round(cpu / done * 1e6, 2) if done else None,
+        "whole_run": not result.truncated,
+        "rss_peak_mib": round(peak_rss_kib() / 1024, 1),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.simspeed")
+    parser.add_argument(
+        "--bees",
+        type=int,
+        metavar="P",
+        help="one run of the first --events events of simulate bees --bees P (T = P/3, K = P/10, seed 1)",
+    )
+    parser.add_argument("--events", type=int, default=10**8, help="with --bees: events to run")
+    parser.add_argument("--audit", action="store_true", help="with --bees: audited, as the command runs")
+    parser.add_argument("--profile", metavar="FILE", help="with --bees: write a cProfile of the run")
     parser.add_argument("--one", metavar="CASE_JSON", help="(internal) run one case, print its JSON")
     parser.add_argument("--memory", action="store_true", help="(internal) with --one: tracemalloc peak only")
     parser.add_argument("--full", action="store_true")
     args = parser.parse_args(argv)
+    if args.bees is not None:
+        if args.bees < 2 or args.events < 1:
+            parser.error("--bees takes at least 2 bees and --events at least 1")
+        print(json.dumps(scale_run(args.bees, args.events, args.audit, args.profile)))
+        return 0
     if args.one:
         print(json.dumps(one(json.loads(args.one), args.memory)))
         return 0

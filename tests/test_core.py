@@ -1,5 +1,6 @@
 """The library core: clocks, codecs, traces, the simulator and the capacity audit."""
 
+import random
 from typing import Literal
 
 import pytest
@@ -8,9 +9,11 @@ from conftest import audited
 from mutexlab.audit.capacity import check_capacities
 from mutexlab.clock import LamportClock, VectorClock, happened_before, priority
 from mutexlab.messages import Codec, Message, MessageError
+from mutexlab.protocol import Protocol
 from mutexlab.protocols.registry import make_setup
-from mutexlab.setup import ConfigError
-from mutexlab.sim import SimConfig
+from mutexlab.setup import ConfigError, Setup
+from mutexlab.sim import SimConfig, Simulation
+from mutexlab.sim.engine import _TIMER
 from mutexlab.trace import TraceError, parse_events
 
 
@@ -88,6 +91,34 @@ def test_simulator_keeps_links_fifo():
         elif e["event"] == "recv":
             received.setdefault((e["from"], e["pid"]), []).append(e["id"])
     assert sent == received
+
+
+class _Logger(Protocol):
+    """Does nothing but note, in ``log``, each local action it is given."""
+
+    def __init__(self, log: list) -> None:
+        self.pid, self.state, self.clock, self.log = 1, "IDLE", LamportClock(), log
+
+    def start(self) -> list:
+        return []
+
+    def on_local(self, action: str) -> list:
+        self.log.append(action)
+        return []
+
+
+def test_simulator_queue_takes_events_in_time_order_and_ties_in_scheduling_order():
+    # Times from a small set, so most are shared: the queue must give (time, order queued), what
+    # its earlier heap of (time, sequence number) tuples gave.
+    log: list = []
+    sim = Simulation(Setup("log", {1: _Logger(log)}, {1: "p1"}, Codec(Ping), {}))
+    rng = random.Random(4)
+    queued = [(float(rng.randrange(6)), n) for n in range(300)]
+    for at, n in queued:
+        sim.push(at, (_TIMER, 1, n))
+    result = sim.run()
+    assert log == [n for _, n in sorted(queued)]
+    assert result.events == 300 and not result.truncated
 
 
 def test_bad_simulator_settings_are_refused():

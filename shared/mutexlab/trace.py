@@ -86,11 +86,12 @@ class EventSink(Protocol):
 class Tally(Protocol):
     """A sink that only counts some kinds of event (a ``StreamAudit`` and the sends and receives
     its family does not read): a driver may call ``skip(kind)`` instead of building and writing
-    such an event — counted and numbered as if it had been written."""
+    such an event — counted and numbered as if it had been written (``count`` of them in a row:
+    the driver may gather skips, as long as it hands them over before its next ``write``)."""
 
     def reads(self, kind: str) -> bool: ...
 
-    def skip(self, kind: str) -> None: ...
+    def skip(self, kind: str, count: int = 1) -> None: ...
 
 
 class LocalRecorder(Recorder):

@@ -108,13 +108,13 @@ class StreamAudit:
         """Whether the checks read events of ``kind`` (before the run header: every kind)."""
         return self._kinds is None or kind in self._kinds
 
-    def skip(self, kind: str) -> None:
-        """An event of a kind the checks do not read, counted and numbered without being built
-        (``trace.Tally``: the simulator's sends and receives)."""
+    def skip(self, kind: str, count: int = 1) -> None:
+        """``count`` events of a kind the checks do not read, counted and numbered without being
+        built (``trace.Tally``: the simulator's sends and receives)."""
         if self._kinds is None or kind in self._kinds:
             raise ValueError(f"the audit reads {kind} events: they cannot be skipped")
-        self._line += 1
-        self.counts[kind] += 1
+        self._line += count
+        self.counts[kind] += count
 
     def feed_all(self, events: Iterable[dict]) -> StreamAudit:
         for event in events:

@@ -9,7 +9,6 @@ the same per-node workload (``mutexlab simulate mutex``, ``mutexlab compare``, `
 
 from __future__ import annotations
 
-import heapq
 import random
 
 from ..protocols.registry import make_setup
@@ -27,8 +26,7 @@ class WorkloadSimulation(Simulation):
     def schedule(self, pid: int, action: str, dwell: str) -> None:
         mean = self.config.dwell.get(dwell, 1.0)
         at = self.now + (self._dwell_rng[pid].expovariate(1.0 / mean) if mean > 0 else 0.0)
-        self._seq += 1
-        heapq.heappush(self._queue, (at, self._seq, _TIMER, pid, action))
+        self.push(at, (_TIMER, pid, action))
 
 
 def make_setup_available(algorithm: str, nodes: int, options: dict, seed: int):
