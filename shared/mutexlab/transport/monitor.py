@@ -39,7 +39,7 @@ from ..words import article
 from .feed import PROTOCOL_EVENTS, AuditFeed
 from .membership import REJOIN_GRACE, Member, Roster
 from .outcome import EXIT_CONFIG, EXIT_SAFE, EXIT_STALLED, EXIT_VIOLATION, Outcome, decide, render, save_json
-from .rabbit import Bus, Delivery, Topology, TransportError
+from .rabbit import Bus, Delivery, Topology, TransportError, split_step
 from .settings import MonitorSettings
 from .view import Progress
 
@@ -249,7 +249,9 @@ class Monitor:
         problem: str | None = None  # why the delivery is dead-lettered
         if head in ("join", "audit", "status"):
             try:
-                data = json.loads(delivery.body)
+                # a step's publish carries its protocol messages first (for its addressees): the trace
+                # batch is what follows the first newline
+                data = json.loads(split_step(delivery.body)[1] if head == "audit" else delivery.body)
             except ValueError:
                 data = None
             if not isinstance(data, dict):
@@ -258,6 +260,10 @@ class Monitor:
                 self._join(data)
             elif head == "audit":
                 problem = self.feed.batch(rest, data)
+                misrouted = None if problem else _misrouted(data, delivery.headers.get("CC"))
+                if misrouted:  # its trace is taken (its addressees got it), the fault kept and counted
+                    log.warning("monitor: step of %s: %s", rest, misrouted)
+                    self.bus.dead_letter(delivery, f"monitor: step of {rest}: {misrouted}", ack=False)
             else:
                 self.feed.report(rest, data)
         elif head == "control":
@@ -387,3 +393,24 @@ class Monitor:
         if self.settings.summary_json:
             save_json(outcome, self.settings.summary_json)
         return outcome.exit_code
+
+
+def _misrouted(batch: dict, cc) -> str | None:
+    """What is wrong with a step's routing: its ``CC`` header must name exactly the keys
+    ``<TYPE>.<dest>`` of the sends in its trace batch (the messages it carries), or an addressee
+    misses its message (the run stalls, naming it) or a queue gets one it must refuse."""
+    events = batch.get("events")
+    sends = (
+        {f"{e.get('type')}.{e.get('to')}" for e in events if e.get("event") == "send"}
+        if isinstance(events, list)
+        else set()
+    )
+    cc = [] if cc is None else cc
+    if not isinstance(cc, list) or not all(isinstance(k, str) for k in cc):
+        return f"bad CC header {cc!r} (a list of routing keys) for its sends {sorted(sends)}"
+    routed = set(cc)
+    if routed == sends:
+        return None
+    wrong = [f"misses {sorted(sends - routed)}"] if sends - routed else []
+    wrong += [f"routes beyond its sends to {sorted(routed - sends)}"] if routed - sends else []
+    return f"its CC header {' and '.join(wrong)}"

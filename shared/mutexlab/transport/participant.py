@@ -53,8 +53,9 @@ from .rabbit import (
     LinkInbox,
     Topology,
     TransportError,
-    envelope,
-    parse_envelope,
+    frame,
+    parse_frame,
+    step_body,
 )
 from .settings import ParticipantSettings
 
@@ -129,7 +130,8 @@ class Participant:
         self.audit = AuditSink()
         # The step being handled (see the module doc): its protocol messages in effect order, its
         # deliveries to ack in delivery order, and whether it changed the state.
-        self.outbox: list[tuple[str, dict, str]] = []
+        self.outbox: list[tuple[str, int, str, dict, dict]] = []  # (to, seq, id, vc, msg)
+        self.outkeys: dict[str, None] = {}  # their routing keys <TYPE>.<dest>, in order, once each
         self.handled: list[Delivery] = []
         self.changed = False
         self.timers: list[tuple[float, int, str]] = []
@@ -389,51 +391,66 @@ class Participant:
             self.handled.append(delivery)
             return
         setup, _, _ = self._joined()
-        env: dict | None = None
         try:
-            env = parse_envelope(delivery.body, self.settings.run_id, self.name, self.roster)
-            msg = setup.codec.decode(env["msg"])
-            if msg.sender != self.roster[env["from"]]:
-                raise EnvelopeError(f"message claims sender {msg.sender} but comes from {env['from']}")
+            sender, envs = parse_frame(delivery.body, self.settings.run_id, self.name, self.roster)
+        except EnvelopeError as exc:
+            self._dead_letter(delivery, str(exc))
+            return
+        decoded = []
+        try:
+            for env in envs:
+                msg = setup.codec.decode(env["msg"])
+                if msg.sender != self.roster[sender]:
+                    raise EnvelopeError(f"message claims sender {msg.sender} but comes from {sender}")
+                decoded.append((env, msg))
         except (EnvelopeError, MessageError) as exc:
             self._dead_letter(delivery, str(exc))
-            if env is not None:  # what waited behind its place in the link goes on
-                for held_env, held_msg, taken in self.inbox.refuse(env["from"], env["seq"]):
-                    self._deliver(held_env, held_msg, taken, acked=True)
+            for env in envs:  # what waited behind their places in the link goes on
+                for held_env, held_msg, taken in self.inbox.refuse(sender, env["seq"]):
+                    self._deliver(held_env, held_msg, taken, current=False)
             return
-        ready = self.inbox.accept(env["from"], env["seq"], (env, msg, delivery))
-        if not ready:
-            log.info(
-                "%s: %s %s from %s (seq %d)",
-                self.name,
-                "held back" if self.inbox.waits(env["from"], env["seq"]) else "dropped duplicate",
-                env["id"],
-                env["from"],
-                env["seq"],
-            )
-            self.handled.append(delivery)  # acked in delivery order; a held-back one waits in the inbox
-            return
-        for env, msg, taken in ready:  # this message, then those held back behind it
-            self._deliver(env, msg, taken, acked=taken is not delivery)
+        refused: list[str] = []  # why the protocol refused messages of this delivery
+        for env, msg in decoded:
+            ready = self.inbox.accept(sender, env["seq"], (env, msg, delivery))
+            if not ready:
+                log.info(
+                    "%s: %s %s from %s (seq %d)",
+                    self.name,
+                    "held back" if self.inbox.waits(sender, env["seq"]) else "dropped duplicate",
+                    env["id"],
+                    sender,
+                    env["seq"],
+                )
+            for held_env, held_msg, taken in ready:  # this message, then those held back behind it
+                problem = self._deliver(held_env, held_msg, taken, current=taken is delivery)
+                if problem is not None:
+                    refused.append(problem)
+        # Acked once, in delivery order, behind the effects of all its messages (a held-back one
+        # waits in the inbox); with the reasons when the protocol refused any of them.
+        if refused:
+            self._dead_letter(delivery, "; ".join(refused))
+        else:
+            self.handled.append(delivery)
 
-    def _deliver(self, env: dict, msg: Any, delivery: Delivery, acked: bool) -> None:
-        """Apply one protocol message, next in its link's order. ``acked``: it was held back, and its
-        delivery joined the acks when it came."""
+    def _deliver(self, env: dict, msg: Any, delivery: Delivery, current: bool) -> str | None:
+        """Apply one protocol message, next in its link's order. When the protocol refuses it, a
+        message of the ``current`` delivery gives the reason back (``_handle`` dead-letters and acks
+        that delivery once); one held back from an earlier delivery, acked already, is dead-lettered
+        here."""
         _, driver, pid = self._joined()
         try:
             self._apply(lambda: driver.deliver(self.roster[env["from"]], pid, msg, env["id"], env["vc"]))
+            return None
         except ProtocolError as exc:  # the state does not accept this message: the sender's fault, or a bug
             log.error("%s: refused %s from %s: %s", self.name, env["id"], env["from"], exc)
-            self._dead_letter(delivery, f"protocol error: {exc}", ack=not acked)
-            return
+            problem = f"protocol error: {exc}"
         except Exception as exc:  # noqa: BLE001 - a protocol failing on its input must not kill the process
             log.exception("%s: the protocol failed on %s", self.name, env["id"])
-            self._dead_letter(
-                delivery, f"the protocol failed on it: {exc!r}", ack=not acked
-            )  # what it did before failing happened
-            return
-        if not acked:
-            self.handled.append(delivery)
+            problem = f"the protocol failed on it: {exc!r}"  # what it did before failing happened
+        if current:
+            return problem
+        self._dead_letter(delivery, problem, ack=False)
+        return None
 
     def _dead_letter(self, delivery: Delivery, reason: str, ack: bool = True) -> None:
         self._publish_step()  # the step so far first: acks leave in delivery order
@@ -447,32 +464,28 @@ class Participant:
         setup, _, _ = self._joined()
         dest = setup.names[to]
         self.link_seq[to] += 1
-        body = envelope(
-            self.settings.run_id,
-            msg_id,
-            self.name,
-            dest,
-            self.link_seq[to],
-            vc,
-            setup.codec.to_dict(msg),
-        )
-        self.outbox.append((f"{msg.type}.{dest}", body, msg_id))
+        self.outbox.append((dest, self.link_seq[to], msg_id, vc or {}, setup.codec.to_dict(msg)))
+        self.outkeys[f"{msg.type}.{dest}"] = None
 
     def _publish_step(self) -> None:
-        """Publish the step's effects: first one batch with its trace events (and, when the state
-        changed, the new status, so the monitor's view of a process never lags its trace), then its
-        protocol messages in order, then the acks of its deliveries (each held back by the bus until
-        everything published before it is confirmed)."""
+        """Publish the step's effects in one persistent, confirmed message: its protocol messages
+        (``frame``) and its trace batch (with, when the state changed, the new status, so the
+        monitor's view of a process never lags its trace), routed to the monitor by its key
+        ``audit.<name>`` and to every addressee by the ``CC`` header (``<TYPE>.<dest>`` each); then
+        the acks of its deliveries (each held back by the bus until everything published before it
+        is confirmed). The monitor so hears of a send in the very message that carries it."""
         batch: dict[str, Any] = {"events": self.audit.take()}
         if self.changed:
             batch["status"] = self._status_body()
             self._last_status = time.monotonic()
             self.changed = False
-        if batch["events"] or "status" in batch:
-            self.bus.send(f"audit.{self.name}", batch)
         outbox, self.outbox = self.outbox, []
-        for routing_key, body, msg_id in outbox:
-            self.bus.send(routing_key, body, message_id=msg_id)
+        if outbox:
+            keys, self.outkeys = list(self.outkeys), {}
+            body = step_body(frame(self.settings.run_id, self.name, outbox), batch)
+            self.bus.send(f"audit.{self.name}", body, headers={"CC": keys})
+        elif batch["events"] or "status" in batch:
+            self.bus.send(f"audit.{self.name}", step_body(None, batch))
         handled, self.handled = self.handled, []
         for delivery in handled:
             self.bus.ack(delivery)
