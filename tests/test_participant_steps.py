@@ -236,3 +236,19 @@ def test_a_step_frame_with_nothing_for_its_queue_or_a_broken_entry_is_dead_lette
     for tag, (_framed, words) in bad.items():
         assert words in dead[tag], dead[tag]
     assert ("ack", 67) in node2.bus.calls and node2.dead_letters == len(bad)
+
+
+def test_a_batch_too_heavy_to_copy_to_every_addressee_goes_alone_to_the_monitor_first(node2, monkeypatch):
+    """When the trace batch, copied to each addressee, would weigh more than ``INLINE_TRACE``, the
+    step is two publishes: the batch to the monitor, then the messages, routed by their first key
+    and the CC header (the monitor still hears of each send before anyone can receive it)."""
+    from mutexlab.transport import participant as module
+
+    monkeypatch.setattr(module, "INLINE_TRACE", 0)
+    node2._handle(request(71, 1, ts=5))
+    node2._publish_step()
+    calls = node2.bus.calls
+    assert [(c[0], c[1]) for c in calls] == [("send", "audit.node-2"), ("send", "REPLY.node-1"), ("ack", 71)]
+    assert [e["event"] for e in trace_of(calls[0])["events"]][:2] == ["recv", "send"]
+    assert b"\n" not in calls[0][2] and b"\n" not in calls[1][2], "each part alone"
+    assert json.loads(calls[1][2])["seq"] == 1 and calls[1][3] == []

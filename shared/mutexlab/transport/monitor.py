@@ -251,7 +251,8 @@ class Monitor:
             try:
                 # a step's publish carries its protocol messages first (for its addressees): the trace
                 # batch is what follows the first newline
-                data = json.loads(split_step(delivery.body)[1] if head == "audit" else delivery.body)
+                carried, trace = split_step(delivery.body) if head == "audit" else (b"", delivery.body)
+                data = json.loads(trace)
             except ValueError:
                 data = None
             if not isinstance(data, dict):
@@ -260,7 +261,9 @@ class Monitor:
                 self._join(data)
             elif head == "audit":
                 problem = self.feed.batch(rest, data)
-                misrouted = None if problem else _misrouted(data, delivery.headers.get("CC"))
+                # a step that carries its messages (not a batch alone) must route to their addressees
+                carries = carried is not trace
+                misrouted = _misrouted(data, delivery.headers.get("CC")) if carries and not problem else None
                 if misrouted:  # its trace is taken (its addressees got it), the fault kept and counted
                     log.warning("monitor: step of %s: %s", rest, misrouted)
                     self.bus.dead_letter(delivery, f"monitor: step of {rest}: {misrouted}", ack=False)

@@ -53,9 +53,9 @@ from .rabbit import (
     LinkInbox,
     Topology,
     TransportError,
+    compact,
     frame,
     parse_frame,
-    step_body,
 )
 from .settings import ParticipantSettings
 
@@ -63,6 +63,8 @@ log = logging.getLogger("mutexlab.participant")
 
 EXIT_OK, EXIT_CONFIG, EXIT_FAILED = 0, 2, 3
 FINAL_FLUSH = 10.0  # seconds to wait for the confirms of the last publishes after the stop
+# A step's trace batch rides with its messages while its copies to the addressees weigh at most this.
+INLINE_TRACE = 16 * 1024
 JOIN_REPLY_MARGIN = 2.0  # seconds a join's answer may take: the join expires this much before the wait ends
 
 
@@ -468,24 +470,33 @@ class Participant:
         self.outkeys[f"{msg.type}.{dest}"] = None
 
     def _publish_step(self) -> None:
-        """Publish the step's effects in one persistent, confirmed message: its protocol messages
-        (``frame``) and its trace batch (with, when the state changed, the new status, so the
-        monitor's view of a process never lags its trace), routed to the monitor by its key
-        ``audit.<name>`` and to every addressee by the ``CC`` header (``<TYPE>.<dest>`` each); then
-        the acks of its deliveries (each held back by the bus until everything published before it
-        is confirmed). The monitor so hears of a send in the very message that carries it."""
+        """Publish the step's effects, persistent and confirmed: its protocol messages (``frame``,
+        routed to every addressee by the ``CC`` header, ``<TYPE>.<dest>`` each) and its trace batch
+        (with, when the state changed, the new status, so the monitor's view of a process never lags
+        its trace), in one message to the monitor's key ``audit.<name>`` — so the monitor hears of a
+        send in the very message that carries it — unless the batch, copied to every addressee, would
+        weigh more than ``INLINE_TRACE`` bytes: then the batch goes alone to the monitor first and
+        the messages after it (a bees broadcast's batch holds a vector clock of P entries per send).
+        Then the acks of its deliveries (each held back by the bus until everything published before
+        it is confirmed)."""
         batch: dict[str, Any] = {"events": self.audit.take()}
         if self.changed:
             batch["status"] = self._status_body()
             self._last_status = time.monotonic()
             self.changed = False
+        trace = compact(batch) if batch["events"] or "status" in batch else None
         outbox, self.outbox = self.outbox, []
         if outbox:
             keys, self.outkeys = list(self.outkeys), {}
-            body = step_body(frame(self.settings.run_id, self.name, outbox), batch)
-            self.bus.send(f"audit.{self.name}", body, headers={"CC": keys})
-        elif batch["events"] or "status" in batch:
-            self.bus.send(f"audit.{self.name}", step_body(None, batch))
+            protocol = compact(frame(self.settings.run_id, self.name, outbox))
+            if trace is not None and len(trace) * len(keys) <= INLINE_TRACE:
+                self.bus.send(f"audit.{self.name}", protocol + b"\n" + trace, headers={"CC": keys})
+            else:
+                if trace is not None:
+                    self.bus.send(f"audit.{self.name}", trace)
+                self.bus.send(keys[0], protocol, headers={"CC": keys[1:]} if len(keys) > 1 else None)
+        elif trace is not None:
+            self.bus.send(f"audit.{self.name}", trace)
         handled, self.handled = self.handled, []
         for delivery in handled:
             self.bus.ack(delivery)

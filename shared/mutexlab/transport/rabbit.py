@@ -249,18 +249,14 @@ def _same_but(vc: dict, other: dict, own: str) -> bool:
     return len(vc) == len(other) and all(other.get(k) == v or k == own for k, v in vc.items())
 
 
-def step_body(protocol: dict | None, batch: dict) -> bytes:
-    """A step's one publish: the protocol part (``frame``), a newline, the trace batch; or the batch
-    alone when the step sent nothing. (Compact JSON holds no raw newline: the first one splits.)"""
-    trace = json.dumps(batch, separators=(",", ":")).encode()
-    if protocol is None:
-        return trace
-    return json.dumps(protocol, separators=(",", ":")).encode() + b"\n" + trace
+def compact(data: dict) -> bytes:
+    """JSON as the wire carries it (compact: it holds no raw newline)."""
+    return json.dumps(data, separators=(",", ":")).encode()
 
 
 def split_step(body: bytes) -> tuple[bytes, bytes]:
-    """A body's protocol part and trace part: the two sides of its first newline, or the whole body
-    for both when it has none (an envelope, or a trace batch, alone)."""
+    """A step's body is its protocol part (``frame``), a newline and its trace batch: the two parts,
+    or the whole body for both when it has no newline (an envelope, or a trace batch, alone)."""
     cut = body.find(b"\n")
     return (body, body) if cut < 0 else (body[:cut], body[cut + 1 :])
 
