@@ -51,6 +51,7 @@ from .pika_internals import (
     confirm_asynchronously,
     join_writes,
     publish_without_waiting,
+    wake,
 )
 from .settings import node_urls
 
@@ -576,6 +577,8 @@ class Bus:
         self._tag = 0
 
     def _on_confirm(self, frame) -> None:
+        if self._acks and self.conn is not None:
+            wake(self.conn)  # acks wait for confirms: the poll that waits for them goes on now
         method = frame.method
         if method.multiple:  # tags ascend in publish order: everything up to this one
             tags = []
@@ -692,25 +695,24 @@ class Bus:
 
         On the way, buffered publishes are written out, confirms taken in and the acks they
         release sent — in batches of ``ack_batch`` while deliveries keep coming, all of them once
-        the bus has been idle for ``ACK_LINGER`` seconds. pika's wait ends early only for
-        deliveries, not for confirms, so while acks are held back it waits in short slices."""
-        deadline = time.monotonic() + max(0.0, timeout)
-        idle_since = None
-        wait = max(0.0, timeout)
+        the bus has been idle for ``ACK_LINGER`` seconds. While acks are held back, a confirm ends
+        pika's wait early (``_on_confirm`` wakes it), and so does the end of the linger."""
+        now = time.monotonic()
+        deadline = now + max(0.0, timeout)
+        linger_end = now + ACK_LINGER  # a delivery ends the poll: it is idle until then
         # acks already allowed go out before any wait (they free the prefetch window)
         self._settle(force=False)
         while True:
-            if self._acks:
-                wait = min(wait, CONFIRM_SLICE)
-            self._guard(functools.partial(self._io, wait))
+            wait = deadline - now
+            if self._acks and linger_end > now:
+                wait = min(wait, linger_end - now)
+            self._guard(functools.partial(self._io, max(0.0, wait)))
             self._settle(force=False)
             now = time.monotonic()
             if self._inbox or now >= deadline or not self._acks:
-                break  # deliveries, time is up, or the full wait passed (pika ends it early only for a delivery)
-            idle_since = now if idle_since is None else idle_since
-            if now - idle_since >= ACK_LINGER:
+                break  # deliveries, time is up, or the full wait passed with no ack held back
+            if now >= linger_end:
                 self._settle(force=True)
-            wait = deadline - now
         batch = list(self._inbox)
         self._inbox.clear()
         return batch
