@@ -3,8 +3,10 @@
 It consumes ``mutexlab.<run>.monitor``, bound to joins (``join.*``), trace events (``audit.*``,
 one batch per step of a participant) and statuses (``status.*``), and to the run exchange's
 alternate exchange: a message no queue takes (a protocol message whose addressee has no queue, an
-unknown key) reaches it there and is dead-lettered with its reason. Protocol messages themselves
-go only to their addressee. This module only routes what arrives and runs the phases; each
+unknown key) reaches it there and is dead-lettered with its reason. A participant's step carries
+its protocol messages and its trace batch in one body (docs/architecture.md#wire): the monitor
+reads the batch, and checks that the step's ``CC`` header routes to exactly the addressees of
+its sends (else it keeps the trace and dead-letters a copy with the mismatch). This module only routes what arrives and runs the phases; each
 concern has its module:
 
 * membership (membership.py decides): pids, P, the welcome that starts the run, refusals (each

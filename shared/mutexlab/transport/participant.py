@@ -2,16 +2,18 @@
 
 The effects are carried out by ``ServiceDriver``, a ``sim.driver.Driver``: the same code as the
 simulator applies them in order, handles sends to oneself locally, numbers messages and
-records the trace events. Only two things differ: a network send is a persistent, confirmed
-publish of an envelope (``<TYPE>.<dest>``), a ``Schedule`` is a real timer (dwell seconds per
-kind), and the trace events go to the monitor instead of a file.
+records the trace events. Only two things differ: network sends leave as persistent, confirmed
+publishes (below), a ``Schedule`` is a real timer (dwell seconds per kind), and the trace events
+go to the monitor instead of a file.
 
 The inputs taken in one round of the loop (the deliveries of one poll, then the timers due) form
-one step, published together when the round ends: first one batch with their trace events
-(``audit.<name>``, ``{"events": [...], "status": {...}}``, the status only when the state changed),
-then their protocol messages in effect order, then the acks of their deliveries in delivery
-order. So the monitor always learns of a send before anyone can report its receipt, and a
-delivery is acked only behind everything it caused.
+one step, published when the round ends as one message: its protocol messages in effect order
+(``rabbit.frame``: an envelope, or a step frame) and its trace batch (``{"events": [...],
+"status": {...}}``, the status only when the state changed), routed to the monitor by the key
+``audit.<name>`` and to every addressee by the ``CC`` header; a batch too heavy to copy to every
+addressee goes alone to the monitor first (``INLINE_TRACE``). Then the acks of its deliveries, in
+delivery order. So the monitor always learns of a send before anyone can report its receipt, and
+a delivery is acked only behind everything it caused.
 
 Invariants: a protocol input is handled at most once and in its link's order (per-link sequence
 numbers drop redelivered duplicates, and hold a message that comes ahead of a missing one back

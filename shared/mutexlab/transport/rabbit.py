@@ -3,20 +3,22 @@
 Topology of run ``R`` (every name contains the run id, so runs never mix):
 
 * exchange ``mutexlab.R`` (topic, durable). Routing keys:
-  ``<TYPE>.<dest>`` a protocol message (``REQUEST.node-3``), ``audit.<name>`` a trace event,
+  ``audit.<name>`` a participant's step: its protocol messages and trace batch in one body, sent
+  on to each addressee by the ``CC`` header (``<TYPE>.<dest>`` each: ``REQUEST.node-3``), or its
+  trace batch alone; ``<TYPE>.<dest>`` a step's protocol messages without their batch,
   ``status.<name>`` a participant's state/heartbeat, ``join.<role>`` a participant asking to
   join, ``control.<name|instance|all>`` the monitor's roster, refusal and stop signals;
 * queue ``mutexlab.R.<name>`` per participant (``node-3``), bound to ``<TYPE>.<name>`` for each
   message type of the algorithm, ``control.<name>`` and ``control.all``;
 * queue ``mutexlab.R.monitor`` bound to ``join.*``, ``audit.*`` and ``status.*`` (what the
-  monitor needs; protocol messages are not copied to it: it learns of them from the trace batches),
+  monitor needs; a step's messages reach it with the trace batch that records their sends),
   and to ``mutexlab.R.unrouted``, the run exchange's alternate exchange (fanout): a message no
   participant queue takes (an unknown type, a non-member, a joiner gone) reaches the monitor,
   which dead-letters it with the reason, instead of vanishing;
 * exchange ``mutexlab.R.dlx`` (fanout) and queue ``mutexlab.R.dead``: malformed or unknown
   messages, with the reason in the header ``x-mutexlab-reason``.
 
-Queues are durable and messages persistent; on a cluster (several node URLs) they are quorum
+Queues are durable (classic queues of version 2) and messages persistent; on a cluster (several node URLs) they are quorum
 queues, replicated by Raft, and the bus connects to any live node and fails over to another when
 its connection is lost (docs/cluster.md); every publish is confirmed by the broker
 (publisher confirms, ``mandatory`` so an unroutable message is an error, not a silent loss).
@@ -26,7 +28,7 @@ Consumers ack by hand after handling, and an ack never overtakes a publish: it i
 until everything published before it is confirmed, so a message's effects are on the broker
 before the message leaves its queue. The ``Bus`` re-connects after a lost connection and
 re-publishes, in order, what was not confirmed, so a message may arrive twice: receivers drop
-duplicates by the per-link sequence number in the envelope (``LinkInbox``), which also keeps
+duplicates by the per-link sequence number of each message (``LinkInbox``), which also keeps
 each link FIFO.
 """
 
