@@ -15,7 +15,7 @@ import json
 import pytest
 
 from mutexlab.transport.participant import Participant
-from mutexlab.transport.rabbit import Delivery, envelope, split_step
+from mutexlab.transport.rabbit import Delivery, envelope, split_step, unpack_batch
 from mutexlab.transport.settings import ParticipantSettings
 
 RUN = "steps-test"
@@ -75,9 +75,11 @@ def admitted_node2() -> Participant:
 
 
 def trace_of(call: tuple) -> dict:
-    """The trace batch of a recorded publish."""
+    """The trace batch of a recorded publish, its vector clocks rebuilt as the monitor does."""
     body = call[2]
-    return body if isinstance(body, dict) else json.loads(split_step(body)[1])
+    batch = body if isinstance(body, dict) else json.loads(split_step(body)[1])
+    assert unpack_batch(batch) is None
+    return batch
 
 
 def messages_of(call: tuple) -> list[dict]:
@@ -252,3 +254,27 @@ def test_a_batch_too_heavy_to_copy_to_every_addressee_goes_alone_to_the_monitor_
     assert [e["event"] for e in trace_of(calls[0])["events"]][:2] == ["recv", "send"]
     assert b"\n" not in calls[0][2] and b"\n" not in calls[1][2], "each part alone"
     assert json.loads(calls[1][2])["seq"] == 1 and calls[1][3] == []
+
+
+def test_a_batch_sends_each_clock_after_the_first_as_what_changed_and_the_monitor_rebuilds_it():
+    """A broadcast's sends differ only in the sender's own clock entry: sent as that one entry each,
+    rebuilt to the very clocks (same entries, same order) by ``unpack_batch``. A batch whose clocks
+    do not only grow is sent whole; one whose clocks cannot be rebuilt is refused."""
+    from mutexlab.transport.rabbit import pack_batch
+
+    clock = {f"bee-{k}": k for k in range(1, 51)}
+    events = [{"event": "recv", "pid": "bee-1", "vc": dict(clock)}]
+    for k in range(2, 51):
+        clock = {**clock, "bee-1": clock["bee-1"] + 1}
+        events.append({"event": "send", "pid": "bee-1", "to": f"bee-{k}", "vc": dict(clock)})
+    batch = {"events": events, "status": {"state": "HOLDING"}}
+    packed = json.loads(json.dumps(pack_batch(batch)))
+    assert packed["vc"] == "delta" and all(
+        e["vc"] == {"bee-1": e["vc"]["bee-1"]} for e in packed["events"][1:]
+    )
+    assert len(json.dumps(packed)) * 5 < len(json.dumps(batch)), "a fifth of the bytes, or less"
+    assert unpack_batch(packed) is None
+    assert packed["events"] == events and [list(e["vc"]) for e in packed["events"]] == [list(clock)] * 50
+    shrinking = {"events": [{"vc": {"a": 1, "b": 1}}, {"vc": {"a": 2}}]}
+    assert pack_batch(shrinking) is shrinking, "a lost entry cannot be sent as a change"
+    assert "vector clock" in unpack_batch({"vc": "delta", "events": [{"vc": {"a": 1}}, {"vc": 3}]})

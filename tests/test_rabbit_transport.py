@@ -28,6 +28,7 @@ from mutexlab.transport.rabbit import (
     envelope,
     parse_envelope,
     split_step,
+    unpack_batch,
 )
 from mutexlab.transport.settings import MonitorSettings, ParticipantSettings
 
@@ -212,12 +213,10 @@ def _monitor_view(harness: Harness) -> list[tuple]:
 
 def _audit_events(seen: list[tuple], name: str) -> list[dict]:
     """The trace events ``name`` published, unpacked from its batches (one batch per input)."""
-    return [
-        event
-        for key, _, body in seen
-        if key == f"audit.{name}"
-        for event in json.loads(split_step(body)[1])["events"]
-    ]
+    batches = [json.loads(split_step(body)[1]) for key, _, body in seen if key == f"audit.{name}"]
+    for batch in batches:
+        assert unpack_batch(batch) is None
+    return [event for batch in batches for event in batch["events"]]
 
 
 def test_publish_is_confirmed_persistent_and_unroutable_is_an_error(amqp_url, run_id):

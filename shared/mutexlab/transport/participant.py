@@ -57,6 +57,7 @@ from .rabbit import (
     TransportError,
     compact,
     frame,
+    pack_batch,
     parse_frame,
 )
 from .settings import ParticipantSettings
@@ -486,7 +487,7 @@ class Participant:
             batch["status"] = self._status_body()
             self._last_status = time.monotonic()
             self.changed = False
-        trace = compact(batch) if batch["events"] or "status" in batch else None
+        trace = compact(pack_batch(batch)) if batch["events"] or "status" in batch else None
         outbox, self.outbox = self.outbox, []
         if outbox:
             keys, self.outkeys = list(self.outkeys), {}

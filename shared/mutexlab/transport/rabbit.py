@@ -259,6 +259,44 @@ def compact(data: dict) -> bytes:
     return json.dumps(data, separators=(",", ":")).encode()
 
 
+def pack_batch(batch: dict) -> dict:
+    """A step's trace batch as sent: every event's vector clock after the first as the entries that
+    changed since the event before (marked ``"vc": "delta"``; ``unpack_batch`` rebuilds them). A
+    process's clock only grows, and a step's events differ in few entries — a broadcast's sends
+    only in the sender's own — where a full clock has P. A batch whose clocks do not only grow is
+    sent as it is."""
+    events = batch.get("events") or []
+    if len(events) < 2:
+        return batch
+    packed = [events[0]]
+    prev = events[0].get("vc")
+    for event in events[1:]:
+        vc = event.get("vc")
+        if not isinstance(prev, dict) or not isinstance(vc, dict):
+            return batch
+        delta = {k: v for k, v in vc.items() if prev.get(k) != v}
+        if len(vc) - sum(1 for k in delta if k not in prev) != len(prev):
+            return batch  # an entry of the event before is missing
+        packed.append({**event, "vc": delta})
+        prev = vc
+    return {**batch, "events": packed, "vc": "delta"}
+
+
+def unpack_batch(batch: dict) -> str | None:
+    """Rebuild, in place, the full vector clocks of a batch ``pack_batch`` made (any other batch is
+    left as it is); the problem when it cannot be."""
+    if batch.get("vc") != "delta":
+        return None
+    events = batch.get("events")
+    if not isinstance(events, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("vc"), dict) for e in events
+    ):
+        return "a delta-packed trace batch needs a list of events, each with a vector clock"
+    for before, event in zip(events, events[1:]):
+        event["vc"] = {**before["vc"], **event["vc"]}
+    return None
+
+
 def split_step(body: bytes) -> tuple[bytes, bytes]:
     """A step's body is its protocol part (``frame``), a newline and its trace batch: the two parts,
     or the whole body for both when it has no newline (an envelope, or a trace batch, alone)."""
