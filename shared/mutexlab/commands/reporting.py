@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..report import write_report
 from ..trace import TraceError, TraceWriter, read_trace
 
 
@@ -40,6 +39,8 @@ def write_report_if_asked(
     path = getattr(args, "report", None)
     if not path:
         return 0
+    from ..report import write_report  # only when asked: run, simulate and replay import this module
+
     if isinstance(events, TraceWriter):
         events = events.events
     elif isinstance(events, (str, Path)):
