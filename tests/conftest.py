@@ -42,6 +42,7 @@ from hypothesis import strategies as st
 from mutexlab.audit import Verdict, numbered, verify_events
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter
+from mutexlab.transport.rabbit import split_step
 
 LOCAL_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
 BROKER_IMAGE = "rabbitmq:3-management"
@@ -279,7 +280,9 @@ class RunTap:
         deadline = time.monotonic() + timeout
         for method, _props, body in self._channel.consume(self._queue, auto_ack=True, inactivity_timeout=0.1):
             if method is not None:
-                self._hear(method.routing_key, json.loads(body))
+                self._hear(
+                    method.routing_key, json.loads(split_step(body)[1])
+                )  # a step's batch follows its messages
             found = done(self)
             if found:
                 self._channel.cancel()

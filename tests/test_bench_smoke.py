@@ -311,3 +311,19 @@ def test_repeated_algorithm_runs_report_the_median_and_never_hide_a_failure():
     assert _median_run([run(30.0), run(90.0)])["entries_per_s"] == 30.0, "of two, the lower"
     assert _median_run([run(90.0), run(10.0, safe=False), run(60.0)])["safe"] is False
     assert _median_run([run(90.0), run(60.0), run(95.0, complete=False)])["complete"] is False
+
+
+@pytest.mark.slow
+def test_the_step_handover_bench_runs_every_setting(amqp_url):
+    """bench/steps.py: two buses hand a counter over (a step each, with its trace batch to a third
+    bus) in the two ways of publishing a step, on both classic queue versions; every handover
+    arrives (the run ends only when the last one came back) and the broker's CPU is attributed."""
+    from bench.common import broker_pid
+    from bench.steps import measure
+
+    samples = measure(amqp_url, hops=30, rounds=1)
+    assert sorted(samples) == ["cc v1", "cc v2", "two v1", "two v2"]
+    for rows in samples.values():
+        (row,) = rows
+        assert row["hops_per_s"] > 0 and row["python_us"] > 0
+        assert (row["broker_us"] is None) == (broker_pid(amqp_url) is None)

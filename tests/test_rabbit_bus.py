@@ -59,8 +59,14 @@ class FakeChannel:
 class FakeConnection:
     is_open = True
 
+    woken = 0  # requests to end a wait early (pika_internals.wake)
+
     def process_data_events(self, time_limit=0):
         CLOCK.sleep(time_limit)  # nothing arrives: pika waits the whole time
+
+    def _request_channel_dispatch(self, channel_number):
+        assert channel_number < 0, "a negative channel number: stop waiting"
+        self.woken += 1
 
     def close(self):
         pass
@@ -333,3 +339,36 @@ def test_a_failover_logs_one_line_per_node_that_does_not_answer_and_no_pika_trac
         f"bee-1: cannot connect to 127.0.0.1:{port}: ConnectionRefusedError(111, 'Connection refused')"
         for port in closed
     ]
+
+
+def test_a_confirm_ends_the_wait_of_a_poll_that_holds_an_ack_back():
+    """While an ack waits for a confirm, the poll does not wake in short slices to look for it:
+    it waits for the linger's end, then for the confirm, which ends pika's wait (``wake``), and the
+    ack goes out at once; the poll then waits for deliveries undisturbed. Three waits in all,
+    however long the poll. (Without the wake the ack would wait for the end of the poll, and with
+    it the prefetch window.)"""
+    bus, channel = make_bus()
+    bus.send("REPLY.node-1", {"n": 1})
+    bus.ack(delivery(5))
+    waits: list[float] = []
+    started = CLOCK.now
+    confirm_at = started + ACK_LINGER + 0.03  # the broker is slow: after the linger
+
+    def broker(time_limit=0):
+        waits.append(time_limit)
+        if CLOCK.now < confirm_at <= CLOCK.now + time_limit:
+            end = CLOCK.now + time_limit
+            CLOCK.now = confirm_at
+            before = bus.conn.woken
+            confirm(bus, 1)
+            if bus.conn.woken > before:
+                return  # pika ends the wait after the callback
+            CLOCK.now = end
+            return
+        CLOCK.sleep(time_limit)
+
+    bus.conn.process_data_events = broker
+    assert bus.poll(5.0) == []
+    assert channel.acked == [(5, True)] and channel.acked_at == [confirm_at], "acked as the confirm came"
+    assert len(waits) == 3, f"the poll woke {len(waits)} times: {waits}"
+    assert CLOCK.now == pytest.approx(started + 5.0), "then waited out its time"

@@ -27,6 +27,8 @@ from mutexlab.transport.rabbit import (
     delete_run,
     envelope,
     parse_envelope,
+    split_step,
+    unpack_batch,
 )
 from mutexlab.transport.settings import MonitorSettings, ParticipantSettings
 
@@ -211,7 +213,10 @@ def _monitor_view(harness: Harness) -> list[tuple]:
 
 def _audit_events(seen: list[tuple], name: str) -> list[dict]:
     """The trace events ``name`` published, unpacked from its batches (one batch per input)."""
-    return [event for key, _, body in seen if key == f"audit.{name}" for event in json.loads(body)["events"]]
+    batches = [json.loads(split_step(body)[1]) for key, _, body in seen if key == f"audit.{name}"]
+    for batch in batches:
+        assert unpack_batch(batch) is None
+    return [event for batch in batches for event in batch["events"]]
 
 
 def test_publish_is_confirmed_persistent_and_unroutable_is_an_error(amqp_url, run_id):
@@ -277,7 +282,7 @@ def test_duplicates_are_dropped_and_the_link_stays_fifo(harness, run_id):
     h.publish("REQUEST.node-2", first)
     h.publish("REQUEST.node-2", first)  # a redelivered duplicate
     h.publish("REQUEST.node-2", h.request(2, 9))
-    replies = [json.loads(b) for _, _, b in h.drain(h.topology.queue("node-1"))]
+    replies = [json.loads(split_step(b)[0]) for _, _, b in h.drain(h.topology.queue("node-1"))]
     assert [r["seq"] for r in replies] == [1, 2], "one REPLY per distinct request, in order"
     assert all(r["msg"]["type"] == "REPLY" and r["from"] == "node-2" for r in replies)
     seen = _monitor_view(h)
@@ -287,27 +292,73 @@ def test_duplicates_are_dropped_and_the_link_stays_fifo(harness, run_id):
     assert status["duplicates"] == 1 and status["dead_letters"] == 0 and status["final"]
 
 
-def test_an_inputs_trace_batch_reaches_the_monitor_before_its_messages(harness, run_id):
-    """The monitor must hear of a send before anyone can report its receipt: each input's trace
-    events go out as one batch, ahead of the protocol messages the input caused. (The monitor's
-    queue takes no protocol messages: the test binds it to everything to see the order.)"""
+def test_an_inputs_trace_batch_reaches_the_monitor_in_the_publish_that_carries_its_messages(harness, run_id):
+    """The monitor must hear of a send before anyone can report its receipt: a step's trace events
+    and the protocol messages they record are one publish, routed to the monitor by its key and to
+    the addressee by the ``CC`` header, so both queues get the same body at once."""
     h = harness(run_id)
-    h.ch.queue_bind(h.topology.monitor_queue, h.topology.exchange, routing_key="#")
     h.publish("REQUEST.node-2", h.request(1, 5))
-    assert len(h.drain(h.topology.queue("node-1"))) == 1
-    seen = [(key, body) for key, _, body in _monitor_view(h) if not key.startswith("status.")]
-    keys = [key for key, _ in seen]
-    request, batch, reply = (
-        keys.index("REQUEST.node-2"),
-        keys.index("audit.node-2"),
-        keys.index("REPLY.node-1"),
-    )
-    assert request < batch < reply
-    events = json.loads(seen[batch][1])["events"]
+    ((key, props, body),) = h.drain(h.topology.queue("node-1"))
+    assert key == "audit.node-2" and props.headers["CC"] == ["REPLY.node-1"]
+    seen = [(k, p, b) for k, p, b in _monitor_view(h) if k == "audit.node-2"]
+    assert len(seen) == 1, "one publish for the one input"
+    assert seen[0][2] == body, "the monitor's copy is the addressee's"
+    protocol, trace = split_step(body)
+    reply = json.loads(protocol)
+    assert (reply["to"], reply["seq"], reply["msg"]["type"]) == ("node-1", 1, "REPLY")
+    events = json.loads(trace)["events"]
     assert [e["event"] for e in events] == ["recv", "send"]
-    assert events[1]["type"] == "REPLY" and events[1]["to"] == "node-1"
-    assert keys.count("audit.node-2") == 1, "one batch for the one input"
+    assert events[1]["type"] == "REPLY" and events[1]["to"] == "node-1" and events[1]["id"] == reply["id"]
     h.stop()
+
+
+def test_a_step_whose_cc_header_does_not_match_its_sends_is_dead_lettered_by_the_monitor(amqp_url, run_id):
+    """A step's CC header must route to exactly the addressees of its sends: the monitor takes the
+    step's trace (what it records happened) and dead-letters a copy with the mismatch, counted;
+    one that matches is only taken."""
+    import io
+
+    settings = MonitorSettings(amqp_url=amqp_url, run_id=run_id, algorithm="ricart-agrawala", processes=2)
+    monitor = Monitor(settings, out=io.StringIO())
+    monitor.bus.connect()
+    monitor.bus.consume(monitor.topology.monitor_queue)
+    monitor.feed.members = NAMES
+    monitor.members = dict.fromkeys(NAMES)  # type: ignore[arg-type] - only the names are read here
+
+    def step(seq: int, cc: list[str]) -> tuple[bytes, list[str]]:
+        send = {"event": "send", "pid": "node-1", "type": "REQUEST", "to": "node-2", "id": f"node-1#{seq}"}
+        send["vc"] = {"node-1": seq}
+        env = envelope(run_id, f"node-1#{seq}", "node-1", "node-2", seq, {"node-1": seq}, {})
+        return json.dumps(env).encode() + b"\n" + json.dumps({"events": [send]}).encode(), cc
+
+    sender = pika.BlockingConnection(pika.URLParameters(amqp_url))
+    try:
+        channel = sender.channel()
+        channel.confirm_delivery()
+        steps = [step(1, ["REQUEST.node-2"]), step(2, []), step(3, ["REQUEST.node-2", "REPLY.node-1"])]
+        for body, cc in steps:
+            props = pika.BasicProperties(delivery_mode=2, headers={"CC": cc} if cc else None)
+            channel.basic_publish(Topology(run_id).exchange, "audit.node-1", body, props, mandatory=True)
+        seen = 0
+        deadline = time.monotonic() + 20
+        while seen < len(steps) and time.monotonic() < deadline:
+            for delivery in monitor.bus.poll(0.2):
+                seen += 1
+                monitor._dispatch(delivery)
+        monitor.bus.flush()
+        assert monitor.feed.last_own["node-1"] == 3, "every step's trace is taken"
+        reasons = []
+        while True:
+            method, props, _body = channel.basic_get(monitor.topology.dead_queue, auto_ack=True)
+            if method is None:
+                break
+            reasons.append(props.headers["x-mutexlab-reason"])
+        assert len(reasons) == 2, reasons
+        assert "misses ['REQUEST.node-2']" in reasons[0]
+        assert "routes beyond its sends to ['REPLY.node-1']" in reasons[1]
+    finally:
+        sender.close()
+        monitor.bus.close()
 
 
 def test_garbage_is_dead_lettered_with_reasons_and_counted(harness, run_id):

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..sim.driver import resource_kind
 from ..trace import TraceWriter
+from .rabbit import unpack_batch
 from .view import Progress
 
 log = logging.getLogger("mutexlab.monitor")
@@ -60,6 +61,9 @@ class AuditFeed:
 
     def batch(self, name: str, data: dict) -> str | None:
         """An ``audit.<name>`` message; the problem when it is malformed (to dead-letter it)."""
+        problem = unpack_batch(data)  # clocks sent as what changed since the event before
+        if problem is not None:
+            return f"monitor: {problem}"
         events = data.get("events", [data])  # a batch (one step's events), or a single event
         if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
             return "monitor: an audit batch must hold a list of JSON objects"

@@ -3,8 +3,10 @@
 It consumes ``mutexlab.<run>.monitor``, bound to joins (``join.*``), trace events (``audit.*``,
 one batch per step of a participant) and statuses (``status.*``), and to the run exchange's
 alternate exchange: a message no queue takes (a protocol message whose addressee has no queue, an
-unknown key) reaches it there and is dead-lettered with its reason. Protocol messages themselves
-go only to their addressee. This module only routes what arrives and runs the phases; each
+unknown key) reaches it there and is dead-lettered with its reason. A participant's step carries
+its protocol messages and its trace batch in one body (docs/architecture.md#wire): the monitor
+reads the batch, and checks that the step's ``CC`` header routes to exactly the addressees of
+its sends (else it keeps the trace and dead-letters a copy with the mismatch). This module only routes what arrives and runs the phases; each
 concern has its module:
 
 * membership (membership.py decides): pids, P, the welcome that starts the run, refusals (each
@@ -39,7 +41,7 @@ from ..words import article
 from .feed import PROTOCOL_EVENTS, AuditFeed
 from .membership import REJOIN_GRACE, Member, Roster
 from .outcome import EXIT_CONFIG, EXIT_SAFE, EXIT_STALLED, EXIT_VIOLATION, Outcome, decide, render, save_json
-from .rabbit import Bus, Delivery, Topology, TransportError
+from .rabbit import Bus, Delivery, Topology, TransportError, split_step
 from .settings import MonitorSettings
 from .view import Progress
 
@@ -259,7 +261,10 @@ class Monitor:
         problem: str | None = None  # why the delivery is dead-lettered
         if head in ("join", "audit", "status"):
             try:
-                data = json.loads(delivery.body)
+                # a step's publish carries its protocol messages first (for its addressees): the trace
+                # batch is what follows the first newline
+                carried, trace = split_step(delivery.body) if head == "audit" else (b"", delivery.body)
+                data = json.loads(trace)
             except ValueError:
                 data = None
             if not isinstance(data, dict):
@@ -268,6 +273,12 @@ class Monitor:
                 self._join(data)
             elif head == "audit":
                 problem = self.feed.batch(rest, data)
+                # a step that carries its messages (not a batch alone) must route to their addressees
+                carries = carried is not trace
+                misrouted = _misrouted(data, delivery.headers.get("CC")) if carries and not problem else None
+                if misrouted:  # its trace is taken (its addressees got it), the fault kept and counted
+                    log.warning("monitor: step of %s: %s", rest, misrouted)
+                    self.bus.dead_letter(delivery, f"monitor: step of {rest}: {misrouted}", ack=False)
             else:
                 self.feed.report(rest, data)
         elif head == "control":
@@ -411,3 +422,24 @@ class Monitor:
         if self.settings.summary_json:
             save_json(outcome, self.settings.summary_json)
         return outcome.exit_code
+
+
+def _misrouted(batch: dict, cc) -> str | None:
+    """What is wrong with a step's routing: its ``CC`` header must name exactly the keys
+    ``<TYPE>.<dest>`` of the sends in its trace batch (the messages it carries), or an addressee
+    misses its message (the run stalls, naming it) or a queue gets one it must refuse."""
+    events = batch.get("events")
+    sends = (
+        {f"{e.get('type')}.{e.get('to')}" for e in events if e.get("event") == "send"}
+        if isinstance(events, list)
+        else set()
+    )
+    cc = [] if cc is None else cc
+    if not isinstance(cc, list) or not all(isinstance(k, str) for k in cc):
+        return f"bad CC header {cc!r} (a list of routing keys) for its sends {sorted(sends)}"
+    routed = set(cc)
+    if routed == sends:
+        return None
+    wrong = [f"misses {sorted(sends - routed)}"] if sends - routed else []
+    wrong += [f"routes beyond its sends to {sorted(routed - sends)}"] if routed - sends else []
+    return f"its CC header {' and '.join(wrong)}"

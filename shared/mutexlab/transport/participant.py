@@ -2,16 +2,18 @@
 
 The effects are carried out by ``ServiceDriver``, a ``sim.driver.Driver``: the same code as the
 simulator applies them in order, handles sends to oneself locally, numbers messages and
-records the trace events. Only two things differ: a network send is a persistent, confirmed
-publish of an envelope (``<TYPE>.<dest>``), a ``Schedule`` is a real timer (dwell seconds per
-kind), and the trace events go to the monitor instead of a file.
+records the trace events. Only two things differ: network sends leave as persistent, confirmed
+publishes (below), a ``Schedule`` is a real timer (dwell seconds per kind), and the trace events
+go to the monitor instead of a file.
 
 The inputs taken in one round of the loop (the deliveries of one poll, then the timers due) form
-one step, published together when the round ends: first one batch with their trace events
-(``audit.<name>``, ``{"events": [...], "status": {...}}``, the status only when the state changed),
-then their protocol messages in effect order, then the acks of their deliveries in delivery
-order. So the monitor always learns of a send before anyone can report its receipt, and a
-delivery is acked only behind everything it caused.
+one step, published when the round ends as one message: its protocol messages in effect order
+(``rabbit.frame``: an envelope, or a step frame) and its trace batch (``{"events": [...],
+"status": {...}}``, the status only when the state changed), routed to the monitor by the key
+``audit.<name>`` and to every addressee by the ``CC`` header; a batch too heavy to copy to every
+addressee goes alone to the monitor first (``INLINE_TRACE``). Then the acks of its deliveries, in
+delivery order. So the monitor always learns of a send before anyone can report its receipt, and
+a delivery is acked only behind everything it caused.
 
 Invariants: a protocol input is handled at most once and in its link's order (per-link sequence
 numbers drop redelivered duplicates, and hold a message that comes ahead of a missing one back
@@ -53,8 +55,10 @@ from .rabbit import (
     LinkInbox,
     Topology,
     TransportError,
-    envelope,
-    parse_envelope,
+    compact,
+    frame,
+    pack_batch,
+    parse_frame,
 )
 from .settings import ParticipantSettings
 
@@ -62,6 +66,8 @@ log = logging.getLogger("mutexlab.participant")
 
 EXIT_OK, EXIT_CONFIG, EXIT_FAILED = 0, 2, 3
 FINAL_FLUSH = 10.0  # seconds to wait for the confirms of the last publishes after the stop
+# A step's trace batch rides with its messages while its copies to the addressees weigh at most this.
+INLINE_TRACE = 16 * 1024
 JOIN_REPLY_MARGIN = 2.0  # seconds a join's answer may take: the join expires this much before the wait ends
 
 
@@ -129,7 +135,8 @@ class Participant:
         self.audit = AuditSink()
         # The step being handled (see the module doc): its protocol messages in effect order, its
         # deliveries to ack in delivery order, and whether it changed the state.
-        self.outbox: list[tuple[str, dict, str]] = []
+        self.outbox: list[tuple[str, int, str, dict, dict]] = []  # (to, seq, id, vc, msg)
+        self.outkeys: dict[str, None] = {}  # their routing keys <TYPE>.<dest>, in order, once each
         self.handled: list[Delivery] = []
         self.changed = False
         self.timers: list[tuple[float, int, str]] = []
@@ -386,51 +393,66 @@ class Participant:
             self.handled.append(delivery)
             return
         setup, _, _ = self._joined()
-        env: dict | None = None
         try:
-            env = parse_envelope(delivery.body, self.settings.run_id, self.name, self.roster)
-            msg = setup.codec.decode(env["msg"])
-            if msg.sender != self.roster[env["from"]]:
-                raise EnvelopeError(f"message claims sender {msg.sender} but comes from {env['from']}")
+            sender, envs = parse_frame(delivery.body, self.settings.run_id, self.name, self.roster)
+        except EnvelopeError as exc:
+            self._dead_letter(delivery, str(exc))
+            return
+        decoded = []
+        try:
+            for env in envs:
+                msg = setup.codec.decode(env["msg"])
+                if msg.sender != self.roster[sender]:
+                    raise EnvelopeError(f"message claims sender {msg.sender} but comes from {sender}")
+                decoded.append((env, msg))
         except (EnvelopeError, MessageError) as exc:
             self._dead_letter(delivery, str(exc))
-            if env is not None:  # what waited behind its place in the link goes on
-                for held_env, held_msg, taken in self.inbox.refuse(env["from"], env["seq"]):
-                    self._deliver(held_env, held_msg, taken, acked=True)
+            for env in envs:  # what waited behind their places in the link goes on
+                for held_env, held_msg, taken in self.inbox.refuse(sender, env["seq"]):
+                    self._deliver(held_env, held_msg, taken, current=False)
             return
-        ready = self.inbox.accept(env["from"], env["seq"], (env, msg, delivery))
-        if not ready:
-            log.info(
-                "%s: %s %s from %s (seq %d)",
-                self.name,
-                "held back" if self.inbox.waits(env["from"], env["seq"]) else "dropped duplicate",
-                env["id"],
-                env["from"],
-                env["seq"],
-            )
-            self.handled.append(delivery)  # acked in delivery order; a held-back one waits in the inbox
-            return
-        for env, msg, taken in ready:  # this message, then those held back behind it
-            self._deliver(env, msg, taken, acked=taken is not delivery)
+        refused: list[str] = []  # why the protocol refused messages of this delivery
+        for env, msg in decoded:
+            ready = self.inbox.accept(sender, env["seq"], (env, msg, delivery))
+            if not ready:
+                log.info(
+                    "%s: %s %s from %s (seq %d)",
+                    self.name,
+                    "held back" if self.inbox.waits(sender, env["seq"]) else "dropped duplicate",
+                    env["id"],
+                    sender,
+                    env["seq"],
+                )
+            for held_env, held_msg, taken in ready:  # this message, then those held back behind it
+                problem = self._deliver(held_env, held_msg, taken, current=taken is delivery)
+                if problem is not None:
+                    refused.append(problem)
+        # Acked once, in delivery order, behind the effects of all its messages (a held-back one
+        # waits in the inbox); with the reasons when the protocol refused any of them.
+        if refused:
+            self._dead_letter(delivery, "; ".join(refused))
+        else:
+            self.handled.append(delivery)
 
-    def _deliver(self, env: dict, msg: Any, delivery: Delivery, acked: bool) -> None:
-        """Apply one protocol message, next in its link's order. ``acked``: it was held back, and its
-        delivery joined the acks when it came."""
+    def _deliver(self, env: dict, msg: Any, delivery: Delivery, current: bool) -> str | None:
+        """Apply one protocol message, next in its link's order. When the protocol refuses it, a
+        message of the ``current`` delivery gives the reason back (``_handle`` dead-letters and acks
+        that delivery once); one held back from an earlier delivery, acked already, is dead-lettered
+        here."""
         _, driver, pid = self._joined()
         try:
             self._apply(lambda: driver.deliver(self.roster[env["from"]], pid, msg, env["id"], env["vc"]))
+            return None
         except ProtocolError as exc:  # the state does not accept this message: the sender's fault, or a bug
             log.error("%s: refused %s from %s: %s", self.name, env["id"], env["from"], exc)
-            self._dead_letter(delivery, f"protocol error: {exc}", ack=not acked)
-            return
+            problem = f"protocol error: {exc}"
         except Exception as exc:  # noqa: BLE001 - a protocol failing on its input must not kill the process
             log.exception("%s: the protocol failed on %s", self.name, env["id"])
-            self._dead_letter(
-                delivery, f"the protocol failed on it: {exc!r}", ack=not acked
-            )  # what it did before failing happened
-            return
-        if not acked:
-            self.handled.append(delivery)
+            problem = f"the protocol failed on it: {exc!r}"  # what it did before failing happened
+        if current:
+            return problem
+        self._dead_letter(delivery, problem, ack=False)
+        return None
 
     def _dead_letter(self, delivery: Delivery, reason: str, ack: bool = True) -> None:
         self._publish_step()  # the step so far first: acks leave in delivery order
@@ -444,32 +466,37 @@ class Participant:
         setup, _, _ = self._joined()
         dest = setup.names[to]
         self.link_seq[to] += 1
-        body = envelope(
-            self.settings.run_id,
-            msg_id,
-            self.name,
-            dest,
-            self.link_seq[to],
-            vc,
-            setup.codec.to_dict(msg),
-        )
-        self.outbox.append((f"{msg.type}.{dest}", body, msg_id))
+        self.outbox.append((dest, self.link_seq[to], msg_id, vc or {}, setup.codec.to_dict(msg)))
+        self.outkeys[f"{msg.type}.{dest}"] = None
 
     def _publish_step(self) -> None:
-        """Publish the step's effects: first one batch with its trace events (and, when the state
-        changed, the new status, so the monitor's view of a process never lags its trace), then its
-        protocol messages in order, then the acks of its deliveries (each held back by the bus until
-        everything published before it is confirmed)."""
+        """Publish the step's effects, persistent and confirmed: its protocol messages (``frame``,
+        routed to every addressee by the ``CC`` header, ``<TYPE>.<dest>`` each) and its trace batch
+        (with, when the state changed, the new status, so the monitor's view of a process never lags
+        its trace), in one message to the monitor's key ``audit.<name>`` — so the monitor hears of a
+        send in the very message that carries it — unless the batch, copied to every addressee, would
+        weigh more than ``INLINE_TRACE`` bytes: then the batch goes alone to the monitor first and
+        the messages after it (a bees broadcast's batch holds a vector clock of P entries per send).
+        Then the acks of its deliveries (each held back by the bus until everything published before
+        it is confirmed)."""
         batch: dict[str, Any] = {"events": self.audit.take()}
         if self.changed:
             batch["status"] = self._status_body()
             self._last_status = time.monotonic()
             self.changed = False
-        if batch["events"] or "status" in batch:
-            self.bus.send(f"audit.{self.name}", batch)
+        trace = compact(pack_batch(batch)) if batch["events"] or "status" in batch else None
         outbox, self.outbox = self.outbox, []
-        for routing_key, body, msg_id in outbox:
-            self.bus.send(routing_key, body, message_id=msg_id)
+        if outbox:
+            keys, self.outkeys = list(self.outkeys), {}
+            protocol = compact(frame(self.settings.run_id, self.name, outbox))
+            if trace is not None and len(trace) * len(keys) <= INLINE_TRACE:
+                self.bus.send(f"audit.{self.name}", protocol + b"\n" + trace, headers={"CC": keys})
+            else:
+                if trace is not None:
+                    self.bus.send(f"audit.{self.name}", trace)
+                self.bus.send(keys[0], protocol, headers={"CC": keys[1:]} if len(keys) > 1 else None)
+        elif trace is not None:
+            self.bus.send(f"audit.{self.name}", trace)
         handled, self.handled = self.handled, []
         for delivery in handled:
             self.bus.ack(delivery)

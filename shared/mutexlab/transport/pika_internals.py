@@ -10,7 +10,9 @@ reason about, a reconnect is a plain loop — and two things that class does not
   publishes that do not wait. Both exist on the channel ``BlockingChannel`` wraps
   (``channel._impl``, a ``pika.channel.Channel``), which is the public channel of pika's own
   ``SelectConnection``;
-* **joined socket writes** (``join_writes``): pika writes each frame with its own system call.
+* **joined socket writes** (``join_writes``): pika writes each frame with its own system call;
+* **a wait ended by a confirm** (``wake``): ``process_data_events`` ends its wait early for a
+  delivery, not for a confirm taken by a callback.
 
 The alternative is ``SelectConnection`` (public, with asynchronous confirms), at the price of
 rewriting the bus around pika's callback I/O loop; until that is done these few lines are the
@@ -54,6 +56,10 @@ def check_pika() -> None:
             ("pika.channel.Channel.basic_publish", hasattr(pika_channel.Channel, "basic_publish")),
             ("BlockingChannel._impl", "_impl" in BlockingChannel.__init__.__code__.co_names),
             (
+                "BlockingConnection._request_channel_dispatch",
+                hasattr(pika.BlockingConnection, "_request_channel_dispatch"),
+            ),
+            (
                 "io_services_utils._AsyncPlaintextTransport",
                 hasattr(io_services_utils, "_AsyncPlaintextTransport"),
             ),
@@ -90,6 +96,13 @@ def publish_without_waiting(
     channel._impl.basic_publish(  # noqa: SLF001 - see confirm_asynchronously
         exchange, routing_key, body, properties=properties, mandatory=mandatory
     )
+
+
+def wake(conn: pika.BlockingConnection) -> None:
+    """End the wait of ``conn``'s current (or next) ``process_data_events`` once the callback that
+    calls this returns. A negative channel number is pika's own request to stop waiting
+    (``BlockingConnection._request_channel_dispatch``)."""
+    conn._request_channel_dispatch(-1)  # noqa: SLF001 - pika offers no public way to end a wait early
 
 
 def join_writes(conn: pika.BlockingConnection, limit: int = WRITE_LIMIT) -> bool:

@@ -3,20 +3,22 @@
 Topology of run ``R`` (every name contains the run id, so runs never mix):
 
 * exchange ``mutexlab.R`` (topic, durable). Routing keys:
-  ``<TYPE>.<dest>`` a protocol message (``REQUEST.node-3``), ``audit.<name>`` a trace event,
+  ``audit.<name>`` a participant's step: its protocol messages and trace batch in one body, sent
+  on to each addressee by the ``CC`` header (``<TYPE>.<dest>`` each: ``REQUEST.node-3``), or its
+  trace batch alone; ``<TYPE>.<dest>`` a step's protocol messages without their batch,
   ``status.<name>`` a participant's state/heartbeat, ``join.<role>`` a participant asking to
   join, ``control.<name|instance|all>`` the monitor's roster, refusal and stop signals;
 * queue ``mutexlab.R.<name>`` per participant (``node-3``), bound to ``<TYPE>.<name>`` for each
   message type of the algorithm, ``control.<name>`` and ``control.all``;
 * queue ``mutexlab.R.monitor`` bound to ``join.*``, ``audit.*`` and ``status.*`` (what the
-  monitor needs; protocol messages are not copied to it: it learns of them from the trace batches),
+  monitor needs; a step's messages reach it with the trace batch that records their sends),
   and to ``mutexlab.R.unrouted``, the run exchange's alternate exchange (fanout): a message no
   participant queue takes (an unknown type, a non-member, a joiner gone) reaches the monitor,
   which dead-letters it with the reason, instead of vanishing;
 * exchange ``mutexlab.R.dlx`` (fanout) and queue ``mutexlab.R.dead``: malformed or unknown
   messages, with the reason in the header ``x-mutexlab-reason``.
 
-Queues are durable and messages persistent; on a cluster (several node URLs) they are quorum
+Queues are durable (classic queues of version 2) and messages persistent; on a cluster (several node URLs) they are quorum
 queues, replicated by Raft, and the bus connects to any live node and fails over to another when
 its connection is lost (docs/cluster.md); every publish is confirmed by the broker
 (publisher confirms, ``mandatory`` so an unroutable message is an error, not a silent loss).
@@ -26,7 +28,7 @@ Consumers ack by hand after handling, and an ack never overtakes a publish: it i
 until everything published before it is confirmed, so a message's effects are on the broker
 before the message leaves its queue. The ``Bus`` re-connects after a lost connection and
 re-publishes, in order, what was not confirmed, so a message may arrive twice: receivers drop
-duplicates by the per-link sequence number in the envelope (``LinkInbox``), which also keeps
+duplicates by the per-link sequence number of each message (``LinkInbox``), which also keeps
 each link FIFO.
 """
 
@@ -52,6 +54,7 @@ from .pika_internals import (
     confirm_asynchronously,
     join_writes,
     publish_without_waiting,
+    wake,
 )
 from .settings import node_urls
 
@@ -118,7 +121,9 @@ class Topology:
         return f"mutexlab.{self.run_id}.{name}"
 
     def _type_args(self) -> dict:
-        return {"x-queue-type": "quorum"} if self.queue_type == "quorum" else {}
+        # classic queues of version 2 (RabbitMQ ≥ 3.10; older brokers ignore the argument): their
+        # index and store cost the broker less CPU per persistent message (BENCHMARKS.md §5)
+        return {"x-queue-type": "quorum"} if self.queue_type == "quorum" else {"x-queue-version": 2}
 
     def _queue_args(self) -> dict:
         return {"x-dead-letter-exchange": self.dlx, **self._type_args()}
@@ -255,25 +260,170 @@ def envelope(run_id: str, msg_id: str, sender: str, to: str, seq: int, vc: dict 
     return {"run": run_id, "id": msg_id, "from": sender, "to": to, "seq": seq, "vc": vc or {}, "msg": msg}
 
 
+def frame(run_id: str, sender: str, sends: list[tuple[str, int, str, dict, dict]]) -> dict:
+    """The protocol part of a step's publish: its messages ``(to, seq, id, vc, msg)`` in effect order.
+
+    One message is an envelope; several are a step frame ``{"run", "from", "msgs": [...]}`` whose
+    entries ``{"to", "seq", "id", "vc" | "tick", "msg"?}`` say what differs from the entry before:
+    ``tick`` is that entry's vector clock with only the sender's own entry changed (a broadcast
+    ticks it once per addressee), and a missing ``msg`` is the same message (a broadcast's content
+    is stored once)."""
+    if len(sends) == 1:
+        to, seq, msg_id, vc, msg = sends[0]
+        return envelope(run_id, msg_id, sender, to, seq, vc, msg)
+    entries: list[dict] = []
+    last_vc: dict | None = None
+    last_msg: dict | None = None
+    for to, seq, msg_id, vc, msg in sends:
+        entry: dict[str, Any] = {"to": to, "seq": seq, "id": msg_id}
+        if last_vc is not None and _same_but(vc, last_vc, sender):
+            entry["tick"] = vc.get(sender, 0)
+        else:
+            entry["vc"] = vc
+        if msg != last_msg:
+            entry["msg"] = msg
+        last_vc, last_msg = vc, msg
+        entries.append(entry)
+    return {"run": run_id, "from": sender, "msgs": entries}
+
+
+def _same_but(vc: dict, other: dict, own: str) -> bool:
+    """``vc`` and ``other`` have the same entries, except perhaps ``own``'s."""
+    return len(vc) == len(other) and all(other.get(k) == v or k == own for k, v in vc.items())
+
+
+def compact(data: dict) -> bytes:
+    """JSON as the wire carries it (compact: it holds no raw newline)."""
+    return json.dumps(data, separators=(",", ":")).encode()
+
+
+def pack_batch(batch: dict) -> dict:
+    """A step's trace batch as sent: every event's vector clock after the first as the entries that
+    changed since the event before (marked ``"vc": "delta"``; ``unpack_batch`` rebuilds them). A
+    process's clock only grows, and a step's events differ in few entries — a broadcast's sends
+    only in the sender's own — where a full clock has P. A batch whose clocks do not only grow is
+    sent as it is."""
+    events = batch.get("events") or []
+    if len(events) < 2:
+        return batch
+    packed = [events[0]]
+    prev = events[0].get("vc")
+    for event in events[1:]:
+        vc = event.get("vc")
+        if not isinstance(prev, dict) or not isinstance(vc, dict):
+            return batch
+        delta = {k: v for k, v in vc.items() if prev.get(k) != v}
+        if len(vc) - sum(1 for k in delta if k not in prev) != len(prev):
+            return batch  # an entry of the event before is missing
+        packed.append({**event, "vc": delta})
+        prev = vc
+    return {**batch, "events": packed, "vc": "delta"}
+
+
+def unpack_batch(batch: dict) -> str | None:
+    """Rebuild, in place, the full vector clocks of a batch ``pack_batch`` made (any other batch is
+    left as it is); the problem when it cannot be."""
+    if batch.get("vc") != "delta":
+        return None
+    events = batch.get("events")
+    if not isinstance(events, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("vc"), dict) for e in events
+    ):
+        return "a delta-packed trace batch needs a list of events, each with a vector clock"
+    for before, event in zip(events, events[1:]):
+        event["vc"] = {**before["vc"], **event["vc"]}
+    return None
+
+
+def split_step(body: bytes) -> tuple[bytes, bytes]:
+    """A step's body is its protocol part (``frame``), a newline and its trace batch: the two parts,
+    or the whole body for both when it has no newline (an envelope, or a trace batch, alone)."""
+    cut = body.find(b"\n")
+    return (body, body) if cut < 0 else (body[:cut], body[cut + 1 :])
+
+
 def parse_envelope(body: bytes, run_id: str, me: str, roster: dict[str, int]) -> dict:
-    """Check an envelope's frame (not yet the protocol message). Raises EnvelopeError with the reason."""
-    if len(body) > MAX_BODY:
-        raise EnvelopeError(f"oversized body: {len(body)} bytes (limit {MAX_BODY})")
+    """Check a single envelope's frame (not yet the protocol message). Raises EnvelopeError with the reason."""
+    sender, mine = parse_frame(body, run_id, me, roster)
+    if len(mine) != 1:
+        raise EnvelopeError(f"expected one envelope, got a step frame of {len(mine)} messages to {me}")
+    return mine[0]
+
+
+def parse_frame(body: bytes, run_id: str, me: str, roster: dict[str, int]) -> tuple[str, list[dict]]:
+    """Check a delivery's protocol part (an envelope or a step frame; the trace part after it is the
+    monitor's, not parsed here): ``(sender, [envelope to me, ...])`` in link order, each envelope
+    with its own ``vc`` and ``msg`` filled in. Raises EnvelopeError with the reason."""
+    part = split_step(body)[0]
+    if len(part) > MAX_BODY:
+        raise EnvelopeError(f"oversized body: {len(part)} bytes (limit {MAX_BODY})")
     try:
-        data = json.loads(body)
+        data = json.loads(part)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise EnvelopeError(f"not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise EnvelopeError("an envelope must be a JSON object")
-    missing = [k for k in ("run", "id", "from", "to", "seq", "vc", "msg") if k not in data]
+    step = "msgs" in data
+    missing = [k for k in (("run", "from", "msgs") if step else _ENVELOPE_KEYS) if k not in data]
     if missing:
         raise EnvelopeError(f"envelope lacks {', '.join(missing)}")
     if data["run"] != run_id:
         raise EnvelopeError(f"envelope of run {data['run']!r}, this is run {run_id!r}")
-    if data["from"] not in roster:
-        raise EnvelopeError(f"sender {data['from']!r} is not a member of this run")
-    if data["to"] != me:
-        raise EnvelopeError(f"addressed to {data['to']!r}, delivered to {me}")
+    sender = data["from"]
+    if sender not in roster:
+        raise EnvelopeError(f"sender {sender!r} is not a member of this run")
+    if not step:
+        if data["to"] != me:
+            raise EnvelopeError(f"addressed to {data['to']!r}, delivered to {me}")
+        _check_entry(data)
+        return sender, [data]
+    entries = data["msgs"]
+    if not isinstance(entries, list) or not entries:
+        raise EnvelopeError("a step frame's msgs must be a non-empty list")
+    mine: list[dict] = []
+    others: list[str] = []
+    vc: Any = None  # the last full vector clock, and the sender's own entry since (None: unchanged)
+    tick: Any = None
+    msg: Any = None
+    for n, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict) or any(k not in entry for k in ("to", "seq", "id")):
+            raise EnvelopeError(f"message {n} of the step frame is not an object with to, seq and id")
+        if "vc" in entry:
+            vc, tick = entry["vc"], None
+        elif "tick" in entry and vc is not None:
+            tick = entry["tick"]
+        else:
+            raise EnvelopeError(f"bad vector clock: message {n} of the step frame has none to go by")
+        if "msg" in entry:
+            msg = entry["msg"]
+        elif msg is None:
+            raise EnvelopeError(f"message {n} of the step frame has no protocol message to go by")
+        if entry["to"] != me:
+            others.append(str(entry["to"]))
+            continue
+        if tick is not None and (isinstance(tick, bool) or not isinstance(tick, int)):
+            raise EnvelopeError(f"bad vector clock: tick {tick!r}")
+        own = vc if tick is None or not isinstance(vc, dict) else {**vc, sender: tick}
+        env = {
+            "run": run_id,
+            "id": entry["id"],
+            "from": sender,
+            "to": me,
+            "seq": entry["seq"],
+            "vc": own,
+            "msg": msg,
+        }
+        _check_entry(env)
+        mine.append(env)
+    if not mine:
+        raise EnvelopeError(f"addressed to {', '.join(repr(o) for o in others)}, delivered to {me}")
+    return sender, mine
+
+
+_ENVELOPE_KEYS = ("run", "id", "from", "to", "seq", "vc", "msg")
+
+
+def _check_entry(data: dict) -> None:
     seq = data["seq"]
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
         raise EnvelopeError(f"bad sequence number {seq!r}")
@@ -281,7 +431,6 @@ def parse_envelope(body: bytes, run_id: str, me: str, roster: dict[str, int]) ->
         raise EnvelopeError("bad vector clock")
     if not isinstance(data["msg"], dict):
         raise EnvelopeError("the protocol message must be a JSON object")
-    return data
 
 
 class LinkInbox:
@@ -506,6 +655,8 @@ class Bus:
         self._tag = 0
 
     def _on_confirm(self, frame) -> None:
+        if self._acks and self.conn is not None:
+            wake(self.conn)  # acks wait for confirms: the poll that waits for them goes on now
         method = frame.method
         if method.multiple:  # tags ascend in publish order: everything up to this one
             tags = []
@@ -622,27 +773,26 @@ class Bus:
 
         On the way, buffered publishes are written out, confirms taken in and the acks they
         release sent — in batches of ``ack_batch`` while deliveries keep coming, all of them once
-        the bus has been idle for ``ACK_LINGER`` seconds. pika's wait ends early only for
-        deliveries, not for confirms, so while acks are held back it waits in short slices."""
-        deadline = time.monotonic() + max(0.0, timeout)
-        idle_since = None
-        wait = max(0.0, timeout)
+        the bus has been idle for ``ACK_LINGER`` seconds. While acks are held back, a confirm ends
+        pika's wait early (``_on_confirm`` wakes it), and so does the end of the linger."""
+        now = time.monotonic()
+        deadline = now + max(0.0, timeout)
+        linger_end = now + ACK_LINGER  # a delivery ends the poll: it is idle until then
         # acks already allowed go out before any wait (they free the prefetch window)
         self._settle(force=False)
         if self._inbox:  # taken in while ``flush`` waited for confirms: handed out without a wait
-            deadline, wait = time.monotonic(), 0.0  # (pika's wait would end early only for new ones)
+            deadline = now  # (pika's wait would end early only for new ones)
         while True:
-            if self._acks:
-                wait = min(wait, CONFIRM_SLICE)
-            self._guard(functools.partial(self._io, wait))
+            wait = deadline - now
+            if self._acks and linger_end > now:
+                wait = min(wait, linger_end - now)
+            self._guard(functools.partial(self._io, max(0.0, wait)))
             self._settle(force=False)
             now = time.monotonic()
             if self._inbox or now >= deadline or not self._acks:
-                break  # deliveries, time is up, or the full wait passed (pika ends it early only for a delivery)
-            idle_since = now if idle_since is None else idle_since
-            if now - idle_since >= ACK_LINGER:
+                break  # deliveries, time is up, or the full wait passed with no ack held back
+            if now >= linger_end:
                 self._settle(force=True)
-            wait = deadline - now
         batch = list(self._inbox)
         self._inbox.clear()
         return batch
