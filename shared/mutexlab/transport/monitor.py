@@ -352,6 +352,13 @@ class Monitor:
         while time.monotonic() < deadline and not all(status.get(n, {}).get("final") for n in alive):
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
+        log.info(
+            "monitor: stop sent (%s); final statuses of %d of %d participants in %.2fs",
+            reason,
+            sum(bool(status.get(n, {}).get("final")) for n in names),
+            len(names),
+            time.monotonic() - deadline + 3.0,
+        )
         for name in names:
             last = status.get(name, {})
             outcome.duplicates += int(last.get("duplicates", 0))
@@ -369,10 +376,17 @@ class Monitor:
         outcome.redelivered += self.bus.redelivered
         outcome.duplicates += self.feed.duplicates
         if self.settings.cleanup:
+            started = time.monotonic()
             try:
-                self.topology.delete(self.bus.channel, sorted(names))
+                left = self.topology.delete(self.bus.channel, sorted(names))
             except Exception as exc:  # noqa: BLE001
                 log.warning("monitor: cleanup failed: %r", exc)
+            else:
+                took = time.monotonic() - started
+                if left:
+                    log.warning("monitor: cleanup (%.2fs): queues not deleted: %s", took, ", ".join(left))
+                else:
+                    log.info("monitor: the run's exchanges and queues deleted in %.2fs", took)
 
     def _report(self, outcome: Outcome) -> int:
         self.progress.end()

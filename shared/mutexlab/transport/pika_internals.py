@@ -10,7 +10,9 @@ reason about, a reconnect is a plain loop — and two things that class does not
   publishes that do not wait. Both exist on the channel ``BlockingChannel`` wraps
   (``channel._impl``, a ``pika.channel.Channel``), which is the public channel of pika's own
   ``SelectConnection``;
-* **joined socket writes** (``join_writes``): pika writes each frame with its own system call.
+* **joined socket writes** (``join_writes``): pika writes each frame with its own system call;
+* **a queue deletion that does not wait** (``delete_without_waiting``), so that the run's queues
+  are deleted concurrently, on a channel each (``rabbit.delete_queues``).
 
 The alternative is ``SelectConnection`` (public, with asynchronous confirms), at the price of
 rewriting the bus around pika's callback I/O loop; until that is done these few lines are the
@@ -48,6 +50,7 @@ def check_pika() -> None:
         for what, present in (
             ("pika.channel.Channel.confirm_delivery", hasattr(pika_channel.Channel, "confirm_delivery")),
             ("pika.channel.Channel.basic_publish", hasattr(pika_channel.Channel, "basic_publish")),
+            ("pika.channel.Channel.queue_delete", hasattr(pika_channel.Channel, "queue_delete")),
             ("BlockingChannel._impl", "_impl" in BlockingChannel.__init__.__code__.co_names),
             (
                 "io_services_utils._AsyncPlaintextTransport",
@@ -86,6 +89,14 @@ def publish_without_waiting(
     channel._impl.basic_publish(  # noqa: SLF001 - see confirm_asynchronously
         exchange, routing_key, body, properties=properties, mandatory=mandatory
     )
+
+
+def delete_without_waiting(channel: Any, queue: str, deleted: Callable[[], None]) -> None:
+    """Ask the broker to delete ``queue`` on ``channel`` (a ``BlockingChannel``) and return at
+    once; ``deleted`` is called from the connection's I/O when the broker confirms (DeleteOk).
+    ``BlockingChannel.queue_delete`` would wait for the reply, and a channel handles one command
+    at a time: a quorum queue's deletion can take seconds (rabbit.delete_queues)."""
+    channel._impl.queue_delete(queue, callback=lambda _frame: deleted())  # noqa: SLF001 - see above
 
 
 def join_writes(conn: pika.BlockingConnection, limit: int = WRITE_LIMIT) -> bool:

@@ -49,6 +49,7 @@ from .pika_internals import (
     WRITE_LIMIT,
     check_pika,
     confirm_asynchronously,
+    delete_without_waiting,
     join_writes,
     publish_without_waiting,
 )
@@ -77,6 +78,12 @@ REFUSED_CREDENTIALS = (
 # Quorum queues: after a nack, wait this long before re-publishing (a leader election takes about that).
 NACK_PAUSE = 0.5
 PRECONDITION_FAILED = 406  # AMQP reply code: e.g. a queue re-declared with other arguments
+# Deleting a quorum queue waits up to 5 s (RabbitMQ's own delete timeout) for each of its members
+# on a node that is down, and a channel runs one command at a time: the run's queues are deleted
+# concurrently, each on a channel of its own, at most DELETE_CHANNELS at once; one whose deletion
+# is not confirmed DELETE_TIMEOUT seconds after it was asked is given up (and reported).
+DELETE_CHANNELS = 128
+DELETE_TIMEOUT = 30.0
 
 __all__ = ["WRITE_LIMIT", "join_writes"]  # re-exported from pika_internals
 
@@ -146,13 +153,42 @@ class Topology:
             channel.queue_bind(queue, self.exchange, routing_key=key)
         return queue
 
-    def delete(self, channel, names: list[str]) -> None:
-        """Delete the run's queues and exchanges (missing ones are fine)."""
-        for queue in [self.queue(n) for n in names] + [self.monitor_queue, self.dead_queue]:
-            channel.queue_delete(queue)
+    def delete(self, channel, names: list[str], timeout: float = DELETE_TIMEOUT) -> list[str]:
+        """Delete the run's queues and exchanges (missing ones are fine); the queues still there
+        (``delete_queues``: empty when every deletion was confirmed)."""
+        queues = [self.queue(n) for n in names] + [self.monitor_queue, self.dead_queue]
+        left = delete_queues(channel.connection, queues, timeout)
         channel.exchange_delete(self.exchange)
         channel.exchange_delete(self.dlx)
         channel.exchange_delete(self.unrouted)
+        return left
+
+
+def delete_queues(conn, queues: list[str], timeout: float = DELETE_TIMEOUT) -> list[str]:
+    """Delete ``queues`` concurrently on the ``BlockingConnection`` ``conn``, each on a channel of
+    its own (``DELETE_CHANNELS`` at once), and return those whose deletion the broker did not
+    confirm: refused (their channel closed) or unanswered ``timeout`` seconds after being asked.
+    One after another, a run's quorum queues took 5 s each while a node of the cluster was down."""
+    waiting = deque(queues)
+    asked: dict[str, tuple[Any, float]] = {}  # queue -> (its channel, when its deletion was asked)
+    deleted: set[str] = set()
+    left: list[str] = []
+    while waiting or asked:
+        while waiting and len(asked) < DELETE_CHANNELS:
+            queue = waiting.popleft()
+            channel = conn.channel()
+            delete_without_waiting(channel, queue, functools.partial(deleted.add, queue))
+            asked[queue] = (channel, time.monotonic())
+        conn.process_data_events(time_limit=0.02)
+        now = time.monotonic()
+        for queue, (channel, since) in list(asked.items()):
+            if queue in deleted:
+                del asked[queue]
+                channel.close()
+            elif channel.is_closed or now - since > timeout:  # refused, or no answer: given up
+                del asked[queue]
+                left.append(queue)
+    return left
 
 
 def connect_any(
@@ -202,11 +238,12 @@ def cause(exc: BaseException) -> str:
         exc = inner
 
 
-def delete_run(url: str, run_id: str, names: list[str]) -> None:
-    """Remove everything run ``run_id`` declared (used by ``mutexlab run`` and the tests)."""
+def delete_run(url: str, run_id: str, names: list[str]) -> list[str]:
+    """Remove everything run ``run_id`` declared (used by ``mutexlab run`` and the tests); the
+    queues that could not be removed (``Topology.delete``)."""
     conn, _ = connect_any(url)
     try:
-        Topology(run_id).delete(conn.channel(), names)
+        return Topology(run_id).delete(conn.channel(), names)
     finally:
         conn.close()
 
