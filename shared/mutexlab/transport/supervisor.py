@@ -334,7 +334,9 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
             except Exception:  # noqa: BLE001 - the monitor normally cleaned up already
                 left = []
             if left:
-                print(f"the run's queues not removed (delete them by hand): {', '.join(left)}", file=sys.stderr)
+                print(
+                    f"the run's queues not removed (delete them by hand): {', '.join(left)}", file=sys.stderr
+                )
     failed = [name for name, proc in procs[1:] if proc.returncode not in (0, None)]
     if code != 0 or failed or plan.logs:
         if failed:
