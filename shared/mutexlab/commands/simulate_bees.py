@@ -119,8 +119,8 @@ def run(args) -> int:
         return refused
     try:
         setup = make_setup(scenario.processes, scenario.options, args.seed)
-        # The livelock guard grows with the run: at P = 1000 a healthy run takes ~13M events, past
-        # the default 5M, and would end TRUNCATED.
+        # The livelock guard grows with the run: at P = 1000 (334 reeds, 100 flowers) a healthy run
+        # takes 9,247,872 events (BENCHMARKS.md §6), past the default 5M, and would end TRUNCATED.
         guard = max(SimConfig.max_events, int(3 * messages))
         config = SimConfig(seed=args.seed, delay=args.delay, max_events=guard, **fault_config(args))
     except ConfigError as exc:
