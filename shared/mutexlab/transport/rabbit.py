@@ -84,6 +84,7 @@ PRECONDITION_FAILED = 406  # AMQP reply code: e.g. a queue re-declared with othe
 # is not confirmed DELETE_TIMEOUT seconds after it was asked is given up (and reported).
 DELETE_CHANNELS = 128
 DELETE_TIMEOUT = 30.0
+DELETE_SLICE = 0.002  # seconds of I/O between looks at which deletions are confirmed
 
 __all__ = ["WRITE_LIMIT", "join_writes"]  # re-exported from pika_internals
 
@@ -165,29 +166,33 @@ class Topology:
 
 
 def delete_queues(conn, queues: list[str], timeout: float = DELETE_TIMEOUT) -> list[str]:
-    """Delete ``queues`` concurrently on the ``BlockingConnection`` ``conn``, each on a channel of
-    its own (``DELETE_CHANNELS`` at once), and return those whose deletion the broker did not
-    confirm: refused (their channel closed) or unanswered ``timeout`` seconds after being asked.
-    One after another, a run's quorum queues took 5 s each while a node of the cluster was down."""
+    """Delete ``queues`` concurrently on the ``BlockingConnection`` ``conn``, on up to
+    ``DELETE_CHANNELS`` channels, each asking for one deletion at a time, and return those whose
+    deletion the broker did not confirm: refused (their channel closed) or unanswered ``timeout``
+    seconds after being asked. One after another, a run's quorum queues took 5 s each while a
+    node of the cluster was down."""
     waiting = deque(queues)
+    idle: list[Any] = []  # open channels with no deletion pending
     asked: dict[str, tuple[Any, float]] = {}  # queue -> (its channel, when its deletion was asked)
     deleted: set[str] = set()
     left: list[str] = []
     while waiting or asked:
-        while waiting and len(asked) < DELETE_CHANNELS:
+        while waiting and (idle or len(asked) < DELETE_CHANNELS):
             queue = waiting.popleft()
-            channel = conn.channel()
+            channel = idle.pop() if idle else conn.channel()
             delete_without_waiting(channel, queue, functools.partial(deleted.add, queue))
             asked[queue] = (channel, time.monotonic())
-        conn.process_data_events(time_limit=0.02)
+        conn.process_data_events(time_limit=DELETE_SLICE)
         now = time.monotonic()
         for queue, (channel, since) in list(asked.items()):
             if queue in deleted:
                 del asked[queue]
-                channel.close()
+                idle.append(channel)
             elif channel.is_closed or now - since > timeout:  # refused, or no answer: given up
                 del asked[queue]
                 left.append(queue)
+    for channel in idle:
+        channel.close()
     return left
 
 
