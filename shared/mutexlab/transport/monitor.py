@@ -340,7 +340,8 @@ class Monitor:
         reason = "run complete" if outcome.complete else "run stalled"
         self.bus.publish("control.all", {"kind": "stop", "reason": reason})
         # Collect the final statuses (their counters), briefly; a dead participant never answers.
-        deadline = time.monotonic() + 3.0
+        stopped = time.monotonic()
+        deadline = stopped + 3.0
         names = set(self._setup().names.values())
         status = self.feed.status
         alive = {
@@ -357,7 +358,7 @@ class Monitor:
             reason,
             sum(bool(status.get(n, {}).get("final")) for n in names),
             len(names),
-            time.monotonic() - deadline + 3.0,
+            time.monotonic() - stopped,
         )
         for name in names:
             last = status.get(name, {})

@@ -1,7 +1,7 @@
 """Everything the transport takes from pika's private internals, in one place.
 
 The bus (``rabbit.py``) uses pika's ``BlockingConnection`` — one thread, no callbacks to
-reason about, a reconnect is a plain loop — and two things that class does not offer publicly:
+reason about, a reconnect is a plain loop — and three things that class does not offer publicly:
 
 * **asynchronous publisher confirms.** ``BlockingChannel.confirm_delivery`` makes every publish
   wait for its own confirm: one broker round trip and, for a persistent message, one disk sync
@@ -12,7 +12,7 @@ reason about, a reconnect is a plain loop — and two things that class does not
   ``SelectConnection``;
 * **joined socket writes** (``join_writes``): pika writes each frame with its own system call;
 * **a queue deletion that does not wait** (``delete_without_waiting``), so that the run's queues
-  are deleted concurrently, on a channel each (``rabbit.delete_queues``).
+  are deleted concurrently, on channels of their own (``rabbit.delete_queues``).
 
 The alternative is ``SelectConnection`` (public, with asynchronous confirms), at the price of
 rewriting the bus around pika's callback I/O loop; until that is done these few lines are the
