@@ -6,6 +6,8 @@ Runs ``mutexlab run ARGS --json --logs DIR`` of each tree (its ``shared`` and ro
 PYTHONPATH), interleaved, and splits the command's wall time with the monitor's log (its first
 line: the monitor is ready; the last ``joined``) and its summary (``started``: the welcome,
 ``duration``: the protocol phase). ``cpu`` is the CPU time of the command and all its processes.
+The end is split with the monitor's log too: ``finals_s`` from its stop to the participants' final
+statuses, ``cleanup_s`` deleting the run's exchanges and queues (``None`` where the log lacks them).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import time
 from pathlib import Path
 
 STAMP = re.compile(r"(\d+-\d+-\d+ \d+:\d+:\d+,\d+)")
+FINALS = re.compile(r"final statuses of \d+ of \d+ in ([\d.]+)s")
+CLEANUP = re.compile(r"exchanges and queues deleted in ([\d.]+)s")
 
 
 def _stamp(line: str) -> float | None:
@@ -50,6 +54,8 @@ def timeline(tree: Path, args: list[str]) -> dict:
             ) from None
         lines = (Path(logs) / "monitor.log").read_text().splitlines()
     joins = [_stamp(line) for line in lines if "joined as" in line]
+    finals = [float(m.group(1)) for line in lines if (m := FINALS.search(line))]
+    cleanup = [float(m.group(1)) for line in lines if (m := CLEANUP.search(line))]
     done = summary["started"] + summary["duration"]
     return {
         "tree": str(tree),
@@ -59,6 +65,8 @@ def timeline(tree: Path, args: list[str]) -> dict:
         "started_s": round(summary["started"] - t0, 2),
         "protocol_s": round(summary["duration"], 2),
         "after_s": round(t1 - done, 2),
+        "finals_s": finals[0] if finals else None,
+        "cleanup_s": cleanup[0] if cleanup else None,
         "outside_s": round(t1 - t0 - summary["duration"], 2),
         "cpu_s": round((c1.children_user + c1.children_system) - (c0.children_user + c0.children_system), 2),
     }

@@ -78,6 +78,7 @@ def test_quorum_topology_declares_quorum_queues_and_a_bus_starts_where_told():
     class Recorder:
         def __init__(self) -> None:
             self.queues: dict[str, dict | None] = {}
+            self._impl = self  # the declarations go out on pika's underlying channel too
 
         def exchange_declare(self, *a, **k) -> None:
             pass

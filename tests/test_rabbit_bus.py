@@ -216,6 +216,27 @@ def test_acks_already_allowed_go_out_before_the_poll_waits():
     assert waits[0][1] == [(bus.ack_batch, True)], "the batch was acked before the first wait"
 
 
+def test_deliveries_taken_in_while_flush_waited_are_handed_out_without_waiting(fake_clock):
+    """A flush takes in deliveries while it waits for confirms (the monitor's stop, answered by the
+    final statuses before its own confirm): the next poll returns them at once, not after its
+    timeout (pika's wait ends early only for deliveries that are new to it)."""
+    bus, _ = make_bus()
+    arrived = Delivery("q", "status.node-1", b"{}", 1, 1, False, {})
+
+    def broker(time_limit=0):
+        if bus._unconfirmed and not bus._inbox:  # the answer comes before the confirm
+            bus._inbox.append(arrived)
+        confirm(bus, next(iter(bus._unconfirmed)))
+
+    bus.conn.process_data_events = broker
+    bus.publish("control.all", {"kind": "stop"})
+    assert list(bus._inbox) == [arrived]
+    before = fake_clock.now
+    bus.conn.process_data_events = lambda time_limit=0: fake_clock.sleep(time_limit)
+    assert bus.poll(0.2) == [arrived]
+    assert fake_clock.now == before, "returned without waiting"
+
+
 def test_joined_writes_keep_every_byte_in_order_in_pieces_of_at_most_the_limit():
     from collections import deque
 

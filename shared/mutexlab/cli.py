@@ -5,6 +5,8 @@ fine, 1 a violation or failed run, 2 bad input)."""
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import sys
 
 from . import __version__
@@ -75,6 +77,10 @@ def subcommand_parser(parser: argparse.ArgumentParser, args: argparse.Namespace)
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the program itself, not a caller in this process
+        # At exit the interpreter's last collection would go through every object the imports made
+        # (0.06–0.25 s measured); frozen, they are skipped. Files and connections are closed explicitly.
+        atexit.register(gc.freeze)
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:

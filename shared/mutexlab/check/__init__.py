@@ -4,3 +4,5 @@
 (scenario invariants, liveness), ``reductions``, ``counterexample`` (findings as replayable
 scenarios), ``engine`` (one call that puts them together).
 """
+
+SEARCHES = ("dfs", "bfs")  # the search orders (``CheckConfig.search``); here, so flags need no engine

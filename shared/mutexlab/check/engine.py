@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup
+from . import SEARCHES
 from .elves_reductions import applies as elves_applies
 from .model import Model
 from .por import NAME as POR
@@ -14,8 +15,6 @@ from .por import PartialOrder
 from .properties import INVARIANT_READS, invariant_for
 from .reductions import ClockShift, ElvesClockShift, RetiredClocks, canonical_for, sends_to_for
 from .search import Result, Search
-
-SEARCHES = ("dfs", "bfs")
 
 
 @dataclass

@@ -10,15 +10,17 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ..check.counterexample import reproduces, scenario_of, write_scenario
-from ..check.engine import SEARCHES, CheckConfig, run_check
-from ..check.properties import invariant_for
-from ..check.search import rss_mb
+from ..check import SEARCHES
 from ..setup import ConfigError
 from ..words import count
 from .common import add_json_argument, fail, megabytes, non_negative, positive, print_json
 from .registry import Command, scenario
+
+# The checker is imported by the functions that use it: every ``mutexlab`` command builds this parser.
+if TYPE_CHECKING:
+    from ..check.engine import CheckConfig
 
 EXIT_PASS, EXIT_FINDING, EXIT_BAD, EXIT_INCOMPLETE = 0, 1, 2, 3
 
@@ -107,6 +109,8 @@ def _variant_arguments(family: str, seed: str, zero_clocks: bool = False) -> Cal
 
 def config_of(args) -> CheckConfig:
     """The configuration the flags describe. Raises ConfigError."""
+    from ..check.engine import CheckConfig
+
     limits = dict(
         search=args.search,
         max_states=args.max_states,
@@ -142,6 +146,8 @@ class Progress:
         now = time.monotonic()
         if now - self.last < 0.5:
             return
+        from ..check.search import rss_mb
+
         self.last = now
         rate = r.states / r.seconds if r.seconds > 0 else 0
         sys.stderr.write(
@@ -153,6 +159,8 @@ class Progress:
 
 
 def properties_checked(model) -> list[str]:
+    from ..check.properties import invariant_for
+
     _, invariant = invariant_for(model.setup.algorithm)
     out = ["capacity of every resource"]
     if invariant:
@@ -256,6 +264,9 @@ def render(s: dict) -> str:
 
 
 def run(args) -> int:
+    from ..check.counterexample import reproduces, scenario_of, write_scenario
+    from ..check.engine import run_check
+
     try:
         config = config_of(args)
         progress = Progress() if sys.stderr.isatty() and not args.json else None

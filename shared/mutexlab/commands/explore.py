@@ -8,17 +8,18 @@ scenario or an address that cannot be bound.
 from __future__ import annotations
 
 import sys
-import threading
-import webbrowser
+from typing import TYPE_CHECKING
 
-from ..explore.server import make_server
-from ..explore.session import Config, Session, session_from_scenario
 from ..protocols.registry import family_of
 from ..setup import ConfigError
-from ..sim.scripted import ScenarioError
 from .common import count, fail
 from .flags import MUTEX_EXAMPLE
 from .registry import Command, scenario
+
+# The explorer (its HTTP server, sessions) is imported when the command runs: every ``mutexlab``
+# command builds this parser.
+if TYPE_CHECKING:
+    from ..explore.session import Session
 
 port_number = count(0)
 
@@ -45,6 +46,8 @@ def _family(algorithm: str) -> str:
 
 def build_session(args) -> Session:
     """The session the arguments describe. Raises ConfigError or ScenarioError."""
+    from ..explore.session import Config, Session, session_from_scenario
+
     if args.scenario:
         session = session_from_scenario(args.scenario)
         if _family(session.config.algorithm) != args.family:
@@ -58,6 +61,12 @@ def build_session(args) -> Session:
 
 
 def run(args) -> int:
+    import threading
+    import webbrowser
+
+    from ..explore.server import make_server
+    from ..sim.scripted import ScenarioError
+
     try:
         session = build_session(args)
     except (ConfigError, ScenarioError) as exc:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..report import Window, read_window, write_report
 from ..trace import TraceError, TraceWriter
+
+if TYPE_CHECKING:
+    from ..report import Window
 
 
 def add_report_argument(parser) -> None:
@@ -44,6 +46,9 @@ def write_report_if_asked(
     path = getattr(args, "report", None)
     if not path:
         return 0
+    # only when asked: run, simulate and replay import this module
+    from ..report import Window, read_window, write_report
+
     window: Window | None = None
     kept: list[dict] | None
     if isinstance(events, (str, Path)):

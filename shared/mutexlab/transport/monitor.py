@@ -93,6 +93,7 @@ class Monitor:
         self.progress = Progress(self.out)
         self.feed = AuditFeed(self.trace, self.progress)
         self.refused: list[dict] = []  # each refused instance once: instance, role, reason
+        self._declared: Setup | None = None  # the setup whose members' queues are declared
         self.started = 0.0
 
     # -- entry point ----------------------------------------------------------------------
@@ -108,6 +109,8 @@ class Monitor:
                 if self.settings.processes
                 else f"discovery, window {self.settings.join_window:g}s",
             )
+            if self.setup is not None:  # P is known: the members' queues are made while they join
+                self._declare_members(self.setup)
             code = self._gather()
             if code is not None:
                 return code
@@ -156,6 +159,7 @@ class Monitor:
         """Joins may have been held up by the outage: re-announced by participants only now that they
         are back too. In discovery the window starts again (at least ``REJOIN_GRACE``)."""
         self.roster.reconnected(time.monotonic())
+        self._declared = None  # declared again before the welcome, on the new connection
         if self.settings.processes:
             log.warning(
                 "monitor: reconnected while participants were joining (%d so far); still waiting for P=%d",
@@ -191,8 +195,7 @@ class Monitor:
         self.setup = setup
         header = dict(setup.run_event(), run_id=self.settings.run_id, transport="rabbitmq")
         self.trace.write(header)
-        for name in setup.names.values():
-            self.bus.call(partial(self.topology.declare_participant, name=name, types=setup.codec.types))
+        self._declare_members(setup)
         self.started = time.time()
         names = {name: member.instance for name, member in self.members.items()}
         for name, member in self.members.items():
@@ -226,6 +229,13 @@ class Monitor:
         self.progress.begin([setup.names[p] for p in sorted(setup.names)])
         self.feed.last_progress = time.monotonic()
         return None
+
+    def _declare_members(self, setup: Setup) -> None:
+        """Every member's queue: declared before anyone is welcomed (and may send to it)."""
+        if self._declared is not setup:
+            names = list(setup.names.values())
+            self.bus.call(partial(self.topology.declare_participants, names=names, types=setup.codec.types))
+            self._declared = setup
 
     def _send_control(self, target: str, body: dict) -> None:
         try:
@@ -338,9 +348,9 @@ class Monitor:
 
     def _stop(self, outcome: Outcome) -> None:
         reason = "run complete" if outcome.complete else "run stalled"
+        stopped = time.monotonic()
         self.bus.publish("control.all", {"kind": "stop", "reason": reason})
         # Collect the final statuses (their counters), briefly; a dead participant never answers.
-        stopped = time.monotonic()
         deadline = stopped + 3.0
         names = set(self._setup().names.values())
         status = self.feed.status
@@ -353,10 +363,11 @@ class Monitor:
         while time.monotonic() < deadline and not all(status.get(n, {}).get("final") for n in alive):
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
+        finals = sum(bool(status.get(n, {}).get("final")) for n in names)
         log.info(
-            "monitor: stop sent (%s); final statuses of %d of %d participants in %.2fs",
+            "monitor: stop sent (%s); final statuses of %d of %d in %.3fs",
             reason,
-            sum(bool(status.get(n, {}).get("final")) for n in names),
+            finals,
             len(names),
             time.monotonic() - stopped,
         )
@@ -380,14 +391,15 @@ class Monitor:
             started = time.monotonic()
             try:
                 left = self.topology.delete(self.bus.channel, sorted(names))
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - mutexlab run tries again
                 log.warning("monitor: cleanup failed: %r", exc)
             else:
                 took = time.monotonic() - started
-                if left:
-                    log.warning("monitor: cleanup (%.2fs): queues not deleted: %s", took, ", ".join(left))
+                if left:  # mutexlab run tries again, and names what stays
+                    log.warning("monitor: cleanup (%.3fs): queues not deleted: %s", took, ", ".join(left))
                 else:
-                    log.info("monitor: the run's exchanges and queues deleted in %.2fs", took)
+                    outcome.cleaned_up = True
+                    log.info("monitor: the run's exchanges and queues deleted in %.3fs", took)
 
     def _report(self, outcome: Outcome) -> int:
         self.progress.end()

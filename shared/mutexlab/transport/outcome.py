@@ -49,6 +49,7 @@ class Outcome:
     reconnects: int = 0
     refused: list[dict] = field(default_factory=list)  # {"instance", "role", "reason"} per refused joiner
     trace: str | None = None
+    cleaned_up: bool = False  # the run's exchanges and queues were deleted (CLEANUP)
     exit_code: int = 0
 
     def as_dict(self) -> dict:

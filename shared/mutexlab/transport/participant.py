@@ -259,13 +259,10 @@ class Participant:
             self.settings.run_id,
             self.setup.algorithm,
         )
+        # The monitor declared this process's queue before the welcome (a reconnect declares it again,
+        # ``_declare``); the join queue, auto-delete, goes with its consumer.
         self.bus.cancel(self.join_queue)
         self.phase = "work"
-        self.bus.call(self._declare)
-        try:
-            self.bus.channel.queue_delete(self.join_queue)
-        except Exception:  # noqa: BLE001 - exclusive queue disappears with the connection anyway
-            pass
 
     def _work(self) -> bool:
         """Run the protocol until the monitor's stop (True) or until the monitor is gone (False)."""

@@ -20,6 +20,10 @@ whole dependency on pika's internals. They were written against pika 1.3 and 1.4
 1.4.4); ``PIKA_VERSIONS`` is the range ``pyproject.toml`` pins, and ``check_pika`` refuses a
 pika whose internals are not the expected ones with a clear error instead of failing in the
 middle of a run. ``tests/test_pika_internals.py`` checks the pin and the internals.
+
+Besides, ``without_replies`` gives the same underlying channel for declarations, bindings and
+deletions sent without waiting for each reply (``BlockingChannel`` waits for every one: one round
+trip each).
 """
 
 from __future__ import annotations
@@ -134,3 +138,13 @@ def join_writes(conn: pika.BlockingConnection, limit: int = WRITE_LIMIT) -> bool
 
     transport._produce = produce_joined  # noqa: SLF001
     return True
+
+
+def without_replies(channel: Any) -> Any:
+    """The channel ``channel`` (a ``BlockingChannel``) wraps. Its ``exchange_declare``,
+    ``queue_declare``, ``queue_bind``, ``queue_delete`` and ``exchange_delete`` called without a
+    callback are sent with AMQP's ``nowait``: no reply, nothing waits. The broker handles a
+    channel's methods in order and closes the channel on the first it refuses, so one method that
+    waits, sent after them on ``channel`` itself, returns only once all of them are done — or
+    raises ``ChannelClosedByBroker`` with the refusal."""
+    return channel._impl  # noqa: SLF001 - see confirm_asynchronously

@@ -45,6 +45,7 @@ from typing import Any
 import pika
 from pika.exceptions import AMQPChannelError, AMQPConnectionError
 
+from . import pika_internals
 from .pika_internals import (
     WRITE_LIMIT,
     check_pika,
@@ -130,38 +131,54 @@ class Topology:
     def _queue_args(self) -> dict:
         return {"x-dead-letter-exchange": self.dlx, **self._type_args()}
 
+    # Each method below sends its declarations (or deletions) together and waits once (``_together``).
+
     def declare_base(self, channel) -> None:
         """Exchanges, the dead-letter queue and the monitor's queue; idempotent, anyone may call it."""
-        channel.exchange_declare(self.unrouted, exchange_type="fanout", durable=True)
-        channel.exchange_declare(
-            self.exchange,
-            exchange_type="topic",
-            durable=True,
-            arguments={"alternate-exchange": self.unrouted},
-        )
-        channel.exchange_declare(self.dlx, exchange_type="fanout", durable=True)
-        channel.queue_declare(self.dead_queue, durable=True, arguments=self._type_args() or None)
-        channel.queue_bind(self.dead_queue, self.dlx)
-        channel.queue_declare(self.monitor_queue, durable=True, arguments=self._queue_args())
-        for key in MONITOR_KEYS:
-            channel.queue_bind(self.monitor_queue, self.exchange, routing_key=key)
-        channel.queue_bind(self.monitor_queue, self.unrouted)
+        calls: list[_Call] = [
+            ("exchange_declare", (self.unrouted,), {"exchange_type": "fanout", "durable": True}),
+            (
+                "exchange_declare",
+                (self.exchange,),
+                {
+                    "exchange_type": "topic",
+                    "durable": True,
+                    "arguments": {"alternate-exchange": self.unrouted},
+                },
+            ),
+            ("exchange_declare", (self.dlx,), {"exchange_type": "fanout", "durable": True}),
+            ("queue_declare", (self.dead_queue,), {"durable": True, "arguments": self._type_args() or None}),
+            ("queue_bind", (self.dead_queue, self.dlx), {}),
+            ("queue_declare", (self.monitor_queue,), {"durable": True, "arguments": self._queue_args()}),
+        ]
+        calls += [
+            ("queue_bind", (self.monitor_queue, self.exchange), {"routing_key": key}) for key in MONITOR_KEYS
+        ]
+        calls.append(("queue_bind", (self.monitor_queue, self.unrouted), {}))
+        _together(channel, calls)
+
+    def declare_participants(self, channel, names: list[str], types: list[str]) -> list[str]:
+        """Each of ``names``' queue, bound to its protocol messages and its control signals."""
+        calls: list[_Call] = []
+        for name in names:
+            queue = self.queue(name)
+            calls.append(("queue_declare", (queue,), {"durable": True, "arguments": self._queue_args()}))
+            calls += [
+                ("queue_bind", (queue, self.exchange), {"routing_key": key})
+                for key in [f"{t}.{name}" for t in types] + [f"control.{name}", "control.all"]
+            ]
+        _together(channel, calls)
+        return [self.queue(name) for name in names]
 
     def declare_participant(self, channel, name: str, types: list[str]) -> str:
-        queue = self.queue(name)
-        channel.queue_declare(queue, durable=True, arguments=self._queue_args())
-        for key in [f"{t}.{name}" for t in types] + [f"control.{name}", "control.all"]:
-            channel.queue_bind(queue, self.exchange, routing_key=key)
-        return queue
+        return self.declare_participants(channel, [name], types)[0]
 
     def delete(self, channel, names: list[str], timeout: float = DELETE_TIMEOUT) -> list[str]:
         """Delete the run's queues and exchanges (missing ones are fine); the queues still there
         (``delete_queues``: empty when every deletion was confirmed)."""
         queues = [self.queue(n) for n in names] + [self.monitor_queue, self.dead_queue]
         left = delete_queues(channel.connection, queues, timeout)
-        channel.exchange_delete(self.exchange)
-        channel.exchange_delete(self.dlx)
-        channel.exchange_delete(self.unrouted)
+        _together(channel, [("exchange_delete", (x,), {}) for x in (self.exchange, self.dlx, self.unrouted)])
         return left
 
 
@@ -194,6 +211,24 @@ def delete_queues(conn, queues: list[str], timeout: float = DELETE_TIMEOUT) -> l
     for channel in idle:
         channel.close()
     return left
+
+
+# A channel method's name, its positional and its keyword arguments.
+_Call = tuple[str, tuple, dict]
+
+
+def _together(channel, calls: list[_Call]) -> None:
+    """Make ``calls`` on ``channel`` in order with one wait instead of one per call: all but the
+    last go out without replies (``pika_internals.without_replies``), the last waits for its
+    reply — every one before it is done by then; the first the broker refuses raises
+    ``ChannelClosedByBroker`` there, as it would have raised alone."""
+    if not calls:
+        return
+    quick = pika_internals.without_replies(channel)
+    for name, args, kwargs in calls[:-1]:
+        getattr(quick, name)(*args, **kwargs)
+    name, args, kwargs = calls[-1]
+    getattr(channel, name)(*args, **kwargs)
 
 
 def connect_any(
@@ -633,6 +668,8 @@ class Bus:
         wait = max(0.0, timeout)
         # acks already allowed go out before any wait (they free the prefetch window)
         self._settle(force=False)
+        if self._inbox:  # taken in while ``flush`` waited for confirms: handed out without a wait
+            deadline, wait = time.monotonic(), 0.0  # (pika's wait would end early only for new ones)
         while True:
             if self._acks:
                 wait = min(wait, CONFIRM_SLICE)

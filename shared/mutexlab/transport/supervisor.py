@@ -10,6 +10,7 @@ setting (including building the setup) before the broker is touched.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -55,6 +56,9 @@ class Forked:
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
+        if timeout is None and self.returncode is None:  # block until it ends (no polling delay)
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = 0.0005
         while self.poll() is None:
@@ -283,6 +287,7 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
     procs: list[tuple[str, subprocess.Popen]] = []
     handles = []
     code = 3
+    result: dict | None = None  # the monitor's summary
     try:
         monitor_log = open(logs / "monitor.log", "w")
         handles.append(monitor_log)
@@ -304,12 +309,18 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
                 stderr=subprocess.STDOUT if stderr is stdout else stderr,
             )
 
-        monitor = start("monitor", monitor_env, monitor_out, monitor_log)
-        procs.append(("monitor", monitor))
-        for n, role in enumerate(roles, 1):
-            handle = open(logs / f"{role}-{n}.log", "w")
-            handles.append(handle)
-            procs.append((f"{role}-{n}", start(role, base, handle, handle)))
+        if fork:  # the services inherit what is alive now as frozen: their collections skip it
+            gc.freeze()  # (and leave its pages shared), as the gc module advises before a fork
+        try:
+            monitor = start("monitor", monitor_env, monitor_out, monitor_log)
+            procs.append(("monitor", monitor))
+            for n, role in enumerate(roles, 1):
+                handle = open(logs / f"{role}-{n}.log", "w")
+                handles.append(handle)
+                procs.append((f"{role}-{n}", start(role, base, handle, handle)))
+        finally:
+            if fork:
+                gc.unfreeze()  # this process collects as before
         code = monitor.wait()
         monitor_stdout = (logs / "monitor.out").read_text() if json_out else ""
         result = json.loads(summary_path.read_text()) if summary_path.exists() else None
@@ -326,12 +337,12 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
         _reap(procs)
         for handle in handles:
             handle.close()
-        if not plan.keep:
+        if not plan.keep and not (result or {}).get("cleaned_up"):  # the monitor did not (it stopped early)
             try:
                 from .rabbit import delete_run
 
                 left = delete_run(plan.amqp_url, plan.run_id, plan.names())
-            except Exception:  # noqa: BLE001 - the monitor normally cleaned up already
+            except Exception:  # noqa: BLE001 - best effort: the broker may be gone
                 left = []
             if left:
                 print(
