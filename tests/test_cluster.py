@@ -248,6 +248,22 @@ def test_a_handled_but_unacked_delivery_comes_back_from_another_node(whole, hand
         bus.close()
 
 
+def _run_queues_left(cluster: Cluster, plan: Plan) -> list[str]:
+    """The run's queues the cluster still lists (asked of any running node)."""
+    for n in ("1", "2", "3"):
+        listed = subprocess.run(
+            ["rabbitmqctl", "--erlang-cookie", Path(cluster.dir, "cookie").read_text().strip()]
+            + ["-n", f"{cluster.env['MUTEXLAB_CLUSTER_NAME']}-c{n}@localhost", "-q", "list_queues", "name"],
+            env=cluster.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if listed.returncode == 0:
+            return [q for q in listed.stdout.split() if q.startswith(f"mutexlab.{plan.run_id}.")]
+    raise AssertionError(f"no node answered list_queues: {listed.stderr}")
+
+
 def _connected_logs(logs: Path) -> dict[str, str]:
     return {name: node for name, node in _nodes_used(logs).items() if name != "monitor"}
 
@@ -258,7 +274,12 @@ def test_bees_fail_over_when_a_node_goes_away_mid_run(whole, tmp_path, how):
     plan = _plan(cluster, tmp_path, "bees", 6, {"flowers": 2, "reeds": 2}, dwell=0.15, stall_timeout=60)
     out = io.StringIO()
     result: dict = {}
-    worker = threading.Thread(target=lambda: result.setdefault("code", execute(plan, True, out)), daemon=True)
+
+    def run() -> None:
+        result["code"] = execute(plan, True, out)
+        result["returned"] = time.time()
+
+    worker = threading.Thread(target=run, daemon=True)
     worker.start()
     logs = Path(plan.logs)
     deadline = time.monotonic() + 120
@@ -277,6 +298,7 @@ def test_bees_fail_over_when_a_node_goes_away_mid_run(whole, tmp_path, how):
     worker.join(timeout=300)
     assert not worker.is_alive(), "the run did not end"
     summary = json.loads(out.getvalue())
+    monitor_log = (logs / "monitor.log").read_text()
     failovers = {}
     for name in on_victim:
         text = (logs / f"{name}.log").read_text()
@@ -289,6 +311,12 @@ def test_bees_fail_over_when_a_node_goes_away_mid_run(whole, tmp_path, how):
         assert match, f"{name} was on {victim} and did not fail over:\n{text[-2000:]}"
         assert match.group(1) != victim
         failovers[name] = float(match.group(2))
+    # The end: the run decided (summary), then the stop, the final statuses, the clean-up and the
+    # reaping. Each quorum queue's deletion waits RabbitMQ's 5 s for its member on the lost node:
+    # one after another the 8 queues took 40 s; deleted concurrently, about 5 s.
+    end = result["returned"] - (summary["started"] + summary["duration"])
+    cleanup = re.search(r"monitor: the run's exchanges and queues deleted in ([\d.]+)s", monitor_log)
+    took = float(cleanup.group(1)) if cleanup else None
     # A message that came ahead of a missing one of its link (handed back behind newer ones, or
     # re-sent after a nack) waited for it: counted, not an error.
     held = sum(p.read_text().count("held back until it comes") for p in logs.glob("*.log"))
@@ -298,9 +326,12 @@ def test_bees_fail_over_when_a_node_goes_away_mid_run(whole, tmp_path, how):
         f"failover (reconnect) seconds {failovers}; reconnects {summary['reconnects']}, "
         f"redelivered {summary['redelivered']}, duplicates dropped {summary['duplicates']}, "
         f"dead-lettered {summary['dead_letters']}, held back until a missing one came {held}, "
-        f"{summary['duration']}s"
+        f"{summary['duration']}s; the end {end:.1f}s (clean-up {took}s)"
     )
     assert result["code"] == 0 and summary["complete"] and summary["safe"], summary
+    assert took is not None, f"the monitor did not delete the run's queues:\n{monitor_log[-2000:]}"
+    assert took < 20 and end < 30, f"clean-up {took}s, the end {end:.1f}s: the deletions waited in turn"
+    assert not _run_queues_left(cluster, plan), "the run's queues are removed"
     assert summary["reconnects"] >= moved
     assert summary["dead_letters"] == 0, summary["dead_letters"]
     # Nothing lost, nothing applied twice: each send received once; every bee laid its eggs and died.

@@ -476,6 +476,46 @@ def test_bus_reconnects_after_a_lost_connection_and_redelivers_unacked(amqp_url,
         bus.close()
 
 
+def _exists(url: str, queue: str) -> bool:
+    conn = pika.BlockingConnection(pika.URLParameters(url))
+    try:
+        conn.channel().queue_declare(queue, passive=True)
+        return True
+    except pika.exceptions.ChannelClosedByBroker as exc:
+        assert exc.reply_code == 404, exc
+        return False
+    finally:
+        conn.close()
+
+
+def test_the_run_is_deleted_queue_by_queue_and_a_queue_the_broker_keeps_is_reported(amqp_url, run_id):
+    """``Topology.delete`` deletes each queue on a channel of its own (a quorum queue's deletion
+    can wait seconds for a node that is down: tests/test_cluster.py) and returns the queues still
+    there. Here node-2's queue is exclusive to another connection: the broker refuses its deletion
+    (RESOURCE_LOCKED), which is reported, not waited for; every other queue is gone."""
+    topology = Topology(run_id)
+    owner = pika.BlockingConnection(pika.URLParameters(amqp_url))
+    try:
+        channel = owner.channel()
+        topology.declare_base(channel)
+        topology.declare_participant(channel, "node-1", ["REQUEST"])
+        channel.queue_declare(topology.queue("node-2"), exclusive=True)
+        conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
+        try:
+            started = time.monotonic()
+            left = topology.delete(conn.channel(), NAMES)
+            took = time.monotonic() - started
+        finally:
+            conn.close()
+        assert left == [topology.queue("node-2")]
+        assert took < 10, f"a refused deletion is not waited for ({took:.1f}s)"
+        for queue in (topology.queue("node-1"), topology.monitor_queue, topology.dead_queue):
+            assert not _exists(amqp_url, queue), queue
+    finally:
+        owner.close()
+    assert not _exists(amqp_url, topology.queue("node-2")), "an exclusive queue goes with its connection"
+
+
 def test_unreachable_broker_is_a_clear_error():
     bus = Bus("amqp://127.0.0.1:1/%2F", Topology("nowhere"), connect_timeout=0.5)
     with pytest.raises(TransportError, match="cannot reach RabbitMQ at amqp://127.0.0.1:1"):

@@ -6,6 +6,9 @@ every message and holding interval of the window is drawn complete."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from conftest import broken
@@ -16,7 +19,8 @@ from mutexlab.audit import verify_file
 from mutexlab.cli import main
 from mutexlab.protocols import bees
 from mutexlab.protocols.registry import make_setup
-from mutexlab.report import build_model, read_window
+from mutexlab.report import build_model, build_report, read_window
+from mutexlab.report import window as window_module
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter, read_trace
 
@@ -101,3 +105,67 @@ def test_a_violation_beyond_the_window_is_still_the_verdict(tmp_path, capsys):
     assert data["verdict"]["status"] == "VIOLATION" and data["window"].startswith("This page draws")
     assert main(["report", str(path), "--window", "0"]) == 2
     assert "--window must be at least 1" in capsys.readouterr().err
+
+
+# ``simulate bees --report`` keeps no trace: the page is drawn from a window collected as the run goes
+# (report.WindowFeed), with the verdict of the audit fed as the run goes.
+SIMULATIONS = {
+    "bees": ["--bees", "8", "--flowers", "2", "--reeds", "3", "--seed", "1"],
+    "bees-violation": ["--bees", "6", "--flowers", "1", "--reeds", "2", "--seed", "19"]
+    + ["--reorder", "--duplicate", "0.3"],
+}
+
+
+@pytest.mark.parametrize("name", SIMULATIONS)
+def test_simulate_bees_report_within_the_window_is_the_page_of_the_whole_trace(name, tmp_path, capsys):
+    """The page is the one built from every event of the run in memory (as it was before the
+    window): the same with --trace (full clocks) and without (local-event clocks)."""
+    trace, page, bare = tmp_path / "t.jsonl", tmp_path / "t.html", tmp_path / "bare.html"
+    code = main(["simulate", "bees", *SIMULATIONS[name], "--trace", str(trace), "--report", str(page)])
+    assert code == (1 if name == "bees-violation" else 0)  # the reordered run breaks the flowers' capacity
+    assert page.read_text() == build_report(read_trace(trace))
+    assert main(["simulate", "bees", *SIMULATIONS[name], "--report", str(bare)]) == code
+    assert bare.read_text() == page.read_text()
+    assert "draws" not in capsys.readouterr().out
+
+
+def test_simulate_bees_report_of_a_run_longer_than_the_window_draws_the_window(tmp_path, monkeypatch, capsys):
+    """Past the window the page is what ``mutexlab report --window`` draws of the run's trace file,
+    and says what it leaves out."""
+    monkeypatch.setattr(window_module, "WINDOW_EVENTS", 300)
+    trace, page, again = tmp_path / "t.jsonl", tmp_path / "t.html", tmp_path / "again.html"
+    assert main(["simulate", "bees", *SIMULATIONS["bees"], "--trace", str(trace), "--report", str(page)]) == 0
+    total = len(trace.read_text().splitlines()) - 1
+    assert total > 1000
+    assert f"(it draws 300 of the trace's {total:,} events)" in capsys.readouterr().out
+    text = page.read_text()
+    assert f"This page draws the first 300 of the trace's {total:,} events" in text
+    assert main(["report", str(trace), "-o", str(again), "--window", "300"]) == 0
+    assert again.read_text() == text
+
+
+def _peak_rss_mib(args: list[str], window: int | None = None) -> float:
+    """The command's peak resident memory in a fresh interpreter: its VmHWM at the end (the
+    peak of its own address space; ``ru_maxrss`` would count the parent's, inherited at exec)."""
+    code = "import sys\nimport mutexlab.report.window as w\n"
+    if window is not None:
+        code += f"w.WINDOW_EVENTS = {window}\n"
+    code += (
+        "from mutexlab.cli import main\ncode = main(sys.argv[1:])\n"
+        "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0], file=sys.stderr)\n"
+        "sys.exit(code)"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return int(done.stderr.split("VmHWM:")[1].split()[0]) / 1024
+
+
+def test_simulate_bees_report_memory_is_bounded_by_the_window(tmp_path):
+    """A run of 67,276 trace events with a window of 2,000: the command with --report needs little
+    more memory than the audited run without it. (Holding the whole trace took 203 MiB against 54.)"""
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("peak memory is read from /proc (Linux)")
+    run = ["simulate", "bees", "--bees", "60", "--reeds", "20", "--flowers", "6", "--seed", "1"]
+    audited = _peak_rss_mib(run)
+    reported = _peak_rss_mib([*run, "--report", str(tmp_path / "p.html")], window=2000)
+    assert reported < 1.5 * audited, f"{reported:.0f} MiB with --report, {audited:.0f} MiB without"

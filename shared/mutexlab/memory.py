@@ -1,15 +1,17 @@
 """How much memory a simulation will need, predicted before it runs.
 
-What grows: a run that holds its trace (``--report``, which draws every event; and the commands
-that still keep theirs) keeps every trace event in memory (two events per message, plus local
-ones), and each event carries a vector clock with an entry for every process its owner has heard
-of, up to all P of them. So such a run needs about
+What grows: a run that holds its trace (the commands that still keep theirs: ``simulate mutex``
+and ``simulate elves``, whose ``--report`` draws from it) keeps every trace event in memory (two
+events per message, plus local ones), and each event carries a vector clock with an entry for
+every process its owner has heard of, up to all P of them. So such a run needs about
 
     BASE + messages × (PER_MESSAGE + PER_CLOCK_ENTRY × P)
 
 and, as the broadcast algorithms send Θ(P²) messages (Θ(N²·M) for N nodes asking M times), memory
-grows as P³. A run that does not hold its trace (``simulate bees`` with or without the audit:
-the audit is fed as the run goes, docs/architecture.md#scaling) holds only the messages in flight, at most about one broadcast from every process at once: BASE + PER_IN_FLIGHT × P(P−1).
+grows as P³. A run that does not hold its trace (``simulate bees`` with or without the audit
+or ``--report``: the audit is fed as the run goes, the page keeps a window of bounded size,
+docs/architecture.md#scaling) holds only the messages in flight, at most about one broadcast
+from every process at once: BASE + PER_IN_FLIGHT × P(P−1).
 Either way every process keeps a little state about every other (who is alive, whose request
 came when): PER_PEER × P², already at setup — so the check comes before the setup is built.
 
@@ -39,7 +41,7 @@ IGNORE_FLAG = "--ignore-memory"
 class Prediction:
     messages: int  # estimated network messages of the whole run
     processes: int
-    audited: bool  # the whole trace is held in memory (--report)
+    audited: bool  # the whole trace is held in memory
     bytes: int  # estimated peak memory
 
     def describe(self) -> str:

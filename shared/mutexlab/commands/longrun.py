@@ -97,23 +97,32 @@ def progress_bar(args, expected_events: float, label: str) -> Iterator[Callable[
 
 
 def audit_trace(
-    setup: Setup, path: str | None, keep: bool = False
+    setup: Setup, path: str | None, also: Callable[[dict], None] | None = None
 ) -> tuple[TraceWriter, StreamAudit] | tuple[str, None]:
     """The trace of an audited simulation and the audit it feeds as the run goes; the error text
-    instead when the trace file cannot be opened.
+    instead when the trace file cannot be opened. Nothing is held in memory.
 
-    Written to ``path`` when given (full vector clocks, nothing held in memory), held whole only
-    when ``keep`` (``--report`` needs every event); with neither, the processes keep local-event
-    clocks (``clock.LocalEventClocks``) that only the audit sees.
+    Written to ``path`` when given (full vector clocks); without, the processes keep local-event
+    clocks (``clock.LocalEventClocks``) that only the audit sees. ``also`` is shown every event
+    too (the report's window, ``report.WindowFeed``); without it, the sends and receives the audit
+    does not read are only counted (``TraceWriter.tally``).
     """
-    if path is None and not keep:
+    auditor = StreamAudit()
+    sink = auditor.feed if also is None else _both(auditor.feed, also)
+    if path is None:
         names = [setup.names[pid] for pid in sorted(setup.names)]
-        auditor = StreamAudit()
-        trace = TraceWriter(local_clocks=names, sink=auditor.feed, tally=auditor)
+        trace = TraceWriter(local_clocks=names, sink=sink, tally=auditor if also is None else None)
         auditor.index = trace.clocks.index if trace.clocks is not None else None
         return trace, auditor
-    auditor = StreamAudit()
     try:
-        return TraceWriter(path, keep=keep, sink=auditor.feed), auditor
+        return TraceWriter(path, sink=sink), auditor
     except OSError as exc:
         return f"cannot write trace {path}: {exc.strerror}", None
+
+
+def _both(first: Callable[[dict], None], second: Callable[[dict], None]) -> Callable[[dict], None]:
+    def feed(event: dict) -> None:
+        first(event)
+        second(event)
+
+    return feed

@@ -1,18 +1,23 @@
 """``--report FILE`` for the commands that produce a trace (simulate, run, replay).
 
-A command adds the option with ``add_report_argument(parser)``, keeps its trace events in
-memory when ``args.report`` is set (``TraceWriter(path, keep=True)``), and after the run calls
-``write_report_if_asked(args, events)``. That returns 0, or 2 (after printing the reason) when
-the report cannot be written — so ``return write_report_if_asked(args, events) or code``.
+A command adds the option with ``add_report_argument(parser)`` and after the run calls
+``write_report_if_asked(args, trace)``, with the trace as it has it: its events kept in memory
+(``TraceWriter(path, keep=True)``), a window collected as the run went (``report.WindowFeed``:
+``simulate bees``), or the trace file (``run``: read as ``mutexlab report`` reads it, a window
+and the streamed verdict). That returns 0, or 2 (after printing the reason) when the report
+cannot be written — so ``return write_report_if_asked(args, trace) or code``.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..trace import TraceError, TraceWriter, read_trace
+from ..trace import TraceError, TraceWriter
+
+if TYPE_CHECKING:
+    from ..report import Window
 
 
 def add_report_argument(parser) -> None:
@@ -26,36 +31,47 @@ def add_report_argument(parser) -> None:
 
 def write_report_if_asked(
     args: Any,
-    events: list[dict] | TraceWriter | str | Path | None,
+    events: list[dict] | TraceWriter | Window | str | Path | None,
     stalled: dict | None = None,
     states: dict | None = None,
 ) -> int:
     """Write ``args.report`` when it is set.
 
-    ``events`` is the trace: a list of events, a TraceWriter built with ``keep=True``, or the
-    path of a trace file (for ``run``, whose monitor writes the trace). ``stalled`` and
-    ``states`` (``SimResult.stalled`` / ``.states``) add the stall explanation to the page.
+    ``events`` is the trace: a list of events, a TraceWriter built with ``keep=True``, a
+    ``Window`` (a page of a long trace draws its first ``WINDOW_EVENTS`` events and says what it
+    leaves out), or the path of a trace file (for ``run``, whose monitor writes the trace; read
+    into a window). ``stalled`` and ``states`` (``SimResult.stalled`` / ``.states``) add the
+    stall explanation to the page.
     """
     path = getattr(args, "report", None)
     if not path:
         return 0
-    from ..report import write_report  # only when asked: run, simulate and replay import this module
+    # only when asked: run, simulate and replay import this module
+    from ..report import Window, read_window, write_report
 
-    if isinstance(events, TraceWriter):
-        events = events.events
-    elif isinstance(events, (str, Path)):
+    window: Window | None = None
+    kept: list[dict] | None
+    if isinstance(events, (str, Path)):
         try:
-            events = read_trace(events)
+            window = read_window(events)
         except TraceError as exc:
             print(f"mutexlab: error: cannot build report: {exc}", file=sys.stderr)
             return 2
-    if events is None:
+    elif isinstance(events, Window):
+        window = events
+    if window is not None:
+        kept = window.events
+    elif isinstance(events, TraceWriter):
+        kept = events.events
+    else:
+        kept = events if isinstance(events, list) else None
+    if kept is None:
         print(
             "mutexlab: error: --report needs the run's trace events, but they were not kept", file=sys.stderr
         )
         return 2
     try:
-        target = write_report(events, path, stalled, states)
+        target = write_report(kept, path, stalled, states, window=window)
     except OSError as exc:
         print(f"mutexlab: error: cannot write report {path}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -63,5 +79,8 @@ def write_report_if_asked(
         print(f"mutexlab: error: cannot build report: {exc}", file=sys.stderr)
         return 2
     # With --json, stdout carries one JSON object: say where the report went on stderr.
-    print(f"report written to {target}", file=sys.stderr if getattr(args, "json", False) else sys.stdout)
+    where = sys.stderr if getattr(args, "json", False) else sys.stdout
+    print(f"report written to {target}", file=where)
+    if window is not None and not window.whole:
+        print(f"(it draws {window.shown:,} of the trace's {window.total:,} events)", file=where)
     return 0

@@ -112,31 +112,31 @@ def run(args) -> int:
     o = scenario.options
     audit = bool(args.trace) or bool(args.report) or not args.no_audit
     messages = memory.bees_messages(scenario.processes, o["reeds"], o["eggs"], o["cocoons"])
-    # Only --report holds the whole trace; the audit is fed as the run goes (docs/architecture.md#scaling).
-    held = bool(args.report)
-    lighter = memory.predict(messages, scenario.processes, audited=False)
-    refused = check_memory(
-        args,
-        memory.predict(messages, scenario.processes, held),
-        "fewer bees" + (f", no --report ({lighter.describe()})" if held else ""),
-    )
+    # Nothing holds the trace: the audit is fed as the run goes (docs/architecture.md#scaling), and
+    # --report keeps only the window its page draws (report/window.py).
+    refused = check_memory(args, memory.predict(messages, scenario.processes, audited=False), "fewer bees")
     if refused:  # before the setup: P bees already hold P² of state
         return refused
     try:
         setup = make_setup(scenario.processes, scenario.options, args.seed)
-        # The livelock guard grows with the run: at P = 1000 a healthy run takes ~13M events, past
-        # the default 5M, and would end TRUNCATED.
+        # The livelock guard grows with the run: at P = 1000 (334 reeds, 100 flowers) a healthy run
+        # takes 9,247,872 events (BENCHMARKS.md §6), past the default 5M, and would end TRUNCATED.
         guard = max(SimConfig.max_events, int(3 * messages))
         config = SimConfig(seed=args.seed, delay=args.delay, max_events=guard, **fault_config(args))
     except ConfigError as exc:
         return fail(str(exc))
-    trace, auditor = audit_trace(setup, args.trace, held) if audit else (None, None)
+    window = None
+    if args.report:
+        from ..report import WindowFeed  # the page's code is imported only for a page
+
+        window = WindowFeed()
+    trace, auditor = audit_trace(setup, args.trace, window) if audit else (None, None)
     if isinstance(trace, str):
         return fail(trace)
     try:
         with progress_bar(args, messages, "bees") as progress:
             # Without a written trace the bees' audit reads no message bodies: none are made.
-            simulation = Simulation(setup, config, trace, trace_bodies=bool(args.trace or held))
+            simulation = Simulation(setup, config, trace, trace_bodies=bool(args.trace or args.report))
             simulation.progress = progress
             result = simulation.run()
     finally:
@@ -149,7 +149,8 @@ def run(args) -> int:
     else:
         print(render(summary))
     code = exit_code(verdict, result.ok)
-    return write_report_if_asked(args, trace, result.stalled, result.states) or code
+    shown = window.window_of(verdict) if window is not None and verdict is not None else None
+    return write_report_if_asked(args, shown, result.stalled, result.states) or code
 
 
 COMMAND = Command(

@@ -7,6 +7,9 @@ the ``exit`` of an interval entered in it — so no arrow or interval of the win
 those events are held (without their vector clocks, which the page does not read); the rest
 are counted and left out, and the page says so. A trace no longer than the window is drawn
 whole, exactly as ``build_model`` draws it.
+
+``WindowFeed`` collects the window from events as they come: from the file (``read_window``), or
+from a simulation as it runs (``simulate bees --report``: no trace held, no file read again).
 """
 
 from __future__ import annotations
@@ -57,33 +60,40 @@ def read_window(path: str | Path, window: int = WINDOW_EVENTS) -> Window:
     again, keeping them, when it cannot), shown every event as it goes."""
     if window < 1:
         raise ValueError("a window holds at least one event")
-    passes: list[_Collector] = []
+    passes: list[WindowFeed] = []
 
-    def fresh() -> _Collector:  # one per pass over the file
-        passes.append(_Collector(window))
+    def fresh() -> WindowFeed:  # one per pass over the file
+        passes.append(WindowFeed(window))
         return passes[-1]
 
     verdict = verify_file(path, fresh)
-    seen = passes[-1]
-    return Window(seen.kept, verdict, seen.total, min(seen.total, window), seen.completing, seen.line)
+    return passes[-1].window_of(verdict)
 
 
-class _Collector:
-    """The window's events, collected from a pass over the trace."""
+class WindowFeed:
+    """The window's events, collected from one pass over a trace, event by event (``__call__``).
+    Events without ``_line`` (a simulation's, as it runs) are numbered as their file would number
+    them: the run header is line 1."""
 
-    def __init__(self, window: int) -> None:
-        self.window = window
+    def __init__(self, window: int | None = None) -> None:
+        self.window = WINDOW_EVENTS if window is None else window
         self.kept: list[dict] = []
         self.unreceived: set = set()  # ids of the window's sends not yet received
         self.held: set[tuple] = set()  # (pid, resource) entered in the window and not yet left
         self.total = self.completing = self.line = 0
 
+    def window_of(self, verdict: Verdict) -> Window:
+        """The window collected so far, with ``verdict``: that of the whole trace."""
+        return Window(
+            self.kept, verdict, self.total, min(self.total, self.window), self.completing, self.line
+        )
+
     def __call__(self, event: dict) -> None:
-        self.line = event["_line"]
+        self.line = event.get("_line", self.line + 1)
         kind = event["event"]
         if kind == "run":
             if not self.kept:
-                self.kept.append(event)
+                self.kept.append(event if "_line" in event else dict(event, _line=self.line))
             return
         self.total += 1
         if self.total <= self.window:
@@ -104,4 +114,6 @@ class _Collector:
         else:
             return
         # the page does not read clocks: a copy without (the audit may hold the event itself)
-        self.kept.append({k: v for k, v in event.items() if k != "vc"})
+        kept = {k: v for k, v in event.items() if k != "vc"}
+        kept.setdefault("_line", self.line)
+        self.kept.append(kept)

@@ -1,7 +1,7 @@
 """Everything the transport takes from pika's private internals, in one place.
 
 The bus (``rabbit.py``) uses pika's ``BlockingConnection`` — one thread, no callbacks to
-reason about, a reconnect is a plain loop — and two things that class does not offer publicly:
+reason about, a reconnect is a plain loop — and three things that class does not offer publicly:
 
 * **asynchronous publisher confirms.** ``BlockingChannel.confirm_delivery`` makes every publish
   wait for its own confirm: one broker round trip and, for a persistent message, one disk sync
@@ -13,6 +13,8 @@ reason about, a reconnect is a plain loop — and two things that class does not
 * **joined socket writes** (``join_writes``): pika writes each frame with its own system call;
 * **a wait ended by a confirm** (``wake``): ``process_data_events`` ends its wait early for a
   delivery, not for a confirm taken by a callback.
+* **a queue deletion that does not wait** (``delete_without_waiting``), so that the run's queues
+  are deleted concurrently, on channels of their own (``rabbit.delete_queues``).
 
 The alternative is ``SelectConnection`` (public, with asynchronous confirms), at the price of
 rewriting the bus around pika's callback I/O loop; until that is done these few lines are the
@@ -54,6 +56,7 @@ def check_pika() -> None:
         for what, present in (
             ("pika.channel.Channel.confirm_delivery", hasattr(pika_channel.Channel, "confirm_delivery")),
             ("pika.channel.Channel.basic_publish", hasattr(pika_channel.Channel, "basic_publish")),
+            ("pika.channel.Channel.queue_delete", hasattr(pika_channel.Channel, "queue_delete")),
             ("BlockingChannel._impl", "_impl" in BlockingChannel.__init__.__code__.co_names),
             (
                 "BlockingConnection._request_channel_dispatch",
@@ -103,6 +106,14 @@ def wake(conn: pika.BlockingConnection) -> None:
     calls this returns. A negative channel number is pika's own request to stop waiting
     (``BlockingConnection._request_channel_dispatch``)."""
     conn._request_channel_dispatch(-1)  # noqa: SLF001 - pika offers no public way to end a wait early
+
+
+def delete_without_waiting(channel: Any, queue: str, deleted: Callable[[], None]) -> None:
+    """Ask the broker to delete ``queue`` on ``channel`` (a ``BlockingChannel``) and return at
+    once; ``deleted`` is called from the connection's I/O when the broker confirms (DeleteOk).
+    ``BlockingChannel.queue_delete`` would wait for the reply, and a channel handles one command
+    at a time: a quorum queue's deletion can take seconds (rabbit.delete_queues)."""
+    channel._impl.queue_delete(queue, callback=lambda _frame: deleted())  # noqa: SLF001 - see above
 
 
 def join_writes(conn: pika.BlockingConnection, limit: int = WRITE_LIMIT) -> bool:

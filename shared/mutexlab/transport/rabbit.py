@@ -52,6 +52,7 @@ from .pika_internals import (
     WRITE_LIMIT,
     check_pika,
     confirm_asynchronously,
+    delete_without_waiting,
     join_writes,
     publish_without_waiting,
     wake,
@@ -81,6 +82,13 @@ REFUSED_CREDENTIALS = (
 # Quorum queues: after a nack, wait this long before re-publishing (a leader election takes about that).
 NACK_PAUSE = 0.5
 PRECONDITION_FAILED = 406  # AMQP reply code: e.g. a queue re-declared with other arguments
+# Deleting a quorum queue waits up to 5 s (RabbitMQ's own delete timeout) for each of its members
+# on a node that is down, and a channel runs one command at a time: the run's queues are deleted
+# concurrently, each on a channel of its own, at most DELETE_CHANNELS at once; one whose deletion
+# is not confirmed DELETE_TIMEOUT seconds after it was asked is given up (and reported).
+DELETE_CHANNELS = 128
+DELETE_TIMEOUT = 30.0
+DELETE_SLICE = 0.002  # seconds of I/O between looks at which deletions are confirmed
 
 __all__ = ["WRITE_LIMIT", "join_writes"]  # re-exported from pika_internals
 
@@ -170,14 +178,44 @@ class Topology:
     def declare_participant(self, channel, name: str, types: list[str]) -> str:
         return self.declare_participants(channel, [name], types)[0]
 
-    def delete(self, channel, names: list[str]) -> None:
-        """Delete the run's queues and exchanges (missing ones are fine)."""
+    def delete(self, channel, names: list[str], timeout: float = DELETE_TIMEOUT) -> list[str]:
+        """Delete the run's queues and exchanges (missing ones are fine); the queues still there
+        (``delete_queues``: empty when every deletion was confirmed)."""
         queues = [self.queue(n) for n in names] + [self.monitor_queue, self.dead_queue]
-        calls: list[_Call] = [("queue_delete", (queue,), {}) for queue in queues]
-        calls += [
-            ("exchange_delete", (exchange,), {}) for exchange in (self.exchange, self.dlx, self.unrouted)
-        ]
-        _together(channel, calls)
+        left = delete_queues(channel.connection, queues, timeout)
+        _together(channel, [("exchange_delete", (x,), {}) for x in (self.exchange, self.dlx, self.unrouted)])
+        return left
+
+
+def delete_queues(conn, queues: list[str], timeout: float = DELETE_TIMEOUT) -> list[str]:
+    """Delete ``queues`` concurrently on the ``BlockingConnection`` ``conn``, on up to
+    ``DELETE_CHANNELS`` channels, each asking for one deletion at a time, and return those whose
+    deletion the broker did not confirm: refused (their channel closed) or unanswered ``timeout``
+    seconds after being asked. One after another, a run's quorum queues took 5 s each while a
+    node of the cluster was down."""
+    waiting = deque(queues)
+    idle: list[Any] = []  # open channels with no deletion pending
+    asked: dict[str, tuple[Any, float]] = {}  # queue -> (its channel, when its deletion was asked)
+    deleted: set[str] = set()
+    left: list[str] = []
+    while waiting or asked:
+        while waiting and (idle or len(asked) < DELETE_CHANNELS):
+            queue = waiting.popleft()
+            channel = idle.pop() if idle else conn.channel()
+            delete_without_waiting(channel, queue, functools.partial(deleted.add, queue))
+            asked[queue] = (channel, time.monotonic())
+        conn.process_data_events(time_limit=DELETE_SLICE)
+        now = time.monotonic()
+        for queue, (channel, since) in list(asked.items()):
+            if queue in deleted:
+                del asked[queue]
+                idle.append(channel)
+            elif channel.is_closed or now - since > timeout:  # refused, or no answer: given up
+                del asked[queue]
+                left.append(queue)
+    for channel in idle:
+        channel.close()
+    return left
 
 
 # A channel method's name, its positional and its keyword arguments.
@@ -245,11 +283,12 @@ def cause(exc: BaseException) -> str:
         exc = inner
 
 
-def delete_run(url: str, run_id: str, names: list[str]) -> None:
-    """Remove everything run ``run_id`` declared (used by ``mutexlab run`` and the tests)."""
+def delete_run(url: str, run_id: str, names: list[str]) -> list[str]:
+    """Remove everything run ``run_id`` declared (used by ``mutexlab run`` and the tests); the
+    queues that could not be removed (``Topology.delete``)."""
     conn, _ = connect_any(url)
     try:
-        Topology(run_id).delete(conn.channel(), names)
+        return Topology(run_id).delete(conn.channel(), names)
     finally:
         conn.close()
 

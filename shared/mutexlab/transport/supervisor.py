@@ -341,9 +341,13 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
             try:
                 from .rabbit import delete_run
 
-                delete_run(plan.amqp_url, plan.run_id, plan.names())
+                left = delete_run(plan.amqp_url, plan.run_id, plan.names())
             except Exception:  # noqa: BLE001 - best effort: the broker may be gone
-                pass
+                left = []
+            if left:
+                print(
+                    f"the run's queues not removed (delete them by hand): {', '.join(left)}", file=sys.stderr
+                )
     failed = [name for name, proc in procs[1:] if proc.returncode not in (0, None)]
     if code != 0 or failed or plan.logs:
         if failed:
