@@ -6,7 +6,6 @@ every message and holding interval of the window is drawn complete."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -145,26 +144,29 @@ def test_simulate_bees_report_of_a_run_longer_than_the_window_draws_the_window(t
 
 
 def _peak_rss_mib(args: list[str], window: int | None = None) -> float:
-    """The command's peak resident memory in a fresh interpreter: its VmHWM at the end (the
-    peak of its own address space; ``ru_maxrss`` would count the parent's, inherited at exec)."""
+    """The command's peak resident memory: run in a fresh interpreter started by a small probe
+    interpreter, which reads its child's ``ru_maxrss`` (as tests/test_longrun.py measures; started
+    from this test process instead, the child would inherit this process's peak at exec)."""
     code = "import sys\nimport mutexlab.report.window as w\n"
     if window is not None:
         code += f"w.WINDOW_EVENTS = {window}\n"
-    code += (
-        "from mutexlab.cli import main\ncode = main(sys.argv[1:])\n"
-        "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0], file=sys.stderr)\n"
-        "sys.exit(code)"
+    code += "from mutexlab.cli import main\nsys.exit(main(sys.argv[1:]))"
+    probe = (
+        "import resource, subprocess, sys\n"
+        "done = subprocess.run([sys.executable, '-c', sys.argv[1], *sys.argv[2:]], capture_output=True, text=True)\n"
+        "assert done.returncode == 0, done.stderr\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
     )
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, code, *args], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
-    return int(done.stderr.split("VmHWM:")[1].split()[0]) / 1024
+    return int(done.stdout) / 1024
 
 
 def test_simulate_bees_report_memory_is_bounded_by_the_window(tmp_path):
     """A run of 67,276 trace events with a window of 2,000: the command with --report needs little
     more memory than the audited run without it. (Holding the whole trace took 203 MiB against 54.)"""
-    if not os.path.exists("/proc/self/status"):
-        pytest.skip("peak memory is read from /proc (Linux)")
     run = ["simulate", "bees", "--bees", "60", "--reeds", "20", "--flowers", "6", "--seed", "1"]
     audited = _peak_rss_mib(run)
     reported = _peak_rss_mib([*run, "--report", str(tmp_path / "p.html")], window=2000)
