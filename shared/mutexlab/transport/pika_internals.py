@@ -13,8 +13,6 @@ reason about, a reconnect is a plain loop — and three things that class does n
 * **joined socket writes** (``join_writes``): pika writes each frame with its own system call;
 * **a wait ended by a confirm** (``wake``): ``process_data_events`` ends its wait early for a
   delivery, not for a confirm taken by a callback.
-* **a queue deletion that does not wait** (``delete_without_waiting``), so that the run's queues
-  are deleted concurrently, on channels of their own (``rabbit.delete_queues``).
 
 The alternative is ``SelectConnection`` (public, with asynchronous confirms), at the price of
 rewriting the bus around pika's callback I/O loop; until that is done these few lines are the
@@ -25,7 +23,8 @@ middle of a run. ``tests/test_pika_internals.py`` checks the pin and the interna
 
 Besides, ``without_replies`` gives the same underlying channel for declarations, bindings and
 deletions sent without waiting for each reply (``BlockingChannel`` waits for every one: one round
-trip each).
+trip each), and for queue deletions whose reply comes to a callback, so that the run's queues are
+deleted concurrently, on channels of their own (``rabbit.delete_queues``).
 """
 
 from __future__ import annotations
@@ -108,14 +107,6 @@ def wake(conn: pika.BlockingConnection) -> None:
     conn._request_channel_dispatch(-1)  # noqa: SLF001 - pika offers no public way to end a wait early
 
 
-def delete_without_waiting(channel: Any, queue: str, deleted: Callable[[], None]) -> None:
-    """Ask the broker to delete ``queue`` on ``channel`` (a ``BlockingChannel``) and return at
-    once; ``deleted`` is called from the connection's I/O when the broker confirms (DeleteOk).
-    ``BlockingChannel.queue_delete`` would wait for the reply, and a channel handles one command
-    at a time: a quorum queue's deletion can take seconds (rabbit.delete_queues)."""
-    channel._impl.queue_delete(queue, callback=lambda _frame: deleted())  # noqa: SLF001 - see above
-
-
 def join_writes(conn: pika.BlockingConnection, limit: int = WRITE_LIMIT) -> bool:
     """Make ``conn`` write what it has buffered in few ``send`` calls instead of one per frame.
 
@@ -156,7 +147,8 @@ def join_writes(conn: pika.BlockingConnection, limit: int = WRITE_LIMIT) -> bool
 def without_replies(channel: Any) -> Any:
     """The channel ``channel`` (a ``BlockingChannel``) wraps. Its ``exchange_declare``,
     ``queue_declare``, ``queue_bind``, ``queue_delete`` and ``exchange_delete`` called without a
-    callback are sent with AMQP's ``nowait``: no reply, nothing waits. The broker handles a
+    callback are sent with AMQP's ``nowait``: no reply, nothing waits (``queue_delete`` with a
+    callback returns at once, and the callback hears the reply from the connection's I/O). The broker handles a
     channel's methods in order and closes the channel on the first it refuses, so one method that
     waits, sent after them on ``channel`` itself, returns only once all of them are done — or
     raises ``ChannelClosedByBroker`` with the refusal."""

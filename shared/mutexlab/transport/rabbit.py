@@ -52,7 +52,6 @@ from .pika_internals import (
     WRITE_LIMIT,
     check_pika,
     confirm_asynchronously,
-    delete_without_waiting,
     join_writes,
     publish_without_waiting,
     wake,
@@ -202,7 +201,11 @@ def delete_queues(conn, queues: list[str], timeout: float = DELETE_TIMEOUT) -> l
         while waiting and (idle or len(asked) < DELETE_CHANNELS):
             queue = waiting.popleft()
             channel = idle.pop() if idle else conn.channel()
-            delete_without_waiting(channel, queue, functools.partial(deleted.add, queue))
+            # the reply (DeleteOk) comes to the callback: a channel handles one command at a time,
+            # and a quorum queue's deletion can take seconds
+            pika_internals.without_replies(channel).queue_delete(
+                queue, callback=lambda _frame, queue=queue: deleted.add(queue)
+            )
             asked[queue] = (channel, time.monotonic())
         conn.process_data_events(time_limit=DELETE_SLICE)
         now = time.monotonic()
