@@ -49,6 +49,7 @@ from enum import StrEnum
 from typing import Any, ClassVar
 
 from .clock import LamportClock
+from .machine import Handler, Table, message_dispatch
 
 
 class ProtocolError(Exception):
@@ -75,7 +76,7 @@ def _send_init(self: Send, to: int, msg: Any) -> None:
 
 _set_to, _set_msg = Send.__dict__["to"].__set__, Send.__dict__["msg"].__set__
 _send_init.__qualname__ = "Send.__init__"
-Send.__init__ = _send_init  # type: ignore[method-assign]
+Send.__init__ = _send_init  # type: ignore[method-assign,assignment]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +128,18 @@ class Protocol:
     clock: LamportClock
     state: StrEnum
     final_states: ClassVar[frozenset[StrEnum]] = frozenset()  # where ``finished`` holds, by default
+    # The transition table (machine.py), the dispatch of on_message and on_local; compiled per
+    # class into ``_transitions`` so that a subclass's handler overrides run.
+    TABLE: ClassVar[Table | None] = None
+    _transitions: ClassVar[dict[tuple[str, str], Handler]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.TABLE is not None:
+            cls._transitions = cls.TABLE.compile(cls)
+            # a class that dispatches by hand (or inherits such a class's on_message) keeps it
+            if cls.on_message is Protocol.on_message or getattr(cls.on_message, "table_dispatch", False):
+                cls.on_message = message_dispatch(cls._transitions)  # type: ignore[method-assign,assignment]
 
     @property
     def name(self) -> str:
@@ -144,11 +157,23 @@ class Protocol:
     def start(self) -> list[Effect]:
         return []
 
-    def on_message(self, msg: Any) -> list[Effect]:  # pragma: no cover - interface
-        raise NotImplementedError
+    def on_message(self, msg: Any) -> list[Effect]:
+        """The table's handler for (state, ``msg.type``); refused when the table has none."""
+        fn = self._transitions.get((self.state, msg.type))
+        if fn is None:
+            raise self.refuse(msg)
+        return fn(self, msg)
 
-    def on_local(self, action: str) -> list[Effect]:  # pragma: no cover - interface
-        raise NotImplementedError
+    def on_local(self, action: str) -> list[Effect]:
+        """The table's handler for (state, ``action``); refused when the table has none."""
+        fn = self._transitions.get((self.state, action))
+        if fn is None:
+            raise self.refuse_local(action)
+        return fn(self, action)
+
+    def refuse_local(self, action: str) -> ProtocolError:
+        """The error for a local action the table refuses in this state."""
+        return self.refuse(f"local action {action!r}")
 
     @property
     def finished(self) -> bool:

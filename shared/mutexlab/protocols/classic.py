@@ -20,6 +20,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from ..clock import LamportClock
+from ..machine import Cell, Table, on  # noqa: F401 - on: re-exported to the classic modules
 from ..messages import Codec
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule
 from ..setup import ConfigError, Setup, positive_int
@@ -79,26 +80,26 @@ class ClassicNode(Protocol):
     def name(self) -> str:
         return node_name(self.pid)
 
-    def on_local(self, action: str) -> list:
-        match action:
-            case "request" if self.state is RELEASED:
-                if self.requests_left > 0:
-                    self.requests_left -= 1
-                return [Note("request", {"resource": CS})] + self._request()
-            case "request":
-                raise ProtocolError(f"{self.name} cannot request in state {self.state}")
-            case "exit" if self.state is HELD:
-                self.state = RELEASED
-                effects = [Exit(CS)] + self._release()
-                if self.requests_left > 0:
-                    effects.append(Schedule("request", "think"))
-                return effects
-            case "exit":
-                raise ProtocolError(
-                    f"{self.name} cannot exit: it is not in the critical section (state {self.state})"
-                )
-            case _:
-                raise self.refuse(f"local action {action!r}", "unknown action")
+    def _local_request(self, _action: str) -> list:
+        if self.requests_left > 0:
+            self.requests_left -= 1
+        return [Note("request", {"resource": CS})] + self._request()
+
+    def _local_exit(self, _action: str) -> list:
+        self.state = RELEASED
+        effects = [Exit(CS)] + self._release()
+        if self.requests_left > 0:
+            effects.append(Schedule("request", "think"))
+        return effects
+
+    def refuse_local(self, action: str) -> ProtocolError:
+        if action == "request":
+            return ProtocolError(f"{self.name} cannot request in state {self.state}")
+        if action == "exit":
+            return ProtocolError(
+                f"{self.name} cannot exit: it is not in the critical section (state {self.state})"
+            )
+        return self.refuse(f"local action {action!r}", "unknown action")
 
     def _others(self):
         """Every other node's pid, in ascending order."""
@@ -120,6 +121,27 @@ class ClassicNode(Protocol):
 
     def _release(self) -> list:  # pragma: no cover - interface
         raise NotImplementedError
+
+
+def classic_table(
+    request: str,
+    exit: str,
+    rows: dict[State, dict[str, Cell]],
+    never: str = "",
+    entered: tuple[State, ...] = (WANTED, HELD),
+) -> Table:
+    """A classic algorithm's table: its message ``rows``, plus the two local inputs every classic
+    node shares (``request`` in RELEASED, described as ``request``, moving to ``entered``; ``exit``
+    in HELD, described as ``exit``, back to RELEASED), first in each row."""
+    local: dict[State, dict[str, Cell]] = {
+        RELEASED: {"request": on(request, "_local_request", to=entered)},
+        HELD: {"exit": on(exit, "_local_exit", to=(RELEASED,))},
+    }
+    return Table(
+        State,
+        {state: {**local.get(state, {}), **rows.get(state, {})} for state in State},
+        never=never,
+    )
 
 
 def read_pid(key: Any, processes: int, what: str) -> int:
@@ -227,3 +249,8 @@ def classic_spec(
         options={**WORKLOAD_OPTIONS, **options},
         literature=literature,
     )
+
+
+# The local inputs alone: the table of a classic node whose subclass declares none of its own.
+ClassicNode.TABLE = classic_table("request", "exit", {})
+ClassicNode._transitions = ClassicNode.TABLE.compile(ClassicNode)

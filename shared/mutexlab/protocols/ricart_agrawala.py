@@ -1,15 +1,8 @@
 """Ricart–Agrawala (the notes' "algorithm 2", docs/architecture.md#ricart-agrawala): permission from every other node.
 
-State table (the node's state × input → action):
-
-| state    | request (local)              | REQUEST(t, j)                                   | REPLY               | exit (local)               |
-|----------|------------------------------|-------------------------------------------------|---------------------|----------------------------|
-| RELEASED | broadcast REQUEST → WANTED   | reply                                           | (never)             | error                      |
-| WANTED   | error                        | reply if (t, j) < mine, else defer              | count; all → HELD   | error                      |
-| HELD     | error                        | defer                                           | (never)             | reply to deferred → RELEASED |
-
-"(never)": a REPLY answers my current request, and I enter only once all N−1 are in, so none is
-left over — even when links reorder. One arriving all the same is refused (ProtocolError).
+The state table is ``RicartAgrawalaNode.TABLE`` (rendered in docs/protocols.md). A REPLY answers
+my current request, and I enter only once all N−1 are in, so none is left over — even when links
+reorder; one arriving all the same is refused (ProtocolError).
 
 Invariant: a node replies to a request at most once; it enters only with N−1 replies for its
 current request. Messages per entry: exactly 2(N−1).
@@ -24,7 +17,17 @@ from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
 from ..spec import Figure
-from .classic import HELD, WANTED, ClassicNode, classic_spec, expect, workload_setup
+from .classic import (
+    HELD,
+    RELEASED,
+    WANTED,
+    ClassicNode,
+    classic_spec,
+    classic_table,
+    expect,
+    on,
+    workload_setup,
+)
 
 
 class Request(Message):
@@ -39,6 +42,20 @@ CODEC = Codec(Request, Reply)
 
 
 class RicartAgrawalaNode(ClassicNode):
+    TABLE = classic_table(
+        request="broadcast REQUEST → WANTED",
+        exit="reply to deferred → RELEASED",
+        rows={
+            RELEASED: {"REQUEST": on("reply", "_on_request")},
+            WANTED: {
+                "REQUEST": on("reply if (t, j) < mine, else defer", "_on_request"),
+                "REPLY": on("count; all → HELD", "_on_reply", to=(HELD,)),
+            },
+            HELD: {"REQUEST": on("defer", "_on_request")},
+        },
+        never="a REPLY answers my current request, and I enter only once all N−1 are in",
+    )
+
     def __init__(self, pid: int, n: int, requests: int = 0, clock: int = 0) -> None:
         super().__init__(pid, n, requests, clock)
         self.my_request: tuple[int, int] | None = None  # (ts, pid) while WANTED or HELD
@@ -56,23 +73,19 @@ class RicartAgrawalaNode(ClassicNode):
             effects += self._enter()
         return effects
 
-    def on_message(self, msg) -> list:
-        match msg.type:  # by the type tag (protocol.py: dispatch)
-            case "REQUEST":
-                self.clock.receive(msg.ts)
-                if self.state is HELD or (
-                    self.state is WANTED
-                    and expect(self, self.my_request, "request") < priority(msg.ts, msg.sender)
-                ):
-                    self.deferred.append(msg.sender)
-                    return []
-                return [self._reply(msg.sender)]
-            case "REPLY" if self.state is WANTED:
-                self.clock.receive(msg.ts)
-                self.replies.add(msg.sender)
-                return self._enter() if len(self.replies) == self.n - 1 else []
-            case _:
-                raise self.refuse(msg)
+    def _on_request(self, msg: Request) -> list:
+        self.clock.receive(msg.ts)
+        if self.state is HELD or (
+            self.state is WANTED and expect(self, self.my_request, "request") < priority(msg.ts, msg.sender)
+        ):
+            self.deferred.append(msg.sender)
+            return []
+        return [self._reply(msg.sender)]
+
+    def _on_reply(self, msg: Reply) -> list:
+        self.clock.receive(msg.ts)
+        self.replies.add(msg.sender)
+        return self._enter() if len(self.replies) == self.n - 1 else []
 
     def _reply(self, to: int):
         return Send(to, Reply(sender=self.pid, ts=self.clock.tick()))

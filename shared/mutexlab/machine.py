@@ -1,0 +1,146 @@
+"""A protocol's transition table as data: (state, input) → the handler that runs, and where it may go.
+
+The model is h11's ``_state.py``: the table *is* the dispatch. A protocol class declares::
+
+    TABLE = Table(State, {
+        State.RELEASED: {"request": on("broadcast REQUEST", "_request", to=(State.WANTED, State.HELD)),
+                         "REQUEST": on("reply", "_on_request")},
+        State.WANTED:   {"REQUEST": on("reply if (t, j) < mine, else defer", "_on_request"),
+                         "REPLY": on("count; all → HELD", "_on_reply", to=(State.HELD,))},
+        ...
+    })
+
+An input is a message's type tag (``msg.type``) or a local action (``"request"``, ``"exit"`` ...).
+``Protocol.on_message``/``on_local`` look the pair up in the table compiled for the protocol's
+class (``Table.compile``: handlers are resolved by name on each class, so a subclass's override
+runs) and call the cell's handler with the message, or the action's name; a pair the table does
+not hold raises ``ProtocolError`` naming the process, its state and the input, before anything
+changes.
+``ignore(why)`` is a cell that accepts the input and does nothing.
+
+Invariants the tests hold every protocol to (``Table.check_step``): after a handler returns, the
+state is one of the cell's ``to`` states, or the state it was in. The docs' tables are rendered
+from the data (``Table.markdown``), never written by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .protocol import Effect
+
+Handler = Callable[[Any, Any], "list[Effect]"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """What one (state, input) pair does: ``text`` for the docs, the method ``handler`` names
+    (None: accept and do nothing), the states it may move to (``to``; empty: it stays)."""
+
+    text: str
+    handler: str | None = None
+    to: tuple[StrEnum, ...] = ()
+
+
+def on(text: str, handler: str, to: Iterable[StrEnum] = ()) -> Cell:
+    """A cell that runs the protocol's method ``handler`` (described as ``text``)."""
+    return Cell(text, handler, tuple(to))
+
+
+def ignore(why: str) -> Cell:
+    """A cell for an input that can arrive but changes nothing (``why`` says why it can)."""
+    return Cell(f"ignore ({why})")
+
+
+def _nothing(_proto: Any, _arg: Any) -> list[Effect]:
+    return []
+
+
+@dataclass
+class Table:
+    """A protocol's transitions. ``rows`` maps each state to its accepted inputs; every other
+    (state, input) pair is refused. ``never`` documents why a refused message cannot arrive."""
+
+    states: type[StrEnum]
+    rows: Mapping[StrEnum, Mapping[str, Cell]]
+    never: str = ""
+    inputs: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        for state in self.rows:
+            if not isinstance(state, self.states):
+                raise TypeError(f"table row {state!r} is not a {self.states.__name__}")
+        seen: dict[str, None] = {}
+        for cells in self.rows.values():
+            for inp in cells:
+                seen.setdefault(inp, None)
+        self.inputs = tuple(seen)
+
+    def compile(self, cls: type) -> dict[tuple[str, str], Handler]:
+        """(state, input) → the function that runs, resolved by name on ``cls`` (once per class,
+        at class creation); a name ``cls`` does not define is a bug in the table and fails then."""
+        compiled: dict[tuple[str, str], Handler] = {}
+        for state, cells in self.rows.items():
+            for inp, cell in cells.items():
+                if cell.handler is None:
+                    compiled[state, inp] = _nothing
+                    continue
+                fn = getattr(cls, cell.handler, None)
+                if not callable(fn):
+                    raise TypeError(
+                        f"{cls.__name__}'s table names {cell.handler!r}, which it does not define"
+                    )
+                compiled[state, inp] = fn
+        return compiled
+
+    def cell(self, state: StrEnum, inp: str) -> Cell | None:
+        return self.rows.get(state, {}).get(inp)
+
+    def check_step(self, before: StrEnum, inp: str, after: StrEnum) -> None:
+        """Raise AssertionError when a step from ``before`` on ``inp`` ended in a state the
+        table does not allow (the tests' differential check of code against table)."""
+        cell = self.cell(before, inp)
+        if cell is None:
+            raise AssertionError(f"{inp} accepted in {before}, which the table refuses")
+        if after != before and after not in cell.to:
+            raise AssertionError(
+                f"{inp} in {before} moved to {after}; the table allows {cell.to or 'no move'}"
+            )
+
+    def markdown(self, local: Iterable[str] = ("request", "exit")) -> str:
+        """The table as Markdown (state × input → action), for the docs: a refused local action
+        reads "error", a refused message "(never)"."""
+        local = set(local)
+        head = ["state", *(f"{i} (local)" if i in local else i for i in self.inputs)]
+        lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+        for state in self.states:
+            cells = self.rows.get(state, {})
+            row = [str(state)]
+            for inp in self.inputs:
+                cell = cells.get(inp)
+                if cell is None:
+                    row.append("error" if inp in local else "(never)")
+                else:
+                    moves = " / ".join(str(s) for s in cell.to)
+                    row.append(cell.text + (f" → {moves}" if moves and "→" not in cell.text else ""))
+            lines.append("| " + " | ".join(row) + " |")
+        return "\n".join(lines)
+
+
+def message_dispatch(transitions: dict[tuple[str, str], Handler]) -> Callable[[Any, Any], list[Effect]]:
+    """``on_message`` for one class's compiled table: ``Protocol.on_message`` with the table bound
+    in (one attribute lookup less per message, the hot path: bench/instructions.py)."""
+    get = transitions.get
+
+    def on_message(self: Any, msg: Any) -> list[Effect]:
+        fn = get((self.state, msg.type))
+        if fn is None:
+            raise self.refuse(msg)
+        return fn(self, msg)
+
+    on_message.table_dispatch = True  # type: ignore[attr-defined]  # marks it replaceable by a subclass's own
+    return on_message
