@@ -128,6 +128,9 @@ class Protocol:
     clock: LamportClock
     state: StrEnum
     final_states: ClassVar[frozenset[StrEnum]] = frozenset()  # where ``finished`` holds, by default
+    # Attributes that are fixed configuration, not state: the explorer shows them in the run's
+    # header, not on every card.
+    CONFIG_FIELDS: ClassVar[frozenset[str]] = frozenset()
     # The transition table (machine.py), the dispatch of on_message and on_local; compiled per
     # class into ``_transitions`` so that a subclass's handler overrides run.
     TABLE: ClassVar[Table | None] = None
@@ -180,6 +183,12 @@ class Protocol:
         """True when this participant is in a proper final state (nothing more to do): by default,
         one of ``final_states``."""
         return self.state in self.final_states
+
+    def card(self) -> list[tuple[str, str]]:
+        """The explorer card's rows, (label, text) in the order of the state table (show.py renders
+        values). Every attribute the card does not read is shown below it anyway; the default
+        card is empty, so a new protocol's card lists its attributes."""
+        return []
 
     def waiting_for(self) -> dict[str, list[int]]:
         """What this process waits for and from whom, e.g. ``{"ACKflower": [2, 5]}``.

@@ -60,6 +60,7 @@ from ..clock import LamportClock, priority
 from ..messages import Codec, Message
 from ..protocol import Enter, Exit, Note, Protocol, Schedule, Send
 from ..setup import ConfigError, Setup, positive_int
+from ..show import counted, fmt
 from ..spec import AlgorithmSpec
 from .classic import expect, workload_options
 
@@ -124,6 +125,20 @@ def reed_name(reed: int) -> str:
 
 class Bee(Protocol):
     """One mason bee. ``n`` bees, ``flowers`` (K), ``reeds`` (T), ``eggs`` per bee, ``cocoons`` per reed."""
+
+    CONFIG_FIELDS = frozenset(
+        {
+            "flowers",
+            "reeds",
+            "eggs",
+            "cocoons",
+            "per_reed",
+            "totals",
+            "pins_per_elf",
+            "poison_per_hamster",
+            "plan",
+        }
+    )
 
     state: BeeState
     final_states = frozenset(FINAL_STATES)
@@ -371,6 +386,23 @@ class Bee(Protocol):
         if self.state is WAIT_FLOWER:
             return {"ACKflower": sorted(self.alive - self.flower_acks)}
         return {}
+
+    def card(self) -> list[tuple[str, str]]:
+        return [
+            ("reed", "—" if not self.reed else f"reed:{self.reed}"),
+            ("eggs laid", f"{self.laid} of {self.eggs}"),
+            ("my reed request", fmt(self.requests.get(self.pid))),
+            ("ACKreed", f"{counted(self.reed_acks)}; live {self.reed_live_acks} of {len(self.alive)} needed"),
+            ("my flower request", fmt(self.flower_request)),
+            (
+                "ACKflower",
+                f"{counted(self.flower_acks)}; live {self.flower_live_acks}, needed {self.flower_threshold()}",
+            ),
+            ("deferred REQflower", fmt([f"{j}@ts{ts}" for j, ts in self.deferred])),
+            ("not gone", fmt(self.alive)),
+            ("reed requests seen", fmt(sorted(self.requests.values()))),
+            ("eggs per reed (from RELEASEreed)", fmt(self.reed_eggs)),
+        ]
 
     def snapshot(self):
         """The state that decides this bee's future behaviour, and nothing else.

@@ -115,6 +115,9 @@ class ClassicNode(Protocol):
     def finished(self) -> bool:
         return self.state is RELEASED and self.requests_left == 0
 
+    def card(self) -> list[tuple[str, str]]:
+        return [("requests left", str(self.requests_left)), ("entries", str(self.entries))]
+
     # -- to implement --------------------------------------------------------------------
     def _request(self) -> list:  # pragma: no cover - interface
         raise NotImplementedError

@@ -85,6 +85,7 @@ from ..clock import LamportClock, priority
 from ..messages import Codec, Message
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule, Send
 from ..setup import ConfigError, Setup, positive_int
+from ..show import attributes, fmt
 from ..spec import AlgorithmSpec
 from .classic import expect
 
@@ -265,6 +266,20 @@ class Mayor(Protocol):
     Invariant: STOP(r) is sent only after CONTRACT_COMPLETED(r, i) arrived for every contract i.
     """
 
+    CONFIG_FIELDS = frozenset(
+        {
+            "flowers",
+            "reeds",
+            "eggs",
+            "cocoons",
+            "per_reed",
+            "totals",
+            "pins_per_elf",
+            "poison_per_hamster",
+            "plan",
+        }
+    )
+
     state: State
     final_states = frozenset({MAYOR_DONE})
     name = "mayor"
@@ -336,6 +351,14 @@ class Mayor(Protocol):
         missing = [i for i in range(1, len(self.plan[self.round - 1]) + 1) if i not in self.completed]
         return {f"CONTRACT_COMPLETED of round {self.round}, contract(s) {', '.join(map(str, missing))}": []}
 
+    def card(self) -> list[tuple[str, str]]:
+        round_plan = self.plan[self.round - 1] if 1 <= self.round <= len(self.plan) else ()
+        return [
+            ("round", f"{self.round} of {len(self.plan)}"),
+            ("contracts (hamsters)", fmt(list(round_plan))),
+            ("completed", fmt(self.completed)),
+        ]
+
     def snapshot(self):
         return (self.state, self.clock.time, self.round, frozenset(self.completed))
 
@@ -351,6 +374,20 @@ class Mayor(Protocol):
 # -- the elf ------------------------------------------------------------------------------
 class Elf(Protocol):
     """One elf. See the module's table; invariants in its last paragraph."""
+
+    CONFIG_FIELDS = frozenset(
+        {
+            "flowers",
+            "reeds",
+            "eggs",
+            "cocoons",
+            "per_reed",
+            "totals",
+            "pins_per_elf",
+            "poison_per_hamster",
+            "plan",
+        }
+    )
 
     state: State
     final_states = frozenset({ELF_DONE})
@@ -623,6 +660,14 @@ class Elf(Protocol):
         if self.state is INITIAL:
             return {"STOP" if self.active else "INIT_CONTRACTS": [MAYOR]}
         return {}
+
+    def card(self) -> list[tuple[str, str]]:
+        names = "round phase my_request replies holding contracts contract_requests"
+        return attributes(self, names, counts=frozenset({"replies"})) + [
+            ("pins queue", fmt(self.queues.get("pins", {}))),
+            ("poison queue", fmt(self.queues.get("poison", {}))),
+            ("done", fmt(self.done)),
+        ]
 
     def snapshot(self):
         return (

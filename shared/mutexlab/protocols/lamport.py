@@ -122,6 +122,12 @@ class LamportNode(ClassicNode):
         }
         return {what: whom for what, whom in lacks.items() if whom}
 
+    def card(self) -> list[tuple[str, str]]:
+        queue = sorted((ts, j, kind) for j, (kind, ts) in self.q.items())
+        return [
+            ("queue (last message per node)", ", ".join(f"{kind} {ts}@{j}" for ts, j, kind in queue))
+        ] + super().card()
+
     def snapshot(self):
         return (self.state, self.clock.time, tuple(sorted(self.q.items())), self.requests_left)
 

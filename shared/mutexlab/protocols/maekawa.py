@@ -62,6 +62,7 @@ from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
+from ..show import attributes, fmt
 from ..spec import Figure
 from . import quorums as qs
 from .classic import (
@@ -247,6 +248,13 @@ class MaekawaNode(ClassicNode):
         if self.state is RELEASED and self.lock is not None:
             lacks["RELEASE"] = [self.lock[1]]
         return lacks
+
+    def card(self) -> list[tuple[str, str]]:
+        names = "my_request grants failed yielded inquiries lock queue inquired told"
+        labels = {"grants": "grants (REPLY)", "yielded": "yielded to", "inquiries": "INQUIRE from"}
+        labels |= {"lock": "locked for", "inquired": "INQUIRE sent", "told": "told not first"}
+        rows = attributes(self, names, counts=frozenset({"grants"}), **labels)
+        return [("quorum", fmt(list(self.quorum)))] + rows + super().card()
 
     def snapshot(self):
         return (

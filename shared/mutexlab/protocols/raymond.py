@@ -32,6 +32,7 @@ from typing import Literal
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
+from ..show import fmt
 from ..spec import Figure
 from .classic import (
     HELD,
@@ -111,6 +112,13 @@ class RaymondNode(ClassicNode):
 
     def waiting_for(self) -> dict[str, list[int]]:
         return {"TOKEN": [self.holder]} if self.state is WANTED else {}
+
+    def card(self) -> list[tuple[str, str]]:
+        return [
+            ("holder", "self" if self.holder == self.pid else str(self.holder)),
+            ("request queue", fmt(list(self.queue))),
+            ("asked", fmt(self.asked)),
+        ] + super().card()
 
     def snapshot(self):
         return (self.state, self.clock.time, self.holder, tuple(self.queue), self.asked, self.requests_left)

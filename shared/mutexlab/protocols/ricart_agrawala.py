@@ -16,6 +16,7 @@ from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
+from ..show import attributes
 from ..spec import Figure
 from .classic import (
     HELD,
@@ -99,6 +100,9 @@ class RicartAgrawalaNode(ClassicNode):
         if self.state is not WANTED:
             return {}
         return {"REPLY": [j for j in self._others() if j not in self.replies]}
+
+    def card(self) -> list[tuple[str, str]]:
+        return attributes(self, "my_request replies deferred", counts=frozenset({"replies"})) + super().card()
 
     def snapshot(self):
         return (

@@ -67,6 +67,7 @@ from ..clock import priority
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
+from ..show import attributes
 from ..spec import Figure
 from .classic import (
     WANTED,
@@ -238,6 +239,21 @@ class SandersNode(ClassicNode):
         if self.state is not WANTED:
             return {}
         return {"GRANT": sorted(self.R - self.grants)}
+
+    def card(self) -> list[tuple[str, str]]:
+        names = "R I my_request grants failed yielded inquirers csstat queue inquired failed_sent"
+        labels = {
+            "R": "request set R",
+            "I": "inform set I",
+            "yielded": "yielded to",
+            "inquirers": "INQUIRE from",
+        }
+        labels |= {
+            "csstat": "CSSTAT (locked for)",
+            "inquired": "INQUIRE sent",
+            "failed_sent": "FAILED sent to",
+        }
+        return attributes(self, names, counts=frozenset({"grants"}), **labels) + super().card()
 
     def snapshot(self):
         return (

@@ -32,6 +32,7 @@ from pydantic import Field
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
+from ..show import fmt
 from ..spec import Figure
 from .classic import (
     HELD,
@@ -125,6 +126,14 @@ class SuzukiKasamiNode(ClassicNode):
 
     def waiting_for(self) -> dict[str, list[int]]:
         return {"TOKEN": []} if self.state is WANTED else {}
+
+    def card(self) -> list[tuple[str, str]]:
+        token = (
+            "no token"
+            if self.token is None
+            else f"L = {fmt(list(self.token[0][1:]))}, Q = {fmt(list(self.token[1]))}"
+        )
+        return [("RN", fmt(list(self.R[1:]))), ("token", token)] + super().card()
 
     def snapshot(self):
         token = None if self.token is None else (tuple(self.token[0]), tuple(self.token[1]))

@@ -1,0 +1,71 @@
+"""How a protocol's state reads on a card: compact, deterministic renderings of state values.
+
+A protocol's ``card()`` (protocol.py) returns ``Card`` rows built with these; the explorer shows
+them first, then every other attribute rendered by ``fmt``. Requests are ``(timestamp, pid)``
+pairs, shown as ``ts@pid``. Core layer: no imports from higher layers.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+# A card: (label, text) rows in the order of the protocol's state table.
+Card = list[tuple[str, str]]
+
+
+def fmt(value: Any) -> str:
+    """A compact, deterministic rendering of a state value."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(fmt(v) for v in sorted(value, key=_order)) + "}"
+    if (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        return f"{value[0]}@{value[1]}"
+    if isinstance(value, (list, tuple, deque)):
+        return "[" + ", ".join(fmt(v) for v in value) + "]"
+    if isinstance(value, dict):
+        items = sorted(value.items(), key=lambda kv: _order(kv[0]))
+        return "{" + ", ".join(f"{fmt(k)}: {fmt(v)}" for k, v in items) + "}"
+    if hasattr(value, "model_dump"):
+        return describe_message(value)
+    return str(value)
+
+
+def _order(value: Any) -> tuple:
+    return (
+        (0, value, "")
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+        else (1, 0, repr(value))
+    )
+
+
+def describe_message(msg: Any) -> str:
+    """``REQUEST ts 3`` / ``ACKflower ts 7 req_ts 4`` / ``TOKEN ts 5 last [..] queue [..]``."""
+    fields = msg.model_dump()
+    parts = [str(fields.pop("type", type(msg).__name__))]
+    fields.pop("sender", None)
+    if "ts" in fields:
+        parts.append(f"ts {fields.pop('ts')}")
+    parts += [f"{k} {fmt(v)}" for k, v in fields.items()]
+    return " ".join(parts)
+
+
+def counted(items: Any) -> str:
+    """A set of pids as its size and members: ``2 {1, 3}``."""
+    return f"{len(items)} {fmt(set(items))}"
+
+
+def attributes(p: Any, names: str, counts: frozenset[str] = frozenset(), **labels: str) -> Card:
+    """A row for each attribute in ``names`` (space-separated), labelled by ``labels`` (else the
+    name, "_" → " "); those in ``counts`` are shown ``counted``."""
+    return [
+        (labels.get(name) or name.replace("_", " "), (counted if name in counts else fmt)(getattr(p, name)))
+        for name in names.split()
+    ]
