@@ -15,7 +15,19 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "shared" / "mutexlab"
 
 LAYERS = [
-    {"__init__", "clock", "machine", "messages", "protocol", "setup", "show", "spec", "trace", "words"},
+    {
+        "__init__",
+        "clock",
+        "findings",
+        "machine",
+        "messages",
+        "protocol",
+        "setup",
+        "show",
+        "spec",
+        "trace",
+        "words",
+    },
     {"protocols"},
     {"sim", "audit", "metrics"},
     {"transport", "report", "runs", "memory"},

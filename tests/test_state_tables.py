@@ -498,7 +498,10 @@ def test_a_table_that_lies_is_caught(observed):
     doc = doc_of(spec)
     lies = [
         ("| count; all → HELD |", "| count → WANTED |"),
-        ("| RELEASED | broadcast REQUEST → WANTED | reply |", "| RELEASED | broadcast REQUEST → WANTED | error |"),
+        (
+            "| RELEASED | broadcast REQUEST → WANTED | reply |",
+            "| RELEASED | broadcast REQUEST → WANTED | error |",
+        ),
         ("| reply to deferred → RELEASED |", "| reply to deferred → WANTED |"),
     ]
     for old, new in lies:

@@ -15,10 +15,10 @@ import pytest
 from conftest import audited
 
 from mutexlab.audit import verify_events
-from mutexlab.audit.model import PROGRESS_RULES, SAFETY_RULES, UNDECIDED_RULES, Violation
 from mutexlab.audit.verdict import Verdict
 from mutexlab.cli import main
 from mutexlab.commands.simulating import exit_code
+from mutexlab.findings import PROGRESS_RULES, SAFETY_RULES, UNDECIDED_RULES, Violation
 from mutexlab.protocols.registry import SPECS, make_setup
 from mutexlab.sim import workload
 
@@ -86,7 +86,7 @@ def test_every_rule_the_audit_reports_is_classified_exactly_once():
     reported = reported_rules()
     assert len(reported) > 30, "the scan must find the audit's rules"
     unclassified = reported - SAFETY_RULES - PROGRESS_RULES - UNDECIDED_RULES
-    assert not unclassified, f"classify these rules in audit/model.py: {sorted(unclassified)}"
+    assert not unclassified, f"classify these rules in findings.py: {sorted(unclassified)}"
     assert {"capacity", "egg-off-reed", "contract-twice"} <= SAFETY_RULES
     assert {"request-unserved", "held-at-end", "left-waiting", "not-finished"} <= PROGRESS_RULES
 

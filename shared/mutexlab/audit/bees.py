@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from ..findings import Violation
 from ..protocols.bees import FINAL_STATES, FLOWER, WAITING_STATES, expected_eggs
 from ..trace import event_error, whole
-from .model import Violation
 
 CHECKS = [
     "eggs per bee",

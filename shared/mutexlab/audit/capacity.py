@@ -54,9 +54,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..clock import ClockView
+from ..findings import Violation
 from ..setup import capacity_of
 from ..trace import TraceError
-from .model import Violation
 
 if TYPE_CHECKING:
     import numpy as np

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..findings import Violation
 from ..protocols.classic import CS, IDLE_STATE
 from ..words import count
-from .model import Violation
 
 CHECKS = ["every request served", "no entry without a request", "every node ends idle"]
 # The event kinds ``check`` reads (no clocks); ``Stream`` reads them one at a time, keeping none.

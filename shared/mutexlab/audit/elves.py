@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..clock import happened_before
+from ..findings import Violation
 from ..trace import TraceError, event_error, whole
-from .model import Violation
 
 CHECKS = [
     "elves: pins only with a contract, poison only with pins, configured units",

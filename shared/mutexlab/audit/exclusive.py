@@ -23,8 +23,8 @@ from __future__ import annotations
 from bisect import insort
 from collections.abc import Iterable
 
+from ..findings import Violation
 from .capacity import Interval, Pairing, held_by, over_capacity
-from .model import Violation
 
 
 class InexactStream(Exception):

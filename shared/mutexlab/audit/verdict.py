@@ -22,10 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..findings import PROGRESS, SAFETY, UNDECIDED, Violation
 from ..protocols import registry
 from ..trace import TraceError, parse_events
 from .capacity import check_capacities
-from .model import PROGRESS, SAFETY, UNDECIDED, Violation
 
 EXIT_SAFE, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 EXIT_CODES = {"SAFE": EXIT_SAFE, "VIOLATION": EXIT_VIOLATION, "INCOMPLETE": EXIT_INCOMPLETE}

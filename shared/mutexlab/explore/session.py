@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from ..audit import numbered, verify_events
-from ..audit.model import PROGRESS, SAFETY, UNDECIDED, kind_of
 from ..audit.stall import explain_stall
+from ..findings import PROGRESS, SAFETY, UNDECIDED, kind_of
 from ..protocol import Enter, Exit, ProtocolError
 from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup, capacity_of
@@ -242,7 +242,7 @@ class World:
         incomplete: list[dict[str, str]] = []
         for v in verdict.violations if verdict else []:
             item = {"rule": v.rule, "message": v.message, "text": v.describe()}
-            # Progress findings (audit/model.py) are about the end of a run: judged only once
+            # Progress findings (findings.py) are about the end of a run: judged only once
             # the path has reached its end.
             kind = kind_of(v.rule)
             (incomplete if kind == UNDECIDED else at_end if kind == PROGRESS else violations).append(item)

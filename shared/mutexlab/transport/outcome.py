@@ -63,7 +63,7 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
     verdict = verify_events(events)  # numbers the events (``_line``) as it reads them
     outcome.violations = [v.describe() for v in verdict.violations]
     outcome.verdict = verdict.render()
-    # Safety decides "violation"; a run cut short fails only progress checks (audit/model.py).
+    # Safety decides "violation"; a run cut short fails only progress checks (findings.py).
     outcome.safe = verdict.safe
     if not outcome.complete:
         outcome.verdict = (
