@@ -36,12 +36,12 @@ The witness comes from a minimum cut: the intervals v whose out(v) the source re
 residual network and whose in(v) it does not. A finite cut crosses no ∞ edge, so none of them
 is ≺ another, and their units are exactly W − max flow.
 
-The flow is scipy's ``maximum_flow`` (Dinic, compiled). On the 1,000 flower visits of 200 bees
-flow and cut take 0.07 s, against 3.4 s for a pure-Python Dinic and 5.7 s for networkx's
-preflow-push on the same network (measured side by side); building the edges (0.25 s) costs
-more than solving them. numpy and scipy are imported only when a resource of capacity K ≥ 2
-is audited: a fixed cost (1.4 s and 53 MB measured on a busy 2-core machine) that a pure-Python
-flow would save on small runs but lose many times over on large ones. Before the flow, a greedy
+The flow of a large resource is scipy's ``maximum_flow`` (Dinic, compiled). On the 1,000 flower
+visits of 200 bees flow and cut take 0.07 s, against 3.4 s for a pure-Python Dinic and 5.7 s for
+networkx's preflow-push on the same network (measured side by side); building the edges (0.25 s)
+costs more than solving them. Importing numpy and scipy is a fixed cost (1.4 s and 53 MB measured
+on a busy 2-core machine), so up to ``SMALL`` intervals, and whenever scipy is not installed (it
+is the optional ``fast`` extra), the flow is flow.py's pure-Python Dinic: same value, same cut. Before the flow, a greedy
 cover by chains (``chain_cover_bound``) bounds the load from above: when the bound is within
 the capacity the resource is safe and the flow is not needed (nor scipy imported).
 """
@@ -267,24 +267,85 @@ def chain_cover_bound(intervals: list[Interval], cap: int) -> int | None:
     return bound
 
 
-def max_antichain(intervals: list[Interval], weights: list[int] | None = None) -> tuple[int, list[Interval]]:
+# Up to this many intervals the flow is solved in pure Python (flow.py): faster than importing
+# numpy and scipy (about 1.4 s), and the only way when they are not installed.
+SMALL = 400
+
+
+def scipy_available() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("scipy") is not None and find_spec("numpy") is not None
+
+
+def max_antichain(
+    intervals: list[Interval], weights: list[int] | None = None, engine: str = "auto"
+) -> tuple[int, list[Interval]]:
     """The largest weight (default: units) of pairwise-overlapping intervals, and one such set.
 
     Exact, by max flow on the network of the module docstring; the set comes from a min cut.
+    ``engine``: "python" (flow.py), "scipy", or "auto" (python up to ``SMALL`` intervals or
+    without scipy, else scipy).
     """
     if not intervals:
         return 0, []
-    # Loaded here, not with the module: only a resource of capacity K ≥ 2 needs them.
+    w = [iv.units for iv in intervals] if weights is None else list(weights)
+    if sum(w) >= _INF:
+        raise TraceError(f"{intervals[0].resource}: {sum(w)} units in all, too many for the audit's flow")
+    if engine == "auto":
+        engine = "python" if len(intervals) <= SMALL or not scipy_available() else "scipy"
+    solve = _cut_python if engine == "python" else _cut_scipy
+    flow_value, cut = solve(intervals, w)
+    load = sum(w) - flow_value
+    # Weighted Dilworth: the cut's antichain weighs exactly W − max flow.
+    assert sum(w[i] for i in cut) == load
+    return load, [intervals[i] for i in cut]
+
+
+def _cut_python(intervals: list[Interval], w: list[int]) -> tuple[int, list[int]]:
+    from .flow import INF, Network
+
+    n = len(intervals)
+    source, sink = 2 * n, 2 * n + 1  # out(v) = v, in(v) = n + v
+    net = Network(2 * n + 2)
+    for v in range(n):
+        net.add(source, v, w[v])
+        net.add(n + v, sink, w[v])
+        net.add(n + v, v, INF)
+    for v, u in generating_pairs(intervals):
+        net.add(v, n + u, INF)
+    value = net.max_flow(source, sink)
+    reached = net.reached(source)
+    return value, [v for v in range(n) if reached[v] and not reached[n + v]]
+
+
+def generating_pairs(intervals: list[Interval]) -> list[tuple[int, int]]:
+    """``generating_edges`` without numpy: the same pairs (v, u), v ≺ u."""
+    chains: dict[str, list[int]] = {}
+    for i in sorted(range(len(intervals)), key=lambda i: intervals[i].enter_own):
+        chains.setdefault(intervals[i].pid, []).append(i)
+    exits = {p: [intervals[i].exit_own for i in chain] for p, chain in chains.items()}
+    pairs: list[tuple[int, int]] = []
+    for chain in chains.values():
+        already = dict.fromkeys(chains, 0)  # per process: how many are ≺ the previous interval
+        for u in chain:
+            vc = intervals[u].enter["vc"]
+            for p, chain_p in chains.items():
+                below = bisect_right(exits[p], vc.get(p, 0))
+                if below > already[p]:
+                    pairs.append((chain_p[below - 1], u))
+                already[p] = below
+    return pairs
+
+
+def _cut_scipy(intervals: list[Interval], w_list: list[int]) -> tuple[int, list[int]]:
+    # Loaded here, not with the module: only a large resource of capacity K ≥ 2 needs them.
     import numpy as np
     from scipy.sparse import csr_array
     from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 
     n = len(intervals)
-    w = np.array([iv.units for iv in intervals] if weights is None else weights, dtype=np.int64)
-    if int(w.sum()) >= _INF:
-        raise TraceError(
-            f"{intervals[0].resource}: {int(w.sum())} units in all, too many for the audit's flow"
-        )
+    w = np.array(w_list, dtype=np.int64)
     src, dst = generating_edges(intervals)
     source, sink = 2 * n, 2 * n + 1  # out(v) = v, in(v) = n + v
     ids = np.arange(n)
@@ -298,10 +359,7 @@ def max_antichain(intervals: list[Interval], weights: list[int] | None = None) -
     reached = np.zeros(2 * n + 2, dtype=bool)
     reached[breadth_first_order(residual, source, directed=True, return_predecessors=False)] = True
     cut = np.nonzero(reached[:n] & ~reached[n : 2 * n])[0]
-    load = int(w.sum()) - int(result.flow_value)
-    # Weighted Dilworth: the cut's antichain weighs exactly W − max flow.
-    assert int(w[cut].sum()) == load
-    return load, [intervals[i] for i in cut]
+    return int(result.flow_value), [int(i) for i in cut]
 
 
 def check_capacities(
