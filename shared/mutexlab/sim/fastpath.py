@@ -22,9 +22,9 @@ times, with the same random draws, as in the plain loop; a message is numbered, 
 ``tests/test_fastpath.py`` runs both loops on the same seeded configurations, every algorithm
 with and without faults, and compares what every process received and the audit's event stream
 byte for byte; broken variants of this loop are caught there.
-Gain (``python -m bench.instructions``): the plain loop takes 1.15–1.35× the instructions
-(docs/architecture.md#fast-paths has every case); building and feeding each send and recv event
-to the audit instead of skipping it took ×1.30 the time (bees P = 150).
+Gain: with the plain loop a run takes 1.20–1.44× the instructions (every case of
+``python -m bench.instructions``; docs/architecture.md#fast-paths); building and feeding each
+send and recv event to the audit instead of skipping it took ×1.30 the time (bees P = 150).
 """
 
 from __future__ import annotations
