@@ -231,12 +231,14 @@ reordering, traced and untraced — byte for byte):
 7. **`Send` construction** (`protocol.py`): `Send.__init__` sets its two slots directly — the same frozen
    dataclass (equality, hash, signature), about half the cost per message.
 
-Since then (one place per shortcut, issue 15): the simulator has one loop, `Simulation._run`; every
-effect goes through `Driver.apply` except, untraced and without fault injection, a network `Send`,
-which the loop carries out inline (steps 1, 3 and 6; the general loop is gone). The exponential delay
+Since then (one place per shortcut, issue 15; one module for them, issue 25): the simulator's loop,
+`Simulation._run`, takes every effect through `Driver.apply`; untraced and without fault injection it
+runs `sim/fastpath.py`'s loop instead, which carries out a network `Send` inline (steps 1, 3 and 6; the
+general loop is gone) and is tested against the plain loop (`tests/test_fastpath.py`). The exponential delay
 is `-log(1 − random())` everywhere, what `expovariate(1.0)` computes, so no import-time check is needed.
-Each remaining shortcut (this loop, `Model.trusted`, `Send.__init__`, the bees' order cache and live-ACK
-counts, the bees' and elves' `__deepcopy__`) carries its measured reason in a comment beside it.
+Each remaining shortcut (this loop; `fastpath.trusted`, which `Model.trusted` calls; `fastpath.slot_init`,
+`Send`'s constructor; the bees' order cache and live-ACK counts, the bees' and elves' `__deepcopy__`)
+carries its measured reason in a comment beside it (docs/architecture.md#fast-paths).
 
 What is left in a profile (bees P = 200): the protocol handlers themselves, validating the messages
 that are not built with `trusted`, `Send` objects and the engine loop.

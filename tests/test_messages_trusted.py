@@ -1,10 +1,12 @@
-"""``Model.trusted(...)``: the unvalidated constructor for a protocol's own known-valid values must
-give the very object validation gives, so traces and equality cannot tell them apart."""
+"""``Model.trusted(...)`` (transitional: ``fastpath.trusted(Model)`` under the name the bees call):
+the unvalidated constructor for a protocol's own known-valid values must give the very object
+validation gives, so traces and equality cannot tell them apart."""
 
 from __future__ import annotations
 
 import pytest
 
+from mutexlab import fastpath
 from mutexlab.messages import Message
 from mutexlab.protocols import bees, elves, ricart_agrawala
 
@@ -26,6 +28,7 @@ def test_trusted_builds_what_validation_builds(model, fields):
     assert made.model_fields_set == valid.model_fields_set and repr(made) == repr(valid)
     assert made.model_dump_json() == valid.model_dump_json()
     assert model.trusted is not Message.trusted
+    assert repr(fastpath.trusted(model)(*fields.values())) == repr(made)
 
 
 def test_trusted_refuses_a_wrong_number_of_fields():

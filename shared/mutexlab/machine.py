@@ -129,18 +129,3 @@ class Table:
                     row.append(cell.text + (f" → {moves}" if moves and "→" not in cell.text else ""))
             lines.append("| " + " | ".join(row) + " |")
         return "\n".join(lines)
-
-
-def message_dispatch(transitions: dict[tuple[str, str], Handler]) -> Callable[[Any, Any], list[Effect]]:
-    """``on_message`` for one class's compiled table: ``Protocol.on_message`` with the table bound
-    in (one attribute lookup less per message, the hot path: bench/instructions.py)."""
-    get = transitions.get
-
-    def on_message(self: Any, msg: Any) -> list[Effect]:
-        fn = get((self.state, msg.type))
-        if fn is None:
-            raise self.refuse(msg)
-        return fn(self, msg)
-
-    on_message.table_dispatch = True  # type: ignore[attr-defined]  # marks it replaceable by a subclass's own
-    return on_message

@@ -16,6 +16,8 @@ from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from . import fastpath
+
 
 class Message(BaseModel):
     """Base of every protocol message."""
@@ -32,22 +34,13 @@ class Message(BaseModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        # each model its own (never inherited), built when the class is made
-        cls.trusted = staticmethod(_trusted_builder(cls))  # type: ignore[method-assign]
+        # Transitional, for the bees until they call fastpath.trusted(Model) themselves.
+        cls.trusted = staticmethod(fastpath.trusted(cls))  # type: ignore[method-assign]
 
     @staticmethod
     def trusted(*values: Any) -> Message:
-        """``Model.trusted(sender, ts, *fields)``: every field but ``type``, positionally in
-        declaration order, from values the protocol itself knows valid (its pid, its clock, fields
-        of a message already validated). Built without validation (about half the cost) into the
-        very object ``Model(**fields)`` gives: same ``__dict__`` in the same order, same fields set,
-        so equality, dumps and traces are unchanged. Bytes and dicts from outside go through
-        ``Codec.decode``, which always validates. (Each subclass gets its own builder.)
-
-        Speed, the one place messages skip validation: the bees build their ACKs (most of their
-        traffic) with it; measured with bench/, without it bees P = 100 take ×1.1 the time.
-        ``_slot_setters`` checks at import that this pydantic builds the same object, else every
-        ``trusted`` validates."""
+        """``Model.trusted(sender, ts, *fields)`` is ``fastpath.trusted(Model)(sender, ts, *fields)``:
+        built without validation, see there."""
         raise TypeError("trusted() builds concrete message models, not Message itself")
 
 
@@ -95,88 +88,3 @@ class Codec:
     @staticmethod
     def to_dict(msg: Message) -> dict[str, Any]:
         return msg.model_dump(mode="json")
-
-
-def _slot_setters():
-    """Setters of the four instance slots pydantic's ``BaseModel`` fills on validation, checked
-    against validation in this pydantic (not assumed); None when they do not reproduce it."""
-    slots = BaseModel.__dict__
-    try:
-        setters = tuple(
-            slots[name].__set__
-            for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
-        )
-    except (KeyError, AttributeError):
-        return None
-    set_dict, set_fields, set_extra, set_private = setters
-
-    class Probe(BaseModel):
-        model_config = ConfigDict(frozen=True, extra="forbid")
-        sender: int = Field(ge=0)
-        ts: int = Field(ge=0)
-        type: str = "probe"
-        more: int = 0
-
-    made = object.__new__(Probe)
-    set_dict(made, {"sender": 1, "ts": 2, "type": "probe", "more": 3})
-    set_fields(made, {"sender", "ts", "more"})
-    set_extra(made, None)
-    set_private(made, None)
-    valid = Probe(sender=1, ts=2, more=3)
-    same = (
-        list(made.__dict__.items()) == list(valid.__dict__.items())
-        and made == valid
-        and made.model_fields_set == valid.model_fields_set
-        and repr(made) == repr(valid)
-        and made.__pydantic_extra__ == valid.__pydantic_extra__
-        and made.__pydantic_private__ == valid.__pydantic_private__
-        and made.model_dump_json() == valid.model_dump_json()
-        and hash(made) == hash(valid)
-    )
-    return setters if same else None
-
-
-_SETTERS = _slot_setters()
-
-
-def _trusted_builder(cls: type[Message]):
-    """The ``trusted`` constructor of one model (see ``Message.trusted``)."""
-    names = tuple(cls.model_fields)
-    field = cls.model_fields.get("type")
-    tag = None if field is None else field.default
-    given = tuple(name for name in names if name != "type")  # the arguments, in order
-    if not isinstance(tag, str) or names[:2] != ("sender", "ts") or _SETTERS is None:
-
-        def validated(*values: Any) -> Message:  # no type tag (a base model) or no fast path
-            if len(values) != len(given):
-                raise TypeError(f"{cls.__name__}.trusted takes {', '.join(given)}; got {len(values)} values")
-            return cls(**dict(zip(given, values)))
-
-        return validated
-    new = object.__new__
-    set_dict, set_fields, set_extra, set_private = _SETTERS
-    if names == ("sender", "ts", "type", given[-1]) and len(given) == 3:
-        last = given[-1]
-
-        def trusted(sender: int, ts: int, value: Any) -> Message:  # the common shape: one own field
-            msg = new(cls)
-            set_dict(msg, {"sender": sender, "ts": ts, "type": tag, last: value})
-            set_fields(msg, {"sender", "ts", last})
-            set_extra(msg, None)
-            set_private(msg, None)
-            return msg
-
-        return trusted
-
-    def trusted_any(*values: Any) -> Message:
-        if len(values) != len(given):
-            raise TypeError(f"{cls.__name__}.trusted takes {', '.join(given)}; got {len(values)} values")
-        data = dict(zip(given, values))
-        msg = new(cls)
-        set_dict(msg, {name: data[name] if name != "type" else tag for name in names})
-        set_fields(msg, set(given))
-        set_extra(msg, None)
-        set_private(msg, None)
-        return msg
-
-    return trusted_any

@@ -48,8 +48,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from . import fastpath
 from .clock import LamportClock
-from .machine import Handler, Table, message_dispatch
+from .machine import Handler, Table
 
 
 class ProtocolError(Exception):
@@ -57,26 +58,13 @@ class ProtocolError(Exception):
     the message names the process, its state and the input."""
 
 
+@fastpath.slot_init
 @dataclass(frozen=True, slots=True)
 class Send:
     """Send ``msg`` to participant ``to``. A send to oneself is handled at once, locally."""
 
     to: int
     msg: Any
-
-
-def _send_init(self: Send, to: int, msg: Any) -> None:
-    # Speed (one Send per simulated message): what the generated frozen __init__ does
-    # (object.__setattr__ per field), through the slots' own setters — the same object at about
-    # half the cost. Measured with bench/ (side by side, best of 5): without it the simulator
-    # takes ×1.02–×1.11 the time (bees P = 100/200, Ricart–Agrawala N = 100, elves).
-    _set_to(self, to)
-    _set_msg(self, msg)
-
-
-_set_to, _set_msg = Send.__dict__["to"].__set__, Send.__dict__["msg"].__set__
-_send_init.__qualname__ = "Send.__init__"
-Send.__init__ = _send_init  # type: ignore[method-assign,assignment]
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,9 +128,7 @@ class Protocol:
         super().__init_subclass__(**kwargs)
         if cls.TABLE is not None:
             cls._transitions = cls.TABLE.compile(cls)
-            # a class that dispatches by hand (or inherits such a class's on_message) keeps it
-            if cls.on_message is Protocol.on_message or getattr(cls.on_message, "table_dispatch", False):
-                cls.on_message = message_dispatch(cls._transitions)  # type: ignore[method-assign,assignment]
+            fastpath.bind_table_dispatch(cls, Protocol.on_message)
 
     @property
     def name(self) -> str:

@@ -90,7 +90,7 @@ class Driver:
     # -- effects -------------------------------------------------------------------------
     def apply(self, pid: int, effects: Iterable[Effect]) -> None:
         """Carry out ``pid``'s effects in order: the one place that says what each effect means
-        (the simulator's untraced loop inlines the network ``Send`` of this, see ``Simulation._run``)."""
+        (sim/fastpath.py, the simulator's fast loop, writes out its network ``Send``)."""
         trace = self.trace
         effect: Any  # dispatched on ``kind = type(effect)`` below, which mypy does not narrow through
         for effect in effects:

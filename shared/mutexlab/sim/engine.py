@@ -24,11 +24,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from math import log
-from typing import Any
+from typing import Any, ClassVar
 
-from ..protocol import Send
 from ..setup import ConfigError, Setup
 from ..trace import TraceWriter
+from . import fastpath
 from .driver import Driver
 
 _MESSAGE, _TIMER = 0, 1
@@ -94,6 +94,10 @@ class SimResult:
 
 
 class Simulation(Driver):
+    # False: every run through the plain loop (``_run``), never sim/fastpath.py's (the
+    # differential test, tests/test_fastpath.py, runs both).
+    fast: ClassVar[bool] = True
+
     def __init__(
         self,
         setup: Setup,
@@ -116,7 +120,7 @@ class Simulation(Driver):
         self.progress: Callable[[int, float], None] | None = None
         self._seen: set[tuple[int, str]] | None = set() if self.config.duplicate > 0 else None
         # One message delay per call, drawn from ``rng``. Exponential: ``-log(1 - random())``, what
-        # ``random.expovariate(1.0)`` computes, written out so ``_run`` can inline it.
+        # ``random.expovariate(1.0)`` computes, written out so sim/fastpath.py can inline it.
         self._random = self.rng.random
         self._delay: Callable[[], float]
         if self.config.delay == "exp":
@@ -147,7 +151,7 @@ class Simulation(Driver):
         self.push(at, (_TIMER, pid, action))
 
     def push(self, at: float, entry: tuple) -> None:
-        """Queue ``entry`` for time ``at``, after all queued for ``at`` (``_run`` inlines this): a
+        """Queue ``entry`` for time ``at``, after all queued for ``at`` (sim/fastpath.py inlines this): a
         message ``(_MESSAGE, to, sender, msg, msg_id, vc)`` or a timer ``(_TIMER, pid, action)``."""
         held = self._due.setdefault(at, entry)
         if held is entry:
@@ -157,159 +161,58 @@ class Simulation(Driver):
         else:
             self._due[at] = [held, entry]
 
+    def pop(self) -> tuple[float, tuple]:
+        """The next entry due and its time (``push``'s order), taken off the queue."""
+        times, due = self._times, self._due
+        at = times[0]
+        entry = due.pop(at)
+        if type(entry) is list:  # several due at ``at``: the first queued goes first
+            first = entry.pop(0)
+            if entry:
+                due[at] = entry
+            else:
+                heapq.heappop(times)
+            return at, first
+        heapq.heappop(times)
+        return at, entry
+
     def run(self) -> SimResult:
         self.start_all()
         limit, progress = self.config.max_events, self.progress
+        fast = fastpath.mode(self) if self.fast else None
         # Without a progress callback: one slice up to the limit, as ever. With one: slices of
         # PROGRESS_EVERY events, the same loop resumed, so the same events in the same order.
         with _rare_collections():
             while self._times and self.events < limit:
-                self._run(limit if progress is None else min(limit, self.events + PROGRESS_EVERY))
+                end = limit if progress is None else min(limit, self.events + PROGRESS_EVERY)
+                if fast is None:
+                    self._run(end)
+                else:
+                    fastpath.run(self, end, fast)
                 if progress is not None:
                     progress(self.events, self.now)
         return self._result()
 
     def _run(self, limit: int) -> None:
-        """Handle events in time order until the queue is empty or ``limit`` events are done; every
-        effect is carried out by ``Driver.apply``, with one exception, fenced below."""
-        times, due, take, protocols, pop, apply, seen = (
-            self._times,
-            self._due,
-            self._due.pop,
-            self.protocols,
-            heapq.heappop,
-            self.apply,
-            self._seen,
-        )
-        config, trace = self.config, self.trace
-        traced = trace is not None
-        # Speed, the simulator's one shortcut: without fault injection, a network ``Send`` (the bulk
-        # of the work) is carried out here, inline — ``apply``'s bookkeeping (count, number) and
-        # ``transmit``'s (delay, FIFO, queue) with everything in locals, and the message numbered,
-        # not named (``<name>#<n>``: only traces and the duplicate filter read ids). Measured with
-        # bench/ against ``apply`` for every effect (same traces): that takes ×1.06–×1.29 the time
-        # (bees P = 100/200, Ricart–Agrawala N = 100, Lamport, elves).
-        # It runs untraced, and for an audit fed as the run goes that only counts sends and
-        # receives (``TraceWriter.tally``, local-event clocks): then each message carries its
-        # sender's clock token, the receive merges it, and ``tally.skip`` stands for the send and
-        # recv events (counted and numbered as if written; every other event is written as ever).
-        # The skips are gathered (``recvs``, ``sends``) and handed over before the next event
-        # written (``flush``), so every written event keeps its number.
-        # Measured side by side (bees P = 150, best of 3, the simulation alone): building and
-        # feeding every send and recv event instead takes ×1.30 the time.
-        tally = getattr(trace, "tally", None)
-        plain = not (config.duplicate or config.spike or config.reorder) and (
-            type(self).transmit is Simulation.transmit and type(self).apply is Driver.apply
-        )
-        light = (
-            plain
-            and tally is not None
-            and getattr(trace, "clocks", None) is not None
-            and not tally.reads("send")
-            and not tally.reads("recv")
-            and type(self).deliver is Driver.deliver
-            and type(self).feed is Driver.feed
-        )
-        inline = plain and (light or not traced)
-        skip: Callable[[str, int], None] = tally.skip if light and tally is not None else _count_nothing
-        recvs = sends = 0  # skips gathered, not yet handed to ``skip``
-        recorders = self.recorders
-        messages, sent, link_last, delay, push = (
-            self.messages,
-            self._sent,
-            self._link_last,
-            self._delay,
-            heapq.heappush,
-        )
-        uniform = self._random if config.delay == "exp" else None
-        keep = due.setdefault
-        events = self.events
-        try:
-            while times and events < limit:
-                at = times[0]
-                entry = take(at)
-                if type(entry) is list:  # several due at ``at``: the first queued goes first
-                    first = entry.pop(0)
-                    if entry:
-                        due[at] = entry
-                    else:
-                        pop(times)
-                    entry = first
-                else:
-                    pop(times)
-                self.now = at
-                events += 1
-                if entry[0] == _MESSAGE:
-                    _, pid, sender, msg, msg_id, vc = entry
-                    if seen is not None:
-                        if (pid, msg_id) in seen:
-                            self.duplicates_dropped += 1
-                            continue
-                        seen.add((pid, msg_id))
-                    if light:  # as ``deliver``: merge, handle, the recv event, its effects, the state
-                        proto = protocols[pid]
-                        clock = recorders[pid].vc
-                        clock.merge(vc)
-                        before = proto.state
-                        effects = proto.on_message(msg)
-                        recvs += 1
-                    elif traced:
-                        self.deliver(sender, pid, msg, msg_id, vc)
+        """Handle events in time order until the queue is empty or ``limit`` events are done: a
+        message through ``deliver``, a timer through ``feed``, every effect through ``apply``.
+        (sim/fastpath.py is this loop written out, run where it is the same run.)"""
+        seen = self._seen
+        while self._times and self.events < limit:
+            at, entry = self.pop()
+            self.now = at
+            self.events += 1
+            if entry[0] == _MESSAGE:
+                _, pid, sender, msg, msg_id, vc = entry
+                if seen is not None:  # the duplicate filter, as the RabbitMQ transport's
+                    if (pid, msg_id) in seen:
+                        self.duplicates_dropped += 1
                         continue
-                    else:
-                        effects = protocols[pid].on_message(msg)
-                else:
-                    _, pid, payload = entry
-                    if light:  # as ``feed``
-                        proto = protocols[pid]
-                        clock = recorders[pid].vc
-                        before = proto.state
-                        effects = proto.on_local(payload)
-                    elif traced:
-                        self.feed(pid, lambda p, a=payload: p.on_local(a))
-                        continue
-                    else:
-                        effects = protocols[pid].on_local(payload)
-                if effects:
-                    if not inline:
-                        apply(pid, effects)
-                        continue
-                    links = link_last[pid]
-                    for effect in effects:
-                        if type(effect) is not Send or effect.to == pid or effect.to not in protocols:
-                            if recvs or sends:
-                                recvs, sends = _flush(skip, recvs, sends)
-                            apply(pid, (effect,))  # (an unknown receiver: raises the driver's error)
-                            continue
-                        to, msg = effect.to, effect.msg
-                        messages[msg.type] += 1
-                        number = sent[pid] + 1
-                        sent[pid] = number
-                        if light:
-                            token = clock.token  # a send does not tick a local-event clock
-                            sends += 1
-                        else:
-                            token = None
-                        when = at - log(1.0 - uniform()) if uniform is not None else at + delay()
-                        last = links.get(to, 0.0)
-                        if when < last:  # FIFO per link: never overtake an earlier message on the same link
-                            when = last
-                        links[to] = when
-                        entry = (_MESSAGE, to, pid, msg, number, token)
-                        held = keep(when, entry)  # as ``push``
-                        if held is entry:
-                            push(times, when)
-                        elif type(held) is list:
-                            held.append(entry)
-                        else:
-                            due[when] = [held, entry]
-                if light and proto.state != before:
-                    if recvs or sends:
-                        recvs, sends = _flush(skip, recvs, sends)
-                    trace.write(recorders[pid].local("state", at, proto.clock.time, state=proto.state))  # type: ignore[union-attr]
-        finally:
-            self.events = events
-            _flush(skip, recvs, sends)
+                    seen.add((pid, msg_id))
+                self.deliver(sender, pid, msg, msg_id, vc)
+            else:
+                _, pid, action = entry
+                self.feed(pid, lambda p, a=action: p.on_local(a))
 
     def _result(self) -> SimResult:
         queue = self._times
@@ -341,20 +244,6 @@ def _rare_collections():
         yield
     finally:
         gc.set_threshold(*before)
-
-
-def _flush(skip: Callable[[str, int], None], recvs: int, sends: int) -> tuple[int, int]:
-    """Hand the gathered skips over (receives first: within one input the recv comes before the
-    sends); returns the counts left, (0, 0)."""
-    if recvs:
-        skip("recv", recvs)
-    if sends:
-        skip("send", sends)
-    return 0, 0
-
-
-def _count_nothing(kind: str, count: int = 1) -> None:
-    """``skip`` where no tally counts (never called: only the light path counts)."""
 
 
 def simulate(setup: Setup, seed: int = 0, trace: TraceWriter | None = None, **config: Any) -> SimResult:
