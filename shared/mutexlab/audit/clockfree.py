@@ -21,8 +21,8 @@ from collections import deque
 from collections.abc import Iterator
 from typing import IO
 
-from ..trace import TraceError, check_event
-from .shiviz import _run
+from ..trace import REQUIRED, TraceError, check_event
+from .shiviz import run_header
 
 _MESSAGE_KINDS = ("send", "recv")
 
@@ -102,7 +102,7 @@ def read_clockfree(
     handle: IO[bytes], source: str, capacities: dict[str, int] | None = None
 ) -> Iterator[dict]:
     """The events of a clock-free JSON Lines log with their derived clocks, the run header first
-    (the log's own, or one naming no algorithm: see ``shiviz._run``). TraceError naming ``source``
+    (the log's own, or one naming no algorithm: ``shiviz.run_header``). TraceError naming ``source``
     and the line for anything unreadable."""
     deriver = _Deriver(source)
     started = False
@@ -120,12 +120,9 @@ def read_clockfree(
         except (ValueError, RecursionError) as exc:
             raise TraceError(f"{source}:{number}: not JSON ({exc})") from None
         where = f"{source}:{number}"
-        if (
-            not isinstance(event, dict)
-            or not isinstance(event.get("event"), str)
-            or not isinstance(event.get("pid"), str)
-        ):
-            raise TraceError(f"{where}: an event is a JSON object with 'event' and 'pid' (strings)")
+        problem = _shape(event)
+        if problem:
+            raise TraceError(f"{where}: {problem}")
         event["_line"] = number
         if event["event"] == "run":
             if started:
@@ -134,11 +131,11 @@ def read_clockfree(
             if problem:
                 raise TraceError(f"{where}: {problem}")
             started = True
-            yield _run(event, capacities)
+            yield run_header(event, capacities)
             continue
         if not started:
             started = True
-            yield _run(None, capacities)
+            yield run_header(None, capacities)
         if "vc" in event:
             raise TraceError(
                 f"{where}: a clock-free log carries no 'vc' (a trace with clocks is --format mutexlab)"
@@ -149,6 +146,18 @@ def read_clockfree(
     if not started:
         raise TraceError(f"{source}: the log is empty (no events)")
     deriver.finish()
+
+
+def _shape(event: object) -> str | None:
+    """What keeps a parsed line from being an event (as ``trace.check_event`` words it), or None."""
+    if not isinstance(event, dict):
+        return f"an event must be a JSON object, not {type(event).__name__}"
+    missing = [f for f in REQUIRED if f not in event]
+    if missing:
+        return f"event lacks {', '.join(missing)}"
+    if not isinstance(event["event"], str) or not isinstance(event["pid"], str):
+        return "'event' and 'pid' must be strings"
+    return None
 
 
 def _other(event: dict) -> str:

@@ -132,6 +132,7 @@ def read_shiviz(
     what = f"the log's regex {js}" if given else f"GoVector's regex {js} (nor a JSON event)"
     header: dict | None = None
     started = False
+    latest: dict[str, tuple[int, int]] = {}  # host → its own count at its latest record, and the line
     stream = _chain(pending, lines)
     for number, text in stream:
         if not started and text.startswith(HEADER_PREFIX):
@@ -148,14 +149,22 @@ def read_shiviz(
             continue
         if not started:
             started = True
-            yield _run(header, capacities)
+            yield run_header(header, capacities)
         record = [(number, text)]
         while len(record) < span:
             more = next(stream, None)
             if more is None:
                 break
             record.append(more)
-        yield _record(record, pattern, what, source, header is not None, pending)
+        event = _record(record, pattern, what, source, header is not None, pending)
+        host, own = event["pid"], event["vc"][event["pid"]]
+        if own <= latest.get(host, (0, 0))[0]:
+            raise TraceError(
+                f"{source}:{number}: {host}'s own clock entry goes from {latest[host][0]} (line "
+                f"{latest[host][1]}) to {own}: a host's records must come in its own order"
+            )
+        latest[host] = (own, number)
+        yield event
     if not started:
         raise TraceError(f"{source}: the log is empty (no records)")
 
@@ -233,7 +242,7 @@ def _header(text: str, source: str, number: int) -> dict:
     return header
 
 
-def _run(header: dict | None, capacities: dict[str, int] | None) -> dict:
+def run_header(header: dict | None, capacities: dict[str, int] | None) -> dict:
     """The run header: the log's own (``--capacity`` over its capacities), or one for a log
     without: no algorithm, processes learned from the log, 1 per resource unless told."""
     if header is not None:
