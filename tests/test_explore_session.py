@@ -200,7 +200,12 @@ def test_end_of_run_rules_are_judged_only_at_the_end():
     s.step("request:1")
     f = s.state()["findings"]
     assert f["status"] == "running" and f["violations"] == [] and f["end_violations"] == []
-    assert [v["rule"] for v in f["open_at_end"]] == ["request-unserved", "not-idle-at-end"]
+    assert [v["rule"] for v in f["open_at_end"]] == [
+        "request-unserved",
+        "not-idle-at-end",
+        "workload-short",  # node-2 and node-3 have not asked yet: their requests = 1 is still to do
+        "workload-short",
+    ]
     assert f["summary"].startswith("no violation in the 1 step so far")
 
 

@@ -28,6 +28,9 @@ SAFETY_RULES = frozenset(
         "exit-without-enter",
         "units-mismatch",
         "malformed",
+        # integrity.py (every trace)
+        "recv-without-send",
+        "unknown-resource",
         # classic.py
         "enter-without-request",
         # bees.py
@@ -60,6 +63,7 @@ PROGRESS_RULES = frozenset(
         "request-unserved",
         "held-at-end",
         "not-idle-at-end",
+        "workload-short",
         # bees.py
         "left-waiting",
         "unfinished",
@@ -70,7 +74,7 @@ PROGRESS_RULES = frozenset(
         "not-finished",
     }
 )
-UNDECIDED_RULES = frozenset({"audit-incomplete"})
+UNDECIDED_RULES = frozenset({"audit-incomplete", "algorithm-unknown"})
 
 
 def kind_of(rule: str) -> str:

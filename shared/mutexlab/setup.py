@@ -41,11 +41,17 @@ class Setup:
 
 
 def capacity_of(capacities: dict[str, int], resource: str) -> int:
-    """Capacity of ``resource`` under exact names or ``prefix:*`` patterns; 1 when unlisted."""
+    """Capacity of ``resource`` under exact names, ``prefix:*`` patterns or ``*`` (any other
+    resource: what a log without a header declares); 1 when unlisted."""
     if resource in capacities:
         return capacities[resource]
     head = resource.split(":", 1)[0]
-    return capacities.get(head + ":*", 1)
+    return capacities.get(head + ":*", capacities.get("*", 1))
+
+
+def declares(capacities: dict[str, int], resource: str) -> bool:
+    """Whether ``capacities`` names ``resource``: exactly, by its ``prefix:*`` pattern, or by ``*``."""
+    return resource in capacities or resource.split(":", 1)[0] + ":*" in capacities or "*" in capacities
 
 
 def positive_int(options: dict, key: str, default: int | None = None, minimum: int = 1) -> int:

@@ -8,6 +8,9 @@ that the run ended well, from the trace alone:
 * nobody entered without asking (more entries than requests);
 * every node ends idle: its last ``state`` event (if any) is ``RELEASED``, and it holds no
   ``cs`` at the end (an ``enter`` without its ``exit``).
+  Idle is the node's final state (``ClassicNode.is_final``): released with no request left. With
+  ``params.requests`` = R > 0 each node asks R times by itself, so fewer entries is a trace that
+  ends early even with everyone released (``workload-short``).
 
 A trace of a run that was cut short fails these checks on purpose: a request left waiting is
 exactly what they are there to show.
@@ -39,6 +42,8 @@ class Stream:
 
     def __init__(self, run: dict) -> None:
         self.names = list((run.get("processes") or {}).values())
+        workload = (run.get("params") or {}).get("requests", 0)
+        self.workload = workload if isinstance(workload, int) and not isinstance(workload, bool) else 0
         self.requests: Counter[str] = Counter()
         self.enters: Counter[str] = Counter()
         self.last_request: dict[str, dict] = {}
@@ -79,6 +84,15 @@ class Stream:
                     Violation(
                         "enter-without-request",
                         f"{name} entered {CS} {count(served, 'time')} but asked only {count(asked, 'time')}",
+                    )
+                )
+            if served < self.workload and asked <= served:
+                found.append(
+                    Violation(
+                        "workload-short",
+                        f"{name} entered {CS} {count(served, 'time')}; the run header's workload asks "
+                        f"{count(self.workload, 'time')} (requests = {self.workload})",
+                        [e for e in (self.last_request.get(name) or self.last_state.get(name),) if e],
                     )
                 )
             if name in holding:

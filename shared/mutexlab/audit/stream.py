@@ -5,8 +5,9 @@ is never held whole (docs/architecture.md#scaling).
 what the checks need: every ``enter`` with its vector clock (the capacity audit reads it), the
 other events the family's checks read (its module's ``EVENTS``; all of them when it declares
 none), each with its own clock entry only unless the family needs whole clocks
-(``WHOLE_CLOCKS``). ``send`` and ``recv`` events are counted and dropped unless the family reads
-them. ``verdict()`` then decides exactly as ``verify_events`` does on the whole trace.
+(``WHOLE_CLOCKS``). ``send`` and ``recv`` events are counted, paired (``integrity.py``: only the
+unpaired are held) and dropped unless the family reads them. ``verdict()`` then decides exactly as
+``verify_events`` does on the whole trace.
 
 Events may carry full vector clocks (a trace file, a run writing its trace) or local-event
 clocks (``clock.LocalEventClocks``: a run audited without writing its trace): the audit's
@@ -24,7 +25,9 @@ from ..clock import ClockView
 from ..setup import capacity_of
 from ..trace import TraceError
 from .exclusive import ExclusiveStream, InexactStream
-from .verdict import Verdict, decide, family_checks
+from .integrity import KINDS as _INTEGRITY_KINDS
+from .integrity import Integrity
+from .verdict import Verdict, checks_module, decide
 
 _CAPACITY_KINDS = frozenset({"enter", "exit"})
 _HOLDING_FIELDS = ("event", "pid", "resource", "units", "_line")
@@ -51,6 +54,7 @@ class StreamAudit:
         self._family: Any = None  # the family's ``Stream``, when it checks event by event
         self.bounded = bounded
         self.exclusive: ExclusiveStream | None = None  # the capacity-1 check, when bounded
+        self.integrity: Integrity | None = None  # fed every send, recv and enter
 
     def feed(self, event: dict) -> None:
         self._line += 1
@@ -58,9 +62,12 @@ class StreamAudit:
         if kind == "run":
             if self.run is None:
                 self.run = event if "_line" in event else dict(event, _line=self._line)
+                self.integrity = Integrity(self.run)
                 self._configure(event.get("algorithm"))
             return
         self.counts[kind] += 1
+        if kind in _INTEGRITY_KINDS and self.integrity is not None:
+            self.integrity.feed(event, self._line)
         exclusive = self.exclusive
         if exclusive is not None:
             vc = event.get("vc")
@@ -122,12 +129,7 @@ class StreamAudit:
         return self
 
     def _configure(self, algorithm: Any) -> None:
-        family = family_checks(algorithm if isinstance(algorithm, str) else None)
-        if family is None:
-            self._kinds, self._whole = _CAPACITY_KINDS, False
-            self._bound()
-            return
-        checker = importlib.import_module(family)
+        checker = importlib.import_module(checks_module(algorithm if isinstance(algorithm, str) else None))
         wanted = getattr(checker, "EVENTS", None)
         self._kinds = None if wanted is None else _CAPACITY_KINDS | frozenset(wanted)
         self._whole = bool(getattr(checker, "WHOLE_CLOCKS", wanted is None))
@@ -147,4 +149,5 @@ class StreamAudit:
             raise TraceError("the trace has no 'run' header: its algorithm and capacities are unknown")
         family = self._family.finish() if self._family is not None else None
         streamed = self.exclusive.findings() if self.exclusive is not None else None
-        return decide(self.run, self.kept, dict(self.counts), family, streamed)
+        integrity = self.integrity.findings() if self.integrity is not None else None
+        return decide(self.run, self.kept, dict(self.counts), family, streamed, integrity)

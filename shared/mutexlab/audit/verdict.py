@@ -1,8 +1,11 @@
 """``mutexlab verify``: decide a whole trace.
 
-Every trace gets the capacity audit (capacity.py). A trace whose ``run`` header names an
-algorithm with its own invariants also gets that family's checks: each family module offers
-``check(events, run) -> list[Violation]``.
+Every trace gets the capacity audit (capacity.py) and the integrity checks (integrity.py: each
+recv has its send, each resource is declared). A trace whose ``run`` header names an algorithm
+with its own invariants also gets that family's checks: each family module offers
+``check(events, run) -> list[Violation]``; any other trace gets the generic ones (generic.py:
+requests served, nobody holding at the end), and a header naming an algorithm mutexlab does not
+know is undecided — its invariants were not checked.
 
 The verdict, and the exit code every command that prints one uses:
 
@@ -26,6 +29,8 @@ from ..findings import PROGRESS, SAFETY, UNDECIDED, Violation
 from ..protocols import registry
 from ..trace import TraceError, parse_events
 from .capacity import check_capacities
+from .integrity import KINDS as INTEGRITY_KINDS
+from .integrity import Integrity
 
 EXIT_SAFE, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 EXIT_CODES = {"SAFE": EXIT_SAFE, "VIOLATION": EXIT_VIOLATION, "INCOMPLETE": EXIT_INCOMPLETE}
@@ -39,12 +44,32 @@ def family_checks(algorithm: str | None) -> str | None:
     return found.audit if found is not None else None
 
 
+GENERIC_CHECKS = "mutexlab.audit.generic"  # a trace without a family's checks gets these
+
+
+def checks_module(algorithm: str | None) -> str:
+    """The module whose checks a trace of ``algorithm`` gets: its family's, or the generic ones."""
+    return family_checks(algorithm) or GENERIC_CHECKS
+
+
+def not_checked(algorithm: object) -> Violation | None:
+    """The undecided finding of a header naming an algorithm mutexlab does not know, else None."""
+    if algorithm is None or family_checks(algorithm if isinstance(algorithm, str) else None) is not None:
+        return None
+    return Violation(
+        "algorithm-unknown",
+        f"the run header names the algorithm {algorithm!r}, which this mutexlab does not know: "
+        "its invariants were not checked, only the checks listed above",
+    )
+
+
 @dataclass
 class Verdict:
     algorithm: str | None
     violations: list[Violation]
     checks: list[str]
     counts: dict[str, int] = field(default_factory=dict)  # events by kind
+    subject: str | None = None  # what was decided, when no algorithm names it ("ShiViz log")
 
     @property
     def safety(self) -> list[Violation]:
@@ -90,7 +115,7 @@ class Verdict:
         return lines
 
     def render(self) -> str:
-        head = f"{self.algorithm or 'unknown algorithm'}: {self.head()}"
+        head = f"{self.algorithm or self.subject or 'unknown algorithm'}: {self.head()}"
         if self.status == "INCOMPLETE":
             head += " — no safety violation in what the trace shows"
         lines = [
@@ -135,7 +160,8 @@ def verify_events(events: list[dict]) -> Verdict:
     if run is None:
         raise TraceError("the trace has no 'run' header: its algorithm and capacities are unknown")
     body = [e for e in events if e["event"] != "run"]
-    return decide(run, body, dict(Counter(e["event"] for e in body)))
+    integrity = Integrity(run).feed_all(e for e in body if e["event"] in INTEGRITY_KINDS)
+    return decide(run, body, dict(Counter(e["event"] for e in body)), integrity=integrity.findings())
 
 
 def decide(
@@ -144,22 +170,25 @@ def decide(
     counts: dict[str, int],
     family_found: list[Violation] | None = None,
     streamed: tuple[list[Violation], dict[str, list[Violation]]] | None = None,
+    integrity: list[Violation] | None = None,
 ) -> Verdict:
     """The verdict from the run header, the events the checks read (all of them, or what
     ``stream.StreamAudit`` kept) and the count of every event by kind; ``family_found``: the
     family's findings when its checks were fed event by event (its module's ``Stream``);
-    ``streamed``: the capacity findings of the resources checked as the events came."""
+    ``streamed``: the capacity findings of the resources checked as the events came;
+    ``integrity``: the findings of ``integrity.Integrity`` fed every event."""
     capacities = run.get("capacities")
     if not isinstance(capacities, dict):
         raise TraceError("the trace's run header lacks 'capacities'")
     algorithm = run.get("algorithm")
-    violations = check_capacities(body, capacities, streamed=streamed)
+    violations = check_capacities(body, capacities, streamed=streamed) + list(integrity or [])
     checks = ["capacity by happened-before"]
-    family = family_checks(algorithm)
-    if family is not None:
-        checker = importlib.import_module(family)
-        violations += checker.check(body, run) if family_found is None else family_found
-        checks += list(getattr(checker, "CHECKS", [f"{algorithm} invariants"]))
+    checker = importlib.import_module(checks_module(algorithm))
+    violations += checker.check(body, run) if family_found is None else family_found
+    checks += list(getattr(checker, "CHECKS", [f"{algorithm} invariants"]))
+    unknown = not_checked(algorithm)
+    if unknown is not None:
+        violations.append(unknown)
     return Verdict(algorithm, violations, checks, counts)
 
 

@@ -1,22 +1,47 @@
-"""``mutexlab verify TRACE``: exit 0 SAFE, 1 VIOLATION, 2 unreadable trace, 3 INCOMPLETE (see
-``audit.verdict``)."""
+"""``mutexlab verify FILE``: exit 0 SAFE, 1 VIOLATION, 2 unreadable trace, 3 INCOMPLETE (see
+``audit.verdict``). FILE is a mutexlab trace, a ShiViz / GoVector log or clock-free JSON Lines
+(``audit.foreign``, docs/verify-any-log.md)."""
 
 from __future__ import annotations
 
-from ..audit import verify_file
+from ..audit.foreign import FORMATS, parse_capacities, verify_log
 from ..trace import TraceError
 from .common import add_json_argument, fail, print_json
 from .registry import Command
 
 
 def arguments(p) -> None:
-    p.add_argument("trace", help="a JSON Lines trace written by simulate, replay, run or the monitor")
+    p.add_argument(
+        "trace",
+        help="a JSON Lines trace written by simulate, replay, run or the monitor, or another system's "
+        "log (ShiViz / GoVector, clock-free JSON Lines)",
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="auto",
+        help="mutexlab (a trace with clocks and a run header), shiviz (GoVector's records), jsonl "
+        "(mutexlab's events without clocks); auto (default) tells them apart",
+    )
+    p.add_argument(
+        "--capacity",
+        action="append",
+        default=[],
+        metavar="RESOURCE=K",
+        help="a foreign log's resource capacity (repeatable; 'prefix:*' and '*' patterns; default 1 each)",
+    )
+    p.add_argument(
+        "--regex",
+        metavar="R",
+        help="a ShiViz log's record regex with the groups host, clock, event, JavaScript syntax "
+        "(default: the log's first line when it is one, else GoVector's)",
+    )
     add_json_argument(p, "verdict")
 
 
 def run(args) -> int:
     try:
-        verdict = verify_file(args.trace)
+        verdict = verify_log(args.trace, args.format, parse_capacities(args.capacity), args.regex)
     except TraceError as exc:
         return fail(str(exc))
     if args.json:
@@ -28,11 +53,12 @@ def run(args) -> int:
 
 COMMAND = Command(
     "verify",
-    "audit a trace by happened-before",
+    "audit a trace or another system's log by happened-before",
     """Decide a trace: capacities by happened-before plus the algorithm's invariants. Exit 0 SAFE (safe and
     finished), 1 VIOLATION (a safety property is broken in what the trace shows), 2 when the trace cannot
     be read, 3 INCOMPLETE (no safety violation, but the trace ends unfinished: cut short or stalled, a
-    trace alone cannot tell).""",
+    trace alone cannot tell). Reads mutexlab's traces, ShiViz / GoVector logs and clock-free JSON Lines
+    (docs/verify-any-log.md).""",
     run,
     arguments,
 )

@@ -1,0 +1,164 @@
+"""Clock-free JSON Lines: mutexlab's own event shape without ``vc`` (docs/verify-any-log.md).
+
+Each line is one event (``event``, ``pid`` and the kind's fields, as in a trace); a ``send`` and
+its ``recv`` carry the same ``id``. The file need only keep each process's lines in that process's
+order: the vector clocks are derived here exactly as ``trace.Recorder`` keeps them (every event
+ticks its process's own entry once; a ``recv`` first merges the clock of its ``send``). A run
+header as the first line is optional (``export --format jsonl`` keeps it); without one the log
+names no algorithm and every resource has capacity 1 unless told.
+
+The events come out in a causal order (a ``recv`` after its ``send``), each with its clock and
+its file line: in file order when the file is causal, as a single writer makes it. A process
+whose ``recv`` comes before its ``send`` in the file waits (its later lines are held) until the
+send is read, so a file of per-process logs put end to end is read too, holding what waits. A
+``recv`` whose ``send`` never comes is an error naming its line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Iterator
+from typing import IO
+
+from ..trace import REQUIRED, TraceError, check_event
+from .shiviz import run_header
+
+_MESSAGE_KINDS = ("send", "recv")
+
+
+class _Deriver:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.clocks: dict[str, dict[str, int]] = {}
+        self.in_flight: dict[object, tuple[dict[str, int], int]] = {}  # id → (send's clock, line)
+        self.blocked: dict[str, deque[dict]] = {}  # process → its events waiting behind a recv
+        self.waiting: dict[object, list[str]] = {}  # id → processes whose next event receives it
+
+    def take(self, event: dict) -> Iterator[dict]:
+        """``event`` and whatever it unblocks, each with its clock, in a causal order."""
+        queue = self.blocked.get(event["pid"])
+        if queue is not None:  # its process waits for a send: after the events before it
+            queue.append(event)
+            return
+        work = [(event["pid"], deque([event]))]
+        while work:
+            pid, queue = work.pop()
+            while queue:
+                head = queue[0]
+                if head["event"] == "recv" and head["id"] not in self.in_flight:
+                    self.blocked[pid] = queue
+                    self.waiting.setdefault(head["id"], []).append(pid)
+                    break
+                queue.popleft()
+                yield self._clocked(head)
+                if head["event"] == "send":
+                    work += [(w, self.blocked.pop(w)) for w in self.waiting.pop(head["id"], [])]
+
+    def _clocked(self, event: dict) -> dict:
+        pid, kind, line = event["pid"], event["event"], event["_line"]
+        clock = self.clocks.setdefault(pid, {})
+        if kind == "recv":
+            sent, _ = self.in_flight.pop(event["id"])
+            for name, count in sent.items():
+                if clock.get(name, 0) < count:
+                    clock[name] = count
+        clock[pid] = clock.get(pid, 0) + 1
+        event["vc"] = dict(clock)
+        if kind == "send":
+            key = event["id"]
+            if key in self.in_flight:
+                raise TraceError(
+                    f"{self.source}:{line}: message id {key!r} is sent again while still in flight "
+                    f"(sent at line {self.in_flight[key][1]}): ids must be unique"
+                )
+            self.in_flight[key] = (event["vc"], line)
+        problem = check_event(event)
+        if problem:
+            raise TraceError(f"{self.source}:{line}: {problem}")
+        return event
+
+    def finish(self) -> None:
+        """TraceError for the first receive still waiting for its send."""
+        waiting = [q[0] for q in self.blocked.values() if q]
+        if not waiting:
+            return
+        recv = min(waiting, key=lambda e: e["_line"])
+        later = [
+            e for q in self.blocked.values() for e in q if e["event"] == "send" and e["id"] == recv["id"]
+        ]
+        why = (
+            f": its send (line {later[0]['_line']}) waits behind another receive that cannot happen first"
+            if later
+            else ""
+        )
+        raise TraceError(
+            f"{self.source}:{recv['_line']}: {recv['pid']} receives message {recv['id']!r}, which no send "
+            f"of the log carries{why}"
+        )
+
+
+def read_clockfree(
+    handle: IO[bytes], source: str, capacities: dict[str, int] | None = None
+) -> Iterator[dict]:
+    """The events of a clock-free JSON Lines log with their derived clocks, the run header first
+    (the log's own, or one naming no algorithm: ``shiviz.run_header``). TraceError naming ``source``
+    and the line for anything unreadable."""
+    deriver = _Deriver(source)
+    started = False
+    for number, raw in enumerate(handle, 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TraceError(
+                f"{source}:{number}: not UTF-8 text (byte {exc.start + 1} of the line)"
+            ) from None
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            raise TraceError(f"{source}:{number}: not JSON ({exc})") from None
+        where = f"{source}:{number}"
+        problem = _shape(event)
+        if problem:
+            raise TraceError(f"{where}: {problem}")
+        event["_line"] = number
+        if event["event"] == "run":
+            if started:
+                raise TraceError(f"{where}: a run header after the first event")
+            problem = check_event(event, first=True)
+            if problem:
+                raise TraceError(f"{where}: {problem}")
+            started = True
+            yield run_header(event, capacities)
+            continue
+        if not started:
+            started = True
+            yield run_header(None, capacities)
+        if "vc" in event:
+            raise TraceError(
+                f"{where}: a clock-free log carries no 'vc' (a trace with clocks is --format mutexlab)"
+            )
+        if event["event"] in _MESSAGE_KINDS and not isinstance(event.get("id"), (str, int)):
+            raise TraceError(f"{where}: a {event['event']} needs the 'id' its {_other(event)} carries too")
+        yield from deriver.take(event)
+    if not started:
+        raise TraceError(f"{source}: the log is empty (no events)")
+    deriver.finish()
+
+
+def _shape(event: object) -> str | None:
+    """What keeps a parsed line from being an event (as ``trace.check_event`` words it), or None."""
+    if not isinstance(event, dict):
+        return f"an event must be a JSON object, not {type(event).__name__}"
+    missing = [f for f in REQUIRED if f not in event]
+    if missing:
+        return f"event lacks {', '.join(missing)}"
+    if not isinstance(event["event"], str) or not isinstance(event["pid"], str):
+        return "'event' and 'pid' must be strings"
+    return None
+
+
+def _other(event: dict) -> str:
+    return "recv" if event["event"] == "send" else "send"

@@ -1,0 +1,136 @@
+"""``mutexlab verify`` on a log of any format: mutexlab's own trace, a ShiViz / GoVector log
+(shiviz.py), or clock-free JSON Lines (clockfree.py) — decided by the same audit, streamed
+(docs/verify-any-log.md).
+
+A foreign log becomes trace events (the run header first, every event with its vector clock and
+file line) that ``stream.StreamAudit`` takes exactly as it takes a trace file: bounded, settled
+capacity-1 intervals forgotten, when the file is in a causal order; otherwise read again keeping
+every interval, as ``verdict.verify_file`` does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ..trace import TraceError
+from .clockfree import read_clockfree
+from .exclusive import InexactStream
+from .shiviz import is_regex_line, read_shiviz
+from .stream import StreamAudit
+from .verdict import Verdict, verify_file
+
+FORMATS = ("auto", "mutexlab", "shiviz", "jsonl")
+SUBJECTS = {"shiviz": "ShiViz log", "jsonl": "JSON Lines log"}
+
+
+def detect(path: str | Path) -> str:
+    """The format of the log at ``path``, from its first lines: ``shiviz`` when the first is a
+    regex or no JSON (records of a regex); ``jsonl`` when the first event has no ``vc``, or the
+    run header says ``"format": "jsonl"`` (``export --format jsonl`` writes it); else ``mutexlab``
+    (whose reader names what is wrong with a file that is none of these)."""
+    try:
+        with open(path, "rb") as handle:
+            lines = (raw for raw in handle if raw.strip())
+            first = next(lines, None)
+            if first is None:
+                return "mutexlab"
+            try:
+                text = first.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                return "mutexlab"
+            if is_regex_line(text):
+                return "shiviz"
+            event = _json(text)
+            if event is None and not text.startswith(("{", "[", '"')):
+                return "shiviz"
+    except OSError as exc:
+        raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not isinstance(event, dict):
+        return "mutexlab"
+    if event.get("event") == "run":
+        return "jsonl" if event.get("format") == "jsonl" else "mutexlab"
+    return "mutexlab" if "vc" in event else "jsonl"
+
+
+def _json(text: str) -> object:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def read_log(
+    path: str | Path, fmt: str, capacities: dict[str, int] | None = None, regex: str | None = None
+) -> Iterator[dict]:
+    """The events of a foreign log (``shiviz`` or ``jsonl``), the run header first."""
+    with open(path, "rb") as handle:
+        if fmt == "shiviz":
+            yield from read_shiviz(handle, str(path), capacities, regex)
+        elif fmt == "jsonl":
+            yield from read_clockfree(handle, str(path), capacities)
+        else:
+            raise ValueError(f"not a foreign format: {fmt}")
+
+
+def verify_log(
+    path: str | Path,
+    fmt: str = "auto",
+    capacities: dict[str, int] | None = None,
+    regex: str | None = None,
+    seer: Callable[[], Callable[[dict], None]] | None = None,
+) -> Verdict:
+    """The verdict of the log at ``path`` in format ``fmt`` (``auto``: ``detect``). ``capacities``
+    (resource → K, patterns as in a run header) and ``regex`` apply to foreign logs only; ``seer``
+    as in ``verify_file``. TraceError (naming the file, and the line where there is one) when it
+    cannot be read."""
+    if fmt not in FORMATS:
+        raise TraceError(f"unknown log format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+    if fmt == "auto":
+        fmt = detect(path)
+    if fmt == "mutexlab":
+        if capacities:
+            raise TraceError(
+                f"{path}: a mutexlab trace's run header gives the capacities; --capacity is for foreign logs"
+            )
+        if regex is not None:
+            raise TraceError(f"{path}: --regex is for ShiViz logs, and this is a mutexlab trace")
+        return verify_file(path, seer)
+    if regex is not None and fmt != "shiviz":
+        raise TraceError(f"{path}: --regex is for ShiViz logs, not {fmt}")
+
+    def fed(audit: StreamAudit) -> StreamAudit:
+        see = seer() if seer is not None else None
+        try:
+            for event in read_log(path, fmt, capacities, regex):
+                audit.feed(event)
+                if see is not None:
+                    see(event)
+        except OSError as exc:
+            raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
+        return audit
+
+    try:
+        audit = fed(StreamAudit(bounded=True))
+    except InexactStream:  # not in a causal order: keep every interval
+        audit = fed(StreamAudit())
+    try:
+        verdict = audit.verdict()
+    except TraceError as exc:
+        raise TraceError(f"{path}: {exc}") from None
+    verdict.subject = SUBJECTS[fmt]
+    return verdict
+
+
+def parse_capacities(pairs: list[str]) -> dict[str, int]:
+    """``RESOURCE=K`` pairs (``--capacity``) as a capacities mapping; TraceError for a bad one."""
+    capacities: dict[str, int] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name or not value.strip().isdigit():
+            raise TraceError(
+                f"--capacity {pair!r}: write RESOURCE=K, K a whole number ≥ 0 (e.g. cs=1, 'reed:*=1')"
+            )
+        capacities[name] = int(value)
+    return capacities

@@ -1,0 +1,309 @@
+"""ShiViz / GoVector logs, read and written (docs/verify-any-log.md).
+
+A log is a sequence of records matched by a regular expression with the named groups ``host``,
+``clock`` (a JSON vector clock over host names) and ``event`` (the description), in JavaScript's
+``(?<name>…)`` syntax as ShiViz and GoVector write it. The default is GoVector's::
+
+    (?<host>\\S*) (?<clock>{.*})\\n(?<event>.*)
+
+ShiViz's file layout is honoured: when the first line is such a regex it is the log's, and the
+second line is the multiple-executions delimiter (blank: one execution). A record spans as many
+lines as its regex has ``\\n``; records are read one at a time, so a log of any length streams.
+
+Descriptions ``request R``, ``enter R`` and ``exit R`` (keywords in any case; ``R`` a resource,
+then optionally its units and a JSON object of further fields) are the audit's events; any other
+description is an ``other`` event, which only carries causality (its clock). A line
+``#mutexlab-run=<JSON>`` before the first record is a mutexlab run header (``export`` writes it:
+algorithm, processes, capacities, params); then a description ``KIND {JSON}`` is the mutexlab
+event KIND with those fields, so an exported trace reads back event for event.
+
+Unlike ShiViz, which skips text its regex does not match, a record that does not match is an
+error naming its line: an ``enter`` the audit did not read could hide a violation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from typing import IO
+
+from ..trace import TraceError, check_event
+
+DEFAULT_REGEX = r"(?<host>\S*) (?<clock>{.*})\n(?<event>.*)"
+GROUPS = ("host", "clock", "event")
+HEADER_PREFIX = "#mutexlab-run="
+AUDIT_KINDS = ("request", "enter", "exit")
+_KEYWORD = re.compile(r"\s*(request|enter|exit)\b", re.IGNORECASE)
+_AUDIT = re.compile(r"\s*(request|enter|exit)\s+([^\s{]\S*)(?:\s+(\d+))?(?:\s+(\{.*\}))?\s*", re.IGNORECASE)
+_EXPORTED = re.compile(r"\s*(\w+) (\{.*\})\s*")
+_OWN = ("event", "pid", "vc", "_line")
+
+
+def python_regex(js: str, what: str = "the log's regex") -> re.Pattern:
+    """``js`` (JavaScript's named groups ``(?<name>…)``, back-references ``\\k<name>``) compiled by
+    Python's ``re`` (``(?P<name>…)``, ``(?P=name)``), multi-line as ShiViz uses it; TraceError
+    when it does not compile or lacks a group of ``GROUPS``."""
+    py = re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", js)
+    py = re.sub(r"\\k<(\w+)>", r"(?P=\1)", py)
+    try:
+        pattern = re.compile(py, re.MULTILINE)
+    except re.error as exc:
+        raise TraceError(f"{what} {js!r} is not a regular expression Python reads: {exc}") from None
+    missing = [g for g in GROUPS if g not in pattern.groupindex]
+    if missing:
+        raise TraceError(f"{what} {js!r} lacks the named group(s) {', '.join(missing)} (host, clock, event)")
+    return pattern
+
+
+def is_regex_line(line: str) -> bool:
+    """Whether a log's first line is its regex (it names the three groups, either syntax)."""
+    return all(f"(?<{g}>" in line or f"(?P<{g}>" in line for g in GROUPS)
+
+
+def record_lines(js: str) -> int:
+    """How many lines a record of ``js`` spans: one, plus one per ``\\n`` it matches."""
+    return 1 + len(re.findall(r"(?<!\\)(?:\\\\)*\\n", js)) + js.count("\n")
+
+
+def _text_lines(handle: IO[bytes], source: str) -> Iterator[tuple[int, str]]:
+    for number, raw in enumerate(handle, 1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TraceError(
+                f"{source}:{number}: not UTF-8 text (byte {exc.start + 1} of the line)"
+            ) from None
+        yield number, text.rstrip("\r\n")
+
+
+def describe_event(text: str, exported: bool) -> dict:
+    """The event a description stands for, without pid and clock; ValueError when it starts with
+    an audit keyword but is not one (an ``enter`` misread would go unchecked)."""
+    found = _EXPORTED.fullmatch(text) if exported else None
+    if found is not None:
+        fields = json.loads(found.group(2))
+        if not isinstance(fields, dict):
+            raise ValueError("its fields must be a JSON object")
+        return {**fields, "event": found.group(1)}
+    found = _AUDIT.fullmatch(text)
+    if found is not None:
+        kind, resource, units, extra = found.groups()
+        event: dict = {"event": kind.lower()}
+        if extra is not None:
+            fields = json.loads(extra)
+            if not isinstance(fields, dict):
+                raise ValueError("its fields must be a JSON object")
+            event.update(fields)
+        event["resource"] = resource
+        if units is not None:
+            event["units"] = int(units)
+        return event
+    if _KEYWORD.match(text):
+        raise ValueError(
+            f"{text.strip()[:60]!r} starts like an audit event but is not "
+            "'request|enter|exit RESOURCE [UNITS] [{JSON}]'"
+        )
+    return {"event": "other"}
+
+
+def read_shiviz(
+    handle: IO[bytes], source: str, capacities: dict[str, int] | None = None, regex: str | None = None
+) -> Iterator[dict]:
+    """The events of a ShiViz log, the run header first (the log's own, or one naming no
+    algorithm with ``capacities``: default 1 for every resource, ``*``); each with ``_line``, the
+    first line of its record. TraceError naming ``source`` and the line for anything unreadable."""
+    lines = _text_lines(handle, source)
+    pending: list[tuple[int, str]] = []  # lines read but not consumed
+    first = next(lines, None)
+    js = regex
+    delimiter = None
+    given = regex is not None or (first is not None and is_regex_line(first[1]))
+    if first is not None and is_regex_line(first[1]):
+        js = js or first[1]
+        second = next(lines, None)
+        if second is not None and second[1].strip():
+            delimiter = _delimiter(second[1])
+    elif first is not None:
+        pending.append(first)
+    js = js or DEFAULT_REGEX
+    pattern = python_regex(js)
+    span = record_lines(js)
+    what = f"the log's regex {js}" if given else f"GoVector's regex {js} (nor a JSON event)"
+    header: dict | None = None
+    started = False
+    latest: dict[str, tuple[int, int]] = {}  # host → its own count at its latest record, and the line
+    stream = _chain(pending, lines)
+    for number, text in stream:
+        if not started and text.startswith(HEADER_PREFIX):
+            header = _header(text[len(HEADER_PREFIX) :], source, number)
+            continue
+        if not text.strip():
+            continue
+        if delimiter is not None and delimiter.search(text):
+            if started:
+                raise TraceError(
+                    f"{source}:{number}: a second execution starts here (the log's delimiter matches): "
+                    "verify one execution at a time"
+                )
+            continue
+        if not started:
+            started = True
+            yield run_header(header, capacities)
+        record = [(number, text)]
+        while len(record) < span:
+            more = next(stream, None)
+            if more is None:
+                break
+            record.append(more)
+        event = _record(record, pattern, what, source, header is not None, pending)
+        host, own = event["pid"], event["vc"][event["pid"]]
+        if own <= latest.get(host, (0, 0))[0]:
+            raise TraceError(
+                f"{source}:{number}: {host}'s own clock entry goes from {latest[host][0]} (line "
+                f"{latest[host][1]}) to {own}: a host's records must come in its own order"
+            )
+        latest[host] = (own, number)
+        yield event
+    if not started:
+        raise TraceError(f"{source}: the log is empty (no records)")
+
+
+def _delimiter(line: str) -> re.Pattern:
+    py = re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", line)
+    try:
+        return re.compile(py)
+    except re.error as exc:
+        raise TraceError(
+            f"the log's delimiter {line!r} is not a regular expression Python reads: {exc}"
+        ) from None
+
+
+def _chain(pending: list[tuple[int, str]], lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """The lines, taking back first what a record did not consume (``pending`` may grow)."""
+    while True:
+        if pending:
+            yield pending.pop(0)
+            continue
+        line = next(lines, None)
+        if line is None:
+            return
+        yield line
+
+
+def _record(
+    record: list[tuple[int, str]],
+    pattern: re.Pattern,
+    what: str,
+    source: str,
+    exported: bool,
+    pending: list[tuple[int, str]],
+) -> dict:
+    """The event of one record (its lines); ``what``: the regex, as an error names it."""
+    number = record[0][0]
+    joined = "\n".join(text for _, text in record)
+    found = pattern.search(joined)
+    if found is None or joined.count("\n", 0, found.start()) > 0:
+        if len(record) < record_lines(pattern.pattern):
+            raise TraceError(f"{source}:{number}: the log ends inside a record (not a record of {what})")
+        raise TraceError(f"{source}:{number}: not a record of {what}")
+    used = joined.count("\n", 0, found.end()) + 1
+    pending[:0] = record[used:]  # lines the record did not reach are read again
+    where = f"{source}:{number}"
+
+    def line_of(group: str) -> str:  # where a group of the record is, for an error about it
+        return f"{source}:{number + joined.count(chr(10), 0, max(found.start(group), 0))}"
+
+    host, clock_text, text = found.group("host"), found.group("clock"), found.group("event")
+    try:
+        clock = json.loads(clock_text)
+    except (ValueError, RecursionError) as exc:
+        raise TraceError(f"{line_of('clock')}: the clock {clock_text[:40]!r} is not JSON ({exc})") from None
+    try:
+        event = describe_event(text or "", exported)
+    except ValueError as exc:
+        raise TraceError(f"{line_of('event')}: {exc}") from None
+    event.update(pid=host, vc=clock, _line=number)
+    problem = check_event(event)
+    if problem:
+        raise TraceError(f"{where}: {problem}")
+    return event
+
+
+def _header(text: str, source: str, number: int) -> dict:
+    try:
+        header = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise TraceError(f"{source}:{number}: the mutexlab header is not JSON ({exc})") from None
+    problem = check_event(header, first=True)
+    if problem:
+        raise TraceError(f"{source}:{number}: {problem}")
+    header["_line"] = number
+    return header
+
+
+def run_header(header: dict | None, capacities: dict[str, int] | None) -> dict:
+    """The run header: the log's own (``--capacity`` over its capacities), or one for a log
+    without: no algorithm, processes learned from the log, 1 per resource unless told."""
+    if header is not None:
+        run = dict(header)
+        run["capacities"] = {**header["capacities"], **(capacities or {})}
+        return run
+    return {
+        "event": "run",
+        "pid": "run",
+        "algorithm": None,
+        "processes": {},
+        "capacities": {"*": 1, **(capacities or {})},
+        "params": {},
+        "_line": 0,
+    }
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+def _json(value: object) -> str:
+    """Compact JSON on one line, ASCII only (no character ShiViz's ``.`` would stop at)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=True)
+
+
+def description(event: dict) -> str:
+    """What ``describe_event`` reads back as ``event`` (without pid and clock)."""
+    kind = event["event"]
+    if kind in AUDIT_KINDS and isinstance(event.get("resource"), str):
+        resource = event["resource"]
+        if not resource or resource.startswith("{") or any(c.isspace() for c in resource):
+            raise TraceError(
+                f"line {event.get('_line', '?')}: the resource {resource!r} cannot be written in a log"
+            )
+        text = f"{kind} {resource}"
+        if "units" in event:
+            text += f" {event['units']}"
+        extra = {k: v for k, v in event.items() if k not in _OWN and k not in ("resource", "units")}
+        return text + (f" {_json(extra)}" if extra else "")
+    if not re.fullmatch(r"\w+", kind):
+        raise TraceError(
+            f"line {event.get('_line', '?')}: the event kind {kind!r} cannot be written in a log"
+        )
+    return f"{kind} {_json({k: v for k, v in event.items() if k not in _OWN})}"
+
+
+def write_shiviz(events: Iterable[dict], out: IO[str]) -> int:
+    """Write a mutexlab trace (its run header first) as a ShiViz log with GoVector's regex; the
+    number of records written."""
+    out.write(DEFAULT_REGEX + "\n\n")
+    written = 0
+    for event in events:
+        if event["event"] == "run":
+            header = {k: v for k, v in event.items() if k != "_line"}
+            out.write(HEADER_PREFIX + _json(header).replace(" ", "\\u0020") + "\n")
+            continue
+        host = event["pid"]
+        if not host or any(c.isspace() for c in host):
+            raise TraceError(
+                f"line {event.get('_line', '?')}: the process name {host!r} cannot be a ShiViz host"
+            )
+        out.write(f"{host} {_json(event['vc'])}\n{description(event)}\n")
+        written += 1
+    return written

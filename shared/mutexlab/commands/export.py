@@ -1,0 +1,76 @@
+"""``mutexlab export TRACE --format shiviz|jsonl [-o FILE]``: a mutexlab trace as another tool's
+log, read and written as a stream. ``shiviz``: GoVector's records (ShiViz opens it), the run
+header on a line ShiViz skips; ``jsonl``: the events without their clocks. Either reads back with
+``mutexlab verify`` to the same verdict. Exit 0 written, 2 when the trace cannot be read or the
+file cannot be written."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+
+from ..audit.shiviz import write_shiviz
+from ..trace import TraceError, parse_events
+from .common import fail
+from .registry import Command
+
+EXPORTS = ("shiviz", "jsonl")
+
+
+def arguments(p) -> None:
+    p.add_argument("trace", help="a JSON Lines trace written by simulate, replay, run or the monitor")
+    p.add_argument(
+        "--format",
+        choices=EXPORTS,
+        default="shiviz",
+        help="shiviz (default: a GoVector-style log for ShiViz) or jsonl (clock-free JSON Lines)",
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="where to write the log (default: standard output)")
+
+
+def _clock_free(events, out) -> int:
+    """The events without their clocks; the run header says ``"format": "jsonl"`` (what ``verify``
+    tells the format by)."""
+    written = 0
+    for event in events:
+        line = {k: v for k, v in event.items() if k not in ("vc", "_line")}
+        if event["event"] == "run":
+            line["format"] = "jsonl"
+        else:
+            written += 1
+        out.write(json.dumps(line, separators=(",", ":")) + "\n")
+    return written
+
+
+def run(args) -> int:
+    if args.output and Path(args.output).resolve() == Path(args.trace).resolve():
+        return fail(f"the log would overwrite its own trace {args.trace}; choose another name with -o")
+    write = write_shiviz if args.format == "shiviz" else _clock_free
+    try:
+        with open(args.trace, "rb") as source:
+            target = open(args.output, "w", encoding="utf-8") if args.output else nullcontext(sys.stdout)
+            with target as out:
+                written = write(parse_events(source, args.trace), out)
+    except TraceError as exc:
+        message = str(exc)
+        return fail(message if message.startswith(args.trace) else f"{args.trace}: {message}")
+    except OSError as exc:
+        return fail(
+            f"cannot {'read' if exc.filename == args.trace else 'write'} {exc.filename}: {exc.strerror or exc}"
+        )
+    if args.output:
+        print(f"{args.format} log written to {args.output} ({written:,} events)")
+    return 0
+
+
+COMMAND = Command(
+    "export",
+    "write a trace as a ShiViz log or as clock-free JSON Lines",
+    """Write a mutexlab trace as a GoVector-style log that ShiViz opens (--format shiviz, the default) or as
+    clock-free JSON Lines (--format jsonl). mutexlab verify judges either exactly as it judges the trace.
+    Exit 2 when the trace cannot be read or the log cannot be written.""",
+    run,
+    arguments,
+)
