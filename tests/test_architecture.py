@@ -22,6 +22,7 @@ LAYERS = [
         "machine",
         "messages",
         "protocol",
+        "reduction",
         "setup",
         "show",
         "spec",

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..protocols.registry import build_setup
+from ..protocols.registry import SPECS, build_setup, spec_of
+from ..reduction import CANONICAL, CLOCKS, RETIRED, SENDS, Reductions
 from ..setup import ConfigError, Setup
 from . import SEARCHES
-from .elves_reductions import applies as elves_applies
 from .model import Model
 from .por import NAME as POR
 from .por import PartialOrder
 from .properties import INVARIANT_READS, invariant_for
-from .reductions import ClockShift, ElvesClockShift, RetiredClocks, canonical_for, sends_to_for
+from .reductions import ClockShift, Note, choose, por_note
 from .search import Result, Search
 
 
@@ -36,38 +36,55 @@ class CheckConfig:
         return build_setup(self.algorithm, self.processes, dict(self.options), self.seed)
 
 
+def declared_for(algorithm: str) -> list[Reductions]:
+    """Every declaration that may cover a setup of ``algorithm``: its spec's (a plugin module's
+    own ``SPEC``, or its ``FAMILY``'s) first, then every registered algorithm's. Which one
+    applies is decided by the processes' exact classes alone (``reductions.choose``)."""
+    found = [spec_of(algorithm), *SPECS.values()]
+    return [d for d in (s.declared_reductions() for s in found if s is not None) if d is not None]
+
+
 def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
     if config.search not in SEARCHES:
         raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {config.search!r}")
     if config.duplicate < 0:
         raise ConfigError(f"duplicate must be ≥ 0, got {config.duplicate}")
     setup = setup if setup is not None else config.setup()
-    canonical = canonical_for(setup.protocols.values()) if config.reductions else None
-    model = Model(setup, reorder=config.reorder, duplicate=config.duplicate, canonical=canonical)
-    model.reductions = ["canonical snapshots"] if canonical is not None else []
-    if config.reductions and not config.reorder and not config.duplicate and ClockShift.applies(setup):
-        model.normalise = (ElvesClockShift if elves_applies(setup.protocols.values()) else ClockShift)(model)
-        model.reductions.append("clock-offset normalisation")
-        if isinstance(model.normalise, ElvesClockShift):
-            model.reductions.append("retired clocks")  # theirs, inside the shift
-        elif RetiredClocks.applies(setup):
-            model.normalise = RetiredClocks(model, model.normalise)
-            model.reductions.append("retired clocks")
-    invariant, _ = invariant_for(model.setup.algorithm)
+    faults = "--reorder" if config.reorder else "--duplicate" if config.duplicate else None
+    choice = choose(setup.protocols.values(), declared_for(config.algorithm), config.reductions, faults)
+    model = Model(setup, reorder=config.reorder, duplicate=config.duplicate, canonical=choice.canonical)
+    model.reductions = [CANONICAL] if choice.canonical is not None else []
+    model.notes = choice.notes
+    if choice.clocks is not None:
+        model.normalise = ClockShift(model, choice.clocks, choice.retired)
+        model.reductions += [CLOCKS, RETIRED] if choice.retired is not None else [CLOCKS]
     family = model.setup.algorithm
-    if (
-        config.reductions
-        and config.partial_order
-        and PartialOrder.applies(model, invariant, family in INVARIANT_READS)
-    ):
-        protocols = model.setup.protocols.values()
+    invariant, _ = invariant_for(family)
+    if not config.reductions:
+        return model
+    if not config.partial_order:
+        off = "--no-partial-order"
+    elif PartialOrder.applies(model, invariant, family in INVARIANT_READS):
+        sends = choice.sends
         model.por = PartialOrder(
             model,
             INVARIANT_READS.get(family),
-            sends_to_for(protocols),
-            reads_receiver=elves_applies(protocols),
+            sends.may_send if sends is not None else None,
+            reads_receiver=sends is not None and sends.reads_receiver,
         )
         model.reductions.append(POR)
+        model.notes.append(por_note(True))
+        return model
+    elif faults:
+        off = f"off with {faults} (a message sent on such a link adds a step to the receiver's set)"
+    elif model.n < 2:
+        off = "one process: nothing to interleave"
+    else:
+        off = "the scenario's invariant does not say what it reads of a process"
+    model.notes = [
+        Note(SENDS, False, "partial-order reduction is off") if n.name == SENDS else n for n in model.notes
+    ]
+    model.notes.append(por_note(False, off))
     return model
 
 

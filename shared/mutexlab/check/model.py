@@ -80,6 +80,7 @@ class Model:
         self.canonical = canonical
         self.normalise: Callable[[tuple], tuple] | None = None  # a world-level reduction
         self.reductions: list[str] = []  # the names of those in use
+        self.notes: list[Any] = []  # each reduction, applied or not, and why (reductions.notes_of)
         self.por: Any = None  # a PartialOrder (por.py) choosing the steps to explore, or None
         self.por_dropped = False  # the reduced graph had a cycle: searched again without it
         # links: every ordered pair of distinct processes
