@@ -17,7 +17,7 @@ Core layer: plain data.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -115,3 +115,44 @@ class Reductions:
             RETIRED: self.retired.why if self.retired else None,
             SENDS: self.sends.why if self.sends else None,
         }
+
+    def normal_form(
+        self, protocols: Mapping[int, Any], links: Mapping[tuple[int, int], Sequence[Any]]
+    ) -> tuple:
+        """A world (processes by pid, messages in flight per (sender, receiver) link, oldest
+        first) as these reductions key it: shifted down to its smallest live timestamp (dead
+        messages' timestamps 0), each process by its canonical key. Two worlds with the same
+        normal form behave the same from then on, up to a clock offset — which is what a
+        replayed loop must come back to (``sim/scripted.py``). Retired clocks are left out:
+        a loop never comes back once every process is done requesting."""
+        procs = dict(sorted(protocols.items()))
+        flight = [(link, list(queue)) for link, queue in sorted(links.items()) if queue]
+        clocks = self.clocks
+        if clocks is not None:
+
+            def dead(link: tuple[int, int], msg: Any) -> bool:
+                return clocks.dead is not None and clocks.dead(msg, procs[link[1]])
+
+            def stamps(msg: Any) -> list[str]:
+                return [f for f in clocks.stamps if hasattr(msg, f)]
+
+            lows = [clocks.low(p) for p in procs.values()]
+            lows += [getattr(m, f) for link, q in flight for m in q if not dead(link, m) for f in stamps(m)]
+            d = min(lows, default=NOTHING_LIVE)
+            d = 0 if d == NOTHING_LIVE else d
+            procs = {pid: clocks.shift(p, d) if d else p for pid, p in procs.items()}
+            flight = [
+                (
+                    link,
+                    [
+                        m.model_copy(update={f: 0 if dead(link, m) else getattr(m, f) - d for f in stamps(m)})
+                        for m in q
+                    ],
+                )
+                for link, q in flight
+            ]
+        key = self.canonical.key if self.canonical is not None else (lambda p: p.snapshot())
+        return (
+            tuple(key(p) for p in procs.values()),
+            tuple((link, tuple(m.model_dump_json() for m in q)) for link, q in flight),
+        )

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..protocols.registry import SPECS, build_setup, spec_of
+from ..protocols.registry import build_setup, declarations
 from ..reduction import CANONICAL, CLOCKS, RETIRED, SENDS, Reductions
 from ..setup import ConfigError, Setup
 from . import SEARCHES
+from .endless import unbounded
 from .model import Model
 from .por import NAME as POR
 from .por import PartialOrder
@@ -31,17 +32,15 @@ class CheckConfig:
     duplicate: int = 0
     exact: bool = False  # store whole worlds instead of fingerprints (cross-checks)
     partial_order: bool = True  # with reductions: partial-order reduction too (off: to compare)
+    endless: bool = False  # every process requests forever (model.py); the options ask for none
 
     def setup(self) -> Setup:
         return build_setup(self.algorithm, self.processes, dict(self.options), self.seed)
 
 
 def declared_for(algorithm: str) -> list[Reductions]:
-    """Every declaration that may cover a setup of ``algorithm``: its spec's (a plugin module's
-    own ``SPEC``, or its ``FAMILY``'s) first, then every registered algorithm's. Which one
-    applies is decided by the processes' exact classes alone (``reductions.choose``)."""
-    found = [spec_of(algorithm), *SPECS.values()]
-    return [d for d in (s.declared_reductions() for s in found if s is not None) if d is not None]
+    """The declarations that may cover a setup of ``algorithm`` (``registry.declarations``)."""
+    return declarations(algorithm)
 
 
 def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
@@ -51,8 +50,15 @@ def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
         raise ConfigError(f"duplicate must be ≥ 0, got {config.duplicate}")
     setup = setup if setup is not None else config.setup()
     faults = "--reorder" if config.reorder else "--duplicate" if config.duplicate else None
-    choice = choose(setup.protocols.values(), declared_for(config.algorithm), config.reductions, faults)
-    model = Model(setup, reorder=config.reorder, duplicate=config.duplicate, canonical=choice.canonical)
+    protocols = setup.protocols.values()
+    choice = choose(protocols, declared_for(config.algorithm), config.reductions, faults, config.endless)
+    model = Model(
+        setup,
+        reorder=config.reorder,
+        duplicate=config.duplicate,
+        canonical=choice.canonical,
+        endless=config.endless,
+    )
     model.reductions = [CANONICAL] if choice.canonical is not None else []
     model.notes = choice.notes
     if choice.clocks is not None:
@@ -64,6 +70,8 @@ def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
         return model
     if not config.partial_order:
         off = "--no-partial-order"
+    elif config.endless:
+        off = "off with --endless: its graph has cycles, and liveness needs the full graph's"
     elif PartialOrder.applies(model, invariant, family in INVARIANT_READS):
         sends = choice.sends
         model.por = PartialOrder(
@@ -82,7 +90,8 @@ def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
     else:
         off = "the scenario's invariant does not say what it reads of a process"
     model.notes = [
-        Note(SENDS, False, "partial-order reduction is off") if n.name == SENDS else n for n in model.notes
+        Note(SENDS, False, "partial-order reduction is off") if n.name == SENDS and n.applied else n
+        for n in model.notes
     ]
     model.notes.append(por_note(False, off))
     return model
@@ -91,8 +100,13 @@ def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
 def run_check(
     config: CheckConfig, progress: Callable | None = None, setup: Setup | None = None
 ) -> tuple[Result, Model]:
-    """Check ``config`` (``setup``: a ready setup, e.g. of a deliberately broken variant)."""
+    """Check ``config`` (``setup``: a ready setup, e.g. of a deliberately broken variant).
+    Raises ConfigError for an endless workload whose worlds are infinite (``endless.py``)."""
     model = build_model(config, setup)
+    if config.endless:
+        growing = unbounded(build_model(config, setup))  # its own tables: the search's stay as they were
+        if growing is not None:
+            raise ConfigError(growing)
     invariant, _ = invariant_for(model.setup.algorithm)
     search = Search(model, invariant, config.max_states, config.max_memory_mb, config.exact, progress)
     result = search.dfs() if config.search == "dfs" else search.bfs()

@@ -75,11 +75,18 @@ def _names(classes) -> str:
     return ", ".join(sorted({c.__name__ for c in classes}))
 
 
-def choose(protocols, candidates: list[Reductions], on: bool, faults: str | None) -> Choice:
+ENDLESS_OFF = (
+    "off with --endless: it rests on the workload's budget of requests, which an endless one does not use"
+)
+
+
+def choose(
+    protocols, candidates: list[Reductions], on: bool, faults: str | None, endless: bool = False
+) -> Choice:
     """The reductions of the first of ``candidates`` that covers every one of ``protocols``
     (``on``: reductions wanted at all; ``faults``: the flag that makes links reorder or
-    duplicate, if any). Partial-order reduction is decided by the engine (it depends on the
-    scenario's invariant)."""
+    duplicate, if any; ``endless``: processes request forever). Partial-order reduction is
+    decided by the engine (it depends on the scenario's invariant)."""
     protocols = list(protocols)
     classes = {type(p) for p in protocols}
     declared = next((d for d in candidates if d.covers(protocols)), None)
@@ -105,6 +112,8 @@ def choose(protocols, candidates: list[Reductions], on: bool, faults: str | None
             notes.append(Note(name, False, f"not declared by {who}"))
         elif name in (CLOCKS, RETIRED) and faults:
             notes.append(Note(name, False, f"off with {faults} (it does not rewrite those links' entries)"))
+        elif name in (RETIRED, SENDS) and endless:
+            notes.append(Note(name, False, ENDLESS_OFF))
         else:
             notes.append(Note(name, True, f"declared by {who}: {reason}"))
     applied = {n.name for n in notes if n.applied}

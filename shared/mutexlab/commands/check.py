@@ -91,6 +91,16 @@ def _common(p) -> None:
     add_json_argument(g, "outcome")
 
 
+def _mutex_arguments(p) -> None:
+    p.add_argument(
+        "--endless",
+        action="store_true",
+        help="every node requests forever (instead of --requests): starvation shows as a cycle. "
+        "Refused up front when the clocks would make the worlds infinite",
+    )
+    _common(p)
+
+
 def _variant_arguments(family: str, seed: str, zero_clocks: bool = False) -> Callable[..., None]:
     """The bees' and the elves' flags besides their configuration: a seed (``seed``: what it
     draws), the module to check (a variant) and the search's."""
@@ -131,7 +141,9 @@ def config_of(args) -> CheckConfig:
     scenario = args.scenario_config(args)
     options = dict(scenario.options)
     if args.family == "mutex":
-        return CheckConfig(scenario.algorithm, scenario.processes, options, 0, **limits)
+        if args.endless:
+            options["requests"] = 0  # no budget: the checker asks for every request (model.py)
+        return CheckConfig(scenario.algorithm, scenario.processes, options, 0, endless=args.endless, **limits)
     if args.family == "bees" and args.zero_clocks:
         options["initial_clocks"] = {str(pid): 0 for pid in range(1, scenario.processes + 1)}
     return CheckConfig(args.algorithm, scenario.processes, options, args.seed, **limits)
@@ -181,7 +193,8 @@ def describe_config(config: CheckConfig) -> str:
     faults = (", links reorder" if config.reorder else "") + (
         f", up to {count(config.duplicate, 'duplicate')} per message" if config.duplicate else ""
     )
-    return f"{config.algorithm}: {config.processes} processes ({opts}), seed {config.seed}{faults}"
+    endless = ", endless requests" if config.endless else ""
+    return f"{config.algorithm}: {config.processes} processes ({opts}), seed {config.seed}{endless}{faults}"
 
 
 def summary(config: CheckConfig, result, model, scenario_path, reproduced, cross=None) -> dict:
@@ -197,6 +210,7 @@ def summary(config: CheckConfig, result, model, scenario_path, reproduced, cross
         "reductions": model.reductions,
         "reduction_notes": [n.as_dict() for n in notes_of(model)],
         "partial_order_dropped": model.por_dropped,
+        "endless": config.endless,
         "reorder": config.reorder,
         "duplicate": config.duplicate,
         "states": result.states,
@@ -243,6 +257,7 @@ def render(s: dict) -> str:
         f"{s['algorithm']}: {s['processes']} processes, "
         + ", ".join(f"{k}={v}" for k, v in s["options"].items())
         + f", seed {s['seed']}"
+        + (", endless requests" if s["endless"] else "")
         + (", links reorder" if s["reorder"] else "")
         + (f", up to {count(s['duplicate'], 'duplicate')} per message" if s["duplicate"] else "")
         + f" — {'depth' if s['search'] == 'dfs' else 'breadth'}-first, reductions: "
@@ -385,7 +400,7 @@ COMMAND = Command(
             "mutex",
             "a classic algorithm: N nodes, M requests each",
             run,
-            _common,
+            _mutex_arguments,
             "Model-check a classic algorithm. Same configuration flags as `simulate mutex` (timing flags aside).",
             modules=True,
             requests=1,
