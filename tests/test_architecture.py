@@ -23,6 +23,7 @@ LAYERS = [
         "machine",
         "messages",
         "protocol",
+        "reduction",
         "setup",
         "show",
         "spec",

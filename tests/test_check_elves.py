@@ -1,4 +1,4 @@
-"""The elves' reductions in ``mutexlab check`` (``check/elves_reductions.py``): dead variables in
+"""The elves' reductions in ``mutexlab check`` (``protocols/elves_reductions.py``): dead variables in
 the key, the clock shift with dead messages, retired clocks in the last round, and the send
 rule of partial-order reduction. Each is shown sound by a differential test (with it and
 without it: the same verdict, never more worlds, the same reachable holdings and process
@@ -7,15 +7,19 @@ reduction."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from mutexlab_broken import elves_variants as variants
 from mutexlab_broken import recast
 from test_check import only_finding
 
-from mutexlab.check import elves_reductions, engine, properties, reductions
+from mutexlab.check import properties
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.protocols import elves as E
+from mutexlab.protocols import elves_reductions
 from mutexlab.protocols.registry import make_setup
+from mutexlab.reduction import Canonical, SendBound
 
 SCARCE_PINS = dict(pins=1, poison=2, contracts=2, hamsters=[1, 2], rounds=1)
 CORRECT = [
@@ -28,24 +32,30 @@ CORRECT = [
 IDS = ["scarce-pins", "two-rounds", "scarce-poison", "second-contracts", "multi-unit"]
 
 
+def declare(monkeypatch, **changes):
+    """The elves' declaration (as it stands: perhaps already broken) with ``changes``. The spec
+    reads ``elves_reductions.REDUCTIONS`` when asked, so this is what ``check`` applies."""
+    monkeypatch.setattr(elves_reductions, "REDUCTIONS", replace(elves_reductions.REDUCTIONS, **changes))
+
+
 def _no_canonical(monkeypatch):
-    monkeypatch.setattr(engine, "canonical_for", lambda protocols: None)
+    declare(monkeypatch, canonical=None)
 
 
 def _no_clock_shift(monkeypatch):
-    monkeypatch.setattr(engine.ClockShift, "applies", staticmethod(lambda setup: False))
+    declare(monkeypatch, clocks=None, retired=None)
 
 
 def _no_retired_clocks(monkeypatch):
-    monkeypatch.setattr(elves_reductions, "will_not_request", lambda p, final: False)
+    declare(monkeypatch, retired=None)
 
 
 def _no_dead_messages(monkeypatch):
-    monkeypatch.setattr(elves_reductions, "dead_message", lambda msg, receiver: False)
+    declare(monkeypatch, clocks=replace(elves_reductions.REDUCTIONS.clocks, dead=None))
 
 
 def _no_send_rule(monkeypatch):
-    monkeypatch.setattr(engine, "sends_to_for", lambda protocols: None)
+    declare(monkeypatch, sends=None)
 
 
 # (name, switch it off, partial-order reduction on in both runs)
@@ -148,8 +158,7 @@ def _contract_requests_dead_while_asking(monkeypatch):
             return key[:5] + (None,) + key[6:]
         return key
 
-    monkeypatch.setattr(elves_reductions, "canonical", wrong)
-    monkeypatch.setattr(engine, "canonical_for", lambda protocols: wrong)
+    declare(monkeypatch, canonical=Canonical(wrong, "broken on purpose"))
 
 
 def _contract_requests_not_shifted(monkeypatch):
@@ -162,15 +171,15 @@ def _contract_requests_not_shifted(monkeypatch):
             twin.contract_requests = set(p.contract_requests)
         return twin
 
-    monkeypatch.setattr(elves_reductions, "shift", wrong)
-    monkeypatch.setattr(reductions, "ELVES_SHIFT", (reductions._elves_low, wrong))
+    declare(monkeypatch, clocks=replace(elves_reductions.REDUCTIONS.clocks, shift=wrong))
 
 
 def _retired_too_early(monkeypatch):
     """Retired clocks for an elf that may still ask for a contract (the count of known contract
     requests left out)."""
 
-    def wrong(p, final):
+    def wrong(p, pending, setup):
+        final = max(len(q.plan) for q in setup.protocols.values() if isinstance(q, E.Mayor))
         if isinstance(p, E.Mayor):
             return p.round == final
         return p.state is E.ELF_DONE or (
@@ -179,7 +188,7 @@ def _retired_too_early(monkeypatch):
             and (p.state is E.INITIAL or p.phase == E.POISON or p.state is E.ELF_FINISHED)
         )
 
-    monkeypatch.setattr(elves_reductions, "will_not_request", wrong)
+    declare(monkeypatch, retired=replace(elves_reductions.REDUCTIONS.retired, done=wrong))
 
 
 def _live_messages_dead(monkeypatch):
@@ -192,7 +201,7 @@ def _live_messages_dead(monkeypatch):
             and msg.round <= receiver.round
         )
 
-    monkeypatch.setattr(elves_reductions, "dead_message", wrong)
+    declare(monkeypatch, clocks=replace(elves_reductions.REDUCTIONS.clocks, dead=wrong))
 
 
 def _initial_elf_silent(monkeypatch):
@@ -202,7 +211,7 @@ def _initial_elf_silent(monkeypatch):
     def wrong(q, pending, inflight, x):
         return False if isinstance(q, E.Elf) and q.state is E.INITIAL else right(q, pending, inflight, x)
 
-    monkeypatch.setattr(engine, "sends_to_for", lambda protocols: wrong)
+    declare(monkeypatch, sends=SendBound(wrong, "broken on purpose", reads_receiver=True))
 
 
 MUTATIONS = [
@@ -267,8 +276,10 @@ def test_every_broken_elf_gives_the_same_finding_with_and_without_reductions(
     plain, _ = check(reductions=False)
     reduced, model = check()
     assert "canonical snapshots" not in model.reductions  # exact classes only
-    if cls in COVERED:
-        monkeypatch.setattr(elves_reductions, "CLASSES", elves_reductions.CLASSES | {cls})
+    if cls in COVERED:  # declared for the variant too, as its author would
+        monkeypatch.setattr(
+            elves_reductions, "REDUCTIONS", elves_reductions.REDUCTIONS.only(E.Mayor, E.Elf, cls)
+        )
         reduced, model = check()
         assert "retired clocks" in model.reductions and model.por.sends_to is elves_reductions.sends_to
     a, b = only_finding(plain, kind), only_finding(reduced, kind)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .messages import Codec
+from .reduction import Reductions
 from .setup import Setup
 
 Family = Literal["classic", "bees", "elves"]
@@ -54,6 +55,13 @@ class AlgorithmSpec:
     fixed_roles: tuple[str, ...] = ()  # one member each, outside P (the elves' mayor)
     options: dict[str, str] = field(default_factory=dict)  # --option key → one-line help
     literature: dict[str, Figure] = field(default_factory=dict)  # "messages", "sync" → figure
+    # what ``check`` may reduce, for exact classes only (reduction.py); a function returning it
+    # when the declaration's module imports the protocol's
+    reductions: Reductions | Callable[[], Reductions] | None = None
+
+    def declared_reductions(self) -> Reductions | None:
+        found = self.reductions
+        return found() if callable(found) else found
 
     @property
     def roles(self) -> tuple[str, ...]:

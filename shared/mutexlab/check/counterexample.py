@@ -100,8 +100,9 @@ def reproduces(scenario: dict, finding: Finding) -> tuple[bool, str]:
     if finding.kind == "liveness":
         loop = result.loop or {}
         ok = bool(loop.get("closes")) and set(finding.processes) <= set(loop.get("waiting", []))
+        up_to = f" (up to {loop['up_to']})" if loop.get("up_to") else ""
         return ok, (
-            f"the cycle returns to its start; waiting throughout: {', '.join(loop.get('waiting', []))}"
+            f"the cycle returns to its start{up_to}; waiting throughout: {', '.join(loop.get('waiting', []))}"
             if loop.get("closes")
             else "the cycle does not return to its start"
         )

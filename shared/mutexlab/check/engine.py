@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..protocols.registry import build_setup
+from ..protocols.registry import build_setup, declarations
+from ..reduction import CANONICAL, CLOCKS, RETIRED, SENDS, Reductions
 from ..setup import ConfigError, Setup
 from . import SEARCHES
-from .elves_reductions import applies as elves_applies
+from .endless import unbounded
 from .model import Model
 from .por import NAME as POR
 from .por import PartialOrder
 from .properties import INVARIANT_READS, invariant_for
-from .reductions import ClockShift, ElvesClockShift, RetiredClocks, canonical_for, sends_to_for
+from .reductions import ClockShift, Note, choose, por_note
 from .search import Result, Search
 
 
@@ -31,9 +32,15 @@ class CheckConfig:
     duplicate: int = 0
     exact: bool = False  # store whole worlds instead of fingerprints (cross-checks)
     partial_order: bool = True  # with reductions: partial-order reduction too (off: to compare)
+    endless: bool = False  # every process requests forever (model.py); the options ask for none
 
     def setup(self) -> Setup:
         return build_setup(self.algorithm, self.processes, dict(self.options), self.seed)
+
+
+def declared_for(algorithm: str) -> list[Reductions]:
+    """The declarations that may cover a setup of ``algorithm`` (``registry.declarations``)."""
+    return declarations(algorithm)
 
 
 def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
@@ -42,40 +49,64 @@ def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
     if config.duplicate < 0:
         raise ConfigError(f"duplicate must be ≥ 0, got {config.duplicate}")
     setup = setup if setup is not None else config.setup()
-    canonical = canonical_for(setup.protocols.values()) if config.reductions else None
-    model = Model(setup, reorder=config.reorder, duplicate=config.duplicate, canonical=canonical)
-    model.reductions = ["canonical snapshots"] if canonical is not None else []
-    if config.reductions and not config.reorder and not config.duplicate and ClockShift.applies(setup):
-        model.normalise = (ElvesClockShift if elves_applies(setup.protocols.values()) else ClockShift)(model)
-        model.reductions.append("clock-offset normalisation")
-        if isinstance(model.normalise, ElvesClockShift):
-            model.reductions.append("retired clocks")  # theirs, inside the shift
-        elif RetiredClocks.applies(setup):
-            model.normalise = RetiredClocks(model, model.normalise)
-            model.reductions.append("retired clocks")
-    invariant, _ = invariant_for(model.setup.algorithm)
+    faults = "--reorder" if config.reorder else "--duplicate" if config.duplicate else None
+    protocols = setup.protocols.values()
+    choice = choose(protocols, declared_for(config.algorithm), config.reductions, faults, config.endless)
+    model = Model(
+        setup,
+        reorder=config.reorder,
+        duplicate=config.duplicate,
+        canonical=choice.canonical,
+        endless=config.endless,
+    )
+    model.reductions = [CANONICAL] if choice.canonical is not None else []
+    model.notes = choice.notes
+    if choice.clocks is not None:
+        model.normalise = ClockShift(model, choice.clocks, choice.retired)
+        model.reductions += [CLOCKS, RETIRED] if choice.retired is not None else [CLOCKS]
     family = model.setup.algorithm
-    if (
-        config.reductions
-        and config.partial_order
-        and PartialOrder.applies(model, invariant, family in INVARIANT_READS)
-    ):
-        protocols = model.setup.protocols.values()
+    invariant, _ = invariant_for(family)
+    if not config.reductions:
+        return model
+    if not config.partial_order:
+        off = "--no-partial-order"
+    elif config.endless:
+        off = "off with --endless: its graph has cycles, and liveness needs the full graph's"
+    elif PartialOrder.applies(model, invariant, family in INVARIANT_READS):
+        sends = choice.sends
         model.por = PartialOrder(
             model,
             INVARIANT_READS.get(family),
-            sends_to_for(protocols),
-            reads_receiver=elves_applies(protocols),
+            sends.may_send if sends is not None else None,
+            reads_receiver=sends is not None and sends.reads_receiver,
         )
         model.reductions.append(POR)
+        model.notes.append(por_note(True))
+        return model
+    elif faults:
+        off = f"off with {faults} (a message sent on such a link adds a step to the receiver's set)"
+    elif model.n < 2:
+        off = "one process: nothing to interleave"
+    else:
+        off = "the scenario's invariant does not say what it reads of a process"
+    model.notes = [
+        Note(SENDS, False, "partial-order reduction is off") if n.name == SENDS and n.applied else n
+        for n in model.notes
+    ]
+    model.notes.append(por_note(False, off))
     return model
 
 
 def run_check(
     config: CheckConfig, progress: Callable | None = None, setup: Setup | None = None
 ) -> tuple[Result, Model]:
-    """Check ``config`` (``setup``: a ready setup, e.g. of a deliberately broken variant)."""
+    """Check ``config`` (``setup``: a ready setup, e.g. of a deliberately broken variant).
+    Raises ConfigError for an endless workload whose worlds are infinite (``endless.py``)."""
     model = build_model(config, setup)
+    if config.endless:
+        growing = unbounded(build_model(config, setup))  # its own tables: the search's stay as they were
+        if growing is not None:
+            raise ConfigError(growing)
     invariant, _ = invariant_for(model.setup.algorithm)
     search = Search(model, invariant, config.max_states, config.max_memory_mb, config.exact, progress)
     result = search.dfs() if config.search == "dfs" else search.bfs()

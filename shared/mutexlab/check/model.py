@@ -19,6 +19,11 @@ decision. This is exactly ``explore()``'s world and step; what differs is the re
   ``hash`` of that tuple (all ints, so the same in every process and run —
   ``PYTHONHASHSEED`` does not affect it), and a step rebuilds only that flat tuple.
 
+An **endless workload** (``endless``, for processes with the classic local inputs): every process
+has a ``request`` pending from the start and again after each ``exit``, whatever its budget —
+processes request forever, so starvation shows as a cycle. (The setup gives no budget:
+``requests`` 0, so the protocol schedules nothing itself.)
+
 Faults, off by default (they leave the algorithms' model on purpose):
 * ``reorder``: a link is a multiset, any message in flight may be delivered next;
 * ``duplicate = D``: each message may be delivered up to D extra times; a duplicate is
@@ -69,8 +74,10 @@ class Model:
         reorder: bool = False,
         duplicate: int = 0,
         canonical: Callable[[Any], Any] | None = None,
+        endless: bool = False,
     ) -> None:
         self.setup = setup
+        self.endless = endless
         self.names = setup.names
         self.pids = sorted(setup.protocols)
         self.n = n = len(self.pids)
@@ -80,6 +87,7 @@ class Model:
         self.canonical = canonical
         self.normalise: Callable[[tuple], tuple] | None = None  # a world-level reduction
         self.reductions: list[str] = []  # the names of those in use
+        self.notes: list[Any] = []  # each reduction, applied or not, and why (reductions.notes_of)
         self.por: Any = None  # a PartialOrder (por.py) choosing the steps to explore, or None
         self.por_dropped = False  # the reduced graph had a cycle: searched again without it
         # links: every ordered pair of distinct processes
@@ -208,6 +216,10 @@ class Model:
             if code & 1:
                 action = self.actions[code >> 1]
                 got = self.run_input(self.owner[sid], proto, lambda p: p.on_local(action))
+                if self.endless and action == "exit" and got.error is None:
+                    again = self.action_id("request")  # endless: wants it again
+                    if again not in got.schedules:
+                        got = got._replace(schedules=got.schedules + (again,))
             else:
                 msg = self.messages[code >> 1]
                 got = self.run_input(self.owner[sid], proto, lambda p: p.on_message(msg))
@@ -280,6 +292,8 @@ class Model:
             self.start_transitions.append((i, t))
             if t.error:
                 raise ProtocolError(f"{self.names[pid]} cannot start: {t.error}")
+            if self.endless and self.action_id("request") not in t.schedules:
+                t = t._replace(schedules=t.schedules + (self.action_id("request"),))
             states[i] = t.state
             world[i] = t.state
             overfull = self._apply_effects(world, i, t) or overfull

@@ -13,9 +13,9 @@ run of steps outside S can change what S's steps are or what they do: outside st
 behind messages already waiting for S. So ample(S) is *persistent* (Godefroid): every run from
 the world begins, up to commuting independent steps, with a step of ample(S). S is found by
 closing {p} under "q is added when the link q→x into some x in S is empty and q may send to x
-before anyone in S moves". "May send" is always true unless the protocol gives a bound
-(``reductions.SENDS_TO``: Ricart–Agrawala, the bees; ``elves_reductions.sends_to``, which also
-reads the receiver's state — exact classes only). Exploring only
+before anyone in S moves". "May send" is always true unless the protocol declares a bound
+(``mutexlab.reduction.SendBound``, for its exact classes: Ricart–Agrawala, the bees, the
+elves, whose bound also reads the receiver's state). Exploring only
 ample(S) keeps every reachable deadlock (and so every final world). Clock shifts and retired
 clocks commute with steps (a step of a shifted world is the shifted step), so the argument
 holds on the normalised worlds too.
@@ -67,7 +67,7 @@ class PartialOrder:
     ) -> None:
         self.model = model
         self.reads = reads
-        self.sends_to = sends_to  # the protocol's bound on whom a process may send to (reductions.py)
+        self.sends_to = sends_to  # the protocol's declared bound on whom a process may send to
         self.reads_receiver = reads_receiver  # the bound reads the receiver's state, not just its pid
         n = model.n
         # into[x]: ((link index, sender index), ...) of every link into process x

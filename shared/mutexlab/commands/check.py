@@ -2,7 +2,8 @@
 
 Exit 0 when the search completed and found nothing, 1 on a finding (capacity, a scenario
 invariant, deadlock, liveness, a rejected input), 2 on bad arguments, 3 when a limit stopped
-the search (incomplete: nothing is proven).
+the search (incomplete: nothing is proven), 4 when ``--cross-check`` finds the search with
+reductions and the one without disagreeing (an error of the tool, not a verdict).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from .registry import Command, scenario
 if TYPE_CHECKING:
     from ..check.engine import CheckConfig
 
-EXIT_PASS, EXIT_FINDING, EXIT_BAD, EXIT_INCOMPLETE = 0, 1, 2, 3
+EXIT_PASS, EXIT_FINDING, EXIT_BAD, EXIT_INCOMPLETE, EXIT_DISAGREE = 0, 1, 2, 3, 4
 
 # The simulator's defaults are far out of reach of an exhaustive search: check starts small.
 SMALL_BEES = {"bees": 2, "flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}
@@ -60,6 +61,12 @@ def _common(p) -> None:
         help="keep the other reductions but not partial-order reduction (to measure its effect)",
     )
     g.add_argument(
+        "--cross-check",
+        action="store_true",
+        help="search again without reductions and compare: a disagreement is an error of the tool "
+        "(exit 4). Costs the plain search: use small sizes",
+    )
+    g.add_argument(
         "--reorder",
         action="store_true",
         help="links may reorder messages (leaves the algorithms' FIFO model on purpose)",
@@ -82,6 +89,16 @@ def _common(p) -> None:
         help="write a finding as a scenario for `mutexlab replay` (and its --report)",
     )
     add_json_argument(g, "outcome")
+
+
+def _mutex_arguments(p) -> None:
+    p.add_argument(
+        "--endless",
+        action="store_true",
+        help="every node requests forever (instead of --requests): starvation shows as a cycle. "
+        "Refused up front when the clocks would make the worlds infinite",
+    )
+    _common(p)
 
 
 def _variant_arguments(family: str, seed: str, zero_clocks: bool = False) -> Callable[..., None]:
@@ -124,7 +141,9 @@ def config_of(args) -> CheckConfig:
     scenario = args.scenario_config(args)
     options = dict(scenario.options)
     if args.family == "mutex":
-        return CheckConfig(scenario.algorithm, scenario.processes, options, 0, **limits)
+        if args.endless:
+            options["requests"] = 0  # no budget: the checker asks for every request (model.py)
+        return CheckConfig(scenario.algorithm, scenario.processes, options, 0, endless=args.endless, **limits)
     if args.family == "bees" and args.zero_clocks:
         options["initial_clocks"] = {str(pid): 0 for pid in range(1, scenario.processes + 1)}
     return CheckConfig(args.algorithm, scenario.processes, options, args.seed, **limits)
@@ -174,10 +193,13 @@ def describe_config(config: CheckConfig) -> str:
     faults = (", links reorder" if config.reorder else "") + (
         f", up to {count(config.duplicate, 'duplicate')} per message" if config.duplicate else ""
     )
-    return f"{config.algorithm}: {config.processes} processes ({opts}), seed {config.seed}{faults}"
+    endless = ", endless requests" if config.endless else ""
+    return f"{config.algorithm}: {config.processes} processes ({opts}), seed {config.seed}{endless}{faults}"
 
 
-def summary(config: CheckConfig, result, model, scenario_path, reproduced) -> dict:
+def summary(config: CheckConfig, result, model, scenario_path, reproduced, cross=None) -> dict:
+    from ..check.reductions import notes_of
+
     rate = result.states / result.seconds if result.seconds > 0 else None
     out = {
         "algorithm": config.algorithm,
@@ -186,7 +208,9 @@ def summary(config: CheckConfig, result, model, scenario_path, reproduced) -> di
         "seed": config.seed,
         "search": result.search,
         "reductions": model.reductions,
+        "reduction_notes": [n.as_dict() for n in notes_of(model)],
         "partial_order_dropped": model.por_dropped,
+        "endless": config.endless,
         "reorder": config.reorder,
         "duplicate": config.duplicate,
         "states": result.states,
@@ -208,7 +232,24 @@ def summary(config: CheckConfig, result, model, scenario_path, reproduced) -> di
     if scenario_path:
         out["counterexample"] = str(scenario_path)
         out["reproduced"] = reproduced
+    if cross is not None:
+        out["cross_check"] = cross.as_dict()
+        if cross.agrees is False:  # never a verdict on the protocol
+            out["verdict_with_reductions"] = result.verdict
+            out["verdict"] = "tool-error"
     return out
+
+
+def notes_lines(notes: list[dict]) -> list[str]:
+    """What each reduction did and why (nothing under --no-reduction: the first line says none)."""
+    if any(n["reduction"] == "every reduction" for n in notes):
+        return []
+    lines = []
+    for applied, label in ((True, "applied:"), (False, "not applied:")):
+        chosen = [n for n in notes if n["applied"] is applied]
+        for k, n in enumerate(chosen):
+            lines.append(f"{label if k == 0 else '':<14}{n['reduction']} — {n['why']}")
+    return lines
 
 
 def render(s: dict) -> str:
@@ -216,6 +257,7 @@ def render(s: dict) -> str:
         f"{s['algorithm']}: {s['processes']} processes, "
         + ", ".join(f"{k}={v}" for k, v in s["options"].items())
         + f", seed {s['seed']}"
+        + (", endless requests" if s["endless"] else "")
         + (", links reorder" if s["reorder"] else "")
         + (f", up to {count(s['duplicate'], 'duplicate')} per message" if s["duplicate"] else "")
         + f" — {'depth' if s['search'] == 'dfs' else 'breadth'}-first, reductions: "
@@ -238,17 +280,27 @@ def render(s: dict) -> str:
             else ""
         ),
         "checked:      " + ", ".join(s["properties"]),
+        *notes_lines(s["reduction_notes"]),
     ]
-    if s["verdict"] == "pass":
+    verdict = s.get("verdict_with_reductions", s["verdict"])
+    if s["verdict"] == "tool-error":
+        lines.append(
+            "verdict:      TOOL ERROR — the searches with and without reductions disagree (cross-check "
+            "below): nothing is proven"
+        )
+    elif verdict == "pass":
         lines.append(
             "verdict:      PASS — every reachable world checked, nothing found"
             + ("" if s["cycles"] else " (no cycles: every run ends)")
         )
-    elif s["verdict"] == "incomplete":
+    elif verdict == "incomplete":
         lines.append(f"verdict:      INCOMPLETE — {s['stopped']}: nothing is proven")
-    else:
+    if s["findings"]:
         f = s["findings"][0]
-        lines.append(f"verdict:      VIOLATION — {f['kind']}: {f['message']}")
+        if s["verdict"] == "violation":
+            lines.append(f"verdict:      VIOLATION — {f['kind']}: {f['message']}")
+        else:
+            lines.append(f"with reductions: {f['kind']}: {f['message']}")
         steps = f["steps"]
         lines.append(f"path ({len(steps)} steps):")
         lines += [f"  {n:>3}. {step}" for n, step in enumerate(steps, 1)]
@@ -257,41 +309,64 @@ def render(s: dict) -> str:
             lines += [f"  {n:>3}. {step}" for n, step in enumerate(f["cycle"], 1)]
     if s.get("counterexample"):
         lines.append(
-            f"counterexample written to {s['counterexample']} "
+            f"counterexample {'of ' + s['counterexample_of'] + ' ' if s.get('counterexample_of') else ''}"
+            f"written to {s['counterexample']} "
             f"(replay reproduces it: {'yes' if s['reproduced'][0] else 'NO'} — {s['reproduced'][1]})"
         )
+    cross = s.get("cross_check")
+    if cross is not None:
+        if cross["agrees"] is False:
+            lines.append(
+                f"cross-check:  DISAGREES — {cross['why']}. A declared reduction is not sound for this "
+                "protocol, or mutexlab check has a bug"
+            )
+        else:
+            lines.append(f"cross-check:  {'' if cross['agrees'] else 'INCONCLUSIVE — '}{cross['why']}")
     return "\n".join(lines)
 
 
 def run(args) -> int:
     from ..check.counterexample import reproduces, scenario_of, write_scenario
+    from ..check.cross import cross_check
     from ..check.engine import run_check
 
     try:
         config = config_of(args)
         progress = Progress() if sys.stderr.isatty() and not args.json else None
         result, model = run_check(config, progress)
+        cross = cross_check(config, result, model) if args.cross_check else None
     except ConfigError as exc:
         return fail(str(exc))
+    # the finding to write: this search's, or the plain search's that this one missed
+    shown, shown_model = result, model
+    if cross is not None and cross.plain is not None and cross.plain_model is not None:
+        if cross.plain.findings and not result.findings:
+            shown, shown_model = cross.plain, cross.plain_model
     scenario_path, reproduced = None, None
-    if result.findings:
-        finding = result.findings[0]
+    if shown.findings:  # also words each step (an overtake) for the summary
+        finding = shown.findings[0]
         scenario = scenario_of(
-            model, finding, config.algorithm, config.processes, config.options, config.seed
+            shown_model, finding, config.algorithm, config.processes, config.options, config.seed
         )
-    if result.findings and args.counterexample:
+    if shown.findings and args.counterexample:
         try:
             scenario_path = write_scenario(scenario, args.counterexample)
         except OSError as exc:
             return fail(f"cannot write counterexample {args.counterexample}: {exc.strerror}")
         reproduced = reproduces(scenario, finding)
-    s = summary(config, result, model, scenario_path, reproduced)
+    s = summary(config, result, model, scenario_path, reproduced, cross)
+    if scenario_path and shown is not result:
+        s["counterexample_of"] = "the search without reductions"
     if args.json:
         print_json(s)
     else:
         print(render(s))
+    if cross is not None and cross.agrees is False:
+        return EXIT_DISAGREE
     if result.findings:
         return EXIT_FINDING
+    if cross is not None and cross.agrees is None:
+        return EXIT_INCOMPLETE
     return EXIT_PASS if result.complete else EXIT_INCOMPLETE
 
 
@@ -300,7 +375,8 @@ COMMAND = Command(
     "model-check a bounded workload: every interleaving, every world",
     """Explore every reachable world (every interleaving FIFO links and local decisions allow) and check
     capacities, the scenario's invariants, deadlock and liveness under weak fairness. Exit 0 complete and
-    nothing found, 1 a finding, 2 bad arguments, 3 a limit stopped the search (incomplete).""",
+    nothing found, 1 a finding, 2 bad arguments, 3 a limit stopped the search (incomplete), 4 --cross-check
+    found the searches with and without reductions disagreeing (an error of the tool).""",
     scenarios=(
         scenario(
             "bees",
@@ -324,7 +400,7 @@ COMMAND = Command(
             "mutex",
             "a classic algorithm: N nodes, M requests each",
             run,
-            _common,
+            _mutex_arguments,
             "Model-check a classic algorithm. Same configuration flags as `simulate mutex` (timing flags aside).",
             modules=True,
             requests=1,

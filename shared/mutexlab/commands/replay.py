@@ -71,14 +71,13 @@ def run(args) -> int:
 def loop_line(loop: dict) -> str:
     if not loop["closes"]:
         return f"loop: the last {loop['steps']} steps do NOT return to the world where they began"
+    back = "the world where they began" + (f" (up to {loop['up_to']})" if loop.get("up_to") else "")
     if loop["waiting"]:
         return (
-            f"LIVENESS: the last {loop['steps']} steps return to the world where they began, and "
+            f"LIVENESS: the last {loop['steps']} steps return to {back}, and "
             f"{', '.join(loop['waiting'])} waits throughout: a run can repeat them forever"
         )
-    return (
-        f"loop: the last {loop['steps']} steps return to the world where they began; nobody waits throughout"
-    )
+    return f"loop: the last {loop['steps']} steps return to {back}; nobody waits throughout"
 
 
 COMMAND = Command(

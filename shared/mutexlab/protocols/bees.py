@@ -50,6 +50,7 @@ eggs and a reed receives at most ``cocoons``.
 
 from __future__ import annotations
 
+import importlib
 import random
 from enum import StrEnum
 from typing import Literal
@@ -492,4 +493,5 @@ SPEC = AlgorithmSpec(
         "cocoons": "cocoons per reed, a multiple of eggs (default 15)",
         "initial_clocks": "Lamport clock per pid (default: random from the seed)",
     },
+    reductions=lambda: importlib.import_module(f"{__package__}.bees_reductions").REDUCTIONS,  # reads Bee
 )

@@ -74,6 +74,7 @@ running round exactly once, at once; it has at most one request per resource out
 from __future__ import annotations
 
 import copy
+import importlib
 import random
 from collections import Counter
 from enum import StrEnum
@@ -818,4 +819,5 @@ SPEC = AlgorithmSpec(
         "pins_per_elf": "pins an elf needs (default 1)",
         "poison_per_hamster": "poison portions per hamster (default 1)",
     },
+    reductions=lambda: importlib.import_module(f"{__package__}.elves_reductions").REDUCTIONS,  # reads Elf
 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 
+from ..reduction import Reductions
 from ..setup import ConfigError, Setup
 from ..spec import AlgorithmSpec
 
@@ -85,3 +86,11 @@ def family_of(algorithm: str) -> str:
     if algorithm in SPECS or "." not in algorithm:
         return algorithm
     return getattr(_plugin(algorithm), "FAMILY", algorithm)
+
+
+def declarations(algorithm: str) -> list[Reductions]:
+    """Every reduction declaration that may cover a setup of ``algorithm`` (``mutexlab.reduction``):
+    its spec's (a plugin module's own ``SPEC``, or its ``FAMILY``'s) first, then every registered
+    one. Which applies is decided by the processes' exact classes alone (``Reductions.covers``)."""
+    found = [spec_of(algorithm), *SPECS.values()]
+    return [d for d in (s.declared_reductions() for s in found if s is not None) if d is not None]

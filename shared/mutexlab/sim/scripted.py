@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..protocol import ProtocolError
-from ..protocols.registry import build_setup
+from ..protocols.registry import build_setup, declarations
 from ..setup import ConfigError, Setup
 from ..trace import TraceWriter
 from .driver import Driver
@@ -212,6 +212,10 @@ class ScriptedRun(Driver):
             ),
         )
 
+    def message_lists(self) -> dict[tuple[int, int], list]:
+        """Every link's messages in flight, oldest first."""
+        return {link: [m for m, _, _ in queue] for link, queue in self.links.items()}
+
     def drain(self) -> None:
         delivered = 0
         while True:
@@ -224,6 +228,10 @@ class ScriptedRun(Driver):
                     delivered += 1
             if delivered > DRAIN_LIMIT:
                 raise ScenarioError(f"drain did not reach quiescence after {DRAIN_LIMIT} deliveries")
+
+
+def _names(classes) -> str:
+    return ", ".join(sorted(c.__name__ for c in classes))
 
 
 def load_scenario(source: str | Path | dict) -> Scenario:
@@ -270,11 +278,16 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
             f"invalid scenario: loop {scenario.loop} is past the last step ({len(scenario.steps)} steps)"
         )
     loop_start = None
+    # what the protocol declares for its exact classes (mutexlab.reduction), for a loop's return
+    declared = next((d for d in declarations(scenario.algorithm) if d.covers(setup.protocols.values())), None)
+    normal_start = None
     waiting: set[int] = set()
     refused = None
     for number, step in enumerate(scenario.steps, 1):
         if scenario.loop is not None and number - 1 == scenario.loop:
             loop_start = run.world()
+            if declared is not None and (declared.clocks or declared.canonical):
+                normal_start = declared.normal_form(setup.protocols, run.message_lists())
             waiting = {p for p, proto in setup.protocols.items() if proto.waiting_for()}
         elif loop_start is not None:
             waiting &= {p for p, proto in setup.protocols.items() if proto.waiting_for()}
@@ -286,11 +299,19 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
     loop = None
     if loop_start is not None and refused is None and scenario.loop is not None:  # (loop_start implies loop)
         closes = run.world() == loop_start
+        up_to = None
+        if not closes and declared is not None and normal_start is not None:
+            # clocks rise on every turn: back to the same world up to what the protocol declares
+            # changes no behaviour (a clock offset, its canonical key)
+            closes = declared.normal_form(setup.protocols, run.message_lists()) == normal_start
+            up_to = _names(declared.classes) if closes else None
         loop = {
             "steps": len(scenario.steps) - scenario.loop,
             "closes": closes,
             "waiting": [setup.names[p] for p in sorted(waiting)] if closes else [],
         }
+        if up_to is not None:
+            loop["up_to"] = f"the clock offsets and canonical key {up_to} declares"
     return ReplayResult(
         setup=setup,
         events=trace.events or [],

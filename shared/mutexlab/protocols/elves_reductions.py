@@ -1,8 +1,7 @@
-"""The hamster killers' reductions for ``mutexlab check`` (``reductions.py`` plugs them in).
-
-They hold for the exact classes ``Mayor`` and ``Elf`` only: a variant may read its fields
-elsewhere (``RoundBlind`` handles messages after ELF_DONE), so a setup with any other class
-gets none of them.
+"""What ``mutexlab check`` may reduce for the hamster killers: the exact classes ``Mayor`` and
+``Elf`` only (reduction.py). (To move into the elves' package.) ``elves.SPEC`` declares
+``REDUCTIONS``. A variant may read its fields elsewhere (``RoundBlind`` handles messages after
+ELF_DONE), so a setup with any other class gets none of them.
 
 **Dead variables** (``canonical``): a field whose value no future input reads is left out of
 the state's key, so states that differ only there merge.
@@ -53,14 +52,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..protocols import elves as E
-
-CLASSES = frozenset({E.Mayor, E.Elf})
-
-
-def applies(protocols) -> bool:
-    """Every process is an exact ``Mayor`` or ``Elf`` (the reductions read their fields)."""
-    return {type(p) for p in protocols} <= CLASSES
+from ..reduction import NOTHING_LIVE, Canonical, ClockOffsets, Reductions, RetiredClocks, SendBound
+from ..setup import Setup
+from . import elves as E
 
 
 # -- dead variables ---------------------------------------------------------------------------
@@ -144,6 +138,15 @@ def shift(p: Any, d: int, clock: int | None = None) -> Any:
     return twin
 
 
+def low(p: Any) -> int:
+    return min(live(p), default=NOTHING_LIVE)
+
+
+def done(p: Any, pending: tuple[str, ...], setup: Setup) -> bool:
+    """``will_not_request`` in the setup's last round."""
+    return will_not_request(p, max(len(q.plan) for q in setup.protocols.values() if type(q) is E.Mayor))
+
+
 def will_not_request(p: Any, final: int) -> bool:
     """Whether ``p`` makes no request any more (``final``: the last round): the mayor in the last
     round; an elf done, or in the last round with none left (INITIAL), or past its last
@@ -198,3 +201,34 @@ def sends_to(q: Any, pending: tuple, inflight: tuple, x: Any) -> bool:
         if ahead is not None and (ahead[0], x.pid) < mine and q.totals[q.phase] - ahead[1] < queue[q.pid][1]:
             return False
     return True
+
+
+REDUCTIONS = Reductions(
+    frozenset({E.Mayor, E.Elf}),
+    canonical=Canonical(
+        canonical,
+        "the key drops what no future input reads: a done elf's clock and queues, replies outside "
+        "ELF_REQUESTING, the mayor's clock before the round's first completion",
+    ),
+    clocks=ClockOffsets(
+        low,
+        shift,
+        "timestamps are only compared as (ts, pid) priorities and clocks move only by tick and "
+        "receive; a message of a round its receiver has seen stopped is dropped unread",
+        dead=dead_message,
+    ),
+    retired=RetiredClocks(
+        done,
+        request_stamps,
+        lambda msg: isinstance(msg, E.XRequest),
+        lambda p, d: shift(p, d, 0),
+        "in the last round, once every elf is past its last request, clocks feed only clocks and "
+        "timestamps nobody compares; request timestamps are only compared with each other",
+    ),
+    sends=SendBound(
+        sends_to,
+        "a done elf or mayor never sends again; a waiting elf sends nothing to x until x replies, "
+        "releases or holds no contract",
+        reads_receiver=True,
+    ),
+)

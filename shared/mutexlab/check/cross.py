@@ -1,0 +1,68 @@
+"""``check --cross-check``: the same configuration searched again without any reduction.
+
+A reduction is sound only if the protocol's declaration of it is true (``mutexlab.reduction``);
+nothing in the checker can prove that. The cross-check compares the reduced search with the
+plain one, which merges nothing and skips nothing: they disagree when one passes and the other
+finds something, or when the reduced search's counterexample does not replay to its finding
+(the real code, run on the scenario, does not do what the reduced worlds said). A disagreement
+is an error of the tool — a wrong declaration or a bug of the checker — never a verdict on the
+protocol; ``check`` exits 4 on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .counterexample import reproduces, scenario_of
+from .engine import CheckConfig, run_check
+from .model import Model
+from .search import Result
+
+
+@dataclass
+class CrossCheck:
+    agrees: bool | None  # None: inconclusive (a search stopped at a limit)
+    why: str
+    plain: Result | None = None
+    plain_model: Model | None = None
+
+    def as_dict(self) -> dict:
+        out: dict = {"agrees": self.agrees, "why": self.why}
+        if self.plain is not None and self.plain_model is not None:
+            out.update(
+                states=self.plain.states,
+                transitions=self.plain.transitions,
+                verdict=self.plain.verdict,
+                findings=[f.as_dict(self.plain_model) for f in self.plain.findings],
+            )
+        return out
+
+
+def _what(result: Result) -> str:
+    if result.findings:
+        f = result.findings[0]
+        return f"VIOLATION ({f.kind}: {f.message})"
+    return "PASS" if result.complete else f"INCOMPLETE ({result.stopped})"
+
+
+def cross_check(config: CheckConfig, result: Result, model: Model) -> CrossCheck:
+    """Compare ``result`` (the search of ``config``, on ``model``) with a search without reductions."""
+    if not result.findings and not result.complete:
+        return CrossCheck(None, f"not run: the search with reductions stopped ({result.stopped})")
+    replays, shown = True, ""
+    if result.findings:
+        finding = result.findings[0]
+        scenario = scenario_of(
+            model, finding, config.algorithm, config.processes, config.options, config.seed
+        )
+        replays, shown = reproduces(scenario, finding)
+    plain, plain_model = run_check(replace(config, reductions=False, partial_order=False))
+    done = f"without reductions: {plain.states:,} states, {_what(plain)}"
+    if not replays:
+        why = f"the counterexample of the search with reductions does not replay to its finding ({shown}); {done}"
+        return CrossCheck(False, why, plain, plain_model)
+    if not plain.findings and not plain.complete:
+        return CrossCheck(None, f"{done}: nothing is confirmed", plain, plain_model)
+    if bool(plain.findings) != bool(result.findings):
+        return CrossCheck(False, f"{done}; with them: {_what(result)}", plain, plain_model)
+    return CrossCheck(True, f"{done}: agrees", plain, plain_model)

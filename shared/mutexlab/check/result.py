@@ -1,0 +1,74 @@
+"""What a search of ``mutexlab check`` found (``Finding``, ``Result``) and what it measures the
+process by (``rss_mb``, ``peak_mb``); ``search.py`` fills them in."""
+
+from __future__ import annotations
+
+import os
+import resource
+from dataclasses import dataclass, field
+
+from .model import Model
+
+
+@dataclass
+class Finding:
+    kind: str  # "capacity", "invariant", "deadlock", "liveness", "error"
+    message: str
+    path: list[tuple]  # step labels from the initial world
+    cycle: list[tuple] = field(default_factory=list)  # liveness: the steps that repeat forever
+    processes: list[str] = field(default_factory=list)  # the processes concerned, by name
+    resource: str | None = None
+    texts: list[str] | None = None  # the steps in words, path then cycle (counterexample.py)
+
+    def as_dict(self, model: Model) -> dict:
+        texts = self.texts or [model.describe(s) for s in self.path + self.cycle]
+        out = {
+            "kind": self.kind,
+            "message": self.message,
+            "processes": self.processes,
+            "steps": texts[: len(self.path)],
+        }
+        if self.resource is not None:
+            out["resource"] = self.resource
+        if self.cycle:
+            out["cycle"] = texts[len(self.path) :]
+        return out
+
+
+@dataclass
+class Result:
+    states: int = 0
+    transitions: int = 0
+    finals: int = 0  # worlds where nothing can move and everyone finished
+    depth: int = 0
+    seconds: float = 0.0
+    peak_mb: float = 0.0
+    complete: bool = False
+    stopped: str | None = None  # why an incomplete search stopped
+    findings: list[Finding] = field(default_factory=list)
+    cycles: bool = False  # the graph has a cycle (liveness was analysed)
+    search: str = "dfs"
+    exact: bool = False
+
+    @property
+    def verdict(self) -> str:
+        if self.findings:
+            return "violation"
+        return "pass" if self.complete else "incomplete"
+
+    @property
+    def collision_bound(self) -> float:
+        return 0.0 if self.exact else self.states**2 / 2**65
+
+
+def rss_mb() -> float:
+    """The resident memory of this process now, in MB."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:
+        return peak_mb()
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

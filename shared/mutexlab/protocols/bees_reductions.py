@@ -1,0 +1,65 @@
+"""What ``mutexlab check`` may reduce for the mason bees: the exact ``Bee`` only (reduction.py).
+
+(To move into the bees' package.) ``bees.SPEC`` declares ``REDUCTIONS``.
+
+* **Canonical snapshots**: none beyond ``Bee.snapshot()``, which already keeps only what a
+  bee's future reads (its docstring argues it).
+* **Clock-offset normalisation**: a bee uses timestamps only in comparisons — ``(ts, pid)``
+  priorities, its rank among the reed requests, an ACK's ``req_ts`` against the request it
+  answers (equality) — and moves its clock by ``tick`` and ``receive``; no timestamp is printed
+  into a decision (a RELEASEreed carries egg counts, not times). All of this commutes with
+  adding one constant to every clock, stored timestamp and timestamp in flight (``ts``,
+  ``req_ts``). The smallest *live* timestamp is what ``snapshot()`` keeps: none once DEAD or
+  RETIRED; the reed requests only until the bee has its reed (its rank is fixed then). Dead
+  values are shifted too and may go below 0: they are never read or sent again.
+* **Send bound**: a DEAD or RETIRED bee ignores every message without a step of its own and
+  has nothing pending, so it never sends again. Any other bee will at least broadcast its
+  RELEASEreed.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from ..reduction import NOTHING_LIVE, ClockOffsets, Reductions, SendBound
+from . import bees as B
+
+
+def low(b: B.Bee) -> int:
+    if b.state in B.FINAL_STATES:
+        return NOTHING_LIVE
+    values = [b.clock.time] + [ts for _, ts in b.deferred]
+    if b.state in (B.REST, B.WAIT_REED):
+        values += [ts for ts, _ in b.requests.values()]
+    if b.flower_request is not None:
+        values.append(b.flower_request[0])
+    return min(values)
+
+
+def shift(b: B.Bee, d: int) -> B.Bee:
+    twin = copy.deepcopy(b)
+    twin.clock.time -= d
+    twin.requests = {j: (ts - d, pid) for j, (ts, pid) in b.requests.items()}
+    twin._order = None
+    twin.deferred = [(j, ts - d) for j, ts in b.deferred]
+    if b.flower_request is not None:
+        twin.flower_request = (b.flower_request[0] - d, b.flower_request[1])
+    return twin
+
+
+def may_send(b: B.Bee, pending: tuple[str, ...], inflight: tuple, x: B.Bee) -> bool:
+    return b.state not in B.FINAL_STATES or bool(pending)
+
+
+REDUCTIONS = Reductions(
+    frozenset({B.Bee}),
+    clocks=ClockOffsets(
+        low,
+        shift,
+        "timestamps are only compared ((ts, pid) priorities, reed ranks, an ACK's req_ts against "
+        "its request) and clocks move only by tick and receive, which commute with adding one "
+        "constant to every clock and timestamp",
+        stamps=("ts", "req_ts"),
+    ),
+    sends=SendBound(may_send, "a DEAD or RETIRED bee ignores every message and never sends again"),
+)

@@ -1,0 +1,282 @@
+"""``mutexlab check`` is sound by construction: a reduction applies only where the protocol's
+spec declares it for the exact classes of every process (never inferred from a base class),
+``check`` says what it applied and why, every counterexample any option writes replays to the
+same violation, and ``--cross-check`` reports a wrongly declared reduction as an error of the
+tool (exit 4) — shown for each kind of reduction on a deliberately wrong declaration."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from conftest import broken
+
+from mutexlab.check import engine
+from mutexlab.check.engine import CheckConfig, run_check
+from mutexlab.check.reductions import notes_of
+from mutexlab.cli import main
+from mutexlab.protocols import lamport, ricart_agrawala
+from mutexlab.reduction import Reductions
+
+CLOCKS_8 = {"1": 8, "2": 8, "3": 8}
+EIGHTS = 'initial_clocks={"1":8,"2":8,"3":8}'  # two-digit timestamps from the first reply on
+TEXT = [
+    "mutex",
+    "-a",
+    "mutexlab_broken.ricart_agrawala_text_stamps",
+    "-N",
+    "3",
+    "--requests",
+    "1",
+    "-o",
+    EIGHTS,
+]
+
+
+def run_json(argv, capsys) -> tuple[int, dict]:
+    code = main([*argv, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def notes(out: dict) -> dict[str, tuple[bool, str]]:
+    return {n["reduction"]: (n["applied"], n["why"]) for n in out["reduction_notes"]}
+
+
+# -- the text-stamp variant: found with the default settings, and the counterexample replays ----
+def test_the_text_stamp_variant_is_found_by_default_and_its_counterexample_replays(tmp_path, capsys):
+    scenario = tmp_path / "text.json"
+    code, out = run_json(["check", *TEXT, "--counterexample", str(scenario)], capsys)
+    assert code == 1 and out["findings"][0]["kind"] == "capacity", out["findings"]
+    assert out["reproduced"][0], out["reproduced"]
+    assert notes(out)["clock-offset normalisation"] == (False, "not declared by TextStampNode")
+    assert notes(out)["partial-order reduction"][0]  # generic: needs no declaration
+    code, replayed = run_json(["replay", str(scenario)], capsys)
+    assert code == 1 and any("cs (capacity 1)" in v for v in replayed["violations"])
+
+
+def test_the_text_stamp_variant_passed_only_under_a_clock_shift_it_never_declared(monkeypatch):
+    """What went wrong before: Ricart–Agrawala's reductions applied to the subclass (as when
+    classes were matched with isinstance) make the search pass."""
+    options = {"requests": 1, "initial_clocks": CLOCKS_8}
+    cls = broken("ricart_agrawala_text_stamps").TextStampNode
+    monkeypatch.setattr(engine, "declared_for", lambda algorithm: [ricart_agrawala.REDUCTIONS.only(cls)])
+    wrong, model = run_check(CheckConfig("mutexlab_broken.ricart_agrawala_text_stamps", 3, options))
+    assert "clock-offset normalisation" in model.reductions and wrong.verdict == "pass"
+
+
+def test_the_text_output_says_what_was_applied_and_why(capsys):
+    assert main(["check", *TEXT]) == 1
+    text = capsys.readouterr().out
+    assert "applied:      partial-order reduction — generic:" in text
+    assert "not applied:  canonical snapshots — not declared by TextStampNode" in text
+    assert main(["check", "mutex", "-a", "ricart-agrawala", "-N", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "clock-offset normalisation — declared by RicartAgrawalaNode: timestamps are only compared" in text
+
+
+# -- exact classes only ---------------------------------------------------------------------------
+class PlainSubclass(ricart_agrawala.RicartAgrawalaNode):
+    """Ricart–Agrawala unchanged: still a subclass, so still no reduction unless declared."""
+
+
+def test_a_declaration_covers_exact_classes_only():
+    node = ricart_agrawala.RicartAgrawalaNode(1, 2)
+    sub = PlainSubclass(2, 2)
+    assert ricart_agrawala.REDUCTIONS.covers([node]) and not ricart_agrawala.REDUCTIONS.covers([node, sub])
+    assert ricart_agrawala.REDUCTIONS.only(PlainSubclass).covers([sub])
+    with pytest.raises(ValueError, match="retired clocks extend"):
+        Reductions(frozenset({PlainSubclass}), retired=ricart_agrawala.REDUCTIONS.retired)
+
+
+def test_a_subclass_gets_no_reduction_until_it_declares_one(monkeypatch):
+    from mutexlab_broken import recast
+
+    from mutexlab.protocols.registry import make_setup
+
+    def check():
+        setup = recast(make_setup("ricart-agrawala", 3, {"requests": 1}), PlainSubclass)
+        return run_check(CheckConfig("ricart-agrawala", 3, {"requests": 1}), setup=setup)
+
+    result, model = check()
+    assert model.reductions == ["partial-order reduction"]
+    why = {n.name: n.why for n in notes_of(model)}
+    assert why["canonical snapshots"] == "not declared by PlainSubclass"
+    assert why["send bound"] == "not declared by PlainSubclass"
+    monkeypatch.setattr(
+        engine, "declared_for", lambda algorithm: [ricart_agrawala.REDUCTIONS.only(PlainSubclass)]
+    )
+    declared, model = check()
+    assert model.reductions == [
+        "canonical snapshots",
+        "clock-offset normalisation",
+        "retired clocks",
+        "partial-order reduction",
+    ]
+    assert (result.verdict, declared.verdict) == ("pass", "pass") and declared.states == 1_690
+
+
+def test_a_mixed_setup_names_the_class_that_declares_nothing(capsys):
+    code, out = run_json(["check", "mutex", "-a", "mutexlab_broken.starving", "-N", "2"], capsys)
+    applied, why = notes(out)["clock-offset normalisation"]
+    assert code == 1 and not applied
+    assert why.startswith("not declared by SelfishNode (RicartAgrawalaNode declares some")
+    assert notes(out)["partial-order reduction"] == (False, notes(out)["partial-order reduction"][1])
+    assert "dropped" in notes(out)["partial-order reduction"][1]
+
+
+def test_faults_and_flags_say_why_a_reduction_is_off(capsys):
+    _, out = run_json(["check", "mutex", "-a", "ricart-agrawala", "-N", "2", "--reorder"], capsys)
+    assert notes(out)["clock-offset normalisation"][1].startswith("off with --reorder")
+    assert notes(out)["canonical snapshots"][0]
+    _, out = run_json(["check", "mutex", "-a", "lamport", "-N", "2", "--no-partial-order"], capsys)
+    assert notes(out)["partial-order reduction"] == (False, "--no-partial-order")
+    assert notes(out)["retired clocks"] == (False, "not declared by LamportNode")
+    _, out = run_json(["check", "mutex", "-a", "lamport", "-N", "2", "--no-reduction"], capsys)
+    assert out["reduction_notes"] == [
+        {"reduction": "every reduction", "applied": False, "why": "--no-reduction"}
+    ]
+
+
+# -- every counterexample any option writes replays to the same violation -------------------------
+VARIANTS = [
+    ["mutex", "-a", "mutexlab_broken.ricart_agrawala", "-N", "2"],
+    ["mutex", "-a", "mutexlab_broken.ricart_agrawala_eager", "-N", "2"],
+    ["mutex", "-a", "mutexlab_broken.ricart_agrawala_forgetful", "-N", "2"],
+    ["mutex", "-a", "mutexlab_broken.ricart_agrawala_greedy_quiet", "-N", "2"],
+    ["mutex", "-a", "mutexlab_broken.ricart_agrawala_proud", "-N", "2"],
+    ["mutex", "-a", "mutexlab_broken.ricart_agrawala_rejecting", "-N", "2"],
+    ["mutex", "-a", "mutexlab_broken.starving", "-N", "2"],
+    TEXT,
+    ["mutex", "-a", "mutexlab_broken.lamport_text_stamps", "-N", "2", "-o", 'initial_clocks={"1":8,"2":8}'],
+    ["mutex", "-a", "mutexlab_broken.lamport_text_stamps", "-N", "3", "-o", EIGHTS],
+    ["bees", "-P", "3", "-T", "3", "--algorithm", "mutexlab_broken.bees"],
+    ["bees", "--algorithm", "mutexlab_broken.bees_extra_egg"],
+]
+# correct protocols: a finding only under faults they do not claim to survive
+CORRECT = [
+    ["mutex", "-a", "ricart-agrawala", "-N", "2"],
+    ["mutex", "-a", "lamport", "-N", "2"],
+    ["mutex", "-a", "suzuki-kasami", "-N", "2"],
+    ["bees"],
+]
+OPTIONS = [
+    [],
+    ["--no-partial-order"],
+    ["--no-reduction"],
+    ["--reorder"],
+    ["--duplicate", "1"],
+    ["--search", "bfs"],
+    ["--endless"],  # check mutex only; refused up front (exit 2) where its worlds are infinite
+]
+
+
+def _id(argv) -> str:
+    return "-".join(a.split(".")[-1] for a in argv if not a.startswith("-") and not a.startswith("{"))[:60]
+
+
+def same_violation(finding: dict, replayed: dict) -> bool:
+    """Does the replay (``replay --json``) show ``check``'s finding: the same kind, resource and
+    processes?"""
+    who = finding["processes"]
+    if finding["kind"] == "deadlock":
+        return set(who) <= set(replayed["deadlock"])
+    if finding["kind"] == "error":
+        return bool(replayed["refused"]) and finding["message"].split(": ", 1)[-1] in replayed["refused"]
+    if finding["kind"] == "liveness":
+        loop = replayed.get("loop") or {}
+        return bool(loop.get("closes")) and set(who) <= set(loop["waiting"])
+    resource = finding.get("resource", "")
+    return any(resource in v and all(p in v for p in who) for v in replayed["violations"])
+
+
+CASES = [(a, o) for a in VARIANTS + CORRECT for o in OPTIONS if o != ["--endless"] or a[0] == "mutex"]
+
+
+@pytest.mark.parametrize(
+    "argv, options", CASES, ids=[f"{_id(a)}-{'-'.join(o).strip('-') or 'default'}" for a, o in CASES]
+)
+def test_every_counterexample_any_option_writes_replays_to_the_same_violation(
+    argv, options, tmp_path, capsys
+):
+    scenario = tmp_path / "found.json"
+    code = main(["check", *argv, *options, "--json", "--counterexample", str(scenario)])
+    captured = capsys.readouterr()
+    if code == 2 and options == ["--endless"]:
+        assert "the worlds of this workload are infinite" in captured.err, captured.err
+        return
+    out = json.loads(captured.out)
+    if argv in CORRECT and code == 0:
+        assert not scenario.exists() and out["verdict"] == "pass"
+        return
+    assert code == 1, (out["verdict"], out["stopped"])  # a broken variant is always caught
+    finding = out["findings"][0]
+    assert out["reproduced"][0], out["reproduced"]
+    code, replayed = run_json(["replay", str(scenario)], capsys)
+    assert code == 1 and same_violation(finding, replayed), (finding, replayed)
+
+
+# -- --cross-check: agreement on sound declarations, an error of the tool on wrong ones -----------
+def test_the_cross_check_agrees_on_the_declared_reductions(capsys):
+    code, out = run_json(["check", "mutex", "-a", "ricart-agrawala", "-N", "3", "--cross-check"], capsys)
+    assert code == 0 and out["cross_check"]["agrees"] is True
+    assert (out["states"], out["cross_check"]["states"]) == (1_690, 13_474)
+    code, out = run_json(["check", "elves", "--cross-check"], capsys)
+    assert code == 0 and out["cross_check"]["agrees"] is True and out["cross_check"]["states"] == 512
+    code, out = run_json(["check", *VARIANTS[3], "--cross-check"], capsys)
+    assert code == 1 and out["cross_check"]["agrees"] is True and out["verdict"] == "violation"
+
+
+def test_an_incomplete_cross_check_confirms_nothing(capsys):
+    """Lamport N=2 × 2: 467 worlds with reductions, 1,453 without: a limit of 1,000 stops only
+    the plain search, and the pass is not confirmed (exit 3)."""
+    argv = ["check", "mutex", "-a", "lamport", "-N", "2", "--requests", "2", "--max-states", "1000"]
+    code, out = run_json([*argv, "--cross-check"], capsys)
+    assert out["verdict"] == "pass" and out["cross_check"]["agrees"] is None and code == 3
+    assert "state limit" in out["cross_check"]["why"]
+
+
+WRONG = ["mutex", "-a", "mutexlab_broken.{}", "-N", "3", "--requests", "1"]
+
+
+def wrong(module: str) -> list[str]:
+    return [a.format(module) for a in WRONG]
+
+
+RA = ricart_agrawala.REDUCTIONS
+
+
+@pytest.mark.parametrize(
+    "module, extra, right",
+    [
+        ("ricart_agrawala_text_stamps_shifted", ["-o", EIGHTS], {"clocks": None, "retired": None}),
+        ("ricart_agrawala_wrong_key", [], {"canonical": RA.canonical}),
+        ("ricart_agrawala_wrong_retirement", [], {"retired": None}),
+        ("ricart_agrawala_wrong_bound", [], {"sends": RA.sends}),
+    ],
+    ids=["clock-shift", "canonical", "retired-clocks", "send-bound"],
+)
+def test_a_wrongly_declared_reduction_is_a_disagreement_of_the_cross_check(
+    module, extra, right, monkeypatch, tmp_path, capsys
+):
+    """Each kind of reduction, declared where it is not sound: the reduced search passes a bug
+    (clock shift, send bound) or reports one that does not replay (canonical key, retired
+    clocks). The cross-check says so: exit 4, verdict ``tool-error``. With the one wrong
+    declaration put right (Ricart–Agrawala's own), the two searches agree."""
+    argv = ["check", *wrong(module), *extra, "--cross-check", "--counterexample", str(tmp_path / "c.json")]
+    code, out = run_json(argv, capsys)
+    assert code == 4 and out["verdict"] == "tool-error" and out["cross_check"]["agrees"] is False
+    assert main(["check", *wrong(module), *extra, "--cross-check"]) == 4
+    assert "cross-check:  DISAGREES" in capsys.readouterr().out
+    if out["cross_check"]["verdict"] == "violation":  # the real finding, written and replaying
+        assert out["counterexample_of"] == "the search without reductions" and out["reproduced"][0]
+    mod = broken(module)
+    monkeypatch.setattr(mod, "SPEC", replace(mod.SPEC, reductions=replace(mod.SPEC.reductions, **right)))
+    code, out = run_json(["check", *wrong(module), *extra, "--cross-check"], capsys)
+    assert out["cross_check"]["agrees"] is True and code in (0, 1), out["cross_check"]
+    assert len(out["reductions"]) >= 2  # the other declared reductions still apply
+
+
+def test_lamport_declares_only_the_clock_shift():
+    assert lamport.REDUCTIONS.clocks is not None
+    assert (lamport.REDUCTIONS.canonical, lamport.REDUCTIONS.retired, lamport.REDUCTIONS.sends) == (None,) * 3
