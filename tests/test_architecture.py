@@ -19,6 +19,7 @@ LAYERS = [
         "__init__",
         "clock",
         "findings",
+        "limits",
         "machine",
         "messages",
         "protocol",

@@ -196,6 +196,25 @@ BAD_REQUESTS = [
     ("GET", "/report.js", None, None, 404, "not found"),
     ("GET", "/", None, {"Host": "attacker.example:80"}, 403, "unexpected Host header"),
     ("POST", "/api/step", b"x" * 10, {"Content-Length": str(6 * 1024 * 1024)}, 413, "at most"),
+    # hostile bodies (issue 27): bounded nesting, numbers Python holds, the scenario bounds
+    (
+        "POST",
+        "/api/step",
+        b'{"id": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        None,
+        400,
+        "nested more than 64",
+    ),
+    ("POST", "/api/jump", b'{"to": ' + b"9" * 5000 + b"}", None, 400, "digits"),
+    ("POST", "/api/jump", b'{"to": 1e999}', None, 400, "too large"),
+    (
+        "POST",
+        "/api/scenario",
+        {"algorithm": "ricart-agrawala", "processes": 1e8, "steps": []},
+        None,
+        422,
+        "less than or equal to 1000",
+    ),
 ]
 
 
@@ -224,6 +243,72 @@ def test_a_step_taken_then_refused_leaves_the_path_as_it_was(client):
         and "not enabled now; enabled: request:1, request:3, deliver:2-1, deliver:2-3" in value["error"]
     )
     assert client.state() == before
+
+
+def test_a_body_shorter_than_its_length_times_out_and_frees_its_thread(client, monkeypatch):
+    """The socket timeout (``READ_TIMEOUT``, 1 s here) ends the read: 408, and the server answers
+    everyone else meanwhile."""
+    import socket
+    import time
+
+    from mutexlab.explore.server import Handler
+
+    monkeypatch.setattr(Handler, "timeout", 1.0)
+    slow = socket.create_connection((client.host, client.port), timeout=30)
+    try:
+        slow.sendall(
+            b"POST /api/step HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 100\r\n\r\n{"id":' % (client.host.encode(), client.port)
+        )
+        started = time.monotonic()
+        assert client.state()["position"] == 0, "answered while a body is late"
+        answer = slow.recv(4096).decode()
+        assert answer.startswith("HTTP/1.0 408") or answer.startswith("HTTP/1.1 408"), answer
+        assert "did not arrive within 1s" in answer and time.monotonic() - started < 15
+    finally:
+        slow.close()
+
+
+def test_200_concurrent_requests_are_all_answered(client):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(_):
+        return client.call("GET", "/api/state")[0]
+
+    with ThreadPoolExecutor(max_workers=200) as pool:
+        statuses = list(pool.map(one, range(200)))
+    assert statuses == [200] * 200
+
+
+def test_a_scenario_loading_leaves_the_server_responsive(client, monkeypatch):
+    """A scenario is played outside the session's lock: the server answers meanwhile, and a
+    second load at the same time gets 503 instead of a second copy in memory."""
+    from mutexlab.explore import server as server_module
+
+    entered, release = threading.Event(), threading.Event()
+    real = server_module.session_from_scenario
+
+    def slow(source):
+        entered.set()
+        assert release.wait(60)
+        return real(source)
+
+    monkeypatch.setattr(server_module, "session_from_scenario", slow)
+    scenario = json.loads((EXAMPLES / "raymond-tree.json").read_text())
+    results: list = []
+    loader = threading.Thread(target=lambda: results.append(client.post("/api/scenario", scenario)))
+    loader.start()
+    try:
+        assert entered.wait(60)
+        assert client.state()["algorithm"] == "ricart-agrawala", "answered while a scenario loads"
+        status, value, resp = client.post("/api/scenario", scenario)
+        assert status == 503 and "another scenario is loading" in value["error"]
+        assert resp.getheader("Retry-After") == "1"
+    finally:
+        release.set()
+        loader.join(60)
+    assert results[0][0] == 200 and results[0][1]["algorithm"] == "raymond"
+    assert client.state()["algorithm"] == "raymond"
 
 
 CONFIGS = [

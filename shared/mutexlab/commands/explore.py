@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..protocols.registry import family_of
 from ..setup import ConfigError
-from .common import count, fail
+from .common import fail, port_number
 from .flags import MUTEX_EXAMPLE
 from .registry import Command, scenario
 
@@ -20,8 +20,6 @@ from .registry import Command, scenario
 # command builds this parser.
 if TYPE_CHECKING:
     from ..explore.session import Session
-
-port_number = count(0)
 
 
 def _common(p) -> None:

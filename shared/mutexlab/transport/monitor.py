@@ -94,7 +94,10 @@ class Monitor:
         self.roster = Roster(self.family, settings.processes, settings.join_window)
         self.members: dict[str, Member] = {}
         self.welcomes: dict[str, dict] = {}  # instance -> its welcome (re-sent if it joins again)
-        self.trace = TraceWriter(settings.trace, keep=True)
+        try:
+            self.trace = TraceWriter(settings.trace, keep=True)
+        except OSError as exc:  # before the broker is touched: bad configuration
+            raise ConfigError(f"cannot write the trace {settings.trace}: {exc.strerror or exc}") from None
         self.progress = Progress(self.out)
         self.feed = AuditFeed(self.trace, self.progress)
         self.refused: list[dict] = []  # each refused instance once: instance, role, reason

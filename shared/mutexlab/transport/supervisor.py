@@ -206,10 +206,10 @@ def make_plan(
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     for what, path in (("trace", trace), *(outputs or {}).items()):
-        if path and not Path(path).resolve().parent.is_dir():
-            raise ConfigError(
-                f"cannot write the {what} {path}: directory {Path(path).resolve().parent} does not exist"
-            )
+        if path:
+            writable_file(what, path)
+    if logs:
+        writable_dir("logs", logs)
     plan = Plan(
         algorithm,
         processes,
@@ -227,6 +227,33 @@ def make_plan(
     )
     plan.roles()  # builds the setup: a bad option is refused here, before the broker is touched
     return plan
+
+
+def writable_file(what: str, path: str) -> None:
+    """``path`` can be written (its directory exists, it is no directory, it opens for writing);
+    ConfigError naming ``what`` otherwise. Nothing is left behind: a file it made is removed."""
+    target = Path(path)
+    if not target.resolve().parent.is_dir():
+        raise ConfigError(
+            f"cannot write the {what} {path}: directory {target.resolve().parent} does not exist"
+        )
+    existed = target.exists()
+    try:  # never blocks (a FIFO without a reader), never truncates
+        os.close(os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644))
+    except OSError as exc:
+        raise ConfigError(f"cannot write the {what} {path}: {exc.strerror or exc}") from None
+    if not existed:
+        target.unlink(missing_ok=True)
+
+
+def writable_dir(what: str, path: str) -> None:
+    """``path`` is (or can be made) a directory to write files in; ConfigError otherwise."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"cannot write the {what} in {path}: {exc.strerror or exc}") from None
 
 
 def broker_problem(url: str) -> str | None:
