@@ -374,44 +374,70 @@ def _env() -> dict:
     return env
 
 
-def test_the_command_prints_its_url_serves_and_stops_on_ctrl_c():
+def _stop(proc: subprocess.Popen, sig: int = signal.SIGINT) -> tuple[str, str]:
+    """Stop the explorer with ``sig`` and collect its output; killed if it does not stop (a test
+    that fails leaves no server running)."""
+    proc.send_signal(sig)
+    try:
+        return proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"the explorer did not stop on {signal.Signals(sig).name}: killed; stderr {err[-500:]}")
+
+
+def _explorer(*args: str, background: bool = False) -> tuple[subprocess.Popen, str, int, str]:
+    """``mutexlab explore *args --no-browser`` started; (process, host, port, its first line).
+    ``background``: started with SIGINT ignored, as a shell starts a job with ``&``."""
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mutexlab",
-            "explore",
-            "mutex",
-            "--algorithm",
-            "maekawa",
-            "--nodes",
-            "4",
-            "--requests",
-            "1",
-            "--no-browser",
-        ],
+        [sys.executable, "-m", "mutexlab", "explore", *args, "--no-browser"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=_env(),
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if background else None,
     )
     try:
         first = proc.stdout.readline()
         second = proc.stdout.readline()
-        assert first.startswith("mutexlab explore: maekawa, 4 processes"), first
-        assert second.startswith("serving http://127.0.0.1:"), second
-        url = second.split()[1]
-        host, port = url[len("http://") :].rstrip("/").split(":")
-        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        assert second.startswith("serving http://127.0.0.1:"), (first, second)
+        host, port = second.split()[1][len("http://") :].rstrip("/").split(":")
+    except BaseException:
+        _stop(proc, signal.SIGKILL)
+        raise
+    return proc, host, int(port), first
+
+
+def _state(host: str, port: int) -> dict:
+    conn = http.client.HTTPConnection(host, port, timeout=60)
+    try:
         conn.request("GET", "/api/state")
-        state = json.loads(conn.getresponse().read())
-        assert state["algorithm"] == "maekawa" and len(state["procs"]) == 4
-        conn.close()
+        return json.loads(conn.getresponse().read())
     finally:
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        conn.close()
+
+
+def test_the_command_prints_its_url_serves_and_stops_on_ctrl_c():
+    proc, host, port, first = _explorer("mutex", "--algorithm", "maekawa", "--nodes", "4", "--requests", "1")
+    try:
+        assert first.startswith("mutexlab explore: maekawa, 4 processes"), first
+        state = _state(host, port)
+        assert state["algorithm"] == "maekawa" and len(state["procs"]) == 4
+    finally:
+        out, err = _stop(proc)
     assert proc.returncode == 0, err
-    assert out.strip().endswith("stopped") and "Traceback" not in err
+    assert out.strip().endswith("stopped (SIGINT)") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+def test_the_command_started_in_the_background_stops_on_sigint_and_sigterm(sig):
+    """A shell starts a background job with SIGINT ignored: the explorer's own handlers stop it."""
+    proc, host, port, _ = _explorer("mutex", background=True)
+    try:
+        assert _state(host, port)["algorithm"] == "ricart-agrawala"
+    finally:
+        out, err = _stop(proc, sig)
+    assert proc.returncode == 0 and out.strip().endswith(f"stopped ({sig.name})"), (out, err)
 
 
 @pytest.mark.parametrize(
@@ -441,36 +467,15 @@ def test_the_command_refuses_bad_arguments_with_exit_2(args, words):
 
 
 def test_the_command_starts_from_a_scenario_at_step_0():
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mutexlab",
-            "explore",
-            "mutex",
-            "--scenario",
-            str(EXAMPLES / "raymond-tree.json"),
-            "--no-browser",
-            "--port",
-            "0",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(),
+    proc, host, port, first = _explorer(
+        "mutex", "--scenario", str(EXAMPLES / "raymond-tree.json"), "--port", "0"
     )
     try:
-        first = proc.stdout.readline()
         assert "raymond, 5 processes" in first and "(13 steps ahead)" in first, first
-        url = proc.stdout.readline().split()[1]
-        host, port = url[len("http://") :].rstrip("/").split(":")
-        conn = http.client.HTTPConnection(host, int(port), timeout=60)
-        conn.request("GET", "/api/state")
-        state = json.loads(conn.getresponse().read())
+        state = _state(host, port)
         assert state["position"] == 0 and len(state["redo"]) == 13
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=60)
+        _stop(proc)
     assert proc.returncode == 0
 
 

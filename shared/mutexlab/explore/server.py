@@ -29,6 +29,7 @@ One lock serialises the session: requests are handled on threads, the session is
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import threading
 from collections.abc import Callable
@@ -359,6 +360,30 @@ class Handler(BaseHTTPRequestHandler):
         except TraceError as exc:
             raise ApiError(500, f"the diagram cannot be drawn: {exc}") from None
         return 200, page.replace("</head>", DIAGRAM_STYLE + "\n</head>", 1)
+
+
+def serve_until_stopped(server: ExplorerServer) -> str:
+    """Serve until SIGINT or SIGTERM (or Ctrl-C), then close; the signal's name. The handlers are
+    installed here (main thread only), so a server started in the background — where the shell
+    leaves SIGINT ignored — still stops on either; the previous handlers come back after."""
+    stopped = {"by": "SIGINT"}
+
+    def stop(signum: int, frame: object) -> None:
+        stopped["by"] = signal.Signals(signum).name
+        raise KeyboardInterrupt
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        server.server_close()
+    return stopped["by"]
 
 
 def make_server(
