@@ -456,7 +456,7 @@ class Participant:
             problem = f"the protocol failed on it: {exc!r}"  # what it did before failing happened
         self.rejected += 1
         if len(self.rejections) < REJECTIONS_KEPT:
-            self.rejections.append(f"{msg.type} {env['id']} from {env['from']}: {problem}")
+            self.rejections.append(f"{msg.type} {env['id']} from {env['from']}: {problem}"[:500])
         if current:
             return problem
         self._dead_letter(delivery, problem, ack=False)
