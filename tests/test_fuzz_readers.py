@@ -221,6 +221,9 @@ def test_the_envelope_decoder_reads_or_refuses_any_body(body, trace):
     except EnvelopeError:
         return
     assert sender in ROSTER and envs and all(e["to"] == "node-2" for e in envs)
+    for env in envs:  # what the participant and its trace take as given
+        assert isinstance(env["id"], str) and isinstance(env["seq"], int) and env["seq"] >= 1
+        assert isinstance(env["vc"], dict) and isinstance(env["msg"], dict)
 
 
 @FUZZ

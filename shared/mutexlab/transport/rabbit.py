@@ -466,6 +466,8 @@ _ENVELOPE_KEYS = ("run", "id", "from", "to", "seq", "vc", "msg")
 
 
 def _check_entry(data: dict) -> None:
+    if not isinstance(data["id"], str):  # it becomes the trace's message id, a string
+        raise EnvelopeError(f"bad message id {str(data['id'])[:40]}")
     seq = data["seq"]
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
         raise EnvelopeError(f"bad sequence number {seq!r}")
