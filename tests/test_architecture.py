@@ -20,6 +20,7 @@ LAYERS = [
         "clock",
         "fastpath",
         "findings",
+        "limits",
         "machine",
         "messages",
         "protocol",

@@ -196,6 +196,25 @@ BAD_REQUESTS = [
     ("GET", "/report.js", None, None, 404, "not found"),
     ("GET", "/", None, {"Host": "attacker.example:80"}, 403, "unexpected Host header"),
     ("POST", "/api/step", b"x" * 10, {"Content-Length": str(6 * 1024 * 1024)}, 413, "at most"),
+    # hostile bodies (issue 27): bounded nesting, numbers Python holds, the scenario bounds
+    (
+        "POST",
+        "/api/step",
+        b'{"id": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        None,
+        400,
+        "nested more than 64",
+    ),
+    ("POST", "/api/jump", b'{"to": ' + b"9" * 5000 + b"}", None, 400, "digits"),
+    ("POST", "/api/jump", b'{"to": 1e999}', None, 400, "too large"),
+    (
+        "POST",
+        "/api/scenario",
+        {"algorithm": "ricart-agrawala", "processes": 1e8, "steps": []},
+        None,
+        422,
+        "less than or equal to 1000",
+    ),
 ]
 
 
@@ -224,6 +243,75 @@ def test_a_step_taken_then_refused_leaves_the_path_as_it_was(client):
         and "not enabled now; enabled: request:1, request:3, deliver:2-1, deliver:2-3" in value["error"]
     )
     assert client.state() == before
+
+
+def test_a_body_shorter_than_its_length_times_out_and_frees_its_thread(client, monkeypatch):
+    """The socket timeout (``READ_TIMEOUT``, 1 s here) ends the read: 408, and the server answers
+    everyone else meanwhile."""
+    import socket
+    import time
+
+    from mutexlab.explore.server import Handler
+
+    monkeypatch.setattr(Handler, "timeout", 1.0)
+    slow = socket.create_connection((client.host, client.port), timeout=30)
+    try:
+        slow.sendall(
+            b"POST /api/step HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 100\r\n\r\n{"id":' % (client.host.encode(), client.port)
+        )
+        started = time.monotonic()
+        assert client.state()["position"] == 0, "answered while a body is late"
+        raw = b""
+        while chunk := slow.recv(4096):  # the server closes the connection after its answer
+            raw += chunk
+        answer = raw.decode()
+        assert answer.startswith("HTTP/1.0 408") or answer.startswith("HTTP/1.1 408"), answer
+        assert "did not arrive within 1s" in answer and time.monotonic() - started < 15
+    finally:
+        slow.close()
+
+
+def test_200_concurrent_requests_are_all_answered(client):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(_):
+        return client.call("GET", "/api/state")[0]
+
+    with ThreadPoolExecutor(max_workers=200) as pool:
+        statuses = list(pool.map(one, range(200)))
+    assert statuses == [200] * 200
+
+
+def test_a_scenario_loading_leaves_the_server_responsive(client, monkeypatch):
+    """A scenario is played outside the session's lock: the server answers meanwhile, and a
+    second load at the same time gets 503 instead of a second copy in memory."""
+    from mutexlab.explore import server as server_module
+
+    entered, release = threading.Event(), threading.Event()
+    real = server_module.session_from_scenario
+
+    def slow(source):
+        entered.set()
+        assert release.wait(60)
+        return real(source)
+
+    monkeypatch.setattr(server_module, "session_from_scenario", slow)
+    scenario = json.loads((EXAMPLES / "raymond-tree.json").read_text())
+    results: list = []
+    loader = threading.Thread(target=lambda: results.append(client.post("/api/scenario", scenario)))
+    loader.start()
+    try:
+        assert entered.wait(60)
+        assert client.state()["algorithm"] == "ricart-agrawala", "answered while a scenario loads"
+        status, value, resp = client.post("/api/scenario", scenario)
+        assert status == 503 and "another scenario is loading" in value["error"]
+        assert resp.getheader("Retry-After") == "1"
+    finally:
+        release.set()
+        loader.join(60)
+    assert results[0][0] == 200 and results[0][1]["algorithm"] == "raymond"
+    assert client.state()["algorithm"] == "raymond"
 
 
 CONFIGS = [
@@ -289,44 +377,70 @@ def _env() -> dict:
     return env
 
 
-def test_the_command_prints_its_url_serves_and_stops_on_ctrl_c():
+def _stop(proc: subprocess.Popen, sig: int = signal.SIGINT) -> tuple[str, str]:
+    """Stop the explorer with ``sig`` and collect its output; killed if it does not stop (a test
+    that fails leaves no server running)."""
+    proc.send_signal(sig)
+    try:
+        return proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"the explorer did not stop on {signal.Signals(sig).name}: killed; stderr {err[-500:]}")
+
+
+def _explorer(*args: str, background: bool = False) -> tuple[subprocess.Popen, str, int, str]:
+    """``mutexlab explore *args --no-browser`` started; (process, host, port, its first line).
+    ``background``: started with SIGINT ignored, as a shell starts a job with ``&``."""
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mutexlab",
-            "explore",
-            "mutex",
-            "--algorithm",
-            "maekawa",
-            "--nodes",
-            "4",
-            "--requests",
-            "1",
-            "--no-browser",
-        ],
+        [sys.executable, "-m", "mutexlab", "explore", *args, "--no-browser"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=_env(),
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if background else None,
     )
     try:
         first = proc.stdout.readline()
         second = proc.stdout.readline()
-        assert first.startswith("mutexlab explore: maekawa, 4 processes"), first
-        assert second.startswith("serving http://127.0.0.1:"), second
-        url = second.split()[1]
-        host, port = url[len("http://") :].rstrip("/").split(":")
-        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        assert second.startswith("serving http://127.0.0.1:"), (first, second)
+        host, port = second.split()[1][len("http://") :].rstrip("/").split(":")
+    except BaseException:
+        _stop(proc, signal.SIGKILL)
+        raise
+    return proc, host, int(port), first
+
+
+def _state(host: str, port: int) -> dict:
+    conn = http.client.HTTPConnection(host, port, timeout=60)
+    try:
         conn.request("GET", "/api/state")
-        state = json.loads(conn.getresponse().read())
-        assert state["algorithm"] == "maekawa" and len(state["procs"]) == 4
-        conn.close()
+        return json.loads(conn.getresponse().read())
     finally:
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        conn.close()
+
+
+def test_the_command_prints_its_url_serves_and_stops_on_ctrl_c():
+    proc, host, port, first = _explorer("mutex", "--algorithm", "maekawa", "--nodes", "4", "--requests", "1")
+    try:
+        assert first.startswith("mutexlab explore: maekawa, 4 processes"), first
+        state = _state(host, port)
+        assert state["algorithm"] == "maekawa" and len(state["procs"]) == 4
+    finally:
+        out, err = _stop(proc)
     assert proc.returncode == 0, err
-    assert out.strip().endswith("stopped") and "Traceback" not in err
+    assert out.strip().endswith("stopped (SIGINT)") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+def test_the_command_started_in_the_background_stops_on_sigint_and_sigterm(sig):
+    """A shell starts a background job with SIGINT ignored: the explorer's own handlers stop it."""
+    proc, host, port, _ = _explorer("mutex", background=True)
+    try:
+        assert _state(host, port)["algorithm"] == "ricart-agrawala"
+    finally:
+        out, err = _stop(proc, sig)
+    assert proc.returncode == 0 and out.strip().endswith(f"stopped ({sig.name})"), (out, err)
 
 
 @pytest.mark.parametrize(
@@ -356,36 +470,15 @@ def test_the_command_refuses_bad_arguments_with_exit_2(args, words):
 
 
 def test_the_command_starts_from_a_scenario_at_step_0():
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mutexlab",
-            "explore",
-            "mutex",
-            "--scenario",
-            str(EXAMPLES / "raymond-tree.json"),
-            "--no-browser",
-            "--port",
-            "0",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(),
+    proc, host, port, first = _explorer(
+        "mutex", "--scenario", str(EXAMPLES / "raymond-tree.json"), "--port", "0"
     )
     try:
-        first = proc.stdout.readline()
         assert "raymond, 5 processes" in first and "(13 steps ahead)" in first, first
-        url = proc.stdout.readline().split()[1]
-        host, port = url[len("http://") :].rstrip("/").split(":")
-        conn = http.client.HTTPConnection(host, int(port), timeout=60)
-        conn.request("GET", "/api/state")
-        state = json.loads(conn.getresponse().read())
+        state = _state(host, port)
         assert state["position"] == 0 and len(state["redo"]) == 13
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=60)
+        _stop(proc)
     assert proc.returncode == 0
 
 

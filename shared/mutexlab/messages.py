@@ -66,8 +66,8 @@ class Codec:
         try:
             if isinstance(data, (bytes, str)):
                 data = json.loads(data)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise MessageError(f"not JSON: {exc}") from None
+        except (ValueError, RecursionError) as exc:  # not JSON or UTF-8, too deep, a 5000-digit number
+            raise MessageError(f"not JSON: {str(exc)[:200]}") from None
         if not isinstance(data, dict):
             raise MessageError(f"a message must be a JSON object, got {type(data).__name__}")
         kind = data.get("type")

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from . import limits
 from .clock import LocalEventClock, LocalEventClocks, VectorClock
 
 
@@ -270,11 +271,13 @@ def check_event(event: Any, first: bool = False) -> str | None:
     return None
 
 
-def parse_events(lines: Iterable[str | bytes], source: str = "trace") -> Iterator[dict]:
+def parse_events(lines: Iterable[str | bytes] | IO[bytes], source: str = "trace") -> Iterator[dict]:
     """Parse JSON Lines (text or UTF-8 bytes); blank lines are skipped; the first event must be the
-    ``run`` header; anything wrong raises TraceError naming ``source`` and the line."""
+    ``run`` header; anything wrong raises TraceError naming ``source`` and the line. From a binary
+    file, a line is read with at most ``limits.MAX_LINE`` bytes held (a longer one is refused)."""
     first = True
-    for number, line in enumerate(lines, 1):
+    numbered = enumerate(_bounded(lines, source) if hasattr(lines, "readline") else lines, 1)
+    for number, line in numbered:
         if isinstance(line, bytes):
             try:
                 line = line.decode("utf-8")
@@ -296,6 +299,19 @@ def parse_events(lines: Iterable[str | bytes], source: str = "trace") -> Iterato
         first = False
         event["_line"] = number
         yield event
+
+
+def _bounded(handle: Any, source: str) -> Iterator[bytes]:
+    read = 0
+    try:
+        for line in limits.lines(handle):
+            read += 1
+            yield line
+    except limits.InputError:
+        raise TraceError(
+            f"{source}:{read + 1}: a line longer than {limits.MAX_LINE:,} bytes (the limit of a trace "
+            "line): not a trace"
+        ) from None
 
 
 def read_trace(path: str | Path) -> list[dict]:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
 
 
-def count(minimum: int):
-    """An argparse type: a whole number ≥ ``minimum``, with a clear error otherwise."""
+def count(minimum: int, maximum: int | None = None):
+    """An argparse type: a whole number ≥ ``minimum`` (and ≤ ``maximum``), with a clear error otherwise."""
 
     def parse(text: str) -> int:
         try:
@@ -19,6 +20,8 @@ def count(minimum: int):
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum}, got {value}")
         return value
 
     parse.__name__ = f"whole number ≥ {minimum}"
@@ -29,26 +32,38 @@ positive = count(1)
 non_negative = count(0)
 
 
-def real(name: str, unit: str, ok: Callable[[float], bool], rule: str) -> Callable[[str], float]:
-    """An argparse type: a number (``{text} is not a number`` + ``unit``) that ``ok`` accepts, else
-    the error ``must be <rule>, got <text>``."""
+def real(
+    name: str, unit: str, ok: Callable[[float], bool], rule: str, maximum: float | None = None
+) -> Callable[[str], float]:
+    """An argparse type: a finite number (``{text} is not a number`` + ``unit``; infinities and
+    NaN refused) that ``ok`` accepts, else the error ``must be <rule>, got <text>``, and at most
+    ``maximum``."""
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number{unit}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
         if not ok(value):
             raise argparse.ArgumentTypeError(f"must be {rule}, got {text}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:g}, got {text}")
         return value
 
     parse.__name__ = name
     return parse
 
 
-seconds = real("seconds", " of seconds", lambda v: v >= 0, "≥ 0")  # a duration in seconds, ≥ 0
+# The largest duration a flag takes (seconds over RabbitMQ, mean message delays in a simulation):
+# beyond it a simulated clock loses its precision (sums overflow to inf, then NaN).
+MAX_SECONDS = 1e6
+MAX_MEGABYTES = 1e9
+seconds = real("seconds", " of seconds", lambda v: v >= 0, "≥ 0", MAX_SECONDS)  # a duration, ≥ 0
 probability = real("probability", "", lambda v: 0 <= v <= 1, "a probability between 0 and 1")
-megabytes = real("megabytes", " of MB", lambda v: v > 0, "> 0")
+megabytes = real("megabytes", " of MB", lambda v: v > 0, "> 0", MAX_MEGABYTES)
+port_number = count(0, 65535)  # 0: a free one
 
 
 def fail(message: str, code: int = 2) -> int:

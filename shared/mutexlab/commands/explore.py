@@ -1,7 +1,8 @@
 """``mutexlab explore bees|elves|mutex``: step through a protocol in the browser.
 
 Serves the explorer (``mutexlab.explore``) on a local port, prints its URL and opens the
-browser (unless ``--no-browser``). Ctrl-C stops it (exit 0). Exit 2 on bad arguments, a bad
+browser (unless ``--no-browser``). Ctrl-C, SIGINT or SIGTERM stops it (exit 0), also when started
+in the background (its own handlers: a shell leaves SIGINT ignored there). Exit 2 on bad arguments, a bad
 scenario or an address that cannot be bound.
 """
 
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..protocols.registry import family_of
 from ..setup import ConfigError
-from .common import count, fail
+from .common import fail, port_number
 from .flags import MUTEX_EXAMPLE
 from .registry import Command, scenario
 
@@ -20,8 +21,6 @@ from .registry import Command, scenario
 # command builds this parser.
 if TYPE_CHECKING:
     from ..explore.session import Session
-
-port_number = count(0)
 
 
 def _common(p) -> None:
@@ -64,7 +63,7 @@ def run(args) -> int:
     import threading
     import webbrowser
 
-    from ..explore.server import make_server
+    from ..explore.server import make_server, serve_until_stopped
     from ..sim.scripted import ScenarioError
 
     try:
@@ -91,13 +90,7 @@ def run(args) -> int:
         )
     if not args.no_browser:
         threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    print("stopped", flush=True)
+    print(f"stopped ({serve_until_stopped(server)})", flush=True)
     return 0
 
 

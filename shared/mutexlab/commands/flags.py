@@ -17,9 +17,9 @@ import argparse
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from .. import limits
 from ..protocols.classic import WORKLOAD_OPTIONS
 from ..protocols.elves import DEFAULTS as ELVES_DEFAULTS
 from ..protocols.elves import hamster_range
@@ -240,10 +240,12 @@ def collect_options(args) -> dict:
     options: dict = {}
     if getattr(args, "options", None):
         try:
-            loaded = json.loads(Path(args.options).read_text(encoding="utf-8"))
+            loaded = limits.loads(limits.read_file(args.options, "an options file"))
         except OSError as exc:
-            raise ConfigError(f"cannot read options file {args.options}: {exc.strerror}") from None
-        except json.JSONDecodeError as exc:
+            raise ConfigError(f"cannot read options file {args.options}: {exc.strerror or exc}") from None
+        except limits.InputError as exc:
+            raise ConfigError(f"options file {args.options}: {exc}") from None
+        except ValueError as exc:  # not JSON, not UTF-8
             raise ConfigError(f"options file {args.options} is not JSON: {exc}") from None
         if not isinstance(loaded, dict):
             raise ConfigError(f"options file {args.options} must hold a JSON object")

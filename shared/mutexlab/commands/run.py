@@ -2,8 +2,9 @@
 
 Parses the arguments into a plan and hands it to the process supervisor
 (``mutexlab.transport.supervisor``): the monitor and every participant as its own OS process
-against a running broker. Returns the monitor's exit code (0 safe and complete, 1 violation,
-2 bad arguments, 3 stalled or the broker unusable). Every argument is validated (including
+against a running broker. Returns the monitor's exit code (0 safe and complete, 1 violation or a
+rejected input, 2 bad arguments, 3 stalled or the broker unusable), or 128 + N when signal N
+(SIGTERM, SIGINT, SIGHUP) stopped the run early, its processes stopped and its queues deleted. Every argument is validated (including
 building the setup) before the broker is touched.
 """
 
@@ -163,8 +164,9 @@ COMMAND = Command(
     "run",
     "run a scenario over RabbitMQ, one OS process per participant",
     """Start the monitor and every participant as separate processes against a running RabbitMQ; print the
-    monitor's verdict and summary. Exit 0 safe and complete, 1 violation, 2 bad arguments, 3 stalled or
-    broker unusable.""",
+    monitor's verdict and summary. Exit 0 safe and complete, 1 violation or a rejected input, 2 bad
+    arguments, 3 stalled or broker unusable; SIGTERM, SIGINT or SIGHUP stops every process of the run and
+    deletes its queues, exit 128 + the signal's number (143, 130, 129).""",
     scenarios=(
         scenario("bees", "the mason bees: P bees, K flowers, T reeds", run, _common),
         scenario("elves", "the hamster killers: a mayor and N elves", run, _elves_arguments),

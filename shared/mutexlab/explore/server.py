@@ -13,7 +13,13 @@ Safety, besides binding to 127.0.0.1 unless told otherwise (the command's ``--ho
   cannot drive it: 403);
 * every POST must say ``Content-Type: application/json`` (a form on another site cannot send
   that without a CORS preflight, which this server never grants: 415), and its body is at most
-  ``MAX_BODY`` bytes (413);
+  ``MAX_BODY`` bytes (413), JSON nested at most ``limits.MAX_DEPTH`` deep with numbers Python holds
+  (400), and arrives within ``READ_TIMEOUT`` seconds (408: a slow or short body frees its thread);
+* a scenario (``POST /api/scenario``) is checked within the scenario bounds (sim/scripted.py:
+  processes, a kept trace of bounded size; 422) and played outside the session's lock, one at a time
+  (503 while another loads), so every other request is answered meanwhile;
+* the listen backlog holds ``BACKLOG`` connections (a burst of concurrent requests is queued, not
+  reset);
 * answers carry ``Cache-Control: no-store``, ``X-Content-Type-Options: nosniff`` and a
   Content-Security-Policy that lets the page load only its own files.
 
@@ -23,6 +29,7 @@ One lock serialises the session: requests are handled on threads, the session is
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import threading
 from collections.abc import Callable
@@ -32,11 +39,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .. import limits
 from ..report import build_report
+from ..sim.scripted import ScenarioError
 from ..trace import TraceError
-from .session import ExploreError, Session
+from .session import ExploreError, Session, session_from_scenario
 
 MAX_BODY = 5 * 1024 * 1024
+READ_TIMEOUT = 10.0  # seconds a request (its line, headers, body) may take to arrive
+BACKLOG = 128
 PAGE = resources.files(__package__).joinpath("static")
 STATIC = {
     "/": (PAGE / "index.html", "text/html; charset=utf-8"),
@@ -88,12 +99,14 @@ class ApiError(Exception):
 class ExplorerServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = False
+    request_queue_size = BACKLOG
 
     def __init__(self, address: tuple[str, int], session: Session, examples: Path | None = None) -> None:
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         super().__init__(address, Handler)
         self.session = session
         self.lock = threading.Lock()
+        self.loading = threading.Lock()  # one scenario played at a time (outside ``lock``)
         self.examples = list_examples(examples if examples is not None else examples_dir())
 
     @property
@@ -123,6 +136,7 @@ class ExplorerServer(ThreadingHTTPServer):
 class Handler(BaseHTTPRequestHandler):
     server: ExplorerServer
     server_version = "mutexlab-explore"
+    timeout = READ_TIMEOUT  # the connection's socket timeout: a stalled client frees its thread
 
     def version_string(self) -> str:
         return self.server_version
@@ -202,12 +216,21 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(400, "Content-Length is not a number") from None
         if length > MAX_BODY:
             raise ApiError(413, f"the body is {length} bytes; at most {MAX_BODY} are accepted")
-        raw = self.rfile.read(length) if length > 0 else b""
+        try:
+            raw = self.rfile.read(length) if length > 0 else b""
+        except TimeoutError:
+            self.close_connection = True
+            raise ApiError(408, f"the body did not arrive within {self.timeout:g}s") from None
+        if len(raw) < length:
+            self.close_connection = True
+            raise ApiError(400, f"the body ended after {len(raw)} of its {length} bytes (Content-Length)")
         if not raw.strip():
             self.body = {}
             return
         try:
-            self.body = json.loads(raw.decode("utf-8"))
+            self.body = limits.loads(raw.decode("utf-8"))
+        except limits.InputError as exc:
+            raise ApiError(400, f"the body is not JSON this server takes: {exc}") from None
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ApiError(400, f"the body is not JSON: {exc}") from None
         if not isinstance(self.body, dict):
@@ -288,8 +311,19 @@ class Handler(BaseHTTPRequestHandler):
             return 200, self.server.session.scenario()
 
     def api_scenario_post(self) -> tuple[int, Any]:
-        body = self.body
-        return self.move(lambda s: s.load(body))
+        """A new session from the scenario, played outside the session's lock (the current session
+        answers meanwhile), then swapped in: ``Session.load``'s semantics."""
+        if not self.server.loading.acquire(blocking=False):
+            raise ApiError(503, "another scenario is loading; try again", {"Retry-After": "1"})
+        try:
+            fresh = session_from_scenario(self.body)
+        except ScenarioError as exc:
+            raise ExploreError(str(exc), 422) from None
+        finally:
+            self.server.loading.release()
+        with self.server.lock:
+            self.server.session = fresh
+            return 200, fresh.state()
 
     def api_examples(self) -> tuple[int, Any]:
         out = []
@@ -326,6 +360,30 @@ class Handler(BaseHTTPRequestHandler):
         except TraceError as exc:
             raise ApiError(500, f"the diagram cannot be drawn: {exc}") from None
         return 200, page.replace("</head>", DIAGRAM_STYLE + "\n</head>", 1)
+
+
+def serve_until_stopped(server: ExplorerServer) -> str:
+    """Serve until SIGINT or SIGTERM (or Ctrl-C), then close; the signal's name. The handlers are
+    installed here (main thread only), so a server started in the background — where the shell
+    leaves SIGINT ignored — still stops on either; the previous handlers come back after."""
+    stopped = {"by": "SIGINT"}
+
+    def stop(signum: int, frame: object) -> None:
+        stopped["by"] = signal.Signals(signum).name
+        raise KeyboardInterrupt
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        server.server_close()
+    return stopped["by"]
 
 
 def make_server(

@@ -40,7 +40,7 @@ from ..findings import PROGRESS, SAFETY, UNDECIDED, kind_of
 from ..protocol import Enter, Exit, ProtocolError
 from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup, capacity_of
-from ..sim.scripted import ScenarioError, ScriptedRun, Step, load_scenario
+from ..sim.scripted import MAX_PROCESSES, ScenarioError, ScriptedRun, Step, load_scenario
 from ..trace import TraceError, TraceWriter
 from ..words import count
 from .describe import describe_message, describe_process
@@ -70,6 +70,10 @@ class Config:
     seed: int = 0
 
     def setup(self) -> Setup:
+        if self.processes > MAX_PROCESSES:  # refused before anything is built
+            raise ScenarioError(
+                f"invalid configuration: at most {MAX_PROCESSES} processes, got {self.processes}"
+            )
         try:
             return build_setup(self.algorithm, self.processes, dict(self.options), self.seed)
         except ConfigError as exc:

@@ -5,8 +5,8 @@ reads the configuration from the environment, sets up logging and hands over to 
 participant or the monitor. ``services/<role>/main.py`` in the repository (used by docker
 compose and by ``mutexlab run``) calls ``main(role)``; so does ``python -m mutexlab.services ROLE``.
 
-Exit codes: 0 done (or refused by membership), 1 the monitor found a safety violation,
-2 bad configuration, 3 the run stalled, never started, or the broker was unreachable.
+Exit codes: 0 done (or refused by membership), 1 the monitor found a safety violation
+or a rejected input, 2 bad configuration, 3 the run stalled, never started, or the broker was unreachable.
 """
 
 from ..transport.service import Service, roles

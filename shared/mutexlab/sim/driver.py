@@ -73,13 +73,13 @@ class Driver:
     def deliver(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
         if self.trace is not None:
             proto = self.protocols[to]
-            # The receive event is recorded after the handler so `lamport` is the clock after it;
+            # The receive event is recorded after the handler so `lamport` is the clock after it
+            # (and a refused message, ProtocolError, ticks no vector clock: no gap in the trace);
             # effects of the handler come after the recv in the trace.
             rec = self.recorders[to]
-            event = rec.recv(self.now, 0, msg.type, self.names[sender], msg_id, vc or {})
             before = proto.state
             effects = proto.on_message(msg)
-            event["lamport"] = proto.clock.time
+            event = rec.recv(self.now, proto.clock.time, msg.type, self.names[sender], msg_id, vc or {})
             self.trace.write(event)
             self.apply(to, effects)
             if proto.state != before:

@@ -14,6 +14,11 @@ not fired by themselves here: the scenario decides when a process acts (they are
 pending local decisions, which is what tells a scenario that stops early from a deadlock).
 Virtual time ``t`` is the number of the step being played (from 1).
 
+Bounds (docs/architecture.md#scenario-format): a scenario file of at most ``limits.MAX_FILE``
+bytes, JSON nested at most ``limits.MAX_DEPTH`` deep, at most ``MAX_PROCESSES`` processes (all
+refused before anything is built), and a kept trace of at most ``MAX_HELD`` vector-clock entries
+(a replay that would hold more stops with a ScenarioError, before it exhausts the memory).
+
 Outcomes beyond the audit's: a delivery the protocol refuses (``ProtocolError``, e.g. a
 duplicated token) ends the replay there as a finding, not as an invalid scenario; and a scenario whose end
 leaves nothing able to move (no message in flight, no pending decision) while someone is not
@@ -30,6 +35,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .. import limits
 from ..protocol import ProtocolError
 from ..protocols.registry import build_setup, declarations
 from ..setup import ConfigError, Setup
@@ -37,6 +43,10 @@ from ..trace import TraceWriter
 from .driver import Driver
 
 DRAIN_LIMIT = 1_000_000
+MAX_PROCESSES = 1000  # a scenario is stepped through by hand or replayed: far beyond any written one
+# Vector-clock entries (plus EVENT_COST per event) a replay's kept trace may hold: about 0.6 GB.
+MAX_HELD = 5_000_000
+EVENT_COST = 8
 
 
 class ScenarioError(ValueError):
@@ -95,7 +105,7 @@ Step = Annotated[
 class Scenario(BaseModel):
     model_config = ConfigDict(extra="forbid")
     algorithm: str
-    processes: int = Field(ge=1)
+    processes: int = Field(ge=1, le=MAX_PROCESSES)
     options: dict[str, Any] = Field(default_factory=dict)
     seed: int = Field(default=0, ge=0)
     steps: list[Step]
@@ -126,6 +136,8 @@ class ScriptedRun(Driver):
         self.links: dict[tuple[int, int], deque] = {}
         self.entered: list[str] = []
         self.pending: dict[int, list[tuple[str, str]]] = {}  # pid → [(action, dwell)], oldest first
+        self.held = 0  # vector-clock entries (and EVENT_COST per event) of the kept trace
+        self.counted = 0  # kept events counted in ``held``
 
     def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
         self.links.setdefault((sender, to), deque()).append((msg, msg_id, vc))
@@ -166,6 +178,21 @@ class ScriptedRun(Driver):
             raise ScenarioError(f"step {number} ({step.op}): {exc}") from None
         if kept is not None:
             self.entered += [e["pid"] for e in kept[before:] if e["event"] == "enter"]
+            self._weigh(f"step {number} ({step.op}): ")
+
+    def _weigh(self, where: str = "") -> None:
+        """Count what the kept trace holds since the last call; ScenarioError past ``MAX_HELD``."""
+        kept = self.writer.events
+        if kept is None:
+            return
+        self.held += sum(len(e.get("vc") or ()) + EVENT_COST for e in kept[self.counted :])
+        self.counted = len(kept)
+        if self.held > MAX_HELD:
+            raise ScenarioError(
+                f"{where}the replay would hold a trace of more than {MAX_HELD:,} vector-clock entries "
+                f"({self.counted:,} events of {len(self.protocols)} processes so far): stopped before it "
+                "exhausts the memory (sim/scripted.py MAX_HELD)"
+            )
 
     def _consume(self, pid: int, action: str) -> None:
         queue = self.pending.get(pid, [])
@@ -226,6 +253,8 @@ class ScriptedRun(Driver):
                 if self.links[(sender, to)]:
                     self.deliver_oldest(sender, to)
                     delivered += 1
+                    if not delivered % 1024:  # one pass may deliver P² messages
+                        self._weigh()
             if delivered > DRAIN_LIMIT:
                 raise ScenarioError(f"drain did not reach quiescence after {DRAIN_LIMIT} deliveries")
 
@@ -235,13 +264,20 @@ def _names(classes) -> str:
 
 
 def load_scenario(source: str | Path | dict) -> Scenario:
+    """A scenario file or its parsed JSON, validated within the bounds above. Raises ScenarioError."""
     if not isinstance(source, dict):
         try:
-            source = json.loads(Path(source).read_text(encoding="utf-8"))
+            source = limits.loads(limits.read_file(source, "a scenario"))
         except OSError as exc:
-            raise ScenarioError(f"cannot read scenario {source}: {exc.strerror}") from None
+            raise ScenarioError(f"cannot read scenario {source}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ScenarioError(f"scenario {source} is not UTF-8 text: {exc.reason}") from None
+        except limits.InputError as exc:
+            raise ScenarioError(f"invalid scenario {source}: {exc}") from None
         except json.JSONDecodeError as exc:
             raise ScenarioError(f"scenario is not JSON: {exc}") from None
+    elif limits.nesting(source) > limits.MAX_DEPTH:
+        raise ScenarioError(f"invalid scenario: JSON nested more than {limits.MAX_DEPTH} deep")
     try:
         return Scenario.model_validate(source)
     except ValidationError as exc:

@@ -174,6 +174,18 @@ class AuditFeed:
                 entry(name)["missing_events"] = self.last_own.get(name, 0) + 1
         return stalled
 
+    def rejected(self, names: Iterable[str]) -> list[dict[str, Any]]:
+        """The inputs ``names``' protocols rejected, as their last statuses tell: one
+        ``{"process", "count", "reasons"}`` per member that rejected any (a finding: the run stops)."""
+        found = []
+        for name in names:
+            status = self.status.get(name, {})
+            n, reasons = status.get("rejected"), status.get("rejections")
+            if isinstance(n, int) and n > 0:
+                kept = [str(r) for r in reasons] if isinstance(reasons, list) else []
+                found.append({"process": name, "count": n, "reasons": kept})
+        return found
+
     def states(self, names: Iterable[str]) -> dict[str, str]:
         """Each of ``names``' last reported state (``unknown`` if none)."""
         return {n: self.status.get(n, {}).get("state", "unknown") for n in names}

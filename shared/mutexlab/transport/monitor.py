@@ -15,12 +15,15 @@ concern has its module:
 * the audit feed (feed.py): the trace (docs/architecture.md#trace-format), the ``run`` header
   first, then events as they arrive, de-duplicated; the run ends when every participant is
   finished and every sent message was received (complete), or when no trace event arrived for
-  ``STALL_TIMEOUT`` seconds (stalled: who waits for whom, and who went silent);
+  ``STALL_TIMEOUT`` seconds (stalled: who waits for whom, and who went silent), or as soon as a
+  participant reports a rejected input (its protocol refused a message: a finding, exit 1, as in
+  ``check``, ``replay`` and ``simulate``);
 * the live view (view.py): one line per state change (a live table on a terminal);
 * the outcome (outcome.py): after stopping the participants, the verdict of
   ``mutexlab.audit.verify_events`` (the code behind ``mutexlab verify``), the printed summary,
-  the JSON summary and the exit code: 0 safe and complete, 1 a safety violation, 2 bad
-  configuration, 3 stalled or never started (or no verdict: a trace the audit cannot check).
+  the JSON summary and the exit code: 0 safe and complete, 1 a safety violation or a rejected
+  input, 2 bad configuration, 3 stalled or never started (or no verdict: a trace the audit
+  cannot check).
 """
 
 from __future__ import annotations
@@ -91,7 +94,10 @@ class Monitor:
         self.roster = Roster(self.family, settings.processes, settings.join_window)
         self.members: dict[str, Member] = {}
         self.welcomes: dict[str, dict] = {}  # instance -> its welcome (re-sent if it joins again)
-        self.trace = TraceWriter(settings.trace, keep=True)
+        try:
+            self.trace = TraceWriter(settings.trace, keep=True)
+        except OSError as exc:  # before the broker is touched: bad configuration
+            raise ConfigError(f"cannot write the trace {settings.trace}: {exc.strerror or exc}") from None
         self.progress = Progress(self.out)
         self.feed = AuditFeed(self.trace, self.progress)
         self.refused: list[dict] = []  # each refused instance once: instance, role, reason
@@ -252,6 +258,8 @@ class Monitor:
                 self._dispatch(delivery)
             if self.setup is not None and self.feed.complete(self.setup.names.values()):
                 return self._outcome(complete=True)
+            if self.feed.rejected(self.members):  # a finding: the run stops here, as a simulation does
+                return self._outcome(complete=False, rejected=True)
             if self.feed.silent_for(self.settings.stall_timeout):
                 return self._outcome(complete=False)
 
@@ -329,7 +337,7 @@ class Monitor:
         log.info("monitor: %s joined as %s (%d so far)", instance, article(role), len(self.roster.members))
 
     # -- the end --------------------------------------------------------------------------------
-    def _outcome(self, complete: bool) -> Outcome:
+    def _outcome(self, complete: bool, rejected: bool = False) -> Outcome:
         setup = self._setup()
         feed = self.feed
         return Outcome(
@@ -337,7 +345,7 @@ class Monitor:
             algorithm=setup.algorithm,
             processes=self.roster.count(self.roster.scalable),
             complete=complete,
-            stalled={} if complete else feed.stalled(setup.names.values()),
+            stalled={} if complete or rejected else feed.stalled(setup.names.values()),
             started=round(self.started, 3),
             duration=round(time.time() - self.started, 3),
             messages=dict(sorted(feed.messages.items())),
@@ -348,6 +356,7 @@ class Monitor:
             notes=dict(sorted(feed.notes.items())),
             states=feed.states(setup.names[p] for p in sorted(setup.names)),
             refused=list(self.refused),
+            rejected=feed.rejected(setup.names[p] for p in sorted(setup.names)) if rejected else [],
             trace=self.settings.trace,
         )
 
@@ -359,6 +368,8 @@ class Monitor:
 
     def _stop(self, outcome: Outcome) -> None:
         reason = "run complete" if outcome.complete else "run stalled"
+        if outcome.rejected:
+            reason = "a participant rejected an input"
         stopped = time.monotonic()
         self.bus.publish("control.all", {"kind": "stop", "reason": reason})
         # Collect the final statuses (their counters), briefly; a dead participant never answers.
@@ -395,6 +406,7 @@ class Monitor:
             outcome.dead_letters = dead.method.message_count
         except Exception:  # noqa: BLE001 - the count is informative only
             outcome.dead_letters = sum(int(status.get(n, {}).get("dead_letters", 0)) for n in names)
+        outcome.rejected = self.feed.rejected(self._setup().names[p] for p in sorted(self._setup().names))
         outcome.reconnects += self.bus.reconnects
         outcome.redelivered += self.bus.redelivered
         outcome.duplicates += self.feed.duplicates

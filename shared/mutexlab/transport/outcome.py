@@ -2,10 +2,12 @@
 
 ``decide`` runs the audit (``mutexlab.audit.verify_events``, the code behind ``mutexlab
 verify``) over the recorded trace and sets the verdict and the exit code: 0 safe and complete,
-1 a safety violation, 2 bad configuration, 3 stalled or never started (or no verdict: a trace the
-audit cannot check, ``decide`` then raises the ``TraceError``). A stalled run fails its family's
-progress checks by construction, so it exits 1 only when the capacity audit (safety by
-happened-before) finds a violation, else 3. ``render`` is the summary the monitor prints;
+1 a safety violation or a rejected input, 2 bad configuration, 3 stalled or never started (or no
+verdict: a trace the audit cannot check, ``decide`` then raises the ``TraceError``). A stalled
+run fails its family's progress checks by construction, so it exits 1 only when the capacity
+audit (safety by happened-before) finds a violation, else 3. A rejected input (a participant's
+protocol refused a message, ``ProtocolError``) is a finding as in ``check``, ``replay`` and
+``simulate``: never SAFE, exit 1, named in the summary; the monitor stops the run at it. ``render`` is the summary the monitor prints;
 ``Outcome.as_dict`` is the JSON summary.
 """
 
@@ -48,6 +50,8 @@ class Outcome:
     dead_letters: int = 0
     reconnects: int = 0
     refused: list[dict] = field(default_factory=list)  # {"instance", "role", "reason"} per refused joiner
+    # {"process", "count", "reasons"} per participant whose protocol refused a message (a finding)
+    rejected: list[dict] = field(default_factory=list)
     trace: str | None = None
     cleaned_up: bool = False  # the run's exchanges and queues were deleted (CLEANUP)
     exit_code: int = 0
@@ -65,6 +69,22 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
     outcome.verdict = verdict.render()
     # Safety decides "violation"; a run cut short fails only progress checks (findings.py).
     outcome.safe = verdict.safe
+    if outcome.rejected:  # a finding whatever the trace shows: never SAFE
+        total = sum(r["count"] for r in outcome.rejected)
+        outcome.violations = [
+            f"rejected input: {rejection_text(r)}" for r in outcome.rejected
+        ] + outcome.violations
+        cut = "" if outcome.complete else "; progress not judged, the run was cut short"
+        outcome.verdict = (
+            f"REJECTED INPUT: {count(total, 'protocol message')} refused by the protocol of "
+            f"{', '.join(r['process'] for r in outcome.rejected)} (a finding, as in check, replay and "
+            f"simulate){'' if outcome.complete else '; the run was stopped there'}\n"
+            f"the audit of the trace (safety {'SAFE' if outcome.safe else 'VIOLATED'}{cut}):\n"
+            + "\n".join("  " + line for line in outcome.verdict.splitlines())
+        )
+        outcome.safe = False
+        outcome.exit_code = EXIT_VIOLATION
+        return outcome.exit_code
     if not outcome.complete:
         outcome.verdict = (
             "the run stalled: progress checks fail because it was cut short; "
@@ -76,6 +96,13 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
         else (EXIT_SAFE if outcome.complete and verdict.ok else EXIT_STALLED)
     )
     return outcome.exit_code
+
+
+def rejection_text(r: dict) -> str:
+    """One participant's rejected inputs: ``node-2 rejected 2: <first reason>; ...``."""
+    shown = "; ".join(r["reasons"]) or "reasons not reported"
+    more = r["count"] - len(r["reasons"])
+    return f"{r['process']} rejected {r['count']}: {shown}" + (f" (and {more} more)" if more > 0 else "")
 
 
 def save_json(outcome: Outcome, path: str) -> None:
@@ -92,7 +119,7 @@ def render(o: Outcome) -> str:
         f"{o.algorithm} over RabbitMQ, run {o.run_id}: "
         + ", ".join(count(n, role) for role, n in roles.items())
         + f", {o.duration:.2f}s wall clock — "
-        + ("complete" if o.complete else "STALLED"),
+        + ("complete" if o.complete else "STOPPED: a rejected input" if o.rejected else "STALLED"),
         f"messages: {total} ({', '.join(f'{k} {v}' for k, v in o.messages.items()) or 'none'}), "
         f"{rate:.0f} messages/s; tapped {o.tapped}",
         "entries: " + (", ".join(f"{k} {v}" for k, v in o.entries.items()) or "none"),
@@ -102,8 +129,10 @@ def render(o: Outcome) -> str:
     lines.append("final states: " + ", ".join(f"{n}={s}" for n, s in o.states.items()))
     lines.append(
         f"transport: duplicates dropped {o.duplicates}, dead-lettered {o.dead_letters}, "
-        f"reconnects {o.reconnects}, redelivered {o.redelivered}, refused joiners {len(o.refused)}"
+        f"reconnects {o.reconnects}, redelivered {o.redelivered}, refused joiners {len(o.refused)}, "
+        f"rejected inputs {sum(r['count'] for r in o.rejected)}"
     )
+    lines += [f"  rejected input: {rejection_text(r)}" for r in o.rejected]
     if o.refused:
         lines.append(f"membership: {count(len(o.refused), 'joiner')} refused, not part of this run:")
         lines += [f"  refused: {r['role']} {r['instance']} — {r['reason']}" for r in o.refused]

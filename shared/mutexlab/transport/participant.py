@@ -22,9 +22,11 @@ holds the ack back until then, without stopping the process from handling the ne
 held-back message is acked with the deliveries around it, and kept in memory until handled); every
 state change is logged (name, state, Lamport clock) and reported to the monitor with what the
 process waits for; malformed input is dead-lettered with its reason, never crashes the process.
-A message the protocol refuses (``ProtocolError``: its state does not accept it) is logged and
-dead-lettered with the error as reason; a local input it refuses (a timer) is a bug of this
-process: logged, and the process exits with EXIT_FAILED.
+A message the protocol refuses (``ProtocolError``: its state does not accept it) is logged,
+dead-lettered with the error as reason and reported in the status (``rejected``: how many,
+``rejections``: the first reasons), at once: a rejected input is a finding, the monitor stops the
+run (docs/faults.md); a local input it refuses (a timer) is a bug of this process: logged, and the
+process exits with EXIT_FAILED.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ EXIT_OK, EXIT_CONFIG, EXIT_FAILED = 0, 2, 3
 FINAL_FLUSH = 10.0  # seconds to wait for the confirms of the last publishes after the stop
 # A step's trace batch rides with its messages while its copies to the addressees weigh at most this.
 INLINE_TRACE = 16 * 1024
+REJECTIONS_KEPT = 10  # the reasons of the first rejected inputs a status carries (the count is exact)
 JOIN_REPLY_MARGIN = 2.0  # seconds a join's answer may take: the join expires this much before the wait ends
 
 
@@ -145,6 +148,8 @@ class Participant:
         self.default_dwell = 0.2
         self.start_time = time.time()
         self.dead_letters = 0
+        self.rejected = 0  # protocol messages the protocol refused (or failed on): findings
+        self.rejections: list[str] = []  # the first REJECTIONS_KEPT of them: who sent what, why
         self.stopped = False
         self._last_status = 0.0
         self._monitor_seen = self._monitor_checked = time.monotonic()
@@ -449,6 +454,9 @@ class Participant:
         except Exception as exc:  # noqa: BLE001 - a protocol failing on its input must not kill the process
             log.exception("%s: the protocol failed on %s", self.name, env["id"])
             problem = f"the protocol failed on it: {exc!r}"  # what it did before failing happened
+        self.rejected += 1
+        if len(self.rejections) < REJECTIONS_KEPT:
+            self.rejections.append(f"{msg.type} {env['id']} from {env['from']}: {problem}"[:500])
         if current:
             return problem
         self._dead_letter(delivery, problem, ack=False)
@@ -530,6 +538,8 @@ class Participant:
             "duplicates": self.inbox.duplicates,
             "gaps": self.inbox.gaps,
             "dead_letters": self.dead_letters,
+            "rejected": self.rejected,
+            "rejections": self.rejections,
             "reconnects": self.bus.reconnects,
             "redelivered": self.bus.redelivered,
             "final": final,

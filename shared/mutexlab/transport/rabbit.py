@@ -401,8 +401,8 @@ def parse_frame(body: bytes, run_id: str, me: str, roster: dict[str, int]) -> tu
         raise EnvelopeError(f"oversized body: {len(part)} bytes (limit {MAX_BODY})")
     try:
         data = json.loads(part)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise EnvelopeError(f"not JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, nested too deep, a 5000-digit number
+        raise EnvelopeError(f"not JSON: {str(exc)[:200]}") from None
     if not isinstance(data, dict):
         raise EnvelopeError("an envelope must be a JSON object")
     step = "msgs" in data
@@ -412,7 +412,7 @@ def parse_frame(body: bytes, run_id: str, me: str, roster: dict[str, int]) -> tu
     if data["run"] != run_id:
         raise EnvelopeError(f"envelope of run {data['run']!r}, this is run {run_id!r}")
     sender = data["from"]
-    if sender not in roster:
+    if not isinstance(sender, str) or sender not in roster:
         raise EnvelopeError(f"sender {sender!r} is not a member of this run")
     if not step:
         if data["to"] != me:
@@ -466,6 +466,8 @@ _ENVELOPE_KEYS = ("run", "id", "from", "to", "seq", "vc", "msg")
 
 
 def _check_entry(data: dict) -> None:
+    if not isinstance(data["id"], str):  # it becomes the trace's message id, a string
+        raise EnvelopeError(f"bad message id {str(data['id'])[:40]}")
     seq = data["seq"]
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
         raise EnvelopeError(f"bad sequence number {seq!r}")

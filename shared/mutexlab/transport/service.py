@@ -4,8 +4,8 @@ Reads the configuration from the environment, sets up logging, hands over to a t
 participant or the monitor. The service entry points (``mutexlab.services``, ``services/<role>/main.py``)
 call it, and so does a service forked by ``mutexlab run`` (``supervisor.py``).
 
-Exit codes: 0 done (or refused by membership), 1 the monitor found a safety violation,
-2 bad configuration, 3 the run stalled, never started, or the broker was unreachable.
+Exit codes: 0 done (or refused by membership), 1 the monitor found a safety violation
+or a rejected input, 2 bad configuration, 3 the run stalled, never started, or the broker was unreachable.
 """
 
 from __future__ import annotations

@@ -4,8 +4,14 @@ Starts the monitor and every participant as its own OS process — the very entr
 docker compose runs (``services/<role>/main.py``) — against a running broker, passes the
 monitor's progress, verdict and summary through, stops and reaps its processes, deletes the
 run's exchanges and queues, and returns the monitor's exit code (0 safe and complete,
-1 violation, 2 bad arguments, 3 stalled or the broker unusable). ``make_plan`` validates every
-setting (including building the setup) before the broker is touched.
+1 violation or a rejected input, 2 bad arguments, 3 stalled or the broker unusable). ``make_plan``
+validates every setting (including building the setup) before the broker is touched.
+
+SIGTERM, SIGINT and SIGHUP (``execute`` in the main thread) end the run early: every process it
+started is stopped (SIGTERM, then SIGKILL after ``STOP_GRACE`` seconds), the run's queues and
+exchanges are deleted, and ``execute`` returns 128 + the signal's number (143, 130, 129). A signal
+that comes while the services start is acted on once they all have started (none is left
+unknown), a second one while it cleans up does not cut the cleanup short.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from .membership import role_of
 from .settings import check_run_id, check_url
 
 DEFAULT_URL = "amqp://127.0.0.1:5672/%2F"  # no credentials here: pika's defaults apply (guest on localhost)
+STOPPING = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # each ends a run early: exit 128 + its number
+STOP_GRACE = 2.0  # seconds a stopped service has to exit after SIGTERM before SIGKILL
 SERVICES = Path(__file__).resolve().parents[3] / "services"
 
 
@@ -87,6 +95,7 @@ def _forked_service(role: str, env: dict, stdout, stderr) -> None:
 
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)  # not the supervisor's handler (``Stop``)
         os.environ.clear()
         os.environ.update(env)
         for fd, target in ((1, stdout), (2, stderr)):
@@ -206,10 +215,10 @@ def make_plan(
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     for what, path in (("trace", trace), *(outputs or {}).items()):
-        if path and not Path(path).resolve().parent.is_dir():
-            raise ConfigError(
-                f"cannot write the {what} {path}: directory {Path(path).resolve().parent} does not exist"
-            )
+        if path:
+            writable_file(what, path)
+    if logs:
+        writable_dir("logs", logs)
     plan = Plan(
         algorithm,
         processes,
@@ -227,6 +236,33 @@ def make_plan(
     )
     plan.roles()  # builds the setup: a bad option is refused here, before the broker is touched
     return plan
+
+
+def writable_file(what: str, path: str) -> None:
+    """``path`` can be written (its directory exists, it is no directory, it opens for writing);
+    ConfigError naming ``what`` otherwise. Nothing is left behind: a file it made is removed."""
+    target = Path(path)
+    if not target.resolve().parent.is_dir():
+        raise ConfigError(
+            f"cannot write the {what} {path}: directory {target.resolve().parent} does not exist"
+        )
+    existed = target.exists()
+    try:  # never blocks (a FIFO without a reader), never truncates
+        os.close(os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644))
+    except OSError as exc:
+        raise ConfigError(f"cannot write the {what} {path}: {exc.strerror or exc}") from None
+    if not existed:
+        target.unlink(missing_ok=True)
+
+
+def writable_dir(what: str, path: str) -> None:
+    """``path`` is (or can be made) a directory to write files in; ConfigError otherwise."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"cannot write the {what} in {path}: {exc.strerror or exc}") from None
 
 
 def broker_problem(url: str) -> str | None:
@@ -250,10 +286,68 @@ def broker_problem(url: str) -> str | None:
     return None
 
 
+class Interrupted(Exception):
+    """A stopping signal came (``Stop``): the run ends early."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+class Stop:
+    """The supervisor's handlers of ``STOPPING`` while a run goes on (main thread only: elsewhere
+    Python cannot install handlers, and the caller handles signals). The first signal raises
+    ``Interrupted`` once ``armed`` (at once if armed then, else when ``arm`` is called); later
+    ones are remembered, never raised (the cleanup runs to its end)."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.armed = False
+        self.raised = False
+        self.previous: dict[int, object] = {}
+
+    def __enter__(self) -> Stop:
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for sig in STOPPING:
+                self.previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.signum is None:
+            self.signum = signum
+        if self.armed:
+            self._raise()
+
+    def arm(self) -> None:
+        self.armed = True
+        if self.signum is not None:
+            self._raise()
+
+    def disarm(self) -> None:
+        self.armed = False
+
+    def _raise(self) -> None:
+        if not self.raised and self.signum is not None:
+            self.raised = True
+            raise Interrupted(self.signum)
+
+
 def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None = None) -> int:
-    """Start the monitor and the participants, wait for the verdict, clean up; the monitor's exit code.
+    """Start the monitor and the participants, wait for the verdict, clean up; the monitor's exit
+    code, or 128 + the number of a stopping signal that ended the run early (module doc).
 
     ``summary``, when given, is filled with the monitor's summary (its JSON form)."""
+    with Stop() as stop:
+        return _execute(plan, json_out, out, summary, stop)
+
+
+def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) -> int:
     out = out or sys.stdout
     roles = plan.roles()
     logs = Path(plan.logs) if plan.logs else Path(tempfile.mkdtemp(prefix=f"mutexlab-{plan.run_id}-"))
@@ -321,6 +415,7 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
         finally:
             if fork:
                 gc.unfreeze()  # this process collects as before
+        stop.arm()  # every service is known now: a signal stops them all
         code = monitor.wait()
         monitor_stdout = (logs / "monitor.out").read_text() if json_out else ""
         result = json.loads(summary_path.read_text()) if summary_path.exists() else None
@@ -331,10 +426,14 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
             out.write("\n")
         elif json_out:
             print(monitor_stdout, file=out)
-    except KeyboardInterrupt:
+    except Interrupted as exc:
+        code = 128 + exc.signum
+        print(f"mutexlab run: {exc}: stopping the run's processes, deleting its queues", file=sys.stderr)
+    except KeyboardInterrupt:  # SIGINT outside the main thread's handler
         code = 130
     finally:
-        _reap(procs)
+        stop.disarm()
+        _reap(procs, grace=0.0 if code >= 128 else 5.0)
         for handle in handles:
             handle.close()
         if not plan.keep and not (result or {}).get("cleaned_up"):  # the monitor did not (it stopped early)
@@ -359,16 +458,19 @@ def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None =
 
 
 def _reap(procs: list[tuple[str, subprocess.Popen]], grace: float = 5.0) -> None:
-    """Participants exit on the monitor's stop; anything left is terminated, then killed."""
+    """Participants exit on the monitor's stop; anything left after ``grace`` seconds (0: a run
+    stopped early, no stop will come) is terminated, then killed after ``STOP_GRACE``."""
     deadline = time.monotonic() + grace
     for _, proc in procs:
         try:
+            if grace <= 0:
+                raise subprocess.TimeoutExpired("stop", 0)
             proc.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGTERM)
     for _, proc in procs:
         try:
-            proc.wait(timeout=2.0)
+            proc.wait(timeout=STOP_GRACE)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()

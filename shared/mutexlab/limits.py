@@ -1,0 +1,92 @@
+"""What the readers of outside input take at most (docs/faults.md#hostile-input).
+
+Every reader of a file or a request body is bounded, so hostile or broken input is refused with
+a message naming the limit, never read into memory without end: a trace line is at most
+``MAX_LINE`` bytes (``lines``), a scenario or options file at most ``MAX_FILE`` bytes
+(``read_file``), JSON nested at most ``MAX_DEPTH`` arrays and objects deep (``loads``). Each
+raises ``InputError`` (a ValueError); the reader turns it into its own error type.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+MAX_LINE = 8 << 20  # bytes of one trace line (a vector clock of 100,000 processes fits)
+MAX_FILE = 16 << 20  # bytes of a scenario or options file (some 400,000 steps)
+MAX_DEPTH = 64  # arrays and objects inside each other in one JSON document
+
+
+class InputError(ValueError):
+    """Input beyond a limit, or JSON this reader does not take; the message says which."""
+
+
+def lines(handle: IO[bytes], limit: int = MAX_LINE) -> Iterator[bytes]:
+    """The lines of a binary file, each read with at most ``limit`` bytes held: a longer one raises
+    InputError naming its number (from 1)."""
+    number = 0
+    while True:
+        line = handle.readline(limit + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > limit:
+            raise InputError(f"line {number} is longer than {limit:,} bytes (the limit of a line)")
+        yield line
+
+
+def read_file(path: str | Path, what: str, limit: int = MAX_FILE) -> bytes:
+    """The bytes of ``path``, at most ``limit`` of them (InputError beyond, naming ``what``: "a
+    scenario"); OSError as raised."""
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(f"larger than {limit:,} bytes, the limit of {what}")
+    return data
+
+
+def loads(text: str | bytes, depth: int = MAX_DEPTH) -> Any:
+    """``json.loads`` that refuses what cannot be held safely: nesting deeper than ``depth``, an
+    integer of more digits than Python converts, NaN and infinities. InputError says why;
+    ``json.JSONDecodeError`` (a ValueError) for text that is not JSON."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise InputError(f"JSON nested more than {depth} deep") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # an integer longer than sys.get_int_max_str_digits()
+        raise InputError(f"JSON this reader does not take: {exc}") from None
+    if nesting(value) > depth:
+        raise InputError(f"JSON nested more than {depth} deep")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise InputError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise InputError(f"the number {text[:40]} is too large")
+    return value
+
+
+def nesting(value: Any) -> int:
+    """How deep arrays and objects sit inside each other in ``value`` (0 for a scalar); iterative."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest

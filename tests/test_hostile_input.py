@@ -1,0 +1,162 @@
+"""Every reader of outside input is bounded (issue 27, item 3): hostile or broken input is refused
+with a message naming the limit, in bounded time and memory — never read without end.
+
+Each command runs as a child with an address-space limit (``resource.setrlimit``) and a timeout,
+so a regression fails here (MemoryError, a traceback, a timeout) instead of eating the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mutexlab import limits
+from mutexlab.protocols.registry import make_setup
+from mutexlab.sim.scripted import MAX_PROCESSES, ScenarioError, load_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+MEMORY = 1 << 30  # bytes of address space a child may map: several times what a refusal needs
+
+
+def bounded(*argv: str, memory: int = MEMORY, timeout: float = 60) -> subprocess.CompletedProcess:
+    """``mutexlab *argv`` in a child that may map at most ``memory`` bytes."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "shared"), str(ROOT), env.get("PYTHONPATH", "")])
+    return subprocess.run(
+        [sys.executable, "-m", "mutexlab", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        preexec_fn=limit,
+    )
+
+
+def refused(done: subprocess.CompletedProcess, *words: str) -> None:
+    assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr, done.stderr[-2000:]
+    assert done.returncode == 2, (done.returncode, done.stdout[-500:], done.stderr[-500:])
+    for word in words:
+        assert word in done.stderr, done.stderr
+
+
+def _scenario(tmp_path: Path, text: str, name: str = "s.json") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+# -- traces ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", [["verify"], ["report", "-o", "{tmp}/r.html"]])
+def test_a_trace_without_end_of_line_is_refused_at_once(command, tmp_path):
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in command]
+    done = bounded(*argv[:1], "/dev/zero", *argv[1:], timeout=30)
+    refused(done, "/dev/zero:1: a line longer than 8,388,608 bytes")
+
+
+def test_an_overlong_line_is_named_by_its_number(tmp_path):
+    header = json.dumps(make_setup("ricart-agrawala", 2, {"requests": 0}).run_event())
+    path = tmp_path / "t.jsonl"
+    with open(path, "w") as handle:
+        handle.write(header + "\n\n")
+        handle.write('{"event": "send", "pad": "' + "x" * limits.MAX_LINE + '"}\n')
+    refused(bounded("verify", str(path)), f"{path}:3: a line longer than")
+
+
+# -- scenarios ---------------------------------------------------------------------------------
+HUGE = '{"algorithm": "ricart-agrawala", "processes": 1e9, "steps": []}'
+
+
+@pytest.mark.parametrize(
+    "command", [["replay"], ["explore", "mutex", "--no-browser", "--scenario"]], ids=["replay", "explore"]
+)
+def test_a_scenario_of_a_billion_processes_is_refused_up_front(command, tmp_path):
+    refused(bounded(*command, _scenario(tmp_path, HUGE), timeout=30), "processes", str(MAX_PROCESSES))
+
+
+def test_explore_refuses_a_configuration_beyond_the_scenario_bound():
+    refused(bounded("explore", "mutex", "-N", "100000", "--no-browser"), "at most 1000 processes")
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        (
+            '{"algorithm": "ricart-agrawala", "processes": 2, "steps": [], "options": '
+            + "[" * 100_000
+            + "]" * 100_000
+            + "}",
+            "nested more than 64 deep",
+        ),
+        (
+            '{"algorithm": "ricart-agrawala", "processes": 2, "steps": [], "finding": {"a": '
+            + "[" * 70
+            + "]" * 70
+            + "}}",
+            "nested more than 64 deep",
+        ),
+        (
+            '{"algorithm": "ricart-agrawala", "processes": 2, "steps": [{"op": "request", "pid": '
+            + "9" * 5000
+            + "}]}",
+            "digits",
+        ),
+        ('{"algorithm": "ricart-agrawala", "processes": 2, "seed": 1e999, "steps": []}', "too large"),
+        ('{"algorithm": "ricart-agrawala", "processes": NaN, "steps": []}', "NaN is not a JSON number"),
+    ],
+    ids=["deep", "nested-64", "5000-digits", "1e999", "NaN"],
+)
+def test_a_scenario_beyond_the_json_bounds_is_refused(text, words, tmp_path):
+    refused(bounded("replay", _scenario(tmp_path, text)), words)
+
+
+def test_a_scenario_file_without_end_is_refused(tmp_path):
+    refused(
+        bounded("replay", "/dev/zero", timeout=30), "larger than 16,777,216 bytes, the limit of a scenario"
+    )
+
+
+def test_an_options_file_without_end_is_refused():
+    done = bounded("simulate", "mutex", "-a", "lamport", "-N", "3", "--options", "/dev/zero", timeout=30)
+    refused(done, "larger than 16,777,216 bytes, the limit of an options file")
+
+
+def test_a_replay_that_would_hold_more_than_its_bound_stops_naming_the_step(tmp_path):
+    """400 Lamport nodes all asking, then a drain: some 480,000 messages with clocks of up to 400
+    entries (tens of GB); the replay stops at its bound, within the child's 1 GB."""
+    steps = [{"op": "request", "pid": p} for p in range(1, 401)] + [{"op": "drain"}]
+    text = json.dumps({"algorithm": "lamport", "processes": 400, "steps": steps})
+    done = bounded("replay", _scenario(tmp_path, text), timeout=240)
+    refused(
+        done, "step 401 (drain): the replay would hold a trace of more than 5,000,000 vector-clock entries"
+    )
+
+
+def test_a_parsed_scenario_is_held_to_the_same_bounds():
+    deep: dict = {}
+    here = deep
+    for _ in range(100):
+        here["a"] = {}
+        here = here["a"]
+    with pytest.raises(ScenarioError, match="nested more than 64 deep"):
+        load_scenario({"algorithm": "ricart-agrawala", "processes": 2, "steps": [], "finding": deep})
+    with pytest.raises(ScenarioError, match="less than or equal to 1000"):
+        load_scenario({"algorithm": "ricart-agrawala", "processes": 10**8, "steps": []})
+
+
+def test_the_json_bounds_themselves():
+    assert limits.nesting(1) == 0 and limits.nesting([]) == 1 and limits.nesting({"a": [[]]}) == 3
+    assert limits.loads("[" * 64 + "]" * 64) is not None
+    with pytest.raises(limits.InputError, match="nested more than 64"):
+        limits.loads("[" * 65 + "]" * 65)
+    with pytest.raises(limits.InputError, match="Infinity is not a JSON number"):
+        limits.loads('{"a": -Infinity}')
