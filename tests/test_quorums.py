@@ -74,7 +74,7 @@ def test_default_is_the_plane_when_it_exists_and_the_grid_otherwise():
     assert qs.default(12) == ("grid", qs.grid(12))
     assert make_setup("maekawa", 7).params["quorums"] == "plane"
     assert make_setup("maekawa", 8).params["quorums"] == "grid"
-    assert make_setup("maekawa", 7, {"quorums": "grid"}).protocols[1].quorum == qs.grid(7)[1]
+    assert make_setup("maekawa", 7, {"quorums": "grid"}).protocols[1].asks == qs.grid(7)[1]
 
 
 @pytest.mark.parametrize(
@@ -99,7 +99,7 @@ def test_bad_quorums_are_refused_naming_the_problem(sets, words):
 
 def test_explicit_quorums_are_used_as_given():
     setup = make_setup("maekawa", 3, {"quorums": {"1": [1, 2], "2": [2, 3], "3": [3, 1]}})
-    assert {p: node.quorum for p, node in setup.protocols.items()} == {1: (1, 2), 2: (2, 3), 3: (1, 3)}
+    assert {p: node.asks for p, node in setup.protocols.items()} == {1: (1, 2), 2: (2, 3), 3: (1, 3)}
     assert setup.params["quorum_sets"] == {"1": [1, 2], "2": [2, 3], "3": [1, 3]}
 
 

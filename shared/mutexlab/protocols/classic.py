@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from ..clock import LamportClock
-from ..machine import Cell, Table, on  # noqa: F401 - on: re-exported to the classic modules
+from ..machine import Cell, Table, on
 from ..messages import Codec
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule
 from ..setup import ConfigError, Setup, positive_int
@@ -33,10 +33,7 @@ class State(StrEnum):
     HELD = "HELD"
 
 
-# The members as plain names: on Python 3.11 every ``State.X`` goes through ``EnumType.__getattr__``
-# (a Python call), and the handlers compare states on every message.
-RELEASED, WANTED, HELD = State.RELEASED, State.WANTED, State.HELD
-IDLE_STATE = RELEASED
+IDLE_STATE = State.RELEASED
 CS = "cs"
 
 
@@ -68,7 +65,7 @@ class ClassicNode(Protocol):
         self.pid = pid
         self.n = n
         self.clock = LamportClock(clock)
-        self.state = RELEASED
+        self.state = State.RELEASED
         self.requests_left = requests
         self.entries = 0
 
@@ -86,7 +83,7 @@ class ClassicNode(Protocol):
         return [Note("request", {"resource": CS})] + self._request()
 
     def _local_exit(self, _action: str) -> list:
-        self.state = RELEASED
+        self.state = State.RELEASED
         effects = [Exit(CS)] + self._release()
         if self.requests_left > 0:
             effects.append(Schedule("request", "think"))
@@ -101,19 +98,24 @@ class ClassicNode(Protocol):
             )
         return self.refuse(f"local action {action!r}", "unknown action")
 
+    def _receive(self, msg: Any) -> list:
+        """Take the message's clock, nothing else (a message the table ignores)."""
+        self.clock.receive(msg.ts)
+        return []
+
     def _others(self):
         """Every other node's pid, in ascending order."""
         return (j for j in range(1, self.n + 1) if j != self.pid)
 
     def _enter(self) -> list:
         """The entry condition holds: enter, and schedule the exit."""
-        self.state = HELD
+        self.state = State.HELD
         self.entries += 1
         return [Enter(CS), Schedule("exit", "cs")]
 
     @property
     def finished(self) -> bool:
-        return self.state is RELEASED and self.requests_left == 0
+        return self.state is State.RELEASED and self.requests_left == 0
 
     def card(self) -> list[tuple[str, str]]:
         return [("requests left", str(self.requests_left)), ("entries", str(self.entries))]
@@ -131,14 +133,14 @@ def classic_table(
     exit: str,
     rows: dict[State, dict[str, Cell]],
     never: str = "",
-    entered: tuple[State, ...] = (WANTED, HELD),
+    entered: tuple[State, ...] = (State.WANTED, State.HELD),
 ) -> Table:
     """A classic algorithm's table: its message ``rows``, plus the two local inputs every classic
     node shares (``request`` in RELEASED, described as ``request``, moving to ``entered``; ``exit``
     in HELD, described as ``exit``, back to RELEASED), first in each row."""
     local: dict[State, dict[str, Cell]] = {
-        RELEASED: {"request": on(request, "_local_request", to=entered)},
-        HELD: {"exit": on(exit, "_local_exit", to=(RELEASED,))},
+        State.RELEASED: {"request": on(request, "_local_request", to=entered)},
+        State.HELD: {"exit": on(exit, "_local_exit", to=(State.RELEASED,))},
     }
     return Table(
         State,

@@ -4,18 +4,10 @@ HOLDER_i names p_i's neighbour in the direction of the token (p_i itself when it
 Q_i is p_i's FIFO queue of requesters (neighbours, or p_i itself); ``asked`` records that p_i
 has sent a REQUEST to HOLDER_i that the token has not answered yet.
 
-State table (state × input → action); "pass" = pop the head j of Q, send TOKEN to j,
-HOLDER = j, and if Q is still not empty send REQUEST to j (asked):
-
-| state    | request (local)                                         | REQUEST from j                                               | TOKEN                                                   | exit (local)          |
-|----------|---------------------------------------------------------|--------------------------------------------------------------|---------------------------------------------------------|-----------------------|
-| RELEASED | token here: → HELD at once; else Q += i, REQUEST to HOLDER unless asked → WANTED | token here: TOKEN to j, HOLDER = j; else Q += j, REQUEST to HOLDER unless asked | HOLDER = i; pass (the head is a neighbour)        | error                 |
-| WANTED   | error                                                   | Q += j, REQUEST to HOLDER unless asked                       | HOLDER = i; head is i: pop it → HELD; else pass         | error                 |
-| HELD     | error                                                   | Q += j (the token is in use)                                 | (never)                                                 | Q not empty: pass → RELEASED |
-
-"(never)": the token comes only to a node that asked for it, so one with a non-empty queue; a
-TOKEN at a node whose queue is empty, or that holds the token already (as when HELD), is
-refused (ProtocolError).
+The state table is ``RaymondNode.TABLE`` (docs/protocols.md); "pass" = pop the head j of Q, send
+TOKEN to j, HOLDER = j, and if Q is still not empty send REQUEST to j (asked). The token comes
+only to a node that asked for it, so one with a non-empty queue; a TOKEN at a node whose queue is
+empty, or that holds the token already (as when HELD), is refused (ProtocolError).
 
 Invariants: the HOLDER pointers always form a tree oriented toward the token (or toward the
 link it travels on); an idle token holder has an empty queue; a node is in its own queue at
@@ -29,17 +21,18 @@ import math
 from collections import deque
 from typing import Literal
 
+from ..machine import never, on
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import ConfigError, Setup
 from ..show import fmt
 from ..spec import Figure
 from .classic import (
-    HELD,
-    WANTED,
     ClassicNode,
+    State,
     classic_setup,
     classic_spec,
+    classic_table,
     read_pid,
     refuse_unknown,
     workload_options,
@@ -58,6 +51,30 @@ CODEC = Codec(Request, Token)
 
 
 class RaymondNode(ClassicNode):
+    TABLE = classic_table(
+        request="token here: → HELD at once; else Q += i, REQUEST to HOLDER unless asked → WANTED",
+        exit="Q not empty: pass → RELEASED",
+        rows={
+            State.RELEASED: {
+                "REQUEST": on(
+                    "token here: TOKEN to j, HOLDER = j; else Q += j, REQUEST to HOLDER unless asked",
+                    "_on_request",
+                ),
+                "TOKEN": on(
+                    "HOLDER = i; pass (the head is a neighbour); Q empty or token here: (never)", "_on_token"
+                ),
+            },
+            State.WANTED: {
+                "REQUEST": on("Q += j, REQUEST to HOLDER unless asked", "_queue"),
+                "TOKEN": on("HOLDER = i; head is i: pop it → HELD; else pass", "_on_token", to=(State.HELD,)),
+            },
+            State.HELD: {
+                "REQUEST": on("Q += j (the token is in use)", "_queue"),
+                "TOKEN": never("it holds the token already"),
+            },
+        },
+    )
+
     def __init__(self, pid: int, n: int, holder: int, requests: int = 0, clock: int = 0) -> None:
         super().__init__(pid, n, requests, clock)
         self.holder = holder
@@ -82,36 +99,40 @@ class RaymondNode(ClassicNode):
         if self.holder == self.pid:
             return self._enter()  # an idle holder has an empty queue
         self.queue.append(self.pid)
-        self.state = WANTED
+        self.state = State.WANTED
         return self._ask()
 
-    def on_message(self, msg) -> list:
-        match msg.type:  # by the type tag (protocol.py: dispatch)
-            case "REQUEST":
-                self.clock.receive(msg.ts)
-                if self.holder == self.pid and self.state is not HELD:
-                    self.holder = msg.sender
-                    return [Send(msg.sender, Token(sender=self.pid, ts=self.clock.tick()))]
-                self.queue.append(msg.sender)
-                return self._ask()
-            case "TOKEN" if self.holder == self.pid:
-                raise self.refuse(msg, "it holds the token already")
-            case "TOKEN" if self.queue:
-                self.clock.receive(msg.ts)
-                self.holder = self.pid
-                self.asked = False
-                if self.queue[0] == self.pid:
-                    self.queue.popleft()
-                    return self._enter()
-                return self._pass()
-            case _:
-                raise self.refuse(msg)
+    def _queue(self, msg: Request) -> list:
+        self.clock.receive(msg.ts)
+        self.queue.append(msg.sender)
+        return self._ask()
+
+    def _on_request(self, msg: Request) -> list:
+        """RELEASED: an idle holder hands the token over at once."""
+        if self.holder != self.pid:
+            return self._queue(msg)
+        self.clock.receive(msg.ts)
+        self.holder = msg.sender
+        return [Send(msg.sender, Token(sender=self.pid, ts=self.clock.tick()))]
+
+    def _on_token(self, msg: Token) -> list:
+        if self.holder == self.pid:
+            raise self.refuse(msg, "it holds the token already")
+        if not self.queue:
+            raise self.refuse(msg)
+        self.clock.receive(msg.ts)
+        self.holder = self.pid
+        self.asked = False
+        if self.queue[0] == self.pid:
+            self.queue.popleft()
+            return self._enter()
+        return self._pass()
 
     def _release(self) -> list:
         return self._pass() if self.queue else []
 
     def waiting_for(self) -> dict[str, list[int]]:
-        return {"TOKEN": [self.holder]} if self.state is WANTED else {}
+        return {"TOKEN": [self.holder]} if self.state is State.WANTED else {}
 
     def card(self) -> list[tuple[str, str]]:
         return [

@@ -13,22 +13,13 @@ from __future__ import annotations
 from typing import Literal
 
 from ..clock import priority
+from ..machine import on
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..setup import Setup
 from ..show import attributes
 from ..spec import Figure
-from .classic import (
-    HELD,
-    RELEASED,
-    WANTED,
-    ClassicNode,
-    classic_spec,
-    classic_table,
-    expect,
-    on,
-    workload_setup,
-)
+from .classic import ClassicNode, State, classic_spec, classic_table, expect, workload_setup
 
 
 class Request(Message):
@@ -47,12 +38,12 @@ class RicartAgrawalaNode(ClassicNode):
         request="broadcast REQUEST → WANTED",
         exit="reply to deferred → RELEASED",
         rows={
-            RELEASED: {"REQUEST": on("reply", "_on_request")},
-            WANTED: {
+            State.RELEASED: {"REQUEST": on("reply", "_reply_to")},
+            State.WANTED: {
                 "REQUEST": on("reply if (t, j) < mine, else defer", "_on_request"),
-                "REPLY": on("count; all → HELD", "_on_reply", to=(HELD,)),
+                "REPLY": on("count; all → HELD", "_on_reply", to=(State.HELD,)),
             },
-            HELD: {"REQUEST": on("defer", "_on_request")},
+            State.HELD: {"REQUEST": on("defer", "_defer")},
         },
         never="a REPLY answers my current request, and I enter only once all N−1 are in",
     )
@@ -67,21 +58,28 @@ class RicartAgrawalaNode(ClassicNode):
         ts = self.clock.tick()
         self.my_request = priority(ts, self.pid)
         self.replies = set()
-        self.state = WANTED
+        self.state = State.WANTED
         msg = Request(sender=self.pid, ts=ts)
         effects = [Send(j, msg) for j in self._others()]
         if self.n == 1:
             effects += self._enter()
         return effects
 
+    def _reply_to(self, msg: Request) -> list:
+        self.clock.receive(msg.ts)
+        return [self._reply(msg.sender)]
+
     def _on_request(self, msg: Request) -> list:
         self.clock.receive(msg.ts)
-        if self.state is HELD or (
-            self.state is WANTED and expect(self, self.my_request, "request") < priority(msg.ts, msg.sender)
-        ):
+        if expect(self, self.my_request, "request") < priority(msg.ts, msg.sender):
             self.deferred.append(msg.sender)
             return []
         return [self._reply(msg.sender)]
+
+    def _defer(self, msg: Request) -> list:
+        self.clock.receive(msg.ts)
+        self.deferred.append(msg.sender)
+        return []
 
     def _on_reply(self, msg: Reply) -> list:
         self.clock.receive(msg.ts)
@@ -97,7 +95,7 @@ class RicartAgrawalaNode(ClassicNode):
         return [self._reply(j) for j in deferred]
 
     def waiting_for(self) -> dict[str, list[int]]:
-        if self.state is not WANTED:
+        if self.state is not State.WANTED:
             return {}
         return {"REPLY": [j for j in self._others() if j not in self.replies]}
 
