@@ -95,7 +95,7 @@ def test_default_sets_are_ricart_agrawala_like():
         ({"request_sets": {"1": [1, 2], "2": [1, 2]}}, "no set for process"),
         ({"request_sets": {"1": [1, 7], "2": [1, 2], "3": [3]}}, r"names \[7\], outside 1..3"),
         ({"request_sets": {"x": [1]}}, "'x' is not a pid"),
-        ({"request_sets": [[1, 2, 3]]}, "must map every pid"),
+        ({"request_sets": [[1, 2, 3]]}, "must map each pid"),
         ({"request_sets": {"1": "all", "2": [2], "3": [3]}}, "must be a list of pids"),
         ({"quorums": {}}, "does not take option"),
     ],

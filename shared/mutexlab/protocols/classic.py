@@ -37,6 +37,12 @@ IDLE_STATE = State.RELEASED
 CS = "cs"
 
 
+# The effects of every entry, immutable values made once (a frozen dataclass is slow to build:
+# rebuilt per entry they cost Raymond N = 100 10 % of its run, bench/instructions.py).
+ENTER_CS, EXIT_CS = Enter(CS), Exit(CS)
+THEN_REQUEST, THEN_EXIT = Schedule("request", "think"), Schedule("exit", "cs")  # after a dwell
+
+
 def node_name(pid: int) -> str:
     return f"node-{pid}"
 
@@ -71,7 +77,7 @@ class ClassicNode(Protocol):
 
     # -- the workload ------------------------------------------------------------------
     def start(self) -> list:
-        return [Schedule("request", "think")] if self.requests_left > 0 else []
+        return [THEN_REQUEST] if self.requests_left > 0 else []
 
     @property
     def name(self) -> str:
@@ -84,9 +90,9 @@ class ClassicNode(Protocol):
 
     def _local_exit(self, _action: str) -> list:
         self.state = State.RELEASED
-        effects = [Exit(CS)] + self._release()
+        effects = [EXIT_CS] + self._release()
         if self.requests_left > 0:
-            effects.append(Schedule("request", "think"))
+            effects.append(THEN_REQUEST)
         return effects
 
     def refuse_local(self, action: str) -> ProtocolError:
@@ -111,7 +117,7 @@ class ClassicNode(Protocol):
         """The entry condition holds: enter, and schedule the exit."""
         self.state = State.HELD
         self.entries += 1
-        return [Enter(CS), Schedule("exit", "cs")]
+        return [ENTER_CS, THEN_EXIT]
 
     @property
     def finished(self) -> bool:
@@ -159,6 +165,46 @@ def read_pid(key: Any, processes: int, what: str) -> int:
     if not 1 <= pid <= processes:
         raise ConfigError(f"{what}: pid {pid} is outside 1..{processes}")
     return pid
+
+
+def is_pid(value: Any, processes: int) -> bool:
+    """A whole number in 1..``processes`` (a bool is not)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= processes
+
+
+def pid_option(options: dict, key: str, processes: int, algorithm: str, default: int) -> int:
+    """The option ``key`` naming one process (``token_holder``), ``default`` when absent."""
+    value = options.get(key, default)
+    if not is_pid(value, processes):
+        raise ConfigError(f"{algorithm}: option {key!r} must be a pid in 1..{processes}, got {value!r}")
+    return value
+
+
+def pid_map(raw: Any, processes: int, key: str, shape: str, read: Callable[[int, Any], T]) -> dict[int, T]:
+    """The option ``key``: a JSON object pid → value (``shape`` says what a value is), each value
+    read by ``read(pid, value)``; a key that is no pid in 1..``processes``, or a pid given twice,
+    is refused."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"option {key!r} must map each pid to {shape}")
+    found: dict[int, T] = {}
+    for k, value in raw.items():
+        pid = read_pid(k, processes, key)
+        if pid in found:
+            raise ConfigError(f"{key}: process {pid} is given twice")
+        found[pid] = read(pid, value)
+    return found
+
+
+def pid_list(value: Any, processes: int, what: str) -> list[int]:
+    """``value``, a list of pids in 1..``processes``; ``what`` names it in errors."""
+    if not isinstance(value, (list, tuple)) or not all(
+        isinstance(m, int) and not isinstance(m, bool) for m in value
+    ):
+        raise ConfigError(f"{what} must be a list of pids, got {value!r}")
+    outside = sorted(m for m in value if not 1 <= m <= processes)
+    if outside:
+        raise ConfigError(f"{what} names {outside}, outside 1..{processes}")
+    return list(value)
 
 
 def workload_options(processes: int, options: dict) -> tuple[int, dict[int, int]]:

@@ -4,8 +4,9 @@ HOLDER_i names p_i's neighbour in the direction of the token (p_i itself when it
 Q_i is p_i's FIFO queue of requesters (neighbours, or p_i itself); ``asked`` records that p_i
 has sent a REQUEST to HOLDER_i that the token has not answered yet.
 
-The state table is ``RaymondNode.TABLE`` (docs/protocols.md); "pass" = pop the head j of Q, send
-TOKEN to j, HOLDER = j, and if Q is still not empty send REQUEST to j (asked). The token comes
+The state table is ``RaymondNode.TABLE`` (docs/protocols.md); "ask" = send REQUEST to HOLDER
+unless already asked (or the token is here), "pass" = pop the head j of Q, send TOKEN to j,
+HOLDER = j, and if Q is still not empty ask j. The token comes
 only to a node that asked for it, so one with a non-empty queue; a TOKEN at a node whose queue is
 empty, or that holds the token already (as when HELD), is refused (ProtocolError).
 
@@ -24,16 +25,17 @@ from typing import Literal
 from ..machine import never, on
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..setup import ConfigError, Setup
+from ..setup import Setup
 from ..show import fmt
 from ..spec import Figure
+from . import trees
 from .classic import (
     ClassicNode,
     State,
     classic_setup,
     classic_spec,
     classic_table,
-    read_pid,
+    pid_option,
     refuse_unknown,
     workload_options,
 )
@@ -52,20 +54,15 @@ CODEC = Codec(Request, Token)
 
 class RaymondNode(ClassicNode):
     TABLE = classic_table(
-        request="token here: → HELD at once; else Q += i, REQUEST to HOLDER unless asked → WANTED",
+        request="token here: → HELD at once; else Q += i, ask → WANTED",
         exit="Q not empty: pass → RELEASED",
         rows={
             State.RELEASED: {
-                "REQUEST": on(
-                    "token here: TOKEN to j, HOLDER = j; else Q += j, REQUEST to HOLDER unless asked",
-                    "_on_request",
-                ),
-                "TOKEN": on(
-                    "HOLDER = i; pass (the head is a neighbour); Q empty or token here: (never)", "_on_token"
-                ),
+                "REQUEST": on("token here: TOKEN to j, HOLDER = j; else Q += j, ask", "_on_request"),
+                "TOKEN": on("HOLDER = i; pass (the head is a neighbour); Q empty: (never)", "_on_token"),
             },
             State.WANTED: {
-                "REQUEST": on("Q += j, REQUEST to HOLDER unless asked", "_queue"),
+                "REQUEST": on("Q += j, ask", "_queue"),
                 "TOKEN": on("HOLDER = i; head is i: pop it → HELD; else pass", "_on_token", to=(State.HELD,)),
             },
             State.HELD: {
@@ -82,7 +79,7 @@ class RaymondNode(ClassicNode):
         self.asked = False
 
     def _ask(self) -> list:
-        """Send REQUEST toward the token unless already done (or the token is here)."""
+        """Ask: REQUEST toward the token unless already done (or the token is here)."""
         if self.asked or self.holder == self.pid or not self.queue:
             return []
         self.asked = True
@@ -145,81 +142,14 @@ class RaymondNode(ClassicNode):
         return (self.state, self.clock.time, self.holder, tuple(self.queue), self.asked, self.requests_left)
 
 
-# -- the tree ---------------------------------------------------------------------------------
-def default_parents(processes: int) -> dict[int, int]:
-    """A balanced (heap-shaped) tree: the parent of i is i // 2; the root is 1."""
-    return {i: i // 2 for i in range(2, processes + 1)}
-
-
-def read_parents(raw, processes: int) -> dict[int, int]:
-    """Parse ``{"child": parent, ...}`` (the root absent or mapped to null) and check it is a tree."""
-    if not isinstance(raw, dict):
-        raise ConfigError('option \'parents\' must map each pid to its parent pid, e.g. {"2": 1, "3": 1}')
-    parents: dict[int, int] = {}
-    for key, value in raw.items():
-        child = read_pid(key, processes, "parents")
-        if child in parents:
-            raise ConfigError(f"parents: process {child} is given twice")
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= processes:
-            raise ConfigError(
-                f"parents: the parent of {child} must be a pid in 1..{processes}, got {value!r}"
-            )
-        if value == child:
-            raise ConfigError(f"parents: process {child} cannot be its own parent")
-        parents[child] = value
-    roots = [p for p in range(1, processes + 1) if p not in parents]
-    if len(roots) != 1:
-        raise ConfigError(
-            f"parents: a tree has exactly one root (a process without a parent), found {len(roots)}: {roots}"
-        )
-    for start in parents:
-        seen = [start]
-        node = start
-        while node in parents:
-            node = parents[node]
-            if node in seen:
-                cycle = seen[seen.index(node) :] + [node]
-                raise ConfigError(f"parents: not a tree, there is a cycle {' → '.join(map(str, cycle))}")
-            seen.append(node)
-    return parents
-
-
-def holders_toward(parents: dict[int, int], processes: int, token_holder: int) -> dict[int, int]:
-    """HOLDER_i for every i: the first hop on the tree path from i to the token holder."""
-    neighbours: dict[int, list[int]] = {p: [] for p in range(1, processes + 1)}
-    for child, parent in parents.items():
-        neighbours[child].append(parent)
-        neighbours[parent].append(child)
-    holder = {token_holder: token_holder}
-    frontier = [token_holder]
-    while frontier:
-        node = frontier.pop()
-        for other in neighbours[node]:
-            if other not in holder:
-                holder[other] = node
-                frontier.append(other)
-    return holder
-
-
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     """Options: ``parents`` (default: heap-shaped, root 1) and ``token_holder`` (default: the root)."""
     refuse_unknown(options, set(SPEC.options), "raymond")
     requests, clocks = workload_options(processes, options)
-    raw = options.get("parents")
-    parents = default_parents(processes) if raw is None else read_parents(raw, processes)
+    parents = trees.read_parents(options.get("parents"), processes)
     root = next(p for p in range(1, processes + 1) if p not in parents)
-    token_holder = options.get("token_holder", root)
-    if (
-        isinstance(token_holder, bool)
-        or not isinstance(token_holder, int)
-        or not 1 <= token_holder <= processes
-    ):
-        raise ConfigError(
-            f"raymond: option 'token_holder' must be a pid in 1..{processes}, got {token_holder!r}"
-        )
-    holder = holders_toward(parents, processes, token_holder)
+    token_holder = pid_option(options, "token_holder", processes, "raymond", root)
+    holder = trees.holders_toward(parents, token_holder)
     return classic_setup(
         "raymond",
         processes,

@@ -1,11 +1,8 @@
 """Ricart–Agrawala (the notes' "algorithm 2", docs/architecture.md#ricart-agrawala): permission from every other node.
 
-The state table is ``RicartAgrawalaNode.TABLE`` (rendered in docs/protocols.md). A REPLY answers
-my current request, and I enter only once all N−1 are in, so none is left over — even when links
-reorder; one arriving all the same is refused (ProtocolError).
-
 Invariant: a node replies to a request at most once; it enters only with N−1 replies for its
-current request. Messages per entry: exactly 2(N−1).
+current request, so none is left over, even when links reorder. Messages per entry: exactly
+2(N−1). The state table is ``RicartAgrawalaNode.TABLE`` (docs/protocols.md).
 """
 
 from __future__ import annotations
@@ -70,11 +67,8 @@ class RicartAgrawalaNode(ClassicNode):
         return [self._reply(msg.sender)]
 
     def _on_request(self, msg: Request) -> list:
-        self.clock.receive(msg.ts)
-        if expect(self, self.my_request, "request") < priority(msg.ts, msg.sender):
-            self.deferred.append(msg.sender)
-            return []
-        return [self._reply(msg.sender)]
+        earlier = expect(self, self.my_request, "request") < priority(msg.ts, msg.sender)
+        return self._defer(msg) if earlier else self._reply_to(msg)
 
     def _defer(self, msg: Request) -> list:
         self.clock.receive(msg.ts)
@@ -103,14 +97,8 @@ class RicartAgrawalaNode(ClassicNode):
         return attributes(self, "my_request replies deferred", counts=frozenset({"replies"})) + super().card()
 
     def snapshot(self):
-        return (
-            self.state,
-            self.clock.time,
-            self.my_request,
-            frozenset(self.replies),
-            tuple(self.deferred),
-            self.requests_left,
-        )
+        replies, deferred = frozenset(self.replies), tuple(self.deferred)
+        return (self.state, self.clock.time, self.my_request, replies, deferred, self.requests_left)
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:

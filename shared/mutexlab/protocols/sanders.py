@@ -34,7 +34,8 @@ from ..setup import ConfigError, Setup
 from ..show import attributes
 from ..spec import Figure
 from .arbitration import ArbitratedNode, Release, Req, Request, Yield, arbitration_table
-from .classic import classic_setup, classic_spec, read_pid, refuse_unknown, workload_options
+from .classic import classic_setup, classic_spec, refuse_unknown, workload_options
+from .quorums import read_sets
 
 
 class Grant(Message):
@@ -136,39 +137,21 @@ def check_sets(request: dict[int, frozenset[int]], inform: dict[int, frozenset[i
             )
 
 
-def _read_sets(options: dict, key: str, processes: int) -> dict[int, frozenset[int]] | None:
-    raw = options.get(key)
-    if raw is None:
-        return None
-    if not isinstance(raw, dict):
-        raise ConfigError(f'option {key!r} must map every pid to a list of pids, e.g. {{"1": [1, 2]}}')
-    sets: dict[int, frozenset[int]] = {}
-    for k, members in raw.items():
-        pid = read_pid(k, processes, key)
-        if pid in sets:
-            raise ConfigError(f"{key}: process {pid} is given twice")
-        if not isinstance(members, list) or not all(
-            isinstance(m, int) and not isinstance(m, bool) for m in members
-        ):
-            raise ConfigError(f"{key}: the set of {pid} must be a list of pids, got {members!r}")
-        outside = sorted(m for m in members if not 1 <= m <= processes)
-        if outside:
-            raise ConfigError(f"{key}: the set of {pid} names {outside}, outside 1..{processes}")
-        sets[pid] = frozenset(members)
-    missing = [p for p in range(1, processes + 1) if p not in sets]
-    if missing:
-        raise ConfigError(f"{key}: no set for process(es) {missing}")
-    return sets
-
-
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     """Defaults: I_i = {i}, R_i = all processes (the Ricart–Agrawala-like sets). When only
     ``inform_sets`` is given, R_i defaults to all processes; when only ``request_sets``, I_i = {i}."""
     refuse_unknown(options, set(SPEC.options), "sanders")
     requests, clocks = workload_options(processes, options)
     everyone = frozenset(range(1, processes + 1))
-    request = _read_sets(options, "request_sets", processes) or {i: everyone for i in everyone}
-    inform = _read_sets(options, "inform_sets", processes) or {i: frozenset({i}) for i in everyone}
+
+    def sets(key: str, default: dict[int, frozenset[int]]) -> dict[int, frozenset[int]]:
+        raw = options.get(key)
+        return (
+            default if raw is None else {i: frozenset(s) for i, s in read_sets(raw, processes, key).items()}
+        )
+
+    request = sets("request_sets", {i: everyone for i in everyone})
+    inform = sets("inform_sets", {i: frozenset({i}) for i in everyone})
     check_sets(request, inform)
     status = status_sets(inform)
     return classic_setup(

@@ -24,7 +24,7 @@ from pydantic import Field
 from ..machine import never, on
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..setup import ConfigError, Setup
+from ..setup import Setup
 from ..show import fmt
 from ..spec import Figure
 from .classic import (
@@ -34,6 +34,7 @@ from .classic import (
     classic_spec,
     classic_table,
     expect,
+    pid_option,
     refuse_unknown,
     workload_options,
 )
@@ -157,11 +158,7 @@ class SuzukiKasamiNode(ClassicNode):
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     refuse_unknown(options, set(SPEC.options), "suzuki-kasami")
     requests, clocks = workload_options(processes, options)
-    holder = options.get("token_holder", 1)
-    if isinstance(holder, bool) or not isinstance(holder, int) or not 1 <= holder <= processes:
-        raise ConfigError(
-            f"suzuki-kasami: option 'token_holder' must be a pid in 1..{processes}, got {holder!r}"
-        )
+    holder = pid_option(options, "token_holder", processes, "suzuki-kasami", 1)
     return classic_setup(
         "suzuki-kasami",
         processes,
