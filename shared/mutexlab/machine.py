@@ -80,11 +80,13 @@ def _refuser(why: str) -> Handler:
 @dataclass
 class Table:
     """A protocol's transitions. ``rows`` maps each state to its accepted inputs; every other
-    (state, input) pair is refused. ``never`` documents why a refused message cannot arrive."""
+    (state, input) pair is refused. ``never`` documents why a refused message cannot arrive,
+    ``legend`` the words the cells use."""
 
     states: type[StrEnum]
     rows: Mapping[StrEnum, Mapping[str, Cell]]
     never: str = ""
+    legend: str = ""
     inputs: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -130,7 +132,7 @@ class Table:
             raise AssertionError(f"{inp} accepted in {before}, which the table refuses")
         if after != before and after not in cell.to:
             raise AssertionError(
-                f"{inp} in {before} moved to {after}; the table allows {cell.to or 'no move'}"
+                f"{inp} in {before} moved to {after}; the table allows {' / '.join(cell.to) or 'no move'}"
             )
 
     def markdown(self, local: Iterable[str] = ("request", "exit")) -> str:

@@ -60,10 +60,11 @@ def arbitration_table(grant: str, asks: str, informs: str, failed: str, inquire:
     ``informs`` name the sets; ``failed``, ``inquire`` say what WANTED does with a FAILED or an
     INQUIRE; ``stale`` why a FAILED can come outside WANTED."""
     arbiter = {
-        "REQUEST": on("queue it; arbitrate", "_on_request"),
+        "REQUEST": on("queue it; arbitrate (grant, FAILED, INQUIRE)", "_on_request"),
         "RELEASE": on("the lock's owner: free the lock; arbitrate; anyone else: (never)", "_on_release"),
         "YIELD": on(
-            "the lock's owner: queue its request again, free the lock; arbitrate; else (never)", "_on_yield"
+            "the lock's owner: requeue its request, free the lock; arbitrate; anyone else: (never)",
+            "_on_yield",
         ),
     }
     refused = never(f"a {grant} answers my current request, once per member, and I enter with all")
@@ -71,6 +72,9 @@ def arbitration_table(grant: str, asks: str, informs: str, failed: str, inquire:
         request=f"REQUEST to {asks} → WANTED",
         exit=f"RELEASE to {informs} → RELEASED",
         entered=(State.WANTED,),
+        legend="arbitrate = while the lock is free, grant the queue's head (locking on it when tracked); "
+        "FAILED once to every queued request later than the lock; one INQUIRE to the lock's owner "
+        "when an earlier request is queued",
         rows={
             State.RELEASED: {
                 **arbiter,

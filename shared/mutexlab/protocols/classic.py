@@ -140,6 +140,7 @@ def classic_table(
     rows: dict[State, dict[str, Cell]],
     never: str = "",
     entered: tuple[State, ...] = (State.WANTED, State.HELD),
+    legend: str = "",
 ) -> Table:
     """A classic algorithm's table: its message ``rows``, plus the two local inputs every classic
     node shares (``request`` in RELEASED, described as ``request``, moving to ``entered``; ``exit``
@@ -152,6 +153,7 @@ def classic_table(
         State,
         {state: {**local.get(state, {}), **rows.get(state, {})} for state in State},
         never=never,
+        legend=legend,
     )
 
 

@@ -55,7 +55,7 @@ Entry = tuple[str, int]
 
 class LamportNode(ClassicNode):
     TABLE = classic_table(
-        request="q[i] = REQUEST; broadcast → WANTED",
+        request="q[i] = REQUEST; broadcast → WANTED (alone: → HELD)",
         exit="q[i] = RELEASE; broadcast → RELEASED",
         rows={
             State.RELEASED: {

@@ -4,11 +4,9 @@ HOLDER_i names p_i's neighbour in the direction of the token (p_i itself when it
 Q_i is p_i's FIFO queue of requesters (neighbours, or p_i itself); ``asked`` records that p_i
 has sent a REQUEST to HOLDER_i that the token has not answered yet.
 
-The state table is ``RaymondNode.TABLE`` (docs/protocols.md); "ask" = send REQUEST to HOLDER
-unless already asked (or the token is here), "pass" = pop the head j of Q, send TOKEN to j,
-HOLDER = j, and if Q is still not empty ask j. The token comes
-only to a node that asked for it, so one with a non-empty queue; a TOKEN at a node whose queue is
-empty, or that holds the token already (as when HELD), is refused (ProtocolError).
+The state table is ``RaymondNode.TABLE`` (docs/protocols.md, with what "ask" and "pass" do). The
+token comes only to a node that asked for it, so one with a non-empty queue; a TOKEN at a node
+whose queue is empty, or that holds the token already (as when HELD), is refused (ProtocolError).
 
 Invariants: the HOLDER pointers always form a tree oriented toward the token (or toward the
 link it travels on); an idle token holder has an empty queue; a node is in its own queue at
@@ -56,6 +54,8 @@ class RaymondNode(ClassicNode):
     TABLE = classic_table(
         request="token here: → HELD at once; else Q += i, ask → WANTED",
         exit="Q not empty: pass → RELEASED",
+        legend="ask = REQUEST to HOLDER unless asked already or the token is here; pass = pop the head j "
+        "of Q, TOKEN to j, HOLDER = j, and ask j if Q is still not empty",
         rows={
             State.RELEASED: {
                 "REQUEST": on("token here: TOKEN to j, HOLDER = j; else Q += j, ask", "_on_request"),

@@ -32,7 +32,7 @@ CODEC = Codec(Request, Reply)
 
 class RicartAgrawalaNode(ClassicNode):
     TABLE = classic_table(
-        request="broadcast REQUEST → WANTED",
+        request="broadcast REQUEST → WANTED (alone: → HELD)",
         exit="reply to deferred → RELEASED",
         rows={
             State.RELEASED: {"REQUEST": on("reply", "_reply_to")},
