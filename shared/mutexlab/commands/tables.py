@@ -34,16 +34,15 @@ state and the input, before anything changes (docs/architecture.md#protocol-inte
 """
 
 
-def tabled(module: ModuleType) -> list[type]:
-    """The classes ``module`` defines that have a ``TABLE`` (their own or inherited), in the order
-    it defines them."""
-    return [
-        value
-        for value in vars(module).values()
-        if isinstance(value, type)
-        and value.__module__ == module.__name__
-        and isinstance(getattr(value, "TABLE", None), Table)
-    ]
+def tabled(module: ModuleType) -> list[tuple[str, Table]]:
+    """(class name, table) of each class ``module`` defines that has a ``TABLE`` (its own or
+    inherited), in the order it defines them."""
+    found = []
+    for value in vars(module).values():
+        table = getattr(value, "TABLE", None)
+        if isinstance(value, type) and value.__module__ == module.__name__ and isinstance(table, Table):
+            found.append((value.__name__, table))
+    return found
 
 
 def render(title: str, summary: str, module: ModuleType) -> str | None:
@@ -52,9 +51,8 @@ def render(title: str, summary: str, module: ModuleType) -> str | None:
     if not classes:
         return None
     lines = [f"## {title}", "", f"{summary} (`{module.__name__}`)."]
-    for cls in classes:
-        table: Table = cls.TABLE
-        lines += ["", f"`{cls.__name__}`:", "", table.markdown()]
+    for name, table in classes:
+        lines += ["", f"`{name}`:", "", table.markdown()]
         if table.legend:
             lines += ["", f"{table.legend}."]
         if table.never:
@@ -96,12 +94,12 @@ def run(args) -> int:
         print(text, end="")
         return 0
     try:
-        text = render_named(args.algorithm)
+        section = render_named(args.algorithm)
     except ConfigError as exc:
         return fail(str(exc))
-    if text is None:
+    if section is None:
         return fail(f"{args.algorithm} declares no TABLE: its tables are in its module's docstring", 1)
-    print(text, end="")
+    print(section, end="")
     return 0
 
 
