@@ -70,7 +70,7 @@ def raymond_light_model(n: int) -> float:
     """Raymond under light load on the default (heap-shaped) tree: the token travels from the last
     holder to the next requester and the request the other way, so 2 × the mean tree distance
     between two nodes drawn independently (the same node: 0 messages)."""
-    from mutexlab.protocols.raymond import default_parents
+    from mutexlab.protocols.trees import default_parents
 
     parents = default_parents(n)
 

@@ -198,7 +198,7 @@ def test_three_k_minus_one_messages_per_entry_without_contention_on_the_plane(n)
 
 def _variant(cls, n, requests, options=None):
     setup = make_setup("maekawa", n, {"requests": requests} | (options or {}))
-    setup.protocols = {p: cls(p, n, node.quorum, requests) for p, node in setup.protocols.items()}
+    setup.protocols = {p: cls(p, n, node.asks, requests) for p, node in setup.protocols.items()}
     return setup
 
 
@@ -295,7 +295,7 @@ def test_scenario_inquire_before_failed():
 def test_the_same_schedule_deadlocks_without_inquire():
     scenario = load_scenario(SCENARIOS / "maekawa-inquire-yield.json")
     setup = make_setup("maekawa", 6, scenario.options)
-    setup.protocols = {p: NoInquire(p, 6, node.quorum) for p, node in setup.protocols.items()}
+    setup.protocols = {p: NoInquire(p, 6, node.asks) for p, node in setup.protocols.items()}
     run = ScriptedRun(setup, TraceWriter(None, keep=True))
     run.start_all()
     for step in scenario.steps[:9]:  # three requests, then each arbiter's first two

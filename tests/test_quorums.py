@@ -74,7 +74,7 @@ def test_default_is_the_plane_when_it_exists_and_the_grid_otherwise():
     assert qs.default(12) == ("grid", qs.grid(12))
     assert make_setup("maekawa", 7).params["quorums"] == "plane"
     assert make_setup("maekawa", 8).params["quorums"] == "grid"
-    assert make_setup("maekawa", 7, {"quorums": "grid"}).protocols[1].quorum == qs.grid(7)[1]
+    assert make_setup("maekawa", 7, {"quorums": "grid"}).protocols[1].asks == qs.grid(7)[1]
 
 
 @pytest.mark.parametrize(
@@ -83,11 +83,11 @@ def test_default_is_the_plane_when_it_exists_and_the_grid_otherwise():
         ({"1": [1, 2], "2": [2, 3], "3": [3]}, "sets of 1 \\[1, 2\\] and 3 \\[3\\] do not intersect"),
         ({"1": [1, 2], "2": [1, 3], "3": [1, 3]}, "the set of 2 \\[1, 3\\] does not contain 2 itself"),
         ({"1": [1, 2], "2": [1, 2]}, "no set for process\\(es\\) 3"),
-        ({"1": [1, 4], "2": [1, 2], "3": [1, 3]}, "the set of 1 names 4, outside 1..3"),
+        ({"1": [1, 4], "2": [1, 2], "3": [1, 3]}, "the set of 1 names \\[4\\], outside 1..3"),
         ({"1": [1, 1], "2": [1, 2], "3": [1, 3]}, "names a process twice"),
         ({"x": [1], "2": [1, 2], "3": [1, 3]}, "'x' is not a pid"),
         ({"1": "1,2", "2": [1, 2], "3": [1, 3]}, "must be a list of pids"),
-        ({"1": [1, 2], "2": [1, 2], "3": [1, 3], "4": [4, 1]}, "process 4 is outside 1..3"),
+        ({"1": [1, 2], "2": [1, 2], "3": [1, 3], "4": [4, 1]}, "pid 4 is outside 1..3"),
         ("hexagon", 'must be "plane", "grid" or a map'),
         ("plane", "N = 3 is not"),
     ],
@@ -99,7 +99,7 @@ def test_bad_quorums_are_refused_naming_the_problem(sets, words):
 
 def test_explicit_quorums_are_used_as_given():
     setup = make_setup("maekawa", 3, {"quorums": {"1": [1, 2], "2": [2, 3], "3": [3, 1]}})
-    assert {p: node.quorum for p, node in setup.protocols.items()} == {1: (1, 2), 2: (2, 3), 3: (1, 3)}
+    assert {p: node.asks for p, node in setup.protocols.items()} == {1: (1, 2), 2: (2, 3), 3: (1, 3)}
     assert setup.params["quorum_sets"] == {"1": [1, 2], "2": [2, 3], "3": [1, 3]}
 
 

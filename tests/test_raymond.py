@@ -11,7 +11,7 @@ from mutexlab_broken.raymond_variants import Impatient
 
 from mutexlab.audit import verify_events
 from mutexlab.protocol import Enter, Send
-from mutexlab.protocols import raymond
+from mutexlab.protocols import raymond, trees
 from mutexlab.protocols.registry import make_setup
 from mutexlab.setup import ConfigError
 from mutexlab.sim import replay_scenario
@@ -114,7 +114,7 @@ def random_tree(n: int, rng: random.Random) -> dict[str, int]:
 
 
 def _diameter(parents: dict[str, int], n: int) -> int:
-    holder = raymond.holders_toward({int(c): p for c, p in parents.items()}, n, 1)
+    holder = trees.holders_toward({int(c): p for c, p in parents.items()}, 1)
 
     def depth(p):
         d = 0
@@ -123,7 +123,7 @@ def _diameter(parents: dict[str, int], n: int) -> int:
         return d
 
     far = max(range(1, n + 1), key=depth)
-    holder = raymond.holders_toward({int(c): p for c, p in parents.items()}, n, far)
+    holder = trees.holders_toward({int(c): p for c, p in parents.items()}, far)
     return max(depth(p) for p in range(1, n + 1))
 
 

@@ -30,9 +30,9 @@ def test_notes_example_p3_enters_before_p1_and_everything_ends_empty():
     assert result.entered == ["node-3", "node-1"]
     assert result.in_flight == 0
     nodes = result.protocols
-    assert {p: n.ST for p, n in nodes.items()} == {1: {1}, 2: {2}, 3: {1, 3}}  # ST derived from I
+    assert {p: n.tracks for p, n in nodes.items()} == {1: {1}, 2: {2}, 3: {1, 3}}  # ST derived from I
     for node in nodes.values():
-        assert node.queue == [] and node.csstat is None and node.state == "RELEASED"
+        assert node.queue == [] and node.lock is None and node.state == "RELEASED"
     verdict = verify_events(result.events)
     assert verdict.ok, verdict.render()
 
@@ -73,7 +73,7 @@ def test_notes_example_exhaustively_over_every_interleaving():
 def test_default_sets_are_ricart_agrawala_like():
     setup = make_setup("sanders", 4, {})
     node = setup.protocols[2]
-    assert node.R == {1, 2, 3, 4} and node.I == {2} and node.ST == {2}
+    assert node.asks == (1, 2, 3, 4) and node.informs == (2,) and node.tracks == {2}
     assert setup.params["inform_sets"]["3"] == [3]
 
 
@@ -95,7 +95,7 @@ def test_default_sets_are_ricart_agrawala_like():
         ({"request_sets": {"1": [1, 2], "2": [1, 2]}}, "no set for process"),
         ({"request_sets": {"1": [1, 7], "2": [1, 2], "3": [3]}}, r"names \[7\], outside 1..3"),
         ({"request_sets": {"x": [1]}}, "'x' is not a pid"),
-        ({"request_sets": [[1, 2, 3]]}, "must map every pid"),
+        ({"request_sets": [[1, 2, 3]]}, "must map each pid"),
         ({"request_sets": {"1": "all", "2": [2], "3": [3]}}, "must be a list of pids"),
         ({"quorums": {}}, "does not take option"),
     ],
@@ -126,14 +126,14 @@ def test_arbiter_locks_only_on_tracked_processes():
     p2 = _node(2, {1, 2, 3}, {2}, {2})  # tracks only itself
     effects = p2.on_message(sanders.Request(sender=1, ts=1))
     assert [(e.to, e.msg.type) for e in effects] == [(1, "GRANT")]
-    assert p2.csstat is None  # p1 ∉ ST_2: still free
+    assert p2.lock is None  # p1 ∉ ST_2: still free
     p3 = _node(3, {2, 3}, {3}, {1, 3})  # tracks p1
     p3.on_message(sanders.Request(sender=1, ts=1))
-    assert p3.csstat == (1, 1)
+    assert p3.lock == (1, 1)
     effects = p3.on_message(sanders.Request(sender=2, ts=5))
     assert [(e.to, e.msg.type) for e in effects] == [(2, "FAILED")]  # later than the lock
     effects = p3.on_message(sanders.Release(sender=1, ts=9))
-    assert [(e.to, e.msg.type) for e in effects] == [(2, "GRANT")] and p3.csstat is None
+    assert [(e.to, e.msg.type) for e in effects] == [(2, "GRANT")] and p3.lock is None
 
 
 def test_arbiter_inquires_the_lock_holder_once_for_an_earlier_request():
@@ -146,7 +146,7 @@ def test_arbiter_inquires_the_lock_holder_once_for_an_earlier_request():
     # the earliest gets the grant; p2, now behind a better lock, is told it FAILED; p1 yielded,
     # so it knows it waits and is not told again
     assert [(e.to, e.msg.type) for e in effects] == [(3, "GRANT"), (2, "FAILED")]
-    assert arb.csstat == (1, 3) and arb.queue == [(3, 2), (10, 1)]
+    assert arb.lock == (1, 3) and arb.queue == [(3, 2), (10, 1)]
 
 
 def test_requester_yields_an_inquired_grant_only_once_it_failed_somewhere():
@@ -199,7 +199,7 @@ def test_random_runs_are_safe_and_serve_every_request(n, requests, seed, delay, 
     assert verdict.ok, verdict.render()
     assert result.ok, result.stalled
     assert result.entries == {"cs": n * requests}
-    assert all(node.queue == [] and node.csstat is None for node in result.protocols.values())
+    assert all(node.queue == [] and node.lock is None for node in result.protocols.values())
 
 
 # -- broken variants -----------------------------------------------------------------------------
@@ -286,7 +286,9 @@ def test_weaker_deadlock_resolution_stalls_where_ours_does_not(variant, n, optio
         stalled = []
         for seed in range(30):
             setup = make_setup("sanders", n, dict(options, requests=3))
-            setup.protocols = {p: cls(p, n, o.R, o.I, o.ST, 3) for p, o in setup.protocols.items()}
+            setup.protocols = {
+                p: cls(p, n, o.asks, o.informs, o.tracks, 3) for p, o in setup.protocols.items()
+            }
             result, verdict = audited(setup, seed, dwell={"think": 0.1, "cs": 0.1})
             assert verdict.ok or not result.ok  # weaker liveness, never weaker safety
             if not result.ok:

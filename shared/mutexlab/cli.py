@@ -10,11 +10,11 @@ import gc
 import sys
 
 from . import __version__
-from .commands import check, compare, explore, export, replay, report, run, simulate, verify
+from .commands import check, compare, explore, export, replay, report, run, simulate, tables, verify
 from .commands.registry import add_command
 from .protocol import ProtocolError
 
-COMMANDS = [simulate, replay, verify, export, run, report, compare, explore, check]
+COMMANDS = [simulate, replay, verify, export, run, report, compare, explore, check, tables]
 
 
 class Parser(argparse.ArgumentParser):

@@ -16,7 +16,9 @@ class (``Table.compile``: handlers are resolved by name on each class, so a subc
 runs) and call the cell's handler with the message, or the action's name; a pair the table does
 not hold raises ``ProtocolError`` naming the process, its state and the input, before anything
 changes.
-``ignore(why)`` is a cell that accepts the input and does nothing.
+``ignore(why)`` is a cell that accepts the input and changes nothing (or runs only ``handler``, e.g.
+one that takes the message's clock); ``never(why)`` names a pair only to say why it cannot come:
+it is refused like a pair the table lacks, and the error says why.
 
 Invariants the tests hold every protocol to (``Table.check_step``): after a handler returns, the
 state is one of the cell's ``to`` states, or the state it was in. The docs' tables are rendered
@@ -39,11 +41,13 @@ Handler = Callable[[Any, Any], "list[Effect]"]
 @dataclass(frozen=True)
 class Cell:
     """What one (state, input) pair does: ``text`` for the docs, the method ``handler`` names
-    (None: accept and do nothing), the states it may move to (``to``; empty: it stays)."""
+    (None: accept and do nothing), the states it may move to (``to``; empty: it stays);
+    ``refused``: the pair cannot come, and ``text`` says why."""
 
     text: str
     handler: str | None = None
     to: tuple[StrEnum, ...] = ()
+    refused: bool = False
 
 
 def on(text: str, handler: str, to: Iterable[StrEnum] = ()) -> Cell:
@@ -51,23 +55,38 @@ def on(text: str, handler: str, to: Iterable[StrEnum] = ()) -> Cell:
     return Cell(text, handler, tuple(to))
 
 
-def ignore(why: str) -> Cell:
-    """A cell for an input that can arrive but changes nothing (``why`` says why it can)."""
-    return Cell(f"ignore ({why})")
+def ignore(why: str, handler: str | None = None) -> Cell:
+    """A cell for an input that can arrive but changes nothing (``why`` says why it can), or only
+    what ``handler`` does (the Lamport clock); the state stays."""
+    return Cell(f"ignore ({why})", handler)
+
+
+def never(why: str) -> Cell:
+    """A cell for an input that cannot arrive in this state (``why``): refused (ProtocolError)."""
+    return Cell(why, refused=True)
 
 
 def _nothing(_proto: Any, _arg: Any) -> list[Effect]:
     return []
 
 
+def _refuser(why: str) -> Handler:
+    def refused(proto: Any, what: Any) -> list[Effect]:
+        raise proto.refuse(what, why)
+
+    return refused
+
+
 @dataclass
 class Table:
     """A protocol's transitions. ``rows`` maps each state to its accepted inputs; every other
-    (state, input) pair is refused. ``never`` documents why a refused message cannot arrive."""
+    (state, input) pair is refused. ``never`` documents why a refused message cannot arrive,
+    ``legend`` the words the cells use."""
 
     states: type[StrEnum]
     rows: Mapping[StrEnum, Mapping[str, Cell]]
     never: str = ""
+    legend: str = ""
     inputs: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -87,7 +106,7 @@ class Table:
         for state, cells in self.rows.items():
             for inp, cell in cells.items():
                 if cell.handler is None:
-                    compiled[state, inp] = _nothing
+                    compiled[state, inp] = _refuser(cell.text) if cell.refused else _nothing
                     continue
                 fn = getattr(cls, cell.handler, None)
                 if not callable(fn):
@@ -98,22 +117,27 @@ class Table:
         return compiled
 
     def cell(self, state: StrEnum, inp: str) -> Cell | None:
+        """What the table says of (``state``, ``inp``): None when it does not name the pair."""
         return self.rows.get(state, {}).get(inp)
+
+    def accepts(self, state: StrEnum, inp: str) -> bool:
+        cell = self.cell(state, inp)
+        return cell is not None and not cell.refused
 
     def check_step(self, before: StrEnum, inp: str, after: StrEnum) -> None:
         """Raise AssertionError when a step from ``before`` on ``inp`` ended in a state the
         table does not allow (the tests' differential check of code against table)."""
         cell = self.cell(before, inp)
-        if cell is None:
+        if cell is None or cell.refused:
             raise AssertionError(f"{inp} accepted in {before}, which the table refuses")
         if after != before and after not in cell.to:
             raise AssertionError(
-                f"{inp} in {before} moved to {after}; the table allows {cell.to or 'no move'}"
+                f"{inp} in {before} moved to {after}; the table allows {' / '.join(cell.to) or 'no move'}"
             )
 
     def markdown(self, local: Iterable[str] = ("request", "exit")) -> str:
         """The table as Markdown (state × input → action), for the docs: a refused local action
-        reads "error", a refused message "(never)"."""
+        reads "error", a refused message "(never)", each followed by why when the table says."""
         local = set(local)
         head = ["state", *(f"{i} (local)" if i in local else i for i in self.inputs)]
         lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
@@ -122,10 +146,11 @@ class Table:
             row = [str(state)]
             for inp in self.inputs:
                 cell = cells.get(inp)
-                if cell is None:
-                    row.append("error" if inp in local else "(never)")
+                if cell is None or cell.refused:
+                    refused = "error" if inp in local else "(never)"
+                    row.append(f"{refused}: {cell.text}" if cell is not None else refused)
                 else:
                     moves = " / ".join(str(s) for s in cell.to)
                     row.append(cell.text + (f" → {moves}" if moves and "→" not in cell.text else ""))
-            lines.append("| " + " | ".join(row) + " |")
+            lines.append("| " + " | ".join(text.replace("|", "\\|") for text in row) + " |")
         return "\n".join(lines)

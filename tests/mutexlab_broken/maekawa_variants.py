@@ -2,6 +2,7 @@
 
 import bisect
 
+from mutexlab.clock import priority
 from mutexlab.protocol import Send
 from mutexlab.protocols import maekawa as mk
 
@@ -17,7 +18,9 @@ class SeedRuleOnly(mk.MaekawaNode):
     """The notes' rule 2 to the letter: FAILED only to a request that arrives later than the lock,
     never to a queued request that a later grant overtakes."""
 
-    def _on_request(self, r):
+    def _on_request(self, msg):
+        self.clock.receive(msg.ts)
+        r = priority(msg.ts, msg.sender)
         if self.lock is None:
             self.lock, self.inquired = r, False
             return [Send(r[1], mk.Reply(sender=self.pid, ts=self.clock.tick()))]
@@ -27,7 +30,7 @@ class SeedRuleOnly(mk.MaekawaNode):
         self.told.add(r)
         return [Send(r[1], mk.Failed(sender=self.pid, ts=self.clock.tick()))]
 
-    def _settle(self):
+    def _arbitrate(self):
         if self.lock is None and self.queue:
             self.lock, self.inquired = self.queue.pop(0), False
             self.told.discard(self.lock)
@@ -38,8 +41,10 @@ class SeedRuleOnly(mk.MaekawaNode):
 class GrantsEveryone(mk.MaekawaNode):
     """Broken: an arbiter that grants every request, locked or not."""
 
-    def _on_request(self, r):
-        return [Send(r[1], mk.Reply(sender=self.pid, ts=self.clock.tick()))]
+    def _on_request(self, msg):
+        self.clock.receive(msg.ts)
+        return [Send(msg.sender, mk.Reply(sender=self.pid, ts=self.clock.tick()))]
 
-    def _on_release(self, k):
+    def _on_release(self, msg):
+        self.clock.receive(msg.ts)
         return []

@@ -9,11 +9,11 @@ class NotesOnly(sanders.SandersNode):
 
     def _arbitrate(self):
         effects = []
-        while self.csstat is None and self.queue:
+        while self.lock is None and self.queue:
             head = self.queue.pop(0)
             effects.append(Send(head[1], sanders.Grant(sender=self.pid, ts=self.clock.tick())))
-            if head[1] in self.ST:
-                self.csstat = head
+            if head[1] in self.tracks:
+                self.lock = head
         return effects
 
 
@@ -23,7 +23,7 @@ class AnswersOnlyAtInquire(sanders.SandersNode):
 
     def on_message(self, msg):
         effects = super().on_message(msg)
-        self.inquirers = set()
+        self.inquiries = set()
         return effects
 
 
@@ -32,9 +32,9 @@ class FailsOnlyOnArrival(sanders.SandersNode):
     lock changes (after a YIELD or RELEASE) to a request better than those still queued."""
 
     def _arbitrate(self):
-        before = self.csstat
+        before = self.lock
         effects = NotesOnly._arbitrate(self)  # the plain grants, no FAILED or INQUIRE ...
-        if self.csstat is not before:  # ... and a new lock has not been inquired yet
+        if self.lock is not before:  # ... and a new lock has not been inquired yet
             self.inquired = False
         return effects
 
@@ -45,8 +45,8 @@ class FailsOnlyOnArrival(sanders.SandersNode):
         mine = (msg.ts, msg.sender)
         self.queue = sorted(self.queue + [mine])
         effects = self._arbitrate()
-        if self.csstat is not None and mine in self.queue:
-            if mine > self.csstat:
+        if self.lock is not None and mine in self.queue:
+            if mine > self.lock:
                 effects.append(
                     Send(msg.sender, sanders.Failed(sender=self.pid, ts=self.clock.tick(), req=msg.ts))
                 )
@@ -54,8 +54,8 @@ class FailsOnlyOnArrival(sanders.SandersNode):
                 self.inquired = True
                 effects.append(
                     Send(
-                        self.csstat[1],
-                        sanders.Inquire(sender=self.pid, ts=self.clock.tick(), req=self.csstat[0]),
+                        self.lock[1],
+                        sanders.Inquire(sender=self.pid, ts=self.clock.tick(), req=self.lock[0]),
                     )
                 )
         return effects

@@ -2,13 +2,13 @@
 state table says such a REPLY never comes and is refused."""
 
 from mutexlab.protocols import ricart_agrawala
-from mutexlab.protocols.classic import WANTED
+from mutexlab.protocols.classic import State
 from mutexlab_broken import recast
 
 
 class TolerantNode(ricart_agrawala.RicartAgrawalaNode):
     def on_message(self, msg) -> list:
-        if isinstance(msg, ricart_agrawala.Reply) and self.state is not WANTED:
+        if isinstance(msg, ricart_agrawala.Reply) and self.state is not State.WANTED:
             self.clock.receive(msg.ts)
             return []
         return super().on_message(msg)

@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from ..clock import LamportClock
-from ..machine import Cell, Table, on  # noqa: F401 - on: re-exported to the classic modules
+from ..machine import Cell, Table, on
 from ..messages import Codec
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule
 from ..setup import ConfigError, Setup, positive_int
@@ -33,11 +33,14 @@ class State(StrEnum):
     HELD = "HELD"
 
 
-# The members as plain names: on Python 3.11 every ``State.X`` goes through ``EnumType.__getattr__``
-# (a Python call), and the handlers compare states on every message.
-RELEASED, WANTED, HELD = State.RELEASED, State.WANTED, State.HELD
-IDLE_STATE = RELEASED
+IDLE_STATE = State.RELEASED
 CS = "cs"
+
+
+# The effects of every entry, immutable values made once (a frozen dataclass is slow to build:
+# rebuilt per entry they cost Raymond N = 100 10 % of its run, bench/instructions.py).
+ENTER_CS, EXIT_CS = Enter(CS), Exit(CS)
+THEN_REQUEST, THEN_EXIT = Schedule("request", "think"), Schedule("exit", "cs")  # after a dwell
 
 
 def node_name(pid: int) -> str:
@@ -68,13 +71,13 @@ class ClassicNode(Protocol):
         self.pid = pid
         self.n = n
         self.clock = LamportClock(clock)
-        self.state = RELEASED
+        self.state = State.RELEASED
         self.requests_left = requests
         self.entries = 0
 
     # -- the workload ------------------------------------------------------------------
     def start(self) -> list:
-        return [Schedule("request", "think")] if self.requests_left > 0 else []
+        return [THEN_REQUEST] if self.requests_left > 0 else []
 
     @property
     def name(self) -> str:
@@ -86,10 +89,10 @@ class ClassicNode(Protocol):
         return [Note("request", {"resource": CS})] + self._request()
 
     def _local_exit(self, _action: str) -> list:
-        self.state = RELEASED
-        effects = [Exit(CS)] + self._release()
+        self.state = State.RELEASED
+        effects = [EXIT_CS] + self._release()
         if self.requests_left > 0:
-            effects.append(Schedule("request", "think"))
+            effects.append(THEN_REQUEST)
         return effects
 
     def refuse_local(self, action: str) -> ProtocolError:
@@ -101,19 +104,24 @@ class ClassicNode(Protocol):
             )
         return self.refuse(f"local action {action!r}", "unknown action")
 
+    def _receive(self, msg: Any) -> list:
+        """Take the message's clock, nothing else (a message the table ignores)."""
+        self.clock.receive(msg.ts)
+        return []
+
     def _others(self):
         """Every other node's pid, in ascending order."""
         return (j for j in range(1, self.n + 1) if j != self.pid)
 
     def _enter(self) -> list:
         """The entry condition holds: enter, and schedule the exit."""
-        self.state = HELD
+        self.state = State.HELD
         self.entries += 1
-        return [Enter(CS), Schedule("exit", "cs")]
+        return [ENTER_CS, THEN_EXIT]
 
     @property
     def finished(self) -> bool:
-        return self.state is RELEASED and self.requests_left == 0
+        return self.state is State.RELEASED and self.requests_left == 0
 
     def card(self) -> list[tuple[str, str]]:
         return [("requests left", str(self.requests_left)), ("entries", str(self.entries))]
@@ -131,19 +139,21 @@ def classic_table(
     exit: str,
     rows: dict[State, dict[str, Cell]],
     never: str = "",
-    entered: tuple[State, ...] = (WANTED, HELD),
+    entered: tuple[State, ...] = (State.WANTED, State.HELD),
+    legend: str = "",
 ) -> Table:
     """A classic algorithm's table: its message ``rows``, plus the two local inputs every classic
     node shares (``request`` in RELEASED, described as ``request``, moving to ``entered``; ``exit``
     in HELD, described as ``exit``, back to RELEASED), first in each row."""
     local: dict[State, dict[str, Cell]] = {
-        RELEASED: {"request": on(request, "_local_request", to=entered)},
-        HELD: {"exit": on(exit, "_local_exit", to=(RELEASED,))},
+        State.RELEASED: {"request": on(request, "_local_request", to=entered)},
+        State.HELD: {"exit": on(exit, "_local_exit", to=(State.RELEASED,))},
     }
     return Table(
         State,
         {state: {**local.get(state, {}), **rows.get(state, {})} for state in State},
         never=never,
+        legend=legend,
     )
 
 
@@ -157,6 +167,46 @@ def read_pid(key: Any, processes: int, what: str) -> int:
     if not 1 <= pid <= processes:
         raise ConfigError(f"{what}: pid {pid} is outside 1..{processes}")
     return pid
+
+
+def is_pid(value: Any, processes: int) -> bool:
+    """A whole number in 1..``processes`` (a bool is not)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= processes
+
+
+def pid_option(options: dict, key: str, processes: int, algorithm: str, default: int) -> int:
+    """The option ``key`` naming one process (``token_holder``), ``default`` when absent."""
+    value = options.get(key, default)
+    if not is_pid(value, processes):
+        raise ConfigError(f"{algorithm}: option {key!r} must be a pid in 1..{processes}, got {value!r}")
+    return value
+
+
+def pid_map(raw: Any, processes: int, key: str, shape: str, read: Callable[[int, Any], T]) -> dict[int, T]:
+    """The option ``key``: a JSON object pid → value (``shape`` says what a value is), each value
+    read by ``read(pid, value)``; a key that is no pid in 1..``processes``, or a pid given twice,
+    is refused."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"option {key!r} must map each pid to {shape}")
+    found: dict[int, T] = {}
+    for k, value in raw.items():
+        pid = read_pid(k, processes, key)
+        if pid in found:
+            raise ConfigError(f"{key}: process {pid} is given twice")
+        found[pid] = read(pid, value)
+    return found
+
+
+def pid_list(value: Any, processes: int, what: str) -> list[int]:
+    """``value``, a list of pids in 1..``processes``; ``what`` names it in errors."""
+    if not isinstance(value, (list, tuple)) or not all(
+        isinstance(m, int) and not isinstance(m, bool) for m in value
+    ):
+        raise ConfigError(f"{what} must be a list of pids, got {value!r}")
+    outside = sorted(m for m in value if not 1 <= m <= processes)
+    if outside:
+        raise ConfigError(f"{what} names {outside}, outside 1..{processes}")
+    return list(value)
 
 
 def workload_options(processes: int, options: dict) -> tuple[int, dict[int, int]]:

@@ -3,15 +3,9 @@
 Each node keeps an array ``q[j]``: the last message received from ``j`` (its own last message at
 ``q[i]``), initially ``(RELEASE, 0, j)``. Messages are ordered by (timestamp, pid).
 
-State table (the node's state × input → action; every message first updates the clock and
-``q[sender]``, then the entry condition is re-checked):
-
-| state    | request (local)                    | REQUEST(t, j)                      | REPLY / RELEASE (t, j)   | exit (local)                         |
-|----------|------------------------------------|------------------------------------|--------------------------|--------------------------------------|
-| RELEASED | q[i] = REQUEST; broadcast → WANTED | q[j] = it; REPLY (no own request)  | q[j] = it                | error                                |
-| WANTED   | error                              | q[j] = it; no reply (q[i] is own); | q[j] = it; enter? → HELD | error                                |
-|          |                                    |   enter? → HELD                    |                          |                                      |
-| HELD     | error                              | q[j] = it; no reply (q[i] is own)  | q[j] = it                | q[i] = RELEASE; broadcast → RELEASED |
+The state table is ``LamportNode.TABLE`` (docs/protocols.md): every message first updates the
+clock and ``q[sender]``; a REQUEST is answered only in RELEASED (``q[i]`` holds no request of
+its own); while WANTED every message re-checks the entry condition.
 
 Entry condition (rule 3), checked while WANTED: (a) q[i] is the earliest REQUEST in q, and
 (b) every other entry q[j] is later than q[i]. (b) implies (a); both are kept for the table.
@@ -35,12 +29,13 @@ from dataclasses import replace
 from typing import Literal
 
 from ..clock import priority
+from ..machine import on
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..reduction import ClockOffsets, Reductions
 from ..setup import Setup
 from ..spec import Figure
-from .classic import WANTED, ClassicNode, classic_spec, workload_setup
+from .classic import ClassicNode, State, classic_spec, classic_table, workload_setup
 
 
 class Request(Message):
@@ -62,6 +57,30 @@ Entry = tuple[str, int]
 
 
 class LamportNode(ClassicNode):
+    TABLE = classic_table(
+        request="q[i] = REQUEST; broadcast → WANTED (alone: → HELD)",
+        exit="q[i] = RELEASE; broadcast → RELEASED",
+        rows={
+            State.RELEASED: {
+                "REQUEST": on("q[j] = it; REPLY (no own request)", "_reply_to"),
+                "REPLY": on("q[j] = it", "_record"),
+                "RELEASE": on("q[j] = it", "_record"),
+            },
+            State.WANTED: {
+                "REQUEST": on(
+                    "q[j] = it; no reply (q[i] is own); enter? → HELD", "_record_then_try", to=(State.HELD,)
+                ),
+                "REPLY": on("q[j] = it; enter? → HELD", "_record_then_try", to=(State.HELD,)),
+                "RELEASE": on("q[j] = it; enter? → HELD", "_record_then_try", to=(State.HELD,)),
+            },
+            State.HELD: {
+                "REQUEST": on("q[j] = it; no reply (q[i] is own)", "_record"),
+                "REPLY": on("q[j] = it", "_record"),
+                "RELEASE": on("q[j] = it", "_record"),
+            },
+        },
+    )
+
     def __init__(self, pid: int, n: int, requests: int = 0, clock: int = 0) -> None:
         super().__init__(pid, n, requests, clock)
         self.q: dict[int, Entry] = {j: ("RELEASE", 0) for j in range(1, n + 1)}
@@ -73,32 +92,24 @@ class LamportNode(ClassicNode):
     def _request(self) -> list:
         ts = self.clock.tick()
         self.q[self.pid] = ("REQUEST", ts)
-        self.state = WANTED
+        self.state = State.WANTED
         msg = Request(sender=self.pid, ts=ts)
         return [Send(j, msg) for j in self._others()] + self._try_enter()
 
     # -- rules 2, 4, 5: messages -------------------------------------------------------
-    def on_message(self, msg) -> list:
-        match msg.type:  # by the type tag (protocol.py: dispatch)
-            case "REQUEST":
-                self.clock.receive(msg.ts)
-                self.q[msg.sender] = ("REQUEST", msg.ts)
-                if self.q[self.pid][0] != "REQUEST":
-                    return [
-                        Send(msg.sender, Reply(sender=self.pid, ts=self.clock.tick()))
-                    ] + self._try_enter()
-                return self._try_enter()
-            case "REPLY" | "RELEASE":
-                self.clock.receive(msg.ts)
-                self.q[msg.sender] = (msg.type, msg.ts)
-                return self._try_enter()
-            case _:
-                raise self.refuse(msg)
+    def _record(self, msg: Request | Reply | Release) -> list:
+        """q[j] = the message of j."""
+        self.clock.receive(msg.ts)
+        self.q[msg.sender] = (msg.type, msg.ts)
+        return []
+
+    def _reply_to(self, msg: Request) -> list:
+        self._record(msg)
+        return [Send(msg.sender, Reply(sender=self.pid, ts=self.clock.tick()))]
 
     # -- rule 3: entry -----------------------------------------------------------------
     def may_enter(self) -> bool:
-        if self.state is not WANTED:
-            return False
+        """The entry condition, while WANTED."""
         mine = self._key(self.pid)
         earliest = all(mine < self._key(j) for j in self._others() if self.q[j][0] == "REQUEST")  # (a)
         all_later = all(mine < self._key(j) for j in self._others())  # (b)
@@ -106,6 +117,10 @@ class LamportNode(ClassicNode):
 
     def _try_enter(self) -> list:
         return self._enter() if self.may_enter() else []
+
+    def _record_then_try(self, msg: Request | Reply | Release) -> list:
+        self._record(msg)
+        return self._try_enter()
 
     # -- release (rule "3" bis) --------------------------------------------------------
     def _release(self) -> list:
@@ -115,7 +130,7 @@ class LamportNode(ClassicNode):
         return [Send(j, msg) for j in self._others()]
 
     def waiting_for(self) -> dict[str, list[int]]:
-        if self.state is not WANTED:
+        if self.state is not State.WANTED:
             return {}
         mine = self._key(self.pid)
         earlier = [j for j in self._others() if self._key(j) < mine]

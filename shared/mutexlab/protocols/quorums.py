@@ -23,6 +23,7 @@ import math
 from itertools import combinations
 
 from ..setup import ConfigError
+from .classic import pid_list, pid_map
 
 Quorums = dict[int, tuple[int, ...]]
 
@@ -140,20 +141,23 @@ def from_option(value, n: int) -> tuple[str, Quorums]:
         raise ConfigError(
             f'option \'quorums\' must be "plane", "grid" or a map pid → list of pids, got {value!r}'
         )
-    sets: Quorums = {}
-    for key, members in value.items():
-        try:
-            pid = int(key)
-        except (TypeError, ValueError):
-            raise ConfigError(f"quorums: {key!r} is not a pid") from None
-        if isinstance(members, (str, bytes)) or not hasattr(members, "__iter__"):
-            raise ConfigError(f"quorums: the set of {pid} must be a list of pids, got {members!r}")
-        members = list(members)
-        if any(isinstance(m, bool) or not isinstance(m, int) for m in members):
-            raise ConfigError(f"quorums: the set of {pid} must hold whole numbers, got {members!r}")
+    sets = read_sets(value, n, "quorums")
+    for pid, members in sets.items():
         if len(set(members)) != len(members):
             raise ConfigError(f"quorums: the set of {pid} names a process twice: {members!r}")
-        if pid in sets:
-            raise ConfigError(f"quorums: process {pid} has two sets")
-        sets[pid] = tuple(sorted(members))
-    return "explicit", validate(sets, n)
+    return "explicit", validate({pid: tuple(sorted(members)) for pid, members in sets.items()}, n)
+
+
+def read_sets(raw, n: int, key: str) -> dict[int, list[int]]:
+    """The option ``key``: a set per process 1..n, as pid → list of pids (``{"1": [1, 2], ...}``)."""
+    sets = pid_map(
+        raw,
+        n,
+        key,
+        'a list of pids, e.g. {"1": [1, 2]}',
+        lambda pid, m: pid_list(m, n, f"{key}: the set of {pid}"),
+    )
+    missing = [i for i in range(1, n + 1) if i not in sets]
+    if missing:
+        raise ConfigError(f"{key}: no set for process(es) {', '.join(map(str, missing))}")
+    return sets

@@ -4,18 +4,9 @@ HOLDER_i names p_i's neighbour in the direction of the token (p_i itself when it
 Q_i is p_i's FIFO queue of requesters (neighbours, or p_i itself); ``asked`` records that p_i
 has sent a REQUEST to HOLDER_i that the token has not answered yet.
 
-State table (state × input → action); "pass" = pop the head j of Q, send TOKEN to j,
-HOLDER = j, and if Q is still not empty send REQUEST to j (asked):
-
-| state    | request (local)                                         | REQUEST from j                                               | TOKEN                                                   | exit (local)          |
-|----------|---------------------------------------------------------|--------------------------------------------------------------|---------------------------------------------------------|-----------------------|
-| RELEASED | token here: → HELD at once; else Q += i, REQUEST to HOLDER unless asked → WANTED | token here: TOKEN to j, HOLDER = j; else Q += j, REQUEST to HOLDER unless asked | HOLDER = i; pass (the head is a neighbour)        | error                 |
-| WANTED   | error                                                   | Q += j, REQUEST to HOLDER unless asked                       | HOLDER = i; head is i: pop it → HELD; else pass         | error                 |
-| HELD     | error                                                   | Q += j (the token is in use)                                 | (never)                                                 | Q not empty: pass → RELEASED |
-
-"(never)": the token comes only to a node that asked for it, so one with a non-empty queue; a
-TOKEN at a node whose queue is empty, or that holds the token already (as when HELD), is
-refused (ProtocolError).
+The state table is ``RaymondNode.TABLE`` (docs/protocols.md, with what "ask" and "pass" do). The
+token comes only to a node that asked for it, so one with a non-empty queue; a TOKEN at a node
+whose queue is empty, or that holds the token already (as when HELD), is refused (ProtocolError).
 
 Invariants: the HOLDER pointers always form a tree oriented toward the token (or toward the
 link it travels on); an idle token holder has an empty queue; a node is in its own queue at
@@ -29,18 +20,20 @@ import math
 from collections import deque
 from typing import Literal
 
+from ..machine import never, on
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..setup import ConfigError, Setup
+from ..setup import Setup
 from ..show import fmt
 from ..spec import Figure
+from . import trees
 from .classic import (
-    HELD,
-    WANTED,
     ClassicNode,
+    State,
     classic_setup,
     classic_spec,
-    read_pid,
+    classic_table,
+    pid_option,
     refuse_unknown,
     workload_options,
 )
@@ -58,6 +51,27 @@ CODEC = Codec(Request, Token)
 
 
 class RaymondNode(ClassicNode):
+    TABLE = classic_table(
+        request="token here: → HELD at once; else Q += i, ask → WANTED",
+        exit="Q not empty: pass → RELEASED",
+        legend="ask = REQUEST to HOLDER unless asked already or the token is here; pass = pop the head j "
+        "of Q, TOKEN to j, HOLDER = j, and ask j if Q is still not empty",
+        rows={
+            State.RELEASED: {
+                "REQUEST": on("token here: TOKEN to j, HOLDER = j; else Q += j, ask", "_on_request"),
+                "TOKEN": on("HOLDER = i; pass (the head is a neighbour); Q empty: (never)", "_on_token"),
+            },
+            State.WANTED: {
+                "REQUEST": on("Q += j, ask", "_queue"),
+                "TOKEN": on("HOLDER = i; head is i: pop it → HELD; else pass", "_on_token", to=(State.HELD,)),
+            },
+            State.HELD: {
+                "REQUEST": on("Q += j (the token is in use)", "_queue"),
+                "TOKEN": never("it holds the token already"),
+            },
+        },
+    )
+
     def __init__(self, pid: int, n: int, holder: int, requests: int = 0, clock: int = 0) -> None:
         super().__init__(pid, n, requests, clock)
         self.holder = holder
@@ -65,7 +79,7 @@ class RaymondNode(ClassicNode):
         self.asked = False
 
     def _ask(self) -> list:
-        """Send REQUEST toward the token unless already done (or the token is here)."""
+        """Ask: REQUEST toward the token unless already done (or the token is here)."""
         if self.asked or self.holder == self.pid or not self.queue:
             return []
         self.asked = True
@@ -82,36 +96,40 @@ class RaymondNode(ClassicNode):
         if self.holder == self.pid:
             return self._enter()  # an idle holder has an empty queue
         self.queue.append(self.pid)
-        self.state = WANTED
+        self.state = State.WANTED
         return self._ask()
 
-    def on_message(self, msg) -> list:
-        match msg.type:  # by the type tag (protocol.py: dispatch)
-            case "REQUEST":
-                self.clock.receive(msg.ts)
-                if self.holder == self.pid and self.state is not HELD:
-                    self.holder = msg.sender
-                    return [Send(msg.sender, Token(sender=self.pid, ts=self.clock.tick()))]
-                self.queue.append(msg.sender)
-                return self._ask()
-            case "TOKEN" if self.holder == self.pid:
-                raise self.refuse(msg, "it holds the token already")
-            case "TOKEN" if self.queue:
-                self.clock.receive(msg.ts)
-                self.holder = self.pid
-                self.asked = False
-                if self.queue[0] == self.pid:
-                    self.queue.popleft()
-                    return self._enter()
-                return self._pass()
-            case _:
-                raise self.refuse(msg)
+    def _queue(self, msg: Request) -> list:
+        self.clock.receive(msg.ts)
+        self.queue.append(msg.sender)
+        return self._ask()
+
+    def _on_request(self, msg: Request) -> list:
+        """RELEASED: an idle holder hands the token over at once."""
+        if self.holder != self.pid:
+            return self._queue(msg)
+        self.clock.receive(msg.ts)
+        self.holder = msg.sender
+        return [Send(msg.sender, Token(sender=self.pid, ts=self.clock.tick()))]
+
+    def _on_token(self, msg: Token) -> list:
+        if self.holder == self.pid:
+            raise self.refuse(msg, "it holds the token already")
+        if not self.queue:
+            raise self.refuse(msg)
+        self.clock.receive(msg.ts)
+        self.holder = self.pid
+        self.asked = False
+        if self.queue[0] == self.pid:
+            self.queue.popleft()
+            return self._enter()
+        return self._pass()
 
     def _release(self) -> list:
         return self._pass() if self.queue else []
 
     def waiting_for(self) -> dict[str, list[int]]:
-        return {"TOKEN": [self.holder]} if self.state is WANTED else {}
+        return {"TOKEN": [self.holder]} if self.state is State.WANTED else {}
 
     def card(self) -> list[tuple[str, str]]:
         return [
@@ -124,81 +142,14 @@ class RaymondNode(ClassicNode):
         return (self.state, self.clock.time, self.holder, tuple(self.queue), self.asked, self.requests_left)
 
 
-# -- the tree ---------------------------------------------------------------------------------
-def default_parents(processes: int) -> dict[int, int]:
-    """A balanced (heap-shaped) tree: the parent of i is i // 2; the root is 1."""
-    return {i: i // 2 for i in range(2, processes + 1)}
-
-
-def read_parents(raw, processes: int) -> dict[int, int]:
-    """Parse ``{"child": parent, ...}`` (the root absent or mapped to null) and check it is a tree."""
-    if not isinstance(raw, dict):
-        raise ConfigError('option \'parents\' must map each pid to its parent pid, e.g. {"2": 1, "3": 1}')
-    parents: dict[int, int] = {}
-    for key, value in raw.items():
-        child = read_pid(key, processes, "parents")
-        if child in parents:
-            raise ConfigError(f"parents: process {child} is given twice")
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= processes:
-            raise ConfigError(
-                f"parents: the parent of {child} must be a pid in 1..{processes}, got {value!r}"
-            )
-        if value == child:
-            raise ConfigError(f"parents: process {child} cannot be its own parent")
-        parents[child] = value
-    roots = [p for p in range(1, processes + 1) if p not in parents]
-    if len(roots) != 1:
-        raise ConfigError(
-            f"parents: a tree has exactly one root (a process without a parent), found {len(roots)}: {roots}"
-        )
-    for start in parents:
-        seen = [start]
-        node = start
-        while node in parents:
-            node = parents[node]
-            if node in seen:
-                cycle = seen[seen.index(node) :] + [node]
-                raise ConfigError(f"parents: not a tree, there is a cycle {' → '.join(map(str, cycle))}")
-            seen.append(node)
-    return parents
-
-
-def holders_toward(parents: dict[int, int], processes: int, token_holder: int) -> dict[int, int]:
-    """HOLDER_i for every i: the first hop on the tree path from i to the token holder."""
-    neighbours: dict[int, list[int]] = {p: [] for p in range(1, processes + 1)}
-    for child, parent in parents.items():
-        neighbours[child].append(parent)
-        neighbours[parent].append(child)
-    holder = {token_holder: token_holder}
-    frontier = [token_holder]
-    while frontier:
-        node = frontier.pop()
-        for other in neighbours[node]:
-            if other not in holder:
-                holder[other] = node
-                frontier.append(other)
-    return holder
-
-
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     """Options: ``parents`` (default: heap-shaped, root 1) and ``token_holder`` (default: the root)."""
     refuse_unknown(options, set(SPEC.options), "raymond")
     requests, clocks = workload_options(processes, options)
-    raw = options.get("parents")
-    parents = default_parents(processes) if raw is None else read_parents(raw, processes)
+    parents = trees.read_parents(options.get("parents"), processes)
     root = next(p for p in range(1, processes + 1) if p not in parents)
-    token_holder = options.get("token_holder", root)
-    if (
-        isinstance(token_holder, bool)
-        or not isinstance(token_holder, int)
-        or not 1 <= token_holder <= processes
-    ):
-        raise ConfigError(
-            f"raymond: option 'token_holder' must be a pid in 1..{processes}, got {token_holder!r}"
-        )
-    holder = holders_toward(parents, processes, token_holder)
+    token_holder = pid_option(options, "token_holder", processes, "raymond", root)
+    holder = trees.holders_toward(parents, token_holder)
     return classic_setup(
         "raymond",
         processes,

@@ -1,11 +1,8 @@
 """Ricart–Agrawala (the notes' "algorithm 2", docs/architecture.md#ricart-agrawala): permission from every other node.
 
-The state table is ``RicartAgrawalaNode.TABLE`` (rendered in docs/protocols.md). A REPLY answers
-my current request, and I enter only once all N−1 are in, so none is left over — even when links
-reorder; one arriving all the same is refused (ProtocolError).
-
 Invariant: a node replies to a request at most once; it enters only with N−1 replies for its
-current request. Messages per entry: exactly 2(N−1).
+current request, so none is left over, even when links reorder. Messages per entry: exactly
+2(N−1). The state table is ``RicartAgrawalaNode.TABLE`` (docs/protocols.md).
 """
 
 from __future__ import annotations
@@ -15,23 +12,14 @@ from dataclasses import replace
 from typing import Literal
 
 from ..clock import priority
+from ..machine import on
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..reduction import Canonical, ClockOffsets, Reductions, RetiredClocks, SendBound
 from ..setup import Setup
 from ..show import attributes
 from ..spec import Figure
-from .classic import (
-    HELD,
-    RELEASED,
-    WANTED,
-    ClassicNode,
-    classic_spec,
-    classic_table,
-    expect,
-    on,
-    workload_setup,
-)
+from .classic import ClassicNode, State, classic_spec, classic_table, expect, workload_setup
 
 
 class Request(Message):
@@ -47,15 +35,15 @@ CODEC = Codec(Request, Reply)
 
 class RicartAgrawalaNode(ClassicNode):
     TABLE = classic_table(
-        request="broadcast REQUEST → WANTED",
+        request="broadcast REQUEST → WANTED (alone: → HELD)",
         exit="reply to deferred → RELEASED",
         rows={
-            RELEASED: {"REQUEST": on("reply", "_on_request")},
-            WANTED: {
+            State.RELEASED: {"REQUEST": on("reply", "_reply_to")},
+            State.WANTED: {
                 "REQUEST": on("reply if (t, j) < mine, else defer", "_on_request"),
-                "REPLY": on("count; all → HELD", "_on_reply", to=(HELD,)),
+                "REPLY": on("count; all → HELD", "_on_reply", to=(State.HELD,)),
             },
-            HELD: {"REQUEST": on("defer", "_on_request")},
+            State.HELD: {"REQUEST": on("defer", "_defer")},
         },
         never="a REPLY answers my current request, and I enter only once all N−1 are in",
     )
@@ -70,21 +58,25 @@ class RicartAgrawalaNode(ClassicNode):
         ts = self.clock.tick()
         self.my_request = priority(ts, self.pid)
         self.replies = set()
-        self.state = WANTED
+        self.state = State.WANTED
         msg = Request(sender=self.pid, ts=ts)
         effects = [Send(j, msg) for j in self._others()]
         if self.n == 1:
             effects += self._enter()
         return effects
 
-    def _on_request(self, msg: Request) -> list:
+    def _reply_to(self, msg: Request) -> list:
         self.clock.receive(msg.ts)
-        if self.state is HELD or (
-            self.state is WANTED and expect(self, self.my_request, "request") < priority(msg.ts, msg.sender)
-        ):
-            self.deferred.append(msg.sender)
-            return []
         return [self._reply(msg.sender)]
+
+    def _on_request(self, msg: Request) -> list:
+        earlier = expect(self, self.my_request, "request") < priority(msg.ts, msg.sender)
+        return self._defer(msg) if earlier else self._reply_to(msg)
+
+    def _defer(self, msg: Request) -> list:
+        self.clock.receive(msg.ts)
+        self.deferred.append(msg.sender)
+        return []
 
     def _on_reply(self, msg: Reply) -> list:
         self.clock.receive(msg.ts)
@@ -100,7 +92,7 @@ class RicartAgrawalaNode(ClassicNode):
         return [self._reply(j) for j in deferred]
 
     def waiting_for(self) -> dict[str, list[int]]:
-        if self.state is not WANTED:
+        if self.state is not State.WANTED:
             return {}
         return {"REPLY": [j for j in self._others() if j not in self.replies]}
 
@@ -108,14 +100,8 @@ class RicartAgrawalaNode(ClassicNode):
         return attributes(self, "my_request replies deferred", counts=frozenset({"replies"})) + super().card()
 
     def snapshot(self):
-        return (
-            self.state,
-            self.clock.time,
-            self.my_request,
-            frozenset(self.replies),
-            tuple(self.deferred),
-            self.requests_left,
-        )
+        replies, deferred = frozenset(self.replies), tuple(self.deferred)
+        return (self.state, self.clock.time, self.my_request, replies, deferred, self.requests_left)
 
 
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
@@ -141,7 +127,7 @@ def _key(p: RicartAgrawalaNode):
         p.state,
         p.clock.time,
         p.my_request,
-        frozenset(p.replies) if p.state is WANTED else None,
+        frozenset(p.replies) if p.state is State.WANTED else None,
         tuple(p.deferred),
         p.requests_left,
     )

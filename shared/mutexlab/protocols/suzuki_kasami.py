@@ -6,17 +6,9 @@ L[j], the sequence number of p_j's most recently executed request, and Q, the FI
 waiting sites. A request of p_j is outstanding at the token holder iff R[j] = L[j] + 1, so a
 stale request (L[j] already ≥ s) is recognised and ignored.
 
-State table (state × input → action):
-
-| state    | request (local)                                   | REQUEST(j, s)                                            | TOKEN(L, Q)       | exit (local)                                                    |
-|----------|---------------------------------------------------|----------------------------------------------------------|-------------------|-----------------------------------------------------------------|
-| RELEASED | token here: → HELD at once; else R[i] += 1, REQUEST to all others → WANTED | R[j] = max(R[j], s); token here and R[j] = L[j] + 1: send TOKEN to j | (never)           | error                                                           |
-| WANTED   | error                                             | R[j] = max(R[j], s)                                      | keep it → HELD    | error                                                           |
-| HELD     | error                                             | R[j] = max(R[j], s) (the token is in use: keep it)       | (never)           | L[i] = R[i]; append every j ∉ Q with R[j] = L[j] + 1; Q non-empty: pop head, TOKEN to it → RELEASED |
-
-"(never)": the token goes only to a site with an outstanding request (R[j] = L[j] + 1), which
-is WANTED until the token comes; a TOKEN elsewhere, or while this node holds the token, is
-refused (ProtocolError), as is a token that does not fit N processes.
+The state table is ``SuzukiKasamiNode.TABLE`` (docs/protocols.md). A TOKEN comes only to a
+site with an outstanding request (R[j] = L[j] + 1), which is WANTED until it comes; one elsewhere,
+or that does not fit N processes, is refused (ProtocolError).
 
 Invariants: exactly one token exists, in one node's hands or in flight; a node is HELD only
 while it holds the token; messages per entry: 0 (token already here) or N (N−1 REQUESTs and
@@ -29,18 +21,20 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..machine import never, on
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..setup import ConfigError, Setup
+from ..setup import Setup
 from ..show import fmt
 from ..spec import Figure
 from .classic import (
-    HELD,
-    WANTED,
     ClassicNode,
+    State,
     classic_setup,
     classic_spec,
+    classic_table,
     expect,
+    pid_option,
     refuse_unknown,
     workload_options,
 )
@@ -65,6 +59,27 @@ CODEC = Codec(Request, Token)
 
 
 class SuzukiKasamiNode(ClassicNode):
+    TABLE = classic_table(
+        request="token here: → HELD at once; else R[i] += 1, REQUEST to all others → WANTED",
+        exit="L[i] = R[i]; append every j ∉ Q with R[j] = L[j] + 1; Q non-empty: pop head, TOKEN to it → RELEASED",
+        rows={
+            State.RELEASED: {
+                "REQUEST": on(
+                    "R[j] = max(R[j], s); token here and R[j] = L[j] + 1: TOKEN to j", "_on_request"
+                ),
+                "TOKEN": never("the token comes only to a site that asked for it"),
+            },
+            State.WANTED: {
+                "REQUEST": on("R[j] = max(R[j], s)", "_count_request"),
+                "TOKEN": on("keep it", "_on_token", to=(State.HELD,)),
+            },
+            State.HELD: {
+                "REQUEST": on("R[j] = max(R[j], s) (the token is in use: keep it)", "_count_request"),
+                "TOKEN": never("it holds the token already"),
+            },
+        },
+    )
+
     def __init__(self, pid: int, n: int, has_token: bool, requests: int = 0, clock: int = 0) -> None:
         super().__init__(pid, n, requests, clock)
         self.R = [0] * (n + 1)  # R[j] for j in 1..n (index 0 unused)
@@ -85,7 +100,7 @@ class SuzukiKasamiNode(ClassicNode):
         if self.token is not None:
             return self._enter()
         self.R[self.pid] += 1
-        self.state = WANTED
+        self.state = State.WANTED
         msg = Request(sender=self.pid, ts=self.clock.tick(), seq=self.R[self.pid])
         return [Send(j, msg) for j in range(1, self.n + 1) if j != self.pid]
 
@@ -94,25 +109,25 @@ class SuzukiKasamiNode(ClassicNode):
         self.token = None
         return Send(to, Token(sender=self.pid, ts=self.clock.tick(), last=last[1:], queue=queue))
 
-    def on_message(self, msg) -> list:
-        match msg.type:  # by the type tag (protocol.py: dispatch)
-            case "REQUEST":
-                self.clock.receive(msg.ts)
-                j = msg.sender
-                self.R[j] = max(self.R[j], msg.seq)
-                if self.token is not None and self.state is not HELD and self.R[j] == self.token[0][j] + 1:
-                    return [self._send_token(j)]
-                return []
-            case "TOKEN" if self.token is not None:
-                raise self.refuse(msg, "it holds the token already")
-            case "TOKEN" if len(msg.last) != self.n or any(not 1 <= q <= self.n for q in msg.queue):
-                raise self.refuse(msg, f"the token does not fit {self.n} processes")
-            case "TOKEN" if self.state is WANTED:
-                self.clock.receive(msg.ts)
-                self.token = ([0] + list(msg.last), list(msg.queue))
-                return self._enter()
-            case _:
-                raise self.refuse(msg)
+    def _count_request(self, msg: Request) -> list:
+        self.clock.receive(msg.ts)
+        self.R[msg.sender] = max(self.R[msg.sender], msg.seq)
+        return []
+
+    def _on_request(self, msg: Request) -> list:
+        """RELEASED: an idle holder sends the token to an outstanding request."""
+        self._count_request(msg)
+        j = msg.sender
+        if self.token is not None and self.R[j] == self.token[0][j] + 1:
+            return [self._send_token(j)]
+        return []
+
+    def _on_token(self, msg: Token) -> list:
+        if len(msg.last) != self.n or any(not 1 <= q <= self.n for q in msg.queue):
+            raise self.refuse(msg, f"the token does not fit {self.n} processes")
+        self.clock.receive(msg.ts)
+        self.token = ([0] + list(msg.last), list(msg.queue))
+        return self._enter()
 
     def _release(self) -> list:
         last, queue = expect(self, self.token, "token")
@@ -125,7 +140,7 @@ class SuzukiKasamiNode(ClassicNode):
         return []
 
     def waiting_for(self) -> dict[str, list[int]]:
-        return {"TOKEN": []} if self.state is WANTED else {}
+        return {"TOKEN": []} if self.state is State.WANTED else {}
 
     def card(self) -> list[tuple[str, str]]:
         token = (
@@ -143,11 +158,7 @@ class SuzukiKasamiNode(ClassicNode):
 def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     refuse_unknown(options, set(SPEC.options), "suzuki-kasami")
     requests, clocks = workload_options(processes, options)
-    holder = options.get("token_holder", 1)
-    if isinstance(holder, bool) or not isinstance(holder, int) or not 1 <= holder <= processes:
-        raise ConfigError(
-            f"suzuki-kasami: option 'token_holder' must be a pid in 1..{processes}, got {holder!r}"
-        )
+    holder = pid_option(options, "token_holder", processes, "suzuki-kasami", 1)
     return classic_setup(
         "suzuki-kasami",
         processes,
