@@ -4,15 +4,15 @@ nodes asking at once can each see its own request as the earlier one: both enter
 no reduction, so ``check`` applies only the generic ones and finds it with default settings."""
 
 from mutexlab.protocols import ricart_agrawala
-from mutexlab.protocols.classic import HELD, WANTED, expect
+from mutexlab.protocols.classic import State, expect
 from mutexlab_broken import recast
 
 
 class TextStampNode(ricart_agrawala.RicartAgrawalaNode):
     def _on_request(self, msg) -> list:
         self.clock.receive(msg.ts)
-        if self.state is HELD or (
-            self.state is WANTED
+        if self.state is State.HELD or (
+            self.state is State.WANTED
             and (str(expect(self, self.my_request, "request")[0]), self.pid) < (str(msg.ts), msg.sender)
         ):
             self.deferred.append(msg.sender)

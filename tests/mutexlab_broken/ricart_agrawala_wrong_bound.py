@@ -8,17 +8,17 @@ disagreement; with Ricart–Agrawala's own bound the reduced search finds the de
 from dataclasses import replace
 
 from mutexlab.protocols import ricart_agrawala
-from mutexlab.protocols.classic import RELEASED
+from mutexlab.protocols.classic import State
 from mutexlab.reduction import SendBound
 from mutexlab_broken import recast
 
 
 class EarlyDeafNode(ricart_agrawala.RicartAgrawalaNode):
-    def _on_request(self, msg) -> list:
-        if self.pid == 1 and self.state is RELEASED and self.entries == 0 and self.my_request is None:
+    def _reply_to(self, msg) -> list:  # RELEASED × REQUEST (and a later request while WANTED)
+        if self.pid == 1 and self.state is State.RELEASED and self.entries == 0 and self.my_request is None:
             self.clock.receive(msg.ts)
             return []  # not listening yet
-        return super()._on_request(msg)
+        return super()._reply_to(msg)
 
 
 def make_setup(processes: int, options: dict, seed: int = 0):

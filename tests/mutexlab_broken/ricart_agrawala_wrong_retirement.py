@@ -8,13 +8,13 @@ then sees replies ignored and reports a deadlock that the code cannot reach.
 from dataclasses import replace
 
 from mutexlab.protocols import ricart_agrawala
-from mutexlab.protocols.classic import WANTED
+from mutexlab.protocols.classic import State
 from mutexlab_broken import recast
 
 
 class StaleReplyNode(ricart_agrawala.RicartAgrawalaNode):
     def _on_reply(self, msg) -> list:
-        if self.state is WANTED and self.my_request is not None and msg.ts <= self.my_request[0]:
+        if self.state is State.WANTED and self.my_request is not None and msg.ts <= self.my_request[0]:
             self.clock.receive(msg.ts)
             return []  # "stale": cannot happen in a real run
         return super()._on_reply(msg)
