@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from ..trace import REQUIRED, TraceError, check_event
-from .shiviz import run_header
+from .shiviz import bounded_lines, run_header
 
 _MESSAGE_KINDS = ("send", "recv")
 
@@ -106,7 +106,7 @@ def read_clockfree(
     and the line for anything unreadable."""
     deriver = _Deriver(source)
     started = False
-    for number, raw in enumerate(handle, 1):
+    for number, raw in enumerate(bounded_lines(handle, source), 1):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
