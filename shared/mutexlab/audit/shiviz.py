@@ -316,5 +316,7 @@ def bounded_lines(handle: IO[bytes], source: str) -> Iterator[bytes]:
     while line := handle.readline(MAX_LINE + 1):
         number += 1
         if len(line) > MAX_LINE:
-            raise TraceError(f"{source}:{number}: a line longer than {MAX_LINE:,} bytes (the limit of a line)")
+            raise TraceError(
+                f"{source}:{number}: a line longer than {MAX_LINE:,} bytes (the limit of a line)"
+            )
         yield line
