@@ -1,4 +1,5 @@
-"""The benchmark harness (bench/) runs a tiny configuration and writes well-formed results.
+"""The benchmark harness (bench/) runs a tiny configuration and writes well-formed results, and
+BENCHMARKS.md and its plots say what the recorded results say.
 
 These check behaviour, never speed: the harness measures, audits and reports; the numbers
 themselves belong in BENCHMARKS.md.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -20,7 +22,7 @@ from conftest import missing
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench import baselines, complexity, simspeed  # noqa: E402
+from bench import baselines, complexity, plots, simspeed  # noqa: E402
 from bench.run import main as bench_main  # noqa: E402
 
 
@@ -249,6 +251,61 @@ def test_redis_lock_contention():
         missing("no Redis on $REDIS_URL or 127.0.0.1:6379 (the benchmark's Redis yardstick needs one)")
     out = baselines.redis_lock(url, 2, 3, sleep=0.001)
     assert out["entries"] == 6 and out["mutual_exclusion_violations"] == 0
+
+
+def _recorded(name: str) -> dict:
+    return json.loads((ROOT / "docs" / name).read_text(encoding="utf-8"))
+
+
+def test_the_committed_plots_are_what_the_recorded_results_give(tmp_path, monkeypatch):
+    page = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    for name in plots.PLOTS:
+        assert f"](docs/{name})" in page, f"BENCHMARKS.md shows {name}"
+    assert plots.main(["--check"]) == 0, "a plot is stale: python -m bench.plots"
+    for name in [*plots.PLOTS, "benchmarks-full.json", "benchmarks-scale.json", "benchmarks-check.json"]:
+        (tmp_path / name).write_bytes((ROOT / "docs" / name).read_bytes())
+    wire = _recorded("benchmarks-wire.json")
+    wire["sittings"][0]["rows"][0]["broker_us_per_msg"] += 100  # a figure changed, the plot not redrawn
+    (tmp_path / "benchmarks-wire.json").write_text(json.dumps(wire))
+    monkeypatch.setattr(plots, "DOCS", tmp_path)
+    assert plots.main(["--check"]) == 1
+
+
+def test_a_bar_is_as_long_as_its_value():
+    svg = plots.bars("t", "u", [("a", [100.0]), ("b", [200.0, 50.0]), ("·group", [None])], ["x", "y"])
+    widths = [float(w) for w in re.findall(r'width="([\d.]+)" height="\d+" fill="#\w+"><title>', svg)]
+    assert len(widths) == 3, "one segment per value, none for a heading"
+    assert widths[1] == pytest.approx(2 * widths[0], abs=0.2) and widths[2] == pytest.approx(
+        widths[0] / 2, abs=0.2
+    )
+
+
+def test_the_page_shows_the_recorded_figures():
+    """BENCHMARKS.md is written by hand from docs/benchmarks-*.json: its figures must be the files'."""
+    page = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    assert len(page.encode()) <= 15 * 1024 and not re.search(r"\bissue \d", page), (
+        "short, no internal numbers"
+    )
+    full = _recorded("benchmarks-full.json")
+    assert full["machine"]["git_commit"] in page and full["machine"]["date"][:10] in page
+    for case in full["parts"]["2"]["cases"]:
+        assert f"{case['msgs_per_s']:,} | {case['msgs_per_s'] / 1e5:.2f} | {case['msgs_per_cpu_s']:,}" in page
+    for run in full["parts"]["4"]["runs"]:
+        assert f"| {run['messages']:,} | {run['sim_messages']:,} | {run['ratio_to_sim']:.3f} |" in page
+    quiet = _recorded("benchmarks-wire.json")["sittings"][0]
+    assert quiet["commit"] in page and quiet["command"] in page
+    for r in quiet["rows"]:
+        if r["kind"] == "mutexlab" and r["n"] == 5:
+            assert f"| {r['broker_us_per_msg']} / " in page and f"| {r['python_us_per_msg']:,} / " in page
+    check = _recorded("benchmarks-check.json")
+    assert check["commit"] in page and check["command"] in page
+    for r in check["rows"]:
+        assert (
+            f"| {r['states']:,} | {r['transitions']:,} | {r['seconds']:.1f} s | {r['states_per_s']:,} |"
+            in page
+        )
+    big = next(r for r in _recorded("benchmarks-scale.json")["table"] if r["P"] == 1000)
+    assert f"| audited | {big['audited']['wall']:.1f} s | {big['audited']['cpu']:.1f} |" in page
 
 
 def test_the_wire_table_puts_each_run_beside_the_ring_and_distalgo():
