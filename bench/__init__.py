@@ -1,1 +1,1 @@
-"""mutexlab benchmarks (issue 7): ``python -m bench.run --quick`` (see BENCHMARKS.md)."""
+"""mutexlab benchmarks: what BENCHMARKS.md shows, and how to reproduce it (docs/benchmarks.md)."""

@@ -1,14 +1,5 @@
-"""Part 3's yardsticks on the same broker and machine: raw pika, a queue semaphore, a Redis lock.
+"""The centralized yardsticks beside the algorithms over RabbitMQ, on the same broker and machine.
 
-* **raw pika** — one producer process publishes M messages to one queue, one consumer process
-  takes them: messages per second from the first publish to the last delivery. Three settings:
-  ``transient`` (no confirms, non-persistent, auto-ack: the physical limit of this machine);
-  ``confirmed`` (durable queue, persistent message, publisher confirm awaited per publish —
-  ``BlockingChannel.confirm_delivery`` — manual ack of each delivery, prefetch 100); and
-  ``pipelined`` (the transport's guarantees done the fastest way raw pika can: durable queue,
-  persistent messages, publisher confirms received asynchronously and all awaited at the end,
-  one cumulative manual ack per 50 deliveries, prefetch 100).
-  One-hop latency: ping-pong between two processes over two queues, one hop = round trip / 2.
 * **queue semaphore** — a durable queue holding K = 1 token message; each of N processes
   repeatedly takes it (consume, prefetch 1), leaves the critical section at once, publishes the
   token back (persistent, confirmed) and acks the delivery.
@@ -19,30 +10,22 @@
 Every contender records its (enter, exit) times on the system-wide monotonic clock; the parent
 checks that no two critical sections overlap (mutual exclusion held) and reports the longest run
 of consecutive entries by one process (fairness). Loops are bounded; queues and keys are
-deleted at the end, also on failure.
+deleted at the end, also on failure. The worker helpers here also drive ``bench/ring.py``.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import queue as queue_module
-import statistics
 import time
 import uuid
 
-BODY = (
-    b'{"run":"bench","id":"node-1#1","from":"node-1","to":"node-2","seq":1,'
-    b'"vc":{"node-1":3,"node-2":2},"msg":{"type":"REQUEST","sender":1,"ts":7}}'
-)
 CTX = mp.get_context("fork")
 JOIN_TIMEOUT = 300.0
 
 
 def _now() -> int:
     return time.monotonic_ns()
-
-
-MODES = ("transient", "confirmed", "pipelined")
 
 
 def _connect(url: str, confirmed: bool, prefetch: int | None = None):
@@ -64,29 +47,31 @@ def _props(confirmed: bool):
 
 
 def _declare(url: str, names: list[str], durable: bool) -> None:
+    def declare(ch, name: str) -> None:
+        ch.queue_declare(name, durable=durable)
+        ch.queue_purge(name)
+
+    _each_queue(url, names, declare)
+
+
+def _delete(url: str, names: list[str]) -> None:
+    """A clean-up, also after a failure: without a broker there is nothing to delete."""
+    import pika
+
+    try:
+        _each_queue(url, names, lambda ch, name: ch.queue_delete(name))
+    except pika.exceptions.AMQPConnectionError:
+        pass
+
+
+def _each_queue(url: str, names: list[str], act) -> None:
     import pika
 
     conn = pika.BlockingConnection(pika.URLParameters(url))
     try:
         ch = conn.channel()
         for name in names:
-            ch.queue_declare(name, durable=durable)
-            ch.queue_purge(name)
-    finally:
-        conn.close()
-
-
-def _delete(url: str, names: list[str]) -> None:
-    import pika
-
-    try:
-        conn = pika.BlockingConnection(pika.URLParameters(url))
-    except Exception:  # noqa: BLE001 - nothing we can do without a broker
-        return
-    try:
-        ch = conn.channel()
-        for name in names:
-            ch.queue_delete(name)
+            act(ch, name)
     finally:
         conn.close()
 
@@ -132,185 +117,12 @@ def _guard(target, barrier, results, *args) -> None:
             pass
 
 
-# -- raw pika: throughput -------------------------------------------------------------------------
-def _producer(barrier, url: str, name: str, count: int, mode: str) -> dict:
-    if mode == "pipelined":
-        return _pipelined_producer(barrier, url, name, count)
-    confirmed = mode == "confirmed"
-    conn, ch = _connect(url, confirmed)
-    props = _props(confirmed)
-    barrier.wait(timeout=120)
-    start = _now()
-    for _ in range(count):
-        ch.basic_publish("", name, BODY, properties=props)
-    end = _now()
-    conn.close()
-    return {"role": "producer", "start": start, "end": end}
-
-
-def async_confirms(url: str):
-    """A connection and channel with publisher confirms taken in asynchronously (pika's underlying
-    channel, as the transport's Bus does); ``confirmed[0]`` is the highest tag confirmed so far."""
-    conn, ch = _connect(url, False)
-    confirmed = [0]
-    selected: list[bool] = []
-
-    def on_confirm(frame) -> None:
-        confirmed[0] = max(confirmed[0], frame.method.delivery_tag)  # one channel: confirms come in order
-
-    ch._impl.confirm_delivery(ack_nack_callback=on_confirm, callback=lambda _f: selected.append(True))  # noqa: SLF001
-    while not selected:
-        conn.process_data_events(time_limit=0.1)
-    return conn, ch, confirmed
-
-
-def _pipelined_producer(barrier, url: str, name: str, count: int) -> dict:
-    """Persistent publishes with asynchronous confirms; the end is when the last confirm arrived."""
-    conn, ch, confirmed = async_confirms(url)
-    props = _props(True)
-    barrier.wait(timeout=120)
-    start = _now()
-    for _ in range(count):
-        ch.basic_publish("", name, BODY, properties=props)
-    while confirmed[0] < count:
-        conn.process_data_events(time_limit=0.002)
-    end = _now()
-    conn.close()
-    return {"role": "producer", "start": start, "end": end}
-
-
-def _consumer(barrier, url: str, name: str, count: int, mode: str) -> dict:
-    if mode == "transient":
-        return drain(barrier, url, name, count, prefetch=None, ack_every=None)
-    return drain(barrier, url, name, count, prefetch=100, ack_every=50 if mode == "pipelined" else 1)
-
-
-def drain(barrier, url: str, name: str, count: int, prefetch: int | None, ack_every: int | None) -> dict:
-    """Consume ``count`` messages from queue ``name``: auto-ack when ``ack_every`` is None, else one
-    (cumulative) ack per ``ack_every`` deliveries."""
-    conn, ch = _connect(url, False, prefetch=prefetch)
-    got = 0
-    barrier.wait(timeout=120)
-    first = None
-    for method, _props, _body in ch.consume(name, auto_ack=ack_every is None, inactivity_timeout=60):
-        if method is None:
-            break
-        if first is None:
-            first = _now()
-        got += 1
-        if ack_every is not None and (got % ack_every == 0 or got >= count):
-            ch.basic_ack(method.delivery_tag, multiple=ack_every > 1)
-        if got >= count:
-            break
-    end = _now()
-    ch.cancel()
-    conn.close()
-    return {"role": "consumer", "received": got, "first": first, "end": end}
-
-
-def throughput(url: str, count: int, mode: str) -> dict:
-    """Raw pika, one producer and one consumer process: ``mode`` is one of ``MODES``."""
-    if mode not in MODES:
-        raise ValueError(f"raw pika mode must be one of {', '.join(MODES)}, got {mode!r}")
-    from .common import broker_cpu_seconds, broker_pid
-
-    name = f"mutexlab-bench.{uuid.uuid4().hex[:8]}.raw"
-    _declare(url, [name], durable=mode != "transient")
-    try:
-        broker = broker_pid(url)
-        cpu_before = broker_cpu_seconds(broker)
-        out = _run_workers(
-            _dispatch_raw, [("producer", url, name, count, mode), ("consumer", url, name, count, mode)]
-        )
-        cpu_after = broker_cpu_seconds(broker)
-    finally:
-        _delete(url, [name])
-    prod = next(o for o in out if o["role"] == "producer")
-    cons = next(o for o in out if o["role"] == "consumer")
-    span = (max(cons["end"], prod["end"]) - prod["start"]) / 1e9
-    return {
-        "mode": mode,
-        "messages": count,
-        "received": cons["received"],
-        "seconds": round(span, 3),
-        "msgs_per_s": round(cons["received"] / span) if span > 0 else None,
-        "publish_msgs_per_s": round(count / ((prod["end"] - prod["start"]) / 1e9)),
-        "broker_cpu_us_per_msg": broker_us_per_msg(cpu_before, cpu_after, count),
-    }
-
-
 def broker_us_per_msg(before: float | None, after: float | None, messages: int) -> float | None:
     """The local broker's CPU time per message (µs) over a measurement, None without a local broker.
     Includes connection set-up and tear-down of the workers: an upper bound."""
     if before is None or after is None or not messages:
         return None
     return round((after - before) / messages * 1e6, 1)
-
-
-def _dispatch_raw(barrier, role: str, *args) -> dict:
-    return (_producer if role == "producer" else _consumer)(barrier, *args)
-
-
-# -- raw pika: one-hop latency -------------------------------------------------------------------
-def _pinger(barrier, url: str, ping: str, pong: str, rounds: int, confirmed: bool) -> dict:
-    conn, ch = _connect(url, confirmed)
-    props = _props(confirmed)
-    barrier.wait(timeout=120)
-    rtts = []
-    replies = ch.consume(pong, auto_ack=True, inactivity_timeout=30)
-    for _ in range(rounds):
-        sent = _now()
-        ch.basic_publish("", ping, BODY, properties=props)
-        method, _p, _b = next(replies)
-        if method is None:
-            break
-        rtts.append(_now() - sent)
-    ch.cancel()
-    conn.close()
-    return {"role": "pinger", "rtts": rtts}
-
-
-def _ponger(barrier, url: str, ping: str, pong: str, rounds: int, confirmed: bool) -> dict:
-    conn, ch = _connect(url, confirmed)
-    props = _props(confirmed)
-    barrier.wait(timeout=120)
-    done = 0
-    for method, _p, body in ch.consume(ping, auto_ack=True, inactivity_timeout=30):
-        if method is None:
-            break
-        ch.basic_publish("", pong, body, properties=props)
-        done += 1
-        if done >= rounds:
-            break
-    ch.cancel()
-    conn.close()
-    return {"role": "ponger", "answered": done}
-
-
-def _dispatch_ping(barrier, role: str, *args) -> dict:
-    return (_pinger if role == "pinger" else _ponger)(barrier, *args)
-
-
-def latency(url: str, rounds: int, confirmed: bool) -> dict:
-    tag = uuid.uuid4().hex[:8]
-    ping, pong = f"mutexlab-bench.{tag}.ping", f"mutexlab-bench.{tag}.pong"
-    _declare(url, [ping, pong], durable=confirmed)
-    try:
-        out = _run_workers(
-            _dispatch_ping,
-            [("pinger", url, ping, pong, rounds, confirmed), ("ponger", url, ping, pong, rounds, confirmed)],
-        )
-    finally:
-        _delete(url, [ping, pong])
-    rtts = sorted(next(o for o in out if o["role"] == "pinger")["rtts"])
-    hops = [r / 2 / 1e6 for r in rtts]  # ms
-    return {
-        "mode": "confirmed" if confirmed else "transient",
-        "rounds": len(rtts),
-        "one_hop_ms_median": round(statistics.median(hops), 3),
-        "one_hop_ms_p90": round(hops[int(0.9 * (len(hops) - 1))], 3),
-        "one_hop_ms_mean": round(statistics.fmean(hops), 3),
-    }
 
 
 # -- contention: what every contender reports -------------------------------------------------------

@@ -6,16 +6,21 @@ Each configuration is checked three times — ``--no-reduction``, every reductio
 partial-order reduction (``--no-partial-order``), and every reduction — and the states,
 transitions, wall time, states/s, peak memory and verdict of each are printed. The verdicts must
 agree; the states never grow from one column to the next (the reductions only merge worlds or
-skip interleavings).
+skip interleavings). A check that times out is shown as such, never as a pass.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import subprocess
 import sys
+import time
 
-from bench.check_largest import BEES, arguments, run
 from bench.common import save_json
 
+BEES = ["bees", "-P", "3", "-K", "1", "-T", "1", "--zero-clocks"]
 CONFIGS: dict[str, list[str]] = {
     "ricart-agrawala": ["mutex", "-a", "ricart-agrawala", "-N", "3", "--requests", "1"],
     "ricart-agrawala ×2": ["mutex", "-a", "ricart-agrawala", "-N", "3", "--requests", "2"],
@@ -31,8 +36,32 @@ CONFIGS: dict[str, list[str]] = {
 MODES = {"none": ["--no-reduction"], "no POR": ["--no-partial-order"], "all": []}
 
 
+def run(argv: list[str], timeout: float, max_memory: float) -> dict:
+    cmd = [sys.executable, "-m", "mutexlab", "check", *argv, "--json", "--max-memory", str(max_memory)]
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"argv": argv, "verdict": f"timeout after {timeout:g} s", "complete": False}
+    wall = time.perf_counter() - started
+    try:
+        out = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        failed = f"failed (exit {proc.returncode}): {proc.stderr.strip()[-200:]}"
+        return {"argv": argv, "verdict": failed, "complete": False}
+    out["argv"], out["wall"], out["exit"] = argv, wall, proc.returncode
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = arguments(__doc__ or "", list(CONFIGS), argv)
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    p.add_argument("--timeout", type=float, default=600)
+    p.add_argument("--max-memory", type=float, default=4000)
+    p.add_argument("--only", nargs="+", choices=list(CONFIGS))
+    p.add_argument("--json", metavar="FILE")
+    args = p.parse_args(argv)
+    when = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    print(f"{when}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     rows = []
     for name in args.only or CONFIGS:
         for mode, flags in MODES.items():

@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -100,21 +99,13 @@ def promela(n: int, requests: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def child_peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-
-
 def run_spin(n: int, requests: int, workdir: str) -> dict:
     path = os.path.join(workdir, f"ra{n}x{requests}.pml")
     with open(path, "w") as f:
         f.write(promela(n, requests))
     subprocess.run(["spin", "-a", os.path.basename(path)], cwd=workdir, check=True, capture_output=True)
-    subprocess.run(
-        ["gcc", "-O2", "-DNOREDUCE", "-DSAFETY", "-DMEMLIM=8000", "-o", "pan", "pan.c"],
-        cwd=workdir,
-        check=True,
-        capture_output=True,
-    )
+    gcc = ["gcc", "-O2", "-DNOREDUCE", "-DSAFETY", "-DMEMLIM=8000", "-o", "pan", "pan.c"]
+    subprocess.run(gcc, cwd=workdir, check=True, capture_output=True)
     started = time.perf_counter()
     proc = subprocess.run(
         ["/usr/bin/time", "-f", "MAXRSS %M", "./pan", "-m100000"], cwd=workdir, capture_output=True, text=True
@@ -125,33 +116,14 @@ def run_spin(n: int, requests: int, workdir: str) -> dict:
     total = int(re.search(r"(\d+) transitions \(= stored\+matched\)", text).group(1))
     errors = int(re.search(r"errors: (\d+)", text).group(1))
     rss = int(re.search(r"MAXRSS (\d+)", text).group(1)) / 1024
-    return {
-        "tool": "SPIN",
-        "states": stored,
-        "transitions": total - 1,
-        "seconds": seconds,
-        "peak_mb": rss,
-        "errors": errors,
-    }
+    return dict(
+        tool="SPIN", states=stored, transitions=total - 1, seconds=seconds, peak_mb=rss, errors=errors
+    )
 
 
 def run_mutexlab(n: int, requests: int, reductions: bool) -> dict:
-    argv = [
-        sys.executable,
-        "-m",
-        "mutexlab",
-        "check",
-        "mutex",
-        "-a",
-        "ricart-agrawala",
-        "-N",
-        str(n),
-        "--requests",
-        str(requests),
-        "--json",
-        "--max-memory",
-        "8000",
-    ]
+    argv = [sys.executable, "-m", "mutexlab", "check", "mutex", "-a", "ricart-agrawala", "-N", str(n)]
+    argv += ["--requests", str(requests), "--json", "--max-memory", "8000"]
     if not reductions:
         argv.append("--no-reduction")
     started = time.perf_counter()
@@ -180,9 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         print("needs spin and gcc: apt-get install -y spin gcc", file=sys.stderr)
         return 2
     rows = []
-    print(
-        f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
-    )
+    when = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    print(f"{when}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(
         f"{'configuration':<22} {'tool':<24} {'states':>11} {'transitions':>12} {'wall s':>8} "
         f"{'states/s':>10} {'peak MB':>8}"

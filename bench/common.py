@@ -1,4 +1,4 @@
-"""What every benchmark part shares: the machine's description, tables, timing helpers."""
+"""What the benchmarks share: the machine's description, tables, child runs, the local broker's CPU."""
 
 from __future__ import annotations
 
@@ -40,20 +40,12 @@ def machine() -> dict:
     except OSError:
         pass
     try:
-        info["git_commit"] = (
-            subprocess.run(
-                ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=5
-            ).stdout.strip()
-            or None
-        )
+        git = ["git", "rev-parse", "--short", "HEAD"]
+        info["git_commit"] = subprocess.run(
+            git, cwd=ROOT, capture_output=True, text=True, timeout=5
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         info["git_commit"] = None
-    try:
-        info["free_h"] = subprocess.run(
-            ["free", "-h"], capture_output=True, text=True, timeout=5
-        ).stdout.rstrip()
-    except (OSError, subprocess.SubprocessError):
-        info["free_h"] = None
     for lib in ("pika", "redis", "pydantic"):
         try:
             info[lib] = __import__(lib).__version__
@@ -92,17 +84,10 @@ def table(headers: list[str], rows: list[list], digits: int = 2) -> str:
     return "\n".join(out)
 
 
-def run_json(args: list[str], timeout: float, env: dict | None = None) -> dict:
+def run_json(args: list[str], timeout: float) -> dict:
     """Run ``python -m ...`` in a fresh interpreter; its last stdout line is a JSON object."""
     started = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
+    proc = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"{' '.join(args)} failed (exit {proc.returncode}): {proc.stderr.strip()[-800:]}")

@@ -42,17 +42,9 @@ def literature(algorithm: str, n: int, params: dict, load: str) -> tuple[str, fl
     if algorithm == "suzuki-kasami":
         return f"N = {n}", float(n)
     value = low if load == "light" else high
-    text = (
-        figure.text
-        if math.isclose(low, high)
-        else (
-            "3√N"
-            if load == "light" and algorithm == "maekawa"
-            else "5√N"
-            if algorithm == "maekawa"
-            else figure.text
-        )
-    )
+    text = figure.text
+    if algorithm == "maekawa" and not math.isclose(low, high):
+        text = "3√N" if load == "light" else "5√N"
     return f"{text} = {value:.3g}", value
 
 
@@ -164,40 +156,20 @@ def run(full: bool, algorithms: list[str] | None = None, sizes: tuple[int, ...] 
 
 
 def render(part: dict) -> str:
-    runs = part["runs"]
-    light = {(r["algorithm"], r["n"]): r for r in runs if r["load"] == "light"}
-    heavy = {(r["algorithm"], r["n"]): r for r in runs if r["load"] == "heavy"}
+    heavy = {(r["algorithm"], r["n"]): r for r in part["runs"] if r["load"] == "heavy"}
     rows = []
-    for key, lo in light.items():
-        hi = heavy[key]
+    for lo in (r for r in part["runs"] if r["load"] == "light"):
+        hi = heavy[lo["algorithm"], lo["n"]]
         name = lo["algorithm"] + (f" ({lo['quorum']})" if "quorum" in lo else "")
         rows.append(
-            [
-                name,
-                lo["n"],
-                lo["messages_per_entry"],
-                lo["literature"],
-                lo["ratio"],
-                lo["response_time_T"],
-                lo["handovers_with_waiters"],
-                hi["messages_per_entry"],
-                hi["literature"],
-                hi["ratio"],
-                hi["sync_delay_T"],
-                hi["sync_literature"],
-                hi["sync_ratio"],
-                lo["safe"] and hi["safe"] and lo["complete"] and hi["complete"],
-            ]
+            [name, lo["n"], lo["messages_per_entry"], lo["literature"], lo["ratio"], lo["response_time_T"]]
+            + [lo["handovers_with_waiters"], hi["messages_per_entry"], hi["literature"], hi["ratio"]]
+            + [hi["sync_delay_T"], hi["sync_literature"], hi["sync_ratio"]]
+            + [lo["safe"] and hi["safe"] and lo["complete"] and hi["complete"]]
         )
     return table(
-        [
-            "algorithm",
-            "N",
-            "light msgs/entry",
-            "literature",
-            "ratio",
-            "light response (T)",
-            "overlaps",
+        ["algorithm", "N", "light msgs/entry", "literature", "ratio", "light response (T)", "overlaps"]
+        + [
             "heavy msgs/entry",
             "literature",
             "ratio",
@@ -208,10 +180,3 @@ def render(part: dict) -> str:
         ],
         rows,
     )
-
-
-if __name__ == "__main__":
-    import sys
-
-    part = run("--full" in sys.argv)
-    say(render(part))

@@ -86,16 +86,3 @@ def ring(url: str, n: int, hops: int, mode: str) -> dict:
         "hops_per_s": round(hops / span) if span > 0 else None,
         "broker_cpu_us_per_hop": broker_us_per_msg(cpu_before, cpu_after, hops),
     }
-
-
-if __name__ == "__main__":
-    import argparse
-    import json
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--amqp-url", default="amqp://guest:guest@127.0.0.1:5672/%2F")
-    parser.add_argument("-N", type=int, default=5)
-    parser.add_argument("--hops", type=int, default=2000)
-    parser.add_argument("--mode", choices=RING_MODES, default="confirmed")
-    args = parser.parse_args()
-    print(json.dumps(ring(args.amqp_url, args.N, args.hops, args.mode)))

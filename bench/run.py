@@ -1,12 +1,12 @@
-"""Run the benchmarks (issue 7) and write a JSON file of results.
+"""Run the benchmarks and write a JSON file of results.
 
     python -m bench.run --quick                  # a few minutes: every part, small sizes
-    python -m bench.run --full --out bench/results-full.json
+    python -m bench.run --full --out docs/benchmarks-full.json
     python -m bench.run --quick --parts 1,2      # only the simulator parts (no broker needed)
 
 Parts: 1 message complexity (simulator), 2 simulator speed and scaling, 3 classic algorithms
-over RabbitMQ against raw pika, a queue semaphore and a Redis lock, 4 the bees end to end over
-RabbitMQ against the simulator's message count. Parts 3 and 4 need a RabbitMQ broker
+over RabbitMQ against a queue semaphore and a Redis lock, 4 the bees end to end over RabbitMQ
+against the simulator's message count. Parts 3 and 4 need a RabbitMQ broker
 (``--amqp-url``, else ``$AMQP_URL``, else guest on 127.0.0.1:5672) and part 3 a Redis
 (``--redis-url``, else ``$REDIS_URL``, else 127.0.0.1:6379). Tables go to stdout (Markdown);
 the JSON holds every figure, the machine and the command. Exit 0 when every run completed
@@ -22,7 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-from .common import machine, say
+from . import complexity, overrabbit, simspeed
+from .common import DEFAULT_AMQP_URL, machine, say
 
 PARTS = {
     1: "message complexity",
@@ -64,30 +65,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="small sizes, a few minutes (the default)")
-    mode.add_argument(
-        "--full", action="store_true", help="every size of the issue, longer runs (~15 minutes)"
-    )
-    p.add_argument(
-        "--parts", type=parse_parts, default=[1, 2, 3, 4], help="which parts, e.g. 1,2 (default all)"
-    )
-    p.add_argument(
-        "--out", default="bench/results.json", help="JSON results file (default bench/results.json)"
-    )
-    p.add_argument(
-        "--amqp-url", default=None, help="RabbitMQ URL (default $AMQP_URL or guest@127.0.0.1:5672)"
-    )
-    p.add_argument(
-        "--redis-url", default=None, help="Redis URL (default $REDIS_URL or redis://127.0.0.1:6379/0)"
-    )
-    p.add_argument(
-        "--algorithms",
-        default=None,
-        help="restrict parts 1 and 3 to these classic algorithms (comma-separated)",
-    )
-    p.add_argument(
-        "--sizes", type=parse_sizes, default=None, help="override N for part 1 (e.g. 3,5) — for smoke tests"
-    )
+    mode.add_argument("--full", action="store_true", help="the sizes BENCHMARKS.md shows (8-20 minutes)")
+    p.add_argument("--parts", type=parse_parts, default=[1, 2, 3, 4], help="e.g. 1,2 (default all)")
+    p.add_argument("--out", default="bench/results.json", help="JSON results (default bench/results.json)")
+    p.add_argument("--amqp-url", help="RabbitMQ URL (default $AMQP_URL or guest@127.0.0.1:5672)")
+    p.add_argument("--redis-url", help="Redis URL (default $REDIS_URL or redis://127.0.0.1:6379/0)")
+    p.add_argument("--algorithms", help="restrict parts 1 and 3 to these classic algorithms (a,b,...)")
+    p.add_argument("--sizes", type=parse_sizes, help="override N for part 1 (e.g. 3,5)")
     return p
+
+
+def _error(text: str) -> int:
+    print(f"error: {text}", file=sys.stderr)
+    return 2
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -100,19 +90,13 @@ def main(argv: list[str] | None = None) -> int:
         algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
         unknown = [a for a in algorithms if a not in CLASSIC]
         if unknown:
-            print(
-                f"error: unknown classic algorithm(s) {', '.join(unknown)}; choose from {', '.join(CLASSIC)}",
-                file=sys.stderr,
+            return _error(
+                f"unknown classic algorithm(s) {', '.join(unknown)}; choose from {', '.join(CLASSIC)}"
             )
-            return 2
     out = Path(args.out)
     if not out.resolve().parent.is_dir():
-        print(
-            f"error: cannot write {args.out}: directory {out.resolve().parent} does not exist",
-            file=sys.stderr,
-        )
-        return 2
-    amqp = args.amqp_url or os.environ.get("AMQP_URL") or "amqp://guest:guest@127.0.0.1:5672/%2F"
+        return _error(f"cannot write {args.out}: directory {out.resolve().parent} does not exist")
+    amqp = args.amqp_url or os.environ.get("AMQP_URL") or DEFAULT_AMQP_URL
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
     results: dict = {
         "mode": "full" if full else "quick",
@@ -126,30 +110,19 @@ def main(argv: list[str] | None = None) -> int:
         say(f"\n## Part {part}: {PARTS[part]}")
         t0 = time.perf_counter()
         if part == 1:
-            from . import complexity
-
             data = complexity.run(full, algorithms, args.sizes or complexity.SIZES)
-            text = complexity.render(data)
-            ok &= all(r["safe"] and r["complete"] for r in data["runs"])
+            text, runs = complexity.render(data), data["runs"]
         elif part == 2:
-            from . import simspeed
-
             data = simspeed.run(full)
-            text = simspeed.render(data)
-            ok &= all(r["ok"] for r in data["cases"])
+            text, runs = simspeed.render(data), [{"safe": r["ok"], "complete": True} for r in data["cases"]]
         elif part == 3:
-            from . import overrabbit
-
             data = overrabbit.part3(full, amqp, redis_url, algorithms)
-            text = overrabbit.render3(data)
-            ok &= all(r["safe"] and r["complete"] for r in data["runs"])
+            text, runs = overrabbit.render3(data), data["runs"]
             ok &= all(c["mutual_exclusion_violations"] == 0 for c in data["contention"])
         else:
-            from . import overrabbit
-
             data = overrabbit.part4(full, amqp)
-            text = overrabbit.render4(data)
-            ok &= all(r["safe"] and r["complete"] for r in data["runs"])
+            text, runs = overrabbit.render4(data), data["runs"]
+        ok &= all(r["safe"] and r["complete"] for r in runs)
         data["seconds"] = round(time.perf_counter() - t0, 1)
         results["parts"][str(part)] = data
         say(text)

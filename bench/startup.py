@@ -1,4 +1,4 @@
-"""Where a ``mutexlab run`` command's time goes: start-up, joins, the protocol phase, the end (issue 18).
+"""Where a ``mutexlab run`` command's time goes: start-up, joins, the protocol phase, the end.
 
     python -m bench.startup --tree /path/to/base --tree . --repeat 3 -- mutex -N 5 --requests 20 --dwell 0
 
@@ -37,14 +37,8 @@ def timeline(tree: Path, args: list[str]) -> dict:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree / "shared"), str(tree)]))
     with tempfile.TemporaryDirectory(prefix="mutexlab-startup-") as logs:
         t0, c0 = time.time(), os.times()
-        proc = subprocess.run(
-            [sys.executable, "-m", "mutexlab", "run", *args, "--json", "--logs", logs],
-            env=env,
-            capture_output=True,
-            text=True,
-            cwd=tree,
-            timeout=900,
-        )
+        command = [sys.executable, "-m", "mutexlab", "run", *args, "--json", "--logs", logs]
+        proc = subprocess.run(command, env=env, capture_output=True, text=True, cwd=tree, timeout=900)
         t1, c1 = time.time(), os.times()
         try:
             summary = json.loads(proc.stdout)

@@ -1,4 +1,4 @@
-"""Issue 18's side-by-side: ``mutexlab run mutex`` against the raw pika token ring and DistAlgo, one run.
+"""``mutexlab run mutex`` side by side with the raw pika token ring and DistAlgo, in one run.
 
 For each N (default 5 and 10) and each repetition, in turn: ``mutexlab run mutex -a A -N N -r R
 --dwell 0`` for Raymond, Suzuki–Kasami, Ricart–Agrawala and Lamport (each ``--tree`` given: the
@@ -26,11 +26,19 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .common import ROOT, ratio, say, table
-from .overrabbit import DEFAULT_AMQP, mutexlab_run
+from .common import DEFAULT_AMQP_URL, ROOT, ratio, say, table
+from .overrabbit import mutexlab_run
 
 ALGORITHMS = ("raymond", "suzuki-kasami", "ricart-agrawala", "lamport")
 TOKEN_TYPES = ("TOKEN",)
+# The table's names for the ring's and DistAlgo's figures: {ours: theirs}.
+RING = {"token_passes_per_s": "hops_per_s", "run_s": "seconds", "broker_us_per_msg": "broker_cpu_us_per_hop"}
+DISTALGO = dict(entries_per_s="entries_per_s", msgs_per_s="msgs_per_s", run_s="protocol_s", wall_s="wall_s")
+DISTALGO |= {"python_us_per_msg": "python_cpu_us_per_msg", "messages": "messages"}
+
+
+def _pick(row: dict, names: dict[str, str]) -> dict:
+    return {ours: row[theirs] for ours, theirs in names.items()}
 
 
 def _mutexlab(tree: Path, algorithm: str, n: int, requests: int, url: str) -> dict:
@@ -89,27 +97,13 @@ def measure(
                             continue
                         samples.setdefault(("mutexlab", str(tree), algorithm, n), []).append(row)
                 for mode in ("confirmed", "transient"):
-                    r = ring(url, n, hops, mode)
                     samples.setdefault(("ring", mode, "", n), []).append(
-                        {
-                            "token_passes_per_s": r["hops_per_s"],
-                            "run_s": r["seconds"],
-                            "broker_us_per_msg": r["broker_cpu_us_per_hop"],
-                        }
+                        _pick(ring(url, n, hops, mode), RING)
                     )
                 if python is not None:
                     for algorithm, example in da.EXAMPLES.items():
                         r = da.example(python, example, n, requests, Path(tmp))
-                        samples.setdefault(("distalgo", example, algorithm, n), []).append(
-                            {
-                                "entries_per_s": r["entries_per_s"],
-                                "msgs_per_s": r["msgs_per_s"],
-                                "run_s": r["protocol_s"],
-                                "wall_s": r["wall_s"],
-                                "python_us_per_msg": r["python_cpu_us_per_msg"],
-                                "messages": r["messages"],
-                            }
-                        )
+                        samples.setdefault(("distalgo", example, algorithm, n), []).append(_pick(r, DISTALGO))
     rows = []
     for (kind, what, algorithm, n), runs in samples.items():
         row = {"kind": kind, "what": what, "algorithm": algorithm, "n": n, "repeats": runs}
@@ -132,68 +126,36 @@ def measure(
 def render(result: dict) -> str:
     out = []
     for n in result["sizes"]:
-        ring_c = next(
-            r for r in result["rows"] if r["kind"] == "ring" and r["what"] == "confirmed" and r["n"] == n
-        )
+        here = [r for r in result["rows"] if r["n"] == n]
+        ring_c = next(r for r in here if r["kind"] == "ring" and r["what"] == "confirmed")
+        distalgo = {r["algorithm"]: r for r in here if r["kind"] == "distalgo"}
         rows = []
-        for r in (r for r in result["rows"] if r["n"] == n):
-            if r["kind"] == "mutexlab":
-                name = f"mutexlab run -a {r['algorithm']} ({Path(r['what']).name})"
-            elif r["kind"] == "ring":
-                name = f"raw pika token ring, {r['what']}"
-            else:
-                name = f"DistAlgo {r['what']} ({r['algorithm']})"
-            da = next(
-                (
-                    d
-                    for d in result["rows"]
-                    if d["kind"] == "distalgo" and d["algorithm"] == r["algorithm"] and d["n"] == n
-                ),
-                None,
-            )
+        for r in here:
+            name = {
+                "mutexlab": f"mutexlab run -a {r['algorithm']} ({Path(r['what']).name})",
+                "ring": f"raw pika token ring, {r['what']}",
+            }.get(r["kind"], f"DistAlgo {r['what']} ({r['algorithm']})")
+            ours = r["kind"] == "mutexlab"
+            da = distalgo.get(r["algorithm"])
             rows.append(
-                [
-                    name,
-                    r.get("entries_per_s"),
-                    "/".join(str(round(x.get("entries_per_s") or 0)) for x in r["repeats"])
+                [name, r.get("entries_per_s")]
+                + [
+                    "/".join(str(round(x["entries_per_s"])) for x in r["repeats"])
                     if r.get("entries_per_s")
-                    else None,
-                    r.get("token_passes_per_s"),
-                    ratio(r.get("token_passes_per_s"), ring_c["token_passes_per_s"])
-                    if r["kind"] == "mutexlab" and r.get("token_passes_per_s")
-                    else None,
-                    ratio(r.get("entries_per_s"), da and da["entries_per_s"])
-                    if r["kind"] == "mutexlab"
-                    else None,
-                    r.get("run_s"),
-                    r.get("wall_s"),
-                    r.get("broker_us_per_msg"),
-                    r.get("python_us_per_msg"),
+                    else None
                 ]
+                + [r.get("token_passes_per_s")]
+                + [ratio(r.get("token_passes_per_s"), ring_c["token_passes_per_s"]) if ours else None]
+                + [ratio(r.get("entries_per_s"), da and da["entries_per_s"]) if ours else None]
+                + [r.get(k) for k in ("run_s", "wall_s", "broker_us_per_msg", "python_us_per_msg")]
             )
         out.append(
             f"N = {n}, {result['requests_per_node']} requests per node, ring {result['ring_hops']} hops:\n"
         )
-        out.append(
-            table(
-                [
-                    "",
-                    "entries/s",
-                    "(repeats)",
-                    "token passes/s",
-                    "÷ ring confirmed",
-                    "÷ DistAlgo",
-                    "protocol s",
-                    "wall s",
-                    "broker µs/msg",
-                    "python µs/msg",
-                ],
-                rows,
-            )
-        )
-        out.append("")
-    for failure in result["failures"]:
-        out.append(f"FAILED (not in the medians): {failure}")
+        headers = ["", "entries/s", "(repeats)", "token passes/s", "÷ ring confirmed", "÷ DistAlgo"]
+        headers += ["protocol s", "wall s", "broker µs/msg", "python µs/msg"]
+        out += [table(headers, rows), ""]
+    out += [f"FAILED (not in the medians): {failure}" for failure in result["failures"]]
     if result["distalgo_skipped"]:
         out.append(f"DistAlgo skipped: {result['distalgo_skipped']}")
     return "\n".join(out)
@@ -201,7 +163,7 @@ def render(result: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--amqp-url", default=DEFAULT_AMQP)
+    parser.add_argument("--amqp-url", default=DEFAULT_AMQP_URL)
     parser.add_argument(
         "-N", type=int, action="append", dest="sizes", help="processes (repeatable; default 5 and 10)"
     )

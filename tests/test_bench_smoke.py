@@ -1,4 +1,5 @@
-"""The benchmark harness (bench/, issue 7) runs a tiny configuration and writes well-formed results.
+"""The benchmark harness (bench/) runs a tiny configuration and writes well-formed results, and
+BENCHMARKS.md and its plots say what the recorded results say.
 
 These check behaviour, never speed: the harness measures, audits and reports; the numbers
 themselves belong in BENCHMARKS.md.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -20,7 +22,7 @@ from conftest import missing
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench import baselines, complexity, simspeed  # noqa: E402
+from bench import baselines, complexity, plots, simspeed  # noqa: E402
 from bench.run import main as bench_main  # noqa: E402
 
 
@@ -58,23 +60,23 @@ def test_part1_cli_writes_json_with_literature_ratios(tmp_path):
     heavy = [r for r in runs if r["load"] == "heavy"]
     assert all(r["sync_delay_T"] is not None and r["handovers_with_waiters"] > 0 for r in heavy)
 
-    from bench.markdown import render
-
-    page = render(data)
-    assert "## 1. Message complexity" in page and "## 3." not in page
-    assert "ricart-agrawala" in page and "2(N−1) = 4" in page
+    page = complexity.render(data["parts"]["1"])
+    assert page.count("ricart-agrawala") == 1 and page.count("suzuki-kasami") == 1, (
+        "one row per algorithm and N"
+    )
+    rows = page.splitlines()[2:]
+    assert "2(N−1) = 4" in page and len(rows) == 2 and all(row.endswith(" yes |") for row in rows)
 
 
 def test_part2_case_reports_speed_and_memory():
     case = simspeed.bees_case(4)
     assert case["options"] == {"reeds": 2}  # ⌈P/3⌉ reeds: every bee lays
-    row = simspeed.measure(case, repeat=1, memory=True)
+    row = simspeed.measure(case, repeat=1)
     assert row["ok"] and row["messages"] > 0 and row["events"] >= row["messages"]
     assert row["entries"]["reed"] == 4
     assert row["wall_s"] > 0 and row["msgs_per_s"] > 0
     assert row["rss_peak_mib"] >= row["rss_baseline_mib"] > 0
-    # The run's own allocations (13 KiB here): some, and fewer than the whole process holds at its peak.
-    assert 0 < row["tracemalloc_peak_mib"] < row["rss_peak_mib"]
+    assert row["cpu_s"] > 0 and row["msgs_per_cpu_s"] == round(row["messages"] / row["cpu_s"])
 
 
 def test_growth_exponent():
@@ -208,34 +210,16 @@ def test_documented_command_is_a_module():
 # -- over the broker -------------------------------------------------------------------------------
 @pytest.mark.broker
 @pytest.mark.slow
-def test_rabbit_baselines_and_a_real_run(amqp_url):
-    for mode in baselines.MODES:
-        raw = baselines.throughput(amqp_url, 50, mode)
-        assert raw["mode"] == mode and raw["received"] == 50 and raw["msgs_per_s"] > 0
-    with pytest.raises(ValueError, match="raw pika mode must be one of"):
-        baselines.throughput(amqp_url, 50, "fast")
-    from bench.stream import stream
+def test_rabbit_yardsticks_and_a_real_run(amqp_url):
+    from bench.ring import ring
 
-    for traced, tapped, seen in ((False, False, 0), (False, True, 40), (True, True, 120)):
-        flow = stream(amqp_url, 40, traced=traced, tapped=tapped)
-        assert flow["received"] == 40 and flow["gaps"] == 0 and flow["duplicates"] == 0
-        assert flow["tapped"] == seen, "the monitor's tap sees every message (and trace batch)"
-        assert flow["audit_events"] == (80 if traced else 0)
-        assert flow["left_in_monitor_queue"] == 0, (
-            "untapped routes nothing to the monitor; the tap drains the rest"
-        )
-    for raw in (False, True):  # the transport and its raw pika twin, four messages per input
-        flow = stream(amqp_url, 40, per_input=4, raw=raw)
-        assert flow["received"] == 40 and flow["tapped"] == 40 and flow["per_input"] == 4
-        assert flow["code"] == ("raw pika" if raw else "transport")
-    with pytest.raises(ValueError, match="needs the monitor's tap"):
-        stream(amqp_url, 40, traced=True, tapped=False)
-    with pytest.raises(ValueError, match="twin has no trace"):
-        stream(amqp_url, 40, traced=True, raw=True)
-    with pytest.raises(ValueError, match="divide the count 40"):
-        stream(amqp_url, 40, per_input=3)
-    hop = baselines.latency(amqp_url, 10, confirmed=False)
-    assert hop["rounds"] == 10 and hop["one_hop_ms_median"] > 0
+    for mode in ("confirmed", "transient"):
+        hops = ring(amqp_url, 3, 12, mode)
+        assert hops["mode"] == mode and hops["hops"] == 12 and hops["hops_per_s"] > 0
+    with pytest.raises(ValueError, match="ring mode must be one of"):
+        ring(amqp_url, 3, 12, "fast")
+    with pytest.raises(ValueError, match="a ring needs n >= 2"):
+        ring(amqp_url, 1, 12, "confirmed")
     sem = baselines.semaphore(amqp_url, 2, 3)
     assert sem["entries"] == 6 and sem["mutual_exclusion_violations"] == 0
 
@@ -245,7 +229,7 @@ def test_rabbit_baselines_and_a_real_run(amqp_url):
     assert run["exit_code"] == 0 and run["safe"] and run["complete"]
     assert run["entries"] == 2 and run["messages"] == 4  # 2(N−1) per entry
     assert run["trace_events"] > run["messages"] and run["entries_per_s"] > 0
-    assert run["latency_bound_msgs_per_s"] is None or run["latency_bound_msgs_per_s"] > 0
+    assert run["sync_delay_ms"] is None or run["sync_delay_ms"] > 0
     assert 0 < run["machine_busy"] <= 1, "the machine's CPU is sampled over the run"
     assert run["broker_cpu_us_per_msg"] is not None, "the local broker's CPU is measured"
 
@@ -269,34 +253,90 @@ def test_redis_lock_contention():
     assert out["entries"] == 6 and out["mutual_exclusion_violations"] == 0
 
 
-def test_benchmarks_page_renders_from_the_committed_results_with_before_and_after(tmp_path):
-    """BENCHMARKS.md is generated from docs/benchmarks-full.json (and, with --before, the transport's
-    earlier figures): every number on the page comes from the files."""
-    from bench.markdown import _load, render
-    from bench.markdown import main as markdown_main
+def _recorded(name: str) -> dict:
+    return json.loads((ROOT / "docs" / name).read_text(encoding="utf-8"))
 
-    now, before = (
-        _load(str(ROOT / "docs/benchmarks-full.json")),
-        _load(str(ROOT / "docs/benchmarks-before-transport.json")),
+
+def test_the_committed_plots_are_what_the_recorded_results_give(tmp_path, monkeypatch):
+    page = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    for name in plots.PLOTS:
+        assert f"](docs/{name})" in page, f"BENCHMARKS.md shows {name}"
+    assert plots.main(["--check"]) == 0, "a plot is stale: python -m bench.plots"
+    for name in [*plots.PLOTS, "benchmarks-full.json", "benchmarks-scale.json", "benchmarks-check.json"]:
+        (tmp_path / name).write_bytes((ROOT / "docs" / name).read_bytes())
+    wire = _recorded("benchmarks-wire.json")
+    wire["sittings"][0]["rows"][0]["broker_us_per_msg"] += 100  # a figure changed, the plot not redrawn
+    (tmp_path / "benchmarks-wire.json").write_text(json.dumps(wire))
+    monkeypatch.setattr(plots, "DOCS", tmp_path)
+    assert plots.main(["--check"]) == 1
+
+
+def test_a_bar_is_as_long_as_its_value():
+    svg = plots.bars("t", "u", [("a", [100.0]), ("b", [200.0, 50.0]), ("·group", [None])], ["x", "y"])
+    widths = [float(w) for w in re.findall(r'width="([\d.]+)" height="\d+" fill="#\w+"><title>', svg)]
+    assert len(widths) == 3, "one segment per value, none for a heading"
+    assert widths[1] == pytest.approx(2 * widths[0], abs=0.2) and widths[2] == pytest.approx(
+        widths[0] / 2, abs=0.2
     )
-    page = render(now, before)
-    for heading in ("## 1.", "## 2.", "## 3.", "## 4.", "Before and after the transport's optimisations"):
-        assert heading in page
-    run = next(r for r in now["parts"]["3"]["runs"] if r["algorithm"] == "ricart-agrawala" and r["n"] == 5)
-    old = next(r for r in before["parts"]["3"]["runs"] if r["algorithm"] == "ricart-agrawala" and r["n"] == 5)
-    assert f"×{run['entries_per_s'] / old['entries_per_s']:.1f}" in page
-    stream = next(
-        s
-        for s in now["parts"]["3"]["stream"]
-        if (s["code"], s["mode"], s["per_input"]) == ("transport", "messages", 1)
+
+
+def test_the_page_shows_the_recorded_figures():
+    """BENCHMARKS.md is written by hand from docs/benchmarks-*.json: its figures must be the files'."""
+    page = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    assert len(page.encode()) <= 15 * 1024 and not re.search(r"\bissue \d", page), (
+        "short, no internal numbers"
     )
-    verdict = "met" if stream["vs_twin"] >= 0.5 else "NOT met"
-    assert f"**{stream['vs_twin']:.0%}** ({verdict})" in page, "the target's verdict, against the same work"
-    assert f"the transport reaches {stream['vs_raw_transient']:.0%}" in page, "and the ratio to raw transient"
-    assert "## 3." in render(before), "an older results file (fewer fields) still renders on its own"
-    bad = tmp_path / "bad.json"
-    bad.write_text("[]")
-    assert markdown_main([str(bad)]) == 2
+    full = _recorded("benchmarks-full.json")
+    assert full["machine"]["git_commit"] in page and full["machine"]["date"][:10] in page
+    for case in full["parts"]["2"]["cases"]:
+        assert f"{case['msgs_per_s']:,} | {case['msgs_per_s'] / 1e5:.2f} | {case['msgs_per_cpu_s']:,}" in page
+    for run in full["parts"]["4"]["runs"]:
+        assert f"| {run['messages']:,} | {run['sim_messages']:,} | {run['ratio_to_sim']:.3f} |" in page
+    quiet = _recorded("benchmarks-wire.json")["sittings"][0]
+    assert quiet["commit"] in page and quiet["command"] in page
+    for r in quiet["rows"]:
+        if r["kind"] == "mutexlab" and r["n"] == 5:
+            assert f"| {r['broker_us_per_msg']} / " in page and f"| {r['python_us_per_msg']:,} / " in page
+    check = _recorded("benchmarks-check.json")
+    assert check["commit"] in page and check["command"] in page
+    for r in check["rows"]:
+        assert (
+            f"| {r['states']:,} | {r['transitions']:,} | {r['seconds']:.1f} s | {r['states_per_s']:,} |"
+            in page
+        )
+    big = next(r for r in _recorded("benchmarks-scale.json")["table"] if r["P"] == 1000)
+    assert f"| audited | {big['audited']['wall']:.1f} s | {big['audited']['cpu']:.1f} |" in page
+
+
+def test_the_wire_table_puts_each_run_beside_the_ring_and_distalgo():
+    from bench.wire import render
+
+    def runs(**figures):
+        return {**figures, "repeats": [figures, figures]}
+
+    result = {
+        "sizes": [5],
+        "requests_per_node": 40,
+        "ring_hops": 1000,
+        "failures": ["/x raymond N=5: timed out"],
+        "distalgo_skipped": None,
+        "rows": [
+            {"kind": "mutexlab", "what": "/x", "algorithm": "raymond", "n": 5}
+            | runs(entries_per_s=300.0, token_passes_per_s=500, broker_us_per_msg=700),
+            {"kind": "mutexlab", "what": "/x", "algorithm": "ricart-agrawala", "n": 5}
+            | runs(entries_per_s=200.0, broker_us_per_msg=600),
+            {"kind": "ring", "what": "confirmed", "algorithm": "", "n": 5}
+            | runs(token_passes_per_s=1000, broker_us_per_msg=450),
+            {"kind": "distalgo", "what": "ramutex", "algorithm": "ricart-agrawala", "n": 5}
+            | runs(entries_per_s=800.0, python_us_per_msg=300),
+        ],
+    }
+    lines = render(result).splitlines()
+    raymond = next(line for line in lines if "raymond (x)" in line).split("|")
+    assert raymond[3].strip() == "300/300" and raymond[5].strip() == "0.50", "passes ÷ the confirmed ring"
+    ra = next(line for line in lines if "ricart-agrawala (x)" in line).split("|")
+    assert ra[6].strip() == "0.25", "entries ÷ DistAlgo's ramutex"
+    assert lines[-1] == "FAILED (not in the medians): /x raymond N=5: timed out"
 
 
 def test_repeated_algorithm_runs_report_the_median_and_never_hide_a_failure():
@@ -311,19 +351,3 @@ def test_repeated_algorithm_runs_report_the_median_and_never_hide_a_failure():
     assert _median_run([run(30.0), run(90.0)])["entries_per_s"] == 30.0, "of two, the lower"
     assert _median_run([run(90.0), run(10.0, safe=False), run(60.0)])["safe"] is False
     assert _median_run([run(90.0), run(60.0), run(95.0, complete=False)])["complete"] is False
-
-
-@pytest.mark.slow
-def test_the_step_handover_bench_runs_every_setting(amqp_url):
-    """bench/steps.py: two buses hand a counter over (a step each, with its trace batch to a third
-    bus) in the two ways of publishing a step, on both classic queue versions; every handover
-    arrives (the run ends only when the last one came back) and the broker's CPU is attributed."""
-    from bench.common import broker_pid
-    from bench.steps import measure
-
-    samples = measure(amqp_url, hops=30, rounds=1)
-    assert sorted(samples) == ["cc v1", "cc v2", "two v1", "two v2"]
-    for rows in samples.values():
-        (row,) = rows
-        assert row["hops_per_s"] > 0 and row["python_us"] > 0
-        assert (row["broker_us"] is None) == (broker_pid(amqp_url) is None)
