@@ -78,7 +78,12 @@ def test_the_real_machine_refuses_bees_20000_with_a_report(capsys):
     available = memory.available_bytes()
     if available is None:  # not Linux; CI runs on Linux, where its absence is a failure
         missing("no /proc/meminfo here: the check does not apply")
-    assert available < memory.predict(memory.messages(spec("bees"), 20000, {"reeds": 3, "eggs": 5, "cocoons": 15}), 20000, audited=False).bytes
+    assert (
+        available
+        < memory.predict(
+            memory.messages(spec("bees"), 20000, {"reeds": 3, "eggs": 5, "cocoons": 15}), 20000, audited=False
+        ).bytes
+    )
 
     def limited():  # should the check fail, the run dies at 2 GB instead of filling a shared machine
         resource.setrlimit(resource.RLIMIT_AS, (2 * GB, 2 * GB))
@@ -110,7 +115,9 @@ def test_small_configurations_run_without_a_word_about_memory(argv, machine, cap
 
 
 def test_between_half_and_all_of_the_memory_warns_and_runs(machine, capsys):
-    need = memory.predict(memory.messages(spec("bees"), 10, {"reeds": 3, "eggs": 5, "cocoons": 15}), 10, audited=False).bytes
+    need = memory.predict(
+        memory.messages(spec("bees"), 10, {"reeds": 3, "eggs": 5, "cocoons": 15}), 10, audited=False
+    ).bytes
     machine.available = int(need / 0.8)
     assert main(["simulate", "bees"]) == 0
     out, err = capsys.readouterr()

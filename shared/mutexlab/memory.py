@@ -73,7 +73,9 @@ def messages(spec: AlgorithmSpec, processes: int, options: dict) -> float:
     if spec.estimate_messages is not None:
         return spec.estimate_messages(processes, dict(options))
     requests = options.get("requests", 1)
-    requests = requests if isinstance(requests, int) and not isinstance(requests, bool) and requests > 0 else 1
+    requests = (
+        requests if isinstance(requests, int) and not isinstance(requests, bool) and requests > 0 else 1
+    )
     return 3 * processes * max(processes - 1, 1) * requests
 
 

@@ -135,7 +135,7 @@ def run(args) -> int:
     refused = check_memory(args, need, MEASURED.smaller)
     if refused:
         return refused
-    rows = []
+    rows: list[dict] = []
     codes = set()
     for name, spec in zip(names, specs):
         try:

@@ -183,14 +183,14 @@ def scenario_config(args) -> Scenario:
     """The configuration the family's flags describe: P from the first flag, the others' values
     (those given) as options, then ``--options``/``--option``. Raises ConfigError."""
     flags: Flags = args.flags
-    options = {
-        f.key: getattr(args, f.key) for f in flags.flags[1:] if getattr(args, f.key, None) is not None
-    }
+    options = {f.key: getattr(args, f.key) for f in flags.flags[1:] if getattr(args, f.key, None) is not None}
     if flags.free_options:
         for key, value in collect_options(args).items():
             flag = next((f for f in flags.flags if f.key == key), None)
             if flag is not None:
-                raise ConfigError(f"give the number of {key} with --{key.replace('_', '-')}, not as an option")
+                raise ConfigError(
+                    f"give the number of {key} with --{key.replace('_', '-')}, not as an option"
+                )
             options[key] = value
     return Scenario(args.algorithm, getattr(args, flags.flags[0].key), options)
 

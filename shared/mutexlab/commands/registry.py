@@ -47,7 +47,11 @@ def add_command(sub, command: Command, within: str | None = None) -> None:
         overrides = {**options.pop("defaults", {}), **options}
         overrides.pop("modules", None)  # every command takes modules and files now
         parents.append(parent(add_family_arguments, command.flags, within or command.name, overrides, choose))
-        defaults = {"family": command.flags.command, "flags": command.flags, "scenario_config": scenario_config}
+        defaults = {
+            "family": command.flags.command,
+            "flags": command.flags,
+            "scenario_config": scenario_config,
+        }
     parser = sub.add_parser(command.name, parents=parents, help=command.help, description=command.description)
     if command.scenarios:
         group = parser.add_subparsers(dest=command.dest, metavar="SCENARIO", required=True)
@@ -64,11 +68,15 @@ def family_of_command(name: str) -> Flags:
     return next(f for f in registry.families() if f.command == name)
 
 
-def scenario(family: str | Flags, help: str, run, arguments=None, description=None, **family_options) -> Command:
+def scenario(
+    family: str | Flags, help: str, run, arguments=None, description=None, **family_options
+) -> Command:
     """The subcommand of a family (``run <family's command>``): a ``Command`` with that family's
     flags, given ``family_options`` (``nodes=5`` ...)."""
     flags = family if isinstance(family, Flags) else family_of_command(family)
-    return Command(flags.command, help, description, run, arguments, flags=flags, family_options=family_options)
+    return Command(
+        flags.command, help, description, run, arguments, flags=flags, family_options=family_options
+    )
 
 
 def family_scenarios(

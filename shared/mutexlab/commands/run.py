@@ -111,7 +111,9 @@ def plan_from_args(args) -> Plan:
     """The supervisor's plan for the parsed arguments; ConfigError on a bad setting."""
     scenario = args.scenario_config(args)
     resolved(args, scenario, "run")
-    dwell_times = {d.kind: getattr(args, d.kind) for d in args.flags.dwell if getattr(args, d.kind) is not None}
+    dwell_times = {
+        d.kind: getattr(args, d.kind) for d in args.flags.dwell if getattr(args, d.kind) is not None
+    }
     dwell_times.update(dict(args.dwell_kind))
     return make_plan(
         scenario.algorithm,

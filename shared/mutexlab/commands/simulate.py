@@ -94,7 +94,9 @@ def run(args) -> int:
         # A streamed run is built to scale: its livelock guard grows with it (at P = 1000 bees a healthy
         # run takes 9,247,872 events, BENCHMARKS.md §6, past the default 5M).
         guard = max(SimConfig.max_events, int(3 * messages)) if flags.streamed else SimConfig.max_events
-        config = SimConfig(seed=args.seed, delay=args.delay, dwell=dwell, max_events=guard, **fault_config(args))
+        config = SimConfig(
+            seed=args.seed, delay=args.delay, dwell=dwell, max_events=guard, **fault_config(args)
+        )
     except ConfigError as exc:
         return fail(str(exc))
     run = Simulated(spec, setup, scenario.processes, scenario.options, None, args.seed, args.delay, dwell, {})

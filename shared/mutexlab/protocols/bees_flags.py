@@ -8,6 +8,7 @@ a thousand bees fits in memory (docs/architecture.md#scaling).
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from ..spec import Flag, Flags, Simulated
 
@@ -35,7 +36,8 @@ def summarise(run: Simulated) -> dict:
 
     o, result = {**DEFAULTS, **run.options}, run.result
     per_reed: Counter[str] = Counter({f"reed:{r}": 0 for r in range(1, o["reeds"] + 1)})
-    for bee in run.setup.protocols.values():
+    bees: list[Any] = list(run.setup.protocols.values())  # Bee, or a variant's subclass
+    for bee in bees:
         if bee.laid:
             per_reed[f"reed:{bee.reed}"] += bee.laid
     messages = result.messages

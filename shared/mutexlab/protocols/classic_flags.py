@@ -109,7 +109,9 @@ FLAGS = Flags(
     free_options=True,
     dwell=(
         Dwell("think", "mean think time before each request, in message delays", "before each request"),
-        Dwell("cs", "mean time inside the critical section, in message delays", "inside the critical section"),
+        Dwell(
+            "cs", "mean time inside the critical section, in message delays", "inside the critical section"
+        ),
     ),
     smaller="fewer nodes or requests",
     measured=True,

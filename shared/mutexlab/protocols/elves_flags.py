@@ -134,7 +134,9 @@ def render(_run: Simulated, s: dict) -> list[str]:
     return lines
 
 
-def flags(defaults: dict[str, Any], hamster_range: Callable[[Any], tuple[int, int]]) -> tuple[Flags, Callable]:
+def flags(
+    defaults: dict[str, Any], hamster_range: Callable[[Any], tuple[int, int]]
+) -> tuple[Flags, Callable]:
     """The elves' ``Flags`` and message estimate, given make_setup's ``defaults`` and its parser
     of a hamster range (``MIN-MAX`` → (min, max), ValueError otherwise)."""
 
@@ -181,7 +183,9 @@ def flags(defaults: dict[str, Any], hamster_range: Callable[[Any], tuple[int, in
                 "mean virtual time between a contract done and the next request",
                 "between a contract done and the next request",
             ),
-            Dwell("pause", "mean virtual time the mayor waits between rounds", "the mayor waits between rounds"),
+            Dwell(
+                "pause", "mean virtual time the mayor waits between rounds", "the mayor waits between rounds"
+            ),
         ),
         seed="random seed: the mayor's contracts, delays, dwell times",
         smaller="fewer elves, contracts or rounds",

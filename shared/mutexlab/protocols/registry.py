@@ -124,7 +124,12 @@ def resolve(algorithm: str) -> AlgorithmSpec:
         path = Path(algorithm).expanduser().resolve()
         key = str(path)
         if key not in _resolved:
-            _resolved[key] = _declare(key, _load_file(algorithm, path), f"algorithm file {algorithm}")
+            module = _load_file(algorithm, path)
+            try:
+                _resolved[key] = _declare(key, module, f"algorithm file {algorithm}")
+            except ConfigError:
+                sys.modules.pop(module.__name__, None)  # refused: loaded again once it is fixed
+                raise
         return _resolved[key]
     if is_module(algorithm):
         if algorithm not in _resolved:

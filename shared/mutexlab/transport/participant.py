@@ -258,7 +258,9 @@ class Participant:
         if mine and registry.canonical(algorithm) != registry.canonical(mine):
             raise ConfigError(f"the monitor runs {algorithm}, but this participant was started for {mine}")
         if registry.is_file(algorithm) and not mine:  # never run a file only a message names
-            raise ConfigError(f"the monitor runs the file {algorithm}: name it in this participant's ALGORITHM")
+            raise ConfigError(
+                f"the monitor runs the file {algorithm}: name it in this participant's ALGORITHM"
+            )
         self.setup = build_setup(
             algorithm, int(data["processes"]), data.get("options") or {}, int(data.get("seed", 0))
         )

@@ -45,9 +45,7 @@ def serve(role: str) -> int:
         print(f"mutexlab {role}: {exc}", file=sys.stderr)
         return 2
     if role not in known:
-        print(
-            f"mutexlab service: unknown role {role!r}; choose one of: {', '.join(known)}", file=sys.stderr
-        )
+        print(f"mutexlab service: unknown role {role!r}; choose one of: {', '.join(known)}", file=sys.stderr)
         return 2
     from .rabbit import quiet_pika
     from .settings import MonitorSettings, ParticipantSettings, load
