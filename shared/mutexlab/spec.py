@@ -13,13 +13,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from .messages import Codec
 from .reduction import Reductions
 from .setup import Setup
 
-Family = Literal["classic", "bees", "elves"]
+# A family of algorithms: the algorithms its ``Flags`` present (the registered ones' families, and
+# any a module or file declares with flags of its own).
+Family = str
 
 
 @dataclass(frozen=True)
