@@ -199,6 +199,14 @@ def test_a_file_of_another_family_is_sent_to_its_subcommand(algos, capsys):
         f"declares ra-copy, a classic algorithm: run it with `mutexlab simulate mutex --algorithm {algos}"
         in err
     )
+    own = algos / "own_flags.py"
+    own.write_text(
+        "from dataclasses import replace\nfrom ra_copy import SPEC as BASE, make_setup as base\n\n\n"
+        "def make_setup(p, o, s=0):\n    setup = base(p, o, s)\n    setup.algorithm = 'own'\n    return setup\n\n\n"
+        "SPEC = replace(BASE, name='own', make_setup=make_setup, flags=replace(BASE.flags, command='mine'))\n"
+    )
+    code, _, err = run(capsys, "simulate", "mutex", "-N", "2", "-a", str(own))
+    assert code == 2 and "declares own with flags of its own (`mine`), which no command presents" in err
 
 
 # -- every command, every family -------------------------------------------------------------------

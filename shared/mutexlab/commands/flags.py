@@ -199,6 +199,11 @@ def resolved(args, scenario: Scenario, command: str) -> AlgorithmSpec:
     """The spec of the scenario's algorithm, which ``command``'s subcommand must present. Raises ConfigError."""
     found = registry.resolve(scenario.algorithm)
     flags = registry.flags_of(found)
+    if all(flags is not f for f in registry.families()):
+        raise ConfigError(
+            f"{scenario.algorithm} declares {found.name} with flags of its own (`{flags.command}`), which no "
+            f"command presents: give its SPEC the flags of one of {', '.join(f.command for f in registry.families())}"
+        )
     if flags is not args.flags:
         raise ConfigError(
             f"{scenario.algorithm} declares {found.name}, {flags.title}: "
