@@ -15,7 +15,7 @@ from ..protocols import registry
 from ..runs import run_measured
 from ..setup import ConfigError
 from ..spec import AlgorithmSpec
-from ..words import count
+from ..words import count, plural
 from .common import fail, format_number, print_json
 from .flags import add_dwell_arguments, add_simulator_arguments
 from .longrun import add_memory_argument, check_memory
@@ -24,6 +24,9 @@ from .simulating import exit_code
 
 MEASURED = next(f for f in registry.families() if f.measured)
 NAMES = registry.members(MEASURED)
+KIND = plural(
+    MEASURED.title.split(" ", 1)[-1] if MEASURED.title.startswith(("a ", "an ")) else MEASURED.title
+)
 
 COLUMNS = (
     "algorithm",
@@ -47,7 +50,7 @@ def arguments(p) -> None:
         "--algorithms",
         metavar="A,B,...",
         default=",".join(NAMES),
-        help=f"a comma-separated subset, or other algorithms by module or .py file (default: all {count(len(NAMES), 'algorithm')})",
+        help=f"a comma-separated subset, or other algorithms by module or .py file (default: all {len(NAMES)})",
     )
 
 
@@ -172,7 +175,7 @@ def run(args) -> int:
 
 COMMAND = Command(
     "compare",
-    f"all {count(len(NAMES), 'algorithm')} of {MEASURED.title} on the same workload, one table",
+    f"all {len(NAMES)} {KIND} on the same workload, one table",
     f"""Run {", ".join(NAMES[:-1])} and {NAMES[-1]} (or --algorithms) on the same workload (default options)
     and print one table: messages per entry, synchronization delay and response time in units of the
     mean message delay T, beside the literature's figures. Exit 0 when every run is safe and serves every
