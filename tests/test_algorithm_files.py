@@ -264,6 +264,17 @@ def test_a_trace_of_an_algorithm_nobody_declares_is_never_safe(algos, capsys, mo
     assert code == 2 and "ra.jsonl is of the algorithm 'ra-copy', but lamport declares 'lamport'" in err
     code, _, err = run(capsys, "replay", "ce.json", "--algorithm", ra)  # no such scenario
     assert code == 2 and "cannot read scenario ce.json" in err
+    # A scenario naming the algorithm (not its file) replays once --algorithm loads the file.
+    steps = [{"op": "request", "pid": 1}, {"op": "drain"}, {"op": "exit", "pid": 1}, {"op": "drain"}]
+    Path("named.json").write_text(json.dumps({"algorithm": "ra-copy", "processes": 2, "steps": steps}))
+    monkeypatch.setattr(registry, "_declared", {})
+    monkeypatch.setattr(registry, "_resolved", {})
+    code, _, err = run(capsys, "replay", "named.json")
+    assert code == 2 and "unknown algorithm 'ra-copy'" in err
+    code, out, _ = run(capsys, "replay", "named.json", "-a", ra)
+    assert code == 0 and "entered, in order: node-1" in out and "ra-copy: SAFE" in out
+    code, _, err = run(capsys, "replay", "named.json", "-a", "lamport")
+    assert code == 2 and "named.json is of the algorithm 'ra-copy', but lamport declares 'lamport'" in err
 
 
 @pytest.mark.parametrize("family", ["bees", "elves"])
