@@ -255,7 +255,6 @@ def test_an_algorithm_file_reaches_every_container_of_a_run_named_alike(compose)
 def test_without_algorithm_file_the_placeholder_says_what_to_set(monkeypatch):
     from mutexlab.protocols import registry
 
-    monkeypatch.setattr(registry, "_resolved", {})
     with pytest.raises(
         ConfigError, match="ALGORITHM_FILE is not set: compose mounts your algorithm's .py file"
     ):

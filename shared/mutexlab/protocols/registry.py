@@ -87,9 +87,9 @@ def members(flags: Flags) -> list[str]:
 
 
 # -- what a user names: a registered name, a dotted module, or a .py file -------------------------
-# A module or file once loaded, by what named it (a dotted name, a file's resolved path) → its spec;
-# and the algorithms those declare (SPEC), by name → (what named it, spec): what ``lookup`` finds.
-_resolved: dict[str, AlgorithmSpec] = {}
+# The algorithms the modules and files loaded so far declare (SPEC), by name → (what named it: a
+# dotted name, a file's resolved path; its spec): what ``lookup`` finds. (Each module is loaded once:
+# sys.modules holds it; its SPEC is read again at every ``resolve``.)
 _declared: dict[str, tuple[str, AlgorithmSpec]] = {}
 FILE_MODULE_PREFIX = "mutexlab_algorithm_"  # + the file's stem and a digest of its path
 
@@ -122,19 +122,14 @@ def resolve(algorithm: str) -> AlgorithmSpec:
         return _declared[algorithm][1]
     if is_file(algorithm):
         path = Path(algorithm).expanduser().resolve()
-        key = str(path)
-        if key not in _resolved:
-            module = _load_file(algorithm, path)
-            try:
-                _resolved[key] = _declare(key, module, f"algorithm file {algorithm}")
-            except ConfigError:
-                sys.modules.pop(module.__name__, None)  # refused: loaded again once it is fixed
-                raise
-        return _resolved[key]
+        module = _load_file(algorithm, path)
+        try:
+            return _declare(str(path), module, f"algorithm file {algorithm}", is_file=True)
+        except ConfigError:
+            sys.modules.pop(module.__name__, None)  # refused: loaded again once it is fixed
+            raise
     if is_module(algorithm):
-        if algorithm not in _resolved:
-            _resolved[algorithm] = _declare(algorithm, _import(algorithm), f"algorithm module {algorithm}")
-        return _resolved[algorithm]
+        return _declare(algorithm, _import(algorithm), f"algorithm module {algorithm}")
     raise ConfigError(
         f"unknown algorithm {algorithm!r}; choose one of: {', '.join(SPECS)}, "
         "or name a dotted module or a .py file that declares SPEC"
@@ -210,8 +205,11 @@ def _failure(exc: Exception, path: str | None) -> str:
     return f"{where}{type(exc).__name__}: {exc}"
 
 
-def _declare(source: str, module: ModuleType, what: str) -> AlgorithmSpec:
-    """The spec of a loaded module: its ``SPEC``, checked, or (``make_setup`` only) a variant's."""
+def _declare(source: str, module: ModuleType, what: str, is_file: bool = False) -> AlgorithmSpec:
+    """The spec of a loaded module: its ``SPEC``, checked, or (``make_setup`` only) a variant's.
+    A file is an algorithm of its own: a built-in's name is refused. A dotted module may be a
+    variant of a built-in under its name (the tests' broken variants), keeping its family and
+    audit: its traces are verified as the built-in's, and ``lookup`` finds the built-in."""
     found = getattr(module, "SPEC", None)
     if found is None:
         make = getattr(module, "make_setup", None)
@@ -222,10 +220,14 @@ def _declare(source: str, module: ModuleType, what: str) -> AlgorithmSpec:
         raise ConfigError(f"{what}: SPEC must be an AlgorithmSpec, got {type(found).__name__}")
     if SPECS.get(found.name) is found:  # a registered module named by its path
         return found
-    if found.name in SPECS:
-        raise ConfigError(
-            f"{what} declares the algorithm {found.name!r}, the name of a built-in algorithm: give it another name"
-        )
+    builtin = SPECS.get(found.name)
+    if builtin is not None:
+        if is_file or (found.family, found.audit) != (builtin.family, builtin.audit):
+            raise ConfigError(
+                f"{what} declares the algorithm {found.name!r}, the name of a built-in algorithm: "
+                "give it another name"
+            )
+        return found
     earlier = _declared.get(found.name)
     if earlier is not None and earlier[0] != source:
         raise ConfigError(f"{what} declares the algorithm {found.name!r}, as {earlier[0]} does: rename one")
