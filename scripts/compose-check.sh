@@ -4,11 +4,13 @@
 #   bash scripts/compose-check.sh                           # docker-compose (v1) and docker compose (v2)
 #   COMPOSE_CHECK_TOOLS=v2 bash scripts/compose-check.sh    # only one of them (v1 | v2 | "v1 v2")
 #   COMPOSE_CHECK_RUNS=bees bash scripts/compose-check.sh   # some runs (bees elves classic-ricart-agrawala
-#                                                           # classic-raymond cluster cluster-stop)
+#                                                           # classic-raymond classic-file cluster cluster-stop)
 #
 # Needs a Docker engine (docker info) and the compose tool(s). For each tool: build the image, then
 # run the bees (--scale bee=5), the elves profile and the classic profile with ricart-agrawala and
-# with raymond, each with --exit-code-from its monitor, and the bees on the three-node cluster of the
+# with raymond, each with --exit-code-from its monitor, a user's algorithm by file in the classic profile
+# ("classic-file": Ricart–Agrawala copied outside the checkout as a user writes it, named ra-file,
+# mounted with ALGORITHM_FILE, docs/rabbitmq.md#your-algorithm-in-compose), and the bees on the three-node cluster of the
 # "cluster" profile (--scale bee=7, docs/cluster.md): once as the README shows it ("cluster"), once
 # with `stop rabbitmq-2` after the run has started ("cluster-stop"): that run must still pass, and
 # rabbitmq-2 must have been stopped before its end. (--exit-code-from stops everything when any
@@ -27,7 +29,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 TOOLS=${COMPOSE_CHECK_TOOLS:-v1 v2}
-RUNS=${COMPOSE_CHECK_RUNS:-bees elves classic-ricart-agrawala classic-raymond cluster cluster-stop}
+RUNS=${COMPOSE_CHECK_RUNS:-bees elves classic-ricart-agrawala classic-raymond classic-file cluster cluster-stop}
 UP_TIMEOUT=${COMPOSE_CHECK_TIMEOUT:-600}     # seconds for one `up`, broker start included
 
 die() { echo "compose-check: $*" >&2; exit 2; }
@@ -61,6 +63,11 @@ leftovers=$( { docker ps -aq --filter "label=com.docker.compose.project=$project
 [ "$leftovers" -eq 0 ] || die "compose project '$project' already has containers or volumes (yours?), which \
 'down -v' would remove; stop it first (docker compose down), or set COMPOSE_CHECK_PROJECT=another-name"
 
+# A user's algorithm (classic-file), as a user writes one: a protocol module with absolute
+# imports and a name of its own, in a directory outside the checkout.
+sed -e 's/^from \.\.\([a-z]\)/from mutexlab.\1/' -e 's/^from \.classic/from mutexlab.protocols.classic/' \
+  -e 's/"ricart-agrawala"/"ra-file"/g' shared/mutexlab/protocols/ricart_agrawala.py >"$work/ra_file.py"
+
 results=()
 failed=0
 record() {   # record TOOL RUN VERDICT SECONDS
@@ -82,12 +89,18 @@ stop_once_started() {
 # one_run TOOL NAME MONITOR TRACE ALGORITHM SCALED [ENV=VALUE ...] [FIRST=S1,S2...] [STOP=SERVICE] -- COMPOSE-ARGS...
 # SCALED ("5 bee") is how many of the scaled role the monitor must have admitted. FIRST: services
 # started beforehand with `up -d`. STOP=SERVICE: stop that service once the run has started (it must
-# be stopped before the run ends, and the run pass).
+# be stopped before the run ends, and the run pass). With ALGORITHM_FILE=... the trace is verified
+# with --algorithm naming the mounted file (its own invariants: docs/rabbitmq.md).
 one_run() {
   local tool=$1 name=$2 monitor=$3 trace=$4 algorithm=$5 scaled=$6; shift 6
-  local envs=() stop="" first=""
+  local envs=() stop="" first="" verify_args=()
   while [ "$1" != -- ]; do
-    case $1 in STOP=*) stop=${1#STOP=} ;; FIRST=*) first=${1#FIRST=} ;; *) envs+=("$1") ;; esac
+    case $1 in
+      STOP=*) stop=${1#STOP=} ;;
+      FIRST=*) first=${1#FIRST=} ;;
+      ALGORITHM_FILE=*) envs+=("$1"); verify_args=(--algorithm /algorithm/algorithm.py) ;;
+      *) envs+=("$1") ;;
+    esac
     shift
   done; shift
   case " $RUNS " in *" $name "*) ;; *) return 0 ;; esac
@@ -146,7 +159,7 @@ one_run() {
   fi
   # The trace, judged inside the image by the code that wrote it.
   env "${envs[@]}" "${compose[@]}" --profile elves --profile classic --profile cluster run --rm --no-deps -T "$monitor" \
-    mutexlab verify "$trace" >"$work/verify.log" 2>&1
+    mutexlab verify "$trace" "${verify_args[@]}" >"$work/verify.log" 2>&1
   code=$?
   local t_verify=$((SECONDS - t0 - t_up))
   if [ "$code" -eq 0 ] && grep -q "^$algorithm: SAFE" "$work/verify.log"; then
@@ -188,6 +201,9 @@ for tool in $TOOLS; do
   one_run "$tool" classic-ricart-agrawala classic-monitor /traces/classic.jsonl ricart-agrawala "5 node" -- \
     --profile classic up --scale node=5 --exit-code-from classic-monitor classic-monitor node
   one_run "$tool" classic-raymond classic-monitor /traces/classic.jsonl raymond "5 node" CLASSIC_ALGORITHM=raymond -- \
+    --profile classic up --scale node=5 --exit-code-from classic-monitor classic-monitor node
+  one_run "$tool" classic-file classic-monitor /traces/classic.jsonl ra-file "5 node" \
+    ALGORITHM_FILE="$work/ra_file.py" CLASSIC_ALGORITHM=/algorithm/algorithm.py -- \
     --profile classic up --scale node=5 --exit-code-from classic-monitor classic-monitor node
   one_run "$tool" cluster monitor /traces/bees.jsonl bees "7 bee" -- \
     --profile cluster up --scale bee=7 --exit-code-from monitor

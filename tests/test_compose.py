@@ -15,6 +15,7 @@ import pytest
 import yaml
 from conftest import missing
 
+from mutexlab.setup import ConfigError
 from mutexlab.transport.settings import MonitorSettings, load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -212,7 +213,7 @@ def test_broker_has_health_check_management_ui_and_no_hard_coded_credentials(com
 def test_profiles_bees_by_default_elves_and_classic_on_demand(compose):
     services = compose["services"]
     assert "profiles" not in services["bee"] and "profiles" not in services["monitor"]
-    assert services["monitor"]["environment"]["ALGORITHM"] == "bees"
+    assert services["monitor"]["environment"]["ALGORITHM"] == "${BEES_ALGORITHM:-bees}"
     assert (
         services["elf"]["profiles"]
         == services["mayor"]["profiles"]
@@ -226,6 +227,38 @@ def test_profiles_bees_by_default_elves_and_classic_on_demand(compose):
         )
     for name in SCALABLE + ("mayor",):
         assert float(services[name]["environment"]["LINGER"]) > 0, "participants must outlive the monitor"
+
+
+MOUNT = "${ALGORITHM_FILE:-./services/algorithm-unset.py}:/algorithm/algorithm.py:ro"
+
+
+def test_an_algorithm_file_reaches_every_container_of_a_run_named_alike(compose):
+    """docs/rabbitmq.md#your-algorithm-in-compose: ALGORITHM_FILE is mounted in every mutexlab
+    container, and each participant is told its monitor's ALGORITHM (a participant loads a file
+    only when its own environment names it)."""
+    services = compose["services"]
+    for name, service in services.items():
+        if not service["image"].startswith("rabbitmq:"):
+            assert MOUNT in service["volumes"], name
+    for monitor, participants in (
+        ("monitor", ["bee"]),
+        ("elves-monitor", ["elf", "mayor"]),
+        ("classic-monitor", ["node"]),
+    ):
+        algorithm = services[monitor]["environment"]["ALGORITHM"]
+        assert all(services[p]["environment"]["ALGORITHM"] == algorithm for p in participants), monitor
+    example = EXAMPLE.read_text()
+    assert "ALGORITHM_FILE=./services/algorithm-unset.py" in example
+    assert "BEES_ALGORITHM=bees" in example and "ELVES_ALGORITHM=elves" in example
+
+
+def test_without_algorithm_file_the_placeholder_says_what_to_set(monkeypatch):
+    from mutexlab.protocols import registry
+
+    with pytest.raises(
+        ConfigError, match="ALGORITHM_FILE is not set: compose mounts your algorithm's .py file"
+    ):
+        registry.resolve(str(ROOT / "services" / "algorithm-unset.py"))
 
 
 def test_dockerfile_installs_the_package_and_copies_the_services():

@@ -7,7 +7,7 @@ import pytest
 from mutexlab_broken.elves_variants import IgnoresUnitsAhead, MuteToPins
 
 from mutexlab.cli import main
-from mutexlab.commands import simulate_elves
+from mutexlab.commands import simulate
 
 
 def run(capsys, *args):
@@ -107,10 +107,10 @@ def test_malformed_numbers_are_refused_by_the_parser(capsys):
 
 
 def _swap_elves(monkeypatch, cls):
-    real = simulate_elves.make_setup
+    real = simulate.build_setup
 
-    def make_setup(processes, options, seed):
-        setup = real(processes, options, seed)
+    def build_setup(algorithm, processes, options, seed):
+        setup = real(algorithm, processes, options, seed)
         p = setup.params
         for pid in range(1, processes + 1):
             setup.protocols[pid] = cls(
@@ -118,7 +118,7 @@ def _swap_elves(monkeypatch, cls):
             )
         return setup
 
-    monkeypatch.setattr(simulate_elves, "make_setup", make_setup)
+    monkeypatch.setattr(simulate, "build_setup", build_setup)
 
 
 def test_a_violation_exits_1(capsys, monkeypatch):

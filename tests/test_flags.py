@@ -91,14 +91,13 @@ def test_compare_sizes_the_classic_workload_with_the_same_flags():
     ],
 )
 def test_simulate_and_run_turn_the_flags_into_the_same_configuration(family, argv, expected):
-    config = getattr(flags, f"{family}_config")
     for command in ("simulate", "run"):
-        assert config(build_parser().parse_args([command, family, *argv])) == expected, command
+        assert flags.scenario_config(build_parser().parse_args([command, family, *argv])) == expected, command
 
 
 def test_an_elves_flag_left_out_takes_make_setups_default():
     """``simulate elves`` used to pass its own copies of the defaults; now make_setup's apply."""
-    scenario = flags.elves_config(build_parser().parse_args(["simulate", "elves"]))
+    scenario = flags.scenario_config(build_parser().parse_args(["simulate", "elves"]))
     assert scenario.options == {}
     old = {
         "pins": 3,
@@ -131,6 +130,7 @@ BAD = [
     ("mutex", ["-r", "0"], "argument --requests/-M/-r: must be at least 1"),
     ("mutex", ["--option", "=3"], "argument --option/-o: expected key=JSON, got '=3'"),
     ("mutex", ["--option", "requests=4"], "give the number of requests with --requests, not as an option"),
+    ("mutex", ["--option", "nodes=4"], "give the number of nodes with --nodes, not as an option"),
 ]
 
 
@@ -156,10 +156,19 @@ def test_a_bad_value_exits_2_naming_the_flag_in_both_commands(
     assert words in err and out == ""
 
 
-def test_only_run_takes_an_algorithm_module_path():
-    """``run`` starts the deliberately broken variants by module path; the simulator runs the six."""
-    args = build_parser().parse_args(["run", "mutex", "-a", "mutexlab_broken.ricart_agrawala"])
-    assert flags.mutex_config(args).algorithm == "mutexlab_broken.ricart_agrawala"
-    with pytest.raises(SystemExit) as exc:
-        build_parser().parse_args(["simulate", "mutex", "-N", "3", "-a", "mutexlab_broken.ricart_agrawala"])
-    assert exc.value.code == 2
+def test_every_command_takes_a_module_path_or_a_file_for_every_family(tmp_path, monkeypatch):
+    """``--algorithm`` names a registered algorithm of the family, a dotted module or a .py file
+    (passed on by its absolute path), in simulate, run, explore and check alike."""
+    monkeypatch.chdir(tmp_path)
+    for command in ("simulate", "run", "explore", "check"):
+        for family, size in (("bees", []), ("elves", []), ("mutex", ["-N", "3"])):
+            for given, passed in (
+                ("mutexlab_broken.ricart_agrawala", "mutexlab_broken.ricart_agrawala"),
+                ("mine.py", str(tmp_path / "mine.py")),
+                ("sub/mine.py", str(tmp_path / "sub" / "mine.py")),
+            ):
+                args = build_parser().parse_args([command, family, *size, "-a", given])
+                assert flags.scenario_config(args).algorithm == passed, (command, family, given)
+        with pytest.raises(SystemExit) as exc:  # another family's registered name is no choice
+            build_parser().parse_args([command, "mutex", "-N", "3", "-a", "bees"])
+        assert exc.value.code == 2

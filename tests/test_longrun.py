@@ -16,8 +16,8 @@ from conftest import missing
 
 from mutexlab import memory
 from mutexlab.cli import main
-from mutexlab.commands import longrun, simulate_bees, simulate_elves
-from mutexlab.protocols.registry import make_setup
+from mutexlab.commands import longrun, simulate
+from mutexlab.protocols.registry import make_setup, spec
 from mutexlab.sim import SimConfig, Simulation, engine, workload
 from mutexlab.trace import TraceWriter
 
@@ -45,8 +45,8 @@ def machine(monkeypatch):
         return build
 
     monkeypatch.setattr(memory, "available_bytes", available)
-    for module in (simulate_bees, simulate_elves, workload):  # workload: simulate mutex and compare
-        monkeypatch.setattr(module, "make_setup", guarded(module.make_setup))
+    for module in (simulate, workload):  # workload: simulate of a measured family, and compare
+        monkeypatch.setattr(module, "build_setup", guarded(module.build_setup))
     monkeypatch.setattr(Simulation, "run", guarded(Simulation.run))
     return Machine
 
@@ -78,7 +78,12 @@ def test_the_real_machine_refuses_bees_20000_with_a_report(capsys):
     available = memory.available_bytes()
     if available is None:  # not Linux; CI runs on Linux, where its absence is a failure
         missing("no /proc/meminfo here: the check does not apply")
-    assert available < memory.predict(memory.bees_messages(20000, 3, 5, 15), 20000, audited=False).bytes
+    assert (
+        available
+        < memory.predict(
+            memory.messages(spec("bees"), 20000, {"reeds": 3, "eggs": 5, "cocoons": 15}), 20000, audited=False
+        ).bytes
+    )
 
     def limited():  # should the check fail, the run dies at 2 GB instead of filling a shared machine
         resource.setrlimit(resource.RLIMIT_AS, (2 * GB, 2 * GB))
@@ -110,7 +115,9 @@ def test_small_configurations_run_without_a_word_about_memory(argv, machine, cap
 
 
 def test_between_half_and_all_of_the_memory_warns_and_runs(machine, capsys):
-    need = memory.predict(memory.bees_messages(10, 3, 5, 15), 10, audited=False).bytes
+    need = memory.predict(
+        memory.messages(spec("bees"), 10, {"reeds": 3, "eggs": 5, "cocoons": 15}), 10, audited=False
+    ).bytes
     machine.available = int(need / 0.8)
     assert main(["simulate", "bees"]) == 0
     out, err = capsys.readouterr()
@@ -145,7 +152,7 @@ def test_the_model_is_within_a_factor_two_of_a_measured_run(tmp_path):
     """Peak RSS of a real run holding its trace (``simulate mutex`` keeps its events) against the
     prediction (the constants were fitted on larger runs)."""
     nodes = 60
-    predicted = memory.predict(memory.classic_messages("lamport", nodes, 3), nodes).bytes
+    predicted = memory.predict(memory.messages(spec("lamport"), nodes, {"requests": 3}), nodes).bytes
     probe = (
         "import resource, subprocess, sys; subprocess.run([sys.executable, '-m', 'mutexlab', 'simulate', "
         f"'mutex', '-a', 'lamport', '-N', '{nodes}', '--json'], stdout=subprocess.DEVNULL, "

@@ -210,7 +210,7 @@ def test_a_broken_algorithm_exits_1_with_the_violation(monkeypatch, capsys):
         setup.protocols = {p: Generous(p, n, p == 1, options["requests"]) for p in range(1, n + 1)}
         return setup
 
-    monkeypatch.setattr(workload, "make_setup", broken)
+    monkeypatch.setattr(workload, "build_setup", broken)
     caught = next(
         (
             seed
@@ -237,7 +237,7 @@ def test_a_stalled_run_exits_3_naming_who_waits(monkeypatch, capsys):
         return setup
 
     assert sanders  # the real module stays untouched
-    monkeypatch.setattr(workload, "make_setup", literal)
+    monkeypatch.setattr(workload, "build_setup", literal)
     codes = [
         main(["simulate", "mutex", "-a", "sanders", "-N", "4", "-M", "3", "--seed", str(s), "--think", "0.1"])
         for s in range(5)

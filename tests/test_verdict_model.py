@@ -187,7 +187,7 @@ def test_simulate_says_incomplete_3_for_a_deadlock_and_violation_1_for_a_broken_
     from mutexlab_broken.maekawa_variants import NoInquire
     from test_maekawa import _variant
 
-    monkeypatch.setattr(workload, "make_setup", lambda name, n, options, seed: _variant(NoInquire, n, 2))
+    monkeypatch.setattr(workload, "build_setup", lambda name, n, options, seed: _variant(NoInquire, n, 2))
     codes = {
         seed: main(["simulate", "mutex", "-a", "maekawa", "-N", "7", "-M", "2", "--seed", str(seed)])
         for seed in range(20)
@@ -196,7 +196,7 @@ def test_simulate_says_incomplete_3_for_a_deadlock_and_violation_1_for_a_broken_
     assert 3 in codes.values() and set(codes.values()) <= {0, 3}
     assert "STALLED" in out and "audit: INCOMPLETE (" in out and "audit: VIOLATION" not in out
 
-    monkeypatch.setattr(workload, "make_setup", lambda name, n, options, seed: greedy.make_setup(n, options))
+    monkeypatch.setattr(workload, "build_setup", lambda name, n, options, seed: greedy.make_setup(n, options))
     assert main(["simulate", "mutex", "-a", "ricart-agrawala", "-N", "3", "-M", "2", "--cs", "3"]) == 1
     assert "audit: VIOLATION (" in capsys.readouterr().out
 
@@ -233,14 +233,14 @@ def test_compare_exits_3_when_a_run_stalls_without_a_violation(monkeypatch, caps
     from mutexlab_broken.maekawa_variants import NoInquire
     from test_maekawa import _variant
 
-    real = workload.make_setup
+    real = workload.build_setup
 
     def some_broken(name, n, options, seed):
         return (
             _variant(NoInquire, n, options["requests"]) if name == "maekawa" else real(name, n, options, seed)
         )
 
-    monkeypatch.setattr(workload, "make_setup", some_broken)
+    monkeypatch.setattr(workload, "build_setup", some_broken)
     codes = {
         seed: main(["compare", "-N", "7", "-M", "2", "--seed", str(seed), "--algorithms", "lamport,maekawa"])
         for seed in range(20)

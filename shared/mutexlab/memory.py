@@ -1,15 +1,15 @@
 """How much memory a simulation will need, predicted before it runs.
 
-What grows: a run that holds its trace (the commands that still keep theirs: ``simulate mutex``
-and ``simulate elves``, whose ``--report`` draws from it) keeps every trace event in memory (two
+What grows: a run that holds its trace (``simulate`` of a family that is not ``streamed``:
+its ``--report`` draws from it) keeps every trace event in memory (two
 events per message, plus local ones), and each event carries a vector clock with an entry for
 every process its owner has heard of, up to all P of them. So such a run needs about
 
     BASE + messages × (PER_MESSAGE + PER_CLOCK_ENTRY × P)
 
 and, as the broadcast algorithms send Θ(P²) messages (Θ(N²·M) for N nodes asking M times), memory
-grows as P³. A run that does not hold its trace (``simulate bees`` with or without the audit
-or ``--report``: the audit is fed as the run goes, the page keeps a window of bounded size,
+grows as P³. A run that does not hold its trace (a ``streamed`` family's, with or without the
+audit or ``--report``: the audit is fed as the run goes, the page keeps a window of bounded size,
 docs/architecture.md#scaling) holds only the messages in flight, at most about one broadcast
 from every process at once: BASE + PER_IN_FLIGHT × P(P−1).
 Either way every process keeps a little state about every other (who is alive, whose request
@@ -17,16 +17,19 @@ came when): PER_PEER × P², already at setup — so the check comes before the 
 
 The constants are fitted to peak RSS measured on CPython 3.11: for bees P = 70–200, Lamport
 N = 100, Suzuki–Kasami N = 150, Raymond N = 200 and elves N = 30 the prediction is 1.05–1.5 times
-the measured peak, never below it. The message counts are estimates from each algorithm's
-structure: what matters is the order of magnitude, to refuse up front a run that would exhaust
-the machine instead of letting it grow for minutes and be killed.
+the measured peak, never below it. The message counts are each algorithm's own estimate from its
+structure (its spec's ``estimate_messages``): what matters is the order of magnitude, to refuse
+up front a run that would exhaust the machine instead of letting it grow for minutes and be killed.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .spec import AlgorithmSpec
 
 BASE = 40 << 20  # the interpreter, the package, the setup
 PER_MESSAGE = 2000  # bytes per message of an audited run: its send and recv events, body, ids
@@ -63,33 +66,17 @@ def predict(messages: float, processes: int, audited: bool = True) -> Prediction
     return Prediction(messages, processes, audited, int(need))
 
 
-def bees_messages(bees: int, reeds: int, eggs: int, cocoons: int) -> float:
-    """REQreed and ACKreed between every pair, RELEASEreed to about half the others (the rest are
-    gone), and a REQflower broadcast with its ACKflowers per egg laid."""
-    laid = min(eggs * bees, cocoons * reeds)
-    return 2.5 * bees * (bees - 1) + 2 * laid * (bees - 1)
-
-
-def classic_messages(algorithm: str, nodes: int, requests: int, params: dict | None = None) -> float:
-    """Entries × the literature's messages per entry (its upper figure; Sanders like Maekawa)."""
-    from .protocols.registry import SPECS
-
-    found = SPECS.get(algorithm)
-    figure = found.literature.get("messages") if found is not None else None
-    span = None
-    if figure is not None:
-        try:
-            span = figure.range(nodes, params or {})
-        except (TypeError, ValueError, KeyError, AttributeError):
-            span = None
-    per_entry = span[1] if span else 5 * math.sqrt(nodes) if algorithm == "sanders" else 3 * (nodes - 1)
-    return nodes * requests * max(per_entry, 1.0)
-
-
-def elves_messages(elves: int, contracts: int, rounds: int) -> float:
-    """Three acquisitions per contract (contract, pins, poison), each a request, reply and release
-    with every other elf; plus the mayor's INIT_CONTRACTS and STOP per elf and round."""
-    return 3 * contracts * rounds * 3 * max(elves - 1, 0) + contracts * rounds + 2 * elves * rounds
+def messages(spec: AlgorithmSpec, processes: int, options: dict) -> float:
+    """The network messages a run of ``spec`` sends, about: its own estimate
+    (``AlgorithmSpec.estimate_messages``), else a broadcast and its replies per process and
+    request (3 P (P−1) per request, one request when the options say none)."""
+    if spec.estimate_messages is not None:
+        return spec.estimate_messages(processes, dict(options))
+    requests = options.get("requests", 1)
+    requests = (
+        requests if isinstance(requests, int) and not isinstance(requests, bool) and requests > 0 else 1
+    )
+    return 3 * processes * max(processes - 1, 1) * requests
 
 
 def available_bytes(meminfo: str | Path = "/proc/meminfo") -> int | None:

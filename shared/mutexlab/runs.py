@@ -46,14 +46,31 @@ def run_classic(
     faults: dict | None = None,
     progress=None,
 ) -> ClassicRun:
-    """Build, simulate, audit and measure one run. Raises ConfigError on bad options, OSError
-    when the trace cannot be written. ``progress``: see ``Simulation.progress``."""
+    """``run_measured`` with ``requests`` per node and the think and critical-section dwells."""
     options = dict(options or {})
     if "requests" in options:
         raise ConfigError("give the number of requests with --requests, not as an option")
     options["requests"] = requests
-    setup = make_setup_available(algorithm, nodes, options, seed)
-    config = SimConfig(seed=seed, delay=delay, dwell={"think": think, "cs": cs}, **(faults or {}))
+    dwell = {"think": think, "cs": cs}
+    return run_measured(algorithm, nodes, options, seed, delay, dwell, trace_path, faults, progress)
+
+
+def run_measured(
+    algorithm: str,
+    processes: int,
+    options: dict,
+    seed: int,
+    delay: str = "exp",
+    dwell: dict[str, float] | None = None,
+    trace_path: str | None = None,
+    faults: dict | None = None,
+    progress=None,
+) -> ClassicRun:
+    """Build (``algorithm``: what ``registry.resolve`` takes), simulate with one dwell stream per
+    process, audit and measure one run. Raises ConfigError on bad options, OSError when the trace
+    cannot be written. ``progress``: see ``Simulation.progress``."""
+    setup = make_setup_available(algorithm, processes, dict(options), seed)
+    config = SimConfig(seed=seed, delay=delay, dwell=dict(dwell or {}), **(faults or {}))
     trace = TraceWriter(trace_path, keep=True)
     try:
         simulation = WorkloadSimulation(setup, config, trace)
@@ -63,4 +80,4 @@ def run_classic(
         trace.close()
     events = numbered(trace.kept)
     verdict = verify_events(events)
-    return ClassicRun(algorithm, nodes, setup, result, events, verdict, measure(events))
+    return ClassicRun(algorithm, processes, setup, result, events, verdict, measure(events))

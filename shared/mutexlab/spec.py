@@ -1,7 +1,9 @@
 """What an algorithm is, declared once: each protocol module ends with ``SPEC = AlgorithmSpec(...)``.
 
-``protocols/registry.py`` collects the specs; everything that looks an algorithm up (simulate,
-run, services, membership, monitor, verify, report, compare, bench) reads it from there.
+``protocols/registry.py`` collects the specs (and loads a user's module or file: ``resolve``);
+everything that looks an algorithm up (simulate, run, services, membership, monitor, verify,
+report, compare, bench) reads it from there. How the commands present a family (its flags, its
+summary) is its ``Flags``; what a run of it costs in messages, its ``estimate_messages``.
 Core layer: plain data, no imports from higher layers (the audit module is a dotted name that
 ``audit/verdict.py`` imports when it needs it).
 """
@@ -9,15 +11,17 @@ Core layer: plain data, no imports from higher layers (the audit module is a dot
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any
 
 from .messages import Codec
 from .reduction import Reductions
 from .setup import Setup
 
-Family = Literal["classic", "bees", "elves"]
+# A family of algorithms: the algorithms its ``Flags`` present (the registered ones' families, and
+# any a module or file declares with flags of its own).
+Family = str
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,84 @@ class Figure:
 
 
 @dataclass(frozen=True)
+class Flag:
+    """One configuration flag: ``--<key with dashes>`` (and its ``shorts``), whose value is the
+    option ``key`` (the first flag of a family: the number of processes). A whole number ≥ 1
+    unless ``parse`` reads the text (its ValueError's message is the error shown)."""
+
+    key: str
+    help: str  # the help before " (default …)"
+    metavar: str | None = None
+    shorts: tuple[str, ...] = ()
+    parse: Callable[[str], Any] | None = None
+
+
+@dataclass(frozen=True)
+class Dwell:
+    """A dwell kind the commands let a user time: ``--<kind>``. ``simulated`` is its help in
+    virtual time (``simulate``), ``real`` what it times in seconds (``run``)."""
+
+    kind: str
+    simulated: str
+    real: str
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """One simulated run, as a family's ``Flags.summarise`` reads it. ``events``: the trace's
+    events when the run kept them; ``metrics``: the run measured (a ``measured`` family);
+    ``common``: what the command reports of every run (``faults``, ``audit``, ``trace``...)."""
+
+    spec: AlgorithmSpec
+    setup: Setup
+    processes: int
+    options: dict  # as the flags gave them
+    result: Any  # sim.SimResult, or None when an input was refused (``error``)
+    seed: int
+    delay: str
+    dwell: dict[str, float]
+    common: dict[str, Any]
+    events: list[dict] | None = None
+    metrics: Any = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Flags:
+    """How the commands present a family (``simulate|run|check|explore <command>``): one
+    subcommand, its flags, what ``simulate`` prints. The specs of one family share one ``Flags``.
+
+    Invariants: ``flags[0]`` is P; a key of ``defaults`` (or of the command's ``per_command``) has
+    a default, ``None`` meaning make_setup's (the help names ``shown[key]``); a key in neither is
+    required. ``algorithm`` takes the defaults too (the family's algorithm when none is named)."""
+
+    command: str  # the subcommand: ``simulate <command>``
+    title: str  # "the mason bees"
+    sizes: str  # what the flags size: "P bees, K flowers, T reeds"
+    description: str  # ``simulate <command>``'s description
+    flags: tuple[Flag, ...]
+    summarise: Callable[[Simulated], dict]  # the JSON summary of a simulated run
+    render: Callable[[Simulated, dict], list[str]]  # the summary's lines (the command adds the outcome's)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    per_command: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # check starts small
+    shown: Mapping[str, Any] = field(default_factory=dict)
+    free_options: bool = False  # ``-o KEY=JSON`` and ``--options FILE``: the options beyond the flags
+    dwell: tuple[Dwell, ...] = ()
+    seed: str = "random seed"  # what ``simulate``'s seed draws
+    smaller: str = "fewer processes"  # what to turn down when a run would not fit in memory
+    streamed: bool = False  # simulate holds no trace: the audit is fed as the run goes (``--no-audit``)
+    measured: bool = False  # one workload for all, measured against the literature (``compare``)
+    partial: bool = False  # the summary reports a run a refused input cut short (``error``)
+
+    def default(self, command: str, key: str) -> tuple[bool, Any]:
+        """(has a default, the default) of ``key`` in ``command``."""
+        own = self.per_command.get(command, {})
+        if key in own:
+            return True, own[key]
+        return key in self.defaults, self.defaults.get(key)
+
+
+@dataclass(frozen=True)
 class AlgorithmSpec:
     """One algorithm. Invariants: ``make_setup`` builds processes named ``<role>-<pid>`` for the
     scalable role (pids 1..P) plus one process per fixed role; its Setup's codec is ``codec``;
@@ -58,6 +140,10 @@ class AlgorithmSpec:
     # what ``check`` may reduce, for exact classes only (reduction.py); a function returning it
     # when the declaration's module imports the protocol's
     reductions: Reductions | Callable[[], Reductions] | None = None
+    # -- how the commands present it (None: its family's, registry.flags_of) ---------------
+    flags: Flags | None = None
+    # Network messages a run of P processes with these options sends, about (memory.py's model).
+    estimate_messages: Callable[[int, dict], float] | None = None
 
     def declared_reductions(self) -> Reductions | None:
         found = self.reductions

@@ -39,8 +39,9 @@ UNDECIDED_NOTE = "the audit could not decide these"
 
 
 def family_checks(algorithm: str | None) -> str | None:
-    """The module with the invariants of ``algorithm``'s family (its spec's ``audit``), or None."""
-    found = registry.SPECS.get(algorithm or "")
+    """The module with the invariants of ``algorithm``'s family (its spec's ``audit``), or None:
+    a registered algorithm, or one a module or file loaded in this process declares."""
+    found = registry.lookup(algorithm)
     return found.audit if found is not None else None
 
 
@@ -59,7 +60,8 @@ def not_checked(algorithm: object) -> Violation | None:
     return Violation(
         "algorithm-unknown",
         f"the run header names the algorithm {algorithm!r}, which this mutexlab does not know: "
-        "its invariants were not checked, only the checks listed above",
+        "its invariants were not checked, only the checks listed above (--algorithm names the module "
+        "or .py file that declares it)",
     )
 
 

@@ -113,12 +113,6 @@ def _variant_arguments(family: str, seed: str, zero_clocks: bool = False) -> Cal
                 action="store_true",
                 help="every bee's clock starts at 0 (the pid breaks ties) instead of a random one",
             )
-        p.add_argument(
-            "--algorithm",
-            default=family,
-            metavar="MODULE",
-            help=f"a module offering make_setup, for variants (default: {family})",
-        )
         _common(p)
 
     return add

@@ -1,7 +1,9 @@
-"""``mutexlab compare``: the six classic algorithms on the same workload, one table.
+"""``mutexlab compare``: the algorithms of the measured family on the same workload, one table.
 
-Same N, requests per node, seed, delay model and per-node think/critical-section times for all
-(see ``mutexlab.runs`` and ``mutexlab.sim.workload``). Exit 0 when every run serves every request and is
+The family whose flags are ``measured`` (its algorithms run one workload and are measured against
+the literature): every registered one by default, or those ``--algorithms`` names (registered
+names, dotted modules, ``.py`` files). Same N, requests per node, seed, delay model and per-process
+dwell times for all (see ``mutexlab.runs`` and ``mutexlab.sim.workload``). Exit 0 when every run serves every request and is
 safe; 1 when any run has a safety violation; 2 on bad arguments (or options an algorithm refuses);
 3 when a run stalls without a safety violation. The first of 1, 2, 3 that applies wins.
 """
@@ -9,16 +11,22 @@ safe; 1 when any run has a safety violation; 2 on bad arguments (or options an a
 from __future__ import annotations
 
 from .. import memory
-from ..metrics import literature
-from ..protocols.registry import CLASSIC
-from ..runs import run_classic
+from ..protocols import registry
+from ..runs import run_measured
 from ..setup import ConfigError
-from ..words import count
+from ..spec import AlgorithmSpec
+from ..words import count, plural
 from .common import fail, format_number, print_json
-from .flags import add_workload_arguments
+from .flags import add_dwell_arguments, add_simulator_arguments
 from .longrun import add_memory_argument, check_memory
 from .registry import Command
 from .simulating import exit_code
+
+MEASURED = next(f for f in registry.families() if f.measured)
+NAMES = registry.members(MEASURED)
+KIND = plural(
+    MEASURED.title.split(" ", 1)[-1] if MEASURED.title.startswith(("a ", "an ")) else MEASURED.title
+)
 
 COLUMNS = (
     "algorithm",
@@ -34,18 +42,20 @@ COLUMNS = (
 
 
 def arguments(p) -> None:
-    add_workload_arguments(p)
+    add_simulator_arguments(p, "random seed")
+    add_dwell_arguments(p, {d.kind: d.simulated for d in MEASURED.dwell})
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     add_memory_argument(p)
     p.add_argument(
         "--algorithms",
         metavar="A,B,...",
-        default=",".join(CLASSIC),
-        help="a comma-separated subset (default: all six)",
+        default=",".join(NAMES),
+        help=f"a comma-separated subset, or other algorithms by module or .py file (default: all {len(NAMES)})",
     )
 
 
-def _row(name: str, outcome, n: int) -> dict:
-    lit = literature(name)
+def _row(spec: AlgorithmSpec, outcome, n: int) -> dict:
+    lit, name = spec.literature, spec.name
     params = outcome.setup.params
     m = outcome.metrics
     verdict = (
@@ -85,8 +95,9 @@ def render(rows: list[dict], args) -> str:
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
     lines = [
-        f"N={args.nodes}, {count(args.requests, 'request')} per node, seed {args.seed}, delay {args.delay}, "
-        f"think {args.think:g}, cs {args.cs:g} (times in units of the observed mean message delay T)"
+        f"N={args.nodes}, {count(args.requests, 'request')} per node, seed {args.seed}, delay {args.delay}"
+        + "".join(f", {d.kind} {getattr(args, d.kind):g}" for d in MEASURED.dwell)
+        + " (times in units of the observed mean message delay T)"
     ]
     for k, row in enumerate(table):
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
@@ -95,33 +106,50 @@ def render(rows: list[dict], args) -> str:
     return "\n".join(lines)
 
 
+def _specs(names: list[str]) -> list[AlgorithmSpec] | str:
+    """The spec of each name, or the error to print."""
+    unknown = [a for a in names if a not in NAMES and not (registry.is_module(a) or registry.is_file(a))]
+    if unknown or not names:
+        return f"unknown algorithm(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(NAMES)}"
+    specs = []
+    try:
+        for name in names:
+            found = registry.resolve(registry.canonical(name))
+            if registry.flags_of(found) is not MEASURED:
+                return f"{name} is not {MEASURED.title}: compare runs only those"
+            specs.append(found)
+    except ConfigError as exc:
+        return str(exc)
+    return specs
+
+
 def run(args) -> int:
     names = [a.strip() for a in args.algorithms.split(",") if a.strip()]
-    unknown = [a for a in names if a not in CLASSIC]
-    if unknown or not names:
-        return fail(
-            f"unknown algorithm(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(CLASSIC)}"
-        )
+    specs = _specs(names)
+    if isinstance(specs, str):
+        return fail(specs)
+    workload = {f.key: getattr(args, f.key) for f in MEASURED.flags[1:]}
+    dwell = {d.kind: getattr(args, d.kind) for d in MEASURED.dwell}
     # One run at a time: the largest of them must fit.
     need = max(
-        (memory.predict(memory.classic_messages(a, args.nodes, args.requests), args.nodes) for a in names),
+        (memory.predict(memory.messages(s, args.nodes, workload), args.nodes) for s in specs),
         key=lambda p: p.bytes,
     )
-    refused = check_memory(args, need, "fewer nodes or requests")
+    refused = check_memory(args, need, MEASURED.smaller)
     if refused:
         return refused
-    rows = []
+    rows: list[dict] = []
     codes = set()
-    for name in names:
+    for name, spec in zip(names, specs):
         try:
-            outcome = run_classic(
-                name, args.nodes, args.requests, args.seed, {}, args.delay, args.think, args.cs
+            outcome = run_measured(
+                registry.canonical(name), args.nodes, workload, args.seed, args.delay, dwell
             )
         except ConfigError as exc:
-            rows.append({"algorithm": name, "error": str(exc)})
+            rows.append({"algorithm": spec.name, "error": str(exc)})
             codes.add(2)
             continue
-        row = _row(name, outcome, args.nodes)
+        row = _row(spec, outcome, args.nodes)
         codes.add(exit_code(outcome.verdict, outcome.result.ok))
         rows.append(row)
     if args.json:
@@ -131,8 +159,7 @@ def run(args) -> int:
                 "requests_per_node": args.requests,
                 "seed": args.seed,
                 "delay": args.delay,
-                "think": args.think,
-                "cs": args.cs,
+                **dwell,
                 "runs": rows,
             }
         )
@@ -148,14 +175,13 @@ def run(args) -> int:
 
 COMMAND = Command(
     "compare",
-    "all six classic algorithms on the same workload, one table",
-    """Run Lamport, Ricart–Agrawala, Maekawa, Sanders, Suzuki–Kasami and Raymond on the same workload (default
-    options) and print one table: messages per entry, synchronization delay and response time in units of
-    the mean message delay T, beside the literature's figures. Exit 0 when every run is safe and serves
-    every request, 1 when any run has a safety violation, 2 on bad arguments, 3 when a run stalls without
-    one.""",
+    f"all {len(NAMES)} {KIND} on the same workload, one table",
+    f"""Run {", ".join(NAMES[:-1])} and {NAMES[-1]} (or --algorithms) on the same workload (default options)
+    and print one table: messages per entry, synchronization delay and response time in units of the
+    mean message delay T, beside the literature's figures. Exit 0 when every run is safe and serves every
+    request, 1 when any run has a safety violation, 2 on bad arguments, 3 when a run stalls without one.""",
     run,
     arguments,
-    family="mutex",
+    flags=MEASURED,
     family_options={"choose": False},
 )

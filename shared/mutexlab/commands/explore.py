@@ -1,4 +1,4 @@
-"""``mutexlab explore bees|elves|mutex``: step through a protocol in the browser.
+"""``mutexlab explore <family>``: step through a protocol in the browser.
 
 Serves the explorer (``mutexlab.explore``) on a local port, prints its URL and opens the
 browser (unless ``--no-browser``). Ctrl-C, SIGINT or SIGTERM stops it (exit 0), also when started
@@ -11,11 +11,11 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from ..protocols.registry import family_of
+from ..protocols import registry
 from ..setup import ConfigError
 from .common import fail, port_number
-from .flags import MUTEX_EXAMPLE
-from .registry import Command, scenario
+from .flags import resolved
+from .registry import Command, family_scenarios
 
 # The explorer (its HTTP server, sessions) is imported when the command runs: every ``mutexlab``
 # command builds this parser.
@@ -38,24 +38,21 @@ def _common(p) -> None:
     g.add_argument("--no-browser", action="store_true", help="print the URL, do not open a browser")
 
 
-def _family(algorithm: str) -> str:
-    fam = family_of(algorithm)
-    return fam if fam in ("bees", "elves") else "mutex"
-
-
 def build_session(args) -> Session:
     """The session the arguments describe. Raises ConfigError or ScenarioError."""
     from ..explore.session import Config, Session, session_from_scenario
 
     if args.scenario:
         session = session_from_scenario(args.scenario)
-        if _family(session.config.algorithm) != args.family:
+        flags = registry.flags_of(registry.resolve(session.config.algorithm))
+        if flags is not args.flags:
             raise ConfigError(
                 f"{args.scenario} is a {session.config.algorithm} scenario: open it with "
-                f"`mutexlab explore {_family(session.config.algorithm)} --scenario {args.scenario}`"
+                f"`mutexlab explore {flags.command} --scenario {args.scenario}`"
             )
         return session
     cfg = args.scenario_config(args)
+    resolved(args, cfg, "explore")
     return Session(Config(cfg.algorithm, cfg.processes, dict(cfg.options)))
 
 
@@ -100,17 +97,6 @@ COMMAND = Command(
     """Serve a local page that shows every process, every message in flight and every enabled step as a
     button; undo, redo, jump back, random steps, run to the end; findings (capacity, invariants, deadlock)
     live; export the path as a scenario for `mutexlab replay`.""",
-    scenarios=(
-        scenario("bees", "the mason bees", run, _common),
-        scenario("elves", "the hamster killers", run, _common),
-        scenario(
-            "mutex",
-            "a classic algorithm (default: ricart-agrawala, 3 nodes)",
-            run,
-            _common,
-            **MUTEX_EXAMPLE,
-            nodes=3,
-        ),
-    ),
+    scenarios=family_scenarios(run, lambda _flags: _common, help=lambda f: f.title),
     dest="scenario_family",
 )

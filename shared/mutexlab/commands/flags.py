@@ -1,63 +1,48 @@
-"""The configuration flags of each algorithm family, declared once for every command.
+"""The configuration flags of every family, declared once by its spec (``spec.Flags``), for every command.
 
-``simulate``, ``run``, ``explore`` and ``check`` (and any later command that takes a scenario)
-get a family's flags from ``FAMILIES[family]`` as an argparse parent parser (``registry.Command``
-with ``family``) and turn the parsed arguments into a ``Scenario`` with its ``config(args)``: what
-``make_setup(algorithm, processes, options, seed)`` takes. One declaration per flag, so a flag
-has the same type and validation in every command; a flag a command does not give a value
-stays out of ``options`` and ``make_setup``'s default applies.
+``simulate``, ``run``, ``explore`` and ``check`` get a family's flags as an argparse parent parser
+(``registry.Command`` with ``flags``) and turn the parsed arguments into a ``Scenario`` with
+``scenario_config(args)``: what ``build_setup(algorithm, processes, options, seed)`` takes. One
+declaration per flag, so a flag has the same type and validation in every command; a flag a
+command does not give a value stays out of ``options`` and ``make_setup``'s default applies.
+
+``--algorithm`` takes a registered name of the family, a dotted module or a ``.py`` file
+(``protocols.registry.resolve``); a file is passed on as its absolute path.
 
 Timing flags (``--work``, ``--think`` ...) are not configuration: they mean virtual time in the
-simulator and seconds over RabbitMQ, so each command declares its own.
+simulator and seconds over RabbitMQ, so each command declares its own from the spec's ``dwell``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .. import limits
-from ..protocols.classic import WORKLOAD_OPTIONS
-from ..protocols.elves import DEFAULTS as ELVES_DEFAULTS
-from ..protocols.elves import hamster_range
-from ..protocols.registry import CLASSIC, SPECS
+from ..protocols import registry
 from ..setup import ConfigError
+from ..spec import AlgorithmSpec, Flag, Flags
 from .common import non_negative, positive, seconds
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """One algorithm's configuration: ``make_setup(algorithm, processes, options, seed)``."""
+    """One algorithm's configuration: ``build_setup(algorithm, processes, options, seed)``."""
 
     algorithm: str
     processes: int
     options: dict
 
 
-def parent(add_arguments: Callable[..., None], **kwargs) -> argparse.ArgumentParser:
+def parent(add_arguments: Callable[..., None], *args, **kwargs) -> argparse.ArgumentParser:
     """An argparse parent parser (``add_parser(..., parents=[...])``) holding the flags
-    ``add_arguments(parser, **kwargs)`` declares."""
+    ``add_arguments(parser, *args, **kwargs)`` declares."""
     holder = argparse.ArgumentParser(add_help=False)
-    add_arguments(holder, **kwargs)
+    add_arguments(holder, *args, **kwargs)
     return holder
-
-
-# -- bees ------------------------------------------------------------------------------------
-BEES_DEFAULTS = {"bees": 10, "flowers": 3, "reeds": 3, "eggs": 5, "cocoons": 15}
-
-
-@dataclass(frozen=True)
-class Flag:
-    """One configuration flag: ``--<key with dashes>``, its help before ``(default …)``."""
-
-    key: str
-    help: str
-    metavar: str | None = None
-    short: str | None = None
-    type: Callable[[str], Any] = positive
 
 
 def shown(value: Any) -> str:
@@ -65,97 +50,47 @@ def shown(value: Any) -> str:
     return "-".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
 
 
-def add_flags(parser, flags: list[Flag], shown_defaults: dict, defaults: dict) -> None:
-    """Declare ``flags``: each defaults to ``defaults.get(key)``; its help names ``shown_defaults[key]``."""
-    for flag in flags:
-        names = [f"--{flag.key.replace('_', '-')}"] + ([flag.short] if flag.short else [])
-        parser.add_argument(
-            *names,
-            type=flag.type,
-            default=defaults.get(flag.key),
-            metavar=flag.metavar,
-            help=f"{flag.help} (default {shown(shown_defaults[flag.key])})",
-        )
+def flag_type(flag: Flag) -> Callable[[str], Any]:
+    """The argparse type of ``flag``: a whole number ≥ 1, or its own parser (a ValueError's
+    message is the error argparse shows)."""
+    read = flag.parse
+    if read is None:
+        return positive
+
+    def parse(text: str) -> Any:
+        try:
+            return read(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = flag.key
+    return parse
 
 
-BEES_FLAGS = [
-    Flag("bees", "number of bees", "P", "-P"),
-    Flag("flowers", "number of flowers", "K", "-K"),
-    Flag("reeds", "number of reeds", "T", "-T"),
-    Flag("eggs", "eggs per bee"),
-    Flag("cocoons", "cocoons per reed, a multiple of --eggs"),
-]
-
-
-def add_bees_arguments(parser, defaults: dict | None = None) -> None:
-    """The bees' flags; ``defaults`` replaces the simulator's defaults (``check`` starts small)."""
-    d = {**BEES_DEFAULTS, **(defaults or {})}
-    add_flags(parser, BEES_FLAGS, d, d)
-
-
-def bees_config(args) -> Scenario:
-    return Scenario(
-        "bees",
-        args.bees,
-        {"flowers": args.flowers, "reeds": args.reeds, "eggs": args.eggs, "cocoons": args.cocoons},
-    )
-
-
-# -- elves -----------------------------------------------------------------------------------
-def hamsters(text: str) -> list[int]:
-    """An argparse type: ``MIN-MAX`` (or one number) hamsters per contract → [min, max]."""
-    try:
-        low, high = hamster_range(text)
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return [low, high]
-
-
-ELVES_FLAGS = [
-    Flag("elves", "number of elves", "N", "-N"),
-    Flag("pins", "safety pins in town", "A"),
-    Flag("poison", "poison portions", "B"),
-    Flag("contracts", "contracts per round", "C"),
-    Flag("hamsters", "hamsters per contract, drawn by the mayor", "MIN-MAX", type=hamsters),
-    Flag("rounds", "rounds", "R"),
-    Flag("pins_per_elf", "pins an elf needs for any contract", "K"),
-    Flag("poison_per_hamster", "poison portions per hamster", "K"),
-]
-
-
-def add_elves_arguments(parser, defaults: dict | None = None) -> None:
-    """Every option but ``--elves`` defaults to None, so ``make_setup``'s default (the help's)
-    applies; ``defaults`` sets others explicitly (``check`` starts small)."""
-    given = dict(defaults or {})
-    d = {**ELVES_DEFAULTS, "elves": 4, **given}
-    add_flags(parser, ELVES_FLAGS, d, {**given, "elves": d["elves"]})
-
-
-def elves_config(args) -> Scenario:
-    keys = ("rounds", "contracts", "pins", "poison", "pins_per_elf", "poison_per_hamster", "hamsters")
-    return Scenario("elves", args.elves, {k: getattr(args, k) for k in keys if getattr(args, k) is not None})
-
-
-# -- the classic algorithms ------------------------------------------------------------------
-def algorithm_name(modules: bool = False) -> Callable[[str], str]:
-    """An argparse type: a classic algorithm's name; with ``modules`` also a dotted module path
-    offering ``make_setup`` (``run``'s experiments and deliberately broken variants)."""
+def algorithm_name(names: list[str]) -> Callable[[str], str]:
+    """An argparse type: one of ``names``, a dotted module, or a ``.py`` file (its absolute path)."""
 
     def parse(text: str) -> str:
-        if text in CLASSIC or (modules and "." in text and all(p.isidentifier() for p in text.split("."))):
+        if text in names:
+            return text
+        if registry.is_file(text):
+            return registry.canonical(text)
+        if registry.is_module(text) and text not in registry.SPECS:
             return text
         raise argparse.ArgumentTypeError(
-            f"invalid choice: {text!r} (choose from {', '.join(CLASSIC)}"
-            + (", or a module path offering make_setup)" if modules else ")")
+            f"invalid choice: {text!r} (choose from {', '.join(names)}, or a dotted module or .py file "
+            "declaring SPEC)"
         )
 
     parse.__name__ = "algorithm"
     return parse
 
 
-def own_options() -> str:
-    """The option keys each classic algorithm adds to the shared workload ones (from its spec)."""
-    own = {name: [k for k in SPECS[name].options if k not in WORKLOAD_OPTIONS] for name in CLASSIC}
+def own_options(flags: Flags) -> str:
+    """The option keys each algorithm of ``flags`` adds to those they all take (from their specs)."""
+    specs = [registry.SPECS[name] for name in registry.members(flags)]
+    shared = set.intersection(*(set(s.options) for s in specs)) if specs else set()
+    own = {s.name: [k for k in s.options if k not in shared] for s in specs}
     return "own keys: " + "; ".join(f"{name} {', '.join(keys)}" for name, keys in own.items() if keys)
 
 
@@ -171,51 +106,45 @@ def option_pair(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
-def add_mutex_arguments(
-    parser,
-    *,
-    algorithm: str | None = None,
-    nodes: int | None = None,
-    modules: bool = False,
-    choose: bool = True,
-    requests: int = 3,
+def add_family_arguments(
+    parser, flags: Flags, command: str, overrides: Mapping[str, Any] | None = None, choose: bool = True
 ) -> None:
-    """``--algorithm``, ``--nodes``, ``--requests``, ``--option``, ``--options``. ``algorithm`` and
-    ``nodes`` are the defaults (None: the flag is required); ``modules`` also accepts a module
-    path for ``--algorithm``; ``choose=False`` leaves out the algorithm and its options (a
-    command that runs every algorithm, such as ``compare``)."""
+    """``--algorithm`` (with ``choose``), ``flags``' flags, and with ``free_options`` (and
+    ``choose``) ``--option``/``--options``. Each takes its default in ``command`` (``overrides``
+    first); one without a default is required."""
+    overrides = dict(overrides or {})
+
+    def default(key: str) -> tuple[bool, Any]:
+        return (True, overrides[key]) if key in overrides else flags.default(command, key)
+
+    names = registry.members(flags)
     if choose:
+        has, value = default("algorithm")
         parser.add_argument(
             "--algorithm",
             "-a",
-            type=algorithm_name(modules),
-            required=algorithm is None,
-            default=algorithm,
+            type=algorithm_name(names),
+            required=not has,
+            default=value,
             metavar="NAME",
             help="one of: "
-            + ", ".join(CLASSIC)
-            + (", or a module path offering make_setup" if modules else "")
-            + (f" (default {algorithm})" if algorithm else ""),
+            + ", ".join(names)
+            + "; or a dotted module or a .py file declaring SPEC"
+            + (f" (default {value})" if has else ""),
         )
-    parser.add_argument(
-        "--nodes",
-        "-N",
-        type=positive,
-        required=nodes is None,
-        default=nodes,
-        metavar="N",
-        help="number of nodes" + (f" (default {nodes})" if nodes else ""),
-    )
-    parser.add_argument(
-        "--requests",
-        "-M",
-        "-r",
-        type=positive,
-        default=requests,
-        metavar="M",
-        help=f"critical-section requests per node (default {requests})",
-    )
-    if choose:
+    for flag in flags.flags:
+        has, value = default(flag.key)
+        named = value if value is not None else flags.shown.get(flag.key)
+        parser.add_argument(
+            f"--{flag.key.replace('_', '-')}",
+            *flag.shorts,
+            type=flag_type(flag),
+            required=not has,
+            default=value,
+            metavar=flag.metavar,
+            help=flag.help + (f" (default {shown(named)})" if has and named is not None else ""),
+        )
+    if choose and flags.free_options:
         parser.add_argument(
             "--option",
             "-o",
@@ -223,16 +152,11 @@ def add_mutex_arguments(
             action="append",
             metavar="KEY=JSON",
             help="an algorithm option, repeatable, e.g. -o token_holder=2 or "
-            '-o \'parents={"2": 1, "3": 2}\'; ' + own_options(),
+            '-o \'parents={"2": 1, "3": 2}\'; ' + own_options(flags),
         )
         parser.add_argument(
             "--options", metavar="FILE.json", help="algorithm options from a JSON object file"
         )
-
-
-# For the commands that run a classic algorithm without being told which (``run``, ``explore``):
-# Ricart–Agrawala by default, and any module path offering make_setup.
-MUTEX_EXAMPLE = {"algorithm": "ricart-agrawala", "modules": True}
 
 
 def collect_options(args) -> dict:
@@ -255,32 +179,65 @@ def collect_options(args) -> dict:
     return options
 
 
-def mutex_config(args, algorithm: str | None = None) -> Scenario:
-    """The classic algorithm's configuration (``algorithm`` for a command without
-    ``--algorithm``); ``options`` holds ``requests``. Raises ConfigError."""
-    options = collect_options(args)
-    if "requests" in options:
-        raise ConfigError("give the number of requests with --requests, not as an option")
-    return Scenario(algorithm or args.algorithm, args.nodes, {"requests": args.requests, **options})
+def scenario_config(args) -> Scenario:
+    """The configuration the family's flags describe: P from the first flag, the others' values
+    (those given) as options, then ``--options``/``--option``. Raises ConfigError."""
+    flags: Flags = args.flags
+    options = {f.key: getattr(args, f.key) for f in flags.flags[1:] if getattr(args, f.key, None) is not None}
+    if flags.free_options:
+        for key, value in collect_options(args).items():
+            flag = next((f for f in flags.flags if f.key == key), None)
+            if flag is not None:
+                raise ConfigError(
+                    f"give the number of {key} with --{key.replace('_', '-')}, not as an option"
+                )
+            options[key] = value
+    return Scenario(args.algorithm, getattr(args, flags.flags[0].key), options)
 
 
-@dataclass(frozen=True)
-class Family:
-    """A family's configuration flags (``add_arguments(parser, ...)``) and the ``Scenario`` they
-    describe (``config(args)``)."""
+def resolved(args, scenario: Scenario, command: str) -> AlgorithmSpec:
+    """The spec of the scenario's algorithm, which ``command``'s subcommand must present. Raises ConfigError."""
+    found = registry.resolve(scenario.algorithm)
+    flags = registry.flags_of(found)
+    if all(flags is not f for f in registry.families()):
+        raise ConfigError(
+            f"{scenario.algorithm} declares {found.name} with flags of its own (`{flags.command}`), which no "
+            f"command presents: give its SPEC the flags of one of {', '.join(f.command for f in registry.families())}"
+        )
+    if flags is not args.flags:
+        raise ConfigError(
+            f"{scenario.algorithm} declares {found.name}, {flags.title}: "
+            f"run it with `mutexlab {command} {flags.command} --algorithm {scenario.algorithm}`"
+        )
+    return found
 
-    add_arguments: Callable[..., None]
-    config: Callable[..., Scenario]
+
+# -- the algorithm a trace or scenario names (verify, report, replay) -----------------------------
+def add_algorithm_argument(parser, what: str) -> None:
+    parser.add_argument(
+        "--algorithm",
+        "-a",
+        metavar="FILE",
+        help=f"the dotted module or .py file that declares the algorithm {what} names, when it is not "
+        "built in (without it, such a trace cannot be checked for that algorithm's own invariants)",
+    )
 
 
-FAMILIES = {
-    "bees": Family(add_bees_arguments, bees_config),
-    "elves": Family(add_elves_arguments, elves_config),
-    "mutex": Family(add_mutex_arguments, mutex_config),
-}
+def named_algorithm(args) -> AlgorithmSpec | None:
+    """The spec ``--algorithm`` names, loaded (a trace naming it is then checked as it), or None.
+    Raises ConfigError."""
+    return registry.resolve(registry.canonical(args.algorithm)) if args.algorithm else None
 
 
-# -- the simulator's workload (simulate mutex, compare) --------------------------------------
+def disagreement(found: AlgorithmSpec | None, named: str | None, given: str, what: str) -> str | None:
+    """The error when ``--algorithm`` (``given``, declaring ``found``) is not the algorithm ``what``
+    names (``named``), else None."""
+    if found is None or named in (found.name, given, registry.canonical(given)):
+        return None
+    return f"{what} is of the algorithm {named!r}, but {given} declares {found.name!r}"
+
+
+# -- the simulator's settings (simulate, compare) --------------------------------------------
 def add_simulator_arguments(parser, seed: str) -> None:
     """``--seed`` (``seed``: what it draws) and ``--delay``: what every simulation takes."""
     parser.add_argument("--seed", type=non_negative, default=0, help=f"{seed} (default 0)")
@@ -298,15 +255,3 @@ def add_dwell_arguments(parser, helps: dict[str, str]) -> None:
         parser.add_argument(
             f"--{kind}", type=seconds, default=1.0, metavar="MEAN", help=f"{help} (default 1)"
         )
-
-
-def add_workload_arguments(parser) -> None:
-    add_simulator_arguments(parser, "random seed")
-    add_dwell_arguments(
-        parser,
-        {
-            "think": "mean think time before each request, in message delays",
-            "cs": "mean time inside the critical section, in message delays",
-        },
-    )
-    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")

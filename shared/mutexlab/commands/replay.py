@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from ..audit import numbered, verify_events
-from ..sim.scripted import ScenarioError, replay_scenario
+from ..setup import ConfigError
+from ..sim.scripted import ScenarioError, load_scenario, replay_scenario
 from ..trace import TraceWriter
 from ..words import count
 from .common import add_json_argument, add_trace_argument, fail, print_json
+from .flags import add_algorithm_argument, disagreement, named_algorithm
 from .registry import Command
 from .reporting import add_report_argument, write_report_if_asked
 
@@ -16,13 +18,22 @@ def arguments(p) -> None:
     add_trace_argument(p)
     add_json_argument(p, "outcome")
     add_report_argument(p)
+    add_algorithm_argument(p, "the scenario")
 
 
 def run(args) -> int:
+    try:
+        found = named_algorithm(args)
+        scenario = load_scenario(args.scenario)
+    except (ConfigError, ScenarioError) as exc:
+        return fail(str(exc))
+    wrong = disagreement(found, scenario.algorithm, args.algorithm, args.scenario)
+    if wrong:
+        return fail(wrong)
     trace = TraceWriter(args.trace, keep=True) if args.trace else TraceWriter(None, keep=True)
     try:
         with trace:
-            result = replay_scenario(args.scenario, trace)
+            result = replay_scenario(scenario, trace)
     except ScenarioError as exc:
         return fail(str(exc))
     except OSError as exc:

@@ -10,8 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..report import WINDOW_EVENTS, read_window, write_report
+from ..setup import ConfigError
 from ..trace import TraceError
 from .common import fail
+from .flags import add_algorithm_argument, disagreement, named_algorithm
 from .registry import Command
 
 
@@ -31,6 +33,7 @@ def arguments(p) -> None:
         help=f"draw at most the first N events of a longer trace (default {WINDOW_EVENTS:,}); "
         "the verdict always covers the whole trace",
     )
+    add_algorithm_argument(p, "the trace")
 
 
 def run(args) -> int:
@@ -40,9 +43,13 @@ def run(args) -> int:
     if args.window < 1:
         return fail(f"--window must be at least 1 event, got {args.window}")
     try:
+        found = named_algorithm(args)
         shown = read_window(args.trace, args.window)
-    except TraceError as exc:
+    except (ConfigError, TraceError) as exc:
         return fail(str(exc))
+    wrong = disagreement(found, shown.verdict.algorithm, args.algorithm, args.trace)
+    if wrong:
+        return fail(wrong)
     try:
         target = write_report(shown.events, output, window=shown)
     except TraceError as exc:  # an event the page cannot draw: "line N: ..." gets the file's name

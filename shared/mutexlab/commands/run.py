@@ -1,4 +1,4 @@
-"""``mutexlab run bees|elves|mutex``: the real thing over RabbitMQ, without Docker.
+"""``mutexlab run <family>``: the real thing over RabbitMQ, without Docker.
 
 Parses the arguments into a plan and hands it to the process supervisor
 (``mutexlab.transport.supervisor``): the monitor and every participant as its own OS process
@@ -14,10 +14,11 @@ import argparse
 from pathlib import Path
 
 from ..setup import ConfigError
+from ..spec import Flags
 from ..transport.supervisor import DEFAULT_URL, Plan, broker_problem, execute, make_plan
 from .common import add_json_argument, fail, non_negative, seconds
-from .flags import MUTEX_EXAMPLE
-from .registry import Command, scenario
+from .flags import resolved
+from .registry import Command, family_scenarios
 from .reporting import add_report_argument, write_report_if_asked
 
 
@@ -98,30 +99,20 @@ def _dwell_flags(p, what: dict[str, str]) -> None:
         )
 
 
-def _elves_arguments(p) -> None:
-    _dwell_flags(
-        p,
-        {
-            "work": "an elf works on a contract",
-            "rest": "between a contract done and the next request",
-            "pause": "the mayor waits between rounds",
-        },
-    )
-    _common(p)
+def arguments(flags: Flags):
+    def add(p) -> None:
+        _dwell_flags(p, {d.kind: d.real for d in flags.dwell})
+        _common(p)
 
-
-def _mutex_arguments(p) -> None:
-    _dwell_flags(p, {"think": "before each request", "cs": "inside the critical section"})
-    _common(p)
+    return add
 
 
 def plan_from_args(args) -> Plan:
     """The supervisor's plan for the parsed arguments; ConfigError on a bad setting."""
     scenario = args.scenario_config(args)
+    resolved(args, scenario, "run")
     dwell_times = {
-        kind: getattr(args, kind)
-        for kind in ("work", "rest", "pause", "think", "cs")
-        if getattr(args, kind, None) is not None
+        d.kind: getattr(args, d.kind) for d in args.flags.dwell if getattr(args, d.kind) is not None
     }
     dwell_times.update(dict(args.dwell_kind))
     return make_plan(
@@ -167,9 +158,5 @@ COMMAND = Command(
     monitor's verdict and summary. Exit 0 safe and complete, 1 violation or a rejected input, 2 bad
     arguments, 3 stalled or broker unusable; SIGTERM, SIGINT or SIGHUP stops every process of the run and
     deletes its queues, exit 128 + the signal's number (143, 130, 129).""",
-    scenarios=(
-        scenario("bees", "the mason bees: P bees, K flowers, T reeds", run, _common),
-        scenario("elves", "the hamster killers: a mayor and N elves", run, _elves_arguments),
-        scenario("mutex", "a classic algorithm on N nodes", run, _mutex_arguments, **MUTEX_EXAMPLE, nodes=5),
-    ),
+    scenarios=family_scenarios(run, arguments),
 )

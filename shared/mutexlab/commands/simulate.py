@@ -1,13 +1,204 @@
-"""``mutexlab simulate bees|elves|mutex``: the group; each scenario is declared in its module."""
+"""``mutexlab simulate <family>``: one seeded run in the deterministic simulator, summarised and audited.
+
+One subcommand per registered family (``bees``, ``elves``, ``mutex`` ...), its flags and its
+summary declared by the family's ``spec.Flags``; ``--algorithm`` names a registered algorithm of
+the family, a dotted module or a ``.py`` file. How the run is held follows the family's flags:
+
+* ``streamed``: no trace is held — the audit is fed as the run goes (``--no-audit``: none), and
+  ``--report`` keeps only the window its page draws (docs/architecture.md#scaling);
+* ``measured``: every process draws its dwell times from its own stream (the same workload for
+  every algorithm with the same seed: ``compare``), and the run is measured;
+* otherwise the trace is held and audited at the end; with ``partial`` a refused input ends
+  the run with a summary saying so (``error``), else it stops the command (exit 1).
+
+Exit 0 when the run finished and the audit finds the trace safe; 1 when the audit finds a safety
+violation or an input was refused; 2 on bad arguments; 3 when the run stalls (or the audit finds
+it unfinished) without a safety violation.
+"""
 
 from __future__ import annotations
 
-from . import simulate_bees, simulate_elves, simulate_mutex
-from .registry import Command
+from dataclasses import replace
+
+from .. import memory
+from ..audit import numbered, verify_events
+from ..protocol import ProtocolError
+from ..protocols.registry import build_setup
+from ..runs import run_measured
+from ..setup import ConfigError
+from ..sim import SimConfig, Simulation
+from ..spec import AlgorithmSpec, Flags, Simulated
+from ..trace import TraceWriter
+from .common import add_json_argument, add_trace_argument, fail, print_json
+from .flags import Scenario, add_dwell_arguments, add_simulator_arguments, resolved
+from .longrun import add_memory_argument, audit_trace, check_memory, progress_bar
+from .registry import Command, family_scenarios
+from .reporting import add_report_argument, write_report_if_asked
+from .simulating import add_fault_arguments, audit_summary, exit_code, fault_config, fault_line, outcome_lines
+
+
+def arguments(flags: Flags):
+    def add(p) -> None:
+        add_simulator_arguments(p, flags.seed)
+        add_dwell_arguments(p, {d.kind: d.simulated for d in flags.dwell})
+        add_trace_argument(p)
+        if flags.streamed:
+            p.add_argument(
+                "--no-audit",
+                action="store_true",
+                help="do not audit the run (the audit is fed as the run goes and holds no trace; "
+                "ignored with --trace or --report)",
+            )
+        add_json_argument(p, "summary")
+        add_report_argument(p)
+        add_fault_arguments(p)
+        add_memory_argument(p)
+
+    return add
+
+
+def _show(args, run: Simulated) -> dict:
+    flags: Flags = args.flags
+    summary = flags.summarise(run)
+    if args.json:
+        print_json(summary)
+    else:
+        print("\n".join(flags.render(run, summary) + outcome_lines(summary)))
+    return summary
+
+
+def _common(args, duplicates: int, verdict) -> dict:
+    return {"faults": fault_line(args, duplicates), "audit": audit_summary(verdict), "trace": args.trace}
+
+
+def run(args) -> int:
+    flags: Flags = args.flags
+    try:
+        scenario = args.scenario_config(args)
+        spec = resolved(args, scenario, "simulate")
+    except ConfigError as exc:
+        return fail(str(exc))
+    messages = memory.messages(spec, scenario.processes, scenario.options)
+    # Every process keeps P² of state already at setup: the check comes first.
+    prediction = memory.predict(
+        messages, scenario.processes + len(spec.fixed_roles), audited=not flags.streamed
+    )
+    refused = check_memory(args, prediction, flags.smaller)
+    if refused:
+        return refused
+    dwell = {d.kind: getattr(args, d.kind) for d in flags.dwell}
+    if flags.measured:
+        return _measured(args, spec, scenario, messages, dwell)
+    try:
+        setup = build_setup(scenario.algorithm, scenario.processes, scenario.options, args.seed)
+        # A streamed run is built to scale: its livelock guard grows with it (at P = 1000 bees a healthy
+        # run takes 9,247,872 events, BENCHMARKS.md §6, past the default 5M).
+        guard = max(SimConfig.max_events, int(3 * messages)) if flags.streamed else SimConfig.max_events
+        config = SimConfig(
+            seed=args.seed, delay=args.delay, dwell=dwell, max_events=guard, **fault_config(args)
+        )
+    except ConfigError as exc:
+        return fail(str(exc))
+    run = Simulated(spec, setup, scenario.processes, scenario.options, None, args.seed, args.delay, dwell, {})
+    if flags.streamed:
+        return _streamed(args, run, config, messages)
+    return _kept(args, run, config, messages)
+
+
+def _streamed(args, run: Simulated, config: SimConfig, messages: float) -> int:
+    audit = bool(args.trace) or bool(args.report) or not args.no_audit
+    window = None
+    if args.report:
+        from ..report import WindowFeed  # the page's code is imported only for a page
+
+        window = WindowFeed()
+    trace, auditor = audit_trace(run.setup, args.trace, window) if audit else (None, None)
+    if isinstance(trace, str):
+        return fail(trace)
+    try:
+        with progress_bar(args, messages, run.spec.name) as progress:
+            # Without a written trace the audit reads no message bodies: none are made.
+            simulation = Simulation(run.setup, config, trace, trace_bodies=bool(args.trace or args.report))
+            simulation.progress = progress
+            result = simulation.run()
+    finally:
+        if trace is not None:
+            trace.close()
+    verdict = auditor.verdict() if auditor is not None else None
+    _show(args, replace(run, result=result, common=_common(args, result.duplicates_dropped, verdict)))
+    code = exit_code(verdict, result.ok)
+    shown = window.window_of(verdict) if window is not None and verdict is not None else None
+    return write_report_if_asked(args, shown, result.stalled, result.states) or code
+
+
+def _kept(args, run: Simulated, config: SimConfig, messages: float) -> int:
+    try:
+        trace = TraceWriter(args.trace, keep=True)
+    except OSError as exc:
+        return fail(f"cannot write trace {args.trace}: {exc.strerror}")
+    result, error = None, None
+    try:
+        with progress_bar(args, messages, run.spec.name) as progress:
+            simulation = Simulation(run.setup, config, trace)
+            simulation.progress = progress
+            result = simulation.run()
+    except ProtocolError as exc:
+        if not args.flags.partial:
+            raise
+        error = str(exc)
+    finally:
+        trace.close()
+    events = numbered(trace.kept)
+    verdict = verify_events(events)
+    common = _common(args, result.duplicates_dropped if result else 0, verdict)
+    _show(args, replace(run, result=result, common=common, events=events, error=error))
+    code = exit_code(verdict, result is not None and result.ok, failed=error is not None)
+    stalled, states = (result.stalled, result.states) if result else (None, None)
+    return write_report_if_asked(args, trace, stalled, states) or code
+
+
+def _measured(args, spec: AlgorithmSpec, scenario: Scenario, messages: float, dwell: dict) -> int:
+    try:
+        with progress_bar(args, messages, spec.name) as progress:
+            outcome = run_measured(
+                scenario.algorithm,
+                scenario.processes,
+                scenario.options,
+                args.seed,
+                args.delay,
+                dwell,
+                args.trace,
+                fault_config(args),
+                progress,
+            )
+    except ConfigError as exc:
+        return fail(str(exc))
+    except OSError as exc:
+        return fail(f"cannot write trace {args.trace}: {exc.strerror}")
+    result = outcome.result
+    common = _common(args, result.duplicates_dropped, outcome.verdict)
+    run = Simulated(
+        spec,
+        outcome.setup,
+        scenario.processes,
+        scenario.options,
+        result,
+        args.seed,
+        args.delay,
+        dwell,
+        common,
+        outcome.events,
+        outcome.metrics,
+    )
+    _show(args, run)
+    return write_report_if_asked(args, outcome.events, result.stalled, result.states) or exit_code(
+        outcome.verdict, result.ok
+    )
+
 
 COMMAND = Command(
     "simulate",
     "run a scenario in the deterministic simulator",
     "Seeded, deterministic simulation in virtual time (mean message delay = 1).",
-    scenarios=(simulate_bees.COMMAND, simulate_elves.COMMAND, simulate_mutex.COMMAND),
+    scenarios=family_scenarios(run, arguments, description=lambda f: f.description),
 )

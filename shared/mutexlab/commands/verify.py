@@ -1,12 +1,15 @@
-"""``mutexlab verify FILE``: exit 0 SAFE, 1 VIOLATION, 2 unreadable trace, 3 INCOMPLETE (see
-``audit.verdict``). FILE is a mutexlab trace, a ShiViz / GoVector log or clock-free JSON Lines
-(``audit.foreign``, docs/verify-any-log.md)."""
+"""``mutexlab verify FILE [--algorithm FILE]``: exit 0 SAFE, 1 VIOLATION, 2 unreadable trace, 3
+INCOMPLETE (see ``audit.verdict``). FILE is a mutexlab trace, a ShiViz / GoVector log or clock-free
+JSON Lines (``audit.foreign``, docs/verify-any-log.md). A trace of an algorithm nobody here declares
+(a user's file not named with ``--algorithm``) is at best INCOMPLETE: its invariants were not checked."""
 
 from __future__ import annotations
 
 from ..audit.foreign import FORMATS, parse_capacities, verify_log
+from ..setup import ConfigError
 from ..trace import TraceError
 from .common import add_json_argument, fail, print_json
+from .flags import add_algorithm_argument, disagreement, named_algorithm
 from .registry import Command
 
 
@@ -37,13 +40,18 @@ def arguments(p) -> None:
         "(default: the log's first line when it is one, else GoVector's)",
     )
     add_json_argument(p, "verdict")
+    add_algorithm_argument(p, "the trace")
 
 
 def run(args) -> int:
     try:
+        found = named_algorithm(args)
         verdict = verify_log(args.trace, args.format, parse_capacities(args.capacity), args.regex)
-    except TraceError as exc:
+    except (ConfigError, TraceError) as exc:
         return fail(str(exc))
+    wrong = disagreement(found, verdict.algorithm, args.algorithm, args.trace)
+    if wrong:
+        return fail(wrong)
     if args.json:
         print_json(verdict.as_dict())
     else:
@@ -57,8 +65,8 @@ COMMAND = Command(
     """Decide a trace: capacities by happened-before plus the algorithm's invariants. Exit 0 SAFE (safe and
     finished), 1 VIOLATION (a safety property is broken in what the trace shows), 2 when the trace cannot
     be read, 3 INCOMPLETE (no safety violation, but the trace ends unfinished: cut short or stalled, a
-    trace alone cannot tell). Reads mutexlab's traces, ShiViz / GoVector logs and clock-free JSON Lines
-    (docs/verify-any-log.md).""",
+    trace alone cannot tell; or its algorithm is not known here: give --algorithm). Reads mutexlab's
+    traces, ShiViz / GoVector logs and clock-free JSON Lines (docs/verify-any-log.md).""",
     run,
     arguments,
 )

@@ -63,6 +63,7 @@ from ..protocol import Enter, Exit, Note, Protocol, Schedule, Send
 from ..setup import ConfigError, Setup, positive_int
 from ..show import counted, fmt
 from ..spec import AlgorithmSpec
+from . import bees_flags
 from .classic import expect, workload_options
 
 
@@ -494,4 +495,7 @@ SPEC = AlgorithmSpec(
         "initial_clocks": "Lamport clock per pid (default: random from the seed)",
     },
     reductions=lambda: importlib.import_module(f"{__package__}.bees_reductions").REDUCTIONS,  # reads Bee
+    # -- how the commands present the bees (flags, summary) and a run's messages: bees_flags.py --
+    flags=bees_flags.FLAGS,
+    estimate_messages=bees_flags.estimate_messages,
 )

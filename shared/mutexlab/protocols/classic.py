@@ -25,6 +25,7 @@ from ..messages import Codec
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule
 from ..setup import ConfigError, Setup, positive_int
 from ..spec import AlgorithmSpec, Figure
+from .classic_flags import FLAGS, workload_estimate
 
 
 class State(StrEnum):
@@ -288,10 +289,13 @@ def classic_spec(
     make_setup: Callable[[int, dict, int], Setup],
     codec: Codec,
     literature: dict[str, Figure],
+    per_entry: Callable[[int], float] | None = None,
     **options: str,
 ) -> AlgorithmSpec:
     """A classic algorithm's ``SPEC``: family ``classic``, audited by ``mutexlab.audit.classic``,
-    taking the workload's options and its own ``options`` (key → one-line help)."""
+    taking the workload's options and its own ``options`` (key → one-line help), presented by
+    ``classic_flags.FLAGS``. Its memory estimate: entries × the literature's messages per entry,
+    else ``per_entry(N)`` (default 3(N−1))."""
     return AlgorithmSpec(
         name,
         "classic",
@@ -301,6 +305,8 @@ def classic_spec(
         "mutexlab.audit.classic",
         options={**WORKLOAD_OPTIONS, **options},
         literature=literature,
+        flags=FLAGS,
+        estimate_messages=workload_estimate(literature, per_entry),
     )
 
 

@@ -88,6 +88,7 @@ from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule, Sen
 from ..setup import ConfigError, Setup, positive_int
 from ..show import attributes, fmt
 from ..spec import AlgorithmSpec
+from . import elves_flags
 from .classic import expect
 
 MAYOR = 0
@@ -801,6 +802,9 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     )
 
 
+# -- how the commands present the elves (flags, summary) and a run's messages: elves_flags.py --
+FLAGS, estimate_messages = elves_flags.flags(DEFAULTS, hamster_range)
+
 SPEC = AlgorithmSpec(
     "elves",
     "elves",
@@ -820,4 +824,6 @@ SPEC = AlgorithmSpec(
         "poison_per_hamster": "poison portions per hamster (default 1)",
     },
     reductions=lambda: importlib.import_module(f"{__package__}.elves_reductions").REDUCTIONS,  # reads Elf
+    flags=FLAGS,
+    estimate_messages=estimate_messages,
 )

@@ -1,16 +1,26 @@
-"""The registered algorithms: one ``AlgorithmSpec`` per protocol module (``SPEC``), collected here.
+"""The algorithms: one ``AlgorithmSpec`` per protocol module (``SPEC``), collected here; and the
+one resolver of what a user names with ``--algorithm``.
 
 Adding an algorithm = one new module ending with ``SPEC = AlgorithmSpec(...)``, named in
-``MODULES``, plus its tests. Everything that looks an algorithm up reads ``SPECS`` (or ``spec``).
+``MODULES``, plus its tests. Everything that looks an algorithm up reads ``SPECS`` (or ``spec``),
+or ``resolve`` for what a user names: a registered name, a dotted module, or a ``.py`` file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
+import re
+import sys
+import traceback
+from dataclasses import replace
+from pathlib import Path
+from types import ModuleType
 
 from ..reduction import Reductions
 from ..setup import ConfigError, Setup
-from ..spec import AlgorithmSpec
+from ..spec import AlgorithmSpec, Flags
 
 # The protocol modules, in the order tables list their algorithms (an explicit list: discovery
 # would import every module under protocols/ anyway, helpers included).
@@ -42,55 +52,228 @@ def spec(name: str) -> AlgorithmSpec:
 
 
 def make_setup(name: str, processes: int, options: dict | None = None, seed: int = 0) -> Setup:
-    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
-        raise ConfigError(f"the number of processes must be a whole number ≥ 1, got {processes!r}")
+    _check_processes(processes)
     return spec(name).make_setup(processes, dict(options or {}), seed)
 
 
-# -- registered names, or plugin modules (dotted paths: experiments, the tests' broken variants) --
-def spec_of(algorithm: str) -> AlgorithmSpec | None:
-    """The spec of a registered name, or of a plugin module (dotted path) that declares ``SPEC``
-    or names a registered ``FAMILY``; None when neither says (the plugin is then a classic node)."""
+def _check_processes(processes: int) -> None:
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise ConfigError(f"the number of processes must be a whole number ≥ 1, got {processes!r}")
+
+
+# -- how the commands present the families -----------------------------------------------------
+def families() -> list[Flags]:
+    """The registered families' ``Flags``, once each, in the order of ``SPECS``."""
+    out: list[Flags] = []
+    for found in SPECS.values():
+        if found.flags is not None and all(found.flags is not f for f in out):
+            out.append(found.flags)
+    return out
+
+
+def flags_of(found: AlgorithmSpec) -> Flags:
+    """``found``'s flags: its own, else those of its family's registered algorithms."""
+    if found.flags is not None:
+        return found.flags
+    for other in SPECS.values():
+        if other.family == found.family and other.flags is not None:
+            return other.flags
+    raise ConfigError(f"algorithm {found.name!r} is of family {found.family!r}, which no command presents")
+
+
+def members(flags: Flags) -> list[str]:
+    """The registered algorithms the commands present with ``flags``."""
+    return [name for name, found in SPECS.items() if found.flags is flags]
+
+
+# -- what a user names: a registered name, a dotted module, or a .py file -------------------------
+# The algorithms the modules and files loaded so far declare (SPEC), by name → (what named it: a
+# dotted name, a file's resolved path; its spec): what ``lookup`` finds. (Each module is loaded once:
+# sys.modules holds it; its SPEC is read again at every ``resolve``.)
+_declared: dict[str, tuple[str, AlgorithmSpec]] = {}
+FILE_MODULE_PREFIX = "mutexlab_algorithm_"  # + the file's stem and a digest of its path
+
+
+def is_file(algorithm: str) -> bool:
+    """``algorithm`` names a file (``my_algo.py``, ``./algo``), not a name or a dotted module."""
+    return algorithm.endswith(".py") or "/" in algorithm or "\\" in algorithm
+
+
+def is_module(algorithm: str) -> bool:
+    return "." in algorithm and all(part.isidentifier() for part in algorithm.split("."))
+
+
+def canonical(algorithm: str) -> str:
+    """What to pass on for ``algorithm`` (to another process, a scenario, a trace's reader): a
+    file as its absolute path, anything else as given."""
+    return str(Path(algorithm).expanduser().absolute()) if is_file(algorithm) else algorithm
+
+
+def resolve(algorithm: str) -> AlgorithmSpec:
+    """The spec ``algorithm`` names: a registered name; a dotted module; or a ``.py`` file, loaded
+    once under a stable module name (``module_name``). A module or file declares
+    ``SPEC = AlgorithmSpec(...)``; one that only offers ``make_setup`` is a variant of its
+    ``FAMILY``'s (default: classic) algorithms, under its own name (the tests' broken variants).
+    ConfigError names what is wrong: no such file, no SPEC, the line of the file that failed, a
+    name another algorithm has."""
     if algorithm in SPECS:
         return SPECS[algorithm]
-    if "." not in algorithm:
+    if algorithm in _declared:  # a name a module or file loaded before declares
+        return _declared[algorithm][1]
+    if is_file(algorithm):
+        path = Path(algorithm).expanduser().resolve()
+        module = _load_file(algorithm, path)
+        try:
+            return _declare(str(path), module, f"algorithm file {algorithm}", is_file=True)
+        except ConfigError:
+            sys.modules.pop(module.__name__, None)  # refused: loaded again once it is fixed
+            raise
+    if is_module(algorithm):
+        return _declare(algorithm, _import(algorithm), f"algorithm module {algorithm}")
+    raise ConfigError(
+        f"unknown algorithm {algorithm!r}; choose one of: {', '.join(SPECS)}, "
+        "or name a dotted module or a .py file that declares SPEC"
+    )
+
+
+def lookup(name: str | None) -> AlgorithmSpec | None:
+    """The algorithm called ``name`` (a trace's header names it): registered, or declared by a
+    module or file this process has loaded (``resolve``); None when neither."""
+    if not name:
         return None
-    module = _plugin(algorithm)
-    found = getattr(module, "SPEC", None)
-    return found if isinstance(found, AlgorithmSpec) else SPECS.get(getattr(module, "FAMILY", ""))
+    if name in SPECS:
+        return SPECS[name]
+    found = _declared.get(name)
+    return found[1] if found is not None else None
 
 
-def _plugin(algorithm: str):
+def module_name(path: Path) -> str:
+    """The stable module name of the file at ``path`` (resolved): the same in every process."""
+    stem = re.sub(r"\W", "_", path.stem)
+    return f"{FILE_MODULE_PREFIX}{stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:10]}"
+
+
+def _load_file(given: str, path: Path) -> ModuleType:
+    if not path.exists():
+        raise ConfigError(f"algorithm file {given} does not exist")
+    if not path.is_file() or path.suffix != ".py":
+        raise ConfigError(f"algorithm file {given} is not a Python file (.py)")
+    name = module_name(path)
+    if name in sys.modules:  # loaded before (a forked service inherits it)
+        return sys.modules[name]
+    loader = importlib.util.spec_from_file_location(name, path)
+    if loader is None or loader.loader is None:
+        raise ConfigError(f"algorithm file {given} cannot be loaded")
+    module = importlib.util.module_from_spec(loader)
+    sys.modules[name] = module  # before running it: its dataclasses and models look it up
+    if str(path.parent) not in sys.path:  # the modules beside it import as in a script
+        sys.path.append(str(path.parent))
+    try:
+        loader.loader.exec_module(module)
+    except BaseException as exc:
+        del sys.modules[name]
+        if not isinstance(exc, Exception):
+            raise
+        raise ConfigError(f"cannot load algorithm file {given}: {_failure(exc, str(path))}") from None
+    return module
+
+
+def _import(algorithm: str) -> ModuleType:
     try:
         return importlib.import_module(algorithm)
     except ImportError as exc:
-        raise ConfigError(f"algorithm module {algorithm!r} cannot be imported: {exc}") from None
+        if exc.name is not None and algorithm.startswith(exc.name):  # the module itself is missing
+            raise ConfigError(f"algorithm module {algorithm!r} cannot be imported: {exc}") from None
+        raise ConfigError(f"cannot load algorithm module {algorithm}: {_failure(exc, None)}") from None
+    except Exception as exc:  # noqa: BLE001 - the module's own error, reported with its line
+        raise ConfigError(f"cannot load algorithm module {algorithm}: {_failure(exc, None)}") from None
+
+
+def _failure(exc: Exception, path: str | None) -> str:
+    """``line N: <code>: Type: message`` at the line of the user's file (``path``; else the last
+    frame outside importlib) where ``exc`` came from."""
+    if isinstance(exc, SyntaxError) and exc.lineno is not None and (path is None or exc.filename == path):
+        code = (exc.text or "").strip()
+        return f"line {exc.lineno}{f' `{code}`' if code else ''}: SyntaxError: {exc.msg}"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename]
+    mine = [f for f in frames if path is None or f.filename == path]
+    where = ""
+    if mine:
+        frame, code = mine[-1], (mine[-1].line or "").strip()
+        where = ("line " if path is not None else f"{frame.filename}:") + f"{frame.lineno}"
+        where += f" `{code}`: " if code else ": "
+    return f"{where}{type(exc).__name__}: {exc}"
+
+
+def _declare(source: str, module: ModuleType, what: str, is_file: bool = False) -> AlgorithmSpec:
+    """The spec of a loaded module: its ``SPEC``, checked, or (``make_setup`` only) a variant's.
+    A file is an algorithm of its own: a built-in's name is refused. A dotted module may be a
+    variant of a built-in under its name (the tests' broken variants), keeping its family and
+    audit: its traces are verified as the built-in's, and ``lookup`` finds the built-in."""
+    found = getattr(module, "SPEC", None)
+    if found is None:
+        make = getattr(module, "make_setup", None)
+        if not callable(make):
+            raise ConfigError(f"{what} declares no SPEC = AlgorithmSpec(...)")
+        return _variant(source, module, make)
+    if not isinstance(found, AlgorithmSpec):
+        raise ConfigError(f"{what}: SPEC must be an AlgorithmSpec, got {type(found).__name__}")
+    if SPECS.get(found.name) is found:  # a registered module named by its path
+        return found
+    builtin = SPECS.get(found.name)
+    if builtin is not None:
+        if is_file or (found.family, found.audit) != (builtin.family, builtin.audit):
+            raise ConfigError(
+                f"{what} declares the algorithm {found.name!r}, the name of a built-in algorithm: "
+                "give it another name"
+            )
+        return found
+    earlier = _declared.get(found.name)
+    if earlier is not None and earlier[0] != source:
+        raise ConfigError(f"{what} declares the algorithm {found.name!r}, as {earlier[0]} does: rename one")
+    flags_of(found)  # a family the commands present
+    _declared[found.name] = (source, found)
+    return found
+
+
+def _variant(source: str, module: ModuleType, make) -> AlgorithmSpec:
+    """A module offering ``make_setup`` without SPEC: its ``FAMILY``'s (default classic) spec,
+    building with its ``make_setup``, under the name ``source``; it quotes no literature."""
+    family = getattr(module, "FAMILY", "classic")
+    template = SPECS.get(family) or next((s for s in SPECS.values() if s.family == family), None)
+    if template is None:
+        raise ConfigError(f"algorithm module {source}: FAMILY {family!r} is not a family of algorithms")
+    summary = ((module.__doc__ or "").strip().splitlines() or [template.summary])[0]
+    return replace(template, name=source, summary=summary, make_setup=make, literature={})
 
 
 def build_setup(algorithm: str, processes: int, options: dict, seed: int) -> Setup:
-    """``make_setup`` by registered name, or by a dotted module path offering ``make_setup``
-    (for experiments and for the tests' deliberately broken variants)."""
-    if algorithm in SPECS:
-        return make_setup(algorithm, processes, options, seed)
-    if "." in algorithm and all(part.isidentifier() for part in algorithm.split(".")):
-        module = _plugin(algorithm)
-        if not hasattr(module, "make_setup"):
-            raise ConfigError(f"module {algorithm!r} offers no make_setup")
-        return module.make_setup(processes, dict(options), seed)
-    return make_setup(algorithm, processes, options, seed)  # raises the clear "unknown algorithm"
+    """The setup of what ``algorithm`` names (``resolve``). A module declaring SPEC builds the
+    setup its spec names: what its traces are verified as."""
+    found = resolve(algorithm)
+    _check_processes(processes)
+    setup = found.make_setup(processes, dict(options), seed)
+    if lookup(found.name) is found and setup.algorithm != found.name:
+        raise ConfigError(
+            f"{algorithm}: make_setup names its setup {setup.algorithm!r}, but SPEC names the algorithm "
+            f"{found.name!r}: they must agree (a trace is verified by the name its setup gives)"
+        )
+    return setup
+
+
+def spec_of(algorithm: str) -> AlgorithmSpec:
+    """``resolve``, for the callers that read a spec's roles (membership)."""
+    return resolve(algorithm)
 
 
 def family_of(algorithm: str) -> str:
-    """The family that decides the roles: the name itself, or a plugin module's ``FAMILY``
-    (a deliberately broken bee module says ``FAMILY = "bees"``)."""
-    if algorithm in SPECS or "." not in algorithm:
-        return algorithm
-    return getattr(_plugin(algorithm), "FAMILY", algorithm)
+    """The family of what ``algorithm`` names (``classic``, ``bees``, ``elves``)."""
+    return resolve(algorithm).family
 
 
 def declarations(algorithm: str) -> list[Reductions]:
     """Every reduction declaration that may cover a setup of ``algorithm`` (``mutexlab.reduction``):
-    its spec's (a plugin module's own ``SPEC``, or its ``FAMILY``'s) first, then every registered
+    its spec's (a module's or file's own ``SPEC``, or its ``FAMILY``'s) first, then every registered
     one. Which applies is decided by the processes' exact classes alone (``Reductions.covers``)."""
     found = [spec_of(algorithm), *SPECS.values()]
-    return [d for d in (s.declared_reductions() for s in found if s is not None) if d is not None]
+    return [d for d in (s.declared_reductions() for s in found) if d is not None]

@@ -188,6 +188,7 @@ SPEC = classic_spec(
         "messages": Figure("sets: 2|R∖i|+|I∖i| uncontended", _literature_messages),
         "sync": Figure("T to 2T (sets)", lambda n, p: (1, 2)),
     },
+    lambda n: 5 * n**0.5,  # messages per entry when the sets say nothing simpler (like Maekawa)
     request_sets="R_i per pid (default: everyone)",
     inform_sets="I_i per pid (default: {i})",
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from ..protocols.registry import make_setup
+from ..protocols.registry import build_setup
 from ..setup import ConfigError
 from .engine import _TIMER, Simulation
 
@@ -30,8 +30,9 @@ class WorkloadSimulation(Simulation):
 
 
 def make_setup_available(algorithm: str, nodes: int, options: dict, seed: int):
+    """``build_setup``, with a clear error when a built-in protocol module is missing."""
     try:
-        return make_setup(algorithm, nodes, options, seed)
+        return build_setup(algorithm, nodes, options, seed)
     except ModuleNotFoundError as exc:
         if (exc.name or "").startswith("mutexlab.protocols"):
             raise ConfigError(

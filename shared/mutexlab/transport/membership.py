@@ -45,15 +45,13 @@ ROLES = tuple(sorted({role for s in registry.SPECS.values() for role in s.roles}
 
 
 def scalable_role(algorithm: str) -> str:
-    """The role with pids 1..P (node unless the spec says otherwise)."""
-    found = spec_of(algorithm)
-    return found.role if found is not None else "node"
+    """The role with pids 1..P (its spec's ``role``)."""
+    return spec_of(algorithm).role
 
 
 def fixed_roles(algorithm: str) -> list[str]:
-    """Roles with exactly one member, outside P (the elves' mayor)."""
-    found = spec_of(algorithm)
-    return list(found.fixed_roles) if found is not None else []
+    """Roles with exactly one member, outside P (its spec's ``fixed_roles``)."""
+    return list(spec_of(algorithm).fixed_roles)
 
 
 def role_of(name: str) -> str:
@@ -75,7 +73,7 @@ class Roster:
     """Admission decisions. Invariants: pids are given once, in arrival order, only when closed;
     an instance is a member at most once, and once refused it stays refused for the same reason."""
 
-    algorithm: str  # the family name (bees, elves, ricart-agrawala ...)
+    algorithm: str  # what the run's ALGORITHM names (a registered name, a module, a .py file)
     expected: int  # P, or 0 to discover
     window: float  # discovery: quiet seconds before closing
     members: list[Member] = field(default_factory=list)
@@ -117,7 +115,7 @@ class Roster:
     def _refusal(self, role: str) -> str | None:
         if role not in (self.scalable, *self.fixed):
             roles = " and ".join([self.scalable, *self.fixed])
-            return f"{article(self.algorithm)} run has no role {role!r} (its roles: {roles})"
+            return f"{article(spec_of(self.algorithm).name)} run has no role {role!r} (its roles: {roles})"
         if self.closed:
             return (
                 f"membership is closed: the run started with {count(self.count(self.scalable), self.scalable)}; "

@@ -37,7 +37,7 @@ from functools import partial
 from typing import IO
 
 from ..protocols import registry
-from ..protocols.registry import build_setup, family_of
+from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup
 from ..trace import TraceError, TraceWriter
 from ..words import article
@@ -74,15 +74,12 @@ class Monitor:
     def __init__(self, settings: MonitorSettings, out: IO[str] | None = None) -> None:
         self.settings = settings
         self.out = out or sys.stdout
-        self.family = family_of(settings.algorithm)
-        # Validate the configuration before touching the broker.
+        # Validate the configuration before touching the broker: the algorithm resolves (a file
+        # loads), and with P known its setup builds (else P is discovered later).
+        registry.resolve(settings.algorithm)
         self.setup: Setup | None = None
         if settings.processes:
             self.setup = build_setup(settings.algorithm, settings.processes, settings.options, settings.seed)
-        elif settings.algorithm in registry.SPECS:
-            registry.spec(settings.algorithm)  # P is discovered later; the name is checked now
-        else:
-            build_setup(settings.algorithm, 1, settings.options, settings.seed)  # a plugin module must load
         self.topology = Topology(settings.run_id, settings.queue_kind)
         self.bus = Bus(
             settings.amqp_url,
@@ -91,7 +88,7 @@ class Monitor:
             name="monitor",
             prefetch=MONITOR_PREFETCH,
         )
-        self.roster = Roster(self.family, settings.processes, settings.join_window)
+        self.roster = Roster(settings.algorithm, settings.processes, settings.join_window)
         self.members: dict[str, Member] = {}
         self.welcomes: dict[str, dict] = {}  # instance -> its welcome (re-sent if it joins again)
         try:

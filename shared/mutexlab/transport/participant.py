@@ -45,6 +45,7 @@ import pika
 
 from ..messages import MessageError
 from ..protocol import ProtocolError
+from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup
 from ..sim.driver import Driver
@@ -117,6 +118,8 @@ class Participant:
     def __init__(self, role: str, settings: ParticipantSettings, instance: str | None = None) -> None:
         self.role = role
         self.settings = settings
+        if settings.algorithm:  # loaded before joining: a bad file is a configuration error (exit 2)
+            registry.resolve(settings.algorithm)
         self.instance = instance or f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.topology = Topology(settings.run_id, settings.queue_kind)
         self.bus = Bus(
@@ -250,8 +253,16 @@ class Participant:
         self.name, self.pid = data["name"], int(data["pid"])
         if role_of(self.name) != self.role:
             raise ConfigError(f"the monitor gave the {self.role} the name {self.name}")
+        algorithm = str(data["algorithm"])
+        mine = self.settings.algorithm
+        if mine and registry.canonical(algorithm) != registry.canonical(mine):
+            raise ConfigError(f"the monitor runs {algorithm}, but this participant was started for {mine}")
+        if registry.is_file(algorithm) and not mine:  # never run a file only a message names
+            raise ConfigError(
+                f"the monitor runs the file {algorithm}: name it in this participant's ALGORITHM"
+            )
         self.setup = build_setup(
-            data["algorithm"], int(data["processes"]), data.get("options") or {}, int(data.get("seed", 0))
+            algorithm, int(data["processes"]), data.get("options") or {}, int(data.get("seed", 0))
         )
         self.roster = {name: pid for pid, name in self.setup.names.items()}
         if self.roster.get(self.name) != self.pid:

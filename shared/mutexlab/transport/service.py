@@ -11,6 +11,7 @@ or a rejected input, 2 bad configuration, 3 the run stalled, never started, or t
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 from typing import Protocol
@@ -24,18 +25,27 @@ class Service(Protocol):
     def run(self) -> int: ...
 
 
-def roles() -> tuple[str, ...]:
-    """Every participant role of a registered algorithm (membership's), and the monitor."""
+def roles(algorithm: str | None = None) -> tuple[str, ...]:
+    """Every participant role of a registered algorithm (membership's), those of ``algorithm``
+    (a module or file's: its own may be new), and the monitor. Raises ConfigError."""
     from .membership import ROLES
 
-    return (*ROLES, "monitor")
+    own: tuple[str, ...] = ()
+    if algorithm:
+        from ..protocols.registry import resolve
+
+        own = tuple(r for r in resolve(algorithm).roles if r not in ROLES)
+    return (*ROLES, *own, "monitor")
 
 
 def serve(role: str) -> int:
-    if role not in roles():
-        print(
-            f"mutexlab service: unknown role {role!r}; choose one of: {', '.join(roles())}", file=sys.stderr
-        )
+    try:
+        known = roles(os.environ.get("ALGORITHM"))  # a file's roles count once it loads
+    except ConfigError as exc:
+        print(f"mutexlab {role}: {exc}", file=sys.stderr)
+        return 2
+    if role not in known:
+        print(f"mutexlab service: unknown role {role!r}; choose one of: {', '.join(known)}", file=sys.stderr)
         return 2
     from .rabbit import quiet_pika
     from .settings import MonitorSettings, ParticipantSettings, load

@@ -3,7 +3,8 @@
 Every service needs ``AMQP_URL`` and ``RUN_ID``; nothing has a default credential. The
 participants (bee, elf, mayor, node) need nothing else: the monitor tells them the algorithm,
 P, the options, the seed and the dwell times when it admits them (membership.py). The monitor
-carries the run's configuration.
+carries the run's configuration. A participant loads a ``.py`` file only when its own
+``ALGORITHM`` names it (the monitor's welcome must then name the same algorithm).
 
 Environment variables (all validated before a service touches the broker):
 
@@ -12,7 +13,8 @@ Environment variables (all validated before a service touches the broker):
 | ``AMQP_URL`` | all | broker URL, e.g. ``amqp://user:pass@rabbitmq:5672/%2F`` (required); a cluster's nodes comma-separated |
 | ``QUEUE_TYPE`` | all | ``classic``, ``quorum`` or ``auto`` (default: quorum when ``AMQP_URL`` names several nodes) |
 | ``RUN_ID`` | all | letters, digits, ``_`` and ``-``; names the run's exchange and queues (required) |
-| ``ALGORITHM`` | monitor | ``bees``, ``elves`` or a classic algorithm (``ricart-agrawala`` ...) |
+| ``ALGORITHM`` | monitor | ``bees``, ``elves``, a classic algorithm (``ricart-agrawala`` ...), a dotted module or a ``.py`` file declaring ``SPEC`` |
+| ``ALGORITHM`` | participants | optional: the algorithm they take part in; a ``.py`` file must be named here to be loaded (the same path as the monitor's) |
 | ``PROCESSES`` | monitor | P (bees, elves or nodes); 0 = discover: P is whoever joined in the join window |
 | ``OPTIONS`` | monitor | JSON object of algorithm options, e.g. ``{"flowers": 2, "reeds": 2}`` |
 | ``SEED`` | monitor | seed given to ``make_setup`` (random initial clocks ...) |
@@ -148,6 +150,7 @@ class _Common(BaseSettings):
 
 
 class ParticipantSettings(_Common):
+    algorithm: str | None = None  # what this participant may take part in (a file: loaded up front)
     heartbeat: float = Field(default=1.0, gt=0)
     linger: float = Field(default=0.0, ge=0)
     monitor_timeout: float = Field(default=60.0, gt=0)

@@ -29,7 +29,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..protocols.registry import build_setup
+from ..protocols.registry import build_setup, canonical, resolve
 from ..setup import ConfigError
 from .membership import role_of
 from .settings import check_run_id, check_url
@@ -131,8 +131,10 @@ def _forked_service(role: str, env: dict, stdout, stderr) -> None:
 
 def preload(algorithm: str) -> None:
     """Import what the services will need (the participant, the monitor, the broker client, the
-    settings, the algorithm's modules), so that forked services start without importing."""
+    settings, the algorithm's modules or file), so that forked services start without importing."""
     from . import monitor, participant, service, settings  # noqa: F401
+
+    resolve(algorithm)
 
 
 def can_fork() -> bool:
@@ -220,7 +222,7 @@ def make_plan(
     if logs:
         writable_dir("logs", logs)
     plan = Plan(
-        algorithm,
+        canonical(algorithm),  # a file by its absolute path: every service finds it
         processes,
         options,
         seed,
@@ -355,6 +357,7 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
     summary_path = logs / "summary.json"
     base = dict(
         os.environ,
+        ALGORITHM=plan.algorithm,  # the participants load a file up front, and take part in this alone
         AMQP_URL=plan.amqp_url,
         RUN_ID=plan.run_id,
         JOIN_TIMEOUT=str(plan.join_timeout),

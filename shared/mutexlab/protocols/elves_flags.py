@@ -1,47 +1,21 @@
-"""``mutexlab simulate elves``: one seeded run of the hamster killers, summarised and audited.
+"""How the commands present the hamster killers (``simulate|run|check|explore elves``): their
+flags, what ``simulate`` prints of a run, and a run's message estimate.
 
-Exit 0 when the mayor and every elf end in their final state after the last round and the
-audit finds the trace safe; 1 when a participant rejects an input or the audit finds a safety
-violation; 2 on bad arguments or a configuration that could never finish; 3 when the run stalls
-(or the audit finds it unfinished) without a safety violation.
+``flags(defaults, hamster_range)`` builds them from make_setup's defaults and the parser of a
+hamster range (elves.py passes its own), so each is written once.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
-from .. import memory
-from ..audit import numbered, verify_events
-from ..protocol import ProtocolError
-from ..protocols.elves import DEFAULTS as ELVES_DEFAULTS
-from ..protocols.elves import ELF_WAIT_FOR_RELEASE, PINS, POISON, Elf, make_setup
-from ..setup import ConfigError
-from ..sim import SimConfig, Simulation
-from ..trace import TraceWriter
+from ..spec import Dwell, Flag, Flags, Simulated
 from ..words import count
-from .common import add_json_argument, add_trace_argument, fail, print_json
-from .flags import add_dwell_arguments, add_simulator_arguments, elves_config
-from .longrun import add_memory_argument, check_memory, progress_bar
-from .registry import Command
-from .reporting import add_report_argument, write_report_if_asked
-from .simulating import add_fault_arguments, audit_summary, exit_code, fault_config, fault_line, outcome_lines
 
-
-def arguments(p) -> None:
-    add_simulator_arguments(p, "random seed: the mayor's contracts, delays, dwell times")
-    add_dwell_arguments(
-        p,
-        {
-            "work": "mean virtual time an elf works on a contract",
-            "rest": "mean virtual time between a contract done and the next request",
-            "pause": "mean virtual time the mayor waits between rounds",
-        },
-    )
-    add_trace_argument(p)
-    add_report_argument(p)
-    add_fault_arguments(p)
-    add_json_argument(p, "summary")
-    add_memory_argument(p)
+# The simulator's defaults are far out of reach of an exhaustive search: check starts small.
+SMALL = {"elves": 2, "pins": 1, "poison": 2, "contracts": 2, "hamsters": [1, 2], "rounds": 1}
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -50,6 +24,8 @@ def _ratio(part: int, whole: int) -> float | None:
 
 def waiting_time(events: list[dict]) -> dict[str, float]:
     """Virtual time each elf spent in ELF_WAIT_FOR_RELEASE, from the trace's state events."""
+    from .elves import ELF_WAIT_FOR_RELEASE
+
     since: dict[str, float] = {}
     total: Counter[str] = Counter()
     for e in events:
@@ -62,14 +38,16 @@ def waiting_time(events: list[dict]) -> dict[str, float]:
     return {pid: round(total[pid], 3) for pid in sorted(total)}
 
 
-def summarise(setup, result, verdict, events, args, error: str | None) -> dict:
-    params = setup.params
+def summarise(run: Simulated) -> dict:
+    from .elves import PINS, POISON, Elf
+
+    setup, result, params = run.setup, run.result, run.setup.params
     elves = {
         setup.names[pid]: proto for pid, proto in sorted(setup.protocols.items()) if isinstance(proto, Elf)
     }
     rounds = range(1, params["rounds"] + 1)
     done = {name: {str(r): sorted(elf.done.get(r, [])) for r in rounds} for name, elf in elves.items()}
-    wait_time = waiting_time(events)
+    wait_time = waiting_time(run.events or [])
     waits = {
         name: {PINS: elf.waits[PINS], POISON: elf.waits[POISON], "time": wait_time.get(name, 0.0)}
         for name, elf in elves.items()
@@ -78,7 +56,7 @@ def summarise(setup, result, verdict, events, args, error: str | None) -> dict:
     entries = result.entries if result else {}
     acquisitions = sum(entries.values())
     total = sum(messages.values())
-    summary = {
+    return {
         "elves": params["elves"],
         "pins": params["pins"],
         "poison": params["poison"],
@@ -87,8 +65,8 @@ def summarise(setup, result, verdict, events, args, error: str | None) -> dict:
         "rounds": params["rounds"],
         "pins_per_elf": params["pins_per_elf"],
         "poison_per_hamster": params["poison_per_hamster"],
-        "seed": args.seed,
-        "delay": args.delay,
+        "seed": run.seed,
+        "delay": run.delay,
         "plan": params["plan"],
         "contracts_done": done,
         "contracts_done_total": sum(len(v) for per in done.values() for v in per.values()),
@@ -103,16 +81,14 @@ def summarise(setup, result, verdict, events, args, error: str | None) -> dict:
         "final_states": result.states if result else {},
         "stalled": result.stalled if result else {},
         "truncated": result.truncated if result else False,
-        "error": error,
-        "faults": fault_line(args, result.duplicates_dropped if result else 0),
-        "audit": audit_summary(verdict),
+        "error": run.error,
+        "faults": run.common["faults"],
+        "audit": run.common["audit"],
+        **({"trace": run.common["trace"]} if run.common.get("trace") else {}),
     }
-    if args.trace:
-        summary["trace"] = args.trace
-    return summary
 
 
-def render(s: dict) -> str:
+def render(_run: Simulated, s: dict) -> list[str]:
     rounds = [str(r) for r in range(1, s["rounds"] + 1)]
     lines = [
         f"hamster killers: {count(s['elves'], 'elf')}, {count(s['rounds'], 'round')} × "
@@ -155,66 +131,64 @@ def render(s: dict) -> str:
         )
     if s["error"]:
         lines.append(f"FAILED: {s['error']}")
-    lines += outcome_lines(s)
-    return "\n".join(lines)
+    return lines
 
 
-def run(args) -> int:
-    scenario = elves_config(args)
-    sized = {**ELVES_DEFAULTS, **scenario.options}
-    messages = memory.elves_messages(scenario.processes, sized["contracts"], sized["rounds"])
-    refused = check_memory(
-        args, memory.predict(messages, scenario.processes + 1), "fewer elves, contracts or rounds"
-    )
-    if refused:  # before the setup
-        return refused
-    try:
-        setup = make_setup(scenario.processes, scenario.options, args.seed)
-        config = SimConfig(
-            seed=args.seed,
-            delay=args.delay,
-            dwell={"work": args.work, "rest": args.rest, "pause": args.pause},
-            **fault_config(args),
-        )
-    except ConfigError as exc:
-        return fail(str(exc))
-    try:
-        trace = TraceWriter(args.trace, keep=True)
-    except OSError as exc:
-        return fail(f"cannot write trace {args.trace}: {exc.strerror}")
-    result, error = None, None
-    try:
-        with progress_bar(args, messages, "elves") as progress:
-            simulation = Simulation(setup, config, trace)
-            simulation.progress = progress
-            result = simulation.run()
-    except ProtocolError as exc:
-        error = str(exc)
-    finally:
-        trace.close()
-    events = numbered(trace.kept)
-    verdict = verify_events(events)
-    summary = summarise(setup, result, verdict, events, args, error)
-    if args.json:
-        print_json(summary)
-    else:
-        print(render(summary))
-    code = exit_code(verdict, result is not None and result.ok, failed=error is not None)
-    return (
-        write_report_if_asked(
-            args, trace, result.stalled if result else None, result.states if result else None
-        )
-        or code
-    )
+def flags(
+    defaults: dict[str, Any], hamster_range: Callable[[Any], tuple[int, int]]
+) -> tuple[Flags, Callable]:
+    """The elves' ``Flags`` and message estimate, given make_setup's ``defaults`` and its parser
+    of a hamster range (``MIN-MAX`` → (min, max), ValueError otherwise)."""
 
+    def hamsters(text: str) -> list[int]:
+        """``MIN-MAX`` (or one number) hamsters per contract → [min, max]."""
+        low, high = hamster_range(text)
+        return [low, high]
 
-COMMAND = Command(
-    "elves",
-    "the hamster killers: a mayor, N elves, pins and poison",
-    """Simulate the hamster killers in virtual time and audit the run. Exit 0 when every round is finished and
+    def estimate_messages(elves: int, options: dict) -> float:
+        """Three acquisitions per contract (contract, pins, poison), each a request, reply and
+        release with every other elf; plus the mayor's INIT_CONTRACTS and STOP per elf and round."""
+        o = {**defaults, **options}
+        contracts, rounds = o["contracts"], o["rounds"]
+        return 3 * contracts * rounds * 3 * max(elves - 1, 0) + contracts * rounds + 2 * elves * rounds
+
+    # Every flag but --elves defaults to None: make_setup's default (the help's) applies.
+    optional = dict.fromkeys(defaults)
+    found = Flags(
+        command="elves",
+        title="the hamster killers",
+        sizes="a mayor, N elves, pins and poison",
+        description="""Simulate the hamster killers in virtual time and audit the run. Exit 0 when every round is finished and
     the trace is safe, 1 on a safety violation, 2 on bad arguments or a configuration that could never
     finish, 3 when the run stalls without a safety violation.""",
-    run,
-    arguments,
-    family="elves",
-)
+        flags=(
+            Flag("elves", "number of elves", "N", ("-N",)),
+            Flag("pins", "safety pins in town", "A"),
+            Flag("poison", "poison portions", "B"),
+            Flag("contracts", "contracts per round", "C"),
+            Flag("hamsters", "hamsters per contract, drawn by the mayor", "MIN-MAX", parse=hamsters),
+            Flag("rounds", "rounds", "R"),
+            Flag("pins_per_elf", "pins an elf needs for any contract", "K"),
+            Flag("poison_per_hamster", "poison portions per hamster", "K"),
+        ),
+        summarise=summarise,
+        render=render,
+        defaults={**optional, "algorithm": "elves", "elves": 4},
+        per_command={"check": SMALL},
+        shown=defaults,
+        dwell=(
+            Dwell("work", "mean virtual time an elf works on a contract", "an elf works on a contract"),
+            Dwell(
+                "rest",
+                "mean virtual time between a contract done and the next request",
+                "between a contract done and the next request",
+            ),
+            Dwell(
+                "pause", "mean virtual time the mayor waits between rounds", "the mayor waits between rounds"
+            ),
+        ),
+        seed="random seed: the mayor's contracts, delays, dwell times",
+        smaller="fewer elves, contracts or rounds",
+        partial=True,
+    )
+    return found, estimate_messages

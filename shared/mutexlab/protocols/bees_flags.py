@@ -1,0 +1,118 @@
+"""How the commands present the mason bees (``simulate|run|check|explore bees``): their flags,
+what ``simulate`` prints of a run, and a run's message estimate.
+
+``simulate bees`` holds no trace (``streamed``): the audit is fed as the run goes, so a run of
+a thousand bees fits in memory (docs/architecture.md#scaling).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ..spec import Flag, Flags, Simulated
+
+REED_TYPES = ("REQreed", "ACKreed", "RELEASEreed")
+FLOWER_TYPES = ("REQflower", "ACKflower")
+DEFAULTS = {"algorithm": "bees", "bees": 10, "flowers": 3, "reeds": 3, "eggs": 5, "cocoons": 15}
+# The simulator's defaults are far out of reach of an exhaustive search: check starts small.
+SMALL = {"bees": 2, "flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}
+
+
+def estimate_messages(bees: int, options: dict) -> float:
+    """REQreed and ACKreed between every pair, RELEASEreed to about half the others (the rest are
+    gone), and a REQflower broadcast with its ACKflowers per egg laid."""
+    o = {**DEFAULTS, **options}
+    laid = min(o["eggs"] * bees, o["cocoons"] * o["reeds"])
+    return 2.5 * bees * (bees - 1) + 2 * laid * (bees - 1)
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 2) if whole else None
+
+
+def summarise(run: Simulated) -> dict:
+    from .bees import expected_eggs
+
+    o, result = {**DEFAULTS, **run.options}, run.result
+    per_reed: Counter[str] = Counter({f"reed:{r}": 0 for r in range(1, o["reeds"] + 1)})
+    bees: list[Any] = list(run.setup.protocols.values())  # Bee, or a variant's subclass
+    for bee in bees:
+        if bee.laid:
+            per_reed[f"reed:{bee.reed}"] += bee.laid
+    messages = result.messages
+    reed_msgs = sum(messages.get(t, 0) for t in REED_TYPES)
+    flower_msgs = sum(messages.get(t, 0) for t in FLOWER_TYPES)
+    return {
+        "bees": run.processes,
+        "flowers": o["flowers"],
+        "reeds": o["reeds"],
+        "eggs": o["eggs"],
+        "cocoons": o["cocoons"],
+        "seed": run.seed,
+        "delay": run.delay,
+        "initial_clocks": run.setup.params["initial_clocks"],
+        "eggs_per_reed": dict(per_reed),
+        "eggs_total": sum(per_reed.values()),
+        "eggs_expected": expected_eggs(run.processes, o["reeds"], o["eggs"], o["cocoons"]),
+        "deaths": result.notes.get("death", 0),
+        "retired": result.notes.get("retire", 0),
+        "final_states": dict(Counter(result.states.values())),
+        "states": result.states,
+        "messages": messages,
+        "messages_total": result.total_messages,
+        "entries": result.entries,
+        "messages_per_reed_entry": _ratio(reed_msgs, result.entries.get("reed", 0)),
+        "messages_per_flower_entry": _ratio(flower_msgs, result.entries.get("flower", 0)),
+        "virtual_duration": round(result.duration, 3),
+        "events": result.events,
+        "stalled": result.stalled,
+        "truncated": result.truncated,
+        "faults": run.common["faults"],
+        "audit": run.common["audit"],
+        **({"trace": run.common["trace"]} if run.common.get("trace") else {}),
+    }
+
+
+def render(_run: Simulated, s: dict) -> list[str]:
+    return [
+        f"mason bees: P={s['bees']} K={s['flowers']} T={s['reeds']} eggs={s['eggs']} cocoons={s['cocoons']} "
+        f"seed={s['seed']} delay={s['delay']}",
+        "eggs per reed: "
+        + ", ".join(f"{r} {n}" for r, n in s["eggs_per_reed"].items())
+        + f" (total {s['eggs_total']}, expected {s['eggs_expected']})",
+        f"bees: {s['deaths']} dead, {s['retired']} retired (no room left)"
+        + "".join(
+            f", {n} {state}" for state, n in s["final_states"].items() if state not in ("DEAD", "RETIRED")
+        ),
+        "messages: "
+        + (", ".join(f"{t} {n}" for t, n in s["messages"].items()) or "none")
+        + f" (total {s['messages_total']})",
+        f"entries: reed {s['entries'].get('reed', 0)}, flower {s['entries'].get('flower', 0)}; "
+        f"messages per reed entry {s['messages_per_reed_entry']}, "
+        f"per flower entry {s['messages_per_flower_entry']}",
+        f"virtual duration: {s['virtual_duration']} (mean message delay 1), {s['events']} events",
+    ]
+
+
+FLAGS = Flags(
+    command="bees",
+    title="the mason bees",
+    sizes="P bees, K flowers, T reeds",
+    description="""Simulate the mason bees in virtual time and audit the run. Exit 0 when every bee ends DEAD or RETIRED
+    and the trace is safe, 1 on a safety violation, 2 on bad arguments, 3 when the run stalls without one.""",
+    flags=(
+        Flag("bees", "number of bees", "P", ("-P",)),
+        Flag("flowers", "number of flowers", "K", ("-K",)),
+        Flag("reeds", "number of reeds", "T", ("-T",)),
+        Flag("eggs", "eggs per bee"),
+        Flag("cocoons", "cocoons per reed, a multiple of --eggs"),
+    ),
+    summarise=summarise,
+    render=render,
+    defaults=DEFAULTS,
+    per_command={"check": SMALL},
+    seed="random seed: delays, dwell times and initial clocks",
+    smaller="fewer bees",
+    streamed=True,
+)
