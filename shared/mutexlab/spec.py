@@ -2,8 +2,8 @@
 
 ``protocols/registry.py`` collects the specs; everything that looks an algorithm up (simulate,
 run, services, membership, monitor, verify, report, compare, bench) reads it from there.
-Core layer: plain data, no imports from higher layers (the audit module is a dotted name that
-``audit/verdict.py`` imports when it needs it).
+Core layer: plain data, no imports from higher layers (a family's trace checks are reached
+through the ``audit`` hook, which imports them when ``audit/verdict.py`` first calls it).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .findings import Invariants
 from .messages import Codec
 from .reduction import Reductions
 from .setup import Setup
@@ -50,7 +51,7 @@ class AlgorithmSpec:
     summary: str
     make_setup: Callable[[int, dict, int], Setup]
     codec: Codec
-    audit: str  # dotted module offering check(events, run)
+    audit: Callable[[], Invariants] | None = None  # the family's own trace checks (None: capacity only)
     role: str = "node"  # the scalable role: pids 1..P
     fixed_roles: tuple[str, ...] = ()  # one member each, outside P (the elves' mayor)
     options: dict[str, str] = field(default_factory=dict)  # --option key → one-line help

@@ -52,7 +52,7 @@ class StopsOneEarly(E.Mayor):
             return []
         final = self.round == len(self.plan)
         stop = E.Stop(sender=self.pid, ts=self.clock.tick(), round=self.round, final=final)
-        self.state = E.MAYOR_DONE if final else E.INITIAL
+        self.state = E.MAYOR_DONE if final else E.MayorState.INITIAL
         return [Send(j, stop) for j in range(1, self.n + 1)] + (
             [] if final else [Schedule("request", "pause")]
         )
@@ -71,8 +71,9 @@ class DropsEarly(E.Elf):
 class MuteToPins(E.Elf):
     """elf-2 never answers a pins request."""
 
-    def _handle(self, msg):
-        if self.pid == 2 and msg.type == "PINS_REQUEST":
+    def _on_units_request(self, msg, admitted=False):
+        if self.pid != 2 or msg.type != "PINS_REQUEST":
+            return super()._on_units_request(msg, admitted)
+        if admitted or self._admit(msg):
             self.queues[E.PINS][msg.sender] = (msg.ts, msg.units)
-            return []
-        return super()._handle(msg)
+        return []

@@ -1,0 +1,102 @@
+"""The mason bees (docs/architecture.md#the-mason-bees; decisions: docs/bees.md): T reeds, K flowers.
+
+A bee asks once for a reed (a Lamport-style queue of ``REQreed``/``ACKreed``), then on its reed
+repeats ON_REED → WAIT_FLOWER → ON_FLOWER → ON_REED ``eggs`` times (flowers: Ricart–Agrawala
+for K places, ``REQflower``/``ACKflower``), laying one egg on each return to the reed. After its
+last egg it leaves the reed with ``RELEASEreed`` and dies. A bee for which no reed will ever have
+room (``cocoons // eggs`` bees fit on a reed) says so with ``RELEASEreed(status=NO_ROOM)`` and
+retires. ``RELEASEreed`` is always the last message a bee sends: the sender is gone for good.
+
+The state table is ``Bee.TABLE`` (machine.py): state × input → action, the data the dispatch
+runs on. Every message of the five types is accepted in every state (the table has no refused
+message): late and stale ones are ignored as it says. A bee that is DEAD or RETIRED ignores them
+all, without a clock step.
+
+"try reed" (→ ON_REED / RETIRED): with an ACKreed (for my request) from every other bee not
+gone, my *rank* r is the number of reed requests ever made that precede mine in (ts, pid) order.
+My reed is ``r mod T + 1`` and I am its ``r div T``-th bee; when that turn is ≥ ``cocoons // eggs``
+the reed will be full before my turn → RETIRED (broadcast RELEASEreed NO_ROOM). Otherwise I
+enter once every earlier request of the same reed (ranks r − T, r − 2T, ...) has sent its
+RELEASEreed → ON_REED.
+"try flower" (→ ON_FLOWER): enter when the ACKflowers for my current request from bees not gone
+number at least (bees not gone, me excluded) − (K − 1).
+
+Invariants: at most one bee per reed; at most K bees on flowers; an ACKflower counts only for the
+request whose timestamp it echoes; a gone bee is never waited for; a bee lays at most ``eggs``
+eggs and a reed receives at most ``cocoons``.
+
+The package: ``messages`` (states, messages, names), ``machine`` (``Bee``), ``options``
+(``make_setup``), ``audit`` (the invariants checked on a trace, loaded by ``SPEC.audit``).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ...findings import Invariants
+from ...spec import AlgorithmSpec
+from .machine import Bee
+from .messages import (
+    CODEC,
+    FINAL_STATES,
+    FLOWER,
+    WAITING_STATES,
+    ACKflower,
+    ACKreed,
+    BeeState,
+    RELEASEreed,
+    REQflower,
+    REQreed,
+    bee_name,
+    expected_eggs,
+    reed_name,
+)
+from .options import CLOCK_RANGE, OPTIONS, make_setup, random_clocks
+
+# Compatibility: check/reductions.py still imports these two states by plain name.
+REST, WAIT_REED = BeeState.REST, BeeState.WAIT_REED
+
+
+def invariants() -> Invariants:
+    """The bees' own checks of a trace (audit.py), imported on the verdict's first call."""
+    from .audit import INVARIANTS
+
+    return INVARIANTS
+
+
+SPEC = AlgorithmSpec(
+    "bees",
+    "bees",
+    "the mason bees: a reed each (Lamport-style queue), K flowers shared (Ricart–Agrawala for K)",
+    make_setup,
+    CODEC,
+    invariants,
+    role="bee",
+    options=OPTIONS,
+    reductions=lambda: importlib.import_module("mutexlab.protocols.bees_reductions").REDUCTIONS,  # reads Bee
+)
+
+__all__ = [
+    "CLOCK_RANGE",
+    "CODEC",
+    "FINAL_STATES",
+    "FLOWER",
+    "OPTIONS",
+    "REST",
+    "SPEC",
+    "WAITING_STATES",
+    "WAIT_REED",
+    "ACKflower",
+    "ACKreed",
+    "Bee",
+    "BeeState",
+    "RELEASEreed",
+    "REQflower",
+    "REQreed",
+    "bee_name",
+    "expected_eggs",
+    "invariants",
+    "make_setup",
+    "random_clocks",
+    "reed_name",
+]
