@@ -9,6 +9,7 @@ it takes, even one it then ignores; a DEAD or RETIRED bee ignores everything wit
 from __future__ import annotations
 
 from ...clock import LamportClock, priority
+from ...fastpath import trusted
 from ...machine import Table, ignore, on
 from ...messages import Message
 from ...protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule, Send
@@ -30,11 +31,14 @@ from .messages import (
 S = BeeState  # short, for the table
 INSERT = on("insert + ack", "_on_reqreed")
 STALE = on("ignore (stale)", "_stale")
-ACK_FLOWER = on("ack", "_ack_reqflower")
+ACK = on("ack", "_ack_reqflower")
 GONE = on("mark sender gone", "_on_gone")
 GONE_DEFERRED = on("mark gone, drop its deferral", "_on_gone")
 TRY_REED = (S.ON_REED, S.RETIRED)
 IGNORED = {t: ignore("gone") for t in ("REQreed", "ACKreed", "REQflower", "ACKflower", "RELEASEreed")}
+# The ACKs, most of the traffic, built without validation from ints the bee knows valid
+# (fastpath.trusted): (sender, ts, req_ts).
+make_ackreed, make_ackflower = trusted(ACKreed), trusted(ACKflower)
 LOCAL_RULES = {  # why the table refuses a local action, for the error
     "request": "a bee asks for a reed in REST and for a flower in ON_REED",
     "exit": "it is not on a flower",
@@ -50,7 +54,7 @@ class Bee(Protocol):
             S.REST: {
                 "REQreed": INSERT,
                 "ACKreed": STALE,
-                "REQflower": ACK_FLOWER,
+                "REQflower": ACK,
                 "ACKflower": STALE,
                 "RELEASEreed": GONE,
                 "request": on("broadcast REQreed; try reed", "_ask_reed", to=(S.WAIT_REED, *TRY_REED)),
@@ -58,14 +62,14 @@ class Bee(Protocol):
             S.WAIT_REED: {
                 "REQreed": INSERT,
                 "ACKreed": on("count if it echoes my request; try reed", "_on_ackreed", to=TRY_REED),
-                "REQflower": ACK_FLOWER,
+                "REQflower": ACK,
                 "ACKflower": STALE,
                 "RELEASEreed": on("mark gone; try reed", "_on_gone_try_reed", to=TRY_REED),
             },
             S.ON_REED: {
                 "REQreed": INSERT,
                 "ACKreed": STALE,
-                "REQflower": ACK_FLOWER,
+                "REQflower": ACK,
                 "ACKflower": STALE,
                 "RELEASEreed": GONE,
                 "request": on(
@@ -201,8 +205,7 @@ class Bee(Protocol):
     def _on_reqreed(self, msg) -> list:
         self.clock.receive(msg.ts)
         self._note_request(msg.sender, msg.ts)
-        ack = ACKreed.trusted(self.pid, self.clock.tick(), msg.ts)  # (sender, ts, req_ts): see _ack_flower
-        return [Send(msg.sender, ack)]
+        return [Send(msg.sender, make_ackreed(self.pid, self.clock.tick(), msg.ts))]
 
     def _on_ackreed(self, msg) -> list:
         self.clock.receive(msg.ts)
@@ -299,8 +302,7 @@ class Bee(Protocol):
         return [Enter(FLOWER), Schedule("exit", "flower")]
 
     def _ack_flower(self, to: int, req_ts: int) -> Send:
-        # The ACKs are most of the traffic: built from known-valid ints, without validation.
-        return Send(to, ACKflower.trusted(self.pid, self.clock.tick(), req_ts))  # (sender, ts, req_ts)
+        return Send(to, make_ackflower(self.pid, self.clock.tick(), req_ts))
 
     def _leave_flower(self, _action: str = "exit") -> list:
         deferred, self.deferred = self.deferred, []
