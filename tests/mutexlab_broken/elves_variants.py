@@ -32,7 +32,7 @@ class RoundBlind(E.Elf):
         kind, verb = E.ELF_MESSAGES[msg.type]
         msg = msg.model_copy(update={"round": max(self.round, 1)})
         if verb == "REPLY" and (
-            self.state != E.ELF_REQUESTING or self.phase != kind or msg.sender in self.replies
+            self.state != E.ElfState.ELF_REQUESTING or self.phase != kind or msg.sender in self.replies
         ):
             return []  # tolerant of the confusion it causes
         if verb == "RELEASE" and msg.sender not in self.queues[kind]:
@@ -45,14 +45,14 @@ class StopsOneEarly(E.Mayor):
 
     def on_message(self, msg):
         self.clock.receive(msg.ts)
-        if self.state != E.MAYOR_WAITING or msg.round != self.round:
+        if self.state != E.MayorState.MAYOR_WAITING or msg.round != self.round:
             return []
         self.completed.add(msg.contract)
         if len(self.completed) < len(self.plan[self.round - 1]) - 1:
             return []
         final = self.round == len(self.plan)
         stop = E.Stop(sender=self.pid, ts=self.clock.tick(), round=self.round, final=final)
-        self.state = E.MAYOR_DONE if final else E.MayorState.INITIAL
+        self.state = E.MayorState.MAYOR_DONE if final else E.MayorState.INITIAL
         return [Send(j, stop) for j in range(1, self.n + 1)] + (
             [] if final else [Schedule("request", "pause")]
         )

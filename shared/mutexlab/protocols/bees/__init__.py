@@ -26,14 +26,14 @@ request whose timestamp it echoes; a gone bee is never waited for; a bee lays at
 eggs and a reed receives at most ``cocoons``.
 
 The package: ``messages`` (states, messages, names), ``machine`` (``Bee``), ``options``
-(``make_setup``), ``audit`` (the invariants checked on a trace, loaded by ``SPEC.audit``).
+(``make_setup``), ``audit`` (the invariants checked on a trace, loaded by ``SPEC.audit``),
+``reductions`` (what ``check`` may reduce, loaded by ``SPEC.reductions``).
 """
 
 from __future__ import annotations
 
-import importlib
-
 from ...findings import Invariants
+from ...reduction import Reductions
 from ...spec import AlgorithmSpec
 from .machine import Bee
 from .messages import (
@@ -53,15 +53,19 @@ from .messages import (
 )
 from .options import CLOCK_RANGE, OPTIONS, make_setup, random_clocks
 
-# Compatibility: check/reductions.py still imports these two states by plain name.
-REST, WAIT_REED = BeeState.REST, BeeState.WAIT_REED
-
 
 def invariants() -> Invariants:
     """The bees' own checks of a trace (audit.py), imported on the verdict's first call."""
     from .audit import INVARIANTS
 
     return INVARIANTS
+
+
+def check_reductions() -> Reductions:
+    """What ``check`` may reduce for the exact classes (reductions.py), read when it asks."""
+    from .reductions import REDUCTIONS
+
+    return REDUCTIONS
 
 
 SPEC = AlgorithmSpec(
@@ -73,7 +77,7 @@ SPEC = AlgorithmSpec(
     invariants,
     role="bee",
     options=OPTIONS,
-    reductions=lambda: importlib.import_module("mutexlab.protocols.bees_reductions").REDUCTIONS,  # reads Bee
+    reductions=check_reductions,
 )
 
 __all__ = [
@@ -82,10 +86,8 @@ __all__ = [
     "FINAL_STATES",
     "FLOWER",
     "OPTIONS",
-    "REST",
     "SPEC",
     "WAITING_STATES",
-    "WAIT_REED",
     "ACKflower",
     "ACKreed",
     "Bee",
@@ -95,6 +97,7 @@ __all__ = [
     "REQreed",
     "bee_name",
     "expected_eggs",
+    "check_reductions",
     "invariants",
     "make_setup",
     "random_clocks",

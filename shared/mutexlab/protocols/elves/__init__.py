@@ -27,15 +27,15 @@ Invariants: an elf holds pins only while holding a contract, and poison only whi
 pins (order contract → pins → poison, never the reverse); it replies to each request of its
 running round exactly once, at once; it has at most one request per resource outstanding.
 
-The package: ``messages`` (states, messages, names), ``mayor``, ``elf``, ``options``
-(``make_setup``), ``audit`` (the invariants checked on a trace, loaded by ``SPEC.audit``).
+The package: ``messages`` (states, messages, names), ``mayor``, ``core`` and ``elf``, ``options``
+(``make_setup``), ``audit`` (the invariants checked on a trace, loaded by ``SPEC.audit``),
+``reductions`` (what ``check`` may reduce, loaded by ``SPEC.reductions``).
 """
 
 from __future__ import annotations
 
-import importlib
-
 from ...findings import Invariants
+from ...reduction import Reductions
 from ...spec import AlgorithmSpec
 from .elf import Elf
 from .mayor import Mayor
@@ -73,7 +73,7 @@ from .messages import (
 )
 from .options import DEFAULTS, OPTIONS, hamster_range, make_plan, make_setup
 
-# Compatibility: check/ and commands/ still import the states by plain name.
+# Compatibility: commands/simulate_elves.py and some tests still name the states plainly.
 INITIAL, MAYOR_WAITING, MAYOR_DONE = ElfState.INITIAL, MayorState.MAYOR_WAITING, MayorState.MAYOR_DONE
 ELF_REQUESTING, ELF_CRITICAL = ElfState.ELF_REQUESTING, ElfState.ELF_CRITICAL
 ELF_WAIT_FOR_RELEASE, ELF_FINISHED, ELF_DONE = (
@@ -90,6 +90,13 @@ def invariants() -> Invariants:
     return INVARIANTS
 
 
+def check_reductions() -> Reductions:
+    """What ``check`` may reduce for the exact classes (reductions.py), read when it asks."""
+    from .reductions import REDUCTIONS
+
+    return REDUCTIONS
+
+
 SPEC = AlgorithmSpec(
     "elves",
     "elves",
@@ -100,7 +107,7 @@ SPEC = AlgorithmSpec(
     role="elf",
     fixed_roles=("mayor",),
     options=OPTIONS,
-    reductions=lambda: importlib.import_module("mutexlab.protocols.elves_reductions").REDUCTIONS,  # reads Elf
+    reductions=check_reductions,
 )
 
 __all__ = [
@@ -148,6 +155,7 @@ __all__ = [
     "contract_resource",
     "elf_name",
     "hamster_range",
+    "check_reductions",
     "invariants",
     "make_plan",
     "make_setup",
