@@ -67,7 +67,7 @@ def test_the_late_ack_scenario_ends_properly_and_passes_the_audit():
 
 
 def test_the_late_ack_scenario_tells_a_bee_that_counts_stale_acks(monkeypatch):
-    monkeypatch.setattr(bees.options, "Bee", CountsStaleAcks)
+    monkeypatch.setattr(bees, "Bee", CountsStaleAcks)
     result = replay_scenario(late_ack_scenario(LATE_ACK_STEP))
     assert result.protocols[1].state == "ON_FLOWER"  # entered on the stale ACK
 
@@ -201,13 +201,13 @@ def test_the_installed_command_exits_2_on_bad_input():
 
 
 def test_simulate_bees_exits_1_when_the_audit_fails(monkeypatch, capsys):
-    monkeypatch.setattr(bees.options, "Bee", GreedyBee)  # takes a flower with no permission at all
+    monkeypatch.setattr(bees, "Bee", GreedyBee)  # takes a flower with no permission at all
     assert main(["simulate", "bees", "-P", "6", "-K", "1", "-T", "3", "--seed", "1"]) == 1
     assert "audit: VIOLATION" in capsys.readouterr().out
 
 
 def test_simulate_bees_exits_3_and_names_the_waiting_when_the_run_stalls(monkeypatch, capsys):
-    monkeypatch.setattr(bees.options, "Bee", DeafToDeaths)
+    monkeypatch.setattr(bees, "Bee", DeafToDeaths)
     assert main(["simulate", "bees", "-P", "4", "-K", "1", "-T", "2", "--seed", "0"]) == 3
     out = capsys.readouterr().out
     assert "STALLED — stalled:" in out and "audit: INCOMPLETE" in out

@@ -310,7 +310,7 @@ def test_allowed_local_decisions(state, action, words):
     assert describe(bee_in(state).on_local(action)) == words
 
 
-REFUSED = [(s, a) for s in ALL for a in ("request", "exit") if Bee.TABLE.cell(BeeState(s), a) is None]
+REFUSED = [(s, a) for s in ALL for a in ("request", "exit") if not Bee.TABLE.accepts(BeeState(s), a)]
 
 
 @pytest.mark.parametrize("state, action", REFUSED + [("REST", "fly")])
@@ -322,7 +322,7 @@ def test_impossible_local_decisions_are_refused(state, action):
 
 # -- the table as data (Bee.TABLE, what the dispatch runs on) ---------------------------------------
 def test_the_table_takes_every_message_in_every_state_and_three_local_decisions():
-    assert [(s, t) for s in BeeState for t in CODEC.types if Bee.TABLE.cell(s, t) is None] == []
+    assert [(s, t) for s in BeeState for t in CODEC.types if not Bee.TABLE.accepts(s, t)] == []
     assert len(REFUSED) == 2 * len(ALL) - 3  # request in REST and ON_REED, exit in ON_FLOWER
     gone = [Bee.TABLE.cell(s, t) for s in (BeeState.DEAD, BeeState.RETIRED) for t in CODEC.types]
     assert all(cell is not None and cell.handler is None for cell in gone)  # ignored: no clock step

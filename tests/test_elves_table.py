@@ -322,7 +322,7 @@ ELF_LOCAL = ("request", "exit")
 
 def test_the_elf_table_refuses_only_what_cannot_arrive():
     refused = {
-        (str(s), t) for s in ElfState for t in (*E.CODEC.types, *ELF_LOCAL) if Elf.TABLE.cell(s, t) is None
+        (str(s), t) for s in ElfState for t in (*E.CODEC.types, *ELF_LOCAL) if not Elf.TABLE.accepts(s, t)
     }
     every_state = {str(s) for s in ElfState}
     assert refused == (
@@ -351,7 +351,7 @@ def test_a_refused_input_names_the_elf_its_state_and_the_input(elf, kind, state)
         "STOP": E.Stop(sender=0, ts=99, round=1),
         "CONTRACT_COMPLETED": E.ContractCompleted(sender=2, ts=99, round=1, contract=1),
     }[kind]
-    with pytest.raises(ProtocolError, match=f"^elf-1 cannot take {kind} in state {state}$"):
+    with pytest.raises(ProtocolError, match=f"^elf-1 cannot take {kind} in state {state}(: .+)?$"):
         elf().on_message(msg)
 
 

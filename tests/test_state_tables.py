@@ -54,6 +54,9 @@ class Spec:
     state_rows: list[bool]  # per table: are its rows the process's states?
     runs: list[tuple] = field(default_factory=list)  # (algorithm, processes, options[, simulator options])
     doc: str | None = None  # the tables' text (default: the module's docstring)
+    # the message types a process of ``cls`` can get (default: the codec's); the elves' codec
+    # also holds the mayor's, which no elf gets, and the runs bring no such message to refuse
+    receives: frozenset[str] | None = None
 
 
 def state_row(p) -> str:
@@ -129,7 +132,13 @@ SPECS = {
         ],
     ),
     "mayor": Spec(
-        elves, elves.Mayor, [0], [state_row], [True], [("elves", 3, {}), ("elves", 4, {"rounds": 3})]
+        elves,
+        elves.Mayor,
+        [0],
+        [state_row],
+        [True],
+        [("elves", 3, {}), ("elves", 4, {"rounds": 3})],
+        receives=frozenset({"CONTRACT_COMPLETED"}),
     ),
     "elf": Spec(
         elves,
@@ -144,6 +153,7 @@ SPECS = {
             ("elves", 3, {"contracts": 1, "rounds": 3}),
             ("elves", 5, {"pins": 2, "poison": 6, "contracts": 6, "hamsters": [2, 5], "rounds": 2}),
         ],
+        receives=frozenset(elves.CODEC.types) - {"CONTRACT_COMPLETED"},
     ),
 }
 SEEDS = range(8)
@@ -279,6 +289,8 @@ def steps_problems(spec: Spec, seen: Observed, table: Table | None = None) -> li
             problems.append(f"{name}: {exc}")
     for state, cells in table.rows.items():
         for inp, cell in cells.items():
+            if set(cell.to) - made[str(state), inp]:  # too rare for the runs: probe kept copies
+                made[str(state), inp] |= probe_moves(spec, seen, 0, str(state), inp) & set(cell.to)
             problems += [
                 f"{name}: {inp} in {state} never moved to {target}"
                 for target in cell.to
@@ -294,7 +306,7 @@ def refused_problems(spec: Spec, seen: Observed, table: Table | None = None) -> 
     assert table is not None
     name = spec.cls.__name__
     problems = []
-    inputs = sorted(set(table.inputs) | set(spec.module.CODEC.types) | {"request", "exit"})
+    inputs = sorted(set(table.inputs) | (spec.receives or set(spec.module.CODEC.types)) | {"request", "exit"})
     for state in table.states:
         for inp in inputs:
             if table.accepts(state, inp):
@@ -636,7 +648,10 @@ def test_the_tables_command_prints_writes_and_refuses(tmp_path, capsys):
     assert cli(["tables", "--write", str(tmp_path / "p.md")]) == 0
     assert (tmp_path / "p.md").read_text(encoding="utf-8") == document()
     assert cli(["tables", "nope"]) == 2 and "unknown algorithm 'nope'" in capsys.readouterr().err
-    assert cli(["tables", "bees"]) == 1 and "declares no TABLE" in capsys.readouterr().err
+    assert cli(["tables", "mutexlab.clock"]) == 1 and "declares no TABLE" in capsys.readouterr().err
+    assert cli(["tables", "elves"]) == 0  # a package: the tables of the classes in its modules
+    out = capsys.readouterr().out
+    assert elves.Elf.TABLE.markdown() in out and elves.Mayor.TABLE.markdown() in out
     assert cli(["tables", "lamport", "--write", str(tmp_path / "q.md")]) == 2
     assert cli(["tables", "mutexlab_broken.ricart_agrawala"]) == 0  # a plugin: its class runs RA's table
     assert "`GreedyNode`:" in capsys.readouterr().out

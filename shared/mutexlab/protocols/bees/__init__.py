@@ -25,8 +25,8 @@ Invariants: at most one bee per reed; at most K bees on flowers; an ACKflower co
 request whose timestamp it echoes; a gone bee is never waited for; a bee lays at most ``eggs``
 eggs and a reed receives at most ``cocoons``.
 
-The package: ``messages`` (states, messages, names), ``machine`` (``Bee``), ``options``
-(``make_setup``), ``audit`` (the invariants checked on a trace, loaded by ``SPEC.audit``),
+The package: ``messages`` (states, messages, names), ``machine`` (``Bee``), ``options`` (what
+``make_setup``, here, takes), ``audit`` (the invariants checked on a trace, loaded by ``SPEC.audit``),
 ``reductions`` (what ``check`` may reduce, loaded by ``SPEC.reductions``).
 """
 
@@ -34,7 +34,9 @@ from __future__ import annotations
 
 from ...findings import Invariants
 from ...reduction import Reductions
+from ...setup import ConfigError, Setup, positive_int
 from ...spec import AlgorithmSpec
+from ..classic import workload_options
 from .machine import Bee
 from .messages import (
     CODEC,
@@ -51,7 +53,42 @@ from .messages import (
     expected_eggs,
     reed_name,
 )
-from .options import CLOCK_RANGE, OPTIONS, make_setup, random_clocks
+from .options import CLOCK_RANGE, OPTIONS, random_clocks
+
+
+def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+    unknown = set(options) - set(OPTIONS)
+    if unknown:
+        raise ConfigError(
+            f"bees do not take option(s) {', '.join(sorted(unknown))} (options: {', '.join(sorted(OPTIONS))})"
+        )
+    flowers = positive_int(options, "flowers", default=3)
+    reeds = positive_int(options, "reeds", default=3)
+    eggs = positive_int(options, "eggs", default=5)
+    cocoons = positive_int(options, "cocoons", default=15)
+    if cocoons % eggs:
+        raise ConfigError(
+            f"cocoons per reed ({cocoons}) must be a multiple of eggs per bee ({eggs}): "
+            f"every bee lays all its eggs on one reed"
+        )
+    _, given = workload_options(processes, {"initial_clocks": options.get("initial_clocks") or {}})
+    clocks = random_clocks(processes, seed)
+    clocks.update(given)
+    bees = {
+        pid: Bee(pid, processes, flowers, reeds, eggs, cocoons, clocks[pid])
+        for pid in range(1, processes + 1)
+    }
+    params = {
+        "bees": processes,
+        "flowers": flowers,
+        "reeds": reeds,
+        "eggs": eggs,
+        "cocoons": cocoons,
+        "initial_clocks": {str(p): c for p, c in clocks.items()},
+    }
+    return Setup(
+        "bees", bees, {pid: bee_name(pid) for pid in bees}, CODEC, {"reed:*": 1, FLOWER: flowers}, params
+    )
 
 
 def invariants() -> Invariants:

@@ -1,7 +1,6 @@
 """One mason bee: its transition table (``Bee.TABLE``) and the handlers it names.
 
-``ack`` means: answer the sender at once, echoing the request's timestamp (``req_ts``); "gone"
-bees are the ones whose RELEASEreed arrived. "try reed" and "try flower" are defined in the
+The table's legend says its words ("ack", "gone"); "try reed" and "try flower" are defined in the
 package's docstring (``_try_reed``, ``_try_flower``). A live bee steps its clock on every message
 it takes, even one it then ignores; a DEAD or RETIRED bee ignores everything without a step.
 """
@@ -30,7 +29,7 @@ from .messages import (
 
 S = BeeState  # short, for the table
 INSERT = on("insert + ack", "_on_reqreed")
-STALE = on("ignore (stale)", "_stale")
+STALE = ignore("stale", "_stale")
 ACK = on("ack", "_ack_reqflower")
 GONE = on("mark sender gone", "_on_gone")
 GONE_DEFERRED = on("mark gone, drop its deferral", "_on_gone")
@@ -91,7 +90,7 @@ class Bee(Protocol):
                 "REQreed": INSERT,
                 "ACKreed": STALE,
                 "REQflower": on("defer", "_defer"),
-                "ACKflower": on("ignore (late, for this request)", "_stale"),
+                "ACKflower": ignore("late, for this request", "_stale"),
                 "RELEASEreed": GONE_DEFERRED,
                 "exit": on(
                     "ack deferred; egg; after the last egg RELEASEreed",
@@ -102,8 +101,9 @@ class Bee(Protocol):
             S.DEAD: IGNORED,
             S.RETIRED: IGNORED,
         },
-        never="every message is taken in every state; a bee asks for a reed only in REST, for a "
-        "flower only in ON_REED, and leaves only a flower",
+        legend="ack = answer the sender at once, echoing its request's timestamp (req_ts); gone = "
+        "whose RELEASEreed arrived (the sender's last message); try reed, try flower: the package's "
+        "docstring. Every message is taken in every state; a DEAD or RETIRED bee ignores it unread",
     )
     CONFIG_FIELDS = frozenset({"flowers", "reeds", "eggs", "cocoons", "per_reed"})
 

@@ -28,14 +28,16 @@ pins (order contract → pins → poison, never the reverse); it replies to each
 running round exactly once, at once; it has at most one request per resource outstanding.
 
 The package: ``messages`` (states, messages, names), ``mayor``, ``core`` and ``elf``, ``options``
-(``make_setup``), ``audit`` (the invariants checked on a trace, loaded by ``SPEC.audit``),
+(what ``make_setup``, here, takes), ``audit`` (the invariants checked on a trace, loaded by ``SPEC.audit``),
 ``reductions`` (what ``check`` may reduce, loaded by ``SPEC.reductions``).
 """
 
 from __future__ import annotations
 
 from ...findings import Invariants
+from ...protocol import Protocol
 from ...reduction import Reductions
+from ...setup import ConfigError, Setup, positive_int
 from ...spec import AlgorithmSpec
 from .elf import Elf
 from .mayor import Mayor
@@ -71,7 +73,7 @@ from .messages import (
     contract_resource,
     elf_name,
 )
-from .options import DEFAULTS, OPTIONS, hamster_range, make_plan, make_setup
+from .options import DEFAULTS, OPTIONS, hamster_range, make_plan
 
 # Compatibility: commands/simulate_elves.py and some tests still name the states plainly.
 INITIAL, MAYOR_WAITING, MAYOR_DONE = ElfState.INITIAL, MayorState.MAYOR_WAITING, MayorState.MAYOR_DONE
@@ -81,6 +83,60 @@ ELF_WAIT_FOR_RELEASE, ELF_FINISHED, ELF_DONE = (
     ElfState.ELF_FINISHED,
     ElfState.ELF_DONE,
 )
+
+
+def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+    """``processes`` elves and a mayor. Refuses, up front, any configuration that could never finish."""
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise ConfigError(f"the hamster killers need at least one elf, got {processes!r}")
+    unknown = set(options) - set(OPTIONS)
+    if unknown:
+        raise ConfigError(
+            f"elves do not take option(s) {', '.join(sorted(unknown))}; "
+            f"they take {', '.join(sorted(OPTIONS))}"
+        )
+    opts = {**DEFAULTS, **options}
+    pins = positive_int(opts, "pins")
+    poison = positive_int(opts, "poison")
+    contracts = positive_int(opts, "contracts")
+    rounds = positive_int(opts, "rounds")
+    pins_per_elf = positive_int(opts, "pins_per_elf")
+    per_hamster = positive_int(opts, "poison_per_hamster")
+    low, high = hamster_range(opts["hamsters"])
+    if pins_per_elf > pins:
+        raise ConfigError(
+            f"an elf needs {pins_per_elf} pins but only {pins} exist: no contract could ever be done"
+        )
+    if high * per_hamster > poison:
+        raise ConfigError(
+            f"a contract of {high} hamsters needs {high * per_hamster} poison portions "
+            f"({per_hamster} per hamster) but only {poison} exist: it could never be done; "
+            f"lower the hamster maximum or add poison"
+        )
+    plan = make_plan(rounds, contracts, (low, high), seed)
+    protocols: dict[int, Protocol] = {MAYOR: Mayor(processes, plan)}
+    for pid in range(1, processes + 1):
+        protocols[pid] = Elf(pid, processes, pins, poison, pins_per_elf, per_hamster)
+    params = {
+        "elves": processes,
+        "pins": pins,
+        "poison": poison,
+        "contracts": contracts,
+        "hamsters": [low, high],
+        "rounds": rounds,
+        "pins_per_elf": pins_per_elf,
+        "poison_per_hamster": per_hamster,
+        "plan": [list(p) for p in plan],
+        "seed": seed,
+    }
+    return Setup(
+        "elves",
+        protocols,
+        {pid: elf_name(pid) for pid in protocols},
+        CODEC,
+        {"contract:*": 1, PINS: pins, POISON: poison},
+        params,
+    )
 
 
 def invariants() -> Invariants:

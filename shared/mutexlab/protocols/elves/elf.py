@@ -16,7 +16,7 @@ stopped while the elf rested. With no rest timer pending it is an error in every
 from __future__ import annotations
 
 from ...clock import priority
-from ...machine import Table, on
+from ...machine import Table, never, on
 from ...protocol import Exit, Note, ProtocolError, Schedule, Send
 from ..classic import expect
 from .core import ElfCore
@@ -53,6 +53,9 @@ def _cells(request: str, reply: str, release: str, /, **own) -> dict:
 QUEUE, DEQUEUE, STRAY = "queue, REPLY", "dequeue sender", "a stopped round's: drop; this round's: error"
 STALE_TIMER = on("ignore (a stale rest timer)", "_stale_timer")
 END_ROUND = "end of round; ELF_DONE if final"
+BETWEEN_ROUNDS = never("INIT_CONTRACTS comes only between rounds")
+HOLDING = never("the round's STOP waits until no contract of it is held")
+OVER = never("the last round is over")
 
 
 class Elf(ElfCore):
@@ -77,6 +80,7 @@ class Elf(ElfCore):
                 QUEUE,
                 "",
                 DEQUEUE,
+                INIT_CONTRACTS=BETWEEN_ROUNDS,
                 CONTRACT_REPLY=on("count; all N−1 in: the check", "_on_reply", to=(S.INITIAL,)),
                 PINS_REPLY=on("count; all N−1 in: the check", "_on_reply", to=(S.ELF_WAIT_FOR_RELEASE,)),
                 POISON_REPLY=on(
@@ -93,6 +97,8 @@ class Elf(ElfCore):
                 QUEUE,
                 STRAY,
                 DEQUEUE,
+                INIT_CONTRACTS=BETWEEN_ROUNDS,
+                STOP=HOLDING,
                 PINS_RELEASE=on("dequeue; if pins: the check", "_on_release_waiting", to=(S.ELF_REQUESTING,)),
                 POISON_RELEASE=on(
                     "dequeue; if poison: the check", "_on_release_waiting", to=(S.ELF_CRITICAL,)
@@ -103,6 +109,8 @@ class Elf(ElfCore):
                 QUEUE,
                 STRAY,
                 DEQUEUE,
+                INIT_CONTRACTS=BETWEEN_ROUNDS,
+                STOP=HOLDING,
                 request=STALE_TIMER,
                 exit=on("contract_done, exits, RELEASEs, COMPLETED; rest", "_finish", to=(S.ELF_FINISHED,)),
             ),
@@ -110,13 +118,16 @@ class Elf(ElfCore):
                 QUEUE,
                 STRAY,
                 DEQUEUE,
+                INIT_CONTRACTS=BETWEEN_ROUNDS,
                 STOP=on(END_ROUND, "_on_stop", to=(S.INITIAL, S.ELF_DONE)),
                 request=on("next contract*", "_rest_over", to=(S.ELF_REQUESTING, S.INITIAL, S.ELF_CRITICAL)),
             ),
-            S.ELF_DONE: _cells("drop", "drop", "drop", request=STALE_TIMER),
+            S.ELF_DONE: _cells("drop", "drop", "drop", INIT_CONTRACTS=OVER, STOP=OVER, request=STALE_TIMER),
         },
-        never="the mayor's INIT_CONTRACTS comes only between rounds, STOP only once nobody holds a "
-        "contract, and CONTRACT_COMPLETED only to the mayor",
+        never="CONTRACT_COMPLETED goes only to the mayor",
+        legend="X = CONTRACT, PINS or POISON. Every X message passes the round gate first: one of a "
+        "later round is buffered, one of a stopped or earlier round dropped unseen; a cell says what one "
+        "of the running round does. next contract* and the check: protocols/elves/core.py",
     )
 
     # -- elf messages: the round gate, then the cell ---------------------------------------

@@ -1,14 +1,10 @@
-"""A village from its options: ``make_setup`` (elves, pins, poison, contracts, rounds, the plan)."""
+"""The options a village takes, checked, and the mayor's plan (``make_setup`` is the package's)."""
 
 from __future__ import annotations
 
 import random
 
-from ...protocol import Protocol
-from ...setup import ConfigError, Setup, positive_int
-from .elf import Elf
-from .mayor import Mayor
-from .messages import CODEC, MAYOR, PINS, POISON, elf_name
+from ...setup import ConfigError
 
 OPTIONS = {
     "pins": "pins in the village (default 3)",
@@ -60,57 +56,3 @@ def make_plan(rounds: int, contracts: int, hamsters: tuple[int, int], seed: int)
     """The mayor's contracts for every round, drawn from one seeded RNG (same seed, same plan)."""
     rng = random.Random(f"elves-mayor-{seed}")
     return [tuple(rng.randint(*hamsters) for _ in range(contracts)) for _ in range(rounds)]
-
-
-def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
-    """``processes`` elves and a mayor. Refuses, up front, any configuration that could never finish."""
-    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
-        raise ConfigError(f"the hamster killers need at least one elf, got {processes!r}")
-    unknown = set(options) - set(OPTIONS)
-    if unknown:
-        raise ConfigError(
-            f"elves do not take option(s) {', '.join(sorted(unknown))}; "
-            f"they take {', '.join(sorted(OPTIONS))}"
-        )
-    opts = {**DEFAULTS, **options}
-    pins = positive_int(opts, "pins")
-    poison = positive_int(opts, "poison")
-    contracts = positive_int(opts, "contracts")
-    rounds = positive_int(opts, "rounds")
-    pins_per_elf = positive_int(opts, "pins_per_elf")
-    per_hamster = positive_int(opts, "poison_per_hamster")
-    low, high = hamster_range(opts["hamsters"])
-    if pins_per_elf > pins:
-        raise ConfigError(
-            f"an elf needs {pins_per_elf} pins but only {pins} exist: no contract could ever be done"
-        )
-    if high * per_hamster > poison:
-        raise ConfigError(
-            f"a contract of {high} hamsters needs {high * per_hamster} poison portions "
-            f"({per_hamster} per hamster) but only {poison} exist: it could never be done; "
-            f"lower the hamster maximum or add poison"
-        )
-    plan = make_plan(rounds, contracts, (low, high), seed)
-    protocols: dict[int, Protocol] = {MAYOR: Mayor(processes, plan)}
-    for pid in range(1, processes + 1):
-        protocols[pid] = Elf(pid, processes, pins, poison, pins_per_elf, per_hamster)
-    params = {
-        "elves": processes,
-        "pins": pins,
-        "poison": poison,
-        "contracts": contracts,
-        "hamsters": [low, high],
-        "rounds": rounds,
-        "pins_per_elf": pins_per_elf,
-        "poison_per_hamster": per_hamster,
-        "plan": [list(p) for p in plan],
-        "seed": seed,
-    }
-    return Setup(
-        "elves",
-        protocols,
-        {pid: elf_name(pid) for pid in protocols},
-        CODEC,
-        {"contract:*": 1, PINS: pins, POISON: poison},
-        params,
-    )
