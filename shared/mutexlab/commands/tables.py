@@ -103,7 +103,7 @@ def run(args) -> int:
     except ConfigError as exc:
         return fail(str(exc))
     if section is None:
-        return fail(f"{args.algorithm} declares no TABLE: its tables are in its module's docstring", 1)
+        return fail(f"{args.algorithm} declares no TABLE", 1)
     print(section, end="")
     return 0
 
