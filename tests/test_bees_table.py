@@ -1,8 +1,9 @@
 """The bee state table, row by row: each message (and local decision) in each state.
 
 Bee 1 of three (K flowers, one reed unless said otherwise) is driven into each state by feeding
-it messages by hand; then one input is given and its reaction compared with the table in
-``mutexlab/protocols/bees.py`` (the problem statement's reactions, or the documented decision).
+it messages by hand; then one input is given and its reaction compared with the table ``Bee.TABLE``
+(``mutexlab/protocols/bees/machine.py``: the problem statement's reactions, or the documented
+decision). The table itself is data: the last tests read it and hold seeded runs to it.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from mutexlab.protocols.bees import (
     ACKflower,
     ACKreed,
     Bee,
+    BeeState,
     RELEASEreed,
     REQflower,
     REQreed,
     make_setup,
 )
 from mutexlab.setup import ConfigError
+from mutexlab.sim import SimConfig, Simulation
 
 
 def bee_in(state: str, flowers: int = 1, eggs: int = 2) -> Bee:
@@ -307,15 +310,59 @@ def test_allowed_local_decisions(state, action, words):
     assert describe(bee_in(state).on_local(action)) == words
 
 
-@pytest.mark.parametrize(
-    "state, action",
-    [(s, "request") for s in ("WAIT_REED", "WAIT_FLOWER", "ON_FLOWER", "DEAD", "RETIRED")]
-    + [(s, "exit") for s in ("REST", "WAIT_REED", "ON_REED", "WAIT_FLOWER", "DEAD", "RETIRED")]
-    + [("REST", "fly")],
-)
+REFUSED = [(s, a) for s in ALL for a in ("request", "exit") if not Bee.TABLE.accepts(BeeState(s), a)]
+
+
+@pytest.mark.parametrize("state, action", REFUSED + [("REST", "fly")])
 def test_impossible_local_decisions_are_refused(state, action):
-    with pytest.raises(ProtocolError):
+    words = {"request": "request", "exit": "exit"}.get(action, f"local action '{action}'")
+    with pytest.raises(ProtocolError, match=f"^bee-1 cannot take {words} in state {state}: "):
         bee_in(state).on_local(action)
+
+
+# -- the table as data (Bee.TABLE, what the dispatch runs on) ---------------------------------------
+def test_the_table_takes_every_message_in_every_state_and_three_local_decisions():
+    assert [(s, t) for s in BeeState for t in CODEC.types if not Bee.TABLE.accepts(s, t)] == []
+    assert len(REFUSED) == 2 * len(ALL) - 3  # request in REST and ON_REED, exit in ON_FLOWER
+    gone = [Bee.TABLE.cell(s, t) for s in (BeeState.DEAD, BeeState.RETIRED) for t in CODEC.types]
+    assert all(cell is not None and cell.handler is None for cell in gone)  # ignored: no clock step
+
+
+class Checked(Bee):
+    """A bee whose every input is held to ``Bee.TABLE.check_step``: it ends in a state its cell allows."""
+
+    def on_message(self, msg):
+        before = self.state
+        effects = super().on_message(msg)
+        Bee.TABLE.check_step(before, msg.type, self.state)
+        return effects
+
+    def on_local(self, action):
+        before = self.state
+        effects = super().on_local(action)
+        Bee.TABLE.check_step(before, action, self.state)
+        return effects
+
+
+@pytest.mark.parametrize(
+    "processes, options, config",
+    [
+        (6, {"flowers": 2, "reeds": 2, "eggs": 2, "cocoons": 4}, {}),
+        (7, {"flowers": 3, "reeds": 1, "eggs": 1, "cocoons": 2}, {"duplicate": 0.3}),  # some retire
+        (2, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}, {"dwell": {"rest": 30}}),  # alone at once
+    ],
+)
+def test_every_step_of_a_run_is_one_the_table_allows(processes, options, config):
+    for seed in range(4):
+        setup = make_setup(processes, options, seed)
+        for bee in setup.protocols.values():
+            bee.__class__ = Checked
+        assert Simulation(setup, SimConfig(seed=seed, **config)).run().ok
+
+
+def test_a_step_the_table_does_not_allow_is_caught():
+    with pytest.raises(AssertionError, match="the table allows"):
+        Bee.TABLE.check_step(BeeState.WAIT_FLOWER, "REQflower", BeeState.ON_FLOWER)
 
 
 def test_a_broadcast_carries_one_timestamp_and_ticks_once():

@@ -1,4 +1,4 @@
-"""The elves' reductions in ``mutexlab check`` (``protocols/elves_reductions.py``): dead variables in
+"""The elves' reductions in ``mutexlab check`` (``protocols/elves/reductions.py``): dead variables in
 the key, the clock shift with dead messages, retired clocks in the last round, and the send
 rule of partial-order reduction. Each is shown sound by a differential test (with it and
 without it: the same verdict, never more worlds, the same reachable holdings and process
@@ -17,7 +17,7 @@ from test_check import only_finding
 from mutexlab.check import properties
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.protocols import elves as E
-from mutexlab.protocols import elves_reductions
+from mutexlab.protocols.elves import reductions as elves_reductions
 from mutexlab.protocols.registry import make_setup
 from mutexlab.reduction import Canonical, SendBound
 

@@ -7,7 +7,7 @@ from conftest import audited
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mutexlab.protocols.elves import ELF_DONE, MAYOR_DONE
+from mutexlab.protocols.elves import ElfState, MayorState
 from mutexlab.protocols.registry import make_setup
 
 
@@ -42,7 +42,10 @@ def test_every_run_finishes_all_rounds_and_passes_the_audit(config, seed, delay,
     setup = make_setup("elves", elves, options, seed)
     result, verdict = audited(setup, seed, delay=delay, dwell=dwells)
     assert result.ok, result.stalled
-    assert result.states == {"mayor": MAYOR_DONE, **{f"elf-{i}": ELF_DONE for i in range(1, elves + 1)}}
+    assert result.states == {
+        "mayor": MayorState.MAYOR_DONE,
+        **{f"elf-{i}": ElfState.ELF_DONE for i in range(1, elves + 1)},
+    }
     total = options["contracts"] * options["rounds"]
     assert result.notes["contract_done"] == total
     assert result.entries == {"contract": total, "pins": total, "poison": total}

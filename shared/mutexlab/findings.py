@@ -10,13 +10,16 @@
 * **undecided** — the audit could not decide (it gave up searching, or the trace lacks what a
   check needs); it is never reported as safe nor as a violation.
 
-Every rule the audit modules report is listed below in exactly one class (a test holds them
-to it); a rule listed nowhere counts as safety.
+Every rule an audit reports has exactly one class (a test holds them to it): the capacity
+audit's and the classic family's are listed below; a protocol's own audit declares its rules'
+classes with its ``Invariants`` (``rules``). A rule classified nowhere counts as safety.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 SAFETY, PROGRESS, UNDECIDED = "safety", "progress", "undecided"
 
@@ -33,28 +36,6 @@ SAFETY_RULES = frozenset(
         "unknown-resource",
         # classic.py
         "enter-without-request",
-        # bees.py
-        "flower-without-reed",
-        "eggs-per-bee",
-        "eggs-per-reed",
-        "egg-off-reed",
-        "egg-without-nectar",
-        "too-many-eggs",
-        # elves.py
-        "two-contracts",
-        "pins-without-contract",
-        "pins-units",
-        "poison-without-pins",
-        "poison-units",
-        "contract-abandoned",
-        "done-by-non-holder",
-        "done-without-tools",
-        "contract-twice",
-        "contract-done-twice",
-        "contract-unknown",
-        "stop-before-done",
-        "round-mixed",
-        "contract-position",
     }
 )
 PROGRESS_RULES = frozenset(
@@ -64,25 +45,38 @@ PROGRESS_RULES = frozenset(
         "held-at-end",
         "not-idle-at-end",
         "workload-short",
-        # bees.py
-        "left-waiting",
-        "unfinished",
-        "too-few-eggs",
-        # elves.py
-        "contract-not-done",
-        "rounds-unfinished",
-        "not-finished",
     }
 )
 UNDECIDED_RULES = frozenset({"audit-incomplete", "algorithm-unknown"})
 
 
+CORE_RULES = {
+    **dict.fromkeys(SAFETY_RULES, SAFETY),
+    **dict.fromkeys(PROGRESS_RULES, PROGRESS),
+    **dict.fromkeys(UNDECIDED_RULES, UNDECIDED),
+}
+_DECLARED: dict[str, str] = {}  # rule → kind, from the Invariants built so far (``declare``)
+
+
+def declare(rules: Mapping[str, str]) -> None:
+    """Record the classes of a protocol audit's own rules; a rule classified otherwise already
+    (here, or by another audit) is a ValueError."""
+    for rule, kind in rules.items():
+        if kind not in (SAFETY, PROGRESS, UNDECIDED):
+            raise ValueError(f"rule {rule!r}: {kind!r} is not safety, progress or undecided")
+        known = CORE_RULES.get(rule) or _DECLARED.get(rule)
+        if known is not None and known != kind:
+            raise ValueError(f"rule {rule!r} is {known} already, not {kind}")
+        _DECLARED[rule] = kind
+
+
+def rules_of(kind: str) -> frozenset[str]:
+    """Every rule known to be of ``kind``: the core ones and those declared so far."""
+    return frozenset(r for r, k in {**CORE_RULES, **_DECLARED}.items() if k == kind)
+
+
 def kind_of(rule: str) -> str:
-    if rule in PROGRESS_RULES:
-        return PROGRESS
-    if rule in UNDECIDED_RULES:
-        return UNDECIDED
-    return SAFETY
+    return CORE_RULES.get(rule) or _DECLARED.get(rule, SAFETY)
 
 
 @dataclass
@@ -99,3 +93,32 @@ class Violation:
     def describe(self) -> str:
         where = ", ".join(f"line {e['_line']} ({e['pid']} {e['event']})" for e in self.events if "_line" in e)
         return f"[{self.rule}] {self.message}" + (f" — {where}" if where else "")
+
+
+class FamilyStream(Protocol):
+    """A family's checks fed one event at a time: ``feed`` each event, then ``finish``."""
+
+    def feed(self, event: dict) -> None: ...
+
+    def finish(self) -> list[Violation]: ...
+
+
+@dataclass(frozen=True)
+class Invariants:
+    """A family's own checks of a trace, beside the capacity audit: what ``AlgorithmSpec.audit``
+    gives ``audit/verdict.py``.
+
+    ``check(events, run header)`` → findings; ``checks`` names what they check (the verdict's
+    "checked:" line); ``events``: the event kinds ``check`` reads, each by its own clock entry (a
+    streamed audit keeps no others) — None: every kind, with whole vector clocks; ``stream(run
+    header)``: the same checks fed event by event, when the family has them; ``rules``: the class
+    of each rule they report that is not a core one (declared when the Invariants are built)."""
+
+    checks: tuple[str, ...]
+    check: Callable[[list[dict], dict], list[Violation]]
+    events: frozenset[str] | None = None
+    stream: Callable[[dict], FamilyStream] | None = None
+    rules: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        declare(self.rules)

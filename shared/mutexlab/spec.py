@@ -4,8 +4,8 @@
 everything that looks an algorithm up (simulate, run, services, membership, monitor, verify,
 report, compare, bench) reads it from there. How the commands present a family (its flags, its
 summary) is its ``Flags``; what a run of it costs in messages, its ``estimate_messages``.
-Core layer: plain data, no imports from higher layers (the audit module is a dotted name that
-``audit/verdict.py`` imports when it needs it).
+Core layer: plain data, no imports from higher layers (a family's trace checks are reached
+through the ``audit`` hook, which imports them when ``audit/verdict.py`` first calls it).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .findings import Invariants
 from .messages import Codec
 from .reduction import Reductions
 from .setup import Setup
@@ -132,7 +133,7 @@ class AlgorithmSpec:
     summary: str
     make_setup: Callable[[int, dict, int], Setup]
     codec: Codec
-    audit: str  # dotted module offering check(events, run)
+    audit: Callable[[], Invariants] | None = None  # the family's own trace checks (None: capacity only)
     role: str = "node"  # the scalable role: pids 1..P
     fixed_roles: tuple[str, ...] = ()  # one member each, outside P (the elves' mayor)
     options: dict[str, str] = field(default_factory=dict)  # --option key → one-line help

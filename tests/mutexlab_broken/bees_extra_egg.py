@@ -10,9 +10,9 @@ FAMILY = "bees"
 
 
 class ExtraEggBee(bees.Bee):
-    def _leave_flower(self) -> list:
-        effects = super()._leave_flower()
-        if self.state == bees.DEAD:
+    def _leave_flower(self, action: str = "exit") -> list:
+        effects = super()._leave_flower(action)
+        if self.state == bees.BeeState.DEAD:
             self.laid += 1
             at = next(n for n, e in enumerate(effects) if isinstance(e, Note) and e.event == "egg")
             effects.insert(

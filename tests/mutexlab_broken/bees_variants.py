@@ -94,8 +94,8 @@ class OneBeeTooManyPerReed(Bee):
 class EggOnTheFlower(Bee):
     """Lays its egg before leaving the flower (no nectar brought back to the reed)."""
 
-    def _leave_flower(self):
-        effects = super()._leave_flower()
+    def _leave_flower(self, action="exit"):
+        effects = super()._leave_flower(action)
         egg = next(e for e in effects if isinstance(e, Note) and e.event == "egg")
         effects.remove(egg)
         return [egg] + effects
@@ -104,9 +104,9 @@ class EggOnTheFlower(Bee):
 class LastEggAfterLeaving(Bee):
     """Lays its last egg after it has left its reed."""
 
-    def _leave_flower(self):
-        effects = super()._leave_flower()
-        if self.state == bees.DEAD:
+    def _leave_flower(self, action="exit"):
+        effects = super()._leave_flower(action)
+        if self.state == bees.BeeState.DEAD:
             egg = next(e for e in effects if isinstance(e, Note) and e.event == "egg")
             effects.remove(egg)
             at = next(
@@ -128,7 +128,7 @@ class FliesOffItsReed(Bee):
 
     def _try_reed(self):
         effects = super()._try_reed()
-        if self.state == bees.ON_REED:
+        if self.state == bees.BeeState.ON_REED:
             effects.insert(1, Exit(bees.reed_name(self.reed)))
         return effects
 

@@ -32,7 +32,7 @@ class RoundBlind(E.Elf):
         kind, verb = E.ELF_MESSAGES[msg.type]
         msg = msg.model_copy(update={"round": max(self.round, 1)})
         if verb == "REPLY" and (
-            self.state != E.ELF_REQUESTING or self.phase != kind or msg.sender in self.replies
+            self.state != E.ElfState.ELF_REQUESTING or self.phase != kind or msg.sender in self.replies
         ):
             return []  # tolerant of the confusion it causes
         if verb == "RELEASE" and msg.sender not in self.queues[kind]:
@@ -45,14 +45,14 @@ class StopsOneEarly(E.Mayor):
 
     def on_message(self, msg):
         self.clock.receive(msg.ts)
-        if self.state != E.MAYOR_WAITING or msg.round != self.round:
+        if self.state != E.MayorState.MAYOR_WAITING or msg.round != self.round:
             return []
         self.completed.add(msg.contract)
         if len(self.completed) < len(self.plan[self.round - 1]) - 1:
             return []
         final = self.round == len(self.plan)
         stop = E.Stop(sender=self.pid, ts=self.clock.tick(), round=self.round, final=final)
-        self.state = E.MAYOR_DONE if final else E.INITIAL
+        self.state = E.MayorState.MAYOR_DONE if final else E.MayorState.INITIAL
         return [Send(j, stop) for j in range(1, self.n + 1)] + (
             [] if final else [Schedule("request", "pause")]
         )
@@ -71,8 +71,9 @@ class DropsEarly(E.Elf):
 class MuteToPins(E.Elf):
     """elf-2 never answers a pins request."""
 
-    def _handle(self, msg):
-        if self.pid == 2 and msg.type == "PINS_REQUEST":
+    def _on_units_request(self, msg, admitted=False):
+        if self.pid != 2 or msg.type != "PINS_REQUEST":
+            return super()._on_units_request(msg, admitted)
+        if admitted or self._admit(msg):
             self.queues[E.PINS][msg.sender] = (msg.ts, msg.units)
-            return []
-        return super()._handle(msg)
+        return []

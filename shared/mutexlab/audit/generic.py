@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..findings import Violation
+from ..findings import Invariants, Violation
 from ..words import count
 
-CHECKS = ["every request served", "nobody holds a resource at the end"]
+CHECKS = ("every request served", "nobody holds a resource at the end")
 EVENTS = frozenset({"request", "enter", "exit"})
 
 
@@ -71,3 +71,7 @@ class Stream:
                 Violation("held-at-end", f"{pid} still holds {resource} at the end of the trace", [enter])
             )
         return found
+
+
+# What ``audit/verdict.py`` applies to a trace without a family's own checks (core rules only).
+INVARIANTS = Invariants(CHECKS, check, events=EVENTS, stream=Stream)

@@ -3,11 +3,10 @@ is never held whole (docs/architecture.md#scaling).
 
 ``StreamAudit.feed(event)`` takes the events in trace order (the run header first) and keeps only
 what the checks need: every ``enter`` with its vector clock (the capacity audit reads it), the
-other events the family's checks read (its module's ``EVENTS``; all of them when it declares
-none), each with its own clock entry only unless the family needs whole clocks
-(``WHOLE_CLOCKS``). ``send`` and ``recv`` events are counted, paired (``integrity.py``: only the
-unpaired are held) and dropped unless the family reads them. ``verdict()`` then decides exactly as
-``verify_events`` does on the whole trace.
+other events the family's checks read (its ``Invariants.events``; all of them, with whole
+vector clocks, when it declares none), each with its own clock entry only. ``send`` and ``recv``
+events are counted, paired (``integrity.py``: only the unpaired are held) and dropped unless the
+family reads them. ``verdict()`` then decides exactly as ``verify_events`` does on the whole trace.
 
 Events may carry full vector clocks (a trace file, a run writing its trace) or local-event
 clocks (``clock.LocalEventClocks``: a run audited without writing its trace): the audit's
@@ -16,7 +15,6 @@ happened-before tests are the same on both (see there).
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -27,7 +25,7 @@ from ..trace import TraceError
 from .exclusive import ExclusiveStream, InexactStream
 from .integrity import KINDS as _INTEGRITY_KINDS
 from .integrity import Integrity
-from .verdict import Verdict, checks_module, decide
+from .verdict import Verdict, checks_of, decide
 
 _CAPACITY_KINDS = frozenset({"enter", "exit"})
 _HOLDING_FIELDS = ("event", "pid", "resource", "units", "_line")
@@ -51,7 +49,7 @@ class StreamAudit:
         self._kinds: frozenset[str] | None = None  # None: keep every kind
         self._whole = True
         self.index = index  # name → position in local-event clocks, when the events carry them
-        self._family: Any = None  # the family's ``Stream``, when it checks event by event
+        self._family: Any = None  # the family's ``Invariants.stream``, when it checks event by event
         self.bounded = bounded
         self.exclusive: ExclusiveStream | None = None  # the capacity-1 check, when bounded
         self.integrity: Integrity | None = None  # fed every send, recv and enter
@@ -129,12 +127,12 @@ class StreamAudit:
         return self
 
     def _configure(self, algorithm: Any) -> None:
-        checker = importlib.import_module(checks_module(algorithm if isinstance(algorithm, str) else None))
-        wanted = getattr(checker, "EVENTS", None)
-        self._kinds = None if wanted is None else _CAPACITY_KINDS | frozenset(wanted)
-        self._whole = bool(getattr(checker, "WHOLE_CLOCKS", wanted is None))
-        if hasattr(checker, "Stream") and self.run is not None:
-            self._family = checker.Stream(self.run)
+        checker = checks_of(algorithm if isinstance(algorithm, str) else None)
+        wanted = checker.events
+        self._kinds = None if wanted is None else _CAPACITY_KINDS | wanted
+        self._whole = wanted is None
+        if checker.stream is not None and self.run is not None:
+            self._family = checker.stream(self.run)
             self._bound()
 
     def _bound(self) -> None:

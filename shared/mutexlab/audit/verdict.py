@@ -2,10 +2,10 @@
 
 Every trace gets the capacity audit (capacity.py) and the integrity checks (integrity.py: each
 recv has its send, each resource is declared). A trace whose ``run`` header names an algorithm
-with its own invariants also gets that family's checks: each family module offers
-``check(events, run) -> list[Violation]``; any other trace gets the generic ones (generic.py:
-requests served, nobody holding at the end), and a header naming an algorithm mutexlab does not
-know is undecided — its invariants were not checked.
+with its own invariants also gets that family's checks: the ``Invariants`` (findings.py) its
+spec's ``audit`` hook gives; any other trace gets the generic ones (generic.py: requests served,
+nobody holding at the end), and a header naming an algorithm mutexlab does not know is
+undecided — its invariants were not checked.
 
 The verdict, and the exit code every command that prints one uses:
 
@@ -19,15 +19,15 @@ The verdict, and the exit code every command that prints one uses:
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..findings import PROGRESS, SAFETY, UNDECIDED, Violation
+from ..findings import PROGRESS, SAFETY, UNDECIDED, Invariants, Violation
 from ..protocols import registry
 from ..trace import TraceError, parse_events
+from . import generic
 from .capacity import check_capacities
 from .integrity import KINDS as INTEGRITY_KINDS
 from .integrity import Integrity
@@ -38,19 +38,16 @@ UNFINISHED_NOTE = "the trace ends unfinished — cut short or stalled, a trace a
 UNDECIDED_NOTE = "the audit could not decide these"
 
 
-def family_checks(algorithm: str | None) -> str | None:
-    """The module with the invariants of ``algorithm``'s family (its spec's ``audit``), or None:
-    a registered algorithm, or one a module or file loaded in this process declares."""
+def family_checks(algorithm: str | None) -> Invariants | None:
+    """The invariants of ``algorithm``'s family (its spec's ``audit`` hook), or None: a registered
+    algorithm, or one a module or file loaded in this process declares."""
     found = registry.lookup(algorithm)
-    return found.audit if found is not None else None
+    return found.audit() if found is not None and found.audit is not None else None
 
 
-GENERIC_CHECKS = "mutexlab.audit.generic"  # a trace without a family's checks gets these
-
-
-def checks_module(algorithm: str | None) -> str:
-    """The module whose checks a trace of ``algorithm`` gets: its family's, or the generic ones."""
-    return family_checks(algorithm) or GENERIC_CHECKS
+def checks_of(algorithm: str | None) -> Invariants:
+    """The checks a trace of ``algorithm`` gets: its family's, or the generic ones (generic.py)."""
+    return family_checks(algorithm) or generic.INVARIANTS
 
 
 def not_checked(algorithm: object) -> Violation | None:
@@ -176,7 +173,7 @@ def decide(
 ) -> Verdict:
     """The verdict from the run header, the events the checks read (all of them, or what
     ``stream.StreamAudit`` kept) and the count of every event by kind; ``family_found``: the
-    family's findings when its checks were fed event by event (its module's ``Stream``);
+    family's findings when its checks were fed event by event (its ``Invariants.stream``);
     ``streamed``: the capacity findings of the resources checked as the events came;
     ``integrity``: the findings of ``integrity.Integrity`` fed every event."""
     capacities = run.get("capacities")
@@ -185,9 +182,9 @@ def decide(
     algorithm = run.get("algorithm")
     violations = check_capacities(body, capacities, streamed=streamed) + list(integrity or [])
     checks = ["capacity by happened-before"]
-    checker = importlib.import_module(checks_module(algorithm))
+    checker = checks_of(algorithm)
     violations += checker.check(body, run) if family_found is None else family_found
-    checks += list(getattr(checker, "CHECKS", [f"{algorithm} invariants"]))
+    checks += checker.checks
     unknown = not_checked(algorithm)
     if unknown is not None:
         violations.append(unknown)

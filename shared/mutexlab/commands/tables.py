@@ -35,14 +35,19 @@ state and the input, before anything changes (docs/architecture.md#protocol-inte
 
 
 def tabled(module: ModuleType) -> list[tuple[str, Table]]:
-    """(class name, table) of each class ``module`` defines that has a ``TABLE`` (its own or
-    inherited), in the order it defines them."""
+    """(class name, table) of each class ``module`` defines (a package: or one of its modules) that
+    has a ``TABLE`` (its own or inherited), in the order it defines (or imports) them."""
     found = []
     for value in vars(module).values():
         table = getattr(value, "TABLE", None)
-        if isinstance(value, type) and value.__module__ == module.__name__ and isinstance(table, Table):
+        home = getattr(value, "__module__", "")
+        if isinstance(value, type) and isinstance(table, Table) and _within(home, module):
             found.append((value.__name__, table))
     return found
+
+
+def _within(home: str, module: ModuleType) -> bool:
+    return home == module.__name__ or (hasattr(module, "__path__") and home.startswith(f"{module.__name__}."))
 
 
 def render(title: str, summary: str, module: ModuleType) -> str | None:
@@ -98,7 +103,7 @@ def run(args) -> int:
     except ConfigError as exc:
         return fail(str(exc))
     if section is None:
-        return fail(f"{args.algorithm} declares no TABLE: its tables are in its module's docstring", 1)
+        return fail(f"{args.algorithm} declares no TABLE", 1)
     print(section, end="")
     return 0
 

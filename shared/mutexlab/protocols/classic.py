@@ -15,11 +15,13 @@ is refused (ProtocolError).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, TypeVar
 
 from ..clock import LamportClock
+from ..findings import Invariants
 from ..machine import Cell, Table, on
 from ..messages import Codec
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule
@@ -283,6 +285,12 @@ def workload_setup(
     )
 
 
+def classic_invariants() -> Invariants:
+    """The classic family's own trace checks: audit/classic.py, a layer above this one, so
+    imported by name (on the verdict's first call)."""
+    return importlib.import_module("mutexlab.audit.classic").INVARIANTS
+
+
 def classic_spec(
     name: str,
     summary: str,
@@ -292,7 +300,7 @@ def classic_spec(
     per_entry: Callable[[int], float] | None = None,
     **options: str,
 ) -> AlgorithmSpec:
-    """A classic algorithm's ``SPEC``: family ``classic``, audited by ``mutexlab.audit.classic``,
+    """A classic algorithm's ``SPEC``: family ``classic``, audited by ``classic_invariants``,
     taking the workload's options and its own ``options`` (key → one-line help), presented by
     ``classic_flags.FLAGS``. Its memory estimate: entries × the literature's messages per entry,
     else ``per_entry(N)`` (default 3(N−1))."""
@@ -302,7 +310,7 @@ def classic_spec(
         summary,
         make_setup,
         codec,
-        "mutexlab.audit.classic",
+        classic_invariants,
         options={**WORKLOAD_OPTIONS, **options},
         literature=literature,
         flags=FLAGS,

@@ -1,6 +1,6 @@
 """What ``mutexlab check`` may reduce for the mason bees: the exact ``Bee`` only (reduction.py).
 
-(To move into the bees' package.) ``bees.SPEC`` declares ``REDUCTIONS``.
+``bees.SPEC`` declares ``REDUCTIONS``.
 
 * **Canonical snapshots**: none beyond ``Bee.snapshot()``, which already keeps only what a
   bee's future reads (its docstring argues it).
@@ -21,22 +21,23 @@ from __future__ import annotations
 
 import copy
 
-from ..reduction import NOTHING_LIVE, ClockOffsets, Reductions, SendBound
-from . import bees as B
+from ...reduction import NOTHING_LIVE, ClockOffsets, Reductions, SendBound
+from .machine import Bee
+from .messages import FINAL_STATES, BeeState
 
 
-def low(b: B.Bee) -> int:
-    if b.state in B.FINAL_STATES:
+def low(b: Bee) -> int:
+    if b.state in FINAL_STATES:
         return NOTHING_LIVE
     values = [b.clock.time] + [ts for _, ts in b.deferred]
-    if b.state in (B.REST, B.WAIT_REED):
+    if b.state is BeeState.REST or b.state is BeeState.WAIT_REED:
         values += [ts for ts, _ in b.requests.values()]
     if b.flower_request is not None:
         values.append(b.flower_request[0])
     return min(values)
 
 
-def shift(b: B.Bee, d: int) -> B.Bee:
+def shift(b: Bee, d: int) -> Bee:
     twin = copy.deepcopy(b)
     twin.clock.time -= d
     twin.requests = {j: (ts - d, pid) for j, (ts, pid) in b.requests.items()}
@@ -47,12 +48,12 @@ def shift(b: B.Bee, d: int) -> B.Bee:
     return twin
 
 
-def may_send(b: B.Bee, pending: tuple[str, ...], inflight: tuple, x: B.Bee) -> bool:
-    return b.state not in B.FINAL_STATES or bool(pending)
+def may_send(b: Bee, pending: tuple[str, ...], inflight: tuple, x: Bee) -> bool:
+    return b.state not in FINAL_STATES or bool(pending)
 
 
 REDUCTIONS = Reductions(
-    frozenset({B.Bee}),
+    frozenset({Bee}),
     clocks=ClockOffsets(
         low,
         shift,

@@ -11,8 +11,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from ..spec import Dwell, Flag, Flags, Simulated
-from ..words import count
+from ...spec import Dwell, Flag, Flags, Simulated
+from ...words import count
 
 # The simulator's defaults are far out of reach of an exhaustive search: check starts small.
 SMALL = {"elves": 2, "pins": 1, "poison": 2, "contracts": 2, "hamsters": [1, 2], "rounds": 1}

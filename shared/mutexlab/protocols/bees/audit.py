@@ -14,18 +14,18 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ..findings import Violation
-from ..protocols.bees import FINAL_STATES, FLOWER, WAITING_STATES, expected_eggs
-from ..trace import event_error, whole
+from ...findings import PROGRESS, SAFETY, Invariants, Violation
+from ...trace import event_error, whole
+from .messages import FINAL_STATES, FLOWER, WAITING_STATES, expected_eggs
 
-CHECKS = [
+CHECKS = (
     "eggs per bee",
     "eggs per reed",
     "eggs laid on the held reed after a flower visit",
     "flowers visited only from a reed",
     "total eggs = min(eggs·P, cocoons·T)",
     "every bee ends DEAD or RETIRED, nobody left waiting",
-]
+)
 # The event kinds ``check`` reads, each by its own clock entry only: a streamed audit keeps no others.
 EVENTS = frozenset({"enter", "exit", "egg", "state"})
 
@@ -143,3 +143,24 @@ def check(events: list[dict], run: dict) -> list[Violation]:
             )
         )
     return found
+
+
+INVARIANTS = Invariants(
+    CHECKS,
+    check,
+    events=EVENTS,
+    rules={
+        **dict.fromkeys(
+            (
+                "flower-without-reed",
+                "eggs-per-bee",
+                "eggs-per-reed",
+                "egg-off-reed",
+                "egg-without-nectar",
+                "too-many-eggs",
+            ),
+            SAFETY,
+        ),
+        **dict.fromkeys(("left-waiting", "unfinished", "too-few-eggs"), PROGRESS),
+    },
+)

@@ -22,17 +22,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..clock import happened_before
-from ..findings import Violation
-from ..trace import TraceError, event_error, whole
+from ...clock import happened_before
+from ...findings import PROGRESS, SAFETY, Invariants, Violation
+from ...trace import TraceError, event_error, whole
 
-CHECKS = [
+CHECKS = (
     "elves: pins only with a contract, poison only with pins, configured units",
     "elves: each contract of each round done exactly once, by its holder",
     "elves: STOP only after every contract of its round is done (happened-before)",
     "elves: replies and contract positions counted within their own round",
     "elves: all rounds finished",
-]
+)
 
 _KIND = {"CONTRACT": "contract", "PINS": "pins", "POISON": "poison"}
 
@@ -345,3 +345,31 @@ def _finished(per_process: dict[str, list[dict]], elves: list[str], params: dict
                 )
             )
     return found
+
+
+INVARIANTS = Invariants(
+    CHECKS,
+    check,
+    rules={
+        **dict.fromkeys(
+            (
+                "two-contracts",
+                "pins-without-contract",
+                "pins-units",
+                "poison-without-pins",
+                "poison-units",
+                "contract-abandoned",
+                "done-by-non-holder",
+                "done-without-tools",
+                "contract-twice",
+                "contract-done-twice",
+                "contract-unknown",
+                "stop-before-done",
+                "round-mixed",
+                "contract-position",
+            ),
+            SAFETY,
+        ),
+        **dict.fromkeys(("contract-not-done", "rounds-unfinished", "not-finished"), PROGRESS),
+    },
+)

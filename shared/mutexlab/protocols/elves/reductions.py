@@ -1,5 +1,5 @@
 """What ``mutexlab check`` may reduce for the hamster killers: the exact classes ``Mayor`` and
-``Elf`` only (reduction.py). (To move into the elves' package.) ``elves.SPEC`` declares
+``Elf`` only (reduction.py). ``elves.SPEC`` declares
 ``REDUCTIONS``. A variant may read its fields elsewhere (``RoundBlind`` handles messages after
 ELF_DONE), so a setup with any other class gets none of them.
 
@@ -52,32 +52,36 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..reduction import NOTHING_LIVE, Canonical, ClockOffsets, Reductions, RetiredClocks, SendBound
-from ..setup import Setup
-from . import elves as E
+from ...reduction import NOTHING_LIVE, Canonical, ClockOffsets, Reductions, RetiredClocks, SendBound
+from ...setup import Setup
+from .elf import Elf
+from .mayor import Mayor
+from .messages import CONTRACT, PINS, POISON, ElfState, InitContracts, MayorState, XRelease, XReply, XRequest
 
 
 # -- dead variables ---------------------------------------------------------------------------
-def _request_live(e: E.Elf) -> bool:
-    return e.state is E.ELF_REQUESTING or e.state is E.ELF_WAIT_FOR_RELEASE
+def _request_live(e: Elf) -> bool:
+    return e.state is ElfState.ELF_REQUESTING or e.state is ElfState.ELF_WAIT_FOR_RELEASE
 
 
-def _mayor_clock_live(m: E.Mayor) -> bool:
-    return m.state is not E.MAYOR_DONE and not (m.state is E.MAYOR_WAITING and not m.completed)
+def _mayor_clock_live(m: Mayor) -> bool:
+    return m.state is not MayorState.MAYOR_DONE and not (
+        m.state is MayorState.MAYOR_WAITING and not m.completed
+    )
 
 
 def canonical(p: Any):
     """The key of a mayor's or an elf's state: what its future reads (see the module)."""
-    if type(p) is E.Mayor:
+    if type(p) is Mayor:
         return (
             p.state,
             p.clock.time if _mayor_clock_live(p) else 0,
             p.round,
-            frozenset(p.completed) if p.state is E.MAYOR_WAITING else None,
+            frozenset(p.completed) if p.state is MayorState.MAYOR_WAITING else None,
         )
-    if p.state is E.ELF_DONE:
-        return (E.ELF_DONE, p.round, p.rest_timers)
-    initial = p.state is E.INITIAL
+    if p.state is ElfState.ELF_DONE:
+        return (ElfState.ELF_DONE, p.round, p.rest_timers)
+    initial = p.state is ElfState.INITIAL
     return (
         p.state,
         p.clock.time,
@@ -85,15 +89,15 @@ def canonical(p: Any):
         p.active,
         None if initial else p.contracts,
         None if initial else frozenset(p.contract_requests),
-        tuple(sorted((j, units) for j, (_, units) in p.queues[E.PINS].items()))
+        tuple(sorted((j, units) for j, (_, units) in p.queues[PINS].items()))
         if initial
-        else tuple(sorted(p.queues[E.PINS].items())),
-        tuple(sorted((j, units) for j, (_, units) in p.queues[E.POISON].items()))
+        else tuple(sorted(p.queues[PINS].items())),
+        tuple(sorted((j, units) for j, (_, units) in p.queues[POISON].items()))
         if initial
-        else tuple(sorted(p.queues[E.POISON].items())),
+        else tuple(sorted(p.queues[POISON].items())),
         p.phase,
         p.my_request if _request_live(p) else None,
-        frozenset(p.replies) if p.state is E.ELF_REQUESTING else None,
+        frozenset(p.replies) if p.state is ElfState.ELF_REQUESTING else None,
         p.holding,
         tuple(p.future),
         p.rest_timers,
@@ -103,19 +107,19 @@ def canonical(p: Any):
 # -- clock shift ------------------------------------------------------------------------------
 def live(p: Any) -> list[int]:
     """The live timestamps of a mayor's or an elf's state (those its key keeps)."""
-    if type(p) is E.Mayor:
+    if type(p) is Mayor:
         return [p.clock.time] if _mayor_clock_live(p) else []
-    if p.state is E.ELF_DONE:
+    if p.state is ElfState.ELF_DONE:
         return []
     return [p.clock.time] + [m.ts for m in p.future] + request_stamps(p)
 
 
 def request_stamps(p: Any) -> list[int]:
     """The live timestamps of requests an elf keeps (its own and those it queued)."""
-    if type(p) is E.Mayor or p.state is E.ELF_DONE:
+    if type(p) is Mayor or p.state is ElfState.ELF_DONE:
         return []
     values = []
-    if p.state is not E.INITIAL:
+    if p.state is not ElfState.INITIAL:
         values += [ts for ts, _ in p.contract_requests]
         values += [ts for queue in p.queues.values() for ts, _ in queue.values()]
     if _request_live(p):
@@ -128,7 +132,7 @@ def shift(p: Any, d: int, clock: int | None = None) -> Any:
     clock may be below ``d``: it becomes 0 (a clock cannot be negative; its value is never read)."""
     twin = copy.deepcopy(p)
     twin.clock.time = max(p.clock.time - d, 0) if clock is None else clock
-    if type(p) is E.Mayor:
+    if type(p) is Mayor:
         return twin
     twin.contract_requests = {(ts - d, j) for ts, j in p.contract_requests}
     twin.queues = {kind: {j: (ts - d, u) for j, (ts, u) in q.items()} for kind, q in p.queues.items()}
@@ -144,7 +148,7 @@ def low(p: Any) -> int:
 
 def done(p: Any, pending: tuple[str, ...], setup: Setup) -> bool:
     """``will_not_request`` in the setup's last round."""
-    return will_not_request(p, max(len(q.plan) for q in setup.protocols.values() if type(q) is E.Mayor))
+    return will_not_request(p, max(len(q.plan) for q in setup.protocols.values() if type(q) is Mayor))
 
 
 def will_not_request(p: Any, final: int) -> bool:
@@ -153,14 +157,15 @@ def will_not_request(p: Any, final: int) -> bool:
     request: asking for or holding poison, or resting, while it knows as many contract requests
     as there are contracts (``_next_contract`` then goes straight to INITIAL; the set only
     grows within a round)."""
-    if type(p) is E.Mayor:
+    if type(p) is Mayor:
         return p.round == final
-    if p.state is E.ELF_DONE:
+    if p.state is ElfState.ELF_DONE:
         return True
     if p.round != final or not p.active:
         return False
-    return p.state is E.INITIAL or (
-        (p.phase == E.POISON or p.state is E.ELF_FINISHED) and len(p.contract_requests) >= len(p.contracts)
+    return p.state is ElfState.INITIAL or (
+        (p.phase == POISON or p.state is ElfState.ELF_FINISHED)
+        and len(p.contract_requests) >= len(p.contracts)
     )
 
 
@@ -168,8 +173,8 @@ def dead_message(msg: Any, receiver: Any) -> bool:
     """Whether ``receiver`` will drop ``msg`` before its clock reads the timestamp: an elf message
     of a round it has already seen stopped, or of an earlier one (``Elf.on_message``)."""
     return (
-        type(receiver) is E.Elf
-        and isinstance(msg, (E.XRequest, E.XReply, E.XRelease))
+        type(receiver) is Elf
+        and isinstance(msg, (XRequest, XReply, XRelease))
         and (msg.round < receiver.round or (msg.round == receiver.round and not receiver.active))
     )
 
@@ -178,24 +183,26 @@ def dead_message(msg: Any, receiver: Any) -> bool:
 def sends_to(q: Any, pending: tuple, inflight: tuple, x: Any) -> bool:
     """Whether ``q`` may send to ``x`` while ``x`` does not move (see the module); ``inflight``:
     the messages on the link from ``x`` to ``q``."""
-    if any(isinstance(m, E.XRequest) for m in inflight):
+    if any(isinstance(m, XRequest) for m in inflight):
         return True  # q answers it
-    if type(q) is E.Mayor:
-        return q.state is not E.MAYOR_DONE and not (q.state is E.MAYOR_WAITING and x.holding is not None)
-    if q.state is E.ELF_DONE:
+    if type(q) is Mayor:
+        return q.state is not MayorState.MAYOR_DONE and not (
+            q.state is MayorState.MAYOR_WAITING and x.holding is not None
+        )
+    if q.state is ElfState.ELF_DONE:
         return False
-    if type(x) is E.Mayor:
-        return q.state is not E.INITIAL or any(isinstance(m, E.InitContracts) for m in inflight)
+    if type(x) is Mayor:
+        return q.state is not ElfState.INITIAL or any(isinstance(m, InitContracts) for m in inflight)
     x_holds = x.holding is not None and x.round == q.round
     if (
-        q.state is E.ELF_REQUESTING
+        q.state is ElfState.ELF_REQUESTING
         and x.pid not in q.replies
-        and not any(isinstance(m, E.XReply) for m in inflight)
+        and not any(isinstance(m, XReply) for m in inflight)
     ):
-        return q.phase == E.CONTRACT and not x_holds
-    if q.state is E.INITIAL and q.active:
+        return q.phase == CONTRACT and not x_holds
+    if q.state is ElfState.INITIAL and q.active:
         return not x_holds
-    if q.state is E.ELF_WAIT_FOR_RELEASE and not any(isinstance(m, E.XRelease) for m in inflight):
+    if q.state is ElfState.ELF_WAIT_FOR_RELEASE and not any(isinstance(m, XRelease) for m in inflight):
         queue = q.queues[q.phase]
         mine, ahead = q.my_request, queue.get(x.pid)
         if ahead is not None and (ahead[0], x.pid) < mine and q.totals[q.phase] - ahead[1] < queue[q.pid][1]:
@@ -204,7 +211,7 @@ def sends_to(q: Any, pending: tuple, inflight: tuple, x: Any) -> bool:
 
 
 REDUCTIONS = Reductions(
-    frozenset({E.Mayor, E.Elf}),
+    frozenset({Mayor, Elf}),
     canonical=Canonical(
         canonical,
         "the key drops what no future input reads: a done elf's clock and queues, replies outside "
@@ -220,7 +227,7 @@ REDUCTIONS = Reductions(
     retired=RetiredClocks(
         done,
         request_stamps,
-        lambda msg: isinstance(msg, E.XRequest),
+        lambda msg: isinstance(msg, XRequest),
         lambda p, d: shift(p, d, 0),
         "in the last round, once every elf is past its last request, clocks feed only clocks and "
         "timestamps nobody compares; request timestamps are only compared with each other",
