@@ -32,7 +32,7 @@ def _ratio(part: int, whole: int) -> float | None:
 
 
 def summarise(run: Simulated) -> dict:
-    from .bees import expected_eggs
+    from . import expected_eggs
 
     o, result = {**DEFAULTS, **run.options}, run.result
     per_reed: Counter[str] = Counter({f"reed:{r}": 0 for r in range(1, o["reeds"] + 1)})

@@ -24,7 +24,7 @@ def _ratio(part: int, whole: int) -> float | None:
 
 def waiting_time(events: list[dict]) -> dict[str, float]:
     """Virtual time each elf spent in ELF_WAIT_FOR_RELEASE, from the trace's state events."""
-    from .elves import ELF_WAIT_FOR_RELEASE
+    from . import ELF_WAIT_FOR_RELEASE
 
     since: dict[str, float] = {}
     total: Counter[str] = Counter()
@@ -39,7 +39,7 @@ def waiting_time(events: list[dict]) -> dict[str, float]:
 
 
 def summarise(run: Simulated) -> dict:
-    from .elves import PINS, POISON, Elf
+    from . import PINS, POISON, Elf
 
     setup, result, params = run.setup, run.result, run.setup.params
     elves = {
