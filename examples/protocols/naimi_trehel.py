@@ -109,7 +109,7 @@ SPEC = classic_algorithm(
     Request,
     Token,
     literature={
-        "messages": ("O(log N) average, 0 to N", lambda n: (0, n)),
+        "messages": ("0 to N", lambda n: (0, n)),
         "sync": ("T", lambda n: 1),
     },
 )
