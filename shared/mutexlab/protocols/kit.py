@@ -1,0 +1,139 @@
+"""Everything a protocol author imports, from one place (docs/your-algorithm.md).
+
+A classic algorithm (one critical section ``cs``, N nodes, each asking ``requests`` times) is
+one file::
+
+    from mutexlab.protocols.kit import HELD, RELEASED, WANTED, ClassicNode, Message, Send, ...
+
+    class Request(Message): ...                  # the messages
+    class MyNode(ClassicNode):                   # the node: its states are RELEASED, WANTED, HELD
+        TABLE = classic_table(...)               # (state, input) → handler, as data (machine.py)
+        def _request(self): ...                  # and its handlers, returning effects (Send ...)
+    SPEC = classic_algorithm("my-algo", "one line", MyNode, Request, ...)
+
+``ClassicNode`` here is ``classic.ClassicNode`` with the two defaults a new protocol would
+otherwise have to write before ``check`` and ``explore`` can run it: ``snapshot()`` (every
+attribute, made hashable) and ``waiting_for()`` (a WANTED node waits to enter). A protocol that
+knows better overrides them (the built-in ones all do).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from enum import Enum
+from typing import Any
+
+from ..clock import LamportClock, priority
+from ..machine import Cell, Table, ignore, on
+from ..messages import Codec, Message
+from ..protocol import Effect, Enter, Exit, Note, ProtocolError, Schedule, Send
+from ..setup import Setup
+from ..spec import AlgorithmSpec, Figure
+from . import classic
+from .classic import CS, HELD, RELEASED, WANTED, State, classic_spec, classic_table, expect, workload_setup
+
+__all__ = [
+    "CS",
+    "HELD",
+    "RELEASED",
+    "WANTED",
+    "AlgorithmSpec",
+    "Cell",
+    "ClassicNode",
+    "Codec",
+    "Effect",
+    "Enter",
+    "Exit",
+    "Figure",
+    "Message",
+    "Note",
+    "ProtocolError",
+    "Schedule",
+    "Send",
+    "State",
+    "Table",
+    "classic_algorithm",
+    "classic_spec",
+    "classic_table",
+    "expect",
+    "freeze",
+    "ignore",
+    "on",
+    "priority",
+    "workload_setup",
+]
+
+
+def freeze(value: Any) -> Any:
+    """``value`` as a hashable value that is equal exactly when the state is: lists, deques and
+    tuples → tuples, sets → frozensets, dicts → tuples of items (in their order: code may iterate
+    them), a Lamport clock → its time. Anything else must be hashable already."""
+    kind = type(value)
+    if kind in (list, tuple, deque):
+        return tuple(freeze(v) for v in value)
+    if kind in (set, frozenset):
+        return frozenset(freeze(v) for v in value)
+    if kind is dict:
+        return tuple((k, freeze(v)) for k, v in value.items())
+    if kind is LamportClock:
+        return value.time
+    if isinstance(value, (Enum, Message)) or value is None:
+        return value
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(
+            f"cannot snapshot a {kind.__name__}: write the node's own snapshot() (a hashable summary)"
+        ) from None
+    return value
+
+
+class ClassicNode(classic.ClassicNode):
+    """``classic.ClassicNode`` (its states RELEASED, WANTED, HELD; implement ``_request()`` and
+    ``_release()``, call ``_enter()``), with a default ``snapshot()`` and ``waiting_for()``."""
+
+    def snapshot(self) -> Any:
+        """Every attribute, frozen (``freeze``): two nodes with equal attributes are one state."""
+        return tuple((name, freeze(value)) for name, value in self.__dict__.items())
+
+    def waiting_for(self) -> dict[str, list[int]]:
+        """A WANTED node waits to enter (from whom: unknown here; override to name them, as the
+        stall explanation then can)."""
+        return {"entry": []} if self.state is WANTED else {}
+
+
+# A literature figure: a Figure, or (text, value for N) with the value a number or (low, high).
+FigureLike = Figure | tuple[str, Callable[[int], float | tuple[float, float]]]
+
+
+def as_figure(given: FigureLike) -> Figure:
+    if isinstance(given, Figure):
+        return given
+    text, value = given
+
+    def span(n: int, _params: dict) -> tuple[float, float]:
+        got = value(n)
+        return (got, got) if isinstance(got, (int, float)) else (got[0], got[1])
+
+    return Figure(text, span)
+
+
+def classic_algorithm(
+    name: str,
+    summary: str,
+    node: Callable[[int, int, int, int], classic.ClassicNode],
+    *messages: type[Message],
+    literature: dict[str, FigureLike] | None = None,
+) -> AlgorithmSpec:
+    """The ``SPEC`` of a classic algorithm whose nodes are ``node(pid, n, requests, clock)``,
+    talking in ``messages``, taking the workload's options only (``requests``,
+    ``initial_clocks``); ``literature``: ``{"messages": ("2(N−1)", lambda n: 2 * (n - 1))}``
+    (messages per entry; ``"sync"``: synchronization delay in T), a value or (low, high)."""
+    codec = Codec(*messages)
+
+    def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+        return workload_setup(name, processes, options, node, codec)
+
+    figures = {key: as_figure(value) for key, value in (literature or {}).items()}
+    return classic_spec(name, summary, make_setup, codec, figures)
