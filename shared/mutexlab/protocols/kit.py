@@ -31,7 +31,10 @@ from ..protocol import Effect, Enter, Exit, Note, ProtocolError, Schedule, Send
 from ..setup import Setup
 from ..spec import AlgorithmSpec, Figure
 from . import classic
-from .classic import CS, HELD, RELEASED, WANTED, State, classic_spec, classic_table, expect, workload_setup
+from .classic import CS, State, classic_spec, classic_table, expect, workload_setup
+
+# A classic node's three states by their plain names: what an author writes in a table.
+RELEASED, WANTED, HELD = State.RELEASED, State.WANTED, State.HELD
 
 __all__ = [
     "CS",

@@ -274,6 +274,10 @@ def family_of(algorithm: str) -> str:
 def declarations(algorithm: str) -> list[Reductions]:
     """Every reduction declaration that may cover a setup of ``algorithm`` (``mutexlab.reduction``):
     its spec's (a module's or file's own ``SPEC``, or its ``FAMILY``'s) first, then every registered
-    one. Which applies is decided by the processes' exact classes alone (``Reductions.covers``)."""
-    found = [spec_of(algorithm), *SPECS.values()]
+    one. Which applies is decided by the processes' exact classes alone (``Reductions.covers``), so
+    a name nothing here resolves (a setup built by the caller) gets the registered ones only."""
+    try:
+        found = [spec_of(algorithm), *SPECS.values()]
+    except ConfigError:
+        found = list(SPECS.values())
     return [d for d in (s.declared_reductions() for s in found) if d is not None]
