@@ -12,7 +12,7 @@ from test_check import BROKEN, FORGETFUL, SpinningNode, only_finding
 from mutexlab.check import engine
 from mutexlab.check import por as por_module
 from mutexlab.check.engine import CheckConfig, run_check
-from mutexlab.protocols import ricart_agrawala
+from mutexlab.protocols import ricart_agrawala_reductions
 from mutexlab.protocols.registry import make_setup
 
 POR = "partial-order reduction"
@@ -127,7 +127,7 @@ def test_retired_clocks_never_add_worlds_and_keep_the_final_worlds_and_the_pass(
     options = {"requests": requests}
     retired, model = check("ricart-agrawala", processes, options, partial_order=False)
     assert "retired clocks" in model.reductions
-    shift_only = replace(ricart_agrawala.REDUCTIONS, retired=None)
+    shift_only = replace(ricart_agrawala_reductions.REDUCTIONS, retired=None)
     monkeypatch.setattr(engine, "declared_for", lambda algorithm: [shift_only])
     shifted, model = check("ricart-agrawala", processes, options, partial_order=False)
     assert "retired clocks" not in model.reductions

@@ -16,7 +16,7 @@ from mutexlab.check import engine
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.check.reductions import notes_of
 from mutexlab.cli import main
-from mutexlab.protocols import lamport, ricart_agrawala
+from mutexlab.protocols import lamport_reductions, ricart_agrawala, ricart_agrawala_reductions
 from mutexlab.reduction import Reductions
 
 CLOCKS_8 = {"1": 8, "2": 8, "3": 8}
@@ -60,7 +60,9 @@ def test_the_text_stamp_variant_passed_only_under_a_clock_shift_it_never_declare
     classes were matched with isinstance) make the search pass."""
     options = {"requests": 1, "initial_clocks": CLOCKS_8}
     cls = broken("ricart_agrawala_text_stamps").TextStampNode
-    monkeypatch.setattr(engine, "declared_for", lambda algorithm: [ricart_agrawala.REDUCTIONS.only(cls)])
+    monkeypatch.setattr(
+        engine, "declared_for", lambda algorithm: [ricart_agrawala_reductions.REDUCTIONS.only(cls)]
+    )
     wrong, model = run_check(CheckConfig("mutexlab_broken.ricart_agrawala_text_stamps", 3, options))
     assert "clock-offset normalisation" in model.reductions and wrong.verdict == "pass"
 
@@ -83,10 +85,12 @@ class PlainSubclass(ricart_agrawala.RicartAgrawalaNode):
 def test_a_declaration_covers_exact_classes_only():
     node = ricart_agrawala.RicartAgrawalaNode(1, 2)
     sub = PlainSubclass(2, 2)
-    assert ricart_agrawala.REDUCTIONS.covers([node]) and not ricart_agrawala.REDUCTIONS.covers([node, sub])
-    assert ricart_agrawala.REDUCTIONS.only(PlainSubclass).covers([sub])
+    assert ricart_agrawala_reductions.REDUCTIONS.covers(
+        [node]
+    ) and not ricart_agrawala_reductions.REDUCTIONS.covers([node, sub])
+    assert ricart_agrawala_reductions.REDUCTIONS.only(PlainSubclass).covers([sub])
     with pytest.raises(ValueError, match="retired clocks extend"):
-        Reductions(frozenset({PlainSubclass}), retired=ricart_agrawala.REDUCTIONS.retired)
+        Reductions(frozenset({PlainSubclass}), retired=ricart_agrawala_reductions.REDUCTIONS.retired)
 
 
 def test_a_subclass_gets_no_reduction_until_it_declares_one(monkeypatch):
@@ -104,7 +108,7 @@ def test_a_subclass_gets_no_reduction_until_it_declares_one(monkeypatch):
     assert why["canonical snapshots"] == "not declared by PlainSubclass"
     assert why["send bound"] == "not declared by PlainSubclass"
     monkeypatch.setattr(
-        engine, "declared_for", lambda algorithm: [ricart_agrawala.REDUCTIONS.only(PlainSubclass)]
+        engine, "declared_for", lambda algorithm: [ricart_agrawala_reductions.REDUCTIONS.only(PlainSubclass)]
     )
     declared, model = check()
     assert model.reductions == [
@@ -243,7 +247,7 @@ def wrong(module: str) -> list[str]:
     return [a.format(module) for a in WRONG]
 
 
-RA = ricart_agrawala.REDUCTIONS
+RA = ricart_agrawala_reductions.REDUCTIONS
 
 
 @pytest.mark.parametrize(
@@ -278,5 +282,9 @@ def test_a_wrongly_declared_reduction_is_a_disagreement_of_the_cross_check(
 
 
 def test_lamport_declares_only_the_clock_shift():
-    assert lamport.REDUCTIONS.clocks is not None
-    assert (lamport.REDUCTIONS.canonical, lamport.REDUCTIONS.retired, lamport.REDUCTIONS.sends) == (None,) * 3
+    assert lamport_reductions.REDUCTIONS.clocks is not None
+    assert (
+        lamport_reductions.REDUCTIONS.canonical,
+        lamport_reductions.REDUCTIONS.retired,
+        lamport_reductions.REDUCTIONS.sends,
+    ) == (None,) * 3

@@ -5,11 +5,11 @@ timestamps as text, so the reduced search never meets the stamps it mishandles a
 
 from dataclasses import replace
 
-from mutexlab.protocols import ricart_agrawala
+from mutexlab.protocols import ricart_agrawala, ricart_agrawala_reductions
 from mutexlab_broken.ricart_agrawala_text_stamps import TextStampNode, make_setup
 
 SPEC = replace(
     ricart_agrawala.SPEC,
     make_setup=make_setup,
-    reductions=ricart_agrawala.REDUCTIONS.only(TextStampNode),  # wrong on purpose
+    reductions=ricart_agrawala_reductions.REDUCTIONS.only(TextStampNode),  # wrong on purpose
 )

@@ -7,7 +7,7 @@ disagreement; with Ricart–Agrawala's own bound the reduced search finds the de
 
 from dataclasses import replace
 
-from mutexlab.protocols import ricart_agrawala
+from mutexlab.protocols import ricart_agrawala, ricart_agrawala_reductions
 from mutexlab.protocols.classic import State
 from mutexlab.reduction import SendBound
 from mutexlab_broken import recast
@@ -33,7 +33,7 @@ SPEC = replace(
     ricart_agrawala.SPEC,
     make_setup=make_setup,
     reductions=replace(
-        ricart_agrawala.REDUCTIONS.only(EarlyDeafNode),
+        ricart_agrawala_reductions.REDUCTIONS.only(EarlyDeafNode),
         sends=SendBound(_wrong, "wrong on purpose: a node with a request to make sends REQUESTs"),
     ),
 )

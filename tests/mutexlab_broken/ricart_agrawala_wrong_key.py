@@ -4,7 +4,7 @@ search answers the wrong nodes on exit. ``check --cross-check`` must report the 
 
 from dataclasses import replace
 
-from mutexlab.protocols import ricart_agrawala
+from mutexlab.protocols import ricart_agrawala, ricart_agrawala_reductions
 from mutexlab.reduction import Canonical
 from mutexlab_broken import recast
 
@@ -25,7 +25,7 @@ SPEC = replace(
     ricart_agrawala.SPEC,
     make_setup=make_setup,
     reductions=replace(
-        ricart_agrawala.REDUCTIONS.only(ForgetfulKeyNode),
+        ricart_agrawala_reductions.REDUCTIONS.only(ForgetfulKeyNode),
         canonical=Canonical(_key, "wrong on purpose: the deferred requests are read on exit"),
     ),
 )

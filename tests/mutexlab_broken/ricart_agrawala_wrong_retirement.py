@@ -7,7 +7,7 @@ then sees replies ignored and reports a deadlock that the code cannot reach.
 
 from dataclasses import replace
 
-from mutexlab.protocols import ricart_agrawala
+from mutexlab.protocols import ricart_agrawala, ricart_agrawala_reductions
 from mutexlab.protocols.classic import State
 from mutexlab_broken import recast
 
@@ -27,5 +27,7 @@ def make_setup(processes: int, options: dict, seed: int = 0):
 SPEC = replace(
     ricart_agrawala.SPEC,
     make_setup=make_setup,
-    reductions=ricart_agrawala.REDUCTIONS.only(StaleReplyNode),  # wrong on purpose: it reads REPLY stamps
+    reductions=ricart_agrawala_reductions.REDUCTIONS.only(
+        StaleReplyNode
+    ),  # wrong on purpose: it reads REPLY stamps
 )

@@ -25,6 +25,7 @@ from ..findings import Invariants
 from ..machine import Cell, Table, on
 from ..messages import Codec
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule
+from ..reduction import Reductions
 from ..setup import ConfigError, Setup, positive_int
 from ..spec import AlgorithmSpec, Figure
 from .classic_flags import FLAGS, workload_estimate
@@ -298,12 +299,14 @@ def classic_spec(
     codec: Codec,
     literature: dict[str, Figure],
     per_entry: Callable[[int], float] | None = None,
+    reductions: Reductions | Callable[[], Reductions] | None = None,
     **options: str,
 ) -> AlgorithmSpec:
     """A classic algorithm's ``SPEC``: family ``classic``, audited by ``classic_invariants``,
     taking the workload's options and its own ``options`` (key → one-line help), presented by
     ``classic_flags.FLAGS``. Its memory estimate: entries × the literature's messages per entry,
-    else ``per_entry(N)`` (default 3(N−1))."""
+    else ``per_entry(N)`` (default 3(N−1)). ``reductions``: what ``check`` may reduce, for the
+    exact classes it names (a function returning it may import it when ``check`` asks)."""
     return AlgorithmSpec(
         name,
         "classic",
@@ -315,6 +318,7 @@ def classic_spec(
         literature=literature,
         flags=FLAGS,
         estimate_messages=workload_estimate(literature, per_entry),
+        reductions=reductions,
     )
 
 

@@ -24,15 +24,13 @@ REQUEST + at most N−1 REPLY + N−1 RELEASE ≤ 3(N−1), exactly 3(N−1) whe
 
 from __future__ import annotations
 
-import copy
-from dataclasses import replace
 from typing import Literal
 
 from ..clock import priority
 from ..machine import on
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..reduction import ClockOffsets, Reductions
+from ..reduction import Reductions
 from ..setup import Setup
 from ..spec import Figure
 from .classic import ClassicNode, State, classic_spec, classic_table, workload_setup
@@ -154,6 +152,12 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     return workload_setup("lamport", processes, options, LamportNode, CODEC)
 
 
+def _reductions() -> Reductions:  # reads LamportNode: imported when check asks
+    from .lamport_reductions import REDUCTIONS
+
+    return REDUCTIONS
+
+
 SPEC = classic_spec(
     "lamport",
     "Lamport's queue of timestamped requests: every request is acknowledged and released to all",
@@ -163,28 +167,5 @@ SPEC = classic_spec(
         "messages": Figure("3(N−1)", lambda n, p: (3 * (n - 1),) * 2),
         "sync": Figure("T", lambda n, p: (1, 1)),
     },
+    reductions=_reductions,
 )
-
-
-# -- what `mutexlab check` may reduce: for the exact LamportNode only (reduction.py) --------------
-def _low(p: LamportNode) -> int:
-    return min([p.clock.time] + [ts for _, ts in p.q.values()])
-
-
-def _shift(p: LamportNode, d: int) -> LamportNode:
-    twin = copy.deepcopy(p)
-    twin.clock.time -= d
-    twin.q = {j: (kind, ts - d) for j, (kind, ts) in p.q.items()}
-    return twin
-
-
-REDUCTIONS = Reductions(
-    frozenset({LamportNode}),
-    clocks=ClockOffsets(
-        _low,
-        _shift,
-        "the array's timestamps are only compared as (ts, pid) and clocks move only by tick and "
-        "receive, which commute with adding one constant to every clock and timestamp",
-    ),
-)
-SPEC = replace(SPEC, reductions=REDUCTIONS)

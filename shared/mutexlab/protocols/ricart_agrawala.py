@@ -1,21 +1,18 @@
-"""Ricart–Agrawala (the notes' "algorithm 2", docs/architecture.md#ricart-agrawala): permission from every other node.
+"""Ricart–Agrawala (docs/architecture.md#ricart-agrawala): permission from every other node.
 
 Invariant: a node replies to a request at most once; it enters only with N−1 replies for its
 current request, so none is left over, even when links reorder. Messages per entry: exactly
-2(N−1). The state table is ``RicartAgrawalaNode.TABLE`` (docs/protocols.md).
-"""
+2(N−1). The state table is ``RicartAgrawalaNode.TABLE`` (docs/protocols.md)."""
 
 from __future__ import annotations
 
-import copy
-from dataclasses import replace
 from typing import Literal
 
 from ..clock import priority
 from ..machine import on
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..reduction import Canonical, ClockOffsets, Reductions, RetiredClocks, SendBound
+from ..reduction import Reductions
 from ..setup import Setup
 from ..show import attributes
 from ..spec import Figure
@@ -92,9 +89,8 @@ class RicartAgrawalaNode(ClassicNode):
         return [self._reply(j) for j in deferred]
 
     def waiting_for(self) -> dict[str, list[int]]:
-        if self.state is not State.WANTED:
-            return {}
-        return {"REPLY": [j for j in self._others() if j not in self.replies]}
+        waiting = self.state is State.WANTED
+        return {"REPLY": [j for j in self._others() if j not in self.replies]} if waiting else {}
 
     def card(self) -> list[tuple[str, str]]:
         return attributes(self, "my_request replies deferred", counts=frozenset({"replies"})) + super().card()
@@ -108,6 +104,12 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     return workload_setup("ricart-agrawala", processes, options, RicartAgrawalaNode, CODEC)
 
 
+def _reductions() -> Reductions:  # reads RicartAgrawalaNode: imported when check asks
+    from .ricart_agrawala_reductions import REDUCTIONS
+
+    return REDUCTIONS
+
+
 SPEC = classic_spec(
     "ricart-agrawala",
     "Ricart–Agrawala: permission from every other node, replies deferred",
@@ -117,71 +119,5 @@ SPEC = classic_spec(
         "messages": Figure("2(N−1)", lambda n, p: (2 * (n - 1),) * 2),
         "sync": Figure("T", lambda n, p: (1, 1)),
     },
+    reductions=_reductions,
 )
-
-
-# -- what `mutexlab check` may reduce: for the exact RicartAgrawalaNode only (reduction.py) ------
-def _key(p: RicartAgrawalaNode):
-    """snapshot() without the reply set outside WANTED."""
-    return (
-        p.state,
-        p.clock.time,
-        p.my_request,
-        frozenset(p.replies) if p.state is State.WANTED else None,
-        tuple(p.deferred),
-        p.requests_left,
-    )
-
-
-def _low(p: RicartAgrawalaNode) -> int:
-    return min(p.clock.time, p.my_request[0]) if p.my_request else p.clock.time
-
-
-def _shift(p: RicartAgrawalaNode, d: int, clock: int | None = None) -> RicartAgrawalaNode:
-    twin = copy.deepcopy(p)
-    twin.clock.time = p.clock.time - d if clock is None else clock
-    if p.my_request is not None:
-        twin.my_request = (p.my_request[0] - d, p.my_request[1])
-    return twin
-
-
-def _done(p: RicartAgrawalaNode, pending: tuple[str, ...], setup: Setup) -> bool:
-    return p.requests_left == 0 and "request" not in pending
-
-
-def _may_send(
-    p: RicartAgrawalaNode, pending: tuple[str, ...], inflight: tuple, x: RicartAgrawalaNode
-) -> bool:
-    """A REQUEST to everyone only with a request to make; a REPLY to ``x`` only for a REQUEST of
-    ``x`` in flight (``x`` sends no new one while it does not move) or deferred."""
-    return (
-        p.requests_left > 0
-        or "request" in pending
-        or x.pid in p.deferred
-        or any(m.type == "REQUEST" for m in inflight)
-    )
-
-
-REDUCTIONS = Reductions(
-    frozenset({RicartAgrawalaNode}),
-    canonical=Canonical(
-        _key,
-        "the reply set is read only while WANTED: a REPLY elsewhere is refused, a request starts an empty set",
-    ),
-    clocks=ClockOffsets(
-        _low,
-        _shift,
-        "timestamps are only compared as (ts, pid) and clocks move only by tick and receive, "
-        "which commute with adding one constant to every clock and timestamp",
-    ),
-    retired=RetiredClocks(
-        _done,
-        lambda p: [p.my_request[0]] if p.my_request is not None else [],
-        lambda msg: msg.type == "REQUEST",
-        lambda p, d: _shift(p, d, clock=0),
-        "once nobody will request, a clock feeds only clocks and REPLY timestamps, which feed only "
-        "clocks; request timestamps are only compared with each other",
-    ),
-    sends=SendBound(_may_send, "a node sends a REQUEST only when it requests, a REPLY only for a REQUEST"),
-)
-SPEC = replace(SPEC, reductions=REDUCTIONS)

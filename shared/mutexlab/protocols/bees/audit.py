@@ -5,8 +5,10 @@ Per bee, in its own event order (its vector-clock entry):
   flower visit (a ``flower`` exit) that followed its previous egg or its entry on the reed;
 * it visits a flower only while holding a reed;
 * its last state is a proper end (DEAD or RETIRED), never a waiting state.
-Over the whole trace: a reed receives at most ``cocoons`` eggs, and a complete run lays exactly
-min(eggs·P, cocoons·T) eggs (fewer: unfinished; more: a violation).
+Over the whole trace: every reed named (an ``enter``/``exit`` of ``reed:i``, an egg's ``reed``) is
+one of the run's T reeds, 1 ≤ i ≤ T (under "eggs per reed"); a reed receives at most ``cocoons``
+eggs, and a complete run lays exactly min(eggs·P, cocoons·T) eggs (fewer: unfinished; more: a
+violation).
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ def _params(run: dict) -> tuple[int, int, int, int]:
     )
 
 
+def _unknown_reed(reed: Any, reeds: int) -> bool:
+    """Whether ``reed`` (an index, or its text) names none of reeds 1..``reeds``."""
+    text = str(reed)
+    return not (text.isdigit() and 1 <= int(text) <= reeds)
+
+
 def check(events: list[dict], run: dict) -> list[Violation]:
     for key in ("bees", "reeds", "eggs", "cocoons"):
         if key in (run.get("params") or {}) and not whole(run["params"][key]):
@@ -65,7 +73,22 @@ def check(events: list[dict], run: dict) -> list[Violation]:
             resource = event.get("resource", "")
             if kind == "state":
                 last_state = event
-            elif kind == "enter" and resource.startswith("reed:"):
+                continue
+            if (
+                kind in ("enter", "exit")
+                and resource.startswith("reed:")
+                and _unknown_reed(resource[5:], reeds)
+                or kind == "egg"
+                and _unknown_reed(event.get("reed"), reeds)
+            ):
+                where = resource if kind != "egg" else f"reed:{event.get('reed')}"
+                verb = {"enter": "entered", "exit": "left", "egg": "laid an egg in"}[kind]
+                found.append(
+                    Violation(
+                        "reed-unknown", f"{name} {verb} {where}, but the run has T={reeds} reeds", [event]
+                    )
+                )
+            if kind == "enter" and resource.startswith("reed:"):
                 holding, visited = resource, False
             elif kind == "exit" and resource.startswith("reed:"):
                 holding = None if holding == resource else holding
@@ -158,6 +181,7 @@ INVARIANTS = Invariants(
                 "egg-off-reed",
                 "egg-without-nectar",
                 "too-many-eggs",
+                "reed-unknown",
             ),
             SAFETY,
         ),
