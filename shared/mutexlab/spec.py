@@ -88,6 +88,17 @@ class Simulated:
 
 
 @dataclass(frozen=True)
+class CheckText:
+    """``check <command>``'s words for a family that has its own scenario there: its one-line help
+    and description, what its ``--seed`` draws, and ``--zero-clocks``'s help ("": no such flag)."""
+
+    help: str
+    description: str
+    seed: str
+    zero_clocks: str = ""
+
+
+@dataclass(frozen=True)
 class Flags:
     """How the commands present a family (``simulate|run|check|explore <command>``): one
     subcommand, its flags, what ``simulate`` prints. The specs of one family share one ``Flags``.
@@ -113,6 +124,7 @@ class Flags:
     streamed: bool = False  # simulate holds no trace: the audit is fed as the run goes (``--no-audit``)
     measured: bool = False  # one workload for all, measured against the literature (``compare``)
     partial: bool = False  # the summary reports a run a refused input cut short (``error``)
+    check: CheckText | None = None  # ``check <command>`` with a seed and the family's flags
 
     def default(self, command: str, key: str) -> tuple[bool, Any]:
         """(has a default, the default) of ``key`` in ``command``."""
