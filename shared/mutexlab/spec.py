@@ -135,6 +135,18 @@ class Flags:
 
 
 @dataclass(frozen=True)
+class WorldInvariant:
+    """A state invariant ``check`` tests in every reachable world. ``holds(model, world)``: None, or
+    (what is wrong, the processes concerned by name); ``reads(process)``: what it reads of one
+    process's state (None: only the holdings), so partial-order reduction may postpone a step
+    that leaves it unchanged and enters or leaves nothing."""
+
+    holds: Callable[[Any, tuple], tuple[str, list[str]] | None]
+    what: str  # one line: what it checks
+    reads: Callable[[Any], Any] | None = None
+
+
+@dataclass(frozen=True)
 class AlgorithmSpec:
     """One algorithm. Invariants: ``make_setup`` builds processes named ``<role>-<pid>`` for the
     scalable role (pids 1..P) plus one process per fixed role; its Setup's codec is ``codec``;
@@ -157,6 +169,8 @@ class AlgorithmSpec:
     flags: Flags | None = None
     # Network messages a run of P processes with these options sends, about (memory.py's model).
     estimate_messages: Callable[[int, dict], float] | None = None
+    # the state invariant ``check`` tests in every world (check/properties.py), None: none
+    world_invariant: WorldInvariant | None = None
 
     def declared_reductions(self) -> Reductions | None:
         found = self.reductions
