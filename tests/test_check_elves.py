@@ -14,9 +14,9 @@ from mutexlab_broken import elves_variants as variants
 from mutexlab_broken import recast
 from test_check import only_finding
 
-from mutexlab.check import properties
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.protocols import elves as E
+from mutexlab.protocols import registry
 from mutexlab.protocols.elves import reductions as elves_reductions
 from mutexlab.protocols.registry import make_setup
 from mutexlab.reduction import Canonical, SendBound
@@ -73,7 +73,8 @@ def observed(elves, options, seed, monkeypatch, partial_order=True, setup=None):
     holding (who holds what), and — without partial-order reduction, which skips invisible
     intermediate worlds — every reachable combination of the processes' phases."""
     holdings, phases = set(), set()
-    check_world, what = properties.INVARIANTS["elves"]
+    declared = registry.SPECS["elves"].world_invariant
+    check_world = declared.holds
 
     def recording(model, world):
         holdings.add(tuple((model.resources[r], i, u) for r, i, u in model.holdings(world)))
@@ -81,7 +82,8 @@ def observed(elves, options, seed, monkeypatch, partial_order=True, setup=None):
         return check_world(model, world)
 
     with monkeypatch.context() as m:
-        m.setitem(properties.INVARIANTS, "elves", (recording, what))
+        spec = registry.SPECS["elves"]
+        m.setitem(registry.SPECS, "elves", replace(spec, world_invariant=replace(declared, holds=recording)))
         result, model = run_check(
             CheckConfig("elves", elves, dict(options), seed=seed, partial_order=partial_order),
             setup=setup or make_setup("elves", elves, dict(options), seed),

@@ -3,8 +3,9 @@
 import pytest
 from conftest import audited
 
-from mutexlab.audit import classic, verify_events
+from mutexlab.audit import verify_events
 from mutexlab.audit.verdict import family_checks
+from mutexlab.protocols import classic_audit as classic
 from mutexlab.protocols.registry import CLASSIC, make_setup
 
 RUN = {

@@ -30,12 +30,11 @@ from pathlib import Path
 
 import pytest
 
-from mutexlab.audit import classic as classic_audit
 from mutexlab.audit import numbered, verify_events
 from mutexlab.check.counterexample import scenario_of
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.machine import Table
-from mutexlab.protocols import kit
+from mutexlab.protocols import classic_audit, kit
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.sim.scripted import ScriptedRun, load_scenario
 from mutexlab.spec import AlgorithmSpec

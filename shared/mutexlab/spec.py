@@ -88,6 +88,17 @@ class Simulated:
 
 
 @dataclass(frozen=True)
+class CheckText:
+    """``check <command>``'s words for a family that has its own scenario there: its one-line help
+    and description, what its ``--seed`` draws, and ``--zero-clocks``'s help ("": no such flag)."""
+
+    help: str
+    description: str
+    seed: str
+    zero_clocks: str = ""
+
+
+@dataclass(frozen=True)
 class Flags:
     """How the commands present a family (``simulate|run|check|explore <command>``): one
     subcommand, its flags, what ``simulate`` prints. The specs of one family share one ``Flags``.
@@ -113,6 +124,7 @@ class Flags:
     streamed: bool = False  # simulate holds no trace: the audit is fed as the run goes (``--no-audit``)
     measured: bool = False  # one workload for all, measured against the literature (``compare``)
     partial: bool = False  # the summary reports a run a refused input cut short (``error``)
+    check: CheckText | None = None  # ``check <command>`` with a seed and the family's flags
 
     def default(self, command: str, key: str) -> tuple[bool, Any]:
         """(has a default, the default) of ``key`` in ``command``."""
@@ -120,6 +132,18 @@ class Flags:
         if key in own:
             return True, own[key]
         return key in self.defaults, self.defaults.get(key)
+
+
+@dataclass(frozen=True)
+class WorldInvariant:
+    """A state invariant ``check`` tests in every reachable world. ``holds(model, world)``: None, or
+    (what is wrong, the processes concerned by name); ``reads(process)``: what it reads of one
+    process's state (None: only the holdings), so partial-order reduction may postpone a step
+    that leaves it unchanged and enters or leaves nothing."""
+
+    holds: Callable[[Any, tuple], tuple[str, list[str]] | None]
+    what: str  # one line: what it checks
+    reads: Callable[[Any], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -145,6 +169,8 @@ class AlgorithmSpec:
     flags: Flags | None = None
     # Network messages a run of P processes with these options sends, about (memory.py's model).
     estimate_messages: Callable[[int, dict], float] | None = None
+    # the state invariant ``check`` tests in every world (check/properties.py), None: none
+    world_invariant: WorldInvariant | None = None
 
     def declared_reductions(self) -> Reductions | None:
         found = self.reductions

@@ -3,20 +3,11 @@
 
 from __future__ import annotations
 
-IRREGULAR = {
-    "elf": "elves",
-    "process": "processes",
-    "hamster": "hamsters",
-    "bee": "bees",
-    "time": "times",
-    "entry": "entries",
-    "reply": "replies",
-}
-
 
 def plural(noun: str) -> str:
-    if noun in IRREGULAR:
-        return IRREGULAR[noun]
+    """English's regular rules, with "-lf" → "-lves" (elf, shelf, wolf, half)."""
+    if noun.endswith("lf"):
+        return noun[:-1] + "ves"
     if noun.endswith(("s", "x", "ch", "sh")):
         return noun + "es"
     if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u"):

@@ -13,7 +13,7 @@ from .endless import unbounded
 from .model import Model
 from .por import NAME as POR
 from .por import PartialOrder
-from .properties import INVARIANT_READS, invariant_for
+from .properties import invariant_for, world_invariant
 from .reductions import ClockShift, Note, choose, por_note
 from .search import Result, Search
 
@@ -64,19 +64,19 @@ def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
     if choice.clocks is not None:
         model.normalise = ClockShift(model, choice.clocks, choice.retired)
         model.reductions += [CLOCKS, RETIRED] if choice.retired is not None else [CLOCKS]
-    family = model.setup.algorithm
-    invariant, _ = invariant_for(family)
+    declared = world_invariant(model.setup.algorithm)
+    invariant = declared.holds if declared is not None else None
     if not config.reductions:
         return model
     if not config.partial_order:
         off = "--no-partial-order"
     elif config.endless:
         off = "off with --endless: its graph has cycles, and liveness needs the full graph's"
-    elif PartialOrder.applies(model, invariant, family in INVARIANT_READS):
+    elif PartialOrder.applies(model, invariant, declared is not None):
         sends = choice.sends
         model.por = PartialOrder(
             model,
-            INVARIANT_READS.get(family),
+            declared.reads if declared is not None else None,
             sends.may_send if sends is not None else None,
             reads_receiver=sends is not None and sends.reads_receiver,
         )

@@ -23,7 +23,7 @@ holds on the normalised worlds too.
 **Visibility.** A reduced world (ample(S) smaller than every enabled step) is accepted only if
 no step in ample(S) is *visible*: none enters or leaves a resource (capacity), none is refused
 (``ProtocolError``), and none changes what the scenario's state invariant reads of its process
-(``properties.INVARIANT_READS``: the bees' eggs laid, reed and being on a flower; the elves'
+(``WorldInvariant.reads`` of the spec: the bees' eggs laid, reed and being on a flower; the elves'
 invariant reads only the holdings). A step of p does the same thing whatever the other
 processes do first (it depends on p's state and the message only), so it is invisible in every
 world the commuted runs pass through. With the cycle condition below this is the ample-set

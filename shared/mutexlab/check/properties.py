@@ -1,11 +1,9 @@
 """What ``mutexlab check`` checks in every reachable world, besides capacity and deadlock.
 
 * **State invariants of a scenario**: a function of the world (process states, holdings) that
-  returns a message when the invariant is broken, chosen by the setup's algorithm family.
-  Bees: a bee lays at most ``eggs`` eggs; a reed receives at most ``cocoons``; a bee on a flower
-  holds a reed. Elves: an elf holds pins only while holding a contract and poison only while
-  holding pins. (Capacities — one bee per reed, K on flowers, pins, poison, one elf per
-  contract, one node in ``cs`` — are checked for every family by the model itself.)
+  returns a message when the invariant is broken: the one the algorithm's spec declares
+  (``AlgorithmSpec.world_invariant``, e.g. protocols/bees/world.py). Capacities are checked for
+  every algorithm by the model itself.
 * **Liveness** (``fair_starvation``): every request is eventually served under weak fairness.
   A run that starves a process is infinite, so in a finite state graph it ends in a cycle; the
   cycle is a counterexample when some process waits (``waiting_for()`` is not empty) in every
@@ -22,64 +20,23 @@ from collections.abc import Callable
 from typing import Any
 
 from ..audit.stall import strongly_connected
+from ..protocols import registry
+from ..spec import WorldInvariant
 from .model import Model
 
 # An invariant returns None, or (what is wrong, the processes concerned by name).
 Invariant = Callable[[Model, tuple], "tuple[str, list[str]] | None"]
 
 
-def bees_invariant(model: Model, world: tuple):
-    per_reed: dict[int, list[int]] = {}
-    for i in range(model.n):
-        bee = model.objects[world[i]]
-        name = model.names[model.pids[i]]
-        if bee.laid > bee.eggs:
-            return f"{name} laid {bee.laid} eggs (at most {bee.eggs})", [name]
-        if bee.reed:
-            per_reed.setdefault(bee.reed, []).append(i)
-        if bee.state == "ON_FLOWER" and not bee.reed:
-            return f"{name} is on a flower without a reed", [name]
-    for reed, layers in per_reed.items():
-        cocoons = model.objects[world[0]].cocoons
-        eggs = sum(model.objects[world[i]].laid for i in layers)
-        if eggs > cocoons:
-            return (
-                f"reed:{reed} received {eggs} eggs (at most {cocoons})",
-                [model.names[model.pids[i]] for i in layers],
-            )
-    return None
-
-
-def elves_invariant(model: Model, world: tuple):
-    held: dict[int, set[str]] = {}
-    for rid, i, _ in model.holdings(world):
-        held.setdefault(i, set()).add(model.resources[rid].split(":", 1)[0])
-    for i, kinds in held.items():
-        name = model.names[model.pids[i]]
-        if "pins" in kinds and "contract" not in kinds:
-            return f"{name} holds pins without a contract", [name]
-        if "poison" in kinds and "pins" not in kinds:
-            return f"{name} holds poison without pins", [name]
-    return None
-
-
-INVARIANTS: dict[str, tuple[Invariant, str]] = {
-    "bees": (bees_invariant, "eggs per bee and per reed, flowers only from a reed"),
-    "elves": (elves_invariant, "pins only with a contract, poison only with pins"),
-}
-
-
-# What each invariant reads of one process's state (None: only the holdings, which every enter
-# and exit changes): a step that leaves this unchanged, and enters or leaves nothing, cannot
-# change the invariant's verdict — partial-order reduction (por.py) may postpone it.
-INVARIANT_READS: dict[str, Callable | None] = {
-    "bees": lambda bee: (bee.laid, bee.reed, bee.state == "ON_FLOWER"),
-    "elves": None,
-}
+def world_invariant(algorithm: str) -> WorldInvariant | None:
+    """The algorithm's declared state invariant (its spec's ``world_invariant``), if any."""
+    spec = registry.SPECS.get(algorithm)
+    return spec.world_invariant if spec is not None else None
 
 
 def invariant_for(algorithm: str) -> tuple[Invariant | None, str | None]:
-    return INVARIANTS.get(algorithm, (None, None))
+    found = world_invariant(algorithm)
+    return (found.holds, found.what) if found is not None else (None, None)
 
 
 # -- liveness ------------------------------------------------------------------------------

@@ -14,7 +14,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..check import SEARCHES
+from ..protocols import registry
 from ..setup import ConfigError
+from ..spec import CheckText
 from ..words import count
 from .common import add_json_argument, fail, megabytes, non_negative, positive, print_json
 from .registry import Command, scenario
@@ -24,10 +26,6 @@ if TYPE_CHECKING:
     from ..check.engine import CheckConfig
 
 EXIT_PASS, EXIT_FINDING, EXIT_BAD, EXIT_INCOMPLETE, EXIT_DISAGREE = 0, 1, 2, 3, 4
-
-# The simulator's defaults are far out of reach of an exhaustive search: check starts small.
-SMALL_BEES = {"bees": 2, "flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}
-SMALL_ELVES = {"elves": 2, "pins": 1, "poison": 2, "contracts": 2, "hamsters": [1, 2], "rounds": 1}
 
 
 def _common(p) -> None:
@@ -101,18 +99,14 @@ def _mutex_arguments(p) -> None:
     _common(p)
 
 
-def _variant_arguments(family: str, seed: str, zero_clocks: bool = False) -> Callable[..., None]:
-    """The bees' and the elves' flags besides their configuration: a seed (``seed``: what it
-    draws), the module to check (a variant) and the search's."""
+def _variant_arguments(text: CheckText) -> Callable[..., None]:
+    """A family's flags besides its configuration (its small defaults here are its spec's
+    ``per_command["check"]``): a seed, ``--zero-clocks`` if it has one, and the search's."""
 
     def add(p) -> None:
-        p.add_argument("--seed", type=non_negative, default=0, help=seed)
-        if zero_clocks:
-            p.add_argument(
-                "--zero-clocks",
-                action="store_true",
-                help="every bee's clock starts at 0 (the pid breaks ties) instead of a random one",
-            )
+        p.add_argument("--seed", type=non_negative, default=0, help=text.seed)
+        if text.zero_clocks:
+            p.add_argument("--zero-clocks", action="store_true", help=text.zero_clocks)
         _common(p)
 
     return add
@@ -138,7 +132,7 @@ def config_of(args) -> CheckConfig:
         if args.endless:
             options["requests"] = 0  # no budget: the checker asks for every request (model.py)
         return CheckConfig(scenario.algorithm, scenario.processes, options, 0, endless=args.endless, **limits)
-    if args.family == "bees" and args.zero_clocks:
+    if getattr(args, "zero_clocks", False):
         options["initial_clocks"] = {str(pid): 0 for pid in range(1, scenario.processes + 1)}
     return CheckConfig(args.algorithm, scenario.processes, options, args.seed, **limits)
 
@@ -372,23 +366,10 @@ COMMAND = Command(
     nothing found, 1 a finding, 2 bad arguments, 3 a limit stopped the search (incomplete), 4 --cross-check
     found the searches with and without reductions disagreeing (an error of the tool).""",
     scenarios=(
-        scenario(
-            "bees",
-            "the mason bees (defaults: 2 bees, 1 flower, 1 reed, 1 egg, 1 cocoon)",
-            run,
-            _variant_arguments("bees", "random seed of the initial clocks (default 0)", zero_clocks=True),
-            """Model-check the mason bees. Same configuration flags as `simulate bees`, with small defaults
-            (the state space grows fast).""",
-            defaults=SMALL_BEES,
-        ),
-        scenario(
-            "elves",
-            "the hamster killers (defaults: 2 elves, 1 round of 2 contracts)",
-            run,
-            _variant_arguments("elves", "random seed of the mayor's contracts (default 0)"),
-            """Model-check the hamster killers. Same configuration flags as `simulate elves` (timing flags
-            aside), with small defaults.""",
-            defaults=SMALL_ELVES,
+        *(
+            scenario(f, f.check.help, run, _variant_arguments(f.check), f.check.description)
+            for f in registry.families()
+            if f.check is not None
         ),
         scenario(
             "mutex",

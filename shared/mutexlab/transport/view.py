@@ -74,8 +74,9 @@ class Progress:
         from rich.table import Table
 
         recent, overall = self.rate()
-        bees = any(r["eggs"] for r in self.rows.values()) or any(k.startswith("reed") for k in self.holders)
-        elves = any(r["contracts"] for r in self.rows.values())
+        # A counter's column shows once some member counts it (the trace's events decide, not the family).
+        eggs = any(r["eggs"] for r in self.rows.values()) or any(k.startswith("reed") for k in self.holders)
+        contracts = any(r["contracts"] for r in self.rows.values())
         held = (
             "; ".join(
                 f"{res} {', '.join(h if units == 1 else f'{h}×{units}' for h, units in sorted(who.items()))}"
@@ -96,16 +97,16 @@ class Progress:
         table = Table(title="mutexlab monitor", caption="\n".join(caption), caption_justify="left")
         columns = (
             ["process", "state", "lamport", "entries"]
-            + (["eggs"] if bees else [])
-            + (["contracts"] if elves else [])
+            + (["eggs"] if eggs else [])
+            + (["contracts"] if contracts else [])
             + ["waiting for"]
         )
         for col in columns:
             table.add_column(col)
         for name, row in self.rows.items():
             cells = [name, row["state"], str(row["lamport"]), str(row["entries"])]
-            cells += [str(row["eggs"])] if bees else []
-            cells += [str(row["contracts"])] if elves else []
+            cells += [str(row["eggs"])] if eggs else []
+            cells += [str(row["contracts"])] if contracts else []
             table.add_row(*cells, row["waiting"])
         return table
 

@@ -37,7 +37,7 @@ from ...reduction import Reductions
 from ...setup import ConfigError, Setup, positive_int
 from ...spec import AlgorithmSpec
 from ..classic import workload_options
-from . import flags
+from . import flags, world
 from .machine import Bee
 from .messages import (
     CODEC,
@@ -119,6 +119,7 @@ SPEC = AlgorithmSpec(
     # how the commands present the bees (flags, summary) and a run's messages: flags.py
     flags=flags.FLAGS,
     estimate_messages=flags.estimate_messages,
+    world_invariant=world.INVARIANT,
 )
 
 __all__ = [

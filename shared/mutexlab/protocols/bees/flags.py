@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ...spec import Flag, Flags, Simulated
+from ...spec import CheckText, Flag, Flags, Simulated
 
 REED_TYPES = ("REQreed", "ACKreed", "RELEASEreed")
 FLOWER_TYPES = ("REQflower", "ACKflower")
@@ -112,6 +112,13 @@ FLAGS = Flags(
     render=render,
     defaults=DEFAULTS,
     per_command={"check": SMALL},
+    check=CheckText(
+        "the mason bees (defaults: 2 bees, 1 flower, 1 reed, 1 egg, 1 cocoon)",
+        """Model-check the mason bees. Same configuration flags as `simulate bees`, with small defaults
+            (the state space grows fast).""",
+        "random seed of the initial clocks (default 0)",
+        zero_clocks="every bee's clock starts at 0 (the pid breaks ties) instead of a random one",
+    ),
     seed="random seed: delays, dwell times and initial clocks",
     smaller="fewer bees",
     streamed=True,

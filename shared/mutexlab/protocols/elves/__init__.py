@@ -39,7 +39,7 @@ from ...protocol import Protocol
 from ...reduction import Reductions
 from ...setup import ConfigError, Setup, positive_int
 from ...spec import AlgorithmSpec
-from . import flags
+from . import flags, world
 from .elf import Elf
 from .mayor import Mayor
 from .messages import (
@@ -170,6 +170,7 @@ SPEC = AlgorithmSpec(
     reductions=check_reductions,
     flags=FLAGS,
     estimate_messages=estimate_messages,
+    world_invariant=world.INVARIANT,
 )
 
 __all__ = [

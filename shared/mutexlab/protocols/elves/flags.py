@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from ...spec import Dwell, Flag, Flags, Simulated
+from ...spec import CheckText, Dwell, Flag, Flags, Simulated
 from ...words import count
 
 # The simulator's defaults are far out of reach of an exhaustive search: check starts small.
@@ -175,6 +175,12 @@ def flags(
         render=render,
         defaults={**optional, "algorithm": "elves", "elves": 4},
         per_command={"check": SMALL},
+        check=CheckText(
+            "the hamster killers (defaults: 2 elves, 1 round of 2 contracts)",
+            """Model-check the hamster killers. Same configuration flags as `simulate elves` (timing flags
+            aside), with small defaults.""",
+            "random seed of the mayor's contracts (default 0)",
+        ),
         shown=defaults,
         dwell=(
             Dwell("work", "mean virtual time an elf works on a contract", "an elf works on a contract"),

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections import Counter
 
 from ..findings import Invariants, Violation
-from ..protocols.classic import CS, IDLE_STATE
 from ..words import count
+from .classic import CS, IDLE_STATE
 
 CHECKS = ("every request served", "no entry without a request", "every node ends idle")
 # The event kinds ``check`` reads (no clocks); ``Stream`` reads them one at a time, keeping none.
