@@ -18,15 +18,11 @@ pass (a bee dwelling on a flower), it returns ``Schedule``; the driver later cal
 ``on_local(action)``.
 
 States are a ``StrEnum`` per protocol (the trace writes a state as its name). Each protocol
-module's docstring holds its state table (state × input → action);
-tests/test_state_tables.py parses every table and checks the code against each row.
-
-Dispatch: a protocol matches a message's type tag, ``match msg.type:`` (the discriminator its
-codec decodes by, one per message class), and refuses any other tag in ``case _``. Speed: not
-by class patterns (``case Request():``), whose every miss on a pydantic message is an
-``isinstance`` through the model's metaclass, about 0.6 µs; measured with bench/instructions.py
-(instructions per run), class patterns made Sanders 7% and Maekawa 5% slower. The elves match
-classes: a handler of theirs takes a family of messages (every request, reply or release).
+class declares its transition table as data, ``TABLE`` (machine.py): (state, input) → the
+handler that runs and the states it may move to, where an input is a message's type tag or a
+local action. ``on_message`` and ``on_local`` dispatch through it (compiled per class, so a
+subclass's handler override runs); docs/protocols.md is rendered from it, and
+tests/test_state_tables.py holds every run's steps to it.
 
 Impossible input — one policy for every protocol. An input that the current state does not
 accept (a table cell "error" or "(never)", or a message class the protocol does not know)
