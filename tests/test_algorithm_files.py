@@ -30,8 +30,8 @@ NOWHERE = "amqp://127.0.0.1:1/%2F"
 def as_user_file(module: str, name: str, new: str) -> str:
     """The built-in protocol ``module`` as a user writes one: absolute imports, named ``new``."""
     text = (PROTOCOLS / f"{module}.py").read_text(encoding="utf-8")
-    text = re.sub(r"^from \.\.(\w)", r"from mutexlab.\1", text, flags=re.M)
-    text = re.sub(r"^from \.(\w)", r"from mutexlab.protocols.\1", text, flags=re.M)
+    text = re.sub(r"^(\s*)from \.\.(\w)", r"\1from mutexlab.\2", text, flags=re.M)
+    text = re.sub(r"^(\s*)from \.(\w)", r"\1from mutexlab.protocols.\2", text, flags=re.M)
     return text.replace(f'"{name}"', f'"{new}"')
 
 
