@@ -149,18 +149,21 @@ def _producer(barrier, url: str, name: str, count: int, mode: str) -> dict:
 
 
 def async_confirms(url: str):
-    """A connection and channel with publisher confirms taken in asynchronously (pika's underlying
-    channel, as the transport's Bus does); ``confirmed[0]`` is the highest tag confirmed so far."""
-    conn, ch = _connect(url, False)
+    """A connection and channel with publisher confirms taken in asynchronously: pika's
+    ``SelectConnection`` through the transport's thin driver (``transport/amqp.py``, pika's public
+    interfaces only), as the Bus has it; ``confirmed[0]`` is the highest tag confirmed so far."""
+    import pika
+
+    from mutexlab.transport.amqp import Connection
+
+    conn = Connection(pika.URLParameters(url))
+    ch = conn.channel()
     confirmed = [0]
-    selected: list[bool] = []
 
     def on_confirm(frame) -> None:
         confirmed[0] = max(confirmed[0], frame.method.delivery_tag)  # one channel: confirms come in order
 
-    ch._impl.confirm_delivery(ack_nack_callback=on_confirm, callback=lambda _f: selected.append(True))  # noqa: SLF001
-    while not selected:
-        conn.process_data_events(time_limit=0.1)
+    ch.confirm_delivery(on_confirm, lambda *_returned: None)  # waits for the broker's select-ok
     return conn, ch, confirmed
 
 

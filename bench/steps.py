@@ -33,7 +33,8 @@ TRACE = json.dumps({"events": [{"event": "recv", "pid": "a", "t": 0.1, "vc": {"a
 
 
 def _handover(url: str, mode: str, version: int, hops: int, broker: int | None) -> dict:
-    from mutexlab.transport.rabbit import Bus, Topology, delete_run
+    from mutexlab.transport.rabbit import Bus
+    from mutexlab.transport.topology import Topology, delete_run
 
     topology = Topology(f"steps-{mode}-{version}-{uuid.uuid4().hex[:6]}")
 

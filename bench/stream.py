@@ -6,7 +6,7 @@ process streams M protocol messages to one receiver through exactly the code a p
 uses, and a third process taps the run's monitor queue as the monitor does:
 
 * the sender handles M ÷ k inputs; for each it builds k messages as ``Participant.send_protocol``
-  does (the codec's JSON form of a Ricart–Agrawala ``REQUEST``, wrapped by ``rabbit.envelope``
+  does (the codec's JSON form of a Ricart–Agrawala ``REQUEST``, wrapped by ``wire.envelope``
   with a link sequence number and a vector clock) and sends them with ``Bus.send`` on the run's
   topology (persistent, ``mandatory``, confirms pipelined; the monitor queue's ``#`` binding
   routes every message twice), then polls (``Bus.poll(0)``, as a participant does between two
@@ -48,7 +48,7 @@ def _topology(run_id: str, mode: str = "messages"):
     """The run's topology (whose monitor queue takes no protocol messages since issue 18); for the
     tapped modes with the monitor queue also bound to ``#`` — the copy of every message the
     monitor took before —, also when a Bus declares it again as it connects."""
-    from mutexlab.transport.rabbit import Topology
+    from mutexlab.transport.topology import Topology
 
     class Tapped(Topology):
         def declare_base(self, channel) -> None:
@@ -65,7 +65,8 @@ def _codec():
 
 
 def _sender(barrier, url: str, run_id: str, count: int, mode: str, per_input: int) -> dict:
-    from mutexlab.transport.rabbit import Bus, envelope
+    from mutexlab.transport.rabbit import Bus
+    from mutexlab.transport.wire import envelope
 
     codec = _codec()
     traced = mode == "traced"
@@ -109,7 +110,9 @@ def _sender(barrier, url: str, run_id: str, count: int, mode: str, per_input: in
 
 
 def _receiver(barrier, url: str, run_id: str, count: int, mode: str, _per_input: int) -> dict:
-    from mutexlab.transport.rabbit import Bus, LinkInbox, parse_envelope
+    from mutexlab.transport.inbox import LinkInbox
+    from mutexlab.transport.rabbit import Bus
+    from mutexlab.transport.wire import parse_envelope
 
     codec = _codec()
     traced = mode == "traced"
@@ -188,7 +191,7 @@ RAW_TAP_ACK_EVERY = 250  # the monitor's (prefetch 1000 // 4)
 def _raw_sender(barrier, url: str, run_id: str, count: int, _mode: str, per_input: int) -> dict:
     import pika
 
-    from mutexlab.transport.rabbit import envelope
+    from mutexlab.transport.wire import envelope
 
     topology = _topology(run_id)
     body = json.dumps(
@@ -208,13 +211,7 @@ def _raw_sender(barrier, url: str, run_id: str, count: int, _mode: str, per_inpu
     barrier.wait(timeout=120)
     start = _now()
     for seq in range(1, count + 1):
-        channel._impl.basic_publish(
-            topology.exchange,
-            "REQUEST.node-2",
-            body,
-            properties=props,  # noqa: SLF001
-            mandatory=True,
-        )
+        channel.basic_publish(topology.exchange, "REQUEST.node-2", body, properties=props, mandatory=True)
         if seq % per_input == 0:
             conn.process_data_events(time_limit=0)
     while confirmed[0] < count:
@@ -271,7 +268,7 @@ def stream(
         )
     import pika
 
-    from mutexlab.transport.rabbit import delete_run
+    from mutexlab.transport.topology import delete_run
 
     mode = "traced" if traced else "messages" if tapped else "untapped"
     run_id = f"bench-stream-{uuid.uuid4().hex[:8]}"

@@ -37,7 +37,7 @@ def serve(role: str) -> int:
             f"mutexlab service: unknown role {role!r}; choose one of: {', '.join(roles())}", file=sys.stderr
         )
         return 2
-    from .rabbit import quiet_pika
+    from .amqp import quiet_pika
     from .settings import MonitorSettings, ParticipantSettings, load
 
     try:
