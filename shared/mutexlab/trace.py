@@ -276,15 +276,10 @@ def parse_events(lines: Iterable[str | bytes] | IO[bytes], source: str = "trace"
     ``run`` header; anything wrong raises TraceError naming ``source`` and the line. From a binary
     file, a line is read with at most ``limits.MAX_LINE`` bytes held (a longer one is refused)."""
     first = True
-    numbered = enumerate(_bounded(lines, source) if hasattr(lines, "readline") else lines, 1)
+    numbered = enumerate(bounded_lines(lines, source) if hasattr(lines, "readline") else lines, 1)
     for number, line in numbered:
         if isinstance(line, bytes):
-            try:
-                line = line.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise TraceError(
-                    f"{source}:{number}: not UTF-8 text (byte {exc.start + 1} of the line)"
-                ) from None
+            line = decode_line(line, source, number)
         if not line.strip():
             continue
         try:
@@ -301,7 +296,9 @@ def parse_events(lines: Iterable[str | bytes] | IO[bytes], source: str = "trace"
         yield event
 
 
-def _bounded(handle: Any, source: str) -> Iterator[bytes]:
+def bounded_lines(handle: Any, source: str, kind: str = "a trace line") -> Iterator[bytes]:
+    """``handle``'s lines (a binary file), none read with more than ``limits.MAX_LINE`` bytes held:
+    a longer one is a TraceError naming ``source``, the line and ``kind`` (whose limit it is)."""
     read = 0
     try:
         for line in limits.lines(handle):
@@ -309,9 +306,17 @@ def _bounded(handle: Any, source: str) -> Iterator[bytes]:
             yield line
     except limits.InputError:
         raise TraceError(
-            f"{source}:{read + 1}: a line longer than {limits.MAX_LINE:,} bytes (the limit of a trace "
-            "line): not a trace"
+            f"{source}:{read + 1}: a line longer than {limits.MAX_LINE:,} bytes (the limit of {kind})"
+            + (": not a trace" if kind == "a trace line" else "")
         ) from None
+
+
+def decode_line(raw: bytes, source: str, number: int) -> str:
+    """Line ``number`` of ``source`` as text; TraceError naming the byte when it is not UTF-8."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{source}:{number}: not UTF-8 text (byte {exc.start + 1} of the line)") from None
 
 
 def read_trace(path: str | Path) -> list[dict]:

@@ -21,8 +21,8 @@ from collections import deque
 from collections.abc import Iterator
 from typing import IO
 
-from ..trace import REQUIRED, TraceError, check_event
-from .shiviz import bounded_lines, run_header
+from ..trace import REQUIRED, TraceError, bounded_lines, check_event, decode_line
+from .shiviz import run_header
 
 _MESSAGE_KINDS = ("send", "recv")
 
@@ -106,13 +106,8 @@ def read_clockfree(
     and the line for anything unreadable."""
     deriver = _Deriver(source)
     started = False
-    for number, raw in enumerate(bounded_lines(handle, source), 1):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise TraceError(
-                f"{source}:{number}: not UTF-8 text (byte {exc.start + 1} of the line)"
-            ) from None
+    for number, raw in enumerate(bounded_lines(handle, source, "a line"), 1):
+        line = decode_line(raw, source, number)
         if not line.strip():
             continue
         try:

@@ -14,10 +14,10 @@ import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ..trace import TraceError
+from ..trace import TraceError, bounded_lines
 from .clockfree import read_clockfree
 from .exclusive import InexactStream
-from .shiviz import bounded_lines, is_regex_line, read_shiviz
+from .shiviz import is_regex_line, read_shiviz
 from .stream import StreamAudit
 from .verdict import Verdict, verify_file
 
@@ -32,7 +32,7 @@ def detect(path: str | Path) -> str:
     (whose reader names what is wrong with a file that is none of these)."""
     try:
         with open(path, "rb") as handle:
-            lines = (raw for raw in bounded_lines(handle, str(path)) if raw.strip())
+            lines = (raw for raw in bounded_lines(handle, str(path), "a line") if raw.strip())
             first = next(lines, None)
             if first is None:
                 return "mutexlab"

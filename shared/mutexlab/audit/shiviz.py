@@ -28,8 +28,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import IO
 
-from ..limits import MAX_LINE
-from ..trace import TraceError, check_event
+from ..trace import TraceError, bounded_lines, check_event, decode_line
 
 DEFAULT_REGEX = r"(?<host>\S*) (?<clock>{.*})\n(?<event>.*)"
 GROUPS = ("host", "clock", "event")
@@ -68,14 +67,8 @@ def record_lines(js: str) -> int:
 
 
 def _text_lines(handle: IO[bytes], source: str) -> Iterator[tuple[int, str]]:
-    for number, raw in enumerate(bounded_lines(handle, source), 1):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise TraceError(
-                f"{source}:{number}: not UTF-8 text (byte {exc.start + 1} of the line)"
-            ) from None
-        yield number, text.rstrip("\r\n")
+    for number, raw in enumerate(bounded_lines(handle, source, "a line"), 1):
+        yield number, decode_line(raw, source, number).rstrip("\r\n")
 
 
 def describe_event(text: str, exported: bool) -> dict:
@@ -308,15 +301,3 @@ def write_shiviz(events: Iterable[dict], out: IO[str]) -> int:
         out.write(f"{host} {_json(event['vc'])}\n{description(event)}\n")
         written += 1
     return written
-
-
-def bounded_lines(handle: IO[bytes], source: str) -> Iterator[bytes]:
-    """``handle``'s lines, none longer than limits.MAX_LINE (TraceError naming ``source`` and the line)."""
-    number = 0
-    while line := handle.readline(MAX_LINE + 1):
-        number += 1
-        if len(line) > MAX_LINE:
-            raise TraceError(
-                f"{source}:{number}: a line longer than {MAX_LINE:,} bytes (the limit of a line)"
-            )
-        yield line
