@@ -19,7 +19,7 @@ from .clockfree import read_clockfree
 from .exclusive import InexactStream
 from .shiviz import is_regex_line, read_shiviz
 from .stream import StreamAudit
-from .verdict import Verdict, verify_file
+from .verdict import Verdict, feed_events, verify_file
 
 FORMATS = ("auto", "mutexlab", "shiviz", "jsonl")
 SUBJECTS = {"shiviz": "ShiViz log", "jsonl": "JSON Lines log"}
@@ -102,14 +102,7 @@ def verify_log(
 
     def fed(audit: StreamAudit) -> StreamAudit:
         see = seer() if seer is not None else None
-        try:
-            for event in read_log(path, fmt, capacities, regex):
-                audit.feed(event)
-                if see is not None:
-                    see(event)
-        except OSError as exc:
-            raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
-        return audit
+        return feed_events(audit, read_log(path, fmt, capacities, regex), path, see)
 
     try:
         audit = fed(StreamAudit(bounded=True))

@@ -20,7 +20,7 @@ The verdict, and the exit code every command that prints one uses:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -193,12 +193,22 @@ def decide(
 
 def _fed(path: str | Path, audit, see: Callable[[dict], None] | None = None):
     """``audit`` fed the trace file at ``path``, line by line; ``see`` is shown each event after it."""
-    try:
+
+    def events() -> Iterator[dict]:
         with open(path, "rb") as handle:
-            for event in parse_events(handle, str(path)):
-                audit.feed(event)
-                if see is not None:
-                    see(event)
+            yield from parse_events(handle, str(path))
+
+    return feed_events(audit, events(), path, see)
+
+
+def feed_events(audit, events: Iterable[dict], path: str | Path, see: Callable[[dict], None] | None = None):
+    """``audit`` fed ``events`` (read from ``path``), ``see`` shown each after it; a failure to
+    read is a TraceError naming ``path``."""
+    try:
+        for event in events:
+            audit.feed(event)
+            if see is not None:
+                see(event)
     except OSError as exc:
         raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
     return audit
