@@ -4,8 +4,8 @@
 small JSON requests, no streaming. Its known weakness — it is "not for production", mostly
 because ``SimpleHTTPRequestHandler`` maps URLs onto the file system — does not apply: this
 handler maps nothing onto the file system. It answers a fixed table of routes (the page's
-four files, read from the packages — the DOM helper is the report's —, the diagram, the API,
-the bundled example scenarios by name); every other path is 404, a known path with the wrong
+four files, read from the packages — the DOM helper is the report's —, the diagram, the API and
+its OpenAPI description (openapi.py), the bundled example scenarios by name); every other path is 404, a known path with the wrong
 method 405.
 
 Safety, besides binding to 127.0.0.1 unless told otherwise (the command's ``--host``):
@@ -43,8 +43,10 @@ from .. import limits
 from ..report import build_report
 from ..sim.scripted import ScenarioError
 from ..trace import TraceError
+from .openapi import document
 from .session import ExploreError, Session, session_from_scenario
 
+API_DOCUMENT = document()  # the API's OpenAPI description (openapi.py), GET /api/openapi.json
 MAX_BODY = 5 * 1024 * 1024
 READ_TIMEOUT = 10.0  # seconds a request (its line, headers, body) may take to arrive
 BACKLOG = 128
@@ -154,6 +156,7 @@ class Handler(BaseHTTPRequestHandler):
             "/api/run": {"POST": self.api_run},
             "/api/scenario": {"GET": self.api_scenario_get, "POST": self.api_scenario_post},
             "/api/examples": {"GET": self.api_examples},
+            "/api/openapi.json": {"GET": lambda: (200, API_DOCUMENT)},
             "/diagram": {"GET": self.diagram},
         }
 
@@ -192,9 +195,14 @@ class Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a bug: said, not a dropped connection
             self._json(500, {"error": f"internal error: {type(exc).__name__}: {exc}", "status": 500})
 
-    # BaseHTTPRequestHandler calls do_<METHOD>; every method it may be asked goes to the one
-    # dispatcher, which answers 405 where the path does not take it (an unlisted method: 501).
-    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch
+    # BaseHTTPRequestHandler calls do_<METHOD>; every method goes to the one dispatcher, which
+    # answers 405 (with Allow) where the path does not take it, 404 where there is no such path.
+    do_GET = do_POST = do_HEAD = _dispatch
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("do_"):  # any other method (PUT, TRACE, QUERY ...): the dispatcher too
+            return self._dispatch
+        raise AttributeError(name)
 
     # -- plumbing --------------------------------------------------------------------------
     def _check_host(self) -> None:
@@ -276,7 +284,10 @@ class Handler(BaseHTTPRequestHandler):
     def _field(self, name: str, default: Any = None, required: bool = False) -> Any:
         if required and name not in self.body:
             raise ApiError(400, f"the body must hold {name!r}")
-        return self.body.get(name, default)
+        value = self.body.get(name, default)
+        if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
+            return int(value)  # 18.0 is the whole number 18 in JSON (and in the API's schema)
+        return value
 
     def api_state(self) -> tuple[int, Any]:
         with self.server.lock:
