@@ -8,6 +8,10 @@ those events are held (without their vector clocks, which the page does not read
 are counted and left out, and the page says so. A trace no longer than the window is drawn
 whole, exactly as ``build_model`` draws it.
 
+Another system's log (ShiViz / GoVector, clock-free JSON Lines) is read and decided as ``mutexlab
+verify`` reads it (``audit.foreign``); its window keeps the vector clocks, which place its events
+(``layout.py``: such a log has no times).
+
 ``WindowFeed`` collects the window from events as they come: from the file (``read_window``), or
 from a simulation as it runs (``simulate bees --report``: no trace held, no file read again).
 """
