@@ -204,3 +204,13 @@ def test_the_handover_log_is_placed_by_causality(tmp_path, capsys):
     # b's "got the token" heard from a's 4th event: one inferred message a → b
     assert [(m[0], m[1], m[3], m[5]) for m in model["msgs"]] == [(0, 1, 4, 6)]
     assert [(iv[0], iv[3], iv[5]) for iv in model["ivs"]] == [(0, 2, 3), (1, 7, 8)]
+
+
+def test_other_events_show_their_description_unless_there_are_too_many(tmp_path, capsys, monkeypatch):
+    log = shiviz(tmp_path / "ok.log", HANDOVER)
+    texts = [note[4].get("text") for note in report(capsys, log)[1]["notes"]]
+    assert "send token to b" in texts and "got the token" in texts
+    monkeypatch.setattr(layout, "MAX_BODIES", 1)  # 2 other events: more than the page describes
+    model = report(capsys, log)[1]
+    assert all("text" not in note[4] for note in model["notes"])
+    assert "hovering them shows no description" in model["window"]

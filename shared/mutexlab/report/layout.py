@@ -21,12 +21,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .model import MAX_BODIES
+
 INFERRED = "(from clocks)"
 NOTE = (
     "This log carries no times: positions come from causality. t is the number of events in each "
     "event's causal past (the sum of its vector clock) and the Lamport clock is the longest "
     "happened-before chain ending at it; both grow along every message, so a holder drawn after "
     "another came after it."
+)
+NOTE_TEXTS = (
+    f" It has more than {MAX_BODIES:,} other events: hovering them shows no description (a smaller page)."
 )
 NOTE_INFERRED = (
     " Its messages are not events: each arrow joins an event to the one whose clock it first "
@@ -41,6 +46,8 @@ def lay_out(events: list[dict]) -> tuple[list[dict], str]:
     head = [e for e in events if e["event"] == "run"]
     body = sorted((e for e in events if e["event"] != "run"), key=lambda e: sum(e["vc"].values()))
     infer = not any(e["event"] == "send" for e in body)
+    others = sum(1 for e in body if e["event"] == "other")
+    quiet = others > MAX_BODIES  # as for message bodies: the page stays small
     by_count: dict[tuple[str, int], dict] = {}  # (host, own count) → the event, laid out
     last: dict[str, dict] = {}  # host → its latest event laid out
     sent: dict[object, dict] = {}  # message id → its send
@@ -52,7 +59,7 @@ def lay_out(events: list[dict]) -> tuple[list[dict], str]:
         if not infer and event["event"] == "recv" and event.get("id") in sent:
             sources = [sent[event["id"]]]
         lamport = 1 + max([before["lamport"] if before else 0] + [s["lamport"] for s in sources])
-        placed = {k: v for k, v in event.items() if k != "vc"}
+        placed = {k: v for k, v in event.items() if k != "vc" and not (quiet and k == "text")}
         placed.update(t=sum(vc.values()), lamport=lamport)
         for source in sources if infer else ():
             out += _message(source, placed)
@@ -63,7 +70,8 @@ def lay_out(events: list[dict]) -> tuple[list[dict], str]:
         by_count[(pid, vc[pid])] = last[pid] = placed
     for placed in out:
         placed.pop("_vc", None)
-    return head + out, NOTE + (NOTE_INFERRED if infer and any(e["event"] == "send" for e in out) else "")
+    inferred = infer and any(e["event"] == "send" for e in out)
+    return head + out, NOTE + (NOTE_INFERRED if inferred else "") + (NOTE_TEXTS if quiet else "")
 
 
 def _heard(event: dict, before: dict | None, by_count: dict[tuple[str, int], dict]) -> Iterator[dict]:
