@@ -77,3 +77,20 @@ def test_the_checks_catch_a_server_that_breaks_its_document(explorer, monkeypatc
     case = loaded["/api/state"]["GET"].Case()
     with pytest.raises(BaseExceptionGroup, match="Schemathesis found"):
         case.call_and_validate(base_url=explorer.url.rstrip("/"), timeout=REQUEST_TIMEOUT)
+
+
+def test_a_posted_scenario_cannot_make_the_server_load_a_file_or_module(explorer, tmp_path):
+    ran = tmp_path / "ran"
+    planted = tmp_path / "planted.py"
+    planted.write_text(f"open({str(ran)!r}, 'w').write('the server ran me')\n")
+    url = f"{explorer.url}api/scenario"
+    for algorithm in (str(planted), "tests.mutexlab_broken.ricart_agrawala"):
+        answer = requests.post(
+            url, json={"algorithm": algorithm, "processes": 2, "steps": []}, timeout=REQUEST_TIMEOUT
+        )
+        assert answer.status_code == 422 and "does not load the algorithm" in answer.json()["error"]
+    assert not ran.exists()
+    answer = requests.post(
+        url, json={"algorithm": "ricart-agrawala", "processes": 3, "steps": []}, timeout=REQUEST_TIMEOUT
+    )
+    assert answer.status_code == 200 and answer.json()["algorithm"] == "ricart-agrawala"

@@ -15,9 +15,11 @@ Safety, besides binding to 127.0.0.1 unless told otherwise (the command's ``--ho
   that without a CORS preflight, which this server never grants: 415), and its body is at most
   ``MAX_BODY`` bytes (413), JSON nested at most ``limits.MAX_DEPTH`` deep with numbers Python holds
   (400), and arrives within ``READ_TIMEOUT`` seconds (408: a slow or short body frees its thread);
-* a scenario (``POST /api/scenario``) is checked within the scenario bounds (sim/scripted.py:
-  processes, a kept trace of bounded size; 422) and played outside the session's lock, one at a time
-  (503 while another loads), so every other request is answered meanwhile;
+* a scenario (``POST /api/scenario``) names a known algorithm or the one the server was started
+  with, never a module or file to load (its code would run; 422), is checked within the scenario
+  bounds (sim/scripted.py: processes, a kept trace of bounded size; 422) and is played outside the
+  session's lock, one at a time (503 while another loads), so every other request is answered
+  meanwhile;
 * the listen backlog holds ``BACKLOG`` connections (a burst of concurrent requests is queued, not
   reset);
 * answers carry ``Cache-Control: no-store``, ``X-Content-Type-Options: nosniff`` and a
@@ -40,6 +42,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import limits
+from ..protocols import registry
 from ..report import build_report
 from ..sim.scripted import ScenarioError
 from ..trace import TraceError
@@ -110,6 +113,15 @@ class ExplorerServer(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.loading = threading.Lock()  # one scenario played at a time (outside ``lock``)
         self.examples = list_examples(examples if examples is not None else examples_dir())
+        self.started = session.config.algorithm  # given on the command line: it may be a file
+
+    def may_load(self, algorithm: str) -> bool:
+        """Whether a posted scenario may name ``algorithm``: a registered one, one this process
+        has loaded already, or the one the server was started with — never a module or file
+        named by a request (loading it would run its code)."""
+        if not (registry.is_file(algorithm) or registry.is_module(algorithm)):
+            return True  # a plain name: registered, or refused as unknown by the scenario's check
+        return algorithm == self.started or registry.lookup(algorithm) is not None
 
     @property
     def bound(self) -> tuple[str, int]:
@@ -324,6 +336,14 @@ class Handler(BaseHTTPRequestHandler):
     def api_scenario_post(self) -> tuple[int, Any]:
         """A new session from the scenario, played outside the session's lock (the current session
         answers meanwhile), then swapped in: ``Session.load``'s semantics."""
+        algorithm = self.body.get("algorithm")
+        if isinstance(algorithm, str) and not self.server.may_load(algorithm):
+            raise ApiError(
+                422,
+                f"the explorer does not load the algorithm {algorithm!r} from a request: it takes the "
+                "algorithms it knows and the one it was started with (start it with --algorithm "
+                "to explore a module or a file)",
+            )
         if not self.server.loading.acquire(blocking=False):
             raise ApiError(503, "another scenario is loading; try again", {"Retry-After": "1"})
         try:
