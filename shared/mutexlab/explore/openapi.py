@@ -149,7 +149,7 @@ def _errors(*codes: int) -> dict[str, Any]:
         409: "the move is not possible from here (not enabled, nothing to undo, no such step)",
         413: "the body is too large",
         415: "the body is not sent as application/json",
-        422: "the scenario is invalid (its error names the step)",
+        422: "the scenario is invalid (its error names the step), or names a module or file to load",
         503: "another scenario is loading; try again (Retry-After)",
     }
     return {str(c): {"description": said[c], "content": _json(_ref("Error"))} for c in codes}
