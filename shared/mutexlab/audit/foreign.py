@@ -20,6 +20,7 @@ from .exclusive import InexactStream
 from .shiviz import is_regex_line, read_shiviz
 from .stream import StreamAudit
 from .verdict import Verdict, feed_events, verify_file
+from .workload import Workload
 
 FORMATS = ("auto", "mutexlab", "shiviz", "jsonl")
 SUBJECTS = {"shiviz": "ShiViz log", "jsonl": "JSON Lines log"}
@@ -80,11 +81,13 @@ def verify_log(
     capacities: dict[str, int] | None = None,
     regex: str | None = None,
     seer: Callable[[], Callable[[dict], None]] | None = None,
+    expected: dict[str, int] | None = None,
 ) -> Verdict:
     """The verdict of the log at ``path`` in format ``fmt`` (``auto``: ``detect``). ``capacities``
-    (resource → K, patterns as in a run header) and ``regex`` apply to foreign logs only; ``seer``
-    as in ``verify_file``. TraceError (naming the file, and the line where there is one) when it
-    cannot be read."""
+    (resource → K, patterns as in a run header), ``regex`` and ``expected`` (the entries each
+    process should have made, ``workload.py``) apply to foreign logs only; ``seer`` as in
+    ``verify_file``. TraceError (naming the file, and the line where there is one) when it cannot
+    be read."""
     if fmt not in FORMATS:
         raise TraceError(f"unknown log format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     if fmt == "auto":
@@ -96,13 +99,20 @@ def verify_log(
             )
         if regex is not None:
             raise TraceError(f"{path}: --regex is for ShiViz logs, and this is a mutexlab trace")
+        if expected:
+            raise TraceError(
+                f"{path}: a mutexlab trace's run header states its workload; --expect-entries is for "
+                "foreign logs"
+            )
         return verify_file(path, seer)
     if regex is not None and fmt != "shiviz":
         raise TraceError(f"{path}: --regex is for ShiViz logs, not {fmt}")
+    workload = Workload(expected, str(path))
 
     def fed(audit: StreamAudit) -> StreamAudit:
         see = seer() if seer is not None else None
-        return feed_events(audit, read_log(path, fmt, capacities, regex), path, see)
+        workload.restart()
+        return feed_events(audit, workload.counted(read_log(path, fmt, capacities, regex)), path, see)
 
     try:
         audit = fed(StreamAudit(bounded=True))
@@ -113,7 +123,7 @@ def verify_log(
     except TraceError as exc:
         raise TraceError(f"{path}: {exc}") from None
     verdict.subject = SUBJECTS[fmt]
-    return verdict
+    return workload.judged(verdict)
 
 
 def parse_capacities(pairs: list[str]) -> dict[str, int]:

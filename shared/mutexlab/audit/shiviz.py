@@ -12,7 +12,7 @@ lines as its regex has ``\\n``; records are read one at a time, so a log of any 
 
 Descriptions ``request R``, ``enter R`` and ``exit R`` (keywords in any case; ``R`` a resource,
 then optionally its units and a JSON object of further fields) are the audit's events; any other
-description is an ``other`` event, which only carries causality (its clock). A line
+description is an ``other`` event, which only carries causality (its clock) and its ``text``. A line
 ``#mutexlab-run=<JSON>`` before the first record is a mutexlab run header (``export`` writes it:
 algorithm, processes, capacities, params); then a description ``KIND {JSON}`` is the mutexlab
 event KIND with those fields, so an exported trace reads back event for event.
@@ -38,6 +38,7 @@ _KEYWORD = re.compile(r"\s*(request|enter|exit)\b", re.IGNORECASE)
 _AUDIT = re.compile(r"\s*(request|enter|exit)\s+([^\s{]\S*)(?:\s+(\d+))?(?:\s+(\{.*\}))?\s*", re.IGNORECASE)
 _EXPORTED = re.compile(r"\s*(\w+) (\{.*\})\s*")
 _OWN = ("event", "pid", "vc", "_line")
+OTHER_TEXT = 200  # characters of an other event's description kept (the report shows them)
 
 
 def python_regex(js: str, what: str = "the log's regex") -> re.Pattern:
@@ -98,7 +99,7 @@ def describe_event(text: str, exported: bool) -> dict:
             f"{text.strip()[:60]!r} starts like an audit event but is not "
             "'request|enter|exit RESOURCE [UNITS] [{JSON}]'"
         )
-    return {"event": "other"}
+    return {"event": "other", "text": text.strip()[:OTHER_TEXT]}
 
 
 def read_shiviz(

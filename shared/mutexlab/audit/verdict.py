@@ -69,6 +69,7 @@ class Verdict:
     checks: list[str]
     counts: dict[str, int] = field(default_factory=dict)  # events by kind
     subject: str | None = None  # what was decided, when no algorithm names it ("ShiViz log")
+    unchecked: list[str] = field(default_factory=list)  # what no check covered (a foreign log's workload)
 
     @property
     def safety(self) -> list[Violation]:
@@ -120,6 +121,7 @@ class Verdict:
         lines = [
             head,
             "checked: " + ", ".join(self.checks),
+            *(["not checked: " + "; ".join(self.unchecked)] if self.unchecked else []),
             "events: " + ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())),
         ]
         return "\n".join(lines + self.finding_lines())
@@ -132,6 +134,7 @@ class Verdict:
             "exit_code": self.exit_code,
             "safe": self.safe,
             "checks": self.checks,
+            "not_checked": self.unchecked,
             "counts": self.counts,
             "violations": [
                 {

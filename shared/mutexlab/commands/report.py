@@ -2,7 +2,9 @@
 
 Exit 0 when written (whatever the verdict: the verdict is in the page), 2 when the trace cannot
 be read or the report cannot be written. The trace is read once, as a stream; a trace longer than
-``--window`` events is drawn in part, with the verdict of the whole (``report/window.py``).
+``--window`` events is drawn in part, with the verdict of the whole (``report/window.py``). A
+foreign log is read as ``verify`` reads it (the same flags) and placed by causality
+(``report/layout.py``).
 """
 
 from __future__ import annotations
@@ -15,10 +17,15 @@ from ..trace import TraceError
 from .common import fail
 from .flags import add_algorithm_argument, disagreement, named_algorithm
 from .registry import Command
+from .verify import add_log_arguments, log_options
 
 
 def arguments(p) -> None:
-    p.add_argument("trace", help="a JSON Lines trace written by simulate, replay, run or the monitor")
+    p.add_argument(
+        "trace",
+        help="a JSON Lines trace written by simulate, replay, run or the monitor, or another system's "
+        "log (ShiViz / GoVector, clock-free JSON Lines: placed by causality)",
+    )
     p.add_argument(
         "-o",
         "--output",
@@ -33,6 +40,7 @@ def arguments(p) -> None:
         help=f"draw at most the first N events of a longer trace (default {WINDOW_EVENTS:,}); "
         "the verdict always covers the whole trace",
     )
+    add_log_arguments(p)
     add_algorithm_argument(p, "the trace")
 
 
@@ -44,7 +52,7 @@ def run(args) -> int:
         return fail(f"--window must be at least 1 event, got {args.window}")
     try:
         found = named_algorithm(args)
-        shown = read_window(args.trace, args.window)
+        shown = read_window(args.trace, args.window, **log_options(args))
     except (ConfigError, TraceError) as exc:
         return fail(str(exc))
     wrong = disagreement(found, shown.verdict.algorithm, args.algorithm, args.trace)
@@ -66,7 +74,8 @@ COMMAND = Command(
     "report",
     "write a self-contained HTML report of a trace",
     """Space-time diagram, occupancy over time, the audit verdict and message statistics of a trace, as one
-    HTML file that opens offline. Exit 2 when the trace cannot be read.""",
+    HTML file that opens offline; another system's log (ShiViz / GoVector, clock-free JSON Lines) is placed
+    by causality. Exit 2 when the trace cannot be read.""",
     run,
     arguments,
 )

@@ -6,6 +6,7 @@ JSON Lines (``audit.foreign``, docs/verify-any-log.md). A trace of an algorithm 
 from __future__ import annotations
 
 from ..audit.foreign import FORMATS, parse_capacities, verify_log
+from ..audit.workload import parse_expected
 from ..setup import ConfigError
 from ..trace import TraceError
 from .common import add_json_argument, fail, print_json
@@ -19,6 +20,13 @@ def arguments(p) -> None:
         help="a JSON Lines trace written by simulate, replay, run or the monitor, or another system's "
         "log (ShiViz / GoVector, clock-free JSON Lines)",
     )
+    add_log_arguments(p)
+    add_json_argument(p, "verdict")
+    add_algorithm_argument(p, "the trace")
+
+
+def add_log_arguments(p) -> None:
+    """The flags that say how to read a log (``verify`` and ``report``)."""
     p.add_argument(
         "--format",
         choices=FORMATS,
@@ -39,14 +47,30 @@ def arguments(p) -> None:
         help="a ShiViz log's record regex with the groups host, clock, event, JavaScript syntax "
         "(default: the log's first line when it is one, else GoVector's)",
     )
-    add_json_argument(p, "verdict")
-    add_algorithm_argument(p, "the trace")
+    p.add_argument(
+        "--expect-entries",
+        action="append",
+        default=[],
+        metavar="[HOST=]N",
+        help="a foreign log's workload: every process (N) or HOST enters N times in all; fewer is "
+        "INCOMPLETE (repeatable; without it the workload is not checked, and the verdict says so)",
+    )
+
+
+def log_options(args) -> dict:
+    """The keyword arguments of ``verify_log`` / ``read_window`` from the flags; TraceError."""
+    return {
+        "fmt": args.format,
+        "capacities": parse_capacities(args.capacity),
+        "regex": args.regex,
+        "expected": parse_expected(args.expect_entries),
+    }
 
 
 def run(args) -> int:
     try:
         found = named_algorithm(args)
-        verdict = verify_log(args.trace, args.format, parse_capacities(args.capacity), args.regex)
+        verdict = verify_log(args.trace, **log_options(args))
     except (ConfigError, TraceError) as exc:
         return fail(str(exc))
     wrong = disagreement(found, verdict.algorithm, args.algorithm, args.trace)
@@ -66,7 +90,8 @@ COMMAND = Command(
     finished), 1 VIOLATION (a safety property is broken in what the trace shows), 2 when the trace cannot
     be read, 3 INCOMPLETE (no safety violation, but the trace ends unfinished: cut short or stalled, a
     trace alone cannot tell; or its algorithm is not known here: give --algorithm). Reads mutexlab's
-    traces, ShiViz / GoVector logs and clock-free JSON Lines (docs/verify-any-log.md).""",
+    traces, ShiViz / GoVector logs and clock-free JSON Lines (docs/verify-any-log.md); a foreign log's
+    workload is checked only when stated (--expect-entries).""",
     run,
     arguments,
 )

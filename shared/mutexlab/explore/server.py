@@ -4,8 +4,8 @@
 small JSON requests, no streaming. Its known weakness — it is "not for production", mostly
 because ``SimpleHTTPRequestHandler`` maps URLs onto the file system — does not apply: this
 handler maps nothing onto the file system. It answers a fixed table of routes (the page's
-four files, read from the packages — the DOM helper is the report's —, the diagram, the API,
-the bundled example scenarios by name); every other path is 404, a known path with the wrong
+four files, read from the packages — the DOM helper is the report's —, the diagram, the API and
+its OpenAPI description (openapi.py), the bundled example scenarios by name); every other path is 404, a known path with the wrong
 method 405.
 
 Safety, besides binding to 127.0.0.1 unless told otherwise (the command's ``--host``):
@@ -15,9 +15,11 @@ Safety, besides binding to 127.0.0.1 unless told otherwise (the command's ``--ho
   that without a CORS preflight, which this server never grants: 415), and its body is at most
   ``MAX_BODY`` bytes (413), JSON nested at most ``limits.MAX_DEPTH`` deep with numbers Python holds
   (400), and arrives within ``READ_TIMEOUT`` seconds (408: a slow or short body frees its thread);
-* a scenario (``POST /api/scenario``) is checked within the scenario bounds (sim/scripted.py:
-  processes, a kept trace of bounded size; 422) and played outside the session's lock, one at a time
-  (503 while another loads), so every other request is answered meanwhile;
+* a scenario (``POST /api/scenario``) names a known algorithm or the one the server was started
+  with, never a module or file to load (its code would run; 422), is checked within the scenario
+  bounds (sim/scripted.py: processes, a kept trace of bounded size; 422) and is played outside the
+  session's lock, one at a time (503 while another loads), so every other request is answered
+  meanwhile;
 * the listen backlog holds ``BACKLOG`` connections (a burst of concurrent requests is queued, not
   reset);
 * answers carry ``Cache-Control: no-store``, ``X-Content-Type-Options: nosniff`` and a
@@ -40,11 +42,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import limits
+from ..protocols import registry
 from ..report import build_report
 from ..sim.scripted import ScenarioError
 from ..trace import TraceError
+from .openapi import document
 from .session import ExploreError, Session, session_from_scenario
 
+API_DOCUMENT = document()  # the API's OpenAPI description (openapi.py), GET /api/openapi.json
 MAX_BODY = 5 * 1024 * 1024
 READ_TIMEOUT = 10.0  # seconds a request (its line, headers, body) may take to arrive
 BACKLOG = 128
@@ -108,6 +113,15 @@ class ExplorerServer(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.loading = threading.Lock()  # one scenario played at a time (outside ``lock``)
         self.examples = list_examples(examples if examples is not None else examples_dir())
+        self.started = session.config.algorithm  # given on the command line: it may be a file
+
+    def may_load(self, algorithm: str) -> bool:
+        """Whether a posted scenario may name ``algorithm``: a registered one, one this process
+        has loaded already, or the one the server was started with — never a module or file
+        named by a request (loading it would run its code)."""
+        if not (registry.is_file(algorithm) or registry.is_module(algorithm)):
+            return True  # a plain name: registered, or refused as unknown by the scenario's check
+        return algorithm == self.started or registry.lookup(algorithm) is not None
 
     @property
     def bound(self) -> tuple[str, int]:
@@ -154,6 +168,7 @@ class Handler(BaseHTTPRequestHandler):
             "/api/run": {"POST": self.api_run},
             "/api/scenario": {"GET": self.api_scenario_get, "POST": self.api_scenario_post},
             "/api/examples": {"GET": self.api_examples},
+            "/api/openapi.json": {"GET": lambda: (200, API_DOCUMENT)},
             "/diagram": {"GET": self.diagram},
         }
 
@@ -192,9 +207,14 @@ class Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a bug: said, not a dropped connection
             self._json(500, {"error": f"internal error: {type(exc).__name__}: {exc}", "status": 500})
 
-    # BaseHTTPRequestHandler calls do_<METHOD>; every method it may be asked goes to the one
-    # dispatcher, which answers 405 where the path does not take it (an unlisted method: 501).
-    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch
+    # BaseHTTPRequestHandler calls do_<METHOD>; every method goes to the one dispatcher, which
+    # answers 405 (with Allow) where the path does not take it, 404 where there is no such path.
+    do_GET = do_POST = do_HEAD = _dispatch
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("do_"):  # any other method (PUT, TRACE, QUERY ...): the dispatcher too
+            return self._dispatch
+        raise AttributeError(name)
 
     # -- plumbing --------------------------------------------------------------------------
     def _check_host(self) -> None:
@@ -276,7 +296,10 @@ class Handler(BaseHTTPRequestHandler):
     def _field(self, name: str, default: Any = None, required: bool = False) -> Any:
         if required and name not in self.body:
             raise ApiError(400, f"the body must hold {name!r}")
-        return self.body.get(name, default)
+        value = self.body.get(name, default)
+        if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
+            return int(value)  # 18.0 is the whole number 18 in JSON (and in the API's schema)
+        return value
 
     def api_state(self) -> tuple[int, Any]:
         with self.server.lock:
@@ -313,6 +336,14 @@ class Handler(BaseHTTPRequestHandler):
     def api_scenario_post(self) -> tuple[int, Any]:
         """A new session from the scenario, played outside the session's lock (the current session
         answers meanwhile), then swapped in: ``Session.load``'s semantics."""
+        algorithm = self.body.get("algorithm")
+        if isinstance(algorithm, str) and not self.server.may_load(algorithm):
+            raise ApiError(
+                422,
+                f"the explorer does not load the algorithm {algorithm!r} from a request: it takes the "
+                "algorithms it knows and the one it was started with (start it with --algorithm "
+                "to explore a module or a file)",
+            )
         if not self.server.loading.acquire(blocking=False):
             raise ApiError(503, "another scenario is loading; try again", {"Retry-After": "1"})
         try:

@@ -307,7 +307,8 @@ def build_model(events: list[dict], verdict: Verdict | None = None, window: str 
         "requests": sum(1 for e in body if e["event"] == "request"),
     }
     return {
-        "title": f"{verdict.algorithm or 'trace'}",
+        "title": f"{verdict.algorithm or verdict.subject or 'trace'}",
+        "subject": verdict.subject,
         "algorithm": verdict.algorithm,
         "params": _shown_params(run.get("params") or {}),
         "t_origin": None
@@ -333,6 +334,7 @@ def build_model(events: list[dict], verdict: Verdict | None = None, window: str 
             "head": verdict.head(),
             "unfinished_note": UNFINISHED_NOTE,
             "checks": verdict.checks,
+            "not_checked": verdict.unchecked,
             "counts": verdict.counts,
             "text": verdict.render(),
             "violations": [

@@ -91,7 +91,7 @@
       return k + "=" + (v.length > 40 ? v.slice(0, 37) + "…" : v);
     }).join(", ");
     document.getElementById("summary").textContent =
-      (D.algorithm || "unknown algorithm") + (params ? " (" + params + ")" : "") + " · " +
+      (D.algorithm || D.subject || "unknown algorithm") + (params ? " (" + params + ")" : "") + " · " +
       count(procs.length, "participant", "participants") + " · " + count(s.messages, "message", "messages") + " · " +
       count(s.total_entries, "entry", "entries") + " · t from " +
       fmt(D.range.t[0]) + " to " + fmt(D.range.t[1]) + (D.t_origin ? " s after " + D.t_origin + " (wall clock)" : "");
@@ -108,6 +108,7 @@
       (v.status === "INCOMPLETE" ? " — no safety violation in what the trace shows; " + v.unfinished_note : ""),
       box, "head");
     h("div", "checked: " + v.checks.join(", "), box, "sub");
+    if (v.not_checked && v.not_checked.length) h("div", "not checked: " + v.not_checked.join("; "), box, "sub");
     if (v.violations.length) {
       var ul = h("ul", null, box);
       v.violations.forEach(function (viol, n) {

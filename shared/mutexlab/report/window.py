@@ -8,6 +8,10 @@ those events are held (without their vector clocks, which the page does not read
 are counted and left out, and the page says so. A trace no longer than the window is drawn
 whole, exactly as ``build_model`` draws it.
 
+Another system's log (ShiViz / GoVector, clock-free JSON Lines) is read and decided as ``mutexlab
+verify`` reads it (``audit.foreign``); its window keeps the vector clocks, which place its events
+(``layout.py``: such a log has no times).
+
 ``WindowFeed`` collects the window from events as they come: from the file (``read_window``), or
 from a simulation as it runs (``simulate bees --report``: no trace held, no file read again).
 """
@@ -17,7 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..audit.verdict import Verdict, verify_file
+from ..audit.foreign import detect, verify_log
+from ..audit.verdict import Verdict
+from .layout import lay_out
 
 WINDOW_EVENTS = 100_000  # events a page draws at most (plus the receives and exits completing them)
 
@@ -30,17 +36,19 @@ class Window:
     shown: int  # of them in the window
     completing: int  # receives and exits after the window that complete it
     last_line: int  # the trace's last line
+    layout: str | None = None  # how a log without times was placed (``layout.py``), else None
 
     @property
     def whole(self) -> bool:
         return self.shown == self.total
 
     def note(self) -> str | None:
-        """What the page leaves out, or None when it shows the whole trace."""
+        """How a log without times is placed and what the page leaves out, or None when it shows
+        the whole of a trace with times."""
         if self.whole:
-            return None
+            return self.layout
         left = self.total - self.shown - self.completing
-        return (
+        return (f"{self.layout} " if self.layout else "") + (
             f"This page draws the first {self.shown:,} of the trace's {self.total:,} events"
             + (
                 f", and the {self.completing:,} later receives and exits that complete their messages "
@@ -53,21 +61,36 @@ class Window:
         )
 
 
-def read_window(path: str | Path, window: int = WINDOW_EVENTS) -> Window:
-    """Read the trace file at ``path`` once: its verdict and the window the page draws. TraceError
-    (naming the file) when it cannot be read or decided. The audit is ``mutexlab verify``'s own
-    (``audit.verdict.verify_file``: settled capacity-1 intervals forgotten, and the file read
-    again, keeping them, when it cannot), shown every event as it goes."""
+def read_window(
+    path: str | Path,
+    window: int = WINDOW_EVENTS,
+    fmt: str = "auto",
+    capacities: dict[str, int] | None = None,
+    regex: str | None = None,
+    expected: dict[str, int] | None = None,
+) -> Window:
+    """Read the log at ``path`` once: its verdict and the window the page draws. TraceError
+    (naming the file, and the line) when it cannot be read or decided. The audit is ``mutexlab
+    verify``'s own (``audit.foreign.verify_log``: settled capacity-1 intervals forgotten, and the
+    file read again, keeping them, when it cannot), shown every event as it goes; ``fmt``,
+    ``capacities``, ``regex`` and ``expected`` as there. A foreign log (no times) is placed by
+    causality (``layout.py``)."""
     if window < 1:
         raise ValueError("a window holds at least one event")
+    if fmt == "auto":
+        fmt = detect(path)
+    foreign = fmt != "mutexlab"
     passes: list[WindowFeed] = []
 
     def fresh() -> WindowFeed:  # one per pass over the file
-        passes.append(WindowFeed(window))
+        passes.append(WindowFeed(window, keep_clocks=foreign))
         return passes[-1]
 
-    verdict = verify_file(path, fresh)
-    return passes[-1].window_of(verdict)
+    verdict = verify_log(path, fmt, capacities, regex, fresh, expected)
+    shown = passes[-1].window_of(verdict)
+    if foreign:
+        shown.events, shown.layout = lay_out(shown.events)
+    return shown
 
 
 class WindowFeed:
@@ -75,8 +98,9 @@ class WindowFeed:
     Events without ``_line`` (a simulation's, as it runs) are numbered as their file would number
     them: the run header is line 1."""
 
-    def __init__(self, window: int | None = None) -> None:
+    def __init__(self, window: int | None = None, keep_clocks: bool = False) -> None:
         self.window = WINDOW_EVENTS if window is None else window
+        self.keep_clocks = keep_clocks  # a log without times: its clocks place its events
         self.kept: list[dict] = []
         self.unreceived: set = set()  # ids of the window's sends not yet received
         self.held: set[tuple] = set()  # (pid, resource) entered in the window and not yet left
@@ -113,7 +137,7 @@ class WindowFeed:
             self.completing += 1
         else:
             return
-        # the page does not read clocks: a copy without (the audit may hold the event itself)
-        kept = {k: v for k, v in event.items() if k != "vc"}
+        # the page does not read clocks (but ``layout`` does): a copy (the audit may hold the event)
+        kept = dict(event) if self.keep_clocks else {k: v for k, v in event.items() if k != "vc"}
         kept.setdefault("_line", self.line)
         self.kept.append(kept)

@@ -1,0 +1,97 @@
+"""The workload of a foreign log, stated by its reader (``verify --expect-entries [HOST=]N``).
+
+A log without a run header names no plan, so one cut short at a moment when every process
+happened to be idle looks finished. ``Workload`` counts each process's entries (``enter`` events,
+any resource) as the events stream by and, when a workload is stated, makes every process with
+fewer entries a ``workload-short`` finding (unfinished: INCOMPLETE, never SAFE). When none is
+stated the verdict says so: the workload is listed as not checked. A log whose header names an
+algorithm is left to that algorithm's checks (its header states the workload).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+from ..findings import Violation
+from ..trace import TraceError
+from ..words import count
+from .verdict import Verdict
+
+EVERY = "*"  # the key of the entries every process should make
+CHECK = "entries per process as stated (--expect-entries)"
+UNCHECKED = (
+    "the workload (the log states none, so a log cut short while everyone is idle reads as "
+    "finished: --expect-entries N states it)"
+)
+
+
+class Workload:
+    """``counted`` wraps a log's events (run header first); ``judged`` completes its verdict."""
+
+    def __init__(self, expected: dict[str, int] | None, source: str) -> None:
+        self.expected = dict(expected or {})
+        self.source = source
+        self.restart()
+
+    def restart(self) -> None:
+        """Forget the counts: the log is read again."""
+        self.entries: Counter[str] = Counter()
+        self.last: dict[str, dict] = {}  # process → its latest entry (what a finding cites)
+        self.algorithm: object = None
+
+    def counted(self, events: Iterable[dict]) -> Iterator[dict]:
+        for event in events:
+            kind, pid = event["event"], event["pid"]
+            if kind == "run":
+                self.algorithm = event.get("algorithm")
+                if self.expected and self.algorithm is not None:
+                    raise TraceError(
+                        f"{self.source}: its run header names the algorithm {self.algorithm!r}, whose "
+                        "checks take the workload from the header; --expect-entries is for logs without one"
+                    )
+            else:
+                self.entries[pid] += 0  # every process seen, entering or not
+                if kind == "enter":
+                    self.entries[pid] += 1
+                    self.last[pid] = event
+            yield event
+
+    def judged(self, verdict: Verdict) -> Verdict:
+        """``verdict`` with the workload's findings and its check, or a note that it was not checked."""
+        if self.algorithm is not None:
+            return verdict
+        if not self.expected:
+            verdict.unchecked.append(UNCHECKED)
+            return verdict
+        verdict.checks.append(CHECK)
+        every = self.expected.get(EVERY)
+        wanted = {pid: every for pid in self.entries} if every is not None else {}
+        wanted.update((pid, n) for pid, n in self.expected.items() if pid != EVERY)
+        for pid in sorted(wanted):
+            made, asked = self.entries.get(pid, 0), wanted[pid]
+            if made < asked:
+                seen = "" if pid in self.entries else " (it never appears in the log)"
+                verdict.violations.append(
+                    Violation(
+                        "workload-short",
+                        f"{pid} entered {count(made, 'time')}{seen}; --expect-entries states "
+                        f"{count(asked, 'entry')}",
+                        [self.last[pid]] if pid in self.last else [],
+                    )
+                )
+        return verdict
+
+
+def parse_expected(pairs: list[str]) -> dict[str, int]:
+    """``--expect-entries`` values (``N``: every process; ``HOST=N``: that one) as a mapping;
+    TraceError for a bad one."""
+    expected: dict[str, int] = {}
+    for pair in pairs:
+        name, sep, value = pair.rpartition("=")
+        if (sep and not name) or not value.strip().isdigit():
+            raise TraceError(
+                f"--expect-entries {pair!r}: write N (entries of every process) or HOST=N, N a whole number"
+            )
+        expected[name if sep else EVERY] = int(value)
+    return expected
