@@ -1,4 +1,4 @@
-"""``mutexlab check bees|elves|mutex``: every reachable world of a bounded workload, checked.
+"""``mutexlab check <family>``: every reachable world of a bounded workload, checked.
 
 Exit 0 when the search completed and found nothing, 1 on a finding (capacity, a scenario
 invariant, deadlock, liveness, a rejected input), 2 on bad arguments, 3 when a limit stopped
