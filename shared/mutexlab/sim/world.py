@@ -8,8 +8,8 @@ statement of effect semantics, run here through ``_Effects``). A world with no s
 *final* when every process is ``finished``, otherwise a *deadlock*.
 
 Used by the plain exhaustive exploration (``explore.py``), the model checker (``check/``, which
-adds reductions) and, for its definitions of holding and of the enabled steps, the explorer's
-session (``explore/session.py``, which steps one path with a trace through ``ScriptedRun``).
+adds reductions) and, for its enabled steps (``enabled``) and capacity check (``overfull``), the
+explorer (``explore/state.py``, which steps one path with a trace through ``ScriptedRun``).
 
 The representation is compact:
 
