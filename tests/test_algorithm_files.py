@@ -184,10 +184,10 @@ def test_two_files_declaring_one_name_and_a_setup_of_another_name_are_refused(al
     ):
         registry.resolve(str(twin))
     liar = algos / "liar.py"
+    # a spec named "liar" whose make_setup still builds "ra-copy"
     liar.write_text(
-        (algos / "ra_copy.py")
-        .read_text()
-        .replace('SPEC = classic_spec(\n    "ra-copy"', 'SPEC = classic_spec(\n    "liar"')
+        (algos / "ra_copy.py").read_text()
+        + '\nimport dataclasses\nSPEC = dataclasses.replace(SPEC, name="liar")\n'
     )
     with pytest.raises(
         ConfigError, match="make_setup names its setup 'ra-copy', but SPEC names the algorithm 'liar'"

@@ -243,7 +243,7 @@ def test_a_broken_variant_shows_its_violation_the_moment_it_happens(explorer):
     status = page.locator("#status")
     expect(status).to_have_attribute("data-status", "violation")
     expect(page.locator("#summary")).to_contain_text("VIOLATION after 2 steps")
-    expect(page.locator("#violations")).to_contain_text("cs (capacity 1) held by node-1, node-2 at once")
+    expect(page.locator("#violations")).to_contain_text("cs (capacity 1) held by node-1×1, node-2×1 at once")
     expect(page.locator("#violations")).to_contain_text("[capacity]")
     expect(page.locator(".card.bad")).to_have_count(2)
     expect(page.locator("#capacity tr.over")).to_contain_text("OVER CAPACITY")

@@ -362,7 +362,9 @@ def test_a_broken_variant_shows_its_violation_over_the_api():
         _, state, _ = c.post("/api/step", {"id": "request:2"})
         f = state["findings"]
         assert f["status"] == "violation"
-        assert any("cs (capacity 1) held by node-1, node-2 at once" in v["message"] for v in f["violations"])
+        assert any(
+            "cs (capacity 1) held by node-1×1, node-2×1 at once" in v["message"] for v in f["violations"]
+        )
         assert any(v["rule"] == "capacity" for v in f["violations"])
     finally:
         server.shutdown()

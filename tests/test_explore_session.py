@@ -310,3 +310,37 @@ def test_cards_show_what_each_state_table_talks_about():
     node = Session(RA3).world.setup.protocols[1]
     node.surprise = {3, 1}
     assert ["surprise", "{1, 3}"] in describe_process(node)
+
+
+# -- an endless workload (``explore mutex --endless``, as ``check mutex --endless``) -------------
+def test_an_endless_workload_requests_forever_and_replays():
+    s = Session(Config("ricart-agrawala", 2, {"requests": 3}, endless=True))
+    first = s.state()["steps"]
+    assert [(x["id"], x["extra"]) for x in first] == [("request:1", False), ("request:2", False)]
+    result = s.random(400, seed=3, to_end=True)  # new requests are ordinary steps: no end
+    assert result["stopped"] == "limit" and result["taken"] == 400
+    taken = [h["id"] for h in s.state()["history"]]
+    assert taken.count("exit:1") >= 3 and taken.count("exit:2") >= 3  # past any budget
+    assert s.state()["findings"]["status"] == "running" and s.state()["endless"]
+    exported = s.scenario()
+    assert exported["options"]["requests"] == 0  # no budget: every request is a step of the path
+    replays_exactly(s)
+    assert session_from_scenario(exported).redo_steps[::-1] == s.world.steps
+
+
+def test_without_endless_the_same_run_ends():
+    s = Session(Config("ricart-agrawala", 2, {"requests": 1}))
+    assert s.random(400, seed=3, to_end=True)["stopped"] == "end"
+    assert not s.state()["endless"]
+
+
+def test_explore_mutex_takes_endless_and_the_families_without_requests_do_not(capsys):
+    from mutexlab.cli import build_parser
+    from mutexlab.commands.explore import build_session
+
+    args = build_parser().parse_args(["explore", "mutex", "-a", "lamport", "-N", "3", "--endless"])
+    session = build_session(args)
+    assert session.config.endless and session.world.setup.params.get("requests") == 0
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["explore", "bees", "--endless"])
+    assert "--endless" in capsys.readouterr().err

@@ -244,6 +244,8 @@ def test_slot_init_refuses_what_it_cannot_build_alike():
 
 MODELS = [
     (bees.ACKflower, {"sender": 3, "ts": 17, "req_ts": 9}),
+    (bees.ACKreed, {"sender": 1, "ts": 0, "req_ts": 0}),
+    (bees.REQreed, {"sender": 2, "ts": 5}),
     (bees.RELEASEreed, {"sender": 2, "ts": 40, "reed": 3, "status": "FULL", "cocoons": 15}),
     (ricart_agrawala.Reply, {"sender": 4, "ts": 8}),
     (elves.ContractRequest, {"sender": 1, "ts": 2, "round": 3, "units": 1}),  # `type` not third
@@ -265,6 +267,14 @@ def same_message(made: Message, valid: Message) -> bool:
 @pytest.mark.parametrize("model, fields", MODELS, ids=[m.__name__ for m, _ in MODELS])
 def test_trusted_builds_what_validation_builds(model, fields):
     assert same_message(fastpath.trusted(model)(*fields.values()), model(**fields))
+
+
+def test_trusted_refuses_a_wrong_number_of_fields():
+    with pytest.raises(TypeError):
+        fastpath.trusted(bees.ACKflower)(1, 2)
+    with pytest.raises(TypeError, match="sender, ts, reed, status, cocoons"):
+        fastpath.trusted(bees.RELEASEreed)(1, 2, 3)
+    assert not hasattr(Message, "trusted")  # the constructor is fastpath's, not the models'
 
 
 def test_a_trusted_builder_that_differs_from_validation_is_told_apart():

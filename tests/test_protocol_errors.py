@@ -53,9 +53,8 @@ def test_the_simulator_stops_at_the_first_refusal():
         Simulation(setup, SimConfig(seed=1)).run()
 
 
-def test_simulate_prints_the_refusal_and_exits_1(monkeypatch, capsys):
-    monkeypatch.setattr(ra, "RicartAgrawalaNode", GreedyNode)
-    code = cli(["simulate", "mutex", "-a", "ricart-agrawala", "-N", "3", "--requests", "2"])
+def test_simulate_prints_the_refusal_and_exits_1(capsys):
+    code = cli(["simulate", "mutex", "-a", "mutexlab_broken.ricart_agrawala", "-N", "3", "--requests", "2"])
     err = capsys.readouterr().err
     assert code == 1
     assert err.startswith("mutexlab: protocol error: node-") and "cannot take REPLY in state" in err, err

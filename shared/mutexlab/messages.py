@@ -16,8 +16,6 @@ from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from . import fastpath
-
 
 class Message(BaseModel):
     """Base of every protocol message."""
@@ -30,18 +28,6 @@ class Message(BaseModel):
     def __deepcopy__(self, memo: dict | None = None) -> Message:
         # Messages are immutable values: copies of a protocol's state may share them.
         return self
-
-    @classmethod
-    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
-        super().__pydantic_init_subclass__(**kwargs)
-        # Transitional, for the bees until they call fastpath.trusted(Model) themselves.
-        cls.trusted = staticmethod(fastpath.trusted(cls))  # type: ignore[method-assign]
-
-    @staticmethod
-    def trusted(*values: Any) -> Message:
-        """``Model.trusted(sender, ts, *fields)`` is ``fastpath.trusted(Model)(sender, ts, *fields)``:
-        built without validation, see there."""
-        raise TypeError("trusted() builds concrete message models, not Message itself")
 
 
 class MessageError(ValueError):

@@ -103,9 +103,10 @@ Effect = Send | Enter | Exit | Note | Schedule
 
 
 class Protocol:
-    """Base class: one participant of one algorithm. Subclasses keep the state table visible.
+    """Base class: one participant of one algorithm. A subclass declares its transition table
+    as data, ``TABLE``, and ``on_message``/``on_local`` dispatch through it (never by ``match``).
 
-    Subclasses set ``pid`` (int, numbered from 1; the mayor is 0), ``clock`` and ``state``.
+    Subclasses set ``pid`` (int, numbered from 1; a coordinator may be 0), ``clock`` and ``state``.
     """
 
     pid: int

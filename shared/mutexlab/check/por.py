@@ -179,7 +179,7 @@ class PartialOrder:
         if best is None:
             return labels
         self.reduced += 1
-        # keep explore()'s order among the chosen steps
+        # keep the model's order among the chosen steps
         keep = set(best)
         return [label for label in labels if label in keep]
 

@@ -1,4 +1,4 @@
-"""``mutexlab check bees|elves|mutex``: every reachable world of a bounded workload, checked.
+"""``mutexlab check <family>``: every reachable world of a bounded workload, checked.
 
 Exit 0 when the search completed and found nothing, 1 on a finding (capacity, a scenario
 invariant, deadlock, liveness, a rejected input), 2 on bad arguments, 3 when a limit stopped
@@ -18,7 +18,15 @@ from ..protocols import registry
 from ..setup import ConfigError
 from ..spec import CheckText
 from ..words import count
-from .common import add_json_argument, fail, megabytes, non_negative, positive, print_json
+from .common import (
+    add_endless_argument,
+    add_json_argument,
+    fail,
+    megabytes,
+    non_negative,
+    positive,
+    print_json,
+)
 from .registry import Command, scenario
 
 # The checker is imported by the functions that use it: every ``mutexlab`` command builds this parser.
@@ -90,11 +98,8 @@ def _common(p) -> None:
 
 
 def _mutex_arguments(p) -> None:
-    p.add_argument(
-        "--endless",
-        action="store_true",
-        help="every node requests forever (instead of --requests): starvation shows as a cycle. "
-        "Refused up front when the clocks would make the worlds infinite",
+    add_endless_argument(
+        p, "starvation shows as a cycle. Refused up front when the clocks would make the worlds infinite"
     )
     _common(p)
 
@@ -115,6 +120,7 @@ def _variant_arguments(text: CheckText) -> Callable[..., None]:
 def config_of(args) -> CheckConfig:
     """The configuration the flags describe. Raises ConfigError."""
     from ..check.engine import CheckConfig
+    from ..sim.world import endless_options
 
     limits = dict(
         search=args.search,
@@ -130,7 +136,7 @@ def config_of(args) -> CheckConfig:
     options = dict(scenario.options)
     if args.family == "mutex":
         if args.endless:
-            options["requests"] = 0  # no budget: the checker asks for every request (model.py)
+            options = endless_options(options)  # no budget: the checker asks for every request
         return CheckConfig(scenario.algorithm, scenario.processes, options, 0, endless=args.endless, **limits)
     if getattr(args, "zero_clocks", False):
         options["initial_clocks"] = {str(pid): 0 for pid in range(1, scenario.processes + 1)}

@@ -88,3 +88,12 @@ def add_json_argument(parser, what: str) -> None:
 
 def add_trace_argument(parser) -> None:
     parser.add_argument("--trace", metavar="FILE", help="write the trace (JSON Lines) here")
+
+
+def add_endless_argument(p, what: str) -> None:
+    """``--endless``, for a family with a workload of requests (``check``, ``explore``)."""
+    p.add_argument(
+        "--endless",
+        action="store_true",
+        help=f"every node requests forever (instead of --requests): {what}",
+    )

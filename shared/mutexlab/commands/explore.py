@@ -8,12 +8,16 @@ scenario or an address that cannot be bound.
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..protocols import registry
 from ..setup import ConfigError
-from .common import fail, port_number
+from ..sim.world import ENDLESS_FLAG
+from ..spec import Flags
+from .common import add_endless_argument, fail, port_number
 from .flags import resolved
 from .registry import Command, family_scenarios
 
@@ -38,6 +42,18 @@ def _common(p) -> None:
     g.add_argument("--no-browser", action="store_true", help="print the URL, do not open a browser")
 
 
+def _arguments(flags: Flags) -> Callable[[argparse.ArgumentParser], None]:
+    """The explorer's flags, and ``--endless`` for a family with a workload of requests."""
+    if not any(flag.key == ENDLESS_FLAG for flag in flags.flags):
+        return _common
+
+    def add(p: argparse.ArgumentParser) -> None:
+        add_endless_argument(p, "a path ends only where nothing can move (starvation: run it long)")
+        _common(p)
+
+    return add
+
+
 def build_session(args) -> Session:
     """The session the arguments describe. Raises ConfigError or ScenarioError."""
     from ..explore.session import Config, Session, session_from_scenario
@@ -53,7 +69,8 @@ def build_session(args) -> Session:
         return session
     cfg = args.scenario_config(args)
     resolved(args, cfg, "explore")
-    return Session(Config(cfg.algorithm, cfg.processes, dict(cfg.options)))
+    endless = getattr(args, "endless", False)
+    return Session(Config(cfg.algorithm, cfg.processes, dict(cfg.options), endless=endless))
 
 
 def run(args) -> int:
@@ -76,6 +93,7 @@ def run(args) -> int:
     print(
         f"mutexlab explore: {c.algorithm}, {c.processes} processes"
         + (f", options {c.options}" if c.options else "")
+        + (", endless requests" if c.endless else "")
         + (f"; scenario {args.scenario} ({ahead} steps ahead)" if args.scenario else "")
     )
     print(f"serving {server.url}  (Ctrl-C stops)", flush=True)
@@ -97,6 +115,6 @@ COMMAND = Command(
     """Serve a local page that shows every process, every message in flight and every enabled step as a
     button; undo, redo, jump back, random steps, run to the end; findings (capacity, invariants, deadlock)
     live; export the path as a scenario for `mutexlab replay`.""",
-    scenarios=family_scenarios(run, lambda _flags: _common, help=lambda f: f.title),
+    scenarios=family_scenarios(run, _arguments, help=lambda f: f.title),
     dest="scenario_family",
 )

@@ -28,6 +28,7 @@ from ..clock import LamportClock, priority
 from ..machine import Cell, Table, ignore, on
 from ..messages import Codec, Message
 from ..protocol import Effect, Enter, Exit, Note, ProtocolError, Schedule, Send
+from ..reduction import Reductions
 from ..setup import Setup
 from ..spec import AlgorithmSpec, Figure
 from . import classic
@@ -128,15 +129,19 @@ def classic_algorithm(
     node: Callable[[int, int, int, int], classic.ClassicNode],
     *messages: type[Message],
     literature: dict[str, FigureLike] | None = None,
+    reductions: Reductions | Callable[[], Reductions] | None = None,
 ) -> AlgorithmSpec:
     """The ``SPEC`` of a classic algorithm whose nodes are ``node(pid, n, requests, clock)``,
     talking in ``messages``, taking the workload's options only (``requests``,
     ``initial_clocks``); ``literature``: ``{"messages": ("2(N−1)", lambda n: 2 * (n - 1))}``
-    (messages per entry; ``"sync"``: synchronization delay in T), a value or (low, high)."""
+    (messages per entry; ``"sync"``: synchronization delay in T), a value or (low, high);
+    ``reductions``: what ``check`` may reduce, declared for exact classes (docs/check.md)."""
     codec = Codec(*messages)
 
     def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
         return workload_setup(name, processes, options, node, codec)
 
+    make_setup.__module__ = node.__module__  # the algorithm's module (its tables are read there)
+
     figures = {key: as_figure(value) for key, value in (literature or {}).items()}
-    return classic_spec(name, summary, make_setup, codec, figures)
+    return classic_spec(name, summary, make_setup, codec, figures, reductions=reductions)

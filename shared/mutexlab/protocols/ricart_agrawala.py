@@ -10,13 +10,12 @@ from typing import Literal
 
 from ..clock import priority
 from ..machine import on
-from ..messages import Codec, Message
+from ..messages import Message
 from ..protocol import Send
 from ..reduction import Reductions
-from ..setup import Setup
 from ..show import attributes
-from ..spec import Figure
-from .classic import ClassicNode, State, classic_spec, classic_table, expect, workload_setup
+from .classic import ClassicNode, State, classic_table, expect
+from .kit import classic_algorithm
 
 
 class Request(Message):
@@ -25,9 +24,6 @@ class Request(Message):
 
 class Reply(Message):
     type: Literal["REPLY"] = "REPLY"
-
-
-CODEC = Codec(Request, Reply)
 
 
 class RicartAgrawalaNode(ClassicNode):
@@ -100,24 +96,20 @@ class RicartAgrawalaNode(ClassicNode):
         return (self.state, self.clock.time, self.my_request, replies, deferred, self.requests_left)
 
 
-def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
-    return workload_setup("ricart-agrawala", processes, options, RicartAgrawalaNode, CODEC)
-
-
 def _reductions() -> Reductions:  # reads RicartAgrawalaNode: imported when check asks
     from .ricart_agrawala_reductions import REDUCTIONS
 
     return REDUCTIONS
 
 
-SPEC = classic_spec(
+SPEC = classic_algorithm(
     "ricart-agrawala",
     "Ricart–Agrawala: permission from every other node, replies deferred",
-    make_setup,
-    CODEC,
-    {
-        "messages": Figure("2(N−1)", lambda n, p: (2 * (n - 1),) * 2),
-        "sync": Figure("T", lambda n, p: (1, 1)),
-    },
+    RicartAgrawalaNode,
+    Request,
+    Reply,
+    literature={"messages": ("2(N−1)", lambda n: 2 * (n - 1)), "sync": ("T", lambda n: 1)},
     reductions=_reductions,
 )
+CODEC = SPEC.codec
+make_setup = SPEC.make_setup  # what the variants in tests build on
