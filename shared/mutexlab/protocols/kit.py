@@ -115,7 +115,7 @@ def as_figure(given: FigureLike) -> Figure:
         return given
     text, value = given
 
-    def span(n: int, _params: dict) -> tuple[float, float]:
+    def span(n: int, _params: dict[str, Any]) -> tuple[float, float]:
         got = value(n)
         return (got, got) if isinstance(got, (int, float)) else (got[0], got[1])
 
@@ -135,7 +135,7 @@ def classic_algorithm(
     (messages per entry; ``"sync"``: synchronization delay in T), a value or (low, high)."""
     codec = Codec(*messages)
 
-    def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+    def make_setup(processes: int, options: dict[str, Any], seed: int = 0) -> Setup:
         return workload_setup(name, processes, options, node, codec)
 
     figures = {key: as_figure(value) for key, value in (literature or {}).items()}

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from ...reduction import NOTHING_LIVE, ClockOffsets, Reductions, SendBound
 from .machine import Bee
@@ -48,7 +49,7 @@ def shift(b: Bee, d: int) -> Bee:
     return twin
 
 
-def may_send(b: Bee, pending: tuple[str, ...], inflight: tuple, x: Bee) -> bool:
+def may_send(b: Bee, pending: tuple[str, ...], inflight: tuple[Any, ...], x: Bee) -> bool:
     return b.state not in FINAL_STATES or bool(pending)
 
 
