@@ -127,12 +127,12 @@ class LocalEventClock:
     def __init__(self, family: LocalEventClocks, own: int) -> None:
         self.family = family
         self.own = own
-        self.counts = family._zero  # shared and never written: a new array on every change
+        self.counts = family._zero  # noqa: SLF001 - a clock shares its family's arrays; shared and never written: a new array on every change
         self.token: tuple[Any, ...] = (0, self.counts, own)
         # serial of the last token taken from each sender (0: none); a list, not an array: one
         # item is read per receive, and a list item is a fraction of the cost of an array's
         self._last = [0] * len(family.names)
-        self._greater, self._compare = family._greater, family._compare
+        self._greater, self._compare = family._greater, family._compare  # noqa: SLF001 - a clock shares its family's scratch
 
     def tick(self) -> tuple[Any, ...]:
         counts = self.counts.copy()
@@ -153,7 +153,7 @@ class LocalEventClock:
         # memchr): a third of the time, and most receives at P = 1000 come here (measured).
         if b"\x01" in self._compare(theirs, mine, out=self._greater).tobytes():
             family = self.family
-            self.counts = family._maximum(mine, theirs)
+            self.counts = family._maximum(mine, theirs)  # noqa: SLF001 - the family's bound np.maximum
             self.token = (family.next_serial(), self.counts, self.own)
         return self.token
 

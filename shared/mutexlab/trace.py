@@ -142,7 +142,7 @@ class TraceWriter:
             raise ValueError("a tally skips events: only for a sink alone, with local-event clocks")
         self.tally = tally
         self.events: list[dict[str, Any]] | None = [] if (keep or (path is None and sink is None)) else None
-        self._file: IO[str] | None = open(path, "w", encoding="utf-8") if path is not None else None
+        self._file: IO[str] | None = open(path, "w", encoding="utf-8") if path is not None else None  # noqa: SIM115 - the writer owns it until close()
         self.sink = sink
         self.clocks = LocalEventClocks(local_clocks) if local_clocks is not None else None
 

@@ -324,4 +324,4 @@ def classic_spec(
 
 # The local inputs alone: the table of a classic node whose subclass declares none of its own.
 ClassicNode.TABLE = classic_table("request", "exit", {})
-ClassicNode._transitions = ClassicNode.TABLE.compile(ClassicNode)
+ClassicNode._transitions = ClassicNode.TABLE.compile(ClassicNode)  # noqa: SLF001 - __init_subclass__ compiles subclasses only

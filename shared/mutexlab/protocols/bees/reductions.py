@@ -42,7 +42,7 @@ def shift(b: Bee, d: int) -> Bee:
     twin = copy.deepcopy(b)
     twin.clock.time -= d
     twin.requests = {j: (ts - d, pid) for j, (ts, pid) in b.requests.items()}
-    twin._order = None
+    twin._order = None  # noqa: SLF001 - the twin's request order is stale
     twin.deferred = [(j, ts - d) for j, ts in b.deferred]
     if b.flower_request is not None:
         twin.flower_request = (b.flower_request[0] - d, b.flower_request[1])
