@@ -15,6 +15,7 @@ deleted at the end, also on failure. The worker helpers here also drive ``bench/
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import queue as queue_module
 import time
@@ -58,10 +59,8 @@ def _delete(url: str, names: list[str]) -> None:
     """A clean-up, also after a failure: without a broker there is nothing to delete."""
     import pika
 
-    try:
+    with contextlib.suppress(pika.exceptions.AMQPConnectionError):
         _each_queue(url, names, lambda ch, name: ch.queue_delete(name))
-    except pika.exceptions.AMQPConnectionError:
-        pass
 
 
 def _each_queue(url: str, names: list[str], act) -> None:
@@ -111,10 +110,8 @@ def _guard(target, barrier, results, *args) -> None:
         results.put(target(barrier, *args))
     except Exception as exc:  # noqa: BLE001 - reported to the parent
         results.put({"error": f"{type(exc).__name__}: {exc}"})
-        try:
+        with contextlib.suppress(Exception):  # the others are told; nothing more to report
             barrier.abort()
-        except Exception:  # noqa: BLE001
-            pass
 
 
 def broker_us_per_msg(before: float | None, after: float | None, messages: int) -> float | None:
@@ -220,10 +217,8 @@ def redis_lock(url: str, n: int, rounds: int, sleep: float) -> dict:
     try:
         out = _run_workers(_redis_worker, [(url, key, who, rounds, sleep) for who in range(1, n + 1)])
     finally:
-        try:
+        with contextlib.suppress(Exception):  # a clean-up: the result stands without it
             redis.Redis.from_url(url).delete(key)
-        except Exception:  # noqa: BLE001
-            pass
     result = summarise_contention(f"redis-py Lock (sleep={sleep:g}s)", n, rounds, out)
     result["redis_commands_per_entry"] = "≥2 (SET NX PX + Lua release), plus polls while waiting"
     return result

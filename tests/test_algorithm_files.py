@@ -310,15 +310,15 @@ def test_a_participant_loads_only_the_file_its_own_environment_names(algos, monk
     with pytest.raises(
         ConfigError, match="the monitor runs the file .*: name it in this participant's ALGORITHM"
     ):
-        Participant("node", ParticipantSettings(**base))._welcome(dict(welcome))
+        Participant("node", ParticipantSettings(**base))._welcome(dict(welcome))  # noqa: SLF001 - the welcome step alone, without a broker
     with pytest.raises(
         ConfigError, match="the monitor runs .*ra_copy.py, but this participant was started for lamport"
     ):
-        Participant("node", ParticipantSettings(**base, algorithm="lamport"))._welcome(dict(welcome))
+        Participant("node", ParticipantSettings(**base, algorithm="lamport"))._welcome(dict(welcome))  # noqa: SLF001 - the welcome step alone, without a broker
     with pytest.raises(ConfigError, match="does not exist"):  # loaded up front: a bad file is exit 2
         Participant("node", ParticipantSettings(**base, algorithm=str(algos / "gone.py")))
     started = Participant("node", ParticipantSettings(**base, algorithm=ra))
-    started._welcome(dict(welcome))
+    started._welcome(dict(welcome))  # noqa: SLF001 - the welcome step alone, without a broker
     assert started.setup is not None and started.setup.algorithm == "ra-copy"
 
 

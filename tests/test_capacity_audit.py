@@ -383,6 +383,6 @@ def test_a_trace_the_audit_cannot_check_gets_no_verdict(tmp_path, capsys):
         out=out,
     )
     monitor.trace.events[:] = events
-    assert monitor._report(Outcome("bodiless", "elves", 3, complete=True)) == 3
+    assert monitor._report(Outcome("bodiless", "elves", 3, complete=True)) == 3  # noqa: SLF001 - the monitor's report step alone
     assert "no verdict, the trace cannot be audited" in out.getvalue()
     assert "VIOLATION" not in out.getvalue() and "SAFE" not in out.getvalue()

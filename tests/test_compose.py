@@ -33,9 +33,11 @@ def compose() -> dict:
 def _tool(argv: list[str], what: str) -> list[str]:
     """The compose command ``argv`` if it works here; skip without it (fail under CI: .ci/run
     installs docker-compose and starts the engine, which brings the compose v2 plugin)."""
-    if shutil.which(argv[0]) and subprocess.run([*argv, "version"], capture_output=True).returncode == 0:
-        return argv
-    missing(f"{what} is not installed")
+    if not (
+        shutil.which(argv[0]) and subprocess.run([*argv, "version"], capture_output=True).returncode == 0
+    ):
+        missing(f"{what} is not installed")
+    return argv
 
 
 def _clean_env() -> dict:

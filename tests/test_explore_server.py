@@ -494,11 +494,11 @@ def _declared(*path: str) -> dict:
 
     parser = build_parser()
     for name in path:
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001 - argparse lists no subparsers publicly
         parser = sub.choices[name]
     return {
         a.dest: (type(a), tuple(a.option_strings), getattr(a.type, "__name__", a.type), a.metavar, a.choices)
-        for a in parser._actions
+        for a in parser._actions  # noqa: SLF001 - argparse lists no actions publicly
         if a.option_strings
     }
 

@@ -154,7 +154,10 @@ def test_participants_give_up_when_the_monitor_is_killed(amqp_url, tmp_path):
         with RunTap(amqp_url, run_id) as tap:  # open before anyone joins
             nodes += [
                 subprocess.Popen(
-                    service_command("node"), env=base, stdout=open(log, "w"), stderr=subprocess.STDOUT
+                    service_command("node"),
+                    env=base,
+                    stdout=open(log, "w"),  # noqa: SIM115 - the child's log, open while it runs
+                    stderr=subprocess.STDOUT,
                 )
                 for log in logs
             ]
@@ -197,7 +200,7 @@ def test_the_monitor_check_never_swallows_a_lost_connection():
             raise pika.exceptions.ConnectionClosedByBroker(320, "CONNECTION_FORCED")
 
     node.bus.conn = Dropped()
-    assert node._monitor_present() is True and len(lost) == 1
+    assert node._monitor_present() is True and len(lost) == 1  # noqa: SLF001 - the monitor-presence probe, without waiting for real time
 
     class NoQueue:
         is_open = False
@@ -212,7 +215,7 @@ def test_the_monitor_check_never_swallows_a_lost_connection():
             return NoQueue()
 
     node.bus.conn = Open()
-    node._monitor_seen = time.monotonic() - 4
-    assert node._monitor_present() is True  # not yet MONITOR_TIMEOUT without a consumer
-    node._monitor_seen = time.monotonic() - 6
-    assert node._monitor_present() is False and len(lost) == 1
+    node._monitor_seen = time.monotonic() - 4  # noqa: SLF001 - see above
+    assert node._monitor_present() is True  # noqa: SLF001 - see above; not yet MONITOR_TIMEOUT without a consumer
+    node._monitor_seen = time.monotonic() - 6  # noqa: SLF001 - see above
+    assert node._monitor_present() is False and len(lost) == 1  # noqa: SLF001 - see above

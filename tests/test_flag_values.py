@@ -18,7 +18,7 @@ ODD = ["inf", "-inf", "Infinity", "nan", "NaN", "1e309", "-1e309", "1e308", "999
 
 def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
     """(command path, parser) of every (sub)command that has no subcommands of its own."""
-    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]  # noqa: SLF001 - argparse lists no subparsers publicly
     if not subs:
         yield path, parser
         return
@@ -28,7 +28,7 @@ def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
 
 def _typed_flags():
     for path, parser in _leaves(build_parser()):
-        for action in parser._actions:
+        for action in parser._actions:  # noqa: SLF001 - argparse lists no actions publicly
             if action.option_strings and action.type is not None and action.nargs in (None, "?"):
                 yield " ".join(path), action
 

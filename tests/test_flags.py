@@ -42,13 +42,13 @@ BASE = {
 def _parser(*path: str) -> argparse.ArgumentParser:
     parser = build_parser()
     for name in path:
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001 - argparse lists no subparsers publicly
         parser = sub.choices[name]
     return parser
 
 
 def _declared(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
-    return {a.dest: a for a in parser._actions if a.option_strings}
+    return {a.dest: a for a in parser._actions if a.option_strings}  # noqa: SLF001 - argparse lists no actions publicly
 
 
 def _shape(action: argparse.Action) -> tuple:

@@ -119,7 +119,7 @@ def _offline_monitor(out):
     )
     monitor = Monitor(settings, out=out)
     sent: list[tuple[str, dict]] = []
-    monitor._send_control = lambda target, body: sent.append((target, body))
+    monitor._send_control = lambda target, body: sent.append((target, body))  # noqa: SLF001 - the monitor's join step without a broker
     return monitor, sent
 
 
@@ -128,8 +128,8 @@ def test_the_monitor_answers_a_repeated_join_the_same_way_and_counts_each_refusa
     monitor, sent = _offline_monitor(out)
     with caplog.at_level(logging.INFO, logger="mutexlab.monitor"):
         for _ in range(3):
-            monitor._join({"instance": "e1", "role": "elf"})
-            monitor._join({"instance": "b1", "role": "bee"})
+            monitor._join({"instance": "e1", "role": "elf"})  # noqa: SLF001 - see above
+            monitor._join({"instance": "b1", "role": "bee"})  # noqa: SLF001 - see above
     assert [m.instance for m in monitor.roster.members] == ["e1"]
     assert [(r["instance"], r["role"]) for r in monitor.refused] == [("b1", "bee")]
     assert "no role 'bee'" in monitor.refused[0]["reason"]
@@ -312,7 +312,7 @@ def test_a_participant_asks_again_after_a_reconnect_while_joining(amqp_url):
             return poll(timeout)
 
         elf.bus.poll = poll_with_a_lost_connection
-        assert elf._join() == 0, "the answer sent after the reconnect arrives"
+        assert elf._join() == 0, "the answer sent after the reconnect arrives"  # noqa: SLF001 - the join step, after a reconnect
         assert elf.bus.reconnects == 1 and len(joins) == 2
         assert [json.loads(d.body)["instance"] for d in joins] == [elf.instance] * 2
         elf.bus.send("status.elf-x", {"kind": "status"})

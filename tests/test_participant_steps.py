@@ -88,7 +88,7 @@ def messages_of(call: tuple) -> list[dict]:
     if isinstance(body, dict) or b"\n" not in body:
         return []
     data = json.loads(split_step(body)[0])
-    return data["msgs"] if "msgs" in data else [data]
+    return data.get("msgs", [data])
 
 
 def routes(calls: list[tuple]) -> list[str]:

@@ -97,4 +97,4 @@ def test_quorum_topology_declares_quorum_queues_and_a_bus_starts_where_told():
         kinds = {q: (args or {}).get("x-queue-type") for q, args in channel.queues.items()}
         assert set(kinds.values()) == {expected}, kinds
     bus = Bus(f"{A},{B},{C}", Topology("r", "quorum"), first_node=1)
-    assert bus.nodes == [A, B, C] and bus._node == 1
+    assert bus.nodes == [A, B, C] and bus._node == 1  # noqa: SLF001 - the bus's own node index

@@ -87,9 +87,9 @@ def node2():
 def test_a_participant_dead_letters_a_refused_message_and_goes_on(node2, caplog):
     reply = {"type": "REPLY", "sender": 1, "ts": 3}  # node-2 asked for nothing: a REPLY cannot come
     with caplog.at_level(logging.ERROR, logger="mutexlab.participant"):
-        node2._handle(request(41, 1, ts=3, body=reply))
-    node2._handle(request(42, 2, ts=5))  # the next message is handled as usual
-    node2._publish_step()
+        node2._handle(request(41, 1, ts=3, body=reply))  # noqa: SLF001 - a participant's steps, driven one by one
+    node2._handle(request(42, 2, ts=5))  # noqa: SLF001 - see above; the next message is handled as usual
+    node2._publish_step()  # noqa: SLF001 - see above
     dead = [c for c in node2.bus.calls if c[0] == "dead"]
     assert dead == [("dead", 41, "protocol error: node-2 cannot take REPLY in state RELEASED")]
     assert "node-2: refused node-1#1 from node-1: node-2 cannot take REPLY in state RELEASED" in caplog.text
@@ -100,7 +100,7 @@ def test_a_participant_dead_letters_a_refused_message_and_goes_on(node2, caplog)
 def test_a_participant_whose_protocol_refuses_a_local_input_exits_failed(node2, caplog, monkeypatch):
     node2.bus.connect = node2.bus.close = lambda *a, **k: None
     monkeypatch.setattr(node2, "_join", lambda: None)
-    monkeypatch.setattr(node2, "_work", lambda: node2._input(lambda p: p.on_local("exit")) or True)
+    monkeypatch.setattr(node2, "_work", lambda: node2._input(lambda p: p.on_local("exit")) or True)  # noqa: SLF001 - see above
     with caplog.at_level(logging.ERROR, logger="mutexlab.participant"):
         assert node2.run() == EXIT_FAILED
     assert (

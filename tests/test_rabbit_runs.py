@@ -227,7 +227,10 @@ def test_a_killed_participant_is_named_by_the_stall_diagnosis(amqp_url, tmp_path
         with RunTap(amqp_url, run_id) as tap:  # open before anyone joins: it hears the joins and welcomes
             nodes += [
                 subprocess.Popen(
-                    service_command("node"), env=base, stdout=open(log, "w"), stderr=subprocess.STDOUT
+                    service_command("node"),
+                    env=base,
+                    stdout=open(log, "w"),  # noqa: SIM115 - the child's log, open while it runs
+                    stderr=subprocess.STDOUT,
                 )
                 for log in logs
             ]

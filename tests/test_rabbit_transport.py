@@ -121,7 +121,7 @@ class Harness:
         settings = ParticipantSettings(amqp_url=url, run_id=run_id, heartbeat=5.0, dwell=0.0)
         self.node = Participant("node", settings, instance="test-instance")
         self.node.bus.connect()
-        self.node._welcome(
+        self.node._welcome(  # noqa: SLF001 - the welcome step, without a monitor
             {
                 "name": "node-2",
                 "pid": 2,
@@ -132,7 +132,7 @@ class Harness:
                 "start": time.time(),
             }
         )
-        self.thread = threading.Thread(target=self.node._work, daemon=True)
+        self.thread = threading.Thread(target=self.node._work, daemon=True)  # noqa: SLF001 - the participant's work loop on a thread
         self.seq = 0
 
     def start(self) -> Harness:
@@ -344,7 +344,7 @@ def test_a_step_whose_cc_header_does_not_match_its_sends_is_dead_lettered_by_the
         while seen < len(steps) and time.monotonic() < deadline:
             for delivery in monitor.bus.poll(0.2):
                 seen += 1
-                monitor._dispatch(delivery)
+                monitor._dispatch(delivery)  # noqa: SLF001 - one delivery through the monitor's dispatch
         monitor.bus.flush()
         assert monitor.feed.last_own["node-1"] == 3, "every step's trace is taken"
         reasons = []
@@ -417,7 +417,7 @@ def test_a_message_no_queue_takes_reaches_the_monitor_and_is_dead_lettered_with_
         while len(seen) < len(lost) and time.monotonic() < deadline:
             for delivery in monitor.bus.poll(0.2):
                 seen.append(delivery.routing_key)
-                monitor._dispatch(delivery)
+                monitor._dispatch(delivery)  # noqa: SLF001 - see above
         assert sorted(seen) == sorted(lost), f"the monitor's queue got {seen}"
         monitor.bus.flush()
         dead = {}

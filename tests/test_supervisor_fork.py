@@ -29,10 +29,10 @@ def test_a_forked_service_gets_its_environment_streams_logging_and_exit_code(tmp
 
     monkeypatch.setattr(mutexlab.transport.service, "serve", _fake_main)
     monkeypatch.setenv("PARENT_ONLY", "leaks")
-    parent_handler = logging.StreamHandler(open(tmp_path / "parent.log", "w"))
+    parent_handler = logging.StreamHandler(open(tmp_path / "parent.log", "w"))  # noqa: SIM115 - the handler's stream for the whole test
     logging.getLogger().addHandler(parent_handler)  # the parent's logging must not be the child's
     try:
-        out, err = open(tmp_path / "out", "w"), open(tmp_path / "err", "w")
+        out, err = open(tmp_path / "out", "w"), open(tmp_path / "err", "w")  # noqa: SIM115 - the children's output files for the whole test
         child = Forked("node", {"RUN_ID": "r-1"}, out, err)
         assert child.pid != os.getpid()
         assert child.wait(timeout=30) == 7 and child.returncode == 7

@@ -41,9 +41,10 @@ def idle_prefix(events: list[dict], entries: int) -> list[dict]:
     shape of a trace cut short while every node happened to be idle."""
     for k in range(len(events)):
         prefix = events[: k + 1]
-        if sum(e["event"] == "enter" for e in prefix) == entries:
-            if {v.rule for v in verify_events(prefix).violations} == {"workload-short"}:
-                return prefix
+        if sum(e["event"] == "enter" for e in prefix) == entries and {
+            v.rule for v in verify_events(prefix).violations
+        } == {"workload-short"}:
+            return prefix
     raise AssertionError(f"no prefix with {entries} entries and everyone idle")
 
 

@@ -67,7 +67,7 @@ def build_parser() -> Parser:
 def subcommand_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The parser of the deepest subcommand ``args`` selected (``simulate bees`` → its own)."""
     while True:
-        action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)  # noqa: SLF001 - argparse lists no subparsers publicly
         if action is None:
             return parser
         chosen = getattr(args, action.dest, None)
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         # argparse would blame the top-level parser and print its usage; a flag given after a
         # subcommand belongs to it, so its usage is the one that helps (exits 2).
-        tokens = parser._tokens
+        tokens = parser._tokens  # noqa: SLF001 - the tokens the parser kept for this
         before = tokens.index(unknown[0]) < tokens.index(args.command) if args.command in tokens else False
         (parser if before else subcommand_parser(parser, args)).error(
             f"unrecognized arguments: {' '.join(unknown)}"

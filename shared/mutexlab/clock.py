@@ -10,6 +10,13 @@ only so the audit can decide happened-before.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 
 class LamportClock:
     """Scalar Lamport clock. Invariant: ``time`` never decreases."""
@@ -120,21 +127,21 @@ class LocalEventClock:
     def __init__(self, family: LocalEventClocks, own: int) -> None:
         self.family = family
         self.own = own
-        self.counts = family._zero  # shared and never written: a new array on every change
-        self.token: tuple = (0, self.counts, own)
+        self.counts = family._zero  # noqa: SLF001 - a clock shares its family's arrays; shared and never written: a new array on every change
+        self.token: tuple[Any, ...] = (0, self.counts, own)
         # serial of the last token taken from each sender (0: none); a list, not an array: one
         # item is read per receive, and a list item is a fraction of the cost of an array's
         self._last = [0] * len(family.names)
-        self._greater, self._compare = family._greater, family._compare
+        self._greater, self._compare = family._greater, family._compare  # noqa: SLF001 - a clock shares its family's scratch
 
-    def tick(self) -> tuple:
+    def tick(self) -> tuple[Any, ...]:
         counts = self.counts.copy()
         counts[self.own] += 1
         self.counts = counts
         self.token = (self.family.next_serial(), counts, self.own)
         return self.token
 
-    def merge(self, token: tuple) -> tuple:
+    def merge(self, token: tuple[Any, ...]) -> tuple[Any, ...]:
         """A receive: take the element-wise maximum with the sender's token (no tick: a receive is
         not a local event)."""
         serial, theirs, sender = token
@@ -146,7 +153,7 @@ class LocalEventClock:
         # memchr): a third of the time, and most receives at P = 1000 come here (measured).
         if b"\x01" in self._compare(theirs, mine, out=self._greater).tobytes():
             family = self.family
-            self.counts = family._maximum(mine, theirs)
+            self.counts = family._maximum(mine, theirs)  # noqa: SLF001 - the family's bound np.maximum
             self.token = (family.next_serial(), self.counts, self.own)
         return self.token
 
@@ -156,7 +163,7 @@ class ClockView:
 
     __slots__ = ("index", "counts")
 
-    def __init__(self, index: dict[str, int], counts) -> None:
+    def __init__(self, index: dict[str, int], counts: npt.NDArray[np.int32]) -> None:
         self.index = index
         self.counts = counts
 
@@ -176,10 +183,10 @@ class ClockView:
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self.get(name, 0) > 0
 
-    def items(self):
+    def items(self) -> list[tuple[str, int]]:
         return [(n, int(c)) for n, c in zip(self.index, self.counts.tolist(), strict=True) if c]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(n for n, _ in self.items())
 
     def __len__(self) -> int:

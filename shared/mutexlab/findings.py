@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 SAFETY, PROGRESS, UNDECIDED = "safety", "progress", "undecided"
 
@@ -83,7 +83,7 @@ def kind_of(rule: str) -> str:
 class Violation:
     rule: str  # short name: capacity, eggs-per-bee, contract-twice ...
     message: str  # one readable sentence naming processes and resources
-    events: list[dict] = field(default_factory=list)  # the events involved
+    events: list[dict[str, Any]] = field(default_factory=list)  # the events involved
 
     @property
     def kind(self) -> str:
@@ -98,7 +98,7 @@ class Violation:
 class FamilyStream(Protocol):
     """A family's checks fed one event at a time: ``feed`` each event, then ``finish``."""
 
-    def feed(self, event: dict) -> None: ...
+    def feed(self, event: dict[str, Any]) -> None: ...
 
     def finish(self) -> list[Violation]: ...
 
@@ -115,9 +115,9 @@ class Invariants:
     of each rule they report that is not a core one (declared when the Invariants are built)."""
 
     checks: tuple[str, ...]
-    check: Callable[[list[dict], dict], list[Violation]]
+    check: Callable[[list[dict[str, Any]], dict[str, Any]], list[Violation]]
     events: frozenset[str] | None = None
-    stream: Callable[[dict], FamilyStream] | None = None
+    stream: Callable[[dict[str, Any]], FamilyStream] | None = None
     rules: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

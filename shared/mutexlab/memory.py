@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .spec import AlgorithmSpec
@@ -66,7 +66,7 @@ def predict(messages: float, processes: int, audited: bool = True) -> Prediction
     return Prediction(messages, processes, audited, int(need))
 
 
-def messages(spec: AlgorithmSpec, processes: int, options: dict) -> float:
+def messages(spec: AlgorithmSpec, processes: int, options: dict[str, Any]) -> float:
     """The network messages a run of ``spec`` sends, about: its own estimate
     (``AlgorithmSpec.estimate_messages``), else a broadcast and its replies per process and
     request (3 P (P−1) per request, one request when the options say none)."""

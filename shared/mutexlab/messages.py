@@ -12,7 +12,7 @@ or unknown raises ``MessageError`` naming the problem.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -24,8 +24,12 @@ class Message(BaseModel):
 
     sender: int = Field(ge=0)
     ts: int = Field(ge=0)
+    if TYPE_CHECKING:  # every model declares its tag, ``type: Literal[...]`` (not a field here)
 
-    def __deepcopy__(self, memo: dict | None = None) -> Message:
+        @property
+        def type(self) -> str: ...
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Message:
         # Messages are immutable values: copies of a protocol's state may share them.
         return self
 
@@ -41,14 +45,14 @@ class Codec:
         if not models:
             raise ValueError("a codec needs at least one message model")
         self.models = {m.model_fields["type"].default: m for m in models}
-        union = models[0] if len(models) == 1 else Union[models]  # type: ignore[valid-type]  # noqa: UP007 - a runtime union of a tuple
+        union = models[0] if len(models) == 1 else Union[models]  # noqa: UP007 - a runtime union of a tuple
         self._adapter: TypeAdapter[Message] = TypeAdapter(Annotated[union, Field(discriminator="type")])  # type: ignore[arg-type]  # a union built at runtime
 
     @property
     def types(self) -> list[str]:
         return list(self.models)
 
-    def decode(self, data: bytes | str | dict) -> Message:
+    def decode(self, data: bytes | str | dict[str, Any]) -> Message:
         try:
             if isinstance(data, (bytes, str)):
                 data = json.loads(data)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from statistics import mean
+from typing import Any
 
 from .spec import Figure  # noqa: F401  (re-exported: the figures' type)
 
@@ -50,7 +51,7 @@ class RunMetrics:
     def sync_delay(self) -> float | None:
         return mean(self.sync_delays) if self.sync_delays else None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "entries": self.entries,
             "requests": self.requests,
@@ -69,18 +70,18 @@ def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def message_counts(events: list[dict]) -> dict[str, int]:
+def message_counts(events: list[dict[str, Any]]) -> dict[str, int]:
     return dict(Counter(e.get("type", "?") for e in events if e.get("event") == "send"))
 
 
-def mean_message_delay(events: list[dict]) -> float | None:
+def mean_message_delay(events: list[dict[str, Any]]) -> float | None:
     """Mean of receive time − send time over messages matched by id; None when there are none."""
     sent = {e["id"]: e["t"] for e in events if e.get("event") == "send" and "id" in e}
     delays = [e["t"] - sent[e["id"]] for e in events if e.get("event") == "recv" and e.get("id") in sent]
     return mean(delays) if delays else None
 
 
-def measure(events: list[dict], unit: float | None = None) -> RunMetrics:
+def measure(events: list[dict[str, Any]], unit: float | None = None) -> RunMetrics:
     """Measure a classic run. ``unit`` is T; by default the mean message delay of the trace
     itself (1.0 when the trace has no message)."""
     body = sorted((e for e in events if e.get("event") != "run"), key=lambda e: e.get("t", 0.0))  # stable

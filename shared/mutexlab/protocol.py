@@ -42,11 +42,14 @@ import copy
 from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import fastpath
 from .clock import LamportClock
 from .machine import Handler, Table
+
+if TYPE_CHECKING:
+    from .messages import Message
 
 
 class ProtocolError(Exception):
@@ -60,7 +63,7 @@ class Send:
     """Send ``msg`` to participant ``to``. A send to oneself is handled at once, locally."""
 
     to: int
-    msg: Any
+    msg: Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +87,7 @@ class Note:
     """A scenario event for the trace (``egg``, ``death``, ``contract_done``, ``round`` ...)."""
 
     event: str
-    fields: dict = field(default_factory=dict)
+    fields: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +146,7 @@ class Protocol:
     def start(self) -> list[Effect]:
         return []
 
-    def on_message(self, msg: Any) -> list[Effect]:
+    def on_message(self, msg: Message) -> list[Effect]:
         """The table's handler for (state, ``msg.type``); refused when the table has none."""
         fn = self._transitions.get((self.state, msg.type))
         if fn is None:
@@ -184,7 +187,7 @@ class Protocol:
         """A hashable summary of the full state, for exhaustive exploration."""
         raise NotImplementedError
 
-    def __deepcopy__(self, memo: dict) -> Protocol:
+    def __deepcopy__(self, memo: dict[int, Any]) -> Protocol:
         """An independent copy of the state (the explorer forks worlds with it).
 
         Faster than the generic deepcopy: plain containers are copied structurally, immutable
@@ -198,7 +201,7 @@ class Protocol:
 _SHARED = (int, str, float, bool, type(None), frozenset, bytes)
 
 
-def _fork(value: Any, memo: dict) -> Any:
+def _fork(value: Any, memo: dict[int, Any]) -> Any:
     kind = type(value)
     if kind in _SHARED:
         return value

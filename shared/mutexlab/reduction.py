@@ -76,7 +76,7 @@ class SendBound:
     the messages in flight from ``x`` to it) may send to ``x`` before ``x`` moves. False must
     be a promise; without a bound every process may send to every other."""
 
-    may_send: Callable[[Any, tuple[str, ...], tuple, Any], bool]  # (q, pending, in flight, x)
+    may_send: Callable[[Any, tuple[str, ...], tuple[Any, ...], Any], bool]  # (q, pending, in flight, x)
     why: str
     reads_receiver: bool = False  # reads x's state, not only its pid
 
@@ -118,7 +118,7 @@ class Reductions:
 
     def normal_form(
         self, protocols: Mapping[int, Any], links: Mapping[tuple[int, int], Sequence[Any]]
-    ) -> tuple:
+    ) -> tuple[Any, ...]:
         """A world (processes by pid, messages in flight per (sender, receiver) link, oldest
         first) as these reductions key it: shifted down to its smallest live timestamp (dead
         messages' timestamps 0), each process by its canonical key. Two worlds with the same

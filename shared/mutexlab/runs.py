@@ -7,7 +7,9 @@ independent of each other, so it sits one layer above them (docs/architecture.md
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from .audit import numbered, verify_events
 from .audit.verdict import Verdict
@@ -24,7 +26,7 @@ class ClassicRun:
     nodes: int
     setup: Setup
     result: SimResult
-    events: list[dict]
+    events: list[dict[str, Any]]
     verdict: Verdict
     metrics: RunMetrics
 
@@ -38,13 +40,13 @@ def run_classic(
     nodes: int,
     requests: int,
     seed: int,
-    options: dict | None = None,
+    options: dict[str, Any] | None = None,
     delay: str = "exp",
     think: float = 1.0,
     cs: float = 1.0,
     trace_path: str | None = None,
-    faults: dict | None = None,
-    progress=None,
+    faults: dict[str, Any] | None = None,
+    progress: Callable[[int, float], None] | None = None,
 ) -> ClassicRun:
     """``run_measured`` with ``requests`` per node and the think and critical-section dwells."""
     options = dict(options or {})
@@ -58,13 +60,13 @@ def run_classic(
 def run_measured(
     algorithm: str,
     processes: int,
-    options: dict,
+    options: dict[str, Any],
     seed: int,
     delay: str = "exp",
     dwell: dict[str, float] | None = None,
     trace_path: str | None = None,
-    faults: dict | None = None,
-    progress=None,
+    faults: dict[str, Any] | None = None,
+    progress: Callable[[int, float], None] | None = None,
 ) -> ClassicRun:
     """Build (``algorithm``: what ``registry.resolve`` takes), simulate with one dwell stream per
     process, audit and measure one run. Raises ConfigError on bad options, OSError when the trace

@@ -28,7 +28,7 @@ class Setup:
     capacities: dict[str, int]
     params: dict[str, Any] = field(default_factory=dict)
 
-    def run_event(self) -> dict:
+    def run_event(self) -> dict[str, Any]:
         """The first line of every trace of this setup."""
         return {
             "event": "run",
@@ -54,7 +54,7 @@ def declares(capacities: dict[str, int], resource: str) -> bool:
     return resource in capacities or resource.split(":", 1)[0] + ":*" in capacities or "*" in capacities
 
 
-def positive_int(options: dict, key: str, default: int | None = None, minimum: int = 1) -> int:
+def positive_int(options: dict[str, Any], key: str, default: int | None = None, minimum: int = 1) -> int:
     """Read an integer option, refusing anything else with a message naming it."""
     value = options.get(key, default)
     if value is None:

@@ -38,7 +38,7 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
-def _order(value: Any) -> tuple:
+def _order(value: Any) -> tuple[Any, ...]:
     return (
         (0, value, "")
         if isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -30,12 +30,14 @@ class Figure:
     """A cost the literature quotes, as it writes it, and its value for N processes (and the run's params)."""
 
     text: str  # as the literature writes it
-    value: Callable[[int, dict], tuple[float, float] | None]  # (low, high) for N and the run's params
+    value: Callable[
+        [int, dict[str, Any]], tuple[float, float] | None
+    ]  # (low, high) for N and the run's params
 
-    def range(self, n: int, params: dict | None = None) -> tuple[float, float] | None:
+    def range(self, n: int, params: dict[str, Any] | None = None) -> tuple[float, float] | None:
         return self.value(n, params or {})
 
-    def render(self, n: int, params: dict | None = None) -> str:
+    def render(self, n: int, params: dict[str, Any] | None = None) -> str:
         span = self.range(n, params)
         if span is None:
             return self.text
@@ -76,13 +78,13 @@ class Simulated:
     spec: AlgorithmSpec
     setup: Setup
     processes: int
-    options: dict  # as the flags gave them
+    options: dict[str, Any]  # as the flags gave them
     result: Any  # sim.SimResult, or None when an input was refused (``error``)
     seed: int
     delay: str
     dwell: dict[str, float]
     common: dict[str, Any]
-    events: list[dict] | None = None
+    events: list[dict[str, Any]] | None = None
     metrics: Any = None
     error: str | None = None
 
@@ -112,8 +114,10 @@ class Flags:
     sizes: str  # what the flags size: "P bees, K flowers, T reeds"
     description: str  # ``simulate <command>``'s description
     flags: tuple[Flag, ...]
-    summarise: Callable[[Simulated], dict]  # the JSON summary of a simulated run
-    render: Callable[[Simulated, dict], list[str]]  # the summary's lines (the command adds the outcome's)
+    summarise: Callable[[Simulated], dict[str, Any]]  # the JSON summary of a simulated run
+    render: Callable[
+        [Simulated, dict[str, Any]], list[str]
+    ]  # the summary's lines (the command adds the outcome's)
     defaults: Mapping[str, Any] = field(default_factory=dict)
     per_command: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # check starts small
     shown: Mapping[str, Any] = field(default_factory=dict)
@@ -141,7 +145,7 @@ class WorldInvariant:
     process's state (None: only the holdings), so partial-order reduction may postpone a step
     that leaves it unchanged and enters or leaves nothing."""
 
-    holds: Callable[[Any, tuple], tuple[str, list[str]] | None]
+    holds: Callable[[Any, tuple[Any, ...]], tuple[str, list[str]] | None]
     what: str  # one line: what it checks
     reads: Callable[[Any], Any] | None = None
 
@@ -155,7 +159,7 @@ class AlgorithmSpec:
     name: str
     family: Family
     summary: str
-    make_setup: Callable[[int, dict, int], Setup]
+    make_setup: Callable[[int, dict[str, Any], int], Setup]
     codec: Codec
     audit: Callable[[], Invariants] | None = None  # the family's own trace checks (None: capacity only)
     role: str = "node"  # the scalable role: pids 1..P
@@ -168,7 +172,7 @@ class AlgorithmSpec:
     # -- how the commands present it (None: its family's, registry.flags_of) ---------------
     flags: Flags | None = None
     # Network messages a run of P processes with these options sends, about (memory.py's model).
-    estimate_messages: Callable[[int, dict], float] | None = None
+    estimate_messages: Callable[[int, dict[str, Any]], float] | None = None
     # the state invariant ``check`` tests in every world (check/properties.py), None: none
     world_invariant: WorldInvariant | None = None
 

@@ -21,7 +21,7 @@ class TraceError(ValueError):
     """A trace that cannot be read (not JSON Lines, or events missing required fields)."""
 
 
-def event_error(event: dict, problem: str) -> TraceError:
+def event_error(event: dict[str, Any], problem: str) -> TraceError:
     """The error for one event of a trace already read, naming its line: ``line N: problem``."""
     return TraceError(f"line {event.get('_line', '?')}: {problem}")
 
@@ -47,7 +47,9 @@ class Recorder:
         """The clock a send event carries (and its message with it): ticked, a send is an event."""
         return self.vc.tick()
 
-    def send(self, t: float, lamport: int, kind: str, to: str, msg_id: str, body: dict | None = None) -> dict:
+    def send(
+        self, t: float, lamport: int, kind: str, to: str, msg_id: str, body: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         event = {
             "event": "send",
             "pid": self.pid,
@@ -62,7 +64,9 @@ class Recorder:
             event["msg"] = body
         return event
 
-    def recv(self, t: float, lamport: int, kind: str, frm: str, msg_id: str, sender_vc: Any) -> dict:
+    def recv(
+        self, t: float, lamport: int, kind: str, frm: str, msg_id: str, sender_vc: Any
+    ) -> dict[str, Any]:
         return {
             "event": "recv",
             "pid": self.pid,
@@ -74,14 +78,14 @@ class Recorder:
             "id": msg_id,
         }
 
-    def local(self, event: str, t: float, lamport: int, **fields: Any) -> dict:
+    def local(self, event: str, t: float, lamport: int, **fields: Any) -> dict[str, Any]:
         return {"event": event, "pid": self.pid, "t": t, "lamport": lamport, "vc": self.vc.tick(), **fields}
 
 
 class EventSink(Protocol):
     """Where a driver writes trace events: a ``TraceWriter``, or a participant's batch."""
 
-    def write(self, event: dict) -> None: ...
+    def write(self, event: dict[str, Any]) -> None: ...
 
 
 class Tally(Protocol):
@@ -126,7 +130,7 @@ class TraceWriter:
         self,
         path: str | Path | None = None,
         keep: bool = False,
-        sink: Callable[[dict], None] | None = None,
+        sink: Callable[[dict[str, Any]], None] | None = None,
         local_clocks: list[str] | None = None,
         tally: Tally | None = None,
     ) -> None:
@@ -137,8 +141,8 @@ class TraceWriter:
         if tally is not None and local_clocks is None:
             raise ValueError("a tally skips events: only for a sink alone, with local-event clocks")
         self.tally = tally
-        self.events: list[dict] | None = [] if (keep or (path is None and sink is None)) else None
-        self._file: IO[str] | None = open(path, "w", encoding="utf-8") if path is not None else None
+        self.events: list[dict[str, Any]] | None = [] if (keep or (path is None and sink is None)) else None
+        self._file: IO[str] | None = open(path, "w", encoding="utf-8") if path is not None else None  # noqa: SIM115 - the writer owns it until close()
         self.sink = sink
         self.clocks = LocalEventClocks(local_clocks) if local_clocks is not None else None
 
@@ -149,13 +153,13 @@ class TraceWriter:
         return Recorder(pid)
 
     @property
-    def kept(self) -> list[dict]:
+    def kept(self) -> list[dict[str, Any]]:
         """The events written so far; a ValueError for a writer that keeps none (a path, no ``keep``)."""
         if self.events is None:
             raise ValueError("this TraceWriter writes to a file and keeps no events: make it with keep=True")
         return self.events
 
-    def write(self, event: dict) -> None:
+    def write(self, event: dict[str, Any]) -> None:
         if self.events is not None:
             self.events.append(event)
         if self._file is not None:
@@ -180,14 +184,14 @@ REQUIRED = ("event", "pid")
 # Fields the audit and the report rely on, by event kind: name → the type it must have when the
 # event has it (``_NEEDED`` lists those it must have). Anything else in an event is kept as is.
 _NUMBER = (int, float)
-_COMMON: dict[str, type | tuple] = {
+_COMMON: dict[str, type | tuple[Any, ...]] = {
     "t": _NUMBER,
     "lamport": int,
     "units": int,
     "id": str,
     "msg": (dict, type(None)),
 }
-_KIND_FIELDS: dict[str, dict[str, type | tuple]] = {
+_KIND_FIELDS: dict[str, dict[str, type | tuple[Any, ...]]] = {
     "enter": {"resource": str},
     "exit": {"resource": str},
     "send": {"type": str, "to": str},
@@ -213,7 +217,7 @@ _TYPE_NAMES = {
 }
 
 
-def _type_ok(value: Any, kind: type | tuple) -> bool:
+def _type_ok(value: Any, kind: type | tuple[Any, ...]) -> bool:
     if isinstance(value, bool):  # JSON true/false are not numbers here
         return False
     if kind is _NUMBER and isinstance(value, float):
@@ -271,7 +275,7 @@ def check_event(event: Any, first: bool = False) -> str | None:
     return None
 
 
-def parse_events(lines: Iterable[str | bytes] | IO[bytes], source: str = "trace") -> Iterator[dict]:
+def parse_events(lines: Iterable[str | bytes] | IO[bytes], source: str = "trace") -> Iterator[dict[str, Any]]:
     """Parse JSON Lines (text or UTF-8 bytes); blank lines are skipped; the first event must be the
     ``run`` header; anything wrong raises TraceError naming ``source`` and the line. From a binary
     file, a line is read with at most ``limits.MAX_LINE`` bytes held (a longer one is refused)."""
@@ -319,7 +323,7 @@ def decode_line(raw: bytes, source: str, number: int) -> str:
         raise TraceError(f"{source}:{number}: not UTF-8 text (byte {exc.start + 1} of the line)") from None
 
 
-def read_trace(path: str | Path) -> list[dict]:
+def read_trace(path: str | Path) -> list[dict[str, Any]]:
     """Every event of the trace file at ``path``; TraceError (one line, naming the file and the
     line) when it cannot be read, is empty or holds anything but trace events."""
     try:

@@ -89,9 +89,12 @@ class Integrity:
             problem = f"was sent to {send.get('to')}, not to it"
         else:
             sent_vc, recv_vc = send.get("vc"), recv.get("vc")
-            if isinstance(sent_vc, dict) and isinstance(recv_vc, dict):
-                if recv_vc.get(sender, 0) < sent_vc.get(sender, 0):
-                    problem = "its clock says was not sent yet (the receive does not know the send)"
+            if (
+                isinstance(sent_vc, dict)
+                and isinstance(recv_vc, dict)
+                and recv_vc.get(sender, 0) < sent_vc.get(sender, 0)
+            ):
+                problem = "its clock says was not sent yet (the receive does not know the send)"
         if problem is not None:
             self.found.append(
                 Violation(

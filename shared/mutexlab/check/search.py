@@ -151,7 +151,7 @@ class Search:
         por = model.por
         ample = por.ample if por is not None else None
         tails, heads, seqs = model.seq_tail, model.seq_head, model.seqs
-        pushes, adds, drops = model._push, model._add, model._drop
+        pushes, adds, drops = model._push, model._add, model._drop  # noqa: SLF001 - the search loop binds the model's hot methods once
         push, add, drop = model.push, model.add, model.drop
         # fingerprint → its Tarjan index while the world is on the Tarjan stack, -1 once its
         # component is closed (the visited set and Tarjan's "on stack" in one table)

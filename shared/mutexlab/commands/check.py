@@ -333,9 +333,14 @@ def run(args) -> int:
         return fail(str(exc))
     # the finding to write: this search's, or the plain search's that this one missed
     shown, shown_model = result, model
-    if cross is not None and cross.plain is not None and cross.plain_model is not None:
-        if cross.plain.findings and not result.findings:
-            shown, shown_model = cross.plain, cross.plain_model
+    if (
+        cross is not None
+        and cross.plain is not None
+        and cross.plain_model is not None
+        and cross.plain.findings
+        and not result.findings
+    ):
+        shown, shown_model = cross.plain, cross.plain_model
     scenario_path, reproduced = None, None
     if shown.findings:  # also words each step (an overtake) for the summary
         finding = shown.findings[0]

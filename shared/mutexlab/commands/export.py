@@ -50,7 +50,7 @@ def run(args) -> int:
     write = write_shiviz if args.format == "shiviz" else _clock_free
     try:
         with open(args.trace, "rb") as source:
-            target = open(args.output, "w", encoding="utf-8") if args.output else nullcontext(sys.stdout)
+            target = open(args.output, "w", encoding="utf-8") if args.output else nullcontext(sys.stdout)  # noqa: SIM115 - closed by the with below (a file, or stdout)
             with target as out:
                 written = write(parse_events(source, args.trace), out)
     except TraceError as exc:

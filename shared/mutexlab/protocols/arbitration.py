@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from ..clock import priority
 from ..machine import Table, ignore, never, on
 from ..messages import Message
-from ..protocol import ProtocolError, Send
+from ..protocol import Effect, ProtocolError, Send
 from .classic import ClassicNode, State, classic_table, expect, node_name
 
 Req = tuple[int, int]  # (timestamp, pid)
@@ -131,7 +131,7 @@ class ArbitratedNode(ClassicNode):
         self.told: set[Req] = set()  # queued requests that know they are not first (FAILED or yielded)
 
     # -- requester ---------------------------------------------------------------------------
-    def _request(self) -> list:
+    def _request(self) -> list[Effect]:
         ts = self.clock.tick()
         self.my_request = priority(ts, self.pid)
         self.grants, self.failed, self.yielded, self.inquiries = set(), set(), set(), set()
@@ -139,7 +139,7 @@ class ArbitratedNode(ClassicNode):
         msg = Request(sender=self.pid, ts=ts)
         return [Send(m, msg) for m in self.asks]
 
-    def _on_grant(self, msg: Message) -> list:
+    def _on_grant(self, msg: Message) -> list[Effect]:
         self.clock.receive(msg.ts)
         m = msg.sender
         self.grants.add(m)
@@ -150,11 +150,11 @@ class ArbitratedNode(ClassicNode):
             return self._enter()
         return []
 
-    def _answer_inquiries(self) -> list:
+    def _answer_inquiries(self) -> list[Effect]:
         """YIELD to every pending inquirer once a FAILED came or we already yielded."""
         if not (self.failed or self.yielded) or not self.inquiries:
             return []
-        effects = []
+        effects: list[Effect] = []
         for m in sorted(self.inquiries):
             self.grants.discard(m)
             self.yielded.add(m)
@@ -163,19 +163,19 @@ class ArbitratedNode(ClassicNode):
         return effects
 
     # -- arbiter -----------------------------------------------------------------------------
-    def _on_request(self, msg: Request) -> list:
+    def _on_request(self, msg: Request) -> list[Effect]:
         self.clock.receive(msg.ts)
         bisect.insort(self.queue, priority(msg.ts, msg.sender))
         return self._arbitrate()
 
-    def _on_release(self, msg: Release) -> list:
+    def _on_release(self, msg: Release) -> list[Effect]:
         self.clock.receive(msg.ts)
         if self.lock is None or self.lock[1] != msg.sender:
             raise self._stray(msg)
         self.lock = None
         return self._arbitrate()
 
-    def _on_yield(self, msg: Yield) -> list:
+    def _on_yield(self, msg: Yield) -> list[Effect]:
         self.clock.receive(msg.ts)
         locked = self.lock
         if locked is None or locked[1] != msg.sender:
@@ -190,8 +190,8 @@ class ArbitratedNode(ClassicNode):
         lock = "free" if self.lock is None else f"held by {node_name(self.lock[1])}"
         return self.refuse(f"{msg.type} from {node_name(msg.sender)}", f"the lock is {lock}")
 
-    def _arbitrate(self) -> list:
-        effects = []
+    def _arbitrate(self) -> list[Effect]:
+        effects: list[Effect] = []
         while self.lock is None and self.queue:
             head = self.queue.pop(0)
             self.told.discard(head)
@@ -208,7 +208,7 @@ class ArbitratedNode(ClassicNode):
             effects += self._inquire()
         return effects
 
-    def _inquire(self) -> list:
+    def _inquire(self) -> list[Effect]:
         self.inquired = True
         lock = expect(self, self.lock, "lock")
         return [Send(lock[1], self._inquiry(lock))]
@@ -225,7 +225,7 @@ class ArbitratedNode(ClassicNode):
             return {}
         return {self.GRANT.model_fields["type"].default: [m for m in self.asks if m not in self.grants]}
 
-    def snapshot(self):
+    def snapshot(self) -> tuple[Any, ...]:
         return (
             self.state,
             self.clock.time,

@@ -15,15 +15,15 @@ is refused (ProtocolError).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from ..clock import LamportClock
 from ..findings import Invariants
 from ..machine import Cell, Table, on
 from ..messages import Codec
-from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule
+from ..protocol import Effect, Enter, Exit, Note, Protocol, ProtocolError, Schedule
 from ..reduction import Reductions
 from ..setup import ConfigError, Setup, positive_int
 from ..spec import AlgorithmSpec, Figure
@@ -79,19 +79,19 @@ class ClassicNode(Protocol):
         self.entries = 0
 
     # -- the workload ------------------------------------------------------------------
-    def start(self) -> list:
+    def start(self) -> list[Effect]:
         return [THEN_REQUEST] if self.requests_left > 0 else []
 
     @property
     def name(self) -> str:
         return node_name(self.pid)
 
-    def _local_request(self, _action: str) -> list:
+    def _local_request(self, _action: str) -> list[Effect]:
         if self.requests_left > 0:
             self.requests_left -= 1
         return [Note("request", {"resource": CS})] + self._request()
 
-    def _local_exit(self, _action: str) -> list:
+    def _local_exit(self, _action: str) -> list[Effect]:
         self.state = State.RELEASED
         effects = [EXIT_CS] + self._release()
         if self.requests_left > 0:
@@ -107,16 +107,16 @@ class ClassicNode(Protocol):
             )
         return self.refuse(f"local action {action!r}", "unknown action")
 
-    def _receive(self, msg: Any) -> list:
+    def _receive(self, msg: Any) -> list[Effect]:
         """Take the message's clock, nothing else (a message the table ignores)."""
         self.clock.receive(msg.ts)
         return []
 
-    def _others(self):
+    def _others(self) -> Iterator[int]:
         """Every other node's pid, in ascending order."""
         return (j for j in range(1, self.n + 1) if j != self.pid)
 
-    def _enter(self) -> list:
+    def _enter(self) -> list[Effect]:
         """The entry condition holds: enter, and schedule the exit."""
         self.state = State.HELD
         self.entries += 1
@@ -130,10 +130,10 @@ class ClassicNode(Protocol):
         return [("requests left", str(self.requests_left)), ("entries", str(self.entries))]
 
     # -- to implement --------------------------------------------------------------------
-    def _request(self) -> list:  # pragma: no cover - interface
+    def _request(self) -> list[Effect]:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def _release(self) -> list:  # pragma: no cover - interface
+    def _release(self) -> list[Effect]:  # pragma: no cover - interface
         raise NotImplementedError
 
 
@@ -172,12 +172,12 @@ def read_pid(key: Any, processes: int, what: str) -> int:
     return pid
 
 
-def is_pid(value: Any, processes: int) -> bool:
+def is_pid(value: Any, processes: int) -> TypeGuard[int]:
     """A whole number in 1..``processes`` (a bool is not)."""
     return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= processes
 
 
-def pid_option(options: dict, key: str, processes: int, algorithm: str, default: int) -> int:
+def pid_option(options: dict[str, Any], key: str, processes: int, algorithm: str, default: int) -> int:
     """The option ``key`` naming one process (``token_holder``), ``default`` when absent."""
     value = options.get(key, default)
     if not is_pid(value, processes):
@@ -212,7 +212,7 @@ def pid_list(value: Any, processes: int, what: str) -> list[int]:
     return list(value)
 
 
-def workload_options(processes: int, options: dict) -> tuple[int, dict[int, int]]:
+def workload_options(processes: int, options: dict[str, Any]) -> tuple[int, dict[int, int]]:
     """The options every classic algorithm takes: ``requests`` and ``initial_clocks``."""
     requests = positive_int(options, "requests", default=0, minimum=0)
     raw = options.get("initial_clocks", {}) or {}
@@ -235,7 +235,7 @@ WORKLOAD_OPTIONS = {
 KNOWN_WORKLOAD_OPTIONS = set(WORKLOAD_OPTIONS)
 
 
-def refuse_unknown(options: dict, allowed: set[str], algorithm: str) -> None:
+def refuse_unknown(options: dict[str, Any], allowed: set[str], algorithm: str) -> None:
     unknown = set(options) - allowed - KNOWN_WORKLOAD_OPTIONS
     if unknown:
         raise ConfigError(f"{algorithm} does not take option(s) {', '.join(sorted(unknown))}")
@@ -267,7 +267,7 @@ def classic_setup(
 def workload_setup(
     algorithm: str,
     processes: int,
-    options: dict,
+    options: dict[str, Any],
     node: Callable[[int, int, int, int], ClassicNode],
     codec: Codec,
 ) -> Setup:
@@ -295,7 +295,7 @@ def classic_invariants() -> Invariants:
 def classic_spec(
     name: str,
     summary: str,
-    make_setup: Callable[[int, dict, int], Setup],
+    make_setup: Callable[[int, dict[str, Any], int], Setup],
     codec: Codec,
     literature: dict[str, Figure],
     per_entry: Callable[[int], float] | None = None,
@@ -324,4 +324,4 @@ def classic_spec(
 
 # The local inputs alone: the table of a classic node whose subclass declares none of its own.
 ClassicNode.TABLE = classic_table("request", "exit", {})
-ClassicNode._transitions = ClassicNode.TABLE.compile(ClassicNode)
+ClassicNode._transitions = ClassicNode.TABLE.compile(ClassicNode)  # noqa: SLF001 - __init_subclass__ compiles subclasses only

@@ -19,6 +19,7 @@ exactly what they are there to show.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from ..findings import Invariants, Violation
 from ..words import count
@@ -29,7 +30,7 @@ CHECKS = ("every request served", "no entry without a request", "every node ends
 EVENTS = frozenset({"request", "enter", "exit", "state"})
 
 
-def check(events: list[dict], run: dict) -> list[Violation]:
+def check(events: list[dict[str, Any]], run: dict[str, Any]) -> list[Violation]:
     stream = Stream(run)
     for event in events:
         stream.feed(event)
@@ -40,17 +41,17 @@ class Stream:
     """``check`` fed one event at a time (``feed``, then ``finish``): it keeps per node a few
     counts and its latest events, never the trace."""
 
-    def __init__(self, run: dict) -> None:
+    def __init__(self, run: dict[str, Any]) -> None:
         self.names = list((run.get("processes") or {}).values())
         workload = (run.get("params") or {}).get("requests", 0)
         self.workload = workload if isinstance(workload, int) and not isinstance(workload, bool) else 0
         self.requests: Counter[str] = Counter()
         self.enters: Counter[str] = Counter()
-        self.last_request: dict[str, dict] = {}
-        self.last_state: dict[str, dict] = {}
-        self.holding: dict[str, dict] = {}
+        self.last_request: dict[str, dict[str, Any]] = {}
+        self.last_state: dict[str, dict[str, Any]] = {}
+        self.holding: dict[str, dict[str, Any]] = {}
 
-    def feed(self, event: dict) -> None:
+    def feed(self, event: dict[str, Any]) -> None:
         kind, pid = event["event"], event["pid"]
         if kind == "request":
             self.requests[pid] += 1

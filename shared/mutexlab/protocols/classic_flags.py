@@ -9,6 +9,7 @@ same seed (``measured``), so ``compare`` tables them side by side.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ..spec import Dwell, Figure, Flag, Flags, Simulated
 from ..words import count
@@ -18,7 +19,7 @@ def _number(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def summarise(run: Simulated) -> dict:
+def summarise(run: Simulated) -> dict[str, Any]:
     m, n, params = run.metrics, run.processes, run.setup.params
     lit = run.spec.literature
     return {
@@ -42,7 +43,7 @@ def summarise(run: Simulated) -> dict:
     }
 
 
-def render(run: Simulated, s: dict) -> list[str]:
+def render(run: Simulated, s: dict[str, Any]) -> list[str]:
     m, n, params, lit = run.metrics, s["nodes"], s["params"], run.spec.literature
     return [
         f"{s['algorithm']}: N={n}, {count(s['requests_per_node'], 'request')} per node, seed {s['seed']}, "
@@ -64,11 +65,11 @@ def render(run: Simulated, s: dict) -> list[str]:
 
 def workload_estimate(
     literature: dict[str, Figure], per_entry: Callable[[int], float] | None = None
-) -> Callable[[int, dict], float]:
+) -> Callable[[int, dict[str, Any]], float]:
     """Entries × the literature's messages per entry (its upper figure), else ``per_entry(N)``
     (default 3(N−1))."""
 
-    def estimate(processes: int, options: dict) -> float:
+    def estimate(processes: int, options: dict[str, Any]) -> float:
         requests = options.get("requests", 0)
         requests = requests if isinstance(requests, int) and not isinstance(requests, bool) else 0
         params = {k: v for k, v in options.items() if k != "requests"}

@@ -116,7 +116,7 @@ def as_figure(given: FigureLike) -> Figure:
         return given
     text, value = given
 
-    def span(n: int, _params: dict) -> tuple[float, float]:
+    def span(n: int, _params: dict[str, Any]) -> tuple[float, float]:
         got = value(n)
         return (got, got) if isinstance(got, (int, float)) else (got[0], got[1])
 
@@ -138,7 +138,7 @@ def classic_algorithm(
     ``reductions``: what ``check`` may reduce, declared for exact classes (docs/check.md)."""
     codec = Codec(*messages)
 
-    def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+    def make_setup(processes: int, options: dict[str, Any], seed: int = 0) -> Setup:
         return workload_setup(name, processes, options, node, codec)
 
     make_setup.__module__ = node.__module__  # the algorithm's module (its tables are read there)

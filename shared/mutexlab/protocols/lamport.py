@@ -24,12 +24,12 @@ REQUEST + at most N−1 REPLY + N−1 RELEASE ≤ 3(N−1), exactly 3(N−1) whe
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from ..clock import priority
 from ..machine import on
 from ..messages import Codec, Message
-from ..protocol import Send
+from ..protocol import Effect, Send
 from ..reduction import Reductions
 from ..setup import Setup
 from ..spec import Figure
@@ -87,7 +87,7 @@ class LamportNode(ClassicNode):
         return priority(self.q[j][1], j)
 
     # -- rule 1: request ---------------------------------------------------------------
-    def _request(self) -> list:
+    def _request(self) -> list[Effect]:
         ts = self.clock.tick()
         self.q[self.pid] = ("REQUEST", ts)
         self.state = State.WANTED
@@ -95,13 +95,13 @@ class LamportNode(ClassicNode):
         return [Send(j, msg) for j in self._others()] + self._try_enter()
 
     # -- rules 2, 4, 5: messages -------------------------------------------------------
-    def _record(self, msg: Request | Reply | Release) -> list:
+    def _record(self, msg: Request | Reply | Release) -> list[Effect]:
         """q[j] = the message of j."""
         self.clock.receive(msg.ts)
         self.q[msg.sender] = (msg.type, msg.ts)
         return []
 
-    def _reply_to(self, msg: Request) -> list:
+    def _reply_to(self, msg: Request) -> list[Effect]:
         self._record(msg)
         return [Send(msg.sender, Reply(sender=self.pid, ts=self.clock.tick()))]
 
@@ -113,15 +113,15 @@ class LamportNode(ClassicNode):
         all_later = all(mine < self._key(j) for j in self._others())  # (b)
         return earliest and all_later
 
-    def _try_enter(self) -> list:
+    def _try_enter(self) -> list[Effect]:
         return self._enter() if self.may_enter() else []
 
-    def _record_then_try(self, msg: Request | Reply | Release) -> list:
+    def _record_then_try(self, msg: Request | Reply | Release) -> list[Effect]:
         self._record(msg)
         return self._try_enter()
 
     # -- release (rule "3" bis) --------------------------------------------------------
-    def _release(self) -> list:
+    def _release(self) -> list[Effect]:
         ts = self.clock.tick()
         self.q[self.pid] = ("RELEASE", ts)
         msg = Release(sender=self.pid, ts=ts)
@@ -144,11 +144,11 @@ class LamportNode(ClassicNode):
             ("queue (last message per node)", ", ".join(f"{kind} {ts}@{j}" for ts, j, kind in queue))
         ] + super().card()
 
-    def snapshot(self):
+    def snapshot(self) -> tuple[Any, ...]:
         return (self.state, self.clock.time, tuple(sorted(self.q.items())), self.requests_left)
 
 
-def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+def make_setup(processes: int, options: dict[str, Any], seed: int = 0) -> Setup:
     return workload_setup("lamport", processes, options, LamportNode, CODEC)
 
 

@@ -23,10 +23,10 @@ arrives (rule 3).
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 from ..messages import Codec, Message
-from ..protocol import Send
+from ..protocol import Effect, Send
 from ..setup import Setup
 from ..show import attributes, fmt
 from ..spec import Figure
@@ -63,28 +63,34 @@ class MaekawaNode(ArbitratedNode):
     CONFIG_FIELDS = frozenset({"informs", "tracks"})  # S_i again, and everyone
 
     def __init__(
-        self, pid: int, n: int, quorum: tuple[int, ...], requests: int = 0, clock: int = 0, everyone=None
+        self,
+        pid: int,
+        n: int,
+        quorum: tuple[int, ...],
+        requests: int = 0,
+        clock: int = 0,
+        everyone: frozenset[int] | None = None,
     ) -> None:
         """``everyone``: the pids 1..n, one frozenset the nodes of a setup share."""
         everyone = frozenset(range(1, n + 1)) if everyone is None else everyone
         super().__init__(pid, n, quorum, quorum, everyone, requests, clock)
 
-    def _release(self) -> list:
+    def _release(self) -> list[Effect]:
         ts, _ = expect(self, self.my_request, "request")
         self.my_request = None
         self.grants = set()
         return [Send(m, Release(sender=self.pid, ts=ts)) for m in self.informs]
 
-    def _on_grant(self, msg: Message) -> list:
+    def _on_grant(self, msg: Message) -> list[Effect]:
         self.inquiries.discard(msg.sender)  # (only a duplicated REPLY finds one)
         return super()._on_grant(msg)
 
-    def _on_failed(self, msg: Failed) -> list:
+    def _on_failed(self, msg: Failed) -> list[Effect]:
         self.clock.receive(msg.ts)
         self.failed.add(msg.sender)
         return self._answer_inquiries()
 
-    def _on_inquire(self, msg: Inquire) -> list:
+    def _on_inquire(self, msg: Inquire) -> list[Effect]:
         self.clock.receive(msg.ts)
         if msg.sender not in self.grants:
             return []  # stale
@@ -115,7 +121,7 @@ class MaekawaNode(ArbitratedNode):
         return [("quorum", fmt(list(self.asks)))] + rows + super().card()
 
 
-def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+def make_setup(processes: int, options: dict[str, Any], seed: int = 0) -> Setup:
     refuse_unknown(options, set(SPEC.options), "maekawa")
     requests, clocks = workload_options(processes, options)
     construction, sets = qs.from_option(options.get("quorums"), processes)

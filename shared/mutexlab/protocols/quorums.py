@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from itertools import combinations
+from typing import Any
 
 from ..setup import ConfigError
 from .classic import pid_list, pid_map
@@ -129,7 +130,7 @@ def validate(sets: Quorums, n: int) -> Quorums:
     return sets
 
 
-def from_option(value, n: int) -> tuple[str, Quorums]:
+def from_option(value: Any, n: int) -> tuple[str, Quorums]:
     """The ``quorums`` option: absent (default), ``"plane"``, ``"grid"`` or explicit sets {"1": [1, 2, 3], ...}."""
     if value is None:
         return default(n)
@@ -148,7 +149,7 @@ def from_option(value, n: int) -> tuple[str, Quorums]:
     return "explicit", validate({pid: tuple(sorted(members)) for pid, members in sets.items()}, n)
 
 
-def read_sets(raw, n: int, key: str) -> dict[int, list[int]]:
+def read_sets(raw: Any, n: int, key: str) -> dict[int, list[int]]:
     """The option ``key``: a set per process 1..n, as pid → list of pids (``{"1": [1, 2], ...}``)."""
     sets = pid_map(
         raw,

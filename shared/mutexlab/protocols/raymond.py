@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Literal
+from typing import Any, Literal
 
 from ..machine import never, on
 from ..messages import Codec, Message
-from ..protocol import Send
+from ..protocol import Effect, Send
 from ..setup import Setup
 from ..show import fmt
 from ..spec import Figure
@@ -78,33 +78,33 @@ class RaymondNode(ClassicNode):
         self.queue: deque[int] = deque()
         self.asked = False
 
-    def _ask(self) -> list:
+    def _ask(self) -> list[Effect]:
         """Ask: REQUEST toward the token unless already done (or the token is here)."""
         if self.asked or self.holder == self.pid or not self.queue:
             return []
         self.asked = True
         return [Send(self.holder, Request(sender=self.pid, ts=self.clock.tick()))]
 
-    def _pass(self) -> list:
+    def _pass(self) -> list[Effect]:
         """Hand the token to the head of the queue; ask for it back if others still wait here."""
         j = self.queue.popleft()
         self.holder = j
         effects = [Send(j, Token(sender=self.pid, ts=self.clock.tick()))]
         return effects + self._ask()
 
-    def _request(self) -> list:
+    def _request(self) -> list[Effect]:
         if self.holder == self.pid:
             return self._enter()  # an idle holder has an empty queue
         self.queue.append(self.pid)
         self.state = State.WANTED
         return self._ask()
 
-    def _queue(self, msg: Request) -> list:
+    def _queue(self, msg: Request) -> list[Effect]:
         self.clock.receive(msg.ts)
         self.queue.append(msg.sender)
         return self._ask()
 
-    def _on_request(self, msg: Request) -> list:
+    def _on_request(self, msg: Request) -> list[Effect]:
         """RELEASED: an idle holder hands the token over at once."""
         if self.holder != self.pid:
             return self._queue(msg)
@@ -112,7 +112,7 @@ class RaymondNode(ClassicNode):
         self.holder = msg.sender
         return [Send(msg.sender, Token(sender=self.pid, ts=self.clock.tick()))]
 
-    def _on_token(self, msg: Token) -> list:
+    def _on_token(self, msg: Token) -> list[Effect]:
         if self.holder == self.pid:
             raise self.refuse(msg, "it holds the token already")
         if not self.queue:
@@ -125,7 +125,7 @@ class RaymondNode(ClassicNode):
             return self._enter()
         return self._pass()
 
-    def _release(self) -> list:
+    def _release(self) -> list[Effect]:
         return self._pass() if self.queue else []
 
     def waiting_for(self) -> dict[str, list[int]]:
@@ -138,11 +138,11 @@ class RaymondNode(ClassicNode):
             ("asked", fmt(self.asked)),
         ] + super().card()
 
-    def snapshot(self):
+    def snapshot(self) -> tuple[Any, ...]:
         return (self.state, self.clock.time, self.holder, tuple(self.queue), self.asked, self.requests_left)
 
 
-def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+def make_setup(processes: int, options: dict[str, Any], seed: int = 0) -> Setup:
     """Options: ``parents`` (default: heap-shaped, root 1) and ``token_holder`` (default: the root)."""
     refuse_unknown(options, set(SPEC.options), "raymond")
     requests, clocks = workload_options(processes, options)

@@ -14,9 +14,11 @@ import importlib.util
 import re
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from ..reduction import Reductions
 from ..setup import ConfigError, Setup
@@ -51,7 +53,7 @@ def spec(name: str) -> AlgorithmSpec:
     return SPECS[name]
 
 
-def make_setup(name: str, processes: int, options: dict | None = None, seed: int = 0) -> Setup:
+def make_setup(name: str, processes: int, options: dict[str, Any] | None = None, seed: int = 0) -> Setup:
     _check_processes(processes)
     return spec(name).make_setup(processes, dict(options or {}), seed)
 
@@ -236,7 +238,9 @@ def _declare(source: str, module: ModuleType, what: str, is_file: bool = False) 
     return found
 
 
-def _variant(source: str, module: ModuleType, make) -> AlgorithmSpec:
+def _variant(
+    source: str, module: ModuleType, make: Callable[[int, dict[str, Any], int], Setup]
+) -> AlgorithmSpec:
     """A module offering ``make_setup`` without SPEC: its ``FAMILY``'s (default classic) spec,
     building with its ``make_setup``, under the name ``source``; it quotes no literature."""
     family = getattr(module, "FAMILY", "classic")
@@ -247,7 +251,7 @@ def _variant(source: str, module: ModuleType, make) -> AlgorithmSpec:
     return replace(template, name=source, summary=summary, make_setup=make, literature={})
 
 
-def build_setup(algorithm: str, processes: int, options: dict, seed: int) -> Setup:
+def build_setup(algorithm: str, processes: int, options: dict[str, Any], seed: int) -> Setup:
     """The setup of what ``algorithm`` names (``resolve``). A module declaring SPEC builds the
     setup its spec names: what its traces are verified as."""
     found = resolve(algorithm)

@@ -6,12 +6,12 @@ current request, so none is left over, even when links reorder. Messages per ent
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from ..clock import priority
 from ..machine import on
 from ..messages import Message
-from ..protocol import Send
+from ..protocol import Effect, Send
 from ..reduction import Reductions
 from ..show import attributes
 from .classic import ClassicNode, State, classic_table, expect
@@ -47,39 +47,39 @@ class RicartAgrawalaNode(ClassicNode):
         self.replies: set[int] = set()
         self.deferred: list[int] = []
 
-    def _request(self) -> list:
+    def _request(self) -> list[Effect]:
         ts = self.clock.tick()
         self.my_request = priority(ts, self.pid)
         self.replies = set()
         self.state = State.WANTED
         msg = Request(sender=self.pid, ts=ts)
-        effects = [Send(j, msg) for j in self._others()]
+        effects: list[Effect] = [Send(j, msg) for j in self._others()]
         if self.n == 1:
             effects += self._enter()
         return effects
 
-    def _reply_to(self, msg: Request) -> list:
+    def _reply_to(self, msg: Request) -> list[Effect]:
         self.clock.receive(msg.ts)
         return [self._reply(msg.sender)]
 
-    def _on_request(self, msg: Request) -> list:
+    def _on_request(self, msg: Request) -> list[Effect]:
         earlier = expect(self, self.my_request, "request") < priority(msg.ts, msg.sender)
         return self._defer(msg) if earlier else self._reply_to(msg)
 
-    def _defer(self, msg: Request) -> list:
+    def _defer(self, msg: Request) -> list[Effect]:
         self.clock.receive(msg.ts)
         self.deferred.append(msg.sender)
         return []
 
-    def _on_reply(self, msg: Reply) -> list:
+    def _on_reply(self, msg: Reply) -> list[Effect]:
         self.clock.receive(msg.ts)
         self.replies.add(msg.sender)
         return self._enter() if len(self.replies) == self.n - 1 else []
 
-    def _reply(self, to: int):
+    def _reply(self, to: int) -> Send:
         return Send(to, Reply(sender=self.pid, ts=self.clock.tick()))
 
-    def _release(self) -> list:
+    def _release(self) -> list[Effect]:
         self.my_request = None
         deferred, self.deferred = self.deferred, []
         return [self._reply(j) for j in deferred]
@@ -91,7 +91,7 @@ class RicartAgrawalaNode(ClassicNode):
     def card(self) -> list[tuple[str, str]]:
         return attributes(self, "my_request replies deferred", counts=frozenset({"replies"})) + super().card()
 
-    def snapshot(self):
+    def snapshot(self) -> tuple[Any, ...]:
         replies, deferred = frozenset(self.replies), tuple(self.deferred)
         return (self.state, self.clock.time, self.my_request, replies, deferred, self.requests_left)
 

@@ -5,6 +5,7 @@ protocol, read by its ``SPEC`` when ``check`` asks."""
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from ..reduction import Canonical, ClockOffsets, Reductions, RetiredClocks, SendBound
 from ..setup import Setup
@@ -12,7 +13,7 @@ from .classic import State
 from .ricart_agrawala import RicartAgrawalaNode
 
 
-def _key(p: RicartAgrawalaNode):
+def _key(p: RicartAgrawalaNode) -> tuple[Any, ...]:
     """snapshot() without the reply set outside WANTED."""
     return (
         p.state,
@@ -41,7 +42,7 @@ def _done(p: RicartAgrawalaNode, pending: tuple[str, ...], setup: Setup) -> bool
 
 
 def _may_send(
-    p: RicartAgrawalaNode, pending: tuple[str, ...], inflight: tuple, x: RicartAgrawalaNode
+    p: RicartAgrawalaNode, pending: tuple[str, ...], inflight: tuple[Any, ...], x: RicartAgrawalaNode
 ) -> bool:
     """A REQUEST to everyone only with a request to make; a REPLY to ``x`` only for a REQUEST of
     ``x`` in flight (``x`` sends no new one while it does not move) or deferred."""

@@ -24,12 +24,13 @@ arbiter that granted since — is recognised and ignored.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterable
+from typing import Any, Literal
 
 from pydantic import Field
 
 from ..messages import Codec, Message
-from ..protocol import Send
+from ..protocol import Effect, Send
 from ..setup import ConfigError, Setup
 from ..show import attributes
 from ..spec import Figure
@@ -71,24 +72,31 @@ class SandersNode(ArbitratedNode):
     GRANT = Grant
 
     def __init__(
-        self, pid: int, n: int, request_set, inform_set, status_set, requests: int = 0, clock: int = 0
+        self,
+        pid: int,
+        n: int,
+        request_set: Iterable[int],
+        inform_set: Iterable[int],
+        status_set: Iterable[int],
+        requests: int = 0,
+        clock: int = 0,
     ) -> None:
         super().__init__(pid, n, request_set, inform_set, frozenset(status_set), requests, clock)
 
-    def _release(self) -> list:
+    def _release(self) -> list[Effect]:
         self.my_request = None
         self.grants = set()
         msg = Release(sender=self.pid, ts=self.clock.tick())
         return [Send(j, msg) for j in self.informs]
 
-    def _on_failed(self, msg: Failed) -> list:
+    def _on_failed(self, msg: Failed) -> list[Effect]:
         self.clock.receive(msg.ts)
         if self.my_request != (msg.req, self.pid) or msg.sender in self.grants:
             return []  # stale: the request is over, or this arbiter granted it since
         self.failed.add(msg.sender)
         return self._answer_inquiries()
 
-    def _on_inquire(self, msg: Inquire) -> list:
+    def _on_inquire(self, msg: Inquire) -> list[Effect]:
         self.clock.receive(msg.ts)
         if self.my_request != (msg.req, self.pid) or msg.sender not in self.grants:
             return []  # stale: the request is over, or the grant was already given back
@@ -137,7 +145,7 @@ def check_sets(request: dict[int, frozenset[int]], inform: dict[int, frozenset[i
             )
 
 
-def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+def make_setup(processes: int, options: dict[str, Any], seed: int = 0) -> Setup:
     """Defaults: I_i = {i}, R_i = all processes (the Ricart–Agrawala-like sets). When only
     ``inform_sets`` is given, R_i defaults to all processes; when only ``request_sets``, I_i = {i}."""
     refuse_unknown(options, set(SPEC.options), "sanders")
@@ -168,7 +176,7 @@ def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
     )
 
 
-def _literature_messages(n: int, params: dict) -> tuple[float, float] | None:
+def _literature_messages(n: int, params: dict[str, Any]) -> tuple[float, float] | None:
     """Uncontended cost of Sanders' sets: REQUEST and GRANT for each other member of R_i, RELEASE
     for each other member of I_i, averaged over i (contention adds FAILED/INQUIRE/YIELD)."""
     request, inform = params.get("request_sets"), params.get("inform_sets")

@@ -17,13 +17,13 @@ one TOKEN). A Lamport clock is kept only for the trace's ``ts``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from ..machine import never, on
 from ..messages import Codec, Message
-from ..protocol import Send
+from ..protocol import Effect, Send
 from ..setup import Setup
 from ..show import fmt
 from ..spec import Figure
@@ -96,7 +96,7 @@ class SuzukiKasamiNode(ClassicNode):
         last, queue = self.token
         return last[1:], list(queue)
 
-    def _request(self) -> list:
+    def _request(self) -> list[Effect]:
         if self.token is not None:
             return self._enter()
         self.R[self.pid] += 1
@@ -109,12 +109,12 @@ class SuzukiKasamiNode(ClassicNode):
         self.token = None
         return Send(to, Token(sender=self.pid, ts=self.clock.tick(), last=last[1:], queue=queue))
 
-    def _count_request(self, msg: Request) -> list:
+    def _count_request(self, msg: Request) -> list[Effect]:
         self.clock.receive(msg.ts)
         self.R[msg.sender] = max(self.R[msg.sender], msg.seq)
         return []
 
-    def _on_request(self, msg: Request) -> list:
+    def _on_request(self, msg: Request) -> list[Effect]:
         """RELEASED: an idle holder sends the token to an outstanding request."""
         self._count_request(msg)
         j = msg.sender
@@ -122,14 +122,14 @@ class SuzukiKasamiNode(ClassicNode):
             return [self._send_token(j)]
         return []
 
-    def _on_token(self, msg: Token) -> list:
+    def _on_token(self, msg: Token) -> list[Effect]:
         if len(msg.last) != self.n or any(not 1 <= q <= self.n for q in msg.queue):
             raise self.refuse(msg, f"the token does not fit {self.n} processes")
         self.clock.receive(msg.ts)
         self.token = ([0] + list(msg.last), list(msg.queue))
         return self._enter()
 
-    def _release(self) -> list:
+    def _release(self) -> list[Effect]:
         last, queue = expect(self, self.token, "token")
         last[self.pid] = self.R[self.pid]
         for j in range(1, self.n + 1):
@@ -150,12 +150,12 @@ class SuzukiKasamiNode(ClassicNode):
         )
         return [("RN", fmt(list(self.R[1:]))), ("token", token)] + super().card()
 
-    def snapshot(self):
+    def snapshot(self) -> tuple[Any, ...]:
         token = None if self.token is None else (tuple(self.token[0]), tuple(self.token[1]))
         return (self.state, self.clock.time, tuple(self.R), token, self.requests_left)
 
 
-def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+def make_setup(processes: int, options: dict[str, Any], seed: int = 0) -> Setup:
     refuse_unknown(options, set(SPEC.options), "suzuki-kasami")
     requests, clocks = workload_options(processes, options)
     holder = pid_option(options, "token_holder", processes, "suzuki-kasami", 1)

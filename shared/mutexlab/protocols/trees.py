@@ -7,6 +7,8 @@ root by following parents (no cycle).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..setup import ConfigError
 from .classic import is_pid, pid_map
 
@@ -16,13 +18,13 @@ def default_parents(processes: int) -> dict[int, int]:
     return {i: i // 2 for i in range(2, processes + 1)}
 
 
-def read_parents(raw, processes: int) -> dict[int, int]:
+def read_parents(raw: Any, processes: int) -> dict[int, int]:
     """The option ``parents``, ``{"child": parent, ...}`` (the root absent or null), checked to be a
     tree; absent: ``default_parents``."""
     if raw is None:
         return default_parents(processes)
 
-    def parent(child: int, value) -> int | None:
+    def parent(child: int, value: int | None) -> int | None:
         if value is not None and not is_pid(value, processes):
             raise ConfigError(
                 f"parents: the parent of {child} must be a pid in 1..{processes}, got {value!r}"

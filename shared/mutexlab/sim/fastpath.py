@@ -68,18 +68,18 @@ def mode(sim: Simulation) -> Mode | None:
 
 def run(sim: Simulation, limit: int, how: Mode) -> None:
     """``Simulation._run(limit)`` for a ``sim`` that ``mode`` gave ``how``."""
-    times, due, take, protocols, apply = sim._times, sim._due, sim._due.pop, sim.protocols, sim.apply
+    times, due, take, protocols, apply = sim._times, sim._due, sim._due.pop, sim.protocols, sim.apply  # noqa: SLF001 - the fast loop runs on the engine's own state
     trace = sim.trace
     light = how == "tallied"
     tally = getattr(trace, "tally", None)
     skip: Callable[[str, int], None] = tally.skip if light and tally is not None else _count_nothing
     recvs = sends = 0  # skips gathered, not yet handed to ``skip``
     recorders = sim.recorders
-    messages, sent, link_last, delay = sim.messages, sim._sent, sim._link_last, sim._delay
-    uniform = sim._random if sim.config.delay == "exp" else None  # ``_delay`` inlined: -log(1 - u)
+    messages, sent, link_last, delay = sim.messages, sim._sent, sim._link_last, sim._delay  # noqa: SLF001 - see above
+    uniform = sim._random if sim.config.delay == "exp" else None  # noqa: SLF001 - see above; ``_delay`` inlined: -log(1 - u)
     keep, pop, push = due.setdefault, heapq.heappop, heapq.heappush
     events = sim.events
-    message = engine._MESSAGE
+    message = engine._MESSAGE  # noqa: SLF001 - see above
     try:
         while times and events < limit:
             at = times[0]  # as ``Simulation.pop``

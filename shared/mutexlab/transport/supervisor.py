@@ -47,7 +47,7 @@ class Forked:
 
     def __init__(self, role: str, env: dict, stdout, stderr) -> None:
         for stream in (sys.stdout, sys.stderr):  # nothing buffered here is written twice by the child
-            try:
+            try:  # noqa: SIM105 - left as written while transport/ is rewritten
                 stream.flush()
             except (OSError, ValueError):
                 pass
@@ -122,7 +122,7 @@ def _forked_service(role: str, env: dict, stdout, stderr) -> None:
         traceback.print_exc()
     finally:
         for stream in (sys.stdout, sys.stderr):
-            try:
+            try:  # noqa: SIM105 - left as written while transport/ is rewritten
                 stream.flush()
             except (OSError, ValueError):
                 pass
@@ -386,11 +386,11 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
     code = 3
     result: dict | None = None  # the monitor's summary
     try:
-        monitor_log = open(logs / "monitor.log", "w")
+        monitor_log = open(logs / "monitor.log", "w")  # noqa: SIM115 - the monitor's log, closed when it ends
         handles.append(monitor_log)
         monitor_out = None
         if json_out:  # the monitor's own text goes to a file, written as it goes (the JSON to stdout)
-            monitor_out = open(logs / "monitor.out", "w")
+            monitor_out = open(logs / "monitor.out", "w")  # noqa: SIM115 - the monitor's output, closed when it ends
             handles.append(monitor_out)
         fork = can_fork()
         if fork:
@@ -412,7 +412,7 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
             monitor = start("monitor", monitor_env, monitor_out, monitor_log)
             procs.append(("monitor", monitor))
             for n, role in enumerate(roles, 1):
-                handle = open(logs / f"{role}-{n}.log", "w")
+                handle = open(logs / f"{role}-{n}.log", "w")  # noqa: SIM115 - a service's log, closed when it ends
                 handles.append(handle)
                 procs.append((f"{role}-{n}", start(role, base, handle, handle)))
         finally:

@@ -32,6 +32,8 @@ The package: ``messages`` (states, messages, names), ``machine`` (``Bee``), ``op
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...findings import Invariants
 from ...reduction import Reductions
 from ...setup import ConfigError, Setup, positive_int
@@ -57,7 +59,7 @@ from .messages import (
 from .options import CLOCK_RANGE, OPTIONS, random_clocks
 
 
-def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+def make_setup(processes: int, options: dict[str, Any], seed: int = 0) -> Setup:
     unknown = set(options) - set(OPTIONS)
     if unknown:
         raise ConfigError(

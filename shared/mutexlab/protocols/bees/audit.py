@@ -32,7 +32,7 @@ CHECKS = (
 EVENTS = frozenset({"enter", "exit", "egg", "state"})
 
 
-def _params(run: dict) -> tuple[int, int, int, int]:
+def _params(run: dict[str, Any]) -> tuple[int, int, int, int]:
     params = run.get("params") or {}
     return (
         int(params.get("bees", len(run.get("processes") or {}))),
@@ -48,13 +48,13 @@ def _unknown_reed(reed: Any, reeds: int) -> bool:
     return not (text.isdigit() and 1 <= int(text) <= reeds)
 
 
-def check(events: list[dict], run: dict) -> list[Violation]:
+def check(events: list[dict[str, Any]], run: dict[str, Any]) -> list[Violation]:
     for key in ("bees", "reeds", "eggs", "cocoons"):
         if key in (run.get("params") or {}) and not whole(run["params"][key]):
             raise event_error(run, f"the run header's params.{key} must be a whole number")
     bees, reeds, eggs, cocoons = _params(run)
     names = list((run.get("processes") or {}).values())
-    per_bee: dict[str, list[dict]] = {name: [] for name in names}
+    per_bee: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     for event in events:
         per_bee.setdefault(event["pid"], []).append(event)
     found: list[Violation] = []

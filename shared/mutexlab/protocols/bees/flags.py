@@ -19,11 +19,11 @@ DEFAULTS = {"algorithm": "bees", "bees": 10, "flowers": 3, "reeds": 3, "eggs": 5
 SMALL = {"bees": 2, "flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}
 
 
-def estimate_messages(bees: int, options: dict) -> float:
+def estimate_messages(bees: int, options: dict[str, Any]) -> float:
     """REQreed and ACKreed between every pair, RELEASEreed to about half the others (the rest are
     gone), and a REQflower broadcast with its ACKflowers per egg laid."""
     o = {**DEFAULTS, **options}
-    laid = min(o["eggs"] * bees, o["cocoons"] * o["reeds"])
+    laid: int = min(o["eggs"] * bees, o["cocoons"] * o["reeds"])
     return 2.5 * bees * (bees - 1) + 2 * laid * (bees - 1)
 
 
@@ -31,7 +31,7 @@ def _ratio(part: int, whole: int) -> float | None:
     return round(part / whole, 2) if whole else None
 
 
-def summarise(run: Simulated) -> dict:
+def summarise(run: Simulated) -> dict[str, Any]:
     from . import expected_eggs
 
     o, result = {**DEFAULTS, **run.options}, run.result
@@ -74,7 +74,7 @@ def summarise(run: Simulated) -> dict:
     }
 
 
-def render(_run: Simulated, s: dict) -> list[str]:
+def render(_run: Simulated, s: dict[str, Any]) -> list[str]:
     return [
         f"mason bees: P={s['bees']} K={s['flowers']} T={s['reeds']} eggs={s['eggs']} cocoons={s['cocoons']} "
         f"seed={s['seed']} delay={s['delay']}",

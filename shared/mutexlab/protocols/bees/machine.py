@@ -7,11 +7,13 @@ it takes, even one it then ignores; a DEAD or RETIRED bee ignores everything wit
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...clock import LamportClock, priority
 from ...fastpath import trusted
 from ...machine import Table, ignore, on
 from ...messages import Message
-from ...protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule, Send
+from ...protocol import Effect, Enter, Exit, Note, Protocol, ProtocolError, Schedule, Send
 from ...show import counted, fmt
 from ..classic import expect
 from .messages import (
@@ -128,7 +130,7 @@ class Bee(Protocol):
         # arrived (``_ordered``). Speed, the bees' one cache: sorting again on every ACKreed and
         # RELEASEreed that finds the ACKs complete costs ×1.15 the instructions at P = 100, ×1.07 at
         # P = 50 (bench.instructions bees-100, bees-50). Not part of ``snapshot()``.
-        self._order: tuple[list, int] | None = None
+        self._order: tuple[list[tuple[int, int]], int] | None = None
         self.reed_acks: set[int] = set()  # who acked my reed request (gone bees included)
         self.reed = 0  # my reed while ON_REED/WAIT_FLOWER/ON_FLOWER
         self.reed_eggs: dict[int, int] = {}  # eggs per reed, as RELEASEreed reports them
@@ -137,7 +139,7 @@ class Bee(Protocol):
         self.deferred: list[tuple[int, int]] = []  # (pid, req_ts) of REQflowers to answer on exit
         self.laid = 0
 
-    def __deepcopy__(self, memo) -> Bee:
+    def __deepcopy__(self, memo: dict[int, Any]) -> Bee:
         """Speed (the model checker and the explorer copy a process per transition): the
         containers are copied, their contents are immutable and shared. Measured: the generic
         ``Protocol.__deepcopy__`` takes ×4–×8 the time per bee (P = 3 and 10, mid-run)."""
@@ -162,7 +164,7 @@ class Bee(Protocol):
     def gone(self) -> set[int]:
         return {j for j in range(1, self.n + 1) if j != self.pid} - self.alive
 
-    def _broadcast(self, msg: Message) -> list:
+    def _broadcast(self, msg: Message) -> list[Effect]:
         return [Send(j, msg) for j in sorted(self.alive)]
 
     def flower_threshold(self) -> int:
@@ -176,7 +178,7 @@ class Bee(Protocol):
         why = LOCAL_RULES.get(action)
         return self.refuse(action, why) if why else self.refuse(f"local action {action!r}", "unknown action")
 
-    def _ordered(self) -> tuple[list, int]:
+    def _ordered(self) -> tuple[list[tuple[int, int]], int]:
         """``(sorted(self.requests.values()), my rank)``, sorted again only after a request arrived."""
         if self._order is None:
             order = sorted(self.requests.values())
@@ -187,7 +189,7 @@ class Bee(Protocol):
         self.requests[pid] = priority(ts, pid)
         self._order = None
 
-    def predecessors(self, rank: int, order: list | None = None) -> list[int]:
+    def predecessors(self, rank: int, order: list[tuple[int, int]] | None = None) -> list[int]:
         """The bees whose requests come earlier on the same reed (ranks rank − T, rank − 2T ...).
         ``order``: ``sorted(self.requests.values())`` when the caller has it already."""
         if order is None:
@@ -195,51 +197,51 @@ class Bee(Protocol):
         return [order[r][1] for r in range(rank % self.reeds, rank, self.reeds)]
 
     # -- messages ------------------------------------------------------------------------
-    def start(self) -> list:
+    def start(self) -> list[Effect]:
         return [Schedule("request", "rest")]
 
-    def _stale(self, msg) -> list:
+    def _stale(self, msg: Message) -> list[Effect]:
         self.clock.receive(msg.ts)
         return []
 
-    def _on_reqreed(self, msg) -> list:
+    def _on_reqreed(self, msg: REQreed) -> list[Effect]:
         self.clock.receive(msg.ts)
         self._note_request(msg.sender, msg.ts)
         return [Send(msg.sender, make_ackreed(self.pid, self.clock.tick(), msg.ts))]
 
-    def _on_ackreed(self, msg) -> list:
+    def _on_ackreed(self, msg: ACKreed) -> list[Effect]:
         self.clock.receive(msg.ts)
         if msg.req_ts != self.requests[self.pid][0]:
             return []  # stale: for a request of mine that is over
         self.reed_acks.add(msg.sender)
         return self._try_reed()
 
-    def _ack_reqflower(self, msg) -> list:
+    def _ack_reqflower(self, msg: REQflower) -> list[Effect]:
         self.clock.receive(msg.ts)
         return [self._ack_flower(msg.sender, msg.ts)]
 
-    def _compete(self, msg) -> list:
+    def _compete(self, msg: REQflower) -> list[Effect]:
         self.clock.receive(msg.ts)
         if expect(self, self.flower_request, "flower request") < priority(msg.ts, msg.sender):
             return self._defer_request(msg)
         return [self._ack_flower(msg.sender, msg.ts)]
 
-    def _defer(self, msg) -> list:
+    def _defer(self, msg: REQflower) -> list[Effect]:
         self.clock.receive(msg.ts)
         return self._defer_request(msg)
 
-    def _defer_request(self, msg) -> list:
+    def _defer_request(self, msg: REQflower) -> list[Effect]:
         self.deferred.append((msg.sender, msg.ts))
         return []
 
-    def _on_ackflower(self, msg) -> list:
+    def _on_ackflower(self, msg: ACKflower) -> list[Effect]:
         self.clock.receive(msg.ts)
         if msg.req_ts != expect(self, self.flower_request, "flower request")[0]:
             return []  # late: for an earlier flower request
         self.flower_acks.add(msg.sender)
         return self._try_flower()
 
-    def _on_gone(self, msg) -> list:
+    def _on_gone(self, msg: RELEASEreed) -> list[Effect]:
         """The sender is gone for good: never waited for again; its report of its reed is kept."""
         self.clock.receive(msg.ts)
         sender = msg.sender
@@ -250,21 +252,21 @@ class Bee(Protocol):
             self.deferred = [(j, ts) for j, ts in self.deferred if j != sender]
         return []
 
-    def _on_gone_try_reed(self, msg) -> list:
+    def _on_gone_try_reed(self, msg: RELEASEreed) -> list[Effect]:
         return self._on_gone(msg) + self._try_reed()
 
-    def _on_gone_try_flower(self, msg) -> list:
+    def _on_gone_try_flower(self, msg: RELEASEreed) -> list[Effect]:
         return self._on_gone(msg) + self._try_flower()
 
     # -- reeds ---------------------------------------------------------------------------
-    def _ask_reed(self, _action: str = "request") -> list:
+    def _ask_reed(self, _action: str = "request") -> list[Effect]:
         ts = self.clock.tick()
         self._note_request(self.pid, ts)
         self.reed_acks = set()
         self.state = BeeState.WAIT_REED
         return self._broadcast(REQreed(sender=self.pid, ts=ts)) + self._try_reed()
 
-    def _try_reed(self) -> list:
+    def _try_reed(self) -> list[Effect]:
         """In WAIT_REED: "try reed" (package docstring)."""
         if not self.alive <= self.reed_acks:  # a live bee has not acked yet (quick when fewer acks)
             return []
@@ -279,20 +281,20 @@ class Bee(Protocol):
         self.reed_eggs[reed] = turn * self.eggs
         return [Enter(reed_name(reed)), Schedule("request", "reed")]
 
-    def _retire(self, reed: int, rank: int) -> list:
+    def _retire(self, reed: int, rank: int) -> list[Effect]:
         self.state = BeeState.RETIRED
         msg = RELEASEreed(sender=self.pid, ts=self.clock.tick(), reed=0, status="NO_ROOM", cocoons=0)
         return [Note("retire", {"rank": rank, "would_be_reed": reed})] + self._broadcast(msg)
 
     # -- flowers -------------------------------------------------------------------------
-    def _ask_flower(self, _action: str = "request") -> list:
+    def _ask_flower(self, _action: str = "request") -> list[Effect]:
         ts = self.clock.tick()
         self.flower_request = priority(ts, self.pid)
         self.flower_acks = set()
         self.state = BeeState.WAIT_FLOWER
         return self._broadcast(REQflower(sender=self.pid, ts=ts)) + self._try_flower()
 
-    def _try_flower(self) -> list:
+    def _try_flower(self) -> list[Effect]:
         """In WAIT_FLOWER: "try flower" — the ACKflowers of bees not gone reach the threshold."""
         need = self.flower_threshold()
         acks = self.flower_acks
@@ -304,12 +306,12 @@ class Bee(Protocol):
     def _ack_flower(self, to: int, req_ts: int) -> Send:
         return Send(to, make_ackflower(self.pid, self.clock.tick(), req_ts))
 
-    def _leave_flower(self, _action: str = "exit") -> list:
+    def _leave_flower(self, _action: str = "exit") -> list[Effect]:
         deferred, self.deferred = self.deferred, []
         self.flower_request = None
         self.flower_acks = set()
         self.state = BeeState.ON_REED
-        effects: list = [Exit(FLOWER)] + [self._ack_flower(j, ts) for j, ts in deferred]
+        effects: list[Effect] = [Exit(FLOWER), *[self._ack_flower(j, ts) for j, ts in deferred]]
         self.laid += 1
         self.reed_eggs[self.reed] = self.reed_eggs.get(self.reed, 0) + 1
         effects.append(
@@ -359,7 +361,7 @@ class Bee(Protocol):
             ("eggs per reed (from RELEASEreed)", fmt(self.reed_eggs)),
         ]
 
-    def snapshot(self):
+    def snapshot(self) -> tuple[Any, ...]:
         """The state that decides this bee's future behaviour, and nothing else.
 
         Two bees with equal snapshots react identically to every input from now on, so exhaustive

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from ...reduction import NOTHING_LIVE, ClockOffsets, Reductions, SendBound
 from .machine import Bee
@@ -41,14 +42,14 @@ def shift(b: Bee, d: int) -> Bee:
     twin = copy.deepcopy(b)
     twin.clock.time -= d
     twin.requests = {j: (ts - d, pid) for j, (ts, pid) in b.requests.items()}
-    twin._order = None
+    twin._order = None  # noqa: SLF001 - the twin's request order is stale
     twin.deferred = [(j, ts - d) for j, ts in b.deferred]
     if b.flower_request is not None:
         twin.flower_request = (b.flower_request[0] - d, b.flower_request[1])
     return twin
 
 
-def may_send(b: Bee, pending: tuple[str, ...], inflight: tuple, x: Bee) -> bool:
+def may_send(b: Bee, pending: tuple[str, ...], inflight: tuple[Any, ...], x: Bee) -> bool:
     return b.state not in FINAL_STATES or bool(pending)
 
 

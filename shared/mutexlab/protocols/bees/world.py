@@ -9,7 +9,7 @@ from typing import Any
 from ...spec import WorldInvariant
 
 
-def holds(model: Any, world: tuple) -> tuple[str, list[str]] | None:
+def holds(model: Any, world: tuple[Any, ...]) -> tuple[str, list[str]] | None:
     per_reed: dict[int, list[int]] = {}
     for i in range(model.n):
         bee = model.objects[world[i]]

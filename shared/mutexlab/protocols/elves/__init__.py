@@ -34,6 +34,8 @@ The package: ``messages`` (states, messages, names), ``mayor``, ``core`` and ``e
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...findings import Invariants
 from ...protocol import Protocol
 from ...reduction import Reductions
@@ -86,7 +88,7 @@ ELF_WAIT_FOR_RELEASE, ELF_FINISHED, ELF_DONE = (
 )
 
 
-def make_setup(processes: int, options: dict, seed: int = 0) -> Setup:
+def make_setup(processes: int, options: dict[str, Any], seed: int = 0) -> Setup:
     """``processes`` elves and a mayor. Refuses, up front, any configuration that could never finish."""
     if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
         raise ConfigError(f"the hamster killers need at least one elf, got {processes!r}")

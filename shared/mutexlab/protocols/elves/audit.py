@@ -21,6 +21,7 @@ A request sent without its body (``msg``) makes the trace uncheckable: TraceErro
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from ...clock import happened_before
 from ...findings import PROGRESS, SAFETY, Invariants, Violation
@@ -34,6 +35,10 @@ CHECKS = (
     "elves: all rounds finished",
 )
 
+Plan = list[list[int]]  # the mayor's plan: hamsters per contract, per round
+Done = dict[
+    tuple[Any, Any], list[dict[str, Any]]
+]  # (round, contract), as the trace has them → contract_done events
 _KIND = {"CONTRACT": "contract", "PINS": "pins", "POISON": "poison"}
 
 
@@ -51,7 +56,7 @@ def _contract_of(resource: str) -> tuple[int, int] | None:
         return None
 
 
-def _check_fields(events: list[dict], run: dict) -> None:
+def _check_fields(events: list[dict[str, Any]], run: dict[str, Any]) -> None:
     """The run parameters and message bodies this audit reads have the protocol's types; a trace
     whose do not is unreadable (TraceError naming the line), not unsafe."""
     params = run.get("params") or {}
@@ -79,18 +84,18 @@ def _check_fields(events: list[dict], run: dict) -> None:
                 raise event_error(e, f"{e['type']} body's {bad[0]!r} must be a whole number")
 
 
-def check(events: list[dict], run: dict) -> list[Violation]:
+def check(events: list[dict[str, Any]], run: dict[str, Any]) -> list[Violation]:
     _check_fields(events, run)
     params = run.get("params") or {}
     names = {str(n) for n in (run.get("processes") or {}).values()}
     elves = sorted(n for n in names if n.startswith("elf-"))
     plan = params.get("plan")
-    per_process: dict[str, list[dict]] = defaultdict(list)
+    per_process: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for event in events:
         per_process[event["pid"]].append(event)
     sends = {e["id"]: e for e in events if e["event"] == "send" and "id" in e}
     found: list[Violation] = []
-    done: dict[tuple[int, int], list[dict]] = defaultdict(list)
+    done: Done = defaultdict(list)
     for elf in elves:
         found += _holding_order(elf, per_process.get(elf, []), params, plan, done)
     found += _exactly_once(events, plan, done)
@@ -103,10 +108,12 @@ def check(events: list[dict], run: dict) -> list[Violation]:
     return found
 
 
-def _holding_order(elf: str, events: list[dict], params: dict, plan, done) -> list[Violation]:
+def _holding_order(
+    elf: str, events: list[dict[str, Any]], params: dict[str, Any], plan: Plan | None, done: Done
+) -> list[Violation]:
     found = []
 
-    def flag(rule: str, message: str, event: dict) -> None:
+    def flag(rule: str, message: str, event: dict[str, Any]) -> None:
         found.append(Violation(rule, message, [event]))
 
     contract: tuple[int, int] | None = None  # (round, index) held
@@ -160,19 +167,19 @@ def _holding_order(elf: str, events: list[dict], params: dict, plan, done) -> li
     return found
 
 
-def _in_plan(plan, round_, index) -> bool:
+def _in_plan(plan: Plan, round_: int, index: int) -> bool:
     return 1 <= round_ <= len(plan) and 1 <= index <= len(plan[round_ - 1])
 
 
-def _repeated(rule: str, what: str, verb: str, events: list[dict]) -> Violation:
+def _repeated(rule: str, what: str, verb: str, events: list[dict[str, Any]]) -> Violation:
     """``what`` happened more than once: ``events``, the times it did."""
     by = ", ".join(e["pid"] for e in events)
     return Violation(rule, f"{what} was {verb} {len(events)} times, by {by}", events)
 
 
-def _exactly_once(events: list[dict], plan, done) -> list[Violation]:
+def _exactly_once(events: list[dict[str, Any]], plan: Plan | None, done: Done) -> list[Violation]:
     found = []
-    entered: dict[str, list[dict]] = defaultdict(list)
+    entered: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for e in events:
         if e["event"] == "enter" and e.get("resource", "").startswith("contract:"):
             entered[e["resource"]].append(e)
@@ -192,7 +199,7 @@ def _exactly_once(events: list[dict], plan, done) -> list[Violation]:
     return found
 
 
-def _stop_after_done(mayor: list[dict], plan, done) -> list[Violation]:
+def _stop_after_done(mayor: list[dict[str, Any]], plan: Plan | None, done: Done) -> list[Violation]:
     found = []
     current = 0
     reported: set[tuple[int, int]] = set()
@@ -229,20 +236,26 @@ def _stop_after_done(mayor: list[dict], plan, done) -> list[Violation]:
     return found
 
 
-def _contract_requests(events: list[dict]) -> dict[int, set[tuple[int, str]]]:
+def _contract_requests(events: list[dict[str, Any]]) -> dict[int, set[tuple[int, str]]]:
     """Round → the (ts, pid number) of every CONTRACT_REQUEST sent in it (one per broadcast)."""
-    out: dict[int, set] = defaultdict(set)
+    out: dict[int, set[tuple[int, str]]] = defaultdict(set)
     for e in events:
         if e["event"] == "send" and e.get("type") == "CONTRACT_REQUEST" and e.get("msg"):
             out[e["msg"]["round"]].add((e["msg"]["ts"], e["msg"]["sender"]))
     return out
 
 
-def _rounds(elf: str, events: list[dict], elves: list[str], sends: dict, requests) -> list[Violation]:
+def _rounds(
+    elf: str,
+    events: list[dict[str, Any]],
+    elves: list[str],
+    sends: dict[Any, dict[str, Any]],
+    requests: dict[int, set[tuple[int, str]]],
+) -> list[Violation]:
     found = []
     others = set(elves) - {elf}
     current: dict[str, tuple[int, int] | None] = {}  # kind → (round, ts) of the latest request
-    replies: dict[str, dict[str, set]] = {}  # kind → {from: rounds of replies since the request}
+    replies: dict[str, dict[str, set[Any]]] = {}  # kind → {from: rounds of replies since the request}
     contract_round = None
     for e in events:
         kind = e["event"]
@@ -311,7 +324,9 @@ def _rounds(elf: str, events: list[dict], elves: list[str], sends: dict, request
     return found
 
 
-def _finished(per_process: dict[str, list[dict]], elves: list[str], params: dict) -> list[Violation]:
+def _finished(
+    per_process: dict[str, list[dict[str, Any]]], elves: list[str], params: dict[str, Any]
+) -> list[Violation]:
     found = []
     mayor = per_process.get("mayor", [])
     rounds = params.get("rounds")

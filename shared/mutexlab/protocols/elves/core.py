@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
+from collections.abc import Iterator
+from typing import Any
 
 from ...clock import LamportClock, priority
-from ...protocol import Enter, Protocol, Schedule, Send
+from ...protocol import Effect, Enter, Protocol, Schedule, Send
 from ...show import attributes, fmt
 from ..classic import expect
 from .messages import (
@@ -32,6 +34,7 @@ from .messages import (
     ContractRequest,
     ElfState,
     RoundMessage,
+    XMessage,
     contract_resource,
     elf_name,
 )
@@ -71,7 +74,7 @@ class ElfCore(Protocol):
         self.my_request: tuple[int, int] | None = None
         self.replies: set[int] = set()
         self.holding: tuple[int, int] | None = None  # (contract index, hamsters)
-        self.future: list = []  # messages of a later round, in arrival order
+        self.future: list[XMessage] = []  # messages of a later round, in arrival order
         self.rest_timers = 0  # "request" timers scheduled and not yet fired
         # Statistics only (not part of the snapshot, never read by the protocol):
         self.done: dict[int, list[int]] = {}  # round → contracts this elf completed
@@ -81,7 +84,7 @@ class ElfCore(Protocol):
     def name(self) -> str:
         return elf_name(self.pid)
 
-    def _others(self):
+    def _others(self) -> Iterator[int]:
         return (j for j in range(1, self.n + 1) if j != self.pid)
 
     def units_for(self, kind: str) -> int:
@@ -91,7 +94,7 @@ class ElfCore(Protocol):
             return self.pins_per_elf
         return expect(self, self.holding, "contract")[1] * self.poison_per_hamster
 
-    def _next_contract(self) -> list:
+    def _next_contract(self) -> list[Effect]:
         """Request a contract, unless this elf already knows it would come too late.
 
         Every request it has seen has a timestamp below its clock, so a new request would be
@@ -105,7 +108,7 @@ class ElfCore(Protocol):
         return self._request(CONTRACT)
 
     # -- the core rule ------------------------------------------------------------------
-    def _request(self, kind: str) -> list:
+    def _request(self, kind: str) -> list[Effect]:
         ts = self.clock.tick()
         self.phase = kind
         self.my_request = priority(ts, self.pid)
@@ -118,7 +121,7 @@ class ElfCore(Protocol):
         else:
             self.queues[kind][self.pid] = (ts, units)
             msg = UNITS_REQUEST[kind](sender=self.pid, ts=ts, round=self.round, units=units)
-        effects: list = [Send(j, msg) for j in self._others()]
+        effects: list[Effect] = [Send(j, msg) for j in self._others()]
         if self.n == 1:
             effects += self._check()
         return effects
@@ -128,7 +131,7 @@ class ElfCore(Protocol):
         mine = expect(self, self.my_request, "request")
         return sum(units for pid, (ts, units) in self.queues[kind].items() if priority(ts, pid) < mine)
 
-    def _check(self) -> list:
+    def _check(self) -> list[Effect]:
         """ELF_CRITICAL: every other elf has replied; does the resource suffice for me?"""
         kind = expect(self, self.phase, "resource it requested")
         was_waiting = self.state is ElfState.ELF_WAIT_FOR_RELEASE
@@ -175,7 +178,7 @@ class ElfCore(Protocol):
             ("done", fmt(self.done)),
         ]
 
-    def snapshot(self):
+    def snapshot(self) -> tuple[Any, ...]:
         return (
             self.state,
             self.clock.time,
@@ -193,7 +196,7 @@ class ElfCore(Protocol):
             self.rest_timers,
         )
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, Any]) -> ElfCore:
         """Speed (the model checker and the explorer copy a process per transition): containers
         are copied, their contents (tuples, ints, frozen messages) are immutable and shared.
         Measured: the generic ``Protocol.__deepcopy__`` takes ×2 the time per elf (N = 3, mid-run)."""

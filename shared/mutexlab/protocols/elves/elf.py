@@ -16,8 +16,8 @@ stopped while the elf rested. With no rest timer pending it is an error in every
 from __future__ import annotations
 
 from ...clock import priority
-from ...machine import Table, never, on
-from ...protocol import Exit, Note, ProtocolError, Schedule, Send
+from ...machine import Cell, Table, never, on
+from ...protocol import Effect, Exit, Note, ProtocolError, Schedule, Send
 from ..classic import expect
 from .core import ElfCore
 from .messages import (
@@ -27,9 +27,16 @@ from .messages import (
     REPLY,
     ContractCompleted,
     ContractReply,
+    ContractRequest,
     ElfState,
+    InitContracts,
     PinsRelease,
     PoisonRelease,
+    Stop,
+    XMessage,
+    XRelease,
+    XReply,
+    XRequest,
     contract_resource,
     elf_name,
 )
@@ -38,7 +45,7 @@ S = ElfState  # short, for the table
 REPLIES, RELEASES = ("CONTRACT_REPLY", "PINS_REPLY", "POISON_REPLY"), ("PINS_RELEASE", "POISON_RELEASE")
 
 
-def _cells(request: str, reply: str, release: str, /, **own) -> dict:
+def _cells(request: str, reply: str, release: str, /, **own: Cell) -> dict[str, Cell]:
     """A row: every X message (the same text for each X), then the row's ``own`` cells."""
     return {
         "CONTRACT_REQUEST": on(request, "_on_contract_request"),
@@ -131,7 +138,7 @@ class Elf(ElfCore):
     )
 
     # -- elf messages: the round gate, then the cell ---------------------------------------
-    def _admit(self, msg) -> bool:
+    def _admit(self, msg: XMessage) -> bool:
         """The round gate: True for a message of the running round (its clock received)."""
         if not 1 <= msg.sender <= self.n or msg.sender == self.pid:
             raise ProtocolError(
@@ -145,26 +152,26 @@ class Elf(ElfCore):
             return False
         return True
 
-    def _handle(self, msg) -> list:
+    def _handle(self, msg: XMessage) -> list[Effect]:
         """A message of the running round from another elf, past the gate (a buffered one): its cell."""
         fn = self._transitions.get((self.state, msg.type))
         if fn is None:
             raise self.refuse(msg)
         return fn(self, msg, True)  # type: ignore[call-arg]  # X handlers take ``admitted``
 
-    def _on_contract_request(self, msg, admitted: bool = False) -> list:
+    def _on_contract_request(self, msg: ContractRequest, admitted: bool = False) -> list[Effect]:
         if not (admitted or self._admit(msg)):
             return []
         self.contract_requests.add(priority(msg.ts, msg.sender))
         return [Send(msg.sender, ContractReply(sender=self.pid, ts=self.clock.tick(), round=msg.round))]
 
-    def _on_units_request(self, msg, admitted: bool = False) -> list:
+    def _on_units_request(self, msg: XRequest, admitted: bool = False) -> list[Effect]:
         if not (admitted or self._admit(msg)):
             return []
         self.queues[msg.kind][msg.sender] = (msg.ts, msg.units)
         return [Send(msg.sender, REPLY[msg.kind](sender=self.pid, ts=self.clock.tick(), round=msg.round))]
 
-    def _on_reply(self, msg, admitted: bool = False) -> list:
+    def _on_reply(self, msg: XReply, admitted: bool = False) -> list[Effect]:
         if not (admitted or self._admit(msg)):
             return []
         if self.phase != msg.kind or msg.sender in self.replies:
@@ -172,28 +179,28 @@ class Elf(ElfCore):
         self.replies.add(msg.sender)
         return self._check() if len(self.replies) == self.n - 1 else []
 
-    def _on_stray_reply(self, msg, admitted: bool = False) -> list:
+    def _on_stray_reply(self, msg: XReply, admitted: bool = False) -> list[Effect]:
         if admitted or self._admit(msg):
             raise self._unexpected(msg)
         return []
 
-    def _unexpected(self, msg) -> ProtocolError:
+    def _unexpected(self, msg: XMessage) -> ProtocolError:
         return ProtocolError(
             f"{self.name} got an unexpected {msg.type} from {elf_name(msg.sender)} in state {self.state}"
         )
 
-    def _on_release(self, msg, admitted: bool = False) -> list:
+    def _on_release(self, msg: XRelease, admitted: bool = False) -> list[Effect]:
         if admitted or self._admit(msg):
             self._dequeue(msg)
         return []
 
-    def _on_release_waiting(self, msg, admitted: bool = False) -> list:
+    def _on_release_waiting(self, msg: XRelease, admitted: bool = False) -> list[Effect]:
         if not (admitted or self._admit(msg)):
             return []
         self._dequeue(msg)
         return self._check() if self.phase == msg.kind else []
 
-    def _dequeue(self, msg) -> None:
+    def _dequeue(self, msg: XRelease) -> None:
         held = self.queues[msg.kind].get(msg.sender)
         if held is None or held[1] != msg.units:
             raise ProtocolError(
@@ -203,7 +210,7 @@ class Elf(ElfCore):
         del self.queues[msg.kind][msg.sender]
 
     # -- round boundaries and timers -------------------------------------------------------
-    def _on_init(self, msg) -> list:
+    def _on_init(self, msg: InitContracts) -> list[Effect]:
         self.clock.receive(msg.ts)
         if self.active or msg.round != self.round + 1:
             raise ProtocolError(
@@ -217,12 +224,12 @@ class Elf(ElfCore):
         self.queues = {PINS: {}, POISON: {}}
         now = [m for m in self.future if m.round == self.round]
         self.future = [m for m in self.future if m.round > self.round]
-        effects: list = []
+        effects: list[Effect] = []
         for buffered in now:  # only CONTRACT_REQUESTs can be early: nothing else needs my reply
             effects += self._handle(buffered)
         return effects + self._next_contract()
 
-    def _on_stop(self, msg) -> list:
+    def _on_stop(self, msg: Stop) -> list[Effect]:
         self.clock.receive(msg.ts)
         if not self.active or msg.round != self.round:
             raise ProtocolError(
@@ -253,15 +260,15 @@ class Elf(ElfCore):
             raise ProtocolError(f"{self.name} has no contract request pending (state {self.state})")
         self.rest_timers -= 1
 
-    def _stale_timer(self, _action: str) -> list:
+    def _stale_timer(self, _action: str) -> list[Effect]:
         self._timer_fired()
         return []  # the round was stopped while resting: the timer is stale
 
-    def _rest_over(self, _action: str) -> list:
+    def _rest_over(self, _action: str) -> list[Effect]:
         self._timer_fired()
         return self._next_contract()
 
-    def _finish(self, _action: str = "exit") -> list:
+    def _finish(self, _action: str = "exit") -> list[Effect]:
         """ELF_FINISHED: the work is noted while still holding everything; the exits come before the
         releases that let anyone else in; CONTRACT_COMPLETED last."""
         if self.phase != POISON:  # ELF_CRITICAL while not working is only ever passing through
@@ -269,7 +276,7 @@ class Elf(ElfCore):
         index, hamsters = expect(self, self.holding, "contract")
         pins = self.queues[PINS].pop(self.pid)[1]
         poison = self.queues[POISON].pop(self.pid)[1]
-        effects: list = [
+        effects: list[Effect] = [
             Note("contract_done", {"round": self.round, "contract": index, "hamsters": hamsters}),
             Exit(POISON, poison),
             Exit(PINS, pins),

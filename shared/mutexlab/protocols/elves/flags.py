@@ -22,7 +22,7 @@ def _ratio(part: int, whole: int) -> float | None:
     return round(part / whole, 2) if whole else None
 
 
-def waiting_time(events: list[dict]) -> dict[str, float]:
+def waiting_time(events: list[dict[str, Any]]) -> dict[str, float]:
     """Virtual time each elf spent in ELF_WAIT_FOR_RELEASE, from the trace's state events."""
     from . import ELF_WAIT_FOR_RELEASE
 
@@ -38,7 +38,7 @@ def waiting_time(events: list[dict]) -> dict[str, float]:
     return {pid: round(total[pid], 3) for pid in sorted(total)}
 
 
-def summarise(run: Simulated) -> dict:
+def summarise(run: Simulated) -> dict[str, Any]:
     from . import PINS, POISON, Elf
 
     setup, result, params = run.setup, run.result, run.setup.params
@@ -88,7 +88,7 @@ def summarise(run: Simulated) -> dict:
     }
 
 
-def render(_run: Simulated, s: dict) -> list[str]:
+def render(_run: Simulated, s: dict[str, Any]) -> list[str]:
     rounds = [str(r) for r in range(1, s["rounds"] + 1)]
     lines = [
         f"hamster killers: {count(s['elves'], 'elf')}, {count(s['rounds'], 'round')} × "
@@ -136,7 +136,7 @@ def render(_run: Simulated, s: dict) -> list[str]:
 
 def flags(
     defaults: dict[str, Any], hamster_range: Callable[[Any], tuple[int, int]]
-) -> tuple[Flags, Callable]:
+) -> tuple[Flags, Callable[[int, dict[str, Any]], float]]:
     """The elves' ``Flags`` and message estimate, given make_setup's ``defaults`` and its parser
     of a hamster range (``MIN-MAX`` → (min, max), ValueError otherwise)."""
 
@@ -145,11 +145,12 @@ def flags(
         low, high = hamster_range(text)
         return [low, high]
 
-    def estimate_messages(elves: int, options: dict) -> float:
+    def estimate_messages(elves: int, options: dict[str, Any]) -> float:
         """Three acquisitions per contract (contract, pins, poison), each a request, reply and
         release with every other elf; plus the mayor's INIT_CONTRACTS and STOP per elf and round."""
         o = {**defaults, **options}
-        contracts, rounds = o["contracts"], o["rounds"]
+        contracts: int = o["contracts"]
+        rounds: int = o["rounds"]
         return 3 * contracts * rounds * 3 * max(elves - 1, 0) + contracts * rounds + 2 * elves * rounds
 
     # Every flag but --elves defaults to None: make_setup's default (the help's) applies.

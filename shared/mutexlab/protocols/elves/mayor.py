@@ -7,10 +7,11 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from ...clock import LamportClock
 from ...machine import Table, on
-from ...protocol import Note, Protocol, ProtocolError, Schedule, Send
+from ...protocol import Effect, Note, Protocol, ProtocolError, Schedule, Send
 from ...show import fmt
 from .messages import MAYOR, ContractCompleted, InitContracts, MayorState, Stop
 
@@ -60,20 +61,19 @@ class Mayor(Protocol):
         self.round = 0
         self.completed: set[int] = set()
 
-    def start(self) -> list:
+    def start(self) -> list[Effect]:
         return self._begin()
 
-    def _begin(self) -> list:
+    def _begin(self) -> list[Effect]:
         self.round += 1
         self.completed = set()
         self.state = MayorState.MAYOR_WAITING
         contracts = self.plan[self.round - 1]
         msg = InitContracts(sender=self.pid, ts=self.clock.tick(), round=self.round, contracts=contracts)
-        return [Note("round", {"round": self.round, "contracts": list(contracts)})] + [
-            Send(j, msg) for j in range(1, self.n + 1)
-        ]
+        effects: list[Effect] = [Note("round", {"round": self.round, "contracts": list(contracts)})]
+        return effects + [Send(j, msg) for j in range(1, self.n + 1)]
 
-    def _next_round(self, action: str) -> list:
+    def _next_round(self, action: str) -> list[Effect]:
         if not 1 <= self.round < len(self.plan):
             raise ProtocolError(f"mayor cannot {action!r} in state {self.state} (round {self.round})")
         return self._begin()
@@ -81,11 +81,11 @@ class Mayor(Protocol):
     def refuse_local(self, action: str) -> ProtocolError:
         return ProtocolError(f"mayor cannot {action!r} in state {self.state} (round {self.round})")
 
-    def _late_completion(self, msg: ContractCompleted) -> list:
+    def _late_completion(self, msg: ContractCompleted) -> list[Effect]:
         self.clock.receive(msg.ts)
         return []  # INITIAL or MAYOR_DONE: ignored, as the statement's table says
 
-    def _on_completed(self, msg: ContractCompleted) -> list:
+    def _on_completed(self, msg: ContractCompleted) -> list[Effect]:
         if msg.round != self.round:
             raise self.refuse(msg, f"it is for round {msg.round}, this is round {self.round}")
         self.clock.receive(msg.ts)
@@ -97,7 +97,7 @@ class Mayor(Protocol):
             return []
         final = self.round == len(self.plan)
         stop = Stop(sender=self.pid, ts=self.clock.tick(), round=self.round, final=final)
-        effects: list = [Send(j, stop) for j in range(1, self.n + 1)]
+        effects: list[Effect] = [Send(j, stop) for j in range(1, self.n + 1)]
         if final:
             self.state = MayorState.MAYOR_DONE
         else:
@@ -119,10 +119,10 @@ class Mayor(Protocol):
             ("completed", fmt(self.completed)),
         ]
 
-    def snapshot(self):
+    def snapshot(self) -> tuple[Any, ...]:
         return (self.state, self.clock.time, self.round, frozenset(self.completed))
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, Any]) -> Mayor:
         """A fast deep copy for exhaustive exploration: only the mutable parts are copied (speed:
         see ``Elf.__deepcopy__``)."""
         twin = copy.copy(self)

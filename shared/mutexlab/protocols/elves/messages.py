@@ -67,6 +67,9 @@ class XRelease(_Units):
     __slots__ = ()
 
 
+XMessage = XRequest | XReply | XRelease  # what passes an elf's round gate
+
+
 class InitContracts(RoundMessage):
     """Mayor → every elf: the round's contracts, as numbers of hamsters (contract i = item i−1)."""
 

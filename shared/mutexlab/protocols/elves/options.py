@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from ...setup import ConfigError
 
@@ -26,7 +27,7 @@ DEFAULTS = {
 }
 
 
-def hamster_range(value) -> tuple[int, int]:
+def hamster_range(value: Any) -> tuple[int, int]:
     """``[min, max]``, ``(min, max)``, one number, or ``"MIN-MAX"`` → (min, max), both ≥ 1."""
     if isinstance(value, str):
         text, parts = value, value.split("-")

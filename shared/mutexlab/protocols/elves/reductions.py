@@ -70,7 +70,7 @@ def _mayor_clock_live(m: Mayor) -> bool:
     )
 
 
-def canonical(p: Any):
+def canonical(p: Any) -> tuple[Any, ...]:
     """The key of a mayor's or an elf's state: what its future reads (see the module)."""
     if type(p) is Mayor:
         return (
@@ -123,7 +123,7 @@ def request_stamps(p: Any) -> list[int]:
         values += [ts for ts, _ in p.contract_requests]
         values += [ts for queue in p.queues.values() for ts, _ in queue.values()]
     if _request_live(p):
-        values.append(p.my_request[0])  # type: ignore[index]  # set in both states
+        values.append(p.my_request[0])  # set in both states
     return values
 
 
@@ -180,7 +180,7 @@ def dead_message(msg: Any, receiver: Any) -> bool:
 
 
 # -- whom a process may send to ---------------------------------------------------------------
-def sends_to(q: Any, pending: tuple, inflight: tuple, x: Any) -> bool:
+def sends_to(q: Any, pending: tuple[Any, ...], inflight: tuple[Any, ...], x: Any) -> bool:
     """Whether ``q`` may send to ``x`` while ``x`` does not move (see the module); ``inflight``:
     the messages on the link from ``x`` to ``q``."""
     if any(isinstance(m, XRequest) for m in inflight):

@@ -9,7 +9,7 @@ from typing import Any
 from ...spec import WorldInvariant
 
 
-def holds(model: Any, world: tuple) -> tuple[str, list[str]] | None:
+def holds(model: Any, world: tuple[Any, ...]) -> tuple[str, list[str]] | None:
     held: dict[int, set[str]] = {}
     for rid, i, _ in model.holdings(world):
         held.setdefault(i, set()).add(model.resources[rid].split(":", 1)[0])
