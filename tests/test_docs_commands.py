@@ -1,6 +1,6 @@
 """Every ``$ mutexlab …`` command shown in README.md and docs/*.md runs, and prints what the docs show.
 
-How the docs are read (docs/architecture.md#doc-examples says the same for authors):
+How the docs are read (CONTRIBUTING.md#doc-examples says the same for authors):
 
 * A fenced code block with lines starting ``$ `` is a console session. Each ``$`` line is a shell
   command (run by bash); the lines up to the next ``$`` line are its output (stdout and stderr
@@ -465,8 +465,11 @@ def link_problems(doc: Path, text: str | None = None) -> list[str]:
     return problems
 
 
+LINKED = [*DOCS, *(ROOT / name for name in ("CONTRIBUTING.md", "BENCHMARKS.md", "CHANGELOG.md"))]
+
+
 def test_links_and_repository_paths_in_the_docs_exist():
-    problems = [p for doc in DOCS for p in link_problems(doc)]
+    problems = [p for doc in LINKED for p in link_problems(doc)]
     assert not problems, "\n".join(problems)
 
 
