@@ -21,6 +21,7 @@ from typing import Any
 from ..protocol import Enter, Exit, Protocol, ProtocolError
 from ..setup import Setup, capacity_of
 from .driver import Driver
+from ..words import count
 
 
 @dataclass
@@ -56,8 +57,9 @@ class Exploration:
 
     def summary(self) -> str:
         return (
-            f"{self.states} states, {self.transitions} transitions, {self.finals} final states, "
-            f"depth {self.max_depth}, {len(self.violations)} violations, {len(self.deadlocks)} deadlocks"
+            f"{count(self.states, 'state')}, {count(self.transitions, 'transition')}, "
+            f"{count(self.finals, 'final state')}, depth {self.max_depth}, "
+            f"{count(len(self.violations), 'violation')}, {count(len(self.deadlocks), 'deadlock')}"
             + ("" if self.complete else " (INCOMPLETE: state limit reached)")
         )
 

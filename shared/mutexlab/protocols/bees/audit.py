@@ -19,6 +19,7 @@ from typing import Any
 from ...findings import PROGRESS, SAFETY, Invariants, Violation
 from ...trace import event_error, whole
 from .messages import FINAL_STATES, FLOWER, WAITING_STATES, expected_eggs
+from ...words import count
 
 CHECKS = (
     "eggs per bee",
@@ -159,8 +160,8 @@ def check(events: list[dict], run: dict) -> list[Violation]:
         found.append(
             Violation(
                 "too-few-eggs" if total < want else "too-many-eggs",
-                f"{total} eggs were laid; {bees} bees with {eggs} eggs each and "
-                f"{reeds} reeds of {cocoons} cocoons must lay min({eggs}·{bees}, {cocoons}·{reeds}) "
+                f"{count(total, 'egg')} laid; {count(bees, 'bee')} with {count(eggs, 'egg')} each and "
+                f"{count(reeds, 'reed')} of {count(cocoons, 'cocoon')} must lay min({eggs}·{bees}, {cocoons}·{reeds}) "
                 f"= {want}",
                 [],
             )

@@ -25,6 +25,7 @@ from collections import defaultdict
 from ...clock import happened_before
 from ...findings import PROGRESS, SAFETY, Invariants, Violation
 from ...trace import TraceError, event_error, whole
+from ...words import count
 
 CHECKS = (
     "elves: pins only with a contract, poison only with pins, configured units",
@@ -124,7 +125,7 @@ def _holding_order(elf: str, events: list[dict], params: dict, plan, done) -> li
                 flag("pins-without-contract", f"{elf} took pins without a contract", e)
             elif units != params.get("pins_per_elf", units):
                 need = params["pins_per_elf"]
-                flag("pins-units", f"{elf} took {units} pins, not the {need} every elf needs", e)
+                flag("pins-units", f"{elf} took {count(units, 'pin')}, not the {need} every elf needs", e)
             pins = True
         elif kind == "enter" and resource == "poison":
             if not pins:
