@@ -152,6 +152,13 @@ one_run() {
   else
     verdict+=", monitor: ${said:-no verdict}"; ok=0
   fi
+  # Quiet output: no warnings about cluster peers a profile does not start (only a stopped node may
+  # be missed), and the brokers' start-up logs kept out of it (their console logs warnings only).
+  if [ -z "$stop" ] && grep -q "cannot connect to rabbitmq-" "$log"; then
+    verdict+=", warnings about broker nodes not started: $(grep -m1 "cannot connect to rabbitmq-" "$log")"; ok=0
+  fi
+  local broker_lines; broker_lines=$(grep -cE "^rabbitmq(-[23])?([-_][0-9]+)? +[|]" "$log")
+  verdict+=", $(wc -l <"$log") lines of output ($broker_lines from the brokers)"
   # The project's containers must carry the fixed project name (v1 takes it from the env file only).
   if [ -z "$(docker ps -aq --filter "label=com.docker.compose.project=$project" \
                              --filter "label=com.docker.compose.service=$monitor")" ]; then

@@ -134,3 +134,17 @@ def test_the_files_the_tour_writes_at_the_top_are_ignored_by_git():
     if done.returncode == 128:
         pytest.skip(f"not a git checkout: {done.stderr.strip()}")
     assert sorted(done.stdout.split()) == sorted(names)
+
+
+def test_nodes_whose_names_do_not_resolve_are_left_out_and_the_queue_type_kept():
+    from mutexlab.transport.settings import ParticipantSettings, resolvable_nodes
+
+    url = "amqp://u:p@rabbitmq:5672/%2F,amqp://u:p@rabbitmq-2:5672/%2F,amqp://u:p@rabbitmq-3:5672/%2F"
+    settings = ParticipantSettings(amqp_url=url, run_id="r", skip_unresolved_nodes=True)
+    kept, absent = resolvable_nodes(settings, resolves=lambda host: host == "rabbitmq")
+    assert kept.amqp_url == "amqp://u:p@rabbitmq:5672/%2F" and absent == ["rabbitmq-2", "rabbitmq-3"]
+    assert kept.queue_kind == "quorum"  # decided on the three nodes named, as every process decides it
+    # all resolve, or none does: nothing changes (the connection error names them all)
+    assert resolvable_nodes(settings, resolves=lambda host: True) == (settings, [])
+    assert resolvable_nodes(settings, resolves=lambda host: False) == (settings, [])
+
