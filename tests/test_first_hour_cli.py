@@ -123,7 +123,9 @@ def test_explore_without_a_display_prints_the_address_and_says_no_browser_opened
 
 def test_counted_nouns_in_findings_and_summaries():
     one = Exploration(states=1, transitions=1, finals=1, max_depth=0, complete=True)
-    assert one.summary().startswith("1 state, 1 transition, 1 final state, depth 0, 0 violations, 0 deadlocks")
+    assert one.summary().startswith(
+        "1 state, 1 transition, 1 final state, depth 0, 0 violations, 0 deadlocks"
+    )
 
 
 def test_the_files_the_tour_writes_at_the_top_are_ignored_by_git():
@@ -147,4 +149,3 @@ def test_nodes_whose_names_do_not_resolve_are_left_out_and_the_queue_type_kept()
     # all resolve, or none does: nothing changes (the connection error names them all)
     assert resolvable_nodes(settings, resolves=lambda host: True) == (settings, [])
     assert resolvable_nodes(settings, resolves=lambda host: False) == (settings, [])
-

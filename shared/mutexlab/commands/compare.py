@@ -102,8 +102,7 @@ def render(rows: list[dict], args) -> str:
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
     lines = [
         f"N={args.nodes}, {count(args.requests, 'request')} per node, seed {args.seed}, delay {args.delay}"
-        + "".join(f", {d.kind} {getattr(args, d.kind):g}" for d in MEASURED.dwell)
-,
+        + "".join(f", {d.kind} {getattr(args, d.kind):g}" for d in MEASURED.dwell),
         "times in units of the observed mean message delay T",
     ]
     for k, row in enumerate(table):

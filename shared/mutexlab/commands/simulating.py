@@ -131,4 +131,6 @@ def outcome_lines(s: dict) -> list[str]:
 
 
 # Findings cite events by their line in the trace; without --trace no file holds those lines.
-NO_TRACE_NOTE = "(\"line N\": the N-th event of the run's trace, which was not written; --trace FILE writes it)"
+NO_TRACE_NOTE = (
+    '("line N": the N-th event of the run\'s trace, which was not written; --trace FILE writes it)'
+)

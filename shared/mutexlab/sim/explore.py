@@ -20,8 +20,8 @@ from typing import Any
 
 from ..protocol import Enter, Exit, Protocol, ProtocolError
 from ..setup import Setup, capacity_of
-from .driver import Driver
 from ..words import count
+from .driver import Driver
 
 
 @dataclass

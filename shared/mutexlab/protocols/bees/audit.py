@@ -18,8 +18,8 @@ from typing import Any
 
 from ...findings import PROGRESS, SAFETY, Invariants, Violation
 from ...trace import event_error, whole
-from .messages import FINAL_STATES, FLOWER, WAITING_STATES, expected_eggs
 from ...words import count
+from .messages import FINAL_STATES, FLOWER, WAITING_STATES, expected_eggs
 
 CHECKS = (
     "eggs per bee",
