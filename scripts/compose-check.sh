@@ -157,7 +157,7 @@ one_run() {
   if [ -z "$stop" ] && grep -q "cannot connect to rabbitmq-" "$log"; then
     verdict+=", warnings about broker nodes not started: $(grep -m1 "cannot connect to rabbitmq-" "$log")"; ok=0
   fi
-  local broker_lines; broker_lines=$(grep -cE "^rabbitmq(-[23])?([-_][0-9]+)? +[|]" "$log")
+  local broker_lines; broker_lines=$(grep -cE "^[^|]*rabbitmq(-[23])?([-_][0-9]+)? +[|]" "$log")
   verdict+=", $(wc -l <"$log") lines of output ($broker_lines from the brokers)"
   # The project's containers must carry the fixed project name (v1 takes it from the env file only).
   if [ -z "$(docker ps -aq --filter "label=com.docker.compose.project=$project" \
