@@ -23,10 +23,6 @@ from conftest import missing
 from mutexlab.explore.server import make_server
 from mutexlab.explore.session import Config, Session
 
-# A real browser: tens of seconds of CPU per module, so not in the quick subset (which needs
-# Python alone); the full suite and `-m browser` run it.
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "scenarios"
 ARTIFACTS = Path(os.environ.get("MUTEXLAB_ARTIFACTS", ROOT / "artifacts"))

@@ -14,8 +14,6 @@ from test_explore_browser import ARTIFACTS, Explorer, browser  # noqa: F401 - th
 
 from mutexlab.explore.session import Config, Session
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a real browser (see test_explore_browser)
-
 # Every family at the sizes a newcomer starts with; the bees' card has the longest labels.
 CONFIGS = [
     ("bees", 3, {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 1}),
