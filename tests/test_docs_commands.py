@@ -338,7 +338,9 @@ def _cases():
     cases = []
     for doc in DOCS:
         for index, block in enumerate(b for b in parse_blocks(doc) if b.runnable):
-            marks = [pytest.mark.broker] if block.broker else []
+            # Every documented command in a child process: minutes for all of them, so out of the
+            # quick subset (the full run checks every one); the link checks below stay quick.
+            marks = [pytest.mark.slow, *([pytest.mark.broker] if block.broker else [])]
             cases.append(pytest.param(doc, index, id=block.name, marks=marks))
     return cases
 
