@@ -12,7 +12,9 @@ and critical-section times, audited trace) and is measured by ``mutexlab.metrics
 
 Delays are in units of the mean message delay observed in the trace (T). The literature's
 figures come from each algorithm's spec (``AlgorithmSpec.literature``); where it gives a range, light load is compared
-with its low end and heavy load with its high end (Maekawa: 3√N light, 5√N heavy); Suzuki–Kasami's
+with its low end and heavy load with its high end (Maekawa: 3(|S|−1) light, 5(|S|−1) heavy, |S| the
+run's quorum size), except Lamport's, the other way round (no overlap: every REPLY is sent, 3(N−1);
+everyone waiting: REPLYs suppressed, 2(N−1)); Suzuki–Kasami's
 "0 or N" is compared with N (0 only when the token holder asks again); Raymond's heavy-load
 figure is Raymond's own "about 4" (it is not in the spec's figures). Ratio = measured / literature.
 """
@@ -41,10 +43,11 @@ def literature(algorithm: str, n: int, params: dict, load: str) -> tuple[str, fl
     low, high = span
     if algorithm == "suzuki-kasami":
         return f"N = {n}", float(n)
-    value = low if load == "light" else high
+    low_end = (load == "light") != (algorithm == "lamport")
+    value = low if low_end else high
     text = figure.text
-    if algorithm == "maekawa" and not math.isclose(low, high):
-        text = "3√N" if load == "light" else "5√N"
+    if " to " in text and not math.isclose(low, high):
+        text = text.split(" to ")[0 if low_end else 1]
     return f"{text} = {value:.3g}", value
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compose-check.sh — run the compose stacks for real, as the README tells a user to, and judge them.
+# compose-check.sh — run the compose stacks for real, as docs/tour.md tells a user to, and judge them.
 #
 #   bash scripts/compose-check.sh                           # docker-compose (v1) and docker compose (v2)
 #   COMPOSE_CHECK_TOOLS=v2 bash scripts/compose-check.sh    # only one of them (v1 | v2 | "v1 v2")
@@ -11,7 +11,7 @@
 # with raymond, each with --exit-code-from its monitor, a user's algorithm by file in the classic profile
 # ("classic-file": Ricart–Agrawala copied outside the checkout as a user writes it, named ra-file,
 # mounted with ALGORITHM_FILE, docs/rabbitmq.md#your-algorithm-in-compose), and the bees on the three-node cluster of the
-# "cluster" profile (--scale bee=7, docs/cluster.md): once as the README shows it ("cluster"), once
+# "cluster" profile (--scale bee=7, docs/cluster.md): once as docs/tour.md shows it ("cluster"), once
 # with `stop rabbitmq-2` after the run has started ("cluster-stop"): that run must still pass, and
 # rabbitmq-2 must have been stopped before its end. (--exit-code-from stops everything when any
 # container it watches exits: there the brokers are started first, with up -d, and `up` is given
@@ -152,6 +152,13 @@ one_run() {
   else
     verdict+=", monitor: ${said:-no verdict}"; ok=0
   fi
+  # Quiet output: no warnings about cluster peers a profile does not start (only a stopped node may
+  # be missed), and the brokers' start-up logs kept out of it (their console logs warnings only).
+  if [ -z "$stop" ] && grep -q "cannot connect to rabbitmq-" "$log"; then
+    verdict+=", warnings about broker nodes not started: $(grep -m1 "cannot connect to rabbitmq-" "$log")"; ok=0
+  fi
+  local broker_lines; broker_lines=$(grep -cE "^[^|]*rabbitmq(-[23])?([-_][0-9]+)? +[|]" "$log")
+  verdict+=", $(wc -l <"$log") lines of output ($broker_lines from the brokers)"
   # The project's containers must carry the fixed project name (v1 takes it from the env file only).
   if [ -z "$(docker ps -aq --filter "label=com.docker.compose.project=$project" \
                              --filter "label=com.docker.compose.service=$monitor")" ]; then

@@ -103,6 +103,19 @@ def _container(config):
     return RabbitMqContainer(BROKER_IMAGE, username="mutexlab", password="mutexlab-tests")
 
 
+BROWSER_FIXTURES = {"browser", "chromium"}  # test_explore_browser's Playwright, test_report's chromium
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(config, items):
+    """A test that drives chromium is marked ``browser`` and ``slow``: seconds of CPU each, and a
+    browser the quick subset (Python alone) does not ask for. The full run keeps every one."""
+    for item in items:
+        if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.slow)
+
+
 def missing(reason: str) -> NoReturn:
     """Something outside the project that a test needs is missing: under CI that is a failure
     (.ci/run installs and starts everything the tests need), elsewhere a skip saying what."""

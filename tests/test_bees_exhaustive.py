@@ -54,10 +54,9 @@ class Colony:
     SMALL,
     ids=[f"P{p}-" + "-".join(f"{k[0]}{v}" for k, v in o.items()) for p, o in SMALL],
 )
-def test_every_interleaving_is_safe_and_ends_properly(processes, options, record_property, capsys):
+def test_every_interleaving_is_safe_and_ends_properly(processes, options, record_property):
     result = check_colony(Colony(processes, options), max_states=3_000_000)
-    with capsys.disabled():
-        print(f"\nbees P={processes} {options}: {summary(result)}")
+    print(f"\nbees P={processes} {options}: {summary(result)}")
     record_property("states", result.states)
     assert result.complete, summary(result)
     assert result.findings == [], result.findings[:1]
@@ -65,7 +64,7 @@ def test_every_interleaving_is_safe_and_ends_properly(processes, options, record
 
 
 @pytest.mark.slow
-def test_three_bees_one_flower_one_reed_every_interleaving_is_safe_and_ends_properly(capsys):
+def test_three_bees_one_flower_one_reed_every_interleaving_is_safe_and_ends_properly():
     """P=3, K=1, T=1, one egg per bee and one cocoon per reed: one bee lays, two retire.
 
     717,117 states and 2,044,408 transitions, as explore() counts them (about 15 s of CPU with
@@ -73,8 +72,7 @@ def test_three_bees_one_flower_one_reed_every_interleaving_is_safe_and_ends_prop
     result = check_colony(
         Colony(3, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}), max_states=3_000_000
     )
-    with capsys.disabled():
-        print(f"\nbees P=3 K=1 T=1 eggs=1 cocoons=1: {summary(result)}")
+    print(f"\nbees P=3 K=1 T=1 eggs=1 cocoons=1: {summary(result)}")
     assert result.complete, summary(result)
     assert result.findings == []
     assert (result.states, result.transitions) == (717_117, 2_044_408) and result.finals >= 1

@@ -86,8 +86,11 @@ def test_growth_exponent():
 
 
 def test_literature_reference_choices():
-    assert complexity.literature("maekawa", 9, {}, "light")[1] == pytest.approx(9.0)  # 3√N
-    assert complexity.literature("maekawa", 9, {}, "heavy")[1] == pytest.approx(15.0)  # 5√N
+    # N = 9 has no projective plane: a 3×3 grid, |S| = 5
+    assert complexity.literature("maekawa", 9, {}, "light") == ("3(|S|−1) = 12", pytest.approx(12.0))
+    assert complexity.literature("maekawa", 9, {}, "heavy") == ("5(|S|−1) = 20", pytest.approx(20.0))
+    assert complexity.literature("lamport", 5, {}, "light") == ("3(N−1) = 12", 12.0)  # every REPLY sent
+    assert complexity.literature("lamport", 5, {}, "heavy") == ("2(N−1) = 8", 8.0)  # REPLYs suppressed
     assert complexity.literature("suzuki-kasami", 5, {}, "light")[1] == 5.0
     assert complexity.literature("raymond", 31, {}, "heavy")[1] == complexity.RAYMOND_HEAVY
 

@@ -270,6 +270,7 @@ def traces(draw):
     return t
 
 
+@pytest.mark.slow  # 300 generated traces, two searches each
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(traces(), st.integers(1, 6))
 def test_the_flow_agrees_with_the_old_search(t, cap):
@@ -294,6 +295,7 @@ def bound_holds(bound_of, intervals, cap):
     return bound is None or (bound <= cap and max_antichain(intervals)[0] <= bound)
 
 
+@pytest.mark.slow  # 300 generated traces
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(traces(), st.integers(1, 6))
 def test_the_chain_cover_bounds_the_load_from_above(t, cap):

@@ -22,6 +22,7 @@ from mutexlab.audit.capacity import collect_intervals, generating_edges, generat
 pytest.importorskip("scipy", reason="the side-by-side needs scipy (the 'fast' extra, in '.[test]')")
 
 
+@pytest.mark.slow  # 300 generated traces, two flows each
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(traces(), st.integers(1, 6))
 def test_python_and_scipy_flows_agree(t, cap):

@@ -141,6 +141,7 @@ def test_each_elves_reduction_keeps_the_verdict_the_holdings_and_the_phases(
     assert differences(elves, options, seed, monkeypatch, switch_off, partial_order) == []
 
 
+@pytest.mark.slow  # two searches of three elves
 def test_the_elves_reductions_together_cut_three_elves_one_contract():
     """87,843 worlds without reductions (explore()'s count) and far fewer with them."""
     plain, _ = run_check(CheckConfig("elves", 3, dict(SCARCE_PINS, contracts=1), reductions=False))

@@ -285,3 +285,17 @@ def test_cluster_profile_three_brokers_one_cookie_every_service_given_all_three(
         if url is not None:
             hosts = [part.split("@", 1)[1].split(":", 1)[0] for part in url.split(",")]
             assert hosts == ["rabbitmq", "rabbitmq-2", "rabbitmq-3"], name
+
+
+def test_the_image_is_built_never_pulled_and_the_brokers_log_warnings_only(compose):
+    """compose v2 would try to pull mutexlab:latest first; the brokers' start-up would bury the
+    verdict; the cluster's peers, named for every service, are left out when not started."""
+    services = compose["services"]
+    ours = [s for s in services.values() if s.get("build")]
+    assert ours and all(s.get("pull_policy") == "build" for s in ours)
+    for name in ("rabbitmq", "rabbitmq-2", "rabbitmq-3"):
+        script = " ".join(services[name]["entrypoint"])
+        assert "log.console.level = warning" in script, name
+    for name, service in services.items():
+        if "AMQP_URL" in (service.get("environment") or {}):
+            assert str(service["environment"].get("SKIP_UNRESOLVED_NODES")).lower() == "true", name

@@ -1,6 +1,6 @@
 """Every ``$ mutexlab …`` command shown in README.md and docs/*.md runs, and prints what the docs show.
 
-How the docs are read (docs/architecture.md#doc-examples says the same for authors):
+How the docs are read (CONTRIBUTING.md#doc-examples says the same for authors):
 
 * A fenced code block with lines starting ``$ `` is a console session. Each ``$`` line is a shell
   command (run by bash); the lines up to the next ``$`` line are its output (stdout and stderr
@@ -11,7 +11,7 @@ How the docs are read (docs/architecture.md#doc-examples says the same for autho
   repository is reachable there (and ``tests/``, for the broken variants); ``mutexlab`` is this checkout's.
 * ``$ echo $?`` prints the previous command's exit code. An output ending in ``(exit N)`` also
   asserts the exit code N. Otherwise the exit code is not checked.
-* ``mutexlab explore`` (a server) is interrupted with SIGINT after a few seconds, as Ctrl-C would.
+* ``mutexlab explore`` (a server) is interrupted with SIGINT once it serves, as Ctrl-C would.
 * ``mutexlab check``'s measured lines (``time:``, ``peak memory:``) are compared by label and unit.
 * Elisions: a line that is only ``...`` or ``…`` stands for any number of lines; ``…`` inside a
   line stands for any text.
@@ -24,6 +24,7 @@ Everything else is compared exactly, after stripping trailing spaces and trailin
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import re
@@ -41,9 +42,9 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(\s*)(```|~~~)")
 MUTEXLAB = re.compile(r"(^|[\s;&|(])mutexlab(\s|$)")
 # ``mutexlab explore`` serves until Ctrl-C; the docs show it with --no-browser and its start-up
-# lines, so the test interrupts it after a few seconds (its exit code after SIGINT is 0).
+# lines, so the test interrupts it once it says it serves (its exit code after SIGINT is 0).
 SERVER = re.compile(r"(^|[\s;&|(])mutexlab explore\b")
-SERVER_SECONDS = 8
+SERVER_SECONDS = 60  # at most this long for a server to say it serves
 EXIT_NOTE = re.compile(r"^\(exit (?:status )?(\d+)\)$")
 BROKER_STABLE = re.compile(r"^(\S+: (SAFE|VIOLATION\b.*)|checked: .*|entries: .*|final states: .*)$")
 ELISION_LINES = {"...", "…"}
@@ -265,8 +266,11 @@ class DocSession:
                 results.append((f"{self.last_code}\n", 0))
                 continue
             text = command.text
-            if SERVER.search(text):  # a server runs until Ctrl-C: interrupt it once it has started
-                text = f"timeout -s INT {SERVER_SECONDS} {text}"
+            if SERVER.search(text):  # a server runs until Ctrl-C: interrupt it once it serves
+                output, code = _serve_then_interrupt(text, self.workdir, env)
+                self.last_code = code
+                results.append((output, code))
+                continue
             try:
                 done = subprocess.run(
                     ["bash", "-c", text],
@@ -285,11 +289,57 @@ class DocSession:
         self.outcomes[index] = Outcome(results)
 
 
+def _serve_then_interrupt(text: str, cwd: Path, env: dict[str, str]) -> tuple[str, int]:
+    """Run a server command, and send SIGINT (Ctrl-C) to it once it has printed ``serving`` (or
+    after SERVER_SECONDS without it, or when it exits by itself): its output and exit code."""
+    import signal
+    import threading
+    import time
+
+    child = subprocess.Popen(
+        ["bash", "-c", text],
+        cwd=cwd,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # SIGINT to the group: bash and the server
+    )
+    lines: list[str] = []
+    serving = threading.Event()
+
+    def read() -> None:
+        for line in child.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+            if line.startswith("serving "):
+                serving.set()
+        serving.set()  # ended by itself
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    started = time.monotonic()
+    while not serving.wait(0.1):
+        if time.monotonic() - started > SERVER_SECONDS:
+            break
+    time.sleep(0.5)  # the lines it prints right after "serving"
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGINT)
+    try:
+        code = child.wait(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        code = -1
+    reader.join(timeout=10)
+    return "".join(lines), code
+
+
 def _cases():
     cases = []
     for doc in DOCS:
         for index, block in enumerate(b for b in parse_blocks(doc) if b.runnable):
-            marks = [pytest.mark.broker] if block.broker else []
+            # Every documented command in a child process: minutes for all of them, so out of the
+            # quick subset (the full run checks every one); the link checks below stay quick.
+            marks = [pytest.mark.slow, *([pytest.mark.broker] if block.broker else [])]
             cases.append(pytest.param(doc, index, id=block.name, marks=marks))
     return cases
 
@@ -465,8 +515,11 @@ def link_problems(doc: Path, text: str | None = None) -> list[str]:
     return problems
 
 
+LINKED = [*DOCS, *(ROOT / name for name in ("CONTRIBUTING.md", "BENCHMARKS.md", "CHANGELOG.md"))]
+
+
 def test_links_and_repository_paths_in_the_docs_exist():
-    problems = [p for doc in DOCS for p in link_problems(doc)]
+    problems = [p for doc in LINKED for p in link_problems(doc)]
     assert not problems, "\n".join(problems)
 
 

@@ -294,7 +294,7 @@ def test_import_a_file_random_steps_and_run_to_the_end(explorer):
 
 
 def test_walkthrough_maekawa_inquire_yield(explorer):
-    """The README's walkthrough: the notes' Maekawa example, clicked through to the YIELD."""
+    """The tour's walkthrough (docs/tour.md): the notes' Maekawa example, clicked through to the YIELD."""
     e = explorer(Session(Config("ricart-agrawala", 2, {"requests": 1})))
     page = e.page
     page.select_option("#examples", "maekawa-inquire-yield")

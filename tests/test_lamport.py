@@ -186,7 +186,7 @@ def test_exactly_three_n_minus_one_messages_per_entry_when_no_request_overlaps(n
 # -- exhaustive exploration ----------------------------------------------------------------
 
 
-def test_every_interleaving_for_three_nodes_two_of_them_asking_is_safe_and_live(capsys):
+def test_every_interleaving_for_three_nodes_two_of_them_asking_is_safe_and_live():
     def factory():
         setup = make_setup("lamport", 3)
         setup.protocols[1].requests_left = 1
@@ -194,8 +194,7 @@ def test_every_interleaving_for_three_nodes_two_of_them_asking_is_safe_and_live(
         return setup
 
     found = explore(factory, max_states=100_000)
-    with capsys.disabled():
-        print(f"\nlamport N=3 (nodes 1, 2 ask once): {found.summary()}")
+    print(f"\nlamport N=3 (nodes 1, 2 ask once): {found.summary()}")
     assert found.complete and not found.violations and not found.deadlocks
     assert found.finals > 0
 

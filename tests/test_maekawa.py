@@ -212,7 +212,7 @@ def _bounded(budgets, cls=mk.MaekawaNode, options=None):
     return factory
 
 
-def test_without_inquire_and_yield_the_cycle_of_three_deadlocks_and_with_them_it_does_not(capsys):
+def test_without_inquire_and_yield_the_cycle_of_three_deadlocks_and_with_them_it_does_not():
     broken = explore(_bounded({1: 1, 2: 1, 3: 1}, NoInquire, {"quorums": CYCLE}), max_states=50_000)
     assert broken.deadlocks
     assert (
@@ -220,18 +220,16 @@ def test_without_inquire_and_yield_the_cycle_of_three_deadlocks_and_with_them_it
         in broken.deadlocks[0].message
     )
     found = explore(_bounded({1: 1, 2: 1, 3: 1}, options={"quorums": CYCLE}), max_states=50_000)
-    with capsys.disabled():
-        print(
-            f"\nmaekawa N=3, cyclic quorums, each asks once: {found.summary()}"
-            f"\n  without INQUIRE/YIELD: {broken.summary()}"
-        )
+    print(
+        f"\nmaekawa N=3, cyclic quorums, each asks once: {found.summary()}"
+        f"\n  without INQUIRE/YIELD: {broken.summary()}"
+    )
     assert found.complete and not found.violations and not found.deadlocks and found.finals > 0
 
 
-def test_every_interleaving_with_the_default_grid_is_safe_and_live(capsys):
+def test_every_interleaving_with_the_default_grid_is_safe_and_live():
     found = explore(_bounded({1: 1, 2: 1, 3: 1}), max_states=50_000)
-    with capsys.disabled():
-        print(f"\nmaekawa N=3, default grid quorums, each asks once: {found.summary()}")
+    print(f"\nmaekawa N=3, default grid quorums, each asks once: {found.summary()}")
     assert found.complete and not found.violations and not found.deadlocks and found.finals > 0
 
 

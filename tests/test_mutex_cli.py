@@ -324,7 +324,7 @@ def test_metrics_response_time_sync_delay_and_unit():
 def test_literature_figures():
     assert literature("ricart-agrawala")["messages"].render(5) == "2(N−1) = 8"
     assert literature("suzuki-kasami")["messages"].range(13) == (0, 13)
-    assert literature("maekawa")["messages"].render(4) == "3√N to 5√N = 6–10"
+    assert literature("maekawa")["messages"].render(4) == "3(|S|−1) to 5(|S|−1) = 6–10"
     params = make_setup(
         "sanders",
         3,

@@ -35,7 +35,7 @@ def simulate(path: Path, algorithm: str, n: int, options: dict, seed: int = 2) -
     "algorithm, n, options, literature",
     [
         ("ricart-agrawala", 3, {"requests": 2}, "2(N−1) = 4"),
-        ("maekawa", 4, {"requests": 1}, "3√N to 5√N = 6–10"),
+        ("maekawa", 4, {"requests": 1}, "3(|S|−1) to 5(|S|−1) = 6–10"),
         ("sanders", 4, {"requests": 1}, "sets: 2|R∖i|+|I∖i| uncontended = "),
         ("bees", 4, {}, None),
     ],

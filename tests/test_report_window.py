@@ -164,6 +164,7 @@ def _peak_rss_mib(args: list[str], window: int | None = None) -> float:
     return int(done.stdout) / 1024
 
 
+@pytest.mark.slow  # simulates and draws large runs
 def test_simulate_bees_report_memory_is_bounded_by_the_window(tmp_path):
     """A run of 67,276 trace events with a window of 2,000: the command with --report needs little
     more memory than the audited run without it. (Holding the whole trace took 203 MiB against 54.)"""

@@ -113,6 +113,7 @@ def broken_traces(draw) -> bytes:
     return "\n".join(lines).encode("latin-1" if any(ord(c) > 0x7F for c in "".join(lines)) else "utf-8")
 
 
+@pytest.mark.slow  # 150 generated inputs, each verified
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.binary(max_size=400))
 def test_random_bytes_are_refused_with_one_line(data, capsys):
@@ -121,6 +122,7 @@ def test_random_bytes_are_refused_with_one_line(data, capsys):
     assert_judged_or_refused(code, out, err, path)
 
 
+@pytest.mark.slow  # 300 generated traces, each verified
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=broken_traces())
 def test_a_broken_trace_gets_a_verdict_or_one_line(data, capsys):

@@ -82,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         # (0.06–0.25 s measured); frozen, they are skipped. Files and connections are closed explicitly.
         atexit.register(gc.freeze)
     parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):
+        # Bare ``mutexlab``: what it can do, not argparse's "COMMAND is required".
+        print(parser.format_help().rstrip(), file=sys.stderr)
+        print("\nRun 'mutexlab COMMAND --help' for a command's options.", file=sys.stderr)
+        return 2
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         # argparse would blame the top-level parser and print its usage; a flag given after a

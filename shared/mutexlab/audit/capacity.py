@@ -57,6 +57,7 @@ from ..clock import ClockView
 from ..findings import Violation
 from ..setup import capacity_of
 from ..trace import TraceError
+from ..words import count
 
 if TYPE_CHECKING:
     import numpy as np
@@ -137,7 +138,7 @@ class Pairing:
                 problems.append(
                     Violation(
                         "units-mismatch",
-                        f"{pid} entered {resource} with {held.units} units but left with {units}",
+                        f"{pid} entered {resource} with {count(held.units, 'unit')} but left with {units}",
                         [held.enter, event],
                     )
                 )
@@ -388,7 +389,7 @@ def over_capacity(iv: Interval, cap: int) -> Violation:
     """One holder alone over the capacity of its resource."""
     return Violation(
         "capacity",
-        f"{iv.pid} took {iv.units} units of {iv.resource}, more than its capacity {cap}",
+        f"{iv.pid} took {count(iv.units, 'unit')} of {iv.resource}, more than its capacity {cap}",
         [iv.enter],
     )
 

@@ -20,7 +20,7 @@ from .common import fail, format_number, print_json
 from .flags import add_dwell_arguments, add_simulator_arguments
 from .longrun import add_memory_argument, check_memory
 from .registry import Command
-from .simulating import exit_code
+from .simulating import NO_TRACE_NOTE, exit_code
 
 MEASURED = next(f for f in registry.families() if f.measured)
 NAMES = registry.members(MEASURED)
@@ -32,13 +32,19 @@ COLUMNS = (
     "algorithm",
     "entries",
     "messages",
-    "msgs/entry",
+    "per entry",
     "literature",
     "sync (T)",
     "literature",
-    "response (T)",
+    "resp. (T)",
     "verdict",
 )
+
+
+def _value(figure: str | None) -> str:
+    """The number of a rendered figure ("2(N−1) = 8" → "8"); the formulas go under the table, so
+    it fits 100 columns."""
+    return "" if not figure else figure.rpartition(" = ")[2]
 
 
 def arguments(p) -> None:
@@ -86,9 +92,9 @@ def render(rows: list[dict], args) -> str:
                 f"{r['entries']}/{r['requests']}",
                 str(r["total_messages"]),
                 format_number(r["messages_per_entry"]),
-                r["literature_messages"] or "",
+                _value(r["literature_messages"]),
                 format_number(r["sync_delay"]),
-                r["literature_sync"] or "",
+                _value(r["literature_sync"]),
                 format_number(r["response_time"]),
                 r["verdict"],
             )
@@ -96,13 +102,20 @@ def render(rows: list[dict], args) -> str:
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
     lines = [
         f"N={args.nodes}, {count(args.requests, 'request')} per node, seed {args.seed}, delay {args.delay}"
-        + "".join(f", {d.kind} {getattr(args, d.kind):g}" for d in MEASURED.dwell)
-        + " (times in units of the observed mean message delay T)"
+        + "".join(f", {d.kind} {getattr(args, d.kind):g}" for d in MEASURED.dwell),
+        "times in units of the observed mean message delay T",
     ]
     for k, row in enumerate(table):
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
+    formulas = [
+        f"  {r['algorithm']}: messages {r['literature_messages'] or '—'}; sync {r['literature_sync'] or '—'}"
+        for r in rows
+        if not r.get("error")
+    ]
+    if formulas:
+        lines += ["the literature's figures (messages per entry; synchronization delay in T):", *formulas]
     return "\n".join(lines)
 
 
@@ -168,6 +181,8 @@ def run(args) -> int:
         for r in rows:
             for v in r.get("violations", []):
                 print(f"{r['algorithm']}: {v}")
+        if any(r.get("violations") for r in rows):
+            print(NO_TRACE_NOTE)
             for name, what in (r.get("stalled") or {}).items():
                 print(f"{r['algorithm']}: STALLED {name} waits for {what}")
     return next((code for code in (1, 2, 3) if code in codes), 0)

@@ -73,6 +73,18 @@ def build_session(args) -> Session:
     return Session(Config(cfg.algorithm, cfg.processes, dict(cfg.options), endless=endless))
 
 
+def no_display() -> bool:
+    """True on a Linux or BSD machine with no graphical session (over SSH, in a container), where
+    ``webbrowser`` would find nothing to open, or a console browser that takes over the terminal."""
+    import os
+
+    return (
+        sys.platform not in ("darwin", "win32", "cygwin")
+        and not os.environ.get("DISPLAY")
+        and not os.environ.get("WAYLAND_DISPLAY")
+    )
+
+
 def run(args) -> int:
     import threading
     import webbrowser
@@ -104,7 +116,15 @@ def run(args) -> int:
             file=sys.stderr,
         )
     if not args.no_browser:
-        threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
+        if no_display():
+            print(f"no display here, so no browser was opened: open {server.url} in a browser", flush=True)
+        else:
+
+            def open_browser() -> None:
+                if not webbrowser.open(server.url):
+                    print(f"no browser could be opened: open {server.url} in a browser", flush=True)
+
+            threading.Thread(target=open_browser, daemon=True).start()
     print(f"stopped ({serve_until_stopped(server)})", flush=True)
     return 0
 

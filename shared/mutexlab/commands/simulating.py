@@ -125,4 +125,12 @@ def outcome_lines(s: dict) -> list[str]:
                 lines += ["  " + v for v in audit[key]]
     if s.get("trace"):
         lines.append(f"trace written to {s['trace']}")
+    elif audit is not None and any(audit[k] for k in ("violations", "unfinished", "undecided")):
+        lines.append(NO_TRACE_NOTE)
     return lines
+
+
+# Findings cite events by their line in the trace; without --trace no file holds those lines.
+NO_TRACE_NOTE = (
+    '("line N": the N-th event of the run\'s trace, which was not written; --trace FILE writes it)'
+)

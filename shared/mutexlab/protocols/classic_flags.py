@@ -105,6 +105,7 @@ FLAGS = Flags(
         # the commands that run one without being told which: Ricart–Agrawala
         "run": {"algorithm": "ricart-agrawala", "nodes": 5},
         "explore": {"algorithm": "ricart-agrawala", "nodes": 3},
+        "compare": {"nodes": 5},
         "check": {"requests": 1},
     },
     free_options=True,

@@ -19,7 +19,9 @@ replaced only by later messages of ``j``.
 
 Invariants: a node replies to a REQUEST only while ``q[i]`` holds no request of its own; it
 enters only when every ``q[j]`` is later than its own request. Messages per entry: N−1
-REQUEST + at most N−1 REPLY + N−1 RELEASE ≤ 3(N−1), exactly 3(N−1) when no requests overlap.
+REQUEST + at most N−1 REPLY + N−1 RELEASE: from 2(N−1), when every REPLY is suppressed because
+the replier's own pending request serves as the answer, to 3(N−1), exactly, when no requests
+overlap.
 """
 
 from __future__ import annotations
@@ -164,7 +166,7 @@ SPEC = classic_spec(
     make_setup,
     CODEC,
     {
-        "messages": Figure("3(N−1)", lambda n, p: (3 * (n - 1),) * 2),
+        "messages": Figure("2(N−1) to 3(N−1)", lambda n, p: (2 * (n - 1), 3 * (n - 1))),
         "sync": Figure("T", lambda n, p: (1, 1)),
     },
     reductions=_reductions,

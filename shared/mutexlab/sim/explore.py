@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..setup import Setup
+from ..words import count
 from .world import WorldModel
 
 
@@ -39,8 +40,9 @@ class Exploration:
 
     def summary(self) -> str:
         return (
-            f"{self.states} states, {self.transitions} transitions, {self.finals} final states, "
-            f"depth {self.max_depth}, {len(self.violations)} violations, {len(self.deadlocks)} deadlocks"
+            f"{count(self.states, 'state')}, {count(self.transitions, 'transition')}, "
+            f"{count(self.finals, 'final state')}, depth {self.max_depth}, "
+            f"{count(len(self.violations), 'violation')}, {count(len(self.deadlocks), 'deadlock')}"
             + ("" if self.complete else " (INCOMPLETE: state limit reached)")
         )
 

@@ -48,7 +48,7 @@ def serve(role: str) -> int:
         print(f"mutexlab service: unknown role {role!r}; choose one of: {', '.join(known)}", file=sys.stderr)
         return 2
     from .rabbit import quiet_pika
-    from .settings import MonitorSettings, ParticipantSettings, load
+    from .settings import MonitorSettings, ParticipantSettings, load, resolvable_nodes
 
     try:
         settings = load(MonitorSettings if role == "monitor" else ParticipantSettings)
@@ -58,6 +58,10 @@ def serve(role: str) -> int:
             format="%(asctime)s %(levelname)s %(message)s",
         )
         quiet_pika()
+        if settings.skip_unresolved_nodes:
+            settings, absent = resolvable_nodes(settings)
+            if absent:
+                logging.info("AMQP_URL: %s left out (no such host: not started)", ", ".join(absent))
         service: Service
         if role == "monitor":
             from .monitor import Monitor

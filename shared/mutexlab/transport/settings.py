@@ -11,6 +11,7 @@ Environment variables (all validated before a service touches the broker):
 | variable | who | meaning |
 |---|---|---|
 | ``AMQP_URL`` | all | broker URL, e.g. ``amqp://user:pass@rabbitmq:5672/%2F`` (required); a cluster's nodes comma-separated |
+| ``SKIP_UNRESOLVED_NODES`` | all | ``true``: leave out the nodes of ``AMQP_URL`` whose host name does not resolve (compose: the cluster's peers when the ``cluster`` profile is off); the queue type is still decided on the whole list |
 | ``QUEUE_TYPE`` | all | ``classic``, ``quorum`` or ``auto`` (default: quorum when ``AMQP_URL`` names several nodes) |
 | ``RUN_ID`` | all | letters, digits, ``_`` and ``-``; names the run's exchange and queues (required) |
 | ``ALGORITHM`` | monitor | ``bees``, ``elves``, a classic algorithm (``ricart-agrawala`` ...), a dotted module or a ``.py`` file declaring ``SPEC`` |
@@ -127,6 +128,7 @@ class _Common(BaseSettings):
     dwell_times: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict)
     join_timeout: float = Field(default=120.0, gt=0)
     log_level: str = "INFO"
+    skip_unresolved_nodes: bool = False
 
     @field_validator("amqp_url")
     @classmethod
@@ -187,3 +189,29 @@ def load(cls: type[BaseSettings], **overrides: Any):
         raise ConfigError(f"bad configuration: {problems}") from None
     except (json.JSONDecodeError, ValueError) as exc:
         raise ConfigError(f"bad configuration: {exc}") from None
+
+
+def resolvable_nodes(settings, resolves=None):
+    """``settings`` with the nodes of ``AMQP_URL`` whose host name does not resolve left out (all
+    kept if none resolves: the connection error then names them), and ``QUEUE_TYPE`` decided on the
+    whole list first, so every process of a run declares the same queues; and the hosts left out.
+    Under compose a stopped container's name does not resolve: the "cluster" profile's peers are
+    named for every service but exist only with that profile."""
+    import socket
+    from urllib.parse import urlsplit
+
+    def default(host: str) -> bool:
+        try:
+            socket.getaddrinfo(host, None)
+        except OSError:
+            return False
+        return True
+
+    nodes = node_urls(settings.amqp_url)
+    hosts = [urlsplit(n).hostname or "" for n in nodes]
+    ok = [(resolves or default)(h) for h in hosts]
+    if all(ok) or not any(ok):
+        return settings, []
+    kept = ",".join(n for n, good in zip(nodes, ok) if good)
+    update = {"amqp_url": kept, "queue_type": settings.queue_kind}
+    return settings.model_copy(update=update), [h for h, good in zip(hosts, ok) if not good]

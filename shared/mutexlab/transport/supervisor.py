@@ -280,6 +280,12 @@ def broker_problem(url: str) -> str | None:
 
     try:
         connect_any(url, configure=quick)[0].close()
+    except (pika.exceptions.AuthenticationError, pika.exceptions.ProbableAuthenticationError):
+        # The broker answered and refused the login: "is it running?" would send the user astray.
+        return (
+            f"RabbitMQ at {redact(url)} refused the login: authentication failed — check the user "
+            "and password in --amqp-url / AMQP_URL (the default is guest:guest, allowed only from localhost)"
+        )
     except pika.exceptions.AMQPError as exc:
         return (
             f"cannot use RabbitMQ at {redact(url)}: {exc!r} — is it running? "

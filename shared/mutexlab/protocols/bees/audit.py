@@ -18,6 +18,7 @@ from typing import Any
 
 from ...findings import PROGRESS, SAFETY, Invariants, Violation
 from ...trace import event_error, whole
+from ...words import count
 from .messages import FINAL_STATES, FLOWER, WAITING_STATES, expected_eggs
 
 CHECKS = (
@@ -159,8 +160,8 @@ def check(events: list[dict[str, Any]], run: dict[str, Any]) -> list[Violation]:
         found.append(
             Violation(
                 "too-few-eggs" if total < want else "too-many-eggs",
-                f"{total} eggs were laid; {bees} bees with {eggs} eggs each and "
-                f"{reeds} reeds of {cocoons} cocoons must lay min({eggs}·{bees}, {cocoons}·{reeds}) "
+                f"{count(total, 'egg')} laid; {count(bees, 'bee')} with {count(eggs, 'egg')} each and "
+                f"{count(reeds, 'reed')} of {count(cocoons, 'cocoon')} must lay min({eggs}·{bees}, {cocoons}·{reeds}) "
                 f"= {want}",
                 [],
             )

@@ -26,6 +26,7 @@ from typing import Any
 from ...clock import happened_before
 from ...findings import PROGRESS, SAFETY, Invariants, Violation
 from ...trace import TraceError, event_error, whole
+from ...words import count
 
 CHECKS = (
     "elves: pins only with a contract, poison only with pins, configured units",
@@ -131,7 +132,7 @@ def _holding_order(
                 flag("pins-without-contract", f"{elf} took pins without a contract", e)
             elif units != params.get("pins_per_elf", units):
                 need = params["pins_per_elf"]
-                flag("pins-units", f"{elf} took {units} pins, not the {need} every elf needs", e)
+                flag("pins-units", f"{elf} took {count(units, 'pin')}, not the {need} every elf needs", e)
             pins = True
         elif kind == "enter" and resource == "poison":
             if not pins:
