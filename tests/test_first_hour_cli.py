@@ -149,3 +149,20 @@ def test_nodes_whose_names_do_not_resolve_are_left_out_and_the_queue_type_kept()
     # all resolve, or none does: nothing changes (the connection error names them all)
     assert resolvable_nodes(settings, resolves=lambda host: True) == (settings, [])
     assert resolvable_nodes(settings, resolves=lambda host: False) == (settings, [])
+
+
+def test_a_command_imports_no_other_command_module():
+    """Start-up: ``mutexlab verify`` builds its own parser only, so the heavy modules of ``check``
+    and ``run`` (the search, the supervisor, pydantic-settings) are never imported."""
+    probe = (
+        "import sys\n"
+        "from mutexlab.cli import build_parser, chosen_command\n"
+        "build_parser(chosen_command(['verify', 'x.jsonl']))\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('mutexlab.commands.'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    loaded = set(out.split())
+    assert "mutexlab.commands.verify" in loaded
+    assert not loaded & {"mutexlab.commands.check", "mutexlab.commands.run", "mutexlab.commands.compare"}, (
+        loaded
+    )
