@@ -208,10 +208,12 @@ def test_send_is_what_its_generated_init_builds():
     @dataclasses.dataclass(frozen=True, slots=True)
     class PlainSend:
         to: int
-        msg: Any
+        msg: Message
 
     assert (
-        str(inspect.signature(Send)) == str(inspect.signature(PlainSend)) == "(to: 'int', msg: 'Any') -> None"
+        str(inspect.signature(Send))
+        == str(inspect.signature(PlainSend))
+        == "(to: 'int', msg: 'Message') -> None"
     )
     assert Send.__slots__ == PlainSend.__slots__
     assert Send(to=3, msg=msg) == made

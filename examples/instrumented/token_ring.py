@@ -12,7 +12,7 @@ import threading
 name, n, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 tokens, broken = int((sys.argv[4:] or [1])[0]), sys.argv[5:] == ["broken"]
 inbox = [queue.Queue() for _ in range(n)]
-shiviz, jsonl, lock = open(name + ".log", "w"), open(name + ".jsonl", "w"), threading.Lock()  # noqa: SIM115 - the logs, open for the program's life
+shiviz, jsonl, lock = open(name + ".log", "w"), open(name + ".jsonl", "w"), threading.Lock()
 
 
 def node(i):
