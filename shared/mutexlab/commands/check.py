@@ -18,6 +18,7 @@ from ..protocols import registry
 from ..setup import ConfigError
 from ..spec import CheckText
 from ..words import count
+from . import checkfigures
 from .common import add_json_argument, fail, megabytes, non_negative, positive, print_json
 from .registry import Command, scenario
 
@@ -86,6 +87,7 @@ def _common(p) -> None:
         metavar="FILE",
         help="write a finding as a scenario for `mutexlab replay` (and its --report)",
     )
+    checkfigures.add_arguments(g)
     add_json_argument(g, "outcome")
 
 
@@ -320,9 +322,13 @@ def run(args) -> int:
 
     try:
         config = config_of(args)
+        wrong = checkfigures.refused(args)
+        if wrong:
+            raise ConfigError(wrong)
         progress = Progress() if sys.stderr.isatty() and not args.json else None
         result, model = run_check(config, progress)
         cross = cross_check(config, result, model) if args.cross_check else None
+        metrics = checkfigures.run_metrics(args, config, result) if args.metrics else None
     except ConfigError as exc:
         return fail(str(exc))
     # the finding to write: this search's, or the plain search's that this one missed
@@ -345,15 +351,19 @@ def run(args) -> int:
     s = summary(config, result, model, scenario_path, reproduced, cross)
     if scenario_path and shown is not result:
         s["counterexample_of"] = "the search without reductions"
+    if metrics is not None:
+        s["metrics"] = metrics
     if args.json:
         print_json(s)
     else:
-        print(render(s))
+        print("\n".join([render(s), *(checkfigures.lines(metrics) if metrics is not None else [])]))
     if cross is not None and cross.agrees is False:
         return EXIT_DISAGREE
     if result.findings:
         return EXIT_FINDING
     if cross is not None and cross.agrees is None:
+        return EXIT_INCOMPLETE
+    if metrics is not None and not metrics["complete"]:
         return EXIT_INCOMPLETE
     return EXIT_PASS if result.complete else EXIT_INCOMPLETE
 
