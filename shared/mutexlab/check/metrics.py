@@ -8,7 +8,8 @@ Three figures per resource, each a property of a *path*, not of a world:
   request; any other message to the request that caused the step sending it — the request
   itself for a ``request`` decision, the charged request of the message delivered for a
   delivery, the process's own latest request for its other decisions (an exit). A request's
-  figure is final when the run ends: min and max are over every request of every complete run;
+  figure is final when the run ends: min and max are over every request of every complete run.
+  Beside it, the run's average: every message a complete run sent ÷ its entries;
 * **synchronisation delay** — after an exit while someone waits, the number of message hops on
   the longest causal chain from that exit to the next entry: the time between them when every
   message takes one unit and local steps none (each process and each message in flight carries
@@ -60,6 +61,8 @@ class Figures:
     sync_max: Extreme | None = None
     sync_short_max: Extreme | None = None  # the shortest causal chain's hops, at its worst
     bypass_max: Extreme | None = None
+    average_min: float | None = None  # every message of a complete run ÷ its entries, fewest
+    average_max: float | None = None
     entries: int = 0  # requests whose figure was taken (over every complete run)
     unlinked: int = 0  # entries after a waited-on exit that no causal chain leads to
 
@@ -69,6 +72,7 @@ class Figures:
 
         return {
             "messages_per_entry": {"min": val(self.messages_min), "max": val(self.messages_max)},
+            "messages_per_entry_run_average": {"min": _r(self.average_min), "max": _r(self.average_max)},
             "sync_delay": {"max": val(self.sync_max), "max_shortest_chain": val(self.sync_short_max)},
             "bypass": {"max": val(self.bypass_max)},
         }
@@ -94,6 +98,8 @@ class MetricsResult:
             "seconds": round(self.seconds, 3),
             "reductions": "none (the figures depend on the path: every reduction is off)",
         }
+        if not self.complete:
+            return out  # no figure is proven
         if not self.defined:
             out["why"] = "the protocol notes no requests (Note 'request'): no figures are defined"
             return out
@@ -101,6 +107,10 @@ class MetricsResult:
         if len(self.figures) == 1:
             out |= next(iter(self.figures.values())).as_dict()
         return out
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
 
 
 class Tracker:
@@ -130,7 +140,7 @@ class Tracker:
         m = self.model
         tags = tuple(tuple((NONE, NONE, NONE) for _ in m.seqs[world[m.n + k]]) for k in range(m.L))
         procs = tuple((NONE, NONE, 0, NONE, NONE) for _ in range(m.n))  # open, own, bypass, hops ×2
-        return (tags, procs, (), (), False)  # charges, resources of the requests, measuring
+        return (tags, procs, (), (), False, 0)  # charges, requests' (resource, process), measuring, uncharged
 
     def awaits(self, world: tuple, q: int, i: int, mid: int) -> bool:
         m = self.model
@@ -141,7 +151,7 @@ class Tracker:
     def step(self, world: tuple, aux: tuple, label: tuple, nxt: tuple, t, seen: Callable) -> tuple:
         """The augmented successor; ``seen(kind, value, who)`` records a figure reached."""
         m = self.model
-        tags, procs, charges, kinds, measuring = aux
+        tags, procs, charges, kinds, measuring, uncharged = aux
         tags_l = list(tags)
         procs_l = [list(p) for p in procs]
         charges_l = list(charges)
@@ -194,8 +204,17 @@ class Tracker:
             charge = opened if opened != NONE and self.awaits(nxt, q, i, mid) else cause
             if charge != NONE:
                 charges_l[charge] += 1
+            else:
+                uncharged += 1
             tags_l[k] = tags_l[k] + ((charge, longest, shortest),)
-        return (tuple(tags_l), tuple(tuple(p) for p in procs_l), tuple(charges_l), tuple(kinds_l), measuring)
+        return (
+            tuple(tags_l),
+            tuple(tuple(p) for p in procs_l),
+            tuple(charges_l),
+            tuple(kinds_l),
+            measuring,
+            uncharged,
+        )
 
 
 def search_metrics(
@@ -257,10 +276,10 @@ def search_metrics(
             continue
         seen_states.add(state)
         out.states += 1
+        if max_states is not None and out.states >= max_states:
+            out.stopped = f"state limit {max_states:,} reached"
+            break
         if out.states % CHECK_EVERY == 0:
-            if max_states is not None and out.states >= max_states:
-                out.stopped = f"state limit {max_states:,} reached"
-                break
             if max_memory is not None and rss_mb() - base > max_memory:
                 out.stopped = f"memory limit {max_memory:g} MB reached"
                 break
@@ -278,8 +297,14 @@ def search_metrics(
 
 def _final(out: MetricsResult, aux: tuple, names: list, path: list, model: Model) -> None:
     """A complete run: every request's charge is final."""
-    _, _, charges, kinds, _ = aux
+    _, _, charges, kinds, _, uncharged = aux
     out.runs += 1
+    if kinds:
+        # the run's average: every message it sent over its entries (one resource's runs only)
+        average = (sum(charges) + uncharged) / len(kinds)
+        f = out.figures.setdefault(names[kinds[0][0]], Figures())
+        f.average_min = average if f.average_min is None else min(f.average_min, average)
+        f.average_max = average if f.average_max is None else max(f.average_max, average)
     for charge, (rid, i) in zip(charges, kinds):
         f = out.figures.setdefault(names[rid], Figures())
         f.entries += 1

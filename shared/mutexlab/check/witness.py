@@ -53,7 +53,7 @@ def trace_figures(events: list[dict], resource: str) -> dict[str, int | None]:
     bypass: int | None = None
     sync: int | None = None
     for e in events:
-        kind, pid = e.get("event"), e.get("pid")
+        kind, pid = e.get("event"), str(e.get("pid"))
         if kind == "send" and e.get("to") != pid and pid in hops:
             carried[e["id"]] = hops[pid]
         elif kind == "recv" and e.get("from") != pid and e.get("id") in carried:
@@ -96,7 +96,10 @@ def completed(model: Model, labels: list[tuple]) -> list[tuple]:
     so the scenario replays as a whole run."""
     world, _ = model.initial()
     for label in labels:
-        world = model.step(world, label)[0]
+        reached = model.step(world, label)[0]
+        if reached is None:
+            return list(labels)
+        world = reached
     out = list(labels)
     steps = model.steps(world)
     while steps and len(out) < 100_000:
@@ -113,7 +116,13 @@ def completed(model: Model, labels: list[tuple]) -> list[tuple]:
 
 
 def write_witnesses(
-    model: Model, result: MetricsResult, algorithm: str, processes: int, options: dict, seed: int, directory: str
+    model: Model,
+    result: MetricsResult,
+    algorithm: str,
+    processes: int,
+    options: dict,
+    seed: int,
+    directory: str,
 ) -> list[dict]:
     """Write one scenario per extreme into ``directory``; replay each and say what it shows."""
     target = Path(directory)

@@ -18,7 +18,7 @@ from ..protocols import registry
 from ..setup import ConfigError
 from ..spec import CheckText
 from ..words import count
-from . import checkfigures
+from . import checkfigures, checkswarm
 from .common import add_json_argument, fail, megabytes, non_negative, positive, print_json
 from .registry import Command, scenario
 
@@ -88,6 +88,7 @@ def _common(p) -> None:
         help="write a finding as a scenario for `mutexlab replay` (and its --report)",
     )
     checkfigures.add_arguments(g)
+    checkswarm.add_arguments(g)
     add_json_argument(g, "outcome")
 
 
@@ -322,9 +323,11 @@ def run(args) -> int:
 
     try:
         config = config_of(args)
-        wrong = checkfigures.refused(args)
+        wrong = checkfigures.refused(args) or checkswarm.refused(args)
         if wrong:
             raise ConfigError(wrong)
+        if args.swarm:
+            return checkswarm.run(args, config)
         progress = Progress() if sys.stderr.isatty() and not args.json else None
         result, model = run_check(config, progress)
         cross = cross_check(config, result, model) if args.cross_check else None

@@ -60,7 +60,13 @@ def run_metrics(args, config: CheckConfig, result, progress=None) -> dict:
     if args.metrics_witness and found.complete and found.defined:
         try:
             out["witnesses"] = write_witnesses(
-                model, found, config.algorithm, config.processes, config.options, config.seed, args.metrics_witness
+                model,
+                found,
+                config.algorithm,
+                config.processes,
+                config.options,
+                config.seed,
+                args.metrics_witness,
             )
         except OSError as exc:
             raise ConfigError(f"cannot write into {args.metrics_witness}: {exc.strerror}") from None
@@ -82,8 +88,10 @@ def lines(m: dict) -> list[str]:
     out = [head]
     for resource, f in m["resources"].items():
         msg, sync, byp = f["messages_per_entry"], f["sync_delay"], f["bypass"]
+        avg = f["messages_per_entry_run_average"]
         out.append(
-            f"  {resource}: messages per entry min {msg['min']}, max {msg['max']}; "
+            f"  {resource}: messages per entry min {msg['min']}, max {msg['max']} (a run's average: "
+            f"{avg['min']:g} to {avg['max']:g}); "
             f"synchronisation delay max {_v(sync['max'])} hops (shortest chain, at its worst: "
             f"{_v(sync['max_shortest_chain'])}); bypass max {_v(byp['max'])}"
         )
