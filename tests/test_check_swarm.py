@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
+
+import pytest
 
 from mutexlab.check.engine import CheckConfig
 from mutexlab.check.swarm import run_swarm
@@ -62,3 +65,25 @@ def test_swarm_flags_are_checked(tmp_path):
     assert out.returncode == 2 and "--metrics" in out.stderr
     out = check("-a", "ricart-agrawala", "-N", "2", "--workers", "2", cwd=tmp_path)
     assert out.returncode == 2 and "--workers needs --swarm" in out.stderr
+
+
+@pytest.mark.parametrize(
+    "variant, n, requests, kind",
+    [
+        # comparing stamps as text deadlocks once clocks reach two digits: a deep run
+        ("mutexlab_broken.lamport_text_stamps", 3, 3, "deadlock"),
+        # a second request before the first one's delivery: a choice depth-first order takes last
+        ("mutexlab_broken.ricart_agrawala_assumes_alone", 3, 2, "capacity"),
+    ],
+)
+def test_the_swarm_finds_what_a_bounded_exhaustive_search_does_not(variant, n, requests, kind):
+    from mutexlab.check.engine import run_check
+
+    config = CheckConfig(variant, n, {"requests": requests})
+    plain, _ = run_check(replace(config, max_states=20_000))
+    assert plain.verdict == "incomplete" and not plain.findings
+    result = run_swarm(config, 60, workers=2)
+    assert result.finding is not None and result.finding["kind"] == kind
+    assert result.scenario is not None
+    replay = replay_scenario(result.scenario)
+    assert replay.deadlock if kind == "deadlock" else replay.entered
