@@ -12,6 +12,7 @@ import pytest
 
 from mutexlab.check.engine import CheckConfig
 from mutexlab.check.swarm import run_swarm
+from mutexlab.protocols.ricart_agrawala import RicartAgrawalaNode
 from mutexlab.sim.scripted import replay_scenario
 
 
@@ -87,3 +88,19 @@ def test_the_swarm_finds_what_a_bounded_exhaustive_search_does_not(variant, n, r
     assert result.scenario is not None
     replay = replay_scenario(result.scenario)
     assert replay.deadlock if kind == "deadlock" else replay.entered
+
+
+class Crashing(RicartAgrawalaNode):
+    def on_local(self, action: str) -> list:
+        raise RuntimeError("a bug of the protocol code, not a refusal")
+
+
+def test_a_worker_that_fails_makes_a_tool_error_not_a_pass():
+    from mutexlab.protocols.registry import build_setup
+
+    config = CheckConfig("ricart-agrawala", 2, {"requests": 1})
+    setup = build_setup("ricart-agrawala", 2, {"requests": 1}, 0)
+    setup.protocols[1].__class__ = Crashing
+    result = run_swarm(config, 5, workers=2, setup=setup)
+    assert result.finding is None and result.verdict == "tool-error"
+    assert "RuntimeError" in result.errors[0]

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import queue
 import random
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..setup import Setup
@@ -46,10 +47,11 @@ class SwarmResult:
     finding: dict | None = None  # kind, message, processes, resource, steps (in words)
     scenario: dict | None = None
     bits: int = BITS
+    errors: list[str] = field(default_factory=list)  # workers that failed: the swarm is then a tool error
 
     @property
     def verdict(self) -> str:
-        return "violation" if self.finding else "not-found"
+        return "violation" if self.finding else "tool-error" if self.errors else "not-found"
 
     def as_dict(self) -> dict:
         return {
@@ -63,6 +65,7 @@ class SwarmResult:
             "bitstate_bits_per_worker": self.bits,
             "verdict": self.verdict,
             "findings": [self.finding] if self.finding else [],
+            "errors": self.errors,
             "properties": [
                 "capacity of every resource",
                 "the scenario's invariant",
@@ -74,15 +77,23 @@ class SwarmResult:
 
 
 def _worker(config: Any, setup: Setup | None, seed: int, deadline: float, out: Any, bits: int) -> None:
-    """One worker: randomised depth-first searches until ``deadline`` or a finding."""
+    """One worker: randomised depth-first searches until ``deadline`` or a finding. Whatever
+    happens, it reports once (an error too: the parent never waits for a worker that died)."""
+    stats = {"states": 0, "transitions": 0, "searches": 0, "finished": 0}
+    try:
+        out.put(_work(config, setup, seed, deadline, bits, stats))
+    except Exception as exc:  # reported to the parent, which says so: never a silent pass
+        out.put(("error", stats, f"{type(exc).__name__}: {exc}", None, None))
+
+
+def _work(config: Any, setup: Setup | None, seed: int, deadline: float, bits: int, stats: dict) -> tuple:
+    from ..sim.scripted import ScenarioError
     from .engine import build_model
     from .properties import invariant_for
     from .search import Search
 
     rng = random.Random(seed)
-    stats = {"states": 0, "transitions": 0, "searches": 0, "finished": 0}
-    found = None
-    while time.time() < deadline and found is None:
+    while time.time() < deadline:
         model = build_model(replace(config, partial_order=False), setup)
         invariant, _ = invariant_for(model.setup.algorithm)
         checker = Search(model, invariant)
@@ -90,12 +101,14 @@ def _worker(config: Any, setup: Setup | None, seed: int, deadline: float, out: A
         found, done = _search(model, checker, rng, deadline, bits, stats)
         stats["finished"] += done
         if found is not None:
-            scenario = scenario_of(
-                model, found, config.algorithm, config.processes, config.options, config.seed
-            )
-            out.put(("found", stats, found.as_dict(model), scenario, _finding_fields(found)))
-            return
-    out.put(("done", stats, None, None, None))
+            try:
+                scenario = scenario_of(
+                    model, found, config.algorithm, config.processes, config.options, config.seed
+                )
+            except ScenarioError:
+                scenario = None  # the finding stands; it has no scenario form
+            return ("found", stats, found.as_dict(model), scenario, _finding_fields(found))
+    return ("done", stats, None, None, None)
 
 
 def _finding_fields(found) -> dict:
@@ -186,11 +199,19 @@ def run_swarm(
     pending = workers
     try:
         while pending:
-            kind, stats, finding, scenario, fields = out.get(timeout=seconds + 60)
+            try:
+                kind, stats, finding, scenario, fields = out.get(timeout=1)
+            except queue.Empty:
+                if time.time() > deadline + 60 or not any(p.is_alive() for p in procs):
+                    result.errors.append("a worker stopped without reporting")
+                    break
+                continue
             pending -= 1
             for k in ("states", "transitions", "searches", "finished"):
                 setattr(result, k, getattr(result, k) + stats[k])
-            if kind == "found" and result.finding is None:
+            if kind == "error":
+                result.errors.append(finding)
+            elif kind == "found" and result.finding is None:
                 result.finding, result.scenario = finding | {"fields": fields}, scenario
                 break
     finally:

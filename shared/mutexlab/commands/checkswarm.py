@@ -6,6 +6,7 @@ from __future__ import annotations
 from .common import positive, print_json
 
 EXIT_NOT_FOUND = 5
+EXIT_TOOL_ERROR = 4  # as --cross-check's: an error of the tool, never a verdict
 
 
 def add_arguments(g) -> None:
@@ -52,6 +53,8 @@ def run(args, config) -> int:
         "processes": config.processes,
         "options": config.options,
     } | result.as_dict()
+    if result.finding and result.scenario is None:
+        s["reproduced"] = [False, "the finding has no scenario form"]
     if result.finding and result.scenario is not None:
         f = result.finding["fields"]
         finding = Finding(f["kind"], f["message"], [], processes=f["processes"], resource=f["resource"])
@@ -67,7 +70,7 @@ def run(args, config) -> int:
         print_json(s)
     else:
         print(render(s))
-    return 1 if result.finding else EXIT_NOT_FOUND
+    return 1 if result.finding else EXIT_TOOL_ERROR if result.errors else EXIT_NOT_FOUND
 
 
 def render(s: dict) -> str:
@@ -81,6 +84,9 @@ def render(s: dict) -> str:
         f"time:         {s['seconds']:.2f} s",
         "checked:      " + ", ".join(s["properties"]) + f" — not: {s['not_checked']}",
     ]
+    if s["errors"] and not s["findings"]:
+        lines.append(f"verdict:      TOOL ERROR — a worker failed: {s['errors'][0]}: nothing is proven")
+        return "\n".join(lines)
     if not s["findings"]:
         lines.append(
             f"verdict:      NO VIOLATION FOUND in {s['states']:,} states over {s['seconds']:.0f} s — a partial "
