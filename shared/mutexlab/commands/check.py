@@ -3,7 +3,8 @@
 Exit 0 when the search completed and found nothing, 1 on a finding (capacity, a scenario
 invariant, deadlock, liveness, a rejected input), 2 on bad arguments, 3 when a limit stopped
 the search (incomplete: nothing is proven), 4 when ``--cross-check`` finds the search with
-reductions and the one without disagreeing (an error of the tool, not a verdict).
+reductions and the one without disagreeing (an error of the tool, not a verdict), 5 when
+``--swarm`` found nothing (a partial search: never a pass).
 """
 
 from __future__ import annotations
@@ -377,7 +378,8 @@ COMMAND = Command(
     """Explore every reachable world (every interleaving FIFO links and local decisions allow) and check
     capacities, the scenario's invariants, deadlock and liveness under weak fairness. Exit 0 complete and
     nothing found, 1 a finding, 2 bad arguments, 3 a limit stopped the search (incomplete), 4 --cross-check
-    found the searches with and without reductions disagreeing (an error of the tool).""",
+    found the searches with and without reductions disagreeing (an error of the tool), 5 --swarm found
+    nothing in its budget (never a pass).""",
     scenarios=(
         *(
             scenario(f, f.check.help, run, _variant_arguments(f.check), f.check.description)
