@@ -65,7 +65,7 @@ class Search:
                 self.progress(r, False)
         return False
 
-    def _world_finding(self, world: tuple) -> Finding | None:
+    def world_finding(self, world: tuple) -> Finding | None:
         """Checks of a world when first reached: the scenario's invariant."""
         if self.invariant is not None:
             broken = self.invariant(self.model, world)
@@ -73,7 +73,7 @@ class Search:
                 return Finding("invariant", broken[0], [], processes=broken[1])
         return None
 
-    def _dead_end(self, world: tuple) -> Finding | None:
+    def dead_end(self, world: tuple) -> Finding | None:
         model = self.model
         if model.all_finished(world):
             self.result.finals += 1
@@ -81,7 +81,7 @@ class Search:
         stuck = model.waiters(world)
         return Finding("deadlock", f"nothing can move; waiting: {stuck}", [], processes=list(stuck))
 
-    def _edge_finding(self, world: tuple, label: tuple, nxt, t, overfull) -> Finding:
+    def edge_finding(self, world: tuple, label: tuple, nxt, t, overfull) -> Finding:
         """The finding of a step that was refused (``nxt`` None) or overfilled a resource."""
         model = self.model
         if nxt is None:
@@ -113,9 +113,9 @@ class Search:
         if not self._t0:  # a restart (partial-order reduction dropped) keeps the first start
             self._t0 = time.perf_counter()
         self.result.search = search
-        return self._initial()
+        return self.initial_world()
 
-    def _initial(self):
+    def initial_world(self):
         try:
             world, overfull = self.model.initial()
         except ProtocolError as exc:
@@ -173,9 +173,9 @@ class Search:
             counter += 1
             if len(frames) - 1 > r.depth:
                 r.depth = len(frames) - 1
-            found = self._world_finding(world) if self.invariant is not None else None
+            found = self.world_finding(world) if self.invariant is not None else None
             if found is None and not labels:
-                found = self._dead_end(world)
+                found = self.dead_end(world)
             return found
 
         def path() -> list:
@@ -234,7 +234,7 @@ class Search:
                     if nxt is None or overfull is not None:
                         if nxt is not None:
                             transitions += 1
-                        found = self._edge_finding(world, label, nxt, t, overfull)
+                        found = self.edge_finding(world, label, nxt, t, overfull)
                         found.path = path() + [label]
                         r.findings.append(found)
                         return self._finish()
@@ -282,7 +282,7 @@ class Search:
                             r.depth = len(frames) - 1
                         if labels:
                             continue
-                        found = self._dead_end(nxt)
+                        found = self.dead_end(nxt)
                     else:
                         found = enter(nxt, nfp, label)
                     if found is not None:
@@ -380,7 +380,7 @@ class Search:
         rfp = key(root)
         parent: dict = {rfp: None}  # fingerprint → parent fingerprint (visited set and paths)
         r.states = 1
-        found = self._world_finding(root) or (None if steps(root) else self._dead_end(root))
+        found = self.world_finding(root) or (None if steps(root) else self.dead_end(root))
         if found is not None:
             r.findings.append(found)
             return self._finish()
@@ -401,7 +401,7 @@ class Search:
                     if nxt is not None:
                         r.transitions += 1
                     if nxt is None or overfull is not None:
-                        found = self._edge_finding(world, label, nxt, t, overfull)
+                        found = self.edge_finding(world, label, nxt, t, overfull)
                         found.path = self._bfs_path(parent, fp) + [label]
                         r.findings.append(found)
                         return self._finish()
@@ -416,7 +416,7 @@ class Search:
                     new.add(nfp)
                     r.states += 1
                     r.depth = depth
-                    found = self._world_finding(nxt) or (None if steps(nxt) else self._dead_end(nxt))
+                    found = self.world_finding(nxt) or (None if steps(nxt) else self.dead_end(nxt))
                     if found is not None:
                         found.path = self._bfs_path(parent, nfp)
                         r.findings.append(found)

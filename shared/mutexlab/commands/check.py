@@ -3,7 +3,8 @@
 Exit 0 when the search completed and found nothing, 1 on a finding (capacity, a scenario
 invariant, deadlock, liveness, a rejected input), 2 on bad arguments, 3 when a limit stopped
 the search (incomplete: nothing is proven), 4 when ``--cross-check`` finds the search with
-reductions and the one without disagreeing (an error of the tool, not a verdict).
+reductions and the one without disagreeing (an error of the tool, not a verdict), 5 when
+``--swarm`` found nothing (a partial search: never a pass).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..protocols import registry
 from ..setup import ConfigError
 from ..spec import CheckText
 from ..words import count
+from . import checkfigures, checkswarm
 from .common import (
     add_endless_argument,
     add_json_argument,
@@ -94,6 +96,8 @@ def _common(p) -> None:
         metavar="FILE",
         help="write a finding as a scenario for `mutexlab replay` (and its --report)",
     )
+    checkfigures.add_arguments(g)
+    checkswarm.add_arguments(g)
     add_json_argument(g, "outcome")
 
 
@@ -326,9 +330,15 @@ def run(args) -> int:
 
     try:
         config = config_of(args)
+        wrong = checkfigures.refused(args) or checkswarm.refused(args)
+        if wrong:
+            raise ConfigError(wrong)
+        if args.swarm:
+            return checkswarm.run(args, config)
         progress = Progress() if sys.stderr.isatty() and not args.json else None
         result, model = run_check(config, progress)
         cross = cross_check(config, result, model) if args.cross_check else None
+        metrics = checkfigures.run_metrics(args, config, result) if args.metrics else None
     except ConfigError as exc:
         return fail(str(exc))
     # the finding to write: this search's, or the plain search's that this one missed
@@ -356,15 +366,19 @@ def run(args) -> int:
     s = summary(config, result, model, scenario_path, reproduced, cross)
     if scenario_path and shown is not result:
         s["counterexample_of"] = "the search without reductions"
+    if metrics is not None:
+        s["metrics"] = metrics
     if args.json:
         print_json(s)
     else:
-        print(render(s))
+        print("\n".join([render(s), *(checkfigures.lines(metrics) if metrics is not None else [])]))
     if cross is not None and cross.agrees is False:
         return EXIT_DISAGREE
     if result.findings:
         return EXIT_FINDING
     if cross is not None and cross.agrees is None:
+        return EXIT_INCOMPLETE
+    if metrics is not None and not metrics["complete"]:
         return EXIT_INCOMPLETE
     return EXIT_PASS if result.complete else EXIT_INCOMPLETE
 
@@ -375,7 +389,8 @@ COMMAND = Command(
     """Explore every reachable world (every interleaving FIFO links and local decisions allow) and check
     capacities, the scenario's invariants, deadlock and liveness under weak fairness. Exit 0 complete and
     nothing found, 1 a finding, 2 bad arguments, 3 a limit stopped the search (incomplete), 4 --cross-check
-    found the searches with and without reductions disagreeing (an error of the tool).""",
+    found the searches with and without reductions disagreeing (an error of the tool), 5 --swarm found
+    nothing in its budget (never a pass).""",
     scenarios=(
         *(
             scenario(f, f.check.help, run, _variant_arguments(f.check), f.check.description)

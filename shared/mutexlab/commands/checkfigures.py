@@ -1,0 +1,107 @@
+"""``check --metrics``' flags, its run after the plain check, and its lines (check/metrics.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..setup import ConfigError
+
+if TYPE_CHECKING:
+    from ..check.engine import CheckConfig
+
+
+def add_arguments(g) -> None:
+    g.add_argument(
+        "--metrics",
+        action="store_true",
+        help="after a passing check, the worst and best cases over every interleaving: messages per "
+        "entry, synchronisation delay, bypass (searched again without reductions)",
+    )
+    g.add_argument(
+        "--metrics-witness",
+        metavar="DIR",
+        help="with --metrics: write the run reaching each figure as a scenario in DIR (replayed to confirm)",
+    )
+
+
+def refused(args) -> str | None:
+    """Why --metrics cannot run with these flags, or None."""
+    if getattr(args, "metrics_witness", None) and not args.metrics:
+        return "--metrics-witness needs --metrics"
+    if not args.metrics:
+        return None
+    for flag, on in (
+        ("--endless", getattr(args, "endless", False)),
+        ("--reorder", args.reorder),
+        ("--duplicate", args.duplicate),
+    ):
+        if on:
+            return f"--metrics needs a bounded workload on FIFO links without duplicates: not with {flag}"
+    return None
+
+
+def run_metrics(args, config: CheckConfig, result, progress=None) -> dict:
+    """The figures (``metrics`` of the JSON); only after a complete check that found nothing."""
+    from dataclasses import replace
+
+    from ..check.engine import build_model
+    from ..check.metrics import search_metrics
+    from ..check.witness import write_witnesses
+
+    if result.findings or not result.complete:
+        why = "the check found a violation" if result.findings else "the check did not complete"
+        return {"complete": False, "stopped": f"not computed: {why}"}
+    model = build_model(replace(config, reductions=False))
+    try:
+        found = search_metrics(model, config.max_states, config.max_memory_mb, progress)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    out = found.as_dict()
+    if args.metrics_witness and found.complete and found.defined:
+        try:
+            out["witnesses"] = write_witnesses(
+                model,
+                found,
+                config.algorithm,
+                config.processes,
+                config.options,
+                config.seed,
+                args.metrics_witness,
+            )
+        except OSError as exc:
+            raise ConfigError(f"cannot write into {args.metrics_witness}: {exc.strerror}") from None
+    return out
+
+
+def lines(m: dict) -> list[str]:
+    """The metrics in words, under the verdict."""
+    if m.get("stopped") and not m.get("states"):
+        return [f"metrics:      {m['stopped']}"]
+    head = (
+        f"metrics:      {m['states']:,} worlds with their histories, {m['transitions']:,} transitions, "
+        f"{m['seconds']:.2f} s — reductions off for the figures (they depend on the path)"
+    )
+    if not m["complete"]:
+        return [head, f"metrics:      INCOMPLETE — {m['stopped']}: no figure is proven"]
+    if "why" in m:
+        return [head, f"metrics:      none — {m['why']}"]
+    out = [head]
+    for resource, f in m["resources"].items():
+        msg, sync, byp = f["messages_per_entry"], f["sync_delay"], f["bypass"]
+        avg = f["messages_per_entry_run_average"]
+        out.append(
+            f"  {resource}: messages per entry min {msg['min']}, max {msg['max']} (a run's average: "
+            f"{avg['min']:g} to {avg['max']:g}); "
+            f"synchronisation delay max {_v(sync['max'])} hops (shortest chain, at its worst: "
+            f"{_v(sync['max_shortest_chain'])}); bypass max {_v(byp['max'])}"
+        )
+    for w in m.get("witnesses", []):
+        ok, why = w["reproduced"]
+        out.append(
+            f"  {w['figure']} {w['value']} written to {w['file']} (replay reaches it: {'yes' if ok else 'NO'} — {why})"
+        )
+    return out
+
+
+def _v(x) -> str:
+    return "— (no exit while someone waited)" if x is None else str(x)

@@ -1,0 +1,103 @@
+"""``check --swarm``: its flags, its run instead of the exhaustive search, and its report
+(check/swarm.py). Never a pass: exit 5 when nothing was found, 1 on a violation."""
+
+from __future__ import annotations
+
+from .common import positive, print_json
+
+EXIT_NOT_FOUND = 5
+EXIT_TOOL_ERROR = 4  # as --cross-check's: an error of the tool, never a verdict
+
+
+def add_arguments(g) -> None:
+    g.add_argument(
+        "--swarm",
+        action="store_true",
+        help="instead of the exhaustive search: randomised depth-first searches with bitstate storage "
+        "on every core for --time seconds; finds violations, proves nothing (exit 5 when none found)",
+    )
+    g.add_argument(
+        "--time", type=positive, default=60, metavar="S", help="with --swarm: the budget (default 60 s)"
+    )
+    g.add_argument(
+        "--workers", type=positive, metavar="N", help="with --swarm: worker processes (default: every core)"
+    )
+
+
+def refused(args) -> str | None:
+    if not args.swarm:
+        for flag, given in (("--workers", args.workers is not None), ("--time", args.time != 60)):
+            if given:
+                return f"{flag} needs --swarm"
+        return None
+    for flag, on in (
+        ("--metrics", args.metrics),
+        ("--cross-check", args.cross_check),
+        ("--endless", getattr(args, "endless", False)),
+        ("--search bfs", args.search == "bfs"),
+        ("--exact", args.exact),
+    ):
+        if on:
+            return f"--swarm is a randomised partial search of safety: not with {flag}"
+    return None
+
+
+def run(args, config) -> int:
+    from ..check.counterexample import reproduces, write_scenario
+    from ..check.result import Finding
+    from ..check.swarm import run_swarm
+
+    result = run_swarm(config, args.time, args.workers)
+    s = {
+        "algorithm": config.algorithm,
+        "processes": config.processes,
+        "options": config.options,
+    } | result.as_dict()
+    if result.finding and result.scenario is None:
+        s["reproduced"] = [False, "the finding has no scenario form"]
+    if result.finding and result.scenario is not None:
+        f = result.finding["fields"]
+        finding = Finding(f["kind"], f["message"], [], processes=f["processes"], resource=f["resource"])
+        s["reproduced"] = reproduces(result.scenario, finding)
+        if args.counterexample:
+            try:
+                s["counterexample"] = str(write_scenario(result.scenario, args.counterexample))
+            except OSError as exc:
+                from .common import fail
+
+                return fail(f"cannot write counterexample {args.counterexample}: {exc.strerror}")
+    if args.json:
+        print_json(s)
+    else:
+        print(render(s))
+    return 1 if result.finding else EXIT_TOOL_ERROR if result.errors else EXIT_NOT_FOUND
+
+
+def render(s: dict) -> str:
+    lines = [
+        f"{s['algorithm']}: {s['processes']} processes, "
+        + ", ".join(f"{k}={v}" for k, v in s["options"].items())
+        + f" — swarm: {s['workers']} workers × randomised depth-first, bitstate "
+        f"({s['bitstate_bits_per_worker'] >> 23} MB each), {s['searches']} searches",
+        f"states:       {s['states']:,} stored (summed over workers: some worlds twice)",
+        f"transitions:  {s['transitions']:,}",
+        f"time:         {s['seconds']:.2f} s",
+        "checked:      " + ", ".join(s["properties"]) + f" — not: {s['not_checked']}",
+    ]
+    if s["errors"] and not s["findings"]:
+        lines.append(f"verdict:      TOOL ERROR — a worker failed: {s['errors'][0]}: nothing is proven")
+        return "\n".join(lines)
+    if not s["findings"]:
+        lines.append(
+            f"verdict:      NO VIOLATION FOUND in {s['states']:,} states over {s['seconds']:.0f} s — a partial "
+            "search: nothing is proven"
+        )
+        return "\n".join(lines)
+    f = s["findings"][0]
+    lines.append(f"verdict:      VIOLATION — {f['kind']}: {f['message']}")
+    lines.append(f"path ({len(f['steps'])} steps):")
+    lines += [f"  {n:>3}. {step}" for n, step in enumerate(f["steps"], 1)]
+    ok, why = s["reproduced"]
+    where = f"written to {s['counterexample']} " if s.get("counterexample") else ""
+    lines.append(f"counterexample {where}(replay reproduces it: {'yes' if ok else 'NO'} — {why})")
+    return "\n".join(lines)

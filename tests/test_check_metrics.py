@@ -1,0 +1,139 @@
+"""``check --metrics``: exact worst and best cases over every interleaving (docs/check.md#metrics),
+the runs reaching them as scenarios that replay, and broken variants whose figures move."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mutexlab.check.engine import CheckConfig, build_model
+from mutexlab.check.metrics import search_metrics
+from mutexlab.check.witness import trace_figures
+from mutexlab.explore.session import session_from_scenario
+from mutexlab.sim.scripted import replay_scenario
+
+
+def figures(algorithm: str, n: int, requests: int = 1) -> dict:
+    model = build_model(CheckConfig(algorithm, n, {"requests": requests}, reductions=False))
+    result = search_metrics(model)
+    assert result.complete and result.defined
+    return result.as_dict()
+
+
+# (algorithm, N, requests) → messages per entry (min, max), its run average (min, max),
+# synchronisation delay (longest chain, shortest chain), bypass — each argued in docs/check.md
+FIGURES = {
+    ("ricart-agrawala", 3, 1): ((4, 4), (4, 4), (2, 1), 2),  # 2(N−1) exactly
+    ("ricart-agrawala", 2, 3): ((2, 2), (2, 2), (1, 1), 1),
+    ("suzuki-kasami", 3, 1): ((0, 3), (2, 3), (1, 1), 2),  # 0 with the token here, else N
+    ("raymond", 3, 1): ((0, 5), (2, 2.667), (2, 2), 2),
+    ("maekawa", 3, 1): ((3, 8), (4, 5), (4, 2), 2),
+    ("sanders", 2, 1): ((2, 3), (2, 2.5), (1, 1), 1),
+    ("lamport", 2, 1): ((1, 4), (2, 3), (1, 1), 1),  # the run's average: 2(N−1) to 3(N−1)
+}
+
+
+@pytest.mark.parametrize("key", FIGURES, ids=lambda k: f"{k[0]}-{k[1]}x{k[2]}")
+def test_exact_figures_of_the_classic_algorithms(key):
+    (lo, hi), (alo, ahi), (sync, shortest), bypass = FIGURES[key]
+    got = figures(*key)
+    assert got["messages_per_entry"] == {"min": lo, "max": hi}
+    assert got["messages_per_entry_run_average"] == {"min": alo, "max": ahi}
+    assert got["sync_delay"] == {"max": sync, "max_shortest_chain": shortest}
+    assert got["bypass"] == {"max": bypass}
+
+
+def test_an_extra_message_raises_the_fewest_messages_per_entry():
+    # the token holder broadcasting its request anyway: 0 becomes N−1
+    assert figures("suzuki-kasami", 3)["messages_per_entry"]["min"] == 0
+    assert figures("mutexlab_broken.suzuki_kasami_loud", 3)["messages_per_entry"]["min"] == 2
+
+
+def test_frozen_clocks_let_a_node_be_bypassed_more_than_once():
+    assert figures("ricart-agrawala", 2, 3)["bypass"]["max"] == 1
+    assert figures("mutexlab_broken.ricart_agrawala_frozen", 2, 3)["bypass"]["max"] == 2
+
+
+@pytest.mark.parametrize("family", ["bees", "elves"])
+def test_scenarios_without_requests_say_so(family, tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "mutexlab", "check", family, "--metrics", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    m = json.loads(out.stdout)["metrics"]
+    assert m["complete"] and "no figures are defined" in m["why"] and "messages_per_entry" not in m
+
+
+def check(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "mutexlab", "check", "mutex", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+    )
+
+
+def test_json_and_witnesses_replay_to_their_figure(tmp_path):
+    out = check(
+        "-a", "ricart-agrawala", "-N", "3", "--metrics", "--metrics-witness", "w", "--json", cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr
+    m = json.loads(out.stdout)["metrics"]
+    assert m["complete"] and m["messages_per_entry"] == {"min": 4, "max": 4}
+    assert {w["figure"] for w in m["witnesses"]} == {"messages-max", "messages-min", "sync-max", "bypass-max"}
+    for w in m["witnesses"]:
+        assert w["reproduced"][0], w
+        scenario = json.loads((tmp_path / w["file"]).read_text())
+        replay = replay_scenario(scenario)
+        assert not replay.refused and not replay.deadlock and replay.in_flight == 0
+        if w["figure"] in ("sync-max", "bypass-max"):
+            assert trace_figures(replay.events, "cs")[w["figure"]] == w["value"]
+        session = session_from_scenario(tmp_path / w["file"])  # explore --scenario opens it
+        session.jump(len(session.state()["redo"]))
+        assert session.state()["findings"]["status"] == "end"
+        played = subprocess.run(
+            [sys.executable, "-m", "mutexlab", "replay", w["file"]],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert played.returncode == 0, played.stdout + played.stderr
+
+
+def test_the_trace_measure_sees_a_longer_bypass():
+    # the measure the witnesses are confirmed by is not blind: two entries by others while waiting
+    events = [
+        {"event": "request", "pid": "a", "resource": "cs"},
+        {"event": "enter", "pid": "b", "resource": "cs"},
+        {"event": "exit", "pid": "b", "resource": "cs"},
+        {"event": "send", "pid": "b", "to": "c", "id": "b#1"},
+        {"event": "recv", "pid": "c", "from": "b", "id": "b#1"},
+        {"event": "enter", "pid": "c", "resource": "cs"},
+        {"event": "exit", "pid": "c", "resource": "cs"},
+        {"event": "enter", "pid": "a", "resource": "cs"},
+    ]
+    assert trace_figures(events, "cs") == {"bypass-max": 2, "sync-max": 1}
+
+
+def test_metrics_refuse_what_they_cannot_measure(tmp_path):
+    out = check("-a", "ricart-agrawala", "-N", "2", "--metrics", "--reorder", cwd=tmp_path)
+    assert out.returncode == 2 and "--reorder" in out.stderr
+    out = check("-a", "ricart-agrawala", "-N", "2", "--metrics-witness", "w", cwd=tmp_path)
+    assert out.returncode == 2 and "needs --metrics" in out.stderr
+    assert not (tmp_path / "w").exists()
+
+
+def test_a_state_limit_leaves_the_figures_unproven(tmp_path):
+    out = check(
+        "-a", "ricart-agrawala", "-N", "3", "--metrics", "--max-states", "5000", "--json", cwd=tmp_path
+    )
+    # the plain check (1,690 worlds) completes; the figures' search (43,139) does not
+    assert out.returncode == 3, out.stderr
+    m = json.loads(out.stdout)["metrics"]
+    assert not m["complete"] and "state limit" in m["stopped"] and "messages_per_entry" not in m

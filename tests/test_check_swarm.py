@@ -1,0 +1,106 @@
+"""``check --swarm``: randomised bitstate searches on every core for a time budget — never a
+pass, and a violation found replays (docs/check.md#swarm)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+
+from mutexlab.check.engine import CheckConfig
+from mutexlab.check.swarm import run_swarm
+from mutexlab.protocols.ricart_agrawala import RicartAgrawalaNode
+from mutexlab.sim.scripted import replay_scenario
+
+
+def check(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "mutexlab", "check", "mutex", *args], capture_output=True, text=True, cwd=cwd
+    )
+
+
+def test_a_broken_variant_is_found_and_its_counterexample_replays(tmp_path):
+    out = check(
+        "-a", "mutexlab_broken.ricart_agrawala_greedy_quiet", "-N", "3", "--swarm", "--time", "20",
+        "--workers", "2", "--counterexample", "cex.json", "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stdout + out.stderr
+    s = json.loads(out.stdout)
+    assert s["verdict"] == "violation" and s["findings"][0]["kind"] == "capacity"
+    assert s["reproduced"][0] is True
+    replay = replay_scenario(json.loads((tmp_path / "cex.json").read_text()))
+    assert replay.entered  # the scenario plays: both enter
+    played = subprocess.run(
+        [sys.executable, "-m", "mutexlab", "replay", "cex.json"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert played.returncode == 1 and "cs" in played.stdout
+
+
+def test_nothing_found_is_never_a_pass(tmp_path):
+    out = check("-a", "ricart-agrawala", "-N", "2", "--swarm", "--time", "2", "--workers", "2", cwd=tmp_path)
+    assert out.returncode == 5, out.stdout + out.stderr
+    assert "NO VIOLATION FOUND in" in out.stdout and "nothing is proven" in out.stdout
+    assert "PASS" not in out.stdout
+
+
+def test_a_small_space_is_searched_again_and_again_until_the_budget():
+    # the space of RA N=2 is tiny: each worker ends its search and starts a new one, new seed
+    result = run_swarm(CheckConfig("ricart-agrawala", 2, {"requests": 1}), 1.5, workers=1)
+    assert result.finding is None and result.searches >= 2 and result.finished >= 2
+    assert result.seconds >= 1.5
+
+
+def test_a_deadlock_is_found_too():
+    result = run_swarm(
+        CheckConfig("mutexlab_broken.ricart_agrawala_forgetful", 3, {"requests": 1}), 20, workers=2
+    )
+    assert result.finding is not None and result.finding["kind"] == "deadlock"
+    assert result.scenario is not None and replay_scenario(result.scenario).deadlock
+
+
+def test_swarm_flags_are_checked(tmp_path):
+    out = check("-a", "ricart-agrawala", "-N", "2", "--swarm", "--metrics", cwd=tmp_path)
+    assert out.returncode == 2 and "--metrics" in out.stderr
+    out = check("-a", "ricart-agrawala", "-N", "2", "--workers", "2", cwd=tmp_path)
+    assert out.returncode == 2 and "--workers needs --swarm" in out.stderr
+
+
+@pytest.mark.parametrize(
+    "variant, n, requests, kind",
+    [
+        # comparing stamps as text deadlocks once clocks reach two digits: a deep run
+        ("mutexlab_broken.lamport_text_stamps", 3, 3, "deadlock"),
+        # a second request before the first one's delivery: a choice depth-first order takes last
+        ("mutexlab_broken.ricart_agrawala_assumes_alone", 3, 2, "capacity"),
+    ],
+)
+def test_the_swarm_finds_what_a_bounded_exhaustive_search_does_not(variant, n, requests, kind):
+    from mutexlab.check.engine import run_check
+
+    config = CheckConfig(variant, n, {"requests": requests})
+    plain, _ = run_check(replace(config, max_states=20_000))
+    assert plain.verdict == "incomplete" and not plain.findings
+    result = run_swarm(config, 60, workers=2)
+    assert result.finding is not None and result.finding["kind"] == kind
+    assert result.scenario is not None
+    replay = replay_scenario(result.scenario)
+    assert replay.deadlock if kind == "deadlock" else replay.entered
+
+
+class Crashing(RicartAgrawalaNode):
+    def on_local(self, action: str) -> list:
+        raise RuntimeError("a bug of the protocol code, not a refusal")
+
+
+def test_a_worker_that_fails_makes_a_tool_error_not_a_pass():
+    from mutexlab.protocols.registry import build_setup
+
+    config = CheckConfig("ricart-agrawala", 2, {"requests": 1})
+    setup = build_setup("ricart-agrawala", 2, {"requests": 1}, 0)
+    setup.protocols[1].__class__ = Crashing
+    result = run_swarm(config, 5, workers=2, setup=setup)
+    assert result.finding is None and result.verdict == "tool-error"
+    assert "RuntimeError" in result.errors[0]
