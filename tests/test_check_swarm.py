@@ -4,9 +4,11 @@ pass, and a violation found replays (docs/check.md#swarm)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -15,11 +17,28 @@ from mutexlab.check.swarm import run_swarm
 from mutexlab.protocols.ricart_agrawala import RicartAgrawalaNode
 from mutexlab.sim.scripted import replay_scenario
 
+TESTS = Path(__file__).parent  # the broken variants' package, mutexlab_broken, lives here
+
+
+def mutexlab(*args: str, cwd) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run(
+        [sys.executable, "-m", "mutexlab", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+    )
+
 
 def check(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mutexlab", "check", "mutex", *args], capture_output=True, text=True, cwd=cwd
-    )
+    return mutexlab("check", "mutex", *args, cwd=cwd)
+
+
+def test_a_module_that_cannot_be_imported_is_bad_input_before_any_worker_starts(tmp_path):
+    out = check("-a", "no_such_module.variant", "-N", "3", "--swarm", "--time", "5", cwd=tmp_path)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "no_such_module" in out.stderr and "TOOL ERROR" not in out.stdout
 
 
 def test_a_broken_variant_is_found_and_its_counterexample_replays(tmp_path):
@@ -33,9 +52,7 @@ def test_a_broken_variant_is_found_and_its_counterexample_replays(tmp_path):
     assert s["reproduced"][0] is True
     replay = replay_scenario(json.loads((tmp_path / "cex.json").read_text()))
     assert replay.entered  # the scenario plays: both enter
-    played = subprocess.run(
-        [sys.executable, "-m", "mutexlab", "replay", "cex.json"], capture_output=True, text=True, cwd=tmp_path
-    )
+    played = mutexlab("replay", "cex.json", cwd=tmp_path)
     assert played.returncode == 1 and "cs" in played.stdout
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .common import positive, print_json
 
 EXIT_NOT_FOUND = 5
@@ -44,9 +46,11 @@ def refused(args) -> str | None:
 
 def run(args, config) -> int:
     from ..check.counterexample import reproduces, write_scenario
+    from ..check.engine import build_model
     from ..check.result import Finding
     from ..check.swarm import run_swarm
 
+    build_model(replace(config, partial_order=False))  # bad input is exit 2 here, not a worker's error
     result = run_swarm(config, args.time, args.workers)
     s = {
         "algorithm": config.algorithm,
