@@ -41,12 +41,16 @@ from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup
 from ..trace import TraceError, TraceWriter
 from ..words import article
+from .amqp import TransportError
 from .feed import PROTOCOL_EVENTS, AuditFeed
+from .inbox import Delivery
 from .membership import REJOIN_GRACE, Member, Roster
 from .outcome import EXIT_CONFIG, EXIT_SAFE, EXIT_STALLED, EXIT_VIOLATION, Outcome, decide, render, save_json
-from .rabbit import Bus, Delivery, Topology, TransportError, split_step
+from .rabbit import Bus
 from .settings import MonitorSettings
+from .topology import Topology
 from .view import Progress
+from .wire import split_step
 
 # What other modules and the tests import from here.
 __all__ = [

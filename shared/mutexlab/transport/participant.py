@@ -49,21 +49,13 @@ from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup
 from ..sim.driver import Driver
+from .amqp import LOST, TransportError
+from .inbox import Delivery, LinkInbox
 from .membership import role_of
-from .rabbit import (
-    LOST,
-    Bus,
-    Delivery,
-    EnvelopeError,
-    LinkInbox,
-    Topology,
-    TransportError,
-    compact,
-    frame,
-    pack_batch,
-    parse_frame,
-)
+from .rabbit import Bus
 from .settings import ParticipantSettings
+from .topology import Topology
+from .wire import EnvelopeError, compact, frame, pack_batch, parse_frame
 
 log = logging.getLogger("mutexlab.participant")
 

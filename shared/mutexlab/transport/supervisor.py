@@ -272,7 +272,7 @@ def broker_problem(url: str) -> str | None:
     missing broker is reported at once, not after timeouts."""
     import pika
 
-    from .rabbit import connect_any, redact
+    from .amqp import connect_any, redact
 
     def quick(params) -> None:
         params.socket_timeout = params.blocked_connection_timeout = 5
@@ -441,7 +441,7 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
             handle.close()
         if not plan.keep and not (result or {}).get("cleaned_up"):  # the monitor did not (it stopped early)
             try:
-                from .rabbit import delete_run
+                from .topology import delete_run
 
                 left = delete_run(plan.amqp_url, plan.run_id, plan.names())
             except Exception:  # noqa: BLE001 - best effort: the broker may be gone
