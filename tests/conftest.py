@@ -42,7 +42,7 @@ from hypothesis import strategies as st
 from mutexlab.audit import Verdict, numbered, verify_events
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter
-from mutexlab.transport.rabbit import split_step
+from mutexlab.transport.wire import split_step
 
 LOCAL_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
 BROKER_IMAGE = "rabbitmq:3-management"
@@ -208,7 +208,7 @@ def broken(name: str) -> ModuleType:
 def end_run(procs, amqp_url: str, run_id: str, names: list[str]) -> None:
     """The end of a broker test that started the services itself: kill what still runs of ``procs``
     (processes this test started), reap them all, delete what run ``run_id`` declared."""
-    from mutexlab.transport.rabbit import delete_run
+    from mutexlab.transport.topology import delete_run
 
     for proc in procs:
         if proc.poll() is None:
@@ -237,7 +237,7 @@ class RunTap:
     def __enter__(self) -> RunTap:
         import pika
 
-        from mutexlab.transport.rabbit import Topology
+        from mutexlab.transport.topology import Topology
 
         topology = Topology(self.run_id)
         exchange = topology.exchange

@@ -1,20 +1,28 @@
-"""The pika internals the transport relies on (transport/pika_internals.py), and the cluster URL
-settings, without a broker."""
+"""The AMQP client (transport/amqp.py, transport/loop.py): pika's SelectConnection driven through
+public interfaces only — the loop without a broker, the channel's calls and the asynchronous
+confirms on one — and that no module uses a private attribute of pika; the cluster URL settings."""
 
 from __future__ import annotations
 
+import ast
 import re
+import threading
+import time
 import tomllib
+import uuid
 from pathlib import Path
 
 import pika
 import pytest
 
 from mutexlab.setup import ConfigError
-from mutexlab.transport import pika_internals
-from mutexlab.transport.rabbit import Bus, Topology, redact
+from mutexlab.transport import amqp
+from mutexlab.transport.amqp import Connection, redact
+from mutexlab.transport.loop import Loop
+from mutexlab.transport.rabbit import Bus
 from mutexlab.transport.settings import ParticipantSettings, check_url, load, node_urls, queue_kind
 from mutexlab.transport.supervisor import make_plan
+from mutexlab.transport.topology import Topology
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,21 +30,187 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_pyproject_pins_the_pika_range_the_module_was_written_for():
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     pinned = [d for d in deps if re.match(r"pika\b", d)]
-    assert pinned == ["pika" + pika_internals.PIKA_VERSIONS]
+    assert pinned == ["pika" + amqp.PIKA_VERSIONS]
     major, minor = (int(x) for x in pika.__version__.split(".")[:2])
     assert (1, 3) <= (major, minor) < (2, 0), f"installed pika {pika.__version__} is outside the pin"
 
 
-def test_the_installed_pika_has_the_internals():
-    pika_internals.check_pika()  # raises naming what is missing
+# -- no private attribute of pika, anywhere ---------------------------------------------------------------
+def _private_names(paths: list[Path]) -> set[str]:
+    """The ``_names`` (not ``__dunder__``) the code in ``paths`` defines: attributes it assigns on
+    ``self``, functions, classes, variables."""
+    names: set[str] = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                    names.add(node.attr)  # its own attribute (not one set on another's object)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
 
 
-def test_a_pika_without_them_is_refused_by_name(monkeypatch):
-    from pika.adapters.utils import io_services_utils
+def _pika_private_names() -> set[str]:
+    """What pika keeps private, less the names this project's own code defines as well (its own
+    ``self._x`` are not pika's)."""
+    return _private_names(sorted(Path(pika.__file__).parent.rglob("*.py"))) - _private_names(CODE)
 
-    monkeypatch.delattr(io_services_utils, "_AsyncPlaintextTransport")
-    with pytest.raises(pika_internals.PikaInternalsError, match="_AsyncPlaintextTransport.*pika>=1.3,<2"):
-        pika_internals.check_pika()
+
+def _uses_of(source: str, private: set[str]) -> list[str]:
+    """``x._name`` for a pika-private ``_name`` (not on ``self``), and ``from pika... import _name``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in private:
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"line {node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pika"):
+            found += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name.startswith("_")]
+    return found
+
+
+CODE = [
+    p
+    for top in ("shared", "services", "bench", "tests", "scripts")
+    for p in sorted((ROOT / top).rglob("*.py"))
+    if "mutexlab_broken" not in p.parts
+]
+
+
+def test_no_module_uses_a_private_attribute_of_pika():
+    private = _pika_private_names()
+    uses = {str(p.relative_to(ROOT)): _uses_of(p.read_text(), private) for p in CODE}
+    assert not {p: u for p, u in uses.items() if u}
+
+
+def test_the_check_catches_what_the_transport_of_issue_18_did():
+    private = _pika_private_names()
+    broken = """
+import pika
+from pika.adapters.utils.io_services_utils import _AsyncPlaintextTransport
+def publish(channel, conn):
+    channel._impl.basic_publish("x", "k", b"")
+    conn._request_channel_dispatch(-1)
+    conn._impl._transport._tx_buffers.clear()
+"""
+    found = " ".join(_uses_of(broken, private))
+    for name in (
+        "_AsyncPlaintextTransport",
+        "._impl",
+        "._request_channel_dispatch",
+        "._transport",
+        "._tx_buffers",
+    ):
+        assert name in found, (name, found)
+
+
+# -- the loop, without a broker --------------------------------------------------------------------------
+def test_timers_fire_in_order_and_a_removed_one_never():
+    loop = Loop()
+    fired: list[str] = []
+    try:
+        loop.call_later(0.02, lambda: fired.append("late"))
+        removed = loop.call_later(0.01, lambda: fired.append("removed"))
+        loop.call_later(0.0, lambda: fired.append("now"))
+        loop.remove_timeout(removed)
+        loop.turn(0.05)
+    finally:
+        loop.close()
+    assert fired == ["now", "late"]
+
+
+def test_a_wake_ends_the_turn_and_a_turn_without_one_lasts_its_time():
+    loop = Loop()
+    try:
+        loop.call_later(0.01, loop.wake)
+        started = time.monotonic()
+        loop.turn(5.0)
+        assert time.monotonic() - started < 1.0, "woken after 0.01 s"
+        started = time.monotonic()
+        loop.turn(0.05)
+        assert time.monotonic() - started >= 0.05, "nothing woke it"
+    finally:
+        loop.close()
+
+
+def test_a_callback_from_another_thread_interrupts_a_wait():
+    loop = Loop()
+    ran: list[str] = []
+    try:
+        thread = threading.Timer(
+            0.02, loop.add_callback, [lambda: (ran.append(threading.current_thread().name), loop.wake())]
+        )
+        thread.start()
+        started = time.monotonic()
+        loop.turn(5.0)
+        thread.join()
+    finally:
+        loop.close()
+    assert ran == [threading.current_thread().name], "run in the loop's thread"
+    assert time.monotonic() - started < 1.0
+
+
+# -- the channel on a broker -----------------------------------------------------------------------------
+@pytest.mark.broker
+def test_calls_wait_for_replies_and_nowait_ones_are_done_before_the_next_reply(amqp_url):
+    conn = Connection(pika.URLParameters(amqp_url))
+    queue = "mutexlab-test." + uuid.uuid4().hex[:8]
+    try:
+        channel = conn.channel()
+        channel.nowait.queue_declare(queue, auto_delete=False)  # no reply asked for
+        assert channel.queue_declare(queue, passive=True).method.queue == queue, "done before the next reply"
+        channel.basic_publish("", queue, b"one")
+        deadline = time.monotonic() + 5
+        method, _props, body = channel.basic_get(queue, auto_ack=True)
+        while method is None and time.monotonic() < deadline:  # the broker enqueues asynchronously
+            method, _props, body = channel.basic_get(queue, auto_ack=True)
+        assert body == b"one" and method.routing_key == queue
+        assert channel.basic_get(queue) == (None, None, None)
+        with pytest.raises(pika.exceptions.ChannelClosedByBroker) as refused:
+            channel.queue_declare(queue, durable=True)  # other arguments than the queue has
+        assert refused.value.reply_code == 406 and channel.is_closed
+        other = conn.channel()
+        other.queue_delete(queue)
+        with pytest.raises(pika.exceptions.ChannelClosedByBroker):
+            other.queue_declare(queue, passive=True)  # gone
+        assert conn.is_open, "a channel's refusal leaves the connection open"
+    finally:
+        conn.close()
+
+
+@pytest.mark.broker
+def test_publishes_do_not_wait_and_confirms_come_to_the_callback(amqp_url):
+    conn = Connection(pika.URLParameters(amqp_url))
+    try:
+        channel = conn.channel()
+        confirmed: list[tuple[int, bool]] = []
+        channel.confirm_delivery(
+            lambda frame: confirmed.append((frame.method.delivery_tag, frame.method.multiple)),
+            lambda *a: None,
+        )
+        queue = channel.queue_declare("", exclusive=True).method.queue
+        for n in range(50):
+            channel.basic_publish("", queue, str(n).encode())
+        assert confirmed == [], "nothing was confirmed while nothing ran the I/O"
+        deadline = time.monotonic() + 10
+        while (not confirmed or confirmed[-1][0] < 50) and time.monotonic() < deadline:
+            conn.process_data_events(0.1)
+        assert confirmed and confirmed[-1][0] == 50, confirmed
+        assert channel.queue_declare(queue, passive=True).method.message_count == 50
+    finally:
+        conn.close()
+
+
+@pytest.mark.broker
+def test_a_lost_connection_is_raised_by_the_next_io(amqp_url):
+    conn = Connection(pika.URLParameters(amqp_url))
+    conn.pika.close()  # as if from elsewhere: the connection ends under the caller
+    with pytest.raises(pika.exceptions.ConnectionClosedByClient):
+        for _ in range(100):
+            conn.process_data_events(0.05)
+    assert not conn.is_open
+    conn.close()
 
 
 A, B, C = (f"amqp://u:p@host-{n}:5672/%2F" for n in "abc")
@@ -78,7 +252,7 @@ def test_quorum_topology_declares_quorum_queues_and_a_bus_starts_where_told():
     class Recorder:
         def __init__(self) -> None:
             self.queues: dict[str, dict | None] = {}
-            self._impl = self  # the declarations go out on pika's underlying channel too
+            self.nowait = self  # the declarations sent without waiting go out here too
 
         def exchange_declare(self, *a, **k) -> None:
             pass

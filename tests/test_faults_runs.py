@@ -25,8 +25,9 @@ import pytest
 from conftest import RunTap
 
 from mutexlab.cli import main as cli
-from mutexlab.transport.rabbit import MAX_BODY, Topology, delete_run, envelope
 from mutexlab.transport.supervisor import Plan, execute
+from mutexlab.transport.topology import Topology, delete_run
+from mutexlab.transport.wire import MAX_BODY, envelope
 
 pytestmark = pytest.mark.broker
 

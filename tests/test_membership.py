@@ -18,9 +18,10 @@ from mutexlab.setup import ConfigError
 from mutexlab.transport.membership import REJOIN_GRACE, Roster
 from mutexlab.transport.monitor import Monitor, Outcome, render
 from mutexlab.transport.participant import Participant
-from mutexlab.transport.rabbit import Bus, Topology, delete_run
+from mutexlab.transport.rabbit import Bus
 from mutexlab.transport.settings import MonitorSettings, ParticipantSettings
 from mutexlab.transport.supervisor import Plan, execute, service_command
+from mutexlab.transport.topology import Topology, delete_run
 
 
 # -- the decisions (no broker) ------------------------------------------------------------

@@ -15,22 +15,21 @@ import pika
 import pytest
 
 from mutexlab.protocols.registry import build_setup
+from mutexlab.transport.amqp import Connection, TransportError
+from mutexlab.transport.inbox import LinkInbox
 from mutexlab.transport.monitor import Monitor
 from mutexlab.transport.participant import Participant
-from mutexlab.transport.rabbit import (
+from mutexlab.transport.rabbit import Bus
+from mutexlab.transport.settings import MonitorSettings, ParticipantSettings
+from mutexlab.transport.topology import Topology, delete_run
+from mutexlab.transport.wire import (
     MAX_BODY,
-    Bus,
     EnvelopeError,
-    LinkInbox,
-    Topology,
-    TransportError,
-    delete_run,
     envelope,
     parse_envelope,
     split_step,
     unpack_batch,
 )
-from mutexlab.transport.settings import MonitorSettings, ParticipantSettings
 
 pytestmark = pytest.mark.broker
 NAMES = ["node-1", "node-2"]
@@ -233,20 +232,21 @@ def test_publish_is_confirmed_persistent_and_unroutable_is_an_error(amqp_url, ru
 
 
 def test_an_inputs_messages_leave_in_one_write_intact_and_in_order(amqp_url, run_id):
-    # pika alone writes each frame separately: 3 system calls per publish. The Bus joins them.
+    # pika alone writes each frame separately: 3 system calls per publish. The bus's connection
+    # joins them (loop.JoinedWrites): what pika's transport is given to write is one piece.
     topology = Topology(run_id)
     bus = Bus(amqp_url, topology, connect_timeout=10)
     bus.connect()
     try:
-        transport = bus.conn._impl._transport  # noqa: SLF001 - counting the socket writes
+        (joined,) = bus.conn.services.transports
         writes = []
-        real_send = transport._sigint_safe_send  # noqa: SLF001
+        real_write = joined.inner.write
 
-        def counting_send(sock, data):
+        def counting_write(data):
             writes.append(len(data))
-            return real_send(sock, data)
+            return real_write(data)
 
-        transport._sigint_safe_send = counting_send  # noqa: SLF001
+        joined.inner.write = counting_write
         bodies = [{"event": "state", "n": n, "pad": "x" * (300 * n)} for n in range(4)]
         for n, body in enumerate(bodies):
             bus.send("audit.node-1", body, message_id=f"x#{n}")
@@ -500,7 +500,7 @@ def test_the_run_is_deleted_queue_by_queue_and_a_queue_the_broker_keeps_is_repor
         topology.declare_base(channel)
         topology.declare_participant(channel, "node-1", ["REQUEST"])
         channel.queue_declare(topology.queue("node-2"), exclusive=True)
-        conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
+        conn = Connection(pika.URLParameters(amqp_url))  # the transport's own (calls without waiting)
         try:
             started = time.monotonic()
             left = topology.delete(conn.channel(), NAMES)
