@@ -18,7 +18,7 @@ import pytest
 from mutexlab.setup import ConfigError
 from mutexlab.transport import amqp
 from mutexlab.transport.amqp import Connection, redact
-from mutexlab.transport.loop import Loop
+from mutexlab.transport.loop import JoinedWrites, Loop
 from mutexlab.transport.rabbit import Bus
 from mutexlab.transport.settings import ParticipantSettings, check_url, load, node_urls, queue_kind
 from mutexlab.transport.supervisor import make_plan
@@ -149,6 +149,35 @@ def test_a_callback_from_another_thread_interrupts_a_wait():
         loop.close()
     assert ran == [threading.current_thread().name], "run in the loop's thread"
     assert time.monotonic() - started < 1.0
+
+
+def test_joined_writes_keep_every_byte_in_order_in_pieces_of_at_most_the_limit():
+    """What pika writes between two polls reaches its transport as few pieces, before the loop waits."""
+
+    class Inner:  # stands in for pika's transport
+        def __init__(self) -> None:
+            self.written: list[bytes] = []
+
+        def write(self, data: bytes) -> None:
+            self.written.append(data)
+
+        def get_write_buffer_size(self) -> int:
+            return 0
+
+    loop, inner = Loop(), Inner()
+    try:
+        joined = JoinedWrites(inner, loop, limit=10)  # type: ignore[arg-type]
+        frames = [b"abc", b"defg", b"hi", b"jklmnopqrstu", b"v", b"wxyz"]
+        for frame in frames:
+            joined.write(frame)
+        assert joined.get_write_buffer_size() == 5, "the last pieces wait for the poll"
+        loop.turn(0)
+    finally:
+        loop.close()
+    assert b"".join(inner.written) == b"".join(frames), "same bytes, same order"
+    assert inner.written == [b"abcdefghi", b"jklmnopqrstu", b"vwxyz"], (
+        "joined up to the limit; a larger frame alone"
+    )
 
 
 # -- the channel on a broker -----------------------------------------------------------------------------

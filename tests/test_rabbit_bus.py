@@ -355,3 +355,22 @@ def test_a_confirm_ends_the_wait_of_a_poll_that_holds_an_ack_back():
     assert channel.acked == [(5, True)] and channel.acked_at == [confirm_at], "acked as the confirm came"
     assert len(waits) == 3, f"the poll woke {len(waits)} times: {waits}"
     assert CLOCK.now == pytest.approx(started + 5.0), "then waited out its time"
+
+
+def test_a_confirm_ends_the_wait_of_a_flush():
+    """A flush waits for confirms in one long wait (``CONFIRM_WAIT``) that the confirm ends
+    (``_on_confirm`` wakes the I/O), not in short slices."""
+    bus, _ = make_bus()
+    bus.send("REPLY.node-1", {"n": 1})
+    waits: list[float] = []
+
+    def broker(time_limit=0):
+        waits.append(time_limit)
+        CLOCK.sleep(0.004)  # the broker's answer comes 4 ms into the wait ...
+        before = bus.conn.woken
+        confirm(bus, 1)
+        assert bus.conn.woken == before + 1, "... and ends it"
+
+    bus.conn.process_data_events = broker
+    bus.flush()
+    assert waits == [rabbit.CONFIRM_WAIT] and not bus.outbox
