@@ -281,7 +281,8 @@ def _aio(barrier, member, names: list[str], uvloop: bool) -> tuple[float, float,
         await channel.set_qos(prefetch_count=PREFETCH)
         exchange = channel.default_exchange
         queue = await channel.get_queue(names[member.me], ensure=False)
-        tasks: set[asyncio.Task] = set()
+        tasks: set[asyncio.Task] = set()  # kept referenced until done
+        pending = [0]  # tasks not yet through their publishes and ack
         finished = asyncio.Event()
         span: dict[str, float] = {}
 
@@ -299,10 +300,12 @@ def _aio(barrier, member, names: list[str], uvloop: bool) -> tuple[float, float,
             await send(out)
             if message is not None:
                 await message.ack()
-            if member.done and len(tasks) <= 1:
+            pending[0] -= 1
+            if member.done and not pending[0]:
                 finished.set()
 
         def spawn(out, message) -> None:
+            pending[0] += 1
             task = asyncio.ensure_future(send_then_ack(out, message))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
