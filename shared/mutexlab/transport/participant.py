@@ -8,7 +8,7 @@ go to the monitor instead of a file.
 
 The inputs taken in one round of the loop (the deliveries of one poll, then the timers due) form
 one step, published when the round ends as one message: its protocol messages in effect order
-(``rabbit.frame``: an envelope, or a step frame) and its trace batch (``{"events": [...],
+(``wire.frame``: an envelope, or a step frame) and its trace batch (``{"events": [...],
 "status": {...}}``, the status only when the state changed), routed to the monitor by the key
 ``audit.<name>`` and to every addressee by the ``CC`` header; a batch too heavy to copy to every
 addressee goes alone to the monitor first (``INLINE_TRACE``). Then the acks of its deliveries, in
