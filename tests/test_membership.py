@@ -212,7 +212,7 @@ def test_discovered_p_and_a_late_participant_refused(amqp_url, tmp_path):
         ALGORITHM="ricart-agrawala",
         PROCESSES="0",
         JOIN_WINDOW="8",
-        OPTIONS='{"requests": 4}',
+        OPTIONS='{"requests": 10}',  # 30 entries of 0.3 s: outlasts a loaded machine starting the late one
         DWELL="0.3",
         STALL_TIMEOUT="30",
         SUMMARY_JSON=str(tmp_path / "summary.json"),
@@ -235,7 +235,7 @@ def test_discovered_p_and_a_late_participant_refused(amqp_url, tmp_path):
         assert monitor.wait(timeout=120) == 0
         summary = json.loads((tmp_path / "summary.json").read_text())
         assert summary["processes"] == 3 and summary["complete"] and summary["safe"]
-        assert summary["entries"] == {"cs": 12} and len(summary["refused"]) == 1
+        assert summary["entries"] == {"cs": 30} and len(summary["refused"]) == 1
         # The run started with fewer than joined: the summary and the verdict's text say who and why.
         refused = summary["refused"][0]
         assert refused["role"] == "node" and "membership is closed" in refused["reason"]
