@@ -13,6 +13,7 @@ import uuid
 
 import pika
 import pytest
+from conftest import signed
 
 from mutexlab.protocols.registry import build_setup
 from mutexlab.transport.amqp import Connection, TransportError
@@ -155,7 +156,7 @@ class Harness:
             self.topology.exchange,
             key,
             body,
-            properties=pika.BasicProperties(delivery_mode=2),
+            properties=pika.BasicProperties(delivery_mode=2, headers=signed(key, body)),
             mandatory=True,
         )
 
@@ -337,7 +338,7 @@ def test_a_step_whose_cc_header_does_not_match_its_sends_is_dead_lettered_by_the
         channel.confirm_delivery()
         steps = [step(1, ["REQUEST.node-2"]), step(2, []), step(3, ["REQUEST.node-2", "REPLY.node-1"])]
         for body, cc in steps:
-            props = pika.BasicProperties(delivery_mode=2, headers={"CC": cc} if cc else None)
+            props = pika.BasicProperties(delivery_mode=2, headers={"CC": cc, **signed("audit.node-1", body)})
             channel.basic_publish(Topology(run_id).exchange, "audit.node-1", body, props, mandatory=True)
         seen = 0
         deadline = time.monotonic() + 20
@@ -381,7 +382,8 @@ def test_garbage_is_dead_lettered_with_reasons_and_counted(harness, run_id):
         b"x" * (MAX_BODY + 10): "oversized",
     }
     for body in bad:
-        h.ch.basic_publish("", queue, body)  # straight into the participant's queue
+        # straight into the participant's queue, signed (the run's own garbage, not a forgery)
+        h.ch.basic_publish("", queue, body, pika.BasicProperties(headers=signed(queue, body)))
     h.publish("REQUEST.node-2", h.request(1, 3))  # and the run goes on
     replies = h.drain(h.topology.queue("node-1"))
     assert len(replies) == 1
@@ -411,7 +413,8 @@ def test_a_message_no_queue_takes_reaches_the_monitor_and_is_dead_lettered_with_
         channel.confirm_delivery()
         lost = {"REQUEST.node-2": "no queue of the addressee took", "GOSSIP.node-2": "unexpected routing key"}
         for key in lost:
-            channel.basic_publish(Topology(run_id).exchange, key, b"{}", mandatory=True)
+            props = pika.BasicProperties(headers=signed(key, b"{}"))
+            channel.basic_publish(Topology(run_id).exchange, key, b"{}", props, mandatory=True)
         seen = []
         deadline = time.monotonic() + 20
         while len(seen) < len(lost) and time.monotonic() < deadline:
@@ -441,7 +444,8 @@ def test_two_runs_do_not_see_each_others_messages(harness, run_id):
     assert g.drain(g.topology.queue("node-1")) == []
     assert not [k for k, _, _ in _monitor_view(g) if k.startswith(("audit", "REQUEST", "REPLY"))]
     # An envelope of run A that reaches run B's queue is refused, not handled.
-    g.ch.basic_publish("", g.topology.queue("node-2"), h.request(1, 1))
+    key, body = g.topology.queue("node-2"), h.request(1, 1)
+    g.ch.basic_publish("", key, body, pika.BasicProperties(headers=signed(key, body)))
     dead = g.drain(g.topology.dead_queue)
     assert len(dead) == 1 and f"run {run_id!r}" in dead[0][1].headers["x-mutexlab-reason"]
     assert h.stop()["dead_letters"] == 0

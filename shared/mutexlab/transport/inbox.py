@@ -26,6 +26,7 @@ class Delivery:
     generation: int
     redelivered: bool
     headers: dict
+    forged: str | None = None  # why it is not the run's own (auth.Signer.forged); None: authentic
 
 
 class LinkInbox:

@@ -91,6 +91,7 @@ class Monitor:
             connect_timeout=settings.join_timeout,
             name="monitor",
             prefetch=MONITOR_PREFETCH,
+            secret=settings.run_secret,
         )
         self.roster = Roster(settings.algorithm, settings.processes, settings.join_window)
         self.members: dict[str, Member] = {}
@@ -409,6 +410,10 @@ class Monitor:
             outcome.dead_letters = sum(int(status.get(n, {}).get("dead_letters", 0)) for n in names)
         outcome.rejected = self.feed.rejected(self._setup().names[p] for p in sorted(self._setup().names))
         outcome.reconnects += self.bus.reconnects
+        outcome.forged = self.bus.forged + sum(int(status.get(n, {}).get("forged", 0)) for n in names)
+        outcome.forgeries = [f"monitor: {f}" for f in self.bus.forgeries] + [
+            f"{n}: {f}" for n in sorted(names) for f in status.get(n, {}).get("forgeries", [])[:10]
+        ][:10]
         outcome.redelivered += self.bus.redelivered
         outcome.duplicates += self.feed.duplicates
         if self.settings.cleanup:

@@ -41,8 +41,6 @@ import uuid
 from collections import Counter
 from typing import Any
 
-import pika
-
 from ..messages import MessageError
 from ..protocol import ProtocolError
 from ..protocols import registry
@@ -55,7 +53,7 @@ from .inbox import Delivery, LinkInbox
 from .membership import role_of
 from .rabbit import Bus
 from .settings import ParticipantSettings
-from .topology import Topology
+from .topology import Topology, queue_consumers
 from .wire import EnvelopeError, compact, frame, pack_batch, parse_frame
 
 log = logging.getLogger("mutexlab.participant")
@@ -115,6 +113,7 @@ class Participant:
             connect_timeout=settings.join_timeout,
             on_connect=self._declare,
             name=self.instance,
+            secret=settings.run_secret,
         )
         self.join_queue = self.topology.queue(f"join.{self.instance}")
         self.phase = "join"
@@ -278,16 +277,7 @@ class Participant:
         if conn is None or not conn.is_open:
             return True  # reconnecting: decide later
         try:
-            channel = conn.channel()
-            try:
-                consumers = channel.queue_declare(
-                    self.topology.monitor_queue, passive=True
-                ).method.consumer_count
-            finally:
-                if channel.is_open:
-                    channel.close()
-        except pika.exceptions.ChannelClosedByBroker:
-            consumers = 0  # the monitor queue is gone
+            consumers = queue_consumers(conn, self.topology.monitor_queue)
         except LOST as exc:  # the connection itself was lost: the bus reconnects
             self.bus.reconnect(exc)
             return True
@@ -490,6 +480,8 @@ class Participant:
             "dead_letters": self.dead_letters,
             "rejected": self.rejected,
             "rejections": self.rejections,
+            "forged": self.bus.forged,
+            "forgeries": self.bus.forgeries,
             "reconnects": self.bus.reconnects,
             "redelivered": self.bus.redelivered,
             "final": final,

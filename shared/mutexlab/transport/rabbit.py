@@ -24,6 +24,7 @@ from typing import Any
 import pika
 
 from .amqp import LOST, Channel, TransportError
+from .auth import MAC_HEADER, Signer
 from .inbox import Delivery
 from .outbox import Outbox, Outgoing
 from .session import Session
@@ -39,6 +40,7 @@ MAX_UNCONFIRMED = 1000
 # Quorum queues: after a nack, wait this long before re-publishing (a leader election takes about that).
 NACK_PAUSE = 0.5
 CONFIRM_WAIT = 1.0  # seconds of I/O at most between looks at the confirms a flush waits for
+FORGERIES_KEPT = 10  # the reasons of the first forged deliveries kept (the count is exact)
 
 
 class Bus(Session):
@@ -62,6 +64,7 @@ class Bus(Session):
         name: str = "client",
         prefetch: int = 100,
         first_node: int | None = None,
+        secret: str | None = None,
     ) -> None:
         super().__init__(url, topology, connect_timeout, name, first_node)
         self.on_connect = on_connect
@@ -79,6 +82,10 @@ class Bus(Session):
         self._nacked_since: float | None = None  # when the current run of nacks began (None: no nacks)
         self.published = 0
         self.redelivered = 0  # deliveries the broker flagged as redelivered (after a lost connection)
+        # With the run's secret: every publish signed, every delivery checked (auth.py).
+        self.signer = Signer(secret) if secret is not None else None
+        self.forged = 0  # deliveries without a valid MAC, dead-lettered by ``poll``
+        self.forgeries: list[str] = []  # the first FORGERIES_KEPT of them: key and reason
 
     # -- connection ------------------------------------------------------------------------
     def _open(self) -> None:
@@ -137,6 +144,8 @@ class Bus(Session):
         def on_message(_ch, method, props, body, queue=queue):
             if method.redelivered:
                 self.redelivered += 1
+            headers = dict(props.headers or {})
+            signer = self.signer
             self._inbox.append(
                 Delivery(
                     queue,
@@ -145,7 +154,8 @@ class Bus(Session):
                     method.delivery_tag,
                     generation,
                     bool(method.redelivered),
-                    dict(props.headers or {}),
+                    headers,
+                    None if signer is None else signer.forged(method.routing_key, body, headers),
                 )
             )
             self.conn.wake()  # a delivery ends the poll's wait
@@ -186,8 +196,27 @@ class Bus(Session):
                 break  # deliveries, time is up, or the full wait passed with no ack held back
             if now >= linger_end:
                 self._settle(force=True)
-        batch = list(self._inbox)
-        self._inbox.clear()
+        return self._authentic()
+
+    def _authentic(self) -> list[Delivery]:
+        """The deliveries collected, up to the first forged one (``auth.py``). A forged delivery at
+        the head is dead-lettered here, with its reason: every delivery handed out before it has been
+        acked by now (the consumer acks or dead-letters each before it polls again), so its ack
+        keeps the delivery order that cumulative acks need."""
+        batch: list[Delivery] = []
+        while self._inbox:
+            if self._inbox[0].forged is None:
+                batch.append(self._inbox.popleft())
+                continue
+            if batch:
+                break  # handed out first; this one at the next poll, after their acks
+            delivery = self._inbox.popleft()
+            self.forged += 1
+            reason = f"{delivery.forged} ({delivery.routing_key})"
+            if len(self.forgeries) < FORGERIES_KEPT:
+                self.forgeries.append(reason[:300])
+            log.warning("%s: dead-lettered a forged message: %s", self.name, reason)
+            self.dead_letter(delivery, reason)
         return batch
 
     def _io(self, seconds: float) -> None:
@@ -233,6 +262,8 @@ class Bus(Session):
         (it is then dead-lettered with the reason ``expired``)."""
         if isinstance(body, dict):
             body = compact(body)
+        if self.signer is not None:
+            headers = dict(headers or {}, **{MAC_HEADER: self.signer.mac(routing_key, body)})
         props = pika.BasicProperties(
             delivery_mode=2,
             content_type="application/json",

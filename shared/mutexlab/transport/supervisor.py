@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ..protocols.registry import build_setup, canonical, resolve
 from ..setup import ConfigError
+from .auth import SECRET_ENV, SECRET_FILE_ENV, new_secret
 from .membership import role_of
 from .settings import check_run_id, check_url
 
@@ -174,6 +175,9 @@ class Plan:
     logs: str | None = None
     keep: bool = False
     extra_participants: dict[str, int] = field(default_factory=dict)  # role -> extra processes (tests)
+    # The run's secret (auth.py), handed to its processes in their environment, never on a command
+    # line: a fresh one for every plan (a test may set it, to publish as a process of the run).
+    secret: str = field(default_factory=new_secret, repr=False)
 
     def roles(self) -> list[str]:
         """One entry per participant process to start."""
@@ -363,6 +367,9 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
         JOIN_TIMEOUT=str(plan.join_timeout),
         PYTHONUNBUFFERED="1",
     )
+    # This run's secret (auth.py): its processes alone hold it, in their environment (never argv).
+    base[SECRET_ENV] = plan.secret
+    base.pop(SECRET_FILE_ENV, None)
     base.pop("DWELL", None)
     base.pop("DWELL_TIMES", None)
     monitor_env = dict(

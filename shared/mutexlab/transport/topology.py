@@ -30,6 +30,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+import pika
+
 from .amqp import Connection, connect_any
 
 # What the monitor's queue is bound to on the run's exchange (besides the unrouted messages).
@@ -189,3 +191,17 @@ def delete_run(url: str, run_id: str, names: list[str]) -> list[str]:
         return Topology(run_id).delete(conn.channel(), names)
     finally:
         conn.close()
+
+
+def queue_consumers(conn: Connection, queue: str) -> int:
+    """How many consumers ``queue`` has (0 when it is gone), asked on a channel of its own: a
+    missing queue closes the channel it is asked on. A lost connection raises (``amqp.LOST``)."""
+    try:
+        channel = conn.channel()
+        try:
+            return channel.queue_declare(queue, passive=True).method.consumer_count
+        finally:
+            if channel.is_open:
+                channel.close()
+    except pika.exceptions.ChannelClosedByBroker:
+        return 0  # the queue is gone
