@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import RunTap, end_run
+from conftest import RUN_SECRET, RunTap, end_run
 
 from mutexlab.protocols.registry import build_setup, make_setup
 from mutexlab.setup import ConfigError
@@ -290,7 +290,7 @@ def test_a_participant_asks_again_after_a_reconnect_while_joining(amqp_url):
     message the bus published was never seen confirmed (a flush waited until its timeout)."""
     run_id = "t-" + uuid.uuid4().hex[:8]
     elf = Participant("elf", ParticipantSettings(amqp_url=amqp_url, run_id=run_id, join_timeout=30))
-    monitor = Bus(amqp_url, Topology(run_id), connect_timeout=10, name="test-monitor")
+    monitor = Bus(amqp_url, Topology(run_id), connect_timeout=10, name="test-monitor", secret=RUN_SECRET)
     joins: list = []
     try:
         monitor.connect()

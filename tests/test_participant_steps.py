@@ -27,7 +27,8 @@ class RecordingBus:
 
     def __init__(self) -> None:
         self.calls: list[tuple] = []
-        self.reconnects = self.redelivered = self.generation = 0
+        self.reconnects = self.redelivered = self.generation = self.forged = 0
+        self.forgeries: list[str] = []
         self.channel = self
 
     def send(self, routing_key, body, message_id=None, headers=None, **_kw) -> None:
