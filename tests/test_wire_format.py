@@ -1,4 +1,4 @@
-"""The wire format is unchanged: messages recorded from the transport of issue 18 (one module,
+"""The wire format is unchanged: messages recorded from the transport before the split (one module,
 commit 3a6c154) decode the same with ``transport/wire.py``, and encoding what they carry gives the
 same bytes again. tests/data/wire/record.py says how they were recorded."""
 
@@ -14,7 +14,7 @@ import pytest
 from mutexlab.transport.wire import compact, frame, pack_batch, parse_frame, split_step, unpack_batch
 
 ROOT = Path(__file__).resolve().parents[1]
-RECORDED = ROOT / "tests" / "data" / "wire" / "issue18.jsonl.gz"
+RECORDED = ROOT / "tests" / "data" / "wire" / "bus-3a6c154.jsonl.gz"
 
 
 def recorded() -> list[dict]:

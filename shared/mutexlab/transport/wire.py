@@ -4,7 +4,7 @@ Pure code on bytes and dicts (no client library): what a participant publishes f
 how a receiver checks it. A step's body is its protocol part (``frame``: one envelope, or a step
 frame of several), a newline, and its trace batch (``pack_batch``); ``split_step`` cuts it,
 ``parse_frame`` checks the protocol part addressed to one receiver, ``unpack_batch`` rebuilds a
-batch's clocks. The bytes are what issue 18's wire carried (tests/test_wire_format.py decodes
+batch's clocks. The bytes are what the one-module transport (3a6c154) carried (tests/test_wire_format.py decodes
 messages recorded from it).
 """
 

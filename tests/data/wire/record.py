@@ -7,7 +7,7 @@ of its own, bound to ``#`` on the run's exchange, takes a copy of every message;
 OUT is ``{"routing_key", "headers", "body", "decoded"}``: the body in latin-1, byte for byte, and
 what the tree's own code reads in it — for a step, the envelopes each addressee takes from its
 protocol part (``parse_frame``) and its trace batch with the clocks rebuilt (``unpack_batch``).
-tests/data/wire/issue18.jsonl.gz was recorded this way from the transport of issue 18 (commit 3a6c154):
+tests/data/wire/bus-3a6c154.jsonl.gz was recorded this way from the one-module transport before the split (commit 3a6c154):
 ``mutex -a ricart-agrawala -N 3 -r 2`` then ``bees -P 3 -T 1 --seed 0``, the two files joined and gzipped.
 """
 
@@ -23,7 +23,7 @@ import pika
 try:  # the tree's own code
     from mutexlab.transport.topology import Topology
     from mutexlab.transport.wire import parse_frame, split_step, unpack_batch
-except ImportError:  # the transport of issue 18, in one module
+except ImportError:  # the transport before the split, in one module
     from mutexlab.transport.rabbit import Topology, parse_frame, split_step, unpack_batch  # type: ignore
 
 URL = "amqp://127.0.0.1:5672/%2F"
