@@ -16,6 +16,8 @@ Shared helpers for the test modules (``from conftest import …``):
   ``verify_events``; its events line-numbered as ``verify_events`` numbers them (``numbered``);
 * ``random_classic_runs(...)``: the hypothesis strategies of the classic algorithms' random-run properties;
 * ``broken(name)``: a deliberately broken variant of ``tests/mutexlab_broken`` (the only place they live);
+* ``RUN_SECRET`` / ``signed(key, body)``: the run secret every service a test starts holds (set in the
+  environment here; ``mutexlab run`` makes its own per run) and the headers that sign a message with it;
 * ``RunTap``: what the participants of a RabbitMQ run tell the monitor (joins, welcomes, statuses),
   for the broker tests to wait on instead of reading log files; ``end_run``: a broker test's cleanup.
 """
@@ -42,7 +44,18 @@ from hypothesis import strategies as st
 from mutexlab.audit import Verdict, numbered, verify_events
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter
-from mutexlab.transport.rabbit import split_step
+from mutexlab.transport.auth import MAC_HEADER, SECRET_ENV, Signer
+from mutexlab.transport.wire import split_step
+
+# The services the tests start read the run secret from the environment (auth.py): one per session.
+os.environ.setdefault(SECRET_ENV, f"tests-{os.getpid()}-{time.time_ns()}")
+RUN_SECRET = os.environ[SECRET_ENV]
+
+
+def signed(key: str, body: bytes, secret: str = RUN_SECRET) -> dict:
+    """The headers of a message on ``key`` signed with the run's secret, as a process of the run signs it."""
+    return {MAC_HEADER: Signer(secret).mac(key, body)}
+
 
 LOCAL_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
 BROKER_IMAGE = "rabbitmq:3-management"
@@ -221,7 +234,7 @@ def broken(name: str) -> ModuleType:
 def end_run(procs, amqp_url: str, run_id: str, names: list[str]) -> None:
     """The end of a broker test that started the services itself: kill what still runs of ``procs``
     (processes this test started), reap them all, delete what run ``run_id`` declared."""
-    from mutexlab.transport.rabbit import delete_run
+    from mutexlab.transport.topology import delete_run
 
     for proc in procs:
         if proc.poll() is None:
@@ -250,7 +263,7 @@ class RunTap:
     def __enter__(self) -> RunTap:
         import pika
 
-        from mutexlab.transport.rabbit import Topology
+        from mutexlab.transport.topology import Topology
 
         topology = Topology(self.run_id)
         exchange = topology.exchange

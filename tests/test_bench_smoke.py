@@ -354,3 +354,48 @@ def test_repeated_algorithm_runs_report_the_median_and_never_hide_a_failure():
     assert _median_run([run(30.0), run(90.0)])["entries_per_s"] == 30.0, "of two, the lower"
     assert _median_run([run(90.0), run(10.0, safe=False), run(60.0)])["safe"] is False
     assert _median_run([run(90.0), run(60.0), run(95.0, complete=False)])["complete"] is False
+
+
+def test_the_client_benchs_ricart_agrawala_members_finish_with_every_message_counted():
+    """bench/clients.py's workload without a broker: members exchanging over FIFO links in a
+    random order all finish, with R entries each and 2·R·(N − 1) messages received each."""
+    import random
+    from collections import deque
+
+    from bench.clients import RicartAgrawala
+
+    n, requests = 4, 3
+    members = [RicartAgrawala(i, n, requests) for i in range(n)]
+    links: dict[tuple[int, int], deque] = {}
+    for m in members:
+        for dest, body in m.start():
+            links.setdefault((m.me, dest), deque()).append(body)
+    rng = random.Random(0)
+    while any(links.values()):
+        src, dest = rng.choice([k for k, q in links.items() if q])
+        for to, body in members[dest].handle(links[src, dest].popleft()):
+            links.setdefault((dest, to), deque()).append(body)
+    assert all(m.done and m.entries == requests and m.got == 2 * requests * (n - 1) for m in members)
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_the_client_bench_runs_every_client_on_both_workloads(amqp_url):
+    """bench/clients.py: the confirmed ring and Ricart–Agrawala on every client; every hop and
+    message arrives (a member that misses one never finishes) and the CPU is attributed."""
+    from bench.clients import CLIENTS, measure
+
+    for client in CLIENTS:
+        ring = measure(amqp_url, client, "ring", 3, 12)
+        assert ring["messages"] == 12 and ring["msgs_per_s"] > 0 and ring["client_cpu_us_per_msg"] > 0
+        ra = measure(amqp_url, client, "ricart-agrawala", 3, 2)
+        assert ra["messages"] == 2 * 2 * 3 * 2 and ra["entries_per_s"] > 0
+
+
+def test_the_mac_bench_times_signing_and_checking_both_bodies():
+    """bench/mac.py: both bodies timed, each operation a positive CPU time per message."""
+    from bench.mac import measure
+
+    rows = measure(number=200, repeat=1)
+    assert [r["body"] for r in rows] == ["envelope", "step"] and rows[0]["bytes"] < rows[1]["bytes"]
+    assert all(r["sign_us"] > 0 and r["check_us"] > 0 for r in rows)

@@ -39,8 +39,10 @@ import pytest
 from conftest import missing
 
 from mutexlab.cli import main as cli
-from mutexlab.transport.rabbit import Bus, LinkInbox, Topology
+from mutexlab.transport.inbox import LinkInbox
+from mutexlab.transport.rabbit import Bus
 from mutexlab.transport.supervisor import Plan, execute
+from mutexlab.transport.topology import Topology
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 

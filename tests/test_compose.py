@@ -142,7 +142,8 @@ def test_v1_and_v2_give_identical_configuration(tmp_path):
         environment = services[name]["environment"]
         options = json.loads(environment["OPTIONS"])
         assert isinstance(options, dict) and options, environment["OPTIONS"]
-        settings = load(MonitorSettings, **{k.lower(): v for k, v in environment.items()})
+        given = {k.lower(): v for k, v in environment.items() if not k.startswith("MUTEXLAB_RUN_SECRET")}
+        settings = load(MonitorSettings, **given, mutexlab_run_secret="s" * 16)  # no file made here
         assert settings.processes == 0 and settings.options == options
 
 
@@ -232,6 +233,24 @@ def test_profiles_bees_by_default_elves_and_classic_on_demand(compose):
 
 
 MOUNT = "${ALGORITHM_FILE:-./services/algorithm-unset.py}:/algorithm/algorithm.py:ro"
+
+
+def test_the_run_secret_reaches_every_container_alike(compose):
+    """docs/rabbitmq.md#authenticated-runs: every mutexlab container gets MUTEXLAB_RUN_SECRET from
+    the environment (or .env), else the same file on the shared "run-secret" volume, which the first
+    of them creates; the image makes its mount point the service user's, closed to others."""
+    services = compose["services"]
+    for name, service in services.items():
+        if service["image"].startswith("rabbitmq:"):
+            assert not any("SECRET" in k for k in service.get("environment") or {}), name
+            continue
+        environment = service["environment"]
+        assert environment["MUTEXLAB_RUN_SECRET"] == "${MUTEXLAB_RUN_SECRET:-}", name
+        assert environment["MUTEXLAB_RUN_SECRET_FILE"] == "/run-secret/secret", name
+        assert "run-secret:/run-secret" in service["volumes"], name
+    assert "run-secret" in compose["volumes"]
+    assert "chown mutexlab /traces /run-secret && chmod 700 /run-secret" in (ROOT / "Dockerfile").read_text()
+    assert "\nMUTEXLAB_RUN_SECRET=\n" in EXAMPLE.read_text()
 
 
 def test_an_algorithm_file_reaches_every_container_of_a_run_named_alike(compose):

@@ -15,8 +15,10 @@ import subprocess
 
 import pika
 import pytest
+from conftest import RUN_SECRET
 
 from mutexlab.cli import main
+from mutexlab.transport.auth import SECRET_ENV
 from mutexlab.transport.supervisor import service_command
 
 NOWHERE = "amqp://127.0.0.1:1/%2F"
@@ -114,6 +116,17 @@ def test_every_command_refuses_bad_settings_before_the_broker(argv, words, files
 # role, environment (besides PATH), words the error must contain.
 SERVICE_CASES = [
     ("node", {"RUN_ID": "r"}, "AMQP_URL"),
+    ("node", {"AMQP_URL": NOWHERE, "RUN_ID": "r", SECRET_ENV: ""}, "no run secret: set MUTEXLAB_RUN_SECRET"),
+    (
+        "monitor",
+        {"AMQP_URL": NOWHERE, "RUN_ID": "r", "ALGORITHM": "lamport", SECRET_ENV: "short"},
+        "at least 16",
+    ),
+    (
+        "bee",
+        {"AMQP_URL": NOWHERE, "RUN_ID": "r", SECRET_ENV: "", "MUTEXLAB_RUN_SECRET_FILE": "/proc/x/y"},
+        "cannot read or create",
+    ),
     ("bee", {"AMQP_URL": NOWHERE}, "RUN_ID"),
     ("elf", {"AMQP_URL": "http://x", "RUN_ID": "r"}, "amqp://"),
     ("mayor", {"AMQP_URL": NOWHERE, "RUN_ID": "no spaces"}, "run id"),
@@ -177,7 +190,7 @@ SERVICE_CASES = [
 def test_every_service_refuses_bad_environment_before_the_broker(role, env, words):
     done = subprocess.run(
         service_command(role),
-        env={"PATH": "/usr/bin:/bin", **PYTHONPATH, **env},
+        env={"PATH": "/usr/bin:/bin", **PYTHONPATH, SECRET_ENV: RUN_SECRET, **env},
         capture_output=True,
         text=True,
         timeout=60,

@@ -36,9 +36,11 @@ import pytest
 from conftest import RunTap, missing
 
 from mutexlab.cli import main as cli
+from mutexlab.transport.inbox import LinkInbox
 from mutexlab.transport.membership import role_of
-from mutexlab.transport.rabbit import Bus, LinkInbox, Topology
+from mutexlab.transport.rabbit import Bus
 from mutexlab.transport.supervisor import Plan, execute, service_command
+from mutexlab.transport.topology import Topology
 
 pytestmark = pytest.mark.broker
 

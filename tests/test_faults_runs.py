@@ -22,11 +22,12 @@ from pathlib import Path
 
 import pika
 import pytest
-from conftest import RunTap
+from conftest import RUN_SECRET, RunTap, signed
 
 from mutexlab.cli import main as cli
-from mutexlab.transport.rabbit import MAX_BODY, Topology, delete_run, envelope
 from mutexlab.transport.supervisor import Plan, execute
+from mutexlab.transport.topology import Topology, delete_run
+from mutexlab.transport.wire import MAX_BODY, envelope
 
 pytestmark = pytest.mark.broker
 
@@ -74,6 +75,7 @@ def two_runs(amqp_url, tmp_path_factory):
             trace=str(base / "a.jsonl"),
             logs=str(base / "a"),
             keep=True,
+            secret=RUN_SECRET,
         ),
         "B": Plan(
             "lamport",
@@ -104,12 +106,13 @@ def two_runs(amqp_url, tmp_path_factory):
                 tap.wait(lambda t: t.changes["node-2"], "node-2 of run A at work", stop=futures["A"].done)
             channel = conn.channel()
             channel.confirm_delivery()
-            for body in garbage:
+            queue_a = Topology(plans["A"].run_id).queue("node-2")
+            for body in garbage:  # signed as run A's own processes sign (its garbage, not a forgery)
                 channel.basic_publish(
                     "",
                     Topology(plans["A"].run_id).queue("node-2"),
                     body,
-                    properties=pika.BasicProperties(delivery_mode=2),
+                    properties=pika.BasicProperties(delivery_mode=2, headers=signed(queue_a, body)),
                     mandatory=True,
                 )
             results = {name: future.result(timeout=300) for name, future in futures.items()}
@@ -194,6 +197,7 @@ def test_garbage_in_the_monitors_own_queue_is_dead_lettered_not_counted(amqp_url
         join_timeout=120,
         logs=str(tmp_path / "logs"),
         keep=True,
+        secret=RUN_SECRET,
     )
     topology = Topology(plan.run_id)
     out = io.StringIO()
@@ -205,15 +209,14 @@ def test_garbage_in_the_monitors_own_queue_is_dead_lettered_not_counted(amqp_url
                 tap.wait(lambda t: t.changes["node-1"], "node-1 at work", stop=future.done)
             channel = conn.channel()
             channel.confirm_delivery()
-            props = pika.BasicProperties(delivery_mode=2)
-            channel.basic_publish("", topology.monitor_queue, b"{not json", properties=props, mandatory=True)
-            channel.basic_publish(
-                "", topology.monitor_queue, b'{"kind": "status"}', properties=props, mandatory=True
-            )
-            channel.basic_publish(topology.exchange, "GIMME.node-1", b"{}", properties=props, mandatory=True)
-            channel.basic_publish(
-                topology.exchange, "REQUEST.node-7", b"{}", properties=props, mandatory=True
-            )
+            for exchange, key, body in [  # signed as the run's processes sign: garbage, not forgeries
+                ("", topology.monitor_queue, b"{not json"),
+                ("", topology.monitor_queue, b'{"kind": "status"}'),
+                (topology.exchange, "GIMME.node-1", b"{}"),
+                (topology.exchange, "REQUEST.node-7", b"{}"),
+            ]:
+                props = pika.BasicProperties(delivery_mode=2, headers=signed(key, body))
+                channel.basic_publish(exchange, key, body, properties=props, mandatory=True)
             code = future.result(timeout=300)
         summary = json.loads(out.getvalue())
         dead = []

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import BROKER, RunTap
 
-from mutexlab.transport.rabbit import Topology
+from mutexlab.transport.topology import Topology
 
 pytestmark = pytest.mark.broker
 ROOT = Path(__file__).resolve().parent.parent

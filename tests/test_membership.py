@@ -11,16 +11,17 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import RunTap, end_run
+from conftest import RUN_SECRET, RunTap, end_run
 
 from mutexlab.protocols.registry import build_setup, make_setup
 from mutexlab.setup import ConfigError
 from mutexlab.transport.membership import REJOIN_GRACE, Roster
 from mutexlab.transport.monitor import Monitor, Outcome, render
 from mutexlab.transport.participant import Participant
-from mutexlab.transport.rabbit import Bus, Topology, delete_run
+from mutexlab.transport.rabbit import Bus
 from mutexlab.transport.settings import MonitorSettings, ParticipantSettings
 from mutexlab.transport.supervisor import Plan, execute, service_command
+from mutexlab.transport.topology import Topology, delete_run
 
 
 # -- the decisions (no broker) ------------------------------------------------------------
@@ -211,7 +212,7 @@ def test_discovered_p_and_a_late_participant_refused(amqp_url, tmp_path):
         ALGORITHM="ricart-agrawala",
         PROCESSES="0",
         JOIN_WINDOW="8",
-        OPTIONS='{"requests": 4}',
+        OPTIONS='{"requests": 10}',  # 30 entries of 0.3 s: outlasts a loaded machine starting the late one
         DWELL="0.3",
         STALL_TIMEOUT="30",
         SUMMARY_JSON=str(tmp_path / "summary.json"),
@@ -234,7 +235,7 @@ def test_discovered_p_and_a_late_participant_refused(amqp_url, tmp_path):
         assert monitor.wait(timeout=120) == 0
         summary = json.loads((tmp_path / "summary.json").read_text())
         assert summary["processes"] == 3 and summary["complete"] and summary["safe"]
-        assert summary["entries"] == {"cs": 12} and len(summary["refused"]) == 1
+        assert summary["entries"] == {"cs": 30} and len(summary["refused"]) == 1
         # The run started with fewer than joined: the summary and the verdict's text say who and why.
         refused = summary["refused"][0]
         assert refused["role"] == "node" and "membership is closed" in refused["reason"]
@@ -289,7 +290,7 @@ def test_a_participant_asks_again_after_a_reconnect_while_joining(amqp_url):
     message the bus published was never seen confirmed (a flush waited until its timeout)."""
     run_id = "t-" + uuid.uuid4().hex[:8]
     elf = Participant("elf", ParticipantSettings(amqp_url=amqp_url, run_id=run_id, join_timeout=30))
-    monitor = Bus(amqp_url, Topology(run_id), connect_timeout=10, name="test-monitor")
+    monitor = Bus(amqp_url, Topology(run_id), connect_timeout=10, name="test-monitor", secret=RUN_SECRET)
     joins: list = []
     try:
         monitor.connect()

@@ -14,8 +14,11 @@ from types import SimpleNamespace
 import pika
 import pytest
 
-from mutexlab.transport import rabbit
-from mutexlab.transport.rabbit import ACK_LINGER, Bus, Delivery, Topology, TransportError
+from mutexlab.transport import amqp, rabbit
+from mutexlab.transport.amqp import TransportError
+from mutexlab.transport.inbox import Delivery
+from mutexlab.transport.rabbit import ACK_LINGER, Bus
+from mutexlab.transport.topology import Topology
 
 
 class FakeClock:
@@ -46,7 +49,6 @@ class FakeChannel:
         self.published: list[str] = []
         self.acked: list[tuple[int, bool]] = []
         self.acked_at: list[float] = []  # the fake clock at each ack
-        self._impl = self  # the bus publishes on pika's underlying channel
 
     def basic_publish(self, exchange, routing_key, body, properties=None, mandatory=False):
         self.published.append(routing_key)
@@ -55,17 +57,19 @@ class FakeChannel:
         self.acked.append((tag, multiple))
         self.acked_at.append(CLOCK.now)
 
+    def check(self):
+        pass  # open
+
 
 class FakeConnection:
     is_open = True
 
-    woken = 0  # requests to end a wait early (pika_internals.wake)
+    woken = 0  # requests to end a wait early (amqp.Connection.wake)
 
     def process_data_events(self, time_limit=0):
-        CLOCK.sleep(time_limit)  # nothing arrives: pika waits the whole time
+        CLOCK.sleep(time_limit)  # nothing arrives: the I/O waits the whole time
 
-    def _request_channel_dispatch(self, channel_number):
-        assert channel_number < 0, "a negative channel number: stop waiting"
+    def wake(self):
         self.woken += 1
 
     def close(self):
@@ -171,13 +175,13 @@ def test_after_a_reconnect_the_unconfirmed_are_published_again_in_order():
         bus.send(key, {})
     confirm(bus, 1)
     new = FakeChannel()
-    bus.channel, bus._tag = new, 0  # what connect() does before re-publishing
+    bus.channel = new  # what connect() does before re-publishing
     bus._republish()
     assert new.published == ["B.x", "C.x"]
-    assert list(bus._unconfirmed) == [1, 2], "new tags on the new channel"
+    assert list(bus.outbox.unconfirmed) == [1, 2], "new tags on the new channel"
     confirm(bus, 2, multiple=True)
     bus.flush()
-    assert not bus._unconfirmed
+    assert not bus.outbox.unconfirmed
 
 
 def test_flush_gives_up_after_its_timeout():
@@ -194,19 +198,19 @@ def test_send_waits_when_too_many_publishes_are_unconfirmed():
     rounds = []
 
     def slow_broker(time_limit=0):
-        rounds.append(len(bus._unconfirmed))
-        confirm(bus, next(iter(bus._unconfirmed)))
+        rounds.append(len(bus.outbox.unconfirmed))
+        confirm(bus, next(iter(bus.outbox.unconfirmed)))
 
     bus.conn.process_data_events = slow_broker
     bus.max_unconfirmed = 4
     peak = 0
     for n in range(10):
         bus.send(f"REPLY.node-{n}", {})
-        peak = max(peak, len(bus._unconfirmed))
+        peak = max(peak, len(bus.outbox.unconfirmed))
     assert peak == 4 and len(channel.published) == 10
     assert rounds and max(rounds) == 4 and min(rounds) == 3, "waited from 4 down to 2 each time"
     bus.flush()
-    assert not bus._unconfirmed
+    assert not bus.outbox.unconfirmed
 
 
 def test_acks_already_allowed_go_out_before_the_poll_waits():
@@ -230,9 +234,9 @@ def test_deliveries_taken_in_while_flush_waited_are_handed_out_without_waiting(f
     arrived = Delivery("q", "status.node-1", b"{}", 1, 1, False, {})
 
     def broker(time_limit=0):
-        if bus._unconfirmed and not bus._inbox:  # the answer comes before the confirm
+        if bus.outbox.unconfirmed and not bus._inbox:  # the answer comes before the confirm
             bus._inbox.append(arrived)
-        confirm(bus, next(iter(bus._unconfirmed)))
+        confirm(bus, next(iter(bus.outbox.unconfirmed)))
 
     bus.conn.process_data_events = broker
     bus.publish("control.all", {"kind": "stop"})
@@ -241,29 +245,6 @@ def test_deliveries_taken_in_while_flush_waited_are_handed_out_without_waiting(f
     bus.conn.process_data_events = lambda time_limit=0: fake_clock.sleep(time_limit)
     assert bus.poll(0.2) == [arrived]
     assert fake_clock.now == before, "returned without waiting"
-
-
-def test_joined_writes_keep_every_byte_in_order_in_pieces_of_at_most_the_limit():
-    from collections import deque
-
-    from pika.adapters.utils import io_services_utils
-
-    from mutexlab.transport.rabbit import join_writes
-
-    transport = object.__new__(io_services_utils._AsyncPlaintextTransport)
-    written: list[list[bytes]] = []
-    transport._tx_buffers = deque()
-    transport._produce = lambda: written.append(list(transport._tx_buffers))  # stands in for the socket
-    assert join_writes(SimpleNamespace(_impl=SimpleNamespace(_transport=transport)), limit=10)
-    frames = [b"abc", b"defg", b"hi", b"jklmnopqrstu", b"v", b"wxyz"]
-    transport._tx_buffers.extend(frames)
-    transport._produce()
-    pieces = written[-1]
-    assert b"".join(pieces) == b"".join(frames), "same bytes, same order"
-    assert pieces == [b"abcdefghi", b"jklmnopqrstu", b"vwxyz"], "joined up to the limit; a larger frame alone"
-    assert not join_writes(SimpleNamespace(_impl=SimpleNamespace(_transport=object()))), (
-        "TLS and others untouched"
-    )
 
 
 def test_a_quorum_nack_keeps_its_message_even_when_a_later_multiple_ack_covers_its_tag():
@@ -277,13 +258,15 @@ def test_a_quorum_nack_keeps_its_message_even_when_a_later_multiple_ack_covers_i
         bus.send(f"REQUEST.node-{n}", {"n": n})
     confirm(bus, 2, nack=True)
     confirm(bus, 3, multiple=True)
-    assert [m.routing_key for m in bus._unconfirmed.values()] == ["REQUEST.node-2", "REQUEST.node-3"]
-    assert bus._nacked == 1
-    bus._tag = 0  # what a reconnect does: a fresh channel numbers its publishes from 1 ...
-    bus._republish()  # ... and the refused message goes out again, with what came after it
-    assert bus.channel.published[-2:] == ["REQUEST.node-2", "REQUEST.node-3"] and len(bus._unconfirmed) == 2
+    assert [m.routing_key for m in bus.outbox.unconfirmed.values()] == ["REQUEST.node-2", "REQUEST.node-3"]
+    assert len(bus.outbox.nacked) == 1
+    bus._republish()  # what a reconnect does: the refused message goes out again, with what came after it
+    assert (
+        bus.channel.published[-2:] == ["REQUEST.node-2", "REQUEST.node-3"]
+        and len(bus.outbox.unconfirmed) == 2
+    )
     confirm(bus, 2, multiple=True)  # the new channel's tags 1-2 are the re-published messages: settled
-    assert not bus._unconfirmed
+    assert not bus.outbox.unconfirmed
 
 
 @pytest.mark.parametrize("later_ack_first", [False, True])
@@ -305,13 +288,13 @@ def test_after_a_quorum_nack_the_refused_message_and_everything_after_it_go_out_
     else:
         confirm(bus, 2, nack=True)
         confirm(bus, 3)
-    assert [m.routing_key for m in bus._unconfirmed.values()] == ["B.node-2", "C.node-2", "D.node-2"]
+    assert [m.routing_key for m in bus.outbox.unconfirmed.values()] == ["B.node-2", "C.node-2", "D.node-2"]
     new = FakeChannel()
-    bus.channel, bus._tag = new, 0  # what connect() does before re-publishing
+    bus.channel = new  # what connect() does before re-publishing
     bus._republish()
     assert new.published == ["B.node-2", "C.node-2", "D.node-2"]
     confirm(bus, 3, multiple=True)
-    assert not bus._unconfirmed
+    assert not bus.outbox.unconfirmed
 
 
 def test_a_failover_logs_one_line_per_node_that_does_not_answer_and_no_pika_tracebacks(caplog):
@@ -327,7 +310,7 @@ def test_a_failover_logs_one_line_per_node_that_does_not_answer_and_no_pika_trac
     pika_level = logging.getLogger("pika").level
     try:
         caplog.set_level(logging.DEBUG)
-        rabbit.quiet_pika()  # what the services do
+        amqp.quiet_pika()  # what the services do
         bus = Bus(url, Topology("t-fake"), connect_timeout=0, name="bee-1", first_node=0)
         with pytest.raises(TransportError, match="cannot reach RabbitMQ"):
             bus.connect()
@@ -343,7 +326,7 @@ def test_a_failover_logs_one_line_per_node_that_does_not_answer_and_no_pika_trac
 
 def test_a_confirm_ends_the_wait_of_a_poll_that_holds_an_ack_back():
     """While an ack waits for a confirm, the poll does not wake in short slices to look for it:
-    it waits for the linger's end, then for the confirm, which ends pika's wait (``wake``), and the
+    it waits for the linger's end, then for the confirm, which ends the I/O's wait (``wake``), and the
     ack goes out at once; the poll then waits for deliveries undisturbed. Three waits in all,
     however long the poll. (Without the wake the ack would wait for the end of the poll, and with
     it the prefetch window.)"""
@@ -362,7 +345,7 @@ def test_a_confirm_ends_the_wait_of_a_poll_that_holds_an_ack_back():
             before = bus.conn.woken
             confirm(bus, 1)
             if bus.conn.woken > before:
-                return  # pika ends the wait after the callback
+                return  # the loop ends the turn after the callback
             CLOCK.now = end
             return
         CLOCK.sleep(time_limit)
@@ -372,3 +355,22 @@ def test_a_confirm_ends_the_wait_of_a_poll_that_holds_an_ack_back():
     assert channel.acked == [(5, True)] and channel.acked_at == [confirm_at], "acked as the confirm came"
     assert len(waits) == 3, f"the poll woke {len(waits)} times: {waits}"
     assert CLOCK.now == pytest.approx(started + 5.0), "then waited out its time"
+
+
+def test_a_confirm_ends_the_wait_of_a_flush():
+    """A flush waits for confirms in one long wait (``CONFIRM_WAIT``) that the confirm ends
+    (``_on_confirm`` wakes the I/O), not in short slices."""
+    bus, _ = make_bus()
+    bus.send("REPLY.node-1", {"n": 1})
+    waits: list[float] = []
+
+    def broker(time_limit=0):
+        waits.append(time_limit)
+        CLOCK.sleep(0.004)  # the broker's answer comes 4 ms into the wait ...
+        before = bus.conn.woken
+        confirm(bus, 1)
+        assert bus.conn.woken == before + 1, "... and ends it"
+
+    bus.conn.process_data_events = broker
+    bus.flush()
+    assert waits == [rabbit.CONFIRM_WAIT] and not bus.outbox

@@ -13,24 +13,24 @@ import uuid
 
 import pika
 import pytest
+from conftest import signed
 
 from mutexlab.protocols.registry import build_setup
+from mutexlab.transport.amqp import Connection, TransportError
+from mutexlab.transport.inbox import LinkInbox
 from mutexlab.transport.monitor import Monitor
 from mutexlab.transport.participant import Participant
-from mutexlab.transport.rabbit import (
+from mutexlab.transport.rabbit import Bus
+from mutexlab.transport.settings import MonitorSettings, ParticipantSettings
+from mutexlab.transport.topology import Topology, delete_run
+from mutexlab.transport.wire import (
     MAX_BODY,
-    Bus,
     EnvelopeError,
-    LinkInbox,
-    Topology,
-    TransportError,
-    delete_run,
     envelope,
     parse_envelope,
     split_step,
     unpack_batch,
 )
-from mutexlab.transport.settings import MonitorSettings, ParticipantSettings
 
 pytestmark = pytest.mark.broker
 NAMES = ["node-1", "node-2"]
@@ -156,7 +156,7 @@ class Harness:
             self.topology.exchange,
             key,
             body,
-            properties=pika.BasicProperties(delivery_mode=2),
+            properties=pika.BasicProperties(delivery_mode=2, headers=signed(key, body)),
             mandatory=True,
         )
 
@@ -233,20 +233,21 @@ def test_publish_is_confirmed_persistent_and_unroutable_is_an_error(amqp_url, ru
 
 
 def test_an_inputs_messages_leave_in_one_write_intact_and_in_order(amqp_url, run_id):
-    # pika alone writes each frame separately: 3 system calls per publish. The Bus joins them.
+    # pika alone writes each frame separately: 3 system calls per publish. The bus's connection
+    # joins them (loop.JoinedWrites): what pika's transport is given to write is one piece.
     topology = Topology(run_id)
     bus = Bus(amqp_url, topology, connect_timeout=10)
     bus.connect()
     try:
-        transport = bus.conn._impl._transport  # noqa: SLF001 - counting the socket writes
+        (joined,) = bus.conn.services.transports
         writes = []
-        real_send = transport._sigint_safe_send  # noqa: SLF001
+        real_write = joined.inner.write
 
-        def counting_send(sock, data):
+        def counting_write(data):
             writes.append(len(data))
-            return real_send(sock, data)
+            return real_write(data)
 
-        transport._sigint_safe_send = counting_send  # noqa: SLF001
+        joined.inner.write = counting_write
         bodies = [{"event": "state", "n": n, "pad": "x" * (300 * n)} for n in range(4)]
         for n, body in enumerate(bodies):
             bus.send("audit.node-1", body, message_id=f"x#{n}")
@@ -337,7 +338,7 @@ def test_a_step_whose_cc_header_does_not_match_its_sends_is_dead_lettered_by_the
         channel.confirm_delivery()
         steps = [step(1, ["REQUEST.node-2"]), step(2, []), step(3, ["REQUEST.node-2", "REPLY.node-1"])]
         for body, cc in steps:
-            props = pika.BasicProperties(delivery_mode=2, headers={"CC": cc} if cc else None)
+            props = pika.BasicProperties(delivery_mode=2, headers={"CC": cc, **signed("audit.node-1", body)})
             channel.basic_publish(Topology(run_id).exchange, "audit.node-1", body, props, mandatory=True)
         seen = 0
         deadline = time.monotonic() + 20
@@ -381,7 +382,8 @@ def test_garbage_is_dead_lettered_with_reasons_and_counted(harness, run_id):
         b"x" * (MAX_BODY + 10): "oversized",
     }
     for body in bad:
-        h.ch.basic_publish("", queue, body)  # straight into the participant's queue
+        # straight into the participant's queue, signed (the run's own garbage, not a forgery)
+        h.ch.basic_publish("", queue, body, pika.BasicProperties(headers=signed(queue, body)))
     h.publish("REQUEST.node-2", h.request(1, 3))  # and the run goes on
     replies = h.drain(h.topology.queue("node-1"))
     assert len(replies) == 1
@@ -411,7 +413,8 @@ def test_a_message_no_queue_takes_reaches_the_monitor_and_is_dead_lettered_with_
         channel.confirm_delivery()
         lost = {"REQUEST.node-2": "no queue of the addressee took", "GOSSIP.node-2": "unexpected routing key"}
         for key in lost:
-            channel.basic_publish(Topology(run_id).exchange, key, b"{}", mandatory=True)
+            props = pika.BasicProperties(headers=signed(key, b"{}"))
+            channel.basic_publish(Topology(run_id).exchange, key, b"{}", props, mandatory=True)
         seen = []
         deadline = time.monotonic() + 20
         while len(seen) < len(lost) and time.monotonic() < deadline:
@@ -441,7 +444,8 @@ def test_two_runs_do_not_see_each_others_messages(harness, run_id):
     assert g.drain(g.topology.queue("node-1")) == []
     assert not [k for k, _, _ in _monitor_view(g) if k.startswith(("audit", "REQUEST", "REPLY"))]
     # An envelope of run A that reaches run B's queue is refused, not handled.
-    g.ch.basic_publish("", g.topology.queue("node-2"), h.request(1, 1))
+    key, body = g.topology.queue("node-2"), h.request(1, 1)
+    g.ch.basic_publish("", key, body, pika.BasicProperties(headers=signed(key, body)))
     dead = g.drain(g.topology.dead_queue)
     assert len(dead) == 1 and f"run {run_id!r}" in dead[0][1].headers["x-mutexlab-reason"]
     assert h.stop()["dead_letters"] == 0
@@ -500,7 +504,7 @@ def test_the_run_is_deleted_queue_by_queue_and_a_queue_the_broker_keeps_is_repor
         topology.declare_base(channel)
         topology.declare_participant(channel, "node-1", ["REQUEST"])
         channel.queue_declare(topology.queue("node-2"), exclusive=True)
-        conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
+        conn = Connection(pika.URLParameters(amqp_url))  # the transport's own (calls without waiting)
         try:
             started = time.monotonic()
             left = topology.delete(conn.channel(), NAMES)

@@ -7,8 +7,10 @@ import subprocess
 import sys
 
 import pytest
+from conftest import RUN_SECRET
 
 from mutexlab.cli import main
+from mutexlab.transport.auth import SECRET_ENV
 from mutexlab.transport.supervisor import service_command
 
 # An address nothing answers at: reaching the broker would fail differently (exit 3, after a wait).
@@ -93,7 +95,7 @@ def test_bad_url_and_bad_numbers(capsys):
 def test_services_refuse_bad_environment(role, env, words):
     done = subprocess.run(
         service_command(role),
-        env={"PATH": "/usr/bin:/bin", **PYTHONPATH, **env},
+        env={"PATH": "/usr/bin:/bin", **PYTHONPATH, SECRET_ENV: RUN_SECRET, **env},
         capture_output=True,
         text=True,
         timeout=60,

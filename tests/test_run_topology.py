@@ -1,5 +1,5 @@
 """A run's topology on a real broker. Its declarations go out together with one wait
-(``rabbit._together``): a declaration the broker refuses is still reported, and everything is in
+(``topology._together``): a declaration the broker refuses is still reported, and everything is in
 place when the wait returns. At the end of ``mutexlab run`` the run's exchanges and queues are
 deleted exactly once: by the monitor when it reached its stop (its summary says ``cleaned_up``),
 else by the supervisor."""
@@ -13,9 +13,11 @@ import uuid
 import pika
 import pytest
 
-from mutexlab.transport import rabbit
-from mutexlab.transport.rabbit import Bus, Topology, TransportError
+from mutexlab.transport import topology as topology_module
+from mutexlab.transport.amqp import TransportError
+from mutexlab.transport.rabbit import Bus
 from mutexlab.transport.supervisor import Plan, execute
+from mutexlab.transport.topology import Topology
 
 pytestmark = pytest.mark.broker
 
@@ -91,15 +93,15 @@ def _plan(url: str, tmp_path, **more) -> Plan:
 
 
 def _deletes(monkeypatch) -> list[str]:
-    """The run ids the supervisor deletes itself (``rabbit.delete_run``), recorded and done."""
+    """The run ids the supervisor deletes itself (``topology.delete_run``), recorded and done."""
     calls: list[str] = []
-    real = rabbit.delete_run
+    real = topology_module.delete_run
 
     def recording(url, run_id, names):
         calls.append(run_id)
         real(url, run_id, names)
 
-    monkeypatch.setattr(rabbit, "delete_run", recording)
+    monkeypatch.setattr(topology_module, "delete_run", recording)
     return calls
 
 
@@ -134,4 +136,4 @@ def test_with_keep_nothing_is_deleted(amqp_url, tmp_path, monkeypatch):
         assert json.loads(out.getvalue())["cleaned_up"] is False and deletes == []
         assert len(_left_on_broker(amqp_url, plan.run_id, plan.names())) == 3 + 2 + 3
     finally:
-        rabbit.delete_run(amqp_url, plan.run_id, plan.names())
+        topology_module.delete_run(amqp_url, plan.run_id, plan.names())

@@ -28,8 +28,8 @@ from typing import Any
 
 from ..sim.driver import resource_kind
 from ..trace import TraceWriter
-from .rabbit import unpack_batch
 from .view import Progress
+from .wire import unpack_batch
 
 log = logging.getLogger("mutexlab.monitor")
 

@@ -9,7 +9,7 @@ reads the batch, and checks that the step's ``CC`` header routes to exactly the 
 its sends (else it keeps the trace and dead-letters a copy with the mismatch). This module only routes what arrives and runs the phases; each
 concern has its module:
 
-* membership (membership.py decides): pids, P, the welcome that starts the run, refusals (each
+* membership (membership.py decides, admission.py carries it out): pids, P, the welcome that starts the run, refusals (each
   named with its reason in the log, the summary and the verdict's text); a reconnect while
   participants join starts the discovery window again. The monitor carries the messages;
 * the audit feed (feed.py): the trace (docs/architecture.md#trace-format), the ``run`` header
@@ -32,21 +32,23 @@ import json
 import logging
 import sys
 import time
-from collections import Counter
-from functools import partial
 from typing import IO
 
 from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup
 from ..trace import TraceError, TraceWriter
-from ..words import article
+from .admission import Admission
+from .amqp import TransportError
 from .feed import PROTOCOL_EVENTS, AuditFeed
-from .membership import REJOIN_GRACE, Member, Roster
+from .inbox import Delivery
+from .membership import Member, Roster
 from .outcome import EXIT_CONFIG, EXIT_SAFE, EXIT_STALLED, EXIT_VIOLATION, Outcome, decide, render, save_json
-from .rabbit import Bus, Delivery, Topology, TransportError, split_step
+from .rabbit import Bus
 from .settings import MonitorSettings
+from .topology import Topology
 from .view import Progress
+from .wire import split_step
 
 # What other modules and the tests import from here.
 __all__ = [
@@ -70,7 +72,7 @@ log = logging.getLogger("mutexlab.monitor")
 MONITOR_PREFETCH = 1000
 
 
-class Monitor:
+class Monitor(Admission):
     def __init__(self, settings: MonitorSettings, out: IO[str] | None = None) -> None:
         self.settings = settings
         self.out = out or sys.stdout
@@ -87,6 +89,7 @@ class Monitor:
             connect_timeout=settings.join_timeout,
             name="monitor",
             prefetch=MONITOR_PREFETCH,
+            secret=settings.run_secret,
         )
         self.roster = Roster(settings.algorithm, settings.processes, settings.join_window)
         self.members: dict[str, Member] = {}
@@ -129,124 +132,6 @@ class Monitor:
             self.progress.end()
             self.trace.close()
             self.bus.close()
-
-    # -- membership -------------------------------------------------------------------------
-    def _gather(self) -> int | None:
-        deadline = time.monotonic() + self.settings.join_timeout
-        generation = self.bus.generation
-        while time.monotonic() < deadline:
-            for delivery in self.bus.poll(0.2):
-                self._dispatch(delivery)
-            if self.bus.generation != generation:  # cut off from the broker while participants joined
-                generation = self.bus.generation
-                self._reconnected_while_gathering()
-            if self.roster.ready(time.monotonic()):
-                return self._close()
-        joined = Counter(m.role for m in self.roster.members)
-        print(
-            f"monitor: membership never completed within {self.settings.join_timeout:g}s: joined "
-            f"{dict(joined) or 'nobody'} (run {self.settings.run_id}, {self.settings.algorithm}"
-            f"{f', P={self.settings.processes}' if self.settings.processes else ''})",
-            file=self.out,
-        )
-        for member in self.roster.members:
-            self._send_control(
-                member.instance,
-                {
-                    "kind": "refused",
-                    "instance": member.instance,
-                    "reason": "membership never completed; run abandoned",
-                },
-            )
-        return EXIT_STALLED
-
-    def _reconnected_while_gathering(self) -> None:
-        """Joins may have been held up by the outage: re-announced by participants only now that they
-        are back too. In discovery the window starts again (at least ``REJOIN_GRACE``)."""
-        self.roster.reconnected(time.monotonic())
-        self._declared = None  # declared again before the welcome, on the new connection
-        if self.settings.processes:
-            log.warning(
-                "monitor: reconnected while participants were joining (%d so far); still waiting for P=%d",
-                len(self.roster.members),
-                self.settings.processes,
-            )
-            return
-        log.warning(
-            "monitor: reconnected while participants were joining (%d so far); the join window starts "
-            "again: membership stays open at least %gs for participants cut off by the outage to re-join",
-            len(self.roster.members),
-            max(self.settings.join_window, REJOIN_GRACE),
-        )
-
-    def _close(self) -> int | None:
-        p = self.roster.count(self.roster.scalable)
-        try:
-            setup = (
-                self.setup
-                if self.setup is not None
-                else build_setup(self.settings.algorithm, p, self.settings.options, self.settings.seed)
-            )
-            self.members = self.roster.close(setup)
-            self.feed.members = self.members
-        except ConfigError as exc:
-            print(f"monitor: cannot start with P={p}: {exc}", file=self.out)
-            for member in self.roster.members:
-                self._send_control(
-                    member.instance,
-                    {"kind": "refused", "instance": member.instance, "reason": f"cannot start: {exc}"},
-                )
-            return EXIT_CONFIG
-        self.setup = setup
-        header = dict(setup.run_event(), run_id=self.settings.run_id, transport="rabbitmq")
-        self.trace.write(header)
-        self._declare_members(setup)
-        self.started = time.time()
-        names = {name: member.instance for name, member in self.members.items()}
-        for name, member in self.members.items():
-            self.welcomes[member.instance] = {
-                "kind": "welcome",
-                "instance": member.instance,
-                "name": name,
-                "pid": member.pid,
-                "run_id": self.settings.run_id,
-                "algorithm": self.settings.algorithm,
-                "processes": p,
-                "options": self.settings.options,
-                "seed": self.settings.seed,
-                "dwell": self.settings.dwell,
-                "dwell_times": self.settings.dwell_times,
-                "roster": names,
-                "start": self.started,
-            }
-            # sent together, confirmed together: one wait for the broker, not one per member
-            self.bus.send(f"control.{member.instance}", self.welcomes[member.instance])
-        try:
-            self.bus.flush()
-        except TransportError as exc:  # a joiner gone, or the broker refused one
-            log.warning("monitor: a welcome was not delivered: %s", exc)
-        print(
-            f"monitor: run {self.settings.run_id}: {setup.algorithm} with "
-            f"{', '.join(sorted(self.members, key=lambda n: self.members[n].pid or 0))} — started",
-            file=self.out,
-            flush=True,
-        )
-        self.progress.begin([setup.names[p] for p in sorted(setup.names)])
-        self.feed.last_progress = time.monotonic()
-        return None
-
-    def _declare_members(self, setup: Setup) -> None:
-        """Every member's queue: declared before anyone is welcomed (and may send to it)."""
-        if self._declared is not setup:
-            names = list(setup.names.values())
-            self.bus.call(partial(self.topology.declare_participants, names=names, types=setup.codec.types))
-            self._declared = setup
-
-    def _send_control(self, target: str, body: dict) -> None:
-        try:
-            self.bus.publish(f"control.{target}", body)
-        except TransportError as exc:  # the joiner is gone (its queue was exclusive)
-            log.warning("monitor: cannot reach %s: %s", target, exc)
 
     # -- the run ------------------------------------------------------------------------------
     def _watch(self) -> Outcome:
@@ -306,32 +191,6 @@ class Monitor:
     def _protocol_key(self, head: str, rest: str) -> bool:
         """``<TYPE>.<dest>``: a message type of the run's algorithm to a member of the run."""
         return self.setup is not None and head in self.setup.codec.types and rest in self.members
-
-    def _join(self, data: dict) -> None:
-        """Idempotent by instance id: a participant re-announces its join after each reconnect, and
-        the broker may hand a join over twice; the answer is the same each time."""
-        instance, role = str(data.get("instance", "")), str(data.get("role", ""))
-        if not instance:
-            return
-        again = self.roster.member(instance) is not None or instance in self.roster.refusals
-        reason = self.roster.join(instance, role, time.monotonic())
-        if reason is not None:
-            if again:
-                log.info("monitor: %s joined again; refusal re-sent", instance)
-            else:
-                self.refused.append({"instance": instance, "role": role, "reason": reason})
-                log.warning("monitor: refused %s (%s): %s", instance, role, reason)
-                print(f"monitor: refused {role} {instance}: {reason}", file=self.out, flush=True)
-            self._send_control(instance, {"kind": "refused", "instance": instance, "reason": reason})
-            return
-        if instance in self.welcomes:  # a member that lost its connection before its welcome arrived
-            log.info("monitor: %s joined again; welcome re-sent", instance)
-            self._send_control(instance, self.welcomes[instance])
-            return
-        if again:
-            log.info("monitor: %s joined again (after a reconnect); already in the roster", instance)
-            return
-        log.info("monitor: %s joined as %s (%d so far)", instance, article(role), len(self.roster.members))
 
     # -- the end --------------------------------------------------------------------------------
     def _outcome(self, complete: bool, rejected: bool = False) -> Outcome:
@@ -405,6 +264,10 @@ class Monitor:
             outcome.dead_letters = sum(int(status.get(n, {}).get("dead_letters", 0)) for n in names)
         outcome.rejected = self.feed.rejected(self._setup().names[p] for p in sorted(self._setup().names))
         outcome.reconnects += self.bus.reconnects
+        outcome.forged = self.bus.forged + sum(int(status.get(n, {}).get("forged", 0)) for n in names)
+        outcome.forgeries = [f"monitor: {f}" for f in self.bus.forgeries] + [
+            f"{n}: {f}" for n in sorted(names) for f in status.get(n, {}).get("forgeries", [])[:10]
+        ][:10]
         outcome.redelivered += self.bus.redelivered
         outcome.duplicates += self.feed.duplicates
         if self.settings.cleanup:

@@ -48,6 +48,8 @@ class Outcome:
     duplicates: int = 0
     redelivered: int = 0
     dead_letters: int = 0
+    forged: int = 0  # deliveries without a valid MAC (auth.py), dead-lettered: they changed nothing
+    forgeries: list[str] = field(default_factory=list)  # the first reasons, "<who>: <reason> (<key>)"
     reconnects: int = 0
     refused: list[dict] = field(default_factory=list)  # {"instance", "role", "reason"} per refused joiner
     # {"process", "count", "reasons"} per participant whose protocol refused a message (a finding)
@@ -130,8 +132,9 @@ def render(o: Outcome) -> str:
     lines.append(
         f"transport: duplicates dropped {o.duplicates}, dead-lettered {o.dead_letters}, "
         f"reconnects {o.reconnects}, redelivered {o.redelivered}, refused joiners {len(o.refused)}, "
-        f"rejected inputs {sum(r['count'] for r in o.rejected)}"
+        f"rejected inputs {sum(r['count'] for r in o.rejected)}, forged (no valid MAC) {o.forged}"
     )
+    lines += [f"  forged: {f}" for f in o.forgeries]
     lines += [f"  rejected input: {rejection_text(r)}" for r in o.rejected]
     if o.refused:
         lines.append(f"membership: {count(len(o.refused), 'joiner')} refused, not part of this run:")

@@ -8,7 +8,7 @@ go to the monitor instead of a file.
 
 The inputs taken in one round of the loop (the deliveries of one poll, then the timers due) form
 one step, published when the round ends as one message: its protocol messages in effect order
-(``rabbit.frame``: an envelope, or a step frame) and its trace batch (``{"events": [...],
+(``wire.frame``: an envelope, or a step frame) and its trace batch (``{"events": [...],
 "status": {...}}``, the status only when the state changed), routed to the monitor by the key
 ``audit.<name>`` and to every addressee by the ``CC`` header; a batch too heavy to copy to every
 addressee goes alone to the monitor first (``INLINE_TRACE``). Then the acks of its deliveries, in
@@ -41,29 +41,20 @@ import uuid
 from collections import Counter
 from typing import Any
 
-import pika
-
 from ..messages import MessageError
 from ..protocol import ProtocolError
 from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setup import ConfigError, Setup
 from ..sim.driver import Driver
+from . import joining
+from .amqp import LOST, TransportError
+from .inbox import Delivery, LinkInbox
 from .membership import role_of
-from .rabbit import (
-    LOST,
-    Bus,
-    Delivery,
-    EnvelopeError,
-    LinkInbox,
-    Topology,
-    TransportError,
-    compact,
-    frame,
-    pack_batch,
-    parse_frame,
-)
+from .rabbit import Bus
 from .settings import ParticipantSettings
+from .topology import Topology, queue_consumers
+from .wire import EnvelopeError, compact, frame, pack_batch, parse_frame
 
 log = logging.getLogger("mutexlab.participant")
 
@@ -72,12 +63,6 @@ FINAL_FLUSH = 10.0  # seconds to wait for the confirms of the last publishes aft
 # A step's trace batch rides with its messages while its copies to the addressees weigh at most this.
 INLINE_TRACE = 16 * 1024
 REJECTIONS_KEPT = 10  # the reasons of the first rejected inputs a status carries (the count is exact)
-JOIN_REPLY_MARGIN = 2.0  # seconds a join's answer may take: the join expires this much before the wait ends
-
-
-def join_ttl(join_timeout: float) -> float:
-    """How long a join may wait in the monitor's queue: until shortly before its participant gives up."""
-    return max(join_timeout / 2, join_timeout - JOIN_REPLY_MARGIN)
 
 
 class AuditSink:
@@ -128,6 +113,7 @@ class Participant:
             connect_timeout=settings.join_timeout,
             on_connect=self._declare,
             name=self.instance,
+            secret=settings.run_secret,
         )
         self.join_queue = self.topology.queue(f"join.{self.instance}")
         self.phase = "join"
@@ -187,67 +173,19 @@ class Participant:
             self.bus.close()
 
     def _join(self) -> int | None:
-        self.bus.consume(self.join_queue)
-        deadline = time.monotonic() + self.settings.join_timeout
-        announced = self._announce(deadline)
-        log.info("%s: asked to join run %s as instance %s", self.role, self.settings.run_id, self.instance)
-        while time.monotonic() < deadline:
-            if self.bus.generation != announced:
-                # Reconnected before the welcome: the join queue was re-declared empty (an answer in the
-                # old one is lost), and the monitor may have been cut off too. Ask again; joins are
-                # idempotent, so the monitor answers as it did or would have.
-                log.info("%s %s: reconnected while joining; asking again", self.role, self.instance)
-                announced = self._announce(deadline)
-            for delivery in self.bus.poll(0.5):
-                self.bus.ack(delivery)
-                try:
-                    data = json.loads(delivery.body)
-                except ValueError:
-                    continue
-                if data.get("instance") != self.instance:
-                    continue
-                if data.get("kind") == "refused":
-                    log.warning(
-                        "%s %s: REFUSED by the monitor: %s; exiting",
-                        self.role,
-                        self.instance,
-                        data.get("reason"),
-                    )
-                    self._linger()
-                    return EXIT_OK
-                if data.get("kind") == "welcome":
-                    try:
-                        self._welcome(data)
-                    except ConfigError as exc:
-                        log.error("%s: cannot take part: %s", self.role, exc)
-                        return EXIT_CONFIG
-                    return None
-        log.error(
-            "%s %s: no roster from the monitor within %gs (is the monitor running for run %s?)",
-            self.role,
-            self.instance,
-            self.settings.join_timeout,
-            self.settings.run_id,
-        )
-        return EXIT_FAILED
-
-    def _announce(self, deadline: float) -> int:
-        """Publish the join (confirmed); returns the connection generation it was published on.
-        It expires before this process stops waiting for the answer: a monitor started after it gave
-        up never takes the join, so it never admits a process that is gone."""
-        self.bus.publish(
-            f"join.{self.role}", self._join_body(), expiration=join_ttl(max(0.0, deadline - time.monotonic()))
-        )
-        return self.bus.generation
-
-    def _join_body(self) -> dict:
-        return {
-            "kind": "join",
-            "instance": self.instance,
-            "role": self.role,
-            "host": socket.gethostname(),
-            "os_pid": os.getpid(),
-        }
+        """Ask the monitor to be admitted (``joining.ask``): None once welcomed, else the exit code."""
+        answer = joining.ask(self.bus, self.role, self.instance, self.join_queue, self.settings)
+        if answer is None:
+            return EXIT_FAILED
+        if answer.get("kind") == "refused":
+            self._linger()
+            return EXIT_OK
+        try:
+            self._welcome(answer)
+        except ConfigError as exc:
+            log.error("%s: cannot take part: %s", self.role, exc)
+            return EXIT_CONFIG
+        return None
 
     def _welcome(self, data: dict) -> None:
         self.name, self.pid = data["name"], int(data["pid"])
@@ -339,16 +277,7 @@ class Participant:
         if conn is None or not conn.is_open:
             return True  # reconnecting: decide later
         try:
-            channel = conn.channel()
-            try:
-                consumers = channel.queue_declare(
-                    self.topology.monitor_queue, passive=True
-                ).method.consumer_count
-            finally:
-                if channel.is_open:
-                    channel.close()
-        except pika.exceptions.ChannelClosedByBroker:
-            consumers = 0  # the monitor queue is gone
+            consumers = queue_consumers(conn, self.topology.monitor_queue)
         except LOST as exc:  # the connection itself was lost: the bus reconnects
             self.bus.reconnect(exc)
             return True
@@ -551,6 +480,8 @@ class Participant:
             "dead_letters": self.dead_letters,
             "rejected": self.rejected,
             "rejections": self.rejections,
+            "forged": self.bus.forged,
+            "forgeries": self.bus.forgeries,
             "reconnects": self.bus.reconnects,
             "redelivered": self.bus.redelivered,
             "final": final,

@@ -14,6 +14,8 @@ Environment variables (all validated before a service touches the broker):
 | ``SKIP_UNRESOLVED_NODES`` | all | ``true``: leave out the nodes of ``AMQP_URL`` whose host name does not resolve (compose: the cluster's peers when the ``cluster`` profile is off); the queue type is still decided on the whole list |
 | ``QUEUE_TYPE`` | all | ``classic``, ``quorum`` or ``auto`` (default: quorum when ``AMQP_URL`` names several nodes) |
 | ``RUN_ID`` | all | letters, digits, ``_`` and ``-``; names the run's exchange and queues (required) |
+| ``MUTEXLAB_RUN_SECRET`` | all | the run's secret (≥ 16 characters): every message is signed and checked with it (``auth.py``); the same for every process of the run |
+| ``MUTEXLAB_RUN_SECRET_FILE`` | all | without ``MUTEXLAB_RUN_SECRET``: a file holding it, created with a fresh secret by the first process that finds none (compose) |
 | ``ALGORITHM`` | monitor | ``bees``, ``elves``, a classic algorithm (``ricart-agrawala`` ...), a dotted module or a ``.py`` file declaring ``SPEC`` |
 | ``ALGORITHM`` | participants | optional: the algorithm they take part in; a ``.py`` file must be named here to be loaded (the same path as the monitor's) |
 | ``PROCESSES`` | monitor | P (bees, elves or nodes); 0 = discover: P is whoever joined in the join window |
@@ -38,10 +40,11 @@ import json
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, PrivateAttr, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ..setup import ConfigError
+from .auth import check_secret, shared_secret
 
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -129,6 +132,32 @@ class _Common(BaseSettings):
     join_timeout: float = Field(default=120.0, gt=0)
     log_level: str = "INFO"
     skip_unresolved_nodes: bool = False
+    mutexlab_run_secret: SecretStr | None = None
+    mutexlab_run_secret_file: str | None = None
+    _secret: str = PrivateAttr(default="")
+
+    @model_validator(mode="after")
+    def _run_secret(self):
+        """Every process of a run signs and checks its messages with the run's secret: required."""
+        given = self.mutexlab_run_secret.get_secret_value() if self.mutexlab_run_secret else ""
+        if given:  # (empty: unset, as compose passes an unset variable on)
+            self._secret = check_secret(given)
+        elif self.mutexlab_run_secret_file:
+            try:
+                self._secret = shared_secret(self.mutexlab_run_secret_file)
+            except OSError as exc:
+                raise ValueError(f"MUTEXLAB_RUN_SECRET_FILE: cannot read or create it: {exc}") from None
+        else:
+            raise ValueError(
+                "no run secret: set MUTEXLAB_RUN_SECRET (the same for every process of the run) "
+                "or MUTEXLAB_RUN_SECRET_FILE (docs/rabbitmq.md#authenticated-runs)"
+            )
+        return self
+
+    @property
+    def run_secret(self) -> str:
+        """The run's secret: every message is signed and checked with it (auth.py)."""
+        return self._secret
 
     @field_validator("amqp_url")
     @classmethod

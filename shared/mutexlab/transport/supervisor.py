@@ -29,131 +29,16 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..protocols.registry import build_setup, canonical, resolve
+from ..protocols.registry import build_setup, canonical
 from ..setup import ConfigError
+from .auth import SECRET_ENV, SECRET_FILE_ENV, new_secret
 from .membership import role_of
 from .settings import check_run_id, check_url
+from .spawn import Forked, can_fork, preload, service_command
 
 DEFAULT_URL = "amqp://127.0.0.1:5672/%2F"  # no credentials here: pika's defaults apply (guest on localhost)
 STOPPING = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # each ends a run early: exit 128 + its number
 STOP_GRACE = 2.0  # seconds a stopped service has to exit after SIGTERM before SIGKILL
-SERVICES = Path(__file__).resolve().parents[3] / "services"
-
-
-class Forked:
-    """A service started by ``os.fork`` from this process (its modules already imported), with the
-    part of ``subprocess.Popen``'s interface the supervisor uses: ``pid``, ``returncode``,
-    ``poll``, ``wait``, ``send_signal``, ``kill``."""
-
-    def __init__(self, role: str, env: dict, stdout, stderr) -> None:
-        for stream in (sys.stdout, sys.stderr):  # nothing buffered here is written twice by the child
-            try:  # noqa: SIM105 - left as written while transport/ is rewritten
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        self.returncode: int | None = None
-        self.pid = os.fork()
-        if self.pid == 0:  # the child: never returns
-            _forked_service(role, env, stdout, stderr)
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        if timeout is None and self.returncode is None:  # block until it ends (no polling delay)
-            _, status = os.waitpid(self.pid, 0)
-            self.returncode = os.waitstatus_to_exitcode(status)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        delay = 0.0005
-        while self.poll() is None:
-            if timeout is not None and deadline is not None and time.monotonic() >= deadline:
-                raise subprocess.TimeoutExpired(f"forked service {self.pid}", timeout)
-            time.sleep(delay)
-            delay = min(delay * 2, 0.02)
-        assert self.returncode is not None  # poll() set it: the loop ends only then
-        return self.returncode
-
-    def send_signal(self, sig: int) -> None:
-        if self.poll() is None:
-            os.kill(self.pid, sig)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
-
-
-def _forked_service(role: str, env: dict, stdout, stderr) -> None:
-    """In a forked child: the service's environment, standard streams and logging as a fresh
-    interpreter would have them, then ``transport.service.serve(role)``; exits with its code."""
-    code = 1
-    try:
-        import io
-        import logging
-
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGHUP, signal.SIG_DFL)  # not the supervisor's handler (``Stop``)
-        os.environ.clear()
-        os.environ.update(env)
-        for fd, target in ((1, stdout), (2, stderr)):
-            if target is not None:
-                os.dup2(target.fileno(), fd)
-        sys.stdout = io.TextIOWrapper(
-            io.FileIO(1, "w", closefd=False), line_buffering=True, write_through=True
-        )
-        sys.stderr = io.TextIOWrapper(
-            io.FileIO(2, "w", closefd=False), line_buffering=True, write_through=True
-        )
-        root = logging.getLogger()
-        for handler in list(root.handlers):  # the parent's logging (a test runner's) is not the service's
-            root.removeHandler(handler)
-        logging.getLogger("pika").setLevel(logging.NOTSET)
-        from . import service
-
-        code = service.serve(role)
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException:  # noqa: BLE001 - reported, then the child ends like a crashed interpreter
-        import traceback
-
-        traceback.print_exc()
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:  # noqa: SIM105 - left as written while transport/ is rewritten
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        os._exit(code)
-
-
-def preload(algorithm: str) -> None:
-    """Import what the services will need (the participant, the monitor, the broker client, the
-    settings, the algorithm's modules or file), so that forked services start without importing."""
-    from . import monitor, participant, service, settings  # noqa: F401
-
-    resolve(algorithm)
-
-
-def can_fork() -> bool:
-    """Fork the services from this process when that is safe: a POSIX system and one thread only
-    (a fork copies only the calling thread; a lock another thread holds would stay held in the
-    child). Otherwise each service is a fresh interpreter (``service_command``)."""
-    import threading
-
-    return (
-        hasattr(os, "fork") and threading.active_count() == 1 and os.environ.get("MUTEXLAB_SPAWN") != "exec"
-    )
-
-
-def service_command(role: str) -> list[str]:
-    """The command that runs ``role``: the repository's entry point, as compose runs it."""
-    script = SERVICES / role / "main.py"
-    if script.is_file():
-        return [sys.executable, str(script)]
-    return [sys.executable, "-m", "mutexlab.services", role]  # an installed (non-editable) package
 
 
 @dataclass
@@ -174,6 +59,9 @@ class Plan:
     logs: str | None = None
     keep: bool = False
     extra_participants: dict[str, int] = field(default_factory=dict)  # role -> extra processes (tests)
+    # The run's secret (auth.py), handed to its processes in their environment, never on a command
+    # line: a fresh one for every plan (a test may set it, to publish as a process of the run).
+    secret: str = field(default_factory=new_secret, repr=False)
 
     def roles(self) -> list[str]:
         """One entry per participant process to start."""
@@ -272,7 +160,7 @@ def broker_problem(url: str) -> str | None:
     missing broker is reported at once, not after timeouts."""
     import pika
 
-    from .rabbit import connect_any, redact
+    from .amqp import connect_any, redact
 
     def quick(params) -> None:
         params.socket_timeout = params.blocked_connection_timeout = 5
@@ -369,6 +257,9 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
         JOIN_TIMEOUT=str(plan.join_timeout),
         PYTHONUNBUFFERED="1",
     )
+    # This run's secret (auth.py): its processes alone hold it, in their environment (never argv).
+    base[SECRET_ENV] = plan.secret
+    base.pop(SECRET_FILE_ENV, None)
     base.pop("DWELL", None)
     base.pop("DWELL_TIMES", None)
     monitor_env = dict(
@@ -447,7 +338,7 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
             handle.close()
         if not plan.keep and not (result or {}).get("cleaned_up"):  # the monitor did not (it stopped early)
             try:
-                from .rabbit import delete_run
+                from .topology import delete_run
 
                 left = delete_run(plan.amqp_url, plan.run_id, plan.names())
             except Exception:  # noqa: BLE001 - best effort: the broker may be gone

@@ -1,0 +1,487 @@
+"""Issue 29 item 2: the same confirmed workloads on each AMQP client, to choose the transport's by measurement.
+
+Clients (each in its own processes, one per member, against the same broker):
+
+* ``blocking`` — pika's ``BlockingConnection``, ``BlockingChannel.confirm_delivery``: every publish
+  waits for its own confirm, then the delivery that caused it is acked;
+* ``select`` — pika's ``SelectConnection`` on pika's own ``IOLoop`` (``ioloop.start()``), callbacks
+  only: publishes do not wait, confirms come to a callback (asynchronous confirms), a delivery's ack
+  is held back until everything published before it is confirmed (as the transport's bus does);
+* ``select-turned`` — the same callbacks on the transport's own driver (``transport/amqp.py``:
+  pika's ``SelectConnection`` on ``loop.Loop``, frames joined into one write per poll), turned by
+  ``process_data_events`` as the bus turns it;
+* ``aio-pika`` and ``aio-pika-uvloop`` — aio-pika (on aiormq, asyncio; the second on uvloop):
+  ``channel(publisher_confirms=True)``, each publish awaited in a task of its own per delivery,
+  the delivery acked once its publishes are confirmed.
+
+Workloads, with the transport's guarantee (durable classic queues of version 2, persistent
+messages, publisher confirms, a delivery acked only once what it caused is confirmed, prefetch 100):
+
+* ``ring`` — N members, one token passed ``hops`` times around (member i forwards to i + 1);
+* ``ricart-agrawala`` — N members, ``requests`` critical sections each, no dwell: a REQUEST to
+  every other member, a REPLY from each (deferred while the member's own earlier request is
+  pending), the deferred REPLYs at the exit. 2·R·N·(N − 1) messages.
+
+Reported per client: hops/s (ring) or entries/s and messages/s (Ricart–Agrawala) from the start
+barrier to the last member's end; client CPU µs per message (user + system of every member over
+the same span, summed); broker CPU µs per message (the local RabbitMQ node over the same span).
+Clients take turns within each repetition, so a burst of load hits all alike; the median of the
+repetitions is reported with each one beside it::
+
+    python -m bench.clients --repeat 3 -N 5 --hops 2000 --requests 50 --json /tmp/clients.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import statistics
+import time
+import uuid
+from collections import deque
+
+from .baselines import CTX, _guard
+from .common import broker_cpu_seconds, broker_pid, machine, ratio, save_json, say, table
+
+CLIENTS = ("blocking", "select", "select-turned", "aio-pika", "aio-pika-uvloop")
+WORKLOADS = ("ring", "ricart-agrawala")
+PREFETCH = 100
+QUEUE_ARGS = {"x-queue-version": 2}
+DEADLINE = 300.0  # seconds a member may take before it gives up
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+# -- the workloads, without I/O: each input gives the messages to send ((member, body), ...) -----------
+class Ring:
+    def __init__(self, me: int, n: int, hops: int) -> None:
+        self.me, self.n, self.hops = me, n, hops
+        self.mine = sum(1 for h in range(1, hops + 1) if h % n == me)  # the hops this member receives
+        self.got = 0
+
+    def start(self) -> list[tuple[int, bytes]]:
+        return [(1 % self.n, b"1")] if self.me == 0 else []
+
+    def handle(self, body: bytes) -> list[tuple[int, bytes]]:
+        hop = int(body)
+        self.got += 1
+        return [((self.me + 1) % self.n, str(hop + 1).encode())] if hop < self.hops else []
+
+    @property
+    def done(self) -> bool:
+        return self.got >= self.mine
+
+
+class RicartAgrawala:
+    def __init__(self, me: int, n: int, requests: int) -> None:
+        self.me, self.n, self.left = me, n, requests
+        self.expected = 2 * requests * (n - 1)  # a REQUEST and a REPLY from every other member, per request
+        self.clock = self.got = self.replies = self.entries = 0
+        self.ts: int | None = None  # the pending request's timestamp (None: not requesting)
+        self.deferred: list[int] = []
+
+    def _send(self, to: int, kind: str) -> tuple[int, bytes]:
+        return to, json.dumps(
+            {"t": kind, "ts": self.ts if kind == "Q" else self.clock, "from": self.me}
+        ).encode()
+
+    def start(self) -> list[tuple[int, bytes]]:
+        if not self.left:
+            return []
+        self.clock += 1
+        self.ts, self.replies = self.clock, 0
+        return [self._send(j, "Q") for j in range(self.n) if j != self.me]
+
+    def handle(self, body: bytes) -> list[tuple[int, bytes]]:
+        msg = json.loads(body)
+        self.got += 1
+        self.clock = max(self.clock, msg["ts"]) + 1
+        if msg["t"] == "Q":
+            if self.ts is not None and (self.ts, self.me) < (msg["ts"], msg["from"]):
+                self.deferred.append(msg["from"])
+                return []
+            return [self._send(msg["from"], "R")]
+        self.replies += 1
+        if self.replies < self.n - 1:
+            return []
+        self.entries += 1  # enter and leave the critical section at once
+        self.left -= 1
+        self.ts = None
+        out = [self._send(j, "R") for j in self.deferred]
+        self.deferred = []
+        return out + self.start()
+
+    @property
+    def done(self) -> bool:
+        return self.got >= self.expected and not self.left and self.ts is None
+
+
+def _member(workload: str, me: int, n: int, size: int):
+    return (Ring if workload == "ring" else RicartAgrawala)(me, n, size)
+
+
+# -- the clients ---------------------------------------------------------------------------------------
+def _persistent():
+    import pika
+
+    return pika.BasicProperties(delivery_mode=2)
+
+
+def _blocking(barrier, member, names: list[str]) -> tuple[float, float, float]:
+    import pika
+
+    conn = pika.BlockingConnection(pika.URLParameters(URL[0]))
+    ch = conn.channel()
+    ch.confirm_delivery()
+    ch.basic_qos(prefetch_count=PREFETCH)
+    inbox: deque = deque()
+    ch.basic_consume(names[member.me], lambda _c, m, _p, b: inbox.append((m.delivery_tag, b)))
+    props = _persistent()
+
+    def send(out) -> None:
+        for dest, body in out:
+            ch.basic_publish("", names[dest], body, properties=props)  # returns once confirmed
+
+    barrier.wait(timeout=120)
+    start, cpu = time.monotonic(), _cpu()
+    send(member.start())
+    while not member.done and time.monotonic() - start < DEADLINE:
+        conn.process_data_events(time_limit=1.0)
+        while inbox:
+            tag, body = inbox.popleft()
+            send(member.handle(body))
+            ch.basic_ack(tag)
+    end, cpu = time.monotonic(), _cpu() - cpu
+    conn.close()
+    return start, end, cpu
+
+
+class _Held:
+    """Publishes awaiting confirms and the acks held behind them (one channel, tags from 1)."""
+
+    def __init__(self, channel) -> None:
+        self.channel, self.tag = channel, 0
+        self.unconfirmed: set[int] = set()
+        self.acks: deque[tuple[int, int]] = deque()  # (last publish before, delivery tag)
+
+    def publish(self, names, out) -> None:
+        for dest, body in out:
+            self.channel.basic_publish("", names[dest], body, properties=PROPS[0])
+            self.tag += 1
+            self.unconfirmed.add(self.tag)
+
+    def on_confirm(self, frame) -> None:
+        tag = frame.method.delivery_tag
+        if frame.method.multiple:
+            self.unconfirmed = {t for t in self.unconfirmed if t > tag}
+        else:
+            self.unconfirmed.discard(tag)
+        self.release()
+
+    def release(self) -> None:
+        through = min(self.unconfirmed) - 1 if self.unconfirmed else self.tag
+        last = None
+        while self.acks and self.acks[0][0] <= through:
+            last = self.acks.popleft()[1]
+        if last is not None:
+            self.channel.basic_ack(last, multiple=True)
+
+    @property
+    def settled(self) -> bool:
+        return not self.unconfirmed and not self.acks
+
+
+PROPS: list = []
+URL: list[str] = []
+
+
+def _select(barrier, member, names: list[str], turned: bool) -> tuple[float, float, float]:
+    import pika
+
+    PROPS[:] = [_persistent()]
+    span: dict[str, float] = {}
+
+    def run(channel, finished):
+        held = _Held(channel)
+
+        def on_message(_ch, method, _props, body) -> None:
+            held.publish(names, member.handle(body))
+            held.acks.append((held.tag, method.delivery_tag))
+            held.release()
+            check()
+
+        def on_confirm(frame) -> None:
+            held.on_confirm(frame)
+            check()
+
+        def check() -> None:
+            if member.done and held.settled and "end" not in span:
+                span["end"], span["cpu"] = time.monotonic(), _cpu() - span["cpu"]
+                finished()
+
+        return held, on_message, on_confirm
+
+    if turned:
+        from mutexlab.transport.amqp import Connection
+
+        conn = Connection(pika.URLParameters(URL[0]))
+        channel = conn.channel()
+        held, on_message, on_confirm = run(channel.nowait, lambda: None)
+        channel.confirm_delivery(on_confirm, lambda *_returned: None)
+        channel.basic_qos(prefetch_count=PREFETCH)
+        channel.basic_consume(names[member.me], on_message)
+        barrier.wait(timeout=120)
+        span["start"], span["cpu"] = time.monotonic(), _cpu()
+        held.publish(names, member.start())
+        while "end" not in span and time.monotonic() - span["start"] < DEADLINE:
+            conn.process_data_events(1.0)
+        conn.close()
+    else:
+        state: dict = {}
+
+        def opened(conn) -> None:
+            conn.channel(on_open_callback=channel_opened)
+
+        def channel_opened(channel) -> None:
+            state["held"], on_message, on_confirm = run(channel, lambda: state["conn"].close())
+            state["on_message"] = on_message
+            channel.confirm_delivery(on_confirm, callback=lambda _f: selected(channel))
+
+        def selected(channel) -> None:
+            channel.basic_qos(prefetch_count=PREFETCH, callback=lambda _f: ready(channel))
+
+        def ready(channel) -> None:
+            channel.basic_consume(names[member.me], state["on_message"])
+            barrier.wait(timeout=120)
+            span["start"], span["cpu"] = time.monotonic(), _cpu()
+            state["held"].publish(names, member.start())
+
+        conn = pika.SelectConnection(
+            pika.URLParameters(URL[0]),
+            on_open_callback=opened,
+            on_close_callback=lambda c, _reason: c.ioloop.stop(),
+        )
+        state["conn"] = conn
+        conn.ioloop.call_later(DEADLINE + 120, conn.ioloop.stop)
+        conn.ioloop.start()
+    return span["start"], span.get("end", time.monotonic()), span.get("cpu", 0.0)
+
+
+def _aio(barrier, member, names: list[str], uvloop: bool) -> tuple[float, float, float]:
+    async def main() -> tuple[float, float, float]:
+        import aio_pika
+
+        connection = await aio_pika.connect(URL[0])
+        channel = await connection.channel(publisher_confirms=True)
+        await channel.set_qos(prefetch_count=PREFETCH)
+        exchange = channel.default_exchange
+        queue = await channel.get_queue(names[member.me], ensure=False)
+        tasks: set[asyncio.Task] = set()  # kept referenced until done
+        pending = [0]  # tasks not yet through their publishes and ack
+        finished = asyncio.Event()
+        span: dict[str, float] = {}
+
+        async def send(out) -> None:
+            await asyncio.gather(
+                *(
+                    exchange.publish(
+                        aio_pika.Message(body, delivery_mode=aio_pika.DeliveryMode.PERSISTENT), names[dest]
+                    )
+                    for dest, body in out
+                )
+            )
+
+        async def send_then_ack(out, message) -> None:
+            await send(out)
+            if message is not None:
+                await message.ack()
+            pending[0] -= 1
+            if member.done and not pending[0]:
+                finished.set()
+
+        def spawn(out, message) -> None:
+            pending[0] += 1
+            task = asyncio.ensure_future(send_then_ack(out, message))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+        async def on_message(message) -> None:
+            spawn(member.handle(message.body), message)  # handled in delivery order, sent concurrently
+
+        await queue.consume(on_message)
+        barrier.wait(timeout=120)
+        span["start"], span["cpu"] = time.monotonic(), _cpu()
+        spawn(member.start(), None)
+        await asyncio.wait_for(finished.wait(), DEADLINE)
+        end, cpu = time.monotonic(), _cpu() - span["cpu"]
+        await connection.close()
+        return span["start"], end, cpu
+
+    if uvloop:
+        import uvloop as uv
+
+        return uv.run(main())
+    return asyncio.run(main())
+
+
+def _worker(barrier, client: str, workload: str, url: str, names: list[str], me: int, size: int) -> dict:
+    URL[:] = [url]
+    member = _member(workload, me, len(names), size)
+    if client == "blocking":
+        start, end, cpu = _blocking(barrier, member, names)
+    elif client.startswith("select"):
+        start, end, cpu = _select(barrier, member, names, client == "select-turned")
+    else:
+        start, end, cpu = _aio(barrier, member, names, client.endswith("uvloop"))
+    if not member.done:
+        raise RuntimeError(f"{client} {workload} member {me}: not done within {DEADLINE:g}s")
+    return {"start": start, "end": end, "cpu": cpu, "entries": getattr(member, "entries", 0)}
+
+
+# -- a measurement -------------------------------------------------------------------------------------
+def _queues(url: str, names: list[str], delete: bool = False) -> None:
+    import pika
+
+    conn = pika.BlockingConnection(pika.URLParameters(url))
+    try:
+        ch = conn.channel()
+        for name in names:
+            if delete:
+                ch.queue_delete(name)
+            else:
+                ch.queue_declare(name, durable=True, arguments=QUEUE_ARGS)
+    finally:
+        conn.close()
+
+
+def measure(url: str, client: str, workload: str, n: int, size: int) -> dict:
+    """One run of ``workload`` (``size``: hops, or requests per member) on ``client``, N members."""
+    import queue as queue_module
+
+    names = [f"mutexlab-bench.{uuid.uuid4().hex[:8]}.m{i}" for i in range(n)]
+    _queues(url, names)
+    barrier, results = CTX.Barrier(n + 1), CTX.Queue()
+    procs = [
+        CTX.Process(target=_guard, args=(_worker, barrier, results, client, workload, url, names, i, size))
+        for i in range(n)
+    ]
+    broker = broker_pid(url)
+    try:
+        for proc in procs:
+            proc.start()
+        barrier.wait(timeout=120)
+        broker_before = broker_cpu_seconds(broker)
+        out = []
+        while len(out) < n:
+            try:
+                item = results.get(timeout=DEADLINE + 60)
+            except queue_module.Empty:
+                raise RuntimeError(f"{client} {workload}: members did not finish") from None
+            if "error" in item:
+                raise RuntimeError(f"{client} {workload}: {item['error']}")
+            out.append(item)
+        broker_after = broker_cpu_seconds(broker)
+    finally:
+        for proc in procs:
+            proc.join(timeout=10)
+            if proc.is_alive():
+                proc.terminate()
+        _queues(url, names, delete=True)
+    span = max(o["end"] for o in out) - min(o["start"] for o in out)
+    messages = size if workload == "ring" else 2 * size * n * (n - 1)
+    row = {
+        "client": client,
+        "workload": workload,
+        "n": n,
+        "messages": messages,
+        "seconds": round(span, 3),
+        "msgs_per_s": round(messages / span),
+        "client_cpu_us_per_msg": round(sum(o["cpu"] for o in out) / messages * 1e6),
+        "broker_cpu_us_per_msg": None
+        if broker_before is None or broker_after is None
+        else round((broker_after - broker_before) / messages * 1e6),
+    }
+    if workload == "ricart-agrawala":
+        row["entries_per_s"] = round(sum(o["entries"] for o in out) / span, 1)
+    return row
+
+
+def run(url: str, clients: list[str], n: int, hops: int, requests: int, repeat: int) -> dict:
+    samples: dict[tuple[str, str], list[dict]] = {}
+    for rep in range(repeat):
+        for workload in WORKLOADS:
+            for client in clients:
+                say(f"  repetition {rep + 1}/{repeat}: {workload} on {client} ...")
+                row = measure(url, client, workload, n, hops if workload == "ring" else requests)
+                samples.setdefault((workload, client), []).append(row)
+    rows = []
+    for (workload, client), runs in samples.items():
+        row = {"workload": workload, "client": client, "repeats": runs}
+        for key in ("msgs_per_s", "entries_per_s", "client_cpu_us_per_msg", "broker_cpu_us_per_msg"):
+            values = [r[key] for r in runs if r.get(key) is not None]
+            row[key] = statistics.median(values) if values else None
+        rows.append(row)
+    return {"machine": machine(), "n": n, "hops": hops, "requests": requests, "repeat": repeat, "rows": rows}
+
+
+def render(result: dict) -> str:
+    out = []
+    for workload in WORKLOADS:
+        rows = [r for r in result["rows"] if r["workload"] == workload]
+        base = next((r for r in rows if r["client"] == "blocking"), None)
+        rate = "hops/s" if workload == "ring" else "entries/s"
+        key = "msgs_per_s" if workload == "ring" else "entries_per_s"
+        body = [
+            [
+                r["client"],
+                r[key],
+                "/".join(str(round(x[key])) for x in r["repeats"]),
+                ratio(r[key], base and base[key]),
+                r["msgs_per_s"] if workload != "ring" else None,
+                r["client_cpu_us_per_msg"],
+                r["broker_cpu_us_per_msg"],
+            ]
+            for r in rows
+        ]
+        size = f"{result['hops']} hops" if workload == "ring" else f"{result['requests']} requests per member"
+        out.append(f"{workload}, N = {result['n']}, {size}:\n")
+        out.append(
+            table(
+                [
+                    "client",
+                    rate,
+                    "(repeats)",
+                    "÷ blocking",
+                    "msgs/s",
+                    "client CPU µs/msg",
+                    "broker CPU µs/msg",
+                ],
+                body,
+            )
+        )
+        out.append("")
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--amqp-url", default="amqp://guest:guest@127.0.0.1:5672/%2F")
+    parser.add_argument("-N", type=int, default=5)
+    parser.add_argument("--hops", type=int, default=2000)
+    parser.add_argument("--requests", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--client", action="append", choices=CLIENTS, help="default: every client")
+    parser.add_argument("--json", help="also write the result here")
+    args = parser.parse_args()
+    result = run(args.amqp_url, args.client or list(CLIENTS), args.N, args.hops, args.requests, args.repeat)
+    save_json(args.json, result)
+    print(render(result))
+
+
+if __name__ == "__main__":
+    main()

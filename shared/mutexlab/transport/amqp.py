@@ -1,0 +1,345 @@
+"""The AMQP client (docs/architecture.md#wire): pika's asynchronous connection, driven from the
+caller's thread through pika's public interfaces only.
+
+pika's ``SelectConnection`` runs on whatever I/O loop it is given (``custom_ioloop``: pika's
+``AbstractSelectorIOLoop`` interface); ``loop.Loop`` is one that turns only when asked:
+``Connection.process_data_events(t)`` runs the I/O (writes, reads, pika's callbacks) for up to
+``t`` seconds, and a callback ends the turn early with ``wake()``. So the bus stays one thread
+that never handles a message inside a callback, and it gets what pika's ``BlockingConnection``
+keeps to itself: publisher confirms delivered to a callback while publishes do not wait, and
+declarations sent without waiting for their replies (pika's channel sends a method called
+without a callback with AMQP's ``nowait``). ``Channel`` wraps pika's channel with calls that
+wait for their replies, as ``BlockingChannel``'s do; ``Channel.nowait`` is pika's channel itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pika
+from pika.adapters.select_connection import SelectConnection
+from pika.adapters.utils import connection_workflow
+from pika.exceptions import AMQPChannelError, AMQPConnectionError, ChannelWrongStateError
+
+from .loop import JoinedServices, Loop
+from .settings import node_urls
+
+PIKA_VERSIONS = ">=1.3,<2"  # as pinned in pyproject.toml (tests/test_amqp.py compares them)
+
+LOST = (AMQPConnectionError, AMQPChannelError, ConnectionError, OSError)
+REFUSED_CREDENTIALS = (
+    pika.exceptions.ProbableAuthenticationError,
+    pika.exceptions.AuthenticationError,
+    pika.exceptions.ProbableAccessDeniedError,
+)
+CLOSE_TIMEOUT = 5.0  # seconds a clean close waits for the broker's answer
+
+log = logging.getLogger("mutexlab.transport")
+
+
+class TransportError(RuntimeError):
+    """The broker cannot be used (unreachable, refused credentials, a publish nacked)."""
+
+
+def _open_error(error: BaseException) -> BaseException:
+    """What a failed connection attempt raises: the node's own error, as BlockingConnection does."""
+    if (
+        isinstance(error, AMQPConnectionError)
+        and error.args
+        and isinstance(error.args[0], connection_workflow.AMQPConnectionWorkflowFailed)
+    ):
+        error = error.args[0]
+    if isinstance(error, connection_workflow.AMQPConnectionWorkflowFailed):
+        error = error.exceptions[-1]
+        if isinstance(error, connection_workflow.AMQPConnectorSocketConnectError):
+            error = AMQPConnectionError(error)
+        elif isinstance(error, connection_workflow.AMQPConnectorPhaseErrorBase):
+            error = error.exception
+    return error
+
+
+class Connection:
+    """A pika ``SelectConnection`` on a ``Loop`` of its own, opened when made (or raising why not)."""
+
+    def __init__(self, params: pika.connection.Parameters) -> None:
+        self.loop = Loop()
+        self.lost: BaseException | None = None  # why the connection closed (None: open)
+        self.services = JoinedServices(self.loop)
+        done: list[Any] = []
+        self.pika = SelectConnection(
+            params,
+            on_open_callback=self.waking(done.append),
+            on_open_error_callback=self.waking(lambda _connection, error: done.append(error)),
+            on_close_callback=self._on_close,
+            custom_ioloop=self.services,
+        )
+        try:
+            self.until(lambda: bool(done))
+        except BaseException:
+            self.loop.close()
+            raise
+        if isinstance(done[0], BaseException):
+            self.loop.close()
+            raise _open_error(done[0])
+
+    def waking(self, callback: Callable[..., Any]) -> Callable[..., None]:
+        """``callback`` for pika, ending the current turn of the I/O once it has run."""
+
+        def call(*args: Any) -> None:
+            callback(*args)
+            self.loop.wake()
+
+        return call
+
+    def _on_close(self, _connection: Any, reason: BaseException) -> None:
+        self.lost = reason
+        self.loop.wake()
+
+    @property
+    def is_open(self) -> bool:
+        return self.lost is None and self.pika.is_open
+
+    def wake(self) -> None:
+        """End the current turn of ``process_data_events`` once the callback calling this returns."""
+        self.loop.wake()
+
+    def process_data_events(self, time_limit: float = 0.0) -> None:
+        """Run the I/O for up to ``time_limit`` seconds (less if a callback wakes the loop); raise
+        the connection's loss."""
+        if self.lost is None:
+            self.loop.turn(time_limit)
+        if self.lost is not None:
+            raise self.lost
+
+    def until(self, ready: Callable[[], bool], timeout: float | None = None) -> bool:
+        """Run the I/O until ``ready()`` (True) or ``timeout`` seconds passed (False)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not ready():
+            left = 1.0 if deadline is None else deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self.process_data_events(min(left, 1.0))
+        return True
+
+    def channel(self) -> Channel:
+        opened: list[Any] = []
+        self.pika.channel(on_open_callback=self.waking(opened.append))
+        self.until(lambda: bool(opened))
+        return Channel(self, opened[0])
+
+    def close(self) -> None:
+        """Close cleanly if open (waiting briefly for the broker), and release the loop."""
+        try:
+            if self.lost is None and self.pika.is_open:
+                self.pika.close()
+                self.until(lambda: self.lost is not None, CLOSE_TIMEOUT)
+        except LOST:
+            pass
+        finally:
+            self.loop.close()
+
+
+class Channel:
+    """A channel whose calls wait for their replies; ``nowait`` is pika's channel itself."""
+
+    def __init__(self, connection: Connection, channel: pika.channel.Channel) -> None:
+        self.connection = connection
+        self.nowait = channel
+        self.closed_by: BaseException | None = None  # why it closed (None: open)
+        channel.add_on_close_callback(self._on_close)
+
+    def _on_close(self, _channel: Any, reason: BaseException) -> None:
+        self.closed_by = reason
+        self.connection.wake()
+
+    @property
+    def is_open(self) -> bool:
+        return self.closed_by is None and self.nowait.is_open
+
+    @property
+    def is_closed(self) -> bool:
+        return not self.is_open
+
+    def check(self) -> None:
+        """Raise why the channel closed (the broker's refusal: ``ChannelClosedByBroker``), if it did."""
+        if self.closed_by is not None:
+            raise (
+                self.closed_by
+                if isinstance(self.closed_by, AMQPChannelError)
+                else ChannelWrongStateError(repr(self.closed_by))
+            )
+
+    def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``method(*args, **kwargs, callback=...)`` on pika's channel; the frame of its reply."""
+        self.check()
+        reply: list[Any] = []
+        method(*args, callback=self.connection.waking(reply.append), **kwargs)
+        self.connection.until(lambda: bool(reply) or self.closed_by is not None)
+        if not reply:
+            self.check()
+        return reply[0]
+
+    def exchange_declare(self, exchange: str, **options: Any) -> Any:
+        return self._call(self.nowait.exchange_declare, exchange, **options)
+
+    def exchange_delete(self, exchange: str, **options: Any) -> Any:
+        return self._call(self.nowait.exchange_delete, exchange, **options)
+
+    def queue_declare(self, queue: str, **options: Any) -> Any:
+        return self._call(self.nowait.queue_declare, queue, **options)
+
+    def queue_bind(self, queue: str, exchange: str, **options: Any) -> Any:
+        return self._call(self.nowait.queue_bind, queue, exchange, **options)
+
+    def queue_unbind(self, queue: str, exchange: str, **options: Any) -> Any:
+        return self._call(self.nowait.queue_unbind, queue, exchange, **options)
+
+    def queue_delete(self, queue: str, **options: Any) -> Any:
+        return self._call(self.nowait.queue_delete, queue, **options)
+
+    def queue_purge(self, queue: str) -> Any:
+        return self._call(self.nowait.queue_purge, queue)
+
+    def basic_qos(self, **options: Any) -> Any:
+        return self._call(self.nowait.basic_qos, **options)
+
+    def confirm_delivery(self, on_confirm: Callable[[Any], None], on_return: Callable[..., None]) -> None:
+        """Publisher confirms, each ``Basic.Ack``/``Basic.Nack`` to ``on_confirm`` (publishes do not
+        wait for them), each returned message to ``on_return``."""
+        self.nowait.add_on_return_callback(on_return)
+        self._call(self.nowait.confirm_delivery, on_confirm)
+
+    def basic_get(self, queue: str, auto_ack: bool = False) -> tuple[Any, Any, Any]:
+        """``(method, properties, body)`` of the queue's next message, ``(None, None, None)`` if none."""
+        self.check()
+        got: list[tuple[Any, Any, Any]] = []
+        self.nowait.add_callback(
+            self.connection.waking(lambda _frame: got.append((None, None, None))),
+            [pika.spec.Basic.GetEmpty],
+            one_shot=True,
+        )
+        self.nowait.basic_get(
+            queue, self.connection.waking(lambda _ch, m, p, b: got.append((m, p, b))), auto_ack=auto_ack
+        )
+        self.connection.until(lambda: bool(got) or self.closed_by is not None)
+        if not got:
+            self.check()
+        return got[0]
+
+    def basic_consume(self, queue: str, on_message: Callable[..., None], auto_ack: bool = False) -> str:
+        """Start consuming (not waiting for the broker's answer); the consumer tag."""
+        return self.nowait.basic_consume(queue, on_message, auto_ack=auto_ack)
+
+    def basic_cancel(self, consumer_tag: str) -> None:
+        self.nowait.basic_cancel(consumer_tag)
+
+    def basic_publish(
+        self, exchange: str, routing_key: str, body: bytes, properties: Any = None, mandatory: bool = False
+    ) -> None:
+        """Buffered until the connection's next I/O writes it; nothing waits for a confirm."""
+        self.nowait.basic_publish(exchange, routing_key, body, properties=properties, mandatory=mandatory)
+
+    def basic_ack(self, delivery_tag: int, multiple: bool = False) -> None:
+        self.nowait.basic_ack(delivery_tag, multiple=multiple)
+
+    def close(self) -> None:
+        if self.is_open:
+            self.nowait.close()
+            self.connection.until(lambda: self.closed_by is not None, CLOSE_TIMEOUT)
+
+
+def connect_any(
+    url: str,
+    first: int = 0,
+    configure: Callable[[Any], None] | None = None,
+    failed: Callable[[str, BaseException], None] | None = None,
+) -> tuple[Connection, int]:
+    """A connection to the first node of ``url`` (one URL, or several comma-separated) that takes
+    one, trying them in turn from index ``first``: ``(connection, index)``. ``configure(params)``
+    may adjust each node's ``pika.URLParameters``; ``failed(node, error)`` hears of each node that
+    did not answer (``host:port``). Refused credentials raise at once; when no node answers, the
+    last node's error is raised."""
+    nodes = node_urls(url)
+    error: BaseException | None = None
+    for k in range(len(nodes)):
+        index = (first + k) % len(nodes)
+        params = pika.URLParameters(nodes[index])
+        if configure is not None:
+            configure(params)
+        try:
+            return Connection(params), index
+        except REFUSED_CREDENTIALS:
+            raise
+        except LOST as exc:
+            error = exc
+            if failed is not None:
+                failed(f"{params.host}:{params.port}", exc)
+    assert error is not None
+    raise error
+
+
+def connect_within(
+    url: str, first: int, timeout: float, name: str, properties: dict
+) -> tuple[Connection, int]:
+    """``connect_any``, tried again after growing pauses until ``timeout`` seconds have passed, with
+    ``properties`` as the client's (the broker shows ``connection_name``); logs each node that did
+    not answer, and once that the broker cannot be reached yet. TransportError when the broker
+    refuses the credentials, or no node answered in time."""
+    deadline = time.monotonic() + timeout
+    delay = 0.2
+    warned = False
+    while True:
+        try:
+            return connect_any(
+                url,
+                first,
+                lambda params: setattr(params, "client_properties", properties),
+                lambda node, exc: log.warning("%s: cannot connect to %s: %s", name, node, cause(exc)),
+            )
+        except REFUSED_CREDENTIALS as exc:
+            raise TransportError(f"the broker refused the credentials of {redact(url)}: {exc!r}") from None
+        except LOST as exc:
+            if time.monotonic() >= deadline:
+                raise TransportError(
+                    f"cannot reach RabbitMQ at {redact(url)} within {timeout:g}s: {exc!r}"
+                ) from None
+            if not warned:  # once: the retries themselves stay quiet
+                warned = True
+                log.warning(
+                    "cannot reach RabbitMQ at %s yet (%r); retrying for up to %gs",
+                    redact(url),
+                    exc,
+                    max(0.0, deadline - time.monotonic()),
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+
+def quiet_pika() -> None:
+    """Leave connection trouble to the bus's own log lines. pika logs each connection it loses,
+    and each attempt that fails, as several ERRORs with a traceback; the bus logs the loss, each
+    node that did not answer and the reconnect in one line each (``Bus.connect``)."""
+    logging.getLogger("pika").setLevel(logging.CRITICAL)
+
+
+def cause(exc: BaseException) -> str:
+    """The innermost error pika wrapped ``exc`` around, for a log line: ``ConnectionRefusedError(111,
+    'Connection refused')`` rather than ``AMQPConnectionError((AMQPConnectorSocketConnectError(...),))``."""
+    while True:
+        inner = exc.args[0] if exc.args else getattr(exc, "exception", None)  # pika's two ways to wrap
+        if not isinstance(inner, BaseException):
+            return repr(exc)
+        exc = inner
+
+
+def redact(url: str) -> str:
+    """The URL (or each of a cluster's URLs) without its credentials, for logs and errors."""
+    out = []
+    for node in node_urls(url):
+        params = pika.URLParameters(node)
+        vhost = "" if params.virtual_host == "/" else "/" + params.virtual_host
+        out.append(f"{node.split('://', 1)[0]}://{params.host}:{params.port}{vhost}")
+    return ",".join(out)

@@ -1,0 +1,79 @@
+"""Authenticated runs (docs/rabbitmq.md#authenticated-runs): every message of a run carries a MAC.
+
+Anyone with the broker's credentials can publish on a run's exchange, so the broker's word about
+who sent a message is worth nothing. Every message the run's processes publish carries, in its
+``x-mutexlab-mac`` header, HMAC-SHA256 over its routing key and body under the run's secret, which
+only the run's processes hold (``mutexlab run`` generates it for each run; compose reads it from
+the environment or shares a generated one on a volume). A delivery without a valid MAC never
+reaches the run: the bus dead-letters it with the reason and counts it (``rabbit.Bus.poll``).
+
+Invariant: a message is taken only if a holder of the secret published exactly this body under
+exactly this routing key. A copy of a genuine message published again (replayed) is what a
+redelivery is: the per-link sequence numbers drop it (``inbox.LinkInbox``).
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import secrets
+import uuid
+from hashlib import sha256
+from pathlib import Path
+
+MAC_HEADER = "x-mutexlab-mac"
+SECRET_ENV = "MUTEXLAB_RUN_SECRET"
+SECRET_FILE_ENV = "MUTEXLAB_RUN_SECRET_FILE"
+MIN_SECRET = 16  # characters: a shorter secret could be guessed
+
+
+def new_secret() -> str:
+    """A fresh run secret: 256 random bits, hex."""
+    return secrets.token_hex(32)
+
+
+def check_secret(value: str) -> str:
+    if len(value) < MIN_SECRET:
+        raise ValueError(f"the run secret must have at least {MIN_SECRET} characters, got {len(value)}")
+    return value
+
+
+def shared_secret(path: str) -> str:
+    """The secret in the file ``path``, created with a fresh one if there is none yet: the first of
+    the run's processes to look writes it (atomically: a link, which fails if another was first),
+    every other reads it. Raises OSError when the file cannot be read or created."""
+    file = Path(path)
+    if not file.exists():
+        file.parent.mkdir(parents=True, exist_ok=True)
+        mine = file.with_name(f".{file.name}.{uuid.uuid4().hex}")
+        fd = os.open(mine, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(new_secret())
+        try:
+            os.link(mine, file)
+        except FileExistsError:
+            pass  # another process of the run was first: its secret is the run's
+        finally:
+            mine.unlink()
+    return check_secret(file.read_text().strip())
+
+
+class Signer:
+    """Signs and checks messages under one run's secret."""
+
+    def __init__(self, secret: str) -> None:
+        self._key = check_secret(secret).encode()
+
+    def mac(self, routing_key: str, body: bytes) -> str:
+        return hmac.digest(self._key, routing_key.encode() + b"\0" + body, sha256).hex()
+
+    def forged(self, routing_key: str, body: bytes, headers: dict | None) -> str | None:
+        """Why a delivery is not the run's own (None when its MAC is valid)."""
+        given = (headers or {}).get(MAC_HEADER)
+        if given is None:
+            return "unauthenticated: no MAC (not published by a process of this run)"
+        if isinstance(given, bytes):
+            given = given.decode("ascii", "replace")
+        if not isinstance(given, str) or not hmac.compare_digest(given, self.mac(routing_key, body)):
+            return "mis-signed: the MAC does not match the run's secret"
+        return None

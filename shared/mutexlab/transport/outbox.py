@@ -1,0 +1,125 @@
+"""What waits for the broker's confirms (docs/architecture.md#wire): the bus's publishes, and the
+acks of deliveries held back behind them. Pure bookkeeping, no client.
+
+The broker confirms a channel's publishes by delivery tag (1, 2, ... in publish order), one at a
+time or "everything up to" (``multiple``), acks and nacks in any order. A message leaves the
+outbox only when it and every message before it are confirmed; after a lost connection or a quorum
+queue's nack the bus publishes what is left again, in order, on a fresh channel (``restart``). A
+delivery's ack waits until everything published before it was asked for is confirmed (``hold``),
+so a message's effects are on the broker before the message leaves its queue.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """A message as published, kept until the broker confirms it (re-published after a reconnect)."""
+
+    exchange: str
+    routing_key: str
+    body: bytes
+    props: Any
+    mandatory: bool
+
+
+class Outbox:
+    """Invariants: ``unconfirmed`` holds, in publish order (keys: this channel's delivery tags,
+    ascending), every message the broker has not confirmed together with every later one, so that
+    what is re-published keeps its order at every receiver; ``acked`` are tags in it the broker
+    confirmed while an earlier one is not yet; ``nacked`` are tags a quorum queue refused, kept for
+    re-publishing (a later ``multiple`` ack covers only tags not already answered); ``held`` are
+    ``(tag of the last publish before, delivery)`` in handling order, whose acks wait."""
+
+    def __init__(self, quorum: bool = False) -> None:
+        self.quorum = quorum  # a nack is a quorum queue without a leader: re-publish, not an error
+        self.tag = 0  # the last publish's delivery tag on this channel
+        self.unconfirmed: dict[int, Outgoing] = {}
+        self.acked: set[int] = set()
+        self.nacked: set[int] = set()
+        self.refused: list[str] = []  # why the broker nacked or returned a message
+        self.held: deque[tuple[int, Any]] = deque()
+
+    def __len__(self) -> int:
+        return len(self.unconfirmed)
+
+    def add(self, message: Outgoing) -> None:
+        self.tag += 1
+        self.unconfirmed[self.tag] = message
+
+    def confirmed_through(self) -> int:
+        """Every publish with a tag up to this one is confirmed."""
+        return next(iter(self.unconfirmed)) - 1 if self.unconfirmed else self.tag
+
+    def confirm(self, tag: int, multiple: bool, nack: bool) -> None:
+        """The broker's ``Basic.Ack`` (or ``Basic.Nack``) of ``tag``, or of everything up to it."""
+        if multiple:  # tags ascend in publish order: everything up to this one
+            tags = []
+            for t in self.unconfirmed:
+                if t > tag:
+                    break
+                tags.append(t)
+        else:
+            tags = [tag]
+        if nack and self.quorum:
+            # A quorum queue refuses while it has no leader (an election after a node's loss): the
+            # message stays unconfirmed, and the bus re-publishes it, in order, from a fresh channel.
+            self.nacked.update(t for t in tags if t in self.unconfirmed and t not in self.nacked)
+            return
+        for t in tags:
+            if t in self.nacked:
+                continue  # refused already (quorum nack): re-published later, not confirmed by this ack
+            if nack:
+                message = self.unconfirmed.pop(t, None)
+                if message is not None:
+                    self.refused.append(f"the broker refused (nack) a message to {message.routing_key!r}")
+            elif t in self.unconfirmed:
+                self.acked.add(t)
+        # A message is settled only with every one before it: until then a nack of an earlier one
+        # (a quorum queue without a leader) sends it out again behind that one (go-back-N), for the
+        # broker may have taken it ahead of the refused one.
+        while self.unconfirmed:
+            first = next(iter(self.unconfirmed))
+            if first not in self.acked:
+                break
+            del self.unconfirmed[first]
+            self.acked.discard(first)
+
+    def returned(self, routing_key: str, exchange: str) -> None:
+        """A mandatory message no queue takes (the broker returns it before confirming it)."""
+        self.refused.append(f"no queue takes routing key {routing_key!r} on {exchange}")
+
+    def restart(self) -> list[Outgoing]:
+        """Everything not confirmed, in publish order, to publish again on a new channel (whose
+        tags start from 1 again)."""
+        pending = list(self.unconfirmed.values())
+        self.unconfirmed.clear()
+        self.nacked.clear()
+        self.acked.clear()
+        self.tag = 0
+        return pending
+
+    def hold(self, delivery: Any) -> None:
+        """``delivery``'s ack waits for the confirms of everything published so far."""
+        self.held.append((self.tag, delivery))
+
+    def release(self, at_least: int = 1) -> Any:
+        """The last of the held deliveries whose acks may go now, if ``at_least`` may (else None).
+
+        Deliveries are handled and acked in delivery order, so one cumulative ack (``multiple``) of
+        this one acks exactly the released ones, and nothing still held back."""
+        through = self.confirmed_through()
+        releasable = 0
+        for watermark, _delivery in self.held:
+            if watermark > through:
+                break
+            releasable += 1
+        if not releasable or releasable < at_least:
+            return None
+        for _ in range(releasable - 1):
+            self.held.popleft()
+        return self.held.popleft()[1]

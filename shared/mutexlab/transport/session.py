@@ -1,0 +1,127 @@
+"""A session with the broker (docs/architecture.md#wire): one connection and one channel,
+re-established when lost.
+
+``url`` may name several nodes of a cluster (comma-separated): the session connects to one of them,
+starting at a random one (so a run's processes spread over the nodes), and after a lost
+connection tries the next one first, then the others in turn (failover: docs/cluster.md). What
+the channel is for — confirms, declarations, consumers — is the subclass's ``_open``
+(``rabbit.Bus``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pika
+
+from .amqp import LOST, TransportError, connect_within, redact
+from .settings import node_urls
+from .topology import Topology
+
+log = logging.getLogger("mutexlab.transport")
+
+PRECONDITION_FAILED = 406  # AMQP reply code: e.g. a queue re-declared with other arguments
+
+
+class Session:
+    """Invariant: ``channel`` is None or open on ``conn``; ``generation`` counts the channels
+    opened, so what came on an older one (a delivery to ack) is told apart."""
+
+    def __init__(
+        self, url: str, topology: Topology, connect_timeout: float, name: str, first_node: int | None
+    ) -> None:
+        self.url = url
+        self.nodes = node_urls(url)
+        # The node to try first: random unless given, so a run's processes spread over a cluster.
+        self._node = random.randrange(len(self.nodes)) if first_node is None else first_node % len(self.nodes)
+        self.node: str | None = None  # the node connected to (host:port), for logs
+        self.name = name
+        self.topology = topology
+        self.connect_timeout = connect_timeout
+        self.generation = 0
+        self.reconnects = 0
+        self.conn: Any = None  # amqp.Connection while connected
+        self.channel: Any = None  # its amqp.Channel, opened by ``_open``
+
+    def _open(self) -> None:
+        """Open ``channel`` on ``conn`` and make it ready (the subclass's)."""
+        raise NotImplementedError
+
+    def _pending(self) -> int:
+        """Messages the reconnect published again (for its log line)."""
+        return 0
+
+    def connect(self) -> None:
+        """Connect (``amqp.connect_within``), then open the channel (``_open``); a failure on the
+        way starts over, until ``connect_timeout``. TransportError when the broker refuses a
+        declaration."""
+        deadline = time.monotonic() + self.connect_timeout
+        # Shown by the broker (management UI, rabbitmqctl list_connections): which run, which process.
+        properties = {"connection_name": f"mutexlab {self.topology.run_id} {self.name}"}
+        while True:
+            left = max(0.0, deadline - time.monotonic())
+            self.conn, self._node = connect_within(self.url, self._node, left, self.name, properties)
+            params = pika.URLParameters(self.nodes[self._node])
+            self.node = f"{params.host}:{params.port}"
+            try:
+                self._open()
+                return
+            except LOST as exc:
+                self._drop()
+                if (
+                    isinstance(exc, pika.exceptions.ChannelClosedByBroker)
+                    and exc.reply_code == PRECONDITION_FAILED
+                ):
+                    raise TransportError(
+                        f"the broker refused a declaration of run {self.topology.run_id}: {exc.reply_text} "
+                        f"(this process declares {self.topology.queue_type} queues: every process of a run "
+                        "needs the same QUEUE_TYPE and, with QUEUE_TYPE=auto, as many nodes in AMQP_URL)"
+                    ) from None
+                if time.monotonic() >= deadline:
+                    raise TransportError(
+                        f"cannot reach RabbitMQ at {redact(self.url)} within {self.connect_timeout:g}s: {exc!r}"
+                    ) from None
+                time.sleep(0.2)
+
+    def reconnect(self, why: BaseException) -> None:
+        lost = self.node
+        log.warning("connection to %s lost (%r); reconnecting", lost, why)
+        self._drop()
+        self.reconnects += 1
+        self._node = (self._node + 1) % len(self.nodes)  # a cluster: another node first (one: the same)
+        started = time.monotonic()
+        self.connect()
+        log.warning(
+            "reconnected (reconnect #%d) to %s%s in %.2fs; re-published %d unconfirmed",
+            self.reconnects,
+            self.node,
+            "" if self.node == lost else f" (failover from {lost})",
+            time.monotonic() - started,
+            self._pending(),
+        )
+
+    def _drop(self) -> None:
+        conn, self.conn, self.channel = self.conn, None, None
+        if conn is not None:
+            with contextlib.suppress(Exception):  # it is already broken
+                conn.close()
+
+    def call(self, action: Callable[[Any], Any]) -> Any:
+        """``action(channel)`` on the current channel (a declaration ...); after a lost connection
+        reconnect and call it again on the new one. The action must be idempotent."""
+        return self._guard(lambda: action(self.channel))
+
+    def _guard(self, action: Callable[[], Any]) -> Any:
+        """Run ``action`` on the current channel; after a lost connection reconnect and retry."""
+        while True:
+            if self.channel is None:
+                self.connect()
+            try:
+                return action()
+            except LOST as exc:
+                self.reconnect(exc)

@@ -1,0 +1,207 @@
+"""The run's topology on the broker (docs/architecture.md#wire): names, exchanges, queues, bindings.
+
+Run ``R`` (every name contains the run id, so runs never mix):
+
+* exchange ``mutexlab.R`` (topic, durable). Routing keys:
+  ``audit.<name>`` a participant's step: its protocol messages and trace batch in one body, sent
+  on to each addressee by the ``CC`` header (``<TYPE>.<dest>`` each: ``REQUEST.node-3``), or its
+  trace batch alone; ``<TYPE>.<dest>`` a step's protocol messages without their batch,
+  ``status.<name>`` a participant's state/heartbeat, ``join.<role>`` a participant asking to
+  join, ``control.<name|instance|all>`` the monitor's roster, refusal and stop signals;
+* queue ``mutexlab.R.<name>`` per participant (``node-3``), bound to ``<TYPE>.<name>`` for each
+  message type of the algorithm, ``control.<name>`` and ``control.all``;
+* queue ``mutexlab.R.monitor`` bound to ``join.*``, ``audit.*`` and ``status.*`` (what the
+  monitor needs; a step's messages reach it with the trace batch that records their sends),
+  and to ``mutexlab.R.unrouted``, the run exchange's alternate exchange (fanout): a message no
+  participant queue takes (an unknown type, a non-member, a joiner gone) reaches the monitor,
+  which dead-letters it with the reason, instead of vanishing;
+* exchange ``mutexlab.R.dlx`` (fanout) and queue ``mutexlab.R.dead``: malformed or unknown
+  messages, with the reason in the header ``x-mutexlab-reason``.
+
+Queues are durable: classic queues of version 2, or on a cluster quorum queues, replicated by Raft
+(docs/cluster.md). Declarations go out together with one wait (``_together``); a run's queues are
+deleted concurrently (``delete_queues``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import pika
+
+from .amqp import Connection, connect_any
+
+# What the monitor's queue is bound to on the run's exchange (besides the unrouted messages).
+MONITOR_KEYS = ("join.*", "audit.*", "status.*")
+# Deleting a quorum queue waits up to 5 s (RabbitMQ's own delete timeout) for each of its members
+# on a node that is down, and a channel runs one command at a time: the run's queues are deleted
+# concurrently, each on a channel of its own, at most DELETE_CHANNELS at once; one whose deletion
+# is not confirmed DELETE_TIMEOUT seconds after it was asked is given up (and reported).
+DELETE_CHANNELS = 128
+DELETE_TIMEOUT = 30.0
+DELETE_SLICE = 0.05  # seconds of I/O at most between looks at which deletions are confirmed
+
+
+# A channel method's name, its positional and its keyword arguments.
+_Call = tuple[str, tuple, dict]
+
+
+class _RunName:
+    """A name of run ``R``'s topology: ``mutexlab.R`` followed by ``suffix``."""
+
+    def __init__(self, suffix: str) -> None:
+        self.suffix = suffix
+
+    def __get__(self, topology: Topology, owner: type | None = None) -> str:
+        return f"mutexlab.{topology.run_id}{self.suffix}"
+
+
+@dataclass(frozen=True)
+class Topology:
+    run_id: str
+    # "classic" or "quorum" (Raft-replicated, for a cluster: docs/cluster.md); every process of a run
+    # must use the same, or the second to declare a queue is refused (PRECONDITION_FAILED).
+    queue_type: str = "classic"
+
+    exchange = _RunName("")
+    dlx = _RunName(".dlx")
+    unrouted = _RunName(".unrouted")
+    monitor_queue = _RunName(".monitor")
+    dead_queue = _RunName(".dead")
+
+    def queue(self, name: str) -> str:
+        return f"mutexlab.{self.run_id}.{name}"
+
+    def _type_args(self) -> dict:
+        # classic queues of version 2 (RabbitMQ ≥ 3.10; older brokers ignore the argument): their
+        # index and store cost the broker less CPU per persistent message (BENCHMARKS.md §5)
+        return {"x-queue-type": "quorum"} if self.queue_type == "quorum" else {"x-queue-version": 2}
+
+    def _queue_args(self) -> dict:
+        return {"x-dead-letter-exchange": self.dlx, **self._type_args()}
+
+    # Each method below sends its declarations (or deletions) together and waits once (``_together``).
+
+    def declare_base(self, channel) -> None:
+        """Exchanges, the dead-letter queue and the monitor's queue; idempotent, anyone may call it."""
+        calls: list[_Call] = [
+            ("exchange_declare", (self.unrouted,), {"exchange_type": "fanout", "durable": True}),
+            (
+                "exchange_declare",
+                (self.exchange,),
+                {
+                    "exchange_type": "topic",
+                    "durable": True,
+                    "arguments": {"alternate-exchange": self.unrouted},
+                },
+            ),
+            ("exchange_declare", (self.dlx,), {"exchange_type": "fanout", "durable": True}),
+            ("queue_declare", (self.dead_queue,), {"durable": True, "arguments": self._type_args() or None}),
+            ("queue_bind", (self.dead_queue, self.dlx), {}),
+            ("queue_declare", (self.monitor_queue,), {"durable": True, "arguments": self._queue_args()}),
+        ]
+        calls += [
+            ("queue_bind", (self.monitor_queue, self.exchange), {"routing_key": key}) for key in MONITOR_KEYS
+        ]
+        calls.append(("queue_bind", (self.monitor_queue, self.unrouted), {}))
+        _together(channel, calls)
+
+    def declare_participants(self, channel, names: list[str], types: list[str]) -> list[str]:
+        """Each of ``names``' queue, bound to its protocol messages and its control signals."""
+        calls: list[_Call] = []
+        for name in names:
+            queue = self.queue(name)
+            calls.append(("queue_declare", (queue,), {"durable": True, "arguments": self._queue_args()}))
+            calls += [
+                ("queue_bind", (queue, self.exchange), {"routing_key": key})
+                for key in [f"{t}.{name}" for t in types] + [f"control.{name}", "control.all"]
+            ]
+        _together(channel, calls)
+        return [self.queue(name) for name in names]
+
+    def declare_participant(self, channel, name: str, types: list[str]) -> str:
+        return self.declare_participants(channel, [name], types)[0]
+
+    def delete(self, channel, names: list[str], timeout: float = DELETE_TIMEOUT) -> list[str]:
+        """Delete the run's queues and exchanges (missing ones are fine); the queues still there
+        (``delete_queues``: empty when every deletion was confirmed)."""
+        queues = [self.queue(n) for n in names] + [self.monitor_queue, self.dead_queue]
+        left = delete_queues(channel.connection, queues, timeout)
+        _together(channel, [("exchange_delete", (x,), {}) for x in (self.exchange, self.dlx, self.unrouted)])
+        return left
+
+
+def delete_queues(conn: Connection, queues: list[str], timeout: float = DELETE_TIMEOUT) -> list[str]:
+    """Delete ``queues`` concurrently on ``conn``, on up to ``DELETE_CHANNELS`` channels, each
+    asking for one deletion at a time, and return those whose deletion the broker did not confirm:
+    refused (their channel closed) or unanswered ``timeout`` seconds after being asked. One after
+    another, a run's quorum queues took 5 s each while a node of the cluster was down."""
+    waiting = deque(queues)
+    idle: list[Any] = []  # open channels with no deletion pending
+    asked: dict[str, tuple[Any, float]] = {}  # queue -> (its channel, when its deletion was asked)
+    deleted: set[str] = set()
+    left: list[str] = []
+    while waiting or asked:
+        while waiting and (idle or len(asked) < DELETE_CHANNELS):
+            queue = waiting.popleft()
+            channel = idle.pop() if idle else conn.channel()
+            # the reply (DeleteOk) comes to the callback: a channel handles one command at a time,
+            # and a quorum queue's deletion can take seconds
+            channel.nowait.queue_delete(
+                queue, callback=conn.waking(lambda _frame, queue=queue: deleted.add(queue))
+            )
+            asked[queue] = (channel, time.monotonic())
+        conn.process_data_events(time_limit=DELETE_SLICE)
+        now = time.monotonic()
+        for queue, (channel, since) in list(asked.items()):
+            if queue in deleted:
+                del asked[queue]
+                idle.append(channel)
+            elif channel.is_closed or now - since > timeout:  # refused, or no answer: given up
+                del asked[queue]
+                left.append(queue)
+    for channel in idle:
+        channel.close()
+    return left
+
+
+def _together(channel, calls: list[_Call]) -> None:
+    """Make ``calls`` on ``channel`` in order with one wait instead of one per call: all but the
+    last go out without replies (``channel.nowait``: AMQP's nowait), the last waits for its reply —
+    every one before it is done by then; the first the broker refuses raises
+    ``ChannelClosedByBroker`` there, as it would have raised alone. A channel without ``nowait``
+    (pika's ``BlockingChannel``, in tests) makes each call wait."""
+    if not calls:
+        return
+    quick = getattr(channel, "nowait", channel)
+    for name, args, kwargs in calls[:-1]:
+        getattr(quick, name)(*args, **kwargs)
+    name, args, kwargs = calls[-1]
+    getattr(channel, name)(*args, **kwargs)
+
+
+def delete_run(url: str, run_id: str, names: list[str]) -> list[str]:
+    """Remove everything run ``run_id`` declared (used by ``mutexlab run`` and the tests); the
+    queues that could not be removed (``Topology.delete``)."""
+    conn, _ = connect_any(url)
+    try:
+        return Topology(run_id).delete(conn.channel(), names)
+    finally:
+        conn.close()
+
+
+def queue_consumers(conn: Connection, queue: str) -> int:
+    """How many consumers ``queue`` has (0 when it is gone), asked on a channel of its own: a
+    missing queue closes the channel it is asked on. A lost connection raises (``amqp.LOST``)."""
+    try:
+        channel = conn.channel()
+        try:
+            return channel.queue_declare(queue, passive=True).method.consumer_count
+        finally:
+            if channel.is_open:
+                channel.close()
+    except pika.exceptions.ChannelClosedByBroker:
+        return 0  # the queue is gone

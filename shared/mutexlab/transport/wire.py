@@ -1,0 +1,201 @@
+"""The wire format (docs/architecture.md#wire): envelopes, step frames, packed trace clocks.
+
+Pure code on bytes and dicts (no client library): what a participant publishes for a step and
+how a receiver checks it. A step's body is its protocol part (``frame``: one envelope, or a step
+frame of several), a newline, and its trace batch (``pack_batch``); ``split_step`` cuts it,
+``parse_frame`` checks the protocol part addressed to one receiver, ``unpack_batch`` rebuilds a
+batch's clocks. The bytes are what the one-module transport (3a6c154) carried (tests/test_wire_format.py decodes
+messages recorded from it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+# A message body larger than this is refused (dead-lettered) without being parsed.
+MAX_BODY = 64 * 1024
+
+
+class EnvelopeError(ValueError):
+    """A message that is not a valid envelope for this run; the text is the dead-letter reason."""
+
+
+def envelope(run_id: str, msg_id: str, sender: str, to: str, seq: int, vc: dict | None, msg: dict) -> dict:
+    """A protocol message on the wire: who, where, the link sequence number, the sender's vector clock."""
+    return {"run": run_id, "id": msg_id, "from": sender, "to": to, "seq": seq, "vc": vc or {}, "msg": msg}
+
+
+def frame(run_id: str, sender: str, sends: list[tuple[str, int, str, dict, dict]]) -> dict:
+    """The protocol part of a step's publish: its messages ``(to, seq, id, vc, msg)`` in effect order.
+
+    One message is an envelope; several are a step frame ``{"run", "from", "msgs": [...]}`` whose
+    entries ``{"to", "seq", "id", "vc" | "tick", "msg"?}`` say what differs from the entry before:
+    ``tick`` is that entry's vector clock with only the sender's own entry changed (a broadcast
+    ticks it once per addressee), and a missing ``msg`` is the same message (a broadcast's content
+    is stored once)."""
+    if len(sends) == 1:
+        to, seq, msg_id, vc, msg = sends[0]
+        return envelope(run_id, msg_id, sender, to, seq, vc, msg)
+    entries: list[dict] = []
+    last_vc: dict | None = None
+    last_msg: dict | None = None
+    for to, seq, msg_id, vc, msg in sends:
+        entry: dict[str, Any] = {"to": to, "seq": seq, "id": msg_id}
+        if last_vc is not None and _same_but(vc, last_vc, sender):
+            entry["tick"] = vc.get(sender, 0)
+        else:
+            entry["vc"] = vc
+        if msg != last_msg:
+            entry["msg"] = msg
+        last_vc, last_msg = vc, msg
+        entries.append(entry)
+    return {"run": run_id, "from": sender, "msgs": entries}
+
+
+def _same_but(vc: dict, other: dict, own: str) -> bool:
+    """``vc`` and ``other`` have the same entries, except perhaps ``own``'s."""
+    return len(vc) == len(other) and all(other.get(k) == v or k == own for k, v in vc.items())
+
+
+def compact(data: dict) -> bytes:
+    """JSON as the wire carries it (compact: it holds no raw newline)."""
+    return json.dumps(data, separators=(",", ":")).encode()
+
+
+def pack_batch(batch: dict) -> dict:
+    """A step's trace batch as sent: every event's vector clock after the first as the entries that
+    changed since the event before (marked ``"vc": "delta"``; ``unpack_batch`` rebuilds them). A
+    process's clock only grows, and a step's events differ in few entries — a broadcast's sends
+    only in the sender's own — where a full clock has P. A batch whose clocks do not only grow is
+    sent as it is."""
+    events = batch.get("events") or []
+    if len(events) < 2:
+        return batch
+    packed = [events[0]]
+    prev = events[0].get("vc")
+    for event in events[1:]:
+        vc = event.get("vc")
+        if not isinstance(prev, dict) or not isinstance(vc, dict):
+            return batch
+        delta = {k: v for k, v in vc.items() if prev.get(k) != v}
+        if len(vc) - sum(1 for k in delta if k not in prev) != len(prev):
+            return batch  # an entry of the event before is missing
+        packed.append({**event, "vc": delta})
+        prev = vc
+    return {**batch, "events": packed, "vc": "delta"}
+
+
+def unpack_batch(batch: dict) -> str | None:
+    """Rebuild, in place, the full vector clocks of a batch ``pack_batch`` made (any other batch is
+    left as it is); the problem when it cannot be."""
+    if batch.get("vc") != "delta":
+        return None
+    events = batch.get("events")
+    if not isinstance(events, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("vc"), dict) for e in events
+    ):
+        return "a delta-packed trace batch needs a list of events, each with a vector clock"
+    for before, event in zip(events, events[1:]):
+        event["vc"] = {**before["vc"], **event["vc"]}
+    return None
+
+
+def split_step(body: bytes) -> tuple[bytes, bytes]:
+    """A step's body is its protocol part (``frame``), a newline and its trace batch: the two parts,
+    or the whole body for both when it has no newline (an envelope, or a trace batch, alone)."""
+    cut = body.find(b"\n")
+    return (body, body) if cut < 0 else (body[:cut], body[cut + 1 :])
+
+
+def parse_envelope(body: bytes, run_id: str, me: str, roster: dict[str, int]) -> dict:
+    """Check a single envelope's frame (not yet the protocol message). Raises EnvelopeError with the reason."""
+    sender, mine = parse_frame(body, run_id, me, roster)
+    if len(mine) != 1:
+        raise EnvelopeError(f"expected one envelope, got a step frame of {len(mine)} messages to {me}")
+    return mine[0]
+
+
+def parse_frame(body: bytes, run_id: str, me: str, roster: dict[str, int]) -> tuple[str, list[dict]]:
+    """Check a delivery's protocol part (an envelope or a step frame; the trace part after it is the
+    monitor's, not parsed here): ``(sender, [envelope to me, ...])`` in link order, each envelope
+    with its own ``vc`` and ``msg`` filled in. Raises EnvelopeError with the reason."""
+    part = split_step(body)[0]
+    if len(part) > MAX_BODY:
+        raise EnvelopeError(f"oversized body: {len(part)} bytes (limit {MAX_BODY})")
+    try:
+        data = json.loads(part)
+    except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, nested too deep, a 5000-digit number
+        raise EnvelopeError(f"not JSON: {str(exc)[:200]}") from None
+    if not isinstance(data, dict):
+        raise EnvelopeError("an envelope must be a JSON object")
+    step = "msgs" in data
+    missing = [k for k in (("run", "from", "msgs") if step else _ENVELOPE_KEYS) if k not in data]
+    if missing:
+        raise EnvelopeError(f"envelope lacks {', '.join(missing)}")
+    if data["run"] != run_id:
+        raise EnvelopeError(f"envelope of run {data['run']!r}, this is run {run_id!r}")
+    sender = data["from"]
+    if not isinstance(sender, str) or sender not in roster:
+        raise EnvelopeError(f"sender {sender!r} is not a member of this run")
+    if not step:
+        if data["to"] != me:
+            raise EnvelopeError(f"addressed to {data['to']!r}, delivered to {me}")
+        _check_entry(data)
+        return sender, [data]
+    entries = data["msgs"]
+    if not isinstance(entries, list) or not entries:
+        raise EnvelopeError("a step frame's msgs must be a non-empty list")
+    mine: list[dict] = []
+    others: list[str] = []
+    vc: Any = None  # the last full vector clock, and the sender's own entry since (None: unchanged)
+    tick: Any = None
+    msg: Any = None
+    for n, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict) or any(k not in entry for k in ("to", "seq", "id")):
+            raise EnvelopeError(f"message {n} of the step frame is not an object with to, seq and id")
+        if "vc" in entry:
+            vc, tick = entry["vc"], None
+        elif "tick" in entry and vc is not None:
+            tick = entry["tick"]
+        else:
+            raise EnvelopeError(f"bad vector clock: message {n} of the step frame has none to go by")
+        if "msg" in entry:
+            msg = entry["msg"]
+        elif msg is None:
+            raise EnvelopeError(f"message {n} of the step frame has no protocol message to go by")
+        if entry["to"] != me:
+            others.append(str(entry["to"]))
+            continue
+        if tick is not None and (isinstance(tick, bool) or not isinstance(tick, int)):
+            raise EnvelopeError(f"bad vector clock: tick {tick!r}")
+        own = vc if tick is None or not isinstance(vc, dict) else {**vc, sender: tick}
+        env = {
+            "run": run_id,
+            "id": entry["id"],
+            "from": sender,
+            "to": me,
+            "seq": entry["seq"],
+            "vc": own,
+            "msg": msg,
+        }
+        _check_entry(env)
+        mine.append(env)
+    if not mine:
+        raise EnvelopeError(f"addressed to {', '.join(repr(o) for o in others)}, delivered to {me}")
+    return sender, mine
+
+
+_ENVELOPE_KEYS = ("run", "id", "from", "to", "seq", "vc", "msg")
+
+
+def _check_entry(data: dict) -> None:
+    if not isinstance(data["id"], str):  # it becomes the trace's message id, a string
+        raise EnvelopeError(f"bad message id {str(data['id'])[:40]}")
+    seq = data["seq"]
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+        raise EnvelopeError(f"bad sequence number {seq!r}")
+    if not isinstance(data["vc"], dict) or not all(isinstance(v, int) for v in data["vc"].values()):
+        raise EnvelopeError("bad vector clock")
+    if not isinstance(data["msg"], dict):
+        raise EnvelopeError("the protocol message must be a JSON object")

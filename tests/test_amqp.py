@@ -1,0 +1,303 @@
+"""The AMQP client (transport/amqp.py, transport/loop.py): pika's SelectConnection driven through
+public interfaces only — the loop without a broker, the channel's calls and the asynchronous
+confirms on one — and that no module uses a private attribute of pika; the cluster URL settings."""
+
+from __future__ import annotations
+
+import ast
+import re
+import threading
+import time
+import tomllib
+import uuid
+from pathlib import Path
+
+import pika
+import pytest
+
+from mutexlab.setup import ConfigError
+from mutexlab.transport import amqp
+from mutexlab.transport.amqp import Connection, redact
+from mutexlab.transport.loop import JoinedWrites, Loop
+from mutexlab.transport.rabbit import Bus
+from mutexlab.transport.settings import ParticipantSettings, check_url, load, node_urls, queue_kind
+from mutexlab.transport.supervisor import make_plan
+from mutexlab.transport.topology import Topology
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_pyproject_pins_the_pika_range_the_module_was_written_for():
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    pinned = [d for d in deps if re.match(r"pika\b", d)]
+    assert pinned == ["pika" + amqp.PIKA_VERSIONS]
+    major, minor = (int(x) for x in pika.__version__.split(".")[:2])
+    assert (1, 3) <= (major, minor) < (2, 0), f"installed pika {pika.__version__} is outside the pin"
+
+
+# -- no private attribute of pika, anywhere ---------------------------------------------------------------
+def _private_names(paths: list[Path]) -> set[str]:
+    """The ``_names`` (not ``__dunder__``) the code in ``paths`` defines: attributes it assigns on
+    ``self``, functions, classes, variables."""
+    names: set[str] = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                    names.add(node.attr)  # its own attribute (not one set on another's object)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def _pika_private_names() -> set[str]:
+    """What pika keeps private, less the names this project's own code defines as well (its own
+    ``self._x`` are not pika's)."""
+    return _private_names(sorted(Path(pika.__file__).parent.rglob("*.py"))) - _private_names(CODE)
+
+
+def _uses_of(source: str, private: set[str]) -> list[str]:
+    """``x._name`` for a pika-private ``_name`` (not on ``self``), and ``from pika... import _name``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in private:
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"line {node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pika"):
+            found += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name.startswith("_")]
+    return found
+
+
+CODE = [
+    p
+    for top in ("shared", "services", "bench", "tests", "scripts")
+    for p in sorted((ROOT / top).rglob("*.py"))
+    if "mutexlab_broken" not in p.parts
+]
+
+
+def test_no_module_uses_a_private_attribute_of_pika():
+    private = _pika_private_names()
+    uses = {str(p.relative_to(ROOT)): _uses_of(p.read_text(), private) for p in CODE}
+    assert not {p: u for p, u in uses.items() if u}
+
+
+def test_the_check_catches_what_the_transport_of_issue_18_did():
+    private = _pika_private_names()
+    broken = """
+import pika
+from pika.adapters.utils.io_services_utils import _AsyncPlaintextTransport
+def publish(channel, conn):
+    channel._impl.basic_publish("x", "k", b"")
+    conn._request_channel_dispatch(-1)
+    conn._impl._transport._tx_buffers.clear()
+"""
+    found = " ".join(_uses_of(broken, private))
+    for name in (
+        "_AsyncPlaintextTransport",
+        "._impl",
+        "._request_channel_dispatch",
+        "._transport",
+        "._tx_buffers",
+    ):
+        assert name in found, (name, found)
+
+
+# -- the loop, without a broker --------------------------------------------------------------------------
+def test_timers_fire_in_order_and_a_removed_one_never():
+    loop = Loop()
+    fired: list[str] = []
+    try:
+        loop.call_later(0.02, lambda: fired.append("late"))
+        removed = loop.call_later(0.01, lambda: fired.append("removed"))
+        loop.call_later(0.0, lambda: fired.append("now"))
+        loop.remove_timeout(removed)
+        loop.turn(0.05)
+    finally:
+        loop.close()
+    assert fired == ["now", "late"]
+
+
+def test_a_wake_ends_the_turn_and_a_turn_without_one_lasts_its_time():
+    loop = Loop()
+    try:
+        loop.call_later(0.01, loop.wake)
+        started = time.monotonic()
+        loop.turn(5.0)
+        assert time.monotonic() - started < 1.0, "woken after 0.01 s"
+        started = time.monotonic()
+        loop.turn(0.05)
+        assert time.monotonic() - started >= 0.05, "nothing woke it"
+    finally:
+        loop.close()
+
+
+def test_a_callback_from_another_thread_interrupts_a_wait():
+    loop = Loop()
+    ran: list[str] = []
+    try:
+        thread = threading.Timer(
+            0.02, loop.add_callback, [lambda: (ran.append(threading.current_thread().name), loop.wake())]
+        )
+        thread.start()
+        started = time.monotonic()
+        loop.turn(5.0)
+        thread.join()
+    finally:
+        loop.close()
+    assert ran == [threading.current_thread().name], "run in the loop's thread"
+    assert time.monotonic() - started < 1.0
+
+
+def test_joined_writes_keep_every_byte_in_order_in_pieces_of_at_most_the_limit():
+    """What pika writes between two polls reaches its transport as few pieces, before the loop waits."""
+
+    class Inner:  # stands in for pika's transport
+        def __init__(self) -> None:
+            self.written: list[bytes] = []
+
+        def write(self, data: bytes) -> None:
+            self.written.append(data)
+
+        def get_write_buffer_size(self) -> int:
+            return 0
+
+    loop, inner = Loop(), Inner()
+    try:
+        joined = JoinedWrites(inner, loop, limit=10)  # type: ignore[arg-type]
+        frames = [b"abc", b"defg", b"hi", b"jklmnopqrstu", b"v", b"wxyz"]
+        for frame in frames:
+            joined.write(frame)
+        assert joined.get_write_buffer_size() == 5, "the last pieces wait for the poll"
+        loop.turn(0)
+    finally:
+        loop.close()
+    assert b"".join(inner.written) == b"".join(frames), "same bytes, same order"
+    assert inner.written == [b"abcdefghi", b"jklmnopqrstu", b"vwxyz"], (
+        "joined up to the limit; a larger frame alone"
+    )
+
+
+# -- the channel on a broker -----------------------------------------------------------------------------
+@pytest.mark.broker
+def test_calls_wait_for_replies_and_nowait_ones_are_done_before_the_next_reply(amqp_url):
+    conn = Connection(pika.URLParameters(amqp_url))
+    queue = "mutexlab-test." + uuid.uuid4().hex[:8]
+    try:
+        channel = conn.channel()
+        channel.nowait.queue_declare(queue, auto_delete=False)  # no reply asked for
+        assert channel.queue_declare(queue, passive=True).method.queue == queue, "done before the next reply"
+        channel.basic_publish("", queue, b"one")
+        deadline = time.monotonic() + 5
+        method, _props, body = channel.basic_get(queue, auto_ack=True)
+        while method is None and time.monotonic() < deadline:  # the broker enqueues asynchronously
+            method, _props, body = channel.basic_get(queue, auto_ack=True)
+        assert body == b"one" and method.routing_key == queue
+        assert channel.basic_get(queue) == (None, None, None)
+        with pytest.raises(pika.exceptions.ChannelClosedByBroker) as refused:
+            channel.queue_declare(queue, durable=True)  # other arguments than the queue has
+        assert refused.value.reply_code == 406 and channel.is_closed
+        other = conn.channel()
+        other.queue_delete(queue)
+        with pytest.raises(pika.exceptions.ChannelClosedByBroker):
+            other.queue_declare(queue, passive=True)  # gone
+        assert conn.is_open, "a channel's refusal leaves the connection open"
+    finally:
+        conn.close()
+
+
+@pytest.mark.broker
+def test_publishes_do_not_wait_and_confirms_come_to_the_callback(amqp_url):
+    conn = Connection(pika.URLParameters(amqp_url))
+    try:
+        channel = conn.channel()
+        confirmed: list[tuple[int, bool]] = []
+        channel.confirm_delivery(
+            lambda frame: confirmed.append((frame.method.delivery_tag, frame.method.multiple)),
+            lambda *a: None,
+        )
+        queue = channel.queue_declare("", exclusive=True).method.queue
+        for n in range(50):
+            channel.basic_publish("", queue, str(n).encode())
+        assert confirmed == [], "nothing was confirmed while nothing ran the I/O"
+        deadline = time.monotonic() + 10
+        while (not confirmed or confirmed[-1][0] < 50) and time.monotonic() < deadline:
+            conn.process_data_events(0.1)
+        assert confirmed and confirmed[-1][0] == 50, confirmed
+        assert channel.queue_declare(queue, passive=True).method.message_count == 50
+    finally:
+        conn.close()
+
+
+@pytest.mark.broker
+def test_a_lost_connection_is_raised_by_the_next_io(amqp_url):
+    conn = Connection(pika.URLParameters(amqp_url))
+    conn.pika.close()  # as if from elsewhere: the connection ends under the caller
+    with pytest.raises(pika.exceptions.ConnectionClosedByClient):
+        for _ in range(100):
+            conn.process_data_events(0.05)
+    assert not conn.is_open
+    conn.close()
+
+
+A, B, C = (f"amqp://u:p@host-{n}:5672/%2F" for n in "abc")
+
+
+def test_amqp_url_names_one_node_or_a_cluster():
+    assert node_urls(A) == [A]
+    assert node_urls(f"{A}, {B} ,{C}") == [A, B, C]
+    assert check_url(f"{A}, {B}") == f"{A},{B}"
+    assert redact(f"{A},{B}") == "amqp://host-a:5672,amqp://host-b:5672"
+
+
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        (f"{A},,{B}", "empty entry between commas"),
+        (f"{A},http://x", "must start with amqp://"),
+        (f"{A},{A}", "names a node twice"),
+        (" , ", "is empty"),
+    ],
+)
+def test_a_bad_node_list_is_refused_naming_the_problem(value, problem):
+    with pytest.raises(ConfigError, match=f"AMQP_URL.*{problem}"):
+        load(ParticipantSettings, amqp_url=value, run_id="r")
+    with pytest.raises(ConfigError, match=problem):
+        make_plan("bees", 2, {}, amqp_url=value)
+
+
+def test_queue_type_auto_is_quorum_for_several_nodes_and_can_be_forced():
+    assert queue_kind(A) == "classic" and queue_kind(f"{A},{B}") == "quorum"
+    assert queue_kind(A, "quorum") == "quorum" and queue_kind(f"{A},{B}", "classic") == "classic"
+    settings = load(ParticipantSettings, amqp_url=f"{A},{B},{C}", run_id="r")
+    assert settings.queue_kind == "quorum"
+    with pytest.raises(ConfigError, match="QUEUE_TYPE"):
+        load(ParticipantSettings, amqp_url=A, run_id="r", queue_type="mirrored")
+
+
+def test_quorum_topology_declares_quorum_queues_and_a_bus_starts_where_told():
+    class Recorder:
+        def __init__(self) -> None:
+            self.queues: dict[str, dict | None] = {}
+            self.nowait = self  # the declarations sent without waiting go out here too
+
+        def exchange_declare(self, *a, **k) -> None:
+            pass
+
+        def queue_bind(self, *a, **k) -> None:
+            pass
+
+        def queue_declare(self, queue, durable=False, arguments=None, **k) -> None:
+            self.queues[queue] = arguments
+
+    for queue_type, expected in (("quorum", "quorum"), ("classic", None)):
+        channel = Recorder()
+        topology = Topology("r", queue_type)
+        topology.declare_base(channel)
+        topology.declare_participant(channel, "node-1", ["REQUEST"])
+        kinds = {q: (args or {}).get("x-queue-type") for q, args in channel.queues.items()}
+        assert set(kinds.values()) == {expected}, kinds
+    bus = Bus(f"{A},{B},{C}", Topology("r", "quorum"), first_node=1)
+    assert bus.nodes == [A, B, C] and bus._node == 1  # noqa: SLF001 - which node it starts on
