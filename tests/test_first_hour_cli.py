@@ -17,7 +17,7 @@ from mutexlab.cli import main
 from mutexlab.commands import explore
 from mutexlab.commands.simulating import NO_TRACE_NOTE
 from mutexlab.sim.explore import Exploration
-from mutexlab.transport import rabbit, supervisor
+from mutexlab.transport import amqp, supervisor
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = ROOT / "tests" / "mutexlab_broken" / "ricart_agrawala_eager.py"
@@ -47,7 +47,7 @@ def test_a_refused_login_is_called_an_authentication_failure(monkeypatch):
     def refuse(url, configure=None, **_):
         raise pika.exceptions.ProbableAuthenticationError("ACCESS_REFUSED - Login was refused")
 
-    monkeypatch.setattr(rabbit, "connect_any", refuse)
+    monkeypatch.setattr(amqp, "connect_any", refuse)
     problem = supervisor.broker_problem("amqp://guest:wrong@127.0.0.1:5672/")
     assert problem is not None and "authentication failed" in problem
     assert "is it running" not in problem and "wrong" not in problem  # nor the password
@@ -57,7 +57,7 @@ def test_an_unreachable_broker_is_still_asked_whether_it_runs(monkeypatch):
     def lost(url, configure=None, **_):
         raise pika.exceptions.AMQPConnectionError("connection refused")
 
-    monkeypatch.setattr(rabbit, "connect_any", lost)
+    monkeypatch.setattr(amqp, "connect_any", lost)
     problem = supervisor.broker_problem("amqp://127.0.0.1:1/")
     assert problem is not None and "is it running?" in problem
 
