@@ -127,7 +127,7 @@ def test_liveness_catches_the_starving_node_as_a_lasso_and_the_replay_closes_its
     scenario = scenario_of(model, finding, "mutexlab_broken.starving", 2, {"requests": 1}, 0)
     assert scenario["loop"] == len(finding.path)
     replayed = replay_scenario(scenario)
-    assert replayed.loop == {"steps": len(finding.cycle), "closes": True, "waiting": ["node-2"]}
+    assert replayed.loop == {"steps": len(finding.cycle), "closes": True, "waiting": ["node-2"], "unfair": []}
 
 
 def test_breadth_first_search_finds_the_lasso_too_and_a_correct_protocol_passes():

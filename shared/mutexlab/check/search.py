@@ -25,7 +25,7 @@ from typing import Any
 
 from ..protocol import ProtocolError
 from .model import Model
-from .properties import fair_starvation
+from .properties import fair_starvation, unfair_steps
 from .result import Finding, Result, peak_mb, rss_mb
 
 CHECK_EVERY = 2048  # states between looks at the clock and the memory
@@ -322,6 +322,11 @@ class Search:
         name, waits, start, cycle = lasso
         worlds = {hash(w): w for w in comp.values()}
         inner = self._path_inside(worlds, hash(self._walk(prefix)), start)
+        unfair = unfair_steps(self.model, self._walk(prefix + inner), cycle)
+        if unfair:  # properties._tour builds fair cycles: this is a bug, not a verdict to print
+            raise AssertionError(
+                f"a liveness witness that is not weakly fair: {sorted(unfair, key=repr)} never taken"
+            )
         names = self.model.names
         what = ", ".join(
             f"{k} from {', '.join(names.get(p, str(p)) for p in v) or '?'}" for k, v in waits.items()
