@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from ..audit.stall import strongly_connected
 from ..protocols import registry
@@ -118,7 +119,11 @@ def _tour(start: int, inner: list, enabled: dict[int, set], model: Model) -> lis
             return labels
         if left:
             need = min(left, key=repr)
-            more, worlds = path(start, lambda lb, w, need=need: fair(lb) == need or need not in enabled[w])
+
+            def serves(lb: tuple, w: int, need: Any = need) -> bool:
+                return fair(lb) == need or need not in enabled[w]
+
+            more, worlds = path(start, serves)
             if worlds[-1] != start:
                 back, tail = path(worlds[-1], lambda lb, w: w == start)
                 more, worlds = more + back, worlds + tail
@@ -137,7 +142,8 @@ def unfair_steps(model: Model, world: tuple, cycle: list[tuple]) -> set:
     for label in cycle:
         here = {f for f in map(model.fairness_label, model.steps(world)) if f is not None}
         owed = here if owed is None else owed & here
-        world, t, _ = model.step(world, label)
-        if world is None:
+        nxt, t, _ = model.step(world, label)
+        if nxt is None:
             raise ValueError(f"{model.describe(label)} is refused ({t.error}): not a cycle")
+        world = nxt
     return (owed or set()) - {model.fairness_label(label) for label in cycle}

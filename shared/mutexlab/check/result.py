@@ -49,6 +49,7 @@ class Result:
     cycles: bool = False  # the graph has a cycle (liveness was analysed)
     search: str = "dfs"
     exact: bool = False
+    phase: str = ""  # what the check is doing, for progress reports (budget.py)
 
     @property
     def verdict(self) -> str:
