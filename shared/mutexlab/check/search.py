@@ -460,6 +460,8 @@ class Search:
             deep = Search(
                 model, self.invariant, self.max_states, self.max_memory, self.exact, budget=self.budget
             ).dfs()
+            assert self.budget is not None
+            self.budget.result = r  # this search's result again, should a limit land now
             r.cycles = deep.cycles
             if deep.findings:
                 r.findings = deep.findings

@@ -45,8 +45,7 @@ def _common(p) -> None:
         type=megabytes,
         default=4096,
         metavar="MB",
-        help="stop (incomplete, exit 3) when the search has grown this process by more than MB "
-        "(default 4096)",
+        help="stop (incomplete, exit 3) when the check has grown this process by more than MB (default 4096)",
     )
     g.add_argument(
         "--no-reduction",
