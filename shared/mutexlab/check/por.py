@@ -118,15 +118,19 @@ class PartialOrder:
                 return got
         members = {p}
         todo = [p]
+        spent, into = self.spent, self.into
         while todo:
             x = todo.pop()
-            self.spent += len(self.into[x])
-            if self.spent > WORK:
+            links = into[x]
+            spent += len(links)
+            if spent > WORK:
+                self.spent = spent
                 return None
-            for k, q in self.into[x]:
+            for k, q in links:
                 if q not in members and not mask >> k & 1 and self.may_send(world, q, x):
                     members.add(q)
                     todo.append(q)
+        self.spent = spent
         got = frozenset(members)
         if key is not None:
             self._closure[key] = got
