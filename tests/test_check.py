@@ -127,7 +127,7 @@ def test_liveness_catches_the_starving_node_as_a_lasso_and_the_replay_closes_its
     scenario = scenario_of(model, finding, "mutexlab_broken.starving", 2, {"requests": 1}, 0)
     assert scenario["loop"] == len(finding.path)
     replayed = replay_scenario(scenario)
-    assert replayed.loop == {"steps": len(finding.cycle), "closes": True, "waiting": ["node-2"]}
+    assert replayed.loop == {"steps": len(finding.cycle), "closes": True, "waiting": ["node-2"], "unfair": []}
 
 
 def test_breadth_first_search_finds_the_lasso_too_and_a_correct_protocol_passes():
@@ -398,13 +398,13 @@ def test_a_duplicated_token_is_rejected_and_the_replay_stops_at_the_same_step(tm
 def test_the_memory_limit_counts_what_the_search_adds_not_what_the_process_held(monkeypatch):
     """A long test session (or any caller) may already hold gigabytes: only the search's own
     growth counts against --max-memory. Growth past the limit still stops it, incomplete."""
-    from mutexlab.check import search as search_module
+    from mutexlab.check import budget as budget_module
 
-    monkeypatch.setattr(search_module, "rss_mb", lambda: 9_000.0)  # the process held 9 GB before
+    monkeypatch.setattr(budget_module, "rss_mb", lambda: 9_000.0)  # the process held 9 GB before
     held, _ = check("ricart-agrawala", 3, {"requests": 1}, max_memory_mb=4096)
     assert held.complete and held.verdict == "pass"
     readings = iter(range(9_000, 10**9, 500))  # then grows 500 MB per look
-    monkeypatch.setattr(search_module, "rss_mb", lambda: float(next(readings)))
+    monkeypatch.setattr(budget_module, "rss_mb", lambda: float(next(readings)))
     # without reductions: enough worlds (13,474) for several looks at the memory
     grown, _ = check("ricart-agrawala", 3, {"requests": 1}, max_memory_mb=1000, reductions=False)
     assert not grown.complete and grown.verdict == "incomplete" and "memory limit 1000 MB" in grown.stopped

@@ -115,8 +115,14 @@ def test_small_configurations_run_without_a_word_about_memory(argv, machine, cap
 
 
 def test_between_half_and_all_of_the_memory_warns_and_runs(machine, capsys):
+    options = {"reeds": 3, "eggs": 5, "cocoons": 15}
+    flags = spec("bees").flags
+    assert flags is not None  # the audit keeps its holding intervals: they count
     need = memory.predict(
-        memory.messages(spec("bees"), 10, {"reeds": 3, "eggs": 5, "cocoons": 15}), 10, audited=False
+        memory.messages(spec("bees"), 10, options),
+        10,
+        audited=False,
+        intervals=memory.intervals(flags, 10, options),
     ).bytes
     machine.available = int(need / 0.8)
     assert main(["simulate", "bees"]) == 0

@@ -126,6 +126,9 @@ class Flags:
     seed: str = "random seed"  # what ``simulate``'s seed draws
     smaller: str = "fewer processes"  # what to turn down when a run would not fit in memory
     streamed: bool = False  # simulate holds no trace: the audit is fed as the run goes (``--no-audit``)
+    # holding intervals (enter/exit pairs) a run of P with these options makes, about: what the
+    # streamed audit keeps (memory.py); None: none counted
+    estimate_intervals: Callable[[int, dict[str, Any]], float] | None = None
     measured: bool = False  # one workload for all, measured against the literature (``compare``)
     partial: bool = False  # the summary reports a run a refused input cut short (``error``)
     check: CheckText | None = None  # ``check <command>`` with a seed and the family's flags

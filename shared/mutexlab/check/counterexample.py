@@ -99,12 +99,21 @@ def reproduces(scenario: dict, finding: Finding) -> tuple[bool, str]:
     messages = [v.message for v in verdict.violations]
     if finding.kind == "liveness":
         loop = result.loop or {}
-        ok = bool(loop.get("closes")) and set(finding.processes) <= set(loop.get("waiting", []))
+        unfair = loop.get("unfair")
+        ok = (
+            bool(loop.get("closes")) and set(finding.processes) <= set(loop.get("waiting", [])) and not unfair
+        )
         up_to = f" (up to {loop['up_to']})" if loop.get("up_to") else ""
-        return ok, (
-            f"the cycle returns to its start{up_to}; waiting throughout: {', '.join(loop.get('waiting', []))}"
-            if loop.get("closes")
-            else "the cycle does not return to its start"
+        if not loop.get("closes"):
+            return ok, "the cycle does not return to its start"
+        if unfair:
+            return (
+                ok,
+                f"the cycle is not weakly fair: {', '.join(unfair)} could move throughout and never does",
+            )
+        return (
+            ok,
+            f"the cycle returns to its start{up_to}; waiting throughout: {', '.join(loop.get('waiting', []))}",
         )
     if finding.kind == "capacity":
         resource = finding.resource

@@ -9,12 +9,14 @@ from ..protocols.registry import build_setup, declarations
 from ..reduction import CANONICAL, CLOCKS, RETIRED, SENDS, Reductions
 from ..setup import ConfigError, Setup
 from . import SEARCHES
+from .budget import Budget, LimitReached
 from .endless import unbounded
 from .model import Model
 from .por import NAME as POR
 from .por import PartialOrder
 from .properties import invariant_for, world_invariant
 from .reductions import ClockShift, Note, choose, por_note
+from .result import peak_mb
 from .search import Result, Search
 
 
@@ -99,15 +101,31 @@ def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
 
 def run_check(
     config: CheckConfig, progress: Callable | None = None, setup: Setup | None = None
-) -> tuple[Result, Model]:
+) -> tuple[Result, Model | None]:
     """Check ``config`` (``setup``: a ready setup, e.g. of a deliberately broken variant).
-    Raises ConfigError for an endless workload whose worlds are infinite (``endless.py``)."""
-    model = build_model(config, setup)
-    if config.endless:
-        growing = unbounded(build_model(config, setup))  # its own tables: the search's stay as they were
-        if growing is not None:
-            raise ConfigError(growing)
-    invariant, _ = invariant_for(model.setup.algorithm)
-    search = Search(model, invariant, config.max_states, config.max_memory_mb, config.exact, progress)
-    result = search.dfs() if config.search == "dfs" else search.bfs()
+    Raises ConfigError for an endless workload whose worlds are infinite (``endless.py``).
+    The limits hold from the first step (``budget.py``): a limit reached while the model is
+    built gives an incomplete result and no model."""
+    budget = Budget(config.max_states, config.max_memory_mb, progress)
+    model = None
+    try:
+        with budget.watch():
+            model = build_model(config, setup)
+            if config.endless:
+                budget.phase = "probing the endless workload"
+                growing = unbounded(build_model(config, setup))  # its own tables: the search's stay
+                if growing is not None:
+                    raise ConfigError(growing)
+            invariant, _ = invariant_for(model.setup.algorithm)
+            search = Search(
+                model, invariant, config.max_states, config.max_memory_mb, config.exact, progress, budget
+            )
+            result = search.dfs() if config.search == "dfs" else search.bfs()
+    except LimitReached as stop:  # outside the search (the model), or just as it ended
+        result = budget.result
+        result.stopped, result.complete, result.search = stop.why, False, config.search
+        result.seconds = budget.report_time()
+        result.peak_mb = peak_mb()
+        if progress is not None:
+            progress(result, True)
     return result, model

@@ -40,6 +40,11 @@ that closes a cycle of the reduced graph; then the reduction is switched off and
 starts again on the full graph (liveness under weak fairness needs its strongly connected
 components, which this reduction does not keep).
 
+**Cost.** Choosing a set costs up to one closure per process, each up to every link: Θ(N³)
+for N processes. Past ``WORK`` link examinations in one world the world is fully expanded
+instead (always sound: every enabled step), so a large N costs the search time per world, not
+an unbounded pause before its first one.
+
 Off under ``--no-reduction``, with ``--reorder`` or ``--duplicate`` (a message appended to a
 reordering link is a new enabled delivery, so the closure argument above fails), and when a
 scenario's invariant does not say what it reads.
@@ -53,6 +58,7 @@ from typing import Any
 from .model import LOCAL, Model
 
 NAME = "partial-order reduction"
+WORK = 20_000  # link examinations per world before it is fully expanded instead
 
 
 class PartialOrder:
@@ -80,6 +86,7 @@ class PartialOrder:
         self.link_of = {(model.index[s], model.index[t]): k for k, (s, t) in enumerate(model.links)}
         self._visible: dict[tuple[int, int], bool] = {}
         self.reduced = 0  # worlds where a proper subset was taken
+        self.spent = 0  # link examinations of the closures of the current world
 
     @staticmethod
     def applies(model: Model, invariant, reads_known: bool) -> bool:
@@ -98,10 +105,10 @@ class PartialOrder:
             self._visible[key] = got
         return got
 
-    def closure(self, world: tuple, p: int, mask: int | None = None) -> frozenset:
+    def closure(self, world: tuple, p: int, mask: int | None = None) -> frozenset | None:
         """The smallest set of processes holding ``p`` such that no process outside it can send
         to one inside it on an empty link before one inside moves (``mask``: bit k set when
-        link k is non-empty)."""
+        link k is non-empty); None once the world's closures have cost more than ``WORK``."""
         if mask is None:
             mask = self.mask(world)
         key: tuple | None = (mask, p) if self.sends_to is None else None
@@ -111,12 +118,19 @@ class PartialOrder:
                 return got
         members = {p}
         todo = [p]
+        spent, into = self.spent, self.into
         while todo:
             x = todo.pop()
-            for k, q in self.into[x]:
+            links = into[x]
+            spent += len(links)
+            if spent > WORK:
+                self.spent = spent
+                return None
+            for k, q in links:
                 if q not in members and not mask >> k & 1 and self.may_send(world, q, x):
                     members.add(q)
                     todo.append(q)
+        self.spent = spent
         got = frozenset(members)
         if key is not None:
             self._closure[key] = got
@@ -164,10 +178,13 @@ class PartialOrder:
         hidden = {q: not any(visible(world, label) for label in mine) for q, mine in by_proc.items()}
         mask = self.mask(world)
         best: list | None = None
+        self.spent = 0
         for p in sorted(by_proc, key=lambda q: len(by_proc[q])):
             if not hidden[p]:
                 continue
             members = self.closure(world, p, mask)
+            if members is None:
+                return labels  # too dear to reduce this world: every enabled step (sound)
             if any(not hidden.get(q, True) for q in members):
                 continue
             chosen = [label for q in sorted(members) for label in by_proc.get(q, ())]

@@ -77,44 +77,73 @@ def fair_starvation(model: Model, worlds: dict[int, tuple]):
             taken = {model.fairness_label(label) for _, label, _ in inner}
             if owed - taken:
                 continue  # some step is enabled throughout and never taken: not a fair cycle
-            cycle = _tour(comp[0], inner, owed, model)
+            cycle = _tour(comp[0], inner, enabled, model)
             sid = worlds[comp[0]][i]
             return model.names[model.pids[i]], model.waiting(sid), comp[0], cycle
     return None
 
 
-def _tour(start: int, inner: list, owed: set, model: Model) -> list[tuple]:
-    """A cycle from ``start`` back to it inside the component that takes every owed step."""
+def _tour(start: int, inner: list, enabled: dict[int, set], model: Model) -> list[tuple]:
+    """A weakly fair cycle from ``start`` back to it inside the component: every step enabled in
+    all the worlds *the cycle passes* is taken in it. (Taking the steps owed in the whole
+    component is not enough: a short cycle through a few of its worlds can leave a step enabled
+    throughout and never taken.) Each round appends a detour through ``start`` to a world where
+    a step left owed is disabled, or along an edge that takes it; a world added only shrinks
+    what is owed, so at most one round per step. The component is fair (``fair_starvation``),
+    so such a world or edge always exists."""
     adj: dict[int, list] = {}
     for v, label, w in inner:
         adj.setdefault(v, []).append((label, w))
+    fair = model.fairness_label
 
-    def path(src: int, goal: Callable[[int, tuple, int], bool]) -> tuple[list, int]:
-        """Shortest path of labels from src whose last edge satisfies goal (BFS)."""
+    def path(src: int, goal: Callable[[tuple, int], bool]) -> tuple[list, list]:
+        """Shortest path from src whose last edge satisfies goal (BFS): its labels and worlds."""
         seen = {src}
-        queue: deque[tuple[int, list]] = deque([(src, [])])
+        queue: deque[tuple[int, list, list]] = deque([(src, [], [])])
         while queue:
-            v, labels = queue.popleft()
+            v, labels, worlds = queue.popleft()
             for label, w in adj.get(v, []):
-                if goal(v, label, w):
-                    return labels + [label], w
+                if goal(label, w):
+                    return labels + [label], worlds + [w]
                 if w not in seen:
                     seen.add(w)
-                    queue.append((w, labels + [label]))
+                    queue.append((w, labels + [label], worlds + [w]))
         raise AssertionError("a strongly connected component lost its edges")
 
     labels: list = []
-    here = start
-    for need in sorted(owed, key=repr):
-        if any(model.fairness_label(lb) == need for lb in labels):
-            continue
+    owed = set(enabled[start])  # enabled in every world of the cycle so far
+    taken: set = set()
+    while True:
+        left = owed - taken
+        if not left and labels:
+            return labels
+        if left:
+            need = min(left, key=repr)
 
-        def takes_need(v: int, lb: tuple, w: int, need: Any = need) -> bool:
-            return model.fairness_label(lb) == need
+            def serves(lb: tuple, w: int, need: Any = need) -> bool:
+                return fair(lb) == need or need not in enabled[w]
 
-        more, here = path(here, takes_need)
+            more, worlds = path(start, serves)
+            if worlds[-1] != start:
+                back, tail = path(worlds[-1], lambda lb, w: w == start)
+                more, worlds = more + back, worlds + tail
+        else:
+            more, worlds = path(start, lambda lb, w: w == start)
         labels += more
-    if here != start or not labels:
-        more, here = path(here, lambda v, lb, w: w == start)
-        labels += more
-    return labels
+        taken |= {fair(lb) for lb in more}
+        for w in worlds:
+            owed &= enabled[w]
+
+
+def unfair_steps(model: Model, world: tuple, cycle: list[tuple]) -> set:
+    """The steps (as ``Model.fairness_label`` names them) enabled in every world the ``cycle``
+    passes from ``world`` and never taken in it: empty when the cycle is weakly fair."""
+    owed: set | None = None
+    for label in cycle:
+        here = {f for f in map(model.fairness_label, model.steps(world)) if f is not None}
+        owed = here if owed is None else owed & here
+        nxt, t, _ = model.step(world, label)
+        if nxt is None:
+            raise ValueError(f"{model.describe(label)} is refused ({t.error}): not a cycle")
+        world = nxt
+    return (owed or set()) - {model.fairness_label(label) for label in cycle}

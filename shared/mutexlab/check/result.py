@@ -49,6 +49,7 @@ class Result:
     cycles: bool = False  # the graph has a cycle (liveness was analysed)
     search: str = "dfs"
     exact: bool = False
+    phase: str = ""  # what the check is doing, for progress reports (budget.py)
 
     @property
     def verdict(self) -> str:
@@ -71,4 +72,13 @@ def rss_mb() -> float:
 
 
 def peak_mb() -> float:
+    """The peak resident memory of this program image, in MB: ``VmHWM`` (getrusage's maxrss
+    survives exec on Linux, so a process started by a large one would report its parent's)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

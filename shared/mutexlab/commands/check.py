@@ -55,8 +55,7 @@ def _common(p) -> None:
         type=megabytes,
         default=4096,
         metavar="MB",
-        help="stop (incomplete, exit 3) when the search has grown this process by more than MB "
-        "(default 4096)",
+        help="stop (incomplete, exit 3) when the check has grown this process by more than MB (default 4096)",
     )
     g.add_argument(
         "--no-reduction",
@@ -98,6 +97,12 @@ def _common(p) -> None:
     )
     checkfigures.add_arguments(g)
     checkswarm.add_arguments(g)
+    g.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress on stderr (by default a line every 10 s when stderr is not a terminal, "
+        "also with --json)",
+    )
     add_json_argument(g, "outcome")
 
 
@@ -148,29 +153,33 @@ def config_of(args) -> CheckConfig:
 
 
 class Progress:
-    """A progress line on stderr, on a terminal only, at most twice a second."""
+    """Progress on stderr, in every phase of the check: on a terminal one line redrawn at most
+    twice a second; elsewhere (a pipe, a file, also under --json: stdout stays one JSON
+    document) a line per report, which the check hands over every ``PROGRESS_EVERY`` seconds."""
 
-    def __init__(self) -> None:
-        self.last = 0.0
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+        self.last = time.monotonic()
         self.shown = False
 
     def __call__(self, r, final: bool) -> None:
         if final:
-            if self.shown:
+            if self.shown and self.tty:
                 sys.stderr.write("\r\033[K")
                 sys.stderr.flush()
             return
-        now = time.monotonic()
-        if now - self.last < 0.5:
-            return
-        from ..check.search import rss_mb
+        from ..check.budget import PROGRESS_EVERY
+        from ..check.result import rss_mb
 
+        now = time.monotonic()
+        if now - self.last < (0.5 if self.tty else PROGRESS_EVERY - 1):
+            return
         self.last = now
         rate = r.states / r.seconds if r.seconds > 0 else 0
-        sys.stderr.write(
-            f"\r\033[K{r.states:,} states, {r.transitions:,} transitions, depth {r.depth}, "
-            f"{r.seconds:.0f} s, {rate:,.0f} states/s, {rss_mb():.0f} MB"
+        line = f"{r.states:,} states, {rate:,.0f} states/s, {rss_mb():.0f} MB, {r.seconds:.0f} s" + (
+            f" ({r.phase})" if r.phase and r.phase != "search" else ""
         )
+        sys.stderr.write(f"\r\033[K{line}" if self.tty else f"check: {line}\n")
         sys.stderr.flush()
         self.shown = True
 
@@ -178,6 +187,8 @@ class Progress:
 def properties_checked(model) -> list[str]:
     from ..check.properties import invariant_for
 
+    if model is None:  # stopped before the model was built: nothing was checked
+        return []
     _, invariant = invariant_for(model.setup.algorithm)
     out = ["capacity of every resource"]
     if invariant:
@@ -205,9 +216,9 @@ def summary(config: CheckConfig, result, model, scenario_path, reproduced, cross
         "options": config.options,
         "seed": config.seed,
         "search": result.search,
-        "reductions": model.reductions,
-        "reduction_notes": [n.as_dict() for n in notes_of(model)],
-        "partial_order_dropped": model.por_dropped,
+        "reductions": model.reductions if model is not None else [],
+        "reduction_notes": [n.as_dict() for n in notes_of(model)] if model is not None else [],
+        "partial_order_dropped": model is not None and model.por_dropped,
         "endless": config.endless,
         "reorder": config.reorder,
         "duplicate": config.duplicate,
@@ -277,7 +288,7 @@ def render(s: dict) -> str:
             if s["fingerprints"] != "exact"
             else ""
         ),
-        "checked:      " + ", ".join(s["properties"]),
+        "checked:      " + (", ".join(s["properties"]) or "nothing (stopped before the first world)"),
         *notes_lines(s["reduction_notes"]),
     ]
     verdict = s.get("verdict_with_reductions", s["verdict"])
@@ -327,6 +338,7 @@ def run(args) -> int:
     from ..check.counterexample import reproduces, scenario_of, write_scenario
     from ..check.cross import cross_check
     from ..check.engine import run_check
+    from ..check.largest import past_largest
 
     try:
         config = config_of(args)
@@ -335,9 +347,12 @@ def run(args) -> int:
             raise ConfigError(wrong)
         if args.swarm:
             return checkswarm.run(args, config)
-        progress = Progress() if sys.stderr.isatty() and not args.json else None
+        warning = past_largest(config.algorithm, config.processes, config.options)
+        if warning is not None:
+            print(warning, file=sys.stderr)
+        progress = None if args.quiet else Progress(sys.stderr.isatty())
         result, model = run_check(config, progress)
-        cross = cross_check(config, result, model) if args.cross_check else None
+        cross = cross_check(config, result, model) if args.cross_check and model is not None else None
         metrics = checkfigures.run_metrics(args, config, result) if args.metrics else None
     except ConfigError as exc:
         return fail(str(exc))
@@ -353,6 +368,7 @@ def run(args) -> int:
         shown, shown_model = cross.plain, cross.plain_model
     scenario_path, reproduced = None, None
     if shown.findings:  # also words each step (an overtake) for the summary
+        assert shown_model is not None  # a finding comes from a search, so from a model
         finding = shown.findings[0]
         scenario = scenario_of(
             shown_model, finding, config.algorithm, config.processes, config.options, config.seed

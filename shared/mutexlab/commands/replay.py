@@ -51,7 +51,9 @@ def run(args) -> int:
         "refused": result.refused,
         "deadlock": result.deadlock,
     }
-    starving = bool(result.loop and result.loop["closes"] and result.loop["waiting"])
+    starving = bool(
+        result.loop and result.loop["closes"] and result.loop["waiting"] and not result.loop["unfair"]
+    )
     finding = starving or bool(result.refused or result.deadlock)
     if result.loop is not None:
         outcome["loop"] = result.loop
@@ -83,6 +85,11 @@ def loop_line(loop: dict) -> str:
     if not loop["closes"]:
         return f"loop: the last {loop['steps']} steps do NOT return to the world where they began"
     back = "the world where they began" + (f" (up to {loop['up_to']})" if loop.get("up_to") else "")
+    if loop.get("unfair"):
+        return (
+            f"loop: the last {loop['steps']} steps return to {back}, but the loop is not weakly fair: "
+            f"{', '.join(loop['unfair'])} could move throughout and never does (not a starvation)"
+        )
     if loop["waiting"]:
         return (
             f"LIVENESS: the last {loop['steps']} steps return to {back}, and "
@@ -97,7 +104,8 @@ COMMAND = Command(
     """Replay a scenario (algorithm, processes, options, steps), write its trace and audit it. Exit 0 SAFE; 1
     on a finding, as mutexlab check reports them: a safety violation, a delivery the protocol refuses (the
     replay stops there), a deadlock (the scenario ends where nothing can move and someone is not finished)
-    or a closed loop in which someone waits throughout; 2 on an invalid scenario; 3 INCOMPLETE (no finding,
+    or a closed, weakly fair loop (every delivery and pending decision possible throughout it is taken in
+    it) in which someone waits throughout; 2 on an invalid scenario; 3 INCOMPLETE (no finding,
     but the scenario stops while something could still move and someone is still holding, waiting or not in
     a final state).""",
     run,

@@ -80,8 +80,13 @@ def run(args) -> int:
         return fail(str(exc))
     messages = memory.messages(spec, scenario.processes, scenario.options)
     # Every process keeps P² of state already at setup: the check comes first.
+    # a streamed run's audit keeps its holding intervals (not under --no-audit alone)
+    audit = not flags.streamed or bool(args.trace or args.report or not args.no_audit)
     prediction = memory.predict(
-        messages, scenario.processes + len(spec.fixed_roles), audited=not flags.streamed
+        messages,
+        scenario.processes + len(spec.fixed_roles),
+        audited=not flags.streamed,
+        intervals=memory.intervals(flags, scenario.processes, scenario.options) if audit else 0,
     )
     refused = check_memory(args, prediction, flags.smaller)
     if refused:

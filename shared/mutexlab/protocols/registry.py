@@ -53,6 +53,14 @@ def spec(name: str) -> AlgorithmSpec:
     return SPECS[name]
 
 
+def largest_checked(name: str) -> tuple[dict[str, int], ...]:
+    """The largest configurations ``check`` has completed for ``name`` (``checked.py``; none
+    for an algorithm by file or module)."""
+    from .checked import LARGEST
+
+    return LARGEST.get(name, ())
+
+
 def make_setup(name: str, processes: int, options: dict[str, Any] | None = None, seed: int = 0) -> Setup:
     _check_processes(processes)
     return spec(name).make_setup(processes, dict(options or {}), seed)

@@ -318,6 +318,8 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
     declared = next((d for d in declarations(scenario.algorithm) if d.covers(setup.protocols.values())), None)
     normal_start = None
     waiting: set[int] = set()
+    owed: set | None = None  # in the loop: what could move before every step of it (fairness)
+    taken: set = set()
     refused = None
     for number, step in enumerate(scenario.steps, 1):
         if scenario.loop is not None and number - 1 == scenario.loop:
@@ -327,6 +329,10 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
             waiting = {p for p, proto in setup.protocols.items() if proto.waiting_for()}
         elif loop_start is not None:
             waiting &= {p for p, proto in setup.protocols.items() if proto.waiting_for()}
+        if loop_start is not None:
+            here = _could_move(run)
+            owed = here if owed is None else owed & here
+            taken.add(_moves(step))
         try:
             run.play(step, number)
         except StepRefused as exc:
@@ -345,6 +351,8 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
             "steps": len(scenario.steps) - scenario.loop,
             "closes": closes,
             "waiting": [setup.names[p] for p in sorted(waiting)] if closes else [],
+            # weak fairness: what could move before every step of the loop and never does
+            "unfair": [_move_text(m, setup.names) for m in sorted((owed or set()) - taken, key=repr)],
         }
         if up_to is not None:
             loop["up_to"] = f"the clock offsets and canonical key {up_to} declares"
@@ -358,6 +366,28 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
         refused=refused,
         deadlock=[] if refused else run.stuck(),
     )
+
+
+def _could_move(run: ScriptedRun) -> set:
+    """What may move now: the oldest message of each non-empty link, each pending local decision."""
+    moves = {("deliver", link) for link, queue in run.links.items() if queue}
+    return moves | {(action, pid) for pid, queue in run.pending.items() for action, _ in queue}
+
+
+def _moves(step) -> tuple | None:
+    """What ``step`` serves, as ``_could_move`` names it (a duplicate serves nothing)."""
+    if isinstance(step, (RequestStep, ExitStep)):
+        return (step.op, step.pid)
+    if isinstance(step, (DeliverStep, OvertakeStep)):
+        return ("deliver", (step.frm, step.to))
+    return None
+
+
+def _move_text(move: tuple, names: dict) -> str:
+    what, who = move
+    if what == "deliver":
+        return f"deliver {names[who[0]]}→{names[who[1]]}"
+    return f"{names[who]} {what}"
 
 
 def _pids_of(step) -> list[int]:

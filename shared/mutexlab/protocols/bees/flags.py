@@ -27,6 +27,13 @@ def estimate_messages(bees: int, options: dict[str, Any]) -> float:
     return 2.5 * bees * (bees - 1) + 2 * laid * (bees - 1)
 
 
+def estimate_intervals(bees: int, options: dict[str, Any]) -> float:
+    """A flower visit per egg laid, and each bee's stay on a reed."""
+    o = {**DEFAULTS, **options}
+    laid: int = min(o["eggs"] * bees, o["cocoons"] * o["reeds"])
+    return float(laid + bees * o["reeds"])
+
+
 def _ratio(part: int, whole: int) -> float | None:
     return round(part / whole, 2) if whole else None
 
@@ -122,4 +129,5 @@ FLAGS = Flags(
     seed="random seed: delays, dwell times and initial clocks",
     smaller="fewer bees",
     streamed=True,
+    estimate_intervals=estimate_intervals,
 )

@@ -1,0 +1,43 @@
+"""A warning before a check larger than any docs/check.md lists as complete (the data:
+``protocols/checked.py``, read through the registry)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..protocols.registry import largest_checked
+
+
+def sizes(processes: int, options: dict[str, Any], names: set[str]) -> dict[str, int]:
+    """The configuration's sizes among ``names`` (an option that is not a number is left out)."""
+    out = {"processes": processes}
+    for name in names - {"processes"}:
+        value = options.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[name] = value
+    return out
+
+
+def covered(entry: dict[str, int], mine: dict[str, int]) -> bool:
+    return all(value <= entry[name] for name, value in mine.items() if name in entry)
+
+
+def show(entry: dict[str, int]) -> str:
+    return ", ".join(f"{name} {value}" for name, value in entry.items())
+
+
+def past_largest(algorithm: str, processes: int, options: dict[str, Any]) -> str | None:
+    """The warning for a configuration no listed complete one covers, or None (also for an
+    algorithm with no list: a variant by file or module)."""
+    entries = largest_checked(algorithm)
+    if not entries:
+        return None
+    names = set().union(*entries)
+    mine = sizes(processes, options, names)
+    if any(covered(entry, mine) for entry in entries):
+        return None
+    return (
+        f"warning: {algorithm} with {show(mine)} is past the largest configurations docs/check.md "
+        f"lists as complete ({'; '.join(show(e) for e in entries)}): expect it to stop at "
+        "--max-memory or --max-states (incomplete, exit 3)"
+    )

@@ -1,0 +1,138 @@
+"""--max-memory and --max-states hold in every phase of ``mutexlab check`` (the model, the
+persistent sets, the liveness analysis, the lasso), the visited table's next reallocation is
+foreseen, progress is reported when stderr is not a terminal, and a configuration past the
+largest docs/check.md lists as complete is warned about up front (check/budget.py, largest.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mutexlab.check import budget as budget_module
+from mutexlab.check import search as search_module
+from mutexlab.check.budget import growth
+from mutexlab.check.engine import CheckConfig, run_check
+from mutexlab.cli import main
+from mutexlab.protocols.checked import LARGEST
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("nodes", [300, 2000])
+def test_a_huge_configuration_stops_promptly_at_its_limits_incomplete(nodes):
+    """Before: -N 300 spent minutes choosing the first persistent set and -N 2000 building the
+    model (2 GB), both past --max-memory 100 and printing nothing."""
+    argv = ["check", "mutex", "-a", "ricart-agrawala", "-N", str(nodes), "--requests", "1"]
+    argv += ["--max-states", "100", "--max-memory", "100", "--json"]
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "mutexlab", *argv], capture_output=True, text=True, timeout=240, cwd=ROOT
+    )
+    seconds = time.monotonic() - started
+    out = json.loads(done.stdout)
+    assert done.returncode == 3, done.stderr
+    assert out["verdict"] == "incomplete" and not out["complete"] and not out["findings"]
+    assert "limit" in out["stopped"] and out["peak_mb"] > 0
+    # the base (the interpreter and the package) is not the check's: 100 MB on top of it
+    assert out["peak_mb"] < 100 + 150, out
+    assert seconds < 120, seconds
+    assert "past the largest configurations docs/check.md lists as complete" in done.stderr
+
+
+def test_growth_foresees_every_reallocation_of_a_growing_dict():
+    d: dict = {}
+    left, need = growth(d)
+    for i in range(50_000):
+        before = sys.getsizeof(d)
+        d[hash((i, "x"))] = i
+        if left == 0:
+            assert sys.getsizeof(d) > before and sys.getsizeof(d) - before <= need
+        else:
+            assert sys.getsizeof(d) == before
+        left, need = growth(d)
+
+
+def test_the_search_stops_before_a_reallocation_that_would_pass_the_limit(monkeypatch):
+    """A dict reallocates its whole table at once (gigabytes for tens of millions of worlds):
+    Lamport N=4 under a 4096 MB limit ended at 6528 MB. With the memory flat (no look could see
+    growth) and a 0.5 MB limit, the search stops where its visited table would next reallocate
+    to more than that — never after."""
+    monkeypatch.setattr(budget_module, "rss_mb", lambda: 1_000.0)
+    result, _ = run_check(
+        CheckConfig("ricart-agrawala", 3, {"requests": 1}, reductions=False, max_memory_mb=0.5)
+    )
+    assert result.verdict == "incomplete" and "the next step would add 1 MB at once" in result.stopped, result
+    assert result.states == (2 << 14) // 3  # the table of 2^14 slots is full: the next one is 2^15
+    unlimited, _ = run_check(CheckConfig("ricart-agrawala", 3, {"requests": 1}, reductions=False))
+    assert unlimited.complete and unlimited.states > result.states
+
+
+def test_the_memory_limit_holds_in_the_liveness_analysis(monkeypatch):
+    """The watchdog interrupts a phase that never looks at the memory itself: here a liveness
+    analysis that grows by 10 MB at a time. Incomplete, never the starvation it would find."""
+    real = search_module.fair_starvation
+
+    def greedy(model, worlds):
+        held = []
+        for _ in range(60):
+            held.append(bytearray(10 << 20))
+            time.sleep(0.02)
+        return real(model, worlds)
+
+    monkeypatch.setattr(search_module, "fair_starvation", greedy)
+    config = CheckConfig("mutexlab_broken.raymond_newest_first", 3, {"requests": 0}, endless=True)
+    result, _ = run_check(replace_memory(config, 100))
+    assert result.verdict == "incomplete" and not result.findings
+    assert result.stopped.startswith("memory limit 100 MB reached (liveness analysis"), result.stopped
+    found, _ = run_check(config)
+    assert found.verdict == "violation"  # with the memory it needs, the same check finds it
+
+
+def replace_memory(config: CheckConfig, mb: float) -> CheckConfig:
+    from dataclasses import replace
+
+    return replace(config, max_memory_mb=mb)
+
+
+def test_progress_goes_to_stderr_as_lines_when_it_is_not_a_terminal(monkeypatch, capsys):
+    monkeypatch.setattr(budget_module, "PROGRESS_EVERY", 0.3)
+    argv = ["check", "mutex", "-a", "lamport", "-N", "3", "--max-states", "15000", "--json"]
+    started = time.monotonic()
+    main(argv)
+    seconds = time.monotonic() - started
+    captured = capsys.readouterr()
+    json.loads(captured.out)  # stdout stays one JSON document
+    lines = [ln for ln in captured.err.splitlines() if ln.startswith("check: ")]
+    assert len(lines) >= max(1, int(seconds / 0.3) - 2), (seconds, captured.err)
+    assert all(re.fullmatch(r"check: [\d,]+ states, [\d,]+ states/s, \d+ MB, \d+ s.*", ln) for ln in lines)
+    main([*argv[:-2], "2000", "--json", "--quiet"])
+    assert "check: " not in capsys.readouterr().err
+
+
+def test_a_configuration_past_the_largest_complete_one_is_warned_about(capsys):
+    assert main(["check", "mutex", "-a", "lamport", "-N", "4", "--max-states", "10", "--quiet"]) == 3
+    err = capsys.readouterr().err
+    assert "warning: lamport with processes 4, requests 1 is past the largest" in err
+    assert main(["check", "mutex", "-a", "lamport", "-N", "2", "--quiet"]) == 0
+    assert "past the largest" not in capsys.readouterr().err
+    assert main(["check", "bees", "--eggs", "6", "--cocoons", "6", "--max-states", "10", "--quiet"]) == 3
+    assert "warning: bees with " in capsys.readouterr().err
+    assert main(["check", "elves", "--max-states", "10", "--quiet"]) == 3  # the defaults: listed
+    assert "past the largest" not in capsys.readouterr().err
+
+
+def test_the_list_of_largest_configurations_is_the_table_of_the_docs():
+    table = (ROOT / "docs" / "check.md").read_text().split("## The largest configurations checked")[1]
+    table = table.split("The commands")[0]
+    for algorithm, entries in LARGEST.items():
+        for entry in entries:
+            if set(entry) == {"processes", "requests"}:
+                assert f"N={entry['processes']} × {entry['requests']}" in table, (algorithm, entry)
+    assert "eggs 5, cocoons 15" in table and "3 elves × 2 rounds of 1 contract" in table
+    assert "2 elves × 2 rounds of 2 contracts" in table
