@@ -15,7 +15,7 @@ from pathlib import Path
 import pika
 import pytest
 
-from mutexlab.setup import ConfigError
+from mutexlab.setups import ConfigError
 from mutexlab.transport import amqp
 from mutexlab.transport.amqp import Connection, redact
 from mutexlab.transport.loop import JoinedWrites, Loop

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..setup import Setup
+from ..setups import Setup
 from .counterexample import scenario_of
 
 BITS = 1 << 26  # bits per worker's array: 8 MB

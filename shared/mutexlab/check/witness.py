@@ -19,7 +19,7 @@ from ..sim.scripted import ScenarioError, replay_scenario
 from .counterexample import scenario_of, write_scenario
 from .metrics import NONE, Extreme, MetricsResult, Tracker
 from .model import Model
-from .result import Finding
+from .result import CheckFinding
 
 WHAT = {
     "messages-max": "messages per entry, most",
@@ -130,7 +130,9 @@ def write_witnesses(
     written = []
     for resource, kind, e in extremes(result):
         message = f"{WHAT[kind]} on {resource}: {e.value} ({e.who})"
-        finding = Finding("metric", message, completed(model, e.path), processes=[e.who], resource=resource)
+        finding = CheckFinding(
+            "metric", message, completed(model, e.path), processes=[e.who], resource=resource
+        )
         scenario = scenario_of(model, finding, algorithm, processes, options, seed)
         path = write_scenario(scenario, target / f"{resource.replace(':', '-')}-{kind}.json")
         shown = _replayed(model, scenario, resource, kind, e)

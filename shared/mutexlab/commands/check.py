@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..check import SEARCHES
 from ..protocols import registry
-from ..setup import ConfigError
+from ..setups import ConfigError
 from ..spec import CheckText
 from ..words import count
 from . import checkfigures, checkswarm
@@ -152,8 +152,8 @@ def config_of(args) -> CheckConfig:
     return CheckConfig(args.algorithm, scenario.processes, options, args.seed, **limits)
 
 
-class Progress:
-    """Progress on stderr, in every phase of the check: on a terminal one line redrawn at most
+class ProgressLine:
+    """ProgressLine on stderr, in every phase of the check: on a terminal one line redrawn at most
     twice a second; elsewhere (a pipe, a file, also under --json: stdout stays one JSON
     document) a line per report, which the check hands over every ``PROGRESS_EVERY`` seconds."""
 
@@ -350,7 +350,7 @@ def run(args) -> int:
         warning = past_largest(config.algorithm, config.processes, config.options)
         if warning is not None:
             print(warning, file=sys.stderr)
-        progress = None if args.quiet else Progress(sys.stderr.isatty())
+        progress = None if args.quiet else ProgressLine(sys.stderr.isatty())
         result, model = run_check(config, progress)
         cross = cross_check(config, result, model) if args.cross_check and model is not None else None
         metrics = checkfigures.run_metrics(args, config, result) if args.metrics else None

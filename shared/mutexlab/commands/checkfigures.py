@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..setup import ConfigError
+from ..setups import ConfigError
 
 if TYPE_CHECKING:
     from ..check.engine import CheckConfig

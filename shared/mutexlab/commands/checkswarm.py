@@ -47,7 +47,7 @@ def refused(args) -> str | None:
 def run(args, config) -> int:
     from ..check.counterexample import reproduces, write_scenario
     from ..check.engine import build_model
-    from ..check.result import Finding
+    from ..check.result import CheckFinding
     from ..check.swarm import run_swarm
 
     build_model(replace(config, partial_order=False))  # bad input is exit 2 here, not a worker's error
@@ -61,7 +61,7 @@ def run(args, config) -> int:
         s["reproduced"] = [False, "the finding has no scenario form"]
     if result.finding and result.scenario is not None:
         f = result.finding["fields"]
-        finding = Finding(f["kind"], f["message"], [], processes=f["processes"], resource=f["resource"])
+        finding = CheckFinding(f["kind"], f["message"], [], processes=f["processes"], resource=f["resource"])
         s["reproduced"] = reproduces(result.scenario, finding)
         if args.counterexample:
             try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..audit.foreign import FORMATS, parse_capacities, verify_log
 from ..audit.workload import parse_expected
-from ..setup import ConfigError
+from ..setups import ConfigError
 from ..trace import TraceError
 from .common import add_json_argument, fail, print_json
 from .flags import add_algorithm_argument, disagreement, named_algorithm

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from ..messages import Codec, Message
 from ..protocol import Effect, Send
-from ..setup import Setup
+from ..setups import Setup
 from ..show import attributes, fmt
 from ..spec import Figure
 from . import quorums as qs

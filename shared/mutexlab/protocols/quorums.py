@@ -23,7 +23,7 @@ import math
 from itertools import combinations
 from typing import Any
 
-from ..setup import ConfigError
+from ..setups import ConfigError
 from .classic import pid_list, pid_map
 
 Quorums = dict[int, tuple[int, ...]]

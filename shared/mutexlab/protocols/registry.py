@@ -21,7 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from ..reduction import Reductions
-from ..setup import ConfigError, Setup
+from ..setups import ConfigError, Setup
 from ..spec import AlgorithmSpec, Flags
 
 # The protocol modules, in the order tables list their algorithms (an explicit list: discovery

@@ -8,7 +8,7 @@ import copy
 from typing import Any
 
 from ..reduction import Canonical, ClockOffsets, Reductions, RetiredClocks, SendBound
-from ..setup import Setup
+from ..setups import Setup
 from .classic import State
 from .ricart_agrawala import RicartAgrawalaNode
 

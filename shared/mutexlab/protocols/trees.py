@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..setup import ConfigError
+from ..setups import ConfigError
 from .classic import is_pid, pid_map
 
 

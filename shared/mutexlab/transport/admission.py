@@ -16,7 +16,7 @@ from functools import partial
 from typing import IO
 
 from ..protocols.registry import build_setup
-from ..setup import ConfigError, Setup
+from ..setups import ConfigError, Setup
 from ..trace import TraceWriter
 from ..words import article
 from .amqp import TransportError
@@ -27,7 +27,7 @@ from .outcome import EXIT_CONFIG, EXIT_STALLED
 from .rabbit import Bus
 from .settings import MonitorSettings
 from .topology import Topology
-from .view import Progress
+from .view import LiveView
 
 log = logging.getLogger("mutexlab.monitor")
 
@@ -44,7 +44,7 @@ class Admission:
     members: dict[str, Member]
     welcomes: dict[str, dict]  # instance -> its welcome (re-sent if it joins again)
     trace: TraceWriter
-    progress: Progress
+    progress: LiveView
     feed: AuditFeed
     refused: list[dict]  # each refused instance once: instance, role, reason
     _declared: Setup | None  # the setup whose members' queues are declared

@@ -36,7 +36,7 @@ from typing import IO
 
 from ..protocols import registry
 from ..protocols.registry import build_setup
-from ..setup import ConfigError, Setup
+from ..setups import ConfigError, Setup
 from ..trace import TraceError, TraceWriter
 from .admission import Admission
 from .amqp import TransportError
@@ -47,7 +47,7 @@ from .outcome import EXIT_CONFIG, EXIT_SAFE, EXIT_STALLED, EXIT_VIOLATION, Outco
 from .rabbit import Bus
 from .settings import MonitorSettings
 from .topology import Topology
-from .view import Progress
+from .view import LiveView
 from .wire import split_step
 
 # What other modules and the tests import from here.
@@ -60,7 +60,7 @@ __all__ = [
     "PROTOCOL_EVENTS",
     "Monitor",
     "Outcome",
-    "Progress",
+    "LiveView",
     "render",
 ]
 
@@ -98,7 +98,7 @@ class Monitor(Admission):
             self.trace = TraceWriter(settings.trace, keep=True)
         except OSError as exc:  # before the broker is touched: bad configuration
             raise ConfigError(f"cannot write the trace {settings.trace}: {exc.strerror or exc}") from None
-        self.progress = Progress(self.out)
+        self.progress = LiveView(self.out)
         self.feed = AuditFeed(self.trace, self.progress)
         self.refused: list[dict] = []  # each refused instance once: instance, role, reason
         self._declared: Setup | None = None  # the setup whose members' queues are declared

@@ -45,7 +45,7 @@ from ..messages import MessageError
 from ..protocol import ProtocolError
 from ..protocols import registry
 from ..protocols.registry import build_setup
-from ..setup import ConfigError, Setup
+from ..setups import ConfigError, Setup
 from ..sim.driver import Driver
 from . import joining
 from .amqp import LOST, TransportError

@@ -43,7 +43,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PrivateAttr, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from ..setup import ConfigError
+from ..setups import ConfigError
 from .auth import check_secret, shared_secret
 
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -39,7 +39,7 @@ from typing import Any
 from ...findings import Invariants
 from ...protocol import Protocol
 from ...reduction import Reductions
-from ...setup import ConfigError, Setup, positive_int
+from ...setups import ConfigError, Setup, positive_int
 from ...spec import AlgorithmSpec
 from . import flags, world
 from .elf import Elf

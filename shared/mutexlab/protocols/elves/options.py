@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ...setup import ConfigError
+from ...setups import ConfigError
 
 OPTIONS = {
     "pins": "pins in the village (default 3)",
