@@ -21,7 +21,7 @@ from pathlib import Path
 
 import mutexlab
 from mutexlab.protocols.registry import SPECS, make_setup
-from mutexlab.setup import ConfigError
+from mutexlab.setups import ConfigError
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter
 

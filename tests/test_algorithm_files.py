@@ -18,7 +18,7 @@ import pytest
 from mutexlab.cli import build_parser, main
 from mutexlab.commands import explore
 from mutexlab.protocols import registry
-from mutexlab.setup import ConfigError
+from mutexlab.setups import ConfigError
 from mutexlab.transport.participant import Participant
 from mutexlab.transport.service import roles
 from mutexlab.transport.settings import ParticipantSettings

@@ -23,7 +23,7 @@ from mutexlab.protocols.bees import (
     REQreed,
     make_setup,
 )
-from mutexlab.setup import ConfigError
+from mutexlab.setups import ConfigError
 from mutexlab.sim import SimConfig, Simulation
 
 

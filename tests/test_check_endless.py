@@ -14,7 +14,7 @@ from conftest import broken
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.check.reductions import notes_of
 from mutexlab.cli import main
-from mutexlab.setup import ConfigError
+from mutexlab.setups import ConfigError
 
 NEWEST_FIRST = ["mutex", "-a", "mutexlab_broken.raymond_newest_first", "--endless"]
 

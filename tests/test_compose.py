@@ -15,7 +15,7 @@ import pytest
 import yaml
 from conftest import missing
 
-from mutexlab.setup import ConfigError
+from mutexlab.setups import ConfigError
 from mutexlab.transport.settings import MonitorSettings, load
 
 ROOT = Path(__file__).resolve().parents[1]

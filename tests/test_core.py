@@ -11,7 +11,7 @@ from mutexlab.clock import LamportClock, VectorClock, happened_before, priority
 from mutexlab.messages import Codec, Message, MessageError
 from mutexlab.protocol import Protocol
 from mutexlab.protocols.registry import make_setup
-from mutexlab.setup import ConfigError, Setup
+from mutexlab.setups import ConfigError, Setup
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.sim.engine import _TIMER
 from mutexlab.trace import TraceError, parse_events

@@ -1,6 +1,6 @@
 """The monitor's live view (issue 6 item 3): plain lines off a terminal, a table on one.
 
-The table is built by ``Progress.table()`` from the trace events and statuses fed so far, so it
+The table is built by ``LiveView.table()`` from the trace events and statuses fed so far, so it
 is checked here without a terminal (rendered by rich into a string); the plain-line mode is
 what compose logs and ``mutexlab run`` without a terminal show.
 """
@@ -11,7 +11,7 @@ import io
 
 from rich.console import Console
 
-from mutexlab.transport.monitor import Progress
+from mutexlab.transport.monitor import LiveView
 
 
 class FakeClock:
@@ -22,19 +22,19 @@ class FakeClock:
         return self.now
 
 
-def render(progress: Progress) -> str:
+def render(progress: LiveView) -> str:
     console = Console(file=io.StringIO(), width=160, color_system=None)
     console.print(progress.table())
     return console.file.getvalue()
 
 
-def feed(progress: Progress, name: str, event: str, **fields) -> None:
+def feed(progress: LiveView, name: str, event: str, **fields) -> None:
     progress.event(name, {"event": event, "pid": name, **fields})
 
 
 def test_plain_lines_off_a_terminal():
     out = io.StringIO()  # not a terminal
-    progress = Progress(out)
+    progress = LiveView(out)
     progress.begin(["node-1", "node-2"])
     assert progress.live is None
     feed(progress, "node-1", "state", state="WANTED", lamport=3, t=0.25)
@@ -49,7 +49,7 @@ def test_plain_lines_off_a_terminal():
 
 def test_table_shows_states_clocks_holders_eggs_per_reed_and_message_rate():
     clock = FakeClock()
-    progress = Progress(io.StringIO(), clock=clock)
+    progress = LiveView(io.StringIO(), clock=clock)
     progress.begin(["bee-1", "bee-2", "bee-3"])
     for n in range(10):  # 10 sends over 2 seconds
         clock.now += 0.2
@@ -80,7 +80,7 @@ def test_table_shows_states_clocks_holders_eggs_per_reed_and_message_rate():
 
 
 def test_table_counts_contracts_per_elf_and_units_held():
-    progress = Progress(io.StringIO(), clock=FakeClock())
+    progress = LiveView(io.StringIO(), clock=FakeClock())
     progress.begin(["mayor", "elf-1", "elf-2"])
     feed(progress, "elf-1", "enter", resource="pins", units=2, lamport=5)
     feed(progress, "elf-2", "enter", resource="poison", units=3, lamport=6)
@@ -101,7 +101,7 @@ def test_on_a_terminal_the_table_is_drawn_live():
             return True
 
     out = Terminal()
-    progress = Progress(out)
+    progress = LiveView(out)
     progress.begin(["node-1"])
     assert progress.live is not None
     feed(progress, "node-1", "state", state="HELD", lamport=4, t=0.1)
@@ -115,7 +115,7 @@ def test_the_message_rate_window_keeps_only_the_last_window_of_sends():
     """A long run at a high rate: the window holds the sends of the last WINDOW seconds and no more
     (it is trimmed as sends arrive, not rebuilt: the monitor's cost per send stays constant)."""
     clock = FakeClock()
-    progress = Progress(io.StringIO(), clock=clock)
+    progress = LiveView(io.StringIO(), clock=clock)
     progress.begin(["node-1", "node-2"])
     for n in range(20_480):  # 128 sends a second (exact in binary) for 160 s
         clock.now += 1 / 128

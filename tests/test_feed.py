@@ -8,7 +8,7 @@ import io
 
 from mutexlab.trace import TraceWriter
 from mutexlab.transport.feed import AuditFeed
-from mutexlab.transport.view import Progress
+from mutexlab.transport.view import LiveView
 
 
 def event(kind: str, pid: str, own: int, **fields) -> dict:
@@ -16,7 +16,7 @@ def event(kind: str, pid: str, own: int, **fields) -> dict:
 
 
 def feed_of(order: list[tuple[str, dict]]) -> AuditFeed:
-    feed = AuditFeed(TraceWriter(None, keep=True), Progress(io.StringIO()))
+    feed = AuditFeed(TraceWriter(None, keep=True), LiveView(io.StringIO()))
     feed.members = ("node-1", "node-2")
     for name, e in order:
         feed.event(name, e)

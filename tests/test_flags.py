@@ -75,18 +75,18 @@ def test_compare_sizes_the_classic_workload_with_the_same_flags():
         (
             "bees",
             ["-P", "4", "-K", "2", "--reeds", "2", "--eggs", "2", "--cocoons", "4"],
-            flags.Scenario("bees", 4, {"flowers": 2, "reeds": 2, "eggs": 2, "cocoons": 4}),
+            flags.SetupArgs("bees", 4, {"flowers": 2, "reeds": 2, "eggs": 2, "cocoons": 4}),
         ),
-        ("elves", [], flags.Scenario("elves", 4, {})),
+        ("elves", [], flags.SetupArgs("elves", 4, {})),
         (
             "elves",
             ["--elves", "3", "--pins", "2", "--hamsters", "2-4", "--poison-per-hamster", "2"],
-            flags.Scenario("elves", 3, {"pins": 2, "hamsters": [2, 4], "poison_per_hamster": 2}),
+            flags.SetupArgs("elves", 3, {"pins": 2, "hamsters": [2, 4], "poison_per_hamster": 2}),
         ),
         (
             "mutex",
             ["-a", "raymond", "-N", "4", "-M", "2", "-o", "token_holder=2", "-o", ' parents ={"2": 1}'],
-            flags.Scenario("raymond", 4, {"requests": 2, "token_holder": 2, "parents": {"2": 1}}),
+            flags.SetupArgs("raymond", 4, {"requests": 2, "token_holder": 2, "parents": {"2": 1}}),
         ),
     ],
 )

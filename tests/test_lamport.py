@@ -105,7 +105,7 @@ def test_a_single_node_enters_at_once():
 
 
 def test_bad_options_are_refused():
-    from mutexlab.setup import ConfigError
+    from mutexlab.setups import ConfigError
 
     with pytest.raises(ConfigError, match="lamport does not take option"):
         make_setup("lamport", 3, {"quorums": "grid"})

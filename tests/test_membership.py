@@ -14,7 +14,7 @@ import pytest
 from conftest import RunTap, end_run
 
 from mutexlab.protocols.registry import build_setup, make_setup
-from mutexlab.setup import ConfigError
+from mutexlab.setups import ConfigError
 from mutexlab.transport.membership import REJOIN_GRACE, Roster
 from mutexlab.transport.monitor import Monitor, Outcome, render
 from mutexlab.transport.participant import Participant

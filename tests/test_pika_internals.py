@@ -10,7 +10,7 @@ from pathlib import Path
 import pika
 import pytest
 
-from mutexlab.setup import ConfigError
+from mutexlab.setups import ConfigError
 from mutexlab.transport import pika_internals
 from mutexlab.transport.rabbit import Bus, Topology, redact
 from mutexlab.transport.settings import ParticipantSettings, check_url, load, node_urls, queue_kind

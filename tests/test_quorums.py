@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from mutexlab.protocols import quorums as qs
 from mutexlab.protocols.registry import make_setup
-from mutexlab.setup import ConfigError
+from mutexlab.setups import ConfigError
 
 
 def _intersecting_with_owners(sets, n):

@@ -7,7 +7,7 @@ from mutexlab_broken import recast
 from mutexlab.protocol import Enter, Exit, Note, ProtocolError, Send
 from mutexlab.protocols import ricart_agrawala as ra
 from mutexlab.protocols.registry import make_setup
-from mutexlab.setup import ConfigError
+from mutexlab.setups import ConfigError
 from mutexlab.sim.explore import explore
 from mutexlab.sim.scripted import replay_scenario
 

@@ -13,7 +13,7 @@ from mutexlab.audit import verify_events
 from mutexlab.protocol import Enter, Send
 from mutexlab.protocols import sanders
 from mutexlab.protocols.registry import make_setup
-from mutexlab.setup import ConfigError
+from mutexlab.setups import ConfigError
 from mutexlab.sim import replay_scenario
 from mutexlab.sim.explore import explore
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mutexlab.protocols.registry import SPECS, make_setup
-from mutexlab.setup import ConfigError
+from mutexlab.setups import ConfigError
 from mutexlab.sim import SimConfig
 
 # Algorithm → (processes, options): a small bounded workload; every algorithm of the project.

@@ -12,7 +12,7 @@ from mutexlab.audit import verdict
 from mutexlab.metrics import literature
 from mutexlab.protocols import registry
 from mutexlab.services import roles as service_roles
-from mutexlab.setup import ConfigError
+from mutexlab.setups import ConfigError
 from mutexlab.sim.engine import simulate
 from mutexlab.spec import AlgorithmSpec
 from mutexlab.transport import membership

@@ -12,7 +12,7 @@ from mutexlab.audit import verify_events
 from mutexlab.protocol import Enter, ProtocolError, Send
 from mutexlab.protocols import suzuki_kasami as sk
 from mutexlab.protocols.registry import make_setup
-from mutexlab.setup import ConfigError
+from mutexlab.setups import ConfigError
 from mutexlab.sim import SimConfig, Simulation, replay_scenario
 from mutexlab.sim.explore import explore
 from mutexlab.trace import TraceWriter

@@ -21,7 +21,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .setup import Setup
+from .setups import Setup
 
 NOTHING_LIVE = 1 << 60  # ``ClockOffsets.low`` of a state that holds no live timestamp
 

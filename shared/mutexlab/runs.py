@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from .audit import numbered, verify_events
 from .audit.verdict import Verdict
 from .metrics import RunMetrics, measure
-from .setup import ConfigError, Setup
+from .setups import ConfigError, Setup
 from .sim.engine import SimConfig, SimResult
 from .sim.workload import WorkloadSimulation, make_setup_available
 from .trace import TraceWriter

@@ -18,7 +18,7 @@ from typing import Any
 from .findings import Invariants
 from .messages import Codec
 from .reduction import Reductions
-from .setup import Setup
+from .setups import Setup
 
 # A family of algorithms: the algorithms its ``Flags`` present (the registered ones' families, and
 # any a module or file declares with flags of its own).

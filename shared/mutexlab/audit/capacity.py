@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING
 
 from ..clock import ClockView
 from ..findings import Violation
-from ..setup import capacity_of
+from ..setups import capacity_of
 from ..trace import TraceError
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..findings import Violation
-from ..setup import declares
+from ..setups import declares
 
 KINDS = frozenset({"send", "recv", "enter"})  # what ``feed`` reads
 Seen = tuple[dict, int]  # an event and its line

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..clock import ClockView
-from ..setup import capacity_of
+from ..setups import capacity_of
 from ..trace import TraceError
 from .exclusive import ExclusiveStream, InexactStream
 from .integrity import KINDS as _INTEGRITY_KINDS

@@ -16,11 +16,11 @@ from typing import Any
 from ..audit import numbered, verify_events
 from ..sim.scripted import ScenarioError, replay_scenario
 from .model import DUPLICATE, LOCAL, Model
-from .search import Finding
+from .search import CheckFinding
 
 
 def scenario_of(
-    model: Model, finding: Finding, algorithm: str, processes: int, options: dict, seed: int
+    model: Model, finding: CheckFinding, algorithm: str, processes: int, options: dict, seed: int
 ) -> dict:
     labels = list(finding.path) + list(finding.cycle)
     world, _ = model.initial()
@@ -83,7 +83,7 @@ def write_scenario(scenario: dict, path: str | Path) -> Path:
     return target
 
 
-def reproduces(scenario: dict, finding: Finding) -> tuple[bool, str]:
+def reproduces(scenario: dict, finding: CheckFinding) -> tuple[bool, str]:
     """Replay ``scenario`` and audit its trace: does it show ``finding`` (same kind of failure,
     same resource, same processes)? Returns (yes/no, what the replay showed)."""
     try:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ..protocols.registry import build_setup, declarations
 from ..reduction import CANONICAL, CLOCKS, RETIRED, SENDS, Reductions
-from ..setup import ConfigError, Setup
+from ..setups import ConfigError, Setup
 from . import SEARCHES
 from .endless import unbounded
 from .model import Model

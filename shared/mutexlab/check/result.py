@@ -1,4 +1,4 @@
-"""What a search of ``mutexlab check`` found (``Finding``, ``Result``) and what it measures the
+"""What a search of ``mutexlab check`` found (``CheckFinding``, ``Result``) and what it measures the
 process by (``rss_mb``, ``peak_mb``); ``search.py`` fills them in."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from .model import Model
 
 
 @dataclass
-class Finding:
+class CheckFinding:
     kind: str  # "capacity", "invariant", "deadlock", "liveness", "error"
     message: str
     path: list[tuple]  # step labels from the initial world
@@ -45,7 +45,7 @@ class Result:
     peak_mb: float = 0.0
     complete: bool = False
     stopped: str | None = None  # why an incomplete search stopped
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[CheckFinding] = field(default_factory=list)
     cycles: bool = False  # the graph has a cycle (liveness was analysed)
     search: str = "dfs"
     exact: bool = False

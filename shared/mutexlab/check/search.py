@@ -26,7 +26,7 @@ from typing import Any
 from ..protocol import ProtocolError
 from .model import Model
 from .properties import fair_starvation
-from .result import Finding, Result, peak_mb, rss_mb
+from .result import CheckFinding, Result, peak_mb, rss_mb
 
 CHECK_EVERY = 2048  # states between looks at the clock and the memory
 
@@ -65,27 +65,27 @@ class Search:
                 self.progress(r, False)
         return False
 
-    def _world_finding(self, world: tuple) -> Finding | None:
+    def _world_finding(self, world: tuple) -> CheckFinding | None:
         """Checks of a world when first reached: the scenario's invariant."""
         if self.invariant is not None:
             broken = self.invariant(self.model, world)
             if broken is not None:
-                return Finding("invariant", broken[0], [], processes=broken[1])
+                return CheckFinding("invariant", broken[0], [], processes=broken[1])
         return None
 
-    def _dead_end(self, world: tuple) -> Finding | None:
+    def _dead_end(self, world: tuple) -> CheckFinding | None:
         model = self.model
         if model.all_finished(world):
             self.result.finals += 1
             return None
         stuck = model.waiters(world)
-        return Finding("deadlock", f"nothing can move; waiting: {stuck}", [], processes=list(stuck))
+        return CheckFinding("deadlock", f"nothing can move; waiting: {stuck}", [], processes=list(stuck))
 
-    def _edge_finding(self, world: tuple, label: tuple, nxt, t, overfull) -> Finding:
+    def _edge_finding(self, world: tuple, label: tuple, nxt, t, overfull) -> CheckFinding:
         """The finding of a step that was refused (``nxt`` None) or overfilled a resource."""
         model = self.model
         if nxt is None:
-            return Finding(
+            return CheckFinding(
                 "error",
                 f"{model.describe(label)}: {t.error}",
                 [],
@@ -97,7 +97,7 @@ class Search:
                 for r, i, _ in model.holdings(nxt)
                 if model.resources[r] == overfull.split(" ", 1)[0]
             ]
-            return Finding("capacity", overfull, [], processes=held, resource=overfull.split(" ", 1)[0])
+            return CheckFinding("capacity", overfull, [], processes=held, resource=overfull.split(" ", 1)[0])
         raise ValueError(f"{model.describe(label)} is neither refused nor overfull: no finding")
 
     def _finish(self) -> Result:
@@ -119,10 +119,12 @@ class Search:
         try:
             world, overfull = self.model.initial()
         except ProtocolError as exc:
-            self.result.findings.append(Finding("error", str(exc), []))
+            self.result.findings.append(CheckFinding("error", str(exc), []))
             return None
         if overfull is not None:
-            self.result.findings.append(Finding("capacity", overfull, [], resource=overfull.split(" ", 1)[0]))
+            self.result.findings.append(
+                CheckFinding("capacity", overfull, [], resource=overfull.split(" ", 1)[0])
+            )
             return None
         return world
 
@@ -161,7 +163,7 @@ class Search:
         frames: list = []
         counter = 0
 
-        def enter(world, fp, via) -> Finding | None:
+        def enter(world, fp, via) -> CheckFinding | None:
             nonlocal counter
             seen[fp] = counter
             r.states += 1
@@ -316,7 +318,7 @@ class Search:
         r.complete = True
         return self._finish()
 
-    def _lasso(self, lasso, comp: dict, prefix: list) -> Finding:
+    def _lasso(self, lasso, comp: dict, prefix: list) -> CheckFinding:
         """The liveness finding: the path to the component's root, on to the cycle's start, and
         the cycle."""
         name, waits, start, cycle = lasso
@@ -326,7 +328,7 @@ class Search:
         what = ", ".join(
             f"{k} from {', '.join(names.get(p, str(p)) for p in v) or '?'}" for k, v in waits.items()
         )
-        return Finding(
+        return CheckFinding(
             "liveness",
             f"{name} waits forever ({what}) in a cycle that is fair to every "
             f"other step: {len(prefix) + len(inner)} steps, then {len(cycle)} "

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..check import SEARCHES
 from ..protocols import registry
-from ..setup import ConfigError
+from ..setups import ConfigError
 from ..spec import CheckText
 from ..words import count
 from .common import (
@@ -143,7 +143,7 @@ def config_of(args) -> CheckConfig:
     return CheckConfig(args.algorithm, scenario.processes, options, args.seed, **limits)
 
 
-class Progress:
+class ProgressLine:
     """A progress line on stderr, on a terminal only, at most twice a second."""
 
     def __init__(self) -> None:
@@ -326,7 +326,7 @@ def run(args) -> int:
 
     try:
         config = config_of(args)
-        progress = Progress() if sys.stderr.isatty() and not args.json else None
+        progress = ProgressLine() if sys.stderr.isatty() and not args.json else None
         result, model = run_check(config, progress)
         cross = cross_check(config, result, model) if args.cross_check else None
     except ConfigError as exc:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from .. import memory
 from ..protocols import registry
 from ..runs import run_measured
-from ..setup import ConfigError
+from ..setups import ConfigError
 from ..spec import AlgorithmSpec
 from ..words import count, plural
 from .common import fail, format_number, print_json

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..protocols import registry
-from ..setup import ConfigError
+from ..setups import ConfigError
 from ..sim.world import ENDLESS_FLAG
 from ..spec import Flags
 from .common import add_endless_argument, fail, port_number

@@ -1,7 +1,7 @@
 """The configuration flags of every family, declared once by its spec (``spec.Flags``), for every command.
 
 ``simulate``, ``run``, ``explore`` and ``check`` get a family's flags as an argparse parent parser
-(``registry.Command`` with ``flags``) and turn the parsed arguments into a ``Scenario`` with
+(``registry.Command`` with ``flags``) and turn the parsed arguments into a ``SetupArgs`` with
 ``scenario_config(args)``: what ``build_setup(algorithm, processes, options, seed)`` takes. One
 declaration per flag, so a flag has the same type and validation in every command; a flag a
 command does not give a value stays out of ``options`` and ``make_setup``'s default applies.
@@ -23,13 +23,13 @@ from typing import Any
 
 from .. import limits
 from ..protocols import registry
-from ..setup import ConfigError
+from ..setups import ConfigError
 from ..spec import AlgorithmSpec, Flag, Flags
 from .common import non_negative, positive, seconds
 
 
 @dataclass(frozen=True)
-class Scenario:
+class SetupArgs:
     """One algorithm's configuration: ``build_setup(algorithm, processes, options, seed)``."""
 
     algorithm: str
@@ -179,7 +179,7 @@ def collect_options(args) -> dict:
     return options
 
 
-def scenario_config(args) -> Scenario:
+def scenario_config(args) -> SetupArgs:
     """The configuration the family's flags describe: P from the first flag, the others' values
     (those given) as options, then ``--options``/``--option``. Raises ConfigError."""
     flags: Flags = args.flags
@@ -192,10 +192,10 @@ def scenario_config(args) -> Scenario:
                     f"give the number of {key} with --{key.replace('_', '-')}, not as an option"
                 )
             options[key] = value
-    return Scenario(args.algorithm, getattr(args, flags.flags[0].key), options)
+    return SetupArgs(args.algorithm, getattr(args, flags.flags[0].key), options)
 
 
-def resolved(args, scenario: Scenario, command: str) -> AlgorithmSpec:
+def resolved(args, scenario: SetupArgs, command: str) -> AlgorithmSpec:
     """The spec of the scenario's algorithm, which ``command``'s subcommand must present. Raises ConfigError."""
     found = registry.resolve(scenario.algorithm)
     flags = registry.flags_of(found)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from .. import memory
 from ..audit.stream import StreamAudit
-from ..setup import Setup
+from ..setups import Setup
 from ..trace import TraceWriter
 from .common import fail
 

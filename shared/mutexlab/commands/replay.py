@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..audit import numbered, verify_events
-from ..setup import ConfigError
+from ..setups import ConfigError
 from ..sim.scripted import ScenarioError, load_scenario, replay_scenario
 from ..trace import TraceWriter
 from ..words import count

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..report import WINDOW_EVENTS, read_window, write_report
-from ..setup import ConfigError
+from ..setups import ConfigError
 from ..trace import TraceError
 from .common import fail
 from .flags import add_algorithm_argument, disagreement, named_algorithm

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..setup import ConfigError
+from ..setups import ConfigError
 from ..spec import Flags
 from ..transport.supervisor import DEFAULT_URL, Plan, broker_problem, execute, make_plan
 from .common import add_json_argument, fail, non_negative, seconds

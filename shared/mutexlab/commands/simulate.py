@@ -25,12 +25,12 @@ from ..audit import numbered, verify_events
 from ..protocol import ProtocolError
 from ..protocols.registry import build_setup
 from ..runs import run_measured
-from ..setup import ConfigError
+from ..setups import ConfigError
 from ..sim import SimConfig, Simulation
 from ..spec import AlgorithmSpec, Flags, Simulated
 from ..trace import TraceWriter
 from .common import add_json_argument, add_trace_argument, fail, print_json
-from .flags import Scenario, add_dwell_arguments, add_simulator_arguments, resolved
+from .flags import SetupArgs, add_dwell_arguments, add_simulator_arguments, resolved
 from .longrun import add_memory_argument, audit_trace, check_memory, progress_bar
 from .registry import Command, family_scenarios
 from .reporting import add_report_argument, write_report_if_asked
@@ -157,7 +157,7 @@ def _kept(args, run: Simulated, config: SimConfig, messages: float) -> int:
     return write_report_if_asked(args, trace, stalled, states) or code
 
 
-def _measured(args, spec: AlgorithmSpec, scenario: Scenario, messages: float, dwell: dict) -> int:
+def _measured(args, spec: AlgorithmSpec, scenario: SetupArgs, messages: float, dwell: dict) -> int:
     try:
         with progress_bar(args, messages, spec.name) as progress:
             outcome = run_measured(

@@ -14,7 +14,7 @@ from types import ModuleType
 
 from ..machine import Table
 from ..protocols.registry import SPECS
-from ..setup import ConfigError
+from ..setups import ConfigError
 from ..spec import AlgorithmSpec
 from .common import fail
 from .registry import Command

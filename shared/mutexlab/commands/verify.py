@@ -6,7 +6,7 @@ JSON Lines (``audit.foreign``, docs/verify-any-log.md). A trace of an algorithm 
 from __future__ import annotations
 
 from ..audit.foreign import FORMATS, parse_capacities, verify_log
-from ..setup import ConfigError
+from ..setups import ConfigError
 from ..trace import TraceError
 from .common import add_json_argument, fail, print_json
 from .flags import add_algorithm_argument, disagreement, named_algorithm

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..setup import Setup
+from ..setups import Setup
 from ..show import describe_message, fmt
 
 __all__ = ["describe_message", "describe_process", "fmt"]

@@ -18,7 +18,7 @@ from ..audit import verify_events
 from ..findings import SAFETY, kind_of
 from ..sim.scripted import ScenarioError, load_scenario
 from ..trace import TraceError
-from .state import RANDOM_LIMIT, RUN_LIMIT, Config, ExploreError, World, _parse_step, derive, step_id
+from .state import RANDOM_LIMIT, RUN_LIMIT, Config, ExploreError, SessionState, _parse_step, derive, step_id
 
 __all__ = ["Config", "ExploreError", "Session", "derive", "session_from_scenario", "step_id"]
 
@@ -182,7 +182,7 @@ class Session:
                 low = mid
         self.world = derive(config, steps[:high])
 
-    def _safety_violations(self, world: World | None = None) -> bool:
+    def _safety_violations(self, world: SessionState | None = None) -> bool:
         events = (world or self.world).events
         try:
             verdict = verify_events(events)

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..protocol import Enter, Exit, ProtocolError
 from ..protocols.registry import build_setup
-from ..setup import ConfigError, Setup, capacity_of
+from ..setups import ConfigError, Setup, capacity_of
 from ..sim.scripted import MAX_PROCESSES, ScenarioError, ScriptedRun, Step, load_scenario
 from ..sim.world import enabled, endless_options, overfull
 from ..trace import TraceWriter
@@ -116,7 +116,7 @@ def _dump(step: Any) -> dict:
 
 
 @dataclass
-class World:
+class SessionState:
     """The world reached by ``steps`` from ``config``'s start (derived, never edited by hand)."""
 
     config: Config
@@ -219,12 +219,12 @@ def _accepts(proto: Any, action: str) -> bool:
     return True
 
 
-def derive(config: Config, steps: Sequence[dict | Step]) -> World:
+def derive(config: Config, steps: Sequence[dict | Step]) -> SessionState:
     """The world ``steps`` (dicts or parsed steps) lead to from ``config``'s start. Raises ScenarioError naming the step."""
     setup = config.setup()
     run = ExplorerRun(setup, TraceWriter(None, keep=True))
     run.start_all()
-    world = World(config, run, [], [])
+    world = SessionState(config, run, [], [])
     for number, raw in enumerate(steps, 1):
         step = _parse_step(raw) if isinstance(raw, dict) else raw
         label = world.label_of(_dump(step))

@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING
 from ..audit import numbered, verify_events
 from ..audit.stall import explain_stall
 from ..findings import PROGRESS, UNDECIDED, kind_of
-from ..setup import capacity_of
+from ..setups import capacity_of
 from ..trace import TraceError
 from ..words import count
 from .describe import describe_message, describe_process
 
 if TYPE_CHECKING:
-    from .state import World
+    from .state import SessionState
 
 
-def findings(world: World, enabled: list[dict] | None = None) -> dict:
+def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
     """The live findings of the path so far (see ``session.py``): capacity now, the audit of the
     trace, deadlock at the end; the status and summary line the page shows."""
     run, setup = world.run, world.setup
@@ -109,7 +109,7 @@ def findings(world: World, enabled: list[dict] | None = None) -> dict:
     }
 
 
-def view(world: World) -> dict:
+def view(world: SessionState) -> dict:
     """Everything the page shows of ``world``: processes, links, enabled steps, findings."""
     run, setup = world.run, world.setup
     names = setup.names

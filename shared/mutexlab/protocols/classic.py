@@ -25,7 +25,7 @@ from ..machine import Cell, Table, on
 from ..messages import Codec
 from ..protocol import Enter, Exit, Note, Protocol, ProtocolError, Schedule
 from ..reduction import Reductions
-from ..setup import ConfigError, Setup, positive_int
+from ..setups import ConfigError, Setup, positive_int
 from ..spec import AlgorithmSpec, Figure
 from .classic_flags import FLAGS, workload_estimate
 

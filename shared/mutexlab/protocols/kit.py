@@ -29,7 +29,7 @@ from ..machine import Cell, Table, ignore, on
 from ..messages import Codec, Message
 from ..protocol import Effect, Enter, Exit, Note, ProtocolError, Schedule, Send
 from ..reduction import Reductions
-from ..setup import Setup
+from ..setups import Setup
 from ..spec import AlgorithmSpec, Figure
 from . import classic
 from .classic import CS, State, classic_spec, classic_table, expect, workload_setup

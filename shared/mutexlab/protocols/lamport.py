@@ -31,7 +31,7 @@ from ..machine import on
 from ..messages import Codec, Message
 from ..protocol import Send
 from ..reduction import Reductions
-from ..setup import Setup
+from ..setups import Setup
 from ..spec import Figure
 from .classic import ClassicNode, State, classic_spec, classic_table, workload_setup
 

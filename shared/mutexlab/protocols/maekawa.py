@@ -27,7 +27,7 @@ from typing import Literal
 
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..setup import Setup
+from ..setups import Setup
 from ..show import attributes, fmt
 from ..spec import Figure
 from . import quorums as qs

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from itertools import combinations
 
-from ..setup import ConfigError
+from ..setups import ConfigError
 from .classic import pid_list, pid_map
 
 Quorums = dict[int, tuple[int, ...]]

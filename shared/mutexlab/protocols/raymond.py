@@ -23,7 +23,7 @@ from typing import Literal
 from ..machine import never, on
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..setup import Setup
+from ..setups import Setup
 from ..show import fmt
 from ..spec import Figure
 from . import trees

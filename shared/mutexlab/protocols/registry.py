@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ..reduction import Reductions
-from ..setup import ConfigError, Setup
+from ..setups import ConfigError, Setup
 from ..spec import AlgorithmSpec, Flags
 
 # The protocol modules, in the order tables list their algorithms (an explicit list: discovery

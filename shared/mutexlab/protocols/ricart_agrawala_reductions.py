@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 
 from ..reduction import Canonical, ClockOffsets, Reductions, RetiredClocks, SendBound
-from ..setup import Setup
+from ..setups import Setup
 from .classic import State
 from .ricart_agrawala import RicartAgrawalaNode
 

@@ -30,7 +30,7 @@ from pydantic import Field
 
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..setup import ConfigError, Setup
+from ..setups import ConfigError, Setup
 from ..show import attributes
 from ..spec import Figure
 from .arbitration import ArbitratedNode, Release, Req, Request, Yield, arbitration_table

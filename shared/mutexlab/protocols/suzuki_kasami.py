@@ -24,7 +24,7 @@ from pydantic import Field
 from ..machine import never, on
 from ..messages import Codec, Message
 from ..protocol import Send
-from ..setup import Setup
+from ..setups import Setup
 from ..show import fmt
 from ..spec import Figure
 from .classic import (

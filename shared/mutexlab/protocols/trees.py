@@ -7,7 +7,7 @@ root by following parents (no cycle).
 
 from __future__ import annotations
 
-from ..setup import ConfigError
+from ..setups import ConfigError
 from .classic import is_pid, pid_map
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from ..audit import numbered, verify_events
 from ..audit.verdict import UNFINISHED_NOTE, Verdict
 from ..metrics import literature
-from ..setup import capacity_of
+from ..setups import capacity_of
 from ..trace import TraceError
 
 MAX_BODIES = 20_000  # beyond this many messages, hover shows id/type/ts only (keeps the file small)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..protocol import Effect, Enter, Exit, Note, Schedule, Send
-from ..setup import Setup
+from ..setups import Setup
 from ..trace import EventSink, Recorder
 
 

@@ -26,7 +26,7 @@ from functools import partial
 from math import log
 from typing import Any, ClassVar
 
-from ..setup import ConfigError, Setup
+from ..setups import ConfigError, Setup
 from ..trace import TraceWriter
 from . import fastpath
 from .driver import Driver

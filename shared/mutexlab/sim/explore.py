@@ -12,12 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..setup import Setup
+from ..setups import Setup
 from .world import WorldModel
 
 
 @dataclass
-class Finding:
+class ExploreFinding:
     kind: str  # "violation", "deadlock" or "error"
     message: str
     path: list[str]  # the steps from the initial world
@@ -30,8 +30,8 @@ class Exploration:
     finals: int = 0
     max_depth: int = 0
     complete: bool = True
-    violations: list[Finding] = field(default_factory=list)
-    deadlocks: list[Finding] = field(default_factory=list)
+    violations: list[ExploreFinding] = field(default_factory=list)
+    deadlocks: list[ExploreFinding] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -62,7 +62,7 @@ def explore(
         return out[::-1]
 
     if overfull is not None:
-        result.violations.append(Finding("violation", overfull, []))
+        result.violations.append(ExploreFinding("violation", overfull, []))
     stack: list[tuple[Any, int]] = [(start, 0)]
     while stack:
         world, depth = stack.pop()
@@ -79,18 +79,20 @@ def explore(
                     if not model.finished(world[i])
                 }
                 result.deadlocks.append(
-                    Finding("deadlock", f"nothing can move; waiting: {stuck}", path_to(world))
+                    ExploreFinding("deadlock", f"nothing can move; waiting: {stuck}", path_to(world))
                 )
             continue
         for label in labels:
             nxt, transition, overfull = model.step(world, label)
             if nxt is None:  # the process refused the input
-                result.violations.append(Finding("error", str(transition.error), path_to(world, label)))
+                result.violations.append(
+                    ExploreFinding("error", str(transition.error), path_to(world, label))
+                )
                 continue
             result.transitions += 1
             if overfull is not None:
                 if len(result.violations) < max_findings:
-                    result.violations.append(Finding("violation", overfull, path_to(world, label)))
+                    result.violations.append(ExploreFinding("violation", overfull, path_to(world, label)))
                 continue
             if nxt in parents:
                 continue

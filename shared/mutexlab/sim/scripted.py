@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .. import limits
 from ..protocol import ProtocolError
 from ..protocols.registry import build_setup, declarations
-from ..setup import ConfigError, Setup
+from ..setups import ConfigError, Setup
 from ..trace import TraceWriter
 from .driver import Driver
 

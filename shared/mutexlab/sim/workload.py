@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 from ..protocols.registry import build_setup
-from ..setup import ConfigError
+from ..setups import ConfigError
 from .engine import _TIMER, Simulation
 
 

@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable, Mapping, Sized
 from typing import Any, NamedTuple
 
 from ..protocol import Enter, Exit, ProtocolError
-from ..setup import Setup, capacity_of
+from ..setups import Setup, capacity_of
 from .driver import Driver
 
 DELIVER, LOCAL, DUPLICATE = 0, 1, 2  # label kinds

@@ -29,7 +29,7 @@ from typing import Any
 from ..sim.driver import resource_kind
 from ..trace import TraceWriter
 from .rabbit import unpack_batch
-from .view import Progress
+from .view import LiveView
 
 log = logging.getLogger("mutexlab.monitor")
 
@@ -40,7 +40,7 @@ class AuditFeed:
     """What the monitor has heard from the members. ``members`` is empty until the roster closes:
     until then every event and status is ignored."""
 
-    def __init__(self, trace: TraceWriter, view: Progress) -> None:
+    def __init__(self, trace: TraceWriter, view: LiveView) -> None:
         self.trace = trace
         self.view = view
         self.members: Collection[str] = ()

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from ..protocols import registry
 from ..protocols.registry import spec_of
-from ..setup import ConfigError, Setup
+from ..setups import ConfigError, Setup
 from ..words import article, count
 
 # Discovery: after the monitor reconnects, the roster stays open at least this long. A participant

@@ -38,7 +38,7 @@ from typing import IO
 
 from ..protocols import registry
 from ..protocols.registry import build_setup
-from ..setup import ConfigError, Setup
+from ..setups import ConfigError, Setup
 from ..trace import TraceError, TraceWriter
 from ..words import article
 from .feed import PROTOCOL_EVENTS, AuditFeed
@@ -46,7 +46,7 @@ from .membership import REJOIN_GRACE, Member, Roster
 from .outcome import EXIT_CONFIG, EXIT_SAFE, EXIT_STALLED, EXIT_VIOLATION, Outcome, decide, render, save_json
 from .rabbit import Bus, Delivery, Topology, TransportError, split_step
 from .settings import MonitorSettings
-from .view import Progress
+from .view import LiveView
 
 # What other modules and the tests import from here.
 __all__ = [
@@ -58,7 +58,7 @@ __all__ = [
     "PROTOCOL_EVENTS",
     "Monitor",
     "Outcome",
-    "Progress",
+    "LiveView",
     "render",
 ]
 
@@ -95,7 +95,7 @@ class Monitor:
             self.trace = TraceWriter(settings.trace, keep=True)
         except OSError as exc:  # before the broker is touched: bad configuration
             raise ConfigError(f"cannot write the trace {settings.trace}: {exc.strerror or exc}") from None
-        self.progress = Progress(self.out)
+        self.progress = LiveView(self.out)
         self.feed = AuditFeed(self.trace, self.progress)
         self.refused: list[dict] = []  # each refused instance once: instance, role, reason
         self._declared: Setup | None = None  # the setup whose members' queues are declared

@@ -47,7 +47,7 @@ from ..messages import MessageError
 from ..protocol import ProtocolError
 from ..protocols import registry
 from ..protocols.registry import build_setup
-from ..setup import ConfigError, Setup
+from ..setups import ConfigError, Setup
 from ..sim.driver import Driver
 from .membership import role_of
 from .rabbit import (

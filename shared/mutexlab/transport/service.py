@@ -16,7 +16,7 @@ import signal
 import sys
 from typing import Protocol
 
-from ..setup import ConfigError
+from ..setups import ConfigError
 
 
 class Service(Protocol):

@@ -40,7 +40,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from ..setup import ConfigError
+from ..setups import ConfigError
 
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 

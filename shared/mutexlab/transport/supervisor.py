@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..protocols.registry import build_setup, canonical, resolve
-from ..setup import ConfigError
+from ..setups import ConfigError
 from .membership import role_of
 from .settings import check_run_id, check_url
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 
-class Progress:
+class LiveView:
     """The live view: one plain line per state change (not a terminal, e.g. compose logs), or a
     continuously updated table (a terminal): each participant's state, Lamport clock, entries,
     eggs (bees) or contracts done (elves) and what it waits for; who holds which resource; eggs

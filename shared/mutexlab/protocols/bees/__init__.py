@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from ...findings import Invariants
 from ...reduction import Reductions
-from ...setup import ConfigError, Setup, positive_int
+from ...setups import ConfigError, Setup, positive_int
 from ...spec import AlgorithmSpec
 from ..classic import workload_options
 from . import flags, world

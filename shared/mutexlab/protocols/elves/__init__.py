@@ -37,7 +37,7 @@ from __future__ import annotations
 from ...findings import Invariants
 from ...protocol import Protocol
 from ...reduction import Reductions
-from ...setup import ConfigError, Setup, positive_int
+from ...setups import ConfigError, Setup, positive_int
 from ...spec import AlgorithmSpec
 from . import flags, world
 from .elf import Elf

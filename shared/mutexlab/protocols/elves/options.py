@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from ...setup import ConfigError
+from ...setups import ConfigError
 
 OPTIONS = {
     "pins": "pins in the village (default 3)",

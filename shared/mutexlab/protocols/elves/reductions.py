@@ -53,7 +53,7 @@ import copy
 from typing import Any
 
 from ...reduction import NOTHING_LIVE, Canonical, ClockOffsets, Reductions, RetiredClocks, SendBound
-from ...setup import Setup
+from ...setups import Setup
 from .elf import Elf
 from .mayor import Mayor
 from .messages import CONTRACT, PINS, POISON, ElfState, InitContracts, MayorState, XRelease, XReply, XRequest
