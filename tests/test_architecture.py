@@ -25,7 +25,7 @@ LAYERS = [
         "messages",
         "protocol",
         "reduction",
-        "setup",
+        "setups",
         "show",
         "spec",
         "trace",
