@@ -1,4 +1,4 @@
-"""Runs over a three-node RabbitMQ cluster (issue 19 items 1-2; docs/cluster.md).
+"""Runs over a three-node RabbitMQ cluster (docs/cluster.md).
 
 The module's fixture starts a private cluster with ``scripts/cluster.sh`` (own node names,
 random ports, its own directory and Erlang cookie; never the machine's broker on 5672) and stops

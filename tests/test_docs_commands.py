@@ -533,7 +533,7 @@ def test_the_link_check_catches_missing_files_anchors_and_paths():
     assert "docs/x.md:1: link to nothere.md: no such file" in found
     assert "docs/x.md:1: link to architecture.md#no-such-part: no such anchor in architecture.md" in found
     assert "docs/x.md:2: `examples/scenarios/missing.json` does not exist" in found
-    assert slug("The monitor's live view (issue 6 item 3)") == "the-monitors-live-view-issue-6-item-3"
+    assert slug("The monitor's live view (a table, 2 lines)") == "the-monitors-live-view-a-table-2-lines"
 
 
 def section_problems(paths: list[Path]) -> list[str]:

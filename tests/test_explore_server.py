@@ -196,7 +196,7 @@ BAD_REQUESTS = [
     ("GET", "/report.js", None, None, 404, "not found"),
     ("GET", "/", None, {"Host": "attacker.example:80"}, 403, "unexpected Host header"),
     ("POST", "/api/step", b"x" * 10, {"Content-Length": str(6 * 1024 * 1024)}, 413, "at most"),
-    # hostile bodies (issue 27): bounded nesting, numbers Python holds, the scenario bounds
+    # hostile bodies: bounded nesting, numbers Python holds, the scenario bounds
     (
         "POST",
         "/api/step",

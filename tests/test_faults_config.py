@@ -1,4 +1,4 @@
-"""Bad configuration (issue 8 item 6): every CLI command and every service refuses impossible or
+"""Bad configuration: every CLI command and every service refuses impossible or
 malformed settings with a clear message and a non-zero exit (2), BEFORE touching the broker.
 
 In-process commands run with ``pika.BlockingConnection`` replaced by a tripwire, so any

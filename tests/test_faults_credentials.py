@@ -1,4 +1,4 @@
-"""Credentials (issue 8 item 7): nothing hard-coded; compose takes the broker user and password
+"""Credentials: nothing hard-coded; compose takes the broker user and password
 from the environment file with documented defaults; the management UI only on 127.0.0.1.
 
 Allowed: RabbitMQ's own ``guest:guest``, which the broker accepts from localhost only, as the

@@ -1,4 +1,4 @@
-"""The monitor's live view (issue 6 item 3): plain lines off a terminal, a table on one.
+"""The monitor's live view: plain lines off a terminal, a table on one.
 
 The table is built by ``LiveView.table()`` from the trace events and statuses fed so far, so it
 is checked here without a terminal (rendered by rich into a string); the plain-line mode is

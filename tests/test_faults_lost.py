@@ -1,4 +1,4 @@
-"""A lost participant (issue 8 item 3, issue 6 item 4 over RabbitMQ): a bee and a node killed with
+"""A lost participant (also over RabbitMQ): a bee and a node killed with
 SIGKILL mid-run, through ``mutexlab run``'s own code (``execute``).
 
 What must hold: the monitor declares the stall ``STALL_TIMEOUT`` seconds after the last trace

@@ -1,4 +1,4 @@
-"""A protocol refusal during ``mutexlab run`` is a finding (issue 27, item 1).
+"""A protocol refusal during ``mutexlab run`` is a finding.
 
 A participant whose protocol refuses a message (``ProtocolError``) dead-letters it and reports it
 in its status; the monitor stops the run there and decides as ``check``, ``replay`` and

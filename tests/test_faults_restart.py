@@ -1,4 +1,4 @@
-"""A broker restart mid-run (issue 8 item 1), on a PRIVATE RabbitMQ node, never the shared one.
+"""A broker restart mid-run, on a PRIVATE RabbitMQ node, never the shared one.
 
 The fixture starts its own node (own name, AMQP and distribution ports, data and log
 directories, no plugins) so that ``rabbitmqctl stop_app`` cannot disturb the shared broker other
@@ -267,7 +267,7 @@ def _wait_for(predicate, timeout: float, what: str, *shown: Path) -> None:
 
 
 def test_every_joiner_is_admitted_across_a_broker_restart_in_the_join_window(private_node, tmp_path):
-    """Issue 14 item 5: discovery (PROCESSES=0), the broker stopped inside the join window for
+    """Discovery (PROCESSES=0), the broker stopped inside the join window for
     longer than the window. Before: the monitor reconnected, found the window long over and closed
     the roster with whoever it had, refusing whoever came after (the run then completed "SAFE" with
     fewer participants, exit 0). Now every joiner is admitted: the mayor and elves A, B, C were

@@ -1,4 +1,4 @@
-"""Garbage in (issue 8 item 4) and isolation (item 5), in full runs over RabbitMQ.
+"""Garbage in and isolation, in full runs over RabbitMQ.
 
 Two runs start at once on the same broker, with the same participant names (node-1 …) and the
 same seed, different run ids: run A (Ricart–Agrawala) gets garbage published straight into

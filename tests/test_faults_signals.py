@@ -1,4 +1,4 @@
-"""``mutexlab run`` stopped by a signal leaves nothing behind (issue 27, item 6).
+"""``mutexlab run`` stopped by a signal leaves nothing behind.
 
 A run is started as a child process against the local broker and, mid-run, sent SIGTERM (``kill``,
 ``timeout``), SIGHUP (its terminal gone) or SIGINT (Ctrl-C): it must stop every process it

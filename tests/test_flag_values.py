@@ -1,4 +1,4 @@
-"""No traceback for any value a flag accepts (issue 27, item 5): infinities and NaN are refused
+"""No traceback for any value a flag accepts: infinities and NaN are refused
 with exit 2 and a message naming the flag, ports are validated, and a file `run` cannot write
 is refused before the broker is touched."""
 

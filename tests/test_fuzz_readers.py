@@ -1,4 +1,4 @@
-"""Fuzzing the readers of outside input (issue 27, item 8): the trace reader and audit, the scenario
+"""Fuzzing the readers of outside input: the trace reader and audit, the scenario
 reader and replay, the message decoder of the transport, the explorer's API. Whatever the input, each either reads it
 or refuses it with its own error (TraceError, ScenarioError, EnvelopeError or MessageError; a 4xx
 from the explorer) — never another exception (a 500). Bounded: a fixed number of examples each, no deadline per example.

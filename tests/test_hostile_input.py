@@ -1,4 +1,4 @@
-"""Every reader of outside input is bounded (issue 27, item 3): hostile or broken input is refused
+"""Every reader of outside input is bounded: hostile or broken input is refused
 with a message naming the limit, in bounded time and memory — never read without end.
 
 Each command runs as a child with an address-space limit (``resource.setrlimit``) and a timeout,

@@ -1,4 +1,4 @@
-"""Fault injection in the simulator (issue 8 item 2).
+"""Fault injection in the simulator.
 
 Duplicates and delay spikes stay within the algorithms' model — a duplicate is dropped by its
 message id on the receiving side (as the RabbitMQ transport drops it by the link's sequence

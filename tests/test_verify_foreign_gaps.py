@@ -1,4 +1,4 @@
-"""Nothing unchecked is called SAFE (issue 26): each gap a new user found is now a finding.
+"""Nothing unchecked is called SAFE: each gap a new user found is now a finding.
 
 * a trace with fewer entries than its header's workload, everyone idle → INCOMPLETE;
 * a ``recv`` with no matching ``send`` → VIOLATION naming its line;

@@ -9,14 +9,12 @@ may grant again at once (the notes' p2 does so). The requester and arbiter are a
 which Maekawa shares (CSSTAT is its ``lock``); the state table is ``SandersNode.TABLE``
 (docs/protocols.md).
 
-Mutual exclusion holds iff p_i ∈ I_i, I_i ⊆ R_i, and every pair (i, j) has I_i ∩ I_j ≠ ∅
-(a common arbiter that tracks both) or p_i ∈ R_j and p_j ∈ R_i (each needs the other's grant,
-which each withholds while it holds its own self-grant). ``make_setup`` refuses sets that
-break it, naming the pair.
+Mutual exclusion holds iff p_i ∈ I_i, I_i ⊆ R_i, and every pair (i, j) has I_i ∩ I_j ≠ ∅ (a
+common arbiter that tracks both) or p_i ∈ R_j and p_j ∈ R_i (each withholds its grant while it
+holds its own); ``make_setup`` refuses sets that break it, naming the pair.
 
 The notes' protocol (REQUEST/GRANT/RELEASE only) deadlocks as soon as two arbiters lock on
-different requests that each need the other (two nodes of the Ricart–Agrawala-like sets that
-request at once each lock on themselves). As in Singhal's presentation, deadlocks are resolved
+different requests that each need the other. As in Singhal's presentation, deadlocks are resolved
 the way Maekawa does, with INQUIRE / FAILED / YIELD; FAILED and INQUIRE name the request they
 are about (``req``, its timestamp), so a stale one — about a request that is over, or from an
 arbiter that granted since — is recognised and ignored.
