@@ -9,9 +9,9 @@ handovers), and DistAlgo's ``sktoken``, ``ramutex`` and ``lamutex`` with R round
 repetitions is reported, every repetition's value beside it.
 
 Columns: entries/s and token passes/s over the protocol phase (mutexlab: the monitor's welcome to
-completion; DistAlgo: first process start to the last entry; ring: first publish to the last
-receipt); ``wall`` the whole command; ``broker µs/msg`` the broker's (beam.smp's) CPU over the
-protocol phase per protocol message (ring: over the whole measurement per hop); ``python µs/msg``
+completion; DistAlgo: first process start to the last entry; ring: the start barrier to the
+last member's end); ``wall`` the whole command; ``broker µs/msg`` the broker's (beam.smp's) CPU over the
+protocol phase per protocol message (ring: per hop); ``python µs/msg``
 the CPU of the command and all its processes, start-up and audit included, per protocol message.
 
     python -m bench.wire --repeat 3 --requests 50 --tree /work/main --tree . --json /tmp/wire.json
