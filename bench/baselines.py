@@ -10,7 +10,7 @@
 Every contender records its (enter, exit) times on the system-wide monotonic clock; the parent
 checks that no two critical sections overlap (mutual exclusion held) and reports the longest run
 of consecutive entries by one process (fairness). Loops are bounded; queues and keys are
-deleted at the end, also on failure. The worker helpers here also drive ``bench/ring.py``.
+deleted at the end, also on failure. The worker helpers here also drive ``bench/clients.py``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import queue as queue_module
+import threading
 import time
 import uuid
 
@@ -47,9 +48,9 @@ def _props(confirmed: bool):
     return pika.BasicProperties(delivery_mode=2 if confirmed else 1, content_type="application/json")
 
 
-def _declare(url: str, names: list[str], durable: bool) -> None:
+def _declare(url: str, names: list[str], durable: bool, arguments: dict | None = None) -> None:
     def declare(ch, name: str) -> None:
-        ch.queue_declare(name, durable=durable)
+        ch.queue_declare(name, durable=durable, arguments=arguments)
         ch.queue_purge(name)
 
     _each_queue(url, names, declare)
@@ -75,8 +76,10 @@ def _each_queue(url: str, names: list[str], act) -> None:
         conn.close()
 
 
-def _run_workers(target, args_list: list[tuple], timeout: float = JOIN_TIMEOUT) -> list:
-    """Start one process per args tuple (each gets (barrier, results, *args)); collect one result each."""
+def _run_workers(target, args_list: list[tuple], timeout: float = JOIN_TIMEOUT, stamp=None) -> list:
+    """Start one process per args tuple (each gets (barrier, results, *args)); collect one result each.
+    ``stamp``: called once every worker passed the barrier and again once every result is in, its
+    two values appended to the results."""
     barrier = CTX.Barrier(len(args_list) + 1)
     results = CTX.Queue()
     procs = [
@@ -85,7 +88,9 @@ def _run_workers(target, args_list: list[tuple], timeout: float = JOIN_TIMEOUT) 
     for proc in procs:
         proc.start()
     try:
-        barrier.wait(timeout=120)
+        with contextlib.suppress(threading.BrokenBarrierError):  # a worker failed: its error is below
+            barrier.wait(timeout=120)
+        before = stamp() if stamp else None
         out = []
         deadline = time.monotonic() + timeout
         while len(out) < len(procs):
@@ -96,7 +101,7 @@ def _run_workers(target, args_list: list[tuple], timeout: float = JOIN_TIMEOUT) 
             if isinstance(item, dict) and "error" in item:
                 raise RuntimeError(f"{target.__name__}: a worker failed: {item['error']}")
             out.append(item)
-        return out
+        return out + [before, stamp()] if stamp else out
     finally:
         for proc in procs:
             proc.join(timeout=5)

@@ -42,8 +42,8 @@ import time
 import uuid
 from collections import deque
 
-from .baselines import CTX, _guard
-from .common import broker_cpu_seconds, broker_pid, machine, ratio, save_json, say, table
+from .baselines import _declare, _delete, _run_workers, broker_us_per_msg
+from .common import DEFAULT_AMQP_URL, broker_cpu_seconds, broker_pid, machine, ratio, save_json, say, table
 
 CLIENTS = ("blocking", "select", "select-turned", "aio-pika", "aio-pika-uvloop")
 WORKLOADS = ("ring", "ricart-agrawala")
@@ -121,27 +121,20 @@ class RicartAgrawala:
         return self.got >= self.expected and not self.left and self.ts is None
 
 
-def _member(workload: str, me: int, n: int, size: int):
-    return (Ring if workload == "ring" else RicartAgrawala)(me, n, size)
-
-
 # -- the clients ---------------------------------------------------------------------------------------
-def _persistent():
+def _blocking(barrier, member, names: list[str], url: str, confirmed: bool) -> tuple[float, float, float]:
+    """``confirmed``: each publish waits for its confirm, then the delivery is acked; else none of it."""
     import pika
 
-    return pika.BasicProperties(delivery_mode=2)
-
-
-def _blocking(barrier, member, names: list[str]) -> tuple[float, float, float]:
-    import pika
-
-    conn = pika.BlockingConnection(pika.URLParameters(URL[0]))
+    conn = pika.BlockingConnection(pika.URLParameters(url))
     ch = conn.channel()
-    ch.confirm_delivery()
+    if confirmed:
+        ch.confirm_delivery()
     ch.basic_qos(prefetch_count=PREFETCH)
     inbox: deque = deque()
-    ch.basic_consume(names[member.me], lambda _c, m, _p, b: inbox.append((m.delivery_tag, b)))
-    props = _persistent()
+    on_message = lambda _c, m, _p, b: inbox.append((m.delivery_tag, b))  # noqa: E731
+    ch.basic_consume(names[member.me], on_message, auto_ack=not confirmed)
+    props = pika.BasicProperties(delivery_mode=2 if confirmed else 1)
 
     def send(out) -> None:
         for dest, body in out:
@@ -155,7 +148,8 @@ def _blocking(barrier, member, names: list[str]) -> tuple[float, float, float]:
         while inbox:
             tag, body = inbox.popleft()
             send(member.handle(body))
-            ch.basic_ack(tag)
+            if confirmed:
+                ch.basic_ack(tag)
     end, cpu = time.monotonic(), _cpu() - cpu
     conn.close()
     return start, end, cpu
@@ -164,14 +158,17 @@ def _blocking(barrier, member, names: list[str]) -> tuple[float, float, float]:
 class _Held:
     """Publishes awaiting confirms and the acks held behind them (one channel, tags from 1)."""
 
-    def __init__(self, channel) -> None:
-        self.channel, self.tag = channel, 0
+    def __init__(self, channel, names: list[str]) -> None:
+        import pika
+
+        self.channel, self.names, self.tag = channel, names, 0
+        self.props = pika.BasicProperties(delivery_mode=2)
         self.unconfirmed: set[int] = set()
         self.acks: deque[tuple[int, int]] = deque()  # (last publish before, delivery tag)
 
-    def publish(self, names, out) -> None:
+    def publish(self, out) -> None:
         for dest, body in out:
-            self.channel.basic_publish("", names[dest], body, properties=PROPS[0])
+            self.channel.basic_publish("", self.names[dest], body, properties=self.props)
             self.tag += 1
             self.unconfirmed.add(self.tag)
 
@@ -196,21 +193,16 @@ class _Held:
         return not self.unconfirmed and not self.acks
 
 
-PROPS: list = []
-URL: list[str] = []
-
-
-def _select(barrier, member, names: list[str], turned: bool) -> tuple[float, float, float]:
+def _select(barrier, member, names: list[str], url: str, turned: bool) -> tuple[float, float, float]:
     import pika
 
-    PROPS[:] = [_persistent()]
     span: dict[str, float] = {}
 
     def run(channel, finished):
-        held = _Held(channel)
+        held = _Held(channel, names)
 
         def on_message(_ch, method, _props, body) -> None:
-            held.publish(names, member.handle(body))
+            held.publish(member.handle(body))
             held.acks.append((held.tag, method.delivery_tag))
             held.release()
             check()
@@ -229,7 +221,7 @@ def _select(barrier, member, names: list[str], turned: bool) -> tuple[float, flo
     if turned:
         from mutexlab.transport.amqp import Connection
 
-        conn = Connection(pika.URLParameters(URL[0]))
+        conn = Connection(pika.URLParameters(url))
         channel = conn.channel()
         held, on_message, on_confirm = run(channel.nowait, lambda: None)
         channel.confirm_delivery(on_confirm, lambda *_returned: None)
@@ -237,19 +229,15 @@ def _select(barrier, member, names: list[str], turned: bool) -> tuple[float, flo
         channel.basic_consume(names[member.me], on_message)
         barrier.wait(timeout=120)
         span["start"], span["cpu"] = time.monotonic(), _cpu()
-        held.publish(names, member.start())
+        held.publish(member.start())
         while "end" not in span and time.monotonic() - span["start"] < DEADLINE:
             conn.process_data_events(1.0)
         conn.close()
     else:
         state: dict = {}
 
-        def opened(conn) -> None:
-            conn.channel(on_open_callback=channel_opened)
-
         def channel_opened(channel) -> None:
-            state["held"], on_message, on_confirm = run(channel, lambda: state["conn"].close())
-            state["on_message"] = on_message
+            state["held"], state["on_message"], on_confirm = run(channel, lambda: state["conn"].close())
             channel.confirm_delivery(on_confirm, callback=lambda _f: selected(channel))
 
         def selected(channel) -> None:
@@ -259,24 +247,23 @@ def _select(barrier, member, names: list[str], turned: bool) -> tuple[float, flo
             channel.basic_consume(names[member.me], state["on_message"])
             barrier.wait(timeout=120)
             span["start"], span["cpu"] = time.monotonic(), _cpu()
-            state["held"].publish(names, member.start())
+            state["held"].publish(member.start())
 
-        conn = pika.SelectConnection(
-            pika.URLParameters(URL[0]),
-            on_open_callback=opened,
+        state["conn"] = conn = pika.SelectConnection(
+            pika.URLParameters(url),
+            on_open_callback=lambda c: c.channel(on_open_callback=channel_opened),
             on_close_callback=lambda c, _reason: c.ioloop.stop(),
         )
-        state["conn"] = conn
         conn.ioloop.call_later(DEADLINE + 120, conn.ioloop.stop)
         conn.ioloop.start()
     return span["start"], span.get("end", time.monotonic()), span.get("cpu", 0.0)
 
 
-def _aio(barrier, member, names: list[str], uvloop: bool) -> tuple[float, float, float]:
+def _aio(barrier, member, names: list[str], url: str, uvloop: bool) -> tuple[float, float, float]:
     async def main() -> tuple[float, float, float]:
         import aio_pika
 
-        connection = await aio_pika.connect(URL[0])
+        connection = await aio_pika.connect(url)
         channel = await connection.channel(publisher_confirms=True)
         await channel.set_qos(prefetch_count=PREFETCH)
         exchange = channel.default_exchange
@@ -284,20 +271,12 @@ def _aio(barrier, member, names: list[str], uvloop: bool) -> tuple[float, float,
         tasks: set[asyncio.Task] = set()  # kept referenced until done
         pending = [0]  # tasks not yet through their publishes and ack
         finished = asyncio.Event()
-        span: dict[str, float] = {}
-
-        async def send(out) -> None:
-            await asyncio.gather(
-                *(
-                    exchange.publish(
-                        aio_pika.Message(body, delivery_mode=aio_pika.DeliveryMode.PERSISTENT), names[dest]
-                    )
-                    for dest, body in out
-                )
-            )
+        persistent = aio_pika.DeliveryMode.PERSISTENT
 
         async def send_then_ack(out, message) -> None:
-            await send(out)
+            await asyncio.gather(
+                *(exchange.publish(aio_pika.Message(b, delivery_mode=persistent), names[d]) for d, b in out)
+            )
             if message is not None:
                 await message.ack()
             pending[0] -= 1
@@ -315,12 +294,12 @@ def _aio(barrier, member, names: list[str], uvloop: bool) -> tuple[float, float,
 
         await queue.consume(on_message)
         barrier.wait(timeout=120)
-        span["start"], span["cpu"] = time.monotonic(), _cpu()
+        start, cpu = time.monotonic(), _cpu()
         spawn(member.start(), None)
         await asyncio.wait_for(finished.wait(), DEADLINE)
-        end, cpu = time.monotonic(), _cpu() - span["cpu"]
+        end, cpu = time.monotonic(), _cpu() - cpu
         await connection.close()
-        return span["start"], end, cpu
+        return start, end, cpu
 
     if uvloop:
         import uvloop as uv
@@ -330,68 +309,30 @@ def _aio(barrier, member, names: list[str], uvloop: bool) -> tuple[float, float,
 
 
 def _worker(barrier, client: str, workload: str, url: str, names: list[str], me: int, size: int) -> dict:
-    URL[:] = [url]
-    member = _member(workload, me, len(names), size)
-    if client == "blocking":
-        start, end, cpu = _blocking(barrier, member, names)
+    member = (Ring if workload == "ring" else RicartAgrawala)(me, len(names), size)
+    if client in ("blocking", "transient"):
+        start, end, cpu = _blocking(barrier, member, names, url, client == "blocking")
     elif client.startswith("select"):
-        start, end, cpu = _select(barrier, member, names, client == "select-turned")
+        start, end, cpu = _select(barrier, member, names, url, client == "select-turned")
     else:
-        start, end, cpu = _aio(barrier, member, names, client.endswith("uvloop"))
+        start, end, cpu = _aio(barrier, member, names, url, client.endswith("uvloop"))
     if not member.done:
         raise RuntimeError(f"{client} {workload} member {me}: not done within {DEADLINE:g}s")
     return {"start": start, "end": end, "cpu": cpu, "entries": getattr(member, "entries", 0)}
 
 
 # -- a measurement -------------------------------------------------------------------------------------
-def _queues(url: str, names: list[str], delete: bool = False) -> None:
-    import pika
-
-    conn = pika.BlockingConnection(pika.URLParameters(url))
-    try:
-        ch = conn.channel()
-        for name in names:
-            if delete:
-                ch.queue_delete(name)
-            else:
-                ch.queue_declare(name, durable=True, arguments=QUEUE_ARGS)
-    finally:
-        conn.close()
-
-
 def measure(url: str, client: str, workload: str, n: int, size: int) -> dict:
-    """One run of ``workload`` (``size``: hops, or requests per member) on ``client``, N members."""
-    import queue as queue_module
-
+    """One run of ``workload`` (``size``: hops, or requests per member) on ``client``, N members.
+    Client ``transient`` (the raw ring's other setting): ``blocking`` without the guarantee."""
     names = [f"mutexlab-bench.{uuid.uuid4().hex[:8]}.m{i}" for i in range(n)]
-    _queues(url, names)
-    barrier, results = CTX.Barrier(n + 1), CTX.Queue()
-    procs = [
-        CTX.Process(target=_guard, args=(_worker, barrier, results, client, workload, url, names, i, size))
-        for i in range(n)
-    ]
+    _declare(url, names, durable=client != "transient", arguments=QUEUE_ARGS)
     broker = broker_pid(url)
     try:
-        for proc in procs:
-            proc.start()
-        barrier.wait(timeout=120)
-        broker_before = broker_cpu_seconds(broker)
-        out = []
-        while len(out) < n:
-            try:
-                item = results.get(timeout=DEADLINE + 60)
-            except queue_module.Empty:
-                raise RuntimeError(f"{client} {workload}: members did not finish") from None
-            if "error" in item:
-                raise RuntimeError(f"{client} {workload}: {item['error']}")
-            out.append(item)
-        broker_after = broker_cpu_seconds(broker)
+        args = [(client, workload, url, names, i, size) for i in range(n)]
+        *out, before, after = _run_workers(_worker, args, DEADLINE + 60, lambda: broker_cpu_seconds(broker))
     finally:
-        for proc in procs:
-            proc.join(timeout=10)
-            if proc.is_alive():
-                proc.terminate()
-        _queues(url, names, delete=True)
+        _delete(url, names)
     span = max(o["end"] for o in out) - min(o["start"] for o in out)
     messages = size if workload == "ring" else 2 * size * n * (n - 1)
     row = {
@@ -402,9 +343,7 @@ def measure(url: str, client: str, workload: str, n: int, size: int) -> dict:
         "seconds": round(span, 3),
         "msgs_per_s": round(messages / span),
         "client_cpu_us_per_msg": round(sum(o["cpu"] for o in out) / messages * 1e6),
-        "broker_cpu_us_per_msg": None
-        if broker_before is None or broker_after is None
-        else round((broker_after - broker_before) / messages * 1e6),
+        "broker_cpu_us_per_msg": broker_us_per_msg(before, after, messages),
     }
     if workload == "ricart-agrawala":
         row["entries_per_s"] = round(sum(o["entries"] for o in out) / span, 1)
@@ -432,45 +371,26 @@ def run(url: str, clients: list[str], n: int, hops: int, requests: int, repeat: 
 def render(result: dict) -> str:
     out = []
     for workload in WORKLOADS:
+        ring = workload == "ring"
         rows = [r for r in result["rows"] if r["workload"] == workload]
         base = next((r for r in rows if r["client"] == "blocking"), None)
-        rate = "hops/s" if workload == "ring" else "entries/s"
-        key = "msgs_per_s" if workload == "ring" else "entries_per_s"
+        key = "msgs_per_s" if ring else "entries_per_s"
         body = [
-            [
-                r["client"],
-                r[key],
-                "/".join(str(round(x[key])) for x in r["repeats"]),
-                ratio(r[key], base and base[key]),
-                r["msgs_per_s"] if workload != "ring" else None,
-                r["client_cpu_us_per_msg"],
-                r["broker_cpu_us_per_msg"],
-            ]
+            [r["client"], r[key], "/".join(str(round(x[key])) for x in r["repeats"])]
+            + [ratio(r[key], base and base[key]), None if ring else r["msgs_per_s"]]
+            + [r["client_cpu_us_per_msg"], r["broker_cpu_us_per_msg"]]
             for r in rows
         ]
-        size = f"{result['hops']} hops" if workload == "ring" else f"{result['requests']} requests per member"
-        out.append(f"{workload}, N = {result['n']}, {size}:\n")
-        out.append(
-            table(
-                [
-                    "client",
-                    rate,
-                    "(repeats)",
-                    "÷ blocking",
-                    "msgs/s",
-                    "client CPU µs/msg",
-                    "broker CPU µs/msg",
-                ],
-                body,
-            )
-        )
-        out.append("")
+        size = f"{result['hops']} hops" if ring else f"{result['requests']} requests per member"
+        headers = ["client", "hops/s" if ring else "entries/s", "(repeats)", "÷ blocking", "msgs/s"]
+        headers += ["client CPU µs/msg", "broker CPU µs/msg"]
+        out += [f"{workload}, N = {result['n']}, {size}:\n", table(headers, body), ""]
     return "\n".join(out)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--amqp-url", default="amqp://guest:guest@127.0.0.1:5672/%2F")
+    parser.add_argument("--amqp-url", default=DEFAULT_AMQP_URL)
     parser.add_argument("-N", type=int, default=5)
     parser.add_argument("--hops", type=int, default=2000)
     parser.add_argument("--requests", type=int, default=50)

@@ -70,13 +70,8 @@ def _has_distalgo(python: Path) -> bool:
 
 
 def example_file(python: Path, name: str) -> Path:
-    out = subprocess.run(
-        [str(python), "-c", "import da, os; print(os.path.dirname(da.__file__))"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
+    where = [str(python), "-c", "import da, os; print(os.path.dirname(da.__file__))"]
+    out = subprocess.run(where, capture_output=True, text=True, check=True, timeout=60)
     path = Path(out.stdout.strip()) / "examples" / name / "orig.da"
     if not path.exists():
         raise Unavailable(f"DistAlgo's example {path} is missing")
@@ -89,13 +84,8 @@ def example(python: Path, name: str, n: int, rounds: int, workdir: Path) -> dict
     shutil.copyfile(example_file(python, name), source)
     began = time.perf_counter()
     ru0 = os.times()
-    proc = subprocess.run(
-        [str(python), str(DRIVER), str(source), str(n), str(rounds)],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    command = [str(python), str(DRIVER), str(source), str(n), str(rounds)]
+    proc = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=600)
     ru1 = os.times()
     wall = time.perf_counter() - began
     rows = [

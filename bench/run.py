@@ -33,27 +33,21 @@ PARTS = {
 }
 
 
-def parse_parts(text: str) -> list[int]:
-    try:
-        parts = sorted({int(p) for p in text.split(",") if p.strip()})
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"parts are numbers 1–4 separated by commas, got {text!r}") from None
-    bad = [p for p in parts if p not in PARTS]
-    if bad or not parts:
-        raise argparse.ArgumentTypeError(f"parts are numbers 1–4, got {text!r}")
-    return parts
-
-
 def parse_sizes(text: str) -> tuple[int, ...]:
     try:
         sizes = tuple(int(x) for x in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"sizes are whole numbers separated by commas, got {text!r}"
-        ) from None
-    if not sizes or any(s < 1 for s in sizes):
-        raise argparse.ArgumentTypeError(f"sizes must be at least 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"whole numbers separated by commas, got {text!r}") from None
+    if any(s < 1 for s in sizes):
+        raise argparse.ArgumentTypeError(f"numbers must be at least 1, got {text!r}")
     return sizes
+
+
+def parse_parts(text: str) -> list[int]:
+    parts = sorted(set(parse_sizes(text)))
+    if not set(parts) <= set(PARTS):
+        raise argparse.ArgumentTypeError(f"parts are numbers 1–4, got {text!r}")
+    return parts
 
 
 def build_parser() -> argparse.ArgumentParser:

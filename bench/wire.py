@@ -9,9 +9,9 @@ handovers), and DistAlgo's ``sktoken``, ``ramutex`` and ``lamutex`` with R round
 repetitions is reported, every repetition's value beside it.
 
 Columns: entries/s and token passes/s over the protocol phase (mutexlab: the monitor's welcome to
-completion; DistAlgo: first process start to the last entry; ring: first publish to the last
-receipt); ``wall`` the whole command; ``broker µs/msg`` the broker's (beam.smp's) CPU over the
-protocol phase per protocol message (ring: over the whole measurement per hop); ``python µs/msg``
+completion; DistAlgo: first process start to the last entry; ring: the start barrier to the
+last member's end); ``wall`` the whole command; ``broker µs/msg`` the broker's (beam.smp's) CPU over the
+protocol phase per protocol message (ring: per hop); ``python µs/msg``
 the CPU of the command and all its processes, start-up and audit included, per protocol message.
 
     python -m bench.wire --repeat 3 --requests 50 --tree /work/main --tree . --json /tmp/wire.json
@@ -164,18 +164,13 @@ def render(result: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--amqp-url", default=DEFAULT_AMQP_URL)
-    parser.add_argument(
-        "-N", type=int, action="append", dest="sizes", help="processes (repeatable; default 5 and 10)"
-    )
+    sizes_help = "processes (repeatable; default 5 and 10)"
+    parser.add_argument("-N", type=int, action="append", dest="sizes", help=sizes_help)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--requests", type=int, default=50, help="entries per process (default 50)")
     parser.add_argument("--hops", type=int, default=2000, help="token ring handovers (default 2000)")
-    parser.add_argument(
-        "--tree",
-        type=Path,
-        action="append",
-        help="a mutexlab source tree to run (repeatable; default this one)",
-    )
+    tree_help = "a mutexlab source tree to run (repeatable; default this one)"
+    parser.add_argument("--tree", type=Path, action="append", help=tree_help)
     parser.add_argument("--no-distalgo", action="store_true")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args(argv)
@@ -185,15 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     for tree in trees:
         if not (tree / "shared" / "mutexlab").is_dir():
             parser.error(f"--tree {tree}: not a mutexlab source tree (no shared/mutexlab)")
-    result = measure(
-        args.amqp_url,
-        args.sizes or [5, 10],
-        args.repeat,
-        args.requests,
-        args.hops,
-        trees,
-        not args.no_distalgo,
-    )
+    sizes, distalgo = args.sizes or [5, 10], not args.no_distalgo
+    result = measure(args.amqp_url, sizes, args.repeat, args.requests, args.hops, trees, distalgo)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     print(render(result))
