@@ -1,4 +1,4 @@
-"""Issue 29 item 2: the same confirmed workloads on each AMQP client, to choose the transport's by measurement.
+"""The same confirmed workloads on each AMQP client, to choose the transport's by measurement.
 
 Clients (each in its own processes, one per member, against the same broker):
 
