@@ -15,9 +15,9 @@ from every process at once: BASE + PER_IN_FLIGHT × P(P−1).
 A streamed run that is audited (the default) keeps every holding interval it makes for the
 capacity audit — an ``enter`` and its ``exit``, with the entering process's clock, in the
 family's estimate (``Flags.estimate_intervals``: the bees' flower visits, one per egg):
-AUDIT_BASE + I × (PER_INTERVAL + PER_CLOCK_ENTRY × P) more. (Measured: bees P=10, 6,000 and
-60,000 intervals, 98 and 282 MB peak against 40 MB with ``--no-audit``; predicted 103 and
-309 MB.) Either way every process keeps a little state about every other (who is alive, whose request
+AUDIT_BASE + I × (PER_INTERVAL + PER_CLOCK_ENTRY × P) more. (Measured: bees P=10, 3,000, 6,000
+and 60,000 intervals, 97, 98 and 282 MB peak against 40 MB with ``--no-audit``; predicted 100,
+111 and 317 MB.) Either way every process keeps a little state about every other (who is alive, whose request
 came when): PER_PEER × P², already at setup — so the check comes before the setup is built.
 
 The constants are fitted to peak RSS measured on CPython 3.11: for bees P = 70–200, Lamport
@@ -41,7 +41,7 @@ PER_MESSAGE = 2000  # bytes per message of an audited run: its send and recv eve
 PER_CLOCK_ENTRY = 50  # bytes per vector-clock entry per message (the two events' clocks)
 PER_IN_FLIGHT = 500  # bytes per message waiting in the event queue of an unaudited run
 PER_PEER = 100  # bytes per (process, other process): the protocols' own tables
-AUDIT_BASE = 40 << 20  # a streamed audit: its imports and the capacity audit's working set
+AUDIT_BASE = 48 << 20  # a streamed audit: its imports and the capacity audit's working set (46 MB measured)
 PER_INTERVAL = 3500  # bytes per holding interval a streamed audit keeps (and its flow's share)
 WARN_SHARE = 0.5  # warn above this share of the available memory, refuse above all of it
 IGNORE_FLAG = "--ignore-memory"
