@@ -65,7 +65,7 @@ leftovers=$( { docker ps -aq --filter "label=com.docker.compose.project=$project
 
 # A user's algorithm (classic-file), as a user writes one: a protocol module with absolute
 # imports and a name of its own, in a directory outside the checkout.
-sed -e 's/^from \.\.\([a-z]\)/from mutexlab.\1/' -e 's/^from \.classic/from mutexlab.protocols.classic/' \
+sed -e 's/^\(\s*\)from \.\.\([a-z]\)/\1from mutexlab.\2/' -e 's/^\(\s*\)from \.\([a-z]\)/\1from mutexlab.protocols.\2/' \
   -e 's/"ricart-agrawala"/"ra-file"/g' shared/mutexlab/protocols/ricart_agrawala.py >"$work/ra_file.py"
 
 results=()
