@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pika
 import pytest
+from conftest import missing
 
 from mutexlab.cli import main
 from mutexlab.commands import explore
@@ -134,7 +135,7 @@ def test_the_files_the_tour_writes_at_the_top_are_ignored_by_git():
         ["git", "check-ignore", "--no-index", *names], cwd=ROOT, capture_output=True, text=True
     )
     if done.returncode == 128:
-        pytest.skip(f"not a git checkout: {done.stderr.strip()}")
+        missing(f"not a git checkout: {done.stderr.strip()}")  # a failure under CI
     assert sorted(done.stdout.split()) == sorted(names)
 
 
