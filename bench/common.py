@@ -1,13 +1,18 @@
-"""What the benchmarks share: the machine's description, tables, child runs, the local broker's CPU."""
+"""What the benchmarks share: the machine's description, tables, child runs, processes against the
+broker behind a start barrier, the local broker's CPU."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import multiprocessing as mp
 import os
 import platform
+import queue as queue_module
 import socket
 import subprocess
 import sys
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,22 +30,15 @@ def machine() -> dict:
         "platform": platform.platform(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
+    with contextlib.suppress(OSError, KeyError, ValueError):
+        mem = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+        for key, name in (("MemTotal", "memory_total_gib"), ("MemAvailable", "memory_available_gib")):
+            info[name] = round(int(mem[key].split()[0]) / 1024**2, 1)
+    with contextlib.suppress(OSError, StopIteration):
+        lines = Path("/proc/cpuinfo").read_text(errors="replace").splitlines()
+        info["cpu"] = next(line.split(":", 1)[1].strip() for line in lines if line.startswith("model name"))
+    git = ["git", "rev-parse", "--short", "HEAD"]
     try:
-        with open("/proc/meminfo", encoding="ascii") as handle:
-            mem = dict(line.split(":", 1) for line in handle)
-        info["memory_total_gib"] = round(int(mem["MemTotal"].split()[0]) / 1024**2, 1)
-        info["memory_available_gib"] = round(int(mem["MemAvailable"].split()[0]) / 1024**2, 1)
-    except (OSError, KeyError, ValueError):
-        pass
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as handle:
-            models = [line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")]
-        if models:
-            info["cpu"] = models[0]
-    except OSError:
-        pass
-    try:
-        git = ["git", "rev-parse", "--short", "HEAD"]
         info["git_commit"] = subprocess.run(
             git, cwd=ROOT, capture_output=True, text=True, timeout=5
         ).stdout.strip()
@@ -105,6 +103,116 @@ def save_json(path: str | None, data: object) -> None:
 
 def say(text: str = "") -> None:
     print(text, flush=True)
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children so far."""
+    times = os.times()
+    return times.children_user + times.children_system
+
+
+def mutexlab_run_json(
+    args: list[str], tree: Path | None, timeout: float
+) -> tuple[dict, int, float, float, float]:
+    """``python -m mutexlab run ARGS --json`` of ``tree`` (its ``shared`` and root first on PYTHONPATH;
+    None: the mutexlab this interpreter imports): (its summary, exit code, Unix time at its start and
+    at its end, CPU seconds of the command and all its processes)."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(tree / "shared"), str(tree), env.get("PYTHONPATH", "")])
+    command = [sys.executable, "-m", "mutexlab", "run", *args, "--json"]
+    cpu, began = children_cpu(), time.time()
+    proc = subprocess.run(command, cwd=tree or ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+    ended, cpu = time.time(), children_cpu() - cpu
+    try:
+        return json.loads(proc.stdout), proc.returncode, began, ended, cpu
+    except json.JSONDecodeError:
+        raise RuntimeError(
+            f"{tree or ROOT}: mutexlab run {' '.join(args)} (exit {proc.returncode}) printed no summary: "
+            f"{proc.stdout[-400:]} {proc.stderr[-800:]}"
+        ) from None
+
+
+# -- processes against the broker: queues, and workers released together by a start barrier -------
+CTX = mp.get_context("fork")
+
+
+def connect(url: str, confirmed: bool, prefetch: int | None = None):
+    """A pika ``BlockingConnection`` and its channel, with publisher confirms and a prefetch if asked."""
+    import pika
+
+    conn = pika.BlockingConnection(pika.URLParameters(url))
+    ch = conn.channel()
+    if confirmed:
+        ch.confirm_delivery()
+    if prefetch:
+        ch.basic_qos(prefetch_count=prefetch)
+    return conn, ch
+
+
+def declare_queues(url: str, names: list[str], durable: bool, arguments: dict | None = None) -> None:
+    """Each queue declared and emptied."""
+    conn, ch = connect(url, False)
+    try:
+        for name in names:
+            ch.queue_declare(name, durable=durable, arguments=arguments)
+            ch.queue_purge(name)
+    finally:
+        conn.close()
+
+
+def delete_queues(url: str, names: list[str]) -> None:
+    """A clean-up, also after a failure: without a broker there is nothing to delete."""
+    import pika
+
+    with contextlib.suppress(pika.exceptions.AMQPConnectionError):
+        conn, ch = connect(url, False)
+        try:
+            for name in names:
+                ch.queue_delete(name)
+        finally:
+            conn.close()
+
+
+def run_workers(target, args_list: list[tuple], timeout: float = 300.0, stamp=None) -> list:
+    """Start one process per args tuple (each calls ``target(barrier, *args)``); collect one result
+    each. ``stamp``: called once every worker passed the barrier and again once every result is in,
+    its two values appended to the results."""
+    barrier = CTX.Barrier(len(args_list) + 1)
+    results = CTX.Queue()
+    procs = [CTX.Process(target=_guard, args=(target, barrier, results, *a), daemon=True) for a in args_list]
+    for proc in procs:
+        proc.start()
+    try:
+        with contextlib.suppress(threading.BrokenBarrierError):  # a worker failed: its error is below
+            barrier.wait(timeout=120)
+        before = stamp() if stamp else None
+        out = []
+        deadline = time.monotonic() + timeout
+        while len(out) < len(procs):
+            try:
+                item = results.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue_module.Empty:
+                raise RuntimeError(f"{target.__name__}: workers did not finish within {timeout:g}s") from None
+            if isinstance(item, dict) and "error" in item:
+                raise RuntimeError(f"{target.__name__}: a worker failed: {item['error']}")
+            out.append(item)
+        return out + [before, stamp()] if stamp else out
+    finally:
+        for proc in procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(timeout=5)
+
+
+def _guard(target, barrier, results, *args) -> None:
+    try:
+        results.put(target(barrier, *args))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        results.put({"error": f"{type(exc).__name__}: {exc}"})
+        with contextlib.suppress(Exception):  # the others are told; nothing more to report
+            barrier.abort()
 
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "ip6-localhost"}

@@ -2,9 +2,8 @@
 
 Each case runs in a fresh interpreter (so peak memory is the case's own): wall and CPU time of
 ``Simulation.run()`` with tracing off, simulated messages per second, the peak resident set
-(``VmHWM``, which includes the interpreter and imports: the ``rss_baseline`` taken just
-before the run says how much). Wall time is the best of ``repeat`` runs (the machine is
-shared: the minimum is the least disturbed measurement).
+(``VmHWM``, with the interpreter and imports: ``rss_baseline``, taken just before the run, says
+how much). Wall time is the best of ``repeat`` runs (the least disturbed on a shared machine).
 
 Bees: P bees, K = 3 flowers, T = ⌈P/3⌉ reeds (3 bees fit on a reed with the default 5 eggs and
 15 cocoons), so every bee lays all its eggs. Ricart–Agrawala: N nodes, ``requests`` each.
@@ -14,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import resource
 import sys
 import time
 
@@ -37,27 +35,15 @@ def cases(full: bool) -> list[dict]:
     return [bees_case(p) for p in bees] + [ra_case(n, 10 if full else 5) for n in ra]
 
 
-def peak_rss_kib() -> int:
-    """This process's peak resident set (VmHWM). Not ``ru_maxrss``: Linux carries that across
-    ``execve``, so a child would report its parent's peak."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
 def one(case: dict) -> dict:
     """Run one case in this process; returns the measurements."""
+    from mutexlab.check.result import peak_mb
     from mutexlab.protocols.registry import make_setup
     from mutexlab.sim import SimConfig, Simulation
 
     setup = make_setup(case["algorithm"], case["processes"], case["options"], case["seed"])
     sim = Simulation(setup, SimConfig(seed=case["seed"]))
-    baseline = peak_rss_kib()
+    baseline = peak_mb()
     cpu, wall = time.process_time(), time.perf_counter()
     result = sim.run()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -69,8 +55,8 @@ def one(case: dict) -> dict:
         "entries": result.entries,
         "ok": result.ok,
         "virtual_duration": round(result.duration, 2),
-        "rss_baseline_kib": baseline,
-        "rss_peak_kib": peak_rss_kib(),
+        "rss_baseline_mib": baseline,
+        "rss_peak_mib": peak_mb(),
     }
 
 
@@ -83,8 +69,8 @@ def measure(case: dict, repeat: int) -> dict:
     out["wall_s_all"] = [r["wall_s"] for r in runs]
     out["msgs_per_s"] = round(best["messages"] / best["wall_s"]) if best["wall_s"] else None
     out["msgs_per_cpu_s"] = round(best["messages"] / best["cpu_s"]) if best["cpu_s"] else None
-    out["rss_baseline_mib"] = round(best["rss_baseline_kib"] / 1024, 1)
-    out["rss_peak_mib"] = round(max(r["rss_peak_kib"] for r in runs) / 1024, 1)
+    out["rss_baseline_mib"] = round(best["rss_baseline_mib"], 1)
+    out["rss_peak_mib"] = round(max(r["rss_peak_mib"] for r in runs), 1)
     return out
 
 
