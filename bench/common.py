@@ -236,34 +236,19 @@ def _listening_inodes(port: int, proc: str = "/proc") -> set[str]:
 
 
 def find_broker_pid(port: int, proc: str = "/proc") -> int | None:
-    """The Erlang VM (``beam*``) that holds the socket listening on ``port`` here, or None.
-
-    Not merely the first ``beam*`` process: another VM (a broker in a container, a private test
-    node on another port) would be measured instead, and a CPU time read from two different
-    processes gave negative µs per message. A broker in a container listens in its own network
-    namespace, so it is never taken for this port (docker-proxy, which forwards to it, is no beam)."""
-    listening = _listening_inodes(port, proc)
-    if not listening:
-        return None
-    try:
-        entries = [e for e in os.listdir(proc) if e.isdigit()]
-    except OSError:
-        return None
-    for entry in sorted(entries, key=int):
-        try:
-            with open(f"{proc}/{entry}/comm", encoding="ascii") as handle:
-                if not handle.read().startswith("beam"):
-                    continue
-            fds = os.listdir(f"{proc}/{entry}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                target = os.readlink(f"{proc}/{entry}/fd/{fd}")
-            except OSError:
-                continue
-            if target.startswith("socket:[") and target[8:-1] in listening:
-                return int(entry)
+    """The Erlang VM (``beam*``) that holds the socket listening on ``port`` here, or None. Not
+    merely the first ``beam*``: another VM (a private test node, a broker in a container, which
+    listens in its own network namespace) would be measured instead."""
+    sockets, entries = {f"socket:[{inode}]" for inode in _listening_inodes(port, proc)}, []
+    with contextlib.suppress(OSError):
+        entries = sorted(int(e) for e in os.listdir(proc) if e.isdigit()) if sockets else []
+    for pid in entries:
+        with contextlib.suppress(OSError):
+            if Path(f"{proc}/{pid}/comm").read_text(encoding="ascii").startswith("beam"):
+                for fd in os.listdir(f"{proc}/{pid}/fd"):
+                    with contextlib.suppress(OSError):
+                        if os.readlink(f"{proc}/{pid}/fd/{fd}") in sockets:
+                            return pid
     return None
 
 
@@ -278,9 +263,8 @@ def broker_pid(url: str | None = None) -> int | None:
 
 
 def broker_cpu_seconds(pid: int | None) -> float | None:
-    """CPU time (user + system) the process ``pid`` (the local broker, from ``broker_pid``) has used
-    so far, or None when there is none or /proc cannot say. Find the pid once per measurement, so
-    the times before and after come from the same process."""
+    """CPU seconds (user + system) the process ``pid`` (from ``broker_pid``, found once per
+    measurement) has used so far, or None when there is none or /proc cannot say."""
     if pid is None:
         return None
     try:
