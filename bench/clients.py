@@ -132,80 +132,51 @@ def _blocking(barrier, member, names: list[str], url: str, confirmed: bool) -> t
     return start, end, cpu
 
 
-class _Held:
-    """Publishes awaiting confirms and the acks held behind them (one channel, tags from 1)."""
-
-    def __init__(self, channel, names: list[str]) -> None:
-        import pika
-
-        self.channel, self.names, self.tag = channel, names, 0
-        self.props = pika.BasicProperties(delivery_mode=2)
-        self.unconfirmed: set[int] = set()
-        self.acks: deque[tuple[int, int]] = deque()  # (last publish before, delivery tag)
-
-    def publish(self, out) -> None:
-        for dest, body in out:
-            self.channel.basic_publish("", self.names[dest], body, properties=self.props)
-            self.tag += 1
-            self.unconfirmed.add(self.tag)
-
-    def on_confirm(self, frame) -> None:
-        tag = frame.method.delivery_tag
-        if frame.method.multiple:
-            self.unconfirmed = {t for t in self.unconfirmed if t > tag}
-        else:
-            self.unconfirmed.discard(tag)
-        self.release()
-
-    def release(self) -> None:
-        through = min(self.unconfirmed) - 1 if self.unconfirmed else self.tag
-        last = None
-        while self.acks and self.acks[0][0] <= through:
-            last = self.acks.popleft()[1]
-        if last is not None:
-            self.channel.basic_ack(last, multiple=True)
-
-    @property
-    def settled(self) -> bool:
-        return not self.unconfirmed and not self.acks
-
-
 def _select(barrier, member, names: list[str], url: str, turned: bool) -> tuple[float, float, float]:
-    """Callbacks only: publishes do not wait, confirms come to a callback, a delivery's ack is held
-    back until everything published before it is confirmed (as the transport's bus does)."""
+    """Callbacks only: publishes do not wait, confirms come to a callback, a delivery's ack waits
+    until everything published before it is confirmed: the transport's own bookkeeping (``Outbox``)."""
     import pika
 
-    span: dict[str, float] = {}
-    held: _Held
+    from mutexlab.transport.outbox import Outbox, Outgoing
 
-    def check() -> None:
-        if member.done and held.settled and "end" not in span:
+    span: dict[str, float] = {}
+    outbox, props = Outbox(), pika.BasicProperties(delivery_mode=2)
+
+    def publish(out) -> None:
+        for dest, body in out:
+            ch.basic_publish("", names[dest], body, properties=props)
+            outbox.add(Outgoing("", names[dest], body, props, False))
+
+    def settle() -> None:
+        tag = outbox.release()
+        if tag is not None:
+            ch.basic_ack(tag, multiple=True)
+        if member.done and not outbox and not outbox.held and "end" not in span:
             span["end"], span["cpu"] = time.monotonic(), _cpu() - span["cpu"]
             if not turned:
                 conn.close()
 
     def on_message(_ch, method, _props, body) -> None:
-        held.publish(member.handle(body))
-        held.acks.append((held.tag, method.delivery_tag))
-        held.release()
-        check()
+        publish(member.handle(body))
+        outbox.hold(method.delivery_tag)
+        settle()
 
     def on_confirm(frame) -> None:
-        held.on_confirm(frame)
-        check()
+        outbox.confirm(frame.method.delivery_tag, frame.method.multiple, nack=False)
+        settle()
 
     def begin(channel) -> None:
         channel.basic_consume(names[member.me], on_message)
         barrier.wait(timeout=120)
         span["start"], span["cpu"] = time.monotonic(), _cpu()
-        held.publish(member.start())
+        publish(member.start())
 
     if turned:
         from mutexlab.transport.amqp import Connection
 
         conn = Connection(pika.URLParameters(url))
         channel = conn.channel()
-        held = _Held(channel.nowait, names)
+        ch = channel.nowait
         channel.confirm_delivery(on_confirm, lambda *_returned: None)
         channel.basic_qos(prefetch_count=PREFETCH)
         begin(channel)
@@ -215,8 +186,8 @@ def _select(barrier, member, names: list[str], url: str, turned: bool) -> tuple[
     else:
 
         def opened(channel) -> None:
-            nonlocal held
-            held = _Held(channel, names)
+            nonlocal ch
+            ch = channel
             qos = lambda _f: channel.basic_qos(prefetch_count=PREFETCH, callback=lambda _f: begin(channel))  # noqa: E731
             channel.confirm_delivery(on_confirm, callback=qos)
 

@@ -111,9 +111,7 @@ def children_cpu() -> float:
     return times.children_user + times.children_system
 
 
-def mutexlab_run_json(
-    args: list[str], tree: Path | None, timeout: float
-) -> tuple[dict, int, float, float, float]:
+def mutexlab_run_json(args: list[str], tree: Path | None, timeout: float) -> tuple:
     """``python -m mutexlab run ARGS --json`` of ``tree`` (its ``shared`` and root first on PYTHONPATH;
     None: the mutexlab this interpreter imports): (its summary, exit code, Unix time at its start and
     at its end, CPU seconds of the command and all its processes)."""
@@ -219,27 +217,16 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1", "ip6-localhost"}
 DEFAULT_AMQP_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
 
 
-def _listening_inodes(port: int, proc: str = "/proc") -> set[str]:
-    """The inodes of the TCP sockets listening on ``port`` in this process's network namespace."""
-    inodes = set()
-    for table in ("tcp", "tcp6"):
-        try:
-            with open(f"{proc}/net/{table}", encoding="ascii") as handle:
-                next(handle, None)  # the header
-                for line in handle:
-                    fields = line.split()  # sl local_address rem_address st ... uid timeout inode
-                    if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                        inodes.add(fields[9])  # st 0A = LISTEN
-        except (OSError, ValueError):
-            continue
-    return inodes
-
-
 def find_broker_pid(port: int, proc: str = "/proc") -> int | None:
-    """The Erlang VM (``beam*``) that holds the socket listening on ``port`` here, or None. Not
-    merely the first ``beam*``: another VM (a private test node, a broker in a container, which
-    listens in its own network namespace) would be measured instead."""
-    sockets, entries = {f"socket:[{inode}]" for inode in _listening_inodes(port, proc)}, []
+    """The Erlang VM (``beam*``) that holds the socket listening on ``port`` in this network
+    namespace, or None. Not merely the first ``beam*``: another VM (a private test node, a broker
+    in a container, listening in its own namespace) would be measured instead."""
+    sockets, entries = set(), []
+    for table in ("tcp", "tcp6"):  # sl local_address rem_address st ... uid timeout inode; st 0A: LISTEN
+        with contextlib.suppress(OSError, ValueError):
+            for fields in (line.split() for line in Path(f"{proc}/net/{table}").read_text().splitlines()[1:]):
+                if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    sockets.add(f"socket:[{fields[9]}]")
     with contextlib.suppress(OSError):
         entries = sorted(int(e) for e in os.listdir(proc) if e.isdigit()) if sockets else []
     for pid in entries:
@@ -294,8 +281,6 @@ class CpuSampler:
     (for instance from the welcome that starts it to its completion, without the processes' start-up)."""
 
     def __init__(self, period: float = 0.02, url: str | None = None) -> None:
-        import threading
-
         self.period = period
         self.broker = broker_pid(url)
         self.samples: list[tuple[float, int, int, float | None]] = []

@@ -32,17 +32,8 @@ from pathlib import Path
 
 import pika
 
-from .common import (
-    CpuSampler,
-    connect,
-    declare_queues,
-    delete_queues,
-    mutexlab_run_json,
-    ratio,
-    run_workers,
-    say,
-    table,
-)
+from . import common
+from .common import CpuSampler, mutexlab_run_json, ratio, run_workers, say, table
 
 PERSISTENT = pika.BasicProperties(delivery_mode=2, content_type="application/json")
 
@@ -137,7 +128,7 @@ def _contend(barrier, who: int, rounds: int, acquire, release) -> dict:
 
 # -- queue semaphore ---------------------------------------------------------------------------
 def _sem_worker(barrier, url: str, name: str, who: int, rounds: int) -> dict:
-    conn, ch = connect(url, True, prefetch=1)
+    conn, ch = common.connect(url, True, prefetch=1)
     deliveries, held = ch.consume(name, auto_ack=False, inactivity_timeout=120), []
 
     def take() -> bool:
@@ -157,15 +148,15 @@ def _sem_worker(barrier, url: str, name: str, who: int, rounds: int) -> dict:
 
 def semaphore(url: str, n: int, rounds: int, tokens: int = 1) -> dict:
     name = f"mutexlab-bench.{uuid.uuid4().hex[:8]}.semaphore"
-    declare_queues(url, [name], durable=True)
+    common.declare_queues(url, [name], durable=True)
     try:
-        conn, ch = connect(url, True)
+        conn, ch = common.connect(url, True)
         for _ in range(tokens):
             ch.basic_publish("", name, b"token", properties=PERSISTENT)
         conn.close()
         out = run_workers(_sem_worker, [(url, name, who, rounds) for who in range(1, n + 1)])
     finally:
-        delete_queues(url, [name])
+        common.delete_queues(url, [name])
     result = summarise_contention(f"queue semaphore (K={tokens})", n, rounds, out)
     result["amqp_messages_per_entry"] = 1  # one publish (the token back) and its delivery
     return result
@@ -200,15 +191,10 @@ def redis_lock(url: str, n: int, rounds: int, sleep: float) -> dict:
 
 
 # -- part 3 ---------------------------------------------------------------------------------------
-def part3(
-    full: bool,
-    amqp: str,
-    redis_url: str,
-    algorithms: list[str] | None = None,
-    sizes: tuple[int, ...] = (5, 10),
-) -> dict:
+def part3(full: bool, amqp: str, redis_url: str, algorithms: list[str] | None = None) -> dict:
     from mutexlab.protocols.registry import CLASSIC
 
+    sizes = (5, 10)
     requests = 30 if full else 2  # enough for a run of a second or more at N = 5 (start-up excluded)
     rounds = 200 if full else 20
     repeat = 3 if full else 1
@@ -268,20 +254,13 @@ def render3(part: dict) -> str:
         [
             [r["algorithm"], r["n"], r["entries"], r["messages"], r["msgs_per_entry"], r["duration_s"]]
             + [r["entries_per_s"], " / ".join(f"{v:.1f}" for v in r["repeats_entries_per_s"] if v)]
-            + [r["sync_delay_ms"], *(_r3(r[k]) for k in RATIO_KEYS)]
-            + [_percent(r["machine_busy"]), r["broker_cpu_us_per_msg"], r["safe"], r["complete"]]
+            + [r["sync_delay_ms"], *(None if r[k] is None else f"{r[k]:.3f}" for k in RATIO_KEYS)]
+            + [None if r["machine_busy"] is None else f"{r['machine_busy']:.0%}"]
+            + [r["broker_cpu_us_per_msg"], r["safe"], r["complete"]]
             for r in part["runs"]
         ],
     )
     return contention + "\n\n" + runs
-
-
-def _r3(value: float | None) -> str | None:
-    return None if value is None else f"{value:.3f}"
-
-
-def _percent(value: float | None) -> str | None:
-    return None if value is None else f"{value:.0%}"
 
 
 # -- part 4 ---------------------------------------------------------------------------------------
@@ -298,15 +277,13 @@ def simulate_bees(p: int, reeds: int, seed: int, delay_seed: int | None = None) 
         "messages": result.total_messages,
         "messages_by_type": result.messages,
         "entries": result.entries,
-        "notes": result.notes,
         "ok": result.ok,
     }
 
 
-def part4(full: bool, amqp: str, sizes: tuple[int, ...] | None = None, seed: int = 0) -> dict:
-    sizes = sizes or ((10, 20, 50) if full else (10,))
+def part4(full: bool, amqp: str, seed: int = 0) -> dict:
     rows = []
-    for p in sizes:
+    for p in (10, 20, 50) if full else (10,):
         reeds = math.ceil(p / 3)
         say(f"  mutexlab run bees -P {p} -T {reeds} --dwell 0 --seed {seed} ...")
         row = mutexlab_run(["bees", "-P", str(p), "-T", str(reeds), "--seed", str(seed)], amqp, timeout=1800)
