@@ -20,19 +20,15 @@ import time
 
 from bench.common import save_json
 
-BEES = ["bees", "-P", "3", "-K", "1", "-T", "1", "--zero-clocks"]
-CONFIGS: dict[str, list[str]] = {
-    "ricart-agrawala": ["mutex", "-a", "ricart-agrawala", "-N", "3", "--requests", "1"],
-    "ricart-agrawala ×2": ["mutex", "-a", "ricart-agrawala", "-N", "3", "--requests", "2"],
-    "lamport": ["mutex", "-a", "lamport", "-N", "3", "--requests", "1"],
-    "maekawa": ["mutex", "-a", "maekawa", "-N", "3", "--requests", "1"],
-    "sanders": ["mutex", "-a", "sanders", "-N", "3", "--requests", "1"],
-    "suzuki-kasami": ["mutex", "-a", "suzuki-kasami", "-N", "3", "--requests", "1"],
-    "raymond": ["mutex", "-a", "raymond", "-N", "3", "--requests", "2"],
-    "bees": BEES + ["--eggs", "1", "--cocoons", "1"],
-    "elves": ["elves", "-N", "2", "--rounds", "2"],
-    "elves 3": ["elves", "-N", "3", "--contracts", "1"],
-}
+RA = ["mutex", "-a", "ricart-agrawala", "-N", "3", "--requests"]
+CONFIGS: dict[str, list[str]] = {"ricart-agrawala": RA + ["1"], "ricart-agrawala ×2": RA + ["2"]}
+for name in ("lamport", "maekawa", "sanders", "suzuki-kasami"):
+    CONFIGS[name] = ["mutex", "-a", name, "-N", "3", "--requests", "1"]
+CONFIGS["raymond"] = ["mutex", "-a", "raymond", "-N", "3", "--requests", "2"]
+CONFIGS["bees"] = ["bees", "-P", "3", "-K", "1", "-T", "1", "--zero-clocks", "--eggs", "1", "--cocoons", "1"]
+CONFIGS["elves"] = ["elves", "-N", "2", "--rounds", "2"]
+CONFIGS["elves 3"] = ["elves", "-N", "3", "--contracts", "1"]
+
 MODES = {"none": ["--no-reduction"], "no POR": ["--no-partial-order"], "all": []}
 
 
@@ -68,15 +64,11 @@ def main(argv: list[str] | None = None) -> int:
             row = run(CONFIGS[name] + flags, args.timeout, args.max_memory)
             row["protocol"], row["mode"] = name, mode
             rows.append(row)
-            if row.get("states") is not None:
-                rate = row.get("states_per_second") or 0
-                print(
-                    f"{name:<20} {mode:<7} {row['states']:>11,} states {row['transitions']:>12,} transitions "
-                    f"{row['seconds']:>8.1f} s {rate:>8,} states/s {row['peak_mb']:>6.0f} MB  {row['verdict']}",
-                    flush=True,
-                )
-            else:
-                print(f"{name:<20} {mode:<7} {row['verdict']}", flush=True)
+            figures = row.get("states") is not None and (
+                f"{row['states']:>11,} states {row['transitions']:>12,} transitions {row['seconds']:>8.1f} s "
+                f"{row.get('states_per_second') or 0:>8,} states/s {row['peak_mb']:>6.0f} MB  "
+            )
+            print(f"{name:<20} {mode:<7} {figures or ''}{row['verdict']}", flush=True)
     save_json(args.json, rows)
     return 0
 

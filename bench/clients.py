@@ -1,30 +1,16 @@
 """The same confirmed workloads on each AMQP client, to choose the transport's by measurement.
 
-Clients (each in its own processes, one per member, against the same broker):
+Clients, one process per member against the same broker: ``blocking`` (pika's
+``BlockingConnection``), ``select`` (pika's ``SelectConnection`` on pika's own ``IOLoop``),
+``select-turned`` (the same callbacks on the transport's driver, ``transport/amqp.py``, turned by
+``process_data_events`` as the bus turns it), ``aio-pika`` and ``aio-pika-uvloop``. Workloads, with
+the transport's guarantee (durable queues of version 2, persistent messages, publisher confirms, a
+delivery acked only once what it caused is confirmed, prefetch 100): ``ring``, one token passed
+``hops`` times around N members; ``ricart-agrawala``, ``requests`` critical sections per member
+without dwell, 2·R·N·(N − 1) messages.
 
-* ``blocking`` — pika's ``BlockingConnection``, ``BlockingChannel.confirm_delivery``: every publish
-  waits for its own confirm, then the delivery that caused it is acked;
-* ``select`` — pika's ``SelectConnection`` on pika's own ``IOLoop`` (``ioloop.start()``), callbacks
-  only: publishes do not wait, confirms come to a callback (asynchronous confirms), a delivery's ack
-  is held back until everything published before it is confirmed (as the transport's bus does);
-* ``select-turned`` — the same callbacks on the transport's own driver (``transport/amqp.py``:
-  pika's ``SelectConnection`` on ``loop.Loop``, frames joined into one write per poll), turned by
-  ``process_data_events`` as the bus turns it;
-* ``aio-pika`` and ``aio-pika-uvloop`` — aio-pika (on aiormq, asyncio; the second on uvloop):
-  ``channel(publisher_confirms=True)``, each publish awaited in a task of its own per delivery,
-  the delivery acked once its publishes are confirmed.
-
-Workloads, with the transport's guarantee (durable classic queues of version 2, persistent
-messages, publisher confirms, a delivery acked only once what it caused is confirmed, prefetch 100):
-
-* ``ring`` — N members, one token passed ``hops`` times around (member i forwards to i + 1);
-* ``ricart-agrawala`` — N members, ``requests`` critical sections each, no dwell: a REQUEST to
-  every other member, a REPLY from each (deferred while the member's own earlier request is
-  pending), the deferred REPLYs at the exit. 2·R·N·(N − 1) messages.
-
-Reported per client: hops/s (ring) or entries/s and messages/s (Ricart–Agrawala) from the start
-barrier to the last member's end; client CPU µs per message (user + system of every member over
-the same span, summed); broker CPU µs per message (the local RabbitMQ node over the same span).
+Per client: hops/s or entries/s from the start barrier to the last member's end; client CPU
+(every member, user + system) and broker CPU (the local RabbitMQ node) per message over that span.
 Clients take turns within each repetition, so a burst of load hits all alike; the median of the
 repetitions is reported with each one beside it::
 
@@ -36,40 +22,32 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import resource
 import statistics
 import time
 import uuid
 from collections import deque
 
-from .baselines import _declare, _delete, _run_workers, broker_us_per_msg
-from .common import DEFAULT_AMQP_URL, broker_cpu_seconds, broker_pid, machine, ratio, save_json, say, table
+from . import common
+from .common import connect, ratio, say
 
 CLIENTS = ("blocking", "select", "select-turned", "aio-pika", "aio-pika-uvloop")
 WORKLOADS = ("ring", "ricart-agrawala")
 PREFETCH = 100
-QUEUE_ARGS = {"x-queue-version": 2}
 DEADLINE = 300.0  # seconds a member may take before it gives up
-
-
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 # -- the workloads, without I/O: each input gives the messages to send ((member, body), ...) -----------
 class Ring:
     def __init__(self, me: int, n: int, hops: int) -> None:
-        self.me, self.n, self.hops = me, n, hops
+        self.me, self.n, self.hops, self.got = me, n, hops, 0
         self.mine = sum(1 for h in range(1, hops + 1) if h % n == me)  # the hops this member receives
-        self.got = 0
 
     def start(self) -> list[tuple[int, bytes]]:
         return [(1 % self.n, b"1")] if self.me == 0 else []
 
     def handle(self, body: bytes) -> list[tuple[int, bytes]]:
-        hop = int(body)
         self.got += 1
+        hop = int(body)
         return [((self.me + 1) % self.n, str(hop + 1).encode())] if hop < self.hops else []
 
     @property
@@ -86,9 +64,8 @@ class RicartAgrawala:
         self.deferred: list[int] = []
 
     def _send(self, to: int, kind: str) -> tuple[int, bytes]:
-        return to, json.dumps(
-            {"t": kind, "ts": self.ts if kind == "Q" else self.clock, "from": self.me}
-        ).encode()
+        stamp = self.ts if kind == "Q" else self.clock
+        return to, json.dumps({"t": kind, "ts": stamp, "from": self.me}).encode()
 
     def start(self) -> list[tuple[int, bytes]]:
         if not self.left:
@@ -109,11 +86,8 @@ class RicartAgrawala:
         self.replies += 1
         if self.replies < self.n - 1:
             return []
-        self.entries += 1  # enter and leave the critical section at once
-        self.left -= 1
-        self.ts = None
-        out = [self._send(j, "R") for j in self.deferred]
-        self.deferred = []
+        self.entries, self.left, self.ts = self.entries + 1, self.left - 1, None  # enter, leave at once
+        out, self.deferred = [self._send(j, "R") for j in self.deferred], []
         return out + self.start()
 
     @property
@@ -121,16 +95,13 @@ class RicartAgrawala:
         return self.got >= self.expected and not self.left and self.ts is None
 
 
-# -- the clients ---------------------------------------------------------------------------------------
+# -- the clients: each returns (start, end, CPU seconds) of its member ----------------------------------
 def _blocking(barrier, member, names: list[str], url: str, confirmed: bool) -> tuple[float, float, float]:
-    """``confirmed``: each publish waits for its confirm, then the delivery is acked; else none of it."""
+    """``confirmed``: each publish waits for its own confirm, then the delivery that caused it is
+    acked; else (the raw ring's ``transient``) transient queues and messages, no confirms, auto-ack."""
     import pika
 
-    conn = pika.BlockingConnection(pika.URLParameters(url))
-    ch = conn.channel()
-    if confirmed:
-        ch.confirm_delivery()
-    ch.basic_qos(prefetch_count=PREFETCH)
+    conn, ch = connect(url, confirmed, PREFETCH)
     inbox: deque = deque()
     on_message = lambda _c, m, _p, b: inbox.append((m.delivery_tag, b))  # noqa: E731
     ch.basic_consume(names[member.me], on_message, auto_ack=not confirmed)
@@ -141,7 +112,7 @@ def _blocking(barrier, member, names: list[str], url: str, confirmed: bool) -> t
             ch.basic_publish("", names[dest], body, properties=props)  # returns once confirmed
 
     barrier.wait(timeout=120)
-    start, cpu = time.monotonic(), _cpu()
+    start, cpu = time.monotonic(), time.process_time()
     send(member.start())
     while not member.done and time.monotonic() - start < DEADLINE:
         conn.process_data_events(time_limit=1.0)
@@ -150,108 +121,73 @@ def _blocking(barrier, member, names: list[str], url: str, confirmed: bool) -> t
             send(member.handle(body))
             if confirmed:
                 ch.basic_ack(tag)
-    end, cpu = time.monotonic(), _cpu() - cpu
+    end, cpu = time.monotonic(), time.process_time() - cpu
     conn.close()
     return start, end, cpu
 
 
-class _Held:
-    """Publishes awaiting confirms and the acks held behind them (one channel, tags from 1)."""
-
-    def __init__(self, channel, names: list[str]) -> None:
-        import pika
-
-        self.channel, self.names, self.tag = channel, names, 0
-        self.props = pika.BasicProperties(delivery_mode=2)
-        self.unconfirmed: set[int] = set()
-        self.acks: deque[tuple[int, int]] = deque()  # (last publish before, delivery tag)
-
-    def publish(self, out) -> None:
-        for dest, body in out:
-            self.channel.basic_publish("", self.names[dest], body, properties=self.props)
-            self.tag += 1
-            self.unconfirmed.add(self.tag)
-
-    def on_confirm(self, frame) -> None:
-        tag = frame.method.delivery_tag
-        if frame.method.multiple:
-            self.unconfirmed = {t for t in self.unconfirmed if t > tag}
-        else:
-            self.unconfirmed.discard(tag)
-        self.release()
-
-    def release(self) -> None:
-        through = min(self.unconfirmed) - 1 if self.unconfirmed else self.tag
-        last = None
-        while self.acks and self.acks[0][0] <= through:
-            last = self.acks.popleft()[1]
-        if last is not None:
-            self.channel.basic_ack(last, multiple=True)
-
-    @property
-    def settled(self) -> bool:
-        return not self.unconfirmed and not self.acks
-
-
 def _select(barrier, member, names: list[str], url: str, turned: bool) -> tuple[float, float, float]:
+    """Callbacks only: publishes do not wait, confirms come to a callback, a delivery's ack waits
+    until everything published before it is confirmed: the transport's own bookkeeping (``Outbox``)."""
     import pika
 
+    from mutexlab.transport.outbox import Outbox, Outgoing
+
     span: dict[str, float] = {}
+    outbox, props = Outbox(), pika.BasicProperties(delivery_mode=2)
 
-    def run(channel, finished):
-        held = _Held(channel, names)
+    def publish(out) -> None:
+        for dest, body in out:
+            ch.basic_publish("", names[dest], body, properties=props)
+            outbox.add(Outgoing("", names[dest], body, props, False))
 
-        def on_message(_ch, method, _props, body) -> None:
-            held.publish(member.handle(body))
-            held.acks.append((held.tag, method.delivery_tag))
-            held.release()
-            check()
+    def settle() -> None:
+        tag = outbox.release()
+        if tag is not None:
+            ch.basic_ack(tag, multiple=True)
+        if member.done and not outbox and not outbox.held and "end" not in span:
+            span["end"], span["cpu"] = time.monotonic(), time.process_time() - span["cpu"]
+            if not turned:
+                conn.close()
 
-        def on_confirm(frame) -> None:
-            held.on_confirm(frame)
-            check()
+    def on_message(_ch, method, _props, body) -> None:
+        publish(member.handle(body))
+        outbox.hold(method.delivery_tag)
+        settle()
 
-        def check() -> None:
-            if member.done and held.settled and "end" not in span:
-                span["end"], span["cpu"] = time.monotonic(), _cpu() - span["cpu"]
-                finished()
+    def on_confirm(frame) -> None:
+        outbox.confirm(frame.method.delivery_tag, frame.method.multiple, nack=False)
+        settle()
 
-        return held, on_message, on_confirm
+    def begin(channel) -> None:
+        channel.basic_consume(names[member.me], on_message)
+        barrier.wait(timeout=120)
+        span["start"], span["cpu"] = time.monotonic(), time.process_time()
+        publish(member.start())
 
     if turned:
         from mutexlab.transport.amqp import Connection
 
         conn = Connection(pika.URLParameters(url))
         channel = conn.channel()
-        held, on_message, on_confirm = run(channel.nowait, lambda: None)
+        ch = channel.nowait
         channel.confirm_delivery(on_confirm, lambda *_returned: None)
         channel.basic_qos(prefetch_count=PREFETCH)
-        channel.basic_consume(names[member.me], on_message)
-        barrier.wait(timeout=120)
-        span["start"], span["cpu"] = time.monotonic(), _cpu()
-        held.publish(member.start())
+        begin(channel)
         while "end" not in span and time.monotonic() - span["start"] < DEADLINE:
             conn.process_data_events(1.0)
         conn.close()
     else:
-        state: dict = {}
 
-        def channel_opened(channel) -> None:
-            state["held"], state["on_message"], on_confirm = run(channel, lambda: state["conn"].close())
-            channel.confirm_delivery(on_confirm, callback=lambda _f: selected(channel))
+        def opened(channel) -> None:
+            nonlocal ch
+            ch = channel
+            qos = lambda _f: channel.basic_qos(prefetch_count=PREFETCH, callback=lambda _f: begin(channel))  # noqa: E731
+            channel.confirm_delivery(on_confirm, callback=qos)
 
-        def selected(channel) -> None:
-            channel.basic_qos(prefetch_count=PREFETCH, callback=lambda _f: ready(channel))
-
-        def ready(channel) -> None:
-            channel.basic_consume(names[member.me], state["on_message"])
-            barrier.wait(timeout=120)
-            span["start"], span["cpu"] = time.monotonic(), _cpu()
-            state["held"].publish(member.start())
-
-        state["conn"] = conn = pika.SelectConnection(
+        conn = pika.SelectConnection(
             pika.URLParameters(url),
-            on_open_callback=lambda c: c.channel(on_open_callback=channel_opened),
+            on_open_callback=lambda c: c.channel(on_open_callback=opened),
             on_close_callback=lambda c, _reason: c.ioloop.stop(),
         )
         conn.ioloop.call_later(DEADLINE + 120, conn.ioloop.stop)
@@ -260,6 +196,9 @@ def _select(barrier, member, names: list[str], url: str, turned: bool) -> tuple[
 
 
 def _aio(barrier, member, names: list[str], url: str, uvloop: bool) -> tuple[float, float, float]:
+    """``channel(publisher_confirms=True)``; each delivery's publishes awaited in a task of its own,
+    the delivery acked once they are confirmed."""
+
     async def main() -> tuple[float, float, float]:
         import aio_pika
 
@@ -294,10 +233,10 @@ def _aio(barrier, member, names: list[str], url: str, uvloop: bool) -> tuple[flo
 
         await queue.consume(on_message)
         barrier.wait(timeout=120)
-        start, cpu = time.monotonic(), _cpu()
+        start, cpu = time.monotonic(), time.process_time()
         spawn(member.start(), None)
         await asyncio.wait_for(finished.wait(), DEADLINE)
-        end, cpu = time.monotonic(), _cpu() - cpu
+        end, cpu = time.monotonic(), time.process_time() - cpu
         await connection.close()
         return start, end, cpu
 
@@ -326,13 +265,15 @@ def measure(url: str, client: str, workload: str, n: int, size: int) -> dict:
     """One run of ``workload`` (``size``: hops, or requests per member) on ``client``, N members.
     Client ``transient`` (the raw ring's other setting): ``blocking`` without the guarantee."""
     names = [f"mutexlab-bench.{uuid.uuid4().hex[:8]}.m{i}" for i in range(n)]
-    _declare(url, names, durable=client != "transient", arguments=QUEUE_ARGS)
-    broker = broker_pid(url)
+    common.declare_queues(url, names, durable=client != "transient", arguments={"x-queue-version": 2})
+    broker = common.broker_pid(url)
     try:
         args = [(client, workload, url, names, i, size) for i in range(n)]
-        *out, before, after = _run_workers(_worker, args, DEADLINE + 60, lambda: broker_cpu_seconds(broker))
+        *out, before, after = common.run_workers(
+            _worker, args, DEADLINE + 60, lambda: common.broker_cpu_seconds(broker)
+        )
     finally:
-        _delete(url, names)
+        common.delete_queues(url, names)
     span = max(o["end"] for o in out) - min(o["start"] for o in out)
     messages = size if workload == "ring" else 2 * size * n * (n - 1)
     row = {
@@ -343,7 +284,10 @@ def measure(url: str, client: str, workload: str, n: int, size: int) -> dict:
         "seconds": round(span, 3),
         "msgs_per_s": round(messages / span),
         "client_cpu_us_per_msg": round(sum(o["cpu"] for o in out) / messages * 1e6),
-        "broker_cpu_us_per_msg": broker_us_per_msg(before, after, messages),
+        # includes the members' connection set-up and tear-down: an upper bound
+        "broker_cpu_us_per_msg": None
+        if None in (before, after)
+        else round((after - before) / messages * 1e6, 1),
     }
     if workload == "ricart-agrawala":
         row["entries_per_s"] = round(sum(o["entries"] for o in out) / span, 1)
@@ -360,12 +304,11 @@ def run(url: str, clients: list[str], n: int, hops: int, requests: int, repeat: 
                 samples.setdefault((workload, client), []).append(row)
     rows = []
     for (workload, client), runs in samples.items():
-        row = {"workload": workload, "client": client, "repeats": runs}
+        rows.append(row := {"workload": workload, "client": client, "repeats": runs})
         for key in ("msgs_per_s", "entries_per_s", "client_cpu_us_per_msg", "broker_cpu_us_per_msg"):
             values = [r[key] for r in runs if r.get(key) is not None]
             row[key] = statistics.median(values) if values else None
-        rows.append(row)
-    return {"machine": machine(), "n": n, "hops": hops, "requests": requests, "repeat": repeat, "rows": rows}
+    return dict(machine=common.machine(), n=n, hops=hops, requests=requests, repeat=repeat, rows=rows)
 
 
 def render(result: dict) -> str:
@@ -384,13 +327,13 @@ def render(result: dict) -> str:
         size = f"{result['hops']} hops" if ring else f"{result['requests']} requests per member"
         headers = ["client", "hops/s" if ring else "entries/s", "(repeats)", "÷ blocking", "msgs/s"]
         headers += ["client CPU µs/msg", "broker CPU µs/msg"]
-        out += [f"{workload}, N = {result['n']}, {size}:\n", table(headers, body), ""]
+        out += [f"{workload}, N = {result['n']}, {size}:\n", common.table(headers, body), ""]
     return "\n".join(out)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--amqp-url", default=DEFAULT_AMQP_URL)
+    parser.add_argument("--amqp-url", default=common.DEFAULT_AMQP_URL)
     parser.add_argument("-N", type=int, default=5)
     parser.add_argument("--hops", type=int, default=2000)
     parser.add_argument("--requests", type=int, default=50)
@@ -399,7 +342,7 @@ def main() -> None:
     parser.add_argument("--json", help="also write the result here")
     args = parser.parse_args()
     result = run(args.amqp_url, args.client or list(CLIENTS), args.N, args.hops, args.requests, args.repeat)
-    save_json(args.json, result)
+    common.save_json(args.json, result)
     print(render(result))
 
 

@@ -1,13 +1,18 @@
-"""What the benchmarks share: the machine's description, tables, child runs, the local broker's CPU."""
+"""What the benchmarks share: the machine's description, tables, child runs, processes against the
+broker behind a start barrier, the local broker's CPU."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import multiprocessing as mp
 import os
 import platform
+import queue as queue_module
 import socket
 import subprocess
 import sys
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,22 +30,15 @@ def machine() -> dict:
         "platform": platform.platform(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
+    with contextlib.suppress(OSError, KeyError, ValueError):
+        mem = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+        for key, name in (("MemTotal", "memory_total_gib"), ("MemAvailable", "memory_available_gib")):
+            info[name] = round(int(mem[key].split()[0]) / 1024**2, 1)
+    with contextlib.suppress(OSError, StopIteration):
+        lines = Path("/proc/cpuinfo").read_text(errors="replace").splitlines()
+        info["cpu"] = next(line.split(":", 1)[1].strip() for line in lines if line.startswith("model name"))
+    git = ["git", "rev-parse", "--short", "HEAD"]
     try:
-        with open("/proc/meminfo", encoding="ascii") as handle:
-            mem = dict(line.split(":", 1) for line in handle)
-        info["memory_total_gib"] = round(int(mem["MemTotal"].split()[0]) / 1024**2, 1)
-        info["memory_available_gib"] = round(int(mem["MemAvailable"].split()[0]) / 1024**2, 1)
-    except (OSError, KeyError, ValueError):
-        pass
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as handle:
-            models = [line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")]
-        if models:
-            info["cpu"] = models[0]
-    except OSError:
-        pass
-    try:
-        git = ["git", "rev-parse", "--short", "HEAD"]
         info["git_commit"] = subprocess.run(
             git, cwd=ROOT, capture_output=True, text=True, timeout=5
         ).stdout.strip()
@@ -107,55 +105,137 @@ def say(text: str = "") -> None:
     print(text, flush=True)
 
 
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children so far."""
+    times = os.times()
+    return times.children_user + times.children_system
+
+
+def mutexlab_run_json(args: list[str], tree: Path | None, timeout: float) -> tuple:
+    """``python -m mutexlab run ARGS --json`` of ``tree`` (its ``shared`` and root first on PYTHONPATH;
+    None: the mutexlab this interpreter imports): (its summary, exit code, Unix time at its start and
+    at its end, CPU seconds of the command and all its processes)."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(tree / "shared"), str(tree), env.get("PYTHONPATH", "")])
+    command = [sys.executable, "-m", "mutexlab", "run", *args, "--json"]
+    cpu, began = children_cpu(), time.time()
+    proc = subprocess.run(command, cwd=tree or ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+    ended, cpu = time.time(), children_cpu() - cpu
+    try:
+        return json.loads(proc.stdout), proc.returncode, began, ended, cpu
+    except json.JSONDecodeError:
+        raise RuntimeError(
+            f"{tree or ROOT}: mutexlab run {' '.join(args)} (exit {proc.returncode}) printed no summary: "
+            f"{proc.stdout[-400:]} {proc.stderr[-800:]}"
+        ) from None
+
+
+# -- processes against the broker: queues, and workers released together by a start barrier -------
+CTX = mp.get_context("fork")
+
+
+def connect(url: str, confirmed: bool, prefetch: int | None = None):
+    """A pika ``BlockingConnection`` and its channel, with publisher confirms and a prefetch if asked."""
+    import pika
+
+    conn = pika.BlockingConnection(pika.URLParameters(url))
+    ch = conn.channel()
+    if confirmed:
+        ch.confirm_delivery()
+    if prefetch:
+        ch.basic_qos(prefetch_count=prefetch)
+    return conn, ch
+
+
+def declare_queues(url: str, names: list[str], durable: bool, arguments: dict | None = None) -> None:
+    """Each queue declared and emptied."""
+    conn, ch = connect(url, False)
+    try:
+        for name in names:
+            ch.queue_declare(name, durable=durable, arguments=arguments)
+            ch.queue_purge(name)
+    finally:
+        conn.close()
+
+
+def delete_queues(url: str, names: list[str]) -> None:
+    """A clean-up, also after a failure: without a broker there is nothing to delete."""
+    import pika
+
+    with contextlib.suppress(pika.exceptions.AMQPConnectionError):
+        conn, ch = connect(url, False)
+        try:
+            for name in names:
+                ch.queue_delete(name)
+        finally:
+            conn.close()
+
+
+def run_workers(target, args_list: list[tuple], timeout: float = 300.0, stamp=None) -> list:
+    """Start one process per args tuple (each calls ``target(barrier, *args)``); collect one result
+    each. ``stamp``: called once every worker passed the barrier and again once every result is in,
+    its two values appended to the results."""
+    barrier = CTX.Barrier(len(args_list) + 1)
+    results = CTX.Queue()
+    procs = [CTX.Process(target=_guard, args=(target, barrier, results, *a), daemon=True) for a in args_list]
+    for proc in procs:
+        proc.start()
+    try:
+        with contextlib.suppress(threading.BrokenBarrierError):  # a worker failed: its error is below
+            barrier.wait(timeout=120)
+        before = stamp() if stamp else None
+        out = []
+        deadline = time.monotonic() + timeout
+        while len(out) < len(procs):
+            try:
+                item = results.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue_module.Empty:
+                raise RuntimeError(f"{target.__name__}: workers did not finish within {timeout:g}s") from None
+            if isinstance(item, dict) and "error" in item:
+                raise RuntimeError(f"{target.__name__}: a worker failed: {item['error']}")
+            out.append(item)
+        return out + [before, stamp()] if stamp else out
+    finally:
+        for proc in procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(timeout=5)
+
+
+def _guard(target, barrier, results, *args) -> None:
+    try:
+        results.put(target(barrier, *args))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        results.put({"error": f"{type(exc).__name__}: {exc}"})
+        with contextlib.suppress(Exception):  # the others are told; nothing more to report
+            barrier.abort()
+
+
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "ip6-localhost"}
 DEFAULT_AMQP_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
 
 
-def _listening_inodes(port: int, proc: str = "/proc") -> set[str]:
-    """The inodes of the TCP sockets listening on ``port`` in this process's network namespace."""
-    inodes = set()
-    for table in ("tcp", "tcp6"):
-        try:
-            with open(f"{proc}/net/{table}", encoding="ascii") as handle:
-                next(handle, None)  # the header
-                for line in handle:
-                    fields = line.split()  # sl local_address rem_address st ... uid timeout inode
-                    if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                        inodes.add(fields[9])  # st 0A = LISTEN
-        except (OSError, ValueError):
-            continue
-    return inodes
-
-
 def find_broker_pid(port: int, proc: str = "/proc") -> int | None:
-    """The Erlang VM (``beam*``) that holds the socket listening on ``port`` here, or None.
-
-    Not merely the first ``beam*`` process: another VM (a broker in a container, a private test
-    node on another port) would be measured instead, and a CPU time read from two different
-    processes gave negative µs per message. A broker in a container listens in its own network
-    namespace, so it is never taken for this port (docker-proxy, which forwards to it, is no beam)."""
-    listening = _listening_inodes(port, proc)
-    if not listening:
-        return None
-    try:
-        entries = [e for e in os.listdir(proc) if e.isdigit()]
-    except OSError:
-        return None
-    for entry in sorted(entries, key=int):
-        try:
-            with open(f"{proc}/{entry}/comm", encoding="ascii") as handle:
-                if not handle.read().startswith("beam"):
-                    continue
-            fds = os.listdir(f"{proc}/{entry}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                target = os.readlink(f"{proc}/{entry}/fd/{fd}")
-            except OSError:
-                continue
-            if target.startswith("socket:[") and target[8:-1] in listening:
-                return int(entry)
+    """The Erlang VM (``beam*``) that holds the socket listening on ``port`` in this network
+    namespace, or None. Not merely the first ``beam*``: another VM (a private test node, a broker
+    in a container, listening in its own namespace) would be measured instead."""
+    sockets, entries = set(), []
+    for table in ("tcp", "tcp6"):  # sl local_address rem_address st ... uid timeout inode; st 0A: LISTEN
+        with contextlib.suppress(OSError, ValueError):
+            for fields in (line.split() for line in Path(f"{proc}/net/{table}").read_text().splitlines()[1:]):
+                if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    sockets.add(f"socket:[{fields[9]}]")
+    with contextlib.suppress(OSError):
+        entries = sorted(int(e) for e in os.listdir(proc) if e.isdigit()) if sockets else []
+    for pid in entries:
+        with contextlib.suppress(OSError):
+            if Path(f"{proc}/{pid}/comm").read_text(encoding="ascii").startswith("beam"):
+                for fd in os.listdir(f"{proc}/{pid}/fd"):
+                    with contextlib.suppress(OSError):
+                        if os.readlink(f"{proc}/{pid}/fd/{fd}") in sockets:
+                            return pid
     return None
 
 
@@ -170,9 +250,8 @@ def broker_pid(url: str | None = None) -> int | None:
 
 
 def broker_cpu_seconds(pid: int | None) -> float | None:
-    """CPU time (user + system) the process ``pid`` (the local broker, from ``broker_pid``) has used
-    so far, or None when there is none or /proc cannot say. Find the pid once per measurement, so
-    the times before and after come from the same process."""
+    """CPU seconds (user + system) the process ``pid`` (from ``broker_pid``, found once per
+    measurement) has used so far, or None when there is none or /proc cannot say."""
     if pid is None:
         return None
     try:
@@ -202,8 +281,6 @@ class CpuSampler:
     (for instance from the welcome that starts it to its completion, without the processes' start-up)."""
 
     def __init__(self, period: float = 0.02, url: str | None = None) -> None:
-        import threading
-
         self.period = period
         self.broker = broker_pid(url)
         self.samples: list[tuple[float, int, int, float | None]] = []

@@ -10,13 +10,13 @@ and critical-section times, audited trace) and is measured by ``mutexlab.metrics
 * **heavy load** — everyone always waiting: think time 0, so a node asks again as soon as it
   leaves. Messages per entry and the synchronization delay (exit → next enter while others wait).
 
-Delays are in units of the mean message delay observed in the trace (T). The literature's
-figures come from each algorithm's spec (``AlgorithmSpec.literature``); where it gives a range, light load is compared
-with its low end and heavy load with its high end (Maekawa: 3(|S|−1) light, 5(|S|−1) heavy, |S| the
-run's quorum size), except Lamport's, the other way round (no overlap: every REPLY is sent, 3(N−1);
-everyone waiting: REPLYs suppressed, 2(N−1)); Suzuki–Kasami's
-"0 or N" is compared with N (0 only when the token holder asks again); Raymond's heavy-load
-figure is Raymond's own "about 4" (it is not in the spec's figures). Ratio = measured / literature.
+Delays are in units of the mean message delay observed in the trace (T). The literature's figures
+come from each algorithm's spec (``AlgorithmSpec.literature``); where it gives a range, light load
+is compared with its low end and heavy load with its high end (Maekawa: 3(|S|−1) light, 5(|S|−1)
+heavy, |S| the run's quorum size), except Lamport's, the other way round (no overlap: every REPLY
+is sent, 3(N−1); everyone waiting: REPLYs suppressed, 2(N−1)); Suzuki–Kasami's "0 or N" is
+compared with N (0 only when the token holder asks again); Raymond's heavy-load figure is his own
+"about 4" (not in the spec's figures). Ratio = measured / literature.
 """
 
 from __future__ import annotations
@@ -68,20 +68,12 @@ def raymond_light_model(n: int) -> float:
     from mutexlab.protocols.trees import default_parents
 
     parents = default_parents(n)
-
-    def path(x: int) -> list[int]:
-        out = [x]
-        while x in parents:
-            x = parents[x]
-            out.append(x)
-        return out
-
-    paths = {x: path(x) for x in range(1, n + 1)}
-    total = 0
-    for a in range(1, n + 1):
-        for b in range(1, n + 1):
-            pa, pb = paths[a], paths[b]
-            total += min(pa.index(c) + pb.index(c) for c in set(pa) & set(pb))
+    paths = []  # each node's way to the root
+    for x in range(1, n + 1):
+        paths.append([x])
+        while paths[-1][-1] in parents:
+            paths[-1].append(parents[paths[-1][-1]])
+    total = sum(min(a.index(c) + b.index(c) for c in set(a) & set(b)) for a in paths for b in paths)
     return round(2 * total / (n * n), 3)
 
 
@@ -170,16 +162,7 @@ def render(part: dict) -> str:
             + [hi["sync_delay_T"], hi["sync_literature"], hi["sync_ratio"]]
             + [lo["safe"] and hi["safe"] and lo["complete"] and hi["complete"]]
         )
+    headers = "algorithm|N|light msgs/entry|literature|ratio|light response (T)|overlaps|heavy msgs/entry"
     return table(
-        ["algorithm", "N", "light msgs/entry", "literature", "ratio", "light response (T)", "overlaps"]
-        + [
-            "heavy msgs/entry",
-            "literature",
-            "ratio",
-            "sync delay (T)",
-            "literature",
-            "ratio",
-            "safe+complete",
-        ],
-        rows,
+        (headers + "|literature|ratio|sync delay (T)|literature|ratio|safe+complete").split("|"), rows
     )

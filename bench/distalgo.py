@@ -7,10 +7,9 @@ from PyPI into it once. ``example(name, n, rounds)`` runs the bundled ``da/examp
 (``ramutex`` Ricart–Agrawala, ``lamutex`` Lamport, ``sktoken`` Suzuki–Kasami) through
 ``distalgo_driver.py``, which counts every process's protocol sends and critical-section entries.
 
-Figures: ``entries_per_s`` = entries ÷ (last entry − first process start) — the protocol phase,
-start-up of the interpreter and of the processes left out; ``wall_s`` the whole command; messages
-per second over the same protocol phase. DistAlgo's processes talk over UDP/TCP sockets on
-localhost: no broker, no persistence, nothing checked.
+Figures: ``entries_per_s`` = entries ÷ (last entry − first process start), the protocol phase;
+``wall_s`` the whole command; messages per second over the protocol phase. DistAlgo's processes
+talk over sockets on localhost: no broker, no persistence, nothing checked.
 """
 
 from __future__ import annotations
@@ -23,6 +22,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from .common import children_cpu
+
 EXAMPLES = {"ricart-agrawala": "ramutex", "lamport": "lamutex", "suzuki-kasami": "sktoken"}
 DRIVER = Path(__file__).resolve().parent / "distalgo_driver.py"
 
@@ -31,9 +32,9 @@ class Unavailable(RuntimeError):
     """No Python 3.7 (or no PyPI) on this machine: the DistAlgo columns are skipped with this reason."""
 
 
-def _runs(python: str) -> bool:
+def _runs(python: str, code: str = "pass") -> bool:
     try:
-        return subprocess.run([python, "-c", "pass"], capture_output=True, timeout=60).returncode == 0
+        return subprocess.run([python, "-c", code], capture_output=True, timeout=60).returncode == 0
     except OSError:
         return False
 
@@ -54,19 +55,15 @@ def venv() -> Path:
     """The venv with pyDistAlgo (created and filled on first use); its python."""
     home = Path(os.environ.get("DISTALGO_VENV") or Path.home() / ".cache/mutexlab-bench/distalgo-py37")
     python = home / "bin" / "python"
-    if python.exists() and _has_distalgo(python):
+    if python.exists() and _runs(str(python), "import da"):
         return python
     subprocess.run([python37(), "-m", "venv", str(home)], check=True, capture_output=True, timeout=300)
     proc = subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "pyDistAlgo"], capture_output=True, text=True, timeout=600
     )
-    if proc.returncode != 0 or not _has_distalgo(python):
+    if proc.returncode != 0 or not _runs(str(python), "import da"):
         raise Unavailable(f"pip install pyDistAlgo failed in {home}: {proc.stderr.strip()[-400:]}")
     return python
-
-
-def _has_distalgo(python: Path) -> bool:
-    return subprocess.run([str(python), "-c", "import da"], capture_output=True, timeout=60).returncode == 0
 
 
 def example_file(python: Path, name: str) -> Path:
@@ -82,12 +79,10 @@ def example(python: Path, name: str, n: int, rounds: int, workdir: Path) -> dict
     """Run example ``name`` with ``n`` processes and ``rounds`` entries each; counted figures."""
     source = workdir / f"{name}.da"  # compiled next to itself: a copy, so the installed tree stays clean
     shutil.copyfile(example_file(python, name), source)
-    began = time.perf_counter()
-    ru0 = os.times()
+    began, cpu = time.perf_counter(), children_cpu()
     command = [str(python), str(DRIVER), str(source), str(n), str(rounds)]
     proc = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=600)
-    ru1 = os.times()
-    wall = time.perf_counter() - began
+    wall, cpu = time.perf_counter() - began, children_cpu() - cpu
     rows = [
         json.loads(line.split(" ", 1)[1]) for line in proc.stderr.splitlines() if line.startswith("DA-COUNT ")
     ]
@@ -99,7 +94,6 @@ def example(python: Path, name: str, n: int, rounds: int, workdir: Path) -> dict
     entries = sum(r["entries"] for r in rows)
     sent = sum(r["sent"] for r in rows)
     span = max(r["last_entry"] for r in rows) - min(r["start"] for r in rows)
-    cpu = (ru1.children_user + ru1.children_system) - (ru0.children_user + ru0.children_system)
     return {
         "example": name,
         "n": n,

@@ -1,67 +1,56 @@
 """Parts 3 and 4: the algorithms over RabbitMQ, exactly as a user starts them.
 
-``mutexlab_run`` runs ``mutexlab run mutex`` (or ``bees``) with zero dwell times — the monitor and
-every participant as separate OS processes, every protocol step a confirmed, persistent publish
-with its trace batch, the trace audited at the end — and reads the monitor's JSON summary
-(``started``, ``duration``: from the welcome that starts the run to the moment it is complete) and
-the trace it writes (synchronization delay in milliseconds via ``mutexlab.metrics.measure``).
-``machine_busy`` is the share of all
-the machine's cores busy over the protocol phase (/proc/stat, sampled every 20 ms) and
-``broker_cpu_us_per_msg`` the local broker's CPU over the same span per protocol message: whether
-a run waits for handovers or for the CPU. ``wall_s`` is the whole command, start-up and audit
-included.
+``mutexlab_run`` runs ``mutexlab run mutex`` (or ``bees``) with zero dwell times, every protocol step
+a confirmed, persistent publish, the trace audited at the end, and reads its JSON summary
+(``started``, ``duration``: the protocol phase, from the welcome to completion) and its trace
+(synchronization delay via ``mutexlab.metrics.measure``). ``machine_busy`` is the share of the
+machine's cores busy over the protocol phase and ``broker_cpu_us_per_msg`` the local broker's CPU
+over it per protocol message: whether a run waits for handovers or for the CPU. ``wall_s`` is the
+whole command, start-up and audit included.
 
-Part 3 runs each classic algorithm beside the centralized yardsticks of ``baselines`` (a queue
-semaphore, redis-py's lock) with as many contending processes. Part 4 runs the bees end to end
-and compares the message count with the simulator's for the same configuration and seed.
+Part 3 runs each classic algorithm beside centralized yardsticks with as many processes, on the
+same broker: a **queue semaphore** (a durable queue holding one token message; each process takes
+it with prefetch 1, leaves the critical section at once, publishes it back persistent and
+confirmed, then acks the delivery) and **redis-py's** ``Lock`` on one key (acquire, leave at once,
+release), with its default polling (``sleep=0.1`` s, what most code uses) and with 1 ms. Every
+contender records its (enter, exit) times on the system-wide monotonic clock; the parent counts
+overlapping critical sections (0: mutual exclusion held) and the longest run of consecutive
+entries by one process (fairness). Queues and keys are deleted at the end, also on failure.
+
+Part 4 runs the bees end to end and compares the message count with the simulator's for the same
+configuration and seed.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import math
-import os
-import subprocess
-import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
-from .common import ROOT, CpuSampler, ratio, say, table
+import pika
+
+from . import common
+from .common import CpuSampler, mutexlab_run_json, ratio, run_workers, say, table
+
+PERSISTENT = pika.BasicProperties(delivery_mode=2, content_type="application/json")
 
 
 def mutexlab_run(args: list[str], url: str, timeout: float, tree: Path | None = None) -> dict:
-    """``mutexlab run ... --dwell 0 --json --trace FILE``; the summary plus trace-derived figures.
-
-    ``tree``: run the mutexlab of that source tree (its ``shared`` and root first on PYTHONPATH)
-    instead of this one's, so two versions can be measured side by side. ``python_cpu_s`` is the
-    CPU time of the command and all its processes (start-up and audit included)."""
+    """``mutexlab run ARGS --dwell 0 --json --trace FILE`` of ``tree`` (default: the mutexlab this
+    interpreter imports); the summary plus trace-derived figures. ``python_cpu_s`` is the CPU time
+    of the command and all its processes (start-up and audit included)."""
     from mutexlab.metrics import measure
     from mutexlab.trace import read_trace
 
     with tempfile.TemporaryDirectory(prefix="mutexlab-bench-") as tmp:
         trace = Path(tmp) / "trace.jsonl"
-        command = [sys.executable, "-m", "mutexlab", "run", *args, "--dwell", "0", "--json", "--trace"]
-        command += [str(trace), "--amqp-url", url, "--stall-timeout", "60", "--join-timeout", "240"]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        if tree is not None:
-            env["PYTHONPATH"] = os.pathsep.join([str(tree / "shared"), str(tree), env.get("PYTHONPATH", "")])
-        began = time.perf_counter()
-        cpu0 = os.times()
+        argv = [*args, "--dwell", "0", "--trace", str(trace), "--amqp-url", url]
+        argv += ["--stall-timeout", "60", "--join-timeout", "240"]
         with CpuSampler(url=url) as cpu:
-            proc = subprocess.run(
-                command, cwd=tree or ROOT, capture_output=True, text=True, timeout=timeout, env=env
-            )
-        wall = time.perf_counter() - began
-        cpu1 = os.times()
-        python_cpu = (cpu1.children_user + cpu1.children_system) - (cpu0.children_user + cpu0.children_system)
-        try:
-            summary = json.loads(proc.stdout)
-        except json.JSONDecodeError:
-            raise RuntimeError(
-                f"mutexlab run {' '.join(args)} (exit {proc.returncode}) printed no summary: "
-                f"{proc.stdout[-400:]} {proc.stderr[-800:]}"
-            ) from None
+            summary, exit_code, began, ended, python_cpu = mutexlab_run_json(argv, tree, timeout)
         events = read_trace(trace) if trace.exists() else []
     body = [e for e in events if e.get("event") != "run"]
     metrics = measure(body, unit=1.0)  # unit 1: delays stay in seconds
@@ -75,11 +64,11 @@ def mutexlab_run(args: list[str], url: str, timeout: float, tree: Path | None = 
     per_msg = round(broker_s / messages * 1e6) if broker_s is not None and messages else None
     return {
         "command": "mutexlab run " + " ".join(args) + " --dwell 0",
-        "exit_code": proc.returncode,
+        "exit_code": exit_code,
         "complete": summary.get("complete"),
         "safe": summary.get("safe"),
         "duration_s": duration,
-        "wall_s": round(wall, 2),
+        "wall_s": round(ended - began, 2),
         "python_cpu_s": round(python_cpu, 3),
         "broker_cpu_s": broker_s,
         "messages": messages,
@@ -98,27 +87,123 @@ def mutexlab_run(args: list[str], url: str, timeout: float, tree: Path | None = 
     }
 
 
+# -- part 3: the yardsticks; what every contender reports -------------------------------------------------------
+def summarise_contention(name: str, n: int, per_process: int, out: list[dict]) -> dict:
+    intervals = sorted((enter, leave, o["who"]) for o in out for enter, leave in o["cs"])
+    overlaps = sum(1 for a, b in zip(intervals, intervals[1:]) if b[0] < a[1])
+    streak = best = 0
+    previous = None
+    for _, _, who in intervals:
+        streak = streak + 1 if who == previous else 1
+        previous = who
+        best = max(best, streak)
+    start = min(o["start"] for o in out)
+    end = max(o["end"] for o in out)
+    span = (end - start) / 1e9
+    entries = len(intervals)
+    return {
+        "mechanism": name,
+        "processes": n,
+        "entries_per_process": per_process,
+        "entries": entries,
+        "seconds": round(span, 3),
+        "entries_per_s": round(entries / span, 1) if span > 0 else None,
+        "mutual_exclusion_violations": overlaps,
+        "longest_streak_one_process": best,
+    }
+
+
+def _contend(barrier, who: int, rounds: int, acquire, release) -> dict:
+    """``rounds`` times: ``acquire()`` (False: nothing within 120 s), enter and leave at once, ``release()``."""
+    barrier.wait(timeout=120)
+    start, cs = time.monotonic_ns(), []
+    for _ in range(rounds):
+        if not acquire():
+            raise RuntimeError(f"contender {who}: nothing acquired within 120 s")
+        enter = time.monotonic_ns()
+        cs.append((enter, time.monotonic_ns()))  # zero dwell: leave at once
+        release()
+    return {"who": who, "cs": cs, "start": start, "end": time.monotonic_ns()}
+
+
+# -- queue semaphore ---------------------------------------------------------------------------
+def _sem_worker(barrier, url: str, name: str, who: int, rounds: int) -> dict:
+    conn, ch = common.connect(url, True, prefetch=1)
+    deliveries, held = ch.consume(name, auto_ack=False, inactivity_timeout=120), []
+
+    def take() -> bool:
+        held[:] = next(deliveries)
+        return held[0] is not None
+
+    def give_back() -> None:  # release: the token goes back, then the delivery is acked
+        ch.basic_publish("", name, held[2], properties=PERSISTENT)
+        ch.basic_ack(held[0].delivery_tag)
+
+    out = _contend(barrier, who, rounds, take, give_back)
+    ch.cancel()  # a token delivered meanwhile is requeued
+    out["end"] = time.monotonic_ns()
+    conn.close()
+    return out
+
+
+def semaphore(url: str, n: int, rounds: int, tokens: int = 1) -> dict:
+    name = f"mutexlab-bench.{uuid.uuid4().hex[:8]}.semaphore"
+    common.declare_queues(url, [name], durable=True)
+    try:
+        conn, ch = common.connect(url, True)
+        for _ in range(tokens):
+            ch.basic_publish("", name, b"token", properties=PERSISTENT)
+        conn.close()
+        out = run_workers(_sem_worker, [(url, name, who, rounds) for who in range(1, n + 1)])
+    finally:
+        common.delete_queues(url, [name])
+    result = summarise_contention(f"queue semaphore (K={tokens})", n, rounds, out)
+    result["amqp_messages_per_entry"] = 1  # one publish (the token back) and its delivery
+    return result
+
+
+# -- Redis lock -----------------------------------------------------------------------------------
+def _redis_worker(barrier, url: str, key: str, who: int, rounds: int, sleep: float) -> dict:
+    import redis
+
+    client = redis.Redis.from_url(url)
+    lock = client.lock(key, timeout=30, sleep=sleep)
+    client.ping()
+    out = _contend(
+        barrier, who, rounds, lambda: lock.acquire(blocking=True, blocking_timeout=120), lock.release
+    )
+    client.close()
+    return out
+
+
+def redis_lock(url: str, n: int, rounds: int, sleep: float) -> dict:
+    import redis
+
+    key = f"mutexlab-bench:{uuid.uuid4().hex[:8]}:lock"
+    try:
+        out = run_workers(_redis_worker, [(url, key, who, rounds, sleep) for who in range(1, n + 1)])
+    finally:
+        with contextlib.suppress(Exception):  # a clean-up: the result stands without it
+            redis.Redis.from_url(url).delete(key)
+    result = summarise_contention(f"redis-py Lock (sleep={sleep:g}s)", n, rounds, out)
+    result["redis_commands_per_entry"] = "≥2 (SET NX PX + Lua release), plus polls while waiting"
+    return result
+
+
 # -- part 3 ---------------------------------------------------------------------------------------
-def part3(
-    full: bool,
-    amqp: str,
-    redis_url: str,
-    algorithms: list[str] | None = None,
-    sizes: tuple[int, ...] = (5, 10),
-) -> dict:
+def part3(full: bool, amqp: str, redis_url: str, algorithms: list[str] | None = None) -> dict:
     from mutexlab.protocols.registry import CLASSIC
 
-    from . import baselines
-
+    sizes = (5, 10)
     requests = 30 if full else 2  # enough for a run of a second or more at N = 5 (start-up excluded)
     rounds = 200 if full else 20
     repeat = 3 if full else 1
     contention = []
     for n in sizes:
         say(f"  queue semaphore and Redis locks with {n} processes ...")
-        contention.append(baselines.semaphore(amqp, n, rounds))
-        contention.append(baselines.redis_lock(redis_url, n, rounds, sleep=0.1))
-        contention.append(baselines.redis_lock(redis_url, n, rounds, sleep=0.001))
+        contention.append(semaphore(amqp, n, rounds))
+        contention.append(redis_lock(redis_url, n, rounds, sleep=0.1))
+        contention.append(redis_lock(redis_url, n, rounds, sleep=0.001))
     runs = []
     for n in sizes:
         yardsticks = [c for c in contention if c["processes"] == n]  # semaphore, redis 0.1 s, redis 1 ms
@@ -169,20 +254,13 @@ def render3(part: dict) -> str:
         [
             [r["algorithm"], r["n"], r["entries"], r["messages"], r["msgs_per_entry"], r["duration_s"]]
             + [r["entries_per_s"], " / ".join(f"{v:.1f}" for v in r["repeats_entries_per_s"] if v)]
-            + [r["sync_delay_ms"], *(_r3(r[k]) for k in RATIO_KEYS)]
-            + [_percent(r["machine_busy"]), r["broker_cpu_us_per_msg"], r["safe"], r["complete"]]
+            + [r["sync_delay_ms"], *(None if r[k] is None else f"{r[k]:.3f}" for k in RATIO_KEYS)]
+            + [None if r["machine_busy"] is None else f"{r['machine_busy']:.0%}"]
+            + [r["broker_cpu_us_per_msg"], r["safe"], r["complete"]]
             for r in part["runs"]
         ],
     )
     return contention + "\n\n" + runs
-
-
-def _r3(value: float | None) -> str | None:
-    return None if value is None else f"{value:.3f}"
-
-
-def _percent(value: float | None) -> str | None:
-    return None if value is None else f"{value:.0%}"
 
 
 # -- part 4 ---------------------------------------------------------------------------------------
@@ -199,15 +277,13 @@ def simulate_bees(p: int, reeds: int, seed: int, delay_seed: int | None = None) 
         "messages": result.total_messages,
         "messages_by_type": result.messages,
         "entries": result.entries,
-        "notes": result.notes,
         "ok": result.ok,
     }
 
 
-def part4(full: bool, amqp: str, sizes: tuple[int, ...] | None = None, seed: int = 0) -> dict:
-    sizes = sizes or ((10, 20, 50) if full else (10,))
+def part4(full: bool, amqp: str, seed: int = 0) -> dict:
     rows = []
-    for p in sizes:
+    for p in (10, 20, 50) if full else (10,):
         reeds = math.ceil(p / 3)
         say(f"  mutexlab run bees -P {p} -T {reeds} --dwell 0 --seed {seed} ...")
         row = mutexlab_run(["bees", "-P", str(p), "-T", str(reeds), "--seed", str(seed)], amqp, timeout=1800)

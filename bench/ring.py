@@ -1,18 +1,10 @@
-"""Raw pika token ring: the broker's own limit for a token handover, the yardstick of the token algorithms.
+"""Raw pika token ring, the yardstick of the token algorithms: the broker's own limit for a handover.
 
-N processes, one queue each; process 0 publishes the token (hop 1) to process 1's queue, each
-process forwards what it receives to the next one, until ``hops`` handovers were made: the ring
-workload of ``bench/clients.py`` on pika's ``BlockingConnection``. Two settings, as the
-transport's choices:
-
-* ``confirmed`` — durable queues, persistent messages, one publisher confirm awaited per hop
-  (``BlockingChannel.confirm_delivery``), manual ack of the delivery after the forward is
-  confirmed: the guarantee of the transport (a handover is on the broker's disk before the
-  delivery that caused it leaves its queue);
-* ``transient`` — non-durable queues, non-persistent messages, no confirms, auto-ack.
-
-``hops_per_s`` = hops ÷ (the first member's start to the last member's end, after the start
-barrier). The broker's CPU over the same span per hop is reported beside it.
+N processes, one queue each, one token forwarded ``hops`` times around (``bench/clients.py``'s ring
+on pika's ``BlockingConnection``), ``confirmed`` (durable queues, persistent messages, one confirm
+awaited per hop, the delivery acked after its forward is confirmed: the transport's guarantee) or
+``transient`` (none of it). Hops per second from the start barrier to the last member's end, and
+the broker's CPU per hop over that span.
 """
 
 from __future__ import annotations
@@ -23,7 +15,6 @@ RING_MODES = ("confirmed", "transient")
 
 
 def ring(url: str, n: int, hops: int, mode: str) -> dict:
-    """One token passed ``hops`` times around ``n`` processes; hops per second."""
     if mode not in RING_MODES:
         raise ValueError(f"ring mode must be one of {', '.join(RING_MODES)}, got {mode!r}")
     if n < 2 or hops < 1:

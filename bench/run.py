@@ -69,27 +69,23 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _error(text: str) -> int:
-    print(f"error: {text}", file=sys.stderr)
-    return 2
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     full = bool(args.full)
     from mutexlab.protocols.registry import CLASSIC
 
-    algorithms = None
+    algorithms, error = None, None
     if args.algorithms:
         algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
         unknown = [a for a in algorithms if a not in CLASSIC]
         if unknown:
-            return _error(
-                f"unknown classic algorithm(s) {', '.join(unknown)}; choose from {', '.join(CLASSIC)}"
-            )
+            error = f"unknown classic algorithm(s) {', '.join(unknown)}; choose from {', '.join(CLASSIC)}"
     out = Path(args.out)
     if not out.resolve().parent.is_dir():
-        return _error(f"cannot write {args.out}: directory {out.resolve().parent} does not exist")
+        error = f"cannot write {args.out}: directory {out.resolve().parent} does not exist"
+    if error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     amqp = args.amqp_url or os.environ.get("AMQP_URL") or DEFAULT_AMQP_URL
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
     results: dict = {

@@ -2,9 +2,8 @@
 
 Each case runs in a fresh interpreter (so peak memory is the case's own): wall and CPU time of
 ``Simulation.run()`` with tracing off, simulated messages per second, the peak resident set
-(``VmHWM``, which includes the interpreter and imports: the ``rss_baseline`` taken just
-before the run says how much). Wall time is the best of ``repeat`` runs (the machine is
-shared: the minimum is the least disturbed measurement).
+(``VmHWM``, with the interpreter and imports: ``rss_baseline``, taken just before the run, says
+how much). Wall time is the best of ``repeat`` runs (the least disturbed on a shared machine).
 
 Bees: P bees, K = 3 flowers, T = ⌈P/3⌉ reeds (3 bees fit on a reed with the default 5 eggs and
 15 cocoons), so every bee lays all its eggs. Ricart–Agrawala: N nodes, ``requests`` each.
@@ -12,11 +11,13 @@ Bees: P bees, K = 3 flowers, T = ⌈P/3⌉ reeds (3 bees fit on a reed with the 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import resource
 import sys
 import time
+from pathlib import Path
 
 from .common import run_json, say, table
 
@@ -38,15 +39,11 @@ def cases(full: bool) -> list[dict]:
 
 
 def peak_rss_kib() -> int:
-    """This process's peak resident set (VmHWM). Not ``ru_maxrss``: Linux carries that across
-    ``execve``, so a child would report its parent's peak."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
+    """This process's peak resident set (VmHWM; ``ru_maxrss`` survives ``execve`` on Linux). Like
+    ``mutexlab.check.result.peak_mb``, which is not imported so as not to weigh on the figure."""
+    with contextlib.suppress(OSError, StopIteration):
+        lines = Path("/proc/self/status").read_text(encoding="ascii").splitlines()
+        return int(next(line for line in lines if line.startswith("VmHWM:")).split()[1])
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 

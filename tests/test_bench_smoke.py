@@ -22,7 +22,7 @@ from conftest import missing
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench import baselines, complexity, plots, simspeed  # noqa: E402
+from bench import complexity, overrabbit, plots, simspeed  # noqa: E402
 from bench.run import main as bench_main  # noqa: E402
 
 
@@ -182,13 +182,13 @@ def test_contention_summary_catches_overlapping_critical_sections():
         {"who": 1, "cs": [(0, 10)], "start": 0, "end": 30},
         {"who": 2, "cs": [(5, 12)], "start": 0, "end": 40},
     ]
-    ok = baselines.summarise_contention("x", 2, 1, fine)
+    ok = overrabbit.summarise_contention("x", 2, 1, fine)
     assert (
         ok["mutual_exclusion_violations"] == 0
         and ok["entries"] == 3
         and ok["longest_streak_one_process"] == 1
     )
-    assert baselines.summarise_contention("x", 2, 1, broken)["mutual_exclusion_violations"] == 1
+    assert overrabbit.summarise_contention("x", 2, 1, broken)["mutual_exclusion_violations"] == 1
 
 
 @pytest.mark.parametrize("argv", [["--parts", "7"], ["--parts", "x"], ["--sizes", "0"]])
@@ -223,7 +223,7 @@ def test_rabbit_yardsticks_and_a_real_run(amqp_url):
         ring(amqp_url, 3, 12, "fast")
     with pytest.raises(ValueError, match="a ring needs n >= 2"):
         ring(amqp_url, 1, 12, "confirmed")
-    sem = baselines.semaphore(amqp_url, 2, 3)
+    sem = overrabbit.semaphore(amqp_url, 2, 3)
     assert sem["entries"] == 6 and sem["mutual_exclusion_violations"] == 0
 
     from bench.overrabbit import mutexlab_run
@@ -252,7 +252,7 @@ def test_redis_lock_contention():
     url = _redis_url()
     if url is None:
         missing("no Redis on $REDIS_URL or 127.0.0.1:6379 (the benchmark's Redis yardstick needs one)")
-    out = baselines.redis_lock(url, 2, 3, sleep=0.001)
+    out = overrabbit.redis_lock(url, 2, 3, sleep=0.001)
     assert out["entries"] == 6 and out["mutual_exclusion_violations"] == 0
 
 

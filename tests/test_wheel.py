@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import http.client
 import importlib.util
+import json
 import os
 import shutil
 import signal
@@ -85,7 +86,13 @@ def test_the_wheel_holds_the_package_and_its_data_and_nothing_else(wheel):
     assert package - names == set(), "tracked files of the package missing from the wheel"
     for data in ("mutexlab/py.typed", "mutexlab/explore/static/index.html", "mutexlab/report/report.css"):
         assert data in names
-    assert {name.split("/")[0] for name in names} == {"mutexlab", built.name.split("-py3")[0] + ".dist-info"}
+    info = built.name.split("-py3")[0] + ".dist-info"
+    assert {name.split("/")[0] for name in names} == {"mutexlab", info}
+    # the licence as an SPDX expression (PEP 639), its text shipped beside the metadata
+    metadata = zipfile.ZipFile(built).read(f"{info}/METADATA").decode().splitlines()
+    assert "License-Expression: MIT" in metadata and "License-File: LICENSE" in metadata
+    assert not any(line.startswith("License: ") for line in metadata), "the deprecated table form"
+    assert f"{info}/licenses/LICENSE" in names
 
 
 def test_the_installed_commands_run_outside_the_repository(wheel, tmp_path):
@@ -143,6 +150,12 @@ def test_the_installed_explorer_serves_its_page(wheel, tmp_path):
             conn.close()
             assert response.status == 200 and kind in response.getheader("Content-Type", ""), path
             assert body, path
+        # docs/install.md#without-a-checkout: a wheel carries no examples/, so the menu is empty
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", "/api/examples")
+        response = conn.getresponse()
+        assert response.status == 200 and json.loads(response.read()) == []
+        conn.close()
     finally:
         proc.send_signal(signal.SIGINT)
         try:
