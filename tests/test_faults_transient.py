@@ -30,10 +30,11 @@ from conftest import RunTap
 from test_rabbit_runs import _connections
 
 from mutexlab.cli import main as cli
-from mutexlab.transport.links import RETRY, LinkAcks, LinkOutbox, parse_link
+from mutexlab.transport.links import ACK_EVERY, RETRY, LinkAcks, LinkOutbox, parse_link
 from mutexlab.transport.settings import queue_kind
 from mutexlab.transport.supervisor import Plan, execute
 from mutexlab.transport.topology import Topology
+from mutexlab.transport.wire import compact, frame, parse_frame
 
 
 def _steal(url: str, exchange: str, queues: list[str], enough: int, timeout: float) -> Counter:
@@ -208,9 +209,29 @@ def test_acknowledgements_go_once_per_link_and_at_most_every_ack_every():
     acks = LinkAcks()
     assert acks.due({"node-1": 2, "node-3": 0}, now=0.0) == [("node-1", 2)]
     assert acks.due({"node-1": 5}, now=0.01) == []  # too soon after the last one
-    assert acks.next_due({"node-1": 5}) == pytest.approx(0.1)
-    assert acks.due({"node-1": 5}, now=0.2) == [("node-1", 5)]
-    assert acks.due({"node-1": 5}, now=1.0) == []  # nothing new
+    assert acks.next_due({"node-1": 5}) == pytest.approx(ACK_EVERY)
+    assert acks.due({"node-1": 5}, now=ACK_EVERY) == [("node-1", 5)]
+    assert acks.due({"node-1": 5}, now=10.0) == []  # nothing new
+    # carried in a step frame to node-1 whatever the time: no message of its own is due then
+    assert acks.carried(["node-1", "node-2"], {"node-1": 7, "node-2": 0}, now=10.01) == {"node-1": 7}
+    assert acks.due({"node-1": 7}, now=20.0) == []
+
+
+def test_a_step_frame_carries_acknowledgements_to_its_addressees_only_in_transient_delivery():
+    roster = {"node-1": 1, "node-2": 2, "node-3": 3}
+    sends = [_entry("node-2", 1), _entry("node-3", 4)]
+    plain = compact(frame("r", "node-1", sends))
+    assert b"acks" not in plain and compact(frame("r", "node-1", sends, {})) == plain  # persistent: as before
+    body = compact(frame("r", "node-1", sends, {"node-2": 5, "node-3": True}))
+    got: dict = {}
+    assert parse_frame(body, "r", "node-2", roster, got)[1] == parse_frame(plain, "r", "node-2", roster)[1]
+    assert got == {"node-1": 5}
+    got = {}
+    parse_frame(body, "r", "node-3", roster, got)
+    assert got == {}, "a malformed acknowledgement is left out"
+    one = compact(frame("r", "node-1", sends[:1], {"node-2": 3}))
+    got = {}
+    assert parse_frame(one, "r", "node-2", roster, got)[1][0]["seq"] == 1 and got == {"node-1": 3}
 
 
 def test_a_bad_link_message_is_refused_with_its_reason():

@@ -9,9 +9,10 @@ does, until its addressee says it has it.
 * the sender keeps every protocol message it sent on each link (``LinkOutbox``) until the
   addressee acknowledges it; the acknowledgement is cumulative: ``{"kind": "link", "from": <me>,
   "received": n}`` on ``control.<sender>`` says "I have handled your messages 1..n";
-* the receiver sends it for each link whose handled sequence number grew (``LinkInbox.last``),
-  at most once per ``ACK_EVERY`` seconds per link, so acknowledgements cost a few messages a
-  second, not one per message;
+* the receiver puts it into its next step frame to the sender (``"acks": {sender: n}``, read by
+  ``wire.parse_frame``): no message of its own while the link has traffic both ways; a link whose
+  handled sequence number grew (``LinkInbox.last``) without a step back gets a ``link`` message,
+  at most once per ``ACK_EVERY`` seconds, so acknowledgements cost a few messages a second;
 * a link whose oldest kept message has waited ``RETRY`` seconds without an acknowledgement that
   covers more is sent again: every kept message of it, in order, in one step frame on
   ``<TYPE>.<dest>`` (no trace batch: the monitor heard of the send with the original); each
@@ -27,13 +28,14 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 from .wire import compact, frame
 
 log = logging.getLogger("mutexlab.transport")
 
-ACK_EVERY = 0.1  # seconds at least between two acknowledgements on one link
+ACK_EVERY = 0.25  # seconds at least between two acknowledgement messages on one link
 RETRY = 1.0  # seconds a link's oldest unacknowledged message waits before the link is sent again
 RETRY_MAX = 8.0
 
@@ -107,6 +109,17 @@ class LinkAcks:
                 out.append((sender, n))
         return out
 
+    def carried(self, dests: Iterable[str], handled: dict[str, int], now: float) -> dict[str, int]:
+        """``{dest: n}`` to carry in a step frame to ``dests``: each one's link handled beyond its last
+        acknowledgement (taken as sent now, whatever ``ACK_EVERY``: it costs no message of its own)."""
+        out = {}
+        for dest in dests:
+            n = handled.get(dest, 0)
+            if n > self.sent.get(dest, 0):
+                self.sent[dest], self.at[dest] = n, now
+                out[dest] = n
+        return out
+
     def next_due(self, handled: dict[str, int]) -> float | None:
         due = [self.at.get(s, -ACK_EVERY) + ACK_EVERY for s, n in handled.items() if n > self.sent.get(s, 0)]
         return min(due) if due else None
@@ -140,6 +153,15 @@ class Retransmission:
 
     def keep(self, key: str, entry: Entry, now: float) -> None:
         self.outbox.keep(key, entry, now)
+
+    def carried(self, dests: Iterable[str], handled: dict[str, int], now: float) -> dict[str, int] | None:
+        """The acknowledgements a step frame to ``dests`` carries (``wire.frame``'s ``acks``)."""
+        return self.acks.carried(dests, handled, now) or None
+
+    def acked(self, acks: dict[str, int], now: float) -> None:
+        """Acknowledgements a step frame carried (``wire.parse_frame``'s ``acks``)."""
+        for sender, n in acks.items():
+            self.outbox.ack(sender, n, now)
 
     def on_link(self, data: dict, roster: dict[str, int], now: float) -> None:
         """A ``link`` message from a peer: it has handled what it says; a bad one is logged, ignored

@@ -316,11 +316,14 @@ class Participant:
             self.handled.append(delivery)
             return
         setup, _, _ = self._joined()
+        acks: dict[str, int] | None = None if self.links is None else {}  # carried acknowledgements
         try:
-            sender, envs = parse_frame(delivery.body, self.settings.run_id, self.name, self.roster)
+            sender, envs = parse_frame(delivery.body, self.settings.run_id, self.name, self.roster, acks)
         except EnvelopeError as exc:
             self._dead_letter(delivery, str(exc))
             return
+        if acks and self.links is not None:
+            self.links.acked(acks, time.monotonic())
         decoded = []
         try:
             for env in envs:
@@ -417,7 +420,10 @@ class Participant:
         outbox, self.outbox = self.outbox, []
         if outbox:
             keys, self.outkeys = list(self.outkeys), {}
-            protocol = compact(frame(self.settings.run_id, self.name, outbox))
+            acks = None  # transient delivery: the acknowledgements this step carries to its addressees
+            if self.links is not None:
+                acks = self.links.carried({e[0]: None for e in outbox}, self.inbox.last, time.monotonic())
+            protocol = compact(frame(self.settings.run_id, self.name, outbox, acks))
             if trace is not None and len(trace) * len(keys) <= INLINE_TRACE:
                 self.bus.send(f"audit.{self.name}", protocol + b"\n" + trace, headers={"CC": keys})
             else:
