@@ -152,6 +152,7 @@ class Monitor(Admission):
         while True:
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
+            self.progress.flush(LiveView.PRINT_EVERY)
             if self.lost is not None:  # transient delivery does not survive it: never judged SAFE
                 return self._outcome(complete=False)
             if self.setup is not None and self.feed.complete(self.setup.names.values()):
