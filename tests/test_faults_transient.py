@@ -46,7 +46,10 @@ def _steal(url: str, exchange: str, queues: list[str], enough: int, timeout: flo
         channel = conn.channel()
 
         def take(ch, method, props, body):
-            if method.routing_key.startswith("control.") or min(stolen.values(), default=0) >= enough:
+            if (
+                method.routing_key.startswith("control.")
+                or min(stolen["lost"], stolen["duplicated"]) >= enough
+            ):
                 ch.basic_reject(method.delivery_tag, requeue=True)
                 return
             if stolen["lost"] <= stolen["duplicated"]:
