@@ -6,7 +6,9 @@ mutexlab of that source tree, so a baseline and a change are measured interleave
 machine state), the raw pika token ring (``bench/ring.py``, confirmed and transient, ``hops``
 handovers), and DistAlgo's ``sktoken``, ``ramutex`` and ``lamutex`` with R rounds per process
 (``bench/distalgo.py``; skipped with the reason when no Python 3.7 is there). The median of the
-repetitions is reported, every repetition's value beside it.
+repetitions is reported, every repetition's value beside it. ``--delivery`` (repeatable) runs each
+mutexlab case in each delivery mode given (docs/wire.md#delivery-modes; ``persistent`` passes no
+flag, so an older tree runs too), ``-a`` limits the algorithms.
 
 Columns: entries/s and token passes/s over the protocol phase (mutexlab: the monitor's welcome to
 completion; DistAlgo: first process start to the last entry; ring: the start barrier to the
@@ -15,6 +17,7 @@ protocol phase per protocol message (ring: per hop); ``python µs/msg``
 the CPU of the command and all its processes, start-up and audit included, per protocol message.
 
     python -m bench.wire --repeat 3 --requests 50 --tree /work/main --tree . --json /tmp/wire.json
+    python -m bench.wire -N 5 -a raymond -a ricart-agrawala --delivery persistent --delivery transient
 """
 
 from __future__ import annotations
@@ -41,10 +44,10 @@ def _pick(row: dict, names: dict[str, str]) -> dict:
     return {ours: row[theirs] for ours, theirs in names.items()}
 
 
-def _mutexlab(tree: Path, algorithm: str, n: int, requests: int, url: str) -> dict:
-    row = mutexlab_run(
-        ["mutex", "-a", algorithm, "-N", str(n), "-r", str(requests)], url, timeout=900, tree=tree
-    )
+def _mutexlab(tree: Path, algorithm: str, n: int, requests: int, url: str, delivery: str) -> dict:
+    args = ["mutex", "-a", algorithm, "-N", str(n), "-r", str(requests)]
+    args += [] if delivery == "persistent" else ["--delivery", delivery]
+    row = mutexlab_run(args, url, timeout=900, tree=tree)
     if not (row["safe"] and row["complete"]):
         raise RuntimeError(f"{tree}: mutexlab run {algorithm} N={n} failed: {row}")
     tokens = sum(v for k, v in row["messages_by_type"].items() if k in TOKEN_TYPES)
@@ -70,6 +73,8 @@ def measure(
     hops: int,
     trees: list[Path],
     distalgo: bool = True,
+    deliveries: tuple[str, ...] = ("persistent",),
+    algorithms: tuple[str, ...] = ALGORITHMS,
 ) -> dict:
     from . import distalgo as da
     from .ring import ring
@@ -87,21 +92,28 @@ def measure(
         for rep in range(repeat):
             for n in sizes:
                 say(f"  repetition {rep + 1}/{repeat}, N = {n} ...")
-                for algorithm in ALGORITHMS:
+                for algorithm in algorithms:
                     for tree in trees:
-                        try:
-                            row = _mutexlab(tree, algorithm, n, requests, url)
-                        except (RuntimeError, subprocess.TimeoutExpired) as exc:  # reported, never averaged
-                            say(f"  FAILED: {exc}")
-                            failures.append(f"{tree} {algorithm} N={n}: {str(exc)[:300]}")
-                            continue
-                        samples.setdefault(("mutexlab", str(tree), algorithm, n), []).append(row)
+                        for delivery in deliveries:
+                            try:
+                                row = _mutexlab(tree, algorithm, n, requests, url, delivery)
+                            except (
+                                RuntimeError,
+                                subprocess.TimeoutExpired,
+                            ) as exc:  # reported, never averaged
+                                say(f"  FAILED: {exc}")
+                                failures.append(f"{tree} {delivery} {algorithm} N={n}: {str(exc)[:300]}")
+                                continue
+                            what = str(tree) if delivery == "persistent" else f"{tree} {delivery}"
+                            samples.setdefault(("mutexlab", what, algorithm, n), []).append(row)
                 for mode in ("confirmed", "transient"):
                     samples.setdefault(("ring", mode, "", n), []).append(
                         _pick(ring(url, n, hops, mode), RING)
                     )
                 if python is not None:
                     for algorithm, example in da.EXAMPLES.items():
+                        if algorithm not in algorithms:
+                            continue
                         r = da.example(python, example, n, requests, Path(tmp))
                         samples.setdefault(("distalgo", example, algorithm, n), []).append(_pick(r, DISTALGO))
     rows = []
@@ -117,10 +129,17 @@ def measure(
         "requests_per_node": requests,
         "ring_hops": hops,
         "trees": [str(t) for t in trees],
+        "deliveries": list(deliveries),
         "distalgo_skipped": skipped,
         "failures": failures,
         "rows": rows,
     }
+
+
+def _tree_name(what: str) -> str:
+    """A mutexlab row's tree by its directory's name, and its delivery mode unless persistent."""
+    tree, transient = what.removesuffix(" transient"), what.endswith(" transient")
+    return Path(tree).name + (", transient" if transient else "")
 
 
 def render(result: dict) -> str:
@@ -132,7 +151,7 @@ def render(result: dict) -> str:
         rows = []
         for r in here:
             name = {
-                "mutexlab": f"mutexlab run -a {r['algorithm']} ({Path(r['what']).name})",
+                "mutexlab": f"mutexlab run -a {r['algorithm']} ({_tree_name(r['what'])})",
                 "ring": f"raw pika token ring, {r['what']}",
             }.get(r["kind"], f"DistAlgo {r['what']} ({r['algorithm']})")
             ours = r["kind"] == "mutexlab"
@@ -172,6 +191,15 @@ def main(argv: list[str] | None = None) -> int:
     tree_help = "a mutexlab source tree to run (repeatable; default this one)"
     parser.add_argument("--tree", type=Path, action="append", help=tree_help)
     parser.add_argument("--no-distalgo", action="store_true")
+    parser.add_argument(
+        "--delivery",
+        action="append",
+        choices=("persistent", "transient"),
+        help="run each mutexlab case in this delivery mode (repeatable; default persistent)",
+    )
+    parser.add_argument(
+        "-a", "--algorithm", action="append", choices=ALGORITHMS, help="only this algorithm (repeatable)"
+    )
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.requests < 1 or args.hops < 1:
@@ -181,7 +209,11 @@ def main(argv: list[str] | None = None) -> int:
         if not (tree / "shared" / "mutexlab").is_dir():
             parser.error(f"--tree {tree}: not a mutexlab source tree (no shared/mutexlab)")
     sizes, distalgo = args.sizes or [5, 10], not args.no_distalgo
-    result = measure(args.amqp_url, sizes, args.repeat, args.requests, args.hops, trees, distalgo)
+    deliveries = tuple(dict.fromkeys(args.delivery or ["persistent"]))
+    algorithms = tuple(dict.fromkeys(args.algorithm or ALGORITHMS))
+    result = measure(
+        args.amqp_url, sizes, args.repeat, args.requests, args.hops, trees, distalgo, deliveries, algorithms
+    )
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     print(render(result))

@@ -259,13 +259,14 @@ class RunTap:
     os_pids: dict[str, int] = field(default_factory=dict)  # name -> OS pid of the process
     states: dict[str, list[str]] = field(default_factory=dict)  # name -> every state it reported, in order
     changes: Counter = field(default_factory=Counter)  # name -> steps that changed its state (audit batches)
+    durable: bool = True  # False for a run with transient delivery (its queues are not durable)
 
     def __enter__(self) -> RunTap:
         import pika
 
         from mutexlab.transport.topology import Topology
 
-        topology = Topology(self.run_id)
+        topology = Topology(self.run_id, durable=self.durable)
         exchange = topology.exchange
         self._conn = pika.BlockingConnection(pika.URLParameters(self.url))
         self._channel = self._conn.channel()

@@ -88,6 +88,7 @@ CLI_CASES = [
     ("run mutex --dwell-kind cs", "expected KIND=SECONDS"),
     ("run mutex --trace /no/such/dir/t.jsonl", "does not exist"),
     ("run mutex --amqp-url http://broker", "must start with amqp://"),
+    ("run mutex --delivery lazy", "argument --delivery: invalid choice: 'lazy'"),
 ]
 
 
@@ -148,6 +149,12 @@ SERVICE_CASES = [
         """OPTIONS: not valid JSON (Extra data: line 1 column 27 (char 26)): '{"flowers": 2, "reeds": 2}}'""",
     ),
     ("node", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "DWELL_TIMES": "cs=1"}, "DWELL_TIMES: not valid JSON"),
+    ("bee", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "DELIVERY": "lazy"}, "DELIVERY"),
+    (
+        "node",
+        {"AMQP_URL": NOWHERE, "RUN_ID": "r", "DELIVERY": "transient", "QUEUE_TYPE": "quorum"},
+        "QUEUE_TYPE=quorum needs DELIVERY=persistent",
+    ),
     (
         "monitor",
         {

@@ -47,6 +47,26 @@ def test_plain_lines_off_a_terminal():
     ]
 
 
+def test_plain_lines_are_written_together_at_most_every_print_every_and_all_at_the_end():
+    out, clock = io.StringIO(), FakeClock()
+    progress = LiveView(out, clock=clock)
+    progress.begin(["node-1"])
+    feed(progress, "node-1", "state", state="WANTED", t=0.1)
+    assert out.getvalue() == "", "kept back: the last write was less than PRINT_EVERY ago"
+    clock.now += LiveView.PRINT_EVERY + 0.001
+    feed(progress, "node-1", "state", state="HELD", t=0.2)
+    assert len(out.getvalue().splitlines()) == 2, "both lines in one write once PRINT_EVERY passed"
+    feed(progress, "node-1", "state", state="RELEASED", t=0.3)
+    progress.flush(LiveView.PRINT_EVERY)
+    assert len(out.getvalue().splitlines()) == 2, "the monitor's flush after a poll waits as well"
+    clock.now += LiveView.PRINT_EVERY + 0.001
+    progress.flush(LiveView.PRINT_EVERY)
+    assert out.getvalue().splitlines()[-1].split()[2] == "RELEASED"
+    feed(progress, "node-1", "state", state="WANTED", t=0.4)
+    progress.end()
+    assert len(out.getvalue().splitlines()) == 4, "nothing is left unwritten at the end"
+
+
 def test_table_shows_states_clocks_holders_eggs_per_reed_and_message_rate():
     clock = FakeClock()
     progress = LiveView(io.StringIO(), clock=clock)

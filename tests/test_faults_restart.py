@@ -250,6 +250,47 @@ def test_bees_survive_a_broker_restart_mid_run(private_node, tmp_path):
     assert cli(["verify", plan.trace]) == 0
 
 
+def test_a_transient_run_hit_by_a_broker_restart_ends_incomplete_never_safe(private_node, tmp_path):
+    """Transient delivery keeps the run's queues and messages in the broker's memory only: a restart
+    loses them. The monitor tells (the run's epoch queue is gone when it reconnects) and ends the
+    run at once as INCOMPLETE, not judged (exit 3): never SAFE, never a violation, no hang."""
+    plan = Plan(
+        "bees",
+        6,
+        {"flowers": 2, "reeds": 2},
+        seed=5,
+        amqp_url=private_node.url,
+        dwell=0.15,
+        stall_timeout=40,
+        join_timeout=120,
+        trace=str(tmp_path / "transient.jsonl"),
+        logs=str(tmp_path / "logs"),
+        delivery="transient",
+    )
+    out = io.StringIO()
+    result: dict = {}
+    worker = threading.Thread(target=lambda: result.setdefault("code", execute(plan, True, out)), daemon=True)
+    with RunTap(plan.amqp_url, plan.run_id, durable=False) as tap:
+        worker.start()
+        tap.wait(
+            lambda t: len(t.changes) == 6, "all 6 bees changing state", stop=lambda: not worker.is_alive()
+        )
+    private_node.restart_app(down=2.5)
+    restarted = time.monotonic()
+    worker.join(timeout=120)
+    assert not worker.is_alive(), "the run did not end"
+    took = time.monotonic() - restarted
+    summary = json.loads(out.getvalue())
+    print(
+        f"\ntransient run, broker restart: exit {result['code']}, ended {took:.1f}s after; {summary['verdict']}"
+    )
+    assert result["code"] == 3 and not summary["safe"] and not summary["complete"], summary
+    assert summary["verdict"].startswith("INCOMPLETE, NOT JUDGED") and "SAFE" not in summary["verdict"]
+    assert summary["lost"] and summary["delivery"] == "transient"
+    assert took < plan.stall_timeout, "ended by the restart's detection, not by the stall timeout"
+    assert "the broker lost the run's transient queues" in (tmp_path / "logs" / "monitor.log").read_text()
+
+
 def _service(role: str, env: dict, log: Path) -> subprocess.Popen:
     with open(log, "w") as out:
         return subprocess.Popen(

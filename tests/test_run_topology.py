@@ -88,6 +88,23 @@ def test_a_refused_declaration_among_those_sent_together_is_reported(amqp_url):
         first.close()
 
 
+def test_a_process_of_the_other_delivery_mode_is_refused_naming_delivery(amqp_url):
+    """The run's queues are durable (persistent delivery); a process with transient delivery
+    declares them not durable, and is refused (PRECONDITION_FAILED), naming DELIVERY."""
+    run_id = "t-" + uuid.uuid4().hex[:8]
+    first = Bus(amqp_url, Topology(run_id, "classic"), connect_timeout=10)
+    first.connect()
+    try:
+        other = Bus(
+            amqp_url, Topology(run_id, "classic", durable=False), connect_timeout=10, persistent=False
+        )
+        with pytest.raises(TransportError, match="refused a declaration.*not durable.*DELIVERY"):
+            other.connect()
+    finally:
+        first.topology.delete(first.channel, [])
+        first.close()
+
+
 def _plan(url: str, tmp_path, **more) -> Plan:
     return Plan("ricart-agrawala", 3, {"requests": 2}, amqp_url=url, dwell=0.0, logs=str(tmp_path), **more)
 

@@ -83,6 +83,14 @@ def _common(p) -> None:
         help="keep every process's log in DIR (default: a temporary directory, kept only when the run fails)",
     )
     p.add_argument("--keep", action="store_true", help="leave the run's exchanges and queues on the broker")
+    p.add_argument(
+        "--delivery",
+        choices=("persistent", "transient"),
+        default="persistent",
+        help="persistent (default): durable queues, persistent confirmed messages, survives a broker "
+        "restart; transient: nothing on disk, end-to-end retransmission, survives lost and duplicated "
+        "messages and reconnects but not a broker restart (docs/wire.md#delivery-modes)",
+    )
     add_json_argument(p, "monitor's summary")
     add_report_argument(p)
 
@@ -130,6 +138,7 @@ def plan_from_args(args) -> Plan:
         logs=args.logs,
         keep=args.keep,
         outputs={"report": args.report},
+        delivery=args.delivery,
     )
 
 

@@ -46,7 +46,7 @@ from .membership import Member, Roster
 from .outcome import EXIT_CONFIG, EXIT_SAFE, EXIT_STALLED, EXIT_VIOLATION, Outcome, decide, render, save_json
 from .rabbit import Bus
 from .settings import MonitorSettings
-from .topology import Topology
+from .topology import Topology, queue_exists
 from .view import LiveView
 from .wire import split_step
 
@@ -82,7 +82,8 @@ class Monitor(Admission):
         self.setup: Setup | None = None
         if settings.processes:
             self.setup = build_setup(settings.algorithm, settings.processes, settings.options, settings.seed)
-        self.topology = Topology(settings.run_id, settings.queue_kind)
+        persistent = settings.delivery == "persistent"
+        self.topology = Topology(settings.run_id, settings.queue_kind, durable=persistent)
         self.bus = Bus(
             settings.amqp_url,
             self.topology,
@@ -90,7 +91,11 @@ class Monitor(Admission):
             name="monitor",
             prefetch=MONITOR_PREFETCH,
             secret=settings.run_secret,
+            persistent=persistent,
+            on_connect=None if persistent else self._epoch,
         )
+        # Transient delivery: why the run's queues cannot be trusted any more (the broker lost them).
+        self.lost: str | None = None
         self.roster = Roster(settings.algorithm, settings.processes, settings.join_window)
         self.members: dict[str, Member] = {}
         self.welcomes: dict[str, dict] = {}  # instance -> its welcome (re-sent if it joins again)
@@ -133,11 +138,23 @@ class Monitor(Admission):
             self.trace.close()
             self.bus.close()
 
+    def _epoch(self, channel) -> None:
+        """Transient delivery, on every (re)connect: the run's epoch queue, declared at the first
+        connect and never deleted before the end, is gone only if the broker lost the run's
+        queues (a restart): messages may be lost, and the run cannot be judged (``_watch``)."""
+        if self.bus.generation and not queue_exists(self.bus.conn, self.topology.epoch):
+            self.lost = "the broker lost the run's transient queues (a restart?): messages may be lost"
+            log.error("monitor: %s; the run ends without a verdict on it", self.lost)
+        channel.queue_declare(self.topology.epoch, durable=False)
+
     # -- the run ------------------------------------------------------------------------------
     def _watch(self) -> Outcome:
         while True:
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
+            self.progress.flush(LiveView.PRINT_EVERY)
+            if self.lost is not None:  # transient delivery does not survive it: never judged SAFE
+                return self._outcome(complete=False)
             if self.setup is not None and self.feed.complete(self.setup.names.values()):
                 return self._outcome(complete=True)
             if self.feed.rejected(self.members):  # a finding: the run stops here, as a simulation does
@@ -214,6 +231,8 @@ class Monitor(Admission):
             refused=list(self.refused),
             rejected=feed.rejected(setup.names[p] for p in sorted(setup.names)) if rejected else [],
             trace=self.settings.trace,
+            delivery=self.settings.delivery,
+            lost=self.lost,
         )
 
     def _setup(self) -> Setup:
@@ -254,6 +273,7 @@ class Monitor(Admission):
             outcome.duplicates += int(last.get("duplicates", 0))
             outcome.reconnects += int(last.get("reconnects", 0))
             outcome.redelivered += int(last.get("redelivered", 0))
+            outcome.retransmitted += int(last.get("retransmitted", 0))
         try:
             channel = self.bus.channel
             if channel is None:

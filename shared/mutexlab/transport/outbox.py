@@ -103,9 +103,11 @@ class Outbox:
         self.tag = 0
         return pending
 
-    def hold(self, delivery: Any) -> None:
-        """``delivery``'s ack waits for the confirms of everything published so far."""
-        self.held.append((self.tag, delivery))
+    def hold(self, delivery: Any, wait: bool = True) -> None:
+        """``delivery``'s ack waits for the confirms of everything published so far (unless ``wait``
+        is off: transient delivery, where nothing is kept for a broker restart; it still goes out
+        behind the acks before it)."""
+        self.held.append((self.tag if wait else 0, delivery))
 
     def release(self, at_least: int = 1) -> Any:
         """The last of the held deliveries whose acks may go now, if ``at_least`` may (else None).

@@ -56,6 +56,9 @@ class Outcome:
     rejected: list[dict] = field(default_factory=list)
     trace: str | None = None
     cleaned_up: bool = False  # the run's exchanges and queues were deleted (CLEANUP)
+    delivery: str = "persistent"  # DELIVERY (docs/wire.md#delivery-modes)
+    retransmitted: int = 0  # protocol messages sent again end to end (transient delivery)
+    lost: str | None = None  # why the run cannot be judged: the broker lost its transient queues
     exit_code: int = 0
 
     def as_dict(self) -> dict:
@@ -66,6 +69,14 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
     """Audit the trace's ``events`` (as recorded, in order) into ``outcome``; return its exit code.
 
     Raises ``TraceError`` for a trace the audit cannot check (no verdict)."""
+    if outcome.lost is not None:  # messages may be lost: what the trace shows is not the run
+        outcome.verdict = (
+            f"INCOMPLETE, NOT JUDGED: {outcome.lost}; transient delivery does not survive that "
+            "(DELIVERY=persistent does); the partial trace is not audited for a verdict"
+        )
+        outcome.complete = outcome.safe = False  # not judged: neither SAFE nor a violation (exit 3)
+        outcome.exit_code = EXIT_STALLED
+        return outcome.exit_code
     verdict = verify_events(events)  # numbers the events (``_line``) as it reads them
     outcome.violations = [v.describe() for v in verdict.violations]
     outcome.verdict = verdict.render()
@@ -121,7 +132,16 @@ def render(o: Outcome) -> str:
         f"{o.algorithm} over RabbitMQ, run {o.run_id}: "
         + ", ".join(count(n, role) for role, n in roles.items())
         + f", {o.duration:.2f}s wall clock — "
-        + ("complete" if o.complete else "STOPPED: a rejected input" if o.rejected else "STALLED"),
+        + (
+            "complete"
+            if o.complete
+            else "STOPPED: a rejected input"
+            if o.rejected
+            else "INCOMPLETE"
+            if o.lost
+            else "STALLED"
+        )
+        + (f" ({o.delivery} delivery)" if o.delivery != "persistent" else ""),
         f"messages: {total} ({', '.join(f'{k} {v}' for k, v in o.messages.items()) or 'none'}), "
         f"{rate:.0f} messages/s; tapped {o.tapped}",
         "entries: " + (", ".join(f"{k} {v}" for k, v in o.entries.items()) or "none"),
@@ -133,6 +153,7 @@ def render(o: Outcome) -> str:
         f"transport: duplicates dropped {o.duplicates}, dead-lettered {o.dead_letters}, "
         f"reconnects {o.reconnects}, redelivered {o.redelivered}, refused joiners {len(o.refused)}, "
         f"rejected inputs {sum(r['count'] for r in o.rejected)}, forged (no valid MAC) {o.forged}"
+        + (f", retransmitted {o.retransmitted}" if o.delivery != "persistent" else "")
     )
     lines += [f"  forged: {f}" for f in o.forgeries]
     lines += [f"  rejected input: {rejection_text(r)}" for r in o.rejected]

@@ -2,8 +2,8 @@
 
 The effects are carried out by ``ServiceDriver``, a ``sim.driver.Driver``: the same code as the
 simulator applies them in order, handles sends to oneself locally, numbers messages and
-records the trace events. Only two things differ: network sends leave as persistent, confirmed
-publishes (below), a ``Schedule`` is a real timer (dwell seconds per kind), and the trace events
+records the trace events (``driving.py``). Only two things differ: network sends leave as confirmed
+publishes (below; persistent, or transient and kept for retransmission: ``links.py``), a ``Schedule`` is a real timer (dwell seconds per kind), and the trace events
 go to the monitor instead of a file.
 
 The inputs taken in one round of the loop (the deliveries of one poll, then the timers due) form
@@ -46,10 +46,11 @@ from ..protocol import ProtocolError
 from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setups import ConfigError, Setup
-from ..sim.driver import Driver
 from . import joining
 from .amqp import LOST, TransportError
+from .driving import AuditSink, ServiceDriver
 from .inbox import Delivery, LinkInbox
+from .links import Retransmission
 from .membership import role_of
 from .rabbit import Bus
 from .settings import ParticipantSettings
@@ -65,40 +66,6 @@ INLINE_TRACE = 16 * 1024
 REJECTIONS_KEPT = 10  # the reasons of the first rejected inputs a status carries (the count is exact)
 
 
-class AuditSink:
-    """Where the Driver writes trace events: collected, in effect order, for the input's batch.
-    ``recorded`` counts them all (each ticks the process's own vector entry once: it is the entry of
-    the last one), so a status can say how much of the trace the monitor must have heard."""
-
-    def __init__(self) -> None:
-        self.events: list[dict] = []
-        self.recorded = 0
-
-    def write(self, event: dict) -> None:
-        if event["event"] == "run":
-            return  # the monitor writes the run header
-        self.events.append(event)
-        self.recorded += 1
-
-    def take(self) -> list[dict]:
-        events, self.events = self.events, []
-        return events
-
-
-class ServiceDriver(Driver):
-    """The simulator's effect semantics, with RabbitMQ as the network and real timers."""
-
-    def __init__(self, participant: Participant, setup) -> None:
-        super().__init__(setup, trace=participant.audit, trace_bodies=True)
-        self.participant = participant
-
-    def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
-        self.participant.send_protocol(to, msg, msg_id, vc)
-
-    def schedule(self, pid: int, action: str, dwell: str) -> None:
-        self.participant.add_timer(action, dwell)
-
-
 class Participant:
     def __init__(self, role: str, settings: ParticipantSettings, instance: str | None = None) -> None:
         self.role = role
@@ -106,7 +73,8 @@ class Participant:
         if settings.algorithm:  # loaded before joining: a bad file is a configuration error (exit 2)
             registry.resolve(settings.algorithm)
         self.instance = instance or f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        self.topology = Topology(settings.run_id, settings.queue_kind)
+        persistent = settings.delivery == "persistent"
+        self.topology = Topology(settings.run_id, settings.queue_kind, durable=persistent)
         self.bus = Bus(
             settings.amqp_url,
             self.topology,
@@ -114,7 +82,9 @@ class Participant:
             on_connect=self._declare,
             name=self.instance,
             secret=settings.run_secret,
+            persistent=persistent,
         )
+        self.links: Retransmission | None = None  # transient delivery: links.py, once admitted
         self.join_queue = self.topology.queue(f"join.{self.instance}")
         self.phase = "join"
         self.name = f"{role}?"
@@ -211,6 +181,8 @@ class Participant:
         )
         self.dwell = {**(data.get("dwell_times") or {}), **self.settings.dwell_times}
         self.driver = ServiceDriver(self, self.setup)
+        if self.settings.delivery == "transient":
+            self.links = Retransmission(self.settings.run_id, self.name)
         log.info(
             "%s: admitted as %s (pid %d) of %d in run %s (%s)",
             self.instance,
@@ -237,6 +209,8 @@ class Participant:
             if self.timers:
                 wake = min(wake, self.timers[0][0])
             wake = min(wake, self._last_status + self.settings.heartbeat)
+            if self.links is not None:
+                wake = min(wake, self.links.next_due(self.inbox.last) or wake)
             for delivery in self.bus.poll(max(0.0, wake - now)):
                 self._handle(delivery)
                 if self.stopped:
@@ -246,6 +220,8 @@ class Participant:
                 _, _, action = heapq.heappop(self.timers)
                 self._input(lambda p, a=action: p.on_local(a))
             self._publish_step()
+            if self.links is not None:
+                self.links.tick(self.bus, self.inbox.last, time.monotonic())
             if time.monotonic() - self._last_status >= self.settings.heartbeat:
                 self._status()
             if (
@@ -335,14 +311,19 @@ class Participant:
             if data.get("kind") == "stop":
                 log.info("%s: stop (%s)", self.name, data.get("reason", "run over"))
                 self.stopped = True
+            elif data.get("kind") == "link" and self.links is not None:
+                self.links.on_link(data, self.roster, time.monotonic())
             self.handled.append(delivery)
             return
         setup, _, _ = self._joined()
+        acks: dict[str, int] | None = None if self.links is None else {}  # carried acknowledgements
         try:
-            sender, envs = parse_frame(delivery.body, self.settings.run_id, self.name, self.roster)
+            sender, envs = parse_frame(delivery.body, self.settings.run_id, self.name, self.roster, acks)
         except EnvelopeError as exc:
             self._dead_letter(delivery, str(exc))
             return
+        if acks and self.links is not None:
+            self.links.acked(acks, time.monotonic())
         decoded = []
         try:
             for env in envs:
@@ -414,8 +395,11 @@ class Participant:
         setup, _, _ = self._joined()
         dest = setup.names[to]
         self.link_seq[to] += 1
-        self.outbox.append((dest, self.link_seq[to], msg_id, vc or {}, setup.codec.to_dict(msg)))
+        entry = (dest, self.link_seq[to], msg_id, vc or {}, setup.codec.to_dict(msg))
+        self.outbox.append(entry)
         self.outkeys[f"{msg.type}.{dest}"] = None
+        if self.links is not None:  # kept until the addressee acknowledges it (transient delivery)
+            self.links.keep(f"{msg.type}.{dest}", entry, time.monotonic())
 
     def _publish_step(self) -> None:
         """Publish the step's effects, persistent and confirmed: its protocol messages (``frame``,
@@ -436,7 +420,10 @@ class Participant:
         outbox, self.outbox = self.outbox, []
         if outbox:
             keys, self.outkeys = list(self.outkeys), {}
-            protocol = compact(frame(self.settings.run_id, self.name, outbox))
+            acks = None  # transient delivery: the acknowledgements this step carries to its addressees
+            if self.links is not None:
+                acks = self.links.carried({e[0]: None for e in outbox}, self.inbox.last, time.monotonic())
+            protocol = compact(frame(self.settings.run_id, self.name, outbox, acks))
             if trace is not None and len(trace) * len(keys) <= INLINE_TRACE:
                 self.bus.send(f"audit.{self.name}", protocol + b"\n" + trace, headers={"CC": keys})
             else:
@@ -485,6 +472,7 @@ class Participant:
             "reconnects": self.bus.reconnects,
             "redelivered": self.bus.redelivered,
             "final": final,
+            **({} if self.links is None else {"retransmitted": self.links.outbox.retransmitted}),
             "events": self.audit.recorded,
             "t": time.time() - self.start_time,
         }

@@ -65,8 +65,12 @@ class Bus(Session):
         prefetch: int = 100,
         first_node: int | None = None,
         secret: str | None = None,
+        persistent: bool = True,
     ) -> None:
         super().__init__(url, topology, connect_timeout, name, first_node)
+        # False (transient delivery, docs/wire.md#delivery-modes): messages kept in memory only, and
+        # an ack goes out at once, without waiting for the confirms of what was published before it.
+        self.persistent = persistent
         self.on_connect = on_connect
         self.prefetch = prefetch
         # While deliveries keep coming, acks go out in batches of this many (at once when idle).
@@ -232,7 +236,7 @@ class Bus(Session):
         released then (one cumulative ack)."""
         if delivery.generation != self.generation:
             return  # from a lost connection: the broker redelivers it
-        self.outbox.hold(delivery)
+        self.outbox.hold(delivery, wait=self.persistent)
 
     def _release_acks(self, force: bool = True) -> None:
         """One cumulative ack for the held-back deliveries now allowed to go (unless ``force`` is
@@ -256,7 +260,7 @@ class Bus(Session):
         mandatory: bool = True,
         expiration: float | None = None,
     ) -> None:
-        """Publish persistently without waiting for the confirm (``flush`` waits for it).
+        """Publish (persistently, unless transient) without waiting for the confirm (``flush`` waits for it).
 
         ``expiration``: seconds after which the broker drops the message if no consumer took it
         (it is then dead-lettered with the reason ``expired``)."""
@@ -265,7 +269,7 @@ class Bus(Session):
         if self.signer is not None:
             headers = dict(headers or {}, **{MAC_HEADER: self.signer.mac(routing_key, body)})
         props = pika.BasicProperties(
-            delivery_mode=2,
+            delivery_mode=2 if self.persistent else 1,
             content_type="application/json",
             message_id=message_id,
             headers=headers,

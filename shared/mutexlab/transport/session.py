@@ -79,8 +79,10 @@ class Session:
                 ):
                     raise TransportError(
                         f"the broker refused a declaration of run {self.topology.run_id}: {exc.reply_text} "
-                        f"(this process declares {self.topology.queue_type} queues: every process of a run "
-                        "needs the same QUEUE_TYPE and, with QUEUE_TYPE=auto, as many nodes in AMQP_URL)"
+                        f"(this process declares {self.topology.queue_type} queues, "
+                        f"{'durable' if self.topology.durable else 'not durable'}: every process of a run "
+                        "needs the same QUEUE_TYPE and DELIVERY and, with QUEUE_TYPE=auto, as many nodes in "
+                        "AMQP_URL)"
                     ) from None
                 if time.monotonic() >= deadline:
                     raise TransportError(

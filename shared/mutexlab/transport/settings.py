@@ -12,7 +12,8 @@ Environment variables (all validated before a service touches the broker):
 |---|---|---|
 | ``AMQP_URL`` | all | broker URL, e.g. ``amqp://user:pass@rabbitmq:5672/%2F`` (required); a cluster's nodes comma-separated |
 | ``SKIP_UNRESOLVED_NODES`` | all | ``true``: leave out the nodes of ``AMQP_URL`` whose host name does not resolve (compose: the cluster's peers when the ``cluster`` profile is off); the queue type is still decided on the whole list |
-| ``QUEUE_TYPE`` | all | ``classic``, ``quorum`` or ``auto`` (default: quorum when ``AMQP_URL`` names several nodes) |
+| ``QUEUE_TYPE`` | all | ``classic``, ``quorum`` or ``auto`` (default: quorum when ``AMQP_URL`` names several nodes; classic with ``DELIVERY=transient``) |
+| ``DELIVERY`` | all | ``persistent`` (default: durable queues, persistent messages, acks behind confirms; survives a broker restart) or ``transient`` (no disk, end-to-end retransmission; does not survive a broker restart: docs/wire.md#delivery-modes); the same for every process of the run |
 | ``RUN_ID`` | all | letters, digits, ``_`` and ``-``; names the run's exchange and queues (required) |
 | ``MUTEXLAB_RUN_SECRET`` | all | the run's secret (≥ 16 characters): every message is signed and checked with it (``auth.py``); the same for every process of the run |
 | ``MUTEXLAB_RUN_SECRET_FILE`` | all | without ``MUTEXLAB_RUN_SECRET``: a file holding it, created with a fresh secret by the first process that finds none (compose) |
@@ -77,13 +78,21 @@ def check_url(value: str) -> str:
 
 
 QUEUE_TYPES = ("auto", "classic", "quorum")
+DELIVERIES = ("persistent", "transient")
 
 
-def queue_kind(url: str, queue_type: str = "auto") -> str:
+def queue_kind(url: str, queue_type: str = "auto", delivery: str = "persistent") -> str:
     """The queue type a run's queues are declared with: ``classic`` or ``quorum`` as asked; ``auto``
-    is quorum when ``url`` names several nodes (a cluster: docs/cluster.md), else classic."""
+    is quorum when ``url`` names several nodes (a cluster: docs/cluster.md), else classic. Transient
+    delivery keeps nothing on disk: its queues are classic (a quorum queue is always durable)."""
     if queue_type not in QUEUE_TYPES:
         raise ValueError(f"QUEUE_TYPE must be one of {', '.join(QUEUE_TYPES)}, got {queue_type!r}")
+    if delivery not in DELIVERIES:
+        raise ValueError(f"DELIVERY must be one of {', '.join(DELIVERIES)}, got {delivery!r}")
+    if delivery == "transient":
+        if queue_type == "quorum":
+            raise ValueError("QUEUE_TYPE=quorum needs DELIVERY=persistent (a quorum queue is always durable)")
+        return "classic"
     if queue_type != "auto":
         return queue_type
     return "quorum" if len(node_urls(url)) > 1 else "classic"
@@ -126,6 +135,7 @@ class _Common(BaseSettings):
     amqp_url: str
     run_id: str
     queue_type: Literal["auto", "classic", "quorum"] = "auto"
+    delivery: Literal["persistent", "transient"] = "persistent"
     dwell: float | None = Field(default=None, ge=0)
     # NoDecode: the validator below parses the JSON, so a bad value is reported with the value itself.
     dwell_times: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict)
@@ -167,7 +177,12 @@ class _Common(BaseSettings):
     @property
     def queue_kind(self) -> str:
         """``classic`` or ``quorum``: ``QUEUE_TYPE`` with ``auto`` decided (``queue_kind()``)."""
-        return queue_kind(self.amqp_url, self.queue_type)
+        return queue_kind(self.amqp_url, self.queue_type, self.delivery)
+
+    @model_validator(mode="after")
+    def _delivery(self):
+        queue_kind(self.amqp_url, self.queue_type, self.delivery)  # quorum with transient: refused
+        return self
 
     @field_validator("run_id")
     @classmethod

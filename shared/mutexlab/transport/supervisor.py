@@ -33,7 +33,7 @@ from ..protocols.registry import build_setup, canonical
 from ..setups import ConfigError
 from .auth import SECRET_ENV, SECRET_FILE_ENV, new_secret
 from .membership import role_of
-from .settings import check_run_id, check_url
+from .settings import check_run_id, check_url, queue_kind
 from .spawn import Forked, can_fork, preload, service_command
 
 DEFAULT_URL = "amqp://127.0.0.1:5672/%2F"  # no credentials here: pika's defaults apply (guest on localhost)
@@ -59,6 +59,7 @@ class Plan:
     logs: str | None = None
     keep: bool = False
     extra_participants: dict[str, int] = field(default_factory=dict)  # role -> extra processes (tests)
+    delivery: str = "persistent"  # DELIVERY: persistent or transient (docs/wire.md#delivery-modes)
     # The run's secret (auth.py), handed to its processes in their environment, never on a command
     # line: a fresh one for every plan (a test may set it, to publish as a process of the run).
     secret: str = field(default_factory=new_secret, repr=False)
@@ -92,6 +93,7 @@ def make_plan(
     logs: str | None = None,
     keep: bool = False,
     outputs: dict[str, str | None] | None = None,
+    delivery: str = "persistent",
 ) -> Plan:
     """A ``Plan`` whose every setting is checked and whose setup builds; ConfigError otherwise.
 
@@ -101,6 +103,7 @@ def make_plan(
     url = amqp_url or os.environ.get("AMQP_URL") or DEFAULT_URL
     try:
         url = check_url(url)  # one node, or a cluster's nodes comma-separated (docs/cluster.md)
+        queue_kind(url, os.environ.get("QUEUE_TYPE") or "auto", delivery)  # e.g. quorum with transient
         run_id = check_run_id(run_id) if run_id else "run-" + uuid.uuid4().hex[:10]
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
@@ -123,6 +126,7 @@ def make_plan(
         trace,
         logs,
         keep,
+        delivery=delivery,
     )
     plan.roles()  # builds the setup: a bad option is refused here, before the broker is touched
     return plan
@@ -255,6 +259,7 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
         AMQP_URL=plan.amqp_url,
         RUN_ID=plan.run_id,
         JOIN_TIMEOUT=str(plan.join_timeout),
+        DELIVERY=plan.delivery,
         PYTHONUNBUFFERED="1",
     )
     # This run's secret (auth.py): its processes alone hold it, in their environment (never argv).

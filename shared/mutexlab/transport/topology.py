@@ -19,7 +19,9 @@ Run ``R`` (every name contains the run id, so runs never mix):
   messages, with the reason in the header ``x-mutexlab-reason``.
 
 Queues are durable: classic queues of version 2, or on a cluster quorum queues, replicated by Raft
-(docs/cluster.md). Declarations go out together with one wait (``_together``); a run's queues are
+(docs/cluster.md) — except with transient delivery (docs/wire.md#delivery-modes): classic queues
+that are not durable, and ``mutexlab.R.epoch``, an empty one the monitor declares to tell that
+the broker lost them (a restart). Declarations go out together with one wait (``_together``); a run's queues are
 deleted concurrently (``delete_queues``).
 """
 
@@ -65,12 +67,15 @@ class Topology:
     # "classic" or "quorum" (Raft-replicated, for a cluster: docs/cluster.md); every process of a run
     # must use the same, or the second to declare a queue is refused (PRECONDITION_FAILED).
     queue_type: str = "classic"
+    # False with transient delivery: the queues live in the broker's memory only (lost in a restart).
+    durable: bool = True
 
     exchange = _RunName("")
     dlx = _RunName(".dlx")
     unrouted = _RunName(".unrouted")
     monitor_queue = _RunName(".monitor")
     dead_queue = _RunName(".dead")
+    epoch = _RunName(".epoch")
 
     def queue(self, name: str) -> str:
         return f"mutexlab.{self.run_id}.{name}"
@@ -99,9 +104,17 @@ class Topology:
                 },
             ),
             ("exchange_declare", (self.dlx,), {"exchange_type": "fanout", "durable": True}),
-            ("queue_declare", (self.dead_queue,), {"durable": True, "arguments": self._type_args() or None}),
+            (
+                "queue_declare",
+                (self.dead_queue,),
+                {"durable": self.durable, "arguments": self._type_args() or None},
+            ),
             ("queue_bind", (self.dead_queue, self.dlx), {}),
-            ("queue_declare", (self.monitor_queue,), {"durable": True, "arguments": self._queue_args()}),
+            (
+                "queue_declare",
+                (self.monitor_queue,),
+                {"durable": self.durable, "arguments": self._queue_args()},
+            ),
         ]
         calls += [
             ("queue_bind", (self.monitor_queue, self.exchange), {"routing_key": key}) for key in MONITOR_KEYS
@@ -114,7 +127,9 @@ class Topology:
         calls: list[_Call] = []
         for name in names:
             queue = self.queue(name)
-            calls.append(("queue_declare", (queue,), {"durable": True, "arguments": self._queue_args()}))
+            calls.append(
+                ("queue_declare", (queue,), {"durable": self.durable, "arguments": self._queue_args()})
+            )
             calls += [
                 ("queue_bind", (queue, self.exchange), {"routing_key": key})
                 for key in [f"{t}.{name}" for t in types] + [f"control.{name}", "control.all"]
@@ -129,6 +144,7 @@ class Topology:
         """Delete the run's queues and exchanges (missing ones are fine); the queues still there
         (``delete_queues``: empty when every deletion was confirmed)."""
         queues = [self.queue(n) for n in names] + [self.monitor_queue, self.dead_queue]
+        queues += [] if self.durable else [self.epoch]
         left = delete_queues(channel.connection, queues, timeout)
         _together(channel, [("exchange_delete", (x,), {}) for x in (self.exchange, self.dlx, self.unrouted)])
         return left
@@ -205,3 +221,17 @@ def queue_consumers(conn: Connection, queue: str) -> int:
                 channel.close()
     except pika.exceptions.ChannelClosedByBroker:
         return 0  # the queue is gone
+
+
+def queue_exists(conn: Connection, queue: str) -> bool:
+    """Whether ``queue`` exists, asked on a channel of its own (``queue_consumers``)."""
+    try:
+        channel = conn.channel()
+        try:
+            channel.queue_declare(queue, passive=True)
+            return True
+        finally:
+            if channel.is_open:
+                channel.close()
+    except pika.exceptions.ChannelClosedByBroker:
+        return False

@@ -1,4 +1,5 @@
-"""The monitor's live view (docs/architecture.md#monitor): one line per state change, or a live table.
+"""The monitor's live view (docs/architecture.md#monitor): one line per state change (written
+together at most every ``PRINT_EVERY`` seconds), or a live table.
 
 Fed by the audit feed (feed.py) with each member's trace events and statuses; it only displays
 them, it decides nothing.
@@ -27,6 +28,9 @@ class LiveView:
     """
 
     WINDOW = 5.0
+    # Plain lines are written together at most this often (and at the end): one write and flush per
+    # state change cost the monitor more than the rest of its work on a step.
+    PRINT_EVERY = 0.1
 
     def __init__(self, out: IO[str], clock: Callable[[], float] = time.monotonic) -> None:
         self.out = out
@@ -40,6 +44,8 @@ class LiveView:
         self.total_sends = 0
         self.began = clock()
         self._drawn = 0.0
+        self._lines: list[str] = []  # plain lines not yet written
+        self._printed = clock()
 
     @staticmethod
     def _row() -> dict[str, Any]:
@@ -144,11 +150,10 @@ class LiveView:
         elif kind == "state":
             row["state"] = str(event.get("state"))
             if self.live is None:
-                print(
-                    f"{float(event.get('t', 0)):9.3f}s  {name:<10} {row['state']:<22} lamport {row['lamport']}",
-                    file=self.out,
-                    flush=True,
+                self._lines.append(
+                    f"{float(event.get('t', 0)):9.3f}s  {name:<10} {row['state']:<22} lamport {row['lamport']}"
                 )
+                self.flush(self.PRINT_EVERY)
             self._redraw(force=True)
             return
         self._redraw()
@@ -167,7 +172,17 @@ class LiveView:
             row["lamport"] = status.get("lamport", row["lamport"])
             self._redraw()
 
+    def flush(self, after: float = 0.0) -> None:
+        """Write the plain lines kept back, if the last write was at least ``after`` seconds ago (the
+        monitor calls this after every poll, so a line waits at most a poll and ``PRINT_EVERY``)."""
+        if self._lines and self.clock() - self._printed >= after:
+            self.out.write("\n".join(self._lines) + "\n")
+            self.out.flush()
+            self._lines.clear()
+            self._printed = self.clock()
+
     def end(self) -> None:
+        self.flush()
         if self.live is not None:
             self.live.update(self.table())
             self.live.stop()

@@ -26,17 +26,21 @@ def envelope(run_id: str, msg_id: str, sender: str, to: str, seq: int, vc: dict 
     return {"run": run_id, "id": msg_id, "from": sender, "to": to, "seq": seq, "vc": vc or {}, "msg": msg}
 
 
-def frame(run_id: str, sender: str, sends: list[tuple[str, int, str, dict, dict]]) -> dict:
+def frame(
+    run_id: str, sender: str, sends: list[tuple[str, int, str, dict, dict]], acks: dict | None = None
+) -> dict:
     """The protocol part of a step's publish: its messages ``(to, seq, id, vc, msg)`` in effect order.
 
     One message is an envelope; several are a step frame ``{"run", "from", "msgs": [...]}`` whose
     entries ``{"to", "seq", "id", "vc" | "tick", "msg"?}`` say what differs from the entry before:
     ``tick`` is that entry's vector clock with only the sender's own entry changed (a broadcast
     ticks it once per addressee), and a missing ``msg`` is the same message (a broadcast's content
-    is stored once)."""
+    is stored once). ``acks`` (transient delivery only, links.py): ``{addressee: n}``, the sender
+    has handled the addressee's messages up to ``n``."""
+    extra = {"acks": acks} if acks else {}
     if len(sends) == 1:
         to, seq, msg_id, vc, msg = sends[0]
-        return envelope(run_id, msg_id, sender, to, seq, vc, msg)
+        return {**envelope(run_id, msg_id, sender, to, seq, vc, msg), **extra}
     entries: list[dict] = []
     last_vc: dict | None = None
     last_msg: dict | None = None
@@ -50,7 +54,7 @@ def frame(run_id: str, sender: str, sends: list[tuple[str, int, str, dict, dict]
             entry["msg"] = msg
         last_vc, last_msg = vc, msg
         entries.append(entry)
-    return {"run": run_id, "from": sender, "msgs": entries}
+    return {"run": run_id, "from": sender, "msgs": entries, **extra}
 
 
 def _same_but(vc: dict, other: dict, own: str) -> bool:
@@ -116,10 +120,14 @@ def parse_envelope(body: bytes, run_id: str, me: str, roster: dict[str, int]) ->
     return mine[0]
 
 
-def parse_frame(body: bytes, run_id: str, me: str, roster: dict[str, int]) -> tuple[str, list[dict]]:
+def parse_frame(
+    body: bytes, run_id: str, me: str, roster: dict[str, int], acks: dict | None = None
+) -> tuple[str, list[dict]]:
     """Check a delivery's protocol part (an envelope or a step frame; the trace part after it is the
     monitor's, not parsed here): ``(sender, [envelope to me, ...])`` in link order, each envelope
-    with its own ``vc`` and ``msg`` filled in. Raises EnvelopeError with the reason."""
+    with its own ``vc`` and ``msg`` filled in. Raises EnvelopeError with the reason. With ``acks``
+    (a dict), the sender's acknowledgement to ``me`` the frame carries (``frame``) is put in it:
+    ``acks[sender] = n``; a malformed one is left out."""
     part = split_step(body)[0]
     if len(part) > MAX_BODY:
         raise EnvelopeError(f"oversized body: {len(part)} bytes (limit {MAX_BODY})")
@@ -138,6 +146,10 @@ def parse_frame(body: bytes, run_id: str, me: str, roster: dict[str, int]) -> tu
     sender = data["from"]
     if not isinstance(sender, str) or sender not in roster:
         raise EnvelopeError(f"sender {sender!r} is not a member of this run")
+    carried = data.get("acks")
+    n = carried.get(me) if isinstance(carried, dict) else None
+    if acks is not None and isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+        acks[sender] = n
     if not step:
         if data["to"] != me:
             raise EnvelopeError(f"addressed to {data['to']!r}, delivered to {me}")

@@ -1,0 +1,261 @@
+"""Transient delivery's guarantee (docs/wire.md#delivery-modes), over RabbitMQ: protocol messages
+lost or duplicated between the broker and their addressee, and a participant's reconnect, change
+nothing — the sender keeps what it sent until its addressee acknowledges it and sends it again
+(transport/links.py); the receiver drops what it already handled. (A broker restart is not
+survived: tests/test_faults_restart.py checks that such a run ends INCOMPLETE, never SAFE.)
+
+The fault is a thief: mid-run it consumes from two participants' queues beside their own
+consumers (the broker hands each consumer of a queue its share), throws away every other protocol
+message it gets and publishes the others twice, exactly as they were (same routing key, headers
+and MAC: authentic duplicates, which reach the monitor's queue too). Control messages (the
+acknowledgements, the stop) are put back. The same theft in persistent delivery, which does not
+retransmit, loses the run: that is the test showing the thief really takes messages away.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pika
+import pytest
+from conftest import RunTap
+from test_rabbit_runs import _connections
+
+from mutexlab.cli import main as cli
+from mutexlab.transport.links import ACK_EVERY, RETRY, LinkAcks, LinkOutbox, parse_link
+from mutexlab.transport.settings import queue_kind
+from mutexlab.transport.supervisor import Plan, execute
+from mutexlab.transport.topology import Topology
+from mutexlab.transport.wire import compact, frame, parse_frame
+
+
+def _steal(url: str, exchange: str, queues: list[str], enough: int, timeout: float) -> Counter:
+    """Consume from ``queues``: of the protocol messages taken, drop every other one (``lost``) and
+    publish the others twice (``duplicated``), until ``enough`` of each or ``timeout``."""
+    stolen: Counter = Counter()
+    conn = pika.BlockingConnection(pika.URLParameters(url))
+    try:
+        channel = conn.channel()
+
+        def take(ch, method, props, body):
+            if (
+                method.routing_key.startswith("control.")
+                or min(stolen["lost"], stolen["duplicated"]) >= enough
+            ):
+                ch.basic_reject(method.delivery_tag, requeue=True)
+                return
+            if stolen["lost"] <= stolen["duplicated"]:
+                stolen["lost"] += 1
+            else:
+                stolen["duplicated"] += 1
+                for _ in range(2):
+                    ch.basic_publish(exchange, method.routing_key, body, props)
+            ch.basic_ack(method.delivery_tag)
+
+        channel.basic_qos(prefetch_count=1)
+        for queue in queues:
+            channel.basic_consume(queue, take)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and (stolen["lost"] < enough or stolen["duplicated"] < enough):
+            conn.process_data_events(time_limit=0.05)
+    finally:
+        conn.close()
+    return stolen
+
+
+def _robbed_run(
+    amqp_url: str, tmp_path: Path, delivery: str, stall: float
+) -> tuple[int, dict, Counter, Plan]:
+    plan = Plan(
+        "ricart-agrawala",
+        4,
+        {"requests": 8},
+        seed=2,
+        amqp_url=amqp_url,
+        dwell=0.05,
+        stall_timeout=stall,
+        join_timeout=120,
+        trace=str(tmp_path / f"{delivery}.jsonl"),
+        logs=str(tmp_path / f"logs-{delivery}"),
+        delivery=delivery,
+    )
+    out = io.StringIO()
+    result: dict = {}
+    worker = threading.Thread(target=lambda: result.setdefault("code", execute(plan, True, out)), daemon=True)
+    topology = Topology(plan.run_id)
+    with RunTap(plan.amqp_url, plan.run_id, durable=delivery == "persistent") as tap:
+        worker.start()
+        tap.wait(
+            lambda t: len(t.changes) == 4, "all 4 nodes changing state", stop=lambda: not worker.is_alive()
+        )
+    stolen = _steal(
+        amqp_url,
+        topology.exchange,
+        [topology.queue("node-1"), topology.queue("node-3")],
+        enough=4,
+        timeout=20,
+    )
+    worker.join(timeout=300)
+    assert not worker.is_alive(), "the run did not end"
+    return result["code"], json.loads(out.getvalue()), stolen, plan
+
+
+@pytest.mark.broker
+def test_lost_and_duplicated_protocol_messages_are_sent_again_and_dropped(amqp_url, tmp_path):
+    code, summary, stolen, plan = _robbed_run(amqp_url, tmp_path, "transient", stall=30)
+    print(
+        f"\ntransient, robbed mid-run: {dict(stolen)}; retransmitted {summary['retransmitted']}, "
+        f"duplicates dropped {summary['duplicates']}, {summary['duration']}s"
+    )
+    assert stolen["lost"] >= 4 and stolen["duplicated"] >= 4, f"too little was taken to test: {stolen}"
+    assert code == 0 and summary["complete"] and summary["safe"], summary
+    assert summary["delivery"] == "transient" and summary["retransmitted"] >= 1
+    assert summary["duplicates"] >= 4  # each duplicated message reached its addressees twice more
+    events = [json.loads(line) for line in Path(plan.trace).read_text().splitlines()[1:]]
+    sends = Counter(e["id"] for e in events if e["event"] == "send")
+    recvs = Counter(e["id"] for e in events if e["event"] == "recv")
+    assert sends == recvs and set(recvs.values()) == {1}, "each message sent is received exactly once"
+    assert summary["entries"] == {"cs": 32}
+    assert cli(["verify", plan.trace]) == 0
+
+
+@pytest.mark.broker
+def test_the_same_theft_stalls_a_persistent_run_which_does_not_retransmit(amqp_url, tmp_path):
+    code, summary, stolen, _plan = _robbed_run(amqp_url, tmp_path, "persistent", stall=4)
+    print(f"\npersistent, robbed mid-run: {dict(stolen)}; {summary['verdict'].splitlines()[0]}")
+    assert stolen["lost"] >= 1, stolen
+    assert code == 3 and not summary["complete"] and summary["safe"], summary
+    assert any(info.get("undelivered") for info in summary["stalled"].values()), summary["stalled"]
+
+
+@pytest.mark.broker
+@pytest.mark.skipif(shutil.which("rabbitmqctl") is None, reason="needs rabbitmqctl to close connections")
+def test_transient_run_survives_every_connection_closed_mid_run(amqp_url, tmp_path):
+    """Every process of a transient run loses its connection mid-run: all reconnect (the run's
+    queues, not durable, stay while the broker runs), the run completes, each message once."""
+    plan = Plan(
+        "ricart-agrawala",
+        4,
+        {"requests": 10},
+        amqp_url=amqp_url,
+        dwell=0.3,
+        stall_timeout=30,
+        join_timeout=120,
+        trace=str(tmp_path / "trace.jsonl"),
+        logs=str(tmp_path / "logs"),
+        delivery="transient",
+    )
+    out = io.StringIO()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        with RunTap(amqp_url, plan.run_id, durable=False) as tap:
+            future = pool.submit(execute, plan, True, out)
+            tap.wait(
+                lambda t: sum("WANTED" in states for states in t.states.values()) == 4,
+                "all 4 nodes in WANTED",
+                stop=future.done,
+            )
+        connections = _connections(plan.run_id)
+        assert len(connections) == 5, connections
+        closing = [
+            subprocess.Popen(
+                ["rabbitmqctl", "-q", "close_connection", pid, "test: connection lost"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for pid in connections
+        ]
+        assert all(p.wait(timeout=60) == 0 for p in closing)
+        code = future.result(timeout=300)
+    summary = json.loads(out.getvalue())
+    assert code == 0 and summary["complete"] and summary["safe"], summary
+    assert summary["reconnects"] >= 1 and summary["entries"] == {"cs": 40}
+    events = [json.loads(line) for line in Path(plan.trace).read_text().splitlines()[1:]]
+    sends = Counter(e["id"] for e in events if e["event"] == "send")
+    recvs = Counter(e["id"] for e in events if e["event"] == "recv")
+    assert sends == recvs and set(recvs.values()) == {1}, "each message received exactly once"
+    assert cli(["verify", plan.trace]) == 0
+
+
+# -- the pieces, without a broker ---------------------------------------------------------------
+
+
+def _entry(dest: str, seq: int) -> tuple:
+    return (dest, seq, f"m{seq}", {"node-1": seq}, {"type": "REQUEST"})
+
+
+def test_a_link_is_sent_again_after_its_wait_and_waits_twice_as_long_without_progress():
+    out = LinkOutbox()
+    for seq in (1, 2, 3):
+        out.keep("REQUEST.node-2", _entry("node-2", seq), now=0.0)
+    assert out.overdue(RETRY - 0.01) == []
+    [(dest, kept)] = out.overdue(RETRY)
+    assert dest == "node-2" and [e[1] for _k, e in kept] == [1, 2, 3]
+    assert out.overdue(RETRY + RETRY * 1.5) == []  # the wait doubled
+    assert len(out.overdue(RETRY + 2 * RETRY)) == 1 and out.retransmitted == 6
+    out.ack("node-2", 2, now=10.0)  # cumulative: 1 and 2 are forgotten, the wait starts over
+    assert [e[1] for _k, e in out.kept["node-2"]] == [3] and out.retry["node-2"] == RETRY
+    out.ack("node-2", 1, now=11.0)  # an older acknowledgement (reordered) changes nothing
+    assert out.acked["node-2"] == 2 and out.since["node-2"] == 10.0
+    out.ack("node-2", 3, now=12.0)
+    assert out.overdue(100.0) == [] and out.next_due() is None
+
+
+def test_acknowledgements_go_once_per_link_and_at_most_every_ack_every():
+    acks = LinkAcks()
+    assert acks.due({"node-1": 2, "node-3": 0}, now=0.0) == [("node-1", 2)]
+    assert acks.due({"node-1": 5}, now=0.01) == []  # too soon after the last one
+    assert acks.next_due({"node-1": 5}) == pytest.approx(ACK_EVERY)
+    assert acks.due({"node-1": 5}, now=ACK_EVERY) == [("node-1", 5)]
+    assert acks.due({"node-1": 5}, now=10.0) == []  # nothing new
+    # carried in a step frame to node-1 whatever the time: no message of its own is due then
+    assert acks.carried(["node-1", "node-2"], {"node-1": 7, "node-2": 0}, now=10.01) == {"node-1": 7}
+    assert acks.due({"node-1": 7}, now=20.0) == []
+
+
+def test_a_step_frame_carries_acknowledgements_to_its_addressees_only_in_transient_delivery():
+    roster = {"node-1": 1, "node-2": 2, "node-3": 3}
+    sends = [_entry("node-2", 1), _entry("node-3", 4)]
+    plain = compact(frame("r", "node-1", sends))
+    assert b"acks" not in plain and compact(frame("r", "node-1", sends, {})) == plain  # persistent: as before
+    body = compact(frame("r", "node-1", sends, {"node-2": 5, "node-3": True}))
+    got: dict = {}
+    assert parse_frame(body, "r", "node-2", roster, got)[1] == parse_frame(plain, "r", "node-2", roster)[1]
+    assert got == {"node-1": 5}
+    got = {}
+    parse_frame(body, "r", "node-3", roster, got)
+    assert got == {}, "a malformed acknowledgement is left out"
+    one = compact(frame("r", "node-1", sends[:1], {"node-2": 3}))
+    got = {}
+    assert parse_frame(one, "r", "node-2", roster, got)[1][0]["seq"] == 1 and got == {"node-1": 3}
+
+
+def test_a_bad_link_message_is_refused_with_its_reason():
+    roster = {"node-1": 1, "node-2": 2}
+    good = {"kind": "link", "run": "r", "from": "node-2", "received": 3}
+    assert parse_link(good, "r", roster) == ("node-2", 3)
+    for bad, reason in (
+        ({**good, "run": "other"}, "run"),
+        ({**good, "from": "node-9"}, "not a member"),
+        ({**good, "received": -1}, "bad 'received'"),
+        ({**good, "received": True}, "bad 'received'"),
+    ):
+        with pytest.raises(ValueError, match=reason):
+            parse_link(bad, "r", roster)
+
+
+def test_transient_delivery_decides_classic_queues_and_refuses_quorum():
+    cluster = "amqp://a:5672,amqp://b:5672"
+    assert queue_kind(cluster, "auto", "persistent") == "quorum"
+    assert queue_kind(cluster, "auto", "transient") == "classic"
+    with pytest.raises(ValueError, match="QUEUE_TYPE=quorum needs DELIVERY=persistent"):
+        queue_kind(cluster, "quorum", "transient")
+    with pytest.raises(ValueError, match="DELIVERY must be one of"):
+        queue_kind(cluster, "auto", "lazy")
