@@ -18,22 +18,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlparse
 
+import psutil
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def machine() -> dict:
     """Cores, memory, load, Python and library versions: the context every number needs."""
+    memory = psutil.virtual_memory()
     info = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "nproc": os.cpu_count(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
+        "memory_total_gib": round(memory.total / 1024**3, 1),
+        "memory_available_gib": round(memory.available / 1024**3, 1),
     }
-    with contextlib.suppress(OSError, KeyError, ValueError):
-        mem = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
-        for key, name in (("MemTotal", "memory_total_gib"), ("MemAvailable", "memory_available_gib")):
-            info[name] = round(int(mem[key].split()[0]) / 1024**2, 1)
     with contextlib.suppress(OSError, StopIteration):
         lines = Path("/proc/cpuinfo").read_text(errors="replace").splitlines()
         info["cpu"] = next(line.split(":", 1)[1].strip() for line in lines if line.startswith("model name"))
@@ -217,32 +218,23 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1", "ip6-localhost"}
 DEFAULT_AMQP_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
 
 
-def find_broker_pid(port: int, proc: str = "/proc") -> int | None:
+def find_broker_pid(port: int) -> int | None:
     """The Erlang VM (``beam*``) that holds the socket listening on ``port`` in this network
     namespace, or None. Not merely the first ``beam*``: another VM (a private test node, a broker
     in a container, listening in its own namespace) would be measured instead."""
-    sockets, entries = set(), []
-    for table in ("tcp", "tcp6"):  # sl local_address rem_address st ... uid timeout inode; st 0A: LISTEN
-        with contextlib.suppress(OSError, ValueError):
-            for fields in (line.split() for line in Path(f"{proc}/net/{table}").read_text().splitlines()[1:]):
-                if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                    sockets.add(f"socket:[{fields[9]}]")
-    with contextlib.suppress(OSError):
-        entries = sorted(int(e) for e in os.listdir(proc) if e.isdigit()) if sockets else []
-    for pid in entries:
-        with contextlib.suppress(OSError):
-            if Path(f"{proc}/{pid}/comm").read_text(encoding="ascii").startswith("beam"):
-                for fd in os.listdir(f"{proc}/{pid}/fd"):
-                    with contextlib.suppress(OSError):
-                        if os.readlink(f"{proc}/{pid}/fd/{fd}") in sockets:
-                            return pid
+    with contextlib.suppress(psutil.Error, OSError):
+        for conn in psutil.net_connections("tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr.port == port and conn.pid:
+                with contextlib.suppress(psutil.Error):
+                    if psutil.Process(conn.pid).name().startswith("beam"):
+                        return conn.pid
     return None
 
 
 def broker_pid(url: str | None = None) -> int | None:
     """The local RabbitMQ node serving ``url`` (default ``$AMQP_URL``, else 127.0.0.1:5672): the
     Erlang VM listening on the URL's port; None when the URL names another machine, no VM here
-    listens on that port, or /proc cannot say."""
+    listens on that port, or the system cannot say."""
     where = urlparse(url or os.environ.get("AMQP_URL") or DEFAULT_AMQP_URL)
     if (where.hostname or "127.0.0.1") not in LOOPBACK | {socket.gethostname()}:
         return None
@@ -251,27 +243,21 @@ def broker_pid(url: str | None = None) -> int | None:
 
 def broker_cpu_seconds(pid: int | None) -> float | None:
     """CPU seconds (user + system) the process ``pid`` (from ``broker_pid``, found once per
-    measurement) has used so far, or None when there is none or /proc cannot say."""
+    measurement) has used so far, or None when there is none or it cannot be read."""
     if pid is None:
         return None
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
-    except (OSError, ValueError, IndexError):
-        return None
+    with contextlib.suppress(psutil.Error):
+        times = psutil.Process(pid).cpu_times()
+        return times.user + times.system
+    return None
 
 
-def _machine_jiffies() -> tuple[int, int] | None:
-    """(busy, total) CPU time of the whole machine so far, in clock ticks (/proc/stat; idle and
-    iowait are not busy), or None where /proc cannot say."""
-    try:
-        with open("/proc/stat", encoding="ascii") as handle:
-            fields = [int(x) for x in handle.readline().split()[1:]]
-    except (OSError, ValueError):
-        return None
-    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is inside user)
-    return total - fields[3] - fields[4], total
+def machine_cpu() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine so far (idle and iowait are not busy; guest
+    time is counted inside user time, so not again)."""
+    times = psutil.cpu_times()._asdict()
+    total = sum(v for k, v in times.items() if not k.startswith("guest"))
+    return total - times["idle"] - times.get("iowait", 0.0), total
 
 
 class CpuSampler:
@@ -283,16 +269,12 @@ class CpuSampler:
     def __init__(self, period: float = 0.02, url: str | None = None) -> None:
         self.period = period
         self.broker = broker_pid(url)
-        self.samples: list[tuple[float, int, int, float | None]] = []
+        self.samples: list[tuple[float, float, float, float | None]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _sample(self) -> None:
-        jiffies = _machine_jiffies()
-        if jiffies is not None:
-            self.samples.append(
-                (time.time(), *jiffies, broker_cpu_seconds(self.broker) if self.broker else None)
-            )
+        self.samples.append((time.time(), *machine_cpu(), broker_cpu_seconds(self.broker)))
 
     def _run(self) -> None:
         while not self._stop.is_set():
