@@ -7,7 +7,9 @@ Clients, one process per member against the same broker: ``blocking`` (pika's
 the transport's guarantee (durable queues of version 2, persistent messages, publisher confirms, a
 delivery acked only once what it caused is confirmed, prefetch 100): ``ring``, one token passed
 ``hops`` times around N members; ``ricart-agrawala``, ``requests`` critical sections per member
-without dwell, 2·R·N·(N − 1) messages.
+without dwell, 2·R·N·(N − 1) messages. Client ``transient`` is ``blocking`` without the guarantee
+(transient queues and messages, no confirms, auto-ack): with ``blocking``, the raw pika token
+ring that ``bench/wire.py`` sets beside the token algorithms, the broker's own limit for a handover.
 
 Per client: hops/s or entries/s from the start barrier to the last member's end; client CPU
 (every member, user + system) and broker CPU (the local RabbitMQ node) per message over that span.
@@ -262,8 +264,11 @@ def _worker(barrier, client: str, workload: str, url: str, names: list[str], me:
 
 # -- a measurement -------------------------------------------------------------------------------------
 def measure(url: str, client: str, workload: str, n: int, size: int) -> dict:
-    """One run of ``workload`` (``size``: hops, or requests per member) on ``client``, N members.
-    Client ``transient`` (the raw ring's other setting): ``blocking`` without the guarantee."""
+    """One run of ``workload`` (``size``: hops, or requests per member) on ``client``, N members."""
+    if client not in (*CLIENTS, "transient") or workload not in WORKLOADS:
+        raise ValueError(f"no client {client!r} or no workload {workload!r}: see bench/clients.py")
+    if n < 2 or size < 1:
+        raise ValueError(f"{workload} needs n >= 2 and a size >= 1, got n={n}, size={size}")
     names = [f"mutexlab-bench.{uuid.uuid4().hex[:8]}.m{i}" for i in range(n)]
     common.declare_queues(url, names, durable=client != "transient", arguments={"x-queue-version": 2})
     broker = common.broker_pid(url)

@@ -3,8 +3,8 @@
 For each N (default 5 and 10) and each repetition, in turn: ``mutexlab run mutex -a A -N N -r R
 --dwell 0`` for Raymond, Suzuki–Kasami, Ricart–Agrawala and Lamport (each ``--tree`` given: the
 mutexlab of that source tree, so a baseline and a change are measured interleaved on the same
-machine state), the raw pika token ring (``bench/ring.py``, confirmed and transient, ``hops``
-handovers), and DistAlgo's ``sktoken``, ``ramutex`` and ``lamutex`` with R rounds per process
+machine state), the raw pika token ring (``bench/clients.py``'s ring on pika's
+``BlockingConnection``, confirmed and transient, ``hops`` handovers), and DistAlgo's ``sktoken``, ``ramutex`` and ``lamutex`` with R rounds per process
 (``bench/distalgo.py``; skipped with the reason when no Python 3.7 is there). The median of the
 repetitions is reported, every repetition's value beside it. ``--delivery`` (repeatable) runs each
 mutexlab case in each delivery mode given (docs/wire.md#delivery-modes; ``persistent`` passes no
@@ -35,7 +35,7 @@ from .overrabbit import mutexlab_run
 ALGORITHMS = ("raymond", "suzuki-kasami", "ricart-agrawala", "lamport")
 TOKEN_TYPES = ("TOKEN",)
 # The table's names for the ring's and DistAlgo's figures: {ours: theirs}.
-RING = {"token_passes_per_s": "hops_per_s", "run_s": "seconds", "broker_us_per_msg": "broker_cpu_us_per_hop"}
+RING = {"token_passes_per_s": "msgs_per_s", "run_s": "seconds", "broker_us_per_msg": "broker_cpu_us_per_msg"}
 DISTALGO = dict(entries_per_s="entries_per_s", msgs_per_s="msgs_per_s", run_s="protocol_s", wall_s="wall_s")
 DISTALGO |= {"python_us_per_msg": "python_cpu_us_per_msg", "messages": "messages"}
 
@@ -76,8 +76,8 @@ def measure(
     deliveries: tuple[str, ...] = ("persistent",),
     algorithms: tuple[str, ...] = ALGORITHMS,
 ) -> dict:
+    from . import clients
     from . import distalgo as da
-    from .ring import ring
 
     python, skipped = None, None
     if distalgo:
@@ -106,10 +106,9 @@ def measure(
                                 continue
                             what = str(tree) if delivery == "persistent" else f"{tree} {delivery}"
                             samples.setdefault(("mutexlab", what, algorithm, n), []).append(row)
-                for mode in ("confirmed", "transient"):
-                    samples.setdefault(("ring", mode, "", n), []).append(
-                        _pick(ring(url, n, hops, mode), RING)
-                    )
+                for mode, client in (("confirmed", "blocking"), ("transient", "transient")):
+                    ring = clients.measure(url, client, "ring", n, hops)
+                    samples.setdefault(("ring", mode, "", n), []).append(_pick(ring, RING))
                 if python is not None:
                     for algorithm, example in da.EXAMPLES.items():
                         if algorithm not in algorithms:
