@@ -24,13 +24,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import time
 import uuid
 from collections import deque
 
 from . import common
-from .common import connect, ratio, say
+from .common import connect, medians, ratio, repeats, say
 
 CLIENTS = ("blocking", "select", "select-turned", "aio-pika", "aio-pika-uvloop")
 WORKLOADS = ("ring", "ricart-agrawala")
@@ -307,12 +306,11 @@ def run(url: str, clients: list[str], n: int, hops: int, requests: int, repeat: 
                 say(f"  repetition {rep + 1}/{repeat}: {workload} on {client} ...")
                 row = measure(url, client, workload, n, hops if workload == "ring" else requests)
                 samples.setdefault((workload, client), []).append(row)
-    rows = []
-    for (workload, client), runs in samples.items():
-        rows.append(row := {"workload": workload, "client": client, "repeats": runs})
-        for key in ("msgs_per_s", "entries_per_s", "client_cpu_us_per_msg", "broker_cpu_us_per_msg"):
-            values = [r[key] for r in runs if r.get(key) is not None]
-            row[key] = statistics.median(values) if values else None
+    keys = ("msgs_per_s", "entries_per_s", "client_cpu_us_per_msg", "broker_cpu_us_per_msg")
+    rows = [
+        {"workload": workload, "client": client, "repeats": runs, **medians(runs, keys)}
+        for (workload, client), runs in samples.items()
+    ]
     return dict(machine=common.machine(), n=n, hops=hops, requests=requests, repeat=repeat, rows=rows)
 
 
@@ -324,7 +322,7 @@ def render(result: dict) -> str:
         base = next((r for r in rows if r["client"] == "blocking"), None)
         key = "msgs_per_s" if ring else "entries_per_s"
         body = [
-            [r["client"], r[key], "/".join(str(round(x[key])) for x in r["repeats"])]
+            [r["client"], r[key], repeats(r, key)]
             + [ratio(r[key], base and base[key]), None if ring else r["msgs_per_s"]]
             + [r["client_cpu_us_per_msg"], r["broker_cpu_us_per_msg"]]
             for r in rows

@@ -10,6 +10,7 @@ import os
 import platform
 import queue as queue_module
 import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -81,6 +82,17 @@ def table(headers: list[str], rows: list[list], digits: int = 2) -> str:
     out = [line(headers), "|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|"]
     out += [line(r) for r in cells]
     return "\n".join(out)
+
+
+def medians(runs: list[dict], keys=None) -> dict:
+    """Per key (default: the first run's keys), the median of the runs' values; None without any."""
+    values = {key: [r[key] for r in runs if r.get(key) is not None] for key in keys or runs[0]}
+    return {key: statistics.median(v) if v else None for key, v in values.items()}
+
+
+def repeats(row: dict, key: str) -> str | None:
+    """Each repetition's ``key`` (``row["repeats"]``), rounded, for a table's "(repeats)" column."""
+    return "/".join(str(round(x[key])) for x in row["repeats"]) if row.get(key) else None
 
 
 def run_json(args: list[str], timeout: float) -> dict:

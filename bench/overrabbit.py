@@ -24,6 +24,7 @@ configuration and seed.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import tempfile
 import time
@@ -91,15 +92,8 @@ def mutexlab_run(args: list[str], url: str, timeout: float, tree: Path | None = 
 def summarise_contention(name: str, n: int, per_process: int, out: list[dict]) -> dict:
     intervals = sorted((enter, leave, o["who"]) for o in out for enter, leave in o["cs"])
     overlaps = sum(1 for a, b in zip(intervals, intervals[1:]) if b[0] < a[1])
-    streak = best = 0
-    previous = None
-    for _, _, who in intervals:
-        streak = streak + 1 if who == previous else 1
-        previous = who
-        best = max(best, streak)
-    start = min(o["start"] for o in out)
-    end = max(o["end"] for o in out)
-    span = (end - start) / 1e9
+    best = max((len(list(run)) for _, run in itertools.groupby(who for *_, who in intervals)), default=0)
+    span = (max(o["end"] for o in out) - min(o["start"] for o in out)) / 1e9
     entries = len(intervals)
     return {
         "mechanism": name,
@@ -264,21 +258,14 @@ def render3(part: dict) -> str:
 
 
 # -- part 4 ---------------------------------------------------------------------------------------
-def simulate_bees(p: int, reeds: int, seed: int, delay_seed: int | None = None) -> dict:
+def simulate_bees(p: int, reeds: int, seed: int, delay_seed: int | None = None):
+    """The simulator's run (a ``SimResult``) of the same bees, its delays drawn from ``delay_seed``."""
     from mutexlab.protocols.registry import make_setup
     from mutexlab.sim import SimConfig, Simulation
 
     setup = make_setup("bees", p, {"reeds": reeds}, seed)
-    config = SimConfig(
-        seed=seed if delay_seed is None else delay_seed, dwell={"rest": 0, "reed": 0, "flower": 0}
-    )
-    result = Simulation(setup, config).run()
-    return {
-        "messages": result.total_messages,
-        "messages_by_type": result.messages,
-        "entries": result.entries,
-        "ok": result.ok,
-    }
+    dwell = {"rest": 0, "reed": 0, "flower": 0}
+    return Simulation(setup, SimConfig(seed=seed if delay_seed is None else delay_seed, dwell=dwell)).run()
 
 
 def part4(full: bool, amqp: str, seed: int = 0) -> dict:
@@ -289,23 +276,23 @@ def part4(full: bool, amqp: str, seed: int = 0) -> dict:
         row = mutexlab_run(["bees", "-P", str(p), "-T", str(reeds), "--seed", str(seed)], amqp, timeout=1800)
         sim = simulate_bees(p, reeds, seed)
         # The model's own spread: the same setup (same initial clocks) under other delay draws.
-        spread = [simulate_bees(p, reeds, seed, delay_seed)["messages"] for delay_seed in range(1, 11)]
+        spread = [simulate_bees(p, reeds, seed, delay_seed).total_messages for delay_seed in range(1, 11)]
         row.update(
             bees=p,
             reeds=reeds,
             seed=seed,
-            sim_messages=sim["messages"],
-            sim_messages_by_type=sim["messages_by_type"],
-            sim_entries=sim["entries"],
-            sim_ok=sim["ok"],
-            ratio_to_sim=ratio(row["messages"], sim["messages"], 4),
+            sim_messages=sim.total_messages,
+            sim_messages_by_type=sim.messages,
+            sim_entries=sim.entries,
+            sim_ok=sim.ok,
+            ratio_to_sim=ratio(row["messages"], sim.total_messages, 4),
             sim_other_delays=[min(spread), max(spread)],
             eggs=row["notes"].get("egg"),
             deaths=row["notes"].get("death"),
         )
         row["type_difference"] = {
-            t: row["messages_by_type"].get(t, 0) - sim["messages_by_type"].get(t, 0)
-            for t in sorted(set(row["messages_by_type"]) | set(sim["messages_by_type"]))
+            t: row["messages_by_type"].get(t, 0) - sim.messages.get(t, 0)
+            for t in sorted(set(row["messages_by_type"]) | set(sim.messages))
         }
         rows.append(row)
     return {"seed": seed, "runs": rows}

@@ -23,16 +23,16 @@ the CPU of the command and all its processes, start-up and audit included, per p
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
+import itertools
 import subprocess
 import tempfile
 from pathlib import Path
 
-from .common import DEFAULT_AMQP_URL, ROOT, ratio, say, table
+from .common import DEFAULT_AMQP_URL, ROOT, medians, ratio, repeats, save_json, say, table
 from .overrabbit import mutexlab_run
 
 ALGORITHMS = ("raymond", "suzuki-kasami", "ricart-agrawala", "lamport")
+DELIVERIES = ("persistent", "transient")
 TOKEN_TYPES = ("TOKEN",)
 # The table's names for the ring's and DistAlgo's figures: {ours: theirs}.
 RING = {"token_passes_per_s": "msgs_per_s", "run_s": "seconds", "broker_us_per_msg": "broker_cpu_us_per_msg"}
@@ -89,39 +89,28 @@ def measure(
     samples: dict[tuple, list[dict]] = {}
     failures: list[str] = []
     with tempfile.TemporaryDirectory(prefix="mutexlab-wire-") as tmp:
-        for rep in range(repeat):
-            for n in sizes:
-                say(f"  repetition {rep + 1}/{repeat}, N = {n} ...")
-                for algorithm in algorithms:
-                    for tree in trees:
-                        for delivery in deliveries:
-                            try:
-                                row = _mutexlab(tree, algorithm, n, requests, url, delivery)
-                            except (
-                                RuntimeError,
-                                subprocess.TimeoutExpired,
-                            ) as exc:  # reported, never averaged
-                                say(f"  FAILED: {exc}")
-                                failures.append(f"{tree} {delivery} {algorithm} N={n}: {str(exc)[:300]}")
-                                continue
-                            what = str(tree) if delivery == "persistent" else f"{tree} {delivery}"
-                            samples.setdefault(("mutexlab", what, algorithm, n), []).append(row)
-                for mode, client in (("confirmed", "blocking"), ("transient", "transient")):
-                    ring = clients.measure(url, client, "ring", n, hops)
-                    samples.setdefault(("ring", mode, "", n), []).append(_pick(ring, RING))
-                if python is not None:
-                    for algorithm, example in da.EXAMPLES.items():
-                        if algorithm not in algorithms:
-                            continue
-                        r = da.example(python, example, n, requests, Path(tmp))
-                        samples.setdefault(("distalgo", example, algorithm, n), []).append(_pick(r, DISTALGO))
-    rows = []
-    for (kind, what, algorithm, n), runs in samples.items():
-        row = {"kind": kind, "what": what, "algorithm": algorithm, "n": n, "repeats": runs}
-        for key in runs[0]:
-            values = [r[key] for r in runs if r.get(key) is not None]
-            row[key] = statistics.median(values) if values else None
-        rows.append(row)
+        for rep, n in itertools.product(range(repeat), sizes):
+            say(f"  repetition {rep + 1}/{repeat}, N = {n} ...")
+            for algorithm, tree, delivery in itertools.product(algorithms, trees, deliveries):
+                try:
+                    row = _mutexlab(tree, algorithm, n, requests, url, delivery)
+                except (RuntimeError, subprocess.TimeoutExpired) as exc:  # reported, never averaged
+                    say(f"  FAILED: {exc}")
+                    failures.append(f"{tree} {delivery} {algorithm} N={n}: {str(exc)[:300]}")
+                    continue
+                what = str(tree) if delivery == "persistent" else f"{tree} {delivery}"
+                samples.setdefault(("mutexlab", what, algorithm, n), []).append(row)
+            for mode, client in (("confirmed", "blocking"), ("transient", "transient")):
+                ring = clients.measure(url, client, "ring", n, hops)
+                samples.setdefault(("ring", mode, "", n), []).append(_pick(ring, RING))
+            for algorithm, example in da.EXAMPLES.items() if python is not None else ():
+                if algorithm in algorithms:
+                    r = da.example(python, example, n, requests, Path(tmp))
+                    samples.setdefault(("distalgo", example, algorithm, n), []).append(_pick(r, DISTALGO))
+    rows = [
+        {"kind": kind, "what": what, "algorithm": algorithm, "n": n, "repeats": runs, **medians(runs)}
+        for (kind, what, algorithm, n), runs in samples.items()
+    ]
     return {
         "sizes": sizes,
         "repeat": repeat,
@@ -153,16 +142,9 @@ def render(result: dict) -> str:
                 "mutexlab": f"mutexlab run -a {r['algorithm']} ({_tree_name(r['what'])})",
                 "ring": f"raw pika token ring, {r['what']}",
             }.get(r["kind"], f"DistAlgo {r['what']} ({r['algorithm']})")
-            ours = r["kind"] == "mutexlab"
-            da = distalgo.get(r["algorithm"])
+            ours, da = r["kind"] == "mutexlab", distalgo.get(r["algorithm"])
             rows.append(
-                [name, r.get("entries_per_s")]
-                + [
-                    "/".join(str(round(x["entries_per_s"])) for x in r["repeats"])
-                    if r.get("entries_per_s")
-                    else None
-                ]
-                + [r.get("token_passes_per_s")]
+                [name, r.get("entries_per_s"), repeats(r, "entries_per_s"), r.get("token_passes_per_s")]
                 + [ratio(r.get("token_passes_per_s"), ring_c["token_passes_per_s"]) if ours else None]
                 + [ratio(r.get("entries_per_s"), da and da["entries_per_s"]) if ours else None]
                 + [r.get(k) for k in ("run_s", "wall_s", "broker_us_per_msg", "python_us_per_msg")]
@@ -190,16 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     tree_help = "a mutexlab source tree to run (repeatable; default this one)"
     parser.add_argument("--tree", type=Path, action="append", help=tree_help)
     parser.add_argument("--no-distalgo", action="store_true")
-    parser.add_argument(
-        "--delivery",
-        action="append",
-        choices=("persistent", "transient"),
-        help="run each mutexlab case in this delivery mode (repeatable; default persistent)",
-    )
-    parser.add_argument(
-        "-a", "--algorithm", action="append", choices=ALGORITHMS, help="only this algorithm (repeatable)"
-    )
-    parser.add_argument("--json", type=Path, help="write the figures here too")
+    delivery_help = "run each mutexlab case in this delivery mode (repeatable; default persistent)"
+    parser.add_argument("--delivery", action="append", choices=DELIVERIES, help=delivery_help)
+    algorithm_help = "only this algorithm (repeatable)"
+    parser.add_argument("-a", "--algorithm", action="append", choices=ALGORITHMS, help=algorithm_help)
+    parser.add_argument("--json", help="write the figures here too")
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.requests < 1 or args.hops < 1:
         parser.error("--repeat, --requests and --hops must be >= 1")
@@ -213,8 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     result = measure(
         args.amqp_url, sizes, args.repeat, args.requests, args.hops, trees, distalgo, deliveries, algorithms
     )
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2))
+    save_json(args.json, result)
     print(render(result))
     return 0
 
