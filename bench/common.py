@@ -107,7 +107,7 @@ def run_json(args: list[str], timeout: float) -> dict:
     return data
 
 
-def save_json(path: str | None, data: object) -> None:
+def save_json(path: str | Path | None, data: object) -> None:
     """Write ``data`` as JSON to ``path`` (a benchmark's ``--json FILE``), when one is given."""
     if path:
         with open(path, "w") as f:
@@ -230,27 +230,22 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1", "ip6-localhost"}
 DEFAULT_AMQP_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
 
 
-def find_broker_pid(port: int) -> int | None:
-    """The Erlang VM (``beam*``) that holds the socket listening on ``port`` in this network
-    namespace, or None. Not merely the first ``beam*``: another VM (a private test node, a broker
-    in a container, listening in its own namespace) would be measured instead."""
+def broker_pid(url: str | None = None) -> int | None:
+    """The local RabbitMQ node serving ``url`` (default ``$AMQP_URL``, else 127.0.0.1:5672): the
+    Erlang VM (``beam*``) that holds the socket listening on the URL's port in this network
+    namespace. Not merely the first ``beam*``: another VM (a private test node, a broker in a
+    container, listening in its own namespace) would be measured instead. None when the URL names
+    another machine, no VM here listens on that port, or the system cannot say."""
+    where = urlparse(url or os.environ.get("AMQP_URL") or DEFAULT_AMQP_URL)
+    if (where.hostname or "127.0.0.1") not in LOOPBACK | {socket.gethostname()}:
+        return None
     with contextlib.suppress(psutil.Error, OSError):
         for conn in psutil.net_connections("tcp"):
-            if conn.status == psutil.CONN_LISTEN and conn.laddr.port == port and conn.pid:
+            if conn.status == psutil.CONN_LISTEN and conn.laddr.port == (where.port or 5672) and conn.pid:
                 with contextlib.suppress(psutil.Error):
                     if psutil.Process(conn.pid).name().startswith("beam"):
                         return conn.pid
     return None
-
-
-def broker_pid(url: str | None = None) -> int | None:
-    """The local RabbitMQ node serving ``url`` (default ``$AMQP_URL``, else 127.0.0.1:5672): the
-    Erlang VM listening on the URL's port; None when the URL names another machine, no VM here
-    listens on that port, or the system cannot say."""
-    where = urlparse(url or os.environ.get("AMQP_URL") or DEFAULT_AMQP_URL)
-    if (where.hostname or "127.0.0.1") not in LOOPBACK | {socket.gethostname()}:
-        return None
-    return find_broker_pid(where.port or 5672)
 
 
 def broker_cpu_seconds(pid: int | None) -> float | None:

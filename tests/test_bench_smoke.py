@@ -69,11 +69,11 @@ def test_part1_cli_writes_json_with_literature_ratios(tmp_path):
 
 
 def test_part2_case_reports_speed_and_memory():
-    case = simspeed.bees_case(4)
-    assert case["options"] == {"reeds": 2}  # ⌈P/3⌉ reeds: every bee lays
+    case = simspeed.cases(full=False)[0]
+    assert case["processes"] == 10 and case["options"] == {"reeds": 4}  # ⌈P/3⌉ reeds: every bee lays
     row = simspeed.measure(case, repeat=1)
     assert row["ok"] and row["messages"] > 0 and row["events"] >= row["messages"]
-    assert row["entries"]["reed"] == 4
+    assert row["entries"]["reed"] == 10
     assert row["wall_s"] > 0 and row["msgs_per_s"] > 0
     assert row["rss_peak_mib"] >= row["rss_baseline_mib"] > 0
     assert row["cpu_s"] > 0 and row["msgs_per_cpu_s"] == round(row["messages"] / row["cpu_s"])
@@ -120,7 +120,7 @@ def test_the_broker_is_the_erlang_vm_listening_on_the_amqp_port_not_the_first_be
 
     import psutil
 
-    from bench.common import broker_pid, find_broker_pid
+    from bench.common import broker_pid
 
     names = {50: "docker-proxy", 100: "beam.smp", 200: "beam.smp", 300: "beam.smp", 400: "python3"}
     # This namespace's TCP sockets, as psutil sees them: (pid, local port, status). A container's
@@ -153,19 +153,21 @@ def test_the_broker_is_the_erlang_vm_listening_on_the_amqp_port_not_the_first_be
 
     monkeypatch.setattr(psutil, "Process", Process)
     monkeypatch.setattr(psutil, "net_connections", net_connections)
-    assert find_broker_pid(5672) == 300
-    assert find_broker_pid(5673) == 100
-    assert find_broker_pid(5674) is None, "nothing listens there: no broker, rather than a guess"
+    assert broker_pid("amqp://guest:guest@127.0.0.1:5672/%2F") == 300
+    assert broker_pid("amqp://guest:guest@localhost:5673/%2F") == 100
+    assert broker_pid("amqp://127.0.0.1:5674") is None, (
+        "nothing listens there: no broker, rather than a guess"
+    )
     assert broker_pid("amqp://guest:guest@broker.example.org:5672/%2F") is None, "a remote broker is not ours"
 
 
 def test_a_listener_that_is_no_erlang_vm_is_no_broker():
-    from bench.common import find_broker_pid
+    from bench.common import broker_pid
 
     with socket.socket() as listener:  # this process, a Python, listening on a free port
         listener.bind(("127.0.0.1", 0))
         listener.listen()
-        assert find_broker_pid(listener.getsockname()[1]) is None
+        assert broker_pid(f"amqp://127.0.0.1:{listener.getsockname()[1]}") is None
 
 
 def test_the_machines_broker_is_found_by_its_port():
