@@ -18,7 +18,6 @@ initial state is stored without an edge): the table shows SPIN's edges (``transi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -27,6 +26,7 @@ import sys
 import tempfile
 import time
 
+from .check_reductions import run as check
 from .common import save_json
 
 
@@ -122,22 +122,17 @@ def run_spin(n: int, requests: int, workdir: str) -> dict:
 
 
 def run_mutexlab(n: int, requests: int, reductions: bool) -> dict:
-    argv = [sys.executable, "-m", "mutexlab", "check", "mutex", "-a", "ricart-agrawala", "-N", str(n)]
-    argv += ["--requests", str(requests), "--json", "--max-memory", "8000"]
-    if not reductions:
-        argv.append("--no-reduction")
-    started = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-f", "MAXRSS %M", *argv], capture_output=True, text=True)
-    seconds = time.perf_counter() - started
-    out = json.loads(proc.stdout)
-    rss = int(re.search(r"MAXRSS (\d+)", proc.stderr).group(1)) / 1024
+    argv = ["mutex", "-a", "ricart-agrawala", "-N", str(n), "--requests", str(requests)]
+    out = check(argv + ([] if reductions else ["--no-reduction"]), timeout=None, max_memory=8000)
+    if out.get("states") is None:
+        raise SystemExit(f"mutexlab check {' '.join(argv)}: {out['verdict']}")
     return {
         "tool": "mutexlab" + ("" if not reductions else " (reductions)"),
         "states": out["states"],
         "transitions": out["transitions"],
-        "seconds": seconds,
+        "seconds": out["wall"],
         "search_seconds": out["seconds"],
-        "peak_mb": rss,
+        "peak_mb": out["peak_mb"],  # VmHWM of the check, as /usr/bin/time reports SPIN's
         "verdict": out["verdict"],
     }
 
