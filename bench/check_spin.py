@@ -27,7 +27,7 @@ import tempfile
 import time
 
 from .check_reductions import run as check
-from .common import save_json
+from .common import ratio, save_json, say, table
 
 
 def promela(n: int, requests: int) -> str:
@@ -146,33 +146,28 @@ def main(argv: list[str] | None = None) -> int:
     if not shutil.which("spin") or not shutil.which("gcc"):
         print("needs spin and gcc: apt-get install -y spin gcc", file=sys.stderr)
         return 2
-    rows = []
     when = time.strftime("%Y-%m-%d %H:%M:%S %Z")
-    print(f"{when}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(
-        f"{'configuration':<22} {'tool':<24} {'states':>11} {'transitions':>12} {'wall s':>8} "
-        f"{'states/s':>10} {'peak MB':>8}"
-    )
+    say(f"{when}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    rows, notes = [], []
     for requests in args.requests:
+        say(f"  RA N={args.nodes} × {requests}: SPIN, mutexlab check without and with reductions ...")
         with tempfile.TemporaryDirectory() as workdir:
             spin = run_spin(args.nodes, requests, workdir)
-        plain = run_mutexlab(args.nodes, requests, reductions=False)
-        reduced = run_mutexlab(args.nodes, requests, reductions=True)
-        name = f"RA N={args.nodes} × {requests}"
+        plain, reduced = (run_mutexlab(args.nodes, requests, reductions) for reductions in (False, True))
         for row in (spin, plain, reduced):
-            row["configuration"] = name
+            row["configuration"] = f"RA N={args.nodes} × {requests}"
             row["states_per_s"] = row["states"] / row["seconds"] if row["seconds"] else None
-            rows.append(row)
-            print(
-                f"{name:<22} {row['tool']:<24} {row['states']:>11,} {row['transitions']:>12,} "
-                f"{row['seconds']:>8.1f} {row['states_per_s']:>10,.0f} {row['peak_mb']:>8.0f}"
-            )
+        rows += [spin, plain, reduced]
         same = (spin["states"], spin["transitions"]) == (plain["states"], plain["transitions"])
-        print(
-            f"{'':<22} same worlds as SPIN: {'yes' if same else 'NO'}; mutexlab/SPIN: wall "
-            f"{plain['seconds'] / spin['seconds']:.1f}×, states/s "
-            f"{plain['states_per_s'] / spin['states_per_s']:.3f}×, memory {plain['peak_mb'] / spin['peak_mb']:.1f}×"
+        notes.append(
+            f"RA N={args.nodes} × {requests}: same worlds as SPIN: {'yes' if same else 'NO'}; mutexlab/SPIN: "
+            f"wall {ratio(plain['seconds'], spin['seconds'], 1)}×, states/s "
+            f"{ratio(plain['states_per_s'], spin['states_per_s'], 3)}×, memory {ratio(plain['peak_mb'], spin['peak_mb'], 1)}×"
         )
+    headers = ["configuration", "tool", "states", "transitions", "wall s", "states/s", "peak MB"]
+    keys = ("configuration", "tool", "states", "transitions", "seconds", "states_per_s", "peak_mb")
+    say(table(headers, [[row[k] for k in keys] for row in rows], digits=1))
+    say("\n".join(notes))
     save_json(args.json, rows)
     return 0
 

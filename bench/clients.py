@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import time
 import uuid
@@ -280,6 +281,7 @@ def measure(url: str, client: str, workload: str, n: int, size: int) -> dict:
         common.delete_queues(url, names)
     span = max(o["end"] for o in out) - min(o["start"] for o in out)
     messages = size if workload == "ring" else 2 * size * n * (n - 1)
+    broker_s = None if None in (before, after) else after - before
     row = {
         "client": client,
         "workload": workload,
@@ -289,9 +291,7 @@ def measure(url: str, client: str, workload: str, n: int, size: int) -> dict:
         "msgs_per_s": round(messages / span),
         "client_cpu_us_per_msg": round(sum(o["cpu"] for o in out) / messages * 1e6),
         # includes the members' connection set-up and tear-down: an upper bound
-        "broker_cpu_us_per_msg": None
-        if None in (before, after)
-        else round((after - before) / messages * 1e6, 1),
+        "broker_cpu_us_per_msg": ratio(broker_s, messages / 1e6, 1),
     }
     if workload == "ricart-agrawala":
         row["entries_per_s"] = round(sum(o["entries"] for o in out) / span, 1)
@@ -300,12 +300,10 @@ def measure(url: str, client: str, workload: str, n: int, size: int) -> dict:
 
 def run(url: str, clients: list[str], n: int, hops: int, requests: int, repeat: int) -> dict:
     samples: dict[tuple[str, str], list[dict]] = {}
-    for rep in range(repeat):
-        for workload in WORKLOADS:
-            for client in clients:
-                say(f"  repetition {rep + 1}/{repeat}: {workload} on {client} ...")
-                row = measure(url, client, workload, n, hops if workload == "ring" else requests)
-                samples.setdefault((workload, client), []).append(row)
+    for rep, workload, client in itertools.product(range(repeat), WORKLOADS, clients):
+        say(f"  repetition {rep + 1}/{repeat}: {workload} on {client} ...")
+        row = measure(url, client, workload, n, hops if workload == "ring" else requests)
+        samples.setdefault((workload, client), []).append(row)
     keys = ("msgs_per_s", "entries_per_s", "client_cpu_us_per_msg", "broker_cpu_us_per_msg")
     rows = [
         {"workload": workload, "client": client, "repeats": runs, **medians(runs, keys)}

@@ -97,14 +97,11 @@ def repeats(row: dict, key: str) -> str | None:
 
 def run_json(args: list[str], timeout: float) -> dict:
     """Run ``python -m ...`` in a fresh interpreter; its last stdout line is a JSON object."""
-    started = time.perf_counter()
     proc = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"{' '.join(args)} failed (exit {proc.returncode}): {proc.stderr.strip()[-800:]}")
-    data = json.loads(lines[-1])
-    data.setdefault("subprocess_seconds", round(time.perf_counter() - started, 3))
-    return data
+    return json.loads(lines[-1])
 
 
 def save_json(path: str | Path | None, data: object) -> None:
@@ -267,34 +264,33 @@ def machine_cpu() -> tuple[float, float]:
     return total - times["idle"] - times.get("iowait", 0.0), total
 
 
-class CpuSampler:
+class CpuSampler(threading.Thread):
     """Samples, every ``period`` seconds in a thread, the machine's busy and total CPU time and the
     CPU time of the local broker serving ``url``, stamped with Unix time; ``window(t0, t1)`` then
     tells how busy the machine was and how much CPU the broker took between two moments of a run
     (for instance from the welcome that starts it to its completion, without the processes' start-up)."""
 
     def __init__(self, period: float = 0.02, url: str | None = None) -> None:
-        self.period = period
-        self.broker = broker_pid(url)
+        super().__init__(daemon=True)
+        self.period, self.broker = period, broker_pid(url)
         self.samples: list[tuple[float, float, float, float | None]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._done = threading.Event()
 
     def _sample(self) -> None:
         self.samples.append((time.time(), *machine_cpu(), broker_cpu_seconds(self.broker)))
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
+    def run(self) -> None:
+        while not self._done.is_set():
             self._sample()
-            self._stop.wait(self.period)
+            self._done.wait(self.period)
 
     def __enter__(self) -> CpuSampler:
-        self._thread.start()
+        self.start()
         return self
 
     def __exit__(self, *_exc) -> None:
-        self._stop.set()
-        self._thread.join()
+        self._done.set()
+        self.join()
         self._sample()
 
     def window(self, t0: float, t1: float) -> dict | None:
