@@ -114,8 +114,7 @@ def _contend(barrier, who: int, rounds: int, acquire, release) -> dict:
     for _ in range(rounds):
         if not acquire():
             raise RuntimeError(f"contender {who}: nothing acquired within 120 s")
-        enter = time.monotonic_ns()
-        cs.append((enter, time.monotonic_ns()))  # zero dwell: leave at once
+        cs.append((time.monotonic_ns(), time.monotonic_ns()))  # enter; zero dwell: leave at once
         release()
     return {"who": who, "cs": cs, "start": start, "end": time.monotonic_ns()}
 
@@ -140,18 +139,17 @@ def _sem_worker(barrier, url: str, name: str, who: int, rounds: int) -> dict:
     return out
 
 
-def semaphore(url: str, n: int, rounds: int, tokens: int = 1) -> dict:
+def semaphore(url: str, n: int, rounds: int) -> dict:
     name = f"mutexlab-bench.{uuid.uuid4().hex[:8]}.semaphore"
     common.declare_queues(url, [name], durable=True)
     try:
         conn, ch = common.connect(url, True)
-        for _ in range(tokens):
-            ch.basic_publish("", name, b"token", properties=PERSISTENT)
+        ch.basic_publish("", name, b"token", properties=PERSISTENT)  # the one token: K = 1
         conn.close()
         out = run_workers(_sem_worker, [(url, name, who, rounds) for who in range(1, n + 1)])
     finally:
         common.delete_queues(url, [name])
-    result = summarise_contention(f"queue semaphore (K={tokens})", n, rounds, out)
+    result = summarise_contention("queue semaphore (K=1)", n, rounds, out)
     result["amqp_messages_per_entry"] = 1  # one publish (the token back) and its delivery
     return result
 
