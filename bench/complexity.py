@@ -21,6 +21,7 @@ compared with N (0 only when the token holder asks again); Raymond's heavy-load 
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 
@@ -135,14 +136,12 @@ def run(full: bool, algorithms: list[str] | None = None, sizes: tuple[int, ...] 
     from mutexlab.protocols.registry import CLASSIC
 
     rows = []
-    for algorithm in algorithms or CLASSIC:
-        for n in sizes:
-            for load in ("light", "heavy"):
-                rows.append(one(algorithm, n, load, full))
-            say(
-                f"  {algorithm} N={n}: light {rows[-2]['messages_per_entry']} msgs/entry, "
-                f"heavy {rows[-1]['messages_per_entry']} msgs/entry, sync {rows[-1]['sync_delay_T']} T"
-            )
+    for algorithm, n in itertools.product(algorithms or CLASSIC, sizes):
+        rows += [one(algorithm, n, load, full) for load in ("light", "heavy")]
+        say(
+            f"  {algorithm} N={n}: light {rows[-2]['messages_per_entry']} msgs/entry, "
+            f"heavy {rows[-1]['messages_per_entry']} msgs/entry, sync {rows[-1]['sync_delay_T']} T"
+        )
     return {"sizes": list(sizes), "delay_model": "exp (mean T = 1)", "runs": rows}
 
 

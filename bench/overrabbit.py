@@ -194,8 +194,7 @@ def part3(full: bool, amqp: str, redis_url: str, algorithms: list[str] | None = 
     for n in sizes:
         say(f"  queue semaphore and Redis locks with {n} processes ...")
         contention.append(semaphore(amqp, n, rounds))
-        contention.append(redis_lock(redis_url, n, rounds, sleep=0.1))
-        contention.append(redis_lock(redis_url, n, rounds, sleep=0.001))
+        contention += [redis_lock(redis_url, n, rounds, sleep) for sleep in (0.1, 0.001)]
     runs = []
     for n in sizes:
         yardsticks = [c for c in contention if c["processes"] == n]  # semaphore, redis 0.1 s, redis 1 ms
