@@ -209,8 +209,7 @@ def _aio(barrier, member, names: list[str], url: str, uvloop: bool) -> tuple[flo
         await channel.set_qos(prefetch_count=PREFETCH)
         exchange = channel.default_exchange
         queue = await channel.get_queue(names[member.me], ensure=False)
-        tasks: set[asyncio.Task] = set()  # kept referenced until done
-        pending = [0]  # tasks not yet through their publishes and ack
+        pending: set[asyncio.Task] = set()  # not yet through their publishes and ack (and referenced)
         finished = asyncio.Event()
         persistent = aio_pika.DeliveryMode.PERSISTENT
 
@@ -220,15 +219,12 @@ def _aio(barrier, member, names: list[str], url: str, uvloop: bool) -> tuple[flo
             )
             if message is not None:
                 await message.ack()
-            pending[0] -= 1
-            if member.done and not pending[0]:
+            pending.discard(asyncio.current_task())
+            if member.done and not pending:
                 finished.set()
 
         def spawn(out, message) -> None:
-            pending[0] += 1
-            task = asyncio.ensure_future(send_then_ack(out, message))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
+            pending.add(asyncio.ensure_future(send_then_ack(out, message)))
 
         async def on_message(message) -> None:
             spawn(member.handle(message.body), message)  # handled in delivery order, sent concurrently

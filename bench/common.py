@@ -161,12 +161,10 @@ def connect(url: str, confirmed: bool, prefetch: int | None = None):
 def declare_queues(url: str, names: list[str], durable: bool, arguments: dict | None = None) -> None:
     """Each queue declared and emptied."""
     conn, ch = connect(url, False)
-    try:
+    with conn:
         for name in names:
             ch.queue_declare(name, durable=durable, arguments=arguments)
             ch.queue_purge(name)
-    finally:
-        conn.close()
 
 
 def delete_queues(url: str, names: list[str]) -> None:
@@ -175,11 +173,9 @@ def delete_queues(url: str, names: list[str]) -> None:
 
     with contextlib.suppress(pika.exceptions.AMQPConnectionError):
         conn, ch = connect(url, False)
-        try:
+        with conn:
             for name in names:
                 ch.queue_delete(name)
-        finally:
-            conn.close()
 
 
 def run_workers(target, args_list: list[tuple], timeout: float = 300.0, stamp=None) -> list:
