@@ -64,22 +64,14 @@ def _mutexlab(tree: Path, algorithm: str, n: int, requests: int, url: str, deliv
     }
 
 
-def measure(
-    url: str,
-    sizes: list[int],
-    repeat: int,
-    requests: int,
-    hops: int,
-    trees: list[Path],
-    distalgo: bool = True,
-    deliveries: tuple[str, ...] = ("persistent",),
-    algorithms: tuple[str, ...] = ALGORITHMS,
-) -> dict:
+def measure(args: argparse.Namespace) -> dict:
+    """Every case of ``main``'s options (``args``, completed there), interleaved as the module's docstring says."""
     from . import clients
     from . import distalgo as da
 
+    url, requests = args.amqp_url, args.requests
     python, skipped = None, None
-    if distalgo:
+    if args.distalgo:
         try:
             python = da.venv()
         except da.Unavailable as exc:
@@ -88,9 +80,9 @@ def measure(
     samples: dict[tuple, list[dict]] = {}
     failures: list[str] = []
     with tempfile.TemporaryDirectory(prefix="mutexlab-wire-") as tmp:
-        for rep, n in itertools.product(range(repeat), sizes):
-            say(f"  repetition {rep + 1}/{repeat}, N = {n} ...")
-            for algorithm, tree, delivery in itertools.product(algorithms, trees, deliveries):
+        for rep, n in itertools.product(range(args.repeat), args.sizes):
+            say(f"  repetition {rep + 1}/{args.repeat}, N = {n} ...")
+            for algorithm, tree, delivery in itertools.product(args.algorithm, args.tree, args.delivery):
                 try:
                     row = _mutexlab(tree, algorithm, n, requests, url, delivery)
                 except (RuntimeError, subprocess.TimeoutExpired) as exc:  # reported, never averaged
@@ -100,10 +92,10 @@ def measure(
                 what = str(tree) if delivery == "persistent" else f"{tree} {delivery}"
                 samples.setdefault(("mutexlab", what, algorithm, n), []).append(row)
             for mode, client in (("confirmed", "blocking"), ("transient", "transient")):
-                ring = clients.measure(url, client, "ring", n, hops)
+                ring = clients.measure(url, client, "ring", n, args.hops)
                 samples.setdefault(("ring", mode, "", n), []).append(_pick(ring, RING))
             for algorithm, example in da.EXAMPLES.items() if python is not None else ():
-                if algorithm in algorithms:
+                if algorithm in args.algorithm:
                     r = da.example(python, example, n, requests, Path(tmp))
                     samples.setdefault(("distalgo", example, algorithm, n), []).append(_pick(r, DISTALGO))
     rows = [
@@ -111,12 +103,12 @@ def measure(
         for (kind, what, algorithm, n), runs in samples.items()
     ]
     return {
-        "sizes": sizes,
-        "repeat": repeat,
+        "sizes": args.sizes,
+        "repeat": args.repeat,
         "requests_per_node": requests,
-        "ring_hops": hops,
-        "trees": [str(t) for t in trees],
-        "deliveries": list(deliveries),
+        "ring_hops": args.hops,
+        "trees": [str(t) for t in args.tree],
+        "deliveries": args.delivery,
         "distalgo_skipped": skipped,
         "failures": failures,
         "rows": rows,
@@ -179,16 +171,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.requests < 1 or args.hops < 1:
         parser.error("--repeat, --requests and --hops must be >= 1")
-    trees = [t.resolve() for t in (args.tree or [ROOT])]
-    for tree in trees:
+    args.tree = [t.resolve() for t in (args.tree or [ROOT])]
+    for tree in args.tree:
         if not (tree / "shared" / "mutexlab").is_dir():
             parser.error(f"--tree {tree}: not a mutexlab source tree (no shared/mutexlab)")
-    sizes, distalgo = args.sizes or [5, 10], not args.no_distalgo
-    deliveries = tuple(dict.fromkeys(args.delivery or ["persistent"]))
-    algorithms = tuple(dict.fromkeys(args.algorithm or ALGORITHMS))
-    result = measure(
-        args.amqp_url, sizes, args.repeat, args.requests, args.hops, trees, distalgo, deliveries, algorithms
-    )
+    args.sizes, args.distalgo = args.sizes or [5, 10], not args.no_distalgo
+    args.delivery = list(dict.fromkeys(args.delivery or ["persistent"]))
+    args.algorithm = list(dict.fromkeys(args.algorithm or ALGORITHMS))
+    result = measure(args)
     save_json(args.json, result)
     print(render(result))
     return 0
