@@ -55,9 +55,7 @@ def machine() -> dict:
 
 
 def ratio(a: float | None, b: float | None, digits: int = 2) -> float | None:
-    if a is None or b in (None, 0):
-        return None
-    return round(a / b, digits)
+    return None if a is None or b in (None, 0) else round(a / b, digits)
 
 
 def fmt(value, digits: int = 2) -> str:
@@ -66,9 +64,7 @@ def fmt(value, digits: int = 2) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        if abs(value) >= 1000:
-            return f"{value:,.0f}"
-        return f"{value:.{digits}f}"
+        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.{digits}f}"
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)

@@ -223,9 +223,8 @@ def _median_run(rows: list[dict]) -> dict:
     run's rate kept beside it; a failed run (unsafe or incomplete) is the one reported, whatever
     its rate: a failure is never hidden behind a good repeat."""
     failed = [r for r in rows if not (r.get("safe") and r.get("complete"))]
-    middle = (
-        failed[0] if failed else sorted(rows, key=lambda r: r["entries_per_s"] or 0)[(len(rows) - 1) // 2]
-    )
+    ranked = sorted(rows, key=lambda r: r["entries_per_s"] or 0)
+    middle = failed[0] if failed else ranked[(len(rows) - 1) // 2]
     return dict(middle, repeats_entries_per_s=[r["entries_per_s"] for r in rows])
 
 

@@ -79,13 +79,11 @@ def measure(case: dict, repeat: int) -> dict:
 
 def growth(rows: list[dict], key: str) -> None:
     """Adds the local exponent of ``key`` between consecutive sizes: cost ∝ size^exponent."""
-    previous = None
-    for row in rows:
-        if previous is not None and row[key] and previous[key]:
+    for previous, row in zip(rows, rows[1:]):
+        if row[key] and previous[key]:
             row[f"{key}_exponent"] = round(
                 math.log(row[key] / previous[key]) / math.log(row["processes"] / previous["processes"]), 2
             )
-        previous = row
 
 
 def run(full: bool) -> dict:
