@@ -223,16 +223,13 @@ def _aio(barrier, member, names: list[str], url: str, uvloop: bool) -> tuple[flo
             if member.done and not pending:
                 finished.set()
 
-        def spawn(out, message) -> None:
-            pending.add(asyncio.ensure_future(send_then_ack(out, message)))
-
-        async def on_message(message) -> None:
-            spawn(member.handle(message.body), message)  # handled in delivery order, sent concurrently
+        async def on_message(message) -> None:  # handled in delivery order, sent concurrently
+            pending.add(asyncio.ensure_future(send_then_ack(member.handle(message.body), message)))
 
         await queue.consume(on_message)
         barrier.wait(timeout=120)
         start, cpu = time.monotonic(), time.process_time()
-        spawn(member.start(), None)
+        pending.add(asyncio.ensure_future(send_then_ack(member.start(), None)))
         await asyncio.wait_for(finished.wait(), DEADLINE)
         end, cpu = time.monotonic(), time.process_time() - cpu
         await connection.close()
