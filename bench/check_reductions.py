@@ -32,7 +32,8 @@ CONFIGS["elves 3"] = ["elves", "-N", "3", "--contracts", "1"]
 MODES = {"none": ["--no-reduction"], "no POR": ["--no-partial-order"], "all": []}
 
 
-def run(argv: list[str], timeout: float, max_memory: float) -> dict:
+def run(argv: list[str], timeout: float | None, max_memory: float) -> dict:
+    """``mutexlab check ARGV --json`` in a fresh interpreter: its figures, ``wall`` its wall time."""
     cmd = [sys.executable, "-m", "mutexlab", "check", *argv, "--json", "--max-memory", str(max_memory)]
     started = time.perf_counter()
     try:

@@ -18,7 +18,6 @@ initial state is stored without an edge): the table shows SPIN's edges (``transi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -27,7 +26,8 @@ import sys
 import tempfile
 import time
 
-from .common import save_json
+from .check_reductions import run as check
+from .common import ratio, save_json, say, table
 
 
 def promela(n: int, requests: int) -> str:
@@ -122,22 +122,17 @@ def run_spin(n: int, requests: int, workdir: str) -> dict:
 
 
 def run_mutexlab(n: int, requests: int, reductions: bool) -> dict:
-    argv = [sys.executable, "-m", "mutexlab", "check", "mutex", "-a", "ricart-agrawala", "-N", str(n)]
-    argv += ["--requests", str(requests), "--json", "--max-memory", "8000"]
-    if not reductions:
-        argv.append("--no-reduction")
-    started = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-f", "MAXRSS %M", *argv], capture_output=True, text=True)
-    seconds = time.perf_counter() - started
-    out = json.loads(proc.stdout)
-    rss = int(re.search(r"MAXRSS (\d+)", proc.stderr).group(1)) / 1024
+    argv = ["mutex", "-a", "ricart-agrawala", "-N", str(n), "--requests", str(requests)]
+    out = check(argv + ([] if reductions else ["--no-reduction"]), timeout=None, max_memory=8000)
+    if out.get("states") is None:
+        raise SystemExit(f"mutexlab check {' '.join(argv)}: {out['verdict']}")
     return {
         "tool": "mutexlab" + ("" if not reductions else " (reductions)"),
         "states": out["states"],
         "transitions": out["transitions"],
-        "seconds": seconds,
+        "seconds": out["wall"],
         "search_seconds": out["seconds"],
-        "peak_mb": rss,
+        "peak_mb": out["peak_mb"],  # VmHWM of the check, as /usr/bin/time reports SPIN's
         "verdict": out["verdict"],
     }
 
@@ -151,33 +146,28 @@ def main(argv: list[str] | None = None) -> int:
     if not shutil.which("spin") or not shutil.which("gcc"):
         print("needs spin and gcc: apt-get install -y spin gcc", file=sys.stderr)
         return 2
-    rows = []
     when = time.strftime("%Y-%m-%d %H:%M:%S %Z")
-    print(f"{when}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(
-        f"{'configuration':<22} {'tool':<24} {'states':>11} {'transitions':>12} {'wall s':>8} "
-        f"{'states/s':>10} {'peak MB':>8}"
-    )
+    say(f"{when}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    rows, notes = [], []
     for requests in args.requests:
+        say(f"  RA N={args.nodes} × {requests}: SPIN, mutexlab check without and with reductions ...")
         with tempfile.TemporaryDirectory() as workdir:
             spin = run_spin(args.nodes, requests, workdir)
-        plain = run_mutexlab(args.nodes, requests, reductions=False)
-        reduced = run_mutexlab(args.nodes, requests, reductions=True)
-        name = f"RA N={args.nodes} × {requests}"
+        plain, reduced = (run_mutexlab(args.nodes, requests, reductions) for reductions in (False, True))
         for row in (spin, plain, reduced):
-            row["configuration"] = name
+            row["configuration"] = f"RA N={args.nodes} × {requests}"
             row["states_per_s"] = row["states"] / row["seconds"] if row["seconds"] else None
-            rows.append(row)
-            print(
-                f"{name:<22} {row['tool']:<24} {row['states']:>11,} {row['transitions']:>12,} "
-                f"{row['seconds']:>8.1f} {row['states_per_s']:>10,.0f} {row['peak_mb']:>8.0f}"
-            )
+        rows += [spin, plain, reduced]
         same = (spin["states"], spin["transitions"]) == (plain["states"], plain["transitions"])
-        print(
-            f"{'':<22} same worlds as SPIN: {'yes' if same else 'NO'}; mutexlab/SPIN: wall "
-            f"{plain['seconds'] / spin['seconds']:.1f}×, states/s "
-            f"{plain['states_per_s'] / spin['states_per_s']:.3f}×, memory {plain['peak_mb'] / spin['peak_mb']:.1f}×"
+        notes.append(
+            f"RA N={args.nodes} × {requests}: same worlds as SPIN: {'yes' if same else 'NO'}; mutexlab/SPIN: "
+            f"wall {ratio(plain['seconds'], spin['seconds'], 1)}×, states/s "
+            f"{ratio(plain['states_per_s'], spin['states_per_s'], 3)}×, memory {ratio(plain['peak_mb'], spin['peak_mb'], 1)}×"
         )
+    headers = ["configuration", "tool", "states", "transitions", "wall s", "states/s", "peak MB"]
+    keys = ("configuration", "tool", "states", "transitions", "seconds", "states_per_s", "peak_mb")
+    say(table(headers, [[row[k] for k in keys] for row in rows], digits=1))
+    say("\n".join(notes))
     save_json(args.json, rows)
     return 0
 

@@ -7,7 +7,9 @@ Clients, one process per member against the same broker: ``blocking`` (pika's
 the transport's guarantee (durable queues of version 2, persistent messages, publisher confirms, a
 delivery acked only once what it caused is confirmed, prefetch 100): ``ring``, one token passed
 ``hops`` times around N members; ``ricart-agrawala``, ``requests`` critical sections per member
-without dwell, 2·R·N·(N − 1) messages.
+without dwell, 2·R·N·(N − 1) messages. Client ``transient`` is ``blocking`` without the guarantee
+(transient queues and messages, no confirms, auto-ack): with ``blocking``, the raw pika token
+ring that ``bench/wire.py`` sets beside the token algorithms, the broker's own limit for a handover.
 
 Per client: hops/s or entries/s from the start barrier to the last member's end; client CPU
 (every member, user + system) and broker CPU (the local RabbitMQ node) per message over that span.
@@ -21,14 +23,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
-import statistics
 import time
 import uuid
 from collections import deque
 
 from . import common
-from .common import connect, ratio, say
+from .common import connect, medians, ratio, repeats, say
 
 CLIENTS = ("blocking", "select", "select-turned", "aio-pika", "aio-pika-uvloop")
 WORKLOADS = ("ring", "ricart-agrawala")
@@ -207,8 +209,7 @@ def _aio(barrier, member, names: list[str], url: str, uvloop: bool) -> tuple[flo
         await channel.set_qos(prefetch_count=PREFETCH)
         exchange = channel.default_exchange
         queue = await channel.get_queue(names[member.me], ensure=False)
-        tasks: set[asyncio.Task] = set()  # kept referenced until done
-        pending = [0]  # tasks not yet through their publishes and ack
+        pending: set[asyncio.Task] = set()  # not yet through their publishes and ack (and referenced)
         finished = asyncio.Event()
         persistent = aio_pika.DeliveryMode.PERSISTENT
 
@@ -218,23 +219,17 @@ def _aio(barrier, member, names: list[str], url: str, uvloop: bool) -> tuple[flo
             )
             if message is not None:
                 await message.ack()
-            pending[0] -= 1
-            if member.done and not pending[0]:
+            pending.discard(asyncio.current_task())
+            if member.done and not pending:
                 finished.set()
 
-        def spawn(out, message) -> None:
-            pending[0] += 1
-            task = asyncio.ensure_future(send_then_ack(out, message))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
-
-        async def on_message(message) -> None:
-            spawn(member.handle(message.body), message)  # handled in delivery order, sent concurrently
+        async def on_message(message) -> None:  # handled in delivery order, sent concurrently
+            pending.add(asyncio.ensure_future(send_then_ack(member.handle(message.body), message)))
 
         await queue.consume(on_message)
         barrier.wait(timeout=120)
         start, cpu = time.monotonic(), time.process_time()
-        spawn(member.start(), None)
+        pending.add(asyncio.ensure_future(send_then_ack(member.start(), None)))
         await asyncio.wait_for(finished.wait(), DEADLINE)
         end, cpu = time.monotonic(), time.process_time() - cpu
         await connection.close()
@@ -262,8 +257,11 @@ def _worker(barrier, client: str, workload: str, url: str, names: list[str], me:
 
 # -- a measurement -------------------------------------------------------------------------------------
 def measure(url: str, client: str, workload: str, n: int, size: int) -> dict:
-    """One run of ``workload`` (``size``: hops, or requests per member) on ``client``, N members.
-    Client ``transient`` (the raw ring's other setting): ``blocking`` without the guarantee."""
+    """One run of ``workload`` (``size``: hops, or requests per member) on ``client``, N members."""
+    if client not in (*CLIENTS, "transient") or workload not in WORKLOADS:
+        raise ValueError(f"no client {client!r} or no workload {workload!r}: see bench/clients.py")
+    if n < 2 or size < 1:
+        raise ValueError(f"{workload} needs n >= 2 and a size >= 1, got n={n}, size={size}")
     names = [f"mutexlab-bench.{uuid.uuid4().hex[:8]}.m{i}" for i in range(n)]
     common.declare_queues(url, names, durable=client != "transient", arguments={"x-queue-version": 2})
     broker = common.broker_pid(url)
@@ -276,6 +274,7 @@ def measure(url: str, client: str, workload: str, n: int, size: int) -> dict:
         common.delete_queues(url, names)
     span = max(o["end"] for o in out) - min(o["start"] for o in out)
     messages = size if workload == "ring" else 2 * size * n * (n - 1)
+    broker_s = None if None in (before, after) else after - before
     row = {
         "client": client,
         "workload": workload,
@@ -285,9 +284,7 @@ def measure(url: str, client: str, workload: str, n: int, size: int) -> dict:
         "msgs_per_s": round(messages / span),
         "client_cpu_us_per_msg": round(sum(o["cpu"] for o in out) / messages * 1e6),
         # includes the members' connection set-up and tear-down: an upper bound
-        "broker_cpu_us_per_msg": None
-        if None in (before, after)
-        else round((after - before) / messages * 1e6, 1),
+        "broker_cpu_us_per_msg": ratio(broker_s, messages / 1e6, 1),
     }
     if workload == "ricart-agrawala":
         row["entries_per_s"] = round(sum(o["entries"] for o in out) / span, 1)
@@ -296,18 +293,15 @@ def measure(url: str, client: str, workload: str, n: int, size: int) -> dict:
 
 def run(url: str, clients: list[str], n: int, hops: int, requests: int, repeat: int) -> dict:
     samples: dict[tuple[str, str], list[dict]] = {}
-    for rep in range(repeat):
-        for workload in WORKLOADS:
-            for client in clients:
-                say(f"  repetition {rep + 1}/{repeat}: {workload} on {client} ...")
-                row = measure(url, client, workload, n, hops if workload == "ring" else requests)
-                samples.setdefault((workload, client), []).append(row)
-    rows = []
-    for (workload, client), runs in samples.items():
-        rows.append(row := {"workload": workload, "client": client, "repeats": runs})
-        for key in ("msgs_per_s", "entries_per_s", "client_cpu_us_per_msg", "broker_cpu_us_per_msg"):
-            values = [r[key] for r in runs if r.get(key) is not None]
-            row[key] = statistics.median(values) if values else None
+    for rep, workload, client in itertools.product(range(repeat), WORKLOADS, clients):
+        say(f"  repetition {rep + 1}/{repeat}: {workload} on {client} ...")
+        row = measure(url, client, workload, n, hops if workload == "ring" else requests)
+        samples.setdefault((workload, client), []).append(row)
+    keys = ("msgs_per_s", "entries_per_s", "client_cpu_us_per_msg", "broker_cpu_us_per_msg")
+    rows = [
+        {"workload": workload, "client": client, "repeats": runs, **medians(runs, keys)}
+        for (workload, client), runs in samples.items()
+    ]
     return dict(machine=common.machine(), n=n, hops=hops, requests=requests, repeat=repeat, rows=rows)
 
 
@@ -319,7 +313,7 @@ def render(result: dict) -> str:
         base = next((r for r in rows if r["client"] == "blocking"), None)
         key = "msgs_per_s" if ring else "entries_per_s"
         body = [
-            [r["client"], r[key], "/".join(str(round(x[key])) for x in r["repeats"])]
+            [r["client"], r[key], repeats(r, key)]
             + [ratio(r[key], base and base[key]), None if ring else r["msgs_per_s"]]
             + [r["client_cpu_us_per_msg"], r["broker_cpu_us_per_msg"]]
             for r in rows

@@ -10,6 +10,7 @@ import os
 import platform
 import queue as queue_module
 import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -18,22 +19,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlparse
 
+import psutil
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def machine() -> dict:
     """Cores, memory, load, Python and library versions: the context every number needs."""
+    memory = psutil.virtual_memory()
     info = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "nproc": os.cpu_count(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
+        "memory_total_gib": round(memory.total / 1024**3, 1),
+        "memory_available_gib": round(memory.available / 1024**3, 1),
     }
-    with contextlib.suppress(OSError, KeyError, ValueError):
-        mem = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
-        for key, name in (("MemTotal", "memory_total_gib"), ("MemAvailable", "memory_available_gib")):
-            info[name] = round(int(mem[key].split()[0]) / 1024**2, 1)
     with contextlib.suppress(OSError, StopIteration):
         lines = Path("/proc/cpuinfo").read_text(errors="replace").splitlines()
         info["cpu"] = next(line.split(":", 1)[1].strip() for line in lines if line.startswith("model name"))
@@ -53,9 +55,7 @@ def machine() -> dict:
 
 
 def ratio(a: float | None, b: float | None, digits: int = 2) -> float | None:
-    if a is None or b in (None, 0):
-        return None
-    return round(a / b, digits)
+    return None if a is None or b in (None, 0) else round(a / b, digits)
 
 
 def fmt(value, digits: int = 2) -> str:
@@ -64,9 +64,7 @@ def fmt(value, digits: int = 2) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        if abs(value) >= 1000:
-            return f"{value:,.0f}"
-        return f"{value:.{digits}f}"
+        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.{digits}f}"
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
@@ -82,19 +80,27 @@ def table(headers: list[str], rows: list[list], digits: int = 2) -> str:
     return "\n".join(out)
 
 
+def medians(runs: list[dict], keys=None) -> dict:
+    """Per key (default: the first run's keys), the median of the runs' values; None without any."""
+    values = {key: [r[key] for r in runs if r.get(key) is not None] for key in keys or runs[0]}
+    return {key: statistics.median(v) if v else None for key, v in values.items()}
+
+
+def repeats(row: dict, key: str) -> str | None:
+    """Each repetition's ``key`` (``row["repeats"]``), rounded, for a table's "(repeats)" column."""
+    return "/".join(str(round(x[key])) for x in row["repeats"]) if row.get(key) else None
+
+
 def run_json(args: list[str], timeout: float) -> dict:
     """Run ``python -m ...`` in a fresh interpreter; its last stdout line is a JSON object."""
-    started = time.perf_counter()
     proc = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"{' '.join(args)} failed (exit {proc.returncode}): {proc.stderr.strip()[-800:]}")
-    data = json.loads(lines[-1])
-    data.setdefault("subprocess_seconds", round(time.perf_counter() - started, 3))
-    return data
+    return json.loads(lines[-1])
 
 
-def save_json(path: str | None, data: object) -> None:
+def save_json(path: str | Path | None, data: object) -> None:
     """Write ``data`` as JSON to ``path`` (a benchmark's ``--json FILE``), when one is given."""
     if path:
         with open(path, "w") as f:
@@ -151,12 +157,10 @@ def connect(url: str, confirmed: bool, prefetch: int | None = None):
 def declare_queues(url: str, names: list[str], durable: bool, arguments: dict | None = None) -> None:
     """Each queue declared and emptied."""
     conn, ch = connect(url, False)
-    try:
+    with conn:
         for name in names:
             ch.queue_declare(name, durable=durable, arguments=arguments)
             ch.queue_purge(name)
-    finally:
-        conn.close()
 
 
 def delete_queues(url: str, names: list[str]) -> None:
@@ -165,11 +169,9 @@ def delete_queues(url: str, names: list[str]) -> None:
 
     with contextlib.suppress(pika.exceptions.AMQPConnectionError):
         conn, ch = connect(url, False)
-        try:
+        with conn:
             for name in names:
                 ch.queue_delete(name)
-        finally:
-            conn.close()
 
 
 def run_workers(target, args_list: list[tuple], timeout: float = 300.0, stamp=None) -> list:
@@ -217,95 +219,70 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1", "ip6-localhost"}
 DEFAULT_AMQP_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
 
 
-def find_broker_pid(port: int, proc: str = "/proc") -> int | None:
-    """The Erlang VM (``beam*``) that holds the socket listening on ``port`` in this network
-    namespace, or None. Not merely the first ``beam*``: another VM (a private test node, a broker
-    in a container, listening in its own namespace) would be measured instead."""
-    sockets, entries = set(), []
-    for table in ("tcp", "tcp6"):  # sl local_address rem_address st ... uid timeout inode; st 0A: LISTEN
-        with contextlib.suppress(OSError, ValueError):
-            for fields in (line.split() for line in Path(f"{proc}/net/{table}").read_text().splitlines()[1:]):
-                if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                    sockets.add(f"socket:[{fields[9]}]")
-    with contextlib.suppress(OSError):
-        entries = sorted(int(e) for e in os.listdir(proc) if e.isdigit()) if sockets else []
-    for pid in entries:
-        with contextlib.suppress(OSError):
-            if Path(f"{proc}/{pid}/comm").read_text(encoding="ascii").startswith("beam"):
-                for fd in os.listdir(f"{proc}/{pid}/fd"):
-                    with contextlib.suppress(OSError):
-                        if os.readlink(f"{proc}/{pid}/fd/{fd}") in sockets:
-                            return pid
-    return None
-
-
 def broker_pid(url: str | None = None) -> int | None:
     """The local RabbitMQ node serving ``url`` (default ``$AMQP_URL``, else 127.0.0.1:5672): the
-    Erlang VM listening on the URL's port; None when the URL names another machine, no VM here
-    listens on that port, or /proc cannot say."""
+    Erlang VM (``beam*``) that holds the socket listening on the URL's port in this network
+    namespace. Not merely the first ``beam*``: another VM (a private test node, a broker in a
+    container, listening in its own namespace) would be measured instead. None when the URL names
+    another machine, no VM here listens on that port, or the system cannot say."""
     where = urlparse(url or os.environ.get("AMQP_URL") or DEFAULT_AMQP_URL)
     if (where.hostname or "127.0.0.1") not in LOOPBACK | {socket.gethostname()}:
         return None
-    return find_broker_pid(where.port or 5672)
+    with contextlib.suppress(psutil.Error, OSError):
+        for conn in psutil.net_connections("tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr.port == (where.port or 5672) and conn.pid:
+                with contextlib.suppress(psutil.Error):
+                    if psutil.Process(conn.pid).name().startswith("beam"):
+                        return conn.pid
+    return None
 
 
 def broker_cpu_seconds(pid: int | None) -> float | None:
     """CPU seconds (user + system) the process ``pid`` (from ``broker_pid``, found once per
-    measurement) has used so far, or None when there is none or /proc cannot say."""
+    measurement) has used so far, or None when there is none or it cannot be read."""
     if pid is None:
         return None
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
-    except (OSError, ValueError, IndexError):
-        return None
+    with contextlib.suppress(psutil.Error):
+        times = psutil.Process(pid).cpu_times()
+        return times.user + times.system
+    return None
 
 
-def _machine_jiffies() -> tuple[int, int] | None:
-    """(busy, total) CPU time of the whole machine so far, in clock ticks (/proc/stat; idle and
-    iowait are not busy), or None where /proc cannot say."""
-    try:
-        with open("/proc/stat", encoding="ascii") as handle:
-            fields = [int(x) for x in handle.readline().split()[1:]]
-    except (OSError, ValueError):
-        return None
-    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is inside user)
-    return total - fields[3] - fields[4], total
+def machine_cpu() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine so far (idle and iowait are not busy; guest
+    time is counted inside user time, so not again)."""
+    times = psutil.cpu_times()._asdict()
+    total = sum(v for k, v in times.items() if not k.startswith("guest"))
+    return total - times["idle"] - times.get("iowait", 0.0), total
 
 
-class CpuSampler:
+class CpuSampler(threading.Thread):
     """Samples, every ``period`` seconds in a thread, the machine's busy and total CPU time and the
     CPU time of the local broker serving ``url``, stamped with Unix time; ``window(t0, t1)`` then
     tells how busy the machine was and how much CPU the broker took between two moments of a run
     (for instance from the welcome that starts it to its completion, without the processes' start-up)."""
 
     def __init__(self, period: float = 0.02, url: str | None = None) -> None:
-        self.period = period
-        self.broker = broker_pid(url)
-        self.samples: list[tuple[float, int, int, float | None]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__(daemon=True)
+        self.period, self.broker = period, broker_pid(url)
+        self.samples: list[tuple[float, float, float, float | None]] = []
+        self._done = threading.Event()
 
     def _sample(self) -> None:
-        jiffies = _machine_jiffies()
-        if jiffies is not None:
-            self.samples.append(
-                (time.time(), *jiffies, broker_cpu_seconds(self.broker) if self.broker else None)
-            )
+        self.samples.append((time.time(), *machine_cpu(), broker_cpu_seconds(self.broker)))
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
+    def run(self) -> None:
+        while not self._done.is_set():
             self._sample()
-            self._stop.wait(self.period)
+            self._done.wait(self.period)
 
     def __enter__(self) -> CpuSampler:
-        self._thread.start()
+        self.start()
         return self
 
     def __exit__(self, *_exc) -> None:
-        self._stop.set()
-        self._thread.join()
+        self._done.set()
+        self.join()
         self._sample()
 
     def window(self, t0: float, t1: float) -> dict | None:

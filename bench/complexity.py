@@ -21,6 +21,7 @@ compared with N (0 only when the token holder asks again); Raymond's heavy-load 
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 
@@ -31,16 +32,22 @@ RAYMOND_HEAVY = 4.0  # Raymond (1989): about four messages per entry under satur
 LIGHT_THINK = 10_000.0  # light load: mean think time per node, in message delays, times N
 
 
-def literature(algorithm: str, n: int, params: dict, load: str) -> tuple[str, float | None]:
+def literature(
+    algorithm: str, n: int, params: dict, load: str, kind: str = "messages"
+) -> tuple[str, float | None]:
+    """The literature's figure and its value at this size: ``kind`` "messages" per entry under
+    ``load`` (see the module's docstring), or "sync", the synchronization delay (its low end)."""
     from mutexlab.protocols.registry import spec
 
-    figure = spec(algorithm).literature["messages"]
+    figure = spec(algorithm).literature[kind]
     span = figure.range(n, params)
-    if algorithm == "raymond" and load == "heavy":
+    if kind == "messages" and algorithm == "raymond" and load == "heavy":
         return "≈4 (Raymond)", RAYMOND_HEAVY
     if span is None:
         return figure.text, None
     low, high = span
+    if kind == "sync":
+        return f"{figure.text} = {low:.3g}", low
     if algorithm == "suzuki-kasami":
         return f"N = {n}", float(n)
     low_end = (load == "light") != (algorithm == "lamport")
@@ -49,16 +56,6 @@ def literature(algorithm: str, n: int, params: dict, load: str) -> tuple[str, fl
     if " to " in text and not math.isclose(low, high):
         text = text.split(" to ")[0 if low_end else 1]
     return f"{text} = {value:.3g}", value
-
-
-def sync_literature(algorithm: str, n: int, params: dict) -> tuple[str, float | None]:
-    from mutexlab.protocols.registry import spec
-
-    figure = spec(algorithm).literature["sync"]
-    span = figure.range(n, params)
-    if span is None:
-        return figure.text, None
-    return f"{figure.text} = {span[0]:.3g}", span[0]
 
 
 def raymond_light_model(n: int) -> float:
@@ -124,7 +121,7 @@ def one(algorithm: str, n: int, load: str, full: bool, seed: int = 0) -> dict:
             f"–{max(sizes)}" if max(sizes) != min(sizes) else ""
         )
     if load == "heavy":
-        stext, svalue = sync_literature(algorithm, n, params)
+        stext, svalue = literature(algorithm, n, params, load, "sync")
         out.update(
             sync_literature=stext, sync_literature_value=_r(svalue), sync_ratio=ratio(m.sync_delay, svalue)
         )
@@ -139,14 +136,12 @@ def run(full: bool, algorithms: list[str] | None = None, sizes: tuple[int, ...] 
     from mutexlab.protocols.registry import CLASSIC
 
     rows = []
-    for algorithm in algorithms or CLASSIC:
-        for n in sizes:
-            for load in ("light", "heavy"):
-                rows.append(one(algorithm, n, load, full))
-            say(
-                f"  {algorithm} N={n}: light {rows[-2]['messages_per_entry']} msgs/entry, "
-                f"heavy {rows[-1]['messages_per_entry']} msgs/entry, sync {rows[-1]['sync_delay_T']} T"
-            )
+    for algorithm, n in itertools.product(algorithms or CLASSIC, sizes):
+        rows += [one(algorithm, n, load, full) for load in ("light", "heavy")]
+        say(
+            f"  {algorithm} N={n}: light {rows[-2]['messages_per_entry']} msgs/entry, "
+            f"heavy {rows[-1]['messages_per_entry']} msgs/entry, sync {rows[-1]['sync_delay_T']} T"
+        )
     return {"sizes": list(sizes), "delay_model": "exp (mean T = 1)", "runs": rows}
 
 

@@ -18,6 +18,8 @@ import timeit
 from mutexlab.transport.auth import MAC_HEADER, Signer
 from mutexlab.transport.wire import compact, envelope
 
+from .common import table
+
 EVENT = (
     b'{"event":"send","pid":"node-1","t":0.1234,"vc":{"node-1":17,"node-2":9},"to":"node-2","id":"node-1#17"}'
 )
@@ -52,10 +54,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--number", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
-    for row in measure(args.number, args.repeat):
-        print(
-            f"{row['body']:>9} {row['bytes']:5d} B: sign {row['sign_us']:.2f} µs, check {row['check_us']:.2f} µs"
-        )
+    rows = measure(args.number, args.repeat)
+    print(table(["body", "bytes", "sign µs", "check µs"], [list(row.values()) for row in rows]))
 
 
 if __name__ == "__main__":

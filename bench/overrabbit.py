@@ -24,6 +24,7 @@ configuration and seed.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import tempfile
 import time
@@ -91,15 +92,8 @@ def mutexlab_run(args: list[str], url: str, timeout: float, tree: Path | None = 
 def summarise_contention(name: str, n: int, per_process: int, out: list[dict]) -> dict:
     intervals = sorted((enter, leave, o["who"]) for o in out for enter, leave in o["cs"])
     overlaps = sum(1 for a, b in zip(intervals, intervals[1:]) if b[0] < a[1])
-    streak = best = 0
-    previous = None
-    for _, _, who in intervals:
-        streak = streak + 1 if who == previous else 1
-        previous = who
-        best = max(best, streak)
-    start = min(o["start"] for o in out)
-    end = max(o["end"] for o in out)
-    span = (end - start) / 1e9
+    best = max((len(list(run)) for _, run in itertools.groupby(who for *_, who in intervals)), default=0)
+    span = (max(o["end"] for o in out) - min(o["start"] for o in out)) / 1e9
     entries = len(intervals)
     return {
         "mechanism": name,
@@ -120,8 +114,7 @@ def _contend(barrier, who: int, rounds: int, acquire, release) -> dict:
     for _ in range(rounds):
         if not acquire():
             raise RuntimeError(f"contender {who}: nothing acquired within 120 s")
-        enter = time.monotonic_ns()
-        cs.append((enter, time.monotonic_ns()))  # zero dwell: leave at once
+        cs.append((time.monotonic_ns(), time.monotonic_ns()))  # enter; zero dwell: leave at once
         release()
     return {"who": who, "cs": cs, "start": start, "end": time.monotonic_ns()}
 
@@ -146,18 +139,17 @@ def _sem_worker(barrier, url: str, name: str, who: int, rounds: int) -> dict:
     return out
 
 
-def semaphore(url: str, n: int, rounds: int, tokens: int = 1) -> dict:
+def semaphore(url: str, n: int, rounds: int) -> dict:
     name = f"mutexlab-bench.{uuid.uuid4().hex[:8]}.semaphore"
     common.declare_queues(url, [name], durable=True)
     try:
         conn, ch = common.connect(url, True)
-        for _ in range(tokens):
-            ch.basic_publish("", name, b"token", properties=PERSISTENT)
+        ch.basic_publish("", name, b"token", properties=PERSISTENT)  # the one token: K = 1
         conn.close()
         out = run_workers(_sem_worker, [(url, name, who, rounds) for who in range(1, n + 1)])
     finally:
         common.delete_queues(url, [name])
-    result = summarise_contention(f"queue semaphore (K={tokens})", n, rounds, out)
+    result = summarise_contention("queue semaphore (K=1)", n, rounds, out)
     result["amqp_messages_per_entry"] = 1  # one publish (the token back) and its delivery
     return result
 
@@ -202,8 +194,7 @@ def part3(full: bool, amqp: str, redis_url: str, algorithms: list[str] | None = 
     for n in sizes:
         say(f"  queue semaphore and Redis locks with {n} processes ...")
         contention.append(semaphore(amqp, n, rounds))
-        contention.append(redis_lock(redis_url, n, rounds, sleep=0.1))
-        contention.append(redis_lock(redis_url, n, rounds, sleep=0.001))
+        contention += [redis_lock(redis_url, n, rounds, sleep) for sleep in (0.1, 0.001)]
     runs = []
     for n in sizes:
         yardsticks = [c for c in contention if c["processes"] == n]  # semaphore, redis 0.1 s, redis 1 ms
@@ -232,9 +223,8 @@ def _median_run(rows: list[dict]) -> dict:
     run's rate kept beside it; a failed run (unsafe or incomplete) is the one reported, whatever
     its rate: a failure is never hidden behind a good repeat."""
     failed = [r for r in rows if not (r.get("safe") and r.get("complete"))]
-    middle = (
-        failed[0] if failed else sorted(rows, key=lambda r: r["entries_per_s"] or 0)[(len(rows) - 1) // 2]
-    )
+    ranked = sorted(rows, key=lambda r: r["entries_per_s"] or 0)
+    middle = failed[0] if failed else ranked[(len(rows) - 1) // 2]
     return dict(middle, repeats_entries_per_s=[r["entries_per_s"] for r in rows])
 
 
@@ -264,21 +254,14 @@ def render3(part: dict) -> str:
 
 
 # -- part 4 ---------------------------------------------------------------------------------------
-def simulate_bees(p: int, reeds: int, seed: int, delay_seed: int | None = None) -> dict:
+def simulate_bees(p: int, reeds: int, seed: int, delay_seed: int | None = None):
+    """The simulator's run (a ``SimResult``) of the same bees, its delays drawn from ``delay_seed``."""
     from mutexlab.protocols.registry import make_setup
     from mutexlab.sim import SimConfig, Simulation
 
     setup = make_setup("bees", p, {"reeds": reeds}, seed)
-    config = SimConfig(
-        seed=seed if delay_seed is None else delay_seed, dwell={"rest": 0, "reed": 0, "flower": 0}
-    )
-    result = Simulation(setup, config).run()
-    return {
-        "messages": result.total_messages,
-        "messages_by_type": result.messages,
-        "entries": result.entries,
-        "ok": result.ok,
-    }
+    dwell = {"rest": 0, "reed": 0, "flower": 0}
+    return Simulation(setup, SimConfig(seed=seed if delay_seed is None else delay_seed, dwell=dwell)).run()
 
 
 def part4(full: bool, amqp: str, seed: int = 0) -> dict:
@@ -289,23 +272,23 @@ def part4(full: bool, amqp: str, seed: int = 0) -> dict:
         row = mutexlab_run(["bees", "-P", str(p), "-T", str(reeds), "--seed", str(seed)], amqp, timeout=1800)
         sim = simulate_bees(p, reeds, seed)
         # The model's own spread: the same setup (same initial clocks) under other delay draws.
-        spread = [simulate_bees(p, reeds, seed, delay_seed)["messages"] for delay_seed in range(1, 11)]
+        spread = [simulate_bees(p, reeds, seed, delay_seed).total_messages for delay_seed in range(1, 11)]
         row.update(
             bees=p,
             reeds=reeds,
             seed=seed,
-            sim_messages=sim["messages"],
-            sim_messages_by_type=sim["messages_by_type"],
-            sim_entries=sim["entries"],
-            sim_ok=sim["ok"],
-            ratio_to_sim=ratio(row["messages"], sim["messages"], 4),
+            sim_messages=sim.total_messages,
+            sim_messages_by_type=sim.messages,
+            sim_entries=sim.entries,
+            sim_ok=sim.ok,
+            ratio_to_sim=ratio(row["messages"], sim.total_messages, 4),
             sim_other_delays=[min(spread), max(spread)],
             eggs=row["notes"].get("egg"),
             deaths=row["notes"].get("death"),
         )
         row["type_difference"] = {
-            t: row["messages_by_type"].get(t, 0) - sim["messages_by_type"].get(t, 0)
-            for t in sorted(set(row["messages_by_type"]) | set(sim["messages_by_type"]))
+            t: row["messages_by_type"].get(t, 0) - sim.messages.get(t, 0)
+            for t in sorted(set(row["messages_by_type"]) | set(sim.messages))
         }
         rows.append(row)
     return {"seed": seed, "runs": rows}

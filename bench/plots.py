@@ -13,17 +13,15 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Callable
+from functools import partial
+from html import escape
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 COLOURS = ["#2b6cb0", "#90cdf4", "#dd6b20", "#38a169", "#805ad5"]
 W, LEFT, RIGHT, TOP, ROW = 760, 250, 90, 34, 20
 MIDDLE = ' text-anchor="middle"'
-
-
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+_esc = partial(escape, quote=False)  # &, < and > only
 
 
 def _num(value: float) -> str:
@@ -163,11 +161,7 @@ def wire() -> str:
     return bars("CPU per protocol message (per hop for the ring), N = 5", "µs of CPU", rows, legend)
 
 
-PLOTS: dict[str, Callable[[], str]] = {
-    "bench-simulator.svg": simulator,
-    "bench-check.svg": check,
-    "bench-wire.svg": wire,
-}
+PLOTS = {"bench-simulator.svg": simulator, "bench-check.svg": check, "bench-wire.svg": wire}
 
 
 def main(argv: list[str] | None = None) -> int:

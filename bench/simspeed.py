@@ -24,18 +24,11 @@ from .common import run_json, say, table
 TARGET = 100_000  # simulated messages per second, tracing off
 
 
-def bees_case(p: int) -> dict:
-    return {"algorithm": "bees", "processes": p, "options": {"reeds": math.ceil(p / 3)}, "seed": 0}
-
-
-def ra_case(n: int, requests: int) -> dict:
-    return {"algorithm": "ricart-agrawala", "processes": n, "options": {"requests": requests}, "seed": 0}
-
-
 def cases(full: bool) -> list[dict]:
-    bees = (10, 50, 100, 200) if full else (10, 50)
-    ra = (10, 50, 100) if full else (10, 50)
-    return [bees_case(p) for p in bees] + [ra_case(n, 10 if full else 5) for n in ra]
+    bee_sizes, ra_sizes = ((10, 50, 100, 200), (10, 50, 100)) if full else ((10, 50), (10, 50))
+    bees = [("bees", p, {"reeds": math.ceil(p / 3)}) for p in bee_sizes]
+    ra = [("ricart-agrawala", n, {"requests": 10 if full else 5}) for n in ra_sizes]
+    return [{"algorithm": a, "processes": p, "options": o, "seed": 0} for a, p, o in bees + ra]
 
 
 def peak_rss_kib() -> int:
@@ -75,8 +68,7 @@ def measure(case: dict, repeat: int) -> dict:
     runs = [run_json(["-m", "bench.simspeed", json.dumps(case)], timeout=900) for _ in range(repeat)]
     best = min(runs, key=lambda r: r["wall_s"])
     out = dict(case, **{k: best[k] for k in ("messages", "events", "entries", "ok", "virtual_duration")})
-    out["wall_s"] = best["wall_s"]
-    out["cpu_s"] = best["cpu_s"]
+    out |= {"wall_s": best["wall_s"], "cpu_s": best["cpu_s"]}
     out["wall_s_all"] = [r["wall_s"] for r in runs]
     out["msgs_per_s"] = round(best["messages"] / best["wall_s"]) if best["wall_s"] else None
     out["msgs_per_cpu_s"] = round(best["messages"] / best["cpu_s"]) if best["cpu_s"] else None
@@ -87,13 +79,11 @@ def measure(case: dict, repeat: int) -> dict:
 
 def growth(rows: list[dict], key: str) -> None:
     """Adds the local exponent of ``key`` between consecutive sizes: cost ∝ size^exponent."""
-    previous = None
-    for row in rows:
-        if previous is not None and row[key] and previous[key]:
+    for previous, row in zip(rows, rows[1:]):
+        if row[key] and previous[key]:
             row[f"{key}_exponent"] = round(
                 math.log(row[key] / previous[key]) / math.log(row["processes"] / previous["processes"]), 2
             )
-        previous = row
 
 
 def run(full: bool) -> dict:

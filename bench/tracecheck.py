@@ -55,20 +55,9 @@ def configurations() -> list[tuple[str, int, dict, int, dict]]:
 
 
 def _result_key(result) -> str:
-    return json.dumps(
-        {
-            "duration": result.duration,
-            "events": result.events,
-            "messages": result.messages,
-            "entries": result.entries,
-            "notes": result.notes,
-            "states": result.states,
-            "stalled": result.stalled,
-            "truncated": result.truncated,
-            "duplicates_dropped": result.duplicates_dropped,
-        },
-        sort_keys=True,
-    )
+    names = ("duration", "events", "messages", "entries", "notes", "states", "stalled", "truncated")
+    fields = {name: getattr(result, name) for name in (*names, "duplicates_dropped")}
+    return json.dumps(fields, sort_keys=True)
 
 
 def fingerprint(algorithm: str, n: int, options: dict, seed: int, faults: dict) -> dict:

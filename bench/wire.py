@@ -3,8 +3,8 @@
 For each N (default 5 and 10) and each repetition, in turn: ``mutexlab run mutex -a A -N N -r R
 --dwell 0`` for Raymond, Suzuki–Kasami, Ricart–Agrawala and Lamport (each ``--tree`` given: the
 mutexlab of that source tree, so a baseline and a change are measured interleaved on the same
-machine state), the raw pika token ring (``bench/ring.py``, confirmed and transient, ``hops``
-handovers), and DistAlgo's ``sktoken``, ``ramutex`` and ``lamutex`` with R rounds per process
+machine state), the raw pika token ring (``bench/clients.py``'s ring on pika's
+``BlockingConnection``, confirmed and transient, ``hops`` handovers), and DistAlgo's ``sktoken``, ``ramutex`` and ``lamutex`` with R rounds per process
 (``bench/distalgo.py``; skipped with the reason when no Python 3.7 is there). The median of the
 repetitions is reported, every repetition's value beside it. ``--delivery`` (repeatable) runs each
 mutexlab case in each delivery mode given (docs/wire.md#delivery-modes; ``persistent`` passes no
@@ -23,19 +23,18 @@ the CPU of the command and all its processes, start-up and audit included, per p
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
+import itertools
 import subprocess
 import tempfile
 from pathlib import Path
 
-from .common import DEFAULT_AMQP_URL, ROOT, ratio, say, table
+from .common import DEFAULT_AMQP_URL, ROOT, medians, ratio, repeats, save_json, say, table
 from .overrabbit import mutexlab_run
 
 ALGORITHMS = ("raymond", "suzuki-kasami", "ricart-agrawala", "lamport")
-TOKEN_TYPES = ("TOKEN",)
+DELIVERIES = ("persistent", "transient")
 # The table's names for the ring's and DistAlgo's figures: {ours: theirs}.
-RING = {"token_passes_per_s": "hops_per_s", "run_s": "seconds", "broker_us_per_msg": "broker_cpu_us_per_hop"}
+RING = {"token_passes_per_s": "msgs_per_s", "run_s": "seconds", "broker_us_per_msg": "broker_cpu_us_per_msg"}
 DISTALGO = dict(entries_per_s="entries_per_s", msgs_per_s="msgs_per_s", run_s="protocol_s", wall_s="wall_s")
 DISTALGO |= {"python_us_per_msg": "python_cpu_us_per_msg", "messages": "messages"}
 
@@ -50,7 +49,7 @@ def _mutexlab(tree: Path, algorithm: str, n: int, requests: int, url: str, deliv
     row = mutexlab_run(args, url, timeout=900, tree=tree)
     if not (row["safe"] and row["complete"]):
         raise RuntimeError(f"{tree}: mutexlab run {algorithm} N={n} failed: {row}")
-    tokens = sum(v for k, v in row["messages_by_type"].items() if k in TOKEN_TYPES)
+    tokens = row["messages_by_type"].get("TOKEN", 0)
     duration = row["duration_s"]
     return {
         "entries_per_s": row["entries_per_s"],
@@ -65,22 +64,14 @@ def _mutexlab(tree: Path, algorithm: str, n: int, requests: int, url: str, deliv
     }
 
 
-def measure(
-    url: str,
-    sizes: list[int],
-    repeat: int,
-    requests: int,
-    hops: int,
-    trees: list[Path],
-    distalgo: bool = True,
-    deliveries: tuple[str, ...] = ("persistent",),
-    algorithms: tuple[str, ...] = ALGORITHMS,
-) -> dict:
+def measure(args: argparse.Namespace) -> dict:
+    """Every case of ``main``'s options (``args``, completed there), interleaved as the module's docstring says."""
+    from . import clients
     from . import distalgo as da
-    from .ring import ring
 
+    url, requests = args.amqp_url, args.requests
     python, skipped = None, None
-    if distalgo:
+    if args.distalgo:
         try:
             python = da.venv()
         except da.Unavailable as exc:
@@ -89,47 +80,35 @@ def measure(
     samples: dict[tuple, list[dict]] = {}
     failures: list[str] = []
     with tempfile.TemporaryDirectory(prefix="mutexlab-wire-") as tmp:
-        for rep in range(repeat):
-            for n in sizes:
-                say(f"  repetition {rep + 1}/{repeat}, N = {n} ...")
-                for algorithm in algorithms:
-                    for tree in trees:
-                        for delivery in deliveries:
-                            try:
-                                row = _mutexlab(tree, algorithm, n, requests, url, delivery)
-                            except (
-                                RuntimeError,
-                                subprocess.TimeoutExpired,
-                            ) as exc:  # reported, never averaged
-                                say(f"  FAILED: {exc}")
-                                failures.append(f"{tree} {delivery} {algorithm} N={n}: {str(exc)[:300]}")
-                                continue
-                            what = str(tree) if delivery == "persistent" else f"{tree} {delivery}"
-                            samples.setdefault(("mutexlab", what, algorithm, n), []).append(row)
-                for mode in ("confirmed", "transient"):
-                    samples.setdefault(("ring", mode, "", n), []).append(
-                        _pick(ring(url, n, hops, mode), RING)
-                    )
-                if python is not None:
-                    for algorithm, example in da.EXAMPLES.items():
-                        if algorithm not in algorithms:
-                            continue
-                        r = da.example(python, example, n, requests, Path(tmp))
-                        samples.setdefault(("distalgo", example, algorithm, n), []).append(_pick(r, DISTALGO))
-    rows = []
-    for (kind, what, algorithm, n), runs in samples.items():
-        row = {"kind": kind, "what": what, "algorithm": algorithm, "n": n, "repeats": runs}
-        for key in runs[0]:
-            values = [r[key] for r in runs if r.get(key) is not None]
-            row[key] = statistics.median(values) if values else None
-        rows.append(row)
+        for rep, n in itertools.product(range(args.repeat), args.sizes):
+            say(f"  repetition {rep + 1}/{args.repeat}, N = {n} ...")
+            for algorithm, tree, delivery in itertools.product(args.algorithm, args.tree, args.delivery):
+                try:
+                    row = _mutexlab(tree, algorithm, n, requests, url, delivery)
+                except (RuntimeError, subprocess.TimeoutExpired) as exc:  # reported, never averaged
+                    say(f"  FAILED: {exc}")
+                    failures.append(f"{tree} {delivery} {algorithm} N={n}: {str(exc)[:300]}")
+                    continue
+                what = str(tree) if delivery == "persistent" else f"{tree} {delivery}"
+                samples.setdefault(("mutexlab", what, algorithm, n), []).append(row)
+            for mode, client in (("confirmed", "blocking"), ("transient", "transient")):
+                ring = clients.measure(url, client, "ring", n, args.hops)
+                samples.setdefault(("ring", mode, "", n), []).append(_pick(ring, RING))
+            for algorithm, example in da.EXAMPLES.items() if python is not None else ():
+                if algorithm in args.algorithm:
+                    r = da.example(python, example, n, requests, Path(tmp))
+                    samples.setdefault(("distalgo", example, algorithm, n), []).append(_pick(r, DISTALGO))
+    rows = [
+        {"kind": kind, "what": what, "algorithm": algorithm, "n": n, "repeats": runs, **medians(runs)}
+        for (kind, what, algorithm, n), runs in samples.items()
+    ]
     return {
-        "sizes": sizes,
-        "repeat": repeat,
+        "sizes": args.sizes,
+        "repeat": args.repeat,
         "requests_per_node": requests,
-        "ring_hops": hops,
-        "trees": [str(t) for t in trees],
-        "deliveries": list(deliveries),
+        "ring_hops": args.hops,
+        "trees": [str(t) for t in args.tree],
+        "deliveries": args.delivery,
         "distalgo_skipped": skipped,
         "failures": failures,
         "rows": rows,
@@ -154,16 +133,9 @@ def render(result: dict) -> str:
                 "mutexlab": f"mutexlab run -a {r['algorithm']} ({_tree_name(r['what'])})",
                 "ring": f"raw pika token ring, {r['what']}",
             }.get(r["kind"], f"DistAlgo {r['what']} ({r['algorithm']})")
-            ours = r["kind"] == "mutexlab"
-            da = distalgo.get(r["algorithm"])
+            ours, da = r["kind"] == "mutexlab", distalgo.get(r["algorithm"])
             rows.append(
-                [name, r.get("entries_per_s")]
-                + [
-                    "/".join(str(round(x["entries_per_s"])) for x in r["repeats"])
-                    if r.get("entries_per_s")
-                    else None
-                ]
-                + [r.get("token_passes_per_s")]
+                [name, r.get("entries_per_s"), repeats(r, "entries_per_s"), r.get("token_passes_per_s")]
                 + [ratio(r.get("token_passes_per_s"), ring_c["token_passes_per_s"]) if ours else None]
                 + [ratio(r.get("entries_per_s"), da and da["entries_per_s"]) if ours else None]
                 + [r.get(k) for k in ("run_s", "wall_s", "broker_us_per_msg", "python_us_per_msg")]
@@ -191,31 +163,23 @@ def main(argv: list[str] | None = None) -> int:
     tree_help = "a mutexlab source tree to run (repeatable; default this one)"
     parser.add_argument("--tree", type=Path, action="append", help=tree_help)
     parser.add_argument("--no-distalgo", action="store_true")
-    parser.add_argument(
-        "--delivery",
-        action="append",
-        choices=("persistent", "transient"),
-        help="run each mutexlab case in this delivery mode (repeatable; default persistent)",
-    )
-    parser.add_argument(
-        "-a", "--algorithm", action="append", choices=ALGORITHMS, help="only this algorithm (repeatable)"
-    )
-    parser.add_argument("--json", type=Path, help="write the figures here too")
+    delivery_help = "run each mutexlab case in this delivery mode (repeatable; default persistent)"
+    parser.add_argument("--delivery", action="append", choices=DELIVERIES, help=delivery_help)
+    algorithm_help = "only this algorithm (repeatable)"
+    parser.add_argument("-a", "--algorithm", action="append", choices=ALGORITHMS, help=algorithm_help)
+    parser.add_argument("--json", help="write the figures here too")
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.requests < 1 or args.hops < 1:
         parser.error("--repeat, --requests and --hops must be >= 1")
-    trees = [t.resolve() for t in (args.tree or [ROOT])]
-    for tree in trees:
+    args.tree = [t.resolve() for t in (args.tree or [ROOT])]
+    for tree in args.tree:
         if not (tree / "shared" / "mutexlab").is_dir():
             parser.error(f"--tree {tree}: not a mutexlab source tree (no shared/mutexlab)")
-    sizes, distalgo = args.sizes or [5, 10], not args.no_distalgo
-    deliveries = tuple(dict.fromkeys(args.delivery or ["persistent"]))
-    algorithms = tuple(dict.fromkeys(args.algorithm or ALGORITHMS))
-    result = measure(
-        args.amqp_url, sizes, args.repeat, args.requests, args.hops, trees, distalgo, deliveries, algorithms
-    )
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2))
+    args.sizes, args.distalgo = args.sizes or [5, 10], not args.no_distalgo
+    args.delivery = list(dict.fromkeys(args.delivery or ["persistent"]))
+    args.algorithm = list(dict.fromkeys(args.algorithm or ALGORITHMS))
+    result = measure(args)
+    save_json(args.json, result)
     print(render(result))
     return 0
 

@@ -69,11 +69,11 @@ def test_part1_cli_writes_json_with_literature_ratios(tmp_path):
 
 
 def test_part2_case_reports_speed_and_memory():
-    case = simspeed.bees_case(4)
-    assert case["options"] == {"reeds": 2}  # ⌈P/3⌉ reeds: every bee lays
+    case = simspeed.cases(full=False)[0]
+    assert case["processes"] == 10 and case["options"] == {"reeds": 4}  # ⌈P/3⌉ reeds: every bee lays
     row = simspeed.measure(case, repeat=1)
     assert row["ok"] and row["messages"] > 0 and row["events"] >= row["messages"]
-    assert row["entries"]["reed"] == 4
+    assert row["entries"]["reed"] == 10
     assert row["wall_s"] > 0 and row["msgs_per_s"] > 0
     assert row["rss_peak_mib"] >= row["rss_baseline_mib"] > 0
     assert row["cpu_s"] > 0 and row["msgs_per_cpu_s"] == round(row["messages"] / row["cpu_s"])
@@ -113,51 +113,61 @@ def test_cpu_window_takes_the_samples_around_the_span():
     assert cpu.window(8.0, 9.5) is None, "no sample before the span"
 
 
-def _fake_proc(root: Path, listening: dict[int, str], processes: dict[int, tuple[str, list[str]]]) -> str:
-    """A /proc with ``listening`` {port: socket inode} in net/tcp (plus one established connection
-    on 5672) and ``processes`` {pid: (comm, [fd targets])}."""
-    (root / "net").mkdir(parents=True)
-    rows = [
-        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"
-    ]
-    for n, (port, inode) in enumerate(listening.items()):
-        rows.append(
-            f"   {n}: 00000000:{port:04X} 00000000:0000 0A 00000000:00000000 00:00000000 00000000   106"
-            f"        0 {inode} 1 0000000000000000 100 0 0 10 0"
-        )
-    rows.append(
-        "   9: 0100007F:1628 0100007F:D431 01 00000000:00000000 00:00000000 00000000   106        0 333 1 "
-        "0000000000000000 20 4 30 10 -1"
-    )
-    (root / "net" / "tcp").write_text("\n".join(rows) + "\n")
-    for pid, (comm, targets) in processes.items():
-        (root / str(pid) / "fd").mkdir(parents=True)
-        (root / str(pid) / "comm").write_text(comm + "\n")
-        for fd, target in enumerate(targets, start=3):
-            os.symlink(target, root / str(pid) / "fd" / str(fd))
-    return str(root)
-
-
-def test_the_broker_is_the_erlang_vm_listening_on_the_amqp_port_not_the_first_beam(tmp_path):
+def test_the_broker_is_the_erlang_vm_listening_on_the_amqp_port_not_the_first_beam(monkeypatch):
     """Two Erlang VMs (a broker in a container, a private test node) once made the first ``beam*``
     "the broker", and CPU times read from different VMs gave negative µs per message."""
-    from bench.common import broker_pid, find_broker_pid
+    from types import SimpleNamespace
 
-    proc = _fake_proc(
-        tmp_path / "proc",
-        {5672: "111", 5673: "222"},
-        {
-            50: ("docker-proxy", ["socket:[111]"]),  # forwards a port, but is no Erlang VM
-            100: ("beam.smp", ["socket:[222]", "/dev/null"]),  # a private node on 5673: the first beam
-            200: ("beam.smp", ["socket:[999]"]),  # a container's VM: its sockets are in another namespace
-            300: ("beam.smp", ["pipe:[5]", "socket:[333]", "socket:[111]"]),
-            400: ("python3", ["socket:[111]"]),
-        },
+    import psutil
+
+    from bench.common import broker_pid
+
+    names = {50: "docker-proxy", 100: "beam.smp", 200: "beam.smp", 300: "beam.smp", 400: "python3"}
+    # This namespace's TCP sockets, as psutil sees them: (pid, local port, status). A container's
+    # VM listens in its own namespace, so none of its sockets are here.
+    sockets = [
+        (50, 5672, psutil.CONN_LISTEN),  # forwards a port, but is no Erlang VM
+        (None, 5672, psutil.CONN_LISTEN),  # another user's socket: its owner is not known
+        (200, 5672, psutil.CONN_ESTABLISHED),  # a connection from 5672, not a listener
+        (100, 5673, psutil.CONN_LISTEN),  # a private node on 5673: the first beam
+        (300, 5672, psutil.CONN_LISTEN),
+        (400, 5672, psutil.CONN_LISTEN),
+        (999, 5672, psutil.CONN_LISTEN),  # gone since the sockets were listed
+    ]
+
+    class Process:
+        def __init__(self, pid: int) -> None:
+            if pid not in names:
+                raise psutil.NoSuchProcess(pid)
+            self.pid = pid
+
+        def name(self) -> str:
+            return names[self.pid]
+
+    def net_connections(kind: str) -> list:
+        assert kind == "tcp"  # IPv4 and IPv6
+        return [
+            SimpleNamespace(laddr=SimpleNamespace(ip="::", port=port), status=status, pid=pid)
+            for pid, port, status in sockets
+        ]
+
+    monkeypatch.setattr(psutil, "Process", Process)
+    monkeypatch.setattr(psutil, "net_connections", net_connections)
+    assert broker_pid("amqp://guest:guest@127.0.0.1:5672/%2F") == 300
+    assert broker_pid("amqp://guest:guest@localhost:5673/%2F") == 100
+    assert broker_pid("amqp://127.0.0.1:5674") is None, (
+        "nothing listens there: no broker, rather than a guess"
     )
-    assert find_broker_pid(5672, proc) == 300
-    assert find_broker_pid(5673, proc) == 100
-    assert find_broker_pid(5674, proc) is None, "nothing listens there: no broker, rather than a guess"
     assert broker_pid("amqp://guest:guest@broker.example.org:5672/%2F") is None, "a remote broker is not ours"
+
+
+def test_a_listener_that_is_no_erlang_vm_is_no_broker():
+    from bench.common import broker_pid
+
+    with socket.socket() as listener:  # this process, a Python, listening on a free port
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        assert broker_pid(f"amqp://127.0.0.1:{listener.getsockname()[1]}") is None
 
 
 def test_the_machines_broker_is_found_by_its_port():
@@ -214,15 +224,15 @@ def test_documented_command_is_a_module():
 @pytest.mark.broker
 @pytest.mark.slow
 def test_rabbit_yardsticks_and_a_real_run(amqp_url):
-    from bench.ring import ring
+    from bench.clients import measure
 
-    for mode in ("confirmed", "transient"):
-        hops = ring(amqp_url, 3, 12, mode)
-        assert hops["mode"] == mode and hops["hops"] == 12 and hops["hops_per_s"] > 0
-    with pytest.raises(ValueError, match="ring mode must be one of"):
-        ring(amqp_url, 3, 12, "fast")
-    with pytest.raises(ValueError, match="a ring needs n >= 2"):
-        ring(amqp_url, 1, 12, "confirmed")
+    for client in ("blocking", "transient"):  # the raw ring of bench/wire.py, confirmed and transient
+        hops = measure(amqp_url, client, "ring", 3, 12)
+        assert hops["client"] == client and hops["messages"] == 12 and hops["msgs_per_s"] > 0
+    with pytest.raises(ValueError, match="no client 'fast'"):
+        measure(amqp_url, "fast", "ring", 3, 12)
+    with pytest.raises(ValueError, match="ring needs n >= 2"):
+        measure(amqp_url, "blocking", "ring", 1, 12)
     sem = overrabbit.semaphore(amqp_url, 2, 3)
     assert sem["entries"] == 6 and sem["mutual_exclusion_violations"] == 0
 
