@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import shlex
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -411,7 +411,10 @@ def test_the_documented_mac_cost_command_runs():
     args = shlex.split(line)[1:]
     proc = subprocess.run(
         [sys.executable, *args[:2], "-n", "200", "-r", "1", *args[2:]],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     assert "usec per loop" in proc.stdout or "msec per loop" in proc.stdout
