@@ -40,8 +40,9 @@ def refused(args) -> str | None:
     return None
 
 
-def run_metrics(args, config: CheckConfig, result, progress=None) -> dict:
-    """The figures (``metrics`` of the JSON); only after a complete check that found nothing."""
+def run_metrics(args, config: CheckConfig, result, progress=None, model=None) -> dict:
+    """The figures (``metrics`` of the JSON); only after a complete check that found nothing.
+    ``model``: the check's, whose transitions are computed already (else one is built)."""
     from dataclasses import replace
 
     from ..check.engine import build_model
@@ -52,8 +53,9 @@ def run_metrics(args, config: CheckConfig, result, progress=None) -> dict:
         why = "the check found a violation" if result.findings else "the check did not complete"
         return {"complete": False, "stopped": f"not computed: {why}"}
     # the per-world reductions the protocol declares keep the figures (docs/check.md#metrics);
-    # partial-order reduction skips interleavings they depend on
-    model = build_model(replace(config, partial_order=False))
+    # partial-order reduction, which skips interleavings, is never used by the figures' search
+    if model is None:
+        model = build_model(replace(config, partial_order=False))
     try:
         found = search_metrics(model, config.max_states, config.max_memory_mb, progress)
     except ValueError as exc:
