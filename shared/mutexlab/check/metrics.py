@@ -496,6 +496,10 @@ def search_metrics(
 
     current: tuple | None = None
     step, steps, tstep, moves = model.step, model.steps, tracker.step, tracker.moves
+    fast = not model.reorder and not model.dup
+    P0, trans, transition, normalise = model.P0, model.trans, model.transition, model.normalise
+    tails, drops, pushes, adds = model.seq_tail, model._drop, model._push, model._add  # noqa: SLF001 - the loop binds the model's hot tables once, as search.py's
+    drop, push, add = model.drop, model.push, model.add
     while frames:
         frame = frames[-1]
         labels, pos = frame[1], frame[2]
@@ -510,10 +514,36 @@ def search_metrics(
         state = frame[0]
         world, aux = state
         current = labels[pos]
-        nxt, t, _ = step(world, current)
         out.transitions += 1
-        if nxt is None:
-            continue  # a rejected input is the plain check's finding, not a run
+        if fast:
+            # model.step, inlined for FIFO links without duplicates (as search.py's loop)
+            kind, x, y = current
+            w = list(world)
+            if kind:  # LOCAL
+                q = w[P0 + x]
+                w[P0 + x] = drops[q].get(y) or drop(q, y)
+                i, code = x, 2 * y + 1
+            else:
+                w[n + x] = tails[w[n + x]]
+                i, code = link_to[x], 2 * y
+            t = trans[w[i]].get(code) or transition(w[i], code)
+            if t.error is not None:
+                continue  # a rejected input is the plain check's finding, not a run
+            w[i] = t.state
+            for k, mid in t.sends:
+                q = w[n + k]
+                w[n + k] = pushes[q].get(mid) or push(q, mid)
+            for a in t.schedules:
+                q = w[P0 + i]
+                w[P0 + i] = adds[q].get(a) or add(q, a)
+            if t.holds:
+                model.hold(w, i, t.holds)
+            nxt = tuple(w) if normalise is None else normalise(tuple(w))
+        else:
+            stepped, t, _ = step(world, current)
+            if stepped is None:
+                continue  # a rejected input is the plain check's finding, not a run
+            nxt = stepped
         naux = tstep(world, aux, current, nxt, t, record)
         v = (nxt, naux)
         i = current[1] if current[0] == LOCAL else link_to[current[1]]
