@@ -77,7 +77,7 @@ class Figures:
     bypass_max: Extreme | None = None
     average_min: float | None = None  # every message of a complete run ÷ its entries, fewest
     average_max: float | None = None
-    entries: int = 0  # requests whose figure was taken (over every complete run)
+    entries: int = 0  # charges taken (once per edge of the augmented graph that closes one)
     unlinked: int = 0  # entries after a waited-on exit that no causal chain leads to
 
     def as_dict(self) -> dict:
@@ -136,15 +136,15 @@ class Tracker:
     The augmented part of a world, ``aux`` = (tags, procs, live, measuring, sent, served):
 
     * ``tags``: per link, per message in flight, ``(charge, hops)`` — the request it is charged
-      to (a key, or NONE) and its hop counts (``None`` while no kind is measured, else a tuple of
-      longest and shortest chain per kind, NONE for a kind not measured);
-    * ``procs``: per process ``(open, kind, own, bypass, hops)`` — its open request's key and
-      kind (NONE when it waits for none), its latest request's key, the entries by others since
-      its open request, its hop counts (as a message's);
-    * ``live``: ``(key, kind, charge, counts)`` of every request something still refers to (a
-      process's latest request, a message in flight charged to it), sorted; a request nothing
-      refers to can be charged no more: its figure is taken and it is dropped (``counts``: it
-      was served, not given up);
+      to (a key, or NONE) and its hop counts (``None`` while no kind is measured, else
+      ``(kind, longest, shortest)`` for each kind measured that a chain reaches);
+    * ``procs``: per process ``(open, kind, own, hops)`` — its open request's key and kind
+      (NONE when it waits for none), its latest request's key, its hop counts (as a message's).
+      The bypass is not here: ``search_metrics`` computes it over the closed worlds;
+    * ``live``: indexed by key, ``(kind, charge, counts)`` of every request something still
+      refers to (a process's latest request, a message in flight charged to it), else None; a
+      request nothing refers to can be charged no more: its figure is taken and it is dropped
+      (``counts``: not given up);
     * ``measuring``: a bit per kind — an exit of that kind while someone waited for it, its
       next entry not yet made; hop counts are kept only for the kinds measured;
     * ``sent``, ``served``: messages sent and entries made so far (the run's average).
