@@ -57,17 +57,116 @@ def test_frozen_clocks_let_a_node_be_bypassed_more_than_once():
     assert figures("mutexlab_broken.ricart_agrawala_frozen", 2, 3)["bypass"]["max"] == 2
 
 
+BEES = {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 2}
+ELVES = {"pins": 1, "poison": 2, "contracts": 2, "hamsters": [1, 2], "rounds": 1}  # check's defaults
+
+
+def search(algorithm: str, n: int, options: dict, reductions: bool = True, setup=None):
+    config = CheckConfig(algorithm, n, options, reductions=reductions, partial_order=False)
+    result = search_metrics(build_model(config, setup))
+    assert result.complete and result.defined
+    return result
+
+
+def kinds(result) -> dict:
+    """resource kind → (messages min, max), (sync longest, shortest), bypass."""
+    out = {}
+    for kind, f in result.as_dict()["resources"].items():
+        msg, sync = f["messages_per_entry"], f["sync_delay"]
+        out[kind] = ((msg["min"], msg["max"]), (sync["max"], sync["max_shortest_chain"]), f["bypass"]["max"])
+    return out
+
+
+def test_exact_figures_of_the_bees():
+    # two bees, one reed of two cocoons, one flower: the second bee waits for the first's reed
+    # (REQreed, ACKreed, and the RELEASEreed of its death: 3; nothing once the other is gone: 0)
+    assert kinds(search("bees", 2, BEES)) == {
+        "reed": ((0, 3), (1, 1), 1),
+        "flower": ((0, 3), (None, None), 0),
+    }
+
+
+def test_exact_figures_of_the_elves():
+    # two elves, two contracts (1 and 2 hamsters), 1 pin, 2 poison: the pins are contended
+    assert kinds(search("elves", 2, ELVES)) == {
+        "contract": ((2, 2), (None, None), 1),
+        "pins": ((2, 3), (1, 1), 1),
+        "poison": ((4, 7), (None, None), 0),
+    }
+
+
+def test_a_loud_bee_pays_for_the_dead():
+    from mutexlab_broken import recast
+    from mutexlab_broken.bees_loud import LoudBee
+
+    assert kinds(search("bees", 2, BEES))["reed"][0] == (0, 3)
+    setup = recast(CheckConfig("bees", 2, BEES).setup(), LoudBee)
+    assert kinds(search("bees", 2, BEES, setup=setup))["reed"][0] == (1, 3)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [*FIGURES, ("bees", 2, BEES), ("elves", 2, ELVES), ("elves", 2, {**ELVES, "contracts": 1})],
+    ids=lambda k: f"{k[0]}-{k[1]}x{k[2]}",
+)
+def test_the_declared_reductions_keep_every_figure(key):
+    algorithm, n, extra = key
+    options = extra if isinstance(extra, dict) else {"requests": extra}
+    reduced = search(algorithm, n, options)
+    plain = search(algorithm, n, options, reductions=False)
+    assert reduced.as_dict()["resources"] == plain.as_dict()["resources"]
+    assert reduced.states <= plain.states
+
+
+def test_a_wrongly_declared_reduction_moves_a_figure():
+    # the canonical key that forgets the deferred requests merges worlds whose futures differ:
+    # the figures trust the declarations as the verdict does (--cross-check catches this one)
+    right = search("ricart-agrawala", 3, {"requests": 1})
+    wrong = search("mutexlab_broken.ricart_agrawala_wrong_key", 3, {"requests": 1})
+    assert "canonical snapshots" in wrong.reductions
+    assert right.as_dict()["messages_per_entry"] == {"min": 4, "max": 4}
+    assert wrong.as_dict()["messages_per_entry"] == {"min": 4, "max": 6}
+
+
+def test_the_checks_own_model_gives_the_same_figures_without_its_ample_sets():
+    # the figures' search reuses the check's model (its transitions are computed) but takes every
+    # step of every world, never the partial-order reduction's ample sets
+    model = build_model(CheckConfig("raymond", 4, {"requests": 1}))
+    assert model.por is not None
+    shared = search_metrics(model)
+    own = search("raymond", 4, {"requests": 1})
+    assert "partial-order reduction" not in shared.reductions
+    assert shared.as_dict()["resources"] == own.as_dict()["resources"] and shared.states == own.states
+
+
+def test_a_protocol_stating_no_requests_has_no_figures():
+    from mutexlab_broken import recast
+
+    from mutexlab.protocol import Protocol
+    from mutexlab.protocols.bees import Bee
+
+    class Silent(Bee):
+        wants = Protocol.wants
+
+    config = CheckConfig("bees", 2, BEES, partial_order=False)
+    result = search_metrics(build_model(config, recast(config.setup(), Silent)))
+    assert result.complete and not result.defined
+    m = result.as_dict()
+    assert "no figures are defined" in m["why"] and "messages_per_entry" not in m
+
+
 @pytest.mark.parametrize("family", ["bees", "elves"])
-def test_scenarios_without_requests_say_so(family, tmp_path):
+def test_the_families_witnesses_replay(family, tmp_path):
     out = subprocess.run(
-        [sys.executable, "-m", "mutexlab", "check", family, "--metrics", "--json"],
+        [sys.executable, "-m", "mutexlab", "check", family, "--metrics", "--metrics-witness", "w", "--json"],
         capture_output=True,
         text=True,
         cwd=tmp_path,
     )
     assert out.returncode == 0, out.stderr
     m = json.loads(out.stdout)["metrics"]
-    assert m["complete"] and "no figures are defined" in m["why"] and "messages_per_entry" not in m
+    assert m["complete"] and "why" not in m and m["reductions"]
+    assert m["witnesses"] and all(w["reproduced"][0] for w in m["witnesses"]), m["witnesses"]
 
 
 def check(*args: str, cwd) -> subprocess.CompletedProcess:
@@ -131,9 +230,9 @@ def test_metrics_refuse_what_they_cannot_measure(tmp_path):
 
 def test_a_state_limit_leaves_the_figures_unproven(tmp_path):
     out = check(
-        "-a", "ricart-agrawala", "-N", "3", "--metrics", "--max-states", "5000", "--json", cwd=tmp_path
+        "-a", "ricart-agrawala", "-N", "3", "--metrics", "--max-states", "2000", "--json", cwd=tmp_path
     )
-    # the plain check (1,690 worlds) completes; the figures' search (43,139) does not
+    # the plain check (1,690 worlds) completes; the figures' search (3,487) does not
     assert out.returncode == 3, out.stderr
     m = json.loads(out.stdout)["metrics"]
     assert not m["complete"] and "state limit" in m["stopped"] and "messages_per_entry" not in m

@@ -121,3 +121,34 @@ def test_a_worker_that_fails_makes_a_tool_error_not_a_pass():
     result = run_swarm(config, 5, workers=2, setup=setup)
     assert result.finding is None and result.verdict == "tool-error"
     assert "RuntimeError" in result.errors[0]
+
+
+def test_every_worker_still_searching_when_one_finds_is_counted():
+    # the finder's report ends the swarm: the others stop and report their worlds too
+    result = run_swarm(
+        CheckConfig("mutexlab_broken.ricart_agrawala_greedy_quiet", 3, {"requests": 1}), 20, workers=2
+    )
+    assert result.finding is not None and result.stopped == 0
+    assert len(result.per_worker) == 2 and sum(result.per_worker) == result.states
+
+
+def test_a_worker_that_does_not_report_in_time_is_counted_as_last_published(monkeypatch):
+    import time
+
+    from mutexlab.check import swarm
+
+    real = swarm._search  # noqa: SLF001 - the worker loop is what this test replaces
+
+    def stuck_after_one_search(model, checker, rng, deadline, bits, stats):
+        got = real(model, checker, rng, deadline, bits, stats)
+        if stats.slot == 1:  # the second worker: one search, published, then busy past the end
+            stats.publish()
+            time.sleep(60)
+        return got
+
+    monkeypatch.setattr(swarm, "_search", stuck_after_one_search)  # inherited by the forked workers
+    monkeypatch.setattr(swarm, "GRACE", 1.0)
+    result = run_swarm(CheckConfig("ricart-agrawala", 2, {"requests": 1}), 2, workers=2)
+    assert result.finding is None and not result.errors
+    assert result.stopped == 1 and result.per_worker[1] > 0  # its worlds are in the count
+    assert sum(result.per_worker) == result.states

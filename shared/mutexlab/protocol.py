@@ -183,6 +183,14 @@ class Protocol:
         """
         return {}
 
+    def wants(self) -> str | None:
+        """The kind of resource this process has asked for and waits to enter (``cs``, ``flower``;
+        ``reed`` for any ``reed:i``), or None. ``check --metrics`` reads it where a protocol does
+        not note its requests (``Note("request")``): a request opens when it turns to a kind and
+        is served by the next entry of that kind (given up when it turns away without one). It
+        must depend only on ``snapshot()`` (and on the canonical key, when one is declared)."""
+        return None
+
     def snapshot(self) -> Any:
         """A hashable summary of the full state, for exhaustive exploration."""
         raise NotImplementedError

@@ -17,6 +17,11 @@ shifts) stay, since each maps a world to one with the same futures.
 
 The result is honest about its coverage: never a pass, only "no violation found in N worlds
 over T s" (N counts every world a worker stored, so worlds seen by two workers count twice).
+N includes the workers still searching when the swarm ends: at the budget, or at another
+worker's finding, every worker is told to stop and reports what it stored; one that does not
+report within ``GRACE`` seconds (a step or a model build that takes long) is stopped, and the
+counts it last published (every ``CHECK_EVERY`` steps, in shared memory) are added, so N is a
+count of worlds really stored, at most ``CHECK_EVERY`` per such worker short.
 """
 
 from __future__ import annotations
@@ -33,7 +38,9 @@ from ..setups import Setup
 from .counterexample import scenario_of
 
 BITS = 1 << 26  # bits per worker's array: 8 MB
-CHECK_EVERY = 1024
+CHECK_EVERY = 1024  # steps between looks at the clock and publications of the counts
+GRACE = 10.0  # seconds a worker has to report once the swarm ends
+COUNTS = ("states", "transitions", "searches", "finished")
 
 
 @dataclass
@@ -48,6 +55,8 @@ class SwarmResult:
     scenario: dict | None = None
     bits: int = BITS
     errors: list[str] = field(default_factory=list)  # workers that failed: the swarm is then a tool error
+    per_worker: list[int] = field(default_factory=list)  # worlds stored by each worker
+    stopped: int = 0  # workers stopped without a report (their published counts are included)
 
     @property
     def verdict(self) -> str:
@@ -62,6 +71,8 @@ class SwarmResult:
             "transitions": self.transitions,
             "searches": self.searches,
             "searches_ended_early": self.finished,
+            "states_per_worker": self.per_worker,
+            "workers_stopped_unreported": self.stopped,
             "bitstate_bits_per_worker": self.bits,
             "verdict": self.verdict,
             "findings": [self.finding] if self.finding else [],
@@ -76,14 +87,45 @@ class SwarmResult:
         }
 
 
-def _worker(config: Any, setup: Setup | None, seed: int, deadline: float, out: Any, bits: int) -> None:
-    """One worker: randomised depth-first searches until ``deadline`` or a finding. Whatever
-    happens, it reports once (an error too: the parent never waits for a worker that died)."""
-    stats = {"states": 0, "transitions": 0, "searches": 0, "finished": 0}
+class Stats(dict):
+    """A worker's counts, published to its slots of the shared array on ``publish()``."""
+
+    def __init__(self, shared: Any = None, slot: int = 0, stop: Any = None) -> None:
+        super().__init__((k, 0) for k in COUNTS)
+        self.shared, self.slot, self.stop = shared, slot, stop
+
+    def publish(self) -> None:
+        if self.shared is not None:
+            base = self.slot * len(COUNTS)
+            for k, name in enumerate(COUNTS):
+                self.shared[base + k] = self[name]
+
+    def stopped(self) -> bool:
+        """The swarm has ended (another worker's finding)."""
+        return self.stop is not None and self.stop.is_set()
+
+
+def _worker(
+    config: Any,
+    setup: Setup | None,
+    seed: int,
+    deadline: float,
+    out: Any,
+    bits: int,
+    shared: Any = None,
+    slot: int = 0,
+    stop: Any = None,
+) -> None:
+    """One worker: randomised depth-first searches until ``deadline``, a finding or ``stop``.
+    Whatever happens, it reports once (an error too: the parent never waits for a worker that
+    died), its slot of the shared counts up to date first."""
+    stats = Stats(shared, slot, stop)
     try:
-        out.put(_work(config, setup, seed, deadline, bits, stats))
+        got = _work(config, setup, seed, deadline, bits, stats)
     except Exception as exc:  # reported to the parent, which says so: never a silent pass
-        out.put(("error", stats, f"{type(exc).__name__}: {exc}", None, None))
+        got = ("error", stats, f"{type(exc).__name__}: {exc}", None, None)
+    stats.publish()
+    out.put((got[0], {**got[1], "slot": slot}, *got[2:]))
 
 
 def _work(config: Any, setup: Setup | None, seed: int, deadline: float, bits: int, stats: dict) -> tuple:
@@ -93,7 +135,7 @@ def _work(config: Any, setup: Setup | None, seed: int, deadline: float, bits: in
     from .search import Search
 
     rng = random.Random(seed)
-    while time.time() < deadline:
+    while time.time() < deadline and not (isinstance(stats, Stats) and stats.stopped()):
         model = build_model(replace(config, partial_order=False), setup)
         invariant, _ = invariant_for(model.setup.algorithm)
         checker = Search(model, invariant)
@@ -151,6 +193,8 @@ def _search(model, checker, rng: random.Random, deadline: float, bits: int, stat
     if found is not None:
         return found, True
     count = 0
+    publish = stats.publish if isinstance(stats, Stats) else None
+    stopped = stats.stopped if isinstance(stats, Stats) else lambda: False
     while frames:
         frame = frames[-1]
         world, labels, pos = frame[0], frame[1], frame[2]
@@ -161,6 +205,12 @@ def _search(model, checker, rng: random.Random, deadline: float, bits: int, stat
         label = labels[pos]
         nxt, t, overfull = model.step(world, label)
         stats["transitions"] += 1
+        count += 1
+        if count % CHECK_EVERY == 0:  # by steps: a search meeting only seen worlds looks too
+            if publish is not None:
+                publish()
+            if time.time() >= deadline or stopped():
+                return None, False
         if nxt is None or overfull is not None:
             found = checker.edge_finding(world, label, nxt, t, overfull)
             found.path = [f[3] for f in frames[1:]] + [label]
@@ -168,9 +218,6 @@ def _search(model, checker, rng: random.Random, deadline: float, bits: int, stat
         if visit(nxt):
             continue
         stats["states"] += 1
-        count += 1
-        if count % CHECK_EVERY == 0 and time.time() >= deadline:
-            return None, False
         nlabels = labels_of(nxt)
         found = checker.world_finding(nxt) or (None if nlabels else checker.dead_end(nxt))
         if found is not None:
@@ -183,42 +230,61 @@ def _search(model, checker, rng: random.Random, deadline: float, bits: int, stat
 def run_swarm(
     config: Any, seconds: float, workers: int | None = None, setup: Setup | None = None
 ) -> SwarmResult:
-    """A swarm of ``workers`` (default: every core) for ``seconds``; stops at the first finding."""
+    """A swarm of ``workers`` (default: every core) for ``seconds``; stops at the first finding.
+    Every worker's worlds are counted, those of the workers still searching at the end too."""
     workers = workers or os.cpu_count() or 1
     result = SwarmResult(workers)
     t0 = time.time()
     deadline = t0 + seconds
     ctx = multiprocessing.get_context("fork")
     out = ctx.Queue()
+    shared = ctx.Array("q", workers * len(COUNTS), lock=False)  # each worker writes its own slot
+    stop = ctx.Event()
     procs = [
-        ctx.Process(target=_worker, args=(config, setup, 1000003 * (w + 1), deadline, out, BITS), daemon=True)
+        ctx.Process(
+            target=_worker,
+            args=(config, setup, 1000003 * (w + 1), deadline, out, BITS, shared, w, stop),
+            daemon=True,
+        )
         for w in range(workers)
     ]
     for p in procs:
         p.start()
-    pending = workers
+    reported: dict[int, dict] = {}
+    ended = None  # when the swarm ended (a finding, or the budget): the grace runs from there
     try:
-        while pending:
+        while len(reported) < workers:
+            now = time.time()
+            if ended is None and now >= deadline:
+                ended = deadline
+            if ended is not None and now > ended + GRACE:
+                break  # the rest are stopped below; their published counts stand
             try:
-                kind, stats, finding, scenario, fields = out.get(timeout=1)
+                kind, stats, finding, scenario, fields = out.get(timeout=0.2)
             except queue.Empty:
-                if time.time() > deadline + 60 or not any(p.is_alive() for p in procs):
+                if not any(p.is_alive() for p in procs) and out.empty():
                     result.errors.append("a worker stopped without reporting")
                     break
                 continue
-            pending -= 1
-            for k in ("states", "transitions", "searches", "finished"):
-                setattr(result, k, getattr(result, k) + stats[k])
+            reported[stats["slot"]] = stats
             if kind == "error":
                 result.errors.append(finding)
             elif kind == "found" and result.finding is None:
                 result.finding, result.scenario = finding | {"fields": fields}, scenario
-                break
+                stop.set()  # the others stop and report what they stored
+                ended = time.time()
     finally:
+        stop.set()
         for p in procs:
             if p.is_alive():
                 p.terminate()
         for p in procs:
             p.join()
+    for w in range(workers):
+        counts = reported.get(w) or dict(zip(COUNTS, shared[w * len(COUNTS) : (w + 1) * len(COUNTS)]))
+        result.stopped += w not in reported
+        result.per_worker.append(counts["states"])
+        for k in COUNTS:
+            setattr(result, k, getattr(result, k) + counts[k])
     result.seconds = time.time() - t0
     return result

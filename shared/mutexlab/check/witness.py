@@ -8,17 +8,20 @@ process's ``enter``) and the synchronisation delay (the longest chain of ``send`
 events from an ``exit`` to the next ``enter`` while someone has requested) come from the trace
 events alone; the charge of messages needs ``waiting_for()``, which a trace does not hold, so
 that figure is measured by the run completing with every request served and its charge taken
-again along the scenario's steps.
+again along the scenario's steps. A protocol that states its requests by ``wants()`` (the bees,
+the elves) writes no ``request`` event: its bypass and delay are taken along the steps too, the
+bypass counted on that one run.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ..sim.driver import resource_kind
 from ..sim.scripted import ScenarioError, replay_scenario
 from .counterexample import scenario_of, write_scenario
 from .metrics import NONE, Extreme, MetricsResult, Tracker
-from .model import Model
+from .model import LOCAL, Model
 from .result import CheckFinding
 
 WHAT = {
@@ -58,7 +61,7 @@ def trace_figures(events: list[dict], resource: str) -> dict[str, int | None]:
             carried[e["id"]] = hops[pid]
         elif kind == "recv" and e.get("from") != pid and e.get("id") in carried:
             hops[pid] = max(hops.get(pid, 0), carried[e["id"]] + 1)
-        elif e.get("resource") != resource:
+        elif _kind(e) != resource:
             continue
         elif kind == "request":
             waiting[pid] = 0
@@ -76,19 +79,55 @@ def trace_figures(events: list[dict], resource: str) -> dict[str, int | None]:
     return {"bypass-max": bypass, "sync-max": sync}
 
 
-def charge_along(model: Model, labels: list[tuple], who: str, best: bool) -> int | None:
-    """The charge of ``who``'s requests along ``labels`` (the most, or with ``best`` the fewest)."""
+def figures_along(model: Model, labels: list[tuple]) -> list[tuple[str, str, int, str]]:
+    """Every figure taken along ``labels`` (carried to the end of the run), as (resource kind,
+    figure, value, process): ``charge`` per request, ``bypass`` per entry after a request,
+    ``sync``; walked with the search's own tracker, the bypass counted on this run alone."""
     tracker = Tracker(model)
     world, _ = model.initial()
     aux = tracker.initial(world)
+    got: list[tuple[int, str, int, int]] = []
+    waiting: dict[int, int] = {}  # process → entries by others since its request
+
+    def seen(kd: int, what: str, value: int, i: int) -> None:
+        got.append((kd, what, value, i))
+
     for label in labels:
         nxt, t, _ = model.step(world, label)
         if nxt is None:
-            return None
-        aux = tracker.step(world, aux, label, nxt, t, lambda *a: None)
+            break
+        i = label[1] if label[0] == LOCAL else model.link_to[label[1]]
+        before = aux[1]
+        aux = tracker.step(world, aux, label, nxt, t, seen)
+        entered = [kd for kd, sign in tracker.moves(t.holds) if sign > 0] if t.holds else []
+        for j, o in enumerate(before):
+            if j != i and o[0] != NONE:
+                waiting[j] = waiting.get(j, 0) + entered.count(o[1])
+        mine = aux[1][i]
+        if before[i][0] != NONE and mine[0] != before[i][0]:
+            count = waiting.pop(i, 0)
+            if before[i][1] in entered:
+                got.append((before[i][1], "bypass", count, i))
+        if mine[0] != NONE and mine[0] != before[i][0]:
+            waiting[i] = 0
         world = nxt
-    mine = [c for c, (_, i) in zip(aux[2], aux[3]) if model.names[model.pids[i]] == who]
-    return (min(mine) if best else max(mine)) if mine else None
+    if not model.steps(world) and model.all_finished(world):
+        tracker.final(aux, seen)
+    return [(tracker.kinds[kd], what, value, model.names[model.pids[i]]) for kd, what, value, i in got]
+
+
+def measured_along(model: Model, labels: list[tuple], resource: str, kind: str, who: str) -> int | None:
+    """The figure ``kind`` of ``resource`` along ``labels``: ``who``'s most (or fewest) messages
+    per entry, ``who``'s largest bypass, the longest synchronisation delay."""
+    found = figures_along(model, labels)
+    if kind.startswith("messages"):
+        values = [v for r, what, v, p in found if r == resource and what == "charge" and p == who]
+        return (min(values) if kind == "messages-min" else max(values)) if values else None
+    if kind == "bypass-max":
+        values = [v for r, what, v, p in found if r == resource and what == "bypass" and p == who]
+    else:
+        values = [v for r, what, v, _ in found if r == resource and what == "sync" and v != NONE]
+    return max(values) if values else None
 
 
 def completed(model: Model, labels: list[tuple]) -> list[tuple]:
@@ -150,10 +189,19 @@ def _replayed(model: Model, scenario: dict, resource: str, kind: str, e: Extreme
         return [False, f"the replay rejects the scenario: {exc}"]
     if replay.refused or replay.deadlock:
         return [False, f"the replay stops: {replay.refused or 'deadlock'}"]
+    labels = completed(model, list(e.path))
     if kind.startswith("messages"):
-        got = charge_along(model, list(e.path), e.who, kind == "messages-min")
+        got = measured_along(model, labels, resource, kind, e.who)
         served = not any(p.waiting_for() for p in replay.protocols.values())
         ok = served and got == e.value
         return [ok, f"every request served: {'yes' if served else 'no'}; {e.who}'s charge along it: {got}"]
-    got = trace_figures(replay.events, resource)[kind]
-    return [got == e.value and got != NONE, f"measured on the replay's trace: {got}"]
+    if any(ev.get("event") == "request" and _kind(ev) == resource for ev in replay.events):
+        got = trace_figures(replay.events, resource)[kind]
+        return [got == e.value and got != NONE, f"measured on the replay's trace: {got}"]
+    # requests the protocol states by wants(), not in its trace: measured along the run's steps
+    got = measured_along(model, labels, resource, kind, e.who)
+    return [got == e.value and got is not None, f"measured along the scenario's steps: {got}"]
+
+
+def _kind(event: dict) -> str:
+    return resource_kind(str(event.get("resource")))

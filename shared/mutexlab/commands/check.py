@@ -353,7 +353,7 @@ def run(args) -> int:
         progress = None if args.quiet else ProgressLine(sys.stderr.isatty())
         result, model = run_check(config, progress)
         cross = cross_check(config, result, model) if args.cross_check and model is not None else None
-        metrics = checkfigures.run_metrics(args, config, result) if args.metrics else None
+        metrics = checkfigures.run_metrics(args, config, result, model=model) if args.metrics else None
     except ConfigError as exc:
         return fail(str(exc))
     # the finding to write: this search's, or the plain search's that this one missed

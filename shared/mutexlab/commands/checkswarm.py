@@ -83,7 +83,14 @@ def render(s: dict) -> str:
         + ", ".join(f"{k}={v}" for k, v in s["options"].items())
         + f" — swarm: {s['workers']} workers × randomised depth-first, bitstate "
         f"({s['bitstate_bits_per_worker'] >> 23} MB each), {s['searches']} searches",
-        f"states:       {s['states']:,} stored (summed over workers: some worlds twice)",
+        f"states:       {s['states']:,} stored (summed over workers: some worlds twice; per worker: "
+        + ", ".join(f"{n:,}" for n in s["states_per_worker"])
+        + (
+            f"; {s['workers_stopped_unreported']} stopped at the end without a report: counted as last published"
+            if s["workers_stopped_unreported"]
+            else ""
+        )
+        + ")",
         f"transitions:  {s['transitions']:,}",
         f"time:         {s['seconds']:.2f} s",
         "checked:      " + ", ".join(s["properties"]) + f" — not: {s['not_checked']}",

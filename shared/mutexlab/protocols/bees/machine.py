@@ -333,6 +333,15 @@ class Bee(Protocol):
         return effects
 
     # -- the driver's questions ----------------------------------------------------------
+    def wants(self) -> str | None:
+        """A reed (any ``reed:i``) from REQreed until it takes one (or retires: no room), a flower
+        from REQflower until it lands: what ``check --metrics`` measures a wait for."""
+        if self.state is BeeState.WAIT_REED:
+            return "reed"
+        if self.state is BeeState.WAIT_FLOWER:
+            return FLOWER
+        return None
+
     def waiting_for(self) -> dict[str, list[int]]:
         if self.state is BeeState.WAIT_REED:
             lacks = {"ACKreed": sorted(self.alive - self.reed_acks)}

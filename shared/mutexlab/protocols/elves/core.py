@@ -155,6 +155,13 @@ class ElfCore(Protocol):
         return [Enter(POISON, need), Schedule("exit", "work")]  # stays ELF_CRITICAL while working
 
     # -- observation --------------------------------------------------------------------
+    def wants(self) -> str | None:
+        """A contract, pins or poison, from its request until it takes it (or, for a contract,
+        learns none is left): what ``check --metrics`` measures a wait for."""
+        if self.state is ElfState.ELF_REQUESTING or self.state is ElfState.ELF_WAIT_FOR_RELEASE:
+            return self.phase
+        return None
+
     def waiting_for(self) -> dict[str, list[int]]:
         if self.state is ElfState.ELF_REQUESTING:
             phase = expect(self, self.phase, "resource it requested")
