@@ -1,12 +1,14 @@
 """The effect of ``mutexlab check``'s reductions, per protocol, measured side by side in one run.
 
-    python -m bench.check_reductions [--timeout 600] [--only NAME ...] [--json FILE]
+    python -m bench.check_reductions [--timeout 600] [--only NAME ...] [--metrics] [--json FILE]
 
 Each configuration is checked three times — ``--no-reduction``, every reduction but
 partial-order reduction (``--no-partial-order``), and every reduction — and the states,
 transitions, wall time, states/s, peak memory and verdict of each are printed. The verdicts must
 agree; the states never grow from one column to the next (the reductions only merge worlds or
-skip interleavings). A check that times out is shown as such, never as a pass.
+skip interleavings). A check that times out is shown as such, never as a pass. ``--metrics``:
+the last run also computes ``check --metrics``' figures, and what they add is printed beside the
+check's own seconds (both from the check's JSON), with the ratio.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--max-memory", type=float, default=4000)
     p.add_argument("--only", nargs="+", choices=list(CONFIGS))
+    p.add_argument("--metrics", action="store_true", help="what --metrics adds to the last run")
     p.add_argument("--json", metavar="FILE")
     args = p.parse_args(argv)
     when = time.strftime("%Y-%m-%d %H:%M:%S %Z")
@@ -62,14 +65,22 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name in args.only or CONFIGS:
         for mode, flags in MODES.items():
-            row = run(CONFIGS[name] + flags, args.timeout, args.max_memory)
+            extra = ["--metrics"] if args.metrics and mode == "all" else []
+            row = run(CONFIGS[name] + flags + extra, args.timeout, args.max_memory)
             row["protocol"], row["mode"] = name, mode
             rows.append(row)
             figures = row.get("states") is not None and (
                 f"{row['states']:>11,} states {row['transitions']:>12,} transitions {row['seconds']:>8.1f} s "
                 f"{row.get('states_per_second') or 0:>8,} states/s {row['peak_mb']:>6.0f} MB  "
             )
-            print(f"{name:<20} {mode:<7} {figures or ''}{row['verdict']}", flush=True)
+            metrics = row.get("metrics") if isinstance(row.get("metrics"), dict) else {}
+            added = metrics.get("seconds")
+            cost = (
+                f"  --metrics adds {added:.3f} s (÷ check {added / max(row['seconds'], 1e-3):.2f})"
+                if added
+                else ""
+            )
+            print(f"{name:<20} {mode:<7} {figures or ''}{row['verdict']}{cost}", flush=True)
     save_json(args.json, rows)
     return 0
 
