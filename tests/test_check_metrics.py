@@ -4,8 +4,6 @@ the runs reaching them as scenarios that replay, and broken variants whose figur
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -58,30 +56,26 @@ def test_frozen_clocks_let_a_node_be_bypassed_more_than_once():
 
 
 @pytest.mark.parametrize("family", ["bees", "elves"])
-def test_scenarios_without_requests_say_so(family, tmp_path):
-    out = subprocess.run(
-        [sys.executable, "-m", "mutexlab", "check", family, "--metrics", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+def test_scenarios_without_requests_say_so(family, tmp_path, cli):
+    out = cli("check", family, "--metrics", "--json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     m = json.loads(out.stdout)["metrics"]
     assert m["complete"] and "no figures are defined" in m["why"] and "messages_per_entry" not in m
 
 
-def check(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mutexlab", "check", "mutex", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-    )
-
-
-def test_json_and_witnesses_replay_to_their_figure(tmp_path):
-    out = check(
-        "-a", "ricart-agrawala", "-N", "3", "--metrics", "--metrics-witness", "w", "--json", cwd=tmp_path
+def test_json_and_witnesses_replay_to_their_figure(tmp_path, cli):
+    out = cli(
+        "check",
+        "mutex",
+        "-a",
+        "ricart-agrawala",
+        "-N",
+        "3",
+        "--metrics",
+        "--metrics-witness",
+        "w",
+        "--json",
+        cwd=tmp_path,
     )
     assert out.returncode == 0, out.stderr
     m = json.loads(out.stdout)["metrics"]
@@ -97,12 +91,7 @@ def test_json_and_witnesses_replay_to_their_figure(tmp_path):
         session = session_from_scenario(tmp_path / w["file"])  # explore --scenario opens it
         session.jump(len(session.state()["redo"]))
         assert session.state()["findings"]["status"] == "end"
-        played = subprocess.run(
-            [sys.executable, "-m", "mutexlab", "replay", w["file"]],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-        )
+        played = cli("replay", w["file"], cwd=tmp_path)
         assert played.returncode == 0, played.stdout + played.stderr
 
 
@@ -121,17 +110,27 @@ def test_the_trace_measure_sees_a_longer_bypass():
     assert trace_figures(events, "cs") == {"bypass-max": 2, "sync-max": 1}
 
 
-def test_metrics_refuse_what_they_cannot_measure(tmp_path):
-    out = check("-a", "ricart-agrawala", "-N", "2", "--metrics", "--reorder", cwd=tmp_path)
+def test_metrics_refuse_what_they_cannot_measure(tmp_path, cli):
+    out = cli("check", "mutex", "-a", "ricart-agrawala", "-N", "2", "--metrics", "--reorder", cwd=tmp_path)
     assert out.returncode == 2 and "--reorder" in out.stderr
-    out = check("-a", "ricart-agrawala", "-N", "2", "--metrics-witness", "w", cwd=tmp_path)
+    out = cli("check", "mutex", "-a", "ricart-agrawala", "-N", "2", "--metrics-witness", "w", cwd=tmp_path)
     assert out.returncode == 2 and "needs --metrics" in out.stderr
     assert not (tmp_path / "w").exists()
 
 
-def test_a_state_limit_leaves_the_figures_unproven(tmp_path):
-    out = check(
-        "-a", "ricart-agrawala", "-N", "3", "--metrics", "--max-states", "5000", "--json", cwd=tmp_path
+def test_a_state_limit_leaves_the_figures_unproven(tmp_path, cli):
+    out = cli(
+        "check",
+        "mutex",
+        "-a",
+        "ricart-agrawala",
+        "-N",
+        "3",
+        "--metrics",
+        "--max-states",
+        "5000",
+        "--json",
+        cwd=tmp_path,
     )
     # the plain check (1,690 worlds) completes; the figures' search (43,139) does not
     assert out.returncode == 3, out.stderr
