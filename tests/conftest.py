@@ -220,11 +220,23 @@ BROWSER_FIXTURES = {"browser", "chromium"}  # test_explore_browser's Playwright,
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
 def pytest_collection_modifyitems(config, items):
     """A test that drives chromium is marked ``browser`` and ``slow``: seconds of CPU each, and a
-    browser the quick subset (Python alone) does not ask for. The full run keeps every one."""
+    browser the quick subset (Python alone) does not ask for. The full run keeps every one.
+
+    A module's ``QUICK_LEAVES_OUT`` names single cases of a sweep (``test_name[id]``) marked
+    ``slow`` the same way: the costliest configurations of a parametrized test, whose every other
+    case stays in the quick subset."""
     for item in items:
         if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.browser)
             item.add_marker(pytest.mark.slow)
+        module = getattr(item, "module", None)
+        left_out = getattr(module, "QUICK_LEAVES_OUT", ())
+        if item.name in left_out:
+            item.add_marker(pytest.mark.slow)
+    for module in {getattr(item, "module", None) for item in items}:
+        for name in getattr(module, "QUICK_LEAVES_OUT", ()):
+            if not callable(getattr(module, name.split("[")[0], None)):
+                raise pytest.UsageError(f"{module.__name__}.QUICK_LEAVES_OUT: no test {name.split('[')[0]}")
 
 
 def missing(reason: str) -> NoReturn:
