@@ -19,15 +19,24 @@ Shared helpers for the test modules (``from conftest import …``):
 * ``RUN_SECRET`` / ``signed(key, body)``: the run secret every service a test starts holds (set in the
   environment here; ``mutexlab run`` makes its own per run) and the headers that sign a message with it;
 * ``RunTap``: what the participants of a RabbitMQ run tell the monitor (joins, welcomes, statuses),
-  for the broker tests to wait on instead of reading log files; ``end_run``: a broker test's cleanup.
+  for the broker tests to wait on instead of reading log files; ``end_run``: a broker test's cleanup;
+* the ``cli`` fixture: ``cli("verify", path, cwd=…, env=…)`` runs ``mutexlab verify path`` in this
+  process (``mutexlab.cli.main``) and returns what a child would (``returncode``, ``stdout``,
+  ``stderr``), the process's global state put back after; ``cli.service(role, env)`` does the same for
+  a service entry point (``python -m mutexlab.services ROLE`` with exactly ``env``). A test about the
+  process itself (signals, the installed entry point, start-up, a memory limit, hash seeds) starts a
+  real child instead.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import logging
 import os
+import signal
 import socket
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -116,17 +125,118 @@ def _container(config):
     return RabbitMqContainer(BROKER_IMAGE, username="mutexlab", password="mutexlab-tests")
 
 
+@dataclass
+class Ran:
+    """What a ``mutexlab`` command run in this process did, as ``subprocess.run`` would say it."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Cli:
+    """``mutexlab`` commands run in the test's process (see the module's docstring): each costs
+    what the command does, not a fresh interpreter's imports (0.2–0.4 CPU-s each)."""
+
+    def __init__(self, capsys) -> None:
+        self.capsys = capsys
+
+    def _call(self, argv: list[str], call, cwd, env: dict[str, str] | None, bare: bool) -> Ran:
+        from mutexlab.explore import server
+
+        def would_serve(running) -> str:
+            running.server_close()
+            raise AssertionError(
+                "explore would serve until stopped: a test of a serving explorer starts a child"
+            )
+
+        saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
+        saved_signals = {sig: signal.getsignal(sig) for sig in _SIGNALS}
+        loggers = [
+            logging.getLogger(),
+            *(logging.getLogger(n) for n in list(logging.root.manager.loggerDict)),
+        ]
+        saved_logging = {lg: (list(lg.handlers), lg.level) for lg in loggers}
+        serving = server.serve_until_stopped
+        self.capsys.readouterr()  # what the test printed before is not the command's
+        try:
+            if bare:
+                os.environ.clear()
+            os.environ.update(env or {})
+            if cwd is not None:
+                os.chdir(cwd)
+            sys.argv = ["mutexlab", *argv]
+            server.serve_until_stopped = would_serve
+            try:
+                code = call()
+            except SystemExit as exc:  # argparse's exit 2, --help's 0, a service's sys.exit
+                code = exc.code
+            out, err = self.capsys.readouterr()
+        finally:
+            server.serve_until_stopped = serving
+            os.environ.clear()
+            os.environ.update(saved_env)
+            os.chdir(saved_cwd)
+            sys.argv = saved_argv
+            for sig, handler in saved_signals.items():
+                signal.signal(sig, handler)
+            for lg, (handlers, level) in saved_logging.items():
+                lg.handlers[:] = handlers
+                lg.setLevel(level)
+        if code is None:
+            code = 0
+        elif not isinstance(code, int):  # sys.exit("message"): printed, exit 1
+            err, code = err + f"{code}\n", 1
+        return Ran(list(argv), code, out, err)
+
+    def __call__(self, *argv: str, cwd=None, env: dict[str, str] | None = None) -> Ran:
+        """``mutexlab *argv`` in ``cwd`` with ``env`` added to the environment."""
+        from mutexlab.cli import main
+
+        args = [str(a) for a in argv]
+        return self._call(args, lambda: main(args), cwd, env, bare=False)
+
+    def service(self, role: str, env: dict[str, str]) -> Ran:
+        """The service ``role`` (``services.main(role)``) with exactly ``env`` as its environment
+        (PATH and the run secret added, as the tests' children get them)."""
+        from mutexlab.services import main
+
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), SECRET_ENV: RUN_SECRET, **env}
+        return self._call([role], lambda: main(role), None, env, bare=True)
+
+
+@pytest.fixture
+def cli(capsys) -> Cli:
+    return Cli(capsys)
+
+
 BROWSER_FIXTURES = {"browser", "chromium"}  # test_explore_browser's Playwright, test_report's chromium
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
 def pytest_collection_modifyitems(config, items):
     """A test that drives chromium is marked ``browser`` and ``slow``: seconds of CPU each, and a
-    browser the quick subset (Python alone) does not ask for. The full run keeps every one."""
+    browser the quick subset (Python alone) does not ask for. The full run keeps every one.
+
+    A module's ``QUICK_LEAVES_OUT`` names single cases of a sweep (``test_name[id]``) marked
+    ``slow`` the same way: the costliest configurations of a parametrized test, whose every other
+    case stays in the quick subset."""
     for item in items:
         if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.browser)
             item.add_marker(pytest.mark.slow)
+        module = getattr(item, "module", None)
+        left_out = getattr(module, "QUICK_LEAVES_OUT", ())
+        if item.name in left_out:
+            item.add_marker(pytest.mark.slow)
+    for module in {getattr(item, "module", None) for item in items}:
+        for name in getattr(module, "QUICK_LEAVES_OUT", ()):
+            if not callable(getattr(module, name.split("[")[0], None)):
+                raise pytest.UsageError(f"{module.__name__}.QUICK_LEAVES_OUT: no test {name.split('[')[0]}")
 
 
 def missing(reason: str) -> NoReturn:

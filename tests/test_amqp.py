@@ -5,6 +5,7 @@ confirms on one — and that no module uses a private attribute of pika; the clu
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import threading
 import time
@@ -41,7 +42,7 @@ def _private_names(paths: list[Path]) -> set[str]:
     ``self``, functions, classes, variables."""
     names: set[str] = set()
     for path in paths:
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_parsed(path)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.add(node.name)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
@@ -52,16 +53,23 @@ def _private_names(paths: list[Path]) -> set[str]:
     return {n for n in names if n.startswith("_") and not n.startswith("__")}
 
 
-def _pika_private_names() -> set[str]:
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    """Each file parsed once: both tests below read pika's files and this project's."""
+    return ast.parse(path.read_text())
+
+
+@functools.cache
+def _pika_private_names() -> frozenset[str]:
     """What pika keeps private, less the names this project's own code defines as well (its own
     ``self._x`` are not pika's)."""
-    return _private_names(sorted(Path(pika.__file__).parent.rglob("*.py"))) - _private_names(CODE)
+    return frozenset(_private_names(sorted(Path(pika.__file__).parent.rglob("*.py"))) - _private_names(CODE))
 
 
-def _uses_of(source: str, private: set[str]) -> list[str]:
+def _uses_of(source: str | ast.Module, private: frozenset[str]) -> list[str]:
     """``x._name`` for a pika-private ``_name`` (not on ``self``), and ``from pika... import _name``."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(ast.parse(source) if isinstance(source, str) else source):
         if isinstance(node, ast.Attribute) and node.attr in private:
             if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
                 found.append(f"line {node.lineno}: .{node.attr}")
@@ -80,11 +88,11 @@ CODE = [
 
 def test_no_module_uses_a_private_attribute_of_pika():
     private = _pika_private_names()
-    uses = {str(p.relative_to(ROOT)): _uses_of(p.read_text(), private) for p in CODE}
+    uses = {str(p.relative_to(ROOT)): _uses_of(_parsed(p), private) for p in CODE}
     assert not {p: u for p, u in uses.items() if u}
 
 
-def test_the_check_catches_what_the_transport_of_issue_18_did():
+def test_the_check_catches_what_an_earlier_transport_did():
     private = _pika_private_names()
     broken = """
 import pika

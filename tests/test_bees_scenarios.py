@@ -193,11 +193,27 @@ def test_simulate_bees_refuses_cocoons_that_are_not_a_multiple_of_eggs(capsys):
     assert "must be a multiple of eggs per bee" in capsys.readouterr().err
 
 
-def test_the_installed_command_exits_2_on_bad_input():
-    done = subprocess.run(
-        [sys.executable, "-m", "mutexlab", "simulate", "bees", "--bees", "-3"], capture_output=True, text=True
-    )
-    assert done.returncode == 2 and "must be at least 1" in done.stderr
+CONSOLE_SCRIPT = """
+import sys, tomllib
+module, _, name = tomllib.load(open(sys.argv[1], "rb"))["project"]["scripts"]["mutexlab"].partition(":")
+main = getattr(__import__(module, fromlist=[name]), name)
+sys.argv = ["mutexlab", *sys.argv[2:]]
+sys.exit(main())  # what the installed `mutexlab` script does
+"""
+
+
+@pytest.mark.parametrize("how", ["python -m mutexlab", "console script"])
+def test_the_installed_command_exits_2_on_bad_input(how):
+    """The two real entry points, each in a fresh process (most CLI tests call ``main`` in this one):
+    ``python -m mutexlab`` and the ``mutexlab`` script pyproject.toml declares."""
+    argv = ["simulate", "bees", "--bees", "-3"]
+    if how == "console script":
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        command = [sys.executable, "-c", CONSOLE_SCRIPT, str(pyproject), *argv]
+    else:
+        command = [sys.executable, "-m", "mutexlab", *argv]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "must be at least 1" in done.stderr, (done.returncode, done.stderr)
 
 
 def test_simulate_bees_exits_1_when_the_audit_fails(monkeypatch, capsys):

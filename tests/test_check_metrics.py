@@ -4,8 +4,6 @@ the runs reaching them as scenarios that replay, and broken variants whose figur
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -34,6 +32,9 @@ FIGURES = {
     ("sanders", 2, 1): ((2, 3), (2, 2.5), (1, 1), 1),
     ("lamport", 2, 1): ((1, 4), (2, 3), (1, 1), 1),  # the run's average: 2(N−1) to 3(N−1)
 }
+# RA N=3 × 1 (43,139 worlds, about 1.3 CPU-s) for the full run only: its messages per entry are
+# also test_json_and_witnesses_replay_to_their_figure's, in the quick subset.
+QUICK_LEAVES_OUT = {"test_exact_figures_of_the_classic_algorithms[ricart-agrawala-3x1]"}
 
 
 @pytest.mark.parametrize("key", FIGURES, ids=lambda k: f"{k[0]}-{k[1]}x{k[2]}")
@@ -156,31 +157,27 @@ def test_a_protocol_stating_no_requests_has_no_figures():
 
 
 @pytest.mark.parametrize("family", ["bees", "elves"])
-def test_the_families_witnesses_replay(family, tmp_path):
-    out = subprocess.run(
-        [sys.executable, "-m", "mutexlab", "check", family, "--metrics", "--metrics-witness", "w", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+def test_the_families_witnesses_replay(family, tmp_path, cli):
+    out = cli("check", family, "--metrics", "--metrics-witness", "w", "--json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     m = json.loads(out.stdout)["metrics"]
     assert m["complete"] and "why" not in m and m["reductions"]
     assert m["witnesses"] and all(w["reproduced"][0] for w in m["witnesses"]), m["witnesses"]
 
 
-def check(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mutexlab", "check", "mutex", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-    )
-
-
-def test_json_and_witnesses_replay_to_their_figure(tmp_path):
-    out = check(
-        "-a", "ricart-agrawala", "-N", "3", "--metrics", "--metrics-witness", "w", "--json", cwd=tmp_path
+def test_json_and_witnesses_replay_to_their_figure(tmp_path, cli):
+    out = cli(
+        "check",
+        "mutex",
+        "-a",
+        "ricart-agrawala",
+        "-N",
+        "3",
+        "--metrics",
+        "--metrics-witness",
+        "w",
+        "--json",
+        cwd=tmp_path,
     )
     assert out.returncode == 0, out.stderr
     m = json.loads(out.stdout)["metrics"]
@@ -196,12 +193,7 @@ def test_json_and_witnesses_replay_to_their_figure(tmp_path):
         session = session_from_scenario(tmp_path / w["file"])  # explore --scenario opens it
         session.jump(len(session.state()["redo"]))
         assert session.state()["findings"]["status"] == "end"
-        played = subprocess.run(
-            [sys.executable, "-m", "mutexlab", "replay", w["file"]],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-        )
+        played = cli("replay", w["file"], cwd=tmp_path)
         assert played.returncode == 0, played.stdout + played.stderr
 
 
@@ -220,17 +212,27 @@ def test_the_trace_measure_sees_a_longer_bypass():
     assert trace_figures(events, "cs") == {"bypass-max": 2, "sync-max": 1}
 
 
-def test_metrics_refuse_what_they_cannot_measure(tmp_path):
-    out = check("-a", "ricart-agrawala", "-N", "2", "--metrics", "--reorder", cwd=tmp_path)
+def test_metrics_refuse_what_they_cannot_measure(tmp_path, cli):
+    out = cli("check", "mutex", "-a", "ricart-agrawala", "-N", "2", "--metrics", "--reorder", cwd=tmp_path)
     assert out.returncode == 2 and "--reorder" in out.stderr
-    out = check("-a", "ricart-agrawala", "-N", "2", "--metrics-witness", "w", cwd=tmp_path)
+    out = cli("check", "mutex", "-a", "ricart-agrawala", "-N", "2", "--metrics-witness", "w", cwd=tmp_path)
     assert out.returncode == 2 and "needs --metrics" in out.stderr
     assert not (tmp_path / "w").exists()
 
 
-def test_a_state_limit_leaves_the_figures_unproven(tmp_path):
-    out = check(
-        "-a", "ricart-agrawala", "-N", "3", "--metrics", "--max-states", "2000", "--json", cwd=tmp_path
+def test_a_state_limit_leaves_the_figures_unproven(tmp_path, cli):
+    out = cli(
+        "check",
+        "mutex",
+        "-a",
+        "ricart-agrawala",
+        "-N",
+        "3",
+        "--metrics",
+        "--max-states",
+        "2000",
+        "--json",
+        cwd=tmp_path,
     )
     # the plain check (1,690 worlds) completes; the figures' search (3,487) does not
     assert out.returncode == 3, out.stderr

@@ -4,9 +4,6 @@ pass, and a violation found replays (docs/check.md#swarm)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,31 +17,18 @@ from mutexlab.sim.scripted import replay_scenario
 TESTS = Path(__file__).parent  # the broken variants' package, mutexlab_broken, lives here
 
 
-def mutexlab(*args: str, cwd) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
-    return subprocess.run(
-        [sys.executable, "-m", "mutexlab", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
+def test_a_module_that_cannot_be_imported_is_bad_input_before_any_worker_starts(tmp_path, cli):
+    out = cli(
+        "check", "mutex", "-a", "no_such_module.variant", "-N", "3", "--swarm", "--time", "5", cwd=tmp_path
     )
-
-
-def check(*args: str, cwd) -> subprocess.CompletedProcess:
-    return mutexlab("check", "mutex", *args, cwd=cwd)
-
-
-def test_a_module_that_cannot_be_imported_is_bad_input_before_any_worker_starts(tmp_path):
-    out = check("-a", "no_such_module.variant", "-N", "3", "--swarm", "--time", "5", cwd=tmp_path)
     assert out.returncode == 2, out.stdout + out.stderr
     assert "no_such_module" in out.stderr and "TOOL ERROR" not in out.stdout
 
 
-def test_a_broken_variant_is_found_and_its_counterexample_replays(tmp_path):
-    out = check(
-        "-a", "mutexlab_broken.ricart_agrawala_greedy_quiet", "-N", "3", "--swarm", "--time", "20",
-        "--workers", "2", "--counterexample", "cex.json", "--json", cwd=tmp_path,
+def test_a_broken_variant_is_found_and_its_counterexample_replays(tmp_path, cli):
+    out = cli(
+        "check", "mutex", "-a", "mutexlab_broken.ricart_agrawala_greedy_quiet", "-N", "3", "--swarm", "--time",
+        "20", "--workers", "2", "--counterexample", "cex.json", "--json", cwd=tmp_path,
     )  # fmt: skip
     assert out.returncode == 1, out.stdout + out.stderr
     s = json.loads(out.stdout)
@@ -52,12 +36,26 @@ def test_a_broken_variant_is_found_and_its_counterexample_replays(tmp_path):
     assert s["reproduced"][0] is True
     replay = replay_scenario(json.loads((tmp_path / "cex.json").read_text()))
     assert replay.entered  # the scenario plays: both enter
-    played = mutexlab("replay", "cex.json", cwd=tmp_path)
+    played = cli("replay", "cex.json", cwd=tmp_path)
     assert played.returncode == 1 and "cs" in played.stdout
 
 
-def test_nothing_found_is_never_a_pass(tmp_path):
-    out = check("-a", "ricart-agrawala", "-N", "2", "--swarm", "--time", "2", "--workers", "2", cwd=tmp_path)
+def test_nothing_found_is_never_a_pass(tmp_path, cli):
+    # the shortest budget: every second of it costs a second of CPU per worker
+    out = cli(
+        "check",
+        "mutex",
+        "-a",
+        "ricart-agrawala",
+        "-N",
+        "2",
+        "--swarm",
+        "--time",
+        "1",
+        "--workers",
+        "2",
+        cwd=tmp_path,
+    )
     assert out.returncode == 5, out.stdout + out.stderr
     assert "NO VIOLATION FOUND in" in out.stdout and "nothing is proven" in out.stdout
     assert "PASS" not in out.stdout
@@ -65,9 +63,9 @@ def test_nothing_found_is_never_a_pass(tmp_path):
 
 def test_a_small_space_is_searched_again_and_again_until_the_budget():
     # the space of RA N=2 is tiny: each worker ends its search and starts a new one, new seed
-    result = run_swarm(CheckConfig("ricart-agrawala", 2, {"requests": 1}), 1.5, workers=1)
+    result = run_swarm(CheckConfig("ricart-agrawala", 2, {"requests": 1}), 0.5, workers=1)
     assert result.finding is None and result.searches >= 2 and result.finished >= 2
-    assert result.seconds >= 1.5
+    assert result.seconds >= 0.5
 
 
 def test_a_deadlock_is_found_too():
@@ -78,10 +76,10 @@ def test_a_deadlock_is_found_too():
     assert result.scenario is not None and replay_scenario(result.scenario).deadlock
 
 
-def test_swarm_flags_are_checked(tmp_path):
-    out = check("-a", "ricart-agrawala", "-N", "2", "--swarm", "--metrics", cwd=tmp_path)
+def test_swarm_flags_are_checked(tmp_path, cli):
+    out = cli("check", "mutex", "-a", "ricart-agrawala", "-N", "2", "--swarm", "--metrics", cwd=tmp_path)
     assert out.returncode == 2 and "--metrics" in out.stderr
-    out = check("-a", "ricart-agrawala", "-N", "2", "--workers", "2", cwd=tmp_path)
+    out = cli("check", "mutex", "-a", "ricart-agrawala", "-N", "2", "--workers", "2", cwd=tmp_path)
     assert out.returncode == 2 and "--workers needs --swarm" in out.stderr
 
 

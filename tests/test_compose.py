@@ -122,6 +122,7 @@ def test_no_default_holds_a_closing_brace():
         assert "{" not in inner and "}" not in inner, f"nested braces in ${{{inner}}}"
 
 
+@pytest.mark.slow  # 2 CPU-s, 3 s: docker-compose v1 is a Python program that starts three times
 def test_v1_and_v2_give_identical_configuration(tmp_path):
     """The same file, the same env file: docker-compose 1.29 and docker compose v2 must agree on
     every service — and .env.example documents the defaults (same result as no .env at all)."""

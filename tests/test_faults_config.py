@@ -3,27 +3,22 @@ malformed settings with a clear message and a non-zero exit (2), BEFORE touching
 
 In-process commands run with ``pika.BlockingConnection`` replaced by a tripwire, so any
 attempt to reach a broker fails the test; ``run`` is also given an unreachable AMQP URL, which
-would otherwise give exit 3 ("cannot use RabbitMQ"), not 2. The services run as real processes
-with an unreachable ``AMQP_URL``: reaching for the broker would exit 3 after a wait, not 2.
+would otherwise give exit 3 ("cannot use RabbitMQ"), not 2. The services run in this process
+too (the ``cli`` fixture), each with only the environment it is given and an unreachable
+``AMQP_URL``: reaching for the broker would exit 3 after a wait, not 2.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 
 import pika
 import pytest
-from conftest import RUN_SECRET
 
 from mutexlab.cli import main
 from mutexlab.transport.auth import SECRET_ENV
-from mutexlab.transport.supervisor import service_command
 
 NOWHERE = "amqp://127.0.0.1:1/%2F"
-# The services run with a bare environment, but must import this checkout's code as the tests do.
-PYTHONPATH = {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}
 
 
 @pytest.fixture
@@ -194,14 +189,8 @@ SERVICE_CASES = [
 @pytest.mark.parametrize(
     "role, env, words", SERVICE_CASES, ids=[f"{r}-{'-'.join(e)}" for r, e, _ in SERVICE_CASES]
 )
-def test_every_service_refuses_bad_environment_before_the_broker(role, env, words):
-    done = subprocess.run(
-        service_command(role),
-        env={"PATH": "/usr/bin:/bin", **PYTHONPATH, SECRET_ENV: RUN_SECRET, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def test_every_service_refuses_bad_environment_before_the_broker(role, env, words, cli):
+    done = cli.service(role, env)
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert words.lower() in done.stderr.lower(), done.stderr
     assert "cannot reach rabbitmq" not in done.stderr.lower()

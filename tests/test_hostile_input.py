@@ -1,8 +1,10 @@
 """Every reader of outside input is bounded: hostile or broken input is refused
 with a message naming the limit, in bounded time and memory — never read without end.
 
-Each command runs as a child with an address-space limit (``resource.setrlimit``) and a timeout,
-so a regression fails here (MemoryError, a traceback, a timeout) instead of eating the machine.
+An input that has no end (``/dev/zero``) or that would grow without bound is given to a child
+with an address-space limit (``resource.setrlimit``) and a timeout, so a regression fails here
+(MemoryError, a traceback, a timeout) instead of eating the machine. A small hostile file, which
+a regression could at worst misread, is given to the command in this process (the ``cli`` fixture).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 
 from mutexlab import limits
 from mutexlab.protocols.registry import make_setup
+from mutexlab.sim import scripted
 from mutexlab.sim.scripted import MAX_PROCESSES, ScenarioError, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +45,7 @@ def bounded(*argv: str, memory: int = MEMORY, timeout: float = 60) -> subprocess
     )
 
 
-def refused(done: subprocess.CompletedProcess, *words: str) -> None:
+def refused(done, *words: str) -> None:
     assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr, done.stderr[-2000:]
     assert done.returncode == 2, (done.returncode, done.stdout[-500:], done.stderr[-500:])
     for word in words:
@@ -63,13 +66,13 @@ def test_a_trace_without_end_of_line_is_refused_at_once(command, tmp_path):
     refused(done, "/dev/zero:1: a line longer than 8,388,608 bytes")
 
 
-def test_an_overlong_line_is_named_by_its_number(tmp_path):
+def test_an_overlong_line_is_named_by_its_number(tmp_path, cli):
     header = json.dumps(make_setup("ricart-agrawala", 2, {"requests": 0}).run_event())
     path = tmp_path / "t.jsonl"
     with open(path, "w") as handle:
         handle.write(header + "\n\n")
         handle.write('{"event": "send", "pad": "' + "x" * limits.MAX_LINE + '"}\n')
-    refused(bounded("verify", str(path)), f"{path}:3: a line longer than")
+    refused(cli("verify", str(path)), f"{path}:3: a line longer than")
 
 
 # -- scenarios ---------------------------------------------------------------------------------
@@ -79,12 +82,12 @@ HUGE = '{"algorithm": "ricart-agrawala", "processes": 1e9, "steps": []}'
 @pytest.mark.parametrize(
     "command", [["replay"], ["explore", "mutex", "--no-browser", "--scenario"]], ids=["replay", "explore"]
 )
-def test_a_scenario_of_a_billion_processes_is_refused_up_front(command, tmp_path):
-    refused(bounded(*command, _scenario(tmp_path, HUGE), timeout=30), "processes", str(MAX_PROCESSES))
+def test_a_scenario_of_a_billion_processes_is_refused_up_front(command, tmp_path, cli):
+    refused(cli(*command, _scenario(tmp_path, HUGE)), "processes", str(MAX_PROCESSES))
 
 
-def test_explore_refuses_a_configuration_beyond_the_scenario_bound():
-    refused(bounded("explore", "mutex", "-N", "100000", "--no-browser"), "at most 1000 processes")
+def test_explore_refuses_a_configuration_beyond_the_scenario_bound(cli):
+    refused(cli("explore", "mutex", "-N", "100000", "--no-browser"), "at most 1000 processes")
 
 
 @pytest.mark.parametrize(
@@ -115,8 +118,8 @@ def test_explore_refuses_a_configuration_beyond_the_scenario_bound():
     ],
     ids=["deep", "nested-64", "5000-digits", "1e999", "NaN"],
 )
-def test_a_scenario_beyond_the_json_bounds_is_refused(text, words, tmp_path):
-    refused(bounded("replay", _scenario(tmp_path, text)), words)
+def test_a_scenario_beyond_the_json_bounds_is_refused(text, words, tmp_path, cli):
+    refused(cli("replay", _scenario(tmp_path, text)), words)
 
 
 def test_a_scenario_file_without_end_is_refused(tmp_path):
@@ -130,6 +133,7 @@ def test_an_options_file_without_end_is_refused():
     refused(done, "larger than 16,777,216 bytes, the limit of an options file")
 
 
+@pytest.mark.slow  # about 3 CPU-s: the replay computes up to its bound before it stops
 def test_a_replay_that_would_hold_more_than_its_bound_stops_naming_the_step(tmp_path):
     """400 Lamport nodes all asking, then a drain: some 480,000 messages with clocks of up to 400
     entries (tens of GB); the replay stops at its bound, within the child's 1 GB."""
@@ -138,6 +142,17 @@ def test_a_replay_that_would_hold_more_than_its_bound_stops_naming_the_step(tmp_
     done = bounded("replay", _scenario(tmp_path, text), timeout=240)
     refused(
         done, "step 401 (drain): the replay would hold a trace of more than 5,000,000 vector-clock entries"
+    )
+
+
+def test_a_replay_stops_at_its_bound_naming_the_step(tmp_path, cli, monkeypatch):
+    """The bound of the test above, lowered so that 20 nodes reach it: the same refusal, in this process."""
+    monkeypatch.setattr(scripted, "MAX_HELD", 5_000)
+    steps = [{"op": "request", "pid": p} for p in range(1, 21)] + [{"op": "drain"}]
+    text = json.dumps({"algorithm": "lamport", "processes": 20, "steps": steps})
+    refused(
+        cli("replay", _scenario(tmp_path, text)),
+        "step 21 (drain): the replay would hold a trace of more than 5,000 vector-clock entries",
     )
 
 

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import pytest
-from conftest import RUN_SECRET
 
 from mutexlab.cli import main
-from mutexlab.transport.auth import SECRET_ENV
-from mutexlab.transport.supervisor import service_command
 
 # An address nothing answers at: reaching the broker would fail differently (exit 3, after a wait).
 NOWHERE = "amqp://127.0.0.1:1/%2F"
-# The services run with a bare environment, but must import this checkout's code as the tests do.
-PYTHONPATH = {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}
 
 
 @pytest.mark.parametrize(
@@ -92,14 +86,9 @@ def test_bad_url_and_bad_numbers(capsys):
         ("elf", {"AMQP_URL": NOWHERE, "RUN_ID": "r", "DWELL_TIMES": '{"rest": -1}'}, "dwell time"),
     ],
 )
-def test_services_refuse_bad_environment(role, env, words):
-    done = subprocess.run(
-        service_command(role),
-        env={"PATH": "/usr/bin:/bin", **PYTHONPATH, SECRET_ENV: RUN_SECRET, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def test_services_refuse_bad_environment(role, env, words, cli):
+    """In this process with only ``env`` (the ``cli`` fixture); the entry point itself is the next test's."""
+    done = cli.service(role, env)
     assert done.returncode == 2, done.stderr
     assert words.lower() in done.stderr.lower()
 

@@ -7,11 +7,12 @@ costs what the literature says; ``check`` passes the correct ones (with and with
 reductions) and finds the broken one, whose counterexample replays.
 
 Then as a user runs them: the files copied to a directory outside the checkout and named by
-path in every command (``--algorithm /tmp/…/carvalho_roucairol.py``), one fresh ``python -m
-mutexlab`` per command with only this checkout's ``shared`` on PYTHONPATH — simulate, verify
-and report of its trace, compare, check, replay, explore (its JSON API) and, with a broker,
-run. The broken one: check finds it, the counterexample replays from elsewhere, simulate and
-run over RabbitMQ flag it.
+path in every command (``--algorithm /tmp/…/carvalho_roucairol.py``) — simulate, verify and
+report of its trace, compare, check, replay, explore (its JSON API) and, with a broker, run. The
+broken one: check finds it, the counterexample replays from elsewhere, simulate and run over
+RabbitMQ flag it. That chain, explore and run are one fresh ``python -m mutexlab`` per command
+with only this checkout's ``shared`` on PYTHONPATH (nothing of the tests); the other commands run
+in this process (the ``cli`` fixture), from the same directory outside the checkout.
 """
 
 from __future__ import annotations
@@ -270,28 +271,28 @@ def said(done: subprocess.CompletedProcess) -> str:
 
 
 @pytest.mark.parametrize("stem", CORRECT)
-def test_simulate_then_verify_and_report_its_trace_by_file(algos, stem, tmp_path):
+def test_simulate_then_verify_and_report_its_trace_by_file(algos, stem, tmp_path, cli):
     path, name = str(algos / f"{stem}.py"), NAMES[stem]
-    done = mutexlab(
-        tmp_path, "simulate", "mutex", "--algorithm", path, "-N", "3", "-M", "2", "--trace", "t.jsonl"
+    done = cli(
+        "simulate", "mutex", "--algorithm", path, "-N", "3", "-M", "2", "--trace", "t.jsonl", cwd=tmp_path
     )
     assert done.returncode == 0, said(done)
     assert done.stdout.startswith(f"{name}: N=3, 2 requests per node"), said(done)
     assert "entries:            6 of 6 requests" in done.stdout and "literature: " in done.stdout
     assert "audit: SAFE" in done.stdout
-    done = mutexlab(tmp_path, "verify", "--algorithm", path, "t.jsonl")
+    done = cli("verify", "--algorithm", path, "t.jsonl", cwd=tmp_path)
     assert done.returncode == 0, said(done)
     assert done.stdout.startswith(f"{name}: SAFE") and "every request served" in done.stdout
-    done = mutexlab(tmp_path, "report", "--algorithm", path, "t.jsonl", "-o", "t.html")
+    done = cli("report", "--algorithm", path, "t.jsonl", "-o", "t.html", cwd=tmp_path)
     assert done.returncode == 0, said(done)
     page = (tmp_path / "t.html").read_text(encoding="utf-8")
     assert name in page and "algorithm-unknown" not in page
 
 
-def test_compare_runs_the_files_beside_a_built_in_algorithm(algos, tmp_path):
+def test_compare_runs_the_files_beside_a_built_in_algorithm(algos, tmp_path, cli):
     files = [str(algos / f"{stem}.py") for stem in CORRECT]
-    done = mutexlab(
-        tmp_path, "compare", "-N", "4", "--algorithms", ",".join(["ricart-agrawala", *files]), "--json"
+    done = cli(
+        "compare", "-N", "4", "--algorithms", ",".join(["ricart-agrawala", *files]), "--json", cwd=tmp_path
     )
     assert done.returncode == 0, said(done)
     runs = json.loads(done.stdout)["runs"]
@@ -301,7 +302,7 @@ def test_compare_runs_the_files_beside_a_built_in_algorithm(algos, tmp_path):
 
 
 @pytest.mark.parametrize("stem", CORRECT)
-def test_check_passes_each_correct_file(algos, stem, tmp_path):
+def test_check_passes_each_correct_file(algos, stem, tmp_path, cli):
     for nodes, requests in CHECKED[stem]:
         args = [
             "check",
@@ -313,7 +314,7 @@ def test_check_passes_each_correct_file(algos, stem, tmp_path):
             "-M",
             str(requests),
         ]
-        done = mutexlab(tmp_path, *args, "--json")
+        done = cli(*args, "--json", cwd=tmp_path)
         assert done.returncode == 0, said(done)
         outcome = json.loads(done.stdout)
         assert outcome["verdict"] == "pass" and outcome["complete"] and outcome["states"] > 0
@@ -378,7 +379,7 @@ class Explorer:
 
 
 @pytest.mark.parametrize("stem", CORRECT)
-def test_explore_serves_each_file_and_its_path_replays(algos, stem, tmp_path):
+def test_explore_serves_each_file_and_its_path_replays(algos, stem, tmp_path, cli):
     path = str(algos / f"{stem}.py")
     explorer = Explorer(tmp_path, "--algorithm", path, "-N", "3", "-M", "1")
     try:
@@ -394,14 +395,24 @@ def test_explore_serves_each_file_and_its_path_replays(algos, stem, tmp_path):
     finally:
         assert explorer.stop() == 0
     (tmp_path / "path.json").write_text(json.dumps(scenario), encoding="utf-8")
-    done = mutexlab(tmp_path, "replay", "path.json")
+    done = cli("replay", "path.json", cwd=tmp_path)
     assert done.returncode == 0 and f"{NAMES[stem]}: SAFE" in done.stdout, said(done)
 
 
-def test_explore_opens_the_broken_files_counterexample_and_shows_the_violation(algos, tmp_path):
+def test_explore_opens_the_broken_files_counterexample_and_shows_the_violation(algos, tmp_path, cli):
     path = str(algos / f"{BROKEN}.py")
-    done = mutexlab(
-        tmp_path, "check", "mutex", "--algorithm", path, "-N", "2", "-M", "2", "--counterexample", "ce.json"
+    done = cli(
+        "check",
+        "mutex",
+        "--algorithm",
+        path,
+        "-N",
+        "2",
+        "-M",
+        "2",
+        "--counterexample",
+        "ce.json",
+        cwd=tmp_path,
     )
     assert done.returncode == 1, said(done)
     steps = len(json.loads((tmp_path / "ce.json").read_text(encoding="utf-8"))["steps"])
