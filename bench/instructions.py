@@ -1,15 +1,13 @@
 """The simulator's speed in two source trees, compared independently of the machine's load.
 
-CPU time on a shared machine moves by 10% and more with the load; the number of instructions a
-run executes does not. For every case this counts, under valgrind (``--tool=cachegrind``, no
-cache simulation), the instructions of a whole interpreter that builds the setup and runs the
-simulation, minus those of one that only builds the setup: what ``Simulation.run()`` costs. With
-``PYTHONHASHSEED=0`` a count repeats to within a few thousand instructions. Beside it, the best
-of ``--repeat`` CPU times of the run itself, taken interleaved (base, new, base, new ...) in
-fresh interpreters, so a burst of load hits both trees alike.
-
-Each tree is a checkout (``git worktree add /tmp/base <commit>``); its ``shared/`` goes first
-on ``PYTHONPATH``, and each child checks that it imported that tree's ``mutexlab``::
+CPU time on a shared machine moves by 10% and more with the load; instruction counts do not. For
+every case this counts, under valgrind (``--tool=cachegrind``, no cache simulation), what
+``Simulation.run()`` costs: an interpreter that builds the setup and runs it, minus one that only
+builds it (with ``PYTHONHASHSEED=0`` a count repeats to within a few thousand instructions);
+beside it, the best of ``--repeat`` CPU times of the run, interleaved in fresh interpreters. Each
+tree is a checkout (``git worktree add /tmp/base <commit>``), reached by a link of one length for
+both (counts move with the import path's length), its ``shared/`` first on ``PYTHONPATH``; each
+child checks that it imported that tree's ``mutexlab``::
 
     python -m bench.instructions --base /tmp/base [--new .] [--case ra-50] [--repeat 5]
 """
@@ -22,10 +20,11 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from .common import ROOT, machine, say, table
+from .common import ROOT, machine, save_json, say, table
 
 # name → (algorithm, processes, options); seed 0, tracing off, as bench.simspeed runs them.
 CASES = {
@@ -129,9 +128,7 @@ def render(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.instructions", description=__doc__.split("\n\n")[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", type=Path, help="the tree to compare against (a checkout's root)")
     parser.add_argument("--new", type=Path, default=ROOT, help="the tree measured (default: this one)")
     parser.add_argument("--case", action="append", choices=CASES, help="a case (repeatable; default all)")
@@ -146,11 +143,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.base is None:
         parser.error("--base is required")
     start = machine()
-    rows = compare(args.base.resolve(), args.new.resolve(), args.case or list(CASES), args.repeat)
+    with tempfile.TemporaryDirectory(prefix="mutexlab-instructions-") as tmp:  # both trees by links
+        links = Path(tmp, "a"), Path(tmp, "b")  # of one length: counts move with the path's (×1.065 seen)
+        for link, tree in zip(links, (args.base, args.new), strict=True):
+            link.symlink_to(tree.resolve())
+        rows = compare(*links, args.case or list(CASES), args.repeat)
     say(render(rows))
     say(f"load average: {start['load_average']} at the start, {os.getloadavg()} at the end")
-    if args.json:
-        Path(args.json).write_text(json.dumps({"machine": start, "rows": rows}, indent=2) + "\n")
+    save_json(args.json, {"machine": start, "rows": rows})
     return 0
 
 
