@@ -130,7 +130,7 @@ def test_every_worker_still_searching_when_one_finds_is_counted():
     assert len(result.per_worker) == 2 and sum(result.per_worker) == result.states
 
 
-@pytest.mark.slow  # waits out a worker's 3-second grace on purpose
+@pytest.mark.slow  # waits out the workers' grace (lowered to 1 s here) on purpose
 def test_a_worker_that_does_not_report_in_time_is_counted_as_last_published(monkeypatch):
     import time
 

@@ -227,6 +227,18 @@ def _search(model, checker, rng: random.Random, deadline: float, bits: int, stat
     return None, True
 
 
+def _take(report: tuple, reported: dict[int, dict], result: SwarmResult) -> bool:
+    """Record one worker's report; True when it is the first finding."""
+    kind, stats, finding, scenario, fields = report
+    reported[stats["slot"]] = stats
+    if kind == "error":
+        result.errors.append(finding)
+    elif kind == "found" and result.finding is None:
+        result.finding, result.scenario = finding | {"fields": fields}, scenario
+        return True
+    return False
+
+
 def run_swarm(
     config: Any, seconds: float, workers: int | None = None, setup: Setup | None = None
 ) -> SwarmResult:
@@ -260,17 +272,13 @@ def run_swarm(
             if ended is not None and now > ended + GRACE:
                 break  # the rest are stopped below; their published counts stand
             try:
-                kind, stats, finding, scenario, fields = out.get(timeout=0.2)
+                report = out.get(timeout=0.2)
             except queue.Empty:
                 if not any(p.is_alive() for p in procs) and out.empty():
                     result.errors.append("a worker stopped without reporting")
                     break
                 continue
-            reported[stats["slot"]] = stats
-            if kind == "error":
-                result.errors.append(finding)
-            elif kind == "found" and result.finding is None:
-                result.finding, result.scenario = finding | {"fields": fields}, scenario
+            if _take(report, reported, result):
                 stop.set()  # the others stop and report what they stored
                 ended = time.time()
     finally:
@@ -280,6 +288,11 @@ def run_swarm(
                 p.terminate()
         for p in procs:
             p.join()
+    while True:  # what was queued after the grace ran out: a finding is never dropped
+        try:
+            _take(out.get_nowait(), reported, result)
+        except queue.Empty:
+            break
     for w in range(workers):
         counts = reported.get(w) or dict(zip(COUNTS, shared[w * len(COUNTS) : (w + 1) * len(COUNTS)]))
         result.stopped += w not in reported

@@ -14,8 +14,8 @@ does, until its addressee says it has it.
   handled sequence number grew (``LinkInbox.last``) without a step back gets a ``link`` message,
   at most once per ``ACK_EVERY`` seconds, so acknowledgements cost a few messages a second;
 * a link whose oldest kept message has waited ``RETRY`` seconds without an acknowledgement that
-  covers more is sent again: every kept message of it, in order, in one step frame on
-  ``<TYPE>.<dest>`` (no trace batch: the monitor heard of the send with the original); each
+  covers more is sent again: every kept message of it, in order, in step frames of at most
+  ``RESEND_BATCH`` messages on ``<TYPE>.<dest>`` (no trace batch: the monitor heard of the send with the original); each
   retransmission that brings no progress doubles the link's wait, up to ``RETRY_MAX``;
 * the receiver drops what it already handled and holds back what came ahead of a missing message
   (``inbox.LinkInbox``), so each message is still handled once, in its link's order.
@@ -38,6 +38,7 @@ log = logging.getLogger("mutexlab.transport")
 ACK_EVERY = 0.25  # seconds at least between two acknowledgement messages on one link
 RETRY = 1.0  # seconds a link's oldest unacknowledged message waits before the link is sent again
 RETRY_MAX = 8.0
+RESEND_BATCH = 16  # kept messages per retransmitted frame: a long backlog stays under wire.MAX_BODY
 
 # (to, seq, id, vc, msg): one protocol message as ``wire.frame`` takes it
 Entry = tuple[str, int, str, dict, dict]
@@ -180,7 +181,9 @@ class Retransmission:
             bus.send(f"control.{sender}", link_message(self.run_id, self.me, n))
         for dest, kept in self.outbox.overdue(now):
             log.info("%s: sending %d unacknowledged message(s) to %s again", self.me, len(kept), dest)
-            bus.send(kept[0][0], compact(frame(self.run_id, self.me, [entry for _key, entry in kept])))
+            for i in range(0, len(kept), RESEND_BATCH):
+                batch = kept[i : i + RESEND_BATCH]
+                bus.send(batch[0][0], compact(frame(self.run_id, self.me, [entry for _key, entry in batch])))
 
     def next_due(self, handled: dict[str, int]) -> float | None:
         due = [t for t in (self.acks.next_due(handled), self.outbox.next_due()) if t is not None]

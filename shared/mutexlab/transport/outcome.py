@@ -100,8 +100,9 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
         return outcome.exit_code
     if not outcome.complete:
         outcome.verdict = (
-            "the run stalled: progress checks fail because it was cut short; "
-            f"safety: {'SAFE' if outcome.safe else 'VIOLATED'}\n" + outcome.verdict
+            "the run stalled: progress checks fail because it was cut short; safety: "
+            f"{'no violation in what was recorded (not SAFE: incomplete)' if outcome.safe else 'VIOLATED'}\n"
+            + outcome.verdict
         )
     outcome.exit_code = (
         EXIT_VIOLATION

@@ -402,8 +402,9 @@ class Participant:
             self.links.keep(f"{msg.type}.{dest}", entry, time.monotonic())
 
     def _publish_step(self) -> None:
-        """Publish the step's effects, persistent and confirmed: its protocol messages (``frame``,
-        routed to every addressee by the ``CC`` header, ``<TYPE>.<dest>`` each) and its trace batch
+        """Publish the step's effects, confirmed (persistent unless the delivery is transient): its
+        protocol messages (``frame``, routed to every addressee by the ``CC`` header,
+        ``<TYPE>.<dest>`` each) and its trace batch
         (with, when the state changed, the new status, so the monitor's view of a process never lags
         its trace), in one message to the monitor's key ``audit.<name>`` — so the monitor hears of a
         send in the very message that carries it — unless the batch, copied to every addressee, would

@@ -143,8 +143,9 @@ class Topology:
     def delete(self, channel, names: list[str], timeout: float = DELETE_TIMEOUT) -> list[str]:
         """Delete the run's queues and exchanges (missing ones are fine); the queues still there
         (``delete_queues``: empty when every deletion was confirmed)."""
-        queues = [self.queue(n) for n in names] + [self.monitor_queue, self.dead_queue]
-        queues += [] if self.durable else [self.epoch]
+        # the epoch queue too, whatever ``durable`` says: a clean-up by run id alone
+        # (``delete_run``) does not know the run's delivery mode
+        queues = [self.queue(n) for n in names] + [self.monitor_queue, self.dead_queue, self.epoch]
         left = delete_queues(channel.connection, queues, timeout)
         _together(channel, [("exchange_delete", (x,), {}) for x in (self.exchange, self.dlx, self.unrouted)])
         return left
