@@ -19,8 +19,9 @@ from pathlib import Path
 
 from ..sim.driver import resource_kind
 from ..sim.scripted import ScenarioError, replay_scenario
+from .charges import NONE, Tracker
 from .counterexample import scenario_of, write_scenario
-from .metrics import NONE, Extreme, MetricsResult, Tracker
+from .metrics import Extreme, MetricsResult
 from .model import LOCAL, Model
 from .result import CheckFinding
 
