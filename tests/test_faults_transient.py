@@ -286,11 +286,13 @@ def test_a_bad_link_message_is_refused_with_its_reason():
             parse_link(bad, "r", roster)
 
 
-def test_transient_delivery_decides_classic_queues_and_refuses_quorum():
-    cluster = "amqp://a:5672,amqp://b:5672"
+def test_transient_delivery_decides_classic_queues_and_refuses_quorum_and_clusters():
+    cluster, one = "amqp://a:5672,amqp://b:5672", "amqp://a:5672"
     assert queue_kind(cluster, "auto", "persistent") == "quorum"
-    assert queue_kind(cluster, "auto", "transient") == "classic"
+    assert queue_kind(one, "auto", "transient") == "classic"
     with pytest.raises(ValueError, match="QUEUE_TYPE=quorum needs DELIVERY=persistent"):
-        queue_kind(cluster, "quorum", "transient")
+        queue_kind(one, "quorum", "transient")
+    with pytest.raises(ValueError, match="DELIVERY=transient runs on one broker node"):
+        queue_kind(cluster, "auto", "transient")
     with pytest.raises(ValueError, match="DELIVERY must be one of"):
         queue_kind(cluster, "auto", "lazy")

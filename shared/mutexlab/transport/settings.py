@@ -84,7 +84,8 @@ DELIVERIES = ("persistent", "transient")
 def queue_kind(url: str, queue_type: str = "auto", delivery: str = "persistent") -> str:
     """The queue type a run's queues are declared with: ``classic`` or ``quorum`` as asked; ``auto``
     is quorum when ``url`` names several nodes (a cluster: docs/cluster.md), else classic. Transient
-    delivery keeps nothing on disk: its queues are classic (a quorum queue is always durable)."""
+    delivery keeps nothing on disk: its queues are classic (a quorum queue is always durable), on
+    one node: a cluster is refused, as its point (surviving a node's loss) is what transient lacks."""
     if queue_type not in QUEUE_TYPES:
         raise ValueError(f"QUEUE_TYPE must be one of {', '.join(QUEUE_TYPES)}, got {queue_type!r}")
     if delivery not in DELIVERIES:
@@ -92,6 +93,11 @@ def queue_kind(url: str, queue_type: str = "auto", delivery: str = "persistent")
     if delivery == "transient":
         if queue_type == "quorum":
             raise ValueError("QUEUE_TYPE=quorum needs DELIVERY=persistent (a quorum queue is always durable)")
+        if len(node_urls(url)) > 1:
+            raise ValueError(
+                "DELIVERY=transient runs on one broker node; a cluster (several nodes in AMQP_URL) "
+                "needs DELIVERY=persistent to survive a node's loss"
+            )
         return "classic"
     if queue_type != "auto":
         return queue_type
