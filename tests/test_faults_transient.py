@@ -18,7 +18,6 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import threading
 import time
 from collections import Counter
@@ -28,7 +27,7 @@ from pathlib import Path
 import pika
 import pytest
 from conftest import RunTap
-from test_rabbit_runs import _connections
+from test_rabbit_runs import _close_connections
 
 from mutexlab.cli import main as cli
 from mutexlab.transport.links import (
@@ -177,17 +176,7 @@ def test_transient_run_survives_every_connection_closed_mid_run(amqp_url, tmp_pa
                 "all 4 nodes in WANTED",
                 stop=future.done,
             )
-        connections = _connections(plan.run_id)
-        assert len(connections) == 5, connections
-        closing = [
-            subprocess.Popen(
-                ["rabbitmqctl", "-q", "close_connection", pid, "test: connection lost"],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            for pid in connections
-        ]
-        assert all(p.wait(timeout=60) == 0 for p in closing)
+        _close_connections(plan.run_id, 5)
         code = future.result(timeout=300)
     summary = json.loads(out.getvalue())
     assert code == 0 and summary["complete"] and summary["safe"], summary

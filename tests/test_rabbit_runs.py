@@ -145,6 +145,21 @@ def _connections(run_id: str) -> dict[str, str]:
     return found
 
 
+def _close_connections(run_id: str, expected: int) -> None:
+    """Close every connection of run ``run_id`` (``expected`` of them) with rabbitmqctl, at once."""
+    connections = _connections(run_id)
+    assert len(connections) == expected, connections
+    closing = [
+        subprocess.Popen(
+            ["rabbitmqctl", "-q", "close_connection", pid, "test: connection lost"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for pid in connections
+    ]
+    assert all(p.wait(timeout=60) == 0 for p in closing)
+
+
 # rabbitmqctl is the local broker's control tool; a remote broker (AMQP_URL, testcontainers)
 # has none here. CI uses the local broker, so there its absence is a failure, not a skip.
 @pytest.mark.skipif(
@@ -174,17 +189,7 @@ def test_participants_and_monitor_survive_lost_connections(amqp_url, tmp_path):
                 "all 4 nodes in WANTED",
                 stop=future.done,
             )
-        connections = _connections(plan.run_id)
-        assert len(connections) == 5, connections
-        closing = [
-            subprocess.Popen(
-                ["rabbitmqctl", "-q", "close_connection", pid, "test: connection lost"],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            for pid in connections
-        ]
-        assert all(p.wait(timeout=60) == 0 for p in closing)
+        _close_connections(plan.run_id, 5)
         code = future.result(timeout=300)
     summary = json.loads(out.getvalue())
     assert code == 0 and summary["complete"] and summary["safe"], summary
