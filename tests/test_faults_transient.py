@@ -232,16 +232,40 @@ def test_a_long_backlog_is_sent_again_in_frames_under_the_body_limit():
     assert seqs == list(range(1, 2 * RESEND_BATCH + 4))
 
 
-def test_acknowledgements_go_once_per_link_and_at_most_every_ack_every():
+def test_acknowledgements_go_together_at_most_every_ack_every():
     acks = LinkAcks()
-    assert acks.due({"node-1": 2, "node-3": 0}, now=0.0) == [("node-1", 2)]
-    assert acks.due({"node-1": 5}, now=0.01) == []  # too soon after the last one
+    assert acks.due({"node-1": 2, "node-2": 4, "node-3": 0}, now=0.0) == {"node-1": 2, "node-2": 4}
+    assert acks.due({"node-1": 5}, now=0.01) == {}  # too soon after the last message
     assert acks.next_due({"node-1": 5}) == pytest.approx(ACK_EVERY)
-    assert acks.due({"node-1": 5}, now=ACK_EVERY) == [("node-1", 5)]
-    assert acks.due({"node-1": 5}, now=10.0) == []  # nothing new
+    assert acks.due({"node-1": 5, "node-2": 4}, now=ACK_EVERY) == {"node-1": 5}  # node-2: nothing new
+    assert acks.due({"node-1": 5}, now=10.0) == {}  # nothing new
+    assert acks.next_due({"node-1": 5}) is None
     # carried in a step frame to node-1 whatever the time: no message of its own is due then
-    assert acks.carried(["node-1", "node-2"], {"node-1": 7, "node-2": 0}, now=10.01) == {"node-1": 7}
-    assert acks.due({"node-1": 7}, now=20.0) == []
+    assert acks.carried(["node-1", "node-2"], {"node-1": 7, "node-2": 0}) == {"node-1": 7}
+    assert acks.due({"node-1": 7}, now=20.0) == {}
+
+
+def test_one_link_message_acknowledges_every_due_link_and_each_reads_its_own():
+    sent: list[tuple[str, dict, dict | None]] = []
+
+    class Bus:
+        def send(self, key, body, headers=None):
+            sent.append((key, body, headers))
+
+    links = Retransmission("r", "node-1")
+    links.tick(Bus(), {"node-2": 3, "node-3": 1, "node-4": 0}, now=0.0)
+    assert len(sent) == 1, "one publish for every due link"
+    key, body, headers = sent[0]
+    assert [key, *headers["CC"]] == ["control.node-2", "control.node-3"]
+    roster = {"node-1": 1, "node-2": 2, "node-3": 3, "node-4": 4}
+    assert parse_link(body, "r", roster, "node-2") == ("node-1", 3)
+    assert parse_link(body, "r", roster, "node-3") == ("node-1", 1)
+    with pytest.raises(ValueError, match="without an acknowledgement for node-4"):
+        parse_link(body, "r", roster, "node-4")
+    links.tick(Bus(), {"node-2": 4}, now=0.1)
+    assert len(sent) == 1, "not again before ACK_EVERY"
+    links.tick(Bus(), {"node-2": 4}, now=ACK_EVERY)
+    assert sent[1][0] == "control.node-2" and sent[1][2] is None
 
 
 def test_a_step_frame_carries_acknowledgements_to_its_addressees_only_in_transient_delivery():
@@ -261,18 +285,40 @@ def test_a_step_frame_carries_acknowledgements_to_its_addressees_only_in_transie
     assert parse_frame(one, "r", "node-2", roster, got)[1][0]["seq"] == 1 and got == {"node-1": 3}
 
 
+def test_slow_acknowledgements_lengthen_the_wait_and_a_resent_link_gives_no_sample():
+    out = LinkOutbox()
+    assert out.wait == RETRY
+    for i in range(1, 30):  # each message acknowledged 0.9 s after it was sent: under RETRY
+        out.keep("REQUEST.node-2", _entry("node-2", i), now=10.0 * i)
+        assert out.overdue(10.0 * i + 0.9) == []
+        out.ack("node-2", i, now=10.0 * i + 0.9)
+    assert out.wait == pytest.approx(3 * 0.9, rel=0.01), "three times the smoothed acknowledgement time"
+    out.keep("REQUEST.node-2", _entry("node-2", 30), now=400.0)
+    assert out.overdue(400.0 + RETRY) == [], "a slow link is not sent again after RETRY"
+    assert [d for d, _ in out.overdue(400.0 + out.wait)] == ["node-2"]
+    before = out.smoothed
+    out.ack("node-2", 30, now=500.0)  # after a retransmission: which copy was acknowledged is unknown
+    assert out.smoothed == before
+    for i in range(31, 200):  # fast again: the wait comes back down, never under RETRY
+        out.keep("REQUEST.node-2", _entry("node-2", i), now=1000.0 + i)
+        out.ack("node-2", i, now=1000.0 + i + 0.01)
+    assert out.wait == RETRY
+
+
 def test_a_bad_link_message_is_refused_with_its_reason():
     roster = {"node-1": 1, "node-2": 2}
-    good = {"kind": "link", "run": "r", "from": "node-2", "received": 3}
-    assert parse_link(good, "r", roster) == ("node-2", 3)
+    good = {"kind": "link", "run": "r", "from": "node-2", "acks": {"node-1": 3}}
+    assert parse_link(good, "r", roster, "node-1") == ("node-2", 3)
     for bad, reason in (
         ({**good, "run": "other"}, "run"),
         ({**good, "from": "node-9"}, "not a member"),
-        ({**good, "received": -1}, "bad 'received'"),
-        ({**good, "received": True}, "bad 'received'"),
+        ({**good, "acks": {"node-1": -1}}, "bad acknowledgement"),
+        ({**good, "acks": {"node-1": True}}, "bad acknowledgement"),
+        ({**good, "acks": [3]}, "without an acknowledgement for node-1"),
+        ({"kind": "link", "run": "r", "from": "node-2", "received": 3}, "without an acknowledgement"),
     ):
         with pytest.raises(ValueError, match=reason):
-            parse_link(bad, "r", roster)
+            parse_link(bad, "r", roster, "node-1")
 
 
 def test_transient_delivery_decides_classic_queues_and_refuses_quorum_and_clusters():

@@ -7,14 +7,16 @@ nothing on the broker stands for a protocol message once it has left its queue: 
 does, until its addressee says it has it.
 
 * the sender keeps every protocol message it sent on each link (``LinkOutbox``) until the
-  addressee acknowledges it; the acknowledgement is cumulative: ``{"kind": "link", "from": <me>,
-  "received": n}`` on ``control.<sender>`` says "I have handled your messages 1..n";
+  addressee acknowledges it; the acknowledgement is cumulative: ``n`` for a link says "I have handled your messages 1..n";
 * the receiver puts it into its next step frame to the sender (``"acks": {sender: n}``, read by
-  ``wire.parse_frame``): no message of its own while the link has traffic both ways; a link whose
-  handled sequence number grew (``LinkInbox.last``) without a step back gets a ``link`` message,
-  at most once per ``ACK_EVERY`` seconds, so acknowledgements cost a few messages a second;
-* a link whose oldest kept message has waited ``RETRY`` seconds without an acknowledgement that
-  covers more is sent again: every kept message of it, in order, in step frames of at most
+  ``wire.parse_frame``): no message of its own while the link has traffic both ways; the links
+  whose handled sequence numbers grew (``LinkInbox.last``) without a step back are acknowledged
+  together, by one ``link`` message ``{"kind": "link", "run", "from": <me>, "acks": {sender: n,
+  ...}}`` routed to each of those senders' ``control.<sender>`` (the ``CC`` header), at most once
+  per ``ACK_EVERY`` seconds: a process's acknowledgements cost at most a few publishes a second,
+  however many links it has;
+* a link whose oldest kept message has waited ``RETRY`` seconds (longer when acknowledgements
+  have been slow: ``LinkOutbox``) without an acknowledgement that covers more is sent again: every kept message of it, in order, in step frames of at most
   ``RESEND_BATCH`` messages on ``<TYPE>.<dest>`` (no trace batch: the monitor heard of the send with the original); each
   retransmission that brings no progress doubles the link's wait, up to ``RETRY_MAX``;
 * the receiver drops what it already handled and holds back what came ahead of a missing message
@@ -35,7 +37,7 @@ from .wire import compact, frame
 
 log = logging.getLogger("mutexlab.transport")
 
-ACK_EVERY = 0.25  # seconds at least between two acknowledgement messages on one link
+ACK_EVERY = 0.25  # seconds at least between two acknowledgement messages of one process
 RETRY = 1.0  # seconds a link's oldest unacknowledged message waits before the link is sent again
 RETRY_MAX = 8.0
 RESEND_BATCH = 16  # kept messages per retransmitted frame: a long backlog stays under wire.MAX_BODY
@@ -47,13 +49,20 @@ Entry = tuple[str, int, str, dict, dict]
 class LinkOutbox:
     """The sending side. Invariant: ``kept[dest]`` holds, in sequence order, every message sent to
     ``dest`` above ``acked[dest]``, with its routing key; ``since[dest]`` is when the link last
-    made progress (its first kept message, an acknowledgement covering more, a retransmission)."""
+    made progress (its first kept message, an acknowledgement covering more, a retransmission).
+
+    A link's first wait is ``wait``: ``RETRY``, or three times the smoothed time acknowledgements
+    have taken (on a loaded machine they take longer, and sending again then only adds load),
+    at most ``RETRY_MAX``. As in TCP (Karn), a link sent again gives no sample until acknowledged."""
 
     def __init__(self) -> None:
         self.kept: dict[str, deque[tuple[str, Entry]]] = {}
         self.acked: dict[str, int] = {}
         self.since: dict[str, float] = {}
         self.retry: dict[str, float] = {}
+        self.resent: set[str] = set()
+        self.smoothed: float | None = None  # seconds an acknowledgement took, smoothed
+        self.wait = RETRY
         self.retransmitted = 0
 
     def keep(self, key: str, entry: Entry, now: float) -> None:
@@ -71,75 +80,90 @@ class LinkOutbox:
         kept = self.kept.get(dest)
         while kept and kept[0][1][1] <= through:
             kept.popleft()
+        if dest in self.resent:
+            self.resent.discard(dest)
+        elif dest in self.since:
+            took = now - self.since[dest]
+            self.smoothed = took if self.smoothed is None else 0.875 * self.smoothed + 0.125 * took
+            self.wait = min(max(RETRY, 3 * self.smoothed), RETRY_MAX)
         self.since[dest] = now
-        self.retry[dest] = RETRY
+        self.retry[dest] = self.wait
 
     def overdue(self, now: float) -> list[tuple[str, list[tuple[str, Entry]]]]:
         """The links to send again now, each with its kept messages in order; their clocks restart
         and their waits double."""
         late = []
         for dest, kept in self.kept.items():
-            wait = self.retry.get(dest, RETRY)
+            wait = self.retry.get(dest, self.wait)
             if kept and now - self.since[dest] >= wait:
                 self.since[dest] = now
                 self.retry[dest] = min(2 * wait, RETRY_MAX)
+                self.resent.add(dest)
                 self.retransmitted += len(kept)
                 late.append((dest, list(kept)))
         return late
 
     def next_due(self) -> float | None:
         """When the next link becomes overdue (monotonic seconds), if any holds a message."""
-        due = [self.since[d] + self.retry.get(d, RETRY) for d, kept in self.kept.items() if kept]
+        due = [self.since[d] + self.retry.get(d, self.wait) for d, kept in self.kept.items() if kept]
         return min(due) if due else None
 
 
 class LinkAcks:
     """The receiving side: which links' acknowledgements are due. ``sent[sender]`` is the last
-    sequence number acknowledged to ``sender``, ``at[sender]`` when."""
+    sequence number acknowledged to ``sender``; ``at`` is when the last ``link`` message went out."""
 
     def __init__(self) -> None:
         self.sent: dict[str, int] = {}
-        self.at: dict[str, float] = {}
+        self.at = -ACK_EVERY
 
-    def due(self, handled: dict[str, int], now: float) -> list[tuple[str, int]]:
-        """``(sender, n)`` for each link handled beyond its last acknowledgement, ``ACK_EVERY`` after it."""
-        out = []
-        for sender, n in handled.items():
-            if n > self.sent.get(sender, 0) and now - self.at.get(sender, -ACK_EVERY) >= ACK_EVERY:
-                self.sent[sender], self.at[sender] = n, now
-                out.append((sender, n))
+    def due(self, handled: dict[str, int], now: float) -> dict[str, int]:
+        """``{sender: n}`` for every link handled beyond its last acknowledgement, to go in one
+        ``link`` message now; empty sooner than ``ACK_EVERY`` after the last one."""
+        if now - self.at < ACK_EVERY:
+            return {}
+        out = self._pending(handled, handled)
+        if out:
+            self.at = now
         return out
 
-    def carried(self, dests: Iterable[str], handled: dict[str, int], now: float) -> dict[str, int]:
+    def carried(self, dests: Iterable[str], handled: dict[str, int]) -> dict[str, int]:
         """``{dest: n}`` to carry in a step frame to ``dests``: each one's link handled beyond its last
-        acknowledgement (taken as sent now, whatever ``ACK_EVERY``: it costs no message of its own)."""
+        acknowledgement (whatever ``ACK_EVERY``: it costs no message of its own)."""
+        return self._pending(dests, handled)
+
+    def _pending(self, senders: Iterable[str], handled: dict[str, int]) -> dict[str, int]:
         out = {}
-        for dest in dests:
-            n = handled.get(dest, 0)
-            if n > self.sent.get(dest, 0):
-                self.sent[dest], self.at[dest] = n, now
-                out[dest] = n
+        for sender in senders:
+            n = handled.get(sender, 0)
+            if n > self.sent.get(sender, 0):
+                self.sent[sender] = out[sender] = n
         return out
 
     def next_due(self, handled: dict[str, int]) -> float | None:
-        due = [self.at.get(s, -ACK_EVERY) + ACK_EVERY for s, n in handled.items() if n > self.sent.get(s, 0)]
-        return min(due) if due else None
+        if any(n > self.sent.get(s, 0) for s, n in handled.items()):
+            return self.at + ACK_EVERY
+        return None
 
 
-def link_message(run_id: str, sender: str, received: int) -> dict[str, Any]:
-    """``sender`` has handled every message from the addressee up to ``received``."""
-    return {"kind": "link", "run": run_id, "from": sender, "received": received}
+def link_message(run_id: str, sender: str, acks: dict[str, int]) -> dict[str, Any]:
+    """``sender`` has handled every message from each addressee ``a`` up to ``acks[a]``."""
+    return {"kind": "link", "run": run_id, "from": sender, "acks": acks}
 
 
-def parse_link(data: dict, run_id: str, roster: dict[str, int]) -> tuple[str, int]:
-    """``(sender, received)`` of a ``link`` message; ValueError naming what is wrong."""
+def parse_link(data: dict, run_id: str, roster: dict[str, int], me: str) -> tuple[str, int]:
+    """``(sender, received)``: what a ``link`` message acknowledges to ``me``; ValueError naming what
+    is wrong."""
     if data.get("run") != run_id:
         raise ValueError(f"link message of run {data.get('run')!r}, this is run {run_id!r}")
-    sender, received = data.get("from"), data.get("received")
+    sender, acks = data.get("from"), data.get("acks")
     if not isinstance(sender, str) or sender not in roster:
         raise ValueError(f"link message from {sender!r}, not a member of this run")
+    if not isinstance(acks, dict) or me not in acks:
+        raise ValueError(f"link message from {sender} without an acknowledgement for {me}")
+    received = acks[me]
     if isinstance(received, bool) or not isinstance(received, int) or received < 0:
-        raise ValueError(f"link message with a bad 'received' {received!r}")
+        raise ValueError(f"link message with a bad acknowledgement {received!r}")
     return sender, received
 
 
@@ -157,7 +181,7 @@ class Retransmission:
 
     def carried(self, dests: Iterable[str], handled: dict[str, int], now: float) -> dict[str, int] | None:
         """The acknowledgements a step frame to ``dests`` carries (``wire.frame``'s ``acks``)."""
-        return self.acks.carried(dests, handled, now) or None
+        return self.acks.carried(dests, handled) or None
 
     def acked(self, acks: dict[str, int], now: float) -> None:
         """Acknowledgements a step frame carried (``wire.parse_frame``'s ``acks``)."""
@@ -168,7 +192,7 @@ class Retransmission:
         """A ``link`` message from a peer: it has handled what it says; a bad one is logged, ignored
         (it carries no protocol input, and a forged one never gets here: auth.py)."""
         try:
-            sender, received = parse_link(data, self.run_id, roster)
+            sender, received = parse_link(data, self.run_id, roster, self.me)
         except ValueError as exc:
             log.warning("%s: ignored a link message: %s", self.me, exc)
             return
@@ -177,8 +201,11 @@ class Retransmission:
     def tick(self, bus: Any, handled: dict[str, int], now: float) -> None:
         """Send the acknowledgements due (``handled``: the last sequence number handled per sender)
         and the links overdue again, through ``bus`` (``rabbit.Bus.send``)."""
-        for sender, n in self.acks.due(handled, now):
-            bus.send(f"control.{sender}", link_message(self.run_id, self.me, n))
+        acks = self.acks.due(handled, now)
+        if acks:
+            keys = [f"control.{sender}" for sender in acks]
+            cc = {"CC": keys[1:]} if len(keys) > 1 else None
+            bus.send(keys[0], link_message(self.run_id, self.me, acks), headers=cc)
         for dest, kept in self.outbox.overdue(now):
             log.info("%s: sending %d unacknowledged message(s) to %s again", self.me, len(kept), dest)
             for i in range(0, len(kept), RESEND_BATCH):
