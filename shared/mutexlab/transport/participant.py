@@ -112,6 +112,9 @@ class Participant:
         self.stopped = False
         self._last_status = 0.0
         self._monitor_seen = self._monitor_checked = time.monotonic()
+        # Seconds between two looks at the monitor's queue (each costs a channel and a round trip):
+        # a gone monitor is noticed within MONITOR_TIMEOUT plus a tenth of it (or a heartbeat).
+        self._monitor_check_every = max(settings.heartbeat, settings.monitor_timeout / 10)
 
     # -- topology ---------------------------------------------------------------------------
     def _declare(self, channel) -> None:
@@ -225,7 +228,7 @@ class Participant:
             if time.monotonic() - self._last_status >= self.settings.heartbeat:
                 self._status()
             if (
-                time.monotonic() - self._monitor_checked >= self.settings.heartbeat
+                time.monotonic() - self._monitor_checked >= self._monitor_check_every
                 and not self._monitor_present()
             ):
                 return False
