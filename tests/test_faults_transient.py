@@ -208,8 +208,43 @@ def test_a_link_is_sent_again_after_its_wait_and_waits_twice_as_long_without_pro
     assert [e[1] for _k, e in out.kept["node-2"]] == [3] and out.retry["node-2"] == RETRY
     out.ack("node-2", 1, now=11.0)  # an older acknowledgement (reordered) changes nothing
     assert out.acked["node-2"] == 2 and out.since["node-2"] == 10.0
+    assert out.next_due() <= 10.0 + RETRY  # a lower bound: the next look makes it exact
     out.ack("node-2", 3, now=12.0)
     assert out.overdue(100.0) == [] and out.next_due() is None
+
+
+def test_the_next_due_link_is_never_missed_by_the_lower_bound():
+    """``overdue`` looks at the links only from ``earliest`` on: the same links come out at every
+    moment as from a look at every link each time (a random schedule of sends, acks, looks)."""
+    import random
+
+    rng = random.Random(7)
+    fast, plain = LinkOutbox(), LinkOutbox()
+    plain_overdue = plain.overdue
+    now = 0.0
+    for _ in range(3000):
+        now += rng.choice((0.0, 0.01, 0.1, 0.5, 1.5))
+        dest = rng.choice(("node-2", "node-3", "node-4"))
+        what = rng.random()
+        for out in (fast, plain):
+            if what < 0.5:
+                out.keep(
+                    f"REQUEST.{dest}",
+                    _entry(dest, len(out.kept.get(dest, ())) + out.acked.get(dest, 0) + 1),
+                    now,
+                )
+            elif what < 0.8 and out.kept.get(dest):
+                out.ack(dest, out.kept[dest][0][1][1], now)
+        plain.earliest = -1.0  # the plain twin looks at every link every time
+        got, want = fast.overdue(now), plain_overdue(now)
+        assert [(d, [e[1][1] for e in k]) for d, k in got] == [(d, [e[1][1] for e in k]) for d, k in want]
+        due = fast.next_due()
+        assert due is None or all(
+            due <= out.since[d] + out.retry.get(d, out.wait)
+            for out in (fast,)
+            for d, k in out.kept.items()
+            if k
+        )
 
 
 def test_a_long_backlog_is_sent_again_in_frames_under_the_body_limit():
@@ -236,10 +271,10 @@ def test_acknowledgements_go_together_at_most_every_ack_every():
     acks = LinkAcks()
     assert acks.due({"node-1": 2, "node-2": 4, "node-3": 0}, now=0.0) == {"node-1": 2, "node-2": 4}
     assert acks.due({"node-1": 5}, now=0.01) == {}  # too soon after the last message
-    assert acks.next_due({"node-1": 5}) == pytest.approx(ACK_EVERY)
+    assert acks.next_due({"node-1": 5}, now=0.01) == pytest.approx(ACK_EVERY)
     assert acks.due({"node-1": 5, "node-2": 4}, now=ACK_EVERY) == {"node-1": 5}  # node-2: nothing new
     assert acks.due({"node-1": 5}, now=10.0) == {}  # nothing new
-    assert acks.next_due({"node-1": 5}) is None
+    assert acks.next_due({"node-1": 5}, now=10.0) is None
     # carried in a step frame to node-1 whatever the time: no message of its own is due then
     assert acks.carried(["node-1", "node-2"], {"node-1": 7, "node-2": 0}) == {"node-1": 7}
     assert acks.due({"node-1": 7}, now=20.0) == {}

@@ -29,6 +29,7 @@ is not: the monitor then never sees the run complete and ends it as stalled (nev
 from __future__ import annotations
 
 import logging
+import math
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
@@ -64,12 +65,16 @@ class LinkOutbox:
         self.smoothed: float | None = None  # seconds an acknowledgement took, smoothed
         self.wait = RETRY
         self.retransmitted = 0
+        # Invariant: no link holding a message is due before ``earliest`` (a lower bound, so the
+        # loop's look at the links is one comparison until then).
+        self.earliest = math.inf
 
     def keep(self, key: str, entry: Entry, now: float) -> None:
         dest = entry[0]
         kept = self.kept.setdefault(dest, deque())
         if not kept:
             self.since[dest] = now
+            self.earliest = min(self.earliest, now + self.retry.get(dest, self.wait))
         kept.append((key, entry))
 
     def ack(self, dest: str, through: int, now: float) -> None:
@@ -88,10 +93,14 @@ class LinkOutbox:
             self.wait = min(max(RETRY, 3 * self.smoothed), RETRY_MAX)
         self.since[dest] = now
         self.retry[dest] = self.wait
+        if kept:
+            self.earliest = min(self.earliest, now + self.wait)
 
     def overdue(self, now: float) -> list[tuple[str, list[tuple[str, Entry]]]]:
         """The links to send again now, each with its kept messages in order; their clocks restart
         and their waits double."""
+        if now < self.earliest:
+            return []
         late = []
         for dest, kept in self.kept.items():
             wait = self.retry.get(dest, self.wait)
@@ -101,12 +110,13 @@ class LinkOutbox:
                 self.resent.add(dest)
                 self.retransmitted += len(kept)
                 late.append((dest, list(kept)))
+        due = [self.since[d] + self.retry.get(d, self.wait) for d, kept in self.kept.items() if kept]
+        self.earliest = min(due, default=math.inf)
         return late
 
     def next_due(self) -> float | None:
-        """When the next link becomes overdue (monotonic seconds), if any holds a message."""
-        due = [self.since[d] + self.retry.get(d, self.wait) for d, kept in self.kept.items() if kept]
-        return min(due) if due else None
+        """When the next link may become overdue (monotonic seconds), if any may hold a message."""
+        return None if self.earliest == math.inf else self.earliest
 
 
 class LinkAcks:
@@ -140,8 +150,11 @@ class LinkAcks:
                 self.sent[sender] = out[sender] = n
         return out
 
-    def next_due(self, handled: dict[str, int]) -> float | None:
-        if any(n > self.sent.get(s, 0) for s, n in handled.items()):
+    def next_due(self, handled: dict[str, int], now: float) -> float | None:
+        """When a ``link`` message may be due: until ``ACK_EVERY`` after the last one, that time,
+        without a look at the links (a wake for nothing at most then); after it, now if any link
+        waits for an acknowledgement."""
+        if self.at + ACK_EVERY > now or any(n > self.sent.get(s, 0) for s, n in handled.items()):
             return self.at + ACK_EVERY
         return None
 
@@ -212,6 +225,6 @@ class Retransmission:
                 batch = kept[i : i + RESEND_BATCH]
                 bus.send(batch[0][0], compact(frame(self.run_id, self.me, [entry for _key, entry in batch])))
 
-    def next_due(self, handled: dict[str, int]) -> float | None:
-        due = [t for t in (self.acks.next_due(handled), self.outbox.next_due()) if t is not None]
+    def next_due(self, handled: dict[str, int], now: float) -> float | None:
+        due = [t for t in (self.acks.next_due(handled, now), self.outbox.next_due()) if t is not None]
         return min(due) if due else None

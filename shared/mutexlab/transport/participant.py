@@ -213,7 +213,7 @@ class Participant:
                 wake = min(wake, self.timers[0][0])
             wake = min(wake, self._last_status + self.settings.heartbeat)
             if self.links is not None:
-                wake = min(wake, self.links.next_due(self.inbox.last) or wake)
+                wake = min(wake, self.links.next_due(self.inbox.last, now) or wake)
             for delivery in self.bus.poll(max(0.0, wake - now)):
                 self._handle(delivery)
                 if self.stopped:

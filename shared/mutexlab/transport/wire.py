@@ -59,8 +59,16 @@ def frame(
 
 
 def _same_but(vc: dict, other: dict, own: str) -> bool:
-    """``vc`` and ``other`` have the same entries, except perhaps ``own``'s."""
-    return len(vc) == len(other) and all(other.get(k) == v or k == own for k, v in vc.items())
+    """``vc`` and ``other`` have the same entries, except perhaps ``own``'s. (Compared as sets of
+    items, in C: a clock's entries are integers; tests/test_wire_codec.py holds it to the
+    entry-by-entry comparison.)"""
+    if len(vc) != len(other):
+        return False
+    try:
+        differing = vc.items() ^ other.items()
+    except TypeError:  # an unhashable entry: not a clock this process made
+        return all(other.get(k) == v or k == own for k, v in vc.items())
+    return all(k == own for k, _ in differing)
 
 
 # The wire's JSON codec: msgspec's, in C (a step frame of 49 messages decodes in 11 µs, 31 µs
@@ -100,12 +108,25 @@ def pack_batch(batch: dict) -> dict:
         vc = event.get("vc")
         if not isinstance(prev, dict) or not isinstance(vc, dict):
             return batch
-        delta = {k: v for k, v in vc.items() if prev.get(k) != v}
+        delta = _changed(vc, prev)
         if len(vc) - sum(1 for k in delta if k not in prev) != len(prev):
             return batch  # an entry of the event before is missing
         packed.append({**event, "vc": delta})
         prev = vc
     return {**batch, "events": packed, "vc": "delta"}
+
+
+def _changed(vc: dict, prev: dict) -> dict:
+    """The entries of ``vc`` that ``prev`` has not, in ``vc``'s order. One changed entry (a
+    broadcast's sends, one after another) is found as a difference of item sets, in C; more are
+    picked in order."""
+    try:
+        changed = vc.items() - prev.items()
+    except TypeError:  # an unhashable entry: not a clock this process made
+        changed = None
+    if changed is not None and len(changed) <= 1:
+        return dict(changed)
+    return {k: v for k, v in vc.items() if prev.get(k) != v}
 
 
 def unpack_batch(batch: dict) -> str | None:
