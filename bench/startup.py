@@ -5,7 +5,8 @@
 Runs ``mutexlab run ARGS --json`` of each tree (its ``shared`` and root first on PYTHONPATH),
 interleaved, and splits the command's wall time with its summary (``started``: the welcome that
 starts the protocol phase, ``duration``: that phase); ``cpu_s`` is the CPU time of the command and
-all its processes. One JSON line per run.
+all its processes, ``python_us_per_msg`` that over the run's protocol messages. One JSON line per
+run.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def timeline(tree: Path, args: list[str]) -> dict:
         "after_s": round(t1 - started - duration, 2),
         "outside_s": round(t1 - t0 - duration, 2),
         "cpu_s": round(cpu, 2),
+        "messages": summary.get("tapped"),
+        "python_us_per_msg": round(cpu / summary["tapped"] * 1e6) if summary.get("tapped") else None,
     }
 
 
