@@ -2,7 +2,8 @@
 twins: the simulator's fast loop against the plain loop on the same seeded configurations (every
 algorithm, with and without faults, untraced and with an audit's tally), compared byte for byte;
 broken variants of the fast loop are caught. The message and ``Send`` constructors and the bound
-table dispatch build what, and do what, the plain code does."""
+table dispatch build what, and do what, the plain code does. The wire's clock comparisons give
+what the entry-by-entry ones give, on every small pair of clocks; broken ones are caught."""
 
 from __future__ import annotations
 
@@ -386,3 +387,63 @@ def test_bound_table_dispatch_is_the_plain_dispatch():
             assert observe(Unbound, config, "untraced") == observe(Simulation, config, "untraced")
             checked.append(algorithm)
     assert "ricart-agrawala" in checked
+
+
+# -- clock comparisons (the wire's step frames and trace batches) ---------------------------------
+def same_but_plain(vc: dict, other: dict, own: str) -> bool:
+    """Entry by entry, both ways."""
+    return len(vc) == len(other) and all(
+        k == own or (k in b and b[k] == v) for a, b in ((vc, other), (other, vc)) for k, v in a.items()
+    )
+
+
+def changed_entries_plain(vc: dict, prev: dict) -> dict:
+    return {k: v for k, v in vc.items() if prev.get(k) != v}
+
+
+def _small_clocks() -> list[dict]:
+    """Every clock over the keys a, b, c (absent, or 0, 1, True or None), keys in two orders."""
+    import itertools
+
+    clocks = []
+    for values in itertools.product((..., 0, 1, True, None), repeat=3):
+        clock = {k: v for k, v in zip("abc", values) if v is not ...}
+        clocks += [clock, dict(reversed(list(clock.items())))]
+    return clocks
+
+
+def _matches_plain(same_but, changed_entries) -> bool:
+    clocks = _small_clocks()
+    for vc in clocks:
+        for other in clocks:
+            if list(changed_entries(vc, other).items()) != list(changed_entries_plain(vc, other).items()):
+                return False
+            if any(same_but(vc, other, own) != same_but_plain(vc, other, own) for own in "ab"):
+                return False
+    return True
+
+
+def test_the_clock_comparisons_give_what_entry_by_entry_ones_give_on_every_small_pair():
+    assert _matches_plain(fastpath.same_but, fastpath.changed_entries)
+
+
+def test_broken_clock_comparisons_are_caught():
+    def one_way(vc, other, own):  # the transport's comparison before: a clock without its own
+        return len(vc) == len(other) and all(other.get(k) == v or k == own for k, v in vc.items())
+
+    def unordered(vc, prev):  # every change found as a set difference: their order is lost
+        return dict(sorted(vc.items() - prev.items(), reverse=True))
+
+    assert not _matches_plain(one_way, fastpath.changed_entries)
+    assert not _matches_plain(fastpath.same_but, unordered)
+
+
+def test_the_clock_comparisons_take_unhashable_entries_entry_by_entry():
+    assert fastpath.same_but({"a": [1], "own": 2}, {"own": 3, "a": [1]}, "own")
+    assert not fastpath.same_but({"a": [1], "own": 2}, {"a": [2], "own": 2}, "own")
+    assert not fastpath.same_but({"a": [1], "own": 2}, {"a": [1], "x": 2}, "own")
+    assert fastpath.changed_entries({"a": [1], "b": 2, "c": 3}, {"a": [1], "b": 1, "c": 1}) == {
+        "b": 2,
+        "c": 3,
+    }
+    assert fastpath.changed_entries({"a": [1], "b": 2}, {"a": [2], "b": 2}) == {"a": [1]}

@@ -215,36 +215,31 @@ def test_a_link_is_sent_again_after_its_wait_and_waits_twice_as_long_without_pro
 
 def test_the_next_due_link_is_never_missed_by_the_lower_bound():
     """``overdue`` looks at the links only from ``earliest`` on: the same links come out at every
-    moment as from a look at every link each time (a random schedule of sends, acks, looks)."""
+    moment as from a look at every link each time (a random schedule of sends, and of
+    acknowledgements after varied delays, which move the first wait, to ten links, some of them
+    first used late)."""
     import random
 
-    rng = random.Random(7)
-    fast, plain = LinkOutbox(), LinkOutbox()
-    plain_overdue = plain.overdue
-    now = 0.0
-    for _ in range(3000):
-        now += rng.choice((0.0, 0.01, 0.1, 0.5, 1.5))
-        dest = rng.choice(("node-2", "node-3", "node-4"))
-        what = rng.random()
-        for out in (fast, plain):
-            if what < 0.5:
-                out.keep(
-                    f"REQUEST.{dest}",
-                    _entry(dest, len(out.kept.get(dest, ())) + out.acked.get(dest, 0) + 1),
-                    now,
-                )
-            elif what < 0.8 and out.kept.get(dest):
-                out.ack(dest, out.kept[dest][0][1][1], now)
-        plain.earliest = -1.0  # the plain twin looks at every link every time
-        got, want = fast.overdue(now), plain_overdue(now)
-        assert [(d, [e[1][1] for e in k]) for d, k in got] == [(d, [e[1][1] for e in k]) for d, k in want]
-        due = fast.next_due()
-        assert due is None or all(
-            due <= out.since[d] + out.retry.get(d, out.wait)
-            for out in (fast,)
-            for d, k in out.kept.items()
-            if k
-        )
+    for seed in range(40):
+        rng = random.Random(seed)
+        fast, plain = LinkOutbox(), LinkOutbox()
+        dests = [f"node-{i}" for i in range(2, 12)]
+        now = 0.0
+        for step in range(600):
+            now += rng.choice((0.0, 0.01, 0.1, 0.5, 1.5, 4.0))
+            dest = rng.choice(dests[: 2 + step // 60])  # a new link now and then
+            what, pick = rng.random(), rng.randrange(4)
+            for out in (fast, plain):
+                if what < 0.5:
+                    seq = out.acked.get(dest, 0) + len(out.kept.get(dest, ())) + 1
+                    out.keep(f"REQUEST.{dest}", _entry(dest, seq), now)
+                elif what < 0.8 and out.kept.get(dest):  # all, or a part: the rest waits on
+                    out.ack(dest, out.kept[dest][pick % len(out.kept[dest])][1][1], now)
+            plain.earliest = -1.0  # the plain twin looks at every link every time
+            got, want = fast.overdue(now), plain.overdue(now)
+            assert [(d, len(k)) for d, k in got] == [(d, len(k)) for d, k in want], (seed, step)
+            due = fast.next_due()
+            assert due is None or all(due <= fast.since[d] + fast.retry[d] for d, k in fast.kept.items() if k)
 
 
 def test_a_long_backlog_is_sent_again_in_frames_under_the_body_limit():

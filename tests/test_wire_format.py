@@ -93,4 +93,7 @@ def test_the_wire_format_imports_no_client():
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and node.module
     }
-    assert imported <= {"__future__", "msgspec", "typing"}, imported  # a codec, no AMQP client
+    # msgspec: a codec; fastpath: the core's speed shortcuts (pydantic and the standard library)
+    assert imported <= {"__future__", "msgspec", "typing", "fastpath"}, imported
+    shortcuts = (ROOT / "shared" / "mutexlab" / "fastpath.py").read_text()
+    assert not any(client in shortcuts for client in ("pika", "aio_pika", "aiormq", "pamqp"))

@@ -72,9 +72,10 @@ class LinkOutbox:
     def keep(self, key: str, entry: Entry, now: float) -> None:
         dest = entry[0]
         kept = self.kept.setdefault(dest, deque())
-        if not kept:
+        if not kept:  # the link's first wait starts: its due time is fixed until it moves
             self.since[dest] = now
-            self.earliest = min(self.earliest, now + self.retry.get(dest, self.wait))
+            self.retry[dest] = self.wait
+            self.earliest = min(self.earliest, now + self.wait)
         kept.append((key, entry))
 
     def ack(self, dest: str, through: int, now: float) -> None:
@@ -103,14 +104,14 @@ class LinkOutbox:
             return []
         late = []
         for dest, kept in self.kept.items():
-            wait = self.retry.get(dest, self.wait)
+            wait = self.retry[dest]
             if kept and now - self.since[dest] >= wait:
                 self.since[dest] = now
                 self.retry[dest] = min(2 * wait, RETRY_MAX)
                 self.resent.add(dest)
                 self.retransmitted += len(kept)
                 late.append((dest, list(kept)))
-        due = [self.since[d] + self.retry.get(d, self.wait) for d, kept in self.kept.items() if kept]
+        due = [self.since[d] + self.retry[d] for d, kept in self.kept.items() if kept]
         self.earliest = min(due, default=math.inf)
         return late
 
@@ -154,7 +155,7 @@ class LinkAcks:
         """When a ``link`` message may be due: until ``ACK_EVERY`` after the last one, that time,
         without a look at the links (a wake for nothing at most then); after it, now if any link
         waits for an acknowledgement."""
-        if self.at + ACK_EVERY > now or any(n > self.sent.get(s, 0) for s, n in handled.items()):
+        if now - self.at < ACK_EVERY or any(n > self.sent.get(s, 0) for s, n in handled.items()):
             return self.at + ACK_EVERY
         return None
 

@@ -32,7 +32,6 @@ process exits with EXIT_FAILED.
 from __future__ import annotations
 
 import heapq
-import json
 import logging
 import os
 import socket
@@ -55,7 +54,7 @@ from .membership import role_of
 from .rabbit import Bus
 from .settings import ParticipantSettings
 from .topology import Topology, queue_consumers
-from .wire import EnvelopeError, compact, frame, pack_batch, parse_frame
+from .wire import EnvelopeError, compact, frame, loads, pack_batch, parse_frame
 
 log = logging.getLogger("mutexlab.participant")
 
@@ -113,7 +112,8 @@ class Participant:
         self._last_status = 0.0
         self._monitor_seen = self._monitor_checked = time.monotonic()
         # Seconds between two looks at the monitor's queue (each costs a channel and a round trip):
-        # a gone monitor is noticed within MONITOR_TIMEOUT plus a tenth of it (or a heartbeat).
+        # a tenth of MONITOR_TIMEOUT, never more often than every heartbeat. A gone monitor is given
+        # up on MONITOR_TIMEOUT after the last look that found it, give or take one such interval.
         self._monitor_check_every = max(settings.heartbeat, settings.monitor_timeout / 10)
 
     # -- topology ---------------------------------------------------------------------------
@@ -213,7 +213,9 @@ class Participant:
                 wake = min(wake, self.timers[0][0])
             wake = min(wake, self._last_status + self.settings.heartbeat)
             if self.links is not None:
-                wake = min(wake, self.links.next_due(self.inbox.last, now) or wake)
+                due = self.links.next_due(self.inbox.last, now)
+                if due is not None:
+                    wake = min(wake, due)
             for delivery in self.bus.poll(max(0.0, wake - now)):
                 self._handle(delivery)
                 if self.stopped:
@@ -308,8 +310,10 @@ class Participant:
     def _handle(self, delivery: Delivery) -> None:
         if delivery.routing_key.startswith("control."):
             try:
-                data = json.loads(delivery.body)
+                data = loads(delivery.body)
             except ValueError:
+                data = {}
+            if not isinstance(data, dict):
                 data = {}
             if data.get("kind") == "stop":
                 log.info("%s: stop (%s)", self.name, data.get("reason", "run over"))

@@ -29,7 +29,7 @@ Environment variables (all validated before a service touches the broker):
 | ``STALL_TIMEOUT`` | monitor | no trace event for this long while unfinished: the run stalled |
 | ``HEARTBEAT`` | participants | seconds between status heartbeats to the monitor |
 | ``LINGER`` | participants | seconds to stay idle after the stop (or a refusal) before exiting (compose: 60) |
-| ``MONITOR_TIMEOUT`` | participants | give up (exit 3) when the run's monitor has not been consuming for this long (looked at every tenth of it, at least every heartbeat) |
+| ``MONITOR_TIMEOUT`` | participants | give up (exit 3) when the run's monitor has not been consuming for this long (looked at every tenth of it, never more often than every ``HEARTBEAT``) |
 | ``TRACE`` | monitor | write the trace (JSON Lines) to this path |
 | ``SUMMARY_JSON`` | monitor | also write the verdict and summary as JSON to this path |
 | ``CLEANUP`` | monitor | delete the run's exchanges and queues at the end (default true) |

@@ -4,8 +4,9 @@ Pure code on bytes and dicts (no client library): what a participant publishes f
 how a receiver checks it. A step's body is its protocol part (``frame``: one envelope, or a step
 frame of several), a newline, and its trace batch (``pack_batch``); ``split_step`` cuts it,
 ``parse_frame`` checks the protocol part addressed to one receiver, ``unpack_batch`` rebuilds a
-batch's clocks. The bytes are what the one-module transport (3a6c154) carried (tests/test_wire_format.py decodes
-messages recorded from it).
+batch's clocks. For integers and ASCII text the bytes are what the one-module transport (3a6c154)
+carried (tests/test_wire_format.py decodes messages recorded from it); the codec writes other
+text as UTF-8 and floats in their shortest form (``1e16``), as any JSON reader takes them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+
+from ..fastpath import changed_entries, same_but
 
 # A message body larger than this is refused (dead-lettered) without being parsed.
 MAX_BODY = 64 * 1024
@@ -47,7 +50,7 @@ def frame(
     last_msg: dict | None = None
     for to, seq, msg_id, vc, msg in sends:
         entry: dict[str, Any] = {"to": to, "seq": seq, "id": msg_id}
-        if last_vc is not None and _same_but(vc, last_vc, sender):
+        if last_vc is not None and same_but(vc, last_vc, sender):
             entry["tick"] = vc.get(sender, 0)
         else:
             entry["vc"] = vc
@@ -56,23 +59,6 @@ def frame(
         last_vc, last_msg = vc, msg
         entries.append(entry)
     return {"run": run_id, "from": sender, "msgs": entries, **extra}
-
-
-def _same_but(vc: dict, other: dict, own: str) -> bool:
-    """``vc`` and ``other`` have the same entries, except perhaps ``own``'s. (Compared as sets of
-    items, in C: a clock's entries are integers; tests/test_wire_codec.py holds it to the
-    entry-by-entry comparison.)"""
-    if len(vc) != len(other):
-        return False
-    try:
-        differing = vc.items() ^ other.items()
-    except TypeError:  # an unhashable entry: not a clock this process made
-        return _same_entries(vc, other, own) and _same_entries(other, vc, own)
-    return all(k == own for k, _ in differing)
-
-
-def _same_entries(vc: dict, other: dict, own: str) -> bool:
-    return all(k == own or (k in other and other[k] == v) for k, v in vc.items())
 
 
 # The wire's JSON codec: msgspec's, in C (a step frame of 49 messages decodes in 11 µs, 31 µs
@@ -112,25 +98,12 @@ def pack_batch(batch: dict) -> dict:
         vc = event.get("vc")
         if not isinstance(prev, dict) or not isinstance(vc, dict):
             return batch
-        delta = _changed(vc, prev)
+        delta = changed_entries(vc, prev)
         if len(vc) - sum(1 for k in delta if k not in prev) != len(prev):
             return batch  # an entry of the event before is missing
         packed.append({**event, "vc": delta})
         prev = vc
     return {**batch, "events": packed, "vc": "delta"}
-
-
-def _changed(vc: dict, prev: dict) -> dict:
-    """The entries of ``vc`` that ``prev`` has not, in ``vc``'s order. One changed entry (a
-    broadcast's sends, one after another) is found as a difference of item sets, in C; more are
-    picked in order."""
-    try:
-        changed = vc.items() - prev.items()
-    except TypeError:  # an unhashable entry: not a clock this process made
-        changed = None
-    if changed is not None and len(changed) <= 1:
-        return dict(changed)
-    return {k: v for k, v in vc.items() if prev.get(k) != v}
 
 
 def unpack_batch(batch: dict) -> str | None:
