@@ -87,6 +87,23 @@ CLI_CASES = [
 ]
 
 
+def test_run_takes_its_delivery_from_the_environment_as_the_services_do(monkeypatch, capsys, no_broker):
+    from mutexlab.cli import build_parser
+    from mutexlab.commands.run import plan_from_args
+
+    def plan(*argv: str):
+        return plan_from_args(build_parser().parse_args(["run", "mutex", "--amqp-url", NOWHERE, *argv]))
+
+    monkeypatch.delenv("DELIVERY", raising=False)
+    assert plan().delivery == "persistent"
+    monkeypatch.setenv("DELIVERY", "transient")
+    assert plan().delivery == "transient"
+    assert plan("--delivery", "persistent").delivery == "persistent", "the flag wins"
+    monkeypatch.setenv("DELIVERY", "lazy")
+    assert main(["run", "mutex", "--amqp-url", NOWHERE]) == 2
+    assert "DELIVERY='lazy' in the environment: persistent or transient" in capsys.readouterr().err
+
+
 @pytest.fixture
 def no_broker(monkeypatch):
     def tripwire(*_args, **_kwargs):

@@ -11,6 +11,7 @@ building the setup) before the broker is touched.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from ..setups import ConfigError
@@ -20,6 +21,8 @@ from .common import add_json_argument, fail, non_negative, seconds
 from .flags import resolved
 from .registry import Command, family_scenarios
 from .reporting import add_report_argument, write_report_if_asked
+
+DELIVERIES = ("persistent", "transient")
 
 
 def _key_value(text: str) -> tuple[str, float]:
@@ -85,9 +88,10 @@ def _common(p) -> None:
     p.add_argument("--keep", action="store_true", help="leave the run's exchanges and queues on the broker")
     p.add_argument(
         "--delivery",
-        choices=("persistent", "transient"),
-        default="persistent",
-        help="persistent (default): durable queues, persistent confirmed messages, survives a broker "
+        choices=DELIVERIES,
+        default=None,
+        help="persistent (default: $DELIVERY, else persistent): durable queues, persistent confirmed "
+        "messages, survives a broker "
         "restart; transient: nothing on disk, end-to-end retransmission, survives lost and duplicated "
         "messages and reconnects but not a broker restart (docs/wire.md#delivery-modes)",
     )
@@ -117,6 +121,9 @@ def arguments(flags: Flags):
 
 def plan_from_args(args) -> Plan:
     """The supervisor's plan for the parsed arguments; ConfigError on a bad setting."""
+    delivery = args.delivery or os.environ.get("DELIVERY") or "persistent"  # as the services read it
+    if delivery not in DELIVERIES:
+        raise ConfigError(f"DELIVERY={delivery!r} in the environment: persistent or transient")
     scenario = args.scenario_config(args)
     resolved(args, scenario, "run")
     dwell_times = {
@@ -138,7 +145,7 @@ def plan_from_args(args) -> Plan:
         logs=args.logs,
         keep=args.keep,
         outputs={"report": args.report},
-        delivery=args.delivery,
+        delivery=delivery,
     )
 
 
