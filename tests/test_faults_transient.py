@@ -213,6 +213,19 @@ def test_a_link_is_sent_again_after_its_wait_and_waits_twice_as_long_without_pro
     assert out.overdue(100.0) == [] and out.next_due() is None
 
 
+def test_an_acknowledgement_of_more_than_was_sent_is_ignored():
+    out = LinkOutbox()
+    for seq in (1, 2):
+        out.keep("REQUEST.node-2", _entry("node-2", seq), now=0.0)
+    out.ack("node-2", 5, now=0.1)  # a peer's bug or a forgery: messages 1 and 2 were never handled
+    assert [e[1] for _k, e in out.kept["node-2"]] == [1, 2] and out.refused == 1
+    out.ack("node-3", 1, now=0.1)  # nothing was sent to node-3
+    assert out.refused == 2
+    assert [d for d, _ in out.overdue(RETRY)] == ["node-2"], "still sent again"
+    out.ack("node-2", 2, now=RETRY + 0.1)
+    assert not out.kept["node-2"] and out.refused == 2
+
+
 def test_the_next_due_link_is_never_missed_by_the_lower_bound():
     """``overdue`` looks at the links only from ``earliest`` on: the same links come out at every
     moment as from a look at every link each time (a random schedule of sends, and of

@@ -59,6 +59,8 @@ class LinkOutbox:
     def __init__(self) -> None:
         self.kept: dict[str, deque[tuple[str, Entry]]] = {}
         self.acked: dict[str, int] = {}
+        self.highest: dict[str, int] = {}  # the last sequence number sent on each link
+        self.refused = 0  # acknowledgements of more than was sent: ignored (counted, logged)
         self.since: dict[str, float] = {}
         self.retry: dict[str, float] = {}
         self.resent: set[str] = set()
@@ -77,9 +79,21 @@ class LinkOutbox:
             self.retry[dest] = self.wait
             self.earliest = min(self.earliest, now + self.wait)
         kept.append((key, entry))
+        self.highest[dest] = max(self.highest.get(dest, 0), entry[1])
 
     def ack(self, dest: str, through: int, now: float) -> None:
-        """``dest`` has handled every message of the link up to ``through``: forget them."""
+        """``dest`` has handled every message of the link up to ``through``: forget them. An
+        acknowledgement beyond the last message sent is a peer's fault: it would drop messages
+        never handled, so it is ignored (and logged)."""
+        if through > self.highest.get(dest, 0):
+            self.refused += 1
+            log.warning(
+                "ignored %s's acknowledgement of %d messages: %d were sent",
+                dest,
+                through,
+                self.highest.get(dest, 0),
+            )
+            return
         if through <= self.acked.get(dest, 0):
             return
         self.acked[dest] = through
