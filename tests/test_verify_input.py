@@ -162,7 +162,9 @@ ENTER = '{"event":"enter","pid":"node-1","t":1,"lamport":1,"vc":{"node-1":1},"re
             ":2: vector clock 'vc' lacks node-1's own entry",
         ),
         (
-            (HEADER + '{"event":"enter","pid":"node\\r1","t":1,"vc":{"node-2":1},"resource":"cs"}\n').encode(),
+            (
+                HEADER + '{"event":"enter","pid":"node\\r1","t":1,"vc":{"node-2":1},"resource":"cs"}\n'
+            ).encode(),
             ":2: vector clock 'vc' lacks 'node\\r1''s own entry",  # a control character stays on one line
         ),
         (
