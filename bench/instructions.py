@@ -128,7 +128,9 @@ def render(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.instructions", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--base", type=Path, help="the tree to compare against (a checkout's root)")
     parser.add_argument("--new", type=Path, default=ROOT, help="the tree measured (default: this one)")
     parser.add_argument("--case", action="append", choices=CASES, help="a case (repeatable; default all)")

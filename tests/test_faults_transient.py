@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import shutil
 import threading
 import time
 from collections import Counter
@@ -27,7 +25,7 @@ from pathlib import Path
 import pika
 import pytest
 from conftest import RunTap
-from test_rabbit_runs import _close_connections
+from test_rabbit_runs import _close_connections, needs_rabbitmqctl
 
 from mutexlab.cli import main as cli
 from mutexlab.transport.links import (
@@ -148,10 +146,7 @@ def test_the_same_theft_stalls_a_persistent_run_which_does_not_retransmit(amqp_u
 
 
 @pytest.mark.broker
-@pytest.mark.skipif(
-    shutil.which("rabbitmqctl") is None and not os.environ.get("CI"),
-    reason="needs rabbitmqctl to close connections (under CI its absence fails the test)",
-)
+@needs_rabbitmqctl
 def test_transient_run_survives_every_connection_closed_mid_run(amqp_url, tmp_path):
     """Every process of a transient run loses its connection mid-run: all reconnect (the run's
     queues, not durable, stay while the broker runs), the run completes, each message once."""

@@ -263,9 +263,8 @@ def check_event(event: Any, first: bool = False) -> str | None:
     if any(not _type_ok(v, int) or v < 0 for v in vc.values()):
         return "vector clock 'vc' must map process names to whole numbers ≥ 0"
     if not _type_ok(vc.get(pid), int) or vc[pid] < 1:
-        shown = (
-            pid if isinstance(pid, str) and pid.isprintable() else repr(pid)
-        )  # one line, whatever the name
+        # quoted when it holds a control character: the error stays on one line
+        shown = pid if isinstance(pid, str) and pid.isprintable() else repr(pid)
         return f"vector clock 'vc' lacks {shown}'s own entry"
     for name in _NEEDED.get(kind, ()):
         if name not in event:

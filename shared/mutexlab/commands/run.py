@@ -16,13 +16,12 @@ from pathlib import Path
 
 from ..setups import ConfigError
 from ..spec import Flags
+from ..transport.settings import DELIVERIES
 from ..transport.supervisor import DEFAULT_URL, Plan, broker_problem, execute, make_plan
 from .common import add_json_argument, fail, non_negative, seconds
 from .flags import resolved
 from .registry import Command, family_scenarios
 from .reporting import add_report_argument, write_report_if_asked
-
-DELIVERIES = ("persistent", "transient")
 
 
 def _key_value(text: str) -> tuple[str, float]:

@@ -34,6 +34,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
+from .topology import addressed
 from .wire import compact, frame
 
 log = logging.getLogger("mutexlab.transport")
@@ -59,7 +60,6 @@ class LinkOutbox:
     def __init__(self) -> None:
         self.kept: dict[str, deque[tuple[str, Entry]]] = {}
         self.acked: dict[str, int] = {}
-        self.highest: dict[str, int] = {}  # the last sequence number sent on each link
         self.refused = 0  # acknowledgements of more than was sent: ignored (counted, logged)
         self.since: dict[str, float] = {}
         self.retry: dict[str, float] = {}
@@ -79,20 +79,20 @@ class LinkOutbox:
             self.retry[dest] = self.wait
             self.earliest = min(self.earliest, now + self.wait)
         kept.append((key, entry))
-        self.highest[dest] = max(self.highest.get(dest, 0), entry[1])
+
+    def sent_through(self, dest: str) -> int:
+        """The last sequence number sent to ``dest``: the last kept, or the last acknowledged."""
+        kept = self.kept.get(dest)
+        return kept[-1][1][1] if kept else self.acked.get(dest, 0)
 
     def ack(self, dest: str, through: int, now: float) -> None:
         """``dest`` has handled every message of the link up to ``through``: forget them. An
         acknowledgement beyond the last message sent is a peer's fault: it would drop messages
         never handled, so it is ignored (and logged)."""
-        if through > self.highest.get(dest, 0):
+        sent = self.sent_through(dest)
+        if through > sent:
             self.refused += 1
-            log.warning(
-                "ignored %s's acknowledgement of %d messages: %d were sent",
-                dest,
-                through,
-                self.highest.get(dest, 0),
-            )
+            log.warning("ignored %s's acknowledgement of %d messages: %d were sent", dest, through, sent)
             return
         if through <= self.acked.get(dest, 0):
             return
@@ -207,7 +207,7 @@ class Retransmission:
     def keep(self, key: str, entry: Entry, now: float) -> None:
         self.outbox.keep(key, entry, now)
 
-    def carried(self, dests: Iterable[str], handled: dict[str, int], now: float) -> dict[str, int] | None:
+    def carried(self, dests: Iterable[str], handled: dict[str, int]) -> dict[str, int] | None:
         """The acknowledgements a step frame to ``dests`` carries (``wire.frame``'s ``acks``)."""
         return self.acks.carried(dests, handled) or None
 
@@ -231,9 +231,8 @@ class Retransmission:
         and the links overdue again, through ``bus`` (``rabbit.Bus.send``)."""
         acks = self.acks.due(handled, now)
         if acks:
-            keys = [f"control.{sender}" for sender in acks]
-            cc = {"CC": keys[1:]} if len(keys) > 1 else None
-            bus.send(keys[0], link_message(self.run_id, self.me, acks), headers=cc)
+            key, headers = addressed([f"control.{sender}" for sender in acks])
+            bus.send(key, link_message(self.run_id, self.me, acks), headers=headers)
         for dest, kept in self.outbox.overdue(now):
             log.info("%s: sending %d unacknowledged message(s) to %s again", self.me, len(kept), dest)
             for i in range(0, len(kept), RESEND_BATCH):

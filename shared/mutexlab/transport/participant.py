@@ -53,7 +53,7 @@ from .links import Retransmission
 from .membership import role_of
 from .rabbit import Bus
 from .settings import ParticipantSettings
-from .topology import Topology, queue_consumers
+from .topology import Topology, addressed, queue_consumers
 from .wire import EnvelopeError, compact, frame, loads, pack_batch, parse_frame
 
 log = logging.getLogger("mutexlab.participant")
@@ -312,8 +312,8 @@ class Participant:
             try:
                 data = loads(delivery.body)
             except ValueError:
-                data = {}
-            if not isinstance(data, dict):
+                data = None
+            if not isinstance(data, dict):  # not JSON, or not an object: no kind this process knows
                 data = {}
             if data.get("kind") == "stop":
                 log.info("%s: stop (%s)", self.name, data.get("reason", "run over"))
@@ -430,14 +430,15 @@ class Participant:
             keys, self.outkeys = list(self.outkeys), {}
             acks = None  # transient delivery: the acknowledgements this step carries to its addressees
             if self.links is not None:
-                acks = self.links.carried({e[0]: None for e in outbox}, self.inbox.last, time.monotonic())
+                acks = self.links.carried({e[0]: None for e in outbox}, self.inbox.last)
             protocol = compact(frame(self.settings.run_id, self.name, outbox, acks))
             if trace is not None and len(trace) * len(keys) <= INLINE_TRACE:
                 self.bus.send(f"audit.{self.name}", protocol + b"\n" + trace, headers={"CC": keys})
             else:
                 if trace is not None:
                     self.bus.send(f"audit.{self.name}", trace)
-                self.bus.send(keys[0], protocol, headers={"CC": keys[1:]} if len(keys) > 1 else None)
+                key, headers = addressed(keys)
+                self.bus.send(key, protocol, headers=headers)
         elif trace is not None:
             self.bus.send(f"audit.{self.name}", trace)
         handled, self.handled = self.handled, []

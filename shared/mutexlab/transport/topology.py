@@ -185,6 +185,12 @@ def delete_queues(conn: Connection, queues: list[str], timeout: float = DELETE_T
     return left
 
 
+def addressed(keys: list[str]) -> tuple[str, dict[str, list[str]] | None]:
+    """The routing key and headers of one publish that reaches every key of ``keys``: the first as
+    its routing key, the others by the ``CC`` header (RabbitMQ's sender-selected distribution)."""
+    return keys[0], ({"CC": keys[1:]} if len(keys) > 1 else None)
+
+
 def _together(channel, calls: list[_Call]) -> None:
     """Make ``calls`` on ``channel`` in order with one wait instead of one per call: all but the
     last go out without replies (``channel.nowait``: AMQP's nowait), the last waits for its reply —
