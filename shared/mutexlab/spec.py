@@ -1,5 +1,10 @@
 """What an algorithm is, declared once: each protocol module ends with ``SPEC = AlgorithmSpec(...)``.
 
+An algorithm is a *solution* of a *problem* (problem.py): it names the problem it solves
+(``problem="kmutex"``, or the ``Problem``; without one, its ``family``: ``classic`` is ``mutex``),
+which says the resources, the workload's options and flags, and the rules every solution keeps;
+the spec holds only the coordination (codec, ``make_setup``, literature, reductions).
+
 ``protocols/registry.py`` collects the specs (and loads a user's module or file: ``resolve``);
 everything that looks an algorithm up (simulate, run, services, membership, monitor, verify,
 report, compare, bench) reads it from there. How the commands present a family (its flags, its
@@ -13,12 +18,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .findings import Invariants
 from .messages import Codec
 from .reduction import Reductions
 from .setups import Setup
+
+if TYPE_CHECKING:
+    from .problem import Problem
 
 # A family of algorithms: the algorithms its ``Flags`` present (the registered ones' families, and
 # any a module or file declares with flags of its own).
@@ -155,9 +163,11 @@ class WorldInvariant:
 
 @dataclass(frozen=True)
 class AlgorithmSpec:
-    """One algorithm. Invariants: ``make_setup`` builds processes named ``<role>-<pid>`` for the
-    scalable role (pids 1..P) plus one process per fixed role; its Setup's codec is ``codec``;
-    it refuses any option not in ``options``."""
+    """One algorithm: a solution of ``problem`` (None: of the problem its ``family`` names, an alias
+    kept while the families move onto problems). ``audit``, ``flags`` and ``world_invariant`` are
+    the problem's where it declares them (``registry.problem_of``). Invariants: ``make_setup``
+    builds processes named ``<role>-<pid>`` for the scalable role (pids 1..P) plus one process per
+    fixed role; its Setup's codec is ``codec``; it refuses any option not in ``options``."""
 
     name: str
     family: Family
@@ -177,7 +187,10 @@ class AlgorithmSpec:
     # Network messages a run of P processes with these options sends, about (memory.py's model).
     estimate_messages: Callable[[int, dict[str, Any]], float] | None = None
     # the state invariant ``check`` tests in every world (check/properties.py), None: none
+    # (a family without a problem of its own; a problem's solution: its problem's ``invariant``)
     world_invariant: WorldInvariant | None = None
+    # the problem it solves (problem.py): a built-in problem's name or a Problem; None: ``family``'s
+    problem: Problem | str | None = None
 
     def declared_reductions(self) -> Reductions | None:
         found = self.reductions

@@ -31,6 +31,7 @@ from . import generic
 from .capacity import check_capacities
 from .integrity import KINDS as INTEGRITY_KINDS
 from .integrity import Integrity
+from .rules import problem_checks
 
 EXIT_SAFE, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 EXIT_CODES = {"SAFE": EXIT_SAFE, "VIOLATION": EXIT_VIOLATION, "INCOMPLETE": EXIT_INCOMPLETE}
@@ -39,10 +40,11 @@ UNDECIDED_NOTE = "the audit could not decide these"
 
 
 def family_checks(algorithm: str | None) -> Invariants | None:
-    """The invariants of ``algorithm``'s family (its spec's ``audit`` hook), or None: a registered
-    algorithm, or one a module or file loaded in this process declares."""
+    """The invariants of the problem ``algorithm`` solves (its audit and its holding rules:
+    rules.py), or None: a registered algorithm, or one a module or file loaded in this process
+    declares."""
     found = registry.lookup(algorithm)
-    return found.audit() if found is not None and found.audit is not None else None
+    return problem_checks(registry.problem_of(found)) if found is not None else None
 
 
 def checks_of(algorithm: str | None) -> Invariants:

@@ -1,9 +1,10 @@
 """What ``mutexlab check`` checks in every reachable world, besides capacity and deadlock.
 
-* **State invariants of a scenario**: a function of the world (process states, holdings) that
-  returns a message when the invariant is broken: the one the algorithm's spec declares
-  (``AlgorithmSpec.world_invariant``, e.g. protocols/bees/world.py). Capacities are checked for
-  every algorithm by the model itself.
+* **State invariants of a problem**: a function of the world (process states, holdings) that
+  returns a message when the invariant is broken: the problem's holding rules
+  (``Problem.rules``, the same definition the audit applies to a trace: audit/rules.py) and its
+  ``invariant`` (a family without a problem: its spec's ``world_invariant``, e.g.
+  protocols/bees/world.py). Capacities are checked for every algorithm by the model itself.
 * **Liveness** (``fair_starvation``): every request is eventually served under weak fairness.
   A run that starves a process is infinite, so in a finite state graph it ends in a cycle; the
   cycle is a counterexample when some process waits (``waiting_for()`` is not empty) in every
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..audit.stall import strongly_connected
+from ..problem import HoldingRule
 from ..protocols import registry
 from ..spec import WorldInvariant
 from .model import Model
@@ -29,9 +31,46 @@ Invariant = Callable[[Model, tuple], "tuple[str, list[str]] | None"]
 
 
 def world_invariant(algorithm: str) -> WorldInvariant | None:
-    """The algorithm's declared state invariant (its spec's ``world_invariant``), if any."""
-    spec = registry.SPECS.get(algorithm)
-    return spec.world_invariant if spec is not None else None
+    """The state invariant of the problem ``algorithm`` solves (a registered algorithm, or one a
+    module or file loaded in this process declares): its holding rules and its ``invariant``."""
+    spec = registry.lookup(algorithm)
+    if spec is None:
+        return None
+    problem = registry.problem_of(spec)
+    declared = problem.invariant
+    if not problem.rules:
+        return declared
+    rules = holding_invariant(problem.rules)
+    if declared is None:
+        return rules
+    reads = declared.reads
+
+    def both(model: Model, world: tuple) -> tuple[str, list[str]] | None:
+        return rules.holds(model, world) or declared.holds(model, world)
+
+    return WorldInvariant(both, f"{rules.what}; {declared.what}", reads)
+
+
+def holding_invariant(rules: tuple[HoldingRule, ...]) -> WorldInvariant:
+    """The holding rules as a state invariant: each process's holdings in the world, against each
+    rule (what it reads of a process: only its holdings)."""
+
+    def holds(model: Model, world: tuple) -> tuple[str, list[str]] | None:
+        held: dict[int, dict[str, int]] = {}
+        for rid, i, units in model.holdings(world):
+            mine = held.setdefault(i, {})
+            resource = model.resources[rid]
+            mine[resource] = mine.get(resource, 0) + units
+        params = model.setup.params
+        for i in range(model.n):
+            pid = model.pids[i]
+            for rule in rules:
+                wrong = rule.broken(pid, held.get(i, {}), params)
+                if wrong is not None:
+                    return f"{rule.name}: {wrong}", [model.names[pid]]
+        return None
+
+    return WorldInvariant(holds, "; ".join(r.what for r in rules))
 
 
 def invariant_for(algorithm: str) -> tuple[Invariant | None, str | None]:

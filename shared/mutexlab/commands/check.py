@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..check import SEARCHES
 from ..protocols import registry
 from ..setups import ConfigError
-from ..spec import CheckText
+from ..spec import CheckText, Flags
 from ..words import count
 from . import checkfigures, checkswarm
 from .common import (
@@ -106,11 +106,19 @@ def _common(p) -> None:
     add_json_argument(g, "outcome")
 
 
-def _mutex_arguments(p) -> None:
-    add_endless_argument(
-        p, "starvation shows as a cycle. Refused up front when the clocks would make the worlds infinite"
-    )
-    _common(p)
+def _problem_arguments(flags: Flags) -> Callable[..., None]:
+    """A problem's flags besides its configuration: ``--endless`` where its workload has one."""
+    problem = registry.presented(flags)
+
+    def add(p) -> None:
+        if problem is not None and problem.endless is not None:
+            add_endless_argument(
+                p,
+                "starvation shows as a cycle. Refused up front when the clocks would make the worlds infinite",
+            )
+        _common(p)
+
+    return add
 
 
 def _variant_arguments(text: CheckText) -> Callable[..., None]:
@@ -143,10 +151,12 @@ def config_of(args) -> CheckConfig:
     )
     scenario = args.scenario_config(args)
     options = dict(scenario.options)
-    if args.family == "mutex":
-        if args.endless:
-            options = endless_options(options)  # no budget: the checker asks for every request
-        return CheckConfig(scenario.algorithm, scenario.processes, options, 0, endless=args.endless, **limits)
+    if args.flags.check is None:  # a problem whose workload is requests, without a seed
+        endless = getattr(args, "endless", False)
+        if endless:
+            # no budget: the checker asks for every request
+            options = endless_options(options, registry.endless_key(scenario.algorithm))
+        return CheckConfig(scenario.algorithm, scenario.processes, options, 0, endless=endless, **limits)
     if getattr(args, "zero_clocks", False):
         options["initial_clocks"] = {str(pid): 0 for pid in range(1, scenario.processes + 1)}
     return CheckConfig(args.algorithm, scenario.processes, options, args.seed, **limits)
@@ -407,20 +417,16 @@ COMMAND = Command(
     nothing found, 1 a finding, 2 bad arguments, 3 a limit stopped the search (incomplete), 4 --cross-check
     found the searches with and without reductions disagreeing (an error of the tool), 5 --swarm found
     nothing in its budget (never a pass).""",
-    scenarios=(
-        *(
-            scenario(f, f.check.help, run, _variant_arguments(f.check), f.check.description)
-            for f in registry.families()
-            if f.check is not None
-        ),
-        scenario(
-            "mutex",
-            "a classic algorithm: N nodes, M requests each",
+    scenarios=tuple(
+        scenario(f, f.check.help, run, _variant_arguments(f.check), f.check.description)
+        if f.check is not None
+        else scenario(
+            f,
+            f"{f.title}: {f.sizes}",
             run,
-            _mutex_arguments,
-            "Model-check a classic algorithm. Same configuration flags as `simulate mutex` (timing flags aside).",
-            modules=True,
-            requests=1,
-        ),
+            _problem_arguments(f),
+            f"Model-check {f.title}. Same configuration flags as `simulate {f.command}` (timing flags aside).",
+        )
+        for f in registry.families()
     ),
 )

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from ..protocols import registry
 from ..setups import ConfigError
-from ..sim.world import ENDLESS_FLAG
 from ..spec import Flags
 from .common import add_endless_argument, fail, port_number
 from .flags import resolved
@@ -44,7 +43,8 @@ def _common(p) -> None:
 
 def _arguments(flags: Flags) -> Callable[[argparse.ArgumentParser], None]:
     """The explorer's flags, and ``--endless`` for a family with a workload of requests."""
-    if not any(flag.key == ENDLESS_FLAG for flag in flags.flags):
+    problem = registry.presented(flags)
+    if problem is None or problem.endless is None:
         return _common
 
     def add(p: argparse.ArgumentParser) -> None:

@@ -91,7 +91,8 @@ def own_options(flags: Flags) -> str:
     specs = [registry.SPECS[name] for name in registry.members(flags)]
     shared = set.intersection(*(set(s.options) for s in specs)) if specs else set()
     own = {s.name: [k for k in s.options if k not in shared] for s in specs}
-    return "own keys: " + "; ".join(f"{name} {', '.join(keys)}" for name, keys in own.items() if keys)
+    listed = "; ".join(f"{name} {', '.join(keys)}" for name, keys in own.items() if keys)
+    return f"own keys: {listed}" if listed else "a solution's own keys"
 
 
 def option_pair(text: str) -> tuple[str, object]:
@@ -127,9 +128,8 @@ def add_family_arguments(
             required=not has,
             default=value,
             metavar="NAME",
-            help="one of: "
-            + ", ".join(names)
-            + "; or a dotted module or a .py file declaring SPEC"
+            help=("one of: " + ", ".join(names) + "; or a" if names else "a")
+            + " dotted module or a .py file declaring SPEC"
             + (f" (default {value})" if has else ""),
         )
     for flag in flags.flags:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol import Enter, Exit, ProtocolError
-from ..protocols.registry import build_setup
+from ..protocols.registry import build_setup, endless_key
 from ..setups import ConfigError, Setup, capacity_of
 from ..sim.scripted import MAX_PROCESSES, ScenarioError, ScriptedRun, Step, load_scenario
 from ..sim.world import enabled, endless_options, overfull
@@ -60,7 +60,13 @@ class Config:
     @property
     def workload(self) -> dict:
         """The options the setup is built with (an endless workload has no budget)."""
-        return endless_options(self.options) if self.endless else dict(self.options)
+        if not self.endless:
+            return dict(self.options)
+        try:
+            key = endless_key(self.algorithm)
+        except ConfigError as exc:
+            raise ScenarioError(f"invalid configuration: {exc}") from None
+        return endless_options(self.options, key)
 
     def setup(self) -> Setup:
         if self.processes > MAX_PROCESSES:  # refused before anything is built

@@ -19,15 +19,17 @@ from collections.abc import Callable, Iterator
 from enum import StrEnum
 from typing import Any, TypeGuard, TypeVar
 
+from .. import problems
 from ..clock import LamportClock
 from ..findings import Invariants
 from ..machine import Cell, Table, on
 from ..messages import Codec
+from ..problems.mutex import OPTIONS as WORKLOAD_OPTIONS
+from ..problems.mutex_flags import workload_estimate
 from ..protocol import Effect, Enter, Exit, Note, Protocol, ProtocolError, Schedule
 from ..reduction import Reductions
 from ..setups import ConfigError, Setup, positive_int
 from ..spec import AlgorithmSpec, Figure
-from .classic_flags import FLAGS, workload_estimate
 
 
 class State(StrEnum):
@@ -227,11 +229,7 @@ def workload_options(processes: int, options: dict[str, Any]) -> tuple[int, dict
     return requests, clocks
 
 
-# The --option keys every classic algorithm takes (each spec adds its own).
-WORKLOAD_OPTIONS = {
-    "requests": "critical sections per node",
-    "initial_clocks": "Lamport clock per pid (default 0)",
-}
+# The --option keys every classic algorithm takes (each spec adds its own): the mutex problem's.
 KNOWN_WORKLOAD_OPTIONS = set(WORKLOAD_OPTIONS)
 
 
@@ -248,18 +246,19 @@ def classic_setup(
     clocks: dict[int, int],
     node: Callable[[int, int], ClassicNode],
     codec: Codec,
+    capacity: int = 1,
     **params: Any,
 ) -> Setup:
     """A classic algorithm's ``Setup``: nodes 1..``processes``, each ``node(pid, initial clock)``
-    and named ``node-<pid>``, one critical section ``cs`` of capacity 1; its params are ``nodes``,
-    ``requests``, then the algorithm's own ``params`` in their order."""
+    and named ``node-<pid>``, one critical section ``cs`` of ``capacity`` (the kmutex problem's
+    K); its params are ``nodes``, ``requests``, then the algorithm's own ``params`` in their order."""
     nodes: dict[int, Protocol] = {pid: node(pid, clocks.get(pid, 0)) for pid in range(1, processes + 1)}
     return Setup(
         algorithm,
         nodes,
         {pid: node_name(pid) for pid in nodes},
         codec,
-        {CS: 1},
+        {CS: capacity},
         {"nodes": processes, "requests": requests, **params},
     )
 
@@ -268,28 +267,34 @@ def workload_setup(
     algorithm: str,
     processes: int,
     options: dict[str, Any],
-    node: Callable[[int, int, int, int], ClassicNode],
+    node: Callable[..., ClassicNode],
     codec: Codec,
+    problem: str = "mutex",
 ) -> Setup:
-    """The ``Setup`` of an algorithm that takes only the workload's options and whose node is
-    ``node(pid, processes, requests, initial clock)`` (Lamport, Ricart–Agrawala)."""
-    refuse_unknown(options, set(WORKLOAD_OPTIONS), algorithm)
+    """The ``Setup`` of an algorithm that takes only its problem's options and whose node is
+    ``node(pid, processes, requests, initial clock)`` (Lamport, Ricart–Agrawala), given the
+    problem's own options beyond the workload's as keywords (kmutex: ``k=K``); ``cs`` has the
+    capacity the problem states."""
+    solved = problems.named(problem)
+    refuse_unknown(options, set(solved.options), algorithm)
     requests, clocks = workload_options(processes, options)
+    capacity = (solved.capacities(processes, options) or {}).get(CS, 1)
+    own = {k: options.get(k, solved.defaults.get(k)) for k in solved.options if k not in WORKLOAD_OPTIONS}
     return classic_setup(
         algorithm,
         processes,
         requests,
         clocks,
-        lambda pid, clock: node(pid, processes, requests, clock),
+        lambda pid, clock: node(pid, processes, requests, clock, **own),
         codec,
+        capacity,
+        **own,
     )
 
 
 def classic_invariants() -> Invariants:
-    """The classic family's own trace checks (classic_audit.py, which imports this module)."""
-    from .classic_audit import INVARIANTS
-
-    return INVARIANTS
+    """The mutex problem's trace checks (problems/mutex_audit.py)."""
+    return problems.named("mutex").audit()  # type: ignore[misc]  # mutex declares its audit
 
 
 def classic_spec(
@@ -300,25 +305,29 @@ def classic_spec(
     literature: dict[str, Figure],
     per_entry: Callable[[int], float] | None = None,
     reductions: Reductions | Callable[[], Reductions] | None = None,
+    problem: str = "mutex",
     **options: str,
 ) -> AlgorithmSpec:
-    """A classic algorithm's ``SPEC``: family ``classic``, audited by ``classic_invariants``,
-    taking the workload's options and its own ``options`` (key → one-line help), presented by
-    ``classic_flags.FLAGS``. Its memory estimate: entries × the literature's messages per entry,
-    else ``per_entry(N)`` (default 3(N−1)). ``reductions``: what ``check`` may reduce, for the
-    exact classes it names (a function returning it may import it when ``check`` asks)."""
+    """A classic algorithm's ``SPEC``: a solution of ``problem`` (``mutex``, family ``classic``;
+    or ``kmutex``), audited and presented as its problem says, taking the problem's options and
+    its own ``options`` (key → one-line help). Its memory estimate: entries × the literature's
+    messages per entry, else ``per_entry(N)`` (default 3(N−1)). ``reductions``: what ``check``
+    may reduce, for the exact classes it names (a function returning it may import it when
+    ``check`` asks)."""
+    solved = problems.named(problem)
     return AlgorithmSpec(
         name,
-        "classic",
+        "classic" if solved.name == "mutex" else solved.name,
         summary,
         make_setup,
         codec,
-        classic_invariants,
-        options={**WORKLOAD_OPTIONS, **options},
+        solved.audit,
+        options={**solved.options, **options},
         literature=literature,
-        flags=FLAGS,
+        flags=solved.flags,
         estimate_messages=workload_estimate(literature, per_entry),
         reductions=reductions,
+        problem=solved.name,
     )
 
 

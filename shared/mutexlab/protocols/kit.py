@@ -130,18 +130,20 @@ def classic_algorithm(
     *messages: type[Message],
     literature: dict[str, FigureLike] | None = None,
     reductions: Reductions | Callable[[], Reductions] | None = None,
+    problem: str = "mutex",
 ) -> AlgorithmSpec:
-    """The ``SPEC`` of a classic algorithm whose nodes are ``node(pid, n, requests, clock)``,
-    talking in ``messages``, taking the workload's options only (``requests``,
-    ``initial_clocks``); ``literature``: ``{"messages": ("2(N−1)", lambda n: 2 * (n - 1))}``
-    (messages per entry; ``"sync"``: synchronization delay in T), a value or (low, high);
-    ``reductions``: what ``check`` may reduce, declared for exact classes (docs/check.md)."""
+    """The ``SPEC`` of a solution of ``problem`` (``mutex``, or ``kmutex``: ``cs`` of capacity
+    K) whose nodes are ``node(pid, n, requests, clock)`` (kmutex: also ``k=K``), talking in
+    ``messages``, taking the problem's options only (``requests``, ``initial_clocks``, kmutex's
+    ``k``); ``literature``: ``{"messages": ("2(N−1)", lambda n: 2 * (n - 1))}`` (messages per
+    entry; ``"sync"``: synchronization delay in T), a value or (low, high); ``reductions``: what
+    ``check`` may reduce, declared for exact classes, each with its reason (docs/check.md)."""
     codec = Codec(*messages)
 
     def make_setup(processes: int, options: dict[str, Any], seed: int = 0) -> Setup:
-        return workload_setup(name, processes, options, node, codec)
+        return workload_setup(name, processes, options, node, codec, problem)
 
     make_setup.__module__ = node.__module__  # the algorithm's module (its tables are read there)
 
     figures = {key: as_figure(value) for key, value in (literature or {}).items()}
-    return classic_spec(name, summary, make_setup, codec, figures, reductions=reductions)
+    return classic_spec(name, summary, make_setup, codec, figures, reductions=reductions, problem=problem)

@@ -20,6 +20,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .. import problems
+from ..problem import Problem
 from ..reduction import Reductions
 from ..setups import ConfigError, Setup
 from ..spec import AlgorithmSpec, Flags
@@ -71,29 +73,67 @@ def _check_processes(processes: int) -> None:
         raise ConfigError(f"the number of processes must be a whole number ≥ 1, got {processes!r}")
 
 
-# -- how the commands present the families -----------------------------------------------------
+# -- the problem a solution solves, and how the commands present it ------------------------------
+def problem_of(found: AlgorithmSpec) -> Problem:
+    """The problem ``found`` solves: the one it names (a Problem, or a built-in problem's name),
+    else the built-in problem its ``family`` names (``classic`` is ``mutex``), else, for a family
+    that declares no problem yet, the one its spec describes (its flags, audit and invariant).
+    The same path for a built-in solution as for a user's file. Raises ConfigError."""
+    named = found.problem
+    if isinstance(named, Problem):
+        return named
+    if named is not None:
+        return problems.named(named)
+    builtin = problems.find(found.family)
+    if builtin is not None:
+        return builtin
+    return _family_problem(found)
+
+
+def _family_problem(found: AlgorithmSpec) -> Problem:
+    flags = found.flags or next(
+        (s.flags for s in SPECS.values() if s.family == found.family and s.flags is not None), None
+    )
+    if flags is None:
+        raise ConfigError(
+            f"algorithm {found.name!r} solves no problem the commands present (family {found.family!r}): "
+            f"name one of {', '.join(problems.PROBLEMS)} with problem=..."
+        )
+    return Problem(
+        found.family, found.summary, flags, found.options, None, found.audit, invariant=found.world_invariant
+    )
+
+
 def families() -> list[Flags]:
-    """The registered families' ``Flags``, once each, in the order of ``SPECS``."""
+    """The commands' subcommands: the flags of the registered algorithms' problems, once each, in
+    the order of ``SPECS``, then those of the built-in problems no registered algorithm solves."""
     out: list[Flags] = []
-    for found in SPECS.values():
-        if found.flags is not None and all(found.flags is not f for f in out):
-            out.append(found.flags)
+    found = [flags_of(s) for s in SPECS.values()] + [p.flags for p in problems.PROBLEMS.values()]
+    for flags in found:
+        if all(flags is not f for f in out):
+            out.append(flags)
     return out
 
 
 def flags_of(found: AlgorithmSpec) -> Flags:
-    """``found``'s flags: its own, else those of its family's registered algorithms."""
-    if found.flags is not None:
-        return found.flags
-    for other in SPECS.values():
-        if other.family == found.family and other.flags is not None:
-            return other.flags
-    raise ConfigError(f"algorithm {found.name!r} is of family {found.family!r}, which no command presents")
+    """How the commands present ``found``: its own flags, else its problem's."""
+    return found.flags if found.flags is not None else problem_of(found).flags
+
+
+def presented(flags: Flags) -> Problem | None:
+    """The built-in problem the commands present with ``flags`` (None: a family without one)."""
+    return next((p for p in problems.PROBLEMS.values() if p.flags is flags), None)
+
+
+def endless_key(algorithm: str) -> str | None:
+    """The workload option an endless workload of ``algorithm`` replaces (None: it has none).
+    Raises ConfigError."""
+    return problem_of(resolve(algorithm)).endless
 
 
 def members(flags: Flags) -> list[str]:
     """The registered algorithms the commands present with ``flags``."""
-    return [name for name, found in SPECS.items() if found.flags is flags]
+    return [name for name, found in SPECS.items() if flags_of(found) is flags]
 
 
 # -- what a user names: a registered name, a dotted module, or a .py file -------------------------
@@ -241,7 +281,7 @@ def _declare(source: str, module: ModuleType, what: str, is_file: bool = False) 
     earlier = _declared.get(found.name)
     if earlier is not None and earlier[0] != source:
         raise ConfigError(f"{what} declares the algorithm {found.name!r}, as {earlier[0]} does: rename one")
-    flags_of(found)  # a family the commands present
+    flags_of(found)  # a problem the commands present
     _declared[found.name] = (source, found)
     return found
 
@@ -264,11 +304,19 @@ def build_setup(algorithm: str, processes: int, options: dict[str, Any], seed: i
     setup its spec names: what its traces are verified as."""
     found = resolve(algorithm)
     _check_processes(processes)
+    problem = problem_of(found)
+    options = {**problem.defaults, **options}
     setup = found.make_setup(processes, dict(options), seed)
     if lookup(found.name) is found and setup.algorithm != found.name:
         raise ConfigError(
             f"{algorithm}: make_setup names its setup {setup.algorithm!r}, but SPEC names the algorithm "
             f"{found.name!r}: they must agree (a trace is verified by the name its setup gives)"
+        )
+    stated = problem.capacities(processes, options)
+    if stated is not None and setup.capacities != stated:
+        raise ConfigError(
+            f"{algorithm}: its setup declares the resources {setup.capacities}, but the problem "
+            f"{problem.name} states {stated}"
         )
     return setup
 

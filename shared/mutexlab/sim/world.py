@@ -56,10 +56,11 @@ DELIVER, LOCAL, DUPLICATE = 0, 1, 2  # label kinds
 ENDLESS_FLAG = "requests"  # the workload flag an endless workload replaces
 
 
-def endless_options(options: dict) -> dict:
-    """The options of an endless workload: no budget (``requests`` 0), so the protocol schedules
-    no request itself; the model (``endless``) or the explorer asks for every one."""
-    return {**options, ENDLESS_FLAG: 0}
+def endless_options(options: dict, key: str | None = ENDLESS_FLAG) -> dict:
+    """The options of an endless workload: no budget (``key``, the problem's workload option:
+    ``requests`` 0), so the protocol schedules no request itself; the model (``endless``) or the
+    explorer asks for every one."""
+    return {**options, (key or ENDLESS_FLAG): 0}
 
 
 def enabled(

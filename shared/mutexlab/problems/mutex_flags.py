@@ -1,4 +1,4 @@
-"""How the commands present the classic algorithms (``simulate|run|check|explore mutex``,
+"""How the commands present the ``mutex`` problem (``simulate|run|check|explore mutex``,
 ``compare``): their flags, what ``simulate`` prints of a run, and a run's message estimate.
 
 Every node asks for the critical section ``--requests`` times, each after a random think time,

@@ -1,0 +1,78 @@
+"""What a problem is, declared once: its statement, and nothing of any way to solve it.
+
+A *problem* (``mutex``, ``kmutex``, ``philosophers``, ...) says what every solution must do;
+a *solution* (``spec.AlgorithmSpec``) says how one algorithm coordinates, and names the problem
+it solves (``problem="kmutex"`` or the ``Problem`` object). Each built-in problem is one module of
+``mutexlab/problems/`` ending with ``PROBLEM = Problem(...)``; ``problems.problem_of(spec)`` is
+the one way any command finds a solution's problem, a built-in solution's as a user's file's.
+
+A ``Problem`` holds:
+
+* ``name``: what solutions name, and the commands' subcommand (``simulate kmutex``);
+* ``flags``: how the commands present it (``spec.Flags``): its workload's flags with their
+  defaults and help, what ``simulate`` prints of a run. ``flags.flags[0]`` sizes it (P);
+* ``options``: every workload option any solution of it takes (key → one-line help); a solution
+  adds its own (``AlgorithmSpec.options``);
+* ``resources(P, options)``: the resources and their capacities the statement fixes, for P
+  processes and the options (the problem's ``defaults`` filled in). A solution's setup must
+  declare exactly these (``protocols.registry.build_setup`` refuses any other);
+* ``defaults``: the options a solution is given when the user gives none (``k`` = 2 ...);
+* ``audit``: its own trace checks (findings.Invariants), imported when a trace is first decided;
+* ``rules``: what a process may hold, as ``HoldingRule``\\ s — ONE definition, applied alike by
+  the audit at every ``enter``/``exit`` of a trace and by ``check`` in every reachable world
+  (a philosopher eats only holding both its forks);
+* ``invariant``: a state invariant ``check`` tests beyond the rules, reading the processes'
+  own state (``spec.WorldInvariant``; None: none);
+* ``endless``: the workload option ``--endless`` replaces by "ask forever" (None: no such mode).
+
+What the metrics charge is the ``Note("request", {"resource": r})`` a solution's node records
+for each request of resource ``r`` (check/metrics.py); the problems' node bases record them.
+
+Core layer: plain data; the audit's and the checker's application of the rules live in
+``audit/rules.py`` and ``check/properties.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .findings import Invariants
+from .spec import Flags, WorldInvariant
+
+
+@dataclass(frozen=True)
+class HoldingRule:
+    """What one process may hold. ``broken(pid, held, params)``: None while the process ``pid``
+    holding ``held`` (resource → units) keeps the rule, else what is wrong; ``params``: the
+    run's (its trace header's, its setup's). Checked after every change of a process's
+    holdings: in a trace at each of its ``enter``/``exit`` events, in ``check`` in every world.
+    A step's effects run in the order the node returns them, so a rule holds between effects
+    too (enter the forks, then the meal; leave the meal, then the forks)."""
+
+    name: str  # the finding's rule (a safety rule)
+    what: str  # one line: what it checks ("checked: ..." of the audit and of check)
+    broken: Callable[[int, Mapping[str, int], Mapping[str, Any]], str | None]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem (see the module docstring)."""
+
+    name: str
+    summary: str
+    flags: Flags
+    options: Mapping[str, str]
+    resources: Callable[[int, Mapping[str, Any]], dict[str, int]] | None
+    audit: Callable[[], Invariants] | None = None
+    rules: tuple[HoldingRule, ...] = ()
+    invariant: WorldInvariant | None = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    endless: str | None = None
+
+    def capacities(self, processes: int, options: Mapping[str, Any]) -> dict[str, int] | None:
+        """The resources the statement fixes for ``processes`` and ``options`` (None: not declared)."""
+        if self.resources is None:
+            return None
+        return self.resources(processes, {**self.defaults, **options})
