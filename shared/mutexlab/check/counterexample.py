@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..audit import numbered, verify_events
+from ..findings import SAFETY
 from ..sim.scripted import ScenarioError, replay_scenario
 from .model import DUPLICATE, LOCAL, Model
 from .search import CheckFinding
@@ -131,10 +132,14 @@ def reproduces(scenario: dict, finding: CheckFinding) -> tuple[bool, str]:
         ok = bool(result.deadlock) and set(finding.processes) <= set(result.deadlock)
         shown = f"nothing can move; not finished: {', '.join(result.deadlock)}" if result.deadlock else ""
         return ok, "; ".join(filter(None, [shown, *messages])) or "the audit finds it safe"
-    # invariant: the family audit sees it in the trace (eggs, contracts ...) for the same processes
-    hits = [
-        v
-        for v in verdict.violations
-        if v.rule != "capacity" and all(p in v.message for p in finding.processes)
-    ]
+    # invariant: the family audit sees it in the trace (eggs, contracts ...) for the same processes,
+    # a safety finding first (a holding rule's is the same rule the invariant applied)
+    hits = sorted(
+        (
+            v
+            for v in verdict.violations
+            if v.rule != "capacity" and all(p in v.message for p in finding.processes)
+        ),
+        key=lambda v: v.kind != SAFETY,
+    )
     return bool(hits), (hits[0].message if hits else "; ".join(messages) or "the audit finds it safe")

@@ -17,7 +17,7 @@ from ..setups import ConfigError
 from ..spec import AlgorithmSpec
 from ..words import count, plural
 from .common import fail, format_number, print_json
-from .flags import add_dwell_arguments, add_simulator_arguments
+from .flags import add_dwell_arguments, add_simulator_arguments, option_pair
 from .longrun import add_memory_argument, check_memory
 from .registry import Command
 from .simulating import NO_TRACE_NOTE, exit_code
@@ -56,7 +56,17 @@ def arguments(p) -> None:
         "--algorithms",
         metavar="A,B,...",
         default=",".join(NAMES),
-        help=f"a comma-separated subset, or other algorithms by module or .py file (default: all {len(NAMES)})",
+        help=f"a comma-separated subset, or other algorithms by module or .py file (default: all {len(NAMES)}); "
+        "all of one problem (mutex, or kmutex ...)",
+    )
+    p.add_argument(
+        "--option",
+        "-o",
+        type=option_pair,
+        action="append",
+        metavar="KEY=JSON",
+        help="an option given to every algorithm, repeatable (kmutex: -o k=3; an algorithm that does not "
+        "take it says so, exit 2)",
     )
 
 
@@ -102,7 +112,8 @@ def render(rows: list[dict], args) -> str:
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
     lines = [
         f"N={args.nodes}, {count(args.requests, 'request')} per node, seed {args.seed}, delay {args.delay}"
-        + "".join(f", {d.kind} {getattr(args, d.kind):g}" for d in MEASURED.dwell),
+        + "".join(f", {d.kind} {getattr(args, d.kind):g}" for d in MEASURED.dwell)
+        + "".join(f", {key}={value}" for key, value in args.option or []),
         "times in units of the observed mean message delay T",
     ]
     for k, row in enumerate(table):
@@ -124,12 +135,19 @@ def _specs(names: list[str]) -> list[AlgorithmSpec] | str:
     unknown = [a for a in names if a not in NAMES and not (registry.is_module(a) or registry.is_file(a))]
     if unknown or not names:
         return f"unknown algorithm(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(NAMES)}"
-    specs = []
+    specs: list[AlgorithmSpec] = []
     try:
         for name in names:
             found = registry.resolve(registry.canonical(name))
-            if registry.flags_of(found) is not MEASURED:
+            flags = registry.flags_of(found)
+            if not flags.measured:
                 return f"{name} is not {MEASURED.title}: compare runs only those"
+            first = registry.flags_of(specs[0]) if specs else flags
+            if flags is not first:
+                return (
+                    f"{name} solves {flags.command}, {names[0]} {first.command}: compare the solutions of one "
+                    "problem at a time"
+                )
             specs.append(found)
     except ConfigError as exc:
         return str(exc)
@@ -142,6 +160,10 @@ def run(args) -> int:
     if isinstance(specs, str):
         return fail(specs)
     workload = {f.key: getattr(args, f.key) for f in MEASURED.flags[1:]}
+    for key, value in args.option or []:
+        if key in workload:
+            return fail(f"give the number of {key} with --{key.replace('_', '-')}, not as an option")
+        workload[key] = value
     dwell = {d.kind: getattr(args, d.kind) for d in MEASURED.dwell}
     # One run at a time: the largest of them must fit.
     need = max(

@@ -27,6 +27,15 @@ from typing import Any
 from ..clock import LamportClock, priority
 from ..machine import Cell, Table, ignore, on
 from ..messages import Codec, Message
+from ..problems import philosophers
+from ..problems.philosopher import (
+    EATING,
+    HUNGRY,
+    THINKING,
+    Philosopher,
+    philosopher_table,
+    philosophers_setup,
+)
 from ..protocol import Effect, Enter, Exit, Note, ProtocolError, Schedule, Send
 from ..reduction import Reductions
 from ..setups import Setup
@@ -39,6 +48,13 @@ RELEASED, WANTED, HELD = State.RELEASED, State.WANTED, State.HELD
 
 __all__ = [
     "CS",
+    "EATING",
+    "HUNGRY",
+    "THINKING",
+    "Philosopher",
+    "philosopher_table",
+    "philosophers_algorithm",
+    "philosophers_setup",
     "HELD",
     "RELEASED",
     "WANTED",
@@ -147,3 +163,40 @@ def classic_algorithm(
 
     figures = {key: as_figure(value) for key, value in (literature or {}).items()}
     return classic_spec(name, summary, make_setup, codec, figures, reductions=reductions, problem=problem)
+
+
+def philosophers_algorithm(
+    name: str,
+    summary: str,
+    node: Callable[[int, int, int, int], Philosopher],
+    *messages: type[Message],
+    literature: dict[str, FigureLike] | None = None,
+    reductions: Reductions | Callable[[], Reductions] | None = None,
+) -> AlgorithmSpec:
+    """The ``SPEC`` of a solution of the ``philosophers`` problem whose philosophers are
+    ``node(pid, n, meals, clock)`` (subclasses of ``Philosopher``), talking in ``messages``,
+    taking the problem's options only (``meals``, ``initial_clocks``)."""
+    codec = Codec(*messages)
+    problem = philosophers.PROBLEM
+
+    def make_setup(processes: int, options: dict[str, Any], seed: int = 0) -> Setup:
+        return philosophers_setup(name, processes, options, node, codec)
+
+    def estimate(processes: int, options: dict[str, Any]) -> float:
+        meals = options.get("meals", 1)
+        return 4.0 * processes * (meals if isinstance(meals, int) and not isinstance(meals, bool) else 1)
+
+    make_setup.__module__ = node.__module__  # the algorithm's module (its tables are read there)
+    return AlgorithmSpec(
+        name,
+        problem.name,
+        summary,
+        make_setup,
+        codec,
+        role="philosopher",
+        options=dict(problem.options),
+        literature={key: as_figure(value) for key, value in (literature or {}).items()},
+        reductions=reductions,
+        estimate_messages=estimate,
+        problem=problem,
+    )
