@@ -21,8 +21,10 @@ from mutexlab.protocols.kit import (
     EATING,
     HUNGRY,
     THINKING,
+    Canonical,
     Message,
     Philosopher,
+    Reductions,
     Send,
     on,
     philosopher_table,
@@ -122,10 +124,21 @@ class ChandyMisra(Philosopher):
         return {"FORK": [self.neighbour[f] for f in (self.left, self.right) if not self.have[f]]}
 
 
+def _key(p: ChandyMisra) -> tuple:
+    return p.snapshot()[:2] + p.snapshot()[3:]  # all but ``eaten``
+
+
+# What check may merge, for ChandyMisra exactly (a subclass is other code: it gets none).
+REDUCTIONS = Reductions(
+    frozenset({ChandyMisra}),
+    canonical=Canonical(_key, "`eaten` is only counted (the card shows it); no handler reads it"),
+)
+
 SPEC = philosophers_algorithm(
     "chandy-misra",
     "Chandy–Misra's hygienic dining philosophers: dirty forks yield, clean forks stay",
     ChandyMisra,
     ReqFork,
     Fork,
+    reductions=REDUCTIONS,
 )

@@ -37,7 +37,7 @@ from ..problems.philosopher import (
     philosophers_setup,
 )
 from ..protocol import Effect, Enter, Exit, Note, ProtocolError, Schedule, Send
-from ..reduction import Reductions
+from ..reduction import Canonical, ClockOffsets, Reductions, SendBound
 from ..setups import Setup
 from ..spec import AlgorithmSpec, Figure
 from . import classic
@@ -59,6 +59,10 @@ __all__ = [
     "RELEASED",
     "WANTED",
     "AlgorithmSpec",
+    "Canonical",
+    "ClockOffsets",
+    "Reductions",
+    "SendBound",
     "Cell",
     "ClassicNode",
     "Codec",
