@@ -15,6 +15,7 @@ limits still stand behind it.
 
 from __future__ import annotations
 
+from ..protocols import registry
 from .model import DELIVER, LOCAL, Model
 from .reductions import notes_of
 
@@ -57,6 +58,13 @@ def _rising(model: Model, idle: int | None, steps: int) -> int | None:
     return clocks[-1] if clocks[q] < clocks[2 * q] < clocks[3 * q] < clocks[-1] else None
 
 
+def _workload_flag(model: Model) -> str:
+    """The flag of the workload an endless one replaces (``requests``; the philosophers' ``meals``)."""
+    found = registry.lookup(model.setup.algorithm)
+    key = registry.problem_of(found).endless if found is not None else None
+    return (key or "requests").replace("_", "-")
+
+
 def unbounded(model: Model, steps: int = PROBE_STEPS) -> str | None:
     """Why the worlds of ``model`` (an endless workload) are infinite, or None."""
     for idle in (None, *range(model.n)):
@@ -74,7 +82,7 @@ def unbounded(model: Model, steps: int = PROBE_STEPS) -> str | None:
         return (
             f"--endless: the worlds of this workload are infinite — a{' fair' if idle is None else ''} run "
             f"of {steps:,} steps{who} never came back to a world while the largest clock rose steadily to {top:,}, and {why}. Check a "
-            "bounded workload (--requests N), or declare clock offsets that bound it "
+            f"bounded workload (--{_workload_flag(model)} N), or declare clock offsets that bound it "
             "(docs/check.md#reductions)"
         )
     return None

@@ -134,14 +134,27 @@ def philosophers_setup(
         raise ConfigError(f"{algorithm} does not take option(s) {', '.join(sorted(unknown))}")
     capacities = PROBLEM.capacities(processes, options) or {}
     meals = positive_int(options, "meals", default=0, minimum=0)
-    clocks = options.get("initial_clocks") or {}
-    if not isinstance(clocks, dict):
-        raise ConfigError("option 'initial_clocks' must map pid → clock value")
+    clocks = initial_clocks(options.get("initial_clocks") or {}, processes)
     nodes: dict[int, Protocol] = {
-        pid: node(pid, processes, meals, int(clocks.get(str(pid), 0))) for pid in range(1, processes + 1)
+        pid: node(pid, processes, meals, clocks.get(pid, 0)) for pid in range(1, processes + 1)
     }
     names = {pid: philosopher_name(pid) for pid in nodes}
     return Setup(algorithm, nodes, names, codec, capacities, {"philosophers": processes, "meals": meals})
+
+
+def initial_clocks(raw: Any, processes: int) -> dict[int, int]:
+    """The option ``initial_clocks``: a JSON object pid → whole number ≥ 0; ConfigError otherwise."""
+    if not isinstance(raw, dict):
+        raise ConfigError("option 'initial_clocks' must map pid → clock value")
+    clocks: dict[int, int] = {}
+    for key, value in raw.items():
+        pid = int(key) if isinstance(key, str) and key.isdigit() else None
+        if pid is None or not 1 <= pid <= processes:
+            raise ConfigError(f"initial_clocks: {key!r} is not a pid in 1..{processes}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(f"initial_clocks: the clock of {pid} must be a whole number ≥ 0, got {value!r}")
+        clocks[pid] = value
+    return clocks
 
 
 # The local inputs alone: the table of a philosopher whose subclass declares none of its own.
