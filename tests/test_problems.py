@@ -268,3 +268,8 @@ def test_run_over_rabbitmq_each_solution(solutions, stem, problem, args, entries
     assert done.returncode == 0 and entries in done.stdout and ": SAFE" in done.stdout, said(done)
     done = mutexlab(tmp_path, "verify", "-a", path, "r.jsonl")
     assert done.returncode == 0, said(done)
+
+
+def test_explore_of_a_problem_without_a_built_in_solution_asks_for_one(cli, tmp_path):
+    done = cli("explore", "philosophers", "--no-browser", cwd=tmp_path)
+    assert done.returncode == 2 and "name the solution: --algorithm FILE" in done.stderr, said(done)

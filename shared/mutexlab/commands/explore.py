@@ -68,6 +68,8 @@ def build_session(args) -> Session:
             )
         return session
     cfg = args.scenario_config(args)
+    if cfg.algorithm is None:
+        raise ConfigError("name the solution: --algorithm FILE (or open a scenario: --scenario FILE)")
     resolved(args, cfg, "explore")
     endless = getattr(args, "endless", False)
     return Session(Config(cfg.algorithm, cfg.processes, dict(cfg.options), endless=endless))

@@ -130,7 +130,7 @@ def add_family_arguments(
             metavar="NAME",
             help=("one of: " + ", ".join(names) + "; or a" if names else "a")
             + " dotted module or a .py file declaring SPEC"
-            + (f" (default {value})" if has else ""),
+            + (f" (default {value})" if has and value is not None else ""),
         )
     for flag in flags.flags:
         has, value = default(flag.key)

@@ -35,7 +35,7 @@ FLAGS = replace(
     defaults={"requests": 3, "k": DEFAULT_K},
     per_command={
         "run": {"nodes": 5},
-        "explore": {"nodes": 3},
+        "explore": {"nodes": 3, "algorithm": None},  # None: --scenario names it, else --algorithm
         "compare": {"nodes": 5},
         "check": {"requests": 1},
     },

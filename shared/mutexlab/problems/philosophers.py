@@ -135,7 +135,7 @@ FLAGS = Flags(
     summarise=summarise,
     render=render,
     defaults={"philosophers": 5, "meals": 2},
-    per_command={"check": {"philosophers": 3, "meals": 1}, "explore": {"philosophers": 3}},
+    per_command={"check": {"philosophers": 3, "meals": 1}, "explore": {"philosophers": 3, "algorithm": None}},
     free_options=True,
     dwell=(
         Dwell("think", "mean think time before each meal, in message delays", "before each meal"),
