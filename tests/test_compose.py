@@ -21,8 +21,8 @@ from mutexlab.transport.settings import MonitorSettings, load
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = ROOT / "docker-compose.yml"
 EXAMPLE = ROOT / ".env.example"
-SCALABLE = ("bee", "elf", "node")
-MONITORS = ("monitor", "elves-monitor", "classic-monitor")
+SCALABLE = ("bee", "elf", "node", "philosopher")
+MONITORS = ("monitor", "elves-monitor", "classic-monitor", "philosophers-monitor")
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +66,8 @@ def _config(tool: list[str], env_file: Path) -> dict:
             "elves",
             "--profile",
             "classic",
+            "--profile",
+            "philosophers",
             "--profile",
             "cluster",
             "config",
@@ -192,6 +194,7 @@ def test_each_monitor_starts_after_its_participants(compose):
         ("monitor", ["bee"]),
         ("elves-monitor", ["elf", "mayor"]),
         ("classic-monitor", ["node"]),
+        ("philosophers-monitor", ["philosopher"]),
     ):
         depends = services[monitor]["depends_on"]
         assert set(depends) == {"rabbitmq", *participants}
@@ -225,7 +228,12 @@ def test_profiles_bees_by_default_elves_and_classic_on_demand(compose):
         == ["elves"]
     )
     assert services["node"]["profiles"] == services["classic-monitor"]["profiles"] == ["classic"]
-    for name in ("monitor", "elves-monitor", "classic-monitor"):
+    assert (
+        services["philosopher"]["profiles"]
+        == services["philosophers-monitor"]["profiles"]
+        == ["philosophers"]
+    )
+    for name in MONITORS:
         assert services[name]["environment"]["PROCESSES"] == "0", (
             "P is discovered: --scale needs no other change"
         )
@@ -266,6 +274,7 @@ def test_an_algorithm_file_reaches_every_container_of_a_run_named_alike(compose)
         ("monitor", ["bee"]),
         ("elves-monitor", ["elf", "mayor"]),
         ("classic-monitor", ["node"]),
+        ("philosophers-monitor", ["philosopher"]),
     ):
         algorithm = services[monitor]["environment"]["ALGORITHM"]
         assert all(services[p]["environment"]["ALGORITHM"] == algorithm for p in participants), monitor
