@@ -273,3 +273,16 @@ def test_run_over_rabbitmq_each_solution(solutions, stem, problem, args, entries
 def test_explore_of_a_problem_without_a_built_in_solution_asks_for_one(cli, tmp_path):
     done = cli("explore", "philosophers", "--no-browser", cwd=tmp_path)
     assert done.returncode == 2 and "name the solution: --algorithm FILE" in done.stderr, said(done)
+
+
+def test_a_solution_naming_no_such_problem_is_one_line_exit_2(solutions, tmp_path, cli):
+    odd = tmp_path / "odd.py"
+    odd.write_text(
+        "from dataclasses import replace\nfrom kmutex_ricart_agrawala import SPEC\n\n"
+        "SPEC = replace(SPEC, name='odd', problem='barbers', flags=None)\n"
+    )
+    shutil.copy(solutions / "kmutex_ricart_agrawala.py", tmp_path)
+    done = cli("simulate", "kmutex", "-a", str(odd), "-N", "3", cwd=tmp_path)
+    assert (
+        done.returncode == 2 and "unknown problem 'barbers'; choose one of: mutex, kmutex" in done.stderr
+    ), said(done)
