@@ -286,3 +286,17 @@ def test_a_solution_naming_no_such_problem_is_one_line_exit_2(solutions, tmp_pat
     assert (
         done.returncode == 2 and "unknown problem 'barbers'; choose one of: mutex, kmutex" in done.stderr
     ), said(done)
+
+
+def test_the_file_in_place_of_the_problem_implies_it(solutions, tmp_path, cli):
+    path = str(solutions / "chandy_misra.py")
+    done = cli("simulate", path, "-N", "3", "--meals", "1", cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith("chandy-misra: 3 philosophers, 1 meal each"), said(
+        done
+    )
+    done = cli(
+        "check", str(solutions / "kmutex_ricart_agrawala_broken.py"), "-N", "3", "-k", "2", cwd=tmp_path
+    )
+    assert done.returncode == 1 and "capacity: cs (capacity 2)" in done.stdout, said(done)
+    done = cli("simulate", str(tmp_path / "missing.py"), cwd=tmp_path)
+    assert done.returncode == 2 and "missing.py does not exist" in done.stderr, said(done)

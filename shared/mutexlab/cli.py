@@ -13,6 +13,7 @@ import sys
 from . import __version__
 from .commands.registry import add_command
 from .protocol import ProtocolError
+from .setups import ConfigError
 
 # The subcommands in the order help lists them: module ``mutexlab.commands.<name>`` each.
 COMMANDS = (
@@ -101,12 +102,35 @@ def subcommand_parser(parser: argparse.ArgumentParser, args: argparse.Namespace)
         parser = action.choices[chosen]
 
 
+# The commands with one subcommand per problem: ``mutexlab simulate FILE.py …`` implies it.
+BY_PROBLEM = ("simulate", "run", "explore", "check")
+
+
+def by_file(argv: list[str]) -> list[str]:
+    """``mutexlab simulate ./solution.py …``: the file names the problem it solves, so the
+    command is that problem's (``simulate philosophers --algorithm ./solution.py …``). Raises
+    ConfigError when the file cannot be loaded."""
+    if len(argv) < 2 or argv[0] not in BY_PROBLEM or not argv[1].endswith(".py"):
+        return argv
+    from .protocols import registry
+
+    flags = registry.flags_of(registry.resolve(registry.canonical(argv[1])))
+    return [argv[0], flags.command, "--algorithm", argv[1], *argv[2:]]
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the program itself, not a caller in this process
         # At exit the interpreter's last collection would go through every object the imports made
         # (0.06–0.25 s measured); frozen, they are skipped. Files and connections are closed explicitly.
         atexit.register(gc.freeze)
     given = sys.argv[1:] if argv is None else argv
+    try:
+        implied = by_file(given)
+    except ConfigError as exc:
+        print(f"mutexlab: error: {exc}", file=sys.stderr)
+        return 2
+    if implied is not given:
+        given = argv = implied
     parser = build_parser(chosen_command(given))
     if not given:
         # Bare ``mutexlab``: what it can do, not argparse's "COMMAND is required".

@@ -26,6 +26,7 @@ from ..findings import Invariants
 from ..problem import HoldingRule, Problem
 from ..setups import ConfigError, positive_int
 from ..spec import Dwell, Flag, Flags, Simulated
+from ..words import count
 
 MEAL = "meal"
 IDLE = "THINKING"
@@ -113,7 +114,7 @@ def summarise(run: Simulated) -> dict[str, Any]:
 def render(run: Simulated, s: dict[str, Any]) -> list[str]:
     messages = ", ".join(f"{t} {c}" for t, c in sorted(s["messages"].items())) or "none"
     return [
-        f"{s['algorithm']}: {s['philosophers']} philosophers, {s['meals_per_philosopher']} meals each, "
+        f"{s['algorithm']}: {s['philosophers']} philosophers, {count(s['meals_per_philosopher'], 'meal')} each, "
         f"seed {s['seed']}, delay {s['delay']}",
         f"meals eaten: {s['meals']} of {s['philosophers'] * s['meals_per_philosopher']}",
         f"messages:    {messages} (total {s['messages_total']})",
