@@ -191,6 +191,9 @@ class AlgorithmSpec:
     world_invariant: WorldInvariant | None = None
     # the problem it solves (problem.py): a built-in problem's name or a Problem; None: ``family``'s
     problem: Problem | str | None = None
+    # the commands (``run``, ``explore``) that run this solution when none is named: a problem
+    # names no solution, so its default one says so itself
+    default_for: tuple[str, ...] = ()
 
     def declared_reductions(self) -> Reductions | None:
         found = self.reductions

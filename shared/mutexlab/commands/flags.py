@@ -121,6 +121,9 @@ def add_family_arguments(
     names = registry.members(flags)
     if choose:
         has, value = default("algorithm")
+        if not has:
+            value = registry.default_solution(flags, command)
+            has = value is not None
         parser.add_argument(
             "--algorithm",
             "-a",

@@ -102,9 +102,9 @@ FLAGS = Flags(
     render=render,
     defaults={"requests": 3},
     per_command={
-        # the commands that run one without being told which: Ricart–Agrawala
-        "run": {"algorithm": "ricart-agrawala", "nodes": 5},
-        "explore": {"algorithm": "ricart-agrawala", "nodes": 3},
+        # run and explore take the solution that declares itself their default (default_for)
+        "run": {"nodes": 5},
+        "explore": {"nodes": 3},
         "compare": {"nodes": 5},
         "check": {"requests": 1},
     },

@@ -131,6 +131,12 @@ def endless_key(algorithm: str) -> str | None:
     return problem_of(resolve(algorithm)).endless
 
 
+def default_solution(flags: Flags, command: str) -> str | None:
+    """The registered solution presented with ``flags`` that declares itself ``command``'s default
+    (``AlgorithmSpec.default_for``), None when none does."""
+    return next((n for n, s in SPECS.items() if flags_of(s) is flags and command in s.default_for), None)
+
+
 def members(flags: Flags) -> list[str]:
     """The registered algorithms the commands present with ``flags``."""
     return [name for name, found in SPECS.items() if flags_of(found) is flags]

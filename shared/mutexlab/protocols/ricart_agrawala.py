@@ -6,6 +6,7 @@ current request, so none is left over, even when links reorder. Messages per ent
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 from ..clock import priority
@@ -111,5 +112,6 @@ SPEC = classic_algorithm(
     literature={"messages": ("2(N−1)", lambda n: 2 * (n - 1)), "sync": ("T", lambda n: 1)},
     reductions=_reductions,
 )
+SPEC = replace(SPEC, default_for=("run", "explore"))  # the mutex problem's solution when none is named
 CODEC = SPEC.codec
 make_setup = SPEC.make_setup  # what the variants in tests build on
