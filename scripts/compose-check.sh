@@ -24,6 +24,12 @@
 # set in your shell are unset here. The project is the one the example names (COMPOSE_PROJECT_NAME,
 # "mutexlab"); the script refuses to start when that project already has containers or volumes (they
 # would go with `down -v`): stop yours first, or set COMPOSE_CHECK_PROJECT=another-name.
+# The machine's broker ports are held for the whole check: 127.0.0.1:5672 and :15672, each by a
+# listener of the script's own when nothing listens there yet (the stacks must start beside another
+# broker: no fixed host port). After each run the trace is copied out as the docs show (`run --rm
+# --no-deps -T <monitor> cat /traces/X > X`), and after the documented teardown (`--profile elves
+# --profile classic --profile cluster down -v`) no container, volume or network of the project may
+# be left.
 # Exit 0 when every run passed, 1 when one failed, 2 when something it needs is missing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -48,20 +54,45 @@ if [ -n "${COMPOSE_CHECK_PROJECT:-}" ]; then project=$COMPOSE_CHECK_PROJECT; pro
 
 compose=()          # the tool of the current round, with --env-file and the project
 current=""          # the run in progress, for the trap
-cleanup() {
+cleanup() {   # the teardown docs/tour.md documents, word for word
   if [ -n "$current" ]; then
-    "${compose[@]}" --profile elves --profile classic --profile cluster down -v --remove-orphans >"$work/down.log" 2>&1 \
+    "${compose[@]}" --profile elves --profile classic --profile cluster down -v >"$work/down.log" 2>&1 \
       || { echo "  down -v failed:"; tail -5 "$work/down.log"; }
     current=""
   fi
 }
-trap 'cleanup; rm -rf "$work"' EXIT
+# what of the project is left: containers, volumes, networks (one name a line)
+project_objects() {
+  docker ps -a --format '{{.Names}}' --filter "label=com.docker.compose.project=$project"
+  docker volume ls -q --filter "label=com.docker.compose.project=$project"
+  docker network ls --format '{{.Name}}' --filter "label=com.docker.compose.project=$project"
+}
+holder=""
+trap 'cleanup; [ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work"' EXIT
 trap 'echo "compose-check: interrupted"; exit 130' INT TERM
 
-leftovers=$( { docker ps -aq --filter "label=com.docker.compose.project=$project"
-               docker volume ls -q --filter "label=com.docker.compose.project=$project"; } | wc -l)
+leftovers=$(project_objects | wc -l)
 [ "$leftovers" -eq 0 ] || die "compose project '$project' already has containers or volumes (yours?), which \
 'down -v' would remove; stop it first (docker compose down), or set COMPOSE_CHECK_PROJECT=another-name"
+
+# Another broker's ports: hold those that are free with a listener of ours until the script ends.
+python3 - "$work/held" <<'PY' &
+import socket, sys, time
+held = []
+for port in (5672, 15672):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        s.listen()
+        held.append(s)
+        print(f"{port} held by compose-check", file=open(sys.argv[1], "a"))
+    except OSError:
+        print(f"{port} already taken", file=open(sys.argv[1], "a"))
+time.sleep(86400)
+PY
+holder=$!
+for _ in $(seq 50); do [ "$(wc -l <"$work/held" 2>/dev/null)" = 2 ] && break; sleep 0.1; done
+echo "== 127.0.0.1 ports: $(tr '\n' ';' <"$work/held" 2>/dev/null)"
 
 # A user's algorithm (classic-file), as a user writes one: a protocol module with absolute
 # imports and a name of its own, in a directory outside the checkout.
@@ -179,9 +210,26 @@ one_run() {
     echo "-- last lines of the run's output:"; tail -40 "$log"
     echo "-- verify:"; cat "$work/verify.log"
   fi
-  local t_down=$SECONDS
+  # The trace copied out, as the docs show it (before the teardown removes the volume).
+  env "${envs[@]}" "${compose[@]}" run --rm --no-deps -T monitor cat "$trace" >"$work/copied.jsonl" 2>"$work/copy.log"
+  if [ "$(head -c 1 "$work/copied.jsonl")" = "{" ]; then
+    verdict+=", trace copied out ($(wc -l <"$work/copied.jsonl") lines)"
+  else
+    verdict+=", trace NOT copied out: $(head -c 200 "$work/copy.log" | tr '\n' ' ')"; ok=0
+  fi
+  local t_down=$SECONDS left
   cleanup
   t_down=$((SECONDS - t_down))
+  left=$(project_objects | tr '\n' ' ')
+  if [ -n "$left" ]; then
+    verdict+=", LEFT after the teardown: $left"; ok=0
+    docker ps -aq --filter "label=com.docker.compose.project=$project" | xargs -r docker rm -f >/dev/null
+    docker volume ls -q --filter "label=com.docker.compose.project=$project" | xargs -r docker volume rm -f >/dev/null
+    docker network ls -q --filter "label=com.docker.compose.project=$project" | xargs -r docker network rm >/dev/null
+  else
+    verdict+=", clean teardown"
+  fi
+  [ "$ok" -eq 1 ] || failed=1
   record "$tool" "$name" "$([ "$ok" -eq 1 ] && echo PASS || echo FAIL): $verdict; up ${t_up}s, verify ${t_verify}s, down ${t_down}s" \
     $((SECONDS - t0))
 }

@@ -90,7 +90,7 @@ def _normalised(config: dict) -> dict:
         ports = []
         for port in service.get("ports", []):
             if isinstance(port, dict):
-                port = f"{port.get('host_ip', '')}:{port['published']}:{port['target']}/{port.get('protocol', 'tcp')}"
+                port = f"{port.get('host_ip', '')}:{port.get('published', '')}:{port['target']}/{port.get('protocol', 'tcp')}"
             ports.append(str(port))
         volumes = []
         for volume in service.get("volumes", []):
@@ -207,7 +207,8 @@ def test_broker_has_health_check_management_ui_and_no_hard_coded_credentials(com
     broker = compose["services"]["rabbitmq"]
     assert broker["image"].startswith("rabbitmq:3-management")
     assert "healthcheck" in broker
-    assert any(str(p).endswith(":15672") for p in broker["ports"])
+    assert broker["ports"] == ["127.0.0.1:${MUTEXLAB_MANAGEMENT_PORT:-}:15672"], "no fixed host port"
+    assert re.search(r"^MUTEXLAB_MANAGEMENT_PORT=$", EXAMPLE.read_text(), re.M), "Docker picks the port"
     assert broker["environment"]["RABBITMQ_DEFAULT_PASS"].startswith("${")
     for name, service in compose["services"].items():
         url = (service.get("environment") or {}).get("AMQP_URL")
@@ -328,3 +329,21 @@ def test_the_image_is_built_never_pulled_and_the_brokers_log_warnings_only(compo
     for name, service in services.items():
         if "AMQP_URL" in (service.get("environment") or {}):
             assert str(service["environment"].get("SKIP_UNRESOLVED_NODES")).lower() == "true", name
+
+
+TEARDOWN = re.compile(r"docker compose((?: --profile \S+)*) down -v")
+
+
+def test_the_documented_teardown_names_every_profile(compose):
+    """A plain ``down -v`` leaves the containers (and the volumes they hold) of profiles it was not
+    given, and v1 knows no ``--profile '*'``: the tour's and rabbitmq.md's teardown names them all."""
+    profiles = {p for service in compose["services"].values() for p in service.get("profiles", [])}
+    assert profiles == {"elves", "classic", "cluster"}
+    for doc in ("docs/tour.md", "docs/rabbitmq.md"):
+        found = [m.group(1).split()[1::2] for m in TEARDOWN.finditer((ROOT / doc).read_text())]
+        assert found, f"{doc} documents no teardown"
+        for named in found:
+            assert set(named) == profiles, f"{doc}: teardown names {named}, not every profile"
+        assert "run --rm --no-deps -T monitor cat /traces/" in (ROOT / doc).read_text(), (
+            f"{doc}: how to copy a trace out before down -v"
+        )
