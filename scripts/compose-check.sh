@@ -26,8 +26,8 @@
 # would go with `down -v`): stop yours first, or set COMPOSE_CHECK_PROJECT=another-name.
 # The machine's broker ports are held for the whole check: 127.0.0.1:5672 and :15672, each by a
 # listener of the script's own when nothing listens there yet (the stacks must start beside another
-# broker: no fixed host port). After each run the trace is copied out as the docs show (`run --rm
-# --no-deps -T <monitor> cat /traces/X > X`), and after the documented teardown (`--profile elves
+# broker: no fixed host port). After each run the trace is copied out as the docs show (`docker run
+# --rm -v <project>_traces:/traces mutexlab cat /traces/X > X`), and after the documented teardown (`--profile elves
 # --profile classic --profile cluster down -v`) no container, volume or network of the project may
 # be left.
 # Exit 0 when every run passed, 1 when one failed, 2 when something it needs is missing.
@@ -211,7 +211,7 @@ one_run() {
     echo "-- verify:"; cat "$work/verify.log"
   fi
   # The trace copied out, as the docs show it (before the teardown removes the volume).
-  env "${envs[@]}" "${compose[@]}" run --rm --no-deps -T monitor cat "$trace" >"$work/copied.jsonl" 2>"$work/copy.log"
+  docker run --rm -v "${project}_traces:/traces" mutexlab cat "$trace" >"$work/copied.jsonl" 2>"$work/copy.log"
   if [ "$(head -c 1 "$work/copied.jsonl")" = "{" ]; then
     verdict+=", trace copied out ($(wc -l <"$work/copied.jsonl") lines)"
   else
