@@ -85,8 +85,10 @@ window.addEventListener("error", function (e) {{ window.__errors.push(String(e.m
   <label><input type="radio" name="axis" value="lamport"> Lamport clock</label></span>
   <button id="zin" title="zoom in">+ zoom in</button> <button id="zout" title="zoom out">− zoom out</button>
   <button id="fit" title="the whole trace">fit all</button>
+  <label>focus <select id="focus" title="only the arrows to and from one process"><option value="">every process</option></select></label>
   <span>window <input id="wfrom" type="number" step="any"> → <input id="wto" type="number" step="any"></span>
-  <span class="help">wheel: zoom · drag: pan · hover: details</span>
+  <span class="help">wheel: zoom · drag: pan · hover: details · legend: show or hide a message type ·
+  an arrow ending on the right edge is received later or still in flight (dashed)</span>
 </div>
 <div id="legend" class="legend"></div>
 <div id="note"></div>

@@ -15,14 +15,15 @@
   var NAMED_NOTES = {egg: "#b8860b", death: "#000000", retire: "#7f7f7f", request: "#000000", contract_done: "#2ca02c",
                      round: "#9467bd"};
   function noteColor(i) { return NAMED_NOTES[D.note_names[i]] || NOTE_COLORS[i % NOTE_COLORS.length]; }
-  var LEFT = 112, RIGHT = 24, TOP = 28, ROW = 46, LANE = 8;
+  var LEFT = 112, RIGHT = 24, TOP = 28, ROW = 46, LANE = 11;
   var MAX_ARROWS = D.max_arrows || 2000, MAX_BARS = 4000, MAX_NOTES = 4000, MAX_SEGS = 4000;
 
   var procs = D.procs, msgs = D.msgs, ivs = D.ivs, notes = D.notes;
   var kinds = [];
   ivs.forEach(function (iv) { var k = kindOf(iv[1]); if (kinds.indexOf(k) < 0) kinds.push(k); });
   kinds.sort();
-  var state = {axis: "t", win: {}};
+  // hidden: message types the legend hides; focus: the one process shown (arrows to and from it)
+  var state = {axis: "t", win: {}, hidden: {}, focus: null};
 
   function kindOf(resource) { return String(resource).split(":")[0]; }
   function kindColor(k) { return KIND_COLORS[k] || PALETTE[(kinds.indexOf(k) + 5) % PALETTE.length]; }
@@ -49,26 +50,9 @@
   var full = {t: widen(D.range.t), lamport: widen(D.range.lamport)};
   state.win = {t: full.t.slice(), lamport: full.lamport.slice()};
 
-  // ---- the initial window: everything when small; else the first violation or the start ----
-  var READABLE = 300;  // arrows in the first window of a large trace; zooming out draws up to MAX_ARROWS
-  function firstWindow(values, lo) {
-    values = values.filter(function (x) { return typeof x === "number"; }).sort(function (x, y) { return x - y; });
-    var end = values[Math.min(READABLE, values.length - 1)], pad = (end - lo) * 0.02;
-    return [lo - pad, end + pad];
-  }
+  // ---- the initial window: the whole run (a violation's "show on diagram" zooms to it; the
+  // legend and the focus thin a crowded run out; at most MAX_ARROWS arrows are drawn at once) ----
   function initialWindow() {
-    if (msgs.length > READABLE * 2) {
-      var bad = ivs.filter(function (iv) { return iv[9]; });
-      if (bad.length) {
-        var a = Math.min.apply(null, bad.map(function (iv) { return iv[3]; }));
-        var b = Math.max.apply(null, bad.map(function (iv) { return iv[5] === null ? iv[3] : iv[5]; }));
-        var pad = Math.max((b - a) * 0.5, (full.t[1] - full.t[0]) * 0.002);
-        state.win.t = [a - pad, b + pad];
-      } else {
-        state.win.t = firstWindow(msgs.map(function (m) { return m[3]; }), D.range.t[0]);
-      }
-      state.win.lamport = firstWindow(msgs.map(function (m) { return m[4]; }), D.range.lamport[0]);
-    }
     // A link may pin the view: #axis=lamport&from=10&to=20
     var hash = {};
     location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
@@ -138,9 +122,17 @@
     }
 
     var legend = document.getElementById("legend");
-    D.types.forEach(function (t, i) {
-      var item = h("span", null, legend); var sw = h("span", null, item, "sw");
+    D.types.forEach(function (t, i) {   // a message type's key is a toggle: click hides or shows it
+      var item = h("button", null, legend, "type"); var sw = h("span", null, item, "sw");
+      item.setAttribute("data-type", t);
+      item.setAttribute("aria-pressed", "true");
+      item.title = "show or hide the " + t + " messages";
       sw.style.background = typeColor(i); h("span", t, item);
+      item.addEventListener("click", function () {
+        state.hidden[i] = !state.hidden[i];
+        item.setAttribute("aria-pressed", state.hidden[i] ? "false" : "true");
+        schedule();
+      });
     });
     kinds.forEach(function (k) {
       var item = h("span", null, legend); var sw = h("span", null, item, "box");
@@ -154,6 +146,13 @@
       var item = h("span", null, legend); var sw = h("span", null, item, "box");
       sw.style.background = "#d62728"; h("span", "violation", item);
     }
+
+    var focus = document.getElementById("focus");
+    procs.forEach(function (p, i) { var o = h("option", p, focus); o.value = String(i); });
+    focus.addEventListener("change", function () {
+      state.focus = focus.value === "" ? null : +focus.value;
+      schedule();
+    });
 
     var st = document.getElementById("stats");
     var t1 = h("table", null, st, "stats");
@@ -232,10 +231,11 @@
     drawAxis(svg, win, w, TOP, height, axis === "lamport");
 
     var lines = el("g", {}, svg);
+    var F = state.focus, off = function (p) { return F !== null && p !== F; };  // not the focused one
     procs.forEach(function (p, i) {
-      var y = rowY(i);
-      el("line", {"class": "proc-line", x1: LEFT, x2: w - RIGHT, y1: y, y2: y, "data-proc": i}, lines);
-      var t = el("text", {"class": "proc-name", x: 6, y: y}, lines); t.textContent = p;
+      var y = rowY(i), cls = F === i ? " focus" : off(i) ? " dim" : "";
+      el("line", {"class": "proc-line" + cls, x1: LEFT, x2: w - RIGHT, y1: y, y2: y, "data-proc": i}, lines);
+      var t = el("text", {"class": "proc-name" + cls, x: 6, y: y}, lines); t.textContent = p;
     });
     var plot = el("g", {"clip-path": "url(#plot)"}, svg);
 
@@ -255,7 +255,7 @@
     });
 
     // holding intervals
-    var bars = el("g", {}, plot), nBars = 0, barsCut = 0, barsIn = 0;
+    var bars = el("g", {}, plot), nBars = 0, barsCut = 0, barsIn = 0, labels = [];
     var iS = axis === "t" ? 3 : 4, iE = axis === "t" ? 5 : 6;
     for (var k = 0; k < ivs.length; k++) {
       var iv = ivs[k], a = iv[iS], b = iv[iE];
@@ -267,34 +267,38 @@
       if (nBars >= MAX_BARS) { barsCut++; continue; }
       var lane = kinds.indexOf(kindOf(iv[1])), y = rowY(iv[0]) - 5 - lane * (LANE + 1) - LANE;
       var x0 = Math.max(x(a), LEFT - 5), x1 = Math.min(x(b), w);
-      var r = el("rect", {"class": "iv" + (open ? " open" : "") + (iv[9] ? " bad" : ""), x: x0, y: y,
+      var r = el("rect", {"class": "iv" + (open ? " open" : "") + (iv[9] ? " bad" : "") + (off(iv[0]) ? " dim" : ""), x: x0, y: y,
                           width: Math.max(x1 - x0, 2), height: LANE, fill: kindColor(kindOf(iv[1])), "data-k": "i" + k}, bars);
       nBars++;
       if (iv[9]) nBad++;
-      if (x1 - x0 > 46) {
-        var lab = el("text", {x: x0 + 3, y: y + LANE - 1, "font-size": 9, fill: "#fff", "pointer-events": "none"}, bars);
-        lab.textContent = iv[1] + (iv[2] !== 1 ? " ×" + iv[2] : "");
-      }
+      var text = iv[1] + (iv[2] !== 1 ? " ×" + iv[2] : "");
+      if (x1 - x0 > 7 * text.length + 6) labels.push([x0 + 3, y + LANE - 2, text]);  // where it fits
     }
 
-    // messages
-    var arrows = el("g", {}, plot), nArrows = 0, inWin = 0, cut = 0;
+    // messages. Invariant: every arrow ends on its receiver's line. One received after the window,
+    // or still in flight (dashed), ends at the window's right edge on that line ("beyond": the
+    // edge stands for later) rather than clipped part-way, where it would point at another process.
+    var arrows = el("g", {}, plot), nArrows = 0, inWin = 0, cut = 0, hidden = 0, edge = w - RIGHT;
     for (var j = 0; j < msgs.length; j++) {
       var m = msgs[j], s = m[sIdx], rcv = m[rIdx];
       if (typeof s !== "number") continue;
       var flying = rcv === null || rcv === undefined;
       var end = flying ? Math.max(B, s) : rcv;
       if (end < A || s > B) continue;
+      if (state.hidden[m[2]] || (F !== null && m[0] !== F && m[1] !== F)) { hidden++; continue; }
       inWin++;
       if (nArrows >= MAX_ARROWS) { cut++; continue; }
-      var y1 = rowY(m[0]), y2 = rowY(m[1]);
-      var x2 = flying ? x(s) + Math.min(40, Math.max(12, x(end) - x(s))) : x(rcv);
-      if (flying) y2 = y1 + (y2 - y1) * 0.35;
-      el("line", {"class": "msg" + (flying ? " inflight" : "") + (m[9] ? " bad" : ""), x1: x(s), y1: y1, x2: x2, y2: y2,
-                  stroke: typeColor(m[2]), "marker-end": m[9] ? "url(#mbad)" : "url(#m" + m[2] + ")", "data-k": "m" + j}, arrows);
+      var y1 = rowY(m[0]), y2 = rowY(m[1]), beyond = flying || rcv > B;
+      el("line", {"class": "msg" + (flying ? " inflight" : "") + (beyond ? " beyond" : "") + (m[9] ? " bad" : ""),
+                  x1: x(s), y1: y1, x2: beyond ? edge : x(rcv), y2: y2, stroke: typeColor(m[2]),
+                  "marker-end": m[9] ? "url(#mbad)" : "url(#m" + m[2] + ")", "data-k": "m" + j,
+                  "data-from": m[0], "data-to": m[1]}, arrows);
       nArrows++;
       if (m[9]) nBad++;
     }
+    // the bars' labels above the arrows: dark on a white halo, readable on any bar and arrow
+    var labs = el("g", {"class": "iv-labels"}, plot);
+    labels.forEach(function (l) { el("text", {"class": "iv-label", x: l[0], y: l[1]}, labs).textContent = l[2]; });
 
     // scenario notes (egg, death, ...)
     var dots = el("g", {}, plot), nNotes = 0, notesCut = 0;
@@ -310,11 +314,12 @@
     }
 
     var note = document.getElementById("note");
-    var outside = msgs.length - inWin;
+    var outside = msgs.length - inWin - hidden;
     var parts = ["window " + (axis === "t" ? "t" : "Lamport") + " " + fmt(A) + " → " + fmt(B) + ": " +
                  nArrows + " of " + msgs.length + " message arrows drawn"];
     if (cut) parts.push(cut + " more in this window omitted (at most " + MAX_ARROWS + " arrows at once — zoom in to see them)");
     if (outside) parts.push(outside + " outside the window (pan or zoom out)");
+    if (hidden) parts.push(hidden + " hidden by the legend or the focus on one process");
     if (barsCut) parts.push(barsCut + " holding intervals omitted");
     if (notesCut) parts.push(notesCut + " notes omitted");
     note.textContent = parts.join("; ");
@@ -324,8 +329,8 @@
     counts = {lines: lines.querySelectorAll(".proc-line").length, arrows: arrows.querySelectorAll(".msg").length,
               bars: bars.querySelectorAll(".iv").length, notes: dots.querySelectorAll(".note").length,
               highlighted: svg.querySelectorAll(".bad").length, bad_intervals: bars.querySelectorAll(".iv.bad").length, messages_total: msgs.length,
-              messages_in_window: inWin, omitted_in_window: cut, outside_window: outside, axis: axis,
-              window: [A, B]};
+              messages_in_window: inWin, omitted_in_window: cut, outside_window: outside, hidden: hidden,
+              axis: axis, window: [A, B], width: w, left: LEFT, right: RIGHT};
     renderOccupancy();
     selfcheck();
   }

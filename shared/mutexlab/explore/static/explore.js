@@ -7,6 +7,29 @@
   var busy = false;
 
   function $(id) { return document.getElementById(id); }
+
+  // A process name is never broken inside (browsers break "elf-4" after its hyphen): in every text
+  // the page shows, each name, or a link "a→b", goes into a span.nm that does not wrap.
+  var NAMES = null;        // a pattern matching the session's process names, set by draw()
+  function namePattern(procs) {
+    var names = procs.map(function (p) { return p.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); })
+      .sort(function (a, b) { return b.length - a.length; }).join("|");
+    return names ? new RegExp("(?:" + names + ")(?:→(?:" + names + "))?(?![\\w])", "g") : null;
+  }
+  function named(tag, text, parent, cls) {
+    var e = h(tag, null, parent, cls), s = String(text), last = 0, m;
+    if (NAMES) {
+      NAMES.lastIndex = 0;
+      while ((m = NAMES.exec(s))) {
+        if (m.index > last) e.appendChild(document.createTextNode(s.slice(last, m.index)));
+        h("span", m[0], e, "nm");
+        last = m.index + m[0].length;
+      }
+    }
+    if (last < s.length) e.appendChild(document.createTextNode(s.slice(last)));
+    return e;
+  }
+  function fill(e, text) { clear(e); Array.prototype.slice.call(named("span", text).childNodes).forEach(function (c) { e.appendChild(c); }); }
   function clear(e) { while (e.firstChild) e.removeChild(e.firstChild); return e; }
 
   function showError(message) {
@@ -56,11 +79,17 @@
   // ---- drawing ----
   function draw(state) {
     S = state;
+    NAMES = namePattern(state.procs);
     $("algorithm").textContent = state.algorithm;
     document.title = "mutexlab explore — " + state.algorithm;
     var opts = Object.keys(state.options || {}).map(function (k) { return k + "=" + JSON.stringify(state.options[k]); });
-    $("config").textContent = state.processes + " processes" + (opts.length ? "; " + opts.join(", ") : "") +
+    // the header counts the cards it shows: the elves' P counts the elves, not the mayor
+    var others = state.procs.filter(function (p) { return !/-\d+$/.test(p.name); }).map(function (p) { return p.name; });
+    $("config").textContent = state.procs.length + " processes" +
+      (state.procs.length !== state.processes ? " (P = " + state.processes + (others.length ? ", and " + others.join(", ") : "") + ")" : "") +
+      (opts.length ? "; " + opts.join(", ") : "") +
       "; capacities " + JSON.stringify(state.capacities) + (state.free ? "; nodes act only when told (new requests are steps)" : "");
+    drawClocks(state);
     $("position").textContent = state.position;
     $("ahead").textContent = state.redo.length ? " (" + state.redo.length + " ahead)" : "";
     drawStatus(state.findings);
@@ -75,22 +104,38 @@
   }
   var drawn = 0;
 
+  // Why the clocks start where they do: the bees draw theirs from the seed; others start at 0.
+  function drawClocks(state) {
+    var given = (state.params || {}).initial_clocks;
+    var text = "Lamport clocks start at 0.";
+    if (given) {
+      var byPid = {};
+      state.procs.forEach(function (p) { byPid[p.pid] = p.name; });
+      text = "Lamport clocks start at " + Object.keys(given).map(function (pid) {
+        return (byPid[pid] || pid) + " " + given[pid];
+      }).join(", ") + ": each bee's is drawn at random from 0 … 100·P − 1 by the run's seed (or given" +
+        " with the option initial_clocks), so the order of requests is not the order of the pids; equal" +
+        " stamps are broken by the pid.";
+    }
+    fill($("clocks"), text);
+  }
+
   function drawStatus(f) {
     var box = $("status");
     box.setAttribute("data-status", f.status);
-    $("summary").textContent = f.summary;
-    $("entered").textContent = "entered, in order: " + (f.entered.join(", ") || "nobody yet");
+    fill($("summary"), f.summary);
+    fill($("entered"), "entered, in order: " + (f.entered.join(", ") || "nobody yet"));
     var ul = clear($("violations"));
-    f.violations.forEach(function (v) { h("li", v.text, ul, "bad"); });
-    f.end_violations.forEach(function (v) { h("li", "at the end: " + v.text, ul, "bad"); });
-    f.incomplete.forEach(function (v) { h("li", "incomplete: " + v.text, ul, "open"); });
+    f.violations.forEach(function (v) { named("li", v.text, ul, "bad"); });
+    f.end_violations.forEach(function (v) { named("li", "at the end: " + v.text, ul, "bad"); });
+    f.incomplete.forEach(function (v) { named("li", "incomplete: " + v.text, ul, "open"); });
     var open = $("open"), list = clear($("openlist"));
     open.hidden = !f.open_at_end.length;
     $("opensum").textContent = f.open_at_end.length + " end-of-run check(s) still open (judged when the path ends, not faults yet)";
-    f.open_at_end.forEach(function (v) { h("li", v.message, list, "open"); });
+    f.open_at_end.forEach(function (v) { named("li", v.message, list, "open"); });
     var pre = $("deadlock");
     pre.hidden = !f.deadlock;
-    pre.textContent = f.deadlock || "";
+    fill(pre, f.deadlock || "");
     $("checks").textContent = "checked: " + f.checks.join(", ");
   }
 
@@ -103,7 +148,7 @@
       var kind = s.extra ? "new requests (nodes act only when told)" :
         s.op === "deliver" ? "deliver the oldest message of a link" : "local decisions";
       if (kind !== lastKind) { h("div", kind, box, "kind"); lastKind = kind; }
-      var b = h("button", s.label, box, (s.op === "deliver" ? "deliver" : "local") + (s.extra ? " extra" : ""));
+      var b = named("button", s.label, box, (s.op === "deliver" ? "deliver" : "local") + (s.extra ? " extra" : ""));
       b.setAttribute("data-step-id", s.id);
       b.title = "step id " + s.id;
       b.addEventListener("click", function () { act("POST", "/api/step", {id: s.id}); });
@@ -116,14 +161,14 @@
     start.setAttribute("data-n", 0);
     start.addEventListener("click", function () { act("POST", "/api/jump", {to: 0}); });
     state.history.forEach(function (e) {
-      var li = h("li", e.label, ol, e.n === state.position ? "current" : "");
+      var li = named("li", e.label, ol, e.n === state.position ? "current" : "");
       li.setAttribute("data-n", e.n);
       li.title = "jump back to after step " + e.n;
       li.addEventListener("click", function () { act("POST", "/api/jump", {to: e.n}); });
     });
     state.redo.forEach(function (id, i) {
       var n = state.position + i + 1;
-      var li = h("li", "ahead: " + id, ol, "ahead");
+      var li = named("li", "ahead: " + id, ol, "ahead");
       li.setAttribute("data-n", n);
       li.title = "jump forward to after step " + n;
       li.addEventListener("click", function () { act("POST", "/api/jump", {to: n}); });
@@ -148,7 +193,7 @@
       if (p.holds.length) h("div", "holds " + p.holds.join(", "), card, "holds");
       var waits = Object.keys(p.waiting);
       if (waits.length) {
-        h("div", "waits for " + waits.map(function (w) {
+        named("div", "waits for " + waits.map(function (w) {
           return w + (p.waiting[w].length ? " from " + p.waiting[w].join(", ") : "");
         }).join("; "), card, "waits");
       }
@@ -156,12 +201,12 @@
       p.fields.forEach(function (f) {
         var tr = h("tr", null, table);
         h("td", f[0], tr);
-        h("td", f[1], tr);
+        named("td", f[1], tr);
       });
       if (p.pending.length) {
         var tr = h("tr", null, table);
         h("td", "pending", tr);
-        h("td", p.pending.join(", "), tr);
+        named("td", p.pending.join(", "), tr);
       }
     });
   }
@@ -172,9 +217,9 @@
     links.forEach(function (l) {
       var row = h("div", null, box, "link");
       row.setAttribute("data-link", l.from + "-" + l.to);
-      h("span", l.label, row, "lname");
+      named("span", l.label, row, "lname");
       l.messages.forEach(function (m, i) {
-        var chip = h("span", m.text, row, "chip" + (i === 0 ? " head" : ""));
+        var chip = named("span", m.text, row, "chip" + (i === 0 ? " head" : ""));
         chip.title = "message " + m.id + (i === 0 ? " (head: deliverable)" : "");
       });
     });
@@ -190,7 +235,7 @@
       var row = h("tr", null, table, c.over ? "over" : "");
       h("td", c.resource, row);
       h("td", c.in_use + " / " + c.capacity + (c.over ? "  OVER CAPACITY" : ""), row);
-      h("td", c.holders.map(function (x) { return x.name + (x.units !== 1 ? " ×" + x.units : ""); }).join(", "), row);
+      named("td", c.holders.map(function (x) { return x.name + (x.units !== 1 ? " ×" + x.units : ""); }).join(", "), row);
     });
   }
 
@@ -258,5 +303,26 @@
       o.value = x.name;
     });
   }).catch(function (e) { showError(String(e.message || e)); });
-  api("GET", "/api/state").then(draw).catch(function (e) { showError(String(e.message || e)); });
+  // One session per server: every tab shows and moves the same path. A tab that opens on a path
+  // already walked says so, and a tab shown again after another moved the path says that too.
+  function pathOf(state) { return state.position + ":" + state.history.map(function (e) { return e.id; }).join(",") + ":" + state.redo.join(","); }
+  function shared(text) { var box = $("shared"); box.hidden = !text; box.textContent = text || ""; }
+  function refresh() {
+    if (busy || !S || document.hidden) return;
+    api("GET", "/api/state").then(function (state) {
+      if (pathOf(state) !== pathOf(S)) {
+        draw(state);
+        shared("Another tab or window moved this explorer's one shared session: now at step " + state.position + ".");
+      }
+    }).catch(function () { /* the server stopped: the next click says so */ });
+  }
+  document.addEventListener("visibilitychange", refresh);
+  window.addEventListener("focus", refresh);
+  api("GET", "/api/state").then(function (state) {
+    draw(state);
+    if (state.position || state.redo.length || state.history.length) {
+      shared("This tab shares the explorer's one session, at step " + state.position + " where it was left" +
+             " (every tab shows and moves the same path; ⟲ reset starts over).");
+    }
+  }).catch(function (e) { showError(String(e.message || e)); });
 })();
