@@ -14,6 +14,7 @@ client is pika's, through ``amqp``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import time
@@ -169,10 +170,8 @@ class Bus(Session):
     def cancel(self, queue: str) -> None:
         tag = self._consumers.pop(queue, None)
         if tag and self.channel is not None:
-            try:  # noqa: SIM105 - left as written while transport/ is rewritten
+            with contextlib.suppress(*LOST):  # a lost channel has no consumer left to cancel
                 self.channel.basic_cancel(tag)
-            except LOST:
-                pass
         self._inbox = deque(d for d in self._inbox if d.queue != queue)
 
     def poll(self, timeout: float) -> list[Delivery]:
