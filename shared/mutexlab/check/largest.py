@@ -1,5 +1,7 @@
 """A warning before a check larger than any docs/check.md lists as complete (the data:
-``protocols/checked.py``, read through the registry)."""
+``protocols/checked.py``, read through the registry). It says what is known — nothing of this
+size — and no more: a check past the list may well complete (``check bees -P 3 -K 1 -T 2`` does,
+in minutes), so it never predicts an incomplete one."""
 
 from __future__ import annotations
 
@@ -38,6 +40,6 @@ def past_largest(algorithm: str, processes: int, options: dict[str, Any]) -> str
         return None
     return (
         f"warning: {algorithm} with {show(mine)} is past the largest configurations docs/check.md "
-        f"lists as complete ({'; '.join(show(e) for e in entries)}): expect it to stop at "
-        "--max-memory or --max-states (incomplete, exit 3)"
+        f"lists as complete ({'; '.join(show(e) for e in entries)}): nothing is known of its size; it "
+        "may take long, or stop at --max-memory or --max-states (incomplete, exit 3)"
     )
