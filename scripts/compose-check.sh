@@ -91,7 +91,7 @@ for port in (5672, 15672):
 time.sleep(86400)
 PY
 holder=$!
-for _ in $(seq 50); do [ "$(wc -l <"$work/held" 2>/dev/null)" = 2 ] && break; sleep 0.1; done
+for _ in $(seq 50); do [ "$(cat "$work/held" 2>/dev/null | wc -l)" = 2 ] && break; sleep 0.1; done
 echo "== 127.0.0.1 ports: $(tr '\n' ';' <"$work/held" 2>/dev/null)"
 
 # A user's algorithm (classic-file), as a user writes one: a protocol module with absolute
