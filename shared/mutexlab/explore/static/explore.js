@@ -107,7 +107,9 @@
   // Why the clocks start where they do: the bees draw theirs from the seed; others start at 0.
   function drawClocks(state) {
     var given = (state.params || {}).initial_clocks;
-    var text = "Lamport clocks start at 0.";
+    var mayor = state.procs.some(function (p) { return p.name === "mayor"; });
+    var text = "Lamport clocks start at 0 and tick with each event a process records" +
+      (mayor ? " (the mayor's is 1 at once: it opens the first round and sends the contracts)." : ".");
     if (given) {
       var byPid = {};
       state.procs.forEach(function (p) { byPid[p.pid] = p.name; });
