@@ -28,7 +28,7 @@
 # listener of the script's own when nothing listens there yet (the stacks must start beside another
 # broker: no fixed host port). After each run the trace is copied out as the docs show (`docker run
 # --rm -v <project>_traces:/traces mutexlab cat /traces/X > X`), and after the documented teardown (`--profile elves
-# --profile classic --profile cluster down -v`) no container, volume or network of the project may
+# --profile classic --profile cluster --profile philosophers down -v`) no container, volume or network of the project may
 # be left.
 # Exit 0 when every run passed, 1 when one failed, 2 when something it needs is missing.
 set -uo pipefail
@@ -56,7 +56,7 @@ compose=()          # the tool of the current round, with --env-file and the pro
 current=""          # the run in progress, for the trap
 cleanup() {   # the teardown docs/tour.md documents, word for word
   if [ -n "$current" ]; then
-    "${compose[@]}" --profile elves --profile classic --profile cluster down -v >"$work/down.log" 2>&1 \
+    "${compose[@]}" --profile elves --profile classic --profile cluster --profile philosophers down -v >"$work/down.log" 2>&1 \
       || { echo "  down -v failed:"; tail -5 "$work/down.log"; }
     current=""
   fi
@@ -152,7 +152,7 @@ one_run() {
   if [ -n "$stopper" ]; then kill "$stopper" 2>/dev/null; wait "$stopper" 2>/dev/null; fi
   local t_up=$((SECONDS - t0))
   # The monitor's verdict, from its own log (compose prefixes every line with the container's name).
-  "${compose[@]}" --profile elves --profile classic --profile cluster logs --no-color "$monitor" >"$work/monitor.log" 2>&1
+  "${compose[@]}" --profile elves --profile classic --profile cluster --profile philosophers logs --no-color "$monitor" >"$work/monitor.log" 2>&1
   local said ok=1
   said=$(sed -n 's/^[^|]*| //p' "$work/monitor.log" | grep -E "^$algorithm: (SAFE|VIOLATION)|over RabbitMQ, run .* — " | tr '\n' ';')
   verdict="exit $code"
@@ -196,7 +196,7 @@ one_run() {
     verdict+=", no '$monitor' container of project '$project'"; ok=0
   fi
   # The trace, judged inside the image by the code that wrote it.
-  env "${envs[@]}" "${compose[@]}" --profile elves --profile classic --profile cluster run --rm --no-deps -T "$monitor" \
+  env "${envs[@]}" "${compose[@]}" --profile elves --profile classic --profile cluster --profile philosophers run --rm --no-deps -T "$monitor" \
     mutexlab verify "$trace" "${verify_args[@]}" >"$work/verify.log" 2>&1
   code=$?
   local t_verify=$((SECONDS - t0 - t_up))
@@ -244,7 +244,7 @@ for tool in $TOOLS; do
   compose=("${base[@]}" --env-file "$work/env" "${project_args[@]}")
   echo; echo "== $tool: $("${base[@]}" version 2>/dev/null | head -1)"
   t0=$SECONDS
-  if "${compose[@]}" --profile elves --profile classic --profile cluster build >"$work/build.log" 2>&1; then
+  if "${compose[@]}" --profile elves --profile classic --profile cluster --profile philosophers build >"$work/build.log" 2>&1; then
     record "$tool" build "PASS: image mutexlab:latest" $((SECONDS - t0))
   else
     tail -30 "$work/build.log"; record "$tool" build "FAIL: build" $((SECONDS - t0)); failed=1; continue

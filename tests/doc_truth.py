@@ -72,7 +72,8 @@ def exists(name: str, doc: Path, folder_of_row: str | None = None) -> bool:
     if any(c in everything or str(Path(c)) in everything for c in candidates):
         return True
     if ".." in name:  # a link up from docs/
-        return str((doc.parent / name).resolve().relative_to(ROOT)) in everything
+        up = str((doc.parent / name).resolve().relative_to(ROOT))
+        return up + ("/" if name.endswith("/") else "") in everything
     return any(f == name or f.endswith("/" + name) for f in everything)
 
 
@@ -94,8 +95,8 @@ def named_paths(text: str) -> list[tuple[int, str, str | None]]:
                 continue
             if _PATHLIKE.match(token) and not token.endswith(OUTPUT_SUFFIXES):
                 found.append((number, token, context))
-        for token in _PY.findall(line):
-            found.append((number, token, folder))
+        for token in _PY.findall(line):  # outside backticks: prose, not a cell naming a file of the row
+            found.append((number, token, None))
     return sorted(set(found), key=lambda f: (f[0], f[1]))
 
 

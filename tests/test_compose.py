@@ -338,7 +338,7 @@ def test_the_documented_teardown_names_every_profile(compose):
     """A plain ``down -v`` leaves the containers (and the volumes they hold) of profiles it was not
     given, and v1 knows no ``--profile '*'``: the tour's and rabbitmq.md's teardown names them all."""
     profiles = {p for service in compose["services"].values() for p in service.get("profiles", [])}
-    assert profiles == {"elves", "classic", "cluster"}
+    assert profiles == {"elves", "classic", "cluster", "philosophers"}
     for doc in ("docs/tour.md", "docs/rabbitmq.md"):
         found = [m.group(1).split()[1::2] for m in TEARDOWN.finditer((ROOT / doc).read_text())]
         assert found, f"{doc} documents no teardown"
