@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -80,3 +81,43 @@ def test_fork_only_with_one_thread_and_unless_refused(monkeypatch):
 def test_the_supervisor_still_knows_the_fresh_interpreter_command():
     command = supervisor.service_command("node")
     assert command[0] == sys.executable and command[-1].endswith(os.path.join("node", "main.py"))
+
+
+ORPHAN = """
+import os, subprocess, sys, time
+if sys.argv[1] == "parent":  # start the service, say its pid, end (SIGKILL: nothing runs after it)
+    child = subprocess.Popen([sys.executable, __file__, "child", str(os.getpid()), sys.argv[2]])
+    print(child.pid, flush=True)
+    time.sleep(2.0)
+    os.kill(os.getpid(), 9)
+else:  # the service: it must end once its parent is gone
+    from mutexlab.transport.spawn import die_with_parent
+    if sys.argv[3] == "fallback":
+        sys.platform = "other"  # no PR_SET_PDEATHSIG: the watch of the parent's pid alone
+    die_with_parent(int(sys.argv[2]))
+    print("watching", flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("way", ["pdeathsig", "fallback"])
+def test_a_service_dies_with_its_parent_even_by_sigkill(way, tmp_path):
+    script = tmp_path / "orphan.py"
+    script.write_text(ORPHAN)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    parent = subprocess.run(
+        [sys.executable, str(script), "parent", way], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert parent.returncode == -9, parent.stderr
+    child, said = parent.stdout.split()[:2]
+    child = int(child)
+    assert said == "watching", parent.stderr  # it was alive and watching when its parent died
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return  # gone: it died with its parent
+        time.sleep(0.1)
+    os.kill(child, 9)
+    pytest.fail(f"the service outlived its parent by 5 s ({way})")
