@@ -136,13 +136,15 @@ def wait_until(done, timeout: float, step: float = 0.2) -> bool:
 EXPIRES = 2.0  # QUEUE_EXPIRES of the killed run: its queues go this long after their last use
 
 
-def test_sigkill_of_the_run_leaves_no_process_and_its_queues_and_exchanges_expire(amqp_url, tmp_path):
-    """SIGKILL cannot be handled: the services die with their parent (PR_SET_PDEATHSIG, or their own
-    watch of it) and the queues, no longer renewed by the monitor, expire (x-expires) and take the
-    auto-deleted exchanges with them."""
+@pytest.mark.parametrize("spawn", ["fork", "exec"])
+def test_sigkill_of_the_run_leaves_no_process_and_its_queues_and_exchanges_expire(spawn, amqp_url, tmp_path):
+    """SIGKILL cannot be handled: the services (forked, or fresh interpreters) die with their parent
+    (PR_SET_PDEATHSIG, or their own watch of it) and the queues, no longer renewed by the monitor,
+    expire (x-expires) and take the auto-deleted exchanges with them."""
     run_id = "run-kill-" + uuid.uuid4().hex[:8]
     argv, env = run_argv(run_id, amqp_url, tmp_path / "logs")
     env["QUEUE_EXPIRES"] = str(EXPIRES)
+    env["MUTEXLAB_SPAWN"] = spawn
     started: set[int] = set()
     with RunTap(amqp_url, run_id, expires=EXPIRES) as tap:
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
