@@ -129,6 +129,7 @@ def test_a_service_dies_with_its_parent_even_by_sigkill(way, tmp_path):
         (-9, None, "the monitor died (signal 9, SIGKILL)", 3),
         (143, None, "the monitor died (signal 15, SIGTERM)", 3),
         (130, None, "the monitor died (signal 2, SIGINT)", 3),
+        (-40, None, "the monitor died (signal 40)", 3),
         (1, None, "the monitor ended (exit 1) without writing its verdict", 4),
         (0, None, "the monitor ended (exit 0) without writing its verdict", 4),
         (7, {"exit_code": 7}, "the monitor failed (exit 7)", 4),

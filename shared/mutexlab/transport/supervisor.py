@@ -411,7 +411,11 @@ def monitor_failure(code: int, summary: dict | None) -> tuple[str, int] | None:
     code, or 0 or 1 without the summary, is a failure of the monitor itself, exit 4."""
     if code < 0 or code in (128 + signal.SIGTERM, 128 + signal.SIGINT):
         number = -code if code < 0 else code - 128
-        return f"the monitor died (signal {number}, {signal.Signals(number).name})", EXIT_NO_VERDICT
+        try:
+            name = f"signal {number}, {signal.Signals(number).name}"
+        except ValueError:  # a real-time signal has no name
+            name = f"signal {number}"
+        return f"the monitor died ({name})", EXIT_NO_VERDICT
     if code in (0, 1) and summary is None:
         return f"the monitor ended (exit {code}) without writing its verdict", EXIT_INTERNAL
     if code not in (0, 1, 2, 3):
