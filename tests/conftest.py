@@ -370,6 +370,7 @@ class RunTap:
     states: dict[str, list[str]] = field(default_factory=dict)  # name -> every state it reported, in order
     changes: Counter = field(default_factory=Counter)  # name -> steps that changed its state (audit batches)
     durable: bool = True  # False for a run with transient delivery (its queues are not durable)
+    expires: float | None = None  # the run's QUEUE_EXPIRES when not the default (topology.py)
 
     def __enter__(self) -> RunTap:
         import pika
@@ -377,6 +378,8 @@ class RunTap:
         from mutexlab.transport.topology import Topology
 
         topology = Topology(self.run_id, durable=self.durable)
+        if self.expires is not None:
+            topology = Topology(self.run_id, durable=self.durable, expires=self.expires)
         exchange = topology.exchange
         self._conn = pika.BlockingConnection(pika.URLParameters(self.url))
         self._channel = self._conn.channel()

@@ -243,8 +243,32 @@ def test_simulate_compare_check_replay_and_verify_take_a_file(algos, tmp_path, c
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    code, out, _ = run(capsys, "replay", str(tmp_path / "ce.json"))
+    # (in this process the file is loaded already; a fresh one runs it only when --algorithm names it)
+    code, out, _ = run(capsys, "replay", str(tmp_path / "ce.json"), "-a", str(algos / "ra_greedy.py"))
     assert code == 1 and "REFUSED" in out
+
+
+PLANTED = """
+from pathlib import Path
+Path({marker!r}).write_text("ran")  # a scenario must never make replay run this
+raise SystemExit(9)
+"""
+
+
+@pytest.mark.parametrize("how", ["absolute", "relative", "module"])
+def test_replay_never_runs_code_a_scenario_names(how, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    marker = tmp_path / "marker"
+    (tmp_path / "planted.py").write_text(PLANTED.format(marker=str(marker)))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    named = {"absolute": str(tmp_path / "planted.py"), "relative": "planted.py", "module": "planted.mod"}[how]
+    steps = [{"op": "request", "pid": 1}, {"op": "drain"}]
+    Path("s.json").write_text(json.dumps({"algorithm": named, "processes": 2, "steps": steps}))
+    code, out, err = run(capsys, "replay", "s.json")
+    assert code == 2 and not marker.exists(), (code, out, err)
+    kind = "module" if how == "module" else "file"
+    assert f"s.json names the algorithm {kind} {named}:" in err and f"pass --algorithm {named}" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 def test_a_trace_of_an_algorithm_nobody_declares_is_never_safe(algos, capsys, monkeypatch):

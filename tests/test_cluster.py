@@ -287,7 +287,7 @@ def test_bees_fail_over_when_a_node_goes_away_mid_run(whole, tmp_path, how):
     deadline = time.monotonic() + 120
     working: list[Path] = []
     while time.monotonic() < deadline and len(working) < 6:  # every bee admitted and past its first state
-        working = [p for p in logs.glob("bee-*.log") if re.search(r"bee-\d+ state ", p.read_text())]
+        working = [p for p in logs.glob("bee*.log") if re.search(r"bee-\d+ state ", p.read_text())]
         time.sleep(0.1)
     assert len(working) == 6, "the bees never got going"
     where = _nodes_used(logs)
@@ -302,8 +302,10 @@ def test_bees_fail_over_when_a_node_goes_away_mid_run(whole, tmp_path, how):
     summary = json.loads(out.getvalue())
     monitor_log = (logs / "monitor.log").read_text()
     failovers = {}
+    # a log is <role>.<pid>.log while the run goes on, <name>.log after it (supervisor.name_logs)
+    renamed = {f"{name.split('-')[0]}.{pid}": name for name, pid in summary["os_pids"].items()}
     for name in on_victim:
-        text = (logs / f"{name}.log").read_text()
+        text = (logs / f"{renamed.get(name, name)}.log").read_text()
         match = re.search(
             r"reconnected \(reconnect #1\) to (\S+) \(failover from "
             + re.escape(victim)

@@ -517,3 +517,110 @@ def test_explore_turns_the_flags_into_the_configuration_simulate_would_use():
     assert build_session(args).config == Config(
         "bees", 4, {"flowers": 2, "reeds": 3, "eggs": 5, "cocoons": 15}
     )
+
+
+def test_a_client_trickling_its_headers_is_dropped_at_the_deadline(client, monkeypatch):
+    """A byte every 0.2 s never trips a 1 s socket timeout; the headers' deadline (1 s in all
+    here) drops the connection all the same, and the server answers everyone else meanwhile."""
+    import socket
+    import time
+
+    from mutexlab.explore.server import Handler
+
+    monkeypatch.setattr(Handler, "timeout", 1.0)
+    request = b"GET /api/state HTTP/1.1\r\nHost: %s:%d\r\n" % (client.host.encode(), client.port)
+    request += b"X-Slow: " + b"z" * 200 + b"\r\n\r\n"
+    slow = socket.create_connection((client.host, client.port), timeout=30)
+    started, dropped = time.monotonic(), None
+    try:
+        slow.settimeout(0.2)
+        for byte in request:
+            try:
+                slow.sendall(bytes([byte]))
+                if slow.recv(4096) == b"":  # closed by the server
+                    dropped = time.monotonic() - started
+                    break
+            except TimeoutError:
+                pass  # nothing said yet: the next byte
+            except OSError:  # reset by the server
+                dropped = time.monotonic() - started
+                break
+            assert client.state()["position"] == 0, "answered while a client trickles"
+            if time.monotonic() - started > 15:
+                break
+    finally:
+        slow.close()
+    assert dropped is not None and dropped < 4, f"still connected after {time.monotonic() - started:.1f}s"
+
+
+def test_a_long_run_leaves_the_server_responsive_and_stops_in_time(client, monkeypatch):
+    """A run to the end walks a copy of the session outside its lock: the state answers within
+    1 s meanwhile; a second walk at the same time is 503; the walk stops after WALK_SECONDS
+    ("time") and the same call goes on from there."""
+    import time
+
+    from mutexlab.explore import server as server_module
+    from mutexlab.explore.session import Session as Walked
+
+    entered, release = threading.Event(), threading.Event()
+    real = Walked._advance  # noqa: SLF001 - each step a walk takes
+
+    def slow(self, step):  # each step of a walk waits until the test lets it go
+        entered.set()
+        assert release.wait(60)
+        return real(self, step)
+
+    monkeypatch.setattr(server_module, "WALK_SECONDS", 0.5)
+    monkeypatch.setattr(Walked, "_advance", slow)
+    results: list = []
+    walker = threading.Thread(target=lambda: results.append(client.post("/api/run", {"seed": 1})))
+    walker.start()
+    try:
+        assert entered.wait(60)
+        asked = time.monotonic()
+        assert client.state()["position"] == 0, "answered while a run goes on"
+        assert time.monotonic() - asked < 1.0
+        status, value, resp = client.post("/api/random", {"n": 5})
+        assert status == 503 and "another random walk or run" in value["error"], value
+        time.sleep(0.6)  # past the walk's time: it stops after the step under way
+    finally:
+        release.set()
+        walker.join(60)
+    status, value, _ = results[0]
+    assert status == 200 and value["outcome"]["stopped"] == "time" and value["outcome"]["taken"] == 1, value
+    assert client.state()["position"] == 1, "the walk's result is the session now"
+    status, value, _ = client.post("/api/run", {"seed": 1})  # again: on from there, to the end
+    assert status == 200 and value["outcome"]["stopped"] == "end" and value["position"] > 1, value
+
+
+def test_a_walk_over_a_path_that_moved_meanwhile_changes_nothing(client, monkeypatch):
+    from mutexlab.explore.session import Session as Walked
+
+    entered, release = threading.Event(), threading.Event()
+    real, copy = Walked._advance, Walked.copy  # noqa: SLF001 - each step a walk takes
+
+    def marked(self):  # the copy a walk runs on
+        twin = copy(self)
+        twin.walking = True
+        return twin
+
+    def slow(self, step):
+        if getattr(self, "walking", False):
+            entered.set()
+            assert release.wait(60)
+        return real(self, step)
+
+    monkeypatch.setattr(Walked, "copy", marked)
+    monkeypatch.setattr(Walked, "_advance", slow)
+    results: list = []
+    walker = threading.Thread(target=lambda: results.append(client.post("/api/run", {})))
+    walker.start()
+    try:
+        assert entered.wait(60)
+        assert client.post("/api/step", {"id": "request:2"})[0] == 200  # the path moves meanwhile
+    finally:
+        release.set()
+        walker.join(60)
+    status, value, _ = results[0]
+    assert status == 409 and "moved while the walk went on" in value["error"], value
+    assert [h["id"] for h in client.state()["history"]] == ["request:2"]

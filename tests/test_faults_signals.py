@@ -2,23 +2,28 @@
 
 A run is started as a child process against the local broker and, mid-run, sent SIGTERM (``kill``,
 ``timeout``), SIGHUP (its terminal gone) or SIGINT (Ctrl-C): it must stop every process it
-started, delete its queues and exchanges, and exit with 128 + the signal's number.
+started, delete its queues and exchanges, and exit with 128 + the signal's number. Sent SIGKILL,
+it can do nothing: its processes die with it and its queues and exchanges expire. Its monitor
+killed, it says so (exit 3, no verdict). Its logs and its blame name the nodes as the monitor does.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
 import pytest
 from conftest import BROKER, RunTap
 
-from mutexlab.transport.topology import Topology
+from mutexlab.transport.topology import Topology, delete_run
 
 pytestmark = pytest.mark.broker
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,3 +113,111 @@ def test_a_signal_stops_every_process_of_the_run_and_deletes_its_queues(sig, amq
     assert f"stopped by {sig.name}" in err and "Traceback" not in err, err[-2000:]
     assert not [pid for pid in started | set(tap.os_pids.values()) if alive(pid)], "processes left running"
     assert leftovers(amqp_url, run_id) == [], "queues or exchanges left on the broker"
+
+
+def run_argv(run_id: str, amqp_url: str, logs: Path, *more: str) -> tuple[list[str], dict]:
+    """``mutexlab run mutex -N 3`` with a workload that does not end by itself, and its environment."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "shared"), str(ROOT), env.get("PYTHONPATH", "")])
+    argv = [sys.executable, "-m", "mutexlab", "run", "mutex", "-N", "3", "--requests", "1000000"]
+    argv += ["--dwell", "0.05", "--run-id", run_id, "--amqp-url", amqp_url, "--logs", str(logs), *more]
+    return argv, env
+
+
+def wait_until(done, timeout: float, step: float = 0.2) -> bool:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(step)
+    return True
+
+
+EXPIRES = 2.0  # QUEUE_EXPIRES of the killed run: its queues go this long after their last use
+
+
+@pytest.mark.parametrize("spawn", ["fork", "exec"])
+def test_sigkill_of_the_run_leaves_no_process_and_its_queues_and_exchanges_expire(spawn, amqp_url, tmp_path):
+    """SIGKILL cannot be handled: the services (forked, or fresh interpreters) die with their parent
+    (PR_SET_PDEATHSIG, or their own watch of it) and the queues, no longer renewed by the monitor,
+    expire (x-expires) and take the auto-deleted exchanges with them."""
+    run_id = "run-kill-" + uuid.uuid4().hex[:8]
+    argv, env = run_argv(run_id, amqp_url, tmp_path / "logs")
+    env["QUEUE_EXPIRES"] = str(EXPIRES)
+    env["MUTEXLAB_SPAWN"] = spawn
+    started: set[int] = set()
+    with RunTap(amqp_url, run_id, expires=EXPIRES) as tap:
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            tap.wait(lambda t: len(t.states) == 3, "every node working", stop=lambda: proc.poll() is not None)
+            started = children(proc.pid)
+            assert len(started) == 4, f"the monitor and 3 nodes: {started}"
+            proc.kill()
+            proc.communicate(timeout=30)
+            gone = wait_until(lambda: not [pid for pid in started if alive(pid)], timeout=10)
+        finally:
+            for pid in started:  # the test failed: leave nothing running
+                if alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert gone, f"processes of the killed run still running 10 s later: {[p for p in started if alive(p)]}"
+    time.sleep(EXPIRES + 3)  # then every queue of the run is unused for longer than its lease
+    left = leftovers(amqp_url, run_id)
+    if left:  # the test failed: clean up what it made
+        delete_run(amqp_url, run_id, NAMES)
+    assert left == [], "queues or exchanges of the killed run left on the broker"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=lambda s: s.name)
+def test_a_killed_monitor_is_reported_as_no_verdict_exit_3(sig, amqp_url, tmp_path):
+    run_id = "run-mon-" + uuid.uuid4().hex[:8]
+    argv, env = run_argv(run_id, amqp_url, tmp_path / "logs")
+    with RunTap(amqp_url, run_id) as tap:
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            tap.wait(lambda t: len(t.states) == 3, "every node working", stop=lambda: proc.poll() is not None)
+            (monitor,) = children(proc.pid) - set(tap.os_pids.values())
+            os.kill(monitor, sig)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 3, (proc.returncode, err[-2000:])
+    assert f"the monitor died (signal {int(sig)}, {sig.name}): no verdict" in err, err[-2000:]
+    assert "SAFE" not in out and "Traceback" not in err
+    assert leftovers(amqp_url, run_id) == [], "the run's queues are deleted all the same"
+
+
+def test_logs_and_blame_go_by_node_name(amqp_url, tmp_path):
+    """Stop node-2 (SIGSTOP): the stalled summary blames node-2, and ``node-2.log`` is its log."""
+    run_id = "run-logs-" + uuid.uuid4().hex[:8]
+    logs = tmp_path / "logs"
+    argv, env = run_argv(run_id, amqp_url, logs, "--stall-timeout", "3", "--json")
+    with RunTap(amqp_url, run_id) as tap:
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stopped = None
+        try:
+            tap.wait(
+                lambda t: len(t.changes) == 3, "every node at work", stop=lambda: proc.poll() is not None
+            )
+            stopped = tap.os_pids["node-2"]
+            os.kill(stopped, signal.SIGSTOP)
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if stopped is not None:
+                with contextlib.suppress(ProcessLookupError):  # (the run kills it once it ends)
+                    os.kill(stopped, signal.SIGCONT)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    summary = json.loads(out)
+    assert proc.returncode == 3 and not summary["complete"], (proc.returncode, err[-2000:])
+    assert summary["os_pids"] == tap.os_pids
+    silent = {name: info.get("silent_for") or 0 for name, info in summary["stalled"].items()}
+    assert max(silent, key=silent.get) == "node-2", summary["stalled"]
+    for name, pid in tap.os_pids.items():  # each log is its node's (its instance id holds its pid)
+        assert f"-{pid}-" in (logs / f"{name}.log").read_text(), name
+    assert sorted(p.name for p in logs.glob("node*.log")) == ["node-1.log", "node-2.log", "node-3.log"]

@@ -184,7 +184,8 @@ def test_more_participants_than_announced_are_refused(amqp_url, tmp_path):
     summary = json.loads(out.getvalue())
     assert summary["complete"] and summary["safe"] and summary["processes"] == 3
     assert len(summary["refused"]) == 2
-    logs = {p.name: p.read_text() for p in tmp_path.glob("node-*.log")}
+    # members' logs by name (node-1.log), the refused ones' by pid (node.<pid>.log)
+    logs = {p.name: p.read_text() for p in tmp_path.glob("node*.log")}
     refused = [n for n, text in logs.items() if "REFUSED by the monitor" in text]
     assert len(refused) == 2
     for name in refused:

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -80,3 +81,82 @@ def test_fork_only_with_one_thread_and_unless_refused(monkeypatch):
 def test_the_supervisor_still_knows_the_fresh_interpreter_command():
     command = supervisor.service_command("node")
     assert command[0] == sys.executable and command[-1].endswith(os.path.join("node", "main.py"))
+
+
+ORPHAN = """
+import os, subprocess, sys, time
+if sys.argv[1] == "parent":  # start the service, say its pid, end (SIGKILL: nothing runs after it)
+    child = subprocess.Popen([sys.executable, __file__, "child", str(os.getpid()), sys.argv[2]])
+    print(child.pid, flush=True)
+    time.sleep(2.0)
+    os.kill(os.getpid(), 9)
+else:  # the service: it must end once its parent is gone
+    from mutexlab.transport.spawn import die_with_parent
+    if sys.argv[3] == "fallback":
+        sys.platform = "other"  # no PR_SET_PDEATHSIG: the watch of the parent's pid alone
+    die_with_parent(int(sys.argv[2]))
+    print("watching", flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("way", ["pdeathsig", "fallback"])
+def test_a_service_dies_with_its_parent_even_by_sigkill(way, tmp_path):
+    script = tmp_path / "orphan.py"
+    script.write_text(ORPHAN)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    parent = subprocess.run(
+        [sys.executable, str(script), "parent", way], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert parent.returncode == -9, parent.stderr
+    child, said = parent.stdout.split()[:2]
+    child = int(child)
+    assert said == "watching", parent.stderr  # it was alive and watching when its parent died
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return  # gone: it died with its parent
+        time.sleep(0.1)
+    os.kill(child, 9)
+    pytest.fail(f"the service outlived its parent by 5 s ({way})")
+
+
+@pytest.mark.parametrize(
+    "code, summary, said, exit_code",
+    [
+        (-9, None, "the monitor died (signal 9, SIGKILL)", 3),
+        (143, None, "the monitor died (signal 15, SIGTERM)", 3),
+        (130, None, "the monitor died (signal 2, SIGINT)", 3),
+        (-40, None, "the monitor died (signal 40)", 3),
+        (1, None, "the monitor ended (exit 1) without writing its verdict", 4),
+        (0, None, "the monitor ended (exit 0) without writing its verdict", 4),
+        (7, {"exit_code": 7}, "the monitor failed (exit 7)", 4),
+    ],
+)
+def test_a_monitor_without_a_verdict_is_named_never_passed_on(code, summary, said, exit_code):
+    assert supervisor.monitor_failure(code, summary) == (said, exit_code)
+
+
+@pytest.mark.parametrize("code", [0, 1, 2, 3])
+def test_the_monitors_own_codes_are_its_verdict(code):
+    assert supervisor.monitor_failure(code, {"exit_code": code}) is None
+
+
+def test_logs_are_renamed_by_the_pid_the_monitor_names(tmp_path):
+    """Start order is not join order: the second process started may become node-3."""
+
+    class Proc:
+        def __init__(self, pid: int) -> None:
+            self.pid = pid
+
+    procs = [(f"node.{pid}", Proc(pid)) for pid in (101, 102, 103, 104)]
+    for label, proc in procs:
+        (tmp_path / f"{label}.log").write_text(f"log of {proc.pid}")
+    os_pids = {"node-1": 103, "node-2": 101, "node-3": 102, "../evil": 104}
+    named = supervisor.name_logs(tmp_path, procs, os_pids)  # type: ignore[arg-type]
+    assert named == {"node.103": "node-1", "node.101": "node-2", "node.102": "node-3"}
+    for name, pid in list(os_pids.items())[:3]:
+        assert (tmp_path / f"{name}.log").read_text() == f"log of {pid}"
+    assert (tmp_path / "node.104.log").exists(), "a name that is no member's stays by pid"

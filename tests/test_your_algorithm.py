@@ -332,7 +332,9 @@ def test_the_broken_file_is_found_by_check_and_its_counterexample_replays_from_e
     assert scenario["algorithm"] == path
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    done = mutexlab(elsewhere, "replay", str(tmp_path / "ce.json"), "--trace", "ce.jsonl")
+    done = mutexlab(
+        elsewhere, "replay", str(tmp_path / "ce.json"), "--trace", "ce.jsonl", "--algorithm", path
+    )
     assert done.returncode == 1, said(done)
     assert (
         "carvalho-roucairol-broken: VIOLATION" in done.stdout and "[capacity] cs (capacity 1)" in done.stdout
@@ -395,7 +397,9 @@ def test_explore_serves_each_file_and_its_path_replays(algos, stem, tmp_path, cl
     finally:
         assert explorer.stop() == 0
     (tmp_path / "path.json").write_text(json.dumps(scenario), encoding="utf-8")
-    done = cli("replay", "path.json", cwd=tmp_path)
+    done = cli("replay", "path.json", cwd=tmp_path)  # it names the file: run only when named
+    assert done.returncode == 2 and f"pass --algorithm {path}" in done.stderr, said(done)
+    done = cli("replay", "path.json", "--algorithm", path, cwd=tmp_path)
     assert done.returncode == 0 and f"{NAMES[stem]}: SAFE" in done.stdout, said(done)
 
 

@@ -1,8 +1,16 @@
-"""``mutexlab replay SCENARIO.json``: play a scripted schedule (docs/architecture.md#scenario-format)."""
+"""``mutexlab replay SCENARIO.json``: play a scripted schedule (docs/architecture.md#scenario-format).
+
+A scenario is data: the code it replays is a registered algorithm's, or the module or ``.py``
+file that ``--algorithm`` names on the command line — never one the scenario names by itself
+(``foreign_code``: loading it would run whatever it holds), as the explorer refuses it too."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from ..audit import numbered, verify_events
+from ..protocols import registry
 from ..setups import ConfigError
 from ..sim.scripted import ScenarioError, load_scenario, replay_scenario
 from ..trace import TraceWriter
@@ -27,7 +35,9 @@ def run(args) -> int:
         scenario = load_scenario(args.scenario)
     except (ConfigError, ScenarioError) as exc:
         return fail(str(exc))
-    wrong = disagreement(found, scenario.algorithm, args.algorithm, args.scenario)
+    wrong = foreign_code(scenario.algorithm, args.algorithm, args.scenario) or disagreement(
+        found, scenario.algorithm, args.algorithm, args.scenario
+    )
     if wrong:
         return fail(wrong)
     trace = TraceWriter(args.trace, keep=True) if args.trace else TraceWriter(None, keep=True)
@@ -81,6 +91,30 @@ def run(args) -> int:
     return write_report_if_asked(args, events) or (1 if finding else verdict.exit_code)
 
 
+def foreign_code(named: str, given: str | None, what: str) -> str | None:
+    """Why the scenario ``what`` may not be replayed as it is: it names a module or file
+    (``named``) that ``--algorithm`` (``given``) does not name; None when it may."""
+    if not (registry.is_file(named) or registry.is_module(named)):
+        return None  # a plain name: registered, or one --algorithm's code declares (else unknown)
+    if given and named in (given, registry.canonical(given)):
+        return None
+    if _loaded(named):
+        return None  # loaded in this process already (a caller's own): replaying it runs nothing new
+    kind = "file" if registry.is_file(named) else "module"
+    return (
+        f"{what} names the algorithm {kind} {named}: replay runs only registered algorithms and the "
+        f"one --algorithm names on its command line, never code a scenario names; to run it, "
+        f"pass --algorithm {named}"
+    )
+
+
+def _loaded(named: str) -> bool:
+    """Whether the module or file ``named`` is imported in this process already."""
+    if registry.is_file(named):
+        return registry.module_name(Path(named).expanduser().resolve()) in sys.modules
+    return named in sys.modules
+
+
 def loop_line(loop: dict) -> str:
     if not loop["closes"]:
         return f"loop: the last {loop['steps']} steps do NOT return to the world where they began"
@@ -105,7 +139,8 @@ COMMAND = Command(
     on a finding, as mutexlab check reports them: a safety violation, a delivery the protocol refuses (the
     replay stops there), a deadlock (the scenario ends where nothing can move and someone is not finished)
     or a closed, weakly fair loop (every delivery and pending decision possible throughout it is taken in
-    it) in which someone waits throughout; 2 on an invalid scenario; 3 INCOMPLETE (no finding,
+    it) in which someone waits throughout; 2 on an invalid scenario (one naming a module or .py file
+    replays only with --algorithm naming the same: a scenario never runs code of its own); 3 INCOMPLETE (no finding,
     but the scenario stops while something could still move and someone is still holding, waiting or not in
     a final state).""",
     run,

@@ -84,7 +84,12 @@ def _common(p) -> None:
         metavar="DIR",
         help="keep every process's log in DIR (default: a temporary directory, kept only when the run fails)",
     )
-    p.add_argument("--keep", action="store_true", help="leave the run's exchanges and queues on the broker")
+    p.add_argument(
+        "--keep",
+        action="store_true",
+        help="leave the run's exchanges and queues on the broker (they expire $QUEUE_EXPIRES seconds, "
+        "default 300, after the monitor ends; QUEUE_EXPIRES=0: never)",
+    )
     p.add_argument(
         "--delivery",
         choices=DELIVERIES,
@@ -171,7 +176,7 @@ COMMAND = Command(
     "run a scenario over RabbitMQ, one OS process per participant",
     """Start the monitor and every participant as separate processes against a running RabbitMQ; print the
     monitor's verdict and summary. Exit 0 safe and complete, 1 violation or a rejected input, 2 bad
-    arguments, 3 stalled or broker unusable; SIGTERM, SIGINT or SIGHUP stops every process of the run and
+    arguments, 3 stalled, broker unusable or the monitor killed (no verdict), 4 the monitor failed; SIGTERM, SIGINT or SIGHUP stops every process of the run and
     deletes its queues, exit 128 + the signal's number (143, 130, 129).""",
     scenarios=family_scenarios(run, arguments),
 )

@@ -146,11 +146,12 @@ def _errors(*codes: int) -> dict[str, Any]:
         403: "the Host header names another address (DNS rebinding)",
         404: "no such example",
         408: "the body did not arrive in time",
-        409: "the move is not possible from here (not enabled, nothing to undo, no such step)",
+        409: "the move is not possible from here (not enabled, nothing to undo, no such step), or "
+        "the path moved while a walk went on (nothing changed)",
         413: "the body is too large",
         415: "the body is not sent as application/json",
         422: "the scenario is invalid (its error names the step), or names a module or file to load",
-        503: "another scenario is loading; try again (Retry-After)",
+        503: "another scenario is loading, or another walk going on; try again (Retry-After)",
     }
     return {str(c): {"description": said[c], "content": _json(_ref("Error"))} for c in codes}
 
@@ -216,10 +217,15 @@ def document() -> dict[str, Any]:
                         "seed": seed,
                     },
                 },
+                409,
+                503,
             ),
             "/api/run": _move(
-                f"walk at random to the end of the path (at most {RUN_LIMIT} steps)",
+                f"walk at random to the end of the path (at most {RUN_LIMIT} steps, and what "
+                "WALK_SECONDS allow: outcome.stopped 'time', the same call goes on)",
                 {"type": "object", "properties": {"seed": seed}},
+                409,
+                503,
             ),
             "/api/scenario": {
                 **_get("the path so far as a scenario `mutexlab replay` reproduces", _ref("Scenario")),

@@ -14,7 +14,15 @@ Safety, besides binding to 127.0.0.1 unless told otherwise (the command's ``--ho
 * every POST must say ``Content-Type: application/json`` (a form on another site cannot send
   that without a CORS preflight, which this server never grants: 415), and its body is at most
   ``MAX_BODY`` bytes (413), JSON nested at most ``limits.MAX_DEPTH`` deep with numbers Python holds
-  (400), and arrives within ``READ_TIMEOUT`` seconds (408: a slow or short body frees its thread);
+  (400), and arrives within ``READ_TIMEOUT`` seconds in all (408: a slow or short body frees its
+  thread); the request line and headers too, or the connection is dropped (``Deadline``: a
+  client sending its headers a byte at a time holds a thread that long at most);
+* at most ``MAX_CONNECTIONS`` connections are served at once; one more waits (in the listen
+  backlog beyond it) up to ``READ_TIMEOUT`` seconds for a slot, then is closed;
+* a walk (``POST /api/random``, ``POST /api/run``) runs on a copy of the session outside its
+  lock, one at a time (503 while another walks), and stops after ``WALK_SECONDS`` (``stopped``:
+  "time"; the same call again goes on): every other request is answered meanwhile, and its
+  result is swapped in only if the path did not move meanwhile (409 otherwise);
 * a scenario (``POST /api/scenario``) names a known algorithm or the one the server was started
   with, never a module or file to load (its code would run; 422), is checked within the scenario
   bounds (sim/scripted.py: processes, a kept trace of bounded size; 422) and is played outside the
@@ -25,17 +33,20 @@ Safety, besides binding to 127.0.0.1 unless told otherwise (the command's ``--ho
 * answers carry ``Cache-Control: no-store``, ``X-Content-Type-Options: nosniff`` and a
   Content-Security-Policy that lets the page load only its own files.
 
-One lock serialises the session: requests are handled on threads, the session is not shared.
+One lock serialises the session: requests are handled on threads, the session is not shared;
+nothing long runs under it (a walk or a scenario works on a session of its own).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -46,6 +57,7 @@ from ..protocols import registry
 from ..report import build_report
 from ..sim.scripted import ScenarioError
 from ..trace import TraceError
+from .connections import Bounded, Deadline
 from .openapi import document
 from .session import ExploreError, Session, session_from_scenario
 
@@ -53,6 +65,8 @@ API_DOCUMENT = document()  # the API's OpenAPI description (openapi.py), GET /ap
 MAX_BODY = 5 * 1024 * 1024
 READ_TIMEOUT = 10.0  # seconds a request (its line, headers, body) may take to arrive
 BACKLOG = 128
+MAX_CONNECTIONS = 256  # served at once (a thread each); more wait for a slot
+WALK_SECONDS = 10.0  # a random walk or a run to the end stops after this long ("time")
 PAGE = resources.files(__package__).joinpath("static")
 STATIC = {
     "/": (PAGE / "index.html", "text/html; charset=utf-8"),
@@ -101,17 +115,20 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
-class ExplorerServer(ThreadingHTTPServer):
+class ExplorerServer(Bounded):
     daemon_threads = True
     allow_reuse_address = False
     request_queue_size = BACKLOG
 
     def __init__(self, address: tuple[str, int], session: Session, examples: Path | None = None) -> None:
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
-        super().__init__(address, Handler)
+        super().__init__(address, Handler, MAX_CONNECTIONS)
         self.session = session
         self.lock = threading.Lock()
         self.loading = threading.Lock()  # one scenario played at a time (outside ``lock``)
+        self.walking = threading.Lock()  # one walk at a time (outside ``lock``)
+        self.moves = 0  # how many times the session moved (under ``lock``): a walk's result is
+        # swapped in only when nothing moved while it ran
         self.examples = list_examples(examples if examples is not None else examples_dir())
         self.started = session.config.algorithm  # given on the command line: it may be a file
 
@@ -150,10 +167,24 @@ class ExplorerServer(ThreadingHTTPServer):
 class Handler(BaseHTTPRequestHandler):
     server: ExplorerServer
     server_version = "mutexlab-explore"
-    timeout = READ_TIMEOUT  # the connection's socket timeout: a stalled client frees its thread
+    # The connection's socket timeout, and the time the request line and headers, then the body,
+    # may each take in all: a stalled or trickling client frees its thread.
+    timeout = READ_TIMEOUT
 
     def version_string(self) -> str:
         return self.server_version
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()  # read through the deadline instead
+        self.reader = Deadline(self.connection, self.timeout)
+        self.rfile = io.BufferedReader(self.reader)
+
+    def handle_one_request(self) -> None:
+        """The request line and headers within ``timeout`` seconds in all (else the connection is
+        closed: ``BaseHTTPRequestHandler`` takes the TimeoutError so); the handler runs without."""
+        self.reader.deadline = time.monotonic() + self.timeout
+        super().handle_one_request()
 
     # -- routing ---------------------------------------------------------------------------
     def _routes(self) -> dict[str, dict[str, Callable[[], tuple[int, Any]]]]:
@@ -175,6 +206,7 @@ class Handler(BaseHTTPRequestHandler):
     def _dispatch(self) -> None:
         """Answer ``self.command`` (the request's method) on the request's path."""
         method = self.command
+        self.reader.deadline = None  # the headers are in: what follows has its own bounds
         try:
             self._check_host()
             path = urlsplit(self.path).path
@@ -236,11 +268,14 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(400, "Content-Length is not a number") from None
         if length > MAX_BODY:
             raise ApiError(413, f"the body is {length} bytes; at most {MAX_BODY} are accepted")
+        self.reader.deadline = time.monotonic() + self.timeout  # the whole body, not each read
         try:
             raw = self.rfile.read(length) if length > 0 else b""
         except TimeoutError:
             self.close_connection = True
             raise ApiError(408, f"the body did not arrive within {self.timeout:g}s") from None
+        finally:
+            self.reader.deadline = None
         if len(raw) < length:
             self.close_connection = True
             raise ApiError(400, f"the body ended after {len(raw)} of its {length} bytes (Content-Length)")
@@ -307,6 +342,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def move(self, action: Callable[[Session], Any], result: Any = None) -> tuple[int, Any]:
         with self.server.lock:
+            self.server.moves += 1  # (even a refused move may have re-derived the world)
             outcome = action(self.server.session)
             state = self.server.session.state()
         if isinstance(outcome, dict):
@@ -323,11 +359,34 @@ class Handler(BaseHTTPRequestHandler):
 
     def api_random(self) -> tuple[int, Any]:
         n, seed = self._field("n", 10), self._field("seed", 0)
-        return self.move(lambda s: s.random(n, seed))
+        return self.walk(lambda s, deadline: s.random(n, seed, deadline=deadline))
 
     def api_run(self) -> tuple[int, Any]:
         seed = self._field("seed", 0)
-        return self.move(lambda s: s.run_to_end(seed))
+        return self.walk(lambda s, deadline: s.run_to_end(seed, deadline=deadline))
+
+    def walk(self, action: Callable[[Session, float], dict]) -> tuple[int, Any]:
+        """``action`` on a copy of the session, outside its lock and within ``WALK_SECONDS``; the
+        copy becomes the session unless the session moved meanwhile (409: nothing changes)."""
+        if not self.server.walking.acquire(blocking=False):
+            raise ApiError(503, "another random walk or run is going on; try again", {"Retry-After": "1"})
+        try:
+            with self.server.lock:
+                session, moves = self.server.session, self.server.moves
+            walker = session.copy()  # re-derived here, outside the lock
+            outcome = action(walker, time.monotonic() + WALK_SECONDS)
+        finally:
+            self.server.walking.release()
+        with self.server.lock:
+            if self.server.moves != moves or self.server.session is not session:
+                raise ApiError(
+                    409, "the path moved while the walk went on (another request): nothing changed"
+                )
+            self.server.session = walker
+            self.server.moves += 1
+            state = walker.state()
+        state["outcome"] = outcome
+        return 200, state
 
     def api_scenario_get(self) -> tuple[int, Any]:
         with self.server.lock:
@@ -354,6 +413,7 @@ class Handler(BaseHTTPRequestHandler):
             self.server.loading.release()
         with self.server.lock:
             self.server.session = fresh
+            self.server.moves += 1
             return 200, fresh.state()
 
     def api_examples(self) -> tuple[int, Any]:

@@ -11,6 +11,7 @@ No web code here: ``explore/server.py`` serves this over HTTP.
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -118,11 +119,13 @@ class Session:
         self.world = derive(self.world.config, [])
         self.redo_steps = []
 
-    def random(self, count: Any, seed: Any = 0, to_end: bool = False) -> dict:
+    def random(self, count: Any, seed: Any = 0, to_end: bool = False, deadline: float | None = None) -> dict:
         """Take up to ``count`` steps chosen at random (``random.Random(seed)`` among the enabled
         steps, in their listed order); with ``to_end``, new requests are never chosen and the
         walk goes on until the path ends (at most RUN_LIMIT steps). Stops at the first step
-        that shows a violation, or when nothing is enabled. Returns what happened."""
+        that shows a violation, or when nothing is enabled, or (``stopped``: "time") once
+        ``time.monotonic()`` passes ``deadline``: the same call again goes on from there.
+        Returns what happened."""
         for name, value in (("n", count), ("seed", seed)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ExploreError(f"{name!r} must be a whole number ≥ 0, got {value!r}", 400)
@@ -136,6 +139,9 @@ class Session:
         watch = not self._safety_violations()  # a violation already there stops nothing
         clean = start  # the last position audited without a violation
         while taken < count:
+            if deadline is not None and time.monotonic() > deadline:
+                stopped = "time"
+                break
             choices = [s for s in self.world.enabled() if not (to_end and s["extra"])]
             if not choices:
                 stopped = "end"
@@ -161,8 +167,15 @@ class Session:
             self.redo_steps = []
         return {"taken": len(self.world.steps) - start, "stopped": stopped, "position": len(self.world.steps)}
 
-    def run_to_end(self, seed: Any = 0) -> dict:
-        return self.random(RUN_LIMIT, seed, to_end=True)
+    def run_to_end(self, seed: Any = 0, deadline: float | None = None) -> dict:
+        return self.random(RUN_LIMIT, seed, to_end=True, deadline=deadline)
+
+    def copy(self) -> Session:
+        """An independent session on the same path (re-derived: worlds are never shared), with
+        the same steps ahead: a long walk runs on it outside the server's lock."""
+        twin = Session(self.config, self.world.steps)
+        twin.redo_steps = [dict(s) for s in self.redo_steps]
+        return twin
 
     def _audit_due(self, taken: int) -> bool:
         """Audit after every step while the trace is short; on long walks every 25 steps (the

@@ -53,12 +53,16 @@ class Admission:
     def _dispatch(self, delivery: Delivery) -> None:
         raise NotImplementedError  # the monitor's: joins come with everything else on its queue
 
+    def _renew_leases(self) -> None:
+        raise NotImplementedError  # the monitor's: the run's queues live while it does
+
     def _gather(self) -> int | None:
         deadline = time.monotonic() + self.settings.join_timeout
         generation = self.bus.generation
         while time.monotonic() < deadline:
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
+            self._renew_leases()
             if self.bus.generation != generation:  # cut off from the broker while participants joined
                 generation = self.bus.generation
                 self._reconnected_while_gathering()
@@ -187,6 +191,10 @@ class Admission:
                 print(f"monitor: refused {role} {instance}: {reason}", file=self.out, flush=True)
             self._send_control(instance, {"kind": "refused", "instance": instance, "reason": reason})
             return
+        member = self.roster.member(instance)
+        os_pid = data.get("os_pid")
+        if member is not None and member.os_pid is None and type(os_pid) is int:
+            member.os_pid = os_pid
         if instance in self.welcomes:  # a member that lost its connection before its welcome arrived
             log.info("monitor: %s joined again; welcome re-sent", instance)
             self._send_control(instance, self.welcomes[instance])

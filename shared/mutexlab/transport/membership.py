@@ -66,6 +66,7 @@ class Member:
     joined: float
     name: str | None = None
     pid: int | None = None
+    os_pid: int | None = None  # its process's, as its join says (``mutexlab run`` names logs by it)
 
 
 @dataclass

@@ -45,7 +45,7 @@ from .membership import Member, Roster
 from .outcome import EXIT_CONFIG, EXIT_SAFE, EXIT_STALLED, EXIT_VIOLATION, Outcome, decide, render, save_json
 from .rabbit import Bus
 from .settings import MonitorSettings
-from .topology import Topology, queue_exists
+from .topology import Topology, queue_exists, renew
 from .view import LiveView
 from .wire import loads, split_step
 
@@ -82,7 +82,9 @@ class Monitor(Admission):
         if settings.processes:
             self.setup = build_setup(settings.algorithm, settings.processes, settings.options, settings.seed)
         persistent = settings.delivery == "persistent"
-        self.topology = Topology(settings.run_id, settings.queue_kind, durable=persistent)
+        self.topology = Topology(
+            settings.run_id, settings.queue_kind, durable=persistent, expires=settings.queue_expires
+        )
         self.bus = Bus(
             settings.amqp_url,
             self.topology,
@@ -107,6 +109,7 @@ class Monitor(Admission):
         self.refused: list[dict] = []  # each refused instance once: instance, role, reason
         self._declared: Setup | None = None  # the setup whose members' queues are declared
         self.started = 0.0
+        self._renewed = time.monotonic()  # when the run's queues' leases were last renewed
 
     # -- entry point ----------------------------------------------------------------------
     def run(self) -> int:
@@ -144,13 +147,32 @@ class Monitor(Admission):
         if self.bus.generation and not queue_exists(self.bus.conn, self.topology.epoch):
             self.lost = "the broker lost the run's transient queues (a restart?): messages may be lost"
             log.error("monitor: %s; the run ends without a verdict on it", self.lost)
-        channel.queue_declare(self.topology.epoch, durable=False)
+        channel.queue_declare(self.topology.epoch, durable=False, arguments=self.topology.lease() or None)
+
+    def _renew_leases(self) -> None:
+        """Every quarter of ``QUEUE_EXPIRES``: renew the lease of each of the run's queues its
+        consumers do not keep alive (the dead letters', the epoch, a member's that is not consumed
+        while it joins or reconnects): while the monitor lives none expires; once it is gone (killed
+        with ``mutexlab run``), they all do, and the exchanges with them (topology.py)."""
+        every = self.topology.expires / 4
+        if not every or time.monotonic() - self._renewed < every:
+            return
+        self._renewed = time.monotonic()
+        queues = [self.topology.monitor_queue, self.topology.dead_queue]
+        if not self.topology.durable:
+            queues.append(self.topology.epoch)
+        if self._declared is not None:
+            queues += [self.topology.queue(name) for name in self._declared.names.values()]
+        gone = self.bus.call(lambda _channel: renew(self.bus.conn, queues))
+        if gone:  # expired while the monitor could not renew them (stopped longer than QUEUE_EXPIRES)
+            log.warning("monitor: the run's queues are gone: %s", ", ".join(gone))
 
     # -- the run ------------------------------------------------------------------------------
     def _watch(self) -> Outcome:
         while True:
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
+            self._renew_leases()
             self.progress.flush(LiveView.PRINT_EVERY)
             if self.lost is not None:  # transient delivery does not survive it: never judged SAFE
                 return self._outcome(complete=False)
@@ -232,6 +254,7 @@ class Monitor(Admission):
             trace=self.settings.trace,
             delivery=self.settings.delivery,
             lost=self.lost,
+            os_pids={n: m.os_pid for n, m in sorted(self.members.items()) if m.os_pid is not None},
         )
 
     def _setup(self) -> Setup:

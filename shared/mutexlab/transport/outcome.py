@@ -60,6 +60,7 @@ class Outcome:
     retransmitted: int = 0  # protocol messages sent again end to end (transient delivery)
     lost: str | None = None  # why the run cannot be judged: the broker lost its transient queues
     exit_code: int = 0
+    os_pids: dict[str, int] = field(default_factory=dict)  # name -> its process's pid (from its join)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)

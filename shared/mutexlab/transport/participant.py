@@ -73,7 +73,9 @@ class Participant:
             registry.resolve(settings.algorithm)
         self.instance = instance or f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         persistent = settings.delivery == "persistent"
-        self.topology = Topology(settings.run_id, settings.queue_kind, durable=persistent)
+        self.topology = Topology(
+            settings.run_id, settings.queue_kind, durable=persistent, expires=settings.queue_expires
+        )
         self.bus = Bus(
             settings.amqp_url,
             self.topology,

@@ -39,6 +39,9 @@ def roles(algorithm: str | None = None) -> tuple[str, ...]:
 
 
 def serve(role: str) -> int:
+    from .spawn import watch_parent_from_environment
+
+    watch_parent_from_environment()  # started by ``mutexlab run``: ends with it (SIGKILL included)
     try:
         known = roles(os.environ.get("ALGORITHM"))  # a file's roles count once it loads
     except ConfigError as exc:

@@ -33,6 +33,8 @@ Environment variables (all validated before a service touches the broker):
 | ``TRACE`` | monitor | write the trace (JSON Lines) to this path |
 | ``SUMMARY_JSON`` | monitor | also write the verdict and summary as JSON to this path |
 | ``CLEANUP`` | monitor | delete the run's exchanges and queues at the end (default true) |
+| ``QUEUE_EXPIRES`` | all | seconds a run's queue outlives its last use (``x-expires``; the monitor renews them while it lives), default 300; 0: never; the same for every process of the run |
+| ``MUTEXLAB_PARENT_PID`` | all | set by ``mutexlab run``: the service ends when this process (its parent) is gone (spawn.py) |
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ..setups import ConfigError
 from .auth import check_secret, shared_secret
+
+# Seconds a run's queue outlives its last use (``QUEUE_EXPIRES``, topology.py): the monitor renews
+# the leases every quarter of it, so only a run whose monitor is gone (or ended with ``--keep``) expires.
+QUEUE_EXPIRES = 300.0
 
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -146,6 +152,7 @@ class _Common(BaseSettings):
     # NoDecode: the validator below parses the JSON, so a bad value is reported with the value itself.
     dwell_times: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict)
     join_timeout: float = Field(default=120.0, gt=0)
+    queue_expires: float = Field(default=QUEUE_EXPIRES, ge=0, le=86400 * 365)
     log_level: str = "INFO"
     skip_unresolved_nodes: bool = False
     mutexlab_run_secret: SecretStr | None = None

@@ -1,6 +1,10 @@
 """Starting a run's services (``supervisor.py``): forked from the command, which has imported
 everything they need once (``Forked``), or, where a fork is unsafe (another thread, no ``fork``),
 each a fresh interpreter running the same entry point as compose (``service_command``).
+
+A service dies with the process that started it, SIGKILL included (``die_with_parent``): the
+supervisor names itself in ``MUTEXLAB_PARENT_PID``; the service asks Linux for SIGKILL when its
+parent ends (``prctl(PR_SET_PDEATHSIG)``) and, on any system, watches its parent's pid itself.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ from pathlib import Path
 from ..protocols.registry import resolve
 
 SERVICES = Path(__file__).resolve().parents[3] / "services"
+PARENT_ENV = "MUTEXLAB_PARENT_PID"  # the supervisor's pid, in each service's environment
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+PARENT_CHECK = 0.5  # seconds between a service's looks at whether its parent is still there
 
 
 class Forked:
@@ -101,6 +108,37 @@ def _forked_service(role: str, env: dict, stdout, stderr) -> None:
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
         os._exit(code)
+
+
+def die_with_parent(parent: int) -> None:
+    """End this process as soon as ``parent`` (the pid of the process that started it) is gone:
+    Linux sends it SIGKILL then (``PR_SET_PDEATHSIG``, asked here through ctypes); elsewhere, or
+    should that fail, a daemon thread looks every ``PARENT_CHECK`` seconds whether this process's
+    parent is still ``parent`` (an orphan is re-parented) and kills the process when not."""
+    import threading
+
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # gone already (before the request above could take effect)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def watch_parent_from_environment() -> None:
+    """``die_with_parent`` for the parent ``MUTEXLAB_PARENT_PID`` names (``mutexlab run`` sets it;
+    compose does not: its services outlive nothing)."""
+    value = os.environ.get(PARENT_ENV, "")
+    if value.isascii() and value.isdigit() and int(value) > 1:
+        die_with_parent(int(value))
 
 
 def preload(algorithm: str) -> None:

@@ -4,8 +4,15 @@ Starts the monitor and every participant as its own OS process — the very entr
 docker compose runs (``services/<role>/main.py``) — against a running broker, passes the
 monitor's progress, verdict and summary through, stops and reaps its processes, deletes the
 run's exchanges and queues, and returns the monitor's exit code (0 safe and complete,
-1 violation or a rejected input, 2 bad arguments, 3 stalled or the broker unusable). ``make_plan``
-validates every setting (including building the setup) before the broker is touched.
+1 violation or a rejected input, 2 bad arguments, 3 stalled or the broker unusable). A monitor that
+gives no verdict is named, never passed on (``monitor_failure``): killed by a signal, exit 3; failed
+itself, exit 4. ``make_plan`` validates every setting (including building the setup) before the
+broker is touched. Each participant's log is ``<name>.log`` after the run (``node-2.log``: the
+name the monitor gave the process, by its pid), ``<role>.<pid>.log`` while it runs.
+
+Every service dies with this process, SIGKILL included (spawn.py), and the run's queues and
+exchanges expire ``QUEUE_EXPIRES`` seconds after its monitor is gone (topology.py; ``--keep``
+leaves them that long): a run killed outright leaves nothing behind for long.
 
 SIGTERM, SIGINT and SIGHUP (``execute`` in the main thread) end the run early: every process it
 started is stopped (SIGTERM, then SIGKILL after ``STOP_GRACE`` seconds), the run's queues and
@@ -19,6 +26,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -33,11 +41,14 @@ from ..protocols.registry import build_setup, canonical
 from ..setups import ConfigError
 from .auth import SECRET_ENV, SECRET_FILE_ENV, new_secret
 from .membership import role_of
-from .settings import check_run_id, check_url, queue_kind
+from .settings import QUEUE_EXPIRES, check_run_id, check_url, queue_kind
 from .spawn import Forked, can_fork, preload, service_command
 
 DEFAULT_URL = "amqp://127.0.0.1:5672/%2F"  # no credentials here: pika's defaults apply (guest on localhost)
 STOPPING = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # each ends a run early: exit 128 + its number
+# The run's exit code when the monitor gave none: killed (incomplete), or failed itself (internal).
+EXIT_NO_VERDICT, EXIT_INTERNAL = 3, 4
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # a member's name, as a log's file name
 STOP_GRACE = 2.0  # seconds a stopped service has to exit after SIGTERM before SIGKILL
 
 
@@ -60,6 +71,8 @@ class Plan:
     keep: bool = False
     extra_participants: dict[str, int] = field(default_factory=dict)  # role -> extra processes (tests)
     delivery: str = "persistent"  # DELIVERY: persistent or transient (docs/wire.md#delivery-modes)
+    # Seconds the run's queues outlive their monitor (QUEUE_EXPIRES, topology.py); 0: for ever.
+    queue_expires: float = QUEUE_EXPIRES
     # The run's secret (auth.py), handed to its processes in their environment, never on a command
     # line: a fresh one for every plan (a test may set it, to publish as a process of the run).
     secret: str = field(default_factory=new_secret, repr=False)
@@ -128,8 +141,23 @@ def make_plan(
         keep,
         delivery=delivery,
     )
+    plan.queue_expires = queue_expires()
     plan.roles()  # builds the setup: a bad option is refused here, before the broker is touched
     return plan
+
+
+def queue_expires() -> float:
+    """``$QUEUE_EXPIRES`` (seconds ≥ 0) when set, else the default; ConfigError when not a number."""
+    text = os.environ.get("QUEUE_EXPIRES") or ""
+    if not text:
+        return QUEUE_EXPIRES
+    try:
+        value = float(text) if text.isascii() else -1.0
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 86400 * 365:
+        raise ConfigError(f"QUEUE_EXPIRES={text!r} in the environment: seconds, 0 to a year")
+    return value
 
 
 def writable_file(what: str, path: str) -> None:
@@ -261,6 +289,10 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
         JOIN_TIMEOUT=str(plan.join_timeout),
         DELIVERY=plan.delivery,
         PYTHONUNBUFFERED="1",
+        # every service ends with this process, SIGKILL included (spawn.py); the queues of a run
+        # whose monitor is gone expire (topology.py): --keep leaves them that long (0: for ever)
+        MUTEXLAB_PARENT_PID=str(os.getpid()),
+        QUEUE_EXPIRES=str(plan.queue_expires),
     )
     # This run's secret (auth.py): its processes alone hold it, in their environment (never argv).
     base[SECRET_ENV] = plan.secret
@@ -314,9 +346,14 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
             monitor = start("monitor", monitor_env, monitor_out, monitor_log)
             procs.append(("monitor", monitor))
             for n, role in enumerate(roles, 1):
-                handle = open(logs / f"{role}-{n}.log", "w")  # noqa: SIM115 - a service's log, closed when it ends
+                # its log is named by its pid (its name comes with its welcome), by its name after
+                # the run (``name_logs``): the start order says nothing of which node it becomes
+                starting = logs / f".{role}-{n}.starting.log"
+                handle = open(starting, "w")  # noqa: SIM115 - a service's log, closed when it ends
                 handles.append(handle)
-                procs.append((f"{role}-{n}", start(role, base, handle, handle)))
+                proc = start(role, base, handle, handle)
+                procs.append((f"{role}.{proc.pid}", proc))
+                starting.rename(logs / f"{role}.{proc.pid}.log")
         finally:
             if fork:
                 gc.unfreeze()  # this process collects as before
@@ -324,6 +361,10 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
         code = monitor.wait()
         monitor_stdout = (logs / "monitor.out").read_text() if json_out else ""
         result = json.loads(summary_path.read_text()) if summary_path.exists() else None
+        failure = monitor_failure(code, result)
+        if failure is not None:  # no verdict: never passed on as the monitor's exit code
+            why, code = failure
+            print(f"mutexlab run: {why}: no verdict (its log: {logs / 'monitor.log'})", file=sys.stderr)
         if summary is not None and result is not None:
             summary.update(result)
         if json_out and result is not None:
@@ -352,7 +393,8 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
                 print(
                     f"the run's queues not removed (delete them by hand): {', '.join(left)}", file=sys.stderr
                 )
-    failed = [name for name, proc in procs[1:] if proc.returncode not in (0, None)]
+    named = name_logs(logs, procs[1:], (result or {}).get("os_pids"))
+    failed = [named.get(label, label) for label, proc in procs[1:] if proc.returncode not in (0, None)]
     if code != 0 or failed or plan.logs:
         if failed:
             print(f"participants that failed: {', '.join(failed)}", file=sys.stderr)
@@ -360,6 +402,42 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
     else:
         shutil.rmtree(logs, ignore_errors=True)
     return code
+
+
+def monitor_failure(code: int, summary: dict | None) -> tuple[str, int] | None:
+    """Why the monitor's exit ``code`` is no verdict, and the run's exit code instead; None when it
+    is one. The monitor ends 0 or 1 only with its summary written, 2 or 3 on its own: killed by a
+    signal (SIGTERM and SIGINT: its handlers' 143 and 130) the run ended incomplete, exit 3; any other
+    code, or 0 or 1 without the summary, is a failure of the monitor itself, exit 4."""
+    if code < 0 or code in (128 + signal.SIGTERM, 128 + signal.SIGINT):
+        number = -code if code < 0 else code - 128
+        try:
+            name = f"signal {number}, {signal.Signals(number).name}"
+        except ValueError:  # a real-time signal has no name
+            name = f"signal {number}"
+        return f"the monitor died ({name})", EXIT_NO_VERDICT
+    if code in (0, 1) and summary is None:
+        return f"the monitor ended (exit {code}) without writing its verdict", EXIT_INTERNAL
+    if code not in (0, 1, 2, 3):
+        return f"the monitor failed (exit {code})", EXIT_INTERNAL
+    return None
+
+
+def name_logs(logs: Path, procs: list[tuple[str, subprocess.Popen]], os_pids: object) -> dict[str, str]:
+    """Rename each participant's log ``<role>.<pid>.log`` to ``<name>.log`` (``node-2.log``) by the
+    pids the monitor's summary gives its members (``os_pids``); returns label -> name of those
+    renamed. A process the monitor never named keeps its log by pid."""
+    by_pid = {pid: name for name, pid in os_pids.items()} if isinstance(os_pids, dict) else {}
+    named = {}
+    for label, proc in procs:
+        name = by_pid.get(proc.pid)
+        if isinstance(name, str) and SAFE_NAME.fullmatch(name):
+            try:
+                (logs / f"{label}.log").rename(logs / f"{name}.log")
+            except OSError:
+                continue
+            named[label] = name
+    return named
 
 
 def _reap(procs: list[tuple[str, subprocess.Popen]], grace: float = 5.0) -> None:

@@ -18,7 +18,11 @@ Run ``R`` (every name contains the run id, so runs never mix):
 * exchange ``mutexlab.R.dlx`` (fanout) and queue ``mutexlab.R.dead``: malformed or unknown
   messages, with the reason in the header ``x-mutexlab-reason``.
 
-Queues are durable: classic queues of version 2, or on a cluster quorum queues, replicated by Raft
+Every queue expires ``expires`` seconds after it was last used (RabbitMQ's ``x-expires``: no
+consumer, no declare, no get; 0 never), and every exchange is auto-deleted once its last queue is
+gone: the monitor renews every queue's lease while it lives (``renew``, a passive declare), so a
+run whose processes were all killed (``mutexlab run`` by SIGKILL: its services die with it,
+spawn.py) leaves nothing behind for long. Queues are durable: classic queues of version 2, or on a cluster quorum queues, replicated by Raft
 (docs/cluster.md) — except with transient delivery (docs/wire.md#delivery-modes): classic queues
 that are not durable, and ``mutexlab.R.epoch``, an empty one the monitor declares to tell that
 the broker lost them (a restart). Declarations go out together with one wait (``_together``); a run's queues are
@@ -35,6 +39,7 @@ from typing import Any
 import pika
 
 from .amqp import Connection, connect_any
+from .settings import QUEUE_EXPIRES
 
 # What the monitor's queue is bound to on the run's exchange (besides the unrouted messages).
 MONITOR_KEYS = ("join.*", "audit.*", "status.*")
@@ -69,6 +74,9 @@ class Topology:
     queue_type: str = "classic"
     # False with transient delivery: the queues live in the broker's memory only (lost in a restart).
     durable: bool = True
+    # Seconds a queue lives unused (``x-expires``); 0: for ever. The same for every process of a run
+    # (a queue declared again with another value is refused: PRECONDITION_FAILED).
+    expires: float = QUEUE_EXPIRES
 
     exchange = _RunName("")
     dlx = _RunName(".dlx")
@@ -85,29 +93,43 @@ class Topology:
         # index and store cost the broker less CPU per persistent message (BENCHMARKS.md §5)
         return {"x-queue-type": "quorum"} if self.queue_type == "quorum" else {"x-queue-version": 2}
 
+    def lease(self) -> dict:
+        """The queue argument that ends a queue unused for ``expires`` seconds (none when 0)."""
+        return {"x-expires": max(1, round(self.expires * 1000))} if self.expires > 0 else {}
+
     def _queue_args(self) -> dict:
-        return {"x-dead-letter-exchange": self.dlx, **self._type_args()}
+        return {"x-dead-letter-exchange": self.dlx, **self._type_args(), **self.lease()}
 
     # Each method below sends its declarations (or deletions) together and waits once (``_together``).
 
     def declare_base(self, channel) -> None:
         """Exchanges, the dead-letter queue and the monitor's queue; idempotent, anyone may call it."""
         calls: list[_Call] = [
-            ("exchange_declare", (self.unrouted,), {"exchange_type": "fanout", "durable": True}),
+            # every exchange is auto-deleted with its last bound queue (they expire: ``lease``)
+            (
+                "exchange_declare",
+                (self.unrouted,),
+                {"exchange_type": "fanout", "durable": True, "auto_delete": True},
+            ),
             (
                 "exchange_declare",
                 (self.exchange,),
                 {
                     "exchange_type": "topic",
                     "durable": True,
+                    "auto_delete": True,
                     "arguments": {"alternate-exchange": self.unrouted},
                 },
             ),
-            ("exchange_declare", (self.dlx,), {"exchange_type": "fanout", "durable": True}),
+            (
+                "exchange_declare",
+                (self.dlx,),
+                {"exchange_type": "fanout", "durable": True, "auto_delete": True},
+            ),
             (
                 "queue_declare",
                 (self.dead_queue,),
-                {"durable": self.durable, "arguments": self._type_args() or None},
+                {"durable": self.durable, "arguments": {**self._type_args(), **self.lease()}},
             ),
             ("queue_bind", (self.dead_queue, self.dlx), {}),
             (
@@ -183,6 +205,23 @@ def delete_queues(conn: Connection, queues: list[str], timeout: float = DELETE_T
     for channel in idle:
         channel.close()
     return left
+
+
+def renew(conn: Connection, queues: list[str]) -> list[str]:
+    """Renew the lease (``x-expires``) of each of ``queues`` by a passive declare, on a channel of
+    its own (a missing queue closes the channel it is asked on); the queues that are gone."""
+    gone = []
+    channel = None
+    for queue in queues:
+        if channel is None or not channel.is_open:
+            channel = conn.channel()
+        try:
+            channel.queue_declare(queue, passive=True)
+        except pika.exceptions.ChannelClosedByBroker:
+            gone.append(queue)
+    if channel is not None and channel.is_open:
+        channel.close()
+    return gone
 
 
 def addressed(keys: list[str]) -> tuple[str, dict[str, list[str]] | None]:
