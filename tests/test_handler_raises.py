@@ -16,6 +16,7 @@ import textwrap
 import pytest
 
 from mutexlab.explore.session import Config, Session, session_from_scenario
+from mutexlab.explore.state import _accepts
 from mutexlab.protocol import HandlerError
 
 NAME = "central-raises"
@@ -140,6 +141,8 @@ def test_the_finding_names_the_users_line_not_mutexlabs():
     assert err.process == "node-1" and err.state == "RELEASED" and err.taking == "the local action 'request'"
     assert err.error == "IndexError: list index out of range"
     assert err.where.startswith(f"{__file__}:") and err.where.endswith("(in boom)")
+    # the explorer offers such a step (taken, it is the finding); one the table refuses, not
+    assert _accepts(node, "request") and not _accepts(node, "exit")
 
 
 @pytest.mark.parametrize("extra", [[], ["--metrics"], ["--swarm", "--time", "5"]])
