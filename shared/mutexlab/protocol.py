@@ -83,7 +83,7 @@ class HandlerError(ProtocolError):
         """The message, and the scenario that reaches it when known."""
         return str(self) + (f"; reached with {self.scenario}" if self.scenario else "")
 
-    def __reduce__(self) -> tuple[Any, ...]:  # a swarm worker sends it back to the parent
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled (to another process), it keeps its fields
         return (HandlerError, (self.process, self.state, self.taking, self.error, self.where))
 
 
@@ -262,6 +262,7 @@ class Protocol:
 # ProtocolError, and hands it to ``handler_raised``: the one place an exception of the algorithm
 # becomes a finding. What mutexlab raises outside those calls stays a bug of mutexlab (exit 4).
 _GUARDED = ("start", "on_message", "on_local")
+MESSAGE_SHOWN = 500  # characters of the exception's message a finding quotes
 _MINE = os.path.dirname(os.path.abspath(__file__)) + os.sep  # mutexlab's own files
 _PROTOCOLS = os.path.join(_MINE, "protocols") + os.sep  # the built-in algorithms
 _LIBRARIES = tuple(
@@ -280,7 +281,11 @@ def handler_raised(proto: Protocol, state: Any, taking: Any, exc: BaseException)
         what = "its start"
     else:
         what = f"the local action {taking!r}"
-    text = str(exc)
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose own __str__ fails: named by its type
+        text = "(its message cannot be shown)"
+    text = text if len(text) <= MESSAGE_SHOWN else text[:MESSAGE_SHOWN] + "…"
     error = type(exc).__name__ + (f": {text}" if text else "")
     return HandlerError(proto.name, str(state), what, error, _user_line(exc))
 
@@ -291,9 +296,9 @@ def _user_line(exc: BaseException) -> str:
     lines: list[tuple[str, int, str]] = []
     tb = exc.__traceback__
     while tb is not None:
-        lines.append(
-            (os.path.abspath(tb.tb_frame.f_code.co_filename), tb.tb_lineno, tb.tb_frame.f_code.co_name)
-        )
+        code = tb.tb_frame.f_code
+        file = code.co_filename if code.co_filename.startswith("<") else os.path.abspath(code.co_filename)
+        lines.append((file, tb.tb_lineno, code.co_name))
         tb = tb.tb_next
     for found in (
         [line for line in lines if not line[0].startswith((_MINE, *_LIBRARIES))],
@@ -311,7 +316,7 @@ def _guard(fn: Callable[..., list[Effect]], method: str) -> Callable[..., list[E
     a finding, as the table's dispatch does."""
 
     def guarded(self: Protocol, *args: Any) -> list[Effect]:
-        state = self.state
+        state = getattr(self, "state", "(none set)")
         try:
             return fn(self, *args)
         except ProtocolError:
