@@ -179,6 +179,22 @@ def test_simulate_gives_the_finding_and_the_seed_that_reaches_it(cli, user_file)
     assert again.stderr == done.stderr, "the same seed reaches the same finding"
 
 
+def test_simulate_json_and_compare_carry_the_finding(cli, user_file):
+    done = cli("simulate", "mutex", "--algorithm", user_file, "-N", "3", "--json")
+    assert done.returncode == 1, done
+    finding = json.loads(done.stdout)
+    assert finding["finding"] == "handler-raised" and finding["process"] == "node-1"
+    assert finding["error"] == "KeyError: 'second'" and finding["where"] == f"{user_file}:{LINE} (in _took)"
+    assert finding["scenario"].startswith("seed 0, at event ")
+    done = cli("compare", "--algorithms", f"{user_file},ricart-agrawala", "-N", "3")
+    assert done.returncode == 1, done
+    row = next(line for line in done.stdout.splitlines() if line.startswith(NAME))
+    names_the_finding(row, user_file)
+    assert any(
+        line.startswith("ricart-agrawala ") and line.endswith(" ok") for line in done.stdout.splitlines()
+    )
+
+
 def test_explore_reports_the_step_that_raised_and_stays_usable(user_file):
     session = Session(Config(user_file, 3, {"requests": 1}))
     for step in ("request:2", "deliver:2-1", "request:3"):

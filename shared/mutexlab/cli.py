@@ -10,6 +10,7 @@ import argparse
 import atexit
 import gc
 import importlib
+import json
 import shlex
 import sys
 import traceback
@@ -153,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except HandlerError as exc:  # the algorithm's code raised: a finding, the run stops here
+        if getattr(args, "json", False):
+            print(json.dumps(exc.as_dict(), indent=2))
         print(f"mutexlab: finding: {exc.finding()}", file=sys.stderr)
         seed = getattr(args, "seed", None)
         if exc.scenario and isinstance(seed, int):

@@ -83,6 +83,11 @@ class HandlerError(ProtocolError):
         """The message, and the scenario that reaches it when known."""
         return str(self) + (f"; reached with {self.scenario}" if self.scenario else "")
 
+    def as_dict(self) -> dict[str, str]:
+        """The finding's parts, for a JSON summary."""
+        parts = {"process": self.process, "input": self.taking, "state": self.state, "error": self.error}
+        return {"finding": "handler-raised", **parts, "where": self.where, "scenario": self.scenario}
+
     def __reduce__(self) -> tuple[Any, ...]:  # pickled (to another process), it keeps its fields
         return (HandlerError, (self.process, self.state, self.taking, self.error, self.where))
 
