@@ -211,6 +211,9 @@ def test_explore_reports_the_step_that_raised_and_stays_usable(user_file):
     again = session_from_scenario(raised["scenario"])
     again.jump(4)
     assert again.state()["findings"]["raised"]["message"] == raised["message"]
+    assert again.state()["position"] == 3 and again.state()["redo"] == ["deliver:3-1"], "kept ahead"
+    again.step("deliver:3-1")
+    assert again.state()["findings"]["raised"] and again.state()["redo"] == ["deliver:3-1"]
     # still usable: undo, another step
     session.undo()
     assert "raised" not in session.state()["findings"] and session.state()["position"] == 2

@@ -76,7 +76,7 @@ class Session:
 
     # -- moving ---------------------------------------------------------------------------
     def step(self, sid: Any) -> dict:
-        """Take the enabled step ``sid``. Returns the step taken."""
+        """Take the enabled step ``sid``. Returns the step taken (or tried, when its handler raised)."""
         if not isinstance(sid, str):
             raise ExploreError(
                 f"a step id is a string such as 'request:1' or 'deliver:1-2', got {sid!r}", 400
@@ -88,7 +88,8 @@ class Session:
                 + (", ".join(enabled) or "none (the path has ended)")
             )
         step = enabled[sid]["step"]
-        self._advance(step)
+        if not self._advance(step):
+            return step  # its handler raised: the finding is in the state, the path as it was
         if self.redo_steps and self.redo_steps[-1] == step:
             self.redo_steps.pop()  # the same step as the one undone: keep the rest
         else:
