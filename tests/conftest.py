@@ -138,6 +138,11 @@ class Ran:
 _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
+class WouldServe(BaseException):
+    """A command run in-process would serve until stopped: a BaseException, so that no handler of
+    mutexlab's (``cli.main`` makes any Exception an internal error, exit 4) takes it for its own."""
+
+
 class Cli:
     """``mutexlab`` commands run in the test's process (see the module's docstring): each costs
     what the command does, not a fresh interpreter's imports (0.2–0.4 CPU-s each)."""
@@ -150,9 +155,7 @@ class Cli:
 
         def would_serve(running) -> str:
             running.server_close()
-            raise AssertionError(
-                "explore would serve until stopped: a test of a serving explorer starts a child"
-            )
+            raise WouldServe("explore would serve until stopped: a test of a serving explorer starts a child")
 
         saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
         saved_signals = {sig: signal.getsignal(sig) for sig in _SIGNALS}

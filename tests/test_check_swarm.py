@@ -106,8 +106,15 @@ def test_the_swarm_finds_what_a_bounded_exhaustive_search_does_not(variant, n, r
 
 
 class Crashing(RicartAgrawalaNode):
+    def snapshot(self):  # read by the search, outside any handler: once past the start
+        if self.state != "RELEASED":
+            raise RuntimeError("a bug outside the protocol's handlers, not a refusal")
+        return super().snapshot()
+
+
+class Raising(RicartAgrawalaNode):
     def on_local(self, action: str) -> list:
-        raise RuntimeError("a bug of the protocol code, not a refusal")
+        raise RuntimeError("a bug of the protocol's handler")
 
 
 def test_a_worker_that_fails_makes_a_tool_error_not_a_pass():
@@ -119,6 +126,12 @@ def test_a_worker_that_fails_makes_a_tool_error_not_a_pass():
     result = run_swarm(config, 5, workers=2, setup=setup)
     assert result.finding is None and result.verdict == "tool-error"
     assert "RuntimeError" in result.errors[0]
+    # a handler that raises is the algorithm's bug: a finding (tests/test_handler_raises.py)
+    setup = build_setup("ricart-agrawala", 2, {"requests": 1}, 0)
+    setup.protocols[1].__class__ = Raising
+    result = run_swarm(config, 5, workers=2, setup=setup)
+    assert result.verdict != "tool-error" and result.finding is not None, result
+    assert result.finding["kind"] == "error" and "raised RuntimeError" in result.finding["message"]
 
 
 def test_every_worker_still_searching_when_one_finds_is_counted():

@@ -1,6 +1,8 @@
 """The ``mutexlab`` command. Each subcommand lives in ``mutexlab.commands.<name>``, declared
 there as ``COMMAND`` (``commands.registry.Command``); its handler returns the exit code (0
-fine, 1 a violation or failed run, 2 bad input)."""
+fine, 1 a violation or failed run, 2 bad input). What reaches ``main`` uncaught: a refused input
+or a handler of the algorithm that raised is a finding (exit 1, never a traceback); anything else
+is a bug of mutexlab (exit 4, "internal error", with its traceback for the report)."""
 
 from __future__ import annotations
 
@@ -8,11 +10,14 @@ import argparse
 import atexit
 import gc
 import importlib
+import json
+import shlex
 import sys
+import traceback
 
 from . import __version__
 from .commands.registry import add_command
-from .protocol import ProtocolError
+from .protocol import HandlerError, ProtocolError
 from .setups import ConfigError
 
 # The subcommands in the order help lists them: module ``mutexlab.commands.<name>`` each.
@@ -148,6 +153,15 @@ def main(argv: list[str] | None = None) -> int:
         )
     try:
         return int(args.func(args) or 0)
+    except HandlerError as exc:  # the algorithm's code raised: a finding, the run stops here
+        if getattr(args, "json", False):
+            print(json.dumps(exc.as_dict(), indent=2))
+        print(f"mutexlab: finding: {exc.finding()}", file=sys.stderr)
+        seed = getattr(args, "seed", None)
+        if exc.scenario and isinstance(seed, int):
+            again = given if "--seed" in given else [*given, "--seed", str(seed)]
+            print(f"mutexlab: 'mutexlab {shlex.join(again)}' reaches it again", file=sys.stderr)
+        return 1
     except ProtocolError as exc:  # a simulated process refused an input: the run stops here
         print(f"mutexlab: protocol error: {exc}", file=sys.stderr)
         return 1
@@ -156,6 +170,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # not the algorithm's: mutexlab's own code failed
+        traceback.print_exc(file=sys.stderr)
+        print(
+            f"mutexlab: internal error (a bug in mutexlab, not in your algorithm): {type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
+        return 4
 
 
 if __name__ == "__main__":

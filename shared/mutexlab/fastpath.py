@@ -8,7 +8,8 @@ cheaper; each states the invariant it relies on and what it saves, in instructio
 * ``slot_init``: the ``__init__`` of a frozen slotted dataclass (``protocol.Send``);
 * ``trusted(Model)``: a message model's constructor without validation, for values the
   protocol itself knows valid;
-* ``bind_table_dispatch``: ``Protocol.on_message`` with a class's compiled table bound in;
+* ``bind_table_dispatch``: ``Protocol.on_message`` with a class's compiled table bound in (what
+  a handler raises made a finding the same way);
 * ``same_but``, ``changed_entries``: vector clocks compared as item sets, in C, where the wire packs
   a step frame or a trace batch (``transport/wire.py``).
 """
@@ -180,12 +181,20 @@ def _table_dispatch(
     for (state, inp), fn in transitions.items():
         rows.setdefault(state, {})[inp] = fn
 
+    from .protocol import ProtocolError, handler_raised  # noqa: PLC0415 - protocol.py imports this module
+
     def on_message(self: Any, msg: Any) -> Any:
+        state = self.state
         try:
-            fn = rows[self.state][msg.type]
+            fn = rows[state][msg.type]
         except KeyError:
             raise self.refuse(msg) from None
-        return fn(self, msg)
+        try:
+            return fn(self, msg)
+        except ProtocolError:
+            raise
+        except Exception as exc:  # the algorithm's bug: a finding, as Protocol.on_message makes it
+            raise handler_raised(self, state, msg, exc) from exc
 
     on_message.table_dispatch = True  # type: ignore[attr-defined]  # replaceable by a subclass's own
     return on_message

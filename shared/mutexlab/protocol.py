@@ -34,12 +34,22 @@ swallow it: the simulator stops the run with it (``simulate`` prints it and exit
 explorer records the path as an error, a scripted replay names the step); a RabbitMQ
 participant logs it and dead-letters the message with the error as reason (a peer sent what
 this state cannot take), or, for a local input, logs it and exits with an error.
+
+A handler that raises anything else (a ``KeyError`` in the algorithm's code) is the algorithm's
+bug, and a finding like a refusal: the dispatch (``on_message``, ``on_local``, and a ``start`` or
+dispatch written by hand) turns it into ``HandlerError``, a ``ProtocolError`` naming the process,
+the input, the state it was taken in, the exception and the line of the algorithm's own file
+(``handler_raised``), so every driver reports it where it reports a refusal, with its scenario.
+What mutexlab raises outside a handler stays mutexlab's bug (the CLI's exit 4).
 """
 
 from __future__ import annotations
 
 import copy
+import os
+import sysconfig
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -55,6 +65,31 @@ if TYPE_CHECKING:
 class ProtocolError(Exception):
     """An input the protocol does not accept in its current state (e.g. exit while not inside);
     the message names the process, its state and the input."""
+
+
+class HandlerError(ProtocolError):
+    """A handler of the protocol raised (a ``KeyError`` in the algorithm's code): a finding about
+    the algorithm, like a refused input, never a crash of mutexlab. Made only by
+    ``handler_raised``; the message names the process, the input, the state it was taken in, the
+    exception and the line of the algorithm's file that raised it."""
+
+    scenario = ""  # how a driver reached it, when the driver says (the simulator: its seed and event)
+
+    def __init__(self, process: str, state: str, taking: str, error: str, where: str) -> None:
+        self.process, self.state, self.taking, self.error, self.where = process, state, taking, error, where
+        super().__init__(f"{process} raised {error} at {where}, taking {taking} in state {state}")
+
+    def finding(self) -> str:
+        """The message, and the scenario that reaches it when known."""
+        return str(self) + (f"; reached with {self.scenario}" if self.scenario else "")
+
+    def as_dict(self) -> dict[str, str]:
+        """The finding's parts, for a JSON summary."""
+        parts = {"process": self.process, "input": self.taking, "state": self.state, "error": self.error}
+        return {"finding": "handler-raised", **parts, "where": self.where, "scenario": self.scenario}
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled (to another process), it keeps its fields
+        return (HandlerError, (self.process, self.state, self.taking, self.error, self.where))
 
 
 @fastpath.slot_init
@@ -126,6 +161,14 @@ class Protocol:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        for method in _GUARDED:  # one written by hand, not the table's dispatch: guarded alike
+            fn = cls.__dict__.get(method)
+            if (
+                callable(fn)
+                and not getattr(fn, "guarded", False)
+                and not getattr(fn, "table_dispatch", False)
+            ):
+                setattr(cls, method, _guard(fn, method))
         if cls.TABLE is not None:
             cls._transitions = cls.TABLE.compile(cls)
             fastpath.bind_table_dispatch(cls, Protocol.on_message)
@@ -148,17 +191,29 @@ class Protocol:
 
     def on_message(self, msg: Message) -> list[Effect]:
         """The table's handler for (state, ``msg.type``); refused when the table has none."""
-        fn = self._transitions.get((self.state, msg.type))
+        state = self.state
+        fn = self._transitions.get((state, msg.type))
         if fn is None:
             raise self.refuse(msg)
-        return fn(self, msg)
+        try:
+            return fn(self, msg)
+        except ProtocolError:
+            raise
+        except Exception as exc:  # the algorithm's bug: a finding (handler_raised)
+            raise handler_raised(self, state, msg, exc) from exc
 
     def on_local(self, action: str) -> list[Effect]:
         """The table's handler for (state, ``action``); refused when the table has none."""
-        fn = self._transitions.get((self.state, action))
+        state = self.state
+        fn = self._transitions.get((state, action))
         if fn is None:
             raise self.refuse_local(action)
-        return fn(self, action)
+        try:
+            return fn(self, action)
+        except ProtocolError:
+            raise
+        except Exception as exc:  # the algorithm's bug: a finding (handler_raised)
+            raise handler_raised(self, state, action, exc) from exc
 
     def refuse_local(self, action: str) -> ProtocolError:
         """The error for a local action the table refuses in this state."""
@@ -204,6 +259,80 @@ class Protocol:
         clone = object.__new__(type(self))
         clone.__dict__.update({name: _fork(value, memo) for name, value in self.__dict__.items()})
         return clone
+
+
+# -- a handler that raises ------------------------------------------------------------------
+# Every input reaches a protocol's code through ``on_message``/``on_local`` (the table's dispatch,
+# here and in fastpath.py) or ``start``; each catches what the code it calls raises, other than a
+# ProtocolError, and hands it to ``handler_raised``: the one place an exception of the algorithm
+# becomes a finding. What mutexlab raises outside those calls stays a bug of mutexlab (exit 4).
+_GUARDED = ("start", "on_message", "on_local")
+MESSAGE_SHOWN = 500  # characters of the exception's message a finding quotes
+_MINE = os.path.dirname(os.path.abspath(__file__)) + os.sep  # mutexlab's own files
+_PROTOCOLS = os.path.join(_MINE, "protocols") + os.sep  # the built-in algorithms
+_LIBRARIES = tuple(
+    os.path.abspath(path) + os.sep
+    for path in {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+)
+
+
+def handler_raised(proto: Protocol, state: Any, taking: Any, exc: BaseException) -> HandlerError:
+    """The finding for ``exc``, raised by ``proto``'s code while it took ``taking`` (a message,
+    a local action, or ``"start"``) in ``state``: the process, the input, the state, the exception
+    and the innermost line of the algorithm's own file (not mutexlab's, not a library's)."""
+    if getattr(taking, "type", None) is not None:
+        what = f"{taking.type} from process {getattr(taking, 'sender', '?')}"
+    elif taking == "start":
+        what = "its start"
+    else:
+        what = f"the local action {taking!r}"
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose own __str__ fails: named by its type
+        text = "(its message cannot be shown)"
+    text = text if len(text) <= MESSAGE_SHOWN else text[:MESSAGE_SHOWN] + "…"
+    error = type(exc).__name__ + (f": {text}" if text else "")
+    return HandlerError(proto.name, str(state), what, error, _user_line(exc))
+
+
+def _user_line(exc: BaseException) -> str:
+    """``file:line (in function)`` of the innermost frame in the algorithm's file: outside
+    mutexlab and the libraries, else in a built-in algorithm, else the innermost of all."""
+    lines: list[tuple[str, int, str]] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        file = code.co_filename if code.co_filename.startswith("<") else os.path.abspath(code.co_filename)
+        lines.append((file, tb.tb_lineno, code.co_name))
+        tb = tb.tb_next
+    for found in (
+        [line for line in lines if not line[0].startswith((_MINE, *_LIBRARIES))],
+        [line for line in lines if line[0].startswith(_PROTOCOLS)],
+        lines,
+    ):
+        if found:
+            file, number, function = found[-1]
+            return f"{file}:{number} (in {function})"
+    return "an unknown line"
+
+
+def _guard(fn: Callable[..., list[Effect]], method: str) -> Callable[..., list[Effect]]:
+    """``fn`` (a protocol's own ``start``, ``on_message`` or ``on_local``) with what it raises made
+    a finding, as the table's dispatch does."""
+
+    def guarded(self: Protocol, *args: Any) -> list[Effect]:
+        state = getattr(self, "state", "(none set)")
+        try:
+            return fn(self, *args)
+        except ProtocolError:
+            raise
+        except Exception as exc:  # the algorithm's bug: a finding
+            raise handler_raised(self, state, args[0] if args else method, exc) from exc
+
+    guarded.guarded = True  # type: ignore[attr-defined]
+    guarded.__name__, guarded.__qualname__, guarded.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    guarded.__wrapped__ = fn  # type: ignore[attr-defined]
+    return guarded
 
 
 _SHARED = (int, str, float, bool, type(None), frozenset, bytes)

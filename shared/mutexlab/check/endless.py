@@ -6,25 +6,54 @@ world down to its smallest live timestamp — but a timestamp that stays put (an
 old entry) holds that minimum down while the others rise. Either way no world comes back, and
 the search would stop only at ``--max-states`` or ``--max-memory``.
 
+A counter of the protocol's own that ``snapshot()`` holds (a sequence number, a count of
+messages seen) makes every world new just the same, and no clock offset bounds it.
+
 ``unbounded`` follows a few runs before the search — a fair one (each step from the process or
 link served least recently) and, for each process, one that keeps it idle as long as anything
-else can move — and reports a clock that keeps rising while no world repeats. A world that
-repeats proves nothing, and other counters (sequence numbers) are not watched: the search's
-limits still stand behind it.
+else can move — and reports what keeps rising while no world repeats: a process's whole-number
+attribute that its ``snapshot()`` depends on (named; the clock is not one of them), else the
+largest clock. A world that repeats proves nothing, and a counter held deeper (in a list, a
+dict) is not watched: the search's limits still stand behind it.
 """
 
 from __future__ import annotations
+
+import copy
 
 from ..protocols import registry
 from .model import DELIVER, LOCAL, Model
 from .reductions import notes_of
 
 PROBE_STEPS = 2_000
+CLOCK = "clock"  # the key of the largest Lamport clock among what is watched
 
 
 def _clock(proto) -> int:
     time = getattr(getattr(proto, "clock", None), "time", None)
     return time if isinstance(time, int) else 0
+
+
+def _held(proto, name: str, value: int) -> bool:
+    """Does ``proto.snapshot()`` depend on its attribute ``name`` (``value``)? Tried on a copy."""
+    try:
+        twin = copy.deepcopy(proto)
+        setattr(twin, name, value + 1)
+        return twin.snapshot() != proto.snapshot()
+    except Exception:  # noqa: BLE001 - a snapshot that cannot take the change: not this counter
+        return False
+
+
+def _watched(model: Model, world: tuple) -> dict:
+    """What might grow in ``world``: the largest clock, and each process's whole-number attributes
+    that its snapshot holds (``(process index, name)``)."""
+    protos = [model.objects[world[i]] for i in range(model.n)]
+    out: dict = {CLOCK: max(_clock(p) for p in protos)}
+    for i, proto in enumerate(protos):
+        for name, value in vars(proto).items():
+            if type(value) is int and not name.startswith("__") and _held(proto, name, value):
+                out[i, name] = value
+    return out
 
 
 def _owner(model: Model, label: tuple) -> tuple:
@@ -33,13 +62,17 @@ def _owner(model: Model, label: tuple) -> tuple:
     return (DELIVER, x) if kind == DELIVER else (LOCAL, x)
 
 
-def _rising(model: Model, idle: int | None, steps: int) -> int | None:
-    """The clock a run reaches when it rises steadily without the run coming back to a world
-    (``idle``: a process whose local decisions wait while anything else can move)."""
+def _rising(model: Model, idle: int | None, steps: int) -> dict | None:
+    """What rises steadily (``_watched``'s keys, with the value reached) on a run that never comes
+    back to a world (``idle``: a process whose local decisions wait while anything else can move);
+    None when it comes back, ends, or nothing rises."""
     world, _ = model.initial()
     seen = {world}
     served: dict[tuple, int] = {}
-    clocks = []
+    q = steps // 4
+    # the ends of the run's quarters: what rises steadily rises from each to the next
+    marks = {q - 1, 2 * q - 1, 3 * q - 1, steps - 1}
+    samples = []
     for n in range(steps):
         labels = model.steps(world)
         if idle is not None:
@@ -53,9 +86,14 @@ def _rising(model: Model, idle: int | None, steps: int) -> int | None:
             return None
         seen.add(nxt)
         world = nxt
-        clocks.append(max(_clock(model.objects[world[i]]) for i in range(model.n)))
-    q = steps // 4
-    return clocks[-1] if clocks[q] < clocks[2 * q] < clocks[3 * q] < clocks[-1] else None
+        if n in marks:
+            samples.append(_watched(model, world))
+    rising = {
+        key: samples[-1][key]
+        for key in samples[0]
+        if all(key in s for s in samples) and all(a[key] < b[key] for a, b in zip(samples, samples[1:]))
+    }
+    return rising or None
 
 
 def _workload_flag(model: Model) -> str:
@@ -68,11 +106,33 @@ def _workload_flag(model: Model) -> str:
 def unbounded(model: Model, steps: int = PROBE_STEPS) -> str | None:
     """Why the worlds of ``model`` (an endless workload) are infinite, or None."""
     for idle in (None, *range(model.n)):
-        top = _rising(model, idle, steps)
-        if top is None:
+        rising = _rising(model, idle, steps)
+        if rising is None:
             continue
-        note = next(n for n in notes_of(model) if n.name == "clock-offset normalisation")
         who = "" if idle is None else f" in which {model.names[model.pids[idle]]} stays idle"
+        counters = [
+            f"{model.names[model.pids[key[0]]]}'s {key[1]} (to {top:,})"
+            for key, top in rising.items()
+            if key != CLOCK
+        ]
+        note = next(n for n in notes_of(model) if n.name == "clock-offset normalisation")
+        if counters:  # a counter snapshot() holds: no clock offset bounds it
+            clock = (
+                f"; the largest clock rose too (to {rising[CLOCK]:,}), and clock-offset normalisation does "
+                f"not apply ({note.why})"
+                if CLOCK in rising and not note.applied
+                else ""
+            )
+            return (
+                f"--endless: the worlds of this workload are infinite — a{' fair' if idle is None else ''} run "
+                f"of {steps:,} steps{who} never came back to a world while {', '.join(counters)} rose steadily, "
+                f"and snapshot() holds {'it' if len(counters) == 1 else 'them'}: every world is new (clock offsets "
+                f"bound clocks, not counters){clock}. Check a bounded workload (--{_workload_flag(model)} N), or keep what "
+                "grows without bound out of snapshot() (docs/check.md#endless)"
+            )
+        if CLOCK not in rising:
+            continue
+        top = rising[CLOCK]
         why = (
             f"clock-offset normalisation applies ({note.why.split(':')[0]}) but a timestamp that stays "
             "put holds the smallest one down"

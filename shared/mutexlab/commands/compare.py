@@ -4,13 +4,15 @@ The family whose flags are ``measured`` (its algorithms run one workload and are
 the literature): every registered one by default, or those ``--algorithms`` names (registered
 names, dotted modules, ``.py`` files). Same N, requests per node, seed, delay model and per-process
 dwell times for all (see ``mutexlab.runs`` and ``mutexlab.sim.workload``). Exit 0 when every run serves every request and is
-safe; 1 when any run has a safety violation; 2 on bad arguments (or options an algorithm refuses);
+safe; 1 when any run has a safety violation or a handler raised (the row names it); 2 on bad
+arguments (or options an algorithm refuses);
 3 when a run stalls without a safety violation. The first of 1, 2, 3 that applies wins.
 """
 
 from __future__ import annotations
 
 from .. import memory
+from ..protocol import HandlerError
 from ..protocols import registry
 from ..runs import run_measured
 from ..setups import ConfigError
@@ -184,6 +186,10 @@ def run(args) -> int:
             rows.append({"algorithm": spec.name, "error": str(exc)})
             codes.add(2)
             continue
+        except HandlerError as exc:  # the algorithm's handler raised: a finding in its row
+            rows.append({"algorithm": spec.name, "error": exc.finding()})
+            codes.add(1)
+            continue
         row = _row(spec, outcome, args.nodes)
         codes.add(exit_code(outcome.verdict, outcome.result.ok))
         rows.append(row)
@@ -216,7 +222,8 @@ COMMAND = Command(
     f"""Run {", ".join(NAMES[:-1])} and {NAMES[-1]} (or --algorithms) on the same workload (default options)
     and print one table: messages per entry, synchronization delay and response time in units of the
     mean message delay T, beside the literature's figures. Exit 0 when every run is safe and serves every
-    request, 1 when any run has a safety violation, 2 on bad arguments, 3 when a run stalls without one.""",
+    request, 1 when any run has a safety violation or a handler raised, 2 on bad arguments, 3 when a run
+    stalls without one.""",
     run,
     arguments,
     flags=MEASURED,

@@ -59,6 +59,7 @@ def run(args) -> int:
         "safe": verdict.safe,
         "violations": [v.message for v in verdict.violations],
         "refused": result.refused,
+        "raised": result.raised,
         "deadlock": result.deadlock,
     }
     starving = bool(
@@ -77,7 +78,8 @@ def run(args) -> int:
             print(f"still in flight: {count(result.in_flight, 'message')}")
         print(verdict.render())
         if result.refused:
-            print(f"REFUSED: {result.refused} (the replay stops there)")
+            said = "RAISED" if result.raised else "REFUSED"  # a handler raised, or the table refused
+            print(f"{said}: {result.refused} (the replay stops there)")
         if result.deadlock:
             print(f"DEADLOCK: nothing can move; not finished: {', '.join(result.deadlock)}")
         if result.loop is not None:

@@ -11,9 +11,12 @@ the family, a dotted module or a ``.py`` file. How the run is held follows the f
 * otherwise the trace is held and audited at the end; with ``partial`` a refused input ends
   the run with a summary saying so (``error``), else it stops the command (exit 1).
 
-Exit 0 when the run finished and the audit finds the trace safe; 1 when the audit finds a safety
-violation or an input was refused; 2 on bad arguments; 3 when the run stalls (or the audit finds
-it unfinished) without a safety violation.
+Exit codes (``EXIT_CODES``, what ``--help`` says, docs/exit-codes.md): 0 when the run finished
+and the audit finds the trace safe; 1 when the audit finds a safety violation, an input was
+refused or a handler raised (a finding: process, input, state, exception, the line of the
+algorithm's file, and the seed that reaches it again); 2 on bad arguments; 3 when the run stalls or
+hits the event limit (or the audit finds it unfinished) without a safety violation; 4 a bug in
+mutexlab itself.
 """
 
 from __future__ import annotations
@@ -36,9 +39,18 @@ from .registry import Command, family_scenarios
 from .reporting import add_report_argument, write_report_if_asked
 from .simulating import add_fault_arguments, audit_summary, exit_code, fault_config, fault_line, outcome_lines
 
+EXIT_CODES = (
+    "exit codes: 0 the run finished and the audit found it safe; 1 a finding: a safety violation, "
+    "a refused input, or a handler of the algorithm that raised (named with its process, input, "
+    "state, exception, line, and the seed that reaches it again); 2 bad arguments or options; "
+    "3 the run stalled or hit the event limit (or the audit found it unfinished) without a "
+    "violation; 4 an internal error of mutexlab"
+)
+
 
 def arguments(flags: Flags):
     def add(p) -> None:
+        p.epilog = EXIT_CODES
         add_simulator_arguments(p, flags.seed)
         add_dwell_arguments(p, {d.kind: d.simulated for d in flags.dwell})
         add_trace_argument(p)
@@ -204,6 +216,6 @@ def _measured(args, spec: AlgorithmSpec, scenario: SetupArgs, messages: float, d
 COMMAND = Command(
     "simulate",
     "run a scenario in the deterministic simulator",
-    "Seeded, deterministic simulation in virtual time (mean message delay = 1).",
+    "Seeded, deterministic simulation in virtual time (mean message delay = 1). " + EXIT_CODES + ".",
     scenarios=family_scenarios(run, arguments, description=lambda f: f.description),
 )

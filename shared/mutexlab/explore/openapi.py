@@ -98,7 +98,22 @@ def _schemas() -> dict[str, Any]:
                 "deadlock": {"type": ["string", "null"]},
                 "checks": _strings(),
                 "entered": _strings(),
-            }
+            },
+            {
+                "raised": {
+                    "description": "the step just tried whose handler raised (the path stays before "
+                    "it): the step, its label, the message naming process, input, state, exception "
+                    "and line, and the scenario that reaches it",
+                    **_obj(
+                        {
+                            "step": {"type": "object"},
+                            "label": STRING,
+                            "message": STRING,
+                            "scenario": {"type": "object"},
+                        }
+                    ),
+                }
+            },
         ),
         "State": _obj(
             {

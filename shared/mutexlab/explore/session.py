@@ -3,7 +3,10 @@
 The worlds are ``state.py``'s, re-derived from the steps taken; so ``mutexlab replay`` of
 :meth:`Session.scenario` reproduces the path exactly. Undo drops the last step and re-derives
 the world; redo replays it; jump moves to any earlier (or, through the redo list, later) step.
-Findings are those of ``mutexlab check`` and ``verify``, live (``view.py``).
+Findings are those of ``mutexlab check`` and ``verify``, live (``view.py``). A step whose handler
+raises (``protocol.HandlerError``) is a finding too: the path stays where it was (the step never
+completed), and the state says which step raised, how, and the scenario that reaches it, until
+the next move.
 
 No web code here: ``explore/server.py`` serves this over HTTP.
 """
@@ -17,9 +20,19 @@ from typing import Any
 
 from ..audit import verify_events
 from ..findings import SAFETY, kind_of
-from ..sim.scripted import ScenarioError, load_scenario
+from ..sim.scripted import ScenarioError, StepRefused, load_scenario
 from ..trace import TraceError
-from .state import RANDOM_LIMIT, RUN_LIMIT, Config, ExploreError, SessionState, _parse_step, derive, step_id
+from .state import (
+    RANDOM_LIMIT,
+    RUN_LIMIT,
+    Config,
+    ExploreError,
+    SessionState,
+    _dump,
+    _parse_step,
+    derive,
+    step_id,
+)
 
 __all__ = ["Config", "ExploreError", "Session", "derive", "session_from_scenario", "step_id"]
 
@@ -31,6 +44,7 @@ class Session:
     def __init__(self, config: Config, steps: list[dict] | None = None) -> None:
         self.world = derive(config, list(steps or []))
         self.redo_steps: list[dict] = []  # the undone steps, next one last
+        self.raised: dict | None = None  # the step just tried whose handler raised (a finding)
 
     # -- reading --------------------------------------------------------------------------
     @property
@@ -45,6 +59,11 @@ class Session:
         ]
         out["redo"] = [step_id(s) for s in reversed(self.redo_steps)]
         out["position"] = len(self.world.steps)
+        if self.raised is not None:  # a finding that outranks what the path so far shows
+            found = out["findings"]
+            found["raised"] = self.raised
+            found["status"] = "violation"
+            found["summary"] = f"VIOLATION at step {len(self.world.steps) + 1}: {self.raised['message']}"
         return out
 
     def scenario(self) -> dict:
@@ -58,7 +77,7 @@ class Session:
 
     # -- moving ---------------------------------------------------------------------------
     def step(self, sid: Any) -> dict:
-        """Take the enabled step ``sid``. Returns the step taken."""
+        """Take the enabled step ``sid``. Returns the step taken (or tried, when its handler raised)."""
         if not isinstance(sid, str):
             raise ExploreError(
                 f"a step id is a string such as 'request:1' or 'deliver:1-2', got {sid!r}", 400
@@ -70,23 +89,32 @@ class Session:
                 + (", ".join(enabled) or "none (the path has ended)")
             )
         step = enabled[sid]["step"]
-        self._advance(step)
+        if not self._advance(step):
+            return step  # its handler raised: the finding is in the state, the path as it was
         if self.redo_steps and self.redo_steps[-1] == step:
             self.redo_steps.pop()  # the same step as the one undone: keep the rest
         else:
             self.redo_steps = []  # a different branch
         return step
 
-    def _advance(self, step: dict) -> None:
+    def _advance(self, step: dict) -> bool:
+        """Take ``step``; False when its handler raised (then ``raised`` holds the finding)."""
         world = self.world
         label = world.label_of(step)
+        self.raised = None
         try:
             world.run.play(_parse_step(step), len(world.steps) + 1)
         except ScenarioError as exc:
             self.world = derive(world.config, world.steps)  # the failed step may have half-run
+            if isinstance(exc, StepRefused) and exc.raised:  # the algorithm's bug: a finding
+                scenario = self.scenario()
+                scenario["steps"].append(dict(step))
+                self.raised = {"step": dict(step), "label": label, "message": str(exc), "scenario": scenario}
+                return False
             raise ExploreError(str(exc)) from None
         world.steps.append(dict(step))
         world.labels.append(label)
+        return True
 
     def undo(self) -> None:
         if not self.world.steps:
@@ -97,8 +125,8 @@ class Session:
         if not self.redo_steps:
             raise ExploreError("nothing to redo")
         step = self.redo_steps[-1]
-        self._advance(step)
-        self.redo_steps.pop()
+        if self._advance(step):
+            self.redo_steps.pop()
 
     def jump(self, position: Any) -> None:
         """Go to the world after ``position`` steps: back along the history (the steps undone
@@ -108,14 +136,16 @@ class Session:
         here, ahead = len(self.world.steps), len(self.redo_steps)
         if not 0 <= position <= here + ahead:
             raise ExploreError(f"cannot jump to step {position}: the path has steps 0..{here + ahead}")
+        self.raised = None
         if position < here:
             undone = self.world.steps[position:]
             self.world = derive(self.world.config, self.world.steps[:position])
             self.redo_steps += list(reversed(undone))
-        while len(self.world.steps) < position:
+        while len(self.world.steps) < position and self.raised is None:
             self.redo()
 
     def reset(self) -> None:
+        self.raised = None
         self.world = derive(self.world.config, [])
         self.redo_steps = []
 
@@ -146,7 +176,9 @@ class Session:
             if not choices:
                 stopped = "end"
                 break
-            self._advance(rng.choice(choices)["step"])
+            if not self._advance(rng.choice(choices)["step"]):
+                stopped = "raised"
+                break
             taken += 1
             if len(self.world.run.overfull) > overfull_before:
                 stopped = "violation"
@@ -213,6 +245,7 @@ class Session:
             raise ExploreError(str(exc), 422) from None
         self.world = derive(config, [])
         self.redo_steps = list(reversed(steps))
+        self.raised = None
 
 
 def _scenario_path(source: str | Path | dict) -> tuple[Config, list[dict]]:
@@ -221,7 +254,15 @@ def _scenario_path(source: str | Path | dict) -> tuple[Config, list[dict]]:
     config = Config(
         scenario.algorithm, scenario.processes, dict(scenario.options), int(getattr(scenario, "seed", 0) or 0)
     )
-    world = derive(config, list(scenario.steps))
+    steps = list(scenario.steps)
+    try:
+        world = derive(config, steps)
+    except StepRefused as exc:
+        if not exc.raised:
+            raise
+        # a step whose handler raises (check's counterexample of it) ends the path: taken, it is the finding
+        world = derive(config, steps[: exc.number - 1])
+        return config, [*world.steps, _dump(steps[exc.number - 1])]
     return config, world.steps
 
 

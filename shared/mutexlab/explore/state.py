@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..protocol import Enter, Exit, ProtocolError
+from ..protocol import Enter, Exit, HandlerError, ProtocolError
 from ..protocols.registry import build_setup, endless_key
 from ..setups import ConfigError, Setup, capacity_of
 from ..sim.scripted import MAX_PROCESSES, ScenarioError, ScriptedRun, Step, load_scenario
@@ -217,9 +217,12 @@ class SessionState:
 
 
 def _accepts(proto: Any, action: str) -> bool:
-    """Would ``proto`` accept the local ``action`` now? (tried on a copy, which is thrown away)"""
+    """Would ``proto`` accept the local ``action`` now? (tried on a copy, which is thrown away; a
+    handler that raises accepts it: taken, the step is the finding)"""
     try:
         copy.deepcopy(proto).on_local(action)
+    except HandlerError:
+        return True
     except ProtocolError:
         return False
     return True

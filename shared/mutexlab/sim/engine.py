@@ -26,6 +26,7 @@ from functools import partial
 from math import log
 from typing import Any, ClassVar
 
+from ..protocol import HandlerError
 from ..setups import ConfigError, Setup
 from ..trace import TraceWriter
 from . import fastpath
@@ -177,20 +178,24 @@ class Simulation(Driver):
         return at, entry
 
     def run(self) -> SimResult:
-        self.start_all()
         limit, progress = self.config.max_events, self.progress
         fast = fastpath.mode(self) if self.fast else None
         # Without a progress callback: one slice up to the limit, as ever. With one: slices of
         # PROGRESS_EVERY events, the same loop resumed, so the same events in the same order.
-        with _rare_collections():
-            while self._times and self.events < limit:
-                end = limit if progress is None else min(limit, self.events + PROGRESS_EVERY)
-                if fast is None:
-                    self._run(end)
-                else:
-                    fastpath.run(self, end, fast)
-                if progress is not None:
-                    progress(self.events, self.now)
+        try:
+            self.start_all()
+            with _rare_collections():
+                while self._times and self.events < limit:
+                    end = limit if progress is None else min(limit, self.events + PROGRESS_EVERY)
+                    if fast is None:
+                        self._run(end)
+                    else:
+                        fastpath.run(self, end, fast)
+                    if progress is not None:
+                        progress(self.events, self.now)
+        except HandlerError as exc:  # the algorithm's code raised: say how this run reached it
+            exc.scenario = f"seed {self.config.seed}, at event {self.events:,} (time {self.now:.3f})"
+            raise
         return self._result()
 
     def _run(self, limit: int) -> None:

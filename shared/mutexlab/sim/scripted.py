@@ -36,7 +36,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import limits
-from ..protocol import ProtocolError
+from ..protocol import HandlerError, ProtocolError
 from ..protocols.registry import build_setup, declarations
 from ..setups import ConfigError, Setup
 from ..trace import TraceWriter
@@ -54,8 +54,11 @@ class ScenarioError(ValueError):
 
 
 class StepRefused(ScenarioError):
-    """The protocol refused a step (a ``ProtocolError``): a finding about the protocol, not a
-    fault of the scenario."""
+    """The protocol refused a step (a ``ProtocolError``), or its handler raised (``raised``): a
+    finding about the protocol, not a fault of the scenario."""
+
+    raised = False
+    number = 0  # the step, counted from 1
 
 
 class _Step(BaseModel):
@@ -122,6 +125,7 @@ class ReplayResult:
     states: dict[str, str] = field(default_factory=dict)
     loop: dict | None = None  # with ``loop``: closes, waiting (names throughout)
     refused: str | None = None  # the step the protocol refused, and why (the replay stops there)
+    raised: bool = False  # ``refused`` is a handler that raised (protocol.HandlerError)
     deadlock: list[str] = field(default_factory=list)  # not finished, and nothing can move
 
     @property
@@ -172,8 +176,11 @@ class ScriptedRun(Driver):
         except ProtocolError as exc:
             # a refused delivery is a finding about the protocol (what the network may do); a
             # refused local decision is the scenario asking a process for what it cannot do
-            local = isinstance(step, (RequestStep, ExitStep))
-            raise (ScenarioError if local else StepRefused)(f"step {number} ({step.op}): {exc}") from None
+            # (a handler that raised is the algorithm's fault whatever the step: a finding)
+            local = isinstance(step, (RequestStep, ExitStep)) and not isinstance(exc, HandlerError)
+            error = (ScenarioError if local else StepRefused)(f"step {number} ({step.op}): {exc}")
+            error.raised, error.number = isinstance(exc, HandlerError), number  # type: ignore[attr-defined]
+            raise error from None
         except ScenarioError as exc:
             raise ScenarioError(f"step {number} ({step.op}): {exc}") from None
         if kept is not None:
@@ -320,7 +327,7 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
     waiting: set[int] = set()
     owed: set | None = None  # in the loop: what could move before every step of it (fairness)
     taken: set = set()
-    refused = None
+    refused, raised = None, False
     for number, step in enumerate(scenario.steps, 1):
         if scenario.loop is not None and number - 1 == scenario.loop:
             loop_start = run.world()
@@ -336,7 +343,7 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
         try:
             run.play(step, number)
         except StepRefused as exc:
-            refused = str(exc)  # a finding: the replay ends at the refused step
+            refused, raised = str(exc), exc.raised  # a finding: the replay ends at the refused step
             break
     loop = None
     if loop_start is not None and refused is None and scenario.loop is not None:  # (loop_start implies loop)
@@ -364,6 +371,7 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
         states={setup.names[p]: proto.state for p, proto in sorted(setup.protocols.items())},
         loop=loop,
         refused=refused,
+        raised=raised,
         deadlock=[] if refused else run.stuck(),
     )
 

@@ -305,6 +305,14 @@ class Monitor(Admission):
         except Exception:  # noqa: BLE001 - the count is informative only
             outcome.dead_letters = sum(int(status.get(n, {}).get("dead_letters", 0)) for n in names)
         outcome.rejected = self.feed.rejected(self._setup().names[p] for p in sorted(self._setup().names))
+        # What came in while stopping (a run stopped at a finding: steps in flight, final statuses)
+        # is in the trace the audit reads: the summary counts it too, so the two agree.
+        feed = self.feed
+        outcome.messages = dict(sorted(feed.messages.items()))
+        outcome.tapped = sum(feed.messages.values())
+        outcome.entries = dict(sorted(feed.entries.items()))
+        outcome.notes = dict(sorted(feed.notes.items()))
+        outcome.states = feed.states(self._setup().names[p] for p in sorted(self._setup().names))
         outcome.reconnects += self.bus.reconnects
         outcome.forged = self.bus.forged + sum(int(status.get(n, {}).get("forged", 0)) for n in names)
         outcome.forgeries = [f"monitor: {f}" for f in self.bus.forgeries] + [

@@ -89,9 +89,17 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
             f"rejected input: {rejection_text(r)}" for r in outcome.rejected
         ] + outcome.violations
         cut = "" if outcome.complete else "; progress not judged, the run was cut short"
+        raised = [
+            r["process"] for r in outcome.rejected if any("handler raised: " in x for x in r["reasons"])
+        ]
+        said = (
+            f"HANDLER RAISED: a handler of {', '.join(raised)} raised (the algorithm's code, named below)"
+            if raised
+            else f"REJECTED INPUT: {count(total, 'protocol message')} refused by the protocol of "
+            f"{', '.join(r['process'] for r in outcome.rejected)}"
+        )
         outcome.verdict = (
-            f"REJECTED INPUT: {count(total, 'protocol message')} refused by the protocol of "
-            f"{', '.join(r['process'] for r in outcome.rejected)} (a finding, as in check, replay and "
+            f"{said} (a finding, as in check, replay and "
             f"simulate){'' if outcome.complete else '; the run was stopped there'}\n"
             f"the audit of the trace (safety {'SAFE' if outcome.safe else 'VIOLATED'}{cut}):\n"
             + "\n".join("  " + line for line in outcome.verdict.splitlines())
@@ -137,6 +145,8 @@ def render(o: Outcome) -> str:
         + (
             "complete"
             if o.complete
+            else "STOPPED: a handler raised"
+            if any("handler raised: " in x for r in o.rejected for x in r["reasons"])
             else "STOPPED: a rejected input"
             if o.rejected
             else "INCOMPLETE"

@@ -26,7 +26,8 @@ A message the protocol refuses (``ProtocolError``: its state does not accept it)
 dead-lettered with the error as reason and reported in the status (``rejected``: how many,
 ``rejections``: the first reasons), at once: a rejected input is a finding, the monitor stops the
 run (docs/faults.md); a local input it refuses (a timer) is a bug of this process: logged, and the
-process exits with EXIT_FAILED.
+process exits with EXIT_FAILED. A handler that raises (``HandlerError``, on any input) is a rejected
+input alike (``handler raised: …``); the process then takes nothing more until the monitor's stop.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from collections import Counter
 from typing import Any
 
 from ..messages import MessageError
-from ..protocol import ProtocolError
+from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setups import ConfigError, Setup
@@ -110,6 +111,7 @@ class Participant:
         self.dead_letters = 0
         self.rejected = 0  # protocol messages the protocol refused (or failed on): findings
         self.rejections: list[str] = []  # the first REJECTIONS_KEPT of them: who sent what, why
+        self.broken: str | None = None  # why a handler raised: no input is taken any more
         self.stopped = False
         self._last_status = 0.0
         self._monitor_seen = self._monitor_checked = time.monotonic()
@@ -294,7 +296,12 @@ class Participant:
     def _input(self, step) -> None:
         """A local input (the start, a timer): its effects join the step."""
         _, driver, pid = self._joined()
-        self._apply(lambda: driver.feed(pid, step))
+        try:
+            self._apply(lambda: driver.feed(pid, step))
+        except HandlerError as exc:  # a finding, reported at once: the monitor stops the run
+            self.rejected, why = self.rejected + 1, f"a local input: handler raised: {exc}"
+            self.rejections = [*self.rejections, why[:500]][:REJECTIONS_KEPT]
+            self._status()
 
     def _apply(self, action) -> None:
         """Carry out one input through the driver; a state change is logged at once."""
@@ -302,8 +309,13 @@ class Participant:
         proto = setup.protocols[pid]
         before = proto.state
         driver.now = time.time() - self.start_time
+        if self.broken is not None:  # a message, refused: a timer left is never due (below)
+            raise ProtocolError(f"{self.name} takes nothing more: {self.broken}")
         try:
             action()
+        except HandlerError as exc:
+            self.broken, self.timers = str(exc), []
+            raise
         finally:
             if proto.state != before:
                 self.changed = True
@@ -380,7 +392,7 @@ class Participant:
             return None
         except ProtocolError as exc:  # the state does not accept this message: the sender's fault, or a bug
             log.error("%s: refused %s from %s: %s", self.name, env["id"], env["from"], exc)
-            problem = f"protocol error: {exc}"
+            problem = f"{'handler raised' if isinstance(exc, HandlerError) else 'protocol error'}: {exc}"
         except Exception as exc:  # noqa: BLE001 - a protocol failing on its input must not kill the process
             log.exception("%s: the protocol failed on %s", self.name, env["id"])
             problem = f"the protocol failed on it: {exc!r}"  # what it did before failing happened
