@@ -85,10 +85,12 @@ def test_the_supervisor_still_knows_the_fresh_interpreter_command():
 
 ORPHAN = """
 import os, subprocess, sys, time
-if sys.argv[1] == "parent":  # start the service, say its pid, end (SIGKILL: nothing runs after it)
-    child = subprocess.Popen([sys.executable, __file__, "child", str(os.getpid()), sys.argv[2]])
-    print(child.pid, flush=True)
-    time.sleep(2.0)
+if sys.argv[1] == "parent":  # start the service, wait until it watches, end by SIGKILL
+    child = subprocess.Popen(
+        [sys.executable, __file__, "child", str(os.getpid()), sys.argv[2]], stdout=subprocess.PIPE, text=True
+    )
+    said = child.stdout.readline().strip()  # however long its start takes on a loaded machine
+    print(child.pid, said, flush=True)
     os.kill(os.getpid(), 9)
 else:  # the service: it must end once its parent is gone
     from mutexlab.transport.spawn import die_with_parent
