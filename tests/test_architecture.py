@@ -35,7 +35,7 @@ LAYERS = [
     {"problems"},
     {"protocols"},
     {"sim", "audit", "metrics"},
-    {"transport", "report", "runs", "memory"},
+    {"transport", "report", "runs", "memory", "director"},
     {"explore", "check"},
     {"commands", "cli", "__main__"},
     {"services"},

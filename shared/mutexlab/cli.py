@@ -31,6 +31,7 @@ COMMANDS = (
     "compare",
     "explore",
     "check",
+    "test",
     "tables",
 )
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from ..audit import numbered, verify_events
+from ..director.scenario import is_program_scenario
 from ..protocols import registry
 from ..setups import ConfigError
 from ..sim.scripted import ScenarioError, load_scenario, replay_scenario
@@ -27,9 +28,19 @@ def arguments(p) -> None:
     add_json_argument(p, "outcome")
     add_report_argument(p)
     add_algorithm_argument(p, "the scenario")
+    p.add_argument(
+        "--node",
+        metavar="CMD",
+        help="a program scenario (written by 'mutexlab test --counterexample'): the program to play it on "
+        "(default: the one it was found on)",
+    )
 
 
 def run(args) -> int:
+    if args.node is not None or is_program_scenario(args.scenario):
+        from .test import replay_program
+
+        return replay_program(args.scenario, args.node, args.trace, args.json)
     try:
         found = named_algorithm(args)
         scenario = load_scenario(args.scenario)

@@ -1,0 +1,323 @@
+"""``mutexlab test PROBLEM --node CMD``: any program as the nodes, every delivery chosen here
+(docs/test-any-program.md). Exit 0 PASS, 1 a finding, 2 bad input, 3 a systematic search whose
+budget ended before its tree did."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from ..director import problem as problems
+from ..director import runner
+from ..director.judge import Finding
+from ..director.lines import NodeFault
+from ..director.scenario import ProgramScenario, save, to_dict
+from ..director.search import MAX_STEPS, Outcome, Settings
+from ..director.strategies import PCT, Random, Systematic
+from ..director.world import Faults
+from ..setups import ConfigError
+from ..words import count
+from .common import add_json_argument, fail, print_json
+from .registry import Command
+
+DEFAULT_RUNS = {"random": 300, "pct": 300, "systematic": 1000}
+TIMEOUT = 5.0
+
+
+def arguments(p) -> None:
+    p.add_argument(
+        "problem", metavar="PROBLEM", help="the problem the program solves: " + ", ".join(problems.choices())
+    )
+    p.add_argument(
+        "--node",
+        required=True,
+        metavar="CMD",
+        help="the program of every node (split like a shell, never run by one)",
+    )
+    p.add_argument("--nodes", "-N", type=int, default=3, metavar="N", help="how many nodes (default 3)")
+    p.add_argument("--requests", "-R", type=int, default=1, metavar="R", help="requests per node (default 1)")
+    p.add_argument(
+        "--option",
+        "-o",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="a problem option (repeatable)",
+    )
+    p.add_argument(
+        "--strategy",
+        choices=tuple(DEFAULT_RUNS),
+        default="random",
+        help="random walk (default), pct, or systematic search",
+    )
+    budget = p.add_mutually_exclusive_group()
+    budget.add_argument(
+        "--runs", type=int, metavar="K", help="runs at most (default: random and pct 300, systematic 1000)"
+    )
+    budget.add_argument(
+        "--time", type=float, metavar="S", help="seconds at most, instead of a number of runs"
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="the strategy's seed, also given to every node (default 0)"
+    )
+    p.add_argument("--depth", type=int, default=3, metavar="D", help="pct: the bug depth d (default 3)")
+    p.add_argument(
+        "--reorder", action="store_true", help="deliver any held message, not only the oldest of its link"
+    )
+    p.add_argument(
+        "--duplicate",
+        type=int,
+        default=0,
+        metavar="K",
+        help="deliver up to K messages twice per run (default 0)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=TIMEOUT,
+        metavar="S",
+        help=f"seconds a node may take to answer (default {TIMEOUT:g})",
+    )
+    p.add_argument(
+        "--max-steps",
+        type=int,
+        default=MAX_STEPS,
+        metavar="M",
+        help=f"steps of a run before it counts as never at rest (default {MAX_STEPS:,})",
+    )
+    p.add_argument("--no-shrink", action="store_true", help="report a finding as found")
+    p.add_argument(
+        "--counterexample", metavar="FILE", help="write the (shrunk) failing schedule here, for replay --node"
+    )
+    p.add_argument("--trace", metavar="FILE", help="write the trace of the failing run (or of the last run)")
+    add_json_argument(p, "outcome")
+
+
+def parse_options(given: list[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for item in given:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--option {item!r}: expected KEY=JSON")
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    return options
+
+
+def program_argv(text: str) -> list[str]:
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise ConfigError(f"--node {text!r}: {exc}") from None
+    if not argv:
+        raise ConfigError("--node is empty: name the program to run")
+    return argv
+
+
+def run(args) -> int:
+    try:
+        argv = program_argv(args.node)
+        options = parse_options(args.option)
+        for name, value, least in (
+            ("--runs", args.runs, 1),
+            ("--depth", args.depth, 1),
+            ("--max-steps", args.max_steps, 1),
+            ("--duplicate", args.duplicate, 0),
+        ):
+            if value is not None and value < least:
+                raise ConfigError(f"{name} must be at least {least}, got {value}")
+        if args.time is not None and not args.time > 0 or not args.timeout > 0:
+            raise ConfigError("--time and --timeout must be positive")
+        problem = problems.make_problem(args.problem, args.nodes, args.requests, options, args.seed)
+    except ConfigError as exc:
+        return fail(str(exc))
+    strategy: Random | PCT | Systematic
+    if args.strategy == "pct":
+        strategy = PCT(args.seed, args.depth)
+    elif args.strategy == "systematic":
+        strategy = Systematic()
+    else:
+        strategy = Random(args.seed)
+    runs = args.runs if args.runs is not None or args.time is not None else DEFAULT_RUNS[args.strategy]
+    settings = Settings(problem, argv, args.seed, Faults(args.reorder, args.duplicate), args.max_steps)
+    try:
+        tested = runner.test(settings, strategy, runs, args.time, args.timeout, options, not args.no_shrink)
+    except NodeFault as fault:  # the program cannot be started at all
+        return fail(str(fault))
+    except ConfigError as exc:
+        return fail(str(exc))
+    searched = tested.searched
+    outcome: dict[str, Any] = {
+        "problem": problem.name,
+        "program": argv,
+        "nodes": problem.nodes,
+        "requests": problem.requests,
+        "strategy": strategy.name,
+        "runs": searched.runs,
+        "steps": searched.steps,
+        "seconds": round(searched.seconds, 3),
+        "processes_started": searched.started,
+        "exhaustive": searched.exhausted,
+    }
+    written = []
+    if tested.finding is not None and tested.shown is not None:
+        outcome["verdict"] = "FINDING"
+        outcome["finding"] = tested.finding.as_dict()
+        outcome["schedule"] = [list(s) for s in tested.shown.steps]
+        outcome["shrunk"] = {
+            "steps": [len(tested.original.steps) if tested.original else None, len(tested.shown.steps)],
+            "nodes": [problem.nodes, tested.settings.problem.nodes],
+            "tests": tested.shrink_tests,
+        }
+        if args.counterexample:
+            written.append(
+                _write(
+                    args.counterexample,
+                    lambda p: save(p, to_dict(tested.settings, tested.shown, tested.finding)),
+                    "counterexample",
+                )
+            )
+        code = 1
+    elif searched.exhausted or strategy.name != "systematic":
+        outcome["verdict"] = "PASS"
+        code = 0
+    else:
+        outcome["verdict"] = "INCOMPLETE"
+        code = 3
+    if args.trace and tested.shown is not None:
+        written.append(_write(args.trace, lambda p: _write_trace(p, tested.shown), "trace"))
+    if None in written:
+        return 2
+    if args.json:
+        print_json(outcome)
+    else:
+        print("\n".join(_text(outcome, tested, args)))
+    return code
+
+
+def _write(path: str, how, what: str) -> str | None:
+    try:
+        how(path)
+    except OSError as exc:
+        fail(f"cannot write the {what} {path}: {exc.strerror or exc}")
+        return None
+    return path
+
+
+def _write_trace(path: str, outcome: Outcome) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        for event in outcome.events:
+            handle.write(json.dumps(event, separators=(",", ":")) + "\n")
+
+
+def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
+    searched = f"{outcome['strategy']}: {count(outcome['runs'], 'run')}, {count(outcome['steps'], 'step')} in {outcome['seconds']:.1f} s"
+    head = f"{outcome['problem']} on {' '.join(outcome['program'])}, N={outcome['nodes']}"
+    if tested.finding is None:
+        if outcome["verdict"] == "PASS" and outcome["exhaustive"]:
+            return [
+                f"{head}: PASS — searched exhaustively: {count(outcome['runs'], 'schedule')} ({searched})"
+            ]
+        if outcome["verdict"] == "PASS":
+            return [f"{head}: PASS — no finding in {searched} (a sample of the schedules, not all of them)"]
+        return [f"{head}: INCOMPLETE — the budget ended before the search did: {searched}; nothing proven"]
+    lines = [f"{head}: {tested.finding.render()}", f"found by {searched}"]
+    shrunk = outcome["shrunk"]
+    if tested.original is not None and tested.shown is not tested.original:
+        lines.append(
+            f"shrunk from {count(shrunk['steps'][0], 'step')} on {shrunk['nodes'][0]} nodes to "
+            f"{count(shrunk['steps'][1], 'step')} on {shrunk['nodes'][1]} nodes ({count(shrunk['tests'], 'test run')})"
+        )
+    lines.append("schedule: " + ", ".join(_step(s) for s in tested.shown.steps) if tested.shown else "")
+    if args.counterexample:
+        lines.append(
+            f"counterexample written to {args.counterexample}; play it again: mutexlab replay {args.counterexample} --node {shlex.quote(args.node)}"
+        )
+    if args.trace:
+        lines.append(f"trace written to {args.trace}")
+    return lines
+
+
+def _step(step) -> str:
+    kind, node, ident = step
+    return f"{kind} {ident}→{node}" if ident else f"{kind} {node}"
+
+
+def replay_program(
+    path: str, node: str | None, trace: str | None, as_json: bool, timeout: float = TIMEOUT
+) -> int:
+    """``mutexlab replay SCENARIO --node CMD`` of a program scenario."""
+    from ..director.scenario import ScenarioFileError, load
+
+    try:
+        scenario: ProgramScenario = load(path)
+        argv = program_argv(node) if node else scenario.program
+        if not argv:
+            raise ConfigError(f"{path} names no program: give --node CMD")
+        replayed = runner.replay(scenario, argv, timeout)
+    except (ScenarioFileError, ConfigError) as exc:
+        return fail(str(exc))
+    except NodeFault as fault:
+        return fail(str(fault))
+    finding: Finding | None = replayed.finding
+    if trace and _write(trace, lambda p: _write_trace(p, replayed.outcome), "trace") is None:
+        return 2
+    before = scenario.finding or {}
+    same = finding is not None and finding.rule == before.get("rule")
+    result = {
+        "program": argv,
+        "steps": len(replayed.outcome.steps),
+        "finding": finding.as_dict() if finding else None,
+        "recorded": before or None,
+        "reproduced": same,
+        "diverged_at": replayed.diverged,
+    }
+    if as_json:
+        print_json(result)
+    else:
+        print(
+            f"{scenario.problem} on {' '.join(argv)}, N={scenario.nodes}: {count(len(replayed.outcome.steps), 'step')} of {len(scenario.steps)} played"
+        )
+        if finding is not None:
+            print(finding.render())
+            print(
+                "the recorded finding reproduced"
+                if same
+                else f"recorded: [{before.get('rule')}] {before.get('message')}"
+            )
+        else:
+            verdict = replayed.outcome.verdict
+            if replayed.diverged is not None:
+                print(
+                    f"step {replayed.diverged} is not possible on this program (it is not the one the scenario "
+                    "was found on, and it answered differently): the schedule proves nothing here"
+                )
+            elif verdict is not None:
+                print(verdict.render())
+            if before:
+                print(f"the recorded finding [{before.get('rule')}] did NOT reproduce")
+    if finding is not None:
+        return 1
+    verdict = replayed.outcome.verdict
+    if replayed.diverged is not None or verdict is None:
+        return 3
+    return verdict.exit_code
+
+
+COMMAND = Command(
+    "test",
+    "test any program as the nodes of a run, every delivery chosen by mutexlab",
+    """Start N copies of a program that speaks the node protocol on its standard input and output
+    (docs/test-any-program.md), hold every message between them and deliver it when the strategy says:
+    random (a random walk), pct (probabilistic concurrency testing of bug depth --depth) or systematic
+    (depth-first over every schedule, restarting the programs for each). Every run is audited; a failing
+    schedule is shrunk and written with --counterexample for 'mutexlab replay FILE --node CMD'. Exit 0 PASS
+    (no finding: every schedule when systematic says exhaustively, else a sample), 1 a finding (a violation,
+    a deadlock, a node that crashed, stalled, wrote garbage or flooded, or behaved nondeterministically),
+    2 bad input or a program that cannot be started, 3 a systematic search whose budget ended first.""",
+    run,
+    arguments,
+)

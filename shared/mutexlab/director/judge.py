@@ -1,0 +1,66 @@
+"""What a run shows: the audit's verdict on its trace, and the findings only the director sees.
+
+The audit (``audit.verify_events``) decides safety by happened-before, the capacities and the
+problem's own invariants. The director adds what a trace alone cannot tell: a run that came to
+rest (nothing to deliver, no workload step left) with a request unserved or the audit still
+missing something is a deadlock, not a run cut short; and a node that crashed, stalled, wrote
+garbage or flooded is a finding about that node (``lines.NodeFault``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..audit import verify_events
+from ..audit.verdict import Verdict
+from .lines import NodeFault
+
+SAFETY = "violation"
+DEADLOCK = "deadlock"
+NO_REST = "no-rest"
+NONDETERMINISTIC = "nondeterministic"
+
+
+@dataclass
+class Finding:
+    rule: str  # violation, deadlock, no-rest, nondeterministic, or a NodeFault's rule
+    message: str
+    node: int | None = None
+    step: int | None = None  # the step (1-based; 0: the inits) where it showed
+    details: list[str] = field(default_factory=list)  # the verdict's finding lines
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def render(self) -> str:
+        where = f" (step {self.step})" if self.step else ""
+        return "\n".join([f"FINDING [{self.rule}]{where}: {self.message}", *self.details])
+
+
+def from_fault(fault: NodeFault, step: int) -> Finding:
+    return Finding(fault.rule, str(fault), fault.node, step)
+
+
+def judge(
+    events: list[dict[str, Any]], resting: bool, waiting: list[str], step: int
+) -> tuple[Verdict, Finding | None]:
+    """The verdict of a run's ``events`` and its finding, if any. ``resting``: nothing could move
+    any more; ``waiting``: the nodes with a request unserved."""
+    verdict = verify_events(events)
+    details = verdict.finding_lines()
+    if not verdict.safe:
+        safety = ["  " + v.describe() for v in verdict.safety]
+        return verdict, Finding(SAFETY, f"the audit: {verdict.head()}", None, step, safety)
+    if resting and waiting:
+        return verdict, Finding(
+            DEADLOCK,
+            f"nothing can move and {', '.join(waiting)} still {'waits' if len(waiting) == 1 else 'wait'} "
+            "for the resource",
+            None,
+            step,
+            details,
+        )
+    if resting and not verdict.ok:
+        return verdict, Finding(DEADLOCK, "nothing can move and the run is not finished", None, step, details)
+    return verdict, None

@@ -1,0 +1,84 @@
+"""The node protocol's lines, as mutexlab reads them: what a node may write, checked and bounded.
+
+A node answers every input line with zero or more output lines and then ``{"type":"done"}``.
+Outputs: ``send`` (``to`` a peer's id, ``body`` any JSON), ``enter`` / ``exit`` (``resource``,
+optional ``units``), ``state`` (``state``) and ``event`` (a scenario event: ``event`` and its own
+fields). Anything else, a line that is not a JSON object, or one longer than ``MAX_LINE`` bytes is
+the node's fault: a ``NodeFault`` naming the node and the line.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..limits import loads
+
+MAX_LINE = 65_536  # bytes of one line a node writes, newline excluded
+MAX_OUTPUTS = 1_000  # lines a node may write in answer to one input (a flood beyond)
+OUTPUTS = frozenset({"send", "enter", "exit", "state", "event", "done", "log"})
+# Events a node may not report as its own ``event``: mutexlab writes these itself.
+RESERVED_EVENTS = frozenset({"run", "send", "recv", "enter", "exit", "request", "state"})
+
+
+@dataclass
+class NodeFault(Exception):
+    """What a node did wrong (``rule``: crashed, stalled, garbage, flood, protocol), or could
+    not do (``start``: the program cannot be started, bad input)."""
+
+    rule: str
+    node: int
+    message: str
+    line: str | None = None  # the offending line, shortened
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.message + (f": {self.line}" if self.line is not None else "")
+
+
+def shorten(raw: bytes | str, limit: int = 200) -> str:
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} characters)"
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One input line for a node."""
+    return json.dumps(message, separators=(",", ":"), sort_keys=True).encode() + b"\n"
+
+
+def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
+    """The output line ``raw`` of ``node`` (without its newline) as a checked dict; NodeFault."""
+
+    def fault(why: str) -> NodeFault:
+        return NodeFault("garbage", node, f"node {node} wrote {why}", shorten(raw))
+
+    try:
+        line = loads(raw)
+    except ValueError:
+        raise fault("a line that is not JSON") from None
+    if not isinstance(line, dict):
+        raise fault("a line that is not a JSON object")
+    kind = line.get("type")
+    if kind not in OUTPUTS:
+        raise fault(f"a line of unknown type {kind!r} (expected one of {', '.join(sorted(OUTPUTS))})")
+    if kind == "send":
+        to = line.get("to")
+        if isinstance(to, bool) or not isinstance(to, int) or to not in peers:
+            raise fault(f"a send to {to!r}, which is not one of its peers {sorted(peers)}")
+        if "body" not in line:
+            raise fault("a send without a body")
+    elif kind in ("enter", "exit"):
+        units = line.get("units", 1)
+        if not isinstance(line.get("resource"), str) or not line["resource"]:
+            raise fault(f"an {kind} without a resource name")
+        if isinstance(units, bool) or not isinstance(units, int) or units < 1:
+            raise fault(f"an {kind} whose units are not a whole number ≥ 1")
+    elif kind == "state":
+        if not isinstance(line.get("state"), str):
+            raise fault("a state line without a state name")
+    elif kind == "event":
+        name = line.get("event")
+        if not isinstance(name, str) or not name or name in RESERVED_EVENTS:
+            raise fault(f"an event named {name!r} (a name of its own, not one of {sorted(RESERVED_EVENTS)})")
+    return line

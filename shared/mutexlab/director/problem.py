@@ -1,0 +1,89 @@
+"""The problems a program can be tested on: mutexlab's registered families, read from the registry.
+
+A problem gives what the run header says (process names, capacities, params, and the algorithm
+whose invariants the audit applies) and how the workload goes: ``driven`` problems (one resource
+asked for by ``request`` lines and left on ``release`` lines, the classic family's) or nodes that act
+on their own (their family's audit then judges the whole run: eggs, deaths ...). Families with a
+fixed role beside the nodes (a coordinator outside 1..N) are not offered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocols import registry
+from ..setups import ConfigError
+
+DRIVEN_FAMILY = "classic"  # the family whose nodes are asked to request and to release
+
+
+@dataclass(frozen=True)
+class Problem:
+    name: str  # the family's command name
+    nodes: int
+    requests: int  # per node (driven problems)
+    driven: bool
+    algorithm: str | None  # the header's algorithm: None = the generic audit (requests served)
+    names: dict[int, str]
+    capacities: dict[str, int]
+    params: dict[str, Any]
+    options: dict[str, Any]  # what a node's init carries
+
+    @property
+    def resource(self) -> str:
+        """The resource a driven problem's nodes ask for (its one declared resource)."""
+        return next(iter(self.capacities))
+
+    def header(self, program: list[str]) -> dict[str, Any]:
+        run: dict[str, Any] = {"event": "run", "pid": "run"}
+        if self.algorithm is not None:
+            run["algorithm"] = self.algorithm
+        return run | {
+            "problem": self.name,
+            "program": program,
+            "processes": {str(p): n for p, n in sorted(self.names.items())},
+            "capacities": self.capacities,
+            "params": self.params,
+        }
+
+
+def choices() -> list[str]:
+    return [flags.command for flags in registry.families() if _offered(flags)]
+
+
+def _offered(flags) -> bool:
+    return not registry.spec(registry.members(flags)[0]).fixed_roles
+
+
+def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], seed: int) -> Problem:
+    """The problem ``name`` for ``nodes`` nodes; ConfigError naming what is wrong."""
+    flags = next((f for f in registry.families() if f.command == name), None)
+    if flags is None or not _offered(flags):
+        raise ConfigError(f"unknown problem {name!r}; test takes {', '.join(choices())}")
+    spec = registry.spec(registry.members(flags)[0])
+    if nodes < 1 or requests < 0:
+        raise ConfigError("--nodes must be at least 1 and --requests at least 0")
+    driven = spec.family == DRIVEN_FAMILY
+    setup = registry.make_setup(spec.name, nodes, dict(options), seed)
+    if driven:
+        if len(setup.capacities) != 1:
+            raise ConfigError(
+                f"problem {name!r} declares more than one resource: no request line can name it"
+            )
+        params = {"nodes": nodes, "requests": requests, **options}
+        node_options = {"requests": requests, "resource": next(iter(setup.capacities)), **options}
+    else:
+        params = dict(setup.params)
+        node_options = {k: v for k, v in params.items() if k != "initial_clocks"}
+    return Problem(
+        name,
+        nodes,
+        requests if driven else 0,
+        driven,
+        None if driven else spec.name,
+        dict(setup.names),
+        dict(setup.capacities),
+        params,
+        node_options,
+    )

@@ -1,0 +1,162 @@
+"""One node program as a child process, spoken to one line at a time.
+
+Invariants: every child runs in a process group of its own (``start_new_session``) and is killed
+with its whole group (``kill``); a ``Pool`` kills all it started on ``close``, which every caller
+reaches through ``finally`` (an interrupt included). Reading is bounded: a line longer than
+``MAX_LINE``, more than ``MAX_OUTPUTS`` lines for one input, or no ``done`` within ``timeout``
+seconds is a ``NodeFault``, never a hang and never unbounded memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import time
+from typing import Any
+
+from .lines import MAX_LINE, MAX_OUTPUTS, NodeFault, encode, parse, shorten
+
+
+class NodeProcess:
+    """Node ``node`` (its id, from 1) running ``argv``."""
+
+    def __init__(self, argv: list[str], node: int, peers: frozenset[int], timeout: float) -> None:
+        self.node, self.peers, self.timeout = node, peers, timeout
+        self.reusable = False  # the node said it starts afresh on a second init
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                bufsize=0,
+            )
+        except OSError as exc:
+            raise NodeFault("start", node, f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.stdin, self.out = self.proc.stdin, self.proc.stdout.fileno()
+        self.buffer = b""
+
+    def ask(self, message: dict[str, Any]) -> tuple[list[dict[str, Any]], bytes, dict[str, Any]]:
+        """Send ``message``; (its outputs, their raw bytes, the ``done`` line) once the node says done."""
+        try:
+            self.stdin.write(encode(message))
+        except (BrokenPipeError, ConnectionResetError, ValueError):
+            raise self.crashed(message) from None
+        outputs: list[dict[str, Any]] = []
+        raw: list[bytes] = []
+        deadline = time.monotonic() + self.timeout
+        while True:
+            line = self.readline(deadline, message)
+            parsed = parse(line, self.node, self.peers)
+            if parsed["type"] == "done":
+                return outputs, b"\n".join(raw), parsed
+            if parsed["type"] == "log":
+                continue
+            outputs.append(parsed)
+            raw.append(line)
+            if len(outputs) > MAX_OUTPUTS:
+                raise NodeFault(
+                    "flood",
+                    self.node,
+                    f"node {self.node} wrote more than {MAX_OUTPUTS} lines in answer to one input "
+                    f"({message['type']})",
+                    shorten(line),
+                )
+
+    def readline(self, deadline: float, message: dict[str, Any]) -> bytes:
+        while True:
+            cut = self.buffer.find(b"\n")
+            if cut >= 0:
+                line, self.buffer = self.buffer[:cut], self.buffer[cut + 1 :]
+                if len(line) > MAX_LINE:
+                    raise self.too_long(line)
+                return line.rstrip(b"\r")
+            if len(self.buffer) > MAX_LINE:
+                raise self.too_long(self.buffer)
+            left = deadline - time.monotonic()
+            ready = select.select([self.out], [], [], max(left, 0))[0] if left > 0 else []
+            if not ready:
+                raise NodeFault(
+                    "stalled",
+                    self.node,
+                    f"node {self.node} did not answer {message['type']} within {self.timeout:g} s "
+                    "(no done line): stalled or unresponsive",
+                )
+            chunk = os.read(self.out, 1 << 16)
+            if not chunk:
+                raise self.crashed(message)
+            self.buffer += chunk
+
+    def too_long(self, line: bytes) -> NodeFault:
+        return NodeFault(
+            "garbage",
+            self.node,
+            f"node {self.node} wrote a line longer than {MAX_LINE:,} bytes",
+            shorten(line, 80),
+        )
+
+    def crashed(self, message: dict[str, Any]) -> NodeFault:
+        try:
+            code = self.proc.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            code = None
+        how = "closed its output" if code is None else f"exited with status {code}"
+        if code is not None and code < 0:
+            how = f"was killed by signal {-code}"
+        return NodeFault("crashed", self.node, f"node {self.node} {how} while handling {message['type']}")
+
+    def kill(self) -> None:
+        """End the node and everything it started (its process group); idempotent."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL: the child cannot linger
+            self.proc.wait(timeout=5)
+
+
+class Pool:
+    """The node processes of the runs: kept across runs when every node said it can start afresh
+    (``done`` with ``"reinit": true`` in answer to its first ``init``), else started anew each run."""
+
+    def __init__(self, argv: list[str], timeout: float) -> None:
+        self.argv, self.timeout = argv, timeout
+        self.live: dict[int, NodeProcess] = {}
+        self.started = 0  # processes started, for the summary and the benchmark
+
+    def fresh(self, nodes: int) -> dict[int, NodeProcess]:
+        """N processes ready for an ``init``: the kept ones if all of them may be reused."""
+        if len(self.live) == nodes and all(p.reusable for p in self.live.values()):
+            return self.live
+        self.close()
+        ids = frozenset(range(1, nodes + 1))
+        for node in sorted(ids):
+            self.live[node] = NodeProcess(self.argv, node, ids - {node}, self.timeout)
+            self.started += 1
+        return self.live
+
+    def restart(self, node: int) -> NodeProcess:
+        """Node ``node`` killed and started anew (a crash fault, or a node that failed)."""
+        old = self.live.pop(node)
+        old.kill()
+        self.live[node] = NodeProcess(self.argv, node, old.peers, self.timeout)
+        self.started += 1
+        return self.live[node]
+
+    def discard(self) -> None:
+        """After a failed run: nothing kept, whatever state the processes are in."""
+        self.close()
+
+    def close(self) -> None:
+        for process in self.live.values():
+            process.kill()
+        self.live.clear()

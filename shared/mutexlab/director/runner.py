@@ -1,0 +1,117 @@
+"""A whole ``mutexlab test``: search, shrink the finding, confirm it, and the replay of a scenario.
+
+Invariant: every process started here is killed before these functions return, whatever happens
+(``Pool.close`` in ``finally``; SIGTERM is turned into an interrupt while they run).
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from .judge import NONDETERMINISTIC, Finding
+from .problem import make_problem
+from .process import Pool
+from .scenario import ProgramScenario
+from .search import Outcome, Searched, Settings, play, search
+from .shrink import Shrinker, Strict
+
+NOT_SHRUNK = frozenset({NONDETERMINISTIC, "start"})
+
+
+@contextmanager
+def pool_of(argv: list[str], timeout: float) -> Iterator[Pool]:
+    """A pool whose processes are all killed on the way out, SIGTERM included."""
+
+    def interrupted(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupted)
+    pool = Pool(argv, timeout)
+    try:
+        yield pool
+    finally:
+        pool.close()
+        signal.signal(signal.SIGTERM, previous)
+
+
+@dataclass
+class Tested:
+    searched: Searched
+    original: Outcome | None  # the finding's run as found
+    shown: Outcome | None  # the finding's run after shrinking (or the last run)
+    settings: Settings  # the settings of ``shown`` (fewer nodes after shrinking)
+    finding: Finding | None
+    shrink_tests: int = 0
+
+
+def test(
+    settings: Settings,
+    strategy,
+    runs: int | None,
+    seconds: float | None,
+    timeout: float,
+    options: dict[str, Any],
+    shrink: bool = True,
+) -> Tested:
+    with pool_of(settings.program, timeout) as pool:
+        searched = search(settings, pool, strategy, runs, seconds)
+        if searched.finding is None:
+            return Tested(searched, None, searched.last, settings, None)
+        found = searched.finding
+        assert found.finding is not None
+        if not shrink or found.finding.rule in NOT_SHRUNK:
+            return Tested(searched, found, found, settings, found.finding)
+        problem = settings.problem
+
+        def remake(nodes: int):
+            return make_problem(problem.name, nodes, problem.requests, options, settings.seed)
+
+        shrinker = Shrinker(settings, pool, remake, found.finding.rule)
+        small_settings, small = shrinker.shrink(found)
+        # The shrunk schedule played once more, exactly: a program that answers differently now
+        # is nondeterministic, and that is the finding.
+        again = play(small_settings, pool, Strict(small.steps), small.digests)
+        if again.finding is not None and again.finding.rule == NONDETERMINISTIC:
+            return Tested(searched, found, again, small_settings, again.finding, shrinker.tests)
+        return Tested(searched, found, small, small_settings, small.finding, shrinker.tests)
+
+
+@dataclass
+class Replayed:
+    outcome: Outcome
+    finding: Finding | None
+    settings: Settings
+    diverged: int | None = None  # on another program: the first step it no longer allows
+
+
+def replay(scenario: ProgramScenario, argv: list[str], timeout: float) -> Replayed:
+    """Play ``scenario`` on ``argv``. On the program it was found on, every answer must be the
+    recorded one and every step possible, else the program is nondeterministic (a finding); on
+    another program (a fix) answers may differ, and a step no longer possible ends the replay
+    (``diverged``), which proves nothing either way."""
+    same = argv == scenario.program
+    problem = make_problem(
+        scenario.problem, scenario.nodes, scenario.requests, scenario.options, scenario.seed
+    )
+    settings = Settings(problem, argv, scenario.seed, scenario.faults, len(scenario.steps) + 1)
+    chooser = Strict(scenario.steps)
+    with pool_of(argv, timeout) as pool:
+        outcome = play(settings, pool, chooser, scenario.answers if same else None)
+    finding = outcome.finding
+    if chooser.stuck is not None and not same:
+        return Replayed(outcome, finding, settings, chooser.stuck + 1)
+    if chooser.stuck is not None and (finding is None or finding.rule != NONDETERMINISTIC):
+        kind, node, ident = scenario.steps[chooser.stuck]
+        what = f"{kind} {ident} to node {node}" if ident else f"{kind} by node {node}"
+        finding = Finding(
+            NONDETERMINISTIC,
+            f"step {chooser.stuck + 1} ({what}) is not possible on this program: it behaved differently "
+            "before it (the nodes' answers to the earlier steps lead elsewhere)",
+            node,
+            chooser.stuck + 1,
+        )
+    return Replayed(outcome, finding, settings)

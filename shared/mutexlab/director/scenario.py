@@ -1,0 +1,114 @@
+"""A counterexample on a program: the steps that make it fail, saved as JSON and played again.
+
+The file names the problem, its size and options, the seed, the faults, the program it was found
+on, every step (``{"do": "deliver", "node": 2, "id": "node-1#1"}``, ``{"do": "request", "node":
+1}``) and a digest of every answer the nodes gave; replaying it on a program plays the steps
+exactly and compares the answers: a step no longer possible, or an answer that differs, is the
+program's nondeterminism, named by step and node.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..limits import loads, read_file
+from .judge import Finding
+from .search import Outcome, Settings
+from .world import Action, Faults
+
+KIND = "mutexlab-program-scenario"
+
+
+class ScenarioFileError(ValueError):
+    """A scenario file that cannot be used; the message names the file and what is wrong."""
+
+
+@dataclass
+class ProgramScenario:
+    problem: str
+    nodes: int
+    requests: int
+    options: dict[str, Any]
+    seed: int
+    faults: Faults
+    program: list[str]
+    steps: list[Action]
+    answers: list[str]
+    finding: dict[str, Any] | None
+
+
+def is_program_scenario(path: str) -> bool:
+    """Whether ``path`` holds a program scenario (a quick look at its first bytes)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return KIND.encode() in head
+
+
+def to_dict(settings: Settings, outcome: Outcome, finding: Finding | None) -> dict[str, Any]:
+    problem = settings.problem
+    return {
+        "kind": KIND,
+        "problem": problem.name,
+        "nodes": problem.nodes,
+        "requests": problem.requests,
+        "options": {k: v for k, v in problem.params.items() if k not in ("nodes", "requests")}
+        if problem.driven
+        else _user_options(problem.params),
+        "seed": settings.seed,
+        "faults": {"reorder": settings.faults.reorder, "duplicate": settings.faults.duplicate},
+        "program": settings.program,
+        "finding": None if finding is None else {"rule": finding.rule, "message": finding.message},
+        "steps": [_step(a) for a in outcome.steps],
+        "answers": outcome.digests,
+    }
+
+
+def _user_options(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if k not in ("nodes", "requests")}
+
+
+def _step(action: Action) -> dict[str, Any]:
+    kind, node, ident = action
+    return {"do": kind, "node": node, **({"id": ident} if ident else {})}
+
+
+def save(path: str, data: dict[str, Any]) -> None:
+    text = json.dumps(data, indent=1)
+    Path(path).write_text(text + "\n", encoding="utf-8")
+
+
+def load(path: str) -> ProgramScenario:
+    try:
+        data = loads(read_file(path, "a scenario"))
+    except (OSError, ValueError) as exc:
+        raise ScenarioFileError(f"{path}: cannot read the scenario: {exc}") from None
+    try:
+        if data.get("kind") != KIND:
+            raise ValueError(f"not a program scenario (kind {data.get('kind')!r})")
+        steps = []
+        for n, step in enumerate(data["steps"], 1):
+            kind, node, ident = step["do"], step["node"], step.get("id", "")
+            if kind not in ("request", "release", "deliver", "duplicate") or not isinstance(node, int):
+                raise ValueError(f"step {n} is not a step: {step!r}")
+            steps.append((kind, node, str(ident)))
+        faults = data.get("faults") or {}
+        return ProgramScenario(
+            str(data["problem"]),
+            int(data["nodes"]),
+            int(data.get("requests", 0)),
+            dict(data.get("options") or {}),
+            int(data.get("seed", 0)),
+            Faults(bool(faults.get("reorder", False)), int(faults.get("duplicate", 0))),
+            [str(a) for a in data.get("program") or []],
+            steps,
+            [str(d) for d in data.get("answers") or []],
+            data.get("finding"),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ScenarioFileError(f"{path}: malformed scenario: {exc}") from None

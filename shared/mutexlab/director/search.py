@@ -1,0 +1,142 @@
+"""Runs under a strategy until a finding or the budget's end; one run at a time (``play``).
+
+``play`` is the one loop every use shares (the search, the shrinker, a scenario's replay): it
+starts (or re-initialises) the nodes, asks the chooser for each step among the enabled ones,
+compares every answer with ``expected`` (an earlier run of the same schedule: a difference is
+the program's nondeterminism, named by step and node), and judges the run when nothing can move,
+the chooser stops, a node misbehaves or ``max_steps`` is reached.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .judge import NO_REST, NONDETERMINISTIC, Finding, from_fault, judge
+from .lines import NodeFault
+from .problem import Problem
+from .process import Pool
+from .strategies import Chooser, Ran
+from .world import Action, Faults, Run
+
+MAX_STEPS = 2_000  # default steps of one run before it counts as never coming to rest
+
+
+@dataclass
+class Outcome:
+    finding: Finding | None
+    steps: list[Action]
+    digests: list[str]
+    events: list[dict[str, Any]]
+    trail: list[tuple[int, int]]
+    resting: bool = False
+    verdict: Any = None
+
+
+@dataclass
+class Settings:
+    problem: Problem
+    program: list[str]
+    seed: int = 0
+    faults: Faults = field(default_factory=Faults)
+    max_steps: int = MAX_STEPS
+
+
+def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] | None = None) -> Outcome:
+    """One run; the pool's processes are discarded when a node failed (their state is unknown)."""
+    steps: list[Action] = []
+    trail: list[tuple[int, int]] = []
+    run: Run | None = None
+    expected = expected or []
+    try:
+        run = Run(settings.problem, pool, settings.faults, settings.seed, settings.program)
+        diverged = _diverged(run, expected, 0)
+        while diverged is None:
+            enabled = run.enabled()
+            if not enabled or len(steps) >= settings.max_steps:
+                break
+            action = chooser(len(steps), enabled)
+            if action is None:
+                break
+            run.do(action)
+            steps.append(action)
+            trail.append((enabled.index(action), len(enabled)))
+            diverged = _diverged(run, expected, len(steps))
+        if diverged is not None:
+            return Outcome(diverged, steps, run.digests, run.events, trail)
+    except NodeFault as fault:
+        pool.discard()
+        events = run.events if run is not None else []
+        return Outcome(
+            from_fault(fault, len(steps) + 1 if run else 0), steps, run.digests if run else [], events, trail
+        )
+    resting = not run.enabled()
+    waiting = sorted(run.names[n] for n in run.waiting)
+    verdict, finding = judge(run.events, resting, waiting, len(steps))
+    if finding is None and not resting and len(steps) >= settings.max_steps:
+        finding = Finding(
+            NO_REST,
+            f"the run did not come to rest within {settings.max_steps:,} steps "
+            f"({run.in_flight} messages still held): the nodes keep each other busy",
+            None,
+            len(steps),
+        )
+    return Outcome(finding, steps, run.digests, run.events, trail, resting, verdict)
+
+
+def _diverged(run: Run, expected: list[str], step: int) -> Finding | None:
+    """A finding when an answer of this step (of the inits, at step 0) differs from the same
+    input's in ``expected``."""
+    first = len(run.digests) - 1 if step else 0
+    for index in range(first, min(len(run.digests), len(expected))):
+        if run.digests[index] != expected[index]:
+            node, what = run.said[index]
+            return Finding(
+                NONDETERMINISTIC,
+                f"node {node} answered {what} differently from an earlier run of the same schedule "
+                "(it reads the clock, an unseeded random, or its own timing)",
+                node,
+                step,
+            )
+    return None
+
+
+@dataclass
+class Searched:
+    runs: int
+    steps: int
+    seconds: float
+    exhausted: bool  # the strategy tried every schedule
+    finding: Outcome | None
+    last: Outcome | None
+    started: int  # processes started
+
+
+def search(
+    settings: Settings,
+    pool: Pool,
+    strategy,
+    runs: int | None,
+    seconds: float | None,
+    progress: Callable[[int], None] | None = None,
+) -> Searched:
+    """Runs until a finding, the strategy's end, ``runs`` runs or ``seconds`` of wall time."""
+    start = time.monotonic()
+    count = total = 0
+    last: Outcome | None = None
+    while (runs is None or count < runs) and (seconds is None or time.monotonic() - start < seconds):
+        chooser = strategy.next_run()
+        if chooser is None:
+            break
+        last = play(settings, pool, chooser, strategy.expected())
+        count += 1
+        total += len(last.steps)
+        if last.finding is not None:
+            return Searched(count, total, time.monotonic() - start, False, last, last, pool.started)
+        strategy.ran(Ran(last.trail, last.digests))
+        if progress is not None:
+            progress(count)
+    exhausted = strategy.exhaustive and strategy.next_run() is None
+    return Searched(count, total, time.monotonic() - start, exhausted, None, last, pool.started)

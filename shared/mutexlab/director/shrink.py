@@ -1,0 +1,113 @@
+"""A failing schedule made small: delta debugging (Zeller and Hildebrandt's ddmin) over its steps,
+then over its nodes.
+
+A candidate is played leniently (``lenient``): a step that is not possible in the candidate's
+run (its message was never sent, its node does not exist) is skipped, and the run stops when the
+steps run out. It *reproduces* when it ends in a finding of the same rule. ddmin keeps the
+smallest list of steps that still reproduces; fewer nodes are tried from 2 up; each test is one
+run, and ``budget`` bounds how many are made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from .problem import Problem
+from .process import Pool
+from .search import Outcome, Settings, play
+from .strategies import Chooser, Random
+from .world import Action
+
+
+def lenient(script: list[Action]) -> Chooser:
+    """Play ``script``'s steps in order, skipping those not possible, then stop."""
+    queue = list(script)
+
+    def choose(depth: int, enabled: list[Action]) -> Action | None:
+        while queue:
+            step = queue.pop(0)
+            if step in enabled:
+                return step
+        return None
+
+    return choose
+
+
+class Strict:
+    """Play ``script``'s steps exactly (a chooser); a step not possible stops the run, and
+    ``stuck`` says which (0-based), so the caller reports the program's divergence."""
+
+    def __init__(self, script: list[Action]) -> None:
+        self.script = script
+        self.stuck: int | None = None
+
+    def __call__(self, depth: int, enabled: list[Action]) -> Action | None:
+        if depth >= len(self.script):
+            return None
+        if self.script[depth] not in enabled:
+            self.stuck = depth
+            return None
+        return self.script[depth]
+
+
+class Shrinker:
+    def __init__(
+        self, settings: Settings, pool: Pool, remake: Callable[[int], Problem], rule: str, budget: int = 400
+    ) -> None:
+        self.settings, self.pool, self.remake, self.rule = settings, pool, remake, rule
+        self.budget = budget
+        self.tests = 0
+
+    def test(self, settings: Settings, steps: list[Action]) -> Outcome | None:
+        """The outcome when ``steps`` reproduce the finding, else None."""
+        if self.tests >= self.budget:
+            return None
+        self.tests += 1
+        outcome = play(settings, self.pool, lenient(steps))
+        return outcome if outcome.finding is not None and outcome.finding.rule == self.rule else None
+
+    def shrink(self, outcome: Outcome) -> tuple[Settings, Outcome]:
+        settings, best = self.settings, outcome
+        best = self.ddmin(settings, best)
+        for nodes in range(2 if settings.problem.nodes > 2 else 1, settings.problem.nodes):
+            smaller = replace(settings, problem=self.remake(nodes))
+            found = self.test(smaller, [s for s in best.steps if s[1] <= nodes]) or self.sample(smaller)
+            if found is not None:
+                settings, best = smaller, self.ddmin(smaller, found)
+                break
+        return settings, best
+
+    def sample(self, settings: Settings, runs: int = 60) -> Outcome | None:
+        """A short random search on fewer nodes (their messages are numbered anew, so the
+        schedule's own steps rarely fit): the first run with the same finding."""
+        for run in range(runs):
+            if self.tests >= self.budget:
+                return None
+            self.tests += 1
+            chooser = Random(settings.seed + run).next_run()
+            assert chooser is not None
+            outcome = play(settings, self.pool, chooser)
+            if outcome.finding is not None and outcome.finding.rule == self.rule:
+                return outcome
+        return None
+
+    def ddmin(self, settings: Settings, outcome: Outcome) -> Outcome:
+        steps, best = list(outcome.steps), outcome
+        parts = 2
+        while len(steps) >= 2:
+            size = max(len(steps) // parts, 1)
+            chunks = [steps[i : i + size] for i in range(0, len(steps), size)]
+            reduced = False
+            for index in range(len(chunks)):  # the complement of each chunk first (ddmin's usual win)
+                rest = [s for j, c in enumerate(chunks) if j != index for s in c]
+                found = self.test(settings, rest)
+                if found is not None:
+                    steps, best = list(found.steps), found
+                    parts, reduced = max(parts - 1, 2), True
+                    break
+            if not reduced:
+                if parts >= len(steps) or self.tests >= self.budget:
+                    break
+                parts = min(parts * 2, len(steps))
+        return best

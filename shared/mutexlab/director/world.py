@@ -1,0 +1,200 @@
+"""One run of the node programs under the director: held messages, the workload, the trace.
+
+Invariants: a message a node sends is held (``links``, FIFO per link) until a step delivers it;
+every step is one input line to one node, and the node's answer (up to its ``done``) is applied
+before the next step, so the trace is exactly the effects of the steps in order. Every event
+ticks its process's own vector-clock entry once; a ``recv`` first takes the element-wise maximum
+with the clock its message carried (docs/trace-format.md). Memory: the events of one run, bounded
+by the steps a run may take (``search.MAX_STEPS``) times the outputs a step may have.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, deque
+from dataclasses import dataclass
+from typing import Any
+
+from .lines import NodeFault
+from .problem import Problem
+from .process import NodeProcess, Pool
+
+# A step: (kind, node, message id or ""). Kinds: request and release (the workload, driven
+# problems), deliver (a held message to its receiver), duplicate (a delivered message again).
+Action = tuple[str, int, str]
+
+
+@dataclass(frozen=True)
+class Faults:
+    reorder: bool = False  # any held message may be delivered, not only the oldest on its link
+    duplicate: int = 0  # deliveries of an already delivered message allowed per run
+
+
+@dataclass
+class Message:
+    id: str
+    src: int
+    dst: int
+    body: Any
+    vc: dict[str, int]
+
+
+class Run:
+    def __init__(self, problem: Problem, pool: Pool, faults: Faults, seed: int, program: list[str]) -> None:
+        self.problem, self.pool, self.faults = problem, pool, faults
+        self.names = problem.names
+        self.events: list[dict[str, Any]] = [problem.header(program)]
+        self.clocks: dict[int, dict[str, int]] = {n: {} for n in self.names}
+        self.links: dict[tuple[int, int], deque[Message]] = {}
+        self.delivered: dict[str, Message] = {}  # for duplicates: delivered once, not yet again
+        self.duplicates_left = faults.duplicate
+        self.sent: Counter[int] = Counter()
+        self.requests_left = dict.fromkeys(self.names, problem.requests)
+        self.waiting: set[int] = set()
+        self.holding: dict[int, Counter[str]] = {n: Counter() for n in self.names}
+        self.step = 0
+        self.digests: list[str] = []  # per input (inits first): a digest of the node's answer
+        self.said: list[tuple[int, str]] = []  # per input: (node, what it was), for messages
+        self.procs: dict[int, NodeProcess] = pool.fresh(problem.nodes)
+        for node, proc in sorted(self.procs.items()):
+            init = {
+                "type": "init",
+                "id": node,
+                "name": self.names[node],
+                "peers": sorted(proc.peers),
+                "nodes": problem.nodes,
+                "seed": seed,
+                "problem": problem.name,
+                "options": problem.options,
+            }
+            done = self._input(node, init, "init")
+            proc.reusable = done.get("reinit") is True
+
+    # -- what may happen next --------------------------------------------------------------
+    def enabled(self) -> list[Action]:
+        """Every step possible now, in a fixed order (the same world gives the same list)."""
+        found: list[Action] = []
+        for (_, dst), held in sorted(self.links.items()):
+            if held:
+                found += [("deliver", dst, m.id) for m in (held if self.faults.reorder else (held[0],))]
+        if self.duplicates_left > 0:
+            found += [("duplicate", m.dst, m.id) for m in self.delivered.values()]
+        if self.problem.driven:  # after the deliveries: a first choice holds the resource long
+            for node in sorted(self.names):
+                if self.holding[node]:
+                    found.append(("release", node, ""))
+                elif self.requests_left[node] > 0 and node not in self.waiting:
+                    found.append(("request", node, ""))
+        return found
+
+    @property
+    def in_flight(self) -> int:
+        return sum(len(held) for held in self.links.values())
+
+    # -- taking a step ---------------------------------------------------------------------
+    def do(self, action: Action) -> None:
+        """Take ``action`` (one of ``enabled()``); NodeFault when the node misbehaves."""
+        kind, node, ident = action
+        self.step += 1
+        resource = self.problem.resource if self.problem.driven else ""
+        if kind == "request":
+            self.requests_left[node] -= 1
+            self.waiting.add(node)
+            self._record(node, "request", resource=resource)
+            self._input(node, {"type": "request", "resource": resource}, f"request {resource}")
+        elif kind == "release":
+            self._input(node, {"type": "release", "resource": resource}, f"release {resource}")
+            if self.holding[node][resource] > 0:
+                raise NodeFault(
+                    "protocol", node, f"node {node} did not exit {resource} when asked to release it"
+                )
+        elif kind == "deliver":
+            message = self._take(node, ident)
+            self._deliver(message, f"message {ident}")
+            if self.faults.duplicate:
+                self.delivered[ident] = message
+        elif kind == "duplicate":
+            message = self.delivered.pop(ident)
+            self.duplicates_left -= 1
+            self._deliver(message, f"a duplicate of message {ident}")
+        else:
+            raise ValueError(f"unknown step {action!r}")
+
+    def _take(self, dst: int, ident: str) -> Message:
+        for (_, to), held in self.links.items():
+            if to == dst:
+                for message in held:
+                    if message.id == ident:
+                        held.remove(message)
+                        return message
+        raise ValueError(f"message {ident} is not held for node {dst}")
+
+    def _deliver(self, message: Message, what: str) -> None:
+        node = message.dst
+        own = self.clocks[node]
+        for name, tick in message.vc.items():
+            if own.get(name, 0) < tick:
+                own[name] = tick
+        type_ = message.body.get("type") if isinstance(message.body, dict) else None
+        self._record(
+            node,
+            "recv",
+            type=type_ if isinstance(type_, str) else "message",
+            id=message.id,
+            **{"from": self.names[message.src]},
+        )
+        self._input(node, {"type": "recv", "from": message.src, "body": message.body}, what)
+
+    def _input(self, node: int, line: dict[str, Any], what: str) -> dict[str, Any]:
+        outputs, raw, done = self.procs[node].ask(line)
+        self.digests.append(hashlib.blake2b(raw, digest_size=8).hexdigest())
+        self.said.append((node, what))
+        for output in outputs:
+            self._apply(node, output)
+        return done
+
+    def _apply(self, node: int, output: dict[str, Any]) -> None:
+        kind = output["type"]
+        if kind == "send":
+            self.sent[node] += 1
+            ident = f"{self.names[node]}#{self.sent[node]}"
+            to, body = output["to"], output["body"]
+            type_ = body.get("type") if isinstance(body, dict) else None
+            event = self._record(
+                node,
+                "send",
+                type=type_ if isinstance(type_, str) else "message",
+                to=self.names[to],
+                id=ident,
+                msg=body,
+            )
+            message = Message(ident, node, to, body, dict(event["vc"]))
+            self.links.setdefault((node, to), deque()).append(message)
+        elif kind in ("enter", "exit"):
+            resource, units = output["resource"], output.get("units", 1)
+            extra = {"units": units} if units != 1 else {}
+            if kind == "enter":
+                if self.problem.driven and node not in self.waiting:
+                    raise NodeFault(
+                        "protocol", node, f"node {node} entered {resource} without a request pending"
+                    )
+                self.waiting.discard(node)
+                self.holding[node][resource] += units
+            else:
+                self.holding[node][resource] -= units
+                if self.holding[node][resource] <= 0:
+                    del self.holding[node][resource]
+            self._record(node, kind, resource=resource, **extra)
+        elif kind == "state":
+            self._record(node, "state", state=output["state"])
+        elif kind == "event":
+            fields = {k: v for k, v in output.items() if k not in ("type", "event", "pid", "vc", "t")}
+            self._record(node, output["event"], **fields)
+
+    def _record(self, node: int, kind: str, **fields: Any) -> dict[str, Any]:
+        name = self.names[node]
+        clock = self.clocks[node]
+        clock[name] = clock.get(name, 0) + 1
+        event = {"event": kind, "pid": name, "t": float(self.step), "vc": dict(clock), **fields}
+        self.events.append(event)
+        return event
