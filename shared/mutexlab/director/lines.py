@@ -19,6 +19,7 @@ MAX_LINE = 65_536  # bytes of one line a node writes, newline excluded
 MAX_OUTPUTS = 1_000  # lines a node may write in answer to one input (a flood beyond)
 OUTPUTS = frozenset({"send", "enter", "exit", "state", "event", "done", "log"})
 # Events a node may not report as its own ``event``: mutexlab writes these itself.
+START = "start"  # the rule of a program that cannot be started at all
 RESERVED_EVENTS = frozenset({"run", "send", "recv", "enter", "exit", "request", "state"})
 
 

@@ -17,7 +17,7 @@ import subprocess
 import time
 from typing import Any
 
-from .lines import MAX_LINE, MAX_OUTPUTS, NodeFault, encode, parse, shorten
+from .lines import MAX_LINE, MAX_OUTPUTS, START, NodeFault, encode, parse, shorten
 
 
 class NodeProcess:
@@ -36,7 +36,7 @@ class NodeProcess:
                 bufsize=0,
             )
         except OSError as exc:
-            raise NodeFault("start", node, f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+            raise NodeFault(START, node, f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin, self.out = self.proc.stdin, self.proc.stdout.fileno()
         self.buffer = b""

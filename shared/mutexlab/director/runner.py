@@ -19,7 +19,7 @@ from .scenario import ProgramScenario
 from .search import Outcome, Searched, Settings, play, search
 from .shrink import Shrinker, Strict
 
-NOT_SHRUNK = frozenset({NONDETERMINISTIC, "start"})
+NOT_SHRUNK = frozenset({NONDETERMINISTIC})
 
 
 @contextmanager

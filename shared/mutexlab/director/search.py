@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .judge import NO_REST, NONDETERMINISTIC, Finding, from_fault, judge
-from .lines import NodeFault
+from .lines import START, NodeFault
 from .problem import Problem
 from .process import Pool
 from .strategies import Chooser, Ran
@@ -68,6 +68,8 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             return Outcome(diverged, steps, run.digests, run.events, trail)
     except NodeFault as fault:
         pool.discard()
+        if fault.rule == START:  # the program cannot be started: bad input, not a finding
+            raise
         events = run.events if run is not None else []
         return Outcome(
             from_fault(fault, len(steps) + 1 if run else 0), steps, run.digests if run else [], events, trail

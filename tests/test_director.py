@@ -1,0 +1,203 @@
+"""``mutexlab test``: programs as nodes, the director's strategies, findings and replays.
+
+The C examples are built with gcc into a temporary directory (a skip without gcc, a failure
+under CI); misbehaving nodes are small Python scripts written by the tests. Every test that
+starts nodes checks that none is left running afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import missing
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "nodes"
+VARIANTS = {"ra": [], "ra-reply-in-cs": ["-DBROKEN_REPLY_IN_CS"], "ra-compare": ["-DBROKEN_COMPARE"]}
+BROKEN = ("ra-reply-in-cs", "ra-compare")
+STRATEGIES = ("random", "pct", "systematic")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, str]:
+    if shutil.which("gcc") is None:
+        missing("gcc is not installed: the C example nodes cannot be built")
+    out = tmp_path_factory.mktemp("nodes")
+    found = {}
+    for name, flags in VARIANTS.items():
+        target = out / name
+        subprocess.run(
+            [
+                "gcc",
+                "-O2",
+                "-Wall",
+                "-Werror",
+                *flags,
+                "-o",
+                str(target),
+                str(EXAMPLES / "ricart_agrawala.c"),
+            ],
+            check=True,
+        )
+        found[name] = str(target)
+    return found
+
+
+def gone(pids: list[int]) -> bool:
+    """Whether none of ``pids`` is alive any more (zombies of other parents count as gone)."""
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        state = (
+            Path(f"/proc/{pid}/stat").read_text().split()[2] if Path(f"/proc/{pid}/stat").exists() else "Z"
+        )
+        if state != "Z":
+            return False
+    return True
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("variant", BROKEN)
+def test_a_broken_ricart_agrawala_is_caught_and_its_scenario_replays(cli, built, tmp_path, strategy, variant):
+    scenario = tmp_path / "ce.json"
+    ran = cli("test", "mutex", "--node", built[variant], "--strategy", strategy, "--counterexample", scenario)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "FINDING [violation]" in ran.stdout and "cs (capacity 1) held by" in ran.stdout
+    data = json.loads(scenario.read_text())
+    assert data["finding"]["rule"] == "violation"
+    # Replying in the section needs two nodes; the backward comparison a third one to wait for.
+    assert data["nodes"] == (2 if variant == "ra-reply-in-cs" else 3)
+    assert len(data["steps"]) < 18  # a whole run is 18 steps
+    again = cli("replay", scenario, "--node", built[variant])
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout
+    fixed = cli("replay", scenario, "--node", built["ra"])  # another program: proves nothing
+    assert fixed.returncode == 3 and "did NOT reproduce" in fixed.stdout
+
+
+@pytest.mark.parametrize("strategy", ("random", "pct"))
+def test_the_correct_ricart_agrawala_passes_the_same_budgets(cli, built, strategy):
+    ran = cli("test", "mutex", "--node", built["ra"], "--strategy", strategy, "--json")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert json.loads(ran.stdout) | {"verdict": "PASS", "runs": 300} == json.loads(ran.stdout)
+
+
+def test_systematic_search_says_whether_it_was_exhaustive(cli, built):
+    small = cli("test", "mutex", "--node", built["ra"], "--nodes", "2", "--strategy", "systematic")
+    assert small.returncode == 0 and "searched exhaustively: 14 schedules" in small.stdout
+    big = cli("test", "mutex", "--node", built["ra"], "--strategy", "systematic", "--json")
+    assert big.returncode == 3, (
+        big.stdout
+    )  # no finding in 1000 schedules, and the tree goes on: nothing proven
+    assert json.loads(big.stdout)["verdict"] == "INCOMPLETE" and json.loads(big.stdout)["runs"] == 1000
+
+
+def test_the_trace_is_a_mutexlab_trace_verify_decides(cli, built, tmp_path):
+    trace = tmp_path / "t.jsonl"
+    assert cli("test", "mutex", "--node", built["ra-reply-in-cs"], "--trace", trace).returncode == 1
+    header = json.loads(trace.read_text().splitlines()[0])
+    assert header["problem"] == "mutex" and header["capacities"] == {"cs": 1}
+    assert cli("verify", trace).returncode == 1
+    assert cli("test", "mutex", "--node", built["ra"], "--runs", "3", "--trace", trace).returncode == 0
+    assert cli("verify", trace).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "program", ["python3 ricart_agrawala.py", "node ricart_agrawala.js"], ids=["python", "javascript"]
+)
+def test_the_other_languages_pass(cli, program):
+    if shutil.which(program.split()[0]) is None:
+        missing(f"{program.split()[0]} is not installed")
+    argv = program.replace(" ", f" {EXAMPLES}/", 1)
+    assert cli("test", "mutex", "--node", argv, "--runs", "40").returncode == 0
+    assert cli("test", "mutex", "--node", argv, "--nodes", "2", "--strategy", "systematic").returncode == 0
+
+
+# -- programs that misbehave ------------------------------------------------------------------
+MISBEHAVING = {
+    # each answers init, then misbehaves on its first request; it records its pid (and a child's)
+    "garbage": "print('this is not json', flush=True)",
+    "huge": 'print(\'{"type":"log","x":"\' + \'x\' * 200000 + \'"}\', flush=True)',
+    "crash": "sys.exit(7)",
+    "flood": "[print(json.dumps({'type': 'state', 'state': 'S'})) for _ in range(5000)]; sys.stdout.flush()",
+    "silent": "child = subprocess.Popen(['sleep', '60']); pids.write(f'{child.pid}\\n'); pids.flush(); time.sleep(60)",
+    "stranger": "print(json.dumps({'type': 'send', 'to': 99, 'body': {}}), flush=True)",
+    "deaf": "print(json.dumps({'type': 'done'}), flush=True)",  # never enters: a deadlock
+}
+RULES = {
+    "garbage": ("garbage", "not JSON"),
+    "huge": ("garbage", "longer than 65,536 bytes"),
+    "crash": ("crashed", "exited with status 7"),
+    "flood": ("flood", "more than 1000 lines"),
+    "silent": ("stalled", "did not answer request within 0.5 s"),
+    "stranger": ("garbage", "a send to 99"),
+    "deaf": ("deadlock", "still wait"),
+}
+TEMPLATE = """import json, os, subprocess, sys, time
+pids = open({pids!r}, 'a'); pids.write(f'{{os.getpid()}}\\n'); pids.flush()
+for line in sys.stdin:
+    kind = json.loads(line)['type']
+    if kind == 'request':
+        {action}
+        continue
+    print(json.dumps({{'type': 'done'}}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("how", sorted(MISBEHAVING))
+def test_a_misbehaving_node_is_a_finding_and_nothing_is_left_running(cli, tmp_path, how):
+    pids = tmp_path / "pids"
+    program = tmp_path / f"{how}.py"
+    program.write_text(TEMPLATE.format(pids=str(pids), action=MISBEHAVING[how]))
+    ran = cli("test", "mutex", "--node", f"{sys.executable} {program}", "--timeout", "0.5", "--runs", "2")
+    rule, words = RULES[how]
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert f"FINDING [{rule}]" in ran.stdout and words in ran.stdout, ran.stdout
+    assert "Traceback" not in ran.stdout + ran.stderr
+    started = [int(p) for p in pids.read_text().split()]
+    deadline = time.monotonic() + 5
+    while not gone(started) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(started), f"left running: {started}"
+
+
+def test_a_program_that_cannot_start_or_bad_flags_are_exit_2(cli, tmp_path):
+    ran = cli("test", "mutex", "--node", str(tmp_path / "nothing-here"))
+    assert ran.returncode == 2 and "cannot start" in ran.stderr
+    assert cli("test", "mutex", "--node", "").returncode == 2
+    assert cli("test", "mutex", "--node", "'unbalanced").returncode == 2
+    assert cli("test", "nonsense", "--node", "true").returncode == 2
+    assert cli("test", "mutex", "--node", "true", "--runs", "0").returncode == 2
+
+
+NONDETERMINISTIC = """import json, random, sys
+for line in sys.stdin:
+    kind = json.loads(line)['type']
+    if kind == 'request':
+        print(json.dumps({'type': 'state', 'state': str(random.random())}))
+        print(json.dumps({'type': 'enter', 'resource': 'cs'}))
+    elif kind == 'release':
+        print(json.dumps({'type': 'exit', 'resource': 'cs'}))
+    print(json.dumps({'type': 'done'}), flush=True)
+"""
+
+
+def test_a_nondeterministic_program_is_named_where_it_diverged(cli, tmp_path):
+    program = tmp_path / "dice.py"
+    program.write_text(NONDETERMINISTIC)
+    # Alone, no messages: the only schedules differ in the order of the workload's steps; the
+    # second run replays the first's prefix and the answer to the same request differs.
+    ran = cli(
+        "test", "mutex", "--node", f"{sys.executable} {program}", "--nodes", "2", "--strategy", "systematic"
+    )
+    assert ran.returncode == 1, ran.stdout
+    assert (
+        "FINDING [nondeterministic]" in ran.stdout and "node 1 answered request cs differently" in ran.stdout
+    )
