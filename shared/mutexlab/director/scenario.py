@@ -79,8 +79,12 @@ def _step(action: Action) -> dict[str, Any]:
 
 
 def save(path: str, data: dict[str, Any]) -> None:
-    text = json.dumps(data, indent=1)
-    Path(path).write_text(text + "\n", encoding="utf-8")
+    """The scenario as JSON, one step and the answers on a line each (easy to read and to diff)."""
+    head = {k: v for k, v in data.items() if k not in ("steps", "answers")}
+    lines = ["{"] + [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
+    steps = [f"  {json.dumps(step)}" for step in data["steps"]]
+    lines += [' "steps": [', ",\n".join(steps), " ],", f' "answers": {json.dumps(data["answers"])}', "}"]
+    Path(path).write_text("\n".join(line for line in lines if line) + "\n", encoding="utf-8")
 
 
 def load(path: str) -> ProgramScenario:
