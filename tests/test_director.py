@@ -19,7 +19,13 @@ import pytest
 from conftest import missing
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "nodes"
-VARIANTS = {"ra": [], "ra-reply-in-cs": ["-DBROKEN_REPLY_IN_CS"], "ra-compare": ["-DBROKEN_COMPARE"]}
+VARIANTS = {
+    "ra": ("ricart_agrawala.c", []),
+    "ra-reply-in-cs": ("ricart_agrawala.c", ["-DBROKEN_REPLY_IN_CS"]),
+    "ra-compare": ("ricart_agrawala.c", ["-DBROKEN_COMPARE"]),
+    "bee": ("bee.c", []),
+    "bee-broken": ("bee.c", ["-DBROKEN_FLOWERS"]),
+}
 BROKEN = ("ra-reply-in-cs", "ra-compare")
 STRATEGIES = ("random", "pct", "systematic")
 
@@ -30,7 +36,7 @@ def built(tmp_path_factory) -> dict[str, str]:
         missing("gcc is not installed: the C example nodes cannot be built")
     out = tmp_path_factory.mktemp("nodes")
     found = {}
-    for name, flags in VARIANTS.items():
+    for name, (source, flags) in VARIANTS.items():
         target = out / name
         subprocess.run(
             [
@@ -41,7 +47,7 @@ def built(tmp_path_factory) -> dict[str, str]:
                 *flags,
                 "-o",
                 str(target),
-                str(EXAMPLES / "ricart_agrawala.c"),
+                str(EXAMPLES / source),
             ],
             check=True,
         )
@@ -118,6 +124,37 @@ def test_the_other_languages_pass(cli, program):
     argv = program.replace(" ", f" {EXAMPLES}/", 1)
     assert cli("test", "mutex", "--node", argv, "--runs", "40").returncode == 0
     assert cli("test", "mutex", "--node", argv, "--nodes", "2", "--strategy", "systematic").returncode == 0
+
+
+# Two bees on two reeds at a time, one flower, two more waiting for a reed: every rule in play.
+COLONY = ["--nodes", "4", "-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=1", "-o", "cocoons=2"]
+
+
+def test_a_c_bee_colony_is_safe_and_the_bees_audit_judges_it(cli, built, tmp_path):
+    trace = tmp_path / "bees.jsonl"
+    ran = cli("test", "bees", "--node", built["bee"], *COLONY, "--runs", "60", "--trace", trace)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    verified = cli("verify", trace)
+    assert verified.returncode == 0 and verified.stdout.startswith("bees: SAFE")
+    assert "every bee ends DEAD or RETIRED" in verified.stdout
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_bee_short_of_one_permission_is_caught(cli, built, tmp_path, strategy):
+    scenario = tmp_path / "bees.json"
+    ran = cli(
+        "test",
+        "bees",
+        "--node",
+        built["bee-broken"],
+        *COLONY,
+        "--strategy",
+        strategy,
+        "--counterexample",
+        scenario,
+    )
+    assert ran.returncode == 1 and "flower (capacity 1) held by" in ran.stdout, ran.stdout
+    assert cli("replay", scenario, "--node", built["bee-broken"]).returncode == 1
 
 
 # -- programs that misbehave ------------------------------------------------------------------

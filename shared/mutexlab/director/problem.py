@@ -29,6 +29,7 @@ class Problem:
     capacities: dict[str, int]
     params: dict[str, Any]
     options: dict[str, Any]  # what a node's init carries
+    given: dict[str, Any]  # the options as the user gave them (what a scenario records)
 
     @property
     def resource(self) -> str:
@@ -86,4 +87,5 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
         dict(setup.capacities),
         params,
         node_options,
+        dict(options),
     )

@@ -57,9 +57,7 @@ def to_dict(settings: Settings, outcome: Outcome, finding: Finding | None) -> di
         "problem": problem.name,
         "nodes": problem.nodes,
         "requests": problem.requests,
-        "options": {k: v for k, v in problem.params.items() if k not in ("nodes", "requests")}
-        if problem.driven
-        else _user_options(problem.params),
+        "options": problem.given,
         "seed": settings.seed,
         "faults": {"reorder": settings.faults.reorder, "duplicate": settings.faults.duplicate},
         "program": settings.program,
@@ -67,10 +65,6 @@ def to_dict(settings: Settings, outcome: Outcome, finding: Finding | None) -> di
         "steps": [_step(a) for a in outcome.steps],
         "answers": outcome.digests,
     }
-
-
-def _user_options(params: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in params.items() if k not in ("nodes", "requests")}
 
 
 def _step(action: Action) -> dict[str, Any]:
