@@ -105,6 +105,15 @@ def test_systematic_search_says_whether_it_was_exhaustive(cli, built):
     assert json.loads(big.stdout)["verdict"] == "INCOMPLETE" and json.loads(big.stdout)["runs"] == 1000
 
 
+def test_a_crash_and_restart_breaks_ricart_agrawala_and_replays(cli, built, tmp_path):
+    # A restarted node forgets its clock: its new request can be earlier than one it answered.
+    scenario = tmp_path / "crash.json"
+    ran = cli("test", "mutex", "--node", built["ra"], "--crash", "1", "--counterexample", scenario)
+    assert ran.returncode == 1 and "FINDING [violation]" in ran.stdout and "crash 1" in ran.stdout, ran.stdout
+    assert cli("replay", scenario).returncode == 1  # on the recorded program
+    assert cli("test", "bees", "--node", built["bee"], "--crash", "1").returncode == 2
+
+
 def test_the_trace_is_a_mutexlab_trace_verify_decides(cli, built, tmp_path):
     trace = tmp_path / "t.jsonl"
     assert cli("test", "mutex", "--node", built["ra-reply-in-cs"], "--trace", trace).returncode == 1
@@ -238,3 +247,25 @@ def test_a_nondeterministic_program_is_named_where_it_diverged(cli, tmp_path):
     assert (
         "FINDING [nondeterministic]" in ran.stdout and "node 1 answered request cs differently" in ran.stdout
     )
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_an_interrupted_test_leaves_nothing_running(tmp_path, signal_name):
+    import signal
+
+    pids = tmp_path / "pids"
+    program = tmp_path / "silent.py"
+    program.write_text(TEMPLATE.format(pids=str(pids), action=MISBEHAVING["silent"]))
+    command = [sys.executable, "-m", "mutexlab", "test", "mutex", "--node", f"{sys.executable} {program}"]
+    proc = subprocess.Popen(command + ["--timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 4):
+        time.sleep(0.05)  # three nodes and the silent one's child
+    proc.send_signal(getattr(signal, signal_name))
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and b"interrupted" in err and b"Traceback" not in err, err
+    started = [int(p) for p in pids.read_text().split()]
+    deadline = time.monotonic() + 5
+    while not gone(started) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(started), f"left running: {started}"

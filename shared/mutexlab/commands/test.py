@@ -73,6 +73,13 @@ def arguments(p) -> None:
         help="deliver up to K messages twice per run (default 0)",
     )
     p.add_argument(
+        "--crash",
+        type=int,
+        default=0,
+        metavar="K",
+        help="kill and restart an idle node up to K times per run (mutex; default 0)",
+    )
+    p.add_argument(
         "--timeout",
         type=float,
         default=TIMEOUT,
@@ -126,12 +133,15 @@ def run(args) -> int:
             ("--depth", args.depth, 1),
             ("--max-steps", args.max_steps, 1),
             ("--duplicate", args.duplicate, 0),
+            ("--crash", args.crash, 0),
         ):
             if value is not None and value < least:
                 raise ConfigError(f"{name} must be at least {least}, got {value}")
         if args.time is not None and not args.time > 0 or not args.timeout > 0:
             raise ConfigError("--time and --timeout must be positive")
         problem = problems.make_problem(args.problem, args.nodes, args.requests, options, args.seed)
+        if args.crash and not problem.driven:
+            raise ConfigError(f"--crash restarts an idle node; the nodes of {problem.name} act on their own")
     except ConfigError as exc:
         return fail(str(exc))
     strategy: Random | PCT | Systematic
@@ -142,7 +152,9 @@ def run(args) -> int:
     else:
         strategy = Random(args.seed)
     runs = args.runs if args.runs is not None or args.time is not None else DEFAULT_RUNS[args.strategy]
-    settings = Settings(problem, argv, args.seed, Faults(args.reorder, args.duplicate), args.max_steps)
+    settings = Settings(
+        problem, argv, args.seed, Faults(args.reorder, args.duplicate, args.crash), args.max_steps
+    )
     try:
         tested = runner.test(settings, strategy, runs, args.time, args.timeout, options, not args.no_shrink)
     except NodeFault as fault:  # the program cannot be started at all

@@ -144,13 +144,13 @@ class Pool:
             self.started += 1
         return self.live
 
-    def restart(self, node: int) -> NodeProcess:
-        """Node ``node`` killed and started anew (a crash fault, or a node that failed)."""
+    def restart(self, node: int) -> dict[int, NodeProcess]:
+        """Node ``node`` killed and started anew (a crash fault); the live processes."""
         old = self.live.pop(node)
         old.kill()
         self.live[node] = NodeProcess(self.argv, node, old.peers, self.timeout)
         self.started += 1
-        return self.live[node]
+        return self.live
 
     def discard(self) -> None:
         """After a failed run: nothing kept, whatever state the processes are in."""

@@ -59,7 +59,11 @@ def to_dict(settings: Settings, outcome: Outcome, finding: Finding | None) -> di
         "requests": problem.requests,
         "options": problem.given,
         "seed": settings.seed,
-        "faults": {"reorder": settings.faults.reorder, "duplicate": settings.faults.duplicate},
+        "faults": {
+            "reorder": settings.faults.reorder,
+            "duplicate": settings.faults.duplicate,
+            "crash": settings.faults.crash,
+        },
         "program": settings.program,
         "finding": None if finding is None else {"rule": finding.rule, "message": finding.message},
         "steps": [_step(a) for a in outcome.steps],
@@ -92,7 +96,9 @@ def load(path: str) -> ProgramScenario:
         steps = []
         for n, step in enumerate(data["steps"], 1):
             kind, node, ident = step["do"], step["node"], step.get("id", "")
-            if kind not in ("request", "release", "deliver", "duplicate") or not isinstance(node, int):
+            if kind not in ("request", "release", "deliver", "duplicate", "crash") or not isinstance(
+                node, int
+            ):
                 raise ValueError(f"step {n} is not a step: {step!r}")
             steps.append((kind, node, str(ident)))
         faults = data.get("faults") or {}
@@ -102,7 +108,11 @@ def load(path: str) -> ProgramScenario:
             int(data.get("requests", 0)),
             dict(data.get("options") or {}),
             int(data.get("seed", 0)),
-            Faults(bool(faults.get("reorder", False)), int(faults.get("duplicate", 0))),
+            Faults(
+                bool(faults.get("reorder", False)),
+                int(faults.get("duplicate", 0)),
+                int(faults.get("crash", 0)),
+            ),
             [str(a) for a in data.get("program") or []],
             steps,
             [str(d) for d in data.get("answers") or []],

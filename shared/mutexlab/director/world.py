@@ -20,7 +20,8 @@ from .problem import Problem
 from .process import NodeProcess, Pool
 
 # A step: (kind, node, message id or ""). Kinds: request and release (the workload, driven
-# problems), deliver (a held message to its receiver), duplicate (a delivered message again).
+# problems), deliver (a held message to its receiver), duplicate (a delivered message again),
+# crash (an idle node killed and started afresh; the messages held for it stay held).
 Action = tuple[str, int, str]
 
 
@@ -28,6 +29,7 @@ Action = tuple[str, int, str]
 class Faults:
     reorder: bool = False  # any held message may be delivered, not only the oldest on its link
     duplicate: int = 0  # deliveries of an already delivered message allowed per run
+    crash: int = 0  # crash-and-restart steps allowed per run (of an idle node, driven problems)
 
 
 @dataclass
@@ -48,6 +50,8 @@ class Run:
         self.links: dict[tuple[int, int], deque[Message]] = {}
         self.delivered: dict[str, Message] = {}  # for duplicates: delivered once, not yet again
         self.duplicates_left = faults.duplicate
+        self.crashes_left = faults.crash if problem.driven else 0
+        self.seed, self.program = seed, program
         self.sent: Counter[int] = Counter()
         self.requests_left = dict.fromkeys(self.names, problem.requests)
         self.waiting: set[int] = set()
@@ -56,19 +60,23 @@ class Run:
         self.digests: list[str] = []  # per input (inits first): a digest of the node's answer
         self.said: list[tuple[int, str]] = []  # per input: (node, what it was), for messages
         self.procs: dict[int, NodeProcess] = pool.fresh(problem.nodes)
-        for node, proc in sorted(self.procs.items()):
-            init = {
-                "type": "init",
-                "id": node,
-                "name": self.names[node],
-                "peers": sorted(proc.peers),
-                "nodes": problem.nodes,
-                "seed": seed,
-                "problem": problem.name,
-                "options": problem.options,
-            }
-            done = self._input(node, init, "init")
-            proc.reusable = done.get("reinit") is True
+        for node in sorted(self.procs):
+            self._init(node)
+
+    def _init(self, node: int, restarted: bool = False) -> None:
+        init = {
+            "type": "init",
+            "id": node,
+            "name": self.names[node],
+            "peers": sorted(self.procs[node].peers),
+            "nodes": self.problem.nodes,
+            "seed": self.seed,
+            "problem": self.problem.name,
+            "options": self.problem.options,
+            **({"restarted": True} if restarted else {}),
+        }
+        done = self._input(node, init, "init")
+        self.procs[node].reusable = done.get("reinit") is True
 
     # -- what may happen next --------------------------------------------------------------
     def enabled(self) -> list[Action]:
@@ -85,6 +93,10 @@ class Run:
                     found.append(("release", node, ""))
                 elif self.requests_left[node] > 0 and node not in self.waiting:
                     found.append(("request", node, ""))
+        if self.crashes_left > 0:
+            found += [
+                ("crash", n, "") for n in sorted(self.names) if not self.holding[n] and n not in self.waiting
+            ]
         return found
 
     @property
@@ -113,6 +125,11 @@ class Run:
             self._deliver(message, f"message {ident}")
             if self.faults.duplicate:
                 self.delivered[ident] = message
+        elif kind == "crash":
+            self.crashes_left -= 1
+            self._record(node, "crash")
+            self.procs = self.pool.restart(node)
+            self._init(node, restarted=True)
         elif kind == "duplicate":
             message = self.delivered.pop(ident)
             self.duplicates_left -= 1
