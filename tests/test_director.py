@@ -269,3 +269,15 @@ def test_an_interrupted_test_leaves_nothing_running(tmp_path, signal_name):
     while not gone(started) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert gone(started), f"left running: {started}"
+
+
+def test_a_line_past_done_is_a_protocol_finding(cli, tmp_path):
+    program = tmp_path / "chatty.py"
+    program.write_text(
+        TEMPLATE.format(
+            pids=str(tmp_path / "pids"),
+            action="print(json.dumps({'type': 'done'}) + '\\n' + json.dumps({'type': 'state', 'state': 'X'}), flush=True)",
+        )
+    )
+    ran = cli("test", "mutex", "--node", f"{sys.executable} {program}", "--runs", "1")
+    assert ran.returncode == 1 and "FINDING [protocol]" in ran.stdout and "past its done line" in ran.stdout

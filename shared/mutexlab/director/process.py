@@ -54,6 +54,13 @@ class NodeProcess:
             line = self.readline(deadline, message)
             parsed = parse(line, self.node, self.peers)
             if parsed["type"] == "done":
+                if self.buffer.strip():  # lines already written past the done: not this input's
+                    raise NodeFault(
+                        "protocol",
+                        self.node,
+                        f"node {self.node} wrote past its done line (answering {message['type']})",
+                        shorten(self.buffer),
+                    )
                 return outputs, b"\n".join(raw), parsed
             if parsed["type"] == "log":
                 continue

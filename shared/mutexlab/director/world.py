@@ -5,7 +5,7 @@ every step is one input line to one node, and the node's answer (up to its ``don
 before the next step, so the trace is exactly the effects of the steps in order. Every event
 ticks its process's own vector-clock entry once; a ``recv`` first takes the element-wise maximum
 with the clock its message carried (docs/trace-format.md). Memory: the events of one run, bounded
-by the steps a run may take (``search.MAX_STEPS``) times the outputs a step may have.
+by ``MAX_EVENTS``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .process import NodeProcess, Pool
 # problems), deliver (a held message to its receiver), duplicate (a delivered message again),
 # crash (an idle node killed and started afresh; the messages held for it stay held).
 Action = tuple[str, int, str]
+MAX_EVENTS = 200_000  # trace events of one run: what bounds its memory (some 100 MB)
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,10 @@ class Run:
             self._record(node, output["event"], **fields)
 
     def _record(self, node: int, kind: str, **fields: Any) -> dict[str, Any]:
+        if len(self.events) >= MAX_EVENTS:
+            raise NodeFault(
+                "flood", node, f"the run passed {MAX_EVENTS:,} trace events (node {node} wrote the last)"
+            )
         name = self.names[node]
         clock = self.clocks[node]
         clock[name] = clock.get(name, 0) + 1
