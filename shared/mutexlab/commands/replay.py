@@ -40,7 +40,7 @@ def run(args) -> int:
     if args.node is not None or is_program_scenario(args.scenario):
         from .test import replay_program
 
-        return replay_program(args.scenario, args.node, args.trace, args.json)
+        return replay_program(args)
     try:
         found = named_algorithm(args)
         scenario = load_scenario(args.scenario)

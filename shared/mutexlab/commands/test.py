@@ -20,6 +20,7 @@ from ..setups import ConfigError
 from ..words import count
 from .common import add_json_argument, fail, print_json
 from .registry import Command
+from .reporting import write_report_if_asked
 
 DEFAULT_RUNS = {"random": 300, "pct": 300, "systematic": 1000}
 TIMEOUT = 5.0
@@ -258,10 +259,9 @@ def _step(step) -> str:
     return f"{kind} {ident}→{node}" if ident else f"{kind} {node}"
 
 
-def replay_program(
-    path: str, node: str | None, trace: str | None, as_json: bool, timeout: float = TIMEOUT
-) -> int:
-    """``mutexlab replay SCENARIO --node CMD`` of a program scenario."""
+def replay_program(args, timeout: float = TIMEOUT) -> int:
+    """``mutexlab replay SCENARIO --node CMD`` of a program scenario (``--trace``, ``--report``, ``--json``)."""
+    path, node, trace, as_json = args.scenario, args.node, args.trace, args.json
     from ..director.scenario import ScenarioFileError, load
 
     try:
@@ -311,6 +311,8 @@ def replay_program(
                 print(verdict.render())
             if before:
                 print(f"the recorded finding [{before.get('rule')}] did NOT reproduce")
+    if write_report_if_asked(args, replayed.outcome.events):
+        return 2
     if finding is not None:
         return 1
     verdict = replayed.outcome.verdict

@@ -15,6 +15,7 @@ from typing import Any
 from ..protocols import registry
 from ..setups import ConfigError
 
+MAX_NODES = 100  # processes one test starts at once
 DRIVEN_FAMILY = "classic"  # the family whose nodes are asked to request and to release
 
 
@@ -63,8 +64,8 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
     if flags is None or not _offered(flags):
         raise ConfigError(f"unknown problem {name!r}; test takes {', '.join(choices())}")
     spec = registry.spec(registry.members(flags)[0])
-    if nodes < 1 or requests < 0:
-        raise ConfigError("--nodes must be at least 1 and --requests at least 0")
+    if not 1 <= nodes <= MAX_NODES or requests < 0:
+        raise ConfigError(f"--nodes must be 1 to {MAX_NODES} and --requests at least 0")
     driven = spec.family == DRIVEN_FAMILY
     setup = registry.make_setup(spec.name, nodes, dict(options), seed)
     if driven:

@@ -19,7 +19,9 @@ from .scenario import ProgramScenario
 from .search import Outcome, Searched, Settings, play, search
 from .shrink import Shrinker, Strict
 
-NOT_SHRUNK = frozenset({NONDETERMINISTIC})
+# Not shrunk: a nondeterministic program gives no stable schedule; a stalled node costs a whole
+# timeout per test run.
+NOT_SHRUNK = frozenset({NONDETERMINISTIC, "stalled"})
 
 
 @contextmanager

@@ -98,7 +98,7 @@ def _diverged(run: Run, expected: list[str], step: int) -> Finding | None:
             return Finding(
                 NONDETERMINISTIC,
                 f"node {node} answered {what} differently from an earlier run of the same schedule "
-                "(it reads the clock, an unseeded random, or its own timing)",
+                "(it reads the clock, an unseeded random or its own timing, or did not start afresh on init)",
                 node,
                 step,
             )

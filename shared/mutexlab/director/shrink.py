@@ -5,11 +5,12 @@ A candidate is played leniently (``lenient``): a step that is not possible in th
 run (its message was never sent, its node does not exist) is skipped, and the run stops when the
 steps run out. It *reproduces* when it ends in a finding of the same rule. ddmin keeps the
 smallest list of steps that still reproduces; fewer nodes are tried from 2 up; each test is one
-run, and ``budget`` bounds how many are made.
+run, and ``budget`` bounds how many are made (``seconds`` how long).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -53,15 +54,25 @@ class Strict:
 
 class Shrinker:
     def __init__(
-        self, settings: Settings, pool: Pool, remake: Callable[[int], Problem], rule: str, budget: int = 400
+        self,
+        settings: Settings,
+        pool: Pool,
+        remake: Callable[[int], Problem],
+        rule: str,
+        budget: int = 400,
+        seconds: float = 60.0,
     ) -> None:
         self.settings, self.pool, self.remake, self.rule = settings, pool, remake, rule
         self.budget = budget
         self.tests = 0
+        self.deadline = time.monotonic() + seconds
+
+    def spent(self) -> bool:
+        return self.tests >= self.budget or time.monotonic() > self.deadline
 
     def test(self, settings: Settings, steps: list[Action]) -> Outcome | None:
         """The outcome when ``steps`` reproduce the finding, else None."""
-        if self.tests >= self.budget:
+        if self.spent():
             return None
         self.tests += 1
         outcome = play(settings, self.pool, lenient(steps))
@@ -82,7 +93,7 @@ class Shrinker:
         """A short random search on fewer nodes (their messages are numbered anew, so the
         schedule's own steps rarely fit): the first run with the same finding."""
         for run in range(runs):
-            if self.tests >= self.budget:
+            if self.spent():
                 return None
             self.tests += 1
             chooser = Random(settings.seed + run).next_run()
@@ -107,7 +118,7 @@ class Shrinker:
                     parts, reduced = max(parts - 1, 2), True
                     break
             if not reduced:
-                if parts >= len(steps) or self.tests >= self.budget:
+                if parts >= len(steps) or self.spent():
                     break
                 parts = min(parts * 2, len(steps))
         return best
