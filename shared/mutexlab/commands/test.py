@@ -244,7 +244,9 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
             f"shrunk from {count(shrunk['steps'][0], 'step')} on {shrunk['nodes'][0]} nodes to "
             f"{count(shrunk['steps'][1], 'step')} on {shrunk['nodes'][1]} nodes ({count(shrunk['tests'], 'test run')})"
         )
-    lines.append("schedule: " + ", ".join(_step(s) for s in tested.shown.steps) if tested.shown else "")
+    if tested.shown is not None:
+        steps = ", ".join(_step(s) for s in tested.shown.steps)
+        lines.append("schedule: " + (steps or "none: the nodes' answers to init show it"))
     if args.counterexample:
         lines.append(
             f"counterexample written to {args.counterexample}; play it again: mutexlab replay {args.counterexample} --node {shlex.quote(args.node)}"

@@ -38,18 +38,16 @@ class NodeProcess:
         except OSError as exc:
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.stdin, self.out = self.proc.stdin, self.proc.stdout.fileno()
+        self.stdin, self.out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        os.set_blocking(self.stdin, False)  # a node that stops reading is a stall, not a hang
         self.buffer = b""
 
     def ask(self, message: dict[str, Any]) -> tuple[list[dict[str, Any]], bytes, dict[str, Any]]:
         """Send ``message``; (its outputs, their raw bytes, the ``done`` line) once the node says done."""
-        try:
-            self.stdin.write(encode(message))
-        except (BrokenPipeError, ConnectionResetError, ValueError):
-            raise self.crashed(message) from None
+        deadline = time.monotonic() + self.timeout
+        self.write(encode(message), deadline, message)
         outputs: list[dict[str, Any]] = []
         raw: list[bytes] = []
-        deadline = time.monotonic() + self.timeout
         while True:
             line = self.readline(deadline, message)
             parsed = parse(line, self.node, self.peers)
@@ -75,6 +73,28 @@ class NodeProcess:
                     shorten(line),
                 )
 
+    def write(self, data: bytes, deadline: float, message: dict[str, Any]) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self.stdin, view) :]
+                continue
+            except BlockingIOError:
+                pass
+            except (BrokenPipeError, ConnectionResetError):
+                raise self.crashed(message) from None
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [self.stdin], [], left)[1]:
+                raise self.stalled(message)
+
+    def stalled(self, message: dict[str, Any]) -> NodeFault:
+        return NodeFault(
+            "stalled",
+            self.node,
+            f"node {self.node} did not answer {message['type']} within {self.timeout:g} s "
+            "(no done line): stalled or unresponsive",
+        )
+
     def readline(self, deadline: float, message: dict[str, Any]) -> bytes:
         while True:
             cut = self.buffer.find(b"\n")
@@ -88,12 +108,7 @@ class NodeProcess:
             left = deadline - time.monotonic()
             ready = select.select([self.out], [], [], max(left, 0))[0] if left > 0 else []
             if not ready:
-                raise NodeFault(
-                    "stalled",
-                    self.node,
-                    f"node {self.node} did not answer {message['type']} within {self.timeout:g} s "
-                    "(no done line): stalled or unresponsive",
-                )
+                raise self.stalled(message)
             chunk = os.read(self.out, 1 << 16)
             if not chunk:
                 raise self.crashed(message)

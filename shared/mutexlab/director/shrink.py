@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
+from .judge import DEADLOCK, NO_REST, SAFETY
 from .problem import Problem
 from .process import Pool
 from .search import Outcome, Settings, play
@@ -33,6 +34,9 @@ def lenient(script: list[Action]) -> Chooser:
         return None
 
     return choose
+
+
+FEWER_NODES = frozenset({SAFETY, DEADLOCK, NO_REST})  # the rules worth trying on fewer nodes
 
 
 class Strict:
@@ -81,6 +85,8 @@ class Shrinker:
     def shrink(self, outcome: Outcome) -> tuple[Settings, Outcome]:
         settings, best = self.settings, outcome
         best = self.ddmin(settings, best)
+        if self.rule not in FEWER_NODES:  # a node's own fault on fewer nodes is another fault
+            return settings, best
         for nodes in range(2 if settings.problem.nodes > 2 else 1, settings.problem.nodes):
             smaller = replace(settings, problem=self.remake(nodes))
             found = self.test(smaller, [s for s in best.steps if s[1] <= nodes]) or self.sample(smaller)
