@@ -41,11 +41,21 @@ class NodeProcess:
         self.stdin, self.out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self.stdin, False)  # a node that stops reading is a stall, not a hang
         self.buffer = b""
+        self.deadline = 0.0  # when the answer to the last input is due
 
     def ask(self, message: dict[str, Any]) -> tuple[list[dict[str, Any]], bytes, dict[str, Any]]:
         """Send ``message``; (its outputs, their raw bytes, the ``done`` line) once the node says done."""
-        deadline = time.monotonic() + self.timeout
-        self.write(encode(message), deadline, message)
+        self.tell(message)
+        return self.answer(message)
+
+    def tell(self, message: dict[str, Any]) -> None:
+        """Send ``message`` (``answer`` reads what the node says to it)."""
+        self.deadline = time.monotonic() + self.timeout
+        self.write(encode(message), self.deadline, message)
+
+    def answer(self, message: dict[str, Any]) -> tuple[list[dict[str, Any]], bytes, dict[str, Any]]:
+        """The node's answer to ``message``, sent by ``tell``: its outputs, their raw bytes, the done."""
+        deadline = self.deadline
         outputs: list[dict[str, Any]] = []
         raw: list[bytes] = []
         while True:

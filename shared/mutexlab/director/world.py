@@ -61,11 +61,17 @@ class Run:
         self.digests: list[str] = []  # per input (inits first): a digest of the node's answer
         self.said: list[tuple[int, str]] = []  # per input: (node, what it was), for messages
         self.procs: dict[int, NodeProcess] = pool.fresh(problem.nodes)
-        for node in sorted(self.procs):
-            self._init(node)
+        inits = {node: self._init_line(node) for node in sorted(self.procs)}
+        for node, line in inits.items():  # every init sent before any answer is read: the nodes
+            self.procs[node].tell(line)  # start in parallel; answers are applied in id order
+        for node, line in inits.items():
+            self._apply_answer(node, line, "init", self.procs[node].answer(line))
 
     def _init(self, node: int, restarted: bool = False) -> None:
-        init = {
+        self._input(node, self._init_line(node, restarted), "init")
+
+    def _init_line(self, node: int, restarted: bool = False) -> dict[str, Any]:
+        return {
             "type": "init",
             "id": node,
             "name": self.names[node],
@@ -76,8 +82,6 @@ class Run:
             "options": self.problem.options,
             **({"restarted": True} if restarted else {}),
         }
-        done = self._input(node, init, "init")
-        self.procs[node].reusable = done.get("reinit") is True
 
     # -- what may happen next --------------------------------------------------------------
     def enabled(self) -> list[Action]:
@@ -163,13 +167,17 @@ class Run:
         )
         self._input(node, {"type": "recv", "from": message.src, "body": message.body}, what)
 
-    def _input(self, node: int, line: dict[str, Any], what: str) -> dict[str, Any]:
-        outputs, raw, done = self.procs[node].ask(line)
+    def _input(self, node: int, line: dict[str, Any], what: str) -> None:
+        self._apply_answer(node, line, what, self.procs[node].ask(line))
+
+    def _apply_answer(self, node: int, line: dict[str, Any], what: str, answer) -> None:
+        outputs, raw, done = answer
         self.digests.append(hashlib.blake2b(raw, digest_size=8).hexdigest())
         self.said.append((node, what))
+        if line["type"] == "init":
+            self.procs[node].reusable = done.get("reinit") is True
         for output in outputs:
             self._apply(node, output)
-        return done
 
     def _apply(self, node: int, output: dict[str, Any]) -> None:
         kind = output["type"]
