@@ -1,10 +1,12 @@
 """The problems a program can be tested on: mutexlab's registered families, read from the registry.
 
 A problem gives what the run header says (process names, capacities, params, and the algorithm
-whose invariants the audit applies) and how the workload goes: ``driven`` problems (one resource
-asked for by ``request`` lines and left on ``release`` lines, the classic family's) or nodes that act
-on their own (their family's audit then judges the whole run: eggs, deaths ...). Families with a
-fixed role beside the nodes (a coordinator outside 1..N) are not offered.
+whose invariants the audit applies) and how the workload goes: ``driven`` problems (a declared
+problem with one resource, asked for by ``request`` lines and left on ``release`` lines; the
+trace names no algorithm, so the audit's generic checks apply beside the capacity) or nodes that
+act on their own (a family with a registered algorithm; its audit then judges the whole run:
+eggs, deaths ...). Problems with several resources, or a fixed role beside the nodes (a
+coordinator outside 1..N), are not offered.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from ..protocols import registry
 from ..setups import ConfigError
 
 MAX_NODES = 100  # processes one test starts at once
-DRIVEN_FAMILY = "classic"  # the family whose nodes are asked to request and to release
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,16 @@ def choices() -> list[str]:
 
 
 def _offered(flags) -> bool:
-    return not registry.spec(registry.members(flags)[0]).fixed_roles
+    """A problem whose processes are all nodes: one declared with a single resource (driven), or
+    a family with a registered algorithm and no fixed role (its nodes act on their own)."""
+    declared = registry.presented(flags)
+    if declared is not None:
+        try:
+            return len(declared.capacities(2, {}) or {}) == 1
+        except ConfigError:
+            return False
+    members = registry.members(flags)
+    return bool(members) and not registry.spec(members[0]).fixed_roles
 
 
 def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], seed: int) -> Problem:
@@ -63,30 +73,42 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
     flags = next((f for f in registry.families() if f.command == name), None)
     if flags is None or not _offered(flags):
         raise ConfigError(f"unknown problem {name!r}; test takes {', '.join(choices())}")
-    spec = registry.spec(registry.members(flags)[0])
     if not 1 <= nodes <= MAX_NODES or requests < 0:
         raise ConfigError(f"--nodes must be 1 to {MAX_NODES} and --requests at least 0")
-    driven = spec.family == DRIVEN_FAMILY
-    setup = registry.make_setup(spec.name, nodes, dict(options), seed)
-    if driven:
-        if len(setup.capacities) != 1:
+    declared = registry.presented(flags)
+    if declared is not None:  # asked to request and to release its one resource
+        if "requests" in options:
+            raise ConfigError("give the requests per node with --requests, not as an option")
+        unknown = sorted(set(options) - set(declared.options))
+        if unknown:
             raise ConfigError(
-                f"problem {name!r} declares more than one resource: no request line can name it"
+                f"{name} takes no option {', '.join(unknown)} (options: {', '.join(declared.options)})"
             )
-        params = {"nodes": nodes, "requests": requests, **options}
-        node_options = {"requests": requests, "resource": next(iter(setup.capacities)), **options}
-    else:
-        params = dict(setup.params)
-        node_options = {k: v for k, v in params.items() if k != "initial_clocks"}
+        given = {**declared.defaults, **options}
+        capacities = declared.capacities(nodes, given) or {}
+        resource = next(iter(capacities))
+        params = {"nodes": nodes, "requests": requests, **given}
+        node_options = {"requests": requests, "resource": resource, **given}
+        return Problem(
+            name, nodes, requests, True, None, _names(nodes), capacities, params, node_options, dict(options)
+        )
+    spec = registry.spec(registry.members(flags)[0])
+    setup = registry.make_setup(spec.name, nodes, dict(options), seed)
+    params = dict(setup.params)
+    node_options = {k: v for k, v in params.items() if k != "initial_clocks"}
     return Problem(
         name,
         nodes,
-        requests if driven else 0,
-        driven,
-        None if driven else spec.name,
+        0,
+        False,
+        spec.name,
         dict(setup.names),
         dict(setup.capacities),
         params,
         node_options,
         dict(options),
     )
+
+
+def _names(nodes: int) -> dict[int, str]:
+    return {pid: f"node-{pid}" for pid in range(1, nodes + 1)}
