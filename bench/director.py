@@ -53,7 +53,7 @@ def systematic(binary: str, nodes: int, runs: int, pool_class) -> dict:
     pool = pool_class(argv, 5.0)
     try:
         start, cpu = time.perf_counter(), time.process_time()
-        found = search(Settings(problem, argv), pool, Systematic(), runs, None)
+        found = search(Settings(problem, argv), pool, Systematic(reduce=False), runs, None)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     finally:
         pool.close()

@@ -97,12 +97,44 @@ def test_the_correct_ricart_agrawala_passes_the_same_budgets(cli, built, strateg
 
 def test_systematic_search_says_whether_it_was_exhaustive(cli, built):
     small = cli("test", "mutex", "--node", built["ra"], "--nodes", "2", "--strategy", "systematic")
-    assert small.returncode == 0 and "searched exhaustively: 14 schedules" in small.stdout
-    big = cli("test", "mutex", "--node", built["ra"], "--strategy", "systematic", "--json")
+    assert small.returncode == 0 and "searched exhaustively: 9 schedules" in small.stdout, small.stdout
+    every = cli(
+        "test", "mutex", "--node", built["ra"], "-N", "2", "--strategy", "systematic", "--no-reduction"
+    )
+    assert every.returncode == 0 and "searched exhaustively: 14 schedules" in every.stdout
+    big = cli("test", "mutex", "--node", built["ra"], "--strategy", "systematic", "--runs", "300", "--json")
     assert big.returncode == 3, (
         big.stdout
-    )  # no finding in 1000 schedules, and the tree goes on: nothing proven
-    assert json.loads(big.stdout)["verdict"] == "INCOMPLETE" and json.loads(big.stdout)["runs"] == 1000
+    )  # no finding in 300 schedules, and the tree goes on: nothing proven
+    assert json.loads(big.stdout)["verdict"] == "INCOMPLETE" and json.loads(big.stdout)["runs"] == 300
+
+
+@pytest.mark.slow
+def test_systematic_search_of_three_nodes_is_exhaustive_within_its_default_budget(cli, built):
+    ran = cli("test", "mutex", "--node", built["ra"], "--strategy", "systematic", "--json")
+    outcome = json.loads(ran.stdout)
+    assert ran.returncode == 0 and outcome["exhaustive"] and outcome["runs"] == 7665, outcome
+
+
+@pytest.mark.parametrize("variant", BROKEN)
+def test_sleep_sets_miss_no_violation_an_unreduced_search_finds(cli, built, variant):
+    """The same program, both searches: each finds the violation (the reduced one no later)."""
+    runs = {}
+    for flag in ((), ("--no-reduction",)):
+        ran = cli(
+            "test",
+            "mutex",
+            "--node",
+            built[variant],
+            "--strategy",
+            "systematic",
+            "--no-shrink",
+            "--json",
+            *flag,
+        )
+        assert ran.returncode == 1 and json.loads(ran.stdout)["finding"]["rule"] == "violation"
+        runs[flag] = json.loads(ran.stdout)["runs"]
+    assert runs[()] <= runs[("--no-reduction",)]
 
 
 def test_a_crash_and_restart_breaks_ricart_agrawala_and_replays(cli, built, tmp_path):

@@ -8,7 +8,8 @@
   bug of depth d is found with probability at least 1/(n·k^(d−1)) per run (n chains, k steps);
 * ``Systematic``: depth-first search over the tree of choices, stateless: every run restarts
   the programs and replays a prefix, then takes the first choice at every new step; the next run
-  changes the deepest choice that has an untried sibling. ``exhausted`` when none is left.
+  changes the deepest choice that has an untried sibling, pruned by sleep sets (steps given to
+  different nodes commute). ``exhausted`` when none is left.
 """
 
 from __future__ import annotations
@@ -92,25 +93,61 @@ class PCT:
         return []
 
 
+def independent(a: Action, b: Action) -> bool:
+    """Whether steps ``a`` and ``b`` commute wherever both are enabled, and neither disables the
+    other: steps given to different nodes (each changes only its node, its counters and the tails
+    of that node's outgoing links), except two duplicates or two crashes (they share a budget)."""
+    return a[1] != b[1] and not (a[0] == b[0] and a[0] in ("duplicate", "crash"))
+
+
+@dataclass
+class Frame:
+    """One step of the current schedule: what was enabled, what is taken, the siblings already
+    explored (``done``) and the steps a sibling explored already covers (``sleep``)."""
+
+    enabled: list[Action]
+    chosen: Action
+    sleep: set[Action]
+    done: set[Action] = field(default_factory=set)
+
+
 class Systematic:
+    """Depth-first search over schedules with sleep sets (Godefroid 1996) when ``reduce``: after
+    a step t has been explored from a world, its later siblings need not take t again while only
+    steps independent of t follow — that order was already covered. Runs reaching a world whose
+    every enabled step sleeps stop there (``blocked``): a prefix of a schedule explored elsewhere,
+    judged for safety only. The audit decides by happened-before, which is the same for every
+    order of independent steps, so nothing it could find is skipped."""
+
     name = "systematic"
     exhaustive = True
 
-    def __init__(self) -> None:
-        self.prefix: list[tuple[int, int]] = []
+    def __init__(self, reduce: bool = True) -> None:
+        self.reduce = reduce
+        self.stack: list[Frame] = []
         self.previous: list[str] = []  # the last run's answer digests
         self.done = False
-        self.started = False
+        self.blocked = 0  # runs stopped because every enabled step slept
 
     def next_run(self) -> Chooser | None:
         if self.done:
             return None
-        self.started = True
-        prefix = [index for index, _ in self.prefix]
+        replay = len(self.stack)
+        self.stopped = False
 
-        def choose(depth: int, enabled: list[Action]) -> Action:
-            index = prefix[depth] if depth < len(prefix) else 0
-            return enabled[min(index, len(enabled) - 1)]
+        def choose(depth: int, enabled: list[Action]) -> Action | None:
+            if depth < replay:
+                return self.stack[depth].chosen
+            sleep: set[Action] = set()
+            if self.reduce and depth > 0:
+                parent = self.stack[depth - 1]
+                sleep = {t for t in parent.sleep | parent.done if independent(t, parent.chosen)}
+            awake = [t for t in enabled if t not in sleep]
+            if not awake:
+                self.stopped = True
+                return None
+            self.stack.append(Frame(enabled, awake[0], sleep))
+            return awake[0]
 
         return choose
 
@@ -119,14 +156,17 @@ class Systematic:
         return self.previous
 
     def ran(self, result: Ran) -> None:
-        trail = list(result.trail)
-        inits = len(result.digests) - len(trail)
-        while trail and trail[-1][0] + 1 >= trail[-1][1]:
-            trail.pop()
-        if not trail:
-            self.done = True
-            return
-        index, options = trail[-1]
-        trail[-1] = (index + 1, options)
-        self.prefix = trail
-        self.previous = result.digests[: inits + len(trail) - 1]  # the inits and the unchanged steps
+        if self.stopped:
+            self.blocked += 1
+        inits = len(result.digests) - len(result.trail)
+        del self.stack[len(result.trail) :]  # a run ended early (a finding) leaves no frames beyond
+        while self.stack:
+            top = self.stack[-1]
+            top.done.add(top.chosen)
+            following = [t for t in top.enabled if t not in top.done and t not in top.sleep]
+            if following:
+                top.chosen = following[0]
+                self.previous = result.digests[: inits + len(self.stack) - 1]  # inits, unchanged steps
+                return
+            self.stack.pop()
+        self.done = True
