@@ -60,6 +60,15 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             action = chooser(len(steps), enabled)
             if action is None:
                 break
+            if action not in enabled:  # a replayed prefix the program no longer allows
+                diverged = Finding(
+                    NONDETERMINISTIC,
+                    f"step {len(steps) + 1} ({action[0]} to node {action[1]}) of an earlier run of this "
+                    "schedule is not possible now: the program behaved differently before it",
+                    action[1],
+                    len(steps) + 1,
+                )
+                break
             run.do(action)
             steps.append(action)
             trail.append((enabled.index(action), len(enabled)))
