@@ -142,7 +142,9 @@ def test_a_crash_and_restart_breaks_ricart_agrawala_and_replays(cli, built, tmp_
     scenario = tmp_path / "crash.json"
     ran = cli("test", "mutex", "--node", built["ra"], "--crash", "1", "--counterexample", scenario)
     assert ran.returncode == 1 and "FINDING [violation]" in ran.stdout and "crash 1" in ran.stdout, ran.stdout
-    assert cli("replay", scenario).returncode == 1  # on the recorded program
+    assert cli("replay", scenario, "--node", built["ra"]).returncode == 1
+    refused = cli("replay", scenario)  # a file never chooses the program that runs
+    assert refused.returncode == 2 and "give the program to play it on with --node" in refused.stderr
     assert cli("test", "bees", "--node", built["bee"], "--crash", "1").returncode == 2
 
 

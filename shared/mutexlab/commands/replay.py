@@ -32,7 +32,7 @@ def arguments(p) -> None:
         "--node",
         metavar="CMD",
         help="a program scenario (written by 'mutexlab test --counterexample'): the program to play it on "
-        "(default: the one it was found on)",
+        "(required: the program the scenario names is never run by itself)",
     )
 
 

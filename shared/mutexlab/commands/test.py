@@ -280,9 +280,13 @@ def replay_program(args, timeout: float = TIMEOUT) -> int:
 
     try:
         scenario: ProgramScenario = load(path)
-        argv = program_argv(node) if node else scenario.program
-        if not argv:
-            raise ConfigError(f"{path} names no program: give --node CMD")
+        if not node:  # a file never chooses what runs (as replay refuses a scenario's own code)
+            named = " ".join(scenario.program) or "none"
+            raise ConfigError(
+                f"{path} is a program scenario: give the program to play it on with --node CMD "
+                f"(it was found on {named}; mutexlab never runs a program a file names)"
+            )
+        argv = program_argv(node)
         replayed = runner.replay(scenario, argv, timeout)
     except (ScenarioFileError, ConfigError) as exc:
         return fail(str(exc))
