@@ -19,6 +19,8 @@ from ..words import count
 from .common import add_json_argument, add_trace_argument, fail, print_json
 from .flags import add_algorithm_argument, disagreement, named_algorithm
 from .registry import Command
+from .replay_rabbit import add_arguments as add_rabbitmq_arguments
+from .replay_rabbit import over_rabbitmq
 from .reporting import add_report_argument, write_report_if_asked
 
 
@@ -34,10 +36,13 @@ def arguments(p) -> None:
         help="a program scenario (written by 'mutexlab test --counterexample'): the program to play it on "
         "(required: the program the scenario names is never run by itself)",
     )
+    add_rabbitmq_arguments(p)
 
 
 def run(args) -> int:
     if args.node is not None or is_program_scenario(args.scenario):
+        if args.over_rabbitmq:
+            return fail("--over-rabbitmq plays a scenario of a mutexlab algorithm, not a program's (--node)")
         from .test import replay_program
 
         return replay_program(args)
@@ -46,12 +51,17 @@ def run(args) -> int:
         scenario = load_scenario(args.scenario)
     except (ConfigError, ScenarioError) as exc:
         return fail(str(exc))
+    if getattr(args, "over_rabbitmq", False) and (args.json or args.report):
+        return fail(
+            "--json and --report are not offered with --over-rabbitmq (the monitor prints its summary)"
+        )
     wrong = foreign_code(scenario.algorithm, args.algorithm, args.scenario) or disagreement(
         found, scenario.algorithm, args.algorithm, args.scenario
     )
     if wrong:
         return fail(wrong)
-    trace = TraceWriter(args.trace, keep=True) if args.trace else TraceWriter(None, keep=True)
+    rabbit = getattr(args, "over_rabbitmq", False)  # the real run's monitor writes --trace then
+    trace = TraceWriter(args.trace if not rabbit else None, keep=True)
     try:
         with trace:
             result = replay_scenario(scenario, trace)
@@ -77,6 +87,10 @@ def run(args) -> int:
         result.loop and result.loop["closes"] and result.loop["waiting"] and not result.loop["unfair"]
     )
     finding = starving or bool(result.refused or result.deadlock)
+    if rabbit:
+        first = verdict.violations[0].describe() if verdict.violations else ""
+        said = result.refused or ("deadlock" if result.deadlock else first) or verdict.status
+        return over_rabbitmq(args, scenario, result, 1 if finding else verdict.exit_code, said)
     if result.loop is not None:
         outcome["loop"] = result.loop
     if args.json:

@@ -46,7 +46,7 @@ from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setups import ConfigError, Setup
-from . import joining
+from . import directing, joining
 from .amqp import LOST, TransportError
 from .driving import AuditSink, ServiceDriver
 from .inbox import Delivery, LinkInbox
@@ -208,7 +208,10 @@ class Participant:
         """Run the protocol until the monitor's stop (True) or until the monitor is gone (False)."""
         self._monitor_seen = self._monitor_checked = time.monotonic()
         self.bus.consume(self.topology.queue(self.name))
-        self._input(lambda p: p.start())
+        if self.settings.directed:  # the director starts it (directing.py)
+            directing.hold(self)
+        else:
+            self._input(lambda p: p.start())
         self._status()  # the monitor knows at once where this process stands, even if start changed nothing
         while not self.stopped:
             now = time.monotonic()
@@ -334,6 +337,8 @@ class Participant:
                 self.stopped = True
             elif data.get("kind") == "link" and self.links is not None:
                 self.links.on_link(data, self.roster, time.monotonic())
+            elif data.get("kind") == "directed" and self.settings.directed:
+                directing.act(self, str(data.get("action")), self._input)
             self.handled.append(delivery)
             return
         setup, _, _ = self._joined()
@@ -460,6 +465,8 @@ class Participant:
             self.bus.ack(delivery)
 
     def add_timer(self, action: str, dwell: str) -> None:
+        if self.settings.directed:
+            return  # the director decides when this process acts (directing.py)
         seconds = self.dwell.get(dwell, self.default_dwell)
         self._timer_seq += 1
         heapq.heappush(self.timers, (time.monotonic() + seconds, self._timer_seq, action))

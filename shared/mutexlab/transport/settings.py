@@ -213,6 +213,9 @@ class ParticipantSettings(_Common):
     heartbeat: float = Field(default=1.0, gt=0)
     linger: float = Field(default=0.0, ge=0)
     monitor_timeout: float = Field(default=60.0, gt=0)
+    # DIRECTED: the director of ``mutexlab replay --over-rabbitmq`` decides when this process starts
+    # and acts, and carries every protocol message to it (directed.py); no timer fires.
+    directed: bool = False
 
 
 class MonitorSettings(_Common):

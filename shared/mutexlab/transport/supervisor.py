@@ -76,6 +76,8 @@ class Plan:
     # The run's secret (auth.py), handed to its processes in their environment, never on a command
     # line: a fresh one for every plan (a test may set it, to publish as a process of the run).
     secret: str = field(default_factory=new_secret, repr=False)
+    # More environment for the participants alone (``DIRECTED``: mutexlab replay --over-rabbitmq).
+    participant_env: dict[str, str] = field(default_factory=dict)
 
     def roles(self) -> list[str]:
         """One entry per participant process to start."""
@@ -351,7 +353,7 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
                 starting = logs / f".{role}-{n}.starting.log"
                 handle = open(starting, "w")  # noqa: SIM115 - a service's log, closed when it ends
                 handles.append(handle)
-                proc = start(role, base, handle, handle)
+                proc = start(role, {**base, **plan.participant_env}, handle, handle)
                 procs.append((f"{role}.{proc.pid}", proc))
                 starting.rename(logs / f"{role}.{proc.pid}.log")
         finally:

@@ -1,0 +1,94 @@
+"""``mutexlab replay SCENARIO --over-rabbitmq``: the scenario played by real participants over
+RabbitMQ, the director holding every message (transport/directed.py; docs/rabbitmq.md#directed-replay).
+
+Exit codes: the real run's (the monitor's: 0 SAFE and complete, 1 a finding), with the simulator's
+replay as the reference: a run that left the scenario is *diverged at step N* (3, never SAFE); a
+deadlock the simulator found is a finding when the real run followed every step and stalled too;
+a real run judged SAFE where the simulator found something is not a reproduction (3)."""
+
+from __future__ import annotations
+
+from ..setups import ConfigError
+from ..sim.scripted import ReplayResult, Scenario, ScenarioError
+from ..transport.directed import direct
+from ..transport.script import compile_script
+from ..transport.supervisor import broker_problem, make_plan
+from .common import fail
+
+EXIT_SAFE, EXIT_FINDING, EXIT_INCOMPLETE = 0, 1, 3
+
+
+def add_arguments(p) -> None:
+    p.add_argument(
+        "--over-rabbitmq",
+        action="store_true",
+        help="play the scenario on real participant processes over RabbitMQ, the director holding "
+        "every message and releasing it in the scenario's order (docs/rabbitmq.md#directed-replay)",
+    )
+    p.add_argument(
+        "--amqp-url", default=None, help="with --over-rabbitmq: the broker (default: $AMQP_URL, else local)"
+    )
+    p.add_argument(
+        "--step-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="with --over-rabbitmq: a step not done within this long is a divergence (default 10)",
+    )
+    p.add_argument(
+        "--stall-timeout",
+        type=float,
+        default=3.0,
+        metavar="SECONDS",
+        help="with --over-rabbitmq: the monitor ends the run after this long without an event (default 3)",
+    )
+
+
+def over_rabbitmq(args, scenario: Scenario, result: ReplayResult, sim_code: int, sim_finding: str) -> int:
+    """Replay ``scenario`` over RabbitMQ; ``result`` and ``sim_code`` are the simulator's replay."""
+    if args.step_timeout <= 0 or args.stall_timeout <= 0:
+        return fail("--step-timeout and --stall-timeout must be > 0 seconds")
+    try:
+        script = compile_script(scenario, result)
+        plan = make_plan(
+            scenario.algorithm,
+            scenario.processes,
+            scenario.options,
+            seed=scenario.seed,
+            amqp_url=args.amqp_url,
+            stall_timeout=args.stall_timeout,
+            trace=args.trace,
+        )
+    except (ConfigError, ScenarioError) as exc:
+        return fail(str(exc))
+    problem = broker_problem(plan.amqp_url)
+    if problem:
+        return fail(problem, code=EXIT_INCOMPLETE)
+    plan.participant_env = {"DIRECTED": "true"}
+    print(
+        f"simulator: {sim_finding} (exit {sim_code}); replaying over RabbitMQ as run {plan.run_id}",
+        flush=True,
+    )
+    summary: dict = {}
+    types = list(result.setup.codec.types)
+    code, seen = direct(plan, dict(result.setup.names), types, script, args.step_timeout, summary)
+    print(
+        f"over RabbitMQ: {seen.steps} of {len(scenario.steps)} steps played, {seen.released} messages released by the director"
+    )
+    print("entered, in order: " + (", ".join(seen.entered) or "nobody"))
+    if seen.diverged:
+        print(f"DIVERGED: {seen.diverged} — the real run did not follow the scenario (not judged against it)")
+        return EXIT_INCOMPLETE
+    rules = sorted({v.split("]", 1)[0] + "]" for v in summary.get("violations") or [] if v.startswith("[")})
+    if result.deadlock and code == EXIT_INCOMPLETE:  # followed every step and stalled where it did
+        print(f"DEADLOCK, as in the simulator: nothing can move; not finished: {', '.join(result.deadlock)}")
+        code = EXIT_FINDING
+    same = (code == EXIT_FINDING) == (sim_code == EXIT_FINDING)
+    print(
+        f"reproduces the simulator's outcome: {'yes' if same else 'NO'} (real run exit {code}"
+        + (f"; {', '.join(rules)}" if rules else "")
+        + ")"
+    )
+    if not same and code == EXIT_SAFE:
+        return EXIT_INCOMPLETE  # a finding the real run did not show: never SAFE
+    return code
