@@ -90,7 +90,8 @@ def run(args) -> int:
     if rabbit:
         first = verdict.violations[0].describe() if verdict.violations else ""
         said = result.refused or ("deadlock" if result.deadlock else first) or verdict.status
-        return over_rabbitmq(args, scenario, result, 1 if finding else verdict.exit_code, said)
+        rules = {v.rule for v in verdict.violations}
+        return over_rabbitmq(args, scenario, result, 1 if finding else verdict.exit_code, said, rules)
     if result.loop is not None:
         outcome["loop"] = result.loop
     if args.json:

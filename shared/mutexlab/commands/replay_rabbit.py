@@ -28,6 +28,12 @@ def add_arguments(p) -> None:
     p.add_argument(
         "--amqp-url", default=None, help="with --over-rabbitmq: the broker (default: $AMQP_URL, else local)"
     )
+    p.add_argument("--run-id", default=None, help="with --over-rabbitmq: the run's id (default: random)")
+    p.add_argument(
+        "--logs",
+        metavar="DIR",
+        help="with --over-rabbitmq: keep every process's log in DIR (mutexlab run --logs)",
+    )
     p.add_argument(
         "--step-timeout",
         type=float,
@@ -44,8 +50,11 @@ def add_arguments(p) -> None:
     )
 
 
-def over_rabbitmq(args, scenario: Scenario, result: ReplayResult, sim_code: int, sim_finding: str) -> int:
-    """Replay ``scenario`` over RabbitMQ; ``result`` and ``sim_code`` are the simulator's replay."""
+def over_rabbitmq(
+    args, scenario: Scenario, result: ReplayResult, sim_code: int, sim_finding: str, sim_rules: set[str]
+) -> int:
+    """Replay ``scenario`` over RabbitMQ; ``result``, ``sim_code``, ``sim_finding`` and
+    ``sim_rules`` (the rules its audit found broken) are the simulator's replay."""
     if args.step_timeout <= 0 or args.stall_timeout <= 0:
         return fail("--step-timeout and --stall-timeout must be > 0 seconds")
     try:
@@ -58,6 +67,8 @@ def over_rabbitmq(args, scenario: Scenario, result: ReplayResult, sim_code: int,
             amqp_url=args.amqp_url,
             stall_timeout=args.stall_timeout,
             trace=args.trace,
+            run_id=args.run_id,
+            logs=args.logs,
         )
     except (ConfigError, ScenarioError) as exc:
         return fail(str(exc))
@@ -77,16 +88,18 @@ def over_rabbitmq(args, scenario: Scenario, result: ReplayResult, sim_code: int,
     )
     print("entered, in order: " + (", ".join(seen.entered) or "nobody"))
     if seen.diverged:
-        print(f"DIVERGED: {seen.diverged} — the real run did not follow the scenario (not judged against it)")
+        said = seen.diverged.removeprefix("diverged")
+        print(f"DIVERGED{said} — the real run did not follow the scenario (not judged against it)")
         return EXIT_INCOMPLETE
-    rules = sorted({v.split("]", 1)[0] + "]" for v in summary.get("violations") or [] if v.startswith("[")})
+    rules = {v[1:].split("]", 1)[0] for v in summary.get("violations") or [] if v.startswith("[")}
     if result.deadlock and code == EXIT_INCOMPLETE:  # followed every step and stalled where it did
         print(f"DEADLOCK, as in the simulator: nothing can move; not finished: {', '.join(result.deadlock)}")
         code = EXIT_FINDING
-    same = (code == EXIT_FINDING) == (sim_code == EXIT_FINDING)
+    # the same outcome, and every rule the simulator's audit found broken broken here too
+    same = (code == EXIT_FINDING) == (sim_code == EXIT_FINDING) and sim_rules <= rules
     print(
         f"reproduces the simulator's outcome: {'yes' if same else 'NO'} (real run exit {code}"
-        + (f"; {', '.join(rules)}" if rules else "")
+        + (f"; broken: {', '.join(sorted(rules))}" if rules else "")
         + ")"
     )
     if not same and code == EXIT_SAFE:

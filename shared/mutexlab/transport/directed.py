@@ -95,19 +95,21 @@ class Director:
             self.bus.connect()
             self.bus.consume(self.queue)
             admitted = lambda: all(n in self.statuses for n in self.events)  # noqa: E731
-            self._until(admitted, self.plan.join_timeout, "the participants were not all admitted")
+            self._until(admitted, self.plan.join_timeout, "the start: the participants were not all admitted")
             self._take_over()
             for action in self.script.actions:
                 self._act(action)
                 if action.refused:  # the simulator's protocol refused it: so must the real one
-                    refused = f"step {action.step}: the delivery was not refused as in the simulator"
+                    refused = (
+                        f"step {action.step} (deliver): the delivery was not refused as in the simulator"
+                    )
                     self._until(
                         lambda a=action: self._rejected(self.names[a.pid]), self.step_timeout, refused
                     )
                     self.out.rejected = True
                     break
-                undone = f"step {action.step} ({action.kind}) was not done"
-                self._until(lambda a=action: self._done(a), self.step_timeout, undone)
+                undone = f"step {action.step} ({action.kind}): not done"
+                self._until(lambda a=action: self._done(a), self.step_timeout, undone, action.expect)
                 self.out.steps = action.step
             if not self.out.rejected:
                 self._settle()
@@ -115,7 +117,7 @@ class Director:
         except Diverged as exc:
             self.out.diverged = str(exc)
         except TransportError as exc:
-            self.out.diverged = f"the director lost the broker: {exc}"
+            self.out.diverged = f"diverged: the director lost the broker: {exc}"
         finally:
             try:
                 for name in self.events:
@@ -177,12 +179,12 @@ class Director:
         self.out.released += 1
 
     # -- observing ---------------------------------------------------------------------------------
-    def _until(self, ready, timeout: float, why: str) -> None:
+    def _until(self, ready, timeout: float, why: str, expect: dict[str, int] | None = None) -> None:
         deadline = time.monotonic() + timeout
         while not ready():
             left = deadline - time.monotonic()
             if left <= 0:
-                raise Diverged(f"diverged: {why} within {timeout:g}s{self._lag()}")
+                raise Diverged(f"diverged at {why} within {timeout:g}s{self._lag(expect or {})}")
             for delivery in self.bus.poll(min(0.2, left)):
                 self._take(delivery)
                 self.bus.ack(delivery)
@@ -203,11 +205,12 @@ class Director:
     def _rejected(self, name: str) -> bool:
         return bool(self.statuses.get(name, {}).get("rejected"))
 
-    def _lag(self) -> str:
+    def _lag(self, expect: dict[str, int]) -> str:
+        """Who has not recorded the events ``expect`` counts (an action's): how far each got."""
         late = [
-            f"{n} recorded {len(self.events[n])} of {len(self.script.expected[n])} events"
-            for n in self.events
-            if len(self.events[n]) < len(self.script.expected[n])
+            f"{n} recorded {len(self.events[n])} of {k} events"
+            for n, k in expect.items()
+            if len(self.events[n]) < k
         ]
         return f" ({'; '.join(late)})" if late else ""
 
