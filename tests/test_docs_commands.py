@@ -15,7 +15,7 @@ How the docs are read (CONTRIBUTING.md#doc-examples says the same for authors):
 * ``mutexlab check``'s measured lines (``time:``, ``peak memory:``) are compared by label and unit.
 * Elisions: a line that is only ``...`` or ``…`` stands for any number of lines; ``…`` inside a
   line stands for any text.
-* A block that calls ``mutexlab run`` needs RabbitMQ (mark ``broker``); its output varies from run
+* A block that calls ``mutexlab run`` (or ``replay --over-rabbitmq``) needs RabbitMQ (mark ``broker``); its output varies from run
   to run (times, message counts, run ids), so only its stable lines are compared, in order: the
   verdict (``NAME: SAFE``), ``checked:``, ``entries:`` and ``final states:``.
 
@@ -60,7 +60,7 @@ class Command:
 
     @property
     def broker(self) -> bool:
-        return re.search(r"(^|[\s;&|(])mutexlab run\b", self.text) is not None
+        return re.search(r"(^|[\s;&|(])mutexlab run\b|--over-rabbitmq\b", self.text) is not None
 
 
 @dataclass

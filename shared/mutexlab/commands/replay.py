@@ -88,7 +88,9 @@ def run(args) -> int:
     )
     finding = starving or bool(result.refused or result.deadlock)
     if rabbit:
-        first = verdict.violations[0].describe() if verdict.violations else ""
+        first = (
+            f"[{verdict.violations[0].rule}] {verdict.violations[0].message}" if verdict.violations else ""
+        )
         said = result.refused or ("deadlock" if result.deadlock else first) or verdict.status
         rules = {v.rule for v in verdict.violations}
         return over_rabbitmq(args, scenario, result, 1 if finding else verdict.exit_code, said, rules)
@@ -170,7 +172,9 @@ COMMAND = Command(
     it) in which someone waits throughout; 2 on an invalid scenario (one naming a module or .py file
     replays only with --algorithm naming the same: a scenario never runs code of its own); 3 INCOMPLETE (no finding,
     but the scenario stops while something could still move and someone is still holding, waiting or not in
-    a final state).""",
+    a final state). With --over-rabbitmq the real participant processes play it over RabbitMQ, a director
+    releasing every message in the scenario's order (docs/rabbitmq.md#directed-replay): the real run's
+    exit code (0 SAFE, 1 a finding), 3 if it diverged from the scenario.""",
     run,
     arguments,
 )

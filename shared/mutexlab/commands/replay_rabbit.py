@@ -76,10 +76,8 @@ def over_rabbitmq(
     if problem:
         return fail(problem, code=EXIT_INCOMPLETE)
     plan.participant_env = {"DIRECTED": "true"}
-    print(
-        f"simulator: {sim_finding} (exit {sim_code}); replaying over RabbitMQ as run {plan.run_id}",
-        flush=True,
-    )
+    print(f"simulator: {sim_finding} (exit {sim_code})")
+    print(f"replaying over RabbitMQ as run {plan.run_id}, the director holding every message", flush=True)
     summary: dict = {}
     types = list(result.setup.codec.types)
     code, seen = direct(plan, dict(result.setup.names), types, script, args.step_timeout, summary)
