@@ -5,6 +5,7 @@ RabbitMQ, the director holding every message (transport/directed.py, docs/rabbit
   the same broken rules as the simulator's replay, exit 1, and the real trace shows the overtake
   (bee-1 receives bee-2's ACK before bee-2's older REQ);
 * correct classic scenarios replay SAFE, exit 0, with the simulator's sequence of enters;
+* a delivery the simulator's protocol refuses is rejected by the real participant: exit 1;
 * a program that behaves differently when directed (a broken variant) is "diverged at step N",
   exit 3, never SAFE;
 * what cannot be replayed over RabbitMQ (a ``duplicate`` step) is refused up front, exit 2.
@@ -133,6 +134,22 @@ def test_a_correct_classic_scenario_replays_safe_with_the_simulators_enters(amqp
     assert _entered(real.stdout) == _entered(simulated.stdout)
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     assert ", ".join(e["pid"] for e in events if e["event"] == "enter") == _entered(simulated.stdout)
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_a_delivery_the_simulators_protocol_refuses_is_refused_by_the_real_one(amqp_url, tmp_path):
+    scenario = tmp_path / "spurious.json"
+    steps = [{"op": "deliver", "from": 1, "to": 2}]  # node-1's unasked REPLY to node-2, RELEASED
+    algorithm = "mutexlab_broken.ricart_agrawala_spurious"
+    scenario.write_text(json.dumps({"algorithm": algorithm, "processes": 2, "steps": steps}))
+    simulated = _mutexlab("replay", str(scenario), extra_path=str(TESTS))
+    assert simulated.returncode == 1 and "REFUSED: step 1 (deliver)" in simulated.stdout
+    real, _ = _over_rabbitmq(amqp_url, scenario, tmp_path, extra_path=str(TESTS))
+    assert real.returncode == 1, real.stdout + real.stderr
+    assert "rejected input: node-2 rejected 1: REPLY node-1#1 from node-1" in real.stdout
+    assert "1 of 1 steps played, 1 messages released by the director" in real.stdout
+    assert "reproduces the simulator's outcome: yes (real run exit 1)" in real.stdout
 
 
 @pytest.mark.broker

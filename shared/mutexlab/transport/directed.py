@@ -107,6 +107,7 @@ class Director:
                         lambda a=action: self._rejected(self.names[a.pid]), self.step_timeout, refused
                     )
                     self.out.rejected = True
+                    self.out.steps = action.step
                     break
                 undone = f"step {action.step} ({action.kind}): not done"
                 self._until(lambda a=action: self._done(a), self.step_timeout, undone, action.expect)
