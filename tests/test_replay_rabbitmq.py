@@ -8,7 +8,9 @@ RabbitMQ, the director holding every message (transport/directed.py, docs/rabbit
 * a delivery the simulator's protocol refuses is rejected by the real participant: exit 1;
 * a program that behaves differently when directed (a broken variant) is "diverged at step N",
   exit 3, never SAFE;
-* what cannot be replayed over RabbitMQ (a ``duplicate`` step) is refused up front, exit 2.
+* what cannot be replayed over RabbitMQ (a ``duplicate`` step) is refused up front, exit 2;
+* without a broker: the director takes a redelivered trace batch once, and names the step where a
+  process records another event than the simulator's.
 
 Every run's queues and exchanges are gone afterwards (the director's queue too).
 """
@@ -181,3 +183,38 @@ def test_a_duplicate_step_is_refused_up_front(tmp_path):
     assert real.returncode == 2, real.stdout + real.stderr
     assert "step 2 (duplicate): not replayed over RabbitMQ" in real.stderr
     assert real.stderr.count("\n") == 1
+
+
+def _director(name: str):
+    """A director for an example scenario, not connected (what it makes of trace batches)."""
+    from mutexlab.sim.scripted import load_scenario, replay_scenario
+    from mutexlab.transport.directed import Director
+    from mutexlab.transport.script import compile_script
+    from mutexlab.transport.supervisor import Plan
+
+    scenario = load_scenario(SCENARIOS / f"{name}.json")
+    result = replay_scenario(scenario)
+    plan = Plan(scenario.algorithm, scenario.processes, scenario.options, amqp_url="amqp://127.0.0.1:1/%2F")
+    script = compile_script(scenario, result)
+    director = Director(plan, dict(result.setup.names), list(result.setup.codec.types), script)
+    return director, [e for e in result.events if e["event"] != "run"]
+
+
+def test_the_director_follows_the_simulators_events_and_drops_a_redelivered_batch():
+    director, events = _director("lamport-timestamps")
+    first = [e for e in events if e["pid"] == "node-1"][:2]
+    director.record("node-1", {"events": first})
+    director.record("node-1", {"events": first})  # the same batch again: taken once
+    assert director.events["node-1"] == first
+
+
+def test_the_director_names_the_step_where_a_process_records_something_else():
+    from mutexlab.transport.directed import Diverged
+
+    director, events = _director("lamport-timestamps")
+    wrong = dict(next(e for e in events if e["pid"] == "node-1"), event="enter", resource="cs")
+    with pytest.raises(
+        Diverged,
+        match=r"^diverged at step 1: node-1 recorded enter resource=cs where the simulator recorded request resource=cs$",
+    ):
+        director.record("node-1", {"events": [wrong]})

@@ -17,7 +17,8 @@ renumbered in its link's release order (the receiver's inbox takes it as the nex
 Invariants: one action at a time, the next only once the previous is done; a process that
 records another event than the simulator's, or not within ``step_timeout``, or a message not in
 flight when due, ends the replay as *diverged at step N* (never SAFE: docs/exit-codes.md, 3).
-When the scenario is played, every participant gets ``over`` and the monitor ends the run as any
+A trace batch redelivered after a reconnect is taken once (each event ticks its process's own
+vector-clock entry). When the scenario is played, every participant gets ``over`` and the monitor ends the run as any
 run (complete, or stalled after its stall timeout) and audits its trace.
 """
 
@@ -229,7 +230,7 @@ class Director:
         if head == "audit":
             data = _json(trace)
             if data is not None and "events" in data:
-                self._record(rest, data)
+                self.record(rest, data)
 
     def _hold(self, part: bytes) -> None:
         roster = self.pids
@@ -245,7 +246,8 @@ class Director:
                     link.append(env)
                     link.sort(key=lambda e: e["seq"])
 
-    def _record(self, name: str, batch: dict) -> None:
+    def record(self, name: str, batch: dict) -> None:
+        """Take a trace batch of ``name``: Diverged when it records what the simulator did not."""
         if name not in self.events or unpack_batch(batch) is not None:
             return
         if isinstance(batch.get("status"), dict):
@@ -253,6 +255,9 @@ class Director:
         mine = self.events[name]
         expected, steps = self.script.expected[name], self.script.steps[name]
         for event in batch.get("events") or []:
+            own = (event.get("vc") or {}).get(name)
+            if isinstance(own, int) and mine and own <= mine[-1]["vc"][name]:
+                continue  # a batch redelivered (after a reconnect): its own clock entry says so
             at = len(mine)
             if at >= len(expected):
                 last = steps[-1] if steps else 0
