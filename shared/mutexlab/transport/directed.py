@@ -2,7 +2,7 @@
 --over-rabbitmq``; docs/rabbitmq.md#directed-replay).
 
 ``mutexlab run``'s supervisor starts the monitor and the participants, directed (``DIRECTED``,
-directing.py): they act only on the director's word. The director, in the replaying process,
+directing.py): they act only on the director's word. The director (a process forked by the replaying one, ``direct``)
 consumes a queue of its own bound to every step's trace batch (``audit.*``) and status
 (``status.*``). Once every participant is welcomed (its first status), and before any of them has
 started, it moves each participant's protocol bindings (``<TYPE>.<name>``) from the participant's
@@ -24,6 +24,8 @@ run (complete, or stalled after its stall timeout) and audits its trace.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import threading
 import time
 from collections import Counter
@@ -287,15 +289,43 @@ def _show(sig: tuple[Any, ...]) -> str:
     return " ".join(f"{k}={v}" if k != "event" else str(v) for k, v in zip(keys, sig) if v is not None)
 
 
-def direct(plan: Plan, names: dict[int, str], types: list[str], script: Script, step_timeout: float,
-           summary: dict) -> tuple[int, Directed]:  # fmt: skip
-    """Run ``plan`` (supervisor.execute: the monitor prints as it goes) with the director beside it,
-    in a thread of its own; the monitor's exit code and what the director saw. ``summary`` is
-    filled with the monitor's summary."""
+def direct(
+    plan: Plan, names: dict[int, str], types: list[str], script: Script, step_timeout: float, summary: dict
+) -> tuple[int, Directed]:
+    """Run ``plan`` (supervisor.execute: the monitor prints as it goes) with the director beside it;
+    the monitor's exit code and what the director saw. ``summary`` is filled with the monitor's
+    summary. The director runs in a forked process of its own where the system forks (this process
+    stays single-threaded, so the supervisor may fork the services: spawn.can_fork), else in a
+    thread."""
     director = Director(plan, names, types, script, step_timeout)
-    seen: list[Directed] = []
-    thread = threading.Thread(target=lambda: seen.append(director.run()), name="director", daemon=True)
-    thread.start()
-    code = execute(plan, summary=summary)
-    thread.join(timeout=step_timeout + plan.join_timeout)
-    return code, (seen[0] if seen else Directed(diverged="diverged: the director did not finish"))
+    wait = step_timeout * (len(script.actions) + 1) + plan.join_timeout
+    lost = Directed(diverged="diverged: the director did not finish")
+    if not hasattr(os, "fork"):
+        seen: list[Directed] = []
+        thread = threading.Thread(target=lambda: seen.append(director.run()), name="director", daemon=True)
+        thread.start()
+        code = execute(plan, summary=summary)
+        thread.join(timeout=wait)
+        return code, (seen[0] if seen else lost)
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_direct, args=(director, sender), name="director", daemon=True)
+    child.start()
+    sender.close()
+    try:
+        code = execute(plan, summary=summary)
+        result = receiver.recv() if receiver.poll(wait) else lost
+    except EOFError:  # the director died without a word
+        result = lost
+    finally:
+        child.join(timeout=2.0)
+        if child.is_alive():
+            child.terminate()
+            child.join()
+    return code, result
+
+
+def _direct(director: Director, sender) -> None:
+    """The director's process: run it, send back what it saw."""
+    sender.send(director.run())
+    sender.close()
