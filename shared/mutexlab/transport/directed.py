@@ -2,9 +2,9 @@
 --over-rabbitmq``; docs/rabbitmq.md#directed-replay).
 
 ``mutexlab run``'s supervisor starts the monitor and the participants, directed (``DIRECTED``,
-directing.py): they act only on the director's word. The director (a process forked by the replaying one, ``direct``)
-consumes a queue of its own bound to every step's trace batch (``audit.*``) and status
-(``status.*``). Once every participant is welcomed (its first status), and before any of them has
+directing.py): they act only on the director's word. The director (a process forked by the
+replaying one, ``direct``) consumes a queue of its own bound to every step's trace batch
+(``audit.*``) and status (``status.*``). Once every participant is welcomed (its first status), and before any of them has
 started, it moves each participant's protocol bindings (``<TYPE>.<name>``) from the participant's
 queue to its own and binds the participant's queue to ``release.<name>``: from then on every
 protocol message is held by the director. Then it plays the script (script.py) one action at a
