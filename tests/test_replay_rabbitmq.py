@@ -145,9 +145,9 @@ def test_a_delivery_the_simulators_protocol_refuses_is_refused_by_the_real_one(a
     steps = [{"op": "deliver", "from": 1, "to": 2}]  # node-1's unasked REPLY to node-2, RELEASED
     algorithm = "mutexlab_broken.ricart_agrawala_spurious"
     scenario.write_text(json.dumps({"algorithm": algorithm, "processes": 2, "steps": steps}))
-    simulated = _mutexlab("replay", str(scenario), extra_path=str(TESTS))
+    simulated = _mutexlab("replay", str(scenario), "--algorithm", algorithm, extra_path=str(TESTS))
     assert simulated.returncode == 1 and "REFUSED: step 1 (deliver)" in simulated.stdout
-    real, _ = _over_rabbitmq(amqp_url, scenario, tmp_path, extra_path=str(TESTS))
+    real, _ = _over_rabbitmq(amqp_url, scenario, tmp_path, "--algorithm", algorithm, extra_path=str(TESTS))
     assert real.returncode == 1, real.stdout + real.stderr
     assert "rejected input: node-2 rejected 1: REPLY node-1#1 from node-1" in real.stdout
     assert "1 of 1 steps played, 1 messages released by the director" in real.stdout
@@ -167,9 +167,11 @@ def test_a_program_that_behaves_otherwise_when_directed_diverges_never_safe(amqp
     ]
     algorithm = "mutexlab_broken.ricart_agrawala_directed_differs"
     scenario.write_text(json.dumps({"algorithm": algorithm, "processes": 2, "steps": steps}))
-    simulated = _mutexlab("replay", str(scenario), extra_path=str(TESTS))
+    simulated = _mutexlab("replay", str(scenario), "--algorithm", algorithm, extra_path=str(TESTS))
     assert simulated.returncode == 0, simulated.stdout + simulated.stderr  # the simulator sees it reply
-    real, _ = _over_rabbitmq(amqp_url, scenario, tmp_path, "--step-timeout", "3", extra_path=str(TESTS))
+    real, _ = _over_rabbitmq(
+        amqp_url, scenario, tmp_path, "--step-timeout", "3", "--algorithm", algorithm, extra_path=str(TESTS)
+    )
     assert real.returncode == 3, real.stdout + real.stderr
     assert "DIVERGED at step 2 (deliver): not done within 3s (node-2 recorded 1 of" in real.stdout
     assert "reproduces" not in real.stdout

@@ -103,9 +103,7 @@ class Director:
             for action in self.script.actions:
                 self._act(action)
                 if action.refused:  # the simulator's protocol refused it: so must the real one
-                    refused = (
-                        f"step {action.step} (deliver): the delivery was not refused as in the simulator"
-                    )
+                    refused = f"step {action.step} ({action.kind}): not refused as in the simulator"
                     self._until(
                         lambda a=action: self._rejected(self.names[a.pid]), self.step_timeout, refused
                     )

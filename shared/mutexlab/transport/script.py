@@ -43,7 +43,7 @@ class Action:
     frm: int = 0  # a delivery's sender
     index: int | None = None  # a deliver or overtake step: the position on the link (0: the oldest)
     msg_id: str | None = None  # the message the simulator delivered (a drain's are named so)
-    refused: bool = False  # the simulator's protocol refused this delivery: the replay ends here
+    refused: bool = False  # the simulator's protocol refused this input (or raised): the replay ends here
     expect: dict[str, int] = field(default_factory=dict)
 
 
@@ -85,7 +85,8 @@ def compile_script(scenario: Scenario, result: ReplayResult) -> Script:
             break  # the simulator stopped at the refused step
         mine = by_step.get(number, [])
         if isinstance(step, (RequestStep, ExitStep)):
-            actions.append(Action(number, step.op, pid=step.pid))
+            # refused: a handler raised on it (a refused local decision is an invalid scenario, exit 2)
+            actions.append(Action(number, step.op, pid=step.pid, refused=number == refused_at))
             groups.append(mine)
         elif isinstance(step, (DeliverStep, OvertakeStep)):
             recv = next((e for e in mine if e.get("event") == "recv"), None)
