@@ -14,6 +14,7 @@ import argparse
 import os
 from pathlib import Path
 
+from ..director.solution import program_algorithm
 from ..setups import ConfigError
 from ..spec import Flags
 from ..transport.settings import DELIVERIES
@@ -99,6 +100,12 @@ def _common(p) -> None:
         "restart; transient: nothing on disk, end-to-end retransmission, survives lost and duplicated "
         "messages and reconnects but not a broker restart (docs/wire.md#delivery-modes)",
     )
+    p.add_argument(
+        "--node",
+        metavar="CMD",
+        help="every node is this program, speaking the node protocol (docs/test-any-program.md); "
+        "it replaces --algorithm: mutex, kmutex and bees",
+    )
     add_json_argument(p, "monitor's summary")
     add_report_argument(p)
 
@@ -128,6 +135,8 @@ def plan_from_args(args) -> Plan:
     delivery = args.delivery or os.environ.get("DELIVERY") or "persistent"  # as the services read it
     if delivery not in DELIVERIES:
         raise ConfigError(f"DELIVERY={delivery!r} in the environment: persistent or transient")
+    if getattr(args, "node", None) is not None:
+        args.algorithm = program_algorithm(args.flags.command, args.node)
     scenario = args.scenario_config(args)
     resolved(args, scenario, "run")
     dwell_times = {

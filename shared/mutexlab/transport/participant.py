@@ -147,6 +147,8 @@ class Participant:
             log.error("%s: protocol error on a local input, giving up: %s", self.name, exc)
             return EXIT_FAILED
         finally:
+            if self.setup is not None and self.pid is not None:  # a node that runs a program kills it
+                getattr(self.setup.protocols[self.pid], "close", lambda: None)()
             self.bus.close()
 
     def _join(self) -> int | None:

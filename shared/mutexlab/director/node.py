@@ -1,0 +1,142 @@
+"""A program as a protocol object: ``ProgramNode`` speaks the node protocol (lines.py) with one
+child process and turns its answers into effects, so any driver — a RabbitMQ participant above
+all — runs a user's program where it would run one of mutexlab's algorithms.
+
+Invariants: the program is started once, lazily, by ``start`` (a setup builds every node of a
+run, a participant hosts one); every input is one line, answered up to its ``done`` (``process.py``:
+bounded in lines, bytes and time), and the answer's outputs become effects in the order written.
+What the program does wrong (crashes, stalls, garbage, an enter without a request) is raised:
+a ``NodeFault`` becomes a ``HandlerError`` (protocol.py's guard), a finding. ``close`` kills the
+program with its process group; it is idempotent.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from typing import Any, ClassVar, Literal
+
+from ..clock import LamportClock
+from ..messages import Codec, Message
+from ..protocol import Effect, Enter, Exit, Note, Protocol, ProtocolError, Schedule, Send
+from ..setups import ConfigError
+from .lines import NodeFault
+from .process import NodeProcess
+
+COMMAND_ENV = "NODE_COMMAND"  # the program a node runs when its setup names none (a compose service)
+TIMEOUT = 5.0  # seconds a program has to answer one input (as ``mutexlab test``'s default)
+THEN_REQUEST, THEN_EXIT = Schedule("request", "think"), Schedule("exit", "cs")  # the mutex workload
+
+
+class ProgramMessage(Message):
+    """What a program sent: its ``body``, any JSON, carried as it is."""
+
+    type: Literal["PROGRAM"] = "PROGRAM"
+    body: Any = None
+
+
+CODEC = Codec(ProgramMessage)
+
+
+class ProgramNode(Protocol):
+    """Node ``pid`` of ``n``: the program ``command`` (split like a shell, never run by one; None:
+    ``$NODE_COMMAND``, read at ``start``, in the process that hosts the node).
+
+    ``init`` is what the program's ``init`` line carries beside its id and peers (``seed``,
+    ``problem``, ``options``). ``requests`` > 0 makes it a driven node (``mutex``, ``kmutex``):
+    it asks for ``resource`` that many times, after a ``think`` dwell, and leaves after a ``cs``
+    dwell, as the classic nodes do; 0 leaves the program to act on its own (``bees``)."""
+
+    state: str  # type: ignore[assignment]  # the program names its states: any string
+    final_states: ClassVar[frozenset[Any]] = frozenset({"DEAD", "RETIRED"})
+
+    def __init__(
+        self, pid: int, n: int, command: str | None, init: dict[str, Any], requests: int, resource: str
+    ) -> None:
+        self.pid, self.n, self.command, self.init = pid, n, command, init
+        self.requests_left, self.resource, self.driven = requests, resource, requests > 0
+        self.clock = LamportClock()
+        self.state = "RELEASED" if self.driven else "STARTED"
+        self.process: NodeProcess | None = None
+
+    @property
+    def name(self) -> str:
+        return f"node-{self.pid}"
+
+    # -- the inputs --------------------------------------------------------------------------
+    def start(self) -> list[Effect]:
+        argv = shlex.split(self.command or os.environ.get(COMMAND_ENV, ""))
+        if not argv:
+            raise ConfigError(f"{COMMAND_ENV} is not set: the program {self.name} runs")
+        peers = frozenset(range(1, self.n + 1)) - {self.pid}
+        self.process = NodeProcess(argv, self.pid, peers, TIMEOUT)
+        line = {"type": "init", "id": self.pid, "name": self.name, "peers": sorted(peers), "nodes": self.n}
+        effects = self._ask(line | self.init)
+        return effects + [THEN_REQUEST] if self.driven else effects
+
+    def on_message(self, msg: Message) -> list[Effect]:
+        if not isinstance(msg, ProgramMessage):
+            raise self.refuse(msg, "a program's node takes only what programs send")
+        self.clock.receive(msg.ts)
+        return self._ask({"type": "recv", "from": msg.sender, "body": msg.body})
+
+    def on_local(self, action: str) -> list[Effect]:
+        if action == "request" and self.state == "RELEASED" and self.requests_left > 0:
+            self.requests_left -= 1
+            self.state = "WANTED"
+            note = Note("request", {"resource": self.resource})
+            return [note, *self._ask({"type": "request", "resource": self.resource})]
+        if action == "exit" and self.state == "HELD":
+            effects = self._ask({"type": "release", "resource": self.resource})
+            if self.state == "HELD":
+                raise NodeFault("protocol", self.pid, f"node {self.pid} did not exit when asked to release")
+            return effects + [THEN_REQUEST] if self.requests_left > 0 else effects
+        raise self.refuse(f"local action {action!r}")
+
+    @property
+    def finished(self) -> bool:
+        if self.driven:
+            return self.state == "RELEASED" and self.requests_left == 0
+        return self.state in self.final_states
+
+    def snapshot(self) -> Any:
+        raise ProtocolError("a program's state cannot be copied: it lives in its process")
+
+    # -- the program's answers as effects -----------------------------------------------------
+    def _ask(self, line: dict[str, Any]) -> list[Effect]:
+        if self.process is None:
+            raise ProtocolError(f"{self.name} takes {line['type']} before its start")
+        outputs, _, _ = self.process.ask(line)
+        return [effect for output in outputs for effect in self._effect(output)]
+
+    def _effect(self, output: dict[str, Any]) -> list[Effect]:
+        kind = output["type"]
+        if kind == "send":
+            body = ProgramMessage(sender=self.pid, ts=self.clock.tick(), body=output["body"])
+            return [Send(output["to"], body)]
+        if kind == "enter":
+            if self.driven:
+                if self.state != "WANTED":
+                    raise NodeFault(
+                        "protocol",
+                        self.pid,
+                        f"node {self.pid} entered {output['resource']} without a request pending",
+                    )
+                self.state = "HELD"
+                return [Enter(output["resource"], output.get("units", 1)), THEN_EXIT]
+            return [Enter(output["resource"], output.get("units", 1))]
+        if kind == "exit":
+            if self.driven:
+                self.state = "RELEASED"
+            return [Exit(output["resource"], output.get("units", 1))]
+        if kind == "state":
+            if not self.driven:  # a driven node's state is the workload's (RELEASED, WANTED, HELD)
+                self.state = output["state"]
+            return []
+        fields = {k: v for k, v in output.items() if k not in ("type", "event", "pid", "vc", "t")}
+        return [Note(output["event"], fields)]
+
+    def close(self) -> None:
+        """Kill the program (its process group); idempotent."""
+        if self.process is not None:
+            self.process.kill()

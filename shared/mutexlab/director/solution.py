@@ -1,0 +1,97 @@
+"""A program as a solution of a problem: ``program_solution(problem, command)`` is an
+``AlgorithmSpec`` whose every node is a ``ProgramNode`` (node.py), so ``mutexlab run PROBLEM
+--node CMD`` runs the program's processes as participants over RabbitMQ, audited as usual.
+
+The solutions are named by the dotted modules of ``solutions/`` (``mutexlab.director.solutions.
+mutex``), which every service of a run resolves alike (registry.resolve); the command comes from
+``NODE_COMMAND`` in the environment when the spec names none (a compose service, a participant
+``mutexlab run`` starts), read when a node starts, never when a setup is built (the monitor
+builds one too and runs no program). The trace names the problem's own algorithm for a problem
+whose nodes act on their own (``bees``: its audit judges the run) and ``program-<problem>`` for a
+driven one (its problem's generic audit).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from typing import Any
+
+from ..problems import named
+from ..protocols import registry
+from ..setups import ConfigError, Setup
+from ..spec import AlgorithmSpec
+from .node import CODEC, COMMAND_ENV, ProgramNode
+from .problem import choices, make_problem
+
+MODULE = "mutexlab.director.solutions."  # + a problem's name: the solution ``run --node`` runs
+
+
+def module_of(problem: str) -> str:
+    """The dotted module naming ``problem``'s program solution; ConfigError when none is offered."""
+    if problem not in ("mutex", "kmutex", "bees"):
+        raise ConfigError(
+            f"run --node takes mutex, kmutex or bees, not {problem} (test offers {', '.join(choices())})"
+        )
+    return MODULE + problem
+
+
+def program_algorithm(problem: str, command: str) -> str:
+    """The algorithm ``run PROBLEM --node command`` runs, with ``$NODE_COMMAND`` set in this
+    process's environment (the run's services inherit it); ConfigError naming what is wrong."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise ConfigError(f"--node {command!r}: {exc}") from None
+    if not argv:
+        raise ConfigError("--node names no program")
+    if shutil.which(argv[0]) is None:
+        raise ConfigError(f"--node: {argv[0]!r} is not an executable program (nor one on PATH)")
+    algorithm = module_of(problem)
+    os.environ[COMMAND_ENV] = command
+    return algorithm
+
+
+def program_solution(problem: str, command: str | None = None) -> AlgorithmSpec:
+    """The solution of ``problem`` whose nodes run ``command`` (None: ``$NODE_COMMAND`` at start)."""
+
+    def make_setup(processes: int, options: dict[str, Any], seed: int) -> Setup:
+        given = {k: v for k, v in options.items() if k not in ("requests", "initial_clocks")}
+        requests = int(options.get("requests") or 0)
+        found = make_problem(problem, processes, requests, given, seed)
+        algorithm = found.algorithm or name
+        init = {"seed": seed, "problem": found.name, "options": found.options}
+        resource = found.resource if found.driven else ""
+        nodes = {
+            pid: ProgramNode(pid, processes, command, init, found.requests, resource) for pid in found.names
+        }
+        return Setup(algorithm, nodes, dict(found.names), CODEC, dict(found.capacities), dict(found.params))
+
+    if problem == "bees":  # a variant of the bees under their name: the bees' audit judges it
+        template = registry.spec("bees")
+        name = template.name
+        return AlgorithmSpec(
+            name,
+            template.family,
+            "the mason bees, every bee a program",
+            make_setup,
+            CODEC,
+            template.audit,
+            role=template.role,
+            options=template.options,
+            flags=template.flags,
+        )
+    solved = named(problem)
+    name = f"program-{problem}"
+    return AlgorithmSpec(
+        name,
+        "classic" if problem == "mutex" else problem,
+        f"{problem}, every node a program",
+        make_setup,
+        CODEC,
+        solved.audit,
+        options=dict(solved.options),
+        flags=solved.flags,
+        problem=problem,
+    )
