@@ -1,0 +1,180 @@
+"""A program as a participant: ``ProgramNode`` (director/node.py) and ``mutexlab run PROBLEM --node``.
+
+The C examples are built with gcc into a temporary directory (a skip without gcc, a failure under
+CI). Every test that starts programs checks that none is left running afterwards: a program's
+command line names the test's own directory, so any process still running it is found in /proc.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import missing
+
+from mutexlab.cli import main
+from mutexlab.director.node import COMMAND_ENV, ProgramMessage, ProgramNode
+from mutexlab.director.solution import program_solution
+from mutexlab.protocol import Enter, HandlerError, Note, Schedule, Send
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "nodes"
+VARIANTS = {
+    "ra": ("ricart_agrawala.c", []),
+    "ra-reply-in-cs": ("ricart_agrawala.c", ["-DBROKEN_REPLY_IN_CS"]),
+    "bee": ("bee.c", []),
+}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, str]:
+    if shutil.which("gcc") is None:
+        missing("gcc is not installed: the C example nodes cannot be built")
+    out = tmp_path_factory.mktemp("programs")
+    found = {}
+    for name, (source, flags) in VARIANTS.items():
+        target = out / name
+        subprocess.run(
+            ["gcc", "-O2", "-Wall", "-Werror", *flags, "-o", str(target), str(EXAMPLES / source)], check=True
+        )
+        found[name] = str(target)
+    return found
+
+
+def running(directory: str) -> list[str]:
+    """The command lines of live processes that run something in ``directory``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and argv and argv[0].decode(errors="replace").startswith(directory):
+            found.append(" ".join(a.decode(errors="replace") for a in argv))
+    return found
+
+
+# -- the adapter alone -----------------------------------------------------------------------------
+def test_a_program_node_turns_lines_into_effects_and_is_killed_on_close(built):
+    init = {"seed": 0, "problem": "mutex", "options": {"requests": 1, "resource": "cs"}}
+    one = ProgramNode(1, 2, built["ra"], init, requests=1, resource="cs")
+    two = ProgramNode(2, 2, built["ra"], init, requests=1, resource="cs")
+    try:
+        assert one.process is None  # nothing runs before the start
+        assert one.start() == [Schedule("request", "think")]
+        two.start()
+        asked = one.on_local("request")
+        assert asked[0] == Note("request", {"resource": "cs"}) and one.state == "WANTED"
+        request = asked[1]
+        assert isinstance(request, Send) and request.to == 2 and isinstance(request.msg, ProgramMessage)
+        reply = two.on_message(request.msg)
+        assert [type(e) for e in reply] == [Send]
+        entered = one.on_message(reply[0].msg)
+        assert entered == [Enter("cs"), Schedule("exit", "cs")] and one.state == "HELD"
+        one.on_local("exit")
+        assert one.state == "RELEASED" and one.finished
+    finally:
+        one.close()
+        two.close()
+    assert running(str(Path(built["ra"]).parent)) == []
+    one.close()  # idempotent
+
+
+def test_a_program_that_enters_unasked_is_a_finding(tmp_path):
+    rogue = tmp_path / "rogue.py"
+    rogue.write_text(
+        "import sys, json\n"
+        "for line in sys.stdin:\n"
+        '    print(json.dumps({"type": "enter", "resource": "cs"}))\n'
+        '    print(json.dumps({"type": "done"}), flush=True)\n'
+    )
+    node = ProgramNode(1, 2, f"{sys.executable} {rogue}", {}, requests=1, resource="cs")
+    try:
+        with pytest.raises(HandlerError, match="without a request pending"):
+            node.start()
+    finally:
+        node.close()
+
+
+def test_the_command_comes_from_the_environment_at_start(monkeypatch, built):
+    monkeypatch.delenv(COMMAND_ENV, raising=False)
+    setup = program_solution("mutex").make_setup(2, {"requests": 1}, 0)  # builds, runs nothing
+    assert setup.algorithm == "program-mutex" and setup.capacities == {"cs": 1}
+    with pytest.raises(HandlerError, match=COMMAND_ENV):
+        setup.protocols[1].start()
+    monkeypatch.setenv(COMMAND_ENV, built["ra"])
+    node = setup.protocols[1]
+    try:
+        assert node.start() == [Schedule("request", "think")]
+    finally:
+        node.close()
+    bees = program_solution("bees").make_setup(4, {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 2}, 0)
+    assert bees.algorithm == "bees" and set(bees.names.values()) == {f"bee-{i}" for i in range(1, 5)}
+
+
+def test_run_node_refuses_what_it_cannot_run(capsys, monkeypatch):
+    monkeypatch.setenv(COMMAND_ENV, "")  # run --node sets it: restored after the test
+    assert main(["run", "mutex", "--node", "/no/such/program", "--amqp-url", "amqp://127.0.0.1:1/%2F"]) == 2
+    assert "not an executable" in capsys.readouterr().err
+    assert main(["run", "elves", "--node", "true", "--amqp-url", "amqp://127.0.0.1:1/%2F"]) == 2
+    assert "mutex, kmutex or bees" in capsys.readouterr().err
+
+
+# -- over RabbitMQ -----------------------------------------------------------------------------------
+def run(capsys, amqp_url: str, problem: str, program: str, *flags: str) -> tuple[int, dict]:
+    """``mutexlab run PROBLEM --node PROGRAM``: its exit code and the monitor's summary."""
+    argv = ["run", problem, "--node", program, "--amqp-url", amqp_url, "--dwell", "0", "--json", *flags]
+    code = main(argv)
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_run_mutex_on_the_c_ricart_agrawala_is_safe(amqp_url, built, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(COMMAND_ENV, "")
+    trace = tmp_path / "ra.jsonl"
+    code, summary = run(
+        capsys, amqp_url, "mutex", built["ra"], "-N", "3", "--requests", "2", "--trace", str(trace)
+    )
+    assert code == 0, summary
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert events[0]["algorithm"] == "program-mutex"
+    assert sum(e["event"] == "enter" for e in events) == 6
+    assert running(str(Path(built["ra"]).parent)) == []
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_the_broken_c_ricart_agrawala_is_caught_over_rabbitmq(amqp_url, built, monkeypatch, capsys):
+    """Two nodes, no think time, a long critical section: node 1 leaves, answers node 2 and asks
+    again at once; node 2, inside, gets that request behind the reply on the same FIFO link and —
+    the bug — answers it: node 1 enters while node 2 is inside (0.5 s, far beyond a delivery)."""
+    monkeypatch.setenv(COMMAND_ENV, "")
+    flags = ("-N", "2", "--requests", "2", "--think", "0", "--cs", "0.5")
+    code, summary = run(capsys, amqp_url, "mutex", built["ra-reply-in-cs"], *flags)
+    assert code == 1, summary
+    assert "capacity" in json.dumps(summary)
+    assert running(str(Path(built["ra"]).parent)) == []
+    code, summary = run(capsys, amqp_url, "mutex", built["ra"], *flags)  # the same run, correct
+    assert code == 0, summary
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_run_bees_on_the_c_bee_is_safe(amqp_url, built, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(COMMAND_ENV, "")
+    trace = tmp_path / "bees.jsonl"
+    flags = ("-P", "4", "-T", "2", "-K", "1", "--eggs", "1", "--cocoons", "2", "--trace", str(trace))
+    code, summary = run(capsys, amqp_url, "bees", built["bee"], *flags)
+    assert code == 0, summary
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert events[0]["algorithm"] == "bees"  # the bees' own audit judged it
+    assert sum(e["event"] == "egg" for e in events) == 4
+    assert main(["verify", str(trace)]) == 0
+    assert running(str(Path(built["bee"]).parent)) == []
