@@ -8,18 +8,21 @@ command line names the test's own directory, so any process still running it is 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import missing
 
 from mutexlab.cli import main
 from mutexlab.director.node import COMMAND_ENV, ProgramMessage, ProgramNode
 from mutexlab.director.solution import program_solution
 from mutexlab.protocol import Enter, HandlerError, Note, Schedule, Send
+from mutexlab.protocols import registry
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "nodes"
 VARIANTS = {
@@ -178,3 +181,31 @@ def test_run_bees_on_the_c_bee_is_safe(amqp_url, built, tmp_path, monkeypatch, c
     assert sum(e["event"] == "egg" for e in events) == 4
     assert main(["verify", str(trace)]) == 0
     assert running(str(Path(built["bee"]).parent)) == []
+
+
+# -- as compose services (read, not run: scripts/compose-check.sh runs the project's file) -----------
+def test_the_compose_example_scales_the_c_bee_as_participants_of_one_run():
+    root = EXAMPLES.parent.parent
+    compose = yaml.safe_load((EXAMPLES / "compose.yml").read_text())
+    project = yaml.safe_load((root / "docker-compose.yml").read_text())
+    monitor, bee = compose["services"]["program-monitor"], compose["services"]["program-bee"]
+    for service in (monitor, bee):
+        assert service["profiles"] == ["program"] and service["pull_policy"] == "build"
+        assert "container_name" not in service and "ports" not in service  # --scale can copy it
+        assert (root / service["build"]["dockerfile"]).is_file()
+        assert service["environment"]["MUTEXLAB_RUN_SECRET_FILE"] == "/run-secret/secret"  # authenticated
+        assert "run-secret:/run-secret" in service["volumes"]
+    for key in ("ALGORITHM", "RUN_ID", "AMQP_URL", "MUTEXLAB_RUN_SECRET"):  # one run, alike
+        assert monitor["environment"][key] == bee["environment"][key]
+    assert set(project["volumes"]) >= {"traces", "run-secret"} and "rabbitmq" in project["services"]
+    spec = registry.resolve(bee["environment"]["ALGORITHM"])
+    assert bee["command"] == ["python", f"services/{spec.role}/main.py"]
+    assert bee["environment"]["NODE_COMMAND"] == "/usr/local/bin/bee"
+    dockerfile = (root / bee["build"]["dockerfile"]).read_text()
+    assert (
+        "-o /programs/bee /src/bee.c" in dockerfile
+        and "COPY --from=programs /programs/ /usr/local/bin/" in dockerfile
+    )
+    options = json.loads(re.sub(r"\$\{\w+:-(\w+)\}", r"\1", monitor["environment"]["OPTIONS"]))
+    setup = spec.make_setup(4, options, 0)  # the options the monitor is given build a run of 4
+    assert setup.algorithm == "bees" and len(setup.protocols) == 4
