@@ -117,6 +117,8 @@ def test_the_command_comes_from_the_environment_at_start(monkeypatch, built):
         assert node.start() == [Schedule("request", "think")]
     finally:
         node.close()
+    kmutex = program_solution("kmutex").make_setup(3, {"requests": 1, "k": 2}, 0)
+    assert kmutex.algorithm == "program-kmutex" and kmutex.capacities == {"cs": 2}
     bees = program_solution("bees").make_setup(4, {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 2}, 0)
     assert bees.algorithm == "bees" and set(bees.names.values()) == {f"bee-{i}" for i in range(1, 5)}
 
@@ -127,6 +129,8 @@ def test_run_node_refuses_what_it_cannot_run(capsys, monkeypatch):
     assert "not an executable" in capsys.readouterr().err
     assert main(["run", "elves", "--node", "true", "--amqp-url", "amqp://127.0.0.1:1/%2F"]) == 2
     assert "mutex, kmutex or bees" in capsys.readouterr().err
+    assert main(["run", "kmutex", "--amqp-url", "amqp://127.0.0.1:1/%2F"]) == 2  # no default solution
+    assert "needs --algorithm NAME (or --node CMD" in capsys.readouterr().err
 
 
 # -- over RabbitMQ -----------------------------------------------------------------------------------

@@ -126,6 +126,10 @@ def arguments(flags: Flags):
     def add(p) -> None:
         _dwell_flags(p, {d.kind: d.real for d in flags.dwell})
         _common(p)
+        # --node stands for --algorithm: a family without a default solution (kmutex) asks for one later
+        for action in p._actions:  # noqa: SLF001 - argparse offers no public way to relax a parent's flag
+            if action.dest == "algorithm":
+                action.required = False
 
     return add
 
@@ -137,6 +141,8 @@ def plan_from_args(args) -> Plan:
         raise ConfigError(f"DELIVERY={delivery!r} in the environment: persistent or transient")
     if getattr(args, "node", None) is not None:
         args.algorithm = program_algorithm(args.flags.command, args.node)
+    elif args.algorithm is None:
+        raise ConfigError(f"run {args.flags.command} needs --algorithm NAME (or --node CMD, a program)")
     scenario = args.scenario_config(args)
     resolved(args, scenario, "run")
     dwell_times = {
