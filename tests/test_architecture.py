@@ -127,3 +127,26 @@ def test_the_check_catches_an_upward_import(tmp_path):
     assert any("clock.py:1" in p and "mutexlab.protocols" in p for p in found), found
     with pytest.raises(AssertionError, match="no layer"):
         layer_of("gadgets")
+
+
+LONGEST_MODULE = 500  # lines: a library module longer than this holds more than one concern
+
+
+def long_modules(package: Path) -> list[str]:
+    """Each module under ``package`` over LONGEST_MODULE lines, with its length."""
+    out = []
+    for path in sorted(package.rglob("*.py")):
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > LONGEST_MODULE:
+            out.append(f"{path.relative_to(package).as_posix()}: {lines} lines")
+    return out
+
+
+def test_no_library_module_is_over_500_lines():
+    assert long_modules(PACKAGE) == [], "split these modules by concern"
+
+
+def test_the_length_check_catches_a_long_module(tmp_path):
+    (tmp_path / "long.py").write_text("x = 1\n" * (LONGEST_MODULE + 1))
+    (tmp_path / "short.py").write_text("x = 1\n" * LONGEST_MODULE)
+    assert long_modules(tmp_path) == [f"long.py: {LONGEST_MODULE + 1} lines"]

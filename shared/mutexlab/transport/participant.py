@@ -46,7 +46,7 @@ from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setups import ConfigError, Setup
-from . import directing, joining
+from . import control, directing, joining
 from .amqp import LOST, TransportError
 from .driving import AuditSink, ServiceDriver
 from .inbox import Delivery, LinkInbox
@@ -55,7 +55,7 @@ from .membership import role_of
 from .rabbit import Bus
 from .settings import ParticipantSettings
 from .topology import Topology, addressed, queue_consumers
-from .wire import EnvelopeError, compact, frame, loads, pack_batch, parse_frame
+from .wire import EnvelopeError, compact, frame, pack_batch, parse_frame
 
 log = logging.getLogger("mutexlab.participant")
 
@@ -328,19 +328,7 @@ class Participant:
 
     def _handle(self, delivery: Delivery) -> None:
         if delivery.routing_key.startswith("control."):
-            try:
-                data = loads(delivery.body)
-            except ValueError:
-                data = None
-            if not isinstance(data, dict):  # not JSON, or not an object: no kind this process knows
-                data = {}
-            if data.get("kind") == "stop":
-                log.info("%s: stop (%s)", self.name, data.get("reason", "run over"))
-                self.stopped = True
-            elif data.get("kind") == "link" and self.links is not None:
-                self.links.on_link(data, self.roster, time.monotonic())
-            elif data.get("kind") == "directed" and self.settings.directed:
-                directing.act(self, str(data.get("action")), self._input)
+            control.act(self, delivery.body, self._input)
             self.handled.append(delivery)
             return
         setup, _, _ = self._joined()
