@@ -141,7 +141,14 @@ def test_the_regex_comes_from_the_first_line_or_the_flag_in_javascript_syntax(tm
         ("a {a: 1}\nenter cs\n", ":1: the clock '{a: 1}' is not JSON"),
         ('a {"a": 1}\n', ":1: the log ends inside a record"),
         ("hello\nworld\n", ":1: not a record of GoVector's regex"),
-        ('a {"a": 2}\nexit cs\na {"a": 1}\nenter cs\n', ":3: a's own clock entry goes from 2 (line 1) to 1"),
+        (
+            'a {"a": 1}\nrequest cs\na {"a": 2}\nenter cs\na {"a": 2}\nexit cs\n',
+            ":5: a's own clock entry goes from 2 (line 3) to 2",
+        ),
+        (
+            'a {"a": 2}\nexit cs\na {"a": 1}\nenter cs\n',
+            ":1: the vector clocks contradict each other: a's own entry skips",
+        ),
     ],
 )
 def test_what_cannot_be_read_is_exit_2_with_file_and_line(tmp_path, capsys, text, problem):

@@ -74,9 +74,8 @@ def test_a_node_that_quits_its_workload_early_is_caught():
 @pytest.mark.parametrize(
     "tamper, message",
     [
-        ("drop-send", "received message {id} from {frm}, which no send of the trace carries"),
+        ("lose-send", "received message {id} from {frm}, which no send of the trace carries"),
         ("other-sender", "received message {id}, which says it came from node-9, but {frm} sent it"),
-        ("early", "received message {id}, which its clock says was not sent yet"),
     ],
 )
 def test_a_recv_without_its_send_is_a_violation_naming_its_line(tmp_path, capsys, tamper, message):
@@ -84,24 +83,54 @@ def test_a_recv_without_its_send_is_a_violation_naming_its_line(tmp_path, capsys
     k = next(k for k, e in enumerate(events) if e["event"] == "recv")
     recv = events[k]
     send = next(e for e in events if e["event"] == "send" and e["id"] == recv["id"])
-    if tamper == "drop-send":
-        events.remove(send)
-        k -= 1
-    elif tamper == "other-sender":
-        recv["from"] = "node-9"
+    if tamper == "lose-send":  # the send is there, but no longer carries the id (a dropped one would
+        send["id"] = "lost"  # leave a gap in its sender's clock: unreadable, below)
     else:
-        recv["vc"] = {recv["pid"]: recv["vc"][recv["pid"]]}  # as if it knew nothing of the sender
+        recv["from"] = "node-9"
     code, out = verify(capsys, write(tmp_path / "t.jsonl", events))
     assert code == 1 and "[recv-without-send]" in out, out
     assert message.format(id=recv["id"], frm=recv["from"] if tamper != "other-sender" else send["pid"]) in out
     assert f"line {k + 1} ({recv['pid']} recv)" in out
 
 
+@pytest.mark.parametrize(
+    "tamper, problem",
+    [
+        ("drop-send", "'s own entry skips events"),
+        ("early", "knows event 0 of {frm}, but the message carried event"),
+    ],
+)
+def test_a_recv_whose_clock_contradicts_its_send_is_unreadable(tmp_path, capsys, tamper, problem):
+    """Clocks that contradict each other are refused before any verdict (audit/clocks.py)."""
+    events = [dict(e) for e in ra_run(1).events]
+    k = next(k for k, e in enumerate(events) if e["event"] == "recv")
+    recv = events[k]
+    send = next(j for j, e in enumerate(events) if e["event"] == "send" and e["id"] == recv["id"])
+    if tamper == "drop-send":
+        line = next(j for j, e in enumerate(events) if j > send and e["pid"] == events[send]["pid"]) - 1
+        del events[send]
+    else:
+        recv["vc"] = {recv["pid"]: recv["vc"][recv["pid"]]}  # as if it knew nothing of the sender
+        line = k
+    path = write(tmp_path / "t.jsonl", events)
+    capsys.readouterr()
+    code = main(["verify", path])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "", (code, out, err)
+    assert err.startswith(f"mutexlab: error: {path}:{line + 1}: the vector clocks contradict each other")
+    assert problem.format(frm=recv["from"]) in err and err.count("\n") == 1, err
+
+
 def test_a_recv_before_its_send_in_the_file_is_not_a_finding(tmp_path):
     events = ra_run(1).events
-    k = next(k for k, e in enumerate(events) if e["event"] == "recv")
-    send = next(j for j, e in enumerate(events) if e["event"] == "send" and e["id"] == events[k]["id"])
-    moved = events[:send] + events[send + 1 : k + 1] + [events[send]] + events[k + 1 :]
+    sends = {e["id"]: j for j, e in enumerate(events) if e["event"] == "send"}
+    k, send = next(  # a recv whose process has no event between its send and it: each process's order kept
+        (k, sends[e["id"]])
+        for k, e in enumerate(events)
+        if e["event"] == "recv" and all(x["pid"] != e["pid"] for x in events[sends[e["id"]] : k])
+    )
+    moved = events[:send] + [events[k]] + events[send:k] + events[k + 1 :]
+    assert moved.index(events[k]) < moved.index(events[send])
     assert verify_file(write(tmp_path / "moved.jsonl", moved)).ok
 
 

@@ -200,3 +200,103 @@ def test_report_names_the_file_when_an_event_cannot_be_drawn(capsys):
     code, out, err, path = verify_bytes((HEADER + send).encode(), capsys, "report")
     assert code == 2 and f"{path}: line 2: send event of node-1 lacks a numeric 't'" in err
     assert_judged_or_refused(code, out, err, path, command="report")
+
+
+# -- vector clocks that contradict each other (audit/clocks.py) ----------------------------------
+# Each file shows two holders of cs whose clocks, read as they stand, say one left before the
+# other entered: the audit would call it SAFE. Each clock is impossible, and the file is refused.
+def _trace(*events: dict) -> bytes:
+    head = {"event": "run", "pid": "run", "algorithm": None, "capacities": {"cs": 1}}
+    return "".join(json.dumps(e) + "\n" for e in (head, *events)).encode()
+
+
+def _ev(kind: str, pid: str, vc: dict, **fields) -> dict:
+    event = {"event": kind, "pid": pid, "t": 0, "vc": vc, **fields}
+    if kind in ("enter", "exit"):
+        event["resource"] = "cs"
+    return event
+
+
+def _msg(kind: str, pid: str, vc: dict, key: str, other: str) -> dict:
+    return _ev(kind, pid, vc, type="M", id=key, **({"to": other} if kind == "send" else {"from": other}))
+
+
+CONTRADICTIONS = {
+    "an enter knows another's exit with no receive": (
+        _trace(
+            _ev("enter", "n1", {"n1": 1}),
+            _ev("exit", "n1", {"n1": 2}),
+            _ev("enter", "n2", {"n1": 2, "n2": 1}),
+            _ev("exit", "n2", {"n1": 2, "n2": 2}),
+        ),
+        ":4: the vector clocks contradict each other: n2's enter knows event 2 of n1 (it knew 0) without "
+        "receiving a message that tells it",
+    ),
+    "a clock knows node-1's 99th event when it has 3": (
+        _trace(
+            _ev("enter", "n1", {"n1": 1}),
+            _msg("send", "n1", {"n1": 2}, "m", "n2"),
+            _msg("recv", "n2", {"n1": 99, "n2": 1}, "m", "n1"),
+            _ev("enter", "n2", {"n1": 99, "n2": 2}),
+            _ev("exit", "n1", {"n1": 3}),
+            _ev("exit", "n2", {"n1": 99, "n2": 3}),
+        ),
+        ":4: the vector clocks contradict each other: n2's recv of message m says it knows event 99 of n1",
+    ),
+    "a cycle of causality": (
+        _trace(
+            _msg("recv", "n1", {"n1": 1, "n2": 4}, "m2", "n2"),
+            _ev("enter", "n1", {"n1": 2, "n2": 4}),
+            _ev("exit", "n1", {"n1": 3, "n2": 4}),
+            _msg("send", "n1", {"n1": 4, "n2": 4}, "m1", "n2"),
+            _msg("recv", "n2", {"n1": 4, "n2": 1}, "m1", "n1"),
+            _ev("enter", "n2", {"n1": 4, "n2": 2}),
+            _ev("exit", "n2", {"n1": 4, "n2": 3}),
+            _msg("send", "n2", {"n1": 4, "n2": 4}, "m2", "n1"),
+        ),
+        ":6: the vector clocks contradict each other: message m1 was sent knowing event 4 of n2, which "
+        "receives it as its own event 1: a cycle of causality",
+    ),
+    "a process's own entry goes back": (
+        _trace(
+            _ev("enter", "n1", {"n1": 1}),
+            _msg("send", "n1", {"n1": 2}, "m", "n2"),
+            _msg("recv", "n2", {"n1": 2, "n2": 1}, "m", "n1"),
+            _ev("enter", "n2", {"n1": 2, "n2": 2}),
+            _ev("exit", "n1", {"n1": 2}),
+            _ev("exit", "n2", {"n1": 2, "n2": 3}),
+        ),
+        ":6: the vector clocks contradict each other: n1's own entry goes back: 2 after 2",
+    ),
+    "a ShiViz cycle": (
+        b'a {"a":1,"b":2}\nenter cs\na {"a":2,"b":2}\nexit cs\nb {"a":2,"b":1}\nenter cs\nb {"a":2,"b":2}\nexit cs\n',
+        ":5: the vector clocks contradict each other: b's event 1 knows event 2 of a, which knows it in turn",
+    ),
+    "a ShiViz record knows a's 99th event when a has 3": (
+        b'a {"a":1}\nenter cs\nb {"a":99,"b":1}\nenter cs\na {"a":2}\nexit cs\na {"a":3}\nother\n'
+        b'b {"a":99,"b":2}\nexit cs\n',
+        ":3: the vector clocks contradict each other: b knows event 99 of a, which has 3 events",
+    ),
+    "a ShiViz record knows another's event but not what that one knew": (
+        b'c {"c":1}\nexit x\nc {"c":2}\nother\na {"a":1,"c":2}\nother\nb {"a":1,"b":1}\nother\n',
+        ":7: the vector clocks contradict each other: b's event 1 knows event 1 of a but not what that one "
+        "knew: event 2 of c",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTRADICTIONS))
+def test_clocks_that_contradict_each_other_are_refused_naming_the_line(name, capsys):
+    content, words = CONTRADICTIONS[name]
+    for command in ("verify", "report"):
+        code, out, err, path = verify_bytes(content, capsys, command)
+        assert code == 2 and words in err, (name, command, code, out, err)
+        assert_judged_or_refused(code, out, err, path, command)
+
+
+def test_consistent_clocks_of_every_family_pass_the_clock_check():
+    from mutexlab.audit.clocks import consistent
+
+    for family in FAMILIES:
+        events = [json.loads(line) for line in trace_lines(family)]
+        assert len(list(consistent(events, family))) == len(events)

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO
 
 from ..trace import TraceError, bounded_lines, check_event, decode_line
+from .clocks import consistent
 
 DEFAULT_REGEX = r"(?<host>\S*) (?<clock>{.*})\n(?<event>.*)"
 GROUPS = ("host", "clock", "event")
@@ -107,7 +108,18 @@ def read_shiviz(
 ) -> Iterator[dict]:
     """The events of a ShiViz log, the run header first (the log's own, or one naming no
     algorithm with ``capacities``: default 1 for every resource, ``*``); each with ``_line``, the
-    first line of its record. TraceError naming ``source`` and the line for anything unreadable."""
+    first line of its record. TraceError naming ``source`` and the line for anything unreadable,
+    clocks that contradict each other included (``clocks.consistent``: by the ids of its sends
+    and receives when the log has a mutexlab header, else by the clocks alone)."""
+    records = _records(handle, source, capacities, regex)
+    run = next(records)
+    yield run
+    yield from consistent(records, source, ids=run["_line"] > 0)  # line 0: no header of its own
+
+
+def _records(
+    handle: IO[bytes], source: str, capacities: dict[str, int] | None, regex: str | None
+) -> Iterator[dict]:
     lines = _text_lines(handle, source)
     pending: list[tuple[int, str]] = []  # lines read but not consumed
     first = next(lines, None)

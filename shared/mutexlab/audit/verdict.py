@@ -29,6 +29,7 @@ from ..protocols import registry
 from ..trace import TraceError, parse_events
 from . import generic
 from .capacity import check_capacities
+from .clocks import consistent
 from .integrity import KINDS as INTEGRITY_KINDS
 from .integrity import Integrity
 from .rules import problem_checks
@@ -201,7 +202,7 @@ def _fed(path: str | Path, audit, see: Callable[[dict], None] | None = None):
 
     def events() -> Iterator[dict]:
         with open(path, "rb") as handle:
-            yield from parse_events(handle, str(path))
+            yield from consistent(parse_events(handle, str(path)), str(path))
 
     return feed_events(audit, events(), path, see)
 

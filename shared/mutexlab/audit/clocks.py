@@ -1,0 +1,212 @@
+"""Vector clocks that contradict themselves are refused before any verdict (docs/trace-format.md#consistency).
+
+The capacity audit reads happened-before from the clocks alone, so clocks that could not come from
+any run would let it judge a run that never was: two holders may overlap while their clocks say
+one knew the other's exit. ``consistent(events, source, ids)`` passes a log's events on unchanged,
+checking each process's clock against its previous one (``_Clocks.feed``), and raises TraceError
+naming the line of the first contradiction. The rules, per event e of process p:
+
+* p's own entry is exactly one more than at p's previous event (1 at its first): an entry that goes
+  back, stands still or skips events is refused;
+* no other entry goes back;
+* ``ids`` (a trace whose messages are events: a mutexlab trace, an exported log): another entry
+  grows only at a ``recv``, to exactly the maximum of p's previous clock and the clock of the
+  ``send`` with the same ``id`` (sends and receives paired in any file order), and that send knows
+  no event of p from the receive on. Induction over these equations shows every entry k of q
+  names q's own k-th event and that happened-before is acyclic: any cycle would need a send that
+  knows its own receive.
+* without ``ids`` (a ShiViz log: any record may be a receive): an entry of q that grows to k names
+  q's k-th event f, which must exist, and e must know everything f knows (f's clock ≤ e's) while
+  f knows no event of p from e on. f's clock is q's latest clock that grew another entry ("the
+  history"), with its own entry k; a record of f not read yet (a log of one host after another)
+  holds the claim until it is. A record whose growth one earlier record explains (its clock
+  covers the others grown) costs one comparison.
+
+Time: linear in the clocks read (plus, without ``ids``, one comparison per message source). Memory:
+each process's latest clock, the sends not yet received (as ``integrity.py`` holds them) and,
+without ``ids``, the clocks of the records that learned something from another host (a ShiViz
+log's receives) and the claims waiting for a record further on.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
+
+from ..trace import TraceError
+
+
+def consistent(events: Iterable[dict], source: str, ids: bool = True) -> Iterator[dict]:
+    """``events`` (the run header first), each checked as it passes (``_Clocks``); TraceError
+    ``source:line: ...`` at the first clock that contradicts the others."""
+    clocks = _Clocks(source, ids)
+    for event in events:
+        if event["event"] != "run" and isinstance(event.get("vc"), dict):
+            clocks.feed(event)
+        yield event
+    clocks.finish()
+
+
+class _Clocks:
+    def __init__(self, source: str, ids: bool) -> None:
+        self.source = source
+        self.ids = ids
+        self.last: dict[str, dict] = {}  # process → the clock of its latest event read
+        self.sent: dict[object, dict] = {}  # id → the clock of a send not yet received
+        self.waiting: dict[object, tuple[dict, dict, str, int]] = {}  # id → (recv clock, previous, pid, line)
+        self.history: dict[
+            str, tuple[list[int], list[dict]]
+        ] = {}  # host → its clocks that grew another entry
+        self.claims: dict[
+            str, dict[int, list[tuple[dict, str, object]]]
+        ] = {}  # host → k → (clock, pid, line)
+
+    def fail(self, line: object, problem: str) -> TraceError:
+        return TraceError(f"{self.source}:{line}: the vector clocks contradict each other: {problem}")
+
+    def feed(self, event: dict) -> None:
+        pid, vc, line = event["pid"], event["vc"], event.get("_line", "?")
+        prev = self.last.get(pid) or {}
+        before = prev.get(pid, 0)
+        own = vc.get(pid, 0)  # check_event: every entry a whole number ≥ 0, the own one ≥ 1
+        if own != before + 1:
+            how = "goes back" if own <= before else "skips events"
+            raise self.fail(
+                line,
+                f"{_shown(pid)}'s own entry {how}: {own} after {before} (each of its events adds exactly 1)",
+            )
+        self.last[pid] = vc
+        if not self.ids:
+            self._by_history(pid, vc, prev, own, self._grown(vc, prev, pid, line), line)
+            return
+        kind, key = event["event"], event.get("id")
+        if kind == "send" and key is not None:
+            recv = self.waiting.pop(key, None)
+            if recv is None:
+                self.sent.setdefault(key, vc)
+            else:
+                self._received(key, vc, *recv)
+        if kind == "recv" and key is not None:  # checked against its send, when both are read
+            sent = self.sent.pop(key, None)
+            if sent is None:
+                self.waiting.setdefault(key, (vc, prev, pid, line))
+            else:
+                self._received(key, sent, vc, prev, pid, line)
+        elif self._grown(vc, prev, pid, line):
+            name = next(n for n in vc if n != pid and vc[n] > prev.get(n, 0))
+            raise self.fail(
+                line,
+                f"{_shown(pid)}'s {kind} knows event {vc[name]} of {_shown(name)} (it knew "
+                f"{prev.get(name, 0)}) without receiving a message that tells it"
+                + (" (a recv needs the 'id' of its send)" if kind == "recv" else ""),
+            )
+
+    def _grown(self, vc: dict, prev: dict, pid: str, line: object) -> bool:
+        """Whether an entry of another process grew; TraceError when one went back."""
+        if len(vc) == len(prev) + (pid not in prev):  # the common case: the same names, own ticked
+            same = dict(vc)
+            if pid in prev:
+                same[pid] = prev[pid]
+            else:
+                del same[pid]
+            if same == prev:
+                return False
+        for name, count in prev.items():
+            if name != pid and vc.get(name, 0) < count:
+                raise self.fail(
+                    line,
+                    f"{_shown(pid)}'s entry for {_shown(name)} goes back from {count} to {vc.get(name, 0)}",
+                )
+        return any(name != pid and count > prev.get(name, 0) for name, count in vc.items())
+
+    # -- a trace whose messages are events (ids) -------------------------------------------------
+    def _received(self, key: object, sent: dict, vc: dict, prev: dict, pid: str, line: object) -> None:
+        """recv clock ``vc`` of ``pid`` (previous clock ``prev``) against the clock of its send:
+        every entry but its own the maximum of the two, and the send knows nothing of it."""
+        own = vc[pid]
+        if sent.get(pid, 0) >= own:
+            raise self.fail(
+                line,
+                f"message {key} was sent knowing event {sent.get(pid, 0)} of {_shown(pid)}, which "
+                f"receives it as its own event {own}: a cycle of causality",
+            )
+        expected = dict(prev)
+        for name, count in sent.items():
+            if count > expected.get(name, 0):
+                expected[name] = count
+        expected[pid] = own
+        if expected == vc:
+            return
+        for name in set(vc) | set(expected):  # explicit zeros aside, where they differ
+            if vc.get(name, 0) != expected.get(name, 0):
+                raise self.fail(
+                    line,
+                    f"{_shown(pid)}'s recv of message {key} says it knows event {vc.get(name, 0)} of "
+                    f"{_shown(name)}; it knew {prev.get(name, 0)} and the message carried "
+                    f"{sent.get(name, 0)}",
+                )
+
+    # -- a log whose clocks alone carry the messages (ShiViz) ------------------------------------
+    def _by_history(self, pid: str, vc: dict, prev: dict, own: int, grown: bool, line: object) -> None:
+        if grown:
+            covered: set[str] = set()
+            for name in vc:
+                k = vc.get(name, 0)
+                if name == pid or k <= prev.get(name, 0) or name in covered:
+                    continue
+                known = self.last.get(name)
+                if known is None or known.get(name, 0) < k:  # not read yet: checked when it is
+                    self.claims.setdefault(name, {}).setdefault(k, []).append((vc, pid, line))
+                    continue
+                source = self._clock_of(name, k)
+                self._covers(vc, pid, own, source, name, k, line)
+                covered.update(n for n in vc if n != pid and source.get(n, 0) >= vc.get(n, 0))
+            indices, clocks = self.history.setdefault(pid, ([], []))
+            indices.append(own)
+            clocks.append(vc)
+        waiting = self.claims.get(pid)
+        if waiting:
+            for claimant, claimant_pid, claim_line in waiting.pop(own, ()):
+                self._covers(claimant, claimant_pid, claimant.get(claimant_pid, 0), vc, pid, own, claim_line)
+
+    def _clock_of(self, name: str, k: int) -> dict:
+        """The clock of ``name``'s event k, other entries than its own (its latest grown clock up to k)."""
+        indices, clocks = self.history.get(name, ([], []))
+        at = bisect_right(indices, k)
+        return clocks[at - 1] if at else {}
+
+    def _covers(self, vc: dict, pid: str, own: int, source: dict, name: str, k: int, line: object) -> None:
+        """Event ``own`` of ``pid`` (clock ``vc``) knows event k of ``name``, whose clock is ``source``."""
+        if source.get(pid, 0) >= own:
+            raise self.fail(
+                line,
+                f"{_shown(pid)}'s event {own} knows event {k} of {_shown(name)}, which knows it in turn: "
+                "a cycle of causality",
+            )
+        for other, count in source.items():
+            if other not in (name, pid) and vc.get(other, 0) < source.get(other, 0):
+                raise self.fail(
+                    line,
+                    f"{_shown(pid)}'s event {own} knows event {k} of {_shown(name)} but not what that "
+                    f"one knew: event {count} of {_shown(other)}",
+                )
+
+    def finish(self) -> None:
+        """TraceError for an entry naming an event its process never had."""
+        unknown = [
+            (line if isinstance(line, int) else 0, k, pid, line, name)
+            for name, claims in self.claims.items()
+            for k, waiting in claims.items()
+            for _, pid, line in waiting
+        ]
+        if unknown:
+            _, k, pid, line, name = min(unknown, key=lambda x: x[0])
+            had = self.last.get(name, {}).get(name, 0)
+            raise self.fail(
+                line,
+                f"{_shown(pid)} knows event {k} of {_shown(name)}, which has {had} event{'s' if had != 1 else ''}",
+            )
+
+
+def _shown(name: str) -> str:
+    return name if name.isprintable() else repr(name)
