@@ -300,3 +300,84 @@ def test_consistent_clocks_of_every_family_pass_the_clock_check():
     for family in FAMILIES:
         events = [json.loads(line) for line in trace_lines(family)]
         assert len(list(consistent(events, family))) == len(events)
+
+
+# -- smaller holes: a partial export, a negative workload, a byte order mark, non-ASCII numbers ------
+def test_an_export_refused_half_way_leaves_no_partial_log(tmp_path, capsys):
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(
+        _trace(_ev("enter", "a", {"a": 1}), _ev("exit", "a", {"a": 2}), _ev("enter", "a b", {"a b": 1}))
+    )
+    out = tmp_path / "t.log"
+    out.write_text("an older log\n")
+    assert main(["export", str(trace), "-o", str(out)]) == 2
+    assert "cannot be a ShiViz host" in capsys.readouterr().err
+    assert out.read_text() == "an older log\n" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "t.jsonl",
+        "t.log",
+    ]
+    out.unlink()
+    assert main(["export", str(trace), "-o", str(out)]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.jsonl"]
+
+
+@pytest.mark.parametrize("requests", [-5, 1.5, "3", True])
+def test_a_header_with_a_workload_that_is_no_count_is_refused(requests, capsys):
+    run = {"event": "run", "pid": "run", "algorithm": "lamport", "capacities": {"cs": 1}}
+    run["params"] = {"nodes": 1, "requests": requests}
+    content = (
+        json.dumps(run) + "\n" + ENTER + ENTER.replace('"enter"', '"exit"').replace(":1}", ":2}")
+    ).encode()
+    code, out, err, path = verify_bytes(content, capsys)
+    assert (
+        code == 2 and ":1: the run header's params.requests is" in err and "not a whole number ≥ 0" in err
+    ), err
+
+
+def test_a_byte_order_mark_is_no_part_of_the_trace(capsys):
+    content = "\n".join(trace_lines("ricart-agrawala")).encode()
+    plain = verify_bytes(content, capsys)
+    marked = verify_bytes(b"\xef\xbb\xbf" + content, capsys)
+    assert (
+        plain[0] == marked[0] == 0 and plain[1] == marked[1] and marked[1].startswith("ricart-agrawala: SAFE")
+    )
+    assert verify_bytes(b"\xef\xbb\xbf" + content, capsys, "report")[0] == 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["verify", "f.jsonl", "--expect-entries", "²"],
+        ["verify", "f.jsonl", "--expect-entries", "a=٣"],
+        ["verify", "f.jsonl", "--capacity", "cs=1_0"],
+        ["verify", "f.jsonl", "--capacity", "cs=" + "9" * 5000],
+        ["report", "t.jsonl", "--window", "٣"],
+        ["report", "t.jsonl", "--window", "1_0"],
+        ["simulate", "mutex", "-a", "lamport", "-N", "٣"],
+        ["simulate", "mutex", "-a", "lamport", "-N", "1_0"],
+        ["simulate", "mutex", "-a", "lamport", "-N", " 3"],
+        ["simulate", "mutex", "-a", "lamport", "-N", "2", "--cs", "١.٥"],
+        ["simulate", "mutex", "-a", "lamport", "-N", "2", "--cs", "1_0.5"],
+        ["simulate", "elves", "--hamsters", "١-٥"],
+    ],
+)
+def test_numbers_on_the_command_line_are_ascii_digits_only(argv, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.jsonl").write_text("\n".join(trace_lines("ricart-agrawala")) + "\n")
+    (tmp_path / "f.jsonl").write_text(
+        '{"event":"enter","pid":"a","resource":"cs"}\n{"event":"exit","pid":"a","resource":"cs"}\n'
+    )
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse refuses it, with its usage
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, (code, err)
+    assert not (tmp_path / "t.html").exists()
+
+
+def test_ascii_numbers_are_still_read():
+    from mutexlab.commands.common import count, seconds
+
+    assert count(0)("12") == 12 and count(0)("+3") == 3 and seconds("1.5") == 1.5 and seconds("2e-1") == 0.2
+    assert seconds(".5") == 0.5 and seconds("5.") == 5.0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -18,10 +19,35 @@ from typing import IO, Any
 MAX_LINE = 8 << 20  # bytes of one trace line (a vector clock of 100,000 processes fits)
 MAX_FILE = 16 << 20  # bytes of a scenario or options file (some 400,000 steps)
 MAX_DEPTH = 64  # arrays and objects inside each other in one JSON document
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which some editors write first
 
 
 class InputError(ValueError):
     """Input beyond a limit, or JSON this reader does not take; the message says which."""
+
+
+# A number on the command line or in a flag's value: ASCII digits only, as the help shows them.
+# Python's int() and float() also take other scripts' digits ("٣"), "1_0" and surrounding blanks.
+_WHOLE = re.compile(r"[+-]?[0-9]{1,30}", re.ASCII)
+_DECIMAL = re.compile(
+    r"[+-]?(?:[0-9]{1,30}(?:\.[0-9]{0,30})?|\.[0-9]{1,30})(?:[eE][+-]?[0-9]{1,4})?", re.ASCII
+)
+
+
+def whole_number(text: str) -> int:
+    """``text`` as a whole number written in ASCII digits (an optional sign, at most 30 digits);
+    ValueError otherwise. The one reader of every whole number a flag takes."""
+    if not isinstance(text, str) or not _WHOLE.fullmatch(text):
+        raise ValueError(f"{text!r} is not a whole number (ASCII digits 0-9)")
+    return int(text)
+
+
+def decimal_number(text: str) -> float:
+    """``text`` as a number written in ASCII (digits, one point, an exponent); ValueError otherwise
+    (``inf``, ``nan``, ``1_0``, other scripts' digits). The one reader of every real a flag takes."""
+    if not isinstance(text, str) or not _DECIMAL.fullmatch(text):
+        raise ValueError(f"{text!r} is not a number (ASCII digits 0-9, a point, an exponent)")
+    return float(text)
 
 
 def lines(handle: IO[bytes], limit: int = MAX_LINE) -> Iterator[bytes]:
@@ -32,6 +58,8 @@ def lines(handle: IO[bytes], limit: int = MAX_LINE) -> Iterator[bytes]:
         line = handle.readline(limit + 1)
         if not line:
             return
+        if number == 0 and line.startswith(BOM):  # a UTF-8 byte order mark is no part of the text
+            line = line[len(BOM) :]
         number += 1
         if len(line) > limit:
             raise InputError(f"line {number} is longer than {limit:,} bytes (the limit of a line)")

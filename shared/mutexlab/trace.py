@@ -180,6 +180,22 @@ class TraceWriter:
 
 
 REQUIRED = ("event", "pid")
+# The run header's params that count something (the audits read them as a workload): whole numbers ≥ 0.
+COUNTED_PARAMS = (
+    "requests",
+    "nodes",
+    "bees",
+    "flowers",
+    "reeds",
+    "eggs",
+    "cocoons",
+    "pins",
+    "poison",
+    "contracts",
+    "rounds",
+    "pins_per_elf",
+    "poison_per_hamster",
+)
 
 # Fields the audit and the report rely on, by event kind: name → the type it must have when the
 # event has it (``_NEEDED`` lists those it must have). Anything else in an event is kept as is.
@@ -256,6 +272,10 @@ def check_event(event: Any, first: bool = False) -> str | None:
             return "the run header's 'processes' must map pids to names (strings)"
         if not isinstance(event.get("algorithm", ""), (str, type(None))):
             return "the run header's 'algorithm' must be a string"
+        params = event.get("params", {})
+        bad = [k for k in COUNTED_PARAMS if k in params and (not _type_ok(params[k], int) or params[k] < 0)]
+        if bad:
+            return f"the run header's params.{bad[0]} is {json.dumps(params[bad[0]])[:40]}, not a whole number ≥ 0"
         return None
     vc = event.get("vc")
     if not isinstance(vc, dict):

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ..limits import whole_number
 from ..trace import TraceError, bounded_lines
 from .clockfree import read_clockfree
 from .exclusive import InexactStream
@@ -131,9 +132,19 @@ def parse_capacities(pairs: list[str]) -> dict[str, int]:
     capacities: dict[str, int] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
-        if not sep or not name or not value.strip().isdigit():
+        k = _whole(value) if sep and name else None
+        if k is None:
             raise TraceError(
                 f"--capacity {pair!r}: write RESOURCE=K, K a whole number ≥ 0 (e.g. cs=1, 'reed:*=1')"
             )
-        capacities[name] = int(value)
+        capacities[name] = k
     return capacities
+
+
+def _whole(text: str) -> int | None:
+    """A flag's whole number ≥ 0 in ASCII digits (``limits.whole_number``), or None."""
+    try:
+        value = whole_number(text)
+    except ValueError:
+        return None
+    return value if value >= 0 and text[:1] not in "+-" else None

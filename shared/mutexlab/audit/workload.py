@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from ..findings import Violation
+from ..limits import whole_number
 from ..trace import TraceError
 from ..words import count
 from .verdict import Verdict
@@ -89,9 +90,19 @@ def parse_expected(pairs: list[str]) -> dict[str, int]:
     expected: dict[str, int] = {}
     for pair in pairs:
         name, sep, value = pair.rpartition("=")
-        if (sep and not name) or not value.strip().isdigit():
+        n = _whole(value)
+        if (sep and not name) or n is None:
             raise TraceError(
                 f"--expect-entries {pair!r}: write N (entries of every process) or HOST=N, N a whole number"
             )
-        expected[name if sep else EVERY] = int(value)
+        expected[name if sep else EVERY] = n
     return expected
+
+
+def _whole(text: str) -> int | None:
+    """A whole number ≥ 0 in ASCII digits (``limits.whole_number``: not ``²`` nor ``1_0``), or None."""
+    try:
+        value = whole_number(text)
+    except ValueError:
+        return None
+    return value if text[:1] not in "+-" else None

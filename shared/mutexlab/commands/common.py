@@ -1,4 +1,7 @@
-"""Helpers the subcommands share: argument types, errors, JSON output, the common flags."""
+"""Helpers the subcommands share: argument types, errors, JSON output, the common flags.
+
+Every number a flag takes is read by ``count`` or ``real`` (through ``limits.whole_number`` and
+``limits.decimal_number``): ASCII digits only, so ``٣``, ``1_0`` and `` 3 `` are refused."""
 
 from __future__ import annotations
 
@@ -9,13 +12,15 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..limits import decimal_number, whole_number
+
 
 def count(minimum: int, maximum: int | None = None):
     """An argparse type: a whole number ≥ ``minimum`` (and ≤ ``maximum``), with a clear error otherwise."""
 
     def parse(text: str) -> int:
         try:
-            value = int(text)
+            value = whole_number(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < minimum:
@@ -41,7 +46,7 @@ def real(
 
     def parse(text: str) -> float:
         try:
-            value = float(text)
+            value = decimal_number(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number{unit}") from None
         if not math.isfinite(value):

@@ -2,14 +2,18 @@
 log, read and written as a stream. ``shiviz``: GoVector's records (ShiViz opens it), the run
 header on a line ShiViz skips; ``jsonl``: the events without their clocks. Either reads back with
 ``mutexlab verify`` to the same verdict. Exit 0 written, 2 when the trace cannot be read or the
-file cannot be written."""
+file cannot be written. The log is written to a temporary file beside ``-o`` and renamed once
+whole: a refusal half way leaves no partial log (and an older file of that name untouched)."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
-from contextlib import nullcontext
+import tempfile
+from contextlib import nullcontext, suppress
 from pathlib import Path
+from typing import Any
 
 from ..audit.shiviz import write_shiviz
 from ..trace import TraceError, parse_events
@@ -48,18 +52,33 @@ def run(args) -> int:
     if args.output and Path(args.output).resolve() == Path(args.trace).resolve():
         return fail(f"the log would overwrite its own trace {args.trace}; choose another name with -o")
     write = write_shiviz if args.format == "shiviz" else _clock_free
+    partial = None  # the log being written, renamed to --output only once whole
     try:
         with open(args.trace, "rb") as source:
-            target = open(args.output, "w", encoding="utf-8") if args.output else nullcontext(sys.stdout)  # noqa: SIM115 - closed by the with below (a file, or stdout)
-            with target as out:
-                written = write(parse_events(source, args.trace), out)
+            out: Any = nullcontext(sys.stdout)
+            if args.output:
+                target = Path(args.output)
+                fd, partial = tempfile.mkstemp(
+                    prefix=f".{target.name}.", suffix=".partial", dir=target.parent
+                )
+                out = open(fd, "w", encoding="utf-8")  # noqa: SIM115 - closed by the with below
+            with out as handle:
+                written = write(parse_events(source, args.trace), handle)
+        if partial is not None:
+            os.replace(partial, args.output)
+            partial = None
     except TraceError as exc:
         message = str(exc)
         return fail(message if message.startswith(args.trace) else f"{args.trace}: {message}")
     except OSError as exc:
+        reading = exc.filename == args.trace
         return fail(
-            f"cannot {'read' if exc.filename == args.trace else 'write'} {exc.filename}: {exc.strerror or exc}"
+            f"cannot {'read' if reading else 'write'} {args.trace if reading else args.output}: {exc.strerror or exc}"
         )
+    finally:
+        if partial is not None:  # refused or failed: no partial log is left behind
+            with suppress(OSError):
+                os.unlink(partial)
     if args.output:
         print(f"{args.format} log written to {args.output} ({written:,} events)")
     return 0

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..report import WINDOW_EVENTS, read_window, write_report
 from ..setups import ConfigError
 from ..trace import TraceError
-from .common import fail
+from .common import fail, positive
 from .flags import add_algorithm_argument, disagreement, named_algorithm
 from .registry import Command
 from .verify import add_log_arguments, log_options
@@ -34,7 +34,7 @@ def arguments(p) -> None:
     )
     p.add_argument(
         "--window",
-        type=int,
+        type=positive,
         default=WINDOW_EVENTS,
         metavar="N",
         help=f"draw at most the first N events of a longer trace (default {WINDOW_EVENTS:,}); "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from ...limits import whole_number
 from ...setups import ConfigError
 
 OPTIONS = {
@@ -32,7 +33,7 @@ def hamster_range(value: Any) -> tuple[int, int]:
     if isinstance(value, str):
         text, parts = value, value.split("-")
         try:
-            value = [int(p) for p in parts] if len(parts) in (1, 2) else None
+            value = [whole_number(p) for p in parts] if len(parts) in (1, 2) else None
         except ValueError:
             value = None
         if value is None:
