@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from mutexlab.cli import main
 from mutexlab.protocols.registry import make_setup
 from mutexlab.sim import SimConfig, Simulation
-from mutexlab.trace import TraceWriter
+from mutexlab.trace import TraceError, TraceWriter
 
 FAMILIES = {
     "bees": (3, {"flowers": 1, "reeds": 2}),
@@ -381,3 +381,25 @@ def test_ascii_numbers_are_still_read():
 
     assert count(0)("12") == 12 and count(0)("+3") == 3 and seconds("1.5") == 1.5 and seconds("2e-1") == 0.2
     assert seconds(".5") == 0.5 and seconds("5.") == 5.0
+
+
+def test_a_host_that_asks_late_for_a_forgotten_clock_has_the_log_read_again(tmp_path):
+    """A causal ShiViz log has its history forgotten once every host seen knows it; a host first
+    seen later may ask for it after all: the log is read again keeping it, with the same verdict."""
+    from mutexlab.audit.foreign import verify_log
+
+    records = []
+    for n in range(1, 1501):  # a and b ping-pong: each record of b learns a's latest, and back
+        records.append(f'a {{"a":{n},"b":{n - 1}}}\nother')
+        records.append(f'b {{"a":{n},"b":{n}}}\nother')
+    records.append('c {"a":1,"c":1}\nenter cs')  # c heard of a's first record only
+    records.append('c {"a":1,"c":2}\nexit cs')
+    good = tmp_path / "late.log"
+    good.write_text("\n".join(records) + "\n")
+    assert verify_log(good).ok
+    bad = tmp_path / "late-bad.log"
+    records[-2] = 'c {"a":2,"c":1}\nenter cs'  # a's second record knew b's first: c must too
+    records[-1] = 'c {"a":2,"c":2}\nexit cs'
+    bad.write_text("\n".join(records) + "\n")
+    with pytest.raises(TraceError, match="knows event 2 of a but not what that one knew: event 1 of b"):
+        verify_log(bad)

@@ -64,12 +64,17 @@ def _json(text: str) -> object:
 
 
 def read_log(
-    path: str | Path, fmt: str, capacities: dict[str, int] | None = None, regex: str | None = None
+    path: str | Path,
+    fmt: str,
+    capacities: dict[str, int] | None = None,
+    regex: str | None = None,
+    bounded: bool = False,
 ) -> Iterator[dict]:
-    """The events of a foreign log (``shiviz`` or ``jsonl``), the run header first."""
+    """The events of a foreign log (``shiviz`` or ``jsonl``), the run header first. ``bounded``: what
+    a causal order lets it forget is forgotten (``InexactStream`` when the order is not causal)."""
     with open(path, "rb") as handle:
         if fmt == "shiviz":
-            yield from read_shiviz(handle, str(path), capacities, regex)
+            yield from read_shiviz(handle, str(path), capacities, regex, prune=bounded)
         elif fmt == "jsonl":
             yield from read_clockfree(handle, str(path), capacities)
         else:
@@ -113,7 +118,8 @@ def verify_log(
     def fed(audit: StreamAudit) -> StreamAudit:
         see = seer() if seer is not None else None
         workload.restart()
-        return feed_events(audit, workload.counted(read_log(path, fmt, capacities, regex)), path, see)
+        events = read_log(path, fmt, capacities, regex, audit.bounded)
+        return feed_events(audit, workload.counted(events), path, see)
 
     try:
         audit = fed(StreamAudit(bounded=True))

@@ -104,17 +104,21 @@ def describe_event(text: str, exported: bool) -> dict:
 
 
 def read_shiviz(
-    handle: IO[bytes], source: str, capacities: dict[str, int] | None = None, regex: str | None = None
+    handle: IO[bytes],
+    source: str,
+    capacities: dict[str, int] | None = None,
+    regex: str | None = None,
+    prune: bool = False,
 ) -> Iterator[dict]:
     """The events of a ShiViz log, the run header first (the log's own, or one naming no
     algorithm with ``capacities``: default 1 for every resource, ``*``); each with ``_line``, the
     first line of its record. TraceError naming ``source`` and the line for anything unreadable,
     clocks that contradict each other included (``clocks.consistent``: by the ids of its sends
-    and receives when the log has a mutexlab header, else by the clocks alone)."""
+    and receives when the log has a mutexlab header, else by the clocks alone; ``prune``: as there)."""
     records = _records(handle, source, capacities, regex)
     run = next(records)
     yield run
-    yield from consistent(records, source, ids=run["_line"] > 0)  # line 0: no header of its own
+    yield from consistent(records, source, ids=run["_line"] > 0, prune=prune)  # line 0: no header of its own
 
 
 def _records(
