@@ -403,3 +403,31 @@ def test_a_host_that_asks_late_for_a_forgotten_clock_has_the_log_read_again(tmp_
     bad.write_text("\n".join(records) + "\n")
     with pytest.raises(TraceError, match="knows event 2 of a but not what that one knew: event 1 of b"):
         verify_log(bad)
+
+
+# -- a log from a pipe ------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["verify", "report"])
+def test_a_log_piped_to_dev_stdin_is_read_whole(command, tmp_path):
+    """Telling the format reads the first lines, and a log not in a causal order is read twice:
+    a pipe is read once, into a temporary file (audit.foreign.spooled)."""
+    import subprocess
+    import sys
+
+    lines = list(trace_lines("ricart-agrawala"))
+    piped = "\n".join(lines) + "\n"
+    argv = [sys.executable, "-m", "mutexlab.cli", command, "/dev/stdin"]
+    argv += ["-o", str(tmp_path / "p.html")] if command == "report" else []
+    done = subprocess.run(argv, input=piped, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    if command == "verify":
+        assert done.stdout.startswith("ricart-agrawala: SAFE"), done.stdout
+    else:
+        assert (tmp_path / "p.html").stat().st_size > 0
+    # a clock-free log, told by its first lines too
+    free = "".join(
+        json.dumps({k: v for k, v in json.loads(line).items() if k != "vc"}) + "\n" for line in lines[1:]
+    )
+    done = subprocess.run(argv, input=free, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and (command == "report" or done.stdout.startswith("JSON Lines log: SAFE")), (
+        done.stdout + done.stderr
+    )

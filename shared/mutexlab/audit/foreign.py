@@ -11,7 +11,11 @@ every interval, as ``verdict.verify_file`` does.
 from __future__ import annotations
 
 import json
+import os
+import stat
+import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..limits import whole_number
@@ -93,9 +97,21 @@ def verify_log(
     (resource → K, patterns as in a run header), ``regex`` and ``expected`` (the entries each
     process should have made, ``workload.py``) apply to foreign logs only; ``seer`` as in
     ``verify_file``. TraceError (naming the file, and the line where there is one) when it cannot
-    be read."""
+    be read. A pipe (``/dev/stdin``) is read once, into a temporary file (``spooled``)."""
     if fmt not in FORMATS:
         raise TraceError(f"unknown log format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+    with spooled(path) as readable:
+        return _verify_log(readable, fmt, capacities, regex, seer, expected)
+
+
+def _verify_log(
+    path: str | Path,
+    fmt: str,
+    capacities: dict[str, int] | None,
+    regex: str | None,
+    seer: Callable[[], Callable[[dict], None]] | None,
+    expected: dict[str, int] | None,
+) -> Verdict:
     if fmt == "auto":
         fmt = detect(path)
     if fmt == "mutexlab":
@@ -131,6 +147,36 @@ def verify_log(
         raise TraceError(f"{path}: {exc}") from None
     verdict.subject = SUBJECTS[fmt]
     return workload.judged(verdict)
+
+
+@contextmanager
+def spooled(path: str | Path) -> Iterator[str | Path]:
+    """``path``, or for a pipe, a terminal or a socket (``/dev/stdin``), a temporary copy of what it
+    gives: the format is told from the first lines and a log not in a causal order is read twice,
+    which a stream would not allow. Copied line by line, each at most ``limits.MAX_LINE`` bytes; an
+    error naming the copy names ``path`` instead."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # the reader names the problem
+        mode = stat.S_IFREG
+    if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)):
+        yield path
+        return
+    fd, copy = tempfile.mkstemp(prefix="mutexlab-", suffix=".log")
+    try:
+        with open(fd, "wb") as out:
+            try:
+                with open(path, "rb") as source:
+                    for line in bounded_lines(source, str(path), "a line"):
+                        out.write(line)
+            except OSError as exc:
+                raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
+        try:
+            yield copy
+        except TraceError as exc:
+            raise TraceError(str(exc).replace(copy, str(path))) from None
+    finally:
+        os.unlink(copy)
 
 
 def parse_capacities(pairs: list[str]) -> dict[str, int]:

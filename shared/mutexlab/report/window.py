@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..audit.foreign import detect, verify_log
+from ..audit.foreign import detect, spooled, verify_log
 from ..audit.verdict import Verdict
 from .layout import lay_out
 
@@ -77,16 +77,17 @@ def read_window(
     causality (``layout.py``)."""
     if window < 1:
         raise ValueError("a window holds at least one event")
-    if fmt == "auto":
-        fmt = detect(path)
-    foreign = fmt != "mutexlab"
-    passes: list[WindowFeed] = []
+    with spooled(path) as readable:  # a pipe, read once into a file
+        if fmt == "auto":
+            fmt = detect(readable)
+        foreign = fmt != "mutexlab"
+        passes: list[WindowFeed] = []
 
-    def fresh() -> WindowFeed:  # one per pass over the file
-        passes.append(WindowFeed(window, keep_clocks=foreign))
-        return passes[-1]
+        def fresh() -> WindowFeed:  # one per pass over the file
+            passes.append(WindowFeed(window, keep_clocks=foreign))
+            return passes[-1]
 
-    verdict = verify_log(path, fmt, capacities, regex, fresh, expected)
+        verdict = verify_log(readable, fmt, capacities, regex, fresh, expected)
     shown = passes[-1].window_of(verdict)
     if foreign:
         shown.events, shown.layout = lay_out(shown.events)
