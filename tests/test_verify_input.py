@@ -431,3 +431,34 @@ def test_a_log_piped_to_dev_stdin_is_read_whole(command, tmp_path):
     assert done.returncode == 0 and (command == "report" or done.stdout.startswith("JSON Lines log: SAFE")), (
         done.stdout + done.stderr
     )
+
+
+# -- unbounded work from a log ---------------------------------------------------------------------
+REDOS = "(?<host>(a|aa)+)b (?<clock>{.*})\\n(?<event>.*)"  # backtracks without end on a line of a's
+
+
+@pytest.mark.parametrize(
+    "argv_tail, content",
+    [
+        ([], f'{REDOS}\n\n{"a" * 60} {{"a":1}}\nenter cs\n'),
+        (["--regex", REDOS], f'ab {{"a":1}}\nenter cs\n{"a" * 60} {{"a":2}}\nexit cs\n'),
+        (
+            [],
+            f'{REDOS.replace("(a|aa)+", "a")}\n(x|xx)+y\n{"x" * 60}\na {{"a":1}}\nenter cs\n',
+        ),  # the delimiter
+    ],
+)
+@pytest.mark.parametrize("command", ["verify", "report"])
+def test_a_regex_that_backtracks_without_end_is_cut_off(command, argv_tail, content, tmp_path, capsys):
+    import time
+
+    path = tmp_path / "redos.log"
+    path.write_text(content)
+    argv = [command, str(path), "--format", "shiviz", *argv_tail]
+    argv += ["-o", str(tmp_path / "r.html")] if command == "report" else []
+    start = time.monotonic()
+    code = main(argv)
+    took = time.monotonic() - start
+    err = capsys.readouterr().err
+    assert code == 2 and "took more than 1 s on this line" in err and f"{path}:3:" in err, err
+    assert took < 30, took

@@ -30,6 +30,7 @@ from typing import IO
 
 from ..trace import TraceError, bounded_lines, check_event, decode_line
 from .clocks import consistent
+from .logregex import LogRegex, compile_log_regex
 
 DEFAULT_REGEX = r"(?<host>\S*) (?<clock>{.*})\n(?<event>.*)"
 GROUPS = ("host", "clock", "event")
@@ -42,15 +43,16 @@ _OWN = ("event", "pid", "vc", "_line")
 OTHER_TEXT = 200  # characters of an other event's description kept (the report shows them)
 
 
-def python_regex(js: str, what: str = "the log's regex") -> re.Pattern:
-    """``js`` (JavaScript's named groups ``(?<name>…)``, back-references ``\\k<name>``) compiled by
-    Python's ``re`` (``(?P<name>…)``, ``(?P=name)``), multi-line as ShiViz uses it; TraceError
-    when it does not compile or lacks a group of ``GROUPS``."""
+def python_regex(js: str, what: str = "the log's regex") -> LogRegex:
+    """``js`` (JavaScript's named groups ``(?<name>…)``, back-references ``\\k<name>``) compiled in
+    Python's syntax (``(?P<name>…)``, ``(?P=name)``), multi-line as ShiViz uses it, run with a time
+    limit unless it is GoVector's (``logregex.py``); TraceError when it does not compile or lacks a
+    group of ``GROUPS``."""
     py = re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", js)
     py = re.sub(r"\\k<(\w+)>", r"(?P=\1)", py)
     try:
-        pattern = re.compile(py, re.MULTILINE)
-    except re.error as exc:
+        pattern = compile_log_regex(py, re.MULTILINE, trusted=js == DEFAULT_REGEX, shown=js)
+    except ValueError as exc:
         raise TraceError(f"{what} {js!r} is not a regular expression Python reads: {exc}") from None
     missing = [g for g in GROUPS if g not in pattern.groupindex]
     if missing:
@@ -151,7 +153,7 @@ def _records(
             continue
         if not text.strip():
             continue
-        if delimiter is not None and delimiter.search(text):
+        if delimiter is not None and delimiter.search(text, f"{source}:{number}"):
             if started:
                 raise TraceError(
                     f"{source}:{number}: a second execution starts here (the log's delimiter matches): "
@@ -180,11 +182,11 @@ def _records(
         raise TraceError(f"{source}: the log is empty (no records)")
 
 
-def _delimiter(line: str) -> re.Pattern:
+def _delimiter(line: str) -> LogRegex:
     py = re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", line)
     try:
-        return re.compile(py)
-    except re.error as exc:
+        return compile_log_regex(py, 0, trusted=False, shown=line)
+    except ValueError as exc:
         raise TraceError(
             f"the log's delimiter {line!r} is not a regular expression Python reads: {exc}"
         ) from None
@@ -204,7 +206,7 @@ def _chain(pending: list[tuple[int, str]], lines: Iterator[tuple[int, str]]) -> 
 
 def _record(
     record: list[tuple[int, str]],
-    pattern: re.Pattern,
+    pattern: LogRegex,
     what: str,
     source: str,
     exported: bool,
@@ -213,9 +215,9 @@ def _record(
     """The event of one record (its lines); ``what``: the regex, as an error names it."""
     number = record[0][0]
     joined = "\n".join(text for _, text in record)
-    found = pattern.search(joined)
+    found = pattern.search(joined, f"{source}:{record[0][0]}")
     if found is None or joined.count("\n", 0, found.start()) > 0:
-        if len(record) < record_lines(pattern.pattern):
+        if len(record) < record_lines(pattern.shown):
             raise TraceError(f"{source}:{number}: the log ends inside a record (not a record of {what})")
         raise TraceError(f"{source}:{number}: not a record of {what}")
     used = joined.count("\n", 0, found.end()) + 1
