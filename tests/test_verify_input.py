@@ -462,3 +462,45 @@ def test_a_regex_that_backtracks_without_end_is_cut_off(command, argv_tail, cont
     err = capsys.readouterr().err
     assert code == 2 and "took more than 1 s on this line" in err and f"{path}:3:" in err, err
     assert took < 30, took
+
+
+def _measured(argv: list[str], tmp_path, address_space: int = 3 << 30) -> tuple[int, str, str, float, int]:
+    """``mutexlab argv`` in a child process: (code, stdout, stderr, CPU seconds, peak RSS in MB),
+    its address space capped so a failure cannot take the machine's memory."""
+    import resource
+    import subprocess
+    import sys
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(
+        [sys.executable, "-m", "mutexlab.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=cap,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return done.returncode, done.stdout, done.stderr, cpu, after.ru_maxrss // 1024
+
+
+def test_many_holders_under_a_large_capacity_are_decided_in_bounded_memory(tmp_path):
+    """20,000 holders at once of a resource of capacity 19,999: the capacity audit once built a
+    20,000² matrix (3.3 GB, then a traceback) after a greedy cover of 2·10⁸ steps; now it reads only
+    the clock entries there are (capacity.generating_pairs) and cuts the cover short."""
+    path = tmp_path / "holders.jsonl"
+    with path.open("w") as out:
+        for kind in ("enter", "exit"):
+            out.writelines(
+                json.dumps({"event": kind, "pid": f"p{i}", "resource": "cs"}) + "\n" for i in range(20_000)
+            )
+    code, out, err, cpu, rss = _measured(["verify", str(path), "--capacity", "cs=19999"], tmp_path)
+    assert code == 1 and "[capacity] cs (capacity 19999) held by p0 (1 unit, line 1)," in out, err[-500:]
+    assert "p19999 (1 unit, line 20000) at once" in out
+    assert cpu < 30 and rss < 600, (cpu, rss)
+    code, out, err, cpu, rss = _measured(["verify", str(path), "--capacity", "cs=20000"], tmp_path)
+    assert code == 0 and out.startswith("JSON Lines log: SAFE"), err[-500:]
+    assert cpu < 30 and rss < 600, (cpu, rss)
