@@ -504,3 +504,60 @@ def test_many_holders_under_a_large_capacity_are_decided_in_bounded_memory(tmp_p
     code, out, err, cpu, rss = _measured(["verify", str(path), "--capacity", "cs=20000"], tmp_path)
     assert code == 0 and out.startswith("JSON Lines log: SAFE"), err[-500:]
     assert cpu < 30 and rss < 600, (cpu, rss)
+
+
+# -- exit codes that never lie: sizes refused before they are held, a crash is exit 4 -------------------
+def test_a_report_of_more_processes_than_it_can_draw_is_refused_at_the_header(tmp_path):
+    processes = {str(i): f"node-{i}" for i in range(1, 300_001)}
+    run = {
+        "event": "run",
+        "pid": "run",
+        "algorithm": "lamport",
+        "processes": processes,
+        "capacities": {"cs": 1},
+    }
+    run["params"] = {"nodes": 300_000, "requests": 0}
+    path = tmp_path / "wide.jsonl"
+    path.write_text(
+        json.dumps(run) + "\n" + json.dumps(_ev("state", "node-1", {"node-1": 1}, state="IDLE")) + "\n"
+    )
+    code, out, err, cpu, rss = _measured(["report", str(path), "-o", str(tmp_path / "w.html")], tmp_path)
+    assert code == 2 and "line 1: the trace names 300,000 processes; a report draws at most 10,000" in err, (
+        err
+    )
+    assert not (tmp_path / "w.html").exists() and cpu < 30 and rss < 600, (cpu, rss)
+
+
+def test_a_clock_free_log_that_holds_too_much_is_refused_naming_the_limit(tmp_path, monkeypatch, capsys):
+    from mutexlab import limits
+
+    monkeypatch.setattr(limits, "MAX_WAITING_EVENTS", 50)
+    lines = [{"event": "recv", "pid": "a", "type": "M", "from": "b", "id": "late"}]  # sent at the very end
+    lines += [{"event": "enter" if i % 2 == 0 else "exit", "pid": "a", "resource": "cs"} for i in range(100)]
+    lines += [{"event": "send", "pid": "b", "type": "M", "to": "a", "id": "late"}]
+    path = tmp_path / "late.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    assert main(["verify", str(path)]) == 2
+    assert f"{path}:51: more than 50 events wait for sends further on" in capsys.readouterr().err
+    monkeypatch.setattr(limits, "MAX_WAITING_EVENTS", 400_000)
+    monkeypatch.setattr(limits, "MAX_IN_FLIGHT_ENTRIES", 20)
+    lines = [{"event": "send", "pid": "a", "type": "M", "to": "b", "id": f"m{i}"} for i in range(30)]
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    assert main(["verify", str(path)]) == 2
+    assert f"{path}:21: the messages sent and not yet received carry more than 20 clock entries" in (
+        capsys.readouterr().err
+    )
+
+
+def test_an_internal_error_is_exit_4_never_1(monkeypatch, tmp_path, capsys):
+    import mutexlab.commands.verify as verify_command
+
+    (tmp_path / "t.jsonl").write_text("\n".join(trace_lines("ricart-agrawala")) + "\n")
+    for error in (ValueError("a bug"), MemoryError()):
+
+        def broken(*args, error=error, **kwargs):
+            raise error
+
+        monkeypatch.setattr(verify_command, "verify_log", broken)
+        assert main(["verify", str(tmp_path / "t.jsonl")]) == 4
+        assert "mutexlab: internal error" in capsys.readouterr().err

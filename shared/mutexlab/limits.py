@@ -19,6 +19,11 @@ from typing import IO, Any
 MAX_LINE = 8 << 20  # bytes of one trace line (a vector clock of 100,000 processes fits)
 MAX_FILE = 16 << 20  # bytes of a scenario or options file (some 400,000 steps)
 MAX_DEPTH = 64  # arrays and objects inside each other in one JSON document
+# A clock-free log (audit/clockfree.py): its events held waiting for a send further on in the
+# file, and the clock entries of the messages sent and not yet received. Beyond either the log is
+# refused, naming the line, well before it could hold 600 MB.
+MAX_WAITING_EVENTS = 400_000
+MAX_IN_FLIGHT_ENTRIES = 4_000_000
 # A regex a log supplies (audit/logregex.py): seconds one match may take, and all of them together
 # (the base plus so much per record: a log of 10⁶ records may spend 110 s, a hostile one no more).
 REGEX_MATCH_SECONDS = 1.0

@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import IO
 
+from .. import limits
 from ..trace import REQUIRED, TraceError, bounded_lines, check_event, decode_line
 from .shiviz import run_header
 
@@ -34,9 +35,18 @@ class _Deriver:
         self.in_flight: dict[object, tuple[dict[str, int], int]] = {}  # id → (send's clock, line)
         self.blocked: dict[str, deque[dict]] = {}  # process → its events waiting behind a recv
         self.waiting: dict[object, list[str]] = {}  # id → processes whose next event receives it
+        self.held = 0  # events read and not yet given out (those in ``blocked``)
+        self.in_flight_entries = 0  # clock entries in ``in_flight``
 
     def take(self, event: dict) -> Iterator[dict]:
         """``event`` and whatever it unblocks, each with its clock, in a causal order."""
+        self.held += 1  # until it is given out
+        if self.held > limits.MAX_WAITING_EVENTS:
+            raise TraceError(
+                f"{self.source}:{event['_line']}: more than {limits.MAX_WAITING_EVENTS:,} events wait for "
+                "sends further on in the file (the limit of a clock-free log out of order, "
+                "limits.MAX_WAITING_EVENTS): write each send before its receive"
+            )
         queue = self.blocked.get(event["pid"])
         if queue is not None:  # its process waits for a send: after the events before it
             queue.append(event)
@@ -51,6 +61,7 @@ class _Deriver:
                     self.waiting.setdefault(head["id"], []).append(pid)
                     break
                 queue.popleft()
+                self.held -= 1
                 yield self._clocked(head)
                 if head["event"] == "send":
                     work += [(w, self.blocked.pop(w)) for w in self.waiting.pop(head["id"], [])]
@@ -60,6 +71,7 @@ class _Deriver:
         clock = self.clocks.setdefault(pid, {})
         if kind == "recv":
             sent, _ = self.in_flight.pop(event["id"])
+            self.in_flight_entries -= len(sent)
             for name, count in sent.items():
                 if clock.get(name, 0) < count:
                     clock[name] = count
@@ -73,6 +85,13 @@ class _Deriver:
                     f"(sent at line {self.in_flight[key][1]}): ids must be unique"
                 )
             self.in_flight[key] = (event["vc"], line)
+            self.in_flight_entries += len(event["vc"])
+            if self.in_flight_entries > limits.MAX_IN_FLIGHT_ENTRIES:
+                raise TraceError(
+                    f"{self.source}:{line}: the messages sent and not yet received carry more than "
+                    f"{limits.MAX_IN_FLIGHT_ENTRIES:,} clock entries (the limit of a clock-free log, "
+                    "limits.MAX_IN_FLIGHT_ENTRIES)"
+                )
         problem = check_event(event)
         if problem:
             raise TraceError(f"{self.source}:{line}: {problem}")

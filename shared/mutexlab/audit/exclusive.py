@@ -102,10 +102,20 @@ class ExclusiveStream:
     def _prune(self) -> int:
         """Forget the left intervals every other process knows the exit of; the number kept."""
         processes = self.names | set(self.knows)
-        floor = {
-            p: min((self.knows.get(q, {}).get(p, 0) for q in processes if q != p), default=0)
-            for p in processes
-        }
+        # floor[p]: the least any other process knows of p — 0 unless every other one has heard of
+        # p. Read from the entries there are (never processes × processes: a header may name
+        # 300,000 processes).
+        heard: dict[str, int] = {}
+        least: dict[str, int] = {}
+        for q, vc in self.knows.items():
+            if q not in processes:
+                continue
+            for p, count in vc.items():
+                if p != q and count > 0:
+                    heard[p] = heard.get(p, 0) + 1
+                    least[p] = min(least.get(p, count), count)
+        others = len(processes) - 1
+        floor = {p: least[p] for p, n in heard.items() if n >= others and p in processes}
         total = 0
         for resource, live in self.live.items():
             kept = []

@@ -26,6 +26,7 @@ from ..metrics import literature
 from ..setups import capacity_of
 from ..trace import TraceError
 
+MAX_LANES = 10_000  # processes a page draws at most (one lane each): a trace naming more is refused
 MAX_BODIES = 20_000  # beyond this many messages, hover shows id/type/ts only (keeps the file small)
 AGGREGATE_OVER = 8  # a resource kind with more resources than this gets one summary chart ...
 AGGREGATE_REEDS_OVER = 32  # ... except reeds, whose cocoon counts are worth a chart each
@@ -53,6 +54,14 @@ def _reed_of(value: Any) -> str | None:
         if value.isdigit():
             return f"reed:{value}"
     return None
+
+
+def too_many_lanes(processes: int) -> str:
+    """The refusal of a page of more processes than ``MAX_LANES``."""
+    return (
+        f"the trace names {processes:,} processes; a report draws at most {MAX_LANES:,} (one lane each, "
+        "report.model.MAX_LANES): verify it instead"
+    )
 
 
 def literature_figure(algorithm: str | None, processes: int, params: dict) -> str | None:
@@ -99,6 +108,8 @@ def build_model(events: list[dict], verdict: Verdict | None = None, window: str 
         for who in (e["pid"], e.get("to"), e.get("from")):
             if isinstance(who, str) and who not in names:
                 names.append(who)
+    if len(names) > MAX_LANES:
+        raise TraceError(too_many_lanes(len(names)))
     index = {n: i for i, n in enumerate(names)}
 
     bad_lines = {e.get("_line") for v in verdict.safety for e in v.events}  # drawn red: safety only

@@ -23,7 +23,9 @@ from pathlib import Path
 
 from ..audit.foreign import detect, spooled, verify_log
 from ..audit.verdict import Verdict
+from ..trace import TraceError
 from .layout import lay_out
+from .model import MAX_LANES, too_many_lanes
 
 WINDOW_EVENTS = 100_000  # events a page draws at most (plus the receives and exits completing them)
 
@@ -87,7 +89,11 @@ def read_window(
             passes.append(WindowFeed(window, keep_clocks=foreign))
             return passes[-1]
 
-        verdict = verify_log(readable, fmt, capacities, regex, fresh, expected)
+        try:
+            verdict = verify_log(readable, fmt, capacities, regex, fresh, expected)
+        except TraceError as exc:  # the window's own refusals name the line only
+            message = str(exc)
+            raise TraceError(message if message.startswith(str(path)) else f"{path}: {message}") from None
     shown = passes[-1].window_of(verdict)
     if foreign:
         shown.events, shown.layout = lay_out(shown.events)
@@ -117,6 +123,9 @@ class WindowFeed:
         self.line = event.get("_line", self.line + 1)
         kind = event["event"]
         if kind == "run":
+            declared = event.get("processes")
+            if isinstance(declared, dict) and len(declared) > MAX_LANES:  # refused before it is read
+                raise TraceError(f"line {self.line}: {too_many_lanes(len(declared))}")
             if not self.kept:
                 self.kept.append(event if "_line" in event else dict(event, _line=self.line))
             return
