@@ -102,8 +102,9 @@ def test_a_violation_beyond_the_window_is_still_the_verdict(tmp_path, capsys):
     text = page.read_text()
     data = json.loads(text.split('<script type="application/json" id="data">')[1].split("</script>")[0])
     assert data["verdict"]["status"] == "VIOLATION" and data["window"].startswith("This page draws")
-    assert main(["report", str(path), "--window", "0"]) == 2
-    assert "--window must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # argparse's count type, as every whole-number flag
+        main(["report", str(path), "--window", "0"])
+    assert refused.value.code == 2 and "--window: must be at least 1, got 0" in capsys.readouterr().err
 
 
 # ``simulate bees --report`` keeps no trace: the page is drawn from a window collected as the run goes

@@ -48,8 +48,6 @@ def run(args) -> int:
     output = Path(args.output) if args.output else Path(args.trace).with_suffix(".html")
     if output.resolve() == Path(args.trace).resolve():
         return fail(f"the report would overwrite its own trace {args.trace}; choose another name with -o")
-    if args.window < 1:
-        return fail(f"--window must be at least 1 event, got {args.window}")
     try:
         found = named_algorithm(args)
         shown = read_window(args.trace, args.window, **log_options(args))
