@@ -97,7 +97,7 @@ def test_a_recv_without_its_send_is_a_violation_naming_its_line(tmp_path, capsys
     "tamper, problem",
     [
         ("drop-send", "'s own entry skips events"),
-        ("early", "knows event 0 of {frm}, but the message carried event"),
+        ("early", "recv of message {key} says it knows event 0 of {frm}; it knew"),
     ],
 )
 def test_a_recv_whose_clock_contradicts_its_send_is_unreadable(tmp_path, capsys, tamper, problem):
@@ -118,7 +118,7 @@ def test_a_recv_whose_clock_contradicts_its_send_is_unreadable(tmp_path, capsys,
     out, err = capsys.readouterr()
     assert code == 2 and out == "", (code, out, err)
     assert err.startswith(f"mutexlab: error: {path}:{line + 1}: the vector clocks contradict each other")
-    assert problem.format(frm=recv["from"]) in err and err.count("\n") == 1, err
+    assert problem.format(frm=recv["from"], key=recv["id"]) in err and err.count("\n") == 1, err
 
 
 def test_a_recv_before_its_send_in_the_file_is_not_a_finding(tmp_path):
