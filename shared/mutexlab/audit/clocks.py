@@ -107,8 +107,8 @@ class _Clocks:
                 + (" (a recv needs the 'id' of its send)" if kind == "recv" else ""),
             )
 
-    def _grown(self, vc: dict, prev: dict, pid: str, line: object) -> bool:
-        """Whether an entry of another process grew; TraceError when one went back."""
+    def _grown(self, vc: dict, prev: dict, pid: str, line: object) -> list[str]:
+        """The processes but ``pid`` whose entries grew; TraceError when one went back."""
         if len(vc) == len(prev) + (pid not in prev):  # the common case: the same names, own ticked
             same = dict(vc)
             if pid in prev:
@@ -116,14 +116,14 @@ class _Clocks:
             else:
                 del same[pid]
             if same == prev:
-                return False
+                return []
         for name, count in prev.items():
             if name != pid and vc.get(name, 0) < count:
                 raise self.fail(
                     line,
                     f"{_shown(pid)}'s entry for {_shown(name)} goes back from {count} to {vc.get(name, 0)}",
                 )
-        return any(name != pid and count > prev.get(name, 0) for name, count in vc.items())
+        return [name for name, count in vc.items() if name != pid and count > prev.get(name, 0)]
 
     # -- a trace whose messages are events (ids) -------------------------------------------------
     def _received(self, key: object, sent: dict, vc: dict, prev: dict, pid: str, line: object) -> None:
@@ -153,12 +153,12 @@ class _Clocks:
                 )
 
     # -- a log whose clocks alone carry the messages (ShiViz) ------------------------------------
-    def _by_history(self, pid: str, vc: dict, prev: dict, own: int, grown: bool, line: object) -> None:
+    def _by_history(self, pid: str, vc: dict, prev: dict, own: int, grown: list[str], line: object) -> None:
         if grown:
-            covered: set[str] = set()
-            for name in vc:
-                k = vc.get(name, 0)
-                if name == pid or k <= prev.get(name, 0) or name in covered:
+            sources: list[dict] = []  # the clocks checked: what they know is known to be consistent
+            for name in grown:
+                k = vc[name]
+                if any(source.get(name, 0) >= k for source in sources):
                     continue
                 known = self.last.get(name)
                 if known is None or known.get(name, 0) < k:  # not read yet: checked when it is
@@ -166,7 +166,8 @@ class _Clocks:
                     continue
                 source = self.history.clock(name, k)
                 self._covers(vc, pid, own, source, name, k, line)
-                covered.update(n for n in vc if n != pid and source.get(n, 0) >= vc.get(n, 0))
+                source[name] = k  # its own entry, which the history leaves out
+                sources.append(source)
             self.history.add(pid, own, vc)
             if self.prune and self.history.size >= self.prune_at:
                 self.prune_at = max(1024, 2 * self.history.forget(self.last))
