@@ -316,3 +316,38 @@ def test_a_line_past_done_is_a_protocol_finding(cli, tmp_path):
     )
     ran = cli("test", "mutex", "--node", f"{sys.executable} {program}", "--runs", "1")
     assert ran.returncode == 1 and "FINDING [protocol]" in ran.stdout and "past its done line" in ran.stdout
+
+
+NAMED_FIELDS = """import json, sys
+for line in sys.stdin:
+    kind = json.loads(line)['type']
+    if kind == 'request':
+        print(json.dumps({'type': 'event', 'event': 'note', 'node': 5, 'kind': 'k', 'self': 1}))
+        print(json.dumps({'type': 'enter', 'resource': 'cs'}))
+    elif kind == 'release':
+        print(json.dumps({'type': 'exit', 'resource': 'cs'}))
+    print(json.dumps({'type': 'done'}), flush=True)
+"""
+
+
+def test_an_events_own_fields_may_be_named_like_anything(cli, tmp_path):
+    # A node's event fields are its own: "node", "kind" or "self" are kept in the trace, not an
+    # internal error (exit 4) of mutexlab's.
+    program = tmp_path / "named.py"
+    program.write_text(NAMED_FIELDS)
+    trace = tmp_path / "t.jsonl"
+    ran = cli(
+        "test",
+        "mutex",
+        "--node",
+        f"{sys.executable} {program}",
+        "--nodes",
+        "1",
+        "--runs",
+        "1",
+        "--trace",
+        str(trace),
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    notes = [e for e in map(json.loads, trace.read_text().splitlines()) if e["event"] == "note"]
+    assert notes and notes[0]["node"] == 5 and notes[0]["kind"] == "k" and notes[0]["self"] == 1

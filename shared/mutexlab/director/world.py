@@ -217,7 +217,8 @@ class Run:
             fields = {k: v for k, v in output.items() if k not in ("type", "event", "pid", "vc", "t")}
             self._record(node, output["event"], **fields)
 
-    def _record(self, node: int, kind: str, **fields: Any) -> dict[str, Any]:
+    def _record(self, node: int, kind: str, /, **fields: Any) -> dict[str, Any]:
+        """Record an event; positional-only, so a node's own fields may be named anything."""
         if len(self.events) >= MAX_EVENTS:
             raise NodeFault(
                 "flood", node, f"the run passed {MAX_EVENTS:,} trace events (node {node} wrote the last)"
