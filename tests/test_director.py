@@ -351,3 +351,11 @@ def test_an_events_own_fields_may_be_named_like_anything(cli, tmp_path):
     assert ran.returncode == 0, ran.stdout + ran.stderr
     notes = [e for e in map(json.loads, trace.read_text().splitlines()) if e["event"] == "note"]
     assert notes and notes[0]["node"] == 5 and notes[0]["kind"] == "k" and notes[0]["self"] == 1
+
+
+def test_a_budget_that_allows_no_run_is_not_a_pass(cli):
+    # --time shorter than one run: nothing was checked, so no PASS (exit 3, INCOMPLETE).
+    program = f"{sys.executable} {EXAMPLES / 'ricart_agrawala.py'}"
+    ran = cli("test", "mutex", "--node", program, "--nodes", "2", "--time", "1e-9", "--json")
+    outcome = json.loads(ran.stdout)
+    assert outcome["runs"] == 0 and outcome["verdict"] == "INCOMPLETE" and ran.returncode == 3, ran.stdout

@@ -1,6 +1,6 @@
 """``mutexlab test PROBLEM --node CMD``: any program as the nodes, every delivery chosen here
 (docs/test-any-program.md). Exit 0 PASS, 1 a finding, 2 bad input, 3 a systematic search whose
-budget ended before its tree did."""
+budget ended before its tree did, or that made no run at all."""
 
 from __future__ import annotations
 
@@ -201,7 +201,7 @@ def run(args) -> int:
                 )
             )
         code = 1
-    elif searched.exhausted or strategy.name != "systematic":
+    elif searched.runs and (searched.exhausted or strategy.name != "systematic"):  # no run: no PASS
         outcome["verdict"] = "PASS"
         code = 0
     else:
@@ -349,7 +349,8 @@ COMMAND = Command(
     schedule is shrunk and written with --counterexample for 'mutexlab replay FILE --node CMD'. Exit 0 PASS
     (no finding: every schedule when systematic says exhaustively, else a sample), 1 a finding (a violation,
     a deadlock, a node that crashed, stalled, wrote garbage or flooded, or behaved nondeterministically),
-    2 bad input or a program that cannot be started, 3 a systematic search whose budget ended first.""",
+    2 bad input or a program that cannot be started, 3 a systematic search whose budget ended first
+    (or a --time too short for a single run).""",
     run,
     arguments,
 )
