@@ -359,3 +359,15 @@ def test_a_budget_that_allows_no_run_is_not_a_pass(cli):
     ran = cli("test", "mutex", "--node", program, "--nodes", "2", "--time", "1e-9", "--json")
     outcome = json.loads(ran.stdout)
     assert outcome["runs"] == 0 and outcome["verdict"] == "INCOMPLETE" and ran.returncode == 3, ran.stdout
+
+
+@pytest.mark.parametrize("finding", ['"boom"', "[1]", '{"rule": 7}'])
+def test_a_scenario_whose_finding_is_no_finding_is_bad_input(cli, tmp_path, finding):
+    scenario = tmp_path / "s.json"
+    scenario.write_text(
+        '{"kind": "mutexlab-program-scenario", "problem": "mutex", "nodes": 2, "requests": 1, '
+        f'"program": [], "finding": {finding}, "steps": [], "answers": []}}'
+    )
+    program = f"{sys.executable} {EXAMPLES / 'ricart_agrawala.py'}"
+    ran = cli("replay", str(scenario), "--node", program)
+    assert ran.returncode == 2 and "malformed scenario" in ran.stderr, ran.stdout + ran.stderr

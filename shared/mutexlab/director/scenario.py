@@ -102,6 +102,12 @@ def load(path: str) -> ProgramScenario:
                 raise ValueError(f"step {n} is not a step: {step!r}")
             steps.append((kind, node, str(ident)))
         faults = data.get("faults") or {}
+        finding = data.get("finding")
+        if finding is not None and not (
+            isinstance(finding, dict)
+            and all(isinstance(finding.get(k, ""), str) for k in ("rule", "message"))
+        ):
+            raise ValueError(f"its finding is not a rule and a message: {finding!r:.80}")
         return ProgramScenario(
             str(data["problem"]),
             int(data["nodes"]),
@@ -116,7 +122,7 @@ def load(path: str) -> ProgramScenario:
             [str(a) for a in data.get("program") or []],
             steps,
             [str(d) for d in data.get("answers") or []],
-            data.get("finding"),
+            finding,
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ScenarioFileError(f"{path}: malformed scenario: {exc}") from None
