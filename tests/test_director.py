@@ -371,3 +371,21 @@ def test_a_scenario_whose_finding_is_no_finding_is_bad_input(cli, tmp_path, find
     program = f"{sys.executable} {EXAMPLES / 'ricart_agrawala.py'}"
     ran = cli("replay", str(scenario), "--node", program)
     assert ran.returncode == 2 and "malformed scenario" in ran.stderr, ran.stdout + ran.stderr
+
+
+BAD_EGG = """import json, sys
+for line in sys.stdin:
+    if json.loads(line)['type'] == 'init':
+        print(json.dumps({'type': 'event', 'event': 'egg', 'reed': [1], 'count': 1, 'in_reed': 1}))
+    print(json.dumps({'type': 'done'}), flush=True)
+"""
+
+
+def test_an_event_whose_fields_the_audit_cannot_read_is_garbage(cli, tmp_path):
+    # An egg in reed [1]: a finding about the node (exit 1), as verify refuses it in a trace
+    # file (exit 2), never a TypeError inside the audit (exit 4).
+    program = tmp_path / "bad_egg.py"
+    program.write_text(BAD_EGG)
+    ran = cli("test", "bees", "--node", f"{sys.executable} {program}", "--nodes", "2", "--runs", "1")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "FINDING [garbage]" in ran.stdout and "'reed' must be a whole number" in ran.stdout, ran.stdout

@@ -15,6 +15,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Any
 
+from ..trace import check_event
 from .lines import NodeFault
 from .problem import Problem
 from .process import NodeProcess, Pool
@@ -215,6 +216,12 @@ class Run:
             self._record(node, "state", state=output["state"])
         elif kind == "event":
             fields = {k: v for k, v in output.items() if k not in ("type", "event", "pid", "vc", "t")}
+            name = self.names[node]  # fields the audit reads must have their types, as in a trace file
+            problem = check_event({"event": output["event"], "pid": name, "vc": {name: 1}, **fields})
+            if problem is not None:
+                raise NodeFault(
+                    "garbage", node, f"node {node} wrote an event the audit cannot read: {problem}"
+                )
             self._record(node, output["event"], **fields)
 
     def _record(self, node: int, kind: str, /, **fields: Any) -> dict[str, Any]:
