@@ -389,3 +389,41 @@ def test_an_event_whose_fields_the_audit_cannot_read_is_garbage(cli, tmp_path):
     ran = cli("test", "bees", "--node", f"{sys.executable} {program}", "--nodes", "2", "--runs", "1")
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert "FINDING [garbage]" in ran.stdout and "'reed' must be a whole number" in ran.stdout, ran.stdout
+
+
+SAYS_HELLO = """import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message['type'] == 'init':
+        peer = message['peers'][0]
+    elif message['type'] == 'request':
+        print(json.dumps({'type': 'send', 'to': peer, 'body': 'hello'}))
+        print(json.dumps({'type': 'enter', 'resource': 'cs'}))
+    elif message['type'] == 'release':
+        print(json.dumps({'type': 'exit', 'resource': 'cs'}))
+    print(json.dumps({'type': 'done'}), flush=True)
+"""
+
+
+def test_a_trace_with_a_body_that_is_no_object_is_read_by_verify(cli, tmp_path):
+    # A body may be any JSON (docs/test-any-program.md); the trace written must still be one
+    # that verify reads (its msg an object), not refused as bad input.
+    program = tmp_path / "hello.py"
+    program.write_text(SAYS_HELLO)
+    trace = tmp_path / "t.jsonl"
+    ran = cli(
+        "test",
+        "mutex",
+        "--node",
+        f"{sys.executable} {program}",
+        "--nodes",
+        "2",
+        "--runs",
+        "1",
+        "--no-shrink",
+        "--trace",
+        str(trace),
+    )
+    assert ran.returncode == 1 and "FINDING [violation]" in ran.stdout, ran.stdout
+    verified = cli("verify", str(trace))
+    assert verified.returncode == 1 and "VIOLATION" in verified.stdout, verified.stdout + verified.stderr

@@ -193,7 +193,7 @@ class Run:
                 type=type_ if isinstance(type_, str) else "message",
                 to=self.names[to],
                 id=ident,
-                msg=body,
+                msg=body if isinstance(body, dict) else {"body": body},  # a trace's msg is an object
             )
             message = Message(ident, node, to, body, dict(event["vc"]))
             self.links.setdefault((node, to), deque()).append(message)
