@@ -24,6 +24,7 @@ from .reporting import write_report_if_asked
 
 DEFAULT_RUNS = {"random": 300, "pct": 300, "systematic": 10_000}
 TIMEOUT = 5.0
+MAX_SECONDS = 86_400  # --time and --timeout: a day at most
 
 
 def arguments(p) -> None:
@@ -143,8 +144,11 @@ def run(args) -> int:
         ):
             if value is not None and value < least:
                 raise ConfigError(f"{name} must be at least {least}, got {value}")
-        if args.time is not None and not args.time > 0 or not args.timeout > 0:
-            raise ConfigError("--time and --timeout must be positive")
+        for name, value in (("--time", args.time), ("--timeout", args.timeout)):
+            if value is not None and not 0 < value <= MAX_SECONDS:  # beyond: select() overflows
+                raise ConfigError(
+                    f"{name} must be more than 0 and at most {MAX_SECONDS:,} seconds, got {value:g}"
+                )
         problem = problems.make_problem(args.problem, args.nodes, args.requests, options, args.seed)
         if args.crash and not problem.driven:
             raise ConfigError(f"--crash restarts an idle node; the nodes of {problem.name} act on their own")
