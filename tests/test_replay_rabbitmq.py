@@ -187,6 +187,16 @@ def test_a_duplicate_step_is_refused_up_front(tmp_path):
     assert real.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "1e300", "0"])
+@pytest.mark.parametrize("flag", ["--step-timeout", "--stall-timeout"])
+def test_a_timeout_that_is_no_finite_positive_time_is_refused_up_front(flag, value):
+    scenario = SCENARIOS / "lamport-timestamps.json"
+    real = _mutexlab(
+        "replay", str(scenario), "--over-rabbitmq", "--amqp-url", "amqp://127.0.0.1:1/%2F", flag, value
+    )
+    assert real.returncode == 2 and f"{flag} must be more than 0" in real.stderr, real.stdout + real.stderr
+
+
 def _director(name: str):
     """A director for an example scenario, not connected (what it makes of trace batches)."""
     from mutexlab.sim.scripted import load_scenario, replay_scenario

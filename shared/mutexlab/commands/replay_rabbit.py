@@ -16,6 +16,7 @@ from ..transport.supervisor import broker_problem, make_plan
 from .common import fail
 
 EXIT_SAFE, EXIT_FINDING, EXIT_INCOMPLETE = 0, 1, 3
+MAX_TIMEOUT = 3_600  # seconds: --step-timeout and --stall-timeout at most
 
 
 def add_arguments(p) -> None:
@@ -55,8 +56,9 @@ def over_rabbitmq(
 ) -> int:
     """Replay ``scenario`` over RabbitMQ; ``result``, ``sim_code``, ``sim_finding`` and
     ``sim_rules`` (the rules its audit found broken) are the simulator's replay."""
-    if args.step_timeout <= 0 or args.stall_timeout <= 0:
-        return fail("--step-timeout and --stall-timeout must be > 0 seconds")
+    for flag, value in (("--step-timeout", args.step_timeout), ("--stall-timeout", args.stall_timeout)):
+        if not 0 < value <= MAX_TIMEOUT:  # nan and inf too: a wait that never ends, or overflows
+            return fail(f"{flag} must be more than 0 and at most {MAX_TIMEOUT:,} seconds, got {value:g}")
     try:
         script = compile_script(scenario, result)
         plan = make_plan(
