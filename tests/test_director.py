@@ -431,3 +431,25 @@ def test_a_trace_with_a_body_that_is_no_object_is_read_by_verify(cli, tmp_path):
     assert ran.returncode == 1 and "FINDING [violation]" in ran.stdout, ran.stdout
     verified = cli("verify", str(trace))
     assert verified.returncode == 1 and "VIOLATION" in verified.stdout, verified.stdout + verified.stderr
+
+
+def test_an_unwritable_counterexample_or_trace_is_refused_before_any_node_starts(cli, tmp_path):
+    # Not after a whole search, its finding lost: nothing is started at all.
+    started = tmp_path / "started"
+    program = tmp_path / "marks.py"
+    program.write_text(
+        f"open({str(started)!r}, 'a').close()\n" + TEMPLATE.format(pids=str(tmp_path / "p"), action="pass")
+    )
+    for flag in ("--counterexample", "--trace"):
+        ran = cli(
+            "test",
+            "mutex",
+            "--node",
+            f"{sys.executable} {program}",
+            "--runs",
+            "1",
+            flag,
+            str(tmp_path / "no" / "x"),
+        )
+        assert ran.returncode == 2 and f"cannot write the {flag[2:]}" in ran.stderr, ran.stderr
+        assert not started.exists(), f"{flag}: the nodes were started before the path was refused"

@@ -17,6 +17,7 @@ from ..director.search import MAX_STEPS, Outcome, Settings
 from ..director.strategies import PCT, Random, Systematic
 from ..director.world import Faults
 from ..setups import ConfigError
+from ..transport.supervisor import writable_file
 from ..words import count
 from .common import add_json_argument, fail, print_json
 from .registry import Command
@@ -149,6 +150,9 @@ def run(args) -> int:
                 raise ConfigError(
                     f"{name} must be more than 0 and at most {MAX_SECONDS:,} seconds, got {value:g}"
                 )
+        for what, path in (("counterexample", args.counterexample), ("trace", args.trace)):
+            if path:  # refused before the search, not after it, its finding lost
+                writable_file(what, path)
         problem = problems.make_problem(args.problem, args.nodes, args.requests, options, args.seed)
         if args.crash and not problem.driven:
             raise ConfigError(f"--crash restarts an idle node; the nodes of {problem.name} act on their own")
