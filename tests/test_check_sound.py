@@ -1,8 +1,10 @@
 """``mutexlab check`` is sound by construction: a reduction applies only where the protocol's
 spec declares it for the exact classes of every process (never inferred from a base class),
 ``check`` says what it applied and why, every counterexample any option writes replays to the
-same violation, and ``--cross-check`` reports a wrongly declared reduction as an error of the
-tool (exit 4) — shown for each kind of reduction on a deliberately wrong declaration."""
+same violation; every check samples its declared reductions and refuses one whose sample
+disagrees, and ``--cross-check`` reports a wrongly declared reduction the sampling missed as
+unsound for the code, the search without reductions standing — shown for each kind of
+reduction on a deliberately wrong declaration."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from dataclasses import replace
 import pytest
 from conftest import broken
 
-from mutexlab.check import engine
+from mutexlab.check import engine, sampling
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.check.reductions import notes_of
 from mutexlab.cli import main
@@ -63,8 +65,19 @@ def test_the_text_stamp_variant_passed_only_under_a_clock_shift_it_never_declare
     monkeypatch.setattr(
         engine, "declared_for", lambda algorithm: [ricart_agrawala_reductions.REDUCTIONS.only(cls)]
     )
-    wrong, model = run_check(CheckConfig("mutexlab_broken.ricart_agrawala_text_stamps", 3, options))
+    config = CheckConfig("mutexlab_broken.ricart_agrawala_text_stamps", 3, options)
+    caught, model = run_check(config)  # the sampling refuses the shift: the bug is found
+    assert "clock-offset normalisation" not in model.reductions and caught.verdict == "violation"
+    no_sampling(monkeypatch)
+    wrong, model = run_check(config)
     assert "clock-offset normalisation" in model.reductions and wrong.verdict == "pass"
+
+
+def no_sampling(monkeypatch) -> None:
+    """Switch the sampling of declared reductions off (to show what it catches)."""
+    monkeypatch.setattr(sampling, "FULL", 0)
+    monkeypatch.setattr(sampling, "STRIDE", 10**18)
+    monkeypatch.setattr(sampling, "MAX_TWINS", 0)
 
 
 def test_the_text_output_says_what_was_applied_and_why(capsys):
@@ -263,35 +276,127 @@ def wrong(module: str) -> list[str]:
 RA = ricart_agrawala_reductions.REDUCTIONS
 
 
-@pytest.mark.parametrize(
-    "module, extra, right",
-    [
-        ("ricart_agrawala_text_stamps_shifted", ["-o", EIGHTS], {"clocks": None, "retired": None}),
-        ("ricart_agrawala_wrong_key", [], {"canonical": RA.canonical}),
-        ("ricart_agrawala_wrong_retirement", [], {"retired": None}),
-        ("ricart_agrawala_wrong_bound", [], {"sends": RA.sends}),
-    ],
-    ids=["clock-shift", "canonical", "retired-clocks", "send-bound"],
-)
-def test_a_wrongly_declared_reduction_is_a_disagreement_of_the_cross_check(
+WRONGLY_DECLARED = [
+    ("ricart_agrawala_text_stamps_shifted", ["-o", EIGHTS], {"clocks": None, "retired": None}),
+    ("ricart_agrawala_wrong_key", [], {"canonical": RA.canonical}),
+    ("ricart_agrawala_wrong_retirement", [], {"retired": None}),
+    ("ricart_agrawala_wrong_bound", [], {"sends": RA.sends}),
+]
+REFUSED = {  # the reduction each wrong declaration gets refused by the sampling
+    "ricart_agrawala_text_stamps_shifted": "clock-offset normalisation",
+    "ricart_agrawala_wrong_key": "canonical snapshots",
+    "ricart_agrawala_wrong_retirement": "retired clocks",
+    "ricart_agrawala_wrong_bound": "send bound",
+}
+KINDS = ["clock-shift", "canonical", "retired-clocks", "send-bound"]
+
+
+def verdict_of(out: dict) -> tuple:
+    return out["verdict"], [(f["kind"], sorted(f["processes"])) for f in out["findings"]][:1]
+
+
+@pytest.mark.parametrize("module, extra, right", WRONGLY_DECLARED, ids=KINDS)
+def test_the_sampling_refuses_each_wrongly_declared_reduction(module, extra, right, monkeypatch, capsys):
+    """Each kind of reduction, declared where it is not sound: a plain ``check`` samples it on
+    the worlds it visits, refuses it saying why, and reaches the verdict of the search without
+    reductions. With the one wrong declaration put right, nothing is refused."""
+    name = REFUSED[module]
+    code, out = run_json(["check", *wrong(module), *extra], capsys)
+    applied, why = notes(out)[name]
+    assert not applied and why.startswith("refused: "), why
+    plain_code, plain = run_json(["check", *wrong(module), *extra, "--no-reduction"], capsys)
+    assert (code, verdict_of(out)) == (plain_code, verdict_of(plain))
+    assert main(["check", *wrong(module), *extra]) == code
+    assert f"{name} — refused: " in capsys.readouterr().out
+    mod = broken(module)
+    monkeypatch.setattr(mod, "SPEC", replace(mod.SPEC, reductions=replace(mod.SPEC.reductions, **right)))
+    _, out = run_json(["check", *wrong(module), *extra], capsys)
+    assert not [n for n in out["reduction_notes"] if n["why"].startswith("refused")], out["reduction_notes"]
+
+
+@pytest.mark.parametrize("module, extra, right", WRONGLY_DECLARED, ids=KINDS)
+def test_a_wrong_declaration_the_sampling_missed_leaves_the_plain_verdict(
     module, extra, right, monkeypatch, tmp_path, capsys
 ):
-    """Each kind of reduction, declared where it is not sound: the reduced search passes a bug
-    (clock shift, send bound) or reports one that does not replay (canonical key, retired
-    clocks). The cross-check says so: exit 4, verdict ``tool-error``. With the one wrong
-    declaration put right (Ricart–Agrawala's own), the two searches agree."""
+    """With the sampling off, the reduced search passes a bug (clock shift, send bound) or
+    reports one that does not replay (canonical key, retired clocks). The cross-check says the
+    reductions were unsound for this code and the search without them stands: its finding is
+    the verdict (exit 1, its counterexample written and replaying), its pass a pass (exit 0) —
+    never exit 4. With the one wrong declaration put right, the two searches agree."""
+    no_sampling(monkeypatch)
     argv = ["check", *wrong(module), *extra, "--cross-check", "--counterexample", str(tmp_path / "c.json")]
     code, out = run_json(argv, capsys)
-    assert code == 4 and out["verdict"] == "tool-error" and out["cross_check"]["agrees"] is False
-    assert main(["check", *wrong(module), *extra, "--cross-check"]) == 4
-    assert "cross-check:  DISAGREES" in capsys.readouterr().out
-    if out["cross_check"]["verdict"] == "violation":  # the real finding, written and replaying
+    cross = out["cross_check"]
+    assert cross["agrees"] is False and cross["reductions_unsound"], cross
+    assert out["verdict"] == cross["verdict"] and code == (1 if cross["verdict"] == "violation" else 0)
+    assert main(["check", *wrong(module), *extra, "--cross-check"]) == code
+    text = capsys.readouterr().out
+    assert "cross-check:  DISAGREES" in text and "reductions:   UNSOUND for this code" in text
+    if cross["verdict"] == "violation":  # the real finding, written and replaying
         assert out["counterexample_of"] == "the search without reductions" and out["reproduced"][0]
     mod = broken(module)
     monkeypatch.setattr(mod, "SPEC", replace(mod.SPEC, reductions=replace(mod.SPEC.reductions, **right)))
     code, out = run_json(["check", *wrong(module), *extra, "--cross-check"], capsys)
     assert out["cross_check"]["agrees"] is True and code in (0, 1), out["cross_check"]
     assert len(out["reductions"]) >= 2  # the other declared reductions still apply
+
+
+# -- the declared parts: the class is not all of the code ------------------------------------------
+WRAP = ["mutex", "-a", "mutexlab_broken.ricart_agrawala_wrapping_clock", "-N", "3", "-o", EIGHTS]
+
+
+def test_a_node_of_the_declared_class_with_another_clock_gets_no_reduction(capsys):
+    """``RicartAgrawalaNode`` itself, its clock replaced by one that wraps at 10: Ricart–Agrawala's
+    reductions used to apply (class matched) and the reduced search passed; now the clock is not
+    the declared part, every declared reduction is off saying so, and all three ways agree on
+    the violation."""
+    code, out = run_json(["check", *WRAP], capsys)
+    assert code == 1 and out["verdict"] == "violation", out["verdict"]
+    for name in ("canonical snapshots", "clock-offset normalisation", "retired clocks", "send bound"):
+        applied, why = notes(out)[name]
+        assert not applied and "clock is a WrappingClock, not the declared LamportClock" in why, why
+    assert main(["check", *WRAP, "--no-reduction"]) == 1
+    capsys.readouterr()
+    code, out = run_json(["check", *WRAP, "--cross-check"], capsys)
+    assert code == 1 and out["cross_check"]["agrees"] is True
+
+
+def test_an_undeclared_attribute_or_a_part_changed_later_turns_the_reductions_off():
+    setup = ricart_agrawala.make_setup(2, {"requests": 1})
+    assert RA.strange(setup.protocols) is None
+    setup.protocols[1].shortcut = lambda: None  # an instance's own code
+    assert RA.strange(setup.protocols, setup.names) == (
+        "node-1's attribute 'shortcut' is not among the declared parts"
+    )
+    odd = ricart_agrawala.RicartAgrawalaNode(1, 2)
+    odd.clock = 3  # type: ignore[assignment]
+    with pytest.raises(sampling.Refused) as refused:  # a part changed once the search is under way
+        engine.build_model(CheckConfig("ricart-agrawala", 2, {"requests": 1})).sampler.new_state(odd)
+    assert "clock is a int, not the declared LamportClock" in str(refused.value)
+
+
+def test_the_sampling_refuses_nothing_and_changes_no_count_on_the_correct_protocols(monkeypatch, capsys):
+    configs = [
+        ["mutex", "-a", "ricart-agrawala", "-N", "3"],
+        ["mutex", "-a", "lamport", "-N", "2", "--requests", "2"],
+        ["mutex", "-a", "ricart-agrawala", "-N", "2", "--endless"],
+        ["bees"],
+        ["elves"],
+    ]
+
+    def counts() -> list[tuple]:
+        got = []
+        for argv in configs:
+            _, out = run_json(["check", *argv, "--quiet"], capsys)
+            refused = [n for n in out["reduction_notes"] if n["why"].startswith(("refused", "off:"))]
+            assert not refused, refused
+            got.append((out["verdict"], out["states"], out["transitions"]))
+        return got
+
+    sampled = counts()
+    assert sampled[0] == ("pass", 1_690, 3_364) and sampled[4][:2] == ("pass", 246)
+    no_sampling(monkeypatch)
+    assert counts() == sampled
 
 
 def test_lamport_declares_only_the_clock_shift():

@@ -7,6 +7,14 @@ subclass. A variant (a subclass) is other code: it gets no reduction unless it d
 itself (``RA_REDUCTIONS.only(MyNode)``, after checking that the reasons still hold for it).
 Nothing is inferred from a base class.
 
+The class is not all of the code: a process's **parts** (its attributes) carry code too — a
+clock object, a replaced method. A declaration names them (``parts``: attribute → the exact
+types its value may have); a process with an attribute not named there, or of another type,
+is not covered (``Reductions.strange`` says which), so a node of the right class with another
+clock gets no reduction. And since no declaration is proven, ``check`` also samples each
+reduction on the worlds it visits (``check/sampling.py``) and refuses one whose twin worlds
+behave otherwise.
+
 Each reduction carries ``why``: one line saying why it is sound for this protocol, which
 ``check`` prints beside the reduction it applied. The machinery is generic
 (``check/reductions.py``, ``check/por.py``); partial-order reduction itself needs no
@@ -91,6 +99,9 @@ class Reductions:
     clocks: ClockOffsets | None = None
     retired: RetiredClocks | None = None
     sends: SendBound | None = None
+    # attribute → the exact types its value may have, for every covered process (``declare_parts``);
+    # None: not declared (then only the sampling guards the declaration)
+    parts: Mapping[str, tuple[type, ...]] | None = None
 
     def __post_init__(self) -> None:
         if not self.classes:
@@ -101,6 +112,25 @@ class Reductions:
     def covers(self, protocols: Iterable[Any]) -> bool:
         """Every one of ``protocols`` is exactly of a declared class (never a subclass)."""
         return all(type(p) in self.classes for p in protocols)
+
+    def strange(
+        self, protocols: Mapping[int, Any] | Iterable[Any], names: Mapping[int, str] | None = None
+    ) -> str | None:
+        """The first part of ``protocols`` these reductions do not cover — an attribute not
+        declared, or whose value is not of a declared exact type — in words; None when all are."""
+        if self.parts is None:
+            return None
+        items = protocols.items() if isinstance(protocols, Mapping) else enumerate(protocols)
+        for pid, p in items:
+            who = (names or {}).get(pid, type(p).__name__)
+            why = part_differs(self.parts, p)
+            if why is not None:
+                return f"{who}'s {why}"
+        return None
+
+    def with_parts(self, **more: type | None | tuple[type | None, ...]) -> Reductions:
+        """The same declaration with more parts (a variant's own attributes), each argued for."""
+        return replace(self, parts={**(self.parts or {}), **declare_parts(**more)})
 
     def only(self, *classes: type) -> Reductions:
         """The same declaration for other exact classes: for a variant whose code reads every
@@ -156,3 +186,28 @@ class Reductions:
             tuple(key(p) for p in procs.values()),
             tuple((link, tuple(m.model_dump_json() for m in q)) for link, q in flight),
         )
+
+
+def declare_parts(**kinds: type | None | tuple[type | None, ...]) -> dict[str, tuple[type, ...]]:
+    """A ``parts`` mapping: attribute → exact types (``None`` stands for ``type(None)``)."""
+    out = {}
+    for name, kind in kinds.items():
+        kinds_ = kind if isinstance(kind, tuple) else (kind,)
+        out[name] = tuple(type(None) if k is None else k for k in kinds_)
+    return out
+
+
+def part_differs(declared: Mapping[str, tuple[type, ...]], p: Any) -> str | None:
+    """Which attribute of ``p`` ``declared`` does not cover, in words (None: every one is)."""
+    try:
+        attributes = vars(p)
+    except TypeError:  # slots only: the declared parts are all there is to look at
+        attributes = {name: getattr(p, name) for name in declared if hasattr(p, name)}
+    for name, value in attributes.items():
+        kinds = declared.get(name)
+        if kinds is None:
+            return f"attribute {name!r} is not among the declared parts"
+        if type(value) not in kinds:
+            want = " or ".join("None" if k is type(None) else k.__name__ for k in kinds)
+            return f"{name} is a {type(value).__name__}, not the declared {want}"
+    return None

@@ -4,9 +4,14 @@ A reduction is sound only if the protocol's declaration of it is true (``mutexla
 nothing in the checker can prove that. The cross-check compares the reduced search with the
 plain one, which merges nothing and skips nothing: they disagree when one passes and the other
 finds something, or when the reduced search's counterexample does not replay to its finding
-(the real code, run on the scenario, does not do what the reduced worlds said). A disagreement
-is an error of the tool — a wrong declaration or a bug of the checker — never a verdict on the
-protocol; ``check`` exits 4 on it.
+(the real code, run on the scenario, does not do what the reduced worlds said).
+
+A disagreement is reported as what it is. When the reduced search passed where the plain one
+found something, or its counterexample does not replay, a declared reduction was **unsound for
+this code** (``unsound``): the plain search, which merges and skips nothing, stands — its
+finding is the verdict (exit 1; its PASS exit 0; stopped, exit 3). Only when the reduced search
+found something that replays and the plain one did not — the plain search missed a real
+finding — is it an error of the tool (exit 4), never a verdict on the protocol.
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ class CrossCheck:
     why: str
     plain: Result | None = None
     plain_model: Model | None = None
+    unsound: bool = False  # disagrees because a reduction was unsound: the plain search stands
 
     def as_dict(self) -> dict:
-        out: dict = {"agrees": self.agrees, "why": self.why}
+        out: dict = {"agrees": self.agrees, "why": self.why, "reductions_unsound": self.unsound}
         if self.plain is not None and self.plain_model is not None:
             out.update(
                 states=self.plain.states,
@@ -60,9 +66,12 @@ def cross_check(config: CheckConfig, result: Result, model: Model) -> CrossCheck
     done = f"without reductions: {plain.states:,} states, {_what(plain)}"
     if not replays:
         why = f"the counterexample of the search with reductions does not replay to its finding ({shown}); {done}"
-        return CrossCheck(False, why, plain, plain_model)
+        return CrossCheck(False, why, plain, plain_model, unsound=True)
     if not plain.findings and not plain.complete:
         return CrossCheck(None, f"{done}: nothing is confirmed", plain, plain_model)
     if bool(plain.findings) != bool(result.findings):
-        return CrossCheck(False, f"{done}; with them: {_what(result)}", plain, plain_model)
+        # a replayed finding the plain search missed is the checker's error; else a reduction's
+        return CrossCheck(
+            False, f"{done}; with them: {_what(result)}", plain, plain_model, unsound=not result.findings
+        )
     return CrossCheck(True, f"{done}: agrees", plain, plain_model)

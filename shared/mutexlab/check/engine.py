@@ -17,6 +17,7 @@ from .por import PartialOrder
 from .properties import invariant_for, world_invariant
 from .reductions import ClockShift, Note, choose, por_note
 from .result import peak_mb
+from .sampling import Refused, Sampler
 from .search import Result, Search
 
 
@@ -45,15 +46,39 @@ def declared_for(algorithm: str) -> list[Reductions]:
     return declarations(algorithm)
 
 
-def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
+def build_model(
+    config: CheckConfig, setup: Setup | None = None, refused: dict[str, str] | None = None
+) -> Model:
+    """The model of ``config`` with the reductions that apply to it, but those ``refused``
+    (name → why: a sample disagreed), each sampled as the search goes (``sampling.py``)."""
+    model = _build_model(config, setup, refused)
+    declared = model.declared
+    in_use = [n.name for n in model.notes if n.applied and n.name in (CANONICAL, CLOCKS, RETIRED, SENDS)]
+    if declared is None or not in_use:
+        return model
+    shift = model.normalise if isinstance(model.normalise, ClockShift) else None
+    model.sampler = sampler = Sampler(model, declared.parts, shift, in_use)
+    if shift is not None or (SENDS in in_use and model.por is not None):
+        model.normalise = sampler.normaliser(model.normalise)
+    return model
+
+
+def _build_model(config: CheckConfig, setup: Setup | None, refused: dict[str, str] | None) -> Model:
     if config.search not in SEARCHES:
         raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {config.search!r}")
     if config.duplicate < 0:
         raise ConfigError(f"duplicate must be ≥ 0, got {config.duplicate}")
     setup = setup if setup is not None else config.setup()
     faults = "--reorder" if config.reorder else "--duplicate" if config.duplicate else None
-    protocols = setup.protocols.values()
-    choice = choose(protocols, declared_for(config.algorithm), config.reductions, faults, config.endless)
+    choice = choose(
+        setup.protocols,
+        declared_for(config.algorithm),
+        config.reductions,
+        faults,
+        config.endless,
+        refused,
+        setup.names,
+    )
     model = Model(
         setup,
         reorder=config.reorder,
@@ -63,6 +88,7 @@ def build_model(config: CheckConfig, setup: Setup | None = None) -> Model:
     )
     model.reductions = [CANONICAL] if choice.canonical is not None else []
     model.notes = choice.notes
+    model.declared = choice.declared
     if choice.clocks is not None:
         model.normalise = ClockShift(model, choice.clocks, choice.retired)
         model.reductions += [CLOCKS, RETIRED] if choice.retired is not None else [CLOCKS]
@@ -108,19 +134,15 @@ def run_check(
     built gives an incomplete result and no model."""
     budget = Budget(config.max_states, config.max_memory_mb, progress)
     model = None
+    refused: dict[str, str] = {}  # reductions a sample refused: searched again without them
     try:
         with budget.watch():
-            model = build_model(config, setup)
-            if config.endless:
-                budget.phase = "probing the endless workload"
-                growing = unbounded(build_model(config, setup))  # its own tables: the search's stay
-                if growing is not None:
-                    raise ConfigError(growing)
-            invariant, _ = invariant_for(model.setup.algorithm)
-            search = Search(
-                model, invariant, config.max_states, config.max_memory_mb, config.exact, progress, budget
-            )
-            result = search.dfs() if config.search == "dfs" else search.bfs()
+            while True:
+                try:
+                    model, result = _search(config, setup, refused, budget, progress)
+                    break
+                except Refused as no:
+                    refused.update(no.refusals)
     except LimitReached as stop:  # outside the search (the model), or just as it ended
         result = budget.result
         result.stopped, result.complete, result.search = stop.why, False, config.search
@@ -129,3 +151,21 @@ def run_check(
         if progress is not None:
             progress(result, True)
     return result, model
+
+
+def _search(
+    config: CheckConfig,
+    setup: Setup | None,
+    refused: dict[str, str],
+    budget: Budget,
+    progress: Callable | None,
+) -> tuple[Model, Result]:
+    model = build_model(config, setup, refused)
+    if config.endless:
+        budget.phase = "probing the endless workload"
+        growing = unbounded(build_model(config, setup, refused))  # its own tables: the search's stay
+        if growing is not None:
+            raise ConfigError(growing)
+    invariant, _ = invariant_for(model.setup.algorithm)
+    search = Search(model, invariant, config.max_states, config.max_memory_mb, config.exact, progress, budget)
+    return model, search.dfs() if config.search == "dfs" else search.bfs()

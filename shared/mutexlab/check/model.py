@@ -20,6 +20,39 @@ class Model(WorldModel):
         self.notes: list[Any] = []  # each reduction, applied or not, and why (reductions.notes_of)
         self.por: Any = None  # a PartialOrder (por.py) choosing the steps to explore, or None
         self.por_dropped = False  # the reduced graph had a cycle: searched again without it
+        self.declared: Any = None  # the Reductions declaration chosen for it, if any
+        self.sampler: Any = None  # a Sampler (sampling.py) testing the declared reductions, or None
+
+    # -- the sampler's hooks: every new state, every merge under a canonical key, every new input
+    def state_id(self, i: int, proto: Any) -> int:
+        kept = len(self.objects)
+        sid = super().state_id(i, proto)
+        sampler = self.sampler
+        if sampler is not None:
+            if sid == kept:
+                sampler.new_state(proto)
+            elif self.canonical is not None and self.objects[sid] is not proto:
+                sampler.merged(sid, proto)
+        return sid
+
+    def transition(self, sid: int, code: int) -> Transition:
+        sampler = self.sampler
+        if sampler is None or code in self.trans[sid]:
+            return super().transition(sid, code)
+        got = super().transition(sid, code)
+        if sid in sampler.twins:
+            sampler.twin_input(sid, code)
+        return got
+
+    def twin_transition(self, sid: int, code: int, twin: Any) -> Transition:
+        """What input ``code`` does to ``twin`` in the place of state ``sid``'s representative
+        (nothing of ``sid`` is cached or changed)."""
+        kept, cached = self.objects[sid], self.trans[sid]
+        self.objects[sid], self.trans[sid] = twin, {}
+        try:
+            return super().transition(sid, code)
+        finally:
+            self.objects[sid], self.trans[sid] = kept, cached
 
     def drop_por(self) -> None:
         """Switch partial-order reduction off (the reduced graph has a cycle: see por.py)."""

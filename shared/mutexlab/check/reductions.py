@@ -3,10 +3,12 @@
 A protocol's spec declares what it licenses (``mutexlab.reduction``: canonical keys, clock
 offsets, retired clocks, a send bound for partial-order reduction), for **exact classes**: a
 declaration applies to a setup only when it covers every process's exact class, and nothing
-is ever inferred from a base class. ``choose`` decides what to apply and says why for each
+is ever inferred from a base class, and a process whose parts (attributes) are not the declared
+ones gets none (``Reductions.strange``). ``choose`` decides what to apply and says why for each
 reduction, applied or not (``Note``); ``check`` prints the notes. Each reduction merges only
 worlds with the same future (up to the declared argument), so a verdict is kept and no world
-is added; all are off under ``--no-reduction``.
+is added; all are off under ``--no-reduction``. A reduction the sampling refused
+(``sampling.py``: its twin worlds behaved otherwise) is off, with the sample's words.
 
 * **Canonical snapshots**: the declared key replaces ``snapshot()`` as a process state's key.
 * **Clock-offset normalisation** (``ClockShift``): every world is shifted down until its
@@ -80,14 +82,27 @@ ENDLESS_OFF = (
 )
 
 
+def refused_note(name: str, why: str) -> Note:
+    return Note(name, False, f"refused: {why}")
+
+
 def choose(
-    protocols, candidates: list[Reductions], on: bool, faults: str | None, endless: bool = False
+    protocols,
+    candidates: list[Reductions],
+    on: bool,
+    faults: str | None,
+    endless: bool = False,
+    refused: dict[str, str] | None = None,
+    names: dict[int, str] | None = None,
 ) -> Choice:
     """The reductions of the first of ``candidates`` that covers every one of ``protocols``
-    (``on``: reductions wanted at all; ``faults``: the flag that makes links reorder or
-    duplicate, if any; ``endless``: processes request forever). Partial-order reduction is
-    decided by the engine (it depends on the scenario's invariant)."""
-    protocols = list(protocols)
+    (by pid, or a list; ``on``: reductions wanted at all; ``faults``: the flag that makes links
+    reorder or duplicate, if any; ``endless``: processes request forever; ``refused``: name →
+    why the sampling refused it; ``names``: pid → process name, for the notes). Partial-order
+    reduction is decided by the engine (it depends on the scenario's invariant)."""
+    by_pid = protocols if isinstance(protocols, dict) else dict(enumerate(protocols))
+    protocols = list(by_pid.values())
+    refused = refused or {}
     classes = {type(p) for p in protocols}
     declared = next((d for d in candidates if d.covers(protocols)), None)
     choice = Choice(declared)
@@ -107,9 +122,16 @@ def choose(
             notes.append(Note(name, False, why))
         return choice
     who = _names(classes)
+    strange = declared.strange(by_pid, names)
     for name, reason in declared.named().items():
         if reason is None:
             notes.append(Note(name, False, f"not declared by {who}"))
+        elif strange is not None:
+            notes.append(
+                Note(name, False, f"off: {strange} (the declaration of {who} is about its declared parts)")
+            )
+        elif name in refused:
+            notes.append(refused_note(name, refused[name]))
         elif name in (CLOCKS, RETIRED) and faults:
             notes.append(Note(name, False, f"off with {faults} (it does not rewrite those links' entries)"))
         elif name in (RETIRED, SENDS) and endless:
@@ -214,6 +236,13 @@ class ClockShift:
         return got
 
     # -- worlds ----------------------------------------------------------------------------------
+    def retires(self, world: tuple) -> bool:
+        """Whether ``world`` is rewritten by retired clocks (every process done requesting)."""
+        if self.retired is None:
+            return False
+        P0 = self.model.P0
+        return all(self._is_done(world[i], world[P0 + i]) for i in range(self.model.n))
+
     def __call__(self, world: tuple) -> tuple:
         if self.retired is not None:
             n, P0 = self.model.n, self.model.P0

@@ -253,9 +253,17 @@ def summary(config: CheckConfig, result, model, scenario_path, reproduced, cross
         out["reproduced"] = reproduced
     if cross is not None:
         out["cross_check"] = cross.as_dict()
-        if cross.agrees is False:  # never a verdict on the protocol
+        if cross.agrees is False:
             out["verdict_with_reductions"] = result.verdict
-            out["verdict"] = "tool-error"
+            if cross.unsound and cross.plain is not None and cross.plain_model is not None:
+                # the reductions were unsound for this code: the search without them stands
+                plain = cross.plain
+                out["verdict"] = plain.verdict
+                out["complete"], out["stopped"], out["cycles"] = plain.complete, plain.stopped, plain.cycles
+                out["findings_with_reductions"] = out["findings"]
+                out["findings"] = [f.as_dict(cross.plain_model) for f in plain.findings]
+            else:  # the plain search missed a finding that replays: never a verdict on the protocol
+                out["verdict"] = "tool-error"
     return out
 
 
@@ -301,7 +309,13 @@ def render(s: dict) -> str:
         "checked:      " + (", ".join(s["properties"]) or "nothing (stopped before the first world)"),
         *notes_lines(s["reduction_notes"]),
     ]
-    verdict = s.get("verdict_with_reductions", s["verdict"])
+    unsound = bool(s.get("cross_check", {}).get("reductions_unsound"))
+    verdict = s["verdict"] if unsound else s.get("verdict_with_reductions", s["verdict"])
+    if unsound:
+        lines.append(
+            "reductions:   UNSOUND for this code (cross-check below): the verdict is the search's "
+            "without reductions"
+        )
     if s["verdict"] == "tool-error":
         lines.append(
             "verdict:      TOOL ERROR — the searches with and without reductions disagree (cross-check "
@@ -334,10 +348,15 @@ def render(s: dict) -> str:
         )
     cross = s.get("cross_check")
     if cross is not None:
-        if cross["agrees"] is False:
+        if cross["agrees"] is False and cross.get("reductions_unsound"):
             lines.append(
                 f"cross-check:  DISAGREES — {cross['why']}. A declared reduction is not sound for this "
-                "protocol, or mutexlab check has a bug"
+                "code: the search without reductions stands"
+            )
+        elif cross["agrees"] is False:
+            lines.append(
+                f"cross-check:  DISAGREES — {cross['why']}. The search without reductions missed a "
+                "finding that replays: mutexlab check has a bug"
             )
         else:
             lines.append(f"cross-check:  {'' if cross['agrees'] else 'INCONCLUSIVE — '}{cross['why']}")
@@ -373,7 +392,7 @@ def run(args) -> int:
         and cross.plain is not None
         and cross.plain_model is not None
         and cross.plain.findings
-        and not result.findings
+        and (not result.findings or cross.unsound)
     ):
         shown, shown_model = cross.plain, cross.plain_model
     scenario_path, reproduced = None, None
@@ -399,7 +418,10 @@ def run(args) -> int:
     else:
         print("\n".join([render(s), *(checkfigures.lines(metrics) if metrics is not None else [])]))
     if cross is not None and cross.agrees is False:
-        return EXIT_DISAGREE
+        if not cross.unsound or cross.plain is None:
+            return EXIT_DISAGREE
+        plain = cross.plain  # the reductions were unsound: the search without them stands
+        return EXIT_FINDING if plain.findings else EXIT_PASS if plain.complete else EXIT_INCOMPLETE
     if result.findings:
         return EXIT_FINDING
     if cross is not None and cross.agrees is None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import copy
 
-from ..reduction import ClockOffsets, Reductions
+from ..clock import LamportClock
+from ..reduction import ClockOffsets, Reductions, declare_parts
+from .classic import State
 from .lamport import LamportNode
 
 
@@ -21,6 +23,9 @@ def _shift(p: LamportNode, d: int) -> LamportNode:
     return twin
 
 
+# every attribute of a node and its exact types: the reasons below are about these
+PARTS = declare_parts(pid=int, n=int, clock=LamportClock, state=State, requests_left=int, entries=int, q=dict)
+
 REDUCTIONS = Reductions(
     frozenset({LamportNode}),
     clocks=ClockOffsets(
@@ -29,4 +34,5 @@ REDUCTIONS = Reductions(
         "the array's timestamps are only compared as (ts, pid) and clocks move only by tick and "
         "receive, which commute with adding one constant to every clock and timestamp",
     ),
+    parts=PARTS,
 )

@@ -7,7 +7,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..reduction import Canonical, ClockOffsets, Reductions, RetiredClocks, SendBound
+from ..clock import LamportClock
+from ..reduction import Canonical, ClockOffsets, Reductions, RetiredClocks, SendBound, declare_parts
 from ..setups import Setup
 from .classic import State
 from .ricart_agrawala import RicartAgrawalaNode
@@ -54,6 +55,20 @@ def _may_send(
     )
 
 
+# every attribute of a node and its exact types: the reasons below are about these (a node of this
+# class with another clock is other code)
+PARTS = declare_parts(
+    pid=int,
+    n=int,
+    clock=LamportClock,
+    state=State,
+    requests_left=int,
+    entries=int,
+    my_request=(tuple, None),
+    replies=set,
+    deferred=list,
+)
+
 REDUCTIONS = Reductions(
     frozenset({RicartAgrawalaNode}),
     canonical=Canonical(
@@ -75,4 +90,5 @@ REDUCTIONS = Reductions(
         "clocks; request timestamps are only compared with each other",
     ),
     sends=SendBound(_may_send, "a node sends a REQUEST only when it requests, a REPLY only for a REQUEST"),
+    parts=PARTS,
 )

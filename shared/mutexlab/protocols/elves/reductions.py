@@ -16,10 +16,10 @@ the state's key, so states that differ only there merge.
   then those are only written, except that a RELEASE checks the units of its sender's queued
   request: the queues keep their units, their timestamps go.
 * The mayor's ``completed`` is read only in MAYOR_WAITING (``_begin`` starts it empty).
-  Its clock is dead in MAYOR_DONE (it never sends again) and in MAYOR_WAITING before the
-  round's first CONTRACT_COMPLETED: that one's timestamp is above the clock (its sender
-  received this round's INIT_CONTRACTS, stamped with the clock, before it could complete a
-  contract; clocks only grow), so ``receive`` sets the clock to ``ts + 1`` whatever it was.
+  Its clock is dead in MAYOR_DONE (it never sends again). Not in MAYOR_WAITING before the
+  round's first CONTRACT_COMPLETED: that one's timestamp is above the mayor's own clock, but a
+  key without the clock merges mayors of other worlds, and the one kept may have a clock above
+  this world's completion, which ``receive`` then reads (``check``'s sampling showed it).
 
 **Clock shift** (``live``/``shift``): the elves and the mayor use timestamps only in ``(ts,
 pid)`` priorities (the order of contract requests, the units ahead in a queue) and move clocks
@@ -50,9 +50,19 @@ not move, process ``q`` can still send to ``x`` unless one of these holds (and n
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from typing import Any
 
-from ...reduction import NOTHING_LIVE, Canonical, ClockOffsets, Reductions, RetiredClocks, SendBound
+from ...clock import LamportClock
+from ...reduction import (
+    NOTHING_LIVE,
+    Canonical,
+    ClockOffsets,
+    Reductions,
+    RetiredClocks,
+    SendBound,
+    declare_parts,
+)
 from ...setups import Setup
 from .elf import Elf
 from .mayor import Mayor
@@ -65,9 +75,7 @@ def _request_live(e: Elf) -> bool:
 
 
 def _mayor_clock_live(m: Mayor) -> bool:
-    return m.state is not MayorState.MAYOR_DONE and not (
-        m.state is MayorState.MAYOR_WAITING and not m.completed
-    )
+    return m.state is not MayorState.MAYOR_DONE
 
 
 def canonical(p: Any) -> tuple[Any, ...]:
@@ -210,12 +218,38 @@ def sends_to(q: Any, pending: tuple[Any, ...], inflight: tuple[Any, ...], x: Any
     return True
 
 
+# every attribute of the mayor and of an elf and its exact types: the reasons above are about these
+PARTS = declare_parts(
+    pid=int,
+    n=int,
+    clock=LamportClock,
+    round=int,
+    plan=list,
+    state=(MayorState, ElfState),
+    completed=set,
+    totals=dict,
+    pins_per_elf=int,
+    poison_per_hamster=int,
+    active=bool,
+    contracts=tuple,
+    contract_requests=set,
+    queues=dict,
+    phase=(str, None),
+    my_request=(tuple, None),
+    replies=set,
+    holding=(tuple, None),
+    future=list,
+    rest_timers=int,
+    done=dict,
+    waits=Counter,
+)
+
 REDUCTIONS = Reductions(
     frozenset({Mayor, Elf}),
     canonical=Canonical(
         canonical,
         "the key drops what no future input reads: a done elf's clock and queues, replies outside "
-        "ELF_REQUESTING, the mayor's clock before the round's first completion",
+        "ELF_REQUESTING, the mayor's clock once done",
     ),
     clocks=ClockOffsets(
         low,
@@ -238,4 +272,5 @@ REDUCTIONS = Reductions(
         "releases or holds no contract",
         reads_receiver=True,
     ),
+    parts=PARTS,
 )
