@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 from .common import positive, print_json
@@ -26,7 +27,19 @@ def add_arguments(g) -> None:
     )
 
 
+WORKERS_PER_CORE = 4  # a worker is a process with a model of its own: more only wait for a core
+
+
+def max_workers() -> int:
+    return WORKERS_PER_CORE * (os.cpu_count() or 1)
+
+
 def refused(args) -> str | None:
+    if args.workers is not None and args.workers > max_workers():
+        return (
+            f"--workers {args.workers:,}: at most {max_workers()} ({WORKERS_PER_CORE} per core of "
+            "this machine: each worker is a process with its own model)"
+        )
     if not args.swarm:
         for flag, given in (("--workers", args.workers is not None), ("--time", args.time != 60)):
             if given:

@@ -156,7 +156,12 @@ def _specs(names: list[str]) -> list[AlgorithmSpec] | str:
     return specs
 
 
+MAX_NODES = 10_000  # beyond, even predicting a run's memory (quorums, N² links) does not fit
+
+
 def run(args) -> int:
+    if args.nodes > MAX_NODES:  # refused before anything is computed for it
+        return fail(f"--nodes {args.nodes:,}: at most {MAX_NODES:,} (a run's memory grows with N²)")
     names = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     specs = _specs(names)
     if isinstance(specs, str):

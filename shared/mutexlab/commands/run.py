@@ -19,7 +19,7 @@ from ..setups import ConfigError
 from ..spec import Flags
 from ..transport.settings import DELIVERIES
 from ..transport.supervisor import DEFAULT_URL, Plan, broker_problem, execute, make_plan
-from .common import add_json_argument, fail, non_negative, seconds
+from .common import add_json_argument, fail, non_negative, positive, seconds
 from .flags import resolved
 from .registry import Command, family_scenarios
 from .reporting import add_report_argument, write_report_if_asked
@@ -40,7 +40,21 @@ def _timeout(text: str) -> float:
     return value
 
 
+# Each participant is a process with its own broker connection: beyond this the machine's memory
+# and the broker's file descriptors run out (a default RabbitMQ holds about a thousand
+# connections). Raised, for a bigger machine and broker, with --max-processes.
+MAX_PROCESSES = 100
+
+
 def _common(p) -> None:
+    p.add_argument(
+        "--max-processes",
+        type=positive,
+        default=MAX_PROCESSES,
+        metavar="N",
+        help=f"refuse a run of more processes, before anything starts (default {MAX_PROCESSES}: each is a "
+        "process with a broker connection)",
+    )
     p.add_argument("--seed", type=non_negative, default=0, help="seed for make_setup (initial clocks, plans)")
     p.add_argument(
         "--amqp-url",
@@ -144,6 +158,12 @@ def plan_from_args(args) -> Plan:
     elif args.algorithm is None:
         raise ConfigError(f"run {args.flags.command} needs --algorithm NAME (or --node CMD, a program)")
     scenario = args.scenario_config(args)
+    if scenario.processes > args.max_processes:  # before the broker or any process is touched
+        raise ConfigError(
+            f"{scenario.processes:,} processes: at most {args.max_processes:,} (--max-processes; each is a "
+            "process with its own broker connection, and the machine's memory and the broker's file "
+            "descriptors are finite)"
+        )
     resolved(args, scenario, "run")
     dwell_times = {
         d.kind: getattr(args, d.kind) for d in args.flags.dwell if getattr(args, d.kind) is not None
