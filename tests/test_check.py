@@ -326,7 +326,13 @@ def redeclare(monkeypatch, algorithm, processes, options):
         for d in (s.declared_reductions() for s in SPECS.values())
         if d is not None and all(any(issubclass(c, k) for k in d.classes) for c in classes)
     )
-    mine = replace(base.only(*classes), **NOT_FOR.get(algorithm, {}))
+    own = {  # the variant's own parts (a frozen clock), declared as its author would
+        name: type(value)
+        for p in setup.protocols.values()
+        for name, value in vars(p).items()
+        if base.parts is not None and type(value) not in base.parts.get(name, ())
+    }
+    mine = replace(base.only(*classes).with_parts(**own), **NOT_FOR.get(algorithm, {}))
     monkeypatch.setattr(engine, "declared_for", lambda algorithm: [mine])
 
 

@@ -163,7 +163,8 @@ def _search(
     model = build_model(config, setup, refused)
     if config.endless:
         budget.phase = "probing the endless workload"
-        growing = unbounded(build_model(config, setup, refused))  # its own tables: the search's stay
+        # its own tables (the search's stay), unsampled: a sample's raised twins are no run's clocks
+        growing = unbounded(_build_model(config, setup, refused))
         if growing is not None:
             raise ConfigError(growing)
     invariant, _ = invariant_for(model.setup.algorithm)
