@@ -60,7 +60,7 @@ def words(snapshot: Any) -> str:
     if isinstance(snapshot, Enum):
         return str(snapshot.value)
     if isinstance(snapshot, tuple):
-        return "(" + ", ".join(words(v) for v in snapshot) + ")"
+        return "(" + ", ".join(words(v) for v in snapshot) + ("," if len(snapshot) == 1 else "") + ")"
     return repr(snapshot)
 
 
