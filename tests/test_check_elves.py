@@ -14,6 +14,7 @@ from mutexlab_broken import elves_variants as variants
 from mutexlab_broken import recast
 from test_check import only_finding
 
+from mutexlab.check import sampling
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.protocols import elves as E
 from mutexlab.protocols import registry
@@ -225,6 +226,13 @@ def _initial_elf_silent(monkeypatch):
     declare(monkeypatch, sends=SendBound(wrong, "broken on purpose", reads_receiver=True))
 
 
+def no_sampling(monkeypatch) -> None:
+    """Switch check's sampling of the declared reductions off (check/sampling.py)."""
+    monkeypatch.setattr(sampling, "FULL", 0)
+    monkeypatch.setattr(sampling, "STRIDE", 10**18)
+    monkeypatch.setattr(sampling, "MAX_TWINS", 0)
+
+
 MUTATIONS = [
     ("canonical", _contract_requests_dead_while_asking, _no_canonical, False),
     ("clock-shift", _contract_requests_not_shifted, _no_clock_shift, False),
@@ -244,6 +252,7 @@ def test_each_differential_test_catches_a_broken_version_of_its_reduction(
     for elves, options, seed in CORRECT:
         with monkeypatch.context() as m:
             break_it(m)
+            no_sampling(m)  # the differential test alone: the sampling would refuse the broken one
             caught = differences(elves, options, seed, m, switch_off, partial_order)
         if caught:
             break
