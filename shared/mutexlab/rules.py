@@ -102,9 +102,23 @@ class Rules:
             found.append(Violation(b.rule, b.message, [last[n] for n in b.who if n in last]))
         return found
 
-    def invariants(self) -> Invariants:
-        """The audit's form of the rules (a spec's ``audit`` hook returns it)."""
-        return Invariants(self.checks, self.judge_trace, events=self.observed | {"state"}, rules=self.kinds)
+    def invariants(self, beside: Invariants | None = None) -> Invariants:
+        """The audit's form of the rules (a spec's ``audit`` hook returns it), with ``beside``: the
+        checks of a trace that only the audit makes (they run first: they may refuse the trace)."""
+        if beside is None:
+            return Invariants(
+                self.checks, self.judge_trace, events=self.observed | {"state"}, rules=self.kinds
+            )
+        other = beside
+
+        def both(events: list[dict[str, Any]], run: dict[str, Any]) -> list[Violation]:
+            first = other.check(events, run)
+            return [*self.judge_trace(events, run), *first]
+
+        wanted = None if other.events is None else other.events | self.observed | {"state"}
+        return Invariants(
+            (*self.checks, *other.checks), both, events=wanted, rules={**self.kinds, **other.rules}
+        )
 
     # -- check: a world --------------------------------------------------------------------------
     def step(self, proto: Any, params: Any, name: str, was: Any, events: list[tuple[str, dict]]) -> None:
