@@ -1,4 +1,4 @@
-"""The bees' rules are one definition (protocols/bees/rules.py): for every rule that ``check``,
+"""The bees' rules are one definition (problems/bees_rules.py): for every rule that ``check``,
 ``simulate`` and ``verify`` say they check, a bee planted to break it is caught by each of them,
 and what ``check`` says it checked is the rules' own list."""
 
@@ -25,8 +25,8 @@ from mutexlab_broken.bees_variants import (
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.commands.check import properties_checked
 from mutexlab.findings import SAFETY
+from mutexlab.problems.bees_rules import CHECKS, RULES
 from mutexlab.protocols import bees
-from mutexlab.protocols.bees.rules import CHECKS, RULES
 
 SMALL = {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}
 TWO_REEDS = {**SMALL, "reeds": 2}

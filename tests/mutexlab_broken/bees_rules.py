@@ -1,4 +1,4 @@
-"""Bees that each break one of the bees' rules (protocols/bees/rules.py), planted for
+"""Bees that each break one of the bees' rules (problems/bees_rules.py), planted for
 tests/test_bees_rules.py: ``check``, ``simulate`` and ``verify`` must each catch every one."""
 
 from mutexlab.protocol import Enter, Exit, Note, Schedule

@@ -1,4 +1,4 @@
-"""The mason bees' rules, defined once (``rules.Rules``): what every solution to the bees keeps,
+"""The mason bees' rules (the ``bees`` problem's, bees.py), defined once (``rules.Rules``): what every solution to the bees keeps,
 judged alike by ``check`` in every world and by the audit on every trace. Capacities (one bee per
 reed, K bees on flowers) are the capacity audit's and the model's, for every problem.
 
@@ -20,10 +20,25 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, NamedTuple
 
-from ...findings import PROGRESS, SAFETY
-from ...rules import Broken, Observation, Rules
-from ...words import count
-from .messages import FINAL_STATES, FLOWER, WAITING_STATES, expected_eggs
+from ..findings import PROGRESS, SAFETY
+from ..rules import Broken, Observation, Rules
+from ..words import count
+
+# The statement's words: the flowers' resource, a bee's proper ends and its waits (a solution's
+# states are strings; mutexlab's own bees name theirs so).
+FLOWER = "flower"
+FINAL_STATES = ("DEAD", "RETIRED")
+WAITING_STATES = ("WAIT_REED", "WAIT_FLOWER")
+
+
+def reed_name(reed: int) -> str:
+    return f"reed:{reed}"
+
+
+def expected_eggs(bees: int, reeds: int, eggs: int = 5, cocoons: int = 15) -> int:
+    """Eggs a complete run lays: every bee that fits on a reed lays all of its eggs."""
+    return min(eggs * bees, cocoons * reeds)
+
 
 CHECKS = (
     "eggs per bee",
@@ -55,7 +70,7 @@ class Bee(NamedTuple):
 
 
 def params(given: Mapping[str, Any], names: list[str]) -> Colony:
-    from ...trace import whole
+    from ..trace import whole
 
     for key in ("bees", "reeds", "eggs", "cocoons"):
         if key in given and not whole(given[key]):
