@@ -59,7 +59,7 @@ class Colony(NamedTuple):
     cocoons: int
 
 
-class Bee(NamedTuple):
+class BeeSeen(NamedTuple):
     """What the rules keep of one bee: the reed it holds, whether it has been to a flower since
     its last egg (or its entry on the reed), whether it is on a flower, its eggs by reed."""
 
@@ -89,14 +89,14 @@ def _unknown(reed: Any, reeds: int) -> bool:
     return not (text.isdigit() and 1 <= int(text) <= reeds)
 
 
-def start(colony: Colony) -> Bee:
-    return Bee()
+def start(colony: Colony) -> BeeSeen:
+    return BeeSeen()
 
 
 def observe(
     colony: Colony, name: str, seen: Observation, kind: str, fields: Mapping[str, Any]
-) -> tuple[Bee, tuple[Broken, ...]]:
-    bee: Bee = seen  # type: ignore[assignment]
+) -> tuple[BeeSeen, tuple[Broken, ...]]:
+    bee: BeeSeen = seen  # type: ignore[assignment]
     resource = str(fields.get("resource", ""))
     broken: list[Broken] = []
     reed_event = kind in ("enter", "exit") and resource.startswith("reed:")
@@ -147,7 +147,7 @@ def observe(
 
 
 def tallies(seen: Observation) -> Iterable[tuple[Hashable, int]]:
-    bee: Bee = seen  # type: ignore[assignment]
+    bee: BeeSeen = seen  # type: ignore[assignment]
     yield from bee.laid
     if bee.laid:
         yield TOTAL, sum(n for _, n in bee.laid)

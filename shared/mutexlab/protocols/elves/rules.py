@@ -42,7 +42,7 @@ class Town(NamedTuple):
     finals: tuple[tuple[str, str], ...]  # (process, its final state)
 
 
-class Elf(NamedTuple):
+class ElfSeen(NamedTuple):
     """What the rules keep of one elf: the contract it holds, whether it holds pins and poison,
     whether it has done the contract it holds."""
 
@@ -83,14 +83,14 @@ def params(given: Mapping[str, Any], names: list[str]) -> Town:
     )
 
 
-def start(town: Town) -> Elf:
-    return Elf()
+def start(town: Town) -> ElfSeen:
+    return ElfSeen()
 
 
 def observe(
     town: Town, name: str, seen: Observation, kind: str, fields: Mapping[str, Any]
-) -> tuple[Elf, tuple[Broken, ...]]:
-    elf: Elf = seen  # type: ignore[assignment]
+) -> tuple[ElfSeen, tuple[Broken, ...]]:
+    elf: ElfSeen = seen  # type: ignore[assignment]
     resource, units = str(fields.get("resource", "")), fields.get("units", 1)
     broken: list[Broken] = []
     if kind == "enter" and resource.startswith("contract:"):
