@@ -129,7 +129,7 @@ def observe(
     elif kind == "exit" and resource.startswith("contract:"):
         if not elf.completed:
             broken.append(Broken("contract-abandoned", f"{name} left {resource} without doing it"))
-        elf = elf._replace(contract=None)
+        elf = elf._replace(contract=None, completed=False)  # only the contract held counts
     elif kind == "contract_done":
         key = (fields.get("round"), fields.get("contract"))
         if town.plan is not None and not in_plan(town.plan, *key):
