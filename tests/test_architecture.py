@@ -26,6 +26,7 @@ LAYERS = [
         "problem",
         "protocol",
         "reduction",
+        "rules",
         "setups",
         "show",
         "spec",

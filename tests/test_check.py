@@ -93,7 +93,7 @@ def test_invariant_catches_the_bee_that_lays_an_extra_egg():
         "mutexlab_broken.bees_extra_egg", 2, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}
     )
     finding = only_finding(result, "invariant")
-    assert "laid 2 eggs (at most 1)" in finding.message
+    assert finding.message == "[eggs-per-bee] bee-1 laid a 2th egg (at most 1)"  # the audit's own words
     scenario = scenario_of(
         model,
         finding,

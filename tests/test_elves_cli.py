@@ -72,7 +72,7 @@ def test_trace_is_written_and_verifies(capsys, tmp_path):
     lines = trace.read_text().splitlines()
     assert json.loads(lines[0])["algorithm"] == "elves"
     assert main(["verify", str(trace)]) == 0
-    assert "elves: all rounds finished" in capsys.readouterr().out
+    assert "elves: all rounds begun and stopped" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -188,6 +188,9 @@ class Reductions:
         )
 
 
+MODEL_OWN = "_mutexlab_"  # attributes the world model sets on a state it keeps (rules.SEEN)
+
+
 def declare_parts(**kinds: type | None | tuple[type | None, ...]) -> dict[str, tuple[type, ...]]:
     """A ``parts`` mapping: attribute → exact types (``None`` stands for ``type(None)``)."""
     out = {}
@@ -204,6 +207,8 @@ def part_differs(declared: Mapping[str, tuple[type, ...]], p: Any) -> str | None
     except TypeError:  # slots only: the declared parts are all there is to look at
         attributes = {name: getattr(p, name) for name in declared if hasattr(p, name)}
     for name, value in attributes.items():
+        if name.startswith(MODEL_OWN):
+            continue  # what the world model keeps with a state (rules.SEEN), not the protocol's
         kinds = declared.get(name)
         if kinds is None:
             return f"attribute {name!r} is not among the declared parts"

@@ -154,11 +154,13 @@ class WorldInvariant:
     """A state invariant ``check`` tests in every reachable world. ``holds(model, world)``: None, or
     (what is wrong, the processes concerned by name); ``reads(process)``: what it reads of one
     process's state (None: only the holdings), so partial-order reduction may postpone a step
-    that leaves it unchanged and enters or leaves nothing."""
+    that leaves it unchanged and enters or leaves nothing. ``rules``: the problem's ``rules.Rules``
+    it judges by, whose observations the world model keeps with every process state."""
 
     holds: Callable[[Any, tuple[Any, ...]], tuple[str, list[str]] | None]
     what: str  # one line: what it checks
     reads: Callable[[Any], Any] | None = None
+    rules: Any = None
 
 
 @dataclass(frozen=True)

@@ -79,12 +79,14 @@ def _build_model(config: CheckConfig, setup: Setup | None, refused: dict[str, st
         refused,
         setup.names,
     )
+    declared = world_invariant(setup.algorithm)
     model = Model(
         setup,
         reorder=config.reorder,
         duplicate=config.duplicate,
         canonical=choice.canonical,
         endless=config.endless,
+        rules=declared.rules if declared is not None else None,
     )
     model.reductions = [CANONICAL] if choice.canonical is not None else []
     model.notes = choice.notes
@@ -92,7 +94,6 @@ def _build_model(config: CheckConfig, setup: Setup | None, refused: dict[str, st
     if choice.clocks is not None:
         model.normalise = ClockShift(model, choice.clocks, choice.retired)
         model.reductions += [CLOCKS, RETIRED] if choice.retired is not None else [CLOCKS]
-    declared = world_invariant(model.setup.algorithm)
     invariant = declared.holds if declared is not None else None
     if not config.reductions:
         return model

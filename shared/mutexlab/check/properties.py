@@ -3,8 +3,9 @@
 * **State invariants of a problem**: a function of the world (process states, holdings) that
   returns a message when the invariant is broken: the problem's holding rules
   (``Problem.rules``, the same definition the audit applies to a trace: audit/rules.py) and its
-  ``invariant`` (a family without a problem: its spec's ``world_invariant``, e.g.
-  protocols/bees/world.py). Capacities are checked for every algorithm by the model itself.
+  ``invariant`` (a family without a problem: its spec's ``world_invariant``; a problem's rules
+  over what a trace records, ``mutexlab.rules``, e.g. the bees' in problems/bees_rules.py, which
+  the audit applies to a trace too). Capacities are checked for every algorithm by the model itself.
 * **Liveness** (``fair_starvation``): every request is eventually served under weak fairness.
   A run that starves a process is infinite, so in a finite state graph it ends in a cycle; the
   cycle is a counterexample when some process waits (``waiting_for()`` is not empty) in every
@@ -48,7 +49,7 @@ def world_invariant(algorithm: str) -> WorldInvariant | None:
     def both(model: Model, world: tuple) -> tuple[str, list[str]] | None:
         return rules.holds(model, world) or declared.holds(model, world)
 
-    return WorldInvariant(both, f"{rules.what}; {declared.what}", reads)
+    return WorldInvariant(both, f"{rules.what}; {declared.what}", reads, rules=declared.rules)
 
 
 def holding_invariant(rules: tuple[HoldingRule, ...]) -> WorldInvariant:

@@ -14,7 +14,7 @@ import importlib
 from ..problem import Problem
 from ..setups import ConfigError
 
-MODULES = ("mutex", "kmutex", "philosophers")
+MODULES = ("mutex", "kmutex", "philosophers", "bees")
 # What a solution may name a problem besides its name: the family the classic algorithms had.
 ALIASES = {"classic": "mutex"}
 

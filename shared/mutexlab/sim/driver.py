@@ -54,6 +54,9 @@ class Driver:
     def holding_changed(self, pid: int, effect: Enter | Exit) -> None:
         """Hook: a process entered or left a resource (the explorer tracks occupancy here)."""
 
+    def noted(self, pid: int, effect: Note) -> None:
+        """Hook: a process noted a scenario event (``check`` folds it into the problem's rules)."""
+
     # -- inputs --------------------------------------------------------------------------
     def start_all(self) -> None:
         for pid in sorted(self.protocols):
@@ -133,6 +136,7 @@ class Driver:
                     )
             elif kind is Note:
                 self.notes[effect.event] += 1
+                self.noted(pid, effect)
                 if trace is not None:
                     trace.write(
                         self.recorders[pid].local(

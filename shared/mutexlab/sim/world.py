@@ -48,7 +48,8 @@ import copy
 from collections.abc import Callable, Iterable, Mapping, Sized
 from typing import Any, NamedTuple
 
-from ..protocol import Enter, Exit, ProtocolError
+from ..protocol import Enter, Exit, Note, ProtocolError
+from ..rules import SEEN
 from ..setups import Setup, capacity_of
 from .driver import Driver
 
@@ -111,8 +112,13 @@ class WorldModel:
         duplicate: int = 0,
         canonical: Callable[[Any], Any] | None = None,
         endless: bool = False,
+        rules: Any = None,
     ) -> None:
         self.setup = setup
+        # the problem's rules (``mutexlab.rules.Rules``): each step's observed events are folded
+        # into the stepped process's new state, which is keyed by its observation too
+        self.rules = rules
+        self.rule_params = rules.params(setup.params, list(setup.names.values())) if rules else None
         self.endless = endless
         self.names = setup.names
         self.pids = sorted(setup.protocols)
@@ -159,7 +165,7 @@ class WorldModel:
     # -- interning -----------------------------------------------------------------------
     def state_id(self, i: int, proto: Any) -> int:
         snap = proto.snapshot() if self.canonical is None else self.canonical(proto)
-        key = (i, snap)
+        key = (i, snap) if self.rules is None else (i, snap, getattr(proto, SEEN, None))
         sid = self.state_ids.get(key)
         if sid is None:
             sid = self.state_ids[key] = len(self.objects)
@@ -212,6 +218,9 @@ class WorldModel:
             sends, schedules, holds = self._effects.run(self.pids[i], twin, call)
         except ProtocolError as exc:
             return Transition(-1, (), (), (), str(exc))
+        if self.rules is not None:
+            pid = self.pids[i]
+            self.rules.step(twin, self.rule_params, self.names[pid], proto, self._effects.seen)
         return Transition(self.state_id(i, twin), sends, schedules, holds)
 
     def transition(self, sid: int, code: int) -> Transition:
@@ -436,10 +445,11 @@ class _Effects(Driver):
         self.sends: list = []
         self.schedules: list = []
         self.holds: list = []
+        self.seen: list[tuple[str, dict]] = []  # what the trace would record: enters, exits, notes
 
     def run(self, pid: int, proto: Any, call: Callable[[Any], list]) -> tuple[tuple, tuple, tuple]:
         self.running[pid] = proto
-        self.sends, self.schedules, self.holds = [], [], []
+        self.sends, self.schedules, self.holds, self.seen = [], [], [], []
         self.apply(pid, call(proto))
         return tuple(self.sends), tuple(self.schedules), tuple(self.holds)
 
@@ -453,3 +463,8 @@ class _Effects(Driver):
     def holding_changed(self, pid: int, effect: Enter | Exit) -> None:
         sign = 1 if type(effect) is Enter else -1
         self.holds.append((sign, self.model.res_id(effect.resource), effect.units))
+        kind = "enter" if sign > 0 else "exit"
+        self.seen.append((kind, {"resource": effect.resource, "units": effect.units}))
+
+    def noted(self, pid: int, effect: Note) -> None:
+        self.seen.append((effect.event, effect.fields))

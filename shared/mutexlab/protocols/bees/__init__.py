@@ -25,21 +25,21 @@ Invariants: at most one bee per reed; at most K bees on flowers; an ACKflower co
 request whose timestamp it echoes; a gone bee is never waited for; a bee lays at most ``eggs``
 eggs and a reed receives at most ``cocoons``.
 
-The package: ``messages`` (states, messages, names), ``machine`` (``Bee``), ``options`` (what
-``make_setup``, here, takes), ``audit`` (the invariants checked on a trace, loaded by ``SPEC.audit``),
-``reductions`` (what ``check`` may reduce, loaded by ``SPEC.reductions``).
+The package is one solution of the ``bees`` problem (problems/bees.py: the reeds and flowers,
+the options and flags, the rules every solution keeps, which the audit and ``check`` apply):
+``messages`` (states, messages, names), ``machine`` (``Bee``), ``options`` (what ``make_setup``,
+here, takes), ``reductions`` (what ``check`` may reduce, loaded by ``SPEC.reductions``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...findings import Invariants
+from ...problems.bees_flags import estimate_messages
 from ...reduction import Reductions
 from ...setups import ConfigError, Setup, positive_int
 from ...spec import AlgorithmSpec
 from ..classic import workload_options
-from . import flags, world
 from .machine import Bee
 from .messages import (
     CODEC,
@@ -94,13 +94,6 @@ def make_setup(processes: int, options: dict[str, Any], seed: int = 0) -> Setup:
     )
 
 
-def invariants() -> Invariants:
-    """The bees' own checks of a trace (audit.py), imported on the verdict's first call."""
-    from .audit import INVARIANTS
-
-    return INVARIANTS
-
-
 def check_reductions() -> Reductions:
     """What ``check`` may reduce for the exact classes (reductions.py), read when it asks."""
     from .reductions import REDUCTIONS
@@ -114,14 +107,11 @@ SPEC = AlgorithmSpec(
     "the mason bees: a reed each (Lamport-style queue), K flowers shared (Ricart–Agrawala for K)",
     make_setup,
     CODEC,
-    invariants,
     role="bee",
     options=OPTIONS,
     reductions=check_reductions,
-    # how the commands present the bees (flags, summary) and a run's messages: flags.py
-    flags=flags.FLAGS,
-    estimate_messages=flags.estimate_messages,
-    world_invariant=world.INVARIANT,
+    estimate_messages=estimate_messages,
+    problem="bees",  # its flags, audit and rules: the problem's (problems/bees.py)
 )
 
 __all__ = [
@@ -142,7 +132,6 @@ __all__ = [
     "bee_name",
     "expected_eggs",
     "check_reductions",
-    "invariants",
     "make_setup",
     "random_clocks",
     "reed_name",

@@ -9,6 +9,11 @@ from pydantic import Field
 
 from ...messages import Codec, Message
 
+# the problem's words (problems/bees_rules.py), re-exported
+from ...problems.bees_rules import FLOWER as FLOWER
+from ...problems.bees_rules import expected_eggs as expected_eggs
+from ...problems.bees_rules import reed_name as reed_name
+
 
 class BeeState(StrEnum):
     REST = "REST"
@@ -22,7 +27,6 @@ class BeeState(StrEnum):
 
 FINAL_STATES = (BeeState.DEAD, BeeState.RETIRED)
 WAITING_STATES = (BeeState.WAIT_REED, BeeState.WAIT_FLOWER)
-FLOWER = "flower"
 
 
 class REQreed(Message):
@@ -58,12 +62,3 @@ CODEC = Codec(REQreed, ACKreed, REQflower, ACKflower, RELEASEreed)
 
 def bee_name(pid: int) -> str:
     return f"bee-{pid}"
-
-
-def reed_name(reed: int) -> str:
-    return f"reed:{reed}"
-
-
-def expected_eggs(bees: int, reeds: int, eggs: int = 5, cocoons: int = 15) -> int:
-    """Eggs a complete run lays: every bee that fits on a reed lays all of its eggs."""
-    return min(eggs * bees, cocoons * reeds)

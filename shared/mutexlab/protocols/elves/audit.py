@@ -1,19 +1,19 @@
-"""The hamster killers' own invariants, on top of the capacity audit (which already decides, by
+"""The hamster killers' checks of a trace, on top of the capacity audit (which already decides, by
 happened-before with units summed, that pins and poison never exceed their totals and that
 no contract has two holders at once).
 
-Checked here, from the trace alone (message bodies of ``send`` events carry the rounds):
+The rules one process's own events decide are ``rules.py``'s, the one definition ``check``
+applies too (holding order and units, a contract done by its holder with its tools, never
+abandoned, every process finished). The audit alone checks what needs several processes'
+events (message bodies of ``send`` events carry the rounds):
 
-* **holding order** — an elf enters pins only while holding a contract and poison only while
-  holding pins, with the configured units (pins per elf; hamsters × poison per hamster);
-* **contracts** — every contract of every round is done (``contract_done``) exactly once, by
-  the elf holding ``contract:<round>.<i>`` at that moment; no contract is entered twice;
+* **contracts** — every contract of every round is done (``contract_done``) exactly once; no
+  contract is entered twice;
 * **stop** — each STOP of round r is sent after (happened-before) every ``contract_done`` of r;
 * **rounds** — an elf enters a resource only after a REPLY *of the same round* from every
   other elf to its latest request, and the contract it takes is the position of its request
   among that round's requests only (requests of other rounds never counted);
-* **finished** — every round began, was stopped towards every elf, and everyone ended in its
-  final state.
+* **finished** — every round began and was stopped towards every elf.
 
 A request sent without its body (``msg``) makes the trace uncheckable: TraceError, not a verdict.
 """
@@ -26,14 +26,13 @@ from typing import Any
 from ...clock import happened_before
 from ...findings import PROGRESS, SAFETY, Invariants, Violation
 from ...trace import TraceError, event_error, whole
-from ...words import count
+from .rules import RULES, contract_of
 
 CHECKS = (
-    "elves: pins only with a contract, poison only with pins, configured units",
-    "elves: each contract of each round done exactly once, by its holder",
+    "elves: each contract of each round taken and done exactly once",
     "elves: STOP only after every contract of its round is done (happened-before)",
     "elves: replies and contract positions counted within their own round",
-    "elves: all rounds finished",
+    "elves: all rounds begun and stopped",
 )
 
 Plan = list[list[int]]  # the mayor's plan: hamsters per contract, per round
@@ -46,15 +45,6 @@ _KIND = {"CONTRACT": "contract", "PINS": "pins", "POISON": "poison"}
 def _kind_verb(msg_type: str) -> tuple[str | None, str | None]:
     head, _, verb = msg_type.rpartition("_")
     return _KIND.get(head), verb
-
-
-def _contract_of(resource: str) -> tuple[int, int] | None:
-    """``contract:2.3`` → (2, 3)."""
-    try:
-        r, i = resource.split(":", 1)[1].split(".")
-        return int(r), int(i)
-    except (IndexError, ValueError):
-        return None
 
 
 def _check_fields(events: list[dict[str, Any]], run: dict[str, Any]) -> None:
@@ -97,8 +87,9 @@ def check(events: list[dict[str, Any]], run: dict[str, Any]) -> list[Violation]:
     sends = {e["id"]: e for e in events if e["event"] == "send" and "id" in e}
     found: list[Violation] = []
     done: Done = defaultdict(list)
-    for elf in elves:
-        found += _holding_order(elf, per_process.get(elf, []), params, plan, done)
+    for e in events:
+        if e["event"] == "contract_done":
+            done[(e.get("round"), e.get("contract"))].append(e)
     found += _exactly_once(events, plan, done)
     found += _stop_after_done(per_process.get("mayor", []), plan, done)
     if len(elves) > 1:
@@ -107,69 +98,6 @@ def check(events: list[dict[str, Any]], run: dict[str, Any]) -> list[Violation]:
             found += _rounds(elf, per_process.get(elf, []), elves, sends, requests)
     found += _finished(per_process, elves, params)
     return found
-
-
-def _holding_order(
-    elf: str, events: list[dict[str, Any]], params: dict[str, Any], plan: Plan | None, done: Done
-) -> list[Violation]:
-    found = []
-
-    def flag(rule: str, message: str, event: dict[str, Any]) -> None:
-        found.append(Violation(rule, message, [event]))
-
-    contract: tuple[int, int] | None = None  # (round, index) held
-    pins = poison = False
-    completed = False
-    for e in events:
-        kind, resource, units = e["event"], e.get("resource", ""), e.get("units", 1)
-        if kind == "enter" and resource.startswith("contract:"):
-            if contract is not None:
-                held = f"{contract[0]}.{contract[1]}"
-                flag("two-contracts", f"{elf} took {resource} while still holding contract {held}", e)
-            contract, completed = _contract_of(resource), False
-        elif kind == "enter" and resource == "pins":
-            if contract is None:
-                flag("pins-without-contract", f"{elf} took pins without a contract", e)
-            elif units != params.get("pins_per_elf", units):
-                need = params["pins_per_elf"]
-                flag("pins-units", f"{elf} took {count(units, 'pin')}, not the {need} every elf needs", e)
-            pins = True
-        elif kind == "enter" and resource == "poison":
-            if not pins:
-                flag("poison-without-pins", f"{elf} took poison without holding pins", e)
-            elif plan and contract is not None and _in_plan(plan, *contract):
-                need = plan[contract[0] - 1][contract[1] - 1] * params.get("poison_per_hamster", 1)
-                if units != need:
-                    held = f"{contract[0]}.{contract[1]}"
-                    flag(
-                        "poison-units",
-                        f"{elf} took {units} poison for contract {held}, which needs {need}",
-                        e,
-                    )
-            poison = True
-        elif kind == "exit" and resource == "pins":
-            pins = False
-        elif kind == "exit" and resource == "poison":
-            poison = False
-        elif kind == "exit" and resource.startswith("contract:"):
-            if not completed:
-                flag("contract-abandoned", f"{elf} left {resource} without doing it", e)
-            contract = None
-        elif kind == "contract_done":
-            key = (e.get("round"), e.get("contract"))
-            done[key].append(e)
-            completed = True
-            if contract != key:
-                held = "no contract" if contract is None else f"contract {contract[0]}.{contract[1]}"
-                flag("done-by-non-holder", f"{elf} did contract {key[0]}.{key[1]} while holding {held}", e)
-            elif not (pins and poison):
-                tool = "pins" if not pins else "poison"
-                flag("done-without-tools", f"{elf} did contract {key[0]}.{key[1]} without holding {tool}", e)
-    return found
-
-
-def _in_plan(plan: Plan, round_: int, index: int) -> bool:
-    return 1 <= round_ <= len(plan) and 1 <= index <= len(plan[round_ - 1])
 
 
 def _repeated(rule: str, what: str, verb: str, events: list[dict[str, Any]]) -> Violation:
@@ -190,8 +118,6 @@ def _exactly_once(events: list[dict[str, Any]], plan: Plan | None, done: Done) -
     for (r, i), notes in sorted(done.items(), key=lambda kv: str(kv[0])):
         if len(notes) > 1:
             found.append(_repeated("contract-done-twice", f"contract {r}.{i}", "done", notes))
-        if plan is not None and not (isinstance(r, int) and isinstance(i, int) and _in_plan(plan, r, i)):
-            found.append(Violation("contract-unknown", f"contract {r}.{i} is not in the mayor's plan", notes))
     if plan is not None:
         for r, contracts in enumerate(plan, 1):
             for i in range(1, len(contracts) + 1):
@@ -279,7 +205,7 @@ def _rounds(
         elif kind == "enter":
             resource = e.get("resource", "")
             if resource.startswith("contract:"):
-                res, held = "contract", _contract_of(resource)
+                res, held = "contract", contract_of(resource)
                 round_ = held[0] if held else None
                 contract_round = round_
             elif resource in ("pins", "poison"):
@@ -349,43 +275,18 @@ def _finished(
                     "rounds-unfinished", f"round {r} was never stopped towards " + ", ".join(missing), []
                 )
             )
-    finals = {"mayor": "MAYOR_DONE", **{elf: "ELF_DONE" for elf in elves}}
-    for pid, final in finals.items():
-        states = [e.get("state") for e in per_process.get(pid, []) if e["event"] == "state"]
-        if not states or states[-1] != final:
-            found.append(
-                Violation(
-                    "not-finished",
-                    f"{pid} ended in {states[-1] if states else 'its first state'}, not {final}",
-                    [],
-                )
-            )
     return found
 
 
-INVARIANTS = Invariants(
+AUDIT_ONLY = Invariants(
     CHECKS,
     check,
     rules={
         **dict.fromkeys(
-            (
-                "two-contracts",
-                "pins-without-contract",
-                "pins-units",
-                "poison-without-pins",
-                "poison-units",
-                "contract-abandoned",
-                "done-by-non-holder",
-                "done-without-tools",
-                "contract-twice",
-                "contract-done-twice",
-                "contract-unknown",
-                "stop-before-done",
-                "round-mixed",
-                "contract-position",
-            ),
+            ("contract-twice", "contract-done-twice", "stop-before-done", "round-mixed", "contract-position"),
             SAFETY,
         ),
-        **dict.fromkeys(("contract-not-done", "rounds-unfinished", "not-finished"), PROGRESS),
+        **dict.fromkeys(("contract-not-done", "rounds-unfinished"), PROGRESS),
     },
 )
+INVARIANTS = RULES.invariants(beside=AUDIT_ONLY)

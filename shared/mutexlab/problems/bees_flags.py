@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ...spec import CheckText, Flag, Flags, Simulated
+from ..spec import CheckText, Flag, Flags, Simulated
+from .bees_rules import expected_eggs
 
 REED_TYPES = ("REQreed", "ACKreed", "RELEASEreed")
 FLOWER_TYPES = ("REQflower", "ACKflower")
@@ -39,14 +40,15 @@ def _ratio(part: int, whole: int) -> float | None:
 
 
 def summarise(run: Simulated) -> dict[str, Any]:
-    from . import expected_eggs
-
     o, result = {**DEFAULTS, **run.options}, run.result
     per_reed: Counter[str] = Counter({f"reed:{r}": 0 for r in range(1, o["reeds"] + 1)})
-    bees: list[Any] = list(run.setup.protocols.values())  # Bee, or a variant's subclass
-    for bee in bees:
-        if bee.laid:
-            per_reed[f"reed:{bee.reed}"] += bee.laid
+    bees: list[Any] = list(run.setup.protocols.values())
+    for bee in bees:  # a solution that keeps ``laid`` and ``reed`` (mutexlab's does) is counted by reed
+        laid, reed = getattr(bee, "laid", 0), getattr(bee, "reed", 0)
+        if laid and reed:
+            per_reed[f"reed:{reed}"] += laid
+    if not any(per_reed.values()) and result.notes.get("egg"):  # other solutions: the total only
+        per_reed = Counter({"(by reed: not kept)": result.notes["egg"]})
     messages = result.messages
     reed_msgs = sum(messages.get(t, 0) for t in REED_TYPES)
     flower_msgs = sum(messages.get(t, 0) for t in FLOWER_TYPES)
@@ -58,7 +60,7 @@ def summarise(run: Simulated) -> dict[str, Any]:
         "cocoons": o["cocoons"],
         "seed": run.seed,
         "delay": run.delay,
-        "initial_clocks": run.setup.params["initial_clocks"],
+        "initial_clocks": run.setup.params.get("initial_clocks"),
         "eggs_per_reed": dict(per_reed),
         "eggs_total": sum(per_reed.values()),
         "eggs_expected": expected_eggs(run.processes, o["reeds"], o["eggs"], o["cocoons"]),

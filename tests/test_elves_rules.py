@@ -1,0 +1,73 @@
+"""The elves' rules that one process's events decide are one definition
+(protocols/elves/rules.py): for every such rule, an elf planted to break it is caught by
+``check``, ``simulate`` and ``verify``, and ``check`` says it checked those rules and no others
+(the rules only the audit checks, audit.py, are not on its "checked:" line)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import audited
+from mutexlab_broken import elves_rules as planted
+
+from mutexlab.check.engine import CheckConfig, run_check
+from mutexlab.commands.check import properties_checked
+from mutexlab.findings import SAFETY
+from mutexlab.protocols.elves.audit import AUDIT_ONLY
+from mutexlab.protocols.elves.rules import CHECKS, RULES
+from mutexlab.protocols.registry import make_setup
+
+TOWN = {"pins": 2, "poison": 4, "contracts": 2, "hamsters": [1, 1], "rounds": 1}
+
+# rule planted, the elf that breaks it (the mayor too, for the last)
+PLANTED = [
+    ("pins-units", planted.TooManyPins),
+    ("poison-units", planted.TooMuchPoison),
+    ("pins-without-contract", planted.NoContract),
+    ("poison-without-pins", planted.NoPins),
+    ("two-contracts", planted.KeepsItsContract),
+    ("contract-abandoned", planted.NeverDone),
+    ("done-by-non-holder", planted.DoesTheOtherContract),
+    ("done-without-tools", planted.DoneWithoutPoison),
+    ("contract-unknown", planted.DoesAContractOfNoRound),
+    ("not-finished", planted.IdleElf),
+]
+
+
+def town(cls, seed=0):
+    setup = make_setup("elves", 1, dict(TOWN), seed)
+    for pid, process in setup.protocols.items():
+        if pid:
+            process.__class__ = cls
+        elif cls is planted.IdleElf:
+            process.__class__ = planted.IdleMayor
+    return setup
+
+
+def test_every_rule_is_planted():
+    assert {rule for rule, _ in PLANTED} == set(RULES.kinds)
+
+
+def test_check_says_it_checked_the_rules_and_not_the_audits_own():
+    result, model = run_check(CheckConfig("elves", 1, dict(TOWN)))
+    assert result.complete and not result.findings
+    shown = properties_checked(model)
+    assert shown[1] == ", ".join(CHECKS)
+    assert not any(check in line for check in AUDIT_ONLY.checks for line in shown)
+
+
+@pytest.mark.parametrize("rule, cls", PLANTED, ids=[r for r, _ in PLANTED])
+def test_check_catches_the_planted_elf(rule, cls):
+    result, _ = run_check(CheckConfig("elves", 1, dict(TOWN)), setup=town(cls))
+    assert result.findings, f"check passed {cls.__name__}"
+    assert result.findings[0].message.startswith(f"[{rule}]"), result.findings[0].message
+
+
+@pytest.mark.parametrize("rule, cls", PLANTED, ids=[r for r, _ in PLANTED])
+def test_simulate_and_verify_catch_the_planted_elf(rule, cls, tmp_path, cli):
+    path = tmp_path / "t.jsonl"
+    run = audited(town(cls), 0, path=path)
+    assert rule in {v.rule for v in run.verdict.violations}
+    ran = cli("verify", str(path))
+    assert ran.returncode == (1 if RULES.kinds[rule] == SAFETY else 3), ran.stdout
+    assert f"[{rule}]" in ran.stdout, ran.stdout
+    assert audited(town(planted.Elf), 0).verdict.ok
