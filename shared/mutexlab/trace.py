@@ -180,22 +180,10 @@ class TraceWriter:
 
 
 REQUIRED = ("event", "pid")
-# The run header's params that count something (the audits read them as a workload): whole numbers ≥ 0.
-COUNTED_PARAMS = (
-    "requests",
-    "nodes",
-    "bees",
-    "flowers",
-    "reeds",
-    "eggs",
-    "cocoons",
-    "pins",
-    "poison",
-    "contracts",
-    "rounds",
-    "pins_per_elf",
-    "poison_per_hamster",
-)
+# The run header's params every workload counts with (whole numbers ≥ 0); any other whole-number
+# param but the seed is a count or an id too, whatever the problem, so never below 0 either.
+COUNTED_PARAMS = ("requests", "nodes")
+SIGNED_PARAMS = ("seed",)
 
 # Fields the audit and the report rely on, by event kind: name → the type it must have when the
 # event has it (``_NEEDED`` lists those it must have). Anything else in an event is kept as is.
@@ -274,6 +262,11 @@ def check_event(event: Any, first: bool = False) -> str | None:
             return "the run header's 'algorithm' must be a string"
         params = event.get("params", {})
         bad = [k for k in COUNTED_PARAMS if k in params and (not _type_ok(params[k], int) or params[k] < 0)]
+        bad += [
+            k
+            for k, v in params.items()
+            if k not in SIGNED_PARAMS and isinstance(v, int) and not isinstance(v, bool) and v < 0
+        ]
         if bad:
             return f"the run header's params.{bad[0]} is {json.dumps(params[bad[0]])[:40]}, not a whole number ≥ 0"
         return None

@@ -118,7 +118,7 @@ def _common(p) -> None:
         "--node",
         metavar="CMD",
         help="every node is this program, speaking the node protocol (docs/test-any-program.md); "
-        "it replaces --algorithm: mutex, kmutex and bees",
+        "it replaces --algorithm (the problems `mutexlab test` takes)",
     )
     add_json_argument(p, "monitor's summary")
     add_report_argument(p)

@@ -55,15 +55,28 @@ def choices() -> list[str]:
     return [flags.command for flags in registry.families() if _offered(flags)]
 
 
+def driven(declared: Any) -> bool:
+    """``declared`` (a declared problem, or None) is driven: its workload is ``requests`` of its
+    one resource, which the director asks for and releases."""
+    if declared is None or "requests" not in declared.options:
+        return False
+    try:
+        return len(declared.capacities(2, {}) or {}) == 1
+    except ConfigError:
+        return False
+
+
+def is_driven(name: str) -> bool:
+    """The problem called ``name`` is driven (``driven``)."""
+    flags = next((f for f in registry.families() if f.command == name), None)
+    return flags is not None and driven(registry.presented(flags))
+
+
 def _offered(flags) -> bool:
-    """A problem whose processes are all nodes: one declared with a single resource (driven), or
-    a family with a registered algorithm and no fixed role (its nodes act on their own)."""
-    declared = registry.presented(flags)
-    if declared is not None:
-        try:
-            return len(declared.capacities(2, {}) or {}) == 1
-        except ConfigError:
-            return False
+    """A problem whose processes are all nodes: a driven one, or one with a registered solution
+    and no fixed role (its nodes act on their own, and that solution's audit judges them)."""
+    if driven(registry.presented(flags)):
+        return True
     members = registry.members(flags)
     return bool(members) and not registry.spec(members[0]).fixed_roles
 
@@ -76,7 +89,7 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
     if not 1 <= nodes <= MAX_NODES or requests < 0:
         raise ConfigError(f"--nodes must be 1 to {MAX_NODES} and --requests at least 0")
     declared = registry.presented(flags)
-    if declared is not None:  # asked to request and to release its one resource
+    if declared is not None and driven(declared):  # asked to request and to release its one resource
         if "requests" in options:
             raise ConfigError("give the requests per node with --requests, not as an option")
         unknown = sorted(set(options) - set(declared.options))

@@ -23,17 +23,15 @@ from ..protocols import registry
 from ..setups import ConfigError, Setup
 from ..spec import AlgorithmSpec
 from .node import CODEC, COMMAND_ENV, ProgramNode
-from .problem import choices, make_problem
+from .problem import choices, is_driven, make_problem
 
 MODULE = "mutexlab.director.solutions."  # + a problem's name: the solution ``run --node`` runs
 
 
 def module_of(problem: str) -> str:
     """The dotted module naming ``problem``'s program solution; ConfigError when none is offered."""
-    if problem not in ("mutex", "kmutex", "bees"):
-        raise ConfigError(
-            f"run --node takes mutex, kmutex or bees, not {problem} (test offers {', '.join(choices())})"
-        )
+    if problem not in choices():
+        raise ConfigError(f"run --node takes {', '.join(choices())}, not {problem}")
     return MODULE + problem
 
 
@@ -68,13 +66,15 @@ def program_solution(problem: str, command: str | None = None) -> AlgorithmSpec:
         }
         return Setup(algorithm, nodes, dict(found.names), CODEC, dict(found.capacities), dict(found.params))
 
-    if problem == "bees":  # a variant of the bees under their name: the bees' audit judges it
-        template = registry.spec("bees")
+    if not is_driven(problem):  # nodes acting on their own: a variant of the problem's registered
+        # solution under its name, so its audit judges the run (``_offered`` saw one)
+        flags = next(f for f in registry.families() if f.command == problem)
+        template = registry.spec(registry.members(flags)[0])
         name = template.name
         return AlgorithmSpec(
             name,
             template.family,
-            "the mason bees, every bee a program",
+            f"{template.summary}; every {template.role} a program",
             make_setup,
             CODEC,
             template.audit,
@@ -84,9 +84,11 @@ def program_solution(problem: str, command: str | None = None) -> AlgorithmSpec:
         )
     solved = named(problem)
     name = f"program-{problem}"
+    members = registry.members(solved.flags)  # the family of its registered solutions, if any
+    family = registry.spec(members[0]).family if members else solved.name
     return AlgorithmSpec(
         name,
-        "classic" if problem == "mutex" else problem,
+        family,
         f"{problem}, every node a program",
         make_setup,
         CODEC,

@@ -2,4 +2,4 @@
 
 from ..solution import program_solution
 
-SPEC = program_solution("kmutex")
+SPEC = program_solution(__name__.rpartition(".")[2])  # this module names its problem
