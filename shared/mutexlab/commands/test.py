@@ -1,6 +1,6 @@
 """``mutexlab test PROBLEM --node CMD``: any program as the nodes, every delivery chosen here
 (docs/test-any-program.md). Exit 0 PASS, 1 a finding, 2 bad input, 3 a systematic search whose
-budget ended before its tree did, or that made no run at all."""
+budget ended before its tree did, no run at all, or a run cut by --max-steps while still serving."""
 
 from __future__ import annotations
 
@@ -187,6 +187,7 @@ def run(args) -> int:
         "seconds": round(searched.seconds, 3),
         "processes_started": searched.started,
         "exhaustive": searched.exhausted,
+        "incomplete_runs": searched.incomplete,  # cut by --max-steps while still serving requests
     }
     if isinstance(strategy, Systematic):
         outcome["sleep_set_blocked"] = strategy.blocked  # runs stopped where every step slept
@@ -209,7 +210,9 @@ def run(args) -> int:
                 )
             )
         code = 1
-    elif searched.runs and (searched.exhausted or strategy.name != "systematic"):  # no run: no PASS
+    elif (
+        searched.runs and not searched.incomplete and (searched.exhausted or strategy.name != "systematic")
+    ):  # no run, or a run cut short while it still served requests: no PASS
         outcome["verdict"] = "PASS"
         code = 0
     else:
@@ -256,6 +259,12 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
             ]
         if outcome["verdict"] == "PASS":
             return [f"{head}: PASS — no finding in {searched} (a sample of the schedules, not all of them)"]
+        if outcome["incomplete_runs"]:
+            return [
+                f"{head}: INCOMPLETE — {count(outcome['incomplete_runs'], 'run')} reached --max-steps "
+                f"({args.max_steps:,}) with requests still being served; give more --max-steps or fewer "
+                f"--requests: {searched}; nothing proven"
+            ]
         return [f"{head}: INCOMPLETE — the budget ended before the search did: {searched}; nothing proven"]
     lines = [f"{head}: {tested.finding.render()}", f"found by {searched}"]
     shrunk = outcome["shrunk"]
@@ -358,7 +367,8 @@ COMMAND = Command(
     (no finding: every schedule when systematic says exhaustively, else a sample), 1 a finding (a violation,
     a deadlock, a node that crashed, stalled, wrote garbage or flooded, or behaved nondeterministically),
     2 bad input or a program that cannot be started, 3 a systematic search whose budget ended first
-    (or a --time too short for a single run).""",
+    (or a --time too short for a single run, or a run that reached --max-steps while requests were
+    still being served).""",
     run,
     arguments,
 )
