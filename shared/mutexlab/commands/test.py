@@ -201,6 +201,8 @@ def run(args) -> int:
             "nodes": [problem.nodes, tested.settings.problem.nodes],
             "tests": tested.shrink_tests,
         }
+        if tested.note:
+            outcome["shrunk"]["fallback"] = tested.note
         if args.counterexample:
             written.append(
                 _write(
@@ -273,6 +275,8 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
             f"shrunk from {count(shrunk['steps'][0], 'step')} on {shrunk['nodes'][0]} nodes to "
             f"{count(shrunk['steps'][1], 'step')} on {shrunk['nodes'][1]} nodes ({count(shrunk['tests'], 'test run')})"
         )
+    if tested.note:
+        lines.append(tested.note)
     if tested.shown is not None:
         steps = ", ".join(_step(s) for s in tested.shown.steps)
         lines.append("schedule: " + (steps or "none: the nodes' answers to init show it"))
