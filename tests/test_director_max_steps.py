@@ -97,3 +97,10 @@ def test_a_livelock_is_still_the_no_rest_finding(cli, tmp_path, served):
     )
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert "FINDING [no-rest]" in ran.stdout
+
+
+def test_no_request_is_bad_input_not_a_pass(cli):
+    program = f"{sys.executable} {EXAMPLES / 'ricart_agrawala.py'}"
+    ran = cli("test", "mutex", "--node", program, "--requests", "0")
+    assert ran.returncode == 2 and "--requests must be at least 1" in ran.stderr, ran.stdout + ran.stderr
+    assert "PASS" not in ran.stdout and "Traceback" not in ran.stderr

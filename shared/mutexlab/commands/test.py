@@ -154,6 +154,11 @@ def run(args) -> int:
             if path:  # refused before the search, not after it, its finding lost
                 writable_file(what, path)
         problem = problems.make_problem(args.problem, args.nodes, args.requests, options, args.seed)
+        if problem.driven and problem.requests < 1:  # no request: nothing exercised, no PASS
+            raise ConfigError(
+                f"--requests must be at least 1 for {problem.name} (its nodes act only when asked), "
+                f"got {problem.requests}"
+            )
         if args.crash and not problem.driven:
             raise ConfigError(f"--crash restarts an idle node; the nodes of {problem.name} act on their own")
     except ConfigError as exc:
