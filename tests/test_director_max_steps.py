@@ -104,3 +104,15 @@ def test_no_request_is_bad_input_not_a_pass(cli):
     ran = cli("test", "mutex", "--node", program, "--requests", "0")
     assert ran.returncode == 2 and "--requests must be at least 1" in ran.stderr, ran.stdout + ran.stderr
     assert "PASS" not in ran.stdout and "Traceback" not in ran.stderr
+
+
+def test_a_long_schedule_is_shown_elided(cli, tmp_path):
+    program = tmp_path / "livelock.py"
+    program.write_text(LIVELOCK.format(served=0))
+    argv = ["test", "mutex", "--node", f"{sys.executable} {program}", "-N", "2", "--max-steps", "2000"]
+    ran = cli(*argv, "--runs", "1", "--no-shrink")
+    [schedule] = [line for line in ran.stdout.splitlines() if line.startswith("schedule: ")]
+    assert ran.returncode == 1 and "FINDING [no-rest]" in ran.stdout
+    assert "… 1980 steps elided" in schedule and schedule.count("→") + schedule.count("request") == 20
+    whole = json.loads(cli(*argv, "--runs", "1", "--no-shrink", "--json").stdout)
+    assert len(whole["schedule"]) == 2000

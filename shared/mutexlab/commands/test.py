@@ -283,8 +283,9 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
     if tested.note:
         lines.append(tested.note)
     if tested.shown is not None:
-        steps = ", ".join(_step(s) for s in tested.shown.steps)
-        lines.append("schedule: " + (steps or "none: the nodes' answers to init show it"))
+        lines.append(
+            "schedule: " + (_schedule(tested.shown.steps) or "none: the nodes' answers to init show it")
+        )
     if args.counterexample:
         lines.append(
             f"counterexample written to {args.counterexample}; play it again: mutexlab replay {args.counterexample} --node {shlex.quote(args.node)}"
@@ -292,6 +293,19 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
     if args.trace:
         lines.append(f"trace written to {args.trace}")
     return lines
+
+
+SHOWN_STEPS = 10  # a long schedule's text: its first and last this many steps (--json: all)
+
+
+def _schedule(steps) -> str:
+    """The steps, a long list's middle elided and counted (a no-rest run has thousands)."""
+    if len(steps) <= 3 * SHOWN_STEPS:
+        return ", ".join(_step(s) for s in steps)
+    first = ", ".join(_step(s) for s in steps[:SHOWN_STEPS])
+    last = ", ".join(_step(s) for s in steps[-SHOWN_STEPS:])
+    elided = count(len(steps) - 2 * SHOWN_STEPS, "step")
+    return f"{first}, … {elided} elided (--json or --counterexample has them all) …, {last}"
 
 
 def _step(step) -> str:
