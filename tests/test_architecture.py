@@ -18,6 +18,7 @@ LAYERS = [
     {
         "__init__",
         "clock",
+        "declared",
         "fastpath",
         "findings",
         "limits",

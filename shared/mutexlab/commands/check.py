@@ -335,10 +335,10 @@ def render(s: dict) -> str:
         else:
             lines.append(f"with reductions: {f['kind']}: {f['message']}")
         steps = f["steps"]
-        lines.append(f"path ({len(steps)} steps):")
+        lines.append(f"path ({count(len(steps), 'step')}):")
         lines += [f"  {n:>3}. {step}" for n, step in enumerate(steps, 1)]
         if f.get("cycle"):
-            lines.append(f"then forever ({len(f['cycle'])} steps):")
+            lines.append(f"then forever ({count(len(f['cycle']), 'step')}):")
             lines += [f"  {n:>3}. {step}" for n, step in enumerate(f["cycle"], 1)]
     if s.get("counterexample"):
         lines.append(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+from ..words import count
 from .common import positive, print_json
 
 EXIT_NOT_FOUND = 5
@@ -119,7 +120,7 @@ def render(s: dict) -> str:
         return "\n".join(lines)
     f = s["findings"][0]
     lines.append(f"verdict:      VIOLATION — {f['kind']}: {f['message']}")
-    lines.append(f"path ({len(f['steps'])} steps):")
+    lines.append(f"path ({count(len(f['steps']), 'step')}):")
     lines += [f"  {n:>3}. {step}" for n, step in enumerate(f["steps"], 1)]
     ok, why = s["reproduced"]
     where = f"written to {s['counterexample']} " if s.get("counterexample") else ""

@@ -1,6 +1,6 @@
 """``mutexlab test PROBLEM --node CMD``: any program as the nodes, every delivery chosen here
 (docs/test-any-program.md). Exit 0 PASS, 1 a finding, 2 bad input, 3 a systematic search whose
-budget ended before its tree did, or that made no run at all."""
+budget ended before its tree did, no run at all, or a run cut by --max-steps while still serving."""
 
 from __future__ import annotations
 
@@ -154,6 +154,11 @@ def run(args) -> int:
             if path:  # refused before the search, not after it, its finding lost
                 writable_file(what, path)
         problem = problems.make_problem(args.problem, args.nodes, args.requests, options, args.seed)
+        if problem.driven and problem.requests < 1:  # no request: nothing exercised, no PASS
+            raise ConfigError(
+                f"--requests must be at least 1 for {problem.name} (its nodes act only when asked), "
+                f"got {problem.requests}"
+            )
         if args.crash and not problem.driven:
             raise ConfigError(f"--crash restarts an idle node; the nodes of {problem.name} act on their own")
     except ConfigError as exc:
@@ -187,6 +192,7 @@ def run(args) -> int:
         "seconds": round(searched.seconds, 3),
         "processes_started": searched.started,
         "exhaustive": searched.exhausted,
+        "incomplete_runs": searched.incomplete,  # cut by --max-steps while still serving requests
     }
     if isinstance(strategy, Systematic):
         outcome["sleep_set_blocked"] = strategy.blocked  # runs stopped where every step slept
@@ -200,6 +206,8 @@ def run(args) -> int:
             "nodes": [problem.nodes, tested.settings.problem.nodes],
             "tests": tested.shrink_tests,
         }
+        if tested.note:
+            outcome["shrunk"]["fallback"] = tested.note
         if args.counterexample:
             written.append(
                 _write(
@@ -209,7 +217,9 @@ def run(args) -> int:
                 )
             )
         code = 1
-    elif searched.runs and (searched.exhausted or strategy.name != "systematic"):  # no run: no PASS
+    elif (
+        searched.runs and not searched.incomplete and (searched.exhausted or strategy.name != "systematic")
+    ):  # no run, or a run cut short while it still served requests: no PASS
         outcome["verdict"] = "PASS"
         code = 0
     else:
@@ -256,6 +266,12 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
             ]
         if outcome["verdict"] == "PASS":
             return [f"{head}: PASS — no finding in {searched} (a sample of the schedules, not all of them)"]
+        if outcome["incomplete_runs"]:
+            return [
+                f"{head}: INCOMPLETE — {count(outcome['incomplete_runs'], 'run')} reached --max-steps "
+                f"({args.max_steps:,}) with requests still being served; give more --max-steps or fewer "
+                f"--requests: {searched}; nothing proven"
+            ]
         return [f"{head}: INCOMPLETE — the budget ended before the search did: {searched}; nothing proven"]
     lines = [f"{head}: {tested.finding.render()}", f"found by {searched}"]
     shrunk = outcome["shrunk"]
@@ -264,9 +280,12 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
             f"shrunk from {count(shrunk['steps'][0], 'step')} on {shrunk['nodes'][0]} nodes to "
             f"{count(shrunk['steps'][1], 'step')} on {shrunk['nodes'][1]} nodes ({count(shrunk['tests'], 'test run')})"
         )
+    if tested.note:
+        lines.append(tested.note)
     if tested.shown is not None:
-        steps = ", ".join(_step(s) for s in tested.shown.steps)
-        lines.append("schedule: " + (steps or "none: the nodes' answers to init show it"))
+        lines.append(
+            "schedule: " + (_schedule(tested.shown.steps) or "none: the nodes' answers to init show it")
+        )
     if args.counterexample:
         lines.append(
             f"counterexample written to {args.counterexample}; play it again: mutexlab replay {args.counterexample} --node {shlex.quote(args.node)}"
@@ -274,6 +293,19 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
     if args.trace:
         lines.append(f"trace written to {args.trace}")
     return lines
+
+
+SHOWN_STEPS = 10  # a long schedule's text: its first and last this many steps (--json: all)
+
+
+def _schedule(steps) -> str:
+    """The steps, a long list's middle elided and counted (a no-rest run has thousands)."""
+    if len(steps) <= 3 * SHOWN_STEPS:
+        return ", ".join(_step(s) for s in steps)
+    first = ", ".join(_step(s) for s in steps[:SHOWN_STEPS])
+    last = ", ".join(_step(s) for s in steps[-SHOWN_STEPS:])
+    elided = count(len(steps) - 2 * SHOWN_STEPS, "step")
+    return f"{first}, … {elided} elided (--json or --counterexample has them all) …, {last}"
 
 
 def _step(step) -> str:
@@ -358,7 +390,8 @@ COMMAND = Command(
     (no finding: every schedule when systematic says exhaustively, else a sample), 1 a finding (a violation,
     a deadlock, a node that crashed, stalled, wrote garbage or flooded, or behaved nondeterministically),
     2 bad input or a program that cannot be started, 3 a systematic search whose budget ended first
-    (or a --time too short for a single run).""",
+    (or a --time too short for a single run, or a run that reached --max-steps while requests were
+    still being served).""",
     run,
     arguments,
 )

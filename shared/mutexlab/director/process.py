@@ -5,6 +5,13 @@ with its whole group (``kill``); a ``Pool`` kills all it started on ``close``, w
 reaches through ``finally`` (an interrupt included). Reading is bounded: a line longer than
 ``MAX_LINE``, more than ``MAX_OUTPUTS`` lines for one input, or no ``done`` within ``timeout``
 seconds is a ``NodeFault``, never a hang and never unbounded memory.
+
+A child dies with the process that started it, even one SIGKILLed (whose ``finally`` never runs):
+it is started through util-linux's ``setpriv --pdeathsig KILL`` when that is installed (the
+kernel's parent-death signal, set in the child itself, so no ``preexec_fn`` runs in a threaded
+parent). The signal comes when the *thread* that started it ends: nodes are started from the
+thread that runs the driver's loop, which lives as long as the process. Without ``setpriv`` a
+killed parent leaves its program to end on end of input.
 """
 
 from __future__ import annotations
@@ -12,12 +19,20 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import shutil
 import signal
 import subprocess
 import time
 from typing import Any
 
 from .lines import MAX_LINE, MAX_OUTPUTS, START, NodeFault, encode, parse, shorten
+
+SETPRIV = shutil.which("setpriv")
+
+
+def dying_with_parent(argv: list[str]) -> list[str]:
+    """``argv`` run so that it is SIGKILLed when its parent dies (as is, without ``setpriv``)."""
+    return [SETPRIV, "--pdeathsig", "KILL", "--", *argv] if SETPRIV else argv
 
 
 class NodeProcess:
@@ -26,9 +41,11 @@ class NodeProcess:
     def __init__(self, argv: list[str], node: int, peers: frozenset[int], timeout: float) -> None:
         self.node, self.peers, self.timeout = node, peers, timeout
         self.reusable = False  # the node said it starts afresh on a second init
+        if SETPRIV and shutil.which(argv[0]) is None:  # setpriv would start, then fail to run it
+            raise NodeFault(START, node, f"cannot start {argv[0]!r}: not found or not executable")
         try:
             self.proc = subprocess.Popen(
-                argv,
+                dying_with_parent(argv),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

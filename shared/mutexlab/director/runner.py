@@ -48,6 +48,7 @@ class Tested:
     settings: Settings  # the settings of ``shown`` (fewer nodes after shrinking)
     finding: Finding | None
     shrink_tests: int = 0
+    note: str | None = None  # why the finding is shown unshrunk (its shrunk schedule did not replay)
 
 
 def test(
@@ -79,6 +80,15 @@ def test(
         again = play(small_settings, pool, Strict(small.steps), small.digests)
         if again.finding is not None and again.finding.rule == NONDETERMINISTIC:
             return Tested(searched, found, again, small_settings, again.finding, shrinker.tests)
+        assert small.finding is not None
+        if again.finding is None or again.finding.rule != small.finding.rule:
+            # Only a schedule that replays is shown: the unshrunk one, as found.
+            shown = f"[{again.finding.rule}]" if again.finding else "no finding"
+            note = (
+                f"the shrunk schedule ({len(small.steps)} steps) gave {shown} when played again, not "
+                f"[{small.finding.rule}]: the schedule as found is shown, unshrunk"
+            )
+            return Tested(searched, found, found, settings, found.finding, shrinker.tests, note)
         return Tested(searched, found, small, small_settings, small.finding, shrinker.tests)
 
 

@@ -5,6 +5,10 @@ starts (or re-initialises) the nodes, asks the chooser for each step among the e
 compares every answer with ``expected`` (an earlier run of the same schedule: a difference is
 the program's nondeterminism, named by step and node), and judges the run when nothing can move,
 the chooser stops, a node misbehaves or ``max_steps`` is reached.
+
+A run cut by ``max_steps`` is a ``no-rest`` finding only when it had stopped getting anywhere; a
+driven run still serving requests in its second half (``serving``) is incomplete: the workload
+needs more steps, which shows nothing about the program.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class Outcome:
     trail: list[tuple[int, int]]
     resting: bool = False
     verdict: Any = None
+    incomplete: str | None = None  # why the run proves nothing (cut by max_steps while serving)
 
 
 @dataclass
@@ -86,7 +91,13 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
     resting = not run.enabled()
     waiting = sorted(run.names[n] for n in run.waiting)
     verdict, finding = judge(run.events, resting, waiting, len(steps))
-    if finding is None and not resting and len(steps) >= settings.max_steps:
+    incomplete = None
+    if finding is None and not resting and len(steps) >= settings.max_steps and serving(run, len(steps)):
+        incomplete = (
+            f"the run reached --max-steps ({settings.max_steps:,}) with requests still being served: "
+            "the workload needs more steps"
+        )
+    elif finding is None and not resting and len(steps) >= settings.max_steps:
         finding = Finding(
             NO_REST,
             f"the run did not come to rest within {settings.max_steps:,} steps "
@@ -94,7 +105,18 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             None,
             len(steps),
         )
-    return Outcome(finding, steps, run.digests, run.events, trail, resting, verdict)
+    return Outcome(finding, steps, run.digests, run.events, trail, resting, verdict, incomplete)
+
+
+def serving(run: Run, steps: int) -> bool:
+    """Whether a driven run still had requests to serve and served one in its second half: it
+    was making progress, not keeping itself busy (nodes chattering after the workload's end, or
+    a livelock since before the halfway step, are no-rest)."""
+    if not run.problem.driven:
+        return False
+    outstanding = run.waiting or any(left > 0 for left in run.requests_left.values())
+    last = max((e["t"] for e in run.events if e["event"] == "enter"), default=0.0)
+    return bool(outstanding) and last > steps / 2
 
 
 def _diverged(run: Run, expected: list[str], step: int) -> Finding | None:
@@ -123,6 +145,7 @@ class Searched:
     finding: Outcome | None
     last: Outcome | None
     started: int  # processes started
+    incomplete: int = 0  # runs that prove nothing (Outcome.incomplete): never a PASS
 
 
 def search(
@@ -135,7 +158,7 @@ def search(
 ) -> Searched:
     """Runs until a finding, the strategy's end, ``runs`` runs or ``seconds`` of wall time."""
     start = time.monotonic()
-    count = total = 0
+    count = total = cut = 0
     last: Outcome | None = None
     while (runs is None or count < runs) and (seconds is None or time.monotonic() - start < seconds):
         chooser = strategy.next_run()
@@ -145,9 +168,10 @@ def search(
         count += 1
         total += len(last.steps)
         if last.finding is not None:
-            return Searched(count, total, time.monotonic() - start, False, last, last, pool.started)
+            return Searched(count, total, time.monotonic() - start, False, last, last, pool.started, cut)
+        cut += last.incomplete is not None
         strategy.ran(Ran(last.trail, last.digests))
         if progress is not None:
             progress(count)
     exhausted = strategy.exhaustive and strategy.next_run() is None
-    return Searched(count, total, time.monotonic() - start, exhausted, None, last, pool.started)
+    return Searched(count, total, time.monotonic() - start, exhausted, None, last, pool.started, cut)

@@ -9,8 +9,7 @@ Adding a problem = one module here ending with ``PROBLEM = Problem(...)``, named
 
 from __future__ import annotations
 
-import importlib
-
+from .. import declared
 from ..problem import Problem
 from ..setups import ConfigError
 
@@ -21,15 +20,7 @@ ALIASES = {"classic": "mutex"}
 
 def collect(modules: tuple[str, ...], package: str = __package__) -> dict[str, Problem]:
     """name → problem of each module's ``PROBLEM``; a module without one, or a name twice, is a bug."""
-    found: dict[str, Problem] = {}
-    for name in modules:
-        problem = getattr(importlib.import_module(f"{package}.{name}"), "PROBLEM", None)
-        if not isinstance(problem, Problem):
-            raise TypeError(f"{package}.{name} declares no PROBLEM = Problem(...)")
-        if problem.name in found:
-            raise TypeError(f"problem {problem.name!r} is declared twice")
-        found[problem.name] = problem
-    return found
+    return declared.collect(modules, package, "PROBLEM", Problem, "problem")
 
 
 PROBLEMS: dict[str, Problem] = collect(MODULES)

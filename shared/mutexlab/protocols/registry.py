@@ -20,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .. import problems
+from .. import declared, problems
 from ..problem import Problem
 from ..reduction import Reductions
 from ..setups import ConfigError, Setup
@@ -33,15 +33,7 @@ MODULES = ("bees", "elves", "lamport", "ricart_agrawala", "maekawa", "sanders", 
 
 def collect(modules: tuple[str, ...], package: str = __package__) -> dict[str, AlgorithmSpec]:
     """name → spec of each module's ``SPEC``; a module without one, or a name twice, is a bug."""
-    specs: dict[str, AlgorithmSpec] = {}
-    for name in modules:
-        found = getattr(importlib.import_module(f"{package}.{name}"), "SPEC", None)
-        if not isinstance(found, AlgorithmSpec):
-            raise TypeError(f"{package}.{name} declares no SPEC = AlgorithmSpec(...)")
-        if found.name in specs:
-            raise TypeError(f"algorithm {found.name!r} is declared twice")
-        specs[found.name] = found
-    return specs
+    return declared.collect(modules, package, "SPEC", AlgorithmSpec, "algorithm")
 
 
 SPECS: dict[str, AlgorithmSpec] = collect(MODULES)

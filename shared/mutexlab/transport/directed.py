@@ -36,6 +36,7 @@ from .amqp import TransportError
 from .rabbit import Bus
 from .script import Action, Script, signature
 from .settings import queue_kind
+from .spawn import die_with_parent
 from .supervisor import Plan, execute
 from .topology import Topology
 from .wire import EnvelopeError, envelope, loads, parse_frame, split_step, unpack_batch
@@ -307,7 +308,9 @@ def direct(
         return code, (seen[0] if seen else lost)
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_direct, args=(director, sender), name="director", daemon=True)
+    child = context.Process(
+        target=_direct, args=(director, sender, os.getpid()), name="director", daemon=True
+    )
     child.start()
     sender.close()
     try:
@@ -323,7 +326,9 @@ def direct(
     return code, result
 
 
-def _direct(director: Director, sender) -> None:
-    """The director's process: run it, send back what it saw."""
+def _direct(director: Director, sender, parent: int) -> None:
+    """The director's process: run it, send back what it saw. It dies with ``parent`` (the
+    command's process), even a SIGKILLed one, whose ``finally`` never ends it."""
+    die_with_parent(parent)
     sender.send(director.run())
     sender.close()

@@ -397,13 +397,26 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
                 )
     named = name_logs(logs, procs[1:], (result or {}).get("os_pids"))
     failed = [named.get(label, label) for label, proc in procs[1:] if proc.returncode not in (0, None)]
+    code = with_failed(code, failed)
     if code != 0 or failed or plan.logs:
         if failed:
             print(f"participants that failed: {', '.join(failed)}", file=sys.stderr)
+            if code == EXIT_NO_VERDICT:
+                print(
+                    "INCOMPLETE: the run cannot vouch for what the failed participants did (exit 3)",
+                    file=sys.stderr,
+                )
         print(f"process logs: {logs}", file=sys.stderr)
     else:
         shutil.rmtree(logs, ignore_errors=True)
     return code
+
+
+def with_failed(code: int, failed: list[str]) -> int:
+    """The run's exit code once ``failed`` participants (a nonzero exit) are counted: a SAFE (0)
+    from the monitor cannot vouch for what they did, so it is incomplete (3); a violation (1), an
+    incomplete run or a failed monitor stays as it is."""
+    return EXIT_NO_VERDICT if failed and code == 0 else code
 
 
 def monitor_failure(code: int, summary: dict | None) -> tuple[str, int] | None:
