@@ -397,8 +397,15 @@ def test_explore_serves_each_file_and_its_path_replays(algos, stem, tmp_path, cl
     finally:
         assert explorer.stop() == 0
     (tmp_path / "path.json").write_text(json.dumps(scenario), encoding="utf-8")
-    done = cli("replay", "path.json", cwd=tmp_path)  # it names the file: run only when named
-    assert done.returncode == 2 and f"pass --algorithm {path}" in done.stderr, said(done)
+    # it names the file: run only when named (a fresh process: this one may have loaded the file)
+    done = subprocess.run(
+        [sys.executable, "-m", "mutexlab", "replay", "path.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and f"pass --algorithm {path}" in done.stderr, done.stdout + done.stderr
     done = cli("replay", "path.json", "--algorithm", path, cwd=tmp_path)
     assert done.returncode == 0 and f"{NAMES[stem]}: SAFE" in done.stdout, said(done)
 

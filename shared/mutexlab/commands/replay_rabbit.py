@@ -13,7 +13,7 @@ from ..sim.scripted import ReplayResult, Scenario, ScenarioError
 from ..transport.directed import direct
 from ..transport.script import compile_script
 from ..transport.supervisor import broker_problem, make_plan
-from .common import fail
+from .common import fail, real
 
 EXIT_SAFE, EXIT_FINDING, EXIT_INCOMPLETE = 0, 1, 3
 MAX_TIMEOUT = 3_600  # seconds: --step-timeout and --stall-timeout at most
@@ -37,14 +37,14 @@ def add_arguments(p) -> None:
     )
     p.add_argument(
         "--step-timeout",
-        type=float,
+        type=real("seconds", " of seconds", lambda v: v > 0, "> 0", MAX_TIMEOUT),
         default=10.0,
         metavar="SECONDS",
         help="with --over-rabbitmq: a step not done within this long is a divergence (default 10)",
     )
     p.add_argument(
         "--stall-timeout",
-        type=float,
+        type=real("seconds", " of seconds", lambda v: v > 0, "> 0", MAX_TIMEOUT),
         default=3.0,
         metavar="SECONDS",
         help="with --over-rabbitmq: the monitor ends the run after this long without an event (default 3)",

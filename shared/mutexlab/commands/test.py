@@ -19,7 +19,8 @@ from ..director.world import Faults
 from ..setups import ConfigError
 from ..transport.supervisor import writable_file
 from ..words import count
-from .common import add_json_argument, fail, print_json
+from .common import add_json_argument, fail, print_json, real
+from .common import count as whole
 from .registry import Command
 from .reporting import write_report_if_asked
 
@@ -38,8 +39,10 @@ def arguments(p) -> None:
         metavar="CMD",
         help="the program of every node (split like a shell, never run by one)",
     )
-    p.add_argument("--nodes", "-N", type=int, default=3, metavar="N", help="how many nodes (default 3)")
-    p.add_argument("--requests", "-R", type=int, default=1, metavar="R", help="requests per node (default 1)")
+    p.add_argument("--nodes", "-N", type=whole(1), default=3, metavar="N", help="how many nodes (default 3)")
+    p.add_argument(
+        "--requests", "-R", type=whole(0), default=1, metavar="R", help="requests per node (default 1)"
+    )
     p.add_argument(
         "--option",
         "-o",
@@ -56,15 +59,21 @@ def arguments(p) -> None:
     )
     budget = p.add_mutually_exclusive_group()
     budget.add_argument(
-        "--runs", type=int, metavar="K", help="runs at most (default: random and pct 300, systematic 10,000)"
+        "--runs",
+        type=whole(1),
+        metavar="K",
+        help="runs at most (default: random and pct 300, systematic 10,000)",
     )
     budget.add_argument(
-        "--time", type=float, metavar="S", help="seconds at most, instead of a number of runs"
+        "--time",
+        type=real("seconds", " of seconds", lambda v: v > 0, "> 0", MAX_SECONDS),
+        metavar="S",
+        help="seconds at most, instead of a number of runs",
     )
     p.add_argument(
-        "--seed", type=int, default=0, help="the strategy's seed, also given to every node (default 0)"
+        "--seed", type=whole(0), default=0, help="the strategy's seed, also given to every node (default 0)"
     )
-    p.add_argument("--depth", type=int, default=3, metavar="D", help="pct: the bug depth d (default 3)")
+    p.add_argument("--depth", type=whole(1), default=3, metavar="D", help="pct: the bug depth d (default 3)")
     p.add_argument(
         "--no-reduction",
         action="store_true",
@@ -75,28 +84,28 @@ def arguments(p) -> None:
     )
     p.add_argument(
         "--duplicate",
-        type=int,
+        type=whole(0),
         default=0,
         metavar="K",
         help="deliver up to K messages twice per run (default 0)",
     )
     p.add_argument(
         "--crash",
-        type=int,
+        type=whole(0),
         default=0,
         metavar="K",
         help="kill and restart an idle node up to K times per run (mutex; default 0)",
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=real("seconds", " of seconds", lambda v: v > 0, "> 0", MAX_SECONDS),
         default=TIMEOUT,
         metavar="S",
         help=f"seconds a node may take to answer (default {TIMEOUT:g})",
     )
     p.add_argument(
         "--max-steps",
-        type=int,
+        type=whole(1),
         default=MAX_STEPS,
         metavar="M",
         help=f"steps of a run before it counts as never at rest (default {MAX_STEPS:,})",
