@@ -17,7 +17,7 @@ from conftest import missing
 from mutexlab import memory
 from mutexlab.cli import main
 from mutexlab.commands import longrun, simulate
-from mutexlab.protocols.registry import make_setup, spec
+from mutexlab.protocols.registry import flags_of, make_setup, spec
 from mutexlab.sim import SimConfig, Simulation, engine, workload
 from mutexlab.trace import TraceWriter
 
@@ -116,7 +116,7 @@ def test_small_configurations_run_without_a_word_about_memory(argv, machine, cap
 
 def test_between_half_and_all_of_the_memory_warns_and_runs(machine, capsys):
     options = {"reeds": 3, "eggs": 5, "cocoons": 15}
-    flags = spec("bees").flags
+    flags = flags_of(spec("bees"))  # its problem's
     assert flags is not None  # the audit keeps its holding intervals: they count
     need = memory.predict(
         memory.messages(spec("bees"), 10, options),

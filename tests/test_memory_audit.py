@@ -13,13 +13,13 @@ import pytest
 from mutexlab import memory
 from mutexlab.cli import main
 from mutexlab.commands import simulate
-from mutexlab.protocols.registry import spec
+from mutexlab.protocols.registry import flags_of, spec
 
 GB = 1 << 30
 
 
 def prediction(options: dict, audit: bool = True) -> memory.Prediction:
-    flags = spec("bees").flags
+    flags = flags_of(spec("bees"))  # its problem's
     assert flags is not None
     return memory.predict(
         memory.messages(spec("bees"), 10, options),
