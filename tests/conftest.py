@@ -457,3 +457,16 @@ def handled_not_acked():
         return first[0]
 
     return setup
+
+
+@pytest.fixture(autouse=True)
+def _algorithms_declared_by_this_test_only():
+    """The algorithms a test's files and modules declare are the registry's process-wide state
+    (``registry._declared``): forgotten after the test, so two tests may each load their own copy
+    of one example (a name two files declare is refused within one process, as it should be)."""
+    from mutexlab.protocols import registry
+
+    before = dict(registry._declared)  # noqa: SLF001 - the registry's state, restored for isolation
+    yield
+    registry._declared.clear()  # noqa: SLF001 - as above
+    registry._declared.update(before)  # noqa: SLF001 - as above

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from mutexlab.check import sampling
 from mutexlab.check.engine import CheckConfig, build_model
 from mutexlab.check.metrics import search_metrics
 from mutexlab.check.witness import trace_figures
@@ -119,9 +120,13 @@ def test_the_declared_reductions_keep_every_figure(key):
     assert reduced.states <= plain.states
 
 
-def test_a_wrongly_declared_reduction_moves_a_figure():
+def test_a_wrongly_declared_reduction_moves_a_figure(monkeypatch):
     # the canonical key that forgets the deferred requests merges worlds whose futures differ:
-    # the figures trust the declarations as the verdict does (--cross-check catches this one)
+    # the figures trust the declarations as the verdict does (--cross-check catches this one, and
+    # check's sampling of the declarations, switched off here to show what it guards against)
+    monkeypatch.setattr(sampling, "FULL", 0)
+    monkeypatch.setattr(sampling, "STRIDE", 10**18)
+    monkeypatch.setattr(sampling, "MAX_TWINS", 0)
     right = search("ricart-agrawala", 3, {"requests": 1})
     wrong = search("mutexlab_broken.ricart_agrawala_wrong_key", 3, {"requests": 1})
     assert "canonical snapshots" in wrong.reductions
