@@ -470,3 +470,21 @@ def _algorithms_declared_by_this_test_only():
     yield
     registry._declared.clear()  # noqa: SLF001 - as above
     registry._declared.update(before)  # noqa: SLF001 - as above
+
+
+def build_c_nodes(out, sources, variants: dict[str, tuple[str, list[str]]]) -> dict[str, str]:
+    """Each variant name → the path of its C example node (``sources / file``) built with gcc and
+    its own flags into ``out``; missing (a skip outside CI, a failure under CI) without gcc."""
+    import shutil
+    import subprocess
+
+    if shutil.which("gcc") is None:
+        missing("gcc is not installed: the C example nodes cannot be built")
+    found = {}
+    for name, (source, flags) in variants.items():
+        target = out / name
+        subprocess.run(
+            ["gcc", "-O2", "-Wall", "-Werror", *flags, "-o", str(target), str(sources / source)], check=True
+        )
+        found[name] = str(target)
+    return found

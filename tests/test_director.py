@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import missing
+from conftest import build_c_nodes, missing
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "nodes"
 VARIANTS = {
@@ -32,27 +32,7 @@ STRATEGIES = ("random", "pct", "systematic")
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, str]:
-    if shutil.which("gcc") is None:
-        missing("gcc is not installed: the C example nodes cannot be built")
-    out = tmp_path_factory.mktemp("nodes")
-    found = {}
-    for name, (source, flags) in VARIANTS.items():
-        target = out / name
-        subprocess.run(
-            [
-                "gcc",
-                "-O2",
-                "-Wall",
-                "-Werror",
-                *flags,
-                "-o",
-                str(target),
-                str(EXAMPLES / source),
-            ],
-            check=True,
-        )
-        found[name] = str(target)
-    return found
+    return build_c_nodes(tmp_path_factory.mktemp("nodes"), EXAMPLES, VARIANTS)
 
 
 def gone(pids: list[int]) -> bool:

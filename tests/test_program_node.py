@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import missing
+from conftest import build_c_nodes
 
 from mutexlab.cli import main
 from mutexlab.director.node import COMMAND_ENV, ProgramMessage, ProgramNode
@@ -34,17 +32,7 @@ VARIANTS = {
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, str]:
-    if shutil.which("gcc") is None:
-        missing("gcc is not installed: the C example nodes cannot be built")
-    out = tmp_path_factory.mktemp("programs")
-    found = {}
-    for name, (source, flags) in VARIANTS.items():
-        target = out / name
-        subprocess.run(
-            ["gcc", "-O2", "-Wall", "-Werror", *flags, "-o", str(target), str(EXAMPLES / source)], check=True
-        )
-        found[name] = str(target)
-    return found
+    return build_c_nodes(tmp_path_factory.mktemp("programs"), EXAMPLES, VARIANTS)
 
 
 def running(directory: str) -> list[str]:
