@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from test_flags import FAMILY_FLAGS
 
-from mutexlab.explore.server import make_server
+from mutexlab.explore.server import MAX_CONNECTIONS, make_server
 from mutexlab.explore.session import Config, Session
 from mutexlab.sim.scripted import replay_scenario
 
@@ -624,3 +624,34 @@ def test_a_walk_over_a_path_that_moved_meanwhile_changes_nothing(client, monkeyp
     status, value, _ = results[0]
     assert status == 409 and "moved while the walk went on" in value["error"], value
     assert [h["id"] for h in client.state()["history"]] == ["request:2"]
+
+
+def test_an_interrupt_while_a_connection_thread_starts_still_stops_the_server(monkeypatch):
+    """Ctrl-C that lands while the server starts a connection's thread — which may already have
+    answered and freed its slot — reaches the server as KeyboardInterrupt (it stops), and the slot
+    is freed exactly once; an interrupt turned into "released too many times" kept it serving."""
+    import socket
+
+    server = make_server(Session(Config("ricart-agrawala", 3, {"requests": 1})), "127.0.0.1", 0)
+    start = threading.Thread.start
+
+    def started_then_interrupted(thread):
+        start(thread)
+        thread.join(10)  # it has answered and freed its slot by now
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(threading.Thread, "start", started_then_interrupted)
+    ours, theirs = socket.socketpair()
+    try:
+        host = f"127.0.0.1:{server.server_address[1]}".encode()
+        ours.sendall(b"GET /api/state HTTP/1.0\r\nHost: " + host + b"\r\n\r\n")
+        with pytest.raises(KeyboardInterrupt):
+            server.process_request(theirs, ("127.0.0.1", 1))
+        assert b"200" in ours.recv(100)
+        monkeypatch.undo()
+        # every slot is free again, none twice: all can be taken and no more
+        taken = [server.slots.acquire(blocking=False) for _ in range(300)]
+        assert taken.count(True) == MAX_CONNECTIONS, taken.count(True)
+    finally:
+        ours.close()
+        server.server_close()

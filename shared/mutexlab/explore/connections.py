@@ -53,9 +53,11 @@ class Bounded(ThreadingHTTPServer):
             return
         try:
             super().process_request(request, client_address)
-        except BaseException:
+        except Exception:  # no thread started (it would release the slot itself): free it here
             self.slots.release()
             raise
+        # An interrupt (Ctrl-C, SIGINT) while the thread starts leaves the slot to the thread: it
+        # may have run already, and releasing it twice would turn the interrupt into a ValueError.
 
     def process_request_thread(self, request, client_address) -> None:
         try:
