@@ -8,7 +8,14 @@ RabbitMQ, the director holding every message (transport/directed.py, docs/rabbit
 * a delivery the simulator's protocol refuses is rejected by the real participant: exit 1;
 * a program that behaves differently when directed (a broken variant) is "diverged at step N",
   exit 3, never SAFE;
-* what cannot be replayed over RabbitMQ (a ``duplicate`` step) is refused up front, exit 2;
+* a ``duplicate`` step releases a copy of the held message: the duplicated REPLY of ``check
+  --duplicate`` lets two tolerant Ricart–Agrawala nodes in at once on real participants, exit 1,
+  the real trace showing the REPLY received twice; a duplicated Suzuki–Kasami token is rejected
+  by the real participant as by the simulator's, exit 1;
+* a liveness counterexample (a ``loop``) plays its stem, then its cycle ``--rounds`` times: the
+  starving variant's lasso is a LIVENESS finding, exit 1, node-2 never entering; a closed loop
+  nobody starves in is none (exit as the simulator's); a loop that does not close is refused up
+  front, exit 2;
 * without a broker: the director takes a redelivered trace batch once, and names the step where a
   process records another event than the simulator's.
 
@@ -177,14 +184,132 @@ def test_a_program_that_behaves_otherwise_when_directed_diverges_never_safe(amqp
     assert "reproduces" not in real.stdout
 
 
-def test_a_duplicate_step_is_refused_up_front(tmp_path):
-    scenario = tmp_path / "dup.json"
-    steps = [{"op": "request", "pid": 1}, {"op": "duplicate", "from": 1, "to": 2}, {"op": "drain"}]
-    scenario.write_text(json.dumps({"algorithm": "ricart-agrawala", "processes": 2, "steps": steps}))
+def _counterexample(tmp_path: Path, name: str, *argv: str) -> Path:
+    """``check mutex ARGV --counterexample``, which must find something (exit 1)."""
+    counterexample = tmp_path / f"{name}.json"
+    check = _mutexlab("check", "mutex", *argv, "--counterexample", str(counterexample), extra_path=str(TESTS))
+    assert check.returncode == 1, check.stdout + check.stderr
+    return counterexample
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_a_duplicated_reply_lets_two_nodes_in_on_real_participants(amqp_url, tmp_path):
+    algorithm = "mutexlab_broken.tolerant_ricart_agrawala"  # takes a stale REPLY for its next request
+    argv = ["-a", algorithm, "-N", "2", "-M", "2", "--duplicate", "1", "--search", "bfs"]
+    counterexample = _counterexample(tmp_path, "dup", *argv)
+    steps = json.loads(counterexample.read_text())["steps"]
+    assert {"op": "duplicate", "from": 2, "to": 1, "index": 0} in steps
+    simulated = _mutexlab("replay", str(counterexample), "--algorithm", algorithm, extra_path=str(TESTS))
+    assert simulated.returncode == 1 and "capacity" in _rules(simulated.stdout), simulated.stdout
+
+    real, trace = _over_rabbitmq(
+        amqp_url, counterexample, tmp_path, "--algorithm", algorithm, extra_path=str(TESTS)
+    )
+    assert real.returncode == 1, real.stdout + real.stderr
+    assert "[capacity] cs (capacity 1) held by node-2 (1 unit" in real.stdout
+    assert _rules(real.stdout) == _rules(simulated.stdout)
+    assert "reproduces the simulator's outcome: yes" in real.stdout
+    assert f"{len(steps)} of {len(steps)} steps played, 5 messages released by the director" in real.stdout
+    assert _entered(real.stdout) == _entered(simulated.stdout) == "node-1, node-2, node-1"
+    # the real node-1 took node-2's REPLY twice: the copy the director released, then the message
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    replies = [
+        e["id"] for e in events if e["event"] == "recv" and e["pid"] == "node-1" and e["type"] == "REPLY"
+    ]
+    assert replies == ["node-2#2", "node-2#2"]
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_a_duplicated_token_is_rejected_by_the_real_participant(amqp_url, tmp_path):
+    argv = ["-a", "suzuki-kasami", "-N", "2", "--duplicate", "1", "--search", "bfs"]
+    counterexample = _counterexample(tmp_path, "token", *argv)
+    simulated = _mutexlab("replay", str(counterexample))
+    assert simulated.returncode == 1 and "REFUSED: step 4 (deliver)" in simulated.stdout
+    real, _ = _over_rabbitmq(amqp_url, counterexample, tmp_path)
+    assert real.returncode == 1, real.stdout + real.stderr
+    assert "rejected input: node-2 rejected 1: TOKEN node-1#1 from node-1" in real.stdout
+    assert "holds the token already" in real.stdout
+    assert "4 of 4 steps played, 3 messages released by the director" in real.stdout
+    assert "reproduces the simulator's outcome: yes (real run exit 1" in real.stdout
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_a_starvation_lasso_plays_its_cycle_on_real_participants(amqp_url, tmp_path):
+    algorithm = "mutexlab_broken.starving"
+    counterexample = _counterexample(tmp_path, "lasso", "-a", algorithm, "-N", "2")
+    scenario = json.loads(counterexample.read_text())
+    stem, cycle = scenario["loop"], len(scenario["steps"]) - scenario["loop"]
+    assert (stem, cycle) == (11, 4)
+    simulated = _mutexlab("replay", str(counterexample), "--algorithm", algorithm, extra_path=str(TESTS))
+    assert simulated.returncode == 1 and "LIVENESS: the last 4 steps" in simulated.stdout
+
+    real, trace = _over_rabbitmq(
+        amqp_url, counterexample, tmp_path, "--algorithm", algorithm, extra_path=str(TESTS)
+    )
+    assert real.returncode == 1, real.stdout + real.stderr
+    assert "simulator: LIVENESS: the last 4 steps return to the world where they began" in real.stdout
+    assert "23 of 23 steps played (a stem of 11 steps, then the 4-step cycle 3 times)" in real.stdout
+    assert (
+        "LIVENESS, as in the simulator: the cycle played 3 times on the real participants with no "
+        "entry of node-2, waiting throughout" in real.stdout
+    )
+    assert "reproduces the simulator's outcome: yes (real run exit 1" in real.stdout
+    assert "DIVERGED" not in real.stdout
+    assert _entered(real.stdout) == ", ".join(["node-1"] * 5)  # 2 in the stem, 1 in each round
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert [e["state"] for e in events if e["event"] == "state" and e["pid"] == "node-2"] == ["WANTED"]
+    assert not [e for e in events if e["event"] == "enter" and e["pid"] == "node-2"]
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_a_closed_loop_nobody_waits_in_is_no_liveness_finding_over_rabbitmq(amqp_url, tmp_path):
+    algorithm = "mutexlab_broken.starving"
+    scenario = tmp_path / "quiet.json"
+    steps = [
+        {"op": "request", "pid": 1},
+        {"op": "deliver", "from": 1, "to": 2},
+        {"op": "deliver", "from": 2, "to": 1},
+        {"op": "exit", "pid": 1},
+        {"op": "request", "pid": 1},
+    ]
+    scenario.write_text(json.dumps({"algorithm": algorithm, "processes": 2, "steps": steps, "loop": 1}))
+    simulated = _mutexlab("replay", str(scenario), "--algorithm", algorithm, extra_path=str(TESTS))
+    assert "nobody waits throughout" in simulated.stdout and simulated.returncode == 3, simulated.stdout
+    real, _ = _over_rabbitmq(
+        amqp_url, scenario, tmp_path, "--rounds", "2", "--algorithm", algorithm, extra_path=str(TESTS)
+    )
+    assert "9 of 9 steps played (a stem of 1 step, then the 4-step cycle 2 times)" in real.stdout
+    assert "LIVENESS" not in real.stdout
+    assert real.returncode == 3, real.stdout + real.stderr  # as the simulator: stalled, no finding
+    assert _entered(real.stdout) == "node-1, node-1"
+
+
+def test_a_loop_that_does_not_return_where_it_began_is_refused_up_front(tmp_path):
+    scenario = tmp_path / "open.json"
+    steps = [{"op": "request", "pid": 1}, {"op": "deliver", "from": 1, "to": 2}]
+    scenario.write_text(
+        json.dumps({"algorithm": "ricart-agrawala", "processes": 2, "steps": steps, "loop": 0})
+    )
+    simulated = _mutexlab("replay", str(scenario))
+    assert simulated.returncode == 2, simulated.stdout + simulated.stderr
     real = _mutexlab("replay", str(scenario), "--over-rabbitmq", "--amqp-url", "amqp://127.0.0.1:1/%2F")
     assert real.returncode == 2, real.stdout + real.stderr
-    assert "step 2 (duplicate): not replayed over RabbitMQ" in real.stderr
+    assert "loop does not return to the world where it began: it is not a cycle" in real.stderr
     assert real.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two", "1001"])
+def test_rounds_is_a_whole_number_from_1_to_1000(value):
+    scenario = SCENARIOS / "lamport-timestamps.json"
+    real = _mutexlab(
+        "replay", str(scenario), "--over-rabbitmq", "--amqp-url", "amqp://127.0.0.1:1/%2F", "--rounds", value
+    )
+    assert real.returncode == 2 and "argument --rounds:" in real.stderr, real.stdout + real.stderr
+    assert "Traceback" not in real.stderr
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "1e300", "0"])
@@ -198,14 +323,15 @@ def test_a_timeout_that_is_no_finite_positive_time_is_refused_up_front(flag, val
     assert "Traceback" not in real.stderr
 
 
-def _director(name: str):
-    """A director for an example scenario, not connected (what it makes of trace batches)."""
+def _director(name: str | dict):
+    """A director for an example scenario (or a scenario's JSON), not connected (what it makes of
+    trace batches)."""
     from mutexlab.sim.scripted import load_scenario, replay_scenario
     from mutexlab.transport.directed import Director
     from mutexlab.transport.script import compile_script
     from mutexlab.transport.supervisor import Plan
 
-    scenario = load_scenario(SCENARIOS / f"{name}.json")
+    scenario = load_scenario(name if isinstance(name, dict) else SCENARIOS / f"{name}.json")
     result = replay_scenario(scenario)
     plan = Plan(scenario.algorithm, scenario.processes, scenario.options, amqp_url="amqp://127.0.0.1:1/%2F")
     script = compile_script(scenario, result)
@@ -231,3 +357,62 @@ def test_the_director_names_the_step_where_a_process_records_something_else():
         match=r"^diverged at step 1: node-1 recorded enter resource=cs where the simulator recorded request resource=cs$",
     ):
         director.record("node-1", {"events": [wrong]})
+
+
+def test_a_duplicate_releases_a_copy_renumbered_and_keeps_the_message_held():
+    steps = [
+        {"op": "request", "pid": 1},
+        {"op": "duplicate", "from": 1, "to": 2},
+        {"op": "deliver", "from": 1, "to": 2},
+    ]
+    director, _ = _director({"algorithm": "ricart-agrawala", "processes": 2, "steps": steps})
+    kinds = [(a.kind, a.keep, a.msg_id) for a in director.script.actions]
+    assert kinds == [
+        ("start", False, None),
+        ("request", False, None),
+        ("duplicate", True, "node-1#1"),
+        ("deliver", False, "node-1#1"),
+    ]
+    published: list[tuple[str, dict]] = []
+    director.bus.publish = lambda key, body, **_: published.append((key, body))  # type: ignore[method-assign]
+    request = {"type": "REQUEST", "sender": 1, "ts": 1}
+    director.held[(1, 2)] = [
+        {"id": "node-1#1", "from": "node-1", "seq": 1, "vc": {"node-1": 2}, "msg": request}
+    ]
+    duplicate, deliver = director.script.actions[2:]
+    director._release(duplicate)  # noqa: SLF001
+    assert [e["id"] for e in director.held[(1, 2)]] == ["node-1#1"]  # still held: it may come again
+    director._release(deliver)  # noqa: SLF001
+    assert director.held[(1, 2)] == []
+    # the same message twice, each the next of its link for the receiver's inbox
+    assert [(k, b["id"], b["seq"], b["msg"]) for k, b in published] == [
+        ("release.node-2", "node-1#1", 1, request),
+        ("release.node-2", "node-1#1", 2, request),
+    ]
+    assert director.out.released == 2
+
+
+def test_a_loop_is_played_unrolled_against_the_simulators_replay_of_every_round():
+    from mutexlab.sim.scripted import load_scenario, replay_scenario
+    from mutexlab.transport.script import compile_script, unroll
+
+    cycle = [
+        {"op": "deliver", "from": 1, "to": 2},
+        {"op": "deliver", "from": 2, "to": 1},
+        {"op": "exit", "pid": 1},
+        {"op": "request", "pid": 1},
+    ]
+    source = {
+        "algorithm": "ricart-agrawala",
+        "processes": 2,
+        "steps": [{"op": "request", "pid": 1}, *cycle],
+        "loop": 1,
+    }
+    played, cycle_from = unroll(load_scenario(source), 3)
+    assert cycle_from == 2 and played.loop is None
+    assert [s.model_dump(by_alias=True) for s in played.steps] == [{"op": "request", "pid": 1}, *cycle * 3]
+    script = compile_script(played, replay_scenario(played))
+    assert [a.step for a in script.actions] == list(range(14))
+    # every round's requests and replies are new messages: the simulator's ids, round by round
+    delivered = [a.msg_id for a in script.actions if a.kind == "deliver"]
+    assert delivered == ["node-1#1", "node-2#1", "node-1#2", "node-2#2", "node-1#3", "node-2#3"]

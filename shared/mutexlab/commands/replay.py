@@ -88,10 +88,11 @@ def run(args) -> int:
     )
     finding = starving or bool(result.refused or result.deadlock)
     if rabbit:
-        first = (
-            f"[{verdict.violations[0].rule}] {verdict.violations[0].message}" if verdict.violations else ""
-        )
-        said = result.refused or ("deadlock" if result.deadlock else first) or verdict.status
+        # the first safety violation, else a starving loop, else what is left unfinished
+        shown = verdict.safety or ([] if starving else verdict.violations)
+        first = f"[{shown[0].rule}] {shown[0].message}" if shown else ""
+        said = result.refused or ("deadlock" if result.deadlock else first)
+        said = said or (loop_line(result.loop) if starving and result.loop else verdict.status)
         rules = {v.rule for v in verdict.violations}
         return over_rabbitmq(args, scenario, result, 1 if finding else verdict.exit_code, said, rules)
     if result.loop is not None:

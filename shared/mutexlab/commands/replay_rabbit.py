@@ -4,19 +4,27 @@ RabbitMQ, the director holding every message (transport/directed.py; docs/rabbit
 Exit codes: the real run's (the monitor's: 0 SAFE and complete, 1 a finding), with the simulator's
 replay as the reference: a run that left the scenario is *diverged at step N* (3, never SAFE); a
 deadlock the simulator found is a finding when the real run followed every step and stalled too;
-a real run judged SAFE where the simulator found something is not a reproduction (3)."""
+a real run judged SAFE where the simulator found something is not a reproduction (3).
+
+A ``duplicate`` step releases a copy of the held message (script.py). A scenario with a loop is
+played unrolled: the stem, then the cycle ``--rounds`` times (default 3), against the simulator's
+replay of the same steps; a starvation the simulator found (a closed, weakly fair cycle someone
+waits throughout) is a finding (1) when the real run followed every round and the waiting
+processes entered in none of them — shown for that many rounds, which is all a finite run shows."""
 
 from __future__ import annotations
 
 from ..setups import ConfigError
-from ..sim.scripted import ReplayResult, Scenario, ScenarioError
+from ..sim.scripted import ReplayResult, Scenario, ScenarioError, replay_scenario
 from ..transport.directed import direct
-from ..transport.script import compile_script
+from ..transport.script import compile_script, unroll
 from ..transport.supervisor import broker_problem, make_plan
-from .common import fail, real
+from ..words import count as counted
+from .common import count, fail, real
 
 EXIT_SAFE, EXIT_FINDING, EXIT_INCOMPLETE = 0, 1, 3
 MAX_TIMEOUT = 3_600  # seconds: --step-timeout and --stall-timeout at most
+MAX_ROUNDS = 1_000  # --rounds at most: each round is real messages and real waits
 
 
 def add_arguments(p) -> None:
@@ -49,6 +57,13 @@ def add_arguments(p) -> None:
         metavar="SECONDS",
         help="with --over-rabbitmq: the monitor ends the run after this long without an event (default 3)",
     )
+    p.add_argument(
+        "--rounds",
+        type=count(1, MAX_ROUNDS),
+        default=3,
+        metavar="N",
+        help="with --over-rabbitmq: a scenario with a loop plays its cycle N times after the stem (default 3)",
+    )
 
 
 def over_rabbitmq(
@@ -59,8 +74,15 @@ def over_rabbitmq(
     for flag, value in (("--step-timeout", args.step_timeout), ("--stall-timeout", args.stall_timeout)):
         if not 0 < value <= MAX_TIMEOUT:  # nan and inf too: a wait that never ends, or overflows
             return fail(f"{flag} must be more than 0 and at most {MAX_TIMEOUT:,} seconds, got {value:g}")
+    if result.loop is not None and not result.loop["closes"]:
+        return fail("the scenario's loop does not return to the world where it began: it is not a cycle")
+    played, reference, cycle_from = scenario, result, None
     try:
-        script = compile_script(scenario, result)
+        if scenario.loop is not None:
+            played, cycle_from = unroll(scenario, args.rounds)
+            reference = replay_scenario(played)  # the simulator's events for every round
+        script = compile_script(played, reference)
+        script.cycle_from = cycle_from
         plan = make_plan(
             scenario.algorithm,
             scenario.processes,
@@ -81,10 +103,16 @@ def over_rabbitmq(
     print(f"simulator: {sim_finding} (exit {sim_code})")
     print(f"replaying over RabbitMQ as run {plan.run_id}, the director holding every message", flush=True)
     summary: dict = {}
-    types = list(result.setup.codec.types)
-    code, seen = direct(plan, dict(result.setup.names), types, script, args.step_timeout, summary)
+    types = list(reference.setup.codec.types)
+    code, seen = direct(plan, dict(reference.setup.names), types, script, args.step_timeout, summary)
+    unrolled = ""
+    if cycle_from is not None:
+        cycle = len(scenario.steps) - (cycle_from - 1)
+        stem = counted(cycle_from - 1, "step")
+        unrolled = f" (a stem of {stem}, then the {cycle}-step cycle {_times(args.rounds)})"
     print(
-        f"over RabbitMQ: {seen.steps} of {len(scenario.steps)} steps played, {seen.released} messages released by the director"
+        f"over RabbitMQ: {seen.steps} of {len(played.steps)} steps played{unrolled}, "
+        f"{seen.released} messages released by the director"
     )
     print("entered, in order: " + (", ".join(seen.entered) or "nobody"))
     if seen.diverged:
@@ -94,6 +122,17 @@ def over_rabbitmq(
     rules = {v[1:].split("]", 1)[0] for v in summary.get("violations") or [] if v.startswith("[")}
     if result.deadlock and code == EXIT_INCOMPLETE:  # followed every step and stalled where it did
         print(f"DEADLOCK, as in the simulator: nothing can move; not finished: {', '.join(result.deadlock)}")
+        code = EXIT_FINDING
+    waiting = _starving(result)
+    in_cycle = set(seen.entered[seen.stem_entered :]) if seen.stem_entered is not None else None
+    # followed every round, and whoever waited throughout in the simulator entered in none
+    if waiting and code == EXIT_INCOMPLETE and in_cycle is not None and not in_cycle & set(waiting):
+        print(
+            f"LIVENESS, as in the simulator: the cycle played {_times(args.rounds)} on the real "
+            f"participants with no entry of {', '.join(waiting)}, waiting throughout: the "
+            "starvation the simulator found (there the cycle returns to the world where it "
+            "began: a run can repeat it forever)"
+        )
         code = EXIT_FINDING
     # the same outcome, and every rule the simulator's audit found broken broken here too
     same = (code == EXIT_FINDING) == (sim_code == EXIT_FINDING) and sim_rules <= rules
@@ -105,3 +144,14 @@ def over_rabbitmq(
     if not same and code == EXIT_SAFE:
         return EXIT_INCOMPLETE  # a finding the real run did not show: never SAFE
     return code
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def _starving(result: ReplayResult) -> list[str]:
+    """Who waits throughout the scenario's loop, when the simulator found it a starvation (a
+    closed, weakly fair cycle); empty otherwise."""
+    loop = result.loop
+    return list(loop["waiting"]) if loop and loop["closes"] and not loop["unfair"] else []

@@ -9,7 +9,8 @@ started, it moves each participant's protocol bindings (``<TYPE>.<name>``) from 
 queue to its own and binds the participant's queue to ``release.<name>``: from then on every
 protocol message is held by the director. Then it plays the script (script.py) one action at a
 time — start everyone, a local decision, or the release of one held message, chosen by its link
-and position as the scenario says (so a message may overtake older ones: ``overtake``) — and
+and position as the scenario says (so a message may overtake older ones: ``overtake``; a
+``duplicate`` releases a copy and keeps the message held) — and
 waits until the action is observed done: every process has recorded the events the simulator
 recorded for it up to there, and every message they sent is held. A released message is
 renumbered in its link's release order (the receiver's inbox takes it as the next one).
@@ -56,6 +57,7 @@ class Directed:
     released: int = 0
     rejected: bool = False
     steps: int = 0  # scenario steps played to the end
+    stem_entered: int | None = None  # an unrolled loop: len(entered) when its first round began
 
 
 class Director:
@@ -102,6 +104,9 @@ class Director:
             self._until(admitted, self.plan.join_timeout, "the start: the participants were not all admitted")
             self._take_over()
             for action in self.script.actions:
+                cycle = self.script.cycle_from
+                if cycle is not None and self.out.stem_entered is None and action.step >= cycle:
+                    self.out.stem_entered = len(self.out.entered)
                 self._act(action)
                 if action.refused:  # the simulator's protocol refused it: so must the real one
                     refused = f"step {action.step} ({action.kind}): not refused as in the simulator"
@@ -172,7 +177,8 @@ class Director:
             if found is None:
                 raise Diverged(f"diverged at step {action.step}: {action.msg_id} is not in flight")
             env = found
-        queue.remove(env)
+        if not action.keep:  # a duplicate releases a copy: the message stays held
+            queue.remove(env)
         self.released[link] += 1
         to = self.names[link[1]]
         body = envelope(

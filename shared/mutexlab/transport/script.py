@@ -9,8 +9,12 @@ both drivers (``sim/driver.py``), so the real run follows the scenario exactly w
 records the same events in the same order (``signature``: kind, id, resource, state, type; the
 times and clocks of a real run are its own).
 
-Not replayed over RabbitMQ: ``duplicate`` steps (a participant drops a copy by its link's sequence
-number, as it must) and loops (``loop``: whether a world repeats is the simulator's question).
+A ``duplicate`` step is a release of a copy of the held message, which stays held: the copy is
+renumbered in its link's release order as any released message, so the receiver's inbox takes it
+as a new one (the fault ``check --duplicate`` explores: a network that delivers a message twice,
+above the links' own de-duplication of a broker's redeliveries). A scenario with a ``loop`` is
+played unrolled (``unroll``): its stem, then its cycle a bounded number of times, each round
+checked against the simulator's replay of the same unrolled steps.
 """
 
 from __future__ import annotations
@@ -38,12 +42,13 @@ class Action:
     must have recorded once it is done (counted from the start of the run)."""
 
     step: int  # the scenario's step number (0: the start)
-    kind: str  # start | request | exit | deliver
+    kind: str  # start | request | exit | deliver | duplicate
     pid: int = 0  # who acts: the deciding process, or the receiver
     frm: int = 0  # a delivery's sender
     index: int | None = None  # a deliver or overtake step: the position on the link (0: the oldest)
     msg_id: str | None = None  # the message the simulator delivered (a drain's are named so)
     refused: bool = False  # the simulator's protocol refused this input (or raised): the replay ends here
+    keep: bool = False  # a duplicate: a copy is released, the message stays held
     expect: dict[str, int] = field(default_factory=dict)
 
 
@@ -53,6 +58,17 @@ class Script:
     expected: dict[str, list[tuple]]  # every process's events (``signature``), in order
     steps: dict[str, list[int]]  # the step number of each of them
     played: int  # the scenario's steps the simulator played (up to a refused one)
+    cycle_from: int | None = None  # an unrolled loop: the step number its first round begins at
+
+
+def unroll(scenario: Scenario, rounds: int) -> tuple[Scenario, int]:
+    """``scenario`` without its loop: the stem, then the cycle ``rounds`` times; and the step
+    number (from 1) the first round begins at."""
+    if scenario.loop is None:
+        raise ScenarioError("the scenario has no loop to unroll")
+    stem, cycle = scenario.steps[: scenario.loop], scenario.steps[scenario.loop :]
+    steps = [*stem, *(cycle * rounds)]
+    return scenario.model_copy(update={"steps": steps, "loop": None}), len(stem) + 1
 
 
 def signature(event: dict[str, Any]) -> tuple:
@@ -64,15 +80,7 @@ def compile_script(scenario: Scenario, result: ReplayResult) -> Script:
     """The director's actions for ``scenario``, whose simulated replay is ``result``; ScenarioError
     for what cannot be replayed over RabbitMQ (module doc)."""
     if scenario.loop is not None:
-        raise ScenarioError(
-            "a scenario with a loop is not replayed over RabbitMQ (replay it in the simulator)"
-        )
-    for number, step in enumerate(scenario.steps, 1):
-        if isinstance(step, DuplicateStep):
-            raise ScenarioError(
-                f"step {number} (duplicate): not replayed over RabbitMQ (a participant drops a copy "
-                "by its link's sequence number)"
-            )
+        raise ScenarioError("a scenario with a loop is played unrolled (script.unroll)")
     events = [e for e in result.events if e.get("event") != "run"]
     by_step: dict[int, list[dict]] = {}
     for event in events:
@@ -88,18 +96,19 @@ def compile_script(scenario: Scenario, result: ReplayResult) -> Script:
             # refused: a handler raised on it (a refused local decision is an invalid scenario, exit 2)
             actions.append(Action(number, step.op, pid=step.pid, refused=number == refused_at))
             groups.append(mine)
-        elif isinstance(step, (DeliverStep, OvertakeStep)):
+        elif isinstance(step, (DeliverStep, OvertakeStep, DuplicateStep)):
             recv = next((e for e in mine if e.get("event") == "recv"), None)
-            index = step.index if isinstance(step, OvertakeStep) else 0
+            index = 0 if isinstance(step, DeliverStep) else step.index
             actions.append(
                 Action(
                     number,
-                    "deliver",
+                    step.op if isinstance(step, DuplicateStep) else "deliver",
                     pid=step.to,
                     frm=step.frm,
                     index=index,
                     msg_id=recv.get("id") if recv else None,
                     refused=number == refused_at,
+                    keep=isinstance(step, DuplicateStep),
                 )
             )
             groups.append(mine)
