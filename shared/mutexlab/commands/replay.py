@@ -174,8 +174,9 @@ COMMAND = Command(
     replays only with --algorithm naming the same: a scenario never runs code of its own); 3 INCOMPLETE (no finding,
     but the scenario stops while something could still move and someone is still holding, waiting or not in
     a final state). With --over-rabbitmq the real participant processes play it over RabbitMQ, a director
-    releasing every message in the scenario's order (docs/rabbitmq.md#directed-replay): the real run's
-    exit code (0 SAFE, 1 a finding), 3 if it diverged from the scenario.""",
+    releasing every message in the scenario's order (a duplicate as a copy; a loop's cycle --rounds times,
+    a starvation a finding when no waiting process enters in any round; docs/rabbitmq.md#directed-replay):
+    the real run's exit code (0 SAFE, 1 a finding), 3 if it diverged from the scenario.""",
     run,
     arguments,
 )
