@@ -416,3 +416,31 @@ def test_a_loop_is_played_unrolled_against_the_simulators_replay_of_every_round(
     # every round's requests and replies are new messages: the simulator's ids, round by round
     delivered = [a.msg_id for a in script.actions if a.kind == "deliver"]
     assert delivered == ["node-1#1", "node-2#1", "node-1#2", "node-2#2", "node-1#3", "node-2#3"]
+
+
+def test_a_starvation_is_shown_only_when_no_waiting_process_enters_in_the_rounds():
+    from types import SimpleNamespace
+
+    from mutexlab.commands.replay_rabbit import starvation_shown
+    from mutexlab.transport.directed import Directed
+
+    loop = {"steps": 4, "closes": True, "waiting": ["node-2"], "unfair": []}
+    starving = SimpleNamespace(loop=loop)
+    stem = ["node-1", "node-1"]
+    played = Directed(entered=[*stem, "node-1", "node-1", "node-1"], stem_entered=2)
+    assert starvation_shown(starving, played) == ["node-2"]  # type: ignore[arg-type]
+    # node-2 entering in a round: the real run did not starve it, whatever the simulator found
+    entered = Directed(entered=[*stem, "node-1", "node-2", "node-1"], stem_entered=2)
+    assert starvation_shown(starving, entered) == []  # type: ignore[arg-type]
+    # node-2 entering in the stem only: still starved in every round
+    before = Directed(entered=["node-2", "node-1", "node-1"], stem_entered=1)
+    assert starvation_shown(starving, before) == ["node-2"]  # type: ignore[arg-type]
+    # the rounds never reached, or left: nothing shown
+    assert starvation_shown(starving, Directed(entered=stem)) == []  # type: ignore[arg-type]
+    left = Directed(diverged="diverged at step 14: …", entered=stem, stem_entered=2)
+    assert starvation_shown(starving, left) == []  # type: ignore[arg-type]
+    # no starvation in the simulator: an unfair loop, one that does not close, nobody waiting
+    for change in ({"unfair": ["node-1 request"]}, {"closes": False}, {"waiting": []}):
+        other = SimpleNamespace(loop=dict(loop, **change))
+        assert starvation_shown(other, played) == []  # type: ignore[arg-type]
+    assert starvation_shown(SimpleNamespace(loop=None), played) == []  # type: ignore[arg-type]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..setups import ConfigError
 from ..sim.scripted import ReplayResult, Scenario, ScenarioError, replay_scenario
-from ..transport.directed import direct
+from ..transport.directed import Directed, direct
 from ..transport.script import compile_script, unroll
 from ..transport.supervisor import broker_problem, make_plan
 from ..words import count as counted
@@ -123,10 +123,8 @@ def over_rabbitmq(
     if result.deadlock and code == EXIT_INCOMPLETE:  # followed every step and stalled where it did
         print(f"DEADLOCK, as in the simulator: nothing can move; not finished: {', '.join(result.deadlock)}")
         code = EXIT_FINDING
-    waiting = _starving(result)
-    in_cycle = set(seen.entered[seen.stem_entered :]) if seen.stem_entered is not None else None
-    # followed every round, and whoever waited throughout in the simulator entered in none
-    if waiting and code == EXIT_INCOMPLETE and in_cycle is not None and not in_cycle & set(waiting):
+    waiting = starvation_shown(result, seen)
+    if waiting and code == EXIT_INCOMPLETE:
         print(
             f"LIVENESS, as in the simulator: the cycle played {_times(args.rounds)} on the real "
             f"participants with no entry of {', '.join(waiting)}, waiting throughout: the "
@@ -150,8 +148,13 @@ def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
 
-def _starving(result: ReplayResult) -> list[str]:
-    """Who waits throughout the scenario's loop, when the simulator found it a starvation (a
-    closed, weakly fair cycle); empty otherwise."""
+def starvation_shown(result: ReplayResult, seen: Directed) -> list[str]:
+    """Who starves on the real participants as in the simulator: the processes that wait
+    throughout the scenario's loop, when the simulator found it a starvation (a closed, weakly fair
+    cycle) and the real run played every round of it (``seen``: not diverged) with none of them
+    entering; empty otherwise."""
     loop = result.loop
-    return list(loop["waiting"]) if loop and loop["closes"] and not loop["unfair"] else []
+    if not loop or not loop["closes"] or loop["unfair"] or seen.diverged or seen.stem_entered is None:
+        return []
+    waiting = list(loop["waiting"])
+    return [] if set(seen.entered[seen.stem_entered :]) & set(waiting) else waiting
