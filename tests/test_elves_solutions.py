@@ -100,6 +100,28 @@ def test_explore_session_runs_it_to_its_end_and_shows_the_broken_one(mine):
     assert "contract-twice" in {v["rule"] for v in findings["violations"]}
 
 
+def test_compare_runs_both_solutions_on_the_same_town(mine, cli, tmp_path):
+    path = str(mine / "elves_no_arbiter.py")
+    done = cli(
+        "compare", "--nodes", "3", "--algorithms", f"elves,{path}", "-o", "rounds=1", "--json", cwd=tmp_path
+    )
+    assert done.returncode == 0, said(done)
+    runs = {r["algorithm"]: r for r in json.loads(done.stdout)["runs"]}
+    assert set(runs) == {"elves", "elves-no-arbiter"}
+    for run in runs.values():  # 6 contracts, each a contract, pins and poison entered
+        assert run["verdict"] == "ok" and run["entries_by_resource"] == {
+            "contract": 6,
+            "pins": 6,
+            "poison": 6,
+        }
+    done = cli(
+        "compare", "--nodes", "2", "--algorithms", str(mine / "elves_no_arbiter_broken.py"), cwd=tmp_path
+    )
+    assert done.returncode == 1, said(done)
+    done = cli("compare", "--algorithms", f"{path},ricart-agrawala", cwd=tmp_path)
+    assert done.returncode == 2 and "one problem at a time" in done.stderr, said(done)
+
+
 def test_check_finds_the_broken_variant_and_replay_plays_it_again(mine, cli, tmp_path):
     path = str(mine / "elves_no_arbiter_broken.py")
     done = cli("check", "elves", "-a", path, "--counterexample", "ce.json", cwd=tmp_path)
