@@ -33,5 +33,8 @@ def make_setup(processes: int, options: dict[str, Any], seed: int = 0) -> Setup:
 
 
 SPEC = replace(
-    CORRECT, name=NAME, summary="elves_no_arbiter, answering every ledger request at once", make_setup=make_setup
+    CORRECT,
+    name=NAME,
+    summary="elves_no_arbiter, answering every ledger request at once",
+    make_setup=make_setup,
 )
