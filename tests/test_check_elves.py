@@ -16,8 +16,8 @@ from test_check import only_finding
 
 from mutexlab.check import sampling
 from mutexlab.check.engine import CheckConfig, run_check
+from mutexlab.problems import PROBLEMS
 from mutexlab.protocols import elves as E
-from mutexlab.protocols import registry
 from mutexlab.protocols.elves import reductions as elves_reductions
 from mutexlab.protocols.registry import make_setup
 from mutexlab.reduction import Canonical, SendBound
@@ -82,7 +82,9 @@ def observed(elves, options, seed, monkeypatch, partial_order=True, setup=None):
     holding (who holds what), and — without partial-order reduction, which skips invisible
     intermediate worlds — every reachable combination of the processes' phases."""
     holdings, phases = set(), set()
-    declared = registry.SPECS["elves"].world_invariant
+    problem = PROBLEMS["elves"]  # the invariant is the problem's rules
+    declared = problem.invariant
+    assert declared is not None
     check_world = declared.holds
 
     def recording(model, world):
@@ -91,8 +93,7 @@ def observed(elves, options, seed, monkeypatch, partial_order=True, setup=None):
         return check_world(model, world)
 
     with monkeypatch.context() as m:
-        spec = registry.SPECS["elves"]
-        m.setitem(registry.SPECS, "elves", replace(spec, world_invariant=replace(declared, holds=recording)))
+        m.setitem(PROBLEMS, "elves", replace(problem, invariant=replace(declared, holds=recording)))
         result, model = run_check(
             CheckConfig("elves", elves, dict(options), seed=seed, partial_order=partial_order),
             setup=setup or make_setup("elves", elves, dict(options), seed),

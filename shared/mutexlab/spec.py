@@ -176,7 +176,9 @@ class AlgorithmSpec:
     summary: str
     make_setup: Callable[[int, dict[str, Any], int], Setup]
     codec: Codec
-    audit: Callable[[], Invariants] | None = None  # the family's own trace checks (None: capacity only)
+    # its own trace checks, run after its problem's (None: the problem's only; a family without a
+    # problem: capacity only)
+    audit: Callable[[], Invariants] | None = None
     role: str = "node"  # the scalable role: pids 1..P
     fixed_roles: tuple[str, ...] = ()  # one member each, outside P (the elves' mayor)
     options: dict[str, str] = field(default_factory=dict)  # --option key → one-line help

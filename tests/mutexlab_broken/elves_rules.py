@@ -1,4 +1,4 @@
-"""Elves that each break one of the hamster killers' rules (protocols/elves/rules.py), planted
+"""Elves that each break one of the hamster killers' rules (problems/elves_rules.py), planted
 for tests/test_elves_rules.py: ``check``, ``simulate`` and ``verify`` must each catch every one.
 Each is the correct elf with one change to the effects it returns (``breaking``)."""
 

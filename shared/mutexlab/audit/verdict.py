@@ -32,7 +32,7 @@ from .capacity import check_capacities
 from .clocks import consistent
 from .integrity import KINDS as INTEGRITY_KINDS
 from .integrity import Integrity
-from .rules import problem_checks
+from .rules import joined, problem_checks
 
 EXIT_SAFE, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 EXIT_CODES = {"SAFE": EXIT_SAFE, "VIOLATION": EXIT_VIOLATION, "INCOMPLETE": EXIT_INCOMPLETE}
@@ -42,10 +42,17 @@ UNDECIDED_NOTE = "the audit could not decide these"
 
 def family_checks(algorithm: str | None) -> Invariants | None:
     """The invariants of the problem ``algorithm`` solves (its audit and its holding rules:
-    rules.py), or None: a registered algorithm, or one a module or file loaded in this process
-    declares."""
+    rules.py), then the solution's own (its spec's ``audit``), or None: a registered algorithm,
+    or one a module or file loaded in this process declares."""
     found = registry.lookup(algorithm)
-    return problem_checks(registry.problem_of(found)) if found is not None else None
+    if found is None:
+        return None
+    problem = registry.problem_of(found)
+    checks = problem_checks(problem)
+    if found.audit is None or found.audit is problem.audit:
+        return checks
+    own = found.audit()  # the solution's own checks of its messages, after the problem's
+    return own if checks is None else joined(checks, own)
 
 
 def checks_of(algorithm: str | None) -> Invariants:

@@ -7,6 +7,8 @@ dwell times for all (see ``mutexlab.runs`` and ``mutexlab.sim.workload``). Exit 
 safe; 1 when any run has a safety violation or a handler raised (the row names it); 2 on bad
 arguments (or options an algorithm refuses);
 3 when a run stalls without a safety violation. The first of 1, 2, 3 that applies wins.
+The solutions of another problem (``--algorithms elves,FILE``) are simulated and audited alike and
+tabled by what every run shows (compare_solutions.py).
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ def arguments(p) -> None:
         metavar="A,B,...",
         default=",".join(NAMES),
         help=f"a comma-separated subset, or other algorithms by module or .py file (default: all {len(NAMES)}); "
-        "all of one problem (mutex, or kmutex ...)",
+        "all of one problem (mutex, or kmutex ...); another problem's solutions are simulated alike and "
+        "tabled by messages, entries and duration (--nodes and --option only)",
     )
     p.add_argument(
         "--option",
@@ -134,7 +137,9 @@ def render(rows: list[dict], args) -> str:
 
 def _specs(names: list[str]) -> list[AlgorithmSpec] | str:
     """The spec of each name, or the error to print."""
-    unknown = [a for a in names if a not in NAMES and not (registry.is_module(a) or registry.is_file(a))]
+    unknown = [
+        a for a in names if a not in registry.SPECS and not (registry.is_module(a) or registry.is_file(a))
+    ]
     if unknown or not names:
         return f"unknown algorithm(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(NAMES)}"
     specs: list[AlgorithmSpec] = []
@@ -142,8 +147,6 @@ def _specs(names: list[str]) -> list[AlgorithmSpec] | str:
         for name in names:
             found = registry.resolve(registry.canonical(name))
             flags = registry.flags_of(found)
-            if not flags.measured:
-                return f"{name} is not {MEASURED.title}: compare runs only those"
             first = registry.flags_of(specs[0]) if specs else flags
             if flags is not first:
                 return (
@@ -166,6 +169,11 @@ def run(args) -> int:
     specs = _specs(names)
     if isinstance(specs, str):
         return fail(specs)
+    flags = registry.flags_of(specs[0])
+    if not flags.measured:  # another problem's solutions: simulated and audited alike
+        from . import compare_solutions
+
+        return compare_solutions.run(args, names, specs, flags)
     workload = {f.key: getattr(args, f.key) for f in MEASURED.flags[1:]}
     for key, value in args.option or []:
         if key in workload:

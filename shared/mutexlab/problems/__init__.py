@@ -13,7 +13,7 @@ from .. import declared
 from ..problem import Problem
 from ..setups import ConfigError
 
-MODULES = ("mutex", "kmutex", "philosophers", "bees")
+MODULES = ("mutex", "kmutex", "philosophers", "bees", "elves")
 # What a solution may name a problem besides its name: the family the classic algorithms had.
 ALIASES = {"classic": "mutex"}
 

@@ -27,8 +27,10 @@ Invariants: an elf holds pins only while holding a contract, and poison only whi
 pins (order contract → pins → poison, never the reverse); it replies to each request of its
 running round exactly once, at once; it has at most one request per resource outstanding.
 
-The package: ``messages`` (states, messages, names), ``mayor``, ``core`` and ``elf``, ``options``
-(what ``make_setup``, here, takes), ``audit`` (the invariants checked on a trace, loaded by ``SPEC.audit``),
+The package is one solution of the ``elves`` problem (problems/elves.py: the resources, the
+options and the mayor's plan, the flags, the rules every solution keeps and the audit of a
+trace): ``messages`` (states, messages, names), ``mayor``, ``core`` and ``elf``, ``audit`` (this
+solution's own checks of a trace, run after the problem's: loaded by ``SPEC.audit``),
 ``reductions`` (what ``check`` may reduce, loaded by ``SPEC.reductions``).
 """
 
@@ -37,11 +39,12 @@ from __future__ import annotations
 from typing import Any
 
 from ...findings import Invariants
+from ...problems.elves_flags import estimate_messages
+from ...problems.elves_options import DEFAULTS, OPTIONS, hamster_range, make_plan, town
 from ...protocol import Protocol
 from ...reduction import Reductions
-from ...setups import ConfigError, Setup, positive_int
+from ...setups import Setup
 from ...spec import AlgorithmSpec
-from . import flags, world
 from .elf import Elf
 from .mayor import Mayor
 from .messages import (
@@ -76,7 +79,6 @@ from .messages import (
     contract_resource,
     elf_name,
 )
-from .options import DEFAULTS, OPTIONS, hamster_range, make_plan
 
 # The states by their plain names, as the tests name them.
 INITIAL, MAYOR_WAITING, MAYOR_DONE = ElfState.INITIAL, MayorState.MAYOR_WAITING, MayorState.MAYOR_DONE
@@ -89,61 +91,33 @@ ELF_WAIT_FOR_RELEASE, ELF_FINISHED, ELF_DONE = (
 
 
 def make_setup(processes: int, options: dict[str, Any], seed: int = 0) -> Setup:
-    """``processes`` elves and a mayor. Refuses, up front, any configuration that could never finish."""
-    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
-        raise ConfigError(f"the hamster killers need at least one elf, got {processes!r}")
-    unknown = set(options) - set(OPTIONS)
-    if unknown:
-        raise ConfigError(
-            f"elves do not take option(s) {', '.join(sorted(unknown))}; "
-            f"they take {', '.join(sorted(OPTIONS))}"
-        )
-    opts = {**DEFAULTS, **options}
-    pins = positive_int(opts, "pins")
-    poison = positive_int(opts, "poison")
-    contracts = positive_int(opts, "contracts")
-    rounds = positive_int(opts, "rounds")
-    pins_per_elf = positive_int(opts, "pins_per_elf")
-    per_hamster = positive_int(opts, "poison_per_hamster")
-    low, high = hamster_range(opts["hamsters"])
-    if pins_per_elf > pins:
-        raise ConfigError(
-            f"an elf needs {pins_per_elf} pins but only {pins} exist: no contract could ever be done"
-        )
-    if high * per_hamster > poison:
-        raise ConfigError(
-            f"a contract of {high} hamsters needs {high * per_hamster} poison portions "
-            f"({per_hamster} per hamster) but only {poison} exist: it could never be done; "
-            f"lower the hamster maximum or add poison"
-        )
-    plan = make_plan(rounds, contracts, (low, high), seed)
+    """``processes`` elves and a mayor, for the town ``town`` checks and plans (the problem's:
+    it refuses, up front, any configuration that could never finish)."""
+    params = town(processes, options, seed)
+    plan = [tuple(r) for r in params["plan"]]
     protocols: dict[int, Protocol] = {MAYOR: Mayor(processes, plan)}
     for pid in range(1, processes + 1):
-        protocols[pid] = Elf(pid, processes, pins, poison, pins_per_elf, per_hamster)
-    params = {
-        "elves": processes,
-        "pins": pins,
-        "poison": poison,
-        "contracts": contracts,
-        "hamsters": [low, high],
-        "rounds": rounds,
-        "pins_per_elf": pins_per_elf,
-        "poison_per_hamster": per_hamster,
-        "plan": [list(p) for p in plan],
-        "seed": seed,
-    }
+        protocols[pid] = Elf(
+            pid,
+            processes,
+            params["pins"],
+            params["poison"],
+            params["pins_per_elf"],
+            params["poison_per_hamster"],
+        )
     return Setup(
         "elves",
         protocols,
         {pid: elf_name(pid) for pid in protocols},
         CODEC,
-        {"contract:*": 1, PINS: pins, POISON: poison},
+        {"contract:*": 1, PINS: params["pins"], POISON: params["poison"]},
         params,
     )
 
 
 def invariants() -> Invariants:
-    """The hamster killers' own checks of a trace (audit.py), imported on the verdict's first call."""
+    """This solution's own checks of a trace (audit.py: its rounds' replies and contract
+    positions), run after the problem's; imported on the verdict's first call."""
     from .audit import INVARIANTS
 
     return INVARIANTS
@@ -156,9 +130,6 @@ def check_reductions() -> Reductions:
     return REDUCTIONS
 
 
-# how the commands present the elves (flags, summary) and a run's messages: flags.py
-FLAGS, estimate_messages = flags.flags(DEFAULTS, hamster_range)
-
 SPEC = AlgorithmSpec(
     "elves",
     "elves",
@@ -170,9 +141,8 @@ SPEC = AlgorithmSpec(
     fixed_roles=("mayor",),
     options=OPTIONS,
     reductions=check_reductions,
-    flags=FLAGS,
     estimate_messages=estimate_messages,
-    world_invariant=world.INVARIANT,
+    problem="elves",  # its flags, rules and audit: the problem's (problems/elves.py)
 )
 
 __all__ = [

@@ -1,18 +1,21 @@
 """How the commands present the hamster killers (``simulate|run|check|explore elves``): their
 flags, what ``simulate`` prints of a run, and a run's message estimate.
 
-``flags(defaults, hamster_range)`` builds them from make_setup's defaults and the parser of a
-hamster range (elves.py passes its own), so each is written once.
+What ``simulate`` prints of a run is read from its trace alone, whatever the solution: the
+contracts each elf did (its ``contract_done`` notes), its waits for a release (each time it
+turns to ELF_WAIT_FOR_RELEASE: for pins while it holds none, else for poison) and the time it
+spent waiting, the plan (the run's parameters).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
-from ...spec import CheckText, Dwell, Flag, Flags, Simulated
-from ...words import count
+from ..spec import CheckText, Dwell, Flag, Flags, Simulated
+from ..words import count
+from .elves_options import DEFAULTS, hamster_range
+from .elves_rules import ELF_PREFIX, PINS, POISON, WAIT_FOR_RELEASE
 
 # The simulator's defaults are far out of reach of an exhaustive search: check starts small.
 SMALL = {"elves": 2, "pins": 1, "poison": 2, "contracts": 2, "hamsters": [1, 2], "rounds": 1}
@@ -24,33 +27,53 @@ def _ratio(part: int, whole: int) -> float | None:
 
 def waiting_time(events: list[dict[str, Any]]) -> dict[str, float]:
     """Virtual time each elf spent in ELF_WAIT_FOR_RELEASE, from the trace's state events."""
-    from . import ELF_WAIT_FOR_RELEASE
-
     since: dict[str, float] = {}
     total: Counter[str] = Counter()
     for e in events:
-        if e["event"] != "state" or not e["pid"].startswith("elf-"):
+        if e["event"] != "state" or not e["pid"].startswith(ELF_PREFIX):
             continue
         if e["pid"] in since:
             total[e["pid"]] += e["t"] - since.pop(e["pid"])
-        if e["state"] == ELF_WAIT_FOR_RELEASE:
+        if e["state"] == WAIT_FOR_RELEASE:
             since[e["pid"]] = e["t"]
     return {pid: round(total[pid], 3) for pid in sorted(total)}
 
 
-def summarise(run: Simulated) -> dict[str, Any]:
-    from . import PINS, POISON, Elf
+def done_and_waits(
+    events: list[dict[str, Any]], elves: list[str]
+) -> tuple[dict[str, dict[int, list[int]]], dict[str, Counter[str]]]:
+    """Per elf, from the trace: the contracts it did by round (``contract_done`` notes), and how
+    many times it turned to ELF_WAIT_FOR_RELEASE waiting for pins (holding none) or poison."""
+    done: dict[str, dict[int, list[int]]] = {name: {} for name in elves}
+    waits: dict[str, Counter[str]] = {name: Counter() for name in elves}
+    pins: Counter[str] = Counter()  # pins held, per elf
+    state: dict[str, str] = {}
+    for e in events:
+        name, kind = e["pid"], e["event"]
+        if name not in done:
+            continue
+        if kind == "contract_done":
+            done[name].setdefault(e["round"], []).append(e["contract"])
+        elif kind in ("enter", "exit") and e.get("resource") == PINS:
+            pins[name] += 1 if kind == "enter" else -1
+        elif kind == "state":
+            if e["state"] == WAIT_FOR_RELEASE and state.get(name) != WAIT_FOR_RELEASE:
+                waits[name][POISON if pins[name] > 0 else PINS] += 1
+            state[name] = e["state"]
+    return done, waits
 
+
+def summarise(run: Simulated) -> dict[str, Any]:
     setup, result, params = run.setup, run.result, run.setup.params
-    elves = {
-        setup.names[pid]: proto for pid, proto in sorted(setup.protocols.items()) if isinstance(proto, Elf)
-    }
+    elves = [name for _, name in sorted(setup.names.items()) if name.startswith(ELF_PREFIX)]
     rounds = range(1, params["rounds"] + 1)
-    done = {name: {str(r): sorted(elf.done.get(r, [])) for r in rounds} for name, elf in elves.items()}
-    wait_time = waiting_time(run.events or [])
+    events = run.events or []
+    did, waited = done_and_waits(events, elves)
+    done = {name: {str(r): sorted(did[name].get(r, [])) for r in rounds} for name in elves}
+    wait_time = waiting_time(events)
     waits = {
-        name: {PINS: elf.waits[PINS], POISON: elf.waits[POISON], "time": wait_time.get(name, 0.0)}
-        for name, elf in elves.items()
+        name: {PINS: waited[name][PINS], POISON: waited[name][POISON], "time": wait_time.get(name, 0.0)}
+        for name in elves
     }
     messages = result.messages if result else {}
     entries = result.entries if result else {}
@@ -134,68 +157,61 @@ def render(_run: Simulated, s: dict[str, Any]) -> list[str]:
     return lines
 
 
-def flags(
-    defaults: dict[str, Any], hamster_range: Callable[[Any], tuple[int, int]]
-) -> tuple[Flags, Callable[[int, dict[str, Any]], float]]:
-    """The elves' ``Flags`` and message estimate, given make_setup's ``defaults`` and its parser
-    of a hamster range (``MIN-MAX`` → (min, max), ValueError otherwise)."""
+def hamsters(text: str) -> list[int]:
+    """``MIN-MAX`` (or one number) hamsters per contract → [min, max]."""
+    low, high = hamster_range(text)
+    return [low, high]
 
-    def hamsters(text: str) -> list[int]:
-        """``MIN-MAX`` (or one number) hamsters per contract → [min, max]."""
-        low, high = hamster_range(text)
-        return [low, high]
 
-    def estimate_messages(elves: int, options: dict[str, Any]) -> float:
-        """Three acquisitions per contract (contract, pins, poison), each a request, reply and
-        release with every other elf; plus the mayor's INIT_CONTRACTS and STOP per elf and round."""
-        o = {**defaults, **options}
-        contracts: int = o["contracts"]
-        rounds: int = o["rounds"]
-        return 3 * contracts * rounds * 3 * max(elves - 1, 0) + contracts * rounds + 2 * elves * rounds
+def estimate_messages(elves: int, options: dict[str, Any]) -> float:
+    """Three acquisitions per contract (contract, pins, poison), each a request, reply and
+    release with every other elf; plus the mayor's INIT_CONTRACTS and STOP per elf and round."""
+    o = {**DEFAULTS, **options}
+    contracts: int = o["contracts"]
+    rounds: int = o["rounds"]
+    return 3 * contracts * rounds * 3 * max(elves - 1, 0) + contracts * rounds + 2 * elves * rounds
 
-    # Every flag but --elves defaults to None: make_setup's default (the help's) applies.
-    optional = dict.fromkeys(defaults)
-    found = Flags(
-        command="elves",
-        title="the hamster killers",
-        sizes="a mayor, N elves, pins and poison",
-        description="""Simulate the hamster killers in virtual time and audit the run. Exit 0 when every round is finished and
+
+# Every flag but --elves defaults to None: make_setup's default (the help's) applies.
+optional = dict.fromkeys(DEFAULTS)
+FLAGS = Flags(
+    command="elves",
+    title="the hamster killers",
+    sizes="a mayor, N elves, pins and poison",
+    description="""Simulate the hamster killers in virtual time and audit the run. Exit 0 when every round is finished and
     the trace is safe, 1 on a safety violation, 2 on bad arguments or a configuration that could never
     finish, 3 when the run stalls without a safety violation.""",
-        flags=(
-            Flag("elves", "number of elves", "N", ("-N",)),
-            Flag("pins", "safety pins in town", "A"),
-            Flag("poison", "poison portions", "B"),
-            Flag("contracts", "contracts per round", "C"),
-            Flag("hamsters", "hamsters per contract, drawn by the mayor", "MIN-MAX", parse=hamsters),
-            Flag("rounds", "rounds", "R"),
-            Flag("pins_per_elf", "pins an elf needs for any contract", "K"),
-            Flag("poison_per_hamster", "poison portions per hamster", "K"),
-        ),
-        summarise=summarise,
-        render=render,
-        defaults={**optional, "algorithm": "elves", "elves": 4},
-        per_command={"check": SMALL},
-        check=CheckText(
-            "the hamster killers (defaults: 2 elves, 1 round of 2 contracts)",
-            """Model-check the hamster killers. Same configuration flags as `simulate elves` (timing flags
+    flags=(
+        Flag("elves", "number of elves", "N", ("-N",)),
+        Flag("pins", "safety pins in town", "A"),
+        Flag("poison", "poison portions", "B"),
+        Flag("contracts", "contracts per round", "C"),
+        Flag("hamsters", "hamsters per contract, drawn by the mayor", "MIN-MAX", parse=hamsters),
+        Flag("rounds", "rounds", "R"),
+        Flag("pins_per_elf", "pins an elf needs for any contract", "K"),
+        Flag("poison_per_hamster", "poison portions per hamster", "K"),
+    ),
+    summarise=summarise,
+    render=render,
+    defaults={**optional, "algorithm": "elves", "elves": 4},
+    per_command={"check": SMALL},
+    check=CheckText(
+        "the hamster killers (defaults: 2 elves, 1 round of 2 contracts)",
+        """Model-check the hamster killers. Same configuration flags as `simulate elves` (timing flags
             aside), with small defaults.""",
-            "random seed of the mayor's contracts (default 0)",
+        "random seed of the mayor's contracts (default 0)",
+    ),
+    shown=DEFAULTS,
+    dwell=(
+        Dwell("work", "mean virtual time an elf works on a contract", "an elf works on a contract"),
+        Dwell(
+            "rest",
+            "mean virtual time between a contract done and the next request",
+            "between a contract done and the next request",
         ),
-        shown=defaults,
-        dwell=(
-            Dwell("work", "mean virtual time an elf works on a contract", "an elf works on a contract"),
-            Dwell(
-                "rest",
-                "mean virtual time between a contract done and the next request",
-                "between a contract done and the next request",
-            ),
-            Dwell(
-                "pause", "mean virtual time the mayor waits between rounds", "the mayor waits between rounds"
-            ),
-        ),
-        seed="random seed: the mayor's contracts, delays, dwell times",
-        smaller="fewer elves, contracts or rounds",
-        partial=True,
-    )
-    return found, estimate_messages
+        Dwell("pause", "mean virtual time the mayor waits between rounds", "the mayor waits between rounds"),
+    ),
+    seed="random seed: the mayor's contracts, delays, dwell times",
+    smaller="fewer elves, contracts or rounds",
+    partial=True,
+)

@@ -1,6 +1,7 @@
-"""The hamster killers' rules that one process's own events decide, defined once
-(``rules.Rules``): judged alike by ``check`` in every world and by the audit on every trace.
-Capacities (pins, poison, one elf per contract) are the capacity audit's and the model's.
+"""The hamster killers' rules that one process's own events decide (the ``elves`` problem's,
+elves.py), defined once (``rules.Rules``): judged alike by ``check`` in every world and by the
+audit on every trace. Capacities (pins, poison, one elf per contract) are the capacity audit's
+and the model's, for every problem.
 
 Per elf, in its own order:
 * it takes pins only while holding a contract (``pins-without-contract``), with the configured
@@ -13,9 +14,8 @@ Per elf, in its own order:
 At the end of a whole run every elf is ELF_DONE and the mayor MAYOR_DONE (``not-finished``).
 
 What needs more than one process's events — each contract taken and done exactly once, STOP
-after every contract of its round (happened-before), replies and positions within their round,
-every round begun and stopped — the audit alone checks (audit.py); ``check`` does not say it
-checked them.
+after every contract of its round (happened-before), every round begun and stopped — the audit
+alone checks (elves_audit.py); ``check`` does not say it checked them.
 """
 
 from __future__ import annotations
@@ -23,9 +23,26 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, NamedTuple
 
-from ...findings import PROGRESS, SAFETY
-from ...rules import Broken, Observation, Rules
-from ...words import count
+from ..findings import PROGRESS, SAFETY
+from ..rules import Broken, Observation, Rules
+from ..words import count
+
+# The statement's words: the shared resources, the processes' names and their final states.
+PINS, POISON, CONTRACT_PREFIX = "pins", "poison", "contract:"
+MAYOR_NAME, ELF_PREFIX = "mayor", "elf-"
+MAYOR_DONE, ELF_DONE = "MAYOR_DONE", "ELF_DONE"
+WAIT_FOR_RELEASE = "ELF_WAIT_FOR_RELEASE"  # an elf waiting for units to be released (the summary's waits)
+
+
+def contract_resource(round_: int, index: int) -> str:
+    """Contract ``index`` of round ``round_``: the resource ``contract:<round>.<index>``."""
+    return f"{CONTRACT_PREFIX}{round_}.{index}"
+
+
+def elf_name(pid: int) -> str:
+    """The name of elf ``pid`` (1..N); the mayor is ``mayor`` (pid 0)."""
+    return MAYOR_NAME if pid == 0 else f"{ELF_PREFIX}{pid}"
+
 
 CHECKS = (
     "elves: pins only with a contract, poison only with pins, configured units",
@@ -73,8 +90,8 @@ def in_plan(plan: Plan, round_: Any, index: Any) -> bool:
 def params(given: Mapping[str, Any], names: list[str]) -> Town:
     plan = given.get("plan")
     pins = given.get("pins_per_elf")
-    finals = [("mayor", "MAYOR_DONE")] if "mayor" in names else []
-    finals += [(n, "ELF_DONE") for n in sorted(n for n in names if n.startswith("elf-"))]
+    finals = [(MAYOR_NAME, MAYOR_DONE)] if MAYOR_NAME in names else []
+    finals += [(n, ELF_DONE) for n in sorted(n for n in names if n.startswith(ELF_PREFIX))]
     return Town(
         tuple(tuple(r) for r in plan) if plan is not None else None,
         int(pins) if pins is not None else None,
@@ -93,14 +110,14 @@ def observe(
     elf: ElfSeen = seen  # type: ignore[assignment]
     resource, units = str(fields.get("resource", "")), fields.get("units", 1)
     broken: list[Broken] = []
-    if kind == "enter" and resource.startswith("contract:"):
+    if kind == "enter" and resource.startswith(CONTRACT_PREFIX):
         if elf.contract is not None:
             held = f"{elf.contract[0]}.{elf.contract[1]}"
             broken.append(
                 Broken("two-contracts", f"{name} took {resource} while still holding contract {held}")
             )
         elf = elf._replace(contract=contract_of(resource), completed=False)
-    elif kind == "enter" and resource == "pins":
+    elif kind == "enter" and resource == PINS:
         if elf.contract is None:
             broken.append(Broken("pins-without-contract", f"{name} took pins without a contract"))
         elif town.pins_per_elf is not None and units != town.pins_per_elf:
@@ -109,7 +126,7 @@ def observe(
                 Broken("pins-units", f"{name} took {count(units, 'pin')}, not the {need} every elf needs")
             )
         elf = elf._replace(pins=True)
-    elif kind == "enter" and resource == "poison":
+    elif kind == "enter" and resource == POISON:
         if not elf.pins:
             broken.append(Broken("poison-without-pins", f"{name} took poison without holding pins"))
         elif town.plan and elf.contract is not None and in_plan(town.plan, *elf.contract):
@@ -122,11 +139,11 @@ def observe(
                     )
                 )
         elf = elf._replace(poison=True)
-    elif kind == "exit" and resource == "pins":
+    elif kind == "exit" and resource == PINS:
         elf = elf._replace(pins=False)
-    elif kind == "exit" and resource == "poison":
+    elif kind == "exit" and resource == POISON:
         elf = elf._replace(poison=False)
-    elif kind == "exit" and resource.startswith("contract:"):
+    elif kind == "exit" and resource.startswith(CONTRACT_PREFIX):
         if not elf.completed:
             broken.append(Broken("contract-abandoned", f"{name} left {resource} without doing it"))
         elf = elf._replace(contract=None, completed=False)  # only the contract held counts
