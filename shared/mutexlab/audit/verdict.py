@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..findings import PROGRESS, SAFETY, UNDECIDED, Invariants, Violation
+from ..problems import find as find_problem
 from ..protocols import registry
 from ..trace import TraceError, parse_events
 from . import generic
@@ -48,9 +49,24 @@ def family_checks(algorithm: str | None) -> Invariants | None:
     return problem_checks(registry.problem_of(found)) if found is not None else None
 
 
-def checks_of(algorithm: str | None) -> Invariants:
-    """The checks a trace of ``algorithm`` gets: its family's, or the generic ones (generic.py)."""
+def checks_of(algorithm: str | None, problem: object = None) -> Invariants:
+    """The checks a trace of ``algorithm`` gets: its family's, or the generic ones (generic.py).
+    A header naming no algorithm but a built-in ``problem`` (a program's run under ``mutexlab
+    test``) gets that problem's checks and rules."""
+    if algorithm is None and isinstance(problem, str):
+        declared = find_problem(problem)
+        found = problem_checks(declared) if declared is not None else None
+        if found is not None:
+            return found
     return family_checks(algorithm) or generic.INVARIANTS
+
+
+def subject_of(run: dict) -> str | None:
+    """What a header naming no algorithm but a built-in problem is the run of: that problem."""
+    problem = run.get("problem")
+    if run.get("algorithm") is None and isinstance(problem, str) and find_problem(problem) is not None:
+        return problem
+    return None
 
 
 def not_checked(algorithm: object) -> Violation | None:
@@ -188,13 +204,13 @@ def decide(
     algorithm = run.get("algorithm")
     violations = check_capacities(body, capacities, streamed=streamed) + list(integrity or [])
     checks = ["capacity by happened-before"]
-    checker = checks_of(algorithm)
+    checker = checks_of(algorithm, run.get("problem"))
     violations += checker.check(body, run) if family_found is None else family_found
     checks += checker.checks
     unknown = not_checked(algorithm)
     if unknown is not None:
         violations.append(unknown)
-    return Verdict(algorithm, violations, checks, counts)
+    return Verdict(algorithm, violations, checks, counts, subject_of(run))
 
 
 def _fed(path: str | Path, audit, see: Callable[[dict], None] | None = None):
