@@ -46,7 +46,7 @@ def arguments(p) -> None:
         type=whole(0),
         default=1,
         metavar="R",
-        help="requests per node (default 1; the philosophers: meals)",
+        help="requests per node: the workload of its problem (default 1)",
     )
     p.add_argument(
         "--option",
