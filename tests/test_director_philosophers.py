@@ -132,6 +132,7 @@ def test_a_program_philosopher_enters_its_forks_and_leaves_its_meal_after_eating
     assert setup.algorithm == "program-philosophers"
     assert setup.names == {1: "philosopher-1", 2: "philosopher-2"}
     assert setup.params == {"philosophers": 2, "meals": 1}
+    assert setup.run_event()["problem"] == "philosophers"  # verify needs no --algorithm
     one = setup.protocols[1]
     try:
         assert one.start() == [Schedule("request", "think")]  # the problem's dwells: think, eat
@@ -160,8 +161,10 @@ def test_run_philosophers_on_the_c_philosopher(amqp_url, built, tmp_path, monkey
     summary = json.loads(capsys.readouterr().out)
     assert code == 0, summary
     events = [json.loads(line) for line in trace.read_text().splitlines()]
-    assert events[0]["algorithm"] == "program-philosophers"
+    assert events[0]["algorithm"] == "program-philosophers" and events[0]["problem"] == "philosophers"
     assert sum(e["event"] == "enter" and e["resource"] == "meal" for e in events) == 6
+    assert main(["verify", str(trace)]) == 0  # no --algorithm: the header names the problem
+    assert "a philosopher eats only holding both its forks" in capsys.readouterr().out
     code = main([*argv, "--node", built["phil-one-fork"]])
     assert code == 1 and "eats-without-forks" in capsys.readouterr().out
 
@@ -189,10 +192,14 @@ def test_verify_takes_the_checks_of_the_problem_a_header_names(cli, tmp_path):
     verdict = json.loads(named.stdout)
     assert named.returncode == 1 and "no entry without a request" in verdict["checks"], named.stdout
     assert [v["rule"] for v in verdict["violations"]] == ["enter-without-request"]
-    # Unchanged: no problem named (the generic checks), or an algorithm named (its own, or undecided).
+    # A program's run over RabbitMQ: an algorithm nobody else knows, of a problem mutexlab knows.
+    program = _trace(tmp_path / "program.jsonl", {"algorithm": "program-mutex", "problem": "mutex", **BASE})
+    rules = [v["rule"] for v in json.loads(cli("verify", program, "--json").stdout)["violations"]]
+    assert rules == ["enter-without-request"]
+    # Unchanged: no problem named (the generic checks; an unknown algorithm is undecided).
     plain = cli("verify", _trace(tmp_path / "plain.jsonl", BASE), "--json")
     assert plain.returncode == 0 and json.loads(plain.stdout)["violations"] == [], plain.stdout
-    unknown = _trace(tmp_path / "unknown.jsonl", {"algorithm": "nobody-knows", "problem": "mutex", **BASE})
+    unknown = _trace(tmp_path / "unknown.jsonl", {"algorithm": "nobody-knows", **BASE})
     rules = [v["rule"] for v in json.loads(cli("verify", unknown, "--json").stdout)["violations"]]
     assert rules == ["algorithm-unknown"]
     stranger = cli("verify", _trace(tmp_path / "other.jsonl", {"problem": "no-such-problem", **BASE}))

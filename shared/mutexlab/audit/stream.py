@@ -127,9 +127,8 @@ class StreamAudit:
         return self
 
     def _configure(self, algorithm: Any, problem: Any = None) -> None:
-        checker = checks_of(
-            algorithm if isinstance(algorithm, str) else None, problem if algorithm is None else None
-        )
+        named = algorithm is None or isinstance(algorithm, str)  # a header's problem counts beside these
+        checker = checks_of(algorithm if isinstance(algorithm, str) else None, problem if named else None)
         wanted = checker.events
         self._kinds = None if wanted is None else _CAPACITY_KINDS | wanted
         self._whole = wanted is None

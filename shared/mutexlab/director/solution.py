@@ -79,7 +79,9 @@ def program_solution(problem: str, command: str | None = None) -> AlgorithmSpec:
             )
             for pid in found.names
         }
-        return Setup(algorithm, nodes, dict(found.names), CODEC, dict(found.capacities), dict(found.params))
+        return Setup(
+            algorithm, nodes, dict(found.names), CODEC, dict(found.capacities), dict(found.params), found.name
+        )
 
     if not is_driven(problem):  # nodes acting on their own: a variant of the problem's registered
         # solution under its name, so its audit judges the run (``_offered`` saw one)
