@@ -44,7 +44,7 @@ class ProgramNode(Protocol):
     ``$NODE_COMMAND``, read at ``start``, in the process that hosts the node).
 
     ``init`` is what the program's ``init`` line carries beside its id and peers (``seed``,
-    ``problem``, ``options``). ``requests`` > 0 makes it a driven node (``mutex``, ``kmutex``):
+    ``problem``, ``options``). ``requests`` > 0 makes it a driven node (``mutex``, ``philosophers``):
     it asks for ``resource`` that many times, after a dwell of the first of ``dwells``, and leaves
     it after one of the second, as the problem's own nodes do, in the problem's ``states`` (idle,
     waiting, holding); 0 leaves the program to act on its own (``bees``)."""
