@@ -24,6 +24,12 @@ A ``Problem`` holds:
 * ``invariant``: a state invariant ``check`` tests beyond the rules, reading the processes'
   own state (``spec.WorldInvariant``; None: none);
 * ``endless``: the workload option ``--endless`` replaces by "ask forever" (None: no such mode).
+* ``requested``: the resource each unit of that workload asks for, one ``request`` at a time
+  (``cs``, ``meal``; None: the only resource declared, if one). ``mutexlab test`` sends a
+  program ``request`` and ``release`` lines of it;
+* ``process``: what its processes are called (``<process>-<pid>``: ``philosopher-2``) where the
+  problem, not a solution, names them (a program's nodes);
+* ``states``: a process's idle, waiting and holding states (a program's node reports these).
 
 What the metrics charge is the ``Note("request", {"resource": r})`` a solution's node records
 for each request of resource ``r`` (check/metrics.py); the problems' node bases record them.
@@ -70,6 +76,9 @@ class Problem:
     invariant: WorldInvariant | None = None
     defaults: Mapping[str, Any] = field(default_factory=dict)
     endless: str | None = None
+    requested: str | None = None
+    process: str = "node"
+    states: tuple[str, str, str] = ("RELEASED", "WANTED", "HELD")
 
     def capacities(self, processes: int, options: Mapping[str, Any]) -> dict[str, int] | None:
         """The resources the statement fixes for ``processes`` and ``options`` (None: not declared)."""

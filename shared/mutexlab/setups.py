@@ -27,6 +27,9 @@ class Setup:
     # Capacity per resource: an exact name ("flower", "cs") or a prefix pattern ("reed:*").
     capacities: dict[str, int]
     params: dict[str, Any] = field(default_factory=dict)
+    # The problem the header names beside the algorithm (None: none, as every built-in solution's
+    # header): a program's run, whose algorithm no other process knows (director/solution.py).
+    problem: str | None = None
 
     def run_event(self) -> dict[str, Any]:
         """The first line of every trace of this setup."""
@@ -37,6 +40,7 @@ class Setup:
             "processes": {str(p): n for p, n in sorted(self.names.items())},
             "capacities": self.capacities,
             "params": self.params,
+            **({"problem": self.problem} if self.problem is not None else {}),
         }
 
 

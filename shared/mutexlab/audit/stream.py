@@ -61,7 +61,7 @@ class StreamAudit:
             if self.run is None:
                 self.run = event if "_line" in event else dict(event, _line=self._line)
                 self.integrity = Integrity(self.run)
-                self._configure(event.get("algorithm"))
+                self._configure(event.get("algorithm"), event.get("problem"))
             return
         self.counts[kind] += 1
         if kind in _INTEGRITY_KINDS and self.integrity is not None:
@@ -126,8 +126,9 @@ class StreamAudit:
             self.feed(event)
         return self
 
-    def _configure(self, algorithm: Any) -> None:
-        checker = checks_of(algorithm if isinstance(algorithm, str) else None)
+    def _configure(self, algorithm: Any, problem: Any = None) -> None:
+        named = algorithm is None or isinstance(algorithm, str)  # a header's problem counts beside these
+        checker = checks_of(algorithm if isinstance(algorithm, str) else None, problem if named else None)
         wanted = checker.events
         self._kinds = None if wanted is None else _CAPACITY_KINDS | wanted
         self._whole = wanted is None

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..findings import PROGRESS, SAFETY, UNDECIDED, Invariants, Violation
+from ..problem import Problem
+from ..problems import find as find_problem
 from ..protocols import registry
 from ..trace import TraceError, parse_events
 from . import generic
@@ -55,14 +57,35 @@ def family_checks(algorithm: str | None) -> Invariants | None:
     return own if checks is None else joined(checks, own)
 
 
-def checks_of(algorithm: str | None) -> Invariants:
-    """The checks a trace of ``algorithm`` gets: its family's, or the generic ones (generic.py)."""
-    return family_checks(algorithm) or generic.INVARIANTS
+def checks_of(algorithm: str | None, problem: object = None) -> Invariants:
+    """The checks a trace of ``algorithm`` gets: its family's, or the generic ones (generic.py).
+    A header whose algorithm is none mutexlab knows but which names a built-in ``problem`` (a
+    program's run: ``mutexlab test``, ``run --node``) gets that problem's checks and rules: an
+    algorithm's are its problem's."""
+    found = family_checks(algorithm)
+    if found is None:
+        declared = named_problem(problem)
+        found = problem_checks(declared) if declared is not None else None
+    return found or generic.INVARIANTS
 
 
-def not_checked(algorithm: object) -> Violation | None:
-    """The undecided finding of a header naming an algorithm mutexlab does not know, else None."""
+def named_problem(problem: object) -> Problem | None:
+    """The built-in problem a header's ``problem`` field names, else None."""
+    return find_problem(problem) if isinstance(problem, str) else None
+
+
+def subject_of(run: dict) -> str | None:
+    """What a header naming no algorithm but a built-in problem is the run of: that problem."""
+    problem = run.get("problem")
+    return problem if run.get("algorithm") is None and named_problem(problem) is not None else None
+
+
+def not_checked(algorithm: object, problem: object = None) -> Violation | None:
+    """The undecided finding of a header naming an algorithm mutexlab does not know (nor the
+    built-in problem it solves), else None."""
     if algorithm is None or family_checks(algorithm if isinstance(algorithm, str) else None) is not None:
+        return None
+    if named_problem(problem) is not None:
         return None
     return Violation(
         "algorithm-unknown",
@@ -195,13 +218,14 @@ def decide(
     algorithm = run.get("algorithm")
     violations = check_capacities(body, capacities, streamed=streamed) + list(integrity or [])
     checks = ["capacity by happened-before"]
-    checker = checks_of(algorithm)
+    problem = run.get("problem") if algorithm is None or isinstance(algorithm, str) else None
+    checker = checks_of(algorithm, problem)
     violations += checker.check(body, run) if family_found is None else family_found
     checks += checker.checks
-    unknown = not_checked(algorithm)
+    unknown = not_checked(algorithm, problem)
     if unknown is not None:
         violations.append(unknown)
-    return Verdict(algorithm, violations, checks, counts)
+    return Verdict(algorithm, violations, checks, counts, subject_of(run))
 
 
 def _fed(path: str | Path, audit, see: Callable[[dict], None] | None = None):

@@ -41,7 +41,12 @@ def arguments(p) -> None:
     )
     p.add_argument("--nodes", "-N", type=whole(1), default=3, metavar="N", help="how many nodes (default 3)")
     p.add_argument(
-        "--requests", "-R", type=whole(0), default=1, metavar="R", help="requests per node (default 1)"
+        "--requests",
+        "-R",
+        type=whole(0),
+        default=1,
+        metavar="R",
+        help="requests per node: the workload of its problem (default 1)",
     )
     p.add_argument(
         "--option",
@@ -94,7 +99,7 @@ def arguments(p) -> None:
         type=whole(0),
         default=0,
         metavar="K",
-        help="kill and restart an idle node up to K times per run (mutex; default 0)",
+        help="kill and restart an idle node up to K times per run (a problem of requests; default 0)",
     )
     p.add_argument(
         "--timeout",

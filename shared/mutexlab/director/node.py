@@ -25,7 +25,8 @@ from .process import NodeProcess
 
 COMMAND_ENV = "NODE_COMMAND"  # the program a node runs when its setup names none (a compose service)
 TIMEOUT = 5.0  # seconds a program has to answer one input (as ``mutexlab test``'s default)
-THEN_REQUEST, THEN_EXIT = Schedule("request", "think"), Schedule("exit", "cs")  # the mutex workload
+DWELLS = ("think", "cs")  # the workload's dwells: before each request, while holding (a problem's own)
+STATES = ("RELEASED", "WANTED", "HELD")  # a driven node's idle, waiting and holding states
 
 
 class ProgramMessage(Message):
@@ -43,25 +44,38 @@ class ProgramNode(Protocol):
     ``$NODE_COMMAND``, read at ``start``, in the process that hosts the node).
 
     ``init`` is what the program's ``init`` line carries beside its id and peers (``seed``,
-    ``problem``, ``options``). ``requests`` > 0 makes it a driven node (``mutex``, ``kmutex``):
-    it asks for ``resource`` that many times, after a ``think`` dwell, and leaves after a ``cs``
-    dwell, as the classic nodes do; 0 leaves the program to act on its own (``bees``)."""
+    ``problem``, ``options``). ``requests`` > 0 makes it a driven node (``mutex``, ``philosophers``):
+    it asks for ``resource`` that many times, after a dwell of the first of ``dwells``, and leaves
+    it after one of the second, as the problem's own nodes do, in the problem's ``states`` (idle,
+    waiting, holding); 0 leaves the program to act on its own (``bees``)."""
 
     state: str  # type: ignore[assignment]  # the program names its states: any string
     final_states: ClassVar[frozenset[Any]] = frozenset({"DEAD", "RETIRED"})
 
     def __init__(
-        self, pid: int, n: int, command: str | None, init: dict[str, Any], requests: int, resource: str
+        self,
+        pid: int,
+        n: int,
+        command: str | None,
+        init: dict[str, Any],
+        requests: int,
+        resource: str,
+        dwells: tuple[str, str] = DWELLS,
+        states: tuple[str, str, str] = STATES,
+        name: str | None = None,
     ) -> None:
         self.pid, self.n, self.command, self.init = pid, n, command, init
         self.requests_left, self.resource, self.driven = requests, resource, requests > 0
+        self.then_request, self.then_exit = Schedule("request", dwells[0]), Schedule("exit", dwells[1])
+        self.idle, self.wanted, self.held = states
         self.clock = LamportClock()
-        self.state = "RELEASED" if self.driven else "STARTED"
+        self.state = self.idle if self.driven else "STARTED"
         self.process: NodeProcess | None = None
+        self._name = name or f"node-{pid}"
 
     @property
     def name(self) -> str:
-        return f"node-{self.pid}"
+        return self._name
 
     # -- the inputs --------------------------------------------------------------------------
     def start(self) -> list[Effect]:
@@ -72,7 +86,7 @@ class ProgramNode(Protocol):
         self.process = NodeProcess(argv, self.pid, peers, TIMEOUT)
         line = {"type": "init", "id": self.pid, "name": self.name, "peers": sorted(peers), "nodes": self.n}
         effects = self._ask(line | self.init)
-        return effects + [THEN_REQUEST] if self.driven else effects
+        return effects + [self.then_request] if self.driven else effects
 
     def on_message(self, msg: Message) -> list[Effect]:
         if not isinstance(msg, ProgramMessage):
@@ -81,22 +95,22 @@ class ProgramNode(Protocol):
         return self._ask({"type": "recv", "from": msg.sender, "body": msg.body})
 
     def on_local(self, action: str) -> list[Effect]:
-        if action == "request" and self.state == "RELEASED" and self.requests_left > 0:
+        if action == "request" and self.state == self.idle and self.requests_left > 0:
             self.requests_left -= 1
-            self.state = "WANTED"
+            self.state = self.wanted
             note = Note("request", {"resource": self.resource})
             return [note, *self._ask({"type": "request", "resource": self.resource})]
-        if action == "exit" and self.state == "HELD":
+        if action == "exit" and self.state == self.held:
             effects = self._ask({"type": "release", "resource": self.resource})
-            if self.state == "HELD":
+            if self.state == self.held:
                 raise NodeFault("protocol", self.pid, f"node {self.pid} did not exit when asked to release")
-            return effects + [THEN_REQUEST] if self.requests_left > 0 else effects
+            return effects + [self.then_request] if self.requests_left > 0 else effects
         raise self.refuse(f"local action {action!r}")
 
     @property
     def finished(self) -> bool:
         if self.driven:
-            return self.state == "RELEASED" and self.requests_left == 0
+            return self.state == self.idle and self.requests_left == 0
         return self.state in self.final_states
 
     def snapshot(self) -> Any:
@@ -115,22 +129,24 @@ class ProgramNode(Protocol):
             body = ProgramMessage(sender=self.pid, ts=self.clock.tick(), body=output["body"])
             return [Send(output["to"], body)]
         if kind == "enter":
+            enter = Enter(output["resource"], output.get("units", 1))
             if self.driven:
-                if self.state != "WANTED":
+                if self.state != self.wanted:
                     raise NodeFault(
                         "protocol",
                         self.pid,
                         f"node {self.pid} entered {output['resource']} without a request pending",
                     )
-                self.state = "HELD"
-                return [Enter(output["resource"], output.get("units", 1)), THEN_EXIT]
-            return [Enter(output["resource"], output.get("units", 1))]
+                if output["resource"] == self.resource:  # served (the forks before the meal)
+                    self.state = self.held
+                    return [enter, self.then_exit]
+            return [enter]
         if kind == "exit":
-            if self.driven:
-                self.state = "RELEASED"
+            if self.driven and output["resource"] == self.resource:
+                self.state = self.idle
             return [Exit(output["resource"], output.get("units", 1))]
         if kind == "state":
-            if not self.driven:  # a driven node's state is the workload's (RELEASED, WANTED, HELD)
+            if not self.driven:  # a driven node's state is the workload's (idle, waiting, holding)
                 self.state = output["state"]
             return []
         fields = {k: v for k, v in output.items() if k not in ("type", "event", "pid", "vc", "t")}

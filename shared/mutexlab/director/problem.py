@@ -2,11 +2,11 @@
 
 A problem gives what the run header says (process names, capacities, params, and the algorithm
 whose invariants the audit applies) and how the workload goes: ``driven`` problems (a declared
-problem with one resource, asked for by ``request`` lines and left on ``release`` lines; the
-trace names no algorithm, so the audit's generic checks apply beside the capacity) or nodes that
-act on their own (a family with a registered algorithm; its audit then judges the whole run:
-eggs, deaths ...). Problems with several resources, or a fixed role beside the nodes (a
-coordinator outside 1..N), are not offered.
+problem whose workload asks for one resource at a time — its ``requested`` one, or its only one —
+asked for by ``request`` lines and left on ``release`` lines; the header names the problem, so
+the audit applies its own checks and rules beside the capacities) or nodes that act on their own
+(a family with a registered algorithm; its audit then judges the whole run: eggs, deaths ...).
+Problems with a fixed role beside the nodes (a coordinator outside 1..N) are not offered.
 """
 
 from __future__ import annotations
@@ -32,11 +32,8 @@ class Problem:
     params: dict[str, Any]
     options: dict[str, Any]  # what a node's init carries
     given: dict[str, Any]  # the options as the user gave them (what a scenario records)
-
-    @property
-    def resource(self) -> str:
-        """The resource a driven problem's nodes ask for (its one declared resource)."""
-        return next(iter(self.capacities))
+    resource: str = ""  # what a driven problem's nodes ask for (its workload's resource)
+    states: tuple[str, str, str] = ("RELEASED", "WANTED", "HELD")  # a driven node's: idle, waiting, holding
 
     def header(self, program: list[str]) -> dict[str, Any]:
         run: dict[str, Any] = {"event": "run", "pid": "run"}
@@ -55,15 +52,25 @@ def choices() -> list[str]:
     return [flags.command for flags in registry.families() if _offered(flags)]
 
 
-def driven(declared: Any) -> bool:
-    """``declared`` (a declared problem, or None) is driven: its workload is ``requests`` of its
-    one resource, which the director asks for and releases."""
-    if declared is None or "requests" not in declared.options:
-        return False
+def requested(declared: Any) -> str | None:
+    """The resource the workload of ``declared`` (a declared problem, or None) asks for, when the
+    director can drive it: a workload option (its ``endless`` one: ``requests``, ``meals``) counts
+    the requests, each of one resource (its ``requested`` one, or the only one declared)."""
+    if declared is None or declared.endless is None or declared.endless not in declared.options:
+        return None
+    if declared.requested is not None:
+        return str(declared.requested)
     try:
-        return len(declared.capacities(2, {}) or {}) == 1
+        capacities = declared.capacities(2, {}) or {}
     except ConfigError:
-        return False
+        return None
+    return next(iter(capacities)) if len(capacities) == 1 else None
+
+
+def driven(declared: Any) -> bool:
+    """``declared`` (a declared problem, or None) is driven: its workload is requests of one
+    resource, which the director asks for and releases."""
+    return requested(declared) is not None
 
 
 def is_driven(name: str) -> bool:
@@ -89,9 +96,13 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
     if not 1 <= nodes <= MAX_NODES or requests < 0:
         raise ConfigError(f"--nodes must be 1 to {MAX_NODES} and --requests at least 0")
     declared = registry.presented(flags)
-    if declared is not None and driven(declared):  # asked to request and to release its one resource
-        if "requests" in options:
-            raise ConfigError("give the requests per node with --requests, not as an option")
+    resource = requested(declared)
+    if declared is not None and resource is not None:  # asked to request and to release its resource
+        workload, size = str(declared.endless), declared.flags.flags[0].key  # requests, nodes (or its own)
+        if workload in options or size in options:
+            raise ConfigError(
+                f"give the {workload} per node with --requests and the {size} with --nodes, not as options"
+            )
         unknown = sorted(set(options) - set(declared.options))
         if unknown:
             raise ConfigError(
@@ -99,11 +110,22 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
             )
         given = {**declared.defaults, **options}
         capacities = declared.capacities(nodes, given) or {}
-        resource = next(iter(capacities))
-        params = {"nodes": nodes, "requests": requests, **given}
-        node_options = {"requests": requests, "resource": resource, **given}
+        params: dict[str, Any] = {size: nodes, workload: requests, **given}
+        node_options: dict[str, Any] = {workload: requests, "resource": resource, **given}
+        names = {pid: f"{declared.process}-{pid}" for pid in range(1, nodes + 1)}
         return Problem(
-            name, nodes, requests, True, None, _names(nodes), capacities, params, node_options, dict(options)
+            name,
+            nodes,
+            requests,
+            True,
+            None,
+            names,
+            capacities,
+            params,
+            node_options,
+            dict(options),
+            resource,
+            declared.states,
         )
     spec = registry.spec(registry.members(flags)[0])
     setup = registry.make_setup(spec.name, nodes, dict(options), seed)
@@ -121,7 +143,3 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
         node_options,
         dict(options),
     )
-
-
-def _names(nodes: int) -> dict[int, str]:
-    return {pid: f"node-{pid}" for pid in range(1, nodes + 1)}

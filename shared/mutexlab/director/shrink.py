@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
+from ..setups import ConfigError
 from .judge import DEADLOCK, NO_REST, SAFETY
 from .problem import Problem
 from .process import Pool
@@ -88,7 +89,10 @@ class Shrinker:
         if self.rule not in FEWER_NODES:  # a node's own fault on fewer nodes is another fault
             return settings, best
         for nodes in range(2 if settings.problem.nodes > 2 else 1, settings.problem.nodes):
-            smaller = replace(settings, problem=self.remake(nodes))
+            try:
+                smaller = replace(settings, problem=self.remake(nodes))
+            except ConfigError:  # a size the problem refuses (too few processes): try the next
+                continue
             found = self.test(smaller, [s for s in best.steps if s[1] <= nodes]) or self.sample(smaller)
             if found is not None:
                 settings, best = smaller, self.ddmin(smaller, found)

@@ -18,11 +18,11 @@ import shlex
 import shutil
 from typing import Any
 
-from ..problems import named
+from ..problems import find, named
 from ..protocols import registry
 from ..setups import ConfigError, Setup
 from ..spec import AlgorithmSpec
-from .node import CODEC, COMMAND_ENV, ProgramNode
+from .node import CODEC, COMMAND_ENV, DWELLS, ProgramNode
 from .problem import choices, is_driven, make_problem
 
 MODULE = "mutexlab.director.solutions."  # + a problem's name: the solution ``run --node`` runs
@@ -55,16 +55,33 @@ def program_solution(problem: str, command: str | None = None) -> AlgorithmSpec:
     """The solution of ``problem`` whose nodes run ``command`` (None: ``$NODE_COMMAND`` at start)."""
 
     def make_setup(processes: int, options: dict[str, Any], seed: int) -> Setup:
-        given = {k: v for k, v in options.items() if k not in ("requests", "initial_clocks")}
-        requests = int(options.get("requests") or 0)
+        declared = find(problem)
+        workload = (declared.endless if declared is not None else None) or "requests"
+        given = {k: v for k, v in options.items() if k not in (workload, "initial_clocks")}
+        requests = int(options.get(workload) or 0)
         found = make_problem(problem, processes, requests, given, seed)
         algorithm = found.algorithm or name
         init = {"seed": seed, "problem": found.name, "options": found.options}
         resource = found.resource if found.driven else ""
+        kinds = tuple(d.kind for d in declared.flags.dwell) if declared is not None else ()
+        dwells = (kinds[0], kinds[1]) if len(kinds) >= 2 else DWELLS
         nodes = {
-            pid: ProgramNode(pid, processes, command, init, found.requests, resource) for pid in found.names
+            pid: ProgramNode(
+                pid,
+                processes,
+                command,
+                init,
+                found.requests,
+                resource,
+                dwells,
+                found.states,
+                found.names[pid] if found.driven else None,
+            )
+            for pid in found.names
         }
-        return Setup(algorithm, nodes, dict(found.names), CODEC, dict(found.capacities), dict(found.params))
+        return Setup(
+            algorithm, nodes, dict(found.names), CODEC, dict(found.capacities), dict(found.params), found.name
+        )
 
     if not is_driven(problem):  # nodes acting on their own: a variant of the problem's registered
         # solution under its name, so its audit judges the run (``_offered`` saw one)
@@ -89,10 +106,11 @@ def program_solution(problem: str, command: str | None = None) -> AlgorithmSpec:
     return AlgorithmSpec(
         name,
         family,
-        f"{problem}, every node a program",
+        f"{problem}, every {solved.process} a program",
         make_setup,
         CODEC,
         solved.audit,
+        role=solved.process,  # its processes are <role>-<pid>
         options=dict(solved.options),
         flags=solved.flags,
         problem=problem,

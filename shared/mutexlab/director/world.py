@@ -94,10 +94,11 @@ class Run:
         if self.duplicates_left > 0:
             found += [("duplicate", m.dst, m.id) for m in self.delivered.values()]
         if self.problem.driven:  # after the deliveries: a first choice holds the resource long
+            resource = self.problem.resource
             for node in sorted(self.names):
-                if self.holding[node]:
+                if self.holding[node][resource] > 0:
                     found.append(("release", node, ""))
-                elif self.requests_left[node] > 0 and node not in self.waiting:
+                elif self.requests_left[node] > 0 and node not in self.waiting and not self.holding[node]:
                     found.append(("request", node, ""))
         if self.crashes_left > 0:
             found += [
@@ -205,7 +206,8 @@ class Run:
                     raise NodeFault(
                         "protocol", node, f"node {node} entered {resource} without a request pending"
                     )
-                self.waiting.discard(node)
+                if not self.problem.driven or resource == self.problem.resource:  # served
+                    self.waiting.discard(node)
                 self.holding[node][resource] += units
             else:
                 self.holding[node][resource] -= units

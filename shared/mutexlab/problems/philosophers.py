@@ -154,4 +154,7 @@ PROBLEM = Problem(
     audit,
     rules=(EATS_WITH_FORKS,),
     endless="meals",
+    requested=MEAL,
+    process="philosopher",
+    states=(IDLE, "HUNGRY", "EATING"),
 )
