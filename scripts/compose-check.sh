@@ -134,11 +134,12 @@ def make_setup(processes, options, seed):
 SPEC = dataclasses.replace(ELVES, name="elves-file", make_setup=make_setup)
 PY
 
-# spec_name FILE: the name the algorithm file declares (its SPEC), read inside the image.
+# spec_name FILE: the name the algorithm file declares (its SPEC), read inside the image; when it
+# declares none, the error's last line and a non-zero status.
 spec_name() {
   local file; file=$(realpath "$1")
   docker run --rm -v "$file:/algorithm/algorithm.py:ro" mutexlab python -c \
-    'from mutexlab.protocols.registry import resolve; print(resolve("/algorithm/algorithm.py").name)' 2>&1
+    'from mutexlab.protocols.registry import resolve; print(resolve("/algorithm/algorithm.py").name)' 2>&1 | tail -1
 }
 
 # The C nodes for the "program" run (examples/nodes/compose.yml, NODES_BUILD=prebuilt), compiled here
@@ -194,7 +195,9 @@ one_run() {
   case " $RUNS " in *" $name "*) ;; *) return 0 ;; esac
   if [ "$tool" != v2 ] && [[ $V2_ONLY == *" $name "* ]]; then return 0; fi
   if [[ $algorithm == file:* ]]; then
-    algorithm=$(spec_name "${algorithm#file:}") || algorithm="(${algorithm#file:} declares no algorithm: $algorithm)"
+    local declared
+    declared=$(spec_name "${algorithm#file:}") || declared="(${algorithm#file:} declares no algorithm: $declared)"
+    algorithm=$declared
   fi
   local saved_compose=("${compose[@]}") saved_profiles=("${all_profiles[@]}")
   if [ -n "$override" ]; then
