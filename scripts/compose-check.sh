@@ -4,7 +4,8 @@
 #   bash scripts/compose-check.sh                           # docker-compose (v1) and docker compose (v2)
 #   COMPOSE_CHECK_TOOLS=v2 bash scripts/compose-check.sh    # only one of them (v1 | v2 | "v1 v2")
 #   COMPOSE_CHECK_RUNS=bees bash scripts/compose-check.sh   # some runs (bees elves classic-ricart-agrawala
-#                                                           # classic-raymond classic-file cluster cluster-stop)
+#                                                           # classic-raymond classic-file cluster cluster-stop
+#                                                           # bees-file elves-file philosophers program)
 #
 # Needs a Docker engine (docker info) and the compose tool(s). For each tool: build the image, then
 # run the bees (--scale bee=5), the elves profile and the classic profile with ricart-agrawala and
@@ -15,7 +16,15 @@
 # with `stop rabbitmq-2` after the run has started ("cluster-stop"): that run must still pass, and
 # rabbitmq-2 must have been stopped before its end. (--exit-code-from stops everything when any
 # container it watches exits: there the brokers are started first, with up -d, and `up` is given
-# only the monitor and the bees to watch.) A run passes when compose exits 0, the
+# only the monitor and the bees to watch.) Then, with v2 only, a user's solution of each problem by
+# file: the bees ("bees-file": examples/solutions/bees_reed_tokens.py as BEES_ALGORITHM), the elves
+# ("elves-file": ELVES_FILE below as ELVES_ALGORITHM), the dining philosophers ("philosophers": the
+# profile with examples/solutions/chandy_misra.py), and the C bee of examples/nodes/bee.c as compose
+# services ("program": examples/nodes/compose.yml over the project's file, profile program, 4 bees;
+# the binaries compiled here with gcc -static, NODES_BUILD=prebuilt: no registry to pull gcc:13
+# from). Why v2 only: each run takes as long as the bees' (40 s to 2 min by the machine's load),
+# mostly the broker starting and stopping; with v1 as well they would take CI past its time budget, and v1 reads the same file (tests/test_compose.py
+# holds that the two give identical configurations). A run passes when compose exits 0, the
 # monitor printed "<algorithm>: SAFE" for a complete run, and the trace it wrote to the "traces"
 # volume passes `mutexlab verify` inside the image. `down -v` follows every run, whatever happened.
 #
@@ -35,7 +44,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 TOOLS=${COMPOSE_CHECK_TOOLS:-v1 v2}
-RUNS=${COMPOSE_CHECK_RUNS:-bees elves classic-ricart-agrawala classic-raymond classic-file cluster cluster-stop}
+RUNS=${COMPOSE_CHECK_RUNS:-bees elves classic-ricart-agrawala classic-raymond classic-file cluster cluster-stop \
+  bees-file elves-file philosophers program}
+V2_ONLY=" bees-file elves-file philosophers program "   # (why: the header)
 UP_TIMEOUT=${COMPOSE_CHECK_TIMEOUT:-600}     # seconds for one `up`, broker start included
 
 die() { echo "compose-check: $*" >&2; exit 2; }
@@ -54,9 +65,12 @@ if [ -n "${COMPOSE_CHECK_PROJECT:-}" ]; then project=$COMPOSE_CHECK_PROJECT; pro
 
 compose=()          # the tool of the current round, with --env-file and the project
 current=""          # the run in progress, for the trap
+# Every profile, as the documented teardown names them; a run over an override file
+# (OVERRIDE=FILE) adds "-f docker-compose.yml -f FILE" and that file's profile (its own teardown).
+all_profiles=(--profile elves --profile classic --profile cluster --profile philosophers)
 cleanup() {   # the teardown docs/tour.md documents, word for word
   if [ -n "$current" ]; then
-    "${compose[@]}" --profile elves --profile classic --profile cluster --profile philosophers down -v >"$work/down.log" 2>&1 \
+    "${compose[@]}" "${all_profiles[@]}" down -v >"$work/down.log" 2>&1 \
       || { echo "  down -v failed:"; tail -5 "$work/down.log"; }
     current=""
   fi
@@ -68,7 +82,8 @@ project_objects() {
   docker network ls --format '{{.Name}}' --filter "label=com.docker.compose.project=$project"
 }
 holder=""
-trap 'cleanup; [ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work"' EXIT
+made_nodes_build=""
+trap 'cleanup; [ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work" ${made_nodes_build:+"$made_nodes_build"}' EXIT
 trap 'echo "compose-check: interrupted"; exit 130' INT TERM
 
 leftovers=$(project_objects | wc -l)
@@ -99,6 +114,30 @@ echo "== 127.0.0.1 ports: $(tr '\n' ';' <"$work/held" 2>/dev/null)"
 sed -e 's/^\(\s*\)from \.\.\([a-z]\)/\1from mutexlab.\2/' -e 's/^\(\s*\)from \.\([a-z]\)/\1from mutexlab.protocols.\2/' \
   -e 's/"ricart-agrawala"/"ra-file"/g' shared/mutexlab/protocols/ricart_agrawala.py >"$work/ra_file.py"
 
+# A user's solution of the elves (elves-file): the hamster killers without an arbiter, a file of
+# examples/solutions (its SPEC's name is read from it: spec_name).
+ELVES_FILE=examples/solutions/elves_no_arbiter.py
+
+# spec_name FILE: the name the algorithm file declares (its SPEC), read inside the image; when it
+# declares none, the error's last line and a non-zero status.
+spec_name() {
+  local file; file=$(realpath "$1")
+  docker run --rm -v "$file:/algorithm/algorithm.py:ro" mutexlab python -c \
+    'from mutexlab.protocols.registry import resolve; print(resolve("/algorithm/algorithm.py").name)' 2>&1 | tail -1
+}
+
+# The C nodes for the "program" run (examples/nodes/compose.yml, NODES_BUILD=prebuilt), compiled here
+# into examples/nodes/build/ (git-ignored; removed at the end when this script made it).
+if [[ " $RUNS " == *" program "* && " $TOOLS " == *" v2 "* ]]; then
+  command -v gcc >/dev/null || die "the program run compiles examples/nodes/bee.c: gcc is not installed"
+  [ -d examples/nodes/build ] || made_nodes_build=examples/nodes/build
+  mkdir -p examples/nodes/build
+  for node in bee ricart_agrawala philosopher; do
+    gcc -O2 -Wall -Werror -static -o "examples/nodes/build/$node" "examples/nodes/$node.c" \
+      || die "gcc -static could not build examples/nodes/$node.c (a static C library is needed: libc6-dev)"
+  done
+fi
+
 results=()
 failed=0
 record() {   # record TOOL RUN VERDICT SECONDS
@@ -118,23 +157,37 @@ stop_once_started() {
 }
 
 # one_run TOOL NAME MONITOR TRACE ALGORITHM SCALED [ENV=VALUE ...] [FIRST=S1,S2...] [STOP=SERVICE] -- COMPOSE-ARGS...
+# ALGORITHM: the name the monitor's verdict must give; file:PATH, the name the file at PATH declares.
 # SCALED ("5 bee") is how many of the scaled role the monitor must have admitted. FIRST: services
 # started beforehand with `up -d`. STOP=SERVICE: stop that service once the run has started (it must
 # be stopped before the run ends, and the run pass). With ALGORITHM_FILE=... the trace is verified
-# with --algorithm naming the mounted file (its own invariants: docs/rabbitmq.md).
+# with --algorithm naming the mounted file (its own invariants: docs/rabbitmq.md). OVERRIDE=FILE:PROFILE:
+# the run is over the project's file and FILE (-f both), and its teardown adds --profile PROFILE.
 one_run() {
   local tool=$1 name=$2 monitor=$3 trace=$4 algorithm=$5 scaled=$6; shift 6
-  local envs=() stop="" first="" verify_args=()
+  local envs=() stop="" first="" verify_args=() override=""
   while [ "$1" != -- ]; do
     case $1 in
       STOP=*) stop=${1#STOP=} ;;
       FIRST=*) first=${1#FIRST=} ;;
+      OVERRIDE=*) override=${1#OVERRIDE=} ;;
       ALGORITHM_FILE=*) envs+=("$1"); verify_args=(--algorithm /algorithm/algorithm.py) ;;
       *) envs+=("$1") ;;
     esac
     shift
   done; shift
   case " $RUNS " in *" $name "*) ;; *) return 0 ;; esac
+  if [ "$tool" != v2 ] && [[ $V2_ONLY == *" $name "* ]]; then return 0; fi
+  if [[ $algorithm == file:* ]]; then
+    local declared
+    declared=$(spec_name "${algorithm#file:}") || declared="(${algorithm#file:} declares no algorithm: $declared)"
+    algorithm=$declared
+  fi
+  local saved_compose=("${compose[@]}") saved_profiles=("${all_profiles[@]}")
+  if [ -n "$override" ]; then
+    compose+=(-f docker-compose.yml -f "${override%%:*}")
+    all_profiles+=(--profile "${override##*:}")
+  fi
   local log="$work/$tool-$name.log" t0=$SECONDS code verdict stopper=""
   echo; echo "== $tool $name: ${compose[*]} $*${stop:+ (and \`stop $stop\` once the run has started)}"
   current=$name
@@ -152,7 +205,7 @@ one_run() {
   if [ -n "$stopper" ]; then kill "$stopper" 2>/dev/null; wait "$stopper" 2>/dev/null; fi
   local t_up=$((SECONDS - t0))
   # The monitor's verdict, from its own log (compose prefixes every line with the container's name).
-  "${compose[@]}" --profile elves --profile classic --profile cluster --profile philosophers logs --no-color "$monitor" >"$work/monitor.log" 2>&1
+  "${compose[@]}" "${all_profiles[@]}" logs --no-color "$monitor" >"$work/monitor.log" 2>&1
   local said ok=1
   said=$(sed -n 's/^[^|]*| //p' "$work/monitor.log" | grep -E "^$algorithm: (SAFE|VIOLATION)|over RabbitMQ, run .* — " | tr '\n' ';')
   verdict="exit $code"
@@ -196,7 +249,7 @@ one_run() {
     verdict+=", no '$monitor' container of project '$project'"; ok=0
   fi
   # The trace, judged inside the image by the code that wrote it.
-  env "${envs[@]}" "${compose[@]}" --profile elves --profile classic --profile cluster --profile philosophers run --rm --no-deps -T "$monitor" \
+  env "${envs[@]}" "${compose[@]}" "${all_profiles[@]}" run --rm --no-deps -T "$monitor" \
     mutexlab verify "$trace" "${verify_args[@]}" >"$work/verify.log" 2>&1
   code=$?
   local t_verify=$((SECONDS - t0 - t_up))
@@ -219,6 +272,8 @@ one_run() {
   fi
   local t_down=$SECONDS left
   cleanup
+  compose=("${saved_compose[@]}")
+  all_profiles=("${saved_profiles[@]}")
   t_down=$((SECONDS - t_down))
   left=$(project_objects | tr '\n' ' ')
   if [ -n "$left" ]; then
@@ -244,7 +299,7 @@ for tool in $TOOLS; do
   compose=("${base[@]}" --env-file "$work/env" "${project_args[@]}")
   echo; echo "== $tool: $("${base[@]}" version 2>/dev/null | head -1)"
   t0=$SECONDS
-  if "${compose[@]}" --profile elves --profile classic --profile cluster --profile philosophers build >"$work/build.log" 2>&1; then
+  if "${compose[@]}" "${all_profiles[@]}" build >"$work/build.log" 2>&1; then
     record "$tool" build "PASS: image mutexlab:latest" $((SECONDS - t0))
   else
     tail -30 "$work/build.log"; record "$tool" build "FAIL: build" $((SECONDS - t0)); failed=1; continue
@@ -266,6 +321,22 @@ for tool in $TOOLS; do
   one_run "$tool" cluster-stop monitor /traces/bees.jsonl bees "7 bee" DWELL=0.5 \
     FIRST=rabbitmq,rabbitmq-2,rabbitmq-3 STOP=rabbitmq-2 -- \
     --profile cluster up --scale bee=7 --exit-code-from monitor monitor bee
+  # A user's solution of each problem, by file (v2 only: the header says why).
+  if [ "$tool" = v2 ]; then
+    one_run "$tool" bees-file monitor /traces/bees.jsonl file:examples/solutions/bees_reed_tokens.py "5 bee" \
+      ALGORITHM_FILE=./examples/solutions/bees_reed_tokens.py BEES_ALGORITHM=/algorithm/algorithm.py -- \
+      up --scale bee=5 --exit-code-from monitor
+    one_run "$tool" elves-file elves-monitor /traces/elves.jsonl "file:$ELVES_FILE" "4 el" \
+      ALGORITHM_FILE="$(realpath "$ELVES_FILE")" ELVES_ALGORITHM=/algorithm/algorithm.py -- \
+      --profile elves up --scale elf=4 --exit-code-from elves-monitor elves-monitor elf mayor
+    one_run "$tool" philosophers philosophers-monitor /traces/philosophers.jsonl \
+      file:examples/solutions/chandy_misra.py "5 philosopher" \
+      ALGORITHM_FILE=./examples/solutions/chandy_misra.py -- \
+      --profile philosophers up --scale philosopher=5 --exit-code-from philosophers-monitor philosophers-monitor philosopher
+    one_run "$tool" program program-monitor /traces/program-bees.jsonl bees "4 bee" \
+      OVERRIDE=examples/nodes/compose.yml:program NODES_BUILD=prebuilt -- \
+      --profile program up --scale program-bee=4 --exit-code-from program-monitor program-monitor program-bee
+  fi
 done
 
 echo; echo "== compose-check summary (project $project)"

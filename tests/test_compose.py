@@ -347,3 +347,101 @@ def test_the_documented_teardown_names_every_profile(compose):
         assert (
             "docker run --rm -v mutexlab_traces:/traces mutexlab cat /traces/" in (ROOT / doc).read_text()
         ), f"{doc}: how to copy a trace out before down -v"
+
+
+# -- the solutions' compose commands in the docs: what scripts/compose-check.sh runs ---------------
+SOLUTION_DOCS = ("docs/your-bees.md", "docs/problems-and-solutions.md", "docs/test-any-program.md")
+CHECK = ROOT / "scripts" / "compose-check.sh"
+
+
+def compose_commands(text: str) -> list[tuple[int, list[str]]]:
+    """(line, words) of each ``docker compose`` command in the ```bash blocks of ``text``, its
+    continuation lines joined."""
+    out, block, pending, start = [], None, "", 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            block = line[3:].strip() if block is None else None
+            continue
+        if block != "bash":
+            continue
+        if not pending:
+            start = number
+        pending += line.rstrip("\\").strip() + " "
+        if line.endswith("\\"):
+            continue
+        words, pending = pending.split(), ""
+        if "docker" in words and words[words.index("docker") + 1 : words.index("docker") + 2] == ["compose"]:
+            out.append((start, words))
+    return out
+
+
+def command_findings(doc: str, text: str) -> list[str]:
+    """What in ``doc``'s compose commands the compose files do not have (a variable, a profile, a
+    service), and each ``up`` whose arguments scripts/compose-check.sh does not run."""
+    check = " ".join(CHECK.read_text().replace("\\\n", " ").split())
+    out = []
+    for line, words in compose_commands(text):
+        where = f"{doc}:{line}"
+        at = words.index("docker")
+        env, rest = words[:at], words[at + 2 :]
+        files, profiles = [COMPOSE], []
+        while rest and rest[0] in ("-f", "--profile"):
+            option, value, rest = rest[0], rest[1], rest[2:]
+            if option == "--profile":
+                profiles.append(value)
+            elif value != "docker-compose.yml":
+                files.append(ROOT / value)
+        sources = "".join(f.read_text() for f in files)
+        services: dict = {}
+        for f in files:
+            services |= yaml.safe_load(f.read_text())["services"]
+        known = {p for s in services.values() for p in s.get("profiles", [])}
+        for assignment in env:
+            name = assignment.split("=", 1)[0]
+            if "${" + name not in sources:
+                out.append(f"{where}: {name} is no variable of {', '.join(f.name for f in files)}")
+        out += [f"{where}: no profile {p!r}" for p in profiles if p not in known]
+        command, args = rest[0], rest[1:]
+        named = []
+        for i, word in enumerate(args):
+            if word == "--scale":
+                named.append(args[i + 1].split("=")[0])
+            elif word == "--exit-code-from":
+                named.append(args[i + 1])
+            elif not word.startswith("-") and args[i - 1] not in ("--scale", "--exit-code-from"):
+                named.append(word)
+                if command == "run":
+                    break  # the service; what follows is its command
+        for name in named:
+            if name not in services:
+                out.append(f"{where}: no service {name!r}")
+            elif not set(services[name].get("profiles", [])) <= set(profiles):
+                out.append(f"{where}: service {name!r} needs --profile {services[name]['profiles'][0]}")
+        if command == "up" and " ".join(rest) not in check:
+            out.append(f"{where}: scripts/compose-check.sh runs no `{' '.join(rest)}`")
+    return out
+
+
+@pytest.mark.parametrize("doc", SOLUTION_DOCS)
+def test_the_solutions_compose_commands_name_what_exists_and_are_what_the_check_runs(doc):
+    text = (ROOT / doc).read_text()
+    assert compose_commands(text), f"{doc} shows no docker compose command"
+    assert command_findings(doc, text) == []
+
+
+def test_the_command_check_reports_planted_errors():
+    text = (ROOT / "docs/your-bees.md").read_text()
+    planted = (
+        text.replace("BEES_ALGORITHM=/algorithm", "BEE_ALGORITHM=/algorithm", 1)
+        .replace("up --scale bee=5", "--profile bees up --scale bees=5", 1)
+        .replace("--exit-code-from monitor", "--exit-code-from monitor --no-build", 1)
+    )
+    found = command_findings("docs/your-bees.md", planted)
+    assert [f.split(": ", 1)[1] for f in found] == [
+        "BEE_ALGORITHM is no variable of docker-compose.yml",
+        "no profile 'bees'",
+        "no service 'bees'",
+        "scripts/compose-check.sh runs no `up --scale bees=5 --exit-code-from monitor --no-build`",
+    ]
+    program = (ROOT / "docs/test-any-program.md").read_text().replace("--profile program \\", "\\", 1)
+    assert "needs --profile program" in " ".join(command_findings("docs/test-any-program.md", program))
