@@ -24,7 +24,8 @@ from .lines import NodeFault
 from .process import NodeProcess
 
 COMMAND_ENV = "NODE_COMMAND"  # the program a node runs when its setup names none (a compose service)
-TIMEOUT = 5.0  # seconds a program has to answer one input (as ``mutexlab test``'s default)
+TIMEOUT = 5.0  # seconds a program has to answer one input (as ``mutexlab test``'s default; its
+# first, process.START_TIMEOUT: a JVM starts slowly)
 THEN_REQUEST, THEN_EXIT = Schedule("request", "think"), Schedule("exit", "cs")  # the mutex workload
 
 
