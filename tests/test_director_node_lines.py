@@ -134,3 +134,24 @@ def test_replay_takes_the_timeouts_of_a_slow_program(cli, tmp_path):
     stalled = cli("replay", scenario, "--node", slow, "--start-timeout", "1", "--timeout", "1")
     assert stalled.returncode == 1 and "FINDING [stalled]" in stalled.stdout, stalled.stdout
     assert cli("replay", scenario, "--node", slow, "--timeout", "0").returncode == 2
+
+
+def test_a_node_that_promised_to_start_afresh_and_ended_is_told_so(cli, tmp_path):
+    program = tmp_path / "once.py"
+    program.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    kind = json.loads(line)['type']\n"
+        "    out = [{'type': 'enter', 'resource': 'cs'}] if kind == 'request' else []\n"
+        "    out += [{'type': 'exit', 'resource': 'cs'}] if kind == 'release' else []\n"
+        "    out.append({'type': 'done', 'reinit': True} if kind == 'init' else {'type': 'done'})\n"
+        "    print('\\n'.join(json.dumps(o) for o in out), flush=True)\n"
+        "    if kind == 'release':\n"
+        "        sys.exit(0)  # its work is done: it leaves\n"
+    )
+    ran = cli("test", "mutex", "--node", f"{sys.executable} {program}", "--nodes", "1", "--runs", "3")
+    assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout, ran.stdout
+    assert (
+        "exited with status 0 while handling init (between runs: it answered its first init with reinit"
+        in ran.stdout
+    )

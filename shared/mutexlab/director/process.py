@@ -202,7 +202,15 @@ class NodeProcess:
         how = "closed its output" if code is None else f"exited with status {code}"
         if code is not None and code < 0:
             how = f"was killed by signal {-code}"
-        return NodeFault("crashed", self.node, f"node {self.node} {how} while handling {message['type']}")
+        between = (
+            " (between runs: it answered its first init with reinit: true, a promise to keep reading "
+            "and start afresh on the next init, and ended instead)"
+            if message["type"] == "init" and self.reusable
+            else ""
+        )
+        return NodeFault(
+            "crashed", self.node, f"node {self.node} {how} while handling {message['type']}{between}"
+        )
 
     def kill(self) -> None:
         """End the node and everything it started (its process group); idempotent."""
