@@ -149,7 +149,7 @@ class NodeProcess:
                 self.node,
                 f"node {self.node} wrote nothing at all within {self.start_timeout:g} s of its start "
                 f"(no done line for its first {message['type']}): {BUFFERED}; one slow to start "
-                "needs a longer --start-timeout",
+                "needs a longer --start-timeout (over RabbitMQ: $NODE_START_TIMEOUT)",
             )
         if self.buffer:  # the start of a line, never ended
             return NodeFault(
