@@ -155,3 +155,11 @@ def test_a_node_that_promised_to_start_afresh_and_ended_is_told_so(cli, tmp_path
         "exited with status 0 while handling init (between runs: it answered its first init with reinit"
         in ran.stdout
     )
+
+
+def test_a_bee_that_never_reports_a_state_is_told_so(cli, tmp_path):
+    program = tmp_path / "idle_bee.py"
+    program.write_text('import sys\nfor line in sys.stdin:\n    print(\'{"type":"done"}\', flush=True)\n')
+    ran = cli("test", "bees", "--node", f"{sys.executable} {program}", "--nodes", "2", "--runs", "1")
+    assert ran.returncode == 1 and "FINDING [deadlock]" in ran.stdout, ran.stdout
+    assert "bee-1 reported no state (it started in REST), not DEAD or RETIRED" in ran.stdout, ran.stdout
