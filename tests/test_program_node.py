@@ -203,3 +203,37 @@ def test_the_compose_example_scales_the_c_bee_as_participants_of_one_run():
     options = json.loads(re.sub(r"\$\{\w+:-(\w+)\}", r"\1", monitor["environment"]["OPTIONS"]))
     setup = spec.make_setup(4, options, 0)  # the options the monitor is given build a run of 4
     assert setup.algorithm == "bees" and len(setup.protocols) == 4
+
+
+SLOW_START = """import json, sys, time
+time.sleep(2)  # a slow start: the JVM compiling a source file, a big interpreter
+for line in sys.stdin:
+    print(json.dumps({'type': 'done'}), flush=True)
+"""
+
+
+def test_a_slow_starting_program_gets_its_start_timeout_and_a_clear_fault_past_it(tmp_path, monkeypatch):
+    from mutexlab.director.node import START_ENV
+
+    program = tmp_path / "slow.py"
+    program.write_text(SLOW_START)
+    init = {"seed": 0, "problem": "mutex", "options": {"requests": 1, "resource": "cs"}}
+    monkeypatch.delenv(START_ENV, raising=False)
+    monkeypatch.setattr("mutexlab.director.node.TIMEOUT", 1.0)  # every later answer: 1 s
+    node = ProgramNode(1, 2, f"{sys.executable} {program}", init, requests=1, resource="cs")
+    try:
+        assert Schedule("request", "think") in node.start()  # 2 s: more than 1, within the 12 of a start
+    finally:
+        node.close()
+    monkeypatch.setenv(START_ENV, "1")
+    node = ProgramNode(1, 2, f"{sys.executable} {program}", init, requests=1, resource="cs")
+    try:
+        with pytest.raises(HandlerError, match="wrote nothing at all within 1 s of its start"):
+            node.start()
+    finally:
+        node.close()
+    for bad in ("soon", "0", "nan", "inf"):
+        monkeypatch.setenv(START_ENV, bad)
+        with pytest.raises(HandlerError, match=f"ConfigError: {START_ENV}="):  # as an unset $NODE_COMMAND
+            ProgramNode(1, 2, f"{sys.executable} {program}", init, requests=1, resource="cs").start()
+    assert running(str(tmp_path)) == []

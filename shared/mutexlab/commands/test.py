@@ -12,6 +12,7 @@ from ..director import problem as problems
 from ..director import runner
 from ..director.judge import Finding
 from ..director.lines import NodeFault
+from ..director.process import START_TIMEOUT
 from ..director.scenario import ProgramScenario, save, to_dict
 from ..director.search import MAX_STEPS, Outcome, Settings
 from ..director.strategies import PCT, Random, Systematic
@@ -108,6 +109,7 @@ def arguments(p) -> None:
         metavar="S",
         help=f"seconds a node may take to answer (default {TIMEOUT:g})",
     )
+    add_start_timeout(p)
     p.add_argument(
         "--max-steps",
         type=whole(1),
@@ -121,6 +123,17 @@ def arguments(p) -> None:
     )
     p.add_argument("--trace", metavar="FILE", help="write the trace of the failing run (or of the last run)")
     add_json_argument(p, "outcome")
+
+
+def add_start_timeout(p) -> None:
+    p.add_argument(
+        "--start-timeout",
+        type=real("seconds", " of seconds", lambda v: v > 0, "> 0", MAX_SECONDS),
+        default=START_TIMEOUT,
+        metavar="S",
+        help="seconds a node just started may take to answer its first init, when more than "
+        f"--timeout (default {START_TIMEOUT:g}: a JVM starts slowly)",
+    )
 
 
 def parse_options(given: list[str]) -> dict[str, Any]:
@@ -189,7 +202,9 @@ def run(args) -> int:
         problem, argv, args.seed, Faults(args.reorder, args.duplicate, args.crash), args.max_steps
     )
     try:
-        tested = runner.test(settings, strategy, runs, args.time, args.timeout, options, not args.no_shrink)
+        tested = runner.test(
+            settings, strategy, runs, args.time, args.timeout, options, not args.no_shrink, args.start_timeout
+        )
     except NodeFault as fault:  # the program cannot be started at all
         return fail(str(fault))
     except ConfigError as exc:
@@ -267,7 +282,7 @@ def _write_trace(path: str, outcome: Outcome) -> None:
 
 def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
     searched = f"{outcome['strategy']}: {count(outcome['runs'], 'run')}, {count(outcome['steps'], 'step')} in {outcome['seconds']:.1f} s"
-    head = f"{outcome['problem']} on {' '.join(outcome['program'])}, N={outcome['nodes']}"
+    head = f"{outcome['problem']} on {shlex.join(outcome['program'])}, N={outcome['nodes']}"
     if tested.finding is None:
         if outcome["verdict"] == "PASS" and outcome["exhaustive"]:
             return [
@@ -327,7 +342,7 @@ def _step(step) -> str:
     return f"{kind} {ident}→{node}" if ident else f"{kind} {node}"
 
 
-def replay_program(args, timeout: float = TIMEOUT) -> int:
+def replay_program(args) -> int:
     """``mutexlab replay SCENARIO --node CMD`` of a program scenario (``--trace``, ``--report``, ``--json``)."""
     path, node, trace, as_json = args.scenario, args.node, args.trace, args.json
     from ..director.scenario import ScenarioFileError, load
@@ -335,13 +350,13 @@ def replay_program(args, timeout: float = TIMEOUT) -> int:
     try:
         scenario: ProgramScenario = load(path)
         if not node:  # a file never chooses what runs (as replay refuses a scenario's own code)
-            named = " ".join(scenario.program) or "none"
+            named = shlex.join(scenario.program) or "none"
             raise ConfigError(
                 f"{path} is a program scenario: give the program to play it on with --node CMD "
                 f"(it was found on {named}; mutexlab never runs a program a file names)"
             )
         argv = program_argv(node)
-        replayed = runner.replay(scenario, argv, timeout)
+        replayed = runner.replay(scenario, argv, args.timeout, args.start_timeout)
     except (ScenarioFileError, ConfigError) as exc:
         return fail(str(exc))
     except NodeFault as fault:
@@ -363,7 +378,7 @@ def replay_program(args, timeout: float = TIMEOUT) -> int:
         print_json(result)
     else:
         print(
-            f"{scenario.problem} on {' '.join(argv)}, N={scenario.nodes}: {count(len(replayed.outcome.steps), 'step')} of {len(scenario.steps)} played"
+            f"{scenario.problem} on {shlex.join(argv)}, N={scenario.nodes}: {count(len(replayed.outcome.steps), 'step')} of {len(scenario.steps)} played"
         )
         if finding is not None:
             print(finding.render())

@@ -21,6 +21,9 @@ OUTPUTS = frozenset({"send", "enter", "exit", "state", "event", "done", "log"})
 # Events a node may not report as its own ``event``: mutexlab writes these itself.
 START = "start"  # the rule of a program that cannot be started at all
 RESERVED_EVENTS = frozenset({"run", "send", "recv", "enter", "exit", "request", "state"})
+STDOUT_IS_PROTOCOL = (
+    'standard output carries protocol lines only: debugging goes to standard error or a {"type":"log"} line'
+)
 
 
 @dataclass
@@ -57,7 +60,7 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
     try:  # nesting is checked (limits.loads) only where it could be deep: 64 brackets or more
         line = loads(raw) if raw.count(b"[") + raw.count(b"{") >= 64 else json.loads(raw)
     except (ValueError, RecursionError):
-        raise fault("a line that is not JSON") from None
+        raise fault(f"a line that is not JSON ({STDOUT_IS_PROTOCOL})") from None
     if not isinstance(line, dict):
         raise fault("a line that is not a JSON object")
     kind = line.get("type")
@@ -66,7 +69,8 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
     if kind == "send":
         to = line.get("to")
         if isinstance(to, bool) or not isinstance(to, int) or to not in peers:
-            raise fault(f"a send to {to!r}, which is not one of its peers {sorted(peers)}")
+            what = "a string: an id is a JSON number" if isinstance(to, str) else "not one of them"
+            raise fault(f"a send to {json.dumps(to)} ({what}); its peers are {sorted(peers)}")
         if "body" not in line:
             raise fault("a send without a body")
     elif kind in ("enter", "exit"):

@@ -12,6 +12,7 @@ program with its process group; it is idempotent.
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 from typing import Any, ClassVar, Literal
@@ -27,6 +28,24 @@ COMMAND_ENV = "NODE_COMMAND"  # the program a node runs when its setup names non
 TIMEOUT = 5.0  # seconds a program has to answer one input (as ``mutexlab test``'s default)
 DWELLS = ("think", "cs")  # the workload's dwells: before each request, while holding (a problem's own)
 STATES = ("RELEASED", "WANTED", "HELD")  # a driven node's idle, waiting and holding states
+# Seconds for its first answer (its init): below the monitor's default stall timeout (15 s), so
+# that a program which never answers is reported as this node's fault, with its cause, not as a
+# run that stalled. $NODE_START_TIMEOUT overrides it (with ``run --stall-timeout`` above it).
+START_ENV, START_TIMEOUT = "NODE_START_TIMEOUT", 12.0
+
+
+def start_timeout() -> float:
+    """$NODE_START_TIMEOUT (seconds > 0), else ``START_TIMEOUT``; ConfigError when malformed."""
+    text = os.environ.get(START_ENV, "").strip()
+    if not text:
+        return START_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 86_400:  # NaN and infinities fail too
+        raise ConfigError(f"{START_ENV}={text!r}: expected seconds, more than 0 and at most 86,400")
+    return value
 
 
 class ProgramMessage(Message):
@@ -83,7 +102,7 @@ class ProgramNode(Protocol):
         if not argv:
             raise ConfigError(f"{COMMAND_ENV} is not set: the program {self.name} runs")
         peers = frozenset(range(1, self.n + 1)) - {self.pid}
-        self.process = NodeProcess(argv, self.pid, peers, TIMEOUT)
+        self.process = NodeProcess(argv, self.pid, peers, TIMEOUT, start_timeout())
         line = {"type": "init", "id": self.pid, "name": self.name, "peers": sorted(peers), "nodes": self.n}
         effects = self._ask(line | self.init)
         return effects + [self.then_request] if self.driven else effects

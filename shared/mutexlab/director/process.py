@@ -28,6 +28,13 @@ from typing import Any
 from .lines import MAX_LINE, MAX_OUTPUTS, START, NodeFault, encode, parse, shorten
 
 SETPRIV = shutil.which("setpriv")
+# Seconds a new process has for its first answer (its first init) when that is more than the
+# timeout: starting a JVM or an interpreter on a busy machine takes seconds, answering does not.
+START_TIMEOUT = 30.0
+BUFFERED = (
+    "a program whose output is buffered (C stdio, C++ std::cout, Java's PrintWriter, Python's "
+    "print into a pipe, mawk) must flush it after each done line"
+)
 
 
 def dying_with_parent(argv: list[str]) -> list[str]:
@@ -38,8 +45,18 @@ def dying_with_parent(argv: list[str]) -> list[str]:
 class NodeProcess:
     """Node ``node`` (its id, from 1) running ``argv``."""
 
-    def __init__(self, argv: list[str], node: int, peers: frozenset[int], timeout: float) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        node: int,
+        peers: frozenset[int],
+        timeout: float,
+        start_timeout: float = START_TIMEOUT,
+    ) -> None:
         self.node, self.peers, self.timeout = node, peers, timeout
+        self.start_timeout = max(start_timeout, timeout)
+        self.told = False  # an input was sent (the first has start_timeout to be answered)
+        self.heard = False  # the node wrote something: it started, and its output is not stuck
         self.reusable = False  # the node said it starts afresh on a second init
         if SETPRIV and shutil.which(argv[0]) is None:  # setpriv would start, then fail to run it
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: not found or not executable")
@@ -59,6 +76,7 @@ class NodeProcess:
         os.set_blocking(self.stdin, False)  # a node that stops reading is a stall, not a hang
         self.buffer = b""
         self.deadline = 0.0  # when the answer to the last input is due
+        self.budget = timeout  # the seconds it was given
 
     def ask(self, message: dict[str, Any]) -> tuple[list[dict[str, Any]], bytes, dict[str, Any]]:
         """Send ``message``; (its outputs, their raw bytes, the ``done`` line) once the node says done."""
@@ -67,7 +85,9 @@ class NodeProcess:
 
     def tell(self, message: dict[str, Any]) -> None:
         """Send ``message`` (``answer`` reads what the node says to it)."""
-        self.deadline = time.monotonic() + self.timeout
+        self.budget = self.timeout if self.told else self.start_timeout
+        self.deadline = time.monotonic() + self.budget
+        self.told = True
         self.write(encode(message), self.deadline, message)
 
     def answer(self, message: dict[str, Any]) -> tuple[list[dict[str, Any]], bytes, dict[str, Any]]:
@@ -75,8 +95,14 @@ class NodeProcess:
         deadline = self.deadline
         outputs: list[dict[str, Any]] = []
         raw: list[bytes] = []
+        blank = 0
         while True:
             line = self.readline(deadline, message)
+            if not line.strip():  # a blank line says nothing (a doubled newline): skipped, counted
+                blank += 1
+                if blank > MAX_OUTPUTS:
+                    raise self.flood(message, line)
+                continue
             parsed = parse(line, self.node, self.peers)
             if parsed["type"] == "done":
                 if self.buffer.strip():  # lines already written past the done: not this input's
@@ -92,13 +118,15 @@ class NodeProcess:
             outputs.append(parsed)
             raw.append(line)
             if len(outputs) > MAX_OUTPUTS:
-                raise NodeFault(
-                    "flood",
-                    self.node,
-                    f"node {self.node} wrote more than {MAX_OUTPUTS} lines in answer to one input "
-                    f"({message['type']})",
-                    shorten(line),
-                )
+                raise self.flood(message, line)
+
+    def flood(self, message: dict[str, Any], line: bytes) -> NodeFault:
+        return NodeFault(
+            "flood",
+            self.node,
+            f"node {self.node} wrote more than {MAX_OUTPUTS} lines in answer to one input ({message['type']})",
+            shorten(line),
+        )
 
     def write(self, data: bytes, deadline: float, message: dict[str, Any]) -> None:
         view = memoryview(data)
@@ -115,10 +143,26 @@ class NodeProcess:
                 raise self.stalled(message)
 
     def stalled(self, message: dict[str, Any]) -> NodeFault:
+        if not self.heard:  # not a byte since it started: slow to start, or its output is buffered
+            return NodeFault(
+                "stalled",
+                self.node,
+                f"node {self.node} wrote nothing at all within {self.start_timeout:g} s of its start "
+                f"(no done line for its first {message['type']}): {BUFFERED}; one slow to start "
+                "needs a longer --start-timeout (over RabbitMQ: $NODE_START_TIMEOUT)",
+            )
+        if self.buffer:  # the start of a line, never ended
+            return NodeFault(
+                "stalled",
+                self.node,
+                f"node {self.node} did not answer {message['type']} within {self.budget:g} s: it wrote "
+                "part of a line and no newline (every line ends with one; is its output flushed?)",
+                shorten(self.buffer),
+            )
         return NodeFault(
             "stalled",
             self.node,
-            f"node {self.node} did not answer {message['type']} within {self.timeout:g} s "
+            f"node {self.node} did not answer {message['type']} within {self.budget:g} s "
             "(no done line): stalled or unresponsive",
         )
 
@@ -139,6 +183,7 @@ class NodeProcess:
             chunk = os.read(self.out, 1 << 16)
             if not chunk:
                 raise self.crashed(message)
+            self.heard = True
             self.buffer += chunk
 
     def too_long(self, line: bytes) -> NodeFault:
@@ -157,7 +202,15 @@ class NodeProcess:
         how = "closed its output" if code is None else f"exited with status {code}"
         if code is not None and code < 0:
             how = f"was killed by signal {-code}"
-        return NodeFault("crashed", self.node, f"node {self.node} {how} while handling {message['type']}")
+        between = (
+            " (between runs: it answered its first init with reinit: true, a promise to keep reading "
+            "and start afresh on the next init, and ended instead)"
+            if message["type"] == "init" and self.reusable
+            else ""
+        )
+        return NodeFault(
+            "crashed", self.node, f"node {self.node} {how} while handling {message['type']}{between}"
+        )
 
     def kill(self) -> None:
         """End the node and everything it started (its process group); idempotent."""
@@ -177,8 +230,8 @@ class Pool:
     """The node processes of the runs: kept across runs when every node said it can start afresh
     (``done`` with ``"reinit": true`` in answer to its first ``init``), else started anew each run."""
 
-    def __init__(self, argv: list[str], timeout: float) -> None:
-        self.argv, self.timeout = argv, timeout
+    def __init__(self, argv: list[str], timeout: float, start_timeout: float = START_TIMEOUT) -> None:
+        self.argv, self.timeout, self.start_timeout = argv, timeout, start_timeout
         self.live: dict[int, NodeProcess] = {}
         self.started = 0  # processes started, for the summary and the benchmark
 
@@ -189,7 +242,7 @@ class Pool:
         self.close()
         ids = frozenset(range(1, nodes + 1))
         for node in sorted(ids):
-            self.live[node] = NodeProcess(self.argv, node, ids - {node}, self.timeout)
+            self.live[node] = NodeProcess(self.argv, node, ids - {node}, self.timeout, self.start_timeout)
             self.started += 1
         return self.live
 
@@ -197,7 +250,7 @@ class Pool:
         """Node ``node`` killed and started anew (a crash fault); the live processes."""
         old = self.live.pop(node)
         old.kill()
-        self.live[node] = NodeProcess(self.argv, node, old.peers, self.timeout)
+        self.live[node] = NodeProcess(self.argv, node, old.peers, self.timeout, self.start_timeout)
         self.started += 1
         return self.live
 

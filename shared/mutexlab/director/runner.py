@@ -12,9 +12,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from ..words import count
 from .judge import NONDETERMINISTIC, Finding
 from .problem import make_problem
-from .process import Pool
+from .process import START_TIMEOUT, Pool
 from .scenario import ProgramScenario
 from .search import Outcome, Searched, Settings, play, search
 from .shrink import Shrinker, Strict
@@ -25,14 +26,14 @@ NOT_SHRUNK = frozenset({NONDETERMINISTIC, "stalled"})
 
 
 @contextmanager
-def pool_of(argv: list[str], timeout: float) -> Iterator[Pool]:
+def pool_of(argv: list[str], timeout: float, start_timeout: float = START_TIMEOUT) -> Iterator[Pool]:
     """A pool whose processes are all killed on the way out, SIGTERM included."""
 
     def interrupted(signum, frame):
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, interrupted)
-    pool = Pool(argv, timeout)
+    pool = Pool(argv, timeout, start_timeout)
     try:
         yield pool
     finally:
@@ -59,8 +60,9 @@ def test(
     timeout: float,
     options: dict[str, Any],
     shrink: bool = True,
+    start_timeout: float = START_TIMEOUT,
 ) -> Tested:
-    with pool_of(settings.program, timeout) as pool:
+    with pool_of(settings.program, timeout, start_timeout) as pool:
         searched = search(settings, pool, strategy, runs, seconds)
         if searched.finding is None:
             return Tested(searched, None, searched.last, settings, None)
@@ -85,7 +87,7 @@ def test(
             # Only a schedule that replays is shown: the unshrunk one, as found.
             shown = f"[{again.finding.rule}]" if again.finding else "no finding"
             note = (
-                f"the shrunk schedule ({len(small.steps)} steps) gave {shown} when played again, not "
+                f"the shrunk schedule ({count(len(small.steps), 'step')}) gave {shown} when played again, not "
                 f"[{small.finding.rule}]: the schedule as found is shown, unshrunk"
             )
             return Tested(searched, found, found, settings, found.finding, shrinker.tests, note)
@@ -100,7 +102,9 @@ class Replayed:
     diverged: int | None = None  # on another program: the first step it no longer allows
 
 
-def replay(scenario: ProgramScenario, argv: list[str], timeout: float) -> Replayed:
+def replay(
+    scenario: ProgramScenario, argv: list[str], timeout: float, start_timeout: float = START_TIMEOUT
+) -> Replayed:
     """Play ``scenario`` on ``argv``. On the program it was found on, every answer must be the
     recorded one and every step possible, else the program is nondeterministic (a finding); on
     another program (a fix) answers may differ, and a step no longer possible ends the replay
@@ -111,7 +115,7 @@ def replay(scenario: ProgramScenario, argv: list[str], timeout: float) -> Replay
     )
     settings = Settings(problem, argv, scenario.seed, scenario.faults, len(scenario.steps) + 1)
     chooser = Strict(scenario.steps)
-    with pool_of(argv, timeout) as pool:
+    with pool_of(argv, timeout, start_timeout) as pool:
         outcome = play(settings, pool, chooser, scenario.answers if same else None)
     finding = outcome.finding
     if chooser.stuck is not None and not same:

@@ -74,9 +74,9 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
                     len(steps) + 1,
                 )
                 break
-            run.do(action)
-            steps.append(action)
+            steps.append(action)  # before it is taken: a node's fault in it is part of the schedule
             trail.append((enabled.index(action), len(enabled)))
+            run.do(action)
             diverged = _diverged(run, expected, len(steps))
         if diverged is not None:
             return Outcome(diverged, steps, run.digests, run.events, trail)
@@ -85,9 +85,8 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         if fault.rule == START:  # the program cannot be started: bad input, not a finding
             raise
         events = run.events if run is not None else []
-        return Outcome(
-            from_fault(fault, len(steps) + 1 if run else 0), steps, run.digests if run else [], events, trail
-        )
+        # The step the fault came in is the schedule's last (0: in answer to the first inits).
+        return Outcome(from_fault(fault, len(steps)), steps, run.digests if run else [], events, trail)
     resting = not run.enabled()
     waiting = sorted(run.names[n] for n in run.waiting)
     verdict, finding = judge(run.events, resting, waiting, len(steps))

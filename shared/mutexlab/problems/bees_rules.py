@@ -179,7 +179,8 @@ def end(colony: Colony, bees: Mapping[str, tuple[Observation, str | None]]) -> l
         if final in WAITING_STATES:
             found.append(Broken("left-waiting", f"{name} was left waiting in {final}", (name,)))
         elif final not in FINAL_STATES:
-            found.append(Broken("unfinished", f"{name} ended in {final}, not DEAD or RETIRED", (name,)))
+            how = f"ended in {final}" if state else "reported no state (it started in REST)"
+            found.append(Broken("unfinished", f"{name} {how}, not DEAD or RETIRED", (name,)))
     want = expected_eggs(*colony)
     if total < want:  # too many is a safety rule (``limit``), broken as it happens
         bees_, reeds, eggs, cocoons = colony
