@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from ..protocol import Effect, Enter, Exit, Note, Schedule, Send
+from ..protocol import Effect, Enter, Exit, Note, Schedule, Send, UnknownPeer
 from ..setups import Setup
 from ..trace import EventSink, Recorder
 
@@ -102,8 +102,10 @@ class Driver:
                 if effect.to == pid:
                     self.feed(pid, lambda p, m=effect.msg: p.on_message(m))
                     continue
-                if effect.to not in self.protocols:
-                    raise RuntimeError(f"{self.names[pid]} sent {effect.msg.type} to unknown pid {effect.to}")
+                if effect.to not in self.protocols:  # the algorithm's bug (its handler said so): a finding
+                    known = ", ".join(str(p) for p in sorted(self.protocols))
+                    state = str(self.protocols[pid].state)
+                    raise UnknownPeer(self.names[pid], state, effect.msg.type, effect.to, known)
                 self.messages[effect.msg.type] += 1
                 self._sent[pid] += 1
                 msg_id = f"{self.names[pid]}#{self._sent[pid]}"
