@@ -37,8 +37,6 @@ EXPECT = re.compile(r"^Expect: (?P<kind>[a-z]+)(?: — (?P<message>.+))?$", re.M
 REFUSED = re.compile(r"^Refused: (?P<reduction>.+)$", re.M)
 KINDS = {"capacity", "invariant", "deadlock", "liveness", "error"}
 
-pytestmark = pytest.mark.slow  # two subprocesses per mutant: about two minutes in all
-
 
 def note(path: Path) -> tuple[list[str], str, str, list[str]]:
     """The flags, the finding's kind, a piece of its message and the reductions to be refused,
@@ -79,6 +77,34 @@ def test_there_are_enough_mutants_each_with_a_note():
         note(path)
 
 
+# What a mutant may import of mutexlab: the modules the file API's docs name (your-algorithm.md and
+# problems-and-solutions.md: the kit; your-bees.md: protocol and setups; elves.md: the elves
+# package, the only way to a variant of them); and the examples it mutates.
+PUBLIC = {"mutexlab.protocols.kit", "mutexlab.protocol", "mutexlab.setups", "mutexlab.protocols"}
+EXAMPLES = {p.stem for p in (ROOT / "examples" / "solutions").glob("*.py")}
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_the_mutant_imports_only_the_public_api(path):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            names = [node.module or ""]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] == "mutexlab":
+                assert name in PUBLIC, f"{path.name} imports {name}"
+                if name == "mutexlab.protocols":
+                    assert [a.name for a in node.names] == ["elves"], f"{path.name}: {ast.dump(node)}"
+            else:
+                assert name in sys.stdlib_module_names | EXAMPLES | {"__future__"}, (
+                    f"{path.name} imports {name}"
+                )
+
+
+@pytest.mark.slow  # two subprocesses per mutant, some 3 s of CPU each: 1–3 minutes in all
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_the_mutant_is_caught_and_its_counterexample_replays(path, tmp_path):
     flags, kind, message, refused = note(path)
