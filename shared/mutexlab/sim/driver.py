@@ -73,7 +73,11 @@ class Driver:
                 self.recorders[pid].local("state", self.now, proto.clock.time, state=proto.state)
             )
 
-    def deliver(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
+    def deliver(
+        self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None, copy: bool = False
+    ) -> None:
+        """Hand ``msg`` to ``to``; ``copy``: a second delivery of a message the network duplicated
+        (a scenario's ``duplicate`` step), whose ``recv`` says so (``"copy": true``)."""
         if self.trace is not None:
             proto = self.protocols[to]
             # The receive event is recorded after the handler so `lamport` is the clock after it
@@ -83,6 +87,8 @@ class Driver:
             before = proto.state
             effects = proto.on_message(msg)
             event = rec.recv(self.now, proto.clock.time, msg.type, self.names[sender], msg_id, vc or {})
+            if copy:
+                event["copy"] = True
             self.trace.write(event)
             self.apply(to, effects)
             if proto.state != before:
