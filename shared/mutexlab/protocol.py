@@ -92,6 +92,25 @@ class HandlerError(ProtocolError):
         return (HandlerError, (self.process, self.state, self.taking, self.error, self.where))
 
 
+class UnknownPeer(HandlerError):
+    """A handler returned a ``Send`` to a process the setup does not have: the algorithm's bug,
+    a finding like a handler that raised, whatever the step (a driver finds it when it carries
+    out the effect, after the handler returned)."""
+
+    def __init__(self, process: str, state: str, kind: str, to: Any, known: str) -> None:
+        self._parts = (process, state, kind, to, known)
+        ProtocolError.__init__(
+            self,
+            f"{process} sent {kind} to process {to!r}, which is not one of this setup's ({known}), "
+            f"in state {state}",
+        )
+        self.process, self.state, self.taking = process, state, f"its step (a {kind} it sent)"
+        self.error, self.where = f"a {kind} to unknown process {to!r}", "an effect it returned"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (UnknownPeer, self._parts)
+
+
 @fastpath.slot_init
 @dataclass(frozen=True, slots=True)
 class Send:

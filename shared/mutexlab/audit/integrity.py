@@ -7,6 +7,10 @@ each resource is one the run header declares.
 * **unknown-resource**: an ``enter`` of a resource the header's ``capacities`` do not name (exactly,
   by ``prefix:*``, or by ``*``): the capacity audit would judge it by a default it was never given.
 
+A ``recv`` marked ``"copy": true`` is a second delivery of a message the network duplicated (the
+replay of a ``check --duplicate`` scenario): its message was received before, and it is not paired
+again.
+
 Fed every send, recv and enter (``feed``) in any order of the file: a send and its recv are paired
 whichever comes first, so memory follows the messages not yet paired (in flight, or lost), not the
 trace. Events without an ``id`` cannot be paired and are not judged.
@@ -65,6 +69,8 @@ class Integrity:
             else:
                 self._pair((event, line), recv)
         elif kind == "recv":
+            if event.get("copy") is True:  # the network's duplicate: its original is paired
+                return
             send = self.sent.pop(key, None)
             if send is not None:
                 self._pair(send, (event, line))

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from ..protocol import Effect, Enter, Exit, Note, Schedule, Send
+from ..protocol import Effect, Enter, Exit, Note, Schedule, Send, UnknownPeer
 from ..setups import Setup
 from ..trace import EventSink, Recorder
 
@@ -73,7 +73,11 @@ class Driver:
                 self.recorders[pid].local("state", self.now, proto.clock.time, state=proto.state)
             )
 
-    def deliver(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
+    def deliver(
+        self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None, copy: bool = False
+    ) -> None:
+        """Hand ``msg`` to ``to``; ``copy``: a second delivery of a message the network duplicated
+        (a scenario's ``duplicate`` step), whose ``recv`` says so (``"copy": true``)."""
         if self.trace is not None:
             proto = self.protocols[to]
             # The receive event is recorded after the handler so `lamport` is the clock after it
@@ -83,6 +87,8 @@ class Driver:
             before = proto.state
             effects = proto.on_message(msg)
             event = rec.recv(self.now, proto.clock.time, msg.type, self.names[sender], msg_id, vc or {})
+            if copy:
+                event["copy"] = True
             self.trace.write(event)
             self.apply(to, effects)
             if proto.state != before:
@@ -102,8 +108,10 @@ class Driver:
                 if effect.to == pid:
                     self.feed(pid, lambda p, m=effect.msg: p.on_message(m))
                     continue
-                if effect.to not in self.protocols:
-                    raise RuntimeError(f"{self.names[pid]} sent {effect.msg.type} to unknown pid {effect.to}")
+                if effect.to not in self.protocols:  # the algorithm's bug (its handler said so): a finding
+                    known = ", ".join(str(p) for p in sorted(self.protocols))
+                    state = str(self.protocols[pid].state)
+                    raise UnknownPeer(self.names[pid], state, effect.msg.type, effect.to, known)
                 self.messages[effect.msg.type] += 1
                 self._sent[pid] += 1
                 msg_id = f"{self.names[pid]}#{self._sent[pid]}"

@@ -231,7 +231,7 @@ class ScriptedRun(Driver):
         msg, msg_id, vc = link[index]
         if not keep:
             del link[index]
-        self.deliver(sender, to, msg, msg_id, vc)
+        self.deliver(sender, to, msg, msg_id, vc, copy=keep)
 
     def world(self) -> tuple:
         """Every process's snapshot and every link's messages: what a loop must return to."""

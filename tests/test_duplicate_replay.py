@@ -1,0 +1,39 @@
+"""A replayed ``duplicate`` step is the network's copy, not a message nobody sent.
+
+``check --duplicate`` explores a link delivering a message twice, and its counterexample's
+``duplicate`` step replays as a second ``recv`` of the same message id. The trace marks that
+receive ``"copy": true`` and the integrity audit does not pair it again: before, the replay of
+every such counterexample added a ``recv-without-send`` violation ("a message nobody sent was
+received") that the run never had. A second receive that is not marked stays that violation.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+MUTANT = str(Path(__file__).resolve().parent / "mutants" / "ra_duplicate_cancels.py")
+
+
+def test_a_duplicate_step_replays_as_a_marked_copy_and_no_violation(cli, tmp_path):
+    scenario, trace = tmp_path / "dup.json", tmp_path / "dup.jsonl"
+    done = cli("check", MUTANT, "-N", "2", "--duplicate", "1", "--counterexample", scenario)
+    assert done.returncode == 1, done
+    assert any(step["op"] == "duplicate" for step in json.loads(scenario.read_text())["steps"])
+    assert "replay reproduces it: yes" in done.stdout and "recv-without-send" not in done.stdout
+    again = cli("replay", scenario, "--algorithm", MUTANT, "--trace", trace)
+    assert again.returncode == 1, again  # the deadlock, not the copy
+    assert "DEADLOCK: nothing can move" in again.stdout and "recv-without-send" not in again.stdout
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    copies = [e for e in events if e.get("copy")]
+    assert len(copies) == 1 and copies[0]["event"] == "recv"
+    assert sum(e["event"] == "recv" and e["id"] == copies[0]["id"] for e in events) == 2
+    verified = cli("verify", "--algorithm", MUTANT, trace)
+    assert "recv-without-send" not in verified.stdout, verified.stdout
+    # the same trace with the mark taken away: a receive no send carries
+    unmarked = tmp_path / "unmarked.jsonl"
+    unmarked.write_text(
+        "".join(json.dumps({k: v for k, v in e.items() if k != "copy"}) + "\n" for e in events)
+    )
+    forged = cli("verify", "--algorithm", MUTANT, unmarked)
+    assert forged.returncode == 1 and "[recv-without-send]" in forged.stdout, forged.stdout
