@@ -111,6 +111,10 @@ def render(s: dict) -> str:
         f"time:         {s['seconds']:.2f} s",
         "checked:      " + ", ".join(s["properties"]) + f" — not: {s['not_checked']}",
     ]
+    lines += [
+        f"refused:      {name} — {why} (a sample disagreed: the searches went on without it)"
+        for name, why in s["reductions_refused"].items()
+    ]
     if s["errors"] and not s["findings"]:
         lines.append(f"verdict:      TOOL ERROR — a worker failed: {s['errors'][0]}: nothing is proven")
         return "\n".join(lines)
