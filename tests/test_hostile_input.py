@@ -205,6 +205,14 @@ def test_a_protocol_whose_memory_grows_faster_than_its_events_stops_at_its_memor
     _incomplete(done, "incomplete: the run grew by more than its memory limit (", "--ignore-memory")
 
 
+def test_a_streamed_run_that_never_ends_stops_within_seconds():
+    """``simulate bees`` holds no trace, so memory never stopped it: bees that fidget for ever ran
+    to the old floor of 5,000,000 events (25 CPU-s, 100 s on a loaded machine)."""
+    fidgeting = str(ROOT / "tests" / "mutexlab_broken" / "bees_fidgeting.py")
+    done = bounded("simulate", "bees", "--algorithm", fidgeting, timeout=30)
+    _incomplete(done, "incomplete: the event limit (500,000 events) was reached", "--max-events")
+
+
 def test_max_events_cuts_a_run_short_and_says_so(cli):
     done = cli("simulate", "mutex", "-a", "mutexlab_broken.endless_chatter", "-N", "3", "--max-events", "500")
     _incomplete(done, "incomplete: the event limit (500 events) was reached", "--max-events N raises it")

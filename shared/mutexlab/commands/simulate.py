@@ -40,6 +40,9 @@ from .reporting import add_report_argument, write_report_if_asked
 from .simulating import add_fault_arguments, audit_summary, exit_code, fault_config, fault_line, outcome_lines
 
 EVENTS_FLAG = "--max-events"
+# A streamed run holds no trace: its floor is one of time (500,000 events: ~2.5 CPU-s for a bee
+# that never stops fidgeting), not of memory.
+STREAMED_EVENTS = 500_000
 EXIT_CODES = (
     "exit codes: 0 the run finished and the audit found it safe; 1 a finding: a safety violation, "
     "a refused input, or a handler of the algorithm that raised (named with its process, input, "
@@ -120,7 +123,8 @@ def run(args) -> int:
     if refused:
         return refused
     dwell = {d.kind: getattr(args, d.kind) for d in flags.dwell}
-    guard = event_limit(args, flags.streamed, messages, prediction.processes)
+    intervals = memory.intervals(flags, scenario.processes, scenario.options)
+    guard = event_limit(args, flags.streamed, messages, intervals, prediction.processes)
     allowance = None if args.ignore_memory else memory.growth_allowance(prediction, memory.available_bytes())
     if flags.measured:
         return _measured(args, spec, scenario, messages, dwell, guard, allowance)
@@ -137,14 +141,16 @@ def run(args) -> int:
     return _kept(args, run, config, messages, allowance)
 
 
-def event_limit(args, streamed: bool, messages: float, processes: int) -> int:
+def event_limit(args, streamed: bool, messages: float, intervals: float, processes: int) -> int:
     """``--max-events``, else the run's guard against never ending: several times its estimated
-    messages, at least SimConfig's default for a streamed run (at P = 1000 bees a healthy run takes
-    9,247,872 events, BENCHMARKS.md §6) and what fits in memory for a run that holds its trace."""
+    messages (and holding intervals, each a few local events), at least STREAMED_EVENTS for a
+    streamed run and what fits in memory for a run that holds its trace. Healthy runs make a
+    quarter of it or less (bees P = 1–100, elves, the classic algorithms, the philosophers); at
+    P = 1000 bees 9,247,872 events (BENCHMARKS.md §6), under 3 × its messages."""
     if args.max_events is not None:
         return int(args.max_events)
     if streamed:
-        return max(SimConfig.max_events, int(3 * messages))
+        return max(STREAMED_EVENTS, int(3 * messages + 8 * intervals))
     return max(memory.held_events(processes), int(4 * messages))
 
 
