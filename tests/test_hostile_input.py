@@ -213,6 +213,15 @@ def test_a_streamed_run_that_never_ends_stops_within_seconds():
     _incomplete(done, "incomplete: the event limit (500,000 events) was reached", "--max-events")
 
 
+def test_compare_cuts_a_run_that_never_ends_as_simulate_does():
+    chatter = str(ROOT / "tests" / "mutexlab_broken" / "endless_chatter.py")
+    done = bounded("compare", "-N", "3", "--algorithms", f"ricart-agrawala,{chatter}", timeout=30)
+    assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr, done.stderr[-2000:]
+    assert done.returncode == 3, (done.returncode, done.stdout[-800:], done.stderr[-800:])
+    assert "endless-chatter: incomplete: the event limit (" in done.stdout, done.stdout
+    assert [line.split()[-1] for line in done.stdout.splitlines()[4:6]] == ["ok", "INCOMPLETE"], done.stdout
+
+
 def test_max_events_cuts_a_run_short_and_says_so(cli):
     done = cli("simulate", "mutex", "-a", "mutexlab_broken.endless_chatter", "-N", "3", "--max-events", "500")
     _incomplete(done, "incomplete: the event limit (500 events) was reached", "--max-events N raises it")

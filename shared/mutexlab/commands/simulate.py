@@ -32,17 +32,22 @@ from ..setups import ConfigError
 from ..sim import SimConfig, Simulation
 from ..spec import AlgorithmSpec, Flags, Simulated
 from ..trace import TraceWriter
-from .common import add_json_argument, add_trace_argument, fail, positive, print_json
+from .common import add_json_argument, add_trace_argument, fail, print_json
 from .flags import SetupArgs, add_dwell_arguments, add_simulator_arguments, resolved
-from .longrun import add_memory_argument, audit_trace, check_memory, progress_bar
+from .longrun import (
+    add_events_argument,
+    add_memory_argument,
+    audit_trace,
+    check_memory,
+    event_limit,
+    growth_watch,
+    limit_reached,
+    progress_bar,
+)
 from .registry import Command, family_scenarios
 from .reporting import add_report_argument, write_report_if_asked
 from .simulating import add_fault_arguments, audit_summary, exit_code, fault_config, fault_line, outcome_lines
 
-EVENTS_FLAG = "--max-events"
-# A streamed run holds no trace: its floor is one of time (500,000 events: ~2.5 CPU-s for a bee
-# that never stops fidgeting), not of memory.
-STREAMED_EVENTS = 500_000
 EXIT_CODES = (
     "exit codes: 0 the run finished and the audit found it safe; 1 a finding: a safety violation, "
     "a refused input, or a handler of the algorithm that raised (named with its process, input, "
@@ -69,13 +74,7 @@ def arguments(flags: Flags):
         add_report_argument(p)
         add_fault_arguments(p)
         add_memory_argument(p)
-        p.add_argument(
-            EVENTS_FLAG,
-            type=positive,
-            metavar="N",
-            help="stop the run (incomplete, exit 3) after N events; default: several times the "
-            "run's estimate, at least what fits in memory (a run that never ends is cut there)",
-        )
+        add_events_argument(p)
 
     return add
 
@@ -141,36 +140,6 @@ def run(args) -> int:
     return _kept(args, run, config, messages, allowance)
 
 
-def event_limit(args, streamed: bool, messages: float, intervals: float, processes: int) -> int:
-    """``--max-events``, else the run's guard against never ending: several times its estimated
-    messages (and holding intervals, each a few local events), at least STREAMED_EVENTS for a
-    streamed run and what fits in memory for a run that holds its trace. Healthy runs make a
-    quarter of it or less (bees P = 1–100, elves, the classic algorithms, the philosophers); at
-    P = 1000 bees 9,247,872 events (BENCHMARKS.md §6), under 3 × its messages."""
-    if args.max_events is not None:
-        return int(args.max_events)
-    if streamed:
-        return max(STREAMED_EVENTS, int(3 * messages + 8 * intervals))
-    return max(memory.held_events(processes), int(4 * messages))
-
-
-def limit_reached(result, guard: int, allowance: int | None) -> str | None:
-    """What a run a limit cut short says about it: the limit, and the flag that raises it."""
-    if result is None or not result.truncated:
-        return None
-    if result.limit == "memory":
-        return (
-            f"the run grew by more than its memory limit ({memory.human_bytes(allowance or 0)}: twice its "
-            f"predicted need, at least {memory.human_bytes(memory.GROWTH_FLOOR)}) before it ended; "
-            f"{memory.IGNORE_FLAG} lifts the limit"
-        )
-    return f"the event limit ({guard:,} events) was reached before the run ended; {EVENTS_FLAG} N raises it"
-
-
-def _watch(allowance: int | None):
-    return memory.growth_watch(allowance) if allowance is not None else None
-
-
 def _streamed(args, run: Simulated, config: SimConfig, messages: float, allowance: int | None) -> int:
     audit = bool(args.trace) or bool(args.report) or not args.no_audit
     window = None
@@ -186,7 +155,7 @@ def _streamed(args, run: Simulated, config: SimConfig, messages: float, allowanc
             # Without a written trace the audit reads no message bodies: none are made.
             simulation = Simulation(run.setup, config, trace, trace_bodies=bool(args.trace or args.report))
             simulation.progress = progress
-            simulation.watch = _watch(allowance)
+            simulation.watch = growth_watch(allowance)
             result = simulation.run()
     finally:
         if trace is not None:
@@ -210,7 +179,7 @@ def _kept(args, run: Simulated, config: SimConfig, messages: float, allowance: i
         with progress_bar(args, messages, run.spec.name) as progress:
             simulation = Simulation(run.setup, config, trace)
             simulation.progress = progress
-            simulation.watch = _watch(allowance)
+            simulation.watch = growth_watch(allowance)
             result = simulation.run()
     except ProtocolError as exc:
         if not args.flags.partial:
@@ -248,7 +217,7 @@ def _measured(
                 args.trace,
                 {**fault_config(args), "max_events": guard},
                 progress,
-                _watch(allowance),
+                growth_watch(allowance),
             )
     except ConfigError as exc:
         return fail(str(exc))
