@@ -406,3 +406,64 @@ def test_lamport_declares_only_the_clock_shift():
         lamport_reductions.REDUCTIONS.retired,
         lamport_reductions.REDUCTIONS.sends,
     ) == (None,) * 3
+
+
+# -- a refusal met after the check: --metrics and --swarm search again, never a tool error ---------
+SHIFTED = [*wrong("ricart_agrawala_text_stamps_shifted"), "-o", EIGHTS]
+
+
+def test_a_reduction_refused_by_the_figures_search_restarts_check_and_figures(monkeypatch, capsys):
+    """The check's own sampling is off, so its reduced search passes the text-stamp bug under the
+    clock shift; the figures' search then samples (as it does the worlds the check's did not)
+    and refuses the shift. --metrics used to end there (TOOL ERROR, exit 4); now, as the plain
+    check, both search again without it: the violation is found (exit 1), the figures not
+    computed for it."""
+    full, stride, twins = sampling.FULL, sampling.STRIDE, sampling.MAX_TWINS
+    no_sampling(monkeypatch)
+    from mutexlab.check import metrics
+
+    real = metrics.search_metrics
+    sampled: list[int] = []
+
+    def sampling_from_here(model, *args, **kwargs):
+        monkeypatch.setattr(sampling, "FULL", full)
+        monkeypatch.setattr(sampling, "STRIDE", stride)
+        monkeypatch.setattr(sampling, "MAX_TWINS", twins)
+        if model.sampler is not None:
+            model.sampler.next_at = 1
+            sampled.append(1)
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(metrics, "search_metrics", sampling_from_here)
+    code, out = run_json(["check", *SHIFTED, "--metrics"], capsys)
+    assert sampled, "the figures' search was never given a sampled model"
+    assert code == 1 and out["verdict"] == "violation", out["verdict"]
+    applied, why = notes(out)["clock-offset normalisation"]
+    assert not applied and why.startswith("refused: "), why
+    assert out["metrics"]["stopped"] == "not computed: the check found a violation"
+
+
+@pytest.mark.parametrize(
+    "module, extra, name",
+    [
+        ("ricart_agrawala_wrong_key", [], "canonical snapshots"),
+        ("ricart_agrawala_wrong_retirement", [], "retired clocks"),
+    ],
+)
+def test_a_reduction_a_swarm_worker_refuses_is_dropped_not_a_tool_error(module, extra, name, capsys):
+    """A worker's sample refuses the reduction: it used to die unreported (TOOL ERROR, exit 4);
+    now its next searches go without it, and the swarm says so (5: nothing found, never a pass)."""
+    code, out = run_json(
+        ["check", *wrong(module), *extra, "--swarm", "--time", "3", "--workers", "2"], capsys
+    )
+    assert code == 5 and out["verdict"] == "not-found" and not out["errors"], out
+    assert name in out["reductions_refused"], out["reductions_refused"]
+    main(["check", *wrong(module), *extra, "--swarm", "--time", "2", "--workers", "1"])
+    assert f"refused:      {name} — " in capsys.readouterr().out
+
+
+def test_a_swarm_finds_the_bug_a_refused_clock_shift_would_hide(capsys):
+    code, out = run_json(["check", *SHIFTED, "--swarm", "--time", "20", "--workers", "2"], capsys)
+    assert code == 1 and out["verdict"] == "violation" and not out["errors"], out
+    assert "clock-offset normalisation" in out["reductions_refused"]
+    assert out["reproduced"][0], out["reproduced"]

@@ -83,6 +83,16 @@ def test_swarm_flags_are_checked(tmp_path, cli):
     assert out.returncode == 2 and "--workers needs --swarm" in out.stderr
 
 
+def test_a_huge_workers_without_swarm_names_the_missing_swarm_first(tmp_path, cli):
+    """Both are wrong, exit 2 either way; the first problem is that no swarm was asked for."""
+    argv = ("check", "mutex", "-a", "ricart-agrawala", "-N", "2", "--workers", "1000000")
+    out = cli(*argv, cwd=tmp_path)
+    assert out.returncode == 2 and "--workers needs --swarm" in out.stderr, out.stderr
+    assert "per core" not in out.stderr
+    out = cli(*argv, "--swarm", cwd=tmp_path)
+    assert out.returncode == 2 and "--workers 1,000,000: at most" in out.stderr, out.stderr
+
+
 @pytest.mark.parametrize(
     "variant, n, requests, kind",
     [

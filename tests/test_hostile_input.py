@@ -34,7 +34,9 @@ def bounded(*argv: str, memory: int = MEMORY, timeout: float = 60) -> subprocess
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "shared"), str(ROOT), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT / "shared"), str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", "")]
+    )
     return subprocess.run(
         [sys.executable, "-m", "mutexlab", *argv],
         capture_output=True,
@@ -175,3 +177,66 @@ def test_the_json_bounds_themselves():
         limits.loads("[" * 65 + "]" * 65)
     with pytest.raises(limits.InputError, match="Infinity is not a JSON number"):
         limits.loads('{"a": -Infinity}')
+
+
+def _incomplete(done, *words: str) -> None:
+    assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr, done.stderr[-2000:]
+    assert done.returncode == 3, (done.returncode, done.stdout[-800:], done.stderr[-800:])
+    for word in words:
+        assert word in done.stdout, done.stdout[-1500:]
+    assert "audit of the run so far:" in done.stdout  # its SAFE vouches for no more than the run made
+
+
+def test_a_protocol_that_never_ends_stops_at_its_event_limit():
+    """Nodes that answer every message with another never let the run end; it held its trace until
+    MemoryError (3.85 GB). Now it stops at what its held trace may take: exit 3, in the child's 1 GB
+    and the 30 s a hostile input may take, naming the limit and the flag that raises it."""
+    chatter = str(ROOT / "tests" / "mutexlab_broken" / "endless_chatter.py")
+    done = bounded("simulate", "mutex", "--algorithm", chatter, "-N", "3", timeout=30)
+    _incomplete(
+        done, "incomplete: the event limit (", "events) was reached before the run ended", "--max-events"
+    )
+
+
+def test_a_protocol_whose_memory_grows_faster_than_its_events_stops_at_its_memory_limit():
+    """Each event keeps 64 KB more: the event limit alone would let it take gigabytes."""
+    hoard = str(ROOT / "tests" / "mutexlab_broken" / "endless_hoard.py")
+    done = bounded("simulate", "mutex", "--algorithm", hoard, "-N", "3", timeout=30)
+    _incomplete(done, "incomplete: the run grew by more than its memory limit (", "--ignore-memory")
+
+
+def test_a_streamed_run_that_never_ends_stops_within_seconds():
+    """``simulate bees`` holds no trace, so memory never stopped it: bees that fidget for ever ran
+    to the old floor of 5,000,000 events (25 CPU-s, 100 s on a loaded machine)."""
+    fidgeting = str(ROOT / "tests" / "mutexlab_broken" / "bees_fidgeting.py")
+    done = bounded("simulate", "bees", "--algorithm", fidgeting, timeout=30)
+    _incomplete(done, "incomplete: the event limit (500,000 events) was reached", "--max-events")
+
+
+def test_compare_cuts_a_run_that_never_ends_as_simulate_does():
+    chatter = str(ROOT / "tests" / "mutexlab_broken" / "endless_chatter.py")
+    done = bounded("compare", "-N", "3", "--algorithms", f"ricart-agrawala,{chatter}", timeout=30)
+    assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr, done.stderr[-2000:]
+    assert done.returncode == 3, (done.returncode, done.stdout[-800:], done.stderr[-800:])
+    assert "endless-chatter: incomplete: the event limit (" in done.stdout, done.stdout
+    assert [line.split()[-1] for line in done.stdout.splitlines()[4:6]] == ["ok", "INCOMPLETE"], done.stdout
+
+
+def test_max_events_cuts_a_run_short_and_says_so(cli):
+    done = cli("simulate", "mutex", "-a", "mutexlab_broken.endless_chatter", "-N", "3", "--max-events", "500")
+    _incomplete(done, "incomplete: the event limit (500 events) was reached", "--max-events N raises it")
+    done = cli(
+        "simulate",
+        "mutex",
+        "-a",
+        "mutexlab_broken.endless_chatter",
+        "-N",
+        "3",
+        "--max-events",
+        "500",
+        "--json",
+    )
+    summary = json.loads(done.stdout)
+    assert done.returncode == 3 and summary["truncated"] is True
+    assert summary["incomplete"].startswith("the event limit (500 events)")
+    assert cli("simulate", "mutex", "-a", "lamport", "-N", "3", "--max-events", "0").returncode == 2

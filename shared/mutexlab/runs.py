@@ -67,16 +67,19 @@ def run_measured(
     trace_path: str | None = None,
     faults: dict[str, Any] | None = None,
     progress: Callable[[int, float], None] | None = None,
+    watch: Callable[[], str | None] | None = None,
 ) -> ClassicRun:
     """Build (``algorithm``: what ``registry.resolve`` takes), simulate with one dwell stream per
     process, audit and measure one run. Raises ConfigError on bad options, OSError when the trace
-    cannot be written. ``progress``: see ``Simulation.progress``."""
+    cannot be written. ``progress``, ``watch``: see ``Simulation``'s; ``faults`` may carry
+    ``max_events`` too (any ``SimConfig`` keyword)."""
     setup = make_setup_available(algorithm, processes, dict(options), seed)
     config = SimConfig(seed=seed, delay=delay, dwell=dict(dwell or {}), **(faults or {}))
     trace = TraceWriter(trace_path, keep=True)
     try:
         simulation = WorkloadSimulation(setup, config, trace)
         simulation.progress = progress
+        simulation.watch = watch
         result = simulation.run()
     finally:
         trace.close()

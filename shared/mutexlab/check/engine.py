@@ -127,15 +127,19 @@ def _build_model(config: CheckConfig, setup: Setup | None, refused: dict[str, st
 
 
 def run_check(
-    config: CheckConfig, progress: Callable | None = None, setup: Setup | None = None
+    config: CheckConfig,
+    progress: Callable | None = None,
+    setup: Setup | None = None,
+    refused: dict[str, str] | None = None,
 ) -> tuple[Result, Model | None]:
-    """Check ``config`` (``setup``: a ready setup, e.g. of a deliberately broken variant).
+    """Check ``config`` (``setup``: a ready setup, e.g. of a deliberately broken variant; ``refused``:
+    reductions refused already, name → why, by a search of the figures on the same code).
     Raises ConfigError for an endless workload whose worlds are infinite (``endless.py``).
     The limits hold from the first step (``budget.py``): a limit reached while the model is
     built gives an incomplete result and no model."""
     budget = Budget(config.max_states, config.max_memory_mb, progress)
     model = None
-    refused: dict[str, str] = {}  # reductions a sample refused: searched again without them
+    refused = dict(refused or {})  # reductions a sample refused: searched again without them
     try:
         with budget.watch():
             while True:

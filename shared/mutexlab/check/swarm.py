@@ -10,7 +10,9 @@ array. The first violation any worker finds ends the swarm: the worker writes it
 (``counterexample.py``) and the parent replays it.
 
 What is checked on every world reached: capacity, the scenario's invariant, rejected inputs and
-deadlock — the safety properties. Liveness needs whole strongly connected components, which a
+deadlock — the safety properties. The declared reductions are sampled as in the plain check
+(``sampling.py``): a sample that disagrees drops the worker's search, and its next ones go without
+the refused reduction (``reductions_refused``), never a worker's failure. Liveness needs whole strongly connected components, which a
 partial search does not have: it is not checked. Partial-order reduction is off (its cycle
 proviso needs the full search's stack); the per-world reductions (canonical snapshots, clock
 shifts) stay, since each maps a world to one with the same futures.
@@ -57,6 +59,8 @@ class SwarmResult:
     errors: list[str] = field(default_factory=list)  # workers that failed: the swarm is then a tool error
     per_worker: list[int] = field(default_factory=list)  # worlds stored by each worker
     stopped: int = 0  # workers stopped without a report (their published counts are included)
+    # reductions a worker's sample refused (name → why): its searches went on without them
+    refused: dict[str, str] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:
@@ -77,6 +81,7 @@ class SwarmResult:
             "verdict": self.verdict,
             "findings": [self.finding] if self.finding else [],
             "errors": self.errors,
+            "reductions_refused": self.refused,
             "properties": [
                 "capacity of every resource",
                 "the scenario's invariant",
@@ -132,15 +137,22 @@ def _work(config: Any, setup: Setup | None, seed: int, deadline: float, bits: in
     from ..sim.scripted import ScenarioError
     from .engine import build_model
     from .properties import invariant_for
+    from .sampling import Refused
     from .search import Search
 
     rng = random.Random(seed)
+    refused: dict[str, str] = {}  # reductions a sample refused: the searches after go without them
     while time.time() < deadline and not (isinstance(stats, Stats) and stats.stopped()):
-        model = build_model(replace(config, partial_order=False), setup)
+        model = build_model(replace(config, partial_order=False), setup, refused)
         invariant, _ = invariant_for(model.setup.algorithm)
         checker = Search(model, invariant)
         stats["searches"] += 1
-        found, done = _search(model, checker, rng, deadline, bits, stats)
+        try:
+            found, done = _search(model, checker, rng, deadline, bits, stats)
+        except Refused as no:  # as the plain check: this search is dropped, the next goes without it
+            refused.update(no.refusals)
+            stats["refused"] = dict(refused)
+            continue
         stats["finished"] += done
         if found is not None:
             try:
@@ -231,6 +243,7 @@ def _take(report: tuple, reported: dict[int, dict], result: SwarmResult) -> bool
     """Record one worker's report; True when it is the first finding."""
     kind, stats, finding, scenario, fields = report
     reported[stats["slot"]] = stats
+    result.refused.update(stats.get("refused", {}))
     if kind == "error":
         result.errors.append(finding)
     elif kind == "found" and result.finding is None:

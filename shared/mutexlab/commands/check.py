@@ -368,6 +368,7 @@ def run(args) -> int:
     from ..check.cross import cross_check
     from ..check.engine import run_check
     from ..check.largest import past_largest
+    from ..check.sampling import Refused
 
     try:
         config = config_of(args)
@@ -380,9 +381,17 @@ def run(args) -> int:
         if warning is not None:
             print(warning, file=sys.stderr)
         progress = None if args.quiet else ProgressLine(sys.stderr.isatty())
-        result, model = run_check(config, progress)
+        refused: dict[str, str] = {}
+        while True:
+            result, model = run_check(config, progress, refused=refused)
+            try:
+                metrics = (
+                    checkfigures.run_metrics(args, config, result, model=model) if args.metrics else None
+                )
+                break
+            except Refused as no:  # the figures' search sampled what the check's did not: as the
+                refused.update(no.refusals)  # check does, both search again without the reduction
         cross = cross_check(config, result, model) if args.cross_check and model is not None else None
-        metrics = checkfigures.run_metrics(args, config, result, model=model) if args.metrics else None
     except ConfigError as exc:
         return fail(str(exc))
     # the finding to write: this search's, or the plain search's that this one missed

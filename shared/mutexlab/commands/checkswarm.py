@@ -36,16 +36,18 @@ def max_workers() -> int:
 
 
 def refused(args) -> str | None:
-    if args.workers is not None and args.workers > max_workers():
-        return (
-            f"--workers {args.workers:,}: at most {max_workers()} ({WORKERS_PER_CORE} per core of "
-            "this machine: each worker is a process with its own model)"
-        )
+    """Why the swarm flags cannot run as given, the first problem first: a swarm flag without
+    ``--swarm`` before the values it carries (a ``--workers`` too large for a swarm not asked for)."""
     if not args.swarm:
         for flag, given in (("--workers", args.workers is not None), ("--time", args.time != 60)):
             if given:
                 return f"{flag} needs --swarm"
         return None
+    if args.workers is not None and args.workers > max_workers():
+        return (
+            f"--workers {args.workers:,}: at most {max_workers()} ({WORKERS_PER_CORE} per core of "
+            "this machine: each worker is a process with its own model)"
+        )
     for flag, on in (
         ("--metrics", args.metrics),
         ("--cross-check", args.cross_check),
@@ -108,6 +110,10 @@ def render(s: dict) -> str:
         f"transitions:  {s['transitions']:,}",
         f"time:         {s['seconds']:.2f} s",
         "checked:      " + ", ".join(s["properties"]) + f" — not: {s['not_checked']}",
+    ]
+    lines += [
+        f"refused:      {name} — {why} (a sample disagreed: the searches went on without it)"
+        for name, why in s["reductions_refused"].items()
     ]
     if s["errors"] and not s["findings"]:
         lines.append(f"verdict:      TOOL ERROR — a worker failed: {s['errors'][0]}: nothing is proven")

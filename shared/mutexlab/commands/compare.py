@@ -6,7 +6,8 @@ names, dotted modules, ``.py`` files). Same N, requests per node, seed, delay mo
 dwell times for all (see ``mutexlab.runs`` and ``mutexlab.sim.workload``). Exit 0 when every run serves every request and is
 safe; 1 when any run has a safety violation or a handler raised (the row names it); 2 on bad
 arguments (or options an algorithm refuses);
-3 when a run stalls without a safety violation. The first of 1, 2, 3 that applies wins.
+3 when a run stalls, or is cut short by the limits ``simulate`` has (``--max-events``, the memory it
+may grow by: ``longrun.event_limit``), without a safety violation. The first of 1, 2, 3 that applies wins.
 The solutions of another problem (``--algorithms elves,FILE``) are simulated and audited alike and
 tabled by what every run shows (compare_solutions.py).
 """
@@ -22,7 +23,14 @@ from ..spec import AlgorithmSpec
 from ..words import count, plural
 from .common import fail, format_number, print_json
 from .flags import add_dwell_arguments, add_simulator_arguments, option_pair
-from .longrun import add_memory_argument, check_memory
+from .longrun import (
+    add_events_argument,
+    add_memory_argument,
+    check_memory,
+    event_limit,
+    growth_watch,
+    limit_reached,
+)
 from .registry import Command
 from .simulating import NO_TRACE_NOTE, exit_code
 
@@ -56,6 +64,7 @@ def arguments(p) -> None:
     add_dwell_arguments(p, {d.kind: d.simulated for d in MEASURED.dwell})
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     add_memory_argument(p)
+    add_events_argument(p)
     p.add_argument(
         "--algorithms",
         metavar="A,B,...",
@@ -82,7 +91,15 @@ def _row(spec: AlgorithmSpec, outcome, n: int) -> dict:
     verdict = (
         "ok"
         if outcome.ok
-        else ("UNSAFE" if not outcome.verdict.safe else "STALLED" if not outcome.result.ok else "INCOMPLETE")
+        else (
+            "UNSAFE"
+            if not outcome.verdict.safe
+            else "INCOMPLETE"
+            if outcome.result.truncated
+            else "STALLED"
+            if not outcome.result.ok
+            else "INCOMPLETE"
+        )
     )
     return {
         "algorithm": name,
@@ -190,10 +207,22 @@ def run(args) -> int:
         return refused
     rows: list[dict] = []
     codes = set()
+    available = memory.available_bytes()
     for name, spec in zip(names, specs):
+        # each run is cut where a run that never ends would be, as in simulate (docs/exit-codes.md#limits)
+        messages = memory.messages(spec, args.nodes, workload)
+        guard = event_limit(args, False, messages, 0, args.nodes)
+        allowance = None if args.ignore_memory else memory.growth_allowance(need, available)
         try:
             outcome = run_measured(
-                registry.canonical(name), args.nodes, workload, args.seed, args.delay, dwell
+                registry.canonical(name),
+                args.nodes,
+                workload,
+                args.seed,
+                args.delay,
+                dwell,
+                faults={"max_events": guard},
+                watch=growth_watch(allowance),
             )
         except ConfigError as exc:
             rows.append({"algorithm": spec.name, "error": str(exc)})
@@ -204,6 +233,7 @@ def run(args) -> int:
             codes.add(1)
             continue
         row = _row(spec, outcome, args.nodes)
+        row["incomplete"] = limit_reached(outcome.result, guard, allowance)
         codes.add(exit_code(outcome.verdict, outcome.result.ok))
         rows.append(row)
     if args.json:
@@ -222,6 +252,8 @@ def run(args) -> int:
         for r in rows:
             for v in r.get("violations", []):
                 print(f"{r['algorithm']}: {v}")
+            if r.get("incomplete"):
+                print(f"{r['algorithm']}: incomplete: {r['incomplete']}")
         if any(r.get("violations") for r in rows):
             print(NO_TRACE_NOTE)
             for name, what in (r.get("stalled") or {}).items():
@@ -236,7 +268,7 @@ COMMAND = Command(
     and print one table: messages per entry, synchronization delay and response time in units of the
     mean message delay T, beside the literature's figures. Exit 0 when every run is safe and serves every
     request, 1 when any run has a safety violation or a handler raised, 2 on bad arguments, 3 when a run
-    stalls without one.""",
+    stalls or hits its event or memory limit without one.""",
     run,
     arguments,
     flags=MEASURED,

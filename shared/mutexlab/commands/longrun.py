@@ -1,8 +1,10 @@
-"""Long simulations: the memory check before the run, the progress bar during it.
+"""Long simulations: the memory check before the run, its limits and the progress bar during it.
 
 * ``check_memory`` predicts the run's peak memory (``mutexlab.memory``) and refuses it (exit 2) when it
   exceeds what the machine has available, or warns on stderr above half of it; ``--ignore-memory``
   skips the check.
+* ``event_limit`` and ``growth_watch``: where a run that never ends is cut (``--max-events``, the
+  memory it may grow by), and ``limit_reached`` says which cut it (exit 3, docs/exit-codes.md#limits);
 * ``progress_bar`` shows events done and events per second on stderr — only when stderr is a
   terminal and the output is not ``--json``, and only once the run has lasted a second; it is
   gone when the run ends, so the summary below reads as ever.
@@ -20,7 +22,7 @@ from .. import memory
 from ..audit.stream import StreamAudit
 from ..setups import Setup
 from ..trace import TraceWriter
-from .common import fail
+from .common import fail, positive
 
 if TYPE_CHECKING:  # rich is imported only when a bar is shown
     from rich.progress import Progress, TaskID
@@ -46,6 +48,53 @@ def check_memory(args, prediction: memory.Prediction, what: str) -> int | None:
     if warning:
         print(f"mutexlab: {warning}", file=sys.stderr)
     return None
+
+
+EVENTS_FLAG = "--max-events"
+# A streamed run holds no trace: its floor is one of time (500,000 events: ~2.5 CPU-s for a bee
+# that never stops fidgeting), not of memory.
+STREAMED_EVENTS = 500_000
+
+
+def add_events_argument(parser) -> None:
+    parser.add_argument(
+        EVENTS_FLAG,
+        type=positive,
+        metavar="N",
+        help="stop a run (incomplete, exit 3) after N events; default: several times the "
+        "run's estimate, at least what fits in memory (a run that never ends is cut there)",
+    )
+
+
+def event_limit(args, streamed: bool, messages: float, intervals: float, processes: int) -> int:
+    """``--max-events``, else the run's guard against never ending: several times its estimated
+    messages (and holding intervals, each a few local events), at least STREAMED_EVENTS for a
+    streamed run and what fits in memory for a run that holds its trace. Healthy runs make a
+    quarter of it or less (bees P = 1–100, elves, the classic algorithms, the philosophers); at
+    P = 1000 bees 9,247,872 events (BENCHMARKS.md §6), under 3 × its messages."""
+    if args.max_events is not None:
+        return int(args.max_events)
+    if streamed:
+        return max(STREAMED_EVENTS, int(3 * messages + 8 * intervals))
+    return max(memory.held_events(processes), int(4 * messages))
+
+
+def limit_reached(result, guard: int, allowance: int | None) -> str | None:
+    """What a run a limit cut short says about it: the limit, and the flag that raises it."""
+    if result is None or not result.truncated:
+        return None
+    if result.limit == "memory":
+        return (
+            f"the run grew by more than its memory limit ({memory.human_bytes(allowance or 0)}: twice its "
+            f"predicted need, at least {memory.human_bytes(memory.GROWTH_FLOOR)}) before it ended; "
+            f"{memory.IGNORE_FLAG} lifts the limit"
+        )
+    return f"the event limit ({guard:,} events) was reached before the run ended; {EVENTS_FLAG} N raises it"
+
+
+def growth_watch(allowance: int | None) -> Callable[[], str | None] | None:
+    """The ``Simulation.watch`` of a run that may grow by ``allowance`` bytes (None: unwatched)."""
+    return memory.growth_watch(allowance) if allowance is not None else None
 
 
 def wanted(args) -> bool:

@@ -17,6 +17,8 @@ from pathlib import Path
 from ..director.solution import program_algorithm
 from ..setups import ConfigError
 from ..spec import Flags
+from ..transport import headroom
+from ..transport.headroom import MANAGEMENT_ENV, MANAGEMENT_PORT
 from ..transport.settings import DELIVERIES
 from ..transport.supervisor import DEFAULT_URL, Plan, broker_problem, execute, make_plan
 from .common import add_json_argument, fail, non_negative, positive, seconds
@@ -42,7 +44,8 @@ def _timeout(text: str) -> float:
 
 # Each participant is a process with its own broker connection: beyond this the machine's memory
 # and the broker's file descriptors run out (a default RabbitMQ holds about a thousand
-# connections). Raised, for a bigger machine and broker, with --max-processes.
+# connections). Raised, for a bigger machine and broker, with --max-processes. Where the broker's
+# management API answers, the connections it has room for are asked too (transport/headroom.py).
 MAX_PROCESSES = 100
 
 
@@ -62,6 +65,13 @@ def _common(p) -> None:
         default=None,
         help=f"broker URL (default: $AMQP_URL, else {DEFAULT_URL.replace('%', '%%')}); a cluster: repeat it "
         "once per node, or give the nodes' URLs comma-separated (docs/cluster.md)",
+    )
+    p.add_argument(
+        "--management-url",
+        metavar="URL",
+        help="RabbitMQ's management API, asked how many more connections the broker can hold before "
+        f"anything starts (default: ${MANAGEMENT_ENV}, else port {MANAGEMENT_PORT} of the broker's "
+        "host; not answering: --max-processes alone applies)",
     )
     p.add_argument("--run-id", default=None, help="run id naming the exchange and queues (default: random)")
     p.add_argument("--trace", metavar="FILE", help="the monitor writes the trace (JSON Lines) here")
@@ -193,6 +203,12 @@ def run(args) -> int:
         plan = plan_from_args(args)
     except ConfigError as exc:
         return fail(str(exc))
+    try:  # every process holds a connection, and so does this command while it checks
+        too_many = headroom.refusal(plan.amqp_url, len(plan.roles()) + 2, args.management_url)
+    except ValueError as exc:
+        return fail(str(exc))
+    if too_many:
+        return fail(too_many)
     problem = broker_problem(plan.amqp_url)
     if problem:
         return fail(problem, code=3)

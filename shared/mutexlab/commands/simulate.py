@@ -34,7 +34,16 @@ from ..spec import AlgorithmSpec, Flags, Simulated
 from ..trace import TraceWriter
 from .common import add_json_argument, add_trace_argument, fail, print_json
 from .flags import SetupArgs, add_dwell_arguments, add_simulator_arguments, resolved
-from .longrun import add_memory_argument, audit_trace, check_memory, progress_bar
+from .longrun import (
+    add_events_argument,
+    add_memory_argument,
+    audit_trace,
+    check_memory,
+    event_limit,
+    growth_watch,
+    limit_reached,
+    progress_bar,
+)
 from .registry import Command, family_scenarios
 from .reporting import add_report_argument, write_report_if_asked
 from .simulating import add_fault_arguments, audit_summary, exit_code, fault_config, fault_line, outcome_lines
@@ -43,8 +52,8 @@ EXIT_CODES = (
     "exit codes: 0 the run finished and the audit found it safe; 1 a finding: a safety violation, "
     "a refused input, or a handler of the algorithm that raised (named with its process, input, "
     "state, exception, line, and the seed that reaches it again); 2 bad arguments or options; "
-    "3 the run stalled or hit the event limit (or the audit found it unfinished) without a "
-    "violation; 4 an internal error of mutexlab"
+    "3 the run stalled or hit its event or memory limit (--max-events, --ignore-memory; or the "
+    "audit found it unfinished) without a violation; 4 an internal error of mutexlab"
 )
 
 
@@ -65,6 +74,7 @@ def arguments(flags: Flags):
         add_report_argument(p)
         add_fault_arguments(p)
         add_memory_argument(p)
+        add_events_argument(p)
 
     return add
 
@@ -72,6 +82,8 @@ def arguments(flags: Flags):
 def _show(args, run: Simulated) -> dict:
     flags: Flags = args.flags
     summary = flags.summarise(run)
+    if run.common.get("incomplete"):
+        summary["incomplete"] = run.common["incomplete"]
     if args.json:
         print_json(summary)
     else:
@@ -79,8 +91,14 @@ def _show(args, run: Simulated) -> dict:
     return summary
 
 
-def _common(args, duplicates: int, verdict) -> dict:
-    return {"faults": fault_line(args, duplicates), "audit": audit_summary(verdict), "trace": args.trace}
+def _common(args, result, verdict, guard: int, allowance: int | None) -> dict:
+    duplicates = result.duplicates_dropped if result is not None else 0
+    return {
+        "faults": fault_line(args, duplicates),
+        "audit": audit_summary(verdict),
+        "trace": args.trace,
+        "incomplete": limit_reached(result, guard, allowance),
+    }
 
 
 def run(args) -> int:
@@ -104,13 +122,13 @@ def run(args) -> int:
     if refused:
         return refused
     dwell = {d.kind: getattr(args, d.kind) for d in flags.dwell}
+    intervals = memory.intervals(flags, scenario.processes, scenario.options)
+    guard = event_limit(args, flags.streamed, messages, intervals, prediction.processes)
+    allowance = None if args.ignore_memory else memory.growth_allowance(prediction, memory.available_bytes())
     if flags.measured:
-        return _measured(args, spec, scenario, messages, dwell)
+        return _measured(args, spec, scenario, messages, dwell, guard, allowance)
     try:
         setup = build_setup(scenario.algorithm, scenario.processes, scenario.options, args.seed)
-        # A streamed run is built to scale: its livelock guard grows with it (at P = 1000 bees a healthy
-        # run takes 9,247,872 events, BENCHMARKS.md §6, past the default 5M).
-        guard = max(SimConfig.max_events, int(3 * messages)) if flags.streamed else SimConfig.max_events
         config = SimConfig(
             seed=args.seed, delay=args.delay, dwell=dwell, max_events=guard, **fault_config(args)
         )
@@ -118,11 +136,11 @@ def run(args) -> int:
         return fail(str(exc))
     run = Simulated(spec, setup, scenario.processes, scenario.options, None, args.seed, args.delay, dwell, {})
     if flags.streamed:
-        return _streamed(args, run, config, messages)
-    return _kept(args, run, config, messages)
+        return _streamed(args, run, config, messages, allowance)
+    return _kept(args, run, config, messages, allowance)
 
 
-def _streamed(args, run: Simulated, config: SimConfig, messages: float) -> int:
+def _streamed(args, run: Simulated, config: SimConfig, messages: float, allowance: int | None) -> int:
     audit = bool(args.trace) or bool(args.report) or not args.no_audit
     window = None
     if args.report:
@@ -137,18 +155,21 @@ def _streamed(args, run: Simulated, config: SimConfig, messages: float) -> int:
             # Without a written trace the audit reads no message bodies: none are made.
             simulation = Simulation(run.setup, config, trace, trace_bodies=bool(args.trace or args.report))
             simulation.progress = progress
+            simulation.watch = growth_watch(allowance)
             result = simulation.run()
     finally:
         if trace is not None:
             trace.close()
     verdict = auditor.verdict() if auditor is not None else None
-    _show(args, replace(run, result=result, common=_common(args, result.duplicates_dropped, verdict)))
+    _show(
+        args, replace(run, result=result, common=_common(args, result, verdict, config.max_events, allowance))
+    )
     code = exit_code(verdict, result.ok)
     shown = window.window_of(verdict) if window is not None and verdict is not None else None
     return write_report_if_asked(args, shown, result.stalled, result.states) or code
 
 
-def _kept(args, run: Simulated, config: SimConfig, messages: float) -> int:
+def _kept(args, run: Simulated, config: SimConfig, messages: float, allowance: int | None) -> int:
     try:
         trace = TraceWriter(args.trace, keep=True)
     except OSError as exc:
@@ -158,6 +179,7 @@ def _kept(args, run: Simulated, config: SimConfig, messages: float) -> int:
         with progress_bar(args, messages, run.spec.name) as progress:
             simulation = Simulation(run.setup, config, trace)
             simulation.progress = progress
+            simulation.watch = growth_watch(allowance)
             result = simulation.run()
     except ProtocolError as exc:
         if not args.flags.partial:
@@ -167,14 +189,22 @@ def _kept(args, run: Simulated, config: SimConfig, messages: float) -> int:
         trace.close()
     events = numbered(trace.kept)
     verdict = verify_events(events)
-    common = _common(args, result.duplicates_dropped if result else 0, verdict)
+    common = _common(args, result, verdict, config.max_events, allowance)
     _show(args, replace(run, result=result, common=common, events=events, error=error))
     code = exit_code(verdict, result is not None and result.ok, failed=error is not None)
     stalled, states = (result.stalled, result.states) if result else (None, None)
     return write_report_if_asked(args, trace, stalled, states) or code
 
 
-def _measured(args, spec: AlgorithmSpec, scenario: SetupArgs, messages: float, dwell: dict) -> int:
+def _measured(
+    args,
+    spec: AlgorithmSpec,
+    scenario: SetupArgs,
+    messages: float,
+    dwell: dict,
+    guard: int,
+    allowance: int | None,
+) -> int:
     try:
         with progress_bar(args, messages, spec.name) as progress:
             outcome = run_measured(
@@ -185,15 +215,16 @@ def _measured(args, spec: AlgorithmSpec, scenario: SetupArgs, messages: float, d
                 args.delay,
                 dwell,
                 args.trace,
-                fault_config(args),
+                {**fault_config(args), "max_events": guard},
                 progress,
+                growth_watch(allowance),
             )
     except ConfigError as exc:
         return fail(str(exc))
     except OSError as exc:
         return fail(f"cannot write trace {args.trace}: {exc.strerror}")
     result = outcome.result
-    common = _common(args, result.duplicates_dropped, outcome.verdict)
+    common = _common(args, result, outcome.verdict, guard, allowance)
     run = Simulated(
         spec,
         outcome.setup,

@@ -98,7 +98,9 @@ def outcome_lines(s: dict) -> list[str]:
     if s.get("faults"):
         lines.append(s["faults"])
     if s.get("truncated"):
-        lines.append("TRUNCATED: the event limit was reached before the run ended")
+        lines.append(
+            "incomplete: " + (s.get("incomplete") or "the event limit was reached before the run ended")
+        )
     if s.get("stalled"):
         lines.append("STALLED — " + explain_stall(s["stalled"], s.get("states")))
     audit = s["audit"]
@@ -112,8 +114,10 @@ def outcome_lines(s: dict) -> list[str]:
             if audit["verdict"] == "VIOLATION"
             else len(audit["unfinished"]) + len(audit["undecided"])
         )
+        # A run a limit cut short is audited as far as it went: its SAFE vouches for no more.
         lines.append(
-            f"audit: {audit['verdict']}"
+            ("audit of the run so far: " if s.get("truncated") else "audit: ")
+            + audit["verdict"]
             + (f" ({count})" if audit["verdict"] != "SAFE" else "")
             + " — "
             + ", ".join(audit["checks"])

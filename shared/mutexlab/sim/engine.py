@@ -34,6 +34,7 @@ from .driver import Driver
 
 _MESSAGE, _TIMER = 0, 1
 PROGRESS_EVERY = 4096  # events between two calls of ``Simulation.progress`` (when set)
+WATCH_EVERY = 1024  # events between two calls of ``Simulation.watch`` (when set; progress then too)
 # The cyclic garbage collector during a run: a young collection every RUN_GC_THRESHOLD
 # allocations (Python's default: 700), and a full one only as Python decides after that.
 RUN_GC_THRESHOLD = (100_000, 20, 100)
@@ -81,9 +82,12 @@ class SimResult:
     notes: dict[str, int]  # scenario events by name (egg, death ...)
     states: dict[str, str]  # final state per process name
     stalled: dict[str, dict[str, list[str]]]  # processes not finished: what they lack, from whom
-    truncated: bool  # max_events reached before quiescence
+    truncated: bool  # a limit reached before quiescence (``limit`` says which)
     duplicates_dropped: int = 0  # injected duplicates recognised by message id and dropped
     protocols: Mapping[int, Any] = field(repr=False, default_factory=dict)
+    # Which limit cut the run short: "events" (``SimConfig.max_events``) or what ``Simulation.watch``
+    # returned (the command's memory guard); None when the run ended by itself.
+    limit: str | None = None
 
     @property
     def total_messages(self) -> int:
@@ -119,6 +123,11 @@ class Simulation(Driver):
         # Optional ``progress(events, now)``, called every PROGRESS_EVERY events and at the end; it
         # only watches (a progress bar): the run is the same with or without it.
         self.progress: Callable[[int, float], None] | None = None
+        # Optional ``watch()``, called every WATCH_EVERY events while something is still due: the
+        # name of a limit the run has reached (it stops there, ``SimResult.limit``), else None. It
+        # only looks (the process's memory, say): until it answers, the run is the same without it.
+        self.watch: Callable[[], str | None] | None = None
+        self._stopped: str | None = None
         self._seen: set[tuple[int, str]] | None = set() if self.config.duplicate > 0 else None
         # One message delay per call, drawn from ``rng``. Exponential: ``-log(1 - random())``, what
         # ``random.expovariate(1.0)`` computes, written out so sim/fastpath.py can inline it.
@@ -178,21 +187,26 @@ class Simulation(Driver):
         return at, entry
 
     def run(self) -> SimResult:
-        limit, progress = self.config.max_events, self.progress
+        limit, progress, watch = self.config.max_events, self.progress, self.watch
         fast = fastpath.mode(self) if self.fast else None
-        # Without a progress callback: one slice up to the limit, as ever. With one: slices of
-        # PROGRESS_EVERY events, the same loop resumed, so the same events in the same order.
+        # Without a progress or watch callback: one slice up to the limit, as ever. With one: slices
+        # of PROGRESS_EVERY events, the same loop resumed, so the same events in the same order.
+        every = WATCH_EVERY if watch is not None else PROGRESS_EVERY if progress is not None else None
         try:
             self.start_all()
             with _rare_collections():
                 while self._times and self.events < limit:
-                    end = limit if progress is None else min(limit, self.events + PROGRESS_EVERY)
+                    end = limit if every is None else min(limit, self.events + every)
                     if fast is None:
                         self._run(end)
                     else:
                         fastpath.run(self, end, fast)
                     if progress is not None:
                         progress(self.events, self.now)
+                    if watch is not None and self._times:
+                        self._stopped = watch()
+                        if self._stopped is not None:
+                            break
         except HandlerError as exc:  # the algorithm's code raised: say how this run reached it
             exc.scenario = f"seed {self.config.seed}, at event {self.events:,} (time {self.now:.3f})"
             raise
@@ -234,6 +248,7 @@ class Simulation(Driver):
             truncated=bool(queue),
             duplicates_dropped=self.duplicates_dropped,
             protocols=self.protocols,
+            limit=(self._stopped or "events") if queue else None,
         )
 
 

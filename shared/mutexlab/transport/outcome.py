@@ -204,3 +204,27 @@ def render(o: Outcome) -> str:
     if o.trace:
         lines.append(f"trace written to {o.trace}")
     return "\n".join(lines)
+
+
+# The run's ``status`` in its JSON summary, by its exit code (docs/exit-codes.md).
+STATUS = {0: "safe", 1: "violation", 2: "bad configuration", 3: "incomplete", 4: "internal error"}
+
+
+def run_summary(monitor: dict, code: int, failed: list[str]) -> dict:
+    """The JSON summary of ``mutexlab run``: the monitor's, made to agree with the run's exit
+    ``code``. ``status`` names the code; ``participants_failed`` the participants that exited
+    nonzero. When they turned the monitor's SAFE into incomplete (3), the run vouches for nothing:
+    ``complete`` and ``safe`` are false (neither SAFE nor a violation), as for a run not judged,
+    and ``exit_code`` is the run's (``monitor_exit_code`` the monitor's)."""
+    out = dict(monitor)
+    out["monitor_exit_code"] = monitor.get("exit_code")
+    out["exit_code"] = code
+    out["status"] = STATUS.get(code, "stopped by a signal" if code >= 128 else f"exit {code}")
+    out["participants_failed"] = list(failed)
+    if failed and code == EXIT_STALLED and monitor.get("exit_code") == EXIT_SAFE:
+        out["complete"] = out["safe"] = False
+        out["verdict"] = (
+            f"INCOMPLETE: participants that failed: {', '.join(failed)}; the run cannot vouch for "
+            "what they did\n" + str(monitor.get("verdict", ""))
+        )
+    return out

@@ -321,6 +321,7 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
     handles = []
     code = 3
     result: dict | None = None  # the monitor's summary
+    answer, monitor_stdout = False, ""  # --json: the summary to write once the run is over
     try:
         monitor_log = open(logs / "monitor.log", "w")  # noqa: SIM115 - the monitor's log, closed when it ends
         handles.append(monitor_log)
@@ -369,11 +370,9 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
             print(f"mutexlab run: {why}: no verdict (its log: {logs / 'monitor.log'})", file=sys.stderr)
         if summary is not None and result is not None:
             summary.update(result)
-        if json_out and result is not None:
-            json.dump(result, out, indent=2)
-            out.write("\n")
-        elif json_out:
-            print(monitor_stdout, file=out)
+        answer = (
+            json_out  # the JSON is written once the participants' exits are known: it says the run's code
+        )
     except Interrupted as exc:
         code = 128 + exc.signum
         print(f"mutexlab run: {exc}: stopping the run's processes, deleting its queues", file=sys.stderr)
@@ -398,6 +397,13 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
     named = name_logs(logs, procs[1:], (result or {}).get("os_pids"))
     failed = [named.get(label, label) for label, proc in procs[1:] if proc.returncode not in (0, None)]
     code = with_failed(code, failed)
+    if answer and result is not None:
+        from .outcome import run_summary
+
+        json.dump(run_summary(result, code, failed), out, indent=2)
+        out.write("\n")
+    elif answer:
+        print(monitor_stdout, file=out)
     if code != 0 or failed or plan.logs:
         if failed:
             print(f"participants that failed: {', '.join(failed)}", file=sys.stderr)
