@@ -120,6 +120,11 @@ def test_compare_runs_both_solutions_on_the_same_town(mine, cli, tmp_path):
     assert done.returncode == 1, said(done)
     done = cli("compare", "--algorithms", f"{path},ricart-agrawala", cwd=tmp_path)
     assert done.returncode == 2 and "one problem at a time" in done.stderr, said(done)
+    # a run cut by its event limit is incomplete (exit 3), never ok, and says which limit
+    done = cli("compare", "--nodes", "3", "--algorithms", path, "--max-events", "100", "--json", cwd=tmp_path)
+    assert done.returncode == 3, said(done)
+    (run,) = json.loads(done.stdout)["runs"]
+    assert run["verdict"] == "INCOMPLETE" and "event limit (100 events)" in run["incomplete"], run
 
 
 def test_check_finds_the_broken_variant_and_replay_plays_it_again(mine, cli, tmp_path):

@@ -20,24 +20,28 @@ from ..sim import SimConfig, Simulation
 from ..spec import AlgorithmSpec, Flags
 from ..trace import TraceWriter
 from .common import format_number, print_json
-from .longrun import check_memory
+from .longrun import check_memory, event_limit, growth_watch, limit_reached
 from .simulating import exit_code
 
 COLUMNS = ("algorithm", "messages", "entries", "per entry", "duration", "verdict")
 
 
 def _simulated(
-    name: str, spec: AlgorithmSpec, args, options: dict[str, Any], dwell: dict
+    name: str, spec: AlgorithmSpec, args, options: dict[str, Any], dwell: dict, allowance: int | None
 ) -> tuple[dict, int]:
-    """One solution's row and exit code."""
+    """One solution's row and exit code; the run is cut where simulate's would be (an event
+    limit, ``allowance`` bytes of growth), incomplete (exit 3) when it was."""
+    guard = event_limit(args, False, memory.messages(spec, args.nodes, options), 0, args.nodes)
     try:
         setup = registry.build_setup(registry.canonical(name), args.nodes, dict(options), args.seed)
-        config = SimConfig(seed=args.seed, delay=args.delay, dwell=dwell)
+        config = SimConfig(seed=args.seed, delay=args.delay, dwell=dwell, max_events=guard)
     except ConfigError as exc:
         return {"algorithm": spec.name, "error": str(exc)}, 2
     trace = TraceWriter(None, keep=True)
     try:
-        result = Simulation(setup, config, trace).run()
+        simulation = Simulation(setup, config, trace)
+        simulation.watch = growth_watch(allowance)
+        result = simulation.run()
     except HandlerError as exc:  # the algorithm's handler raised: a finding in its row
         return {"algorithm": spec.name, "error": exc.finding()}, 1
     except ProtocolError as exc:  # an input its table refuses: a finding too
@@ -55,9 +59,14 @@ def _simulated(
         "entries_by_resource": result.entries,
         "messages_per_entry": round(result.total_messages / entries, 2) if entries else None,
         "virtual_duration": round(result.duration, 3),
-        "verdict": {0: "ok", 1: "UNSAFE", 3: "STALLED" if not result.ok else "INCOMPLETE"}.get(code, "?"),
+        "verdict": {
+            0: "ok",
+            1: "UNSAFE",
+            3: "INCOMPLETE" if result.truncated or result.ok else "STALLED",
+        }.get(code, "?"),
         "stalled": result.stalled,
         "violations": [v.describe() for v in verdict.violations],
+        "incomplete": limit_reached(result, guard, allowance),
     }, code
 
 
@@ -94,8 +103,9 @@ def run(args, names: list[str], specs: list[AlgorithmSpec], flags: Flags) -> int
     if refused:
         return refused
     rows, codes = [], set()
+    allowance = None if args.ignore_memory else memory.growth_allowance(need, memory.available_bytes())
     for name, spec in zip(names, specs):
-        row, code = _simulated(name, spec, args, options, dwell)
+        row, code = _simulated(name, spec, args, options, dwell, allowance)
         rows.append(row)
         codes.add(code)
     if args.json:
@@ -116,4 +126,6 @@ def run(args, names: list[str], specs: list[AlgorithmSpec], flags: Flags) -> int
                 print(f"{r['algorithm']}: {v}")
             for who, what in (r.get("stalled") or {}).items():
                 print(f"{r['algorithm']}: STALLED {who} waits for {what}")
+            if r.get("incomplete"):
+                print(f"{r['algorithm']}: incomplete: {r['incomplete']}")
     return next((code for code in (1, 2, 3) if code in codes), 0)
