@@ -137,7 +137,7 @@ def _work(config: Any, setup: Setup | None, seed: int, deadline: float, bits: in
     rng = random.Random(seed)
     while time.time() < deadline and not (isinstance(stats, Stats) and stats.stopped()):
         model = build_model(replace(config, partial_order=False), setup)
-        invariant, _ = invariant_for(model.setup.algorithm)
+        invariant, _ = invariant_for(model)
         checker = Search(model, invariant)
         stats["searches"] += 1
         found, done = _search(model, checker, rng, deadline, bits, stats)
