@@ -26,11 +26,11 @@ from dataclasses import replace
 from .. import memory
 from ..audit import numbered, verify_events
 from ..protocol import ProtocolError
-from ..protocols.registry import build_setup
+from ..protocols.registry import Solution, build_setup
 from ..runs import run_measured
 from ..setups import ConfigError
 from ..sim import SimConfig, Simulation
-from ..spec import AlgorithmSpec, Flags, Simulated
+from ..spec import Flags, Simulated
 from ..trace import TraceWriter
 from .common import add_json_argument, add_trace_argument, fail, print_json
 from .flags import SetupArgs, add_dwell_arguments, add_simulator_arguments, resolved
@@ -87,9 +87,10 @@ def run(args) -> int:
     flags: Flags = args.flags
     try:
         scenario = args.scenario_config(args)
-        spec = resolved(args, scenario, "simulate")
+        solution = resolved(args, scenario, "simulate")
     except ConfigError as exc:
         return fail(str(exc))
+    spec = solution.spec
     messages = memory.messages(spec, scenario.processes, scenario.options)
     # Every process keeps P² of state already at setup: the check comes first.
     # a streamed run's audit keeps its holding intervals (not under --no-audit alone)
@@ -105,9 +106,9 @@ def run(args) -> int:
         return refused
     dwell = {d.kind: getattr(args, d.kind) for d in flags.dwell}
     if flags.measured:
-        return _measured(args, spec, scenario, messages, dwell)
+        return _measured(args, solution, scenario, messages, dwell)
     try:
-        setup = build_setup(scenario.algorithm, scenario.processes, scenario.options, args.seed)
+        setup = build_setup(solution, scenario.processes, scenario.options, args.seed)
         # A streamed run is built to scale: its livelock guard grows with it (at P = 1000 bees a healthy
         # run takes 9,247,872 events, BENCHMARKS.md §6, past the default 5M).
         guard = max(SimConfig.max_events, int(3 * messages)) if flags.streamed else SimConfig.max_events
@@ -174,11 +175,12 @@ def _kept(args, run: Simulated, config: SimConfig, messages: float) -> int:
     return write_report_if_asked(args, trace, stalled, states) or code
 
 
-def _measured(args, spec: AlgorithmSpec, scenario: SetupArgs, messages: float, dwell: dict) -> int:
+def _measured(args, solution: Solution, scenario: SetupArgs, messages: float, dwell: dict) -> int:
+    spec = solution.spec
     try:
         with progress_bar(args, messages, spec.name) as progress:
             outcome = run_measured(
-                scenario.algorithm,
+                solution,
                 scenario.processes,
                 scenario.options,
                 args.seed,
