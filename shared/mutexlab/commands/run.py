@@ -164,7 +164,7 @@ def plan_from_args(args) -> Plan:
             "process with its own broker connection, and the machine's memory and the broker's file "
             "descriptors are finite)"
         )
-    resolved(args, scenario, "run")
+    solution = resolved(args, scenario, "run")
     dwell_times = {
         d.kind: getattr(args, d.kind) for d in args.flags.dwell if getattr(args, d.kind) is not None
     }
@@ -185,6 +185,7 @@ def plan_from_args(args) -> Plan:
         keep=args.keep,
         outputs={"report": args.report},
         delivery=delivery,
+        solution=solution,
     )
 
 

@@ -70,8 +70,9 @@ class Participant:
     def __init__(self, role: str, settings: ParticipantSettings, instance: str | None = None) -> None:
         self.role = role
         self.settings = settings
-        if settings.algorithm:  # loaded before joining: a bad file is a configuration error (exit 2)
-            registry.resolve(settings.algorithm)
+        # A process started anew from a name: resolved once, here, before joining (registry.solution;
+        # a bad file is a configuration error, exit 2). Without one, the monitor's welcome names it.
+        self.solution = registry.solution(settings.algorithm) if settings.algorithm else None
         self.instance = instance or f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         persistent = settings.delivery == "persistent"
         self.topology = Topology(
@@ -179,7 +180,10 @@ class Participant:
                 f"the monitor runs the file {algorithm}: name it in this participant's ALGORITHM"
             )
         self.setup = build_setup(
-            algorithm, int(data["processes"]), data.get("options") or {}, int(data.get("seed", 0))
+            self.solution or algorithm,
+            int(data["processes"]),
+            data.get("options") or {},
+            int(data.get("seed", 0)),
         )
         self.roster = {name: pid for pid, name in self.setup.names.items()}
         if self.roster.get(self.name) != self.pid:
