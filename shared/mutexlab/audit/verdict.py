@@ -53,9 +53,10 @@ def checks_of(algorithm: str | None) -> Invariants:
     return family_checks(algorithm) or generic.INVARIANTS
 
 
-def not_checked(algorithm: object) -> Violation | None:
-    """The undecided finding of a header naming an algorithm mutexlab does not know, else None."""
-    if algorithm is None or family_checks(algorithm if isinstance(algorithm, str) else None) is not None:
+def not_checked(algorithm: object, known: Invariants | None) -> Violation | None:
+    """The undecided finding of a header naming an algorithm mutexlab does not know (``known``:
+    its ``family_checks``), else None."""
+    if algorithm is None or known is not None:
         return None
     return Violation(
         "algorithm-unknown",
@@ -188,10 +189,11 @@ def decide(
     algorithm = run.get("algorithm")
     violations = check_capacities(body, capacities, streamed=streamed) + list(integrity or [])
     checks = ["capacity by happened-before"]
-    checker = checks_of(algorithm)
+    known = family_checks(algorithm)  # what the header names: looked up once
+    checker = known or generic.INVARIANTS
     violations += checker.check(body, run) if family_found is None else family_found
     checks += checker.checks
-    unknown = not_checked(algorithm)
+    unknown = not_checked(algorithm, known)
     if unknown is not None:
         violations.append(unknown)
     return Verdict(algorithm, violations, checks, counts)
