@@ -120,7 +120,7 @@ def by_file(argv: list[str]) -> list[str]:
         return argv
     from .protocols import registry
 
-    flags = registry.flags_of(registry.resolve(registry.canonical(argv[1])))
+    flags = registry.flags_of(registry.solution(registry.canonical(argv[1])).spec)
     return [argv[0], flags.command, "--algorithm", argv[1], *argv[2:]]
 
 

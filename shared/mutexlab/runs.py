@@ -14,6 +14,7 @@ from typing import Any
 from .audit import numbered, verify_events
 from .audit.verdict import Verdict
 from .metrics import RunMetrics, measure
+from .protocols.registry import Solution
 from .setups import ConfigError, Setup
 from .sim.engine import SimConfig, SimResult
 from .sim.workload import WorkloadSimulation, make_setup_available
@@ -36,7 +37,7 @@ class ClassicRun:
 
 
 def run_classic(
-    algorithm: str,
+    algorithm: str | Solution,
     nodes: int,
     requests: int,
     seed: int,
@@ -58,7 +59,7 @@ def run_classic(
 
 
 def run_measured(
-    algorithm: str,
+    algorithm: str | Solution,
     processes: int,
     options: dict[str, Any],
     seed: int,
@@ -69,10 +70,10 @@ def run_measured(
     progress: Callable[[int, float], None] | None = None,
     watch: Callable[[], str | None] | None = None,
 ) -> ClassicRun:
-    """Build (``algorithm``: what ``registry.resolve`` takes), simulate with one dwell stream per
-    process, audit and measure one run. Raises ConfigError on bad options, OSError when the trace
-    cannot be written. ``progress``, ``watch``: see ``Simulation``'s; ``faults`` may carry
-    ``max_events`` too (any ``SimConfig`` keyword)."""
+    """Build (``algorithm``: the solution a command resolved, or what ``registry.solution`` takes),
+    simulate with one dwell stream per process, audit and measure one run. Raises ConfigError on
+    bad options, OSError when the trace cannot be written. ``progress``, ``watch``: see
+    ``Simulation``'s; ``faults`` may carry ``max_events`` too (any ``SimConfig`` keyword)."""
     setup = make_setup_available(algorithm, processes, dict(options), seed)
     config = SimConfig(seed=seed, delay=delay, dwell=dict(dwell or {}), **(faults or {}))
     trace = TraceWriter(trace_path, keep=True)
@@ -85,4 +86,5 @@ def run_measured(
         trace.close()
     events = numbered(trace.kept)
     verdict = verify_events(events)
-    return ClassicRun(algorithm, processes, setup, result, events, verdict, measure(events))
+    named = algorithm.named if isinstance(algorithm, Solution) else algorithm
+    return ClassicRun(named, processes, setup, result, events, verdict, measure(events))

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..audit import numbered, verify_events
 from ..findings import SAFETY
+from ..protocols.registry import Solution
 from ..sim.scripted import ScenarioError, replay_scenario
 from .model import DUPLICATE, LOCAL, Model
 from .search import CheckFinding
@@ -84,11 +85,12 @@ def write_scenario(scenario: dict, path: str | Path) -> Path:
     return target
 
 
-def reproduces(scenario: dict, finding: CheckFinding) -> tuple[bool, str]:
+def reproduces(scenario: dict, finding: CheckFinding, solution: Solution | None = None) -> tuple[bool, str]:
     """Replay ``scenario`` and audit its trace: does it show ``finding`` (same kind of failure,
-    same resource, same processes)? Returns (yes/no, what the replay showed)."""
+    same resource, same processes)? Returns (yes/no, what the replay showed). ``solution``: the
+    one the scenario names, as the check resolved it."""
     try:
-        result = replay_scenario(scenario)
+        result = replay_scenario(scenario, solution=solution)
     except ScenarioError as exc:
         return False, f"the replay rejects the scenario: {exc}"
     if result.refused:

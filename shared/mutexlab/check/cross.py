@@ -61,7 +61,7 @@ def cross_check(config: CheckConfig, result: Result, model: Model) -> CrossCheck
         scenario = scenario_of(
             model, finding, config.algorithm, config.processes, config.options, config.seed
         )
-        replays, shown = reproduces(scenario, finding)
+        replays, shown = reproduces(scenario, finding, config.solution)
     plain, plain_model = run_check(replace(config, reductions=False, partial_order=False))
     done = f"without reductions: {plain.states:,} states, {_what(plain)}"
     if not replays:

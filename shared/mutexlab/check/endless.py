@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import copy
 
-from ..protocols import registry
 from .model import DELIVER, LOCAL, Model
 from .reductions import notes_of
 
@@ -98,8 +97,7 @@ def _rising(model: Model, idle: int | None, steps: int) -> dict | None:
 
 def _workload_flag(model: Model) -> str:
     """The flag of the workload an endless one replaces (``requests``; the philosophers' ``meals``)."""
-    found = registry.lookup(model.setup.algorithm)
-    key = registry.problem_of(found).endless if found is not None else None
+    key = model.problem.endless if model.problem is not None else None
     return (key or "requests").replace("_", "-")
 
 

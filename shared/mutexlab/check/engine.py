@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..protocols.registry import build_setup, declarations
+from ..problem import Problem
+from ..protocols import registry
+from ..protocols.registry import Solution, build_setup, declarations
 from ..reduction import CANONICAL, CLOCKS, RETIRED, SENDS, Reductions
 from ..setups import ConfigError, Setup
 from . import SEARCHES
@@ -23,7 +25,7 @@ from .search import Result, Search
 
 @dataclass
 class CheckConfig:
-    algorithm: str  # a registered name, or a dotted module offering make_setup
+    algorithm: str  # what the user named (shown, and written into scenarios): a name, module or file
     processes: int
     options: dict = field(default_factory=dict)
     seed: int = 0
@@ -36,14 +38,43 @@ class CheckConfig:
     exact: bool = False  # store whole worlds instead of fingerprints (cross-checks)
     partial_order: bool = True  # with reductions: partial-order reduction too (off: to compare)
     endless: bool = False  # every process requests forever (model.py); the options ask for none
+    # the solution, resolved at the command's edge (``registry.solution``); else, for a caller
+    # that names it only (tests, bench), resolved once, when first asked (``resolved``)
+    solution: Solution | None = None
+
+    def resolved(self) -> Solution:
+        if self.solution is None:
+            self.solution = registry.solution(self.algorithm)
+        return self.solution
 
     def setup(self) -> Setup:
-        return build_setup(self.algorithm, self.processes, dict(self.options), self.seed)
+        return build_setup(self.resolved(), self.processes, dict(self.options), self.seed)
 
 
-def declared_for(algorithm: str) -> list[Reductions]:
-    """The declarations that may cover a setup of ``algorithm`` (``registry.declarations``)."""
-    return declarations(algorithm)
+def declared_for(solution: Solution | None) -> list[Reductions]:
+    """The declarations that may cover a setup of ``solution`` (``registry.declarations``)."""
+    return declarations(solution)
+
+
+def solution_of(config: CheckConfig, setup: Setup | None) -> Solution | None:
+    """The solution of ``config``; with a ready setup (a caller's own), None when what the config
+    names resolves to nothing (a module the caller imported itself): its setup is checked alone."""
+    if setup is None or config.solution is not None:
+        return config.resolved()
+    try:
+        return config.resolved()
+    except ConfigError:
+        return None
+
+
+def problem_of_setup(solution: Solution | None, setup: Setup) -> Problem | None:
+    """The problem ``setup`` is checked against: the solution's; a ready setup the caller built
+    under another algorithm's name (a variant of a built-in) is checked as that one, which this
+    process knows by that name (None: it knows none)."""
+    if solution is not None and setup.algorithm == solution.name:
+        return solution.problem
+    found = registry.lookup(setup.algorithm)
+    return registry.problem_of(found) if found is not None else None
 
 
 def build_model(
@@ -68,18 +99,20 @@ def _build_model(config: CheckConfig, setup: Setup | None, refused: dict[str, st
         raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {config.search!r}")
     if config.duplicate < 0:
         raise ConfigError(f"duplicate must be ≥ 0, got {config.duplicate}")
+    solution = solution_of(config, setup)
     setup = setup if setup is not None else config.setup()
     faults = "--reorder" if config.reorder else "--duplicate" if config.duplicate else None
     choice = choose(
         setup.protocols,
-        declared_for(config.algorithm),
+        declared_for(solution),
         config.reductions,
         faults,
         config.endless,
         refused,
         setup.names,
     )
-    declared = world_invariant(setup.algorithm)
+    problem = problem_of_setup(solution, setup)
+    declared = world_invariant(problem)
     model = Model(
         setup,
         reorder=config.reorder,
@@ -88,6 +121,7 @@ def _build_model(config: CheckConfig, setup: Setup | None, refused: dict[str, st
         endless=config.endless,
         rules=declared.rules if declared is not None else None,
     )
+    model.problem = problem
     model.reductions = [CANONICAL] if choice.canonical is not None else []
     model.notes = choice.notes
     model.declared = choice.declared
@@ -172,6 +206,6 @@ def _search(
         growing = unbounded(_build_model(config, setup, refused))
         if growing is not None:
             raise ConfigError(growing)
-    invariant, _ = invariant_for(model.setup.algorithm)
+    invariant, _ = invariant_for(model)
     search = Search(model, invariant, config.max_states, config.max_memory_mb, config.exact, progress, budget)
     return model, search.dfs() if config.search == "dfs" else search.bfs()

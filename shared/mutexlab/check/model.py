@@ -22,6 +22,7 @@ class Model(WorldModel):
         self.por_dropped = False  # the reduced graph had a cycle: searched again without it
         self.declared: Any = None  # the Reductions declaration chosen for it, if any
         self.sampler: Any = None  # a Sampler (sampling.py) testing the declared reductions, or None
+        self.problem: Any = None  # the Problem its setup solves (its invariant, its endless workload)
 
     # -- the sampler's hooks: every new state, every merge under a canonical key, every new input
     def state_id(self, i: int, proto: Any) -> int:

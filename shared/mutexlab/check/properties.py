@@ -22,8 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..audit.stall import strongly_connected
-from ..problem import HoldingRule
-from ..protocols import registry
+from ..problem import HoldingRule, Problem
 from ..spec import WorldInvariant
 from .model import Model
 
@@ -31,13 +30,11 @@ from .model import Model
 Invariant = Callable[[Model, tuple], "tuple[str, list[str]] | None"]
 
 
-def world_invariant(algorithm: str) -> WorldInvariant | None:
-    """The state invariant of the problem ``algorithm`` solves (a registered algorithm, or one a
-    module or file loaded in this process declares): its holding rules and its ``invariant``."""
-    spec = registry.lookup(algorithm)
-    if spec is None:
+def world_invariant(problem: Problem | None) -> WorldInvariant | None:
+    """The state invariant of ``problem`` (the one the checked setup solves; None: a setup of an
+    algorithm this process does not know): its holding rules and its ``invariant``."""
+    if problem is None:
         return None
-    problem = registry.problem_of(spec)
     declared = problem.invariant
     if not problem.rules:
         return declared
@@ -74,8 +71,9 @@ def holding_invariant(rules: tuple[HoldingRule, ...]) -> WorldInvariant:
     return WorldInvariant(holds, "; ".join(r.what for r in rules))
 
 
-def invariant_for(algorithm: str) -> tuple[Invariant | None, str | None]:
-    found = world_invariant(algorithm)
+def invariant_for(model: Model) -> tuple[Invariant | None, str | None]:
+    """The state invariant of the problem ``model`` checks (``Model.problem``), and its words."""
+    found = world_invariant(model.problem)
     return (found.holds, found.what) if found is not None else (None, None)
 
 

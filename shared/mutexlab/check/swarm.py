@@ -144,7 +144,7 @@ def _work(config: Any, setup: Setup | None, seed: int, deadline: float, bits: in
     refused: dict[str, str] = {}  # reductions a sample refused: the searches after go without them
     while time.time() < deadline and not (isinstance(stats, Stats) and stats.stopped()):
         model = build_model(replace(config, partial_order=False), setup, refused)
-        invariant, _ = invariant_for(model.setup.algorithm)
+        invariant, _ = invariant_for(model)
         checker = Search(model, invariant)
         stats["searches"] += 1
         try:

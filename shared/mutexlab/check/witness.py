@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..protocols.registry import Solution
 from ..sim.driver import resource_kind
 from ..sim.scripted import ScenarioError, replay_scenario
 from .charges import NONE, Tracker
@@ -163,8 +164,10 @@ def write_witnesses(
     options: dict,
     seed: int,
     directory: str,
+    solution: Solution | None = None,
 ) -> list[dict]:
-    """Write one scenario per extreme into ``directory``; replay each and say what it shows."""
+    """Write one scenario per extreme into ``directory``; replay each and say what it shows
+    (``solution``: the one they name, as the check resolved it)."""
     target = Path(directory)
     target.mkdir(parents=True, exist_ok=True)
     written = []
@@ -175,17 +178,19 @@ def write_witnesses(
         )
         scenario = scenario_of(model, finding, algorithm, processes, options, seed)
         path = write_scenario(scenario, target / f"{resource.replace(':', '-')}-{kind}.json")
-        shown = _replayed(model, scenario, resource, kind, e)
+        shown = _replayed(model, scenario, resource, kind, e, solution)
         written.append(
             {"resource": resource, "figure": kind, "value": e.value, "file": str(path), "reproduced": shown}
         )
     return written
 
 
-def _replayed(model: Model, scenario: dict, resource: str, kind: str, e: Extreme) -> list:
+def _replayed(
+    model: Model, scenario: dict, resource: str, kind: str, e: Extreme, solution: Solution | None
+) -> list:
     """[yes/no, what the replay showed]."""
     try:
-        replay = replay_scenario(scenario)
+        replay = replay_scenario(scenario, solution=solution)
     except ScenarioError as exc:
         return [False, f"the replay rejects the scenario: {exc}"]
     if replay.refused or replay.deadlock:

@@ -150,16 +150,19 @@ def config_of(args) -> CheckConfig:
         exact=args.exact,
     )
     scenario = args.scenario_config(args)
+    solution = registry.solution(scenario.algorithm)  # once, here: passed down in the config
     options = dict(scenario.options)
     if args.flags.check is None:  # a problem whose workload is requests, without a seed
         endless = getattr(args, "endless", False)
         if endless:
             # no budget: the checker asks for every request
-            options = endless_options(options, registry.endless_key(scenario.algorithm))
-        return CheckConfig(scenario.algorithm, scenario.processes, options, 0, endless=endless, **limits)
+            options = endless_options(options, solution.problem.endless)
+        return CheckConfig(
+            scenario.algorithm, scenario.processes, options, 0, endless=endless, solution=solution, **limits
+        )
     if getattr(args, "zero_clocks", False):
         options["initial_clocks"] = {str(pid): 0 for pid in range(1, scenario.processes + 1)}
-    return CheckConfig(args.algorithm, scenario.processes, options, args.seed, **limits)
+    return CheckConfig(args.algorithm, scenario.processes, options, args.seed, solution=solution, **limits)
 
 
 class ProgressLine:
@@ -199,7 +202,7 @@ def properties_checked(model) -> list[str]:
 
     if model is None:  # stopped before the model was built: nothing was checked
         return []
-    _, invariant = invariant_for(model.setup.algorithm)
+    _, invariant = invariant_for(model)
     out = ["capacity of every resource"]
     if invariant:
         out.append(invariant)
@@ -416,7 +419,7 @@ def run(args) -> int:
             scenario_path = write_scenario(scenario, args.counterexample)
         except OSError as exc:
             return fail(f"cannot write counterexample {args.counterexample}: {exc.strerror}")
-        reproduced = reproduces(scenario, finding)
+        reproduced = reproduces(scenario, finding, config.solution)
     s = summary(config, result, model, scenario_path, reproduced, cross)
     if scenario_path and shown is not result:
         s["counterexample_of"] = "the search without reductions"

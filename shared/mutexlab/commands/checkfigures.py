@@ -71,6 +71,7 @@ def run_metrics(args, config: CheckConfig, result, progress=None, model=None) ->
                 config.options,
                 config.seed,
                 args.metrics_witness,
+                config.solution,
             )
         except OSError as exc:
             raise ConfigError(f"cannot write into {args.metrics_witness}: {exc.strerror}") from None

@@ -78,7 +78,7 @@ def run(args, config) -> int:
     if result.finding and result.scenario is not None:
         f = result.finding["fields"]
         finding = CheckFinding(f["kind"], f["message"], [], processes=f["processes"], resource=f["resource"])
-        s["reproduced"] = reproduces(result.scenario, finding)
+        s["reproduced"] = reproduces(result.scenario, finding, config.solution)
         if args.counterexample:
             try:
                 s["counterexample"] = str(write_scenario(result.scenario, args.counterexample))

@@ -152,28 +152,28 @@ def render(rows: list[dict], args) -> str:
     return "\n".join(lines)
 
 
-def _specs(names: list[str]) -> list[AlgorithmSpec] | str:
-    """The spec of each name, or the error to print."""
+def _solutions(names: list[str]) -> list[registry.Solution] | str:
+    """The solution each name names (resolved once, here, and passed down), or the error to print."""
     unknown = [
         a for a in names if a not in registry.SPECS and not (registry.is_module(a) or registry.is_file(a))
     ]
     if unknown or not names:
         return f"unknown algorithm(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(NAMES)}"
-    specs: list[AlgorithmSpec] = []
+    solutions: list[registry.Solution] = []
     try:
         for name in names:
-            found = registry.resolve(registry.canonical(name))
-            flags = registry.flags_of(found)
-            first = registry.flags_of(specs[0]) if specs else flags
+            solution = registry.solution(registry.canonical(name))
+            flags = registry.flags_of(solution.spec)
+            first = registry.flags_of(solutions[0].spec) if solutions else flags
             if flags is not first:
                 return (
                     f"{name} solves {flags.command}, {names[0]} {first.command}: compare the solutions of one "
                     "problem at a time"
                 )
-            specs.append(found)
+            solutions.append(solution)
     except ConfigError as exc:
         return str(exc)
-    return specs
+    return solutions
 
 
 MAX_NODES = 10_000  # beyond, even predicting a run's memory (quorums, N² links) does not fit
@@ -183,9 +183,10 @@ def run(args) -> int:
     if args.nodes > MAX_NODES:  # refused before anything is computed for it
         return fail(f"--nodes {args.nodes:,}: at most {MAX_NODES:,} (a run's memory grows with N²)")
     names = [a.strip() for a in args.algorithms.split(",") if a.strip()]
-    specs = _specs(names)
-    if isinstance(specs, str):
-        return fail(specs)
+    solutions = _solutions(names)
+    if isinstance(solutions, str):
+        return fail(solutions)
+    specs = [s.spec for s in solutions]
     flags = registry.flags_of(specs[0])
     if not flags.measured:  # another problem's solutions: simulated and audited alike
         from . import compare_solutions
@@ -208,14 +209,15 @@ def run(args) -> int:
     rows: list[dict] = []
     codes = set()
     available = memory.available_bytes()
-    for name, spec in zip(names, specs):
+    for solution in solutions:
+        spec = solution.spec
         # each run is cut where a run that never ends would be, as in simulate (docs/exit-codes.md#limits)
         messages = memory.messages(spec, args.nodes, workload)
         guard = event_limit(args, False, messages, 0, args.nodes)
         allowance = None if args.ignore_memory else memory.growth_allowance(need, available)
         try:
             outcome = run_measured(
-                registry.canonical(name),
+                solution,
                 args.nodes,
                 workload,
                 args.seed,

@@ -60,7 +60,7 @@ def build_session(args) -> Session:
 
     if args.scenario:
         session = session_from_scenario(args.scenario)
-        flags = registry.flags_of(registry.resolve(session.config.algorithm))
+        flags = registry.flags_of(session.config.resolved().spec)  # resolved as the scenario was played
         if flags is not args.flags:
             raise ConfigError(
                 f"{args.scenario} is a {session.config.algorithm} scenario: open it with "
@@ -70,9 +70,11 @@ def build_session(args) -> Session:
     cfg = args.scenario_config(args)
     if cfg.algorithm is None:
         raise ConfigError("name the solution: --algorithm FILE (or open a scenario: --scenario FILE)")
-    resolved(args, cfg, "explore")
+    solution = resolved(args, cfg, "explore")
     endless = getattr(args, "endless", False)
-    return Session(Config(cfg.algorithm, cfg.processes, dict(cfg.options), endless=endless))
+    return Session(
+        Config(cfg.algorithm, cfg.processes, dict(cfg.options), endless=endless, solution=solution)
+    )
 
 
 def no_display() -> bool:

@@ -198,9 +198,11 @@ def scenario_config(args) -> SetupArgs:
     return SetupArgs(args.algorithm, getattr(args, flags.flags[0].key), options)
 
 
-def resolved(args, scenario: SetupArgs, command: str) -> AlgorithmSpec:
-    """The spec of the scenario's algorithm, which ``command``'s subcommand must present. Raises ConfigError."""
-    found = registry.resolve(scenario.algorithm)
+def resolved(args, scenario: SetupArgs, command: str) -> registry.Solution:
+    """The scenario's solution (``registry.solution``: resolved once, here, at the command's edge,
+    and passed down), which ``command``'s subcommand must present. Raises ConfigError."""
+    solution = registry.solution(scenario.algorithm)
+    found = solution.spec
     flags = registry.flags_of(found)
     if all(flags is not f for f in registry.families()):
         raise ConfigError(
@@ -212,7 +214,7 @@ def resolved(args, scenario: SetupArgs, command: str) -> AlgorithmSpec:
             f"{scenario.algorithm} declares {found.name}, {flags.title}: "
             f"run it with `mutexlab {command} {flags.command} --algorithm {scenario.algorithm}`"
         )
-    return found
+    return solution
 
 
 # -- the algorithm a trace or scenario names (verify, report, replay) -----------------------------
@@ -229,7 +231,7 @@ def add_algorithm_argument(parser, what: str) -> None:
 def named_algorithm(args) -> AlgorithmSpec | None:
     """The spec ``--algorithm`` names, loaded (a trace naming it is then checked as it), or None.
     Raises ConfigError."""
-    return registry.resolve(registry.canonical(args.algorithm)) if args.algorithm else None
+    return registry.solution(registry.canonical(args.algorithm)).spec if args.algorithm else None
 
 
 def disagreement(found: AlgorithmSpec | None, named: str | None, given: str, what: str) -> str | None:

@@ -174,7 +174,7 @@ def plan_from_args(args) -> Plan:
             "process with its own broker connection, and the machine's memory and the broker's file "
             "descriptors are finite)"
         )
-    resolved(args, scenario, "run")
+    solution = resolved(args, scenario, "run")
     dwell_times = {
         d.kind: getattr(args, d.kind) for d in args.flags.dwell if getattr(args, d.kind) is not None
     }
@@ -195,6 +195,7 @@ def plan_from_args(args) -> Plan:
         keep=args.keep,
         outputs={"report": args.report},
         delivery=delivery,
+        solution=solution,
     )
 
 

@@ -26,11 +26,11 @@ from dataclasses import replace
 from .. import memory
 from ..audit import numbered, verify_events
 from ..protocol import ProtocolError
-from ..protocols.registry import build_setup
+from ..protocols.registry import Solution, build_setup
 from ..runs import run_measured
 from ..setups import ConfigError
 from ..sim import SimConfig, Simulation
-from ..spec import AlgorithmSpec, Flags, Simulated
+from ..spec import Flags, Simulated
 from ..trace import TraceWriter
 from .common import add_json_argument, add_trace_argument, fail, print_json
 from .flags import SetupArgs, add_dwell_arguments, add_simulator_arguments, resolved
@@ -105,9 +105,10 @@ def run(args) -> int:
     flags: Flags = args.flags
     try:
         scenario = args.scenario_config(args)
-        spec = resolved(args, scenario, "simulate")
+        solution = resolved(args, scenario, "simulate")
     except ConfigError as exc:
         return fail(str(exc))
+    spec = solution.spec
     messages = memory.messages(spec, scenario.processes, scenario.options)
     # Every process keeps P² of state already at setup: the check comes first.
     # a streamed run's audit keeps its holding intervals (not under --no-audit alone)
@@ -126,9 +127,9 @@ def run(args) -> int:
     guard = event_limit(args, flags.streamed, messages, intervals, prediction.processes)
     allowance = None if args.ignore_memory else memory.growth_allowance(prediction, memory.available_bytes())
     if flags.measured:
-        return _measured(args, spec, scenario, messages, dwell, guard, allowance)
+        return _measured(args, solution, scenario, messages, dwell, guard, allowance)
     try:
-        setup = build_setup(scenario.algorithm, scenario.processes, scenario.options, args.seed)
+        setup = build_setup(solution, scenario.processes, scenario.options, args.seed)
         config = SimConfig(
             seed=args.seed, delay=args.delay, dwell=dwell, max_events=guard, **fault_config(args)
         )
@@ -198,17 +199,18 @@ def _kept(args, run: Simulated, config: SimConfig, messages: float, allowance: i
 
 def _measured(
     args,
-    spec: AlgorithmSpec,
+    solution: Solution,
     scenario: SetupArgs,
     messages: float,
     dwell: dict,
     guard: int,
     allowance: int | None,
 ) -> int:
+    spec = solution.spec
     try:
         with progress_bar(args, messages, spec.name) as progress:
             outcome = run_measured(
-                scenario.algorithm,
+                solution,
                 scenario.processes,
                 scenario.options,
                 args.seed,

@@ -84,8 +84,8 @@ def _offered(flags) -> bool:
     and no fixed role (its nodes act on their own, and that solution's audit judges them)."""
     if driven(registry.presented(flags)):
         return True
-    members = registry.members(flags)
-    return bool(members) and not registry.spec(members[0]).fixed_roles
+    first = registry.first_member(flags)
+    return first is not None and not first.fixed_roles
 
 
 def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], seed: int) -> Problem:
@@ -127,8 +127,9 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
             resource,
             declared.states,
         )
-    spec = registry.spec(registry.members(flags)[0])
-    setup = registry.make_setup(spec.name, nodes, dict(options), seed)
+    spec = registry.first_member(flags)
+    assert spec is not None  # _offered: a problem with a registered solution
+    setup = registry.make_setup(spec, nodes, dict(options), seed)
     params = dict(setup.params)
     node_options = {k: v for k, v in params.items() if k != "initial_clocks"}
     return Problem(

@@ -86,7 +86,8 @@ def program_solution(problem: str, command: str | None = None) -> AlgorithmSpec:
     if not is_driven(problem):  # nodes acting on their own: a variant of the problem's registered
         # solution under its name, so its audit judges the run (``_offered`` saw one)
         flags = next(f for f in registry.families() if f.command == problem)
-        template = registry.spec(registry.members(flags)[0])
+        template = registry.first_member(flags)
+        assert template is not None  # _offered: a problem with a registered solution
         name = template.name
         return AlgorithmSpec(
             name,
@@ -101,8 +102,8 @@ def program_solution(problem: str, command: str | None = None) -> AlgorithmSpec:
         )
     solved = named(problem)
     name = f"program-{problem}"
-    members = registry.members(solved.flags)  # the family of its registered solutions, if any
-    family = registry.spec(members[0]).family if members else solved.name
+    first = registry.first_member(solved.flags)  # the family of its registered solutions, if any
+    family = first.family if first is not None else solved.name
     return AlgorithmSpec(
         name,
         family,

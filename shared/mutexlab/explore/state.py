@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol import Enter, Exit, HandlerError, ProtocolError
-from ..protocols.registry import build_setup, endless_key
+from ..protocols import registry
+from ..protocols.registry import Solution, build_setup
 from ..setups import ConfigError, Setup, capacity_of
 from ..sim.scripted import MAX_PROCESSES, ScenarioError, ScriptedRun, Step, load_scenario
 from ..sim.world import enabled, endless_options, overfull
@@ -51,30 +52,40 @@ class ExploreError(ValueError):
 class Config:
     """What ``build_setup(algorithm, processes, options, seed)`` takes."""
 
-    algorithm: str
+    algorithm: str  # what the user or the scenario named (shown, written into scenarios)
     processes: int
     options: dict = field(default_factory=dict)
     seed: int = 0
     endless: bool = False  # every node requests forever (``sim/world.py``'s endless workload)
+    # the solution, resolved at the command's edge; else (a scenario file or a posted one names
+    # it) once, when first asked (``resolved``): every setup of the session is built from it
+    solution: Solution | None = field(default=None, compare=False, repr=False)
+
+    def resolved(self) -> Solution:
+        if self.solution is None:
+            try:
+                found = registry.solution(self.algorithm)
+            except ConfigError as exc:
+                raise ScenarioError(f"invalid configuration: {exc}") from None
+            object.__setattr__(self, "solution", found)  # frozen: set once, as a cache
+            return found
+        return self.solution
 
     @property
     def workload(self) -> dict:
         """The options the setup is built with (an endless workload has no budget)."""
         if not self.endless:
             return dict(self.options)
-        try:
-            key = endless_key(self.algorithm)
-        except ConfigError as exc:
-            raise ScenarioError(f"invalid configuration: {exc}") from None
-        return endless_options(self.options, key)
+        return endless_options(self.options, self.resolved().problem.endless)
 
     def setup(self) -> Setup:
         if self.processes > MAX_PROCESSES:  # refused before anything is built
             raise ScenarioError(
                 f"invalid configuration: at most {MAX_PROCESSES} processes, got {self.processes}"
             )
+        solution = self.resolved()
         try:
-            return build_setup(self.algorithm, self.processes, self.workload, self.seed)
+            return build_setup(solution, self.processes, self.workload, self.seed)
         except ConfigError as exc:
             raise ScenarioError(f"invalid configuration: {exc}") from None
 

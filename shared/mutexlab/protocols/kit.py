@@ -13,7 +13,7 @@ one file::
 
 ``ClassicNode`` here is ``classic.ClassicNode`` with the two defaults a new protocol would
 otherwise have to write before ``check`` and ``explore`` can run it: ``snapshot()`` (every
-attribute, made hashable) and ``waiting_for()`` (a WANTED node waits to enter). A protocol that
+attribute but the workload's bookkeeping, made hashable) and ``waiting_for()`` (a WANTED node waits to enter). A protocol that
 knows better overrides them (the built-in ones all do).
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from enum import Enum
-from typing import Any
+from typing import Any, ClassVar
 
 from ..clock import LamportClock, priority
 from ..machine import Cell, Table, ignore, on
@@ -117,9 +117,17 @@ class ClassicNode(classic.ClassicNode):
     """``classic.ClassicNode`` (its states RELEASED, WANTED, HELD; implement ``_request()`` and
     ``_release()``, call ``_enter()``), with a default ``snapshot()`` and ``waiting_for()``."""
 
+    # Workload bookkeeping, not protocol state: the count of entries made so far (the node's card
+    # shows it; the audit, the metrics and check's liveness count the enter events themselves).
+    # The default snapshot leaves it out: it decides nothing, and under an endless workload it
+    # grows forever, so no world would ever come back. A subclass may name more of its own.
+    BOOKKEEPING: ClassVar[frozenset[str]] = frozenset({"entries"})
+
     def snapshot(self) -> Any:
-        """Every attribute, frozen (``freeze``): two nodes with equal attributes are one state."""
-        return tuple((name, freeze(value)) for name, value in self.__dict__.items())
+        """Every attribute but the ``BOOKKEEPING``, frozen (``freeze``): two nodes with equal
+        attributes are one state."""
+        skip = self.BOOKKEEPING
+        return tuple((name, freeze(value)) for name, value in self.__dict__.items() if name not in skip)
 
     def waiting_for(self) -> dict[str, list[int]]:
         """A WANTED node waits to enter (from whom: unknown here; override to name them, as the

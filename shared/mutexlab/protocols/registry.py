@@ -15,7 +15,7 @@ import re
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -55,9 +55,13 @@ def largest_checked(name: str) -> tuple[dict[str, int], ...]:
     return LARGEST.get(name, ())
 
 
-def make_setup(name: str, processes: int, options: dict[str, Any] | None = None, seed: int = 0) -> Setup:
+def make_setup(
+    name: str | AlgorithmSpec, processes: int, options: dict[str, Any] | None = None, seed: int = 0
+) -> Setup:
+    """The setup of a registered algorithm (its name, or its spec found already)."""
     _check_processes(processes)
-    return spec(name).make_setup(processes, dict(options or {}), seed)
+    found = name if isinstance(name, AlgorithmSpec) else spec(name)
+    return found.make_setup(processes, dict(options or {}), seed)
 
 
 def _check_processes(processes: int) -> None:
@@ -134,6 +138,11 @@ def members(flags: Flags) -> list[str]:
     return [name for name, found in SPECS.items() if flags_of(found) is flags]
 
 
+def first_member(flags: Flags) -> AlgorithmSpec | None:
+    """The first registered algorithm the commands present with ``flags`` (None: none is)."""
+    return next((found for found in SPECS.values() if flags_of(found) is flags), None)
+
+
 # -- what a user names: a registered name, a dotted module, or a .py file -------------------------
 # The algorithms the modules and files loaded so far declare (SPEC), by name → (what named it: a
 # dotted name, a file's resolved path; its spec): what ``lookup`` finds. (Each module is loaded once:
@@ -182,6 +191,33 @@ def resolve(algorithm: str) -> AlgorithmSpec:
         f"unknown algorithm {algorithm!r}; choose one of: {', '.join(SPECS)}, "
         "or name a dotted module or a .py file that declares SPEC"
     )
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A solution resolved once, with the problem it solves: what a command resolves at its edge
+    (``solution``) and passes down. ``named`` is what the user named, as it is passed on
+    (``canonical``: a file as its absolute path): what configs show and traces, scenario files and
+    the processes a command starts carry, and what such a process resolves again."""
+
+    named: str
+    spec: AlgorithmSpec
+    problem: Problem
+
+    @property
+    def name(self) -> str:
+        """The algorithm's own name (its SPEC's): what its setups and traces are verified as."""
+        return self.spec.name
+
+
+def solution(algorithm: str | Solution) -> Solution:
+    """The one resolver of what a user, a scenario file or a parent process names (``resolve``),
+    with its problem (``problem_of``): called at a command's edge, and by a process started anew
+    from a name; a ``Solution`` already resolved is returned as it is. Raises ConfigError."""
+    if isinstance(algorithm, Solution):
+        return algorithm
+    found = resolve(algorithm)  # as given: its errors name what the user wrote
+    return Solution(canonical(algorithm), found, problem_of(found))
 
 
 def lookup(name: str | None) -> AlgorithmSpec | None:
@@ -297,12 +333,15 @@ def _variant(
     return replace(template, name=source, summary=summary, make_setup=make, literature={})
 
 
-def build_setup(algorithm: str, processes: int, options: dict[str, Any], seed: int) -> Setup:
-    """The setup of what ``algorithm`` names (``resolve``). A module declaring SPEC builds the
-    setup its spec names: what its traces are verified as."""
-    found = resolve(algorithm)
+def build_setup(algorithm: str | Solution, processes: int, options: dict[str, Any], seed: int) -> Setup:
+    """The setup of the solution ``algorithm`` (resolved at a command's edge; a name or a path is
+    resolved here, by ``solution``). A module declaring SPEC builds the setup its spec names: what
+    its traces are verified as."""
+    resolved = solution(algorithm)
+    if isinstance(algorithm, Solution):
+        algorithm = algorithm.named
+    found, problem = resolved.spec, resolved.problem
     _check_processes(processes)
-    problem = problem_of(found)
     options = {**problem.defaults, **options}
     setup = found.make_setup(processes, dict(options), seed)
     if lookup(found.name) is found and setup.algorithm != found.name:
@@ -329,13 +368,15 @@ def family_of(algorithm: str) -> str:
     return resolve(algorithm).family
 
 
-def declarations(algorithm: str) -> list[Reductions]:
+def declarations(algorithm: str | Solution | None) -> list[Reductions]:
     """Every reduction declaration that may cover a setup of ``algorithm`` (``mutexlab.reduction``):
     its spec's (a module's or file's own ``SPEC``, or its ``FAMILY``'s) first, then every registered
     one. Which applies is decided by the processes' exact classes alone (``Reductions.covers``), so
-    a name nothing here resolves (a setup built by the caller) gets the registered ones only."""
+    a name nothing here resolves, or None (a setup built by the caller), gets the registered ones only."""
+    if algorithm is None:
+        return [d for d in (s.declared_reductions() for s in SPECS.values()) if d is not None]
     try:
-        found = [spec_of(algorithm), *SPECS.values()]
+        found = [solution(algorithm).spec, *SPECS.values()]
     except ConfigError:
         found = list(SPECS.values())
     return [d for d in (s.declared_reductions() for s in found) if d is not None]

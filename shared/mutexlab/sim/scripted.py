@@ -37,7 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import limits
 from ..protocol import HandlerError, ProtocolError
-from ..protocols.registry import build_setup, declarations
+from ..protocols import registry
+from ..protocols.registry import Solution, build_setup, declarations
 from ..setups import ConfigError, Setup
 from ..trace import TraceWriter
 from .driver import Driver
@@ -307,10 +308,15 @@ def _where(loc: tuple, source: Any) -> str:
     return ".".join(str(p) for p in loc) or "scenario"
 
 
-def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | None = None) -> ReplayResult:
+def replay_scenario(
+    source: str | Path | dict | Scenario, trace: TraceWriter | None = None, solution: Solution | None = None
+) -> ReplayResult:
+    """Play a scenario. ``solution``: the one it names, resolved already (a command that made the
+    scenario); else what the scenario names is resolved here, once."""
     scenario = source if isinstance(source, Scenario) else load_scenario(source)
     try:
-        setup = build_setup(scenario.algorithm, scenario.processes, scenario.options, scenario.seed)
+        solution = solution if solution is not None else registry.solution(scenario.algorithm)
+        setup = build_setup(solution, scenario.processes, scenario.options, scenario.seed)
     except ConfigError as exc:
         raise ScenarioError(f"invalid scenario: {exc}") from None
     trace = trace or TraceWriter(None, keep=True)
@@ -322,7 +328,7 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
         )
     loop_start = None
     # what the protocol declares for its exact classes (mutexlab.reduction), for a loop's return
-    declared = next((d for d in declarations(scenario.algorithm) if d.covers(setup.protocols.values())), None)
+    declared = next((d for d in declarations(solution) if d.covers(setup.protocols.values())), None)
     normal_start = None
     waiting: set[int] = set()
     owed: set | None = None  # in the loop: what could move before every step of it (fairness)

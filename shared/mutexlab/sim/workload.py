@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from ..protocols.registry import build_setup
+from ..protocols.registry import Solution, build_setup
 from ..setups import ConfigError
 from .engine import _TIMER, Simulation
 
@@ -29,13 +29,14 @@ class WorkloadSimulation(Simulation):
         self.push(at, (_TIMER, pid, action))
 
 
-def make_setup_available(algorithm: str, nodes: int, options: dict, seed: int):
+def make_setup_available(algorithm: str | Solution, nodes: int, options: dict, seed: int):
     """``build_setup``, with a clear error when a built-in protocol module is missing."""
     try:
         return build_setup(algorithm, nodes, options, seed)
     except ModuleNotFoundError as exc:
         if (exc.name or "").startswith("mutexlab.protocols"):
+            named = algorithm.named if isinstance(algorithm, Solution) else algorithm
             raise ConfigError(
-                f"algorithm {algorithm!r} is not available in this build ({exc.name} is missing)"
+                f"algorithm {named!r} is not available in this build ({exc.name} is missing)"
             ) from None
         raise

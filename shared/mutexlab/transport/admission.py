@@ -15,7 +15,7 @@ from collections import Counter
 from functools import partial
 from typing import IO
 
-from ..protocols.registry import build_setup
+from ..protocols.registry import Solution, build_setup
 from ..setups import ConfigError, Setup
 from ..trace import TraceWriter
 from ..words import article
@@ -37,6 +37,7 @@ class Admission:
 
     settings: MonitorSettings
     out: IO[str]
+    solution: Solution  # resolved once from settings.algorithm (Monitor)
     setup: Setup | None
     topology: Topology
     bus: Bus
@@ -111,7 +112,7 @@ class Admission:
             setup = (
                 self.setup
                 if self.setup is not None
-                else build_setup(self.settings.algorithm, p, self.settings.options, self.settings.seed)
+                else build_setup(self.solution, p, self.settings.options, self.settings.seed)
             )
             self.members = self.roster.close(setup)
             self.feed.members = self.members

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..protocols import registry
-from ..protocols.registry import spec_of
+from ..protocols.registry import Solution, solution
 from ..setups import ConfigError, Setup
 from ..words import article, count
 
@@ -44,14 +44,14 @@ REJOIN_GRACE = 5.0
 ROLES = tuple(sorted({role for s in registry.SPECS.values() for role in s.roles}))
 
 
-def scalable_role(algorithm: str) -> str:
+def scalable_role(algorithm: str | Solution) -> str:
     """The role with pids 1..P (its spec's ``role``)."""
-    return spec_of(algorithm).role
+    return solution(algorithm).spec.role
 
 
-def fixed_roles(algorithm: str) -> list[str]:
+def fixed_roles(algorithm: str | Solution) -> list[str]:
     """Roles with exactly one member, outside P (its spec's ``fixed_roles``)."""
-    return list(spec_of(algorithm).fixed_roles)
+    return list(solution(algorithm).spec.fixed_roles)
 
 
 def role_of(name: str) -> str:
@@ -82,14 +82,21 @@ class Roster:
     last_join: float = 0.0
     resumed: float | None = None  # discovery: when the monitor last came back from a lost connection
     refusals: dict[str, str] = field(default_factory=dict)  # instance -> why it was refused
+    # the run's solution, resolved by the monitor; else once, when first asked (``resolved``)
+    solution: Solution | None = field(default=None, repr=False, compare=False)
+
+    def resolved(self) -> Solution:
+        if self.solution is None:
+            self.solution = solution(self.algorithm)
+        return self.solution
 
     @property
     def scalable(self) -> str:
-        return scalable_role(self.algorithm)
+        return scalable_role(self.resolved())
 
     @property
     def fixed(self) -> list[str]:
-        return fixed_roles(self.algorithm)
+        return fixed_roles(self.resolved())
 
     def member(self, instance: str) -> Member | None:
         return next((m for m in self.members if m.instance == instance), None)
@@ -116,7 +123,7 @@ class Roster:
     def _refusal(self, role: str) -> str | None:
         if role not in (self.scalable, *self.fixed):
             roles = " and ".join([self.scalable, *self.fixed])
-            return f"{article(spec_of(self.algorithm).name)} run has no role {role!r} (its roles: {roles})"
+            return f"{article(self.resolved().name)} run has no role {role!r} (its roles: {roles})"
         if self.closed:
             return (
                 f"membership is closed: the run started with {count(self.count(self.scalable), self.scalable)}; "

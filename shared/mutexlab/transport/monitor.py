@@ -77,10 +77,11 @@ class Monitor(Admission):
         self.out = out or sys.stdout
         # Validate the configuration before touching the broker: the algorithm resolves (a file
         # loads), and with P known its setup builds (else P is discovered later).
-        registry.resolve(settings.algorithm)
+        # A process started anew from a name: it resolves the solution once, here (registry.solution).
+        self.solution = registry.solution(settings.algorithm)
         self.setup: Setup | None = None
         if settings.processes:
-            self.setup = build_setup(settings.algorithm, settings.processes, settings.options, settings.seed)
+            self.setup = build_setup(self.solution, settings.processes, settings.options, settings.seed)
         persistent = settings.delivery == "persistent"
         self.topology = Topology(
             settings.run_id, settings.queue_kind, durable=persistent, expires=settings.queue_expires
@@ -97,7 +98,9 @@ class Monitor(Admission):
         )
         # Transient delivery: why the run's queues cannot be trusted any more (the broker lost them).
         self.lost: str | None = None
-        self.roster = Roster(settings.algorithm, settings.processes, settings.join_window)
+        self.roster = Roster(
+            settings.algorithm, settings.processes, settings.join_window, solution=self.solution
+        )
         self.members: dict[str, Member] = {}
         self.welcomes: dict[str, dict] = {}  # instance -> its welcome (re-sent if it joins again)
         try:

@@ -70,8 +70,8 @@ class Participant:
     def __init__(self, role: str, settings: ParticipantSettings, instance: str | None = None) -> None:
         self.role = role
         self.settings = settings
-        if settings.algorithm:  # loaded before joining: a bad file is a configuration error (exit 2)
-            registry.resolve(settings.algorithm)
+        # resolved once, before joining: a bad file is a configuration error (exit 2); none: the welcome's
+        self.solution = registry.solution(settings.algorithm) if settings.algorithm else None
         self.instance = instance or f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         persistent = settings.delivery == "persistent"
         self.topology = Topology(
@@ -178,9 +178,8 @@ class Participant:
             raise ConfigError(
                 f"the monitor runs the file {algorithm}: name it in this participant's ALGORITHM"
             )
-        self.setup = build_setup(
-            algorithm, int(data["processes"]), data.get("options") or {}, int(data.get("seed", 0))
-        )
+        processes, options, seed = int(data["processes"]), data.get("options") or {}, int(data.get("seed", 0))
+        self.setup = build_setup(self.solution or algorithm, processes, options, seed)
         self.roster = {name: pid for pid, name in self.setup.names.items()}
         if self.roster.get(self.name) != self.pid:
             raise ConfigError(f"the roster does not give {self.name} pid {self.pid}")

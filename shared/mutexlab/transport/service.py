@@ -32,9 +32,9 @@ def roles(algorithm: str | None = None) -> tuple[str, ...]:
 
     own: tuple[str, ...] = ()
     if algorithm:
-        from ..protocols.registry import resolve
+        from ..protocols.registry import solution
 
-        own = tuple(r for r in resolve(algorithm).roles if r not in ROLES)
+        own = tuple(r for r in solution(algorithm).spec.roles if r not in ROLES)
     return (*ROLES, *own, "monitor")
 
 

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..protocols.registry import resolve
+from ..protocols.registry import Solution, solution
 
 SERVICES = Path(__file__).resolve().parents[3] / "services"
 PARENT_ENV = "MUTEXLAB_PARENT_PID"  # the supervisor's pid, in each service's environment
@@ -141,12 +141,12 @@ def watch_parent_from_environment() -> None:
         die_with_parent(int(value))
 
 
-def preload(algorithm: str) -> None:
+def preload(algorithm: str | Solution) -> None:
     """Import what the services will need (the participant, the monitor, the broker client, the
     settings, the algorithm's modules or file), so that forked services start without importing."""
     from . import monitor, participant, service, settings  # noqa: F401
 
-    resolve(algorithm)
+    solution(algorithm)
 
 
 def can_fork() -> bool:

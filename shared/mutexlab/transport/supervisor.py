@@ -37,7 +37,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..protocols.registry import build_setup, canonical
+from ..protocols.registry import Solution, build_setup, canonical, solution
 from ..setups import ConfigError
 from .auth import SECRET_ENV, SECRET_FILE_ENV, new_secret
 from .membership import role_of
@@ -78,17 +78,25 @@ class Plan:
     secret: str = field(default_factory=new_secret, repr=False)
     # More environment for the participants alone (``DIRECTED``: mutexlab replay --over-rabbitmq).
     participant_env: dict[str, str] = field(default_factory=dict)
+    # The solution, resolved at the command's edge; else once, when first asked (``resolved``).
+    # The services, processes started anew, resolve ``algorithm`` themselves.
+    solution: Solution | None = field(default=None, repr=False, compare=False)
+
+    def resolved(self) -> Solution:
+        if self.solution is None:
+            self.solution = solution(self.algorithm)
+        return self.solution
 
     def roles(self) -> list[str]:
         """One entry per participant process to start."""
-        setup = build_setup(self.algorithm, self.processes, self.options, self.seed)
+        setup = build_setup(self.resolved(), self.processes, self.options, self.seed)
         roles = [role_of(setup.names[p]) for p in sorted(setup.names)]
         for role, extra in self.extra_participants.items():
             roles += [role] * extra
         return roles
 
     def names(self) -> list[str]:
-        setup = build_setup(self.algorithm, self.processes, self.options, self.seed)
+        setup = build_setup(self.resolved(), self.processes, self.options, self.seed)
         return list(setup.names.values())
 
 
@@ -109,6 +117,7 @@ def make_plan(
     keep: bool = False,
     outputs: dict[str, str | None] | None = None,
     delivery: str = "persistent",
+    solution: Solution | None = None,
 ) -> Plan:
     """A ``Plan`` whose every setting is checked and whose setup builds; ConfigError otherwise.
 
@@ -142,6 +151,7 @@ def make_plan(
         logs,
         keep,
         delivery=delivery,
+        solution=solution,
     )
     plan.queue_expires = queue_expires()
     plan.roles()  # builds the setup: a bad option is refused here, before the broker is touched
@@ -331,7 +341,7 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
             handles.append(monitor_out)
         fork = can_fork()
         if fork:
-            preload(plan.algorithm)
+            preload(plan.resolved())
 
         def start(role: str, env: dict, stdout, stderr):
             if fork:
