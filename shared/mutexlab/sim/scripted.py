@@ -313,6 +313,7 @@ def replay_scenario(source: str | Path | dict | Scenario, trace: TraceWriter | N
         setup = build_setup(scenario.algorithm, scenario.processes, scenario.options, scenario.seed)
     except ConfigError as exc:
         raise ScenarioError(f"invalid scenario: {exc}") from None
+    setup.duplicates = any(isinstance(step, DuplicateStep) for step in scenario.steps)
     trace = trace or TraceWriter(None, keep=True)
     run = ScriptedRun(setup, trace)
     run.start_all()
