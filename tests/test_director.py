@@ -23,6 +23,7 @@ VARIANTS = {
     "ra": ("ricart_agrawala.c", []),
     "ra-reply-in-cs": ("ricart_agrawala.c", ["-DBROKEN_REPLY_IN_CS"]),
     "ra-compare": ("ricart_agrawala.c", ["-DBROKEN_COMPARE"]),
+    "ra-dup": ("ricart_agrawala.c", ["-DBROKEN_DUP"]),
     "bee": ("bee.c", []),
     "bee-broken": ("bee.c", ["-DBROKEN_FLOWERS"]),
 }
@@ -115,6 +116,48 @@ def test_sleep_sets_miss_no_violation_an_unreduced_search_finds(cli, built, vari
         assert ran.returncode == 1 and json.loads(ran.stdout)["finding"]["rule"] == "violation"
         runs[flag] = json.loads(ran.stdout)["runs"]
     assert runs[()] <= runs[("--no-reduction",)]
+
+
+@pytest.mark.parametrize("strategy", ("random", "pct"))
+def test_a_program_that_answers_duplicates_passes_under_duplicates(cli, built, strategy, tmp_path):
+    """Each second receive is a delivery the header declares, not a forged message."""
+    trace = tmp_path / "t.jsonl"
+    argv = ("--duplicate", "2", "--strategy", strategy, "--runs", "100", "--trace", trace)
+    ran = cli("test", "mutex", "--node", built["ra"], *argv)
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert events[0]["duplicates"] is True
+    received = [e["id"] for e in events if e["event"] == "recv"]
+    assert len(received) > len(set(received)), "the last run took some message twice"
+    verified = cli("verify", trace)
+    assert verified.returncode == 0 and "mutex: SAFE" in verified.stdout, verified.stdout
+    # the same trace without the declaration: each second receive is a message nobody sent
+    undeclared = tmp_path / "undeclared.jsonl"
+    events[0].pop("duplicates")
+    undeclared.write_text("".join(json.dumps(e) + "\n" for e in events))
+    refused = cli("verify", undeclared)
+    assert refused.returncode == 1 and "[recv-without-send]" in refused.stdout
+    assert "received already: the run header declares no duplicates" in refused.stdout
+
+
+def test_a_program_that_counts_a_duplicated_reply_twice_is_a_violation(cli, built, tmp_path):
+    scenario = tmp_path / "dup.json"
+    ran = cli("test", "mutex", "--node", built["ra-dup"], "--duplicate", "1", "--counterexample", scenario)
+    assert ran.returncode == 1 and "FINDING [violation]" in ran.stdout, ran.stdout + ran.stderr
+    assert "[capacity] cs (capacity 1) held by" in ran.stdout and "recv-without-send" not in ran.stdout
+    assert "duplicate node-" in ran.stdout  # the shrunk schedule still needs its duplicate
+    without = cli("test", "mutex", "--node", built["ra-dup"], "--runs", "100")
+    assert without.returncode == 0, without.stdout  # only a duplicate breaks it
+    again = cli("replay", scenario, "--node", built["ra-dup"])
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout
+    fixed = cli("replay", scenario, "--node", built["ra"])
+    assert fixed.returncode == 3 and "did NOT reproduce" in fixed.stdout
+
+
+def test_a_run_without_duplicates_declares_none(cli, built, tmp_path):
+    trace = tmp_path / "t.jsonl"
+    assert cli("test", "mutex", "--node", built["ra"], "--runs", "5", "--trace", trace).returncode == 0
+    assert "duplicates" not in json.loads(trace.read_text().splitlines()[0])
 
 
 def test_a_crash_and_restart_breaks_ricart_agrawala_and_replays(cli, built, tmp_path):

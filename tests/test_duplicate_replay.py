@@ -1,10 +1,11 @@
 """A replayed ``duplicate`` step is the network's copy, not a message nobody sent.
 
 ``check --duplicate`` explores a link delivering a message twice, and its counterexample's
-``duplicate`` step replays as a second ``recv`` of the same message id. The trace marks that
-receive ``"copy": true`` and the integrity audit does not pair it again: before, the replay of
-every such counterexample added a ``recv-without-send`` violation ("a message nobody sent was
-received") that the run never had. A second receive that is not marked stays that violation.
+``duplicate`` step replays as a second ``recv`` of the same message id. The trace's header declares
+``duplicates`` (the receive itself is marked ``"copy": true``, information only) and the integrity
+audit pairs both receives with their one send: before, the replay of every such counterexample
+added a ``recv-without-send`` violation ("a message nobody sent was received") that the run never
+had. Without the header's declaration a second receive stays that violation, marked or not.
 """
 
 from __future__ import annotations
@@ -30,10 +31,11 @@ def test_a_duplicate_step_replays_as_a_marked_copy_and_no_violation(cli, tmp_pat
     assert sum(e["event"] == "recv" and e["id"] == copies[0]["id"] for e in events) == 2
     verified = cli("verify", "--algorithm", MUTANT, trace)
     assert "recv-without-send" not in verified.stdout, verified.stdout
-    # the same trace with the mark taken away: a receive no send carries
-    unmarked = tmp_path / "unmarked.jsonl"
+    assert sum(e.get("duplicates") is True for e in events) == 1  # the header declares them
+    # the same trace with the declaration taken away: a receive no send carries, its mark kept
+    unmarked = tmp_path / "undeclared.jsonl"
     unmarked.write_text(
-        "".join(json.dumps({k: v for k, v in e.items() if k != "copy"}) + "\n" for e in events)
+        "".join(json.dumps({k: v for k, v in e.items() if k != "duplicates"}) + "\n" for e in events)
     )
     forged = cli("verify", "--algorithm", MUTANT, unmarked)
     assert forged.returncode == 1 and "[recv-without-send]" in forged.stdout, forged.stdout

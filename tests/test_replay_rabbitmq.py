@@ -10,7 +10,8 @@ RabbitMQ, the director holding every message (transport/directed.py, docs/rabbit
   exit 3, never SAFE;
 * a ``duplicate`` step releases a copy of the held message: the duplicated REPLY of ``check
   --duplicate`` lets two tolerant Ricart–Agrawala nodes in at once on real participants, exit 1,
-  the real trace showing the REPLY received twice; a duplicated Suzuki–Kasami token is rejected
+  the real trace showing the REPLY received twice, a delivery its header declares (no
+  ``recv-without-send``); the monitor is told to declare it for a scenario with duplicate steps only; a duplicated Suzuki–Kasami token is rejected
   by the real participant as by the simulator's, exit 1;
 * a liveness counterexample (a ``loop``) plays its stem, then its cycle ``--rounds`` times: the
   starving variant's lasso is a LIVENESS finding, exit 1, node-2 never entering; a closed loop
@@ -218,6 +219,9 @@ def test_a_duplicated_reply_lets_two_nodes_in_on_real_participants(amqp_url, tmp
         e["id"] for e in events if e["event"] == "recv" and e["pid"] == "node-1" and e["type"] == "REPLY"
     ]
     assert replies == ["node-2#2", "node-2#2"]
+    # both receipts are deliveries the header declares, in the real run as in the simulator's
+    assert events[0]["duplicates"] is True
+    assert "recv-without-send" not in real.stdout + simulated.stdout
 
 
 @pytest.mark.broker
@@ -357,6 +361,31 @@ def test_the_director_names_the_step_where_a_process_records_something_else():
         match=r"^diverged at step 1: node-1 recorded enter resource=cs where the simulator recorded request resource=cs$",
     ):
         director.record("node-1", {"events": [wrong]})
+
+
+@pytest.mark.parametrize("duplicated", [True, False])
+def test_the_monitor_declares_duplicates_for_a_scenario_with_duplicate_steps(
+    tmp_path, monkeypatch, duplicated
+):
+    from mutexlab.cli import main
+    from mutexlab.commands import replay_rabbit
+
+    steps = [{"op": "request", "pid": 1}, {"op": "deliver", "from": 1, "to": 2}]
+    if duplicated:
+        steps.insert(1, {"op": "duplicate", "from": 1, "to": 2})
+    scenario = tmp_path / "s.json"
+    scenario.write_text(json.dumps({"algorithm": "ricart-agrawala", "processes": 2, "steps": steps}))
+    plans = []
+
+    def direct(plan, *_):
+        plans.append(plan)
+        raise SystemExit(0)  # no broker: the plan is what this test reads
+
+    monkeypatch.setattr(replay_rabbit, "broker_problem", lambda url: None)
+    monkeypatch.setattr(replay_rabbit, "direct", direct)
+    with pytest.raises(SystemExit):
+        main(["replay", str(scenario), "--over-rabbitmq"])
+    assert [p.duplicates for p in plans] == [duplicated]
 
 
 def test_a_duplicate_releases_a_copy_renumbered_and_keeps_the_message_held():

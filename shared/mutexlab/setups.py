@@ -30,6 +30,9 @@ class Setup:
     # The problem the header names beside the algorithm (None: none, as every built-in solution's
     # header): a program's run, whose algorithm no other process knows (director/solution.py).
     problem: str | None = None
+    # The network may deliver a message more than once (a scenario's ``duplicate`` steps): the
+    # header says so, and the audit takes a second receive of a message as a delivery, not a forgery.
+    duplicates: bool = False
 
     def run_event(self) -> dict[str, Any]:
         """The first line of every trace of this setup."""
@@ -41,6 +44,7 @@ class Setup:
             "capacities": self.capacities,
             "params": self.params,
             **({"problem": self.problem} if self.problem is not None else {}),
+            **({"duplicates": True} if self.duplicates else {}),
         }
 
 

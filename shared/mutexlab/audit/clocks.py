@@ -12,7 +12,8 @@ naming the line of the first contradiction. The rules, per event e of process p:
 * ``ids`` (a trace whose messages are events: a mutexlab trace, an exported log): another entry
   grows only at a ``recv``, to exactly the maximum of p's previous clock and the clock of the
   ``send`` with the same ``id`` (sends and receives paired in any file order), and that send knows
-  no event of p from the receive on. Induction over these equations shows every entry k of q
+  no event of p from the receive on (a header declaring ``"duplicates": true``: each receive of
+  the same ``id`` holds to these, against the one send, kept to the end). Induction over these equations shows every entry k of q
   names q's own k-th event and that happened-before is acyclic: any cycle would need a send that
   knows its own receive.
 * without ``ids`` (a ShiViz log: any record may be a receive): an entry of q that grows to k names
@@ -45,7 +46,9 @@ def consistent(events: Iterable[dict], source: str, ids: bool = True, prune: boo
     seen later ask for it after all (read the log again without ``prune``)."""
     clocks = _Clocks(source, ids, prune)
     for event in events:
-        if event["event"] != "run" and isinstance(event.get("vc"), dict):
+        if event["event"] == "run":
+            clocks.duplicates = event.get("duplicates") is True  # a message may be received twice
+        elif isinstance(event.get("vc"), dict):
             clocks.feed(event)
         yield event
     clocks.finish()
@@ -60,6 +63,8 @@ class _Clocks:
         self.waiting: dict[
             object, tuple[dict, dict, str, object]
         ] = {}  # id → (recv clock, previous, pid, line)
+        self.duplicates = False  # a send is kept once received: another copy may come
+        self.copies: dict[object, list[tuple[dict, dict, str, object]]] = {}  # id → further early recvs
         self.history = _History()  # host → its clocks that grew another entry
         self.prune = prune
         self.prune_at = 1024
@@ -88,16 +93,20 @@ class _Clocks:
         kind, key = event["event"], event.get("id")
         if kind == "send" and key is not None:
             recv = self.waiting.pop(key, None)
-            if recv is None:
+            if recv is None or self.duplicates:
                 self.sent.setdefault(key, vc)
-            else:
+            if recv is not None:
                 self._received(key, vc, *recv)
+                for copy in self.copies.pop(key, ()):
+                    self._received(key, vc, *copy)
         if kind == "recv" and key is not None:  # checked against its send, when both are read
-            sent = self.sent.pop(key, None)
-            if sent is None:
-                self.waiting.setdefault(key, (vc, prev, pid, line))
-            else:
+            sent = self.sent.get(key) if self.duplicates else self.sent.pop(key, None)
+            if sent is not None:
                 self._received(key, sent, vc, prev, pid, line)
+            elif self.duplicates and key in self.waiting:
+                self.copies.setdefault(key, []).append((vc, prev, pid, line))
+            else:
+                self.waiting.setdefault(key, (vc, prev, pid, line))
         elif self._grown(vc, prev, pid, line):
             name = next(n for n in vc if n != pid and vc[n] > prev.get(n, 0))
             raise self.fail(

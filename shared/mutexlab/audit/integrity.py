@@ -4,16 +4,20 @@ each resource is one the run header declares.
 * **recv-without-send**: a ``recv`` whose ``id`` no ``send`` of the trace carries, or whose ``send``
   went to another process, came from another sender, or is not in the receive's past (its clock
   does not know the send). A message nobody sent was received: the trace is not a run.
+  A second ``recv`` of the same ``id`` is such a receive too (a replayed or forged copy), unless
+  the run header declares ``"duplicates": true`` (a network that may deliver a message more than
+  once): then each receive is paired with the one send, and judged against it, as the first.
 * **unknown-resource**: an ``enter`` of a resource the header's ``capacities`` do not name (exactly,
   by ``prefix:*``, or by ``*``): the capacity audit would judge it by a default it was never given.
 
-A ``recv`` marked ``"copy": true`` is a second delivery of a message the network duplicated (the
-replay of a ``check --duplicate`` scenario): its message was received before, and it is not paired
-again.
+A run whose header declares ``duplicates`` may receive a message more than once: every receive
+of it is paired with its one send and judged against it (a ``"copy": true`` mark, which the
+simulator's replay writes, is information only: it excuses nothing).
 
 Fed every send, recv and enter (``feed``) in any order of the file: a send and its recv are paired
 whichever comes first, so memory follows the messages not yet paired (in flight, or lost), not the
-trace. Events without an ``id`` cannot be paired and are not judged.
+trace (with duplicates declared, every send is kept to the end: another copy may come).
+Events without an ``id`` cannot be paired and are not judged.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ class Integrity:
         self.capacities = capacities if isinstance(capacities, dict) else {}
         self.sent: dict[object, Seen] = {}  # id → its send, not yet received
         self.unsent: dict[object, Seen] = {}  # id → its recv, whose send has not come (yet)
+        self.duplicates = run.get("duplicates") is True  # a message may be received more than once
+        self.copies: dict[object, list[Seen]] = {}  # id → its further recvs before its send (duplicates)
         self.resources: set[object] = set()
         self.found: list[Violation] = []
 
@@ -64,20 +70,22 @@ class Integrity:
             return
         if kind == "send":
             recv = self.unsent.pop(key, None)
-            if recv is None:
+            if recv is None or self.duplicates:
                 self.sent[key] = (event, line)
-            else:
+            if recv is not None:
                 self._pair((event, line), recv)
+                for copy in self.copies.pop(key, ()):
+                    self._pair((event, line), copy)
         elif kind == "recv":
-            if event.get("copy") is True:  # the network's duplicate: its original is paired
-                return
-            send = self.sent.pop(key, None)
+            send = self.sent.get(key) if self.duplicates else self.sent.pop(key, None)
             if send is not None:
                 self._pair(send, (event, line))
-            elif key in self.unsent:  # received twice before any send: this one has none
-                self.found.append(_never_sent((event, line)))
-            else:
+            elif key not in self.unsent:
                 self.unsent[key] = (event, line)
+            elif self.duplicates:  # another copy before its send: paired when the send comes
+                self.copies.setdefault(key, []).append((event, line))
+            else:  # received twice before any send: this one has none
+                self.found.append(_never_sent((event, line), False))
 
     def feed_all(self, events: Iterable[dict]) -> Integrity:
         for n, event in enumerate(events, 1):
@@ -112,15 +120,17 @@ class Integrity:
 
     def findings(self) -> list[Violation]:
         """The findings in trace order (by the line of their last event)."""
-        found = self.found + [_never_sent(seen) for seen in self.unsent.values()]
+        late = [seen for copies in self.copies.values() for seen in copies]
+        found = self.found + [_never_sent(seen, self.duplicates) for seen in [*self.unsent.values(), *late]]
         return sorted(found, key=lambda v: v.events[-1].get("_line", 0))
 
 
-def _never_sent(seen: Seen) -> Violation:
+def _never_sent(seen: Seen, duplicates: bool) -> Violation:
     recv = seen[0]
+    again = "" if duplicates else " (or received already: the run header declares no duplicates)"
     return Violation(
         "recv-without-send",
         f"{recv['pid']} received message {recv['id']} from {recv.get('from', '?')}, which no send of "
-        "the trace carries",
+        f"the trace carries{again}",
         [_cited(seen)],
     )

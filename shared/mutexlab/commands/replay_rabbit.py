@@ -100,6 +100,7 @@ def over_rabbitmq(
     if problem:
         return fail(problem, code=EXIT_INCOMPLETE)
     plan.participant_env = {"DIRECTED": "true"}
+    plan.duplicates = any(step.op == "duplicate" for step in played.steps)  # declared in the header
     print(f"simulator: {sim_finding} (exit {sim_code})")
     print(f"replaying over RabbitMQ as run {plan.run_id}, the director holding every message", flush=True)
     summary: dict = {}

@@ -35,7 +35,8 @@ class Problem:
     resource: str = ""  # what a driven problem's nodes ask for (its workload's resource)
     states: tuple[str, str, str] = ("RELEASED", "WANTED", "HELD")  # a driven node's: idle, waiting, holding
 
-    def header(self, program: list[str]) -> dict[str, Any]:
+    def header(self, program: list[str], duplicates: bool = False) -> dict[str, Any]:
+        """The run header; ``duplicates``: the run may deliver a message twice (``--duplicate``)."""
         run: dict[str, Any] = {"event": "run", "pid": "run"}
         if self.algorithm is not None:
             run["algorithm"] = self.algorithm
@@ -45,6 +46,7 @@ class Problem:
             "processes": {str(p): n for p, n in sorted(self.names.items())},
             "capacities": self.capacities,
             "params": self.params,
+            **({"duplicates": True} if duplicates else {}),
         }
 
 

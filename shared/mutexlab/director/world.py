@@ -47,7 +47,7 @@ class Run:
     def __init__(self, problem: Problem, pool: Pool, faults: Faults, seed: int, program: list[str]) -> None:
         self.problem, self.pool, self.faults = problem, pool, faults
         self.names = problem.names
-        self.events: list[dict[str, Any]] = [problem.header(program)]
+        self.events: list[dict[str, Any]] = [problem.header(program, faults.duplicate > 0)]
         self.clocks: dict[int, dict[str, int]] = {n: {} for n in self.names}
         self.links: dict[tuple[int, int], deque[Message]] = {}
         self.delivered: dict[str, Message] = {}  # for duplicates: delivered once, not yet again

@@ -319,6 +319,7 @@ def replay_scenario(
         setup = build_setup(solution, scenario.processes, scenario.options, scenario.seed)
     except ConfigError as exc:
         raise ScenarioError(f"invalid scenario: {exc}") from None
+    setup.duplicates = any(isinstance(step, DuplicateStep) for step in scenario.steps)
     trace = trace or TraceWriter(None, keep=True)
     run = ScriptedRun(setup, trace)
     run.start_all()

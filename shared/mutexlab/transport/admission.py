@@ -124,6 +124,7 @@ class Admission:
                     {"kind": "refused", "instance": member.instance, "reason": f"cannot start: {exc}"},
                 )
             return EXIT_CONFIG
+        setup.duplicates = self.settings.duplicates
         self.setup = setup
         header = dict(setup.run_event(), run_id=self.settings.run_id, transport="rabbitmq")
         self.trace.write(header)

@@ -229,6 +229,9 @@ class MonitorSettings(_Common):
     trace: str | None = None
     summary_json: str | None = None
     cleanup: bool = True
+    # DUPLICATES: the director may deliver a message twice (a scenario's ``duplicate`` steps): the
+    # trace's header says so (docs/trace-format.md), so the audit takes the second receive.
+    duplicates: bool = False
 
     @field_validator("options", mode="before")
     @classmethod

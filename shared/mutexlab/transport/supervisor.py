@@ -78,6 +78,8 @@ class Plan:
     secret: str = field(default_factory=new_secret, repr=False)
     # More environment for the participants alone (``DIRECTED``: mutexlab replay --over-rabbitmq).
     participant_env: dict[str, str] = field(default_factory=dict)
+    # The header declares that a message may be delivered twice (a replay with duplicate steps).
+    duplicates: bool = False
     # The solution, resolved at the command's edge; else once, when first asked (``resolved``).
     # The services, processes started anew, resolve ``algorithm`` themselves.
     solution: Solution | None = field(default=None, repr=False, compare=False)
@@ -322,6 +324,7 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
         STALL_TIMEOUT=str(plan.stall_timeout),
         SUMMARY_JSON=str(summary_path),
         CLEANUP="false" if plan.keep else "true",
+        DUPLICATES="true" if plan.duplicates else "false",
     )
     if plan.trace:
         monitor_env["TRACE"] = str(Path(plan.trace).resolve())
