@@ -37,7 +37,17 @@ from ..problem import Problem
 from ..setups import positive_int
 from .elves_flags import FLAGS
 from .elves_options import DEFAULTS, OPTIONS, town
-from .elves_rules import CONTRACT_PREFIX, PINS, POISON, RULES, contract_resource, elf_name
+from .elves_rules import (
+    CONTRACT_PREFIX,
+    ELF_DONE,
+    MAYOR_DONE,
+    MAYOR_NAME,
+    PINS,
+    POISON,
+    RULES,
+    contract_resource,
+    elf_name,
+)
 
 __all__ = ["DEFAULTS", "OPTIONS", "PINS", "POISON", "PROBLEM", "contract_resource", "elf_name", "town"]
 
@@ -63,4 +73,8 @@ PROBLEM = Problem(
     resources,
     audit,
     invariant=RULES.world_invariant(),
+    process="elf",
+    role=MAYOR_NAME,
+    draw=town,
+    finals=(MAYOR_DONE, ELF_DONE),
 )
