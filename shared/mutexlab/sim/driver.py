@@ -86,7 +86,9 @@ class Driver:
             rec = self.recorders[to]
             before = proto.state
             effects = proto.on_message(msg)
-            event = rec.recv(self.now, proto.clock.time, msg.type, self.names[sender], msg_id, vc or {})
+            event = rec.recv(
+                self.now, proto.clock.time, msg.trace_type(), self.names[sender], msg_id, vc or {}
+            )
             if copy:
                 event["copy"] = True
             self.trace.write(event)
@@ -117,9 +119,9 @@ class Driver:
                 msg_id = f"{self.names[pid]}#{self._sent[pid]}"
                 vc = None
                 if trace is not None:
-                    body = effect.msg.model_dump(mode="json") if self.trace_bodies else None
+                    body = effect.msg.trace_body() if self.trace_bodies else None
                     event = self.recorders[pid].send(
-                        self.now, effect.msg.ts, effect.msg.type, self.names[effect.to], msg_id, body
+                        self.now, effect.msg.ts, effect.msg.trace_type(), self.names[effect.to], msg_id, body
                     )
                     vc = event["vc"]
                     trace.write(event)
