@@ -120,9 +120,12 @@ class Driver:
                 vc = None
                 if trace is not None:
                     body = effect.msg.trace_body() if self.trace_bodies else None
+                    traced = effect.msg.trace_type()
                     event = self.recorders[pid].send(
-                        self.now, effect.msg.ts, effect.msg.trace_type(), self.names[effect.to], msg_id, body
+                        self.now, effect.msg.ts, traced, self.names[effect.to], msg_id, body
                     )
+                    if traced != effect.msg.type:  # a program's message: the type it travels as
+                        event["via"] = effect.msg.type
                     vc = event["vc"]
                     trace.write(event)
                 self.transmit(pid, effect.to, effect.msg, msg_id, vc)
