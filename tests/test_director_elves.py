@@ -95,6 +95,20 @@ def test_the_broken_ledger_is_caught_and_its_scenario_replays(cli, tmp_path, str
     assert fixed.returncode in (0, 3) and "did NOT reproduce" in fixed.stdout, fixed.stdout
 
 
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_mayor_that_stops_a_round_early_is_caught_by_the_problems_audit(cli, tmp_path, strategy):
+    """The STOP is the program's own message: the audit reads its body's round, as elves_audit
+    does in any trace, and its happened-before with the round's last contract_done."""
+    scenario = tmp_path / "ce.json"
+    flags = ("--strategy", strategy, "--counterexample", scenario)
+    ran = cli("test", "elves", "--node", LEDGER + " --broken-mayor", "-N", "2", *SMALL, *flags)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "[stop-before-done] mayor sent STOP of round 1" in ran.stdout, ran.stdout
+    assert "to 2 steps on 1 node " in ran.stdout  # one elf suffices
+    replayed = cli("replay", scenario, "--node", LEDGER + " --broken-mayor")
+    assert replayed.returncode == 1 and "the recorded finding reproduced" in replayed.stdout
+
+
 def test_a_program_that_does_nothing_is_judged_by_the_problems_progress_rules(cli, tmp_path):
     """Nothing happens: at rest, the problem's audit says what is missing — a deadlock."""
     idle = tmp_path / "idle.py"

@@ -13,13 +13,15 @@ and its poison does the contract in the same answer (nothing arrives unasked) an
 mayor (CONTRACT_COMPLETED). The design of examples/solutions/elves_no_arbiter.py.
 
 ``--broken``: an elf answers every ledger request at once, even when its own comes first, so
-two elves can take the same contract.
+two elves can take the same contract. ``--broken-mayor``: the mayor stops a round of two or more
+contracts as soon as all but one are done (the problem's audit: ``stop-before-done``).
 """
 
 import json
 import sys
 
 BROKEN = "--broken" in sys.argv[1:]
+BROKEN_MAYOR = "--broken-mayor" in sys.argv[1:]
 PINS, POISON = "pins", "poison"
 
 
@@ -76,7 +78,8 @@ class Node:
         if body.get("type") != "CONTRACT_COMPLETED" or body.get("round") != self.round:
             return
         self.done.add(body["contract"])
-        if len(self.done) < len(self.plan[self.round - 1]):
+        needed = len(self.plan[self.round - 1])
+        if len(self.done) < (max(1, needed - 1) if BROKEN_MAYOR else needed):
             return
         final = self.round == len(self.plan)
         for elf in sorted(self.peers):
