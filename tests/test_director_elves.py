@@ -2,9 +2,10 @@
 the elves as nodes 1..N — judged by the ``elves`` problem's own audit and rules (elves_rules,
 elves_audit), not by mutexlab's solution's message checks.
 
-The example is examples/nodes/elves_ledger.py (the no-arbiter ledger design, importing nothing of
-mutexlab); its ``--broken`` twin answers every ledger request at once, so two elves take the same
-contract: caught by every strategy, its shrunk scenario replays (exit 1).
+The examples are examples/nodes/elves_ledger.py (the no-arbiter ledger design, importing nothing
+of mutexlab) and its port to C, elves_ledger.c (built with gcc into a temporary directory: a skip
+without gcc, a failure under CI); their broken twins answer every ledger request at once, so two
+elves take the same contract: caught by every strategy, the shrunk scenario replays (exit 1).
 """
 
 from __future__ import annotations
@@ -15,17 +16,25 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import build_c_nodes
 
 from mutexlab.cli import main
 from mutexlab.director.node import COMMAND_ENV
 from mutexlab.director.problem import choices, make_problem
 from mutexlab.director.solution import program_solution
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "nodes" / "elves_ledger.py"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "nodes"
+EXAMPLE = EXAMPLES / "elves_ledger.py"
 LEDGER = shlex.join([sys.executable, str(EXAMPLE)])
 BROKEN = LEDGER + " --broken"
 SMALL = ("-o", "contracts=2", "-o", "rounds=1")  # one round of two contracts: quick runs
 STRATEGIES = ("random", "pct", "systematic")
+C_VARIANTS = {"elves": ("elves_ledger.c", []), "elves-eager": ("elves_ledger.c", ["-DBROKEN_EAGER"])}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, str]:
+    return build_c_nodes(tmp_path_factory.mktemp("elves"), EXAMPLES, C_VARIANTS)
 
 
 def test_elves_are_offered_played_whole_the_mayor_node_0():
@@ -106,6 +115,25 @@ def test_a_mayor_that_stops_a_round_early_is_caught_by_the_problems_audit(cli, t
     assert "[stop-before-done] mayor sent STOP of round 1" in ran.stdout, ran.stdout
     assert "to 2 steps on 1 node " in ran.stdout  # one elf suffices
     replayed = cli("replay", scenario, "--node", LEDGER + " --broken-mayor")
+    assert replayed.returncode == 1 and "the recorded finding reproduced" in replayed.stdout
+
+
+def test_the_c_port_passes_and_searches_the_same_schedules(cli, built):
+    ran = cli("test", "elves", "--node", built["elves"], "--strategy", "pct", "--runs", "50")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    flags = ("-N", "2", "-o", "contracts=1", "-o", "rounds=1", "--strategy", "systematic")
+    ran = cli("test", "elves", "--node", built["elves"], *flags)
+    assert ran.returncode == 0 and "searched exhaustively: 71 schedules" in ran.stdout, ran.stdout
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_the_eager_c_elf_is_caught_and_its_scenario_replays(cli, built, tmp_path, strategy):
+    scenario = tmp_path / "ce.json"
+    flags = ("--strategy", strategy, "--counterexample", scenario)
+    ran = cli("test", "elves", "--node", built["elves-eager"], "-N", "3", *SMALL, *flags)
+    assert ran.returncode == 1 and "[contract-twice] contract:1.1" in ran.stdout, ran.stdout + ran.stderr
+    assert json.loads(scenario.read_text())["nodes"] == 2
+    replayed = cli("replay", scenario, "--node", built["elves-eager"])
     assert replayed.returncode == 1 and "the recorded finding reproduced" in replayed.stdout
 
 
