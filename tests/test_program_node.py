@@ -18,9 +18,10 @@ from conftest import build_c_nodes
 
 from mutexlab.cli import main
 from mutexlab.director.node import COMMAND_ENV, ProgramMessage, ProgramNode
-from mutexlab.director.solution import program_solution
+from mutexlab.director.solution import module_of, program_solution
 from mutexlab.protocol import Enter, HandlerError, Note, Schedule, Send
 from mutexlab.protocols import registry
+from mutexlab.setups import ConfigError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "nodes"
 VARIANTS = {
@@ -115,10 +116,9 @@ def test_run_node_refuses_what_it_cannot_run(capsys, monkeypatch):
     monkeypatch.setenv(COMMAND_ENV, "")  # run --node sets it: restored after the test
     assert main(["run", "mutex", "--node", "/no/such/program", "--amqp-url", "amqp://127.0.0.1:1/%2F"]) == 2
     assert "not an executable" in capsys.readouterr().err
-    assert main(["run", "elves", "--node", "true", "--amqp-url", "amqp://127.0.0.1:1/%2F"]) == 2
-    said = capsys.readouterr().err
-    assert "run --node takes" in said and "not elves" in said
-    assert all(problem in said for problem in ("mutex", "kmutex", "bees")), said
+    with pytest.raises(ConfigError, match="run --node takes") as refused:
+        module_of("hamsters")
+    assert all(problem in str(refused.value) for problem in ("mutex", "kmutex", "bees", "elves"))
     assert main(["run", "kmutex", "--amqp-url", "amqp://127.0.0.1:1/%2F"]) == 2  # no default solution
     assert "needs --algorithm NAME (or --node CMD" in capsys.readouterr().err
 

@@ -29,6 +29,14 @@ class Message(BaseModel):
         @property
         def type(self) -> str: ...
 
+    def trace_type(self) -> str:
+        """The type a trace's ``send`` and ``recv`` of this message name: its ``type``."""
+        return self.type
+
+    def trace_body(self) -> dict[str, Any]:
+        """The ``msg`` a trace's ``send`` of this message carries: the whole message."""
+        return self.model_dump(mode="json")
+
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Message:
         # Messages are immutable values: copies of a protocol's state may share them.
         return self

@@ -29,7 +29,12 @@ A ``Problem`` holds:
   program ``request`` and ``release`` lines of it;
 * ``process``: what its processes are called (``<process>-<pid>``: ``philosopher-2``) where the
   problem, not a solution, names them (a program's nodes);
-* ``states``: a process's idle, waiting and holding states (a program's node reports these).
+* ``states``: a process's idle, waiting and holding states (a program's node reports these);
+* ``role``: the one process beside the N (pid 0, so named) where the statement has one (the
+  elves' mayor; None: none). ``mutexlab test`` runs a program for it too, with ``id`` 0;
+* ``draw``: the run's parameters the statement draws for N processes, the options and the seed
+  (the elves' plan of contracts), or None; ``mutexlab test`` puts them in the trace header's
+  ``params`` and in every program's ``init`` ``options``.
 
 What the metrics charge is the ``Note("request", {"resource": r})`` a solution's node records
 for each request of resource ``r`` (check/metrics.py); the problems' node bases record them.
@@ -79,6 +84,9 @@ class Problem:
     requested: str | None = None
     process: str = "node"
     states: tuple[str, str, str] = ("RELEASED", "WANTED", "HELD")
+    role: str | None = None
+    draw: Callable[[int, dict[str, Any], int], dict[str, Any]] | None = None
+    finals: tuple[str, ...] = ()
 
     def capacities(self, processes: int, options: Mapping[str, Any]) -> dict[str, int] | None:
         """The resources the statement fixes for ``processes`` and ``options`` (None: not declared)."""

@@ -306,8 +306,8 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
     shrunk = outcome["shrunk"]
     if tested.original is not None and tested.shown is not tested.original:
         lines.append(
-            f"shrunk from {count(shrunk['steps'][0], 'step')} on {shrunk['nodes'][0]} nodes to "
-            f"{count(shrunk['steps'][1], 'step')} on {shrunk['nodes'][1]} nodes ({count(shrunk['tests'], 'test run')})"
+            f"shrunk from {count(shrunk['steps'][0], 'step')} on {count(shrunk['nodes'][0], 'node')} to "
+            f"{count(shrunk['steps'][1], 'step')} on {count(shrunk['nodes'][1], 'node')} ({count(shrunk['tests'], 'test run')})"
         )
     if tested.note:
         lines.append(tested.note)

@@ -49,10 +49,20 @@ def start_timeout() -> float:
 
 
 class ProgramMessage(Message):
-    """What a program sent: its ``body``, any JSON, carried as it is."""
+    """What a program sent: its ``body``, any JSON, carried as it is. A trace shows the body as
+    ``mutexlab test`` does: its own ``type`` (a string; else ``message``) and the body itself as
+    ``msg`` (``{"body": …}`` when it is no object), so a problem's audit reads a program's
+    messages alike in both (the elves' STOP and its ``round``)."""
 
     type: Literal["PROGRAM"] = "PROGRAM"
     body: Any = None
+
+    def trace_type(self) -> str:
+        kind = self.body.get("type") if isinstance(self.body, dict) else None
+        return kind if isinstance(kind, str) else "message"
+
+    def trace_body(self) -> dict[str, Any]:
+        return self.body if isinstance(self.body, dict) else {"body": self.body}
 
 
 CODEC = Codec(ProgramMessage)
@@ -66,7 +76,9 @@ class ProgramNode(Protocol):
     ``problem``, ``options``). ``requests`` > 0 makes it a driven node (``mutex``, ``philosophers``):
     it asks for ``resource`` that many times, after a dwell of the first of ``dwells``, and leaves
     it after one of the second, as the problem's own nodes do, in the problem's ``states`` (idle,
-    waiting, holding); 0 leaves the program to act on its own (``bees``)."""
+    waiting, holding); 0 leaves the program to act on its own (``bees``). ``peers``: the ids it
+    may send to (None: 1..``n`` but its own; a problem played whole adds its role, node 0);
+    ``finals``: the states it is finished in when it acts on its own (None: DEAD, RETIRED)."""
 
     state: str  # type: ignore[assignment]  # the program names its states: any string
     final_states: ClassVar[frozenset[Any]] = frozenset({"DEAD", "RETIRED"})
@@ -82,6 +94,8 @@ class ProgramNode(Protocol):
         dwells: tuple[str, str] = DWELLS,
         states: tuple[str, str, str] = STATES,
         name: str | None = None,
+        peers: frozenset[int] | None = None,
+        finals: frozenset[str] | None = None,
     ) -> None:
         self.pid, self.n, self.command, self.init = pid, n, command, init
         self.requests_left, self.resource, self.driven = requests, resource, requests > 0
@@ -91,6 +105,9 @@ class ProgramNode(Protocol):
         self.state = self.idle if self.driven else "STARTED"
         self.process: NodeProcess | None = None
         self._name = name or f"node-{pid}"
+        self.peers = frozenset(range(1, n + 1)) - {pid} if peers is None else peers
+        if finals is not None:
+            self.final_states = finals  # type: ignore[misc]
 
     @property
     def name(self) -> str:
@@ -101,9 +118,14 @@ class ProgramNode(Protocol):
         argv = shlex.split(self.command or os.environ.get(COMMAND_ENV, ""))
         if not argv:
             raise ConfigError(f"{COMMAND_ENV} is not set: the program {self.name} runs")
-        peers = frozenset(range(1, self.n + 1)) - {self.pid}
-        self.process = NodeProcess(argv, self.pid, peers, TIMEOUT, start_timeout())
-        line = {"type": "init", "id": self.pid, "name": self.name, "peers": sorted(peers), "nodes": self.n}
+        self.process = NodeProcess(argv, self.pid, self.peers, TIMEOUT, start_timeout())
+        line = {
+            "type": "init",
+            "id": self.pid,
+            "name": self.name,
+            "peers": sorted(self.peers),
+            "nodes": self.n,
+        }
         effects = self._ask(line | self.init)
         return effects + [self.then_request] if self.driven else effects
 

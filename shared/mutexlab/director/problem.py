@@ -6,7 +6,11 @@ problem whose workload asks for one resource at a time — its ``requested`` one
 asked for by ``request`` lines and left on ``release`` lines; the header names the problem, so
 the audit applies its own checks and rules beside the capacities) or nodes that act on their own
 (a family with a registered algorithm; its audit then judges the whole run: eggs, deaths ...).
-Problems with a fixed role beside the nodes (a coordinator outside 1..N) are not offered.
+A declared problem with a ``role`` beside its N processes and a workload it draws itself (``draw``)
+(the elves: their mayor and its plan) is played whole by the program: the role is node 0, the
+processes nodes 1..N, every node's ``init`` carries the drawn parameters, and the header names
+the problem and no algorithm, so the problem's own audit and rules judge the run (not a
+solution's message checks).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ class Problem:
     given: dict[str, Any]  # the options as the user gave them (what a scenario records)
     resource: str = ""  # what a driven problem's nodes ask for (its workload's resource)
     states: tuple[str, str, str] = ("RELEASED", "WANTED", "HELD")  # a driven node's: idle, waiting, holding
+    first: int = 1  # the lowest node id: 0 when the problem's role (node 0) is a program too
 
     def header(self, program: list[str], duplicates: bool = False) -> dict[str, Any]:
         """The run header; ``duplicates``: the run may deliver a message twice (``--duplicate``)."""
@@ -81,10 +86,18 @@ def is_driven(name: str) -> bool:
     return flags is not None and driven(registry.presented(flags))
 
 
+def played_whole(declared: Any) -> bool:
+    """``declared`` (a declared problem, or None) has a role beside its processes and draws its
+    own workload: a program plays every process, the role as node 0 (``role``, ``draw``)."""
+    return declared is not None and declared.role is not None and declared.draw is not None
+
+
 def _offered(flags) -> bool:
-    """A problem whose processes are all nodes: a driven one, or one with a registered solution
-    and no fixed role (its nodes act on their own, and that solution's audit judges them)."""
-    if driven(registry.presented(flags)):
+    """A problem whose processes are all nodes: a driven one, one played whole (its role a node
+    too), or one with a registered solution and no fixed role (its nodes act on their own, and
+    that solution's audit judges them)."""
+    declared = registry.presented(flags)
+    if driven(declared) or played_whole(declared):
         return True
     first = registry.first_member(flags)
     return first is not None and not first.fixed_roles
@@ -129,6 +142,8 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
             resource,
             declared.states,
         )
+    if played_whole(declared):
+        return _whole(name, declared, nodes, options, seed)
     spec = registry.first_member(flags)
     assert spec is not None  # _offered: a problem with a registered solution
     setup = registry.make_setup(spec, nodes, dict(options), seed)
@@ -145,4 +160,23 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
         params,
         node_options,
         dict(options),
+    )
+
+
+def _whole(name: str, declared: Any, nodes: int, options: dict[str, Any], seed: int) -> Problem:
+    """``declared`` played whole: its role node 0, its processes 1..``nodes`` (``played_whole``)."""
+    size = declared.flags.flags[0].key
+    if size in options:
+        raise ConfigError(f"give the {size} with --nodes, not as an option")
+    unknown = sorted(set(options) - set(declared.options))
+    if unknown:
+        raise ConfigError(
+            f"{name} takes no option {', '.join(unknown)} (options: {', '.join(declared.options)})"
+        )
+    params = dict(declared.draw(nodes, dict(options), seed))  # ConfigError: what could never finish
+    capacities = declared.capacities(nodes, dict(options)) or {}
+    names = {0: str(declared.role)} | {pid: f"{declared.process}-{pid}" for pid in range(1, nodes + 1)}
+    node_options = {k: v for k, v in params.items() if k != "seed"}  # init carries the seed itself
+    return Problem(
+        name, nodes, 0, False, None, names, capacities, params, node_options, dict(options), first=0
     )

@@ -235,12 +235,12 @@ class Pool:
         self.live: dict[int, NodeProcess] = {}
         self.started = 0  # processes started, for the summary and the benchmark
 
-    def fresh(self, nodes: int) -> dict[int, NodeProcess]:
-        """N processes ready for an ``init``: the kept ones if all of them may be reused."""
-        if len(self.live) == nodes and all(p.reusable for p in self.live.values()):
+    def fresh(self, nodes: int, first: int = 1) -> dict[int, NodeProcess]:
+        """Processes ``first``..N ready for an ``init``: the kept ones if all of them may be reused."""
+        ids = frozenset(range(first, nodes + 1))
+        if set(self.live) == ids and all(p.reusable for p in self.live.values()):
             return self.live
         self.close()
-        ids = frozenset(range(1, nodes + 1))
         for node in sorted(ids):
             self.live[node] = NodeProcess(self.argv, node, ids - {node}, self.timeout, self.start_timeout)
             self.started += 1

@@ -8,7 +8,8 @@ mutex``), which every service of a run resolves alike (registry.resolve); the co
 ``mutexlab run`` starts), read when a node starts, never when a setup is built (the monitor
 builds one too and runs no program). The trace names the problem's own algorithm for a problem
 whose nodes act on their own (``bees``: its audit judges the run) and ``program-<problem>`` for a
-driven one (its problem's generic audit).
+driven one and for one played whole (``program-elves``: the mayor, pid 0, a program too; the
+problem's own audit and rules judge it).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..protocols import registry
 from ..setups import ConfigError, Setup
 from ..spec import AlgorithmSpec
 from .node import CODEC, COMMAND_ENV, DWELLS, ProgramNode
-from .problem import choices, is_driven, make_problem
+from .problem import choices, is_driven, make_problem, played_whole
 
 MODULE = "mutexlab.director.solutions."  # + a problem's name: the solution ``run --node`` runs
 
@@ -75,7 +76,9 @@ def program_solution(problem: str, command: str | None = None) -> AlgorithmSpec:
                 resource,
                 dwells,
                 found.states,
-                found.names[pid] if found.driven else None,
+                found.names[pid] if found.driven or found.first == 0 else None,
+                frozenset(found.names) - {pid},
+                frozenset(declared.finals) if declared is not None and declared.finals else None,
             )
             for pid in found.names
         }
@@ -83,6 +86,24 @@ def program_solution(problem: str, command: str | None = None) -> AlgorithmSpec:
             algorithm, nodes, dict(found.names), CODEC, dict(found.capacities), dict(found.params), found.name
         )
 
+    declared = find(problem)
+    if played_whole(declared):  # its role a program too (node 0): the problem's audit judges it
+        assert declared is not None
+        name = f"program-{problem}"
+        members = registry.members(declared.flags)
+        return AlgorithmSpec(
+            name,
+            registry.spec(members[0]).family if members else declared.name,
+            f"{problem}, every {declared.process} and the {declared.role} a program",
+            make_setup,
+            CODEC,
+            declared.audit,
+            role=declared.process,
+            fixed_roles=(str(declared.role),),
+            options=dict(declared.options),
+            flags=declared.flags,
+            problem=problem,
+        )
     if not is_driven(problem):  # nodes acting on their own: a variant of the problem's registered
         # solution under its name, so its audit judges the run (``_offered`` saw one)
         flags = next(f for f in registry.families() if f.command == problem)

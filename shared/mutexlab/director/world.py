@@ -61,7 +61,7 @@ class Run:
         self.step = 0
         self.digests: list[str] = []  # per input (inits first): a digest of the node's answer
         self.said: list[tuple[int, str]] = []  # per input: (node, what it was), for messages
-        self.procs: dict[int, NodeProcess] = pool.fresh(problem.nodes)
+        self.procs: dict[int, NodeProcess] = pool.fresh(problem.nodes, problem.first)
         inits = {node: self._init_line(node) for node in sorted(self.procs)}
         for node, line in inits.items():  # every init sent before any answer is read: the nodes
             self.procs[node].tell(line)  # start in parallel; answers are applied in id order

@@ -24,7 +24,9 @@ shows the mayor's ``round`` note at the start of each round and its ``STOP`` (a 
 ``hamsters``) while it holds the contract, its pins and its poison; the mayor ends
 ``MAYOR_DONE`` and every elf ``ELF_DONE``; an elf waiting for a release is in
 ``ELF_WAIT_FOR_RELEASE`` (what ``simulate`` counts as a wait). A solution (mutexlab's own:
-protocols/elves/) holds only its coordination and names ``problem="elves"``.
+protocols/elves/) holds only its coordination and names ``problem="elves"``. A program written in any language
+plays the mayor (node 0) and the elves under ``mutexlab test elves --node`` and ``run elves
+--node`` (``role``, ``draw``: the town; judged by these rules and audit alone).
 """
 
 from __future__ import annotations
@@ -37,7 +39,17 @@ from ..problem import Problem
 from ..setups import positive_int
 from .elves_flags import FLAGS
 from .elves_options import DEFAULTS, OPTIONS, town
-from .elves_rules import CONTRACT_PREFIX, PINS, POISON, RULES, contract_resource, elf_name
+from .elves_rules import (
+    CONTRACT_PREFIX,
+    ELF_DONE,
+    MAYOR_DONE,
+    MAYOR_NAME,
+    PINS,
+    POISON,
+    RULES,
+    contract_resource,
+    elf_name,
+)
 
 __all__ = ["DEFAULTS", "OPTIONS", "PINS", "POISON", "PROBLEM", "contract_resource", "elf_name", "town"]
 
@@ -63,4 +75,8 @@ PROBLEM = Problem(
     resources,
     audit,
     invariant=RULES.world_invariant(),
+    process="elf",
+    role=MAYOR_NAME,
+    draw=town,
+    finals=(MAYOR_DONE, ELF_DONE),
 )

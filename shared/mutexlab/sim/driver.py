@@ -86,7 +86,9 @@ class Driver:
             rec = self.recorders[to]
             before = proto.state
             effects = proto.on_message(msg)
-            event = rec.recv(self.now, proto.clock.time, msg.type, self.names[sender], msg_id, vc or {})
+            event = rec.recv(
+                self.now, proto.clock.time, msg.trace_type(), self.names[sender], msg_id, vc or {}
+            )
             if copy:
                 event["copy"] = True
             self.trace.write(event)
@@ -117,10 +119,13 @@ class Driver:
                 msg_id = f"{self.names[pid]}#{self._sent[pid]}"
                 vc = None
                 if trace is not None:
-                    body = effect.msg.model_dump(mode="json") if self.trace_bodies else None
+                    body = effect.msg.trace_body() if self.trace_bodies else None
+                    traced = effect.msg.trace_type()
                     event = self.recorders[pid].send(
-                        self.now, effect.msg.ts, effect.msg.type, self.names[effect.to], msg_id, body
+                        self.now, effect.msg.ts, traced, self.names[effect.to], msg_id, body
                     )
+                    if traced != effect.msg.type:  # a program's message: the type it travels as
+                        event["via"] = effect.msg.type
                     vc = event["vc"]
                     trace.write(event)
                 self.transmit(pid, effect.to, effect.msg, msg_id, vc)

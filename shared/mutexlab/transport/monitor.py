@@ -354,11 +354,12 @@ class Monitor(Admission):
 
 def _misrouted(batch: dict, cc) -> str | None:
     """What is wrong with a step's routing: its ``CC`` header must name exactly the keys
-    ``<TYPE>.<dest>`` of the sends in its trace batch (the messages it carries), or an addressee
+    ``<TYPE>.<dest>`` of the sends in its trace batch (the messages it carries; a program's send
+    names the type it travels as in ``via``), or an addressee
     misses its message (the run stalls, naming it) or a queue gets one it must refuse."""
     events = batch.get("events")
     sends = (
-        {f"{e.get('type')}.{e.get('to')}" for e in events if e.get("event") == "send"}
+        {f"{e.get('via', e.get('type'))}.{e.get('to')}" for e in events if e.get("event") == "send"}
         if isinstance(events, list)
         else set()
     )
