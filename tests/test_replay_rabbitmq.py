@@ -215,9 +215,13 @@ def test_a_duplicated_reply_lets_two_nodes_in_on_real_participants(amqp_url, tmp
     # the real node-1 took node-2's REPLY twice: the copy the director released, then the message
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     replies = [
-        e["id"] for e in events if e["event"] == "recv" and e["pid"] == "node-1" and e["type"] == "REPLY"
+        (e["id"], e.get("copy"))
+        for e in events
+        if e["event"] == "recv" and e["pid"] == "node-1" and e["type"] == "REPLY"
     ]
-    assert replies == ["node-2#2", "node-2#2"]
+    # the copy says so, as the simulator's: its recv is not taken for one with no send
+    assert replies == [("node-2#2", True), ("node-2#2", None)]
+    assert "recv-without-send" not in real.stdout
 
 
 @pytest.mark.broker
