@@ -39,3 +39,29 @@ def test_a_duplicate_step_replays_as_a_marked_copy_and_no_violation(cli, tmp_pat
     )
     forged = cli("verify", "--algorithm", MUTANT, unmarked)
     assert forged.returncode == 1 and "[recv-without-send]" in forged.stdout, forged.stdout
+
+
+def test_a_copy_survives_the_clock_free_export(cli, tmp_path):
+    """``export --format jsonl`` keeps the mark; the clock-free reader lets a copy take its send's
+    clock without consuming the send (the original's), before or after the original receipt."""
+    scenario, trace = tmp_path / "dup.json", tmp_path / "dup.jsonl"
+    cli("check", MUTANT, "-N", "2", "--duplicate", "1", "--counterexample", scenario)
+    cli("replay", scenario, "--algorithm", MUTANT, "--trace", trace)
+    judged = cli("verify", "--algorithm", MUTANT, trace, "--json")
+    expected = json.loads(judged.stdout)
+    log = tmp_path / "dup.log.jsonl"
+    assert cli("export", trace, "--format", "jsonl", "-o", log).returncode == 0
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    copy = next(e for e in events if e.get("copy"))
+    original = next(e for e in events if e["event"] == "recv" and e["id"] == copy["id"] and e is not copy)
+    # the copy after the original (as mutexlab test --duplicate delivers it), then before it
+    for order in ("after", "before"):
+        rest = [e for e in events if e is not copy]
+        at = rest.index(original) + (1 if order == "after" else 0)
+        rest.insert(at, copy)
+        log.write_text("".join(json.dumps(e) + "\n" for e in rest))
+        done = cli("verify", "--algorithm", MUTANT, "--format", "jsonl", log, "--json")
+        assert done.returncode == judged.returncode == 3, (order, done)  # as the trace: never 2
+        rules = sorted(v["rule"] for v in json.loads(done.stdout)["violations"])
+        assert rules == sorted(v["rule"] for v in expected["violations"]), (order, rules)
+        assert "recv-without-send" not in rules

@@ -121,6 +121,11 @@ def test_run_node_refuses_what_it_cannot_run(capsys, monkeypatch):
     assert all(problem in str(refused.value) for problem in ("mutex", "kmutex", "bees", "elves"))
     assert main(["run", "kmutex", "--amqp-url", "amqp://127.0.0.1:1/%2F"]) == 2  # no default solution
     assert "needs --algorithm NAME (or --node CMD" in capsys.readouterr().err
+    # a malformed $NODE_START_TIMEOUT is the user's setting: exit 2 before anything runs, not a
+    # finding of every node's handler
+    monkeypatch.setenv("NODE_START_TIMEOUT", "soon")
+    assert main(["run", "mutex", "--node", "true", "--amqp-url", "amqp://127.0.0.1:1/%2F"]) == 2
+    assert "NODE_START_TIMEOUT='soon': expected seconds" in capsys.readouterr().err
 
 
 # -- over RabbitMQ -----------------------------------------------------------------------------------

@@ -127,3 +127,17 @@ def test_explore_reports_the_step_and_stays_usable(user_file):
     assert state["position"] == 0  # the step was not taken
     session.step("request:1")
     assert session.state()["position"] == 1
+
+
+@pytest.mark.parametrize("command", ["check", "simulate"])
+def test_a_send_to_no_id_at_all_is_the_same_finding(cli, tmp_path, command):
+    """A ``Send`` to something that is not an id (a list, unhashable) is the algorithm's bug as
+    well, in the simulator's fast loop (simulate) and in the driver (check): never exit 4."""
+    path = tmp_path / "list_peer.py"
+    path.write_text(USER_FILE.replace("to = self.n + 1 if", "to = [3] if"), encoding="utf-8")
+    argv = [command, "mutex", "--algorithm", str(path), "-N", "2"]
+    done = cli(*argv, "--seed", "3") if command == "simulate" else cli(*argv)
+    assert done.returncode == 1, done
+    said = "node-2 sent REQUEST to process [3], which is not one of this setup's (1, 2)"
+    assert said in done.stdout + done.stderr, done
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr

@@ -11,7 +11,8 @@ The events come out in a causal order (a ``recv`` after its ``send``), each with
 its file line: in file order when the file is causal, as a single writer makes it. A process
 whose ``recv`` comes before its ``send`` in the file waits (its later lines are held) until the
 send is read, so a file of per-process logs put end to end is read too, holding what waits. A
-``recv`` whose ``send`` never comes is an error naming its line.
+``recv`` whose ``send`` never comes is an error naming its line. A ``recv`` marked ``"copy": true``
+(a duplicated delivery, docs/trace-format.md) does not consume its send (``_copy``).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class _Deriver:
             pid, queue = work.pop()
             while queue:
                 head = queue[0]
-                if head["event"] == "recv" and head["id"] not in self.in_flight:
+                if head["event"] == "recv" and head["id"] not in self.in_flight and not _copy(head):
                     self.blocked[pid] = queue
                     self.waiting.setdefault(head["id"], []).append(pid)
                     break
@@ -70,8 +71,11 @@ class _Deriver:
         pid, kind, line = event["pid"], event["event"], event["_line"]
         clock = self.clocks.setdefault(pid, {})
         if kind == "recv":
-            sent, _ = self.in_flight.pop(event["id"])
-            self.in_flight_entries -= len(sent)
+            if not _copy(event):
+                sent, _ = self.in_flight.pop(event["id"])
+                self.in_flight_entries -= len(sent)
+            else:  # the send still in flight (the original comes later), or received already here
+                sent = self.in_flight.get(event["id"], ({}, 0))[0]
             for name, count in sent.items():
                 if clock.get(name, 0) < count:
                     clock[name] = count
@@ -115,6 +119,13 @@ class _Deriver:
             f"{self.source}:{recv['_line']}: {recv['pid']} receives message {recv['id']!r}, which no send "
             f"of the log carries{why}"
         )
+
+
+def _copy(event: dict) -> bool:
+    """A second delivery of a message the network duplicated (``"copy": true``): it takes its
+    send's clock while the send is in flight, and leaves it there for the original; after the
+    original, this process has that clock already. It never waits for its send."""
+    return event.get("copy") is True
 
 
 def read_clockfree(

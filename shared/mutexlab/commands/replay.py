@@ -16,13 +16,13 @@ from ..setups import ConfigError
 from ..sim.scripted import ScenarioError, load_scenario, replay_scenario
 from ..trace import TraceWriter
 from ..words import count
-from .common import add_json_argument, add_trace_argument, fail, print_json, real
+from .common import add_json_argument, add_trace_argument, fail, print_json
 from .flags import add_algorithm_argument, disagreement, named_algorithm
 from .registry import Command
 from .replay_rabbit import add_arguments as add_rabbitmq_arguments
 from .replay_rabbit import over_rabbitmq
 from .reporting import add_report_argument, write_report_if_asked
-from .test import MAX_SECONDS, TIMEOUT, add_start_timeout
+from .test import add_timeouts
 
 
 def arguments(p) -> None:
@@ -37,14 +37,7 @@ def arguments(p) -> None:
         help="a program scenario (written by 'mutexlab test --counterexample'): the program to play it on "
         "(required: the program the scenario names is never run by itself)",
     )
-    p.add_argument(
-        "--timeout",
-        type=real("seconds", " of seconds", lambda v: v > 0, "> 0", MAX_SECONDS),
-        default=TIMEOUT,
-        metavar="S",
-        help=f"with --node: seconds the program may take to answer (default {TIMEOUT:g})",
-    )
-    add_start_timeout(p)
+    add_timeouts(p, "with --node: seconds the program may take to answer")
     add_rabbitmq_arguments(p)
 
 

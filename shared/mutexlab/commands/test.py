@@ -102,14 +102,7 @@ def arguments(p) -> None:
         metavar="K",
         help="kill and restart an idle node up to K times per run (a problem of requests; default 0)",
     )
-    p.add_argument(
-        "--timeout",
-        type=real("seconds", " of seconds", lambda v: v > 0, "> 0", MAX_SECONDS),
-        default=TIMEOUT,
-        metavar="S",
-        help=f"seconds a node may take to answer (default {TIMEOUT:g})",
-    )
-    add_start_timeout(p)
+    add_timeouts(p, "seconds a node may take to answer")
     p.add_argument(
         "--max-steps",
         type=whole(1),
@@ -125,7 +118,15 @@ def arguments(p) -> None:
     add_json_argument(p, "outcome")
 
 
-def add_start_timeout(p) -> None:
+def add_timeouts(p, answer: str) -> None:
+    """``--timeout`` (``answer`` is its help) and ``--start-timeout``: test's, and replay's with --node."""
+    p.add_argument(
+        "--timeout",
+        type=real("seconds", " of seconds", lambda v: v > 0, "> 0", MAX_SECONDS),
+        default=TIMEOUT,
+        metavar="S",
+        help=f"{answer} (default {TIMEOUT:g})",
+    )
     p.add_argument(
         "--start-timeout",
         type=real("seconds", " of seconds", lambda v: v > 0, "> 0", MAX_SECONDS),

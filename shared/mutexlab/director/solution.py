@@ -23,7 +23,7 @@ from ..problems import find, named
 from ..protocols import registry
 from ..setups import ConfigError, Setup
 from ..spec import AlgorithmSpec
-from .node import CODEC, COMMAND_ENV, DWELLS, ProgramNode
+from .node import CODEC, COMMAND_ENV, DWELLS, ProgramNode, start_timeout
 from .problem import choices, is_driven, make_problem, played_whole
 
 MODULE = "mutexlab.director.solutions."  # + a problem's name: the solution ``run --node`` runs
@@ -47,6 +47,7 @@ def program_algorithm(problem: str, command: str) -> str:
         raise ConfigError("--node names no program")
     if shutil.which(argv[0]) is None:
         raise ConfigError(f"--node: {argv[0]!r} is not an executable program (nor one on PATH)")
+    start_timeout()  # a malformed $NODE_START_TIMEOUT: refused here, not each node's "finding"
     algorithm = module_of(problem)
     os.environ[COMMAND_ENV] = command
     return algorithm

@@ -140,7 +140,7 @@ class Run:
         elif kind == "duplicate":
             message = self.delivered.pop(ident)
             self.duplicates_left -= 1
-            self._deliver(message, f"a duplicate of message {ident}")
+            self._deliver(message, f"a duplicate of message {ident}", copy=True)
         else:
             raise ValueError(f"unknown step {action!r}")
 
@@ -153,7 +153,9 @@ class Run:
                         return message
         raise ValueError(f"message {ident} is not held for node {dst}")
 
-    def _deliver(self, message: Message, what: str) -> None:
+    def _deliver(self, message: Message, what: str, copy: bool = False) -> None:
+        """Hand ``message`` to its receiver; ``copy``: the network's second delivery of it, whose
+        ``recv`` says so (``"copy": true``: the audit pairs its send with the first one only)."""
         node = message.dst
         own = self.clocks[node]
         for name, tick in message.vc.items():
@@ -166,6 +168,7 @@ class Run:
             type=type_ if isinstance(type_, str) else "message",
             id=message.id,
             **{"from": self.names[message.src]},
+            **({"copy": True} if copy else {}),
         )
         self._input(node, {"type": "recv", "from": message.src, "body": message.body}, what)
 

@@ -110,7 +110,11 @@ class Driver:
                 if effect.to == pid:
                     self.feed(pid, lambda p, m=effect.msg: p.on_message(m))
                     continue
-                if effect.to not in self.protocols:  # the algorithm's bug (its handler said so): a finding
+                try:
+                    unknown = effect.to not in self.protocols
+                except TypeError:  # unhashable (a list): no process's id either
+                    unknown = True
+                if unknown:  # the algorithm's bug (its handler said so): a finding
                     known = ", ".join(str(p) for p in sorted(self.protocols))
                     state = str(self.protocols[pid].state)
                     raise UnknownPeer(self.names[pid], state, effect.msg.type, effect.to, known)

@@ -118,10 +118,15 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
             if effects:
                 links = link_last[pid]
                 for effect in effects:
-                    if type(effect) is not Send or effect.to == pid or effect.to not in protocols:
+                    if (
+                        type(effect) is not Send
+                        or effect.to == pid
+                        or type(effect.to) is not int
+                        or effect.to not in protocols
+                    ):
                         if recvs or sends:
                             recvs, sends = _flush(skip, recvs, sends)
-                        apply(pid, (effect,))  # (an unknown receiver: raises the driver's error)
+                        apply(pid, (effect,))  # (an unknown receiver, or no int: the driver's finding)
                         continue
                     # as ``apply`` for a network Send: count, number, the send event
                     to, msg = effect.to, effect.msg

@@ -184,6 +184,8 @@ class Director:
         body = envelope(
             self.plan.run_id, env["id"], env["from"], to, self.released[link], env["vc"], env["msg"]
         )
+        if action.keep:  # the receiver records it as the network's copy (its original is paired)
+            body["copy"] = True
         self.bus.publish(f"release.{to}", body)
         self.out.released += 1
 

@@ -116,7 +116,9 @@ class AuditFeed:
             else:
                 self.sent[event.get("id")] = event.get("to")
         elif kind == "recv":
-            if self.sent.pop(event.get("id"), None) is None:
+            if event.get("copy") is True:  # a second delivery of a message paired already
+                pass
+            elif self.sent.pop(event.get("id"), None) is None:
                 self.received_early.add(event.get("id"))
         elif kind == "enter":
             self.entries[resource_kind(str(event.get("resource")))] += 1

@@ -376,13 +376,14 @@ class Participant:
             self.handled.append(delivery)
 
     def _deliver(self, env: dict, msg: Any, delivery: Delivery, current: bool) -> str | None:
-        """Apply one protocol message, next in its link's order. When the protocol refuses it, a
-        message of the ``current`` delivery gives the reason back (``_handle`` dead-letters and acks
-        that delivery once); one held back from an earlier delivery, acked already, is dead-lettered
-        here."""
+        """Apply one protocol message, next in its link's order (a director's duplicate, ``copy``,
+        recorded so). When the protocol refuses it, a message of the ``current`` delivery gives the
+        reason back (``_handle`` dead-letters and acks that delivery once); one held back from an
+        earlier delivery, acked already, is dead-lettered here."""
         _, driver, pid = self._joined()
+        frm, copy = self.roster[env["from"]], self.settings.directed and env.get("copy") is True
         try:
-            self._apply(lambda: driver.deliver(self.roster[env["from"]], pid, msg, env["id"], env["vc"]))
+            self._apply(lambda: driver.deliver(frm, pid, msg, env["id"], env["vc"], copy))
             return None
         except ProtocolError as exc:  # the state does not accept this message: the sender's fault, or a bug
             log.error("%s: refused %s from %s: %s", self.name, env["id"], env["from"], exc)
