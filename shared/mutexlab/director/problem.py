@@ -102,8 +102,18 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
         resource = next(iter(capacities))
         params = {"nodes": nodes, "requests": requests, **given}
         node_options = {"requests": requests, "resource": resource, **given}
+        # No requests: the nodes ask on their own (MPI ranks, docs/mpi.md), nothing is sent them.
         return Problem(
-            name, nodes, requests, True, None, _names(nodes), capacities, params, node_options, dict(options)
+            name,
+            nodes,
+            requests,
+            requests > 0,
+            None,
+            _names(nodes),
+            capacities,
+            params,
+            node_options,
+            dict(options),
         )
     spec = registry.spec(registry.members(flags)[0])
     setup = registry.make_setup(spec.name, nodes, dict(options), seed)
