@@ -54,9 +54,12 @@ typedef struct {
     MPI_Status status;
 } request;
 
+#define BLOCKS 64 /* byte ranges a datatype's map keeps; more, and its whole extent is sent */
+
 typedef struct {
     long size, extent, align;
-    int used;
+    int used, nblocks; /* nblocks 0: the whole extent */
+    long off[BLOCKS], len[BLOCKS];
 } dtype;
 
 static pthread_mutex_t L = PTHREAD_MUTEX_INITIALIZER;
@@ -244,11 +247,35 @@ static dtype *type_of(MPI_Datatype t) {
     return &types[t];
 }
 
-static int new_type(long size, long extent, long align) {
+static void add_block(dtype *t, long off, long len) { /* the map's byte ranges, merged */
+    if (t->nblocks < 0 || len <= 0) return;
+    if (t->nblocks > 0 && t->off[t->nblocks - 1] + t->len[t->nblocks - 1] == off) {
+        t->len[t->nblocks - 1] += len;
+    } else if (t->nblocks == BLOCKS) {
+        t->nblocks = -1; /* too many: the whole extent */
+    } else {
+        t->off[t->nblocks] = off;
+        t->len[t->nblocks++] = len;
+    }
+}
+
+static void add_blocks(dtype *t, const dtype *old, long at) {
+    if (old->nblocks <= 0) {
+        add_block(t, at, old->nblocks == 0 ? old->extent : 0);
+        if (old->nblocks < 0) t->nblocks = -1;
+        return;
+    }
+    for (int b = 0; b < old->nblocks; b++) add_block(t, at + old->off[b], old->len[b]);
+}
+
+static int new_type(const dtype *made) {
     pthread_mutex_lock(&L);
     for (int i = 1; i < TYPES; i++)
         if (!types[i].used) {
-            types[i] = (dtype){size, extent, align ? align : 1, 1};
+            types[i] = *made;
+            types[i].used = 1;
+            if (types[i].align < 1) types[i].align = 1;
+            if (types[i].nblocks < 0) types[i].nblocks = 0;
             pthread_mutex_unlock(&L);
             return i;
         }
@@ -256,23 +283,43 @@ static int new_type(long size, long extent, long align) {
     return 0;
 }
 
+/* The bytes a message of ``count`` elements carries: the type map's ranges of each element, the
+ * gaps between them (a struct's padding) zero, so that a send is the same every run. */
+static unsigned char *pack(const void *buf, int count, const dtype *t, long *bytes) {
+    *bytes = t->extent * count;
+    unsigned char *out = calloc(1, (size_t)*bytes + 1);
+    if (!out) return NULL;
+    for (int k = 0; k < count; k++) {
+        if (t->nblocks == 0) {
+            memcpy(out + k * t->extent, (const char *)buf + k * t->extent, (size_t)t->extent);
+            continue;
+        }
+        for (int b = 0; b < t->nblocks; b++)
+            memcpy(out + k * t->extent + t->off[b], (const char *)buf + k * t->extent + t->off[b], (size_t)t->len[b]);
+    }
+    return out;
+}
+
 int MPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *out) {
-    dtype *o = type_of(old);
-    *out = new_type(o->size * count, o->extent * count, o->align);
+    dtype *o = type_of(old), t = {o->size * count, o->extent * count, o->align, 1, 0, {0}, {0}};
+    for (int i = 0; i < count; i++) add_blocks(&t, o, i * o->extent);
+    *out = new_type(&t);
     return MPI_SUCCESS;
 }
 
 int MPI_Type_create_struct(int count, const int lens[], const MPI_Aint disps[], const MPI_Datatype ts[],
                            MPI_Datatype *out) {
-    long size = 0, end = 0, align = 1;
+    dtype made = {0, 0, 1, 1, 0, {0}, {0}};
+    long end = 0;
     for (int i = 0; i < count; i++) {
         dtype *t = type_of(ts[i]);
-        size += t->size * lens[i];
+        made.size += t->size * lens[i];
         if (disps[i] + t->extent * lens[i] > end) end = disps[i] + t->extent * lens[i];
-        if (t->align > align) align = t->align;
+        if (t->align > made.align) made.align = t->align;
+        for (int j = 0; j < lens[i]; j++) add_blocks(&made, t, disps[i] + j * t->extent);
     }
-    long extent = (end + align - 1) / align * align; /* as the C compiler pads a struct */
-    *out = new_type(size, extent, align);
+    made.extent = (end + made.align - 1) / made.align * made.align; /* as the C compiler pads a struct */
+    *out = new_type(&made);
     return MPI_SUCCESS;
 }
 
@@ -457,7 +504,14 @@ int MPI_Test(MPI_Request *handle, int *flag, MPI_Status *status) {
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     check_comm(comm, "MPI_Send");
     sync_stdout();
-    send_bytes(dest, tag, 0, buf, count * type_of(type)->extent, "MPI_Send");
+    long bytes;
+    unsigned char *packed = pack(buf, count, type_of(type), &bytes);
+    if (!packed) {
+        pthread_mutex_lock(&L);
+        fatal("MPI_Send: out of memory");
+    }
+    send_bytes(dest, tag, 0, packed, bytes, "MPI_Send");
+    free(packed);
     return MPI_SUCCESS;
 }
 

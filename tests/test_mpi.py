@@ -1,0 +1,210 @@
+"""MPI programs unchanged under the director (docs/mpi.md): built with ``mutexlab mpicc`` against
+mutexlab's own MPI, their ranks directed as nodes by ``test --mpi`` and ``replay --mpi``.
+
+The programs are built once per module into a temporary directory, the library into a
+temporary cache (a skip without gcc, a failure under CI)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import missing
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = str(ROOT / "shared")
+RA = ROOT / "examples" / "mpi" / "ricart_agrawala.c"
+FEATURES = ROOT / "tests" / "mpi" / "features.c"
+REGEX = "(?P<enter>enters)|(?P<exit>leaves)"
+STRATEGIES = ("random", "pct", "systematic")
+
+UNSUPPORTED_AT_RUN = """#include <mpi.h>
+int main(int argc, char **argv) {
+    int x = 1;
+    MPI_Init(&argc, &argv);
+    MPI_Bcast(&x, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+"""
+UNKNOWN_AT_LINK = """#include <mpi.h>
+int MPI_Alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+int main(int argc, char **argv) {
+    int x = 1;
+    MPI_Init(&argc, &argv);
+    MPI_Alltoall(&x, 1, MPI_INT, &x, 1, MPI_INT, MPI_COMM_WORLD);
+    return 0;
+}
+"""
+
+
+def mpicc(cache: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": SHARED, "MUTEXLAB_CACHE": str(cache)}
+    return subprocess.run(
+        [sys.executable, "-m", "mutexlab", "mpicc", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, str]:
+    if shutil.which("gcc") is None:
+        missing("gcc is not installed: mutexlab's MPI cannot be built")
+    out = tmp_path_factory.mktemp("mpi")
+    cache = out / "cache"
+    (out / "bcast.c").write_text(UNSUPPORTED_AT_RUN)
+    found = {}
+    for name, source, flags in (
+        ("ra", RA, []),
+        ("ra-broken", RA, ["-DBROKEN_NO_PRIORITY"]),
+        ("features", FEATURES, []),
+        ("bcast", out / "bcast.c", []),
+    ):
+        made = mpicc(cache, "-O2", "-Wall", "-Werror", *flags, "-o", str(out / name), str(source))
+        assert made.returncode == 0, made.stderr
+        found[name] = str(out / name)
+    found["cache"] = str(cache)
+    found["dir"] = str(out)
+    return found
+
+
+def run_mpi(cli, program: str, *flags: str, np: int = 3, problem: str = "mutex", regex: str | None = REGEX):
+    given = [*flags, "--np", str(np)] + (["--regex", regex] if regex else [])
+    return cli("test", problem, *given, "--mpi", program)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_the_threaded_ricart_agrawala_passes_every_strategy(cli, built, strategy):
+    # The communication thread blocked in MPI_Recv(ANY_SOURCE, ANY_TAG) and the main thread waiting
+    # on a condition variable: a step ends when both wait, under every strategy (no harness deadlock).
+    np, runs = (2, "10000") if strategy == "systematic" else (3, "40")
+    ran = run_mpi(cli, built["ra"], "--strategy", strategy, "--runs", runs, "--json", np=np)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    outcome = json.loads(ran.stdout)
+    assert outcome["verdict"] == "PASS" and outcome["program"] == [built["ra"]]
+    if strategy == "systematic":
+        assert outcome["exhaustive"] is True
+
+
+def test_the_correct_program_enters_twice_per_rank_when_asked(cli, built, tmp_path):
+    trace = tmp_path / "t.jsonl"
+    ran = cli(
+        "test",
+        "mutex",
+        "--np",
+        "3",
+        "--runs",
+        "5",
+        "--regex",
+        REGEX,
+        "--trace",
+        trace,
+        "--mpi",
+        built["ra"],
+        "2",
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    enters = [e["pid"] for e in events if e["event"] == "enter"]
+    assert sorted(enters) == ["node-1", "node-1", "node-2", "node-2", "node-3", "node-3"]
+    assert any(e["event"] == "recv" and e.get("type") == "tag 1" for e in events)  # REQUEST's MPI tag
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_the_broken_program_is_caught_shrunk_and_replays(cli, built, tmp_path, strategy):
+    scenario = tmp_path / "ce.json"
+    ran = run_mpi(cli, built["ra-broken"], "--strategy", strategy, "--counterexample", str(scenario))
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "FINDING [violation]" in ran.stdout and "cs (capacity 1) held by" in ran.stdout
+    assert f"mutexlab replay {scenario} --mpi {built['ra-broken']}" in ran.stdout
+    data = json.loads(scenario.read_text())
+    assert data["finding"]["rule"] == "violation" and data["nodes"] == 2 and len(data["steps"]) <= 4
+    again = cli("replay", scenario, "--mpi", built["ra-broken"])
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+    fixed = cli("replay", scenario, "--mpi", built["ra"])  # the fix: the same steps, no violation
+    assert fixed.returncode == 0 and "did NOT reproduce" in fixed.stdout, fixed.stdout
+
+
+def test_the_subset_works_polled_probed_and_typed(cli, built):
+    # Nonblocking calls polled with MPI_Test, a probe, struct and contiguous types, a barrier, a
+    # thread polled with usleep; each rank checks what it got and reports through mutexlab.h.
+    for strategy, np, runs in (("systematic", 3, "10000"), ("random", 4, "20"), ("pct", 3, "20")):
+        ran = run_mpi(
+            cli,
+            built["features"],
+            "--strategy",
+            strategy,
+            "--runs",
+            runs,
+            "-o",
+            f"k={np}",
+            np=np,
+            problem="kmutex",
+            regex=None,
+        )
+        assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_the_capacity_audit_is_live_on_the_ranks(cli, built):
+    # features run with k=1: two ranks inside at once is the violation the audit finds — the
+    # kmutex check is live on this program, not a PASS whatever happens.
+    ran = run_mpi(cli, built["features"], "--runs", "20", "-o", "k=1", np=3, problem="kmutex", regex=None)
+    assert ran.returncode == 1 and "FINDING [violation]" in ran.stdout, ran.stdout
+
+
+def test_nothing_entered_proves_nothing(cli, built):
+    ran = run_mpi(cli, built["ra"], "--runs", "5", regex="(?P<enter>never printed)")
+    assert ran.returncode == 3 and "INCOMPLETE — no rank entered the resource" in ran.stdout, ran.stdout
+
+
+def test_an_unsupported_call_stops_the_run_naming_it(cli, built):
+    ran = run_mpi(cli, built["bcast"], "--runs", "5", np=2)
+    assert ran.returncode == 2
+    assert "MPI_Bcast is not supported by mutexlab's MPI" in ran.stderr, ran.stderr
+
+
+def test_an_mpi_call_mutexlab_lacks_fails_at_link_time_naming_it(built, tmp_path):
+    (tmp_path / "a2a.c").write_text(UNKNOWN_AT_LINK)
+    made = mpicc(Path(built["cache"]), "-o", str(tmp_path / "a2a"), str(tmp_path / "a2a.c"))
+    assert made.returncode == 2
+    assert "MPI_Alltoall is not part of mutexlab's MPI" in made.stderr, made.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["--regex", "(?P<who>x)"], "no named group 'enter' or 'exit'"),
+        (["--regex", "(?P<enter>"], "is not a regular expression"),
+        (["--node", "x"], "not both"),
+    ],
+)
+def test_bad_flags_are_refused(cli, built, flags, says):
+    ran = cli("test", "mutex", *flags, "--mpi", built["ra"])
+    assert ran.returncode == 2 and says in ran.stderr, ran.stderr
+
+
+def test_bad_programs_are_refused(cli, tmp_path):
+    assert "cannot start" in cli("test", "mutex", "--mpi", str(tmp_path / "none")).stderr
+    assert "names no program" in cli("test", "mutex", "--mpi").stderr
+    assert cli("test", "bees", "--mpi", sys.executable).returncode == 2
+
+
+def test_a_rank_started_by_hand_says_how_to_run_it(built):
+    ran = (
+        subprocess.run(
+            ["script", "-qec", built["ra"], "/dev/null"], capture_output=True, text=True, timeout=30
+        )
+        if shutil.which("script")
+        else None
+    )
+    if ran is None:
+        missing("util-linux script is not installed: no terminal to start a rank on")
+    assert "mutexlab test PROBLEM --mpi" in ran.stdout
