@@ -80,6 +80,18 @@ static char outbuf[8192];
 static size_t outlen;
 static __thread unsigned long seen;
 static __thread int unchanged;
+static __thread int counted; /* the thread is one the library counts (main, or pthread_create's) */
+
+static void fatal(const char *fmt, ...);
+
+static void counted_thread(const char *call) {
+    if (!counted) {
+        pthread_mutex_lock(&L);
+        fatal("%s from a thread not started by the program's pthread_create (std::thread, a library's own "
+              "thread?): mutexlab's MPI counts the threads it must wait for through pthread_create",
+              call);
+    }
+}
 
 /* -- output: lines to the director, under L -------------------------------------------- */
 static void put(const char *s, size_t n) {
@@ -347,6 +359,7 @@ int MPI_Get_address(const void *location, MPI_Aint *address) {
 
 /* -- messages -------------------------------------------------------------------------- */
 static void check_comm(MPI_Comm comm, const char *call) {
+    counted_thread(call);
     if (comm != MPI_COMM_WORLD) {
         pthread_mutex_lock(&L);
         fatal("%s on a communicator other than MPI_COMM_WORLD: not supported by mutexlab's MPI", call);
@@ -469,6 +482,7 @@ static void finish(MPI_Request *handle, MPI_Status *status) { /* under L */
 
 int MPI_Wait(MPI_Request *handle, MPI_Status *status) {
     if (*handle == MPI_REQUEST_NULL) return MPI_SUCCESS;
+    counted_thread("MPI_Wait");
     sync_stdout();
     request *r = request_of(handle, "MPI_Wait");
     pthread_mutex_lock(&L);
@@ -491,6 +505,7 @@ int MPI_Test(MPI_Request *handle, int *flag, MPI_Status *status) {
         *flag = 1;
         return MPI_SUCCESS;
     }
+    counted_thread("MPI_Test");
     sync_stdout();
     request *r = request_of(handle, "MPI_Test");
     pthread_mutex_lock(&L);
@@ -771,6 +786,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
 }
 
 __attribute__((constructor)) static void start(void) {
+    counted = 1;
     types_init();
     int fd_in = dup(0), null = open("/dev/null", O_RDONLY), p[2];
     out_fd = dup(1);
@@ -821,6 +837,7 @@ static void thread_gone(void) {
 static void *trampoline(void *box_) {
     start_box box = *(start_box *)box_;
     free(box_);
+    counted = 1;
     void *result = box.fn(box.arg);
     sync_stdout();
     thread_gone();
