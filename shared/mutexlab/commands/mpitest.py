@@ -41,7 +41,9 @@ def add_arguments(p, replay: bool = False) -> None:
     )
 
 
-def check_regex(pattern: str | None) -> None:
+def check_regex(pattern: str | None, named: bool = False) -> None:
+    """``pattern`` has a group ``enter`` or ``exit`` (and ``resource`` when ``named``: a problem
+    of several resources); ConfigError naming what is missing."""
     if pattern is None:
         return
     import regex
@@ -54,6 +56,11 @@ def check_regex(pattern: str | None) -> None:
         raise ConfigError(
             f"--regex {pattern!r} has no named group 'enter' or 'exit': write e.g. "
             "'(?P<enter>enters)|(?P<exit>leaves) the critical section'"
+        )
+    if named and "resource" not in names:
+        raise ConfigError(
+            f"--regex {pattern!r} has no named group 'resource': this problem has several resources, "
+            "and an entry must name one (e.g. 'enters (?P<resource>[a-z]+:\\d+)')"
         )
 
 
@@ -74,7 +81,7 @@ def node_command(args, resource: str) -> list[str]:
     from ..mpi import rank_argv
 
     given = program(args)
-    check_regex(args.regex)
+    check_regex(args.regex, named=not resource)
     return rank_argv(given, args.regex, resource)
 
 

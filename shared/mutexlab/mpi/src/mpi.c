@@ -733,6 +733,31 @@ void mutexlab_exit(const char *resource) {
     pthread_mutex_unlock(&L);
 }
 
+void mutexlab_state(const char *state) {
+    fflush(stdout);
+    pthread_mutex_lock(&L);
+    char esc[512];
+    json_string(esc, sizeof esc, state, strlen(state));
+    emit("{\"type\":\"state\",\"state\":%s}\n", esc);
+    bump();
+    pthread_mutex_unlock(&L);
+}
+
+void mutexlab_event(const char *event, const char *fields) {
+    fflush(stdout);
+    pthread_mutex_lock(&L);
+    char esc[512], line[4096];
+    json_string(esc, sizeof esc, event, strlen(event));
+    int has = fields && *fields;
+    int k = snprintf(line, sizeof line, "{\"type\":\"event\",\"event\":%s%s%s}\n", esc, has ? "," : "",
+                     has ? fields : "");
+    if (k >= (int)sizeof line) fatal("mutexlab_event(%.40s): fields longer than 4,000 bytes", event);
+    drain();
+    put(line, (size_t)k);
+    bump();
+    pthread_mutex_unlock(&L);
+}
+
 static long json_long(const char *line, const char *key, long otherwise) {
     const char *p = strstr(line, key);
     return p ? strtol(p + strlen(key), NULL, 10) : otherwise;
