@@ -430,7 +430,7 @@ COMMAND = Command(
     a deadlock, a node that crashed, stalled, wrote garbage or flooded, or behaved nondeterministically),
     2 bad input or a program that cannot be started, 3 a systematic search whose budget ended first
     (or a --time too short for a single run, or a run that reached --max-steps while requests were
-    still being served).""",
+    still being served, or, with --mpi, no rank that entered the resource).""",
     run,
     arguments,
 )
