@@ -79,6 +79,7 @@ def built(tmp_path_factory) -> dict[str, str]:
     for name, source, flags in (
         ("ra", RA, []),
         ("ra-broken", RA, ["-DBROKEN_NO_PRIORITY"]),
+        ("ra-forget", RA, ["-DBROKEN_FORGET_DEFERRED"]),
         ("features", FEATURES, []),
         ("bees", BEES, []),
         ("bees-broken", BEES, ["-DBROKEN_FLOWERS"]),
@@ -283,3 +284,35 @@ def test_the_mpi_bees_pass_and_their_broken_flowers_are_caught(cli, built, tmp_p
     assert broken.returncode == 1 and "flower (capacity 1) held by" in broken.stdout, broken.stdout
     again = cli("replay", scenario, "--mpi", built["bees-broken"], *COLONY_ARGS)
     assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+
+
+def test_entries_turn_a_rank_waiting_for_ever_into_a_deadlock(cli, built, tmp_path):
+    scenario = tmp_path / "dl.json"
+    caught = run_mpi(cli, built["ra-forget"], "--entries", "1", "--counterexample", str(scenario))
+    assert caught.returncode == 1 and "FINDING [deadlock]" in caught.stdout, caught.stdout
+    assert "still waits for the resource" in caught.stdout
+    again = cli("replay", scenario, "--mpi", built["ra-forget"])
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+    # Without --entries the same program is not caught: nothing says a rank still wants to enter.
+    assert run_mpi(cli, built["ra-forget"], "--runs", "30").returncode == 0
+    # Two rounds each, two entries each: every strategy's runs end with every rank served.
+    for strategy in ("random", "pct"):
+        ran = cli(
+            "test",
+            "mutex",
+            "--np",
+            "3",
+            "--entries",
+            "2",
+            "--regex",
+            REGEX,
+            "--strategy",
+            strategy,
+            "--runs",
+            "60",
+            "--mpi",
+            built["ra"],
+            "2",
+        )
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert cli("test", "mutex", "--entries", "1", "--node", "x").returncode == 2  # for --mpi only

@@ -8,9 +8,12 @@
  *
  *   -DBROKEN_NO_PRIORITY   defers a REQUEST only while inside the critical section, never for
  *                          its own earlier pending request: two ranks asking at once both enter
+ *   -DBROKEN_FORGET_DEFERRED  never answers the requests it deferred: a rank waits for ever
+ *                          (caught with --entries, which says how often each rank must enter)
  *
- * Argument: how many times each rank enters (default 1). A rank that is done tells every other
- * with DONE; the communication thread ends when all have, and main joins it. */
+ * Argument: how many times each rank enters (default 1). A rank that is done tells every rank,
+ * itself included, with DONE; the communication thread ends when all have (no request can come
+ * any more, and its own replies have all come), and main joins it. */
 #include <mpi.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -25,7 +28,7 @@ typedef struct {
     int rank;
 } packet;
 
-static int rank, size, lamport, my_ts, requesting, in_cs, replies, done_peers;
+static int rank, size, lamport, my_ts, requesting, in_cs, replies, done_ranks;
 static int *deferred;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t granted = PTHREAD_COND_INITIALIZER;
@@ -60,7 +63,7 @@ static void *communication(void *unused) {
                 send_packet(status.MPI_SOURCE, REPLY, ++lamport);
         } else if (status.MPI_TAG == REPLY) {
             if (++replies == size - 1) pthread_cond_signal(&granted);
-        } else if (status.MPI_TAG == DONE && ++done_peers == size - 1) {
+        } else if (status.MPI_TAG == DONE && ++done_ranks == size) {
             pthread_mutex_unlock(&lock);
             return NULL;
         }
@@ -103,13 +106,14 @@ int main(int argc, char **argv) {
         for (int r = 0; r < size; r++)
             if (deferred[r]) {
                 deferred[r] = 0;
+#ifndef BROKEN_FORGET_DEFERRED
                 send_packet(r, REPLY, ++lamport);
+#endif
             }
         pthread_mutex_unlock(&lock);
     }
     pthread_mutex_lock(&lock);
-    for (int r = 0; r < size; r++)
-        if (r != rank) send_packet(r, DONE, ++lamport);
+    for (int r = 0; r < size; r++) send_packet(r, DONE, ++lamport); /* itself too: its thread ends */
     pthread_mutex_unlock(&lock);
     pthread_join(thread, NULL);
     MPI_Type_free(&PACKET);

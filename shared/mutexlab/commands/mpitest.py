@@ -34,6 +34,13 @@ def add_arguments(p, replay: bool = False) -> None:
         return
     p.add_argument("--np", type=whole(1), metavar="N", help="--mpi: how many ranks (default: --nodes)")
     p.add_argument(
+        "--entries",
+        type=whole(1),
+        metavar="K",
+        help="--mpi: each rank must enter K times per run; a run that comes to rest with a rank short "
+        "of it is a deadlock",
+    )
+    p.add_argument(
         "--regex",
         metavar="REGEX",
         help="--mpi: a line the program prints that this matches is an enter (named group 'enter' took "

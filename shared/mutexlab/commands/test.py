@@ -152,6 +152,10 @@ def run(args) -> int:
         else:
             argv = program_argv(args.node)
         options = parse_options(args.option)
+        if args.entries is not None:
+            if not mpi:
+                raise ConfigError("--entries is for --mpi (a --node program is asked with --requests)")
+            options["entries"] = args.entries
         for name, value, least in (
             ("--runs", args.runs, 1),
             ("--depth", args.depth, 1),

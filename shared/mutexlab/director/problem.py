@@ -92,7 +92,8 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
     if declared is not None and driven(declared):  # asked to request and to release its one resource
         if "requests" in options:
             raise ConfigError("give the requests per node with --requests, not as an option")
-        unknown = sorted(set(options) - set(declared.options))
+        # Nodes that ask on their own (no requests) may be told how often each must enter.
+        unknown = sorted(set(options) - set(declared.options) - ({"entries"} if requests == 0 else set()))
         if unknown:
             raise ConfigError(
                 f"{name} takes no option {', '.join(unknown)} (options: {', '.join(declared.options)})"
