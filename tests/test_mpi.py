@@ -46,6 +46,19 @@ int main(int argc, char **argv) {
     MPI_Finalize();
 }
 """
+GIVES_UP = """#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    int rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 1) exit(4);
+    printf("rank %d enters\\n", rank);
+    printf("rank %d leaves\\n", rank);
+    return 0;
+}
+"""
 UNKNOWN_AT_LINK = """#include <mpi.h>
 int MPI_Alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
 int main(int argc, char **argv) {
@@ -75,6 +88,7 @@ def built(tmp_path_factory) -> dict[str, str]:
     out = tmp_path_factory.mktemp("mpi")
     cache = out / "cache"
     (out / "bcast.c").write_text(UNSUPPORTED_AT_RUN)
+    (out / "gives_up.c").write_text(GIVES_UP)
     found = {}
     for name, source, flags in (
         ("ra", RA, []),
@@ -84,6 +98,7 @@ def built(tmp_path_factory) -> dict[str, str]:
         ("bees", BEES, []),
         ("bees-broken", BEES, ["-DBROKEN_FLOWERS"]),
         ("bcast", out / "bcast.c", []),
+        ("gives-up", out / "gives_up.c", []),
     ):
         made = mpicc(cache, "-O2", "-Wall", "-Werror", *flags, "-o", str(out / name), str(source))
         assert made.returncode == 0, made.stderr
@@ -316,3 +331,12 @@ def test_entries_turn_a_rank_waiting_for_ever_into_a_deadlock(cli, built, tmp_pa
         )
         assert ran.returncode == 0, ran.stdout + ran.stderr
     assert cli("test", "mutex", "--entries", "1", "--node", "x").returncode == 2  # for --mpi only
+
+
+def test_a_rank_ending_in_failure_is_a_crash_and_one_ending_well_is_not(cli, built):
+    # Rank 1 exits with status 4; rank 0 returns from main (0) and stays, quiet, till the run ends.
+    ran = run_mpi(cli, built["gives-up"], "--runs", "3", np=2)
+    assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout, ran.stdout
+    assert "node 2 exited with status 4" in ran.stdout
+    alone = run_mpi(cli, built["gives-up"], "--runs", "3", np=1)
+    assert alone.returncode == 0 and "PASS" in alone.stdout, alone.stdout + alone.stderr

@@ -633,9 +633,15 @@ int MPI_Barrier(MPI_Comm comm) { /* every rank tells rank 0, which answers all w
 }
 
 /* -- the rank's life ------------------------------------------------------------------- */
-static void at_end(void) { /* main returned or exit was called: the rank stays, quiet, till killed */
+static void at_end(int status, void *unused) { /* main returned or exit was called */
+    (void)unused;
     fflush(NULL);
     pthread_mutex_lock(&L);
+    if (status != 0) { /* a failure: the director sees the rank end with it (a crash finding) */
+        drain();
+        _exit(status);
+    }
+    /* done: the rank stays, quiet, until the run ends and it is killed */
     waiter w = {.kind = W_FOREVER};
     block_on(&w);
     for (;;) __real_pthread_cond_wait(&wake, &L);
@@ -651,7 +657,7 @@ static int init(void) {
     initialized = 1;
     bump();
     pthread_mutex_unlock(&L);
-    atexit(at_end);
+    on_exit(at_end, NULL);
     return MPI_SUCCESS;
 }
 
