@@ -218,6 +218,10 @@ class Run:
                 if self.entries_left.get(node, 0) <= 0:
                     self.waiting.discard(node)
                 self.holding[node][resource] += units
+                if not self.problem.driven and self.problem.algorithm is None:
+                    # A node asking on its own (an MPI rank): its entry says it asked, when it
+                    # asked the director cannot see; the audit counts a request per entry.
+                    self._record(node, "request", resource=resource)
             else:
                 self.holding[node][resource] -= units
                 if self.holding[node][resource] <= 0:
