@@ -37,7 +37,7 @@ LAYERS = [
     {"problems"},
     {"protocols"},
     {"sim", "audit", "metrics"},
-    {"transport", "report", "runs", "memory", "director"},
+    {"transport", "report", "runs", "memory", "director", "mpi"},
     {"explore", "check"},
     {"commands", "cli", "__main__"},
     {"services"},

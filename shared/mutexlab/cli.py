@@ -33,7 +33,11 @@ COMMANDS = (
     "check",
     "test",
     "tables",
+    "mpicc",
+    "mpicxx",
 )
+# Commands whose arguments are another program's (gcc's): passed on as given, not parsed.
+RAW = ("mpicc", "mpicxx")
 
 
 class Parser(argparse.ArgumentParser):
@@ -130,6 +134,10 @@ def main(argv: list[str] | None = None) -> int:
         # (0.06–0.25 s measured); frozen, they are skipped. Files and connections are closed explicitly.
         atexit.register(gc.freeze)
     given = sys.argv[1:] if argv is None else argv
+    if given and given[0] in RAW:
+        from .commands.mpicc import raw
+
+        return raw(given[0], given[1:])
     try:
         implied = by_file(given)
     except ConfigError as exc:

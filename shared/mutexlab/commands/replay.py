@@ -18,6 +18,7 @@ from ..trace import TraceWriter
 from ..words import count
 from .common import add_json_argument, add_trace_argument, fail, print_json
 from .flags import add_algorithm_argument, disagreement, named_algorithm
+from .mpitest import add_arguments as add_mpi_arguments
 from .registry import Command
 from .replay_rabbit import add_arguments as add_rabbitmq_arguments
 from .replay_rabbit import over_rabbitmq
@@ -39,10 +40,11 @@ def arguments(p) -> None:
     )
     add_timeouts(p, "with --node: seconds the program may take to answer")
     add_rabbitmq_arguments(p)
+    add_mpi_arguments(p, replay=True)
 
 
 def run(args) -> int:
-    if args.node is not None or is_program_scenario(args.scenario):
+    if args.node is not None or args.mpi is not None or is_program_scenario(args.scenario):
         if args.over_rabbitmq:
             return fail("--over-rabbitmq plays a scenario of a mutexlab algorithm, not a program's (--node)")
         from .test import replay_program

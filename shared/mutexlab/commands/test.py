@@ -20,6 +20,7 @@ from ..director.world import Faults
 from ..setups import ConfigError
 from ..transport.supervisor import writable_file
 from ..words import count
+from . import mpitest
 from .common import add_json_argument, fail, print_json, real
 from .common import count as whole
 from .registry import Command
@@ -36,7 +37,6 @@ def arguments(p) -> None:
     )
     p.add_argument(
         "--node",
-        required=True,
         metavar="CMD",
         help="the program of every node (split like a shell, never run by one)",
     )
@@ -111,6 +111,7 @@ def arguments(p) -> None:
         help=f"steps of a run before it counts as never at rest (default {MAX_STEPS:,})",
     )
     p.add_argument("--no-shrink", action="store_true", help="report a finding as found")
+    mpitest.add_arguments(p)
     p.add_argument(
         "--counterexample", metavar="FILE", help="write the (shrunk) failing schedule here, for replay --node"
     )
@@ -162,8 +163,18 @@ def program_argv(text: str) -> list[str]:
 
 def run(args) -> int:
     try:
-        argv = program_argv(args.node)
+        mpi = args.mpi is not None
+        if mpi:  # the ranks ask on their own: no requests
+            args.nodes, args.requests = args.np or args.nodes, 0
+        elif args.node is None:
+            raise ConfigError("give the program: --node CMD, or --mpi PROGRAM for an MPI program")
+        else:
+            argv = program_argv(args.node)
         options = parse_options(args.option)
+        if args.entries is not None:
+            if not mpi:
+                raise ConfigError("--entries is for --mpi (a --node program is asked with --requests)")
+            options["entries"] = args.entries
         for name, value, least in (
             ("--runs", args.runs, 1),
             ("--depth", args.depth, 1),
@@ -182,7 +193,10 @@ def run(args) -> int:
             if path:  # refused before the search, not after it, its finding lost
                 writable_file(what, path)
         problem = problems.make_problem(args.problem, args.nodes, args.requests, options, args.seed)
-        if problem.driven and problem.requests < 1:  # no request: nothing exercised, no PASS
+        if mpi:
+            one = len(problem.capacities) == 1  # else the ranks name their resources (mutexlab.h)
+            argv = mpitest.node_command(args, problem.resource if one else "")
+        if not mpi and problems.is_driven(problem.name) and problem.requests < 1:  # nothing exercised
             raise ConfigError(
                 f"--requests must be at least 1 for {problem.name} (its nodes act only when asked), "
                 f"got {problem.requests}"
@@ -203,17 +217,27 @@ def run(args) -> int:
         problem, argv, args.seed, Faults(args.reorder, args.duplicate, args.crash), args.max_steps
     )
     try:
-        tested = runner.test(
-            settings, strategy, runs, args.time, args.timeout, options, not args.no_shrink, args.start_timeout
-        )
+        with mpitest.errors() as unsupported:
+            tested = runner.test(
+                settings,
+                strategy,
+                runs,
+                args.time,
+                args.timeout,
+                options,
+                not args.no_shrink,
+                args.start_timeout,
+            )
     except NodeFault as fault:  # the program cannot be started at all
         return fail(str(fault))
     except ConfigError as exc:
         return fail(str(exc))
+    if unsupported:
+        return fail(mpitest.unsupported(unsupported))
     searched = tested.searched
     outcome: dict[str, Any] = {
         "problem": problem.name,
-        "program": argv,
+        "program": mpitest.shown(argv),
         "nodes": problem.nodes,
         "requests": problem.requests,
         "strategy": strategy.name,
@@ -252,6 +276,11 @@ def run(args) -> int:
     ):  # no run, or a run cut short while it still served requests: no PASS
         outcome["verdict"] = "PASS"
         code = 0
+        if mpi and mpitest.nothing_entered(
+            settings, tested.shown.events if tested.shown else [], args.timeout
+        ):
+            outcome["verdict"], code = "INCOMPLETE", 3  # nothing entered: nothing was tested
+            outcome["nothing_entered"] = True
     else:
         outcome["verdict"] = "INCOMPLETE"
         code = 3
@@ -285,6 +314,12 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
     searched = f"{outcome['strategy']}: {count(outcome['runs'], 'run')}, {count(outcome['steps'], 'step')} in {outcome['seconds']:.1f} s"
     head = f"{outcome['problem']} on {shlex.join(outcome['program'])}, N={outcome['nodes']}"
     if tested.finding is None:
+        if outcome.get("nothing_entered"):
+            return [
+                f"{head}: INCOMPLETE — no rank entered the resource ({searched}): give "
+                "--regex matching what the program prints when it enters and leaves, or call "
+                "mutexlab_enter/mutexlab_exit (docs/mpi.md); nothing proven"
+            ]
         if outcome["verdict"] == "PASS" and outcome["exhaustive"]:
             return [
                 f"{head}: PASS — searched exhaustively: {count(outcome['runs'], 'schedule')} ({searched}"
@@ -318,7 +353,8 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
         )
     if args.counterexample:
         lines.append(
-            f"counterexample written to {args.counterexample}; play it again: mutexlab replay {args.counterexample} --node {shlex.quote(args.node)}"
+            f"counterexample written to {args.counterexample}; play it again: mutexlab replay {args.counterexample} "
+            + (f"--mpi {shlex.join(args.mpi)}" if args.mpi else f"--node {shlex.quote(args.node)}")
         )
     if args.trace:
         lines.append(f"trace written to {args.trace}")
@@ -350,13 +386,16 @@ def replay_program(args) -> int:
 
     try:
         scenario: ProgramScenario = load(path)
-        if not node:  # a file never chooses what runs (as replay refuses a scenario's own code)
+        if args.mpi is not None:
+            argv = mpitest.replay_command(args, scenario.program, "cs")
+        elif not node:  # a file never chooses what runs (as replay refuses a scenario's own code)
             named = shlex.join(scenario.program) or "none"
             raise ConfigError(
                 f"{path} is a program scenario: give the program to play it on with --node CMD "
                 f"(it was found on {named}; mutexlab never runs a program a file names)"
             )
-        argv = program_argv(node)
+        else:
+            argv = program_argv(node)
         replayed = runner.replay(scenario, argv, args.timeout, args.start_timeout)
     except (ScenarioFileError, ConfigError) as exc:
         return fail(str(exc))
@@ -368,7 +407,7 @@ def replay_program(args) -> int:
     before = scenario.finding or {}
     same = finding is not None and finding.rule == before.get("rule")
     result = {
-        "program": argv,
+        "program": mpitest.shown(argv),
         "steps": len(replayed.outcome.steps),
         "finding": finding.as_dict() if finding else None,
         "recorded": before or None,
@@ -379,7 +418,7 @@ def replay_program(args) -> int:
         print_json(result)
     else:
         print(
-            f"{scenario.problem} on {shlex.join(argv)}, N={scenario.nodes}: {count(len(replayed.outcome.steps), 'step')} of {len(scenario.steps)} played"
+            f"{scenario.problem} on {shlex.join(mpitest.shown(argv))}, N={scenario.nodes}: {count(len(replayed.outcome.steps), 'step')} of {len(scenario.steps)} played"
         )
         if finding is not None:
             print(finding.render())
@@ -421,7 +460,7 @@ COMMAND = Command(
     a deadlock, a node that crashed, stalled, wrote garbage or flooded, or behaved nondeterministically),
     2 bad input or a program that cannot be started, 3 a systematic search whose budget ended first
     (or a --time too short for a single run, or a run that reached --max-steps while requests were
-    still being served).""",
+    still being served, or, with --mpi, no rank that entered the resource).""",
     run,
     arguments,
 )

@@ -118,7 +118,8 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
             raise ConfigError(
                 f"give the {workload} per node with --requests and the {size} with --nodes, not as options"
             )
-        unknown = sorted(set(options) - set(declared.options))
+        # Nodes that ask on their own (no requests) may be told how often each must enter.
+        unknown = sorted(set(options) - set(declared.options) - ({"entries"} if requests == 0 else set()))
         if unknown:
             raise ConfigError(
                 f"{name} takes no option {', '.join(unknown)} (options: {', '.join(declared.options)})"
@@ -128,11 +129,12 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
         params: dict[str, Any] = {size: nodes, workload: requests, **given}
         node_options: dict[str, Any] = {workload: requests, "resource": resource, **given}
         names = {pid: f"{declared.process}-{pid}" for pid in range(1, nodes + 1)}
+        # No requests: the nodes ask on their own (MPI ranks, docs/mpi.md), nothing is sent them.
         return Problem(
             name,
             nodes,
             requests,
-            True,
+            requests > 0,
             None,
             names,
             capacities,

@@ -57,6 +57,14 @@ class Run:
         self.sent: Counter[int] = Counter()
         self.requests_left = dict.fromkeys(self.names, problem.requests)
         self.waiting: set[int] = set()
+        # Nodes asking on their own, each told to enter ``entries`` times: waiting until they have.
+        wanted = (
+            int(problem.options.get("entries") or 0)
+            if problem.algorithm is None and not problem.driven
+            else 0
+        )
+        self.entries_left = dict.fromkeys(self.names, wanted) if wanted > 0 else {}
+        self.waiting.update(self.entries_left)
         self.holding: dict[int, Counter[str]] = {n: Counter() for n in self.names}
         self.step = 0
         self.digests: list[str] = []  # per input (inits first): a digest of the node's answer
@@ -209,9 +217,16 @@ class Run:
                     raise NodeFault(
                         "protocol", node, f"node {node} entered {resource} without a request pending"
                     )
-                if not self.problem.driven or resource == self.problem.resource:  # served
+                if node in self.entries_left:
+                    self.entries_left[node] -= 1
+                served = not self.problem.driven or resource == self.problem.resource
+                if served and self.entries_left.get(node, 0) <= 0:
                     self.waiting.discard(node)
                 self.holding[node][resource] += units
+                if not self.problem.driven and self.problem.algorithm is None:
+                    # A node asking on its own (an MPI rank): its entry says it asked, when it
+                    # asked the director cannot see; the audit counts a request per entry.
+                    self._record(node, "request", resource=resource)
             else:
                 self.holding[node][resource] -= units
                 if self.holding[node][resource] <= 0:

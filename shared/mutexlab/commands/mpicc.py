@@ -1,0 +1,63 @@
+"""``mutexlab mpicc ARGS`` / ``mutexlab mpicxx ARGS``: the C (C++) compiler against mutexlab's MPI.
+
+Every argument goes to gcc (g++) as it is; mutexlab adds its ``mpi.h`` to the include path and,
+when linking, its MPI library and the linker's ``--wrap`` of the thread calls a rank counts
+(docs/mpi.md). A link that fails on an MPI call mutexlab does not implement is named as such.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from .common import fail
+from .registry import Command
+
+UNDEFINED = re.compile(r"undefined reference to [`'](P?MPI_\w+)'")
+
+
+def compile_with(compiler: str, args: list[str]) -> int:
+    from ..mpi import BuildError, compile_argv
+
+    if not args or args in (["--help"], ["-h"]):
+        print(
+            f"usage: mutexlab mpi{'cxx' if compiler == 'g++' else 'cc'} [{compiler} arguments ...]\n"
+            f"compile and link against mutexlab's MPI, for 'mutexlab test PROBLEM --mpi PROGRAM' (docs/mpi.md)"
+        )
+        return 0 if args else 2
+    try:
+        argv = compile_argv(compiler, args)
+    except BuildError as exc:
+        return fail(str(exc))
+    try:
+        done = subprocess.run(argv, stderr=subprocess.PIPE, text=True)
+    except OSError as exc:
+        return fail(f"cannot run {compiler}: {exc.strerror or exc}")
+    sys.stderr.write(done.stderr)
+    missing = sorted(set(UNDEFINED.findall(done.stderr)))
+    if done.returncode != 0 and missing:
+        return fail(
+            f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not part of mutexlab's MPI "
+            "(docs/mpi.md lists what it implements)"
+        )
+    return done.returncode
+
+
+def raw(name: str, args: list[str]) -> int:
+    """The command run on its arguments as given (argparse would take gcc's flags for its own)."""
+    return compile_with("g++" if name == "mpicxx" else "gcc", args)
+
+
+def _arguments(p) -> None:
+    p.add_argument("args", nargs="*", metavar="ARG", help="the compiler's arguments, as for gcc")
+
+
+COMMAND = Command(
+    "mpicc",
+    "compile a C MPI program against mutexlab's MPI, for test --mpi",
+    "gcc with mutexlab's mpi.h and MPI library (docs/mpi.md). Exit: the compiler's, 2 when an MPI "
+    "call is not part of mutexlab's MPI.",
+    lambda args: raw("mpicc", args.args),
+    _arguments,
+)

@@ -1,0 +1,151 @@
+"""``mutexlab test PROBLEM --np N --mpi PROGRAM [ARGS]`` and ``replay FILE --mpi PROGRAM``: an MPI
+program built with ``mutexlab mpicc``, its ranks the nodes (docs/mpi.md).
+
+Each rank runs behind ``mutexlab/mpi/rank.py``, which turns the lines the program prints into
+``enter``/``exit`` by ``--regex``. The ranks act on their own: the problem is made with no
+requests, so nothing asks them and an entry needs no request pending.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..setups import ConfigError
+from .common import count as whole
+
+GROUPS = ("enter", "exit")
+
+
+def add_arguments(p, replay: bool = False) -> None:
+    p.add_argument(
+        "--mpi",
+        nargs=argparse.REMAINDER,
+        metavar="PROGRAM",
+        help="an MPI program built with 'mutexlab mpicc', then its arguments: its ranks are the nodes "
+        "(last on the line: everything after it is the program's)",
+    )
+    if replay:
+        return
+    p.add_argument("--np", type=whole(1), metavar="N", help="--mpi: how many ranks (default: --nodes)")
+    p.add_argument(
+        "--entries",
+        type=whole(1),
+        metavar="K",
+        help="--mpi: each rank must enter K times per run; a run that comes to rest with a rank short "
+        "of it is a deadlock",
+    )
+    p.add_argument(
+        "--regex",
+        metavar="REGEX",
+        help="--mpi: a line the program prints that this matches is an enter (named group 'enter' took "
+        "part) or an exit (group 'exit'); optional groups 'resource' and 'units'",
+    )
+
+
+def check_regex(pattern: str | None, named: bool = False) -> None:
+    """``pattern`` has a group ``enter`` or ``exit`` (and ``resource`` when ``named``: a problem
+    of several resources); ConfigError naming what is missing."""
+    if pattern is None:
+        return
+    import regex
+
+    try:
+        names = regex.compile(pattern).groupindex
+    except regex.error as exc:
+        raise ConfigError(f"--regex {pattern!r} is not a regular expression: {exc}") from None
+    if not set(GROUPS) & set(names):
+        raise ConfigError(
+            f"--regex {pattern!r} has no named group 'enter' or 'exit': write e.g. "
+            "'(?P<enter>enters)|(?P<exit>leaves) the critical section'"
+        )
+    if named and "resource" not in names:
+        raise ConfigError(
+            f"--regex {pattern!r} has no named group 'resource': this problem has several resources, "
+            "and an entry must name one (e.g. 'enters (?P<resource>[a-z]+:\\d+)')"
+        )
+
+
+def program(args) -> list[str]:
+    if args.node is not None:
+        raise ConfigError(
+            "give --node CMD (a node-protocol program) or --mpi PROGRAM (an MPI program), not both"
+        )
+    if not args.mpi:
+        raise ConfigError("--mpi names no program: put it last, '--mpi ./program [args]'")
+    if shutil.which(args.mpi[0]) is None:
+        raise ConfigError(f"cannot start {args.mpi[0]!r}: not found or not executable")
+    return list(args.mpi)
+
+
+def node_command(args, resource: str) -> list[str]:
+    """The nodes' command for ``test --mpi``; ConfigError when the flags do not fit."""
+    from ..mpi import rank_argv
+
+    given = program(args)
+    check_regex(args.regex, named=not resource)
+    return rank_argv(given, args.regex, resource)
+
+
+def replay_command(args, recorded: list[str], resource: str) -> list[str]:
+    """The nodes' command for ``replay FILE --mpi``: the regex the scenario was found with."""
+    from ..mpi import program_of, rank_argv
+
+    return rank_argv(program(args), program_of(recorded)[1], resource)
+
+
+def shown(argv: list[str]) -> list[str]:
+    """What a node command of ``--mpi`` runs, for the text: the program, not the adapter."""
+    from ..mpi import program_of
+
+    return program_of(argv)[0] or argv
+
+
+@contextmanager
+def errors() -> Iterator[list[str]]:
+    """Collects what the ranks report as not supported (a list filled on the way out)."""
+    found: list[str] = []
+    handle, path = tempfile.mkstemp(prefix="mutexlab-mpi-", suffix=".txt")
+    os.close(handle)
+    before = os.environ.get("MUTEXLAB_MPI_ERRORS")
+    os.environ["MUTEXLAB_MPI_ERRORS"] = path
+    try:
+        yield found
+    finally:
+        if before is None:
+            os.environ.pop("MUTEXLAB_MPI_ERRORS", None)
+        else:
+            os.environ["MUTEXLAB_MPI_ERRORS"] = before
+        with open(path, encoding="utf-8") as text:
+            found += sorted({line.strip() for line in text if line.strip()})
+        os.unlink(path)
+
+
+def unsupported(found: list[str]) -> str:
+    return "the program stopped: " + "; ".join(found) + " (docs/mpi.md lists what mutexlab's MPI implements)"
+
+
+def entered(events: list[dict[str, Any]]) -> bool:
+    return any(e.get("event") == "enter" for e in events)
+
+
+def nothing_entered(settings, last_events: list[dict[str, Any]], timeout: float) -> bool:
+    """No rank entered the resource: not in the last run, nor in a run of random steps (a
+    systematic search's last run may be one cut short before any entry). A test where nothing
+    enters tests nothing: the regex or the calls that report the entries are missing."""
+    if entered(last_events):
+        return False
+    from ..director.runner import pool_of
+    from ..director.search import play
+    from ..director.strategies import Random
+
+    chooser = Random(settings.seed).next_run()
+    assert chooser is not None
+    with pool_of(settings.program, timeout) as pool:
+        outcome = play(settings, pool, chooser)
+    return not entered(outcome.events)

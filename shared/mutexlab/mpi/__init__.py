@@ -1,0 +1,107 @@
+"""mutexlab's own MPI: programs built against it run as ranks under the director (docs/mpi.md).
+
+``include/mpi.h`` and ``src/mpi.c`` are a small MPI (point-to-point, derived datatypes, a barrier)
+whose every message goes through ``mutexlab test``: each rank speaks the node protocol on the
+standard input and output it was started with and keeps the program's own standard output for
+itself (its lines come back as ``log`` lines, in order with the messages). The library is built
+with the C compiler on first use into a cache directory named by its sources' digest, so an
+edited source builds anew and two versions never mix.
+
+``rank.py`` stands between the director and one rank: it starts the program, passes the
+protocol through, and turns the program's printed lines into ``enter``/``exit`` by ``--regex``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+INCLUDE = HERE / "include"
+SOURCE = HERE / "src" / "mpi.c"
+RANK = HERE / "rank.py"
+LIBRARY = "libmutexlabmpi.a"
+# Calls a rank counts to know when every thread of the program waits (the linker's --wrap).
+WRAPPED = (
+    "pthread_create",
+    "pthread_join",
+    "pthread_exit",
+    "pthread_cond_wait",
+    "pthread_cond_signal",
+    "pthread_cond_broadcast",
+    "sleep",
+    "usleep",
+    "nanosleep",
+)
+NOT_LINKING = frozenset({"-c", "-E", "-S", "-M", "-MM"})
+
+
+class BuildError(Exception):
+    """The library could not be built (no C compiler, a compiler error)."""
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("MUTEXLAB_CACHE") or os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "mutexlab"
+
+
+def library(cc: str = "gcc") -> Path:
+    """The directory holding the built library (built now if it is not there yet)."""
+    digest = hashlib.blake2b(digest_size=8)
+    for path in (SOURCE, INCLUDE / "mpi.h", INCLUDE / "mutexlab.h"):
+        digest.update(path.read_bytes())
+    target = cache_dir() / f"mpi-{digest.hexdigest()}"
+    if (target / LIBRARY).exists():
+        return target
+    if shutil.which(cc) is None:
+        raise BuildError(f"no C compiler {cc!r} on PATH: mutexlab's MPI is built with it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as work:
+        obj = Path(work) / "mpi.o"
+        built = subprocess.run(
+            [cc, "-O2", "-g", "-fPIC", "-pthread", f"-I{INCLUDE}", "-c", str(SOURCE), "-o", str(obj)],
+            capture_output=True,
+            text=True,
+        )
+        if built.returncode != 0:
+            raise BuildError(f"building mutexlab's MPI failed:\n{built.stderr.strip()}")
+        subprocess.run(["ar", "rcs", str(Path(work) / LIBRARY), str(obj)], check=True, capture_output=True)
+        obj.unlink()
+        try:
+            os.rename(work, target)  # atomic: another build at once finds it whole or not at all
+        except OSError:
+            if not (target / LIBRARY).exists():
+                raise
+        Path(work).mkdir(exist_ok=True)  # the temporary directory's own cleanup expects it
+    return target
+
+
+def compile_argv(compiler: str, args: list[str]) -> list[str]:
+    """The compiler's command line for ``args`` against mutexlab's MPI."""
+    argv = [compiler, f"-I{INCLUDE}", *args]
+    if NOT_LINKING & set(args):
+        return argv
+    lib = library()
+    return [*argv, f"-L{lib}", "-lmutexlabmpi", "-pthread", "-Wl,--wrap=" + ",--wrap=".join(WRAPPED)]
+
+
+def rank_argv(program: list[str], regex: str | None, resource: str) -> list[str]:
+    """The node command of ``mutexlab test --mpi``: the adapter in front of the program."""
+    argv = [sys.executable, "-I", str(RANK), "--resource", resource]
+    if regex is not None:
+        argv += ["--regex", regex]
+    return [*argv, "--", *program]
+
+
+def program_of(argv: list[str]) -> tuple[list[str], str | None]:
+    """(the program, the regex) of a node command ``rank_argv`` made; ([], None) for another."""
+    if len(argv) < 3 or argv[2] != str(RANK) or "--" not in argv:
+        return [], None
+    cut = argv.index("--")
+    regex = argv[argv.index("--regex") + 1] if "--regex" in argv[:cut] else None
+    return argv[cut + 1 :], regex

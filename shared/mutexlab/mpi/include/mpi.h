@@ -1,0 +1,151 @@
+/* mutexlab's MPI: the subset of MPI that `mutexlab test --mpi` directs (docs/mpi.md).
+ *
+ * Every rank is a process mutexlab starts; every message one rank sends another is held by
+ * mutexlab until the strategy delivers it. Build with `mutexlab mpicc` / `mutexlab mpicxx`. A call
+ * outside this subset that the program makes stops the run naming it; one it does not declare
+ * here fails at link time, and `mutexlab mpicc` names it. */
+#ifndef MUTEXLAB_MPI_H
+#define MUTEXLAB_MPI_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MUTEXLAB_MPI 1
+#define MPI_VERSION 3
+#define MPI_SUBVERSION 1
+
+typedef int MPI_Comm;
+typedef int MPI_Datatype;
+typedef int MPI_Request;
+typedef int MPI_Op;
+typedef long MPI_Aint;
+typedef struct {
+    int MPI_SOURCE;
+    int MPI_TAG;
+    int MPI_ERROR;
+    long mutexlab_bytes; /* the message's size in bytes (MPI_Get_count divides it) */
+} MPI_Status;
+
+#define MPI_COMM_WORLD 1
+#define MPI_COMM_SELF 2
+#define MPI_COMM_NULL 0
+#define MPI_SUCCESS 0
+#define MPI_ERR_OTHER 15
+#define MPI_ANY_SOURCE (-1)
+#define MPI_ANY_TAG (-1)
+#define MPI_PROC_NULL (-2)
+#define MPI_UNDEFINED (-32766)
+#define MPI_TAG_UB 32767
+#define MPI_REQUEST_NULL 0
+#define MPI_DATATYPE_NULL 0
+#define MPI_STATUS_IGNORE ((MPI_Status *)0)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)0)
+#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE 3
+
+#define MPI_CHAR 1
+#define MPI_SIGNED_CHAR 2
+#define MPI_UNSIGNED_CHAR 3
+#define MPI_BYTE 4
+#define MPI_SHORT 5
+#define MPI_UNSIGNED_SHORT 6
+#define MPI_INT 7
+#define MPI_UNSIGNED 8
+#define MPI_LONG 9
+#define MPI_UNSIGNED_LONG 10
+#define MPI_LONG_LONG 11
+#define MPI_LONG_LONG_INT 11
+#define MPI_UNSIGNED_LONG_LONG 12
+#define MPI_FLOAT 13
+#define MPI_DOUBLE 14
+#define MPI_LONG_DOUBLE 15
+#define MPI_C_BOOL 16
+#define MPI_INT8_T 17
+#define MPI_INT16_T 18
+#define MPI_INT32_T 19
+#define MPI_INT64_T 20
+#define MPI_UINT8_T 21
+#define MPI_UINT16_T 22
+#define MPI_UINT32_T 23
+#define MPI_UINT64_T 24
+#define MPI_AINT 25
+#define MPI_WCHAR 26
+
+#define MPI_MAX 1
+#define MPI_MIN 2
+#define MPI_SUM 3
+#define MPI_PROD 4
+#define MPI_LAND 5
+#define MPI_LOR 6
+#define MPI_BAND 7
+#define MPI_BOR 8
+#define MPI_MAXLOC 9
+#define MPI_MINLOC 10
+
+/* What mutexlab implements. */
+int MPI_Init(int *argc, char ***argv);
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+int MPI_Initialized(int *flag);
+int MPI_Finalized(int *flag);
+int MPI_Query_thread(int *provided);
+int MPI_Finalize(void);
+int MPI_Abort(MPI_Comm comm, int errorcode);
+int MPI_Comm_rank(MPI_Comm comm, int *rank);
+int MPI_Comm_size(MPI_Comm comm, int *size);
+int MPI_Get_processor_name(char *name, int *resultlen);
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status);
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+int MPI_Wait(MPI_Request *request, MPI_Status *status);
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count);
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displacements[],
+                           const MPI_Datatype types[], MPI_Datatype *newtype);
+int MPI_Type_commit(MPI_Datatype *type);
+int MPI_Type_free(MPI_Datatype *type);
+int MPI_Type_size(MPI_Datatype type, int *size);
+int MPI_Get_address(const void *location, MPI_Aint *address);
+int MPI_Barrier(MPI_Comm comm);
+double MPI_Wtime(void);
+
+/* Declared so that a program using them builds; calling one stops the run, naming it. */
+int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+               MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int MPI_Cancel(MPI_Request *request);
+int MPI_Request_free(MPI_Request *request);
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+int MPI_Comm_free(MPI_Comm *comm);
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

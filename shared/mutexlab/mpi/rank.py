@@ -1,0 +1,107 @@
+"""One rank of ``mutexlab test --mpi``, between the director and the program (docs/mpi.md).
+
+Run as a script with nothing of mutexlab imported (each rank of each run starts one, so it
+starts fast): ``rank.py [--regex R] [--resource NAME] -- PROGRAM [ARGS]``. It starts the program
+(built with ``mutexlab mpicc``), hands it each input line, and passes its answer on up to its
+``done``, changed in two ways: its answer to ``init`` says ``reinit`` (the adapter is kept for
+the next run and starts the program afresh on the next ``init``), and a line the program printed (``{"type":"log","stdout":...}``) that
+``--regex`` matches becomes an ``enter`` or ``exit`` (the named group ``enter`` or ``exit`` took
+part; ``resource``, if it took part, names the resource, else ``--resource``; ``units`` counts
+them). A call mutexlab's MPI does not implement (``mpi_error``) is written to the file
+``MUTEXLAB_MPI_ERRORS`` names, and the rank ends (exit 70): the run is stopped, not judged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+try:  # a time limit per match when the regex module is there (it is with mutexlab)
+    import regex as _re
+
+    TIMED = True
+except ImportError:  # pragma: no cover - mutexlab depends on regex
+    import re as _re
+
+    TIMED = False
+
+
+def main(argv: list[str]) -> int:
+    cut = argv.index("--")
+    options, program = argv[:cut], argv[cut + 1 :]
+    pattern = options[options.index("--regex") + 1] if "--regex" in options else None
+    resource = options[options.index("--resource") + 1] if "--resource" in options else "cs"
+    compiled = _re.compile(pattern) if pattern is not None else None
+    child: subprocess.Popen | None = None
+    out = sys.stdout.buffer
+    for line in sys.stdin.buffer:
+        init = line.startswith(b'{"id":')  # the director's keys come sorted: init's first is id
+        if init:  # a run begins: the program afresh (this adapter is kept across runs)
+            if child is not None:
+                child.kill()
+                child.wait()
+            try:
+                child = subprocess.Popen(program, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+            except OSError as exc:
+                return report(f"cannot start {program[0]!r}: {exc.strerror or exc}")
+        if child is None or child.stdin is None or child.stdout is None:
+            return report("an input came before init")
+        rank_lines = child.stdout
+        try:
+            child.stdin.write(line)
+            child.stdin.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            return ended(child)
+        while True:
+            answer = rank_lines.readline()
+            if not answer:
+                return ended(child)
+            if answer.startswith(b'{"type":"log"'):
+                said = json.loads(answer)
+                if "mpi_error" in said:
+                    return report(said["mpi_error"], child)
+                if "stdout" in said and compiled is not None:
+                    found = (
+                        compiled.search(said["stdout"], timeout=1.0)
+                        if TIMED
+                        else compiled.search(said["stdout"])
+                    )
+                    fields = found.groupdict() if found else {}
+                    event = next((k for k in ("enter", "exit") if fields.get(k) is not None), None)
+                    if event:
+                        units = int(fields["units"]) if fields.get("units") else 1
+                        name = fields.get("resource") or resource
+                        out.write(
+                            json.dumps({"type": event, "resource": name, "units": units}).encode() + b"\n"
+                        )
+                continue
+            if answer.startswith(b'{"type":"done"'):
+                out.write(b'{"type":"done","reinit":true}\n' if init else answer)
+                out.flush()
+                break
+            out.write(answer)
+    if child is None:
+        return 0
+    child.kill()
+    return ended(child)
+
+
+def ended(child: subprocess.Popen) -> int:
+    code = child.wait()
+    return code if code >= 0 else 128 - code
+
+
+def report(message: str, child: subprocess.Popen | None = None) -> int:
+    where = os.environ.get("MUTEXLAB_MPI_ERRORS")
+    if where:
+        with open(where, "a", encoding="utf-8") as handle:
+            handle.write(message + "\n")
+    if child is not None:
+        child.kill()
+    return 70
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

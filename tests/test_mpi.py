@@ -1,0 +1,342 @@
+"""MPI programs unchanged under the director (docs/mpi.md): built with ``mutexlab mpicc`` against
+mutexlab's own MPI, their ranks directed as nodes by ``test --mpi`` and ``replay --mpi``.
+
+The programs are built once per module into a temporary directory, the library into a
+temporary cache (a skip without gcc, a failure under CI)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import missing
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = str(ROOT / "shared")
+RA = ROOT / "examples" / "mpi" / "ricart_agrawala.c"
+BEES = ROOT / "examples" / "mpi" / "bees.c"
+COLONY = ["-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=1", "-o", "cocoons=2"]
+COLONY_ARGS = ["2", "1", "1", "2"]  # the same, as the program's arguments
+FEATURES = ROOT / "tests" / "mpi" / "features.c"
+RING = ROOT / "tests" / "mpi" / "ring.cpp"
+REGEX = "(?P<enter>enters)|(?P<exit>leaves)"
+STRATEGIES = ("random", "pct", "systematic")
+
+UNSUPPORTED_AT_RUN = """#include <mpi.h>
+int main(int argc, char **argv) {
+    int x = 1;
+    MPI_Init(&argc, &argv);
+    MPI_Bcast(&x, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+"""
+STD_THREAD = """#include <mpi.h>
+#include <thread>
+int main(int argc, char **argv) {
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    std::thread t([] { int x; MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); });
+    t.join();
+    MPI_Finalize();
+}
+"""
+GIVES_UP = """#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    int rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 1) exit(4);
+    printf("rank %d enters\\n", rank);
+    printf("rank %d leaves\\n", rank);
+    return 0;
+}
+"""
+UNKNOWN_AT_LINK = """#include <mpi.h>
+int MPI_Alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+int main(int argc, char **argv) {
+    int x = 1;
+    MPI_Init(&argc, &argv);
+    MPI_Alltoall(&x, 1, MPI_INT, &x, 1, MPI_INT, MPI_COMM_WORLD);
+    return 0;
+}
+"""
+
+
+def mpicc(cache: Path, *args: str, command: str = "mpicc") -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": SHARED, "MUTEXLAB_CACHE": str(cache)}
+    return subprocess.run(
+        [sys.executable, "-m", "mutexlab", command, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, str]:
+    if shutil.which("gcc") is None:
+        missing("gcc is not installed: mutexlab's MPI cannot be built")
+    out = tmp_path_factory.mktemp("mpi")
+    cache = out / "cache"
+    (out / "bcast.c").write_text(UNSUPPORTED_AT_RUN)
+    (out / "gives_up.c").write_text(GIVES_UP)
+    found = {}
+    for name, source, flags in (
+        ("ra", RA, []),
+        ("ra-broken", RA, ["-DBROKEN_NO_PRIORITY"]),
+        ("ra-forget", RA, ["-DBROKEN_FORGET_DEFERRED"]),
+        ("features", FEATURES, []),
+        ("bees", BEES, []),
+        ("bees-broken", BEES, ["-DBROKEN_FLOWERS"]),
+        ("bcast", out / "bcast.c", []),
+        ("gives-up", out / "gives_up.c", []),
+    ):
+        made = mpicc(cache, "-O2", "-Wall", "-Werror", *flags, "-o", str(out / name), str(source))
+        assert made.returncode == 0, made.stderr
+        found[name] = str(out / name)
+    if shutil.which("g++") is not None:
+        (out / "std_thread.cpp").write_text(STD_THREAD)
+        for name, source in (("ring", RING), ("std-thread", out / "std_thread.cpp")):
+            made = mpicc(cache, "-O2", "-Wall", "-o", str(out / name), str(source), command="mpicxx")
+            assert made.returncode == 0, made.stderr
+            found[name] = str(out / name)
+    found["cache"] = str(cache)
+    found["dir"] = str(out)
+    return found
+
+
+def run_mpi(cli, program: str, *flags: str, np: int = 3, problem: str = "mutex", regex: str | None = REGEX):
+    given = [*flags, "--np", str(np)] + (["--regex", regex] if regex else [])
+    return cli("test", problem, *given, "--mpi", program)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_the_threaded_ricart_agrawala_passes_every_strategy(cli, built, strategy):
+    # The communication thread blocked in MPI_Recv(ANY_SOURCE, ANY_TAG) and the main thread waiting
+    # on a condition variable: a step ends when both wait, under every strategy (no harness deadlock).
+    np, runs = (2, "10000") if strategy == "systematic" else (3, "40")
+    ran = run_mpi(cli, built["ra"], "--strategy", strategy, "--runs", runs, "--json", np=np)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    outcome = json.loads(ran.stdout)
+    assert outcome["verdict"] == "PASS" and outcome["program"] == [built["ra"]]
+    if strategy == "systematic":
+        assert outcome["exhaustive"] is True
+
+
+def test_the_correct_program_enters_twice_per_rank_when_asked(cli, built, tmp_path):
+    trace = tmp_path / "t.jsonl"
+    ran = cli(
+        "test",
+        "mutex",
+        "--np",
+        "3",
+        "--runs",
+        "5",
+        "--regex",
+        REGEX,
+        "--trace",
+        trace,
+        "--mpi",
+        built["ra"],
+        "2",
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    enters = [e["pid"] for e in events if e["event"] == "enter"]
+    assert sorted(enters) == ["node-1", "node-1", "node-2", "node-2", "node-3", "node-3"]
+    assert any(e["event"] == "recv" and e.get("type") == "tag 1" for e in events)  # REQUEST's MPI tag
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_the_broken_program_is_caught_shrunk_and_replays(cli, built, tmp_path, strategy):
+    scenario = tmp_path / "ce.json"
+    ran = run_mpi(cli, built["ra-broken"], "--strategy", strategy, "--counterexample", str(scenario))
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "FINDING [violation]" in ran.stdout and "cs (capacity 1) held by" in ran.stdout
+    assert f"mutexlab replay {scenario} --mpi {built['ra-broken']}" in ran.stdout
+    data = json.loads(scenario.read_text())
+    assert data["finding"]["rule"] == "violation" and data["nodes"] == 2 and len(data["steps"]) <= 4
+    again = cli("replay", scenario, "--mpi", built["ra-broken"])
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+    fixed = cli("replay", scenario, "--mpi", built["ra"])  # the fix: the same steps, no violation
+    assert fixed.returncode == 0 and "did NOT reproduce" in fixed.stdout, fixed.stdout
+
+
+def test_the_subset_works_polled_probed_and_typed(cli, built):
+    # Nonblocking calls polled with MPI_Test, a probe, struct and contiguous types, a barrier, a
+    # thread polled with usleep; each rank checks what it got and reports through mutexlab.h.
+    for strategy, np, runs in (("systematic", 3, "10000"), ("random", 4, "20"), ("pct", 3, "20")):
+        ran = run_mpi(
+            cli,
+            built["features"],
+            "--strategy",
+            strategy,
+            "--runs",
+            runs,
+            "-o",
+            f"k={np}",
+            np=np,
+            problem="kmutex",
+            regex=None,
+        )
+        assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_the_capacity_audit_is_live_on_the_ranks(cli, built):
+    # features run with k=1: two ranks inside at once is the violation the audit finds — the
+    # kmutex check is live on this program, not a PASS whatever happens.
+    ran = run_mpi(cli, built["features"], "--runs", "20", "-o", "k=1", np=3, problem="kmutex", regex=None)
+    assert ran.returncode == 1 and "FINDING [violation]" in ran.stdout, ran.stdout
+
+
+def test_nothing_entered_proves_nothing(cli, built):
+    ran = run_mpi(cli, built["ra"], "--runs", "5", regex="(?P<enter>never printed)")
+    assert ran.returncode == 3 and "INCOMPLETE — no rank entered the resource" in ran.stdout, ran.stdout
+
+
+def test_an_unsupported_call_stops_the_run_naming_it(cli, built):
+    ran = run_mpi(cli, built["bcast"], "--runs", "5", np=2)
+    assert ran.returncode == 2
+    assert "MPI_Bcast is not supported by mutexlab's MPI" in ran.stderr, ran.stderr
+
+
+def test_an_mpi_call_mutexlab_lacks_fails_at_link_time_naming_it(built, tmp_path):
+    (tmp_path / "a2a.c").write_text(UNKNOWN_AT_LINK)
+    made = mpicc(Path(built["cache"]), "-o", str(tmp_path / "a2a"), str(tmp_path / "a2a.c"))
+    assert made.returncode == 2
+    assert "MPI_Alltoall is not part of mutexlab's MPI" in made.stderr, made.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["--regex", "(?P<who>x)"], "no named group 'enter' or 'exit'"),
+        (["--regex", "(?P<enter>"], "is not a regular expression"),
+        (["--node", "x"], "not both"),
+        (["--regex", "(?P<enter>x)", "--np", "2"], "no named group 'resource'"),
+    ],
+)
+def test_bad_flags_are_refused(cli, built, flags, says):
+    problem = "bees" if "--np" in flags else "mutex"
+    ran = cli("test", problem, *flags, "--mpi", built["ra"])
+    assert ran.returncode == 2 and says in ran.stderr, ran.stderr
+
+
+def test_bad_programs_are_refused(cli, tmp_path):
+    assert "cannot start" in cli("test", "mutex", "--mpi", str(tmp_path / "none")).stderr
+    assert "names no program" in cli("test", "mutex", "--mpi").stderr
+
+
+def test_a_rank_started_by_hand_says_how_to_run_it(built):
+    ran = (
+        subprocess.run(
+            ["script", "-qec", built["ra"], "/dev/null"], capture_output=True, text=True, timeout=30
+        )
+        if shutil.which("script")
+        else None
+    )
+    if ran is None:
+        missing("util-linux script is not installed: no terminal to start a rank on")
+    assert "mutexlab test PROBLEM --mpi" in ran.stdout
+
+
+def test_cxx_through_mpicxx_and_a_thread_it_cannot_count(cli, built):
+    if "ring" not in built:
+        missing("g++ is not installed: mutexlab mpicxx cannot be tried")
+    ran = run_mpi(
+        cli, built["ring"], "--strategy", "systematic", "-o", "k=3", np=3, problem="kmutex", regex=None
+    )
+    assert ran.returncode == 0 and "searched exhaustively" in ran.stdout, ran.stdout + ran.stderr
+    # std::thread starts its thread inside libstdc++, out of the linker's reach: an MPI call from it
+    # is refused by name rather than left uncounted (a step could end while it runs).
+    uncounted = run_mpi(cli, built["std-thread"], "--runs", "3", np=2, regex=None)
+    assert uncounted.returncode == 2 and "not started by the program's pthread_create" in uncounted.stderr
+
+
+@pytest.mark.parametrize("strategy", ("random", "pct"))
+def test_the_mpi_bees_pass_and_their_broken_flowers_are_caught(cli, built, tmp_path, strategy):
+    # Several resources (reed:<i>, flower), eggs and deaths reported through mutexlab.h: the
+    # bees' own audit judges the ranks.
+    ok = cli(
+        "test",
+        "bees",
+        "--np",
+        "4",
+        *COLONY,
+        "--strategy",
+        strategy,
+        "--runs",
+        "40",
+        "--mpi",
+        built["bees"],
+        *COLONY_ARGS,
+    )
+    assert ok.returncode == 0 and "PASS" in ok.stdout, ok.stdout + ok.stderr
+    scenario = tmp_path / "bees.json"
+    broken = cli(
+        "test",
+        "bees",
+        "--np",
+        "4",
+        *COLONY,
+        "--strategy",
+        strategy,
+        "--counterexample",
+        scenario,
+        "--mpi",
+        built["bees-broken"],
+        *COLONY_ARGS,
+    )
+    assert broken.returncode == 1 and "flower (capacity 1) held by" in broken.stdout, broken.stdout
+    again = cli("replay", scenario, "--mpi", built["bees-broken"], *COLONY_ARGS)
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+
+
+def test_entries_turn_a_rank_waiting_for_ever_into_a_deadlock(cli, built, tmp_path):
+    scenario = tmp_path / "dl.json"
+    caught = run_mpi(cli, built["ra-forget"], "--entries", "1", "--counterexample", str(scenario))
+    assert caught.returncode == 1 and "FINDING [deadlock]" in caught.stdout, caught.stdout
+    assert "still waits for the resource" in caught.stdout
+    again = cli("replay", scenario, "--mpi", built["ra-forget"])
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+    # Without --entries the same program is not caught: nothing says a rank still wants to enter.
+    assert run_mpi(cli, built["ra-forget"], "--runs", "30").returncode == 0
+    # Two rounds each, two entries each: every strategy's runs end with every rank served.
+    for strategy in ("random", "pct"):
+        ran = cli(
+            "test",
+            "mutex",
+            "--np",
+            "3",
+            "--entries",
+            "2",
+            "--regex",
+            REGEX,
+            "--strategy",
+            strategy,
+            "--runs",
+            "60",
+            "--mpi",
+            built["ra"],
+            "2",
+        )
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert cli("test", "mutex", "--entries", "1", "--node", "x").returncode == 2  # for --mpi only
+
+
+def test_a_rank_ending_in_failure_is_a_crash_and_one_ending_well_is_not(cli, built):
+    # Rank 1 exits with status 4; rank 0 returns from main (0) and stays, quiet, till the run ends.
+    ran = run_mpi(cli, built["gives-up"], "--runs", "3", np=2)
+    assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout, ran.stdout
+    assert "node 2 exited with status 4" in ran.stdout
+    alone = run_mpi(cli, built["gives-up"], "--runs", "3", np=1)
+    assert alone.returncode == 0 and "PASS" in alone.stdout, alone.stdout + alone.stderr
