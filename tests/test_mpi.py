@@ -340,3 +340,35 @@ def test_a_rank_ending_in_failure_is_a_crash_and_one_ending_well_is_not(cli, bui
     assert "node 2 exited with status 4" in ran.stdout
     alone = run_mpi(cli, built["gives-up"], "--runs", "3", np=1)
     assert alone.returncode == 0 and "PASS" in alone.stdout, alone.stdout + alone.stderr
+
+
+def test_options_may_come_between_mpi_and_the_program(cli, built):
+    # The order a user writes from the docs' own first line: `test PROBLEM --mpi --np N ./program`.
+    ok = cli("test", "mutex", "--mpi", "--np", "3", "--regex", REGEX, "--runs", "5", built["ra"])
+    assert ok.returncode == 0 and "PASS" in ok.stdout, ok.stdout + ok.stderr
+    caught = cli("test", "mutex", "--mpi", "--np=3", "--regex", REGEX, built["ra-broken"])
+    assert caught.returncode == 1 and "FINDING [violation]" in caught.stdout, caught.stdout + caught.stderr
+
+
+def test_options_first_moves_only_mutexlabs_own_options():
+    from mutexlab.cli import build_parser
+    from mutexlab.commands.mpitest import options_first
+
+    parser = build_parser("test")
+    given = ["test", "bees", "--mpi", "--np", "5", "--runs=3", "./bees", "--np", "2", "-x"]
+    assert options_first(parser, given) == [
+        "test",
+        "bees",
+        "--np",
+        "5",
+        "--runs=3",
+        "--mpi",
+        "./bees",
+        "--np",
+        "2",
+        "-x",
+    ]
+    already = ["test", "bees", "--np", "5", "--mpi", "./bees", "-v"]
+    assert options_first(parser, already) == already
+    unknown = ["test", "bees", "--mpi", "--nope", "./bees"]  # not mutexlab's: left to the program check
+    assert options_first(parser, unknown) == unknown

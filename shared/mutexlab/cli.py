@@ -146,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     if implied is not given:
         given = argv = implied
     parser = build_parser(chosen_command(given))
+    if "--mpi" in given:  # ``test PROBLEM --mpi --np N ./program``: the options before the program
+        from .commands.mpitest import options_first
+
+        given = argv = options_first(parser, given)
     if not given:
         # Bare ``mutexlab``: what it can do, not argparse's "COMMAND is required".
         print(parser.format_help().rstrip(), file=sys.stderr)

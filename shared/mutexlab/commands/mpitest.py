@@ -48,6 +48,31 @@ def add_arguments(p, replay: bool = False) -> None:
     )
 
 
+def options_first(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``test bees --mpi --np 5 ./bees``: mutexlab's own options written between ``--mpi`` and
+    the program are moved before ``--mpi`` (``test bees --np 5 --mpi ./bees``); from the first
+    word that is not one of them on, everything is the program's and its arguments'."""
+    if "--mpi" not in argv:
+        return argv
+    command = next((word for word in argv if not word.startswith("-")), None)
+    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)  # noqa: SLF001 - argparse lists no subparsers publicly
+    if sub is None or command not in sub.choices:
+        return argv
+    own = sub.choices[command]._option_string_actions  # noqa: SLF001 - the options' table
+    at = argv.index("--mpi")
+    moved: list[str] = []
+    word = at + 1
+    while word < len(argv) and argv[word].startswith("-") and argv[word] != "--mpi":
+        flag, _, value = argv[word].partition("=")
+        action = own.get(flag)
+        if action is None:
+            break  # not mutexlab's: the program's (a program's name never starts with '-')
+        takes = action.nargs != 0 and not value
+        moved += argv[word : word + 1 + takes]
+        word += 1 + takes
+    return [*argv[:at], *moved, *argv[at : at + 1], *argv[word:]] if moved else argv
+
+
 def check_regex(pattern: str | None, named: bool = False) -> None:
     """``pattern`` has a group ``enter`` or ``exit`` (and ``resource`` when ``named``: a problem
     of several resources); ConfigError naming what is missing."""
