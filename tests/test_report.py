@@ -392,6 +392,9 @@ def test_a_duplicated_message_gets_an_arrow_per_delivery(tmp_path, capsys):
     assert row[5:7] == [again["t"], again["lamport"]] and row[10] == original
     assert model["stats"]["copies"] == 1 and model["stats"]["unmatched_recvs"] == 0
     assert model["stats"]["messages"] == sends(events)  # a copy is no new message
+    assert row[9] == 0  # declared: the network's copy, no violation
+    events[0].pop("duplicates")  # undeclared, the second receipt is a message nobody sent: drawn red
+    assert [c[9] for c in build_model(events)["copies"]] == [1]
 
 
 def test_the_page_draws_the_copy_of_a_duplicated_message(chromium, tmp_path, capsys):
