@@ -139,3 +139,25 @@ def test_check_finds_the_broken_variant_and_replay_plays_it_again(mine, cli, tmp
     done = cli("replay", str(tmp_path / "ce.json"), "--algorithm", path, cwd=elsewhere)
     assert done.returncode == 1 and "[capacity] contract:1.1" in done.stdout, said(done)
     assert "[contract-twice] contract:1.1 was taken 2 times" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "algorithms, given, named",
+    [
+        ("elves", ["--requests", "3"], "--requests"),  # given as its default: refused all the same
+        ("elves", ["-M", "2", "--cs", "2"], "--requests, --cs"),
+        (str(EXAMPLES / "chandy_misra.py"), ["--think", "2"], "--think"),  # philosophers think too
+    ],
+)
+def test_compare_refuses_the_measured_problems_flags_for_another_problem(algorithms, given, named, capsys):
+    """``--requests`` and the dwell times are the measured problem's workload: another problem's
+    solutions run on ``--nodes`` and ``-o`` alone, so a run that would ignore them is refused."""
+    from mutexlab.cli import main
+
+    assert main(["compare", "--nodes", "2", "--algorithms", algorithms, *given]) == 2
+    err = capsys.readouterr().err
+    assert f"mutexlab: error: {named}: " in err, err
+    assert "--nodes and -o KEY=VALUE" in err, err
+    flags = registry.flags_of(registry.solution(registry.canonical(algorithms)).spec)
+    options = [f.key for f in flags.flags[1:]]
+    assert ", ".join(options) in err, err

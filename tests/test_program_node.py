@@ -242,3 +242,20 @@ def test_a_slow_starting_program_gets_its_start_timeout_and_a_clear_fault_past_i
         with pytest.raises(HandlerError, match=f"ConfigError: {START_ENV}="):  # as an unset $NODE_COMMAND
             ProgramNode(1, 2, f"{sys.executable} {program}", init, requests=1, resource="cs").start()
     assert running(str(tmp_path)) == []
+
+
+def test_each_start_timeout_is_named_for_where_it_applies(monkeypatch, capsys):
+    """Two first-answer timeouts, two names: ``mutexlab test``'s own processes (its
+    ``--start-timeout`` default) and a node of ``run --node`` over RabbitMQ, which must answer
+    within the monitor's default stall timeout to be this node's fault rather than a stalled run."""
+    from mutexlab.director import node, process
+    from mutexlab.transport.settings import MonitorSettings
+
+    assert not hasattr(process, "START_TIMEOUT") and not hasattr(node, "START_TIMEOUT")
+    monkeypatch.delenv(node.START_ENV, raising=False)
+    assert node.start_timeout() == node.RUN_START_TIMEOUT
+    stall = MonitorSettings.model_fields["stall_timeout"].default
+    assert stall > node.RUN_START_TIMEOUT, (node.RUN_START_TIMEOUT, stall)
+    with pytest.raises(SystemExit):
+        main(["test", "--help"])
+    assert f"(default {process.TEST_START_TIMEOUT:g}:" in capsys.readouterr().out

@@ -318,6 +318,20 @@ def test_rounds_is_a_whole_number_from_1_to_1000(value):
     assert "Traceback" not in real.stderr
 
 
+@pytest.mark.parametrize("value", ["1", "3"])  # 3: the default, given all the same
+def test_rounds_for_a_scenario_without_a_loop_is_refused_up_front(value):
+    """--rounds would be ignored (nothing to repeat): refused before any broker is asked."""
+    scenario = SCENARIOS / "lamport-timestamps.json"
+    assert "loop" not in json.loads(scenario.read_text())
+    real = _mutexlab(
+        "replay", str(scenario), "--over-rabbitmq", "--amqp-url", "amqp://127.0.0.1:1/%2F", "--rounds", value
+    )
+    assert real.returncode == 2, real.stdout + real.stderr
+    assert real.stderr == (
+        "mutexlab: error: --rounds applies to a scenario with a loop; this one has none\n"
+    ), real.stderr
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "1e300", "0"])
 @pytest.mark.parametrize("flag", ["--step-timeout", "--stall-timeout"])
 def test_a_timeout_that_is_no_finite_positive_time_is_refused_up_front(flag, value):

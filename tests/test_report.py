@@ -351,3 +351,60 @@ def test_write_report_if_asked(tmp_path, capsys):
     assert write_report_if_asked(argparse.Namespace(report=str(tmp_path / "no" / "dir.html")), events) == 2
     assert "cannot write report" in capsys.readouterr().err
     assert write_report_if_asked(argparse.Namespace(report=str(target)), None) == 2
+
+
+DUPLICATED = {  # node-1's REQUEST reaches node-2 twice: the network duplicated it
+    "algorithm": "ricart-agrawala",
+    "processes": 2,
+    "steps": [
+        {"op": "request", "pid": 1},
+        {"op": "duplicate", "from": 1, "to": 2},
+        {"op": "deliver", "from": 1, "to": 2},
+        {"op": "deliver", "from": 2, "to": 1},
+        {"op": "exit", "pid": 1},
+    ],
+}
+
+
+def duplicated_trace(tmp_path: Path) -> list[dict]:
+    scenario, trace = tmp_path / "dup.json", tmp_path / "dup.jsonl"
+    scenario.write_text(json.dumps(DUPLICATED))
+    assert main(["replay", str(scenario), "--trace", str(trace)]) == 0
+    events = read_trace(trace)
+    assert events[0]["duplicates"] is True
+    return events
+
+
+def test_a_duplicated_message_gets_an_arrow_per_delivery(tmp_path, capsys):
+    """Each ``recv`` of a message id is an arrow, the network's copy included: ``msgs`` stays one
+    row per send, with its first receipt; every later receipt is a row of ``copies`` naming it."""
+    events = duplicated_trace(tmp_path)
+    recvs = [e for e in events if e["event"] == "recv"]
+    marked = next(e for e in recvs if e.get("copy"))
+    first, again = [e for e in recvs if e["id"] == marked["id"]]  # the copy came first here
+    model = build_model(events)
+    assert len(model["msgs"]) == sends(events)
+    original = next(i for i, m in enumerate(model["msgs"]) if m[7] == marked["id"])
+    assert model["msgs"][original][5:7] == [first["t"], first["lamport"]]
+    assert len(model["copies"]) == len(recvs) - sum(m[5] is not None for m in model["msgs"]) == 1
+    row = model["copies"][0]
+    assert row[:5] == model["msgs"][original][:5] and row[7] == marked["id"]
+    assert row[5:7] == [again["t"], again["lamport"]] and row[10] == original
+    assert model["stats"]["copies"] == 1 and model["stats"]["unmatched_recvs"] == 0
+    assert model["stats"]["messages"] == sends(events)  # a copy is no new message
+    assert row[9] == 0  # declared: the network's copy, no violation
+    events[0].pop("duplicates")  # undeclared, the second receipt is a message nobody sent: drawn red
+    assert [c[9] for c in build_model(events)["copies"]] == [1]
+
+
+def test_the_page_draws_the_copy_of_a_duplicated_message(chromium, tmp_path, capsys):
+    duplicated_trace(tmp_path)
+    page = tmp_path / "dup.html"
+    assert main(["report", str(tmp_path / "dup.jsonl"), "-o", str(page)]) == 0
+    check = open_in_chromium(chromium, page)
+    events = read_trace(tmp_path / "dup.jsonl")
+    assert check["errors"] == [] and check["console"] == []
+    assert check["messages_total"] == sends(events) and check["copies"] == 1
+    assert check["arrows"] == check["arrows_total"] == sends(events) + 1
+    assert check["dom"].count('class="msg copy') == 1
+    assert f"{sends(events) + 1} of {sends(events) + 1} message arrows drawn" in check["dom"]

@@ -52,6 +52,10 @@ COLUMNS = (
     "verdict",
 )
 
+# The measured problem's workload and dwell flags (--requests, --think, --cs): another problem's
+# solutions run on --nodes and -o alone (compare_solutions), so there they are refused when given.
+MEASURED_ONLY = (*(f.key for f in MEASURED.flags[1:]), *(d.kind for d in MEASURED.dwell))
+
 
 def _value(figure: str | None) -> str:
     """The number of a rendered figure ("2(N−1) = 8" → "8"); the formulas go under the table, so
@@ -81,6 +85,11 @@ def arguments(p) -> None:
         metavar="KEY=JSON",
         help="an option given to every algorithm, repeatable (kmutex: -o k=3; an algorithm that does not "
         "take it says so, exit 2)",
+    )
+    # None when not given (what another problem refuses); the measured problem takes the defaults
+    p.set_defaults(
+        measured_defaults={dest: p.get_default(dest) for dest in MEASURED_ONLY},
+        **dict.fromkeys(MEASURED_ONLY),
     )
 
 
@@ -188,10 +197,16 @@ def run(args) -> int:
         return fail(solutions)
     specs = [s.spec for s in solutions]
     flags = registry.flags_of(specs[0])
+    given = [dest for dest in MEASURED_ONLY if getattr(args, dest) is not None]
     if not flags.measured:  # another problem's solutions: simulated and audited alike
         from . import compare_solutions
 
+        if given:
+            return fail(compare_solutions.not_taken(given, flags, KIND))
         return compare_solutions.run(args, names, specs, flags)
+    for dest in MEASURED_ONLY:
+        if getattr(args, dest) is None:
+            setattr(args, dest, args.measured_defaults[dest])
     workload = {f.key: getattr(args, f.key) for f in MEASURED.flags[1:]}
     for key, value in args.option or []:
         if key in workload:

@@ -3,8 +3,8 @@ problem whose flags are not ``measured``: a built-in one, or one a solution file
 solution simulated on the same configuration (``--nodes`` processes, the ``--option`` values, the
 seed and the delay model; every dwell time of the problem 1), its trace audited by the problem's
 rules, one table of what every run shows — messages, entries, messages per entry, virtual
-duration, verdict. ``--requests`` and the dwell flags are the measured problem's: not read here.
-Exit codes as compare.py's.
+duration, verdict. ``--requests`` and the dwell flags are the measured problem's: refused here
+(``not_taken``) rather than ignored. Exit codes as compare.py's.
 """
 
 from __future__ import annotations
@@ -68,6 +68,18 @@ def _simulated(
         "violations": [v.describe() for v in verdict.violations],
         "incomplete": limit_reached(result, guard, allowance),
     }, code
+
+
+def not_taken(given: list[str], flags: Flags, measured: str) -> str:
+    """The refusal of the measured problem's flags (``given``: their dests; ``measured``: what that
+    problem's solutions are called) for the solutions of ``flags``'s problem."""
+    named = ", ".join(f"--{dest.replace('_', '-')}" for dest in given)
+    options = ", ".join(f.key for f in flags.flags[1:])
+    return (
+        f"{named}: the solutions of {flags.title} are compared on --nodes and -o KEY=VALUE only "
+        f"(their options: {options}; every dwell time 1); {named} "
+        f"{'is' if len(given) == 1 else 'are'} the workload of the {measured}, not read here"
+    )
 
 
 def render(rows: list[dict], args, flags: Flags) -> str:

@@ -7,7 +7,8 @@ deadlock the simulator found is a finding when the real run followed every step 
 a real run judged SAFE where the simulator found something is not a reproduction (3).
 
 A ``duplicate`` step releases a copy of the held message (script.py). A scenario with a loop is
-played unrolled: the stem, then the cycle ``--rounds`` times (default 3), against the simulator's
+played unrolled: the stem, then the cycle ``--rounds`` times (default 3; ``--rounds`` for a
+scenario without a loop is refused, exit 2, rather than ignored), against the simulator's
 replay of the same steps; a starvation the simulator found (a closed, weakly fair cycle someone
 waits throughout) is a finding (1) when the real run followed every round and the waiting
 processes entered in none of them — shown for that many rounds, which is all a finite run shows."""
@@ -25,6 +26,7 @@ from .common import count, fail, real
 EXIT_SAFE, EXIT_FINDING, EXIT_INCOMPLETE = 0, 1, 3
 MAX_TIMEOUT = 3_600  # seconds: --step-timeout and --stall-timeout at most
 MAX_ROUNDS = 1_000  # --rounds at most: each round is real messages and real waits
+DEFAULT_ROUNDS = 3  # a loop's cycle, when --rounds is not given (given for no loop: refused)
 
 
 def add_arguments(p) -> None:
@@ -60,9 +62,10 @@ def add_arguments(p) -> None:
     p.add_argument(
         "--rounds",
         type=count(1, MAX_ROUNDS),
-        default=3,
+        default=None,
         metavar="N",
-        help="with --over-rabbitmq: a scenario with a loop plays its cycle N times after the stem (default 3)",
+        help="with --over-rabbitmq: a scenario with a loop plays its cycle N times after the stem "
+        f"(default {DEFAULT_ROUNDS}; refused for a scenario without a loop)",
     )
 
 
@@ -74,12 +77,15 @@ def over_rabbitmq(
     for flag, value in (("--step-timeout", args.step_timeout), ("--stall-timeout", args.stall_timeout)):
         if not 0 < value <= MAX_TIMEOUT:  # nan and inf too: a wait that never ends, or overflows
             return fail(f"{flag} must be more than 0 and at most {MAX_TIMEOUT:,} seconds, got {value:g}")
+    if args.rounds is not None and scenario.loop is None:  # nothing to repeat: not silently ignored
+        return fail("--rounds applies to a scenario with a loop; this one has none")
+    rounds = DEFAULT_ROUNDS if args.rounds is None else args.rounds
     if result.loop is not None and not result.loop["closes"]:
         return fail("the scenario's loop does not return to the world where it began: it is not a cycle")
     played, reference, cycle_from = scenario, result, None
     try:
         if scenario.loop is not None:
-            played, cycle_from = unroll(scenario, args.rounds)
+            played, cycle_from = unroll(scenario, rounds)
             reference = replay_scenario(played)  # the simulator's events for every round
         script = compile_script(played, reference)
         script.cycle_from = cycle_from
@@ -110,7 +116,7 @@ def over_rabbitmq(
     if cycle_from is not None:
         cycle = len(scenario.steps) - (cycle_from - 1)
         stem = counted(cycle_from - 1, "step")
-        unrolled = f" (a stem of {stem}, then the {cycle}-step cycle {_times(args.rounds)})"
+        unrolled = f" (a stem of {stem}, then the {cycle}-step cycle {_times(rounds)})"
     print(
         f"over RabbitMQ: {seen.steps} of {len(played.steps)} steps played{unrolled}, "
         f"{seen.released} messages released by the director"
@@ -127,7 +133,7 @@ def over_rabbitmq(
     waiting = starvation_shown(result, seen)
     if waiting and code == EXIT_INCOMPLETE:
         print(
-            f"LIVENESS, as in the simulator: the cycle played {_times(args.rounds)} on the real "
+            f"LIVENESS, as in the simulator: the cycle played {_times(rounds)} on the real "
             f"participants with no entry of {', '.join(waiting)}, waiting throughout: the "
             "starvation the simulator found (there the cycle returns to the world where it "
             "began: a run can repeat it forever)"

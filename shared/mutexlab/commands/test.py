@@ -12,7 +12,7 @@ from ..director import problem as problems
 from ..director import runner
 from ..director.judge import Finding
 from ..director.lines import NodeFault
-from ..director.process import START_TIMEOUT
+from ..director.process import TEST_START_TIMEOUT
 from ..director.scenario import ProgramScenario, save, to_dict
 from ..director.search import MAX_STEPS, Outcome, Settings
 from ..director.strategies import PCT, Random, Systematic
@@ -131,10 +131,10 @@ def add_timeouts(p, answer: str) -> None:
     p.add_argument(
         "--start-timeout",
         type=real("seconds", " of seconds", lambda v: v > 0, "> 0", MAX_SECONDS),
-        default=START_TIMEOUT,
+        default=TEST_START_TIMEOUT,
         metavar="S",
         help="seconds a node just started may take to answer its first init, when more than "
-        f"--timeout (default {START_TIMEOUT:g}: a JVM starts slowly)",
+        f"--timeout (default {TEST_START_TIMEOUT:g}: a JVM starts slowly)",
     )
 
 

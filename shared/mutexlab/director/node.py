@@ -31,14 +31,14 @@ STATES = ("RELEASED", "WANTED", "HELD")  # a driven node's idle, waiting and hol
 # Seconds for its first answer (its init): below the monitor's default stall timeout (15 s), so
 # that a program which never answers is reported as this node's fault, with its cause, not as a
 # run that stalled. $NODE_START_TIMEOUT overrides it (with ``run --stall-timeout`` above it).
-START_ENV, START_TIMEOUT = "NODE_START_TIMEOUT", 12.0
+START_ENV, RUN_START_TIMEOUT = "NODE_START_TIMEOUT", 12.0
 
 
 def start_timeout() -> float:
-    """$NODE_START_TIMEOUT (seconds > 0), else ``START_TIMEOUT``; ConfigError when malformed."""
+    """$NODE_START_TIMEOUT (seconds > 0), else ``RUN_START_TIMEOUT``; ConfigError when malformed."""
     text = os.environ.get(START_ENV, "").strip()
     if not text:
-        return START_TIMEOUT
+        return RUN_START_TIMEOUT
     try:
         value = float(text)
     except ValueError:

@@ -28,9 +28,10 @@ from typing import Any
 from .lines import MAX_LINE, MAX_OUTPUTS, START, NodeFault, encode, parse, shorten
 
 SETPRIV = shutil.which("setpriv")
-# Seconds a new process has for its first answer (its first init) when that is more than the
-# timeout: starting a JVM or an interpreter on a busy machine takes seconds, answering does not.
-START_TIMEOUT = 30.0
+# Seconds a new process of ``mutexlab test`` (or ``replay --node``) has for its first answer (its
+# first init) when that is more than the timeout: starting a JVM or an interpreter on a busy machine
+# takes seconds, answering does not. (A node of ``run --node`` over RabbitMQ: node.RUN_START_TIMEOUT.)
+TEST_START_TIMEOUT = 30.0
 BUFFERED = (
     "a program whose output is buffered (C stdio, C++ std::cout, Java's PrintWriter, Python's "
     "print into a pipe, mawk) must flush it after each done line"
@@ -51,7 +52,7 @@ class NodeProcess:
         node: int,
         peers: frozenset[int],
         timeout: float,
-        start_timeout: float = START_TIMEOUT,
+        start_timeout: float = TEST_START_TIMEOUT,
     ) -> None:
         self.node, self.peers, self.timeout = node, peers, timeout
         self.start_timeout = max(start_timeout, timeout)
@@ -230,7 +231,7 @@ class Pool:
     """The node processes of the runs: kept across runs when every node said it can start afresh
     (``done`` with ``"reinit": true`` in answer to its first ``init``), else started anew each run."""
 
-    def __init__(self, argv: list[str], timeout: float, start_timeout: float = START_TIMEOUT) -> None:
+    def __init__(self, argv: list[str], timeout: float, start_timeout: float = TEST_START_TIMEOUT) -> None:
         self.argv, self.timeout, self.start_timeout = argv, timeout, start_timeout
         self.live: dict[int, NodeProcess] = {}
         self.started = 0  # processes started, for the summary and the benchmark

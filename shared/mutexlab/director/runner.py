@@ -15,7 +15,7 @@ from typing import Any
 from ..words import count
 from .judge import NONDETERMINISTIC, Finding
 from .problem import make_problem
-from .process import START_TIMEOUT, Pool
+from .process import TEST_START_TIMEOUT, Pool
 from .scenario import ProgramScenario
 from .search import Outcome, Searched, Settings, play, search
 from .shrink import Shrinker, Strict
@@ -26,7 +26,7 @@ NOT_SHRUNK = frozenset({NONDETERMINISTIC, "stalled"})
 
 
 @contextmanager
-def pool_of(argv: list[str], timeout: float, start_timeout: float = START_TIMEOUT) -> Iterator[Pool]:
+def pool_of(argv: list[str], timeout: float, start_timeout: float = TEST_START_TIMEOUT) -> Iterator[Pool]:
     """A pool whose processes are all killed on the way out, SIGTERM included."""
 
     def interrupted(signum, frame):
@@ -60,7 +60,7 @@ def test(
     timeout: float,
     options: dict[str, Any],
     shrink: bool = True,
-    start_timeout: float = START_TIMEOUT,
+    start_timeout: float = TEST_START_TIMEOUT,
 ) -> Tested:
     with pool_of(settings.program, timeout, start_timeout) as pool:
         searched = search(settings, pool, strategy, runs, seconds)
@@ -103,7 +103,7 @@ class Replayed:
 
 
 def replay(
-    scenario: ProgramScenario, argv: list[str], timeout: float, start_timeout: float = START_TIMEOUT
+    scenario: ProgramScenario, argv: list[str], timeout: float, start_timeout: float = TEST_START_TIMEOUT
 ) -> Replayed:
     """Play ``scenario`` on ``argv``. On the program it was found on, every answer must be the
     recorded one and every step possible, else the program is nondeterministic (a finding); on

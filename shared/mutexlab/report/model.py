@@ -3,14 +3,17 @@
 Everything the page needs is computed here, in Python, so the page's script only draws:
 
 * ``procs`` — one entry per participant (the run header's order, then anyone else seen);
-* ``msgs`` — one entry per *sent* message, matched to its receive by ``id`` (``None`` fields
+* ``msgs`` — one entry per *sent* message, matched to its first receive by ``id`` (``None`` fields
   when it was still in flight at the end of the trace);
+* ``copies`` — one entry per later receive of a message id (the network delivered it again:
+  docs/trace-format.md#duplicates), a ``msgs`` row with that receive, then the index of its message;
 * ``ivs`` — holding intervals, enter → exit per process and resource (exit ``None``: still held);
 * ``notes`` — scenario events (egg, death, ...);
 * ``occ`` — occupancy step series per resource, with capacity (and cocoons per reed);
 * ``verdict`` and ``stats``.
 
-Invariant: every ``send`` event of the trace becomes exactly one entry of ``msgs``; every
+Invariant: every ``send`` event of the trace becomes exactly one entry of ``msgs``, every ``recv``
+of a sent id is the receive of exactly one entry of ``msgs`` or ``copies`` (one arrow each); every
 interval or note whose trace line a violation names is flagged ``bad``.
 """
 
@@ -117,13 +120,14 @@ def build_model(events: list[dict], verdict: Verdict | None = None, window: str 
     # -- messages ---------------------------------------------------------------------------
     types: list[str] = sorted({str(e.get("type")) for e in body if e["event"] in ("send", "recv")})
     tindex = {t: i for i, t in enumerate(types)}
-    recvs: dict[str, dict] = {}
+    recvs: dict[str, list[dict]] = defaultdict(list)  # every receipt of an id, in trace order
     for e in body:
         if e["event"] == "recv" and "id" in e:
-            recvs[str(e["id"])] = e
+            recvs[str(e["id"])].append(e)
     sends = [e for e in body if e["event"] == "send"]
     with_bodies = len(sends) <= MAX_BODIES
     msgs: list[list] = []  # the rows described in the module docstring
+    copies: list[list] = []  # a later receipt of a message: its row, then its index in msgs
     matched = set()
     for e in sends:
         line = e["_line"]
@@ -131,7 +135,8 @@ def build_model(events: list[dict], verdict: Verdict | None = None, window: str 
         to = e.get("to")
         if not isinstance(to, str) or to not in index:
             raise TraceError(f"line {line}: send of {e['pid']} names no recipient 'to'")
-        r = recvs.get(mid)
+        receipts = recvs.get(mid, [])
+        r = receipts[0] if receipts else None
         if r is not None:
             matched.add(mid)
         msg_body = e.get("msg") if with_bodies else None
@@ -149,7 +154,12 @@ def build_model(events: list[dict], verdict: Verdict | None = None, window: str 
                 1 if line in bad_lines else 0,
             ]
         )
-    unmatched_recvs = len(recvs) - len(matched)
+        for again in receipts[1:]:  # the network delivered it again (a duplicates run, or forged)
+            row = msgs[-1][:]
+            row[5], row[6], row[8] = _num(again, "t", again["_line"]), again.get("lamport"), None
+            row[9] = 1 if line in bad_lines or again["_line"] in bad_lines else 0
+            copies.append(row + [len(msgs) - 1])
+    unmatched_recvs = sum(len(r) for mid, r in recvs.items() if mid not in matched)
 
     # -- holding intervals and notes --------------------------------------------------------
     ivs: list[list] = []
@@ -307,6 +317,7 @@ def build_model(events: list[dict], verdict: Verdict | None = None, window: str 
         "messages": len(msgs),
         "delivered": sum(1 for m in msgs if m[5] is not None),
         "in_flight": sum(1 for m in msgs if m[5] is None),
+        "copies": len(copies),
         "unmatched_recvs": unmatched_recvs,
         "entries": dict(sorted(entries.items())),
         "total_entries": total_entries,
@@ -329,6 +340,7 @@ def build_model(events: list[dict], verdict: Verdict | None = None, window: str 
         "procs": names,
         "types": types,
         "msgs": msgs,
+        "copies": copies,
         "ivs": ivs,
         "notes": notes,
         "note_names": note_names,

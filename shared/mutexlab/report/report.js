@@ -19,6 +19,8 @@
   var MAX_ARROWS = D.max_arrows || 2000, MAX_BARS = 4000, MAX_NOTES = 4000, MAX_SEGS = 4000;
 
   var procs = D.procs, msgs = D.msgs, ivs = D.ivs, notes = D.notes;
+  // one arrow per receipt: each message's first, then every later one (the network's copies)
+  var copies = D.copies || [], arrowRows = msgs.concat(copies);
   var kinds = [];
   ivs.forEach(function (iv) { var k = kindOf(iv[1]); if (kinds.indexOf(k) < 0) kinds.push(k); });
   kinds.sort();
@@ -171,6 +173,7 @@
     }
     row("messages delivered", String(s.delivered));
     row("still in flight at the end", String(s.in_flight));
+    if (s.copies) row("deliveries again (the network duplicated messages)", String(s.copies));
     if (s.unmatched_recvs) row("receives without a send in the trace", String(s.unmatched_recvs));
     if (s.requests) row("requests (request events)", String(s.requests));
     Object.keys(s.entries).forEach(function (k) { row("entries: " + k, String(s.entries[k])); });
@@ -279,8 +282,8 @@
     // or still in flight (dashed), ends at the window's right edge on that line ("beyond": the
     // edge stands for later) rather than clipped part-way, where it would point at another process.
     var arrows = el("g", {}, plot), nArrows = 0, inWin = 0, cut = 0, hidden = 0, edge = w - RIGHT;
-    for (var j = 0; j < msgs.length; j++) {
-      var m = msgs[j], s = m[sIdx], rcv = m[rIdx];
+    for (var j = 0; j < arrowRows.length; j++) {
+      var m = arrowRows[j], s = m[sIdx], rcv = m[rIdx];
       if (typeof s !== "number") continue;
       var flying = rcv === null || rcv === undefined;
       var end = flying ? Math.max(B, s) : rcv;
@@ -289,7 +292,7 @@
       inWin++;
       if (nArrows >= MAX_ARROWS) { cut++; continue; }
       var y1 = rowY(m[0]), y2 = rowY(m[1]), beyond = flying || rcv > B;
-      el("line", {"class": "msg" + (flying ? " inflight" : "") + (beyond ? " beyond" : "") + (m[9] ? " bad" : ""),
+      el("line", {"class": "msg" + (j >= msgs.length ? " copy" : "") + (flying ? " inflight" : "") + (beyond ? " beyond" : "") + (m[9] ? " bad" : ""),
                   x1: x(s), y1: y1, x2: beyond ? edge : x(rcv), y2: y2, stroke: typeColor(m[2]),
                   "marker-end": m[9] ? "url(#mbad)" : "url(#m" + m[2] + ")", "data-k": "m" + j,
                   "data-from": m[0], "data-to": m[1]}, arrows);
@@ -314,9 +317,9 @@
     }
 
     var note = document.getElementById("note");
-    var outside = msgs.length - inWin - hidden;
+    var outside = arrowRows.length - inWin - hidden;
     var parts = ["window " + (axis === "t" ? "t" : "Lamport") + " " + fmt(A) + " → " + fmt(B) + ": " +
-                 nArrows + " of " + msgs.length + " message arrows drawn"];
+                 nArrows + " of " + arrowRows.length + " message arrows drawn"];
     if (cut) parts.push(cut + " more in this window omitted (at most " + MAX_ARROWS + " arrows at once — zoom in to see them)");
     if (outside) parts.push(outside + " outside the window (pan or zoom out)");
     if (hidden) parts.push(hidden + " hidden by the legend or the focus on one process");
@@ -329,6 +332,7 @@
     counts = {lines: lines.querySelectorAll(".proc-line").length, arrows: arrows.querySelectorAll(".msg").length,
               bars: bars.querySelectorAll(".iv").length, notes: dots.querySelectorAll(".note").length,
               highlighted: svg.querySelectorAll(".bad").length, bad_intervals: bars.querySelectorAll(".iv.bad").length, messages_total: msgs.length,
+              arrows_total: arrowRows.length, copies: copies.length,
               messages_in_window: inWin, omitted_in_window: cut, outside_window: outside, hidden: hidden,
               axis: axis, window: [A, B], width: w, left: LEFT, right: RIGHT};
     renderOccupancy();
@@ -475,11 +479,13 @@
   function describe(key) {
     var kind = key[0], i = parseInt(key.slice(1), 10), lines = [];
     if (kind === "m") {
-      var m = msgs[i];
+      var m = arrowRows[i], at = i < msgs.length ? i : m[10], body = msgs[at][8];
+      var again = copies.filter(function (c) { return c[10] === at; });
       lines.push(D.types[m[2]] + "  " + procs[m[0]] + " → " + procs[m[1]] + "   id " + m[7]);
       lines.push("sent     t " + fmt(m[3]) + "   Lamport " + fmt(m[4]));
       lines.push(m[5] === null ? "still in flight at the end of the trace" : "received t " + fmt(m[5]) + "   Lamport " + fmt(m[6]));
-      if (m[8]) Object.keys(m[8]).forEach(function (f) { lines.push("  " + f + ": " + JSON.stringify(m[8][f])); });
+      if (again.length) lines.push("delivery " + (again.indexOf(m) + 2) + " of " + (again.length + 1) + ": the network delivered this message more than once");
+      if (body) Object.keys(body).forEach(function (f) { lines.push("  " + f + ": " + JSON.stringify(body[f])); });
       if (m[9]) lines.push("part of a violation");
     } else if (kind === "i") {
       var iv = ivs[i];
