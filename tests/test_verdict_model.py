@@ -247,9 +247,12 @@ def test_compare_exits_3_when_a_run_stalls_without_a_violation(monkeypatch, caps
 
     real = workload.build_setup
 
-    def some_broken(name, n, options, seed):
+    def some_broken(solution, n, options, seed):  # a name, or the Solution a command resolved
+        name = getattr(solution, "name", solution)
         return (
-            _variant(NoInquire, n, options["requests"]) if name == "maekawa" else real(name, n, options, seed)
+            _variant(NoInquire, n, options["requests"])
+            if name == "maekawa"
+            else real(solution, n, options, seed)
         )
 
     monkeypatch.setattr(workload, "build_setup", some_broken)
@@ -260,3 +263,5 @@ def test_compare_exits_3_when_a_run_stalls_without_a_violation(monkeypatch, caps
     out = capsys.readouterr().out
     assert 3 in codes.values() and set(codes.values()) <= {0, 3}, codes
     assert "STALLED" in out and "UNSAFE" not in out
+    # each stalled run says who waits, whichever row it is (not only the last, and without a violation)
+    assert "maekawa: STALLED node-" in out, out

@@ -269,12 +269,12 @@ def run(args) -> int:
         for r in rows:
             for v in r.get("violations", []):
                 print(f"{r['algorithm']}: {v}")
+            for who, what in (r.get("stalled") or {}).items():
+                print(f"{r['algorithm']}: STALLED {who} waits for {what}")
             if r.get("incomplete"):
                 print(f"{r['algorithm']}: incomplete: {r['incomplete']}")
         if any(r.get("violations") for r in rows):
             print(NO_TRACE_NOTE)
-            for name, what in (r.get("stalled") or {}).items():
-                print(f"{r['algorithm']}: STALLED {name} waits for {what}")
     return next((code for code in (1, 2, 3) if code in codes), 0)
 
 
