@@ -340,6 +340,7 @@ def test_printed_bees_without_their_states_are_not_passed(cli, built):
     ran = printed_bees(cli, built["bees-printf"], "--runs", "5", regex=entries_only)
     assert ran.returncode != 0 and "PASS" not in ran.stdout, ran.stdout
     assert "reported no state" in ran.stdout, ran.stdout
+    assert "note: no rank reported a state in this run" in ran.stdout, ran.stdout
 
 
 def test_an_exit_the_regex_cannot_name_is_an_error_not_a_finding(cli, built):
@@ -374,6 +375,7 @@ def test_entries_turn_a_rank_waiting_for_ever_into_a_deadlock(cli, built, tmp_pa
     caught = run_mpi(cli, built["ra-forget"], "--entries", "1", "--counterexample", str(scenario))
     assert caught.returncode == 1 and "FINDING [deadlock]" in caught.stdout, caught.stdout
     assert "still waits for the resource" in caught.stdout
+    assert "note: no rank reported a state" not in caught.stdout  # mutex is judged by entries
     again = cli("replay", scenario, "--mpi", built["ra-forget"])
     assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
     # Without --entries the same program is not caught: nothing says a rank still wants to enter.

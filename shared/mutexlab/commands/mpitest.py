@@ -161,6 +161,21 @@ def unsupported(found: list[str]) -> str:
     return f"the program stopped: {found[0]}{more} (docs/mpi.md lists what mutexlab's MPI implements)"
 
 
+def unreported(message: str, events: list[dict[str, Any]]) -> str | None:
+    """A run that came to rest unfinished by the problem's own end (its final states) with no
+    rank having reported a state: the finding stands (a program stuck before its first state
+    looks the same), but the likelier cause is that the states are printed and --regex does not
+    read them."""
+    from ..director.judge import UNFINISHED
+
+    if message != UNFINISHED or any(e.get("event") == "state" for e in events):
+        return None
+    return (
+        "note: no rank reported a state in this run; if the program prints them, give --regex "
+        "groups state_NAME (and event_NAME), or call mutexlab_state (docs/mpi.md#entries)"
+    )
+
+
 def entered(events: list[dict[str, Any]]) -> bool:
     return any(e.get("event") == "enter" for e in events)
 
