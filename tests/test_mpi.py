@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = str(ROOT / "shared")
 RA = ROOT / "examples" / "mpi" / "ricart_agrawala.c"
 BEES = ROOT / "examples" / "mpi" / "bees.c"
+PRINTED_BEES = ROOT / "examples" / "mpi" / "bees_printf.c"
+PRINTED_REGEX = (ROOT / "examples" / "mpi" / "bees_printf.regex").read_text().strip()
 COLONY = ["-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=1", "-o", "cocoons=2"]
 COLONY_ARGS = ["2", "1", "1", "2"]  # the same, as the program's arguments
 FEATURES = ROOT / "tests" / "mpi" / "features.c"
@@ -97,6 +99,10 @@ def built(tmp_path_factory) -> dict[str, str]:
         ("features", FEATURES, []),
         ("bees", BEES, []),
         ("bees-broken", BEES, ["-DBROKEN_FLOWERS"]),
+        ("bees-printf", PRINTED_BEES, []),
+        ("bees-printf-reed", PRINTED_BEES, ["-DBROKEN_REED"]),
+        ("bees-printf-flower", PRINTED_BEES, ["-DBROKEN_FLOWER"]),
+        ("bees-printf-stale", PRINTED_BEES, ["-DBROKEN_STALE_COCOONS"]),
         ("bcast", out / "bcast.c", []),
         ("gives-up", out / "gives_up.c", []),
     ):
@@ -301,11 +307,75 @@ def test_the_mpi_bees_pass_and_their_broken_flowers_are_caught(cli, built, tmp_p
     assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
 
 
+def printed_bees(cli, program: str, *flags: str, regex: str = PRINTED_REGEX, np: int = 4):
+    return cli(
+        "test", "bees", "--np", str(np), *COLONY, *flags, "--regex", regex, "--mpi", program, *COLONY_ARGS
+    )
+
+
+def test_printed_bees_are_judged_from_their_lines_alone(cli, built, tmp_path):
+    # No mutexlab.h: reeds (resource + index), eggs, deaths and states all come from --regex.
+    # Five bees on two reeds of two cocoons: one retires.
+    ok = printed_bees(cli, built["bees-printf"], "--runs", "30", np=5)
+    assert ok.returncode == 0 and "PASS" in ok.stdout, ok.stdout + ok.stderr
+    scenario = tmp_path / "reed.json"
+    reed = printed_bees(cli, built["bees-printf-reed"], "--counterexample", scenario)
+    assert reed.returncode == 1 and "reed:1 (capacity 1) held by" in reed.stdout, reed.stdout
+    again = cli("replay", scenario, "--mpi", built["bees-printf-reed"], *COLONY_ARGS)
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+    # The correct bees wait in that schedule where the broken ones entered: the schedule does
+    # not fit them, and replay says so rather than pass or fail them.
+    fixed = cli("replay", scenario, "--mpi", built["bees-printf"], *COLONY_ARGS)
+    assert fixed.returncode == 3 and "did NOT reproduce" in fixed.stdout, fixed.stdout
+    flower = printed_bees(cli, built["bees-printf-flower"])
+    assert flower.returncode == 1 and "flower (capacity 1) held by" in flower.stdout, flower.stdout
+    # The egg events read from the lines are audited too: a reed overfilled by a stale count.
+    stale = printed_bees(cli, built["bees-printf-stale"], "--no-shrink", np=5)
+    assert stale.returncode == 1 and "[eggs-per-reed] reed:1 got a 3th egg" in stale.stdout, stale.stdout
+
+
+def test_printed_bees_without_their_states_are_not_passed(cli, built):
+    # The same program judged on its entries alone: nobody ends DEAD, no egg is laid.
+    entries_only = PRINTED_REGEX.split("|(?P<event_egg>")[0]
+    ran = printed_bees(cli, built["bees-printf"], "--runs", "5", regex=entries_only)
+    assert ran.returncode != 0 and "PASS" not in ran.stdout, ran.stdout
+    assert "reported no state" in ran.stdout, ran.stdout
+    assert "note: no rank reported a state in this run" in ran.stdout, ran.stdout
+
+
+def test_an_exit_the_regex_cannot_name_is_an_error_not_a_finding(cli, built):
+    # 'leaves' has no resource in a problem of several: the regex's fault, not the program's.
+    ran = printed_bees(
+        cli, built["bees-printf"], "--runs", "5", regex=r"enters (?P<resource>\w+)|(?P<exit>leaves)"
+    )
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert "--regex matched an exit without its group 'resource'" in ran.stderr, ran.stderr
+    assert "(and " in ran.stderr and "MPI implements" not in ran.stderr, ran.stderr
+
+
+def test_what_a_printed_line_means():
+    from mutexlab.mpi.rank import meaning
+
+    assert meaning({"enter": "enters", "resource": "reed", "index": "2"}, "") == [
+        {"type": "enter", "resource": "reed:2", "units": 1}
+    ]
+    assert meaning({"exit": "leaves", "resource": None, "units": "3"}, "cs") == [
+        {"type": "exit", "resource": "cs", "units": 3}
+    ]
+    assert meaning({"state_DEAD": "dies", "event_death": "dies", "f_eggs": "5", "f_who": "b1"}, "") == [
+        {"type": "state", "state": "DEAD"},
+        {"type": "event", "event": "death", "eggs": 5, "who": "b1"},
+    ]
+    assert meaning({"enter": None, "state_DEAD": None}, "cs") == []
+    assert "without its group 'resource'" in meaning({"enter": "enters", "resource": None}, "")
+
+
 def test_entries_turn_a_rank_waiting_for_ever_into_a_deadlock(cli, built, tmp_path):
     scenario = tmp_path / "dl.json"
     caught = run_mpi(cli, built["ra-forget"], "--entries", "1", "--counterexample", str(scenario))
     assert caught.returncode == 1 and "FINDING [deadlock]" in caught.stdout, caught.stdout
     assert "still waits for the resource" in caught.stdout
+    assert "note: no rank reported a state" not in caught.stdout  # mutex is judged by entries
     again = cli("replay", scenario, "--mpi", built["ra-forget"])
     assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
     # Without --entries the same program is not caught: nothing says a rank still wants to enter.

@@ -44,7 +44,9 @@ def add_arguments(p, replay: bool = False) -> None:
         "--regex",
         metavar="REGEX",
         help="--mpi: a line the program prints that this matches is an enter (named group 'enter' took "
-        "part) or an exit (group 'exit'); optional groups 'resource' and 'units'",
+        "part) or an exit (group 'exit'); optional groups 'resource', 'index' (the resource "
+        "is resource:index) and 'units'; a group state_NAME is the state NAME, event_NAME an event "
+        "whose fields are the groups f_FIELD",
     )
 
 
@@ -152,7 +154,26 @@ def errors() -> Iterator[list[str]]:
 
 
 def unsupported(found: list[str]) -> str:
-    return "the program stopped: " + "; ".join(found) + " (docs/mpi.md lists what mutexlab's MPI implements)"
+    """The first reason a rank stopped (the others, often the same on other lines, counted)."""
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    if found[0].startswith("--regex"):
+        return f"the program was not judged: {found[0]}{more} (docs/mpi.md#entries)"
+    return f"the program stopped: {found[0]}{more} (docs/mpi.md lists what mutexlab's MPI implements)"
+
+
+def unreported(message: str, events: list[dict[str, Any]]) -> str | None:
+    """A run that came to rest unfinished by the problem's own end (its final states) with no
+    rank having reported a state: the finding stands (a program stuck before its first state
+    looks the same), but the likelier cause is that the states are printed and --regex does not
+    read them."""
+    from ..director.judge import UNFINISHED
+
+    if message != UNFINISHED or any(e.get("event") == "state" for e in events):
+        return None
+    return (
+        "note: no rank reported a state in this run; if the program prints them, give --regex "
+        "groups state_NAME (and event_NAME), or call mutexlab_state (docs/mpi.md#entries)"
+    )
 
 
 def entered(events: list[dict[str, Any]]) -> bool:

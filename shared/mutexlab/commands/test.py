@@ -262,6 +262,8 @@ def run(args) -> int:
         }
         if tested.note:
             outcome["shrunk"]["fallback"] = tested.note
+        if mpi and (hint := mpitest.unreported(tested.finding.message, tested.shown.events)):
+            outcome["hint"] = hint
         if args.counterexample:
             written.append(
                 _write(
@@ -347,6 +349,8 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
         )
     if tested.note:
         lines.append(tested.note)
+    if outcome.get("hint"):
+        lines.append(outcome["hint"])
     if tested.shown is not None:
         lines.append(
             "schedule: " + (_schedule(tested.shown.steps) or "none: the nodes' answers to init show it")

@@ -18,6 +18,7 @@ from .lines import NodeFault
 
 SAFETY = "violation"
 DEADLOCK = "deadlock"
+UNFINISHED = "nothing can move and the run is not finished"  # by the problem's own end
 NO_REST = "no-rest"
 NONDETERMINISTIC = "nondeterministic"
 
@@ -62,5 +63,5 @@ def judge(
             details,
         )
     if resting and not verdict.ok:
-        return verdict, Finding(DEADLOCK, "nothing can move and the run is not finished", None, step, details)
+        return verdict, Finding(DEADLOCK, UNFINISHED, None, step, details)
     return verdict, None

@@ -68,14 +68,11 @@ def main(argv: list[str]) -> int:
                         if TIMED
                         else compiled.search(said["stdout"])
                     )
-                    fields = found.groupdict() if found else {}
-                    event = next((k for k in ("enter", "exit") if fields.get(k) is not None), None)
-                    if event:
-                        units = int(fields["units"]) if fields.get("units") else 1
-                        name = fields.get("resource") or resource
-                        out.write(
-                            json.dumps({"type": event, "resource": name, "units": units}).encode() + b"\n"
-                        )
+                    said_lines = meaning(found.groupdict() if found else {}, resource)
+                    if isinstance(said_lines, str):
+                        return report(f"{said_lines} (the line {said['stdout']!r})", child)
+                    for said_line in said_lines:
+                        out.write(json.dumps(said_line).encode() + b"\n")
                 continue
             if answer.startswith(b'{"type":"done"'):
                 out.write(b'{"type":"done","reinit":true}\n' if init else answer)
@@ -91,6 +88,34 @@ def main(argv: list[str]) -> int:
 def ended(child: subprocess.Popen) -> int:
     code = child.wait()
     return code if code >= 0 else 128 - code
+
+
+def meaning(fields: dict, resource: str) -> list[dict] | str:
+    """What a printed line says, from the groups that took part in its match: an ``enter`` or
+    ``exit`` (of ``resource``, or ``resource:index``, else ``--resource``; ``units``), a
+    ``state_NAME`` (the state NAME) and an ``event_NAME`` (its fields the groups ``f_FIELD``,
+    a number where the text is digits); a message when an entry names no resource."""
+    said: list[dict] = []
+    taken = {k: v for k, v in fields.items() if v is not None}
+    event = next((k for k in ("enter", "exit") if k in taken), None)
+    if event:
+        name = taken.get("resource") or resource
+        if not name:
+            return (
+                f"--regex matched an {event} without its group 'resource': this problem has "
+                "several resources, and every entry and exit must name one"
+            )
+        if "index" in taken:
+            name = f"{name}:{taken['index']}"
+        units = int(taken["units"]) if taken.get("units") else 1
+        said.append({"type": event, "resource": name, "units": units})
+    for key in taken:
+        if key.startswith("state_"):
+            said.append({"type": "state", "state": key[len("state_") :]})
+        elif key.startswith("event_"):
+            found = {k[2:]: int(v) if v.isdigit() else v for k, v in taken.items() if k.startswith("f_")}
+            said.append({"type": "event", "event": key[len("event_") :], **found})
+    return said
 
 
 def report(message: str, child: subprocess.Popen | None = None) -> int:
