@@ -65,7 +65,14 @@ def test_each_spec_audit_module_resolves_and_its_figures_render(name):
     audit = spec.audit or registry.problem_of(spec).audit  # a solution's, else its problem's
     assert audit is not None
     invariants = audit()
-    assert callable(invariants.check) and invariants.checks and verdict.family_checks(name) is invariants
+    assert callable(invariants.check) and invariants.checks
+    found, problem = verdict.family_checks(name), registry.problem_of(spec)
+    if spec.audit is None or spec.audit is problem.audit:
+        assert found is invariants
+    else:  # a solution's own checks of its messages come after its problem's: both judge a trace
+        assert found is not None and problem.audit is not None
+        own, first = list(invariants.checks), list(problem.audit().checks)
+        assert list(found.checks) == first + own, found.checks
     setup = spec.make_setup(4, dict(SMALL.get(name, {})), 0)
     for key, figure in spec.literature.items():
         assert key in ("messages", "sync")
