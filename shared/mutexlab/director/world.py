@@ -223,9 +223,10 @@ class Run:
                 if served and self.entries_left.get(node, 0) <= 0:
                     self.waiting.discard(node)
                 self.holding[node][resource] += units
-                if not self.problem.driven and self.problem.algorithm is None:
-                    # A node asking on its own (an MPI rank): its entry says it asked, when it
-                    # asked the director cannot see; the audit counts a request per entry.
+                if not self.problem.driven and self.problem.resource and self.problem.algorithm is None:
+                    # A node of a problem of requests asking on its own (an MPI rank): its entry
+                    # says it asked, when it asked the director cannot see; the audit counts a
+                    # request per entry. (The bees and the elves have no requests to count.)
                     self._record(node, "request", resource=resource)
             else:
                 self.holding[node][resource] -= units
