@@ -98,6 +98,7 @@ def built(tmp_path_factory) -> dict[str, str]:
         ("ra-forget", RA, ["-DBROKEN_FORGET_DEFERRED"]),
         ("features", FEATURES, []),
         ("bees", BEES, []),
+        ("bees-reed", BEES, ["-DBROKEN_REED"]),
         ("bees-broken", BEES, ["-DBROKEN_FLOWERS"]),
         ("bees-printf", PRINTED_BEES, []),
         ("bees-printf-reed", PRINTED_BEES, ["-DBROKEN_REED"]),
@@ -442,3 +443,15 @@ def test_options_first_moves_only_mutexlabs_own_options():
     assert options_first(parser, already) == already
     unknown = ["test", "bees", "--mpi", "--nope", "./bees"]  # not mutexlab's: left to the program check
     assert options_first(parser, unknown) == unknown
+
+
+def test_the_bees_example_at_the_problems_defaults_as_a_user_first_types_it(cli, built, tmp_path):
+    # `mutexlab test bees --mpi --np 5 ./bees`: the example's own defaults are the problem's
+    # (3 reeds, 3 flowers, 5 eggs, 15 cocoons), so nothing needs to be said twice.
+    ok = cli("test", "bees", "--mpi", "--np", "5", "--runs", "20", built["bees"])
+    assert ok.returncode == 0 and "PASS" in ok.stdout, ok.stdout + ok.stderr
+    scenario = tmp_path / "reed.json"
+    caught = cli("test", "bees", "--mpi", "--np", "5", "--counterexample", scenario, built["bees-reed"])
+    assert caught.returncode == 1 and "reed:" in caught.stdout and "(capacity 1) held by" in caught.stdout
+    again = cli("replay", scenario, "--mpi", built["bees-reed"])
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout

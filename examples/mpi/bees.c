@@ -7,9 +7,12 @@
  *   mutexlab test bees --np 4 -o reeds=2 -o flowers=1 -o eggs=1 -o cocoons=2 --mpi ./bees-mpi 2 1 1 2
  *
  *   -DBROKEN_FLOWERS   enters a flower with one permission too few
+ *   -DBROKEN_REED      hands its reed on before leaving it (found at the defaults:
+ *                      mutexlab test bees --mpi --np 5 ./bees-mpi-broken-reed)
  *
- * Arguments: reeds T, flowers K, eggs per bee, cocoons per reed (default 1 each; give the test
- * the same values as options). Reeds: bee i takes reed ((i-1) mod T)+1, as the ((i-1) div T)-th
+ * Arguments: reeds T, flowers K, eggs per bee, cocoons per reed (default 3, 3, 5, 15: the bees
+ * problem's own defaults, so that `mutexlab test bees --mpi --np 5 ./bees-mpi` judges the colony
+ * the program runs; other values: give the test the same ones as options). Reeds: bee i takes reed ((i-1) mod T)+1, as the ((i-1) div T)-th
  * bee on it, and waits for RELEASE_REED from bee i-T; a bee beyond cocoons/eggs on its reed
  * retires. Flowers: Raymond's K-entry Ricart–Agrawala: a bee asks every other bee, a bee answers
  * at once unless its own pending request is earlier, and enters once N-K bees have answered. A
@@ -83,8 +86,13 @@ static void maybe_visit(void) {
         request_flower();
         return;
     }
+#ifdef BROKEN_REED
+    if (me + reeds <= bees && slot + 1 < cocoons / eggs) send_note(me + reeds - 1, RELEASE_REED, 0, reed);
+    mutexlab_exit(reed_name); /* the bug: the next bee may enter before this one has left */
+#else
     mutexlab_exit(reed_name);
     if (me + reeds <= bees && slot + 1 < cocoons / eggs) send_note(me + reeds - 1, RELEASE_REED, 0, reed);
+#endif
     snprintf(fields, sizeof fields, "\"eggs\": %d", laid);
     mutexlab_event("death", fields);
     mutexlab_state("DEAD");
@@ -96,10 +104,10 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &bees);
     me = rank + 1;
-    reeds = argc > 1 ? atoi(argv[1]) : 1;
-    flowers = argc > 2 ? atoi(argv[2]) : 1;
-    eggs = argc > 3 ? atoi(argv[3]) : 1;
-    cocoons = argc > 4 ? atoi(argv[4]) : 1;
+    reeds = argc > 1 ? atoi(argv[1]) : 3;
+    flowers = argc > 2 ? atoi(argv[2]) : 3;
+    eggs = argc > 3 ? atoi(argv[3]) : 5;
+    cocoons = argc > 4 ? atoi(argv[4]) : 15;
     if (bees > MAX_BEES || reeds < 1 || eggs < 1) MPI_Abort(MPI_COMM_WORLD, 2);
     int lengths[2] = {1, 1};
     MPI_Aint offsets[2] = {offsetof(note, ts), offsetof(note, reed)};
