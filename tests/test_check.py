@@ -93,7 +93,7 @@ def test_invariant_catches_the_bee_that_lays_an_extra_egg():
         "mutexlab_broken.bees_extra_egg", 2, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}
     )
     finding = only_finding(result, "invariant")
-    assert finding.message == "[eggs-per-bee] bee-1 laid a 2th egg (at most 1)"  # the audit's own words
+    assert finding.message == "[eggs-per-bee] bee-1 laid a 2nd egg (at most 1)"  # the audit's own words
     scenario = scenario_of(
         model,
         finding,
@@ -103,7 +103,7 @@ def test_invariant_catches_the_bee_that_lays_an_extra_egg():
         0,
     )
     ok, shown = reproduces(scenario, finding)
-    assert ok and "2th egg" in shown
+    assert ok and "2nd egg" in shown
 
 
 @pytest.mark.parametrize("search", ["dfs", "bfs"])

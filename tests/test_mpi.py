@@ -332,7 +332,7 @@ def test_printed_bees_are_judged_from_their_lines_alone(cli, built, tmp_path):
     assert flower.returncode == 1 and "flower (capacity 1) held by" in flower.stdout, flower.stdout
     # The egg events read from the lines are audited too: a reed overfilled by a stale count.
     stale = printed_bees(cli, built["bees-printf-stale"], "--no-shrink", np=5)
-    assert stale.returncode == 1 and "[eggs-per-reed] reed:1 got a 3th egg" in stale.stdout, stale.stdout
+    assert stale.returncode == 1 and "[eggs-per-reed] reed:1 got a 3rd egg" in stale.stdout, stale.stdout
 
 
 def test_printed_bees_without_their_states_are_not_passed(cli, built):

@@ -11,7 +11,7 @@ import pytest
 from mutexlab.cli import main
 from mutexlab.sim.scripted import ScenarioError, replay_scenario
 from mutexlab.transport.monitor import Outcome, render
-from mutexlab.words import article, count, plural
+from mutexlab.words import article, count, ordinal, plural
 
 
 def test_counted_nouns_and_articles():
@@ -30,6 +30,24 @@ def test_counted_nouns_and_articles():
         "an owl",
     ]
     assert plural("sample") == "samples" and plural("handover") == "handovers"
+
+
+def test_ordinals_read_as_english():
+    shown = {n: ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 112)}
+    assert shown == {
+        1: "1st",
+        2: "2nd",
+        3: "3rd",
+        4: "4th",
+        11: "11th",
+        12: "12th",
+        13: "13th",
+        21: "21st",
+        22: "22nd",
+        23: "23rd",
+        101: "101st",
+        112: "112th",
+    }
 
 
 def test_the_monitor_counts_elves_not_elfs():

@@ -1,5 +1,5 @@
 """Counted nouns and articles in output: ``count(4, "elf")`` → "4 elves", ``article("elf")`` →
-"an elf". One place for English, so no output says "4 elfs", "a elf" or "1 samples"."""
+"an elf", ``ordinal(3)`` → "3rd". One place for English, so no output says "4 elfs", "a elf" or "1 samples"."""
 
 from __future__ import annotations
 
@@ -18,6 +18,13 @@ def plural(noun: str) -> str:
 def count(n: int, noun: str) -> str:
     """``n`` and the noun, singular for exactly one."""
     return f"{n} {noun if n == 1 else plural(noun)}"
+
+
+def ordinal(n: int) -> str:
+    """``n`` as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 102nd."""
+    if n % 100 in (11, 12, 13):
+        return f"{n}th"
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th') }"
 
 
 def article(noun: str) -> str:

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from ..findings import PROGRESS, SAFETY
 from ..rules import Broken, Observation, Rules
-from ..words import count
+from ..words import count, ordinal
 
 # The statement's words: the flowers' resource, a bee's proper ends and its waits (a solution's
 # states are strings; mutexlab's own bees name theirs so).
@@ -127,7 +127,7 @@ def observe(
         laid[reed] = laid.get(reed, 0) + 1
         total = sum(laid.values())
         if total == colony.eggs + 1:
-            broken.append(Broken("eggs-per-bee", f"{name} laid a {total}th egg (at most {colony.eggs})"))
+            broken.append(Broken("eggs-per-bee", f"{name} laid a {ordinal(total)} egg (at most {colony.eggs})"))
         if bee.holding != f"reed:{reed}":
             broken.append(
                 Broken(
@@ -166,7 +166,7 @@ def limit(colony: Colony, key: Hashable, total: int) -> Broken | None:
             )
         return None
     if total > cocoons:
-        return Broken("eggs-per-reed", f"reed:{key} got a {total}th egg (at most {cocoons})")
+        return Broken("eggs-per-reed", f"reed:{key} got a {ordinal(total)} egg (at most {cocoons})")
     return None
 
 
