@@ -5,15 +5,19 @@ in minutes), so it never predicts an incomplete one."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ..protocols.registry import largest_checked
 
 
-def sizes(processes: int, options: dict[str, Any], names: set[str]) -> dict[str, int]:
-    """The configuration's sizes among ``names`` (an option that is not a number is left out)."""
+def sizes(processes: int, options: dict[str, Any], names: Iterable[str]) -> dict[str, int]:
+    """The configuration's sizes among ``names``, in their order (an option that is not a number is
+    left out): the same words on every run, whatever the string hash seed."""
     out = {"processes": processes}
-    for name in names - {"processes"}:
+    for name in names:
+        if name == "processes":
+            continue
         value = options.get(name)
         if isinstance(value, int) and not isinstance(value, bool):
             out[name] = value
@@ -34,7 +38,7 @@ def past_largest(algorithm: str, processes: int, options: dict[str, Any]) -> str
     entries = largest_checked(algorithm)
     if not entries:
         return None
-    names = set().union(*entries)
+    names = list(dict.fromkeys(name for entry in entries for name in entry))  # first seen first
     mine = sizes(processes, options, names)
     if any(covered(entry, mine) for entry in entries):
         return None
