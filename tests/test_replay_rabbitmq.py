@@ -343,6 +343,17 @@ def test_a_timeout_that_is_no_finite_positive_time_is_refused_up_front(flag, val
     assert "Traceback" not in real.stderr
 
 
+def test_a_broker_flag_without_over_rabbitmq_is_refused_not_ignored():
+    """A replay in the simulator has no broker, steps or rounds to time: such a flag is an error."""
+    scenario = SCENARIOS / "lamport-timestamps.json"
+    alone = _mutexlab("replay", str(scenario), "--stall-timeout", "3")
+    assert alone.returncode == 2, alone.stdout + alone.stderr
+    assert alone.stderr == "mutexlab: error: --stall-timeout applies only with --over-rabbitmq\n"
+    several = _mutexlab("replay", str(scenario), "--rounds", "2", "--logs", "x", "--amqp-url", "amqp://h")
+    assert several.returncode == 2 and several.stdout == "", several.stdout + several.stderr
+    assert several.stderr == "mutexlab: error: --amqp-url, --logs, --rounds apply only with --over-rabbitmq\n"
+
+
 def _director(name: str | dict):
     """A director for an example scenario (or a scenario's JSON), not connected (what it makes of
     trace batches)."""

@@ -21,7 +21,7 @@ from .flags import add_algorithm_argument, disagreement, named_algorithm
 from .mpitest import add_arguments as add_mpi_arguments
 from .registry import Command
 from .replay_rabbit import add_arguments as add_rabbitmq_arguments
-from .replay_rabbit import over_rabbitmq
+from .replay_rabbit import broker_only_flags, over_rabbitmq
 from .reporting import add_report_argument, write_report_if_asked
 from .test import add_timeouts
 
@@ -44,6 +44,9 @@ def arguments(p) -> None:
 
 
 def run(args) -> int:
+    unused = broker_only_flags(args)
+    if unused:
+        return fail(unused)
     if args.node is not None or args.mpi is not None or is_program_scenario(args.scenario):
         if args.over_rabbitmq:
             return fail("--over-rabbitmq plays a scenario of a mutexlab algorithm, not a program's (--node)")

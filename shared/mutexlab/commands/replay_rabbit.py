@@ -48,14 +48,14 @@ def add_arguments(p) -> None:
     p.add_argument(
         "--step-timeout",
         type=real("seconds", " of seconds", lambda v: v > 0, "> 0", MAX_TIMEOUT),
-        default=10.0,
+        default=None,
         metavar="SECONDS",
         help="with --over-rabbitmq: a step not done within this long is a divergence (default 10)",
     )
     p.add_argument(
         "--stall-timeout",
         type=real("seconds", " of seconds", lambda v: v > 0, "> 0", MAX_TIMEOUT),
-        default=3.0,
+        default=None,
         metavar="SECONDS",
         help="with --over-rabbitmq: the monitor ends the run after this long without an event (default 3)",
     )
@@ -69,11 +69,30 @@ def add_arguments(p) -> None:
     )
 
 
+BROKER_ONLY = ("amqp_url", "run_id", "logs", "step_timeout", "stall_timeout", "rounds")
+DEFAULT_STEP_TIMEOUT, DEFAULT_STALL_TIMEOUT = 10.0, 3.0
+
+
+def broker_only_flags(args) -> str | None:
+    """An error naming the flags that mean something only over RabbitMQ, when they are given without
+    --over-rabbitmq (a replay in the simulator would otherwise ignore them without a word)."""
+    if getattr(args, "over_rabbitmq", False):
+        return None
+    given = [f"--{name.replace('_', '-')}" for name in BROKER_ONLY if getattr(args, name, None) is not None]
+    if not given:
+        return None
+    return f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only with --over-rabbitmq"
+
+
 def over_rabbitmq(
     args, scenario: Scenario, result: ReplayResult, sim_code: int, sim_finding: str, sim_rules: set[str]
 ) -> int:
     """Replay ``scenario`` over RabbitMQ; ``result``, ``sim_code``, ``sim_finding`` and
     ``sim_rules`` (the rules its audit found broken) are the simulator's replay."""
+    if args.step_timeout is None:
+        args.step_timeout = DEFAULT_STEP_TIMEOUT
+    if args.stall_timeout is None:
+        args.stall_timeout = DEFAULT_STALL_TIMEOUT
     for flag, value in (("--step-timeout", args.step_timeout), ("--stall-timeout", args.stall_timeout)):
         if not 0 < value <= MAX_TIMEOUT:  # nan and inf too: a wait that never ends, or overflows
             return fail(f"{flag} must be more than 0 and at most {MAX_TIMEOUT:,} seconds, got {value:g}")
