@@ -127,7 +127,9 @@ def observe(
         laid[reed] = laid.get(reed, 0) + 1
         total = sum(laid.values())
         if total == colony.eggs + 1:
-            broken.append(Broken("eggs-per-bee", f"{name} laid a {ordinal(total)} egg (at most {colony.eggs})"))
+            broken.append(
+                Broken("eggs-per-bee", f"{name} laid a {ordinal(total)} egg (at most {colony.eggs})")
+            )
         if bee.holding != f"reed:{reed}":
             broken.append(
                 Broken(
