@@ -9,6 +9,7 @@ Expect: error — cannot take REPLY in state HELD
 """
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 # the correct solution this one mutates, beside the other examples
@@ -17,24 +18,16 @@ sys.path.append(str(Path(__file__).resolve().parents[2] / "examples" / "solution
 from kmutex_ricart_agrawala import SPEC as CORRECT  # noqa: E402
 from kmutex_ricart_agrawala import KRicartAgrawalaNode, Reply, Request  # noqa: E402
 
-from mutexlab.protocols.kit import HELD, RELEASED, WANTED, classic_algorithm, classic_table, ignore, on  # noqa: E402
+from mutexlab.protocols.kit import HELD, classic_algorithm  # noqa: E402
+
+ROWS = KRicartAgrawalaNode.TABLE.rows
 
 
 class ExtraReplyRefusingNode(KRicartAgrawalaNode):
-    TABLE = classic_table(
-        request="REQUEST to the others (K = N: enter) → WANTED",
-        exit="REPLY to the deferred → RELEASED",
-        rows={
-            RELEASED: {
-                "REQUEST": on("REPLY", "_on_request"),
-                "REPLY": ignore("a late answer to a request I was already served for", "_receive"),
-            },
-            WANTED: {
-                "REQUEST": on("mine first: defer; else REPLY", "_on_request"),
-                "REPLY": on("count it; N−K answers → HELD", "_on_reply", to=[HELD]),
-            },
-            HELD: {"REQUEST": on("defer", "_on_request")},  # the bug: REPLY can arrive here
-        },
+    TABLE = replace(
+        KRicartAgrawalaNode.TABLE,
+        # the bug: HELD refuses REPLY, yet the K−1 answers beyond the N−K needed arrive there
+        rows={**ROWS, HELD: {key: cell for key, cell in ROWS[HELD].items() if key != "REPLY"}},
         never="a REPLY comes before I enter (the bug: the K−1 beyond the N−K needed come later)",
     )
 

@@ -9,30 +9,28 @@ Caught by: mutexlab check FILE --nodes 2 --duplicate 1
 Expect: deadlock — nothing can move; waiting: {'node-2': {'entry'
 """
 
+from dataclasses import replace
+
 from _ricart_agrawala import Reply, Request, RicartAgrawalaNode
 
-from mutexlab.protocols.kit import HELD, RELEASED, WANTED, classic_algorithm, classic_table, ignore, on
+from mutexlab.protocols.kit import HELD, RELEASED, WANTED, classic_algorithm, ignore
+
+ROWS = RicartAgrawalaNode.TABLE.rows
 
 
 class DuplicateCancelsNode(RicartAgrawalaNode):
     # links that duplicate: a second copy of a REPLY is taken and ignored, not refused
-    TABLE = classic_table(
-        request="REQUEST to the others → WANTED",
-        exit="REPLY to the deferred → RELEASED",
+    TABLE = replace(
+        RicartAgrawalaNode.TABLE,
         rows={
             RELEASED: {
-                "REQUEST": on("REPLY", "_on_request"),
+                **ROWS[RELEASED],
                 "REPLY": ignore("a second copy of a REPLY I was served by", "_receive"),
             },
-            WANTED: {
-                "REQUEST": on("mine first: defer; else REPLY", "_on_request"),
-                "REPLY": on("count it; all → HELD", "_on_reply", to=[HELD]),
-            },
-            HELD: {
-                "REQUEST": on("defer", "_on_request"),
-                "REPLY": ignore("a second copy of a REPLY I entered by", "_receive"),
-            },
+            WANTED: ROWS[WANTED],
+            HELD: {**ROWS[HELD], "REPLY": ignore("a second copy of a REPLY I entered by", "_receive")},
         },
+        never="",
     )
 
     def _on_request(self, msg: Request) -> list:
