@@ -16,8 +16,9 @@ the file by its absolute path from a directory outside the checkout, asks for th
 counterexample, and then ``replay``s it with ``--algorithm FILE``: exit 1 both times.
 
 A mutant imports the correct file it breaks and overrides only the broken piece: an example
-(examples/solutions/, examples/protocols/) or, where no example is written on the kit, a
-correct base beside the mutants (``_*.py``: no mutant; ``check`` must find it safe).
+(examples/solutions/, examples/protocols/) or, for the mutants of one algorithm no example
+writes on the kit, a correct base beside them (``_*.py``: no mutant; ``check`` must find it
+safe). A mutant whose algorithm is written on the kit nowhere else stands alone.
 """
 
 from __future__ import annotations

@@ -60,12 +60,12 @@ class RicartAgrawalaNode(ClassicNode):
 
     def _on_request(self, msg: Request) -> list:
         self.clock.receive(msg.ts)
-        if self.state is HELD or (self.state is WANTED and self._first(msg)):
+        if self.state is HELD or (self.state is WANTED and self._mine_first(msg)):
             self._defer(msg.sender)
             return []
         return [self._reply(msg.sender)]
 
-    def _first(self, msg: Request) -> bool:
+    def _mine_first(self, msg: Request) -> bool:
         """While WANTED: my request comes before ``msg``'s, in (ts, pid) order."""
         return self.mine < (msg.ts, msg.sender)
 

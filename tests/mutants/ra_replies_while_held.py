@@ -15,7 +15,7 @@ from mutexlab.protocols.kit import WANTED, classic_algorithm
 class RepliesInsideNode(RicartAgrawalaNode):
     def _on_request(self, msg: Request) -> list:
         self.clock.receive(msg.ts)
-        if self.state is WANTED and self._first(msg):  # the bug: a HELD node does not defer
+        if self.state is WANTED and self._mine_first(msg):  # the bug: a HELD node does not defer
             self._defer(msg.sender)
             return []
         return [self._reply(msg.sender)]

@@ -13,7 +13,7 @@ from mutexlab.protocols.kit import classic_algorithm
 
 
 class StampOnlyNode(RicartAgrawalaNode):
-    def _first(self, msg: Request) -> bool:
+    def _mine_first(self, msg: Request) -> bool:
         return self.mine[0] <= msg.ts  # the bug: equal stamps, and no pid to break the tie
 
 

@@ -23,7 +23,7 @@ from mutexlab.protocols.kit import ClockOffsets, Reductions, classic_algorithm
 
 
 class TextStampNode(RicartAgrawalaNode):
-    def _first(self, msg: Request) -> bool:
+    def _mine_first(self, msg: Request) -> bool:
         return (str(self.mine[0]), self.pid) < (str(msg.ts), msg.sender)  # the bug: "10" < "9"
 
 
