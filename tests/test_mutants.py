@@ -14,6 +14,11 @@ names a reduction the file declares that ``check`` must refuse (its sampling sho
 for the mutant's code). The test runs ``check`` on
 the file by its absolute path from a directory outside the checkout, asks for the
 counterexample, and then ``replay``s it with ``--algorithm FILE``: exit 1 both times.
+
+A mutant imports the correct file it breaks and overrides only the broken piece: an example
+(examples/solutions/, examples/protocols/) or, for the mutants of one algorithm no example
+writes on the kit, a correct base beside them (``_*.py``: no mutant; ``check`` must find it
+safe). A mutant whose algorithm is written on the kit nowhere else stands alone.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "tests" / "mutants"
 FILES = sorted(p for p in MUTANTS.glob("*.py") if not p.name.startswith("_"))
+BASES = sorted(MUTANTS.glob("_*.py"))  # correct files the mutants import, where no example is
 CAUGHT = re.compile(r"^Caught by: mutexlab check FILE (?P<flags>.+)$", re.M)
 EXPECT = re.compile(r"^Expect: (?P<kind>[a-z]+)(?: — (?P<message>.+))?$", re.M)
 REFUSED = re.compile(r"^Refused: (?P<reduction>.+)$", re.M)
@@ -79,12 +85,13 @@ def test_there_are_enough_mutants_each_with_a_note():
 
 # What a mutant may import of mutexlab: the modules the file API's docs name (your-algorithm.md and
 # problems-and-solutions.md: the kit; your-bees.md: protocol and setups; elves.md: the elves
-# package, the only way to a variant of them); and the examples it mutates.
+# package, the only way to a variant of them); and the correct file it mutates.
 PUBLIC = {"mutexlab.protocols.kit", "mutexlab.protocol", "mutexlab.setups", "mutexlab.protocols"}
-EXAMPLES = {p.stem for p in (ROOT / "examples" / "solutions").glob("*.py")}
+EXAMPLES = {p.stem for d in ("solutions", "protocols") for p in (ROOT / "examples" / d).glob("*.py")}
+EXAMPLES |= {p.stem for p in BASES}
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+@pytest.mark.parametrize("path", FILES + BASES, ids=[p.stem for p in FILES + BASES])
 def test_the_mutant_imports_only_the_public_api(path):
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
@@ -122,3 +129,20 @@ def test_the_mutant_is_caught_and_its_counterexample_replays(path, tmp_path):
         assert notes[reduction]["why"].startswith("refused: "), notes[reduction]
     replayed = mutexlab(tmp_path, "replay", "ce.json", "--algorithm", str(path))
     assert replayed.returncode == 1, said(replayed)
+
+
+# where its mutants are caught: two nodes asking twice, three with two-digit stamps to come
+BASE_CHECKS = [
+    ["--nodes", "2", "--requests", "2"],
+    ["--nodes", "3", "-o", 'initial_clocks={"1": 8, "2": 8, "3": 8}'],
+]
+
+
+@pytest.mark.slow  # a subprocess per configuration, about a second each
+@pytest.mark.parametrize("path", BASES, ids=[p.stem for p in BASES])
+def test_the_correct_base_of_mutants_is_safe(path, tmp_path):
+    for flags in BASE_CHECKS:
+        done = mutexlab(tmp_path, "check", str(path), *flags, "--json", "--quiet")
+        assert done.returncode == 0, said(done)
+        out = json.loads(done.stdout)
+        assert out["verdict"] == "pass" and out["complete"] and not out["findings"], said(done)

@@ -1,4 +1,4 @@
-"""A central coordinator that frees the grant on RELEASE but never serves its queue.
+"""A central coordinator (examples/protocols/central.py) that frees the grant on RELEASE but never serves its queue.
 
 Bug: ``_on_release`` clears ``holder`` and returns nothing: a node queued behind the holder
 waits forever.
@@ -7,96 +7,31 @@ Caught by: mutexlab check FILE --nodes 2
 Expect: deadlock — nothing can move; waiting: {'node-2'
 """
 
-from typing import Literal
+import sys
+from pathlib import Path
 
-from mutexlab.protocols.kit import (
-    HELD,
-    RELEASED,
-    WANTED,
-    ClassicNode,
-    Message,
-    Send,
-    classic_algorithm,
-    classic_table,
-    on,
-)
+# the correct algorithm this one mutates (docs/your-algorithm.md's), beside the other examples
+sys.path.append(str(Path(__file__).resolve().parents[2] / "examples" / "protocols"))
 
-COORDINATOR = 1
+from central import SPEC as CORRECT  # noqa: E402
+from central import CentralNode, Grant, Release, Request  # noqa: E402
+
+from mutexlab.protocols.kit import classic_algorithm  # noqa: E402
 
 
-class Request(Message):
-    type: Literal["REQUEST"] = "REQUEST"
-
-
-class Grant(Message):
-    type: Literal["GRANT"] = "GRANT"
-
-
-class Release(Message):
-    type: Literal["RELEASE"] = "RELEASE"
-
-
-# What the coordinator does, whatever its own state as a node.
-COORDINATE = {
-    "REQUEST": on("coordinator: grant if free, else queue", "_on_request"),
-    "RELEASE": on("coordinator: grant the next in the queue", "_on_release"),
-}
-
-
-class CentralNode(ClassicNode):
-    TABLE = classic_table(
-        request="REQUEST to the coordinator → WANTED",
-        exit="RELEASE to the coordinator → RELEASED",
-        rows={
-            RELEASED: COORDINATE,
-            WANTED: {**COORDINATE, "GRANT": on("enter", "_on_grant", to=[HELD])},
-            HELD: COORDINATE,
-        },
-        never="a GRANT answers my request, and I have one at a time",
-    )
-
-    def __init__(self, pid: int, n: int, requests: int = 0, clock: int = 0) -> None:
-        super().__init__(pid, n, requests, clock)
-        self.holder: int | None = None  # the coordinator's: who has the grant
-        self.queue: list[int] = []  # the coordinator's: who waits for it, in order
-
-    def _request(self) -> list:
-        self.state = WANTED
-        return [Send(COORDINATOR, Request(sender=self.pid, ts=self.clock.tick()))]
-
-    def _on_grant(self, msg: Grant) -> list:
-        self.clock.receive(msg.ts)
-        return self._enter()
-
-    def _release(self) -> list:
-        return [Send(COORDINATOR, Release(sender=self.pid, ts=self.clock.tick()))]
-
-    def _on_request(self, msg: Request) -> list:
-        self.clock.receive(msg.ts)
-        if self.holder is None:
-            return self._grant(msg.sender)
-        self.queue.append(msg.sender)
-        return []
-
+class QueueForgettingNode(CentralNode):
     def _on_release(self, msg: Release) -> list:
         self.clock.receive(msg.ts)
         self.holder = None
         return []  # the bug: the queue is never served
 
-    def _grant(self, to: int) -> list:
-        self.holder = to
-        return [Send(to, Grant(sender=self.pid, ts=self.clock.tick()))]
-
 
 SPEC = classic_algorithm(
     "mutant-central-forgets-queue",
     "central coordinator that never serves its queue",
-    CentralNode,
+    QueueForgettingNode,
     Request,
     Grant,
     Release,
-    literature={
-        "messages": ("3(N−1)/N", lambda n: 3 * (n - 1) / n),
-        "sync": ("2T", lambda n: 2),
-    },
+    literature=CORRECT.literature,
 )

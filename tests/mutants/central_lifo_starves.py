@@ -1,4 +1,4 @@
-"""A central coordinator that serves its queue newest first (a stack).
+"""A central coordinator (examples/protocols/central.py) that serves its queue newest first (a stack).
 
 Bug: ``_on_release`` grants ``self.queue.pop()``, the last asker, instead of the first. With
 three nodes asking forever, two of them pass the grant between them while the third, queued
@@ -12,99 +12,50 @@ Caught by: mutexlab check FILE --nodes 3 --endless
 Expect: liveness — waits forever
 """
 
-from typing import Literal
+import sys
+from pathlib import Path
 
-from mutexlab.protocols.kit import (
-    HELD,
-    RELEASED,
-    WANTED,
-    ClassicNode,
-    Message,
-    Send,
-    classic_algorithm,
-    classic_table,
-    on,
-)
+# the correct algorithm this one mutates (docs/your-algorithm.md's), beside the other examples
+sys.path.append(str(Path(__file__).resolve().parents[2] / "examples" / "protocols"))
 
-COORDINATOR = 1
+from central import SPEC as CORRECT  # noqa: E402
+from central import CentralNode, Grant, Release, Request  # noqa: E402
+
+from mutexlab.protocols.kit import classic_algorithm  # noqa: E402
 
 
-class Request(Message):
-    type: Literal["REQUEST"] = "REQUEST"
+class StoppedClock:
+    """A Lamport clock that stays at 0: every message is stamped 0."""
+
+    time = 0
+
+    def tick(self) -> int:
+        return 0
+
+    def receive(self, stamp: int) -> int:
+        return 0
 
 
-class Grant(Message):
-    type: Literal["GRANT"] = "GRANT"
-
-
-class Release(Message):
-    type: Literal["RELEASE"] = "RELEASE"
-
-
-# What the coordinator does, whatever its own state as a node.
-COORDINATE = {
-    "REQUEST": on("coordinator: grant if free, else queue", "_on_request"),
-    "RELEASE": on("coordinator: grant the next in the queue", "_on_release"),
-}
-
-
-class CentralNode(ClassicNode):
-    TABLE = classic_table(
-        request="REQUEST to the coordinator → WANTED",
-        exit="RELEASE to the coordinator → RELEASED",
-        rows={
-            RELEASED: COORDINATE,
-            WANTED: {**COORDINATE, "GRANT": on("enter", "_on_grant", to=[HELD])},
-            HELD: COORDINATE,
-        },
-        never="a GRANT answers my request, and I have one at a time",
-    )
-
+class NewestFirstNode(CentralNode):
     def __init__(self, pid: int, n: int, requests: int = 0, clock: int = 0) -> None:
         super().__init__(pid, n, requests, clock)
-        self.holder: int | None = None  # the coordinator's: who has the grant
-        self.queue: list[int] = []  # the coordinator's: who waits for it, in order
+        self.clock = StoppedClock()  # endless worlds, finite: no stamp grows
 
     def snapshot(self) -> tuple:
         return (self.state, self.requests_left, self.holder, tuple(self.queue))
-
-    def _request(self) -> list:
-        self.state = WANTED
-        return [Send(COORDINATOR, Request(sender=self.pid, ts=0))]
-
-    def _on_grant(self, msg: Grant) -> list:
-        self.clock.receive(msg.ts)
-        return self._enter()
-
-    def _release(self) -> list:
-        return [Send(COORDINATOR, Release(sender=self.pid, ts=0))]
-
-    def _on_request(self, msg: Request) -> list:
-        self.clock.receive(msg.ts)
-        if self.holder is None:
-            return self._grant(msg.sender)
-        self.queue.append(msg.sender)
-        return []
 
     def _on_release(self, msg: Release) -> list:
         self.clock.receive(msg.ts)
         self.holder = None
         return self._grant(self.queue.pop()) if self.queue else []  # the bug: newest first
 
-    def _grant(self, to: int) -> list:
-        self.holder = to
-        return [Send(to, Grant(sender=self.pid, ts=0))]
-
 
 SPEC = classic_algorithm(
     "mutant-central-lifo-starves",
     "central coordinator serving newest first",
-    CentralNode,
+    NewestFirstNode,
     Request,
     Grant,
     Release,
-    literature={
-        "messages": ("3(N−1)/N", lambda n: 3 * (n - 1) / n),
-        "sync": ("2T", lambda n: 2),
-    },
+    literature=CORRECT.literature,
 )

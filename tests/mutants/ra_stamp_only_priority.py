@@ -1,4 +1,4 @@
-"""Ricart–Agrawala that orders requests by timestamp alone, without the pid to break ties.
+"""Ricart–Agrawala (_ricart_agrawala.py, beside it) that orders requests by timestamp alone, without the pid to break ties.
 
 Bug: a WANTED node defers every request whose stamp is not below its own (``<=`` on the stamps),
 so two requests with equal stamps each defer the other: both nodes wait forever.
@@ -7,78 +7,20 @@ Caught by: mutexlab check FILE --nodes 2
 Expect: deadlock — nothing can move
 """
 
-from typing import Literal
+from _ricart_agrawala import Reply, Request, RicartAgrawalaNode
 
-from mutexlab.protocols.kit import (
-    HELD,
-    RELEASED,
-    WANTED,
-    ClassicNode,
-    Message,
-    Send,
-    classic_algorithm,
-    classic_table,
-    on,
-)
+from mutexlab.protocols.kit import classic_algorithm
 
 
-class Request(Message):
-    type: Literal["REQUEST"] = "REQUEST"
-
-
-class Reply(Message):
-    type: Literal["REPLY"] = "REPLY"
-
-
-class Node(ClassicNode):
-    TABLE = classic_table(
-        request="REQUEST to the others → WANTED",
-        exit="REPLY to the deferred → RELEASED",
-        rows={
-            RELEASED: {"REQUEST": on("REPLY", "_on_request")},
-            WANTED: {
-                "REQUEST": on("mine first: defer; else REPLY", "_on_request"),
-                "REPLY": on("count it; all → HELD", "_on_reply", to=[HELD]),
-            },
-            HELD: {"REQUEST": on("defer", "_on_request")},
-        },
-        never="a REPLY answers my request, and I enter only once all have come",
-    )
-
-    def __init__(self, pid: int, n: int, requests: int = 0, clock: int = 0) -> None:
-        super().__init__(pid, n, requests, clock)
-        self.mine: tuple[int, int] | None = None
-        self.replies: set[int] = set()
-        self.deferred: list[int] = []
-
-    def _request(self) -> list:
-        ts = self.clock.tick()
-        self.mine, self.replies = (ts, self.pid), set()
-        self.state = WANTED
-        return [Send(j, Request(sender=self.pid, ts=ts)) for j in self._others()]
-
-    def _on_request(self, msg: Request) -> list:
-        self.clock.receive(msg.ts)
-        if self.state is HELD or (self.state is WANTED and self.mine[0] <= msg.ts):  # the bug: no pid
-            self.deferred.append(msg.sender)
-            return []
-        return [Send(msg.sender, Reply(sender=self.pid, ts=self.clock.tick()))]
-
-    def _on_reply(self, msg: Reply) -> list:
-        self.clock.receive(msg.ts)
-        self.replies.add(msg.sender)
-        return self._enter() if len(self.replies) == self.n - 1 else []
-
-    def _release(self) -> list:
-        self.mine = None
-        deferred, self.deferred = self.deferred, []
-        return [Send(j, Reply(sender=self.pid, ts=self.clock.tick())) for j in deferred]
+class StampOnlyNode(RicartAgrawalaNode):
+    def _mine_first(self, msg: Request) -> bool:
+        return self.mine[0] <= msg.ts  # the bug: equal stamps, and no pid to break the tie
 
 
 SPEC = classic_algorithm(
     "mutant-ra-stamp-only-priority",
     "Ricart–Agrawala ordering by timestamp alone",
-    Node,
+    StampOnlyNode,
     Request,
     Reply,
 )

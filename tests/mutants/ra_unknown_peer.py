@@ -1,85 +1,26 @@
-"""Ricart–Agrawala that asks one node too many: pids 1..N+1.
+"""Ricart–Agrawala (_ricart_agrawala.py, beside it) that asks one node too many: pids 1..N+1.
 
-Bug: the REQUEST loop runs over ``range(1, self.n + 2)``: a message to a process that does not
-exist. The setup has N nodes, so the send names an unknown peer.
+Bug: ``_others()``, the nodes a REQUEST goes to, runs over ``range(1, self.n + 2)``: a message
+to a process that does not exist. The setup has N nodes, so the send names an unknown peer.
 
 Caught by: mutexlab check FILE --nodes 2
 Expect: error — sent REQUEST to process 3, which is not one of this setup's (1, 2)
 """
 
-from typing import Literal
+from _ricart_agrawala import Reply, Request, RicartAgrawalaNode
 
-from mutexlab.protocols.kit import (
-    HELD,
-    RELEASED,
-    WANTED,
-    ClassicNode,
-    Message,
-    Send,
-    classic_algorithm,
-    classic_table,
-    on,
-)
+from mutexlab.protocols.kit import classic_algorithm
 
 
-class Request(Message):
-    type: Literal["REQUEST"] = "REQUEST"
-
-
-class Reply(Message):
-    type: Literal["REPLY"] = "REPLY"
-
-
-class Node(ClassicNode):
-    TABLE = classic_table(
-        request="REQUEST to the others → WANTED",
-        exit="REPLY to the deferred → RELEASED",
-        rows={
-            RELEASED: {"REQUEST": on("REPLY", "_on_request")},
-            WANTED: {
-                "REQUEST": on("mine first: defer; else REPLY", "_on_request"),
-                "REPLY": on("count it; all → HELD", "_on_reply", to=[HELD]),
-            },
-            HELD: {"REQUEST": on("defer", "_on_request")},
-        },
-        never="a REPLY answers my request, and I enter only once all have come",
-    )
-
-    def __init__(self, pid: int, n: int, requests: int = 0, clock: int = 0) -> None:
-        super().__init__(pid, n, requests, clock)
-        self.mine: tuple[int, int] | None = None
-        self.replies: set[int] = set()
-        self.deferred: list[int] = []
-
-    def _request(self) -> list:
-        ts = self.clock.tick()
-        self.mine, self.replies = (ts, self.pid), set()
-        self.state = WANTED
-        others = [j for j in range(1, self.n + 2) if j != self.pid]  # the bug: N + 1
-        return [Send(j, Request(sender=self.pid, ts=ts)) for j in others]
-
-    def _on_request(self, msg: Request) -> list:
-        self.clock.receive(msg.ts)
-        if self.state is HELD or (self.state is WANTED and self.mine < (msg.ts, msg.sender)):
-            self.deferred.append(msg.sender)
-            return []
-        return [Send(msg.sender, Reply(sender=self.pid, ts=self.clock.tick()))]
-
-    def _on_reply(self, msg: Reply) -> list:
-        self.clock.receive(msg.ts)
-        self.replies.add(msg.sender)
-        return self._enter() if len(self.replies) == self.n - 1 else []
-
-    def _release(self) -> list:
-        self.mine = None
-        deferred, self.deferred = self.deferred, []
-        return [Send(j, Reply(sender=self.pid, ts=self.clock.tick())) for j in deferred]
+class OneTooManyNode(RicartAgrawalaNode):
+    def _others(self) -> list:
+        return [j for j in range(1, self.n + 2) if j != self.pid]  # the bug: N + 1
 
 
 SPEC = classic_algorithm(
     "mutant-ra-unknown-peer",
     "Ricart–Agrawala asking a node that does not exist",
-    Node,
+    OneTooManyNode,
     Request,
     Reply,
 )

@@ -3,97 +3,40 @@ answers every CHATTER with another, so the run never ends however well the criti
 served. ``simulate`` must stop it at its event limit (incomplete, exit 3), never run until the
 machine refuses it memory."""
 
+import sys
+from dataclasses import replace
+from pathlib import Path
 from typing import Literal
 
-from mutexlab.protocols.kit import (
-    HELD,
-    RELEASED,
-    WANTED,
-    ClassicNode,
-    Message,
-    Send,
-    classic_algorithm,
-    classic_table,
-    on,
-)
+# the correct coordinator this one makes endless (docs/your-algorithm.md's), beside the examples
+sys.path.append(str(Path(__file__).resolve().parents[2] / "examples" / "protocols"))
 
-COORDINATOR = 1
+from central import CentralNode, Grant, Release, Request  # noqa: E402
 
-
-class Request(Message):
-    type: Literal["REQUEST"] = "REQUEST"
-
-
-class Grant(Message):
-    type: Literal["GRANT"] = "GRANT"
-
-
-class Release(Message):
-    type: Literal["RELEASE"] = "RELEASE"
+from mutexlab.protocols.kit import Message, Send, classic_algorithm, on  # noqa: E402
 
 
 class Chatter(Message):
     type: Literal["CHATTER"] = "CHATTER"
 
 
-COORDINATE = {
-    "REQUEST": on("coordinator: grant if free, else queue", "_on_request"),
-    "RELEASE": on("coordinator: grant the next in the queue", "_on_release"),
-    "CHATTER": on("answer with another CHATTER", "_on_chatter"),
-}
+CHATTER = on("answer with another CHATTER", "_on_chatter")
 
 
-class ChattyNode(ClassicNode):
-    TABLE = classic_table(
-        request="REQUEST to the coordinator → WANTED",
-        exit="RELEASE to the coordinator → RELEASED",
-        rows={
-            RELEASED: COORDINATE,
-            WANTED: {**COORDINATE, "GRANT": on("enter", "_on_grant", to=[HELD])},
-            HELD: COORDINATE,
-        },
-        never="a GRANT answers my request, and I have one at a time",
+class ChattyNode(CentralNode):
+    # central's table, with a CHATTER taken in every state
+    TABLE = replace(
+        CentralNode.TABLE,
+        rows={state: {**row, "CHATTER": CHATTER} for state, row in CentralNode.TABLE.rows.items()},
     )
-
-    def __init__(self, pid: int, n: int, requests: int = 0, clock: int = 0) -> None:
-        super().__init__(pid, n, requests, clock)
-        self.holder: int | None = None
-        self.queue: list[int] = []
 
     def start(self) -> list:
         neighbour = self.pid % self.n + 1
         return [*super().start(), Send(neighbour, Chatter(sender=self.pid, ts=self.clock.tick()))]
 
-    def _request(self) -> list:
-        self.state = WANTED
-        return [Send(COORDINATOR, Request(sender=self.pid, ts=self.clock.tick()))]
-
-    def _on_grant(self, msg: Grant) -> list:
-        self.clock.receive(msg.ts)
-        return self._enter()
-
-    def _release(self) -> list:
-        return [Send(COORDINATOR, Release(sender=self.pid, ts=self.clock.tick()))]
-
-    def _on_request(self, msg: Request) -> list:
-        self.clock.receive(msg.ts)
-        if self.holder is None:
-            return self._grant(msg.sender)
-        self.queue.append(msg.sender)
-        return []
-
-    def _on_release(self, msg: Release) -> list:
-        self.clock.receive(msg.ts)
-        self.holder = None
-        return self._grant(self.queue.pop(0)) if self.queue else []
-
     def _on_chatter(self, msg: Chatter) -> list:
         self.clock.receive(msg.ts)
         return [Send(msg.sender, Chatter(sender=self.pid, ts=self.clock.tick()))]
-
-    def _grant(self, to: int) -> list:
-        self.holder = to
-        return [Send(to, Grant(sender=self.pid, ts=self.clock.tick()))]
 
 
 SPEC = classic_algorithm(
