@@ -13,7 +13,8 @@
 # each run: a fresh secret in a file of its own (mode 600, removed at the end), `docker stack deploy
 # --resolve-image never -c deploy/swarm/broker.yml -c deploy/swarm/<run>.yml <stack>`, a wait for
 # the monitor's task to end, and the judgement. A run passes when the monitor's task exited 0, its
-# log says "<algorithm>: SAFE" for a complete run of the expected number of participants, no service
+# log says "<algorithm>: SAFE" for a complete run of the expected number of participants, each
+# participant was admitted under the name its task slot gives it (STABLE_NAME: bee-N), no service
 # of the stack mounts a volume (nothing shared between participants: the secret is a Docker secret),
 # the trace copied out of the monitor's container (`docker cp`, as the docs show) passes `mutexlab
 # verify` inside the image, and after `docker stack rm` no container, network, secret or volume of
@@ -88,9 +89,10 @@ echo "== image $IMAGE built (${SECONDS}s)"
 results=()
 failed=0
 
-# one_run RUN ALGORITHM COUNT-VARIABLE COUNT ROLE TRACE: deploy, wait, judge, remove.
+# one_run RUN ALGORITHM COUNT-VARIABLE COUNT ROLE TRACE SERVICE: deploy, wait, judge, remove.
+# ROLE: how the monitor's summary counts the participants ("5 bees": bee); SERVICE: the scaled one.
 one_run() {
-  local run=$1 algorithm=$2 count_var=$3 count=$4 role=$5 trace=$6
+  local run=$1 algorithm=$2 count_var=$3 count=$4 role=$5 trace=$6 service=$7
   case " $RUNS " in *" $run "*) ;; *) return 0 ;; esac
   local stack=$PREFIX-$run t0=$SECONDS ok=1 verdict="" task="" state="" code="" container
   echo; echo "== $run: $count_var=$count docker stack deploy --resolve-image never -c deploy/swarm/broker.yml -c deploy/swarm/$run.yml $stack"
@@ -122,6 +124,19 @@ one_run() {
     case " $summary" in *" $count $role"*) ;; *) verdict+=", expected $count $role(s)"; ok=0 ;; esac
   else
     verdict+=", monitor: $(grep -E "^$algorithm: |— " "$work/monitor.log" | tr '\n' ';' || true)"; ok=0
+  fi
+  # Ids from the orchestrator's names: the participant in task slot N was admitted as <role>-N
+  # (STABLE_NAME; docker service logs prefixes each line with the task's <service>.<slot>.<id>).
+  local pairs named wrong
+  docker service logs --no-trunc "${stack}_$service" >"$work/participants.log" 2>&1
+  pairs=$(sed -n "s/^${stack}_$service\.\([0-9]*\)\.[^|]*|.*: admitted as $service-\([0-9]*\) .*/\1 \2/p" \
+    "$work/participants.log")   # "<slot> <n>" for each "admitted as <service>-<n>"
+  named=$(printf '%s' "$pairs" | grep -c .)
+  wrong=$(printf '%s\n' "$pairs" | awk 'NF && $1 != $2' | tr '\n' ';')
+  if [ "$named" -eq "$count" ] && [ -z "$wrong" ]; then
+    verdict+=", each $service named by its task slot"
+  else
+    verdict+=", $named of $count ${service}s admitted; slot and name differ: ${wrong:-none}"; ok=0
   fi
   # Nothing shared between participants: no service of the stack mounts a volume.
   local mounts
@@ -163,9 +178,9 @@ one_run() {
   echo "== $line"
 }
 
-one_run bees bees BEES 5 bee /traces/bees.jsonl
-one_run elves elves ELVES 4 el /traces/elves.jsonl
-one_run classic ricart-agrawala NODES 5 node /traces/classic.jsonl
+one_run bees bees BEES 5 bee /traces/bees.jsonl bee
+one_run elves elves ELVES 4 el /traces/elves.jsonl elf
+one_run classic ricart-agrawala NODES 5 node /traces/classic.jsonl node
 
 echo; echo "== swarm-check summary (${SECONDS}s in all)"
 printf '%s\n' "${results[@]}"

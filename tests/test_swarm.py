@@ -76,6 +76,9 @@ def problems(config: dict, run: str) -> list[str]:
         out.append("monitor writes no trace under /traces (docs/swarm.md copies it from there)")
     if "node.role == manager" not in monitor.get("deploy", {}).get("placement", {}).get("constraints", []):
         out.append("monitor is not placed on a manager (where the docs copy its trace from)")
+    stable = services.get(scaled, {}).get("environment", {}).get("STABLE_NAME", "")
+    if stable != f"{scaled}-{{{{.Task.Slot}}}}":
+        out.append(f"{scaled}: STABLE_NAME is {stable!r}, not its task slot ({scaled}-{{{{.Task.Slot}}}})")
     for name in fixed:
         if services.get(name, {}).get("deploy", {}).get("replicas", 1) != 1:
             out.append(f"{name} must run once")
@@ -130,6 +133,10 @@ def test_the_check_catches_planted_breakage():
                 "AMQP_URL", "amqp://u:p@elsewhere:5672/"
             ),
             "elf: AMQP_URL names ['elsewhere']",
+        ),
+        "ids not from the slot": (
+            lambda c: c["services"]["elf"]["environment"].pop("STABLE_NAME"),
+            "elf: STABLE_NAME is ''",
         ),
         "two mayors": (
             lambda c: c["services"]["mayor"].__setitem__("deploy", {"replicas": 2}),
