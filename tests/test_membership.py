@@ -77,13 +77,18 @@ def test_a_stable_name_is_given_its_name_whatever_the_arrival_order():
     assert members["node-3"].pid == 3
 
 
-def test_two_joiners_with_one_stable_name_the_second_is_refused():
-    roster = Roster("bees", expected=0, window=1.0)
-    assert roster.join("x", "bee", now=0, wants="bee-2") is None
-    reason = roster.join("y", "bee", now=1, wants="bee-2")
-    assert reason is not None and "another bee already joined as bee-2" in reason
-    assert roster.join("y", "bee", now=2, wants="bee-2") == reason, "the same refusal again"
-    assert roster.count("bee") == 1
+def test_a_later_joiner_with_the_same_stable_name_replaces_the_earlier_until_the_roster_closes():
+    roster = Roster("ricart-agrawala", expected=2, window=1.0)
+    assert roster.join("x", "node", now=0, wants="node-2") is None
+    assert roster.join("a", "node", now=1, wants="node-1") is None
+    assert roster.ready(now=1)
+    assert roster.join("y", "node", now=2, wants="node-2") is None, "the restarted pod node-2"
+    assert roster.count("node") == 2 and roster.member("x") is None
+    assert "replaced by y" in roster.join("x", "node", now=3, wants="node-2"), "the earlier one refused"
+    members = roster.close(make_setup("ricart-agrawala", 2, {}))
+    assert members["node-2"].instance == "y" and members["node-1"].instance == "a"
+    assert "membership is closed" in roster.join("z", "node", now=4, wants="node-2")
+    assert members["node-2"].instance == "y", "after closing nobody is replaced"
 
 
 def test_a_stable_name_gives_the_name_of_its_ordinal_and_must_have_one():

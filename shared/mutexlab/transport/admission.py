@@ -185,7 +185,12 @@ class Admission:
         again = self.roster.member(instance) is not None or instance in self.roster.refusals
         wants = data.get("wants")
         wants = wants if isinstance(wants, str) and role_of(wants) == role else None
+        before = {m.instance for m in self.roster.members}
         reason = self.roster.join(instance, role, time.monotonic(), wants)
+        for gone in before - {m.instance for m in self.roster.members}:
+            log.warning(
+                "monitor: %s (%s) replaced by %s, a later joiner with its stable name", gone, wants, instance
+            )
         if reason is not None:
             if again:
                 log.info("monitor: %s joined again; refusal re-sent", instance)

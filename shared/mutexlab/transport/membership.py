@@ -8,8 +8,9 @@ The monitor admits participants; nobody is configured with its pid or with P by 
    elves, node for the classic algorithms) gets pids 1..P; a *fixed role* (the elves' mayor)
    gets its own pid (the mayor is 0). A joiner with a stable name from its orchestrator (a
    StatefulSet's pod ``bee-3``, a swarm task's slot: ``STABLE_NAME``) *wants* ``<role>-<n>``: it
-   gets that name (and its pid) when the run has it, and a second joiner wanting it is refused;
-   the others fill the remaining names in arrival order. The roster closes when
+   gets that name (and its pid) when the run has it; a later joiner wanting it (the pod
+   restarted) takes the earlier one's place until the roster closes; the others fill the
+   remaining names in arrival order. The roster closes when
    * ``PROCESSES`` = P > 0: P scalable joiners and every fixed role are there; or
    * ``PROCESSES`` = 0 (discovery, for ``docker compose up --scale bee=N``): at least one
      scalable joiner, every fixed role, and no new joiner for ``JOIN_WINDOW`` seconds;
@@ -94,7 +95,7 @@ class Member:
 class Roster:
     """Admission decisions. Invariants: pids are given once, only when closed: a member that wants
     a name the setup has gets it, the others the remaining names in arrival order; no two members
-    want the same name; an instance is a member at most once, and once refused it stays refused
+    want the same name (before closing, the later of two replaces the earlier); an instance is a member at most once, and once refused it stays refused
     for the same reason."""
 
     algorithm: str  # what the run's ALGORITHM names (a registered name, a module, a .py file)
@@ -135,9 +136,15 @@ class Roster:
             return None
         if instance in self.refusals:
             return self.refusals[instance]
+        same = next((m for m in self.members if wants is not None and m.wants == wants), None)
+        if same is not None and not self.closed:
+            # The orchestrator's name is one participant's (a restarted pod keeps it): the later
+            # joiner takes the earlier one's place, which is refused should it ever ask again.
+            self.members.remove(same)
+            self.refusals[same.instance] = (
+                f"replaced by {instance}, a later {role} with the stable name {wants}"
+            )
         reason = self._refusal(role)
-        if reason is None and wants is not None and any(m.wants == wants for m in self.members):
-            reason = f"another {role} already joined as {wants} (two participants with one stable name)"
         if reason is not None:
             self.refusals[instance] = reason
             return reason
