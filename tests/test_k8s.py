@@ -13,6 +13,8 @@ import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import jsonschema
+import kubernetes_validate as kv
 import pytest
 import yaml
 from conftest import missing
@@ -183,7 +185,6 @@ def rendered(request, tmp_path_factory) -> tuple[str, list[dict]]:
 
 
 def test_the_rendered_objects_validate_against_the_kubernetes_schemas(rendered):
-    kv = pytest.importorskip("kubernetes_validate")  # in the test extra
     run, objects = rendered
     kinds = set()
     for obj in objects:
@@ -196,7 +197,6 @@ def test_the_rendered_objects_validate_against_the_kubernetes_schemas(rendered):
 
 
 def test_the_schemas_catch_a_planted_mistake(rendered):
-    kv = pytest.importorskip("kubernetes_validate")
     run, objects = rendered
     sts = copy.deepcopy(next(o for o in objects if o["kind"] == "StatefulSet"))
     sts["spec"]["replicas"] = "five"
@@ -347,7 +347,6 @@ def test_the_broker_against_the_operators_published_crd(rendered):
         pytest.skip(
             "MUTEXLAB_RABBITMQ_CRD unset: the operator's CRD is in no package registry (docs/kubernetes.md)"
         )
-    jsonschema = pytest.importorskip("jsonschema")
     crd = yaml.safe_load(Path(path).read_text())
     run, objects = rendered
     (broker,) = by_kind(objects, "RabbitmqCluster").values()
@@ -366,7 +365,6 @@ def test_the_broker_against_the_operators_published_crd(rendered):
 
 
 def test_the_trace_reader_mounts_the_monitors_trace_volume_read_only(rendered):
-    kv = pytest.importorskip("kubernetes_validate")
     run, objects = rendered
     reader = yaml.safe_load((K8S / "trace-reader.yaml").read_text())
     for version in VERSIONS:
