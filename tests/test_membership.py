@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import subprocess
+import time
 import uuid
 from pathlib import Path
 
@@ -15,11 +16,11 @@ from conftest import RUN_SECRET, RunTap, end_run
 
 from mutexlab.protocols.registry import build_setup, make_setup
 from mutexlab.setups import ConfigError
-from mutexlab.transport.membership import REJOIN_GRACE, Roster
+from mutexlab.transport.membership import REJOIN_GRACE, Roster, wanted_name
 from mutexlab.transport.monitor import Monitor, Outcome, render
 from mutexlab.transport.participant import Participant
 from mutexlab.transport.rabbit import Bus
-from mutexlab.transport.settings import MonitorSettings, ParticipantSettings
+from mutexlab.transport.settings import MonitorSettings, ParticipantSettings, load
 from mutexlab.transport.supervisor import Plan, execute, service_command
 from mutexlab.transport.topology import Topology, delete_run
 
@@ -58,6 +59,48 @@ def test_fixed_roles_and_wrong_roles():
     assert roster.ready(now=1)
     members = roster.close(build_setup("elves", 2, {}, 0))
     assert members["mayor"].pid == 0 and members["elf-1"].instance == "e1"
+
+
+def test_a_stable_name_is_given_its_name_whatever_the_arrival_order():
+    roster = Roster("ricart-agrawala", expected=4, window=1.0)
+    assert roster.join("c", "node", now=0, wants="node-3") is None
+    assert roster.join("z", "node", now=1, wants="node-9") is None  # beyond P=4: takes what is left
+    assert roster.join("a", "node", now=2, wants="node-1") is None
+    assert roster.join("b", "node", now=3) is None  # no stable name: what is left, in arrival order
+    members = roster.close(make_setup("ricart-agrawala", 4, {}))
+    assert {name: m.instance for name, m in members.items()} == {
+        "node-1": "a",
+        "node-2": "z",
+        "node-3": "c",
+        "node-4": "b",
+    }
+    assert members["node-3"].pid == 3
+
+
+def test_a_later_joiner_with_the_same_stable_name_replaces_the_earlier_until_the_roster_closes():
+    roster = Roster("ricart-agrawala", expected=2, window=1.0)
+    assert roster.join("x", "node", now=0, wants="node-2") is None
+    assert roster.join("a", "node", now=1, wants="node-1") is None
+    assert roster.ready(now=1)
+    assert roster.join("y", "node", now=2, wants="node-2") is None, "the restarted pod node-2"
+    assert roster.count("node") == 2 and roster.member("x") is None
+    assert "replaced by y" in roster.join("x", "node", now=3, wants="node-2"), "the earlier one refused"
+    members = roster.close(make_setup("ricart-agrawala", 2, {}))
+    assert members["node-2"].instance == "y" and members["node-1"].instance == "a"
+    assert "membership is closed" in roster.join("z", "node", now=4, wants="node-2")
+    assert members["node-2"].instance == "y", "after closing nobody is replaced"
+
+
+def test_a_stable_name_gives_the_name_of_its_ordinal_and_must_have_one():
+    assert wanted_name("bee", "mutexlab-bee-3") == "bee-3"
+    assert wanted_name("node", "node-07") == "node-7"
+    assert wanted_name("bee", None) is None
+    with pytest.raises(ValueError, match="must end in -<number>"):
+        wanted_name("bee", "bee")
+    common = {"AMQP_URL": "amqp://u:p@h/", "RUN_ID": "r", "MUTEXLAB_RUN_SECRET": RUN_SECRET}
+    with pytest.raises(ConfigError, match="STABLE_NAME: .*must end in -<number>.*'web'"):
+        load(ParticipantSettings, **{k.lower(): v for k, v in common.items()}, stable_name="web")
+    assert load(ParticipantSettings, **{k.lower(): v for k, v in common.items()}, stable_name="bee-2")
 
 
 def test_roster_refuses_to_close_on_a_setup_that_does_not_match():
@@ -242,6 +285,44 @@ def test_discovered_p_and_a_late_participant_refused(amqp_url, tmp_path):
         assert refused["role"] == "node" and "membership is closed" in refused["reason"]
         assert refused["instance"] in text
         assert f"  refused: node {refused['instance']} — {refused['reason']}" in verdict
+    finally:
+        end_run(procs, amqp_url, run_id, ["node-1", "node-2", "node-3"])
+
+
+def _logged(log: Path, text: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in log.read_text():
+        assert time.monotonic() < deadline, f"{log.name}: no {text!r} within {timeout:g}s"
+        time.sleep(0.1)
+
+
+@pytest.mark.broker
+def test_stable_names_give_the_participants_their_names_over_the_broker(amqp_url, tmp_path):
+    """As a StatefulSet's pods (STABLE_NAME from the pod's name), started in another order."""
+    run_id = "t-" + uuid.uuid4().hex[:8]
+    base = dict(os.environ, AMQP_URL=amqp_url, RUN_ID=run_id, JOIN_TIMEOUT="120", PYTHONUNBUFFERED="1")
+    monitor_env = dict(
+        base,
+        ALGORITHM="ricart-agrawala",
+        PROCESSES="3",
+        OPTIONS='{"requests": 1}',
+        DWELL="0.05",
+        SUMMARY_JSON=str(tmp_path / "summary.json"),
+    )
+    procs = []
+    try:
+        with RunTap(amqp_url, run_id) as tap:
+            monitor = _start("monitor", monitor_env, tmp_path / "monitor.log")
+            procs.append(monitor)
+            for n in (3, 1, 2):
+                env = dict(base, STABLE_NAME=f"run-node-{n}")
+                procs.append(_start("node", env, tmp_path / f"pod-{n}.log"))
+                _logged(tmp_path / f"pod-{n}.log", "asked to join run")  # published: the next starts
+            tap.wait(lambda t: len(t.os_pids) == 3, "3 welcomes", stop=lambda: monitor.poll() is not None)
+        for n, proc in zip((3, 1, 2), procs[1:]):
+            assert tap.os_pids[f"node-{n}"] == proc.pid, f"pod run-node-{n} is node-{n}"
+        assert monitor.wait(timeout=120) == 0
+        assert json.loads((tmp_path / "summary.json").read_text())["safe"]
     finally:
         end_run(procs, amqp_url, run_id, ["node-1", "node-2", "node-3"])
 

@@ -22,7 +22,7 @@ from ..words import article
 from .amqp import TransportError
 from .feed import AuditFeed
 from .inbox import Delivery
-from .membership import REJOIN_GRACE, Member, Roster
+from .membership import REJOIN_GRACE, Member, Roster, role_of
 from .outcome import EXIT_CONFIG, EXIT_STALLED
 from .rabbit import Bus
 from .settings import MonitorSettings
@@ -183,7 +183,14 @@ class Admission:
         if not instance:
             return
         again = self.roster.member(instance) is not None or instance in self.roster.refusals
-        reason = self.roster.join(instance, role, time.monotonic())
+        wants = data.get("wants")
+        wants = wants if isinstance(wants, str) and role_of(wants) == role else None
+        before = {m.instance for m in self.roster.members}
+        reason = self.roster.join(instance, role, time.monotonic(), wants)
+        for gone in before - {m.instance for m in self.roster.members}:
+            log.warning(
+                "monitor: %s (%s) replaced by %s, a later joiner with its stable name", gone, wants, instance
+            )
         if reason is not None:
             if again:
                 log.info("monitor: %s joined again; refusal re-sent", instance)

@@ -13,6 +13,7 @@ import os
 import socket
 import time
 
+from .membership import wanted_name
 from .rabbit import Bus
 from .settings import ParticipantSettings
 
@@ -26,22 +27,27 @@ def join_ttl(join_timeout: float) -> float:
     return max(join_timeout / 2, join_timeout - JOIN_REPLY_MARGIN)
 
 
-def join_body(role: str, instance: str) -> dict:
-    return {
+def join_body(role: str, instance: str, wants: str | None = None) -> dict:
+    body = {
         "kind": "join",
         "instance": instance,
         "role": role,
         "host": socket.gethostname(),
         "os_pid": os.getpid(),
     }
+    if wants is not None:  # the name its stable name asks for (membership.wanted_name)
+        body["wants"] = wants
+    return body
 
 
-def announce(bus: Bus, role: str, instance: str, deadline: float) -> int:
+def announce(bus: Bus, role: str, instance: str, deadline: float, wants: str | None = None) -> int:
     """Publish the join (confirmed); returns the connection generation it was published on.
     It expires before this process stops waiting for the answer: a monitor started after it gave
     up never takes the join, so it never admits a process that is gone."""
     bus.publish(
-        f"join.{role}", join_body(role, instance), expiration=join_ttl(max(0.0, deadline - time.monotonic()))
+        f"join.{role}",
+        join_body(role, instance, wants),
+        expiration=join_ttl(max(0.0, deadline - time.monotonic())),
     )
     return bus.generation
 
@@ -51,12 +57,13 @@ def ask(bus: Bus, role: str, instance: str, queue: str, settings: ParticipantSet
     ``kind``), or None when none came within ``JOIN_TIMEOUT`` (logged)."""
     bus.consume(queue)
     deadline = time.monotonic() + settings.join_timeout
-    announced = announce(bus, role, instance, deadline)
+    wants = wanted_name(role, settings.stable_name)
+    announced = announce(bus, role, instance, deadline, wants)
     log.info("%s: asked to join run %s as instance %s", role, settings.run_id, instance)
     while time.monotonic() < deadline:
         if bus.generation != announced:
             log.info("%s %s: reconnected while joining; asking again", role, instance)
-            announced = announce(bus, role, instance, deadline)
+            announced = announce(bus, role, instance, deadline, wants)
         for delivery in bus.poll(0.5):
             bus.ack(delivery)
             try:
@@ -69,6 +76,8 @@ def ask(bus: Bus, role: str, instance: str, queue: str, settings: ParticipantSet
                 log.warning("%s %s: REFUSED by the monitor: %s; exiting", role, instance, data.get("reason"))
                 return data
             if data.get("kind") == "welcome":
+                if wants is not None and data.get("name") != wants:
+                    log.info("%s %s: asked to be %s, welcomed as %s", role, instance, wants, data.get("name"))
                 return data
     log.error(
         "%s %s: no roster from the monitor within %gs (is the monitor running for run %s?)",

@@ -6,7 +6,11 @@ The monitor admits participants; nobody is configured with its pid or with P by 
    ``control.<instance>``) and publishes ``join`` (``join.<role>``) with its instance id and role.
 2. The monitor admits joiners in arrival order. The run's *scalable role* (bee for bees, elf for
    elves, node for the classic algorithms) gets pids 1..P; a *fixed role* (the elves' mayor)
-   gets its own pid (the mayor is 0). The roster closes when
+   gets its own pid (the mayor is 0). A joiner with a stable name from its orchestrator (a
+   StatefulSet's pod ``bee-3``, a swarm task's slot: ``STABLE_NAME``) *wants* ``<role>-<n>``: it
+   gets that name (and its pid) when the run has it; a later joiner wanting it (the pod
+   restarted) takes the earlier one's place until the roster closes; the others fill the
+   remaining names in arrival order. The roster closes when
    * ``PROCESSES`` = P > 0: P scalable joiners and every fixed role are there; or
    * ``PROCESSES`` = 0 (discovery, for ``docker compose up --scale bee=N``): at least one
      scalable joiner, every fixed role, and no new joiner for ``JOIN_WINDOW`` seconds;
@@ -28,6 +32,7 @@ This module is the pure part (the decisions); the monitor and participants carry
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..protocols import registry
@@ -54,6 +59,22 @@ def fixed_roles(algorithm: str | Solution) -> list[str]:
     return list(solution(algorithm).spec.fixed_roles)
 
 
+STABLE_ORDINAL = re.compile(r"-(\d{1,9})$")
+
+
+def wanted_name(role: str, stable_name: str | None) -> str | None:
+    """The name a participant of ``role`` asks for, from its orchestrator's stable name ending in
+    ``-<n>`` (pod ``mutexlab-bee-3`` → ``bee-3``); None without one. ValueError when it has no ordinal."""
+    if not stable_name:
+        return None
+    found = STABLE_ORDINAL.search(stable_name)
+    if not found:
+        raise ValueError(
+            f"a stable name must end in -<number> (a StatefulSet's pod name), got {stable_name!r}"
+        )
+    return f"{role}-{int(found.group(1))}"
+
+
 def role_of(name: str) -> str:
     """``bee-3`` → ``bee``; ``mayor`` → ``mayor``."""
     return name.split("-", 1)[0]
@@ -67,12 +88,15 @@ class Member:
     name: str | None = None
     pid: int | None = None
     os_pid: int | None = None  # its process's, as its join says (``mutexlab run`` names logs by it)
+    wants: str | None = None  # the name its stable name asks for (``wanted_name``)
 
 
 @dataclass
 class Roster:
-    """Admission decisions. Invariants: pids are given once, in arrival order, only when closed;
-    an instance is a member at most once, and once refused it stays refused for the same reason."""
+    """Admission decisions. Invariants: pids are given once, only when closed: a member that wants
+    a name the setup has gets it, the others the remaining names in arrival order; no two members
+    want the same name (before closing, the later of two replaces the earlier); an instance is a member at most once, and once refused it stays refused
+    for the same reason."""
 
     algorithm: str  # what the run's ALGORITHM names (a registered name, a module, a .py file)
     expected: int  # P, or 0 to discover
@@ -104,19 +128,27 @@ class Roster:
     def count(self, role: str) -> int:
         return sum(1 for m in self.members if m.role == role)
 
-    def join(self, instance: str, role: str, now: float) -> str | None:
+    def join(self, instance: str, role: str, now: float, wants: str | None = None) -> str | None:
         """Admit ``instance`` (None) or return the reason it is refused. Idempotent by instance id:
         a member joining again stays the member it was (the window is not extended), a refused
-        instance is refused again with the same reason."""
+        instance is refused again with the same reason. ``wants``: the name it asks for."""
         if self.member(instance) is not None:
             return None
         if instance in self.refusals:
             return self.refusals[instance]
+        same = next((m for m in self.members if wants is not None and m.wants == wants), None)
+        if same is not None and not self.closed:
+            # The orchestrator's name is one participant's (a restarted pod keeps it): the later
+            # joiner takes the earlier one's place, which is refused should it ever ask again.
+            self.members.remove(same)
+            self.refusals[same.instance] = (
+                f"replaced by {instance}, a later {role} with the stable name {wants}"
+            )
         reason = self._refusal(role)
         if reason is not None:
             self.refusals[instance] = reason
             return reason
-        self.members.append(Member(instance, role, now))
+        self.members.append(Member(instance, role, now, wants=wants))
         self.last_join = now
         return None
 
@@ -163,7 +195,13 @@ class Roster:
                 raise ConfigError(
                     f"the setup has {count(len(slots), role + ' slot')} for {count(len(joiners), 'joiner')}"
                 )
-            for member, (pid, name) in zip(joiners, slots):
+            # who wants a name of the setup gets it; the rest take what is left, in arrival order
+            pid_of = {name: pid for pid, name in slots}
+            placed = [m for m in joiners if m.wants in pid_of]
+            taken = {m.wants for m in placed}
+            pairs = [(m, (pid_of[m.wants], m.wants)) for m in placed if m.wants is not None]
+            pairs += zip([m for m in joiners if m not in placed], [s for s in slots if s[1] not in taken])
+            for member, (pid, name) in pairs:
                 member.pid, member.name = pid, name
                 assigned[name] = member
         missing = set(setup.names.values()) - set(assigned)

@@ -27,6 +27,7 @@ Environment variables (all validated before a service touches the broker):
 | ``JOIN_WINDOW`` | monitor | discovery: the roster closes after this many quiet seconds (again from a reconnect) |
 | ``JOIN_TIMEOUT`` | all | give up when the roster is not complete after this many seconds |
 | ``STALL_TIMEOUT`` | monitor | no trace event for this long while unfinished: the run stalled |
+| ``STABLE_NAME`` | participants | a name its orchestrator gives it, ending in ``-<n>`` (a StatefulSet's pod name, ``bee-3``; a swarm task's slot): it asks to be ``<role>-<n>``, and is when the run has that name (membership.py) |
 | ``HEARTBEAT`` | participants | seconds between status heartbeats to the monitor |
 | ``LINGER`` | participants | seconds to stay idle after the stop (or a refusal) before exiting (compose: 60) |
 | ``MONITOR_TIMEOUT`` | participants | give up (exit 3) when the run's monitor has not been consuming for this long (looked at every tenth of it, never more often than every ``HEARTBEAT``) |
@@ -210,12 +211,21 @@ class _Common(BaseSettings):
 
 class ParticipantSettings(_Common):
     algorithm: str | None = None  # what this participant may take part in (a file: loaded up front)
+    stable_name: str | None = None  # the orchestrator's name for it: asks for <role>-<n>
     heartbeat: float = Field(default=1.0, gt=0)
     linger: float = Field(default=0.0, ge=0)
     monitor_timeout: float = Field(default=60.0, gt=0)
     # DIRECTED: the director of ``mutexlab replay --over-rabbitmq`` decides when this process starts
     # and acts, and carries every protocol message to it (directed.py); no timer fires.
     directed: bool = False
+
+    @field_validator("stable_name")
+    @classmethod
+    def _stable_name(cls, value: str | None) -> str | None:
+        from .membership import wanted_name
+
+        wanted_name("participant", value)  # refused unless it ends in -<n>
+        return value
 
 
 class MonitorSettings(_Common):
