@@ -32,6 +32,9 @@ static void (*real_exit)(void *) __attribute__((noreturn));
 static int (*real_cond_wait)(pthread_cond_t *, pthread_mutex_t *);
 static int (*real_cond_signal)(pthread_cond_t *);
 static int (*real_cond_broadcast)(pthread_cond_t *);
+static int (*real_mutex_lock)(pthread_mutex_t *);
+static int (*real_mutex_trylock)(pthread_mutex_t *);
+static int (*real_mutex_unlock)(pthread_mutex_t *);
 
 static void *real(const char *name, const char *version) {
     void *f = version ? dlvsym(RTLD_NEXT, name, version) : NULL;
@@ -44,23 +47,26 @@ static void *real(const char *name, const char *version) {
 }
 
 static void resolve(void) { /* idempotent: every thread writes the same values */
-    if (real_cond_broadcast) return;
+    if (real_mutex_unlock) return;
+    real_mutex_lock = real("pthread_mutex_lock", NULL);
+    real_mutex_trylock = real("pthread_mutex_trylock", NULL);
     real_create = real("pthread_create", NULL);
     real_join = real("pthread_join", NULL);
     real_exit = real("pthread_exit", NULL);
     real_cond_wait = real("pthread_cond_wait", "GLIBC_2.3.2");
     real_cond_signal = real("pthread_cond_signal", "GLIBC_2.3.2");
     real_cond_broadcast = real("pthread_cond_broadcast", "GLIBC_2.3.2");
+    real_mutex_unlock = real("pthread_mutex_unlock", NULL); /* last: resolve() is done once it is set */
 }
 
 #define LINE_MAX_ 70000
 #define POLLS 3 /* unchanged polls in a row that make a thread wait for something to happen */
 
-enum { W_REQ, W_PROBE, W_POLL, W_COND, W_JOIN, W_INIT, W_FOREVER };
+enum { W_REQ, W_PROBE, W_POLL, W_COND, W_JOIN, W_INIT, W_FOREVER, W_MUTEX };
 
 typedef struct waiter {
     struct waiter *next;
-    int kind, woken, src, tag, ctx;
+    int kind, woken, src, tag, ctx, who; /* who: the waiting thread's number */
     void *what; /* request, condition variable */
     pthread_t thread;
 } waiter;
@@ -109,13 +115,27 @@ static char outbuf[8192];
 static size_t outlen;
 static __thread unsigned long seen;
 static __thread int unchanged;
-static __thread int counted; /* the thread is one the library counts (main, or pthread_create's) */
+/* The program's threads take turns: only the thread holding the baton runs program code; it
+ * hands the baton on when it waits in a call the library knows (or ends), to the lowest-numbered
+ * thread that can run (main is 0, the others numbered as they are started). So the threads of a
+ * rank interleave the same way every time a schedule is played, not as the machine's scheduler
+ * happens to run them. */
+#define THREADS 1024
+enum { T_RUN, T_WAIT, T_GONE };
+static int n_threads = 1, thread_state[THREADS], baton;
+static __thread int self = -1; /* this thread's number; -1 for a thread the library does not count */
+
+static void lock_L(void) {
+    resolve();
+    real_mutex_lock(&L);
+}
+static void unlock_L(void) { real_mutex_unlock(&L); }
 
 static void fatal(const char *fmt, ...);
 
 static void counted_thread(const char *call) {
-    if (!counted) {
-        pthread_mutex_lock(&L);
+    if (self < 0) {
+        lock_L();
         fatal("%s from a thread not started by the program's pthread_create (std::thread, a library's own "
               "thread?): mutexlab's MPI counts the threads it must wait for through pthread_create",
               call);
@@ -197,18 +217,41 @@ static void unblock(waiter *w) {
     if (!w->woken) {
         w->woken = 1;
         blocked--;
+        if (w->who >= 0) thread_state[w->who] = T_RUN;
     }
 }
 
-static void bump(void) { /* something happened: pollers look again (under L) */
+static int pick(void) { /* the thread to run next: the lowest-numbered that can (under L) */
+    for (int i = 0; i < n_threads; i++)
+        if (thread_state[i] == T_RUN) return i;
+    return -1;
+}
+
+static void release(void) { /* this thread waits or ends: the baton to the next (under L) */
+    baton = pick();
+    real_cond_broadcast(&wake);
+}
+
+static void acquire(void) { /* this thread can run: wait for its turn (under L) */
+    if (self < 0) return;
+    for (;;) {
+        if (baton < 0 || thread_state[baton] != T_RUN) baton = pick();
+        if (baton == self) return;
+        real_cond_wait(&wake, &L);
+    }
+}
+
+static void bump(void) { /* something happened: pollers, and threads waiting for a mutex, look again (under L) */
     gen++;
     for (waiter *w = waiters; w; w = w->next)
-        if (w->kind == W_POLL) unblock(w);
+        if (w->kind == W_POLL || w->kind == W_MUTEX) unblock(w);
     real_cond_broadcast(&wake);
 }
 
 static void add_waiter(waiter *w) {
     w->woken = 0;
+    w->who = self;
+    if (self >= 0) thread_state[self] = T_WAIT;
     w->next = waiters;
     waiters = w;
     blocked++;
@@ -227,14 +270,16 @@ static void block_on(waiter *w) { /* under L: wait until someone wakes w */
     int old;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
     add_waiter(w);
-    if (w->kind != W_POLL) bump();
+    if (w->kind != W_POLL && w->kind != W_MUTEX) bump();
+    if (self >= 0) release();
     while (!w->woken) real_cond_wait(&wake, &L);
     remove_waiter(w);
+    acquire();
     pthread_setcancelstate(old, NULL);
 }
 
 static void poll_point(void) { /* a poll that found nothing: after POLLS with nothing new, wait */
-    pthread_mutex_lock(&L);
+    lock_L();
     if (gen != seen) {
         seen = gen;
         unchanged = 0;
@@ -244,7 +289,7 @@ static void poll_point(void) { /* a poll that found nothing: after POLLS with no
         seen = gen;
         unchanged = 0;
     }
-    pthread_mutex_unlock(&L);
+    unlock_L();
 }
 
 void ml_fatal(const char *fmt, ...) {
@@ -253,7 +298,7 @@ void ml_fatal(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    pthread_mutex_lock(&L);
+    lock_L();
     fatal("%s", text);
     _exit(70);
 }
@@ -273,7 +318,7 @@ static void fatal(const char *fmt, ...) {
 }
 
 static void unsupported(const char *call) {
-    pthread_mutex_lock(&L);
+    lock_L();
     fatal("%s is not supported by mutexlab's MPI", call);
 }
 
@@ -292,7 +337,7 @@ static void types_init(void) {
 
 static dtype *type_of(MPI_Datatype t) {
     if (t <= 0 || t >= TYPES || !types[t].used) {
-        pthread_mutex_lock(&L);
+        lock_L();
         fatal("datatype %d is not a datatype mutexlab's MPI knows (predefined, or made by MPI_Type_contiguous or "
               "MPI_Type_create_struct)", t);
     }
@@ -321,14 +366,14 @@ static void add_blocks(dtype *t, const dtype *old, long at) {
 }
 
 static int new_type(const dtype *made) {
-    pthread_mutex_lock(&L);
+    lock_L();
     for (int i = 1; i < TYPES; i++)
         if (!types[i].used) {
             types[i] = *made;
             types[i].used = 1;
             if (types[i].align < 1) types[i].align = 1;
             if (types[i].nblocks < 0) types[i].nblocks = 0;
-            pthread_mutex_unlock(&L);
+            unlock_L();
             return i;
         }
     fatal("more than %d datatypes at once", TYPES);
@@ -410,12 +455,12 @@ int ml_comm(MPI_Comm comm, const char *call) {
     counted_thread(call);
     int index = comm == MPI_COMM_WORLD ? 0 : comm - FIRST_DUP + 1;
     if (comm != MPI_COMM_WORLD && (comm < FIRST_DUP || comm >= FIRST_DUP + COMMS || !comm_live[comm - FIRST_DUP])) {
-        pthread_mutex_lock(&L);
+        lock_L();
         fatal("%s on a communicator mutexlab's MPI does not know (%d): it has MPI_COMM_WORLD and the copies "
               "MPI_Comm_dup makes of it", call, comm);
     }
     if (!initialized || finalized) {
-        pthread_mutex_lock(&L);
+        lock_L();
         fatal("%s called %s MPI_Init", call, finalized ? "after MPI_Finalize, not before" : "before");
     }
     return 4 * index;
@@ -423,18 +468,18 @@ int ml_comm(MPI_Comm comm, const char *call) {
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out) {
     ml_comm(comm, "MPI_Comm_dup");
-    pthread_mutex_lock(&L);
+    lock_L();
     if (next_dup >= FIRST_DUP + COMMS) fatal("MPI_Comm_dup: more than %d communicators in a run", COMMS);
     comm_live[next_dup - FIRST_DUP] = 1;
     *out = next_dup++;
-    pthread_mutex_unlock(&L);
+    unlock_L();
     return MPI_SUCCESS;
 }
 
 int MPI_Comm_free(MPI_Comm *comm) {
     ml_comm(*comm, "MPI_Comm_free");
     if (*comm == MPI_COMM_WORLD) {
-        pthread_mutex_lock(&L);
+        lock_L();
         fatal("MPI_Comm_free of MPI_COMM_WORLD");
     }
     comm_live[*comm - FIRST_DUP] = 0; /* its handle is not used again: the ranks stay in step */
@@ -443,9 +488,9 @@ int MPI_Comm_free(MPI_Comm *comm) {
 }
 
 int ml_next_seq(int ctx) {
-    pthread_mutex_lock(&L);
+    lock_L();
     int seq = ++coll_seq[ctx / 4];
-    pthread_mutex_unlock(&L);
+    unlock_L();
     return seq;
 }
 
@@ -456,27 +501,27 @@ static void arrive(msg *m);
 
 void ml_send(int dest, int tag, int ctx, const void *buf, long bytes, const char *call) {
     if (dest < 0 || dest >= size_) {
-        pthread_mutex_lock(&L);
+        lock_L();
         fatal("%s to rank %d: there are ranks 0 to %d", call, dest, size_ - 1);
     }
     if (dest == rank_) { /* to itself: no other process is involved, it arrives at once */
         msg *m = calloc(1, sizeof *m);
         unsigned char *copy = malloc((size_t)bytes + 1);
-        pthread_mutex_lock(&L);
+        lock_L();
         if (!m || !copy) fatal("%s: out of memory", call);
         if (bytes) memcpy(copy, buf, (size_t)bytes);
         *m = (msg){NULL, rank_, tag, ctx, bytes, copy};
         drain();
         arrive(m);
-        pthread_mutex_unlock(&L);
+        unlock_L();
         return;
     }
     if (bytes > 30000) {
-        pthread_mutex_lock(&L);
+        lock_L();
         fatal("%s of %ld bytes: mutexlab's MPI carries at most 30000 bytes a message", call, bytes);
     }
     static char line[2 * 30000 + 256];
-    pthread_mutex_lock(&L);
+    lock_L();
     int kind = ctx % 4; /* the message's name in the trace: its tag, or what it is for */
     const char *name = kind == CTX_P2P ? "tag " : kind == CTX_COLLECTIVE ? "collective " : "barrier";
     int k = snprintf(line, sizeof line,
@@ -488,7 +533,7 @@ void ml_send(int dest, int tag, int ctx, const void *buf, long bytes, const char
     drain();
     put(line, (size_t)k);
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
 }
 
 static int matches(int src, int tag, int ctx, const msg *m) {
@@ -543,7 +588,7 @@ static int new_request(void) { /* under L */
 }
 
 int ml_post_recv(void *buf, long capacity, int src, int tag, int ctx) {
-    pthread_mutex_lock(&L);
+    lock_L();
     int i = new_request();
     request *r = &reqs[i];
     r->recv = 1;
@@ -560,13 +605,13 @@ int ml_post_recv(void *buf, long capacity, int src, int tag, int ctx) {
             break;
         }
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
     return i;
 }
 
 static request *request_of(MPI_Request *handle, const char *call) {
     if (*handle <= 0 || *handle >= REQUESTS || !reqs[*handle].used) {
-        pthread_mutex_lock(&L);
+        lock_L();
         fatal("%s of a request that is not active (%d)", call, *handle);
     }
     return &reqs[*handle];
@@ -584,13 +629,13 @@ int MPI_Wait(MPI_Request *handle, MPI_Status *status) {
     counted_thread("MPI_Wait");
     sync_stdout();
     request *r = request_of(handle, "MPI_Wait");
-    pthread_mutex_lock(&L);
+    lock_L();
     if (!r->done) {
         waiter w = {.kind = W_REQ, .what = r};
         block_on(&w);
     }
     finish(handle, status);
-    pthread_mutex_unlock(&L);
+    unlock_L();
     return MPI_SUCCESS;
 }
 
@@ -607,10 +652,10 @@ int MPI_Test(MPI_Request *handle, int *flag, MPI_Status *status) {
     counted_thread("MPI_Test");
     sync_stdout();
     request *r = request_of(handle, "MPI_Test");
-    pthread_mutex_lock(&L);
+    lock_L();
     *flag = r->done;
     if (r->done) finish(handle, status);
-    pthread_mutex_unlock(&L);
+    unlock_L();
     if (!*flag) poll_point();
     return MPI_SUCCESS;
 }
@@ -618,7 +663,7 @@ int MPI_Test(MPI_Request *handle, int *flag, MPI_Status *status) {
 unsigned char *ml_pack(const void *buf, int count, MPI_Datatype type, long *bytes, const char *call) {
     unsigned char *packed = pack(buf, count, type_of(type), bytes);
     if (!packed) {
-        pthread_mutex_lock(&L);
+        lock_L();
         fatal("%s: out of memory", call);
     }
     return packed;
@@ -638,10 +683,10 @@ int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, M
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
     MPI_Send(buf, count, type, dest, tag, comm); /* held by mutexlab: the buffer is free at once */
-    pthread_mutex_lock(&L);
+    lock_L();
     *req = new_request();
     reqs[*req].done = 1;
-    pthread_mutex_unlock(&L);
+    unlock_L();
     return MPI_SUCCESS;
 }
 
@@ -668,13 +713,13 @@ int MPI_Request_free(MPI_Request *handle) {
     if (*handle == MPI_REQUEST_NULL) return MPI_SUCCESS;
     counted_thread("MPI_Request_free");
     request *r = request_of(handle, "MPI_Request_free");
-    pthread_mutex_lock(&L);
+    lock_L();
     if (r->done)
         r->used = 0;
     else
         r->freed = 1; /* a receive: it still takes its message, and nobody learns when */
     *handle = MPI_REQUEST_NULL;
-    pthread_mutex_unlock(&L);
+    unlock_L();
     return MPI_SUCCESS;
 }
 
@@ -685,18 +730,18 @@ int MPI_Waitany(int count, MPI_Request handles[], int *index, MPI_Status *status
         if (handles[i] != MPI_REQUEST_NULL) request_of(&handles[i], "MPI_Waitany"); /* each active */
     for (;;) { /* a poll: with nothing new, the thread waits until something happens */
         int active = 0;
-        pthread_mutex_lock(&L);
+        lock_L();
         for (int i = 0; i < count; i++) {
             if (handles[i] == MPI_REQUEST_NULL) continue;
             active = 1;
             if (reqs[handles[i]].done) {
                 finish(&handles[i], status);
                 *index = i;
-                pthread_mutex_unlock(&L);
+                unlock_L();
                 return MPI_SUCCESS;
             }
         }
-        pthread_mutex_unlock(&L);
+        unlock_L();
         if (!active) {
             *index = MPI_UNDEFINED;
             return MPI_SUCCESS;
@@ -710,14 +755,14 @@ int MPI_Testall(int count, MPI_Request handles[], int *flag, MPI_Status statuses
     sync_stdout();
     for (int i = 0; i < count; i++)
         if (handles[i] != MPI_REQUEST_NULL) request_of(&handles[i], "MPI_Testall"); /* each active */
-    pthread_mutex_lock(&L);
+    lock_L();
     *flag = 1;
     for (int i = 0; i < count; i++)
         if (handles[i] != MPI_REQUEST_NULL && !reqs[handles[i]].done) *flag = 0;
     if (*flag)
         for (int i = 0; i < count; i++)
             if (handles[i] != MPI_REQUEST_NULL) finish(&handles[i], statuses ? &statuses[i] : MPI_STATUS_IGNORE);
-    pthread_mutex_unlock(&L);
+    unlock_L();
     if (!*flag) poll_point();
     return MPI_SUCCESS;
 }
@@ -739,25 +784,25 @@ static void probe_status(msg *m, MPI_Status *status) {
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     int ctx = ml_comm(comm, "MPI_Probe");
     sync_stdout();
-    pthread_mutex_lock(&L);
+    lock_L();
     msg *m;
     while ((m = find_unexpected(source, tag, ctx)) == NULL) {
         waiter w = {.kind = W_PROBE, .src = source, .tag = tag, .ctx = ctx};
         block_on(&w);
     }
     probe_status(m, status);
-    pthread_mutex_unlock(&L);
+    unlock_L();
     return MPI_SUCCESS;
 }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
     int ctx = ml_comm(comm, "MPI_Iprobe");
     sync_stdout();
-    pthread_mutex_lock(&L);
+    lock_L();
     msg *m = find_unexpected(source, tag, ctx);
     *flag = m != NULL;
     if (m) probe_status(m, status);
-    pthread_mutex_unlock(&L);
+    unlock_L();
     if (!*flag) poll_point();
     return MPI_SUCCESS;
 }
@@ -792,7 +837,7 @@ int MPI_Barrier(MPI_Comm comm) { /* every rank tells rank 0, which answers all w
 static void at_end(int status, void *unused) { /* main returned or exit was called */
     (void)unused;
     fflush(NULL);
-    pthread_mutex_lock(&L);
+    lock_L();
     if (status != 0) { /* a failure: the director sees the rank end with it (a crash finding) */
         drain();
         _exit(status);
@@ -804,7 +849,7 @@ static void at_end(int status, void *unused) { /* main returned or exit was call
 }
 
 static int init(void) {
-    pthread_mutex_lock(&L);
+    lock_L();
     if (initialized) fatal("MPI_Init called twice");
     while (rank_ < 0) {
         waiter w = {.kind = W_INIT};
@@ -812,7 +857,7 @@ static int init(void) {
     }
     initialized = 1;
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
     on_exit(at_end, NULL);
     return MPI_SUCCESS;
 }
@@ -848,17 +893,17 @@ int MPI_Query_thread(int *provided) {
 
 int MPI_Finalize(void) {
     sync_stdout();
-    pthread_mutex_lock(&L);
+    lock_L();
     finalized = 1;
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
     return MPI_SUCCESS;
 }
 
 int MPI_Abort(MPI_Comm comm, int code) {
     (void)comm;
     fflush(NULL);
-    pthread_mutex_lock(&L);
+    lock_L();
     drain();
     char line[96];
     int k = snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_abort\":%d}\n", code);
@@ -884,54 +929,54 @@ int MPI_Get_processor_name(char *name, int *len) {
 }
 
 double MPI_Wtime(void) {
-    pthread_mutex_lock(&L);
+    lock_L();
     clock_ns += 1000;
     double now = clock_ns / 1e9;
-    pthread_mutex_unlock(&L);
+    unlock_L();
     return now;
 }
 
 double MPI_Wtick(void) { return 1e-6; }
 
 static void slept(long long ns) {
-    pthread_mutex_lock(&L);
+    lock_L();
     if (ns > 0) clock_ns += ns;
-    pthread_mutex_unlock(&L);
+    unlock_L();
 }
 
 void mutexlab_enter(const char *resource) {
     fflush(stdout);
-    pthread_mutex_lock(&L);
+    lock_L();
     char esc[512];
     json_string(esc, sizeof esc, resource, strlen(resource));
     emit("{\"type\":\"enter\",\"resource\":%s}\n", esc);
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
 }
 
 void mutexlab_exit(const char *resource) {
     fflush(stdout);
-    pthread_mutex_lock(&L);
+    lock_L();
     char esc[512];
     json_string(esc, sizeof esc, resource, strlen(resource));
     emit("{\"type\":\"exit\",\"resource\":%s}\n", esc);
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
 }
 
 void mutexlab_state(const char *state) {
     fflush(stdout);
-    pthread_mutex_lock(&L);
+    lock_L();
     char esc[512];
     json_string(esc, sizeof esc, state, strlen(state));
     emit("{\"type\":\"state\",\"state\":%s}\n", esc);
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
 }
 
 void mutexlab_event(const char *event, const char *fields) {
     fflush(stdout);
-    pthread_mutex_lock(&L);
+    lock_L();
     char esc[512], line[4096];
     json_string(esc, sizeof esc, event, strlen(event));
     int has = fields && *fields;
@@ -941,7 +986,7 @@ void mutexlab_event(const char *event, const char *fields) {
     drain();
     put(line, (size_t)k);
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
 }
 
 static long json_long(const char *line, const char *key, long otherwise) {
@@ -953,7 +998,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
     (void)unused;
     static char line[LINE_MAX_];
     while (fgets(line, sizeof line, in)) {
-        pthread_mutex_lock(&L);
+        lock_L();
         clock_ns += 1000000;
         if (strstr(line, "\"type\":\"init\"")) {
             if (rank_ >= 0) fatal("a second init: a rank starts once per run");
@@ -992,14 +1037,14 @@ static void *director(void *unused) { /* one input line at a time; done once the
         }
         drain();
         put("{\"type\":\"done\"}\n", 16);
-        pthread_mutex_unlock(&L);
+        unlock_L();
     }
     _exit(0);
 }
 
 __attribute__((constructor)) static void start(void) {
     resolve();
-    counted = 1;
+    self = 0; /* main: it holds the baton first (baton = 0, thread_state[0] = T_RUN) */
     types_init();
     int fd_in = dup(0), null = open("/dev/null", O_RDONLY), p[2];
     out_fd = dup(1);
@@ -1034,23 +1079,30 @@ __attribute__((constructor)) static void start(void) {
 typedef struct {
     void *(*fn)(void *);
     void *arg;
+    int number;
 } start_box;
 
 static void thread_gone(void) {
-    pthread_mutex_lock(&L);
+    lock_L();
     live--;
+    thread_state[self] = T_GONE;
     if (n_exited < EXITED) exited[n_exited++] = pthread_self();
     for (waiter *w = waiters; w; w = w->next)
         if (w->kind == W_JOIN && pthread_equal(w->thread, pthread_self())) unblock(w);
     bump();
     real_cond_signal(&quiet);
-    pthread_mutex_unlock(&L);
+    release();
+    self = -1;
+    unlock_L();
 }
 
 static void *trampoline(void *box_) {
     start_box box = *(start_box *)box_;
     free(box_);
-    counted = 1;
+    self = box.number;
+    lock_L();
+    acquire();
+    unlock_L();
     void *result = box.fn(box.arg);
     sync_stdout();
     thread_gone();
@@ -1061,17 +1113,21 @@ int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *)
     resolve();
     start_box *box = malloc(sizeof *box);
     if (!box) return EAGAIN;
-    *box = (start_box){fn, arg};
-    pthread_mutex_lock(&L);
+    *box = (start_box){fn, arg, 0};
+    lock_L();
+    if (n_threads == THREADS) fatal("more than %d threads in a rank", THREADS - 1);
+    box->number = n_threads++;
+    thread_state[box->number] = T_RUN;
     live++;
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
     int rc = real_create(t, attr, trampoline, box);
     if (rc != 0) {
-        free(box);
-        pthread_mutex_lock(&L);
+        lock_L();
+        thread_state[box->number] = T_GONE;
         live--;
-        pthread_mutex_unlock(&L);
+        unlock_L();
+        free(box);
     }
     return rc;
 }
@@ -1085,7 +1141,7 @@ void pthread_exit(void *value) {
 
 int pthread_join(pthread_t t, void **value) {
     resolve();
-    pthread_mutex_lock(&L);
+    lock_L();
     for (;;) {
         int gone = 0;
         for (int i = 0; i < n_exited; i++) gone |= pthread_equal(exited[i], t);
@@ -1093,31 +1149,59 @@ int pthread_join(pthread_t t, void **value) {
         waiter w = {.kind = W_JOIN, .thread = t};
         block_on(&w);
     }
-    pthread_mutex_unlock(&L);
+    unlock_L();
     return real_join(t, value);
 }
 
-int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+static void mutex_released(pthread_mutex_t *m) { /* under L */
+    for (waiter *w = waiters; w; w = w->next)
+        if (w->kind == W_MUTEX && w->what == m) unblock(w);
+}
+
+/* A mutex a thread cannot take now is a wait: it hands the baton on until the mutex is let go. */
+int pthread_mutex_lock(pthread_mutex_t *m) {
     resolve();
-    waiter w = {.kind = W_COND, .what = c};
-    pthread_mutex_lock(&L);
-    add_waiter(&w);
-    bump();
-    pthread_mutex_unlock(&L);
-    int rc = real_cond_wait(c, m);
-    pthread_mutex_lock(&L);
-    unblock(&w); /* a wakeup nobody signalled (spurious) counts the thread as running again */
-    remove_waiter(&w);
-    pthread_mutex_unlock(&L);
+    if (self < 0) return real_mutex_lock(m);
+    for (;;) {
+        int rc = real_mutex_trylock(m);
+        if (rc != EBUSY) return rc;
+        lock_L();
+        waiter w = {.kind = W_MUTEX, .what = m};
+        block_on(&w);
+        unlock_L();
+    }
+}
+
+int pthread_mutex_unlock(pthread_mutex_t *m) {
+    resolve();
+    int rc = real_mutex_unlock(m);
+    if (self >= 0) {
+        lock_L();
+        mutex_released(m);
+        unlock_L();
+    }
     return rc;
 }
 
+/* The library's own condition variable: the mutex let go, a wait until a signal, the mutex again. */
+int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+    resolve();
+    if (self < 0) return real_cond_wait(c, m);
+    waiter w = {.kind = W_COND, .what = c};
+    lock_L();
+    real_mutex_unlock(m);
+    mutex_released(m);
+    block_on(&w);
+    unlock_L();
+    return pthread_mutex_lock(m);
+}
+
 static void cond_wake(pthread_cond_t *c) { /* every waiter of c: a signal wakes them all (allowed) */
-    pthread_mutex_lock(&L);
+    lock_L();
     for (waiter *w = waiters; w; w = w->next)
         if (w->kind == W_COND && w->what == c) unblock(w);
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
     resolve();
     real_cond_broadcast(c);
 }
