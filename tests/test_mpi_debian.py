@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import regex
 from conftest import missing
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,6 +24,8 @@ EXAMPLES = ROOT / "examples" / "mpi"
 HEADER_DIR = ROOT / "shared" / "mutexlab" / "mpi" / "include"  # for mutexlab.h only (-idirafter)
 REGEX = re.compile("(?P<enter>enters)|(?P<exit>leaves)")  # docs/mpi.md's quick start
 PRINTED_REGEX = re.compile((EXAMPLES / "bees_printf.regex").read_text().strip())
+# hive.regex repeats group names in alternatives: the regex module's syntax, as --regex reads it.
+HIVE_REGEX = regex.compile((EXAMPLES / "hive.regex").read_text().strip())
 PACKAGES = {"openmpi": "openmpi-bin libopenmpi-dev", "mpich": "mpich libmpich-dev"}
 # Open MPI refuses root without the first flag; the second lets 5 ranks share 2 cores.
 MPIRUN_FLAGS = {"openmpi": ["--allow-run-as-root", "--oversubscribe"], "mpich": []}
@@ -30,7 +33,9 @@ VARIANTS = {
     "ricart_agrawala": ["", "-DBROKEN_NO_PRIORITY", "-DBROKEN_FORGET_DEFERRED"],
     "bees": ["", "-DBROKEN_REED", "-DBROKEN_FLOWERS"],
     "bees_printf": ["", "-DBROKEN_REED", "-DBROKEN_FLOWER", "-DBROKEN_STALE_COCOONS"],
+    "hive": ["", "-DBROKEN_COUNT"],
 }
+SUFFIX = {"hive": ".cpp"}
 SECONDS = 120
 
 
@@ -43,6 +48,8 @@ def tools(impl: str) -> tuple[str, str]:
 
 def build(impl: str, source: Path, flag: str, out: Path) -> str:
     cc, _ = tools(impl)
+    if source.suffix == ".cpp":
+        cc = cc.replace("mpicc.", "mpicxx.")
     binary = out / f"{source.stem}{flag.replace('-D', '-')}-{impl}"
     argv = [cc, "-O2", "-Wall", "-Werror", "-idirafter", str(HEADER_DIR), *([flag] if flag else [])]
     made = subprocess.run(
@@ -66,7 +73,7 @@ def mpirun(impl: str, np: int, program: str, *args: str) -> list[str]:
     return done.stdout.splitlines()
 
 
-def read(lines: list[str], regex: re.Pattern, resource: str) -> collections.Counter:
+def read(lines: list[str], regex, resource: str) -> collections.Counter:
     """What the lines mean, by mutexlab's own reading of a printed line (rank.py)."""
     from mutexlab.mpi.rank import meaning
 
@@ -87,7 +94,7 @@ def read(lines: list[str], regex: re.Pattern, resource: str) -> collections.Coun
 @pytest.mark.parametrize("example", sorted(VARIANTS))
 def test_every_example_and_its_broken_twins_build_with_debians_mpicc(impl, example, tmp_path):
     for flag in VARIANTS[example]:
-        assert Path(build(impl, EXAMPLES / f"{example}.c", flag, tmp_path)).is_file()
+        assert Path(build(impl, EXAMPLES / f"{example}{SUFFIX.get(example, '.c')}", flag, tmp_path)).is_file()
 
 
 @pytest.mark.parametrize("impl", sorted(PACKAGES))
@@ -125,3 +132,20 @@ def test_the_bees_with_mutexlab_h_run_under_mpirun_and_end(impl, tmp_path):
     lines = mpirun(impl, 5, program)  # the problem's defaults: 3 reeds, 3 flowers, 5 eggs, 15 cocoons
     assert sum(" lays egg " in line for line in lines) == 25, lines
     assert sorted(line for line in lines if line.endswith(" dies")) == [f"bee {b} dies" for b in range(1, 6)]
+
+
+@pytest.mark.parametrize("impl", sorted(PACKAGES))
+def test_the_cxx_hive_runs_under_mpirun_and_its_regex_reads_the_colony(impl, tmp_path):
+    program = build(impl, EXAMPLES / "hive.cpp", "", tmp_path)
+    lines = mpirun(impl, 5, program)  # the problem's defaults: every bee lays 5 eggs
+    counts = read(lines, HIVE_REGEX, "")
+    assert counts == {
+        ("enter", "reed"): 5,
+        ("exit", "reed"): 5,
+        ("enter", "flower"): 25,
+        ("exit", "flower"): 25,
+        ("event", "egg"): 25,
+        ("event", "death"): 5,
+        ("state", "DEAD"): 5,
+    }, lines
+    assert "colony laid 25 eggs" in "\n".join(lines)  # MPI_Reduce's sum, by the real MPI
