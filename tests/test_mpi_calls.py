@@ -31,6 +31,7 @@ def made(tmp_path_factory) -> dict[str, str]:
         ("collectives-wrong", COLLECTIVES, ["-DBROKEN_EXPECTATION"], "mpicc"),
         ("bees-printf", PRINTED_BEES, [], "mpicc"),
         ("std-thread", STD_THREAD, [], "mpicxx"),
+        ("std-thread-wait-for", STD_THREAD, ["-DWAIT_FOR"], "mpicxx"),
         ("hive", HIVE, [], "mpicxx"),
         ("hive-broken", HIVE, ["-DBROKEN_COUNT"], "mpicxx"),
     ):
@@ -74,11 +75,12 @@ def test_cxx_threads_condition_variables_and_sleeps_are_seen_waiting(cli, made):
     if "std-thread" not in made:
         missing("g++ is not installed: mutexlab mpicxx cannot be tried")
     for strategy in ("random", "systematic"):
-        ran = cli(
-            "test", "mutex", "--np", "3", "--entries", "1", "--strategy", strategy, "--runs", "30",
-            "--timeout", "2", "--mpi", made["std-thread"],
-        )  # fmt: skip
-        assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+        for program in ("std-thread", "std-thread-wait-for"):
+            ran = cli(
+                "test", "mutex", "--np", "3", "--entries", "1", "--strategy", strategy, "--runs", "30",
+                "--timeout", "2", "--mpi", made[program],
+            )  # fmt: skip
+            assert ran.returncode == 0 and "PASS" in ran.stdout, program + ran.stdout + ran.stderr
 
 
 def test_the_regex_may_come_from_a_file(cli, made, tmp_path):

@@ -1,7 +1,8 @@
 /* C++ threads under mutexlab's MPI (tests/test_mpi_calls.py): a std::thread receives the token and
  * wakes the main thread through a std::condition_variable; the main thread enters "cs" (mutexlab.h),
  * sleeps with std::this_thread::sleep_for, leaves and passes the token on. Each waits in libstdc++,
- * which the library must see as waiting, or every step would stall. */
+ * which the library must see as waiting, or every step would stall. -DWAIT_FOR: the main thread
+ * waits with wait_for in a loop (a timed wait: a poll). */
 #include <mpi.h>
 #include <mutexlab.h>
 #include <chrono>
@@ -31,7 +32,12 @@ int main(int argc, char **argv) {
     }
     {
         std::unique_lock<std::mutex> lock(m);
+#ifdef WAIT_FOR /* a timed wait, looked at again until the token is there */
+        while (!cv.wait_for(lock, std::chrono::milliseconds(10), [] { return token; })) {
+        }
+#else
         cv.wait(lock, [] { return token; });
+#endif
     }
     mutexlab_enter("cs");
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -67,6 +67,7 @@ enum { W_REQ, W_PROBE, W_POLL, W_COND, W_JOIN, W_INIT, W_FOREVER, W_MUTEX };
 typedef struct waiter {
     struct waiter *next;
     int kind, woken, src, tag, ctx, who; /* who: the waiting thread's number */
+    int signalled;                       /* a timed condition wait (W_POLL on a condition variable) */
     void *what; /* request, condition variable */
     pthread_t thread;
 } waiter;
@@ -1199,11 +1200,57 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
 static void cond_wake(pthread_cond_t *c) { /* every waiter of c: a signal wakes them all (allowed) */
     lock_L();
     for (waiter *w = waiters; w; w = w->next)
-        if (w->kind == W_COND && w->what == c) unblock(w);
+        if ((w->kind == W_COND || w->kind == W_POLL) && w->what == c) {
+            w->signalled = 1;
+            unblock(w);
+        }
     bump();
     unlock_L();
     resolve();
     real_cond_broadcast(c);
+}
+
+/* A timed wait is a poll, as a sleep is (time passes only in mutexlab's clock): it times out at
+ * once while something new happens in the rank, and after POLLS times with nothing new it waits
+ * until something happens or the condition variable is signalled. */
+static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+    lock_L();
+    real_mutex_unlock(m);
+    mutex_released(m);
+    int signalled = 0;
+    if (gen != seen) {
+        seen = gen;
+        unchanged = 0;
+    } else if (++unchanged >= POLLS) {
+        waiter w = {.kind = W_POLL, .what = c};
+        block_on(&w);
+        signalled = w.signalled;
+        seen = gen;
+        unchanged = 0;
+    }
+    unlock_L();
+    pthread_mutex_lock(m);
+    return signalled ? 0 : ETIMEDOUT;
+}
+
+int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime) {
+    resolve();
+    if (self < 0) {
+        int (*timed)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *) =
+            real("pthread_cond_timedwait", "GLIBC_2.3.2");
+        return timed(c, m, abstime);
+    }
+    return timed_wait(c, m);
+}
+
+int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime) {
+    resolve();
+    if (self < 0) {
+        int (*timed)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *) =
+            real("pthread_cond_clockwait", NULL);
+        return timed(c, m, clock, abstime);
+    }
+    return timed_wait(c, m);
 }
 
 int pthread_cond_signal(pthread_cond_t *c) {
