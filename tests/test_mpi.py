@@ -31,21 +31,11 @@ STRATEGIES = ("random", "pct", "systematic")
 
 UNSUPPORTED_AT_RUN = """#include <mpi.h>
 int main(int argc, char **argv) {
-    int x = 1;
+    MPI_Comm half;
     MPI_Init(&argc, &argv);
-    MPI_Bcast(&x, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, 0, &half);
     MPI_Finalize();
     return 0;
-}
-"""
-STD_THREAD = """#include <mpi.h>
-#include <thread>
-int main(int argc, char **argv) {
-    int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    std::thread t([] { int x; MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); });
-    t.join();
-    MPI_Finalize();
 }
 """
 GIVES_UP = """#include <mpi.h>
@@ -89,7 +79,7 @@ def built(tmp_path_factory) -> dict[str, str]:
         missing("gcc is not installed: mutexlab's MPI cannot be built")
     out = tmp_path_factory.mktemp("mpi")
     cache = out / "cache"
-    (out / "bcast.c").write_text(UNSUPPORTED_AT_RUN)
+    (out / "split.c").write_text(UNSUPPORTED_AT_RUN)
     (out / "gives_up.c").write_text(GIVES_UP)
     found = {}
     for name, source, flags in (
@@ -104,15 +94,14 @@ def built(tmp_path_factory) -> dict[str, str]:
         ("bees-printf-reed", PRINTED_BEES, ["-DBROKEN_REED"]),
         ("bees-printf-flower", PRINTED_BEES, ["-DBROKEN_FLOWER"]),
         ("bees-printf-stale", PRINTED_BEES, ["-DBROKEN_STALE_COCOONS"]),
-        ("bcast", out / "bcast.c", []),
+        ("split", out / "split.c", []),
         ("gives-up", out / "gives_up.c", []),
     ):
         made = mpicc(cache, "-O2", "-Wall", "-Werror", *flags, "-o", str(out / name), str(source))
         assert made.returncode == 0, made.stderr
         found[name] = str(out / name)
     if shutil.which("g++") is not None:
-        (out / "std_thread.cpp").write_text(STD_THREAD)
-        for name, source in (("ring", RING), ("std-thread", out / "std_thread.cpp")):
+        for name, source in (("ring", RING),):
             made = mpicc(cache, "-O2", "-Wall", "-o", str(out / name), str(source), command="mpicxx")
             assert made.returncode == 0, made.stderr
             found[name] = str(out / name)
@@ -211,9 +200,9 @@ def test_nothing_entered_proves_nothing(cli, built):
 
 
 def test_an_unsupported_call_stops_the_run_naming_it(cli, built):
-    ran = run_mpi(cli, built["bcast"], "--runs", "5", np=2)
+    ran = run_mpi(cli, built["split"], "--runs", "5", np=2)
     assert ran.returncode == 2
-    assert "MPI_Bcast is not supported by mutexlab's MPI" in ran.stderr, ran.stderr
+    assert "MPI_Comm_split is not supported by mutexlab's MPI" in ran.stderr, ran.stderr
 
 
 def test_an_mpi_call_mutexlab_lacks_fails_at_link_time_naming_it(built, tmp_path):
@@ -256,17 +245,13 @@ def test_a_rank_started_by_hand_says_how_to_run_it(built):
     assert "mutexlab test PROBLEM --mpi" in ran.stdout
 
 
-def test_cxx_through_mpicxx_and_a_thread_it_cannot_count(cli, built):
+def test_cxx_through_mpicxx(cli, built):
     if "ring" not in built:
         missing("g++ is not installed: mutexlab mpicxx cannot be tried")
     ran = run_mpi(
         cli, built["ring"], "--strategy", "systematic", "-o", "k=3", np=3, problem="kmutex", regex=None
     )
     assert ran.returncode == 0 and "searched exhaustively" in ran.stdout, ran.stdout + ran.stderr
-    # std::thread starts its thread inside libstdc++, out of the linker's reach: an MPI call from it
-    # is refused by name rather than left uncounted (a step could end while it runs).
-    uncounted = run_mpi(cli, built["std-thread"], "--runs", "3", np=2, regex=None)
-    assert uncounted.returncode == 2 and "not started by the program's pthread_create" in uncounted.stderr
 
 
 @pytest.mark.parametrize("strategy", ("random", "pct"))

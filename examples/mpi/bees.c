@@ -16,15 +16,15 @@
  * bee on it, and waits for RELEASE_REED from bee i-T; a bee beyond cocoons/eggs on its reed
  * retires. Flowers: Raymond's K-entry Ricart–Agrawala: a bee asks every other bee, a bee answers
  * at once unless its own pending request is earlier, and enters once N-K bees have answered. A
- * bee answers requests until the run ends (no termination protocol: mutexlab ends the run when
- * nothing is left to deliver). */
+ * bee that dies or retires tells every other bee DONE, and keeps answering requests until every
+ * other bee has said DONE too; then it ends (MPI_Finalize), so the program ends under mpirun. */
 #include <mpi.h>
 #include <mutexlab.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { REQ_FLOWER = 1, ACK_FLOWER = 2, RELEASE_REED = 3 };
+enum { REQ_FLOWER = 1, ACK_FLOWER = 2, RELEASE_REED = 3, DONE = 4 };
 
 typedef struct {
     int ts;   /* a request's Lamport stamp (REQ_FLOWER), the request answered (ACK_FLOWER) */
@@ -33,7 +33,7 @@ typedef struct {
 
 #define MAX_BEES 64
 static int rank, me, bees, flowers, reeds, eggs, cocoons;
-static int clock_, my_ts, requesting, acks, laid, reed, slot;
+static int clock_, my_ts, requesting, acks, laid, reed, slot, finished, others_done;
 static int deferred[MAX_BEES];
 static char reed_name[32];
 static MPI_Datatype NOTE;
@@ -41,6 +41,12 @@ static MPI_Datatype NOTE;
 static void send_note(int to, int tag, int ts, int which) {
     note n = {ts, which};
     MPI_Send(&n, 1, NOTE, to, tag, MPI_COMM_WORLD);
+}
+
+static void finish(void) { /* this bee is done: the others need not wait for it */
+    finished = 1;
+    for (int j = 0; j < bees; j++)
+        if (j != rank) send_note(j, DONE, 0, 0);
 }
 
 static void request_flower(void) {
@@ -97,6 +103,7 @@ static void maybe_visit(void) {
     mutexlab_event("death", fields);
     mutexlab_state("DEAD");
     printf("bee %d dies\n", me);
+    finish();
 }
 
 int main(int argc, char **argv) {
@@ -123,11 +130,12 @@ int main(int argc, char **argv) {
         snprintf(fields, sizeof fields, "\"rank\": %d, \"would_be_reed\": %d", me, reed);
         mutexlab_event("retire", fields);
         mutexlab_state("RETIRED");
+        finish();
     } else if (slot == 0) {
         on_reed();
         maybe_visit(); /* alone, or flowers for everyone: no permission needed */
     }
-    for (;;) {
+    while (!finished || others_done < bees - 1) {
         note n;
         MPI_Status status;
         MPI_Recv(&n, 1, NOTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
@@ -144,6 +152,11 @@ int main(int argc, char **argv) {
         } else if (status.MPI_TAG == RELEASE_REED) {
             on_reed();
             maybe_visit();
+        } else if (status.MPI_TAG == DONE) {
+            others_done++;
         }
     }
+    MPI_Type_free(&NOTE);
+    MPI_Finalize();
+    return 0;
 }

@@ -48,6 +48,39 @@ def add_arguments(p, replay: bool = False) -> None:
         "is resource:index) and 'units'; a group state_NAME is the state NAME, event_NAME an event "
         "whose fields are the groups f_FIELD",
     )
+    p.add_argument(
+        "--regex-file",
+        metavar="FILE",
+        help="--mpi: the --regex, read from FILE (its trailing newlines dropped)",
+    )
+
+
+REGEX_FILE_LIMIT = 64 * 1024  # a regex file larger than this is not a regex
+
+
+def regex_of(args) -> str | None:
+    """The regex of --regex or --regex-file (ConfigError for both, or a file it cannot use)."""
+    path = getattr(args, "regex_file", None)
+    if path is None:
+        return args.regex
+    if args.regex is not None:
+        raise ConfigError("give --regex or --regex-file, not both")
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(REGEX_FILE_LIMIT + 1)
+    except OSError as exc:
+        raise ConfigError(f"--regex-file {path}: {exc.strerror or exc}") from None
+    if len(raw) > REGEX_FILE_LIMIT:
+        raise ConfigError(f"--regex-file {path}: larger than {REGEX_FILE_LIMIT} bytes, not a regex")
+    try:
+        text = raw.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise ConfigError(f"--regex-file {path}: not UTF-8 text") from None
+    if not text or "\n" in text:
+        raise ConfigError(
+            f"--regex-file {path}: write the regex on one line (the file has {len(text.splitlines())})"
+        )
+    return text
 
 
 def options_first(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
@@ -115,8 +148,9 @@ def node_command(args, resource: str) -> list[str]:
     from ..mpi import rank_argv
 
     given = program(args)
-    check_regex(args.regex, named=not resource)
-    return rank_argv(given, args.regex, resource)
+    pattern = regex_of(args)
+    check_regex(pattern, named=not resource)
+    return rank_argv(given, pattern, resource)
 
 
 def replay_command(args, recorded: list[str], resource: str) -> list[str]:

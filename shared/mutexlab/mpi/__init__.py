@@ -1,7 +1,7 @@
 """mutexlab's own MPI: programs built against it run as ranks under the director (docs/mpi.md).
 
-``include/mpi.h`` and ``src/mpi.c`` are a small MPI (point-to-point, derived datatypes, a barrier)
-whose every message goes through ``mutexlab test``: each rank speaks the node protocol on the
+``include/mpi.h`` and ``src/`` are a small MPI (point-to-point, derived datatypes, communicators
+copied from the world, collectives made of messages) whose every message goes through ``mutexlab test``: each rank speaks the node protocol on the
 standard input and output it was started with and keeps the program's own standard output for
 itself (its lines come back as ``log`` lines, in order with the messages). The library is built
 with the C compiler on first use into a cache directory named by its sources' digest, so an
@@ -23,21 +23,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 INCLUDE = HERE / "include"
-SOURCE = HERE / "src" / "mpi.c"
+SOURCES = tuple(sorted((HERE / "src").glob("*.c")))
+INTERNAL = HERE / "src" / "internal.h"
 RANK = HERE / "rank.py"
 LIBRARY = "libmutexlabmpi.a"
-# Calls a rank counts to know when every thread of the program waits (the linker's --wrap).
-WRAPPED = (
-    "pthread_create",
-    "pthread_join",
-    "pthread_exit",
-    "pthread_cond_wait",
-    "pthread_cond_signal",
-    "pthread_cond_broadcast",
-    "sleep",
-    "usleep",
-    "nanosleep",
-)
 NOT_LINKING = frozenset({"-c", "-E", "-S", "-M", "-MM"})
 
 
@@ -53,7 +42,7 @@ def cache_dir() -> Path:
 def library(cc: str = "gcc") -> Path:
     """The directory holding the built library (built now if it is not there yet)."""
     digest = hashlib.blake2b(digest_size=8)
-    for path in (SOURCE, INCLUDE / "mpi.h", INCLUDE / "mutexlab.h"):
+    for path in (*SOURCES, INTERNAL, INCLUDE / "mpi.h", INCLUDE / "mutexlab.h"):
         digest.update(path.read_bytes())
     target = cache_dir() / f"mpi-{digest.hexdigest()}"
     if (target / LIBRARY).exists():
@@ -62,16 +51,18 @@ def library(cc: str = "gcc") -> Path:
         raise BuildError(f"no C compiler {cc!r} on PATH: mutexlab's MPI is built with it")
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as work:
-        obj = Path(work) / "mpi.o"
-        built = subprocess.run(
-            [cc, "-O2", "-g", "-fPIC", "-pthread", f"-I{INCLUDE}", "-c", str(SOURCE), "-o", str(obj)],
-            capture_output=True,
-            text=True,
-        )
-        if built.returncode != 0:
-            raise BuildError(f"building mutexlab's MPI failed:\n{built.stderr.strip()}")
-        subprocess.run(["ar", "rcs", str(Path(work) / LIBRARY), str(obj)], check=True, capture_output=True)
-        obj.unlink()
+        objects = [str(Path(work) / f"{source.stem}.o") for source in SOURCES]
+        for source, obj in zip(SOURCES, objects, strict=True):
+            built = subprocess.run(
+                [cc, "-O2", "-g", "-fPIC", "-pthread", f"-I{INCLUDE}", "-c", str(source), "-o", obj],
+                capture_output=True,
+                text=True,
+            )
+            if built.returncode != 0:
+                raise BuildError(f"building mutexlab's MPI failed:\n{built.stderr.strip()}")
+        subprocess.run(["ar", "rcs", str(Path(work) / LIBRARY), *objects], check=True, capture_output=True)
+        for obj in objects:
+            os.unlink(obj)
         try:
             os.rename(work, target)  # atomic: another build at once finds it whole or not at all
         except OSError:
@@ -87,7 +78,9 @@ def compile_argv(compiler: str, args: list[str]) -> list[str]:
     if NOT_LINKING & set(args):
         return argv
     lib = library()
-    return [*argv, f"-L{lib}", "-lmutexlabmpi", "-pthread", "-Wl,--wrap=" + ",--wrap=".join(WRAPPED)]
+    # The library defines pthread_create, pthread_cond_wait, sleep… itself (src/mpi.c): the
+    # executable's definitions come before the C library's, for its shared libraries too.
+    return [*argv, f"-L{lib}", "-lmutexlabmpi", "-pthread", "-ldl"]
 
 
 def rank_argv(program: list[str], regex: str | None, resource: str) -> list[str]:

@@ -43,6 +43,7 @@ typedef struct {
 #define MPI_DATATYPE_NULL 0
 #define MPI_STATUS_IGNORE ((MPI_Status *)0)
 #define MPI_STATUSES_IGNORE ((MPI_Status *)0)
+#define MPI_ERRCODES_IGNORE ((int *)0)
 #define MPI_MAX_PROCESSOR_NAME 256
 #define MPI_THREAD_SINGLE 0
 #define MPI_THREAD_FUNNELED 1
@@ -87,6 +88,10 @@ typedef struct {
 #define MPI_BOR 8
 #define MPI_MAXLOC 9
 #define MPI_MINLOC 10
+#define MPI_LXOR 11
+#define MPI_BXOR 12
+
+#define MPI_IN_PLACE ((void *)1)
 
 /* What mutexlab implements. */
 int MPI_Init(int *argc, char ***argv);
@@ -118,6 +123,7 @@ int MPI_Type_size(MPI_Datatype type, int *size);
 int MPI_Get_address(const void *location, MPI_Aint *address);
 int MPI_Barrier(MPI_Comm comm);
 double MPI_Wtime(void);
+double MPI_Wtick(void);
 
 /* Declared so that a program using them builds; calling one stops the run, naming it. */
 int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);

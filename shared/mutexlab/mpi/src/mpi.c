@@ -6,9 +6,13 @@
  * messages, as {"type":"log","stdout":...} lines. A step (an init, a delivered message) is
  * answered with `done` once the rank is quiescent: every thread of the program blocked in a call
  * mutexlab knows (a receive, a wait, a probe, a barrier, a condition variable, a join, a poll
- * with nothing new, the end of main) or ended. Threads are counted through the linker's --wrap of
- * pthread_create and friends; sleep, usleep and nanosleep take no time. */
+ * with nothing new, the end of main) or ended. Threads are counted by defining pthread_create
+ * and friends here: the program's executable defines them, so its calls and those of its shared
+ * libraries (libstdc++'s std::thread, std::condition_variable) come here first, and the C
+ * library's own are found with dlsym(RTLD_NEXT). sleep, usleep and nanosleep take no time.
+ * Collectives and communicators: collectives.c, on the internals declared in internal.h. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -19,23 +23,51 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mpi.h"
+#include "internal.h"
 
-int __real_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-int __real_pthread_join(pthread_t, void **);
-void __real_pthread_exit(void *) __attribute__((noreturn));
-int __real_pthread_cond_wait(pthread_cond_t *, pthread_mutex_t *);
-int __real_pthread_cond_signal(pthread_cond_t *);
-int __real_pthread_cond_broadcast(pthread_cond_t *);
+/* The C library's own functions of the names this file defines (resolved on first use). */
+static int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static int (*real_join)(pthread_t, void **);
+static void (*real_exit)(void *) __attribute__((noreturn));
+static int (*real_cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+static int (*real_cond_signal)(pthread_cond_t *);
+static int (*real_cond_broadcast)(pthread_cond_t *);
+static int (*real_mutex_lock)(pthread_mutex_t *);
+static int (*real_mutex_trylock)(pthread_mutex_t *);
+static int (*real_mutex_unlock)(pthread_mutex_t *);
+
+static void *real(const char *name, const char *version) {
+    void *f = version ? dlvsym(RTLD_NEXT, name, version) : NULL;
+    if (!f) f = dlsym(RTLD_NEXT, name);
+    if (!f) {
+        fprintf(stderr, "mutexlab MPI: the C library has no %s\n", name);
+        _exit(70);
+    }
+    return f;
+}
+
+static void resolve(void) { /* idempotent: every thread writes the same values */
+    if (real_mutex_unlock) return;
+    real_mutex_lock = real("pthread_mutex_lock", NULL);
+    real_mutex_trylock = real("pthread_mutex_trylock", NULL);
+    real_create = real("pthread_create", NULL);
+    real_join = real("pthread_join", NULL);
+    real_exit = real("pthread_exit", NULL);
+    real_cond_wait = real("pthread_cond_wait", "GLIBC_2.3.2");
+    real_cond_signal = real("pthread_cond_signal", "GLIBC_2.3.2");
+    real_cond_broadcast = real("pthread_cond_broadcast", "GLIBC_2.3.2");
+    real_mutex_unlock = real("pthread_mutex_unlock", NULL); /* last: resolve() is done once it is set */
+}
 
 #define LINE_MAX_ 70000
 #define POLLS 3 /* unchanged polls in a row that make a thread wait for something to happen */
 
-enum { W_REQ, W_PROBE, W_POLL, W_COND, W_JOIN, W_INIT, W_FOREVER };
+enum { W_REQ, W_PROBE, W_POLL, W_COND, W_JOIN, W_INIT, W_FOREVER, W_MUTEX };
 
 typedef struct waiter {
     struct waiter *next;
-    int kind, woken, src, tag;
+    int kind, woken, src, tag, ctx, who; /* who: the waiting thread's number */
+    int signalled;                       /* a timed condition wait (W_POLL on a condition variable) */
     void *what; /* request, condition variable */
     pthread_t thread;
 } waiter;
@@ -48,7 +80,7 @@ typedef struct msg {
 } msg;
 
 typedef struct {
-    int used, done, recv, src, tag, ctx;
+    int used, done, recv, src, tag, ctx, freed; /* freed: MPI_Request_free'd, the slot ends with it */
     void *buf;
     long capacity;
     MPI_Status status;
@@ -66,6 +98,10 @@ static pthread_mutex_t L = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER, quiet = PTHREAD_COND_INITIALIZER;
 static int live = 1, blocked, rank_ = -1, size_, initialized, finalized, out_fd = -1, stdout_r = -1;
 static unsigned long gen = 1;
+/* mutexlab's clock, what MPI_Wtime reads: 1 ms a step, the time each sleep asks for, 1 µs a
+ * reading; the same schedule gives the same readings (the real clock would make a message that
+ * carries one differ from run to run, which systematic search and replay cannot take). */
+static long long clock_ns;
 static waiter *waiters;
 static msg *unexpected;
 static FILE *in;
@@ -80,13 +116,27 @@ static char outbuf[8192];
 static size_t outlen;
 static __thread unsigned long seen;
 static __thread int unchanged;
-static __thread int counted; /* the thread is one the library counts (main, or pthread_create's) */
+/* The program's threads take turns: only the thread holding the baton runs program code; it
+ * hands the baton on when it waits in a call the library knows (or ends), to the lowest-numbered
+ * thread that can run (main is 0, the others numbered as they are started). So the threads of a
+ * rank interleave the same way every time a schedule is played, not as the machine's scheduler
+ * happens to run them. */
+#define THREADS 1024
+enum { T_RUN, T_WAIT, T_GONE };
+static int n_threads = 1, thread_state[THREADS], baton;
+static __thread int self = -1; /* this thread's number; -1 for a thread the library does not count */
+
+static void lock_L(void) {
+    resolve();
+    real_mutex_lock(&L);
+}
+static void unlock_L(void) { real_mutex_unlock(&L); }
 
 static void fatal(const char *fmt, ...);
 
 static void counted_thread(const char *call) {
-    if (!counted) {
-        pthread_mutex_lock(&L);
+    if (self < 0) {
+        lock_L();
         fatal("%s from a thread not started by the program's pthread_create (std::thread, a library's own "
               "thread?): mutexlab's MPI counts the threads it must wait for through pthread_create",
               call);
@@ -168,22 +218,45 @@ static void unblock(waiter *w) {
     if (!w->woken) {
         w->woken = 1;
         blocked--;
+        if (w->who >= 0) thread_state[w->who] = T_RUN;
     }
 }
 
-static void bump(void) { /* something happened: pollers look again (under L) */
+static int pick(void) { /* the thread to run next: the lowest-numbered that can (under L) */
+    for (int i = 0; i < n_threads; i++)
+        if (thread_state[i] == T_RUN) return i;
+    return -1;
+}
+
+static void release(void) { /* this thread waits or ends: the baton to the next (under L) */
+    baton = pick();
+    real_cond_broadcast(&wake);
+}
+
+static void acquire(void) { /* this thread can run: wait for its turn (under L) */
+    if (self < 0) return;
+    for (;;) {
+        if (baton < 0 || thread_state[baton] != T_RUN) baton = pick();
+        if (baton == self) return;
+        real_cond_wait(&wake, &L);
+    }
+}
+
+static void bump(void) { /* something happened: pollers, and threads waiting for a mutex, look again (under L) */
     gen++;
     for (waiter *w = waiters; w; w = w->next)
-        if (w->kind == W_POLL) unblock(w);
-    __real_pthread_cond_broadcast(&wake);
+        if (w->kind == W_POLL || w->kind == W_MUTEX) unblock(w);
+    real_cond_broadcast(&wake);
 }
 
 static void add_waiter(waiter *w) {
     w->woken = 0;
+    w->who = self;
+    if (self >= 0) thread_state[self] = T_WAIT;
     w->next = waiters;
     waiters = w;
     blocked++;
-    __real_pthread_cond_signal(&quiet);
+    real_cond_signal(&quiet);
 }
 
 static void remove_waiter(waiter *w) {
@@ -198,14 +271,16 @@ static void block_on(waiter *w) { /* under L: wait until someone wakes w */
     int old;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
     add_waiter(w);
-    if (w->kind != W_POLL) bump();
-    while (!w->woken) __real_pthread_cond_wait(&wake, &L);
+    if (w->kind != W_POLL && w->kind != W_MUTEX) bump();
+    if (self >= 0) release();
+    while (!w->woken) real_cond_wait(&wake, &L);
     remove_waiter(w);
+    acquire();
     pthread_setcancelstate(old, NULL);
 }
 
 static void poll_point(void) { /* a poll that found nothing: after POLLS with nothing new, wait */
-    pthread_mutex_lock(&L);
+    lock_L();
     if (gen != seen) {
         seen = gen;
         unchanged = 0;
@@ -215,7 +290,18 @@ static void poll_point(void) { /* a poll that found nothing: after POLLS with no
         seen = gen;
         unchanged = 0;
     }
-    pthread_mutex_unlock(&L);
+    unlock_L();
+}
+
+void ml_fatal(const char *fmt, ...) {
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    lock_L();
+    fatal("%s", text);
+    _exit(70);
 }
 
 static void fatal(const char *fmt, ...) {
@@ -233,7 +319,7 @@ static void fatal(const char *fmt, ...) {
 }
 
 static void unsupported(const char *call) {
-    pthread_mutex_lock(&L);
+    lock_L();
     fatal("%s is not supported by mutexlab's MPI", call);
 }
 
@@ -252,7 +338,7 @@ static void types_init(void) {
 
 static dtype *type_of(MPI_Datatype t) {
     if (t <= 0 || t >= TYPES || !types[t].used) {
-        pthread_mutex_lock(&L);
+        lock_L();
         fatal("datatype %d is not a datatype mutexlab's MPI knows (predefined, or made by MPI_Type_contiguous or "
               "MPI_Type_create_struct)", t);
     }
@@ -281,14 +367,14 @@ static void add_blocks(dtype *t, const dtype *old, long at) {
 }
 
 static int new_type(const dtype *made) {
-    pthread_mutex_lock(&L);
+    lock_L();
     for (int i = 1; i < TYPES; i++)
         if (!types[i].used) {
             types[i] = *made;
             types[i].used = 1;
             if (types[i].align < 1) types[i].align = 1;
             if (types[i].nblocks < 0) types[i].nblocks = 0;
-            pthread_mutex_unlock(&L);
+            unlock_L();
             return i;
         }
     fatal("more than %d datatypes at once", TYPES);
@@ -358,53 +444,97 @@ int MPI_Get_address(const void *location, MPI_Aint *address) {
 }
 
 /* -- messages -------------------------------------------------------------------------- */
-static void check_comm(MPI_Comm comm, const char *call) {
+/* Communicators: MPI_COMM_WORLD and its copies by MPI_Comm_dup (handles FIRST_DUP on). A
+ * communicator's messages carry its context: 4·index + kind, the world's index 0, a copy's its
+ * handle − 2; the kind is CTX_P2P, CTX_BARRIER_IN, CTX_BARRIER_OUT or CTX_COLLECTIVE. Every rank
+ * numbers its copies in the order it makes them, which MPI makes the same on every rank. */
+#define FIRST_DUP 3
+#define COMMS 64
+static int comm_live[COMMS], next_dup = FIRST_DUP, coll_seq[COMMS + 1];
+
+int ml_comm(MPI_Comm comm, const char *call) {
     counted_thread(call);
-    if (comm != MPI_COMM_WORLD) {
-        pthread_mutex_lock(&L);
-        fatal("%s on a communicator other than MPI_COMM_WORLD: not supported by mutexlab's MPI", call);
+    int index = comm == MPI_COMM_WORLD ? 0 : comm - FIRST_DUP + 1;
+    if (comm != MPI_COMM_WORLD && (comm < FIRST_DUP || comm >= FIRST_DUP + COMMS || !comm_live[comm - FIRST_DUP])) {
+        lock_L();
+        fatal("%s on a communicator mutexlab's MPI does not know (%d): it has MPI_COMM_WORLD and the copies "
+              "MPI_Comm_dup makes of it", call, comm);
     }
     if (!initialized || finalized) {
-        pthread_mutex_lock(&L);
+        lock_L();
         fatal("%s called %s MPI_Init", call, finalized ? "after MPI_Finalize, not before" : "before");
     }
+    return 4 * index;
 }
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out) {
+    ml_comm(comm, "MPI_Comm_dup");
+    lock_L();
+    if (next_dup >= FIRST_DUP + COMMS) fatal("MPI_Comm_dup: more than %d communicators in a run", COMMS);
+    comm_live[next_dup - FIRST_DUP] = 1;
+    *out = next_dup++;
+    unlock_L();
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_free(MPI_Comm *comm) {
+    ml_comm(*comm, "MPI_Comm_free");
+    if (*comm == MPI_COMM_WORLD) {
+        lock_L();
+        fatal("MPI_Comm_free of MPI_COMM_WORLD");
+    }
+    comm_live[*comm - FIRST_DUP] = 0; /* its handle is not used again: the ranks stay in step */
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+int ml_next_seq(int ctx) {
+    lock_L();
+    int seq = ++coll_seq[ctx / 4];
+    unlock_L();
+    return seq;
+}
+
+int ml_rank(void) { return rank_; }
+int ml_size(void) { return size_; }
 
 static void arrive(msg *m);
 
-static void send_bytes(int dest, int tag, int ctx, const void *buf, long bytes, const char *call) {
+void ml_send(int dest, int tag, int ctx, const void *buf, long bytes, const char *call) {
     if (dest < 0 || dest >= size_) {
-        pthread_mutex_lock(&L);
+        lock_L();
         fatal("%s to rank %d: there are ranks 0 to %d", call, dest, size_ - 1);
     }
     if (dest == rank_) { /* to itself: no other process is involved, it arrives at once */
         msg *m = calloc(1, sizeof *m);
         unsigned char *copy = malloc((size_t)bytes + 1);
-        pthread_mutex_lock(&L);
+        lock_L();
         if (!m || !copy) fatal("%s: out of memory", call);
         if (bytes) memcpy(copy, buf, (size_t)bytes);
         *m = (msg){NULL, rank_, tag, ctx, bytes, copy};
         drain();
         arrive(m);
-        pthread_mutex_unlock(&L);
+        unlock_L();
         return;
     }
     if (bytes > 30000) {
-        pthread_mutex_lock(&L);
+        lock_L();
         fatal("%s of %ld bytes: mutexlab's MPI carries at most 30000 bytes a message", call, bytes);
     }
     static char line[2 * 30000 + 256];
-    pthread_mutex_lock(&L);
+    lock_L();
+    int kind = ctx % 4; /* the message's name in the trace: its tag, or what it is for */
+    const char *name = kind == CTX_P2P ? "tag " : kind == CTX_COLLECTIVE ? "collective " : "barrier";
     int k = snprintf(line, sizeof line,
                      "{\"type\":\"send\",\"to\":%d,\"body\":{\"type\":\"%s%d\",\"tag\":%d,\"ctx\":%d,\"data\":\"",
-                     dest + 1, ctx ? "barrier" : "tag ", ctx ? ctx : tag, tag, ctx);
+                     dest + 1, name, kind == CTX_P2P || kind == CTX_COLLECTIVE ? tag : kind, tag, ctx);
     const unsigned char *p = buf;
     for (long i = 0; i < bytes; i++) k += sprintf(line + k, "%02x", p[i]);
     k += sprintf(line + k, "\"}}\n");
     drain();
     put(line, (size_t)k);
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
 }
 
 static int matches(int src, int tag, int ctx, const msg *m) {
@@ -419,6 +549,7 @@ static void complete(request *r, msg *m) { /* under L */
     r->status.MPI_ERROR = MPI_SUCCESS;
     r->status.mutexlab_bytes = n;
     r->done = 1;
+    if (r->freed) r->used = 0;
     free(m->data);
     free(m);
     for (waiter *w = waiters; w; w = w->next)
@@ -438,7 +569,7 @@ static void arrive(msg *m) { /* a delivered message: to the oldest posted receiv
     while (*p) p = &(*p)->next;
     *p = m;
     for (waiter *w = waiters; w; w = w->next)
-        if (w->kind == W_PROBE && matches(w->src, w->tag, 0, m)) unblock(w);
+        if (w->kind == W_PROBE && matches(w->src, w->tag, w->ctx, m)) unblock(w);
     bump();
 }
 
@@ -457,8 +588,8 @@ static int new_request(void) { /* under L */
     return 0;
 }
 
-static int post_recv(void *buf, long capacity, int src, int tag, int ctx) {
-    pthread_mutex_lock(&L);
+int ml_post_recv(void *buf, long capacity, int src, int tag, int ctx) {
+    lock_L();
     int i = new_request();
     request *r = &reqs[i];
     r->recv = 1;
@@ -475,13 +606,13 @@ static int post_recv(void *buf, long capacity, int src, int tag, int ctx) {
             break;
         }
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
     return i;
 }
 
 static request *request_of(MPI_Request *handle, const char *call) {
     if (*handle <= 0 || *handle >= REQUESTS || !reqs[*handle].used) {
-        pthread_mutex_lock(&L);
+        lock_L();
         fatal("%s of a request that is not active (%d)", call, *handle);
     }
     return &reqs[*handle];
@@ -499,13 +630,13 @@ int MPI_Wait(MPI_Request *handle, MPI_Status *status) {
     counted_thread("MPI_Wait");
     sync_stdout();
     request *r = request_of(handle, "MPI_Wait");
-    pthread_mutex_lock(&L);
+    lock_L();
     if (!r->done) {
         waiter w = {.kind = W_REQ, .what = r};
         block_on(&w);
     }
     finish(handle, status);
-    pthread_mutex_unlock(&L);
+    unlock_L();
     return MPI_SUCCESS;
 }
 
@@ -522,41 +653,48 @@ int MPI_Test(MPI_Request *handle, int *flag, MPI_Status *status) {
     counted_thread("MPI_Test");
     sync_stdout();
     request *r = request_of(handle, "MPI_Test");
-    pthread_mutex_lock(&L);
+    lock_L();
     *flag = r->done;
     if (r->done) finish(handle, status);
-    pthread_mutex_unlock(&L);
+    unlock_L();
     if (!*flag) poll_point();
     return MPI_SUCCESS;
 }
 
+unsigned char *ml_pack(const void *buf, int count, MPI_Datatype type, long *bytes, const char *call) {
+    unsigned char *packed = pack(buf, count, type_of(type), bytes);
+    if (!packed) {
+        lock_L();
+        fatal("%s: out of memory", call);
+    }
+    return packed;
+}
+
+long ml_extent(MPI_Datatype type) { return type_of(type)->extent; }
+
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-    check_comm(comm, "MPI_Send");
+    int ctx = ml_comm(comm, "MPI_Send");
     sync_stdout();
     long bytes;
-    unsigned char *packed = pack(buf, count, type_of(type), &bytes);
-    if (!packed) {
-        pthread_mutex_lock(&L);
-        fatal("MPI_Send: out of memory");
-    }
-    send_bytes(dest, tag, 0, packed, bytes, "MPI_Send");
+    unsigned char *packed = ml_pack(buf, count, type, &bytes, "MPI_Send");
+    ml_send(dest, tag, ctx, packed, bytes, "MPI_Send");
     free(packed);
     return MPI_SUCCESS;
 }
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
     MPI_Send(buf, count, type, dest, tag, comm); /* held by mutexlab: the buffer is free at once */
-    pthread_mutex_lock(&L);
+    lock_L();
     *req = new_request();
     reqs[*req].done = 1;
-    pthread_mutex_unlock(&L);
+    unlock_L();
     return MPI_SUCCESS;
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req) {
-    check_comm(comm, "MPI_Irecv");
+    int ctx = ml_comm(comm, "MPI_Irecv");
     sync_stdout();
-    *req = post_recv(buf, count * type_of(type)->extent, source, tag, 0);
+    *req = ml_post_recv(buf, count * type_of(type)->extent, source, tag, ctx);
     return MPI_SUCCESS;
 }
 
@@ -566,9 +704,73 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     return MPI_Wait(&r, status);
 }
 
-static msg *find_unexpected(int src, int tag) {
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
+    MPI_Send(sendbuf, sendcount, sendtype, dest, sendtag, comm); /* a send never blocks here */
+    return MPI_Recv(recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+}
+
+int MPI_Request_free(MPI_Request *handle) {
+    if (*handle == MPI_REQUEST_NULL) return MPI_SUCCESS;
+    counted_thread("MPI_Request_free");
+    request *r = request_of(handle, "MPI_Request_free");
+    lock_L();
+    if (r->done)
+        r->used = 0;
+    else
+        r->freed = 1; /* a receive: it still takes its message, and nobody learns when */
+    *handle = MPI_REQUEST_NULL;
+    unlock_L();
+    return MPI_SUCCESS;
+}
+
+int MPI_Waitany(int count, MPI_Request handles[], int *index, MPI_Status *status) {
+    counted_thread("MPI_Waitany");
+    sync_stdout();
+    for (int i = 0; i < count; i++)
+        if (handles[i] != MPI_REQUEST_NULL) request_of(&handles[i], "MPI_Waitany"); /* each active */
+    for (;;) { /* a poll: with nothing new, the thread waits until something happens */
+        int active = 0;
+        lock_L();
+        for (int i = 0; i < count; i++) {
+            if (handles[i] == MPI_REQUEST_NULL) continue;
+            active = 1;
+            if (reqs[handles[i]].done) {
+                finish(&handles[i], status);
+                *index = i;
+                unlock_L();
+                return MPI_SUCCESS;
+            }
+        }
+        unlock_L();
+        if (!active) {
+            *index = MPI_UNDEFINED;
+            return MPI_SUCCESS;
+        }
+        poll_point();
+    }
+}
+
+int MPI_Testall(int count, MPI_Request handles[], int *flag, MPI_Status statuses[]) {
+    counted_thread("MPI_Testall");
+    sync_stdout();
+    for (int i = 0; i < count; i++)
+        if (handles[i] != MPI_REQUEST_NULL) request_of(&handles[i], "MPI_Testall"); /* each active */
+    lock_L();
+    *flag = 1;
+    for (int i = 0; i < count; i++)
+        if (handles[i] != MPI_REQUEST_NULL && !reqs[handles[i]].done) *flag = 0;
+    if (*flag)
+        for (int i = 0; i < count; i++)
+            if (handles[i] != MPI_REQUEST_NULL) finish(&handles[i], statuses ? &statuses[i] : MPI_STATUS_IGNORE);
+    unlock_L();
+    if (!*flag) poll_point();
+    return MPI_SUCCESS;
+}
+
+static msg *find_unexpected(int src, int tag, int ctx) {
     for (msg *m = unexpected; m; m = m->next)
-        if (matches(src, tag, 0, m)) return m;
+        if (matches(src, tag, ctx, m)) return m;
     return NULL;
 }
 
@@ -581,27 +783,27 @@ static void probe_status(msg *m, MPI_Status *status) {
 }
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
-    check_comm(comm, "MPI_Probe");
+    int ctx = ml_comm(comm, "MPI_Probe");
     sync_stdout();
-    pthread_mutex_lock(&L);
+    lock_L();
     msg *m;
-    while ((m = find_unexpected(source, tag)) == NULL) {
-        waiter w = {.kind = W_PROBE, .src = source, .tag = tag};
+    while ((m = find_unexpected(source, tag, ctx)) == NULL) {
+        waiter w = {.kind = W_PROBE, .src = source, .tag = tag, .ctx = ctx};
         block_on(&w);
     }
     probe_status(m, status);
-    pthread_mutex_unlock(&L);
+    unlock_L();
     return MPI_SUCCESS;
 }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
-    check_comm(comm, "MPI_Iprobe");
+    int ctx = ml_comm(comm, "MPI_Iprobe");
     sync_stdout();
-    pthread_mutex_lock(&L);
-    msg *m = find_unexpected(source, tag);
+    lock_L();
+    msg *m = find_unexpected(source, tag, ctx);
     *flag = m != NULL;
     if (m) probe_status(m, status);
-    pthread_mutex_unlock(&L);
+    unlock_L();
     if (!*flag) poll_point();
     return MPI_SUCCESS;
 }
@@ -614,19 +816,19 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count) {
 }
 
 int MPI_Barrier(MPI_Comm comm) { /* every rank tells rank 0, which answers all when all have come */
-    check_comm(comm, "MPI_Barrier");
+    int ctx = ml_comm(comm, "MPI_Barrier");
     sync_stdout();
     char none = 0;
     MPI_Request r;
     if (rank_ == 0) {
         for (int i = 1; i < size_; i++) {
-            r = post_recv(&none, 0, MPI_ANY_SOURCE, 0, 1);
+            r = ml_post_recv(&none, 0, MPI_ANY_SOURCE, 0, ctx + CTX_BARRIER_IN);
             MPI_Wait(&r, MPI_STATUS_IGNORE);
         }
-        for (int i = 1; i < size_; i++) send_bytes(i, 0, 2, &none, 0, "MPI_Barrier");
+        for (int i = 1; i < size_; i++) ml_send(i, 0, ctx + CTX_BARRIER_OUT, &none, 0, "MPI_Barrier");
     } else {
-        send_bytes(0, 0, 1, &none, 0, "MPI_Barrier");
-        r = post_recv(&none, 0, 0, 0, 2);
+        ml_send(0, 0, ctx + CTX_BARRIER_IN, &none, 0, "MPI_Barrier");
+        r = ml_post_recv(&none, 0, 0, 0, ctx + CTX_BARRIER_OUT);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
     }
     return MPI_SUCCESS;
@@ -636,7 +838,7 @@ int MPI_Barrier(MPI_Comm comm) { /* every rank tells rank 0, which answers all w
 static void at_end(int status, void *unused) { /* main returned or exit was called */
     (void)unused;
     fflush(NULL);
-    pthread_mutex_lock(&L);
+    lock_L();
     if (status != 0) { /* a failure: the director sees the rank end with it (a crash finding) */
         drain();
         _exit(status);
@@ -644,11 +846,11 @@ static void at_end(int status, void *unused) { /* main returned or exit was call
     /* done: the rank stays, quiet, until the run ends and it is killed */
     waiter w = {.kind = W_FOREVER};
     block_on(&w);
-    for (;;) __real_pthread_cond_wait(&wake, &L);
+    for (;;) real_cond_wait(&wake, &L);
 }
 
 static int init(void) {
-    pthread_mutex_lock(&L);
+    lock_L();
     if (initialized) fatal("MPI_Init called twice");
     while (rank_ < 0) {
         waiter w = {.kind = W_INIT};
@@ -656,7 +858,7 @@ static int init(void) {
     }
     initialized = 1;
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
     on_exit(at_end, NULL);
     return MPI_SUCCESS;
 }
@@ -692,17 +894,17 @@ int MPI_Query_thread(int *provided) {
 
 int MPI_Finalize(void) {
     sync_stdout();
-    pthread_mutex_lock(&L);
+    lock_L();
     finalized = 1;
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
     return MPI_SUCCESS;
 }
 
 int MPI_Abort(MPI_Comm comm, int code) {
     (void)comm;
     fflush(NULL);
-    pthread_mutex_lock(&L);
+    lock_L();
     drain();
     char line[96];
     int k = snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_abort\":%d}\n", code);
@@ -711,13 +913,13 @@ int MPI_Abort(MPI_Comm comm, int code) {
 }
 
 int MPI_Comm_rank(MPI_Comm comm, int *rank) {
-    check_comm(comm, "MPI_Comm_rank");
+    ml_comm(comm, "MPI_Comm_rank");
     *rank = rank_;
     return MPI_SUCCESS;
 }
 
 int MPI_Comm_size(MPI_Comm comm, int *size) {
-    check_comm(comm, "MPI_Comm_size");
+    ml_comm(comm, "MPI_Comm_size");
     *size = size_;
     return MPI_SUCCESS;
 }
@@ -728,44 +930,54 @@ int MPI_Get_processor_name(char *name, int *len) {
 }
 
 double MPI_Wtime(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    lock_L();
+    clock_ns += 1000;
+    double now = clock_ns / 1e9;
+    unlock_L();
+    return now;
+}
+
+double MPI_Wtick(void) { return 1e-6; }
+
+static void slept(long long ns) {
+    lock_L();
+    if (ns > 0) clock_ns += ns;
+    unlock_L();
 }
 
 void mutexlab_enter(const char *resource) {
     fflush(stdout);
-    pthread_mutex_lock(&L);
+    lock_L();
     char esc[512];
     json_string(esc, sizeof esc, resource, strlen(resource));
     emit("{\"type\":\"enter\",\"resource\":%s}\n", esc);
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
 }
 
 void mutexlab_exit(const char *resource) {
     fflush(stdout);
-    pthread_mutex_lock(&L);
+    lock_L();
     char esc[512];
     json_string(esc, sizeof esc, resource, strlen(resource));
     emit("{\"type\":\"exit\",\"resource\":%s}\n", esc);
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
 }
 
 void mutexlab_state(const char *state) {
     fflush(stdout);
-    pthread_mutex_lock(&L);
+    lock_L();
     char esc[512];
     json_string(esc, sizeof esc, state, strlen(state));
     emit("{\"type\":\"state\",\"state\":%s}\n", esc);
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
 }
 
 void mutexlab_event(const char *event, const char *fields) {
     fflush(stdout);
-    pthread_mutex_lock(&L);
+    lock_L();
     char esc[512], line[4096];
     json_string(esc, sizeof esc, event, strlen(event));
     int has = fields && *fields;
@@ -775,7 +987,7 @@ void mutexlab_event(const char *event, const char *fields) {
     drain();
     put(line, (size_t)k);
     bump();
-    pthread_mutex_unlock(&L);
+    unlock_L();
 }
 
 static long json_long(const char *line, const char *key, long otherwise) {
@@ -787,7 +999,8 @@ static void *director(void *unused) { /* one input line at a time; done once the
     (void)unused;
     static char line[LINE_MAX_];
     while (fgets(line, sizeof line, in)) {
-        pthread_mutex_lock(&L);
+        lock_L();
+        clock_ns += 1000000;
         if (strstr(line, "\"type\":\"init\"")) {
             if (rank_ >= 0) fatal("a second init: a rank starts once per run");
             size_ = (int)json_long(line, "\"nodes\":", 1);
@@ -802,7 +1015,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
             m->src = (int)json_long(line, "\"from\":", 0) - 1;
             m->tag = (int)json_long(line, "\"tag\":", 0);
             m->ctx = (int)json_long(line, "\"ctx\":", 0);
-            if (m->ctx == 2) m->src = 0;
+            if (m->ctx % 4 == CTX_BARRIER_OUT) m->src = 0;
             data += 8;
             const char *end = strchr(data, '"');
             m->bytes = end ? (end - data) / 2 : 0;
@@ -825,13 +1038,14 @@ static void *director(void *unused) { /* one input line at a time; done once the
         }
         drain();
         put("{\"type\":\"done\"}\n", 16);
-        pthread_mutex_unlock(&L);
+        unlock_L();
     }
     _exit(0);
 }
 
 __attribute__((constructor)) static void start(void) {
-    counted = 1;
+    resolve();
+    self = 0; /* main: it holds the baton first (baton = 0, thread_state[0] = T_RUN) */
     types_init();
     int fd_in = dup(0), null = open("/dev/null", O_RDONLY), p[2];
     out_fd = dup(1);
@@ -856,7 +1070,7 @@ __attribute__((constructor)) static void start(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     in = fdopen(fd_in, "r");
     pthread_t t;
-    if (__real_pthread_create(&t, NULL, director, NULL) != 0) {
+    if (real_create(&t, NULL, director, NULL) != 0) {
         perror("mutexlab MPI");
         _exit(70);
     }
@@ -866,55 +1080,69 @@ __attribute__((constructor)) static void start(void) {
 typedef struct {
     void *(*fn)(void *);
     void *arg;
+    int number;
 } start_box;
 
 static void thread_gone(void) {
-    pthread_mutex_lock(&L);
+    lock_L();
     live--;
+    thread_state[self] = T_GONE;
     if (n_exited < EXITED) exited[n_exited++] = pthread_self();
     for (waiter *w = waiters; w; w = w->next)
         if (w->kind == W_JOIN && pthread_equal(w->thread, pthread_self())) unblock(w);
     bump();
-    __real_pthread_cond_signal(&quiet);
-    pthread_mutex_unlock(&L);
+    real_cond_signal(&quiet);
+    release();
+    self = -1;
+    unlock_L();
 }
 
 static void *trampoline(void *box_) {
     start_box box = *(start_box *)box_;
     free(box_);
-    counted = 1;
+    self = box.number;
+    lock_L();
+    acquire();
+    unlock_L();
     void *result = box.fn(box.arg);
     sync_stdout();
     thread_gone();
     return result;
 }
 
-int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
+int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
+    resolve();
     start_box *box = malloc(sizeof *box);
     if (!box) return EAGAIN;
-    *box = (start_box){fn, arg};
-    pthread_mutex_lock(&L);
+    *box = (start_box){fn, arg, 0};
+    lock_L();
+    if (n_threads == THREADS) fatal("more than %d threads in a rank", THREADS - 1);
+    box->number = n_threads++;
+    thread_state[box->number] = T_RUN;
     live++;
     bump();
-    pthread_mutex_unlock(&L);
-    int rc = __real_pthread_create(t, attr, trampoline, box);
+    unlock_L();
+    int rc = real_create(t, attr, trampoline, box);
     if (rc != 0) {
-        free(box);
-        pthread_mutex_lock(&L);
+        lock_L();
+        thread_state[box->number] = T_GONE;
         live--;
-        pthread_mutex_unlock(&L);
+        unlock_L();
+        free(box);
     }
     return rc;
 }
 
-void __wrap_pthread_exit(void *value) {
+void pthread_exit(void *value) {
+    resolve();
     sync_stdout();
     thread_gone();
-    __real_pthread_exit(value);
+    real_exit(value);
 }
 
-int __wrap_pthread_join(pthread_t t, void **value) {
-    pthread_mutex_lock(&L);
+int pthread_join(pthread_t t, void **value) {
+    resolve();
+    lock_L();
     for (;;) {
         int gone = 0;
         for (int i = 0; i < n_exited; i++) gone |= pthread_equal(exited[i], t);
@@ -922,59 +1150,135 @@ int __wrap_pthread_join(pthread_t t, void **value) {
         waiter w = {.kind = W_JOIN, .thread = t};
         block_on(&w);
     }
-    pthread_mutex_unlock(&L);
-    return __real_pthread_join(t, value);
+    unlock_L();
+    return real_join(t, value);
 }
 
-int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
-    waiter w = {.kind = W_COND, .what = c};
-    pthread_mutex_lock(&L);
-    add_waiter(&w);
-    bump();
-    pthread_mutex_unlock(&L);
-    int rc = __real_pthread_cond_wait(c, m);
-    pthread_mutex_lock(&L);
-    unblock(&w); /* a wakeup nobody signalled (spurious) counts the thread as running again */
-    remove_waiter(&w);
-    pthread_mutex_unlock(&L);
+static void mutex_released(pthread_mutex_t *m) { /* under L */
+    for (waiter *w = waiters; w; w = w->next)
+        if (w->kind == W_MUTEX && w->what == m) unblock(w);
+}
+
+/* A mutex a thread cannot take now is a wait: it hands the baton on until the mutex is let go. */
+int pthread_mutex_lock(pthread_mutex_t *m) {
+    resolve();
+    if (self < 0) return real_mutex_lock(m);
+    for (;;) {
+        int rc = real_mutex_trylock(m);
+        if (rc != EBUSY) return rc;
+        lock_L();
+        waiter w = {.kind = W_MUTEX, .what = m};
+        block_on(&w);
+        unlock_L();
+    }
+}
+
+int pthread_mutex_unlock(pthread_mutex_t *m) {
+    resolve();
+    int rc = real_mutex_unlock(m);
+    if (self >= 0) {
+        lock_L();
+        mutex_released(m);
+        unlock_L();
+    }
     return rc;
 }
 
+/* The library's own condition variable: the mutex let go, a wait until a signal, the mutex again. */
+int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+    resolve();
+    if (self < 0) return real_cond_wait(c, m);
+    waiter w = {.kind = W_COND, .what = c};
+    lock_L();
+    real_mutex_unlock(m);
+    mutex_released(m);
+    block_on(&w);
+    unlock_L();
+    return pthread_mutex_lock(m);
+}
+
 static void cond_wake(pthread_cond_t *c) { /* every waiter of c: a signal wakes them all (allowed) */
-    pthread_mutex_lock(&L);
+    lock_L();
     for (waiter *w = waiters; w; w = w->next)
-        if (w->kind == W_COND && w->what == c) unblock(w);
+        if ((w->kind == W_COND || w->kind == W_POLL) && w->what == c) {
+            w->signalled = 1;
+            unblock(w);
+        }
     bump();
-    pthread_mutex_unlock(&L);
-    __real_pthread_cond_broadcast(c);
+    unlock_L();
+    resolve();
+    real_cond_broadcast(c);
 }
 
-int __wrap_pthread_cond_signal(pthread_cond_t *c) {
+/* A timed wait is a poll, as a sleep is (time passes only in mutexlab's clock): it times out at
+ * once while something new happens in the rank, and after POLLS times with nothing new it waits
+ * until something happens or the condition variable is signalled. */
+static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+    lock_L();
+    real_mutex_unlock(m);
+    mutex_released(m);
+    int signalled = 0;
+    if (gen != seen) {
+        seen = gen;
+        unchanged = 0;
+    } else if (++unchanged >= POLLS) {
+        waiter w = {.kind = W_POLL, .what = c};
+        block_on(&w);
+        signalled = w.signalled;
+        seen = gen;
+        unchanged = 0;
+    }
+    unlock_L();
+    pthread_mutex_lock(m);
+    return signalled ? 0 : ETIMEDOUT;
+}
+
+int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime) {
+    resolve();
+    if (self < 0) {
+        int (*timed)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *) =
+            real("pthread_cond_timedwait", "GLIBC_2.3.2");
+        return timed(c, m, abstime);
+    }
+    return timed_wait(c, m);
+}
+
+int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime) {
+    resolve();
+    if (self < 0) {
+        int (*timed)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *) =
+            real("pthread_cond_clockwait", NULL);
+        return timed(c, m, clock, abstime);
+    }
+    return timed_wait(c, m);
+}
+
+int pthread_cond_signal(pthread_cond_t *c) {
     cond_wake(c);
     return 0;
 }
 
-int __wrap_pthread_cond_broadcast(pthread_cond_t *c) {
+int pthread_cond_broadcast(pthread_cond_t *c) {
     cond_wake(c);
     return 0;
 }
 
-unsigned int __wrap_sleep(unsigned int seconds) {
-    (void)seconds;
+unsigned int sleep(unsigned int seconds) {
+    slept(seconds * 1000000000LL);
     sync_stdout();
     poll_point();
     return 0;
 }
 
-int __wrap_usleep(useconds_t us) {
-    (void)us;
+int usleep(useconds_t us) {
+    slept(us * 1000LL);
     sync_stdout();
     poll_point();
     return 0;
 }
 
-int __wrap_nanosleep(const struct timespec *req, struct timespec *rem) {
-    (void)req;
+int nanosleep(const struct timespec *req, struct timespec *rem) {
+    if (req) slept(req->tv_sec * 1000000000LL + req->tv_nsec);
     if (rem) rem->tv_sec = rem->tv_nsec = 0;
     sync_stdout();
     poll_point();
@@ -991,20 +1295,7 @@ UNSUPPORTED(MPI_Ssend, const void *b, int c, MPI_Datatype t, int d, int g, MPI_C
 UNSUPPORTED(MPI_Bsend, const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m)
 UNSUPPORTED(MPI_Rsend, const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m)
 UNSUPPORTED(MPI_Issend, const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m, MPI_Request *r)
-UNSUPPORTED(MPI_Sendrecv, const void *a, int b, MPI_Datatype c, int d, int e, void *f, int g, MPI_Datatype h, int i,
-            int j, MPI_Comm k, MPI_Status *l)
-UNSUPPORTED(MPI_Bcast, void *b, int c, MPI_Datatype t, int r, MPI_Comm m)
-UNSUPPORTED(MPI_Reduce, const void *a, void *b, int c, MPI_Datatype t, MPI_Op o, int r, MPI_Comm m)
-UNSUPPORTED(MPI_Allreduce, const void *a, void *b, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m)
-UNSUPPORTED(MPI_Gather, const void *a, int b, MPI_Datatype c, void *d, int e, MPI_Datatype f, int g, MPI_Comm h)
-UNSUPPORTED(MPI_Scatter, const void *a, int b, MPI_Datatype c, void *d, int e, MPI_Datatype f, int g, MPI_Comm h)
-UNSUPPORTED(MPI_Allgather, const void *a, int b, MPI_Datatype c, void *d, int e, MPI_Datatype f, MPI_Comm h)
-UNSUPPORTED(MPI_Waitany, int c, MPI_Request r[], int *i, MPI_Status *s)
-UNSUPPORTED(MPI_Testall, int c, MPI_Request r[], int *f, MPI_Status s[])
 UNSUPPORTED(MPI_Cancel, MPI_Request *r)
-UNSUPPORTED(MPI_Request_free, MPI_Request *r)
-UNSUPPORTED(MPI_Comm_dup, MPI_Comm c, MPI_Comm *n)
 UNSUPPORTED(MPI_Comm_split, MPI_Comm c, int a, int b, MPI_Comm *n)
-UNSUPPORTED(MPI_Comm_free, MPI_Comm *c)
 UNSUPPORTED(MPI_Type_vector, int a, int b, int c, MPI_Datatype d, MPI_Datatype *e)
 UNSUPPORTED(MPI_Type_create_resized, MPI_Datatype a, MPI_Aint b, MPI_Aint c, MPI_Datatype *d)

@@ -1,0 +1,184 @@
+/* Collectives of mutexlab's MPI, built from its point-to-point messages (docs/mpi.md#subset):
+ * every one a set of messages the director orders like any other. A collective's messages carry
+ * the communicator's CTX_COLLECTIVE context and, as their tag, the collective's number on that
+ * communicator (every rank calls a communicator's collectives in the same order, as MPI asks),
+ * so two collectives never take each other's messages, even with --reorder. A reduction combines
+ * the ranks' values in rank order, the same every run. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void recv_from(void *buf, long bytes, int src, int tag, int ctx) {
+    MPI_Request r = ml_post_recv(buf, bytes, src, tag, ctx);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+
+static void send_to(int dest, const void *buf, int count, MPI_Datatype type, int tag, int ctx, const char *call) {
+    long bytes;
+    unsigned char *packed = ml_pack(buf, count, type, &bytes, call);
+    ml_send(dest, tag, ctx, packed, bytes, call);
+    free(packed);
+}
+
+static void check_root(int root, const char *call) {
+    if (root < 0 || root >= ml_size()) ml_fatal("%s with root %d: there are ranks 0 to %d", call, root, ml_size() - 1);
+}
+
+static int start(MPI_Comm comm, const char *call, int *seq) { /* the collective context */
+    int ctx = ml_comm(comm, call) + CTX_COLLECTIVE;
+    fflush(stdout);
+    *seq = ml_next_seq(ctx);
+    return ctx;
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+    int seq, ctx = start(comm, "MPI_Bcast", &seq);
+    check_root(root, "MPI_Bcast");
+    if (ml_rank() == root) {
+        for (int i = 0; i < ml_size(); i++)
+            if (i != root) send_to(i, buf, count, type, seq, ctx, "MPI_Bcast");
+    } else {
+        recv_from(buf, count * ml_extent(type), root, seq, ctx);
+    }
+    return MPI_SUCCESS;
+}
+
+/* acc[i] = acc[i] op in[i] over n elements of a predefined type; 0 when op does not apply. */
+#define ARITH(T)                                                   \
+    case MPI_SUM:  for (int i = 0; i < n; i++) ((T *)acc)[i] += ((const T *)in)[i]; return 1; \
+    case MPI_PROD: for (int i = 0; i < n; i++) ((T *)acc)[i] *= ((const T *)in)[i]; return 1; \
+    case MPI_MAX:  for (int i = 0; i < n; i++) if (((const T *)in)[i] > ((T *)acc)[i]) ((T *)acc)[i] = ((const T *)in)[i]; return 1; \
+    case MPI_MIN:  for (int i = 0; i < n; i++) if (((const T *)in)[i] < ((T *)acc)[i]) ((T *)acc)[i] = ((const T *)in)[i]; return 1; \
+    case MPI_LAND: for (int i = 0; i < n; i++) ((T *)acc)[i] = ((T *)acc)[i] && ((const T *)in)[i]; return 1; \
+    case MPI_LOR:  for (int i = 0; i < n; i++) ((T *)acc)[i] = ((T *)acc)[i] || ((const T *)in)[i]; return 1; \
+    case MPI_LXOR: for (int i = 0; i < n; i++) ((T *)acc)[i] = !((T *)acc)[i] != !((const T *)in)[i]; return 1;
+#define BITS(T)                                                    \
+    case MPI_BAND: for (int i = 0; i < n; i++) ((T *)acc)[i] &= ((const T *)in)[i]; return 1; \
+    case MPI_BOR:  for (int i = 0; i < n; i++) ((T *)acc)[i] |= ((const T *)in)[i]; return 1; \
+    case MPI_BXOR: for (int i = 0; i < n; i++) ((T *)acc)[i] ^= ((const T *)in)[i]; return 1;
+#define INTEGER(T) switch (op) { ARITH(T) BITS(T) default: return 0; }
+#define FLOATING(T) switch (op) { ARITH(T) default: return 0; }
+
+static int combine(void *acc, const void *in, int n, MPI_Datatype type, MPI_Op op) {
+    switch (type) {
+    case MPI_CHAR: case MPI_SIGNED_CHAR: case MPI_INT8_T: INTEGER(signed char)
+    case MPI_UNSIGNED_CHAR: case MPI_BYTE: case MPI_UINT8_T: case MPI_C_BOOL: INTEGER(unsigned char)
+    case MPI_SHORT: case MPI_INT16_T: INTEGER(short)
+    case MPI_UNSIGNED_SHORT: case MPI_UINT16_T: INTEGER(unsigned short)
+    case MPI_INT: case MPI_INT32_T: case MPI_WCHAR: INTEGER(int)
+    case MPI_UNSIGNED: case MPI_UINT32_T: INTEGER(unsigned)
+    case MPI_LONG: case MPI_AINT: INTEGER(long)
+    case MPI_UNSIGNED_LONG: INTEGER(unsigned long)
+    case MPI_LONG_LONG: case MPI_INT64_T: INTEGER(long long)
+    case MPI_UNSIGNED_LONG_LONG: case MPI_UINT64_T: INTEGER(unsigned long long)
+    case MPI_FLOAT: FLOATING(float)
+    case MPI_DOUBLE: FLOATING(double)
+    case MPI_LONG_DOUBLE: FLOATING(long double)
+    default: return 0;
+    }
+}
+
+static const char *op_name(MPI_Op op) {
+    static const char *names[] = {"?", "MPI_MAX", "MPI_MIN", "MPI_SUM", "MPI_PROD", "MPI_LAND", "MPI_LOR",
+                                  "MPI_BAND", "MPI_BOR", "MPI_MAXLOC", "MPI_MINLOC", "MPI_LXOR", "MPI_BXOR"};
+    return op >= 1 && op <= MPI_BXOR ? names[op] : "an operation it does not know";
+}
+
+static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                  MPI_Comm comm, const char *call) {
+    int seq, ctx = start(comm, call, &seq);
+    check_root(root, call);
+    int me = ml_rank();
+    long bytes = count * ml_extent(type);
+    unsigned char probe = 0;
+    if (count > 0 && !combine(&probe, &probe, 0, type, op))
+        ml_fatal("%s with %s on datatype %d: mutexlab's MPI reduces the predefined numeric types with "
+                 "MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN and the logical and bitwise operations",
+                 call, op_name(op), type);
+    const void *mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if (me != root) {
+        send_to(root, mine, count, type, seq, ctx, call);
+        return MPI_SUCCESS;
+    }
+    unsigned char *acc = malloc((size_t)bytes + 1), *in = malloc((size_t)bytes + 1);
+    if (!acc || !in) ml_fatal("%s: out of memory", call);
+    for (int i = 0; i < ml_size(); i++) { /* rank order: the same result every run */
+        unsigned char *value = i == 0 ? acc : in;
+        if (i == me)
+            memcpy(value, mine, (size_t)bytes);
+        else
+            recv_from(value, bytes, i, seq, ctx);
+        if (i > 0) combine(acc, in, count, type, op);
+    }
+    memcpy(recvbuf, acc, (size_t)bytes);
+    free(acc);
+    free(in);
+    return MPI_SUCCESS;
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+    return reduce(sendbuf, recvbuf, count, type, op, root, comm, "MPI_Reduce");
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+    reduce(sendbuf, recvbuf, count, type, op, 0, comm, "MPI_Allreduce");
+    return MPI_Bcast(recvbuf, count, type, 0, comm);
+}
+
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+               MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    int seq, ctx = start(comm, "MPI_Gather", &seq);
+    check_root(root, "MPI_Gather");
+    if (ml_rank() != root) {
+        send_to(root, sendbuf, sendcount, sendtype, seq, ctx, "MPI_Gather");
+        return MPI_SUCCESS;
+    }
+    long each = recvcount * ml_extent(recvtype);
+    for (int i = 0; i < ml_size(); i++) {
+        char *slot = (char *)recvbuf + i * each;
+        if (i != root) {
+            recv_from(slot, each, i, seq, ctx);
+        } else if (sendbuf != MPI_IN_PLACE) {
+            long bytes;
+            unsigned char *packed = ml_pack(sendbuf, sendcount, sendtype, &bytes, "MPI_Gather");
+            memcpy(slot, packed, (size_t)(bytes < each ? bytes : each));
+            free(packed);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    int seq, ctx = start(comm, "MPI_Scatter", &seq);
+    check_root(root, "MPI_Scatter");
+    long each = recvcount * ml_extent(recvtype);
+    if (ml_rank() != root) {
+        recv_from(recvbuf, each, root, seq, ctx);
+        return MPI_SUCCESS;
+    }
+    long chunk = sendcount * ml_extent(sendtype);
+    for (int i = 0; i < ml_size(); i++) {
+        const char *part = (const char *)sendbuf + i * chunk;
+        if (i != root)
+            send_to(i, part, sendcount, sendtype, seq, ctx, "MPI_Scatter");
+        else if (recvbuf != MPI_IN_PLACE)
+            memcpy(recvbuf, part, (size_t)(chunk < each ? chunk : each));
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+    if (sendbuf == MPI_IN_PLACE) { /* this rank's part is in its place in recvbuf already */
+        sendbuf = (char *)recvbuf + ml_rank() * recvcount * ml_extent(recvtype);
+        sendcount = recvcount;
+        sendtype = recvtype;
+        if (ml_rank() == 0) sendbuf = MPI_IN_PLACE;
+    }
+    MPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0, comm);
+    return MPI_Bcast(recvbuf, recvcount * ml_size(), recvtype, 0, comm);
+}
