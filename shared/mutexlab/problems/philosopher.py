@@ -21,7 +21,7 @@ from typing import Any
 from ..clock import LamportClock
 from ..machine import Cell, Table, on
 from ..messages import Codec
-from ..protocol import Effect, Enter, Exit, Note, Protocol, Schedule
+from ..protocol import Effect, Enter, Exit, Note, Protocol, Schedule, hook_effects
 from ..setups import ConfigError, Setup, positive_int
 from .philosophers import MEAL, PROBLEM, fork, forks_of
 
@@ -72,11 +72,11 @@ class Philosopher(Protocol):
         if self.meals_left > 0:
             self.meals_left -= 1
         self.state = HUNGRY
-        return [Note("request", {"resource": MEAL}), *self._hungry()]
+        return [Note("request", {"resource": MEAL}), *hook_effects(self, "_hungry", "request")]
 
     def _local_exit(self, _action: str) -> list[Effect]:
         self.state = THINKING
-        effects: list[Effect] = [Exit(MEAL), *self._done()]
+        effects: list[Effect] = [Exit(MEAL), *hook_effects(self, "_done", "exit")]
         if self.meals_left > 0:
             effects.append(THEN_HUNGRY)
         return effects

@@ -26,7 +26,7 @@ from ..machine import Cell, Table, on
 from ..messages import Codec
 from ..problems.mutex import OPTIONS as WORKLOAD_OPTIONS
 from ..problems.mutex_flags import workload_estimate
-from ..protocol import Effect, Enter, Exit, Note, Protocol, ProtocolError, Schedule
+from ..protocol import Effect, Enter, Exit, Note, Protocol, ProtocolError, Schedule, hook_effects
 from ..reduction import Reductions
 from ..setups import ConfigError, Setup, positive_int
 from ..spec import AlgorithmSpec, Figure
@@ -91,11 +91,11 @@ class ClassicNode(Protocol):
     def _local_request(self, _action: str) -> list[Effect]:
         if self.requests_left > 0:
             self.requests_left -= 1
-        return [Note("request", {"resource": CS})] + self._request()
+        return [Note("request", {"resource": CS}), *hook_effects(self, "_request", "request")]
 
     def _local_exit(self, _action: str) -> list[Effect]:
         self.state = State.RELEASED
-        effects = [EXIT_CS] + self._release()
+        effects = [EXIT_CS, *hook_effects(self, "_release", "exit")]
         if self.requests_left > 0:
             effects.append(THEN_REQUEST)
         return effects

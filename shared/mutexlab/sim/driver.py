@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from ..protocol import Effect, Enter, Exit, Note, Schedule, Send, UnknownPeer
+from ..protocol import Effect, Enter, Exit, NotAnEffect, Note, Schedule, Send, UnknownPeer
 from ..setups import Setup
 from ..trace import EventSink, Recorder
 
@@ -160,8 +160,8 @@ class Driver:
                             effect.event, self.now, self.protocols[pid].clock.time, **effect.fields
                         )
                     )
-            else:
-                raise TypeError(f"unknown effect {effect!r} from {self.names[pid]}")
+            else:  # the algorithm's bug (its handler returned it): a finding
+                raise NotAnEffect(self.names[pid], str(self.protocols[pid].state), effect)
 
     # -- end of run ----------------------------------------------------------------------
     def waiting(self) -> dict[str, dict[str, list[str]]]:
