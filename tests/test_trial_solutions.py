@@ -205,3 +205,26 @@ def test_the_solutions_own_code_failing_while_its_setup_is_built_is_named_with_i
     )
     done = cli("simulate", "elves", "-a", returns)
     assert done.returncode == 2 and "make_setup returned dict, not a Setup" in done.stderr, said(done)
+
+
+@pytest.mark.parametrize(
+    ("problem", "stem", "given", "said_"),
+    [
+        ("kmutex", "k_lamport", "kk=3", "(it takes: initial_clocks, k, requests); 'kk': did you mean 'k'?"),
+        (
+            "philosophers",
+            "phil_hierarchy",
+            "meal=3",
+            "(it takes: initial_clocks, meals); 'meal': did you mean 'meals'?",
+        ),
+    ],
+)
+def test_a_misspelt_option_names_what_the_solution_takes_and_the_closest(
+    cli, trials, problem, stem, given, said_
+):
+    """Before: "k-lamport-queue does not take option(s) kk", and nothing about what it does take."""
+    sizes = ["-N", "3"] if problem == "kmutex" else []
+    for command in ("simulate", "check"):
+        done = cli(command, problem, "-a", trials / f"{stem}.py", *sizes, "-o", given)
+        assert done.returncode == 2, said(done)
+        assert f"does not take option(s) {given.split('=')[0]} {said_}" in done.stderr, done.stderr

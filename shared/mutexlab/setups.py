@@ -6,8 +6,9 @@ the scripted replayer and the RabbitMQ services all start from a ``Setup``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from typing import Any
 
 from .messages import Codec
@@ -72,3 +73,18 @@ def positive_int(options: dict[str, Any], key: str, default: int | None = None, 
     if value < minimum:
         raise ConfigError(f"option {key!r} must be at least {minimum}, got {value}")
     return value
+
+
+def refuse_options(algorithm: str, unknown: Iterable[str], taken: Iterable[str]) -> None:
+    """ConfigError for the ``unknown`` option keys (none: nothing), naming the options ``taken``
+    and, for a key close to one of them (``meal``), that one: a misspelt ``-o`` says so."""
+    wrong, known = sorted(unknown), sorted(taken)
+    if not wrong:
+        return
+    hints = [
+        f"{key!r}: did you mean {close[0]!r}?" for key in wrong if (close := get_close_matches(key, known, 1))
+    ]
+    raise ConfigError(
+        f"{algorithm} does not take option(s) {', '.join(wrong)} (it takes: {', '.join(known) or 'none'})"
+        + "".join(f"; {hint}" for hint in hints)
+    )

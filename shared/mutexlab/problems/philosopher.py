@@ -22,7 +22,7 @@ from ..clock import LamportClock
 from ..machine import Cell, Table, on
 from ..messages import Codec
 from ..protocol import Effect, Enter, Exit, Note, Protocol, Schedule, hook_effects
-from ..setups import ConfigError, Setup, positive_int
+from ..setups import ConfigError, Setup, positive_int, refuse_options
 from .philosophers import MEAL, PROBLEM, fork, forks_of
 
 
@@ -129,9 +129,7 @@ def philosophers_setup(
 ) -> Setup:
     """The ``Setup`` of a solution whose philosopher is ``node(pid, n, meals, clock)``; it takes
     the problem's options and ``own``."""
-    unknown = set(options) - set(PROBLEM.options) - set(own)
-    if unknown:
-        raise ConfigError(f"{algorithm} does not take option(s) {', '.join(sorted(unknown))}")
+    refuse_options(algorithm, set(options) - set(PROBLEM.options) - set(own), set(PROBLEM.options) | own)
     capacities = PROBLEM.capacities(processes, options) or {}
     meals = positive_int(options, "meals", default=0, minimum=0)
     clocks = initial_clocks(options.get("initial_clocks") or {}, processes)

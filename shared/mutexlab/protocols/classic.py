@@ -28,7 +28,7 @@ from ..problems.mutex import OPTIONS as WORKLOAD_OPTIONS
 from ..problems.mutex_flags import workload_estimate
 from ..protocol import Effect, Enter, Exit, Note, Protocol, ProtocolError, Schedule, hook_effects
 from ..reduction import Reductions
-from ..setups import ConfigError, Setup, positive_int
+from ..setups import ConfigError, Setup, positive_int, refuse_options
 from ..spec import AlgorithmSpec, Figure
 
 
@@ -234,9 +234,9 @@ KNOWN_WORKLOAD_OPTIONS = set(WORKLOAD_OPTIONS)
 
 
 def refuse_unknown(options: dict[str, Any], allowed: set[str], algorithm: str) -> None:
-    unknown = set(options) - allowed - KNOWN_WORKLOAD_OPTIONS
-    if unknown:
-        raise ConfigError(f"{algorithm} does not take option(s) {', '.join(sorted(unknown))}")
+    refuse_options(
+        algorithm, set(options) - allowed - KNOWN_WORKLOAD_OPTIONS, allowed | KNOWN_WORKLOAD_OPTIONS
+    )
 
 
 def classic_setup(
