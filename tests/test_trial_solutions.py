@@ -228,3 +228,27 @@ def test_a_misspelt_option_names_what_the_solution_takes_and_the_closest(
         done = cli(command, problem, "-a", trials / f"{stem}.py", *sizes, "-o", given)
         assert done.returncode == 2, said(done)
         assert f"does not take option(s) {given.split('=')[0]} {said_}" in done.stderr, done.stderr
+
+
+def test_processes_holding_one_mutable_object_are_refused_by_every_command(cli, trials):
+    """A mutable default argument (``queue: dict = {}``) made every node share one queue. Before:
+    simulate found violations in most seeds while check said PASS — "every reachable world
+    checked" — since check keeps each process's state apart."""
+    path = variant(
+        trials,
+        "mutable_default",
+        "k: int = 2) -> None:",
+        "k: int = 2, queue: dict = {}) -> None:",  # noqa: B006 - the user's mistake, on purpose
+    )
+    text = path.read_text().replace(
+        "self.queue: dict[int, Stamp] = {}", "self.queue: dict[int, Stamp] = queue"
+    )
+    path.write_text(text)
+    for command in ("simulate", "check"):
+        done = cli(command, "kmutex", "-a", path, "-N", "2", "-k", "1")
+        assert done.returncode == 2, said(done)
+        assert "node-1.queue and node-2.queue are one dict: processes share no state" in done.stderr, (
+            done.stderr
+        )
+    with pytest.raises(Exception, match="are one dict"):
+        Session(Config(str(path), 2, {"requests": 1, "k": 1}))

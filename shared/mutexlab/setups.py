@@ -6,11 +6,13 @@ the scripted replayer and the RabbitMQ services all start from a ``Setup``.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from typing import Any
 
+from .clock import LamportClock
 from .messages import Codec
 from .protocol import Protocol
 
@@ -88,3 +90,30 @@ def refuse_options(algorithm: str, unknown: Iterable[str], taken: Iterable[str])
         f"{algorithm} does not take option(s) {', '.join(wrong)} (it takes: {', '.join(known) or 'none'})"
         + "".join(f"; {hint}" for hint in hints)
     )
+
+
+# What one process must not hold in common with another: the mutable built-in containers and a
+# Lamport clock (a frozen message, a tuple or a frozenset may be shared: nobody can change it).
+MUTABLE = (list, dict, set, bytearray, deque, LamportClock)
+
+
+def shared_state(setup: Setup) -> str | None:
+    """Why ``setup``'s processes are not separate (two hold one mutable object among their
+    attributes: a mutable default argument, one dict passed to every process), or None. Each is
+    its own OS process over RabbitMQ, and ``check`` keeps each one's state apart: shared, the
+    simulator would run one program and ``check`` verify another."""
+    owner: dict[int, tuple[str, str]] = {}  # id of a mutable attribute value → (process, attribute)
+    for pid, proto in setup.protocols.items():
+        for attribute, value in getattr(proto, "__dict__", {}).items():
+            if not isinstance(value, MUTABLE):
+                continue
+            first = owner.setdefault(id(value), (setup.names.get(pid, str(pid)), attribute))
+            if first[0] != setup.names.get(pid, str(pid)):
+                return (
+                    f"{first[0]}.{first[1]} and {setup.names.get(pid, str(pid))}.{attribute} are one "
+                    f"{type(value).__name__}: processes share no state (each is a process of its own over "
+                    "RabbitMQ, and check keeps each one's state apart); give each its own (a mutable "
+                    "default argument, `queue={}`, is one object for all), or share read-only data as a "
+                    "tuple, a frozenset or a types.MappingProxyType"
+                )
+    return None
