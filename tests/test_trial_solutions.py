@@ -252,3 +252,49 @@ def test_processes_holding_one_mutable_object_are_refused_by_every_command(cli, 
         )
     with pytest.raises(Exception, match="are one dict"):
         Session(Config(str(path), 2, {"requests": 1, "k": 1}))
+
+
+@pytest.mark.parametrize(
+    ("name", "reads", "differs"),
+    [
+        ("uses_random", "        if random.random() < 0.5:\n            return []\n", "effects"),
+        ("uses_time", "        self.seen_at = time.time()\n", "state"),
+    ],
+)
+def test_check_names_a_handler_that_is_not_deterministic(cli, trials, name, reads, differs):
+    """Before: random gave "VIOLATION — deadlock" whose counterexample did not replay ("replay
+    reproduces it: NO"), the time an INCOMPLETE search that never ends, neither saying why."""
+    path = variant(
+        trials, name, ACK, ACK.replace("        self.hear(msg)\n", "        self.hear(msg)\n" + reads)
+    )
+    path.write_text(
+        "import random\nimport time\n\n" + path.read_text().replace("from typing", "from typing", 1)
+    )
+    done = cli("check", "kmutex", "-a", path, "-N", "3", "-k", "2", "--max-states", "50000")
+    assert done.returncode == 1, said(done)
+    assert (
+        f"is not deterministic: one input, taken twice from one state (WANTED), gave different {differs}"
+        in (done.stdout)
+    ), done.stdout
+
+
+def test_a_message_its_codec_lacks_is_a_finding_where_it_is_sent(cli, trials):
+    """NUDGE, sent but left out of the SPEC's messages. Before: simulate and check blamed the
+    receiver ("cannot take NUDGE in state WANTED"), and over RabbitMQ every receiver dead-lettered
+    it and the run stalled for 15 s, the cause only in the process logs."""
+    path = variant(
+        trials,
+        "nudge",
+        "class Rel(Message):",
+        'class Nudge(Message):\n    type: Literal["NUDGE"] = "NUDGE"\n\n\nclass Rel(Message):',
+    )
+    path.write_text(
+        path.read_text().replace(
+            "        return self.broadcast(Rel)", "        return self.broadcast(Rel) + self.broadcast(Nudge)"
+        )
+    )
+    said_ = "sent NUDGE, which is not one of the algorithm's message types (REQ, ACK, REL)"
+    done = cli("simulate", "kmutex", "-a", path, "-N", "3", "-k", "2")
+    assert done.returncode == 1 and said_ in done.stderr, said(done)
+    done = cli("check", "kmutex", "-a", path, "-N", "3", "-k", "2")
+    assert done.returncode == 1 and said_ in done.stdout, said(done)

@@ -112,6 +112,24 @@ class UnknownPeer(HandlerError):
         return (UnknownPeer, self._parts)
 
 
+class UnknownMessage(HandlerError):
+    """A handler sent a message whose type its codec does not have (a class left out of
+    ``classic_algorithm(...)`` or ``Codec(...)``): no receiver over the wire could decode it."""
+
+    def __init__(self, process: str, state: str, kind: str, known: str) -> None:
+        self._parts = (process, state, kind, known)
+        ProtocolError.__init__(
+            self,
+            f"{process} sent {kind}, which is not one of the algorithm's message types ({known}): "
+            f"add its class to the codec (the messages its SPEC lists), in state {state}",
+        )
+        self.process, self.state, self.taking = process, state, f"its step (a {kind} it sent)"
+        self.error, self.where = f"a message of unknown type {kind!r}", "an effect it returned"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (UnknownMessage, self._parts)
+
+
 class NotAnEffect(HandlerError):
     """A handler returned, among its effects, something that is none (a ``(to, msg)`` tuple, a
     message without its ``Send``): the algorithm's bug, a finding found when the effects are
