@@ -198,10 +198,10 @@ def test_the_solutions_own_code_failing_while_its_setup_is_built_is_named_with_i
         assert "internal error" not in done.stderr and "Traceback" not in done.stderr
     returns = trials / "desk_returns_dict.py"
     returns.write_text(
-        text.replace("    return Setup(", "    return dict(setup=Setup(")
-        .replace("WIRE,\n                 {", "WIRE,\n                 {")
-        .replace("params)\n\n\nSPEC", "params))\n\n\nSPEC")
-        .replace('"elves-mayor-desk"', '"desk-d"')
+        text.replace('"elves-mayor-desk"', '"desk-d"')
+        + "\n\nimport dataclasses\n\n_made = make_setup\n\n\n"
+        + "def _in_a_dict(processes, options, seed=0):\n    return {'setup': _made(processes, options, seed)}\n\n\n"
+        + "SPEC = dataclasses.replace(SPEC, make_setup=_in_a_dict)\n"
     )
     done = cli("simulate", "elves", "-a", returns)
     assert done.returncode == 2 and "make_setup returned dict, not a Setup" in done.stderr, said(done)
@@ -298,3 +298,23 @@ def test_a_message_its_codec_lacks_is_a_finding_where_it_is_sent(cli, trials):
     assert done.returncode == 1 and said_ in done.stderr, said(done)
     done = cli("check", "kmutex", "-a", path, "-N", "3", "-k", "2")
     assert done.returncode == 1 and said_ in done.stdout, said(done)
+
+
+def test_check_refuses_to_pass_a_queue_kept_as_a_class_attribute(cli, trials):
+    """``queue: dict = {}`` at class level, no ``self.queue`` in ``__init__``: one dict for every
+    node, and for every world check keeps. Before: check said PASS ("every reachable world
+    checked") while simulate found violations in most seeds."""
+    path = variant(
+        trials,
+        "class_queue",
+        "class LamportK(ClassicNode):",
+        "class LamportK(ClassicNode):\n    queue: dict = {}",
+    )
+    path.write_text(path.read_text().replace("        self.queue: dict[int, Stamp] = {}\n", ""))
+    done = cli("check", "kmutex", "-a", path, "-N", "2", "-k", "1")
+    assert done.returncode == 1, said(done)
+    said_ = (
+        "LamportK.queue is an attribute of the class, and a handler changed it: it is every process's at once"
+    )
+    assert said_ in done.stdout + done.stderr, said(done)
+    assert "PASS" not in done.stdout

@@ -6,6 +6,7 @@ the scripted replayer and the RabbitMQ services all start from a ``Setup``.
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from typing import Any
 
 from .clock import LamportClock
 from .messages import Codec
-from .protocol import Protocol
+from .protocol import HandlerError, Protocol, ProtocolError
 
 
 class ConfigError(ValueError):
@@ -116,4 +117,56 @@ def shared_state(setup: Setup) -> str | None:
                     "default argument, `queue={}`, is one object for all), or share read-only data as a "
                     "tuple, a frozenset or a types.MappingProxyType"
                 )
+    return None
+
+
+def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
+    """The mutable containers a solution's own classes hold as class attributes, that some process
+    reads as its own (no instance attribute of that name): qualified name → (the value, a copy).
+    Every process — and every world ``check`` keeps — shares such a value; only one a deep copy
+    equals is kept (compared later by value)."""
+    found: dict[str, tuple[Any, Any]] = {}
+    for proto in setup.protocols.values():
+        for cls in type(proto).__mro__:
+            if cls.__module__.startswith("mutexlab.") or cls is object:
+                continue  # mutexlab's own classes keep nothing there
+            for name, value in vars(cls).items():
+                if name.startswith("__") or name == "_transitions" or not isinstance(value, MUTABLE):
+                    continue  # (the table mutexlab compiles into the class)
+                if name not in getattr(proto, "__dict__", {}):
+                    # as first seen in this process: a run before (check builds several) may have changed it
+                    first = _FIRST_SEEN.get((id(cls), name))
+                    if first is None or first[0] is not value:
+                        first = (value, copy.deepcopy(value))
+                        if first[1] != value:
+                            continue  # no value to compare by (its objects are equal by identity)
+                        _FIRST_SEEN[(id(cls), name)] = first
+                    found.setdefault(f"{cls.__qualname__}.{name}", first)
+    return found
+
+
+_FIRST_SEEN: dict[tuple[int, str], tuple[Any, Any]] = {}  # (class, attribute) → (value, its first copy)
+
+
+class SharedState(HandlerError):
+    """A handler changed a class attribute (``class_state_changed`` says which): a finding."""
+
+    def __init__(self, text: str) -> None:
+        ProtocolError.__init__(self, text)
+        self.process, self.state, self.taking = "every process", "any", "its run"
+        self.error, self.where = text, "a class attribute"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SharedState, (str(self),))
+
+
+def class_state_changed(kept: dict[str, tuple[Any, Any]]) -> str | None:
+    """Which of ``class_state``'s values a handler changed (it is every process's at once), or None."""
+    for name, (value, before) in kept.items():
+        if value != before:
+            return (
+                f"{name} is an attribute of the class, and a handler changed it: it is every process's "
+                "at once (over RabbitMQ each is a process of its own, and check keeps each one's state "
+                "apart); set it in __init__ (self." + name.rsplit(".", 1)[1] + " = ...)"
+            )
     return None

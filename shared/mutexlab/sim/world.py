@@ -50,7 +50,7 @@ from typing import Any, NamedTuple
 
 from ..protocol import Enter, Exit, Note, ProtocolError
 from ..rules import SEEN
-from ..setups import Setup, capacity_of
+from ..setups import Setup, capacity_of, class_state, class_state_changed
 from .driver import Driver
 
 DELIVER, LOCAL, DUPLICATE = 0, 1, 2  # label kinds
@@ -164,7 +164,7 @@ class WorldModel:
         self._holds: dict[tuple, tuple[int, str | None]] = {}
         self.seq_id(())
         self._effects = _Effects(self)
-        self._probes = 0
+        self._probes, self._class_state = 0, class_state(setup)
 
     # -- interning -----------------------------------------------------------------------
     def state_id(self, i: int, proto: Any) -> int:
@@ -234,9 +234,11 @@ class WorldModel:
         return Transition(self.state_id(i, twin), sends, schedules, holds)
 
     def _differs(self, i: int, proto: Any, call: Callable, twin: Any, probe: Any, done: tuple) -> str | None:
-        """Why ``call`` is not deterministic on ``proto`` (run again on ``probe``, a second copy,
-        it ends elsewhere than ``twin`` or does other effects), or None."""
-        seen = self._effects.seen
+        """Why ``call`` is no function of ``proto`` (it changed a class's state, or, run again on
+        ``probe``, it ends elsewhere than ``twin`` or does other effects), or None."""
+        seen, shared = self._effects.seen, class_state_changed(self._class_state)
+        if shared is not None:
+            return shared
         try:
             again = self._effects.run(self.pids[i], probe, call)
         except ProtocolError:
@@ -245,12 +247,10 @@ class WorldModel:
         mine, same = key(twin), again == done and self._effects.seen == seen
         if same and (key(probe) == mine or key(copy.deepcopy(twin)) != mine):  # states: by value only
             return None
-        what = "state" if same else "effects"
+        who, what = self.names[self.pids[i]], "state" if same else "effects"
         return (
-            f"{self.names[self.pids[i]]} is not deterministic: one input, taken twice from one state "
-            f"({proto.state}), gave different {what} — a handler that reads random numbers, the time "
-            "or anything outside its own process; check, replay and a seed's run need the same input "
-            "to do the same"
+            f"{who} is not deterministic: one input, taken twice from one state ({proto.state}), gave different "
+            f"{what}: a handler reading random numbers, the time or anything outside its process"
         )
 
     def transition(self, sid: int, code: int) -> Transition:
