@@ -318,3 +318,29 @@ def test_check_refuses_to_pass_a_queue_kept_as_a_class_attribute(cli, trials):
     )
     assert said_ in done.stdout + done.stderr, said(done)
     assert "PASS" not in done.stdout
+
+
+def test_check_names_a_process_without_snapshot(cli, trials):
+    """A ``Protocol`` written without ``snapshot()``. Before: check ended in exit 4, "internal
+    error (a bug in mutexlab ...)", NotImplementedError and mutexlab's traceback."""
+    text = (trials / "bees_one_token.py").read_text()
+    start, end = text.index("    def snapshot(self) -> Any:"), text.index("def make_setup")
+    path = trials / "bees_no_snapshot.py"
+    path.write_text(
+        (text[:start] + "\n\n" + text[end:]).replace('ALGO = "bees-one-token"', 'ALGO = "bees-no-snap"')
+    )
+    done = cli("check", "bees", "-a", path, "-P", "2", "-T", "1", "-K", "1", "--eggs", "1", "--cocoons", "1")
+    assert done.returncode == 2, said(done)
+    assert "bee-1: TokenBee defines no snapshot(), which check keys a process's state by" in done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_hook_left_unwritten_is_named(cli, trials):
+    """``_release`` misspelt. Before: "raised NotImplementedError at …/classic.py" — no word of what
+    was missing."""
+    path = variant(
+        trials, "no_release", "    def _release(self) -> list:", "    def _release_all(self) -> list:"
+    )
+    done = cli("simulate", "kmutex", "-a", path, "-N", "3", "-k", "2")
+    assert done.returncode == 1, said(done)
+    assert "NotImplementedError: LamportK does not define _release(), which a solution writes" in done.stderr

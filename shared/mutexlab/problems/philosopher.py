@@ -103,10 +103,10 @@ class Philosopher(Protocol):
 
     # -- to implement --------------------------------------------------------------------
     def _hungry(self) -> list[Effect]:  # pragma: no cover - interface
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not define _hungry(), which a solution writes")
 
     def _done(self) -> list[Effect]:  # pragma: no cover - interface
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not define _done(), which a solution writes")
 
 
 def philosopher_table(hungry: str, done: str, rows: dict[Phil, dict[str, Cell]], never: str = "") -> Table:

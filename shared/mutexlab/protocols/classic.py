@@ -133,10 +133,14 @@ class ClassicNode(Protocol):
 
     # -- to implement --------------------------------------------------------------------
     def _request(self) -> list[Effect]:  # pragma: no cover - interface
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define _request(), which a solution writes"
+        )
 
     def _release(self) -> list[Effect]:  # pragma: no cover - interface
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define _release(), which a solution writes"
+        )
 
 
 def classic_table(
