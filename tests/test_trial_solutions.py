@@ -344,3 +344,32 @@ def test_a_hook_left_unwritten_is_named(cli, trials):
     done = cli("simulate", "kmutex", "-a", path, "-N", "3", "-k", "2")
     assert done.returncode == 1, said(done)
     assert "NotImplementedError: LamportK does not define _release(), which a solution writes" in done.stderr
+
+
+@pytest.mark.broker
+def test_over_rabbitmq_a_message_its_codec_lacks_stops_the_run_with_the_finding(
+    cli, trials, amqp_url, tmp_path
+):
+    """Before: every receiver dead-lettered NUDGE ("unknown message type" in its log only) and the
+    run stalled for 15 s, INCOMPLETE."""
+    path = variant(
+        trials,
+        "nudge_run",
+        "class Rel(Message):",
+        'class Nudge(Message):\n    type: Literal["NUDGE"] = "NUDGE"\n\n\nclass Rel(Message):',
+    )
+    path.write_text(
+        path.read_text().replace(
+            "        return self.broadcast(Rel)", "        return self.broadcast(Rel) + self.broadcast(Nudge)"
+        )
+    )
+    done = cli(
+        "run", "kmutex", "-a", path, "-N", "3", "-k", "2", "--requests", "1", "--amqp-url", amqp_url,
+        "--json", "--logs", tmp_path / "logs",
+    )  # fmt: skip
+    assert done.returncode == 1, said(done)
+    summary = json.loads(done.stdout)
+    assert not summary["safe"]
+    reasons = [r for rejected in summary["rejected"] for r in rejected["reasons"]]
+    assert any("sent NUDGE, which is not one of the algorithm's message types" in r for r in reasons), reasons
+    assert "STOPPED: a handler raised" in (tmp_path / "logs" / "monitor.out").read_text()
