@@ -181,7 +181,7 @@ def _table_dispatch(
     for (state, inp), fn in transitions.items():
         rows.setdefault(state, {})[inp] = fn
 
-    from .protocol import ProtocolError, handler_raised  # noqa: PLC0415 - protocol.py imports this module
+    from .protocol import ProtocolError, handler_raised, wrong_return  # noqa: PLC0415 - protocol.py imports this module
 
     def on_message(self: Any, msg: Any) -> Any:
         state = self.state
@@ -190,11 +190,14 @@ def _table_dispatch(
         except KeyError:
             raise self.refuse(msg) from None
         try:
-            return fn(self, msg)
+            effects = fn(self, msg)
         except ProtocolError:
             raise
         except Exception as exc:  # the algorithm's bug: a finding, as Protocol.on_message makes it
             raise handler_raised(self, state, msg, exc) from exc
+        if type(effects) is not list and type(effects) is not tuple:  # None, a bare Send: a finding
+            raise wrong_return(self, state, msg, fn, effects)
+        return effects
 
     on_message.table_dispatch = True  # type: ignore[attr-defined]  # replaceable by a subclass's own
     return on_message

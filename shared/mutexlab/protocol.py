@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import sysconfig
 from collections import deque
 from collections.abc import Callable
@@ -109,6 +110,48 @@ class UnknownPeer(HandlerError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (UnknownPeer, self._parts)
+
+
+class UnknownMessage(HandlerError):
+    """A handler sent a message whose type its codec does not have (a class left out of
+    ``classic_algorithm(...)`` or ``Codec(...)``): no receiver over the wire could decode it."""
+
+    def __init__(self, process: str, state: str, kind: str, known: str) -> None:
+        self._parts = (process, state, kind, known)
+        ProtocolError.__init__(
+            self,
+            f"{process} sent {kind}, which is not one of the algorithm's message types ({known}): "
+            f"add its class to the codec (the messages its SPEC lists), in state {state}",
+        )
+        self.process, self.state, self.taking = process, state, f"its step (a {kind} it sent)"
+        self.error, self.where = f"a message of unknown type {kind!r}", "an effect it returned"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (UnknownMessage, self._parts)
+
+
+class NotAnEffect(HandlerError):
+    """A handler returned, among its effects, something that is none (a ``(to, msg)`` tuple, a
+    message without its ``Send``): the algorithm's bug, a finding found when the effects are
+    carried out."""
+
+    def __init__(self, process: str, state: str, effect: Any) -> None:
+        self._parts = (process, state, effect)
+        try:
+            shown = repr(effect)
+        except Exception:  # noqa: BLE001 - named by its type
+            shown = type(effect).__name__
+        shown = shown if len(shown) <= 200 else shown[:200] + "…"
+        ProtocolError.__init__(
+            self,
+            f"{process} returned {shown} among its effects, which is not an effect "
+            f"(Send, Enter, Exit, Note, Schedule), in state {state}",
+        )
+        self.process, self.state, self.taking = process, state, "its step (an effect it returned)"
+        self.error, self.where = f"TypeError: {shown} is not an effect", "an effect it returned"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (NotAnEffect, self._parts)
 
 
 @fastpath.slot_init
@@ -215,11 +258,14 @@ class Protocol:
         if fn is None:
             raise self.refuse(msg)
         try:
-            return fn(self, msg)
+            effects: Any = fn(self, msg)
         except ProtocolError:
             raise
         except Exception as exc:  # the algorithm's bug: a finding (handler_raised)
             raise handler_raised(self, state, msg, exc) from exc
+        if type(effects) is not list and type(effects) is not tuple:
+            raise wrong_return(self, state, msg, fn, effects)
+        return effects  # type: ignore[return-value]  # a list, or a tuple the drivers read alike
 
     def on_local(self, action: str) -> list[Effect]:
         """The table's handler for (state, ``action``); refused when the table has none."""
@@ -228,11 +274,14 @@ class Protocol:
         if fn is None:
             raise self.refuse_local(action)
         try:
-            return fn(self, action)
+            effects: Any = fn(self, action)
         except ProtocolError:
             raise
         except Exception as exc:  # the algorithm's bug: a finding (handler_raised)
             raise handler_raised(self, state, action, exc) from exc
+        if type(effects) is not list and type(effects) is not tuple:
+            raise wrong_return(self, state, action, fn, effects)
+        return effects  # type: ignore[return-value]  # a list, or a tuple the drivers read alike
 
     def refuse_local(self, action: str) -> ProtocolError:
         """The error for a local action the table refuses in this state."""
@@ -299,22 +348,57 @@ def handler_raised(proto: Protocol, state: Any, taking: Any, exc: BaseException)
     """The finding for ``exc``, raised by ``proto``'s code while it took ``taking`` (a message,
     a local action, or ``"start"``) in ``state``: the process, the input, the state, the exception
     and the innermost line of the algorithm's own file (not mutexlab's, not a library's)."""
-    if getattr(taking, "type", None) is not None:
-        what = f"{taking.type} from process {getattr(taking, 'sender', '?')}"
-    elif taking == "start":
-        what = "its start"
-    else:
-        what = f"the local action {taking!r}"
+    what = _taking(taking)
     try:
         text = str(exc)
     except Exception:  # noqa: BLE001 - an exception whose own __str__ fails: named by its type
         text = "(its message cannot be shown)"
     text = text if len(text) <= MESSAGE_SHOWN else text[:MESSAGE_SHOWN] + "…"
     error = type(exc).__name__ + (f": {text}" if text else "")
-    return HandlerError(proto.name, str(state), what, error, _user_line(exc))
+    return HandlerError(proto.name, str(state), what, error, raised_at(exc))
 
 
-def _user_line(exc: BaseException) -> str:
+def _taking(taking: Any) -> str:
+    if getattr(taking, "type", None) is not None:
+        return f"{taking.type} from process {getattr(taking, 'sender', '?')}"
+    return "its start" if taking == "start" else f"the local action {taking!r}"
+
+
+EFFECTS_SHOWN = 200  # characters of a wrong return value a finding quotes
+
+
+def wrong_return(proto: Protocol, state: Any, taking: Any, fn: Any, effects: Any) -> HandlerError:
+    """The finding for a handler ``fn`` of ``proto`` that returned ``effects``, which is no list of
+    effects (None, a bare ``Send``, a generator): named by the handler's own first line."""
+    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
+    where = (
+        f"{os.path.abspath(code.co_filename)}:{code.co_firstlineno} (in {code.co_name})"
+        if code is not None
+        else "an unknown line"
+    )
+    try:
+        shown = repr(effects)
+    except Exception:  # noqa: BLE001 - a value whose own __repr__ fails: named by its type
+        shown = type(effects).__name__
+    shown = re.sub(r" at 0x[0-9a-fA-F]+", "", shown)  # a generator's address: not the same twice
+    shown = shown if len(shown) <= EFFECTS_SHOWN else shown[:EFFECTS_SHOWN] + "…"
+    error = (
+        f"TypeError: the handler returned {shown}, not a list of effects (Send, Enter, Exit, Note, Schedule)"
+    )
+    return HandlerError(proto.name, str(state), _taking(taking), error, where)
+
+
+def hook_effects(proto: Protocol, hook: str, taking: Any) -> list[Effect] | tuple[Effect, ...]:
+    """The effects of ``proto``'s hook ``hook`` (a base's ``_request()``, ``_hungry()`` ...), called
+    while taking ``taking``; a value that is no list of effects is a finding naming the hook."""
+    state = proto.state
+    effects = getattr(proto, hook)()
+    if type(effects) is list or type(effects) is tuple:
+        return effects
+    raise wrong_return(proto, state, taking, getattr(type(proto), hook), effects)
+
+
+def raised_at(exc: BaseException) -> str:
     """``file:line (in function)`` of the innermost frame in the algorithm's file: outside
     mutexlab and the libraries, else in a built-in algorithm, else the innermost of all."""
     lines: list[tuple[str, int, str]] = []
@@ -342,11 +426,14 @@ def _guard(fn: Callable[..., list[Effect]], method: str) -> Callable[..., list[E
     def guarded(self: Protocol, *args: Any) -> list[Effect]:
         state = getattr(self, "state", "(none set)")
         try:
-            return fn(self, *args)
+            effects: Any = fn(self, *args)
         except ProtocolError:
             raise
         except Exception as exc:  # the algorithm's bug: a finding
             raise handler_raised(self, state, args[0] if args else method, exc) from exc
+        if type(effects) is not list and type(effects) is not tuple:
+            raise wrong_return(self, state, args[0] if args else method, fn, effects)
+        return effects  # type: ignore[return-value]  # a list, or a tuple the drivers read alike
 
     guarded.guarded = True  # type: ignore[attr-defined]
     guarded.__name__, guarded.__qualname__, guarded.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__

@@ -6,12 +6,16 @@ the scripted replayer and the RabbitMQ services all start from a ``Setup``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from typing import Any
 
+from .clock import LamportClock
 from .messages import Codec
-from .protocol import Protocol
+from .protocol import HandlerError, Protocol, ProtocolError
 
 
 class ConfigError(ValueError):
@@ -72,3 +76,97 @@ def positive_int(options: dict[str, Any], key: str, default: int | None = None, 
     if value < minimum:
         raise ConfigError(f"option {key!r} must be at least {minimum}, got {value}")
     return value
+
+
+def refuse_options(algorithm: str, unknown: Iterable[str], taken: Iterable[str]) -> None:
+    """ConfigError for the ``unknown`` option keys (none: nothing), naming the options ``taken``
+    and, for a key close to one of them (``meal``), that one: a misspelt ``-o`` says so."""
+    wrong, known = sorted(unknown), sorted(taken)
+    if not wrong:
+        return
+    hints = [
+        f"{key!r}: did you mean {close[0]!r}?" for key in wrong if (close := get_close_matches(key, known, 1))
+    ]
+    raise ConfigError(
+        f"{algorithm} does not take option(s) {', '.join(wrong)} (it takes: {', '.join(known) or 'none'})"
+        + "".join(f"; {hint}" for hint in hints)
+    )
+
+
+# What one process must not hold in common with another: the mutable built-in containers and a
+# Lamport clock (a frozen message, a tuple or a frozenset may be shared: nobody can change it).
+MUTABLE = (list, dict, set, bytearray, deque, LamportClock)
+
+
+def shared_state(setup: Setup) -> str | None:
+    """Why ``setup``'s processes are not separate (two hold one mutable object among their
+    attributes: a mutable default argument, one dict passed to every process), or None. Each is
+    its own OS process over RabbitMQ, and ``check`` keeps each one's state apart: shared, the
+    simulator would run one program and ``check`` verify another."""
+    owner: dict[int, tuple[str, str]] = {}  # id of a mutable attribute value → (process, attribute)
+    for pid, proto in setup.protocols.items():
+        for attribute, value in getattr(proto, "__dict__", {}).items():
+            if not isinstance(value, MUTABLE):
+                continue
+            first = owner.setdefault(id(value), (setup.names.get(pid, str(pid)), attribute))
+            if first[0] != setup.names.get(pid, str(pid)):
+                return (
+                    f"{first[0]}.{first[1]} and {setup.names.get(pid, str(pid))}.{attribute} are one "
+                    f"{type(value).__name__}: processes share no state (each is a process of its own over "
+                    "RabbitMQ, and check keeps each one's state apart); give each its own (a mutable "
+                    "default argument, `queue={}`, is one object for all), or share read-only data as a "
+                    "tuple, a frozenset or a types.MappingProxyType"
+                )
+    return None
+
+
+def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
+    """The mutable containers a solution's own classes hold as class attributes, that some process
+    reads as its own (no instance attribute of that name): qualified name → (the value, a copy).
+    Every process — and every world ``check`` keeps — shares such a value; only one a deep copy
+    equals is kept (compared later by value)."""
+    found: dict[str, tuple[Any, Any]] = {}
+    for proto in setup.protocols.values():
+        for cls in type(proto).__mro__:
+            if cls.__module__.startswith("mutexlab.") or cls is object:
+                continue  # mutexlab's own classes keep nothing there
+            for name, value in vars(cls).items():
+                if name.startswith("__") or name == "_transitions" or not isinstance(value, MUTABLE):
+                    continue  # (the table mutexlab compiles into the class)
+                if name not in getattr(proto, "__dict__", {}):
+                    # as first seen in this process: a run before (check builds several) may have changed it
+                    first = _FIRST_SEEN.get((id(cls), name))
+                    if first is None or first[0] is not value:
+                        first = (value, copy.deepcopy(value))
+                        if first[1] != value:
+                            continue  # no value to compare by (its objects are equal by identity)
+                        _FIRST_SEEN[(id(cls), name)] = first
+                    found.setdefault(f"{cls.__qualname__}.{name}", first)
+    return found
+
+
+_FIRST_SEEN: dict[tuple[int, str], tuple[Any, Any]] = {}  # (class, attribute) → (value, its first copy)
+
+
+class SharedState(HandlerError):
+    """A handler changed a class attribute (``class_state_changed`` says which): a finding."""
+
+    def __init__(self, text: str) -> None:
+        ProtocolError.__init__(self, text)
+        self.process, self.state, self.taking = "every process", "any", "its run"
+        self.error, self.where = text, "a class attribute"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SharedState, (str(self),))
+
+
+def class_state_changed(kept: dict[str, tuple[Any, Any]]) -> str | None:
+    """Which of ``class_state``'s values a handler changed (it is every process's at once), or None."""
+    for name, (value, before) in kept.items():
+        if value != before:
+            return (
+                f"{name} is an attribute of the class, and a handler changed it: it is every process's "
+                "at once (over RabbitMQ each is a process of its own, and check keeps each one's state "
+                "apart); set it in __init__ (self." + name.rsplit(".", 1)[1] + " = ...)"
+            )
+    return None

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..problem import Problem
+from ..protocol import Protocol
 from ..protocols import registry
 from ..protocols.registry import Solution, build_setup, declarations
 from ..reduction import CANONICAL, CLOCKS, RETIRED, SENDS, Reductions
@@ -111,6 +112,13 @@ def _build_model(config: CheckConfig, setup: Setup | None, refused: dict[str, st
         refused,
         setup.names,
     )
+    no_snapshot = [pid for pid, p in setup.protocols.items() if type(p).snapshot is Protocol.snapshot]
+    if no_snapshot and choice.canonical is None:  # a world is keyed by its processes' snapshots
+        proto = setup.protocols[no_snapshot[0]]
+        raise ConfigError(
+            f"{setup.names[no_snapshot[0]]}: {type(proto).__name__} defines no snapshot(), which check keys "
+            "a process's state by: return a hashable value of every attribute its future reads"
+        )
     problem = problem_of_setup(solution, setup)
     declared = world_invariant(problem)
     model = Model(

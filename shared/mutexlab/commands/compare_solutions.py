@@ -94,7 +94,7 @@ def render(rows: list[dict], args, flags: Flags) -> str:
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
     lines = [
         f"{flags.title}: {args.nodes} processes, seed {args.seed}, delay {args.delay}"
-        + "".join(f", {key}={value}" for key, value in args.option or []),
+        + "".join(f", {key}={value}" for key, value in workload(flags, args.option or []).items()),
         "duration in units of the mean message delay; per entry: messages per entry of any resource",
     ]
     for k, row in enumerate(table):
@@ -104,8 +104,20 @@ def render(rows: list[dict], args, flags: Flags) -> str:
     return "\n".join(lines)
 
 
+def workload(flags: Flags, given: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The options every solution runs with: ``simulate``'s defaults of the problem's flags (the
+    philosophers' 2 meals: without them a philosopher never gets hungry, and a run with no entry
+    would compare nothing), then the ``-o`` values given."""
+    defaults: dict[str, Any] = {}
+    for flag in flags.flags[1:]:
+        has, value = flags.default("simulate", flag.key)
+        if has and value is not None:
+            defaults[flag.key] = value
+    return {**defaults, **dict(given)}
+
+
 def run(args, names: list[str], specs: list[AlgorithmSpec], flags: Flags) -> int:
-    options = dict(args.option or [])
+    options = workload(flags, args.option or [])
     dwell = {d.kind: 1.0 for d in flags.dwell}
     need = max(
         (memory.predict(memory.messages(s, args.nodes, options), args.nodes) for s in specs),

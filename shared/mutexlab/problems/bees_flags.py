@@ -52,6 +52,9 @@ def summarise(run: Simulated) -> dict[str, Any]:
     messages = result.messages
     reed_msgs = sum(messages.get(t, 0) for t in REED_TYPES)
     flower_msgs = sum(messages.get(t, 0) for t in FLOWER_TYPES)
+    # Split by resource only when every message is of mutexlab's own kinds: another solution's
+    # (a TOKEN, a GONE) would count for neither, and its per-entry figures would read 0.
+    split = reed_msgs + flower_msgs == result.total_messages
     return {
         "bees": run.processes,
         "flowers": o["flowers"],
@@ -71,8 +74,9 @@ def summarise(run: Simulated) -> dict[str, Any]:
         "messages": messages,
         "messages_total": result.total_messages,
         "entries": result.entries,
-        "messages_per_reed_entry": _ratio(reed_msgs, result.entries.get("reed", 0)),
-        "messages_per_flower_entry": _ratio(flower_msgs, result.entries.get("flower", 0)),
+        "messages_per_entry": _ratio(result.total_messages, sum(result.entries.values())),
+        "messages_per_reed_entry": _ratio(reed_msgs, result.entries.get("reed", 0)) if split else None,
+        "messages_per_flower_entry": _ratio(flower_msgs, result.entries.get("flower", 0)) if split else None,
         "virtual_duration": round(result.duration, 3),
         "events": result.events,
         "stalled": result.stalled,
@@ -98,10 +102,18 @@ def render(_run: Simulated, s: dict[str, Any]) -> list[str]:
         + (", ".join(f"{t} {n}" for t, n in s["messages"].items()) or "none")
         + f" (total {s['messages_total']})",
         f"entries: reed {s['entries'].get('reed', 0)}, flower {s['entries'].get('flower', 0)}; "
-        f"messages per reed entry {s['messages_per_reed_entry']}, "
-        f"per flower entry {s['messages_per_flower_entry']}",
+        + _per_entry(s),
         f"virtual duration: {s['virtual_duration']} (mean message delay 1), {s['events']} events",
     ]
+
+
+def _per_entry(s: dict[str, Any]) -> str:
+    if s["messages_per_reed_entry"] is None and s["messages_per_flower_entry"] is None:
+        return (
+            f"messages per entry {s['messages_per_entry']} "
+            f"(not split by resource: not every message type is one of {', '.join(REED_TYPES + FLOWER_TYPES)})"
+        )
+    return f"messages per reed entry {s['messages_per_reed_entry']}, per flower entry {s['messages_per_flower_entry']}"
 
 
 FLAGS = Flags(

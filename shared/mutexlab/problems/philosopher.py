@@ -21,8 +21,8 @@ from typing import Any
 from ..clock import LamportClock
 from ..machine import Cell, Table, on
 from ..messages import Codec
-from ..protocol import Effect, Enter, Exit, Note, Protocol, Schedule
-from ..setups import ConfigError, Setup, positive_int
+from ..protocol import Effect, Enter, Exit, Note, Protocol, Schedule, hook_effects
+from ..setups import ConfigError, Setup, positive_int, refuse_options
 from .philosophers import MEAL, PROBLEM, fork, forks_of
 
 
@@ -72,11 +72,11 @@ class Philosopher(Protocol):
         if self.meals_left > 0:
             self.meals_left -= 1
         self.state = HUNGRY
-        return [Note("request", {"resource": MEAL}), *self._hungry()]
+        return [Note("request", {"resource": MEAL}), *hook_effects(self, "_hungry", "request")]
 
     def _local_exit(self, _action: str) -> list[Effect]:
         self.state = THINKING
-        effects: list[Effect] = [Exit(MEAL), *self._done()]
+        effects: list[Effect] = [Exit(MEAL), *hook_effects(self, "_done", "exit")]
         if self.meals_left > 0:
             effects.append(THEN_HUNGRY)
         return effects
@@ -103,10 +103,10 @@ class Philosopher(Protocol):
 
     # -- to implement --------------------------------------------------------------------
     def _hungry(self) -> list[Effect]:  # pragma: no cover - interface
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not define _hungry(), which a solution writes")
 
     def _done(self) -> list[Effect]:  # pragma: no cover - interface
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not define _done(), which a solution writes")
 
 
 def philosopher_table(hungry: str, done: str, rows: dict[Phil, dict[str, Cell]], never: str = "") -> Table:
@@ -129,9 +129,7 @@ def philosophers_setup(
 ) -> Setup:
     """The ``Setup`` of a solution whose philosopher is ``node(pid, n, meals, clock)``; it takes
     the problem's options and ``own``."""
-    unknown = set(options) - set(PROBLEM.options) - set(own)
-    if unknown:
-        raise ConfigError(f"{algorithm} does not take option(s) {', '.join(sorted(unknown))}")
+    refuse_options(algorithm, set(options) - set(PROBLEM.options) - set(own), set(PROBLEM.options) | own)
     capacities = PROBLEM.capacities(processes, options) or {}
     meals = positive_int(options, "meals", default=0, minimum=0)
     clocks = initial_clocks(options.get("initial_clocks") or {}, processes)

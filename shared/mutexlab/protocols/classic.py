@@ -26,9 +26,9 @@ from ..machine import Cell, Table, on
 from ..messages import Codec
 from ..problems.mutex import OPTIONS as WORKLOAD_OPTIONS
 from ..problems.mutex_flags import workload_estimate
-from ..protocol import Effect, Enter, Exit, Note, Protocol, ProtocolError, Schedule
+from ..protocol import Effect, Enter, Exit, Note, Protocol, ProtocolError, Schedule, hook_effects
 from ..reduction import Reductions
-from ..setups import ConfigError, Setup, positive_int
+from ..setups import ConfigError, Setup, positive_int, refuse_options
 from ..spec import AlgorithmSpec, Figure
 
 
@@ -91,11 +91,11 @@ class ClassicNode(Protocol):
     def _local_request(self, _action: str) -> list[Effect]:
         if self.requests_left > 0:
             self.requests_left -= 1
-        return [Note("request", {"resource": CS})] + self._request()
+        return [Note("request", {"resource": CS}), *hook_effects(self, "_request", "request")]
 
     def _local_exit(self, _action: str) -> list[Effect]:
         self.state = State.RELEASED
-        effects = [EXIT_CS] + self._release()
+        effects = [EXIT_CS, *hook_effects(self, "_release", "exit")]
         if self.requests_left > 0:
             effects.append(THEN_REQUEST)
         return effects
@@ -133,10 +133,14 @@ class ClassicNode(Protocol):
 
     # -- to implement --------------------------------------------------------------------
     def _request(self) -> list[Effect]:  # pragma: no cover - interface
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define _request(), which a solution writes"
+        )
 
     def _release(self) -> list[Effect]:  # pragma: no cover - interface
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define _release(), which a solution writes"
+        )
 
 
 def classic_table(
@@ -234,9 +238,9 @@ KNOWN_WORKLOAD_OPTIONS = set(WORKLOAD_OPTIONS)
 
 
 def refuse_unknown(options: dict[str, Any], allowed: set[str], algorithm: str) -> None:
-    unknown = set(options) - allowed - KNOWN_WORKLOAD_OPTIONS
-    if unknown:
-        raise ConfigError(f"{algorithm} does not take option(s) {', '.join(sorted(unknown))}")
+    refuse_options(
+        algorithm, set(options) - allowed - KNOWN_WORKLOAD_OPTIONS, allowed | KNOWN_WORKLOAD_OPTIONS
+    )
 
 
 def classic_setup(

@@ -22,8 +22,9 @@ from typing import Any
 
 from .. import declared, problems
 from ..problem import Problem
+from ..protocol import raised_at
 from ..reduction import Reductions
-from ..setups import ConfigError, Setup
+from ..setups import ConfigError, Setup, shared_state
 from ..spec import AlgorithmSpec, Flags
 
 # The protocol modules, in the order tables list their algorithms (an explicit list: discovery
@@ -343,7 +344,7 @@ def build_setup(algorithm: str | Solution, processes: int, options: dict[str, An
     found, problem = resolved.spec, resolved.problem
     _check_processes(processes)
     options = {**problem.defaults, **options}
-    setup = found.make_setup(processes, dict(options), seed)
+    setup = _make_setup(algorithm, found, processes, options, seed)
     if lookup(found.name) is found and setup.algorithm != found.name:
         raise ConfigError(
             f"{algorithm}: make_setup names its setup {setup.algorithm!r}, but SPEC names the algorithm "
@@ -355,6 +356,33 @@ def build_setup(algorithm: str | Solution, processes: int, options: dict[str, An
             f"{algorithm}: its setup declares the resources {setup.capacities}, but the problem "
             f"{problem.name} states {stated}"
         )
+    return setup
+
+
+def _make_setup(
+    algorithm: str, found: AlgorithmSpec, processes: int, options: dict[str, Any], seed: int
+) -> Setup:
+    """``found.make_setup(...)``: what a solution's own code raises while building its setup (its
+    ``make_setup``, its processes' ``__init__``), or a result that is no ``Setup``, is an error of
+    that solution (ConfigError naming the line of its file), not of mutexlab; a built-in's stays
+    mutexlab's bug."""
+    if SPECS.get(found.name) is found:
+        return found.make_setup(processes, dict(options), seed)
+    try:
+        setup = found.make_setup(processes, dict(options), seed)
+    except ConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the solution's own code: named with its line
+        raise ConfigError(
+            f"{algorithm}: building its setup raised {type(exc).__name__}: {exc} at {raised_at(exc)}"
+        ) from None
+    if not isinstance(setup, Setup):
+        raise ConfigError(
+            f"{algorithm}: make_setup returned {type(setup).__name__}, not a Setup (mutexlab.setups.Setup)"
+        )
+    shared = shared_state(setup)
+    if shared is not None:
+        raise ConfigError(f"{algorithm}: {shared}")
     return setup
 
 

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from ..protocol import Effect, Enter, Exit, Note, Schedule, Send, UnknownPeer
+from ..protocol import Effect, Enter, Exit, NotAnEffect, Note, Schedule, Send, UnknownMessage, UnknownPeer
 from ..setups import Setup
 from ..trace import EventSink, Recorder
 
@@ -41,6 +41,7 @@ class Driver:
         self.entries: Counter[str] = Counter()
         self.notes: Counter[str] = Counter()
         self._sent: Counter[int] = Counter()  # per sender, for message ids
+        self.message_types = frozenset(setup.codec.models)  # what may go over a link
         if trace is not None:
             trace.write(setup.run_event())
 
@@ -118,6 +119,9 @@ class Driver:
                     known = ", ".join(str(p) for p in sorted(self.protocols))
                     state = str(self.protocols[pid].state)
                     raise UnknownPeer(self.names[pid], state, effect.msg.type, effect.to, known)
+                if effect.msg.type not in self.message_types:  # no receiver could decode it: a finding
+                    state, known = str(self.protocols[pid].state), ", ".join(self.setup.codec.models)
+                    raise UnknownMessage(self.names[pid], state, effect.msg.type, known)
                 self.messages[effect.msg.type] += 1
                 self._sent[pid] += 1
                 msg_id = f"{self.names[pid]}#{self._sent[pid]}"
@@ -160,8 +164,8 @@ class Driver:
                             effect.event, self.now, self.protocols[pid].clock.time, **effect.fields
                         )
                     )
-            else:
-                raise TypeError(f"unknown effect {effect!r} from {self.names[pid]}")
+            else:  # the algorithm's bug (its handler returned it): a finding
+                raise NotAnEffect(self.names[pid], str(self.protocols[pid].state), effect)
 
     # -- end of run ----------------------------------------------------------------------
     def waiting(self) -> dict[str, dict[str, list[str]]]:

@@ -27,7 +27,7 @@ from math import log
 from typing import Any, ClassVar
 
 from ..protocol import HandlerError
-from ..setups import ConfigError, Setup
+from ..setups import ConfigError, Setup, SharedState, class_state, class_state_changed
 from ..trace import TraceWriter
 from . import fastpath
 from .driver import Driver
@@ -192,6 +192,7 @@ class Simulation(Driver):
         # Without a progress or watch callback: one slice up to the limit, as ever. With one: slices
         # of PROGRESS_EVERY events, the same loop resumed, so the same events in the same order.
         every = WATCH_EVERY if watch is not None else PROGRESS_EVERY if progress is not None else None
+        kept = class_state(self.setup)  # a handler changing one is every process's: a finding
         try:
             self.start_all()
             with _rare_collections():
@@ -207,6 +208,9 @@ class Simulation(Driver):
                         self._stopped = watch()
                         if self._stopped is not None:
                             break
+            changed = class_state_changed(kept)
+            if changed is not None:
+                raise SharedState(changed)
         except HandlerError as exc:  # the algorithm's code raised: say how this run reached it
             exc.scenario = f"seed {self.config.seed}, at event {self.events:,} (time {self.now:.3f})"
             raise

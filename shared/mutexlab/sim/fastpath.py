@@ -78,7 +78,7 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
     messages, sent, link_last, delay = sim.messages, sim._sent, sim._link_last, sim._delay  # noqa: SLF001 - see above
     uniform = sim._random if sim.config.delay == "exp" else None  # noqa: SLF001 - see above; ``_delay`` inlined: -log(1 - u)
     keep, pop, push = due.setdefault, heapq.heappop, heapq.heappush
-    events = sim.events
+    events, types = sim.events, sim.message_types
     message = engine._MESSAGE  # noqa: SLF001 - see above
     try:
         while times and events < limit:
@@ -123,6 +123,7 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                         or effect.to == pid
                         or type(effect.to) is not int
                         or effect.to not in protocols
+                        or effect.msg.type not in types
                     ):
                         if recvs or sends:
                             recvs, sends = _flush(skip, recvs, sends)

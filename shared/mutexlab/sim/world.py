@@ -50,11 +50,14 @@ from typing import Any, NamedTuple
 
 from ..protocol import Enter, Exit, Note, ProtocolError
 from ..rules import SEEN
-from ..setups import Setup, capacity_of
+from ..setups import Setup, capacity_of, class_state, class_state_changed
 from .driver import Driver
 
 DELIVER, LOCAL, DUPLICATE = 0, 1, 2  # label kinds
 ENDLESS_FLAG = "requests"  # the workload flag an endless workload replaces
+# The first inputs run twice, each on its own copy: a handler that reads random numbers or the
+# time gives itself away (both runs must end in one state with the same effects).
+PROBED = 256
 
 
 def endless_options(options: dict, key: str | None = ENDLESS_FLAG) -> dict:
@@ -161,6 +164,7 @@ class WorldModel:
         self._holds: dict[tuple, tuple[int, str | None]] = {}
         self.seq_id(())
         self._effects = _Effects(self)
+        self._probes, self._class_state = 0, class_state(setup)
 
     # -- interning -----------------------------------------------------------------------
     def state_id(self, i: int, proto: Any) -> int:
@@ -214,14 +218,40 @@ class WorldModel:
     def run_input(self, i: int, proto: Any, call: Callable[[Any], list]) -> Transition:
         """Run ``call(copy of proto)``; the copy becomes the new state's representative if new."""
         twin = copy.deepcopy(proto)
+        probe = copy.deepcopy(proto) if self._probes < PROBED else None
         try:
             sends, schedules, holds = self._effects.run(self.pids[i], twin, call)
         except ProtocolError as exc:
             return Transition(-1, (), (), (), str(exc))
+        if probe is not None:
+            self._probes += 1
+            differs = self._differs(i, proto, call, twin, probe, (sends, schedules, holds))
+            if differs is not None:
+                return Transition(-1, (), (), (), differs)
         if self.rules is not None:
             pid = self.pids[i]
             self.rules.step(twin, self.rule_params, self.names[pid], proto, self._effects.seen)
         return Transition(self.state_id(i, twin), sends, schedules, holds)
+
+    def _differs(self, i: int, proto: Any, call: Callable, twin: Any, probe: Any, done: tuple) -> str | None:
+        """Why ``call`` is no function of ``proto`` (it changed a class's state, or, run again on
+        ``probe``, it ends elsewhere than ``twin`` or does other effects), or None."""
+        seen, shared = self._effects.seen, class_state_changed(self._class_state)
+        if shared is not None:
+            return shared
+        try:
+            again = self._effects.run(self.pids[i], probe, call)
+        except ProtocolError:
+            again = None
+        key = (lambda p: p.snapshot()) if self.canonical is None else self.canonical
+        mine, same = key(twin), again == done and self._effects.seen == seen
+        if same and (key(probe) == mine or key(copy.deepcopy(twin)) != mine):  # states: by value only
+            return None
+        who, what = self.names[self.pids[i]], "state" if same else "effects"
+        return (
+            f"{who} is not deterministic: one input, taken twice from one state ({proto.state}), gave different "
+            f"{what}: a handler reading random numbers, the time or anything outside its process"
+        )
 
     def transition(self, sid: int, code: int) -> Transition:
         """Input ``code``: ``2·message id`` (a delivery) or ``2·action id + 1`` (a local decision)."""
