@@ -6,6 +6,7 @@
 #   COMPOSE_CHECK_RUNS=bees bash scripts/compose-check.sh   # some runs (bees elves classic-ricart-agrawala
 #                                                           # classic-raymond classic-file cluster cluster-stop
 #                                                           # bees-file elves-file philosophers program)
+#   COMPOSE_CHECK_V1_RUNS=all bash scripts/compose-check.sh # every run with v1 too (default: a subset, below)
 #
 # Needs a Docker engine (docker info) and the compose tool(s). For each tool: build the image, then
 # run the bees (--scale bee=5), the elves profile and the classic profile with ricart-agrawala and
@@ -16,15 +17,20 @@
 # with `stop rabbitmq-2` after the run has started ("cluster-stop"): that run must still pass, and
 # rabbitmq-2 must have been stopped before its end. (--exit-code-from stops everything when any
 # container it watches exits: there the brokers are started first, with up -d, and `up` is given
-# only the monitor and the bees to watch.) Then, with v2 only, a user's solution of each problem by
+# only the monitor and the bees to watch.) Then a user's solution of each problem by
 # file: the bees ("bees-file": examples/solutions/bees_reed_tokens.py as BEES_ALGORITHM), the elves
 # ("elves-file": ELVES_FILE below as ELVES_ALGORITHM), the dining philosophers ("philosophers": the
 # profile with examples/solutions/chandy_misra.py), and the C bee of examples/nodes/bee.c as compose
 # services ("program": examples/nodes/compose.yml over the project's file, profile program, 4 bees;
 # the binaries compiled here with gcc -static, NODES_BUILD=prebuilt: no registry to pull gcc:13
-# from). Why v2 only: each run takes as long as the bees' (40 s to 2 min by the machine's load),
-# mostly the broker starting and stopping; with v1 as well they would take CI past its time budget, and v1 reads the same file (tests/test_compose.py
-# holds that the two give identical configurations). A run passes when compose exits 0, the
+# from). v2 runs all of them; v1 only bees, classic-file and cluster-stop (COMPOSE_CHECK_V1_RUNS,
+# "all" for every run). Why: each run takes as long as the bees' (40 s to 2 min by the machine's
+# load), mostly the broker starting and stopping, and v1 reads the same file (tests/test_compose.py
+# holds that the two give identical configurations): what v1 may do differently is how it runs
+# the file, and those three use every compose command the others use (the default profile; a
+# profile with the services named, --scale and --exit-code-from; a file mounted from outside the
+# checkout through ALGORITHM_FILE; up -d, then stop mid-run), the others differing only in the
+# program the image runs, which v2 checks. A run passes when compose exits 0, the
 # monitor printed "<algorithm>: SAFE" for a complete run, and the trace it wrote to the "traces"
 # volume passes `mutexlab verify` inside the image. `down -v` follows every run, whatever happened.
 #
@@ -46,7 +52,12 @@ cd "$(dirname "$0")/.."
 TOOLS=${COMPOSE_CHECK_TOOLS:-v1 v2}
 RUNS=${COMPOSE_CHECK_RUNS:-bees elves classic-ricart-agrawala classic-raymond classic-file cluster cluster-stop \
   bees-file elves-file philosophers program}
-V2_ONLY=" bees-file elves-file philosophers program "   # (why: the header)
+V1_RUNS=${COMPOSE_CHECK_V1_RUNS:-bees classic-file cluster-stop}   # (why: the header)
+# runs_with TOOL NAME: whether the check runs NAME with TOOL (asked for, and v1's subset)
+runs_with() {
+  [[ " $TOOLS " == *" $1 "* && " $RUNS " == *" $2 "* ]] || return 1
+  [ "$1" != v1 ] || [ "$V1_RUNS" = all ] || [[ " $V1_RUNS " == *" $2 "* ]]
+}
 UP_TIMEOUT=${COMPOSE_CHECK_TIMEOUT:-600}     # seconds for one `up`, broker start included
 
 die() { echo "compose-check: $*" >&2; exit 2; }
@@ -128,7 +139,7 @@ spec_name() {
 
 # The C nodes for the "program" run (examples/nodes/compose.yml, NODES_BUILD=prebuilt), compiled here
 # into examples/nodes/build/ (git-ignored; removed at the end when this script made it).
-if [[ " $RUNS " == *" program "* && " $TOOLS " == *" v2 "* ]]; then
+if runs_with v1 program || runs_with v2 program; then
   command -v gcc >/dev/null || die "the program run compiles examples/nodes/bee.c: gcc is not installed"
   [ -d examples/nodes/build ] || made_nodes_build=examples/nodes/build
   mkdir -p examples/nodes/build
@@ -176,8 +187,7 @@ one_run() {
     esac
     shift
   done; shift
-  case " $RUNS " in *" $name "*) ;; *) return 0 ;; esac
-  if [ "$tool" != v2 ] && [[ $V2_ONLY == *" $name "* ]]; then return 0; fi
+  runs_with "$tool" "$name" || return 0
   if [[ $algorithm == file:* ]]; then
     local declared
     declared=$(spec_name "${algorithm#file:}") || declared="(${algorithm#file:} declares no algorithm: $declared)"
@@ -321,22 +331,20 @@ for tool in $TOOLS; do
   one_run "$tool" cluster-stop monitor /traces/bees.jsonl bees "7 bee" DWELL=0.5 \
     FIRST=rabbitmq,rabbitmq-2,rabbitmq-3 STOP=rabbitmq-2 -- \
     --profile cluster up --scale bee=7 --exit-code-from monitor monitor bee
-  # A user's solution of each problem, by file (v2 only: the header says why).
-  if [ "$tool" = v2 ]; then
-    one_run "$tool" bees-file monitor /traces/bees.jsonl file:examples/solutions/bees_reed_tokens.py "5 bee" \
-      ALGORITHM_FILE=./examples/solutions/bees_reed_tokens.py BEES_ALGORITHM=/algorithm/algorithm.py -- \
-      up --scale bee=5 --exit-code-from monitor
-    one_run "$tool" elves-file elves-monitor /traces/elves.jsonl "file:$ELVES_FILE" "4 el" \
-      ALGORITHM_FILE="$(realpath "$ELVES_FILE")" ELVES_ALGORITHM=/algorithm/algorithm.py -- \
-      --profile elves up --scale elf=4 --exit-code-from elves-monitor elves-monitor elf mayor
-    one_run "$tool" philosophers philosophers-monitor /traces/philosophers.jsonl \
-      file:examples/solutions/chandy_misra.py "5 philosopher" \
-      ALGORITHM_FILE=./examples/solutions/chandy_misra.py -- \
-      --profile philosophers up --scale philosopher=5 --exit-code-from philosophers-monitor philosophers-monitor philosopher
-    one_run "$tool" program program-monitor /traces/program-bees.jsonl bees "4 bee" \
-      OVERRIDE=examples/nodes/compose.yml:program NODES_BUILD=prebuilt -- \
-      --profile program up --scale program-bee=4 --exit-code-from program-monitor program-monitor program-bee
-  fi
+  # A user's solution of each problem, by file.
+  one_run "$tool" bees-file monitor /traces/bees.jsonl file:examples/solutions/bees_reed_tokens.py "5 bee" \
+    ALGORITHM_FILE=./examples/solutions/bees_reed_tokens.py BEES_ALGORITHM=/algorithm/algorithm.py -- \
+    up --scale bee=5 --exit-code-from monitor
+  one_run "$tool" elves-file elves-monitor /traces/elves.jsonl "file:$ELVES_FILE" "4 el" \
+    ALGORITHM_FILE="$(realpath "$ELVES_FILE")" ELVES_ALGORITHM=/algorithm/algorithm.py -- \
+    --profile elves up --scale elf=4 --exit-code-from elves-monitor elves-monitor elf mayor
+  one_run "$tool" philosophers philosophers-monitor /traces/philosophers.jsonl \
+    file:examples/solutions/chandy_misra.py "5 philosopher" \
+    ALGORITHM_FILE=./examples/solutions/chandy_misra.py -- \
+    --profile philosophers up --scale philosopher=5 --exit-code-from philosophers-monitor philosophers-monitor philosopher
+  one_run "$tool" program program-monitor /traces/program-bees.jsonl bees "4 bee" \
+    OVERRIDE=examples/nodes/compose.yml:program NODES_BUILD=prebuilt -- \
+    --profile program up --scale program-bee=4 --exit-code-from program-monitor program-monitor program-bee
 done
 
 echo; echo "== compose-check summary (project $project)"
