@@ -11,7 +11,8 @@ it is started through util-linux's ``setpriv --pdeathsig KILL`` when that is ins
 kernel's parent-death signal, set in the child itself, so no ``preexec_fn`` runs in a threaded
 parent). The signal comes when the *thread* that started it ends: nodes are started from the
 thread that runs the driver's loop, which lives as long as the process. Without ``setpriv`` a
-killed parent leaves its program to end on end of input.
+killed parent leaves its program to end on end of input. What the program starts in its group
+(a helper, a shell's pipeline) is killed by the ``watcher`` when the parent is gone.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import subprocess
 import time
 from typing import Any
 
+from . import watcher
 from .lines import MAX_LINE, MAX_OUTPUTS, START, NodeFault, encode, parse, shorten
 
 SETPRIV = shutil.which("setpriv")
@@ -72,6 +74,7 @@ class NodeProcess:
             )
         except OSError as exc:
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+        watcher.watch(self.proc.pid)  # its group: killed by the watcher if this process dies first
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin, self.out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self.stdin, False)  # a node that stops reading is a stall, not a hang
@@ -225,6 +228,7 @@ class NodeProcess:
                 pass
         with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL: the child cannot linger
             self.proc.wait(timeout=5)
+            watcher.unwatch(self.proc.pid)  # reaped: its id may be reused, never to be killed again
 
 
 class Pool:
