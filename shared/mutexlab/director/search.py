@@ -23,7 +23,7 @@ from .lines import START, NodeFault
 from .problem import Problem
 from .process import Pool
 from .strategies import Chooser, Ran
-from .world import Action, Faults, Run
+from .world import LATE_GRACE, Action, Faults, Run
 
 MAX_STEPS = 2_000  # default steps of one run before it counts as never coming to rest
 
@@ -80,6 +80,9 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             diverged = _diverged(run, expected, len(steps))
         if diverged is not None:
             return Outcome(diverged, steps, run.digests, run.events, trail)
+        # A line written after a done is the program's fault, not a deadlock nor a pass: looked
+        # for (a moment longer when someone waits at rest) before the run is judged.
+        run.settle(LATE_GRACE if run.waiting and not run.enabled() else 0.0)
     except NodeFault as fault:
         pool.discard()
         if fault.rule == START:  # the program cannot be started: bad input, not a finding
