@@ -75,7 +75,13 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
     if kind == "send":
         to = line.get("to")
         if isinstance(to, bool) or not isinstance(to, int) or to not in peers:
-            what = "a string: an id is a JSON number" if isinstance(to, str) else "not one of them"
+            what = (
+                "a string: an id is a JSON number"
+                if isinstance(to, str)
+                else "written with a fraction or an exponent: an id is a whole number, as 2"
+                if isinstance(to, float)
+                else "not one of them"
+            )
             raise fault(f"a send to {json.dumps(to)} ({what}); its peers are {sorted(peers)}")
         if "body" not in line:
             raise fault("a send without a body")
