@@ -26,7 +26,7 @@ import subprocess
 import time
 from typing import Any
 
-from . import watcher
+from .. import watcher
 from .lines import MAX_LINE, MAX_OUTPUTS, START, NodeFault, encode, parse, shorten
 
 SETPRIV = shutil.which("setpriv")
