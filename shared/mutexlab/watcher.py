@@ -23,9 +23,13 @@ import subprocess
 import sys
 import threading
 
-# The watcher's own code: reads the names until end of file, then kills what is left.
+# The watcher's own code: reads the names until end of file, then kills what is left. It forks
+# once and the first process exits: no child of the parent lingers (nor a zombie), and a parent
+# that counts its children sees none of it.
 WATCHER = """
 import os, shutil, signal, sys
+if os.fork():  # the watcher is the grandchild: no child of the parent, which it outlives
+    os._exit(0)
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 named = {"g": set(), "d": set()}
 for line in sys.stdin:
@@ -49,7 +53,7 @@ def _tell(line: str) -> None:
     global _watcher
     with _lock:
         for _ in range(2):  # a watcher that died (killed by someone) is started anew, once
-            if _watcher is None or _watcher.poll() is not None:
+            if _watcher is None:
                 _watcher = subprocess.Popen(
                     [sys.executable, "-I", "-S", "-c", WATCHER],
                     stdin=subprocess.PIPE,
@@ -57,14 +61,15 @@ def _tell(line: str) -> None:
                     stderr=subprocess.DEVNULL,
                     start_new_session=True,
                 )
+                _watcher.wait()  # the first process, gone once the watcher is forked
             assert _watcher.stdin is not None
             try:
                 _watcher.stdin.write(line.encode("utf-8", "surrogateescape") + b"\n")
                 _watcher.stdin.flush()
                 return
-            except (BrokenPipeError, OSError):
+            except OSError:  # BrokenPipeError: the watcher is gone
                 with contextlib.suppress(OSError):
-                    _watcher.kill()
+                    _watcher.stdin.close()
                 _watcher = None
 
 
