@@ -106,3 +106,23 @@ def test_control_characters_of_a_bad_line_are_shown_escaped(cli, tmp_path):
     assert ran.returncode == 1 and "FINDING [garbage]" in ran.stdout, ran.stdout
     assert "\x1b" not in ran.stdout and "\x07" not in ran.stdout
     assert "\\x1b[2J\\x1b]0;pwned\\x07" in ran.stdout
+
+
+# A bee that acts on its own (no request lines: nobody is ``waiting``) and reports its end from a
+# timer, 10 ms after its done: at rest, the audit would call the colony unfinished.
+LATE_BEE = """import json, sys, threading
+def out(text):
+    sys.stdout.write(text + '\\n'); sys.stdout.flush()
+for line in sys.stdin:
+    out('{"type": "done"}')
+    if json.loads(line)['type'] == 'init':
+        threading.Timer(0.01, out, ['{"type": "state", "state": "DEAD"}']).start()
+"""
+
+
+def test_a_late_line_of_a_node_acting_on_its_own_is_named_not_a_deadlock(cli, tmp_path):
+    program = tmp_path / "bee.py"
+    program.write_text(LATE_BEE)
+    ran = cli("test", "bees", "--node", f"{sys.executable} {program}", "--nodes", "1", "--runs", "3")
+    assert ran.returncode == 1 and "FINDING [protocol]" in ran.stdout, ran.stdout
+    assert "wrote after its done line (answering init)" in ran.stdout and "DEAD" in ran.stdout
