@@ -126,3 +126,22 @@ def test_a_late_line_of_a_node_acting_on_its_own_is_named_not_a_deadlock(cli, tm
     ran = cli("test", "bees", "--node", f"{sys.executable} {program}", "--nodes", "1", "--runs", "3")
     assert ran.returncode == 1 and "FINDING [protocol]" in ran.stdout, ran.stdout
     assert "wrote after its done line (answering init)" in ran.stdout and "DEAD" in ran.stdout
+
+
+def test_a_node_reading_all_its_input_first_is_told_to_read_a_line_at_a_time(cli, tmp_path):
+    program = tmp_path / "slurp.py"
+    program.write_text('import sys\nlines = sys.stdin.read().splitlines()\nprint(\'{"type": "done"}\')\n')
+    ran = cli(
+        "test",
+        "mutex",
+        "--node",
+        f"{sys.executable} {program}",
+        "--runs",
+        "1",
+        "--start-timeout",
+        "1",
+        "--timeout",
+        "1",
+    )
+    assert ran.returncode == 1 and "FINDING [stalled]" in ran.stdout, ran.stdout
+    assert "reads all its input before answering" in ran.stdout and "read one line at a time" in ran.stdout

@@ -179,8 +179,10 @@ class NodeProcess:
                 "stalled",
                 self.node,
                 f"node {self.node} wrote nothing at all within {self.start_timeout:g} s of its start "
-                f"(no done line for its first {message['type']}): {BUFFERED}; one slow to start "
-                "needs a longer --start-timeout (over RabbitMQ: $NODE_START_TIMEOUT)",
+                f"(no done line for its first {message['type']}): {BUFFERED}; one that reads all "
+                "its input before answering (read(), readlines(), a JSON parser given the whole "
+                "stream) waits for an end that never comes: read one line at a time; one slow to "
+                "start needs a longer --start-timeout (over RabbitMQ: $NODE_START_TIMEOUT)",
             )
         if self.buffer:  # the start of a line, never ended
             return NodeFault(
