@@ -145,3 +145,14 @@ def test_a_node_reading_all_its_input_first_is_told_to_read_a_line_at_a_time(cli
     )
     assert ran.returncode == 1 and "FINDING [stalled]" in ran.stdout, ran.stdout
     assert "reads all its input before answering" in ran.stdout and "read one line at a time" in ran.stdout
+
+
+def test_a_node_that_closes_its_input_is_not_said_to_close_its_output(cli, tmp_path):
+    program = tmp_path / "closer.py"
+    program.write_text(
+        "import os, sys, time\nsys.stdin.readline()\nos.close(0)  # before its done: no race\n"
+        'print(\'{"type": "done"}\', flush=True)\ntime.sleep(30)\n'
+    )
+    ran = cli("test", "mutex", "--node", f"{sys.executable} {program}", "--runs", "1", "--timeout", "2")
+    assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout, ran.stdout
+    assert "node 1 closed its input (it reads no more) while handling request" in ran.stdout, ran.stdout

@@ -143,7 +143,7 @@ class NodeProcess:
             except BlockingIOError:
                 pass
             except (BrokenPipeError, ConnectionResetError):
-                raise self.crashed(message) from None
+                raise self.crashed(message, "closed its input (it reads no more)") from None
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([], [self.stdin], [], left)[1]:
                 raise self.stalled(message)
@@ -227,12 +227,13 @@ class NodeProcess:
             shorten(line, 80),
         )
 
-    def crashed(self, message: dict[str, Any]) -> NodeFault:
+    def crashed(self, message: dict[str, Any], closed: str = "closed its output") -> NodeFault:
+        """The node ended, or ``closed`` (what it did, when it still runs)."""
         try:
             code = self.proc.wait(timeout=0.5)
         except subprocess.TimeoutExpired:
             code = None
-        how = "closed its output" if code is None else self.ended(code)
+        how = closed if code is None else self.ended(code)
         between = (
             " (between runs: it answered its first init with reinit: true, a promise to keep reading "
             "and start afresh on the next init, and ended instead)"
