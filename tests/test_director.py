@@ -476,3 +476,27 @@ def test_an_unwritable_counterexample_or_trace_is_refused_before_any_node_starts
         )
         assert ran.returncode == 2 and f"cannot write the {flag[2:]}" in ran.stderr, ran.stderr
         assert not started.exists(), f"{flag}: the nodes were started before the path was refused"
+
+
+@pytest.mark.parametrize(
+    "scenario, words",
+    [
+        ('{"kind": "mutexlab-program-scenario", "problem": "mutex", "nodes": 2}', "it has no 'steps'"),
+        ("[1]", "not a JSON object"),
+        (
+            '{"kind": "mutexlab-program-scenario", "problem": "mutex", "nodes": 99999999, "steps": []}',
+            "its 'nodes' (99999999) are not a whole number from 1 to 100",
+        ),
+        (
+            '{"kind": "mutexlab-program-scenario", "problem": "mutex", "nodes": 2, "steps": [["deliver", 1, "x"]]}',
+            "step 1 is not a step (an object with 'do' and 'node'): ['deliver', 1, 'x']",
+        ),
+    ],
+)
+def test_a_malformed_scenario_says_what_is_wrong_in_its_own_words(cli, tmp_path, scenario, words):
+    # Not a bare KeyError ("'steps'"), a Python TypeError, or a flag the user never gave (--nodes).
+    path = tmp_path / "s.json"
+    path.write_text(scenario)
+    program = f"{sys.executable} {EXAMPLES / 'ricart_agrawala.py'}"
+    ran = cli("replay", str(path), "--node", program)
+    assert ran.returncode == 2 and f"malformed scenario: {words}" in ran.stderr, ran.stderr

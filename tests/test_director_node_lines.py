@@ -30,6 +30,8 @@ for line in sys.stdin:
         out.append({'type': 'enter', 'resource': 'cs'})
         if how == 'string-id':
             out.append({'type': 'send', 'to': '2', 'body': {}})
+        if how == 'float-id':  # as Lua, jq or a double-only language may write a number
+            out.append({'type': 'send', 'to': 2.0, 'body': {}})
     elif kind == 'release':
         out.append({'type': 'exit', 'resource': 'cs', **({'units': '1'} if how == 'string-units' else {})})
     for o in out:
@@ -104,6 +106,7 @@ def test_a_line_left_without_its_newline_is_named(cli, tmp_path):
     [
         ("banner", "a line that is not JSON (standard output carries protocol lines only"),
         ("string-id", 'a send to "2" (a string: an id is a JSON number); its peers are [2, 3]'),
+        ("float-id", "a send to 2.0 (written with a fraction or an exponent: an id is a whole number, as 2)"),
     ],
 )
 def test_a_bad_line_says_what_was_expected(cli, tmp_path, how, words):

@@ -1,8 +1,9 @@
 """``mutexlab test`` on example nodes written the way other people write them: C++ with a reader
 and a worker thread, Lamport in Java (a slow-starting JVM), a bee whose life runs in a thread of
-its own; each correct one passes, and its broken twin is caught and replays.
+its own, Ricart–Agrawala in awk and in Rust (no crates: the lines read by string search); each
+correct one passes, and its broken twin is caught and replays.
 
-The examples are built with g++ and javac into a temporary directory (a skip without them, a
+The examples are built with g++, javac and rustc into a temporary directory (a skip without them, a
 failure under CI). The mistakes such programs make on the way: test_director_node_lines.py.
 """
 
@@ -141,3 +142,35 @@ def test_ricart_agrawala_in_awk_passes_and_its_broken_twin_is_caught(cli, awk, t
     ran = cli("test", "mutex", "--node", broken, "--strategy", "pct", "--counterexample", scenario)
     assert ran.returncode == 1 and "FINDING [violation]" in ran.stdout, ran.stdout
     assert cli("replay", scenario, "--node", broken).returncode == 1
+
+
+# -- Ricart–Agrawala in Rust, the standard library alone -----------------------------------------
+@pytest.fixture(scope="module")
+def rust(tmp_path_factory) -> dict[str, str]:
+    if shutil.which("rustc") is None:
+        missing("rustc is not installed: the Rust example node cannot be built")
+    out = tmp_path_factory.mktemp("rust")
+    built = {}
+    for name, flags in (("ra-rs", []), ("ra-rs-broken", ["--cfg", "broken"])):
+        target = out / name
+        compile_ = ["rustc", "-O", "-D", "warnings", *flags, "-o", str(target)]
+        subprocess.run([*compile_, str(EXAMPLES / "ricart_agrawala.rs")], check=True)
+        built[name] = str(target)
+    return built
+
+
+def test_ricart_agrawala_in_rust_passes(cli, rust):
+    assert cli("test", "mutex", "--node", rust["ra-rs"], "--runs", "60", "--requests", "2").returncode == 0
+    ran = cli("test", "mutex", "--node", rust["ra-rs"], "--nodes", "2", "--strategy", "systematic")
+    assert ran.returncode == 0 and "searched exhaustively: 9 schedules" in ran.stdout, ran.stdout
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_ricart_agrawala_in_rust_replying_in_its_section_is_caught_and_replays(cli, rust, tmp_path, strategy):
+    scenario = tmp_path / "rs.json"
+    ran = cli(
+        "test", "mutex", "--node", rust["ra-rs-broken"], "--strategy", strategy, "--counterexample", scenario
+    )
+    assert ran.returncode == 1 and "FINDING [violation]" in ran.stdout, ran.stdout
+    replayed = cli("replay", scenario, "--node", rust["ra-rs-broken"])
+    assert replayed.returncode == 1 and "the recorded finding reproduced" in replayed.stdout, replayed.stdout

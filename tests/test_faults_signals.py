@@ -223,3 +223,36 @@ def test_logs_and_blame_go_by_node_name(amqp_url, tmp_path):
     for name, pid in tap.os_pids.items():  # each log is its node's (its instance id holds its pid)
         assert f"-{pid}-" in (logs / f"{name}.log").read_text(), name
     assert sorted(p.name for p in logs.glob("node*.log")) == ["node-1.log", "node-2.log", "node-3.log"]
+
+
+def test_sigkill_of_the_run_removes_its_temporary_log_directory(amqp_url, tmp_path):
+    """Without ``--logs`` the processes log into a temporary directory, kept (and named) only
+    when the run fails; a SIGKILLed run can name nothing, so its watcher removes it."""
+    run_id = "run-kilt-" + uuid.uuid4().hex[:8]
+    argv, env = run_argv(run_id, amqp_url, tmp_path / "unused")
+    argv = argv[: argv.index("--logs")]
+    env["TMPDIR"] = str(tmp_path)
+    env["QUEUE_EXPIRES"] = str(EXPIRES)
+    started: set[int] = set()
+    with RunTap(amqp_url, run_id, expires=EXPIRES) as tap:
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            tap.wait(lambda t: len(t.states) == 3, "every node working", stop=lambda: proc.poll() is not None)
+            started = children(proc.pid)
+            logs = list(tmp_path.glob(f"mutexlab-{run_id}-*"))
+            assert len(logs) == 1 and (logs[0] / "monitor.log").exists(), logs
+            proc.kill()
+            proc.communicate(timeout=30)
+            removed = wait_until(lambda: not logs[0].exists(), timeout=10)
+            wait_until(lambda: not [pid for pid in started if alive(pid)], timeout=10)
+        finally:
+            for pid in started:  # leave nothing running, whatever happened
+                if alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    wait_until(lambda: leftovers(amqp_url, run_id) == [], timeout=EXPIRES + 30, step=0.5)
+    if leftovers(amqp_url, run_id):
+        delete_run(amqp_url, run_id, NAMES)
+    assert removed, f"the killed run's log directory {logs[0]} is still there 10 s later"

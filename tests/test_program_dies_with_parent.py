@@ -73,3 +73,58 @@ def test_a_sigkilled_parent_takes_its_program_with_it(tmp_path):
 def test_a_program_that_is_not_there_still_cannot_start(cli, tmp_path):
     ran = cli("test", "mutex", "--node", str(tmp_path / "nothing-here"))
     assert ran.returncode == 2 and "cannot start" in ran.stderr
+
+
+# Starts a helper in its process group that ignores end of input and SIGTERM (as a shell's
+# pipeline, or a program's worker process, may), says the helper's pid, then answers as STUBBORN.
+FORKING = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    helper = os.fork()
+    if helper == 0:
+        os.close(0)
+        while True:
+            time.sleep(1)
+    sys.stdin.readline()
+    print('{"type": "log", "helper": %d}' % helper)
+    print('{"type": "done"}', flush=True)
+    time.sleep(120)
+    """
+)
+
+# As PARENT, printing the helper's pid (read from the log line's raw bytes) instead.
+PARENT_OF_FORKING = textwrap.dedent(
+    """
+    import json, sys, time
+    from mutexlab.director.process import NodeProcess
+    node = NodeProcess([sys.executable, sys.argv[1]], 1, frozenset({2}), 30.0)
+    node.tell({"type": "init", "id": 1})
+    print(json.loads(node.readline(time.monotonic() + 30, {"type": "init"}))["helper"], flush=True)
+    time.sleep(120)
+    """
+)
+
+
+def test_a_sigkilled_parent_takes_what_its_program_started_with_it(tmp_path):
+    program = tmp_path / "forking.py"
+    program.write_text(FORKING)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT_OF_FORKING, str(program)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert parent.stdout is not None
+        helper = int(parent.stdout.readline())
+        assert alive(helper)
+        parent.kill()  # SIGKILL: no finally; the program's helper is no child of the parent
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while alive(helper) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = alive(helper)
+        if left:
+            os.killpg(os.getpgid(helper), 9)
+        assert not left, f"helper {helper} of the program outlived the SIGKILLed parent"
+    finally:
+        parent.kill()
+        parent.wait()

@@ -42,8 +42,14 @@ class NodeFault(Exception):
 
 
 def shorten(raw: bytes | str, limit: int = 200) -> str:
+    """``raw`` fit to be shown on a terminal: at most ``limit`` characters, every control
+    character (a NUL, an escape sequence, the newline of a line) written as ``\\xNN``."""
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} characters)"
+    cut = text if len(text) <= limit else text[:limit]
+    shown = "".join(
+        c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}" for c in cut
+    )
+    return shown if cut is text else shown + f"… ({len(text)} characters)"
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -69,7 +75,13 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
     if kind == "send":
         to = line.get("to")
         if isinstance(to, bool) or not isinstance(to, int) or to not in peers:
-            what = "a string: an id is a JSON number" if isinstance(to, str) else "not one of them"
+            what = (
+                "a string: an id is a JSON number"
+                if isinstance(to, str)
+                else "written with a fraction or an exponent: an id is a whole number, as 2"
+                if isinstance(to, float)
+                else "not one of them"
+            )
             raise fault(f"a send to {json.dumps(to)} ({what}); its peers are {sorted(peers)}")
         if "body" not in line:
             raise fault("a send without a body")

@@ -12,6 +12,7 @@ program with its process group; it is idempotent.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import shlex
@@ -97,7 +98,8 @@ class ProgramNode(Protocol):
         peers: frozenset[int] | None = None,
         finals: frozenset[str] | None = None,
     ) -> None:
-        self.pid, self.n, self.command, self.init = pid, n, command, init
+        # A copy of its own: processes share no state (setups.shared_state refuses one dict for all).
+        self.pid, self.n, self.command, self.init = pid, n, command, copy.deepcopy(init)
         self.requests_left, self.resource, self.driven = requests, resource, requests > 0
         self.then_request, self.then_exit = Schedule("request", dwells[0]), Schedule("exit", dwells[1])
         self.idle, self.wanted, self.held = states

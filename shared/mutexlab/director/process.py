@@ -11,7 +11,8 @@ it is started through util-linux's ``setpriv --pdeathsig KILL`` when that is ins
 kernel's parent-death signal, set in the child itself, so no ``preexec_fn`` runs in a threaded
 parent). The signal comes when the *thread* that started it ends: nodes are started from the
 thread that runs the driver's loop, which lives as long as the process. Without ``setpriv`` a
-killed parent leaves its program to end on end of input.
+killed parent leaves its program to end on end of input. What the program starts in its group
+(a helper, a shell's pipeline) is killed by the ``watcher`` when the parent is gone.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import subprocess
 import time
 from typing import Any
 
+from .. import watcher
 from .lines import MAX_LINE, MAX_OUTPUTS, START, NodeFault, encode, parse, shorten
 
 SETPRIV = shutil.which("setpriv")
@@ -72,10 +74,12 @@ class NodeProcess:
             )
         except OSError as exc:
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+        watcher.watch(self.proc.pid)  # its group: killed by the watcher if this process dies first
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin, self.out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self.stdin, False)  # a node that stops reading is a stall, not a hang
         self.buffer = b""
+        self.last = "init"  # the type of the last input, for a line written after its done
         self.deadline = 0.0  # when the answer to the last input is due
         self.budget = timeout  # the seconds it was given
 
@@ -86,9 +90,12 @@ class NodeProcess:
 
     def tell(self, message: dict[str, Any]) -> None:
         """Send ``message`` (``answer`` reads what the node says to it)."""
+        if self.told:
+            self.late()
         self.budget = self.timeout if self.told else self.start_timeout
         self.deadline = time.monotonic() + self.budget
         self.told = True
+        self.last = message["type"]
         self.write(encode(message), self.deadline, message)
 
     def answer(self, message: dict[str, Any]) -> tuple[list[dict[str, Any]], bytes, dict[str, Any]]:
@@ -96,13 +103,13 @@ class NodeProcess:
         deadline = self.deadline
         outputs: list[dict[str, Any]] = []
         raw: list[bytes] = []
-        blank = 0
+        lines = 0  # every line counts against MAX_OUTPUTS: blank and log lines too
         while True:
             line = self.readline(deadline, message)
-            if not line.strip():  # a blank line says nothing (a doubled newline): skipped, counted
-                blank += 1
-                if blank > MAX_OUTPUTS:
-                    raise self.flood(message, line)
+            lines += 1
+            if lines > MAX_OUTPUTS:
+                raise self.flood(message, line)
+            if not line.strip():  # a blank line says nothing (a doubled newline): skipped
                 continue
             parsed = parse(line, self.node, self.peers)
             if parsed["type"] == "done":
@@ -111,22 +118,20 @@ class NodeProcess:
                         "protocol",
                         self.node,
                         f"node {self.node} wrote past its done line (answering {message['type']})",
-                        shorten(self.buffer),
+                        shorten(self.buffer.strip()),
                     )
                 return outputs, b"\n".join(raw), parsed
             if parsed["type"] == "log":
                 continue
             outputs.append(parsed)
             raw.append(line)
-            if len(outputs) > MAX_OUTPUTS:
-                raise self.flood(message, line)
 
     def flood(self, message: dict[str, Any], line: bytes) -> NodeFault:
         return NodeFault(
             "flood",
             self.node,
             f"node {self.node} wrote more than {MAX_OUTPUTS} lines in answer to one input ({message['type']})",
-            shorten(line),
+            shorten(line) if line.strip() else "(a blank line)",
         )
 
     def write(self, data: bytes, deadline: float, message: dict[str, Any]) -> None:
@@ -138,19 +143,46 @@ class NodeProcess:
             except BlockingIOError:
                 pass
             except (BrokenPipeError, ConnectionResetError):
-                raise self.crashed(message) from None
+                raise self.crashed(message, "closed its input (it reads no more)") from None
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([], [self.stdin], [], left)[1]:
                 raise self.stalled(message)
 
+    def late(self, grace: float = 0.0) -> None:
+        """NodeFault (protocol) if the node wrote after its last ``done``, before its next input
+        (within ``grace`` seconds): a timer's or another thread's line, no input's answer."""
+        if select.select([self.out], [], [], grace)[0]:
+            chunk = os.read(self.out, 1 << 16)  # b"": its output ended, which its next read finds
+            self.heard = self.heard or bool(chunk)
+            self.buffer += chunk
+        if self.buffer.strip():
+            raise NodeFault(
+                "protocol",
+                self.node,
+                f"node {self.node} wrote after its done line (answering {self.last}), before its next "
+                "input: every output an input causes must be written before that input's done (a line "
+                "from a timer or another thread is no input's answer)",
+                shorten(self.buffer.strip()),
+            )
+
     def stalled(self, message: dict[str, Any]) -> NodeFault:
+        code = self.proc.poll()
+        if code is not None:  # it ended, but its output did not: something it started holds it
+            return NodeFault(
+                "crashed",
+                self.node,
+                f"node {self.node} {self.ended(code)} while handling {message['type']}, and a process "
+                "it started still holds its standard output open",
+            )
         if not self.heard:  # not a byte since it started: slow to start, or its output is buffered
             return NodeFault(
                 "stalled",
                 self.node,
                 f"node {self.node} wrote nothing at all within {self.start_timeout:g} s of its start "
-                f"(no done line for its first {message['type']}): {BUFFERED}; one slow to start "
-                "needs a longer --start-timeout (over RabbitMQ: $NODE_START_TIMEOUT)",
+                f"(no done line for its first {message['type']}): {BUFFERED}; one that reads all "
+                "its input before answering (read(), readlines(), a JSON parser given the whole "
+                "stream) waits for an end that never comes: read one line at a time; one slow to "
+                "start needs a longer --start-timeout (over RabbitMQ: $NODE_START_TIMEOUT)",
             )
         if self.buffer:  # the start of a line, never ended
             return NodeFault(
@@ -195,14 +227,13 @@ class NodeProcess:
             shorten(line, 80),
         )
 
-    def crashed(self, message: dict[str, Any]) -> NodeFault:
+    def crashed(self, message: dict[str, Any], closed: str = "closed its output") -> NodeFault:
+        """The node ended, or ``closed`` (what it did, when it still runs)."""
         try:
             code = self.proc.wait(timeout=0.5)
         except subprocess.TimeoutExpired:
             code = None
-        how = "closed its output" if code is None else f"exited with status {code}"
-        if code is not None and code < 0:
-            how = f"was killed by signal {-code}"
+        how = closed if code is None else self.ended(code)
         between = (
             " (between runs: it answered its first init with reinit: true, a promise to keep reading "
             "and start afresh on the next init, and ended instead)"
@@ -212,6 +243,10 @@ class NodeProcess:
         return NodeFault(
             "crashed", self.node, f"node {self.node} {how} while handling {message['type']}{between}"
         )
+
+    @staticmethod
+    def ended(code: int) -> str:
+        return f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
 
     def kill(self) -> None:
         """End the node and everything it started (its process group); idempotent."""
@@ -225,6 +260,7 @@ class NodeProcess:
                 pass
         with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL: the child cannot linger
             self.proc.wait(timeout=5)
+            watcher.unwatch(self.proc.pid)  # reaped: its id may be reused, never to be killed again
 
 
 class Pool:

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..limits import loads, read_file
 from .judge import Finding
+from .problem import MAX_NODES
 from .search import Outcome, Settings
 from .world import Action, Faults
 
@@ -91,10 +92,27 @@ def load(path: str) -> ProgramScenario:
     except (OSError, ValueError) as exc:
         raise ScenarioFileError(f"{path}: cannot read the scenario: {exc}") from None
     try:
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
         if data.get("kind") != KIND:
             raise ValueError(f"not a program scenario (kind {data.get('kind')!r})")
         steps = []
+        for field in ("steps", "problem", "nodes"):
+            if field not in data:
+                raise ValueError(f"it has no {field!r}")
+        if (
+            isinstance(data["nodes"], bool)
+            or not isinstance(data["nodes"], int)
+            or not 1 <= data["nodes"] <= MAX_NODES
+        ):
+            raise ValueError(
+                f"its 'nodes' ({data['nodes']!r:.20}) are not a whole number from 1 to {MAX_NODES}"
+            )
+        if not isinstance(data["steps"], list):
+            raise ValueError("its 'steps' are not a list")
         for n, step in enumerate(data["steps"], 1):
+            if not isinstance(step, dict) or "do" not in step or "node" not in step:
+                raise ValueError(f"step {n} is not a step (an object with 'do' and 'node'): {step!r:.80}")
             kind, node, ident = step["do"], step["node"], step.get("id", "")
             if kind not in ("request", "release", "deliver", "duplicate", "crash") or not isinstance(
                 node, int
@@ -124,5 +142,7 @@ def load(path: str) -> ProgramScenario:
             [str(d) for d in data.get("answers") or []],
             finding,
         )
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except KeyError as exc:
+        raise ScenarioFileError(f"{path}: malformed scenario: a field is missing: {exc}") from None
+    except (TypeError, ValueError, AttributeError) as exc:
         raise ScenarioFileError(f"{path}: malformed scenario: {exc}") from None

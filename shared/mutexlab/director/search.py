@@ -18,12 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .judge import NO_REST, NONDETERMINISTIC, Finding, from_fault, judge
+from .judge import DEADLOCK, NO_REST, NONDETERMINISTIC, Finding, from_fault, judge
 from .lines import START, NodeFault
 from .problem import Problem
 from .process import Pool
 from .strategies import Chooser, Ran
-from .world import Action, Faults, Run
+from .world import LATE_GRACE, Action, Faults, Run
 
 MAX_STEPS = 2_000  # default steps of one run before it counts as never coming to rest
 
@@ -80,6 +80,14 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             diverged = _diverged(run, expected, len(steps))
         if diverged is not None:
             return Outcome(diverged, steps, run.digests, run.events, trail)
+        # A line written after a done is the program's fault, not a deadlock nor a pass: looked
+        # for before the run is judged, and a moment longer before a deadlock is called one.
+        run.settle(0.0)
+        resting = not run.enabled()
+        waiting = sorted(run.names[n] for n in run.waiting)
+        verdict, finding = judge(run.events, resting, waiting, len(steps))
+        if finding is not None and finding.rule == DEADLOCK:
+            run.settle(LATE_GRACE)
     except NodeFault as fault:
         pool.discard()
         if fault.rule == START:  # the program cannot be started: bad input, not a finding
@@ -87,9 +95,6 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         events = run.events if run is not None else []
         # The step the fault came in is the schedule's last (0: in answer to the first inits).
         return Outcome(from_fault(fault, len(steps)), steps, run.digests if run else [], events, trail)
-    resting = not run.enabled()
-    waiting = sorted(run.names[n] for n in run.waiting)
-    verdict, finding = judge(run.events, resting, waiting, len(steps))
     incomplete = None
     if finding is None and not resting and len(steps) >= settings.max_steps and serving(run, len(steps)):
         incomplete = (

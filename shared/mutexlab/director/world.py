@@ -11,6 +11,7 @@ by ``MAX_EVENTS``.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,10 @@ from .process import NodeProcess, Pool
 # crash (an idle node killed and started afresh; the messages held for it stay held).
 Action = tuple[str, int, str]
 MAX_EVENTS = 200_000  # trace events of one run: what bounds its memory (some 100 MB)
+MAX_RUN_BYTES = 64 << 20  # bytes of the lines one run's answers hold (long lines: fewer events)
+# Seconds a run at rest with someone waiting gives the nodes to show a line written after a done
+# (a timer's, another thread's) before it is called a deadlock.
+LATE_GRACE = 0.05
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,7 @@ class Run:
         self.crashes_left = faults.crash if problem.driven else 0
         self.seed, self.program = seed, program
         self.sent: Counter[int] = Counter()
+        self.bytes = 0  # of the answers' lines so far (MAX_RUN_BYTES)
         self.requests_left = dict.fromkeys(self.names, problem.requests)
         self.waiting: set[int] = set()
         # Nodes asking on their own, each told to enter ``entries`` times: waiting until they have.
@@ -113,6 +119,12 @@ class Run:
                 ("crash", n, "") for n in sorted(self.names) if not self.holding[n] and n not in self.waiting
             ]
         return found
+
+    def settle(self, grace: float) -> None:
+        """NodeFault if a node wrote after its last done (waiting up to ``grace`` seconds for it)."""
+        deadline = time.monotonic() + grace
+        for node in sorted(self.procs):
+            self.procs[node].late(max(deadline - time.monotonic(), 0.0))
 
     @property
     def in_flight(self) -> int:
@@ -185,6 +197,13 @@ class Run:
 
     def _apply_answer(self, node: int, line: dict[str, Any], what: str, answer) -> None:
         outputs, raw, done = answer
+        self.bytes += len(raw)
+        if self.bytes > MAX_RUN_BYTES:
+            raise NodeFault(
+                "flood",
+                node,
+                f"the run's answers passed {MAX_RUN_BYTES >> 20} MB of lines (node {node} wrote the last)",
+            )
         self.digests.append(hashlib.blake2b(raw, digest_size=8).hexdigest())
         self.said.append((node, what))
         if line["type"] == "init":

@@ -37,6 +37,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import watcher
 from ..protocols.registry import Solution, build_setup, canonical, solution
 from ..setups import ConfigError
 from .auth import SECRET_ENV, SECRET_FILE_ENV, new_secret
@@ -294,6 +295,8 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
     roles = plan.roles()
     logs = Path(plan.logs) if plan.logs else Path(tempfile.mkdtemp(prefix=f"mutexlab-{plan.run_id}-"))
     logs.mkdir(parents=True, exist_ok=True)
+    if not plan.logs:  # a temporary one: removed by the watcher if this process is killed
+        watcher.watch_dir(str(logs))
     summary_path = logs / "summary.json"
     base = dict(
         os.environ,
@@ -428,6 +431,7 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
         print(f"process logs: {logs}", file=sys.stderr)
     else:
         shutil.rmtree(logs, ignore_errors=True)
+    watcher.unwatch_dir(str(logs))  # kept (and named above) or removed
     return code
 
 

@@ -1,0 +1,96 @@
+"""A watcher that kills the node programs' process groups, and removes a run's temporary
+directory, once the process that started them is gone, however it went (SIGKILL included).
+
+The parent-death signal (``setpriv --pdeathsig``) reaches the program alone; what the program
+starts — a helper process, the commands of a shell's pipeline — stays in its process group, which
+only a living parent kills (``NodeProcess.kill``). So every process that starts node programs
+also starts one watcher: a small Python process in a session of its own (a Ctrl-C or a signal to
+the parent's group does not reach it) reading a pipe only the parent holds. Each line names a
+group (``+g PGID`` started, ``-g PGID`` already killed by the parent) or a directory (``+d PATH``
+to remove, ``-d PATH`` kept or removed by the parent). At the end of the pipe — the parent
+ended, and the kernel closed its end — the watcher kills every group still named, removes every
+directory still named, and exits. Invariant: a group is named from its start until its leader has been killed and reaped (a
+reaped leader's id could be reused), so the watcher never kills a stranger's group.
+
+Out of reach: a process that leaves its group (``setsid``, a daemon) — docs/test-any-program.md.
+Used by ``director.process`` (node programs) and ``transport.supervisor`` (a run's log directory).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import threading
+
+# The watcher's own code: reads the names until end of file, then kills what is left. It forks
+# once and the first process exits: no child of the parent lingers (nor a zombie), and a parent
+# that counts its children sees none of it.
+WATCHER = """
+import os, shutil, signal, sys
+if os.fork():  # the watcher is the grandchild: no child of the parent, which it outlives
+    os._exit(0)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+named = {"g": set(), "d": set()}
+for line in sys.stdin:
+    how, kind, what = line[:1], line[1:2], line[3:].rstrip("\\n")
+    if kind in named:
+        (named[kind].add if how == "+" else named[kind].discard)(what)
+for group in named["g"]:
+    try:
+        os.killpg(int(group), signal.SIGKILL)
+    except OSError:
+        pass
+for path in named["d"]:
+    shutil.rmtree(path, ignore_errors=True)
+"""
+
+_lock = threading.Lock()
+_watcher: subprocess.Popen | None = None
+
+
+def _tell(line: str) -> None:
+    global _watcher
+    with _lock:
+        for _ in range(2):  # a watcher that died (killed by someone) is started anew, once
+            if _watcher is None:
+                _watcher = subprocess.Popen(
+                    [sys.executable, "-I", "-S", "-c", WATCHER],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+                _watcher.wait()  # the first process, gone once the watcher is forked
+            assert _watcher.stdin is not None
+            try:
+                _watcher.stdin.write(line.encode("utf-8", "surrogateescape") + b"\n")
+                _watcher.stdin.flush()
+                return
+            except OSError:  # BrokenPipeError: the watcher is gone
+                with contextlib.suppress(OSError):
+                    _watcher.stdin.close()
+                _watcher = None
+
+
+def watch(group: int) -> None:
+    """Kill process group ``group`` if this process ends before calling ``unwatch``."""
+    _tell(f"+g {group}")
+
+
+def unwatch(group: int) -> None:
+    """``group`` was killed and its leader reaped: no longer the watcher's."""
+    if _watcher is not None:
+        _tell(f"-g {group}")
+
+
+def watch_dir(path: str) -> None:
+    """Remove directory ``path`` if this process ends before calling ``unwatch_dir`` (a path
+    holds no newline: a temporary directory's name, made here)."""
+    _tell(f"+d {path}")
+
+
+def unwatch_dir(path: str) -> None:
+    """``path`` is kept (or was removed) by this process: no longer the watcher's."""
+    if _watcher is not None:
+        _tell(f"-d {path}")
