@@ -32,6 +32,7 @@ LAYERS = [
         "show",
         "spec",
         "trace",
+        "watcher",
         "words",
     },
     {"problems"},
