@@ -4,13 +4,16 @@ For each N (default 5 and 10) and each repetition, in turn: ``mutexlab run mutex
 --dwell 0`` for Raymond, Suzuki–Kasami, Ricart–Agrawala and Lamport (each ``--tree`` given: the
 mutexlab of that source tree, so a baseline and a change are measured interleaved on the same
 machine state), the raw pika token ring (``bench/clients.py``'s ring on pika's
-``BlockingConnection``, confirmed and transient, ``hops`` handovers), and DistAlgo's ``sktoken``, ``ramutex`` and ``lamutex`` with R rounds per process
+``BlockingConnection``, confirmed and transient, ``hops`` handovers), the raw pika Ricart–Agrawala
+pattern in each delivery mode given, R entries per process (``bench/raw_pattern.py``: the protocol's
+messages alone, the yardstick of ``ricart-agrawala``; when that algorithm is run), and DistAlgo's ``sktoken``, ``ramutex`` and ``lamutex`` with R rounds per process
 (``bench/distalgo.py``; skipped with the reason when no Python 3.7 is there). The median of the
 repetitions is reported, every repetition's value beside it. ``--delivery`` (repeatable) runs each
 mutexlab case in each delivery mode given (docs/wire.md#delivery-modes; ``persistent`` passes no
 flag, so an older tree runs too), ``-a`` limits the algorithms.
 
-Columns: entries/s and token passes/s over the protocol phase (mutexlab: the monitor's welcome to
+Columns: ``÷ raw pattern`` is Ricart–Agrawala's entries/s over the raw pattern's in the same
+delivery mode; entries/s and token passes/s over the protocol phase (mutexlab: the monitor's welcome to
 completion; DistAlgo: first process start to the last entry; ring: the start barrier to the
 last member's end); ``wall`` the whole command; ``broker µs/msg`` the broker's (beam.smp's) CPU over the
 protocol phase per protocol message (ring: per hop); ``python µs/msg``
@@ -37,6 +40,8 @@ DELIVERIES = ("persistent", "transient")
 RING = {"token_passes_per_s": "msgs_per_s", "run_s": "seconds", "broker_us_per_msg": "broker_cpu_us_per_msg"}
 DISTALGO = dict(entries_per_s="entries_per_s", msgs_per_s="msgs_per_s", run_s="protocol_s", wall_s="wall_s")
 DISTALGO |= {"python_us_per_msg": "python_cpu_us_per_msg", "messages": "messages"}
+RAW = {"entries_per_s": "entries_per_s", "run_s": "seconds", "broker_us_per_msg": "broker_cpu_us_per_msg"}
+RAW |= {"python_us_per_msg": "client_cpu_us_per_msg", "messages": "messages"}
 
 
 def _pick(row: dict, names: dict[str, str]) -> dict:
@@ -66,7 +71,7 @@ def _mutexlab(tree: Path, algorithm: str, n: int, requests: int, url: str, deliv
 
 def measure(args: argparse.Namespace) -> dict:
     """Every case of ``main``'s options (``args``, completed there), interleaved as the module's docstring says."""
-    from . import clients
+    from . import clients, raw_pattern
     from . import distalgo as da
 
     url, requests = args.amqp_url, args.requests
@@ -94,6 +99,9 @@ def measure(args: argparse.Namespace) -> dict:
             for mode, client in (("confirmed", "blocking"), ("transient", "transient")):
                 ring = clients.measure(url, client, "ring", n, args.hops)
                 samples.setdefault(("ring", mode, "", n), []).append(_pick(ring, RING))
+            for delivery in args.delivery if "ricart-agrawala" in args.algorithm else ():
+                raw = raw_pattern.measure(url, n, requests, delivery)
+                samples.setdefault(("raw", delivery, "ricart-agrawala", n), []).append(_pick(raw, RAW))
             for algorithm, example in da.EXAMPLES.items() if python is not None else ():
                 if algorithm in args.algorithm:
                     r = da.example(python, example, n, requests, Path(tmp))
@@ -127,23 +135,29 @@ def render(result: dict) -> str:
         here = [r for r in result["rows"] if r["n"] == n]
         ring_c = next(r for r in here if r["kind"] == "ring" and r["what"] == "confirmed")
         distalgo = {r["algorithm"]: r for r in here if r["kind"] == "distalgo"}
+        raw = {r["what"]: r for r in here if r["kind"] == "raw"}
         rows = []
         for r in here:
             name = {
                 "mutexlab": f"mutexlab run -a {r['algorithm']} ({_tree_name(r['what'])})",
                 "ring": f"raw pika token ring, {r['what']}",
+                "raw": f"raw pika Ricart–Agrawala pattern, {r['what']}",
             }.get(r["kind"], f"DistAlgo {r['what']} ({r['algorithm']})")
             ours, da = r["kind"] == "mutexlab", distalgo.get(r["algorithm"])
+            pattern = raw.get("transient" if r["what"].endswith(" transient") else "persistent")
+            pattern = pattern if ours and r["algorithm"] == "ricart-agrawala" else None
             rows.append(
                 [name, r.get("entries_per_s"), repeats(r, "entries_per_s"), r.get("token_passes_per_s")]
                 + [ratio(r.get("token_passes_per_s"), ring_c["token_passes_per_s"]) if ours else None]
                 + [ratio(r.get("entries_per_s"), da and da["entries_per_s"]) if ours else None]
+                + [ratio(r.get("entries_per_s"), pattern["entries_per_s"]) if pattern else None]
                 + [r.get(k) for k in ("run_s", "wall_s", "broker_us_per_msg", "python_us_per_msg")]
             )
         out.append(
             f"N = {n}, {result['requests_per_node']} requests per node, ring {result['ring_hops']} hops:\n"
         )
         headers = ["", "entries/s", "(repeats)", "token passes/s", "÷ ring confirmed", "÷ DistAlgo"]
+        headers += ["÷ raw pattern"]
         headers += ["protocol s", "wall s", "broker µs/msg", "python µs/msg"]
         out += [table(headers, rows), ""]
     out += [f"FAILED (not in the medians): {failure}" for failure in result["failures"]]

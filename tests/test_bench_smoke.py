@@ -234,6 +234,13 @@ def test_rabbit_yardsticks_and_a_real_run(amqp_url):
         measure(amqp_url, "fast", "ring", 3, 12)
     with pytest.raises(ValueError, match="ring needs n >= 2"):
         measure(amqp_url, "blocking", "ring", 1, 12)
+    from bench.raw_pattern import measure as pattern
+
+    for delivery in ("persistent", "transient"):  # the raw Ricart–Agrawala pattern of bench/wire.py
+        raw = pattern(amqp_url, 3, 4, delivery, size=(300, 100))
+        assert raw["delivery"] == delivery and raw["messages"] == 2 * 4 * 3 * 2 and raw["entries_per_s"] > 0
+    with pytest.raises(ValueError, match="needs N >= 2"):
+        pattern(amqp_url, 1, 4, "persistent")
     sem = overrabbit.semaphore(amqp_url, 2, 3)
     assert sem["entries"] == 6 and sem["mutual_exclusion_violations"] == 0
 
@@ -343,13 +350,24 @@ def test_the_wire_table_puts_each_run_beside_the_ring_and_distalgo():
             | runs(token_passes_per_s=1000, broker_us_per_msg=450),
             {"kind": "distalgo", "what": "ramutex", "algorithm": "ricart-agrawala", "n": 5}
             | runs(entries_per_s=800.0, python_us_per_msg=300),
+            {"kind": "mutexlab", "what": "/x transient", "algorithm": "ricart-agrawala", "n": 5}
+            | runs(entries_per_s=240.0, broker_us_per_msg=300),
+            {"kind": "raw", "what": "persistent", "algorithm": "ricart-agrawala", "n": 5}
+            | runs(entries_per_s=400.0, broker_us_per_msg=250),
+            {"kind": "raw", "what": "transient", "algorithm": "ricart-agrawala", "n": 5}
+            | runs(entries_per_s=300.0, broker_us_per_msg=90),
         ],
     }
     lines = render(result).splitlines()
+    ra_transient = next(line for line in lines if "ricart-agrawala (x, transient)" in line).split("|")
+    assert ra_transient[7].strip() == "0.80", "entries ÷ the raw pattern in the same delivery mode"
+    assert next(line for line in lines if "pattern, transient" in line).split("|")[2].strip() == "300.00"
     raymond = next(line for line in lines if "raymond (x)" in line).split("|")
     assert raymond[3].strip() == "300/300" and raymond[5].strip() == "0.50", "passes ÷ the confirmed ring"
     ra = next(line for line in lines if "ricart-agrawala (x)" in line).split("|")
     assert ra[6].strip() == "0.25", "entries ÷ DistAlgo's ramutex"
+    assert ra[7].strip() == "0.50", "entries ÷ the raw pattern, persistent"
+    assert raymond[7].strip() == "–", "only Ricart–Agrawala is set beside its pattern"
     assert lines[-1] == "FAILED (not in the medians): /x raymond N=5: timed out"
 
 
