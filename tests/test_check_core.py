@@ -6,6 +6,8 @@ every kind of finding (capacity, refused input, deadlock, invariant, liveness) i
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import pytest
 from conftest import missing
@@ -101,3 +103,17 @@ def test_the_core_serves_only_searches_whose_steps_it_remembers():
     assert not core.eligible(Search(plain, exact=True))
     assert reduced.por is not None and not core.eligible(Search(reduced))
     assert not core.eligible(Search(reorder))
+
+
+def test_without_the_compiled_core_check_runs_on_the_twin():
+    """A build without a C compiler has no ``_core``: the package imports and checks all the same."""
+    code = (
+        "import sys; sys.modules['mutexlab.check._core'] = None\n"
+        "from mutexlab.check import core\n"
+        "from mutexlab.check.engine import CheckConfig, run_check\n"
+        "result, _ = run_check(CheckConfig('ricart-agrawala', 3, {'requests': 1}, reductions=False))\n"
+        "print(core.CCore, core.core_name(), result.verdict, result.states, result.transitions)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["None", "python", "pass", "13474", "25492"]
