@@ -34,7 +34,6 @@ except ImportError:  # pragma: no cover - depends on the build
 
 # MUTEXLAB_CORE=python: the twin even when the compiled core is there (tests, benchmarks)
 CORE_ENV = "MUTEXLAB_CORE"
-VISITED_SLOT = 16  # bytes a slot of the compiled visited table: fingerprint and Tarjan index
 
 
 def eligible(search: Any) -> bool:
