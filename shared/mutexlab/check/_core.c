@@ -12,84 +12,12 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include "_core_tables.h"
 
-#define EMPTY INT64_MIN
 #define XXPRIME_1 11400714785074694791ULL
 #define XXPRIME_2 14029467366897019727ULL
 #define XXPRIME_5 2870177450012600261ULL
 #define XXROTATE(x) (((x) << 31) | ((x) >> 33))
-
-/* -- an open-addressing map uint64 -> int64 (linear probing, never deletes) ------------------- */
-typedef struct { uint64_t *keys; int64_t *vals; size_t cap, count; } Map;
-
-static inline uint64_t mix(uint64_t x) {
-    x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL; x ^= x >> 27; x *= 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
-static int map_init(Map *m, size_t cap) {
-    m->keys = PyMem_RawMalloc(cap * sizeof(uint64_t));
-    m->vals = PyMem_RawMalloc(cap * sizeof(int64_t));
-    if (!m->keys || !m->vals) { PyErr_NoMemory(); return -1; }
-    for (size_t i = 0; i < cap; i++) m->vals[i] = EMPTY;
-    m->cap = cap; m->count = 0;
-    return 0;
-}
-
-static void map_free(Map *m) {
-    PyMem_RawFree(m->keys); PyMem_RawFree(m->vals); m->keys = NULL; m->vals = NULL;
-}
-
-static inline int64_t *map_slot(Map *m, uint64_t key) {  /* the key's slot: its value or EMPTY */
-    size_t mask = m->cap - 1, i = mix(key) & mask;
-    while (m->vals[i] != EMPTY && m->keys[i] != key) i = (i + 1) & mask;
-    m->keys[i] = key;
-    return &m->vals[i];
-}
-
-static int map_grow(Map *m) {
-    Map bigger;
-    if (map_init(&bigger, m->cap * 2) < 0) return -1;
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->vals[i] != EMPTY) *map_slot(&bigger, m->keys[i]) = m->vals[i];
-    bigger.count = m->count;
-    map_free(m);
-    *m = bigger;
-    return 0;
-}
-
-static inline size_t map_room(Map *m) { return m->cap / 3 * 2 - m->count; }  /* inserts left */
-
-static int map_put(Map *m, uint64_t key, int64_t val) {
-    if (map_room(m) == 0 && map_grow(m) < 0) return -1;
-    int64_t *slot = map_slot(m, key);
-    if (*slot == EMPTY) m->count++;
-    *slot = val;
-    return 0;
-}
-
-static inline int64_t map_get(Map *m, uint64_t key) {
-    size_t mask = m->cap - 1, i = mix(key) & mask;
-    while (m->vals[i] != EMPTY) {
-        if (m->keys[i] == key) return m->vals[i];
-        i = (i + 1) & mask;
-    }
-    return EMPTY;
-}
-
-/* -- a growable array of int32 or of fixed-size records -------------------------------------- */
-typedef struct { char *data; size_t size, cap, item; } Vec;
-
-static int vec_reserve(Vec *v, size_t more) {
-    if (v->size + more <= v->cap) return 0;
-    size_t cap = v->cap ? v->cap : 64;
-    while (cap < v->size + more) cap *= 2;
-    char *data = PyMem_RawRealloc(v->data, cap * v->item);
-    if (!data) { PyErr_NoMemory(); return -1; }
-    v->data = data; v->cap = cap;
-    return 0;
-}
-#define AT(v, type, i) (((type *)(v).data)[i])
 
 typedef struct { int64_t tidx, lab, low; uint64_t fp; int32_t nlab, pos, via[3], loop; } Frame;
 
@@ -451,10 +379,6 @@ static PyObject *Core_hash(Core *c, PyObject *world) {  /* the fingerprint, for 
     return PyLong_FromLongLong((long long)fingerprint(w, c->W));
 }
 
-static PyObject *Core_bytes(Core *c, PyObject *unused) {  /* the visited table's bytes */
-    return PyLong_FromSize_t(c->seen.cap * 16);
-}
-
 static void Core_dealloc(Core *c) {
     Map *maps[] = {&c->trans, &c->push, &c->add, &c->drop, &c->hold, &c->seen};
     Vec *vecs[] = {&c->recs, &c->pool, &c->seqinfo, &c->distinct, &c->finished,
@@ -491,7 +415,6 @@ static PyMethodDef Core_methods[] = {
     {"dfs", (PyCFunction)Core_dfs, METH_O, "Search depth-first from the root world: (code, world, label, path)."},
     {"counts", (PyCFunction)Core_counts, METH_NOARGS, "(states, transitions, depth, finals, cycles)"},
     {"fingerprint", (PyCFunction)Core_hash, METH_O, "The fingerprint of a world (hash of its tuple)."},
-    {"table_bytes", (PyCFunction)Core_bytes, METH_NOARGS, "The bytes of the visited table."},
     {NULL}
 };
 
