@@ -34,12 +34,15 @@ CONFIGS["elves 3"] = ["elves", "-N", "3", "--contracts", "1"]
 MODES = {"none": ["--no-reduction"], "no POR": ["--no-partial-order"], "all": []}
 
 
-def run(argv: list[str], timeout: float | None, max_memory: float) -> dict:
-    """``mutexlab check ARGV --json`` in a fresh interpreter: its figures, ``wall`` its wall time."""
+def run(argv: list[str], timeout: float | None, max_memory: float, env: dict | None = None) -> dict:
+    """``mutexlab check ARGV --json`` in a fresh interpreter (``env``: variables set for it): its
+    figures, ``wall`` its wall time."""
     cmd = [sys.executable, "-m", "mutexlab", "check", *argv, "--json", "--max-memory", str(max_memory)]
     started = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+        )
     except subprocess.TimeoutExpired:
         return {"argv": argv, "verdict": f"timeout after {timeout:g} s", "complete": False}
     wall = time.perf_counter() - started

@@ -7,9 +7,10 @@ worlds (one channel per ordered pair of nodes, FIFO; one step = one delivery or 
 decision, each a single ``d_step``; the node state is exactly ``snapshot()``: state, clock,
 request timestamp, reply set — kept after exit, as the node keeps it —, deferred requests in
 arrival order, requests left; temporaries are ``hidden``), compiles it with ``gcc -O2
--DNOREDUCE -DSAFETY``, runs ``pan``, and runs ``mutexlab check mutex --no-reduction`` (and with
-reductions). It prints states, transitions, wall time, states/s and peak memory of each, and
-the ratios. Requires Debian's ``spin`` and ``gcc`` (``apt-get install -y spin gcc``).
+-DNOREDUCE -DSAFETY``, runs ``pan``, and runs ``mutexlab check mutex --no-reduction`` — on the
+compiled search core, again on its pure-Python twin (``MUTEXLAB_CORE=python``) — and with
+reductions. It prints states, transitions, wall time, states/s and peak memory of each, and the
+ratios. Requires Debian's ``spin`` and ``gcc`` (``apt-get install -y spin gcc``).
 
 SPIN counts ``transitions`` as stored + matched states, i.e. one more than the edges (the
 initial state is stored without an edge): the table shows SPIN's edges (``transitions − 1``).
@@ -25,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from mutexlab.check.core import CORE_ENV, core_name
 
 from .check_reductions import run as check
 from .common import ratio, save_json, say, table
@@ -121,13 +124,17 @@ def run_spin(n: int, requests: int, workdir: str) -> dict:
     )
 
 
-def run_mutexlab(n: int, requests: int, reductions: bool) -> dict:
+def run_mutexlab(n: int, requests: int, reductions: bool, twin: bool = False) -> dict:
+    """``mutexlab check`` of RA N × requests; ``twin``: on the search core's pure-Python twin
+    (``MUTEXLAB_CORE=python``), else on the compiled core when it is built."""
     argv = ["mutex", "-a", "ricart-agrawala", "-N", str(n), "--requests", str(requests)]
-    out = check(argv + ([] if reductions else ["--no-reduction"]), timeout=None, max_memory=8000)
+    env = {CORE_ENV: "python"} if twin else None
+    out = check(argv + ([] if reductions else ["--no-reduction"]), timeout=None, max_memory=8000, env=env)
     if out.get("states") is None:
         raise SystemExit(f"mutexlab check {' '.join(argv)}: {out['verdict']}")
+    tool = "mutexlab (reductions)" if reductions else "mutexlab, Python core" if twin else "mutexlab"
     return {
-        "tool": "mutexlab" + ("" if not reductions else " (reductions)"),
+        "tool": tool,
         "states": out["states"],
         "transitions": out["transitions"],
         "seconds": out["wall"],
@@ -147,22 +154,27 @@ def main(argv: list[str] | None = None) -> int:
         print("needs spin and gcc: apt-get install -y spin gcc", file=sys.stderr)
         return 2
     when = time.strftime("%Y-%m-%d %H:%M:%S %Z")
-    say(f"{when}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    say(
+        f"{when}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; search core: {core_name()}"
+    )
     rows, notes = [], []
     for requests in args.requests:
         say(f"  RA N={args.nodes} × {requests}: SPIN, mutexlab check without and with reductions ...")
         with tempfile.TemporaryDirectory() as workdir:
             spin = run_spin(args.nodes, requests, workdir)
         plain, reduced = (run_mutexlab(args.nodes, requests, reductions) for reductions in (False, True))
-        for row in (spin, plain, reduced):
+        twin = run_mutexlab(args.nodes, requests, False, twin=True)
+        for row in (spin, plain, twin, reduced):
             row["configuration"] = f"RA N={args.nodes} × {requests}"
             row["states_per_s"] = row["states"] / row["seconds"] if row["seconds"] else None
-        rows += [spin, plain, reduced]
+        rows += [spin, plain, twin, reduced]
         same = (spin["states"], spin["transitions"]) == (plain["states"], plain["transitions"])
         notes.append(
             f"RA N={args.nodes} × {requests}: same worlds as SPIN: {'yes' if same else 'NO'}; mutexlab/SPIN: "
             f"wall {ratio(plain['seconds'], spin['seconds'], 1)}×, states/s "
-            f"{ratio(plain['states_per_s'], spin['states_per_s'], 3)}×, memory {ratio(plain['peak_mb'], spin['peak_mb'], 1)}×"
+            f"{ratio(plain['states_per_s'], spin['states_per_s'], 3)}×, memory {ratio(plain['peak_mb'], spin['peak_mb'], 1)}×; "
+            f"Python core/SPIN: wall {ratio(twin['seconds'], spin['seconds'], 1)}×; "
+            f"with reductions/SPIN: wall {ratio(reduced['seconds'], spin['seconds'], 1)}×"
         )
     headers = ["configuration", "tool", "states", "transitions", "wall s", "states/s", "peak MB"]
     keys = ("configuration", "tool", "states", "transitions", "seconds", "states_per_s", "peak_mb")

@@ -13,8 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import missing
 
 from mutexlab.check import budget as budget_module
+from mutexlab.check import core
 from mutexlab.check import search as search_module
 from mutexlab.check.budget import growth
 from mutexlab.check.engine import CheckConfig, run_check
@@ -61,18 +63,27 @@ def test_growth_foresees_every_reallocation_of_a_growing_dict():
         left, need = growth(d)
 
 
-def test_the_search_stops_before_a_reallocation_that_would_pass_the_limit(monkeypatch):
-    """A dict reallocates its whole table at once (gigabytes for tens of millions of worlds):
-    Lamport N=4 under a 4096 MB limit ended at 6528 MB. With the memory flat (no look could see
-    growth) and a 0.5 MB limit, the search stops where its visited table would next reallocate
-    to more than that — never after."""
+# the states at which each search core's visited table is full and its next one would take
+# more than 0.5 MB: a dict's of 2^14 slots (the next, 2^15, takes 1 MB); the compiled core's of
+# 2^15 slots of 16 bytes, filled to 2/3 (the next, 2^16 slots, takes 1 MB)
+FULL_BEFORE_1_MB = {"python": (2 << 14) // 3, "compiled": (1 << 15) // 3 * 2}
+
+
+@pytest.mark.parametrize("which", ["python", "compiled"])
+def test_the_search_stops_before_a_reallocation_that_would_pass_the_limit(which, monkeypatch):
+    """A table reallocates at once (gigabytes for tens of millions of worlds): Lamport N=4 under a
+    4096 MB limit ended at 6528 MB. With the memory flat (no look could see growth) and a 0.5 MB
+    limit, the search stops where its visited table would next reallocate to more than that —
+    never after — on either search core (check/core.py)."""
+    if which == "compiled" and core.CCore is None:
+        missing("the compiled search core (pip install -e . builds check/_core.c with gcc)")
+    monkeypatch.setattr(core, "core_name", lambda: which)
     monkeypatch.setattr(budget_module, "rss_mb", lambda: 1_000.0)
-    result, _ = run_check(
-        CheckConfig("ricart-agrawala", 3, {"requests": 1}, reductions=False, max_memory_mb=0.5)
-    )
+    # Sanders N=3 × 1: 49,344 worlds, more than either table holds before it reaches 1 MB
+    result, _ = run_check(CheckConfig("sanders", 3, {"requests": 1}, reductions=False, max_memory_mb=0.5))
     assert result.verdict == "incomplete" and "the next step would add 1 MB at once" in result.stopped, result
-    assert result.states == (2 << 14) // 3  # the table of 2^14 slots is full: the next one is 2^15
-    unlimited, _ = run_check(CheckConfig("ricart-agrawala", 3, {"requests": 1}, reductions=False))
+    assert result.states == FULL_BEFORE_1_MB[which]
+    unlimited, _ = run_check(CheckConfig("sanders", 3, {"requests": 1}, reductions=False))
     assert unlimited.complete and unlimited.states > result.states
 
 

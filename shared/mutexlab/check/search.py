@@ -25,9 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import ProtocolError
+from . import core
 from .budget import Budget, LimitReached, growth
+from .lasso import witness
 from .model import Model
-from .properties import fair_starvation, unfair_steps
+from .properties import fair_starvation
 from .result import CheckFinding, Result, peak_mb
 
 CHECK_EVERY = 2048  # states between looks at the clock and the memory
@@ -58,11 +60,15 @@ class Search:
         """Raise LimitReached when a limit stops the search; else report progress and return
         how many states may be added before the next look. ``table``: the visited table, whose
         next reallocation (``budget.growth``) must fit under the memory limit."""
+        return self.limits_at(*(growth(table) if table is not None else (CHECK_EVERY, 0)))
+
+    def limits_at(self, left: int, need: int) -> int:
+        """``_limits`` of a visited table that reallocates after ``left`` insertions, to take
+        ``need`` bytes then."""
         r, budget = self.result, self.budget
         assert budget is not None
         if self.max_states is not None and r.states >= self.max_states:
             raise LimitReached(f"state limit {self.max_states:,} reached")
-        left, need = growth(table) if table is not None else (CHECK_EVERY, 0)
         budget.look(need if left == 0 else 0)
         budget.report()
         stride = max(1, min(CHECK_EVERY, left))
@@ -163,6 +169,9 @@ class Search:
         if root is None:
             return self._finish()
         self._phase("search")
+        if core.eligible(self):  # the integer-world core: the same worlds, counts and findings
+            core.run_dfs(self, root)
+            return self._finish()
         key = self.key
         steps, step = model.steps, model.step
         fast = not model.reorder and not model.dup
@@ -320,78 +329,28 @@ class Search:
                         v, w = tstack.pop()
                         seen[v] = -1
                         comp[v] = w
-                    r.cycles = True
-                    self._phase(f"liveness analysis of a component of {len(comp):,} worlds")
-                    lasso = fair_starvation(model, {hash(w): w for w in comp.values()})
-                    if lasso is not None:
-                        self._phase("building the lasso")
-                        prefix = path() + ([frame[4]] if frame[4] is not None else [])
-                        r.findings.append(self._lasso(lasso, comp, prefix))
+                    if self.component(
+                        list(comp.values()), path() + ([frame[4]] if frame[4] is not None else [])
+                    ):
                         return self._finish()
-                    self._phase("search")
         finally:
             r.transitions = transitions
         r.complete = True
         return self._finish()
 
-    def _lasso(self, lasso, comp: dict, prefix: list) -> CheckFinding:
-        """The liveness finding: the path to the component's root, on to the cycle's start, and
-        the cycle."""
-        name, waits, start, cycle = lasso
-        worlds = {hash(w): w for w in comp.values()}
-        inner = self._path_inside(worlds, hash(self._walk(prefix)), start)
-        unfair = unfair_steps(self.model, self._walk(prefix + inner), cycle)
-        if unfair:  # properties._tour builds fair cycles: this is a bug, not a verdict to print
-            raise AssertionError(
-                f"a liveness witness that is not weakly fair: {sorted(unfair, key=repr)} never taken"
-            )
-        names = self.model.names
-        what = ", ".join(
-            f"{k} from {', '.join(names.get(p, str(p)) for p in v) or '?'}" for k, v in waits.items()
-        )
-        return CheckFinding(
-            "liveness",
-            f"{name} waits forever ({what}) in a cycle that is fair to every "
-            f"other step: {len(prefix) + len(inner)} steps, then {len(cycle)} "
-            f"repeated forever",
-            prefix + inner,
-            cycle=cycle,
-            processes=[name],
-        )
-
-    def _walk(self, labels: list) -> tuple:
-        world, _ = self.model.initial()
-        for label in labels:
-            nxt, t, _ = self.model.step(world, label)
-            if nxt is None:  # the path was walked before: each of its steps was taken then
-                raise RuntimeError(
-                    f"replaying a path: {self.model.describe(label)} is refused now ({t.error})"
-                )
-            world = nxt
-        return world
-
-    def _path_inside(self, worlds: dict, src, dst) -> list:
-        from collections import deque
-
-        if src == dst:
-            return []
-        queue: deque[tuple[Any, list]] = deque([(src, [])])
-        seen = {src}
-        model = self.model
-        while queue:
-            v, labels = queue.popleft()
-            world = worlds[v]
-            for label in model.steps(world):
-                nxt, _, _ = model.step(world, label)
-                if nxt is None:
-                    continue
-                h = hash(nxt)
-                if h in worlds and h not in seen:
-                    if h == dst:
-                        return labels + [label]
-                    seen.add(h)
-                    queue.append((h, labels + [label]))
-        raise AssertionError("no path inside a strongly connected component")
+    def component(self, worlds: list, prefix: list) -> bool:
+        """A non-trivial strongly connected component closed (its worlds; ``prefix`` the path to
+        its root): True when its liveness check found a lasso, now a finding of the result."""
+        self.result.cycles = True
+        comp = {hash(w): w for w in worlds}
+        self._phase(f"liveness analysis of a component of {len(comp):,} worlds")
+        found = fair_starvation(self.model, comp)
+        if found is None:
+            self._phase("search")
+            return False
+        self._phase("building the lasso")
+        self.result.findings.append(witness(self.model, found, comp, prefix))
+        return True
 
     # -- breadth-first -------------------------------------------------------------------------
     def bfs(self) -> Result:

@@ -1,0 +1,296 @@
+"""The search core over integer worlds: the plain depth-first (Tarjan) search, compiled
+(``_core.c``, built by ``pip install -e .``) or its pure-Python twin ``PyCore`` (the same
+algorithm, used when the extension is absent and held to it by tests/test_check_core.py).
+
+The core never runs protocol code. ``sim/world.py`` already gives each process's distinct
+states, messages, actions and sequences small integer ids, and runs each distinct (state,
+input) transition once; the core remembers, in tables of its own, every answer it asked of the
+model through ``Tables`` (a transition, a link's or a pending set's edit, a holding change, a
+state's ``finished``), so each is asked once. A world is the model's flat tuple of ints; the
+compiled core keeps it as int32s and its fingerprint is the same 64-bit ``hash`` of that tuple,
+so both cores visit exactly the worlds the model's search visits, in the same order, and count,
+decide and explain alike.
+
+It serves the searches whose every step is a remembered transition: depth-first, fingerprints,
+FIFO links without duplicates, no partial-order reduction and no world-level ``normalise``
+(``eligible``). A transition is remembered only because a protocol step depends on its state and
+input alone — the model's premise (``snapshot()`` decides a process's future); the others
+(reordering, duplicates, the reductions that rewrite worlds or choose steps, ``--exact``) keep
+the model's own search (``search.py``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .result import CheckFinding
+
+CCore: Any
+try:  # the compiled core; absent (a build without a compiler, another interpreter): the twin
+    from ._core import Core as CCore
+except ImportError:  # pragma: no cover - depends on the build
+    CCore = None
+
+# MUTEXLAB_CORE=python: the twin even when the compiled core is there (tests, benchmarks)
+CORE_ENV = "MUTEXLAB_CORE"
+
+
+def eligible(search: Any) -> bool:
+    """Whether ``search`` (a ``Search``) may run on the core: see the module's docstring."""
+    m = search.model
+    return not (search.exact or m.reorder or m.dup or m.por is not None or m.normalise is not None)
+
+
+def core_name() -> str:
+    """Which core a search uses now: ``compiled`` or ``python``."""
+    return "compiled" if CCore is not None and os.environ.get(CORE_ENV) != "python" else "python"
+
+
+class Tables:
+    """What a core asks of the model (each answer once), and the search's hooks: its limits, its
+    invariant, its liveness check of a component."""
+
+    def __init__(self, search: Any) -> None:
+        self.search, self.model = search, search.model
+        self.holds: list[tuple[int, tuple]] = []  # a holding id → (process index, enters/exits)
+        self.hold_ids: dict[tuple[int, tuple], int] = {}
+        self.found: CheckFinding | None = None  # the invariant's finding, when check said so
+
+    def trans(self, sid: int, code: int) -> tuple[int, tuple, tuple, int]:
+        """(new state id or -1 when refused, sends flattened (link, message id, ...), schedules,
+        holding id or -1)."""
+        m = self.model
+        t = m.trans[sid].get(code) or m.transition(sid, code)
+        if t.error is not None:
+            return -1, (), (), -1
+        hid = -1
+        if t.holds:
+            key = (m.owner[sid], t.holds)
+            hid = self.hold_ids.get(key, -1)
+            if hid < 0:
+                hid = self.hold_ids[key] = len(self.holds)
+                self.holds.append(key)
+        return t.state, tuple(x for send in t.sends for x in send), t.schedules, hid
+
+    def hold(self, h: int, hid: int) -> int:
+        """2 × the holdings after holding change ``hid`` from holdings ``h``, + 1 when overfull."""
+        m = self.model
+        i, holds = self.holds[hid]
+        w = [0] * (m.H + 1)
+        w[m.H] = h
+        over = m.hold(w, i, holds)
+        return 2 * w[m.H] + (over is not None)
+
+    def push(self, q: int, e: int) -> int:
+        return self.model.push(q, e)
+
+    def add(self, q: int, a: int) -> int:
+        return self.model.add(q, a)
+
+    def drop(self, q: int, a: int) -> int:
+        return self.model.drop(q, a)
+
+    def seq(self, q: int) -> tuple[int, int, tuple]:
+        """(tail id, head, distinct items in order) of sequence ``q``."""
+        m = self.model
+        return m.seq_tail[q], m.seq_head[q], tuple(sorted(set(m.seqs[q])))
+
+    def finished(self, sid: int) -> bool:
+        return self.model.finished(sid)
+
+    def look(self, states: int, transitions: int, depth: int, left: int, need: int) -> int:
+        r = self.search.result
+        r.states, r.transitions, r.depth = states, transitions, depth
+        return int(self.search.limits_at(left, need))
+
+    def check(self, world: tuple) -> bool:
+        self.found = self.search.world_finding(world)
+        return self.found is not None
+
+    def component(self, worlds: list[tuple], prefix: list) -> bool:
+        """A non-trivial component closed (its worlds, top of the Tarjan stack first): True when
+        its liveness check found a lasso (a finding now)."""
+        return bool(self.search.component(worlds, prefix))
+
+
+def run_dfs(search: Any, root: tuple, which: str | None = None) -> None:
+    """The depth-first search from ``root`` on a core (``which``: ``compiled`` or ``python``;
+    None: ``core_name()``), its counts and finding put into ``search.result``."""
+    model, r = search.model, search.result
+    tables = Tables(search)
+    args = (tables, model.n, tuple(model.link_to), search.invariant is not None)
+    core = (CCore if (which or core_name()) == "compiled" else PyCore)(*args)
+    try:
+        code, world, label, path = core.dfs(root)
+    finally:
+        r.states, r.transitions, r.depth, r.finals, cycles = core.counts()
+        r.cycles = r.cycles or bool(cycles)
+    if code == 0:
+        r.complete = True
+    elif code == 1:  # a step refused, or overfilling a resource
+        nxt, t, overfull = model.step(world, label)
+        found = search.edge_finding(world, label, nxt, t, overfull)
+        found.path = path + [label]
+        r.findings.append(found)
+    elif code == 2:  # a world breaking the invariant, or a deadlock
+        found = tables.found or search.dead_end(world)
+        found.path = path
+        r.findings.append(found)
+
+
+class PyCore:
+    """The compiled core's twin, step for step (``_core.c``): the same tables, the same order."""
+
+    def __init__(self, tables: Tables, n: int, link_to: tuple, check: bool) -> None:
+        self.tables, self.n, self.link_to, self.check = tables, n, link_to, check
+        self.L = len(link_to)
+        self.P0, self.H = n + self.L, 2 * n + self.L
+        self.states = self.transitions = self.depth = self.finals = 0
+        self.cycles = False
+        self.seen: dict[int, int] = {}  # fingerprint → Tarjan index; -1 once its component closed
+        self.tstack: list[tuple[int, tuple]] = []
+        self.frames: list[list] = []  # [world, fingerprint, labels, next, via, self-loop, low, tidx]
+        self._seq: dict[int, tuple[int, int, tuple]] = {}
+        self._fin: dict[int, bool] = {}
+
+    def counts(self) -> tuple[int, int, int, int, int]:
+        return self.states, self.transitions, self.depth, self.finals, int(self.cycles)
+
+    def seq(self, q: int) -> tuple[int, int, tuple]:
+        got = self._seq.get(q)
+        if got is None:
+            got = self._seq[q] = self.tables.seq(q)
+        return got
+
+    def path(self) -> list:
+        return [f[4] for f in self.frames[1:]]
+
+    def enter(self, world: tuple, fp: int, via: tuple | None, counter: int) -> None:
+        n, P0, seq = self.n, self.P0, self.seq
+        self.seen[fp] = counter
+        self.states += 1
+        self.tstack.append((fp, world))
+        labels = [(0, k, seq(q)[1]) for k, q in enumerate(world[n:P0]) if q]
+        for i in range(n):
+            q = world[P0 + i]
+            if q:
+                labels += [(1, i, a) for a in seq(q)[2]]
+        self.frames.append([world, fp, labels, 0, via, False, counter, len(self.tstack) - 1])
+        if len(self.frames) - 1 > self.depth:
+            self.depth = len(self.frames) - 1
+
+    def world_checks(self, world: tuple, has_steps: bool) -> bool:
+        """True: a finding (the invariant's, or a dead end that is not final)."""
+        if self.check and self.tables.check(world):
+            return True
+        if has_steps:
+            return False
+        fin, tables = self._fin, self.tables
+        for sid in world[: self.n]:
+            done = fin.get(sid)
+            if done is None:
+                done = fin[sid] = tables.finished(sid)
+            if not done:
+                return True
+        self.finals += 1
+        return False
+
+    def dfs(self, root: tuple) -> tuple[int, tuple | None, tuple | None, list]:
+        n, P0, H, link_to, tables, seq = self.n, self.P0, self.H, self.link_to, self.tables, self.seq
+        seen, frames, tstack = self.seen, self.frames, self.tstack
+        trans: dict[int, tuple] = {}
+        edits: dict[str, dict[int, int]] = {"push": {}, "add": {}, "drop": {}, "hold": {}}
+        push, add, drop, hold = (edits[k] for k in ("push", "add", "drop", "hold"))
+
+        def edit(kind: str, table: dict, q: int, e: int) -> int:
+            got = table.get((q << 32) | e)
+            if got is None:
+                got = table[(q << 32) | e] = getattr(tables, kind)(q, e)
+            return got
+
+        self.enter(root, hash(root), None, 0)
+        counter, next_look = 1, 0
+        if self.world_checks(root, bool(frames[0][2])):
+            return 2, root, None, self.path()
+        while frames:
+            frame = frames[-1]
+            labels, pos = frame[2], frame[3]
+            if pos < len(labels):
+                label = labels[pos]
+                frame[3] = pos + 1
+                world = frame[0]
+                kind, x, y = label
+                w = list(world)
+                if kind:  # a local decision
+                    i = x
+                    w[P0 + i] = edit("drop", drop, w[P0 + i], y)
+                    code = 2 * y + 1
+                else:  # the oldest message of a link
+                    w[n + x] = seq(w[n + x])[0]
+                    i = link_to[x]
+                    code = 2 * y
+                key = (w[i] << 32) | code
+                t = trans.get(key)
+                if t is None:
+                    t = trans[key] = tables.trans(w[i], code)
+                state, sends, schedules, hid = t
+                if state < 0:
+                    return 1, world, label, self.path()
+                w[i] = state
+                for k in range(0, len(sends), 2):
+                    w[n + sends[k]] = edit("push", push, w[n + sends[k]], sends[k + 1])
+                for a in schedules:
+                    w[P0 + i] = edit("add", add, w[P0 + i], a)
+                over = 0
+                if hid >= 0:
+                    h = edit("hold", hold, w[H], hid)
+                    w[H], over = h >> 1, h & 1
+                self.transitions += 1
+                if over:
+                    return 1, world, label, self.path()
+                nxt = tuple(w)
+                fp = hash(nxt)
+                got = seen.get(fp)
+                if got is not None:
+                    if got >= 0:  # on the Tarjan stack
+                        if fp == frame[1]:
+                            frame[5] = True
+                        elif got < frame[6]:
+                            frame[6] = got
+                    continue
+                if self.states >= next_look:
+                    next_look = self.states + tables.look(
+                        self.states, self.transitions, self.depth, *_room(seen)
+                    )
+                self.enter(nxt, fp, label, counter)
+                counter += 1
+                if self.world_checks(nxt, bool(frames[-1][2])):
+                    return 2, nxt, None, self.path()
+                continue
+            # every successor done: close the frame
+            frames.pop()
+            fp, low, tidx = frame[1], frame[6], frame[7]
+            if frames and low < frames[-1][6]:
+                frames[-1][6] = low
+            if low != seen[fp]:
+                continue
+            for v, _ in tstack[tidx:]:
+                seen[v] = -1
+            if tidx == len(tstack) - 1 and not frame[5]:
+                tstack.pop()  # a trivial component: no cycle through this world
+                continue
+            self.cycles = True
+            worlds = [w for _, w in reversed(tstack[tidx:])]
+            del tstack[tidx:]
+            prefix = self.path() + ([frame[4]] if frame[4] is not None else [])
+            if tables.component(worlds, prefix):
+                return 3, None, None, []
+        return 0, None, None, []
+
+
+def _room(seen: dict) -> tuple[int, int]:
+    """(insertions before the visited dict reallocates, bytes it then takes): ``budget.growth``."""
+    from .budget import growth
+
+    return growth(seen)

@@ -1,0 +1,119 @@
+"""The search core over integer worlds (check/core.py): the compiled core (check/_core.c), its
+pure-Python twin and the model's own depth-first search give the same counts, verdicts and
+scenarios — on correct protocols of several sizes, and on deliberately broken variants, so that
+every kind of finding (capacity, refused input, deadlock, invariant, liveness) is found alike."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+import pytest
+from conftest import missing
+
+from mutexlab.check import core
+from mutexlab.check.engine import CheckConfig, build_model, run_check
+from mutexlab.check.search import Search
+
+# (algorithm, processes, options, endless workload, the finding expected or None)
+CASES = [
+    ("ricart-agrawala", 2, {"requests": 2}, False, None),
+    ("ricart-agrawala", 3, {"requests": 1}, False, None),
+    ("maekawa", 3, {"requests": 1}, False, None),
+    ("raymond", 3, {"requests": 2}, False, None),
+    ("suzuki-kasami", 3, {"requests": 1}, False, None),
+    ("mutexlab_broken.ricart_agrawala_eager", 3, {"requests": 2}, False, "capacity"),
+    ("mutexlab_broken.ricart_agrawala_rejecting", 3, {"requests": 2}, False, "error"),
+    ("mutexlab_broken.ricart_agrawala_forgetful", 3, {"requests": 2}, False, "deadlock"),
+    ("mutexlab_broken.starving", 2, {"requests": 1}, False, "liveness"),
+    ("mutexlab_broken.starving", 3, {"requests": 1}, False, "liveness"),
+]
+BEES_EXTRA_EGG = ("mutexlab_broken.bees_extra_egg", 2, {}, False, "invariant")
+
+
+def outcome(result) -> tuple:
+    """Everything a user sees of a result but its times: counts, verdict, each finding whole."""
+    findings = [(f.kind, f.message, f.path, f.cycle, f.processes, f.resource) for f in result.findings]
+    counts = (result.states, result.transitions, result.depth, result.finals, result.cycles)
+    return counts, result.complete, result.verdict, result.stopped, findings
+
+
+def check_on(which: str | None, case, monkeypatch, **kwargs) -> tuple:
+    """The check of ``case`` on core ``which`` (None: the model's own search, the core off)."""
+    algorithm, n, options, endless, _ = case
+    if which is None:
+        monkeypatch.setattr(core, "eligible", lambda search: False)
+    else:
+        monkeypatch.setattr(core, "core_name", lambda: which)
+    config = CheckConfig(algorithm, n, options, reductions=False, endless=endless, **kwargs)
+    result, _ = run_check(config)
+    monkeypatch.undo()
+    return outcome(result)
+
+
+def compiled_or_missing() -> None:
+    if core.CCore is None:
+        missing("the compiled search core (pip install -e . builds check/_core.c with gcc)")
+
+
+@pytest.mark.parametrize("case", CASES + [BEES_EXTRA_EGG], ids=lambda c: f"{c[0]}-{c[1]}")
+def test_the_twin_and_the_compiled_core_find_what_the_model_search_finds(case, monkeypatch):
+    compiled_or_missing()
+    base = check_on(None, case, monkeypatch)
+    twin = check_on("python", case, monkeypatch)
+    compiled = check_on("compiled", case, monkeypatch)
+    assert twin == base
+    assert compiled == base
+    kind = case[4]
+    if kind is None:
+        assert base[2] == "pass" and base[0][0] > 100, base[:3]
+    else:
+        assert [f[0] for f in base[4]] == [kind], base[4]
+
+
+def test_the_state_limit_stops_each_core_at_the_same_world(monkeypatch):
+    compiled_or_missing()
+    case = CASES[1]
+    runs = [check_on(which, case, monkeypatch, max_states=5000) for which in (None, "python", "compiled")]
+    assert runs[0] == runs[1] == runs[2]
+    assert runs[0][0][0] == 5000 and runs[0][2] == "incomplete", runs[0]
+
+
+def test_the_compiled_fingerprint_is_pythons_hash_of_the_world():
+    compiled_or_missing()
+    model = build_model(CheckConfig("ricart-agrawala", 3, {"requests": 1}, reductions=False))
+    search = Search(model)
+    probe = core.CCore(core.Tables(search), model.n, tuple(model.link_to), False)
+    rng = random.Random(7)
+    width = 2 * model.n + model.L + 1
+    worlds = [
+        tuple(rng.randrange(0, 1 << rng.choice((3, 16, 31))) for _ in range(width)) for _ in range(2000)
+    ]
+    assert [probe.fingerprint(w) for w in worlds] == [hash(w) for w in worlds]
+
+
+def test_the_core_serves_only_searches_whose_steps_it_remembers():
+    """Partial-order reduction, a world-level normalisation, reordering links or --exact keep
+    the model's own search; the plain search runs on the core."""
+    plain = build_model(CheckConfig("ricart-agrawala", 3, {"requests": 1}, reductions=False))
+    reduced = build_model(CheckConfig("ricart-agrawala", 3, {"requests": 1}))
+    reorder = build_model(CheckConfig("ricart-agrawala", 3, {"requests": 1}, reductions=False, reorder=True))
+    assert core.eligible(Search(plain))
+    assert not core.eligible(Search(plain, exact=True))
+    assert reduced.por is not None and not core.eligible(Search(reduced))
+    assert not core.eligible(Search(reorder))
+
+
+def test_without_the_compiled_core_check_runs_on_the_twin():
+    """A build without a C compiler has no ``_core``: the package imports and checks all the same."""
+    code = (
+        "import sys; sys.modules['mutexlab.check._core'] = None\n"
+        "from mutexlab.check import core\n"
+        "from mutexlab.check.engine import CheckConfig, run_check\n"
+        "result, _ = run_check(CheckConfig('ricart-agrawala', 3, {'requests': 1}, reductions=False))\n"
+        "print(core.CCore, core.core_name(), result.verdict, result.states, result.transitions)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["None", "python", "pass", "13474", "25492"]
