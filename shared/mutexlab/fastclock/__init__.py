@@ -2,9 +2,8 @@
 
 ``clock.LocalEventClock.merge`` is the plain statement of a receive: compare the sender's clock
 with the receiver's (one numpy call) and, when it brings news, take the element-wise maximum (a
-second). Both are compiled, but at 0.7–2 µs of call overhead each they cost the audited run more
-than the whole audit (bees P = 200: 367,100 receives; the merge was 85% of the audit's time,
-measured by stubbing it out). ``merge.c`` does the two in one pass, in one call:
+second). Both are compiled, but at 1–3 µs a call on a shared machine they were 85% of the audit's
+time inside the run (bees P = 200: 367,100 receives; measured by stubbing the merge out). ``merge.c`` does the two in one pass, in one call:
 ``merge(mine, theirs, spare)`` writes the maximum into ``spare`` and returns True only when
 ``theirs`` knows an event ``mine`` does not — the same clocks, element for element
 (``tests/test_fastclock.py`` runs both merges over the same runs and compares every enter's
