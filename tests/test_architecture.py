@@ -19,6 +19,7 @@ LAYERS = [
         "__init__",
         "clock",
         "declared",
+        "fastclock",
         "fastpath",
         "findings",
         "limits",

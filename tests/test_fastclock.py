@@ -1,0 +1,178 @@
+"""The compiled merge of local-event clocks (``mutexlab/fastclock``) against numpy's plain one: the
+same answer on every small pair of clocks, and the same audited runs — every enter's clock, every
+token's serial, the verdict and its findings — with either; broken merges (one compiled from an
+edited source, one in Python) are caught by the same comparisons."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_bees_broken import VARIANTS
+from test_stream_audit import broken_bees
+
+from mutexlab import fastclock
+from mutexlab.audit.stream import StreamAudit
+from mutexlab.protocols.registry import make_setup
+from mutexlab.sim import SimConfig, Simulation
+from mutexlab.trace import TraceWriter
+
+pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler: the plain merge only")
+
+
+def test_the_compiled_merge_is_built_and_used():
+    assert fastclock.merge() is not None
+    setup = make_setup("bees", 3, {"flowers": 1, "reeds": 1}, 0)
+    trace = TraceWriter(sink=lambda e: None, local_clocks=[setup.names[p] for p in sorted(setup.names)])
+    assert trace.clocks is not None and trace.clocks._merge is fastclock.merge()  # noqa: SLF001 - which merge the clocks took
+
+
+def plain_merge(mine, theirs, spare) -> bool:
+    """What ``clock.LocalEventClock.merge`` does with numpy, in the compiled merge's terms (on
+    numpy arrays or ``array("i")``, as the clocks hold them)."""
+    mine, theirs, spare = (np.frombuffer(x, dtype=np.int32) for x in (mine, theirs, spare))
+    if not (theirs > mine).any():
+        return False
+    np.maximum(mine, theirs, out=spare)
+    return True
+
+
+def check_pairs(merge) -> None:
+    """Every pair of clocks of 3 entries, each 0..2, and some long random ones: the same result and,
+    on news, the same maximum; the inputs never written."""
+    pairs = [
+        (np.array(a, dtype=np.int32), np.array(b, dtype=np.int32))
+        for a in itertools.product(range(3), repeat=3)
+        for b in itertools.product(range(3), repeat=3)
+    ]
+    rng = np.random.default_rng(0)
+    for n in (1, 7, 200, 1001):
+        mine = rng.integers(0, 50, n, dtype=np.int32)
+        pairs += [
+            (mine, mine.copy()),
+            (mine, np.maximum(mine - 1, 0)),
+            (mine, rng.integers(0, 50, n, dtype=np.int32)),
+        ]
+        last = mine.copy()
+        last[-1] += 1
+        pairs.append((mine, last))
+    for mine, theirs in pairs:
+        before = (mine.copy(), theirs.copy())
+        spare, expected = np.full_like(mine, -7), np.full_like(mine, -7)
+        news = merge(mine, theirs, spare)
+        assert news == plain_merge(mine, theirs, expected), (mine, theirs)
+        if news:
+            assert spare.tolist() == expected.tolist(), (mine, theirs)
+        assert mine.tolist() == before[0].tolist() and theirs.tolist() == before[1].tolist()
+
+
+def test_the_compiled_merge_is_numpys_on_every_small_pair():
+    check_pairs(fastclock.merge())
+
+
+def test_the_compiled_merge_refuses_buffers_that_do_not_fit():
+    merge = fastclock.merge()
+    with pytest.raises(ValueError, match="one length"):
+        merge(np.zeros(3, np.int32), np.zeros(4, np.int32), np.zeros(3, np.int32))
+    with pytest.raises(ValueError, match="one length"):
+        merge(np.zeros(6, np.int32), np.zeros(6, np.int32), np.zeros(3, np.int64))  # 24 bytes each
+    with pytest.raises(BufferError):
+        merge(np.zeros(3, np.int32), np.zeros(3, np.int32), b"\0" * 12)  # not writable
+
+
+def audited_run(build, seed: int) -> tuple[list[str], dict]:
+    """A run audited as it goes, its sends and receives tallied (the simulator's inline path):
+    every event the audit reads, with its local-event clock token (serial, counts, owner), and
+    the verdict with its findings."""
+    setup = build()
+    audit = StreamAudit()
+    seen: list[str] = []
+
+    def feed(event: dict) -> None:
+        seen.append(json.dumps(event, default=lambda v: v.tolist(), sort_keys=True))
+        audit.feed(event)
+
+    names = [setup.names[p] for p in sorted(setup.names)]
+    trace = TraceWriter(sink=feed, local_clocks=names, tally=audit)
+    audit.index = trace.clocks.index
+    Simulation(setup, SimConfig(seed=seed, max_events=200_000), trace, trace_bodies=False).run()
+    verdict = audit.verdict()
+    return seen, {"render": verdict.render(), "as_dict": verdict.as_dict()}
+
+
+RUNS = [
+    ("bees-12", lambda s: lambda: make_setup("bees", 12, {"flowers": 2, "reeds": 4}, s)),
+    ("bees-40", lambda s: lambda: make_setup("bees", 40, {"flowers": 4, "reeds": 14}, s)),
+    ("ricart-agrawala-6", lambda s: lambda: make_setup("ricart-agrawala", 6, {"requests": 4}, s)),
+    ("raymond-7", lambda s: lambda: make_setup("raymond", 7, {"requests": 3}, s)),
+    *(  # broken bees whose runs the audit finds unsafe: the same findings, on the same lines
+        (f"broken-{v[0].__name__}-P{v[1]}", lambda s, v=v: broken_bees(*v[:4], s))
+        for v in (VARIANTS[0], VARIANTS[2], VARIANTS[5])
+    ),
+]
+
+
+def both(monkeypatch, build, seed, merge):
+    """The run with the numpy merge, then with ``merge``."""
+    monkeypatch.setattr(fastclock, "merge", lambda: None)
+    plain = audited_run(build, seed)
+    monkeypatch.setattr(fastclock, "merge", lambda: merge)
+    return plain, audited_run(build, seed)
+
+
+@pytest.mark.parametrize("name,make", RUNS, ids=[r[0] for r in RUNS])
+def test_audited_runs_are_the_same_with_either_merge(name, make, monkeypatch):
+    for seed in (0, 1):
+        plain, compiled = both(monkeypatch, make(seed), seed, fastclock.load(fastclock.SOURCE))
+        assert compiled == plain
+        assert any('"event": "enter"' in line for line in plain[0])
+
+
+def python_merge_blind_to_the_last_entry(mine, theirs, spare) -> bool:
+    mine, theirs, spare = (np.frombuffer(x, dtype=np.int32) for x in (mine, theirs, spare))
+    if not plain_merge(mine[:-1], theirs[:-1], spare[:-1]):
+        return False
+    spare[-1] = mine[-1]
+    return True
+
+
+def broken_source(tmp_path: Path, old: str, new: str) -> Path:
+    text = fastclock.SOURCE.read_text()
+    assert text.count(old) == 1, f"the broken variant no longer applies: {old!r}"
+    path = tmp_path / "merge.c"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+BROKEN_C = {
+    "an equal entry taken for news": ("theirs[i] <= mine[i]", "theirs[i] < mine[i]"),
+    "the maximum taken as the minimum": (
+        "theirs[i] > mine[i] ? theirs[i]",
+        "theirs[i] < mine[i] ? theirs[i]",
+    ),
+    "the last entry never compared": ("while (i < n &&", "while (i < n - 1 &&"),
+}
+
+
+@pytest.mark.parametrize("name", [*BROKEN_C, "python: blind to the last entry"])
+def test_a_broken_merge_is_caught(name, tmp_path, monkeypatch):
+    monkeypatch.setenv("MUTEXLAB_CACHE", str(tmp_path / "cache"))  # the broken builds stay here
+    if name in BROKEN_C:
+        merge = fastclock.load(broken_source(tmp_path, *BROKEN_C[name]))
+        assert merge is not None
+    else:
+        merge = python_merge_blind_to_the_last_entry
+    caught = []
+    try:
+        check_pairs(merge)
+    except AssertionError:
+        caught.append("pairs")
+    for run_name, make in RUNS[:3]:
+        plain, broken = both(monkeypatch, make(0), 0, merge)
+        if broken != plain:
+            caught.append(run_name)
+    assert "pairs" in caught and len(caught) > 1, f"the broken merge ({name}) was caught only by {caught}"
