@@ -51,6 +51,15 @@ def test_an_endless_workload_whose_clocks_grow_without_bound_is_refused_up_front
         run_check(CheckConfig(algorithm, 2, {"requests": 0}, endless=True))
 
 
+def test_endless_without_reductions_says_so_and_is_no_internal_error(capsys):
+    """--no-reduction leaves the model no reduction notes: the refusal says why, exit 2 (was exit 4,
+    a StopIteration looking for the clock note)."""
+    assert main(["check", "mutex", "-a", "ricart-agrawala", "-N", "2", "--endless", "--no-reduction"]) == 2
+    err = capsys.readouterr().err
+    assert "infinite" in err and "does not apply (--no-reduction turns every reduction off)" in err, err
+    assert "internal error" not in err
+
+
 @pytest.mark.parametrize("nodes", [3, 4])
 def test_starvation_under_an_endless_workload_is_a_lasso_that_replays(nodes, tmp_path, capsys):
     """Raymond serving its queue newest first: two nodes pass the token between them forever.

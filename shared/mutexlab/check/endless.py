@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 
 from .model import DELIVER, LOCAL, Model
-from .reductions import notes_of
+from .reductions import Note, notes_of
 
 PROBE_STEPS = 2_000
 CLOCK = "clock"  # the key of the largest Lamport clock among what is watched
@@ -95,6 +95,9 @@ def _rising(model: Model, idle: int | None, steps: int) -> dict | None:
     return rising or None
 
 
+CLOCK_NOTE = "clock-offset normalisation"
+
+
 def _workload_flag(model: Model) -> str:
     """The flag of the workload an endless one replaces (``requests``; the philosophers' ``meals``)."""
     key = model.problem.endless if model.problem is not None else None
@@ -113,7 +116,10 @@ def unbounded(model: Model, steps: int = PROBE_STEPS) -> str | None:
             for key, top in rising.items()
             if key != CLOCK
         ]
-        note = next(n for n in notes_of(model) if n.name == "clock-offset normalisation")
+        note = next(
+            (n for n in notes_of(model) if n.name == CLOCK_NOTE),
+            Note(CLOCK_NOTE, False, "--no-reduction turns every reduction off"),  # no notes then
+        )
         if counters:  # a counter snapshot() holds: no clock offset bounds it
             clock = (
                 f"; the largest clock rose too (to {rising[CLOCK]:,}), and clock-offset normalisation does "
