@@ -86,8 +86,10 @@ def test_the_wheel_holds_the_package_and_its_data_and_nothing_else(wheel):
     assert package - names == set(), "tracked files of the package missing from the wheel"
     for data in ("mutexlab/py.typed", "mutexlab/explore/static/index.html", "mutexlab/report/report.css"):
         assert data in names
-    info = built.name.split("-py3")[0] + ".dist-info"
+    info = "-".join(built.name.split("-")[:2]) + ".dist-info"  # name-version (the wheel's tags follow)
     assert {name.split("/")[0] for name in names} == {"mutexlab", info}
+    if shutil.which("cc") or shutil.which("gcc"):  # the search core is an optional extension
+        assert any(n.startswith("mutexlab/check/_core") and n.endswith(".so") for n in names), sorted(names)
     # the licence as an SPDX expression (PEP 639), its text shipped beside the metadata
     metadata = zipfile.ZipFile(built).read(f"{info}/METADATA").decode().splitlines()
     assert "License-Expression: MIT" in metadata and "License-File: LICENSE" in metadata
@@ -121,6 +123,10 @@ def test_the_installed_commands_run_outside_the_repository(wheel, tmp_path):
     assert css in page and "<script>" in page  # the report's CSS and scripts, inlined from the package
     out = _run([mutexlab, "check", "mutex", "-a", "ricart-agrawala", "-N", "2", "-r", "1"], tmp_path, env)
     assert "verdict:      PASS" in out
+    if shutil.which("cc") or shutil.which("gcc"):  # mutexlab's own MPI, built from the wheel's sources
+        program = tmp_path / "ra"
+        _run([mutexlab, "mpicc", ROOT / "examples/mpi/ricart_agrawala.c", "-o", program], tmp_path, env)
+        assert program.exists()
 
 
 def test_the_installed_explorer_serves_its_page(wheel, tmp_path):
