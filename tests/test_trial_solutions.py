@@ -5,8 +5,9 @@ what their authors got wrong on the way.
 with one Suzuki–Kasami token carrying the hive's ledger, the hamster killers with the mayor as
 the only clerk, k-mutual exclusion with Lamport's queue, the philosophers by resource hierarchy,
 each with a twin broken as a student would break it (one flower too many, the tools put back on
-the wrong piles, ties of timestamps left unbroken, a fork given away but still counted). They are
-copied outside the checkout and named by path. Beside them, the mistakes a user makes: a handler
+the wrong piles, ties of timestamps left unbroken, a fork given away but still counted: ``BUGS``,
+planted in a copy, so a twin is its solution and one bug). They are copied outside the checkout
+and named by path. Beside them, the mistakes a user makes: a handler
 that returns None, a bare ``Send``, a ``(to, msg)`` pair or a generator instead of a list of
 effects, a hook (``_request``) that returns None, and code of the solution's own that raises while
 its setup is built — each a clear finding or error naming the user's line, never exit 4.
@@ -32,7 +33,50 @@ def trials(tmp_path_factory) -> Path:
     assert not where.resolve().is_relative_to(ROOT)
     for path in TRIALS.glob("*.py"):
         shutil.copy(path, where / path.name)
+    for stem, (name, bugs) in BUGS.items():  # each broken twin: its solution with one bug planted
+        text = (TRIALS / f"{stem}.py").read_text()
+        for was, bug in ((f'"{name}"', f'"{name}-broken"'), *bugs):
+            assert was in text, (stem, was)
+            text = text.replace(was, bug)
+        (where / f"{stem}_broken.py").write_text(text)
     return where
+
+
+# The bug each broken twin plants, as its author made it, and the name it runs under.
+BUGS = {
+    "bees_one_token": (
+        "bees-one-token",
+        [("if led.busy < flowers:", "if led.busy <= flowers:  # BUG: one bee too many on the flowers")],
+    ),
+    "elves_mayor_desk": (
+        "elves-mayor-desk",
+        [
+            (
+                "self.free[PINS] += msg.pins\n        self.free[POISON] += msg.poison",
+                "self.free[PINS] += msg.poison  # BUG: the tools back on the wrong piles\n"
+                "        self.free[POISON] += msg.pins",
+            )
+        ],
+    ),
+    "k_lamport": (
+        "k-lamport-queue",
+        [
+            (
+                "sorted(queue.values())[:k]}",
+                "sorted(queue.values(), key=lambda stamp: stamp[0])[:k]}  # BUG: ties",
+            )
+        ],
+    ),
+    "phil_hierarchy": (
+        "phil-hierarchy",
+        [
+            (
+                "v.mine = v.claimed = v.wanted = False",
+                "v.claimed = v.wanted = False  # BUG: forgets that the fork is no longer mine",
+            )
+        ],
+    ),
+}
 
 
 def said(done) -> str:
