@@ -66,8 +66,7 @@ def load(source: Path) -> Merge | None:
 
 
 def cache_dir() -> Path:
-    """Where builds are kept: the directory ``mpi.cache_dir`` names too (read here, not imported:
-    the core imports nothing above it)."""
+    """Where compiled pieces are kept (this merge, and ``mpi``'s library, which imports this)."""
     root = os.environ.get("MUTEXLAB_CACHE") or os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(root) / "mutexlab"
 

@@ -21,6 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..fastclock import cache_dir  # the one build cache of compiled pieces
+
 HERE = Path(__file__).resolve().parent
 INCLUDE = HERE / "include"
 SOURCES = tuple(sorted((HERE / "src").glob("*.c")))
@@ -32,11 +34,6 @@ NOT_LINKING = frozenset({"-c", "-E", "-S", "-M", "-MM"})
 
 class BuildError(Exception):
     """The library could not be built (no C compiler, a compiler error)."""
-
-
-def cache_dir() -> Path:
-    root = os.environ.get("MUTEXLAB_CACHE") or os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(root) / "mutexlab"
 
 
 def library(cc: str = "gcc") -> Path:
