@@ -488,3 +488,51 @@ def build_c_nodes(out, sources, variants: dict[str, tuple[str, list[str]]]) -> d
         )
         found[name] = str(target)
     return found
+
+
+# The session's own temporary directory: every file a test, a run it starts (its kept logs), a
+# private broker node or a browser profile makes under TMPDIR lands here. It is removed when the
+# session passes and kept (its path printed) when it fails, so nothing is left behind in /tmp.
+# Mode 1777, as /tmp's: rabbitmq-server started by root drops to the rabbitmq user, which must
+# reach its node's directory inside.
+SESSION_TMP_ENV = "MUTEXLAB_TEST_TMPDIR"
+
+
+def pytest_configure(config):
+    if os.environ.get(SESSION_TMP_ENV) == os.environ.get("TMPDIR") and os.environ.get(SESSION_TMP_ENV):
+        return  # an xdist worker: its controller's directory is already the TMPDIR
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix="mxt-")
+    os.chmod(path, 0o1777)
+    config.stash[_SESSION_TMP] = (path, os.environ.get("TMPDIR"))
+    os.environ["TMPDIR"] = os.environ[SESSION_TMP_ENV] = path
+    tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+
+
+def pytest_unconfigure(config):
+    held = config.stash.get(_SESSION_TMP, None)
+    if held is None:
+        return
+    import shutil
+    import tempfile
+
+    path, before = held
+    if before is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = before
+    os.environ.pop(SESSION_TMP_ENV, None)
+    tempfile.tempdir = None
+    if config.stash.get(_SESSION_FAILED, False):
+        sys.stderr.write(f"\nthe session's temporary files are kept in {path}\n")
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    session.config.stash[_SESSION_FAILED] = exitstatus not in (0, 5)  # 5: no test collected
+
+
+_SESSION_TMP = pytest.StashKey[tuple]()
+_SESSION_FAILED = pytest.StashKey[bool]()
