@@ -7,9 +7,13 @@ clock shift and retired clocks, the sampler's worlds and its refusals: check/cor
 
 from __future__ import annotations
 
+import importlib.util
 import random
+import shutil
 import subprocess
 import sys
+import sysconfig
+from pathlib import Path
 
 import pytest
 from conftest import broken, missing
@@ -146,6 +150,29 @@ def test_the_compiled_fingerprint_is_pythons_hash_of_the_world():
         tuple(rng.randrange(0, 1 << rng.choice((3, 16, 31))) for _ in range(width)) for _ in range(2000)
     ]
     assert [probe.fingerprint(w) for w in worlds] == [hash(w) for w in worlds]
+
+
+def test_a_broken_ample_set_in_the_compiled_core_is_caught(tmp_path, monkeypatch):
+    """The compiled core built with its closures cut to the process alone
+    (``MUTEXLAB_CORE_BROKEN_CLOSURE``): the final worlds it loses show, and it parts from the
+    model's own search."""
+    compiled_or_missing()
+    cc = shutil.which("cc") or missing("a C compiler (cc), to build a broken compiled core")
+    here = Path(core.__file__).parent
+    out = tmp_path / f"_core{sysconfig.get_config_var('EXT_SUFFIX')}"
+    include = sysconfig.get_paths()["include"]
+    flags = ["-O1", "-shared", "-fPIC", "-DMUTEXLAB_CORE_BROKEN_CLOSURE", f"-I{include}"]
+    subprocess.run([cc, *flags, str(here / "_core.c"), "-o", str(out)], check=True, timeout=300)
+    spec = importlib.util.spec_from_file_location("_core", out)
+    assert spec is not None and spec.loader is not None
+    broken_core = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(broken_core)
+    case = ("maekawa", 3, {"requests": 1}, False, None)
+    base = check_on(None, case, monkeypatch, True)
+    monkeypatch.setattr(core, "CCore", broken_core.Core)
+    cut = check_on("compiled", case, monkeypatch, True)
+    assert cut != base
+    assert cut[0][3] < base[0][3], (cut[0], base[0])  # fewer final worlds
 
 
 def test_the_core_serves_only_searches_whose_steps_it_remembers():
