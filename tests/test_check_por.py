@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from test_check import BROKEN, FORGETFUL, SpinningNode, only_finding
 
-from mutexlab.check import engine
+from mutexlab.check import core, core_reduce, engine
 from mutexlab.check import por as por_module
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.protocols import ricart_agrawala_reductions
@@ -118,11 +118,26 @@ def test_off_under_no_reduction_and_with_faults():
     assert plain.por is None and reordering.por is None and POR not in reordering.reductions
 
 
-def test_without_the_persistence_condition_final_worlds_are_lost(monkeypatch):
+@pytest.mark.parametrize("where", ["model search", "search core"])
+def test_without_the_persistence_condition_final_worlds_are_lost(monkeypatch, where):
     """The final-worlds comparison can fail: take one process's steps whatever may still arrive
-    on its empty links (no closure), and whole runs are cut off."""
+    on its empty links (no closure), and whole runs are cut off — in the model's own search, or
+    in the search core's (its pure-Python twin: the compiled one runs the same algorithm, held
+    to it by test_check_core.py)."""
     full, _ = check("maekawa", 3, {"requests": 1}, partial_order=False)
-    monkeypatch.setattr(por_module.PartialOrder, "closure", lambda self, world, p, mask=None: frozenset({p}))
+    if where == "model search":
+        monkeypatch.setattr(core, "eligible", lambda search: False)
+        monkeypatch.setattr(
+            por_module.PartialOrder, "closure", lambda self, world, p, mask=None: frozenset({p})
+        )
+    else:
+
+        def alone(self, world, p, mask):
+            self.spent += 1
+            return 1 << p
+
+        monkeypatch.setattr(core, "core_name", lambda: "python")
+        monkeypatch.setattr(core_reduce.Reducer, "closure", alone)
     broken, _ = check("maekawa", 3, {"requests": 1})
     assert broken.finals < full.finals
 

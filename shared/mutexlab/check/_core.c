@@ -33,6 +33,14 @@ typedef struct {
     Vec frames, labels, tfp, tworld;
     long long states, transitions, depth, finals;
     int cycles;
+    /* the reductions (_core_reduce.h): partial-order mode (0 off, 1 no bound, 2 a bound by pid,
+     * 3 one reading the receiver) and normalisation flags; the sampler's calls and next due */
+    int por, norm;
+    long long calls, due, reduced, work, nothing;
+    int32_t *into_off, *into, *link_of;  /* links into x: into[into_off[x]..into_off[x+1]) */
+    Map vis, mayid, may, closures, low, reqlow, done, shifted, retired, linkid, linkshift;
+    int64_t mayids, linkids;
+    Vec owners, linkinfo, linkidx, rawbuf;
 } Core;
 
 /* -- the tables, asked of Python on a miss -------------------------------------------------- */
@@ -137,6 +145,8 @@ static PyObject *world_tuple(const int32_t *w, int W) {
     return t;
 }
 
+#include "_core_reduce.h"
+
 static PyObject *label_tuple(const int32_t *l) { return Py_BuildValue("(iii)", l[0], l[1], l[2]); }
 
 static PyObject *path(Core *c, size_t upto) {  /* the labels that led to frames[1..upto) */
@@ -180,7 +190,10 @@ static int enter(Core *c, const int32_t *w, uint64_t fp, const int32_t *via, int
             l[0] = 1; l[1] = i; l[2] = AT(c->distinct, int32_t, info[2] + a); c->labels.size += 3; nlab++;
         }
     }
+    if (c->por && nlab > 1 && ample(c, w, &AT(c->labels, int32_t, c->labels.size - 3 * (size_t)nlab), &nlab) < 0)
+        return -1;
     f = &AT(c->frames, Frame, c->frames.size);  /* the arenas above may have moved */
+    c->labels.size = (size_t)f->lab + 3 * (size_t)nlab;
     f->nlab = nlab;
     c->frames.size++;
     if ((long long)c->frames.size - 1 > c->depth) c->depth = (long long)c->frames.size - 1;
@@ -189,7 +202,8 @@ static int enter(Core *c, const int32_t *w, uint64_t fp, const int32_t *via, int
 
 /* What ends the search, for the Python side: (code, world, label, path). Codes: 0 done,
  * 1 an edge finding (the step ``label`` from ``world``), 2 a world finding (the invariant, or a
- * dead end: Python tells which), 3 a component callback recorded a finding. */
+ * dead end: Python tells which), 3 a component callback recorded a finding, 4 partial-order
+ * reduction met a cycle of the reduced graph (the search starts again without it). */
 static PyObject *ending(Core *c, int code, const int32_t *w, const int32_t *label, size_t upto) {
     PyObject *world = w ? world_tuple(w, c->W) : (Py_INCREF(Py_None), Py_None);
     PyObject *lab = label ? label_tuple(label) : (Py_INCREF(Py_None), Py_None);
@@ -317,11 +331,13 @@ static PyObject *Core_dfs(Core *c, PyObject *root) {
                 over = (int)(h & 1);
             }
             c->transitions++;
+            if (c->norm && normal(c, w) < 0) goto done;
             if (over) { out = ending(c, 1, world, label, c->frames.size); goto done; }
             uint64_t fp = fingerprint(w, W);
             int64_t got = map_get(&c->seen, fp);
             if (got != EMPTY) {
                 if (got >= 0) {  /* on the Tarjan stack */
+                    if (c->por) { out = ending(c, 4, NULL, NULL, 0); goto done; }  /* a reduced cycle */
                     if (fp == f->fp) f->loop = 1;
                     else if (got < f->low) f->low = got;
                 }
@@ -367,6 +383,10 @@ static PyObject *Core_counts(Core *c, PyObject *unused) {
     return Py_BuildValue("(LLLLi)", c->states, c->transitions, c->depth, c->finals, c->cycles);
 }
 
+static PyObject *Core_reduce_counts(Core *c, PyObject *unused) {
+    return Py_BuildValue("(LL)", c->calls, c->reduced);
+}
+
 static PyObject *Core_hash(Core *c, PyObject *world) {  /* the fingerprint, for the tests */
     if (!PyTuple_Check(world) || PyTuple_GET_SIZE(world) != c->W) {
         PyErr_SetString(PyExc_ValueError, "not a world of this model");
@@ -380,22 +400,28 @@ static PyObject *Core_hash(Core *c, PyObject *world) {  /* the fingerprint, for 
 }
 
 static void Core_dealloc(Core *c) {
-    Map *maps[] = {&c->trans, &c->push, &c->add, &c->drop, &c->hold, &c->seen};
-    Vec *vecs[] = {&c->recs, &c->pool, &c->seqinfo, &c->distinct, &c->finished,
-                   &c->frames, &c->labels, &c->tfp, &c->tworld};
+    Map *maps[] = {&c->trans, &c->push, &c->add, &c->drop, &c->hold, &c->seen, &c->vis, &c->mayid, &c->may,
+                   &c->closures, &c->low, &c->reqlow, &c->done, &c->shifted, &c->retired, &c->linkid, &c->linkshift};
+    Vec *vecs[] = {&c->recs, &c->pool, &c->seqinfo, &c->distinct, &c->finished, &c->frames, &c->labels,
+                   &c->tfp, &c->tworld, &c->owners, &c->linkinfo, &c->linkidx, &c->rawbuf};
     for (size_t k = 0; k < sizeof maps / sizeof *maps; k++) map_free(maps[k]);
     for (size_t k = 0; k < sizeof vecs / sizeof *vecs; k++) PyMem_RawFree(vecs[k]->data);
-    PyMem_RawFree(c->link_to);
+    PyMem_RawFree(c->link_to); PyMem_RawFree(c->into_off); PyMem_RawFree(c->into); PyMem_RawFree(c->link_of);
     Py_XDECREF(c->tables);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
-/* Core(tables, n, link_to, check): a search over the worlds of n processes and the links
- * ``link_to`` (link -> receiving process); ``check``: ask tables.check of each new world. */
+/* Core(tables, n, link_to, check[, por, into, link_of, norm, calls, due, work, nothing]): a
+ * search over the worlds of n processes and the links ``link_to`` (link -> receiving process);
+ * ``check``: ask tables.check of each new world; the rest: the reductions (_core_reduce.h). */
 static int Core_init(Core *c, PyObject *args, PyObject *kwds) {
-    PyObject *tables, *link_to;
-    int n, check;
-    if (!PyArg_ParseTuple(args, "OiO!p", &tables, &n, &PyTuple_Type, &link_to, &check)) return -1;
+    PyObject *tables, *link_to, *into = NULL, *link_of = NULL;
+    int n, check, por = 0, norm = 0;
+    long long calls = 0, due = -1, work = 0, nothing = 0;
+    if (!PyArg_ParseTuple(args, "OiO!p|iO!O!iLLLL", &tables, &n, &PyTuple_Type, &link_to, &check, &por,
+                          &PyTuple_Type, &into, &PyTuple_Type, &link_of, &norm, &calls, &due, &work, &nothing))
+        return -1;
+    c->por = por; c->norm = norm; c->calls = calls; c->due = due; c->work = work; c->nothing = nothing;
     c->n = n; c->L = (int)PyTuple_GET_SIZE(link_to); c->P0 = n + c->L; c->H = 2 * n + c->L;
     c->W = c->H + 1; c->check = check;
     Py_INCREF(tables); c->tables = tables;
@@ -408,12 +434,17 @@ static int Core_init(Core *c, PyObject *args, PyObject *kwds) {
         if (map_init(maps[k], 1024) < 0) return -1;
     c->recs.item = c->pool.item = c->seqinfo.item = c->distinct.item = c->labels.item = c->tworld.item = 4;
     c->finished.item = 1; c->frames.item = sizeof(Frame); c->tfp.item = 8;
-    return 0;
+    PyObject *none = PyTuple_New(0);
+    if (!none) return -1;
+    int ok = reduce_init(c, into ? into : none, link_of ? link_of : none);
+    Py_DECREF(none);
+    return ok;
 }
 
 static PyMethodDef Core_methods[] = {
     {"dfs", (PyCFunction)Core_dfs, METH_O, "Search depth-first from the root world: (code, world, label, path)."},
     {"counts", (PyCFunction)Core_counts, METH_NOARGS, "(states, transitions, depth, finals, cycles)"},
+    {"reduce_counts", (PyCFunction)Core_reduce_counts, METH_NOARGS, "(the sampler's calls, worlds reduced)"},
     {"fingerprint", (PyCFunction)Core_hash, METH_O, "The fingerprint of a world (hash of its tuple)."},
     {NULL}
 };

@@ -1,22 +1,25 @@
-"""The search core over integer worlds: the plain depth-first (Tarjan) search, compiled
-(``_core.c``, built by ``pip install -e .``) or its pure-Python twin ``PyCore`` (the same
-algorithm, used when the extension is absent and held to it by tests/test_check_core.py).
+"""The search core over integer worlds: the depth-first (Tarjan) search, with the reductions
+the model applies, compiled (``_core.c`` and ``_core_reduce.h``, built by ``pip install -e .``)
+or its pure-Python twin ``PyCore`` (the same algorithm, used when the extension is absent and
+held to it by tests/test_check_core.py).
 
 The core never runs protocol code. ``sim/world.py`` already gives each process's distinct
 states, messages, actions and sequences small integer ids, and runs each distinct (state,
 input) transition once; the core remembers, in tables of its own, every answer it asked of the
 model through ``Tables`` (a transition, a link's or a pending set's edit, a holding change, a
-state's ``finished``), so each is asked once. A world is the model's flat tuple of ints; the
-compiled core keeps it as int32s and its fingerprint is the same 64-bit ``hash`` of that tuple,
-so both cores visit exactly the worlds the model's search visits, in the same order, and count,
-decide and explain alike.
+state's ``finished``, and the reductions' answers: ``core_reduce.py``), so each is asked once.
+A world is the model's flat tuple of ints; the compiled core keeps it as int32s and its
+fingerprint is the same 64-bit ``hash`` of that tuple, so both cores visit exactly the worlds
+the model's search visits, in the same order, and count, decide and explain alike.
 
-It serves the searches whose every step is a remembered transition: depth-first, fingerprints,
-FIFO links without duplicates, no partial-order reduction and no world-level ``normalise``
-(``eligible``). A transition is remembered only because a protocol step depends on its state and
-input alone — the model's premise (``snapshot()`` decides a process's future); the others
-(reordering, duplicates, the reductions that rewrite worlds or choose steps, ``--exact``) keep
-the model's own search (``search.py``).
+It serves the depth-first searches whose every step is a remembered transition: fingerprints,
+FIFO links without duplicates, and the reductions as ``core_reduce.reducible`` says: partial-order
+reduction (its restart without it when the reduced graph closes a cycle included) and the
+clock-shift normalisation under the sampler (``eligible``). A transition is remembered only
+because a protocol step depends on its state and input alone — the model's premise
+(``snapshot()`` decides a process's future); the others (reordering, duplicates, a world-level
+normalisation other than the clock shift, ``--exact``, breadth-first search) keep the model's own
+search (``search.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from .core_reduce import Reducer, ReduceTables, reducible
 from .result import CheckFinding
 
 CCore: Any
@@ -39,7 +43,7 @@ CORE_ENV = "MUTEXLAB_CORE"
 def eligible(search: Any) -> bool:
     """Whether ``search`` (a ``Search``) may run on the core: see the module's docstring."""
     m = search.model
-    return not (search.exact or m.reorder or m.dup or m.por is not None or m.normalise is not None)
+    return not (search.exact or m.reorder or m.dup) and reducible(m)
 
 
 def core_name() -> str:
@@ -47,7 +51,7 @@ def core_name() -> str:
     return "compiled" if CCore is not None and os.environ.get(CORE_ENV) != "python" else "python"
 
 
-class Tables:
+class Tables(ReduceTables):
     """What a core asks of the model (each answer once), and the search's hooks: its limits, its
     invariant, its liveness check of a component."""
 
@@ -114,22 +118,27 @@ class Tables:
         return bool(self.search.component(worlds, prefix))
 
 
-def run_dfs(search: Any, root: tuple, which: str | None = None) -> None:
+def run_dfs(search: Any, root: tuple, which: str | None = None) -> bool:
     """The depth-first search from ``root`` on a core (``which``: ``compiled`` or ``python``;
-    None: ``core_name()``), its counts and finding put into ``search.result``."""
+    None: ``core_name()``), its counts and finding put into ``search.result``; False when
+    partial-order reduction met a cycle of the reduced graph (``search.dfs`` drops it and starts
+    again)."""
     model, r = search.model, search.result
     tables = Tables(search)
-    args = (tables, model.n, tuple(model.link_to), search.invariant is not None)
+    args = (tables, model.n, tuple(model.link_to), search.invariant is not None, *tables.reduce_config())
     core = (CCore if (which or core_name()) == "compiled" else PyCore)(*args)
     try:
         code, world, label, path = core.dfs(root)
     finally:
         r.states, r.transitions, r.depth, r.finals, cycles = core.counts()
         r.cycles = r.cycles or bool(cycles)
+        tables.finish(*core.reduce_counts())
     if code == 0:
         r.complete = True
+    elif code == 4:  # partial-order reduction met a cycle of the reduced graph: search.dfs restarts
+        return False
     elif code == 1:  # a step refused, or overfilling a resource
-        nxt, t, overfull = model.step(world, label)
+        nxt, t, overfull = unsampled_step(model, world, label)
         found = search.edge_finding(world, label, nxt, t, overfull)
         found.path = path + [label]
         r.findings.append(found)
@@ -137,13 +146,29 @@ def run_dfs(search: Any, root: tuple, which: str | None = None) -> None:
         found = tables.found or search.dead_end(world)
         found.path = path
         r.findings.append(found)
+    return True
+
+
+def unsampled_step(model: Any, world: Any, label: Any) -> tuple:
+    """``model.step`` again, for a finding's words: the sampler neither counts nor samples it
+    (the search already normalised and counted that world)."""
+    sampler = getattr(model.normalise, "sampler", None)
+    if sampler is None:
+        return model.step(world, label)
+    calls, busy = sampler.calls, sampler.busy
+    sampler.busy = True
+    try:
+        return model.step(world, label)
+    finally:
+        sampler.calls, sampler.busy = calls, busy
 
 
 class PyCore:
     """The compiled core's twin, step for step (``_core.c``): the same tables, the same order."""
 
-    def __init__(self, tables: Tables, n: int, link_to: tuple, check: bool) -> None:
+    def __init__(self, tables: Tables, n: int, link_to: tuple, check: bool, *reduce: Any) -> None:
         self.tables, self.n, self.link_to, self.check = tables, n, link_to, check
+        self.red = Reducer(tables, n, link_to, reduce or (0, (), (), 0, 0, -1, 0, 0))
         self.L = len(link_to)
         self.P0, self.H = n + self.L, 2 * n + self.L
         self.states = self.transitions = self.depth = self.finals = 0
@@ -156,6 +181,10 @@ class PyCore:
 
     def counts(self) -> tuple[int, int, int, int, int]:
         return self.states, self.transitions, self.depth, self.finals, int(self.cycles)
+
+    def reduce_counts(self) -> tuple[int, int]:
+        """(the sampler's calls, worlds reduced by partial-order reduction)."""
+        return self.red.calls, self.red.reduced
 
     def seq(self, q: int) -> tuple[int, int, tuple]:
         got = self._seq.get(q)
@@ -176,6 +205,8 @@ class PyCore:
             q = world[P0 + i]
             if q:
                 labels += [(1, i, a) for a in seq(q)[2]]
+        if self.red.por and len(labels) > 1:
+            labels = self.red.ample(world, labels)
         self.frames.append([world, fp, labels, 0, via, False, counter, len(self.tstack) - 1])
         if len(self.frames) - 1 > self.depth:
             self.depth = len(self.frames) - 1
@@ -198,7 +229,7 @@ class PyCore:
 
     def dfs(self, root: tuple) -> tuple[int, tuple | None, tuple | None, list]:
         n, P0, H, link_to, tables, seq = self.n, self.P0, self.H, self.link_to, self.tables, self.seq
-        seen, frames, tstack = self.seen, self.frames, self.tstack
+        seen, frames, tstack, red = self.seen, self.frames, self.tstack, self.red
         trans: dict[int, tuple] = {}
         edits: dict[str, dict[int, int]] = {"push": {}, "add": {}, "drop": {}, "hold": {}}
         push, add, drop, hold = (edits[k] for k in ("push", "add", "drop", "hold"))
@@ -247,13 +278,15 @@ class PyCore:
                     h = edit("hold", hold, w[H], hid)
                     w[H], over = h >> 1, h & 1
                 self.transitions += 1
+                nxt = red.normal(w) if red.norm else tuple(w)
                 if over:
                     return 1, world, label, self.path()
-                nxt = tuple(w)
                 fp = hash(nxt)
                 got = seen.get(fp)
                 if got is not None:
                     if got >= 0:  # on the Tarjan stack
+                        if red.por:
+                            return 4, None, None, []  # a cycle of the reduced graph: restart without
                         if fp == frame[1]:
                             frame[5] = True
                         elif got < frame[6]:

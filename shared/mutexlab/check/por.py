@@ -136,6 +136,11 @@ class PartialOrder:
             self._closure[key] = got
         return got
 
+    def closures_used(self) -> bool:
+        """Whether closures have been cached already (the search core keeps a cache of its own,
+        which must start where this one does)."""
+        return bool(self._closure)
+
     def mask(self, world: tuple) -> int:
         n = self.model.n
         mask = 0

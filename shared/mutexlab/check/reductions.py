@@ -225,7 +225,7 @@ class ClockShift:
             got = cache[key] = self.model.state_id(i, fn(self.model.objects[sid], d))
         return got
 
-    def _is_done(self, sid: int, pending: int) -> bool:
+    def is_done(self, sid: int, pending: int) -> bool:
         key = (sid, pending)
         got = self._done.get(key)
         if got is None:
@@ -241,7 +241,7 @@ class ClockShift:
         if self.retired is None:
             return False
         P0 = self.model.P0
-        return all(self._is_done(world[i], world[P0 + i]) for i in range(self.model.n))
+        return all(self.is_done(world[i], world[P0 + i]) for i in range(self.model.n))
 
     def __call__(self, world: tuple) -> tuple:
         if self.retired is not None:
@@ -249,7 +249,7 @@ class ClockShift:
             done = self._done
             for i in range(n):
                 got = done.get((world[i], world[P0 + i]))
-                if not (got if got is not None else self._is_done(world[i], world[P0 + i])):
+                if not (got if got is not None else self.is_done(world[i], world[P0 + i])):
                     break
             else:
                 return self._retire(world)
@@ -282,19 +282,39 @@ class ClockShift:
 
     def _retire(self, world: tuple) -> tuple:
         """Every process done requesting: clocks 0, only request timestamps kept (shifted)."""
-        retired = self.retired
-        assert retired is not None
-        model = self.model
-        n = model.n
+        n = self.model.n
         d = NOTHING_LIVE
         for i in range(n):
-            sid = world[i]
-            low = self._req_low.get(sid)
+            low = self._req_low.get(world[i])
             if low is None:
-                low = self._req_low[sid] = min(retired.requests(model.objects[sid]), default=NOTHING_LIVE)
+                low = self.req_low(world[i])
             if low < d:
                 d = low
         return self._with_dead(world, True, d)
+
+    def req_low(self, sid: int) -> int:
+        """State ``sid``'s smallest request timestamp (retired clocks keep only those)."""
+        got = self._req_low.get(sid)
+        if got is None:
+            assert self.retired is not None
+            got = self._req_low[sid] = min(
+                self.retired.requests(self.model.objects[sid]), default=NOTHING_LIVE
+            )
+        return got
+
+    def shift_state(self, i: int, sid: int, d: int) -> int:
+        """Process ``i``'s state ``sid`` shifted down by ``d``."""
+        return self._state(self.shifted, i, sid, d, self.clocks.shift)
+
+    def retire_state(self, i: int, sid: int, d: int) -> int:
+        """Process ``i``'s state ``sid`` with its clocks retired, requests lowered by ``d``."""
+        assert self.retired is not None
+        return self._state(self._retired, i, sid, d, self.retired.retire)
+
+    def link_info(self, q: int, receiver: int, retired: bool) -> tuple[int, bool]:
+        """(smallest live timestamp, any dead) of link contents ``q`` for state ``receiver``."""
+        key = (q, receiver, retired)
+        return self._link.get(key) or self._link_info(key)
 
     def _with_dead(self, world: tuple, retired: bool, d: int | None = None) -> tuple:
         """The shift when messages may be dead (or clocks retired, ``retired``: ``d`` is then the
@@ -327,7 +347,7 @@ class ClockShift:
                 w[i] = self._state(self.shifted, i, world[i], d, self.clocks.shift)
         for slot, receiver in self._links:
             if world[slot]:
-                w[slot] = self._link_shift(world[slot], world[receiver], d, retired)
+                w[slot] = self.link_shift(world[slot], world[receiver], d, retired)
         return tuple(w)
 
     def _live(self, mid: int, receiver: int, retired: bool) -> bool:
@@ -347,7 +367,7 @@ class ClockShift:
         got = self._link[key] = (min(lows, default=NOTHING_LIVE), not all(live))
         return got
 
-    def _link_shift(self, q: int, receiver: int, d: int, retired: bool) -> int:
+    def link_shift(self, q: int, receiver: int, d: int, retired: bool) -> int:
         """The link's contents with the live timestamps lowered by ``d`` and the dead ones 0."""
         key = (q, receiver, d, retired)
         got = self._link_shifted.get(key)

@@ -95,13 +95,19 @@ class Sampler:
 
         def call(world: tuple) -> tuple:
             out = normalise(world) if normalise is not None else world
-            self.calls = calls = self.calls + 1
-            if calls >= self.next_at and not self.busy:
-                self.next_at = calls + (1 if calls < FULL else max(STRIDE, calls // SPREAD))
-                self.sample(world, out)
+            self.observe(world, out)
             return out
 
+        call.inner = normalise  # type: ignore[attr-defined]  # what the search core follows
+        call.sampler = self  # type: ignore[attr-defined]
         return call
+
+    def observe(self, world: tuple, out: tuple) -> None:
+        """One more world normalised (``world`` to ``out``): sample it when it is due."""
+        self.calls = calls = self.calls + 1
+        if calls >= self.next_at and not self.busy:
+            self.next_at = calls + (1 if calls < FULL else max(STRIDE, calls // SPREAD))
+            self.sample(world, out)
 
     def sample(self, raw: tuple, norm: tuple) -> None:
         self.busy = True

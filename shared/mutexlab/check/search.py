@@ -170,8 +170,7 @@ class Search:
             return self._finish()
         self._phase("search")
         if core.eligible(self):  # the integer-world core: the same worlds, counts and findings
-            core.run_dfs(self, root)
-            return self._finish()
+            return self._finish() if core.run_dfs(self, root) else None
         key = self.key
         steps, step = model.steps, model.step
         fast = not model.reorder and not model.dup
