@@ -7,8 +7,8 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY shared ./shared
 COPY services ./services
-RUN pip install . && useradd --create-home --uid 1000 mutexlab && mkdir -p /traces /run-secret \
-    && chown mutexlab /traces /run-secret && chmod 700 /run-secret
+RUN pip install . && useradd --create-home --uid 1000 mutexlab && mkdir -p /traces \
+    && chown mutexlab /traces
 
 USER mutexlab
 CMD ["python", "services/monitor/main.py"]

@@ -36,9 +36,12 @@
 #
 # The environment is .env.example copied to a temporary file (what `cp .env.example .env` gives) and
 # passed with --env-file: a .env of yours is neither read nor changed, and variables of the example
-# set in your shell are unset here. The project is the one the example names (COMPOSE_PROJECT_NAME,
-# "mutexlab"); the script refuses to start when that project already has containers or volumes (they
-# would go with `down -v`): stop yours first, or set COMPOSE_CHECK_PROJECT=another-name.
+# set in your shell are unset here. A fresh MUTEXLAB_RUN_SECRET is appended to it as the docs tell a
+# user to (the last line wins; the compose file has no default and refuses to start without), and
+# again before each run: a new secret per run. The project is the one the example names
+# (COMPOSE_PROJECT_NAME, "mutexlab"); the script refuses to start when that project already has
+# containers or volumes (they would go with `down -v`): stop yours first, or set
+# COMPOSE_CHECK_PROJECT=another-name.
 # The machine's broker ports are held for the whole check: 127.0.0.1:5672 and :15672, each by a
 # listener of the script's own when nothing listens there yet (the stacks must start beside another
 # broker: no fixed host port). After each run the trace is copied out as the docs show (`docker run
@@ -66,6 +69,8 @@ docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info); star
 
 work=$(mktemp -d -t mutexlab-compose-check.XXXXXX)
 cp .env.example "$work/env"
+new_secret() { python3 -c 'import secrets; print("MUTEXLAB_RUN_SECRET=" + secrets.token_hex(32))' >>"$work/env"; }
+new_secret
 # The example alone speaks: unset what it (or compose itself) would take from the shell instead.
 while IFS= read -r name; do unset "$name"; done < <(sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p' .env.example)
 unset COMPOSE_FILE COMPOSE_PROFILES COMPOSE_PROJECT_NAME
@@ -200,6 +205,7 @@ one_run() {
   fi
   local log="$work/$tool-$name.log" t0=$SECONDS code verdict stopper=""
   echo; echo "== $tool $name: ${compose[*]} $*${stop:+ (and \`stop $stop\` once the run has started)}"
+  new_secret
   current=$name
   rm -f "$work/stopped" "$work/stop.log"
   if [ -n "$first" ]; then

@@ -4,6 +4,7 @@ Running it for real is scripts/compose-check.sh (called by .ci/run)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -124,39 +125,50 @@ def test_no_default_holds_a_closing_brace():
         assert "{" not in inner and "}" not in inner, f"nested braces in ${{{inner}}}"
 
 
+SECRET_LINE = "MUTEXLAB_RUN_SECRET=" + "0123456789abcdef" * 4
+
+
+def _env_file(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
 @pytest.mark.slow  # 2 CPU-s, 3 s: docker-compose v1 is a Python program that starts three times
 def test_v1_and_v2_give_identical_configuration(tmp_path):
     """The same file, the same env file: docker-compose 1.29 and docker compose v2 must agree on
-    every service — and .env.example documents the defaults (same result as no .env at all)."""
+    every service — and .env.example documents the defaults (same result as an env file holding
+    the run's secret alone, which has no default). The secret line is appended as docs/tour.md
+    appends it: the last one wins over the example's empty one."""
     v1 = _tool(["docker-compose"], "docker-compose (v1)")
     v2 = _tool(["docker", "compose"], "docker compose (v2)")
-    empty = tmp_path / "empty.env"
-    empty.write_text("")
+    example = _env_file(tmp_path / "example.env", EXAMPLE.read_text() + SECRET_LINE + "\n")
+    alone = _env_file(tmp_path / "alone.env", SECRET_LINE + "\n")
     configs = {
         (tool[0], path.name): _normalised(_config(tool, path))
         for tool in (v1, v2)
-        for path in (EXAMPLE, empty)
+        for path in (example, alone)
     }
-    assert configs[("docker-compose", EXAMPLE.name)] == configs[("docker", EXAMPLE.name)]
-    assert configs[("docker-compose", empty.name)] == configs[("docker", empty.name)]
-    assert configs[("docker-compose", EXAMPLE.name)] == configs[("docker-compose", empty.name)]
-    services = configs[("docker-compose", EXAMPLE.name)]
+    assert configs[("docker-compose", example.name)] == configs[("docker", example.name)]
+    assert configs[("docker-compose", alone.name)] == configs[("docker", alone.name)]
+    assert configs[("docker-compose", example.name)] == configs[("docker-compose", alone.name)]
+    services = configs[("docker-compose", example.name)]
     for name in MONITORS:
         environment = services[name]["environment"]
         options = json.loads(environment["OPTIONS"])
         assert isinstance(options, dict) and options, environment["OPTIONS"]
-        given = {k.lower(): v for k, v in environment.items() if not k.startswith("MUTEXLAB_RUN_SECRET")}
-        settings = load(MonitorSettings, **given, mutexlab_run_secret="s" * 16)  # no file made here
+        assert environment["MUTEXLAB_RUN_SECRET"] == SECRET_LINE.split("=", 1)[1]
+        settings = load(MonitorSettings, **{k.lower(): v for k, v in environment.items()})
         assert settings.processes == 0 and settings.options == options
 
 
-def test_the_env_file_fixes_the_project_name():
+def test_the_env_file_fixes_the_project_name(tmp_path):
     """docker-compose 1.29 refuses a top-level ``name:``; COMPOSE_PROJECT_NAME in .env names the
     project for both (scripts/compose-check.sh checks v1's containers carry it)."""
     assert "\nname:" not in COMPOSE.read_text()
     assert re.search(r"^COMPOSE_PROJECT_NAME=mutexlab$", EXAMPLE.read_text(), re.M)
     v2 = _tool(["docker", "compose"], "docker compose (v2)")
-    assert _config(v2, EXAMPLE)["name"] == "mutexlab"
+    env = _env_file(tmp_path / "env", EXAMPLE.read_text() + SECRET_LINE + "\n")
+    assert _config(v2, env)["name"] == "mutexlab"
 
 
 def test_scalable_services_have_no_container_name_or_fixed_host_port(compose):
@@ -245,22 +257,126 @@ def test_profiles_bees_by_default_elves_and_classic_on_demand(compose):
 MOUNT = "${ALGORITHM_FILE:-./services/algorithm-unset.py}:/algorithm/algorithm.py:ro"
 
 
-def test_the_run_secret_reaches_every_container_alike(compose):
-    """docs/rabbitmq.md#authenticated-runs: every mutexlab container gets MUTEXLAB_RUN_SECRET from
-    the environment (or .env), else the same file on the shared "run-secret" volume, which the first
-    of them creates; the image makes its mount point the service user's, closed to others."""
+def test_the_run_secret_reaches_every_container_alike_in_its_environment(compose):
+    """docs/rabbitmq.md#authenticated-runs: every mutexlab container gets MUTEXLAB_RUN_SECRET in its
+    own environment, the one value of .env or the shell; no file, no volume, no default."""
     services = compose["services"]
     for name, service in services.items():
         if service["image"].startswith("rabbitmq:"):
             assert not any("SECRET" in k for k in service.get("environment") or {}), name
             continue
         environment = service["environment"]
-        assert environment["MUTEXLAB_RUN_SECRET"] == "${MUTEXLAB_RUN_SECRET:-}", name
-        assert environment["MUTEXLAB_RUN_SECRET_FILE"] == "/run-secret/secret", name
-        assert "run-secret:/run-secret" in service["volumes"], name
-    assert "run-secret" in compose["volumes"]
-    assert "chown mutexlab /traces /run-secret && chmod 700 /run-secret" in (ROOT / "Dockerfile").read_text()
-    assert "\nMUTEXLAB_RUN_SECRET=\n" in EXAMPLE.read_text()
+        assert environment["MUTEXLAB_RUN_SECRET"] == compose["x-run-secret"], name
+        assert "MUTEXLAB_RUN_SECRET_FILE" not in environment, name
+    assert compose["x-run-secret"].startswith("${MUTEXLAB_RUN_SECRET:?MUTEXLAB_RUN_SECRET is not set: ")
+    assert "run-secret" not in compose["volumes"] and "/run-secret" not in (ROOT / "Dockerfile").read_text()
+    assert "\nMUTEXLAB_RUN_SECRET=\n" in EXAMPLE.read_text(), "documented in .env.example, empty"
+
+
+MAKE_SECRET = """python3 -c 'import secrets; print("MUTEXLAB_RUN_SECRET=" + secrets.token_hex(32))' >> .env"""
+
+
+@pytest.mark.parametrize("tool", [["docker-compose"], ["docker", "compose"]], ids=["v1", "v2"])
+def test_without_a_run_secret_compose_refuses_and_names_the_fix(tool, tmp_path):
+    """A plain ``up`` with no secret prepared (.env.example as it is, or no .env at all) never runs
+    unauthenticated on a default: both tools refuse before creating anything, naming the variable
+    and where the command that makes one is (docs/tour.md shows it, and so do the files)."""
+    tool = _tool(tool, " ".join(tool))
+    for env_file in (EXAMPLE, _env_file(tmp_path / "empty.env", "")):
+        done = subprocess.run(
+            [*tool, "--env-file", str(env_file), "-f", str(COMPOSE), "-p", "mutexlab-never-started", "up"],
+            cwd=ROOT,
+            env=_clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode != 0
+        assert (
+            "MUTEXLAB_RUN_SECRET is not set: put a fresh secret in .env as docs/tour.md shows" in done.stderr
+        )
+        assert "Creat" not in done.stdout + done.stderr, "refused before creating anything"
+    for doc in ("docs/tour.md", "docs/rabbitmq.md", "docker-compose.yml", ".env.example"):
+        assert MAKE_SECRET in (ROOT / doc).read_text(), f"{doc} does not show how to make the secret"
+
+
+# -- nothing shared between the participants of a run --------------------------------------------
+def runs_of(services: dict) -> dict[str, list[str]]:
+    """Each monitor with its participants (what it waits for besides the brokers)."""
+    return {
+        name: [name, *(s for s in service.get("depends_on") or {} if not s.startswith("rabbitmq"))]
+        for name, service in services.items()
+        if name.endswith("monitor")
+    }
+
+
+def mounts(service: dict) -> list[tuple[str, str, bool]]:
+    """(source, target, read-only) of each mount of a service, short or long syntax."""
+    out = []
+    for volume in service.get("volumes", []):
+        if isinstance(volume, dict):
+            out.append((volume["source"], volume["target"], bool(volume.get("read_only"))))
+            continue
+        match = re.fullmatch(r"(\$\{[^}]*\}|[^:]+):([^:]+)(?::(\w+))?", volume)
+        assert match, volume
+        out.append((match[1], match[2], match[3] == "ro"))
+    return out
+
+
+def shared_mounts(project: dict) -> list[str]:
+    """What the participants of one run share: a named volume mounted by two of its services, or a
+    host path two of them mount writable. (A read-only host file, ALGORITHM_FILE, is an input like
+    the image's code, not a channel between them.)"""
+    named = set(project.get("volumes") or {})
+    out = []
+    for monitor, members in runs_of(project["services"]).items():
+        by_source: dict[str, list[tuple[str, bool]]] = {}
+        for member in members:
+            for source, _, read_only in mounts(project["services"][member]):
+                by_source.setdefault(source, []).append((member, read_only))
+        for source, users in by_source.items():
+            if len(users) < 2:
+                continue
+            if source in named:
+                out.append(f"run of {monitor}: volume {source} mounted by {', '.join(u for u, _ in users)}")
+            elif not all(read_only for _, read_only in users):
+                out.append(f"run of {monitor}: {source} mounted writable by {', '.join(u for u, _ in users)}")
+    return out
+
+
+def _with_program(compose: dict) -> dict:
+    """The project's file with examples/nodes/compose.yml over it (the ``program`` run)."""
+    program = yaml.safe_load((ROOT / "examples" / "nodes" / "compose.yml").read_text())
+    return {**compose, "services": {**compose["services"], **program["services"]}}
+
+
+def test_no_volume_is_shared_between_the_participants_of_a_run(compose):
+    """Past one machine nothing may rely on a volume two participants share: the traces volume is
+    the monitor's alone, the secret travels in each container's environment."""
+    project = _with_program(compose)
+    assert set(runs_of(project["services"])) == {*MONITORS, "program-monitor"}
+    assert shared_mounts(project) == []
+    for name, service in project["services"].items():
+        if any(target == "/traces" for _, target, _ in mounts(service)):
+            assert name.endswith("monitor"), f"{name} mounts the traces volume"
+
+
+def test_the_shared_mount_check_catches_a_planted_shared_volume(compose):
+    """The old run-secret volume put back, a participant given the traces volume, the algorithm
+    file made writable: each is found."""
+    project = copy.deepcopy(_with_program(compose))
+    services = project["services"]  # (new lists: services merged from one anchor share theirs)
+    project["volumes"]["run-secret"] = None
+    for name in ("monitor", "bee"):
+        services[name]["volumes"] = [*services[name]["volumes"], "run-secret:/run-secret"]
+    services["node"]["volumes"] = [*services["node"]["volumes"], "traces:/traces"]
+    services["elf"]["volumes"] = [v.removesuffix(":ro") for v in services["elf"]["volumes"]]
+    assert shared_mounts(project) == [
+        "run of monitor: volume run-secret mounted by monitor, bee",
+        "run of elves-monitor: ${ALGORITHM_FILE:-./services/algorithm-unset.py} mounted writable by "
+        "elves-monitor, elf, mayor",
+        "run of classic-monitor: volume traces mounted by classic-monitor, node",
+    ]
 
 
 def test_an_algorithm_file_reaches_every_container_of_a_run_named_alike(compose):

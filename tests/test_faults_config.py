@@ -138,7 +138,7 @@ SERVICE_CASES = [
     (
         "bee",
         {"AMQP_URL": NOWHERE, "RUN_ID": "r", SECRET_ENV: "", "MUTEXLAB_RUN_SECRET_FILE": "/proc/x/y"},
-        "cannot read or create",
+        "MUTEXLAB_RUN_SECRET_FILE: cannot read it",
     ),
     ("bee", {"AMQP_URL": NOWHERE}, "RUN_ID"),
     ("elf", {"AMQP_URL": "http://x", "RUN_ID": "r"}, "amqp://"),

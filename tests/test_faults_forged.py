@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -143,18 +142,18 @@ def test_a_mac_binds_the_body_the_routing_key_and_the_secret():
         Signer("short")
 
 
-def test_the_first_process_of_a_run_writes_the_shared_secret_and_the_others_read_it(tmp_path):
-    """Compose: without MUTEXLAB_RUN_SECRET every container reads one file, which the first to look
-    creates (owner-only); processes racing to create it end up with one and the same secret."""
-    from mutexlab.transport.auth import shared_secret
+def test_a_secret_file_is_read_never_created(tmp_path):
+    """A swarm's or Kubernetes' mounted secret is read; a missing file is an error, never a fresh
+    secret of the process's own (which no other process of the run would hold)."""
+    from mutexlab.transport.auth import file_secret
 
-    path = tmp_path / "volume" / "secret"
-    got: list[str] = []
-    threads = [threading.Thread(target=lambda: got.append(shared_secret(str(path)))) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert len(got) == 8 and len(set(got)) == 1 and len(got[0]) == 64
-    assert path.stat().st_mode & 0o777 == 0o600
-    assert sorted(p.name for p in path.parent.iterdir()) == ["secret"], "no temporary file left"
+    path = tmp_path / "secrets" / "run-secret"
+    with pytest.raises(OSError):
+        file_secret(str(path))
+    assert not path.parent.exists(), "nothing created"
+    path.parent.mkdir()
+    path.write_text("0123456789abcdef" * 4 + "\n")
+    assert file_secret(str(path)) == "0123456789abcdef" * 4
+    path.write_text("short\n")
+    with pytest.raises(ValueError, match="at least 16"):
+        file_secret(str(path))

@@ -3,9 +3,10 @@
 Anyone with the broker's credentials can publish on a run's exchange, so the broker's word about
 who sent a message is worth nothing. Every message the run's processes publish carries, in its
 ``x-mutexlab-mac`` header, HMAC-SHA256 over its routing key and body under the run's secret, which
-only the run's processes hold (``mutexlab run`` generates it for each run; compose reads it from
-the environment or shares a generated one on a volume). A delivery without a valid MAC never
-reaches the run: the bus dead-letters it with the reason and counts it (``rabbit.Bus.poll``).
+only the run's processes hold (``mutexlab run`` generates it for each run; compose hands each
+container the one in its environment; a swarm or Kubernetes run mounts a secret's file, never a
+shared volume). A delivery without a valid MAC never reaches the run: the bus dead-letters it with
+the reason and counts it (``rabbit.Bus.poll``).
 
 Invariant: a message is taken only if a holder of the secret published exactly this body under
 exactly this routing key. A copy of a genuine message published again (replayed) is what a
@@ -15,9 +16,7 @@ redelivery is: the per-link sequence numbers drop it (``inbox.LinkInbox``).
 from __future__ import annotations
 
 import hmac
-import os
 import secrets
-import uuid
 from hashlib import sha256
 from pathlib import Path
 
@@ -38,24 +37,12 @@ def check_secret(value: str) -> str:
     return value
 
 
-def shared_secret(path: str) -> str:
-    """The secret in the file ``path``, created with a fresh one if there is none yet: the first of
-    the run's processes to look writes it (atomically: a link, which fails if another was first),
-    every other reads it. Raises OSError when the file cannot be read or created."""
-    file = Path(path)
-    if not file.exists():
-        file.parent.mkdir(parents=True, exist_ok=True)
-        mine = file.with_name(f".{file.name}.{uuid.uuid4().hex}")
-        fd = os.open(mine, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(new_secret())
-        try:
-            os.link(mine, file)
-        except FileExistsError:
-            pass  # another process of the run was first: its secret is the run's
-        finally:
-            mine.unlink()
-    return check_secret(file.read_text().strip())
+def file_secret(path: str) -> str:
+    """The secret in the file ``path``: a Kubernetes or Docker secret mounted there, or a file the
+    run's processes were all given. Read, never created: a process that made one of its own would
+    share it with no one (every message of the others forged to it). Raises OSError when the file
+    cannot be read."""
+    return check_secret(Path(path).read_text().strip())
 
 
 class Signer:

@@ -16,7 +16,7 @@ Environment variables (all validated before a service touches the broker):
 | ``DELIVERY`` | all | ``persistent`` (default: durable queues, persistent messages, acks behind confirms; survives a broker restart) or ``transient`` (no disk, end-to-end retransmission; does not survive a broker restart: docs/wire.md#delivery-modes); the same for every process of the run |
 | ``RUN_ID`` | all | letters, digits, ``_`` and ``-``; names the run's exchange and queues (required) |
 | ``MUTEXLAB_RUN_SECRET`` | all | the run's secret (≥ 16 characters): every message is signed and checked with it (``auth.py``); the same for every process of the run |
-| ``MUTEXLAB_RUN_SECRET_FILE`` | all | without ``MUTEXLAB_RUN_SECRET``: a file holding it, created with a fresh secret by the first process that finds none (compose) |
+| ``MUTEXLAB_RUN_SECRET_FILE`` | all | without ``MUTEXLAB_RUN_SECRET``: a file holding it (a swarm's or Kubernetes' mounted secret), read, never created |
 | ``ALGORITHM`` | monitor | ``bees``, ``elves``, a classic algorithm (``ricart-agrawala`` ...), a dotted module or a ``.py`` file declaring ``SPEC`` |
 | ``ALGORITHM`` | participants | optional: the algorithm they take part in; a ``.py`` file must be named here to be loaded (the same path as the monitor's) |
 | ``PROCESSES`` | monitor | P (bees, elves or nodes); 0 = discover: P is whoever joined in the join window |
@@ -48,7 +48,7 @@ from pydantic import Field, PrivateAttr, SecretStr, ValidationError, field_valid
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ..setups import ConfigError
-from .auth import check_secret, shared_secret
+from .auth import check_secret, file_secret
 
 # Seconds a run's queue outlives its last use (``QUEUE_EXPIRES``, topology.py): the monitor renews
 # the leases every quarter of it, so only a run whose monitor is gone (or ended with ``--keep``) expires.
@@ -168,9 +168,9 @@ class _Common(BaseSettings):
             self._secret = check_secret(given)
         elif self.mutexlab_run_secret_file:
             try:
-                self._secret = shared_secret(self.mutexlab_run_secret_file)
+                self._secret = file_secret(self.mutexlab_run_secret_file)
             except OSError as exc:
-                raise ValueError(f"MUTEXLAB_RUN_SECRET_FILE: cannot read or create it: {exc}") from None
+                raise ValueError(f"MUTEXLAB_RUN_SECRET_FILE: cannot read it: {exc}") from None
         else:
             raise ValueError(
                 "no run secret: set MUTEXLAB_RUN_SECRET (the same for every process of the run) "
