@@ -223,3 +223,20 @@ def test_without_the_compiled_core_check_runs_on_the_twin():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["None", "python", "pass", "13474", "25492"]
+
+
+def test_a_compiled_core_older_than_its_source_is_not_used():
+    """A `git pull` without `pip install -e .` leaves a build of an older ``_core.c``: its calling
+    convention (``INTERFACE``) differs, so the twin runs, with a warning saying how to rebuild."""
+    code = (
+        "import sys, types; old = types.ModuleType('mutexlab.check._core'); old.Core = object\n"
+        "old.__file__ = 'old.so'; sys.modules['mutexlab.check._core'] = old\n"
+        "from mutexlab.check import core\n"
+        "from mutexlab.check.engine import CheckConfig, run_check\n"
+        "result, _ = run_check(CheckConfig('ricart-agrawala', 3, {'requests': 1}, reductions=False))\n"
+        "print(core.CCore, core.core_name(), result.verdict, result.states)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["None", "python", "pass", "13474"]
+    assert "older than its source" in done.stderr and "pip install -e ." in done.stderr

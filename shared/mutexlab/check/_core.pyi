@@ -1,6 +1,8 @@
 # The compiled search core (_core.c); core.PyCore is its pure-Python twin, with the same methods.
 from typing import Any
 
+INTERFACE: int
+
 class Core:
     def __init__(
         self,

@@ -25,16 +25,31 @@ search (``search.py``).
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 from .core_reduce import Reducer, ReduceTables, reducible
 from .result import CheckFinding
 
-CCore: Any
+# The compiled core's calling convention; _core.c states the same number. A build of an older
+# source (a `git pull` without `pip install -e .`) says another, or none, and is not used.
+INTERFACE = 2
+
+CCore: Any = None
 try:  # the compiled core; absent (a build without a compiler, another interpreter): the twin
-    from ._core import Core as CCore
+    from . import _core
+
+    if getattr(_core, "INTERFACE", None) == INTERFACE:
+        CCore = _core.Core
+    else:
+        warnings.warn(
+            f"mutexlab's compiled search core ({_core.__file__}) is older than its source; "
+            "`pip install -e .` rebuilds it. The pure-Python core is used meanwhile.",
+            RuntimeWarning,
+            stacklevel=1,
+        )
 except ImportError:  # pragma: no cover - depends on the build
-    CCore = None
+    pass
 
 # MUTEXLAB_CORE=python: the twin even when the compiled core is there (tests, benchmarks)
 CORE_ENV = "MUTEXLAB_CORE"
