@@ -7,15 +7,30 @@ interleaved, and splits the command's wall time with its summary (``started``: t
 starts the protocol phase, ``duration``: that phase); ``cpu_s`` is the CPU time of the command and
 all its processes, ``python_us_per_msg`` that over the run's protocol messages. One JSON line per
 run.
+
+    python -m bench.startup --targets --tree /path/to/base --tree . --repeat 3
+
+``--targets`` runs the two commands with a wall-time target instead of ARGS — ``mutex -N 5
+--requests 20 --dwell 0`` (1.5 s) and ``bees -P 50 -T 17 --dwell 0 --seed 0`` (6 s) — each tree
+in turn, and ends with a table: per command and tree the median wall time, its phases and CPU,
+the ratio to the first tree's, and the load average before and after.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 from pathlib import Path
 
-from .common import ROOT, mutexlab_run_json
+from .common import ROOT, mutexlab_run_json, ratio, say, table
+
+# The commands with a wall-time target (BENCHMARKS.md): (name, arguments, target seconds).
+TARGETS = (
+    ("mutex N=5 x 20", ["mutex", "-N", "5", "--requests", "20", "--dwell", "0"], 1.5),
+    ("bees P=50", ["bees", "-P", "50", "-T", "17", "--dwell", "0", "--seed", "0"], 6.0),
+)
 
 
 def timeline(tree: Path, args: list[str]) -> dict:
@@ -34,13 +49,76 @@ def timeline(tree: Path, args: list[str]) -> dict:
     }
 
 
+def targets(trees: list[Path], repeat: int) -> None:
+    """Each target command on each tree, interleaved ``repeat`` times; the table of medians."""
+    load = [round(x, 1) for x in os.getloadavg()]
+    runs: dict[tuple[str, Path], list[dict]] = {}
+    for _ in range(repeat):
+        for name, args, _target in TARGETS:
+            for tree in trees:
+                row = timeline(tree, args)
+                print(json.dumps({"command": name, **row}), flush=True)
+                runs.setdefault((name, tree), []).append(row)
+    rows = []
+    for name, _args, target in TARGETS:
+        first = statistics.median(r["total_s"] for r in runs[(name, trees[0])])
+        for tree in trees:
+            done = runs[(name, tree)]
+            med = {
+                k: statistics.median(r[k] for r in done)
+                for k in ("total_s", "started_s", "protocol_s", "after_s", "cpu_s")
+            }
+            walls = "/".join(f"{r['total_s']:.2f}" for r in done)
+            rows.append(
+                [
+                    name,
+                    str(tree),
+                    med["total_s"],
+                    walls,
+                    med["started_s"],
+                    med["protocol_s"],
+                    med["after_s"],
+                    med["cpu_s"],
+                    ratio(med["total_s"], first),
+                    target,
+                ]
+            )
+    say()
+    say(
+        table(
+            [
+                "command",
+                "tree",
+                "wall s",
+                "(repeats)",
+                "start s",
+                "protocol s",
+                "after s",
+                "CPU s",
+                "÷ first tree",
+                "target s",
+            ],
+            rows,
+        )
+    )
+    say(f"load average before: {load}, after: {[round(x, 1) for x in os.getloadavg()]}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.startup", description=__doc__.split("\n", 1)[0])
     parser.add_argument("--tree", type=Path, action="append", help="a mutexlab source tree (repeatable)")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("args", nargs="+", help="the arguments of mutexlab run (after --)")
+    parser.add_argument(
+        "--targets", action="store_true", help="the two commands with a wall-time target, not ARGS"
+    )
+    parser.add_argument("args", nargs="*", help="the arguments of mutexlab run (after --)")
     args = parser.parse_args(argv)
     trees = [t.resolve() for t in (args.tree or [ROOT])]
+    if args.targets:
+        targets(trees, args.repeat)
+        return 0
+    if not args.args:
+        parser.error("the arguments of mutexlab run (after --), or --targets")
     for _ in range(args.repeat):
         for tree in trees:
             print(json.dumps(timeline(tree, args.args)), flush=True)

@@ -49,27 +49,41 @@ _lock = threading.Lock()
 _watcher: subprocess.Popen | None = None
 
 
+def _start() -> subprocess.Popen:
+    """The watcher, started if it is not running (``_lock`` held)."""
+    global _watcher
+    if _watcher is None:
+        _watcher = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", WATCHER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        _watcher.wait()  # the first process, gone once the watcher is forked
+    return _watcher
+
+
+def start() -> None:
+    """Start the watcher now rather than with the first name (an interpreter's start-up: a caller
+    can have it start while it does something else)."""
+    with _lock:
+        _start()
+
+
 def _tell(line: str) -> None:
     global _watcher
     with _lock:
         for _ in range(2):  # a watcher that died (killed by someone) is started anew, once
-            if _watcher is None:
-                _watcher = subprocess.Popen(
-                    [sys.executable, "-I", "-S", "-c", WATCHER],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    start_new_session=True,
-                )
-                _watcher.wait()  # the first process, gone once the watcher is forked
-            assert _watcher.stdin is not None
+            watcher = _start()
+            assert watcher.stdin is not None
             try:
-                _watcher.stdin.write(line.encode("utf-8", "surrogateescape") + b"\n")
-                _watcher.stdin.flush()
+                watcher.stdin.write(line.encode("utf-8", "surrogateescape") + b"\n")
+                watcher.stdin.flush()
                 return
             except OSError:  # BrokenPipeError: the watcher is gone
                 with contextlib.suppress(OSError):
-                    _watcher.stdin.close()
+                    watcher.stdin.close()
                 _watcher = None
 
 

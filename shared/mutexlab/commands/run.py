@@ -17,10 +17,10 @@ from pathlib import Path
 from ..director.solution import program_algorithm
 from ..setups import ConfigError
 from ..spec import Flags
-from ..transport import headroom
+from ..transport import preflight
 from ..transport.headroom import MANAGEMENT_ENV, MANAGEMENT_PORT
 from ..transport.settings import DELIVERIES
-from ..transport.supervisor import DEFAULT_URL, Plan, broker_problem, execute, make_plan
+from ..transport.supervisor import DEFAULT_URL, Plan, execute, make_plan
 from .common import add_json_argument, fail, non_negative, positive, seconds
 from .flags import resolved
 from .registry import Command, family_scenarios
@@ -204,13 +204,12 @@ def run(args) -> int:
         plan = plan_from_args(args)
     except ConfigError as exc:
         return fail(str(exc))
-    try:  # every process holds a connection, and so does this command while it checks
-        too_many = headroom.refusal(plan.amqp_url, len(plan.roles()) + 2, args.management_url)
+    try:  # the broker's room and reachability, asked while the services' modules are imported
+        too_many, problem = preflight.check(plan, args.management_url)
     except ValueError as exc:
         return fail(str(exc))
     if too_many:
         return fail(too_many)
-    problem = broker_problem(plan.amqp_url)
     if problem:
         return fail(problem, code=3)
     if args.report and not plan.trace:  # the report is built from the monitor's trace: keep it beside

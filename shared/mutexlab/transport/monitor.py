@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections.abc import Callable
 from typing import IO
 
 from ..protocols import registry
@@ -42,7 +43,16 @@ from .amqp import TransportError
 from .feed import PROTOCOL_EVENTS, AuditFeed
 from .inbox import Delivery
 from .membership import Member, Roster
-from .outcome import EXIT_CONFIG, EXIT_SAFE, EXIT_STALLED, EXIT_VIOLATION, Outcome, decide, render, save_json
+from .outcome import (
+    EXIT_CONFIG,
+    EXIT_SAFE,
+    EXIT_STALLED,
+    EXIT_VIOLATION,
+    Outcome,
+    deciding,
+    render,
+    save_json,
+)
 from .rabbit import Bus
 from .settings import MonitorSettings
 from .topology import Topology, queue_exists, renew
@@ -134,7 +144,9 @@ class Monitor(Admission):
                 return code
             outcome = self._watch()
             self._stop(outcome)
-            return self._report(outcome)
+            verdict = deciding(outcome, self.trace.events or [])  # the audit runs while the queues go
+            self._cleanup(outcome)
+            return self._report(outcome, verdict)
         except TransportError as exc:
             log.error("monitor: %s", exc)
             return EXIT_STALLED
@@ -323,6 +335,10 @@ class Monitor(Admission):
         ][:10]
         outcome.redelivered += self.bus.redelivered
         outcome.duplicates += self.feed.duplicates
+
+    def _cleanup(self, outcome: Outcome) -> None:
+        """Delete the run's exchanges and queues (``CLEANUP``); ``outcome.cleaned_up`` once all are gone."""
+        names = set(self._setup().names.values())
         if self.settings.cleanup:
             started = time.monotonic()
             try:
@@ -337,10 +353,11 @@ class Monitor(Admission):
                     outcome.cleaned_up = True
                     log.info("monitor: the run's exchanges and queues deleted in %.3fs", took)
 
-    def _report(self, outcome: Outcome) -> int:
+    def _report(self, outcome: Outcome, verdict: Callable[[], int]) -> int:
+        """The verdict (``verdict``: ``outcome.deciding``'s wait) printed and saved; the exit code."""
         self.progress.end()
         try:
-            decide(outcome, self.trace.events or [])
+            verdict()
         except TraceError as exc:  # a participant recorded what the audit cannot check: no verdict
             self.trace.close()
             print(f"monitor: no verdict, the trace cannot be audited: {exc}", file=self.out, flush=True)

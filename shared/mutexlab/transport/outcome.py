@@ -14,7 +14,9 @@ protocol refused a message, ``ProtocolError``) is a finding as in ``check``, ``r
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +66,32 @@ class Outcome:
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
+
+
+def deciding(outcome: Outcome, events: list[dict]) -> Callable[[], int]:
+    """``decide`` started now, on a thread of its own; the function returned waits for it and
+    returns its exit code, or raises what it raised. The monitor deletes the run's queues
+    meanwhile: the broker does that work while the audit runs here."""
+    done: list[tuple[int | None, BaseException | None]] = []
+
+    def audit() -> None:
+        try:
+            done.append((decide(outcome, events), None))
+        except BaseException as exc:  # noqa: BLE001 - raised again by the caller's wait
+            done.append((None, exc))
+
+    thread = threading.Thread(target=audit, name="audit", daemon=True)
+    thread.start()
+
+    def wait() -> int:
+        thread.join()
+        code, error = done[0]
+        if error is not None:
+            raise error
+        assert code is not None  # decide returned
+        return code
+
+    return wait
 
 
 def decide(outcome: Outcome, events: list[dict]) -> int:

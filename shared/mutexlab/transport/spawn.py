@@ -143,8 +143,12 @@ def watch_parent_from_environment() -> None:
 
 def preload(algorithm: str | Solution) -> None:
     """Import what the services will need (the participant, the monitor, the broker client, the
-    settings, the algorithm's modules or file), so that forked services start without importing."""
+    settings, the algorithm's modules or file, ctypes for ``die_with_parent``), so that forked services
+    start without importing (each would import ctypes anew: a few ms of CPU per process)."""
     from . import monitor, participant, service, settings  # noqa: F401
+
+    if sys.platform.startswith("linux"):
+        import ctypes  # noqa: F401
 
     solution(algorithm)
 
