@@ -20,7 +20,7 @@ from typing import Any
 import pika
 
 from .amqp import LOST, TransportError, connect_within, redact
-from .settings import node_urls
+from .broker import node_urls
 from .topology import Topology
 
 log = logging.getLogger("mutexlab.transport")

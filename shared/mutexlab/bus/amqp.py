@@ -1,8 +1,9 @@
 """The AMQP client (docs/architecture.md#wire): pika's asynchronous connection, driven from the
 caller's thread through pika's public interfaces only.
 
-pika's ``SelectConnection`` runs on whatever I/O loop it is given (``custom_ioloop``: pika's
-``AbstractSelectorIOLoop`` interface); ``loop.Loop`` is one that turns only when asked:
+pika's ``SelectConnection`` runs on whatever I/O loop it is given (``custom_ioloop``, "a custom
+I/O Loop object" with the methods of pika's public ``IOLoop``); ``loop.Loop`` is one, our own,
+that turns only when asked:
 ``Connection.process_data_events(t)`` runs the I/O (writes, reads, pika's callbacks) for up to
 ``t`` seconds, and a callback ends the turn early with ``wake()``. So the bus stays one thread
 that never handles a message inside a callback, and it gets what pika's ``BlockingConnection``
@@ -20,12 +21,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pika
-from pika.adapters.select_connection import SelectConnection
-from pika.adapters.utils import connection_workflow
 from pika.exceptions import AMQPChannelError, AMQPConnectionError, ChannelWrongStateError
 
-from .loop import JoinedServices, Loop
-from .settings import node_urls
+from .broker import node_urls
+from .loop import Loop
 
 PIKA_VERSIONS = ">=1.3,<2"  # as pinned in pyproject.toml (tests/test_amqp.py compares them)
 
@@ -45,19 +44,20 @@ class TransportError(RuntimeError):
 
 
 def _open_error(error: BaseException) -> BaseException:
-    """What a failed connection attempt raises: the node's own error, as BlockingConnection does."""
-    if (
-        isinstance(error, AMQPConnectionError)
-        and error.args
-        and isinstance(error.args[0], connection_workflow.AMQPConnectionWorkflowFailed)
-    ):
+    """What a failed connection attempt raises, as BlockingConnection does: the node's own error
+    (refused credentials as themselves), a socket's as ``AMQPConnectionError``. pika wraps it in its
+    connection workflow's failure (``pika.AMQPConnectionWorkflow``: every attempt's error in
+    ``exceptions``, a failed phase's cause in ``exception``); only those attributes are read."""
+    if isinstance(error, AMQPConnectionError) and error.args and hasattr(error.args[0], "exceptions"):
         error = error.args[0]
-    if isinstance(error, connection_workflow.AMQPConnectionWorkflowFailed):
-        error = error.exceptions[-1]
-        if isinstance(error, connection_workflow.AMQPConnectorSocketConnectError):
+    attempts = getattr(error, "exceptions", None)
+    if attempts:
+        error = attempts[-1]
+        cause = getattr(error, "exception", None)
+        if isinstance(cause, OSError):  # the socket did not connect
             error = AMQPConnectionError(error)
-        elif isinstance(error, connection_workflow.AMQPConnectorPhaseErrorBase):
-            error = error.exception
+        elif isinstance(cause, BaseException):
+            error = cause
     return error
 
 
@@ -67,14 +67,13 @@ class Connection:
     def __init__(self, params: pika.connection.Parameters) -> None:
         self.loop = Loop()
         self.lost: BaseException | None = None  # why the connection closed (None: open)
-        self.services = JoinedServices(self.loop)
         done: list[Any] = []
-        self.pika = SelectConnection(
+        self.pika = pika.SelectConnection(
             params,
             on_open_callback=self.waking(done.append),
             on_open_error_callback=self.waking(lambda _connection, error: done.append(error)),
             on_close_callback=self._on_close,
-            custom_ioloop=self.services,
+            custom_ioloop=self.loop,
         )
         try:
             self.until(lambda: bool(done))
