@@ -166,6 +166,19 @@ def publish(channel, conn):
 
 
 # -- the loop, without a broker --------------------------------------------------------------------------
+LOOP_METHODS = ("add_handler", "update_handler", "remove_handler", "call_later", "remove_timeout")
+LOOP_METHODS += ("add_callback", "start", "stop", "close", "READ", "WRITE", "ERROR")
+
+
+def test_the_loop_has_what_pikas_public_ioloop_has_that_the_connection_calls():
+    """``SelectConnection(custom_ioloop=...)`` takes "a custom I/O Loop object" of the kind of
+    ``pika.adapters.IOLoop``: ours has each of its methods the connection calls, and pika's still does."""
+    for name in LOOP_METHODS:
+        assert hasattr(pika.adapters.IOLoop, name), f"pika's IOLoop no longer has {name}"
+        assert hasattr(Loop, name), f"our Loop lacks {name}"
+    assert Loop.READ | Loop.WRITE | Loop.ERROR == Loop.READ + Loop.WRITE + Loop.ERROR, "three distinct bits"
+
+
 def test_timers_fire_in_order_and_a_removed_one_never():
     loop = Loop()
     fired: list[str] = []

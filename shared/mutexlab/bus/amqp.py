@@ -199,9 +199,6 @@ class Channel:
     def queue_delete(self, queue: str, **options: Any) -> Any:
         return self._call(self.nowait.queue_delete, queue, **options)
 
-    def queue_purge(self, queue: str) -> Any:
-        return self._call(self.nowait.queue_purge, queue)
-
     def basic_qos(self, **options: Any) -> Any:
         return self._call(self.nowait.basic_qos, **options)
 
