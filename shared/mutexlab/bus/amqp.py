@@ -277,43 +277,6 @@ def connect_any(
     raise error
 
 
-def connect_within(
-    url: str, first: int, timeout: float, name: str, properties: dict
-) -> tuple[Connection, int]:
-    """``connect_any``, tried again after growing pauses until ``timeout`` seconds have passed, with
-    ``properties`` as the client's (the broker shows ``connection_name``); logs each node that did
-    not answer, and once that the broker cannot be reached yet. TransportError when the broker
-    refuses the credentials, or no node answered in time."""
-    deadline = time.monotonic() + timeout
-    delay = 0.2
-    warned = False
-    while True:
-        try:
-            return connect_any(
-                url,
-                first,
-                lambda params: setattr(params, "client_properties", properties),
-                lambda node, exc: log.warning("%s: cannot connect to %s: %s", name, node, cause(exc)),
-            )
-        except REFUSED_CREDENTIALS as exc:
-            raise TransportError(f"the broker refused the credentials of {redact(url)}: {exc!r}") from None
-        except LOST as exc:
-            if time.monotonic() >= deadline:
-                raise TransportError(
-                    f"cannot reach RabbitMQ at {redact(url)} within {timeout:g}s: {exc!r}"
-                ) from None
-            if not warned:  # once: the retries themselves stay quiet
-                warned = True
-                log.warning(
-                    "cannot reach RabbitMQ at %s yet (%r); retrying for up to %gs",
-                    redact(url),
-                    exc,
-                    max(0.0, deadline - time.monotonic()),
-                )
-            time.sleep(delay)
-            delay = min(delay * 2, 2.0)
-
-
 def quiet_pika() -> None:
     """Leave connection trouble to the bus's own log lines. pika logs each connection it loses,
     and each attempt that fails, as several ERRORs with a traceback; the bus logs the loss, each
