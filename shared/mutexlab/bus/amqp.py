@@ -53,11 +53,11 @@ def _open_error(error: BaseException) -> BaseException:
     attempts = getattr(error, "exceptions", None)
     if attempts:
         error = attempts[-1]
-        cause = getattr(error, "exception", None)
-        if isinstance(cause, OSError):  # the socket did not connect
+        why = getattr(error, "exception", None)
+        if isinstance(why, OSError):  # the socket did not connect
             error = AMQPConnectionError(error)
-        elif isinstance(cause, BaseException):
-            error = cause
+        elif isinstance(why, BaseException):
+            error = why
     return error
 
 
