@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import socket
 import threading
 import time
 import tomllib
@@ -17,7 +18,7 @@ import pika
 import pytest
 
 from mutexlab.bus import amqp
-from mutexlab.bus.amqp import Connection, redact
+from mutexlab.bus.amqp import Connection, TransportError, redact
 from mutexlab.bus.loop import Loop
 from mutexlab.bus.rabbit import Bus
 from mutexlab.bus.topology import Topology
@@ -345,3 +346,24 @@ def test_quorum_topology_declares_quorum_queues_and_a_bus_starts_where_told():
         assert set(kinds.values()) == {expected}, kinds
     bus = Bus(f"{A},{B},{C}", Topology("r", "quorum"), first_node=1)
     assert bus.nodes == [A, B, C] and bus._node == 1  # noqa: SLF001 - which node it starts on
+
+
+@pytest.mark.broker
+def test_a_failed_open_raises_the_nodes_own_error_from_pikas_public_wrappers(amqp_url):
+    """pika reports a failed open wrapped in its connection workflow's failure; the connection
+    raises what the node said: refused credentials as themselves (the bus gives up at once), a
+    closed port as a lost connection (the bus tries the next node)."""
+    params = pika.URLParameters(amqp_url)
+    with pytest.raises(amqp.REFUSED_CREDENTIALS):
+        Connection(pika.URLParameters(f"amqp://nobody:wrong@{params.host}:{params.port}/%2F"))
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(pika.exceptions.AMQPConnectionError) as lost:
+        Connection(pika.URLParameters(f"amqp://127.0.0.1:{port}/%2F"))
+    assert amqp.cause(lost.value).startswith("ConnectionRefusedError"), lost.value
+    bus = Bus(f"amqp://nobody:wrong@{params.host}:{params.port}/%2F", Topology("t-creds"), connect_timeout=30)
+    started = time.monotonic()
+    with pytest.raises(TransportError, match="refused the credentials"):
+        bus.connect()
+    assert time.monotonic() - started < 10, "refused credentials are not tried again"
