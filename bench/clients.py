@@ -2,7 +2,7 @@
 
 Clients, one process per member against the same broker: ``blocking`` (pika's
 ``BlockingConnection``), ``select`` (pika's ``SelectConnection`` on pika's own ``IOLoop``),
-``select-turned`` (the same callbacks on the transport's driver, ``transport/amqp.py``, turned by
+``select-turned`` (the same callbacks on the transport's driver, ``bus/amqp.py``, turned by
 ``process_data_events`` as the bus turns it), ``aio-pika`` and ``aio-pika-uvloop``. Workloads, with
 the transport's guarantee (durable queues of version 2, persistent messages, publisher confirms, a
 delivery acked only once what it caused is confirmed, prefetch 100): ``ring``, one token passed
@@ -133,7 +133,7 @@ def _select(barrier, member, names: list[str], url: str, turned: bool) -> tuple[
     until everything published before it is confirmed: the transport's own bookkeeping (``Outbox``)."""
     import pika
 
-    from mutexlab.transport.outbox import Outbox, Outgoing
+    from mutexlab.bus.outbox import Outbox, Outgoing
 
     span: dict[str, float] = {}
     outbox, props = Outbox(), pika.BasicProperties(delivery_mode=2)
@@ -168,7 +168,7 @@ def _select(barrier, member, names: list[str], url: str, turned: bool) -> tuple[
         publish(member.start())
 
     if turned:
-        from mutexlab.transport.amqp import Connection
+        from mutexlab.bus.amqp import Connection
 
         conn = Connection(pika.URLParameters(url))
         channel = conn.channel()

@@ -51,10 +51,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mutexlab.audit import Verdict, numbered, verify_events
+from mutexlab.bus.auth import MAC_HEADER, SECRET_ENV, Signer
+from mutexlab.bus.wire import split_step
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter
-from mutexlab.transport.auth import MAC_HEADER, SECRET_ENV, Signer
-from mutexlab.transport.wire import split_step
 
 # The services the tests start read the run secret from the environment (auth.py): one per session.
 os.environ.setdefault(SECRET_ENV, f"tests-{os.getpid()}-{time.time_ns()}")
@@ -347,7 +347,7 @@ def broken(name: str) -> ModuleType:
 def end_run(procs, amqp_url: str, run_id: str, names: list[str]) -> None:
     """The end of a broker test that started the services itself: kill what still runs of ``procs``
     (processes this test started), reap them all, delete what run ``run_id`` declared."""
-    from mutexlab.transport.topology import delete_run
+    from mutexlab.bus.topology import delete_run
 
     for proc in procs:
         if proc.poll() is None:
@@ -378,7 +378,7 @@ class RunTap:
     def __enter__(self) -> RunTap:
         import pika
 
-        from mutexlab.transport.topology import Topology
+        from mutexlab.bus.topology import Topology
 
         topology = Topology(self.run_id, durable=self.durable)
         if self.expires is not None:

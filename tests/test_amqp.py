@@ -1,4 +1,4 @@
-"""The AMQP client (transport/amqp.py, transport/loop.py): pika's SelectConnection driven through
+"""The AMQP client (bus/amqp.py, bus/loop.py): pika's SelectConnection driven through
 public interfaces only — the loop without a broker, the channel's calls and the asynchronous
 confirms on one — and that no module uses a private attribute of pika; the cluster URL settings."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import socket
 import threading
 import time
 import tomllib
@@ -16,14 +17,14 @@ from pathlib import Path
 import pika
 import pytest
 
+from mutexlab.bus import amqp
+from mutexlab.bus.amqp import Connection, TransportError, redact
+from mutexlab.bus.loop import Loop
+from mutexlab.bus.rabbit import Bus
+from mutexlab.bus.topology import Topology
 from mutexlab.setups import ConfigError
-from mutexlab.transport import amqp
-from mutexlab.transport.amqp import Connection, redact
-from mutexlab.transport.loop import JoinedWrites, Loop
-from mutexlab.transport.rabbit import Bus
 from mutexlab.transport.settings import ParticipantSettings, check_url, load, node_urls, queue_kind
 from mutexlab.transport.supervisor import make_plan
-from mutexlab.transport.topology import Topology
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,15 +67,58 @@ def _pika_private_names() -> frozenset[str]:
     return frozenset(_private_names(sorted(Path(pika.__file__).parent.rglob("*.py"))) - _private_names(CODE))
 
 
+# pika's modules for its own adapters: their interfaces are "expected by BaseConnection", and pika
+# says of its I/O services (``nbio_interface.AbstractIOServices``) "This is not a public API".
+INTERNAL_MODULES = ("pika.adapters.utils",)
+
+
+@functools.cache
+def _pika_non_public_classes() -> frozenset[str]:
+    """The classes pika's own docstrings call "not a public API"."""
+    found = set()
+    for path in sorted(Path(pika.__file__).parent.rglob("*.py")):
+        for node in ast.walk(_parsed(path)):
+            if (
+                isinstance(node, ast.ClassDef)
+                and "not a public api" in (ast.get_docstring(node) or "").lower()
+            ):
+                found.add(node.name)
+    return frozenset(found)
+
+
 def _uses_of(source: str | ast.Module, private: frozenset[str]) -> list[str]:
-    """``x._name`` for a pika-private ``_name`` (not on ``self``), and ``from pika... import _name``."""
+    """``x._name`` for a pika-private ``_name`` (not on ``self``), ``from pika... import _name``, an
+    import of one of pika's internal modules (``INTERNAL_MODULES``) and any use of a class pika calls
+    not public."""
     found = []
+    hidden = _pika_non_public_classes()
     for node in ast.walk(ast.parse(source) if isinstance(source, str) else source):
-        if isinstance(node, ast.Attribute) and node.attr in private:
-            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
-                found.append(f"line {node.lineno}: .{node.attr}")
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pika"):
-            found += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name.startswith("_")]
+        own = (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        )
+        if isinstance(node, ast.Attribute) and node.attr in private and not own:
+            found.append(f"line {node.lineno}: .{node.attr}")
+        if (
+            isinstance(node, ast.Attribute | ast.Name)
+            and (getattr(node, "attr", None) or getattr(node, "id", None)) in hidden
+        ):
+            found.append(f"line {node.lineno}: not public: {getattr(node, 'attr', None) or node.id}")
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pika"):
+            found += [
+                f"line {node.lineno}: import {a.name}"
+                for a in node.names
+                if a.name.startswith("_") or a.name in hidden
+            ]
+            modules = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        else:
+            continue
+        found += [
+            f"line {node.lineno}: internal module {m}" for m in modules if m.startswith(INTERNAL_MODULES)
+        ][:1]
     return found
 
 
@@ -97,6 +141,10 @@ def test_the_check_catches_what_an_earlier_transport_did():
     broken = """
 import pika
 from pika.adapters.utils.io_services_utils import _AsyncPlaintextTransport
+from pika.adapters.utils.selector_ioloop_adapter import AbstractSelectorIOLoop
+from pika.adapters.utils import connection_workflow
+import pika.adapters.utils.nbio_interface
+class Services(pika.adapters.utils.nbio_interface.AbstractIOServices): ...
 def publish(channel, conn):
     channel._impl.basic_publish("x", "k", b"")
     conn._request_channel_dispatch(-1)
@@ -109,11 +157,29 @@ def publish(channel, conn):
         "._request_channel_dispatch",
         "._transport",
         "._tx_buffers",
+        "line 4: internal module pika.adapters.utils.selector_ioloop_adapter",
+        "line 5: internal module pika.adapters.utils",
+        "line 6: internal module pika.adapters.utils.nbio_interface",
+        "line 7: not public: AbstractIOServices",
     ):
         assert name in found, (name, found)
+    assert "AbstractIOServices" in _pika_non_public_classes(), "pika still calls its I/O services not public"
 
 
 # -- the loop, without a broker --------------------------------------------------------------------------
+LOOP_METHODS = ("add_handler", "update_handler", "remove_handler", "call_later", "remove_timeout")
+LOOP_METHODS += ("add_callback", "start", "stop", "close", "READ", "WRITE", "ERROR")
+
+
+def test_the_loop_has_what_pikas_public_ioloop_has_that_the_connection_calls():
+    """``SelectConnection(custom_ioloop=...)`` takes "a custom I/O Loop object" of the kind of
+    ``pika.adapters.IOLoop``: ours has each of its methods the connection calls, and pika's still does."""
+    for name in LOOP_METHODS:
+        assert hasattr(pika.adapters.IOLoop, name), f"pika's IOLoop no longer has {name}"
+        assert hasattr(Loop, name), f"our Loop lacks {name}"
+    assert Loop.READ | Loop.WRITE | Loop.ERROR == Loop.READ + Loop.WRITE + Loop.ERROR, "three distinct bits"
+
+
 def test_timers_fire_in_order_and_a_removed_one_never():
     loop = Loop()
     fired: list[str] = []
@@ -157,35 +223,6 @@ def test_a_callback_from_another_thread_interrupts_a_wait():
         loop.close()
     assert ran == [threading.current_thread().name], "run in the loop's thread"
     assert time.monotonic() - started < 1.0
-
-
-def test_joined_writes_keep_every_byte_in_order_in_pieces_of_at_most_the_limit():
-    """What pika writes between two polls reaches its transport as few pieces, before the loop waits."""
-
-    class Inner:  # stands in for pika's transport
-        def __init__(self) -> None:
-            self.written: list[bytes] = []
-
-        def write(self, data: bytes) -> None:
-            self.written.append(data)
-
-        def get_write_buffer_size(self) -> int:
-            return 0
-
-    loop, inner = Loop(), Inner()
-    try:
-        joined = JoinedWrites(inner, loop, limit=10)  # type: ignore[arg-type]
-        frames = [b"abc", b"defg", b"hi", b"jklmnopqrstu", b"v", b"wxyz"]
-        for frame in frames:
-            joined.write(frame)
-        assert joined.get_write_buffer_size() == 5, "the last pieces wait for the poll"
-        loop.turn(0)
-    finally:
-        loop.close()
-    assert b"".join(inner.written) == b"".join(frames), "same bytes, same order"
-    assert inner.written == [b"abcdefghi", b"jklmnopqrstu", b"vwxyz"], (
-        "joined up to the limit; a larger frame alone"
-    )
 
 
 # -- the channel on a broker -----------------------------------------------------------------------------
@@ -309,3 +346,24 @@ def test_quorum_topology_declares_quorum_queues_and_a_bus_starts_where_told():
         assert set(kinds.values()) == {expected}, kinds
     bus = Bus(f"{A},{B},{C}", Topology("r", "quorum"), first_node=1)
     assert bus.nodes == [A, B, C] and bus._node == 1  # noqa: SLF001 - which node it starts on
+
+
+@pytest.mark.broker
+def test_a_failed_open_raises_the_nodes_own_error_from_pikas_public_wrappers(amqp_url):
+    """pika reports a failed open wrapped in its connection workflow's failure; the connection
+    raises what the node said: refused credentials as themselves (the bus gives up at once), a
+    closed port as a lost connection (the bus tries the next node)."""
+    params = pika.URLParameters(amqp_url)
+    with pytest.raises(amqp.REFUSED_CREDENTIALS):
+        Connection(pika.URLParameters(f"amqp://nobody:wrong@{params.host}:{params.port}/%2F"))
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(pika.exceptions.AMQPConnectionError) as lost:
+        Connection(pika.URLParameters(f"amqp://127.0.0.1:{port}/%2F"))
+    assert amqp.cause(lost.value).startswith("ConnectionRefusedError"), lost.value
+    bus = Bus(f"amqp://nobody:wrong@{params.host}:{params.port}/%2F", Topology("t-creds"), connect_timeout=30)
+    started = time.monotonic()
+    with pytest.raises(TransportError, match="refused the credentials"):
+        bus.connect()
+    assert time.monotonic() - started < 10, "refused credentials are not tried again"

@@ -1,6 +1,6 @@
 """The layering that docs/architecture.md#layering states: imports go only downward.
 
-core ← problems ← protocols ← sim, audit, metrics ← transport, report, runs ← explore ← commands ← services. A module may
+core ← problems ← protocols ← sim, audit, metrics, bus ← transport, report, runs ← explore ← commands ← services. A module may
 import its own package and anything in a lower layer; never a higher layer, nor a sibling
 package of its own layer (sim and audit are independent of each other, so are transport and report).
 """
@@ -38,7 +38,7 @@ LAYERS = [
     },
     {"problems"},
     {"protocols"},
-    {"sim", "audit", "metrics"},
+    {"sim", "audit", "metrics", "bus"},
     {"transport", "report", "runs", "memory", "director", "mpi"},
     {"explore", "check"},
     {"commands", "cli", "__main__"},
@@ -116,6 +116,55 @@ def test_every_package_is_in_a_layer():
 
 def test_imports_go_only_downward():
     assert upward_imports() == []
+
+
+# The bus (docs/wire.md#the-bus): what a process needs to send and receive, in one small room that
+# takes nothing from the run's services (transport/) nor from anything above the core.
+BUS = PACKAGE / "bus"
+BUS_LINES = 2000  # non-blank lines (code, docstrings and comments) over every module of the bus
+
+
+def bus_reaches_out(bus: Path = BUS, package: Path = PACKAGE) -> list[str]:
+    """Each import by the bus of a mutexlab module that is neither the bus's own nor the core's."""
+    return [
+        f"{path.relative_to(package.parent)}:{line}: the bus imports mutexlab.{target}"
+        for path in sorted(bus.rglob("*.py"))
+        for line, target in imported_parts(path, package)
+        if target != "bus" and (target not in LAYERS[0] or target == "__init__")
+    ]
+
+
+def bus_lines(bus: Path = BUS) -> int:
+    """Non-blank lines of every module of the bus."""
+    return sum(
+        sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+        for path in bus.rglob("*.py")
+    )
+
+
+def test_the_bus_imports_only_itself_and_the_core():
+    assert bus_reaches_out() == []
+
+
+def test_the_bus_is_at_most_2000_lines():
+    assert bus_lines() <= BUS_LINES, f"the bus has {bus_lines()} lines"
+
+
+def test_the_bus_checks_catch_a_reach_into_the_services_and_a_long_bus(tmp_path):
+    fake = tmp_path / "mutexlab"
+    (fake / "bus").mkdir(parents=True)
+    (fake / "transport").mkdir()
+    (fake / "bus" / "a.py").write_text("from ..transport.membership import role_of\nfrom ..clock import x\n")
+    (fake / "bus" / "b.py").write_text(
+        "import mutexlab.services\n\nfrom . import a\n" + "x = 1\n" * BUS_LINES
+    )
+    (fake / "clock.py").write_text("")
+    found = bus_reaches_out(fake / "bus", fake)
+    assert [f.split(": ", 1)[1] for f in found] == [
+        "the bus imports mutexlab.transport",
+        "the bus imports mutexlab.services",
+    ], found
+    assert bus_lines(fake / "bus") == BUS_LINES + 4
 
 
 def test_the_check_catches_an_upward_import(tmp_path):

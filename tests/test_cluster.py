@@ -38,11 +38,11 @@ from pathlib import Path
 import pytest
 from conftest import missing
 
+from mutexlab.bus.inbox import LinkInbox
+from mutexlab.bus.rabbit import Bus
+from mutexlab.bus.topology import Topology
 from mutexlab.cli import main as cli
-from mutexlab.transport.inbox import LinkInbox
-from mutexlab.transport.rabbit import Bus
 from mutexlab.transport.supervisor import Plan, execute
-from mutexlab.transport.topology import Topology
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 

@@ -15,8 +15,8 @@ import json
 import pika
 import pytest
 
+from mutexlab.bus.auth import SECRET_ENV
 from mutexlab.cli import main
-from mutexlab.transport.auth import SECRET_ENV
 
 NOWHERE = "amqp://127.0.0.1:1/%2F"
 

@@ -5,7 +5,7 @@ changed a run's outcome: three final statuses made the monitor declare a run com
 its entries; a trace batch on ``audit.node-2`` made a correct run a violation; a REPLY with the next
 link sequence number let node-1 enter early and the genuine REPLY was then dropped as a duplicate;
 a ``stop`` on ``control.all`` stalled the run; ``{"kind": "status"}`` on a control key was taken as
-a status. Every message of a run now carries a MAC under the run's secret (``transport/auth.py``):
+a status. Every message of a run now carries a MAC under the run's secret (``bus/auth.py``):
 each forgery is dead-lettered with its reason, counted in the summary, and the run ends complete
 and SAFE with all its entries.
 """
@@ -21,10 +21,10 @@ import pika
 import pytest
 from conftest import RunTap, signed
 
-from mutexlab.transport.auth import MAC_HEADER, Signer
+from mutexlab.bus.auth import MAC_HEADER, Signer
+from mutexlab.bus.topology import Topology, delete_run
+from mutexlab.bus.wire import split_step
 from mutexlab.transport.supervisor import Plan, execute
-from mutexlab.transport.topology import Topology, delete_run
-from mutexlab.transport.wire import split_step
 
 N, REQUESTS = 3, 20
 
@@ -145,7 +145,7 @@ def test_a_mac_binds_the_body_the_routing_key_and_the_secret():
 def test_a_secret_file_is_read_never_created(tmp_path):
     """A swarm's or Kubernetes' mounted secret is read; a missing file is an error, never a fresh
     secret of the process's own (which no other process of the run would hold)."""
-    from mutexlab.transport.auth import file_secret
+    from mutexlab.bus.auth import file_secret
 
     path = tmp_path / "secrets" / "run-secret"
     with pytest.raises(OSError):

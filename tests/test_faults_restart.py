@@ -35,12 +35,12 @@ from pathlib import Path
 import pytest
 from conftest import RunTap, missing
 
+from mutexlab.bus.inbox import LinkInbox
+from mutexlab.bus.rabbit import Bus
+from mutexlab.bus.topology import Topology
 from mutexlab.cli import main as cli
-from mutexlab.transport.inbox import LinkInbox
 from mutexlab.transport.membership import role_of
-from mutexlab.transport.rabbit import Bus
 from mutexlab.transport.supervisor import Plan, execute, service_command
-from mutexlab.transport.topology import Topology
 
 pytestmark = pytest.mark.broker
 

@@ -24,10 +24,10 @@ import pika
 import pytest
 from conftest import RUN_SECRET, RunTap, signed
 
+from mutexlab.bus.topology import Topology, delete_run
+from mutexlab.bus.wire import MAX_BODY, envelope
 from mutexlab.cli import main as cli
 from mutexlab.transport.supervisor import Plan, execute
-from mutexlab.transport.topology import Topology, delete_run
-from mutexlab.transport.wire import MAX_BODY, envelope
 
 pytestmark = pytest.mark.broker
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from conftest import BROKER, RunTap
 
-from mutexlab.transport.topology import Topology, delete_run
+from mutexlab.bus.topology import Topology, delete_run
 
 pytestmark = pytest.mark.broker
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 """Transient delivery's guarantee (docs/wire.md#delivery-modes), over RabbitMQ: protocol messages
 lost or duplicated between the broker and their addressee, and a participant's reconnect, change
 nothing — the sender keeps what it sent until its addressee acknowledges it and sends it again
-(transport/links.py); the receiver drops what it already handled. (A broker restart is not
+(bus/links.py); the receiver drops what it already handled. (A broker restart is not
 survived: tests/test_faults_restart.py checks that such a run ends INCOMPLETE, never SAFE.)
 
 The fault is a thief: mid-run it consumes from two participants' queues beside their own
@@ -27,8 +27,7 @@ import pytest
 from conftest import RunTap
 from test_rabbit_runs import _close_connections, needs_rabbitmqctl
 
-from mutexlab.cli import main as cli
-from mutexlab.transport.links import (
+from mutexlab.bus.links import (
     ACK_EVERY,
     RESEND_BATCH,
     RETRY,
@@ -37,10 +36,11 @@ from mutexlab.transport.links import (
     Retransmission,
     parse_link,
 )
+from mutexlab.bus.topology import Topology
+from mutexlab.bus.wire import MAX_BODY, compact, frame, parse_frame
+from mutexlab.cli import main as cli
 from mutexlab.transport.settings import queue_kind
 from mutexlab.transport.supervisor import Plan, execute
-from mutexlab.transport.topology import Topology
-from mutexlab.transport.wire import MAX_BODY, compact, frame, parse_frame
 
 
 def _steal(url: str, exchange: str, queues: list[str], enough: int, timeout: float) -> Counter:

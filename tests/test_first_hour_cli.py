@@ -14,11 +14,12 @@ import pika
 import pytest
 from conftest import missing
 
+from mutexlab.bus import amqp
 from mutexlab.cli import main
 from mutexlab.commands import explore
 from mutexlab.commands.simulating import NO_TRACE_NOTE
 from mutexlab.sim.explore import Exploration
-from mutexlab.transport import amqp, supervisor
+from mutexlab.transport import supervisor
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = ROOT / "tests" / "mutexlab_broken" / "ricart_agrawala_eager.py"

@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 from conftest import RUN_SECRET, RunTap, end_run
 
+from mutexlab.bus.rabbit import Bus
+from mutexlab.bus.topology import Topology, delete_run
 from mutexlab.protocols.registry import build_setup, make_setup
 from mutexlab.setups import ConfigError
 from mutexlab.transport.membership import REJOIN_GRACE, Roster, wanted_name
 from mutexlab.transport.monitor import Monitor, Outcome, render
 from mutexlab.transport.participant import Participant
-from mutexlab.transport.rabbit import Bus
 from mutexlab.transport.settings import MonitorSettings, ParticipantSettings, load
 from mutexlab.transport.supervisor import Plan, execute, service_command
-from mutexlab.transport.topology import Topology, delete_run
 
 
 # -- the decisions (no broker) ------------------------------------------------------------

@@ -14,10 +14,10 @@ import json
 
 import pytest
 
-from mutexlab.transport.inbox import Delivery
+from mutexlab.bus.inbox import Delivery
+from mutexlab.bus.wire import envelope, split_step, unpack_batch
 from mutexlab.transport.participant import Participant
 from mutexlab.transport.settings import ParticipantSettings
-from mutexlab.transport.wire import envelope, split_step, unpack_batch
 
 RUN = "steps-test"
 
@@ -189,7 +189,7 @@ def test_a_step_frame_carries_a_broadcast_once_and_each_addressee_takes_its_own_
     """A broadcast in one step frame: the message stored once, the vector clock once with the
     sender's own tick per addressee; node-2 takes its two entries, in link order, with their own
     clocks (the recv events merge exactly the clock of each send), and acks the delivery once."""
-    from mutexlab.transport.wire import frame
+    from mutexlab.bus.wire import frame
 
     req = {"type": "REQUEST", "sender": 1, "ts": 4}
     sends = [
@@ -262,7 +262,7 @@ def test_a_batch_sends_each_clock_after_the_first_as_what_changed_and_the_monito
     """A broadcast's sends differ only in the sender's own clock entry: sent as that one entry each,
     rebuilt to the very clocks (same entries, same order) by ``unpack_batch``. A batch whose clocks
     do not only grow is sent whole; one whose clocks cannot be rebuilt is refused."""
-    from mutexlab.transport.wire import pack_batch
+    from mutexlab.bus.wire import pack_batch
 
     clock = {f"bee-{k}": k for k in range(1, 51)}
     events = [{"event": "recv", "pid": "bee-1", "vc": dict(clock)}]

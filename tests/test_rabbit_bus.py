@@ -14,11 +14,11 @@ from types import SimpleNamespace
 import pika
 import pytest
 
-from mutexlab.transport import amqp, rabbit
-from mutexlab.transport.amqp import TransportError
-from mutexlab.transport.inbox import Delivery
-from mutexlab.transport.rabbit import ACK_LINGER, Bus
-from mutexlab.transport.topology import Topology
+from mutexlab.bus import amqp, rabbit
+from mutexlab.bus.amqp import TransportError
+from mutexlab.bus.inbox import Delivery
+from mutexlab.bus.rabbit import ACK_LINGER, Bus
+from mutexlab.bus.topology import Topology
 
 
 class FakeClock:

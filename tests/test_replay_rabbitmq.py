@@ -36,7 +36,7 @@ from pathlib import Path
 import pika
 import pytest
 
-from mutexlab.transport.topology import Topology
+from mutexlab.bus.topology import Topology
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"

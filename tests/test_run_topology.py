@@ -13,11 +13,11 @@ import uuid
 import pika
 import pytest
 
-from mutexlab.transport import topology as topology_module
-from mutexlab.transport.amqp import TransportError
-from mutexlab.transport.rabbit import Bus
+from mutexlab.bus import topology as topology_module
+from mutexlab.bus.amqp import TransportError
+from mutexlab.bus.rabbit import Bus
+from mutexlab.bus.topology import Topology
 from mutexlab.transport.supervisor import Plan, execute
-from mutexlab.transport.topology import Topology
 
 pytestmark = pytest.mark.broker
 
@@ -95,9 +95,7 @@ def test_a_process_of_the_other_delivery_mode_is_refused_naming_delivery(amqp_ur
     first = Bus(amqp_url, Topology(run_id, "classic"), connect_timeout=10)
     first.connect()
     try:
-        other = Bus(
-            amqp_url, Topology(run_id, "classic", durable=False), connect_timeout=10, persistent=False
-        )
+        other = Bus(amqp_url, Topology(run_id, "classic", durable=False), connect_timeout=10)
         with pytest.raises(TransportError, match="refused a declaration.*not durable.*DELIVERY"):
             other.connect()
     finally:

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mutexlab.transport.wire import compact, loads
+from mutexlab.bus.wire import compact, loads
 
 RECORDED = Path(__file__).resolve().parent / "data" / "wire" / "bus-3a6c154.jsonl.gz"
 

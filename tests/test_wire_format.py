@@ -1,5 +1,5 @@
 """The wire format is unchanged: messages recorded from the transport before the split (one module,
-commit 3a6c154) decode the same with ``transport/wire.py``, and encoding what they carry gives the
+commit 3a6c154) decode the same with ``bus/wire.py``, and encoding what they carry gives the
 same bytes again. tests/data/wire/record.py says how they were recorded."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mutexlab.transport.wire import compact, frame, pack_batch, parse_frame, split_step, unpack_batch
+from mutexlab.bus.wire import compact, frame, pack_batch, parse_frame, split_step, unpack_batch
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = ROOT / "tests" / "data" / "wire" / "bus-3a6c154.jsonl.gz"
@@ -82,7 +82,7 @@ def test_encoding_what_a_recorded_step_carries_gives_its_bytes(line):
 
 
 def test_the_wire_format_imports_no_client():
-    tree = ast.parse((ROOT / "shared" / "mutexlab" / "transport" / "wire.py").read_text())
+    tree = ast.parse((ROOT / "shared" / "mutexlab" / "bus" / "wire.py").read_text())
     imported = {
         alias.name.split(".")[0]
         for node in ast.walk(tree)

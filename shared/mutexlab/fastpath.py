@@ -11,7 +11,7 @@ cheaper; each states the invariant it relies on and what it saves, in instructio
 * ``bind_table_dispatch``: ``Protocol.on_message`` with a class's compiled table bound in (what
   a handler raises made a finding the same way);
 * ``same_but``, ``changed_entries``: vector clocks compared as item sets, in C, where the wire packs
-  a step frame or a trace batch (``transport/wire.py``).
+  a step frame or a trace batch (``bus/wire.py``).
 """
 
 from __future__ import annotations

@@ -15,18 +15,18 @@ from collections import Counter
 from functools import partial
 from typing import IO
 
+from ..bus.amqp import TransportError
+from ..bus.inbox import Delivery
+from ..bus.rabbit import Bus
+from ..bus.topology import Topology
 from ..protocols.registry import Solution, build_setup
 from ..setups import ConfigError, Setup
 from ..trace import TraceWriter
 from ..words import article
-from .amqp import TransportError
 from .feed import AuditFeed
-from .inbox import Delivery
 from .membership import REJOIN_GRACE, Member, Roster, role_of
 from .outcome import EXIT_CONFIG, EXIT_STALLED
-from .rabbit import Bus
 from .settings import MonitorSettings
-from .topology import Topology
 from .view import LiveView
 
 log = logging.getLogger("mutexlab.monitor")

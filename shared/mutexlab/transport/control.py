@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..bus.wire import loads
 from . import directing
-from .wire import loads
 
 log = logging.getLogger("mutexlab.participant")
 

@@ -33,14 +33,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .amqp import TransportError
-from .rabbit import Bus
+from ..bus.amqp import TransportError
+from ..bus.rabbit import Bus
+from ..bus.topology import Topology
+from ..bus.wire import EnvelopeError, envelope, loads, parse_frame, split_step, unpack_batch
 from .script import Action, Script, signature
 from .settings import queue_kind
 from .spawn import die_with_parent
 from .supervisor import Plan, execute
-from .topology import Topology
-from .wire import EnvelopeError, envelope, loads, parse_frame, split_step, unpack_batch
 
 
 class Diverged(Exception):
@@ -80,7 +80,6 @@ class Director:
             on_connect=self._declare,
             name="director",
             secret=plan.secret,
-            persistent=persistent,
         )
         self.held: dict[tuple[int, int], list[dict]] = {}  # link -> its messages in flight, oldest first
         self.known: set[str] = set()  # every message id the director has held

@@ -26,10 +26,10 @@ from collections import Counter
 from collections.abc import Collection, Iterable
 from typing import Any
 
+from ..bus.wire import unpack_batch
 from ..sim.driver import resource_kind
 from ..trace import TraceWriter
 from .view import LiveView
-from .wire import unpack_batch
 
 log = logging.getLogger("mutexlab.monitor")
 

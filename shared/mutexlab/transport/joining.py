@@ -13,8 +13,8 @@ import os
 import socket
 import time
 
+from ..bus.rabbit import Bus
 from .membership import wanted_name
-from .rabbit import Bus
 from .settings import ParticipantSettings
 
 log = logging.getLogger("mutexlab.participant")

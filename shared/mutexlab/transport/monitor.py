@@ -34,14 +34,17 @@ import time
 from collections.abc import Callable
 from typing import IO
 
+from ..bus.amqp import TransportError
+from ..bus.inbox import Delivery
+from ..bus.rabbit import Bus
+from ..bus.topology import Topology, queue_exists, renew
+from ..bus.wire import loads, split_step
 from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setups import ConfigError, Setup
 from ..trace import TraceError, TraceWriter
 from .admission import Admission
-from .amqp import TransportError
 from .feed import PROTOCOL_EVENTS, AuditFeed
-from .inbox import Delivery
 from .membership import Member, Roster
 from .outcome import (
     EXIT_CONFIG,
@@ -53,11 +56,8 @@ from .outcome import (
     render,
     save_json,
 )
-from .rabbit import Bus
 from .settings import MonitorSettings
-from .topology import Topology, queue_exists, renew
 from .view import LiveView
-from .wire import loads, split_step
 
 # What other modules and the tests import from here.
 __all__ = [
@@ -103,7 +103,6 @@ class Monitor(Admission):
             name="monitor",
             prefetch=MONITOR_PREFETCH,
             secret=settings.run_secret,
-            persistent=persistent,
             on_connect=None if persistent else self._epoch,
         )
         # Transient delivery: why the run's queues cannot be trusted any more (the broker lost them).

@@ -41,21 +41,21 @@ import uuid
 from collections import Counter
 from typing import Any
 
+from ..bus.amqp import LOST, TransportError
+from ..bus.inbox import Delivery, LinkInbox
+from ..bus.links import Retransmission
+from ..bus.rabbit import Bus
+from ..bus.topology import Topology, addressed, queue_consumers
+from ..bus.wire import EnvelopeError, compact, frame, pack_batch, parse_frame
 from ..messages import MessageError
 from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setups import ConfigError, Setup
 from . import control, directing, joining
-from .amqp import LOST, TransportError
 from .driving import AuditSink, ServiceDriver
-from .inbox import Delivery, LinkInbox
-from .links import Retransmission
 from .membership import role_of
-from .rabbit import Bus
 from .settings import ParticipantSettings
-from .topology import Topology, addressed, queue_consumers
-from .wire import EnvelopeError, compact, frame, pack_batch, parse_frame
 
 log = logging.getLogger("mutexlab.participant")
 
@@ -84,7 +84,6 @@ class Participant:
             on_connect=self._declare,
             name=self.instance,
             secret=settings.run_secret,
-            persistent=persistent,
         )
         self.links: Retransmission | None = None  # transient delivery: links.py, once admitted
         self.join_queue = self.topology.queue(f"join.{self.instance}")

@@ -50,7 +50,7 @@ def serve(role: str) -> int:
     if role not in known:
         print(f"mutexlab service: unknown role {role!r}; choose one of: {', '.join(known)}", file=sys.stderr)
         return 2
-    from .amqp import quiet_pika
+    from ..bus.amqp import quiet_pika
     from .settings import MonitorSettings, ParticipantSettings, load, resolvable_nodes
 
     try:

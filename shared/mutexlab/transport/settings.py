@@ -47,12 +47,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PrivateAttr, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from ..bus.auth import check_secret, file_secret
+from ..bus.broker import QUEUE_EXPIRES, node_urls
 from ..setups import ConfigError
-from .auth import check_secret, file_secret
-
-# Seconds a run's queue outlives its last use (``QUEUE_EXPIRES``, topology.py): the monitor renews
-# the leases every quarter of it, so only a run whose monitor is gone (or ended with ``--keep``) expires.
-QUEUE_EXPIRES = 300.0
 
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -61,22 +58,6 @@ def check_run_id(value: str) -> str:
     if not RUN_ID.match(value):
         raise ValueError(f"run id must be 1–64 letters, digits, '_' or '-', got {value!r}")
     return value
-
-
-def node_urls(value: str) -> list[str]:
-    """The broker URLs in ``value``: one URL, or a cluster's nodes separated by commas
-    (docs/cluster.md). Each must start with amqp:// or amqps://; blanks around commas are dropped."""
-    urls = [part.strip() for part in value.split(",")]
-    if not any(urls):
-        raise ValueError("AMQP_URL is empty")
-    for url in urls:
-        if not url:
-            raise ValueError(f"AMQP_URL has an empty entry between commas: {value!r}")
-        if not url.startswith(("amqp://", "amqps://")):
-            raise ValueError(f"AMQP_URL must start with amqp:// or amqps://, got {url!r}")
-    if len(set(urls)) != len(urls):
-        raise ValueError(f"AMQP_URL names a node twice: {value!r}")
-    return urls
 
 
 def check_url(value: str) -> str:

@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import watcher
+from ..bus.auth import SECRET_ENV, SECRET_FILE_ENV, new_secret
 from ..protocols.registry import Solution, build_setup, canonical, solution
 from ..setups import ConfigError
-from .auth import SECRET_ENV, SECRET_FILE_ENV, new_secret
 from .membership import role_of
 from .settings import QUEUE_EXPIRES, check_run_id, check_url, queue_kind
 from .spawn import Forked, can_fork, preload, service_command
@@ -207,7 +207,7 @@ def broker_problem(url: str) -> str | None:
     missing broker is reported at once, not after timeouts."""
     import pika
 
-    from .amqp import connect_any, redact
+    from ..bus.amqp import connect_any, redact
 
     def quick(params) -> None:
         params.socket_timeout = params.blocked_connection_timeout = 5
@@ -401,7 +401,7 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
             handle.close()
         if not plan.keep and not (result or {}).get("cleaned_up"):  # the monitor did not (it stopped early)
             try:
-                from .topology import delete_run
+                from ..bus.topology import delete_run
 
                 left = delete_run(plan.amqp_url, plan.run_id, plan.names())
             except Exception:  # noqa: BLE001 - best effort: the broker may be gone

@@ -21,10 +21,10 @@ import uuid
 import pika
 
 try:  # the tree's own code
-    from mutexlab.transport.topology import Topology
-    from mutexlab.transport.wire import parse_frame, split_step, unpack_batch
+    from mutexlab.bus.topology import Topology
+    from mutexlab.bus.wire import parse_frame, split_step, unpack_batch
 except ImportError:  # the transport before the split, in one module
-    from mutexlab.transport.rabbit import Topology, parse_frame, split_step, unpack_batch  # type: ignore
+    from mutexlab.bus.rabbit import Topology, parse_frame, split_step, unpack_batch  # type: ignore
 
 URL = "amqp://127.0.0.1:5672/%2F"
 

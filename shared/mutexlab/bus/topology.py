@@ -39,7 +39,7 @@ from typing import Any
 import pika
 
 from .amqp import Connection, connect_any
-from .settings import QUEUE_EXPIRES
+from .broker import QUEUE_EXPIRES
 
 # What the monitor's queue is bound to on the run's exchange (besides the unrouted messages).
 MONITOR_KEYS = ("join.*", "audit.*", "status.*")
@@ -255,29 +255,26 @@ def delete_run(url: str, run_id: str, names: list[str]) -> list[str]:
         conn.close()
 
 
-def queue_consumers(conn: Connection, queue: str) -> int:
-    """How many consumers ``queue`` has (0 when it is gone), asked on a channel of its own: a
-    missing queue closes the channel it is asked on. A lost connection raises (``amqp.LOST``)."""
+def _passive(conn: Connection, queue: str) -> Any:
+    """The broker's answer to a passive declare of ``queue`` (its ``DeclareOk``), None when the queue
+    is gone; asked on a channel of its own (a missing queue closes the channel it is asked on). A
+    lost connection raises (``amqp.LOST``)."""
     try:
         channel = conn.channel()
         try:
-            return channel.queue_declare(queue, passive=True).method.consumer_count
+            return channel.queue_declare(queue, passive=True)
         finally:
             if channel.is_open:
                 channel.close()
     except pika.exceptions.ChannelClosedByBroker:
-        return 0  # the queue is gone
+        return None
+
+
+def queue_consumers(conn: Connection, queue: str) -> int:
+    """How many consumers ``queue`` has (0 when it is gone)."""
+    ok = _passive(conn, queue)
+    return 0 if ok is None else ok.method.consumer_count
 
 
 def queue_exists(conn: Connection, queue: str) -> bool:
-    """Whether ``queue`` exists, asked on a channel of its own (``queue_consumers``)."""
-    try:
-        channel = conn.channel()
-        try:
-            channel.queue_declare(queue, passive=True)
-            return True
-        finally:
-            if channel.is_open:
-                channel.close()
-    except pika.exceptions.ChannelClosedByBroker:
-        return False
+    return _passive(conn, queue) is not None

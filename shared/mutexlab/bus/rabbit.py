@@ -66,12 +66,12 @@ class Bus(Session):
         prefetch: int = 100,
         first_node: int | None = None,
         secret: str | None = None,
-        persistent: bool = True,
     ) -> None:
         super().__init__(url, topology, connect_timeout, name, first_node)
-        # False (transient delivery, docs/wire.md#delivery-modes): messages kept in memory only, and
-        # an ack goes out at once, without waiting for the confirms of what was published before it.
-        self.persistent = persistent
+        # The run's delivery mode is its topology's (docs/wire.md#delivery-designs): durable queues,
+        # persistent messages. Transient: messages kept in memory only, and an ack goes out at once,
+        # without waiting for the confirms of what was published before it.
+        self.persistent = topology.durable
         self.on_connect = on_connect
         self.prefetch = prefetch
         # While deliveries keep coming, acks go out in batches of this many (at once when idle).

@@ -19,8 +19,8 @@ from typing import Any
 
 import pika
 
-from .amqp import LOST, TransportError, connect_within, redact
-from .settings import node_urls
+from .amqp import LOST, REFUSED_CREDENTIALS, TransportError, cause, connect_any, redact
+from .broker import node_urls
 from .topology import Topology
 
 log = logging.getLogger("mutexlab.transport")
@@ -57,21 +57,35 @@ class Session:
         return 0
 
     def connect(self) -> None:
-        """Connect (``amqp.connect_within``), then open the channel (``_open``); a failure on the
-        way starts over, until ``connect_timeout``. TransportError when the broker refuses a
-        declaration."""
+        """Connect to a node (``amqp.connect_any``, from the one to try first), then open the channel
+        (``_open``); whatever fails on the way is tried again after a growing pause, until
+        ``connect_timeout``. Logs each node that did not answer, and once that the broker cannot be
+        reached yet. TransportError when the broker refuses the credentials or a declaration, or
+        nothing worked in time."""
         deadline = time.monotonic() + self.connect_timeout
         # Shown by the broker (management UI, rabbitmqctl list_connections): which run, which process.
         properties = {"connection_name": f"mutexlab {self.topology.run_id} {self.name}"}
+        delay, warned = 0.2, False
         while True:
-            left = max(0.0, deadline - time.monotonic())
-            self.conn, self._node = connect_within(self.url, self._node, left, self.name, properties)
-            params = pika.URLParameters(self.nodes[self._node])
-            self.node = f"{params.host}:{params.port}"
             try:
+                self.conn, self._node = connect_any(
+                    self.url,
+                    self._node,
+                    lambda params: setattr(params, "client_properties", properties),
+                    lambda node, exc: log.warning(
+                        "%s: cannot connect to %s: %s", self.name, node, cause(exc)
+                    ),
+                )
+                params = pika.URLParameters(self.nodes[self._node])
+                self.node = f"{params.host}:{params.port}"
                 self._open()
                 return
+            except REFUSED_CREDENTIALS as exc:
+                raise TransportError(
+                    f"the broker refused the credentials of {redact(self.url)}: {exc!r}"
+                ) from None
             except LOST as exc:
+                connected = self.conn is not None  # the channel failed, not the connection
                 self._drop()
                 if (
                     isinstance(exc, pika.exceptions.ChannelClosedByBroker)
@@ -88,7 +102,17 @@ class Session:
                     raise TransportError(
                         f"cannot reach RabbitMQ at {redact(self.url)} within {self.connect_timeout:g}s: {exc!r}"
                     ) from None
-                time.sleep(0.2)
+                if not connected and not warned:  # once: the retries themselves stay quiet
+                    warned = True
+                    log.warning(
+                        "cannot reach RabbitMQ at %s yet (%r); retrying for up to %gs",
+                        redact(self.url),
+                        exc,
+                        max(0.0, deadline - time.monotonic()),
+                    )
+                delay = 0.2 if connected else delay
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
 
     def reconnect(self, why: BaseException) -> None:
         lost = self.node

@@ -1,8 +1,9 @@
 """The AMQP client (docs/architecture.md#wire): pika's asynchronous connection, driven from the
 caller's thread through pika's public interfaces only.
 
-pika's ``SelectConnection`` runs on whatever I/O loop it is given (``custom_ioloop``: pika's
-``AbstractSelectorIOLoop`` interface); ``loop.Loop`` is one that turns only when asked:
+pika's ``SelectConnection`` runs on whatever I/O loop it is given (``custom_ioloop``, "a custom
+I/O Loop object" with the methods of pika's public ``IOLoop``); ``loop.Loop`` is one, our own,
+that turns only when asked:
 ``Connection.process_data_events(t)`` runs the I/O (writes, reads, pika's callbacks) for up to
 ``t`` seconds, and a callback ends the turn early with ``wake()``. So the bus stays one thread
 that never handles a message inside a callback, and it gets what pika's ``BlockingConnection``
@@ -20,12 +21,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pika
-from pika.adapters.select_connection import SelectConnection
-from pika.adapters.utils import connection_workflow
 from pika.exceptions import AMQPChannelError, AMQPConnectionError, ChannelWrongStateError
 
-from .loop import JoinedServices, Loop
-from .settings import node_urls
+from .broker import node_urls
+from .loop import Loop
 
 PIKA_VERSIONS = ">=1.3,<2"  # as pinned in pyproject.toml (tests/test_amqp.py compares them)
 
@@ -45,19 +44,20 @@ class TransportError(RuntimeError):
 
 
 def _open_error(error: BaseException) -> BaseException:
-    """What a failed connection attempt raises: the node's own error, as BlockingConnection does."""
-    if (
-        isinstance(error, AMQPConnectionError)
-        and error.args
-        and isinstance(error.args[0], connection_workflow.AMQPConnectionWorkflowFailed)
-    ):
+    """What a failed connection attempt raises, as BlockingConnection does: the node's own error
+    (refused credentials as themselves), a socket's as ``AMQPConnectionError``. pika wraps it in its
+    connection workflow's failure (``pika.AMQPConnectionWorkflow``: every attempt's error in
+    ``exceptions``, a failed phase's cause in ``exception``); only those attributes are read."""
+    if isinstance(error, AMQPConnectionError) and error.args and hasattr(error.args[0], "exceptions"):
         error = error.args[0]
-    if isinstance(error, connection_workflow.AMQPConnectionWorkflowFailed):
-        error = error.exceptions[-1]
-        if isinstance(error, connection_workflow.AMQPConnectorSocketConnectError):
+    attempts = getattr(error, "exceptions", None)
+    if attempts:
+        error = attempts[-1]
+        why = getattr(error, "exception", None)
+        if isinstance(why, OSError):  # the socket did not connect
             error = AMQPConnectionError(error)
-        elif isinstance(error, connection_workflow.AMQPConnectorPhaseErrorBase):
-            error = error.exception
+        elif isinstance(why, BaseException):
+            error = why
     return error
 
 
@@ -67,14 +67,13 @@ class Connection:
     def __init__(self, params: pika.connection.Parameters) -> None:
         self.loop = Loop()
         self.lost: BaseException | None = None  # why the connection closed (None: open)
-        self.services = JoinedServices(self.loop)
         done: list[Any] = []
-        self.pika = SelectConnection(
+        self.pika = pika.SelectConnection(
             params,
             on_open_callback=self.waking(done.append),
             on_open_error_callback=self.waking(lambda _connection, error: done.append(error)),
             on_close_callback=self._on_close,
-            custom_ioloop=self.services,
+            custom_ioloop=self.loop,
         )
         try:
             self.until(lambda: bool(done))
@@ -200,9 +199,6 @@ class Channel:
     def queue_delete(self, queue: str, **options: Any) -> Any:
         return self._call(self.nowait.queue_delete, queue, **options)
 
-    def queue_purge(self, queue: str) -> Any:
-        return self._call(self.nowait.queue_purge, queue)
-
     def basic_qos(self, **options: Any) -> Any:
         return self._call(self.nowait.basic_qos, **options)
 
@@ -279,43 +275,6 @@ def connect_any(
                 failed(f"{params.host}:{params.port}", exc)
     assert error is not None
     raise error
-
-
-def connect_within(
-    url: str, first: int, timeout: float, name: str, properties: dict
-) -> tuple[Connection, int]:
-    """``connect_any``, tried again after growing pauses until ``timeout`` seconds have passed, with
-    ``properties`` as the client's (the broker shows ``connection_name``); logs each node that did
-    not answer, and once that the broker cannot be reached yet. TransportError when the broker
-    refuses the credentials, or no node answered in time."""
-    deadline = time.monotonic() + timeout
-    delay = 0.2
-    warned = False
-    while True:
-        try:
-            return connect_any(
-                url,
-                first,
-                lambda params: setattr(params, "client_properties", properties),
-                lambda node, exc: log.warning("%s: cannot connect to %s: %s", name, node, cause(exc)),
-            )
-        except REFUSED_CREDENTIALS as exc:
-            raise TransportError(f"the broker refused the credentials of {redact(url)}: {exc!r}") from None
-        except LOST as exc:
-            if time.monotonic() >= deadline:
-                raise TransportError(
-                    f"cannot reach RabbitMQ at {redact(url)} within {timeout:g}s: {exc!r}"
-                ) from None
-            if not warned:  # once: the retries themselves stay quiet
-                warned = True
-                log.warning(
-                    "cannot reach RabbitMQ at %s yet (%r); retrying for up to %gs",
-                    redact(url),
-                    exc,
-                    max(0.0, deadline - time.monotonic()),
-                )
-            time.sleep(delay)
-            delay = min(delay * 2, 2.0)
 
 
 def quiet_pika() -> None:

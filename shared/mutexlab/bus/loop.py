@@ -1,0 +1,126 @@
+"""pika's I/O, run only when turned (docs/wire.md#wire-client). Our own code, no pika import.
+
+pika's ``SelectConnection`` takes the I/O loop it runs on (``custom_ioloop``, documented as "a
+custom I/O Loop object"): ``Loop`` is one with the methods of pika's public ``IOLoop``
+(``pika.adapters.IOLoop``: ``add_handler``, ``update_handler``, ``remove_handler``,
+``call_later``, ``remove_timeout``, ``add_callback``, ``start``, ``stop``, ``close`` and the
+``READ``/``WRITE``/``ERROR`` flags), on the standard ``selectors``, with no thread of its own: it
+never runs between the caller's calls; ``turn(t)`` handles socket events, timers and callbacks for
+up to ``t`` seconds, and a callback ends the turn with ``wake()``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import selectors
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+
+class Loop:
+    """An I/O loop on ``selectors`` that runs when turned (``turn``) and not otherwise.
+
+    Invariant: a turn ends when its time is up or a callback called ``wake()`` during it (after
+    the events at hand are handled); every turn polls the sockets at least once."""
+
+    READ = selectors.EVENT_READ
+    WRITE = selectors.EVENT_WRITE
+    ERROR = 4  # never reported on its own: an error shows as readiness to read or write
+
+    def __init__(self) -> None:
+        self._selector = selectors.DefaultSelector()
+        self._handlers: dict[int, Callable[[int, int], None]] = {}
+        self._timers: list[list] = []  # heap of [deadline, sequence, callback or None (removed)]
+        self._sequence = itertools.count()
+        self._callbacks: deque[Callable[[], None]] = deque()
+        self._thread = threading.get_ident()
+        # another thread's add_callback (pika resolves host names on one) interrupts a wait here
+        self._interrupt, self._interrupter = socket.socketpair()
+        self._interrupt.setblocking(False)
+        self._interrupter.setblocking(False)
+        self.add_handler(self._interrupt.fileno(), lambda _fd, _events: self._drain(), self.READ)
+        self._stopping = False
+        self.woken = False
+
+    def _drain(self) -> None:
+        try:  # noqa: SIM105 - on every turn of the loop: a plain try costs nothing when nothing is raised
+            self._interrupt.recv(512)
+        except BlockingIOError:
+            pass
+
+    def close(self) -> None:
+        self._selector.close()
+        self._interrupt.close()
+        self._interrupter.close()
+
+    def call_later(self, delay: float, callback: Callable[[], Any]) -> list:
+        entry = [time.monotonic() + delay, next(self._sequence), callback]
+        heapq.heappush(self._timers, entry)
+        return entry
+
+    def remove_timeout(self, timeout_handle: Any) -> None:
+        timeout_handle[2] = None  # dropped when its time comes
+
+    def add_callback(self, callback: Callable[[], Any]) -> None:
+        self._callbacks.append(callback)
+        if threading.get_ident() != self._thread:
+            try:  # noqa: SIM105 - the comment below says why it passes
+                self._interrupter.send(b"!")
+            except (BlockingIOError, OSError):
+                pass  # already interrupted, or closed
+
+    def add_handler(self, fd: int, handler: Callable[[int, int], None], events: int) -> None:
+        self._handlers[fd] = handler
+        self._selector.register(fd, events & (self.READ | self.WRITE))
+
+    def update_handler(self, fd: int, events: int) -> None:
+        self._selector.modify(fd, events & (self.READ | self.WRITE))
+
+    def remove_handler(self, fd: int) -> None:
+        del self._handlers[fd]
+        self._selector.unregister(fd)
+
+    def once(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for socket events (less when a timer is due sooner),
+        handle them, then the callbacks asked for and the timers due."""
+        if self._callbacks:
+            timeout = 0.0
+        elif self._timers:
+            timeout = min(timeout, max(0.0, self._timers[0][0] - time.monotonic()))
+        for key, events in self._selector.select(timeout):
+            handler = self._handlers.get(key.fd)  # a handler before it may have removed this one
+            if handler is not None:
+                handler(key.fd, events)
+        for _ in range(len(self._callbacks)):
+            self._callbacks.popleft()()
+        if self._timers:
+            now = time.monotonic()
+            while self._timers and self._timers[0][0] <= now:
+                callback = heapq.heappop(self._timers)[2]
+                if callback is not None:
+                    callback()
+
+    def turn(self, seconds: float) -> None:
+        """Run the I/O for up to ``seconds``, less if a callback wakes the loop."""
+        self.woken = False
+        deadline = time.monotonic() + seconds
+        while True:
+            self.once(max(0.0, deadline - time.monotonic()))
+            if self.woken or time.monotonic() >= deadline:
+                return
+
+    def wake(self) -> None:
+        self.woken = True
+
+    def start(self) -> None:
+        while not self._stopping:
+            self.once(5.0)
+        self._stopping = False
+
+    def stop(self) -> None:
+        self._stopping = True
