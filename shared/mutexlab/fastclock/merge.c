@@ -33,10 +33,13 @@ static Py_ssize_t first_news(const int32_t *mine, const int32_t *theirs, Py_ssiz
     return i;
 }
 
-/* out = max(mine, theirs), entries before `from` (where theirs knows nothing new) from mine. */
-static void maximum(int32_t *out, const int32_t *mine, const int32_t *theirs, Py_ssize_t from, Py_ssize_t n) {
-    if (out != mine) memcpy(out, mine, (size_t)from * sizeof(int32_t));
-    for (Py_ssize_t i = from; i < n; i++) out[i] = theirs[i] > mine[i] ? theirs[i] : mine[i];
+/* counts = max(counts, theirs) in place from `from` on, as a mask (theirs > counts) picks: no
+ * branch per entry, which the compiler makes vector compares and selects. */
+static void raise_to(int32_t *restrict counts, const int32_t *restrict theirs, Py_ssize_t from, Py_ssize_t n) {
+    for (Py_ssize_t i = from; i < n; i++) {
+        int32_t t = theirs[i], c = counts[i], greater = -(int32_t)(t > c);
+        counts[i] = (t & greater) | (c & ~greater);
+    }
 }
 
 static int int32_buffer(PyObject *obj, Py_buffer *view, int flags, Py_ssize_t n) {
@@ -67,7 +70,10 @@ static PyObject *merge(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     {
         const int32_t *mine = (const int32_t *)a.buf, *theirs = (const int32_t *)b.buf;
         Py_ssize_t i = first_news(mine, theirs, n);
-        if (i < n) maximum((int32_t *)c.buf, mine, theirs, i, n);
+        if (i < n) {
+            memcpy(c.buf, mine, (size_t)n * sizeof(int32_t));
+            raise_to((int32_t *)c.buf, theirs, i, n);
+        }
         result = i < n ? Py_True : Py_False;
         Py_INCREF(result);
     }
@@ -267,7 +273,7 @@ static PyObject *Clock_merge(Clock *self, PyObject *token) {
         counts = PyObject_CallMethodNoArgs(self->counts, str_copy);
         if (counts != NULL && int32_buffer(counts, &c, PyBUF_WRITABLE, n) < 0) Py_CLEAR(counts);
         if (counts != NULL) {
-            maximum((int32_t *)c.buf, (const int32_t *)c.buf, theirs, first, n);
+            raise_to((int32_t *)c.buf, theirs, first, n);  /* c: a copy of mine */
             PyBuffer_Release(&c);
         }
     }
