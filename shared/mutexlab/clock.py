@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import numpy as np
@@ -90,28 +90,30 @@ class LocalEventClocks:
     events (everything but ``send`` and ``recv``) keeps that exact: event a (local, the k-th of
     its process p) happened-before b iff b's count for p is ≥ k, the same test as with full
     clocks. What it buys: a clock changes only at a local event or when a receive brings news,
-    which is rare against the Θ(P²) messages of the bees, so each process's clock is an immutable
-    numpy array shared by every message sent until it changes (no copy per send), and a receive
-    costs one compiled comparison of two arrays (and a maximum only when there is news) instead of
-    P dictionary operations in Python. Docs: docs/architecture.md#scaling.
+    so each process's clock is an immutable array shared by every message sent until it changes
+    (no copy per send), and a receive costs one compiled comparison of two arrays (and a maximum
+    only when there is news) instead of P dictionary operations in Python; ``fastclock`` has the
+    whole clock in C (``clock`` gives it when built). Docs: docs/architecture.md#scaling.
 
     A clock's ``token`` is ``(serial, counts, sender index)``: ``serial`` numbers each distinct
     array, so a receiver skips a message whose clock is the one it last took from that sender.
     """
 
     def __init__(self, names: list[str], compiled: bool = True) -> None:
-        from .fastclock import merge
+        from .fastclock import compiled as built
 
         self.index = {name: i for i, name in enumerate(names)}
         self.names = list(names)
         self._serial = 0
-        # The compiled merge (``fastclock``: comparison and maximum in one call, into ``_spare``)
-        # or None: numpy's two calls. With it the counts are ``array("i")`` (C ints, numpy not
-        # even imported); without, numpy int32 arrays. ``compiled=False``: numpy's, always.
-        self._merge = merge() if compiled else None
-        if self._merge is not None:
+        # The compiled clocks (``fastclock``: ``merge.c``'s ``Clock``, a receive in one C call) or
+        # None: this module's ``LocalEventClock`` on numpy. With them the counts are ``array("i")``
+        # (C ints, numpy not even imported). ``compiled=False``: numpy's, always.
+        module = built() if compiled else None
+        self._fast: Any = None
+        if module is not None:
             self._zero: Any = array("i", bytes(4 * len(names)))
-            self._spare: Any = self._zero.__copy__()
+            self._fast = module.Family(self._zero)
+            self._clock = module.Clock
             return
         import numpy as np
 
@@ -122,16 +124,37 @@ class LocalEventClocks:
         self._compare = np.greater
         self._maximum = np.maximum
 
-    def clock(self, name: str) -> LocalEventClock:
+    def clock(self, name: str) -> EventClock:
+        if self._fast is not None:  # the same clock, in C
+            clock: EventClock = self._clock(self._fast, self.index[name])
+            return clock
         return LocalEventClock(self, self.index[name])
 
     def next_serial(self) -> int:
+        if self._fast is not None:  # one sequence with the compiled clocks'
+            serial: int = self._fast.next_serial()
+            return serial
         self._serial += 1
         return self._serial
 
 
+class EventClock(Protocol):
+    """What a process's clock in a ``LocalEventClocks`` family offers: ``LocalEventClock``, or
+    ``fastclock``'s ``Clock``, the same in C."""
+
+    @property
+    def counts(self) -> Any: ...
+
+    @property
+    def token(self) -> tuple[Any, ...]: ...
+
+    def tick(self) -> tuple[Any, ...]: ...
+
+    def merge(self, token: tuple[Any, ...]) -> tuple[Any, ...]: ...
+
+
 class LocalEventClock:
-    """One process's clock in a ``LocalEventClocks`` family (see there)."""
+    """One process's clock in a ``LocalEventClocks`` family (see there), on numpy."""
 
     __slots__ = ("family", "own", "counts", "token", "_last", "_greater", "_compare")
 
@@ -143,11 +166,10 @@ class LocalEventClock:
         # serial of the last token taken from each sender (0: none); a list, not an array: one
         # item is read per receive, and a list item is a fraction of the cost of an array's
         self._last = [0] * len(family.names)
-        if family._merge is None:  # noqa: SLF001 - numpy's merge: the family's scratch
-            self._greater, self._compare = family._greater, family._compare  # noqa: SLF001 - shared scratch
+        self._greater, self._compare = family._greater, family._compare  # noqa: SLF001 - shared scratch
 
     def tick(self) -> tuple[Any, ...]:
-        counts = self.counts.__copy__()  # a numpy array or an array("i") alike
+        counts = self.counts.__copy__()
         counts[self.own] += 1
         self.counts = counts
         self.token = (self.family.next_serial(), counts, self.own)
@@ -162,14 +184,6 @@ class LocalEventClock:
         self._last[sender] = serial
         mine = self.counts
         family = self.family
-        merge = family._merge  # noqa: SLF001 - the family's compiled merge, if built
-        if merge is not None:
-            spare = family._spare  # noqa: SLF001 - written only when it becomes this clock
-            if merge(mine, theirs, spare):
-                self.counts = spare
-                family._spare = family._zero.__copy__()  # noqa: SLF001 - the next one
-                self.token = (family.next_serial(), spare, self.own)
-            return self.token
         # ``(theirs > mine).any()``, without a new array and through ``bytes.__contains__`` (one
         # memchr): a third of the time, and most receives at P = 1000 come here (measured).
         if b"\x01" in self._compare(theirs, mine, out=self._greater).tobytes():

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from . import limits
-from .clock import LocalEventClock, LocalEventClocks, VectorClock
+from .clock import EventClock, LocalEventClocks, VectorClock
 
 
 class TraceError(ValueError):
@@ -41,7 +41,7 @@ class Recorder:
 
     def __init__(self, pid: str) -> None:
         self.pid = pid
-        self.vc: Any = VectorClock(pid)  # a LocalEventClock in a LocalRecorder
+        self.vc: Any = VectorClock(pid)  # an EventClock in a LocalRecorder
 
     def _send_clock(self) -> Any:
         """The clock a send event carries (and its message with it): ticked, a send is an event."""
@@ -106,7 +106,7 @@ class LocalRecorder(Recorder):
 
     __slots__ = ()
 
-    def __init__(self, pid: str, clock: LocalEventClock) -> None:
+    def __init__(self, pid: str, clock: EventClock) -> None:
         self.pid = pid
         self.vc = clock
 

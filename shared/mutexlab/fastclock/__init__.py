@@ -1,18 +1,21 @@
-"""The streamed audit's one compiled piece: a receive's merge of two local-event clocks in C.
+"""The streamed audit's one compiled piece: local-event clocks in C (``merge.c``).
 
-``clock.LocalEventClock.merge`` is the plain statement of a receive: compare the sender's clock
-with the receiver's (one numpy call) and, when it brings news, take the element-wise maximum (a
-second). Both are compiled, but at 1–3 µs a call on a shared machine they were 85% of the audit's
-time inside the run (bees P = 200: 367,100 receives; measured by stubbing the merge out). ``merge.c`` does the two in one pass, in one call:
-``merge(mine, theirs, spare)`` writes the maximum into ``spare`` and returns True only when
-``theirs`` knows an event ``mine`` does not — the same clocks, element for element
-(``tests/test_fastclock.py`` runs both merges over the same runs and compares every enter's
-clock, the verdicts and the findings; a broken merge is caught there).
+``clock.LocalEventClock`` is the plain statement of a local-event clock: a receive compares the
+sender's clock with the receiver's (one numpy call) and, when it brings news, takes the element-wise
+maximum (a second); a local event copies the array and adds one to its own entry. ``merge.c`` has
+the same clock as a C type (``Clock``, with its ``Family`` giving out serials): a receive is one
+call that checks the sender's serial, compares the two arrays in blocks of 16 (vector compares)
+and, on news, makes the new array — no Python frame per receive. At bees P = 200–400 the merge's
+Python method and its P-entry comparison were what grew with P (see docs/scaling.md#fast-paths).
+The same clocks, element for element, with the same serials: ``tests/test_fastclock.py`` runs
+both over the same runs and compares every token the audit reads, the verdicts and the findings;
+broken builds are caught there. ``merge(mine, theirs, spare)`` is the comparison and maximum
+alone, held to numpy's on every small pair of clocks.
 
 It is built with the C compiler on first use into the cache directory (``cache_dir``), named
-by the source's digest and the interpreter's ABI, so an edited source builds anew. Without a
-compiler, when the build fails, or with ``MUTEXLAB_PLAIN_CLOCKS=1`` in the environment, ``merge``
-is None and the clocks merge with numpy, exactly as before.
+by the source's digest, its flags and the interpreter's ABI, so an edited source builds anew. Without a
+compiler, when the build fails, or with ``MUTEXLAB_PLAIN_CLOCKS=1`` in the environment,
+``compiled`` is None and the clocks are numpy's, exactly as before.
 """
 
 from __future__ import annotations
@@ -28,24 +31,34 @@ import tempfile
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 SOURCE = Path(__file__).resolve().parent / "merge.c"
 NAME = "_mutexlab_merge"
+# -O3: gcc vectorizes the comparison's and the maximum's loops (at -O2 only the comparison's).
+FLAGS = ("-O3", "-shared", "-fPIC")
 
 Merge = Callable[[Any, Any, Any], bool]
 
 
 @cache
-def merge() -> Merge | None:
-    """The compiled merge (built now if it is not yet), or None: merge with numpy."""
+def compiled() -> ModuleType | None:
+    """The compiled module (``merge``, ``Family``, ``Clock``; built now if it is not yet), or None:
+    the clocks are numpy's."""
     if os.environ.get("MUTEXLAB_PLAIN_CLOCKS") == "1":
         return None
     return load(SOURCE)
 
 
-def load(source: Path) -> Merge | None:
-    """The merge compiled from ``source`` (cached by its digest), or None when it cannot be built."""
+def merge() -> Merge | None:
+    """The compiled comparison and maximum of two arrays, or None."""
+    module = compiled()
+    return None if module is None else module.merge
+
+
+def load(source: Path) -> ModuleType | None:
+    """The module compiled from ``source`` (cached by its digest), or None when it cannot be built."""
     try:
         path = _built(source)
     except (OSError, subprocess.SubprocessError):
@@ -61,8 +74,7 @@ def load(source: Path) -> Merge | None:
         loader.exec_module(module)
     except ImportError:
         return None
-    function: Merge = module.merge
-    return function
+    return module
 
 
 def cache_dir() -> Path:
@@ -74,7 +86,8 @@ def cache_dir() -> Path:
 def _built(source: Path) -> Path | None:
     """The built extension's path: from the cache, or compiled now; None without a compiler."""
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    digest = hashlib.blake2b(source.read_bytes() + suffix.encode(), digest_size=8).hexdigest()
+    built_as = source.read_bytes() + suffix.encode() + " ".join(FLAGS).encode()
+    digest = hashlib.blake2b(built_as, digest_size=8).hexdigest()
     target = cache_dir() / f"fastclock-{digest}"
     built = target / f"{NAME}{suffix}"
     if built.exists():
@@ -86,7 +99,7 @@ def _built(source: Path) -> Path | None:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as work:
         out = Path(work) / built.name
-        command = [cc, "-O2", "-shared", "-fPIC", f"-I{include}", str(source), "-o", str(out)]
+        command = [cc, *FLAGS, f"-I{include}", str(source), "-o", str(out)]
         if subprocess.run(command, capture_output=True, timeout=120).returncode != 0:
             return None
         try:

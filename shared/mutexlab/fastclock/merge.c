@@ -1,12 +1,56 @@
-/* A receive's merge of two local-event clocks in one pass (mutexlab/fastclock/__init__.py).
+/* Local-event clocks in C (mutexlab/fastclock/__init__.py): a receive's merge and a local event's
+ * tick, the very steps of clock.LocalEventClock, without the interpreter.
  *
  * merge(mine, theirs, spare) -> bool: mine, theirs and spare are C-contiguous int32 buffers of one
  * length. When some entry of theirs exceeds mine's, spare receives the element-wise maximum and
  * the result is True; otherwise nothing is written and the result is False. mine and theirs are
- * only read. */
+ * only read.
+ *
+ * Family(zero): the serials of one family of clocks (zero: its array("i") of n zeros, every clock's
+ * first counts). Clock(family, own): one process's clock, with counts, token (serial, counts, own),
+ * tick() and merge(token) as clock.LocalEventClock has them. Invariants: a counts array is never
+ * written once it is a clock's (a change makes a new one, by the array's own __copy__); serials
+ * are given out one after another by the family, one per tick and one per merge that brings news;
+ * last[s] is the serial of the last token taken from sender s. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
+#include <structmember.h>
+
+#define BLOCK 16
+
+/* The first i with theirs[i] > mine[i], or n. Each block is compared whole, without a branch (the
+ * compiler makes it a few vector compares); the block with news is then searched entry by entry. */
+static Py_ssize_t first_news(const int32_t *mine, const int32_t *theirs, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    for (; i + BLOCK <= n; i += BLOCK) {
+        int news = 0;
+        for (int j = 0; j < BLOCK; j++) news |= theirs[i + j] > mine[i + j];
+        if (news) break;
+    }
+    while (i < n && theirs[i] <= mine[i]) i++;
+    return i;
+}
+
+/* counts = max(counts, theirs) in place from `from` on, as a mask (theirs > counts) picks: no
+ * branch per entry, which the compiler makes vector compares and selects. */
+static void raise_to(int32_t *restrict counts, const int32_t *restrict theirs, Py_ssize_t from, Py_ssize_t n) {
+    for (Py_ssize_t i = from; i < n; i++) {
+        int32_t t = theirs[i], c = counts[i], greater = -(int32_t)(t > c);
+        counts[i] = (t & greater) | (c & ~greater);
+    }
+}
+
+static int int32_buffer(PyObject *obj, Py_buffer *view, int flags, Py_ssize_t n) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | flags) < 0) return -1;
+    if (view->itemsize != 4 || (n >= 0 && view->len != n * 4)) {
+        PyErr_SetString(PyExc_ValueError, "merge: int32 buffers of one length expected");
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
 
 static PyObject *merge(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_buffer a, b, c;
@@ -15,25 +59,22 @@ static PyObject *merge(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         PyErr_SetString(PyExc_TypeError, "merge(mine, theirs, spare) takes 3 arguments");
         return NULL;
     }
-    if (PyObject_GetBuffer(args[0], &a, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    if (PyObject_GetBuffer(args[1], &b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto release_a;
+    if (int32_buffer(args[0], &a, 0, -1) < 0) return NULL;
+    Py_ssize_t n = a.len / 4;
+    if (int32_buffer(args[1], &b, 0, n) < 0) goto release_a;
     if (PyObject_GetBuffer(args[2], &c, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) goto release_b;
-    if (a.len != b.len || a.len != c.len || a.itemsize != 4 || b.itemsize != 4 || c.itemsize != 4) {
+    if (c.itemsize != 4 || c.len != a.len) {
         PyErr_SetString(PyExc_ValueError, "merge: three int32 buffers of one length expected");
         goto release_c;
     }
     {
         const int32_t *mine = (const int32_t *)a.buf, *theirs = (const int32_t *)b.buf;
-        int32_t *out = (int32_t *)c.buf;
-        Py_ssize_t n = a.len / (Py_ssize_t)sizeof(int32_t), i = 0;
-        while (i < n && theirs[i] <= mine[i]) i++;
-        if (i == n) {
-            result = Py_False;
-        } else {
-            memcpy(out, mine, (size_t)i * sizeof(int32_t));
-            for (; i < n; i++) out[i] = theirs[i] > mine[i] ? theirs[i] : mine[i];
-            result = Py_True;
+        Py_ssize_t i = first_news(mine, theirs, n);
+        if (i < n) {
+            memcpy(c.buf, mine, (size_t)n * sizeof(int32_t));
+            raise_to((int32_t *)c.buf, theirs, i, n);
         }
+        result = i < n ? Py_True : Py_False;
         Py_INCREF(result);
     }
 release_c:
@@ -45,6 +86,229 @@ release_a:
     return result;
 }
 
+static PyObject *str_copy; /* "__copy__": how a counts array is copied, as the plain clock does */
+
+/* -- Family ---------------------------------------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    long long serial; /* the last serial given out */
+    Py_ssize_t n;
+    PyObject *zero;
+} Family;
+
+static int Family_init(Family *self, PyObject *args, PyObject *kwds) {
+    PyObject *zero;
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "O:Family", &zero)) return -1;
+    if (int32_buffer(zero, &view, 0, -1) < 0) return -1;
+    self->n = view.len / 4;
+    PyBuffer_Release(&view);
+    Py_INCREF(zero);
+    Py_XSETREF(self->zero, zero);
+    self->serial = 0;
+    return 0;
+}
+
+static void Family_dealloc(Family *self) {
+    Py_XDECREF(self->zero);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Family_next_serial(Family *self, PyObject *unused) { return PyLong_FromLongLong(++self->serial); }
+
+static PyMethodDef Family_methods[] = {
+    {"next_serial", (PyCFunction)Family_next_serial, METH_NOARGS, "the next serial of the family"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef Family_members[] = {
+    {"zero", T_OBJECT, offsetof(Family, zero), READONLY, "the family's array of zeros"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject FamilyType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "_mutexlab_merge.Family",
+    .tp_basicsize = sizeof(Family),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Family_init,
+    .tp_dealloc = (destructor)Family_dealloc,
+    .tp_methods = Family_methods,
+    .tp_members = Family_members,
+};
+
+/* -- Clock ----------------------------------------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    Family *family;
+    Py_ssize_t own;
+    PyObject *own_index; /* own, as the int a token carries */
+    PyObject *counts;
+    PyObject *token;
+    long long *last;
+} Clock;
+
+static int Clock_init(Clock *self, PyObject *args, PyObject *kwds) {
+    PyObject *family;
+    Py_ssize_t own;
+    if (!PyArg_ParseTuple(args, "O!n:Clock", &FamilyType, &family, &own)) return -1;
+    Family *f = (Family *)family;
+    if (f->zero == NULL || own < 0 || own >= f->n) {
+        PyErr_SetString(PyExc_IndexError, "Clock: own index outside the family");
+        return -1;
+    }
+    long long *last = PyMem_Calloc((size_t)f->n, sizeof(long long));
+    PyObject *index = PyLong_FromSsize_t(own);
+    PyObject *zero_serial = PyLong_FromLong(0);
+    PyObject *token = index && zero_serial ? PyTuple_Pack(3, zero_serial, f->zero, index) : NULL;
+    Py_XDECREF(zero_serial);
+    if (last == NULL || token == NULL) {
+        PyMem_Free(last);
+        Py_XDECREF(index);
+        Py_XDECREF(token);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
+    Py_INCREF(family);
+    Py_XSETREF(self->family, f);
+    self->own = own;
+    Py_XSETREF(self->own_index, index);
+    Py_INCREF(f->zero);
+    Py_XSETREF(self->counts, f->zero);
+    Py_XSETREF(self->token, token);
+    PyMem_Free(self->last);
+    self->last = last;
+    return 0;
+}
+
+static void Clock_dealloc(Clock *self) {
+    Py_XDECREF(self->family);
+    Py_XDECREF(self->own_index);
+    Py_XDECREF(self->counts);
+    Py_XDECREF(self->token);
+    PyMem_Free(self->last);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* counts becomes the clock's, under the family's next serial; a new reference to its token. */
+static PyObject *take(Clock *self, PyObject *counts) {
+    PyObject *serial = PyLong_FromLongLong(self->family->serial + 1);
+    if (serial == NULL) {
+        Py_DECREF(counts);
+        return NULL;
+    }
+    PyObject *token = PyTuple_New(3);
+    if (token == NULL) {
+        Py_DECREF(serial);
+        Py_DECREF(counts);
+        return NULL;
+    }
+    self->family->serial++;
+    Py_INCREF(counts);
+    Py_INCREF(self->own_index);
+    PyTuple_SET_ITEM(token, 0, serial);
+    PyTuple_SET_ITEM(token, 1, counts);
+    PyTuple_SET_ITEM(token, 2, self->own_index);
+    Py_SETREF(self->counts, counts);
+    Py_SETREF(self->token, token);
+    Py_INCREF(token);
+    return token;
+}
+
+static PyObject *Clock_tick(Clock *self, PyObject *unused) {
+    if (self->counts == NULL) {
+        PyErr_SetString(PyExc_ValueError, "Clock not initialised");
+        return NULL;
+    }
+    PyObject *counts = PyObject_CallMethodNoArgs(self->counts, str_copy);
+    Py_buffer view;
+    if (counts == NULL) return NULL;
+    if (int32_buffer(counts, &view, PyBUF_WRITABLE, self->family->n) < 0) {
+        Py_DECREF(counts);
+        return NULL;
+    }
+    int32_t *entry = (int32_t *)view.buf + self->own;
+    int overflow = *entry == INT32_MAX;
+    if (!overflow) *entry += 1;
+    PyBuffer_Release(&view);
+    if (overflow) {
+        Py_DECREF(counts);
+        PyErr_SetString(PyExc_OverflowError, "a local-event count beyond int32");
+        return NULL;
+    }
+    return take(self, counts);
+}
+
+static PyObject *Clock_merge(Clock *self, PyObject *token) {
+    if (self->counts == NULL) {
+        PyErr_SetString(PyExc_ValueError, "Clock not initialised");
+        return NULL;
+    }
+    if (!PyTuple_CheckExact(token) || PyTuple_GET_SIZE(token) != 3) {
+        PyErr_SetString(PyExc_TypeError, "merge: a token (serial, counts, sender) expected");
+        return NULL;
+    }
+    long long serial = PyLong_AsLongLong(PyTuple_GET_ITEM(token, 0));
+    if (serial == -1 && PyErr_Occurred()) return NULL;
+    if (serial == 0) return Py_NewRef(self->token);
+    Py_ssize_t sender = PyLong_AsSsize_t(PyTuple_GET_ITEM(token, 2));
+    if (sender == -1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t n = self->family->n;
+    if (sender < 0 || sender >= n) {
+        PyErr_SetString(PyExc_IndexError, "merge: a sender outside the family");
+        return NULL;
+    }
+    if (self->last[sender] == serial) return Py_NewRef(self->token);
+    self->last[sender] = serial;
+    Py_buffer a, b, c;
+    if (int32_buffer(self->counts, &a, 0, n) < 0) return NULL;
+    if (int32_buffer(PyTuple_GET_ITEM(token, 1), &b, 0, n) < 0) {
+        PyBuffer_Release(&a);
+        return NULL;
+    }
+    const int32_t *mine = (const int32_t *)a.buf, *theirs = (const int32_t *)b.buf;
+    Py_ssize_t first = first_news(mine, theirs, n);
+    PyObject *counts = NULL;
+    if (first < n) {
+        counts = PyObject_CallMethodNoArgs(self->counts, str_copy);
+        if (counts != NULL && int32_buffer(counts, &c, PyBUF_WRITABLE, n) < 0) Py_CLEAR(counts);
+        if (counts != NULL) {
+            raise_to((int32_t *)c.buf, theirs, first, n);  /* c: a copy of mine */
+            PyBuffer_Release(&c);
+        }
+    }
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&a);
+    if (first == n) return Py_NewRef(self->token);
+    if (counts == NULL) return NULL;
+    return take(self, counts);
+}
+
+static PyMethodDef Clock_methods[] = {
+    {"tick", (PyCFunction)Clock_tick, METH_NOARGS, "a local event: the own entry + 1; the new token"},
+    {"merge", (PyCFunction)Clock_merge, METH_O, "a receive: the maximum with the sender's token; the token"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef Clock_members[] = {
+    {"family", T_OBJECT, offsetof(Clock, family), READONLY, "the clock's family"},
+    {"own", T_PYSSIZET, offsetof(Clock, own), READONLY, "the clock's own index"},
+    {"counts", T_OBJECT, offsetof(Clock, counts), READONLY, "its counts, an array never written"},
+    {"token", T_OBJECT, offsetof(Clock, token), READONLY, "(serial, counts, own)"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject ClockType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "_mutexlab_merge.Clock",
+    .tp_basicsize = sizeof(Clock),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Clock_init,
+    .tp_dealloc = (destructor)Clock_dealloc,
+    .tp_methods = Clock_methods,
+    .tp_members = Clock_members,
+};
+
 static PyMethodDef methods[] = {
     {"merge", (PyCFunction)(void (*)(void))merge, METH_FASTCALL, "merge(mine, theirs, spare) -> bool"},
     {NULL, NULL, 0, NULL},
@@ -52,4 +316,15 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_mutexlab_merge", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__mutexlab_merge(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__mutexlab_merge(void) {
+    str_copy = PyUnicode_InternFromString("__copy__");
+    if (str_copy == NULL || PyType_Ready(&FamilyType) < 0 || PyType_Ready(&ClockType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    if (PyModule_AddObjectRef(m, "Family", (PyObject *)&FamilyType) < 0 ||
+        PyModule_AddObjectRef(m, "Clock", (PyObject *)&ClockType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
