@@ -6,13 +6,17 @@ custom I/O Loop object"): ``Loop`` is one with the methods of pika's public ``IO
 ``call_later``, ``remove_timeout``, ``add_callback``, ``start``, ``stop``, ``close`` and the
 ``READ``/``WRITE``/``ERROR`` flags), on the standard ``selectors``, with no thread of its own: it
 never runs between the caller's calls; ``turn(t)`` handles socket events, timers and callbacks for
-up to ``t`` seconds, and a callback ends the turn with ``wake()``.
+up to ``t`` seconds, and a callback ends the turn with ``wake()``. While a TCP socket's writer
+runs, the socket is corked (Linux's TCP_CORK, on a handle of the loop's own): pika writes a
+message as three frames, one ``send`` each, and they leave together; the cork is lifted when the
+writer returns, so nothing waits for the next turn.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import os
 import selectors
 import socket
 import threading
@@ -38,6 +42,7 @@ class Loop:
         self._timers: list[list] = []  # heap of [deadline, sequence, callback or None (removed)]
         self._sequence = itertools.count()
         self._callbacks: deque[Callable[[], None]] = deque()
+        self._corks: dict[int, socket.socket | None] = {}  # fd → a handle to cork it by (TCP only)
         self._thread = threading.get_ident()
         # another thread's add_callback (pika resolves host names on one) interrupts a wait here
         self._interrupt, self._interrupter = socket.socketpair()
@@ -54,6 +59,10 @@ class Loop:
             pass
 
     def close(self) -> None:
+        for cork in self._corks.values():
+            if cork is not None:
+                cork.close()  # a handle of its own (dup): the socket itself is pika's to close
+        self._corks.clear()
         self._selector.close()
         self._interrupt.close()
         self._interrupter.close()
@@ -77,6 +86,7 @@ class Loop:
     def add_handler(self, fd: int, handler: Callable[[int, int], None], events: int) -> None:
         self._handlers[fd] = handler
         self._selector.register(fd, events & (self.READ | self.WRITE))
+        self._corks[fd] = _cork_handle(fd)
 
     def update_handler(self, fd: int, events: int) -> None:
         self._selector.modify(fd, events & (self.READ | self.WRITE))
@@ -84,6 +94,9 @@ class Loop:
     def remove_handler(self, fd: int) -> None:
         del self._handlers[fd]
         self._selector.unregister(fd)
+        cork = self._corks.pop(fd, None)
+        if cork is not None:
+            cork.close()
 
     def once(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for socket events (less when a timer is due sooner),
@@ -94,8 +107,19 @@ class Loop:
             timeout = min(timeout, max(0.0, self._timers[0][0] - time.monotonic()))
         for key, events in self._selector.select(timeout):
             handler = self._handlers.get(key.fd)  # a handler before it may have removed this one
-            if handler is not None:
+            if handler is None:
+                continue
+            cork = self._corks.get(key.fd) if events & self.WRITE else None
+            if cork is None:
                 handler(key.fd, events)
+                continue
+            # the frames written in one go leave in full segments, not one segment per frame
+            cork.setsockopt(socket.IPPROTO_TCP, TCP_CORK, 1)
+            try:
+                handler(key.fd, events)
+            finally:
+                if cork.fileno() != -1:
+                    cork.setsockopt(socket.IPPROTO_TCP, TCP_CORK, 0)
         for _ in range(len(self._callbacks)):
             self._callbacks.popleft()()
         if self._timers:
@@ -124,3 +148,25 @@ class Loop:
 
     def stop(self) -> None:
         self._stopping = True
+
+
+TCP_CORK: int = getattr(socket, "TCP_CORK", 0)  # Linux; 0: no such option here
+
+
+def _cork_handle(fd: int) -> socket.socket | None:
+    """A second handle on a TCP socket ``fd``, to set TCP_CORK on it; None for anything else."""
+    if not TCP_CORK:
+        return None
+    try:
+        handle = socket.socket(fileno=os.dup(fd))  # family and type read from the descriptor
+    except OSError:
+        return None
+    if handle.type != socket.SOCK_STREAM or handle.family not in (socket.AF_INET, socket.AF_INET6):
+        handle.close()
+        return None
+    try:
+        handle.setsockopt(socket.IPPROTO_TCP, TCP_CORK, 0)
+    except OSError:
+        handle.close()
+        return None
+    return handle
