@@ -21,7 +21,7 @@ NONE = -1  # no request / no hops known
 class Tracker:
     """Requests, charges and hops of one model; ``step`` maps an augmented world forward.
 
-    The augmented part of a world, ``aux`` = (tags, procs, live, measuring, sent, served):
+    The augmented part of a world, ``aux`` = (tags, procs, live, measuring):
 
     * ``tags``: per link, per message in flight, ``(charge, hops)`` — the request it is charged
       to (a key, or NONE) and its hop counts (``()`` while no kind is measured, else
@@ -34,8 +34,10 @@ class Tracker:
       request nothing refers to can be charged no more: its figure is taken and it is dropped
       (``counts``: not given up);
     * ``measuring``: a bit per kind — an exit of that kind while someone waited for it, its
-      next entry not yet made; hop counts are kept only for the kinds measured;
-    * ``sent``, ``served``: messages sent and entries made so far (the run's average).
+      next entry not yet made; hop counts are kept only for the kinds measured.
+
+    The run's totals (messages sent, entries) are not here: ``search_metrics`` computes the
+    run's average bottom-up, as the bypass.
 
     A request's key is ``i + n·j`` for the smallest ``j`` its process does not use among the
     live ones: equal histories give equal keys whatever came before.
@@ -111,7 +113,7 @@ class Tracker:
         m = self.model
         tags = tuple(tuple((NONE, ()) for _ in m.seqs[world[m.n + k]]) for k in range(m.L))
         procs = tuple((NONE, NONE, NONE, ()) for _ in range(m.n))
-        return (tags, procs, (), 0, 0, 0)
+        return (tags, procs, (), 0)
 
     def awaits(self, world: tuple, q: int, i: int, mid: int) -> bool:
         m = self.model
@@ -123,7 +125,7 @@ class Tracker:
         """The augmented successor; ``seen(kind, what, value, i)`` records a figure reached."""
         m = self.model
         n = m.n
-        tags, procs, live, measuring, sent, served = aux
+        tags, procs, live, measuring = aux
         kind, x, y = label
         freed = NONE  # a key that may have lost its last reference
         if kind == LOCAL:
@@ -155,7 +157,7 @@ class Tracker:
                 procs = procs[:i] + (p,) + procs[i + 1 :]
             if freed != NONE and not _referenced(freed, procs, tags):
                 live = self._close(live, freed, seen)
-            return (tags, procs, live, measuring, sent, served)
+            return (tags, procs, live, measuring)
         p = list(p)
         procs_l = list(procs)
         live_l = list(live)
@@ -178,7 +180,6 @@ class Tracker:
             for kd, sign in self.moves(t.holds):
                 bit = 1 << kd
                 if sign > 0:
-                    served += 1
                     if p[1] != kd and self.states_wants(sid):
                         # an entry with no request open: a request served at once
                         cause = open_request(kd)
@@ -208,7 +209,6 @@ class Tracker:
         if w1 != NONE and w1 != w0 and p[1] != w1:
             cause = open_request(w1)
         if t.sends:
-            sent += len(t.sends)
             hops = p[3]
             tags_l = list(tags)
             link_to = m.link_to
@@ -228,7 +228,7 @@ class Tracker:
             live = self._close(live, freed, seen)
         if old_own not in (NONE, p[2], freed) and not _referenced(old_own, procs, tags):
             live = self._close(live, old_own, seen)
-        return (tags, procs, live, measuring, sent, served)
+        return (tags, procs, live, measuring)
 
     def _close(self, live: tuple, key: int, seen: Callable) -> tuple:
         """Nothing refers to request ``key`` any more: its charge is final."""
