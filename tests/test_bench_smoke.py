@@ -221,6 +221,19 @@ def test_documented_command_is_a_module():
     assert proc.returncode == 0 and "--quick" in proc.stdout and "--full" in proc.stdout
 
 
+def test_the_metrics_cost_bench_prints_what_metrics_adds_per_case(tmp_path, capsys):
+    # bench.metrics_cost, one small case beside itself: the ratio (check + figures) ÷ check, and
+    # the figures of both trees compared (the same tree: the same figures)
+    from bench import metrics_cost
+
+    out = tmp_path / "cost.json"
+    assert metrics_cost.main(["--case", "bees-2", "--base", str(ROOT), "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())
+    assert row["same_figures"] and row["new_metrics_states"] > row["new_check_states"] > 0
+    assert row["new_ratio"] == pytest.approx(1 + row["new_metrics_s"] / row["new_check_s"], rel=0.05)
+    assert "bees-2" in capsys.readouterr().out
+
+
 # -- over the broker -------------------------------------------------------------------------------
 @pytest.mark.broker
 @pytest.mark.slow

@@ -134,6 +134,38 @@ def test_a_wrongly_declared_reduction_moves_a_figure(monkeypatch):
     assert wrong.as_dict()["messages_per_entry"] == {"min": 4, "max": 6}
 
 
+def test_fingerprints_keep_every_figure_and_the_count_of_whole_worlds():
+    # the figures' search keeps 64-bit fingerprints of its worlds (as the check), or whole worlds
+    for algorithm, n, requests in (("lamport", 2, 2), ("raymond", 3, 1), ("ricart-agrawala", 2, 3)):
+        model = build_model(CheckConfig(algorithm, n, {"requests": requests}, partial_order=False))
+        whole, hashed = search_metrics(model, exact=True), search_metrics(model)
+        assert whole.states == hashed.states and whole.transitions == hashed.transitions
+        assert whole.as_dict()["resources"] == hashed.as_dict()["resources"]
+        assert hashed.as_dict()["fingerprints"] and not whole.as_dict()["fingerprints"]
+        assert 0 < hashed.collision_bound() < 1e-9 and whole.collision_bound() == 0
+
+
+def test_a_key_that_forgets_the_histories_moves_the_figures(monkeypatch):
+    # a broken store: the model's world alone as the key merges paths whose charges differ
+    from mutexlab.check import metrics
+
+    right = figures("raymond", 3, 1)
+    monkeypatch.setattr(metrics, "fingerprint", lambda v: hash(v[0]))
+    wrong = figures("raymond", 3, 1)
+    assert right["messages_per_entry"] == {"min": 0, "max": 5}
+    assert wrong["states"] < right["states"] and wrong["messages_per_entry"] == {"min": 0, "max": 4}
+
+
+def test_a_charge_that_ignores_who_awaits_a_message_moves_the_figures(monkeypatch):
+    # a broken charge: a deferred REPLY sent at an exit charged to the exit, not to the request
+    # it serves — Ricart–Agrawala's exact 2(N−1) per entry is lost
+    from mutexlab.check.charges import Tracker
+
+    assert figures("ricart-agrawala", 2, 3)["messages_per_entry"] == {"min": 2, "max": 2}
+    monkeypatch.setattr(Tracker, "awaits", lambda *_: False)
+    assert figures("ricart-agrawala", 2, 3)["messages_per_entry"] != {"min": 2, "max": 2}
+
+
 def test_the_checks_own_model_gives_the_same_figures_without_its_ample_sets():
     # the figures' search reuses the check's model (its transitions are computed) but takes every
     # step of every world, never the partial-order reduction's ample sets

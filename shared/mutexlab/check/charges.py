@@ -1,7 +1,9 @@
 """The augmented worlds of ``check --metrics`` (metrics.py): what a world carries besides the
 model's — each message's charge and hop counts, each process's open request, the requests
-something still refers to — and how a step moves it (``Tracker.step``). Invariant: two paths to
-the same augmented world have the same futures and the same figures ahead.
+something still refers to — and how a step moves it (``Tracker.step``). Invariants: two paths to
+the same augmented world have the same futures and the same figures ahead; an augmented world is
+ints and tuples only (no ``None``, whose hash is its address), so its fingerprint is the same in
+every run.
 """
 
 from __future__ import annotations
@@ -19,21 +21,23 @@ NONE = -1  # no request / no hops known
 class Tracker:
     """Requests, charges and hops of one model; ``step`` maps an augmented world forward.
 
-    The augmented part of a world, ``aux`` = (tags, procs, live, measuring, sent, served):
+    The augmented part of a world, ``aux`` = (tags, procs, live, measuring):
 
     * ``tags``: per link, per message in flight, ``(charge, hops)`` — the request it is charged
-      to (a key, or NONE) and its hop counts (``None`` while no kind is measured, else
+      to (a key, or NONE) and its hop counts (``()`` while no kind is measured, else
       ``(kind, longest, shortest)`` for each kind measured that a chain reaches);
     * ``procs``: per process ``(open, kind, own, hops)`` — its open request's key and kind
       (NONE when it waits for none), its latest request's key, its hop counts (as a message's).
       The bypass is not here: ``search_metrics`` computes it over the closed worlds;
     * ``live``: indexed by key, ``(kind, charge, counts)`` of every request something still
-      refers to (a process's latest request, a message in flight charged to it), else None; a
+      refers to (a process's latest request, a message in flight charged to it), else ``()``; a
       request nothing refers to can be charged no more: its figure is taken and it is dropped
       (``counts``: not given up);
     * ``measuring``: a bit per kind — an exit of that kind while someone waited for it, its
-      next entry not yet made; hop counts are kept only for the kinds measured;
-    * ``sent``, ``served``: messages sent and entries made so far (the run's average).
+      next entry not yet made; hop counts are kept only for the kinds measured.
+
+    The run's totals (messages sent, entries) are not here: ``search_metrics`` computes the
+    run's average bottom-up, as the bypass.
 
     A request's key is ``i + n·j`` for the smallest ``j`` its process does not use among the
     live ones: equal histories give equal keys whatever came before.
@@ -107,9 +111,9 @@ class Tracker:
     def initial(self, world: tuple) -> tuple:
         """The augmented initial world: the start's messages charged to nobody."""
         m = self.model
-        tags = tuple(tuple((NONE, None) for _ in m.seqs[world[m.n + k]]) for k in range(m.L))
-        procs = tuple((NONE, NONE, NONE, None) for _ in range(m.n))
-        return (tags, procs, (), 0, 0, 0)
+        tags = tuple(tuple((NONE, ()) for _ in m.seqs[world[m.n + k]]) for k in range(m.L))
+        procs = tuple((NONE, NONE, NONE, ()) for _ in range(m.n))
+        return (tags, procs, (), 0)
 
     def awaits(self, world: tuple, q: int, i: int, mid: int) -> bool:
         m = self.model
@@ -121,7 +125,7 @@ class Tracker:
         """The augmented successor; ``seen(kind, what, value, i)`` records a figure reached."""
         m = self.model
         n = m.n
-        tags, procs, live, measuring, sent, served = aux
+        tags, procs, live, measuring = aux
         kind, x, y = label
         freed = NONE  # a key that may have lost its last reference
         if kind == LOCAL:
@@ -137,7 +141,7 @@ class Tracker:
             (cause, mhops), tags = link[0], tags[:x] + (link[1:],) + tags[x + 1 :]
             p = procs[i]
             freed = cause
-            if mhops is not None:
+            if mhops:
                 p = p[:3] + (_merge(p[3], mhops),)
             noted = NONE
         wants = self._wants
@@ -153,7 +157,7 @@ class Tracker:
                 procs = procs[:i] + (p,) + procs[i + 1 :]
             if freed != NONE and not _referenced(freed, procs, tags):
                 live = self._close(live, freed, seen)
-            return (tags, procs, live, measuring, sent, served)
+            return (tags, procs, live, measuring)
         p = list(p)
         procs_l = list(procs)
         live_l = list(live)
@@ -161,11 +165,11 @@ class Tracker:
 
         def open_request(kd: int) -> int:
             j = 0
-            while i + n * j < len(live_l) and live_l[i + n * j] is not None:
+            while i + n * j < len(live_l) and live_l[i + n * j]:
                 j += 1
             key = i + n * j
             while len(live_l) <= key:
-                live_l.append(None)
+                live_l.append(())
             live_l[key] = (kd, 0, True)
             p[0], p[1], p[2] = key, kd, key
             return key
@@ -176,7 +180,6 @@ class Tracker:
             for kd, sign in self.moves(t.holds):
                 bit = 1 << kd
                 if sign > 0:
-                    served += 1
                     if p[1] != kd and self.states_wants(sid):
                         # an entry with no request open: a request served at once
                         cause = open_request(kd)
@@ -206,7 +209,6 @@ class Tracker:
         if w1 != NONE and w1 != w0 and p[1] != w1:
             cause = open_request(w1)
         if t.sends:
-            sent += len(t.sends)
             hops = p[3]
             tags_l = list(tags)
             link_to = m.link_to
@@ -226,15 +228,15 @@ class Tracker:
             live = self._close(live, freed, seen)
         if old_own not in (NONE, p[2], freed) and not _referenced(old_own, procs, tags):
             live = self._close(live, old_own, seen)
-        return (tags, procs, live, measuring, sent, served)
+        return (tags, procs, live, measuring)
 
     def _close(self, live: tuple, key: int, seen: Callable) -> tuple:
         """Nothing refers to request ``key`` any more: its charge is final."""
         kd, charge, counts = live[key]
         if counts:
             seen(kd, "charge", charge, key % self.model.n)
-        live = live[:key] + (None,) + live[key + 1 :]
-        while live and live[-1] is None:
+        live = live[:key] + ((),) + live[key + 1 :]
+        while live and not live[-1]:
             live = live[:-1]
         return live
 
@@ -242,7 +244,7 @@ class Tracker:
         """The end of a complete run: every request still live has its final charge."""
         n = self.model.n
         for key, entry in enumerate(aux[2]):
-            if entry is not None and entry[2]:
+            if entry and entry[2]:
                 seen(entry[0], "charge", entry[1], key % n)
 
 
@@ -257,7 +259,7 @@ def _referenced(key: int, procs, tags: tuple) -> bool:
     return False
 
 
-def _hops(hops: tuple | None, kd: int) -> tuple[int, int]:
+def _hops(hops: tuple, kd: int) -> tuple[int, int]:
     """(longest, shortest) chain of kind ``kd`` in a hop tuple, NONE when it has none."""
     for k, longest, shortest in hops or ():
         if k == kd:
@@ -265,7 +267,7 @@ def _hops(hops: tuple | None, kd: int) -> tuple[int, int]:
     return NONE, NONE
 
 
-def _merge(mine: tuple | None, carried: tuple) -> tuple:
+def _merge(mine: tuple, carried: tuple) -> tuple:
     """A process's hop counts after receiving a message carrying ``carried``: one hop more."""
     got = {k: (lo, sh) for k, lo, sh in mine or ()}
     for k, lo, sh in carried:
@@ -277,11 +279,10 @@ def _merge(mine: tuple | None, carried: tuple) -> tuple:
     return tuple((k, lo, sh) for k, (lo, sh) in sorted(got.items()))
 
 
-def _without(hops: tuple | None, kd: int) -> tuple | None:
+def _without(hops: tuple, kd: int) -> tuple:
     if not hops:
-        return None
-    kept = tuple(h for h in hops if h[0] != kd)
-    return kept or None
+        return ()
+    return tuple(h for h in hops if h[0] != kd)
 
 
 def _clear_all(procs: list, tags: tuple, kd: int) -> tuple[list, tuple]:

@@ -28,11 +28,14 @@ The figures depend on the path, so the search runs on *augmented* worlds (``Trac
 model's world with the charges and hops of the messages in flight, each process's open request
 and hops, the charges of the requests something still refers to, the kinds whose handover is
 being measured. Two paths to the same augmented world have the same futures and the same
-figures ahead, so the search stores each augmented world once and the figures stay exact. What
+figures ahead, so the search visits each augmented world once (kept as a 64-bit fingerprint
+with its figure ahead, as the check keeps its worlds; ``--exact``: whole) and the figures stay
+exact (up to the stated collision bound). What
 would only split worlds is left out: a request's charge is taken (and dropped) as soon as
 nothing in flight or in a process refers to it, hop counts are kept only while a handover is
-measured, and the bypass is not carried at all — the search computes, bottom-up over the
-(acyclic) graph, the most entries by others each open request can still see.
+measured, and neither the bypass nor the run's totals are carried at all — the search
+computes, bottom-up over the (acyclic) graph, the most entries by others each open request can
+still see, and the fewest and most messages a complete run still sends per count of entries.
 
 Reductions: the per-world ones a protocol declares (canonical snapshots, clock-offset
 normalisation, retired clocks) merge only worlds with the same future — the same steps, sends,
@@ -100,6 +103,11 @@ class MetricsResult:
     defined: bool = True  # False: the protocol states no requests
     runs: int = 0  # complete runs (final worlds reached, counted once per augmented world)
     reductions: list[str] = field(default_factory=list)  # those the search ran with
+    exact: bool = False  # whole augmented worlds stored, else 64-bit fingerprints
+
+    def collision_bound(self) -> float:
+        """A bound on the probability that two of the stored worlds' fingerprints collided."""
+        return 0.0 if self.exact else self.states**2 / 2**65
 
     def as_dict(self) -> dict:
         out: dict = {
@@ -109,6 +117,8 @@ class MetricsResult:
             "transitions": self.transitions,
             "seconds": round(self.seconds, 3),
             "reductions": self.reductions,
+            "fingerprints": not self.exact,
+            "collision_bound": float(f"{self.collision_bound():.1g}"),
         }
         if not self.complete:
             return out  # no figure is proven
@@ -127,6 +137,7 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
 
+fingerprint = hash  # of an augmented world: ints and tuples only, the same in every run (charges.py)
 NEG = -(1 << 40)  # no bypass figure ahead on any path (the request is given up on all of them)
 
 
@@ -135,6 +146,7 @@ def search_metrics(
     max_states: int | None = None,
     max_memory: float | None = None,
     progress: Callable | None = None,
+    exact: bool = False,
 ) -> MetricsResult:
     """Every reachable augmented world, depth-first; the figures with a run reaching each.
     ``model`` may be the check's own (its transitions are computed already): its per-world
@@ -144,9 +156,15 @@ def search_metrics(
     world is closed (all its successors searched), the search knows for each process with a
     request open the most entries by others it can still see before its entry, the maximum
     over its successors (a graph of bounded runs has no cycle: every successor is closed
-    first); the bypass of a request is that figure of the world its request step leads to."""
+    first); the bypass of a request is that figure of the world its request step leads to.
+    The run's average is not carried either (the run's totals would split worlds too): each
+    closed world knows, per count of entries still ahead on a complete run, the fewest and most
+    messages sent on the way (``_fold``); the root's give every complete run's average.
+
+    Worlds are kept as 64-bit fingerprints (``hash`` of the int tuples, as the check's search),
+    each with its figure ahead (interned: few distinct ones); ``exact`` keeps them whole."""
     # every step of every world: never the model's partial-order reduction (its ample sets)
-    out = MetricsResult(reductions=[r for r in model.reductions if r != POR])
+    out = MetricsResult(reductions=[r for r in model.reductions if r != POR], exact=exact)
     t0 = time.perf_counter()
     base = rss_mb()
     tracker = Tracker(model)
@@ -156,9 +174,14 @@ def search_metrics(
     n = model.n
     root = (world, tracker.initial(world))
     # a frame: [augmented world, labels, next position, label that led here, the most entries by
-    # others ahead per process, (stepping process, kinds entered) of the step that led here]
-    frames: list = [[root, model.steps(world), 0, None, [NEG] * n, None]]
-    known: dict = {root: None}  # augmented world → None while on the stack, its bypass ahead once closed
+    # others ahead per process, (stepping process, kinds entered) of the step that led here, key,
+    # entries ahead → [fewest, most] messages ahead on complete runs, (sent, entries) of the step]
+    keyof = (lambda v: v) if exact else fingerprint
+    frames: list = [[root, model.steps(world), 0, None, [NEG] * n, None, keyof(root), {}, (0, 0)]]
+    # key of an augmented world → None while on the stack, once closed (its bypass ahead, its
+    # ((entries ahead, fewest, most messages ahead), ...))
+    known: dict = {frames[0][6]: None}
+    interned: dict = {}  # the distinct figures ahead, each kept once
     out.states = 1
     kinds = tracker.kinds
     names = model.names
@@ -166,7 +189,8 @@ def search_metrics(
     link_to = model.link_to
 
     def figures(kd: int) -> Figures:
-        return out.figures.setdefault(kinds[kd], Figures())
+        got = out.figures.get(kinds[kd])
+        return got if got is not None else out.figures.setdefault(kinds[kd], Figures())
 
     def record(kd: int, what: str, value: int, i: int) -> None:
         f = figures(kd)
@@ -212,7 +236,8 @@ def search_metrics(
             f = figures(mine[1])
             if f.bypass_max is None or ahead[i] > f.bypass_max.value:
                 prefix = [fr[3] for fr in frames[1:] if fr[3] is not None] + [label]
-                f.bypass_max = Extreme(ahead[i], prefix + _bypassing(tracker, known, v, i), names[pids[i]])
+                walk = _bypassing(tracker, lambda state: known[keyof(state)], v, i)
+                f.bypass_max = Extreme(ahead[i], prefix + walk, names[pids[i]])
 
     current: tuple | None = None
     step, steps, tstep, moves = model.step, model.steps, tracker.step, tracker.moves
@@ -225,10 +250,15 @@ def search_metrics(
         labels, pos = frame[1], frame[2]
         if pos >= len(labels):
             frames.pop()
-            ahead = known[frame[0]] = tuple(frame[4])
-            if frames and frame[5] is not None:
-                current = frame[3]
-                combine(frames[-1], frame[3], frame[5], frame[0], ahead)
+            closed = (tuple(frame[4]), tuple(sorted((e, lo, hi) for e, (lo, hi) in frame[7].items())))
+            closed = known[frame[6]] = interned.setdefault(closed, closed)
+            if frames:
+                _fold(frames[-1][7], frame[8], closed[1])
+                if frame[5] is not None:
+                    current = frame[3]
+                    combine(frames[-1], frame[3], frame[5], frame[0], closed[0])
+            elif out.stopped is None:
+                _averages(out, closed[1], kinds)
             continue
         frame[2] = pos + 1
         state = frame[0]
@@ -267,16 +297,20 @@ def search_metrics(
         naux = tstep(world, aux, current, nxt, t, record)
         v = (nxt, naux)
         i = current[1] if current[0] == LOCAL else link_to[current[1]]
+        entered = [kd for kd, sign in moves(t.holds) if sign > 0] if t.holds else []
         relevant = naux[1][i][0] != aux[1][i][0] or any(o[0] != NONE for o in aux[1])
-        edge = (i, [kd for kd, sign in moves(t.holds) if sign > 0] if t.holds else []) if relevant else None
-        got = known.get(v, known)
+        edge = (i, entered) if relevant else None
+        counts = (len(t.sends), len(entered))
+        key = keyof(v)
+        got = known.get(key, known)
         if got is not known:
             if got is None:
                 raise ValueError("--metrics: a run can return to a world it passed (a cycle): runs must end")
+            _fold(frame[7], counts, got[1])
             if edge is not None:
-                combine(frame, current, edge, v, got)
+                combine(frame, current, edge, v, got[0])
             continue
-        known[v] = None
+        known[key] = None
         out.states += 1
         if max_states is not None and out.states >= max_states:
             out.stopped = f"state limit {max_states:,} reached"
@@ -288,25 +322,27 @@ def search_metrics(
             if progress is not None:
                 progress(out.states, out.transitions, time.perf_counter() - t0)
         labels = steps(nxt)
+        runs_ahead: dict = {}  # none: a world where nothing can move before all are finished
         if not labels and model.all_finished(nxt):
             tracker.final(naux, record)
-            _average(out, naux, kinds)
-        frames.append([v, labels, 0, current, [NEG] * n, edge])
+            out.runs += 1
+            runs_ahead[0] = [0, 0]  # a complete run ends here
+        frames.append([v, labels, 0, current, [NEG] * n, edge, key, runs_ahead, counts])
     out.seconds = time.perf_counter() - t0
     out.complete = out.stopped is None
     out.defined = bool(out.figures)  # a request was made somewhere
     return out
 
 
-def _bypassing(tracker: Tracker, known: dict, v: tuple, i: int) -> list:
+def _bypassing(tracker: Tracker, ahead_of: Callable, v: tuple, i: int) -> list:
     """From the closed world ``v``, the steps to process ``i``'s entry that meet the most entries
-    by others on the way (the figure ``known[v][i]``)."""
+    by others on the way (the figure ``ahead_of(v)[0][i]``)."""
     model = tracker.model
     out: list = []
     state = v
     while True:
         world, aux = state
-        want = known[state][i]
+        want = ahead_of(state)[0][i]
         mine = aux[1][i]
         for label in model.steps(world):
             nxt, t, _ = model.step(world, label)
@@ -320,9 +356,9 @@ def _bypassing(tracker: Tracker, known: dict, v: tuple, i: int) -> list:
                     if mine[1] in entered and want == 0:
                         return out + [label]
                     continue
-                ahead = known[(nxt, nxt_aux)][i]
+                ahead = ahead_of((nxt, nxt_aux))[0][i]
             else:
-                ahead = known[(nxt, nxt_aux)][i] + entered.count(mine[1])
+                ahead = ahead_of((nxt, nxt_aux))[0][i] + entered.count(mine[1])
             if ahead == want:
                 out.append(label)
                 state = (nxt, nxt_aux)
@@ -331,13 +367,30 @@ def _bypassing(tracker: Tracker, known: dict, v: tuple, i: int) -> list:
             raise AssertionError("no step reaches the bypass figure found")
 
 
-def _average(out: MetricsResult, aux: tuple, kinds: list[str]) -> None:
-    """A complete run: every message it sent over its entries (one kind of resource only)."""
-    out.runs += 1
-    sent, served = aux[4], aux[5]
-    if len(kinds) != 1 or not served:
+def _fold(acc: dict, counts: tuple, ahead: tuple) -> None:
+    """A step sending ``counts[0]`` messages and making ``counts[1]`` entries, into a world with
+    ``ahead`` = ((entries ahead, fewest, most messages ahead), ...): ``acc`` the same seen from
+    before the step."""
+    sent, entries = counts
+    for e, lo, hi in ahead:
+        e += entries
+        got = acc.get(e)
+        if got is None:
+            acc[e] = [lo + sent, hi + sent]
+        else:
+            if lo + sent < got[0]:
+                got[0] = lo + sent
+            if hi + sent > got[1]:
+                got[1] = hi + sent
+
+
+def _averages(out: MetricsResult, runs: tuple, kinds: list[str]) -> None:
+    """Every complete run's messages ÷ its entries, fewest and most (one kind of resource only):
+    ``runs`` the root's ((entries, fewest, most messages), ...)."""
+    if len(kinds) != 1:
         return
-    average = sent / served
-    f = out.figures.setdefault(kinds[0], Figures())
-    f.average_min = average if f.average_min is None else min(f.average_min, average)
-    f.average_max = average if f.average_max is None else max(f.average_max, average)
+    for e, lo, hi in runs:
+        if e:
+            f = out.figures.setdefault(kinds[0], Figures())
+            f.average_min = lo / e if f.average_min is None else min(f.average_min, lo / e)
+            f.average_max = hi / e if f.average_max is None else max(f.average_max, hi / e)

@@ -57,7 +57,7 @@ def run_metrics(args, config: CheckConfig, result, progress=None, model=None) ->
     if model is None:
         model = build_model(replace(config, partial_order=False))
     try:
-        found = search_metrics(model, config.max_states, config.max_memory_mb, progress)
+        found = search_metrics(model, config.max_states, config.max_memory_mb, progress, config.exact)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     out = found.as_dict()
