@@ -40,6 +40,7 @@ from mutexlab.protocols.registry import make_setup
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import Recorder, TraceWriter
 from mutexlab.transport.monitor import Monitor, Outcome
+from mutexlab.transport.outcome import deciding
 from mutexlab.transport.settings import MonitorSettings
 
 # --- the reference: the budgeted clique search the audit used before, copied verbatim -------------
@@ -385,6 +386,7 @@ def test_a_trace_the_audit_cannot_check_gets_no_verdict(tmp_path, capsys):
         out=out,
     )
     monitor.trace.events[:] = events
-    assert monitor._report(Outcome("bodiless", "elves", 3, complete=True)) == 3  # noqa: SLF001 - the monitor's report step alone
+    outcome = Outcome("bodiless", "elves", 3, complete=True)
+    assert monitor._report(outcome, deciding(outcome, events)) == 3  # noqa: SLF001 - the monitor's report step alone
     assert "no verdict, the trace cannot be audited" in out.getvalue()
     assert "VIOLATION" not in out.getvalue() and "SAFE" not in out.getvalue()
