@@ -275,3 +275,23 @@ def test_a_state_limit_leaves_the_figures_unproven(tmp_path, cli):
     assert out.returncode == 3, out.stderr
     m = json.loads(out.stdout)["metrics"]
     assert not m["complete"] and "state limit" in m["stopped"] and "messages_per_entry" not in m
+
+
+def test_the_visited_tables_next_doubling_is_foreseen(monkeypatch):
+    """The figures' search looks at its memory every CHECK_EVERY worlds; the visited dict's next
+    reallocation (a whole table at once) counts before it happens, not after the limit is passed."""
+    from mutexlab.check import metrics
+
+    grown: dict = {}
+    foreseen = []
+    for i in range(200_000):
+        grown[i] = None
+        foreseen.append(metrics._doubling_mb(grown))  # noqa: SLF001 - the rule under test
+    # just after a reallocation nothing is foreseen; within CHECK_EVERY of the next, its size is
+    assert any(mb > 1.0 for mb in foreseen) and foreseen.count(0.0) > len(foreseen) // 2
+    # and the search stops on it: a table foreseen past the limit ends it as a memory limit
+    model = build_model(CheckConfig("lamport", 2, {"requests": 3}, partial_order=False))
+    whole = search_metrics(model, max_memory=10_000)
+    assert whole.stopped is None and whole.states > metrics.CHECK_EVERY
+    monkeypatch.setattr(metrics, "_doubling_mb", lambda known: 1e9)  # a table too big to come
+    assert search_metrics(model, max_memory=10_000).stopped == "memory limit 10000 MB reached"

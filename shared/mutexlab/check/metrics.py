@@ -47,16 +47,25 @@ and the figures depend on the interleaving: it is off.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .budget import growth
 from .charges import NONE, Tracker
 from .model import LOCAL, Model
 from .por import NAME as POR
 from .result import rss_mb
 
 CHECK_EVERY = 4096
+
+
+def _doubling_mb(known: dict) -> float:
+    """The MB ``known`` takes at once when it reallocates before the next look (every
+    ``CHECK_EVERY`` worlds): foreseen, so a limit is not passed by a whole table's size."""
+    left, after = growth(known)
+    return (after - sys.getsizeof(known)) / 2**20 if left <= CHECK_EVERY else 0.0
 
 
 @dataclass
@@ -316,7 +325,7 @@ def search_metrics(
             out.stopped = f"state limit {max_states:,} reached"
             break
         if out.states % CHECK_EVERY == 0:
-            if max_memory is not None and rss_mb() - base > max_memory:
+            if max_memory is not None and rss_mb() - base + _doubling_mb(known) > max_memory:
                 out.stopped = f"memory limit {max_memory:g} MB reached"
                 break
             if progress is not None:
