@@ -1,12 +1,17 @@
 """The bus's own I/O loop corks a TCP socket while its writer runs (``bus/loop.py``): the frames
-pika writes in one go leave together, and none is held back once the writer returns."""
+pika writes in one go leave together, and the cork is lifted when the writer returns or removes
+its own handler."""
 
 from __future__ import annotations
 
+import os
 import socket
-import time
+
+import pytest
 
 from mutexlab.bus import loop as bus_loop
+
+pytestmark = pytest.mark.skipif(not bus_loop.TCP_CORK, reason="TCP_CORK is Linux's")
 
 
 def _pair() -> tuple[socket.socket, socket.socket]:
@@ -18,85 +23,88 @@ def _pair() -> tuple[socket.socket, socket.socket]:
     return client, accepted
 
 
-def _write_frames_once(loop: bus_loop.Loop, client: socket.socket, frames: list[bytes]) -> None:
-    sent: list[bytes] = []
+def _corked(sock: socket.socket) -> int:
+    return sock.getsockopt(socket.IPPROTO_TCP, bus_loop.TCP_CORK)
 
-    def writer(_fd: int, events: int) -> None:
-        if events & loop.WRITE and not sent:
+
+def _write_once(frames: list[bytes], remove_itself: bool = False) -> tuple[list[int], int, bytes]:
+    """One turn of a loop whose writer sends ``frames``: the cork seen while it wrote, after the
+    turn, and the bytes the peer got."""
+    loop = bus_loop.Loop()
+    client, peer = _pair()
+    seen: list[int] = []
+
+    def writer(fd: int, events: int) -> None:
+        if events & loop.WRITE and not seen:
+            seen.append(_corked(client))
             for frame in frames:
                 client.send(frame)
-                sent.append(frame)
-            loop.update_handler(client.fileno(), loop.READ)
+            if remove_itself:
+                loop.remove_handler(fd)
+            else:
+                loop.update_handler(fd, loop.READ)
 
-    loop.add_handler(client.fileno(), writer, loop.READ | loop.WRITE)
-    loop.once(1.0)
-    assert sent == frames
-
-
-def _read_all(peer: socket.socket, size: int, within: float) -> bytes:
-    peer.settimeout(within)
-    got = b""
-    while len(got) < size:
-        got += peer.recv(size - len(got))
-    return got
-
-
-def test_frames_written_in_one_go_arrive_whole_and_at_once():
-    loop = bus_loop.Loop()
-    client, peer = _pair()
     try:
-        frames = [bytes([i]) * (7 + i) for i in range(3)]
-        _write_frames_once(loop, client, frames)
-        began = time.monotonic()
-        assert _read_all(peer, sum(map(len, frames)), within=2.0) == b"".join(frames)
-        # a cork left on would hold them up to the kernel's 200 ms
-        assert time.monotonic() - began < 0.15
-        assert client.getsockopt(socket.IPPROTO_TCP, bus_loop.TCP_CORK) == 0
+        loop.add_handler(client.fileno(), writer, loop.READ | loop.WRITE)
+        loop.once(1.0)
+        after = _corked(client)
+        peer.settimeout(2.0)
+        got = b""
+        while len(got) < sum(map(len, frames)):
+            got += peer.recv(4096)
+        if not remove_itself:
+            loop.remove_handler(client.fileno())
+        return seen, after, got
     finally:
-        loop.remove_handler(client.fileno())
         loop.close()
         client.close()
         peer.close()
 
 
-def test_a_cork_left_on_is_seen(monkeypatch):
-    """The broken variant: the loop sets the cork and never lifts it; the frames are held back by
-    the kernel, which the timing check of the test above catches."""
-    loop = bus_loop.Loop()
-    client, peer = _pair()
-    try:
-        monkeypatch.setattr(bus_loop.socket.socket, "setsockopt", _only_cork_on(bus_loop.TCP_CORK))
-        _write_frames_once(loop, client, [b"x" * 9])
-        began = time.monotonic()
-        assert _read_all(peer, 9, within=2.0) == b"x" * 9
-        assert time.monotonic() - began >= 0.15
-    finally:
-        monkeypatch.undo()
-        loop.remove_handler(client.fileno())
-        loop.close()
-        client.close()
-        peer.close()
+FRAMES = [bytes([i]) * (7 + i) for i in range(3)]
 
 
-def _only_cork_on(cork: int):
+def test_the_socket_is_corked_while_its_writer_runs_and_lifted_after():
+    seen, after, got = _write_once(FRAMES)
+    assert seen == [1] and after == 0 and got == b"".join(FRAMES)
+
+
+def test_a_writer_that_removes_its_own_handler_leaves_no_cork():
+    seen, after, got = _write_once(FRAMES, remove_itself=True)
+    assert seen == [1] and after == 0 and got == b"".join(FRAMES)
+
+
+def test_a_cork_never_lifted_is_caught(monkeypatch):
+    """The broken variant: the loop sets the cork and never lifts it."""
     real = socket.socket.setsockopt
 
-    def setsockopt(self, level, option, value, *rest):
-        if option == cork and value == 0:
-            return None  # the cork is never lifted
+    def never_lifted(self, level, option, value, *rest):
+        if option == bus_loop.TCP_CORK and value == 0:
+            return None
         return real(self, level, option, value, *rest)
 
-    return setsockopt
+    monkeypatch.setattr(bus_loop.socket.socket, "setsockopt", never_lifted)
+    seen, after, _ = _write_once(FRAMES)
+    assert seen == [1] and after == 1
 
 
-def test_sockets_that_are_not_tcp_are_left_alone():
-    loop = bus_loop.Loop()
+def test_a_loop_without_the_cork_is_caught(monkeypatch):
+    """The other broken variant: no cork at all (the frames leave one segment each)."""
+    monkeypatch.setattr(bus_loop, "_cork_handle", lambda fd: None)
+    seen, after, _ = _write_once(FRAMES)
+    assert seen == [0] and after == 0
+
+
+def test_only_tcp_sockets_are_corked_and_no_descriptor_is_left():
     a, b = socket.socketpair()
+    r, w = os.pipe()
     try:
-        loop.add_handler(a.fileno(), lambda _fd, _events: None, loop.READ)
+        before = len(os.listdir("/proc/self/fd"))
         assert bus_loop._cork_handle(a.fileno()) is None  # noqa: SLF001 - the rule under test
+        assert bus_loop._cork_handle(r) is None  # noqa: SLF001
+        assert len(os.listdir("/proc/self/fd")) == before
     finally:
-        loop.remove_handler(a.fileno())
-        loop.close()
+        for fd in (r, w):
+            os.close(fd)
         a.close()
         b.close()

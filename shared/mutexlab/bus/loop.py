@@ -60,8 +60,7 @@ class Loop:
 
     def close(self) -> None:
         for cork in self._corks.values():
-            if cork is not None:
-                cork.close()  # a handle of its own (dup): the socket itself is pika's to close
+            _release(cork)
         self._corks.clear()
         self._selector.close()
         self._interrupt.close()
@@ -94,9 +93,7 @@ class Loop:
     def remove_handler(self, fd: int) -> None:
         del self._handlers[fd]
         self._selector.unregister(fd)
-        cork = self._corks.pop(fd, None)
-        if cork is not None:
-            cork.close()
+        _release(self._corks.pop(fd, None))
 
     def once(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for socket events (less when a timer is due sooner),
@@ -157,9 +154,11 @@ def _cork_handle(fd: int) -> socket.socket | None:
     """A second handle on a TCP socket ``fd``, to set TCP_CORK on it; None for anything else."""
     if not TCP_CORK:
         return None
+    copy = os.dup(fd)
     try:
-        handle = socket.socket(fileno=os.dup(fd))  # family and type read from the descriptor
-    except OSError:
+        handle = socket.socket(fileno=copy)  # family and type read from the descriptor
+    except OSError:  # not a socket
+        os.close(copy)
         return None
     if handle.type != socket.SOCK_STREAM or handle.family not in (socket.AF_INET, socket.AF_INET6):
         handle.close()
@@ -170,3 +169,16 @@ def _cork_handle(fd: int) -> socket.socket | None:
         handle.close()
         return None
     return handle
+
+
+def _release(cork: socket.socket | None) -> None:
+    """Close a cork handle, the cork lifted first: a writer that removes its own handler (pika's
+    connector, once connected) must not leave the socket corked. The handle is a dup: the socket
+    itself is pika's to close."""
+    if cork is None:
+        return
+    try:  # noqa: SIM105 - a socket already shut down has nothing left to send
+        cork.setsockopt(socket.IPPROTO_TCP, TCP_CORK, 0)
+    except OSError:
+        pass
+    cork.close()
