@@ -183,3 +183,19 @@ def test_a_broken_build_is_caught(name, tmp_path, monkeypatch):
     runs = [c for c in caught if c != "pairs"]
     assert runs, f"no audited run caught the broken build ({name}); caught by {caught}"
     assert name not in KERNEL or "pairs" in caught, f"the pairs missed the broken merge ({name})"
+
+
+def test_a_refused_token_is_read_again_when_it_comes_back():
+    """A token whose counts do not fit is refused; its serial is not remembered as read, so the
+    same token with fitting counts still merges (a serial is kept only once the token was read)."""
+    module = fastclock.compiled()
+    assert module is not None
+    from array import array
+
+    family = module.Family(array("i", [0, 0, 0]))
+    mine = module.Clock(family, 0)
+    serial = family.next_serial()
+    with pytest.raises(ValueError):
+        mine.merge((serial, array("i", [0, 5]), 1))  # two entries for a family of three
+    merged = mine.merge((serial, array("i", [0, 5, 0]), 1))
+    assert list(merged[1]) == [0, 5, 0]

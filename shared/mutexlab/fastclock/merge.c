@@ -259,7 +259,6 @@ static PyObject *Clock_merge(Clock *self, PyObject *token) {
         return NULL;
     }
     if (self->last[sender] == serial) return Py_NewRef(self->token);
-    self->last[sender] = serial;
     Py_buffer a, b, c;
     if (int32_buffer(self->counts, &a, 0, n) < 0) return NULL;
     if (int32_buffer(PyTuple_GET_ITEM(token, 1), &b, 0, n) < 0) {
@@ -279,9 +278,15 @@ static PyObject *Clock_merge(Clock *self, PyObject *token) {
     }
     PyBuffer_Release(&b);
     PyBuffer_Release(&a);
-    if (first == n) return Py_NewRef(self->token);
+    /* the serial is remembered only once the token was read: a refused one is read again */
+    if (first == n) {
+        self->last[sender] = serial;
+        return Py_NewRef(self->token);
+    }
     if (counts == NULL) return NULL;
-    return take(self, counts);
+    PyObject *merged = take(self, counts);
+    if (merged != NULL) self->last[sender] = serial;
+    return merged;
 }
 
 static PyMethodDef Clock_methods[] = {
