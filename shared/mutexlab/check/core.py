@@ -32,7 +32,9 @@ from .core_reduce import Reducer, ReduceTables, reducible
 from .result import CheckFinding
 
 # The compiled core's calling convention; _core.c states the same number. A build of an older
-# source (a `git pull` without `pip install -e .`) says another, or none, and is not used.
+# source (a `git pull` without `pip install -e .`) says another, or none, and is not used. Bump
+# both with any change to what Core's constructor or methods take or return (_core.c,
+# _core_reduce.h): a change inside the search that keeps them is held by test_check_core instead.
 INTERFACE = 2
 
 CCore: Any = None
