@@ -30,6 +30,11 @@ PREFIX=${SWARM_CHECK_PREFIX:-mutexlab-check}
 RUN_TIMEOUT=${SWARM_CHECK_TIMEOUT:-300}   # seconds for the monitor's task to end, broker start included
 
 die() { echo "swarm-check: $*" >&2; exit 2; }
+# a misspelt name would otherwise run nothing and pass
+[ -n "${RUNS// /}" ] || die "SWARM_CHECK_RUNS names no run (bees elves classic)"
+for run in $RUNS; do
+  case $run in bees | elves | classic) ;; *) die "SWARM_CHECK_RUNS: no run named '$run' (bees elves classic)" ;; esac
+done
 docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info); start one first"
 [ -f deploy/swarm/broker.yml ] || die "run from a mutexlab checkout"
 

@@ -148,3 +148,17 @@ def test_the_check_catches_planted_breakage():
         plant(broken)
         found = problems(broken, "elves")
         assert any(said in p for p in found), (what, found)
+
+
+@pytest.mark.parametrize("runs", ["bee", "bees elfs", " "])
+def test_a_run_list_naming_no_known_run_is_refused(runs):
+    """CI names the runs (CI_SWARM_RUNS): a misspelt name must not run nothing and pass."""
+    done = subprocess.run(
+        ["bash", "scripts/swarm-check.sh"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SWARM_CHECK_RUNS": runs},
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "SWARM_CHECK_RUNS" in done.stderr, done.stderr
