@@ -319,12 +319,22 @@ def test_an_interrupted_test_leaves_nothing_running(tmp_path, signal_name):
     program = tmp_path / "silent.py"
     program.write_text(TEMPLATE.format(pids=str(pids), action=MISBEHAVING["silent"]))
     command = [sys.executable, "-m", "mutexlab", "test", "mutex", "--node", f"{sys.executable} {program}"]
-    proc = subprocess.Popen(command + ["--timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}  # a hang shows where: SIGABRT prints the stacks
+    proc = subprocess.Popen(
+        command + ["--timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 4):
         time.sleep(0.05)  # three nodes and the silent one's child
     proc.send_signal(getattr(signal, signal_name))
-    out, err = proc.communicate(timeout=30)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        _, stacks = proc.communicate(timeout=30)
+        pytest.fail(
+            f"still running 30 s after {signal_name}; its threads:\n{stacks.decode(errors='replace')}"
+        )
     assert proc.returncode == 130 and b"interrupted" in err and b"Traceback" not in err, err
     started = [int(p) for p in pids.read_text().split()]
     deadline = time.monotonic() + 5
