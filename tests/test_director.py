@@ -320,8 +320,14 @@ def test_an_interrupted_test_leaves_nothing_running(tmp_path, signal_name):
     program.write_text(TEMPLATE.format(pids=str(pids), action=MISBEHAVING["silent"]))
     command = [sys.executable, "-m", "mutexlab", "test", "mutex", "--node", f"{sys.executable} {program}"]
     env = {**os.environ, "PYTHONFAULTHANDLER": "1"}  # a hang shows where: SIGABRT prints the stacks
+    # SIGINT as a terminal gives it: a test run started in the background (`cmd &`, nohup, CI
+    # runners) ignores SIGINT, and a child inherits that, so the signal would never reach it
     proc = subprocess.Popen(
-        command + ["--timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        command + ["--timeout", "60"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - a single-threaded start
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 4):
