@@ -211,10 +211,11 @@ def test_the_core_serves_only_searches_whose_steps_it_remembers():
     assert bare.por.closures_used() and not core.eligible(Search(bare))
 
 
-def test_without_the_compiled_core_check_runs_on_the_twin():
-    """A build without a C compiler has no ``_core``: the package imports and checks all the same."""
+def check_in_a_child(build: str) -> subprocess.CompletedProcess:
+    """RA 3 x 1 checked in a fresh interpreter whose ``mutexlab.check._core`` is ``build`` (an
+    expression: None for no build); it prints the core used, the verdict, states, transitions."""
     code = (
-        "import sys; sys.modules['mutexlab.check._core'] = None\n"
+        f"import sys, types; sys.modules['mutexlab.check._core'] = {build}\n"
         "from mutexlab.check import core\n"
         "from mutexlab.check.engine import CheckConfig, run_check\n"
         "result, _ = run_check(CheckConfig('ricart-agrawala', 3, {'requests': 1}, reductions=False))\n"
@@ -222,21 +223,19 @@ def test_without_the_compiled_core_check_runs_on_the_twin():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_without_the_compiled_core_check_runs_on_the_twin():
+    """A build without a C compiler has no ``_core``: the package imports and checks all the same."""
+    done = check_in_a_child("None")
     assert done.stdout.split() == ["None", "python", "pass", "13474", "25492"]
 
 
 def test_a_compiled_core_older_than_its_source_is_not_used():
     """A `git pull` without `pip install -e .` leaves a build of an older ``_core.c``: its calling
     convention (``INTERFACE``) differs, so the twin runs, with a warning saying how to rebuild."""
-    code = (
-        "import sys, types; old = types.ModuleType('mutexlab.check._core'); old.Core = object\n"
-        "old.__file__ = 'old.so'; sys.modules['mutexlab.check._core'] = old\n"
-        "from mutexlab.check import core\n"
-        "from mutexlab.check.engine import CheckConfig, run_check\n"
-        "result, _ = run_check(CheckConfig('ricart-agrawala', 3, {'requests': 1}, reductions=False))\n"
-        "print(core.CCore, core.core_name(), result.verdict, result.states)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["None", "python", "pass", "13474"]
+    old = "types.SimpleNamespace(Core=object, __file__='old.so')"  # no INTERFACE
+    done = check_in_a_child(old)
+    assert done.stdout.split() == ["None", "python", "pass", "13474", "25492"]
     assert "older than its source" in done.stderr and "pip install -e ." in done.stderr
