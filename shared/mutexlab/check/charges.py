@@ -32,7 +32,8 @@ class Tracker:
     * ``live``: indexed by key, ``(kind, charge, counts)`` of every request something still
       refers to (a process's latest request, a message in flight charged to it), else ``()``; a
       request nothing refers to can be charged no more: its figure is taken and it is dropped
-      (``counts``: not given up);
+      (``counts``: not given up). Without ``carry`` the charge stays 0 (it would split worlds by
+      every count): ``search_metrics`` computes it bottom-up from ``charged`` and ``closed``;
     * ``measuring``: a bit per kind — an exit of that kind while someone waited for it, its
       next entry not yet made; hop counts are kept only for the kinds measured.
 
@@ -43,8 +44,14 @@ class Tracker:
     live ones: equal histories give equal keys whatever came before.
     """
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, carry: bool = True) -> None:
         self.model = model
+        # carry: each live request's running charge is in the world and taken at its close (the
+        # reference walk of the witnesses); else it stays 0 and ``step`` lists, for the search's
+        # bottom-up charges, the requests each step charges and closes
+        self.carry = carry
+        self.charged: list[int] = []  # the last step's charged keys, once per message
+        self.closed: list[tuple[int, bool]] = []  # the last step's closed keys, (key, counts)
         self.kinds: list[str] = []  # kind id → name
         self._kind_ids: dict[str, int] = {}
         self._noted: dict[tuple[int, int], int] = {}  # (state id, code) → kind noted, or NONE
@@ -127,6 +134,9 @@ class Tracker:
         n = m.n
         tags, procs, live, measuring = aux
         kind, x, y = label
+        if not self.carry:
+            self.charged = []
+            self.closed = []
         freed = NONE  # a key that may have lost its last reference
         if kind == LOCAL:
             i = x
@@ -217,8 +227,11 @@ class Tracker:
                 opened = procs_l[q][0]
                 charge = opened if opened != NONE and self.awaits(nxt, q, i, mid) else cause
                 if charge != NONE:
-                    kd, c, counts = live_l[charge]
-                    live_l[charge] = (kd, c + 1, counts)
+                    if self.carry:
+                        kd, c, counts = live_l[charge]
+                        live_l[charge] = (kd, c + 1, counts)
+                    else:
+                        self.charged.append(charge)
                 tags_l[k] = tags_l[k] + ((charge, hops),)
             tags = tuple(tags_l)
         procs_l[i] = tuple(p)
@@ -233,7 +246,9 @@ class Tracker:
     def _close(self, live: tuple, key: int, seen: Callable) -> tuple:
         """Nothing refers to request ``key`` any more: its charge is final."""
         kd, charge, counts = live[key]
-        if counts:
+        if not self.carry:
+            self.closed.append((key, counts))
+        elif counts:
             seen(kd, "charge", charge, key % self.model.n)
         live = live[:key] + ((),) + live[key + 1 :]
         while live and not live[-1]:

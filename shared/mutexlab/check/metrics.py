@@ -26,16 +26,17 @@ of kind ``reed``). A protocol that states no requests has no figures, and the re
 
 The figures depend on the path, so the search runs on *augmented* worlds (``Tracker``): the
 model's world with the charges and hops of the messages in flight, each process's open request
-and hops, the charges of the requests something still refers to, the kinds whose handover is
-being measured. Two paths to the same augmented world have the same futures and the same
+and hops, the requests something still refers to, the kinds whose handover is being measured. Two paths to the same augmented world have the same futures and the same
 figures ahead, so the search visits each augmented world once (kept as a 64-bit fingerprint
 with its figure ahead, as the check keeps its worlds; ``--exact``: whole) and the figures stay
 exact (up to the stated collision bound). What
 would only split worlds is left out: a request's charge is taken (and dropped) as soon as
 nothing in flight or in a process refers to it, hop counts are kept only while a handover is
-measured, and neither the bypass nor the run's totals are carried at all — the search
-computes, bottom-up over the (acyclic) graph, the most entries by others each open request can
-still see, and the fewest and most messages a complete run still sends per count of entries.
+measured, and neither the bypass, nor a request's running charge, nor the run's totals are
+carried at all — the search computes, bottom-up over the (acyclic) graph, the most entries by
+others each open request can still see, the fewest and most messages each live request is still
+charged, and the fewest and most messages a complete run still sends per count of entries
+(``ahead.py``).
 
 Reductions: the per-world ones a protocol declares (canonical snapshots, clock-offset
 normalisation, retired clocks) merge only worlds with the same future — the same steps, sends,
@@ -52,6 +53,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .ahead import averages, bypassing, charging, ended, fold, settle
 from .budget import growth
 from .charges import NONE, Tracker
 from .model import LOCAL, Model
@@ -147,6 +149,7 @@ def _r(x: float | None) -> float | None:
 
 
 fingerprint = hash  # of an augmented world: ints and tuples only, the same in every run (charges.py)
+NOTHING = ((), ())  # a step that charges and closes no request
 NEG = -(1 << 40)  # no bypass figure ahead on any path (the request is given up on all of them)
 
 
@@ -156,6 +159,7 @@ def search_metrics(
     max_memory: float | None = None,
     progress: Callable | None = None,
     exact: bool = False,
+    carried: bool = False,
 ) -> MetricsResult:
     """Every reachable augmented world, depth-first; the figures with a run reaching each.
     ``model`` may be the check's own (its transitions are computed already): its per-world
@@ -170,13 +174,20 @@ def search_metrics(
     closed world knows, per count of entries still ahead on a complete run, the fewest and most
     messages sent on the way (``_fold``); the root's give every complete run's average.
 
+    The charges are not carried either (each live request's running count would split worlds by
+    every count): each closed world knows, per live request, the fewest and most messages it is
+    still charged (``settle``); a request's figure is what the step opening it charges it plus
+    that figure of the world it leads to, and the runs reaching the extremes are rebuilt from
+    the closed worlds (``charging``). ``carried``: the charges carried in the worlds and taken
+    at each close instead, the reference the bottom-up figures are tested against.
+
     Worlds are kept as 64-bit fingerprints (``hash`` of the int tuples, as the check's search),
     each with its figure ahead (interned: few distinct ones); ``exact`` keeps them whole."""
     # every step of every world: never the model's partial-order reduction (its ample sets)
     out = MetricsResult(reductions=[r for r in model.reductions if r != POR], exact=exact)
     t0 = time.perf_counter()
     base = rss_mb()
-    tracker = Tracker(model)
+    tracker = Tracker(model, carry=carried)
     world, _ = model.initial()
     if any(t.holds for _, t in model.start_transitions):
         raise ValueError("--metrics: a process holds a resource from its start: no request precedes it")
@@ -184,11 +195,12 @@ def search_metrics(
     root = (world, tracker.initial(world))
     # a frame: [augmented world, labels, next position, label that led here, the most entries by
     # others ahead per process, (stepping process, kinds entered) of the step that led here, key,
-    # entries ahead → [fewest, most] messages ahead on complete runs, (sent, entries) of the step]
+    # entries ahead → [fewest, most] messages ahead on complete runs, (sent, entries) of the step,
+    # live request → [fewest, most] messages it is still charged, (charged, closed) of the step]
     keyof = (lambda v: v) if exact else fingerprint
-    frames: list = [[root, model.steps(world), 0, None, [NEG] * n, None, keyof(root), {}, (0, 0)]]
+    frames: list = [[root, model.steps(world), 0, None, [NEG] * n, None, keyof(root), {}, (0, 0), {}, None]]
     # key of an augmented world → None while on the stack, once closed (its bypass ahead, its
-    # ((entries ahead, fewest, most messages ahead), ...))
+    # ((entries ahead, fewest, most messages ahead), ...), its ((request, fewest, most), ...))
     known: dict = {frames[0][6]: None}
     interned: dict = {}  # the distinct figures ahead, each kept once
     out.states = 1
@@ -223,6 +235,26 @@ def search_metrics(
     def path() -> list:
         return [fr[3] for fr in frames[1:]] + [current]
 
+    pending: dict = {}  # id of an extreme → (it, fewest?, request key, world, charge ahead): to rebuild
+
+    def charges(frame: list, label: tuple, v: tuple, moved: tuple, ahead: tuple) -> None:
+        """The step ``label`` from ``frame``'s world to the closed world ``v``: the charges ahead."""
+
+        def opened(k: int, lo: int, hi: int, c: int) -> None:
+            f = figures(v[1][2][k][0])
+            f.entries += 1
+            prefix = None
+            if f.messages_min is None or lo < f.messages_min.value:
+                prefix = [fr[3] for fr in frames[1:] if fr[3] is not None] + [label]
+                e = f.messages_min = Extreme(lo, prefix, names[pids[k % n]])
+                pending[id(e)] = (e, True, k, v, lo - c)
+            if f.messages_max is None or hi > f.messages_max.value:
+                prefix = prefix or [fr[3] for fr in frames[1:] if fr[3] is not None] + [label]
+                e = f.messages_max = Extreme(hi, list(prefix), names[pids[k % n]])
+                pending[id(e)] = (e, False, k, v, hi - c)
+
+        settle(frame[9], frame[0][1][2], moved[0], moved[1], ahead, opened)
+
     def combine(frame: list, label: tuple, edge: tuple, v: tuple, ahead: tuple) -> None:
         """The step ``label`` from ``frame``'s world to the closed world ``v``: the bypass ahead."""
         u_procs, v_procs = frame[0][1][1], v[1][1]
@@ -245,7 +277,7 @@ def search_metrics(
             f = figures(mine[1])
             if f.bypass_max is None or ahead[i] > f.bypass_max.value:
                 prefix = [fr[3] for fr in frames[1:] if fr[3] is not None] + [label]
-                walk = _bypassing(tracker, lambda state: known[keyof(state)], v, i)
+                walk = bypassing(tracker, lambda state: known[keyof(state)], v, i)
                 f.bypass_max = Extreme(ahead[i], prefix + walk, names[pids[i]])
 
     current: tuple | None = None
@@ -259,15 +291,21 @@ def search_metrics(
         labels, pos = frame[1], frame[2]
         if pos >= len(labels):
             frames.pop()
-            closed = (tuple(frame[4]), tuple(sorted((e, lo, hi) for e, (lo, hi) in frame[7].items())))
+            closed = (
+                tuple(frame[4]),
+                tuple(sorted((e, lo, hi) for e, (lo, hi) in frame[7].items())),
+                tuple(sorted((k, lo, hi) for k, (lo, hi) in frame[9].items())),
+            )
             closed = known[frame[6]] = interned.setdefault(closed, closed)
             if frames:
-                _fold(frames[-1][7], frame[8], closed[1])
+                fold(frames[-1][7], frame[8], closed[1])
+                if frame[10] is not None or closed[2]:
+                    charges(frames[-1], frame[3], frame[0], frame[10] or NOTHING, closed[2])
                 if frame[5] is not None:
                     current = frame[3]
                     combine(frames[-1], frame[3], frame[5], frame[0], closed[0])
             elif out.stopped is None:
-                _averages(out, closed[1], kinds)
+                averages(out, closed[1], kinds, Figures)
             continue
         frame[2] = pos + 1
         state = frame[0]
@@ -304,6 +342,7 @@ def search_metrics(
                 continue  # a rejected input is the plain check's finding, not a run
             nxt = stepped
         naux = tstep(world, aux, current, nxt, t, record)
+        moved = (tracker.charged, tracker.closed) if tracker.charged or tracker.closed else None
         v = (nxt, naux)
         i = current[1] if current[0] == LOCAL else link_to[current[1]]
         entered = [kd for kd, sign in moves(t.holds) if sign > 0] if t.holds else []
@@ -315,7 +354,9 @@ def search_metrics(
         if got is not known:
             if got is None:
                 raise ValueError("--metrics: a run can return to a world it passed (a cycle): runs must end")
-            _fold(frame[7], counts, got[1])
+            fold(frame[7], counts, got[1])
+            if moved is not None or got[2]:
+                charges(frame, current, v, moved or NOTHING, got[2])
             if edge is not None:
                 combine(frame, current, edge, v, got[0])
             continue
@@ -332,74 +373,22 @@ def search_metrics(
                 progress(out.states, out.transitions, time.perf_counter() - t0)
         labels = steps(nxt)
         runs_ahead: dict = {}  # none: a world where nothing can move before all are finished
+        charges_ahead: dict = {}
         if not labels and model.all_finished(nxt):
-            tracker.final(naux, record)
+            if carried:
+                tracker.final(naux, record)
+            else:  # every request still live has its final charge
+                charges_ahead = ended(naux[2])
             out.runs += 1
             runs_ahead[0] = [0, 0]  # a complete run ends here
-        frames.append([v, labels, 0, current, [NEG] * n, edge, key, runs_ahead, counts])
-    out.seconds = time.perf_counter() - t0
+        frames.append([v, labels, 0, current, [NEG] * n, edge, key, runs_ahead, counts, charges_ahead, moved])
     out.complete = out.stopped is None
+    if out.complete:  # the runs reaching the messages per entry, from the closed worlds
+        for f in out.figures.values():
+            for e in (f.messages_min, f.messages_max):
+                if e is not None and id(e) in pending:
+                    _, low, k, v, rest = pending[id(e)]
+                    e.path += charging(tracker, lambda state: known[keyof(state)], v, k, rest, low)
+    out.seconds = time.perf_counter() - t0
     out.defined = bool(out.figures)  # a request was made somewhere
     return out
-
-
-def _bypassing(tracker: Tracker, ahead_of: Callable, v: tuple, i: int) -> list:
-    """From the closed world ``v``, the steps to process ``i``'s entry that meet the most entries
-    by others on the way (the figure ``ahead_of(v)[0][i]``)."""
-    model = tracker.model
-    out: list = []
-    state = v
-    while True:
-        world, aux = state
-        want = ahead_of(state)[0][i]
-        mine = aux[1][i]
-        for label in model.steps(world):
-            nxt, t, _ = model.step(world, label)
-            if nxt is None:
-                continue
-            nxt_aux = tracker.step(world, aux, label, nxt, t, lambda *a: None)
-            j = label[1] if label[0] == LOCAL else model.link_to[label[1]]
-            entered = [kd for kd, sign in tracker.moves(t.holds) if sign > 0] if t.holds else []
-            if j == i:
-                if nxt_aux[1][i][0] != mine[0]:
-                    if mine[1] in entered and want == 0:
-                        return out + [label]
-                    continue
-                ahead = ahead_of((nxt, nxt_aux))[0][i]
-            else:
-                ahead = ahead_of((nxt, nxt_aux))[0][i] + entered.count(mine[1])
-            if ahead == want:
-                out.append(label)
-                state = (nxt, nxt_aux)
-                break
-        else:
-            raise AssertionError("no step reaches the bypass figure found")
-
-
-def _fold(acc: dict, counts: tuple, ahead: tuple) -> None:
-    """A step sending ``counts[0]`` messages and making ``counts[1]`` entries, into a world with
-    ``ahead`` = ((entries ahead, fewest, most messages ahead), ...): ``acc`` the same seen from
-    before the step."""
-    sent, entries = counts
-    for e, lo, hi in ahead:
-        e += entries
-        got = acc.get(e)
-        if got is None:
-            acc[e] = [lo + sent, hi + sent]
-        else:
-            if lo + sent < got[0]:
-                got[0] = lo + sent
-            if hi + sent > got[1]:
-                got[1] = hi + sent
-
-
-def _averages(out: MetricsResult, runs: tuple, kinds: list[str]) -> None:
-    """Every complete run's messages ÷ its entries, fewest and most (one kind of resource only):
-    ``runs`` the root's ((entries, fewest, most messages), ...)."""
-    if len(kinds) != 1:
-        return
-    for e, lo, hi in runs:
-        if e:
-            f = out.figures.setdefault(kinds[0], Figures())
-            f.average_min = lo / e if f.average_min is None else min(f.average_min, lo / e)
-            f.average_max = hi / e if f.average_max is None else max(f.average_max, hi / e)
