@@ -96,23 +96,39 @@ def ended(live: tuple) -> dict:
     return {k: [0, 0] for k, e in enumerate(live) if e and e[2]}
 
 
-def settle(acc: dict, u_live: tuple, charged: list, closed: list, ahead: tuple, opened: Callable) -> None:
+def settle(acc: dict, u_live: tuple, moved: tuple, ahead: tuple) -> list:
     """A step from a world whose live requests are ``u_live`` (its charges ahead: ``acc``, key →
-    [fewest, most]) that charges ``charged`` (a key per message) and closes ``closed`` ((key,
+    [fewest, most]) that charges ``moved[0]`` (a key per message) and closes ``moved[1]`` ((key,
     counts), ...) into a closed world with ``ahead`` = ((key, fewest, most), ...): ``acc``
-    widened; ``opened(key, fewest, most, charged by the step)`` for each request the step opens."""
+    widened; the requests the step opens returned, ((key, fewest, most, charged by it), ...)."""
+    charged, closed = moved
+    out: list = []
+    live = len(u_live)
     for k, lo, hi in ahead:
-        c = charged.count(k) if charged else 0
-        if k < len(u_live) and u_live[k]:
-            widen(acc, k, lo + c, hi + c)
+        if charged:
+            c = charged.count(k)
+            lo += c
+            hi += c
         else:
-            opened(k, lo + c, hi + c, c)
+            c = 0
+        if k < live and u_live[k]:
+            got = acc.get(k)
+            if got is None:
+                acc[k] = [lo, hi]
+            else:
+                if lo < got[0]:
+                    got[0] = lo
+                if hi > got[1]:
+                    got[1] = hi
+        else:
+            out.append((k, lo, hi, c))
     for k, counts in closed:
-        if not (k < len(u_live) and u_live[k]):
+        if not (k < live and u_live[k]):
             raise AssertionError("a request opened and closed in one step")
         if counts:
             c = charged.count(k)
             widen(acc, k, c, c)
+    return out
 
 
 def charging(tracker: Tracker, ahead_of: Callable, v: tuple, key: int, want: int, low: bool) -> list:

@@ -134,8 +134,9 @@ class Tracker:
         n = m.n
         tags, procs, live, measuring = aux
         kind, x, y = label
-        if not self.carry:
+        if self.charged:
             self.charged = []
+        if self.closed:
             self.closed = []
         freed = NONE  # a key that may have lost its last reference
         if kind == LOCAL:
@@ -143,7 +144,9 @@ class Tracker:
             sid = world[i]
             p = procs[i]
             cause = p[2]
-            noted = self.noted(sid, 2 * y + 1)
+            noted = self._noted.get((sid, 2 * y + 1))
+            if noted is None:
+                noted = self.noted(sid, 2 * y + 1)
         else:
             i = m.link_to[x]
             sid = world[i]

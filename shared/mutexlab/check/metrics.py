@@ -237,10 +237,10 @@ def search_metrics(
 
     pending: dict = {}  # id of an extreme → (it, fewest?, request key, world, charge ahead): to rebuild
 
-    def charges(frame: list, label: tuple, v: tuple, moved: tuple, ahead: tuple) -> None:
-        """The step ``label`` from ``frame``'s world to the closed world ``v``: the charges ahead."""
-
-        def opened(k: int, lo: int, hi: int, c: int) -> None:
+    def opened(label: tuple, v: tuple, requests: list) -> None:
+        """The step ``label`` to the closed world ``v`` opens ``requests`` ((key, fewest, most,
+        charged by the step), ...): their messages per entry."""
+        for k, lo, hi, c in requests:
             f = figures(v[1][2][k][0])
             f.entries += 1
             prefix = None
@@ -252,8 +252,6 @@ def search_metrics(
                 prefix = prefix or [fr[3] for fr in frames[1:] if fr[3] is not None] + [label]
                 e = f.messages_max = Extreme(hi, list(prefix), names[pids[k % n]])
                 pending[id(e)] = (e, False, k, v, hi - c)
-
-        settle(frame[9], frame[0][1][2], moved[0], moved[1], ahead, opened)
 
     def combine(frame: list, label: tuple, edge: tuple, v: tuple, ahead: tuple) -> None:
         """The step ``label`` from ``frame``'s world to the closed world ``v``: the bypass ahead."""
@@ -294,13 +292,16 @@ def search_metrics(
             closed = (
                 tuple(frame[4]),
                 tuple(sorted((e, lo, hi) for e, (lo, hi) in frame[7].items())),
-                tuple(sorted((k, lo, hi) for k, (lo, hi) in frame[9].items())),
+                tuple(sorted((k, lo, hi) for k, (lo, hi) in frame[9].items())) if frame[9] else (),
             )
             closed = known[frame[6]] = interned.setdefault(closed, closed)
             if frames:
                 fold(frames[-1][7], frame[8], closed[1])
-                if frame[10] is not None or closed[2]:
-                    charges(frames[-1], frame[3], frame[0], frame[10] or NOTHING, closed[2])
+                if closed[2] or frame[10] is not None:
+                    parent = frames[-1]
+                    got_open = settle(parent[9], parent[0][1][2], frame[10] or NOTHING, closed[2])
+                    if got_open:
+                        opened(frame[3], frame[0], got_open)
                 if frame[5] is not None:
                     current = frame[3]
                     combine(frames[-1], frame[3], frame[5], frame[0], closed[0])
@@ -342,7 +343,7 @@ def search_metrics(
                 continue  # a rejected input is the plain check's finding, not a run
             nxt = stepped
         naux = tstep(world, aux, current, nxt, t, record)
-        moved = (tracker.charged, tracker.closed) if tracker.charged or tracker.closed else None
+        moved = (tuple(tracker.charged), tuple(tracker.closed)) if tracker.charged or tracker.closed else None
         v = (nxt, naux)
         i = current[1] if current[0] == LOCAL else link_to[current[1]]
         entered = [kd for kd, sign in moves(t.holds) if sign > 0] if t.holds else []
@@ -355,8 +356,10 @@ def search_metrics(
             if got is None:
                 raise ValueError("--metrics: a run can return to a world it passed (a cycle): runs must end")
             fold(frame[7], counts, got[1])
-            if moved is not None or got[2]:
-                charges(frame, current, v, moved or NOTHING, got[2])
+            if got[2] or moved is not None:
+                got_open = settle(frame[9], aux[2], moved or NOTHING, got[2])
+                if got_open:
+                    opened(current, v, got_open)
             if edge is not None:
                 combine(frame, current, edge, v, got[0])
             continue
