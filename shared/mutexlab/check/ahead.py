@@ -96,7 +96,13 @@ def ended(live: tuple) -> dict:
     return {k: [0, 0] for k, e in enumerate(live) if e and e[2]}
 
 
-def settle(acc: dict, u_live: tuple, moved: tuple, ahead: tuple) -> list:
+def shift(charged: tuple, ahead: tuple) -> tuple:
+    """``ahead`` = ((key, fewest, most), ...) seen from before a step that charges ``charged``
+    (a key per message) and leaves the same requests live."""
+    return tuple((k, lo + charged.count(k), hi + charged.count(k)) for k, lo, hi in ahead)
+
+
+def settle(acc: dict, u_live: tuple, moved: tuple | list, ahead: tuple) -> list:
     """A step from a world whose live requests are ``u_live`` (its charges ahead: ``acc``, key →
     [fewest, most]) that charges ``moved[0]`` (a key per message) and closes ``moved[1]`` ((key,
     counts), ...) into a closed world with ``ahead`` = ((key, fewest, most), ...): ``acc``

@@ -53,7 +53,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .ahead import averages, bypassing, charging, ended, fold, settle
+from .ahead import averages, bypassing, charging, ended, fold, settle, shift, widen
 from .budget import growth
 from .charges import NONE, Tracker
 from .model import LOCAL, Model
@@ -149,7 +149,6 @@ def _r(x: float | None) -> float | None:
 
 
 fingerprint = hash  # of an augmented world: ints and tuples only, the same in every run (charges.py)
-NOTHING = ((), ())  # a step that charges and closes no request
 NEG = -(1 << 40)  # no bypass figure ahead on any path (the request is given up on all of them)
 
 
@@ -196,9 +195,12 @@ def search_metrics(
     # a frame: [augmented world, labels, next position, label that led here, the most entries by
     # others ahead per process, (stepping process, kinds entered) of the step that led here, key,
     # entries ahead → [fewest, most] messages ahead on complete runs, (sent, entries) of the step,
-    # live request → [fewest, most] messages it is still charged, (charged, closed) of the step]
+    # live request → [fewest, most] messages it is still charged, what the step charged and
+    # closed (below), the charges ahead of the steps that left the same requests live]
     keyof = (lambda v: v) if exact else fingerprint
-    frames: list = [[root, model.steps(world), 0, None, [NEG] * n, None, keyof(root), {}, (0, 0), {}, None]]
+    frames: list = [
+        [root, model.steps(world), 0, None, [NEG] * n, None, keyof(root), {}, (0, 0), {}, (), None]
+    ]
     # key of an augmented world → None while on the stack, once closed (its bypass ahead, its
     # ((entries ahead, fewest, most messages ahead), ...), its ((request, fewest, most), ...))
     known: dict = {frames[0][6]: None}
@@ -253,6 +255,21 @@ def search_metrics(
                 e = f.messages_max = Extreme(hi, list(prefix), names[pids[k % n]])
                 pending[id(e)] = (e, False, k, v, hi - c)
 
+    shifted: dict = {}  # (keys charged, charges ahead) → the charges ahead before the step
+
+    def passed(frame: list, charged: tuple, ahead: tuple) -> None:
+        """A step that charges ``charged`` and leaves the same requests live, into a closed world
+        with ``ahead``: kept, shifted by the charges, for ``frame``'s close (few distinct)."""
+        if charged:
+            got = shifted.get((charged, ahead))
+            if got is None:
+                got = shifted[charged, ahead] = shift(charged, ahead)
+            ahead = got
+        if frame[11] is None:
+            frame[11] = {ahead}
+        else:
+            frame[11].add(ahead)
+
     def combine(frame: list, label: tuple, edge: tuple, v: tuple, ahead: tuple) -> None:
         """The step ``label`` from ``frame``'s world to the closed world ``v``: the bypass ahead."""
         u_procs, v_procs = frame[0][1][1], v[1][1]
@@ -289,6 +306,10 @@ def search_metrics(
         labels, pos = frame[1], frame[2]
         if pos >= len(labels):
             frames.pop()
+            if frame[11] is not None:  # the steps that left the same requests live: their charges ahead
+                for ahead in frame[11]:
+                    for k, lo, hi in ahead:
+                        widen(frame[9], k, lo, hi)
             closed = (
                 tuple(frame[4]),
                 tuple(sorted((e, lo, hi) for e, (lo, hi) in frame[7].items())),
@@ -297,9 +318,12 @@ def search_metrics(
             closed = known[frame[6]] = interned.setdefault(closed, closed)
             if frames:
                 fold(frames[-1][7], frame[8], closed[1])
-                if closed[2] or frame[10] is not None:
-                    parent = frames[-1]
-                    got_open = settle(parent[9], parent[0][1][2], frame[10] or NOTHING, closed[2])
+                parent = frames[-1]
+                if type(frame[10]) is tuple:
+                    if closed[2]:
+                        passed(parent, frame[10], closed[2])
+                else:
+                    got_open = settle(parent[9], parent[0][1][2], frame[10], closed[2])
                     if got_open:
                         opened(frame[3], frame[0], got_open)
                 if frame[5] is not None:
@@ -343,7 +367,12 @@ def search_metrics(
                 continue  # a rejected input is the plain check's finding, not a run
             nxt = stepped
         naux = tstep(world, aux, current, nxt, t, record)
-        moved = (tuple(tracker.charged), tuple(tracker.closed)) if tracker.charged or tracker.closed else None
+        # a tuple: the keys the step charges, the same requests live (their charges ahead pass
+        # through, shifted); a list: [charged, closed] of a step that opens or closes requests
+        if not tracker.closed and (naux[2] is aux[2] or naux[2] == aux[2]):
+            moved: tuple | list = tuple(tracker.charged) if tracker.charged else ()
+        else:
+            moved = [tuple(tracker.charged), tuple(tracker.closed)]
         v = (nxt, naux)
         i = current[1] if current[0] == LOCAL else link_to[current[1]]
         entered = [kd for kd, sign in moves(t.holds) if sign > 0] if t.holds else []
@@ -356,8 +385,11 @@ def search_metrics(
             if got is None:
                 raise ValueError("--metrics: a run can return to a world it passed (a cycle): runs must end")
             fold(frame[7], counts, got[1])
-            if got[2] or moved is not None:
-                got_open = settle(frame[9], aux[2], moved or NOTHING, got[2])
+            if type(moved) is tuple:
+                if got[2]:
+                    passed(frame, moved, got[2])
+            else:
+                got_open = settle(frame[9], aux[2], moved, got[2])
                 if got_open:
                     opened(current, v, got_open)
             if edge is not None:
@@ -384,7 +416,9 @@ def search_metrics(
                 charges_ahead = ended(naux[2])
             out.runs += 1
             runs_ahead[0] = [0, 0]  # a complete run ends here
-        frames.append([v, labels, 0, current, [NEG] * n, edge, key, runs_ahead, counts, charges_ahead, moved])
+        frames.append(
+            [v, labels, 0, current, [NEG] * n, edge, key, runs_ahead, counts, charges_ahead, moved, None]
+        )
     out.complete = out.stopped is None
     if out.complete:  # the runs reaching the messages per entry, from the closed worlds
         for f in out.figures.values():
