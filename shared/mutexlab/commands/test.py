@@ -476,7 +476,8 @@ COMMAND = Command(
     a deadlock, a node that crashed, stalled, wrote garbage or flooded, or behaved nondeterministically),
     2 bad input or a program that cannot be started, 3 a systematic search whose budget ended first
     (or a --time too short for a single run, or a run that reached --max-steps while requests were
-    still being served, or, with --mpi, no rank that entered the resource).""",
+    still being served, or one whose audit could not decide everything, or, with --mpi, no rank that
+    entered the resource).""",
     run,
     arguments,
 )
