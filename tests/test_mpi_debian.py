@@ -27,6 +27,7 @@ PRINTED_REGEX = re.compile((EXAMPLES / "bees_printf.regex").read_text().strip())
 # hive.regex repeats group names in alternatives: the regex module's syntax, as --regex reads it.
 HIVE_REGEX = regex.compile((EXAMPLES / "hive.regex").read_text().strip())
 ELVES_REGEX = regex.compile((EXAMPLES / "elves.regex").read_text().strip())
+PHILOSOPHERS_REGEX = regex.compile((EXAMPLES / "philosophers.regex").read_text().strip())
 PACKAGES = {"openmpi": "openmpi-bin libopenmpi-dev", "mpich": "mpich libmpich-dev"}
 # Open MPI refuses root without the first flag; the second lets 5 ranks share 2 cores.
 MPIRUN_FLAGS = {"openmpi": ["--allow-run-as-root", "--oversubscribe"], "mpich": []}
@@ -36,6 +37,7 @@ VARIANTS = {
     "bees_printf": ["", "-DBROKEN_REED", "-DBROKEN_FLOWER", "-DBROKEN_STALE_COCOONS"],
     "hive": ["", "-DBROKEN_COUNT"],
     "elves": ["", "-DBROKEN_TIES", "-DBROKEN_MAYOR_STOP"],
+    "philosophers": ["", "-DBROKEN_NO_PRIORITY"],
 }
 SUFFIX = {"hive": ".cpp", "elves": ".cpp"}
 SECONDS = 120
@@ -171,4 +173,18 @@ def test_the_cxx_elves_run_under_mpirun_and_their_regex_reads_the_town(impl, tmp
         ("event", "stop"): 2,
         ("state", "ELF_DONE"): 3,
         ("state", "MAYOR_DONE"): 1,
+    }, lines
+
+
+@pytest.mark.parametrize("impl", sorted(PACKAGES))
+def test_the_philosophers_run_under_mpirun_and_their_regex_reads_the_table(impl, tmp_path):
+    program = build(impl, EXAMPLES / "philosophers.c", "", tmp_path)
+    lines = mpirun(impl, 3, program, "2")  # three philosophers, two meals each
+    counts = read(lines, PHILOSOPHERS_REGEX, "")
+    assert counts == {
+        ("enter", "fork"): 12,
+        ("exit", "fork"): 12,
+        ("enter", "meal"): 6,
+        ("exit", "meal"): 6,
+        ("state", "THINKING"): 6,
     }, lines
