@@ -153,6 +153,24 @@ def test_nodes_whose_names_do_not_resolve_are_left_out_and_the_queue_type_kept()
     assert resolvable_nodes(settings, resolves=lambda host: False) == (settings, [])
 
 
+def test_transient_delivery_is_judged_on_the_nodes_that_resolve():
+    """Compose names the three cluster nodes for every service; without the cluster profile only
+    one exists, and DELIVERY=transient (one node) runs there. With the profile on it is refused."""
+    from mutexlab.transport.settings import ParticipantSettings, resolvable_nodes
+
+    url = "amqp://u:p@rabbitmq:5672/%2F,amqp://u:p@rabbitmq-2:5672/%2F,amqp://u:p@rabbitmq-3:5672/%2F"
+    settings = ParticipantSettings(amqp_url=url, run_id="r", delivery="transient", skip_unresolved_nodes=True)
+    kept, absent = resolvable_nodes(settings, resolves=lambda host: host == "rabbitmq")
+    assert kept.amqp_url == "amqp://u:p@rabbitmq:5672/%2F" and absent == ["rabbitmq-2", "rabbitmq-3"]
+    assert kept.queue_kind == "classic"
+    with pytest.raises(ValueError, match="DELIVERY=transient runs on one broker node"):
+        resolvable_nodes(settings, resolves=lambda host: True)  # the cluster profile is on
+    with pytest.raises(ValueError, match="DELIVERY=transient runs on one broker node"):
+        resolvable_nodes(settings, resolves=lambda host: host != "rabbitmq")  # two peers of a cluster
+    with pytest.raises(ValueError, match="DELIVERY=transient runs on one broker node"):
+        ParticipantSettings(amqp_url=url, run_id="r", delivery="transient")  # not told to skip: refused
+
+
 def test_a_command_imports_no_other_command_module():
     """Start-up: ``mutexlab verify`` builds its own parser only, so the heavy modules of ``check``
     and ``run`` (the search, the supervisor, pydantic-settings) are never imported."""

@@ -26,6 +26,8 @@ REGEX = re.compile("(?P<enter>enters)|(?P<exit>leaves)")  # docs/mpi.md's quick 
 PRINTED_REGEX = re.compile((EXAMPLES / "bees_printf.regex").read_text().strip())
 # hive.regex repeats group names in alternatives: the regex module's syntax, as --regex reads it.
 HIVE_REGEX = regex.compile((EXAMPLES / "hive.regex").read_text().strip())
+ELVES_REGEX = regex.compile((EXAMPLES / "elves.regex").read_text().strip())
+PHILOSOPHERS_REGEX = regex.compile((EXAMPLES / "philosophers.regex").read_text().strip())
 PACKAGES = {"openmpi": "openmpi-bin libopenmpi-dev", "mpich": "mpich libmpich-dev"}
 # Open MPI refuses root without the first flag; the second lets 5 ranks share 2 cores.
 MPIRUN_FLAGS = {"openmpi": ["--allow-run-as-root", "--oversubscribe"], "mpich": []}
@@ -34,8 +36,10 @@ VARIANTS = {
     "bees": ["", "-DBROKEN_REED", "-DBROKEN_FLOWERS"],
     "bees_printf": ["", "-DBROKEN_REED", "-DBROKEN_FLOWER", "-DBROKEN_STALE_COCOONS"],
     "hive": ["", "-DBROKEN_COUNT"],
+    "elves": ["", "-DBROKEN_TIES", "-DBROKEN_MAYOR_STOP"],
+    "philosophers": ["", "-DBROKEN_NO_PRIORITY"],
 }
-SUFFIX = {"hive": ".cpp"}
+SUFFIX = {"hive": ".cpp", "elves": ".cpp"}
 SECONDS = 120
 
 
@@ -149,3 +153,38 @@ def test_the_cxx_hive_runs_under_mpirun_and_its_regex_reads_the_colony(impl, tmp
         ("state", "DEAD"): 5,
     }, lines
     assert "colony laid 25 eggs" in "\n".join(lines)  # MPI_Reduce's sum, by the real MPI
+
+
+@pytest.mark.parametrize("impl", sorted(PACKAGES))
+def test_the_cxx_elves_run_under_mpirun_and_their_regex_reads_the_town(impl, tmp_path):
+    program = build(impl, EXAMPLES / "elves.cpp", "", tmp_path)
+    lines = mpirun(impl, 4, program)  # the problem's defaults: 2 rounds of 6 contracts, 3 elves
+    counts = read(lines, ELVES_REGEX, "")
+    counts.pop(("state", "ELF_WAIT_FOR_RELEASE"), None)  # as the real MPI's timing has it
+    assert counts == {
+        ("event", "round"): 2,
+        ("enter", "contract"): 12,
+        ("enter", "pins"): 12,
+        ("enter", "poison"): 12,
+        ("event", "contract_done"): 12,
+        ("exit", "poison"): 12,
+        ("exit", "pins"): 12,
+        ("exit", "contract"): 12,
+        ("event", "stop"): 2,
+        ("state", "ELF_DONE"): 3,
+        ("state", "MAYOR_DONE"): 1,
+    }, lines
+
+
+@pytest.mark.parametrize("impl", sorted(PACKAGES))
+def test_the_philosophers_run_under_mpirun_and_their_regex_reads_the_table(impl, tmp_path):
+    program = build(impl, EXAMPLES / "philosophers.c", "", tmp_path)
+    lines = mpirun(impl, 3, program, "2")  # three philosophers, two meals each
+    counts = read(lines, PHILOSOPHERS_REGEX, "")
+    assert counts == {
+        ("enter", "fork"): 12,
+        ("exit", "fork"): 12,
+        ("enter", "meal"): 6,
+        ("exit", "meal"): 6,
+        ("state", "THINKING"): 6,
+    }, lines

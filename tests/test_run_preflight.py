@@ -88,3 +88,34 @@ def test_the_audit_on_its_thread_gives_decides_code_or_raises_its_error(monkeypa
     wait = outcome.deciding(result, [])
     with pytest.raises(TraceError, match="no header"):
         wait()
+
+
+def test_ctrl_c_during_the_imports_does_not_wait_for_the_broker_checks(plan, monkeypatch):
+    released = threading.Event()  # the broker's checks hang until the test ends
+
+    def hanging(*args):
+        released.wait(30)
+
+    def interrupted(solution):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(preflight.headroom, "refusal", hanging)
+    monkeypatch.setattr(preflight, "broker_problem", hanging)
+    monkeypatch.setattr(preflight, "can_fork", lambda: True)
+    monkeypatch.setattr(preflight, "preload", interrupted)
+    done = threading.Event()
+    raised: list[BaseException] = []
+
+    def run():
+        try:
+            preflight.check(plan, None)
+        except BaseException as exc:  # noqa: BLE001 - the interrupt is what is awaited
+            raised.append(exc)
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    try:
+        assert done.wait(5), "Ctrl-C waited for the broker's checks"
+        assert len(raised) == 1 and isinstance(raised[0], KeyboardInterrupt)
+    finally:
+        released.set()

@@ -34,7 +34,11 @@ A ``Problem`` holds:
   elves' mayor; None: none). ``mutexlab test`` runs a program for it too, with ``id`` 0;
 * ``draw``: the run's parameters the statement draws for N processes, the options and the seed
   (the elves' plan of contracts), or None; ``mutexlab test`` puts them in the trace header's
-  ``params`` and in every program's ``init`` ``options``.
+  ``params`` and in every program's ``init`` ``options``;
+* ``reported``: what of ``draw``'s parameters the role may draw itself instead and report in
+  the trace (the elves' ``plan``: the mayor's ``round`` events name their ``contracts``). An MPI
+  program never sees ``init``: ``mutexlab test --mpi`` leaves these out of the header and of
+  ``init``, and the problem's audit reads them from what the role reports.
 
 What the metrics charge is the ``Note("request", {"resource": r})`` a solution's node records
 for each request of resource ``r`` (check/metrics.py); the problems' node bases record them.
@@ -86,6 +90,7 @@ class Problem:
     states: tuple[str, str, str] = ("RELEASED", "WANTED", "HELD")
     role: str | None = None
     draw: Callable[[int, dict[str, Any], int], dict[str, Any]] | None = None
+    reported: tuple[str, ...] = ()
     finals: tuple[str, ...] = ()
 
     def capacities(self, processes: int, options: Mapping[str, Any]) -> dict[str, int] | None:

@@ -143,6 +143,24 @@ def program(args) -> list[str]:
     return list(args.mpi)
 
 
+def processes(args, options: dict[str, Any]) -> int:
+    """The problem's processes for ``--np`` ranks (``--nodes`` without it). A problem with a role
+    beside its processes (its node 0) has it as rank 0 and the processes as ranks 1..np-1; the
+    role, which never sees ``init``, draws its own workload (``DRAWN_BY_PROGRAM``)."""
+    from ..director.problem import DRAWN_BY_PROGRAM, has_role
+
+    if not has_role(args.problem):
+        return args.np or args.nodes
+    options[DRAWN_BY_PROGRAM] = True
+    if args.np is None:
+        return args.nodes
+    if args.np < 2:
+        raise ConfigError(
+            f"--np {args.np}: {args.problem} needs rank 0 for its node 0 and at least one rank beside it"
+        )
+    return args.np - 1
+
+
 def node_command(args, resource: str) -> list[str]:
     """The nodes' command for ``test --mpi``; ConfigError when the flags do not fit."""
     from ..mpi import rank_argv
@@ -154,10 +172,11 @@ def node_command(args, resource: str) -> list[str]:
 
 
 def replay_command(args, recorded: list[str], resource: str) -> list[str]:
-    """The nodes' command for ``replay FILE --mpi``: the regex the scenario was found with."""
-    from ..mpi import program_of, rank_argv
+    """The nodes' command for ``replay FILE --mpi``: the regex and the resource the scenario was
+    found with (``resource`` where it names none)."""
+    from ..mpi import program_of, rank_argv, resource_of
 
-    return rank_argv(program(args), program_of(recorded)[1], resource)
+    return rank_argv(program(args), program_of(recorded)[1], resource_of(recorded, resource))
 
 
 def shown(argv: list[str]) -> list[str]:

@@ -164,13 +164,13 @@ def program_argv(text: str) -> list[str]:
 def run(args) -> int:
     try:
         mpi = args.mpi is not None
+        options = parse_options(args.option)
         if mpi:  # the ranks ask on their own: no requests
-            args.nodes, args.requests = args.np or args.nodes, 0
+            args.nodes, args.requests = mpitest.processes(args, options), 0
         elif args.node is None:
             raise ConfigError("give the program: --node CMD, or --mpi PROGRAM for an MPI program")
         else:
             argv = program_argv(args.node)
-        options = parse_options(args.option)
         if args.entries is not None:
             if not mpi:
                 raise ConfigError("--entries is for --mpi (a --node program is asked with --requests)")
@@ -247,7 +247,10 @@ def run(args) -> int:
         "processes_started": searched.started,
         "exhaustive": searched.exhausted,
         "incomplete_runs": searched.incomplete,  # cut by --max-steps while still serving requests
+        "undecided_runs": searched.undecided,  # runs whose audit could not decide everything
     }
+    if searched.unsure:
+        outcome["undecided"] = searched.unsure
     if isinstance(strategy, Systematic):
         outcome["sleep_set_blocked"] = strategy.blocked  # runs stopped where every step slept
     written = []
@@ -274,8 +277,11 @@ def run(args) -> int:
             )
         code = 1
     elif (
-        searched.runs and not searched.incomplete and (searched.exhausted or strategy.name != "systematic")
-    ):  # no run, or a run cut short while it still served requests: no PASS
+        searched.runs
+        and not searched.incomplete
+        and not searched.undecided
+        and (searched.exhausted or strategy.name != "systematic")
+    ):  # no run, a run cut short while it still served requests, or one not all decided: no PASS
         outcome["verdict"] = "PASS"
         code = 0
         if mpi and mpitest.nothing_entered(
@@ -333,6 +339,12 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
             ]
         if outcome["verdict"] == "PASS":
             return [f"{head}: PASS — no finding in {searched} (a sample of the schedules, not all of them)"]
+        if outcome["undecided_runs"]:
+            return [
+                f"{head}: INCOMPLETE — no finding in {searched}, but the audit could not decide "
+                f"everything in {count(outcome['undecided_runs'], 'run')}; nothing proven of this:",
+                f"  {outcome['undecided']}",
+            ]
         if outcome["incomplete_runs"]:
             return [
                 f"{head}: INCOMPLETE — {count(outcome['incomplete_runs'], 'run')} reached --max-steps "
@@ -464,7 +476,8 @@ COMMAND = Command(
     a deadlock, a node that crashed, stalled, wrote garbage or flooded, or behaved nondeterministically),
     2 bad input or a program that cannot be started, 3 a systematic search whose budget ended first
     (or a --time too short for a single run, or a run that reached --max-steps while requests were
-    still being served, or, with --mpi, no rank that entered the resource).""",
+    still being served, or one whose audit could not decide everything, or, with --mpi, no rank that
+    entered the resource).""",
     run,
     arguments,
 )

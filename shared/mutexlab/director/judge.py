@@ -14,6 +14,7 @@ from typing import Any
 
 from ..audit import verify_events
 from ..audit.verdict import Verdict
+from ..findings import PROGRESS, UNDECIDED
 from .lines import NodeFault
 
 SAFETY = "violation"
@@ -62,6 +63,16 @@ def judge(
             step,
             details,
         )
-    if resting and not verdict.ok:
+    if resting and any(v.kind == PROGRESS for v in verdict.violations):
         return verdict, Finding(DEADLOCK, UNFINISHED, None, step, details)
-    return verdict, None
+    return verdict, None  # what the audit could not decide is no finding, nor a pass (undecided)
+
+
+def undecided(verdict: Verdict | None) -> str | None:
+    """What the audit of a run without a finding could not decide (its first such finding,
+    others counted), else None: such a run proves nothing about what was not checked."""
+    found = [v for v in (verdict.violations if verdict is not None else []) if v.kind == UNDECIDED]
+    if not found:
+        return None
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return found[0].describe() + more

@@ -10,7 +10,9 @@ A declared problem with a ``role`` beside its N processes and a workload it draw
 (the elves: their mayor and its plan) is played whole by the program: the role is node 0, the
 processes nodes 1..N, every node's ``init`` carries the drawn parameters, and the header names
 the problem and no algorithm, so the problem's own audit and rules judge the run (not a
-solution's message checks).
+solution's message checks). With the option ``drawn_by_program`` (``test --mpi``: an MPI program
+never sees ``init``) the role draws what the problem lets it (``reported``: the elves' plan)
+itself: left out of the header and of ``init``, read by the audit from what the role reports.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from ..protocols import registry
 from ..setups import ConfigError
 
 MAX_NODES = 100  # processes one test starts at once
+# The option saying that the program's role draws its workload itself (``Problem.reported``):
+# set by ``test --mpi`` (an MPI program never sees ``init``), kept in a scenario's options.
+DRAWN_BY_PROGRAM = "drawn_by_program"
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,13 @@ def _offered(flags) -> bool:
     return first is not None and not first.fixed_roles
 
 
+def has_role(name: str) -> bool:
+    """The problem called ``name`` has a role beside its processes that a program plays too
+    (node 0, ``played_whole``): an MPI program's rank 0."""
+    flags = next((f for f in registry.families() if f.command == name), None)
+    return flags is not None and played_whole(registry.presented(flags))
+
+
 def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], seed: int) -> Problem:
     """The problem ``name`` for ``nodes`` nodes; ConfigError naming what is wrong."""
     flags = next((f for f in registry.families() if f.command == name), None)
@@ -170,13 +182,22 @@ def _whole(name: str, declared: Any, nodes: int, options: dict[str, Any], seed: 
     size = declared.flags.flags[0].key
     if size in options:
         raise ConfigError(f"give the {size} with --nodes, not as an option")
-    unknown = sorted(set(options) - set(declared.options))
+    own = options.get(DRAWN_BY_PROGRAM, False)
+    if not isinstance(own, bool) or (own and not declared.reported):
+        raise ConfigError(
+            f"option {DRAWN_BY_PROGRAM} is true or false"
+            + (f" ({name}'s {declared.role} draws nothing of its own)" if not declared.reported else "")
+        )
+    town = {k: v for k, v in options.items() if k != DRAWN_BY_PROGRAM}
+    unknown = sorted(set(town) - set(declared.options))
     if unknown:
         raise ConfigError(
             f"{name} takes no option {', '.join(unknown)} (options: {', '.join(declared.options)})"
         )
-    params = dict(declared.draw(nodes, dict(options), seed))  # ConfigError: what could never finish
-    capacities = declared.capacities(nodes, dict(options)) or {}
+    params = dict(declared.draw(nodes, town, seed))  # ConfigError: what could never finish
+    if own:  # the role draws these itself and reports them: the audit reads them from the trace
+        params = {k: v for k, v in params.items() if k not in declared.reported}
+    capacities = declared.capacities(nodes, town) or {}
     names = {0: str(declared.role)} | {pid: f"{declared.process}-{pid}" for pid in range(1, nodes + 1)}
     node_options = {k: v for k, v in params.items() if k != "seed"}  # init carries the seed itself
     return Problem(

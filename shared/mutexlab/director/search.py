@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .judge import DEADLOCK, NO_REST, NONDETERMINISTIC, Finding, from_fault, judge
+from .judge import DEADLOCK, NO_REST, NONDETERMINISTIC, Finding, from_fault, judge, undecided
 from .lines import START, NodeFault
 from .problem import Problem
 from .process import Pool
@@ -38,6 +38,7 @@ class Outcome:
     resting: bool = False
     verdict: Any = None
     incomplete: str | None = None  # why the run proves nothing (cut by max_steps while serving)
+    undecided: str | None = None  # what its audit could not decide (judge.undecided)
 
 
 @dataclass
@@ -109,7 +110,8 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             None,
             len(steps),
         )
-    return Outcome(finding, steps, run.digests, run.events, trail, resting, verdict, incomplete)
+    unsure = undecided(verdict) if finding is None else None
+    return Outcome(finding, steps, run.digests, run.events, trail, resting, verdict, incomplete, unsure)
 
 
 def serving(run: Run, steps: int) -> bool:
@@ -150,6 +152,8 @@ class Searched:
     last: Outcome | None
     started: int  # processes started
     incomplete: int = 0  # runs that prove nothing (Outcome.incomplete): never a PASS
+    undecided: int = 0  # runs whose audit could not decide everything (Outcome.undecided): no PASS
+    unsure: str | None = None  # the first such run's undecided finding
 
 
 def search(
@@ -162,7 +166,8 @@ def search(
 ) -> Searched:
     """Runs until a finding, the strategy's end, ``runs`` runs or ``seconds`` of wall time."""
     start = time.monotonic()
-    count = total = cut = 0
+    count = total = cut = unsure = 0
+    first_unsure: str | None = None
     last: Outcome | None = None
     while (runs is None or count < runs) and (seconds is None or time.monotonic() - start < seconds):
         chooser = strategy.next_run()
@@ -172,10 +177,25 @@ def search(
         count += 1
         total += len(last.steps)
         if last.finding is not None:
-            return Searched(count, total, time.monotonic() - start, False, last, last, pool.started, cut)
+            return Searched(
+                count,
+                total,
+                time.monotonic() - start,
+                False,
+                last,
+                last,
+                pool.started,
+                cut,
+                unsure,
+                first_unsure,
+            )
         cut += last.incomplete is not None
+        unsure += last.undecided is not None
+        first_unsure = first_unsure or last.undecided
         strategy.ran(Ran(last.trail, last.digests))
         if progress is not None:
             progress(count)
     exhausted = strategy.exhaustive and strategy.next_run() is None
-    return Searched(count, total, time.monotonic() - start, exhausted, None, last, pool.started, cut)
+    return Searched(
+        count, total, time.monotonic() - start, exhausted, None, last, pool.started, cut, unsure, first_unsure
+    )

@@ -236,16 +236,21 @@ class Run:
                     raise NodeFault(
                         "protocol", node, f"node {node} entered {resource} without a request pending"
                     )
-                if node in self.entries_left:
-                    self.entries_left[node] -= 1
                 served = not self.problem.driven or resource == self.problem.resource
+                if node in self.entries_left and resource == self.problem.resource:
+                    self.entries_left[node] -= 1  # meals are counted, not the forks they need
                 if served and self.entries_left.get(node, 0) <= 0:
                     self.waiting.discard(node)
                 self.holding[node][resource] += units
-                if not self.problem.driven and self.problem.resource and self.problem.algorithm is None:
+                if (
+                    not self.problem.driven
+                    and resource == self.problem.resource
+                    and self.problem.algorithm is None
+                ):
                     # A node of a problem of requests asking on its own (an MPI rank): its entry
-                    # says it asked, when it asked the director cannot see; the audit counts a
-                    # request per entry. (The bees and the elves have no requests to count.)
+                    # of the requested resource (cs, a meal; not the forks a meal needs) says it
+                    # asked, when it asked the director cannot see; the audit counts a request
+                    # per entry. (The bees and the elves have no requests to count.)
                     self._record(node, "request", resource=resource)
             else:
                 self.holding[node][resource] -= units

@@ -95,3 +95,12 @@ def program_of(argv: list[str]) -> tuple[list[str], str | None]:
     cut = argv.index("--")
     regex = argv[argv.index("--regex") + 1] if "--regex" in argv[:cut] else None
     return argv[cut + 1 :], regex
+
+
+def resource_of(argv: list[str], otherwise: str) -> str:
+    """The ``--resource`` of a node command ``rank_argv`` made ("" where the ranks name every
+    resource they enter), else ``otherwise``."""
+    if not program_of(argv)[0]:
+        return otherwise
+    cut = argv.index("--")
+    return argv[argv.index("--resource") + 1] if "--resource" in argv[:cut] else otherwise

@@ -94,7 +94,8 @@ def meaning(fields: dict, resource: str) -> list[dict] | str:
     """What a printed line says, from the groups that took part in its match: an ``enter`` or
     ``exit`` (of ``resource``, or ``resource:index``, else ``--resource``; ``units``), a
     ``state_NAME`` (the state NAME) and an ``event_NAME`` (its fields the groups ``f_FIELD``,
-    a number where the text is digits); a message when an entry names no resource."""
+    a number where the text is digits, a list of numbers where it is several: ``field``); a
+    message when an entry names no resource."""
     said: list[dict] = []
     taken = {k: v for k, v in fields.items() if v is not None}
     event = next((k for k in ("enter", "exit") if k in taken), None)
@@ -113,9 +114,21 @@ def meaning(fields: dict, resource: str) -> list[dict] | str:
         if key.startswith("state_"):
             said.append({"type": "state", "state": key[len("state_") :]})
         elif key.startswith("event_"):
-            found = {k[2:]: int(v) if v.isdigit() else v for k, v in taken.items() if k.startswith("f_")}
+            found = {k[2:]: field(v) for k, v in taken.items() if k.startswith("f_")}
             said.append({"type": "event", "event": key[len("event_") :], **found})
     return said
+
+
+def field(text: str) -> int | list[int] | str:
+    """An event's field from the text its group matched: a number where it is digits, a list of
+    numbers where it is several separated by spaces or commas (``3 1 4``, ``3, 1, 4``), else the
+    text."""
+    if text.isdecimal():  # not isdigit: "²" is a digit int() refuses
+        return int(text)
+    parts = text.replace(",", " ").split()
+    if len(parts) > 1 and all(p.isdecimal() for p in parts):
+        return [int(p) for p in parts]
+    return text
 
 
 def report(message: str, child: subprocess.Popen | None = None) -> int:

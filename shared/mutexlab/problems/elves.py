@@ -78,5 +78,6 @@ PROBLEM = Problem(
     process="elf",
     role=MAYOR_NAME,
     draw=town,
+    reported=("plan",),
     finals=(MAYOR_DONE, ELF_DONE),
 )

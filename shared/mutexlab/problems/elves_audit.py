@@ -6,12 +6,20 @@ holders at once) and of the rules one process's own events decide (elves_rules.p
 
 What they read is the statement's, whatever the solution: the mayor's ``round`` note at the
 start of each round, its ``STOP`` message (a body with the ``round``) to every elf at the end of
-one, and an elf's ``contract_done`` note (``round``, ``contract``):
+one — or its ``stop`` note (``round``), its STOP to every elf as a program whose messages
+mutexlab cannot read reports it (an MPI program's) — and an elf's ``contract_done`` note
+(``round``, ``contract``):
 
 * **contracts** — every contract of every round is done (``contract_done``) exactly once; no
   contract is entered twice;
 * **stop** — each STOP of round r is sent after (happened-before) every ``contract_done`` of r;
 * **finished** — every round began and was stopped towards every elf.
+
+The plan (hamsters per contract, per round) is the run header's; a header without one (a mayor
+that drew its own: ``mutexlab test --mpi``) takes each round's from the mayor's ``round`` note,
+its ``contracts``. A round whose note names no contracts leaves what needs the plan — every
+contract done, none done that the mayor did not hand out, the poison by the contract's hamsters —
+undecided (``plan-unreported``): never safe, never a violation.
 
 A run header's plan or message body of the wrong type makes the trace unreadable: TraceError
 naming the line, not a verdict. A solution may check more of its own messages (its spec's
@@ -24,8 +32,9 @@ from collections import defaultdict
 from typing import Any
 
 from ..clock import happened_before
-from ..findings import PROGRESS, SAFETY, Invariants, Violation
+from ..findings import PROGRESS, SAFETY, UNDECIDED, Invariants, Violation
 from ..trace import event_error, whole
+from ..words import count
 from .elves_rules import CONTRACT_PREFIX, ELF_PREFIX, MAYOR_NAME, RULES
 
 CHECKS = (
@@ -34,6 +43,7 @@ CHECKS = (
     "elves: all rounds begun and stopped",
 )
 STOP = "STOP"  # the mayor's message ending a round (its body names the ``round``)
+STOP_NOTE = "stop"  # the mayor's note that it stopped a round towards every elf (its ``round``)
 
 Plan = list[list[int]]  # the mayor's plan: hamsters per contract, per round
 Done = dict[
@@ -120,10 +130,10 @@ def _stop_after_done(mayor: list[dict[str, Any]], plan: Plan | None, done: Done)
     for e in mayor:
         if e["event"] == "round":
             current = e.get("round", current + 1)
-        elif e["event"] == "send" and e.get("type") == STOP:
-            r = (e.get("msg") or {}).get("round", current)
-            count = len(plan[r - 1]) if plan and 1 <= r <= len(plan) else None
-            indices = range(1, count + 1) if count else sorted(i for (rr, i) in done if rr == r)
+        elif _stopped(e):
+            r = _stop_round(e, current)
+            size = len(plan[r - 1]) if plan and 1 <= r <= len(plan) else None
+            indices = range(1, size + 1) if size else sorted(i for (rr, i) in done if rr == r)
             for i in indices:
                 notes = done.get((r, i), [])
                 if (r, i) in reported:
@@ -143,11 +153,23 @@ def _stop_after_done(mayor: list[dict[str, Any]], plan: Plan | None, done: Done)
                         Violation(
                             "stop-before-done",
                             f"mayor sent STOP of round {r} to {e.get('to')} "
-                            f"before contract {r}.{i} was done (no happened-before)",
+                            f"before contract {r}.{i} was done (no happened-before)"
+                            if e["event"] == "send"
+                            else f"mayor stopped round {r} before contract {r}.{i} was done "
+                            "(no happened-before)",
                             [notes[0], e],
                         )
                     )
     return found
+
+
+def _stopped(e: dict[str, Any]) -> bool:
+    """The mayor's STOP message, or its ``stop`` note (a STOP to every elf)."""
+    return (e["event"] == "send" and e.get("type") == STOP) or e["event"] == STOP_NOTE
+
+
+def _stop_round(e: dict[str, Any], current: int) -> Any:
+    return (e.get("msg") or {}).get("round", current) if e["event"] == "send" else e.get("round", current)
 
 
 def _finished(mayor: list[dict[str, Any]], elves: list[str], params: dict[str, Any]) -> list[Violation]:
@@ -161,8 +183,8 @@ def _finished(mayor: list[dict[str, Any]], elves: list[str], params: dict[str, A
     for e in mayor:
         if e["event"] == "round":
             current = e.get("round", current + 1)
-        elif e["event"] == "send" and e.get("type") == STOP:
-            stops[(e.get("msg") or {}).get("round", current)].add(e["to"])
+        elif _stopped(e):
+            stops[_stop_round(e, current)] |= {e["to"]} if e["event"] == "send" else set(elves)
     for r in range(1, min(rounds or 0, len(began)) + 1):  # rounds never begun are reported above
         missing = sorted(set(elves) - stops.get(r, set()))
         if missing:
@@ -174,6 +196,61 @@ def _finished(mayor: list[dict[str, Any]], elves: list[str], params: dict[str, A
     return found
 
 
+def reported(events: list[dict[str, Any]], params: dict[str, Any]) -> tuple[Plan | None, list[Violation]]:
+    """The plan as the mayor reported it, each round's ``contracts`` in its ``round`` note (one
+    number: one contract), and what could not be decided: the plan (None) when a round's note
+    names none or no round began; a round unlike the town the header describes (its number of
+    contracts, its hamsters): the program was given another town than the options."""
+    plan: Plan = []
+    unlike: list[Violation] = []
+    for e in events:
+        if e["pid"] != MAYOR_NAME or e["event"] != "round":
+            continue
+        contracts = e.get("contracts")
+        contracts = [contracts] if whole(contracts) else contracts
+        r = e.get("round", len(plan) + 1)
+        if not (isinstance(contracts, list) and contracts and all(whole(h) and h >= 1 for h in contracts)):
+            said = "names no contracts" if contracts is None else f"has contracts {contracts!r:.40}"
+            return None, [
+                Violation(
+                    "plan-unreported",
+                    f"the mayor's round {r} note {said} (hamsters per contract) and the run header "
+                    f"has no plan: {UNCHECKED} were not checked",
+                    [e],
+                )
+            ]
+        plan.append(list(contracts))
+        low, high = (params.get("hamsters") or [1, None])[0], (params.get("hamsters") or [1, None])[-1]
+        per_round = params.get("contracts")
+        if not unlike and (
+            (per_round is not None and len(contracts) != per_round)
+            or any(h < low or (high is not None and h > high) for h in contracts)
+        ):
+            unlike.append(
+                Violation(
+                    "plan-unlike-town",
+                    f"the mayor's round {r} hands out {count(len(contracts), 'contract')} (hamsters "
+                    f"{' '.join(map(str, contracts))}), the run header's town {per_round} of {low} to "
+                    f"{high} hamsters: the program was given another town than the one judged",
+                    [e],
+                )
+            )
+    if not plan:
+        return None, [
+            Violation(
+                "plan-unreported",
+                f"the mayor began no round and the run header has no plan: {UNCHECKED} were not checked",
+            )
+        ]
+    return plan, unlike
+
+
+UNCHECKED = (
+    "whether every contract was done, whether one was done that the mayor never handed out, and "
+    "the poison each contract's hamsters need"
+)
+
+
 AUDIT_ONLY = Invariants(
     CHECKS,
     check,
@@ -182,4 +259,23 @@ AUDIT_ONLY = Invariants(
         **dict.fromkeys(("contract-not-done", "rounds-unfinished"), PROGRESS),
     },
 )
-INVARIANTS = RULES.invariants(beside=AUDIT_ONLY)
+_BOTH = RULES.invariants(beside=AUDIT_ONLY)
+
+
+def _judged(events: list[dict[str, Any]], run: dict[str, Any]) -> list[Violation]:
+    """The rules and the audit, the plan the header's or else the one the mayor reported."""
+    params = run.get("params") or {}
+    if "plan" in params:
+        return _BOTH.check(events, run)
+    plan, undecided = reported(events, params)
+    if plan is not None:
+        run = {**run, "params": {**params, "plan": plan}}
+    return [*_BOTH.check(events, run), *undecided]
+
+
+INVARIANTS = Invariants(
+    _BOTH.checks,
+    _judged,
+    events=_BOTH.events,
+    rules={**_BOTH.rules, **dict.fromkeys(("plan-unreported", "plan-unlike-town"), UNDECIDED)},
+)

@@ -10,7 +10,9 @@ runs on a thread of its own while this thread imports what the forked services n
 Invariants: the answers are taken in the order the checks had one after the other (a refusal
 before an unreachable broker); a bad ``--management-url`` is refused before any thread starts
 or the broker is touched; every thread is joined before ``check`` returns, so the services are
-forked from a process with one thread (``spawn.can_fork``).
+forked from a process with one thread (``spawn.can_fork``). When the imports raise (Ctrl-C, a
+solution that does not import), nothing will be forked: the error goes up at once, without
+waiting for the broker's checks (daemon threads, gone with the command).
 """
 
 from __future__ import annotations
@@ -61,12 +63,10 @@ def check(plan: Plan, management_url: str | None) -> tuple[str | None, str | Non
         calls.append(_Call(watcher.start))
     for call in calls:
         call.start()
-    try:
-        if fork:
-            preload(plan.resolved())
-    finally:
-        for call in calls:
-            call.join()
+    if fork:
+        preload(plan.resolved())  # Ctrl-C here leaves at once: nothing is forked, the threads are daemons
+    for call in calls:
+        call.join()
     too_many, problem = cast("str | None", calls[0].result()), cast("str | None", calls[1].result())
     for call in calls[2:]:
         call.result()

@@ -11,7 +11,7 @@ Environment variables (all validated before a service touches the broker):
 | variable | who | meaning |
 |---|---|---|
 | ``AMQP_URL`` | all | broker URL, e.g. ``amqp://user:pass@rabbitmq:5672/%2F`` (required); a cluster's nodes comma-separated |
-| ``SKIP_UNRESOLVED_NODES`` | all | ``true``: leave out the nodes of ``AMQP_URL`` whose host name does not resolve (compose: the cluster's peers when the ``cluster`` profile is off); the queue type is still decided on the whole list |
+| ``SKIP_UNRESOLVED_NODES`` | all | ``true``: leave out the nodes of ``AMQP_URL`` whose host name does not resolve (compose: the cluster's peers when the ``cluster`` profile is off); the queue type is still decided on the whole list, and ``DELIVERY=transient`` is refused when more than one node resolves (a cluster) |
 | ``QUEUE_TYPE`` | all | ``classic``, ``quorum`` or ``auto`` (default: quorum when ``AMQP_URL`` names several nodes; classic with ``DELIVERY=transient``) |
 | ``DELIVERY`` | all | ``persistent`` (default: durable queues, persistent messages, acks behind confirms; survives a broker restart) or ``transient`` (no disk, end-to-end retransmission; does not survive a broker restart: docs/wire.md#delivery-modes); the same for every process of the run |
 | ``RUN_ID`` | all | letters, digits, ``_`` and ``-``; names the run's exchange and queues (required) |
@@ -176,7 +176,10 @@ class _Common(BaseSettings):
 
     @model_validator(mode="after")
     def _delivery(self):
-        queue_kind(self.amqp_url, self.queue_type, self.delivery)  # quorum with transient: refused
+        url = self.amqp_url
+        if self.delivery == "transient" and self.skip_unresolved_nodes:
+            url = node_urls(url)[0]  # the nodes are counted once the unresolved ones are left out
+        queue_kind(url, self.queue_type, self.delivery)  # quorum with transient, a cluster: refused
         return self
 
     @field_validator("run_id")
@@ -249,7 +252,8 @@ def resolvable_nodes(settings, resolves=None):
     """``settings`` with the nodes of ``AMQP_URL`` whose host name does not resolve left out (all
     kept if none resolves: the connection error then names them), and ``QUEUE_TYPE`` decided on the
     whole list first, so every process of a run declares the same queues; and the hosts left out.
-    Under compose a stopped container's name does not resolve: the "cluster" profile's peers are
+    ``DELIVERY=transient`` needs one node: it is judged on the nodes that resolve (ValueError for
+    several: a cluster), so compose's default profile, whose peers do not exist, runs it. Under compose a stopped container's name does not resolve: the "cluster" profile's peers are
     named for every service but exist only with that profile."""
     import socket
     from urllib.parse import urlsplit
@@ -264,8 +268,14 @@ def resolvable_nodes(settings, resolves=None):
     nodes = node_urls(settings.amqp_url)
     hosts = [urlsplit(n).hostname or "" for n in nodes]
     ok = [(resolves or default)(h) for h in hosts]
-    if all(ok) or not any(ok):
+    if not any(ok):
         return settings, []
     kept = ",".join(n for n, good in zip(nodes, ok) if good)
-    update = {"amqp_url": kept, "queue_type": settings.queue_kind}
+    if settings.delivery == "transient":  # one node that resolves, or a cluster: refused (ValueError)
+        queue_type = queue_kind(kept, settings.queue_type, settings.delivery)
+    else:
+        queue_type = settings.queue_kind  # on the whole list: every process of the run decides alike
+    if all(ok):
+        return settings, []
+    update = {"amqp_url": kept, "queue_type": queue_type}
     return settings.model_copy(update=update), [h for h, good in zip(hosts, ok) if not good]

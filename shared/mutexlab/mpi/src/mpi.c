@@ -96,7 +96,7 @@ typedef struct {
 
 static pthread_mutex_t L = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER, quiet = PTHREAD_COND_INITIALIZER;
-static int live = 1, blocked, rank_ = -1, size_, initialized, finalized, out_fd = -1, stdout_r = -1;
+static int live = 1, blocked, rank_ = -1, size_, first_ = 1, initialized, finalized, out_fd = -1, stdout_r = -1;
 static unsigned long gen = 1;
 /* mutexlab's clock, what MPI_Wtime reads: 1 ms a step, the time each sleep asks for, 1 µs a
  * reading; the same schedule gives the same readings (the real clock would make a message that
@@ -527,7 +527,7 @@ void ml_send(int dest, int tag, int ctx, const void *buf, long bytes, const char
     const char *name = kind == CTX_P2P ? "tag " : kind == CTX_COLLECTIVE ? "collective " : "barrier";
     int k = snprintf(line, sizeof line,
                      "{\"type\":\"send\",\"to\":%d,\"body\":{\"type\":\"%s%d\",\"tag\":%d,\"ctx\":%d,\"data\":\"",
-                     dest + 1, name, kind == CTX_P2P || kind == CTX_COLLECTIVE ? tag : kind, tag, ctx);
+                     dest + first_, name, kind == CTX_P2P || kind == CTX_COLLECTIVE ? tag : kind, tag, ctx);
     const unsigned char *p = buf;
     for (long i = 0; i < bytes; i++) k += sprintf(line + k, "%02x", p[i]);
     k += sprintf(line + k, "\"}}\n");
@@ -995,6 +995,29 @@ static long json_long(const char *line, const char *key, long otherwise) {
     return p ? strtol(p + strlen(key), NULL, 10) : otherwise;
 }
 
+/* Rank r is node first_ + r: the nodes are ids first_.. (1.. for most problems; 0.. where the
+ * problem has a role beside its N processes, node 0, the elves' mayor), so the lowest id of the
+ * node and its peers is rank 0 and the world's size is the peers and the node itself. */
+static void ids(const char *line) {
+    long id = json_long(line, "{\"id\":", 1), lowest = id;
+    int n = 1;
+    const char *p = strstr(line, "\"peers\":[");
+    if (p) {
+        p += strlen("\"peers\":[");
+        while (*p && *p != ']') {
+            char *end;
+            long peer = strtol(p, &end, 10);
+            if (end == p) break;
+            if (peer < lowest) lowest = peer;
+            n++;
+            p = *end == ',' ? end + 1 : end;
+        }
+    }
+    first_ = (int)lowest;
+    rank_ = (int)(id - lowest);
+    size_ = n;
+}
+
 static void *director(void *unused) { /* one input line at a time; done once the rank is quiet */
     (void)unused;
     static char line[LINE_MAX_];
@@ -1003,8 +1026,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
         clock_ns += 1000000;
         if (strstr(line, "\"type\":\"init\"")) {
             if (rank_ >= 0) fatal("a second init: a rank starts once per run");
-            size_ = (int)json_long(line, "\"nodes\":", 1);
-            rank_ = (int)json_long(line, "{\"id\":", 1) - 1;
+            ids(line);
             for (waiter *w = waiters; w; w = w->next)
                 if (w->kind == W_INIT) unblock(w);
             bump();
@@ -1012,7 +1034,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
             msg *m = calloc(1, sizeof *m);
             const char *data = strstr(line, "\"data\":\"");
             if (!m || !data) fatal("a recv line mutexlab's MPI cannot read");
-            m->src = (int)json_long(line, "\"from\":", 0) - 1;
+            m->src = (int)json_long(line, "\"from\":", 0) - first_;
             m->tag = (int)json_long(line, "\"tag\":", 0);
             m->ctx = (int)json_long(line, "\"ctx\":", 0);
             if (m->ctx % 4 == CTX_BARRIER_OUT) m->src = 0;
