@@ -152,7 +152,7 @@ def broken_source(tmp_path: Path, old: str, new: str) -> Path:
 
 BROKEN_C = {
     "an equal entry taken for news": ("theirs[i] <= mine[i]", "theirs[i] < mine[i]"),
-    "a block counted only when all of it is news": ("news |= theirs", "news &= theirs"),
+    "a block counted only when all of it is news": ("news |= t > m", "news &= t > m"),
     "the maximum taken as the minimum": ("(t & greater) | (c & ~greater)", "(c & greater) | (t & ~greater)"),
     "the last entry never compared": ("while (i < n &&", "while (i < n - 1 &&"),
     "a change that takes no new serial": ("    self->family->serial++;\n", ""),

@@ -20,14 +20,24 @@
 
 #define BLOCK 16
 
-/* The first i with theirs[i] > mine[i], or n. Each block is compared whole, without a branch (the
- * compiler makes it a few vector compares); the block with news is then searched entry by entry. */
+/* Four int32 entries as one value (gcc's and clang's vector extension): a comparison of two is one
+ * instruction on x86-64's SSE2 and arm64's NEON, with no intrinsics tied to either. */
+typedef int32_t quad __attribute__((vector_size(16)));
+
+/* The first i with theirs[i] > mine[i], or n. Each block of 16 is compared as four quads whose
+ * results are or-ed (no branch inside a block: gcc 12 at -O3 had left the plain loop one entry at a
+ * time); the block with news is then searched entry by entry. */
 static Py_ssize_t first_news(const int32_t *mine, const int32_t *theirs, Py_ssize_t n) {
     Py_ssize_t i = 0;
     for (; i + BLOCK <= n; i += BLOCK) {
-        int news = 0;
-        for (int j = 0; j < BLOCK; j++) news |= theirs[i + j] > mine[i + j];
-        if (news) break;
+        quad news = {0, 0, 0, 0};
+        for (int j = 0; j < BLOCK; j += 4) {
+            quad t, m;
+            memcpy(&t, theirs + i + j, sizeof t); /* unaligned loads: the arrays are Python's */
+            memcpy(&m, mine + i + j, sizeof m);
+            news |= t > m;
+        }
+        if (news[0] | news[1] | news[2] | news[3]) break;
     }
     while (i < n && theirs[i] <= mine[i]) i++;
     return i;
