@@ -75,9 +75,13 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
     skip: Callable[[str, int], None] = tally.skip if light and tally is not None else _count_nothing
     recvs = sends = 0  # skips gathered, not yet handed to ``skip``
     recorders = sim.recorders
-    # each process's local-event clock (a recorder keeps its clock for the whole run), bound once
-    clocks = {pid: recorder.vc for pid, recorder in recorders.items()} if light else {}
-    merges = {pid: clock.merge for pid, clock in clocks.items()}
+    # each process's local-event clock and its merge, bound once a run (a recorder keeps its clock
+    # for the whole run; a run with progress or watch comes here once a slice)
+    bound = sim._fast_clocks  # noqa: SLF001 - see above
+    if bound is None and light:
+        clocks = {pid: recorder.vc for pid, recorder in recorders.items()}
+        bound = sim._fast_clocks = (clocks, {pid: clock.merge for pid, clock in clocks.items()})  # noqa: SLF001 - see above
+    clocks, merges = bound if bound is not None else ({}, {})
     token = None  # the clock token a send carries: the receiving process's, kept current
     messages, sent, link_last, delay = sim.messages, sim._sent, sim._link_last, sim._delay  # noqa: SLF001 - see above
     uniform = sim._random if sim.config.delay == "exp" else None  # noqa: SLF001 - see above; ``_delay`` inlined: -log(1 - u)
