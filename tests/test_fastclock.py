@@ -152,7 +152,7 @@ def broken_source(tmp_path: Path, old: str, new: str) -> Path:
 
 BROKEN_C = {
     "an equal entry taken for news": ("theirs[i] <= mine[i]", "theirs[i] < mine[i]"),
-    "a block counted only when all of it is news": ("news |= theirs", "news &= theirs"),
+    "a block counted only when all of it is news": ("news |= t > m", "news &= t > m"),
     "the maximum taken as the minimum": ("(t & greater) | (c & ~greater)", "(c & greater) | (t & ~greater)"),
     "the last entry never compared": ("while (i < n &&", "while (i < n - 1 &&"),
     "a change that takes no new serial": ("    self->family->serial++;\n", ""),
@@ -199,3 +199,46 @@ def test_a_refused_token_is_read_again_when_it_comes_back():
         mine.merge((serial, array("i", [0, 5]), 1))  # two entries for a family of three
     merged = mine.merge((serial, array("i", [0, 5, 0]), 1))
     assert list(merged[1]) == [0, 5, 0]
+
+
+def check_wide_serials(module, start: int) -> None:
+    """The serial last taken from each sender is kept in 32 bits: a serial beyond them is never
+    taken for one already read (its news is merged), and one within them still skips."""
+    from array import array
+
+    family = module.Family(array("i", [0, 0, 0]), start)
+    sender, mine = module.Clock(family, 1), module.Clock(family, 0)
+    for k in range(1, 4):  # across 2**32 for start = 2**32 - 2
+        token = sender.tick()
+        assert token[0] > start  # the family counts on from start (a merge with news takes one too)
+        assert list(mine.merge(token)[1]) == [0, k, 0]
+        before = mine.token
+        assert mine.merge(token) is before  # the same token again: no news, the same token back
+
+
+def test_a_family_refuses_serials_below_zero():
+    module = fastclock.compiled()
+    assert module is not None
+    from array import array
+
+    with pytest.raises(ValueError, match="0 or above"):
+        module.Family(array("i", [0]), -1)
+
+
+@pytest.mark.parametrize("start", [0, 2**32 - 2, 2**32, 2**33 + 7])
+def test_serials_beyond_32_bits_still_merge_and_skip(start):
+    module = fastclock.compiled()
+    assert module is not None
+    check_wide_serials(module, start)
+
+
+def test_a_serial_beyond_32_bits_taken_for_one_read_is_caught(tmp_path, monkeypatch):
+    """The broken build compares the cut serial: the first token beyond 32 bits (kept as 0, like
+    none read) is taken for one read and its news lost."""
+    monkeypatch.setenv("MUTEXLAB_CACHE", str(tmp_path / "cache"))
+    old = "serial <= UINT32_MAX && self->last[sender] == (uint32_t)serial"
+    module = fastclock.load(broken_source(tmp_path, old, "self->last[sender] == kept(serial)"))
+    assert module is not None
+    check_wide_serials(module, 0)  # within 32 bits the broken build is right
+    with pytest.raises(AssertionError):
+        check_wide_serials(module, 2**32)

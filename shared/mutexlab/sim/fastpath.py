@@ -75,6 +75,14 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
     skip: Callable[[str, int], None] = tally.skip if light and tally is not None else _count_nothing
     recvs = sends = 0  # skips gathered, not yet handed to ``skip``
     recorders = sim.recorders
+    # each process's local-event clock and its merge, bound once a run (a recorder keeps its clock
+    # for the whole run; a run with progress or watch comes here once a slice)
+    bound = sim._fast_clocks  # noqa: SLF001 - see above
+    if bound is None and light:
+        clocks = {pid: recorder.vc for pid, recorder in recorders.items()}
+        bound = sim._fast_clocks = (clocks, {pid: clock.merge for pid, clock in clocks.items()})  # noqa: SLF001 - see above
+    clocks, merges = bound if bound is not None else ({}, {})
+    token = None  # the clock token a send carries: the receiving process's, kept current
     messages, sent, link_last, delay = sim.messages, sim._sent, sim._link_last, sim._delay  # noqa: SLF001 - see above
     uniform = sim._random if sim.config.delay == "exp" else None  # noqa: SLF001 - see above; ``_delay`` inlined: -log(1 - u)
     keep, pop, push = due.setdefault, heapq.heappop, heapq.heappush
@@ -99,8 +107,8 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                 _, pid, sender, msg, msg_id, vc = entry
                 if light:  # as ``deliver``: merge, handle, the recv event, its effects, the state
                     proto = protocols[pid]
-                    clock = recorders[pid].vc
-                    clock.merge(vc)
+                    clock = clocks[pid]
+                    token = merges[pid](vc)  # the token after the merge: what its sends carry
                     before = proto.state
                     effects = proto.on_message(msg)
                     recvs += 1
@@ -110,7 +118,8 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                 _, pid, payload = entry
                 if light:  # as ``feed``
                     proto = protocols[pid]
-                    clock = recorders[pid].vc
+                    clock = clocks[pid]
+                    token = clock.token
                     before = proto.state
                     effects = proto.on_local(payload)
                 else:
@@ -128,17 +137,16 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                         if recvs or sends:
                             recvs, sends = _flush(skip, recvs, sends)
                         apply(pid, (effect,))  # (an unknown receiver, or no int: the driver's finding)
+                        if light:  # an enter, exit or note ticked the clock: later sends carry that
+                            token = clock.token
                         continue
                     # as ``apply`` for a network Send: count, number, the send event
                     to, msg = effect.to, effect.msg
                     messages[msg.type] += 1
                     number = sent[pid] + 1
                     sent[pid] = number
-                    if light:
-                        token = clock.token  # a send does not tick a local-event clock
+                    if light:  # a send does not tick a local-event clock: ``token`` is current
                         sends += 1
-                    else:
-                        token = None
                     # as ``transmit``: the delay, FIFO per link, then ``push``
                     when = at - log(1.0 - uniform()) if uniform is not None else at + delay()
                     last = links.get(to, 0.0)
