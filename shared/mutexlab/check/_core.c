@@ -7,7 +7,8 @@
  * holdings id), as sim/world.py lays it out; its fingerprint is CPython's hash of the same
  * tuple of ints (same visited set, same counts as the Python search); the visited set keeps the
  * fingerprints alone (8 bytes a slot, 3/4 full at most, grown a 256th at a time: 11-16 bytes a
- * world) and a map fingerprint -> Tarjan index holds the worlds on the Tarjan stack only. */
+ * world; the limits look at each growth before it happens) and a map fingerprint -> Tarjan
+ * index holds the worlds on the Tarjan stack only. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -238,11 +239,10 @@ static int world_checks(Core *c, const int32_t *w, int has_steps) {
 
 
 /* Ask the Python side to look at the limits: it raises LimitReached, or returns how many states
- * may be added before the next look (``left``: inserts before the visited table grows, ``need``
- * its bytes then). */
-static int64_t look(Core *c) {
-    size_t left, need;  /* the visited set grows a 256th at a time: no jump the watchdog misses */
-    keyset_room(&c->seen, &left, &need);
+ * may be added before the next look. ``need``: the bytes the next insert allocates (a part of
+ * the visited set growing), looked at before it; 0: none is due (``left`` unbounded). */
+static int64_t look(Core *c, size_t need) {
+    size_t left = need ? 0 : (size_t)1 << 40;
     PyObject *got = PyObject_CallMethod(c->tables, "look", "LLLnn", c->states, c->transitions, c->depth,
                                         (Py_ssize_t)left, (Py_ssize_t)need);
     if (!got) return -1;
@@ -345,8 +345,9 @@ static PyObject *Core_dfs(Core *c, PyObject *root) {
                 }
                 continue;
             }
-            if (c->states >= next_look) {
-                int64_t stride = look(c);
+            size_t grows = keyset_growth(&c->seen, fp);
+            if (c->states >= next_look || grows) {
+                int64_t stride = look(c, grows);
                 if (stride < 0) goto done;
                 next_look = c->states + stride;
             }

@@ -164,17 +164,12 @@ static int keyset_add(KeySet *s, uint64_t key) {  /* a key not yet there; -1 on 
     return 0;
 }
 
-/* (inserts before a growth the limits must foresee, its bytes): a part's growth adds at most a
- * 256th of the set, which the watchdog's look at the memory sees; one of 64 MiB or more (a set
- * of 11 GiB) is foreseen. */
-#define FORESEE (64u << 20)
-static void keyset_room(const KeySet *s, size_t *left, size_t *need) {
-    *left = (size_t)1 << 40; *need = 0;
-    for (int k = 0; k < SHARDS; k++) {
-        const Part *p = &s->part[k];
-        size_t bytes = (p->cap + p->cap / 2) * sizeof(uint64_t);
-        if (bytes >= FORESEE && part_room(p) < *left) { *left = part_room(p); *need = *left ? 0 : bytes; }
-    }
+/* The bytes ``key``'s part allocates when the key goes in: 0, or its growth's (the limits look
+ * at each growth before it happens: a few thousand looks in a whole search). */
+static inline size_t keyset_growth(const KeySet *s, uint64_t key) {
+    if (!key) return 0;
+    const Part *p = &s->part[mix(key) & (SHARDS - 1)];
+    return part_room(p) ? 0 : (p->cap + p->cap / 2) * sizeof(uint64_t);
 }
 
 /* tables_selftest(n, seed): the visited set and the map's deletion against what they must
