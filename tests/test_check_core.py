@@ -167,21 +167,40 @@ def test_the_compiled_fingerprint_is_pythons_hash_of_the_world():
     assert [probe.fingerprint(w) for w in worlds] == [hash(w) for w in worlds]
 
 
-def test_a_broken_ample_set_in_the_compiled_core_is_caught(tmp_path, monkeypatch):
-    """The compiled core built with its closures cut to the process alone
-    (``MUTEXLAB_CORE_BROKEN_CLOSURE``): the final worlds it loses show, and it parts from the
-    model's own search."""
+def broken_build(tmp_path: Path, flag: str):
+    """The compiled core built with ``-D{flag}`` (a deliberate break), imported."""
     compiled_or_missing()
     cc = shutil.which("cc") or missing("a C compiler (cc), to build a broken compiled core")
     here = Path(core.__file__).parent
     out = tmp_path / f"_core{sysconfig.get_config_var('EXT_SUFFIX')}"
     include = sysconfig.get_paths()["include"]
-    flags = ["-O1", "-shared", "-fPIC", "-DMUTEXLAB_CORE_BROKEN_CLOSURE", f"-I{include}"]
+    flags = ["-O1", "-shared", "-fPIC", f"-D{flag}", f"-I{include}"]
     subprocess.run([cc, *flags, str(here / "_core.c"), "-o", str(out)], check=True, timeout=300)
     spec = importlib.util.spec_from_file_location("_core", out)
     assert spec is not None and spec.loader is not None
-    broken_core = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(broken_core)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_compiled_tables_hold_what_was_put_in_them(tmp_path):
+    """The visited set (fingerprints alone, grown a 256th at a time) answers every key put in and
+    none left out, and the Tarjan-stack map still finds every key after half of them were
+    deleted; a build whose deletion leaves a hole in a probe chain
+    (``MUTEXLAB_CORE_BROKEN_DELETE``) fails the same self-test."""
+    compiled_or_missing()
+    from mutexlab.check import _core
+
+    assert all(_core.tables_selftest(n, seed) for n in (10, 1000, 200_000) for seed in (1, 2))
+    holed = broken_build(tmp_path, "MUTEXLAB_CORE_BROKEN_DELETE")
+    assert not all(holed.tables_selftest(200_000, seed) for seed in (1, 2))
+
+
+def test_a_broken_ample_set_in_the_compiled_core_is_caught(tmp_path, monkeypatch):
+    """The compiled core built with its closures cut to the process alone
+    (``MUTEXLAB_CORE_BROKEN_CLOSURE``): the final worlds it loses show, and it parts from the
+    model's own search."""
+    broken_core = broken_build(tmp_path, "MUTEXLAB_CORE_BROKEN_CLOSURE")
     case = ("maekawa", 3, {"requests": 1}, False, None)
     base = check_on(None, case, monkeypatch, True)
     monkeypatch.setattr(core, "CCore", broken_core.Core)

@@ -63,26 +63,28 @@ def test_growth_foresees_every_reallocation_of_a_growing_dict():
         left, need = growth(d)
 
 
-# the states at which each search core's visited table is full and its next one would take
-# more than 0.5 MB: a dict's of 2^14 slots (the next, 2^15, takes 1 MB); the compiled core's of
-# 2^15 slots of 16 bytes, filled to 2/3 (the next, 2^16 slots, takes 1 MB)
-FULL_BEFORE_1_MB = {"python": (2 << 14) // 3, "compiled": (1 << 15) // 3 * 2}
+# (limit in MB, the states at which the visited table's next growth would pass it): a dict of
+# 2^14 slots is full (the next, 2^15, takes 1 MB); the compiled core's set grows a 256th at a
+# time, by half: the first of its parts to fill 216 slots (to grow to 324, 2,592 bytes) does
+# so at world 32,747 of Sanders' (the fingerprints, hence the parts, are the same every run)
+FULL_BEFORE = {"python": (0.5, (2 << 14) // 3), "compiled": (0.002, 32_747)}
 
 
 @pytest.mark.parametrize("which", ["python", "compiled"])
 def test_the_search_stops_before_a_reallocation_that_would_pass_the_limit(which, monkeypatch):
     """A table reallocates at once (gigabytes for tens of millions of worlds): Lamport N=4 under a
-    4096 MB limit ended at 6528 MB. With the memory flat (no look could see growth) and a 0.5 MB
-    limit, the search stops where its visited table would next reallocate to more than that —
-    never after — on either search core (check/core.py)."""
+    4096 MB limit ended at 6528 MB. With the memory flat (no look could see growth) and a small
+    limit, the search stops where its visited table would next grow past it — never after — on
+    either search core (check/core.py)."""
     if which == "compiled" and core.CCore is None:
         missing("the compiled search core (pip install -e . builds check/_core.c with gcc)")
     monkeypatch.setattr(core, "core_name", lambda: which)
     monkeypatch.setattr(budget_module, "rss_mb", lambda: 1_000.0)
     # Sanders N=3 × 1: 49,344 worlds, more than either table holds before it reaches 1 MB
-    result, _ = run_check(CheckConfig("sanders", 3, {"requests": 1}, reductions=False, max_memory_mb=0.5))
-    assert result.verdict == "incomplete" and "the next step would add 1 MB at once" in result.stopped, result
-    assert result.states == FULL_BEFORE_1_MB[which]
+    limit, full = FULL_BEFORE[which]
+    result, _ = run_check(CheckConfig("sanders", 3, {"requests": 1}, reductions=False, max_memory_mb=limit))
+    assert result.verdict == "incomplete" and "the next step would add" in result.stopped, result
+    assert result.states == full
     unlimited, _ = run_check(CheckConfig("sanders", 3, {"requests": 1}, reductions=False))
     assert unlimited.complete and unlimited.states > result.states
 

@@ -5,9 +5,10 @@
  *
  * Invariants: a world is W = 2n + L + 1 int32s (process state ids, link ids, pending ids,
  * holdings id), as sim/world.py lays it out; its fingerprint is CPython's hash of the same
- * tuple of ints (same visited set, same counts as the Python search); the visited table maps
- * fingerprint -> Tarjan index while the world is on the Tarjan stack, -1 once its component
- * closed (16 bytes a slot, at most 2/3 full). */
+ * tuple of ints (same visited set, same counts as the Python search); the visited set keeps the
+ * fingerprints alone (8 bytes a slot, 3/4 full at most, grown a 256th at a time: 11-16 bytes a
+ * world; the limits look at each growth before it happens) and a map fingerprint -> Tarjan
+ * index holds the worlds on the Tarjan stack only. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -26,7 +27,8 @@ typedef struct {
     PyObject *tables;
     int n, L, W, P0, H, check;
     int32_t *link_to;
-    Map trans, push, add, drop, hold, seen;
+    Map trans, push, add, drop, hold, stack;  /* stack: fingerprint -> Tarjan index, while on it */
+    KeySet seen;                              /* every visited fingerprint */
     Vec recs, pool;         /* a transition: state, holding id, offset, sends, schedules */
     Vec seqinfo, distinct;  /* a sequence id: tail, head, offset and count of its distinct items */
     Vec finished;           /* a state id: 1 finished, 0 not, -1 not asked yet */
@@ -162,7 +164,7 @@ static PyObject *path(Core *c, size_t upto) {  /* the labels that led to frames[
 /* Enter world ``w`` (new): visited, Tarjan stack, its steps, a frame. 0, or -1 on an error. */
 static int enter(Core *c, const int32_t *w, uint64_t fp, const int32_t *via, int64_t *counter) {
     int n = c->n, W = c->W;
-    if (map_put(&c->seen, fp, *counter) < 0) return -1;
+    if (keyset_add(&c->seen, fp) < 0 || map_put(&c->stack, fp, *counter) < 0) return -1;
     c->states++;
     if (vec_reserve(&c->tfp, 1) < 0 || vec_reserve(&c->tworld, W) < 0 || vec_reserve(&c->frames, 1) < 0) return -1;
     AT(c->tfp, uint64_t, c->tfp.size) = fp;
@@ -237,10 +239,10 @@ static int world_checks(Core *c, const int32_t *w, int has_steps) {
 
 
 /* Ask the Python side to look at the limits: it raises LimitReached, or returns how many states
- * may be added before the next look (``left``: inserts before the visited table grows, ``need``
- * its bytes then). */
-static int64_t look(Core *c) {
-    size_t left = map_room(&c->seen), need = left ? 0 : c->seen.cap * 2 * 16;
+ * may be added before the next look. ``need``: the bytes the next insert allocates (a part of
+ * the visited set growing), looked at before it; 0: none is due (``left`` unbounded). */
+static int64_t look(Core *c, size_t need) {
+    size_t left = need ? 0 : (size_t)1 << 40;
     PyObject *got = PyObject_CallMethod(c->tables, "look", "LLLnn", c->states, c->transitions, c->depth,
                                         (Py_ssize_t)left, (Py_ssize_t)need);
     if (!got) return -1;
@@ -334,17 +336,18 @@ static PyObject *Core_dfs(Core *c, PyObject *root) {
             if (c->norm && normal(c, w) < 0) goto done;
             if (over) { out = ending(c, 1, world, label, c->frames.size); goto done; }
             uint64_t fp = fingerprint(w, W);
-            int64_t got = map_get(&c->seen, fp);
-            if (got != EMPTY) {
-                if (got >= 0) {  /* on the Tarjan stack */
+            int64_t got = map_get(&c->stack, fp);
+            if (got != EMPTY || keyset_has(&c->seen, fp)) {
+                if (got != EMPTY) {  /* on the Tarjan stack */
                     if (c->por) { out = ending(c, 4, NULL, NULL, 0); goto done; }  /* a reduced cycle */
                     if (fp == f->fp) f->loop = 1;
                     else if (got < f->low) f->low = got;
                 }
                 continue;
             }
-            if (c->states >= next_look) {
-                int64_t stride = look(c);
+            size_t grows = keyset_growth(&c->seen, fp);
+            if (c->states >= next_look || grows) {
+                int64_t stride = look(c, grows);
                 if (stride < 0) goto done;
                 next_look = c->states + stride;
             }
@@ -359,10 +362,9 @@ static PyObject *Core_dfs(Core *c, PyObject *root) {
         c->labels.size = (size_t)closed.lab;
         if (c->frames.size && closed.low < AT(c->frames, Frame, c->frames.size - 1).low)
             AT(c->frames, Frame, c->frames.size - 1).low = closed.low;
-        if (closed.low != map_get(&c->seen, closed.fp)) continue;
+        if (closed.low != map_get(&c->stack, closed.fp)) continue;
         size_t from = (size_t)closed.tidx;  /* its world and those above it: the component */
-        for (size_t k = from; k < c->tfp.size; k++)
-            if (map_put(&c->seen, AT(c->tfp, uint64_t, k), -1) < 0) goto done;
+        for (size_t k = from; k < c->tfp.size; k++) map_del(&c->stack, AT(c->tfp, uint64_t, k));
         if (from == c->tfp.size - 1 && !closed.loop) {  /* a trivial component */
             c->tfp.size--; c->tworld.size -= W;
             continue;
@@ -400,11 +402,12 @@ static PyObject *Core_hash(Core *c, PyObject *world) {  /* the fingerprint, for 
 }
 
 static void Core_dealloc(Core *c) {
-    Map *maps[] = {&c->trans, &c->push, &c->add, &c->drop, &c->hold, &c->seen, &c->vis, &c->mayid, &c->may,
+    Map *maps[] = {&c->trans, &c->push, &c->add, &c->drop, &c->hold, &c->stack, &c->vis, &c->mayid, &c->may,
                    &c->closures, &c->low, &c->reqlow, &c->done, &c->shifted, &c->retired, &c->linkid, &c->linkshift};
     Vec *vecs[] = {&c->recs, &c->pool, &c->seqinfo, &c->distinct, &c->finished, &c->frames, &c->labels,
                    &c->tfp, &c->tworld, &c->owners, &c->linkinfo, &c->linkidx, &c->rawbuf};
     for (size_t k = 0; k < sizeof maps / sizeof *maps; k++) map_free(maps[k]);
+    keyset_free(&c->seen);
     for (size_t k = 0; k < sizeof vecs / sizeof *vecs; k++) PyMem_RawFree(vecs[k]->data);
     PyMem_RawFree(c->link_to); PyMem_RawFree(c->into_off); PyMem_RawFree(c->into); PyMem_RawFree(c->link_of);
     Py_XDECREF(c->tables);
@@ -429,9 +432,10 @@ static int Core_init(Core *c, PyObject *args, PyObject *kwds) {
     if (!c->link_to) { PyErr_NoMemory(); return -1; }
     for (int k = 0; k < c->L; k++) c->link_to[k] = (int32_t)PyLong_AsLong(PyTuple_GET_ITEM(link_to, k));
     if (PyErr_Occurred()) return -1;
-    Map *maps[] = {&c->trans, &c->push, &c->add, &c->drop, &c->hold, &c->seen};
+    Map *maps[] = {&c->trans, &c->push, &c->add, &c->drop, &c->hold, &c->stack};
     for (size_t k = 0; k < sizeof maps / sizeof *maps; k++)
         if (map_init(maps[k], 1024) < 0) return -1;
+    if (keyset_init(&c->seen) < 0) return -1;
     c->recs.item = c->pool.item = c->seqinfo.item = c->distinct.item = c->labels.item = c->tworld.item = 4;
     c->finished.item = 1; c->frames.item = sizeof(Frame); c->tfp.item = 8;
     PyObject *none = PyTuple_New(0);
@@ -461,7 +465,12 @@ static PyTypeObject CoreType = {
     .tp_methods = Core_methods,
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_core", "check's compiled search loop", -1, NULL};
+static PyMethodDef module_methods[] = {
+    {"tables_selftest", tables_selftest, METH_VARARGS, "tables_selftest(n, seed): the tables' self-test (tests)."},
+    {NULL}
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_core", "check's compiled search loop", -1, module_methods};
 
 PyMODINIT_FUNC PyInit__core(void) {
     if (PyType_Ready(&CoreType) < 0) return NULL;
@@ -470,6 +479,6 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) { Py_DECREF(&CoreType); Py_DECREF(m); return NULL; }
     /* core.py's INTERFACE: a build older than its source (a pull without a rebuild) is not used */
-    if (PyModule_AddIntConstant(m, "INTERFACE", 2) < 0) { Py_DECREF(m); return NULL; }
+    if (PyModule_AddIntConstant(m, "INTERFACE", 3) < 0) { Py_DECREF(m); return NULL; }
     return m;
 }
