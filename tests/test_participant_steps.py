@@ -395,3 +395,19 @@ def test_with_transient_delivery_a_message_is_acknowledged_to_its_sender_only_be
     sent = [c for c in node2.bus.calls if c[0] == "send"]
     assert [c[1] for c in sent] == ["REPLY.node-1", "audit.node-2", "REPLY.node-1"]
     assert carried(sent[2]) == {"node-2": 2}, "behind the batch holding both receipts"
+
+
+def test_a_batch_goes_at_once_when_its_process_first_finishes_and_not_for_every_change_after():
+    """The monitor hears at once that a process finished (a run's end is not held up by the
+    bound); later state changes of a finished process wait for the bound as any."""
+    from mutexlab.transport.driving import AuditSink
+    from mutexlab.transport.tracing import TraceBuffer
+
+    sink = AuditSink()
+    buffer = TraceBuffer(sink, bound=60.0)
+    sink.write({"event": "state"})
+    assert not buffer.due(0.0, flush=False, changed=True)
+    assert buffer.due(0.1, flush=False, changed=True, finished=True)
+    buffer.take(None, {})
+    sink.write({"event": "state"})
+    assert not buffer.due(0.2, flush=False, changed=True, finished=True), "told already"

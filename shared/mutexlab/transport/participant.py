@@ -428,9 +428,8 @@ class Participant:
         handled, self.handled = self.handled, []
         self.trace.deliveries += len(handled)
         setup, _, pid = self._joined()
-        if self.changed and setup.protocols[pid].finished:
-            flush = True  # the monitor hears at once that this process finished
-        if self.trace.due(time.monotonic(), flush, self.changed):
+        finished = self.changed and bool(setup.protocols[pid].finished)  # told at once (tracing.py)
+        if self.trace.due(time.monotonic(), flush, self.changed, finished):
             self._flush_trace()
         outbox, self.outbox = self.outbox, []
         if outbox:

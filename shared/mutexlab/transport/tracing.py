@@ -3,7 +3,8 @@ steps wait here and go as one batch (``audit.<name>``), not one publish per step
 
 A batch is due when its oldest event (or a delivery whose ack waits for it) has waited ``bound``
 seconds (``TRACE_FLUSH``), when ``MAX_EVENTS`` events or ``MAX_DELIVERIES`` deliveries wait for
-it, or when the participant asks (``flush``: a status, the heartbeat, the stop, finishing). The
+it, when the process first finishes (the monitor hears it at once: a run's end is not held up),
+or when the participant asks (``flush``: a status, the heartbeat, the stop). The
 monitor needs no order between processes' batches (it pairs a receipt heard before its send), and
 a process's batches reach it in order (one channel, one queue).
 
@@ -38,13 +39,17 @@ class TraceBuffer:
         self.deliveries = 0  # deliveries handled since the last batch (their acks may wait for it)
         self.traced: dict[str, int] = {}
         self.batches = 0
+        self.finished = False  # a batch told the monitor this process finished
 
     def waiting(self) -> bool:
         """Events wait for the next batch: a delivery handled now has its ack wait for it too."""
         return bool(self.sink.events)
 
-    def due(self, now: float, flush: bool, changed: bool) -> bool:
-        """Whether the batch goes now (``changed``: a status waits to go with it)."""
+    def due(self, now: float, flush: bool, changed: bool, finished: bool = False) -> bool:
+        """Whether the batch goes now (``changed``: a status waits to go with it; ``finished``: it
+        says the process finished, which the monitor hears at once the first time)."""
+        if finished and not self.finished:
+            self.finished = flush = True
         if not self.sink.events and not changed:
             self.since, self.deliveries = None, 0  # nothing waits: no ack waits for a batch
             return flush
