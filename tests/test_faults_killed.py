@@ -1,5 +1,6 @@
 """A participant killed (SIGKILL) after handling deliveries and before its trace batch went to the
-monitor loses nothing that was acknowledged (persistent delivery; docs/wire.md#acknowledging).
+monitor loses nothing that was acknowledged (persistent delivery; docs/wire.md#acknowledging);
+one whose connection is cut then goes on with the batch it kept, and the run completes SAFE.
 
 A participant's trace events wait for their batch (``TRACE_FLUSH``), and so does the ack of every
 delivery whose events they are: the broker keeps each such delivery until the batch holding its
@@ -11,22 +12,29 @@ or back in node-2's queue, for the next consumer: none acked and unrecorded.
 
 from __future__ import annotations
 
+import io
 import json
 import multiprocessing
 import os
 import signal
 import time
 import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pika
 import pytest
-from conftest import signed
+from conftest import RunTap, signed
+from test_rabbit_runs import _close_connections, needs_rabbitmqctl
 
 from mutexlab.bus.topology import Topology, delete_run
 from mutexlab.bus.wire import envelope, loads, unpack_batch
+from mutexlab.cli import main as cli
 from mutexlab.protocols.registry import build_setup
 from mutexlab.transport.participant import Participant
 from mutexlab.transport.settings import ParticipantSettings
+from mutexlab.transport.supervisor import Plan, execute
 
 pytestmark = pytest.mark.broker
 NAMES = ["node-1", "node-2"]
@@ -119,3 +127,44 @@ def test_a_participant_killed_before_its_batch_went_loses_no_acknowledged_delive
         if conn.is_open:
             conn.close()
         delete_run(amqp_url, run_id, NAMES)
+
+
+@needs_rabbitmqctl
+def test_a_persistent_run_cut_off_while_its_trace_waits_for_batches_completes_safe(
+    amqp_url, tmp_path, monkeypatch
+):
+    """Every connection of a persistent run is closed while the participants' events wait for
+    their batches (``TRACE_FLUSH`` 1 s): each reconnects, the deliveries whose acks waited come
+    back and are dropped as duplicates, the batches go when due, and the monitor hears every
+    event: the run completes SAFE, each message received once."""
+    monkeypatch.setenv("TRACE_FLUSH", "1.0")  # the services are forked from here, or take os.environ
+    plan = Plan(
+        "ricart-agrawala",
+        4,
+        {"requests": 20},
+        amqp_url=amqp_url,
+        dwell=0.1,
+        stall_timeout=30,
+        join_timeout=120,
+        trace=str(tmp_path / "trace.jsonl"),
+        logs=str(tmp_path / "logs"),
+    )
+    out = io.StringIO()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        with RunTap(amqp_url, plan.run_id) as tap:
+            future = pool.submit(execute, plan, True, out)
+            tap.wait(  # mid-run: every node has reported a state change (its batches carry the latest)
+                lambda t: sum(len(states) >= 2 for states in t.states.values()) == 4,
+                "every node past its first state",
+                stop=future.done,
+            )
+        _close_connections(plan.run_id, 5)
+        code = future.result(timeout=300)
+    summary = json.loads(out.getvalue())
+    assert code == 0 and summary["complete"] and summary["safe"], summary
+    assert summary["reconnects"] >= 1 and summary["entries"] == {"cs": 80}
+    events = [json.loads(line) for line in Path(plan.trace).read_text().splitlines()[1:]]
+    sends = Counter(e["id"] for e in events if e["event"] == "send")
+    recvs = Counter(e["id"] for e in events if e["event"] == "recv")
+    assert sends == recvs and set(recvs.values()) == {1}, "each message received exactly once"
+    assert cli(["verify", plan.trace]) == 0
