@@ -52,7 +52,6 @@ from hypothesis import strategies as st
 
 from mutexlab.audit import Verdict, numbered, verify_events
 from mutexlab.bus.auth import MAC_HEADER, SECRET_ENV, Signer
-from mutexlab.bus.wire import split_step
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter
 
@@ -371,7 +370,7 @@ class RunTap:
     run_id: str
     os_pids: dict[str, int] = field(default_factory=dict)  # name -> OS pid of the process
     states: dict[str, list[str]] = field(default_factory=dict)  # name -> every state it reported, in order
-    changes: Counter = field(default_factory=Counter)  # name -> steps that changed its state (audit batches)
+    changes: Counter = field(default_factory=Counter)  # name -> audit batches carrying a changed state
     durable: bool = True  # False for a run with transient delivery (its queues are not durable)
     expires: float | None = None  # the run's QUEUE_EXPIRES when not the default (topology.py)
 
@@ -408,12 +407,17 @@ class RunTap:
         elif head == "control" and data.get("kind") == "welcome":
             self.os_pids[data["name"]] = self._instances[data["instance"]]
         elif head in ("status", "audit"):
+            # A batch holds the events of several steps and the latest status only: every state
+            # it passed through is in its ``state`` events.
+            for event in data.get("events", []) if head == "audit" else []:
+                if event.get("event") == "state" and self.state(name) != event.get("state"):
+                    self.states.setdefault(name, []).append(event["state"])
             status = data if head == "status" else data.get("status")
             if not isinstance(status, dict):
                 return
             self.changes[name] += (
                 head == "audit"
-            )  # a batch carries a status only when the step changed the state
+            )  # a batch carries a status only when a state changed since the last one
             if self.state(name) != status["state"]:
                 self.states.setdefault(name, []).append(status["state"])
 
@@ -423,9 +427,7 @@ class RunTap:
         deadline = time.monotonic() + timeout
         for method, _props, body in self._channel.consume(self._queue, auto_ack=True, inactivity_timeout=0.1):
             if method is not None:
-                self._hear(
-                    method.routing_key, json.loads(split_step(body)[1])
-                )  # a step's batch follows its messages
+                self._hear(method.routing_key, json.loads(body))
             found = done(self)
             if found:
                 self._channel.cancel()

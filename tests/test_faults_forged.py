@@ -111,7 +111,8 @@ def test_forgeries_on_a_live_run_are_dead_lettered_counted_and_change_nothing(am
         conn.close()
     print(f"\nforged run: exit {code}, forged {summary['forged']}, dead-lettered {summary['dead_letters']}")
     print("\n".join(summary["forgeries"]))
-    assert key in ("audit.node-2", "audit.node-3", "REPLY.node-1")  # a genuine step, seen as it went
+    # a genuine step, seen as it went: to node-1 by its key, or by BCC behind another addressee's
+    assert key.split(".")[0] in ("REPLY", "REQUEST") and key.split(".")[1] in plan.names(), key
     assert code == 0 and summary["complete"] and summary["safe"], summary
     assert summary["entries"] == {"cs": N * REQUESTS}, "the forged statuses did not end the run early"
     assert summary["forged"] == sum(forged.values()), (forged, summary["forgeries"])

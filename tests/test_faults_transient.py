@@ -294,7 +294,7 @@ def test_one_link_message_acknowledges_every_due_link_and_each_reads_its_own():
     links.tick(Bus(), {"node-2": 3, "node-3": 1, "node-4": 0}, now=0.0)
     assert len(sent) == 1, "one publish for every due link"
     key, body, headers = sent[0]
-    assert [key, *headers["CC"]] == ["control.node-2", "control.node-3"]
+    assert [key, *headers["BCC"]] == ["control.node-2", "control.node-3"]
     roster = {"node-1": 1, "node-2": 2, "node-3": 3, "node-4": 4}
     assert parse_link(body, "r", roster, "node-2") == ("node-1", 3)
     assert parse_link(body, "r", roster, "node-3") == ("node-1", 1)

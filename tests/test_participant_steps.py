@@ -1,8 +1,11 @@
 """A participant publishes per step, without a broker: the inputs of one round of its loop go out
-as one publish — their protocol messages and their trace batch in one body, routed to the monitor
-by its key and to each addressee by its ``CC`` header — then the acks of their deliveries in
-delivery order (the bus holds each ack back behind everything published before it, so the order
-of these calls is the invariant "a delivery is acked only after its effects are on the broker").
+as one publish of their protocol messages — routed to the first addressee by its key and to the
+others by the ``BCC`` header — then the acks of their deliveries in delivery order; their trace
+events wait with the next steps' and go to the monitor as one batch (``audit.<name>``) when it is
+due. The bus holds each ack back behind everything published before it, and an ack asked for
+``later`` also behind the next publish the participant names (``made``: the batch holding the
+delivery's events), so the order of these calls is the invariant "a delivery is acked only after
+its effects — its sends and its trace — are on the broker".
 
 The bus is a recorder of the calls the participant makes; everything else is the real
 participant, driver and Ricart–Agrawala protocol.
@@ -15,7 +18,7 @@ import json
 import pytest
 
 from mutexlab.bus.inbox import Delivery
-from mutexlab.bus.wire import envelope, split_step, unpack_batch
+from mutexlab.bus.wire import envelope, unpack_batch
 from mutexlab.transport.participant import Participant
 from mutexlab.transport.settings import ParticipantSettings
 
@@ -23,7 +26,8 @@ RUN = "steps-test"
 
 
 class RecordingBus:
-    """What the participant asked the bus to do, in order: ("send", key, body) / ("ack", tag) / ("dead", tag)."""
+    """What the participant asked the bus to do, in order: ("send", key, body, BCC keys) / ("ack",
+    tag, later) / ("made",) / ("dead", tag)."""
 
     def __init__(self) -> None:
         self.calls: list[tuple] = []
@@ -32,10 +36,14 @@ class RecordingBus:
         self.channel = self
 
     def send(self, routing_key, body, message_id=None, headers=None, **_kw) -> None:
-        self.calls.append(("send", routing_key, body, (headers or {}).get("CC", [])))
+        assert "CC" not in (headers or {}), "addressees by BCC: no receiver decodes them"
+        self.calls.append(("send", routing_key, body, (headers or {}).get("BCC", [])))
 
-    def ack(self, delivery) -> None:
-        self.calls.append(("ack", delivery.tag))
+    def ack(self, delivery, later=False) -> None:
+        self.calls.append(("ack", delivery.tag, later))
+
+    def made(self) -> None:
+        self.calls.append(("made",))
 
     def dead_letter(self, delivery, reason, ack=True) -> None:
         self.calls.append(("dead" if ack else "dead, acked already", delivery.tag, reason))
@@ -56,9 +64,11 @@ class RecordingBus:
         pass
 
 
-def admitted_node2() -> Participant:
-    """node-2 of a two-node Ricart–Agrawala run that requests nothing, admitted, with a recording bus."""
-    participant = Participant("node", ParticipantSettings(amqp_url="amqp://127.0.0.1:5672/%2F", run_id=RUN))
+def admitted_node2(trace_flush: float = 60.0) -> Participant:
+    """node-2 of a two-node Ricart–Agrawala run that requests nothing, admitted, with a recording bus
+    (its trace batch due ``trace_flush`` seconds after its oldest event: by default never in a test)."""
+    settings = ParticipantSettings(amqp_url="amqp://127.0.0.1:5672/%2F", run_id=RUN, trace_flush=trace_flush)
+    participant = Participant("node", settings)
     participant.bus = RecordingBus()
     participant._welcome(
         {
@@ -78,24 +88,29 @@ def admitted_node2() -> Participant:
 
 def trace_of(call: tuple) -> dict:
     """The trace batch of a recorded publish, its vector clocks rebuilt as the monitor does."""
+    assert call[1].startswith("audit."), call[1]
     body = call[2]
-    batch = body if isinstance(body, dict) else json.loads(split_step(body)[1])
+    batch = body if isinstance(body, dict) else json.loads(body)
     assert unpack_batch(batch) is None
     return batch
 
 
 def messages_of(call: tuple) -> list[dict]:
     """The protocol messages a recorded publish carries (an envelope, or a step frame's entries)."""
-    body = call[2]
-    if isinstance(body, dict) or b"\n" not in body:
+    if call[1].split(".")[0] in ("audit", "status"):
         return []
-    data = json.loads(split_step(body)[0])
+    assert b"\n" not in call[2], "a protocol publish carries no trace"
+    data = json.loads(call[2])
     return data.get("msgs", [data])
 
 
 def routes(calls: list[tuple]) -> list[str]:
-    """Where the recorded publishes went: each one's routing key, then its CC keys."""
+    """Where the recorded publishes went: each one's routing key, then its BCC keys."""
     return [key for c in calls if c[0] == "send" for key in [c[1], *c[3]]]
+
+
+def acks(calls: list[tuple]) -> list[int]:
+    return [c[1] for c in calls if c[0] == "ack"]
 
 
 @pytest.fixture
@@ -109,17 +124,29 @@ def request(tag: int, seq: int, ts: int, body: dict | None = None) -> Delivery:
     return Delivery("q", "REQUEST.node-2", json.dumps(env).encode(), tag, 0, False, {})
 
 
-def test_the_deliveries_of_one_poll_are_one_publish_of_batch_and_messages_then_acks(node2):
+def test_the_deliveries_of_one_poll_are_one_publish_of_messages_then_acks_waiting_for_the_batch(node2):
     for tag, seq in ((11, 1), (12, 2), (13, 3)):
         node2._handle(request(tag, seq, ts=seq * 10))
     assert node2.bus.calls == [], "nothing leaves before the step ends"
     node2._publish_step()
     calls = node2.bus.calls
     assert [c[0] for c in calls] == ["send"] + ["ack"] * 3
-    assert calls[0][1] == "audit.node-2" and calls[0][3] == ["REPLY.node-1"], (
-        "one publish, to the monitor and node-1"
+    assert calls[0][1] == "REPLY.node-1" and calls[0][3] == [], "the replies, to node-1 only"
+    sent = messages_of(calls[0])
+    assert [(m["to"], m["seq"], m["id"]) for m in sent] == [
+        ("node-1", 1, "node-2#1"),
+        ("node-1", 2, "node-2#2"),
+        ("node-1", 3, "node-2#3"),
+    ], "the replies in effect order"
+    assert calls[1:] == [("ack", 11, True), ("ack", 12, True), ("ack", 13, True)], (
+        "acks in delivery order, each waiting for the batch that will hold its events"
     )
-    events = trace_of(calls[0])["events"]
+    node2._publish_step()
+    assert len(node2.bus.calls) == 4, "an empty step publishes nothing, and the batch is not due yet"
+    node2._publish_step(flush=True)
+    batch, made = node2.bus.calls[4:]
+    assert made == ("made",), "the acks held for it wait for this publish"
+    events = trace_of(batch)["events"]
     assert [(e["event"], e.get("id")) for e in events if e["event"] in ("recv", "send")] == [
         ("recv", "node-1#1"),
         ("send", "node-2#1"),
@@ -128,15 +155,59 @@ def test_the_deliveries_of_one_poll_are_one_publish_of_batch_and_messages_then_a
         ("recv", "node-1#3"),
         ("send", "node-2#3"),
     ], "every input's events, in the order they happened"
-    sent = messages_of(calls[0])
-    assert [(m["to"], m["seq"], m["id"]) for m in sent] == [
-        ("node-1", 1, "node-2#1"),
-        ("node-1", 2, "node-2#2"),
-        ("node-1", 3, "node-2#3"),
-    ], "the replies in effect order"
-    assert [c[1] for c in calls[1:]] == [11, 12, 13], "acks last, in delivery order"
+    node2._publish_step(flush=True)
+    assert node2.bus.calls[6:] == [("made",)], "nothing waits: no batch"
+
+
+def test_a_batch_is_due_after_its_bound_when_many_deliveries_wait_and_at_a_status(node2, monkeypatch):
+    """The events wait for ``TRACE_FLUSH`` seconds after the oldest of them, or until
+    ``MAX_DELIVERIES`` deliveries' acks wait for them, or a status (the heartbeat) goes: the batch
+    goes first, and the step's acks then wait only for what was published (not ``later``)."""
+    from mutexlab.transport import tracing
+
+    node2._handle(request(21, 1, ts=5))
     node2._publish_step()
-    assert len(node2.bus.calls) == 4, "an empty step publishes nothing"
+    assert routes(node2.bus.calls) == ["REPLY.node-1"]
+    node2.trace.since -= node2.trace.bound  # the oldest event has waited the bound
+    node2._handle(request(22, 2, ts=6))
+    node2._publish_step()
+    calls = node2.bus.calls[2:]
+    assert [c[:2] for c in calls] == [
+        ("send", "audit.node-2"),
+        ("made",),
+        ("send", "REPLY.node-1"),
+        ("ack", 22),
+    ]
+    assert calls[3] == ("ack", 22, False), "its events are in the batch just sent"
+    assert [e.get("id") for e in trace_of(calls[0])["events"] if e["event"] == "recv"] == [
+        "node-1#1",
+        "node-1#2",
+    ]
+    node2.bus.calls.clear()
+    monkeypatch.setattr(tracing, "MAX_DELIVERIES", 2)
+    node2._handle(request(23, 3, ts=7))
+    node2._publish_step()
+    assert acks(node2.bus.calls) == [23] and "audit.node-2" not in routes(node2.bus.calls)
+    node2._handle(request(24, 4, ts=8))
+    node2._publish_step()
+    assert routes(node2.bus.calls)[1] == "audit.node-2", "two deliveries wait: the batch goes"
+    node2.bus.calls.clear()
+    node2._handle(request(25, 5, ts=9))
+    node2._publish_step()
+    node2._status()
+    assert routes(node2.bus.calls) == ["REPLY.node-1", "audit.node-2", "status.node-2"]
+
+
+def test_with_a_bound_of_zero_every_step_sends_its_batch_first():
+    node2 = admitted_node2(trace_flush=0.0)
+    node2._handle(request(26, 1, ts=5))
+    node2._publish_step()
+    assert [c[:2] for c in node2.bus.calls] == [
+        ("send", "audit.node-2"),
+        ("made",),
+        ("send", "REPLY.node-1"),
+        ("ack", 26),
+    ]
 
 
 def test_a_duplicate_and_a_bad_message_keep_the_acks_in_delivery_order(node2):
@@ -145,23 +216,24 @@ def test_a_duplicate_and_a_bad_message_keep_the_acks_in_delivery_order(node2):
     node2._handle(request(23, 2, ts=6, body={"type": "REQUEST", "sender": 1}))  # invalid: no ts
     node2._handle(request(24, 3, ts=7))
     node2._publish_step()
-    kinds = [(c[0], c[1]) for c in node2.bus.calls]
-    # The bad message ends the step so far (its publish and the two acks before it), then is dead-lettered.
-    assert kinds[:3] == [("send", "audit.node-2"), ("ack", 21), ("ack", 22)]
-    assert node2.bus.calls[0][3] == ["REPLY.node-1"]
+    kinds = [c[:2] for c in node2.bus.calls]
+    # The bad message ends the step so far (its publish and the two acks before it, waiting for
+    # the batch), then is dead-lettered; its status sends the batch first.
+    assert kinds[:3] == [("send", "REPLY.node-1"), ("ack", 21), ("ack", 22)]
     assert kinds[3] == ("dead", 23)
-    assert kinds[4] == ("send", "status.node-2"), "the dead letter is counted in a status"
-    tail = kinds[5:]
-    assert tail == [("send", "audit.node-2"), ("ack", 24)]
-    assert node2.bus.calls[5][3] == ["REPLY.node-1"]
-    acked = [c[1] for c in node2.bus.calls if c[0] in ("ack", "dead")]
-    assert acked == sorted(acked), "every delivery is settled in delivery order"
+    assert kinds[4:7] == [("send", "audit.node-2"), ("made",), ("send", "status.node-2")], (
+        "the dead letter is counted in a status, behind the trace"
+    )
+    assert kinds[7:] == [("send", "REPLY.node-1"), ("ack", 24)]
+    settled = [c[1] for c in node2.bus.calls if c[0] in ("ack", "dead")]
+    assert settled == sorted(settled), "every delivery is settled in delivery order"
 
 
 def test_a_status_never_runs_ahead_of_the_trace(node2):
     node2._handle(request(31, 1, ts=5))
     node2._status()
     assert routes(node2.bus.calls) == ["audit.node-2", "REPLY.node-1", "status.node-2"]
+    assert ("ack", 31, False) in node2.bus.calls, "its events went in the batch before it"
 
 
 def test_a_message_ahead_of_a_missing_one_waits_for_it_and_the_acks_stay_in_delivery_order(node2):
@@ -172,7 +244,7 @@ def test_a_message_ahead_of_a_missing_one_waits_for_it_and_the_acks_stay_in_deli
     node2._handle(request(42, 3, ts=7))  # ahead of 2
     node2._handle(request(43, 2, ts=6))  # handed back late
     node2._handle(request(44, 3, ts=7))  # the re-sent copy of 3
-    node2._publish_step()
+    node2._publish_step(flush=True)
     calls = node2.bus.calls
     received = [e["id"] for e in trace_of(calls[0])["events"] if e["event"] == "recv"]
     assert received == ["node-1#1", "node-1#2", "node-1#3"], "handled once each, in link order"
@@ -182,7 +254,7 @@ def test_a_message_ahead_of_a_missing_one_waits_for_it_and_the_acks_stay_in_deli
 
 
 def step_delivery(tag: int, frame_: dict) -> Delivery:
-    return Delivery("q", "audit.node-1", json.dumps(frame_).encode() + b"\n{}", tag, 0, False, {})
+    return Delivery("q", "REQUEST.node-3", json.dumps(frame_).encode(), tag, 0, False, {})
 
 
 def test_a_step_frame_carries_a_broadcast_once_and_each_addressee_takes_its_own_messages(node2):
@@ -204,16 +276,16 @@ def test_a_step_frame_carries_a_broadcast_once_and_each_addressee_takes_its_own_
     assert entries[2]["tick"] == 3 and entries[2]["msg"]["ts"] == 5
     node2.roster["node-3"] = 3  # a third member, for the broadcast
     node2._handle(step_delivery(51, framed))
-    node2._publish_step()
+    node2._publish_step(flush=True)
     events = trace_of(node2.bus.calls[0])["events"]
     recvs = [e for e in events if e["event"] == "recv"]
     assert [e["id"] for e in recvs] == ["node-1#2", "node-1#3"]
     assert [e["vc"]["node-1"] for e in recvs] == [2, 3] and all(e["vc"]["node-3"] == 2 for e in recvs)
-    assert [c for c in node2.bus.calls if c[0] == "ack"] == [("ack", 51)]
+    assert acks(node2.bus.calls) == [51]
 
 
 def test_a_step_frame_with_nothing_for_its_queue_or_a_broken_entry_is_dead_lettered(node2):
-    """A body routed (by a wrong CC) to a queue whose process it names no message for, and frames
+    """A body routed (by a wrong BCC) to a queue whose process it names no message for, and frames
     whose entries cannot be read, are dead-lettered with the reason; the next message goes on."""
     req = {"type": "REQUEST", "sender": 1, "ts": 4}
     one = {"to": "node-3", "seq": 1, "id": "node-1#1", "vc": {"node-1": 1}, "msg": req}
@@ -239,23 +311,29 @@ def test_a_step_frame_with_nothing_for_its_queue_or_a_broken_entry_is_dead_lette
     assert sorted(dead) == sorted(bad)
     for tag, (_framed, words) in bad.items():
         assert words in dead[tag], dead[tag]
-    assert ("ack", 67) in node2.bus.calls and node2.dead_letters == len(bad)
+    assert 67 in acks(node2.bus.calls) and node2.dead_letters == len(bad)
 
 
-def test_a_batch_too_heavy_to_copy_to_every_addressee_goes_alone_to_the_monitor_first(node2, monkeypatch):
-    """When the trace batch, copied to each addressee, would weigh more than ``INLINE_TRACE``, the
-    step is two publishes: the batch to the monitor, then the messages, routed by their first key
-    and the CC header (the monitor still hears of each send before anyone can receive it)."""
-    from mutexlab.transport import participant as module
+def test_an_ack_held_for_a_later_publish_waits_for_it_and_keeps_the_delivery_order():
+    """``Outbox``: an ack held ``later`` waits until ``made`` names a publish and that one is
+    confirmed; an ack held plainly behind it waits too (one cumulative ack acks all before it).
+    Transient delivery holds nothing (the link's acknowledgement waits instead: tracing.py)."""
+    from mutexlab.bus.outbox import Outbox, Outgoing
 
-    monkeypatch.setattr(module, "INLINE_TRACE", 0)
-    node2._handle(request(71, 1, ts=5))
-    node2._publish_step()
-    calls = node2.bus.calls
-    assert [(c[0], c[1]) for c in calls] == [("send", "audit.node-2"), ("send", "REPLY.node-1"), ("ack", 71)]
-    assert [e["event"] for e in trace_of(calls[0])["events"]][:2] == ["recv", "send"]
-    assert b"\n" not in calls[0][2] and b"\n" not in calls[1][2], "each part alone"
-    assert json.loads(calls[1][2])["seq"] == 1 and calls[1][3] == []
+    box = Outbox()
+    box.add(Outgoing("x", "REPLY.node-1", b"1", None, True))  # tag 1: a step's messages
+    box.hold("d1", later=True)
+    box.hold("d2")  # a delivery with no events waiting (a duplicate): behind d1 all the same
+    box.confirm(1, multiple=False, nack=False)
+    assert box.release() is None, "d1's events are in no batch yet"
+    box.add(Outgoing("x", "audit.node-2", b"2", None, True))  # tag 2: the batch
+    box.made()
+    assert box.release() is None, "the batch is not confirmed"
+    box.confirm(2, multiple=False, nack=False)
+    assert box.release() == "d2", "both go, as one cumulative ack"
+    transient = Outbox()
+    transient.hold("d", wait=False, later=True)
+    assert transient.release() == "d"
 
 
 def test_a_batch_sends_each_clock_after_the_first_as_what_changed_and_the_monitor_rebuilds_it():
@@ -280,3 +358,56 @@ def test_a_batch_sends_each_clock_after_the_first_as_what_changed_and_the_monito
     shrinking = {"events": [{"vc": {"a": 1, "b": 1}}, {"vc": {"a": 2}}]}
     assert pack_batch(shrinking) is shrinking, "a lost entry cannot be sent as a change"
     assert "vector clock" in unpack_batch({"vc": "delta", "events": [{"vc": {"a": 1}}, {"vc": 3}]})
+
+
+def test_with_transient_delivery_a_message_is_acknowledged_to_its_sender_only_behind_its_batch():
+    """Transient delivery acks to the broker at once; what stands for a handled message is then the
+    link's acknowledgement to its sender (links.py), which drops its copy. That acknowledgement
+    must not leave before the batch recording the receipt: neither in the step frame going back
+    nor in a ``link`` message. Once the batch is sent, the next frame back carries it."""
+    from mutexlab.bus.links import ACK_EVERY
+    from mutexlab.bus.wire import parse_frame
+
+    settings = ParticipantSettings(
+        amqp_url="amqp://127.0.0.1:5672/%2F", run_id=RUN, delivery="transient", trace_flush=60.0
+    )
+    node2 = Participant("node", settings)
+    node2.bus = RecordingBus()
+    node2._welcome(
+        {"name": "node-2", "pid": 2, "algorithm": "ricart-agrawala", "processes": 2}
+        | {"options": {"requests": 0}, "seed": 0, "start": 0.0, "dwell": 0}
+    )
+    node2.bus.calls.clear()
+    roster = {"node-1": 1, "node-2": 2}
+
+    def carried(call: tuple) -> dict:
+        got: dict = {}
+        parse_frame(call[2], RUN, "node-1", roster, got)
+        return got
+
+    node2._handle(request(81, 1, ts=5))
+    node2._publish_step()
+    node2.links.tick(node2.bus, node2.trace.traced, now=ACK_EVERY * 10)
+    assert routes(node2.bus.calls) == ["REPLY.node-1"], "no link message"
+    assert carried(node2.bus.calls[0]) == {}, "the reply carries no acknowledgement yet"
+    node2._handle(request(82, 2, ts=6))
+    node2._publish_step(flush=True)
+    sent = [c for c in node2.bus.calls if c[0] == "send"]
+    assert [c[1] for c in sent] == ["REPLY.node-1", "audit.node-2", "REPLY.node-1"]
+    assert carried(sent[2]) == {"node-2": 2}, "behind the batch holding both receipts"
+
+
+def test_a_batch_goes_at_once_when_its_process_first_finishes_and_not_for_every_change_after():
+    """The monitor hears at once that a process finished (a run's end is not held up by the
+    bound); later state changes of a finished process wait for the bound as any."""
+    from mutexlab.transport.driving import AuditSink
+    from mutexlab.transport.tracing import TraceBuffer
+
+    sink = AuditSink()
+    buffer = TraceBuffer(sink, bound=60.0)
+    sink.write({"event": "state"})
+    assert not buffer.due(0.0, flush=False, changed=True)
+    assert buffer.due(0.1, flush=False, changed=True, finished=True)
+    buffer.take(None, {})
+    sink.write({"event": "state"})
+    assert not buffer.due(0.2, flush=False, changed=True, finished=True), "told already"

@@ -213,7 +213,7 @@ def _monitor_view(harness: Harness) -> list[tuple]:
 
 def _audit_events(seen: list[tuple], name: str) -> list[dict]:
     """The trace events ``name`` published, unpacked from its batches (one batch per input)."""
-    batches = [json.loads(split_step(body)[1]) for key, _, body in seen if key == f"audit.{name}"]
+    batches = [json.loads(body) for key, _, body in seen if key == f"audit.{name}"]
     for batch in batches:
         assert unpack_batch(batch) is None
     return [event for batch in batches for event in batch["events"]]
@@ -282,73 +282,58 @@ def test_duplicates_are_dropped_and_the_link_stays_fifo(harness, run_id):
     assert status["duplicates"] == 1 and status["dead_letters"] == 0 and status["final"]
 
 
-def test_an_inputs_trace_batch_reaches_the_monitor_in_the_publish_that_carries_its_messages(harness, run_id):
-    """The monitor must hear of a send before anyone can report its receipt: a step's trace events
-    and the protocol messages they record are one publish, routed to the monitor by its key and to
-    the addressee by the ``CC`` header, so both queues get the same body at once."""
+def test_an_inputs_messages_go_to_their_addressee_only_and_its_trace_to_the_monitor_in_a_batch(
+    harness, run_id
+):
+    """A step's protocol messages go to their addressees only (the monitor gets no copy); its
+    trace events go to the monitor in a batch of their own, holding the send of the reply."""
     h = harness(run_id)
     h.publish("REQUEST.node-2", h.request(1, 5))
     ((key, props, body),) = h.drain(h.topology.queue("node-1"))
-    assert key == "audit.node-2" and props.headers["CC"] == ["REPLY.node-1"]
-    seen = [(k, p, b) for k, p, b in _monitor_view(h) if k == "audit.node-2"]
-    assert len(seen) == 1, "one publish for the one input"
-    assert seen[0][2] == body, "the monitor's copy is the addressee's"
-    protocol, trace = split_step(body)
-    reply = json.loads(protocol)
+    assert key == "REPLY.node-1" and not (props.headers or {}).get("CC")
+    reply = json.loads(body)
     assert (reply["to"], reply["seq"], reply["msg"]["type"]) == ("node-1", 1, "REPLY")
-    events = json.loads(trace)["events"]
-    assert [e["event"] for e in events] == ["recv", "send"]
-    assert events[1]["type"] == "REPLY" and events[1]["to"] == "node-1" and events[1]["id"] == reply["id"]
+    seen = _monitor_view(h)
+    assert {k.split(".")[0] for k, _, _ in seen} <= {"audit", "status"}, "no protocol message"
+    events = _audit_events(seen, "node-2")
+    assert [e["event"] for e in events if e["event"] in ("recv", "send")] == ["recv", "send"]
+    assert events[-1]["type"] == "REPLY" and events[-1]["to"] == "node-1" and events[-1]["id"] == reply["id"]
     h.stop()
 
 
-def test_a_step_whose_cc_header_does_not_match_its_sends_is_dead_lettered_by_the_monitor(amqp_url, run_id):
-    """A step's CC header must route to exactly the addressees of its sends: the monitor takes the
-    step's trace (what it records happened) and dead-letters a copy with the mismatch, counted;
-    one that matches is only taken."""
+def test_a_step_routed_beyond_its_sends_is_dead_lettered_and_one_short_of_them_is_named_undelivered(
+    harness, run_id
+):
+    """The ``BCC`` header is the broker's: it routes and is removed before delivery. A step routed
+    to a queue it names nothing for is dead-lettered by that queue's participant (node-2 here); a
+    step that never reaches an addressee leaves its send, in the trace, without a receipt: the
+    monitor names that addressee with a message ``sent to it never received`` (a stall, never SAFE)."""
     import io
 
-    settings = MonitorSettings(amqp_url=amqp_url, run_id=run_id, algorithm="ricart-agrawala", processes=2)
+    h = harness(run_id)
+    to_node1 = envelope(
+        run_id, "node-2#1", "node-2", "node-1", 1, {"node-2": 1}, {"type": "REPLY", "sender": 2}
+    )
+    body = json.dumps(to_node1).encode()
+    headers = {"BCC": ["REQUEST.node-2"], **signed("REPLY.node-1", body)}
+    props = pika.BasicProperties(delivery_mode=2, headers=headers)
+    h.ch.basic_publish(h.topology.exchange, "REPLY.node-1", body, props, mandatory=True)
+    ((key, got, _),) = h.drain(h.topology.queue("node-1"))
+    assert key == "REPLY.node-1" and "BCC" not in (got.headers or {}), "the broker removed BCC"
+    dead = h.drain(h.topology.dead_queue)
+    assert (
+        len(dead) == 1
+        and "addressed to 'node-1', delivered to node-2" in dead[0][1].headers["x-mutexlab-reason"]
+    )
+    h.stop()
+
+    settings = MonitorSettings(amqp_url=h.url, run_id=run_id, algorithm="ricart-agrawala", processes=2)
     monitor = Monitor(settings, out=io.StringIO())
-    monitor.bus.connect()
-    monitor.bus.consume(monitor.topology.monitor_queue)
     monitor.feed.members = NAMES
-    monitor.members = dict.fromkeys(NAMES)  # type: ignore[arg-type] - only the names are read here
-
-    def step(seq: int, cc: list[str]) -> tuple[bytes, list[str]]:
-        send = {"event": "send", "pid": "node-1", "type": "REQUEST", "to": "node-2", "id": f"node-1#{seq}"}
-        send["vc"] = {"node-1": seq}
-        env = envelope(run_id, f"node-1#{seq}", "node-1", "node-2", seq, {"node-1": seq}, {})
-        return json.dumps(env).encode() + b"\n" + json.dumps({"events": [send]}).encode(), cc
-
-    sender = pika.BlockingConnection(pika.URLParameters(amqp_url))
-    try:
-        channel = sender.channel()
-        channel.confirm_delivery()
-        steps = [step(1, ["REQUEST.node-2"]), step(2, []), step(3, ["REQUEST.node-2", "REPLY.node-1"])]
-        for body, cc in steps:
-            props = pika.BasicProperties(delivery_mode=2, headers={"CC": cc, **signed("audit.node-1", body)})
-            channel.basic_publish(Topology(run_id).exchange, "audit.node-1", body, props, mandatory=True)
-        seen = 0
-        deadline = time.monotonic() + 20
-        while seen < len(steps) and time.monotonic() < deadline:
-            for delivery in monitor.bus.poll(0.2):
-                seen += 1
-                monitor._dispatch(delivery)  # noqa: SLF001 - one delivery through the monitor's dispatch
-        monitor.bus.flush()
-        assert monitor.feed.last_own["node-1"] == 3, "every step's trace is taken"
-        reasons = []
-        while True:
-            method, props, _body = channel.basic_get(monitor.topology.dead_queue, auto_ack=True)
-            if method is None:
-                break
-            reasons.append(props.headers["x-mutexlab-reason"])
-        assert len(reasons) == 2, reasons
-        assert "misses ['REQUEST.node-2']" in reasons[0]
-        assert "routes beyond its sends to ['REPLY.node-1']" in reasons[1]
-    finally:
-        sender.close()
-        monitor.bus.close()
+    send = {"event": "send", "pid": "node-1", "type": "REQUEST", "to": "node-2", "id": "node-1#1"}
+    monitor.feed.batch("node-1", {"events": [dict(send, vc={"node-1": 1})]})  # its message never came
+    assert not monitor.feed.complete(NAMES)
+    assert monitor.feed.stalled(NAMES)["node-2"]["undelivered"] == 1
 
 
 def test_garbage_is_dead_lettered_with_reasons_and_counted(harness, run_id):

@@ -6,11 +6,14 @@ time or "everything up to" (``multiple``), acks and nacks in any order. A messag
 outbox only when it and every message before it are confirmed; after a lost connection or a quorum
 queue's nack the bus publishes what is left again, in order, on a fresh channel (``restart``). A
 delivery's ack waits until everything published before it was asked for is confirmed (``hold``),
-so a message's effects are on the broker before the message leaves its queue.
+so a message's effects are on the broker before the message leaves its queue; or, held ``later``,
+until a publish not yet made is confirmed too (``made``: a participant's next trace batch, which
+will hold the delivery's events).
 """
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +45,7 @@ class Outbox:
         self.acked: set[int] = set()
         self.nacked: set[int] = set()
         self.refused: list[str] = []  # why the broker nacked or returned a message
-        self.held: deque[tuple[int, Any]] = deque()
+        self.held: deque[tuple[float, Any]] = deque()
 
     def __len__(self) -> int:
         return len(self.unconfirmed)
@@ -103,11 +106,16 @@ class Outbox:
         self.tag = 0
         return pending
 
-    def hold(self, delivery: Any, wait: bool = True) -> None:
+    def hold(self, delivery: Any, wait: bool = True, later: bool = False) -> None:
         """``delivery``'s ack waits for the confirms of everything published so far (unless ``wait``
         is off: transient delivery, where nothing is kept for a broker restart; it still goes out
-        behind the acks before it)."""
-        self.held.append((self.tag if wait else 0, delivery))
+        behind the acks before it); ``later``: and of the publish that ``made`` will name."""
+        self.held.append(((math.inf if later else self.tag) if wait else 0, delivery))
+
+    def made(self) -> None:
+        """The last publish is the one the acks held ``later`` wait for: from now on they wait for it."""
+        if any(w == math.inf for w, _d in self.held):
+            self.held = deque((self.tag if w == math.inf else w, d) for w, d in self.held)
 
     def release(self, at_least: int = 1) -> Any:
         """The last of the held deliveries whose acks may go now, if ``at_least`` may (else None).

@@ -228,14 +228,19 @@ class Bus(Session):
         self.conn.process_data_events(time_limit=seconds)
         self.channel.check()
 
-    def ack(self, delivery: Delivery) -> None:
-        """Acknowledge ``delivery`` once everything published so far is confirmed.
+    def ack(self, delivery: Delivery, later: bool = False) -> None:
+        """Acknowledge ``delivery`` once everything published so far is confirmed; ``later``: and
+        the publish ``made`` will name (a trace batch not yet sent that will hold its events).
 
         The ack goes out with the next ``poll``, ``flush`` or ``close``, together with the others
         released then (one cumulative ack)."""
         if delivery.generation != self.generation:
             return  # from a lost connection: the broker redelivers it
-        self.outbox.hold(delivery, wait=self.persistent)
+        self.outbox.hold(delivery, wait=self.persistent, later=later)
+
+    def made(self) -> None:
+        """The publish just sent is the one the acks held ``later`` wait for (``Outbox.made``)."""
+        self.outbox.made()
 
     def _release_acks(self, force: bool = True) -> None:
         """One cumulative ack for the held-back deliveries now allowed to go (unless ``force`` is

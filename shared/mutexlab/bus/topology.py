@@ -3,15 +3,15 @@
 Run ``R`` (every name contains the run id, so runs never mix):
 
 * exchange ``mutexlab.R`` (topic, durable). Routing keys:
-  ``audit.<name>`` a participant's step: its protocol messages and trace batch in one body, sent
-  on to each addressee by the ``CC`` header (``<TYPE>.<dest>`` each: ``REQUEST.node-3``), or its
-  trace batch alone; ``<TYPE>.<dest>`` a step's protocol messages without their batch,
+  ``audit.<name>`` a participant's trace batch (the events of its steps since the last one);
+  ``<TYPE>.<dest>`` a step's protocol messages, sent on to each other addressee by the ``BCC``
+  header (``<TYPE>.<dest>`` each: ``REQUEST.node-3``),
   ``status.<name>`` a participant's state/heartbeat, ``join.<role>`` a participant asking to
   join, ``control.<name|instance|all>`` the monitor's roster, refusal and stop signals;
 * queue ``mutexlab.R.<name>`` per participant (``node-3``), bound to ``<TYPE>.<name>`` for each
   message type of the algorithm, ``control.<name>`` and ``control.all``;
 * queue ``mutexlab.R.monitor`` bound to ``join.*``, ``audit.*`` and ``status.*`` (what the
-  monitor needs; a step's messages reach it with the trace batch that records their sends),
+  monitor needs: no protocol message; the trace batches record every send and receipt),
   and to ``mutexlab.R.unrouted``, the run exchange's alternate exchange (fanout): a message no
   participant queue takes (an unknown type, a non-member, a joiner gone) reaches the monitor,
   which dead-letters it with the reason, instead of vanishing;
@@ -226,8 +226,9 @@ def renew(conn: Connection, queues: list[str]) -> list[str]:
 
 def addressed(keys: list[str]) -> tuple[str, dict[str, list[str]] | None]:
     """The routing key and headers of one publish that reaches every key of ``keys``: the first as
-    its routing key, the others by the ``CC`` header (RabbitMQ's sender-selected distribution)."""
-    return keys[0], ({"CC": keys[1:]} if len(keys) > 1 else None)
+    its routing key, the others by the ``BCC`` header (RabbitMQ's sender-selected distribution; the
+    broker removes ``BCC`` before delivering, so no receiver decodes it)."""
+    return keys[0], ({"BCC": keys[1:]} if len(keys) > 1 else None)
 
 
 def _together(channel, calls: list[_Call]) -> None:

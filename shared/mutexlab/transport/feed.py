@@ -1,7 +1,8 @@
 """The monitor's audit feed (docs/architecture.md#monitor): the trace as it arrives, and when the run ends.
 
-Each member publishes its trace events (``audit.<name>``, one batch per step, with its status
-when the step changed its state) and its status (``status.<name>``). The feed
+Each member publishes its trace events (``audit.<name>``, one batch for the steps since its last,
+with its latest status when a state changed: tracing.py) and its status (``status.<name>``).
+Batches of different members come in any order, so a receipt can come before its send. The feed
 
 * drops what is no member's, and duplicates: each event ticks its process's own vector entry once,
   from 1, so an entry not above the last one seen is a redelivered or re-published copy (counted);

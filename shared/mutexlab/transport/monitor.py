@@ -1,13 +1,13 @@
 """The monitor (docs/architecture.md#monitor): admits the participants, records the trace, decides the run.
 
 It consumes ``mutexlab.<run>.monitor``, bound to joins (``join.*``), trace events (``audit.*``,
-one batch per step of a participant) and statuses (``status.*``), and to the run exchange's
-alternate exchange: a message no queue takes (a protocol message whose addressee has no queue, an
-unknown key) reaches it there and is dead-lettered with its reason. A participant's step carries
-its protocol messages and its trace batch in one body (docs/architecture.md#wire): the monitor
-reads the batch, and checks that the step's ``CC`` header routes to exactly the addressees of
-its sends (else it keeps the trace and dead-letters a copy with the mismatch). This module only routes what arrives and runs the phases; each
-concern has its module:
+a participant's batch of the events of its steps since the last one) and statuses (``status.*``),
+and to the run exchange's alternate exchange: a message no queue takes (a protocol message whose
+addressee has no queue, an unknown key) reaches it there and is dead-lettered with its reason.
+No protocol message reaches it otherwise (docs/wire.md): a step routed to a queue it names
+nothing for is dead-lettered by that queue's participant, and a message that never reaches its
+addressee stays in the feed's sent messages, named at the end (``undelivered``: a stall, never
+SAFE). This module only routes what arrives and runs the phases; each concern has its module:
 
 * membership (membership.py decides, admission.py carries it out): pids, P, the welcome that starts the run, refusals (each
   named with its reason in the log, the summary and the verdict's text); a reconnect while
@@ -38,7 +38,7 @@ from ..bus.amqp import TransportError
 from ..bus.inbox import Delivery
 from ..bus.rabbit import Bus
 from ..bus.topology import Topology, queue_exists, renew
-from ..bus.wire import loads, split_step
+from ..bus.wire import loads
 from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setups import ConfigError, Setup
@@ -203,10 +203,7 @@ class Monitor(Admission):
         problem: str | None = None  # why the delivery is dead-lettered
         if head in ("join", "audit", "status"):
             try:
-                # a step's publish carries its protocol messages first (for its addressees): the trace
-                # batch is what follows the first newline
-                carried, trace = split_step(delivery.body) if head == "audit" else (b"", delivery.body)
-                data = loads(trace)
+                data = loads(delivery.body)
             except ValueError:
                 data = None
             if not isinstance(data, dict):
@@ -215,12 +212,6 @@ class Monitor(Admission):
                 self._join(data)
             elif head == "audit":
                 problem = self.feed.batch(rest, data)
-                # a step that carries its messages (not a batch alone) must route to their addressees
-                carries = carried is not trace
-                misrouted = _misrouted(data, delivery.headers.get("CC")) if carries and not problem else None
-                if misrouted:  # its trace is taken (its addressees got it), the fault kept and counted
-                    log.warning("monitor: step of %s: %s", rest, misrouted)
-                    self.bus.dead_letter(delivery, f"monitor: step of {rest}: {misrouted}", ack=False)
             else:
                 self.feed.report(rest, data)
         elif head == "control":
@@ -366,25 +357,3 @@ class Monitor(Admission):
         if self.settings.summary_json:
             save_json(outcome, self.settings.summary_json)
         return outcome.exit_code
-
-
-def _misrouted(batch: dict, cc) -> str | None:
-    """What is wrong with a step's routing: its ``CC`` header must name exactly the keys
-    ``<TYPE>.<dest>`` of the sends in its trace batch (the messages it carries; a program's send
-    names the type it travels as in ``via``), or an addressee
-    misses its message (the run stalls, naming it) or a queue gets one it must refuse."""
-    events = batch.get("events")
-    sends = (
-        {f"{e.get('via', e.get('type'))}.{e.get('to')}" for e in events if e.get("event") == "send"}
-        if isinstance(events, list)
-        else set()
-    )
-    cc = [] if cc is None else cc
-    if not isinstance(cc, list) or not all(isinstance(k, str) for k in cc):
-        return f"bad CC header {cc!r} (a list of routing keys) for its sends {sorted(sends)}"
-    routed = set(cc)
-    if routed == sends:
-        return None
-    wrong = [f"misses {sorted(sends - routed)}"] if sends - routed else []
-    wrong += [f"routes beyond its sends to {sorted(routed - sends)}"] if routed - sends else []
-    return f"its CC header {' and '.join(wrong)}"

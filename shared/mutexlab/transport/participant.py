@@ -7,13 +7,16 @@ publishes (below; persistent, or transient and kept for retransmission: ``links.
 go to the monitor instead of a file.
 
 The inputs taken in one round of the loop (the deliveries of one poll, then the timers due) form
-one step, published when the round ends as one message: its protocol messages in effect order
-(``wire.frame``: an envelope, or a step frame) and its trace batch (``{"events": [...],
-"status": {...}}``, the status only when the state changed), routed to the monitor by the key
-``audit.<name>`` and to every addressee by the ``CC`` header; a batch too heavy to copy to every
-addressee goes alone to the monitor first (``INLINE_TRACE``). Then the acks of its deliveries, in
-delivery order. So the monitor always learns of a send before anyone can report its receipt, and
-a delivery is acked only behind everything it caused.
+one step, whose protocol messages are published when the round ends as one message in effect
+order (``wire.frame``: an envelope, or a step frame), routed to its first addressee by its key and
+to the others by the ``BCC`` header (the broker strips it: no receiver decodes it); then the acks
+of its deliveries, in delivery order. Its trace events wait with those of the steps after it
+(``tracing.TraceBuffer``) and go to the monitor (``audit.<name>``) as one batch ``{"events":
+[...], "status": {...}}`` (the latest status, when a state changed) once the oldest waited
+``TRACE_FLUSH`` seconds, when many wait, at the heartbeat, when the process finishes or stops.
+A delivery is acked only behind its sends and the batch holding its events (persistent: the bus
+holds the ack until both are confirmed; transient: the link's acknowledgement waits for that
+batch). The monitor pairs a receipt heard before its send (feed.py): no order between processes.
 
 Invariants: a protocol input is handled at most once and in its link's order (per-link sequence
 numbers drop redelivered duplicates, and hold a message that comes ahead of a missing one back
@@ -46,7 +49,7 @@ from ..bus.inbox import Delivery, LinkInbox
 from ..bus.links import Retransmission
 from ..bus.rabbit import Bus
 from ..bus.topology import Topology, addressed, queue_consumers
-from ..bus.wire import EnvelopeError, compact, frame, pack_batch, parse_frame
+from ..bus.wire import EnvelopeError, compact, frame, parse_frame
 from ..messages import MessageError
 from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
@@ -56,13 +59,12 @@ from . import control, directing, joining
 from .driving import AuditSink, ServiceDriver
 from .membership import role_of
 from .settings import ParticipantSettings
+from .tracing import TraceBuffer
 
 log = logging.getLogger("mutexlab.participant")
 
 EXIT_OK, EXIT_CONFIG, EXIT_FAILED = 0, 2, 3
 FINAL_FLUSH = 10.0  # seconds to wait for the confirms of the last publishes after the stop
-# A step's trace batch rides with its messages while its copies to the addressees weigh at most this.
-INLINE_TRACE = 16 * 1024
 REJECTIONS_KEPT = 10  # the reasons of the first rejected inputs a status carries (the count is exact)
 
 
@@ -101,6 +103,8 @@ class Participant:
         self.outbox: list[tuple[str, int, str, dict, dict]] = []  # (to, seq, id, vc, msg)
         self.outkeys: dict[str, None] = {}  # their routing keys <TYPE>.<dest>, in order, once each
         self.handled: list[Delivery] = []
+        # the trace events of the steps since the last batch to the monitor (tracing.py)
+        self.trace = TraceBuffer(self.audit, 0.0 if settings.directed else settings.trace_flush)
         self.changed = False
         self.timers: list[tuple[float, int, str]] = []
         self._timer_seq = 0
@@ -218,9 +222,9 @@ class Participant:
             wake = now + 0.5
             if self.timers:
                 wake = min(wake, self.timers[0][0])
-            wake = min(wake, self._last_status + self.settings.heartbeat)
+            wake = min(wake, self._last_status + self.settings.heartbeat, self.trace.due_at())
             if self.links is not None:
-                due = self.links.next_due(self.inbox.last, now)
+                due = self.links.next_due(self.trace.traced, now)
                 if due is not None:
                     wake = min(wake, due)
             for delivery in self.bus.poll(max(0.0, wake - now)):
@@ -233,7 +237,7 @@ class Participant:
                 self._input(lambda p, a=action: p.on_local(a))
             self._publish_step()
             if self.links is not None:
-                self.links.tick(self.bus, self.inbox.last, time.monotonic())
+                self.links.tick(self.bus, self.trace.traced, time.monotonic())
             if time.monotonic() - self._last_status >= self.settings.heartbeat:
                 self._status()
             if (
@@ -416,42 +420,40 @@ class Participant:
         if self.links is not None:  # kept until the addressee acknowledges it (transient delivery)
             self.links.keep(f"{msg.type}.{dest}", entry, time.monotonic())
 
-    def _publish_step(self) -> None:
-        """Publish the step's effects, confirmed (persistent unless the delivery is transient): its
-        protocol messages (``frame``, routed to every addressee by the ``CC`` header,
-        ``<TYPE>.<dest>`` each) and its trace batch
-        (with, when the state changed, the new status, so the monitor's view of a process never lags
-        its trace), in one message to the monitor's key ``audit.<name>`` — so the monitor hears of a
-        send in the very message that carries it — unless the batch, copied to every addressee, would
-        weigh more than ``INLINE_TRACE`` bytes: then the batch goes alone to the monitor first and
-        the messages after it (a bees broadcast's batch holds a vector clock of P entries per send).
-        Then the acks of its deliveries (each held back by the bus until everything published before
-        it is confirmed)."""
-        batch: dict[str, Any] = {"events": self.audit.take()}
-        if self.changed:
-            batch["status"] = self._status_body()
-            self._last_status = time.monotonic()
-            self.changed = False
-        trace = compact(pack_batch(batch)) if batch["events"] or "status" in batch else None
+    def _publish_step(self, flush: bool = False) -> None:
+        """End the step: the trace batch when due (``flush``: now; with the latest status when a
+        state changed), its protocol messages (``frame``, to the first addressee by its key
+        ``<TYPE>.<dest>``, to the others by ``BCC``), the acks of its deliveries: held by the bus
+        behind everything published before, and while its events wait, behind their batch."""
+        handled, self.handled = self.handled, []
+        self.trace.deliveries += len(handled)
+        setup, _, pid = self._joined()
+        finished = self.changed and bool(setup.protocols[pid].finished)  # told at once (tracing.py)
+        if self.trace.due(time.monotonic(), flush, self.changed, finished):
+            self._flush_trace()
         outbox, self.outbox = self.outbox, []
         if outbox:
             keys, self.outkeys = list(self.outkeys), {}
             acks = None  # transient delivery: the acknowledgements this step carries to its addressees
             if self.links is not None:
-                acks = self.links.carried({e[0]: None for e in outbox}, self.inbox.last)
-            protocol = compact(frame(self.settings.run_id, self.name, outbox, acks))
-            if trace is not None and len(trace) * len(keys) <= INLINE_TRACE:
-                self.bus.send(f"audit.{self.name}", protocol + b"\n" + trace, headers={"CC": keys})
-            else:
-                if trace is not None:
-                    self.bus.send(f"audit.{self.name}", trace)
-                key, headers = addressed(keys)
-                self.bus.send(key, protocol, headers=headers)
-        elif trace is not None:
-            self.bus.send(f"audit.{self.name}", trace)
-        handled, self.handled = self.handled, []
+                acks = self.links.carried({e[0]: None for e in outbox}, self.trace.traced)
+            key, headers = addressed(keys)
+            self.bus.send(key, compact(frame(self.settings.run_id, self.name, outbox, acks)), headers=headers)
+        later = self.trace.waiting()
         for delivery in handled:
-            self.bus.ack(delivery)
+            self.bus.ack(delivery, later=later)
+
+    def _flush_trace(self) -> None:
+        """Send the trace batch (``audit.<name>``) and let the acks that wait for it wait for its confirm."""
+        status = None
+        if self.changed:
+            status = self._status_body()
+            self._last_status = time.monotonic()
+            self.changed = False
+        body = self.trace.take(status, self.inbox.last)
+        if body is not None:
+            self.bus.send(f"audit.{self.name}", body)
+        self.bus.made()
 
     def add_timer(self, action: str, dwell: str) -> None:
         if self.settings.directed:
@@ -463,7 +465,7 @@ class Participant:
     def _status(self, final: bool = False) -> None:
         """A status on its own (``status.<name>``): at the start, as the heartbeat, at the end
         (after the step so far: a status never runs ahead of the trace)."""
-        self._publish_step()
+        self._publish_step(flush=True)
         self.bus.send(f"status.{self.name}", self._status_body(final))
         self._last_status = time.monotonic()
 

@@ -1,0 +1,80 @@
+"""A participant's trace on its way to the monitor (docs/wire.md#publishing): the events of its
+steps wait here and go as one batch (``audit.<name>``), not one publish per step.
+
+A batch is due when its oldest event (or a delivery whose ack waits for it) has waited ``bound``
+seconds (``TRACE_FLUSH``), when ``MAX_EVENTS`` events or ``MAX_DELIVERIES`` deliveries wait for
+it, when the process first finishes (the monitor hears it at once: a run's end is not held up),
+or when the participant asks (``flush``: a status, the heartbeat, the stop). The
+monitor needs no order between processes' batches (it pairs a receipt heard before its send), and
+a process's batches reach it in order (one channel, one queue).
+
+Invariant: ``traced`` is, per sender, the last sequence number handled whose events are in a batch
+already published: with transient delivery, what a link's acknowledgement may say (links.py) — a
+message is acknowledged to its sender only once the batch recording its receipt is on its way
+(confirmed and re-published after a lost connection as every publish).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..bus.wire import compact, pack_batch
+from .driving import AuditSink
+
+MAX_EVENTS = 512  # events waiting at most: a larger batch goes at once
+# Deliveries whose acks wait for the batch, at most: well under the prefetch (100), so the broker
+# never stops handing deliveries out while they wait.
+MAX_DELIVERIES = 40
+
+
+class TraceBuffer:
+    """The events since the last batch (in ``sink``), since when they wait, and the deliveries
+    whose acks wait for the batch."""
+
+    def __init__(self, sink: AuditSink, bound: float) -> None:
+        self.sink = sink
+        self.bound = bound
+        self.since: float | None = None  # when the oldest thing waiting for the batch came
+        self.deliveries = 0  # deliveries handled since the last batch (their acks may wait for it)
+        self.traced: dict[str, int] = {}
+        self.batches = 0
+        self.finished = False  # a batch told the monitor this process finished
+
+    def waiting(self) -> bool:
+        """Events wait for the next batch: a delivery handled now has its ack wait for it too."""
+        return bool(self.sink.events)
+
+    def due(self, now: float, flush: bool, changed: bool, finished: bool = False) -> bool:
+        """Whether the batch goes now (``changed``: a status waits to go with it; ``finished``: it
+        says the process finished, which the monitor hears at once the first time)."""
+        if finished and not self.finished:
+            self.finished = flush = True
+        if not self.sink.events and not changed:
+            self.since, self.deliveries = None, 0  # nothing waits: no ack waits for a batch
+            return flush
+        if self.since is None:
+            self.since = now
+        return (
+            flush
+            or now - self.since >= self.bound
+            or len(self.sink.events) >= MAX_EVENTS
+            or self.deliveries >= MAX_DELIVERIES
+        )
+
+    def due_at(self) -> float:
+        """When the waiting batch is due (monotonic seconds; infinity when nothing waits)."""
+        return math.inf if self.since is None else self.since + self.bound
+
+    def take(self, status: dict | None, handled: dict[str, int]) -> bytes | None:
+        """The batch's body (None when nothing waits); ``handled``: the last sequence number handled
+        per sender, every one of them recorded in it or before."""
+        batch: dict[str, Any] = {"events": self.sink.take()}
+        if status is not None:
+            batch["status"] = status
+        self.since, self.deliveries = None, 0
+        self.traced = dict(handled)
+        if not batch["events"] and status is None:
+            return None
+        self.batches += 1
+        return compact(pack_batch(batch))

@@ -1,0 +1,170 @@
+"""A participant killed (SIGKILL) after handling deliveries and before its trace batch went to the
+monitor loses nothing that was acknowledged (persistent delivery; docs/wire.md#acknowledging);
+one whose connection is cut then goes on with the batch it kept, and the run completes SAFE.
+
+A participant's trace events wait for their batch (``TRACE_FLUSH``), and so does the ack of every
+delivery whose events they are: the broker keeps each such delivery until the batch holding its
+events is confirmed. node-2 of a two-node Ricart–Agrawala run runs in a forked process, with a
+batch bound far longer than the test; it handles requests (its replies reach node-1's queue),
+then is killed. Every request must then be either recorded at the monitor (a ``recv`` in a batch)
+or back in node-2's queue, for the next consumer: none acked and unrecorded.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import multiprocessing
+import os
+import signal
+import time
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pika
+import pytest
+from conftest import RunTap, signed
+from test_rabbit_runs import _close_connections, needs_rabbitmqctl
+
+from mutexlab.bus.topology import Topology, delete_run
+from mutexlab.bus.wire import envelope, loads, unpack_batch
+from mutexlab.cli import main as cli
+from mutexlab.protocols.registry import build_setup
+from mutexlab.transport.participant import Participant
+from mutexlab.transport.settings import ParticipantSettings
+from mutexlab.transport.supervisor import Plan, execute
+
+pytestmark = pytest.mark.broker
+NAMES = ["node-1", "node-2"]
+REQUESTS = 5
+
+
+def node2_works(url: str, run_id: str) -> None:
+    """The forked node-2: admitted without a monitor, at work until killed."""
+    settings = ParticipantSettings(
+        amqp_url=url, run_id=run_id, heartbeat=300.0, monitor_timeout=3000.0, trace_flush=300.0, dwell=0.0
+    )
+    node = Participant("node", settings, instance="killed-instance")
+    node.bus.connect()
+    node._welcome(  # noqa: SLF001 - the welcome step, without a monitor
+        {"name": "node-2", "pid": 2, "algorithm": "ricart-agrawala", "processes": 2}
+        | {"options": {"requests": 0}, "seed": 0, "start": time.time()}
+    )
+    node._work()  # noqa: SLF001 - the participant's work loop
+
+
+def drain(channel, queue: str, settle: float = 1.0) -> list[tuple[str, bytes]]:
+    got, quiet_since = [], time.monotonic()
+    while time.monotonic() - quiet_since < settle:
+        method, _props, body = channel.basic_get(queue, auto_ack=True)
+        if method is None:
+            time.sleep(0.05)
+            continue
+        got.append((method.routing_key, body))
+        quiet_since = time.monotonic()
+    return got
+
+
+def test_a_participant_killed_before_its_batch_went_loses_no_acknowledged_delivery(amqp_url):
+    run_id = "t-" + uuid.uuid4().hex[:8]
+    topology = Topology(run_id)
+    conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
+    child = None
+    try:
+        ch = conn.channel()
+        ch.confirm_delivery()
+        topology.declare_base(ch)
+        for name in NAMES:
+            topology.declare_participant(
+                ch, name, build_setup("ricart-agrawala", 2, {"requests": 0}, 0).codec.types
+            )
+        child = multiprocessing.get_context("fork").Process(target=node2_works, args=(amqp_url, run_id))
+        child.start()
+        ids = [f"node-1#{seq}" for seq in range(1, REQUESTS + 1)]
+        for seq, msg_id in enumerate(ids, 1):
+            body = json.dumps(
+                envelope(
+                    run_id,
+                    msg_id,
+                    "node-1",
+                    "node-2",
+                    seq,
+                    {"node-1": seq},
+                    {"type": "REQUEST", "sender": 1, "ts": seq},
+                )
+            ).encode()
+            props = pika.BasicProperties(delivery_mode=2, headers=signed("REQUEST.node-2", body))
+            ch.basic_publish(topology.exchange, "REQUEST.node-2", body, props, mandatory=True)
+        replies: list[dict] = []
+        deadline = time.monotonic() + 30
+        while len(replies) < REQUESTS and time.monotonic() < deadline:
+            for _key, body in drain(ch, topology.queue("node-1"), settle=0.2):
+                data = json.loads(body)
+                replies += data.get("msgs", [data])
+        assert len(replies) == REQUESTS, "node-2 handled every request"
+        time.sleep(1.0)  # time enough for any ack it would send (ACK_LINGER) and its confirms
+        os.kill(child.pid, signal.SIGKILL)  # the process this test started
+        child.join(timeout=10)
+        time.sleep(0.5)  # the broker sees the connection gone and requeues what it did not ack
+        recorded = set()
+        for key, body in drain(ch, topology.monitor_queue):
+            if key == "audit.node-2":
+                batch = loads(body)
+                assert unpack_batch(batch) is None
+                recorded |= {e["id"] for e in batch["events"] if e["event"] == "recv"}
+        back = set()
+        for _key, body in drain(ch, topology.queue("node-2")):
+            back.add(json.loads(body)["id"])
+        lost = [i for i in ids if i not in recorded and i not in back]
+        print(f"\nrecorded at the monitor {sorted(recorded)}, back in node-2's queue {sorted(back)}")
+        assert not lost, f"acknowledged to the broker, never recorded: {lost}"
+    finally:
+        if child is not None and child.is_alive():
+            os.kill(child.pid, signal.SIGKILL)
+            child.join(timeout=10)
+        if conn.is_open:
+            conn.close()
+        delete_run(amqp_url, run_id, NAMES)
+
+
+@needs_rabbitmqctl
+def test_a_persistent_run_cut_off_while_its_trace_waits_for_batches_completes_safe(
+    amqp_url, tmp_path, monkeypatch
+):
+    """Every connection of a persistent run is closed while the participants' events wait for
+    their batches (``TRACE_FLUSH`` 1 s): each reconnects, the deliveries whose acks waited come
+    back and are dropped as duplicates, the batches go when due, and the monitor hears every
+    event: the run completes SAFE, each message received once."""
+    monkeypatch.setenv("TRACE_FLUSH", "1.0")  # the services are forked from here, or take os.environ
+    plan = Plan(
+        "ricart-agrawala",
+        4,
+        {"requests": 20},
+        amqp_url=amqp_url,
+        dwell=0.1,
+        stall_timeout=30,
+        join_timeout=120,
+        trace=str(tmp_path / "trace.jsonl"),
+        logs=str(tmp_path / "logs"),
+    )
+    out = io.StringIO()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        with RunTap(amqp_url, plan.run_id) as tap:
+            future = pool.submit(execute, plan, True, out)
+            tap.wait(  # mid-run: every node has reported a state change (its batches carry the latest)
+                lambda t: sum(len(states) >= 2 for states in t.states.values()) == 4,
+                "every node past its first state",
+                stop=future.done,
+            )
+        _close_connections(plan.run_id, 5)
+        code = future.result(timeout=300)
+    summary = json.loads(out.getvalue())
+    assert code == 0 and summary["complete"] and summary["safe"], summary
+    assert summary["reconnects"] >= 1 and summary["entries"] == {"cs": 80}
+    events = [json.loads(line) for line in Path(plan.trace).read_text().splitlines()[1:]]
+    sends = Counter(e["id"] for e in events if e["event"] == "send")
+    recvs = Counter(e["id"] for e in events if e["event"] == "recv")
+    assert sends == recvs and set(recvs.values()) == {1}, "each message received exactly once"
+    assert cli(["verify", plan.trace]) == 0
