@@ -356,6 +356,10 @@ def end_run(procs, amqp_url: str, run_id: str, names: list[str]) -> None:
 
 
 # -- a tap on a RabbitMQ run: what the monitor hears ------------------------------------------------------
+# The delivery modes (docs/wire.md#delivery-modes): every fault and forgery test of a run runs in both.
+DELIVERIES = ("persistent", "transient")
+
+
 @dataclass
 class RunTap:
     """A queue of its own on run ``run_id``'s exchange, bound to what the participants tell the monitor

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pika
 import pytest
-from conftest import RunTap, signed
+from conftest import DELIVERIES, RunTap, signed
 
 from mutexlab.bus.auth import MAC_HEADER, Signer
 from mutexlab.bus.topology import Topology, delete_run
@@ -50,7 +50,8 @@ def _next_seq(body: bytes) -> bytes:
 
 
 @pytest.mark.broker
-def test_forgeries_on_a_live_run_are_dead_lettered_counted_and_change_nothing(amqp_url, tmp_path):
+@pytest.mark.parametrize("delivery", DELIVERIES)
+def test_forgeries_on_a_live_run_are_dead_lettered_counted_and_change_nothing(delivery, amqp_url, tmp_path):
     plan = Plan(
         "ricart-agrawala",
         N,
@@ -63,15 +64,16 @@ def test_forgeries_on_a_live_run_are_dead_lettered_counted_and_change_nothing(am
         trace=str(tmp_path / "trace.jsonl"),
         logs=str(tmp_path / "logs"),
         keep=True,  # the dead-letter queue is read below
+        delivery=delivery,
     )
-    topology = Topology(plan.run_id)
+    topology = Topology(plan.run_id, durable=delivery == "persistent")
     out = io.StringIO()
     conn = pika.BlockingConnection(pika.URLParameters(amqp_url))  # guest: what any broker user may do
     forged: dict[str, int] = {}  # what was published -> how many deliveries of it the run gets
     try:
         channel = conn.channel()
         with ThreadPoolExecutor(max_workers=1) as pool:
-            with RunTap(amqp_url, plan.run_id) as tap:
+            with RunTap(amqp_url, plan.run_id, durable=delivery == "persistent") as tap:
                 spy = channel.queue_declare("", exclusive=True).method.queue
                 channel.queue_bind(spy, topology.exchange, routing_key="REPLY.node-1")
                 future = pool.submit(execute, plan, True, out)
@@ -114,6 +116,7 @@ def test_forgeries_on_a_live_run_are_dead_lettered_counted_and_change_nothing(am
     # a genuine step, seen as it went: to node-1 by its key, or by BCC behind another addressee's
     assert key.split(".")[0] in ("REPLY", "REQUEST") and key.split(".")[1] in plan.names(), key
     assert code == 0 and summary["complete"] and summary["safe"], summary
+    assert summary["delivery"] == delivery
     assert summary["entries"] == {"cs": N * REQUESTS}, "the forged statuses did not end the run early"
     assert summary["forged"] == sum(forged.values()), (forged, summary["forgeries"])
     assert summary["dead_letters"] == sum(forged.values()), dead

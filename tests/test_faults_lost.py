@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import RunTap, end_run
+from conftest import DELIVERIES, RunTap, end_run
 
 from mutexlab.transport.supervisor import Plan, execute
 
@@ -34,7 +34,7 @@ def kill_mid_run(plan: Plan, victim_state: str) -> dict:
     die with it); the run's results."""
     out = io.StringIO()
     with ThreadPoolExecutor(max_workers=1) as pool:
-        with RunTap(plan.amqp_url, plan.run_id) as tap:
+        with RunTap(plan.amqp_url, plan.run_id, durable=plan.delivery == "persistent") as tap:
             future = pool.submit(execute, plan, True, out)
             victim = tap.wait(
                 lambda t: next((n for n in t.os_pids if t.state(n) == victim_state), None),
@@ -58,7 +58,10 @@ def kill_mid_run(plan: Plan, victim_state: str) -> dict:
     }
 
 
-def test_a_killed_bee_and_a_killed_node_are_named_and_nothing_else_crashes(amqp_url, tmp_path, capfd):
+@pytest.mark.parametrize("delivery", DELIVERIES)
+def test_a_killed_bee_and_a_killed_node_are_named_and_nothing_else_crashes(
+    delivery, amqp_url, tmp_path, capfd
+):
     plans = {
         # One flower: every waiting bee needs an ACKflower from the bee on the flower, which never comes.
         "bees": (
@@ -74,6 +77,7 @@ def test_a_killed_bee_and_a_killed_node_are_named_and_nothing_else_crashes(amqp_
                 join_timeout=120,
                 trace=str(tmp_path / "bees.jsonl"),
                 logs=str(tmp_path / "bees"),
+                delivery=delivery,
             ),
             "ON_FLOWER",
         ),
@@ -90,6 +94,7 @@ def test_a_killed_bee_and_a_killed_node_are_named_and_nothing_else_crashes(amqp_
                 join_timeout=120,
                 trace=str(tmp_path / "mutex.jsonl"),
                 logs=str(tmp_path / "mutex"),
+                delivery=delivery,
             ),
             "HELD",
         ),
@@ -123,7 +128,8 @@ def test_a_killed_bee_and_a_killed_node_are_named_and_nothing_else_crashes(amqp_
             assert "Traceback" not in log.read_text(), log
 
 
-def test_participants_give_up_when_the_monitor_is_killed(amqp_url, tmp_path):
+@pytest.mark.parametrize("delivery", DELIVERIES)
+def test_participants_give_up_when_the_monitor_is_killed(delivery, amqp_url, tmp_path):
     """The monitor SIGKILLed mid-run: no stop will ever come. Each participant notices that
     nobody consumes the run's monitor queue any more and exits 3 after MONITOR_TIMEOUT seconds,
     saying why — instead of waiting forever."""
@@ -141,6 +147,7 @@ def test_participants_give_up_when_the_monitor_is_killed(amqp_url, tmp_path):
         PYTHONUNBUFFERED="1",
         MONITOR_TIMEOUT="3",
         HEARTBEAT="0.5",
+        DELIVERY=delivery,
     )
     monitor = subprocess.Popen(
         service_command("monitor"),
@@ -151,7 +158,7 @@ def test_participants_give_up_when_the_monitor_is_killed(amqp_url, tmp_path):
     logs = [tmp_path / f"node-{n}.log" for n in range(3)]
     nodes: list[subprocess.Popen] = []
     try:
-        with RunTap(amqp_url, run_id) as tap:  # open before anyone joins
+        with RunTap(amqp_url, run_id, durable=delivery == "persistent") as tap:  # open before anyone joins
             nodes += [
                 subprocess.Popen(
                     service_command("node"),

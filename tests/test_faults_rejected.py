@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import DELIVERIES
 
 from mutexlab.protocols.registry import make_setup
 from mutexlab.transport.outcome import EXIT_VIOLATION, Outcome, decide, render
@@ -41,7 +42,8 @@ def test_a_rejected_input_is_never_safe_even_in_a_complete_run():
 
 
 @pytest.mark.broker
-def test_a_refusal_during_a_run_stops_it_with_exit_1_and_names_it(amqp_url, tmp_path, monkeypatch):
+@pytest.mark.parametrize("delivery", DELIVERIES)
+def test_a_refusal_during_a_run_stops_it_with_exit_1_and_names_it(delivery, amqp_url, tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
     plan = Plan(
         "mutexlab_broken.ricart_agrawala_spurious",
@@ -54,6 +56,7 @@ def test_a_refusal_during_a_run_stops_it_with_exit_1_and_names_it(amqp_url, tmp_
         join_timeout=120,
         trace=str(tmp_path / "trace.jsonl"),
         logs=str(tmp_path / "logs"),
+        delivery=delivery,
     )
     out = io.StringIO()
     code = execute(plan, json_out=True, out=out)
@@ -61,6 +64,7 @@ def test_a_refusal_during_a_run_stops_it_with_exit_1_and_names_it(amqp_url, tmp_
     text = (tmp_path / "logs" / "monitor.out").read_text()
     assert code == EXIT_VIOLATION, text
     assert not summary["safe"] and not summary["complete"], summary
+    assert summary["delivery"] == delivery
     rejected = {r["process"]: r for r in summary["rejected"]}
     assert set(rejected) == {"node-2", "node-3"}, summary["rejected"]
     for n in (2, 3):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pika
 import pytest
-from conftest import RUN_SECRET, RunTap, signed
+from conftest import DELIVERIES, RUN_SECRET, RunTap, signed
 
 from mutexlab.bus.topology import Topology, delete_run
 from mutexlab.bus.wire import MAX_BODY, envelope
@@ -59,8 +59,9 @@ def _garbage(run_id: str, other_run: str) -> dict[bytes, str]:
     }
 
 
-@pytest.fixture(scope="module")
-def two_runs(amqp_url, tmp_path_factory):
+@pytest.fixture(scope="module", params=DELIVERIES)
+def two_runs(request, amqp_url, tmp_path_factory):
+    delivery = request.param
     base = tmp_path_factory.mktemp("faults-runs")
     plans = {
         "A": Plan(
@@ -76,6 +77,7 @@ def two_runs(amqp_url, tmp_path_factory):
             logs=str(base / "a"),
             keep=True,
             secret=RUN_SECRET,
+            delivery=delivery,
         ),
         "B": Plan(
             "lamport",
@@ -89,6 +91,7 @@ def two_runs(amqp_url, tmp_path_factory):
             trace=str(base / "b.jsonl"),
             logs=str(base / "b"),
             keep=True,
+            delivery=delivery,
         ),
     }
     garbage = _garbage(plans["A"].run_id, plans["B"].run_id)
@@ -100,7 +103,7 @@ def two_runs(amqp_url, tmp_path_factory):
     conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
     try:
         with ThreadPoolExecutor(max_workers=2) as pool:
-            with RunTap(amqp_url, plans["A"].run_id) as tap:
+            with RunTap(amqp_url, plans["A"].run_id, durable=delivery == "persistent") as tap:
                 futures = {name: pool.submit(one, name) for name in plans}
                 # Once node-2 of run A works (its queue exists and it is consuming), inject the garbage.
                 tap.wait(lambda t: t.changes["node-2"], "node-2 of run A at work", stop=futures["A"].done)
@@ -182,7 +185,8 @@ def test_two_runs_at_once_do_not_see_each_others_messages(two_runs):
     assert dead["B"] == [] and results["B"][1]["dead_letters"] == 0, "run A's garbage reached run B"
 
 
-def test_garbage_in_the_monitors_own_queue_is_dead_lettered_not_counted(amqp_url, tmp_path):
+@pytest.mark.parametrize("delivery", DELIVERIES)
+def test_garbage_in_the_monitors_own_queue_is_dead_lettered_not_counted(delivery, amqp_url, tmp_path):
     """The monitor's queue takes everything of the run (``#``). What is none of a join, a trace
     batch, a status, a control signal or a protocol message of this run (``<TYPE>.<member>``) is
     dead-lettered with the routing key in the reason — not counted as a tapped protocol message."""
@@ -198,13 +202,14 @@ def test_garbage_in_the_monitors_own_queue_is_dead_lettered_not_counted(amqp_url
         logs=str(tmp_path / "logs"),
         keep=True,
         secret=RUN_SECRET,
+        delivery=delivery,
     )
     topology = Topology(plan.run_id)
     out = io.StringIO()
     conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
-            with RunTap(amqp_url, plan.run_id) as tap:
+            with RunTap(amqp_url, plan.run_id, durable=delivery == "persistent") as tap:
                 future = pool.submit(execute, plan, True, out)
                 tap.wait(lambda t: t.changes["node-1"], "node-1 at work", stop=future.done)
             channel = conn.channel()
@@ -229,6 +234,7 @@ def test_garbage_in_the_monitors_own_queue_is_dead_lettered_not_counted(amqp_url
         delete_run(amqp_url, plan.run_id, plan.names())
         conn.close()
     assert code == 0 and summary["complete"] and summary["safe"], summary
+    assert summary["delivery"] == delivery
     assert summary["tapped"] == sum(summary["messages"].values()), "garbage is not counted as tapped"
     assert summary["dead_letters"] == 4
     reasons = sorted(h["x-mutexlab-reason"] for h, _ in dead)

@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import BROKER, RunTap
+from conftest import BROKER, DELIVERIES, RunTap
 
 from mutexlab.bus.topology import Topology, delete_run
 
@@ -90,14 +90,16 @@ def leftovers(url: str, run_id: str) -> list[str]:
     return sorted(set(left))
 
 
+@pytest.mark.parametrize("delivery", DELIVERIES)
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
-def test_a_signal_stops_every_process_of_the_run_and_deletes_its_queues(sig, amqp_url, tmp_path):
+def test_a_signal_stops_every_process_of_the_run_and_deletes_its_queues(sig, delivery, amqp_url, tmp_path):
     run_id = "run-sig-" + uuid.uuid4().hex[:8]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "shared"), str(ROOT), env.get("PYTHONPATH", "")])
     argv = [sys.executable, "-m", "mutexlab", "run", "mutex", "-N", "3", "--requests", "1000"]
     argv += ["--dwell", "0.05", "--run-id", run_id, "--amqp-url", amqp_url, "--logs", str(tmp_path / "logs")]
-    with RunTap(amqp_url, run_id) as tap:
+    argv += ["--delivery", delivery]
+    with RunTap(amqp_url, run_id, durable=delivery == "persistent") as tap:
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             tap.wait(lambda t: len(t.states) == 3, "every node working", stop=lambda: proc.poll() is not None)
@@ -136,17 +138,20 @@ def wait_until(done, timeout: float, step: float = 0.2) -> bool:
 EXPIRES = 2.0  # QUEUE_EXPIRES of the killed run: its queues go this long after their last use
 
 
+@pytest.mark.parametrize("delivery", DELIVERIES)
 @pytest.mark.parametrize("spawn", ["fork", "exec"])
-def test_sigkill_of_the_run_leaves_no_process_and_its_queues_and_exchanges_expire(spawn, amqp_url, tmp_path):
+def test_sigkill_of_the_run_leaves_no_process_and_its_queues_and_exchanges_expire(
+    spawn, delivery, amqp_url, tmp_path
+):
     """SIGKILL cannot be handled: the services (forked, or fresh interpreters) die with their parent
     (PR_SET_PDEATHSIG, or their own watch of it) and the queues, no longer renewed by the monitor,
     expire (x-expires) and take the auto-deleted exchanges with them."""
     run_id = "run-kill-" + uuid.uuid4().hex[:8]
-    argv, env = run_argv(run_id, amqp_url, tmp_path / "logs")
+    argv, env = run_argv(run_id, amqp_url, tmp_path / "logs", "--delivery", delivery)
     env["QUEUE_EXPIRES"] = str(EXPIRES)
     env["MUTEXLAB_SPAWN"] = spawn
     started: set[int] = set()
-    with RunTap(amqp_url, run_id, expires=EXPIRES) as tap:
+    with RunTap(amqp_url, run_id, durable=delivery == "persistent", expires=EXPIRES) as tap:
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             tap.wait(lambda t: len(t.states) == 3, "every node working", stop=lambda: proc.poll() is not None)
@@ -173,10 +178,11 @@ def test_sigkill_of_the_run_leaves_no_process_and_its_queues_and_exchanges_expir
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=lambda s: s.name)
-def test_a_killed_monitor_is_reported_as_no_verdict_exit_3(sig, amqp_url, tmp_path):
+@pytest.mark.parametrize("delivery", DELIVERIES)
+def test_a_killed_monitor_is_reported_as_no_verdict_exit_3(sig, delivery, amqp_url, tmp_path):
     run_id = "run-mon-" + uuid.uuid4().hex[:8]
-    argv, env = run_argv(run_id, amqp_url, tmp_path / "logs")
-    with RunTap(amqp_url, run_id) as tap:
+    argv, env = run_argv(run_id, amqp_url, tmp_path / "logs", "--delivery", delivery)
+    with RunTap(amqp_url, run_id, durable=delivery == "persistent") as tap:
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             tap.wait(lambda t: len(t.states) == 3, "every node working", stop=lambda: proc.poll() is not None)
