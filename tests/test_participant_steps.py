@@ -46,7 +46,10 @@ class RecordingBus:
         self.calls.append(("made",))
 
     def dead_letter(self, delivery, reason, ack=True) -> None:
+        # As rabbit.Bus: the dead letter is a publish, then (unless asked already) the delivery's ack.
         self.calls.append(("dead" if ack else "dead, acked already", delivery.tag, reason))
+        if ack:
+            self.ack(delivery)
 
     def cancel(self, _queue) -> None:
         pass
@@ -217,14 +220,18 @@ def test_a_duplicate_and_a_bad_message_keep_the_acks_in_delivery_order(node2):
     node2._handle(request(24, 3, ts=7))
     node2._publish_step()
     kinds = [c[:2] for c in node2.bus.calls]
-    # The bad message ends the step so far (its publish and the two acks before it, waiting for
-    # the batch), then is dead-lettered; its status sends the batch first.
-    assert kinds[:3] == [("send", "REPLY.node-1"), ("ack", 21), ("ack", 22)]
-    assert kinds[3] == ("dead", 23)
-    assert kinds[4:7] == [("send", "audit.node-2"), ("made",), ("send", "status.node-2")], (
-        "the dead letter is counted in a status, behind the trace"
-    )
-    assert kinds[7:] == [("send", "REPLY.node-1"), ("ack", 24)]
+    # The bad message ends the step so far — its batch sent at once, then its publish and the two
+    # acks before it — then is dead-lettered and acked behind the dead letter; its status follows.
+    assert kinds[:5] == [
+        ("send", "audit.node-2"),
+        ("made",),
+        ("send", "REPLY.node-1"),
+        ("ack", 21),
+        ("ack", 22),
+    ]
+    assert kinds[5:7] == [("dead", 23), ("ack", 23)]
+    assert kinds[7:9] == [("made",), ("send", "status.node-2")], "the dead letter is counted in a status"
+    assert kinds[9:] == [("send", "REPLY.node-1"), ("ack", 24)]
     settled = [c[1] for c in node2.bus.calls if c[0] in ("ack", "dead")]
     assert settled == sorted(settled), "every delivery is settled in delivery order"
 
@@ -411,3 +418,36 @@ def test_a_batch_goes_at_once_when_its_process_first_finishes_and_not_for_every_
     buffer.take(None, {})
     sink.write({"event": "state"})
     assert not buffer.due(0.2, flush=False, changed=True, finished=True), "told already"
+
+
+def test_a_dead_lettered_delivery_is_acked_only_behind_the_batch_of_what_it_did(node2):
+    """A frame whose first message is taken (a REQUEST: its recv, the REPLY's send) and whose second
+    is refused (a REPLY node-2 never asked for) is dead-lettered whole; what the first did happened.
+    Its ack — the bus's, after the dead letter — must come after the batch holding those events, or
+    a process killed in between loses events of a delivery the broker has dropped."""
+    msgs = [
+        {
+            "to": "node-2",
+            "seq": 1,
+            "id": "node-1#1",
+            "vc": {"node-1": 1},
+            "msg": {"type": "REQUEST", "sender": 1, "ts": 3},
+        },
+        {
+            "to": "node-2",
+            "seq": 2,
+            "id": "node-1#2",
+            "vc": {"node-1": 2},
+            "msg": {"type": "REPLY", "sender": 1, "ts": 4},
+        },
+    ]
+    body = json.dumps({"run": RUN, "from": "node-1", "msgs": msgs}).encode()
+    node2._handle(Delivery("q", "REQUEST.node-2", body, 7, 0, False, {}))
+    node2._publish_step()
+    calls = node2.bus.calls
+    assert any(c[0].startswith("dead") and c[1] == 7 for c in calls), calls
+    batches = [i for i, c in enumerate(calls) if c[0] == "send" and c[1] == "audit.node-2"]
+    assert batches, "the events of the taken REQUEST reach the monitor"
+    for i, c in enumerate(calls):
+        if c[0] == "ack" and c[1] == 7 and not c[2]:  # an ack that waits for nothing but confirms
+            assert batches[0] < i, f"delivery 7 acked before the batch of its events: {calls}"

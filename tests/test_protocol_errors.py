@@ -18,7 +18,7 @@ from typing import Literal
 
 import pytest
 from mutexlab_broken.ricart_agrawala import GreedyNode
-from test_participant_steps import admitted_node2, request, routes
+from test_participant_steps import acks, admitted_node2, request, routes
 
 from mutexlab.cli import main as cli
 from mutexlab.messages import Message
@@ -94,7 +94,7 @@ def test_a_participant_dead_letters_a_refused_message_and_goes_on(node2, caplog)
     assert dead == [("dead", 41, "protocol error: node-2 cannot take REPLY in state RELEASED")]
     assert "node-2: refused node-1#1 from node-1: node-2 cannot take REPLY in state RELEASED" in caplog.text
     assert node2.dead_letters == 1
-    assert "REPLY.node-1" in routes(node2.bus.calls) and ("ack", 42) in node2.bus.calls
+    assert "REPLY.node-1" in routes(node2.bus.calls) and 42 in acks(node2.bus.calls)
 
 
 def test_a_participant_whose_protocol_refuses_a_local_input_exits_failed(node2, caplog, monkeypatch):

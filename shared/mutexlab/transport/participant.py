@@ -403,7 +403,7 @@ class Participant:
         return None
 
     def _dead_letter(self, delivery: Delivery, reason: str, ack: bool = True) -> None:
-        self._publish_step()  # the step so far first: acks leave in delivery order
+        self._publish_step(flush=True)  # the step and its batch first: this ack goes behind its events
         self.dead_letters += 1
         log.warning("%s: dead-lettered a message (%s): %s", self.name, delivery.routing_key, reason)
         self.bus.dead_letter(delivery, reason, ack=ack)
