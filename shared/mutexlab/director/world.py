@@ -16,6 +16,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Any
 
+from ..sim.driver import resource_kind
 from ..trace import check_event
 from .lines import NodeFault
 from .problem import Problem
@@ -236,17 +237,14 @@ class Run:
                     raise NodeFault(
                         "protocol", node, f"node {node} entered {resource} without a request pending"
                     )
-                served = not self.problem.driven or resource == self.problem.resource
-                if node in self.entries_left and resource == self.problem.resource:
+                wanted = resource_kind(resource) == self.problem.resource  # "cs:3": an index read by a regex
+                served = not self.problem.driven or wanted
+                if node in self.entries_left and wanted:
                     self.entries_left[node] -= 1  # meals are counted, not the forks they need
                 if served and self.entries_left.get(node, 0) <= 0:
                     self.waiting.discard(node)
                 self.holding[node][resource] += units
-                if (
-                    not self.problem.driven
-                    and resource == self.problem.resource
-                    and self.problem.algorithm is None
-                ):
+                if not self.problem.driven and wanted and self.problem.algorithm is None:
                     # A node of a problem of requests asking on its own (an MPI rank): its entry
                     # of the requested resource (cs, a meal; not the forks a meal needs) says it
                     # asked, when it asked the director cannot see; the audit counts a request
