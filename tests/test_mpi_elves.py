@@ -9,17 +9,14 @@ audit's reading of a reported plan is also tested on hand-made traces, without a
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import missing
+from test_mpi import mpicc
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = str(ROOT / "shared")
 ELVES = ROOT / "examples" / "mpi" / "elves.cpp"
 REGEX = (ROOT / "examples" / "mpi" / "elves.regex").read_text().strip()
 NO_CONTRACTS = REGEX.replace(" (?P<f_contracts>[\\d ]+)", "")  # the round line read, its list not
@@ -32,16 +29,18 @@ def built(tmp_path_factory) -> dict[str, str]:
     if shutil.which("g++") is None:
         missing("g++ is not installed: the C++ example cannot be built")
     out = tmp_path_factory.mktemp("mpi-elves")
-    env = {**os.environ, "PYTHONPATH": SHARED, "MUTEXLAB_CACHE": str(out / "cache")}
     found = {}
     for name, flags in (("elves", []), ("ties", ["-DBROKEN_TIES"]), ("stop", ["-DBROKEN_MAYOR_STOP"])):
-        made = subprocess.run(
-            [sys.executable, "-m", "mutexlab", "mpicxx", "-O2", "-Wall", "-Werror", *flags]
-            + ["-o", str(out / name), str(ELVES)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
+        made = mpicc(
+            out / "cache",
+            "-O2",
+            "-Wall",
+            "-Werror",
+            *flags,
+            "-o",
+            str(out / name),
+            str(ELVES),
+            command="mpicxx",
         )
         assert made.returncode == 0, made.stderr
         found[name] = str(out / name)

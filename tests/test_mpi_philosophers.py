@@ -6,17 +6,14 @@ temporary directory, the library into a temporary cache (a skip without gcc, a f
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import missing
+from test_mpi import mpicc
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = str(ROOT / "shared")
 SOURCE = ROOT / "examples" / "mpi" / "philosophers.c"
 REGEX = (ROOT / "examples" / "mpi" / "philosophers.regex").read_text().strip()
 
@@ -26,17 +23,9 @@ def built(tmp_path_factory) -> dict[str, str]:
     if shutil.which("gcc") is None:
         missing("gcc is not installed: mutexlab's MPI cannot be built")
     out = tmp_path_factory.mktemp("mpi-philosophers")
-    env = {**os.environ, "PYTHONPATH": SHARED, "MUTEXLAB_CACHE": str(out / "cache")}
     found = {}
     for name, flags in (("phil", []), ("broken", ["-DBROKEN_NO_PRIORITY"])):
-        made = subprocess.run(
-            [sys.executable, "-m", "mutexlab", "mpicc", "-O2", "-Wall", "-Werror", *flags]
-            + ["-o", str(out / name), str(SOURCE)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        made = mpicc(out / "cache", "-O2", "-Wall", "-Werror", *flags, "-o", str(out / name), str(SOURCE))
         assert made.returncode == 0, made.stderr
         found[name] = str(out / name)
     return found
