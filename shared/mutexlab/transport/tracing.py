@@ -11,7 +11,7 @@ a process's batches reach it in order (one channel, one queue).
 Invariant: ``traced`` is, per sender, the last sequence number handled whose events are in a batch
 already published: with transient delivery, what a link's acknowledgement may say (links.py) — a
 message is acknowledged to its sender only once the batch recording its receipt is on its way
-(confirmed and re-published after a lost connection as every publish).
+(re-published after a lost connection, as every publish is; nothing waits for its confirm).
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ class TraceBuffer:
         self.since: float | None = None  # when the oldest thing waiting for the batch came
         self.deliveries = 0  # deliveries handled since the last batch (their acks may wait for it)
         self.traced: dict[str, int] = {}
-        self.batches = 0
         self.finished = False  # a batch told the monitor this process finished
 
     def waiting(self) -> bool:
@@ -76,5 +75,4 @@ class TraceBuffer:
         self.traced = dict(handled)
         if not batch["events"] and status is None:
             return None
-        self.batches += 1
         return compact(pack_batch(batch))
