@@ -1,4 +1,4 @@
-"""One participant (bee, elf, mayor or node) running its protocol object over RabbitMQ.
+"""One participant (a problem's process, a fixed role, or a node) running its protocol object over RabbitMQ.
 
 The effects are carried out by ``ServiceDriver``, a ``sim.driver.Driver``: the same code as the
 simulator applies them in order, handles sends to oneself locally, numbers messages and
