@@ -306,6 +306,11 @@ class Protocol:
         """
         return {}
 
+    def stall_hint(self) -> str | None:
+        """Why this process may be stuck that ``waiting_for`` cannot say (a hosted program's output
+        no input asked for, say), for the stall report; None: nothing to add."""
+        return None
+
     def wants(self) -> str | None:
         """The kind of resource this process has asked for and waits to enter (``cs``;
         ``slot`` for any ``slot:i``), or None. ``check --metrics`` reads it where a protocol does

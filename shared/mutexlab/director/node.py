@@ -22,7 +22,7 @@ from ..clock import LamportClock
 from ..messages import Codec, Message
 from ..protocol import Effect, Enter, Exit, Note, Protocol, ProtocolError, Schedule, Send
 from ..setups import ConfigError
-from .lines import NodeFault
+from .lines import NodeFault, shorten
 from .process import NodeProcess
 
 COMMAND_ENV = "NODE_COMMAND"  # the program a node runs when its setup names none (a compose service)
@@ -194,6 +194,13 @@ class ProgramNode(Protocol):
             return []
         fields = {k: v for k, v in output.items() if k not in ("type", "event", "pid", "vc", "t")}
         return [Note(output["event"], fields)]
+
+    def stall_hint(self) -> str | None:
+        """Lines the program wrote after its last done, never read (nothing reads a program between
+        its inputs): no input asked for them, so none of their sends or entries happened."""
+        if self.process is None or not (late := self.process.unread()):
+            return None
+        return f"{self.process.wrote_late()}; unread: {shorten(late.splitlines()[0])}"
 
     def close(self) -> None:
         """Kill the program (its process group); idempotent."""

@@ -159,6 +159,8 @@ class AuditFeed:
                 "waiting": status.get("waiting", {}),
                 "silent_for": round(now - self.heard[name], 1) if name in self.heard else None,
             }
+            if status.get("hint"):  # why it may be stuck that its waits cannot say (Protocol.stall_hint)
+                stalled[name]["hint"] = str(status["hint"])[:500]
 
         def entry(name: str) -> dict[str, Any]:  # a member stalled only for what the transport knows
             return stalled.setdefault(

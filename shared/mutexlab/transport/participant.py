@@ -482,6 +482,7 @@ class Participant:
             "lamport": proto.clock.time,
             "finished": bool(proto.finished),
             "waiting": waiting,
+            "hint": proto.stall_hint(),
             "timers": len(self.timers),
             "duplicates": self.inbox.duplicates,
             "gaps": self.inbox.gaps,
