@@ -27,7 +27,7 @@ RUN = "steps-test"
 
 class RecordingBus:
     """What the participant asked the bus to do, in order: ("send", key, body, BCC keys) / ("ack",
-    tag, later) / ("made",) / ("dead", tag)."""
+    tag, later) / ("ack blocked", tag, later) / ("unblock", tag, later) / ("made",) / ("dead", tag)."""
 
     def __init__(self) -> None:
         self.calls: list[tuple] = []
@@ -39,8 +39,11 @@ class RecordingBus:
         assert "CC" not in (headers or {}), "addressees by BCC: no receiver decodes them"
         self.calls.append(("send", routing_key, body, (headers or {}).get("BCC", [])))
 
-    def ack(self, delivery, later=False) -> None:
-        self.calls.append(("ack", delivery.tag, later))
+    def ack(self, delivery, later=False, blocked=False) -> None:
+        self.calls.append(("ack blocked" if blocked else "ack", delivery.tag, later))
+
+    def unblock(self, delivery, later=False) -> None:
+        self.calls.append(("unblock", delivery.tag, later))
 
     def made(self) -> None:
         self.calls.append(("made",))
@@ -260,6 +263,22 @@ def test_a_message_ahead_of_a_missing_one_waits_for_it_and_the_acks_stay_in_deli
     assert node2.inbox.gaps == 1 and node2.inbox.duplicates == 1
 
 
+def test_a_held_back_messages_delivery_is_acked_only_once_the_message_is_handled(node2):
+    """A message ahead of a missing one lives only in memory: its delivery's ack is blocked (the
+    old participant acked it with the others, and a kill then lost it), and unblocked behind the
+    step that handled it — its reply sent, its events waiting for their batch (``later``)."""
+    node2._handle(request(51, 2, ts=6))  # ahead of 1
+    node2._publish_step()
+    assert node2.bus.calls == [("ack blocked", 51, False)], "no effects yet; its ack waits"
+    node2.bus.calls.clear()
+    node2._handle(request(52, 1, ts=5))
+    node2._publish_step()
+    calls = node2.bus.calls
+    assert [m["seq"] for c in calls if c[0] == "send" for m in messages_of(c)] == [1, 2]
+    assert [c for c in calls if c[0] != "send"] == [("ack", 52, True), ("unblock", 51, True)]
+    assert node2.held_acks.waiting == {} and node2.held_acks.copies == {}
+
+
 def step_delivery(tag: int, frame_: dict) -> Delivery:
     return Delivery("q", "REQUEST.node-3", json.dumps(frame_).encode(), tag, 0, False, {})
 
@@ -327,20 +346,21 @@ def test_an_ack_held_for_a_later_publish_waits_for_it_and_keeps_the_delivery_ord
     Transient delivery holds nothing (the link's acknowledgement waits instead: tracing.py)."""
     from mutexlab.bus.outbox import Outbox, Outgoing
 
+    d1, d2, d = (Delivery("q", "REQUEST.node-2", b"", tag, 0, False, {}) for tag in (1, 2, 3))
     box = Outbox()
     box.add(Outgoing("x", "REPLY.node-1", b"1", None, True))  # tag 1: a step's messages
-    box.hold("d1", later=True)
-    box.hold("d2")  # a delivery with no events waiting (a duplicate): behind d1 all the same
+    box.hold(d1, later=True)
+    box.hold(d2)  # a delivery with no events waiting (a duplicate): behind d1 all the same
     box.confirm(1, multiple=False, nack=False)
-    assert box.release() is None, "d1's events are in no batch yet"
+    assert box.release() == [], "d1's events are in no batch yet"
     box.add(Outgoing("x", "audit.node-2", b"2", None, True))  # tag 2: the batch
     box.made()
-    assert box.release() is None, "the batch is not confirmed"
+    assert box.release() == [], "the batch is not confirmed"
     box.confirm(2, multiple=False, nack=False)
-    assert box.release() == "d2", "both go, as one cumulative ack"
+    assert box.release() == [(d2, True)], "both go, as one cumulative ack"
     transient = Outbox()
-    transient.hold("d", wait=False, later=True)
-    assert transient.release() == "d"
+    transient.hold(d, wait=False, later=True)
+    assert transient.release() == [(d, True)]
 
 
 def test_a_batch_sends_each_clock_after_the_first_as_what_changed_and_the_monitor_rebuilds_it():

@@ -104,6 +104,7 @@ class Bus(Session):
             self.on_connect(channel)
         self.generation += 1
         self.outbox.held.clear()  # their deliveries come back from the broker
+        self.outbox.blocked.clear()
         for queue in list(self._consumers):
             self._consume(queue)
         self._republish()
@@ -228,28 +229,36 @@ class Bus(Session):
         self.conn.process_data_events(time_limit=seconds)
         self.channel.check()
 
-    def ack(self, delivery: Delivery, later: bool = False) -> None:
+    def ack(self, delivery: Delivery, later: bool = False, blocked: bool = False) -> None:
         """Acknowledge ``delivery`` once everything published so far is confirmed; ``later``: and
-        the publish ``made`` will name (a trace batch not yet sent that will hold its events).
+        the publish ``made`` will name (a trace batch not yet sent that will hold its events);
+        ``blocked``: and only after ``unblock`` (it carries a message held back in memory).
 
         The ack goes out with the next ``poll``, ``flush`` or ``close``, together with the others
-        released then (one cumulative ack)."""
+        released then (one cumulative ack; one by one behind a blocked delivery)."""
         if delivery.generation != self.generation:
             return  # from a lost connection: the broker redelivers it
-        self.outbox.hold(delivery, wait=self.persistent, later=later)
+        self.outbox.hold(delivery, wait=self.persistent, later=later, blocked=blocked)
+
+    def unblock(self, delivery: Delivery, later: bool = False) -> None:
+        """The message ``delivery`` was acked ``blocked`` for is handled: its ack waits, from now on,
+        as ``ack`` would have it wait now (``later`` alike)."""
+        if delivery.generation == self.generation:
+            self.outbox.unblock(delivery.tag, wait=self.persistent, later=later)
 
     def made(self) -> None:
         """The publish just sent is the one the acks held ``later`` wait for (``Outbox.made``)."""
         self.outbox.made()
 
     def _release_acks(self, force: bool = True) -> None:
-        """One cumulative ack for the held-back deliveries now allowed to go (unless ``force`` is
-        off and fewer than ``ack_batch`` are)."""
-        last = self.outbox.release(1 if force else self.ack_batch)
-        if last is None or self.channel is None:
+        """Acks for the held-back deliveries now allowed to go (unless ``force`` is off and fewer
+        than ``ack_batch`` are): one cumulative ack, and single ones behind a blocked delivery."""
+        acks = self.outbox.release(1 if force else self.ack_batch)
+        if not acks or self.channel is None:
             return
         try:
-            self.channel.basic_ack(last.tag, multiple=True)
+            for delivery, multiple in acks:
+                self.channel.basic_ack(delivery.tag, multiple=multiple)
         except LOST as exc:
             self.reconnect(exc)
 

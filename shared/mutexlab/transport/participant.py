@@ -1,4 +1,4 @@
-"""One participant (bee, elf, mayor or node) running its protocol object over RabbitMQ.
+"""One participant (a problem's process, a fixed role, or a node) running its protocol object over RabbitMQ.
 
 The effects are carried out by ``ServiceDriver``, a ``sim.driver.Driver``: the same code as the
 simulator applies them in order, handles sends to oneself locally, numbers messages and
@@ -21,8 +21,8 @@ batch). The monitor pairs a receipt heard before its send (feed.py): no order be
 Invariants: a protocol input is handled at most once and in its link's order (per-link sequence
 numbers drop redelivered duplicates, and hold a message that comes ahead of a missing one back
 until that one comes) and acked only after its effects are confirmed by the broker (the bus
-holds the ack back until then, without stopping the process from handling the next input; a
-held-back message is acked with the deliveries around it, and kept in memory until handled); every
+holds the ack back until then, without stopping the process from handling the next input; the
+delivery of a held-back message, kept in memory until handled, is acked only once it is: ``HeldAcks``); every
 state change is logged (name, state, Lamport clock) and reported to the monitor with what the
 process waits for; malformed input is dead-lettered with its reason, never crashes the process.
 A message the protocol refuses (``ProtocolError``: its state does not accept it) is logged,
@@ -45,7 +45,7 @@ from collections import Counter
 from typing import Any
 
 from ..bus.amqp import LOST, TransportError
-from ..bus.inbox import Delivery, LinkInbox
+from ..bus.inbox import Delivery, HeldAcks, LinkInbox
 from ..bus.links import Retransmission
 from ..bus.rabbit import Bus
 from ..bus.topology import Topology, addressed, queue_consumers
@@ -95,7 +95,7 @@ class Participant:
         self.setup: Setup | None = None
         self.driver: ServiceDriver | None = None
         self.roster: dict[str, int] = {}
-        self.inbox = LinkInbox()
+        self.inbox, self.held_acks = LinkInbox(), HeldAcks()
         self.link_seq: Counter[int] = Counter()
         self.audit = AuditSink()
         # The step being handled (see the module doc): its protocol messages in effect order, its
@@ -354,35 +354,33 @@ class Participant:
             for env in envs:  # what waited behind their places in the link goes on
                 for held_env, held_msg, taken in self.inbox.refuse(sender, env["seq"]):
                     self._deliver(held_env, held_msg, taken, current=False)
+                    self.held_acks.handled(sender, held_env["seq"])
             return
         refused: list[str] = []  # why the protocol refused messages of this delivery
         for env, msg in decoded:
             ready = self.inbox.accept(sender, env["seq"], (env, msg, delivery))
             if not ready:
-                log.info(
-                    "%s: %s %s from %s (seq %d)",
-                    self.name,
-                    "held back" if self.inbox.waits(sender, env["seq"]) else "dropped duplicate",
-                    env["id"],
-                    sender,
-                    env["seq"],
-                )
+                held = self.inbox.waits(sender, env["seq"])
+                if held:  # in memory only: this delivery's ack waits until it is handled
+                    self.held_acks.hold(sender, env["seq"], delivery)
+                what = "held back" if held else "dropped duplicate"
+                log.info("%s: %s %s from %s (seq %d)", self.name, what, env["id"], sender, env["seq"])
             for held_env, held_msg, taken in ready:  # this message, then those held back behind it
                 problem = self._deliver(held_env, held_msg, taken, current=taken is delivery)
+                self.held_acks.handled(sender, held_env["seq"])
                 if problem is not None:
                     refused.append(problem)
-        # Acked once, in delivery order, behind the effects of all its messages (a held-back one
-        # waits in the inbox); with the reasons when the protocol refused any of them.
+        # Acked once, in delivery order, behind the effects of all its messages (and of its
+        # held-back ones: HeldAcks); with the reasons when the protocol refused any of them.
         if refused:
-            self._dead_letter(delivery, "; ".join(refused))
-        else:
-            self.handled.append(delivery)
+            self._dead_letter(delivery, "; ".join(refused), ack=False)
+        self.handled.append(delivery)
 
     def _deliver(self, env: dict, msg: Any, delivery: Delivery, current: bool) -> str | None:
         """Apply one protocol message, next in its link's order (a director's duplicate, ``copy``,
         recorded so). When the protocol refuses it, a message of the ``current`` delivery gives the
         reason back (``_handle`` dead-letters and acks that delivery once); one held back from an
-        earlier delivery, acked already, is dead-lettered here."""
+        earlier delivery (whose ack waits for it: ``HeldAcks``) is dead-lettered here."""
         _, driver, pid = self._joined()
         frm, copy = self.roster[env["from"]], self.settings.directed and env.get("copy") is True
         try:
@@ -441,7 +439,9 @@ class Participant:
             self.bus.send(key, compact(frame(self.settings.run_id, self.name, outbox, acks)), headers=headers)
         later = self.trace.waiting()
         for delivery in handled:
-            self.bus.ack(delivery, later=later)
+            self.bus.ack(delivery, later=later, blocked=self.held_acks.blocks(delivery))
+        for delivery in self.held_acks.take():  # its held-back messages handled: acked behind them
+            self.bus.unblock(delivery, later=later)
 
     def _flush_trace(self) -> None:
         """Send the trace batch (``audit.<name>``) and let the acks that wait for it wait for its confirm."""
@@ -482,6 +482,7 @@ class Participant:
             "lamport": proto.clock.time,
             "finished": bool(proto.finished),
             "waiting": waiting,
+            "hint": proto.stall_hint(),
             "timers": len(self.timers),
             "duplicates": self.inbox.duplicates,
             "gaps": self.inbox.gaps,

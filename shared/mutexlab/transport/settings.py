@@ -1,7 +1,7 @@
 """Service configuration from the environment (pydantic-settings).
 
 Every service needs ``AMQP_URL`` and ``RUN_ID``; nothing has a default credential. The
-participants (bee, elf, mayor, node) need nothing else: the monitor tells them the algorithm,
+participants (every role) need nothing else: the monitor tells them the algorithm,
 P, the options, the seed and the dwell times when it admits them (membership.py). The monitor
 carries the run's configuration. A participant loads a ``.py`` file only when its own
 ``ALGORITHM`` names it (the monitor's welcome must then name the same algorithm).
