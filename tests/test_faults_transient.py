@@ -283,6 +283,20 @@ def test_acknowledgements_go_together_at_most_every_ack_every():
     assert acks.due({"node-1": 7}, now=20.0) == {}
 
 
+def test_a_copy_of_a_handled_message_has_its_link_acknowledged_again():
+    """A receiver consuming without acks loses what a lost connection held, its ``link`` messages
+    too: the sender then sends the link again, and the copy it gets makes the receiver acknowledge
+    the link again (else the sender would keep sending it until the run ends)."""
+    acks = LinkAcks()
+    assert acks.carried(["node-1"], {"node-1": 3}) == {"node-1": 3}
+    assert acks.carried(["node-1"], {"node-1": 3}) == {}, "acknowledged once"
+    acks.again("node-1")  # a copy of message 1..3 came: that acknowledgement was lost
+    assert acks.carried(["node-1"], {"node-1": 3}) == {"node-1": 3}
+    assert acks.due({"node-1": 3}, now=10.0) == {}, "carried already"
+    acks.again("node-1")
+    assert acks.due({"node-1": 3}, now=10.0) == {"node-1": 3}
+
+
 def test_one_link_message_acknowledges_every_due_link_and_each_reads_its_own():
     sent: list[tuple[str, dict, dict | None]] = []
 

@@ -454,6 +454,32 @@ def test_bus_reconnects_after_a_lost_connection_and_redelivers_unacked(amqp_url,
         bus.close()
 
 
+def test_a_queue_consumed_without_acks_hands_nothing_back_after_a_lost_connection(amqp_url, run_id):
+    """``consume(auto_ack=True)`` (transient protocol queues, whose senders keep custody: links.py):
+    the broker counts a delivery acked as it sends it, so one taken before a lost connection is
+    gone, unhandled, and ``ack`` sends nothing for it (an ack of it would close the channel)."""
+    topology = Topology(run_id, durable=False)
+    bus = Bus(amqp_url, topology, connect_timeout=10)
+    bus.connect()
+    try:
+        bus.consume(topology.monitor_queue, auto_ack=True)
+        bus.publish("status.x", {"n": 1})
+        first = []
+        while not first:
+            first = bus.poll(1.0)
+        assert first[0].tag == 0, "nothing to ack"
+        bus.ack(first[0])  # a no-op
+        bus.conn.close()  # the connection is lost: with acks the delivery would come back
+        bus.publish("status.x", {"n": 2})  # reconnects
+        got = []
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and len(got) < 2:
+            got += bus.poll(0.5)
+        assert [json.loads(d.body) for d in got] == [{"n": 2}], "the first was taken for good"
+    finally:
+        bus.close()
+
+
 def _exists(url: str, queue: str) -> bool:
     conn = pika.BlockingConnection(pika.URLParameters(url))
     try:

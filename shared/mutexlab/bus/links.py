@@ -152,6 +152,11 @@ class LinkAcks:
             self.at = now
         return out
 
+    def again(self, sender: str) -> None:
+        """A copy of a message already handled came from ``sender``: it has not heard the
+        acknowledgement (lost on its way), so the link is acknowledged again."""
+        self.sent.pop(sender, None)
+
     def carried(self, dests: Iterable[str], handled: dict[str, int]) -> dict[str, int]:
         """``{dest: n}`` to carry in a step frame to ``dests``: each one's link handled beyond its last
         acknowledgement (whatever ``ACK_EVERY``: it costs no message of its own)."""

@@ -80,6 +80,7 @@ class Bus(Session):
         # when the broker slows down: ``send`` then waits until half of them are confirmed).
         self.max_unconfirmed = MAX_UNCONFIRMED
         self._consumers: dict[str, str] = {}  # queue -> consumer tag (re-established on reconnect)
+        self._auto: set[str] = set()  # queues consumed without acks (``consume``)
         self._inbox: deque[Delivery] = deque()
         self.outbox = Outbox(quorum=topology.queue_type == "quorum")
         self._awaiting = False  # a flush waits for confirms: each one ends the I/O's wait
@@ -139,12 +140,17 @@ class Bus(Session):
         self._drop()
 
     # -- consuming -------------------------------------------------------------------------
-    def consume(self, queue: str) -> None:
+    def consume(self, queue: str, auto_ack: bool = False) -> None:
+        """Consume ``queue``; ``auto_ack``: the broker counts each delivery acked as it sends it (no
+        unacked delivery to track, no ack to take) and ``ack`` sends nothing for it — only where the
+        sender keeps custody of what is lost with a connection (transient protocol queues: links.py)."""
         self._consumers[queue] = ""
+        if auto_ack:
+            self._auto.add(queue)
         self._guard(lambda: self._consume(queue))
 
     def _consume(self, queue: str) -> None:
-        generation = self.generation
+        generation, auto = self.generation, queue in self._auto
 
         def on_message(_ch, method, props, body, queue=queue):
             if method.redelivered:
@@ -156,7 +162,7 @@ class Bus(Session):
                     queue,
                     method.routing_key,
                     body,
-                    method.delivery_tag,
+                    0 if auto else method.delivery_tag,  # 0: nothing to ack
                     generation,
                     bool(method.redelivered),
                     headers,
@@ -165,7 +171,7 @@ class Bus(Session):
             )
             self.conn.wake()  # a delivery ends the poll's wait
 
-        self._consumers[queue] = self.channel.basic_consume(queue, on_message, auto_ack=False)
+        self._consumers[queue] = self.channel.basic_consume(queue, on_message, auto_ack=auto)
 
     def cancel(self, queue: str) -> None:
         tag = self._consumers.pop(queue, None)
@@ -234,8 +240,8 @@ class Bus(Session):
 
         The ack goes out with the next ``poll``, ``flush`` or ``close``, together with the others
         released then (one cumulative ack)."""
-        if delivery.generation != self.generation:
-            return  # from a lost connection: the broker redelivers it
+        if delivery.generation != self.generation or not delivery.tag:
+            return  # from a lost connection: the broker redelivers it; tag 0: acked when sent
         self.outbox.hold(delivery, wait=self.persistent, later=later)
 
     def made(self) -> None:

@@ -75,10 +75,8 @@ class Participant:
         # resolved once, before joining: a bad file is a configuration error (exit 2); none: the welcome's
         self.solution = registry.solution(settings.algorithm) if settings.algorithm else None
         self.instance = instance or f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        persistent = settings.delivery == "persistent"
-        self.topology = Topology(
-            settings.run_id, settings.queue_kind, durable=persistent, expires=settings.queue_expires
-        )
+        durable, expires = settings.delivery == "persistent", settings.queue_expires
+        self.topology = Topology(settings.run_id, settings.queue_kind, durable=durable, expires=expires)
         self.bus = Bus(
             settings.amqp_url,
             self.topology,
@@ -107,12 +105,10 @@ class Participant:
         self.trace = TraceBuffer(self.audit, 0.0 if settings.directed else settings.trace_flush)
         self.changed = False
         self.timers: list[tuple[float, int, str]] = []
-        self._timer_seq = 0
+        self._timer_seq, self.dead_letters, self.rejected = 0, 0, 0  # rejected: inputs refused (findings)
         self.dwell: dict[str, float] = {}
         self.default_dwell = 0.2
         self.start_time = time.time()
-        self.dead_letters = 0
-        self.rejected = 0  # protocol messages the protocol refused (or failed on): findings
         self.rejections: list[str] = []  # the first REJECTIONS_KEPT of them: who sent what, why
         self.broken: str | None = None  # why a handler raised: no input is taken any more
         self.stopped = False
@@ -211,7 +207,8 @@ class Participant:
     def _work(self) -> bool:
         """Run the protocol until the monitor's stop (True) or until the monitor is gone (False)."""
         self._monitor_seen = self._monitor_checked = time.monotonic()
-        self.bus.consume(self.topology.queue(self.name))
+        auto = self.links is not None and not self.settings.directed  # senders keep custody: links.py
+        self.bus.consume(self.topology.queue(self.name), auto_ack=auto)
         if self.settings.directed:  # the director starts it (directing.py)
             directing.hold(self)
         else:
@@ -359,6 +356,8 @@ class Participant:
         for env, msg in decoded:
             ready = self.inbox.accept(sender, env["seq"], (env, msg, delivery))
             if not ready:
+                if self.links is not None and not self.inbox.waits(sender, env["seq"]):
+                    self.links.acks.again(sender)  # a copy: our acknowledgement may have been lost
                 log.info(
                     "%s: %s %s from %s (seq %d)",
                     self.name,
