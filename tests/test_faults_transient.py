@@ -261,7 +261,7 @@ def test_a_long_backlog_is_sent_again_in_frames_under_the_body_limit():
 
     links = Retransmission("run-abc", "node-1")
     for seq in range(1, 2 * RESEND_BATCH + 4):
-        links.keep("REQUEST.node-2", _entry("node-2", seq), now=0.0)
+        links.outbox.keep("REQUEST.node-2", _entry("node-2", seq), now=0.0)
     links.tick(Bus(), {}, now=RETRY)
     assert [key for key, _ in sent] == ["REQUEST.node-2"] * 3
     assert all(len(body) < MAX_BODY for _, body in sent)

@@ -417,7 +417,7 @@ class Participant:
         self.outbox.append(entry)
         self.outkeys[f"{msg.type}.{dest}"] = None
         if self.links is not None:  # kept until the addressee acknowledges it (transient delivery)
-            self.links.keep(f"{msg.type}.{dest}", entry, time.monotonic())
+            self.links.outbox.keep(f"{msg.type}.{dest}", entry, time.monotonic())
 
     def _publish_step(self, flush: bool = False) -> None:
         """End the step: the trace batch when due (``flush``: now; with the latest status when a
