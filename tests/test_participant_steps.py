@@ -404,9 +404,9 @@ def test_with_transient_delivery_a_message_is_acknowledged_to_its_sender_only_be
     assert carried(sent[2]) == {"node-2": 2}, "behind the batch holding both receipts"
 
 
-def test_a_batch_goes_at_once_when_its_process_first_finishes_and_not_for_every_change_after():
-    """The monitor hears at once that a process finished (a run's end is not held up by the
-    bound); later state changes of a finished process wait for the bound as any."""
+def test_a_batch_goes_at_once_when_its_process_finishes_and_so_does_every_one_after():
+    """The monitor hears at once that a process finished, and what a finished process does after
+    (a reply to a peer still working) goes at once too: a run's end is not held up by the bound."""
     from mutexlab.transport.driving import AuditSink
     from mutexlab.transport.tracing import TraceBuffer
 
@@ -417,7 +417,9 @@ def test_a_batch_goes_at_once_when_its_process_first_finishes_and_not_for_every_
     assert buffer.due(0.1, flush=False, changed=True, finished=True)
     buffer.take(None, {})
     sink.write({"event": "state"})
-    assert not buffer.due(0.2, flush=False, changed=True, finished=True), "told already"
+    assert buffer.due(0.2, flush=False, changed=True, finished=True), "finished: at once"
+    buffer.take(None, {})
+    assert not buffer.due(0.3, flush=False, changed=False, finished=True), "nothing waits"
 
 
 def test_a_dead_lettered_delivery_is_acked_only_behind_the_batch_of_what_it_did(node2):
