@@ -6,14 +6,15 @@ records the trace events (``driving.py``). Only two things differ: network sends
 publishes (below; persistent, or transient and kept for retransmission: ``links.py``), a ``Schedule`` is a real timer (dwell seconds per kind), and the trace events
 go to the monitor instead of a file.
 
-The inputs taken in one round of the loop (the deliveries of one poll, then the timers due) form
-one step, whose protocol messages are published when the round ends as one message in effect
-order (``wire.frame``: an envelope, or a step frame), routed to its first addressee by its key and
-to the others by the ``BCC`` header (the broker strips it: no receiver decodes it); then the acks
-of its deliveries, in delivery order. Its trace events wait with those of the steps after it
-(``tracing.TraceBuffer``) and go to the monitor (``audit.<name>``) as one batch ``{"events":
-[...], "status": {...}}`` (the latest status, when a state changed) once the oldest waited
-``TRACE_FLUSH`` seconds, when many wait, at the heartbeat, when the process finishes or stops.
+The inputs taken in one round of the loop (the deliveries of one poll, the timers due, then those
+they made due at once: ``FOLD_ROUNDS``) form one step, whose protocol messages are published when
+the round ends as one message in effect order (``wire.frame``: an envelope, or a step frame),
+routed to its first addressee by its key and to the others by the ``BCC`` header (the broker
+strips it: no receiver decodes it); then the acks of its deliveries, in delivery order. Its
+trace events wait with those of the steps after it (``tracing.TraceBuffer``) and go to the
+monitor (``audit.<name>``) as one batch ``{"events": [...], "status": {...}}`` (the latest status,
+when a state changed) once the oldest waited ``TRACE_FLUSH`` seconds, when many wait, at the
+heartbeat, once the process has finished, when it stops.
 A delivery is acked only behind its sends and the batch holding its events (persistent: the bus
 holds the ack until both are confirmed; transient: the link's acknowledgement waits for that
 batch). The monitor pairs a receipt heard before its send (feed.py): no order between processes.
@@ -65,6 +66,7 @@ log = logging.getLogger("mutexlab.participant")
 
 EXIT_OK, EXIT_CONFIG, EXIT_FAILED = 0, 2, 3
 FINAL_FLUSH = 10.0  # seconds to wait for the confirms of the last publishes after the stop
+FOLD_ROUNDS = 2  # a step's rounds of due timers: those due, then those they made due (dwell 0)
 REJECTIONS_KEPT = 10  # the reasons of the first rejected inputs a status carries (the count is exact)
 
 
@@ -87,8 +89,7 @@ class Participant:
         )
         self.links: Retransmission | None = None  # transient delivery: links.py, once admitted
         self.join_queue = self.topology.queue(f"join.{self.instance}")
-        self.phase = "join"
-        self.name = f"{role}?"
+        self.phase, self.name = "join", f"{role}?"
         self.pid: int | None = None
         self.setup: Setup | None = None
         self.driver: ServiceDriver | None = None
@@ -114,9 +115,8 @@ class Participant:
         self.stopped = False
         self._last_status = 0.0
         self._monitor_seen = self._monitor_checked = time.monotonic()
-        # Seconds between two looks at the monitor's queue (each costs a channel and a round trip):
-        # a tenth of MONITOR_TIMEOUT, never more often than every heartbeat. A gone monitor is given
-        # up on MONITOR_TIMEOUT after the last look that found it, give or take one such interval.
+        # Seconds between looks at the monitor's queue (a channel and a round trip each): a tenth of
+        # MONITOR_TIMEOUT, at most every heartbeat (a gone monitor is given up on about that late).
         self._monitor_check_every = max(settings.heartbeat, settings.monitor_timeout / 10)
 
     # -- topology ---------------------------------------------------------------------------
@@ -228,10 +228,7 @@ class Participant:
                 self._handle(delivery)
                 if self.stopped:
                     break
-            now = time.monotonic()
-            while self.timers and self.timers[0][0] <= now and not self.stopped:
-                _, _, action = heapq.heappop(self.timers)
-                self._input(lambda p, a=action: p.on_local(a))
+            self._due_timers()
             self._publish_step()
             if self.links is not None:
                 self.links.tick(self.bus, self.trace.traced, time.monotonic())
@@ -306,6 +303,14 @@ class Participant:
             self.rejected, why = self.rejected + 1, f"a local input: handler raised: {exc}"
             self.rejections = [*self.rejections, why[:500]][:REJECTIONS_KEPT]
             self._status()
+
+    def _due_timers(self) -> None:
+        """The step's timers: those due, then those they made due at once (``FOLD_ROUNDS``)."""
+        for _round in range(FOLD_ROUNDS):
+            now = time.monotonic()
+            while self.timers and self.timers[0][0] <= now and not self.stopped:
+                action = heapq.heappop(self.timers)[2]
+                self._input(lambda p, a=action: p.on_local(a))
 
     def _apply(self, action) -> None:
         """Carry out one input through the driver; a state change is logged at once."""
@@ -487,10 +492,7 @@ class Participant:
             "dead_letters": self.dead_letters,
             "rejected": self.rejected,
             "rejections": self.rejections,
-            "forged": self.bus.forged,
-            "forgeries": self.bus.forgeries,
-            "reconnects": self.bus.reconnects,
-            "redelivered": self.bus.redelivered,
+            **{key: getattr(self.bus, key) for key in ("forged", "forgeries", "reconnects", "redelivered")},
             "final": final,
             **({} if self.links is None else {"retransmitted": self.links.outbox.retransmitted}),
             "events": self.audit.recorded,
