@@ -424,9 +424,9 @@ def test_with_transient_delivery_a_message_is_acknowledged_to_its_sender_only_be
     assert carried(sent[2]) == {"node-2": 2}, "behind the batch holding both receipts"
 
 
-def test_a_batch_goes_at_once_when_its_process_first_finishes_and_not_for_every_change_after():
-    """The monitor hears at once that a process finished (a run's end is not held up by the
-    bound); later state changes of a finished process wait for the bound as any."""
+def test_a_batch_goes_at_once_when_its_process_finishes_and_so_does_every_one_after():
+    """The monitor hears at once that a process finished, and what a finished process does after
+    (a reply to a peer still working) goes at once too: a run's end is not held up by the bound."""
     from mutexlab.transport.driving import AuditSink
     from mutexlab.transport.tracing import TraceBuffer
 
@@ -437,7 +437,9 @@ def test_a_batch_goes_at_once_when_its_process_first_finishes_and_not_for_every_
     assert buffer.due(0.1, flush=False, changed=True, finished=True)
     buffer.take(None, {})
     sink.write({"event": "state"})
-    assert not buffer.due(0.2, flush=False, changed=True, finished=True), "told already"
+    assert buffer.due(0.2, flush=False, changed=True, finished=True), "finished: at once"
+    buffer.take(None, {})
+    assert not buffer.due(0.3, flush=False, changed=False, finished=True), "nothing waits"
 
 
 def test_a_dead_lettered_delivery_is_acked_only_behind_the_batch_of_what_it_did(node2):
@@ -471,3 +473,19 @@ def test_a_dead_lettered_delivery_is_acked_only_behind_the_batch_of_what_it_did(
     for i, c in enumerate(calls):
         if c[0] == "ack" and c[1] == 7 and not c[2]:  # an ack that waits for nothing but confirms
             assert batches[0] < i, f"delivery 7 acked before the batch of its events: {calls}"
+
+
+def test_a_step_takes_the_timers_its_timers_made_due_at_once():
+    """With a zero dwell the token's holder requests, enters and leaves in one step (its exit, a
+    timer the entry set, is due at once): the step takes the timers its own timers made due, one
+    round further (``FOLD_ROUNDS``), so a REQUEST after a pass goes in the TOKEN's frame."""
+    settings = ParticipantSettings(amqp_url="amqp://127.0.0.1:5672/%2F", run_id=RUN, trace_flush=60.0)
+    node = Participant("node", settings)
+    node.bus = RecordingBus()
+    welcome = {"name": "node-1", "pid": 1, "algorithm": "raymond", "processes": 2, "seed": 0}
+    node._welcome(welcome | {"options": {"requests": 2}, "start": 0.0, "dwell": 0})
+    node._input(lambda p: p.start())  # its first request, due at once
+    node._due_timers()
+    proto = node.setup.protocols[1]
+    assert (proto.state, proto.requests_left) == ("RELEASED", 1), "requested, entered and left"
+    assert len(node.timers) == 1, "the next request waits for the next step"

@@ -49,6 +49,7 @@ class FakeChannel:
         self.published: list[str] = []
         self.acked: list[tuple[int, bool]] = []
         self.acked_at: list[float] = []  # the fake clock at each ack
+        self.nowait = self  # pika's channel: what the bus calls without waiting (basic_ack)
 
     def basic_publish(self, exchange, routing_key, body, properties=None, mandatory=False):
         self.published.append(routing_key)

@@ -6,23 +6,23 @@ records the trace events (``driving.py``). Only two things differ: network sends
 publishes (below; persistent, or transient and kept for retransmission: ``links.py``), a ``Schedule`` is a real timer (dwell seconds per kind), and the trace events
 go to the monitor instead of a file.
 
-The inputs taken in one round of the loop (the deliveries of one poll, then the timers due) form
-one step, whose protocol messages are published when the round ends as one message in effect
-order (``wire.frame``: an envelope, or a step frame), routed to its first addressee by its key and
-to the others by the ``BCC`` header (the broker strips it: no receiver decodes it); then the acks
-of its deliveries, in delivery order. Its trace events wait with those of the steps after it
-(``tracing.TraceBuffer``) and go to the monitor (``audit.<name>``) as one batch ``{"events":
-[...], "status": {...}}`` (the latest status, when a state changed) once the oldest waited
-``TRACE_FLUSH`` seconds, when many wait, at the heartbeat, when the process finishes or stops.
+The inputs taken in one round of the loop (the deliveries of one poll, the timers due, then those
+they made due at once: ``FOLD_ROUNDS``) form one step, whose protocol messages are published when
+the round ends as one message in effect order (``wire.frame``: an envelope, or a step frame),
+routed to its first addressee by its key and to the others by the ``BCC`` header (the broker
+strips it: no receiver decodes it); then the acks of its deliveries, in delivery order. Its
+trace events wait with those of the steps after it (``tracing.TraceBuffer``) and go to the
+monitor (``audit.<name>``) as one batch ``{"events": [...], "status": {...}}`` (the latest status,
+when a state changed) once the oldest waited ``TRACE_FLUSH`` seconds, when many wait, at the
+heartbeat, once the process has finished, when it stops.
 A delivery is acked only behind its sends and the batch holding its events (persistent: the bus
 holds the ack until both are confirmed; transient: the link's acknowledgement waits for that
 batch). The monitor pairs a receipt heard before its send (feed.py): no order between processes.
 
 Invariants: a protocol input is handled at most once and in its link's order (per-link sequence
-numbers drop redelivered duplicates, and hold a message that comes ahead of a missing one back
-until that one comes) and acked only after its effects are confirmed by the broker (the bus
-holds the ack back until then, without stopping the process from handling the next input; the
-delivery of a held-back message, kept in memory until handled, is acked only once it is: ``HeldAcks``); every
+numbers drop redelivered duplicates, and hold one ahead of a missing one back until it comes)
+and acked only after its effects are confirmed by the broker (the bus holds the ack back without
+stopping the next input; a held-back message's delivery is acked once it is handled: ``HeldAcks``); every
 state change is logged (name, state, Lamport clock) and reported to the monitor with what the
 process waits for; malformed input is dead-lettered with its reason, never crashes the process.
 A message the protocol refuses (``ProtocolError``: its state does not accept it) is logged,
@@ -65,6 +65,7 @@ log = logging.getLogger("mutexlab.participant")
 
 EXIT_OK, EXIT_CONFIG, EXIT_FAILED = 0, 2, 3
 FINAL_FLUSH = 10.0  # seconds to wait for the confirms of the last publishes after the stop
+FOLD_ROUNDS = 2  # a step's rounds of due timers: those due, then those they made due (dwell 0)
 REJECTIONS_KEPT = 10  # the reasons of the first rejected inputs a status carries (the count is exact)
 
 
@@ -75,10 +76,8 @@ class Participant:
         # resolved once, before joining: a bad file is a configuration error (exit 2); none: the welcome's
         self.solution = registry.solution(settings.algorithm) if settings.algorithm else None
         self.instance = instance or f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        persistent = settings.delivery == "persistent"
-        self.topology = Topology(
-            settings.run_id, settings.queue_kind, durable=persistent, expires=settings.queue_expires
-        )
+        durable, expires = settings.delivery == "persistent", settings.queue_expires
+        self.topology = Topology(settings.run_id, settings.queue_kind, durable=durable, expires=expires)
         self.bus = Bus(
             settings.amqp_url,
             self.topology,
@@ -89,8 +88,7 @@ class Participant:
         )
         self.links: Retransmission | None = None  # transient delivery: links.py, once admitted
         self.join_queue = self.topology.queue(f"join.{self.instance}")
-        self.phase = "join"
-        self.name = f"{role}?"
+        self.phase, self.name = "join", f"{role}?"
         self.pid: int | None = None
         self.setup: Setup | None = None
         self.driver: ServiceDriver | None = None
@@ -107,20 +105,17 @@ class Participant:
         self.trace = TraceBuffer(self.audit, 0.0 if settings.directed else settings.trace_flush)
         self.changed = False
         self.timers: list[tuple[float, int, str]] = []
-        self._timer_seq = 0
+        self._timer_seq, self.dead_letters, self.rejected = 0, 0, 0  # rejected: inputs refused (findings)
         self.dwell: dict[str, float] = {}
         self.default_dwell = 0.2
         self.start_time = time.time()
-        self.dead_letters = 0
-        self.rejected = 0  # protocol messages the protocol refused (or failed on): findings
         self.rejections: list[str] = []  # the first REJECTIONS_KEPT of them: who sent what, why
         self.broken: str | None = None  # why a handler raised: no input is taken any more
         self.stopped = False
         self._last_status = 0.0
         self._monitor_seen = self._monitor_checked = time.monotonic()
-        # Seconds between two looks at the monitor's queue (each costs a channel and a round trip):
-        # a tenth of MONITOR_TIMEOUT, never more often than every heartbeat. A gone monitor is given
-        # up on MONITOR_TIMEOUT after the last look that found it, give or take one such interval.
+        # Seconds between looks at the monitor's queue (a channel and a round trip each): a tenth of
+        # MONITOR_TIMEOUT, at most every heartbeat (a gone monitor is given up on about that late).
         self._monitor_check_every = max(settings.heartbeat, settings.monitor_timeout / 10)
 
     # -- topology ---------------------------------------------------------------------------
@@ -211,7 +206,8 @@ class Participant:
     def _work(self) -> bool:
         """Run the protocol until the monitor's stop (True) or until the monitor is gone (False)."""
         self._monitor_seen = self._monitor_checked = time.monotonic()
-        self.bus.consume(self.topology.queue(self.name))
+        auto = self.links is not None and not self.settings.directed  # senders keep custody: links.py
+        self.bus.consume(self.topology.queue(self.name), auto_ack=auto)
         if self.settings.directed:  # the director starts it (directing.py)
             directing.hold(self)
         else:
@@ -231,10 +227,7 @@ class Participant:
                 self._handle(delivery)
                 if self.stopped:
                     break
-            now = time.monotonic()
-            while self.timers and self.timers[0][0] <= now and not self.stopped:
-                _, _, action = heapq.heappop(self.timers)
-                self._input(lambda p, a=action: p.on_local(a))
+            self._due_timers()
             self._publish_step()
             if self.links is not None:
                 self.links.tick(self.bus, self.trace.traced, time.monotonic())
@@ -310,6 +303,14 @@ class Participant:
             self.rejections = [*self.rejections, why[:500]][:REJECTIONS_KEPT]
             self._status()
 
+    def _due_timers(self) -> None:
+        """The step's timers: those due, then those they made due at once (``FOLD_ROUNDS``)."""
+        for _round in range(FOLD_ROUNDS):
+            now = time.monotonic()
+            while self.timers and self.timers[0][0] <= now and not self.stopped:
+                action = heapq.heappop(self.timers)[2]
+                self._input(lambda p, a=action: p.on_local(a))
+
     def _apply(self, action) -> None:
         """Carry out one input through the driver; a state change is logged at once."""
         setup, driver, pid = self._joined()
@@ -363,6 +364,8 @@ class Participant:
                 held = self.inbox.waits(sender, env["seq"])
                 if held:  # in memory only: this delivery's ack waits until it is handled
                     self.held_acks.hold(sender, env["seq"], delivery)
+                elif self.links is not None:
+                    self.links.acks.again(sender)  # a copy: our acknowledgement may have been lost
                 what = "held back" if held else "dropped duplicate"
                 log.info("%s: %s %s from %s (seq %d)", self.name, what, env["id"], sender, env["seq"])
             for held_env, held_msg, taken in ready:  # this message, then those held back behind it
@@ -416,7 +419,7 @@ class Participant:
         self.outbox.append(entry)
         self.outkeys[f"{msg.type}.{dest}"] = None
         if self.links is not None:  # kept until the addressee acknowledges it (transient delivery)
-            self.links.keep(f"{msg.type}.{dest}", entry, time.monotonic())
+            self.links.outbox.keep(f"{msg.type}.{dest}", entry, time.monotonic())
 
     def _publish_step(self, flush: bool = False) -> None:
         """End the step: the trace batch when due (``flush``: now; with the latest status when a
@@ -489,10 +492,7 @@ class Participant:
             "dead_letters": self.dead_letters,
             "rejected": self.rejected,
             "rejections": self.rejections,
-            "forged": self.bus.forged,
-            "forgeries": self.bus.forgeries,
-            "reconnects": self.bus.reconnects,
-            "redelivered": self.bus.redelivered,
+            **{key: getattr(self.bus, key) for key in ("forged", "forgeries", "reconnects", "redelivered")},
             "final": final,
             **({} if self.links is None else {"retransmitted": self.links.outbox.retransmitted}),
             "events": self.audit.recorded,
