@@ -186,6 +186,13 @@ def shown(argv: list[str]) -> list[str]:
     return program_of(argv)[0] or argv
 
 
+def unread_output(argv: list[str]) -> bool:
+    """A node command of ``--mpi``: its rank's lines are read through a filter, some may go unread."""
+    from ..mpi import program_of
+
+    return bool(program_of(argv)[0])
+
+
 @contextmanager
 def errors() -> Iterator[list[str]]:
     """Collects what the ranks report as not supported (a list filled on the way out)."""

@@ -214,7 +214,12 @@ def run(args) -> int:
         strategy = Random(args.seed)
     runs = args.runs if args.runs is not None or args.time is not None else DEFAULT_RUNS[args.strategy]
     settings = Settings(
-        problem, argv, args.seed, Faults(args.reorder, args.duplicate, args.crash), args.max_steps
+        problem,
+        argv,
+        args.seed,
+        Faults(args.reorder, args.duplicate, args.crash),
+        args.max_steps,
+        mpitest.unread_output(argv),
     )
     try:
         with mpitest.errors() as unsupported:
@@ -412,7 +417,9 @@ def replay_program(args) -> int:
             )
         else:
             argv = program_argv(node)
-        replayed = runner.replay(scenario, argv, args.timeout, args.start_timeout)
+        replayed = runner.replay(
+            scenario, argv, args.timeout, args.start_timeout, mpitest.unread_output(argv)
+        )
     except (ScenarioFileError, ConfigError) as exc:
         return fail(str(exc))
     except NodeFault as fault:

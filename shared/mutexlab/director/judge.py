@@ -48,10 +48,11 @@ def from_fault(fault: NodeFault, step: int) -> Finding:
 
 
 def judge(
-    events: list[dict[str, Any]], resting: bool, waiting: list[str], step: int
+    events: list[dict[str, Any]], resting: bool, waiting: list[str], step: int, unread_output: bool = False
 ) -> tuple[Verdict, Finding | None]:
     """The verdict of a run's ``events`` and its finding, if any. ``resting``: nothing could move
-    any more; ``waiting``: the nodes with a request unserved."""
+    any more; ``waiting``: the nodes with a request unserved; ``unread_output``: the nodes' lines
+    are read through a filter (an MPI program's ranks), so some may go unread."""
     verdict = verify_events(events)
     details = verdict.finding_lines()
     if not verdict.safe:
@@ -67,7 +68,7 @@ def judge(
             details,
         )
     if resting and any(v.kind == PROGRESS for v in verdict.violations):
-        if (role := _unread_role(events)) is not None:
+        if unread_output and (role := _unread_role(events)) is not None:
             return verdict, Finding(
                 NO_PROGRESS_SEEN,
                 f"the run is not finished and nothing of {role} (node 0) was read but its messages — no "
@@ -82,20 +83,13 @@ def judge(
 
 
 def _unread_role(events: list[dict[str, Any]]) -> str | None:
-    """The problem's role (node 0 of the run header), when it recorded nothing but messages in a
-    run of an MPI program: the only nodes whose lines can go unread (what ``--regex`` does not
-    match is the program's own output), where a ``--node`` program's every line is read."""
-    from ..mpi import program_of
-
+    """The problem's role (node 0 of the run header), when it recorded nothing but messages: in a
+    run whose lines are read through a filter, what the filter does not match is the program's own
+    output, so the role's lines may have gone unread (a ``--node`` program's every line is read)."""
     header = next((e for e in events if e.get("event") == "run"), {})
-    processes, program = header.get("processes"), header.get("program")
+    processes = header.get("processes")
     role = processes.get("0") if isinstance(processes, dict) else None
-    mpi = isinstance(program, list) and bool(program_of([str(a) for a in program])[0])
-    if (
-        role is None
-        or not mpi
-        or any(e.get("pid") == role and e.get("event") not in ("send", "recv") for e in events)
-    ):
+    if role is None or any(e.get("pid") == role and e.get("event") not in ("send", "recv") for e in events):
         return None
     return str(role)
 

@@ -103,7 +103,11 @@ class Replayed:
 
 
 def replay(
-    scenario: ProgramScenario, argv: list[str], timeout: float, start_timeout: float = TEST_START_TIMEOUT
+    scenario: ProgramScenario,
+    argv: list[str],
+    timeout: float,
+    start_timeout: float = TEST_START_TIMEOUT,
+    unread_output: bool = False,
 ) -> Replayed:
     """Play ``scenario`` on ``argv``. On the program it was found on, every answer must be the
     recorded one and every step possible, else the program is nondeterministic (a finding); on
@@ -113,7 +117,7 @@ def replay(
     problem = make_problem(
         scenario.problem, scenario.nodes, scenario.requests, scenario.options, scenario.seed
     )
-    settings = Settings(problem, argv, scenario.seed, scenario.faults, len(scenario.steps) + 1)
+    settings = Settings(problem, argv, scenario.seed, scenario.faults, len(scenario.steps) + 1, unread_output)
     chooser = Strict(scenario.steps)
     with pool_of(argv, timeout, start_timeout) as pool:
         outcome = play(settings, pool, chooser, scenario.answers if same else None)

@@ -57,6 +57,7 @@ class Settings:
     seed: int = 0
     faults: Faults = field(default_factory=Faults)
     max_steps: int = MAX_STEPS
+    unread_output: bool = False  # a node's lines are read through a filter: some go unread (MPI ranks)
 
 
 def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] | None = None) -> Outcome:
@@ -95,7 +96,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         run.settle(0.0)
         resting = not run.enabled()
         waiting = sorted(run.names[n] for n in run.waiting)
-        verdict, finding = judge(run.events, resting, waiting, len(steps))
+        verdict, finding = judge(run.events, resting, waiting, len(steps), settings.unread_output)
         if finding is not None and finding.rule in (DEADLOCK, NO_PROGRESS_SEEN):
             run.settle(LATE_GRACE)
     except NodeFault as fault:
