@@ -56,6 +56,8 @@ from dataclasses import dataclass, field
 from .ahead import averages, bypassing, charging, ended, fold, settle, shift, widen
 from .budget import growth
 from .charges import NONE, Tracker
+from .core import stepper
+from .core_reduce import shift_of
 from .edges import NEG, Edges
 from .model import LOCAL, Model
 from .por import NAME as POR
@@ -306,7 +308,7 @@ def search_metrics(
             f = figures(opens)
             if f.bypass_max is None or ahead[i] > f.bypass_max.value:
                 prefix = [fr[3] for fr in frames[1:] if fr[3] is not None] + [label]
-                walk = bypassing(tracker, ahead_of, v, i)
+                walk = walking(bypassing, v, i)
                 f.bypass_max = Extreme(ahead[i], prefix + walk, names[pids[i]])
 
     current: tuple | None = None
@@ -314,6 +316,24 @@ def search_metrics(
     sigs, signature, awaits, estep = edges._sigs, edges.signature, edges.awaits, edges.step  # noqa: SLF001
     remembered, auxes = edges._edges, edges.auxes  # noqa: SLF001 - the loop binds the hot tables once
     fast = not model.reorder and not model.dup
+    # the model's step on a search core's remembered tables (core.stepper), else inlined below
+    stepping = stepper(model) if fast else None
+    successor = stepping[0].successor if stepping is not None else None
+
+    def walking(walk: Callable, v: tuple, *args) -> list:
+        """A witness ``walk`` from ``v``: it steps the model's own normalisation, whose sampler
+        then counts on from the core's count, and the core on from its."""
+        if stepping is None:
+            return walk(tracker, ahead_of, v, *args)
+        core, tables = stepping
+        tables.finish(*core.reduce_counts())
+        try:
+            return walk(tracker, ahead_of, v, *args)
+        finally:
+            sampler = shift_of(model)[1]
+            if sampler is not None:
+                core.sampling(sampler.calls, sampler.next_at)
+
     P0, trans, transition, normalise = model.P0, model.trans, model.transition, model.normalise
     tails, drops, pushes, adds = model.seq_tail, model._drop, model._push, model._add  # noqa: SLF001 - the loop binds the model's hot tables once, as search.py's
     drop, push, add = model.drop, model.push, model.add
@@ -353,7 +373,12 @@ def search_metrics(
         world, aux = state
         current = labels[pos]
         out.transitions += 1
-        if fast:
+        t = None
+        if successor is not None:
+            nxt = successor(world, current)
+            if nxt is None:
+                continue  # a rejected input is the plain check's finding, not a run
+        elif fast:
             # model.step, inlined for FIFO links without duplicates (as search.py's loop)
             kind, x, y = current
             w = list(world)
@@ -386,9 +411,15 @@ def search_metrics(
         # a tuple, the keys the step charges, the same requests live (their charges ahead pass
         # through, shifted); a list, [charged, closed] of a step that opens or closes requests
         i = current[1] if current[0] == LOCAL else link_to[current[1]]
-        sig = sigs.get((current, world[i])) or signature(current, world[i], t)
+        sig = sigs.get((current, world[i]))
+        if sig is None:
+            t = t or trans[world[i]][2 * current[2] + current[0]]  # the core asked the model for it
+            sig = signature(current, world[i], t)
         akey = (frame[12], sig[0], awaits(nxt, i, sig[1]) if sig[1] else 0)
-        got = remembered.get(akey) or estep(akey, world, current, nxt, t, i, sig[2])
+        got = remembered.get(akey)
+        if got is None:
+            t = t or trans[world[i]][2 * current[2] + current[0]]
+            got = estep(akey, world, current, nxt, t, i, sig[2])
         naux_id, moved, reached, edge = got
         for a in reached:
             record(*a)
@@ -448,13 +479,15 @@ def search_metrics(
                 naux_id,
             ]
         )
+    if stepping is not None:  # the sampler's count back to the model
+        stepping[1].finish(*stepping[0].reduce_counts())
     out.complete = out.stopped is None
     if out.complete:  # the runs reaching the messages per entry, from the closed worlds
         for f in out.figures.values():
             for e in (f.messages_min, f.messages_max):
                 if e is not None and id(e) in pending:
                     _, low, k, v, rest = pending[id(e)]
-                    e.path += charging(tracker, ahead_of, v, k, rest, low)
+                    e.path += walking(charging, v, k, rest, low)
     out.seconds = time.perf_counter() - t0
     out.defined = bool(out.figures)  # a request was made somewhere
     return out
