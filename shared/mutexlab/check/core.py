@@ -1,7 +1,8 @@
 """The search core over integer worlds: the depth-first (Tarjan) search, with the reductions
 the model applies, compiled (``_core.c`` and ``_core_reduce.h``, built by ``pip install -e .``)
 or its pure-Python twin ``PyCore`` (the same algorithm, used when the extension is absent and
-held to it by tests/test_check_core.py).
+held to it by tests/test_check_core.py); and single steps on the same tables for the figures'
+search of ``check --metrics`` (``stepper``, ``_core_step.h``; tests/test_check_core_step.py).
 
 The core never runs protocol code. ``sim/world.py`` already gives each process's distinct
 states, messages, actions and sequences small integer ids, and runs each distinct (state,
