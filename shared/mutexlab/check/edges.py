@@ -86,16 +86,13 @@ class Edges:
         return bits
 
     def step(self, key: tuple, world: tuple, label: tuple, nxt: tuple, t, i: int, entered: tuple) -> tuple:
-        """The augmented step ``key`` = (aux id, signature id, awaits bits), computed on first
-        sight from one step showing it: (successor's aux id, moved, figures reached, edge).
+        """The augmented step ``key`` = (aux id, signature id, awaits bits), not remembered yet,
+        computed from one step showing it: (successor's aux id, moved, figures reached, edge).
 
         ``moved``: a tuple, the keys the step charges (the same requests live); a list
         [charged, closed] of a step that opens or closes requests. ``figures reached``: the
         ``Tracker``'s ``seen`` calls, (kind, what, value, process), to replay. ``edge``:
         ``plan``'s when the bypass ahead depends on this step, else None."""
-        got = self._edges.get(key)
-        if got is not None:
-            return got
         self.asked += 1
         tr = self.tracker
         aux = self.auxes[key[0]]
@@ -105,9 +102,16 @@ class Edges:
             moved: tuple | list = tuple(tr.charged) if tr.charged else ()
         else:
             moved = [tuple(tr.charged), tuple(tr.closed)]
-        relevant = naux[1][i][0] != aux[1][i][0] or any(o[0] != NONE for o in aux[1])
-        edge = plan(aux[1], naux[1], i, entered) if relevant else None
-        got = (self.intern(naux), moved, tuple(seen), edge)
+        procs = aux[1]
+        if naux[1][i][0] != procs[i][0] or any(o[0] != NONE for o in procs):
+            edge = plan(procs, naux[1], i, entered)
+        else:
+            edge = None
+        naux_id = self.ids.get(naux)
+        if naux_id is None:
+            naux_id = self.ids[naux] = len(self.auxes)
+            self.auxes.append(naux)
+        got = (naux_id, moved, tuple(seen), edge)
         if self.remember:
             self._edges[key] = got
         return got
