@@ -70,13 +70,17 @@ class Edges:
             tuple(k for k, _ in t.sends),
         )
 
-    def awaits(self, nxt: tuple, i: int, sends: tuple) -> int:
-        """A bit per message sent: its receiver awaits it in ``nxt`` (``Tracker.awaits``)."""
+    def awaits(self, nxt: tuple, i: int, sends: tuple, aux: int) -> int:
+        """A bit per message sent: its receiver has a request open in ``aux`` (an aux id) and
+        awaits it in ``nxt`` (``Tracker.awaits``, which the Tracker asks only then)."""
         bits = 0
         link_to = self.tracker.model.link_to
+        procs = self.auxes[aux][1]
         cache = self._awaits
         for b, (k, mid) in enumerate(sends):
             q = link_to[k]
+            if procs[q][0] == NONE:
+                continue
             key = (nxt[q], mid, i)
             got = cache.get(key)
             if got is None:

@@ -53,6 +53,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..sim.engine import _rare_collections as rare_collections
 from .ahead import averages, bypassing, charging, ended, fold, settle, shift, widen
 from .budget import growth
 from .charges import NONE, Tracker
@@ -154,6 +155,7 @@ def _r(x: float | None) -> float | None:
 fingerprint = hash  # of an augmented world: ints and tuples only, the same in every run (charges.py)
 
 
+@rare_collections()  # its worlds and tables are long-lived and form no cycles (sim/engine.py)
 def search_metrics(
     model: Model,
     max_states: int | None = None,
@@ -415,7 +417,7 @@ def search_metrics(
         if sig is None:
             t = t or trans[world[i]][2 * current[2] + current[0]]  # the core asked the model for it
             sig = signature(current, world[i], t)
-        akey = (frame[12], sig[0], awaits(nxt, i, sig[1]) if sig[1] else 0)
+        akey = (frame[12], sig[0], awaits(nxt, i, sig[1], frame[12]) if sig[1] else 0)
         got = remembered.get(akey)
         if got is None:
             t = t or trans[world[i]][2 * current[2] + current[0]]
