@@ -148,6 +148,14 @@ class MetricsResult:
         return out
 
 
+def flat(acc: dict) -> tuple:
+    """``acc`` (key → [fewest, most]) as ((key, fewest, most), ...) in key order."""
+    if len(acc) == 1:
+        for k, (lo, hi) in acc.items():
+            return ((k, lo, hi),)
+    return tuple(sorted((k, lo, hi) for k, (lo, hi) in acc.items()))
+
+
 def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
@@ -348,11 +356,7 @@ def search_metrics(
                 for ahead in frame[11]:
                     for k, lo, hi in ahead:
                         widen(frame[9], k, lo, hi)
-            closed = (
-                tuple(frame[4]),
-                tuple(sorted((e, lo, hi) for e, (lo, hi) in frame[7].items())),
-                tuple(sorted((k, lo, hi) for k, (lo, hi) in frame[9].items())) if frame[9] else (),
-            )
+            closed = (tuple(frame[4]), flat(frame[7]), flat(frame[9]) if frame[9] else ())
             closed = known[frame[6]] = interned.setdefault(closed, closed)
             if frames:
                 fold(frames[-1][7], frame[8], closed[1])
