@@ -18,7 +18,7 @@ from conftest import missing
 from mutexlab.check import budget as budget_module
 from mutexlab.check import core
 from mutexlab.check import search as search_module
-from mutexlab.check.budget import growth
+from mutexlab.check.budget import growth, list_growth
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.cli import main
 from mutexlab.protocols.checked import LARGEST
@@ -87,6 +87,37 @@ def test_the_search_stops_before_a_reallocation_that_would_pass_the_limit(which,
     assert result.states == full
     unlimited, _ = run_check(CheckConfig("sanders", 3, {"requests": 1}, reductions=False))
     assert unlimited.complete and unlimited.states > result.states
+
+
+def test_list_growth_foresees_every_reallocation_of_a_growing_list():
+    items: list = []
+    left, need = list_growth(items)
+    for i in range(50_000):
+        before = sys.getsizeof(items)
+        items.append(i)
+        if left == 0:
+            assert sys.getsizeof(items) > before and sys.getsizeof(items) - before <= need
+        else:
+            assert sys.getsizeof(items) == before
+        left, need = list_growth(items)
+
+
+@pytest.mark.parametrize("which", ["python", "compiled"])
+def test_a_search_whose_tarjan_stack_grows_stops_before_it_passes_the_limit(which, monkeypatch, capsys):
+    """An endless workload is one large component: every world stays on the Tarjan stack, whose
+    map and arrays in the compiled core double at once (hundreds of MB with millions of worlds),
+    unseen by --max-memory, which foresaw only the visited set's growth: under a 1 MB limit with
+    the memory flat, that core searched all 340,218 worlds and passed (exit 0). Now either core
+    stops INCOMPLETE (exit 3) before a growth of its stack would pass the limit."""
+    if which == "compiled" and core.CCore is None:
+        missing("the compiled search core (pip install -e . builds check/_core.c with gcc)")
+    monkeypatch.setattr(core, "core_name", lambda: which)
+    monkeypatch.setattr(budget_module, "rss_mb", lambda: 1_000.0)
+    argv = ["check", "mutex", "-a", "ricart-agrawala", "-N", "3", "--endless", "--max-memory", "1"]
+    assert main([*argv, "--json", "--quiet"]) == 3
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "incomplete" and "the next step would add" in out["stopped"], out
+    assert 0 < out["states"] < 340_218 and not out["findings"]
 
 
 def test_the_memory_limit_holds_in_the_liveness_analysis(monkeypatch):

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import audited
 from mutexlab_broken import elves_rules as planted
@@ -73,3 +75,24 @@ def test_simulate_and_verify_catch_the_planted_elf(rule, cls, tmp_path, cli):
     assert ran.returncode == (1 if RULES.kinds[rule] == SAFETY else 3), ran.stdout
     assert f"[{rule}]" in ran.stdout, ran.stdout
     assert audited(town(planted.Elf), 0).verdict.ok
+
+
+@pytest.mark.parametrize("plan", [True, False], ids=["with-plan", "plan-reported"])
+@pytest.mark.parametrize("hamsters", [3, "1-2", {"min": 1}, [1, "5"], [1, 2, 3], ["x" * 500]])
+def test_a_header_whose_hamsters_is_no_list_of_numbers_is_refused_naming_the_field(
+    hamsters, plan, tmp_path, cli
+):
+    """The header's ``hamsters`` ([min, max]) read by the audit of a reported plan: anything else
+    is an unreadable trace (exit 2, one short line naming the field), never a TypeError."""
+    path = tmp_path / "t.jsonl"
+    audited(make_setup("elves", 2, dict(TOWN), 0), 0, path=path)
+    header, *rest = path.read_text().splitlines()
+    run = json.loads(header)
+    run["params"]["hamsters"] = hamsters
+    if not plan:
+        del run["params"]["plan"]  # the mayor's round notes say it
+    path.write_text("\n".join([json.dumps(run), *rest]) + "\n")
+    ran = cli("verify", str(path))
+    message = ran.stderr.strip()
+    assert ran.returncode == 2 and "line 1: the run header's params.hamsters must be" in message, ran
+    assert len(message.splitlines()) == 1 and len(message) < 300, message

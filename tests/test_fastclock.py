@@ -18,6 +18,7 @@ from test_stream_audit import broken_bees
 
 from mutexlab import fastclock
 from mutexlab.audit.stream import StreamAudit
+from mutexlab.clock import LocalEventClocks
 from mutexlab.protocols.registry import make_setup
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter
@@ -223,6 +224,23 @@ def test_a_family_refuses_serials_below_zero():
 
     with pytest.raises(ValueError, match="0 or above"):
         module.Family(array("i", [0]), -1)
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["plain", "compiled"])
+@pytest.mark.parametrize("serial", [-1, -(2**40)])
+def test_a_token_with_a_serial_below_zero_is_refused_alike_by_both_clocks(compiled, serial):
+    """No family gives out a serial below 0. The compiled clock took one in (cut to 32 bits, -1
+    passed for the serial 2**32 - 1 last read from that sender, and its news was skipped): both
+    clocks now refuse it, naming the serial, and the clock is unchanged."""
+    clocks = LocalEventClocks(["a", "b", "c"], compiled=compiled)
+    assert (clocks._fast is not None) == compiled  # noqa: SLF001 - which clock is under test
+    mine, sender = clocks.clock("a"), clocks.clock("b")
+    token = sender.tick()
+    before = mine.token
+    with pytest.raises(ValueError, match="serial below 0"):
+        mine.merge((serial, token[1], token[2]))
+    assert mine.token is before
+    assert list(mine.merge(token)[1]) == [0, 1, 0], "the genuine token still merges"
 
 
 @pytest.mark.parametrize("start", [0, 2**32 - 2, 2**32, 2**33 + 7])

@@ -7,7 +7,8 @@ delivery whose events they are: the broker keeps each such delivery until the ba
 events is confirmed. node-2 of a two-node Ricart–Agrawala run runs in a forked process, with a
 batch bound far longer than the test; it handles requests (its replies reach node-1's queue),
 then is killed. Every request must then be either recorded at the monitor (a ``recv`` in a batch)
-or back in node-2's queue, for the next consumer: none acked and unrecorded.
+or back in node-2's queue, for the next consumer: none acked and unrecorded. Requests that came
+ahead of a missing one of their link (held back in node-2's memory, unhandled) must all be back.
 """
 
 from __future__ import annotations
@@ -120,6 +121,54 @@ def test_a_participant_killed_before_its_batch_went_loses_no_acknowledged_delive
         lost = [i for i in ids if i not in recorded and i not in back]
         print(f"\nrecorded at the monitor {sorted(recorded)}, back in node-2's queue {sorted(back)}")
         assert not lost, f"acknowledged to the broker, never recorded: {lost}"
+    finally:
+        if child is not None and child.is_alive():
+            os.kill(child.pid, signal.SIGKILL)
+            child.join(timeout=10)
+        if conn.is_open:
+            conn.close()
+        delete_run(amqp_url, run_id, NAMES)
+
+
+def request_body(run_id: str, seq: int) -> bytes:
+    msg = {"type": "REQUEST", "sender": 1, "ts": seq}
+    return json.dumps(
+        envelope(run_id, f"node-1#{seq}", "node-1", "node-2", seq, {"node-1": seq}, msg)
+    ).encode()
+
+
+def test_a_participant_killed_while_messages_wait_for_a_missing_one_loses_none_of_them(amqp_url):
+    """Requests 2 and 3 of node-1's link come, 1 never does: node-2 holds them back in memory,
+    unhandled. Killed then, it must not have acked them (the old bus acked them with the deliveries
+    around them): both come back to node-2's queue, for the next consumer to handle after 1."""
+    run_id = "t-" + uuid.uuid4().hex[:8]
+    topology = Topology(run_id)
+    conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
+    child = None
+    try:
+        ch = conn.channel()
+        ch.confirm_delivery()
+        topology.declare_base(ch)
+        for name in NAMES:
+            topology.declare_participant(
+                ch, name, build_setup("ricart-agrawala", 2, {"requests": 0}, 0).codec.types
+            )
+        child = multiprocessing.get_context("fork").Process(target=node2_works, args=(amqp_url, run_id))
+        child.start()
+        for seq in (2, 3):
+            body = request_body(run_id, seq)
+            props = pika.BasicProperties(delivery_mode=2, headers=signed("REQUEST.node-2", body))
+            ch.basic_publish(topology.exchange, "REQUEST.node-2", body, props, mandatory=True)
+        queue, deadline = topology.queue("node-2"), time.monotonic() + 30
+        while ch.queue_declare(queue, passive=True).method.message_count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not ch.queue_declare(queue, passive=True).method.message_count, "node-2 took both"
+        time.sleep(1.0)  # time enough for any ack it would send (ACK_LINGER) and its confirms
+        os.kill(child.pid, signal.SIGKILL)  # the process this test started
+        child.join(timeout=10)
+        time.sleep(0.5)  # the broker sees the connection gone and requeues what it did not ack
+        back = sorted(json.loads(body)["id"] for _key, body in drain(ch, queue))
+        assert back == ["node-1#2", "node-1#3"], f"held back in memory, acked and lost: back only {back}"
     finally:
         if child is not None and child.is_alive():
             os.kill(child.pid, signal.SIGKILL)

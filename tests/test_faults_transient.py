@@ -261,7 +261,7 @@ def test_a_long_backlog_is_sent_again_in_frames_under_the_body_limit():
 
     links = Retransmission("run-abc", "node-1")
     for seq in range(1, 2 * RESEND_BATCH + 4):
-        links.keep("REQUEST.node-2", _entry("node-2", seq), now=0.0)
+        links.outbox.keep("REQUEST.node-2", _entry("node-2", seq), now=0.0)
     links.tick(Bus(), {}, now=RETRY)
     assert [key for key, _ in sent] == ["REQUEST.node-2"] * 3
     assert all(len(body) < MAX_BODY for _, body in sent)
@@ -281,6 +281,20 @@ def test_acknowledgements_go_together_at_most_every_ack_every():
     # carried in a step frame to node-1 whatever the time: no message of its own is due then
     assert acks.carried(["node-1", "node-2"], {"node-1": 7, "node-2": 0}) == {"node-1": 7}
     assert acks.due({"node-1": 7}, now=20.0) == {}
+
+
+def test_a_copy_of_a_handled_message_has_its_link_acknowledged_again():
+    """A receiver consuming without acks loses what a lost connection held, its ``link`` messages
+    too: the sender then sends the link again, and the copy it gets makes the receiver acknowledge
+    the link again (else the sender would keep sending it until the run ends)."""
+    acks = LinkAcks()
+    assert acks.carried(["node-1"], {"node-1": 3}) == {"node-1": 3}
+    assert acks.carried(["node-1"], {"node-1": 3}) == {}, "acknowledged once"
+    acks.again("node-1")  # a copy of message 1..3 came: that acknowledgement was lost
+    assert acks.carried(["node-1"], {"node-1": 3}) == {"node-1": 3}
+    assert acks.due({"node-1": 3}, now=10.0) == {}, "carried already"
+    acks.again("node-1")
+    assert acks.due({"node-1": 3}, now=10.0) == {"node-1": 3}
 
 
 def test_one_link_message_acknowledges_every_due_link_and_each_reads_its_own():

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ELVES = ROOT / "examples" / "mpi" / "elves.cpp"
 REGEX = (ROOT / "examples" / "mpi" / "elves.regex").read_text().strip()
 NO_CONTRACTS = REGEX.replace(" (?P<f_contracts>[\\d ]+)", "")  # the round line read, its list not
+NO_MAYOR = "(?P<enter>takes)" + REGEX.split("|(?P<enter>takes)", 1)[1]  # none of the mayor's lines read
 SMALL = ["-o", "contracts=2", "-o", "rounds=1"]  # two contracts, one round: quick to search
 SMALL_ARGS = ["3", "10", "2", "1"]  # the same town as the program's arguments (pins poison contracts rounds)
 
@@ -102,6 +103,16 @@ def test_a_mayor_whose_contracts_are_not_read_is_never_passed(cli, built):
     # The broken mayor is still caught without the plan: its stop came before a contract_done.
     stop = elves(cli, built["stop"], "--no-shrink", regex=NO_CONTRACTS)
     assert stop.returncode == 1 and "[stop-before-done]" in stop.stdout, stop.stdout
+
+
+def test_a_mayor_whose_lines_are_not_read_is_named_so_not_a_deadlock(cli, built):
+    """No line of rank 0 matches the regex: the run comes to rest unfinished (no round begun, no
+    MAYOR_DONE), which was called a deadlock; it is what it is: the mayor's output unread."""
+    ran = elves(cli, built["elves"], "--runs", "2", "--no-shrink", regex=NO_MAYOR)
+    assert ran.returncode == 1, ran.stdout
+    assert "FINDING [no-progress-seen]" in ran.stdout, ran.stdout
+    assert "nothing of mayor (node 0) was read but its messages" in ran.stdout, ran.stdout
+    assert "FINDING [deadlock]" not in ran.stdout, ran.stdout
 
 
 def test_a_program_given_another_town_than_the_options_is_never_passed(cli, built):

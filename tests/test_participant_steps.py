@@ -27,7 +27,7 @@ RUN = "steps-test"
 
 class RecordingBus:
     """What the participant asked the bus to do, in order: ("send", key, body, BCC keys) / ("ack",
-    tag, later) / ("made",) / ("dead", tag)."""
+    tag, later) / ("ack blocked", tag, later) / ("unblock", tag, later) / ("made",) / ("dead", tag)."""
 
     def __init__(self) -> None:
         self.calls: list[tuple] = []
@@ -39,8 +39,11 @@ class RecordingBus:
         assert "CC" not in (headers or {}), "addressees by BCC: no receiver decodes them"
         self.calls.append(("send", routing_key, body, (headers or {}).get("BCC", [])))
 
-    def ack(self, delivery, later=False) -> None:
-        self.calls.append(("ack", delivery.tag, later))
+    def ack(self, delivery, later=False, blocked=False) -> None:
+        self.calls.append(("ack blocked" if blocked else "ack", delivery.tag, later))
+
+    def unblock(self, delivery, later=False) -> None:
+        self.calls.append(("unblock", delivery.tag, later))
 
     def made(self) -> None:
         self.calls.append(("made",))
@@ -260,6 +263,22 @@ def test_a_message_ahead_of_a_missing_one_waits_for_it_and_the_acks_stay_in_deli
     assert node2.inbox.gaps == 1 and node2.inbox.duplicates == 1
 
 
+def test_a_held_back_messages_delivery_is_acked_only_once_the_message_is_handled(node2):
+    """A message ahead of a missing one lives only in memory: its delivery's ack is blocked (the
+    old participant acked it with the others, and a kill then lost it), and unblocked behind the
+    step that handled it — its reply sent, its events waiting for their batch (``later``)."""
+    node2._handle(request(51, 2, ts=6))  # ahead of 1
+    node2._publish_step()
+    assert node2.bus.calls == [("ack blocked", 51, False)], "no effects yet; its ack waits"
+    node2.bus.calls.clear()
+    node2._handle(request(52, 1, ts=5))
+    node2._publish_step()
+    calls = node2.bus.calls
+    assert [m["seq"] for c in calls if c[0] == "send" for m in messages_of(c)] == [1, 2]
+    assert [c for c in calls if c[0] != "send"] == [("ack", 52, True), ("unblock", 51, True)]
+    assert node2.held_acks.waiting == {} and node2.held_acks.copies == {}
+
+
 def step_delivery(tag: int, frame_: dict) -> Delivery:
     return Delivery("q", "REQUEST.node-3", json.dumps(frame_).encode(), tag, 0, False, {})
 
@@ -327,20 +346,21 @@ def test_an_ack_held_for_a_later_publish_waits_for_it_and_keeps_the_delivery_ord
     Transient delivery holds nothing (the link's acknowledgement waits instead: tracing.py)."""
     from mutexlab.bus.outbox import Outbox, Outgoing
 
+    d1, d2, d = (Delivery("q", "REQUEST.node-2", b"", tag, 0, False, {}) for tag in (1, 2, 3))
     box = Outbox()
     box.add(Outgoing("x", "REPLY.node-1", b"1", None, True))  # tag 1: a step's messages
-    box.hold("d1", later=True)
-    box.hold("d2")  # a delivery with no events waiting (a duplicate): behind d1 all the same
+    box.hold(d1, later=True)
+    box.hold(d2)  # a delivery with no events waiting (a duplicate): behind d1 all the same
     box.confirm(1, multiple=False, nack=False)
-    assert box.release() is None, "d1's events are in no batch yet"
+    assert box.release() == [], "d1's events are in no batch yet"
     box.add(Outgoing("x", "audit.node-2", b"2", None, True))  # tag 2: the batch
     box.made()
-    assert box.release() is None, "the batch is not confirmed"
+    assert box.release() == [], "the batch is not confirmed"
     box.confirm(2, multiple=False, nack=False)
-    assert box.release() == "d2", "both go, as one cumulative ack"
+    assert box.release() == [(d2, True)], "both go, as one cumulative ack"
     transient = Outbox()
-    transient.hold("d", wait=False, later=True)
-    assert transient.release() == "d"
+    transient.hold(d, wait=False, later=True)
+    assert transient.release() == [(d, True)]
 
 
 def test_a_batch_sends_each_clock_after_the_first_as_what_changed_and_the_monitor_rebuilds_it():
@@ -404,9 +424,9 @@ def test_with_transient_delivery_a_message_is_acknowledged_to_its_sender_only_be
     assert carried(sent[2]) == {"node-2": 2}, "behind the batch holding both receipts"
 
 
-def test_a_batch_goes_at_once_when_its_process_first_finishes_and_not_for_every_change_after():
-    """The monitor hears at once that a process finished (a run's end is not held up by the
-    bound); later state changes of a finished process wait for the bound as any."""
+def test_a_batch_goes_at_once_when_its_process_finishes_and_so_does_every_one_after():
+    """The monitor hears at once that a process finished, and what a finished process does after
+    (a reply to a peer still working) goes at once too: a run's end is not held up by the bound."""
     from mutexlab.transport.driving import AuditSink
     from mutexlab.transport.tracing import TraceBuffer
 
@@ -417,7 +437,9 @@ def test_a_batch_goes_at_once_when_its_process_first_finishes_and_not_for_every_
     assert buffer.due(0.1, flush=False, changed=True, finished=True)
     buffer.take(None, {})
     sink.write({"event": "state"})
-    assert not buffer.due(0.2, flush=False, changed=True, finished=True), "told already"
+    assert buffer.due(0.2, flush=False, changed=True, finished=True), "finished: at once"
+    buffer.take(None, {})
+    assert not buffer.due(0.3, flush=False, changed=False, finished=True), "nothing waits"
 
 
 def test_a_dead_lettered_delivery_is_acked_only_behind_the_batch_of_what_it_did(node2):
@@ -451,3 +473,19 @@ def test_a_dead_lettered_delivery_is_acked_only_behind_the_batch_of_what_it_did(
     for i, c in enumerate(calls):
         if c[0] == "ack" and c[1] == 7 and not c[2]:  # an ack that waits for nothing but confirms
             assert batches[0] < i, f"delivery 7 acked before the batch of its events: {calls}"
+
+
+def test_a_step_takes_the_timers_its_timers_made_due_at_once():
+    """With a zero dwell the token's holder requests, enters and leaves in one step (its exit, a
+    timer the entry set, is due at once): the step takes the timers its own timers made due, one
+    round further (``FOLD_ROUNDS``), so a REQUEST after a pass goes in the TOKEN's frame."""
+    settings = ParticipantSettings(amqp_url="amqp://127.0.0.1:5672/%2F", run_id=RUN, trace_flush=60.0)
+    node = Participant("node", settings)
+    node.bus = RecordingBus()
+    welcome = {"name": "node-1", "pid": 1, "algorithm": "raymond", "processes": 2, "seed": 0}
+    node._welcome(welcome | {"options": {"requests": 2}, "start": 0.0, "dwell": 0})
+    node._input(lambda p: p.start())  # its first request, due at once
+    node._due_timers()
+    proto = node.setup.protocols[1]
+    assert (proto.state, proto.requests_left) == ("RELEASED", 1), "requested, entered and left"
+    assert len(node.timers) == 1, "the next request waits for the next step"

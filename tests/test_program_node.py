@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -260,3 +261,51 @@ def test_each_start_timeout_is_named_for_where_it_applies(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         main(["test", "--help"])
     assert f"(default {process.TEST_START_TIMEOUT:g}:" in capsys.readouterr().out
+
+
+LATE = (
+    "import json, sys, time\n"
+    "for line in sys.stdin:\n"
+    "    print(json.dumps({'type': 'done'}), flush=True)\n"
+    "    if json.loads(line)['type'] == 'request':\n"
+    "        time.sleep(0.2)\n"
+    "        print(json.dumps({'type': 'enter', 'resource': 'cs'}), flush=True)  # after its done\n"
+)
+
+
+def test_a_program_node_names_the_lines_it_wrote_after_its_done(tmp_path):
+    """Nothing reads a program between its inputs: lines written after a done (a timer's, another
+    thread's) wait unread, and the node's stall hint names them (the stall report shows it)."""
+    late = tmp_path / "late.py"
+    late.write_text(LATE)
+    node = ProgramNode(1, 2, f"{sys.executable} {late}", {}, requests=1, resource="cs")
+    try:
+        node.start()
+        assert node.stall_hint() is None, "its init answered, nothing after"
+        node.on_local("request")
+        hint = None
+        for _ in range(100):  # the late line comes 0.2 s after the done
+            if (hint := node.stall_hint()) is not None:
+                break
+            time.sleep(0.05)
+        assert hint is not None and "wrote after its done line (answering request)" in hint, hint
+        assert 'unread: {"type": "enter"' in hint, hint
+    finally:
+        node.close()
+
+
+@pytest.mark.broker
+def test_a_run_stalled_on_a_programs_late_lines_says_what_was_late(amqp_url, tmp_path, monkeypatch, capsys):
+    """Each node enters only after its request's done: nothing reads that line, the run stalls
+    with both nodes waiting. The stall report said no more than that (STALLED, waits for nothing
+    reported); it now names the lines written after the done, unread."""
+    monkeypatch.setenv(COMMAND_ENV, "")
+    late = tmp_path / "late.py"
+    late.write_text(LATE)
+    program = f"{sys.executable} {late}"
+    code, summary = run(
+        capsys, amqp_url, "mutex", program, "-N", "2", "--requests", "1", "--stall-timeout", "4"
+    )
+    assert code == 3, summary
+    hints = [info.get("hint", "") for info in summary["stalled"].values()]
+    assert hints and all("wrote after its done line (answering request)" in h for h in hints), summary

@@ -49,6 +49,7 @@ class FakeChannel:
         self.published: list[str] = []
         self.acked: list[tuple[int, bool]] = []
         self.acked_at: list[float] = []  # the fake clock at each ack
+        self.nowait = self  # pika's channel: what the bus calls without waiting (basic_ack)
 
     def basic_publish(self, exchange, routing_key, body, properties=None, mandatory=False):
         self.published.append(routing_key)
@@ -141,6 +142,26 @@ def test_while_busy_acks_wait_for_a_batch_and_go_out_at_once_when_idle():
     assert channel.acked == [(25, True)]
     bus.poll(0.2)  # idle for ACK_LINGER: everything allowed goes
     assert channel.acked == [(25, True), (26, True)]
+
+
+def test_a_blocked_ack_waits_for_unblock_and_the_acks_behind_it_go_one_by_one():
+    """Delivery 2 carries a message held back in memory: a cumulative ack behind it would ack it
+    too, so 3 goes alone; once 2 is unblocked, one cumulative ack covers it and 4."""
+    bus, channel = make_bus()
+    bus.ack(delivery(1))
+    bus.ack(delivery(2), blocked=True)
+    bus.ack(delivery(3))
+    bus.poll(0.1)
+    assert channel.acked == [(1, True), (3, False)]
+    bus.send("REPLY.node-1", {})  # the held-back message's effects
+    bus.unblock(delivery(2))
+    bus.ack(delivery(4))
+    bus.poll(0.1)
+    assert channel.acked == [(1, True), (3, False)], "2 waits for the confirm of its effects"
+    confirm(bus, 1)
+    bus.poll(0.1)
+    assert channel.acked == [(1, True), (3, False), (4, True)]
+    bus.unblock(delivery(9, generation=0))  # from a lost connection: nothing to unblock
 
 
 def test_an_ack_from_an_old_connection_is_skipped():

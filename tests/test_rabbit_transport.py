@@ -23,7 +23,7 @@ from mutexlab.bus.wire import (
     MAX_BODY,
     EnvelopeError,
     envelope,
-    parse_envelope,
+    parse_frame,
     split_step,
     unpack_batch,
 )
@@ -80,7 +80,7 @@ def test_parse_envelope_names_each_problem():
     good = envelope(
         "r1", "node-1#1", "node-1", "node-2", 1, {"node-1": 1}, {"type": "REQUEST", "sender": 1, "ts": 1}
     )
-    assert parse_envelope(json.dumps(good).encode(), "r1", "node-2", roster)["seq"] == 1
+    assert parse_frame(json.dumps(good).encode(), "r1", "node-2", roster)[1][0]["seq"] == 1
     cases = [
         (b"{nope", "not JSON"),
         (b"[]", "JSON object"),
@@ -94,7 +94,7 @@ def test_parse_envelope_names_each_problem():
     ]
     for body, words in cases:
         with pytest.raises(EnvelopeError, match=words):
-            parse_envelope(body, "r1", "node-2", roster)
+            parse_frame(body, "r1", "node-2", roster)
 
 
 # -- against the broker -------------------------------------------------------------------
@@ -219,13 +219,23 @@ def _audit_events(seen: list[tuple], name: str) -> list[dict]:
     return [event for batch in batches for event in batch["events"]]
 
 
+def _get(url: str, queue: str, n: int = 1) -> list[tuple]:
+    """The next ``n`` messages of ``queue`` (``basic_get``, on a connection of the test's own)."""
+    conn = pika.BlockingConnection(pika.URLParameters(url))
+    try:
+        channel = conn.channel()
+        return [channel.basic_get(queue, auto_ack=True) for _ in range(n)]
+    finally:
+        conn.close()
+
+
 def test_publish_is_confirmed_persistent_and_unroutable_is_an_error(amqp_url, run_id):
     topology = Topology(run_id)
     bus = Bus(amqp_url, topology, connect_timeout=10)
     bus.connect()
     try:
         bus.publish("audit.node-1", {"event": "state"}, message_id="x#1")  # the monitor queue takes it
-        method, props, body = bus.channel.basic_get(topology.monitor_queue, auto_ack=True)
+        [(method, props, body)] = _get(amqp_url, topology.monitor_queue)
         assert json.loads(body) == {"event": "state"}
         assert props.delivery_mode == 2 and props.message_id == "x#1"
     finally:
@@ -244,8 +254,7 @@ def test_an_inputs_messages_leave_intact_and_in_order(amqp_url, run_id):
         bus.poll(0)
         bus.flush()
         got = []
-        for _ in bodies:
-            method, props, body = bus.channel.basic_get(topology.monitor_queue, auto_ack=True)
+        for _method, props, body in _get(amqp_url, topology.monitor_queue, len(bodies)):
             got.append((props.message_id, json.loads(body)))
         assert got == [(f"x#{n}", body) for n, body in enumerate(bodies)]
     finally:
@@ -450,6 +459,32 @@ def test_bus_reconnects_after_a_lost_connection_and_redelivers_unacked(amqp_url,
         bodies = [json.loads(d.body) for d in got]
         assert bodies == [{"n": 1}, {"n": 2}], "the unacked message comes back, before the new one"
         assert got[0].redelivered
+    finally:
+        bus.close()
+
+
+def test_a_queue_consumed_without_acks_hands_nothing_back_after_a_lost_connection(amqp_url, run_id):
+    """``consume(auto_ack=True)`` (transient protocol queues, whose senders keep custody: links.py):
+    the broker counts a delivery acked as it sends it, so one taken before a lost connection is
+    gone, unhandled, and ``ack`` sends nothing for it (an ack of it would close the channel)."""
+    topology = Topology(run_id, durable=False)
+    bus = Bus(amqp_url, topology, connect_timeout=10)
+    bus.connect()
+    try:
+        bus.consume(topology.monitor_queue, auto_ack=True)
+        bus.publish("status.x", {"n": 1})
+        first = []
+        while not first:
+            first = bus.poll(1.0)
+        assert first[0].tag == 0, "nothing to ack"
+        bus.ack(first[0])  # a no-op
+        bus.conn.close()  # the connection is lost: with acks the delivery would come back
+        bus.publish("status.x", {"n": 2})  # reconnects
+        got = []
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and len(got) < 2:
+            got += bus.poll(0.5)
+        assert [json.loads(d.body) for d in got] == [{"n": 2}], "the first was taken for good"
     finally:
         bus.close()
 

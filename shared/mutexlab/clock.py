@@ -181,6 +181,8 @@ class LocalEventClock:
         serial, theirs, sender = token
         if serial == 0 or self._last[sender] == serial:
             return self.token
+        if serial < 0:  # as fastclock's Clock refuses it: no family gives one out
+            raise ValueError("merge: a token's serial below 0 (serials are 0 or above)")
         self._last[sender] = serial
         mine = self.counts
         family = self.family

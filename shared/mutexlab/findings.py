@@ -1,11 +1,11 @@
 """What an audit reports: findings, each either a safety violation or a progress finding.
 
-* **safety** — something happened that must never happen (two holders at once, an egg laid off
-  its reed, a contract done twice). What the trace shows already breaks the property; no
+* **safety** — something happened that must never happen (two holders at once, a unit held
+  beyond its capacity, a task done twice). What the trace shows already breaks the property; no
   continuation of the trace can repair it.
 * **progress** — something that should have happened has not, by the end of the trace: a request
-  unserved, a holder or a waiter left, a process not in its final state, eggs or contracts
-  missing. A trace that was cut short and a run that stalled look exactly alike here, so a
+  unserved, a holder or a waiter left, a process not in its final state, a problem's
+  work missing. A trace that was cut short and a run that stalled look exactly alike here, so a
   progress finding says "unfinished", never "unsafe".
 * **undecided** — the audit could not decide (it gave up searching, or the trace lacks what a
   check needs); it is never reported as safe nor as a violation.

@@ -1,6 +1,6 @@
 """What a problem is, declared once: its statement, and nothing of any way to solve it.
 
-A *problem* (``mutex``, ``kmutex``, ``philosophers``, ...) says what every solution must do;
+A *problem* (``mutex``, ``kmutex``, ...: the modules of ``problems/``) says what every solution must do;
 a *solution* (``spec.AlgorithmSpec``) says how one algorithm coordinates, and names the problem
 it solves (``problem="kmutex"`` or the ``Problem`` object). Each built-in problem is one module of
 ``mutexlab/problems/`` ending with ``PROBLEM = Problem(...)``; ``problems.problem_of(spec)`` is
@@ -20,23 +20,23 @@ A ``Problem`` holds:
 * ``audit``: its own trace checks (findings.Invariants), imported when a trace is first decided;
 * ``rules``: what a process may hold, as ``HoldingRule``\\ s — ONE definition, applied alike by
   the audit at every ``enter``/``exit`` of a trace and by ``check`` in every reachable world
-  (a philosopher eats only holding both its forks);
+  (e.g. a resource held only with the others it needs);
 * ``invariant``: a state invariant ``check`` tests beyond the rules, reading the processes'
   own state (``spec.WorldInvariant``; None: none);
 * ``endless``: the workload option ``--endless`` replaces by "ask forever" (None: no such mode).
 * ``requested``: the resource each unit of that workload asks for, one ``request`` at a time
-  (``cs``, ``meal``; None: the only resource declared, if one). ``mutexlab test`` sends a
+  (``cs``; None: the only resource declared, if one). ``mutexlab test`` sends a
   program ``request`` and ``release`` lines of it;
-* ``process``: what its processes are called (``<process>-<pid>``: ``philosopher-2``) where the
+* ``process``: what its processes are called (``<process>-<pid>``: ``worker-2``) where the
   problem, not a solution, names them (a program's nodes);
 * ``states``: a process's idle, waiting and holding states (a program's node reports these);
-* ``role``: the one process beside the N (pid 0, so named) where the statement has one (the
-  elves' mayor; None: none). ``mutexlab test`` runs a program for it too, with ``id`` 0;
+* ``role``: the one process beside the N (pid 0, so named) where the statement has one (a
+  coordinator; None: none). ``mutexlab test`` runs a program for it too, with ``id`` 0;
 * ``draw``: the run's parameters the statement draws for N processes, the options and the seed
-  (the elves' plan of contracts), or None; ``mutexlab test`` puts them in the trace header's
+  (a plan the role hands out), or None; ``mutexlab test`` puts them in the trace header's
   ``params`` and in every program's ``init`` ``options``;
 * ``reported``: what of ``draw``'s parameters the role may draw itself instead and report in
-  the trace (the elves' ``plan``: the mayor's ``round`` events name their ``contracts``). An MPI
+  the trace (a plan: the role's own events name it). An MPI
   program never sees ``init``: ``mutexlab test --mpi`` leaves these out of the header and of
   ``init``, and the problem's audit reads them from what the role reports.
 
@@ -64,7 +64,7 @@ class HoldingRule:
     run's (its trace header's, its setup's). Checked after every change of a process's
     holdings: in a trace at each of its ``enter``/``exit`` events, in ``check`` in every world.
     A step's effects run in the order the node returns them, so a rule holds between effects
-    too (enter the forks, then the meal; leave the meal, then the forks)."""
+    too (enter what a unit needs first, then the unit; leave the unit, then the rest)."""
 
     name: str  # the finding's rule (a safety rule)
     what: str  # one line: what it checks ("checked: ..." of the audit and of check)

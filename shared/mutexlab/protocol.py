@@ -6,15 +6,15 @@ three inputs:
 * ``start()`` — once, before anything else;
 * ``on_message(msg)`` — a message from another participant (links are reliable and FIFO);
 * ``on_local(action)`` — a local decision: ``"request"`` (I want the resource) or ``"exit"``
-  (I leave it). Which one applies is the protocol's business; bees, for instance, use
-  ``"request"`` both for a reed and for a flower.
+  (I leave it). Which one applies is the protocol's business; a protocol with two kinds of
+  resource, for instance, may use ``"request"`` for both.
 
 Each returns a list of *effects*, in the order they must happen. The driver (simulator or
 RabbitMQ service) carries them out in that order: an ``Exit`` is recorded before the ``Send``
 that follows it, so the trace shows the exit before anything that lets another process in.
 
 A protocol never touches a socket, a thread, a timer or the wall clock. When it wants time to
-pass (a bee dwelling on a flower), it returns ``Schedule``; the driver later calls
+pass (a process dwelling on a resource), it returns ``Schedule``; the driver later calls
 ``on_local(action)``.
 
 States are a ``StrEnum`` per protocol (the trace writes a state as its name). Each protocol
@@ -28,7 +28,7 @@ Impossible input — one policy for every protocol. An input that the current st
 accept (a table cell "error" or "(never)", or a message class the protocol does not know)
 raises ``ProtocolError``, whose message names the process, its state and the input. It is
 raised before the input changes anything but, at most, the Lamport clock. Inputs that *can*
-arrive, though they change nothing (a stale INQUIRE, a message to a bee that is gone), are
+arrive, though they change nothing (a stale INQUIRE, a message to a process that is gone), are
 not errors: the table says "ignore" and why. The drivers report a ``ProtocolError``, never
 swallow it: the simulator stops the run with it (``simulate`` prints it and exits 1, the
 explorer records the path as an error, a scripted replay names the step); a RabbitMQ
@@ -181,7 +181,7 @@ class Exit:
 
 @dataclass(frozen=True, slots=True)
 class Note:
-    """A scenario event for the trace (``egg``, ``death``, ``contract_done``, ``round`` ...)."""
+    """A scenario event for the trace (a problem's own: ``request``, ``round`` ...)."""
 
     event: str
     fields: dict[str, Any] = field(default_factory=dict)
@@ -237,7 +237,7 @@ class Protocol:
 
     @property
     def name(self) -> str:
-        """The process's name in traces and errors (``node-3``, ``bee-2``, ``mayor`` ...)."""
+        """The process's name in traces and errors (``node-3``, ``<process>-2``, a role ...)."""
         return f"process {self.pid}"
 
     def refuse(self, what: Any, why: str = "") -> ProtocolError:
@@ -306,9 +306,14 @@ class Protocol:
         """
         return {}
 
+    def stall_hint(self) -> str | None:
+        """Why this process may be stuck that ``waiting_for`` cannot say (a hosted program's output
+        no input asked for, say), for the stall report; None: nothing to add."""
+        return None
+
     def wants(self) -> str | None:
-        """The kind of resource this process has asked for and waits to enter (``cs``, ``flower``;
-        ``reed`` for any ``reed:i``), or None. ``check --metrics`` reads it where a protocol does
+        """The kind of resource this process has asked for and waits to enter (``cs``;
+        ``slot`` for any ``slot:i``), or None. ``check --metrics`` reads it where a protocol does
         not note its requests (``Note("request")``): a request opens when it turns to a kind and
         is served by the next entry of that kind (given up when it turns away without one). It
         must depend only on ``snapshot()`` (and on the canonical key, when one is declared)."""

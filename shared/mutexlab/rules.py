@@ -3,13 +3,13 @@ every world it reaches and by the audit on every trace (``audit/verdict.py``: si
 run, verify).
 
 The rules see what a trace records of a process, in that process's own order: its ``enter`` and
-``exit`` of a resource, its notes (an ``egg``, a ``contract_done`` ...) and its ``state``. They
+``exit`` of a resource, its notes (a problem's scenario events) and its ``state``. They
 fold these *observed events* into one small hashable *observation* per process (``observe``) and
 judge three things:
 
 * an event — ``observe`` returns the rules the event breaks (``Broken``);
 * tallies summed over every process at any moment — ``tallies`` of an observation, each total
-  held to ``limit`` (eggs per reed at most ``cocoons``): a total only grows, so a sum over the
+  held to ``limit`` (units per resource at most a capacity): a total only grows, so a sum over the
   processes' observations in one world and a running sum over a trace find the same excess;
 * the end of a whole run — ``end``, given every process's observation and last state.
 

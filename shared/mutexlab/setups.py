@@ -28,7 +28,7 @@ class Setup:
     protocols: Mapping[int, Protocol]  # read-only: each algorithm's own node class
     names: dict[int, str]
     codec: Codec
-    # Capacity per resource: an exact name ("flower", "cs") or a prefix pattern ("reed:*").
+    # Capacity per resource: an exact name ("cs") or a prefix pattern ("slot:*").
     capacities: dict[str, int]
     params: dict[str, Any] = field(default_factory=dict)
     # The problem the header names beside the algorithm (None: none, as every built-in solution's

@@ -118,8 +118,8 @@ class Flags:
     required. ``algorithm`` takes the defaults too (the family's algorithm when none is named)."""
 
     command: str  # the subcommand: ``simulate <command>``
-    title: str  # "the mason bees"
-    sizes: str  # what the flags size: "P bees, K flowers, T reeds"
+    title: str  # the problem's name in prose
+    sizes: str  # what the flags size: "P processes, K resources"
     description: str  # ``simulate <command>``'s description
     flags: tuple[Flag, ...]
     summarise: Callable[[Simulated], dict[str, Any]]  # the JSON summary of a simulated run
@@ -180,7 +180,7 @@ class AlgorithmSpec:
     # problem: capacity only)
     audit: Callable[[], Invariants] | None = None
     role: str = "node"  # the scalable role: pids 1..P
-    fixed_roles: tuple[str, ...] = ()  # one member each, outside P (the elves' mayor)
+    fixed_roles: tuple[str, ...] = ()  # one member each, outside P (a coordinator)
     options: dict[str, str] = field(default_factory=dict)  # --option key → one-line help
     literature: dict[str, Figure] = field(default_factory=dict)  # "messages", "sync" → figure
     # what ``check`` may reduce, for exact classes only (reduction.py); a function returning it

@@ -15,6 +15,7 @@ wait for their replies, as ``BlockingChannel``'s do; ``Channel.nowait`` is pika'
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -35,6 +36,11 @@ REFUSED_CREDENTIALS = (
     pika.exceptions.ProbableAccessDeniedError,
 )
 CLOSE_TIMEOUT = 5.0  # seconds a clean close waits for the broker's answer
+# pika's channel methods that ``Channel`` calls waiting for the broker's reply
+WAITING = frozenset(
+    f"{o}_{v}" for o in ("exchange", "queue") for v in ("declare", "delete", "bind", "unbind")
+)
+WAITING |= {"basic_qos"}
 
 log = logging.getLogger("mutexlab.transport")
 
@@ -181,26 +187,11 @@ class Channel:
             self.check()
         return reply[0]
 
-    def exchange_declare(self, exchange: str, **options: Any) -> Any:
-        return self._call(self.nowait.exchange_declare, exchange, **options)
-
-    def exchange_delete(self, exchange: str, **options: Any) -> Any:
-        return self._call(self.nowait.exchange_delete, exchange, **options)
-
-    def queue_declare(self, queue: str, **options: Any) -> Any:
-        return self._call(self.nowait.queue_declare, queue, **options)
-
-    def queue_bind(self, queue: str, exchange: str, **options: Any) -> Any:
-        return self._call(self.nowait.queue_bind, queue, exchange, **options)
-
-    def queue_unbind(self, queue: str, exchange: str, **options: Any) -> Any:
-        return self._call(self.nowait.queue_unbind, queue, exchange, **options)
-
-    def queue_delete(self, queue: str, **options: Any) -> Any:
-        return self._call(self.nowait.queue_delete, queue, **options)
-
-    def basic_qos(self, **options: Any) -> Any:
-        return self._call(self.nowait.basic_qos, **options)
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        """``queue_declare``, ``queue_bind`` ... (``WAITING``): pika's method, waiting for its reply."""
+        if name not in WAITING:
+            raise AttributeError(name)
+        return functools.partial(self._call, getattr(self.nowait, name))
 
     def confirm_delivery(self, on_confirm: Callable[[Any], None], on_return: Callable[..., None]) -> None:
         """Publisher confirms, each ``Basic.Ack``/``Basic.Nack`` to ``on_confirm`` (publishes do not
@@ -208,38 +199,11 @@ class Channel:
         self.nowait.add_on_return_callback(on_return)
         self._call(self.nowait.confirm_delivery, on_confirm)
 
-    def basic_get(self, queue: str, auto_ack: bool = False) -> tuple[Any, Any, Any]:
-        """``(method, properties, body)`` of the queue's next message, ``(None, None, None)`` if none."""
-        self.check()
-        got: list[tuple[Any, Any, Any]] = []
-        self.nowait.add_callback(
-            self.connection.waking(lambda _frame: got.append((None, None, None))),
-            [pika.spec.Basic.GetEmpty],
-            one_shot=True,
-        )
-        self.nowait.basic_get(
-            queue, self.connection.waking(lambda _ch, m, p, b: got.append((m, p, b))), auto_ack=auto_ack
-        )
-        self.connection.until(lambda: bool(got) or self.closed_by is not None)
-        if not got:
-            self.check()
-        return got[0]
-
-    def basic_consume(self, queue: str, on_message: Callable[..., None], auto_ack: bool = False) -> str:
-        """Start consuming (not waiting for the broker's answer); the consumer tag."""
-        return self.nowait.basic_consume(queue, on_message, auto_ack=auto_ack)
-
-    def basic_cancel(self, consumer_tag: str) -> None:
-        self.nowait.basic_cancel(consumer_tag)
-
     def basic_publish(
         self, exchange: str, routing_key: str, body: bytes, properties: Any = None, mandatory: bool = False
     ) -> None:
         """Buffered until the connection's next I/O writes it; nothing waits for a confirm."""
         self.nowait.basic_publish(exchange, routing_key, body, properties=properties, mandatory=mandatory)
-
-    def basic_ack(self, delivery_tag: int, multiple: bool = False) -> None:
-        self.nowait.basic_ack(delivery_tag, multiple=multiple)
 
     def close(self) -> None:
         if self.is_open:

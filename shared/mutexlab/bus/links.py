@@ -1,29 +1,17 @@
 """End-to-end retransmission over the per-link sequence numbers, for transient delivery
-(docs/wire.md#delivery-modes).
+(docs/wire.md#delivery-modes, where the rules are spelled out).
 
-With ``DELIVERY=transient`` the broker keeps the run's messages in memory only, and a delivery is
-acked to the broker as soon as it is handled — not behind the confirms of what it caused. So
-nothing on the broker stands for a protocol message once it has left its queue: the sender
-does, until its addressee says it has it.
-
-* the sender keeps every protocol message it sent on each link (``LinkOutbox``) until the
-  addressee acknowledges it; the acknowledgement is cumulative: ``n`` for a link says "I have handled your messages 1..n";
-* the receiver puts it into its next step frame to the sender (``"acks": {sender: n}``, read by
-  ``wire.parse_frame``): no message of its own while the link has traffic both ways; the links
-  whose handled sequence numbers grew (``LinkInbox.last``) without a step back are acknowledged
-  together, by one ``link`` message ``{"kind": "link", "run", "from": <me>, "acks": {sender: n,
-  ...}}`` routed to each of those senders' ``control.<sender>`` (the ``CC`` header), at most once
-  per ``ACK_EVERY`` seconds: a process's acknowledgements cost at most a few publishes a second,
-  however many links it has;
-* a link whose oldest kept message has waited ``RETRY`` seconds (longer when acknowledgements
-  have been slow: ``LinkOutbox``) without an acknowledgement that covers more is sent again: every kept message of it, in order, in step frames of at most
-  ``RESEND_BATCH`` messages on ``<TYPE>.<dest>`` (no trace batch: the monitor heard of the send with the original); each
-  retransmission that brings no progress doubles the link's wait, up to ``RETRY_MAX``;
-* the receiver drops what it already handled and holds back what came ahead of a missing message
-  (``inbox.LinkInbox``), so each message is still handled once, in its link's order.
-
-Only protocol messages are retransmitted. A trace batch or status lost on the way to the monitor
-is not: the monitor then never sees the run complete and ends it as stalled (never SAFE).
+The broker keeps transient messages in memory only and a participant takes its queue without
+acks, so nothing on the broker stands for a protocol message once it has left its queue: the
+sender does (``LinkOutbox``), until its addressee's cumulative acknowledgement (``n``: "I have
+handled your messages 1..n") covers it — carried in the addressee's next step frame to it
+(``wire.parse_frame``'s ``acks``), else in one ``link`` message for every due link at most every
+``ACK_EVERY`` seconds (``LinkAcks``). A link whose oldest kept message waited ``RETRY`` seconds
+(longer when acknowledgements are slow) is sent again in order, ``RESEND_BATCH`` messages per
+frame, each fruitless retransmission doubling its wait up to ``RETRY_MAX``; the receiver drops
+what it handled (and acknowledges the link again: its acknowledgement was lost) and holds back
+what came ahead of a gap (``inbox.LinkInbox``). Only protocol messages are retransmitted: a trace
+batch or status lost on the way to the monitor stalls the run (never SAFE).
 """
 
 from __future__ import annotations
@@ -152,6 +140,11 @@ class LinkAcks:
             self.at = now
         return out
 
+    def again(self, sender: str) -> None:
+        """A copy of a message already handled came from ``sender``: it has not heard the
+        acknowledgement (lost on its way), so the link is acknowledged again."""
+        self.sent.pop(sender, None)
+
     def carried(self, dests: Iterable[str], handled: dict[str, int]) -> dict[str, int]:
         """``{dest: n}`` to carry in a step frame to ``dests``: each one's link handled beyond its last
         acknowledgement (whatever ``ACK_EVERY``: it costs no message of its own)."""
@@ -203,9 +196,6 @@ class Retransmission:
         self.run_id, self.me = run_id, me
         self.outbox = LinkOutbox()
         self.acks = LinkAcks()
-
-    def keep(self, key: str, entry: Entry, now: float) -> None:
-        self.outbox.keep(key, entry, now)
 
     def carried(self, dests: Iterable[str], handled: dict[str, int]) -> dict[str, int] | None:
         """The acknowledgements a step frame to ``dests`` carries (``wire.frame``'s ``acks``)."""

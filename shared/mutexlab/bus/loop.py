@@ -160,10 +160,9 @@ def _cork_handle(fd: int) -> socket.socket | None:
     except OSError:  # not a socket
         os.close(copy)
         return None
-    if handle.type != socket.SOCK_STREAM or handle.family not in (socket.AF_INET, socket.AF_INET6):
-        handle.close()
-        return None
     try:
+        if handle.type != socket.SOCK_STREAM or handle.family not in (socket.AF_INET, socket.AF_INET6):
+            raise OSError("not TCP")
         handle.setsockopt(socket.IPPROTO_TCP, TCP_CORK, 0)
     except OSError:
         handle.close()

@@ -8,7 +8,9 @@ queue's nack the bus publishes what is left again, in order, on a fresh channel 
 delivery's ack waits until everything published before it was asked for is confirmed (``hold``),
 so a message's effects are on the broker before the message leaves its queue; or, held ``later``,
 until a publish not yet made is confirmed too (``made``: a participant's next trace batch, which
-will hold the delivery's events).
+will hold the delivery's events). A delivery held ``blocked`` carries a message the receiver keeps
+only in memory (one that came ahead of a missing one of its link): its ack waits until ``unblock``
+(the message is handled), then as above; the acks behind it go on meanwhile, one by one.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ class Outbox:
     what is re-published keeps its order at every receiver; ``acked`` are tags in it the broker
     confirmed while an earlier one is not yet; ``nacked`` are tags a quorum queue refused, kept for
     re-publishing (a later ``multiple`` ack covers only tags not already answered); ``held`` are
-    ``(tag of the last publish before, delivery)`` in handling order, whose acks wait."""
+    ``(tag of the last publish before, delivery)`` in handling order, whose acks wait; ``blocked``
+    the delivery tags among them that wait for ``unblock`` as well."""
 
     def __init__(self, quorum: bool = False) -> None:
         self.quorum = quorum  # a nack is a quorum queue without a leader: re-publish, not an error
@@ -46,6 +49,7 @@ class Outbox:
         self.nacked: set[int] = set()
         self.refused: list[str] = []  # why the broker nacked or returned a message
         self.held: deque[tuple[float, Any]] = deque()
+        self.blocked: set[int] = set()
 
     def __len__(self) -> int:
         return len(self.unconfirmed)
@@ -106,30 +110,45 @@ class Outbox:
         self.tag = 0
         return pending
 
-    def hold(self, delivery: Any, wait: bool = True, later: bool = False) -> None:
+    def hold(self, delivery: Any, wait: bool = True, later: bool = False, blocked: bool = False) -> None:
         """``delivery``'s ack waits for the confirms of everything published so far (unless ``wait``
         is off: transient delivery, where nothing is kept for a broker restart; it still goes out
-        behind the acks before it); ``later``: and of the publish that ``made`` will name."""
+        behind the acks before it); ``later``: and of the publish that ``made`` will name;
+        ``blocked``: and for ``unblock`` first."""
         self.held.append(((math.inf if later else self.tag) if wait else 0, delivery))
+        if blocked:
+            self.blocked.add(delivery.tag)
+
+    def unblock(self, tag: int, wait: bool = True, later: bool = False) -> None:
+        """The held delivery ``tag`` waits no more for ``unblock``: from now on, as if held now."""
+        if tag in self.blocked:
+            self.blocked.discard(tag)
+            mark = (math.inf if later else self.tag) if wait else 0
+            self.held = deque((mark if d.tag == tag else w, d) for w, d in self.held)
 
     def made(self) -> None:
         """The last publish is the one the acks held ``later`` wait for: from now on they wait for it."""
         if any(w == math.inf for w, _d in self.held):
             self.held = deque((self.tag if w == math.inf else w, d) for w, d in self.held)
 
-    def release(self, at_least: int = 1) -> Any:
-        """The last of the held deliveries whose acks may go now, if ``at_least`` may (else None).
+    def release(self, at_least: int = 1) -> list[tuple[Any, bool]]:
+        """The acks that may go now, if ``at_least`` may (else none): ``(delivery, multiple)``.
 
-        Deliveries are handled and acked in delivery order, so one cumulative ack (``multiple``) of
-        this one acks exactly the released ones, and nothing still held back."""
-        through = self.confirmed_through()
-        releasable = 0
-        for watermark, _delivery in self.held:
+        Deliveries are handled and held in delivery order, so one cumulative ack (``multiple``) of
+        the last of the leading run of releasable ones acks exactly those (and none held back);
+        those released behind a blocked delivery are acked one by one."""
+        through, ready = self.confirmed_through(), []
+        for i, (watermark, delivery) in enumerate(self.held):
+            if delivery.tag in self.blocked:
+                continue  # waits for ``unblock``; those behind it may go
             if watermark > through:
-                break
-            releasable += 1
-        if not releasable or releasable < at_least:
-            return None
-        for _ in range(releasable - 1):
-            self.held.popleft()
-        return self.held.popleft()[1]
+                break  # it waits for a confirm, and so do those behind it
+            ready.append(i)
+        if not ready or len(ready) < at_least:
+            return []
+        run = next((n for n, i in enumerate(ready) if i != n), len(ready))  # the leading run
+        acks = [(self.held[run - 1][1], True)] if run else []
+        acks += [(self.held[i][1], False) for i in ready[run:]]
+        taken = set(ready)
+        self.held = deque(h for i, h in enumerate(self.held) if i not in taken)
+        return acks

@@ -1,15 +1,9 @@
-"""The bus (docs/architecture.md#wire): one connection and one confirming channel, re-established when lost.
-
-Messages are persistent and every publish is confirmed by the broker (publisher confirms,
-``mandatory`` so an unroutable message is an error, not a silent loss). Confirms are pipelined:
-``send`` does not wait for the confirm (``poll`` takes confirms in as they come), ``flush`` waits
-for everything outstanding, ``publish`` is ``send`` + ``flush``. Consumers ack by hand after
-handling, and an ack never overtakes a publish: it is held back until everything published before
-it is confirmed, so a message's effects are on the broker before the message leaves its queue.
-The bus re-connects after a lost connection and re-publishes, in order, what was not confirmed
-(``outbox.Outbox``), so a message may arrive twice: receivers drop duplicates by the per-link
-sequence number of each message (``inbox.LinkInbox``), which also keeps each link FIFO. The
-client is pika's, through ``amqp``.
+"""The bus (docs/wire.md#publishing): one connection and one confirming channel, re-established
+when lost. Publishes are ``mandatory`` and confirmed, pipelined (``send`` does not wait, ``poll``
+takes confirms in, ``flush`` waits for all, ``publish`` is both); an ack is held back until what was
+published before it is confirmed (``outbox.Outbox``; transient: not, or not sent at all for a
+queue consumed without acks). After a lost connection what was not confirmed is re-published in
+order, so receivers drop duplicates by each link's sequence numbers (``inbox.LinkInbox``).
 """
 
 from __future__ import annotations
@@ -34,12 +28,9 @@ from .wire import compact
 
 log = logging.getLogger("mutexlab.transport")
 
-# Acks are sent in batches while deliveries keep coming; after this long without one, all at once.
-ACK_LINGER = 0.05
-# Messages published and not yet confirmed, at most (back-pressure from the broker).
-MAX_UNCONFIRMED = 1000
-# Quorum queues: after a nack, wait this long before re-publishing (a leader election takes about that).
-NACK_PAUSE = 0.5
+ACK_LINGER = 0.05  # seconds without a delivery after which every releasable ack goes (else in batches)
+MAX_UNCONFIRMED = 1000  # messages published and not yet confirmed, at most (back-pressure)
+NACK_PAUSE = 0.5  # quorum queues: seconds before re-publishing after a nack (a leader election)
 CONFIRM_WAIT = 1.0  # seconds of I/O at most between looks at the confirms a flush waits for
 FORGERIES_KEPT = 10  # the reasons of the first forged deliveries kept (the count is exact)
 
@@ -68,25 +59,23 @@ class Bus(Session):
         secret: str | None = None,
     ) -> None:
         super().__init__(url, topology, connect_timeout, name, first_node)
-        # The run's delivery mode is its topology's (docs/wire.md#delivery-designs): durable queues,
-        # persistent messages. Transient: messages kept in memory only, and an ack goes out at once,
-        # without waiting for the confirms of what was published before it.
+        # the run's delivery mode is its topology's (docs/wire.md#delivery-designs)
         self.persistent = topology.durable
         self.on_connect = on_connect
         self.prefetch = prefetch
         # While deliveries keep coming, acks go out in batches of this many (at once when idle).
         self.ack_batch = max(1, prefetch // 4)
-        # Invariant: at most this many published messages wait for their confirm (memory stays bounded
-        # when the broker slows down: ``send`` then waits until half of them are confirmed).
+        # Invariant: at most this many published messages wait for their confirm (``send`` then waits
+        # until half of them are confirmed: memory stays bounded when the broker slows down).
         self.max_unconfirmed = MAX_UNCONFIRMED
         self._consumers: dict[str, str] = {}  # queue -> consumer tag (re-established on reconnect)
+        self._auto: set[str] = set()  # queues consumed without acks (``consume``)
         self._inbox: deque[Delivery] = deque()
         self.outbox = Outbox(quorum=topology.queue_type == "quorum")
         self._awaiting = False  # a flush waits for confirms: each one ends the I/O's wait
-        self.renacked = 0  # re-publishes after a nack (quorum queues)
         self._nacked_since: float | None = None  # when the current run of nacks began (None: no nacks)
-        self.published = 0
-        self.redelivered = 0  # deliveries the broker flagged as redelivered (after a lost connection)
+        # re-publishes after a nack (quorum queues), publishes, deliveries flagged redelivered
+        self.renacked = self.published = self.redelivered = 0
         # With the run's secret: every publish signed, every delivery checked (auth.py).
         self.signer = Signer(secret) if secret is not None else None
         self.forged = 0  # deliveries without a valid MAC, dead-lettered by ``poll``
@@ -104,6 +93,7 @@ class Bus(Session):
             self.on_connect(channel)
         self.generation += 1
         self.outbox.held.clear()  # their deliveries come back from the broker
+        self.outbox.blocked.clear()
         for queue in list(self._consumers):
             self._consume(queue)
         self._republish()
@@ -139,12 +129,17 @@ class Bus(Session):
         self._drop()
 
     # -- consuming -------------------------------------------------------------------------
-    def consume(self, queue: str) -> None:
+    def consume(self, queue: str, auto_ack: bool = False) -> None:
+        """Consume ``queue``; ``auto_ack``: the broker counts each delivery acked as it sends it (no
+        unacked delivery to track, no ack to take) and ``ack`` sends nothing for it — only where the
+        sender keeps custody of what is lost with a connection (transient protocol queues: links.py)."""
         self._consumers[queue] = ""
+        if auto_ack:
+            self._auto.add(queue)
         self._guard(lambda: self._consume(queue))
 
     def _consume(self, queue: str) -> None:
-        generation = self.generation
+        generation, auto = self.generation, queue in self._auto
 
         def on_message(_ch, method, props, body, queue=queue):
             if method.redelivered:
@@ -156,7 +151,7 @@ class Bus(Session):
                     queue,
                     method.routing_key,
                     body,
-                    method.delivery_tag,
+                    0 if auto else method.delivery_tag,  # 0: nothing to ack
                     generation,
                     bool(method.redelivered),
                     headers,
@@ -165,13 +160,13 @@ class Bus(Session):
             )
             self.conn.wake()  # a delivery ends the poll's wait
 
-        self._consumers[queue] = self.channel.basic_consume(queue, on_message, auto_ack=False)
+        self._consumers[queue] = self.channel.nowait.basic_consume(queue, on_message, auto_ack=auto)
 
     def cancel(self, queue: str) -> None:
         tag = self._consumers.pop(queue, None)
         if tag and self.channel is not None:
             with contextlib.suppress(*LOST):  # a lost channel has no consumer left to cancel
-                self.channel.basic_cancel(tag)
+                self.channel.nowait.basic_cancel(tag)
         self._inbox = deque(d for d in self._inbox if d.queue != queue)
 
     def poll(self, timeout: float) -> list[Delivery]:
@@ -228,30 +223,26 @@ class Bus(Session):
         self.conn.process_data_events(time_limit=seconds)
         self.channel.check()
 
-    def ack(self, delivery: Delivery, later: bool = False) -> None:
+    def ack(self, delivery: Delivery, later: bool = False, blocked: bool = False) -> None:
         """Acknowledge ``delivery`` once everything published so far is confirmed; ``later``: and
-        the publish ``made`` will name (a trace batch not yet sent that will hold its events).
+        the publish ``made`` will name (a trace batch not yet sent that will hold its events);
+        ``blocked``: and only after ``unblock`` (it carries a message held back in memory).
 
         The ack goes out with the next ``poll``, ``flush`` or ``close``, together with the others
-        released then (one cumulative ack)."""
-        if delivery.generation != self.generation:
-            return  # from a lost connection: the broker redelivers it
-        self.outbox.hold(delivery, wait=self.persistent, later=later)
+        released then (one cumulative ack; one by one behind a blocked delivery)."""
+        if delivery.generation != self.generation or not delivery.tag:
+            return  # from a lost connection: the broker redelivers it; tag 0: acked when sent
+        self.outbox.hold(delivery, wait=self.persistent, later=later, blocked=blocked)
+
+    def unblock(self, delivery: Delivery, later: bool = False) -> None:
+        """The message ``delivery`` was acked ``blocked`` for is handled: its ack waits, from now on,
+        as ``ack`` would have it wait now (``later`` alike)."""
+        if delivery.generation == self.generation and delivery.tag:
+            self.outbox.unblock(delivery.tag, wait=self.persistent, later=later)
 
     def made(self) -> None:
         """The publish just sent is the one the acks held ``later`` wait for (``Outbox.made``)."""
         self.outbox.made()
-
-    def _release_acks(self, force: bool = True) -> None:
-        """One cumulative ack for the held-back deliveries now allowed to go (unless ``force`` is
-        off and fewer than ``ack_batch`` are)."""
-        last = self.outbox.release(1 if force else self.ack_batch)
-        if last is None or self.channel is None:
-            return
-        try:
-            self.channel.basic_ack(last.tag, multiple=True)
-        except LOST as exc:
-            self.reconnect(exc)
 
     # -- publishing ------------------------------------------------------------------------
     def send(
@@ -323,9 +314,17 @@ class Bus(Session):
             self._awaiting = False
 
     def _settle(self, force: bool = True) -> None:
+        """Raise a refusal; send the acks of the held-back deliveries now allowed to go (unless
+        ``force`` is off and fewer than ``ack_batch`` are): one cumulative ack, and single ones
+        behind a blocked delivery."""
         self._raise_refused()
-        if self.outbox.held:
-            self._release_acks(force)
+        acks = self.outbox.release(1 if force else self.ack_batch) if self.outbox.held else []
+        if acks and self.channel is not None:
+            try:
+                for delivery, multiple in acks:
+                    self.channel.nowait.basic_ack(delivery.tag, multiple=multiple)
+            except LOST as exc:
+                self.reconnect(exc)
 
     def _raise_refused(self) -> None:
         if self.outbox.nacked:

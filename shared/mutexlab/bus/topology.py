@@ -1,32 +1,15 @@
-"""The run's topology on the broker (docs/architecture.md#wire): names, exchanges, queues, bindings.
+"""The run's topology on the broker (docs/wire.md#wire: the names, keys and bindings in full).
 
-Run ``R`` (every name contains the run id, so runs never mix):
-
-* exchange ``mutexlab.R`` (topic, durable). Routing keys:
-  ``audit.<name>`` a participant's trace batch (the events of its steps since the last one);
-  ``<TYPE>.<dest>`` a step's protocol messages, sent on to each other addressee by the ``BCC``
-  header (``<TYPE>.<dest>`` each: ``REQUEST.node-3``),
-  ``status.<name>`` a participant's state/heartbeat, ``join.<role>`` a participant asking to
-  join, ``control.<name|instance|all>`` the monitor's roster, refusal and stop signals;
-* queue ``mutexlab.R.<name>`` per participant (``node-3``), bound to ``<TYPE>.<name>`` for each
-  message type of the algorithm, ``control.<name>`` and ``control.all``;
-* queue ``mutexlab.R.monitor`` bound to ``join.*``, ``audit.*`` and ``status.*`` (what the
-  monitor needs: no protocol message; the trace batches record every send and receipt),
-  and to ``mutexlab.R.unrouted``, the run exchange's alternate exchange (fanout): a message no
-  participant queue takes (an unknown type, a non-member, a joiner gone) reaches the monitor,
-  which dead-letters it with the reason, instead of vanishing;
-* exchange ``mutexlab.R.dlx`` (fanout) and queue ``mutexlab.R.dead``: malformed or unknown
-  messages, with the reason in the header ``x-mutexlab-reason``.
-
-Every queue expires ``expires`` seconds after it was last used (RabbitMQ's ``x-expires``: no
-consumer, no declare, no get; 0 never), and every exchange is auto-deleted once its last queue is
-gone: the monitor renews every queue's lease while it lives (``renew``, a passive declare), so a
-run whose processes were all killed (``mutexlab run`` by SIGKILL: its services die with it,
-spawn.py) leaves nothing behind for long. Queues are durable: classic queues of version 2, or on a cluster quorum queues, replicated by Raft
-(docs/cluster.md) — except with transient delivery (docs/wire.md#delivery-modes): classic queues
-that are not durable, and ``mutexlab.R.epoch``, an empty one the monitor declares to tell that
-the broker lost them (a restart). Declarations go out together with one wait (``_together``); a run's queues are
-deleted concurrently (``delete_queues``).
+Run ``R``'s exchange ``mutexlab.R`` (topic) routes ``<TYPE>.<dest>`` and ``control.*`` to the
+participants' queues ``mutexlab.R.<name>``, and ``join.*``, ``audit.*``, ``status.*`` to the
+monitor's ``mutexlab.R.monitor``, which also takes, through the alternate exchange
+``mutexlab.R.unrouted``, what no queue takes (it dead-letters that); ``mutexlab.R.dlx`` feeds
+``mutexlab.R.dead``. Every queue expires ``expires`` seconds after its last use (``x-expires``; the
+monitor renews them: ``renew``) and every exchange goes with its last queue, so a run killed
+outright leaves nothing behind for long. Queues are durable classic version 2, or quorum on a
+cluster; with transient delivery classic and not durable, plus the empty ``mutexlab.R.epoch``
+that tells the monitor the broker lost them. Declarations go out together with one wait
+(``_together``); a run's queues are deleted concurrently (``delete_queues``).
 """
 
 from __future__ import annotations
@@ -100,48 +83,25 @@ class Topology:
     def _queue_args(self) -> dict:
         return {"x-dead-letter-exchange": self.dlx, **self._type_args(), **self.lease()}
 
+    def _declare(self, queue: str, arguments: dict) -> _Call:
+        return "queue_declare", (queue,), {"durable": self.durable, "arguments": arguments}
+
     # Each method below sends its declarations (or deletions) together and waits once (``_together``).
 
     def declare_base(self, channel) -> None:
         """Exchanges, the dead-letter queue and the monitor's queue; idempotent, anyone may call it."""
         calls: list[_Call] = [
-            # every exchange is auto-deleted with its last bound queue (they expire: ``lease``)
-            (
-                "exchange_declare",
-                (self.unrouted,),
-                {"exchange_type": "fanout", "durable": True, "auto_delete": True},
-            ),
-            (
-                "exchange_declare",
-                (self.exchange,),
-                {
-                    "exchange_type": "topic",
-                    "durable": True,
-                    "auto_delete": True,
-                    "arguments": {"alternate-exchange": self.unrouted},
-                },
-            ),
-            (
-                "exchange_declare",
-                (self.dlx,),
-                {"exchange_type": "fanout", "durable": True, "auto_delete": True},
-            ),
-            (
-                "queue_declare",
-                (self.dead_queue,),
-                {"durable": self.durable, "arguments": {**self._type_args(), **self.lease()}},
-            ),
+            _exchange(self.unrouted, "fanout"),
+            _exchange(self.exchange, "topic", {"alternate-exchange": self.unrouted}),
+            _exchange(self.dlx, "fanout"),
+            self._declare(self.dead_queue, {**self._type_args(), **self.lease()}),
             ("queue_bind", (self.dead_queue, self.dlx), {}),
-            (
-                "queue_declare",
-                (self.monitor_queue,),
-                {"durable": self.durable, "arguments": self._queue_args()},
-            ),
+            self._declare(self.monitor_queue, self._queue_args()),
+            ("queue_bind", (self.monitor_queue, self.unrouted), {}),
         ]
         calls += [
-            ("queue_bind", (self.monitor_queue, self.exchange), {"routing_key": key}) for key in MONITOR_KEYS
+            ("queue_bind", (self.monitor_queue, self.exchange), {"routing_key": k}) for k in MONITOR_KEYS
         ]
-        calls.append(("queue_bind", (self.monitor_queue, self.unrouted), {}))
         _together(channel, calls)
 
     def declare_participants(self, channel, names: list[str], types: list[str]) -> list[str]:
@@ -149,9 +109,7 @@ class Topology:
         calls: list[_Call] = []
         for name in names:
             queue = self.queue(name)
-            calls.append(
-                ("queue_declare", (queue,), {"durable": self.durable, "arguments": self._queue_args()})
-            )
+            calls.append(self._declare(queue, self._queue_args()))
             calls += [
                 ("queue_bind", (queue, self.exchange), {"routing_key": key})
                 for key in [f"{t}.{name}" for t in types] + [f"control.{name}", "control.all"]
@@ -171,6 +129,15 @@ class Topology:
         left = delete_queues(channel.connection, queues, timeout)
         _together(channel, [("exchange_delete", (x,), {}) for x in (self.exchange, self.dlx, self.unrouted)])
         return left
+
+
+def _exchange(name: str, kind: str, arguments: dict | None = None) -> _Call:
+    """An exchange of the run: durable, auto-deleted with its last bound queue (they expire: ``lease``)."""
+    return (
+        "exchange_declare",
+        (name,),
+        dict(exchange_type=kind, durable=True, auto_delete=True, arguments=arguments),
+    )
 
 
 def delete_queues(conn: Connection, queues: list[str], timeout: float = DELETE_TIMEOUT) -> list[str]:

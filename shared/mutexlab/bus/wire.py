@@ -1,12 +1,7 @@
-"""The wire format (docs/architecture.md#wire): envelopes, step frames, packed trace clocks.
-
-Pure code on bytes and dicts (no client library): what a participant publishes for a step and
-how a receiver checks it. A step's body is its protocol part (``frame``: one envelope, or a step
-frame of several), a newline, and its trace batch (``pack_batch``); ``split_step`` cuts it,
-``parse_frame`` checks the protocol part addressed to one receiver, ``unpack_batch`` rebuilds a
-batch's clocks. For integers and ASCII text the bytes are what the one-module transport (3a6c154)
-carried (tests/test_wire_format.py decodes messages recorded from it); the codec writes other
-text as UTF-8 and floats in their shortest form (``1e16``), as any JSON reader takes them.
+"""The wire format (docs/wire.md#wire): envelopes, step frames, packed trace clocks. Pure code on
+bytes and dicts, no client: a step's protocol part (``frame``, checked per receiver by
+``parse_frame``), a trace batch's clocks (``pack_batch``, ``unpack_batch``). For integers and ASCII
+the bytes are the one-module transport's (3a6c154; tests/test_wire_format.py decodes its messages).
 """
 
 from __future__ import annotations
@@ -126,14 +121,6 @@ def split_step(body: bytes) -> tuple[bytes, bytes]:
     or the whole body for both when it has no newline (an envelope, or a trace batch, alone)."""
     cut = body.find(b"\n")
     return (body, body) if cut < 0 else (body[:cut], body[cut + 1 :])
-
-
-def parse_envelope(body: bytes, run_id: str, me: str, roster: dict[str, int]) -> dict:
-    """Check a single envelope's frame (not yet the protocol message). Raises EnvelopeError with the reason."""
-    sender, mine = parse_frame(body, run_id, me, roster)
-    if len(mine) != 1:
-        raise EnvelopeError(f"expected one envelope, got a step frame of {len(mine)} messages to {me}")
-    return mine[0]
 
 
 def parse_frame(

@@ -8,7 +8,7 @@
  * tuple of ints (same visited set, same counts as the Python search); the visited set keeps the
  * fingerprints alone (8 bytes a slot, 3/4 full at most, grown a 256th at a time: 11-16 bytes a
  * world; the limits look at each growth before it happens) and a map fingerprint -> Tarjan
- * index holds the worlds on the Tarjan stack only. */
+ * index holds the worlds on the Tarjan stack only (its growth, and its arrays', looked at alike). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -251,6 +251,22 @@ static int64_t look(Core *c, size_t need) {
     return (stride == -1 && PyErr_Occurred()) ? -1 : stride;
 }
 
+/* The bytes the next world's entry onto the Tarjan stack allocates at once, looked at before it
+ * as a part of the visited set's growth is: the map of the stack's fingerprints doubling (its new
+ * slots are written at once), or an array of the stack (fingerprints, worlds, frames) doubling.
+ * With millions of worlds on the stack (one large component) each is a jump of hundreds of MB. */
+static inline size_t vec_growth(const Vec *v, size_t more) {
+    if (v->size + more <= v->cap) return 0;
+    size_t cap = v->cap ? v->cap : 64;
+    while (cap < v->size + more) cap *= 2;
+    return cap * v->item;
+}
+
+static inline size_t stack_growth(Core *c) {
+    return (map_room(&c->stack) ? 0 : c->stack.cap * 2 * sizeof(Slot)) + vec_growth(&c->tfp, 1) +
+           vec_growth(&c->tworld, (size_t)c->W) + vec_growth(&c->frames, 1);
+}
+
 /* A non-trivial component closed: its worlds (the Tarjan stack from ``from``, top first) to the
  * Python liveness check, with the path to its root. 1: a finding was recorded, 0: none, -1: an error. */
 static int component(Core *c, size_t from, const int32_t *via) {
@@ -345,7 +361,7 @@ static PyObject *Core_dfs(Core *c, PyObject *root) {
                 }
                 continue;
             }
-            size_t grows = keyset_growth(&c->seen, fp);
+            size_t grows = keyset_growth(&c->seen, fp) + stack_growth(c);
             if (c->states >= next_look || grows) {
                 int64_t stride = look(c, grows);
                 if (stride < 0) goto done;

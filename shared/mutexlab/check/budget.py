@@ -12,7 +12,8 @@ ways, so that no phase runs past it:
   before the table grows: a Python dict reallocates its whole table at once (at 2/3 full, to
   twice the size), a jump of gigabytes for tens of millions of worlds that no watchdog can
   interrupt. ``growth`` predicts the next reallocation (CPython's layout) so the search stops
-  *before* a step that would pass the limit.
+  *before* a step that would pass the limit; so does ``list_growth`` for the lists of the Python
+  core's Tarjan stack, and the compiled core for its stack's map and arrays (``_core.c``).
 
 ``--max-states`` is the number of worlds a search (or the liveness pass after a breadth-first
 one) may store. ``LimitReached`` derives from BaseException, like KeyboardInterrupt, so no
@@ -160,3 +161,15 @@ def growth(d: dict) -> tuple[int, int]:
         if table > size:
             break
     return 0, 2 * sys.getsizeof(d)
+
+
+_LIST_HEAD = sys.getsizeof([])  # a list's object; its array of pointers follows (``allocated``)
+
+
+def list_growth(items: list) -> tuple[int, int]:
+    """(appends before ``items`` reallocates its array of pointers, bytes the array then takes),
+    by CPython's over-allocation (an eighth more, rounded up to 4); the Tarjan stack of the Python
+    search core holds millions of worlds in one large component."""
+    allocated, n = (sys.getsizeof(items) - _LIST_HEAD) // 8, len(items)
+    grows_at = max(n, allocated) + 1
+    return max(0, allocated - n), 8 * ((grows_at + (grows_at >> 3) + 6) & ~3)

@@ -334,7 +334,7 @@ class PyCore:
                     continue
                 if self.states >= next_look:
                     next_look = self.states + tables.look(
-                        self.states, self.transitions, self.depth, *_room(seen)
+                        self.states, self.transitions, self.depth, *_room(seen, tstack, frames)
                     )
                 self.enter(nxt, fp, label, counter)
                 counter += 1
@@ -391,8 +391,11 @@ class PyCore:
         self.red.calls, self.red.due = calls, due
 
 
-def _room(seen: dict) -> tuple[int, int]:
-    """(insertions before the visited dict reallocates, bytes it then takes): ``budget.growth``."""
-    from .budget import growth
+def _room(seen: dict, *stack: list) -> tuple[int, int]:
+    """(insertions before the visited dict or a list of the Tarjan stack reallocates — the first
+    of them —, bytes those then take): ``budget.growth``, ``budget.list_growth``."""
+    from .budget import growth, list_growth
 
-    return growth(seen)
+    rooms = [growth(seen), *(list_growth(items) for items in stack)]
+    left = min(room for room, _ in rooms)
+    return left, sum(need for room, need in rooms if room == left)

@@ -99,7 +99,7 @@ CLOCK_NOTE = "clock-offset normalisation"
 
 
 def _workload_flag(model: Model) -> str:
-    """The flag of the workload an endless one replaces (``requests``; the philosophers' ``meals``)."""
+    """The flag of the workload an endless one replaces (``requests``, or a problem's own)."""
     key = model.problem.endless if model.problem is not None else None
     return (key or "requests").replace("_", "-")
 

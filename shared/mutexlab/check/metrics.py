@@ -9,7 +9,7 @@ Three figures per resource, each a property of a *path*, not of a world:
   itself for a step that makes a request, the charged request of the message delivered for a
   delivery, the process's own latest request for its other decisions (an exit). A request's
   figure is final once nothing refers to it any more: min and max are over every request of
-  every complete run (a request given up without an entry — a bee with no room left — is not
+  every complete run (a request given up without an entry — a process with no room left — is not
   an entry and has none). Beside it, with one kind of resource, the run's average: every
   message a complete run sent ÷ its entries;
 * **synchronisation delay** — after an exit while someone waits, the number of message hops on
@@ -20,9 +20,9 @@ Three figures per resource, each a property of a *path*, not of a world:
 * **bypass** — how many entries by others happen between a process's request and its entry.
 
 A request is the protocol's ``Note("request", {"resource": r})`` (what the audit reads too), or,
-for a protocol that defines ``wants()`` (the bees, the elves), the step where ``wants()`` turns to
-a kind of resource; an entry and an exit are its ``Enter``/``Exit`` of that kind (``reed:2`` is
-of kind ``reed``). A protocol that states no requests has no figures, and the result says so.
+for a protocol that defines ``wants()`` (a problem's own processes), the step where ``wants()`` turns to
+a kind of resource; an entry and an exit are its ``Enter``/``Exit`` of that kind (``slot:2`` is
+of kind ``slot``). A protocol that states no requests has no figures, and the result says so.
 
 The figures depend on the path, so the search runs on *augmented* worlds (``Tracker``): the
 model's world with the charges and hops of the messages in flight, each process's open request

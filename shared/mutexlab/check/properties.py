@@ -4,7 +4,7 @@
   returns a message when the invariant is broken: the problem's holding rules
   (``Problem.rules``, the same definition the audit applies to a trace: audit/rules.py) and its
   ``invariant`` (a family without a problem: its spec's ``world_invariant``; a problem's rules
-  over what a trace records, ``mutexlab.rules``, e.g. the bees' in problems/bees_rules.py, which
+  over what a trace records, ``mutexlab.rules``, e.g. a problem's in problems/<problem>_rules.py, which
   the audit applies to a trace too). Capacities are checked for every algorithm by the model itself.
 * **Liveness** (``fair_starvation``): every request is eventually served under weak fairness.
   A run that starves a process is infinite, so in a finite state graph it ends in a cycle; the

@@ -16,7 +16,7 @@ without it, so no verdict is reached through a refused reduction.
   snapshot, the two must do the same on every local decision the search gives the kept one
   (the same next key, sends, schedules, enters and exits, refusal) — the first such twin of
   each kept state, up to ``MAX_TWINS``. Messages are left out: a message carries the stamps of
-  its world, which a key may rightly rest on (the elves' mayor) and a state kept from another
+  its world, which a key may rightly rest on (a fixed role) and a state kept from another
   world does not share.
 * **Send bound**: in a sampled world no enabled step of q sends to x while the bound says q
   may not (the promise, checked for the next step).

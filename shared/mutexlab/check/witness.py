@@ -8,8 +8,8 @@ process's ``enter``) and the synchronisation delay (the longest chain of ``send`
 events from an ``exit`` to the next ``enter`` while someone has requested) come from the trace
 events alone; the charge of messages needs ``waiting_for()``, which a trace does not hold, so
 that figure is measured by the run completing with every request served and its charge taken
-again along the scenario's steps. A protocol that states its requests by ``wants()`` (the bees,
-the elves) writes no ``request`` event: its bypass and delay are taken along the steps too, the
+again along the scenario's steps. A protocol that states its requests by ``wants()`` (a problem's
+own processes) writes no ``request`` event: its bypass and delay are taken along the steps too, the
 bypass counted on that one run.
 """
 

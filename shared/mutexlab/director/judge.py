@@ -3,8 +3,10 @@
 The audit (``audit.verify_events``) decides safety by happened-before, the capacities and the
 problem's own invariants. The director adds what a trace alone cannot tell: a run that came to
 rest (nothing to deliver, no workload step left) with a request unserved or the audit still
-missing something is a deadlock, not a run cut short; and a node that crashed, stalled, wrote
-garbage or flooded is a finding about that node (``lines.NodeFault``).
+missing something is a deadlock, not a run cut short — unless, in a run of an MPI program, the
+problem's role (node 0) recorded nothing but messages: none of rank 0's printed lines was read
+(``--regex`` matches none), no progress of it seen, which is no deadlock (``no-progress-seen``); and a node that crashed, stalled, wrote garbage or flooded is a finding
+about that node (``lines.NodeFault``).
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ SAFETY = "violation"
 DEADLOCK = "deadlock"
 UNFINISHED = "nothing can move and the run is not finished"  # by the problem's own end
 NO_REST = "no-rest"
+NO_PROGRESS_SEEN = "no-progress-seen"
 NONDETERMINISTIC = "nondeterministic"
 
 
 @dataclass
 class Finding:
-    rule: str  # violation, deadlock, no-rest, nondeterministic, or a NodeFault's rule
+    rule: str  # violation, deadlock, no-progress-seen, no-rest, nondeterministic, or a NodeFault's rule
     message: str
     node: int | None = None
     step: int | None = None  # the step (1-based; 0: the inits) where it showed
@@ -64,8 +67,37 @@ def judge(
             details,
         )
     if resting and any(v.kind == PROGRESS for v in verdict.violations):
+        if (role := _unread_role(events)) is not None:
+            return verdict, Finding(
+                NO_PROGRESS_SEEN,
+                f"the run is not finished and nothing of {role} (node 0) was read but its messages — no "
+                "state, entry or event: its output unread (with --mpi: does --regex read rank 0's "
+                "lines?), no progress of it seen; not a deadlock",
+                0,
+                step,
+                details,
+            )
         return verdict, Finding(DEADLOCK, UNFINISHED, None, step, details)
     return verdict, None  # what the audit could not decide is no finding, nor a pass (undecided)
+
+
+def _unread_role(events: list[dict[str, Any]]) -> str | None:
+    """The problem's role (node 0 of the run header), when it recorded nothing but messages in a
+    run of an MPI program: the only nodes whose lines can go unread (what ``--regex`` does not
+    match is the program's own output), where a ``--node`` program's every line is read."""
+    from ..mpi import program_of
+
+    header = next((e for e in events if e.get("event") == "run"), {})
+    processes, program = header.get("processes"), header.get("program")
+    role = processes.get("0") if isinstance(processes, dict) else None
+    mpi = isinstance(program, list) and bool(program_of([str(a) for a in program])[0])
+    if (
+        role is None
+        or not mpi
+        or any(e.get("pid") == role and e.get("event") not in ("send", "recv") for e in events)
+    ):
+        return None
+    return str(role)
 
 
 def undecided(verdict: Verdict | None) -> str | None:

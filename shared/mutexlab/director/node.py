@@ -22,7 +22,7 @@ from ..clock import LamportClock
 from ..messages import Codec, Message
 from ..protocol import Effect, Enter, Exit, Note, Protocol, ProtocolError, Schedule, Send
 from ..setups import ConfigError
-from .lines import NodeFault
+from .lines import NodeFault, shorten
 from .process import NodeProcess
 
 COMMAND_ENV = "NODE_COMMAND"  # the program a node runs when its setup names none (a compose service)
@@ -53,7 +53,7 @@ class ProgramMessage(Message):
     """What a program sent: its ``body``, any JSON, carried as it is. A trace shows the body as
     ``mutexlab test`` does: its own ``type`` (a string; else ``message``) and the body itself as
     ``msg`` (``{"body": …}`` when it is no object), so a problem's audit reads a program's
-    messages alike in both (the elves' STOP and its ``round``)."""
+    messages alike in both (a message's type and its fields)."""
 
     type: Literal["PROGRAM"] = "PROGRAM"
     body: Any = None
@@ -74,10 +74,10 @@ class ProgramNode(Protocol):
     ``$NODE_COMMAND``, read at ``start``, in the process that hosts the node).
 
     ``init`` is what the program's ``init`` line carries beside its id and peers (``seed``,
-    ``problem``, ``options``). ``requests`` > 0 makes it a driven node (``mutex``, ``philosophers``):
+    ``problem``, ``options``). ``requests`` > 0 makes it a driven node (``mutex``, ``kmutex`` ...):
     it asks for ``resource`` that many times, after a dwell of the first of ``dwells``, and leaves
     it after one of the second, as the problem's own nodes do, in the problem's ``states`` (idle,
-    waiting, holding); 0 leaves the program to act on its own (``bees``). ``peers``: the ids it
+    waiting, holding); 0 leaves the program to act on its own. ``peers``: the ids it
     may send to (None: 1..``n`` but its own; a problem played whole adds its role, node 0);
     ``finals``: the states it is finished in when it acts on its own (None: DEAD, RETIRED)."""
 
@@ -194,6 +194,13 @@ class ProgramNode(Protocol):
             return []
         fields = {k: v for k, v in output.items() if k not in ("type", "event", "pid", "vc", "t")}
         return [Note(output["event"], fields)]
+
+    def stall_hint(self) -> str | None:
+        """Lines the program wrote after its last done, never read (nothing reads a program between
+        its inputs): no input asked for them, so none of their sends or entries happened."""
+        if self.process is None or not (late := self.process.unread()):
+            return None
+        return f"{self.process.wrote_late()}; unread: {shorten(late.splitlines()[0])}"
 
     def close(self) -> None:
         """Kill the program (its process group); idempotent."""

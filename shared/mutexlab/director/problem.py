@@ -5,13 +5,13 @@ whose invariants the audit applies) and how the workload goes: ``driven`` proble
 problem whose workload asks for one resource at a time — its ``requested`` one, or its only one —
 asked for by ``request`` lines and left on ``release`` lines; the header names the problem, so
 the audit applies its own checks and rules beside the capacities) or nodes that act on their own
-(a family with a registered algorithm; its audit then judges the whole run: eggs, deaths ...).
+(a family with a registered algorithm; its audit then judges the whole run, by its own rules).
 A declared problem with a ``role`` beside its N processes and a workload it draws itself (``draw``)
-(the elves: their mayor and its plan) is played whole by the program: the role is node 0, the
+(a coordinator and its plan) is played whole by the program: the role is node 0, the
 processes nodes 1..N, every node's ``init`` carries the drawn parameters, and the header names
 the problem and no algorithm, so the problem's own audit and rules judge the run (not a
 solution's message checks). With the option ``drawn_by_program`` (``test --mpi``: an MPI program
-never sees ``init``) the role draws what the problem lets it (``reported``: the elves' plan)
+never sees ``init``) the role draws what the problem lets it (``reported``: its plan, say)
 itself: left out of the header and of ``init``, read by the audit from what the role reports.
 """
 

@@ -151,19 +151,23 @@ class NodeProcess:
     def late(self, grace: float = 0.0) -> None:
         """NodeFault (protocol) if the node wrote after its last ``done``, before its next input
         (within ``grace`` seconds): a timer's or another thread's line, no input's answer."""
+        if self.unread(grace):
+            raise NodeFault("protocol", self.node, self.wrote_late(), shorten(self.buffer.strip()))
+
+    def unread(self, grace: float = 0.0) -> bytes:
+        """What the node wrote after its last ``done`` and nothing read yet (within ``grace`` s)."""
         if select.select([self.out], [], [], grace)[0]:
             chunk = os.read(self.out, 1 << 16)  # b"": its output ended, which its next read finds
             self.heard = self.heard or bool(chunk)
             self.buffer += chunk
-        if self.buffer.strip():
-            raise NodeFault(
-                "protocol",
-                self.node,
-                f"node {self.node} wrote after its done line (answering {self.last}), before its next "
-                "input: every output an input causes must be written before that input's done (a line "
-                "from a timer or another thread is no input's answer)",
-                shorten(self.buffer.strip()),
-            )
+        return self.buffer.strip()
+
+    def wrote_late(self) -> str:
+        return (
+            f"node {self.node} wrote after its done line (answering {self.last}), before its next "
+            "input: every output an input causes must be written before that input's done (a line "
+            "from a timer or another thread is no input's answer)"
+        )
 
     def stalled(self, message: dict[str, Any]) -> NodeFault:
         code = self.proc.poll()

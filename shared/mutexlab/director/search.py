@@ -18,7 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .judge import DEADLOCK, NO_REST, NONDETERMINISTIC, Finding, from_fault, judge, undecided
+from .judge import (
+    DEADLOCK,
+    NO_PROGRESS_SEEN,
+    NO_REST,
+    NONDETERMINISTIC,
+    Finding,
+    from_fault,
+    judge,
+    undecided,
+)
 from .lines import START, NodeFault
 from .problem import Problem
 from .process import Pool
@@ -87,7 +96,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         resting = not run.enabled()
         waiting = sorted(run.names[n] for n in run.waiting)
         verdict, finding = judge(run.events, resting, waiting, len(steps))
-        if finding is not None and finding.rule == DEADLOCK:
+        if finding is not None and finding.rule in (DEADLOCK, NO_PROGRESS_SEEN):
             run.settle(LATE_GRACE)
     except NodeFault as fault:
         pool.discard()

@@ -7,9 +7,9 @@ mutex``), which every service of a run resolves alike (registry.resolve); the co
 ``NODE_COMMAND`` in the environment when the spec names none (a compose service, a participant
 ``mutexlab run`` starts), read when a node starts, never when a setup is built (the monitor
 builds one too and runs no program). The trace names the problem's own algorithm for a problem
-whose nodes act on their own (``bees``: its audit judges the run) and ``program-<problem>`` for a
-driven one and for one played whole (``program-elves``: the mayor, pid 0, a program too; the
-problem's own audit and rules judge it).
+whose nodes act on their own (its audit judges the run) and ``program-<problem>`` for a
+driven one and for one played whole (its role, pid 0, a program too; the problem's own audit
+and rules judge it).
 """
 
 from __future__ import annotations

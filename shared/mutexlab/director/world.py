@@ -248,7 +248,7 @@ class Run:
                     # A node of a problem of requests asking on its own (an MPI rank): its entry
                     # of the requested resource (cs, a meal; not the forks a meal needs) says it
                     # asked, when it asked the director cannot see; the audit counts a request
-                    # per entry. (The bees and the elves have no requests to count.)
+                    # per entry. (A problem whose nodes act on their own has no requests to count.)
                     self._record(node, "request", resource=resource)
             else:
                 self.holding[node][resource] -= units

@@ -9,7 +9,8 @@ and, on news, makes the new array — no Python frame per receive. At bees P = 2
 Python method and its P-entry comparison were what grew with P (see docs/scaling.md#fast-paths).
 The same clocks, element for element, with the same serials: ``tests/test_fastclock.py`` runs
 both over the same runs and compares every token the audit reads, the verdicts and the findings;
-broken builds are caught there. ``merge(mine, theirs, spare)`` is the comparison and maximum
+broken builds are caught there; both refuse a token whose serial is below 0 (ValueError).
+``merge(mine, theirs, spare)`` is the comparison and maximum
 alone, held to numpy's on every small pair of clocks.
 
 It is built with the C compiler on first use into the cache directory (``cache_dir``), named

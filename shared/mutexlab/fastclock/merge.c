@@ -272,6 +272,10 @@ static PyObject *Clock_merge(Clock *self, PyObject *token) {
     long long serial = PyLong_AsLongLong(PyTuple_GET_ITEM(token, 0));
     if (serial == -1 && PyErr_Occurred()) return NULL;
     if (serial == 0) return Py_NewRef(self->token);
+    if (serial < 0) { /* no family gives one out; cut to 32 bits it could pass for one read */
+        PyErr_SetString(PyExc_ValueError, "merge: a token's serial below 0 (serials are 0 or above)");
+        return NULL;
+    }
     Py_ssize_t sender = PyLong_AsSsize_t(PyTuple_GET_ITEM(token, 2));
     if (sender == -1 && PyErr_Occurred()) return NULL;
     Py_ssize_t n = self->family->n;

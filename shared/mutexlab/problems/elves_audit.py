@@ -21,7 +21,7 @@ its ``contracts``. A round whose note names no contracts leaves what needs the p
 contract done, none done that the mayor did not hand out, the poison by the contract's hamsters —
 undecided (``plan-unreported``): never safe, never a violation.
 
-A run header's plan or message body of the wrong type makes the trace unreadable: TraceError
+A run header's plan or hamsters, or a message body, of the wrong type makes the trace unreadable: TraceError
 naming the line, not a verdict. A solution may check more of its own messages (its spec's
 ``audit``: mutexlab's elves check their rounds' replies and contract positions).
 """
@@ -51,10 +51,19 @@ Done = dict[
 ]  # (round, contract), as the trace has them → contract_done events
 
 
-def _check_fields(events: list[dict[str, Any]], run: dict[str, Any]) -> None:
-    """The run parameters and message bodies this audit reads have the statement's types; a
-    trace whose do not is unreadable (TraceError naming the line), not unsafe."""
+def _check_params(run: dict[str, Any]) -> None:
+    """The run header's parameters this audit reads have the statement's types (TraceError naming
+    the line and the field, the value shown cut short, if not)."""
     params = run.get("params") or {}
+    hamsters = params.get("hamsters")
+    if hamsters is not None and not (
+        isinstance(hamsters, list) and 1 <= len(hamsters) <= 2 and all(whole(h) for h in hamsters)
+    ):
+        raise event_error(
+            run,
+            "the run header's params.hamsters must be a list [min, max] of whole numbers "
+            f"(hamsters per contract), not {hamsters!r:.40}",
+        )
     plan = params.get("plan")
     if plan is not None and not (
         isinstance(plan, list) and all(isinstance(r, list) and all(whole(h) for h in r) for r in plan)
@@ -67,6 +76,12 @@ def _check_fields(events: list[dict[str, Any]], run: dict[str, Any]) -> None:
     for key in ("rounds", "poison_per_hamster"):
         if key in params and not whole(params[key]):
             raise event_error(run, f"the run header's params.{key} must be a whole number")
+
+
+def _check_fields(events: list[dict[str, Any]], run: dict[str, Any]) -> None:
+    """The run parameters and message bodies this audit reads have the statement's types; a
+    trace whose do not is unreadable (TraceError naming the line), not unsafe."""
+    _check_params(run)
     for e in events:
         body = e.get("msg")
         if e["event"] == "send" and body is not None:
@@ -264,6 +279,7 @@ _BOTH = RULES.invariants(beside=AUDIT_ONLY)
 
 def _judged(events: list[dict[str, Any]], run: dict[str, Any]) -> list[Violation]:
     """The rules and the audit, the plan the header's or else the one the mayor reported."""
+    _check_params(run)  # before ``reported`` reads them
     params = run.get("params") or {}
     if "plan" in params:
         return _BOTH.check(events, run)

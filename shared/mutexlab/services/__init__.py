@@ -1,4 +1,4 @@
-"""The service entry points: ``main(role)`` for bee, elf, mayor, node and monitor.
+"""The service entry points: ``main(role)`` for each participant role and the monitor.
 
 Thin by design (docs/architecture.md#layering): ``main`` is ``transport.service.serve``, which
 reads the configuration from the environment, sets up logging and hands over to a transport

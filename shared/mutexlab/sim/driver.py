@@ -19,7 +19,7 @@ from ..trace import EventSink, Recorder
 
 
 def resource_kind(resource: str) -> str:
-    """``reed:2`` → ``reed``; ``contract:1.3`` → ``contract``; ``flower`` → ``flower``."""
+    """``slot:2`` → ``slot``; ``task:1.3`` → ``task``; ``cs`` → ``cs``."""
     return resource.split(":", 1)[0]
 
 

@@ -8,7 +8,7 @@ of the link, 0 = oldest, ahead of the older ones) and ``duplicate`` (deliver a c
 message at ``index``; it stays in flight).
 ``loop`` (optional) marks ``steps[loop:]`` as a cycle: replaying checks that it ends in the
 world where it began (so a run may repeat it forever) and names who waits throughout it.
-``seed`` is the setup's seed (it draws e.g. the elves' contracts); ``finding`` is free text
+``seed`` is the setup's seed (it draws e.g. a role's plan); ``finding`` is free text
 from the tool that wrote the scenario. ``Schedule`` effects are
 not fired by themselves here: the scenario decides when a process acts (they are kept as the
 pending local decisions, which is what tells a scenario that stops early from a deadlock).

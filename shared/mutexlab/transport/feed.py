@@ -137,7 +137,10 @@ class AuditFeed:
 
     def complete(self, names: Iterable[str]) -> bool:
         """Every one of ``names`` is done, every sent message was received, and no batch waits for
-        earlier events of its process."""
+        earlier events of its process. No receipt heard before its send (``received_early``) is
+        asked about: with every member done and all its events heard, every send was heard and
+        paired; one left is a receipt of a message no member sent, which the audit reports at
+        once — waiting on it would only turn that finding into a stall."""
         return not self.sent and not any(self.held.values()) and all(self.done(n) for n in names)
 
     def silent_for(self, seconds: float) -> bool:
@@ -159,6 +162,8 @@ class AuditFeed:
                 "waiting": status.get("waiting", {}),
                 "silent_for": round(now - self.heard[name], 1) if name in self.heard else None,
             }
+            if status.get("hint"):  # why it may be stuck that its waits cannot say (Protocol.stall_hint)
+                stalled[name]["hint"] = str(status["hint"])[:500]
 
         def entry(name: str) -> dict[str, Any]:  # a member stalled only for what the transport knows
             return stalled.setdefault(

@@ -4,15 +4,15 @@ The monitor admits participants; nobody is configured with its pid or with P by 
 
 1. A participant starts with a fresh *instance id*, listens on its own queue (bound to
    ``control.<instance>``) and publishes ``join`` (``join.<role>``) with its instance id and role.
-2. The monitor admits joiners in arrival order. The run's *scalable role* (bee for bees, elf for
-   elves, node for the classic algorithms) gets pids 1..P; a *fixed role* (the elves' mayor)
-   gets its own pid (the mayor is 0). A joiner with a stable name from its orchestrator (a
-   StatefulSet's pod ``bee-3``, a swarm task's slot: ``STABLE_NAME``) *wants* ``<role>-<n>``: it
+2. The monitor admits joiners in arrival order. The run's *scalable role* (the problem's process,
+   node for the classic algorithms) gets pids 1..P; a *fixed role* (a problem's coordinator)
+   gets its own pid (0). A joiner with a stable name from its orchestrator (a
+   StatefulSet's pod ``node-3``, a swarm task's slot: ``STABLE_NAME``) *wants* ``<role>-<n>``: it
    gets that name (and its pid) when the run has it; a later joiner wanting it (the pod
    restarted) takes the earlier one's place until the roster closes; the others fill the
    remaining names in arrival order. The roster closes when
    * ``PROCESSES`` = P > 0: P scalable joiners and every fixed role are there; or
-   * ``PROCESSES`` = 0 (discovery, for ``docker compose up --scale bee=N``): at least one
+   * ``PROCESSES`` = 0 (discovery, for ``docker compose up --scale <role>=N``): at least one
      scalable joiner, every fixed role, and no new joiner for ``JOIN_WINDOW`` seconds;
      P is then the number of scalable joiners.
 3. On closing, the monitor builds the setup (``make_setup(algorithm, P, options, seed)``),
@@ -64,7 +64,7 @@ STABLE_ORDINAL = re.compile(r"-(\d{1,9})$")
 
 def wanted_name(role: str, stable_name: str | None) -> str | None:
     """The name a participant of ``role`` asks for, from its orchestrator's stable name ending in
-    ``-<n>`` (pod ``mutexlab-bee-3`` → ``bee-3``); None without one. ValueError when it has no ordinal."""
+    ``-<n>`` (pod ``mutexlab-node-3`` → ``node-3``); None without one. ValueError when it has no ordinal."""
     if not stable_name:
         return None
     found = STABLE_ORDINAL.search(stable_name)
@@ -76,7 +76,7 @@ def wanted_name(role: str, stable_name: str | None) -> str | None:
 
 
 def role_of(name: str) -> str:
-    """``bee-3`` → ``bee``; ``mayor`` → ``mayor``."""
+    """``node-3`` → ``node``; a fixed role's name (no ``-<n>``) → itself."""
     return name.split("-", 1)[0]
 
 

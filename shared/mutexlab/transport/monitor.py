@@ -284,7 +284,11 @@ class Monitor(Admission):
             if n not in outcome.stalled
             or (outcome.stalled[n].get("silent_for") or 0) < self.settings.stall_timeout
         }
+        again = self.settings.delivery == "transient"  # its participants take their queues unacked:
         while time.monotonic() < deadline and not all(status.get(n, {}).get("final") for n in alive):
+            if again and time.monotonic() > stopped + 1.0:  # a stop lost with a connection, sent again
+                again = False
+                self.bus.publish("control.all", {"kind": "stop", "reason": reason})
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
         finals = sum(bool(status.get(n, {}).get("final")) for n in names)

@@ -220,6 +220,8 @@ def render(o: Outcome) -> str:
             extra.append(
                 f"its trace events from its #{info['missing_events']} on never heard (later ones held back)"
             )
+        if info.get("hint"):
+            extra.append(str(info["hint"]))
         if info.get("silent_for") is None:
             extra.append("never reported")
         elif info["silent_for"] > 5:

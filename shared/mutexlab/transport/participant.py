@@ -1,4 +1,4 @@
-"""One participant (bee, elf, mayor or node) running its protocol object over RabbitMQ.
+"""One participant (a problem's process, a fixed role, or a node) running its protocol object over RabbitMQ.
 
 The effects are carried out by ``ServiceDriver``, a ``sim.driver.Driver``: the same code as the
 simulator applies them in order, handles sends to oneself locally, numbers messages and
@@ -6,23 +6,23 @@ records the trace events (``driving.py``). Only two things differ: network sends
 publishes (below; persistent, or transient and kept for retransmission: ``links.py``), a ``Schedule`` is a real timer (dwell seconds per kind), and the trace events
 go to the monitor instead of a file.
 
-The inputs taken in one round of the loop (the deliveries of one poll, then the timers due) form
-one step, whose protocol messages are published when the round ends as one message in effect
-order (``wire.frame``: an envelope, or a step frame), routed to its first addressee by its key and
-to the others by the ``BCC`` header (the broker strips it: no receiver decodes it); then the acks
-of its deliveries, in delivery order. Its trace events wait with those of the steps after it
-(``tracing.TraceBuffer``) and go to the monitor (``audit.<name>``) as one batch ``{"events":
-[...], "status": {...}}`` (the latest status, when a state changed) once the oldest waited
-``TRACE_FLUSH`` seconds, when many wait, at the heartbeat, when the process finishes or stops.
+The inputs taken in one round of the loop (the deliveries of one poll, the timers due, then those
+they made due at once: ``FOLD_ROUNDS``) form one step, whose protocol messages are published when
+the round ends as one message in effect order (``wire.frame``: an envelope, or a step frame),
+routed to its first addressee by its key and to the others by the ``BCC`` header (the broker
+strips it: no receiver decodes it); then the acks of its deliveries, in delivery order. Its
+trace events wait with those of the steps after it (``tracing.TraceBuffer``) and go to the
+monitor (``audit.<name>``) as one batch ``{"events": [...], "status": {...}}`` (the latest status,
+when a state changed) once the oldest waited ``TRACE_FLUSH`` seconds, when many wait, at the
+heartbeat, once the process has finished, when it stops.
 A delivery is acked only behind its sends and the batch holding its events (persistent: the bus
 holds the ack until both are confirmed; transient: the link's acknowledgement waits for that
 batch). The monitor pairs a receipt heard before its send (feed.py): no order between processes.
 
 Invariants: a protocol input is handled at most once and in its link's order (per-link sequence
-numbers drop redelivered duplicates, and hold a message that comes ahead of a missing one back
-until that one comes) and acked only after its effects are confirmed by the broker (the bus
-holds the ack back until then, without stopping the process from handling the next input; a
-held-back message is acked with the deliveries around it, and kept in memory until handled); every
+numbers drop redelivered duplicates, and hold one ahead of a missing one back until it comes)
+and acked only after its effects are confirmed by the broker (the bus holds the ack back without
+stopping the next input; a held-back message's delivery is acked once it is handled: ``HeldAcks``); every
 state change is logged (name, state, Lamport clock) and reported to the monitor with what the
 process waits for; malformed input is dead-lettered with its reason, never crashes the process.
 A message the protocol refuses (``ProtocolError``: its state does not accept it) is logged,
@@ -45,7 +45,7 @@ from collections import Counter
 from typing import Any
 
 from ..bus.amqp import LOST, TransportError
-from ..bus.inbox import Delivery, LinkInbox
+from ..bus.inbox import Delivery, HeldAcks, LinkInbox
 from ..bus.links import Retransmission
 from ..bus.rabbit import Bus
 from ..bus.topology import Topology, addressed, queue_consumers
@@ -65,6 +65,7 @@ log = logging.getLogger("mutexlab.participant")
 
 EXIT_OK, EXIT_CONFIG, EXIT_FAILED = 0, 2, 3
 FINAL_FLUSH = 10.0  # seconds to wait for the confirms of the last publishes after the stop
+FOLD_ROUNDS = 2  # a step's rounds of due timers: those due, then those they made due (dwell 0)
 REJECTIONS_KEPT = 10  # the reasons of the first rejected inputs a status carries (the count is exact)
 
 
@@ -75,10 +76,8 @@ class Participant:
         # resolved once, before joining: a bad file is a configuration error (exit 2); none: the welcome's
         self.solution = registry.solution(settings.algorithm) if settings.algorithm else None
         self.instance = instance or f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        persistent = settings.delivery == "persistent"
-        self.topology = Topology(
-            settings.run_id, settings.queue_kind, durable=persistent, expires=settings.queue_expires
-        )
+        durable, expires = settings.delivery == "persistent", settings.queue_expires
+        self.topology = Topology(settings.run_id, settings.queue_kind, durable=durable, expires=expires)
         self.bus = Bus(
             settings.amqp_url,
             self.topology,
@@ -89,13 +88,12 @@ class Participant:
         )
         self.links: Retransmission | None = None  # transient delivery: links.py, once admitted
         self.join_queue = self.topology.queue(f"join.{self.instance}")
-        self.phase = "join"
-        self.name = f"{role}?"
+        self.phase, self.name = "join", f"{role}?"
         self.pid: int | None = None
         self.setup: Setup | None = None
         self.driver: ServiceDriver | None = None
         self.roster: dict[str, int] = {}
-        self.inbox = LinkInbox()
+        self.inbox, self.held_acks = LinkInbox(), HeldAcks()
         self.link_seq: Counter[int] = Counter()
         self.audit = AuditSink()
         # The step being handled (see the module doc): its protocol messages in effect order, its
@@ -107,20 +105,17 @@ class Participant:
         self.trace = TraceBuffer(self.audit, 0.0 if settings.directed else settings.trace_flush)
         self.changed = False
         self.timers: list[tuple[float, int, str]] = []
-        self._timer_seq = 0
+        self._timer_seq, self.dead_letters, self.rejected = 0, 0, 0  # rejected: inputs refused (findings)
         self.dwell: dict[str, float] = {}
         self.default_dwell = 0.2
         self.start_time = time.time()
-        self.dead_letters = 0
-        self.rejected = 0  # protocol messages the protocol refused (or failed on): findings
         self.rejections: list[str] = []  # the first REJECTIONS_KEPT of them: who sent what, why
         self.broken: str | None = None  # why a handler raised: no input is taken any more
         self.stopped = False
         self._last_status = 0.0
         self._monitor_seen = self._monitor_checked = time.monotonic()
-        # Seconds between two looks at the monitor's queue (each costs a channel and a round trip):
-        # a tenth of MONITOR_TIMEOUT, never more often than every heartbeat. A gone monitor is given
-        # up on MONITOR_TIMEOUT after the last look that found it, give or take one such interval.
+        # Seconds between looks at the monitor's queue (a channel and a round trip each): a tenth of
+        # MONITOR_TIMEOUT, at most every heartbeat (a gone monitor is given up on about that late).
         self._monitor_check_every = max(settings.heartbeat, settings.monitor_timeout / 10)
 
     # -- topology ---------------------------------------------------------------------------
@@ -211,7 +206,8 @@ class Participant:
     def _work(self) -> bool:
         """Run the protocol until the monitor's stop (True) or until the monitor is gone (False)."""
         self._monitor_seen = self._monitor_checked = time.monotonic()
-        self.bus.consume(self.topology.queue(self.name))
+        auto = self.links is not None and not self.settings.directed  # senders keep custody: links.py
+        self.bus.consume(self.topology.queue(self.name), auto_ack=auto)
         if self.settings.directed:  # the director starts it (directing.py)
             directing.hold(self)
         else:
@@ -231,10 +227,7 @@ class Participant:
                 self._handle(delivery)
                 if self.stopped:
                     break
-            now = time.monotonic()
-            while self.timers and self.timers[0][0] <= now and not self.stopped:
-                _, _, action = heapq.heappop(self.timers)
-                self._input(lambda p, a=action: p.on_local(a))
+            self._due_timers()
             self._publish_step()
             if self.links is not None:
                 self.links.tick(self.bus, self.trace.traced, time.monotonic())
@@ -310,6 +303,14 @@ class Participant:
             self.rejections = [*self.rejections, why[:500]][:REJECTIONS_KEPT]
             self._status()
 
+    def _due_timers(self) -> None:
+        """The step's timers: those due, then those they made due at once (``FOLD_ROUNDS``)."""
+        for _round in range(FOLD_ROUNDS):
+            now = time.monotonic()
+            while self.timers and self.timers[0][0] <= now and not self.stopped:
+                action = heapq.heappop(self.timers)[2]
+                self._input(lambda p, a=action: p.on_local(a))
+
     def _apply(self, action) -> None:
         """Carry out one input through the driver; a state change is logged at once."""
         setup, driver, pid = self._joined()
@@ -354,35 +355,35 @@ class Participant:
             for env in envs:  # what waited behind their places in the link goes on
                 for held_env, held_msg, taken in self.inbox.refuse(sender, env["seq"]):
                     self._deliver(held_env, held_msg, taken, current=False)
+                    self.held_acks.handled(sender, held_env["seq"])
             return
         refused: list[str] = []  # why the protocol refused messages of this delivery
         for env, msg in decoded:
             ready = self.inbox.accept(sender, env["seq"], (env, msg, delivery))
             if not ready:
-                log.info(
-                    "%s: %s %s from %s (seq %d)",
-                    self.name,
-                    "held back" if self.inbox.waits(sender, env["seq"]) else "dropped duplicate",
-                    env["id"],
-                    sender,
-                    env["seq"],
-                )
+                held = self.inbox.waits(sender, env["seq"])
+                if held:  # in memory only: this delivery's ack waits until it is handled
+                    self.held_acks.hold(sender, env["seq"], delivery)
+                elif self.links is not None:
+                    self.links.acks.again(sender)  # a copy: our acknowledgement may have been lost
+                what = "held back" if held else "dropped duplicate"
+                log.info("%s: %s %s from %s (seq %d)", self.name, what, env["id"], sender, env["seq"])
             for held_env, held_msg, taken in ready:  # this message, then those held back behind it
                 problem = self._deliver(held_env, held_msg, taken, current=taken is delivery)
+                self.held_acks.handled(sender, held_env["seq"])
                 if problem is not None:
                     refused.append(problem)
-        # Acked once, in delivery order, behind the effects of all its messages (a held-back one
-        # waits in the inbox); with the reasons when the protocol refused any of them.
+        # Acked once, in delivery order, behind the effects of all its messages (and of its
+        # held-back ones: HeldAcks); with the reasons when the protocol refused any of them.
         if refused:
-            self._dead_letter(delivery, "; ".join(refused))
-        else:
-            self.handled.append(delivery)
+            self._dead_letter(delivery, "; ".join(refused), ack=False)
+        self.handled.append(delivery)
 
     def _deliver(self, env: dict, msg: Any, delivery: Delivery, current: bool) -> str | None:
         """Apply one protocol message, next in its link's order (a director's duplicate, ``copy``,
         recorded so). When the protocol refuses it, a message of the ``current`` delivery gives the
         reason back (``_handle`` dead-letters and acks that delivery once); one held back from an
-        earlier delivery, acked already, is dead-lettered here."""
+        earlier delivery (whose ack waits for it: ``HeldAcks``) is dead-lettered here."""
         _, driver, pid = self._joined()
         frm, copy = self.roster[env["from"]], self.settings.directed and env.get("copy") is True
         try:
@@ -418,7 +419,7 @@ class Participant:
         self.outbox.append(entry)
         self.outkeys[f"{msg.type}.{dest}"] = None
         if self.links is not None:  # kept until the addressee acknowledges it (transient delivery)
-            self.links.keep(f"{msg.type}.{dest}", entry, time.monotonic())
+            self.links.outbox.keep(f"{msg.type}.{dest}", entry, time.monotonic())
 
     def _publish_step(self, flush: bool = False) -> None:
         """End the step: the trace batch when due (``flush``: now; with the latest status when a
@@ -441,7 +442,9 @@ class Participant:
             self.bus.send(key, compact(frame(self.settings.run_id, self.name, outbox, acks)), headers=headers)
         later = self.trace.waiting()
         for delivery in handled:
-            self.bus.ack(delivery, later=later)
+            self.bus.ack(delivery, later=later, blocked=self.held_acks.blocks(delivery))
+        for delivery in self.held_acks.take():  # its held-back messages handled: acked behind them
+            self.bus.unblock(delivery, later=later)
 
     def _flush_trace(self) -> None:
         """Send the trace batch (``audit.<name>``) and let the acks that wait for it wait for its confirm."""
@@ -482,16 +485,14 @@ class Participant:
             "lamport": proto.clock.time,
             "finished": bool(proto.finished),
             "waiting": waiting,
+            "hint": proto.stall_hint(),
             "timers": len(self.timers),
             "duplicates": self.inbox.duplicates,
             "gaps": self.inbox.gaps,
             "dead_letters": self.dead_letters,
             "rejected": self.rejected,
             "rejections": self.rejections,
-            "forged": self.bus.forged,
-            "forgeries": self.bus.forgeries,
-            "reconnects": self.bus.reconnects,
-            "redelivered": self.bus.redelivered,
+            **{key: getattr(self.bus, key) for key in ("forged", "forgeries", "reconnects", "redelivered")},
             "final": final,
             **({} if self.links is None else {"retransmitted": self.links.outbox.retransmitted}),
             "events": self.audit.recorded,

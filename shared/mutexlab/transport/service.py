@@ -1,4 +1,4 @@
-"""Running one role of a run in this process: ``serve(role)`` for bee, elf, mayor, node and monitor.
+"""Running one role of a run in this process: ``serve(role)`` for each participant role and the monitor.
 
 Reads the configuration from the environment, sets up logging, hands over to a transport
 participant or the monitor. The service entry points (``mutexlab.services``, ``services/<role>/main.py``)

@@ -3,7 +3,7 @@ steps wait here and go as one batch (``audit.<name>``), not one publish per step
 
 A batch is due when its oldest event (or a delivery whose ack waits for it) has waited ``bound``
 seconds (``TRACE_FLUSH``), when ``MAX_EVENTS`` events or ``MAX_DELIVERIES`` deliveries wait for
-it, when the process first finishes (the monitor hears it at once: a run's end is not held up),
+it, once the process has finished (the monitor hears it at once: a run's end is not held up),
 or when the participant asks (``flush``: a status, the heartbeat, the stop). The
 monitor needs no order between processes' batches (it pairs a receipt heard before its send), and
 a process's batches reach it in order (one channel, one queue).
@@ -56,6 +56,7 @@ class TraceBuffer:
             self.since = now
         return (
             flush
+            or self.finished  # the run's end waits for nothing: a finished process's events go at once
             or now - self.since >= self.bound
             or len(self.sink.events) >= MAX_EVENTS
             or self.deliveries >= MAX_DELIVERIES

@@ -996,7 +996,7 @@ static long json_long(const char *line, const char *key, long otherwise) {
 }
 
 /* Rank r is node first_ + r: the nodes are ids first_.. (1.. for most problems; 0.. where the
- * problem has a role beside its N processes, node 0, the elves' mayor), so the lowest id of the
+ * problem has a role beside its N processes, node 0, the problem's coordinator), so the lowest id of the
  * node and its peers is rank 0 and the world's size is the peers and the node itself. */
 static void ids(const char *line) {
     long id = json_long(line, "{\"id\":", 1), lowest = id;
