@@ -461,11 +461,15 @@ static int Core_init(Core *c, PyObject *args, PyObject *kwds) {
     return ok;
 }
 
+#include "_core_step.h"
+
 static PyMethodDef Core_methods[] = {
     {"dfs", (PyCFunction)Core_dfs, METH_O, "Search depth-first from the root world: (code, world, label, path)."},
     {"counts", (PyCFunction)Core_counts, METH_NOARGS, "(states, transitions, depth, finals, cycles)"},
     {"reduce_counts", (PyCFunction)Core_reduce_counts, METH_NOARGS, "(the sampler's calls, worlds reduced)"},
     {"fingerprint", (PyCFunction)Core_hash, METH_O, "The fingerprint of a world (hash of its tuple)."},
+    {"successor", (PyCFunction)Core_successor, METH_VARARGS, "successor(world, label): the world reached, or None."},
+    {"sampling", (PyCFunction)Core_sampling, METH_VARARGS, "sampling(calls, due): the sampler's count set."},
     {NULL}
 };
 
@@ -495,6 +499,6 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) { Py_DECREF(&CoreType); Py_DECREF(m); return NULL; }
     /* core.py's INTERFACE: a build older than its source (a pull without a rebuild) is not used */
-    if (PyModule_AddIntConstant(m, "INTERFACE", 3) < 0) { Py_DECREF(m); return NULL; }
+    if (PyModule_AddIntConstant(m, "INTERFACE", 4) < 0) { Py_DECREF(m); return NULL; }
     return m;
 }

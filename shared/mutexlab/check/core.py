@@ -1,7 +1,8 @@
 """The search core over integer worlds: the depth-first (Tarjan) search, with the reductions
 the model applies, compiled (``_core.c`` and ``_core_reduce.h``, built by ``pip install -e .``)
 or its pure-Python twin ``PyCore`` (the same algorithm, used when the extension is absent and
-held to it by tests/test_check_core.py).
+held to it by tests/test_check_core.py); and single steps on the same tables for the figures'
+search of ``check --metrics`` (``stepper``, ``_core_step.h``; tests/test_check_core_step.py).
 
 The core never runs protocol code. ``sim/world.py`` already gives each process's distinct
 states, messages, actions and sequences small integer ids, and runs each distinct (state,
@@ -26,16 +27,18 @@ from __future__ import annotations
 
 import os
 import warnings
+from types import SimpleNamespace
 from typing import Any
 
-from .core_reduce import Reducer, ReduceTables, reducible
+from .core_reduce import Reducer, ReduceTables, reducible, shift_of
+from .reductions import ClockShift
 from .result import CheckFinding
 
 # The compiled core's calling convention; _core.c states the same number. A build of an older
 # source (a `git pull` without `pip install -e .`) says another, or none, and is not used. Bump
 # both with any change to what Core's constructor or methods take or return (_core.c,
 # _core_reduce.h): a change inside the search that keeps them is held by test_check_core instead.
-INTERFACE = 3
+INTERFACE = 4
 
 CCore: Any = None
 try:  # the compiled core; absent (a build without a compiler, another interpreter): the twin
@@ -164,6 +167,26 @@ def run_dfs(search: Any, root: tuple, which: str | None = None) -> bool:
         found.path = path
         r.findings.append(found)
     return True
+
+
+def stepper(model: Any, which: str | None = None) -> tuple[Any, Tables] | None:
+    """A core taking single steps for the figures' search (``successor``, check/metrics.py):
+    the model's step on the core's remembered tables, normalised and sampled as the model's
+    normalisation would be; partial-order reduction never applies. None where the core cannot
+    step the model (reordering, duplicates, a normalisation other than the clock shift) or
+    without the compiled core (``which``: this core, for the tests). With
+    its ``Tables``, whose ``finish`` gives the sampler's count back to the model."""
+    inner, _ = shift_of(model)
+    if model.reorder or model.dup or not (inner is None or isinstance(inner, ClockShift)):
+        return None
+    if which is None and core_name() != "compiled":
+        return None  # the twin steps slower than the search's own inlined step: tests call it
+    tables = Tables(SimpleNamespace(model=model))
+    _, into, link_of, *rest = tables.reduce_config()
+    core = (CCore if (which or core_name()) == "compiled" else PyCore)(
+        tables, model.n, tuple(model.link_to), False, 0, into, link_of, *rest
+    )
+    return core, tables
 
 
 def unsampled_step(model: Any, world: Any, label: Any) -> tuple:
@@ -337,6 +360,35 @@ class PyCore:
             if tables.component(worlds, prefix):
                 return 3, None, None, []
         return 0, None, None, []
+
+    def successor(self, world: tuple, label: tuple) -> tuple | None:
+        """The compiled core's ``successor`` (``_core_step.h``): the world ``label`` leads to,
+        normalised and sampled as the model's; None when the input is refused."""
+        n, P0, H, tables = self.n, self.P0, self.H, self.tables
+        kind, x, y = label
+        w = list(world)
+        if kind:
+            i, code = x, 2 * y + 1
+            w[P0 + i] = tables.drop(w[P0 + i], y)
+        else:
+            i, code = self.link_to[x], 2 * y
+            w[n + x] = self.seq(w[n + x])[0]
+        state, sends, schedules, hid = tables.trans(w[i], code)
+        if state < 0:
+            return None
+        w[i] = state
+        for k in range(0, len(sends), 2):
+            w[n + sends[k]] = tables.push(w[n + sends[k]], sends[k + 1])
+        for a in schedules:
+            w[P0 + i] = tables.add(w[P0 + i], a)
+        if hid >= 0:
+            w[H] = tables.hold(w[H], hid) >> 1
+        self.transitions += 1
+        return self.red.normal(w) if self.red.norm else tuple(w)
+
+    def sampling(self, calls: int, due: int) -> None:
+        """The sampler's calls and next call due, as another normaliser left them."""
+        self.red.calls, self.red.due = calls, due
 
 
 def _room(seen: dict, *stack: list) -> tuple[int, int]:

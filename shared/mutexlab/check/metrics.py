@@ -53,9 +53,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..sim.engine import _rare_collections as rare_collections
 from .ahead import averages, bypassing, charging, ended, fold, settle, shift, widen
 from .budget import growth
 from .charges import NONE, Tracker
+from .core import stepper
+from .core_reduce import shift_of
+from .edges import NEG, Edges
 from .model import LOCAL, Model
 from .por import NAME as POR
 from .result import rss_mb
@@ -144,14 +148,22 @@ class MetricsResult:
         return out
 
 
+def flat(acc: dict) -> tuple:
+    """``acc`` (key → [fewest, most]) as ((key, fewest, most), ...) in key order."""
+    if len(acc) == 1:
+        for k, (lo, hi) in acc.items():
+            return ((k, lo, hi),)
+    return tuple(sorted((k, lo, hi) for k, (lo, hi) in acc.items()))
+
+
 def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
 
 fingerprint = hash  # of an augmented world: ints and tuples only, the same in every run (charges.py)
-NEG = -(1 << 40)  # no bypass figure ahead on any path (the request is given up on all of them)
 
 
+@rare_collections()  # its worlds and tables are long-lived and form no cycles (sim/engine.py)
 def search_metrics(
     model: Model,
     max_states: int | None = None,
@@ -159,6 +171,7 @@ def search_metrics(
     progress: Callable | None = None,
     exact: bool = False,
     carried: bool = False,
+    remember: bool = True,
 ) -> MetricsResult:
     """Every reachable augmented world, depth-first; the figures with a run reaching each.
     ``model`` may be the check's own (its transitions are computed already): its per-world
@@ -179,6 +192,8 @@ def search_metrics(
     that figure of the world it leads to, and the runs reaching the extremes are rebuilt from
     the closed worlds (``charging``). ``carried``: the charges carried in the worlds and taken
     at each close instead, the reference the bottom-up figures are tested against.
+    ``remember``: False asks the ``Tracker`` every step instead of once per distinct one
+    (``edges.py``), the reference the remembered steps are tested against.
 
     Worlds are kept as 64-bit fingerprints (``hash`` of the int tuples, as the check's search),
     each with its figure ahead (interned: few distinct ones); ``exact`` keeps them whole."""
@@ -187,20 +202,41 @@ def search_metrics(
     t0 = time.perf_counter()
     base = rss_mb()
     tracker = Tracker(model, carry=carried)
+    edges = Edges(tracker, remember)  # each distinct augmented step computed once (edges.py)
     world, _ = model.initial()
     if any(t.holds for _, t in model.start_transitions):
         raise ValueError("--metrics: a process holds a resource from its start: no request precedes it")
     n = model.n
     root = (world, tracker.initial(world))
+    root_aux = edges.intern(root[1])
     # a frame: [augmented world, labels, next position, label that led here, the most entries by
     # others ahead per process, (stepping process, kinds entered) of the step that led here, key,
     # entries ahead → [fewest, most] messages ahead on complete runs, (sent, entries) of the step,
     # live request → [fewest, most] messages it is still charged, what the step charged and
-    # closed (below), the charges ahead of the steps that left the same requests live]
+    # closed (below), the charges ahead of the steps that left the same requests live, its aux
+    # id]. An augmented world is keyed as (model's world, aux id): the same worlds, hashed faster
     keyof = (lambda v: v) if exact else fingerprint
     frames: list = [
-        [root, model.steps(world), 0, None, [NEG] * n, None, keyof(root), {}, (0, 0), {}, (), None]
+        [
+            root,
+            model.steps(world),
+            0,
+            None,
+            [NEG] * n,
+            None,
+            keyof((world, root_aux)),
+            {},
+            (0, 0),
+            {},
+            (),
+            None,
+            root_aux,
+        ]
     ]
+
+    def ahead_of(state: tuple) -> tuple:
+        return known[keyof((state[0], edges.intern(state[1])))]
+
     # key of an augmented world → None while on the stack, once closed (its bypass ahead, its
     # ((entries ahead, fewest, most messages ahead), ...), its ((request, fewest, most), ...))
     known: dict = {frames[0][6]: None}
@@ -272,32 +308,42 @@ def search_metrics(
 
     def combine(frame: list, label: tuple, edge: tuple, v: tuple, ahead: tuple) -> None:
         """The step ``label`` from ``frame``'s world to the closed world ``v``: the bypass ahead."""
-        u_procs, v_procs = frame[0][1][1], v[1][1]
-        i, entered = edge
+        i, plan, opens = edge  # edges.plan
         best = frame[4]
-        for j in range(n):
-            o = u_procs[j]
-            if o[0] == NONE:
-                continue
-            if j != i:
-                got = ahead[j] + entered.count(o[1])
-            elif v_procs[i][0] == o[0]:
-                got = ahead[i]
-            else:  # served by this step (its figure is what it has seen so far), or given up
-                got = 0 if o[1] in entered else NEG
+        for j, src, add in plan:
+            got = ahead[src] + add if src >= 0 else add
             if got > best[j]:
                 best[j] = got
-        mine = v_procs[i]
-        if mine[0] != NONE and mine[0] != u_procs[i][0] and ahead[i] >= 0:  # a request opened here
-            f = figures(mine[1])
+        if opens != NONE and ahead[i] >= 0:  # a request opened here
+            f = figures(opens)
             if f.bypass_max is None or ahead[i] > f.bypass_max.value:
                 prefix = [fr[3] for fr in frames[1:] if fr[3] is not None] + [label]
-                walk = bypassing(tracker, lambda state: known[keyof(state)], v, i)
+                walk = walking(bypassing, v, i)
                 f.bypass_max = Extreme(ahead[i], prefix + walk, names[pids[i]])
 
     current: tuple | None = None
-    step, steps, tstep, moves = model.step, model.steps, tracker.step, tracker.moves
+    step, steps = model.step, model.steps
+    sigs, signature, awaits, estep = edges._sigs, edges.signature, edges.awaits, edges.step  # noqa: SLF001
+    remembered, auxes = edges._edges, edges.auxes  # noqa: SLF001 - the loop binds the hot tables once
     fast = not model.reorder and not model.dup
+    # the model's step on a search core's remembered tables (core.stepper), else inlined below
+    stepping = stepper(model) if fast else None
+    successor = stepping[0].successor if stepping is not None else None
+
+    def walking(walk: Callable, v: tuple, *args) -> list:
+        """A witness ``walk`` from ``v``: it steps the model's own normalisation, whose sampler
+        then counts on from the core's count, and the core on from its."""
+        if stepping is None:
+            return walk(tracker, ahead_of, v, *args)
+        core, tables = stepping
+        tables.finish(*core.reduce_counts())
+        try:
+            return walk(tracker, ahead_of, v, *args)
+        finally:
+            sampler = shift_of(model)[1]
+            if sampler is not None:
+                core.sampling(sampler.calls, sampler.next_at)
+
     P0, trans, transition, normalise = model.P0, model.trans, model.transition, model.normalise
     tails, drops, pushes, adds = model.seq_tail, model._drop, model._push, model._add  # noqa: SLF001 - the loop binds the model's hot tables once, as search.py's
     drop, push, add = model.drop, model.push, model.add
@@ -310,11 +356,7 @@ def search_metrics(
                 for ahead in frame[11]:
                     for k, lo, hi in ahead:
                         widen(frame[9], k, lo, hi)
-            closed = (
-                tuple(frame[4]),
-                tuple(sorted((e, lo, hi) for e, (lo, hi) in frame[7].items())),
-                tuple(sorted((k, lo, hi) for k, (lo, hi) in frame[9].items())) if frame[9] else (),
-            )
+            closed = (tuple(frame[4]), flat(frame[7]), flat(frame[9]) if frame[9] else ())
             closed = known[frame[6]] = interned.setdefault(closed, closed)
             if frames:
                 fold(frames[-1][7], frame[8], closed[1])
@@ -337,7 +379,12 @@ def search_metrics(
         world, aux = state
         current = labels[pos]
         out.transitions += 1
-        if fast:
+        t = None
+        if successor is not None:
+            nxt = successor(world, current)
+            if nxt is None:
+                continue  # a rejected input is the plain check's finding, not a run
+        elif fast:
             # model.step, inlined for FIFO links without duplicates (as search.py's loop)
             kind, x, y = current
             w = list(world)
@@ -366,20 +413,25 @@ def search_metrics(
             if stepped is None:
                 continue  # a rejected input is the plain check's finding, not a run
             nxt = stepped
-        naux = tstep(world, aux, current, nxt, t, record)
-        # a tuple: the keys the step charges, the same requests live (their charges ahead pass
-        # through, shifted); a list: [charged, closed] of a step that opens or closes requests
-        if not tracker.closed and (naux[2] is aux[2] or naux[2] == aux[2]):
-            moved: tuple | list = tuple(tracker.charged) if tracker.charged else ()
-        else:
-            moved = [tuple(tracker.charged), tuple(tracker.closed)]
-        v = (nxt, naux)
+        # the augmented step, computed once per (aux, signature, awaits bits): edges.py. moved:
+        # a tuple, the keys the step charges, the same requests live (their charges ahead pass
+        # through, shifted); a list, [charged, closed] of a step that opens or closes requests
         i = current[1] if current[0] == LOCAL else link_to[current[1]]
-        entered = [kd for kd, sign in moves(t.holds) if sign > 0] if t.holds else []
-        relevant = naux[1][i][0] != aux[1][i][0] or any(o[0] != NONE for o in aux[1])
-        edge = (i, entered) if relevant else None
-        counts = (len(t.sends), len(entered))
-        key = keyof(v)
+        sig = sigs.get((current, world[i]))
+        if sig is None:
+            t = t or trans[world[i]][2 * current[2] + current[0]]  # the core asked the model for it
+            sig = signature(current, world[i], t)
+        akey = (frame[12], sig[0], awaits(nxt, i, sig[1], frame[12]) if sig[1] else 0)
+        got = remembered.get(akey)
+        if got is None:
+            t = t or trans[world[i]][2 * current[2] + current[0]]
+            got = estep(akey, world, current, nxt, t, i, sig[2])
+        naux_id, moved, reached, edge = got
+        for a in reached:
+            record(*a)
+        counts = sig[3]
+        v = (nxt, auxes[naux_id])
+        key = keyof((nxt, naux_id))
         got = known.get(key, known)
         if got is not known:
             if got is None:
@@ -411,21 +463,37 @@ def search_metrics(
         charges_ahead: dict = {}
         if not labels and model.all_finished(nxt):
             if carried:
-                tracker.final(naux, record)
+                tracker.final(v[1], record)
             else:  # every request still live has its final charge
-                charges_ahead = ended(naux[2])
+                charges_ahead = ended(v[1][2])
             out.runs += 1
             runs_ahead[0] = [0, 0]  # a complete run ends here
         frames.append(
-            [v, labels, 0, current, [NEG] * n, edge, key, runs_ahead, counts, charges_ahead, moved, None]
+            [
+                v,
+                labels,
+                0,
+                current,
+                [NEG] * n,
+                edge,
+                key,
+                runs_ahead,
+                counts,
+                charges_ahead,
+                moved,
+                None,
+                naux_id,
+            ]
         )
+    if stepping is not None:  # the sampler's count back to the model
+        stepping[1].finish(*stepping[0].reduce_counts())
     out.complete = out.stopped is None
     if out.complete:  # the runs reaching the messages per entry, from the closed worlds
         for f in out.figures.values():
             for e in (f.messages_min, f.messages_max):
                 if e is not None and id(e) in pending:
                     _, low, k, v, rest = pending[id(e)]
-                    e.path += charging(tracker, lambda state: known[keyof(state)], v, k, rest, low)
+                    e.path += walking(charging, v, k, rest, low)
     out.seconds = time.perf_counter() - t0
     out.defined = bool(out.figures)  # a request was made somewhere
     return out
