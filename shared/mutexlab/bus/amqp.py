@@ -1,16 +1,7 @@
-"""The AMQP client (docs/architecture.md#wire): pika's asynchronous connection, driven from the
-caller's thread through pika's public interfaces only.
-
-pika's ``SelectConnection`` runs on whatever I/O loop it is given (``custom_ioloop``, "a custom
-I/O Loop object" with the methods of pika's public ``IOLoop``); ``loop.Loop`` is one, our own,
-that turns only when asked:
-``Connection.process_data_events(t)`` runs the I/O (writes, reads, pika's callbacks) for up to
-``t`` seconds, and a callback ends the turn early with ``wake()``. So the bus stays one thread
-that never handles a message inside a callback, and it gets what pika's ``BlockingConnection``
-keeps to itself: publisher confirms delivered to a callback while publishes do not wait, and
-declarations sent without waiting for their replies (pika's channel sends a method called
-without a callback with AMQP's ``nowait``). ``Channel`` wraps pika's channel with calls that
-wait for their replies, as ``BlockingChannel``'s do; ``Channel.nowait`` is pika's channel itself.
+"""The AMQP client (docs/wire.md#wire-client, where the design is spelled out): pika's
+asynchronous connection on our own I/O loop (``loop.Loop``), driven from the caller's thread through
+pika's public interfaces only. ``Channel`` wraps pika's channel with calls that wait for their
+replies, as ``BlockingChannel``'s do; ``Channel.nowait`` is pika's channel itself.
 """
 
 from __future__ import annotations

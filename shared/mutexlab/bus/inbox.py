@@ -52,6 +52,8 @@ class LinkInbox:
         last = self.last.get(sender, 0)
         held = self.held.setdefault(sender, {})
         if seq <= last or seq in held:
+            if seq in held:  # the newest copy's delivery is the one its broker still holds
+                held[seq] = item
             self.duplicates += 1
             return []
         refused = self.refused_seqs.get(sender, ())
@@ -84,48 +86,10 @@ class LinkInbox:
         self.last[sender] = seq
         return ready
 
+    def holding(self) -> list[Any]:
+        """The items held back, of every link."""
+        return [item for held in self.held.values() for item in held.values()]
+
     def waits(self, sender: str, seq: int) -> bool:
         """Message ``seq`` of ``sender`` is held back, ahead of a missing one."""
         return seq in self.held.get(sender, {})
-
-
-class HeldAcks:
-    """The deliveries whose acks wait for a message of theirs held back by a ``LinkInbox``.
-
-    A held-back message lives only in this process's memory until the missing one before it comes;
-    acked then, it would be lost with the process (the broker, told it was taken, would not hand it
-    out again, and its link's gap would never fill). So each delivery carrying a copy of one is
-    acked ``blocked`` (``Bus.ack``), and unblocked once all of its held-back messages are handled.
-
-    Invariant: ``waiting`` counts, per delivery (generation, tag), its held-back messages not yet
-    handled; ``copies`` names, per held-back message (sender, seq), the deliveries carrying it.
-    """
-
-    def __init__(self) -> None:
-        self.copies: dict[tuple[str, int], list[Delivery]] = {}
-        self.waiting: dict[tuple[int, int], int] = {}
-        self.done: list[Delivery] = []  # deliveries whose held-back messages were all handled since ``take``
-
-    def hold(self, sender: str, seq: int, delivery: Delivery) -> None:
-        """``delivery`` carries message ``seq`` of ``sender``, held back (or a copy of one held)."""
-        self.copies.setdefault((sender, seq), []).append(delivery)
-        key = (delivery.generation, delivery.tag)
-        self.waiting[key] = self.waiting.get(key, 0) + 1
-
-    def handled(self, sender: str, seq: int) -> None:
-        """Message ``seq`` of ``sender`` was handled (applied, or refused and dead-lettered)."""
-        for delivery in self.copies.pop((sender, seq), ()):
-            key = (delivery.generation, delivery.tag)
-            self.waiting[key] -= 1
-            if not self.waiting[key]:
-                del self.waiting[key]
-                self.done.append(delivery)
-
-    def blocks(self, delivery: Delivery) -> bool:
-        """``delivery``'s ack must wait: a message of it is still held back."""
-        return (delivery.generation, delivery.tag) in self.waiting
-
-    def take(self) -> list[Delivery]:
-        """The deliveries whose held-back messages were all handled since the last ``take``."""
-        done, self.done = self.done, []
-        return done

@@ -1,17 +1,8 @@
 """End-to-end retransmission over the per-link sequence numbers, for transient delivery
-(docs/wire.md#delivery-modes, where the rules are spelled out).
-
-The broker keeps transient messages in memory only and a participant takes its queue without
-acks, so nothing on the broker stands for a protocol message once it has left its queue: the
-sender does (``LinkOutbox``), until its addressee's cumulative acknowledgement (``n``: "I have
-handled your messages 1..n") covers it — carried in the addressee's next step frame to it
-(``wire.parse_frame``'s ``acks``), else in one ``link`` message for every due link at most every
-``ACK_EVERY`` seconds (``LinkAcks``). A link whose oldest kept message waited ``RETRY`` seconds
-(longer when acknowledgements are slow) is sent again in order, ``RESEND_BATCH`` messages per
-frame, each fruitless retransmission doubling its wait up to ``RETRY_MAX``; the receiver drops
-what it handled (and acknowledges the link again: its acknowledgement was lost) and holds back
-what came ahead of a gap (``inbox.LinkInbox``). Only protocol messages are retransmitted: a trace
-batch or status lost on the way to the monitor stalls the run (never SAFE).
+(docs/wire.md#delivery-modes, where the rules are spelled out): the sender keeps each protocol
+message (``LinkOutbox``) until its addressee's cumulative acknowledgement covers it, carried in a
+step frame or a ``link`` message (``LinkAcks``), and sends a link again, in order, when its oldest
+kept message waited too long. Only protocol messages are retransmitted.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """pika's I/O, run only when turned (docs/wire.md#wire-client). Our own code, no pika import.
 
-pika's ``SelectConnection`` takes the I/O loop it runs on (``custom_ioloop``, documented as "a
-custom I/O Loop object"): ``Loop`` is one with the methods of pika's public ``IOLoop``
-(``pika.adapters.IOLoop``: ``add_handler``, ``update_handler``, ``remove_handler``,
-``call_later``, ``remove_timeout``, ``add_callback``, ``start``, ``stop``, ``close`` and the
-``READ``/``WRITE``/``ERROR`` flags), on the standard ``selectors``, with no thread of its own: it
-never runs between the caller's calls; ``turn(t)`` handles socket events, timers and callbacks for
-up to ``t`` seconds, and a callback ends the turn with ``wake()``. While a TCP socket's writer
-runs, the socket is corked (Linux's TCP_CORK, on a handle of the loop's own): pika writes a
-message as three frames, one ``send`` each, and they leave together; the cork is lifted when the
-writer returns, so nothing waits for the next turn.
+``Loop`` is a "custom I/O Loop object" for pika's ``SelectConnection`` (the methods of pika's public
+``IOLoop``) on the standard ``selectors``, with no thread of its own: ``turn(t)`` handles socket
+events, timers and callbacks for up to ``t`` seconds, and a callback ends the turn with ``wake()``.
+While a TCP socket's writer runs the socket is corked (TCP_CORK), so a message's frames leave together.
 """
 
 from __future__ import annotations

@@ -1,22 +1,16 @@
-"""What waits for the broker's confirms (docs/architecture.md#wire): the bus's publishes, and the
-acks of deliveries held back behind them. Pure bookkeeping, no client.
-
-The broker confirms a channel's publishes by delivery tag (1, 2, ... in publish order), one at a
-time or "everything up to" (``multiple``), acks and nacks in any order. A message leaves the
-outbox only when it and every message before it are confirmed; after a lost connection or a quorum
-queue's nack the bus publishes what is left again, in order, on a fresh channel (``restart``). A
-delivery's ack waits until everything published before it was asked for is confirmed (``hold``),
-so a message's effects are on the broker before the message leaves its queue; or, held ``later``,
-until a publish not yet made is confirmed too (``made``: a participant's next trace batch, which
-will hold the delivery's events). A delivery held ``blocked`` carries a message the receiver keeps
-only in memory (one that came ahead of a missing one of its link): its ack waits until ``unblock``
-(the message is handled), then as above; the acks behind it go on meanwhile, one by one.
+"""What waits for the broker's confirms (docs/wire.md#publishing, and the acknowledging and
+reconnecting rules after it): the bus's publishes, and the acks of deliveries held back behind
+them. Pure bookkeeping, no client. The broker confirms a channel's publishes by delivery tag (1, 2,
+... in publish order), one at a time or "everything up to" (``multiple``), acks and nacks in any
+order; after a lost connection or a quorum queue's nack what is left is published again, in order,
+on a fresh channel (``restart``).
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,8 +32,8 @@ class Outbox:
     what is re-published keeps its order at every receiver; ``acked`` are tags in it the broker
     confirmed while an earlier one is not yet; ``nacked`` are tags a quorum queue refused, kept for
     re-publishing (a later ``multiple`` ack covers only tags not already answered); ``held`` are
-    ``(tag of the last publish before, delivery)`` in handling order, whose acks wait; ``blocked``
-    the delivery tags among them that wait for ``unblock`` as well."""
+    ``(tag of the last publish before, delivery)`` in handling order, whose acks wait (``None``
+    instead of the tag: blocked, waiting for ``unblock`` first)."""
 
     def __init__(self, quorum: bool = False) -> None:
         self.quorum = quorum  # a nack is a quorum queue without a leader: re-publish, not an error
@@ -48,8 +42,7 @@ class Outbox:
         self.acked: set[int] = set()
         self.nacked: set[int] = set()
         self.refused: list[str] = []  # why the broker nacked or returned a message
-        self.held: deque[tuple[float, Any]] = deque()
-        self.blocked: set[int] = set()
+        self.held: deque[tuple[float | None, Any]] = deque()  # None: blocked
 
     def __len__(self) -> int:
         return len(self.unconfirmed)
@@ -57,10 +50,6 @@ class Outbox:
     def add(self, message: Outgoing) -> None:
         self.tag += 1
         self.unconfirmed[self.tag] = message
-
-    def confirmed_through(self) -> int:
-        """Every publish with a tag up to this one is confirmed."""
-        return next(iter(self.unconfirmed)) - 1 if self.unconfirmed else self.tag
 
     def confirm(self, tag: int, multiple: bool, nack: bool) -> None:
         """The broker's ``Basic.Ack`` (or ``Basic.Nack``) of ``tag``, or of everything up to it."""
@@ -115,16 +104,16 @@ class Outbox:
         is off: transient delivery, where nothing is kept for a broker restart; it still goes out
         behind the acks before it); ``later``: and of the publish that ``made`` will name;
         ``blocked``: and for ``unblock`` first."""
-        self.held.append(((math.inf if later else self.tag) if wait else 0, delivery))
-        if blocked:
-            self.blocked.add(delivery.tag)
+        self.held.append((None if blocked else self._mark(wait, later), delivery))
 
-    def unblock(self, tag: int, wait: bool = True, later: bool = False) -> None:
-        """The held delivery ``tag`` waits no more for ``unblock``: from now on, as if held now."""
-        if tag in self.blocked:
-            self.blocked.discard(tag)
-            mark = (math.inf if later else self.tag) if wait else 0
-            self.held = deque((mark if d.tag == tag else w, d) for w, d in self.held)
+    def _mark(self, wait: bool, later: bool) -> float:
+        return (math.inf if later else self.tag) if wait else 0
+
+    def unblock(self, done: Callable[[Any], bool], wait: bool = True, later: bool = False) -> None:
+        """The blocked deliveries ``done`` names wait no more for ``unblock``: as if held now."""
+        if any(w is None for w, _d in self.held):
+            mark = self._mark(wait, later)
+            self.held = deque((mark if w is None and done(d) else w, d) for w, d in self.held)
 
     def made(self) -> None:
         """The last publish is the one the acks held ``later`` wait for: from now on they wait for it."""
@@ -137,9 +126,11 @@ class Outbox:
         Deliveries are handled and held in delivery order, so one cumulative ack (``multiple``) of
         the last of the leading run of releasable ones acks exactly those (and none held back);
         those released behind a blocked delivery are acked one by one."""
-        through, ready = self.confirmed_through(), []
-        for i, (watermark, delivery) in enumerate(self.held):
-            if delivery.tag in self.blocked:
+        # every publish with a tag up to ``through`` is confirmed
+        through = next(iter(self.unconfirmed)) - 1 if self.unconfirmed else self.tag
+        ready = []
+        for i, (watermark, _delivery) in enumerate(self.held):
+            if watermark is None:
                 continue  # waits for ``unblock``; those behind it may go
             if watermark > through:
                 break  # it waits for a confirm, and so do those behind it

@@ -93,7 +93,6 @@ class Bus(Session):
             self.on_connect(channel)
         self.generation += 1
         self.outbox.held.clear()  # their deliveries come back from the broker
-        self.outbox.blocked.clear()
         for queue in list(self._consumers):
             self._consume(queue)
         self._republish()
@@ -234,11 +233,10 @@ class Bus(Session):
             return  # from a lost connection: the broker redelivers it; tag 0: acked when sent
         self.outbox.hold(delivery, wait=self.persistent, later=later, blocked=blocked)
 
-    def unblock(self, delivery: Delivery, later: bool = False) -> None:
-        """The message ``delivery`` was acked ``blocked`` for is handled: its ack waits, from now on,
-        as ``ack`` would have it wait now (``later`` alike)."""
-        if delivery.generation == self.generation and delivery.tag:
-            self.outbox.unblock(delivery.tag, wait=self.persistent, later=later)
+    def unblock(self, done: Callable[[Delivery], bool], later: bool = False) -> None:
+        """The deliveries acked ``blocked`` that ``done`` names are handled: their acks wait, from
+        now on, as ``ack`` would have them wait now (``later`` alike)."""
+        self.outbox.unblock(done, wait=self.persistent, later=later)
 
     def made(self) -> None:
         """The publish just sent is the one the acks held ``later`` wait for (``Outbox.made``)."""

@@ -1,15 +1,8 @@
-"""The run's topology on the broker (docs/wire.md#wire: the names, keys and bindings in full).
-
-Run ``R``'s exchange ``mutexlab.R`` (topic) routes ``<TYPE>.<dest>`` and ``control.*`` to the
-participants' queues ``mutexlab.R.<name>``, and ``join.*``, ``audit.*``, ``status.*`` to the
-monitor's ``mutexlab.R.monitor``, which also takes, through the alternate exchange
-``mutexlab.R.unrouted``, what no queue takes (it dead-letters that); ``mutexlab.R.dlx`` feeds
-``mutexlab.R.dead``. Every queue expires ``expires`` seconds after its last use (``x-expires``; the
-monitor renews them: ``renew``) and every exchange goes with its last queue, so a run killed
-outright leaves nothing behind for long. Queues are durable classic version 2, or quorum on a
-cluster; with transient delivery classic and not durable, plus the empty ``mutexlab.R.epoch``
-that tells the monitor the broker lost them. Declarations go out together with one wait
-(``_together``); a run's queues are deleted concurrently (``delete_queues``).
+"""The run's topology on the broker (docs/wire.md#wire: the names, keys and bindings in full):
+run ``R``'s exchange ``mutexlab.R``, each process's queue, the monitor's, the dead letters'. Every
+queue expires ``expires`` seconds after its last use (the monitor renews them: ``renew``).
+Declarations go out together with one wait (``_together``); a run's queues are deleted
+concurrently (``delete_queues``).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ batch). The monitor pairs a receipt heard before its send (feed.py): no order be
 Invariants: a protocol input is handled at most once and in its link's order (per-link sequence
 numbers drop redelivered duplicates, and hold one ahead of a missing one back until it comes)
 and acked only after its effects are confirmed by the broker (the bus holds the ack back without
-stopping the next input; a held-back message's delivery is acked once it is handled: ``HeldAcks``); every
+stopping the next input; a held-back message's delivery is acked once it is handled: ``Bus.unblock``); every
 state change is logged (name, state, Lamport clock) and reported to the monitor with what the
 process waits for; malformed input is dead-lettered with its reason, never crashes the process.
 A message the protocol refuses (``ProtocolError``: its state does not accept it) is logged,
@@ -45,7 +45,7 @@ from collections import Counter
 from typing import Any
 
 from ..bus.amqp import LOST, TransportError
-from ..bus.inbox import Delivery, HeldAcks, LinkInbox
+from ..bus.inbox import Delivery, LinkInbox
 from ..bus.links import Retransmission
 from ..bus.rabbit import Bus
 from ..bus.topology import Topology, addressed, queue_consumers
@@ -93,7 +93,7 @@ class Participant:
         self.setup: Setup | None = None
         self.driver: ServiceDriver | None = None
         self.roster: dict[str, int] = {}
-        self.inbox, self.held_acks = LinkInbox(), HeldAcks()
+        self.inbox = LinkInbox()
         self.link_seq: Counter[int] = Counter()
         self.audit = AuditSink()
         # The step being handled (see the module doc): its protocol messages in effect order, its
@@ -355,26 +355,22 @@ class Participant:
             for env in envs:  # what waited behind their places in the link goes on
                 for held_env, held_msg, taken in self.inbox.refuse(sender, env["seq"]):
                     self._deliver(held_env, held_msg, taken, current=False)
-                    self.held_acks.handled(sender, held_env["seq"])
             return
         refused: list[str] = []  # why the protocol refused messages of this delivery
         for env, msg in decoded:
             ready = self.inbox.accept(sender, env["seq"], (env, msg, delivery))
             if not ready:
-                held = self.inbox.waits(sender, env["seq"])
-                if held:  # in memory only: this delivery's ack waits until it is handled
-                    self.held_acks.hold(sender, env["seq"], delivery)
-                elif self.links is not None:
+                held = self.inbox.waits(sender, env["seq"])  # in memory only: its ack waits (below)
+                if not held and self.links is not None:
                     self.links.acks.again(sender)  # a copy: our acknowledgement may have been lost
                 what = "held back" if held else "dropped duplicate"
                 log.info("%s: %s %s from %s (seq %d)", self.name, what, env["id"], sender, env["seq"])
             for held_env, held_msg, taken in ready:  # this message, then those held back behind it
                 problem = self._deliver(held_env, held_msg, taken, current=taken is delivery)
-                self.held_acks.handled(sender, held_env["seq"])
                 if problem is not None:
                     refused.append(problem)
         # Acked once, in delivery order, behind the effects of all its messages (and of its
-        # held-back ones: HeldAcks); with the reasons when the protocol refused any of them.
+        # held-back ones: _publish_step); with the reasons when the protocol refused any of them.
         if refused:
             self._dead_letter(delivery, "; ".join(refused), ack=False)
         self.handled.append(delivery)
@@ -383,7 +379,7 @@ class Participant:
         """Apply one protocol message, next in its link's order (a director's duplicate, ``copy``,
         recorded so). When the protocol refuses it, a message of the ``current`` delivery gives the
         reason back (``_handle`` dead-letters and acks that delivery once); one held back from an
-        earlier delivery (whose ack waits for it: ``HeldAcks``) is dead-lettered here."""
+        earlier delivery (whose ack waits for it: ``_publish_step``) is dead-lettered here."""
         _, driver, pid = self._joined()
         frm, copy = self.roster[env["from"]], self.settings.directed and env.get("copy") is True
         try:
@@ -440,11 +436,12 @@ class Participant:
                 acks = self.links.carried({e[0]: None for e in outbox}, self.trace.traced)
             key, headers = addressed(keys)
             self.bus.send(key, compact(frame(self.settings.run_id, self.name, outbox, acks)), headers=headers)
-        later = self.trace.waiting()
+        # A message held back (ahead of a missing one) lives only in memory: its delivery's ack is
+        # blocked until it is handled, else a kill would lose it (the broker would not redeliver it).
+        later, held = self.trace.waiting(), {id(item[2]) for item in self.inbox.holding()}
         for delivery in handled:
-            self.bus.ack(delivery, later=later, blocked=self.held_acks.blocks(delivery))
-        for delivery in self.held_acks.take():  # its held-back messages handled: acked behind them
-            self.bus.unblock(delivery, later=later)
+            self.bus.ack(delivery, later=later, blocked=id(delivery) in held)
+        self.bus.unblock(lambda d: id(d) not in held, later=later)
 
     def _flush_trace(self) -> None:
         """Send the trace batch (``audit.<name>``) and let the acks that wait for it wait for its confirm."""
