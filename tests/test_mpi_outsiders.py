@@ -1,0 +1,96 @@
+"""MPI programs written outside mutexlab, from docs/mpi.md alone, in their authors' own styles.
+
+``tests/mpi/hivekeeper.cpp``: the bees in C++ — a keeper thread on rank 0 arbitrating reeds and
+flowers, a helper thread per rank in ``MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG)``, ``MPI_Isend`` with
+``MPI_Wait``, Lamport clocks by hand, ``MPI_Barrier`` at both ends, ``std::cout`` lines (with
+``-DUNSYNCED``, after ``std::ios_base::sync_with_stdio(false)``). ``tests/mpi/town.c``: the
+hamster killers as a student writes them — the mayor at rank 0 keeps pins and poison, ``printf``
+without ``fflush``, ``stderr`` chatter, ``rand()``, ``usleep``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import missing
+from test_mpi import mpicc
+
+ROOT = Path(__file__).resolve().parent.parent
+MPI = ROOT / "tests" / "mpi"
+HIVE_REGEX = (MPI / "hivekeeper.regex").read_text().strip()
+TOWN_REGEX = (MPI / "town.regex").read_text().strip()
+COLONY = ["-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=2", "-o", "cocoons=4"]
+COLONY_ARGS = ["2", "1", "2", "4"]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, str]:
+    if shutil.which("gcc") is None or shutil.which("g++") is None:
+        missing("gcc and g++ are needed: mutexlab's MPI is built with them")
+    out = tmp_path_factory.mktemp("outsiders")
+    cache = out / "cache"
+    found = {}
+    for name, source, flags, command in (
+        ("hive", "hivekeeper.cpp", [], "mpicxx"),
+        ("hive-unsynced", "hivekeeper.cpp", ["-DUNSYNCED"], "mpicxx"),
+        ("hive-unsynced-broken", "hivekeeper.cpp", ["-DUNSYNCED", "-DBROKEN_FLOWERS"], "mpicxx"),
+        ("hive-forget", "hivekeeper.cpp", ["-DBROKEN_FORGET"], "mpicxx"),
+        ("town", "town.c", [], "mpicc"),
+        ("town-last-words", "town.c", ["-DLAST_WORDS"], "mpicc"),
+        ("town-pins", "town.c", ["-DBROKEN_PINS"], "mpicc"),
+        ("town-crash", "town.c", ["-DBROKEN_CRASH"], "mpicc"),
+    ):
+        made = mpicc(cache, "-O2", *flags, "-o", str(out / name), str(MPI / source), command=command)
+        assert made.returncode == 0, made.stderr
+        found[name] = str(out / name)
+    return found
+
+
+def bees(cli, program: str, *flags: str):
+    return cli(
+        "test", "bees", "--np", "4", *COLONY, "--regex", HIVE_REGEX, *flags, "--mpi", program, *COLONY_ARGS
+    )
+
+
+def town(cli, program: str, *flags: str, args: tuple[str, ...] = ()):
+    return cli("test", "elves", "--np", "4", "--regex", TOWN_REGEX, *flags, "--mpi", program, *args)
+
+
+def test_the_hive_keeper_passes(cli, built):
+    ran = bees(cli, built["hive"], "--runs", "20")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_cout_unsynced_from_stdio_is_read_in_order_with_the_messages(cli, built):
+    # Before: std::cout's own buffer was never flushed (the rank never exits), no line came back,
+    # and the correct colony was a deadlock "with no state reported".
+    ran = bees(cli, built["hive-unsynced"], "--runs", "20")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    broken = bees(cli, built["hive-unsynced-broken"], "--runs", "20")
+    assert broken.returncode == 1 and "[capacity] flower (capacity 1)" in broken.stdout, broken.stdout
+
+
+def test_a_keeper_that_forgets_a_waiting_bee_is_a_deadlock(cli, built):
+    ran = bees(cli, built["hive-forget"], "--runs", "20")
+    assert ran.returncode == 1 and "FINDING [deadlock]" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_the_students_town_passes_and_its_pin_bug_is_found(cli, built):
+    ran = town(cli, built["town"], "--runs", "20")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    pins = town(cli, built["town-pins"], "-o", "pins=2", args=("2", "10", "6", "2"))
+    assert pins.returncode == 1 and "[capacity] pins (capacity 2)" in pins.stdout, pins.stdout
+
+
+def test_a_last_line_without_its_newline_still_counts(cli, built):
+    # Before: "elf 1: going home" without "\n" stayed in the library's buffer for ever: no elf
+    # ended ELF_DONE, and the correct town was a deadlock.
+    ran = town(cli, built["town-last-words"], "--runs", "20")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_a_rank_that_segfaults_is_a_crash(cli, built):
+    ran = town(cli, built["town-crash"], "--runs", "20", "--no-shrink")
+    assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout, ran.stdout + ran.stderr
