@@ -37,6 +37,8 @@ def built(tmp_path_factory) -> dict[str, str]:
         ("hive-unsynced", "hivekeeper.cpp", ["-DUNSYNCED"], "mpicxx"),
         ("hive-unsynced-broken", "hivekeeper.cpp", ["-DUNSYNCED", "-DBROKEN_FLOWERS"], "mpicxx"),
         ("hive-forget", "hivekeeper.cpp", ["-DBROKEN_FORGET"], "mpicxx"),
+        ("hive-yield", "hivekeeper.cpp", ["-DYIELD"], "mpicxx"),
+        ("hive-yield-broken", "hivekeeper.cpp", ["-DYIELD", "-DBROKEN_FLOWERS"], "mpicxx"),
         ("town", "town.c", [], "mpicc"),
         ("town-last-words", "town.c", ["-DLAST_WORDS"], "mpicc"),
         ("town-pins", "town.c", ["-DBROKEN_PINS"], "mpicc"),
@@ -69,6 +71,15 @@ def test_cout_unsynced_from_stdio_is_read_in_order_with_the_messages(cli, built)
     ran = bees(cli, built["hive-unsynced"], "--runs", "20")
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
     broken = bees(cli, built["hive-unsynced-broken"], "--runs", "20")
+    assert broken.returncode == 1 and "[capacity] flower (capacity 1)" in broken.stdout, broken.stdout
+
+
+def test_a_bee_spinning_on_yield_waits_for_its_helper_thread(cli, built):
+    # Before: std::this_thread::yield() was no poll, the helper thread never got its turn, and
+    # the correct colony was [stalled] after --timeout.
+    ran = bees(cli, built["hive-yield"], "--runs", "20", "--timeout", "2")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    broken = bees(cli, built["hive-yield-broken"], "--runs", "20", "--timeout", "2")
     assert broken.returncode == 1 and "[capacity] flower (capacity 1)" in broken.stdout, broken.stdout
 
 

@@ -4,7 +4,8 @@
 // Usage: hivekeeper [reeds flowers eggs cocoons]
 // -DUNSYNCED: std::ios_base::sync_with_stdio(false), lines ended by "\n" (std::cout buffers alone)
 // -DBROKEN_FLOWERS: the keeper grants a flower without counting; -DBROKEN_FORGET: a released
-// flower is not handed to the next bee waiting (a deadlock)
+// flower is not handed to the next bee waiting (a deadlock); -DYIELD: a bee waits for its grant
+// spinning on std::this_thread::yield() instead of a condition variable
 #include <mpi.h>
 #include <condition_variable>
 #include <deque>
@@ -112,8 +113,19 @@ static void helper() {
 }
 
 static std::pair<int, int> await() {
+#ifdef YIELD
+    for (;;) {  // a bee that spins until its helper thread has posted
+        {
+            std::lock_guard<std::mutex> g(mx);
+            if (!mailbox.empty()) break;
+        }
+        std::this_thread::yield();
+    }
+    std::unique_lock<std::mutex> g(mx);
+#else
     std::unique_lock<std::mutex> g(mx);
     cv.wait(g, [] { return !mailbox.empty(); });
+#endif
     auto m = mailbox.front();
     mailbox.pop_front();
     return m;

@@ -1343,6 +1343,19 @@ int nanosleep(const struct timespec *req, struct timespec *rem) {
     return 0;
 }
 
+/* std::this_thread::yield() and sched_yield() in a loop waiting for another thread's flag: a poll,
+ * as a sleep is (threads take turns here, so the thread that would set the flag runs only once this
+ * one waits). */
+int sched_yield(void) {
+    if (self < 0) {
+        int (*yield)(void) = real("sched_yield", NULL);
+        return yield();
+    }
+    sync_stdout();
+    poll_point();
+    return 0;
+}
+
 /* -- declared, not implemented: the run stops naming the call -------------------------- */
 #define UNSUPPORTED(name, ...) \
     int name(__VA_ARGS__) {    \
