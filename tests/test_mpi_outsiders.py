@@ -11,6 +11,7 @@ without ``fflush``, ``stderr`` chatter, ``rand()``, ``usleep``.
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,26 @@ def test_a_last_line_without_its_newline_still_counts(cli, built):
 def test_a_rank_that_segfaults_is_a_crash(cli, built):
     ran = town(cli, built["town-crash"], "--runs", "20", "--no-shrink")
     assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout, ran.stdout + ran.stderr
+
+
+@pytest.mark.parametrize("compiler", ("mpicc.openmpi", "mpicc.mpich"))
+def test_a_program_built_with_another_mpicc_is_refused_naming_the_fix(cli, tmp_path, compiler):
+    # Before: each rank ran as a singleton of the other MPI and printed its lines on the protocol:
+    # a [garbage] finding, exit 1, the program never judged (and Open MPI's orted started per rank).
+    if shutil.which(compiler) is None:
+        missing(
+            f"{compiler} is not installed (apt-get install openmpi-bin libopenmpi-dev mpich libmpich-dev)"
+        )
+    program = tmp_path / "town-other"
+    subprocess.run([compiler, "-O2", "-o", str(program), str(MPI / "town.c")], check=True)
+    ran = town(cli, str(program), "--runs", "3")
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert "is linked with another MPI (libmpi" in ran.stderr and "'mutexlab mpicc'" in ran.stderr
+
+
+@pytest.mark.parametrize("launcher", ("mpirun", "mpiexec", "mpirun.openmpi", "srun"))
+def test_a_launcher_before_the_program_is_refused(cli, built, launcher):
+    # Before: 'mpirun -np 4 ./town' ran mpirun as every rank: [crashed], exit 1.
+    ran = town(cli, launcher, "--runs", "3", args=("-np", "4", built["town"]))
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert f"--mpi takes the program itself, not '{launcher}'" in ran.stderr

@@ -9,7 +9,9 @@ requests, so nothing asks them and an entry needs no request pending.
 from __future__ import annotations
 
 import argparse
+import mmap
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -20,6 +22,12 @@ from ..setups import ConfigError
 from .common import count as whole
 
 GROUPS = ("enter", "exit")
+# What a newcomer puts first out of habit: a launcher, whose ranks mutexlab starts itself.
+LAUNCHER = re.compile(r"(mpirun|mpiexec|orterun|prterun|srun|aprun)(\.[\w-]+)?")
+# The libraries of another MPI, named in the dynamic section of a program linked with them; the
+# string every program linked with mutexlab's own MPI holds (src/mpi.c, said when run by hand).
+OTHER_MPI = re.compile(rb"lib(?:mpi|mpich|mpi_cxx|mpicxx|mpichcxx)\.so[.\d]*")
+OURS = b"this program was built with mutexlab mpicc"
 
 
 def add_arguments(p, replay: bool = False) -> None:
@@ -138,9 +146,35 @@ def program(args) -> list[str]:
         )
     if not args.mpi:
         raise ConfigError("--mpi names no program: put it last, '--mpi ./program [args]'")
-    if shutil.which(args.mpi[0]) is None:
+    if LAUNCHER.fullmatch(os.path.basename(args.mpi[0])):
+        raise ConfigError(
+            f"--mpi takes the program itself, not {os.path.basename(args.mpi[0])!r}: mutexlab starts the "
+            "ranks (--np N), as in '--np 4 --mpi ./program [args]'"
+        )
+    found = shutil.which(args.mpi[0])
+    if found is None:
         raise ConfigError(f"cannot start {args.mpi[0]!r}: not found or not executable")
+    other = other_mpi(found)
+    if other:
+        raise ConfigError(
+            f"{args.mpi[0]} is linked with another MPI ({other}): build it with 'mutexlab mpicc' "
+            "('mutexlab mpicxx' for C++), the same arguments as any mpicc, so that mutexlab holds its "
+            "messages (docs/mpi.md)"
+        )
     return list(args.mpi)
+
+
+def other_mpi(path: str) -> str:
+    """The other MPI library an ELF executable at ``path`` is linked with, without mutexlab's own
+    ("" for anything else: a script, a wrapper such as env or valgrind, a file it cannot read)."""
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if data[:4] != b"\x7fELF" or data.find(OURS) >= 0:
+                return ""
+            named = OTHER_MPI.search(data)  # type: ignore[call-overload]
+            return named.group().decode() if named else ""
+    except (OSError, ValueError):
+        return ""
 
 
 def processes(args, options: dict[str, Any]) -> int:
