@@ -10,6 +10,7 @@ without ``fflush``, ``stderr`` chatter, ``rand()``, ``usleep``.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -33,7 +34,12 @@ def built(tmp_path_factory) -> dict[str, str]:
     out = tmp_path_factory.mktemp("outsiders")
     cache = out / "cache"
     found = {}
+    # every line on standard error, as a student who learnt that stderr is not buffered writes it
+    (out / "town_stderr.c").write_text(
+        re.sub(r"\bprintf\(", "fprintf(stderr, ", (MPI / "town.c").read_text())
+    )
     for name, source, flags, command in (
+        ("town-stderr", out / "town_stderr.c", [], "mpicc"),
         ("hive", "hivekeeper.cpp", [], "mpicxx"),
         ("hive-unsynced", "hivekeeper.cpp", ["-DUNSYNCED"], "mpicxx"),
         ("hive-unsynced-broken", "hivekeeper.cpp", ["-DUNSYNCED", "-DBROKEN_FLOWERS"], "mpicxx"),
@@ -129,3 +135,11 @@ def test_a_launcher_before_the_program_is_refused(cli, built, launcher):
     ran = town(cli, launcher, "--runs", "3", args=("-np", "4", built["town"]))
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert f"--mpi takes the program itself, not '{launcher}'" in ran.stderr
+
+
+def test_a_town_printing_on_standard_error_is_told_where_its_lines_went(cli, built):
+    # Before: the note said only "if the program prints them, give --regex groups": the regex
+    # was right, the lines were on standard error, which mutexlab does not read.
+    ran = town(cli, built["town-stderr"], "--runs", "3", "--no-shrink")
+    assert ran.returncode == 1 and "FINDING [deadlock]" in ran.stdout, ran.stdout + ran.stderr
+    assert "on its standard output (its standard error is not read)" in ran.stdout, ran.stdout

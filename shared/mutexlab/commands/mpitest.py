@@ -258,8 +258,9 @@ def unreported(message: str, events: list[dict[str, Any]]) -> str | None:
     if message != UNFINISHED or any(e.get("event") == "state" for e in events):
         return None
     return (
-        "note: no rank reported a state in this run; if the program prints them, give --regex "
-        "groups state_NAME (and event_NAME), or call mutexlab_state (docs/mpi.md#entries)"
+        "note: no rank reported a state in this run; if the program prints them on its standard "
+        "output (its standard error is not read), give --regex groups state_NAME (and event_NAME), "
+        "or call mutexlab_state (docs/mpi.md#entries)"
     )
 
 

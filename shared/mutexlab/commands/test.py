@@ -325,7 +325,8 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
         if outcome.get("nothing_entered"):
             return [
                 f"{head}: INCOMPLETE — no rank entered the resource ({searched}): give "
-                "--regex matching what the program prints when it enters and leaves, or call "
+                "--regex matching what the program prints on its standard output when it enters and "
+                "leaves (its standard error is not read), or call "
                 "mutexlab_enter/mutexlab_exit (docs/mpi.md); nothing proven"
             ]
         if outcome["verdict"] == "PASS" and outcome["exhaustive"]:
