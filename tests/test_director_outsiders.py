@@ -138,3 +138,35 @@ def test_a_node_deaf_to_sigterm_goes_with_mutexlab_stopped_by_sigterm(perl, tmp_
             break
         subprocess.run(["sleep", "0.05"])
     assert not left_running(f"{PERL_RA} --deaf")
+
+
+@pytest.mark.parametrize(
+    ("script", "why"),
+    (
+        (b"#!/no/such/interpreter\nprint 1\n", "an interpreter that is not there"),
+        (b"#!/usr/bin/perl\r\nprint 1;\r\n", "Windows line endings"),  # "perl\r" is not found
+        (b"this is no program\n", "a file that is no program"),
+    ),
+)
+def test_a_command_that_cannot_be_run_is_exit_2_not_a_crash(cli, tmp_path, script, why):
+    # Before: setpriv started, failed to run it and exited 127: [crashed], exit 1, a finding about
+    # a program that never ran.
+    node = tmp_path / "node"
+    node.write_bytes(script)
+    node.chmod(0o755)
+    ran = cli("test", "mutex", "--node", str(node), "--runs", "2")
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert "it exited with status 127 before writing anything" in ran.stderr and why in ran.stderr
+
+
+def test_a_node_killed_by_a_signal_is_named_by_it(cli, tmp_path):
+    node = tmp_path / "segv.py"
+    node.write_text(
+        "import os, signal, sys\n"
+        "for line in sys.stdin:\n"
+        "    if '\"request\"' in line:\n"
+        "        os.kill(os.getpid(), signal.SIGSEGV)\n"
+        '    print(\'{"type": "done"}\', flush=True)\n'
+    )
+    ran = cli("test", "mutex", "--node", f"{sys.executable} {node}", "--runs", "2", "--no-shrink")
+    assert ran.returncode == 1 and "was killed by signal 11 (SIGSEGV)" in ran.stdout, ran.stdout

@@ -112,6 +112,7 @@ def test_a_last_line_without_its_newline_still_counts(cli, built):
 def test_a_rank_that_segfaults_is_a_crash(cli, built):
     ran = town(cli, built["town-crash"], "--runs", "20", "--no-shrink")
     assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout, ran.stdout + ran.stderr
+    assert "exited with status 139 (128 + 11: killed by SIGSEGV)" in ran.stdout, ran.stdout
 
 
 @pytest.mark.parametrize("compiler", ("mpicc.openmpi", "mpicc.mpich"))
