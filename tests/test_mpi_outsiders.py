@@ -144,3 +144,20 @@ def test_a_town_printing_on_standard_error_is_told_where_its_lines_went(cli, bui
     ran = town(cli, built["town-stderr"], "--runs", "3", "--no-shrink")
     assert ran.returncode == 1 and "FINDING [deadlock]" in ran.stdout, ran.stdout + ran.stderr
     assert "on its standard output (its standard error is not read)" in ran.stdout, ran.stdout
+
+
+def test_an_openmp_rank_is_stalled_with_a_note_on_its_threads_not_on_buffering(cli, tmp_path):
+    # Before: "wrote nothing at all within 1 s of its start … a program whose output is buffered
+    # … must flush it", wrong for a rank (its library writes the protocol), and nothing more.
+    program = tmp_path / "omp-ra"
+    made = mpicc(tmp_path / "cache", "-fopenmp", "-O2", "-o", str(program), str(MPI / "omp_ra.c"))
+    if made.returncode != 0 and "omp.h" in made.stderr:
+        missing("gcc has no OpenMP (omp.h)")
+    assert made.returncode == 0, made.stderr
+    ran = cli(
+        "test", "mutex", "--np", "2", "--regex", "(?P<enter>enters)|(?P<exit>leaves)", "--runs", "2",
+        "--start-timeout", "1", "--timeout", "1", "--mpi", str(program),
+    )  # fmt: skip
+    assert ran.returncode == 1 and "FINDING [stalled]" in ran.stdout, ran.stdout + ran.stderr
+    assert "note: a rank answers once every thread of it waits in a call mutexlab's MPI knows" in ran.stdout
+    assert "OpenMP is not supported" in ran.stdout

@@ -264,6 +264,20 @@ def unreported(message: str, events: list[dict[str, Any]]) -> str | None:
     )
 
 
+def busy(rule: str) -> str | None:
+    """A rank that did not answer in time: its library writes the protocol, so no buffering of the
+    program's is to blame (as the stall's own words suggest for any node), but a thread that waits
+    where the library cannot see it."""
+    if rule != "stalled":
+        return None
+    return (
+        "note: a rank answers once every thread of it waits in a call mutexlab's MPI knows (a "
+        "receive, a wait or probe, a condition variable, a sleep, a join); a thread waiting in "
+        "anything else — an OpenMP barrier or lock (OpenMP is not supported), sem_wait, a pipe, a "
+        "loop that never sleeps — keeps it busy (docs/mpi.md#threads)"
+    )
+
+
 def entered(events: list[dict[str, Any]]) -> bool:
     return any(e.get("event") == "enter" for e in events)
 

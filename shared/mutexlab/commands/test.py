@@ -265,7 +265,10 @@ def run(args) -> int:
         }
         if tested.note:
             outcome["shrunk"]["fallback"] = tested.note
-        if mpi and (hint := mpitest.unreported(tested.finding.message, tested.shown.events)):
+        if mpi and (
+            hint := mpitest.unreported(tested.finding.message, tested.shown.events)
+            or mpitest.busy(tested.finding.rule)
+        ):
             outcome["hint"] = hint
         if args.counterexample:
             written.append(
