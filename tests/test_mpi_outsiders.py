@@ -25,6 +25,21 @@ HIVE_REGEX = (MPI / "hivekeeper.regex").read_text().strip()
 TOWN_REGEX = (MPI / "town.regex").read_text().strip()
 COLONY = ["-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=2", "-o", "cocoons=4"]
 COLONY_ARGS = ["2", "1", "2", "4"]
+# A student's "mutex": rank 0 greets rank 1 (by number), then every rank enters at once.
+GREETS_RANK_1 = """#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    int me, x = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) MPI_Send(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
+    if (me == 1) MPI_Recv(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    printf("rank %d enters\\n", me);
+    printf("rank %d leaves\\n", me);
+    MPI_Finalize();
+    return 0;
+}
+"""
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +53,10 @@ def built(tmp_path_factory) -> dict[str, str]:
     (out / "town_stderr.c").write_text(
         re.sub(r"\bprintf\(", "fprintf(stderr, ", (MPI / "town.c").read_text())
     )
+    (out / "greets.c").write_text(GREETS_RANK_1)
     for name, source, flags, command in (
         ("town-stderr", out / "town_stderr.c", [], "mpicc"),
+        ("greets", out / "greets.c", [], "mpicc"),
         ("hive", "hivekeeper.cpp", [], "mpicxx"),
         ("hive-unsynced", "hivekeeper.cpp", ["-DUNSYNCED"], "mpicxx"),
         ("hive-unsynced-broken", "hivekeeper.cpp", ["-DUNSYNCED", "-DBROKEN_FLOWERS"], "mpicxx"),
@@ -161,3 +178,21 @@ def test_an_openmp_rank_is_stalled_with_a_note_on_its_threads_not_on_buffering(c
     assert ran.returncode == 1 and "FINDING [stalled]" in ran.stdout, ran.stdout + ran.stderr
     assert "note: a rank answers once every thread of it waits in a call mutexlab's MPI knows" in ran.stdout
     assert "OpenMP is not supported" in ran.stdout
+
+
+def test_shrinking_below_the_ranks_a_program_needs_keeps_the_finding(cli, built):
+    # Before: shrinking tried one rank, whose MPI_Send to rank 1 stopped the program, and the
+    # whole test became "the program stopped: MPI_Send to rank 1: there are ranks 0 to 0", exit 2:
+    # the violation found on two ranks was lost.
+    ran = cli(
+        "test",
+        "mutex",
+        "--np",
+        "2",
+        "--regex",
+        "(?P<enter>enters)|(?P<exit>leaves)",
+        "--mpi",
+        built["greets"],
+    )
+    assert ran.returncode == 1 and "FINDING [violation]" in ran.stdout, ran.stdout + ran.stderr
+    assert "on 2 nodes" in ran.stdout or "N=2" in ran.stdout

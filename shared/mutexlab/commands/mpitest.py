@@ -220,12 +220,26 @@ def shown(argv: list[str]) -> list[str]:
     return program_of(argv)[0] or argv
 
 
+class Errors(list):
+    """What the ranks reported as not supported, filled on the way out: up to ``mark``, when it was
+    called. The shrinking's runs on fewer ranks may ask a program for a size it cannot take (a
+    rank 0 that sends to rank 1, alone): that candidate fails to reproduce, and no more."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+        self.upto: int | None = None
+
+    def mark(self) -> None:
+        self.upto = os.path.getsize(self.path)
+
+
 @contextmanager
-def errors() -> Iterator[list[str]]:
+def errors() -> Iterator[Errors]:
     """Collects what the ranks report as not supported (a list filled on the way out)."""
-    found: list[str] = []
     handle, path = tempfile.mkstemp(prefix="mutexlab-mpi-", suffix=".txt")
     os.close(handle)
+    found = Errors(path)
     before = os.environ.get("MUTEXLAB_MPI_ERRORS")
     os.environ["MUTEXLAB_MPI_ERRORS"] = path
     try:
@@ -235,8 +249,10 @@ def errors() -> Iterator[list[str]]:
             os.environ.pop("MUTEXLAB_MPI_ERRORS", None)
         else:
             os.environ["MUTEXLAB_MPI_ERRORS"] = before
-        with open(path, encoding="utf-8") as text:
-            found += sorted({line.strip() for line in text if line.strip()})
+        with open(path, "rb") as text:
+            said = text.read() if found.upto is None else text.read(found.upto)
+        lines = said.decode("utf-8", "replace").splitlines()
+        found += sorted({line.strip() for line in lines if line.strip()})
         os.unlink(path)
 
 

@@ -227,6 +227,7 @@ def run(args) -> int:
                 options,
                 not args.no_shrink,
                 args.start_timeout,
+                unsupported.mark,
             )
     except NodeFault as fault:  # the program cannot be started at all
         return fail(str(fault))
