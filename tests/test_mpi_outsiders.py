@@ -156,11 +156,11 @@ def test_a_launcher_before_the_program_is_refused(cli, built, launcher):
 
 
 def test_a_town_printing_on_standard_error_is_told_where_its_lines_went(cli, built):
-    # Before: the note said only "if the program prints them, give --regex groups": the regex
-    # was right, the lines were on standard error, which mutexlab does not read.
+    # Before: the finding asked only "does --regex read rank 0's lines?": the regex was right,
+    # the lines were on standard error, which mutexlab does not read.
     ran = town(cli, built["town-stderr"], "--runs", "3", "--no-shrink")
-    assert ran.returncode == 1 and "FINDING [deadlock]" in ran.stdout, ran.stdout + ran.stderr
-    assert "on its standard output (its standard error is not read)" in ran.stdout, ran.stdout
+    assert ran.returncode == 1 and "FINDING [no-progress-seen]" in ran.stdout, ran.stdout + ran.stderr
+    assert "standard output (its standard error is not read)" in ran.stdout, ran.stdout
 
 
 def test_an_openmp_rank_is_stalled_with_a_note_on_its_threads_not_on_buffering(cli, tmp_path):

@@ -276,6 +276,8 @@ def test_a_programs_bad_line_is_placed_in_the_program_not_in_mutexlab(tmp_path):
         node.close()
     assert "lines.py" not in str(raised.value) and "at the program's answer" in str(raised.value)
     assert not running(str(tmp_path))
+
+
 LATE = (
     "import json, sys, time\n"
     "for line in sys.stdin:\n"

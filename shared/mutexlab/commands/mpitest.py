@@ -264,13 +264,15 @@ def unsupported(found: list[str]) -> str:
     return f"the program stopped: {found[0]}{more} (docs/mpi.md lists what mutexlab's MPI implements)"
 
 
-def unreported(message: str, events: list[dict[str, Any]]) -> str | None:
+def unreported(message: str, events: list[dict[str, Any]], rule: str = "") -> str | None:
     """A run that came to rest unfinished by the problem's own end (its final states) with no
     rank having reported a state: the finding stands (a program stuck before its first state
     looks the same), but the likelier cause is that the states are printed and --regex does not
     read them."""
-    from ..director.judge import UNFINISHED
+    from ..director.judge import NO_PROGRESS_SEEN, UNFINISHED
 
+    if rule == NO_PROGRESS_SEEN:  # the role's lines unread: perhaps printed where none is read
+        return "note: a rank's lines are read from its standard output (its standard error is not read)"
     if message != UNFINISHED or any(e.get("event") == "state" for e in events):
         return None
     return (

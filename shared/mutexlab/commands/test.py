@@ -267,7 +267,7 @@ def run(args) -> int:
         if tested.note:
             outcome["shrunk"]["fallback"] = tested.note
         if mpi and (
-            hint := mpitest.unreported(tested.finding.message, tested.shown.events)
+            hint := mpitest.unreported(tested.finding.message, tested.shown.events, tested.finding.rule)
             or mpitest.busy(tested.finding.rule)
         ):
             outcome["hint"] = hint
