@@ -263,6 +263,21 @@ def test_each_start_timeout_is_named_for_where_it_applies(monkeypatch, capsys):
     assert f"(default {process.TEST_START_TIMEOUT:g}:" in capsys.readouterr().out
 
 
+def test_a_programs_bad_line_is_placed_in_the_program_not_in_mutexlab(tmp_path):
+    # Before: "node-1 raised NodeFault: node 1 wrote a line that is not JSON …: ready at
+    # …/mutexlab/director/lines.py:69 (in parse)", as if mutexlab's own code were at fault.
+    chatty = tmp_path / "chatty.py"
+    chatty.write_text("import sys\nprint('ready', flush=True)\nfor line in sys.stdin:\n    pass\n")
+    node = ProgramNode(1, 2, f"{sys.executable} {chatty}", {}, requests=1, resource="cs")
+    try:
+        with pytest.raises(HandlerError, match="not JSON") as raised:
+            node.start()
+    finally:
+        node.close()
+    assert "lines.py" not in str(raised.value) and "at the program's answer" in str(raised.value)
+    assert not running(str(tmp_path))
+
+
 LATE = (
     "import json, sys, time\n"
     "for line in sys.stdin:\n"

@@ -405,7 +405,11 @@ def hook_effects(proto: Protocol, hook: str, taking: Any) -> list[Effect] | tupl
 
 def raised_at(exc: BaseException) -> str:
     """``file:line (in function)`` of the innermost frame in the algorithm's file: outside
-    mutexlab and the libraries, else in a built-in algorithm, else the innermost of all."""
+    mutexlab and the libraries, else in a built-in algorithm, else the innermost of all; or where
+    the exception says it happened (``raised_where``: a hosted program's fault)."""
+    named = getattr(exc, "raised_where", None)
+    if isinstance(named, str):
+        return named
     lines: list[tuple[str, int, str]] = []
     tb = exc.__traceback__
     while tb is not None:

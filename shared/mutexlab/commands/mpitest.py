@@ -9,7 +9,9 @@ requests, so nothing asks them and an entry needs no request pending.
 from __future__ import annotations
 
 import argparse
+import mmap
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -20,6 +22,12 @@ from ..setups import ConfigError
 from .common import count as whole
 
 GROUPS = ("enter", "exit")
+# What a newcomer puts first out of habit: a launcher, whose ranks mutexlab starts itself.
+LAUNCHER = re.compile(r"(mpirun|mpiexec|orterun|prterun|srun|aprun)(\.[\w-]+)?")
+# The libraries of another MPI, named in the dynamic section of a program linked with them; the
+# string every program linked with mutexlab's own MPI holds (src/mpi.c, said when run by hand).
+OTHER_MPI = re.compile(rb"lib(?:mpi|mpich|mpi_cxx|mpicxx|mpichcxx)\.so[.\d]*")
+OURS = b"this program was built with mutexlab mpicc"
 
 
 def add_arguments(p, replay: bool = False) -> None:
@@ -138,9 +146,35 @@ def program(args) -> list[str]:
         )
     if not args.mpi:
         raise ConfigError("--mpi names no program: put it last, '--mpi ./program [args]'")
-    if shutil.which(args.mpi[0]) is None:
+    if LAUNCHER.fullmatch(os.path.basename(args.mpi[0])):
+        raise ConfigError(
+            f"--mpi takes the program itself, not {os.path.basename(args.mpi[0])!r}: mutexlab starts the "
+            "ranks (--np N), as in '--np 4 --mpi ./program [args]'"
+        )
+    found = shutil.which(args.mpi[0])
+    if found is None:
         raise ConfigError(f"cannot start {args.mpi[0]!r}: not found or not executable")
+    other = other_mpi(found)
+    if other:
+        raise ConfigError(
+            f"{args.mpi[0]} is linked with another MPI ({other}): build it with 'mutexlab mpicc' "
+            "('mutexlab mpicxx' for C++), the same arguments as any mpicc, so that mutexlab holds its "
+            "messages (docs/mpi.md)"
+        )
     return list(args.mpi)
+
+
+def other_mpi(path: str) -> str:
+    """The other MPI library an ELF executable at ``path`` is linked with, without mutexlab's own
+    ("" for anything else: a script, a wrapper such as env or valgrind, a file it cannot read)."""
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if data[:4] != b"\x7fELF" or data.find(OURS) >= 0:
+                return ""
+            named = OTHER_MPI.search(data)  # type: ignore[call-overload]
+            return named.group().decode() if named else ""
+    except (OSError, ValueError):
+        return ""
 
 
 def processes(args, options: dict[str, Any]) -> int:
@@ -193,12 +227,26 @@ def unread_output(argv: list[str]) -> bool:
     return bool(program_of(argv)[0])
 
 
+class Errors(list):
+    """What the ranks reported as not supported, filled on the way out: up to ``mark``, when it was
+    called. The shrinking's runs on fewer ranks may ask a program for a size it cannot take (a
+    rank 0 that sends to rank 1, alone): that candidate fails to reproduce, and no more."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+        self.upto: int | None = None
+
+    def mark(self) -> None:
+        self.upto = os.path.getsize(self.path)
+
+
 @contextmanager
-def errors() -> Iterator[list[str]]:
+def errors() -> Iterator[Errors]:
     """Collects what the ranks report as not supported (a list filled on the way out)."""
-    found: list[str] = []
     handle, path = tempfile.mkstemp(prefix="mutexlab-mpi-", suffix=".txt")
     os.close(handle)
+    found = Errors(path)
     before = os.environ.get("MUTEXLAB_MPI_ERRORS")
     os.environ["MUTEXLAB_MPI_ERRORS"] = path
     try:
@@ -208,8 +256,10 @@ def errors() -> Iterator[list[str]]:
             os.environ.pop("MUTEXLAB_MPI_ERRORS", None)
         else:
             os.environ["MUTEXLAB_MPI_ERRORS"] = before
-        with open(path, encoding="utf-8") as text:
-            found += sorted({line.strip() for line in text if line.strip()})
+        with open(path, "rb") as text:
+            said = text.read() if found.upto is None else text.read(found.upto)
+        lines = said.decode("utf-8", "replace").splitlines()
+        found += sorted({line.strip() for line in lines if line.strip()})
         os.unlink(path)
 
 
@@ -221,18 +271,35 @@ def unsupported(found: list[str]) -> str:
     return f"the program stopped: {found[0]}{more} (docs/mpi.md lists what mutexlab's MPI implements)"
 
 
-def unreported(message: str, events: list[dict[str, Any]]) -> str | None:
+def unreported(message: str, events: list[dict[str, Any]], rule: str = "") -> str | None:
     """A run that came to rest unfinished by the problem's own end (its final states) with no
     rank having reported a state: the finding stands (a program stuck before its first state
     looks the same), but the likelier cause is that the states are printed and --regex does not
     read them."""
-    from ..director.judge import UNFINISHED
+    from ..director.judge import NO_PROGRESS_SEEN, UNFINISHED
 
+    if rule == NO_PROGRESS_SEEN:  # the role's lines unread: perhaps printed where none is read
+        return "note: a rank's lines are read from its standard output (its standard error is not read)"
     if message != UNFINISHED or any(e.get("event") == "state" for e in events):
         return None
     return (
-        "note: no rank reported a state in this run; if the program prints them, give --regex "
-        "groups state_NAME (and event_NAME), or call mutexlab_state (docs/mpi.md#entries)"
+        "note: no rank reported a state in this run; if the program prints them on its standard "
+        "output (its standard error is not read), give --regex groups state_NAME (and event_NAME), "
+        "or call mutexlab_state (docs/mpi.md#entries)"
+    )
+
+
+def busy(rule: str) -> str | None:
+    """A rank that did not answer in time: its library writes the protocol, so no buffering of the
+    program's is to blame (as the stall's own words suggest for any node), but a thread that waits
+    where the library cannot see it."""
+    if rule != "stalled":
+        return None
+    return (
+        "note: a rank answers once every thread of it waits in a call mutexlab's MPI knows (a "
+        "receive, a wait or probe, a condition variable, a sleep, a join); a thread waiting in "
+        "anything else — an OpenMP barrier or lock (OpenMP is not supported), sem_wait, a pipe, a "
+        "loop that never sleeps — keeps it busy (docs/mpi.md#threads)"
     )
 
 

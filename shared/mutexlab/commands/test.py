@@ -232,6 +232,7 @@ def run(args) -> int:
                 options,
                 not args.no_shrink,
                 args.start_timeout,
+                unsupported.mark,
             )
     except NodeFault as fault:  # the program cannot be started at all
         return fail(str(fault))
@@ -270,7 +271,10 @@ def run(args) -> int:
         }
         if tested.note:
             outcome["shrunk"]["fallback"] = tested.note
-        if mpi and (hint := mpitest.unreported(tested.finding.message, tested.shown.events)):
+        if mpi and (
+            hint := mpitest.unreported(tested.finding.message, tested.shown.events, tested.finding.rule)
+            or mpitest.busy(tested.finding.rule)
+        ):
             outcome["hint"] = hint
         if args.counterexample:
             written.append(
@@ -330,7 +334,8 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
         if outcome.get("nothing_entered"):
             return [
                 f"{head}: INCOMPLETE — no rank entered the resource ({searched}): give "
-                "--regex matching what the program prints when it enters and leaves, or call "
+                "--regex matching what the program prints on its standard output when it enters and "
+                "leaves (its standard error is not read), or call "
                 "mutexlab_enter/mutexlab_exit (docs/mpi.md); nothing proven"
             ]
         if outcome["verdict"] == "PASS" and outcome["exhaustive"]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..limits import loads
 
@@ -36,6 +36,10 @@ class NodeFault(Exception):
     message: str
     line: str | None = None  # the offending line, shortened
     fields: dict[str, Any] = field(default_factory=dict)
+
+    # Where it happened, for a driver that names a handler's line (protocol.raised_at): in what the
+    # program did, not in mutexlab's code that noticed it.
+    raised_where: ClassVar[str] = "the program's answer (what it did, not a line of mutexlab)"
 
     def __str__(self) -> str:
         return self.message + (f": {self.line}" if self.line is not None else "")

@@ -61,6 +61,7 @@ class NodeProcess:
         self.told = False  # an input was sent (the first has start_timeout to be answered)
         self.heard = False  # the node wrote something: it started, and its output is not stuck
         self.reusable = False  # the node said it starts afresh on a second init
+        self.command = argv[0]
         if SETPRIV and shutil.which(argv[0]) is None:  # setpriv would start, then fail to run it
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: not found or not executable")
         try:
@@ -237,6 +238,17 @@ class NodeProcess:
             code = self.proc.wait(timeout=0.5)
         except subprocess.TimeoutExpired:
             code = None
+        if code in (126, 127) and not self.heard:
+            # What setpriv (or a shell in front: sh -c) says when it cannot run the command: the
+            # program never ran, so it is not judged (exit 2, as a command not found).
+            raise NodeFault(
+                START,
+                self.node,
+                f"cannot start {self.command!r}: it exited with status {code} before writing anything, "
+                "the status of a command that could not be run (a file that is no program, or whose #! "
+                "line names an interpreter that is not there — a \\r at its end, from Windows line "
+                "endings?)",
+            )
         how = closed if code is None else self.ended(code)
         between = (
             " (between runs: it answered its first init with reinit: true, a promise to keep reading "
@@ -250,7 +262,17 @@ class NodeProcess:
 
     @staticmethod
     def ended(code: int) -> str:
-        return f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+        def name(number: int) -> str:
+            try:
+                return signal.Signals(number).name
+            except ValueError:
+                return f"signal {number}"
+
+        if code < 0:
+            return f"was killed by signal {-code} ({name(-code)})"
+        if 128 < code < 128 + 65:  # as a shell (or mutexlab's MPI adapter) reports a killed program
+            return f"exited with status {code} (128 + {code - 128}: killed by {name(code - 128)})"
+        return f"exited with status {code}"
 
     def kill(self) -> None:
         """End the node and everything it started (its process group); idempotent."""

@@ -7,7 +7,7 @@ Invariant: every process started here is killed before these functions return, w
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -61,9 +61,14 @@ def test(
     options: dict[str, Any],
     shrink: bool = True,
     start_timeout: float = TEST_START_TIMEOUT,
+    searched_hook: Callable[[], None] | None = None,
 ) -> Tested:
+    """The search, then its finding shrunk; ``searched_hook`` is called between the two (what the
+    nodes report from then on comes from the shrinking's smaller runs, not the program's test)."""
     with pool_of(settings.program, timeout, start_timeout) as pool:
         searched = search(settings, pool, strategy, runs, seconds)
+        if searched_hook is not None:
+            searched_hook()
         if searched.finding is None:
             return Tested(searched, None, searched.last, settings, None)
         found = searched.finding

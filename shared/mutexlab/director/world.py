@@ -11,6 +11,7 @@ by ``MAX_EVENTS``.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -75,6 +76,7 @@ class Run:
         self.holding: dict[int, Counter[str]] = {n: Counter() for n in self.names}
         self.step = 0
         self.digests: list[str] = []  # per input (inits first): a digest of the node's answer
+        self.raw_digests: list[str] = []  # the same of its bytes, as scenarios before 2026-11 hold
         self.said: list[tuple[int, str]] = []  # per input: (node, what it was), for messages
         self.procs: dict[int, NodeProcess] = pool.fresh(problem.nodes, problem.first)
         inits = {node: self._init_line(node) for node in sorted(self.procs)}
@@ -205,7 +207,11 @@ class Run:
                 node,
                 f"the run's answers passed {MAX_RUN_BYTES >> 20} MB of lines (node {node} wrote the last)",
             )
-        self.digests.append(hashlib.blake2b(raw, digest_size=8).hexdigest())
+        # What the answer says, not how it is spelt: a Perl hash written in another key order by
+        # another process (its seed is per process) is the same answer.
+        said = json.dumps(outputs, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        self.digests.append(hashlib.blake2b(said.encode(), digest_size=8).hexdigest())
+        self.raw_digests.append(hashlib.blake2b(raw, digest_size=8).hexdigest())
         self.said.append((node, what))
         if line["type"] == "init":
             self.procs[node].reusable = done.get("reinit") is True

@@ -199,8 +199,40 @@ static void drain(void) { /* the program's printf output so far, as log lines (u
     }
 }
 
+static void drain_all(void) { /* the rank ends: a last line printed without its newline is one too */
+    drain();
+    if (outlen > 0) {
+        stdout_line(outbuf, outlen);
+        outlen = 0;
+    }
+}
+
+/* C++'s std::cout, when the program calls std::ios_base::sync_with_stdio(false), buffers on its
+ * own (a "\n" does not flush it): flushed with stdout wherever stdout is, its lines come back in
+ * order with the rank's messages instead of never (the rank never exits: at_end waits). Found by
+ * name (the Itanium C++ ABI's std::cout, std::ostream::flush and std::ios_base::Init) in a program
+ * linked with libstdc++. Before GCC 13 std::cout is built only by the std::ios_base::Init of a
+ * unit that includes <iostream>: one of our own builds it first (as such a unit would), so a
+ * program without <iostream> is not flushed through an unbuilt stream. */
+static void *cxx_cout;
+static void *(*cxx_flush)(void *);
+static int cxx_looked;
+static long cxx_init_object[4]; /* a std::ios_base::Init (an empty class): never destroyed */
+
 static void sync_stdout(void) { /* called with L not held */
     fflush(stdout);
+    if (!cxx_looked) {
+        void (*cxx_init)(void *);
+        cxx_cout = dlsym(RTLD_DEFAULT, "_ZSt4cout");
+        *(void **)&cxx_flush = dlsym(RTLD_DEFAULT, "_ZNSo5flushEv");
+        *(void **)&cxx_init = dlsym(RTLD_DEFAULT, "_ZNSt8ios_base4InitC1Ev");
+        if (cxx_cout && cxx_flush && cxx_init)
+            cxx_init(cxx_init_object);
+        else
+            cxx_cout = NULL;
+        cxx_looked = 1;
+    }
+    if (cxx_cout) cxx_flush(cxx_cout);
 }
 
 static void emit(const char *fmt, ...) {
@@ -837,12 +869,14 @@ int MPI_Barrier(MPI_Comm comm) { /* every rank tells rank 0, which answers all w
 /* -- the rank's life ------------------------------------------------------------------- */
 static void at_end(int status, void *unused) { /* main returned or exit was called */
     (void)unused;
+    sync_stdout();
     fflush(NULL);
     lock_L();
     if (status != 0) { /* a failure: the director sees the rank end with it (a crash finding) */
-        drain();
+        drain_all();
         _exit(status);
     }
+    drain_all(); /* under mpirun the program's last words appear at its exit, newline or not */
     /* done: the rank stays, quiet, until the run ends and it is killed */
     waiter w = {.kind = W_FOREVER};
     block_on(&w);
@@ -903,9 +937,10 @@ int MPI_Finalize(void) {
 
 int MPI_Abort(MPI_Comm comm, int code) {
     (void)comm;
+    sync_stdout();
     fflush(NULL);
     lock_L();
-    drain();
+    drain_all();
     char line[96];
     int k = snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_abort\":%d}\n", code);
     put(line, (size_t)k);
@@ -1210,6 +1245,7 @@ int pthread_mutex_unlock(pthread_mutex_t *m) {
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
     resolve();
     if (self < 0) return real_cond_wait(c, m);
+    sync_stdout();
     waiter w = {.kind = W_COND, .what = c};
     lock_L();
     real_mutex_unlock(m);
@@ -1302,6 +1338,19 @@ int usleep(useconds_t us) {
 int nanosleep(const struct timespec *req, struct timespec *rem) {
     if (req) slept(req->tv_sec * 1000000000LL + req->tv_nsec);
     if (rem) rem->tv_sec = rem->tv_nsec = 0;
+    sync_stdout();
+    poll_point();
+    return 0;
+}
+
+/* std::this_thread::yield() and sched_yield() in a loop waiting for another thread's flag: a poll,
+ * as a sleep is (threads take turns here, so the thread that would set the flag runs only once this
+ * one waits). */
+int sched_yield(void) {
+    if (self < 0) {
+        int (*yield)(void) = real("sched_yield", NULL);
+        return yield();
+    }
     sync_stdout();
     poll_point();
     return 0;
