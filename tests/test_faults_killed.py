@@ -178,6 +178,46 @@ def test_a_participant_killed_while_messages_wait_for_a_missing_one_loses_none_o
         delete_run(amqp_url, run_id, NAMES)
 
 
+def test_more_messages_held_back_than_the_prefetch_window_still_let_the_missing_one_in(amqp_url):
+    """A gap of a link with more messages behind it than the bus's prefetch (100): each held-back
+    delivery's ack is blocked until handled, so the broker stops delivering once 100 wait, and the
+    missing message, queued behind them (a failover's requeue, a quorum queue's nack and go-back-N),
+    never comes: node-2 must still get it and answer every request."""
+    run_id = "t-" + uuid.uuid4().hex[:8]
+    topology = Topology(run_id)
+    conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
+    child = None
+    total = 101 + 5  # more than the prefetch window (100) ahead of seq 1
+    try:
+        ch = conn.channel()
+        ch.confirm_delivery()
+        topology.declare_base(ch)
+        for name in NAMES:
+            topology.declare_participant(
+                ch, name, build_setup("ricart-agrawala", 2, {"requests": 0}, 0).codec.types
+            )
+        for seq in [*range(2, total + 1), 1]:  # 1 comes last, behind the others
+            body = request_body(run_id, seq)
+            props = pika.BasicProperties(delivery_mode=2, headers=signed("REQUEST.node-2", body))
+            ch.basic_publish(topology.exchange, "REQUEST.node-2", body, props, mandatory=True)
+        child = multiprocessing.get_context("fork").Process(target=node2_works, args=(amqp_url, run_id))
+        child.start()
+        replies: list[dict] = []
+        deadline = time.monotonic() + 20
+        while len(replies) < total and time.monotonic() < deadline:
+            for _key, body in drain(ch, topology.queue("node-1"), settle=0.2):
+                data = json.loads(body)
+                replies += data.get("msgs", [data])
+        assert len(replies) == total, f"node-2 answered {len(replies)} of {total}: the missing one never came"
+    finally:
+        if child is not None and child.is_alive():
+            os.kill(child.pid, signal.SIGKILL)
+            child.join(timeout=10)
+        if conn.is_open:
+            conn.close()
+        delete_run(amqp_url, run_id, NAMES)
+
+
 @needs_rabbitmqctl
 def test_a_persistent_run_cut_off_while_its_trace_waits_for_batches_completes_safe(
     amqp_url, tmp_path, monkeypatch

@@ -34,6 +34,7 @@ class RecordingBus:
         self.reconnects = self.redelivered = self.generation = self.forged = 0
         self.forgeries: list[str] = []
         self.blocked: list = []  # deliveries acked blocked, not yet unblocked
+        self.prefetch = 100  # the broker's window of unacked deliveries (Bus.prefetch)
         self.channel = self
 
     def send(self, routing_key, body, message_id=None, headers=None, **_kw) -> None:
@@ -282,6 +283,20 @@ def test_a_held_back_messages_delivery_is_acked_only_once_the_message_is_handled
     assert [m["seq"] for c in calls if c[0] == "send" for m in messages_of(c)] == [1, 2]
     assert [c for c in calls if c[0] != "send"] == [("ack", 52, True), ("unblock", 51, True)]
     assert node2.bus.blocked == [] and node2.inbox.holding() == []
+
+
+def test_held_back_messages_filling_the_prefetch_window_are_acked_not_blocked(node2):
+    """With the broker's window full of blocked deliveries it delivers nothing more, and the
+    missing message (queued behind them) would never come: the run stalled. Blocked until the
+    window is full, then acked (kept in memory alone)."""
+    node2.bus.prefetch = 2
+    node2._handle(request(51, 2, ts=6))  # ahead of 1
+    node2._publish_step()
+    assert node2.bus.calls == [("ack blocked", 51, False)]
+    node2._handle(request(52, 3, ts=7))  # the window is full
+    node2._publish_step()
+    assert node2.bus.calls[1:] == [("ack", 52, False), ("unblock", 51, False)]
+    assert node2.bus.blocked == [] and len(node2.inbox.holding()) == 2, "still held, in memory"
 
 
 def test_a_copy_of_a_held_back_message_blocks_its_own_ack_instead(node2):

@@ -439,6 +439,8 @@ class Participant:
         # A message held back (ahead of a missing one) lives only in memory: its delivery's ack is
         # blocked until it is handled, else a kill would lose it (the broker would not redeliver it).
         later, held = self.trace.waiting(), {id(item[2]) for item in self.inbox.holding()}
+        if len(held) >= self.bus.prefetch:  # the window full of them: the missing one would never come,
+            held = set()  # so they are acked, kept in memory alone (as before; docs/wire.md)
         for delivery in handled:
             self.bus.ack(delivery, later=later, blocked=id(delivery) in held)
         self.bus.unblock(lambda d: id(d) not in held, later=later)
