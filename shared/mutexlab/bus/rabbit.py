@@ -372,7 +372,7 @@ class Bus(Session):
 
     def dead_letter(self, delivery: Delivery, reason: str, ack: bool = True) -> None:
         """Move a delivery to the run's dead-letter queue with its reason, then ack it (unless
-        ``ack`` is off: its ack was already asked for)."""
+        ``ack`` is off: the caller asks for its ack itself, behind its step)."""
         headers = dict(delivery.headers)
         headers.update(
             {

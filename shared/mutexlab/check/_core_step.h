@@ -9,7 +9,8 @@
 #define STEP_MAX_W 4096
 
 /* successor(world, label): the world reached, or None when the input is refused (an overfilled
- * resource is not looked at: the plain check before the figures found none). */
+ * resource is not looked at: the plain check before the figures found none). The caller passes
+ * only a label the model enabled in ``world`` (model.steps()): its ids are not checked here. */
 static PyObject *Core_successor(Core *c, PyObject *args) {
     PyObject *world;
     int32_t label[3], w[STEP_MAX_W];

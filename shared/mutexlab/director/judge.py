@@ -73,7 +73,7 @@ def judge(
                 NO_PROGRESS_SEEN,
                 f"the run is not finished and nothing of {role} (node 0) was read but its messages — no "
                 "state, entry or event: its output unread (with --mpi: does --regex read rank 0's "
-                "lines?), no progress of it seen; not a deadlock",
+                "lines?), no progress of it seen; perhaps not a deadlock",
                 0,
                 step,
                 details,

@@ -29,6 +29,7 @@ SAFE). This module only routes what arrives and runs the phases; each concern ha
 from __future__ import annotations
 
 import logging
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -284,11 +285,13 @@ class Monitor(Admission):
             if n not in outcome.stalled
             or (outcome.stalled[n].get("silent_for") or 0) < self.settings.stall_timeout
         }
-        again = self.settings.delivery == "transient"  # its participants take their queues unacked:
+        # Transient: participants take their queues unacked, so a stop lost with a connection is
+        # sent again every second until every final status is in (a duplicate stop is harmless).
+        again = stopped + 1.0 if self.settings.delivery == "transient" else math.inf
         while time.monotonic() < deadline and not all(status.get(n, {}).get("final") for n in alive):
-            if again and time.monotonic() > stopped + 1.0:  # a stop lost with a connection, sent again
-                again = False
-                self.bus.publish("control.all", {"kind": "stop", "reason": reason})
+            if time.monotonic() > again:
+                again = time.monotonic() + 1.0  # not mandatory: every queue may be gone by now
+                self.bus.publish("control.all", {"kind": "stop", "reason": reason}, mandatory=False)
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
         finals = sum(bool(status.get(n, {}).get("final")) for n in names)
