@@ -148,8 +148,42 @@ def test_the_fast_loop_is_the_plain_loop(config, how, fast_runs):
     assert fast_runs == ([] if with_faults else [how])  # the fast loop ran exactly where it applies
 
 
+class Widened(Simulation):
+    """The simulator with its event queue's buckets ``width`` units of virtual time wide."""
+
+    width = 1.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._scale = 1.0 / self.width
+
+
+@pytest.mark.parametrize("width", [1 / 64, 1 / 8, 4.0])
+@pytest.mark.parametrize("how", ["untraced", "tallied"])
+def test_the_event_queue_gives_one_order_whatever_its_bucket_width(width, how, fast_runs):
+    # Narrow buckets: most pushes land in a later bucket; wide ones: in the bucket being drained.
+    wide = type("Wide", (Widened,), {"width": width})
+    plain = type("PlainWide", (Widened,), {"width": width, "fast": False})
+    configs = [
+        c
+        for c in CONFIGS
+        if c[3] == 0 and c[4] in ({}, {"delay": "fixed"}, {"spike": 0.1, "spike_delay": 20.0})
+    ]
+    for config in configs:
+        expected = observe(PlainSimulation, config, how)
+        assert observe(wide, config, how) == expected, config
+        assert observe(plain, config, how) == expected, config
+    assert fast_runs
+
+
 # Broken variants of the fast loop: each a one-place edit of its source that must be caught.
 BROKEN = {
+    "a push into the drained bucket queued for later": ("untraced", "if slot > bucket:", "if True:"),
+    "ties in the drained bucket taken last first": (
+        "untraced",
+        "drained.insert(bisect_left(drained, -when, key=latest_first), entry)",
+        "drained.insert(bisect_left(drained, -when, key=latest_first) + 1 if drained else 0, entry)",
+    ),
     "FIFO per link dropped": ("untraced", "if when < last:", "if False:"),
     "a send to oneself goes over the network": (
         "untraced",
