@@ -24,7 +24,7 @@ from mutexlab.messages import Message
 from mutexlab.protocol import Protocol, ProtocolError, Send
 from mutexlab.protocols import bees, elves, ricart_agrawala
 from mutexlab.protocols.registry import SPECS, make_setup
-from mutexlab.sim import SimConfig, Simulation
+from mutexlab.sim import SimConfig, Simulation, engine
 from mutexlab.sim import fastpath as sim_fastpath
 from mutexlab.trace import TraceWriter
 
@@ -174,6 +174,19 @@ def test_the_event_queue_gives_one_order_whatever_its_bucket_width(width, how, f
         assert observe(wide, config, how) == expected, config
         assert observe(plain, config, how) == expected, config
     assert fast_runs
+
+
+def test_sparse_pids_keep_their_links_in_dicts_with_the_same_run(monkeypatch):
+    assert engine.link_table([1, 2, 3]) == {p: [0.0] * 4 for p in (1, 2, 3)}
+    sparse = engine.link_table([0, 10**9])
+    assert sparse[0][10**9] == 0.0 and sparse[0] == {}  # read as unused, nothing stored
+    configs = [c for c in CONFIGS if c[3] == 1 and c[4] in ({}, {"duplicate": 0.2})]
+    dense = [(c, observe(Simulation, c, "untraced")) for c in configs]
+    monkeypatch.setattr(engine, "DENSE_LINKS", 0)  # every table a dict per sender
+    table = Simulation(make_setup("bees", 5, {}, 0))._link_last  # noqa: SLF001 - the table under test
+    assert all(type(links) is engine._Unsent for links in table.values())  # noqa: SLF001 - see above
+    for config, seen in dense:
+        assert observe(Simulation, config, "untraced") == seen, config
 
 
 # Broken variants of the fast loop: each a one-place edit of its source that must be caught.

@@ -152,7 +152,7 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                         sends += 1
                     # as ``transmit``: the delay, FIFO per link, then ``push``
                     when = at - log(1.0 - uniform()) if uniform is not None else at + delay()
-                    last = links.get(to, 0.0)
+                    last = links[to]
                     if when < last:  # never overtake an earlier message on the same link
                         when = last
                     links[to] = when
