@@ -311,8 +311,9 @@ def _latest_first(item: tuple) -> float:
 def next_bucket(items: list[tuple]) -> list[tuple]:
     """A bucket's items (in push order), made the bucket being drained: sorted by time and, among
     equal times, push order (a stable sort), latest first, so ``pop()`` takes them in order."""
-    items.reverse()  # equal times: the last pushed first, and it stays so through a stable sort
-    items.sort(key=_AT, reverse=True)
+    if len(items) > 1:
+        items.reverse()  # equal times: the last pushed first, and it stays so through a stable sort
+        items.sort(key=_AT, reverse=True)
     return items
 
 

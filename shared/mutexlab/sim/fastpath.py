@@ -100,7 +100,9 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                 entry = drained.pop()
             elif starts:
                 bucket = sim._bucket = pop(starts)  # noqa: SLF001 - see above
-                drained = sim._now = next_bucket(later.pop(bucket))  # noqa: SLF001 - see above
+                drained = sim._now = later.pop(bucket)  # noqa: SLF001 - see above
+                if len(drained) > 1:  # (one item: in order already)
+                    next_bucket(drained)
                 entry = drained.pop()
             else:
                 break
