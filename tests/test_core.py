@@ -1,5 +1,6 @@
 """The library core: clocks, codecs, traces, the simulator and the capacity audit."""
 
+import heapq
 import random
 from typing import Literal
 
@@ -9,7 +10,7 @@ from conftest import audited
 from mutexlab.audit.capacity import check_capacities
 from mutexlab.clock import LamportClock, VectorClock, happened_before, priority
 from mutexlab.messages import Codec, Message, MessageError
-from mutexlab.protocol import Protocol
+from mutexlab.protocol import Protocol, Schedule
 from mutexlab.protocols.registry import make_setup
 from mutexlab.setups import ConfigError, Setup
 from mutexlab.sim import SimConfig, Simulation
@@ -115,10 +116,50 @@ def test_simulator_queue_takes_events_in_time_order_and_ties_in_scheduling_order
     rng = random.Random(4)
     queued = [(float(rng.randrange(6)), n) for n in range(300)]
     for at, n in queued:
-        sim.push(at, (_TIMER, 1, n))
+        sim.push((at, _TIMER, 1, n))
     result = sim.run()
     assert log == [n for _, n in sorted(queued)]
     assert result.events == 300 and not result.truncated
+
+
+class _Echo(_Logger):
+    """Logs its actions; the first few schedule another at once (a dwell of 0: the same time)."""
+
+    def on_local(self, action) -> list:
+        self.log.append(action)
+        return [Schedule(f"{action}+", "now")] if len(self.log) < 120 and action.count("+") < 2 else []
+
+
+@pytest.mark.parametrize("scale", [0.25, 1.0, 4.0, 64.0])
+@pytest.mark.parametrize("fast", [True, False])
+def test_simulator_queue_order_does_not_depend_on_its_buckets(scale, fast):
+    # The same order, (time, order queued), whatever the buckets' width and in both loops, with
+    # actions scheduled for the very time being drained (dwell 0) among those queued before.
+    def run() -> list:
+        log: list = []
+        sim = Simulation(
+            Setup("log", {1: _Echo(log)}, {1: "p1"}, Codec(Ping), {}), SimConfig(dwell={"now": 0})
+        )
+        sim.fast, sim._scale = fast, scale  # noqa: SLF001 - the width under test
+        rng = random.Random(5)
+        for n in range(300):
+            sim.push((rng.randrange(12) / 4, _TIMER, 1, str(n)))
+        assert sim.run().events == len(log)
+        return log
+
+    log = run()
+    expected: list = []
+    rng = random.Random(5)
+    heap = [(rng.randrange(12) / 4, n, str(n)) for n in range(300)]
+    heapq.heapify(heap)
+    order = 300
+    while heap:  # the reference: a heap of (time, sequence number), as the engine once was
+        at, _, action = heapq.heappop(heap)
+        expected.append(action)
+        if len(expected) < 120 and action.count("+") < 2:
+            heapq.heappush(heap, (at, order, f"{action}+"))
+            order += 1
+    assert log == expected
 
 
 def test_bad_simulator_settings_are_refused():

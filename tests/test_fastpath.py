@@ -24,7 +24,7 @@ from mutexlab.messages import Message
 from mutexlab.protocol import Protocol, ProtocolError, Send
 from mutexlab.protocols import bees, elves, ricart_agrawala
 from mutexlab.protocols.registry import SPECS, make_setup
-from mutexlab.sim import SimConfig, Simulation
+from mutexlab.sim import SimConfig, Simulation, engine
 from mutexlab.sim import fastpath as sim_fastpath
 from mutexlab.trace import TraceWriter
 
@@ -148,8 +148,55 @@ def test_the_fast_loop_is_the_plain_loop(config, how, fast_runs):
     assert fast_runs == ([] if with_faults else [how])  # the fast loop ran exactly where it applies
 
 
+class Widened(Simulation):
+    """The simulator with its event queue's buckets ``width`` units of virtual time wide."""
+
+    width = 1.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._scale = 1.0 / self.width
+
+
+@pytest.mark.parametrize("width", [1 / 64, 1 / 8, 4.0])
+@pytest.mark.parametrize("how", ["untraced", "tallied"])
+def test_the_event_queue_gives_one_order_whatever_its_bucket_width(width, how, fast_runs):
+    # Narrow buckets: most pushes land in a later bucket; wide ones: in the bucket being drained.
+    wide = type("Wide", (Widened,), {"width": width})
+    plain = type("PlainWide", (Widened,), {"width": width, "fast": False})
+    configs = [
+        c
+        for c in CONFIGS
+        if c[3] == 0 and c[4] in ({}, {"delay": "fixed"}, {"spike": 0.1, "spike_delay": 20.0})
+    ]
+    for config in configs:
+        expected = observe(PlainSimulation, config, how)
+        assert observe(wide, config, how) == expected, config
+        assert observe(plain, config, how) == expected, config
+    assert fast_runs
+
+
+def test_sparse_pids_keep_their_links_in_dicts_with_the_same_run(monkeypatch):
+    assert engine.link_table([1, 2, 3]) == {p: [0.0] * 4 for p in (1, 2, 3)}
+    sparse = engine.link_table([0, 10**9])
+    assert sparse[0][10**9] == 0.0 and sparse[0] == {}  # read as unused, nothing stored
+    configs = [c for c in CONFIGS if c[3] == 1 and c[4] in ({}, {"duplicate": 0.2})]
+    dense = [(c, observe(Simulation, c, "untraced")) for c in configs]
+    monkeypatch.setattr(engine, "DENSE_LINKS", 0)  # every table a dict per sender
+    table = Simulation(make_setup("bees", 5, {}, 0))._link_last  # noqa: SLF001 - the table under test
+    assert all(type(links) is engine._Unsent for links in table.values())  # noqa: SLF001 - see above
+    for config, seen in dense:
+        assert observe(Simulation, config, "untraced") == seen, config
+
+
 # Broken variants of the fast loop: each a one-place edit of its source that must be caught.
 BROKEN = {
+    "a push into the drained bucket queued for later": ("untraced", "if slot > bucket:", "if True:"),
+    "ties in the drained bucket taken last first": (
+        "untraced",
+        "drained.insert(bisect_left(drained, -when, key=latest_first), entry)",
+        "drained.insert(bisect_left(drained, -when, key=latest_first) + 1 if drained else 0, entry)",
+    ),
     "FIFO per link dropped": ("untraced", "if when < last:", "if False:"),
     "a send to oneself goes over the network": (
         "untraced",

@@ -5,10 +5,16 @@ Virtual time; every link (sender → receiver) is FIFO with random delays; local
 event order and the same trace, byte for byte: all randomness comes from one ``random.Random``
 and events due at the same time are handled in the order they were scheduled.
 
-The event queue (``_times``, ``_due``): a heap of the distinct times at which something is due,
-and per time what is due then — one entry, or a list of entries in scheduling order. Speed: the
-heap compares bare floats, not ``(time, sequence, ...)`` tuples; at P = 1000 bees it holds up
-to ~600,000 times and a pop was a quarter of the run (docs/architecture.md#scaling).
+The event queue: a calendar of buckets, each ``1 / scale`` of virtual time wide. An item is a
+flat tuple ``(time, kind, ...)``. Future buckets (``_later``: bucket number → its items in
+scheduling order, and ``_starts``, a heap of those numbers) are unsorted lists; the bucket being
+drained (``_now``) is sorted once, when its turn comes, by time and, for equal times, scheduling
+order (a stable sort), and kept latest-first so the next item is ``pop()``ed off its end; an item
+pushed into the bucket being drained is inserted in its place (rare: most delays are longer than
+a bucket). So items come out in (time, order queued), as from a heap of ``(time, sequence)``
+pairs, whatever the width. Speed: at P = 1000 bees ~600,000 messages are in flight; a heap of
+them cost a pop ~20 levels of comparisons between floats scattered in memory (15% of the run,
+docs/scaling.md#scaling), a bucket's sort about ten comparisons per item within a few thousand.
 
 Time unit: the mean message delay is 1.0, so durations read as "message delays".
 """
@@ -18,12 +24,13 @@ from __future__ import annotations
 import gc
 import heapq
 import random
-from collections import defaultdict
-from collections.abc import Callable, Mapping
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from math import log
+from operator import itemgetter
 from typing import Any, ClassVar
 
 from ..protocol import HandlerError
@@ -33,6 +40,16 @@ from . import fastpath
 from .driver import Driver
 
 _MESSAGE, _TIMER = 0, 1
+_AT = itemgetter(0)  # an item's time: the sort key of a bucket
+
+
+def bucket_scale(processes: int) -> float:
+    """Buckets per unit of virtual time for a run of ``processes``: a power of two near P / 16, at
+    least 1 (about a thousand items a bucket for bees at P = 1000, tens at P = 10; any width gives
+    the same order, this one only the speed)."""
+    return float(2 ** max(0, round(log(max(processes, 1) / 16, 2)))) if processes > 16 else 1.0
+
+
 PROGRESS_EVERY = 4096  # events between two calls of ``Simulation.progress`` (when set)
 WATCH_EVERY = 1024  # events between two calls of ``Simulation.watch`` (when set; progress then too)
 # The cyclic garbage collector during a run: a young collection every RUN_GC_THRESHOLD
@@ -113,11 +130,16 @@ class Simulation(Driver):
         super().__init__(setup, trace, trace_bodies)
         self.config = config or SimConfig()
         self.rng = random.Random(self.config.seed)
-        self._times: list[float] = []  # heap: each time at which something is due, once
-        self._due: dict[float, Any] = {}  # time → its entry, or a list of entries in push order
-        # sender → receiver → time of the last message put on that link (one dict per sender: no
-        # (sender, receiver) tuple to build and hash per message).
-        self._link_last: defaultdict[int, dict[int, float]] = defaultdict(dict)
+        # the event queue (module docstring): the bucket being drained, latest item first, and its
+        # number; later buckets by number, items in push order; the heap of their numbers
+        self._scale = bucket_scale(len(setup.protocols))
+        self._now: list[tuple] = []
+        self._bucket = -1
+        self._later: dict[int, list[tuple]] = {}
+        self._starts: list[int] = []
+        # sender → receiver → time of the last message put on that link, 0.0 before the first
+        # (``link_table``; no (sender, receiver) tuple to build and hash per message).
+        self._link_last = link_table(setup.protocols)
         self.events = 0
         self.duplicates_dropped = 0
         # Optional ``progress(events, now)``, called every PROGRESS_EVERY events and at the end; it
@@ -152,42 +174,42 @@ class Simulation(Driver):
             if config.spike and self.rng.random() < config.spike:
                 at += config.spike_delay
             if not config.reorder:
-                last = link.get(to, 0.0)
+                last = link[to]
                 if at < last:  # FIFO per link: never overtake an earlier message on the same link
                     at = last
                 link[to] = at
-            self.push(at, (_MESSAGE, to, sender, msg, msg_id, vc))
+            self.push((at, _MESSAGE, to, sender, msg, msg_id, vc))
 
     def schedule(self, pid: int, action: str, dwell: str) -> None:
         mean = self.config.dwell.get(dwell, 1.0)
         at = self.now + (self.rng.expovariate(1.0 / mean) if mean > 0 else 0.0)
-        self.push(at, (_TIMER, pid, action))
+        self.push((at, _TIMER, pid, action))
 
-    def push(self, at: float, entry: tuple) -> None:
-        """Queue ``entry`` for time ``at``, after all queued for ``at`` (sim/fastpath.py inlines this): a
-        message ``(_MESSAGE, to, sender, msg, msg_id, vc)`` or a timer ``(_TIMER, pid, action)``."""
-        held = self._due.setdefault(at, entry)
-        if held is entry:
-            heapq.heappush(self._times, at)
-        elif type(held) is list:
-            held.append(entry)
+    def push(self, item: tuple) -> None:
+        """Queue ``item`` after all queued for its time (sim/fastpath.py inlines this): a message
+        ``(time, _MESSAGE, to, sender, msg, msg_id, vc)`` or a timer ``(time, _TIMER, pid, action)``."""
+        number = int(item[0] * self._scale)
+        if number <= self._bucket:  # the bucket being drained (latest first): before its items ≤ time
+            now = self._now
+            now.insert(bisect_left(now, -item[0], key=_latest_first), item)
+            return
+        later = self._later.get(number)
+        if later is None:
+            self._later[number] = [item]
+            heapq.heappush(self._starts, number)
         else:
-            self._due[at] = [held, entry]
+            later.append(item)
 
-    def pop(self) -> tuple[float, tuple]:
-        """The next entry due and its time (``push``'s order), taken off the queue."""
-        times, due = self._times, self._due
-        at = times[0]
-        entry = due.pop(at)
-        if type(entry) is list:  # several due at ``at``: the first queued goes first
-            first = entry.pop(0)
-            if entry:
-                due[at] = entry
-            else:
-                heapq.heappop(times)
-            return at, first
-        heapq.heappop(times)
-        return at, entry
+    def pending(self) -> bool:
+        """Something is queued."""
+        return bool(self._now) or bool(self._starts)
+
+    def pop(self) -> tuple:
+        """The next item due (``push``'s order), taken off the queue; the queue is not empty."""
+        if not self._now:
+            self._bucket = heapq.heappop(self._starts)
+            self._now = next_bucket(self._later.pop(self._bucket))
+        return self._now.pop()
 
     def run(self) -> SimResult:
         limit, progress, watch = self.config.max_events, self.progress, self.watch
@@ -199,7 +221,7 @@ class Simulation(Driver):
         try:
             self.start_all()
             with _rare_collections():
-                while self._times and self.events < limit:
+                while self.pending() and self.events < limit:
                     end = limit if every is None else min(limit, self.events + every)
                     if fast is None:
                         self._run(end)
@@ -207,7 +229,7 @@ class Simulation(Driver):
                         fastpath.run(self, end, fast)
                     if progress is not None:
                         progress(self.events, self.now)
-                    if watch is not None and self._times:
+                    if watch is not None and self.pending():
                         self._stopped = watch()
                         if self._stopped is not None:
                             break
@@ -224,12 +246,12 @@ class Simulation(Driver):
         message through ``deliver``, a timer through ``feed``, every effect through ``apply``.
         (sim/fastpath.py is this loop written out, run where it is the same run.)"""
         seen = self._seen
-        while self._times and self.events < limit:
-            at, entry = self.pop()
-            self.now = at
+        while self.pending() and self.events < limit:
+            entry = self.pop()
+            self.now = entry[0]
             self.events += 1
-            if entry[0] == _MESSAGE:
-                _, pid, sender, msg, msg_id, vc = entry
+            if entry[1] == _MESSAGE:
+                _, _, pid, sender, msg, msg_id, vc = entry
                 if seen is not None:  # the duplicate filter, as the RabbitMQ transport's
                     if (pid, msg_id) in seen:
                         self.duplicates_dropped += 1
@@ -237,11 +259,11 @@ class Simulation(Driver):
                     seen.add((pid, msg_id))
                 self.deliver(sender, pid, msg, msg_id, vc)
             else:
-                _, pid, action = entry
+                _, _, pid, action = entry
                 self.feed(pid, lambda p, a=action: p.on_local(a))
 
     def _result(self) -> SimResult:
-        queue = self._times
+        queue = self.pending()
         return SimResult(
             algorithm=self.setup.algorithm,
             seed=self.config.seed,
@@ -252,11 +274,47 @@ class Simulation(Driver):
             notes=dict(sorted(self.notes.items())),
             states={self.names[p]: proto.state for p, proto in sorted(self.protocols.items())},
             stalled=self.waiting() if not queue else {},
-            truncated=bool(queue),
+            truncated=queue,
             duplicates_dropped=self.duplicates_dropped,
             protocols=self.protocols,
             limit=(self._stopped or "events") if queue else None,
         )
+
+
+DENSE_LINKS = 4_000_000  # most (sender, receiver) slots kept as lists (8 bytes each)
+
+
+class _Unsent(dict):
+    """A sender's links by receiver, where the pids are too sparse for a list: 0.0 when unused."""
+
+    def __missing__(self, key: int) -> float:
+        return 0.0
+
+
+def link_table(pids: Iterable[int]) -> dict[int, Any]:
+    """Per sender, the time of the last message on each of its links, indexed by receiver (0.0: none
+    yet): a list per sender when the pids are ints 0..M with M + 1 lists of M + 1 within
+    DENSE_LINKS, else a dict reading 0.0 for a receiver not sent to. Speed: at P = 1000 a send's
+    lookup in a dict of P floats was 6% of the run (hash probe, key compare); a list is one index."""
+    pids = list(pids)
+    top = max(pids, default=0) if all(type(p) is int and p >= 0 for p in pids) else None
+    if top is not None and (top + 1) ** 2 <= DENSE_LINKS:
+        return {pid: [0.0] * (top + 1) for pid in pids}
+    return {pid: _Unsent() for pid in pids}
+
+
+def _latest_first(item: tuple) -> float:
+    """The key under which a drained bucket (latest first) is ascending: minus the time."""
+    return -item[0]
+
+
+def next_bucket(items: list[tuple]) -> list[tuple]:
+    """A bucket's items (in push order), made the bucket being drained: sorted by time and, among
+    equal times, push order (a stable sort), latest first, so ``pop()`` takes them in order."""
+    if len(items) > 1:
+        items.reverse()  # equal times: the last pushed first, and it stays so through a stable sort
+        items.sort(key=_AT, reverse=True)
+    return items
 
 
 @contextmanager

@@ -30,6 +30,7 @@ send and recv event to the audit instead of skipping it took ×1.30 the time (be
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left
 from collections.abc import Callable
 from math import log
 from typing import TYPE_CHECKING, Literal
@@ -68,7 +69,12 @@ def mode(sim: Simulation) -> Mode | None:
 
 def run(sim: Simulation, limit: int, how: Mode) -> None:
     """``Simulation._run(limit)`` for a ``sim`` that ``mode`` gave ``how``."""
-    times, due, take, protocols, apply = sim._times, sim._due, sim._due.pop, sim.protocols, sim.apply  # noqa: SLF001 - the fast loop runs on the engine's own state
+    protocols, apply = sim.protocols, sim.apply
+    # the event queue (engine.py's docstring): the bucket being drained and its number, the later
+    # buckets and the heap of their numbers. ``sim._now`` and ``sim._bucket`` stay current: an
+    # effect carried out by ``apply`` may schedule (``Simulation.push``) into the drained bucket.
+    drained, bucket, later, starts, scale = sim._now, sim._bucket, sim._later, sim._starts, sim._scale  # noqa: SLF001 - the fast loop runs on the engine's own state
+    find, next_bucket, latest_first = later.get, engine.next_bucket, engine._latest_first  # noqa: SLF001 - see above
     trace = sim.trace
     light = how == "tallied"
     tally = getattr(trace, "tally", None)
@@ -85,26 +91,25 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
     token = None  # the clock token a send carries: the receiving process's, kept current
     messages, sent, link_last, delay = sim.messages, sim._sent, sim._link_last, sim._delay  # noqa: SLF001 - see above
     uniform = sim._random if sim.config.delay == "exp" else None  # noqa: SLF001 - see above; ``_delay`` inlined: -log(1 - u)
-    keep, pop, push = due.setdefault, heapq.heappop, heapq.heappush
+    pop, push = heapq.heappop, heapq.heappush
     events, types = sim.events, sim.message_types
     message = engine._MESSAGE  # noqa: SLF001 - see above
     try:
-        while times and events < limit:
-            at = times[0]  # as ``Simulation.pop``
-            entry = take(at)
-            if type(entry) is list:
-                first = entry.pop(0)
-                if entry:
-                    due[at] = entry
-                else:
-                    pop(times)
-                entry = first
+        while events < limit:
+            if drained:  # as ``Simulation.pop``
+                entry = drained.pop()
+            elif starts:
+                bucket = sim._bucket = pop(starts)  # noqa: SLF001 - see above
+                drained = sim._now = later.pop(bucket)  # noqa: SLF001 - see above
+                if len(drained) > 1:  # (one item: in order already)
+                    next_bucket(drained)
+                entry = drained.pop()
             else:
-                pop(times)
-            sim.now = at
+                break
+            at = sim.now = entry[0]
             events += 1
-            if entry[0] == message:
-                _, pid, sender, msg, msg_id, vc = entry
+            if entry[1] == message:
+                _, _, pid, sender, msg, msg_id, vc = entry
                 if light:  # as ``deliver``: merge, handle, the recv event, its effects, the state
                     proto = protocols[pid]
                     clock = clocks[pid]
@@ -115,7 +120,7 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                 else:
                     effects = protocols[pid].on_message(msg)
             else:
-                _, pid, payload = entry
+                _, _, pid, payload = entry
                 if light:  # as ``feed``
                     proto = protocols[pid]
                     clock = clocks[pid]
@@ -149,18 +154,21 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                         sends += 1
                     # as ``transmit``: the delay, FIFO per link, then ``push``
                     when = at - log(1.0 - uniform()) if uniform is not None else at + delay()
-                    last = links.get(to, 0.0)
+                    last = links[to]
                     if when < last:  # never overtake an earlier message on the same link
                         when = last
                     links[to] = when
-                    entry = (message, to, pid, msg, number, token)
-                    held = keep(when, entry)
-                    if held is entry:
-                        push(times, when)
-                    elif type(held) is list:
-                        held.append(entry)
+                    entry = (when, message, to, pid, msg, number, token)
+                    slot = int(when * scale)  # as ``Simulation.push``
+                    if slot > bucket:
+                        held = find(slot)
+                        if held is None:
+                            later[slot] = [entry]
+                            push(starts, slot)
+                        else:
+                            held.append(entry)
                     else:
-                        due[when] = [held, entry]
+                        drained.insert(bisect_left(drained, -when, key=latest_first), entry)
             if light and proto.state != before:
                 if recvs or sends:
                     recvs, sends = _flush(skip, recvs, sends)

@@ -26,7 +26,7 @@ class WorkloadSimulation(Simulation):
     def schedule(self, pid: int, action: str, dwell: str) -> None:
         mean = self.config.dwell.get(dwell, 1.0)
         at = self.now + (self._dwell_rng[pid].expovariate(1.0 / mean) if mean > 0 else 0.0)
-        self.push(at, (_TIMER, pid, action))
+        self.push((at, _TIMER, pid, action))
 
 
 def make_setup_available(algorithm: str | Solution, nodes: int, options: dict, seed: int):

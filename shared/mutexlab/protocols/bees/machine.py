@@ -7,6 +7,7 @@ it takes, even one it then ignores; a DEAD or RETIRED bee ignores everything wit
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 from ...clock import LamportClock, priority
@@ -40,6 +41,7 @@ IGNORED = {t: ignore("gone") for t in ("REQreed", "ACKreed", "REQflower", "ACKfl
 # The ACKs, most of the traffic, built without validation from ints the bee knows valid
 # (fastpath.trusted): (sender, ts, req_ts).
 make_ackreed, make_ackflower = trusted(ACKreed), trusted(ACKflower)
+_deferred_pid = itemgetter(0)  # of a deferred (pid, req_ts)
 LOCAL_RULES = {  # why the table refuses a local action, for the error
     "request": "a bee asks for a reed in REST and for a flower in ON_REED",
     "exit": "it is not on a flower",
@@ -248,7 +250,9 @@ class Bee(Protocol):
         self.alive.discard(sender)
         if msg.reed:
             self.reed_eggs[msg.reed] = msg.cocoons
-        if self.deferred:
+        # Speed: most deferrals are not the sender's; looking first (in C, no frame per entry) spares
+        # rebuilding a list of up to P per RELEASEreed (8% of the run at P = 1000, where it grew as P³).
+        if self.deferred and sender in map(_deferred_pid, self.deferred):
             self.deferred = [(j, ts) for j, ts in self.deferred if j != sender]
         return []
 
