@@ -144,9 +144,8 @@ def _select(barrier, member, names: list[str], url: str, turned: bool) -> tuple[
             outbox.add(Outgoing("", names[dest], body, props, False))
 
     def settle() -> None:
-        tag = outbox.release()
-        if tag is not None:
-            ch.basic_ack(tag, multiple=True)
+        for tag, multiple in outbox.release():  # the held delivery tags whose acks may go now
+            ch.basic_ack(tag, multiple=multiple)
         if member.done and not outbox and not outbox.held and "end" not in span:
             span["end"], span["cpu"] = time.monotonic(), time.process_time() - span["cpu"]
             if not turned:
@@ -175,7 +174,7 @@ def _select(barrier, member, names: list[str], url: str, turned: bool) -> tuple[
         ch = channel.nowait
         channel.confirm_delivery(on_confirm, lambda *_returned: None)
         channel.basic_qos(prefetch_count=PREFETCH)
-        begin(channel)
+        begin(ch)  # pika's channel: its basic_consume takes the callback without waiting
         while "end" not in span and time.monotonic() - span["start"] < DEADLINE:
             conn.process_data_events(1.0)
         conn.close()
