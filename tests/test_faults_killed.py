@@ -21,8 +21,11 @@ import signal
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pika
 import pytest
@@ -68,11 +71,33 @@ def drain(channel, queue: str, settle: float = 1.0) -> list[tuple[str, bytes]]:
     return got
 
 
-def test_a_participant_killed_before_its_batch_went_loses_no_acknowledged_delivery(amqp_url):
+def request_body(run_id: str, seq: int) -> bytes:
+    msg = {"type": "REQUEST", "sender": 1, "ts": seq}
+    return json.dumps(
+        envelope(run_id, f"node-1#{seq}", "node-1", "node-2", seq, {"node-1": seq}, msg)
+    ).encode()
+
+
+@contextmanager
+def two_node_run(amqp_url: str) -> Iterator[tuple[Any, Topology, Callable[[], Any], Callable[[int], None]]]:
+    """A two-node run's queues declared: (channel, topology, ``start`` forking node-2 at work,
+    ``publish`` of node-1's request ``seq`` to it). On the way out node-2 is killed, the run deleted."""
     run_id = "t-" + uuid.uuid4().hex[:8]
     topology = Topology(run_id)
     conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
-    child = None
+    children: list[Any] = []
+
+    def start() -> Any:
+        child = multiprocessing.get_context("fork").Process(target=node2_works, args=(amqp_url, run_id))
+        child.start()
+        children.append(child)
+        return child
+
+    def publish(seq: int) -> None:
+        body = request_body(run_id, seq)
+        props = pika.BasicProperties(delivery_mode=2, headers=signed("REQUEST.node-2", body))
+        ch.basic_publish(topology.exchange, "REQUEST.node-2", body, props, mandatory=True)
+
     try:
         ch = conn.channel()
         ch.confirm_delivery()
@@ -81,34 +106,44 @@ def test_a_participant_killed_before_its_batch_went_loses_no_acknowledged_delive
             topology.declare_participant(
                 ch, name, build_setup("ricart-agrawala", 2, {"requests": 0}, 0).codec.types
             )
-        child = multiprocessing.get_context("fork").Process(target=node2_works, args=(amqp_url, run_id))
-        child.start()
+        yield ch, topology, start, publish
+    finally:
+        for child in children:
+            if child.is_alive():
+                os.kill(child.pid, signal.SIGKILL)
+                child.join(timeout=10)
+        if conn.is_open:
+            conn.close()
+        delete_run(amqp_url, run_id, NAMES)
+
+
+def replies_to_node1(ch, topology: Topology, total: int, timeout: float) -> list[dict]:
+    """node-2's replies in node-1's queue, until ``total`` came or ``timeout`` passed."""
+    replies: list[dict] = []
+    deadline = time.monotonic() + timeout
+    while len(replies) < total and time.monotonic() < deadline:
+        for _key, body in drain(ch, topology.queue("node-1"), settle=0.2):
+            data = json.loads(body)
+            replies += data.get("msgs", [data])
+    return replies
+
+
+def kill_once_acks_went(child) -> None:
+    time.sleep(1.0)  # time enough for any ack it would send (ACK_LINGER) and its confirms
+    os.kill(child.pid, signal.SIGKILL)  # the process this test started
+    child.join(timeout=10)
+    time.sleep(0.5)  # the broker sees the connection gone and requeues what it did not ack
+
+
+def test_a_participant_killed_before_its_batch_went_loses_no_acknowledged_delivery(amqp_url):
+    with two_node_run(amqp_url) as (ch, topology, start, publish):
+        child = start()
         ids = [f"node-1#{seq}" for seq in range(1, REQUESTS + 1)]
-        for seq, msg_id in enumerate(ids, 1):
-            body = json.dumps(
-                envelope(
-                    run_id,
-                    msg_id,
-                    "node-1",
-                    "node-2",
-                    seq,
-                    {"node-1": seq},
-                    {"type": "REQUEST", "sender": 1, "ts": seq},
-                )
-            ).encode()
-            props = pika.BasicProperties(delivery_mode=2, headers=signed("REQUEST.node-2", body))
-            ch.basic_publish(topology.exchange, "REQUEST.node-2", body, props, mandatory=True)
-        replies: list[dict] = []
-        deadline = time.monotonic() + 30
-        while len(replies) < REQUESTS and time.monotonic() < deadline:
-            for _key, body in drain(ch, topology.queue("node-1"), settle=0.2):
-                data = json.loads(body)
-                replies += data.get("msgs", [data])
+        for seq in range(1, REQUESTS + 1):
+            publish(seq)
+        replies = replies_to_node1(ch, topology, REQUESTS, timeout=30)
         assert len(replies) == REQUESTS, "node-2 handled every request"
-        time.sleep(1.0)  # time enough for any ack it would send (ACK_LINGER) and its confirms
-        os.kill(child.pid, signal.SIGKILL)  # the process this test started
-        child.join(timeout=10)
-        time.sleep(0.5)  # the broker sees the connection gone and requeues what it did not ack
+        kill_once_acks_went(child)
         recorded = set()
         for key, body in drain(ch, topology.monitor_queue):
             if key == "audit.node-2":
@@ -121,61 +156,23 @@ def test_a_participant_killed_before_its_batch_went_loses_no_acknowledged_delive
         lost = [i for i in ids if i not in recorded and i not in back]
         print(f"\nrecorded at the monitor {sorted(recorded)}, back in node-2's queue {sorted(back)}")
         assert not lost, f"acknowledged to the broker, never recorded: {lost}"
-    finally:
-        if child is not None and child.is_alive():
-            os.kill(child.pid, signal.SIGKILL)
-            child.join(timeout=10)
-        if conn.is_open:
-            conn.close()
-        delete_run(amqp_url, run_id, NAMES)
-
-
-def request_body(run_id: str, seq: int) -> bytes:
-    msg = {"type": "REQUEST", "sender": 1, "ts": seq}
-    return json.dumps(
-        envelope(run_id, f"node-1#{seq}", "node-1", "node-2", seq, {"node-1": seq}, msg)
-    ).encode()
 
 
 def test_a_participant_killed_while_messages_wait_for_a_missing_one_loses_none_of_them(amqp_url):
     """Requests 2 and 3 of node-1's link come, 1 never does: node-2 holds them back in memory,
     unhandled. Killed then, it must not have acked them (the old bus acked them with the deliveries
     around them): both come back to node-2's queue, for the next consumer to handle after 1."""
-    run_id = "t-" + uuid.uuid4().hex[:8]
-    topology = Topology(run_id)
-    conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
-    child = None
-    try:
-        ch = conn.channel()
-        ch.confirm_delivery()
-        topology.declare_base(ch)
-        for name in NAMES:
-            topology.declare_participant(
-                ch, name, build_setup("ricart-agrawala", 2, {"requests": 0}, 0).codec.types
-            )
-        child = multiprocessing.get_context("fork").Process(target=node2_works, args=(amqp_url, run_id))
-        child.start()
+    with two_node_run(amqp_url) as (ch, topology, start, publish):
+        child = start()
         for seq in (2, 3):
-            body = request_body(run_id, seq)
-            props = pika.BasicProperties(delivery_mode=2, headers=signed("REQUEST.node-2", body))
-            ch.basic_publish(topology.exchange, "REQUEST.node-2", body, props, mandatory=True)
+            publish(seq)
         queue, deadline = topology.queue("node-2"), time.monotonic() + 30
         while ch.queue_declare(queue, passive=True).method.message_count and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not ch.queue_declare(queue, passive=True).method.message_count, "node-2 took both"
-        time.sleep(1.0)  # time enough for any ack it would send (ACK_LINGER) and its confirms
-        os.kill(child.pid, signal.SIGKILL)  # the process this test started
-        child.join(timeout=10)
-        time.sleep(0.5)  # the broker sees the connection gone and requeues what it did not ack
+        kill_once_acks_went(child)
         back = sorted(json.loads(body)["id"] for _key, body in drain(ch, queue))
         assert back == ["node-1#2", "node-1#3"], f"held back in memory, acked and lost: back only {back}"
-    finally:
-        if child is not None and child.is_alive():
-            os.kill(child.pid, signal.SIGKILL)
-            child.join(timeout=10)
-        if conn.is_open:
-            conn.close()
-        delete_run(amqp_url, run_id, NAMES)
 
 
 def test_more_messages_held_back_than_the_prefetch_window_still_let_the_missing_one_in(amqp_url):
@@ -183,39 +180,13 @@ def test_more_messages_held_back_than_the_prefetch_window_still_let_the_missing_
     delivery's ack is blocked until handled, so the broker stops delivering once 100 wait, and the
     missing message, queued behind them (a failover's requeue, a quorum queue's nack and go-back-N),
     never comes: node-2 must still get it and answer every request."""
-    run_id = "t-" + uuid.uuid4().hex[:8]
-    topology = Topology(run_id)
-    conn = pika.BlockingConnection(pika.URLParameters(amqp_url))
-    child = None
     total = 101 + 5  # more than the prefetch window (100) ahead of seq 1
-    try:
-        ch = conn.channel()
-        ch.confirm_delivery()
-        topology.declare_base(ch)
-        for name in NAMES:
-            topology.declare_participant(
-                ch, name, build_setup("ricart-agrawala", 2, {"requests": 0}, 0).codec.types
-            )
+    with two_node_run(amqp_url) as (ch, topology, start, publish):
         for seq in [*range(2, total + 1), 1]:  # 1 comes last, behind the others
-            body = request_body(run_id, seq)
-            props = pika.BasicProperties(delivery_mode=2, headers=signed("REQUEST.node-2", body))
-            ch.basic_publish(topology.exchange, "REQUEST.node-2", body, props, mandatory=True)
-        child = multiprocessing.get_context("fork").Process(target=node2_works, args=(amqp_url, run_id))
-        child.start()
-        replies: list[dict] = []
-        deadline = time.monotonic() + 20
-        while len(replies) < total and time.monotonic() < deadline:
-            for _key, body in drain(ch, topology.queue("node-1"), settle=0.2):
-                data = json.loads(body)
-                replies += data.get("msgs", [data])
+            publish(seq)
+        start()
+        replies = replies_to_node1(ch, topology, total, timeout=20)
         assert len(replies) == total, f"node-2 answered {len(replies)} of {total}: the missing one never came"
-    finally:
-        if child is not None and child.is_alive():
-            os.kill(child.pid, signal.SIGKILL)
-            child.join(timeout=10)
-        if conn.is_open:
-            conn.close()
-        delete_run(amqp_url, run_id, NAMES)
 
 
 @needs_rabbitmqctl
