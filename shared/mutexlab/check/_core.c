@@ -129,6 +129,51 @@ static int is_finished(Core *c, int32_t sid) {  /* 1, 0, or -1 on an error */
     return *f;
 }
 
+/* One input taken in world ``w`` (edited in place): ``label`` a local decision or a link's oldest
+ * message, its transition applied (its sends pushed, its pending set's additions, a holding change;
+ * ``*over``: the resource overfilled). 1: taken; 0: the state refuses it; -1: an error is set. The
+ * search loop and ``successor`` (_core_step.h) both step through here. */
+static int take(Core *c, int32_t *w, const int32_t *label, int *over) {
+    int n = c->n, P0 = c->P0, H = c->H, i, code;
+    if (label[0]) {  /* a local decision */
+        i = label[1];
+        int64_t q = edit(c, &c->drop, "drop", w[P0 + i], label[2]);
+        if (q == EMPTY) return -1;
+        w[P0 + i] = (int32_t)q;
+        code = 2 * label[2] + 1;
+    } else {  /* the oldest message of a link */
+        int32_t *info = seqinfo(c, w[n + label[1]]);
+        if (!info) return -1;
+        w[n + label[1]] = info[0];
+        i = c->link_to[label[1]];
+        code = 2 * label[2];
+    }
+    int32_t *t = transition(c, w[i], code);  /* stable until the next transition() */
+    if (!t) return -1;
+    if (t[0] < 0) return 0;
+    w[i] = t[0];
+    const int32_t *p = &AT(c->pool, int32_t, t[2]);
+    for (int k = 0; k < t[3]; k++, p += 2) {
+        int64_t q = edit(c, &c->push, "push", w[n + p[0]], p[1]);
+        if (q == EMPTY) return -1;
+        w[n + p[0]] = (int32_t)q;
+    }
+    for (int k = 0; k < t[4]; k++, p++) {
+        int64_t q = edit(c, &c->add, "add", w[P0 + i], *p);
+        if (q == EMPTY) return -1;
+        w[P0 + i] = (int32_t)q;
+    }
+    *over = 0;
+    if (t[1] >= 0) {  /* enters or exits: (holdings, holding id) -> 2 * holdings + overfull */
+        int64_t h = edit(c, &c->hold, "hold", w[H], t[1]);
+        if (h == EMPTY) return -1;
+        w[H] = (int32_t)(h >> 1);
+        *over = (int)(h & 1);
+    }
+    c->transitions++;
+    return 1;
+}
+
 /* -- worlds ------------------------------------------------------------------------------------ */
 static uint64_t fingerprint(const int32_t *w, int W) {  /* CPython's tuple hash of small ints */
     uint64_t acc = XXPRIME_5;
@@ -291,7 +336,7 @@ static int component(Core *c, size_t from, const int32_t *via) {
 }
 
 static PyObject *Core_dfs(Core *c, PyObject *root) {
-    int n = c->n, W = c->W, P0 = c->P0, H = c->H;
+    int W = c->W;
     int32_t *w = PyMem_RawMalloc(W * sizeof(int32_t)), none[3] = {-1, -1, -1};
     int64_t counter = 0, next_look = 0;
     PyObject *out = NULL;
@@ -312,43 +357,9 @@ static PyObject *Core_dfs(Core *c, PyObject *root) {
             f->pos++;
             const int32_t *world = &AT(c->tworld, int32_t, f->tidx * W);
             memcpy(w, world, W * sizeof(int32_t));
-            int i, code;
-            if (label[0]) {  /* a local decision */
-                i = label[1];
-                int64_t q = edit(c, &c->drop, "drop", w[P0 + i], label[2]);
-                if (q == EMPTY) goto done;
-                w[P0 + i] = (int32_t)q;
-                code = 2 * label[2] + 1;
-            } else {  /* the oldest message of a link */
-                int32_t *info = seqinfo(c, w[n + label[1]]);
-                if (!info) goto done;
-                w[n + label[1]] = info[0];
-                i = c->link_to[label[1]];
-                code = 2 * label[2];
-            }
-            int32_t *t = transition(c, w[i], code);  /* stable until the next transition() */
-            if (!t) goto done;
-            if (t[0] < 0) { out = ending(c, 1, world, label, c->frames.size); goto done; }
-            w[i] = t[0];
-            const int32_t *p = &AT(c->pool, int32_t, t[2]);
-            for (int k = 0; k < t[3]; k++, p += 2) {
-                int64_t q = edit(c, &c->push, "push", w[n + p[0]], p[1]);
-                if (q == EMPTY) goto done;
-                w[n + p[0]] = (int32_t)q;
-            }
-            for (int k = 0; k < t[4]; k++, p++) {
-                int64_t q = edit(c, &c->add, "add", w[P0 + i], *p);
-                if (q == EMPTY) goto done;
-                w[P0 + i] = (int32_t)q;
-            }
-            int over = 0;
-            if (t[1] >= 0) {  /* enters or exits: (holdings, holding id) -> 2 * holdings + overfull */
-                int64_t h = edit(c, &c->hold, "hold", w[H], t[1]);
-                if (h == EMPTY) goto done;
-                w[H] = (int32_t)(h >> 1);
-                over = (int)(h & 1);
-            }
-            c->transitions++;
+            int over, taken = take(c, w, label, &over);
+            if (taken < 0) goto done;
+            if (!taken) { out = ending(c, 1, world, label, c->frames.size); goto done; }
             if (c->norm && normal(c, w) < 0) goto done;
             if (over) { out = ending(c, 1, world, label, c->frames.size); goto done; }
             uint64_t fp = fingerprint(w, W);
