@@ -78,7 +78,9 @@ def test_simulate_and_verify_catch_the_planted_elf(rule, cls, tmp_path, cli):
 
 
 @pytest.mark.parametrize("plan", [True, False], ids=["with-plan", "plan-reported"])
-@pytest.mark.parametrize("hamsters", [3, "1-2", {"min": 1}, [1, "5"], [1, 2, 3], ["x" * 500]])
+@pytest.mark.parametrize(
+    "hamsters", [3, "1-2", {"min": 1}, [1, "5"], [1, 2, 3], ["x" * 500], [5, 1], [0, 3], [-2, 4]]
+)
 def test_a_header_whose_hamsters_is_no_list_of_numbers_is_refused_naming_the_field(
     hamsters, plan, tmp_path, cli
 ):
@@ -96,3 +98,18 @@ def test_a_header_whose_hamsters_is_no_list_of_numbers_is_refused_naming_the_fie
     message = ran.stderr.strip()
     assert ran.returncode == 2 and "line 1: the run header's params.hamsters must be" in message, ran
     assert len(message.splitlines()) == 1 and len(message) < 300, message
+
+
+@pytest.mark.parametrize("plan", [[[2, 0]], [[1, -3]], [["2"]], "1,2", [[1], 3]])
+def test_a_header_whose_plan_is_no_list_of_rounds_of_hamsters_is_refused(plan, tmp_path, cli):
+    """A plan contract of 0 or fewer hamsters, or not a number, makes an unreadable trace (exit 2),
+    never a judged one."""
+    path = tmp_path / "t.jsonl"
+    audited(make_setup("elves", 2, dict(TOWN), 0), 0, path=path)
+    header, *rest = path.read_text().splitlines()
+    run = json.loads(header)
+    run["params"]["plan"] = plan
+    path.write_text("\n".join([json.dumps(run), *rest]) + "\n")
+    ran = cli("verify", str(path))
+    message = ran.stderr.strip()
+    assert ran.returncode == 2 and "line 1: the run header's params.plan must be" in message, ran

@@ -57,21 +57,25 @@ def _check_params(run: dict[str, Any]) -> None:
     params = run.get("params") or {}
     hamsters = params.get("hamsters")
     if hamsters is not None and not (
-        isinstance(hamsters, list) and 1 <= len(hamsters) <= 2 and all(whole(h) for h in hamsters)
+        isinstance(hamsters, list)
+        and 1 <= len(hamsters) <= 2
+        and all(whole(h) and h >= 1 for h in hamsters)
+        and hamsters[0] <= hamsters[-1]
     ):
         raise event_error(
             run,
-            "the run header's params.hamsters must be a list [min, max] of whole numbers "
-            f"(hamsters per contract), not {hamsters!r:.40}",
+            "the run header's params.hamsters must be a list [min, max] of whole numbers, "
+            f"1 ≤ min ≤ max (hamsters per contract), not {hamsters!r:.40}",
         )
     plan = params.get("plan")
     if plan is not None and not (
-        isinstance(plan, list) and all(isinstance(r, list) and all(whole(h) for h in r) for r in plan)
+        isinstance(plan, list)
+        and all(isinstance(r, list) and all(whole(h) and h >= 1 for h in r) for r in plan)
     ):
         raise event_error(
             run,
             "the run header's params.plan must be a list of rounds, each a list of "
-            "whole numbers (hamsters per contract)",
+            "whole numbers ≥ 1 (hamsters per contract)",
         )
     for key in ("rounds", "poison_per_hamster"):
         if key in params and not whole(params[key]):
