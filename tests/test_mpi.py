@@ -51,6 +51,27 @@ int main(int argc, char **argv) {
     return 0;
 }
 """
+TRUNCATES = """#include <mpi.h>
+#include <stdio.h>
+#ifndef ROOM
+#define ROOM 1 /* too small for the pair rank 0 sends: MPI_ERR_TRUNCATE */
+#endif
+int main(int argc, char **argv) {
+    int rank, pair[2] = {7, 8}, got[2] = {0, 0};
+    MPI_Request request;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) MPI_Send(pair, 2, MPI_INT, 1, 0, MPI_COMM_WORLD);
+    if (rank == 1) {
+        MPI_Irecv(got, ROOM, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &request);
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
+        printf("rank %d enters\\n", got[0]);
+        printf("rank %d leaves\\n", got[1]);
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
 UNKNOWN_AT_LINK = """#include <mpi.h>
 int MPI_Alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
 int main(int argc, char **argv) {
@@ -81,6 +102,7 @@ def built(tmp_path_factory) -> dict[str, str]:
     cache = out / "cache"
     (out / "split.c").write_text(UNSUPPORTED_AT_RUN)
     (out / "gives_up.c").write_text(GIVES_UP)
+    (out / "truncates.c").write_text(TRUNCATES)
     found = {}
     for name, source, flags in (
         ("ra", RA, []),
@@ -96,6 +118,8 @@ def built(tmp_path_factory) -> dict[str, str]:
         ("bees-printf-stale", PRINTED_BEES, ["-DBROKEN_STALE_COCOONS"]),
         ("split", out / "split.c", []),
         ("gives-up", out / "gives_up.c", []),
+        ("truncates", out / "truncates.c", []),
+        ("fits", out / "truncates.c", ["-DROOM=2"]),
     ):
         made = mpicc(cache, "-O2", "-Wall", "-Werror", *flags, "-o", str(out / name), str(source))
         assert made.returncode == 0, made.stderr
@@ -203,6 +227,16 @@ def test_an_unsupported_call_stops_the_run_naming_it(cli, built):
     ran = run_mpi(cli, built["split"], "--runs", "5", np=2)
     assert ran.returncode == 2
     assert "MPI_Comm_split is not supported by mutexlab's MPI" in ran.stderr, ran.stderr
+
+
+def test_a_receive_too_small_for_its_message_is_a_crash(cli, built):
+    """MPI_ERRORS_ARE_FATAL: a receive too small for its message ends the program (exit 15,
+    MPI_ERR_TRUNCATE), a crash found, never a silently cut message that passes."""
+    ran = run_mpi(cli, built["truncates"], "--runs", "3", np=2)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "FINDING [crashed]" in ran.stdout and "exited with status 15" in ran.stdout, ran.stdout
+    fits = run_mpi(cli, built["fits"], "--runs", "3", np=2)
+    assert fits.returncode == 0 and "PASS" in fits.stdout, fits.stdout + fits.stderr
 
 
 def test_an_mpi_call_mutexlab_lacks_fails_at_link_time_naming_it(built, tmp_path):

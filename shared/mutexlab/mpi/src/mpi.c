@@ -573,8 +573,23 @@ static int matches(int src, int tag, int ctx, const msg *m) {
     return m->ctx == ctx && (src == MPI_ANY_SOURCE || src == m->src) && (tag == MPI_ANY_TAG || tag == m->tag);
 }
 
+/* A message longer than its receive's buffer is MPI_ERR_TRUNCATE, and MPI's default error handler,
+ * MPI_ERRORS_ARE_FATAL (the only one here), ends the program: said on stderr, the rank exits 15
+ * (MPI_ERR_TRUNCATE's code in Open MPI and MPICH) and the run judges it crashed. Under L. */
+static void truncated(const request *r, const msg *m) {
+    fflush(stdout);
+    drain_all();
+    fprintf(stderr,
+            "MPI_ERR_TRUNCATE: message truncated: rank %d received %ld bytes from rank %d (tag %d) into "
+            "a buffer of %ld bytes; MPI_ERRORS_ARE_FATAL ends the program\n",
+            rank_, m->bytes, m->src, m->tag, r->capacity);
+    fflush(stderr);
+    _exit(15);
+}
+
 static void complete(request *r, msg *m) { /* under L */
-    long n = m->bytes < r->capacity ? m->bytes : r->capacity;
+    if (m->bytes > r->capacity) truncated(r, m);
+    long n = m->bytes;
     if (n) memcpy(r->buf, m->data, (size_t)n);
     r->status.MPI_SOURCE = m->src;
     r->status.MPI_TAG = m->tag;
