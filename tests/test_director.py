@@ -229,6 +229,8 @@ MISBEHAVING = {
     "garbage": "print('this is not json', flush=True)",
     "huge": 'print(\'{"type":"log","x":"\' + \'x\' * 200000 + \'"}\', flush=True)',
     "crash": "sys.exit(7)",
+    "raises": "raise KeyError('no such peer')",
+    "babbler": "sys.stderr.write('x' * 1000000 + '\\nlast words\\n'); sys.stderr.flush(); sys.exit(5)",
     "flood": "[print(json.dumps({'type': 'state', 'state': 'S'})) for _ in range(5000)]; sys.stdout.flush()",
     "silent": "child = subprocess.Popen(['sleep', '60']); pids.write(f'{child.pid}\\n'); pids.flush(); time.sleep(60)",
     "stranger": "print(json.dumps({'type': 'send', 'to': 99, 'body': {}}), flush=True)",
@@ -238,6 +240,9 @@ RULES = {
     "garbage": ("garbage", "not JSON"),
     "huge": ("garbage", "longer than 65,536 bytes"),
     "crash": ("crashed", "exited with status 7"),
+    # its last lines on standard error, read as it writes them (a megabyte does not block it)
+    "raises": ("crashed", "exited with status 1 while handling request; its standard error ended with"),
+    "babbler": ("crashed", "exited with status 5 while handling request; its standard error ended with"),
     "flood": ("flood", "more than 1000 lines"),
     "silent": ("stalled", "did not answer request within 3 s"),
     "stranger": ("garbage", "a send to 99"),
@@ -265,6 +270,8 @@ def test_a_misbehaving_node_is_a_finding_and_nothing_is_left_running(cli, tmp_pa
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert f"FINDING [{rule}]" in ran.stdout and words in ran.stdout, ran.stdout
     assert "Traceback" not in ran.stdout + ran.stderr
+    said = {"raises": "KeyError: 'no such peer'", "babbler": "last words"}.get(how)
+    assert said is None or said in ran.stdout, ran.stdout
     started = [int(p) for p in pids.read_text().split()]
     deadline = time.monotonic() + 5
     while not gone(started) and time.monotonic() < deadline:

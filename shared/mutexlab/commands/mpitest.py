@@ -279,12 +279,12 @@ def unreported(message: str, events: list[dict[str, Any]], rule: str = "") -> st
     from ..director.judge import NO_PROGRESS_SEEN, UNFINISHED
 
     if rule == NO_PROGRESS_SEEN:  # the role's lines unread: perhaps printed where none is read
-        return "note: a rank's lines are read from its standard output (its standard error is not read)"
+        return "note: a rank's lines are read from its standard output (its standard error is not matched)"
     if message != UNFINISHED or any(e.get("event") == "state" for e in events):
         return None
     return (
         "note: no rank reported a state in this run; if the program prints them on its standard "
-        "output (its standard error is not read), give --regex groups state_NAME (and event_NAME), "
+        "output (its standard error is not matched), give --regex groups state_NAME (and event_NAME), "
         "or call mutexlab_state (docs/mpi.md#entries)"
     )
 

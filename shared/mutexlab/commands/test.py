@@ -335,7 +335,7 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
             return [
                 f"{head}: INCOMPLETE — no rank entered the resource ({searched}): give "
                 "--regex matching what the program prints on its standard output when it enters and "
-                "leaves (its standard error is not read), or call "
+                "leaves (its standard error is not matched), or call "
                 "mutexlab_enter/mutexlab_exit (docs/mpi.md); nothing proven"
             ]
         if outcome["verdict"] == "PASS" and outcome["exhaustive"]:

@@ -34,6 +34,9 @@ SETPRIV = shutil.which("setpriv")
 # first init) when that is more than the timeout: starting a JVM or an interpreter on a busy machine
 # takes seconds, answering does not. (A node of ``run --node`` over RabbitMQ: node.RUN_START_TIMEOUT.)
 TEST_START_TIMEOUT = 30.0
+# Bytes of a node's standard error kept (its last words, read as it writes them so it never blocks
+# on a full pipe): a crash's finding ends with its last lines — a traceback's exception, an MPI error.
+ERR_TAIL = 2048
 BUFFERED = (
     "a program whose output is buffered (C stdio, C++ std::cout, Java's PrintWriter, Python's "
     "print into a pipe, mawk) must flush it after each done line"
@@ -69,16 +72,19 @@ class NodeProcess:
                 dying_with_parent(argv),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
                 start_new_session=True,
                 bufsize=0,
             )
         except OSError as exc:
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
         watcher.watch(self.proc.pid)  # its group: killed by the watcher if this process dies first
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        assert self.proc.stdin is not None and self.proc.stdout is not None and self.proc.stderr is not None
         self.stdin, self.out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self.stdin, False)  # a node that stops reading is a stall, not a hang
+        self.err: int | None = self.proc.stderr.fileno()  # None once its standard error ended
+        os.set_blocking(self.err, False)
+        self.err_tail = b""  # the last ERR_TAIL bytes of its standard error
         self.buffer = b""
         self.last = "init"  # the type of the last input, for a line written after its done
         self.deadline = 0.0  # when the answer to the last input is due
@@ -146,7 +152,12 @@ class NodeProcess:
             except (BrokenPipeError, ConnectionResetError):
                 raise self.crashed(message, "closed its input (it reads no more)") from None
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([], [self.stdin], [], left)[1]:
+            if left <= 0:
+                raise self.stalled(message)
+            ready = select.select([self.err] if self.err is not None else [], [self.stdin], [], left)
+            if ready[0]:  # its standard error, read so that it does not block writing it
+                self.read_err()
+            elif not ready[1]:
                 raise self.stalled(message)
 
     def late(self, grace: float = 0.0) -> None:
@@ -155,8 +166,37 @@ class NodeProcess:
         if self.unread(grace):
             raise NodeFault("protocol", self.node, self.wrote_late(), shorten(self.buffer.strip()))
 
+    def readable(self) -> list[int]:
+        """Its output, and its standard error while open, for ``select``."""
+        return [self.out] if self.err is None else [self.out, self.err]
+
+    def read_err(self) -> None:
+        """What the node wrote to standard error so far, its last ERR_TAIL bytes kept."""
+        while self.err is not None:
+            try:
+                chunk = os.read(self.err, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.err = None  # ended (or closed by kill): never selected again
+                return
+            self.err_tail = (self.err_tail + chunk)[-ERR_TAIL:]
+
+    def last_words(self, wait: float = 0.3) -> str:
+        """The last lines of its standard error (what a process that ended says why), or ""."""
+        until = time.monotonic() + wait
+        while self.err is not None and time.monotonic() < until:  # a child it left may hold it
+            if select.select([self.err], [], [], max(until - time.monotonic(), 0))[0]:
+                self.read_err()
+        lines = [line.strip() for line in self.err_tail.decode("utf-8", "replace").splitlines()]
+        said = " | ".join([line for line in lines if line][-3:])
+        return said if len(said) <= 300 else "…" + said[-299:]  # its end says most
+
     def unread(self, grace: float = 0.0) -> bytes:
         """What the node wrote after its last ``done`` and nothing read yet (within ``grace`` s)."""
+        self.read_err()
         if select.select([self.out], [], [], grace)[0]:
             chunk = os.read(self.out, 1 << 16)  # b"": its output ended, which its next read finds
             self.heard = self.heard or bool(chunk)
@@ -215,9 +255,13 @@ class NodeProcess:
             if len(self.buffer) > MAX_LINE:
                 raise self.too_long(self.buffer)
             left = deadline - time.monotonic()
-            ready = select.select([self.out], [], [], max(left, 0))[0] if left > 0 else []
+            ready = select.select(self.readable(), [], [], max(left, 0))[0] if left > 0 else []
             if not ready:
                 raise self.stalled(message)
+            if self.err in ready:
+                self.read_err()
+                if self.out not in ready:
+                    continue
             chunk = os.read(self.out, 1 << 16)
             if not chunk:
                 raise self.crashed(message)
@@ -256,8 +300,13 @@ class NodeProcess:
             if message["type"] == "init" and self.reusable
             else ""
         )
+        said = self.last_words() if code is not None else ""
         return NodeFault(
-            "crashed", self.node, f"node {self.node} {how} while handling {message['type']}{between}"
+            "crashed",
+            self.node,
+            f"node {self.node} {how} while handling {message['type']}{between}"
+            + ("; its standard error ended with" if said else ""),
+            shorten(said, 300) if said else None,  # control characters shown escaped
         )
 
     @staticmethod
@@ -278,7 +327,8 @@ class NodeProcess:
         """End the node and everything it started (its process group); idempotent."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        for stream in (self.proc.stdin, self.proc.stdout):
+        self.err = None
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:
                 if stream is not None:
                     stream.close()
