@@ -194,30 +194,11 @@ static PyObject *world_tuple(const int32_t *w, int W) {
 
 #include "_core_reduce.h"
 
-static PyObject *label_tuple(const int32_t *l) { return Py_BuildValue("(iii)", l[0], l[1], l[2]); }
-
-static PyObject *path(Core *c, size_t upto) {  /* the labels that led to frames[1..upto) */
-    PyObject *out = PyList_New(0);
-    for (size_t f = 1; out && f < upto; f++) {
-        PyObject *l = label_tuple(AT(c->frames, Frame, f).via);
-        if (!l || PyList_Append(out, l) < 0) { Py_XDECREF(l); Py_DECREF(out); return NULL; }
-        Py_DECREF(l);
-    }
-    return out;
-}
-
-/* Enter world ``w`` (new): visited, Tarjan stack, its steps, a frame. 0, or -1 on an error. */
-static int enter(Core *c, const int32_t *w, uint64_t fp, const int32_t *via, int64_t *counter) {
-    int n = c->n, W = c->W;
-    if (keyset_add(&c->seen, fp) < 0 || map_put(&c->stack, fp, *counter) < 0) return -1;
-    c->states++;
-    if (vec_reserve(&c->tfp, 1) < 0 || vec_reserve(&c->tworld, W) < 0 || vec_reserve(&c->frames, 1) < 0) return -1;
-    AT(c->tfp, uint64_t, c->tfp.size) = fp;
-    memcpy(&AT(c->tworld, int32_t, c->tworld.size), w, W * sizeof(int32_t));
-    Frame *f = &AT(c->frames, Frame, c->frames.size);
-    f->tidx = (int64_t)c->tfp.size++; c->tworld.size += W;
-    f->fp = fp; f->lab = (int64_t)c->labels.size; f->pos = 0; f->loop = 0; f->low = (*counter)++;
-    memcpy(f->via, via, sizeof f->via);
+/* The labels of every step possible in ``w``, appended to c->labels (3 ints each): each link's
+ * oldest message by link, then each process's distinct pending decisions in order — the order
+ * of model.steps() on FIFO links without duplicates. Their count, or -1 on an error. */
+static int32_t list_labels(Core *c, const int32_t *w) {
+    int n = c->n;
     int32_t nlab = 0;
     for (int k = 0; k < c->L; k++) {
         int32_t q = w[n + k];
@@ -237,6 +218,35 @@ static int enter(Core *c, const int32_t *w, uint64_t fp, const int32_t *via, int
             l[0] = 1; l[1] = i; l[2] = AT(c->distinct, int32_t, info[2] + a); c->labels.size += 3; nlab++;
         }
     }
+    return nlab;
+}
+
+static PyObject *label_tuple(const int32_t *l) { return Py_BuildValue("(iii)", l[0], l[1], l[2]); }
+
+static PyObject *path(Core *c, size_t upto) {  /* the labels that led to frames[1..upto) */
+    PyObject *out = PyList_New(0);
+    for (size_t f = 1; out && f < upto; f++) {
+        PyObject *l = label_tuple(AT(c->frames, Frame, f).via);
+        if (!l || PyList_Append(out, l) < 0) { Py_XDECREF(l); Py_DECREF(out); return NULL; }
+        Py_DECREF(l);
+    }
+    return out;
+}
+
+/* Enter world ``w`` (new): visited, Tarjan stack, its steps, a frame. 0, or -1 on an error. */
+static int enter(Core *c, const int32_t *w, uint64_t fp, const int32_t *via, int64_t *counter) {
+    int W = c->W;
+    if (keyset_add(&c->seen, fp) < 0 || map_put(&c->stack, fp, *counter) < 0) return -1;
+    c->states++;
+    if (vec_reserve(&c->tfp, 1) < 0 || vec_reserve(&c->tworld, W) < 0 || vec_reserve(&c->frames, 1) < 0) return -1;
+    AT(c->tfp, uint64_t, c->tfp.size) = fp;
+    memcpy(&AT(c->tworld, int32_t, c->tworld.size), w, W * sizeof(int32_t));
+    Frame *f = &AT(c->frames, Frame, c->frames.size);
+    f->tidx = (int64_t)c->tfp.size++; c->tworld.size += W;
+    f->fp = fp; f->lab = (int64_t)c->labels.size; f->pos = 0; f->loop = 0; f->low = (*counter)++;
+    memcpy(f->via, via, sizeof f->via);
+    int32_t nlab = list_labels(c, w);
+    if (nlab < 0) return -1;
     if (c->por && nlab > 1 && ample(c, w, &AT(c->labels, int32_t, c->labels.size - 3 * (size_t)nlab), &nlab) < 0)
         return -1;
     f = &AT(c->frames, Frame, c->frames.size);  /* the arenas above may have moved */
@@ -480,6 +490,7 @@ static PyMethodDef Core_methods[] = {
     {"reduce_counts", (PyCFunction)Core_reduce_counts, METH_NOARGS, "(the sampler's calls, worlds reduced)"},
     {"fingerprint", (PyCFunction)Core_hash, METH_O, "The fingerprint of a world (hash of its tuple)."},
     {"successor", (PyCFunction)Core_successor, METH_VARARGS, "successor(world, label): the world reached, or None."},
+    {"steps", (PyCFunction)Core_steps, METH_O, "steps(world): the labels of every step possible, as model.steps()."},
     {"sampling", (PyCFunction)Core_sampling, METH_VARARGS, "sampling(calls, due): the sampler's count set."},
     {NULL}
 };
@@ -510,6 +521,6 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) { Py_DECREF(&CoreType); Py_DECREF(m); return NULL; }
     /* core.py's INTERFACE: a build older than its source (a pull without a rebuild) is not used */
-    if (PyModule_AddIntConstant(m, "INTERFACE", 4) < 0) { Py_DECREF(m); return NULL; }
+    if (PyModule_AddIntConstant(m, "INTERFACE", 5) < 0) { Py_DECREF(m); return NULL; }
     return m;
 }

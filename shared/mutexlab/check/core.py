@@ -38,7 +38,7 @@ from .result import CheckFinding
 # source (a `git pull` without `pip install -e .`) says another, or none, and is not used. Bump
 # both with any change to what Core's constructor or methods take or return (_core.c,
 # _core_reduce.h): a change inside the search that keeps them is held by test_check_core instead.
-INTERFACE = 4
+INTERFACE = 5
 
 CCore: Any = None
 try:  # the compiled core; absent (a build without a compiler, another interpreter): the twin
@@ -236,15 +236,10 @@ class PyCore:
         return [f[4] for f in self.frames[1:]]
 
     def enter(self, world: tuple, fp: int, via: tuple | None, counter: int) -> None:
-        n, P0, seq = self.n, self.P0, self.seq
         self.seen[fp] = counter
         self.states += 1
         self.tstack.append((fp, world))
-        labels = [(0, k, seq(q)[1]) for k, q in enumerate(world[n:P0]) if q]
-        for i in range(n):
-            q = world[P0 + i]
-            if q:
-                labels += [(1, i, a) for a in seq(q)[2]]
+        labels = self.steps(world)
         if self.red.por and len(labels) > 1:
             labels = self.red.ample(world, labels)
         self.frames.append([world, fp, labels, 0, via, False, counter, len(self.tstack) - 1])
@@ -385,6 +380,18 @@ class PyCore:
             w[H] = tables.hold(w[H], hid) >> 1
         self.transitions += 1
         return self.red.normal(w) if self.red.norm else tuple(w)
+
+    def steps(self, world: tuple) -> list:
+        """The compiled core's ``steps`` (``_core_step.h``): the labels of every step possible in
+        ``world``, each link's oldest message by link, then each process's distinct pending
+        decisions (``model.steps()``'s order on FIFO links without duplicates)."""
+        n, P0, seq = self.n, self.P0, self.seq
+        labels = [(0, k, seq(q)[1]) for k, q in enumerate(world[n:P0]) if q]
+        for i in range(n):
+            q = world[P0 + i]
+            if q:
+                labels += [(1, i, a) for a in seq(q)[2]]
+        return labels
 
     def sampling(self, calls: int, due: int) -> None:
         """The sampler's calls and next call due, as another normaliser left them."""

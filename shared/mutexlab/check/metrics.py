@@ -329,6 +329,8 @@ def search_metrics(
     # the model's step on a search core's remembered tables (core.stepper), else inlined below
     stepping = stepper(model) if fast else None
     successor = stepping[0].successor if stepping is not None else None
+    if stepping is not None:  # a new world's steps listed on the core's tables too (model.steps())
+        steps = stepping[0].steps
 
     def walking(walk: Callable, v: tuple, *args) -> list:
         """A witness ``walk`` from ``v``: it steps the model's own normalisation, whose sampler
