@@ -43,6 +43,8 @@ typedef struct {
     Map vis, mayid, may, closures, low, reqlow, done, shifted, retired, linkid, linkshift;
     int64_t mayids, linkids;
     Vec owners, linkinfo, linkidx, rawbuf;
+    /* the figures' search's dictionaries and interned parts, read by advance (_core_figures.h) */
+    PyObject *f_sigs, *f_awaits, *f_edges, *f_known, *f_auxes, *f_keyof;
 } Core;
 
 /* -- the tables, asked of Python on a miss -------------------------------------------------- */
@@ -448,6 +450,8 @@ static void Core_dealloc(Core *c) {
     for (size_t k = 0; k < sizeof vecs / sizeof *vecs; k++) PyMem_RawFree(vecs[k]->data);
     PyMem_RawFree(c->link_to); PyMem_RawFree(c->into_off); PyMem_RawFree(c->into); PyMem_RawFree(c->link_of);
     Py_XDECREF(c->tables);
+    Py_XDECREF(c->f_sigs); Py_XDECREF(c->f_awaits); Py_XDECREF(c->f_edges); Py_XDECREF(c->f_known);
+    Py_XDECREF(c->f_auxes); Py_XDECREF(c->f_keyof);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
@@ -483,6 +487,7 @@ static int Core_init(Core *c, PyObject *args, PyObject *kwds) {
 }
 
 #include "_core_step.h"
+#include "_core_figures.h"
 
 static PyMethodDef Core_methods[] = {
     {"dfs", (PyCFunction)Core_dfs, METH_O, "Search depth-first from the root world: (code, world, label, path)."},
@@ -491,6 +496,8 @@ static PyMethodDef Core_methods[] = {
     {"fingerprint", (PyCFunction)Core_hash, METH_O, "The fingerprint of a world (hash of its tuple)."},
     {"successor", (PyCFunction)Core_successor, METH_VARARGS, "successor(world, label): the world reached, or None."},
     {"steps", (PyCFunction)Core_steps, METH_O, "steps(world): the labels of every step possible, as model.steps()."},
+    {"figures", (PyCFunction)Core_figures, METH_VARARGS, "figures(sigs, awaits, remembered, known, auxes, keyof): what advance reads."},
+    {"advance", (PyCFunction)Core_advance, METH_VARARGS, "advance(world, label, aux id): a step and its remembered lookups."},
     {"sampling", (PyCFunction)Core_sampling, METH_VARARGS, "sampling(calls, due): the sampler's count set."},
     {NULL}
 };

@@ -393,6 +393,43 @@ class PyCore:
                 labels += [(1, i, a) for a in seq(q)[2]]
         return labels
 
+    def figures(
+        self, sigs: dict, awaits: dict, remembered: dict, known: dict, auxes: list, keyof: Any
+    ) -> None:
+        """The figures' search's dictionaries, interned parts and key of an augmented world, read
+        by ``advance``."""
+        self._fig = (sigs, awaits, remembered, known, auxes, keyof)
+
+    def advance(self, world: tuple, label: tuple, aux: int) -> tuple | None:
+        """The compiled core's ``advance`` (``_core_figures.h``): None when ``label`` is refused,
+        else (successor, stepping process, signature, remembered step, key, ``known``'s value);
+        from the signature on, a miss gives None there and after (the key not known: ``known``)."""
+        sigs, awaits, remembered, known, auxes, keyof = self._fig
+        nxt = self.successor(world, label)
+        if nxt is None:
+            return None
+        i = label[1] if label[0] else self.link_to[label[1]]
+        sig = sigs.get((label, world[i]))
+        if sig is None:
+            return nxt, i, None, None, None, None
+        bits = 0
+        if len(sig[1]) > 62:
+            return nxt, i, sig, None, None, None
+        for b, (k, mid) in enumerate(sig[1]):
+            q = self.link_to[k]
+            if auxes[aux][1][q][0] == -1:  # charges.NONE: no request open, nothing awaited
+                continue
+            got = awaits.get((nxt[q], mid, i))
+            if got is None:
+                return nxt, i, sig, None, None, None
+            if got:
+                bits |= 1 << b
+        edge = remembered.get((aux, sig[0], bits))
+        if edge is None:
+            return nxt, i, sig, None, None, None
+        key = keyof((nxt, edge[0]))
+        return nxt, i, sig, edge, key, known.get(key, known)
+
     def sampling(self, calls: int, due: int) -> None:
         """The sampler's calls and next call due, as another normaliser left them."""
         self.red.calls, self.red.due = calls, due
