@@ -40,7 +40,7 @@ static PyObject *lookup(PyObject *dict, PyObject *key) {
  * leaves None in its place and in those after it (the caller computes them as edges.py does);
  * a key not known gives the ``known`` dictionary itself (metrics.py's ``known.get(key, known)``). */
 static PyObject *Core_advance(Core *c, PyObject *args) {
-    PyObject *world, *label, *nxt = NULL, *sig, *edge, *key = NULL, *kn;
+    PyObject *world, *label, *nxt = NULL, *sig, *edge = NULL, *key = NULL, *kn;
     long aux;
     int32_t lab[3], w[STEP_MAX_W];
     if (!PyArg_ParseTuple(args, "O!O!l", &PyTuple_Type, &world, &PyTuple_Type, &label, &aux)) return NULL;
@@ -67,6 +67,10 @@ static PyObject *Core_advance(Core *c, PyObject *args) {
     if (!nxt) return NULL;
     sig = lookup(c->f_sigs, PyTuple_Pack(2, label, PyTuple_GET_ITEM(world, i)));
     if (!sig) goto miss;
+    if (!PyTuple_Check(sig) || PyTuple_GET_SIZE(sig) != 4) {
+        PyErr_SetString(PyExc_TypeError, "advance: a signature is (id, sends, entered, counts)");
+        goto fail0;
+    }
     sig = Py_NewRef(sig);  /* (signature id, sends, entered, counts) */
     PyObject *sends = PyTuple_GET_ITEM(sig, 1), *procs = NULL;
     uint64_t bits = 0;
@@ -98,6 +102,7 @@ static PyObject *Core_advance(Core *c, PyObject *args) {
     edge = lookup(c->f_edges, PyTuple_Pack(3, aux_obj, PyTuple_GET_ITEM(sig, 0), bits_obj));
     Py_DECREF(aux_obj); Py_DECREF(bits_obj);
     if (!edge) goto missed;
+    edge = Py_NewRef(edge);  /* kept: keyof below may run Python code */
     /* (successor's aux id, moved, figures reached, bypass plan): the key of (nxt, its aux id) */
     key = PyTuple_Pack(2, nxt, PyTuple_GET_ITEM(edge, 0));
     if (!key) goto fail;
@@ -116,7 +121,7 @@ static PyObject *Core_advance(Core *c, PyObject *args) {
         if (PyErr_Occurred()) goto fail;
         kn = c->f_known;
     }
-    return Py_BuildValue("(NiNONO)", nxt, i, sig, edge, key, kn);
+    return Py_BuildValue("(NiNNNO)", nxt, i, sig, edge, key, kn);
 missed:
     if (PyErr_Occurred()) goto fail;
     return Py_BuildValue("(NiNOOO)", nxt, i, sig, Py_None, Py_None, Py_None);
@@ -124,6 +129,7 @@ miss:
     if (PyErr_Occurred()) goto fail0;
     return Py_BuildValue("(NiOOOO)", nxt, i, Py_None, Py_None, Py_None, Py_None);
 fail:
+    Py_XDECREF(edge);
     Py_DECREF(sig);
 fail0:
     Py_XDECREF(key);
