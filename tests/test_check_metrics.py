@@ -287,12 +287,12 @@ def test_the_visited_tables_next_doubling_is_foreseen(monkeypatch):
     foreseen = []
     for i in range(200_000):
         grown[i] = None
-        foreseen.append(metrics._doubling_mb(grown))  # noqa: SLF001 - the rule under test
+        foreseen.append(metrics.doubling_mb(grown, metrics.CHECK_EVERY))
     # just after a reallocation nothing is foreseen; within CHECK_EVERY of the next, its size is
     assert any(mb > 1.0 for mb in foreseen) and foreseen.count(0.0) > len(foreseen) // 2
     # and the search stops on it: a table foreseen past the limit ends it as a memory limit
     model = build_model(CheckConfig("raymond", 3, {"requests": 2}, partial_order=False))
     whole = search_metrics(model, max_memory=10_000)
     assert whole.stopped is None and whole.states > metrics.CHECK_EVERY
-    monkeypatch.setattr(metrics, "_doubling_mb", lambda known: 1e9)  # a table too big to come
+    monkeypatch.setattr(metrics, "doubling_mb", lambda known, every: 1e9)  # a table too big to come
     assert search_metrics(model, max_memory=10_000).stopped == "memory limit 10000 MB reached"

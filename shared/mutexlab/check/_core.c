@@ -43,6 +43,8 @@ typedef struct {
     Map vis, mayid, may, closures, low, reqlow, done, shifted, retired, linkid, linkshift;
     int64_t mayids, linkids;
     Vec owners, linkinfo, linkidx, rawbuf;
+    /* the figures' search's dictionaries and interned parts, read by advance (_core_figures.h) */
+    PyObject *f_sigs, *f_awaits, *f_edges, *f_known, *f_auxes, *f_keyof;
 } Core;
 
 /* -- the tables, asked of Python on a miss -------------------------------------------------- */
@@ -194,30 +196,11 @@ static PyObject *world_tuple(const int32_t *w, int W) {
 
 #include "_core_reduce.h"
 
-static PyObject *label_tuple(const int32_t *l) { return Py_BuildValue("(iii)", l[0], l[1], l[2]); }
-
-static PyObject *path(Core *c, size_t upto) {  /* the labels that led to frames[1..upto) */
-    PyObject *out = PyList_New(0);
-    for (size_t f = 1; out && f < upto; f++) {
-        PyObject *l = label_tuple(AT(c->frames, Frame, f).via);
-        if (!l || PyList_Append(out, l) < 0) { Py_XDECREF(l); Py_DECREF(out); return NULL; }
-        Py_DECREF(l);
-    }
-    return out;
-}
-
-/* Enter world ``w`` (new): visited, Tarjan stack, its steps, a frame. 0, or -1 on an error. */
-static int enter(Core *c, const int32_t *w, uint64_t fp, const int32_t *via, int64_t *counter) {
-    int n = c->n, W = c->W;
-    if (keyset_add(&c->seen, fp) < 0 || map_put(&c->stack, fp, *counter) < 0) return -1;
-    c->states++;
-    if (vec_reserve(&c->tfp, 1) < 0 || vec_reserve(&c->tworld, W) < 0 || vec_reserve(&c->frames, 1) < 0) return -1;
-    AT(c->tfp, uint64_t, c->tfp.size) = fp;
-    memcpy(&AT(c->tworld, int32_t, c->tworld.size), w, W * sizeof(int32_t));
-    Frame *f = &AT(c->frames, Frame, c->frames.size);
-    f->tidx = (int64_t)c->tfp.size++; c->tworld.size += W;
-    f->fp = fp; f->lab = (int64_t)c->labels.size; f->pos = 0; f->loop = 0; f->low = (*counter)++;
-    memcpy(f->via, via, sizeof f->via);
+/* The labels of every step possible in ``w``, appended to c->labels (3 ints each): each link's
+ * oldest message by link, then each process's distinct pending decisions in order — the order
+ * of model.steps() on FIFO links without duplicates. Their count, or -1 on an error. */
+static int32_t list_labels(Core *c, const int32_t *w) {
+    int n = c->n;
     int32_t nlab = 0;
     for (int k = 0; k < c->L; k++) {
         int32_t q = w[n + k];
@@ -237,6 +220,35 @@ static int enter(Core *c, const int32_t *w, uint64_t fp, const int32_t *via, int
             l[0] = 1; l[1] = i; l[2] = AT(c->distinct, int32_t, info[2] + a); c->labels.size += 3; nlab++;
         }
     }
+    return nlab;
+}
+
+static PyObject *label_tuple(const int32_t *l) { return Py_BuildValue("(iii)", l[0], l[1], l[2]); }
+
+static PyObject *path(Core *c, size_t upto) {  /* the labels that led to frames[1..upto) */
+    PyObject *out = PyList_New(0);
+    for (size_t f = 1; out && f < upto; f++) {
+        PyObject *l = label_tuple(AT(c->frames, Frame, f).via);
+        if (!l || PyList_Append(out, l) < 0) { Py_XDECREF(l); Py_DECREF(out); return NULL; }
+        Py_DECREF(l);
+    }
+    return out;
+}
+
+/* Enter world ``w`` (new): visited, Tarjan stack, its steps, a frame. 0, or -1 on an error. */
+static int enter(Core *c, const int32_t *w, uint64_t fp, const int32_t *via, int64_t *counter) {
+    int W = c->W;
+    if (keyset_add(&c->seen, fp) < 0 || map_put(&c->stack, fp, *counter) < 0) return -1;
+    c->states++;
+    if (vec_reserve(&c->tfp, 1) < 0 || vec_reserve(&c->tworld, W) < 0 || vec_reserve(&c->frames, 1) < 0) return -1;
+    AT(c->tfp, uint64_t, c->tfp.size) = fp;
+    memcpy(&AT(c->tworld, int32_t, c->tworld.size), w, W * sizeof(int32_t));
+    Frame *f = &AT(c->frames, Frame, c->frames.size);
+    f->tidx = (int64_t)c->tfp.size++; c->tworld.size += W;
+    f->fp = fp; f->lab = (int64_t)c->labels.size; f->pos = 0; f->loop = 0; f->low = (*counter)++;
+    memcpy(f->via, via, sizeof f->via);
+    int32_t nlab = list_labels(c, w);
+    if (nlab < 0) return -1;
     if (c->por && nlab > 1 && ample(c, w, &AT(c->labels, int32_t, c->labels.size - 3 * (size_t)nlab), &nlab) < 0)
         return -1;
     f = &AT(c->frames, Frame, c->frames.size);  /* the arenas above may have moved */
@@ -438,6 +450,8 @@ static void Core_dealloc(Core *c) {
     for (size_t k = 0; k < sizeof vecs / sizeof *vecs; k++) PyMem_RawFree(vecs[k]->data);
     PyMem_RawFree(c->link_to); PyMem_RawFree(c->into_off); PyMem_RawFree(c->into); PyMem_RawFree(c->link_of);
     Py_XDECREF(c->tables);
+    Py_XDECREF(c->f_sigs); Py_XDECREF(c->f_awaits); Py_XDECREF(c->f_edges); Py_XDECREF(c->f_known);
+    Py_XDECREF(c->f_auxes); Py_XDECREF(c->f_keyof);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
@@ -473,6 +487,7 @@ static int Core_init(Core *c, PyObject *args, PyObject *kwds) {
 }
 
 #include "_core_step.h"
+#include "_core_figures.h"
 
 static PyMethodDef Core_methods[] = {
     {"dfs", (PyCFunction)Core_dfs, METH_O, "Search depth-first from the root world: (code, world, label, path)."},
@@ -480,6 +495,9 @@ static PyMethodDef Core_methods[] = {
     {"reduce_counts", (PyCFunction)Core_reduce_counts, METH_NOARGS, "(the sampler's calls, worlds reduced)"},
     {"fingerprint", (PyCFunction)Core_hash, METH_O, "The fingerprint of a world (hash of its tuple)."},
     {"successor", (PyCFunction)Core_successor, METH_VARARGS, "successor(world, label): the world reached, or None."},
+    {"steps", (PyCFunction)Core_steps, METH_O, "steps(world): the labels of every step possible, as model.steps()."},
+    {"figures", (PyCFunction)Core_figures, METH_VARARGS, "figures(sigs, awaits, remembered, known, auxes, keyof): what advance reads."},
+    {"advance", (PyCFunction)Core_advance, METH_VARARGS, "advance(world, label, aux id): a step and its remembered lookups."},
     {"sampling", (PyCFunction)Core_sampling, METH_VARARGS, "sampling(calls, due): the sampler's count set."},
     {NULL}
 };
@@ -510,6 +528,6 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) { Py_DECREF(&CoreType); Py_DECREF(m); return NULL; }
     /* core.py's INTERFACE: a build older than its source (a pull without a rebuild) is not used */
-    if (PyModule_AddIntConstant(m, "INTERFACE", 4) < 0) { Py_DECREF(m); return NULL; }
+    if (PyModule_AddIntConstant(m, "INTERFACE", 5) < 0) { Py_DECREF(m); return NULL; }
     return m;
 }

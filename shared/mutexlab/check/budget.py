@@ -163,6 +163,13 @@ def growth(d: dict) -> tuple[int, int]:
     return 0, 2 * sys.getsizeof(d)
 
 
+def doubling_mb(known: dict, every: int) -> float:
+    """The MB ``known`` takes at once when it reallocates before the next look (every ``every``
+    insertions): foreseen, so a limit is not passed by a whole table's size."""
+    left, after = growth(known)
+    return (after - sys.getsizeof(known)) / 2**20 if left <= every else 0.0
+
+
 _LIST_HEAD = sys.getsizeof([])  # a list's object; its array of pointers follows (``allocated``)
 
 

@@ -38,7 +38,7 @@ from .result import CheckFinding
 # source (a `git pull` without `pip install -e .`) says another, or none, and is not used. Bump
 # both with any change to what Core's constructor or methods take or return (_core.c,
 # _core_reduce.h): a change inside the search that keeps them is held by test_check_core instead.
-INTERFACE = 4
+INTERFACE = 5
 
 CCore: Any = None
 try:  # the compiled core; absent (a build without a compiler, another interpreter): the twin
@@ -236,15 +236,10 @@ class PyCore:
         return [f[4] for f in self.frames[1:]]
 
     def enter(self, world: tuple, fp: int, via: tuple | None, counter: int) -> None:
-        n, P0, seq = self.n, self.P0, self.seq
         self.seen[fp] = counter
         self.states += 1
         self.tstack.append((fp, world))
-        labels = [(0, k, seq(q)[1]) for k, q in enumerate(world[n:P0]) if q]
-        for i in range(n):
-            q = world[P0 + i]
-            if q:
-                labels += [(1, i, a) for a in seq(q)[2]]
+        labels = self.steps(world)
         if self.red.por and len(labels) > 1:
             labels = self.red.ample(world, labels)
         self.frames.append([world, fp, labels, 0, via, False, counter, len(self.tstack) - 1])
@@ -385,6 +380,55 @@ class PyCore:
             w[H] = tables.hold(w[H], hid) >> 1
         self.transitions += 1
         return self.red.normal(w) if self.red.norm else tuple(w)
+
+    def steps(self, world: tuple) -> list:
+        """The compiled core's ``steps`` (``_core_step.h``): the labels of every step possible in
+        ``world``, each link's oldest message by link, then each process's distinct pending
+        decisions (``model.steps()``'s order on FIFO links without duplicates)."""
+        n, P0, seq = self.n, self.P0, self.seq
+        labels = [(0, k, seq(q)[1]) for k, q in enumerate(world[n:P0]) if q]
+        for i in range(n):
+            q = world[P0 + i]
+            if q:
+                labels += [(1, i, a) for a in seq(q)[2]]
+        return labels
+
+    def figures(
+        self, sigs: dict, awaits: dict, remembered: dict, known: dict, auxes: list, keyof: Any
+    ) -> None:
+        """The figures' search's dictionaries, interned parts and key of an augmented world, read
+        by ``advance``."""
+        self._fig = (sigs, awaits, remembered, known, auxes, keyof)
+
+    def advance(self, world: tuple, label: tuple, aux: int) -> tuple | None:
+        """The compiled core's ``advance`` (``_core_figures.h``): None when ``label`` is refused,
+        else (successor, stepping process, signature, remembered step, key, ``known``'s value);
+        from the signature on, a miss gives None there and after (the key not known: ``known``)."""
+        sigs, awaits, remembered, known, auxes, keyof = self._fig
+        nxt = self.successor(world, label)
+        if nxt is None:
+            return None
+        i = label[1] if label[0] else self.link_to[label[1]]
+        sig = sigs.get((label, world[i]))
+        if sig is None:
+            return nxt, i, None, None, None, None
+        bits = 0
+        if len(sig[1]) > 62:
+            return nxt, i, sig, None, None, None
+        for b, (k, mid) in enumerate(sig[1]):
+            q = self.link_to[k]
+            if auxes[aux][1][q][0] == -1:  # charges.NONE: no request open, nothing awaited
+                continue
+            got = awaits.get((nxt[q], mid, i))
+            if got is None:
+                return nxt, i, sig, None, None, None
+            if got:
+                bits |= 1 << b
+        edge = remembered.get((aux, sig[0], bits))
+        if edge is None:
+            return nxt, i, sig, None, None, None
+        key = keyof((nxt, edge[0]))
+        return nxt, i, sig, edge, key, known.get(key, known)
 
     def sampling(self, calls: int, due: int) -> None:
         """The sampler's calls and next call due, as another normaliser left them."""

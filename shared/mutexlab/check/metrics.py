@@ -48,14 +48,13 @@ and the figures depend on the interleaving: it is off.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..sim.engine import _rare_collections as rare_collections
 from .ahead import averages, bypassing, charging, ended, fold, settle, shift, widen
-from .budget import growth
+from .budget import doubling_mb
 from .charges import NONE, Tracker
 from .core import stepper
 from .core_reduce import shift_of
@@ -65,13 +64,6 @@ from .por import NAME as POR
 from .result import rss_mb
 
 CHECK_EVERY = 4096
-
-
-def _doubling_mb(known: dict) -> float:
-    """The MB ``known`` takes at once when it reallocates before the next look (every
-    ``CHECK_EVERY`` worlds): foreseen, so a limit is not passed by a whole table's size."""
-    left, after = growth(known)
-    return (after - sys.getsizeof(known)) / 2**20 if left <= CHECK_EVERY else 0.0
 
 
 @dataclass
@@ -328,7 +320,10 @@ def search_metrics(
     fast = not model.reorder and not model.dup
     # the model's step on a search core's remembered tables (core.stepper), else inlined below
     stepping = stepper(model) if fast else None
-    successor = stepping[0].successor if stepping is not None else None
+    advance = None  # the model's step and the lookups below in one call (_core_figures.h)
+    if stepping is not None:  # a new world's steps listed on the core's tables too (model.steps())
+        advance, steps = stepping[0].advance, stepping[0].steps
+        stepping[0].figures(sigs, edges._awaits, remembered, known, auxes, keyof)  # noqa: SLF001
 
     def walking(walk: Callable, v: tuple, *args) -> list:
         """A witness ``walk`` from ``v``: it steps the model's own normalisation, whose sampler
@@ -379,11 +374,12 @@ def search_metrics(
         world, aux = state
         current = labels[pos]
         out.transitions += 1
-        t = None
-        if successor is not None:
-            nxt = successor(world, current)
-            if nxt is None:
+        t = got = None
+        if advance is not None:
+            got = advance(world, current, frame[12])
+            if got is None:
                 continue  # a rejected input is the plain check's finding, not a run
+            nxt, i, sig, got, key, kn = got
         elif fast:
             # model.step, inlined for FIFO links without duplicates (as search.py's loop)
             kind, x, y = current
@@ -416,23 +412,26 @@ def search_metrics(
         # the augmented step, computed once per (aux, signature, awaits bits): edges.py. moved:
         # a tuple, the keys the step charges, the same requests live (their charges ahead pass
         # through, shifted); a list, [charged, closed] of a step that opens or closes requests
-        i = current[1] if current[0] == LOCAL else link_to[current[1]]
-        sig = sigs.get((current, world[i]))
-        if sig is None:
-            t = t or trans[world[i]][2 * current[2] + current[0]]  # the core asked the model for it
-            sig = signature(current, world[i], t)
-        akey = (frame[12], sig[0], awaits(nxt, i, sig[1], frame[12]) if sig[1] else 0)
-        got = remembered.get(akey)
-        if got is None:
-            t = t or trans[world[i]][2 * current[2] + current[0]]
-            got = estep(akey, world, current, nxt, t, i, sig[2])
+        if got is None:  # not all found by advance: what it missed, and what follows
+            if advance is None:
+                i = current[1] if current[0] == LOCAL else link_to[current[1]]
+                sig = sigs.get((current, world[i]))
+            if sig is None:
+                t = t or trans[world[i]][2 * current[2] + current[0]]  # the core asked the model for it
+                sig = signature(current, world[i], t)
+            akey = (frame[12], sig[0], awaits(nxt, i, sig[1], frame[12]) if sig[1] else 0)
+            got = remembered.get(akey)
+            if got is None:
+                t = t or trans[world[i]][2 * current[2] + current[0]]
+                got = estep(akey, world, current, nxt, t, i, sig[2])
+            key = keyof((nxt, got[0]))
+            kn = known.get(key, known)
         naux_id, moved, reached, edge = got
         for a in reached:
             record(*a)
         counts = sig[3]
         v = (nxt, auxes[naux_id])
-        key = keyof((nxt, naux_id))
-        got = known.get(key, known)
+        got = kn
         if got is not known:
             if got is None:
                 raise ValueError("--metrics: a run can return to a world it passed (a cycle): runs must end")
@@ -453,7 +452,7 @@ def search_metrics(
             out.stopped = f"state limit {max_states:,} reached"
             break
         if out.states % CHECK_EVERY == 0:
-            if max_memory is not None and rss_mb() - base + _doubling_mb(known) > max_memory:
+            if max_memory is not None and rss_mb() - base + doubling_mb(known, CHECK_EVERY) > max_memory:
                 out.stopped = f"memory limit {max_memory:g} MB reached"
                 break
             if progress is not None:

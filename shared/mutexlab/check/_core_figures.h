@@ -1,0 +1,140 @@
+/* The remembered steps of the figures' search (check/metrics.py, check/edges.py) looked up in C:
+ * ``advance`` takes a step on the core's tables (``take``, the normalisation) and then asks,
+ * without running any Python, the search's own dictionaries what edges.py would: the step's
+ * signature, which receivers await its messages, the remembered augmented step, and whether
+ * the augmented world it leads to is known. The dictionaries stay the search's (Python fills
+ * them on a miss): C only reads them, so a hit is what the Python lookups would have found.
+ * Included by _core.c; PyCore.advance is its twin. */
+#ifndef MUTEXLAB_CORE_FIGURES_H
+#define MUTEXLAB_CORE_FIGURES_H
+
+/* figures(sigs, awaits, remembered, known, auxes, keyof): the search's dictionaries (edges.py's
+ * _sigs, _awaits, _edges; metrics.py's known), interned augmented parts and key of an augmented
+ * world (metrics.py's keyof: builtin hash is taken in C, anything else called), read by advance. */
+static PyObject *Core_figures(Core *c, PyObject *args) {
+    PyObject *sigs, *awaits, *remembered, *known, *auxes, *keyof;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O", &PyDict_Type, &sigs, &PyDict_Type, &awaits, &PyDict_Type,
+                          &remembered, &PyDict_Type, &known, &PyList_Type, &auxes, &keyof))
+        return NULL;
+    PyObject *hash = PyDict_GetItemString(PyEval_GetBuiltins(), "hash");  /* borrowed */
+    Py_XSETREF(c->f_keyof, keyof == hash ? NULL : Py_NewRef(keyof));
+    Py_XSETREF(c->f_sigs, Py_NewRef(sigs));
+    Py_XSETREF(c->f_awaits, Py_NewRef(awaits));
+    Py_XSETREF(c->f_edges, Py_NewRef(remembered));
+    Py_XSETREF(c->f_known, Py_NewRef(known));
+    Py_XSETREF(c->f_auxes, Py_NewRef(auxes));
+    Py_RETURN_NONE;
+}
+
+/* A dictionary's value for the tuple of ``k`` items (borrowed), NULL when missing or on an
+ * error (PyErr_Occurred tells). */
+static PyObject *lookup(PyObject *dict, PyObject *key) {
+    if (!key) return NULL;
+    PyObject *got = PyDict_GetItemWithError(dict, key);
+    Py_DECREF(key);
+    return got;
+}
+
+/* advance(world, label, aux id): None when the input is refused, else (successor, stepping
+ * process, signature, remembered step, key, known's value). From the signature on, a miss
+ * leaves None in its place and in those after it (the caller computes them as edges.py does);
+ * a key not known gives the ``known`` dictionary itself (metrics.py's ``known.get(key, known)``). */
+static PyObject *Core_advance(Core *c, PyObject *args) {
+    PyObject *world, *label, *nxt = NULL, *sig, *edge = NULL, *key = NULL, *kn;
+    long aux;
+    int32_t lab[3], w[STEP_MAX_W];
+    if (!PyArg_ParseTuple(args, "O!O!l", &PyTuple_Type, &world, &PyTuple_Type, &label, &aux)) return NULL;
+    if (!c->f_sigs) {
+        PyErr_SetString(PyExc_RuntimeError, "advance: figures() not given");
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(label) != 3) {
+        PyErr_SetString(PyExc_ValueError, "not a label of this model (a delivery or a local decision)");
+        return NULL;
+    }
+    for (int k = 0; k < 3; k++) lab[k] = (int32_t)PyLong_AsLong(PyTuple_GET_ITEM(label, k));
+    if (PyErr_Occurred() || world_in(c, world, w) < 0) return NULL;
+    if (lab[1] < 0 || lab[1] >= (lab[0] ? c->n : c->L) || lab[0] < 0 || lab[0] > 1) {
+        PyErr_SetString(PyExc_ValueError, "not a label of this model (a delivery or a local decision)");
+        return NULL;
+    }
+    int over, taken = take(c, w, lab, &over);
+    if (taken < 0) return NULL;
+    if (!taken) Py_RETURN_NONE;
+    if (c->norm && normal(c, w) < 0) return NULL;
+    int i = lab[0] ? lab[1] : c->link_to[lab[1]];
+    nxt = world_tuple(w, c->W);
+    if (!nxt) return NULL;
+    sig = lookup(c->f_sigs, PyTuple_Pack(2, label, PyTuple_GET_ITEM(world, i)));
+    if (!sig) goto miss;
+    if (!PyTuple_Check(sig) || PyTuple_GET_SIZE(sig) != 4) {
+        PyErr_SetString(PyExc_TypeError, "advance: a signature is (id, sends, entered, counts)");
+        goto fail0;
+    }
+    sig = Py_NewRef(sig);  /* (signature id, sends, entered, counts) */
+    PyObject *sends = PyTuple_GET_ITEM(sig, 1), *procs = NULL;
+    uint64_t bits = 0;
+    Py_ssize_t ns = PyTuple_GET_SIZE(sends);
+    if (ns > 62) goto missed;  /* more bits than a word: the caller computes them */
+    for (Py_ssize_t b = 0; b < ns; b++) {
+        PyObject *send = PyTuple_GET_ITEM(sends, b);  /* (link, message id) */
+        long k = PyLong_AsLong(PyTuple_GET_ITEM(send, 0));
+        if (k < 0 || k >= c->L) goto missed;
+        int q = c->link_to[k];
+        if (!procs) {
+            PyObject *a = PyList_GetItem(c->f_auxes, aux);
+            if (!a) goto fail;
+            procs = PyTuple_GET_ITEM(a, 1);  /* per process (open, kind, own, hops) */
+        }
+        long open = PyLong_AsLong(PyTuple_GET_ITEM(PyTuple_GET_ITEM(procs, q), 0));
+        if (open == -1) continue;  /* charges.NONE: no request open, nothing awaited */
+        PyObject *i_obj = PyLong_FromLong(i);
+        if (!i_obj) goto fail;
+        PyObject *got = lookup(c->f_awaits, PyTuple_Pack(3, PyTuple_GET_ITEM(nxt, q), PyTuple_GET_ITEM(send, 1), i_obj));
+        Py_DECREF(i_obj);
+        if (!got) goto missed;
+        int yes = PyObject_IsTrue(got);
+        if (yes < 0) goto fail;
+        if (yes) bits |= (uint64_t)1 << b;
+    }
+    PyObject *aux_obj = PyLong_FromLong(aux), *bits_obj = PyLong_FromUnsignedLongLong(bits);
+    if (!aux_obj || !bits_obj) { Py_XDECREF(aux_obj); Py_XDECREF(bits_obj); goto fail; }
+    edge = lookup(c->f_edges, PyTuple_Pack(3, aux_obj, PyTuple_GET_ITEM(sig, 0), bits_obj));
+    Py_DECREF(aux_obj); Py_DECREF(bits_obj);
+    if (!edge) goto missed;
+    edge = Py_NewRef(edge);  /* kept: keyof below may run Python code */
+    /* (successor's aux id, moved, figures reached, bypass plan): the key of (nxt, its aux id) */
+    key = PyTuple_Pack(2, nxt, PyTuple_GET_ITEM(edge, 0));
+    if (!key) goto fail;
+    if (c->f_keyof) {
+        Py_SETREF(key, PyObject_CallOneArg(c->f_keyof, key));
+    } else {  /* metrics.py's fingerprint: hash() of the pair */
+#ifdef MUTEXLAB_CORE_BROKEN_KEY /* the tests' deliberate break: the model's world alone, no history */
+        Py_SETREF(key, Py_NewRef(nxt));
+#endif
+        Py_hash_t h = PyObject_Hash(key);
+        Py_SETREF(key, h == -1 ? NULL : PyLong_FromSsize_t(h));
+    }
+    if (!key) goto fail;
+    kn = PyDict_GetItemWithError(c->f_known, key);
+    if (!kn) {
+        if (PyErr_Occurred()) goto fail;
+        kn = c->f_known;
+    }
+    return Py_BuildValue("(NiNNNO)", nxt, i, sig, edge, key, kn);
+missed:
+    if (PyErr_Occurred()) goto fail;
+    return Py_BuildValue("(NiNOOO)", nxt, i, sig, Py_None, Py_None, Py_None);
+miss:
+    if (PyErr_Occurred()) goto fail0;
+    return Py_BuildValue("(NiOOOO)", nxt, i, Py_None, Py_None, Py_None, Py_None);
+fail:
+    Py_XDECREF(edge);
+    Py_DECREF(sig);
+fail0:
+    Py_XDECREF(key);
+    Py_DECREF(nxt);
+    return NULL;
+}
+
+#endif
