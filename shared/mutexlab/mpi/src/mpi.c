@@ -360,7 +360,7 @@ static void types_init(void) {
     static const long sizes[] = {0, 1, 1, 1, 1, sizeof(short), sizeof(short), sizeof(int), sizeof(int),
                                  sizeof(long), sizeof(long), sizeof(long long), sizeof(long long),
                                  sizeof(float), sizeof(double), sizeof(long double), 1, 1, 2, 4, 8, 1, 2,
-                                 4, 8, sizeof(MPI_Aint), 4};
+                                 4, 8, sizeof(MPI_Aint), 4, 1};
     for (int i = 1; i < (int)(sizeof sizes / sizeof *sizes); i++) {
         types[i].size = types[i].extent = sizes[i];
         types[i].align = sizes[i] > 16 ? 16 : sizes[i];
@@ -460,7 +460,7 @@ int MPI_Type_commit(MPI_Datatype *t) {
 
 int MPI_Type_free(MPI_Datatype *t) {
     type_of(*t);
-    if (*t > MPI_WCHAR) types[*t].used = 0;
+    if (*t > MPI_PACKED) types[*t].used = 0;
     *t = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
 }
@@ -798,6 +798,149 @@ int MPI_Testall(int count, MPI_Request handles[], int *flag, MPI_Status statuses
     unlock_L();
     if (!*flag) poll_point();
     return MPI_SUCCESS;
+}
+
+/* MPI_Testany: the first finished request of the array, else flag 0 and a poll. */
+int MPI_Testany(int count, MPI_Request handles[], int *index, int *flag, MPI_Status *status) {
+    counted_thread("MPI_Testany");
+    sync_stdout();
+    for (int i = 0; i < count; i++)
+        if (handles[i] != MPI_REQUEST_NULL) request_of(&handles[i], "MPI_Testany"); /* each active */
+    int active = 0;
+    lock_L();
+    *flag = 0;
+    *index = MPI_UNDEFINED;
+    for (int i = 0; i < count; i++) {
+        if (handles[i] == MPI_REQUEST_NULL) continue;
+        active = 1;
+        if (reqs[handles[i]].done) {
+            finish(&handles[i], status);
+            *index = i;
+            *flag = 1;
+            break;
+        }
+    }
+    if (!active) *flag = 1; /* none active: MPI says flag true, index MPI_UNDEFINED */
+    unlock_L();
+    if (!*flag) poll_point();
+    return MPI_SUCCESS;
+}
+
+/* MPI_Cancel: a receive no message has matched yet is taken back (its wait ends, the status says
+ * cancelled); a send has already left (mutexlab holds it), so cancelling it fails, as MPI allows. */
+int MPI_Cancel(MPI_Request *handle) {
+    if (*handle == MPI_REQUEST_NULL) return MPI_SUCCESS;
+    counted_thread("MPI_Cancel");
+    request *r = request_of(handle, "MPI_Cancel");
+    lock_L();
+    if (r->recv && !r->done) {
+        r->status = (MPI_Status){MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 1};
+        r->done = 1;
+        if (r->freed) r->used = 0;
+        for (waiter *w = waiters; w; w = w->next)
+            if (w->kind == W_REQ && w->what == r) unblock(w);
+        bump();
+    }
+    unlock_L();
+    return MPI_SUCCESS;
+}
+
+int MPI_Test_cancelled(const MPI_Status *status, int *flag) {
+    *flag = status->mutexlab_cancelled;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Pack/MPI_Unpack: the type map's bytes of each element, one after another (a struct's padding
+ * left out, as MPI does); MPI_PACKED is a type of one byte. */
+static long packed_size(const dtype *t) {
+    if (t->nblocks == 0) return t->extent;
+    long n = 0;
+    for (int b = 0; b < t->nblocks; b++) n += t->len[b];
+    return n;
+}
+
+static void copy_packed(unsigned char *packed, unsigned char *data, int count, const dtype *t, int out) {
+    for (int k = 0; k < count; k++) {
+        unsigned char *elem = data + k * t->extent;
+        int nb = t->nblocks == 0 ? 1 : t->nblocks;
+        for (int b = 0; b < nb; b++) {
+            long off = t->nblocks == 0 ? 0 : t->off[b], len = t->nblocks == 0 ? t->extent : t->len[b];
+            if (out)
+                memcpy(packed, elem + off, (size_t)len);
+            else
+                memcpy(elem + off, packed, (size_t)len);
+            packed += len;
+        }
+    }
+}
+
+int MPI_Pack_size(int incount, MPI_Datatype type, MPI_Comm comm, int *size) {
+    ml_comm(comm, "MPI_Pack_size");
+    *size = (int)(incount * packed_size(type_of(type)));
+    return MPI_SUCCESS;
+}
+
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype type, void *outbuf, int outsize, int *position,
+             MPI_Comm comm) {
+    ml_comm(comm, "MPI_Pack");
+    dtype *t = type_of(type);
+    long n = incount * packed_size(t);
+    if (*position < 0 || *position + n > outsize) {
+        lock_L();
+        fatal("MPI_Pack of %ld bytes at position %d overflows its buffer of %d bytes", n, *position, outsize);
+    }
+    copy_packed((unsigned char *)outbuf + *position, (unsigned char *)inbuf, incount, t, 1);
+    *position += (int)n;
+    return MPI_SUCCESS;
+}
+
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype type,
+               MPI_Comm comm) {
+    ml_comm(comm, "MPI_Unpack");
+    dtype *t = type_of(type);
+    long n = outcount * packed_size(t);
+    if (*position < 0 || *position + n > insize) {
+        lock_L();
+        fatal("MPI_Unpack of %ld bytes at position %d reads past its buffer of %d bytes", n, *position, insize);
+    }
+    copy_packed((unsigned char *)inbuf + *position, outbuf, outcount, t, 0);
+    *position += (int)n;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Bsend: a send never blocks here, as a buffered send never does; MPI requires an attached
+ * buffer the message fits in (with MPI_BSEND_OVERHEAD), and a program without one is stopped. */
+static long bsend_size = -1;
+static void *bsend_buffer;
+
+int MPI_Buffer_attach(void *buffer, int size) {
+    lock_L();
+    if (bsend_size >= 0) fatal("MPI_Buffer_attach while a buffer is attached (MPI allows one at a time)");
+    bsend_size = size;
+    bsend_buffer = buffer;
+    unlock_L();
+    return MPI_SUCCESS;
+}
+
+int MPI_Buffer_detach(void *buffer_addr, int *size) {
+    lock_L();
+    if (bsend_size < 0) fatal("MPI_Buffer_detach with no buffer attached");
+    *(void **)buffer_addr = bsend_buffer;
+    *size = (int)bsend_size;
+    bsend_size = -1;
+    unlock_L();
+    return MPI_SUCCESS;
+}
+
+int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    long bytes = count * type_of(type)->extent;
+    lock_L();
+    if (bsend_size < 0) fatal("MPI_Bsend with no buffer attached (MPI_Buffer_attach first)");
+    if (bytes + MPI_BSEND_OVERHEAD > bsend_size)
+        fatal("MPI_Bsend of %ld bytes: the attached buffer holds %ld (with MPI_BSEND_OVERHEAD %d a message)",
+              bytes, bsend_size, MPI_BSEND_OVERHEAD);
+    unlock_L();
+    return MPI_Send(buf, count, type, dest, tag, comm);
 }
 
 static msg *find_unexpected(int src, int tag, int ctx) {
@@ -1363,10 +1506,8 @@ int sched_yield(void) {
         return MPI_ERR_OTHER;  \
     }
 UNSUPPORTED(MPI_Ssend, const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m)
-UNSUPPORTED(MPI_Bsend, const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m)
 UNSUPPORTED(MPI_Rsend, const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m)
 UNSUPPORTED(MPI_Issend, const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m, MPI_Request *r)
-UNSUPPORTED(MPI_Cancel, MPI_Request *r)
 UNSUPPORTED(MPI_Comm_split, MPI_Comm c, int a, int b, MPI_Comm *n)
 UNSUPPORTED(MPI_Type_vector, int a, int b, int c, MPI_Datatype d, MPI_Datatype *e)
 UNSUPPORTED(MPI_Type_create_resized, MPI_Datatype a, MPI_Aint b, MPI_Aint c, MPI_Datatype *d)

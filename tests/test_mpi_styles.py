@@ -1,0 +1,201 @@
+"""MPI programs in styles the other MPI tests do not cover, and programs that are no mutexlab MPI.
+
+``tests/mpi/ra_poll.c``: Ricart–Agrawala with no thread — ``MPI_Irecv`` kept posted and polled
+by ``MPI_Testany`` between ``usleep``s, ``MPI_Pack``/``MPI_Unpack`` into ``MPI_PACKED``,
+``MPI_Bsend`` from an attached buffer, ``MPI_Cancel`` of the receives left at the end.
+``tests/mpi/dining.cpp``: Chandy–Misra's philosophers, a ``std::thread`` polling ``MPI_Iprobe``,
+a packed struct as ``MPI_BYTE``, no ``MPI_Finalize``. And what a student may hand in that mutexlab's
+MPI cannot run — Fortran, mpi4py, a program that never speaks the protocol — refused, exit 2.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import missing
+from test_mpi import mpicc
+
+ROOT = Path(__file__).resolve().parent.parent
+MPI = ROOT / "tests" / "mpi"
+CS = r"^P\d+ (?:(?P<enter>in)|(?P<exit>out of)) CS"
+PHILOSOPHERS = str(ROOT / "examples" / "mpi" / "philosophers.regex")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, str]:
+    if shutil.which("gcc") is None or shutil.which("g++") is None:
+        missing("gcc and g++ are needed: mutexlab's MPI is built with them")
+    out = tmp_path_factory.mktemp("styles")
+    found = {}
+    for name, source, flags, command in (
+        ("ra", "ra_poll.c", [], "mpicc"),
+        ("ra-tie", "ra_poll.c", ["-DBROKEN_TIE"], "mpicc"),
+        ("ra-forget", "ra_poll.c", ["-DBROKEN_FORGET"], "mpicc"),
+        ("dining", "dining.cpp", [], "mpicxx"),
+        ("dining-lend", "dining.cpp", ["-DBROKEN_LEND"], "mpicxx"),
+        ("dining-forget", "dining.cpp", ["-DBROKEN_FORGET"], "mpicxx"),
+        ("dining-time", "dining.cpp", ["-DSEED_TIME"], "mpicxx"),
+    ):
+        made = mpicc(
+            out / "cache", "-O2", "-Wall", *flags, "-o", str(out / name), str(MPI / source), command=command
+        )
+        assert made.returncode == 0, made.stderr
+        found[name] = str(out / name)
+    return found
+
+
+def mutex(cli, program: str, *flags: str, args: tuple[str, ...] = ()):
+    return cli("test", "mutex", "--np", "3", "--regex", CS, *flags, "--mpi", program, *args)
+
+
+def dine(cli, program: str, *flags: str):
+    return cli(
+        "test",
+        "philosophers",
+        "--np",
+        "3",
+        "--entries",
+        "2",
+        "--regex-file",
+        PHILOSOPHERS,
+        *flags,
+        "--mpi",
+        program,
+        "2",
+    )
+
+
+@pytest.mark.parametrize("strategy", ("random", "pct"))
+def test_a_polling_ra_on_packed_buffered_messages_passes(cli, built, strategy):
+    # Before: it did not build — MPI_PACKED, MPI_Pack, MPI_Testany, MPI_Buffer_attach undeclared,
+    # gcc's own errors; MPI_Bsend and MPI_Cancel stopped the run as not supported.
+    ran = mutex(cli, built["ra"], "--entries", "2", "--runs", "40", "--strategy", strategy, args=("2",))
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_a_polling_ra_is_searched_exhaustively_on_two_ranks(cli, built):
+    ran = cli(
+        "test",
+        "mutex",
+        "--np",
+        "2",
+        "--entries",
+        "2",
+        "--strategy",
+        "systematic",
+        "--regex",
+        CS,
+        "--mpi",
+        built["ra"],
+        "2",
+    )
+    assert ran.returncode == 0 and "searched exhaustively" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_a_polling_ra_that_breaks_no_tie_is_caught_and_replays(cli, built, tmp_path):
+    cx = tmp_path / "tie.json"
+    ran = mutex(cli, built["ra-tie"], "--entries", "1", "--counterexample", str(cx))
+    assert ran.returncode == 1 and "[capacity] cs (capacity 1)" in ran.stdout, ran.stdout + ran.stderr
+    again = cli("replay", str(cx), "--mpi", built["ra-tie"])
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+    fixed = cli("replay", str(cx), "--mpi", built["ra"])
+    assert fixed.returncode == 0 and "did NOT reproduce" in fixed.stdout, fixed.stdout
+
+
+def test_a_polling_ra_that_forgets_its_deferred_replies_is_a_deadlock(cli, built):
+    ran = mutex(cli, built["ra-forget"], "--entries", "1")
+    assert ran.returncode == 1 and "FINDING [deadlock]" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_mpi_abort_on_a_bad_argument_is_a_crash_naming_its_code(cli, built):
+    ran = mutex(cli, built["ra"], "--entries", "1", "--runs", "3", args=("0",))
+    assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout and "status 2" in ran.stdout, ran.stdout
+
+
+def test_chandy_misra_without_mpi_finalize_passes_and_its_bugs_are_caught(cli, built, tmp_path):
+    ran = dine(cli, built["dining"], "--runs", "40")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    cx = tmp_path / "lend.json"
+    lend = dine(cli, built["dining-lend"], "--counterexample", str(cx))
+    assert (
+        lend.returncode == 1 and "FINDING [violation]" in lend.stdout and "[capacity] fork:" in lend.stdout
+    ), lend.stdout
+    again = cli("replay", str(cx), "--mpi", built["dining-lend"], "2")
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+    forget = dine(cli, built["dining-forget"])
+    assert forget.returncode == 1 and "FINDING [deadlock]" in forget.stdout, forget.stdout
+
+
+def test_a_rank_seeded_by_the_time_is_nondeterministic_to_a_systematic_search(cli, built):
+    # srand(time(NULL) ^ rank) picks the fork asked for first: the same schedule, other sends
+    # once the second changes; never a PASS of a search that could not replay its own schedules.
+    ran = dine(cli, built["dining-time"], "--strategy", "systematic", "--runs", "3000")
+    assert ran.returncode == 1 and "FINDING [nondeterministic]" in ran.stdout, ran.stdout + ran.stderr
+    assert "it reads the clock" in ran.stdout
+
+
+def test_mpicc_refuses_fortran_and_names_the_mpi_names_it_lacks(tmp_path):
+    # Before: gfortran's "Cannot open module file 'mpi.mod'", exit 1; g++'s "'MPI_Alltoall' was
+    # not declared in this scope", exit 1, naming nothing of mutexlab.
+    source = tmp_path / "hello.f90"
+    source.write_text(
+        "program hello\n  use mpi\n  integer :: ierr\n  call MPI_Init(ierr)\nend program hello\n"
+    )
+    made = mpicc(tmp_path / "cache", "-o", str(tmp_path / "hello"), str(source))
+    assert (
+        made.returncode == 2
+        and "hello.f90 is Fortran: mutexlab's MPI has the C and C++ bindings only" in made.stderr
+    )
+    cxx = tmp_path / "all.cpp"
+    cxx.write_text(
+        "#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v);\n"
+        "  return MPI_Alltoall(0, 0, MPI_INT, 0, 0, MPI_INT, MPI_COMM_WORLD); }\n"
+    )
+    made = mpicc(tmp_path / "cache", "-o", str(tmp_path / "all"), str(cxx), command="mpicxx")
+    assert made.returncode == 2, made.stderr
+    assert "MPI_Alltoall is not part of mutexlab's MPI" in made.stderr
+
+
+def test_a_fortran_program_of_another_mpi_is_refused_as_fortran(cli, tmp_path):
+    # Before: the regex of other MPIs' libraries missed libmpi_mpifh.so (Open MPI's Fortran
+    # binding): the ranks ran as singletons and printed on the protocol, a [garbage] finding.
+    if shutil.which("gcc") is None:
+        missing("gcc is needed to build a stand-in of a Fortran MPI program")
+    lib = tmp_path / "libmpi_mpifh.so.40"
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-x", "c", "-", "-o", str(lib)],
+        input="int mpi_init_;",
+        text=True,
+        check=True,
+    )
+    main = tmp_path / "main.c"
+    main.write_text('#include <stdio.h>\nint main(void) { puts("P0 in CS"); return 0; }\n')
+    program = tmp_path / "fortran-like"
+    subprocess.run(["gcc", str(main), "-o", str(program), "-Wl,--no-as-needed", str(lib)], check=True)
+    ran = mutex(cli, str(program), "--runs", "2")
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert "is a Fortran MPI program (libmpi_mpifh.so.40)" in ran.stderr
+
+
+def test_an_mpi4py_script_is_refused_naming_what_to_do(cli, tmp_path):
+    # Before: the script ran under python as each rank, a singleton of mpi4py's MPI printing on
+    # the protocol: [garbage], exit 1 (or [crashed] where mpi4py is not installed).
+    script = tmp_path / "ra.py"
+    script.write_text("from mpi4py import MPI\nprint(f'P{MPI.COMM_WORLD.Get_rank()} in CS')\n")
+    ran = mutex(cli, "python3", "--runs", "2", args=(str(script),))
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert "is a Python program on mpi4py" in ran.stderr and "--node" in ran.stderr
+
+
+def test_a_program_that_prints_where_the_library_speaks_is_not_judged(cli, tmp_path):
+    # Before: its line was taken for the protocol's, the [garbage] finding, exit 1: a verdict on
+    # a program mutexlab never directed (a launcher script, a statically linked other MPI).
+    script = tmp_path / "launch.sh"
+    script.write_text("#!/bin/sh\necho 'P0 in CS'\n")
+    script.chmod(0o755)
+    ran = mutex(cli, str(script), "--runs", "2")
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert "does not run on mutexlab's MPI: it printed 'P0 in CS'" in ran.stderr
