@@ -22,6 +22,22 @@ ROOT = Path(__file__).resolve().parent.parent
 MPI = ROOT / "tests" / "mpi"
 CS = r"^P\d+ (?:(?P<enter>in)|(?P<exit>out of)) CS"
 PHILOSOPHERS = str(ROOT / "examples" / "mpi" / "philosophers.regex")
+# Rank 0 sends three ints; the others receive two (a struct that grew on one side only).
+TRUNCATES = """#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    int me, size, msg[3] = {1, 2, 3}, got[2];
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (me > 0) MPI_Recv(got, 2, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    printf("P%d in CS\\nP%d out of CS\\n", me, me);
+    if (me == 0)
+        for (int p = 1; p < size; p++) MPI_Send(msg, 3, MPI_INT, p, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+"""
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +127,43 @@ def test_a_polling_ra_that_forgets_its_deferred_replies_is_a_deadlock(cli, built
 
 
 def test_mpi_abort_on_a_bad_argument_is_a_crash_naming_its_code(cli, built):
+    # Before: "node 1 exited with status 2 while handling init", and no word of MPI_Abort.
     ran = mutex(cli, built["ra"], "--entries", "1", "--runs", "3", args=("0",))
-    assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout and "status 2" in ran.stdout, ran.stdout
+    assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout, ran.stdout
+    assert (
+        "exited with status 2 while handling init (its last words: MPI_Abort with errorcode 2)" in ran.stdout
+    )
+
+
+def test_a_message_longer_than_its_receive_is_a_crash_as_under_mpirun(cli, tmp_path):
+    # Before: the first 8 of 12 bytes were taken silently and the program passed; Open MPI ends
+    # it with MPI_ERR_TRUNCATE (its default handler, MPI_ERRORS_ARE_FATAL).
+    source = tmp_path / "trunc.c"
+    source.write_text(TRUNCATES)
+    made = mpicc(tmp_path / "cache", "-o", str(tmp_path / "trunc"), str(source))
+    assert made.returncode == 0, made.stderr
+    cx = tmp_path / "trunc.json"
+    ran = cli(
+        "test",
+        "mutex",
+        "--np",
+        "2",
+        "--regex",
+        CS,
+        "--counterexample",
+        str(cx),
+        "--mpi",
+        str(tmp_path / "trunc"),
+    )
+    assert ran.returncode == 1 and "FINDING [crashed] (step 1): node 2 exited with status 14" in ran.stdout, (
+        ran.stdout
+    )
+    assert (
+        "its last words: MPI_ERR_TRUNCATE: a message of 12 bytes from rank 0 (tag 0) received into 8 bytes"
+        in ran.stdout
+    )
+    again = cli("replay", str(cx), "--mpi", str(tmp_path / "trunc"))
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
 
 
 def test_chandy_misra_without_mpi_finalize_passes_and_its_bugs_are_caught(cli, built, tmp_path):

@@ -61,6 +61,7 @@ class NodeProcess:
         self.told = False  # an input was sent (the first has start_timeout to be answered)
         self.heard = False  # the node wrote something: it started, and its output is not stuck
         self.reusable = False  # the node said it starts afresh on a second init
+        self.last_words = ""  # a log line's last_words: shown if the node then ends
         self.command = argv[0]
         if SETPRIV and shutil.which(argv[0]) is None:  # setpriv would start, then fail to run it
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: not found or not executable")
@@ -123,6 +124,8 @@ class NodeProcess:
                     )
                 return outputs, b"\n".join(raw), parsed
             if parsed["type"] == "log":
+                if isinstance(parsed.get("last_words"), str):  # why it is about to end, if it ends
+                    self.last_words = parsed["last_words"][:300]
                 continue
             outputs.append(parsed)
             raw.append(line)
@@ -256,8 +259,9 @@ class NodeProcess:
             if message["type"] == "init" and self.reusable
             else ""
         )
+        said = f" (its last words: {self.last_words})" if self.last_words else ""
         return NodeFault(
-            "crashed", self.node, f"node {self.node} {how} while handling {message['type']}{between}"
+            "crashed", self.node, f"node {self.node} {how} while handling {message['type']}{said}{between}"
         )
 
     @staticmethod

@@ -62,6 +62,8 @@ def main(argv: list[str]) -> int:
                 said = json.loads(answer)
                 if "mpi_error" in said:
                     return report(said["mpi_error"], child)
+                if "last_words" in said:  # MPI_Abort, or an error MPI makes fatal: the crash's why
+                    out.write(json.dumps({"type": "log", "last_words": said["last_words"]}).encode() + b"\n")
                 if "stdout" in said and compiled is not None:
                     found = (
                         compiled.search(said["stdout"], timeout=1.0)

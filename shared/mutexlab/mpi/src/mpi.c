@@ -81,6 +81,7 @@ typedef struct msg {
 
 typedef struct {
     int used, done, recv, src, tag, ctx, freed; /* freed: MPI_Request_free'd, the slot ends with it */
+    long truncated;                             /* the bytes of a message longer than the buffer */
     void *buf;
     long capacity;
     MPI_Status status;
@@ -350,6 +351,22 @@ static void fatal(const char *fmt, ...) {
     _exit(70);
 }
 
+/* An error MPI's default handler (MPI_ERRORS_ARE_FATAL) ends the job with: the rank ends with
+ * status ``code``, its last words saying why (under L). A finding about the program: the crash. */
+static void fatal_error(int code, const char *fmt, ...) {
+    char text[512], esc[3200], line[3400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    json_string(esc, sizeof esc, text, strlen(text));
+    int k = snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_abort\":%d,\"last_words\":%s}\n", code, esc);
+    fflush(stdout);
+    drain();
+    put(line, (size_t)k);
+    _exit(code);
+}
+
 static void unsupported(const char *call) {
     lock_L();
     fatal("%s is not supported by mutexlab's MPI", call);
@@ -576,6 +593,7 @@ static int matches(int src, int tag, int ctx, const msg *m) {
 static void complete(request *r, msg *m) { /* under L */
     long n = m->bytes < r->capacity ? m->bytes : r->capacity;
     if (n) memcpy(r->buf, m->data, (size_t)n);
+    if (m->bytes > r->capacity) r->truncated = m->bytes; /* an error, said where it completes */
     r->status.MPI_SOURCE = m->src;
     r->status.MPI_TAG = m->tag;
     r->status.MPI_ERROR = MPI_SUCCESS;
@@ -652,6 +670,10 @@ static request *request_of(MPI_Request *handle, const char *call) {
 
 static void finish(MPI_Request *handle, MPI_Status *status) { /* under L */
     request *r = &reqs[*handle];
+    if (r->truncated)
+        fatal_error(MPI_ERR_TRUNCATE, "MPI_ERR_TRUNCATE: a message of %ld bytes from rank %d (tag %d) received into %ld "
+                    "bytes (the receive's count times its type's extent)", r->truncated, r->status.MPI_SOURCE,
+                    r->status.MPI_TAG, r->capacity);
     if (status != MPI_STATUS_IGNORE) *status = r->status;
     r->used = 0;
     *handle = MPI_REQUEST_NULL;
@@ -1084,8 +1106,9 @@ int MPI_Abort(MPI_Comm comm, int code) {
     fflush(NULL);
     lock_L();
     drain_all();
-    char line[96];
-    int k = snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_abort\":%d}\n", code);
+    char line[160];
+    int k = snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_abort\":%d,\"last_words\":\"MPI_Abort with errorcode %d\"}\n",
+                     code, code);
     put(line, (size_t)k);
     _exit(code & 0xff ? code & 0xff : 1);
 }
