@@ -39,6 +39,37 @@ int main(int argc, char **argv) {
 }
 """
 
+# Rank 1 gives rank 0 one second (by MPI_Wtime) to leave before it enters itself: a bug MPI shows
+# whenever rank 0 is slower than that. -DPATIENT waits for rank 0's word however long it takes.
+IMPATIENT = """#include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    int me, word = 0, flag = 0;
+    MPI_Request r;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) {
+        printf("P0 in CS\\n");
+        usleep(200000);
+        printf("P0 out of CS\\n");
+        MPI_Send(&word, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
+    } else if (me == 1) {
+        MPI_Irecv(&word, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, &r);
+        double t0 = MPI_Wtime();
+#ifdef PATIENT
+        while (!flag) MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+#else
+        while (!flag && MPI_Wtime() - t0 < 1.0) MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+#endif
+        printf("P1 in CS\\nP1 out of CS\\n");
+        if (!flag) MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
+
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, str]:
@@ -250,3 +281,19 @@ def test_a_program_that_prints_where_the_library_speaks_is_not_judged(cli, tmp_p
     ran = mutex(cli, str(script), "--runs", "2")
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert "does not run on mutexlab's MPI: it printed 'P0 in CS'" in ran.stderr
+
+
+def test_a_timeout_read_on_mpi_wtime_fires_when_nothing_comes(cli, tmp_path):
+    # Before: the MPI_Test loop waited for the message as if it had no deadline, so rank 1
+    # always heard rank 0 first and the race MPI shows (rank 0 slower than the second) passed.
+    source = tmp_path / "impatient.c"
+    source.write_text(IMPATIENT)
+    for name, flags in (("impatient", []), ("patient", ["-DPATIENT"])):
+        made = mpicc(tmp_path / "cache", *flags, "-o", str(tmp_path / name), str(source))
+        assert made.returncode == 0, made.stderr
+    ran = cli("test", "mutex", "--np", "2", "--regex", CS, "--mpi", str(tmp_path / "impatient"))
+    assert ran.returncode == 1 and "[capacity] cs (capacity 1)" in ran.stdout, ran.stdout + ran.stderr
+    waits = cli(
+        "test", "mutex", "--np", "2", "--entries", "1", "--regex", CS, "--mpi", str(tmp_path / "patient")
+    )
+    assert waits.returncode == 0 and "PASS" in waits.stdout, waits.stdout + waits.stderr
