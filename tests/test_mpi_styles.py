@@ -70,6 +70,29 @@ int main(int argc, char **argv) {
 }
 """
 
+# A chain, not a ring: each rank enters after its left neighbour; the ends talk to MPI_PROC_NULL.
+# -DBROKEN_SKIP: rank 1 does not wait for rank 0.
+CHAIN = """#include <mpi.h>
+#include <stdio.h>
+int main(void) {
+    int me, n, token = 0, flag = 0;
+    MPI_Status st;
+    MPI_Init(NULL, NULL);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    int left = me == 0 ? MPI_PROC_NULL : me - 1, right = me == n - 1 ? MPI_PROC_NULL : me + 1;
+    MPI_Iprobe(left, 0, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+#ifdef BROKEN_SKIP
+    if (me != 1)
+#endif
+    MPI_Recv(&token, 1, MPI_INT, left, 0, MPI_COMM_WORLD, &st);
+    printf("P%d in CS\\nP%d out of CS\\n", me, me);
+    MPI_Send(&token, 1, MPI_INT, right, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, str]:
@@ -297,3 +320,19 @@ def test_a_timeout_read_on_mpi_wtime_fires_when_nothing_comes(cli, tmp_path):
         "test", "mutex", "--np", "2", "--entries", "1", "--regex", CS, "--mpi", str(tmp_path / "patient")
     )
     assert waits.returncode == 0 and "PASS" in waits.stdout, waits.stdout + waits.stderr
+
+
+def test_mpi_proc_null_ends_a_chain_as_under_mpirun(cli, tmp_path):
+    # Before: the receive from MPI_PROC_NULL waited for ever (and a send to it stopped the test,
+    # "to rank -2"): the correct chain was a deadlock.
+    source = tmp_path / "chain.c"
+    source.write_text(CHAIN)
+    for name, flags in (("chain", []), ("chain-skip", ["-DBROKEN_SKIP"])):
+        made = mpicc(tmp_path / "cache", *flags, "-o", str(tmp_path / name), str(source))
+        assert made.returncode == 0, made.stderr
+    ran = cli("test", "mutex", "--np", "3", "--entries", "1", "--regex", CS, "--mpi", str(tmp_path / "chain"))
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    skip = cli(
+        "test", "mutex", "--np", "3", "--entries", "1", "--regex", CS, "--mpi", str(tmp_path / "chain-skip")
+    )
+    assert skip.returncode == 1 and "[capacity] cs (capacity 1)" in skip.stdout, skip.stdout + skip.stderr
