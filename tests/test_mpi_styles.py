@@ -4,7 +4,8 @@
 by ``MPI_Testany`` between ``usleep``s, ``MPI_Pack``/``MPI_Unpack`` into ``MPI_PACKED``,
 ``MPI_Bsend`` from an attached buffer, ``MPI_Cancel`` of the receives left at the end.
 ``tests/mpi/dining.cpp``: Chandy–Misra's philosophers, a ``std::thread`` polling ``MPI_Iprobe``,
-a packed struct as ``MPI_BYTE``, no ``MPI_Finalize``. And what a student may hand in that mutexlab's
+a packed struct as ``MPI_BYTE``, no ``MPI_Finalize``. ``tests/mpi/token_town.c``: the hamster
+killers on a token ring, the town in an ``MPI_Type_contiguous`` token. And what a student may hand in that mutexlab's
 MPI cannot run — Fortran, mpi4py, a program that never speaks the protocol — refused, exit 2.
 """
 
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MPI = ROOT / "tests" / "mpi"
 CS = r"^P\d+ (?:(?P<enter>in)|(?P<exit>out of)) CS"
 PHILOSOPHERS = str(ROOT / "examples" / "mpi" / "philosophers.regex")
+ELVES = str(ROOT / "examples" / "mpi" / "elves.regex")
 # Rank 0 sends three ints; the others receive two (a struct that grew on one side only).
 TRUNCATES = """#include <mpi.h>
 #include <stdio.h>
@@ -108,6 +110,9 @@ def built(tmp_path_factory) -> dict[str, str]:
         ("dining-lend", "dining.cpp", ["-DBROKEN_LEND"], "mpicxx"),
         ("dining-forget", "dining.cpp", ["-DBROKEN_FORGET"], "mpicxx"),
         ("dining-time", "dining.cpp", ["-DSEED_TIME"], "mpicxx"),
+        ("town", "token_town.c", [], "mpicc"),
+        ("town-poison", "token_town.c", ["-DBROKEN_POISON"], "mpicc"),
+        ("town-early", "token_town.c", ["-DBROKEN_EARLY"], "mpicc"),
     ):
         made = mpicc(
             out / "cache", "-O2", "-Wall", *flags, "-o", str(out / name), str(MPI / source), command=command
@@ -336,3 +341,23 @@ def test_mpi_proc_null_ends_a_chain_as_under_mpirun(cli, tmp_path):
         "test", "mutex", "--np", "3", "--entries", "1", "--regex", CS, "--mpi", str(tmp_path / "chain-skip")
     )
     assert skip.returncode == 1 and "[capacity] cs (capacity 1)" in skip.stdout, skip.stdout + skip.stderr
+
+
+def test_the_token_ring_town_passes_and_its_bugs_are_caught(cli, built, tmp_path):
+    def town(program: str, *flags: str, args: tuple[str, ...] = ()):
+        return cli("test", "elves", "--np", "4", "--regex-file", ELVES, *flags, "--mpi", program, *args)
+
+    ran = town(built["town"], "--runs", "20")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    cx = tmp_path / "poison.json"
+    poison = town(built["town-poison"], "--counterexample", str(cx))
+    assert poison.returncode == 1 and "[capacity] poison (capacity 10)" in poison.stdout, poison.stdout
+    again = cli("replay", str(cx), "--mpi", built["town-poison"])
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+    early = town(built["town-early"])
+    assert early.returncode == 1 and "[stop-before-done] mayor stopped round 1" in early.stdout, early.stdout
+    searched = cli(
+        "test", "elves", "--np", "3", "-o", "contracts=2", "-o", "rounds=1", "--strategy", "systematic",
+        "--regex-file", ELVES, "--mpi", built["town"], "3", "10", "2", "1",
+    )  # fmt: skip
+    assert searched.returncode == 0 and "searched exhaustively" in searched.stdout, searched.stdout
