@@ -337,6 +337,19 @@ def busy(rule: str) -> str | None:
     )
 
 
+def as_rank(finding) -> str:
+    """The finding's words for an MPI rank: a rank silent since its start is not one whose output
+    is buffered or that reads all its input first (its library writes the protocol), as the
+    stall's words say for any node, but one a thread of which waits unseen (``busy``'s note)."""
+    message = finding.message
+    if finding.rule != "stalled" or "wrote nothing at all" not in message or "): " not in message:
+        return message
+    return (
+        message[: message.index("): ") + 1] + ": a thread of it waits where mutexlab's MPI cannot see "
+        "(note below), or it is slow to start (--start-timeout)"
+    )
+
+
 def entered(events: list[dict[str, Any]]) -> bool:
     return any(e.get("event") == "enter" for e in events)
 
