@@ -385,3 +385,25 @@ def test_a_rank_stuck_in_sem_wait_is_not_told_to_flush_its_output(cli, tmp_path)
         in ran.stdout
     )
     assert "must flush it" not in ran.stdout and "sem_wait" in ran.stdout
+
+
+def test_a_send_tagged_mpi_any_tag_is_a_crash_as_under_mpirun(cli, tmp_path):
+    # Before: the message went with tag -1, the receive of MPI_ANY_TAG took it, and the program
+    # passed; Open MPI and MPICH end it in MPI_Send (MPI_ERR_TAG).
+    source = tmp_path / "tag.c"
+    source.write_text(
+        "#include <mpi.h>\n#include <stdio.h>\nint main(int c, char **v) { int me, x = 0;\n"
+        "  MPI_Init(&c, &v); MPI_Comm_rank(MPI_COMM_WORLD, &me);\n"
+        '  if (me == 0) { puts("P0 in CS"); puts("P0 out of CS");\n'
+        "    MPI_Send(&x, 1, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD); }\n"
+        "  else { MPI_Recv(&x, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);\n"
+        '    puts("P1 in CS"); puts("P1 out of CS"); }\n  MPI_Finalize(); return 0; }\n'
+    )
+    made = mpicc(tmp_path / "cache", "-o", str(tmp_path / "tag"), str(source))
+    assert made.returncode == 0, made.stderr
+    ran = cli("test", "mutex", "--np", "2", "--regex", CS, "--mpi", str(tmp_path / "tag"))
+    assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout, ran.stdout + ran.stderr
+    assert (
+        "exited with status 4 while handling init (its last words: MPI_ERR_TAG: a send with tag -1"
+        in ran.stdout
+    )

@@ -742,8 +742,16 @@ unsigned char *ml_pack(const void *buf, int count, MPI_Datatype type, long *byte
 
 long ml_extent(MPI_Datatype type) { return type_of(type)->extent; }
 
+static void check_tag(int tag, int receive) { /* MPI_ERR_TAG, fatal under MPI's default handler */
+    if ((tag >= 0 && tag <= MPI_TAG_UB) || (receive && tag == MPI_ANY_TAG)) return;
+    lock_L();
+    fatal_error(MPI_ERR_TAG, "MPI_ERR_TAG: a %s with tag %d (a tag is 0 to %d%s)", receive ? "receive" : "send", tag,
+                MPI_TAG_UB, receive ? ", or MPI_ANY_TAG" : "; MPI_ANY_TAG is for receives");
+}
+
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     int ctx = ml_comm(comm, "MPI_Send");
+    check_tag(tag, 0);
     sync_stdout();
     long bytes;
     unsigned char *packed = ml_pack(buf, count, type, &bytes, "MPI_Send");
@@ -763,6 +771,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req) {
     int ctx = ml_comm(comm, "MPI_Irecv");
+    check_tag(tag, 1);
     sync_stdout();
     *req = ml_post_recv(buf, count * type_of(type)->extent, source, tag, ctx);
     return MPI_SUCCESS;
