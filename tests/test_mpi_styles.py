@@ -267,6 +267,12 @@ def test_mpicc_refuses_fortran_and_names_the_mpi_names_it_lacks(tmp_path):
     made = mpicc(tmp_path / "cache", "-o", str(tmp_path / "all"), str(cxx), command="mpicxx")
     assert made.returncode == 2, made.stderr
     assert "MPI_Alltoall is not part of mutexlab's MPI" in made.stderr
+    old_cxx = tmp_path / "old.cpp"  # MPI-2's C++ binding, as old textbooks teach it
+    old_cxx.write_text("#include <mpi.h>\nint main(int c, char **v) { MPI::Init(c, v); MPI::Finalize(); }\n")
+    made = mpicc(tmp_path / "cache", "-o", str(tmp_path / "old"), str(old_cxx), command="mpicxx")
+    assert made.returncode == 2 and "MPI::… is MPI-2's C++ binding, removed in MPI-3" in made.stderr, (
+        made.stderr
+    )
 
 
 def test_a_fortran_program_of_another_mpi_is_refused_as_fortran(cli, tmp_path):

@@ -17,6 +17,8 @@ from .registry import Command
 UNDEFINED = re.compile(r"undefined reference to [`'](P?MPI_\w+)'")
 # The compiler's words for a name the header does not declare: gcc's C, then g++.
 UNDECLARED = re.compile(r"[‘'](P?MPI_\w+)[’'] (?:undeclared|was not declared)")
+# g++ on MPI-2's C++ bindings (MPI::Init, MPI::COMM_WORLD), which MPI-3 removed.
+CXX_BINDINGS = re.compile(r"[‘']MPI[’'] (?:has not been declared|is not a (?:namespace|class))")
 FORTRAN = re.compile(r"\.(?:f|for|ftn|fpp|f90|f95|f03|f08)$", re.IGNORECASE)
 
 
@@ -48,6 +50,11 @@ def compile_with(compiler: str, args: list[str]) -> int:
         return fail(
             f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not part of mutexlab's MPI "
             "(docs/mpi.md lists what it implements)"
+        )
+    if done.returncode != 0 and CXX_BINDINGS.search(done.stderr):
+        return fail(
+            "MPI::… is MPI-2's C++ binding, removed in MPI-3 and not part of mutexlab's MPI: call the C "
+            "functions (MPI_Init(&argc, &argv), MPI_Comm_rank(MPI_COMM_WORLD, &rank) …) from C++"
         )
     return done.returncode
 
