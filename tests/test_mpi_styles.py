@@ -5,7 +5,8 @@ by ``MPI_Testany`` between ``usleep``s, ``MPI_Pack``/``MPI_Unpack`` into ``MPI_P
 ``MPI_Bsend`` from an attached buffer, ``MPI_Cancel`` of the receives left at the end.
 ``tests/mpi/dining.cpp``: Chandy–Misra's philosophers, a ``std::thread`` polling ``MPI_Iprobe``,
 a packed struct as ``MPI_BYTE``, no ``MPI_Finalize``. ``tests/mpi/token_town.c``: the hamster
-killers on a token ring, the town in an ``MPI_Type_contiguous`` token. And what a student may hand in that mutexlab's
+killers on a token ring, the town in an ``MPI_Type_contiguous`` token; ``tests/mpi/token_bees.c``:
+the bees on a token ring, packed by ``MPI_Pack``, taken by ``MPI_Probe`` and ``MPI_Get_count``. And what a student may hand in that mutexlab's
 MPI cannot run — Fortran, mpi4py, a program that never speaks the protocol — refused, exit 2.
 """
 
@@ -24,6 +25,8 @@ MPI = ROOT / "tests" / "mpi"
 CS = r"^P\d+ (?:(?P<enter>in)|(?P<exit>out of)) CS"
 PHILOSOPHERS = str(ROOT / "examples" / "mpi" / "philosophers.regex")
 ELVES = str(ROOT / "examples" / "mpi" / "elves.regex")
+BEES = str(ROOT / "examples" / "mpi" / "bees_printf.regex")
+COLONY = ["-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=1", "-o", "cocoons=2"]
 # Rank 0 sends three ints; the others receive two (a struct that grew on one side only).
 TRUNCATES = """#include <mpi.h>
 #include <stdio.h>
@@ -110,6 +113,9 @@ def built(tmp_path_factory) -> dict[str, str]:
         ("dining-lend", "dining.cpp", ["-DBROKEN_LEND"], "mpicxx"),
         ("dining-forget", "dining.cpp", ["-DBROKEN_FORGET"], "mpicxx"),
         ("dining-time", "dining.cpp", ["-DSEED_TIME"], "mpicxx"),
+        ("bees", "token_bees.c", [], "mpicc"),
+        ("bees-flower", "token_bees.c", ["-DBROKEN_FLOWER"], "mpicc"),
+        ("bees-reed", "token_bees.c", ["-DBROKEN_REED"], "mpicc"),
         ("town", "token_town.c", [], "mpicc"),
         ("town-poison", "token_town.c", ["-DBROKEN_POISON"], "mpicc"),
         ("town-early", "token_town.c", ["-DBROKEN_EARLY"], "mpicc"),
@@ -413,3 +419,35 @@ def test_a_send_tagged_mpi_any_tag_is_a_crash_as_under_mpirun(cli, tmp_path):
         "exited with status 4 while handling init (its last words: MPI_ERR_TAG: a send with tag -1"
         in ran.stdout
     )
+
+
+def test_the_token_ring_bees_pass_and_their_bugs_are_caught(cli, built, tmp_path):
+    def colony(program: str, *flags: str, np: str = "5"):
+        return cli(
+            "test",
+            "bees",
+            "--np",
+            np,
+            *COLONY,
+            "--regex-file",
+            BEES,
+            *flags,
+            "--mpi",
+            program,
+            "2",
+            "1",
+            "1",
+            "2",
+        )
+
+    ran = colony(built["bees"], "--runs", "20")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    searched = colony(built["bees"], "--strategy", "systematic", np="3")
+    assert searched.returncode == 0 and "searched exhaustively" in searched.stdout, searched.stdout
+    cx = tmp_path / "flower.json"
+    flower = colony(built["bees-flower"], "--counterexample", str(cx))
+    assert flower.returncode == 1 and "[capacity] flower (capacity 1)" in flower.stdout, flower.stdout
+    again = cli("replay", str(cx), "--mpi", built["bees-flower"], "2", "1", "1", "2")
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+    reed = colony(built["bees-reed"])
+    assert reed.returncode == 1 and "[capacity] reed:1 (capacity 1)" in reed.stdout, reed.stdout
