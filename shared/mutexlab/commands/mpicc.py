@@ -15,6 +15,11 @@ from .common import fail
 from .registry import Command
 
 UNDEFINED = re.compile(r"undefined reference to [`'](P?MPI_\w+)'")
+# The compiler's words for a name the header does not declare: gcc's C, then g++.
+UNDECLARED = re.compile(r"[‘'](P?MPI_\w+)[’'] (?:undeclared|was not declared)")
+# g++ on MPI-2's C++ bindings (MPI::Init, MPI::COMM_WORLD), which MPI-3 removed.
+CXX_BINDINGS = re.compile(r"[‘']MPI[’'] (?:has not been declared|is not a (?:namespace|class))")
+FORTRAN = re.compile(r"\.(?:f|for|ftn|fpp|f90|f95|f03|f08)$", re.IGNORECASE)
 
 
 def compile_with(compiler: str, args: list[str]) -> int:
@@ -26,6 +31,11 @@ def compile_with(compiler: str, args: list[str]) -> int:
             f"compile and link against mutexlab's MPI, for 'mutexlab test PROBLEM --mpi PROGRAM' (docs/mpi.md)"
         )
         return 0 if args else 2
+    fortran = [a for a in args if FORTRAN.search(a) and not a.startswith("-")]
+    if fortran:
+        return fail(
+            f"{fortran[0]} is Fortran: mutexlab's MPI has the C and C++ bindings only (docs/mpi.md#not-mpi)"
+        )
     try:
         argv = compile_argv(compiler, args)
     except BuildError as exc:
@@ -35,11 +45,16 @@ def compile_with(compiler: str, args: list[str]) -> int:
     except OSError as exc:
         return fail(f"cannot run {compiler}: {exc.strerror or exc}")
     sys.stderr.write(done.stderr)
-    missing = sorted(set(UNDEFINED.findall(done.stderr)))
+    missing = sorted(set(UNDEFINED.findall(done.stderr)) | set(UNDECLARED.findall(done.stderr)))
     if done.returncode != 0 and missing:
         return fail(
             f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not part of mutexlab's MPI "
             "(docs/mpi.md lists what it implements)"
+        )
+    if done.returncode != 0 and CXX_BINDINGS.search(done.stderr):
+        return fail(
+            "MPI::… is MPI-2's C++ binding, removed in MPI-3 and not part of mutexlab's MPI: call the C "
+            "functions (MPI_Init(&argc, &argv), MPI_Comm_rank(MPI_COMM_WORLD, &rank) …) from C++"
         )
     return done.returncode
 

@@ -26,7 +26,12 @@ GROUPS = ("enter", "exit")
 LAUNCHER = re.compile(r"(mpirun|mpiexec|orterun|prterun|srun|aprun)(\.[\w-]+)?")
 # The libraries of another MPI, named in the dynamic section of a program linked with them; the
 # string every program linked with mutexlab's own MPI holds (src/mpi.c, said when run by hand).
-OTHER_MPI = re.compile(rb"lib(?:mpi|mpich|mpi_cxx|mpicxx|mpichcxx)\.so[.\d]*")
+# Any library of theirs: libmpi, libmpich, and their C++ and Fortran bindings (libmpi_mpifh,
+# libmpi_usempif08, libmpichfort, libmpi_cxx …).
+OTHER_MPI = re.compile(rb"lib(?:mpi|mpich)\w*\.so[.\d]*")
+FORTRAN_MPI = re.compile(r"libmpi_(?:mpifh|usempi)|libmpichf|libfmpich")
+# A Python program on mpi4py (its command ``python…``, or a script whose first line names python).
+PYTHON = re.compile(r"python[\d.]*")
 OURS = b"this program was built with mutexlab mpicc"
 
 
@@ -155,6 +160,18 @@ def program(args) -> list[str]:
     if found is None:
         raise ConfigError(f"cannot start {args.mpi[0]!r}: not found or not executable")
     other = other_mpi(found)
+    if FORTRAN_MPI.search(other):
+        raise ConfigError(
+            f"{args.mpi[0]} is a Fortran MPI program ({other}): mutexlab's MPI has the C and C++ "
+            "bindings only, so a Fortran program cannot be tested with --mpi (docs/mpi.md#not-mpi)"
+        )
+    if mpi4py(found, args.mpi[1:]):
+        raise ConfigError(
+            f"{' '.join(args.mpi[:2])} is a Python program on mpi4py: mutexlab's MPI is for C and C++ "
+            "('mutexlab mpicc', 'mutexlab mpicxx'), and mpi4py runs on another MPI, whose messages "
+            "mutexlab cannot hold; a Python program can be tested as a node-protocol program "
+            "(--node, docs/test-any-program.md)"
+        )
     if other:
         raise ConfigError(
             f"{args.mpi[0]} is linked with another MPI ({other}): build it with 'mutexlab mpicc' "
@@ -175,6 +192,23 @@ def other_mpi(path: str) -> str:
             return named.group().decode() if named else ""
     except (OSError, ValueError):
         return ""
+
+
+def mpi4py(path: str, args: list[str]) -> bool:
+    """Whether the command is a Python script that imports mpi4py: ``python script.py`` or a
+    script whose ``#!`` line names python (only the script's first 64 kB are read)."""
+    script = path
+    if PYTHON.fullmatch(os.path.basename(path)):
+        script = next((a for a in args if not a.startswith("-")), "")
+    try:
+        with open(script, "rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return False
+    first = head.split(b"\n", 1)[0]
+    if script == path and not (first.startswith(b"#!") and b"python" in first):
+        return False
+    return b"mpi4py" in head
 
 
 def processes(args, options: dict[str, Any]) -> int:
@@ -300,6 +334,19 @@ def busy(rule: str) -> str | None:
         "receive, a wait or probe, a condition variable, a sleep, a join); a thread waiting in "
         "anything else — an OpenMP barrier or lock (OpenMP is not supported), sem_wait, a pipe, a "
         "loop that never sleeps — keeps it busy (docs/mpi.md#threads)"
+    )
+
+
+def as_rank(finding) -> str:
+    """The finding's words for an MPI rank: a rank silent since its start is not one whose output
+    is buffered or that reads all its input first (its library writes the protocol), as the
+    stall's words say for any node, but one a thread of which waits unseen (``busy``'s note)."""
+    message = finding.message
+    if finding.rule != "stalled" or "wrote nothing at all" not in message or "): " not in message:
+        return message
+    return (
+        message[: message.index("): ") + 1] + ": a thread of it waits where mutexlab's MPI cannot see "
+        "(note below), or it is slow to start (--start-timeout)"
     )
 
 

@@ -262,6 +262,7 @@ def run(args) -> int:
     written = []
     if tested.finding is not None and tested.shown is not None:
         outcome["verdict"] = "FINDING"
+        tested.finding.message = mpitest.as_rank(tested.finding) if mpi else tested.finding.message
         outcome["finding"] = tested.finding.as_dict()
         outcome["schedule"] = [list(s) for s in tested.shown.steps]
         outcome["shrunk"] = {

@@ -64,6 +64,7 @@ class NodeProcess:
         self.told = False  # an input was sent (the first has start_timeout to be answered)
         self.heard = False  # the node wrote something: it started, and its output is not stuck
         self.reusable = False  # the node said it starts afresh on a second init
+        self.last_words = ""  # a log line's last_words: shown if the node then ends
         self.command = argv[0]
         if SETPRIV and shutil.which(argv[0]) is None:  # setpriv would start, then fail to run it
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: not found or not executable")
@@ -129,6 +130,8 @@ class NodeProcess:
                     )
                 return outputs, b"\n".join(raw), parsed
             if parsed["type"] == "log":
+                if isinstance(parsed.get("last_words"), str):  # why it is about to end, if it ends
+                    self.last_words = parsed["last_words"][:300]
                 continue
             outputs.append(parsed)
             raw.append(line)
@@ -184,7 +187,7 @@ class NodeProcess:
                 return
             self.err_tail = (self.err_tail + chunk)[-ERR_TAIL:]
 
-    def last_words(self, wait: float = 0.3) -> str:
+    def stderr_tail(self, wait: float = 0.3) -> str:
         """The last lines of its standard error (what a process that ended says why), or ""."""
         until = time.monotonic() + wait
         while self.err is not None and time.monotonic() < until:  # a child it left may hold it
@@ -300,13 +303,14 @@ class NodeProcess:
             if message["type"] == "init" and self.reusable
             else ""
         )
-        said = self.last_words() if code is not None else ""
+        words = f" (its last words: {self.last_words})" if self.last_words else ""
+        tail = self.stderr_tail() if code is not None else ""
         return NodeFault(
             "crashed",
             self.node,
-            f"node {self.node} {how} while handling {message['type']}{between}"
-            + ("; its standard error ended with" if said else ""),
-            shorten(said, 300) if said else None,  # control characters shown escaped
+            f"node {self.node} {how} while handling {message['type']}{words}{between}"
+            + ("; its standard error ended with" if tail else ""),
+            shorten(tail, 300) if tail else None,  # control characters shown escaped
         )
 
     @staticmethod

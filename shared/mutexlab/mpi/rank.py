@@ -62,6 +62,8 @@ def main(argv: list[str]) -> int:
                 said = json.loads(answer)
                 if "mpi_error" in said:
                     return report(said["mpi_error"], child)
+                if "last_words" in said:  # MPI_Abort, or an error MPI makes fatal: the crash's why
+                    out.write(json.dumps({"type": "log", "last_words": said["last_words"]}).encode() + b"\n")
                 if "stdout" in said and compiled is not None:
                     found = (
                         compiled.search(said["stdout"], timeout=1.0)
@@ -74,6 +76,8 @@ def main(argv: list[str]) -> int:
                     for said_line in said_lines:
                         out.write(json.dumps(said_line).encode() + b"\n")
                 continue
+            if not answer.startswith(b"{"):  # mutexlab's MPI writes only JSON lines here
+                return report(foreign(program, answer), child)
             if answer.startswith(b'{"type":"done"'):
                 out.write(b'{"type":"done","reinit":true}\n' if init else answer)
                 out.flush()
@@ -83,6 +87,17 @@ def main(argv: list[str]) -> int:
         return 0
     child.kill()
     return ended(child)
+
+
+def foreign(program: list[str], line: bytes) -> str:
+    """What a program that does not run on mutexlab's MPI is told: it printed a line itself on
+    the standard output that mutexlab's MPI takes over before ``main``."""
+    text = line.decode("utf-8", "replace").rstrip("\n")[:80]
+    return (
+        f"{program[0]} does not run on mutexlab's MPI: it printed {text!r} where mutexlab's MPI "
+        "speaks (a program built with another mpicc, a Fortran or mpi4py program, or a launcher "
+        "script); build it with 'mutexlab mpicc' or 'mutexlab mpicxx'"
+    )
 
 
 def ended(child: subprocess.Popen) -> int:

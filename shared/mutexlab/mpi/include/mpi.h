@@ -27,12 +27,15 @@ typedef struct {
     int MPI_TAG;
     int MPI_ERROR;
     long mutexlab_bytes; /* the message's size in bytes (MPI_Get_count divides it) */
+    int mutexlab_cancelled; /* MPI_Cancel took the receive back before a message matched it */
 } MPI_Status;
 
 #define MPI_COMM_WORLD 1
 #define MPI_COMM_SELF 2
 #define MPI_COMM_NULL 0
 #define MPI_SUCCESS 0
+#define MPI_ERR_TAG 4
+#define MPI_ERR_TRUNCATE 14
 #define MPI_ERR_OTHER 15
 #define MPI_ANY_SOURCE (-1)
 #define MPI_ANY_TAG (-1)
@@ -77,6 +80,7 @@ typedef struct {
 #define MPI_UINT64_T 24
 #define MPI_AINT 25
 #define MPI_WCHAR 26
+#define MPI_PACKED 27 /* bytes made by MPI_Pack */
 
 #define MPI_MAX 1
 #define MPI_MIN 2
@@ -92,6 +96,7 @@ typedef struct {
 #define MPI_BXOR 12
 
 #define MPI_IN_PLACE ((void *)1)
+#define MPI_BSEND_OVERHEAD 96
 
 /* What mutexlab implements. */
 int MPI_Init(int *argc, char ***argv);
@@ -124,10 +129,19 @@ int MPI_Get_address(const void *location, MPI_Aint *address);
 int MPI_Barrier(MPI_Comm comm);
 double MPI_Wtime(void);
 double MPI_Wtick(void);
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
+int MPI_Cancel(MPI_Request *request);
+int MPI_Test_cancelled(const MPI_Status *status, int *flag);
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype type, void *outbuf, int outsize, int *position, MPI_Comm comm);
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype type,
+               MPI_Comm comm);
+int MPI_Pack_size(int incount, MPI_Datatype type, MPI_Comm comm, int *size);
+int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+int MPI_Buffer_attach(void *buffer, int size);
+int MPI_Buffer_detach(void *buffer_addr, int *size);
 
 /* Declared so that a program using them builds; calling one stops the run, naming it. */
 int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
-int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
 int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
 int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request);
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
@@ -143,7 +157,6 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
 int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
-int MPI_Cancel(MPI_Request *request);
 int MPI_Request_free(MPI_Request *request);
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);

@@ -81,6 +81,7 @@ typedef struct msg {
 
 typedef struct {
     int used, done, recv, src, tag, ctx, freed; /* freed: MPI_Request_free'd, the slot ends with it */
+    long truncated;                             /* the bytes of a message longer than the buffer */
     void *buf;
     long capacity;
     MPI_Status status;
@@ -116,6 +117,11 @@ static char outbuf[8192];
 static size_t outlen;
 static __thread unsigned long seen;
 static __thread int unchanged;
+/* A poller that reads MPI_Wtime between its polls waits for a deadline (a timeout loop): rather
+ * than wait for ever, its idle polls move mutexlab's clock on, 1 ms, then twice as far each time,
+ * so any deadline passes within a few dozen polls; one that has not after JUMPS waits as others. */
+#define JUMPS 45
+static __thread int read_clock, jumps;
 /* The program's threads take turns: only the thread holding the baton runs program code; it
  * hands the baton on when it waits in a call the library knows (or ends), to the lowest-numbered
  * thread that can run (main is 0, the others numbered as they are started). So the threads of a
@@ -316,12 +322,18 @@ static void poll_point(void) { /* a poll that found nothing: after POLLS with no
     if (gen != seen) {
         seen = gen;
         unchanged = 0;
-    } else if (++unchanged >= POLLS) {
+        jumps = 0;
+    } else if (++unchanged >= POLLS && read_clock && jumps < JUMPS) {
+        clock_ns += 1000000LL << jumps++; /* the deadline it reads the clock for comes nearer */
+        unchanged = 0;
+    } else if (unchanged >= POLLS) {
         waiter w = {.kind = W_POLL};
         block_on(&w);
         seen = gen;
         unchanged = 0;
+        jumps = 0;
     }
+    read_clock = 0;
     unlock_L();
 }
 
@@ -350,6 +362,22 @@ static void fatal(const char *fmt, ...) {
     _exit(70);
 }
 
+/* An error MPI's default handler (MPI_ERRORS_ARE_FATAL) ends the job with: the rank ends with
+ * status ``code``, its last words saying why (under L). A finding about the program: the crash. */
+static void fatal_error(int code, const char *fmt, ...) {
+    char text[512], esc[3200], line[3400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    json_string(esc, sizeof esc, text, strlen(text));
+    int k = snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_abort\":%d,\"last_words\":%s}\n", code, esc);
+    fflush(stdout);
+    drain();
+    put(line, (size_t)k);
+    _exit(code);
+}
+
 static void unsupported(const char *call) {
     lock_L();
     fatal("%s is not supported by mutexlab's MPI", call);
@@ -360,7 +388,7 @@ static void types_init(void) {
     static const long sizes[] = {0, 1, 1, 1, 1, sizeof(short), sizeof(short), sizeof(int), sizeof(int),
                                  sizeof(long), sizeof(long), sizeof(long long), sizeof(long long),
                                  sizeof(float), sizeof(double), sizeof(long double), 1, 1, 2, 4, 8, 1, 2,
-                                 4, 8, sizeof(MPI_Aint), 4};
+                                 4, 8, sizeof(MPI_Aint), 4, 1};
     for (int i = 1; i < (int)(sizeof sizes / sizeof *sizes); i++) {
         types[i].size = types[i].extent = sizes[i];
         types[i].align = sizes[i] > 16 ? 16 : sizes[i];
@@ -460,7 +488,7 @@ int MPI_Type_commit(MPI_Datatype *t) {
 
 int MPI_Type_free(MPI_Datatype *t) {
     type_of(*t);
-    if (*t > MPI_WCHAR) types[*t].used = 0;
+    if (*t > MPI_PACKED) types[*t].used = 0;
     *t = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
 }
@@ -533,6 +561,7 @@ int ml_size(void) { return size_; }
 static void arrive(msg *m);
 
 void ml_send(int dest, int tag, int ctx, const void *buf, long bytes, const char *call) {
+    if (dest == MPI_PROC_NULL) return; /* MPI: a send to no process does nothing, at once */
     if (dest < 0 || dest >= size_) {
         lock_L();
         fatal("%s to rank %d: there are ranks 0 to %d", call, dest, size_ - 1);
@@ -573,24 +602,10 @@ static int matches(int src, int tag, int ctx, const msg *m) {
     return m->ctx == ctx && (src == MPI_ANY_SOURCE || src == m->src) && (tag == MPI_ANY_TAG || tag == m->tag);
 }
 
-/* A message longer than its receive's buffer is MPI_ERR_TRUNCATE, and MPI's default error handler,
- * MPI_ERRORS_ARE_FATAL (the only one here), ends the program: said on stderr, the rank exits 15
- * (MPI_ERR_TRUNCATE's code in Open MPI and MPICH) and the run judges it crashed. Under L. */
-static void truncated(const request *r, const msg *m) {
-    fflush(stdout);
-    drain_all();
-    fprintf(stderr,
-            "MPI_ERR_TRUNCATE: message truncated: rank %d received %ld bytes from rank %d (tag %d) into "
-            "a buffer of %ld bytes; MPI_ERRORS_ARE_FATAL ends the program\n",
-            rank_, m->bytes, m->src, m->tag, r->capacity);
-    fflush(stderr);
-    _exit(15);
-}
-
 static void complete(request *r, msg *m) { /* under L */
-    if (m->bytes > r->capacity) truncated(r, m);
-    long n = m->bytes;
+    long n = m->bytes < r->capacity ? m->bytes : r->capacity;
     if (n) memcpy(r->buf, m->data, (size_t)n);
+    if (m->bytes > r->capacity) r->truncated = m->bytes; /* an error, said where it completes */
     r->status.MPI_SOURCE = m->src;
     r->status.MPI_TAG = m->tag;
     r->status.MPI_ERROR = MPI_SUCCESS;
@@ -645,7 +660,11 @@ int ml_post_recv(void *buf, long capacity, int src, int tag, int ctx) {
     r->src = src;
     r->tag = tag;
     r->ctx = ctx;
-    for (msg **p = &unexpected; *p; p = &(*p)->next)
+    if (src == MPI_PROC_NULL) { /* MPI: a receive from no process completes at once, empty */
+        r->status = (MPI_Status){MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+        r->done = 1;
+    }
+    for (msg **p = &unexpected; *p && !r->done; p = &(*p)->next)
         if (matches(src, tag, ctx, *p)) {
             msg *m = *p;
             *p = m->next;
@@ -667,6 +686,10 @@ static request *request_of(MPI_Request *handle, const char *call) {
 
 static void finish(MPI_Request *handle, MPI_Status *status) { /* under L */
     request *r = &reqs[*handle];
+    if (r->truncated)
+        fatal_error(MPI_ERR_TRUNCATE, "MPI_ERR_TRUNCATE: a message of %ld bytes from rank %d (tag %d) received into %ld "
+                    "bytes (the receive's count times its type's extent)", r->truncated, r->status.MPI_SOURCE,
+                    r->status.MPI_TAG, r->capacity);
     if (status != MPI_STATUS_IGNORE) *status = r->status;
     r->used = 0;
     *handle = MPI_REQUEST_NULL;
@@ -719,8 +742,16 @@ unsigned char *ml_pack(const void *buf, int count, MPI_Datatype type, long *byte
 
 long ml_extent(MPI_Datatype type) { return type_of(type)->extent; }
 
+static void check_tag(int tag, int receive) { /* MPI_ERR_TAG, fatal under MPI's default handler */
+    if ((tag >= 0 && tag <= MPI_TAG_UB) || (receive && tag == MPI_ANY_TAG)) return;
+    lock_L();
+    fatal_error(MPI_ERR_TAG, "MPI_ERR_TAG: a %s with tag %d (a tag is 0 to %d%s)", receive ? "receive" : "send", tag,
+                MPI_TAG_UB, receive ? ", or MPI_ANY_TAG" : "; MPI_ANY_TAG is for receives");
+}
+
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     int ctx = ml_comm(comm, "MPI_Send");
+    check_tag(tag, 0);
     sync_stdout();
     long bytes;
     unsigned char *packed = ml_pack(buf, count, type, &bytes, "MPI_Send");
@@ -740,6 +771,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req) {
     int ctx = ml_comm(comm, "MPI_Irecv");
+    check_tag(tag, 1);
     sync_stdout();
     *req = ml_post_recv(buf, count * type_of(type)->extent, source, tag, ctx);
     return MPI_SUCCESS;
@@ -815,6 +847,149 @@ int MPI_Testall(int count, MPI_Request handles[], int *flag, MPI_Status statuses
     return MPI_SUCCESS;
 }
 
+/* MPI_Testany: the first finished request of the array, else flag 0 and a poll. */
+int MPI_Testany(int count, MPI_Request handles[], int *index, int *flag, MPI_Status *status) {
+    counted_thread("MPI_Testany");
+    sync_stdout();
+    for (int i = 0; i < count; i++)
+        if (handles[i] != MPI_REQUEST_NULL) request_of(&handles[i], "MPI_Testany"); /* each active */
+    int active = 0;
+    lock_L();
+    *flag = 0;
+    *index = MPI_UNDEFINED;
+    for (int i = 0; i < count; i++) {
+        if (handles[i] == MPI_REQUEST_NULL) continue;
+        active = 1;
+        if (reqs[handles[i]].done) {
+            finish(&handles[i], status);
+            *index = i;
+            *flag = 1;
+            break;
+        }
+    }
+    if (!active) *flag = 1; /* none active: MPI says flag true, index MPI_UNDEFINED */
+    unlock_L();
+    if (!*flag) poll_point();
+    return MPI_SUCCESS;
+}
+
+/* MPI_Cancel: a receive no message has matched yet is taken back (its wait ends, the status says
+ * cancelled); a send has already left (mutexlab holds it), so cancelling it fails, as MPI allows. */
+int MPI_Cancel(MPI_Request *handle) {
+    if (*handle == MPI_REQUEST_NULL) return MPI_SUCCESS;
+    counted_thread("MPI_Cancel");
+    request *r = request_of(handle, "MPI_Cancel");
+    lock_L();
+    if (r->recv && !r->done) {
+        r->status = (MPI_Status){MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 1};
+        r->done = 1;
+        if (r->freed) r->used = 0;
+        for (waiter *w = waiters; w; w = w->next)
+            if (w->kind == W_REQ && w->what == r) unblock(w);
+        bump();
+    }
+    unlock_L();
+    return MPI_SUCCESS;
+}
+
+int MPI_Test_cancelled(const MPI_Status *status, int *flag) {
+    *flag = status->mutexlab_cancelled;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Pack/MPI_Unpack: the type map's bytes of each element, one after another (a struct's padding
+ * left out, as MPI does); MPI_PACKED is a type of one byte. */
+static long packed_size(const dtype *t) {
+    if (t->nblocks == 0) return t->extent;
+    long n = 0;
+    for (int b = 0; b < t->nblocks; b++) n += t->len[b];
+    return n;
+}
+
+static void copy_packed(unsigned char *packed, unsigned char *data, int count, const dtype *t, int out) {
+    for (int k = 0; k < count; k++) {
+        unsigned char *elem = data + k * t->extent;
+        int nb = t->nblocks == 0 ? 1 : t->nblocks;
+        for (int b = 0; b < nb; b++) {
+            long off = t->nblocks == 0 ? 0 : t->off[b], len = t->nblocks == 0 ? t->extent : t->len[b];
+            if (out)
+                memcpy(packed, elem + off, (size_t)len);
+            else
+                memcpy(elem + off, packed, (size_t)len);
+            packed += len;
+        }
+    }
+}
+
+int MPI_Pack_size(int incount, MPI_Datatype type, MPI_Comm comm, int *size) {
+    ml_comm(comm, "MPI_Pack_size");
+    *size = (int)(incount * packed_size(type_of(type)));
+    return MPI_SUCCESS;
+}
+
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype type, void *outbuf, int outsize, int *position,
+             MPI_Comm comm) {
+    ml_comm(comm, "MPI_Pack");
+    dtype *t = type_of(type);
+    long n = incount * packed_size(t);
+    if (*position < 0 || *position + n > outsize) {
+        lock_L();
+        fatal("MPI_Pack of %ld bytes at position %d overflows its buffer of %d bytes", n, *position, outsize);
+    }
+    copy_packed((unsigned char *)outbuf + *position, (unsigned char *)inbuf, incount, t, 1);
+    *position += (int)n;
+    return MPI_SUCCESS;
+}
+
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype type,
+               MPI_Comm comm) {
+    ml_comm(comm, "MPI_Unpack");
+    dtype *t = type_of(type);
+    long n = outcount * packed_size(t);
+    if (*position < 0 || *position + n > insize) {
+        lock_L();
+        fatal("MPI_Unpack of %ld bytes at position %d reads past its buffer of %d bytes", n, *position, insize);
+    }
+    copy_packed((unsigned char *)inbuf + *position, outbuf, outcount, t, 0);
+    *position += (int)n;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Bsend: a send never blocks here, as a buffered send never does; MPI requires an attached
+ * buffer the message fits in (with MPI_BSEND_OVERHEAD), and a program without one is stopped. */
+static long bsend_size = -1;
+static void *bsend_buffer;
+
+int MPI_Buffer_attach(void *buffer, int size) {
+    lock_L();
+    if (bsend_size >= 0) fatal("MPI_Buffer_attach while a buffer is attached (MPI allows one at a time)");
+    bsend_size = size;
+    bsend_buffer = buffer;
+    unlock_L();
+    return MPI_SUCCESS;
+}
+
+int MPI_Buffer_detach(void *buffer_addr, int *size) {
+    lock_L();
+    if (bsend_size < 0) fatal("MPI_Buffer_detach with no buffer attached");
+    *(void **)buffer_addr = bsend_buffer;
+    *size = (int)bsend_size;
+    bsend_size = -1;
+    unlock_L();
+    return MPI_SUCCESS;
+}
+
+int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    long bytes = count * type_of(type)->extent;
+    lock_L();
+    if (bsend_size < 0) fatal("MPI_Bsend with no buffer attached (MPI_Buffer_attach first)");
+    if (bytes + MPI_BSEND_OVERHEAD > bsend_size)
+        fatal("MPI_Bsend of %ld bytes: the attached buffer holds %ld (with MPI_BSEND_OVERHEAD %d a message)",
+              bytes, bsend_size, MPI_BSEND_OVERHEAD);
+    unlock_L();
+    return MPI_Send(buf, count, type, dest, tag, comm);
+}
+
 static msg *find_unexpected(int src, int tag, int ctx) {
     for (msg *m = unexpected; m; m = m->next)
         if (matches(src, tag, ctx, m)) return m;
@@ -829,8 +1004,15 @@ static void probe_status(msg *m, MPI_Status *status) {
     status->mutexlab_bytes = m->bytes;
 }
 
+static int probe_nobody(int source, MPI_Status *status) { /* MPI: a probe of no process finds at once */
+    if (source != MPI_PROC_NULL) return 0;
+    if (status != MPI_STATUS_IGNORE) *status = (MPI_Status){MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+    return 1;
+}
+
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     int ctx = ml_comm(comm, "MPI_Probe");
+    if (probe_nobody(source, status)) return MPI_SUCCESS;
     sync_stdout();
     lock_L();
     msg *m;
@@ -845,6 +1027,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
     int ctx = ml_comm(comm, "MPI_Iprobe");
+    if ((*flag = probe_nobody(source, status))) return MPI_SUCCESS;
     sync_stdout();
     lock_L();
     msg *m = find_unexpected(source, tag, ctx);
@@ -956,8 +1139,9 @@ int MPI_Abort(MPI_Comm comm, int code) {
     fflush(NULL);
     lock_L();
     drain_all();
-    char line[96];
-    int k = snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_abort\":%d}\n", code);
+    char line[160];
+    int k = snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_abort\":%d,\"last_words\":\"MPI_Abort with errorcode %d\"}\n",
+                     code, code);
     put(line, (size_t)k);
     _exit(code & 0xff ? code & 0xff : 1);
 }
@@ -981,6 +1165,7 @@ int MPI_Get_processor_name(char *name, int *len) {
 
 double MPI_Wtime(void) {
     lock_L();
+    read_clock = 1;
     clock_ns += 1000;
     double now = clock_ns / 1e9;
     unlock_L();
@@ -1378,10 +1563,8 @@ int sched_yield(void) {
         return MPI_ERR_OTHER;  \
     }
 UNSUPPORTED(MPI_Ssend, const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m)
-UNSUPPORTED(MPI_Bsend, const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m)
 UNSUPPORTED(MPI_Rsend, const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m)
 UNSUPPORTED(MPI_Issend, const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m, MPI_Request *r)
-UNSUPPORTED(MPI_Cancel, MPI_Request *r)
 UNSUPPORTED(MPI_Comm_split, MPI_Comm c, int a, int b, MPI_Comm *n)
 UNSUPPORTED(MPI_Type_vector, int a, int b, int c, MPI_Datatype d, MPI_Datatype *e)
 UNSUPPORTED(MPI_Type_create_resized, MPI_Datatype a, MPI_Aint b, MPI_Aint c, MPI_Datatype *d)
