@@ -127,7 +127,15 @@ class ClassicNode(classic.ClassicNode):
         """Every attribute but the ``BOOKKEEPING``, frozen (``freeze``): two nodes with equal
         attributes are one state."""
         skip = self.BOOKKEEPING
-        return tuple((name, freeze(value)) for name, value in self.__dict__.items() if name not in skip)
+        try:
+            return tuple((name, freeze(value)) for name, value in self.__dict__.items() if name not in skip)
+        except TypeError:  # name the attribute that cannot be frozen
+            for name, value in self.__dict__.items():
+                try:
+                    freeze(value)
+                except TypeError as exc:
+                    raise TypeError(f"its attribute {name!r}: {exc}") from None
+            raise
 
     def waiting_for(self) -> dict[str, list[int]]:
         """A WANTED node waits to enter (from whom: unknown here; override to name them, as the
