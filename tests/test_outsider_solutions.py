@@ -148,3 +148,22 @@ def test_a_class_attribute_changed_is_checks_finding_with_a_path_that_replays(cl
     assert "replay reproduces it: yes — replay stops: step" in done.stdout, said(done)
     done = cli("replay", tmp_path / "c.json", "--algorithm", path)
     assert done.returncode == 1 and "RAISED: step" in done.stdout + done.stderr, said(done)
+
+
+def test_a_philosopher_without_its_own_snapshot_is_checked_as_a_classic_node_is(cli, tmp_path):
+    """tests/outsiders/phil_desks.py: frozen dataclasses, an enum and a heap in its state, and no
+    ``snapshot()`` of its own — the kit's ``ClassicNode`` has a default, and so now has its
+    ``Philosopher``. Before: exit 2, "DeskPhilosopher defines no snapshot()"."""
+    path = tmp_path / "phil_desks.py"
+    shutil.copy(HERE / "phil_desks.py", path)
+    done = cli("check", path, "-N", "3", "-M", "1", "--cross-check")
+    assert done.returncode == 0 and "PASS — every reachable world checked" in done.stdout, said(done)
+    assert "PASS: agrees" in done.stdout, said(done)
+    broken = tmp_path / "phil_desks_left_first.py"  # each asks for its left fork first: a cycle
+    broken.write_text(
+        path.read_text()
+        .replace("(min(self.left, self.right), max(self.left, self.right))", "(self.left, self.right)")
+        .replace('"phil-desks"', '"phil-desks-left-first"')
+    )
+    done = cli("check", broken, "-N", "3", "-M", "1")
+    assert done.returncode == 1 and "VIOLATION — deadlock" in done.stdout, said(done)

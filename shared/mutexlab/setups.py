@@ -150,7 +150,10 @@ def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
                 if not name.startswith("__") and isinstance(value, MUTABLE):
                     first = _FIRST_SEEN.get((id(module), name))
                     if first is None or first[0] is not value:
-                        first = (value, copy.deepcopy(value))
+                        try:
+                            first = (value, copy.deepcopy(value))
+                        except Exception:  # noqa: BLE001 - no value to compare by (a module in it)
+                            continue
                         if first[1] != value:
                             continue
                         _FIRST_SEEN[(id(module), name)] = first

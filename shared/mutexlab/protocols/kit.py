@@ -27,12 +27,11 @@ from typing import Any, ClassVar
 from ..clock import LamportClock, priority
 from ..machine import Cell, Table, ignore, on
 from ..messages import Codec, Message
-from ..problems import philosophers
+from ..problems import philosopher, philosophers
 from ..problems.philosopher import (
     EATING,
     HUNGRY,
     THINKING,
-    Philosopher,
     philosopher_table,
     philosophers_setup,
 )
@@ -141,6 +140,15 @@ class ClassicNode(classic.ClassicNode):
         """A WANTED node waits to enter (from whom: unknown here; override to name them, as the
         stall explanation then can)."""
         return {"entry": []} if self.state is WANTED else {}
+
+
+class Philosopher(philosopher.Philosopher):
+    """``problems.philosopher.Philosopher`` (implement ``_hungry()`` and ``_done()``, call
+    ``_eat()``), with the default ``snapshot()`` ``ClassicNode`` has: every attribute but the
+    ``BOOKKEEPING`` — ``eaten``, which ``meals_left`` and the state already decide — frozen."""
+
+    BOOKKEEPING: ClassVar[frozenset[str]] = frozenset({"eaten"})
+    snapshot = ClassicNode.snapshot
 
 
 # A literature figure: a Figure, or (text, value for N) with the value a number or (low, high).
