@@ -167,3 +167,33 @@ def test_a_philosopher_without_its_own_snapshot_is_checked_as_a_classic_node_is(
     )
     done = cli("check", broken, "-N", "3", "-M", "1")
     assert done.returncode == 1 and "VIOLATION — deadlock" in done.stdout, said(done)
+
+
+def test_check_hands_a_message_over_as_the_wire_does(cli, outside):
+    """An ACK carrying ``seen: dict = {}`` with int keys: over RabbitMQ its receiver gets the keys
+    as strings (JSON) and ``msg.seen[msg.sender]`` raises KeyError (``run`` stops: a handler
+    raised). Before: check said PASS, every world checked, handing over the object sent."""
+    path = variant(
+        outside,
+        "intkeys",
+        ('    type: Literal["ACK"] = "ACK"\n', '    type: Literal["ACK"] = "ACK"\n    seen: dict = {}\n'),
+        (
+            "Ack(sender=self.pid, ts=self.clock.tick())",
+            "Ack(sender=self.pid, ts=self.clock.tick(), seen={self.pid: msg.ts})",
+        ),
+        (SEEN[0], SEEN[0] + "\n        assert msg.seen[msg.sender] >= 0"),
+    )
+    done = cli("check", path, "-N", "2", "-M", "1")
+    assert done.returncode == 1, said(done)
+    assert (
+        "node-1 raised KeyError: 2 at " in done.stdout
+        and "(in ack), taking ACK from process 2" in done.stdout
+    ), said(done)
+    typed = outside / "typedkeys.py"  # the field says its keys are ints: they come back ints
+    typed.write_text(
+        path.read_text()
+        .replace("seen: dict = {}", "seen: dict[int, int] = {}")
+        .replace("-intkeys", "-typedkeys")
+    )
+    done = cli("check", typed, "-N", "2", "-M", "1")
+    assert done.returncode == 0 and "PASS" in done.stdout, said(done)

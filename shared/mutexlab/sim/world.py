@@ -183,9 +183,9 @@ class WorldModel:
             return hit[1]
         key = (msg.type, msg.model_dump_json())
         mid = self.msg_ids.get(key)
-        if mid is None:
+        if mid is None:  # received as it comes off a wire: decoded from its JSON, an int key a string
             mid = self.msg_ids[key] = len(self.messages)
-            self.messages.append(msg)
+            self.messages.append(self.setup.codec.received(msg, key[1]))
         self._msg_by_obj[id(msg)] = (msg, mid)
         return mid
 
