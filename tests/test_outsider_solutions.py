@@ -183,8 +183,15 @@ def test_check_hands_a_message_over_as_the_wire_does(cli, outside):
         ),
         (SEEN[0], SEEN[0] + "\n        assert msg.seen[msg.sender] >= 0"),
     )
-    done = cli("check", path, "-N", "2", "-M", "1")
+    done = cli("check", path, "-N", "2", "-M", "1", "--counterexample", outside / "ik.json")
     assert done.returncode == 1, said(done)
+    shown = "replay reproduces it: yes — replay stops: step 3 (deliver): node-1 raised KeyError"
+    assert shown in done.stdout, said(done)  # before: "yes — node-1 still holds cs at the end …"
+    replayed = cli("replay", outside / "ik.json", "--algorithm", path)
+    assert replayed.returncode == 1, said(replayed)
+    assert "RAISED: step 3 (deliver): node-1 raised KeyError: 2" in replayed.stdout + replayed.stderr, said(
+        replayed
+    )
     assert (
         "node-1 raised KeyError: 2 at " in done.stdout
         and "(in ack), taking ACK from process 2" in done.stdout

@@ -146,6 +146,7 @@ class ScriptedRun(Driver):
         self.shared = class_state(setup)  # a class's or module's state a handler changes: a finding
 
     def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
+        msg = self.setup.codec.received(msg, msg.model_dump_json())  # as the wire and check hand it over
         self.links.setdefault((sender, to), deque()).append((msg, msg_id, vc))
 
     def schedule(self, pid: int, action: str, dwell: str) -> None:
