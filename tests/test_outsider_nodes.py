@@ -42,3 +42,18 @@ def test_a_node_fixed_in_place_is_another_program_on_replay(cli, tmp_path):
     assert done.returncode == 3 and "the recorded finding [violation] did NOT reproduce" in done.stdout, said(
         done
     )
+
+
+def test_a_nan_in_a_nodes_line_is_garbage_not_a_trace_report_refuses(cli, tmp_path):
+    """Python's ``json.dumps(float("nan"))`` writes ``NaN``, which is no JSON. Before: the run
+    passed and its trace held the NaN: ``verify`` read it, ``report`` refused it (exit 2)."""
+    script = tmp_path / "nan_node.py"
+    script.write_text(
+        NODE.read_text().replace(
+            'out({"type": "send", "to": 1, "body": {"type": "REQUEST"}})',
+            'out({"type": "send", "to": 1, "body": {"type": "REQUEST", "priority": float("nan")}})',
+        )
+    )
+    done = cli("test", "mutex", "--node", f"{sys.executable} {script}", "--nodes", "3", "--runs", "5")
+    assert done.returncode == 1 and "FINDING [garbage]" in done.stdout, said(done)
+    assert "a line that is not JSON: NaN is not a JSON number" in done.stdout, said(done)
