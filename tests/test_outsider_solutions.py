@@ -204,3 +204,32 @@ def test_check_hands_a_message_over_as_the_wire_does(cli, outside):
     )
     done = cli("check", typed, "-N", "2", "-M", "1")
     assert done.returncode == 0 and "PASS" in done.stdout, said(done)
+
+
+def test_a_seeded_generator_in_the_state_is_kept_by_its_state_not_its_identity(cli, outside):
+    """``self.rng = random.Random(pid)``, drawn from in ``_request``: deterministic, as a handler
+    must be. Before: the default snapshot kept the generator by identity, so no two worlds with
+    one were ever merged (2 nodes × 2 requests: 1,046 states where the same solution without it
+    has 551; 3 nodes: 794,699 against 123,964)."""
+
+    def states(done) -> int:
+        line = next(x for x in done.stdout.splitlines() if x.startswith("states:"))
+        return int(line.split()[1].replace(",", ""))
+
+    rng = variant(
+        outside,
+        "rng",
+        ("import heapq", "import heapq\nimport random"),
+        (
+            "        self.acks = frozenset()\n\n",
+            "        self.acks = frozenset()\n        self.rng = random.Random(pid)\n\n",
+        ),
+        (
+            "        ts = self.clock.tick()\n        heapq",
+            "        ts = self.clock.tick() + self.rng.randint(0, 1)\n        heapq",
+        ),
+    )
+    base = cli("check", outside / "lamport_heap.py", "-N", "2", "-M", "2")
+    done = cli("check", rng, "-N", "2", "-M", "2", "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+    assert states(done) == states(base), said(done) + said(base)

@@ -19,6 +19,7 @@ knows better overrides them (the built-in ones all do).
 
 from __future__ import annotations
 
+import random
 from collections import deque
 from collections.abc import Callable
 from enum import Enum
@@ -91,7 +92,7 @@ __all__ = [
 def freeze(value: Any) -> Any:
     """``value`` as a hashable value that is equal exactly when the state is: lists, deques and
     tuples → tuples, sets → frozensets, dicts → tuples of items (in their order: code may iterate
-    them), a Lamport clock → its time. Anything else must be hashable already."""
+    them), a Lamport clock → its time, a ``random.Random`` → its state. Anything else must be hashable already."""
     kind = type(value)
     if kind in (list, tuple, deque):
         return tuple(freeze(v) for v in value)
@@ -101,6 +102,8 @@ def freeze(value: Any) -> Any:
         return tuple((k, freeze(v)) for k, v in value.items())
     if kind is LamportClock:
         return value.time
+    if kind is random.Random:  # a seeded generator of its own: its state, not its identity
+        return ("random.Random", value.getstate())
     if isinstance(value, (Enum, Message)) or value is None:
         return value
     try:
