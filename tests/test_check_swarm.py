@@ -127,15 +127,22 @@ class Raising(RicartAgrawalaNode):
         raise RuntimeError("a bug of the protocol's handler")
 
 
-def test_a_worker_that_fails_makes_a_tool_error_not_a_pass():
+def test_a_worker_that_fails_makes_a_tool_error_not_a_pass(monkeypatch):
+    from mutexlab.check import swarm
     from mutexlab.protocols.registry import build_setup
+    from mutexlab.setups import ConfigError
 
     config = CheckConfig("ricart-agrawala", 2, {"requests": 1})
     setup = build_setup("ricart-agrawala", 2, {"requests": 1}, 0)
-    setup.protocols[1].__class__ = Crashing
-    result = run_swarm(config, 5, workers=2, setup=setup)
+    with monkeypatch.context() as patched:  # mutexlab's own code fails in the (forked) workers
+        patched.setattr(swarm, "_work", lambda *args: (_ for _ in ()).throw(RuntimeError("mutexlab's bug")))
+        result = run_swarm(config, 5, workers=2, setup=setup)
     assert result.finding is None and result.verdict == "tool-error"
     assert "RuntimeError" in result.errors[0]
+    # a snapshot() that raises is the algorithm's code: its state cannot be kept, exit 2, no verdict
+    setup.protocols[1].__class__ = Crashing
+    with pytest.raises(ConfigError, match="cannot keep the state of node-1 .*RuntimeError: a bug outside"):
+        run_swarm(config, 5, workers=2, setup=setup)
     # a handler that raises is the algorithm's bug: a finding (tests/test_handler_raises.py)
     setup = build_setup("ricart-agrawala", 2, {"requests": 1}, 0)
     setup.protocols[1].__class__ = Raising

@@ -655,3 +655,29 @@ def test_an_interrupt_while_a_connection_thread_starts_still_stops_the_server(mo
     finally:
         ours.close()
         server.server_close()
+
+
+def test_explore_on_a_port_it_just_left_starts_again_and_never_on_one_in_use():
+    """A page used, explore stopped, ``explore --port N`` again at once: the server closed its
+    connections first, so they wait in TIME_WAIT on that port for a minute. Before: "cannot listen
+    on 127.0.0.1:N: Address already in use" until then."""
+    import socket
+
+    session = Session(Config("ricart-agrawala", 2, {"requests": 1}))
+    server, thread = serve(session)
+    port = server.server_address[1]
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as page:  # the server closes first
+        page.sendall(
+            f"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode()
+        )
+        while page.recv(65536):
+            pass
+    server.shutdown()
+    server.server_close()
+    thread.join(10)
+    again = make_server(session, "127.0.0.1", port)
+    try:
+        with pytest.raises(OSError):  # a port another server listens on is still refused
+            make_server(session, "127.0.0.1", port)
+    finally:
+        again.server_close()

@@ -79,6 +79,15 @@ class Codec:
             )
             raise MessageError(f"invalid {kind}: {problems}") from None
 
+    def received(self, msg: Message, text: str) -> Message:
+        """``msg`` as a receiver over the wire gets it, decoded from its JSON ``text`` (a dict's
+        int keys come back strings unless its field says ``dict[int, …]``); ``msg`` itself when
+        the text is no valid message (the receiver would refuse it: not this function's call)."""
+        try:
+            return self.decode(text)
+        except MessageError:
+            return msg
+
     @staticmethod
     def encode(msg: Message) -> bytes:
         return msg.model_dump_json().encode()

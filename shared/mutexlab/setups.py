@@ -7,6 +7,8 @@ the scripted replayer and the RabbitMQ services all start from a ``Setup``.
 from __future__ import annotations
 
 import copy
+import os
+import sys
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -15,7 +17,7 @@ from typing import Any
 
 from .clock import LamportClock
 from .messages import Codec
-from .protocol import HandlerError, Protocol, ProtocolError
+from .protocol import HandlerError, Protocol, ProtocolError, raised_at
 
 
 class ConfigError(ValueError):
@@ -122,7 +124,8 @@ def shared_state(setup: Setup) -> str | None:
 
 def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
     """The mutable containers a solution's own classes hold as class attributes, that some process
-    reads as its own (no instance attribute of that name): qualified name → (the value, a copy).
+    reads as its own (no instance attribute of that name), and the mutable globals of their modules:
+    qualified name (``Class.name``, or ``the global name of FILE``) → (the value, a copy).
     Every process — and every world ``check`` keeps — shares such a value; only one a deep copy
     equals is kept (compared later by value)."""
     found: dict[str, tuple[Any, Any]] = {}
@@ -142,14 +145,33 @@ def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
                             continue  # no value to compare by (its objects are equal by identity)
                         _FIRST_SEEN[(id(cls), name)] = first
                     found.setdefault(f"{cls.__qualname__}.{name}", first)
+            module = sys.modules.get(cls.__module__)
+            for name, value in vars(module).items() if module is not None else ():
+                if not name.startswith("__") and isinstance(value, MUTABLE):
+                    first = _FIRST_SEEN.get((id(module), name))
+                    if first is None or first[0] is not value:
+                        try:
+                            first = (value, copy.deepcopy(value))
+                        except Exception:  # noqa: BLE001 - no value to compare by (a module in it)
+                            continue
+                        if first[1] != value:
+                            continue
+                        _FIRST_SEEN[(id(module), name)] = first
+                    found.setdefault(
+                        f"{GLOBAL}{name} of {getattr(module, '__file__', cls.__module__)}", first
+                    )
     return found
+
+
+GLOBAL = "the global "  # how ``class_state`` names a module's global (a class's attribute: Class.name)
 
 
 _FIRST_SEEN: dict[tuple[int, str], tuple[Any, Any]] = {}  # (class, attribute) → (value, its first copy)
 
 
 class SharedState(HandlerError):
-    """A handler changed a class attribute (``class_state_changed`` says which): a finding."""
+    """A handler changed a class attribute or a module's global (``class_state_changed`` says which):
+    a finding."""
 
     def __init__(self, text: str) -> None:
         ProtocolError.__init__(self, text)
@@ -163,10 +185,47 @@ class SharedState(HandlerError):
 def class_state_changed(kept: dict[str, tuple[Any, Any]]) -> str | None:
     """Which of ``class_state``'s values a handler changed (it is every process's at once), or None."""
     for name, (value, before) in kept.items():
-        if value != before:
+        if value == before:
+            continue
+        _restore(value, before)  # the next run (check's counterexample, a replay) starts as the file did
+        if name.startswith(GLOBAL):
             return (
-                f"{name} is an attribute of the class, and a handler changed it: it is every process's "
-                "at once (over RabbitMQ each is a process of its own, and check keeps each one's state "
-                "apart); set it in __init__ (self." + name.rsplit(".", 1)[1] + " = ...)"
+                f"{name} is a mutable global of the module, and a handler changed it: it is every "
+                "process's at once (over RabbitMQ each is a process of its own, and check keeps each "
+                "one's state apart); keep it in an attribute (self.… = … in __init__)"
             )
+        return (
+            f"{name} is an attribute of the class, and a handler changed it: it is every process's "
+            "at once (over RabbitMQ each is a process of its own, and check keeps each one's state "
+            "apart); set it in __init__ (self." + name.rsplit(".", 1)[1] + " = ...)"
+        )
     return None
+
+
+def unkeepable(proto: Any, exc: BaseException) -> ConfigError:
+    """The error for a process whose state cannot be kept: its ``snapshot()`` (or a canonical key)
+    raised, or gave a value that cannot be hashed. The algorithm's code, not mutexlab's: named by
+    the process, its class and file, and the exception — a state that cannot be kept cannot be
+    checked (exit 2), never a verdict."""
+    cls = type(proto)
+    where = getattr(sys.modules.get(cls.__module__), "__file__", None) or cls.__module__
+    line = raised_at(exc)  # a line of mutexlab's (its default snapshot) says nothing of the algorithm
+    line = "" if line.startswith(os.path.dirname(__file__)) else f" at {line}"
+    return ConfigError(
+        f"cannot keep the state of {getattr(proto, 'name', '?')} ({cls.__qualname__}, {where}) to check it: "
+        f"{type(exc).__name__}: {exc}{line}. Its snapshot() must return a hashable value "
+        "that is equal exactly when the states are (tuples, frozensets, numbers, strings); the default "
+        "one takes every attribute, and lists, sets, dicts and deques of such values"
+    )
+
+
+def _restore(value: Any, before: Any) -> None:
+    """Put the shared ``value`` (one of ``MUTABLE``) back as its first copy ``before`` was."""
+    if isinstance(value, LamportClock):
+        value.time = before.time
+    elif isinstance(value, (dict, set)):
+        value.clear()
+        value.update(copy.deepcopy(before))
+    else:  # list, deque, bytearray
+        value.clear()
+        value.extend(copy.deepcopy(before))

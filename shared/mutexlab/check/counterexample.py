@@ -97,6 +97,8 @@ def reproduces(scenario: dict, finding: CheckFinding, solution: Solution | None 
         # a rejected input: the replay stops at the same step with the same refusal
         refusal = finding.message.split(": ", 1)[-1]
         return finding.kind == "error" and refusal in result.refused, f"replay stops: {result.refused}"
+    if finding.kind == "error":  # a raise, a refusal: only the same refusal is the same finding
+        return False, "the replay runs past it: no step is refused"
     events = numbered(result.events)
     verdict = verify_events(events)
     messages = [v.message for v in verdict.violations]

@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..setups import Setup
+from ..setups import ConfigError, Setup
 from .counterexample import scenario_of
 
 BITS = 1 << 26  # bits per worker's array: 8 MB
@@ -127,6 +127,8 @@ def _worker(
     stats = Stats(shared, slot, stop)
     try:
         got = _work(config, setup, seed, deadline, bits, stats)
+    except ConfigError as exc:  # the algorithm cannot be checked (its state cannot be kept): exit 2
+        got = ("config", stats, str(exc), None, None)
     except Exception as exc:  # reported to the parent, which says so: never a silent pass
         got = ("error", stats, f"{type(exc).__name__}: {exc}", None, None)
     stats.publish()
@@ -244,6 +246,8 @@ def _take(report: tuple, reported: dict[int, dict], result: SwarmResult) -> bool
     kind, stats, finding, scenario, fields = report
     reported[stats["slot"]] = stats
     result.refused.update(stats.get("refused", {}))
+    if kind == "config":
+        raise ConfigError(finding)
     if kind == "error":
         result.errors.append(finding)
     elif kind == "found" and result.finding is None:

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..limits import loads
+from ..limits import InputError, loads, loads_shallow
 
 MAX_LINE = 65_536  # bytes of one line a node writes, newline excluded
 MAX_OUTPUTS = 1_000  # lines a node may write in answer to one input (a flood beyond)
@@ -68,7 +68,9 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
         return NodeFault("garbage", node, f"node {node} wrote {why}", shorten(raw))
 
     try:  # nesting is checked (limits.loads) only where it could be deep: 64 brackets or more
-        line = loads(raw) if raw.count(b"[") + raw.count(b"{") >= 64 else json.loads(raw)
+        line = loads(raw) if raw.count(b"[") + raw.count(b"{") >= 64 else loads_shallow(raw)
+    except InputError as exc:  # NaN, Infinity (Python's json writes them), too deep: JSON has none
+        raise fault(f"a line that is not JSON: {exc}") from None
     except (ValueError, RecursionError):
         raise fault(f"a line that is not JSON ({STDOUT_IS_PROTOCOL})") from None
     if not isinstance(line, dict):

@@ -16,7 +16,7 @@ from ..words import count
 from .judge import NONDETERMINISTIC, Finding
 from .problem import make_problem
 from .process import TEST_START_TIMEOUT, Pool
-from .scenario import ProgramScenario
+from .scenario import ProgramScenario, program_files
 from .search import Outcome, Searched, Settings, play, search
 from .shrink import Shrinker, Strict
 
@@ -118,7 +118,8 @@ def replay(
     recorded one and every step possible, else the program is nondeterministic (a finding); on
     another program (a fix) answers may differ, and a step no longer possible ends the replay
     (``diverged``), which proves nothing either way."""
-    same = argv == scenario.program
+    # the same command on the same files (a fix made in place is another program)
+    same = argv == scenario.program and scenario.files in (None, program_files(argv))
     problem = make_problem(
         scenario.problem, scenario.nodes, scenario.requests, scenario.options, scenario.seed
     )

@@ -1,15 +1,19 @@
 """A counterexample on a program: the steps that make it fail, saved as JSON and played again.
 
 The file names the problem, its size and options, the seed, the faults, the program it was found
-on, every step (``{"do": "deliver", "node": 2, "id": "node-1#1"}``, ``{"do": "request", "node":
-1}``) and a digest of every answer the nodes gave; replaying it on a program plays the steps
-exactly and compares the answers: a step no longer possible, or an answer that differs, is the
-program's nondeterminism, named by step and node.
+on (its command and a digest of the files it names), every step (``{"do": "deliver", "node": 2,
+"id": "node-1#1"}``, ``{"do": "request", "node": 1}``) and a digest of every answer the nodes
+gave; replaying it on that program plays the steps exactly and compares the answers: a step no
+longer possible, or an answer that differs, is the program's nondeterminism, named by step and
+node.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +43,22 @@ class ProgramScenario:
     steps: list[Action]
     answers: list[str]
     finding: dict[str, Any] | None
+    files: str | None = None  # ``program_files`` when it was found (older scenarios: unknown)
+
+
+def program_files(argv: list[str]) -> str:
+    """A digest of the files ``argv`` names — its executable (found on PATH) and every argument
+    that is a file: a program fixed in place, run by the same command, is another program."""
+    digest = hashlib.sha256()
+    for n, arg in enumerate(argv):
+        path = shutil.which(arg) if n == 0 and os.sep not in arg else arg
+        if path and os.path.isfile(path):
+            try:
+                with open(path, "rb") as handle:
+                    digest.update(f"{n}:{hashlib.file_digest(handle, 'sha256').hexdigest()}\n".encode())
+            except OSError:
+                digest.update(f"{n}:unreadable\n".encode())
+    return digest.hexdigest()[:16]
 
 
 def is_program_scenario(path: str) -> bool:
@@ -66,6 +86,7 @@ def to_dict(settings: Settings, outcome: Outcome, finding: Finding | None) -> di
             "crash": settings.faults.crash,
         },
         "program": settings.program,
+        "files": program_files(settings.program),
         "finding": None if finding is None else {"rule": finding.rule, "message": finding.message},
         "steps": [_step(a) for a in outcome.steps],
         "answers": outcome.digests,
@@ -141,6 +162,7 @@ def load(path: str) -> ProgramScenario:
             steps,
             [str(d) for d in data.get("answers") or []],
             finding,
+            None if data.get("files") is None else str(data["files"]),
         )
     except KeyError as exc:
         raise ScenarioFileError(f"{path}: malformed scenario: a field is missing: {exc}") from None

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
 import socket
 import threading
@@ -117,7 +118,9 @@ class ApiError(Exception):
 
 class ExplorerServer(Bounded):
     daemon_threads = True
-    allow_reuse_address = False
+    # A port just left (its connections in TIME_WAIT, a minute) is taken again by the next
+    # `explore --port N`; POSIX still refuses a port another server listens on (Windows would not).
+    allow_reuse_address = os.name != "nt"
     request_queue_size = BACKLOG
 
     def __init__(self, address: tuple[str, int], session: Session, examples: Path | None = None) -> None:

@@ -19,6 +19,7 @@ knows better overrides them (the built-in ones all do).
 
 from __future__ import annotations
 
+import random
 from collections import deque
 from collections.abc import Callable
 from enum import Enum
@@ -27,12 +28,11 @@ from typing import Any, ClassVar
 from ..clock import LamportClock, priority
 from ..machine import Cell, Table, ignore, on
 from ..messages import Codec, Message
-from ..problems import philosophers
+from ..problems import philosopher, philosophers
 from ..problems.philosopher import (
     EATING,
     HUNGRY,
     THINKING,
-    Philosopher,
     philosopher_table,
     philosophers_setup,
 )
@@ -92,7 +92,7 @@ __all__ = [
 def freeze(value: Any) -> Any:
     """``value`` as a hashable value that is equal exactly when the state is: lists, deques and
     tuples → tuples, sets → frozensets, dicts → tuples of items (in their order: code may iterate
-    them), a Lamport clock → its time. Anything else must be hashable already."""
+    them), a Lamport clock → its time, a ``random.Random`` → its state. Anything else must be hashable already."""
     kind = type(value)
     if kind in (list, tuple, deque):
         return tuple(freeze(v) for v in value)
@@ -102,6 +102,8 @@ def freeze(value: Any) -> Any:
         return tuple((k, freeze(v)) for k, v in value.items())
     if kind is LamportClock:
         return value.time
+    if kind is random.Random:  # a seeded generator of its own: its state, not its identity
+        return ("random.Random", value.getstate())
     if isinstance(value, (Enum, Message)) or value is None:
         return value
     try:
@@ -127,12 +129,29 @@ class ClassicNode(classic.ClassicNode):
         """Every attribute but the ``BOOKKEEPING``, frozen (``freeze``): two nodes with equal
         attributes are one state."""
         skip = self.BOOKKEEPING
-        return tuple((name, freeze(value)) for name, value in self.__dict__.items() if name not in skip)
+        try:
+            return tuple((name, freeze(value)) for name, value in self.__dict__.items() if name not in skip)
+        except TypeError:  # name the attribute that cannot be frozen
+            for name, value in self.__dict__.items():
+                try:
+                    freeze(value)
+                except TypeError as exc:
+                    raise TypeError(f"its attribute {name!r}: {exc}") from None
+            raise
 
     def waiting_for(self) -> dict[str, list[int]]:
         """A WANTED node waits to enter (from whom: unknown here; override to name them, as the
         stall explanation then can)."""
         return {"entry": []} if self.state is WANTED else {}
+
+
+class Philosopher(philosopher.Philosopher):
+    """``problems.philosopher.Philosopher`` (implement ``_hungry()`` and ``_done()``, call
+    ``_eat()``), with the default ``snapshot()`` ``ClassicNode`` has: every attribute but the
+    ``BOOKKEEPING`` — ``eaten``, which ``meals_left`` and the state already decide — frozen."""
+
+    BOOKKEEPING: ClassVar[frozenset[str]] = frozenset({"eaten"})
+    snapshot = ClassicNode.snapshot
 
 
 # A literature figure: a Figure, or (text, value for N) with the value a number or (low, high).

@@ -39,7 +39,7 @@ from .. import limits
 from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import Solution, build_setup, declarations
-from ..setups import ConfigError, Setup
+from ..setups import ConfigError, Setup, class_state, class_state_changed
 from ..trace import TraceWriter
 from .driver import Driver
 
@@ -143,8 +143,10 @@ class ScriptedRun(Driver):
         self.pending: dict[int, list[tuple[str, str]]] = {}  # pid → [(action, dwell)], oldest first
         self.held = 0  # vector-clock entries (and EVENT_COST per event) of the kept trace
         self.counted = 0  # kept events counted in ``held``
+        self.shared = class_state(setup)  # a class's or module's state a handler changes: a finding
 
     def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
+        msg = self.setup.codec.received(msg, msg.model_dump_json())  # as the wire and check hand it over
         self.links.setdefault((sender, to), deque()).append((msg, msg_id, vc))
 
     def schedule(self, pid: int, action: str, dwell: str) -> None:
@@ -184,6 +186,11 @@ class ScriptedRun(Driver):
             raise error from None
         except ScenarioError as exc:
             raise ScenarioError(f"step {number} ({step.op}): {exc}") from None
+        shared = class_state_changed(self.shared) if self.shared else None
+        if shared is not None:  # every process's state at once: the algorithm's fault, as a raise
+            error = StepRefused(f"step {number} ({step.op}): {shared}")
+            error.raised, error.number = True, number  # type: ignore[attr-defined]
+            raise error
         if kept is not None:
             self.entered += [e["pid"] for e in kept[before:] if e["event"] == "enter"]
             self._weigh(f"step {number} ({step.op}): ")

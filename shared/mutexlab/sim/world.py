@@ -7,15 +7,13 @@ one pending local decision; what its effects mean is ``driver.py``'s (``Driver.a
 statement of effect semantics, run here through ``_Effects``). A world with no step left is
 *final* when every process is ``finished``, otherwise a *deadlock*.
 
-Used by the plain exhaustive exploration (``explore.py``), the model checker (``check/``, which
-adds reductions) and, for its enabled steps (``enabled``) and capacity check (``overfull``), the
-explorer (``explore/state.py``, which steps one path with a trace through ``ScriptedRun``).
+Used by the plain exhaustive exploration (``explore.py``), the model checker (``check/``, with
+reductions) and, for its enabled steps and capacity check, the explorer (``explore/state.py``).
 
 The representation is compact:
 
-* a process state is an *id*: protocols are deterministic and ``snapshot()`` decides a
-  process's future, so each distinct (process, snapshot) is kept once, as a representative
-  object, and numbered;
+* a process state is an *id*: protocols are deterministic and ``snapshot()`` decides a process's
+  future, so each distinct (process, snapshot) is kept once, as a representative, numbered;
 * a message is an id per distinct (type, JSON body); an action (``request``/``exit``) too;
 * a transition of one process — (state id, input) → (new state id, sends, schedules,
   enters/exits) — is computed once, by running the real protocol code on a copy of the
@@ -23,24 +21,20 @@ The representation is compact:
   or re-running protocol objects for inputs already seen;
 * a link's contents, a process's pending decisions and the holdings are tuples interned to
   ids too, with their edits (append, remove, tail) cached: a world is one flat tuple of ints —
-  process states, links, pending decisions, holdings. Its fingerprint is Python's 64-bit
-  ``hash`` of that tuple (all ints, so the same in every process and run —
-  ``PYTHONHASHSEED`` does not affect it), and a step rebuilds only that flat tuple.
+  process states, links, pending decisions, holdings. Its fingerprint is Python's 64-bit ``hash``
+  of that tuple (all ints: the same in every run, whatever ``PYTHONHASHSEED``); a step rebuilds it.
 
 An **endless workload** (``endless``, for processes with the classic local inputs): every process
-has a ``request`` pending from the start and again after each ``exit``, whatever its budget —
-processes request forever, so starvation shows as a cycle. (The setup gives no budget:
-``requests`` 0, so the protocol schedules nothing itself.)
+has a ``request`` pending from the start and again after each ``exit`` — processes request forever,
+so starvation shows as a cycle (the setup gives no budget: the protocol schedules nothing itself).
 
 Faults, off by default (they leave the algorithms' model on purpose):
 * ``reorder``: a link is a multiset, any message in flight may be delivered next;
-* ``duplicate = D``: each message may be delivered up to D extra times; a duplicate is
-  delivered like the message and stays in flight (its remaining copies decrease). Copies reach
-  the protocol (nothing drops them by id): this checks the protocol, not the transport.
+* ``duplicate = D``: each message may be delivered up to D extra times, like the message, staying
+  in flight (its copies left decrease); they reach the protocol (this checks it, not the transport).
 
 Reductions that change the representation (``check/reductions.py``) plug in as a per-process
-``canonical`` snapshot function and a world-level ``normalise`` hook.
-"""
+``canonical`` snapshot function and a world-level ``normalise`` hook."""
 
 from __future__ import annotations
 
@@ -50,7 +44,7 @@ from typing import Any, NamedTuple
 
 from ..protocol import Enter, Exit, Note, ProtocolError
 from ..rules import SEEN
-from ..setups import Setup, capacity_of, class_state, class_state_changed
+from ..setups import Setup, capacity_of, class_state, class_state_changed, unkeepable
 from .driver import Driver
 
 DELIVER, LOCAL, DUPLICATE = 0, 1, 2  # label kinds
@@ -168,9 +162,12 @@ class WorldModel:
 
     # -- interning -----------------------------------------------------------------------
     def state_id(self, i: int, proto: Any) -> int:
-        snap = proto.snapshot() if self.canonical is None else self.canonical(proto)
-        key = (i, snap) if self.rules is None else (i, snap, getattr(proto, SEEN, None))
-        sid = self.state_ids.get(key)
+        try:  # the algorithm's snapshot (or canonical key) and its hash: its fault if either fails
+            snap = proto.snapshot() if self.canonical is None else self.canonical(proto)
+            key = (i, snap) if self.rules is None else (i, snap, getattr(proto, SEEN, None))
+            sid = self.state_ids.get(key)
+        except Exception as exc:  # noqa: BLE001 - the algorithm's code: an error naming it
+            raise unkeepable(proto, exc) from exc
         if sid is None:
             sid = self.state_ids[key] = len(self.objects)
             self.objects.append(proto)
@@ -186,9 +183,9 @@ class WorldModel:
             return hit[1]
         key = (msg.type, msg.model_dump_json())
         mid = self.msg_ids.get(key)
-        if mid is None:
+        if mid is None:  # received as it comes off a wire: decoded from its JSON, an int key a string
             mid = self.msg_ids[key] = len(self.messages)
-            self.messages.append(msg)
+            self.messages.append(self.setup.codec.received(msg, key[1]))
         self._msg_by_obj[id(msg)] = (msg, mid)
         return mid
 
@@ -244,9 +241,12 @@ class WorldModel:
         except ProtocolError:
             again = None
         key = (lambda p: p.snapshot()) if self.canonical is None else self.canonical
-        mine, same = key(twin), again == done and self._effects.seen == seen
-        if same and (key(probe) == mine or key(copy.deepcopy(twin)) != mine):  # states: by value only
-            return None
+        try:
+            mine, same = key(twin), again == done and self._effects.seen == seen
+            if same and (key(probe) == mine or key(copy.deepcopy(twin)) != mine):  # states: by value only
+                return None
+        except Exception as exc:  # noqa: BLE001 - the algorithm's snapshot: an error naming it
+            raise unkeepable(twin, exc) from exc
         who, what = self.names[self.pids[i]], "state" if same else "effects"
         return (
             f"{who} is not deterministic: one input, taken twice from one state ({proto.state}), gave different "
