@@ -75,24 +75,30 @@ def _text_lines(handle: IO[bytes], source: str) -> Iterator[tuple[int, str]]:
         yield number, decode_line(raw, source, number).rstrip("\r\n")
 
 
+def _fields(text: str) -> dict:
+    """A description's JSON fields; ValueError (never RecursionError) when they are none."""
+    try:
+        fields = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"its fields {text[:40]!r} are not JSON ({exc})") from None
+    if not isinstance(fields, dict):
+        raise ValueError("its fields must be a JSON object")
+    return fields
+
+
 def describe_event(text: str, exported: bool) -> dict:
     """The event a description stands for, without pid and clock; ValueError when it starts with
     an audit keyword but is not one (an ``enter`` misread would go unchecked)."""
     found = _EXPORTED.fullmatch(text) if exported else None
     if found is not None:
-        fields = json.loads(found.group(2))
-        if not isinstance(fields, dict):
-            raise ValueError("its fields must be a JSON object")
+        fields = _fields(found.group(2))
         return {**fields, "event": found.group(1)}
     found = _AUDIT.fullmatch(text)
     if found is not None:
         kind, resource, units, extra = found.groups()
         event: dict = {"event": kind.lower()}
         if extra is not None:
-            fields = json.loads(extra)
-            if not isinstance(fields, dict):
-                raise ValueError("its fields must be a JSON object")
-            event.update(fields)
+            event.update(_fields(extra))
         event["resource"] = resource
         if units is not None:
             event["units"] = int(units)

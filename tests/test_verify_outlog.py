@@ -1,0 +1,51 @@
+"""``mutexlab verify`` on logs other programs write, and hostile ones: each is judged as its
+happened-before says, or refused (exit 2) with one line naming the file, the line and what is
+wrong — never a traceback (exit 4), never a verdict the log does not support."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mutexlab.cli import main
+
+GOVECTOR = "(?<host>\\S*) (?<clock>{.*})\\n(?<event>.*)\n\n"
+
+
+def verify(path: Path, capsys, *flags: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(["verify", str(path), *flags])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_deep_json_in_a_description_is_refused_naming_the_line(tmp_path, capsys):
+    # `enter cs 1 {JSON}` whose JSON nests 100,000 arrays: json.loads recursed past the limit and
+    # the RecursionError escaped as an internal error (exit 4) before the fix.
+    deep = "[" * 100_000 + "]" * 100_000
+    log = tmp_path / "deep.log"
+    log.write_text(GOVECTOR + 'a {"a":1}\nenter cs 1 {"x":' + deep + "}\n")
+    code, _, err = verify(log, capsys)
+    assert code == 2
+    assert err.startswith(f"mutexlab: error: {log}:4: ") and "not JSON" in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_bees_header_without_reeds_is_refused_not_a_violation(tmp_path, capsys):
+    # A bees run header that states no T: the rules took T=1, so a bee on reed:2 was a
+    # `reed-unknown` VIOLATION of a rule the header never stated (exit 1 before the fix).
+    header = {"event": "run", "pid": "run", "problem": "bees", "processes": {"1": "bee-1", "2": "bee-2"},
+              "capacities": {"reed:*": 1, "flower": 1}, "params": {"bees": 2}}  # fmt: skip
+    events = []
+    for i, pid in ((1, "bee-1"), (2, "bee-2")):
+        for n, kind in enumerate(("request", "enter", "exit"), 1):
+            events.append({"event": kind, "pid": pid, "vc": {pid: n}, "resource": f"reed:{i}"})
+    trace = tmp_path / "bees.jsonl"
+    trace.write_text("".join(json.dumps(e) + "\n" for e in [header, *events]))
+    code, _, err = verify(trace, capsys)
+    assert code == 2, err
+    assert "line 1" in err and "reeds" in err, err
+    header["params"]["reeds"] = 2
+    trace.write_text("".join(json.dumps(e) + "\n" for e in [header, *events]))
+    code, out, _ = verify(trace, capsys)
+    assert code != 1 and "reed-unknown" not in out, out
