@@ -49,3 +49,31 @@ def test_bees_header_without_reeds_is_refused_not_a_violation(tmp_path, capsys):
     trace.write_text("".join(json.dumps(e) + "\n" for e in [header, *events]))
     code, out, _ = verify(trace, capsys)
     assert code != 1 and "reed-unknown" not in out, out
+
+
+def test_philosophers_header_without_their_number_is_refused_not_a_violation(tmp_path, capsys):
+    # A philosophers run header without params.philosophers: every meal was an
+    # `eats-without-forks` VIOLATION ("the run's params name no number of philosophers"), a
+    # finding about the header, not the run (exit 1 before the fix); the error now names the file.
+    one, two = "philosopher-1", "philosopher-2"
+    header = {"event": "run", "pid": "run", "problem": "philosophers", "processes": {"1": one, "2": two},
+              "capacities": {"fork:*": 1, "meal": 2}, "params": {"meals": 1}}  # fmt: skip
+    meal = [("request", "meal"), ("enter", "fork:1"), ("enter", "fork:2"), ("enter", "meal")]
+    meal += [("exit", "meal"), ("exit", "fork:1"), ("exit", "fork:2")]
+    events = [{"event": k, "pid": one, "vc": {one: n}, "resource": r} for n, (k, r) in enumerate(meal, 1)]
+    events.append({"event": "send", "pid": one, "vc": {one: 8}, "type": "FORKS", "to": two, "id": "f"})
+    events.append(
+        {"event": "recv", "pid": two, "vc": {one: 8, two: 1}, "type": "FORKS", "from": one, "id": "f"}
+    )
+    events += [
+        {"event": k, "pid": two, "vc": {one: 8, two: n}, "resource": r} for n, (k, r) in enumerate(meal, 2)
+    ]
+    trace = tmp_path / "phil.jsonl"
+    trace.write_text("".join(json.dumps(e) + "\n" for e in [header, *events]))
+    code, out, err = verify(trace, capsys)
+    assert code == 2, out + err
+    assert err.startswith(f"mutexlab: error: {trace}: line 1: ") and "philosophers" in err, err
+    header["params"]["philosophers"] = 2
+    trace.write_text("".join(json.dumps(e) + "\n" for e in [header, *events]))
+    code, out, err = verify(trace, capsys)
+    assert code == 0, out + err

@@ -243,7 +243,10 @@ def feed_events(audit, events: Iterable[dict], path: str | Path, see: Callable[[
     read is a TraceError naming ``path``."""
     try:
         for event in events:
-            audit.feed(event)
+            try:
+                audit.feed(event)
+            except TraceError as exc:  # an event the audit cannot use: "line N: ..." gets the file's name
+                raise TraceError(f"{path}: {exc}") from None
             if see is not None:
                 see(event)
     except OSError as exc:
