@@ -77,3 +77,34 @@ def test_philosophers_header_without_their_number_is_refused_not_a_violation(tmp
     trace.write_text("".join(json.dumps(e) + "\n" for e in [header, *events]))
     code, out, err = verify(trace, capsys)
     assert code == 0, out + err
+
+
+def test_a_log_regex_that_does_not_compile_or_lacks_a_group_names_its_line(tmp_path, capsys):
+    # The log's own first line: an unbalanced regex was refused without the file or line; one
+    # lacking `clock` was not taken for a regex at all, and line 1 was misread as a record of
+    # GoVector's regex (exit 2 either way, but naming the wrong thing) before the fix.
+    cases = {
+        "(?<host>\\S* (?<clock>{.*})\\n(?<event>.*)": "is not a regular expression",
+        "(?<host>\\S*) (?<event>.*)": "lacks the named group(s) clock",
+    }
+    for regex, problem in cases.items():
+        log = tmp_path / "own.log"
+        log.write_text(regex + '\n\na {"a":1}\nenter cs\n')
+        code, _, err = verify(log, capsys)
+        assert (
+            code == 2 and err.startswith(f"mutexlab: error: {log}:1: the log's regex ") and problem in err
+        ), err
+    log.write_text(GOVECTOR + 'a {"a":1}\nenter cs\n')
+    code, _, err = verify(log, capsys, "--regex", "(")
+    assert code == 2 and err.startswith("mutexlab: error: --regex '(' is not a regular expression"), err
+
+
+def test_units_of_thousands_of_digits_name_the_description(tmp_path, capsys):
+    # Python refuses to convert more than 4,300 digits: the error was its own advice to call
+    # sys.set_int_max_str_digits(), not what in the log was wrong.
+    log = tmp_path / "digits.log"
+    log.write_text(GOVECTOR + 'a {"a":1}\nenter cs ' + "9" * 5000 + "\n")
+    code, _, err = verify(log, capsys)
+    assert (
+        code == 2 and err.startswith(f"mutexlab: error: {log}:4: 'enter cs 999") and "5000 digits" in err
+    ), err

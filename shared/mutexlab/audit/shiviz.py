@@ -61,8 +61,9 @@ def python_regex(js: str, what: str = "the log's regex") -> LogRegex:
 
 
 def is_regex_line(line: str) -> bool:
-    """Whether a log's first line is its regex (it names the three groups, either syntax)."""
-    return all(f"(?<{g}>" in line or f"(?P<{g}>" in line for g in GROUPS)
+    """Whether a log's first line is its regex (it names a group of the three, either syntax: one
+    lacking another is refused as a regex, not misread as a record)."""
+    return any(f"(?<{g}>" in line or f"(?P<{g}>" in line for g in GROUPS)
 
 
 def record_lines(js: str) -> int:
@@ -101,7 +102,10 @@ def describe_event(text: str, exported: bool) -> dict:
             event.update(_fields(extra))
         event["resource"] = resource
         if units is not None:
-            event["units"] = int(units)
+            try:
+                event["units"] = int(units)
+            except ValueError:  # more digits than Python converts (4,300)
+                raise ValueError(f"{text.strip()[:60]!r}: its units have {len(units)} digits") from None
         return event
     if _KEYWORD.match(text):
         raise ValueError(
@@ -142,11 +146,18 @@ def _records(
         js = js or first[1]
         second = next(lines, None)
         if second is not None and second[1].strip():
-            delimiter = _delimiter(second[1])
+            delimiter = _delimiter(second[1], f"{source}:{second[0]}")
     elif first is not None:
         pending.append(first)
     js = js or DEFAULT_REGEX
-    pattern = python_regex(js)
+    named = (
+        "--regex"
+        if regex is not None
+        else f"{source}:{first[0]}: the log's regex"
+        if given and first
+        else None
+    )
+    pattern = python_regex(js, named or "the log's regex")
     span = record_lines(js)
     what = f"the log's regex {js}" if given else f"GoVector's regex {js} (nor a JSON event)"
     header: dict | None = None
@@ -188,13 +199,13 @@ def _records(
         raise TraceError(f"{source}: the log is empty (no records)")
 
 
-def _delimiter(line: str) -> LogRegex:
+def _delimiter(line: str, where: str) -> LogRegex:
     py = re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", line)
     try:
         return compile_log_regex(py, 0, trusted=False, shown=line)
     except ValueError as exc:
         raise TraceError(
-            f"the log's delimiter {line!r} is not a regular expression Python reads: {exc}"
+            f"{where}: the log's delimiter {line!r} is not a regular expression Python reads: {exc}"
         ) from None
 
 
