@@ -108,3 +108,18 @@ def test_units_of_thousands_of_digits_name_the_description(tmp_path, capsys):
     assert (
         code == 2 and err.startswith(f"mutexlab: error: {log}:4: 'enter cs 999") and "5000 digits" in err
     ), err
+
+
+def test_a_log_clock_that_lacks_its_host_names_the_clock_its_line_and_the_host(tmp_path, capsys):
+    # The error spoke of mutexlab's field 'vc', which a ShiViz log has not, cited the record's first
+    # line rather than the clock's (line 4 here, the regex putting the event first), and named the
+    # host unquoted: GoVector's regex finds host "one" in "node one {...}", read "lacks one's own entry".
+    log = tmp_path / "first.log"
+    log.write_text('(?<event>.*)\\n(?<host>\\S+) (?<clock>{.*})\n\nenter cs\na {"b":1}\n')
+    code, _, err = verify(log, capsys)
+    assert code == 2, err
+    assert err.startswith(f"mutexlab: error: {log}:4: the clock '{{\"b\":1}}' has no entry"), err
+    assert "'vc'" not in err and "host 'a'" in err, err
+    log.write_text(GOVECTOR + 'node one {"node one":1}\nenter cs\n')
+    code, _, err = verify(log, capsys)
+    assert code == 2 and "for its own host 'one'" in err, err

@@ -255,6 +255,14 @@ def _record(
         raise TraceError(f"{line_of('event')}: {exc}") from None
     event.update(pid=host, vc=clock, _line=number)
     problem = check_event(event)
+    if problem and "'vc'" in problem:  # a log's clock is its regex's group, not mutexlab's field
+        shown = f"the clock {clock_text[:40]!r}"
+        if problem.endswith("own entry"):
+            problem = f"{shown} has no entry of at least 1 for its own host {host!r}"
+        else:
+            problem = problem.replace("event lacks its vector clock 'vc'", f"{shown} is not a JSON object")
+            problem = problem.replace("vector clock 'vc'", shown).replace("process names", "host names")
+        raise TraceError(f"{line_of('clock')}: {problem}")
     if problem:
         raise TraceError(f"{where}: {problem}")
     return event
