@@ -123,3 +123,23 @@ def test_a_log_clock_that_lacks_its_host_names_the_clock_its_line_and_the_host(t
     log.write_text(GOVECTOR + 'node one {"node one":1}\nenter cs\n')
     code, _, err = verify(log, capsys)
     assert code == 2 and "for its own host 'one'" in err, err
+
+
+def test_a_header_that_states_no_requests_says_the_workload_was_not_checked(tmp_path, capsys):
+    # A kmutex header without params.requests: a trace cut while every node was idle read SAFE and
+    # said nothing of the workload, which --expect-entries cannot state for a trace with a header.
+    header = {"event": "run", "pid": "run", "problem": "kmutex", "processes": {"1": "n1", "2": "n2"},
+              "capacities": {"cs": 2}, "params": {"nodes": 2, "k": 2}}  # fmt: skip
+    events = [
+        {"event": kind, "pid": pid, "vc": {pid: n}, "resource": "cs"}
+        for pid in ("n1", "n2")
+        for n, kind in enumerate(("request", "enter", "exit"), 1)
+    ]
+    trace = tmp_path / "km.jsonl"
+    trace.write_text("".join(json.dumps(e) + "\n" for e in [header, *events]))
+    code, out, _ = verify(trace, capsys, "--json")
+    assert code == 0 and json.loads(out)["not_checked"][0].startswith("the workload"), out
+    header["params"]["requests"] = 1
+    trace.write_text("".join(json.dumps(e) + "\n" for e in [header, *events]))
+    code, out, _ = verify(trace, capsys, "--json")
+    assert code == 0 and json.loads(out)["not_checked"] == [], out

@@ -99,6 +99,7 @@ def joined(first: Invariants, second: Invariants) -> Invariants:
         events=events,
         stream=(lambda run: _Both(a(run), b(run))) if a is not None and b is not None else None,
         rules={**first.rules, **second.rules},
+        workload=first.workload or second.workload,
     )
 
 

@@ -225,7 +225,13 @@ def decide(
     unknown = not_checked(algorithm, problem)
     if unknown is not None:
         violations.append(unknown)
-    return Verdict(algorithm, violations, checks, counts, subject_of(run))
+    verdict = Verdict(algorithm, violations, checks, counts, subject_of(run))
+    if checker.workload is not None and checker.workload not in (run.get("params") or {}):
+        verdict.unchecked.append(
+            f"the workload (the run header states no params.{checker.workload}, so a trace cut short "
+            "while everyone is idle reads as finished)"
+        )
+    return verdict
 
 
 def _fed(path: str | Path, audit, see: Callable[[dict], None] | None = None):

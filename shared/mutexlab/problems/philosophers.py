@@ -93,7 +93,7 @@ def audit() -> Invariants:
             s.feed(event)
         return s.finish()
 
-    return Invariants(CHECKS, check, events=EVENTS, stream=stream)
+    return Invariants(CHECKS, check, events=EVENTS, stream=stream, workload="meals")
 
 
 CHECKS = ("every hungry philosopher eats", "no meal without hunger", "every philosopher ends thinking")
