@@ -143,3 +143,21 @@ def test_a_header_that_states_no_requests_says_the_workload_was_not_checked(tmp_
     trace.write_text("".join(json.dumps(e) + "\n" for e in [header, *events]))
     code, out, _ = verify(trace, capsys, "--json")
     assert code == 0 and json.loads(out)["not_checked"] == [], out
+
+
+def test_a_clock_free_copy_needs_a_header_declaring_duplicates(tmp_path, capsys):
+    # What docs/verify-any-log.md now says (it read as if "copy": true alone made a second
+    # delivery legitimate): without the header's declaration the copy is a message nobody sent.
+    lines = [
+        {"event": "send", "pid": "a", "type": "T", "to": "b", "id": "1"},
+        {"event": "recv", "pid": "b", "type": "T", "from": "a", "id": "1"},
+        {"event": "recv", "pid": "b", "type": "T", "from": "a", "id": "1", "copy": True},
+    ]
+    log = tmp_path / "copy.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    code, out, _ = verify(log, capsys)
+    assert code == 1 and "[recv-without-send]" in out, out
+    header = {"event": "run", "pid": "run", "format": "jsonl", "duplicates": True, "capacities": {"cs": 1}}
+    log.write_text("".join(json.dumps(e) + "\n" for e in [header, *lines]))
+    code, out, _ = verify(log, capsys)
+    assert code == 0, out
