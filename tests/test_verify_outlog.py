@@ -161,3 +161,18 @@ def test_a_clock_free_copy_needs_a_header_declaring_duplicates(tmp_path, capsys)
     log.write_text("".join(json.dumps(e) + "\n" for e in [header, *lines]))
     code, out, _ = verify(log, capsys)
     assert code == 0, out
+
+
+def test_a_description_whose_fields_contradict_its_words_is_refused(tmp_path, capsys):
+    # `exit cs {"event": "enter"}`: the JSON's event overrode the words, so the exit was read as a
+    # second enter, a `reentry` VIOLATION of a log whose words are right (exit 1 before the fix).
+    log = tmp_path / "words.log"
+    records = [("request cs", 1), ("enter cs", 2), ('exit cs {"event": "enter"}', 3)]
+    log.write_text(GOVECTOR + "".join(f'a {{"a":{n}}}\n{text}\n' for text, n in records))
+    code, out, err = verify(log, capsys)
+    assert code == 2, out
+    assert err.startswith(f"mutexlab: error: {log}:8: ") and "its fields say event 'enter'" in err, err
+    # a field of the description is named on the description's line, not on the clock's
+    log.write_text(GOVECTOR + 'a {"a":1}\nenter cs 0\n')
+    code, _, err = verify(log, capsys, "--capacity", "cs=5")
+    assert code == 2 and err.startswith(f"mutexlab: error: {log}:4: "), err

@@ -97,16 +97,19 @@ def describe_event(text: str, exported: bool) -> dict:
     found = _AUDIT.fullmatch(text)
     if found is not None:
         kind, resource, units, extra = found.groups()
-        event: dict = {"event": kind.lower()}
-        if extra is not None:
-            event.update(_fields(extra))
-        event["resource"] = resource
+        words: dict = {"event": kind.lower(), "resource": resource}
         if units is not None:
             try:
-                event["units"] = int(units)
+                words["units"] = int(units)
             except ValueError:  # more digits than Python converts (4,300)
                 raise ValueError(f"{text.strip()[:60]!r}: its units have {len(units)} digits") from None
-        return event
+        fields = _fields(extra) if extra is not None else {}
+        for key, said in words.items():  # `exit cs {"event": "enter"}` is no enter, nor an exit
+            if key in fields and fields[key] != said:
+                raise ValueError(
+                    f"{text.strip()[:60]!r}: its fields say {key} {fields[key]!r}, its words {said!r}"
+                )
+        return {**fields, **words}
     if _KEYWORD.match(text):
         raise ValueError(
             f"{text.strip()[:60]!r} starts like an audit event but is not "
@@ -239,7 +242,6 @@ def _record(
         raise TraceError(f"{source}:{number}: not a record of {what}")
     used = joined.count("\n", 0, found.end()) + 1
     pending[:0] = record[used:]  # lines the record did not reach are read again
-    where = f"{source}:{number}"
 
     def line_of(group: str) -> str:  # where a group of the record is, for an error about it
         return f"{source}:{number + joined.count(chr(10), 0, max(found.start(group), 0))}"
@@ -263,8 +265,8 @@ def _record(
             problem = problem.replace("event lacks its vector clock 'vc'", f"{shown} is not a JSON object")
             problem = problem.replace("vector clock 'vc'", shown).replace("process names", "host names")
         raise TraceError(f"{line_of('clock')}: {problem}")
-    if problem:
-        raise TraceError(f"{where}: {problem}")
+    if problem:  # a field of the description: its line
+        raise TraceError(f"{line_of('event')}: {problem}")
     return event
 
 
