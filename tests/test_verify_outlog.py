@@ -176,3 +176,37 @@ def test_a_description_whose_fields_contradict_its_words_is_refused(tmp_path, ca
     log.write_text(GOVECTOR + 'a {"a":1}\nenter cs 0\n')
     code, _, err = verify(log, capsys, "--capacity", "cs=5")
     assert code == 2 and err.startswith(f"mutexlab: error: {log}:4: "), err
+
+
+def test_sigterm_while_a_piped_log_is_copied_leaves_no_copy(tmp_path):
+    # A log from a pipe is copied to a temporary file; SIGTERM's default action ended the process
+    # and left `mutexlab-*.log` behind in TMPDIR (seen before the fix). It now exits 143, deleting it.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mutexlab", "verify", "/dev/stdin"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write((GOVECTOR + 'a {"a":1}\nrequest cs\n').encode())
+        proc.stdin.flush()  # the pipe stays open: verify waits, copying
+        deadline = time.monotonic() + 20
+        while not list(tmp_path.glob("mutexlab-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(tmp_path.glob("mutexlab-*")), "the copy was never made"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 143
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert list(tmp_path.glob("mutexlab-*")) == []
