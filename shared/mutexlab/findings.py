@@ -119,6 +119,9 @@ class Invariants:
     events: frozenset[str] | None = None
     stream: Callable[[dict[str, Any]], FamilyStream] | None = None
     rules: Mapping[str, str] = field(default_factory=dict)
+    # the run header's params key stating each process's workload, which ``check`` counts: a
+    # header without it leaves the workload unchecked, and the verdict says so
+    workload: str | None = None
 
     def __post_init__(self) -> None:
         declare(self.rules)

@@ -69,6 +69,9 @@ class HoldingRule:
     name: str  # the finding's rule (a safety rule)
     what: str  # one line: what it checks ("checked: ..." of the audit and of check)
     broken: Callable[[int, Mapping[str, int], Mapping[str, Any]], str | None]
+    # what a trace's run header lacks for the rule (None: nothing): such a trace is refused,
+    # since a rule judged on params it does not state would be a finding about the header
+    needs: Callable[[Mapping[str, Any]], str | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,12 @@ class RulesStream:
         processes = run.get("processes") or {}
         self.pids = {name: int(pid) for pid, name in processes.items() if str(pid).isdigit()}
         self.params = run.get("params") or {}
+        for rule in rules:
+            lacking = rule.needs(self.params) if rule.needs is not None else None
+            if lacking is not None:
+                from ..trace import event_error
+
+                raise event_error(run, lacking)
         self.held: dict[str, Counter[str]] = {}
         self.found: dict[tuple[str, str], Violation] = {}
 
@@ -93,6 +99,7 @@ def joined(first: Invariants, second: Invariants) -> Invariants:
         events=events,
         stream=(lambda run: _Both(a(run), b(run))) if a is not None and b is not None else None,
         rules={**first.rules, **second.rules},
+        workload=first.workload or second.workload,
     )
 
 

@@ -61,8 +61,9 @@ def python_regex(js: str, what: str = "the log's regex") -> LogRegex:
 
 
 def is_regex_line(line: str) -> bool:
-    """Whether a log's first line is its regex (it names the three groups, either syntax)."""
-    return all(f"(?<{g}>" in line or f"(?P<{g}>" in line for g in GROUPS)
+    """Whether a log's first line is its regex (it names a group of the three, either syntax: one
+    lacking another is refused as a regex, not misread as a record)."""
+    return any(f"(?<{g}>" in line or f"(?P<{g}>" in line for g in GROUPS)
 
 
 def record_lines(js: str) -> int:
@@ -75,28 +76,40 @@ def _text_lines(handle: IO[bytes], source: str) -> Iterator[tuple[int, str]]:
         yield number, decode_line(raw, source, number).rstrip("\r\n")
 
 
+def _fields(text: str) -> dict:
+    """A description's JSON fields; ValueError (never RecursionError) when they are none."""
+    try:
+        fields = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"its fields {text[:40]!r} are not JSON ({exc})") from None
+    if not isinstance(fields, dict):
+        raise ValueError("its fields must be a JSON object")
+    return fields
+
+
 def describe_event(text: str, exported: bool) -> dict:
     """The event a description stands for, without pid and clock; ValueError when it starts with
     an audit keyword but is not one (an ``enter`` misread would go unchecked)."""
     found = _EXPORTED.fullmatch(text) if exported else None
     if found is not None:
-        fields = json.loads(found.group(2))
-        if not isinstance(fields, dict):
-            raise ValueError("its fields must be a JSON object")
+        fields = _fields(found.group(2))
         return {**fields, "event": found.group(1)}
     found = _AUDIT.fullmatch(text)
     if found is not None:
         kind, resource, units, extra = found.groups()
-        event: dict = {"event": kind.lower()}
-        if extra is not None:
-            fields = json.loads(extra)
-            if not isinstance(fields, dict):
-                raise ValueError("its fields must be a JSON object")
-            event.update(fields)
-        event["resource"] = resource
+        words: dict = {"event": kind.lower(), "resource": resource}
         if units is not None:
-            event["units"] = int(units)
-        return event
+            try:
+                words["units"] = int(units)
+            except ValueError:  # more digits than Python converts (4,300)
+                raise ValueError(f"{text.strip()[:60]!r}: its units have {len(units)} digits") from None
+        fields = _fields(extra) if extra is not None else {}
+        for key, said in words.items():  # `exit cs {"event": "enter"}` is no enter, nor an exit
+            if key in fields and fields[key] != said:
+                raise ValueError(
+                    f"{text.strip()[:60]!r}: its fields say {key} {fields[key]!r}, its words {said!r}"
+                )
+        return {**fields, **words}
     if _KEYWORD.match(text):
         raise ValueError(
             f"{text.strip()[:60]!r} starts like an audit event but is not "
@@ -136,11 +149,18 @@ def _records(
         js = js or first[1]
         second = next(lines, None)
         if second is not None and second[1].strip():
-            delimiter = _delimiter(second[1])
+            delimiter = _delimiter(second[1], f"{source}:{second[0]}")
     elif first is not None:
         pending.append(first)
     js = js or DEFAULT_REGEX
-    pattern = python_regex(js)
+    named = (
+        "--regex"
+        if regex is not None
+        else f"{source}:{first[0]}: the log's regex"
+        if given and first
+        else None
+    )
+    pattern = python_regex(js, named or "the log's regex")
     span = record_lines(js)
     what = f"the log's regex {js}" if given else f"GoVector's regex {js} (nor a JSON event)"
     header: dict | None = None
@@ -182,13 +202,13 @@ def _records(
         raise TraceError(f"{source}: the log is empty (no records)")
 
 
-def _delimiter(line: str) -> LogRegex:
+def _delimiter(line: str, where: str) -> LogRegex:
     py = re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", line)
     try:
         return compile_log_regex(py, 0, trusted=False, shown=line)
     except ValueError as exc:
         raise TraceError(
-            f"the log's delimiter {line!r} is not a regular expression Python reads: {exc}"
+            f"{where}: the log's delimiter {line!r} is not a regular expression Python reads: {exc}"
         ) from None
 
 
@@ -222,7 +242,6 @@ def _record(
         raise TraceError(f"{source}:{number}: not a record of {what}")
     used = joined.count("\n", 0, found.end()) + 1
     pending[:0] = record[used:]  # lines the record did not reach are read again
-    where = f"{source}:{number}"
 
     def line_of(group: str) -> str:  # where a group of the record is, for an error about it
         return f"{source}:{number + joined.count(chr(10), 0, max(found.start(group), 0))}"
@@ -238,8 +257,16 @@ def _record(
         raise TraceError(f"{line_of('event')}: {exc}") from None
     event.update(pid=host, vc=clock, _line=number)
     problem = check_event(event)
-    if problem:
-        raise TraceError(f"{where}: {problem}")
+    if problem and "'vc'" in problem:  # a log's clock is its regex's group, not mutexlab's field
+        shown = f"the clock {clock_text[:40]!r}"
+        if problem.endswith("own entry"):
+            problem = f"{shown} has no entry of at least 1 for its own host {host!r}"
+        else:
+            problem = problem.replace("event lacks its vector clock 'vc'", f"{shown} is not a JSON object")
+            problem = problem.replace("vector clock 'vc'", shown).replace("process names", "host names")
+        raise TraceError(f"{line_of('clock')}: {problem}")
+    if problem:  # a field of the description: its line
+        raise TraceError(f"{line_of('event')}: {problem}")
     return event
 
 

@@ -225,7 +225,13 @@ def decide(
     unknown = not_checked(algorithm, problem)
     if unknown is not None:
         violations.append(unknown)
-    return Verdict(algorithm, violations, checks, counts, subject_of(run))
+    verdict = Verdict(algorithm, violations, checks, counts, subject_of(run))
+    if checker.workload is not None and checker.workload not in (run.get("params") or {}):
+        verdict.unchecked.append(
+            f"the workload (the run header states no params.{checker.workload}, so a trace cut short "
+            "while everyone is idle reads as finished)"
+        )
+    return verdict
 
 
 def _fed(path: str | Path, audit, see: Callable[[dict], None] | None = None):
@@ -243,7 +249,10 @@ def feed_events(audit, events: Iterable[dict], path: str | Path, see: Callable[[
     read is a TraceError naming ``path``."""
     try:
         for event in events:
-            audit.feed(event)
+            try:
+                audit.feed(event)
+            except TraceError as exc:  # an event the audit cannot use: "line N: ..." gets the file's name
+                raise TraceError(f"{path}: {exc}") from None
             if see is not None:
                 see(event)
     except OSError as exc:

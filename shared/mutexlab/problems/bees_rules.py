@@ -75,9 +75,11 @@ def params(given: Mapping[str, Any], names: list[str]) -> Colony:
     for key in ("bees", "reeds", "eggs", "cocoons"):
         if key in given and not whole(given[key]):
             raise ValueError(f"the run header's params.{key} must be a whole number")
+    if "reeds" not in given:  # no default: T=1 would make every reed:2 a violation
+        raise ValueError("the run header's params lack reeds (T): reeds 1..T cannot be checked without it")
     return Colony(
         int(given.get("bees", len(names))),
-        int(given.get("reeds", 1)),
+        int(given["reeds"]),
         int(given.get("eggs", 5)),
         int(given.get("cocoons", 15)),
     )

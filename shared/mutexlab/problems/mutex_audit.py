@@ -122,4 +122,4 @@ class Stream:
 
 
 # What the classic specs' ``audit`` hook gives the verdict (its rules are core ones: findings.py).
-INVARIANTS = Invariants(CHECKS, check, events=EVENTS, stream=Stream)
+INVARIANTS = Invariants(CHECKS, check, events=EVENTS, stream=Stream, workload="requests")

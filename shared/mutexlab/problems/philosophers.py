@@ -57,8 +57,18 @@ def eats_with_forks(pid: int, held: Mapping[str, int], params: Mapping[str, Any]
     return f"philosopher-{pid} eats without {' and '.join(missing)}"
 
 
+def _needs_philosophers(params: Mapping[str, Any]) -> str | None:
+    n = params.get("philosophers")
+    if isinstance(n, int) and not isinstance(n, bool) and n >= 2:
+        return None
+    return f"the run header's params.philosophers must be a whole number ≥ 2 (got {n!r}): each one's forks follow from it"
+
+
 EATS_WITH_FORKS = HoldingRule(
-    "eats-without-forks", "a philosopher eats only holding both its forks", eats_with_forks
+    "eats-without-forks",
+    "a philosopher eats only holding both its forks",
+    eats_with_forks,
+    needs=_needs_philosophers,
 )
 
 
@@ -83,7 +93,7 @@ def audit() -> Invariants:
             s.feed(event)
         return s.finish()
 
-    return Invariants(CHECKS, check, events=EVENTS, stream=stream)
+    return Invariants(CHECKS, check, events=EVENTS, stream=stream, workload="meals")
 
 
 CHECKS = ("every hungry philosopher eats", "no meal without hunger", "every philosopher ends thinking")
