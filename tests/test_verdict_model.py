@@ -157,7 +157,7 @@ def test_a_real_trace_truncated_after_an_enter_is_incomplete_exit_3(tmp_path, ca
     assert "VIOLATION" not in out
     code, out = verify(capsys, tmp_path / "cut.jsonl", "--json")
     data = json.loads(out)
-    assert code == 3 and data["verdict"] == "INCOMPLETE" and data["exit_code"] == 3 and data["safe"] is True
+    assert code == 3 and data["verdict"] == "INCOMPLETE" and data["exit_code"] == 3 and data["safe"] is False
     assert {v["kind"] for v in data["violations"]} == {"progress"}
 
 

@@ -165,7 +165,7 @@ class Verdict:
             "algorithm": self.algorithm,
             "verdict": self.status,
             "exit_code": self.exit_code,
-            "safe": self.safe,
+            "safe": self.ok,  # the verdict is SAFE: never true for an INCOMPLETE one
             "checks": self.checks,
             "not_checked": self.unchecked,
             "counts": self.counts,

@@ -84,7 +84,7 @@ def run(args) -> int:
         "in_flight": result.in_flight,
         "states": result.states,
         "verdict": verdict.status,
-        "safe": verdict.safe,
+        "safe": verdict.ok,  # the verdict is SAFE: never true for an INCOMPLETE one
         "violations": [v.message for v in verdict.violations],
         "refused": result.refused,
         "raised": result.raised,

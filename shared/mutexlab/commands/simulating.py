@@ -70,7 +70,7 @@ def audit_summary(verdict) -> dict | None:
     }
     return {
         "verdict": verdict.status,
-        "safe": verdict.safe,
+        "safe": verdict.ok,  # the verdict is SAFE: never true for an INCOMPLETE one
         "checks": verdict.checks,
         "violations": groups["safety"],
         "unfinished": groups["progress"],
