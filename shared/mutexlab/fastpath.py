@@ -108,7 +108,8 @@ def trusted(model: type[M]) -> Callable[..., M]:
 
     Invariant: the values are ones the protocol itself knows valid (its pid, its clock, fields of
     a message already validated); the result is the very object ``Model(**fields)`` gives (same
-    ``__dict__`` in the same order, same fields set), so equality, dumps and traces cannot tell.
+    ``__dict__`` in the same order, an equal fields set: one per frozen model, shared), so
+    equality, dumps and traces cannot tell.
     ``_slot_setters`` checks that against this pydantic at import; if it differs, or the model has
     no ``type`` tag, the constructor validates. Bytes and dicts from outside never come here:
     ``Codec.decode`` always validates.
