@@ -62,3 +62,12 @@ def test_the_prediction_covers_the_measured_peak_of_an_audited_run(eggs):
     predicted = prediction({"eggs": eggs, "cocoons": eggs}).bytes
     assert peak <= predicted <= 1.6 * peak, (peak, predicted)
     assert prediction({"eggs": eggs, "cocoons": eggs}, audit=False).bytes < peak  # the intervals count
+
+
+def test_resident_bytes_reads_statm_and_says_none_when_it_cannot(tmp_path):
+    statm = tmp_path / "statm"
+    statm.write_text("2500 1200 300 10 0 900 0\n")
+    assert memory.resident_bytes(statm) == 1200 * memory._PAGE  # noqa: SLF001 - the page size it multiplies by
+    assert memory.resident_bytes(tmp_path / "absent") is None
+    statm.write_text("2500\n")
+    assert memory.resident_bytes(statm) is None

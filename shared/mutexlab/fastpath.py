@@ -108,7 +108,8 @@ def trusted(model: type[M]) -> Callable[..., M]:
 
     Invariant: the values are ones the protocol itself knows valid (its pid, its clock, fields of
     a message already validated); the result is the very object ``Model(**fields)`` gives (same
-    ``__dict__`` in the same order, same fields set), so equality, dumps and traces cannot tell.
+    ``__dict__`` in the same order, an equal fields set: one per frozen model, shared), so
+    equality, dumps and traces cannot tell.
     ``_slot_setters`` checks that against this pydantic at import; if it differs, or the model has
     no ``type`` tag, the constructor validates. Bytes and dicts from outside never come here:
     ``Codec.decode`` always validates.
@@ -134,11 +135,16 @@ def _trusted_builder(cls: type[BaseModel]) -> Callable[..., Any]:
     set_dict, set_fields, set_extra, set_private = _SETTERS
     if names == ("sender", "ts", "type", given[-1]) and len(given) == 3:
         last = given[-1]
+        # A frozen model's fields set is never written (pydantic's setattr refuses first; its copies
+        # copy the set): every message of the class shares one, equal to the one validation makes.
+        # Speed: one allocation, one object for the collector and 216 bytes less per message in
+        # flight (bees at P = 1000: ~600,000 of them).
+        shared = {"sender", "ts", last} if cls.model_config.get("frozen") else None
 
         def trusted(sender: int, ts: int, value: Any) -> Any:  # the common shape: one own field
             msg: Any = new(cls)
             set_dict(msg, {"sender": sender, "ts": ts, "type": tag, last: value})
-            set_fields(msg, {"sender", "ts", last})
+            set_fields(msg, shared if shared is not None else {"sender", "ts", last})
             set_extra(msg, None)
             set_private(msg, None)
             return msg

@@ -17,8 +17,9 @@ locals; every other effect, and a send to oneself or to an unknown pid, still go
   number.
 
 Invariants: the same inputs reach the same processes in the same order at the same virtual
-times, with the same random draws, as in the plain loop; a message is numbered, not named
-(``<name>#<n>``), because nothing here reads ids (only traces and the duplicate filter do).
+times, with the same random draws, as in the plain loop; a message carries no id (the plain loop's
+``<name>#<n>``; the senders are still counted), because nothing here reads ids (only traces and
+the duplicate filter do).
 ``tests/test_fastpath.py`` runs both loops on the same seeded configurations, every algorithm
 with and without faults, and compares what every process received and the audit's event stream
 byte for byte; broken variants of this loop are caught there.
@@ -158,7 +159,7 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                     if when < last:  # never overtake an earlier message on the same link
                         when = last
                     links[to] = when
-                    entry = (when, message, to, pid, msg, number, token)
+                    entry = (when, message, to, pid, msg, None, token)  # no id: nothing here reads it
                     slot = int(when * scale)  # as ``Simulation.push``
                     if slot > bucket:
                         held = find(slot)

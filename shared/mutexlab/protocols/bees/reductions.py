@@ -75,10 +75,12 @@ PARTS = declare_parts(
     requests=dict,
     _order=(tuple, None),
     reed_acks=set,
+    _reed_missing=int,
     reed=int,
     reed_eggs=dict,
     flower_request=(tuple, None),
     flower_acks=set,
+    _flower_live=int,
     deferred=list,
     laid=int,
 )
