@@ -122,6 +122,24 @@ def shared_state(setup: Setup) -> str | None:
     return None
 
 
+def missing_parts(setup: Setup) -> str | None:
+    """Why a process of ``setup`` lacks what every command reads of it (``Protocol``'s contract:
+    ``pid``, ``clock`` a LamportClock, ``state``), or None. ``check`` reads only the snapshot, so
+    without this a solution passed there and failed inside ``simulate`` and ``run``."""
+    for pid, proto in setup.protocols.items():
+        cls = type(proto)
+        where = f"{cls.__qualname__} ({getattr(sys.modules.get(cls.__module__), '__file__', cls.__module__)})"
+        name = setup.names.get(pid, str(pid))
+        if not isinstance(getattr(getattr(proto, "clock", None), "time", None), int):
+            return (
+                f"{name}, a {where}, has no `clock` (a mutexlab.clock.LamportClock): every process sets "
+                "`pid`, `clock` and `state`; the traces stamp each event with the clock's time"
+            )
+        if not hasattr(proto, "state") or not isinstance(getattr(proto, "pid", None), int):
+            return f"{name}, a {where}, does not set `pid` (an int) and `state`: every process sets both"
+    return None
+
+
 def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
     """The mutable containers a solution's own classes hold as class attributes, that some process
     reads as its own (no instance attribute of that name), and the mutable globals of their modules:
