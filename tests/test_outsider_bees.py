@@ -60,3 +60,25 @@ def test_a_bee_without_a_clock_is_refused_by_every_command_naming_the_file(cli, 
     assert done.returncode == 2, said(done)
     assert "internal error" not in done.stderr
     assert f"{path}: bee-1, a HiveBee ({path}), has no `clock`" in done.stderr, said(done)
+
+
+# The keeper's bees send their last LEAVE_REED to pid 0, which this setup does not have.
+NO_PID = [
+    (
+        "        return [Send(KEEPER, self.msg(cls, **kw))]",
+        "        return [Send(KEEPER if cls is not LeaveReed else 0, self.msg(cls, **kw))]",
+    )
+]
+
+
+def test_a_send_to_no_process_names_the_state_as_the_one_the_step_left(cli, tmp_path):
+    """The send is found after the handler ran: the state named is the one it left (DEAD), not
+    the one ``exit`` was taken in (ON_FLOWER). Before: `…, in state DEAD` beside `bee-2 exit`,
+    read as an exit taken in DEAD."""
+    path = variant(tmp_path, "nopid", *NO_PID)
+    done = cli("check", "bees", "-a", path, *SMALL)
+    assert done.returncode == 1, said(done)
+    assert (
+        "sent LEAVE_REED to process 0, which is not one of this setup's (1, 2, 3), its step leaving it in state DEAD"
+        in done.stdout
+    ), said(done)

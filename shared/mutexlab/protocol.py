@@ -103,7 +103,7 @@ class UnknownPeer(HandlerError):
         ProtocolError.__init__(
             self,
             f"{process} sent {kind} to process {to!r}, which is not one of this setup's ({known}), "
-            f"in state {state}",
+            f"its step leaving it in state {state}",
         )
         self.process, self.state, self.taking = process, state, f"its step (a {kind} it sent)"
         self.error, self.where = f"a {kind} to unknown process {to!r}", "an effect it returned"
@@ -121,7 +121,7 @@ class UnknownMessage(HandlerError):
         ProtocolError.__init__(
             self,
             f"{process} sent {kind}, which is not one of the algorithm's message types ({known}): "
-            f"add its class to the codec (the messages its SPEC lists), in state {state}",
+            f"add its class to the codec (the messages its SPEC lists), its step leaving it in state {state}",
         )
         self.process, self.state, self.taking = process, state, f"its step (a {kind} it sent)"
         self.error, self.where = f"a message of unknown type {kind!r}", "an effect it returned"
@@ -145,7 +145,7 @@ class NotAnEffect(HandlerError):
         ProtocolError.__init__(
             self,
             f"{process} returned {shown} among its effects, which is not an effect "
-            f"(Send, Enter, Exit, Note, Schedule), in state {state}",
+            f"(Send, Enter, Exit, Note, Schedule), its step leaving it in state {state}",
         )
         self.process, self.state, self.taking = process, state, "its step (an effect it returned)"
         self.error, self.where = f"TypeError: {shown} is not an effect", "an effect it returned"
