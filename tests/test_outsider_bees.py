@@ -82,3 +82,26 @@ def test_a_send_to_no_process_names_the_state_as_the_one_the_step_left(cli, tmp_
         "sent LEAVE_REED to process 0, which is not one of this setup's (1, 2, 3), its step leaving it in state DEAD"
         in done.stdout
     ), said(done)
+
+
+# The keeper raises when a reed is given back while some bee is queued for one (a rare message).
+RAISES = [
+    (
+        '        b["holder"][r] = None\n',
+        '        b["holder"][r] = None\n        if b["reed_q"]:\n            b["holder"][r + 10] += 1\n',
+    )
+]
+
+
+@pytest.mark.parametrize("command", ["check", "simulate"])
+def test_a_raising_handler_is_named_by_the_process_name_its_setup_gives(cli, tmp_path, command):
+    """A bee class without a ``name`` of its own: its finding names it ``bee-1``, as its trace and
+    the path do, with the line of the file. Before: `process 1 raised KeyError …`."""
+    path = variant(tmp_path, "raises", *RAISES)
+    args = (
+        ("-P", "5", "-T", "2", "-K", "1", "--eggs", "1", "--cocoons", "2") if command == "simulate" else SMALL
+    )
+    done = cli(command, "bees", "-a", path, *args)
+    assert done.returncode == 1, said(done)
+    assert "bee-1 raised KeyError: 1" in done.stdout + done.stderr, said(done)
+    assert f"at {path}:" in done.stdout + done.stderr and "process 1 raised" not in done.stdout + done.stderr

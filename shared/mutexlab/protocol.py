@@ -63,6 +63,12 @@ if TYPE_CHECKING:
     from .messages import Message
 
 
+# (class, pid) → the name a solution's setup gives that process (``bee-1``), for a class that
+# does not say its own ``name``: its findings then name it as its trace does. Filled by
+# ``protocols.registry`` when it builds a solution's setup; copies share class and pid.
+NAMED: dict[tuple[type, int], str] = {}
+
+
 class ProtocolError(Exception):
     """An input the protocol does not accept in its current state (e.g. exit while not inside);
     the message names the process, its state and the input."""
@@ -237,8 +243,9 @@ class Protocol:
 
     @property
     def name(self) -> str:
-        """The process's name in traces and errors (``node-3``, ``<process>-2``, a role ...)."""
-        return f"process {self.pid}"
+        """The process's name in traces and errors (``node-3``, ``<process>-2``, a role ...): by
+        default the name its setup gives it (``named``), else ``process <pid>``."""
+        return NAMED.get((type(self), self.pid)) or f"process {self.pid}"
 
     def refuse(self, what: Any, why: str = "") -> ProtocolError:
         """The error for an input this state does not accept: ``what`` is a message (named by its

@@ -22,7 +22,7 @@ from typing import Any
 
 from .. import declared, problems
 from ..problem import Problem
-from ..protocol import raised_at
+from ..protocol import NAMED, Protocol, raised_at
 from ..reduction import Reductions
 from ..setups import ConfigError, Setup, missing_parts, shared_state
 from ..spec import AlgorithmSpec, Flags
@@ -383,6 +383,9 @@ def _make_setup(
     wrong = shared_state(setup) or missing_parts(setup)
     if wrong is not None:
         raise ConfigError(f"{algorithm}: {wrong}")
+    for pid, proto in setup.protocols.items():
+        if type(proto).name is Protocol.name and pid in setup.names:  # no name of its own
+            NAMED[(type(proto), proto.pid)] = setup.names[pid]
     return setup
 
 
