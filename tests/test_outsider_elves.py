@@ -59,3 +59,15 @@ def test_one_writable_object_held_by_two_processes_is_refused(cli, tmp_path, com
     done = cli(command, "elves", "-a", path, *SMALL)
     assert done.returncode == 2, said(done)
     assert "mayor.rules and elf-1.rules are one Rules: processes share no state" in done.stderr, said(done)
+
+
+def test_a_mayor_that_hands_one_contract_out_forever_gets_a_short_table(cli, tmp_path):
+    """It never marks a contract taken: contract 1.1 is done again and again until the event
+    limit. The audit finds it (exit 1); the table's cell shows the round's first numbers and how
+    many more, the audit's `contract-twice` the first 10 takings. Before, at the default limit: a
+    table line of 24,000 contract numbers (49 KB) and an audit line of every taking (1 MB)."""
+    path = variant(tmp_path, "twice", ("            taken=self.ledger.taken | {i},\n", ""))
+    done = cli("simulate", "elves", "-a", path, "-N", "2", "--contracts", "2", "--max-events", "4000")
+    assert done.returncode == 1 and "[contract-twice] contract:1.1 was taken" in done.stdout, said(done)
+    assert max(len(line) for line in done.stdout.splitlines()) < 1000, said(done)[:3000]
+    assert "more]" in done.stdout
