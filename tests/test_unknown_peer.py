@@ -93,7 +93,7 @@ def user_file(tmp_path_factory) -> str:
 def test_the_finding_is_a_handler_error_and_survives_pickling():
     err = UnknownPeer("node-2", "WANTED", "REQUEST", 3, "1, 2")
     assert isinstance(err, HandlerError)  # every driver reports it where it reports a raising handler
-    assert str(err) == f"{SAID}, in state WANTED"
+    assert str(err) == f"{SAID}, its step leaving it in state WANTED"
     again = pickle.loads(pickle.dumps(err))
     assert type(again) is UnknownPeer and str(again) == str(err) and again.process == "node-2"
 

@@ -63,6 +63,12 @@ if TYPE_CHECKING:
     from .messages import Message
 
 
+# (class, pid) → the name a solution's setup gives that process (``bee-1``), for a class that
+# does not say its own ``name``: its findings then name it as its trace does. Filled by
+# ``protocols.registry`` when it builds a solution's setup; copies share class and pid.
+NAMED: dict[tuple[type, int], str] = {}
+
+
 class ProtocolError(Exception):
     """An input the protocol does not accept in its current state (e.g. exit while not inside);
     the message names the process, its state and the input."""
@@ -103,7 +109,7 @@ class UnknownPeer(HandlerError):
         ProtocolError.__init__(
             self,
             f"{process} sent {kind} to process {to!r}, which is not one of this setup's ({known}), "
-            f"in state {state}",
+            f"its step leaving it in state {state}",
         )
         self.process, self.state, self.taking = process, state, f"its step (a {kind} it sent)"
         self.error, self.where = f"a {kind} to unknown process {to!r}", "an effect it returned"
@@ -121,7 +127,7 @@ class UnknownMessage(HandlerError):
         ProtocolError.__init__(
             self,
             f"{process} sent {kind}, which is not one of the algorithm's message types ({known}): "
-            f"add its class to the codec (the messages its SPEC lists), in state {state}",
+            f"add its class to the codec (the messages its SPEC lists), its step leaving it in state {state}",
         )
         self.process, self.state, self.taking = process, state, f"its step (a {kind} it sent)"
         self.error, self.where = f"a message of unknown type {kind!r}", "an effect it returned"
@@ -145,7 +151,7 @@ class NotAnEffect(HandlerError):
         ProtocolError.__init__(
             self,
             f"{process} returned {shown} among its effects, which is not an effect "
-            f"(Send, Enter, Exit, Note, Schedule), in state {state}",
+            f"(Send, Enter, Exit, Note, Schedule), its step leaving it in state {state}",
         )
         self.process, self.state, self.taking = process, state, "its step (an effect it returned)"
         self.error, self.where = f"TypeError: {shown} is not an effect", "an effect it returned"
@@ -237,8 +243,9 @@ class Protocol:
 
     @property
     def name(self) -> str:
-        """The process's name in traces and errors (``node-3``, ``<process>-2``, a role ...)."""
-        return f"process {self.pid}"
+        """The process's name in traces and errors (``node-3``, ``<process>-2``, a role ...): by
+        default the name its setup gives it (``named``), else ``process <pid>``."""
+        return NAMED.get((type(self), self.pid)) or f"process {self.pid}"
 
     def refuse(self, what: Any, why: str = "") -> ProtocolError:
         """The error for an input this state does not accept: ``what`` is a message (named by its

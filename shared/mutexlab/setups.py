@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from difflib import get_close_matches
+from enum import Enum
 from typing import Any
 
 from .clock import LamportClock
@@ -100,6 +101,18 @@ def refuse_options(algorithm: str, unknown: Iterable[str], taken: Iterable[str])
 MUTABLE = (list, dict, set, bytearray, deque, LamportClock)
 
 
+def _writable_object(value: Any) -> bool:
+    """Is ``value`` an object of a solution's own class whose attributes a handler may set (a
+    plain object, a dataclass that is not frozen)? Shared, one process's change is another's in
+    one OS process (the simulator) and not in another (``check``, RabbitMQ)."""
+    if isinstance(value, (type, Enum, LamportClock)) or callable(value) or not hasattr(value, "__dict__"):
+        return False
+    if type(value).__module__.startswith("mutexlab."):
+        return False  # mutexlab's own objects (a codec, a frozen message) are shared read-only
+    params = getattr(type(value), "__dataclass_params__", None)
+    return not (params is not None and params.frozen)
+
+
 def shared_state(setup: Setup) -> str | None:
     """Why ``setup``'s processes are not separate (two hold one mutable object among their
     attributes: a mutable default argument, one dict passed to every process), or None. Each is
@@ -108,7 +121,7 @@ def shared_state(setup: Setup) -> str | None:
     owner: dict[int, tuple[str, str]] = {}  # id of a mutable attribute value → (process, attribute)
     for pid, proto in setup.protocols.items():
         for attribute, value in getattr(proto, "__dict__", {}).items():
-            if not isinstance(value, MUTABLE):
+            if not (isinstance(value, MUTABLE) or _writable_object(value)):
                 continue
             first = owner.setdefault(id(value), (setup.names.get(pid, str(pid)), attribute))
             if first[0] != setup.names.get(pid, str(pid)):
@@ -119,6 +132,24 @@ def shared_state(setup: Setup) -> str | None:
                     "default argument, `queue={}`, is one object for all), or share read-only data as a "
                     "tuple, a frozenset or a types.MappingProxyType"
                 )
+    return None
+
+
+def missing_parts(setup: Setup) -> str | None:
+    """Why a process of ``setup`` lacks what every command reads of it (``Protocol``'s contract:
+    ``pid``, ``clock`` a LamportClock, ``state``), or None. ``check`` reads only the snapshot, so
+    without this a solution passed there and failed inside ``simulate`` and ``run``."""
+    for pid, proto in setup.protocols.items():
+        cls = type(proto)
+        where = f"{cls.__qualname__} ({getattr(sys.modules.get(cls.__module__), '__file__', cls.__module__)})"
+        name = setup.names.get(pid, str(pid))
+        if not isinstance(getattr(getattr(proto, "clock", None), "time", None), int):
+            return (
+                f"{name}, a {where}, has no `clock` (a mutexlab.clock.LamportClock): every process sets "
+                "`pid`, `clock` and `state`; the traces stamp each event with the clock's time"
+            )
+        if not hasattr(proto, "state") or not isinstance(getattr(proto, "pid", None), int):
+            return f"{name}, a {where}, does not set `pid` (an int) and `state`: every process sets both"
     return None
 
 

@@ -116,10 +116,14 @@ def check(events: list[dict[str, Any]], run: dict[str, Any]) -> list[Violation]:
     ]
 
 
+SHOWN = 10  # the times a repeated taking names (a run looping on one contract repeats it 24,000 times)
+
+
 def _repeated(rule: str, what: str, verb: str, events: list[dict[str, Any]]) -> Violation:
-    """``what`` happened more than once: ``events``, the times it did."""
-    by = ", ".join(e["pid"] for e in events)
-    return Violation(rule, f"{what} was {verb} {len(events)} times, by {by}", events)
+    """``what`` happened more than once: ``events``, the times it did (the first ``SHOWN``)."""
+    by = ", ".join(e["pid"] for e in events[:SHOWN])
+    more = f", … (the first {SHOWN} shown)" if len(events) > SHOWN else ""
+    return Violation(rule, f"{what} was {verb} {len(events)} times, by {by}{more}", events[:SHOWN])
 
 
 def _exactly_once(events: list[dict[str, Any]], plan: Plan | None, done: Done) -> list[Violation]:

@@ -22,9 +22,9 @@ from typing import Any
 
 from .. import declared, problems
 from ..problem import Problem
-from ..protocol import raised_at
+from ..protocol import NAMED, Protocol, raised_at
 from ..reduction import Reductions
-from ..setups import ConfigError, Setup, shared_state
+from ..setups import ConfigError, Setup, missing_parts, shared_state
 from ..spec import AlgorithmSpec, Flags
 
 # The protocol modules, in the order tables list their algorithms (an explicit list: discovery
@@ -380,9 +380,12 @@ def _make_setup(
         raise ConfigError(
             f"{algorithm}: make_setup returned {type(setup).__name__}, not a Setup (mutexlab.setups.Setup)"
         )
-    shared = shared_state(setup)
-    if shared is not None:
-        raise ConfigError(f"{algorithm}: {shared}")
+    wrong = shared_state(setup) or missing_parts(setup)
+    if wrong is not None:
+        raise ConfigError(f"{algorithm}: {wrong}")
+    for pid, proto in setup.protocols.items():
+        if type(proto).name is Protocol.name and pid in setup.names:  # no name of its own
+            NAMED[(type(proto), proto.pid)] = setup.names[pid]
     return setup
 
 
