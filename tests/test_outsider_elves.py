@@ -71,3 +71,23 @@ def test_a_mayor_that_hands_one_contract_out_forever_gets_a_short_table(cli, tmp
     assert done.returncode == 1 and "[contract-twice] contract:1.1 was taken" in done.stdout, said(done)
     assert max(len(line) for line in done.stdout.splitlines()) < 1000, said(done)[:3000]
     assert "more]" in done.stdout
+
+
+# One object of another module's class held by every process, never set by a handler: a logger,
+# a namespace of settings. Shared read-only, as over RabbitMQ where each process builds its own.
+READ_ONLY = [
+    (
+        "        protocols[pid] = Elf(pid)\n",
+        "        protocols[pid] = Elf(pid)\n"
+        "        protocols[pid].log = __import__('logging').getLogger('elves-mayor')\n"
+        "        protocols[pid].settings = __import__('types').SimpleNamespace(verbose=False)\n",
+    ),
+]
+
+
+def test_a_shared_logger_or_settings_namespace_is_not_refused(cli, tmp_path):
+    """Only an object of the solution's own class whose attributes a handler may set counts as
+    shared state; a logging.Logger or a types.SimpleNamespace of settings is not refused."""
+    path = variant(tmp_path, "logger", *READ_ONLY)
+    done = cli("check", "elves", "-a", path, *SMALL)
+    assert done.returncode == 0 and "PASS — every reachable world checked" in done.stdout, said(done)

@@ -101,14 +101,16 @@ def refuse_options(algorithm: str, unknown: Iterable[str], taken: Iterable[str])
 MUTABLE = (list, dict, set, bytearray, deque, LamportClock)
 
 
-def _writable_object(value: Any) -> bool:
-    """Is ``value`` an object of a solution's own class whose attributes a handler may set (a
-    plain object, a dataclass that is not frozen)? Shared, one process's change is another's in
-    one OS process (the simulator) and not in another (``check``, RabbitMQ)."""
+def _writable_object(value: Any, module: str) -> bool:
+    """Is ``value`` an object of a class of the solution's own file (``module``: its protocol's)
+    whose attributes a handler may set (a plain object, a dataclass that is not frozen)? Shared,
+    one process's change is another's in one OS process (the simulator) and not in another
+    (``check``, RabbitMQ). Objects of other modules' classes (a logger, a namespace of settings,
+    mutexlab's own) are taken as shared read-only."""
     if isinstance(value, (type, Enum, LamportClock)) or callable(value) or not hasattr(value, "__dict__"):
         return False
-    if type(value).__module__.startswith("mutexlab."):
-        return False  # mutexlab's own objects (a codec, a frozen message) are shared read-only
+    if type(value).__module__ != module:
+        return False
     params = getattr(type(value), "__dataclass_params__", None)
     return not (params is not None and params.frozen)
 
@@ -121,7 +123,7 @@ def shared_state(setup: Setup) -> str | None:
     owner: dict[int, tuple[str, str]] = {}  # id of a mutable attribute value → (process, attribute)
     for pid, proto in setup.protocols.items():
         for attribute, value in getattr(proto, "__dict__", {}).items():
-            if not (isinstance(value, MUTABLE) or _writable_object(value)):
+            if not (isinstance(value, MUTABLE) or _writable_object(value, type(proto).__module__)):
                 continue
             first = owner.setdefault(id(value), (setup.names.get(pid, str(pid)), attribute))
             if first[0] != setup.names.get(pid, str(pid)):
@@ -130,7 +132,7 @@ def shared_state(setup: Setup) -> str | None:
                     f"{type(value).__name__}: processes share no state (each is a process of its own over "
                     "RabbitMQ, and check keeps each one's state apart); give each its own (a mutable "
                     "default argument, `queue={}`, is one object for all), or share read-only data as a "
-                    "tuple, a frozenset or a types.MappingProxyType"
+                    "tuple, a frozenset, a types.MappingProxyType or a frozen dataclass"
                 )
     return None
 
