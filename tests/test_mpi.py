@@ -56,12 +56,15 @@ TRUNCATES = """#include <mpi.h>
 #ifndef ROOM
 #define ROOM 1 /* too small for the pair rank 0 sends: MPI_ERR_TRUNCATE */
 #endif
+#ifndef TAG
+#define TAG 0
+#endif
 int main(int argc, char **argv) {
     int rank, pair[2] = {7, 8}, got[2] = {0, 0};
     MPI_Request request;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) MPI_Send(pair, 2, MPI_INT, 1, 0, MPI_COMM_WORLD);
+    if (rank == 0) MPI_Send(pair, 2, MPI_INT, 1, TAG, MPI_COMM_WORLD);
     if (rank == 1) {
         MPI_Irecv(got, ROOM, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &request);
         MPI_Wait(&request, MPI_STATUS_IGNORE);
@@ -120,6 +123,7 @@ def built(tmp_path_factory) -> dict[str, str]:
         ("gives-up", out / "gives_up.c", []),
         ("truncates", out / "truncates.c", []),
         ("fits", out / "truncates.c", ["-DROOM=2"]),
+        ("big-tag", out / "truncates.c", ["-DROOM=2", "-DTAG=100000"]),
     ):
         made = mpicc(cache, "-O2", "-Wall", "-Werror", *flags, "-o", str(out / name), str(source))
         assert made.returncode == 0, made.stderr
@@ -237,6 +241,12 @@ def test_a_receive_too_small_for_its_message_is_a_crash(cli, built):
     assert "FINDING [crashed]" in ran.stdout and "exited with status 14" in ran.stdout, ran.stdout
     fits = run_mpi(cli, built["fits"], "--runs", "3", np=2)
     assert fits.returncode == 0 and "PASS" in fits.stdout, fits.stdout + fits.stderr
+
+
+def test_a_tag_above_32767_is_a_tag(cli, built):
+    """MPI promises tags up to 32767 at least; Open MPI and MPICH take far larger ones."""
+    ran = run_mpi(cli, built["big-tag"], "--runs", "3", np=2)
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
 
 
 def test_an_mpi_call_mutexlab_lacks_fails_at_link_time_naming_it(built, tmp_path):

@@ -120,7 +120,7 @@ static __thread int unchanged;
 /* A poller that reads MPI_Wtime between its polls waits for a deadline (a timeout loop): rather
  * than wait for ever, its idle polls move mutexlab's clock on, 1 ms, then twice as far each time,
  * so any deadline passes within a few dozen polls; one that has not after JUMPS waits as others. */
-#define JUMPS 45
+#define JUMPS 40 /* 1 ms * (2^40 - 1), 35 years, in all: a 64-bit count of ns passes its limit at 2^43 ms */
 static __thread int read_clock, jumps;
 /* The program's threads take turns: only the thread holding the baton runs program code; it
  * hands the baton on when it waits in a call the library knows (or ends), to the lowest-numbered
