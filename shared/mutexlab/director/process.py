@@ -23,6 +23,7 @@ import select
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from typing import Any
 
@@ -83,9 +84,12 @@ class NodeProcess:
         assert self.proc.stdin is not None and self.proc.stdout is not None and self.proc.stderr is not None
         self.stdin, self.out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self.stdin, False)  # a node that stops reading is a stall, not a hang
-        self.err: int | None = self.proc.stderr.fileno()  # None once its standard error ended
-        os.set_blocking(self.err, False)
-        self.err_tail = b""  # the last ERR_TAIL bytes of its standard error
+        self.err_tail = b""  # the last ERR_TAIL bytes of its standard error, kept by its reader:
+        # a thread of its own reads it as the node writes it, so the node never blocks on it
+        self.err_reader = threading.Thread(
+            target=self.read_err, args=(self.proc.stderr.fileno(),), name=f"stderr-{node}", daemon=True
+        )
+        self.err_reader.start()
         self.buffer = b""
         self.last = "init"  # the type of the last input, for a line written after its done
         self.deadline = 0.0  # when the answer to the last input is due
@@ -157,10 +161,7 @@ class NodeProcess:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise self.stalled(message)
-            ready = select.select([self.err] if self.err is not None else [], [self.stdin], [], left)
-            if ready[0]:  # its standard error, read so that it does not block writing it
-                self.read_err()
-            elif not ready[1]:
+            if not select.select([], [self.stdin], [], left)[1]:
                 raise self.stalled(message)
 
     def late(self, grace: float = 0.0) -> None:
@@ -169,37 +170,27 @@ class NodeProcess:
         if self.unread(grace):
             raise NodeFault("protocol", self.node, self.wrote_late(), shorten(self.buffer.strip()))
 
-    def readable(self) -> list[int]:
-        """Its output, and its standard error while open, for ``select``."""
-        return [self.out] if self.err is None else [self.out, self.err]
-
-    def read_err(self) -> None:
-        """What the node wrote to standard error so far, its last ERR_TAIL bytes kept."""
-        while self.err is not None:
-            try:
-                chunk = os.read(self.err, 1 << 16)
-            except BlockingIOError:
-                return
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self.err = None  # ended (or closed by kill): never selected again
-                return
-            self.err_tail = (self.err_tail + chunk)[-ERR_TAIL:]
+    def read_err(self, fd: int) -> None:
+        """Its standard error until it ends (its reader thread, which alone closes it: an fd closed
+        under a blocked read could be reused by another open), the last ERR_TAIL bytes kept."""
+        try:
+            while chunk := os.read(fd, 1 << 16):
+                self.err_tail = (self.err_tail + chunk)[-ERR_TAIL:]
+        except OSError:
+            pass
+        finally:
+            assert self.proc.stderr is not None
+            self.proc.stderr.close()
 
     def stderr_tail(self, wait: float = 0.3) -> str:
         """The last lines of its standard error (what a process that ended says why), or ""."""
-        until = time.monotonic() + wait
-        while self.err is not None and time.monotonic() < until:  # a child it left may hold it
-            if select.select([self.err], [], [], max(until - time.monotonic(), 0))[0]:
-                self.read_err()
+        self.err_reader.join(wait)  # its end, unless a child it left holds it open
         lines = [line.strip() for line in self.err_tail.decode("utf-8", "replace").splitlines()]
         said = " | ".join([line for line in lines if line][-3:])
         return said if len(said) <= 300 else "…" + said[-299:]  # its end says most
 
     def unread(self, grace: float = 0.0) -> bytes:
         """What the node wrote after its last ``done`` and nothing read yet (within ``grace`` s)."""
-        self.read_err()
         if select.select([self.out], [], [], grace)[0]:
             chunk = os.read(self.out, 1 << 16)  # b"": its output ended, which its next read finds
             self.heard = self.heard or bool(chunk)
@@ -258,13 +249,9 @@ class NodeProcess:
             if len(self.buffer) > MAX_LINE:
                 raise self.too_long(self.buffer)
             left = deadline - time.monotonic()
-            ready = select.select(self.readable(), [], [], max(left, 0))[0] if left > 0 else []
+            ready = select.select([self.out], [], [], max(left, 0))[0] if left > 0 else []
             if not ready:
                 raise self.stalled(message)
-            if self.err in ready:
-                self.read_err()
-                if self.out not in ready:
-                    continue
             chunk = os.read(self.out, 1 << 16)
             if not chunk:
                 raise self.crashed(message)
@@ -331,8 +318,7 @@ class NodeProcess:
         """End the node and everything it started (its process group); idempotent."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        self.err = None
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+        for stream in (self.proc.stdin, self.proc.stdout):  # its standard error: its reader closes it
             try:
                 if stream is not None:
                     stream.close()
@@ -341,6 +327,7 @@ class NodeProcess:
         with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL: the child cannot linger
             self.proc.wait(timeout=5)
             watcher.unwatch(self.proc.pid)  # reaped: its id may be reused, never to be killed again
+        self.err_reader.join(1.0)  # at its end of file, unless something it started still holds it
 
 
 class Pool:
