@@ -210,3 +210,34 @@ def test_sigterm_while_a_piped_log_is_copied_leaves_no_copy(tmp_path):
             proc.kill()
             proc.wait()
     assert list(tmp_path.glob("mutexlab-*")) == []
+
+
+def test_a_pipes_copy_puts_back_a_sigterm_handler_not_set_from_python(tmp_path, monkeypatch):
+    """signal.signal returns None for a handler not set from Python: the copy's SIGTERM handler is
+    still taken out afterwards (the default put back), never left installed."""
+    import os
+    import signal
+    import threading
+
+    from mutexlab.audit import foreign
+
+    calls: list[object] = []
+    real = signal.signal
+
+    def recording(signum, handler):
+        calls.append(handler)
+        previous = real(signum, handler)
+        return None if len(calls) == 1 else previous  # as for a handler set outside Python
+
+    monkeypatch.setattr(foreign.signal, "signal", recording)
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(b'{"event":"enter"}\n'))
+    writer.start()
+    try:
+        with foreign.spooled(fifo) as copy:
+            assert copy != fifo
+    finally:
+        writer.join(5)
+        real(signal.SIGTERM, signal.SIG_DFL)
+    assert calls[0] is foreign._terminated and calls[-1] is signal.SIG_DFL, calls  # noqa: SLF001 - the handler it set

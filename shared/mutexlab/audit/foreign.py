@@ -165,7 +165,7 @@ def spooled(path: str | Path) -> Iterator[str | Path]:
         yield path
         return
     fd, copy = tempfile.mkstemp(prefix="mutexlab-", suffix=".log")
-    previous = _exit_on_sigterm()
+    handled, previous = _exit_on_sigterm()
     try:
         with open(fd, "wb") as out:
             try:
@@ -180,21 +180,21 @@ def spooled(path: str | Path) -> Iterator[str | Path]:
             raise TraceError(str(exc).replace(copy, str(path))) from None
     finally:
         os.unlink(copy)
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        if handled:  # the handler it replaced; None (one not set from Python) as the default
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def _terminated(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
-def _exit_on_sigterm() -> signal.Handlers | Callable | int | None:
+def _exit_on_sigterm() -> tuple[bool, signal.Handlers | Callable | int | None]:
     """While a copy exists, SIGTERM exits through ``finally`` (143), which deletes it: the default
-    action would end the process and leave the copy behind. The handler it replaced, to restore;
-    None off the main thread, where no handler can be set."""
+    action would end the process and leave the copy behind. (Whether it was set: never off the
+    main thread, where no handler can be; the handler it replaced, to restore.)"""
     if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGTERM, _terminated)
+        return False, None
+    return True, signal.signal(signal.SIGTERM, _terminated)
 
 
 def parse_capacities(pairs: list[str]) -> dict[str, int]:
