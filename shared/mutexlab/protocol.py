@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from .messages import Message
 
 
-# (class, pid) → the name a solution's setup gives that process (``bee-1``), for a class that
+# (class, pid) → the name a solution's setup gives that process (``node-1``), for a class that
 # does not say its own ``name``: its findings then name it as its trace does. Filled by
 # ``protocols.registry`` when it builds a solution's setup; copies share class and pid.
 NAMED: dict[tuple[type, int], str] = {}

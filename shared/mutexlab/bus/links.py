@@ -21,11 +21,11 @@ log = logging.getLogger("mutexlab.transport")
 ACK_EVERY = 0.25  # seconds between two looks at the links owing an acknowledgement, at least
 # Seconds a link owes an acknowledgement (since the look that saw it) before a ``link`` message,
 # a delivery to each sender it names, carries it; meanwhile a step frame going back may carry it
-# free (a bee's next request, to the peers that replied). Sent at once, they were a third of a
-# 50-bee run's deliveries.
+# free (a process's next request, to the peers that replied). Sent at once, they were a third of
+# the deliveries of a 50-process run broadcasting its requests (docs/benchmarks.md#link-acks).
 ACK_DELAY = 1.0
 # Seconds a link's oldest unacknowledged message waits before the link is sent again. Invariant:
-# above ACK_DELAY + 2 ACK_EVERY and a loaded host's delays (at 1 s, a 50-bee run at load 20-45
+# above ACK_DELAY + 2 ACK_EVERY and a loaded host's delays (at 1 s, a 50-process run, load 20-45,
 # sent 2,000-7,000 messages again, none of them lost).
 RETRY = 3.0
 RETRY_MAX = 8.0
