@@ -337,45 +337,40 @@ static void poll_point(void) { /* a poll that found nothing: after POLLS with no
     unlock_L();
 }
 
-void ml_fatal(const char *fmt, ...) {
-    char text[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    lock_L();
-    fatal("%s", text);
-    _exit(70);
-}
-
-static void fatal(const char *fmt, ...) {
+/* The rank's last line, then its end (under L). ``code`` 70: mutexlab's MPI cannot go on
+ * (``mpi_error``: the run is stopped, not judged); any other: an error MPI's default handler
+ * (MPI_ERRORS_ARE_FATAL) ends the job with, the rank ending with status ``code``, its last words
+ * saying why (``mpi_abort``): a finding about the program, the crash. */
+static void die(int code, const char *fmt, va_list ap) {
     char text[512], esc[3200], line[3400];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
     json_string(esc, sizeof esc, text, strlen(text));
-    int k = snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_error\":%s}\n", esc);
-    fflush(stdout);
-    drain();
-    put(line, (size_t)k);
-    _exit(70);
-}
-
-/* An error MPI's default handler (MPI_ERRORS_ARE_FATAL) ends the job with: the rank ends with
- * status ``code``, its last words saying why (under L). A finding about the program: the crash. */
-static void fatal_error(int code, const char *fmt, ...) {
-    char text[512], esc[3200], line[3400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    json_string(esc, sizeof esc, text, strlen(text));
-    int k = snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_abort\":%d,\"last_words\":%s}\n", code, esc);
+    int k = code == 70 ? snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_error\":%s}\n", esc)
+                       : snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_abort\":%d,\"last_words\":%s}\n",
+                                  code, esc);
     fflush(stdout);
     drain();
     put(line, (size_t)k);
     _exit(code);
+}
+
+void ml_fatal(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    lock_L();
+    die(70, fmt, ap);
+}
+
+static void fatal(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    die(70, fmt, ap);
+}
+
+static void fatal_error(int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    die(code, fmt, ap);
 }
 
 static void unsupported(const char *call) {
@@ -803,29 +798,32 @@ int MPI_Request_free(MPI_Request *handle) {
     return MPI_SUCCESS;
 }
 
+/* The first active request of ``handles`` that is done, finished into ``status``: its index, else
+ * MPI_UNDEFINED; ``*active`` whether any is active (under L). */
+static int finish_first_done(int count, MPI_Request handles[], MPI_Status *status, int *active) {
+    *active = 0;
+    for (int i = 0; i < count; i++) {
+        if (handles[i] == MPI_REQUEST_NULL) continue;
+        *active = 1;
+        if (reqs[handles[i]].done) {
+            finish(&handles[i], status);
+            return i;
+        }
+    }
+    return MPI_UNDEFINED;
+}
+
 int MPI_Waitany(int count, MPI_Request handles[], int *index, MPI_Status *status) {
     counted_thread("MPI_Waitany");
     sync_stdout();
     for (int i = 0; i < count; i++)
         if (handles[i] != MPI_REQUEST_NULL) request_of(&handles[i], "MPI_Waitany"); /* each active */
     for (;;) { /* a poll: with nothing new, the thread waits until something happens */
-        int active = 0;
+        int active;
         lock_L();
-        for (int i = 0; i < count; i++) {
-            if (handles[i] == MPI_REQUEST_NULL) continue;
-            active = 1;
-            if (reqs[handles[i]].done) {
-                finish(&handles[i], status);
-                *index = i;
-                unlock_L();
-                return MPI_SUCCESS;
-            }
-        }
+        *index = finish_first_done(count, handles, status, &active);
         unlock_L();
-        if (!active) {
-            *index = MPI_UNDEFINED;
-            return MPI_SUCCESS;
-        }
+        if (*index != MPI_UNDEFINED || !active) return MPI_SUCCESS;
         poll_point();
     }
 }
@@ -853,21 +851,10 @@ int MPI_Testany(int count, MPI_Request handles[], int *index, int *flag, MPI_Sta
     sync_stdout();
     for (int i = 0; i < count; i++)
         if (handles[i] != MPI_REQUEST_NULL) request_of(&handles[i], "MPI_Testany"); /* each active */
-    int active = 0;
+    int active;
     lock_L();
-    *flag = 0;
-    *index = MPI_UNDEFINED;
-    for (int i = 0; i < count; i++) {
-        if (handles[i] == MPI_REQUEST_NULL) continue;
-        active = 1;
-        if (reqs[handles[i]].done) {
-            finish(&handles[i], status);
-            *index = i;
-            *flag = 1;
-            break;
-        }
-    }
-    if (!active) *flag = 1; /* none active: MPI says flag true, index MPI_UNDEFINED */
+    *index = finish_first_done(count, handles, status, &active);
+    *flag = *index != MPI_UNDEFINED || !active; /* none active: MPI says flag true, index MPI_UNDEFINED */
     unlock_L();
     if (!*flag) poll_point();
     return MPI_SUCCESS;
