@@ -9,29 +9,19 @@ import shutil
 from pathlib import Path
 
 import pytest
+from outsider_edits import OUTSIDERS, edited, said
 
-HERE = Path(__file__).resolve().parent / "outsiders"
 SMALL = ("-P", "3", "-T", "1", "-K", "1", "--eggs", "1", "--cocoons", "2")
-
-
-def said(done) -> str:
-    return f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
 
 
 def variant(where: Path, name: str, *edits: tuple[str, str]) -> Path:
     """bees_hive_keeper.py with each (old, new) of ``edits`` made, saved as ``name``.py."""
-    text = (HERE / "bees_hive_keeper.py").read_text()
-    for old, new in (('"bees-hive-keeper"', f'"bees-hive-{name}"'), *edits):
-        assert old in text, old
-        text = text.replace(old, new)
-    path = where / f"{name}.py"
-    path.write_text(text)
-    return path
+    return edited(where, "bees_hive_keeper.py", "bees-hive-keeper", "bees-hive", name, *edits)
 
 
 def test_the_hive_keeper_passes_check_and_simulates_safe(cli, tmp_path):
     path = tmp_path / "bees_hive_keeper.py"
-    shutil.copy(HERE / "bees_hive_keeper.py", path)
+    shutil.copy(OUTSIDERS / "bees_hive_keeper.py", path)
     done = cli("check", "bees", "-a", path, *SMALL)
     assert done.returncode == 0 and "PASS — every reachable world checked" in done.stdout, said(done)
     done = cli("simulate", "bees", "-a", path, "--seed", "1")

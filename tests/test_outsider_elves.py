@@ -8,29 +8,19 @@ import shutil
 from pathlib import Path
 
 import pytest
+from outsider_edits import OUTSIDERS, edited, said
 
-HERE = Path(__file__).resolve().parent / "outsiders"
 SMALL = ("-N", "3", "--pins", "1", "--contracts", "3")
-
-
-def said(done) -> str:
-    return f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
 
 
 def variant(where: Path, name: str, *edits: tuple[str, str]) -> Path:
     """elves_mayor_arbiter.py with each (old, new) of ``edits`` made, saved as ``name``.py."""
-    text = (HERE / "elves_mayor_arbiter.py").read_text()
-    for old, new in (('"elves-mayor-arbiter"', f'"elves-mayor-{name}"'), *edits):
-        assert old in text, old
-        text = text.replace(old, new)
-    path = where / f"{name}.py"
-    path.write_text(text)
-    return path
+    return edited(where, "elves_mayor_arbiter.py", "elves-mayor-arbiter", "elves-mayor", name, *edits)
 
 
 def test_the_mayor_arbiter_passes_check_and_simulates_safe(cli, tmp_path):
     path = tmp_path / "elves_mayor_arbiter.py"
-    shutil.copy(HERE / "elves_mayor_arbiter.py", path)
+    shutil.copy(OUTSIDERS / "elves_mayor_arbiter.py", path)
     done = cli("check", "elves", "-a", path, *SMALL)
     assert done.returncode == 0 and "PASS — every reachable world checked" in done.stdout, said(done)
     done = cli("simulate", "elves", "-a", path, "--seed", "3")

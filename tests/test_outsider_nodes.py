@@ -8,13 +8,10 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from pathlib import Path
 
-NODE = Path(__file__).resolve().parent / "outsiders" / "central_asyncio.py"
+from outsider_edits import OUTSIDERS, said
 
-
-def said(done) -> str:
-    return f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+NODE = OUTSIDERS / "central_asyncio.py"
 
 
 def test_the_asyncio_node_passes_every_strategy(cli, tmp_path):

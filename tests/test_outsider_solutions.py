@@ -10,28 +10,17 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-HERE = Path(__file__).resolve().parent / "outsiders"
-
-
-def said(done) -> str:
-    return f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+from outsider_edits import OUTSIDERS, edited, said
 
 
 def variant(where: Path, name: str, *edits: tuple[str, str]) -> Path:
     """lamport_heap.py with each (old, new) of ``edits`` made, saved as ``name``.py under its own name."""
-    text = (HERE / "lamport_heap.py").read_text()
-    for old, new in (('"lamport-heap"', f'"lamport-heap-{name}"'), *edits):
-        assert old in text, old
-        text = text.replace(old, new)
-    path = where / f"{name}.py"
-    path.write_text(text)
-    return path
+    return edited(where, "lamport_heap.py", "lamport-heap", "lamport-heap", name, *edits)
 
 
 @pytest.fixture
 def outside(tmp_path) -> Path:
-    shutil.copy(HERE / "lamport_heap.py", tmp_path / "lamport_heap.py")
+    shutil.copy(OUTSIDERS / "lamport_heap.py", tmp_path / "lamport_heap.py")
     return tmp_path
 
 
@@ -155,7 +144,7 @@ def test_a_philosopher_without_its_own_snapshot_is_checked_as_a_classic_node_is(
     ``snapshot()`` of its own — the kit's ``ClassicNode`` has a default, and so now has its
     ``Philosopher``. Before: exit 2, "DeskPhilosopher defines no snapshot()"."""
     path = tmp_path / "phil_desks.py"
-    shutil.copy(HERE / "phil_desks.py", path)
+    shutil.copy(OUTSIDERS / "phil_desks.py", path)
     done = cli("check", path, "-N", "3", "-M", "1", "--cross-check")
     assert done.returncode == 0 and "PASS — every reachable world checked" in done.stdout, said(done)
     assert "PASS: agrees" in done.stdout, said(done)
