@@ -321,6 +321,14 @@ def test_a_program_that_prints_where_the_library_speaks_is_not_judged(cli, tmp_p
     ran = mutex(cli, str(script), "--runs", "2")
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert "does not run on mutexlab's MPI: it printed 'P0 in CS'" in ran.stderr
+    # The same when it has stopped reading before its first input is written (the race that made
+    # the one above a crash at times): what it printed is read before it is judged.
+    closed = tmp_path / "closed.sh"
+    closed.write_text("#!/bin/sh\necho 'P0 in CS'\nexec 0<&-\nsleep 0.3\n")
+    closed.chmod(0o755)
+    ran = mutex(cli, str(closed), "--runs", "2")
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert "does not run on mutexlab's MPI: it printed 'P0 in CS'" in ran.stderr
 
 
 def test_a_timeout_read_on_mpi_wtime_fires_when_nothing_comes(cli, tmp_path):

@@ -52,7 +52,10 @@ def main(argv: list[str]) -> int:
         try:
             child.stdin.write(line)
             child.stdin.flush()
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError):  # it stopped reading: what it printed says why
+            first = rank_lines.readline()
+            if first and not first.startswith(b"{"):
+                return report(foreign(program, first), child)
             return ended(child)
         while True:
             answer = rank_lines.readline()
