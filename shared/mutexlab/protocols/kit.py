@@ -19,6 +19,7 @@ knows better overrides them (the built-in ones all do).
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import deque
 from collections.abc import Callable
@@ -92,7 +93,9 @@ __all__ = [
 def freeze(value: Any) -> Any:
     """``value`` as a hashable value that is equal exactly when the state is: lists, deques and
     tuples → tuples, sets → frozensets, dicts → tuples of items (in their order: code may iterate
-    them), a Lamport clock → its time, a ``random.Random`` → its state. Anything else must be hashable already."""
+    them), a Lamport clock → its time, a ``random.Random`` → its state, a dataclass that cannot be
+    hashed (not frozen) → its class's name and every attribute, frozen. Anything else must be
+    hashable already."""
     kind = type(value)
     if kind in (list, tuple, deque):
         return tuple(freeze(v) for v in value)
@@ -109,6 +112,13 @@ def freeze(value: Any) -> Any:
     try:
         hash(value)
     except TypeError:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):  # a mutable one: by value
+            attrs = (
+                vars(value)
+                if hasattr(value, "__dict__")
+                else {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+            )
+            return (kind.__qualname__, tuple((name, freeze(v)) for name, v in attrs.items()))
         raise TypeError(
             f"cannot snapshot a {kind.__name__}: write the node's own snapshot() (a hashable summary)"
         ) from None
