@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -41,6 +42,7 @@ from ..protocols import registry
 from ..protocols.registry import Solution, build_setup, declarations
 from ..setups import ConfigError, Setup, class_state, class_state_changed
 from ..trace import TraceWriter
+from . import determinism
 from .driver import Driver
 
 DRAIN_LIMIT = 1_000_000
@@ -166,6 +168,8 @@ class ScriptedRun(Driver):
                 )
         kept = self.writer.events  # the writer's list, growing (None when it keeps nothing)
         before = len(kept) if kept is not None else 0
+        # the process as it was: the step is taken again on copies of it (sim/determinism.py)
+        probe = self._probe(step) if number <= determinism.PROBED_STEPS else None
         try:
             if isinstance(step, (RequestStep, ExitStep)):
                 self._consume(step.pid, step.op)
@@ -191,9 +195,32 @@ class ScriptedRun(Driver):
             error = StepRefused(f"step {number} ({step.op}): {shared}")
             error.raised, error.number = True, number  # type: ignore[attr-defined]
             raise error
+        differs = determinism.differs(self.names[probe[0]], probe[1], probe[2]) if probe else None
+        if differs is not None:  # as check finds it (sim/world.py): the algorithm's fault, as a raise
+            error = StepRefused(f"step {number} ({step.op}): {differs}")
+            error.raised, error.number = True, number  # type: ignore[attr-defined]
+            raise error
         if kept is not None:
             self.entered += [e["pid"] for e in kept[before:] if e["event"] == "enter"]
             self._weigh(f"step {number} ({step.op}): ")
+
+    def _probe(self, step: Any) -> tuple[int, Any, Callable[[Any], Any]] | None:
+        """The process ``step`` moves, a copy of it as it is now and the step's input (None for a
+        drain, or a step that cannot be played: it fails by itself)."""
+        if isinstance(step, (RequestStep, ExitStep)):
+            pid, op = step.pid, step.op
+            call: Callable[[Any], Any] = lambda p: p.on_local(op)  # noqa: E731
+        elif isinstance(step, (DeliverStep, OvertakeStep, DuplicateStep)):
+            link, index = self.links.get((step.frm, step.to)), getattr(step, "index", 0)
+            if not link or index >= len(link):
+                return None
+            pid, msg = step.to, link[index][0]
+            call = lambda p: p.on_message(msg)  # noqa: E731
+        else:
+            return None
+        proto = self.protocols.get(pid)
+        before = determinism.twins(proto) if proto is not None else None
+        return None if before is None else (pid, before, call)
 
     def _weigh(self, where: str = "") -> None:
         """Count what the kept trace holds since the last call; ScenarioError past ``MAX_HELD``."""

@@ -45,6 +45,7 @@ from typing import Any, NamedTuple
 from ..protocol import Enter, Exit, Note, ProtocolError
 from ..rules import SEEN
 from ..setups import Setup, capacity_of, class_state, class_state_changed, unkeepable
+from .determinism import not_deterministic
 from .driver import Driver
 
 DELIVER, LOCAL, DUPLICATE = 0, 1, 2  # label kinds
@@ -248,10 +249,7 @@ class WorldModel:
         except Exception as exc:  # noqa: BLE001 - the algorithm's snapshot: an error naming it
             raise unkeepable(twin, exc) from exc
         who, what = self.names[self.pids[i]], "state" if same else "effects"
-        return (
-            f"{who} is not deterministic: one input, taken twice from one state ({proto.state}), gave different "
-            f"{what}: a handler reading random numbers, the time or anything outside its process"
-        )
+        return not_deterministic(who, proto.state, what)
 
     def transition(self, sid: int, code: int) -> Transition:
         """Input ``code``: ``2·message id`` (a delivery) or ``2·action id + 1`` (a local decision)."""

@@ -1,0 +1,92 @@
+"""Whether a step is a function of its process's state alone.
+
+``mutexlab check`` takes its first inputs twice (sim/world.py) and calls a process that does
+differently the second time not deterministic (a handler reading random numbers, the time or
+anything outside its process). ``replay`` and ``explore`` take each step (the first
+``PROBED_STEPS``) again on copies of the process as it was before it (``twins``, then
+``differs`` once the step itself was played), so the counterexample of such a finding stops at
+the step where ``check`` found it, with the same sentence, instead of running past it.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable
+from typing import Any
+
+from ..protocol import Send
+
+# Copies a step is taken on besides the first, each with the module ``random`` seeded by its
+# number (then given back its state): a handler drawing from it is told apart the same way on
+# every replay, not by chance; one choosing between two answers agrees on every copy once in 2**TRIES.
+TRIES = 4
+# The steps of a replay or an explorer session taken again, from its first: a counterexample of
+# check reaches its finding within its first few hundred inputs; past them a step costs what it did.
+PROBED_STEPS = 1000
+MAX_EFFECTS = 100_000  # what one step may do, its sends to itself included, before it is cut short
+
+
+def not_deterministic(who: str, state: Any, what: str) -> str:
+    """The finding's sentence (``what``: "state" or "effects"), the same in every command."""
+    return (
+        f"{who} is not deterministic: one input, taken twice from one state ({state}), gave different "
+        f"{what}: a handler reading random numbers, the time or anything outside its process"
+    )
+
+
+def twins(proto: Any) -> Any | None:
+    """A copy of ``proto`` as it is now, to take its next step again on; None if it cannot be copied."""
+    try:
+        return copy.deepcopy(proto)
+    except Exception:  # noqa: BLE001 - a state deepcopy cannot copy: nothing to compare, no finding
+        return None
+
+
+def _outcome(proto: Any, call: Callable[[Any], Any]) -> tuple[Any, Any]:
+    """What ``call`` does to ``proto``: (its effects or the error it raised, its state after by
+    value — None when ``snapshot()`` fails, or tells a copy of the state from the state itself, as
+    an object kept by identity does: then only the effects are compared, as check does)."""
+    try:
+        done: Any = _expand(proto, call(proto))
+    except Exception as exc:  # noqa: BLE001 - a raise is an outcome like any other
+        done = (type(exc),)  # by its type: a message may name an address
+    try:
+        after = proto.snapshot()
+        if copy.deepcopy(proto).snapshot() != after:
+            after = None
+    except Exception:  # noqa: BLE001 - a state check cannot keep: compared by effects alone
+        after = None
+    return done, after
+
+
+def _expand(proto: Any, effects: Any) -> list:
+    """``effects`` with each send to ``proto`` itself replaced by what handling it did, as every
+    driver hands such a send back at once (sim/driver.py)."""
+    out: list = []
+    todo = list(effects)[::-1]
+    while todo and len(out) < MAX_EFFECTS:
+        effect = todo.pop()
+        if type(effect) is Send and effect.to == proto.pid:
+            todo += list(proto.on_message(effect.msg))[::-1]
+        out.append(effect)
+    return out
+
+
+def differs(who: str, before: Any, call: Callable[[Any], Any], tries: int = TRIES) -> str | None:
+    """Why taking ``call`` from ``before`` (a ``twins`` copy) is no function of that state — it
+    ended elsewhere, or did other effects, on another copy — or None."""
+    kept = random.getstate()  # each copy draws from the module's generator seeded anew
+    try:
+        random.seed(0)
+        first = _outcome(copy.deepcopy(before), call)
+        for seed in range(1, tries + 1):
+            random.seed(seed)
+            again = _outcome(copy.deepcopy(before), call)
+            if again[0] != first[0]:
+                return not_deterministic(who, before.state, "effects")
+            if again[1] != first[1] and None not in (again[1], first[1]):
+                return not_deterministic(who, before.state, "state")
+        return None
+    finally:
+        random.setstate(kept)
