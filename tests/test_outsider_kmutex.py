@@ -210,3 +210,46 @@ def test_serving_the_smallest_pid_first_starves_only_under_an_endless_workload(c
     done = cli("check", "kmutex", "-a", path, "-N", "3", "-k", "1", "--endless", "--counterexample", ce)
     assert done.returncode == 1 and "VIOLATION — liveness: node-3 waits forever" in done.stdout, said(done)
     assert "replay reproduces it: yes — the cycle returns to its start" in done.stdout, said(done)
+
+
+def test_a_table_cell_given_a_function_is_refused_naming_the_cell_and_the_fix(cli, outside):
+    """Before: "TypeError: attribute name must be string, not 'function'" at the class's line."""
+    path = variant(
+        outside,
+        "lambdacell",
+        ('else queue", "_bank")', 'else queue", lambda self, msg: self._bank(msg))'),
+    )
+    done = cli("check", "kmutex", "-a", path, "-N", "3")
+    assert done.returncode == 2, said(done)
+    assert (
+        "on('bank: lend a permit if one is free, else queue', …) was given function '<lambda>'" in done.stderr
+    )
+    assert 'a table names its handler by the method\'s name, a string such as "_on_request"' in done.stderr
+
+
+def test_a_cell_may_name_the_one_state_it_moves_to():
+    """``to=HELD`` for ``to=[HELD]``. Before: the cell allowed the states 'H', 'E', 'L' and 'D'."""
+    from mutexlab.protocols.kit import HELD, on
+
+    assert on("enter", "_on_loan", to=HELD).to == (HELD,)
+    assert on("enter", "_on_loan", to=[HELD]).to == (HELD,)
+
+
+def test_a_kmutex_node_that_takes_no_k_is_refused_saying_what_to_write(cli, outside):
+    """Before: "building its setup raised TypeError: Banker.__init__() got an unexpected keyword
+    argument 'k' at …/mutexlab/protocols/classic.py (in <lambda>)": mutexlab's line, not the fix."""
+    path = variant(
+        outside,
+        "nok",
+        ("clock: int = 0, k: int = 2) -> None:", "clock: int = 0) -> None:"),
+        ("self.k = k\n", "self.k = 2\n"),
+        ("Vault(k)", "Vault(2)"),
+    )
+    for command in ("check", "simulate"):
+        done = cli(command, "kmutex", "-a", path, "-N", "3")
+        assert done.returncode == 2, said(done)
+        assert f"{path}: a kmutex node is built as Banker(pid, n, requests, clock, k=2)" in done.stderr, said(
+            done
+        )
+        assert "(def __init__(self, pid, n, requests=0, clock=0, k=...))" in done.stderr, said(done)
+        assert "classic.py" not in done.stderr, said(done)

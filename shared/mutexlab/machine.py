@@ -50,9 +50,16 @@ class Cell:
     refused: bool = False
 
 
-def on(text: str, handler: str, to: Iterable[StrEnum] = ()) -> Cell:
-    """A cell that runs the protocol's method ``handler`` (described as ``text``)."""
-    return Cell(text, handler, tuple(to))
+def on(text: str, handler: str, to: Iterable[StrEnum] | StrEnum = ()) -> Cell:
+    """A cell that runs the protocol's method ``handler`` (described as ``text``), named by its
+    name (a function is refused, naming the cell); ``to``: the states it may move to, or one."""
+    if not isinstance(handler, str):
+        raise TypeError(
+            f"on({text!r}, …) was given {type(handler).__name__} {getattr(handler, '__name__', handler)!r}: "
+            'a table names its handler by the method\'s name, a string such as "_on_request" '
+            "(a method of the class, taking (self, msg) or (self, action))"
+        )
+    return Cell(text, handler, (to,) if isinstance(to, StrEnum) else tuple(to))
 
 
 def ignore(why: str, handler: str | None = None) -> Cell:

@@ -15,6 +15,8 @@ is refused (ProtocolError).
 
 from __future__ import annotations
 
+import inspect
+import sys
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from typing import Any, TypeGuard, TypeVar
@@ -284,6 +286,7 @@ def workload_setup(
     requests, clocks = workload_options(processes, options)
     capacity = (solved.capacities(processes, options) or {}).get(CS, 1)
     own = {k: options.get(k, solved.defaults.get(k)) for k in solved.options if k not in WORKLOAD_OPTIONS}
+    takes_options(node, processes, requests, own, problem)
     return classic_setup(
         algorithm,
         processes,
@@ -294,6 +297,33 @@ def workload_setup(
         capacity,
         **own,
     )
+
+
+def takes_options(
+    node: Callable[..., Any], processes: int, requests: int, own: dict[str, Any], problem: str
+) -> None:
+    """ConfigError, saying what to write, when ``node`` cannot be called as the problem calls it:
+    ``node(pid, n, requests, clock, **own)`` (kmutex: ``k=K``)."""
+    try:
+        signature = inspect.signature(node)
+    except (TypeError, ValueError):  # nothing to read it by: the call says for itself
+        return
+    try:
+        signature.bind(1, processes, requests, 0, **own)
+    except TypeError as exc:
+        name = getattr(node, "__qualname__", repr(node))
+        where = getattr(sys.modules.get(getattr(node, "__module__", "")), "__file__", None)
+        given = "".join(f", {key}={value!r}" for key, value in own.items())
+        raise ConfigError(
+            (f"{where}: " if where else "")
+            + f"a {problem} node is built as {name}(pid, n, requests, clock{given}), and {name} "
+            f"cannot be: {exc}; its __init__ takes them all"
+            + (
+                f" (def __init__(self, pid, n, requests=0, clock=0, {', '.join(f'{k}=...' for k in own)}))"
+                if own
+                else ""
+            )
+        ) from None
 
 
 def classic_invariants() -> Invariants:
