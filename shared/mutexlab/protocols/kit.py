@@ -150,9 +150,27 @@ class ClassicNode(classic.ClassicNode):
             raise
 
     def waiting_for(self) -> dict[str, list[int]]:
-        """A WANTED node waits to enter (from whom: unknown here; override to name them, as the
-        stall explanation then can)."""
-        return {"entry": []} if self.state is WANTED else {}
+        """A WANTED node waits for the messages its table lets it enter on (the WANTED cells
+        whose ``to`` names HELD), from anyone; when no cell says so, to enter. From whom: unknown
+        here (override to name them, as the stall explanation then can). ``check --metrics``
+        charges such a message to the request it serves (docs/check.md#metrics)."""
+        if self.state is not WANTED:
+            return {}
+        return {kind: [] for kind in entered_on(type(self))} or {"entry": []}
+
+
+_ENTERED_ON: dict[type, tuple[str, ...]] = {}
+
+
+def entered_on(cls: type) -> tuple[str, ...]:
+    """The message types ``cls``'s table lets a WANTED node enter on (``to`` naming HELD)."""
+    got = _ENTERED_ON.get(cls)
+    if got is None:
+        table = getattr(cls, "TABLE", None)
+        cells = table.rows.get(WANTED, {}) if isinstance(table, Table) else {}
+        local = ("request", "exit")
+        got = _ENTERED_ON[cls] = tuple(i for i, c in cells.items() if HELD in c.to and i not in local)
+    return got
 
 
 class Philosopher(philosopher.Philosopher):
