@@ -54,6 +54,17 @@ def test_half_a_utf16_pair_is_garbage_not_an_internal_error(cli, js):
     assert "internal error" not in done.stdout + done.stderr, said(done)
 
 
+def test_a_javascript_exception_is_named_not_only_its_stack(cli, js):
+    """Node.js prints the error above its stack and ends with its version: the last three lines
+    of standard error are stack frames. Before: "its standard error ended with: at … | at … |
+    Node.js v20…", the TypeError nowhere; now the line naming the error comes first."""
+    done = cli("test", "kmutex", "--node", f"{js} --typo", "--nodes", "2", "--runs", "1")
+    assert done.returncode == 1 and "FINDING [crashed]" in done.stdout, said(done)
+    assert "ended with: TypeError: Cannot read properties of undefined (reading 'toUpperCase') | … |" in (
+        done.stdout
+    ), said(done)
+
+
 def test_a_nondeterminism_replays_whichever_way_the_first_play_goes(cli, js, tmp_path):
     """Each node's state when it asks flips with the number of times it was started (counted in
     a file). Before: a replay whose one play happened to answer as recorded said "did NOT

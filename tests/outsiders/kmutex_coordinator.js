@@ -4,6 +4,7 @@
 // (every line of it, the done too, joined), a nickname with a bee in every message.
 //   --leaky          the coordinator counts a permit back even when it hands it on (k+1 inside)
 //   --cut-nickname   the nickname cut to 5 UTF-16 units, half a bee: JSON.stringify writes \ud83d
+//   --typo           reads msg.body.Type (no such field) of the first message: a TypeError
 //   --flip FILE      node i counts its starts in FILE.i; its state when asking depends on them
 'use strict';
 const fs = require('fs');
@@ -12,6 +13,7 @@ const readline = require('readline');
 const args = process.argv.slice(2);
 const LEAKY = args.includes('--leaky');
 const CUT = args.includes('--cut-nickname');
+const TYPO = args.includes('--typo');
 const flipAt = args.indexOf('--flip');
 let starts = 0;
 
@@ -64,7 +66,7 @@ async function handle(msg) {
     if (st.me === st.coord) freed(out);
     else out.push({ type: 'send', to: st.coord, body: { type: 'FREE', nick: nickname(st.me) } });
   } else if (msg.type === 'recv') {
-    const kind = msg.body.type;
+    const kind = TYPO ? msg.body.Type.toUpperCase() : msg.body.type;
     if (kind === 'ASK') {
       if (st.free > 0) {
         st.free -= 1;
