@@ -65,6 +65,16 @@ def test_a_javascript_exception_is_named_not_only_its_stack(cli, js):
     ), said(done)
 
 
+def test_states_in_its_own_words_are_no_deadlock(cli, js):
+    """Every request served, nothing held, nothing in flight — and the last state line says
+    ``idle``, not ``RELEASED``. Before: ``FINDING [deadlock]`` ("nothing can move and the run is not
+    finished"), for a run where nobody waited for anything; now ``protocol``, naming the states."""
+    done = cli("test", "kmutex", "--node", f"{js} --states", "--nodes", "3", "--runs", "3")
+    assert done.returncode == 1 and "FINDING [protocol]" in done.stdout, said(done)
+    assert "every request was served" in done.stdout and "no deadlock" in done.stdout, said(done)
+    assert "ends in state idle, not RELEASED" in done.stdout, said(done)
+
+
 def test_a_nondeterminism_replays_whichever_way_the_first_play_goes(cli, js, tmp_path):
     """Each node's state when it asks flips with the number of times it was started (counted in
     a file). Before: a replay whose one play happened to answer as recorded said "did NOT

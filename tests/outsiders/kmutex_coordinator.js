@@ -5,6 +5,7 @@
 //   --leaky          the coordinator counts a permit back even when it hands it on (k+1 inside)
 //   --cut-nickname   the nickname cut to 5 UTF-16 units, half a bee: JSON.stringify writes \ud83d
 //   --typo           reads msg.body.Type (no such field) of the first message: a TypeError
+//   --states         writes its states in its own words: waiting, inside, idle
 //   --flip FILE      node i counts its starts in FILE.i; its state when asking depends on them
 'use strict';
 const fs = require('fs');
@@ -14,6 +15,7 @@ const args = process.argv.slice(2);
 const LEAKY = args.includes('--leaky');
 const CUT = args.includes('--cut-nickname');
 const TYPO = args.includes('--typo');
+const STATES = args.includes('--states');
 const flipAt = args.indexOf('--flip');
 let starts = 0;
 
@@ -53,6 +55,7 @@ async function handle(msg) {
     if (flipAt >= 0) countStart(msg.id);
     out.push({ type: 'log', text: `node ${st.me}, coordinator ${st.coord}, k ${st.free}` });
   } else if (msg.type === 'request') {
+    if (STATES) out.push({ type: 'state', state: 'waiting' });
     if (flipAt >= 0) out.push({ type: 'state', state: starts % 2 ? 'ASKING' : 'WANTED' });
     if (st.me !== st.coord) {
       out.push({ type: 'send', to: st.coord, body: { type: 'ASK', nick: nickname(st.me) } });
@@ -62,6 +65,7 @@ async function handle(msg) {
     } else st.queue.push(st.me);
   } else if (msg.type === 'release') {
     out.push({ type: 'exit', resource: 'cs' });
+    if (STATES) out.push({ type: 'state', state: 'idle' });
     if (flipAt >= 0) out.push({ type: 'state', state: 'RELEASED' });
     if (st.me === st.coord) freed(out);
     else out.push({ type: 'send', to: st.coord, body: { type: 'FREE', nick: nickname(st.me) } });
