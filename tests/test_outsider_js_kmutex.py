@@ -90,3 +90,12 @@ def test_a_nondeterminism_replays_whichever_way_the_first_play_goes(cli, js, tmp
             (tmp_path / f"starts.{node}").write_text(str(parity))
         done = cli("replay", found, "--node", flip)
         assert done.returncode == 1 and "the recorded finding reproduced" in done.stdout, said(done)
+
+
+@pytest.mark.parametrize(
+    ("given", "shown"), [("k=true", "got true"), ('k="2"', 'got "2"'), ("k=2.0", "got 2.0")]
+)
+def test_an_option_refused_is_shown_as_it_was_written(cli, given, shown):
+    """``-o k=true`` is JSON; before, the refusal said "got True" (and "got '2'"), Python's words."""
+    done = cli("test", "kmutex", "--node", "node x.js", "-o", given)
+    assert done.returncode == 2 and f"option 'k' must be a whole number, {shown}" in done.stderr, said(done)
