@@ -7,6 +7,7 @@ the scripted replayer and the RabbitMQ services all start from a ``Setup``.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import sys
 from collections import deque
@@ -75,7 +76,8 @@ def positive_int(options: dict[str, Any], key: str, default: int | None = None, 
     if value is None:
         raise ConfigError(f"option {key!r} is required")
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"option {key!r} must be a whole number, got {value!r}")
+        # shown as given (-o KEY=JSON): true and "2", not Python's True and '2'
+        raise ConfigError(f"option {key!r} must be a whole number, got {json.dumps(value, default=repr)}")
     if value < minimum:
         raise ConfigError(f"option {key!r} must be at least {minimum}, got {value}")
     return value

@@ -25,6 +25,11 @@ UNFINISHED = "nothing can move and the run is not finished"  # by the problem's 
 NO_REST = "no-rest"
 NO_PROGRESS_SEEN = "no-progress-seen"
 NONDETERMINISTIC = "nondeterministic"
+PROTOCOL = "protocol"
+IDLE_NAMED_OTHERWISE = (
+    "nothing can move and every request was served, but a node's last state line is not the "
+    "problem's idle state (below): no deadlock — a node that writes state lines ends in that one"
+)
 
 
 @dataclass
@@ -78,6 +83,9 @@ def judge(
                 step,
                 details,
             )
+        progress = [v for v in verdict.violations if v.kind == PROGRESS]
+        if all(v.rule == "not-idle-at-end" for v in progress):  # served, only named otherwise
+            return verdict, Finding(PROTOCOL, IDLE_NAMED_OTHERWISE, None, step, details)
         return verdict, Finding(DEADLOCK, UNFINISHED, None, step, details)
     return verdict, None  # what the audit could not decide is no finding, nor a pass (undecided)
 

@@ -75,6 +75,11 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
         raise fault(f"a line that is not JSON ({STDOUT_IS_PROTOCOL})") from None
     if not isinstance(line, dict):
         raise fault("a line that is not a JSON object")
+    if (b"\\u" in raw or b"\xed" in raw) and _lone_surrogate(line):
+        raise fault(
+            "a line that is not JSON text: a lone surrogate (\\ud800–\\udfff without its pair, as a"
+            " UTF-16 string cut in the middle of a character leaves) is no Unicode character"
+        )
     kind = line.get("type")
     if kind not in OUTPUTS:
         raise fault(f"a line of unknown type {kind!r} (expected one of {', '.join(sorted(OUTPUTS))})")
@@ -105,3 +110,14 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
         if not isinstance(name, str) or not name or name in RESERVED_EVENTS:
             raise fault(f"an event named {name!r} (a name of its own, not one of {sorted(RESERVED_EVENTS)})")
     return line
+
+
+def _lone_surrogate(line: dict[str, Any]) -> bool:
+    """Whether a string of ``line`` (a key or a value) holds half a UTF-16 pair, which JSON's
+    ``\\ud800`` escapes (and Python's json, reading bytes, CESU-8) let through but no UTF-8 text
+    can hold: the trace, the answer's digest and the wire could not write it."""
+    try:
+        json.dumps(line, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return True
+    return False

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import shutil
 import signal
@@ -38,6 +39,13 @@ TEST_START_TIMEOUT = 30.0
 # Bytes of a node's standard error kept (its last words, read as it writes them so it never blocks
 # on a full pipe): a crash's finding ends with its last lines — a traceback's exception, an MPI error.
 ERR_TAIL = 2048
+# A line of standard error that names the error above a stack printed below it: JavaScript's
+# ``TypeError: …`` (and ``Error [ERR_…]: …``), Java's ``Exception in thread "main" java.lang.…``,
+# a Rust or Go panic, C++'s uncaught exception. The last three lines alone would be stack frames.
+HEADLINE = re.compile(
+    r"(?:Exception in thread \S+ |Uncaught )?(?:[\w$]+\.)*[\w$]*(?:Error|Exception)(?: \[[^\]]*\])?(?::|$)"
+    r"|thread '[^']*'.* panicked at|panic: |terminate called after throwing"
+)
 BUFFERED = (
     "a program whose output is buffered (C stdio, C++ std::cout, Java's PrintWriter, Python's "
     "print into a pipe, mawk) must flush it after each done line"
@@ -186,8 +194,14 @@ class NodeProcess:
         """The last lines of its standard error (what a process that ended says why), or ""."""
         self.err_reader.join(wait)  # its end, unless a child it left holds it open
         lines = [line.strip() for line in self.err_tail.decode("utf-8", "replace").splitlines()]
-        said = " | ".join([line for line in lines if line][-3:])
-        return said if len(said) <= 300 else "…" + said[-299:]  # its end says most
+        kept = [line for line in lines if line]
+        said = " | ".join(kept[-3:])
+        headline = next((line for line in reversed(kept[:-3]) if HEADLINE.match(line)), None)
+        if headline is None:
+            return said if len(said) <= 300 else "…" + said[-299:]  # its end says most
+        head = headline if len(headline) <= 150 else headline[:149] + "…"
+        room = 300 - len(head) - len(" | … | ")
+        return f"{head} | … | " + (said if len(said) <= room else "…" + said[-(room - 1) :])
 
     def unread(self, grace: float = 0.0) -> bytes:
         """What the node wrote after its last ``done`` and nothing read yet (within ``grace`` s)."""

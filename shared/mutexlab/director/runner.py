@@ -23,6 +23,7 @@ from .shrink import Shrinker, Strict
 # Not shrunk: a nondeterministic program gives no stable schedule; a stalled node costs a whole
 # timeout per test run.
 NOT_SHRUNK = frozenset({NONDETERMINISTIC, "stalled"})
+NONDETERMINISM_TRIES = 10  # plays of a recorded nondeterministic schedule before "did NOT reproduce"
 
 
 @contextmanager
@@ -124,9 +125,16 @@ def replay(
         scenario.problem, scenario.nodes, scenario.requests, scenario.options, scenario.seed
     )
     settings = Settings(problem, argv, scenario.seed, scenario.faults, len(scenario.steps) + 1, unread_output)
-    chooser = Strict(scenario.steps)
+    # A recorded nondeterminism shows only when the program answers the other way again: played
+    # up to NONDETERMINISM_TRIES times on the program it was found on, until something shows.
+    recorded = (scenario.finding or {}).get("rule")
+    tries = NONDETERMINISM_TRIES if same and recorded == NONDETERMINISTIC else 1
     with pool_of(argv, timeout, start_timeout) as pool:
-        outcome = play(settings, pool, chooser, scenario.answers if same else None)
+        for _ in range(tries):
+            chooser = Strict(scenario.steps)
+            outcome = play(settings, pool, chooser, scenario.answers if same else None)
+            if outcome.finding is not None or chooser.stuck is not None:
+                break
     finding = outcome.finding
     if chooser.stuck is not None and not same:
         return Replayed(outcome, finding, settings, chooser.stuck + 1)
