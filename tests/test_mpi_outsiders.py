@@ -257,6 +257,18 @@ def mutex(cli, program: str, *flags: str, np: str = "3", args: tuple[str, ...] =
     return cli("test", "mutex", "--np", np, "--regex", CS, *flags, "--mpi", program, *args)
 
 
+def test_a_colony_read_from_argv_unlike_the_options_is_named(cli, c_programs):
+    # Before: the bees laid 2 eggs each as their arguments said while the options kept the
+    # problem's 5: [deadlock] with [too-few-eggs], and no word of the options being another colony.
+    ran = cli(
+        "test", "bees", "--np", "3", "--runs", "1", "--no-shrink", "--regex", COLONY_REGEX,
+        "--mpi", c_programs["colony"], *COLONY_ARGS,
+    )  # fmt: skip
+    assert ran.returncode == 1 and "FINDING" in ran.stdout, ran.stdout + ran.stderr
+    assert "says eggs 2 where the test's options say eggs=5" in ran.stdout, ran.stdout
+    assert "-o eggs=2" in ran.stdout
+
+
 def test_ssend_completes_once_received_and_a_token_passed_early_is_found(cli, c_programs, tmp_path):
     # Before: MPI_Ssend, MPI_Issend, MPI_Waitsome, MPI_Testsome and MPI_Sendrecv_replace stopped
     # the test (exit 2) or failed to link.

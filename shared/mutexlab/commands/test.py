@@ -273,7 +273,8 @@ def run(args) -> int:
         if tested.note:
             outcome["shrunk"]["fallback"] = tested.note
         if mpi and (
-            hint := mpitest.unreported(tested.finding.message, tested.shown.events, tested.finding.rule)
+            hint := mpitest.unlike_options(tested.shown.events, tested.settings.problem.options)
+            or mpitest.unreported(tested.finding.message, tested.shown.events, tested.finding.rule)
             or mpitest.busy(tested.finding.rule)
         ):
             outcome["hint"] = hint
