@@ -11,6 +11,7 @@ a pthread listener in ``MPI_Recv(MPI_ANY_SOURCE, MPI_ANY_TAG)``, the main thread
 ``tests/mpi/token_ssend.c`` and ``tests/mpi/ssend_ra.c``: ``MPI_Ssend``/``MPI_Issend``,
 ``MPI_Waitsome``/``MPI_Testsome``, ``MPI_Sendrecv_replace``, ``MPI_Bcast`` of ``argv``.
 ``tests/mpi/kmutex_cond.c``: K-mutex with a listener thread, ``fprintf(stdout)`` and ``puts``.
+``tests/mpi/lamport_set.cpp``: Lamport in C++17, ``std::set`` queue, ``cv.wait`` with a predicate.
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ C_PROGRAMS = {  # name: its source and flags, built by the tests that run it (ea
     "issend-ra": ("ssend_ra.c", ["-DISSEND"]),
     "kmutex": ("kmutex_cond.c", []),
     "kmutex-broken": ("kmutex_cond.c", ["-DBROKEN_K"]),
+    "lamport": ("lamport_set.cpp", ["-std=c++17"]),
+    "lamport-head": ("lamport_set.cpp", ["-std=c++17", "-DBROKEN_HEAD"]),
 }
 
 
@@ -100,7 +103,10 @@ class Programs(dict):
 
     def __missing__(self, name: str) -> str:
         source, flags = C_PROGRAMS[name]
-        made = mpicc(self.cache, "-O2", *flags, "-o", str(self.out / name), str(MPI / source))
+        command = "mpicxx" if source.endswith(".cpp") else "mpicc"
+        made = mpicc(
+            self.cache, "-O2", *flags, "-o", str(self.out / name), str(MPI / source), command=command
+        )
         assert made.returncode == 0, made.stderr
         self[name] = str(self.out / name)
         return self[name]
@@ -307,3 +313,16 @@ def test_kmutex_with_a_listener_thread_fprintf_and_puts(cli, c_programs):
         "--mpi", c_programs["kmutex-broken"], "2", "1",
     )  # fmt: skip
     assert broken.returncode == 1 and "[capacity] cs (capacity 2)" in broken.stdout, broken.stdout
+
+
+def test_lamport_in_cpp17_with_a_predicate_wait_passes_and_its_head_bug_replays(cli, c_programs, tmp_path):
+    regex = "(?P<enter>-> CS)|(?P<exit><- CS)"
+    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "30", "--regex", regex,
+              "--mpi", c_programs["lamport"], "2")  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    scenario = tmp_path / "head.json"
+    head = cli("test", "mutex", "--np", "3", "--entries", "1", "--regex", regex, "--counterexample",
+               str(scenario), "--mpi", c_programs["lamport-head"])  # fmt: skip
+    assert head.returncode == 1 and "FINDING [violation]" in head.stdout, head.stdout + head.stderr
+    again = cli("replay", str(scenario), "--mpi", c_programs["lamport-head"])
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
