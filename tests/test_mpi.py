@@ -399,6 +399,10 @@ def test_what_a_printed_line_means():
     ]
     assert meaning({"enter": None, "state_DEAD": None}, "cs") == []
     assert "without its group 'resource'" in meaning({"enter": "enters", "resource": None}, "")
+    # a group resource_NAME names the resource whatever it matched ("KWIATEK", "FLOWER")
+    assert meaning({"enter": "+", "resource_flower": "KWIATEK", "resource": None}, "") == [
+        {"type": "enter", "resource": "flower", "units": 1}
+    ]
 
 
 def test_entries_turn_a_rank_waiting_for_ever_into_a_deadlock(cli, built, tmp_path):

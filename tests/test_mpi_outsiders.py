@@ -5,7 +5,13 @@ flowers, a helper thread per rank in ``MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG)``,
 ``MPI_Wait``, Lamport clocks by hand, ``MPI_Barrier`` at both ends, ``std::cout`` lines (with
 ``-DUNSYNCED``, after ``std::ios_base::sync_with_stdio(false)``). ``tests/mpi/town.c``: the
 hamster killers as a student writes them — the mayor at rank 0 keeps pins and poison, ``printf``
-without ``fflush``, ``stderr`` chatter, ``rand()``, ``usleep``.
+without ``fflush``, ``stderr`` chatter, ``rand()``, ``usleep``. ``tests/mpi/colony.c``: the bees in C,
+a pthread listener in ``MPI_Recv(MPI_ANY_SOURCE, MPI_ANY_TAG)``, the main thread on a
+``pthread_cond``, structs as ``MPI_BYTE``, ANSI-coloured lines in its own words (``FLOWER+``).
+``tests/mpi/token_ssend.c`` and ``tests/mpi/ssend_ra.c``: ``MPI_Ssend``/``MPI_Issend``,
+``MPI_Waitsome``/``MPI_Testsome``, ``MPI_Sendrecv_replace``, ``MPI_Bcast`` of ``argv``.
+``tests/mpi/kmutex_cond.c``: K-mutex with a listener thread, ``fprintf(stdout)`` and ``puts``.
+``tests/mpi/lamport_set.cpp``: Lamport in C++17, ``std::set`` queue, ``cv.wait`` with a predicate.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MPI = ROOT / "tests" / "mpi"
 HIVE_REGEX = (MPI / "hivekeeper.regex").read_text().strip()
 TOWN_REGEX = (MPI / "town.regex").read_text().strip()
+COLONY_REGEX = (MPI / "colony.regex").read_text().strip()
+CS = "(?P<enter>ENTER CS)|(?P<exit>EXIT CS)"
 COLONY = ["-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=2", "-o", "cocoons=4"]
 COLONY_ARGS = ["2", "1", "2", "4"]
 # A student's "mutex": rank 0 greets rank 1 (by number), then every rank enters at once.
@@ -47,7 +55,7 @@ def built(tmp_path_factory) -> dict[str, str]:
     if shutil.which("gcc") is None or shutil.which("g++") is None:
         missing("gcc and g++ are needed: mutexlab's MPI is built with them")
     out = tmp_path_factory.mktemp("outsiders")
-    cache = out / "cache"
+    cache = tmp_path_factory.getbasetemp() / "mpi-cache"  # the library, built once for both fixtures
     found = {}
     # every line on standard error, as a student who learnt that stderr is not buffered writes it
     (out / "town_stderr.c").write_text(
@@ -72,6 +80,43 @@ def built(tmp_path_factory) -> dict[str, str]:
         assert made.returncode == 0, made.stderr
         found[name] = str(out / name)
     return found
+
+
+C_PROGRAMS = {  # name: its source and flags, built by the tests that run it (each build is seconds of gcc)
+    "colony": ("colony.c", []),
+    "colony-stamp": ("colony.c", ["-DBROKEN_STAMP"]),
+    "token": ("token_ssend.c", []),
+    "token-early": ("token_ssend.c", ["-DBROKEN_EARLY"]),
+    "ssend-ra": ("ssend_ra.c", []),
+    "issend-ra": ("ssend_ra.c", ["-DISSEND"]),
+    "kmutex": ("kmutex_cond.c", []),
+    "kmutex-broken": ("kmutex_cond.c", ["-DBROKEN_K"]),
+    "lamport": ("lamport_set.cpp", ["-std=c++17"]),
+    "lamport-head": ("lamport_set.cpp", ["-std=c++17", "-DBROKEN_HEAD"]),
+}
+
+
+class Programs(dict):
+    def __init__(self, out: Path, cache: Path):
+        super().__init__()
+        self.out, self.cache = out, cache
+
+    def __missing__(self, name: str) -> str:
+        source, flags = C_PROGRAMS[name]
+        command = "mpicxx" if source.endswith(".cpp") else "mpicc"
+        made = mpicc(
+            self.cache, "-O2", *flags, "-o", str(self.out / name), str(MPI / source), command=command
+        )
+        assert made.returncode == 0, made.stderr
+        self[name] = str(self.out / name)
+        return self[name]
+
+
+@pytest.fixture(scope="module")
+def c_programs(tmp_path_factory) -> Programs:
+    if shutil.which("gcc") is None:
+        missing("gcc is needed: mutexlab's MPI is built with it")
+    return Programs(tmp_path_factory.mktemp("c-outsiders"), tmp_path_factory.getbasetemp() / "mpi-cache")
 
 
 def bees(cli, program: str, *flags: str):
@@ -196,3 +241,88 @@ def test_shrinking_below_the_ranks_a_program_needs_keeps_the_finding(cli, built)
     )
     assert ran.returncode == 1 and "FINDING [violation]" in ran.stdout, ran.stdout + ran.stderr
     assert "on 2 nodes" in ran.stdout or "N=2" in ran.stdout
+
+
+def colony(cli, program: str, *flags: str):
+    return cli(
+        "test", "bees", "--np", "4", *COLONY, "--regex", COLONY_REGEX, *flags, "--mpi", program, *COLONY_ARGS
+    )
+
+
+def test_a_resource_named_by_its_group_whatever_the_line_says(cli, c_programs):
+    # Before: only the text a group 'resource' matched named the resource: a bee printing
+    # "FLOWER+" could be read as entering 'FLOWER' ([unknown-resource], a violation) and the group
+    # 'resource_flower' named nothing ("an enter without its group 'resource'", exit 2).
+    ran = colony(cli, c_programs["colony"], "--runs", "15")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    stamp = colony(cli, c_programs["colony-stamp"], "--runs", "30", "--no-shrink")
+    assert stamp.returncode == 1 and "[capacity] reed:" in stamp.stdout, stamp.stdout + stamp.stderr
+
+
+def mutex(cli, program: str, *flags: str, np: str = "3", args: tuple[str, ...] = ()):
+    return cli("test", "mutex", "--np", np, "--regex", CS, *flags, "--mpi", program, *args)
+
+
+def test_a_colony_read_from_argv_unlike_the_options_is_named(cli, c_programs):
+    # Before: the bees laid 2 eggs each as their arguments said while the options kept the
+    # problem's 5: [deadlock] with [too-few-eggs], and no word of the options being another colony.
+    ran = cli(
+        "test", "bees", "--np", "3", "--runs", "1", "--no-shrink", "--regex", COLONY_REGEX,
+        "--mpi", c_programs["colony"], *COLONY_ARGS,
+    )  # fmt: skip
+    assert ran.returncode == 1 and "FINDING" in ran.stdout, ran.stdout + ran.stderr
+    assert "says eggs 2 where the test's options say eggs=5" in ran.stdout, ran.stdout
+    assert "-o eggs=2" in ran.stdout
+
+
+def test_ssend_completes_once_received_and_a_token_passed_early_is_found(cli, c_programs, tmp_path):
+    # Before: MPI_Ssend, MPI_Issend, MPI_Waitsome, MPI_Testsome and MPI_Sendrecv_replace stopped
+    # the test (exit 2) or failed to link.
+    ran = mutex(cli, c_programs["token"], "--entries", "2", "--runs", "20", args=("2",))
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    scenario = tmp_path / "early.json"
+    early = mutex(cli, c_programs["token-early"], "--counterexample", str(scenario))
+    assert early.returncode == 1 and "FINDING [violation]" in early.stdout, early.stdout + early.stderr
+    again = cli("replay", str(scenario), "--mpi", c_programs["token-early"])
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+
+
+def test_two_ranks_ssending_to_each_other_wait_for_ever(cli, c_programs):
+    # MPI_Ssend returns only once a receive has matched it: every rank sending its REQUEST first,
+    # none receiving, is a deadlock here as under any MPI (a standard send would have passed).
+    ran = mutex(cli, c_programs["ssend-ra"], "--entries", "1", "--no-shrink")
+    assert ran.returncode == 1 and "FINDING [deadlock]" in ran.stdout, ran.stdout + ran.stderr
+    # Without --entries nothing entered: the hint names the deadlock beside the regex.
+    quiet = mutex(cli, c_programs["ssend-ra"], "--runs", "5")
+    assert quiet.returncode == 3 and "waited for ever before entering" in quiet.stdout, quiet.stdout
+    fixed = mutex(cli, c_programs["issend-ra"], "--entries", "1", "--runs", "30")
+    assert fixed.returncode == 0 and "PASS" in fixed.stdout, fixed.stdout + fixed.stderr
+    exhaustive = mutex(cli, c_programs["issend-ra"], "--entries", "1", "--strategy", "systematic", np="2")
+    assert exhaustive.returncode == 0 and "searched exhaustively" in exhaustive.stdout, exhaustive.stdout
+
+
+def test_kmutex_with_a_listener_thread_fprintf_and_puts(cli, c_programs):
+    regex = "(?P<enter>entering section)|(?P<exit>leaving section)"
+    ran = cli(
+        "test", "kmutex", "-o", "k=2", "--np", "4", "--entries", "1", "--runs", "20", "--regex", regex,
+        "--mpi", c_programs["kmutex"], "2", "1",
+    )  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    broken = cli(
+        "test", "kmutex", "-o", "k=2", "--np", "4", "--entries", "1", "--no-shrink", "--regex", regex,
+        "--mpi", c_programs["kmutex-broken"], "2", "1",
+    )  # fmt: skip
+    assert broken.returncode == 1 and "[capacity] cs (capacity 2)" in broken.stdout, broken.stdout
+
+
+def test_lamport_in_cpp17_with_a_predicate_wait_passes_and_its_head_bug_replays(cli, c_programs, tmp_path):
+    regex = "(?P<enter>-> CS)|(?P<exit><- CS)"
+    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "30", "--regex", regex,
+              "--mpi", c_programs["lamport"], "2")  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    scenario = tmp_path / "head.json"
+    head = cli("test", "mutex", "--np", "3", "--entries", "1", "--regex", regex, "--counterexample",
+               str(scenario), "--mpi", c_programs["lamport-head"])  # fmt: skip
+    assert head.returncode == 1 and "FINDING [violation]" in head.stdout, head.stdout + head.stderr
+    again = cli("replay", str(scenario), "--mpi", c_programs["lamport-head"])
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout

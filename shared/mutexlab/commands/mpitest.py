@@ -58,7 +58,8 @@ def add_arguments(p, replay: bool = False) -> None:
         metavar="REGEX",
         help="--mpi: a line the program prints that this matches is an enter (named group 'enter' took "
         "part) or an exit (group 'exit'); optional groups 'resource', 'index' (the resource "
-        "is resource:index) and 'units'; a group state_NAME is the state NAME, event_NAME an event "
+        "is resource:index; resource_NAME names NAME whatever it matched) and 'units'; a group "
+        "state_NAME is the state NAME, event_NAME an event "
         "whose fields are the groups f_FIELD",
     )
     p.add_argument(
@@ -321,6 +322,30 @@ def unreported(message: str, events: list[dict[str, Any]], rule: str = "") -> st
         "output (its standard error is not matched), give --regex groups state_NAME (and event_NAME), "
         "or call mutexlab_state (docs/mpi.md#entries)"
     )
+
+
+TRACE_KEYS = {"event", "pid", "t", "vc"}
+
+
+def unlike_options(events: list[dict[str, Any]], options: dict[str, Any]) -> str | None:
+    """A rank's event whose number is named as an option and differs from it (a bee dying after
+    2 eggs where the options say ``eggs`` 5): the program read another configuration from its own
+    arguments than the options the audit judges by, the likelier cause of the finding."""
+    from ..director.lines import RESERVED_EVENTS
+
+    for event in events:
+        if event.get("event") in RESERVED_EVENTS:
+            continue
+        for key, value in event.items():
+            wanted = options.get(key)
+            if key in TRACE_KEYS or type(value) is not int or type(wanted) is not int or value == wanted:
+                continue
+            return (
+                f"note: {event.get('pid')}'s {event.get('event')} says {key} {value} where the test's "
+                f"options say {key}={wanted}: the audit judges by the options, so give the test the "
+                f"values the program took from its arguments (-o {key}={value} …) (docs/mpi.md#bees)"
+            )
+    return None
 
 
 def busy(rule: str) -> str | None:

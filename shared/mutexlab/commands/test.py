@@ -273,7 +273,8 @@ def run(args) -> int:
         if tested.note:
             outcome["shrunk"]["fallback"] = tested.note
         if mpi and (
-            hint := mpitest.unreported(tested.finding.message, tested.shown.events, tested.finding.rule)
+            hint := mpitest.unlike_options(tested.shown.events, tested.settings.problem.options)
+            or mpitest.unreported(tested.finding.message, tested.shown.events, tested.finding.rule)
             or mpitest.busy(tested.finding.rule)
         ):
             outcome["hint"] = hint
@@ -336,8 +337,9 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
             return [
                 f"{head}: INCOMPLETE — no rank entered the resource ({searched}): give "
                 "--regex matching what the program prints on its standard output when it enters and "
-                "leaves (its standard error is not matched), or call "
-                "mutexlab_enter/mutexlab_exit (docs/mpi.md); nothing proven"
+                "leaves (its standard error is not matched), or call mutexlab_enter/mutexlab_exit; "
+                "or, if it does, every rank waited for ever before entering: --entries 1 makes that "
+                "the deadlock finding (docs/mpi.md); nothing proven"
             ]
         if outcome["verdict"] == "PASS" and outcome["exhaustive"]:
             return [

@@ -110,7 +110,8 @@ def ended(child: subprocess.Popen) -> int:
 
 def meaning(fields: dict, resource: str) -> list[dict] | str:
     """What a printed line says, from the groups that took part in its match: an ``enter`` or
-    ``exit`` (of ``resource``, or ``resource:index``, else ``--resource``; ``units``), a
+    ``exit`` (of ``resource``, or ``resource:index``, else ``--resource``; a group
+    ``resource_NAME`` names the resource NAME whatever it matched; ``units``), a
     ``state_NAME`` (the state NAME) and an ``event_NAME`` (its fields the groups ``f_FIELD``,
     a number where the text is digits, a list of numbers where it is several: ``field``); a
     message when an entry names no resource."""
@@ -118,7 +119,8 @@ def meaning(fields: dict, resource: str) -> list[dict] | str:
     taken = {k: v for k, v in fields.items() if v is not None}
     event = next((k for k in ("enter", "exit") if k in taken), None)
     if event:
-        name = taken.get("resource") or resource
+        named = [k[len("resource_") :] for k in taken if k.startswith("resource_")]
+        name = named[0] if named else taken.get("resource") or resource
         if not name:
             return (
                 f"--regex matched an {event} without its group 'resource': this problem has "

@@ -75,6 +75,7 @@ typedef struct waiter {
 typedef struct msg {
     struct msg *next;
     int src, tag, ctx;
+    long sync; /* a synchronous send's number at its sender (0: a standard send): acknowledged when matched */
     long bytes;
     unsigned char *data;
 } msg;
@@ -82,6 +83,7 @@ typedef struct msg {
 typedef struct {
     int used, done, recv, src, tag, ctx, freed; /* freed: MPI_Request_free'd, the slot ends with it */
     long truncated;                             /* the bytes of a message longer than the buffer */
+    long sync;                                  /* a synchronous send waiting for its receive's ack */
     void *buf;
     long capacity;
     MPI_Status status;
@@ -555,7 +557,15 @@ int ml_size(void) { return size_; }
 
 static void arrive(msg *m);
 
+static void send_message(int dest, int tag, int ctx, const void *buf, long bytes, const char *call, long sync);
+
 void ml_send(int dest, int tag, int ctx, const void *buf, long bytes, const char *call) {
+    send_message(dest, tag, ctx, buf, bytes, call, 0);
+}
+
+/* A message to ``dest``; ``sync`` > 0 makes it synchronous: the receiving rank acknowledges it
+ * (a message the director orders like any other) once a receive has matched it. */
+static void send_message(int dest, int tag, int ctx, const void *buf, long bytes, const char *call, long sync) {
     if (dest == MPI_PROC_NULL) return; /* MPI: a send to no process does nothing, at once */
     if (dest < 0 || dest >= size_) {
         lock_L();
@@ -567,7 +577,7 @@ void ml_send(int dest, int tag, int ctx, const void *buf, long bytes, const char
         lock_L();
         if (!m || !copy) fatal("%s: out of memory", call);
         if (bytes) memcpy(copy, buf, (size_t)bytes);
-        *m = (msg){NULL, rank_, tag, ctx, bytes, copy};
+        *m = (msg){NULL, rank_, tag, ctx, sync, bytes, copy};
         drain();
         arrive(m);
         unlock_L();
@@ -586,7 +596,7 @@ void ml_send(int dest, int tag, int ctx, const void *buf, long bytes, const char
                      dest + first_, name, kind == CTX_P2P || kind == CTX_COLLECTIVE ? tag : kind, tag, ctx);
     const unsigned char *p = buf;
     for (long i = 0; i < bytes; i++) k += sprintf(line + k, "%02x", p[i]);
-    k += sprintf(line + k, "\"}}\n");
+    k += sync ? sprintf(line + k, "\",\"sync\":%ld}}\n", sync) : sprintf(line + k, "\"}}\n");
     drain();
     put(line, (size_t)k);
     bump();
@@ -597,7 +607,10 @@ static int matches(int src, int tag, int ctx, const msg *m) {
     return m->ctx == ctx && (src == MPI_ANY_SOURCE || src == m->src) && (tag == MPI_ANY_TAG || tag == m->tag);
 }
 
+static void acknowledge(const msg *m);
+
 static void complete(request *r, msg *m) { /* under L */
+    if (m->sync) acknowledge(m); /* a synchronous send: its sender learns a receive has matched it */
     long n = m->bytes < r->capacity ? m->bytes : r->capacity;
     if (n) memcpy(r->buf, m->data, (size_t)n);
     if (m->bytes > r->capacity) r->truncated = m->bytes; /* an error, said where it completes */
@@ -611,6 +624,32 @@ static void complete(request *r, msg *m) { /* under L */
     free(m);
     for (waiter *w = waiters; w; w = w->next)
         if (w->kind == W_REQ && w->what == r) unblock(w);
+}
+
+static void acked(long sync) { /* a synchronous send of this rank was matched: its request completes (under L) */
+    for (int i = 1; i < REQUESTS; i++) {
+        request *r = &reqs[i];
+        if (r->used && !r->recv && !r->done && r->sync == sync) {
+            r->done = 1;
+            if (r->freed) r->used = 0;
+            for (waiter *w = waiters; w; w = w->next)
+                if (w->kind == W_REQ && w->what == r) unblock(w);
+            break;
+        }
+    }
+    bump();
+}
+
+static void acknowledge(const msg *m) { /* a receive matched a synchronous send: tell its sender (under L) */
+    if (m->src == rank_) {
+        acked(m->sync);
+        return;
+    }
+    char line[160];
+    int k = snprintf(line, sizeof line, "{\"type\":\"send\",\"to\":%d,\"body\":{\"type\":\"ssend ack\",\"ack\":%ld}}\n",
+                     m->src + first_, m->sync);
+    drain();
+    put(line, (size_t)k);
 }
 
 static void arrive(msg *m) { /* a delivered message: to the oldest posted receive it matches (under L) */
@@ -744,24 +783,70 @@ static void check_tag(int tag, int receive) { /* MPI_ERR_TAG, fatal under MPI's 
                 MPI_TAG_UB, receive ? ", or MPI_ANY_TAG" : "; MPI_ANY_TAG is for receives");
 }
 
-int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-    int ctx = ml_comm(comm, "MPI_Send");
+static void send_call(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                      const char *call, long sync) {
+    int ctx = ml_comm(comm, call);
     check_tag(tag, 0);
     sync_stdout();
     long bytes;
-    unsigned char *packed = ml_pack(buf, count, type, &bytes, "MPI_Send");
-    ml_send(dest, tag, ctx, packed, bytes, "MPI_Send");
+    unsigned char *packed = ml_pack(buf, count, type, &bytes, call);
+    send_message(dest, tag, ctx, packed, bytes, call, sync);
     free(packed);
+}
+
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    send_call(buf, count, type, dest, tag, comm, "MPI_Send", 0);
     return MPI_SUCCESS;
 }
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
-    MPI_Send(buf, count, type, dest, tag, comm); /* held by mutexlab: the buffer is free at once */
+    send_call(buf, count, type, dest, tag, comm, "MPI_Isend", 0); /* held by mutexlab: the buffer is free at once */
     lock_L();
     *req = new_request();
     reqs[*req].done = 1;
     unlock_L();
     return MPI_SUCCESS;
+}
+
+/* MPI_Rsend: a ready send is a standard send once its receive is posted, as MPI allows an
+ * implementation to make it (whether the receive was posted is the receiver's, not checked). */
+int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    send_call(buf, count, type, dest, tag, comm, "MPI_Rsend", 0);
+    return MPI_SUCCESS;
+}
+
+int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
+    send_call(buf, count, type, dest, tag, comm, "MPI_Irsend", 0);
+    lock_L();
+    *req = new_request();
+    reqs[*req].done = 1;
+    unlock_L();
+    return MPI_SUCCESS;
+}
+
+/* MPI_Issend: the request completes once a receive of the destination has matched the message,
+ * which the destination's library acknowledges with a message of its own ("ssend ack"), ordered by
+ * the director like any other: two ranks that Ssend to each other before receiving wait for ever,
+ * as under any MPI. */
+static long next_sync;
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
+    ml_comm(comm, "MPI_Issend");
+    lock_L();
+    *req = new_request();
+    request *r = &reqs[*req];
+    r->sync = ++next_sync;
+    r->done = dest == MPI_PROC_NULL; /* MPI: a send to no process completes at once */
+    long sync = r->sync;
+    unlock_L();
+    send_call(buf, count, type, dest, tag, comm, "MPI_Issend", sync);
+    return MPI_SUCCESS;
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    MPI_Request r;
+    MPI_Issend(buf, count, type, dest, tag, comm, &r);
+    return MPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req) {
@@ -782,6 +867,18 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
     MPI_Send(sendbuf, sendcount, sendtype, dest, sendtag, comm); /* a send never blocks here */
     return MPI_Recv(recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+                         MPI_Comm comm, MPI_Status *status) {
+    MPI_Send(buf, count, type, dest, sendtag, comm); /* the bytes leave at once: the buffer is free */
+    return MPI_Recv(buf, count, type, source, recvtag, comm, status);
+}
+
+int MPI_Get_version(int *version, int *subversion) {
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
 }
 
 int MPI_Request_free(MPI_Request *handle) {
@@ -843,6 +940,47 @@ int MPI_Testall(int count, MPI_Request handles[], int *flag, MPI_Status statuses
     unlock_L();
     if (!*flag) poll_point();
     return MPI_SUCCESS;
+}
+
+/* MPI_Waitsome and MPI_Testsome: every active request that is done, finished in array order;
+ * *outcount MPI_UNDEFINED when none is active. MPI_Waitsome polls, as MPI_Waitany does. */
+static int finish_all_done(int count, MPI_Request handles[], int indices[], MPI_Status statuses[], int *active) {
+    int n = 0;
+    *active = 0;
+    for (int i = 0; i < count; i++) {
+        if (handles[i] == MPI_REQUEST_NULL) continue;
+        *active = 1;
+        if (reqs[handles[i]].done) {
+            finish(&handles[i], statuses ? &statuses[n] : MPI_STATUS_IGNORE);
+            indices[n++] = i;
+        }
+    }
+    return *active ? n : MPI_UNDEFINED;
+}
+
+static int some(int count, MPI_Request handles[], int *outcount, int indices[], MPI_Status statuses[],
+                const char *call, int wait) {
+    counted_thread(call);
+    sync_stdout();
+    for (int i = 0; i < count; i++)
+        if (handles[i] != MPI_REQUEST_NULL) request_of(&handles[i], call); /* each active */
+    for (;;) {
+        int active;
+        lock_L();
+        *outcount = finish_all_done(count, handles, indices, statuses, &active);
+        unlock_L();
+        if (*outcount != 0) return MPI_SUCCESS;
+        poll_point();
+        if (!wait) return MPI_SUCCESS;
+    }
+}
+
+int MPI_Waitsome(int incount, MPI_Request handles[], int *outcount, int indices[], MPI_Status statuses[]) {
+    return some(incount, handles, outcount, indices, statuses, "MPI_Waitsome", 1);
+}
+
+int MPI_Testsome(int incount, MPI_Request handles[], int *outcount, int indices[], MPI_Status statuses[]) {
+    return some(incount, handles, outcount, indices, statuses, "MPI_Testsome", 0);
 }
 
 /* MPI_Testany: the first finished request of the array, else flag 0 and a poll. */
@@ -1252,6 +1390,8 @@ static void *director(void *unused) { /* one input line at a time; done once the
             for (waiter *w = waiters; w; w = w->next)
                 if (w->kind == W_INIT) unblock(w);
             bump();
+        } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"ack\":")) {
+            acked(json_long(line, "\"ack\":", 0)); /* a receive of another rank matched our synchronous send */
         } else if (strstr(line, "\"type\":\"recv\"")) {
             msg *m = calloc(1, sizeof *m);
             const char *data = strstr(line, "\"data\":\"");
@@ -1259,6 +1399,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
             m->src = (int)json_long(line, "\"from\":", 0) - first_;
             m->tag = (int)json_long(line, "\"tag\":", 0);
             m->ctx = (int)json_long(line, "\"ctx\":", 0);
+            m->sync = json_long(line, "\"sync\":", 0);
             if (m->ctx % 4 == CTX_BARRIER_OUT) m->src = 0;
             data += 8;
             const char *end = strchr(data, '"');
@@ -1549,9 +1690,6 @@ int sched_yield(void) {
         unsupported(#name);    \
         return MPI_ERR_OTHER;  \
     }
-UNSUPPORTED(MPI_Ssend, const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m)
-UNSUPPORTED(MPI_Rsend, const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m)
-UNSUPPORTED(MPI_Issend, const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m, MPI_Request *r)
 UNSUPPORTED(MPI_Comm_split, MPI_Comm c, int a, int b, MPI_Comm *n)
 UNSUPPORTED(MPI_Type_vector, int a, int b, int c, MPI_Datatype d, MPI_Datatype *e)
 UNSUPPORTED(MPI_Type_create_resized, MPI_Datatype a, MPI_Aint b, MPI_Aint c, MPI_Datatype *d)
