@@ -45,6 +45,8 @@ typedef struct {
     Vec owners, linkinfo, linkidx, rawbuf;
     /* the figures' search's dictionaries and interned parts, read by advance (_core_figures.h) */
     PyObject *f_sigs, *f_awaits, *f_edges, *f_known, *f_auxes, *f_keyof;
+    struct LFrame *lf; /* the figures' loop's frames (_core_loop.h) */
+    int lf_n, lf_cap;
 } Core;
 
 /* -- the tables, asked of Python on a miss -------------------------------------------------- */
@@ -440,6 +442,10 @@ static PyObject *Core_hash(Core *c, PyObject *world) {  /* the fingerprint, for 
     return PyLong_FromLongLong((long long)fingerprint(w, c->W));
 }
 
+#include "_core_step.h"
+#include "_core_figures.h"
+#include "_core_loop.h"
+
 static void Core_dealloc(Core *c) {
     Map *maps[] = {&c->trans, &c->push, &c->add, &c->drop, &c->hold, &c->stack, &c->vis, &c->mayid, &c->may,
                    &c->closures, &c->low, &c->reqlow, &c->done, &c->shifted, &c->retired, &c->linkid, &c->linkshift};
@@ -452,6 +458,7 @@ static void Core_dealloc(Core *c) {
     Py_XDECREF(c->tables);
     Py_XDECREF(c->f_sigs); Py_XDECREF(c->f_awaits); Py_XDECREF(c->f_edges); Py_XDECREF(c->f_known);
     Py_XDECREF(c->f_auxes); Py_XDECREF(c->f_keyof);
+    lframes_free(c);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
@@ -486,9 +493,6 @@ static int Core_init(Core *c, PyObject *args, PyObject *kwds) {
     return ok;
 }
 
-#include "_core_step.h"
-#include "_core_figures.h"
-
 static PyMethodDef Core_methods[] = {
     {"dfs", (PyCFunction)Core_dfs, METH_O, "Search depth-first from the root world: (code, world, label, path)."},
     {"counts", (PyCFunction)Core_counts, METH_NOARGS, "(states, transitions, depth, finals, cycles)"},
@@ -499,6 +503,8 @@ static PyMethodDef Core_methods[] = {
     {"figures", (PyCFunction)Core_figures, METH_VARARGS, "figures(sigs, awaits, remembered, known, auxes, keyof): what advance reads."},
     {"advance", (PyCFunction)Core_advance, METH_VARARGS, "advance(world, label, aux id): a step and its remembered lookups."},
     {"sampling", (PyCFunction)Core_sampling, METH_VARARGS, "sampling(calls, due): the sampler's count set."},
+    {"climb", (PyCFunction)Core_climb, METH_VARARGS, "climb(root, aux, key, labels, interned, states, max, hooks): the figures' loop."},
+    {"trail", (PyCFunction)Core_trail, METH_NOARGS, "trail(): the labels from the root to the world climbed now."},
     {NULL}
 };
 
@@ -528,6 +534,6 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) { Py_DECREF(&CoreType); Py_DECREF(m); return NULL; }
     /* core.py's INTERFACE: a build older than its source (a pull without a rebuild) is not used */
-    if (PyModule_AddIntConstant(m, "INTERFACE", 5) < 0) { Py_DECREF(m); return NULL; }
+    if (PyModule_AddIntConstant(m, "INTERFACE", 6) < 0) { Py_DECREF(m); return NULL; }
     return m;
 }

@@ -39,32 +39,34 @@ static PyObject *lookup(PyObject *dict, PyObject *key) {
  * process, signature, remembered step, key, known's value). From the signature on, a miss
  * leaves None in its place and in those after it (the caller computes them as edges.py does);
  * a key not known gives the ``known`` dictionary itself (metrics.py's ``known.get(key, known)``). */
-static PyObject *Core_advance(Core *c, PyObject *args) {
-    PyObject *world, *label, *nxt = NULL, *sig, *edge = NULL, *key = NULL, *kn;
-    long aux;
+/* advance's work, for it and for the figures' loop (_core_loop.h): -1 on an error, 0 when the
+ * input is refused, else 1 with ``out`` = (successor, signature, remembered step, key, known's
+ * value) as new references (None for each missed) and ``*who`` the stepping process. */
+static int advance_parts(Core *c, PyObject *world, PyObject *label, long aux, PyObject **out, int *who) {
+    PyObject *nxt = NULL, *sig, *edge = NULL, *key = NULL, *kn;
     int32_t lab[3], w[STEP_MAX_W];
-    if (!PyArg_ParseTuple(args, "O!O!l", &PyTuple_Type, &world, &PyTuple_Type, &label, &aux)) return NULL;
     if (!c->f_sigs) {
         PyErr_SetString(PyExc_RuntimeError, "advance: figures() not given");
-        return NULL;
+        return -1;
     }
     if (PyTuple_GET_SIZE(label) != 3) {
         PyErr_SetString(PyExc_ValueError, "not a label of this model (a delivery or a local decision)");
-        return NULL;
+        return -1;
     }
     for (int k = 0; k < 3; k++) lab[k] = (int32_t)PyLong_AsLong(PyTuple_GET_ITEM(label, k));
-    if (PyErr_Occurred() || world_in(c, world, w) < 0) return NULL;
+    if (PyErr_Occurred() || world_in(c, world, w) < 0) return -1;
     if (lab[1] < 0 || lab[1] >= (lab[0] ? c->n : c->L) || lab[0] < 0 || lab[0] > 1) {
         PyErr_SetString(PyExc_ValueError, "not a label of this model (a delivery or a local decision)");
-        return NULL;
+        return -1;
     }
     int over, taken = take(c, w, lab, &over);
-    if (taken < 0) return NULL;
-    if (!taken) Py_RETURN_NONE;
-    if (c->norm && normal(c, w) < 0) return NULL;
+    if (taken < 0) return -1;
+    if (!taken) return 0;
+    if (c->norm && normal(c, w) < 0) return -1;
     int i = lab[0] ? lab[1] : c->link_to[lab[1]];
+    *who = i;
     nxt = world_tuple(w, c->W);
-    if (!nxt) return NULL;
+    if (!nxt) return -1;
     sig = lookup(c->f_sigs, PyTuple_Pack(2, label, PyTuple_GET_ITEM(world, i)));
     if (!sig) goto miss;
     if (!PyTuple_Check(sig) || PyTuple_GET_SIZE(sig) != 4) {
@@ -121,20 +123,37 @@ static PyObject *Core_advance(Core *c, PyObject *args) {
         if (PyErr_Occurred()) goto fail;
         kn = c->f_known;
     }
-    return Py_BuildValue("(NiNNNO)", nxt, i, sig, edge, key, kn);
+    out[0] = nxt; out[1] = sig; out[2] = edge; out[3] = key; out[4] = Py_NewRef(kn);
+    return 1;
 missed:
     if (PyErr_Occurred()) goto fail;
-    return Py_BuildValue("(NiNOOO)", nxt, i, sig, Py_None, Py_None, Py_None);
+    out[0] = nxt; out[1] = sig; out[2] = Py_NewRef(Py_None); out[3] = Py_NewRef(Py_None); out[4] = Py_NewRef(Py_None);
+    Py_XDECREF(edge);
+    Py_XDECREF(key);
+    return 1;
 miss:
     if (PyErr_Occurred()) goto fail0;
-    return Py_BuildValue("(NiOOOO)", nxt, i, Py_None, Py_None, Py_None, Py_None);
+    out[0] = nxt;
+    for (int k = 1; k < 5; k++) out[k] = Py_NewRef(Py_None);
+    return 1;
 fail:
     Py_XDECREF(edge);
     Py_DECREF(sig);
 fail0:
     Py_XDECREF(key);
     Py_DECREF(nxt);
-    return NULL;
+    return -1;
+}
+
+static PyObject *Core_advance(Core *c, PyObject *args) {
+    PyObject *world, *label, *out[5];
+    long aux;
+    int i = 0;
+    if (!PyArg_ParseTuple(args, "O!O!l", &PyTuple_Type, &world, &PyTuple_Type, &label, &aux)) return NULL;
+    int got = advance_parts(c, world, label, aux, out, &i);
+    if (got < 0) return NULL;
+    if (!got) Py_RETURN_NONE;
+    return Py_BuildValue("(NiNNNN)", out[0], i, out[1], out[2], out[3], out[4]);
 }
 
 #endif

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from ..sim.engine import _rare_collections as rare_collections
 from .ahead import averages, bypassing, charging, ended, fold, settle, shift, widen
@@ -59,97 +58,13 @@ from .charges import NONE, Tracker
 from .core import stepper
 from .core_reduce import shift_of
 from .edges import NEG, Edges
+from .extremes import Extreme, Figures, MetricsResult, flat
+from .metrics_loop import climb, climbs
 from .model import LOCAL, Model
 from .por import NAME as POR
 from .result import rss_mb
 
 CHECK_EVERY = 4096
-
-
-@dataclass
-class Extreme:
-    value: int
-    path: list[tuple]  # the step labels of a run reaching it
-    who: str = ""  # the process concerned
-
-
-@dataclass
-class Figures:
-    """The figures of one resource."""
-
-    messages_min: Extreme | None = None
-    messages_max: Extreme | None = None
-    sync_max: Extreme | None = None
-    sync_short_max: Extreme | None = None  # the shortest causal chain's hops, at its worst
-    bypass_max: Extreme | None = None
-    average_min: float | None = None  # every message of a complete run ÷ its entries, fewest
-    average_max: float | None = None
-    entries: int = 0  # charges taken (once per edge of the augmented graph that closes one)
-    unlinked: int = 0  # entries after a waited-on exit that no causal chain leads to
-
-    def as_dict(self) -> dict:
-        def val(e: Extreme | None):
-            return None if e is None else e.value
-
-        return {
-            "messages_per_entry": {"min": val(self.messages_min), "max": val(self.messages_max)},
-            "messages_per_entry_run_average": {"min": _r(self.average_min), "max": _r(self.average_max)},
-            "sync_delay": {"max": val(self.sync_max), "max_shortest_chain": val(self.sync_short_max)},
-            "bypass": {"max": val(self.bypass_max)},
-        }
-
-
-@dataclass
-class MetricsResult:
-    figures: dict[str, Figures] = field(default_factory=dict)  # resource → figures
-    states: int = 0
-    transitions: int = 0
-    seconds: float = 0.0
-    complete: bool = False
-    stopped: str | None = None
-    defined: bool = True  # False: the protocol states no requests
-    runs: int = 0  # complete runs (final worlds reached, counted once per augmented world)
-    reductions: list[str] = field(default_factory=list)  # those the search ran with
-    exact: bool = False  # whole augmented worlds stored, else 64-bit fingerprints
-
-    def collision_bound(self) -> float:
-        """A bound on the probability that two of the stored worlds' fingerprints collided."""
-        return 0.0 if self.exact else self.states**2 / 2**65
-
-    def as_dict(self) -> dict:
-        out: dict = {
-            "complete": self.complete,
-            "stopped": self.stopped,
-            "states": self.states,
-            "transitions": self.transitions,
-            "seconds": round(self.seconds, 3),
-            "reductions": self.reductions,
-            "fingerprints": not self.exact,
-            "collision_bound": float(f"{self.collision_bound():.1g}"),
-        }
-        if not self.complete:
-            return out  # no figure is proven
-        if not self.defined:
-            out["why"] = (
-                "the protocol states no requests (neither Note 'request' nor wants()): no figures are defined"
-            )
-            return out
-        out["resources"] = {r: f.as_dict() for r, f in sorted(self.figures.items())}
-        if len(self.figures) == 1:
-            out |= next(iter(self.figures.values())).as_dict()
-        return out
-
-
-def flat(acc: dict) -> tuple:
-    """``acc`` (key → [fewest, most]) as ((key, fewest, most), ...) in key order."""
-    if len(acc) == 1:
-        for k, (lo, hi) in acc.items():
-            return ((k, lo, hi),)
-    return tuple(sorted((k, lo, hi) for k, (lo, hi) in acc.items()))
-
-
-def _r(x: float | None) -> float | None:
-    return None if x is None else round(x, 3)
 
 
 fingerprint = hash  # of an augmented world: ints and tuples only, the same in every run (charges.py)
@@ -188,7 +103,10 @@ def search_metrics(
     (``edges.py``), the reference the remembered steps are tested against.
 
     Worlds are kept as 64-bit fingerprints (``hash`` of the int tuples, as the check's search),
-    each with its figure ahead (interned: few distinct ones); ``exact`` keeps them whole."""
+    each with its figure ahead (interned: few distinct ones); ``exact`` keeps them whole.
+
+    On the compiled core the loop below is climbed in C (``metrics_loop.py``, ``Core.climb``),
+    which calls this function's own hooks for what needs Python; the loop here is its twin."""
     # every step of every world: never the model's partial-order reduction (its ample sets)
     out = MetricsResult(reductions=[r for r in model.reductions if r != POR], exact=exact)
     t0 = time.perf_counter()
@@ -262,8 +180,11 @@ def search_metrics(
         elif f.sync_short_max is None or value > f.sync_short_max.value:
             f.sync_short_max = Extreme(value, path(), names[pids[i]])
 
+    def trail() -> list:  # the labels from the root to the world searched now (or the core's)
+        return [fr[3] for fr in frames[1:]] if climber is None else climber.trail()
+
     def path() -> list:
-        return [fr[3] for fr in frames[1:]] + [current]
+        return trail() + [current]
 
     pending: dict = {}  # id of an extreme → (it, fewest?, request key, world, charge ahead): to rebuild
 
@@ -275,11 +196,11 @@ def search_metrics(
             f.entries += 1
             prefix = None
             if f.messages_min is None or lo < f.messages_min.value:
-                prefix = [fr[3] for fr in frames[1:] if fr[3] is not None] + [label]
+                prefix = trail() + [label]
                 e = f.messages_min = Extreme(lo, prefix, names[pids[k % n]])
                 pending[id(e)] = (e, True, k, v, lo - c)
             if f.messages_max is None or hi > f.messages_max.value:
-                prefix = prefix or [fr[3] for fr in frames[1:] if fr[3] is not None] + [label]
+                prefix = prefix or trail() + [label]
                 e = f.messages_max = Extreme(hi, list(prefix), names[pids[k % n]])
                 pending[id(e)] = (e, False, k, v, hi - c)
 
@@ -307,13 +228,35 @@ def search_metrics(
             if got > best[j]:
                 best[j] = got
         if opens != NONE and ahead[i] >= 0:  # a request opened here
-            f = figures(opens)
-            if f.bypass_max is None or ahead[i] > f.bypass_max.value:
-                prefix = [fr[3] for fr in frames[1:] if fr[3] is not None] + [label]
-                walk = walking(bypassing, v, i)
-                f.bypass_max = Extreme(ahead[i], prefix + walk, names[pids[i]])
+            beat(opens, ahead[i], label, v, i)
+
+    def beat(kd: int, value: int, label: tuple, v: tuple, i: int) -> None:
+        """A request of kind ``kd`` opened by the step ``label`` into ``v`` sees ``value``."""
+        f = figures(kd)
+        if f.bypass_max is None or value > f.bypass_max.value:
+            prefix = trail() + [label]
+            f.bypass_max = Extreme(value, prefix + walking(bypassing, v, i), names[pids[i]])
+
+    def limited(states: int, transitions: int) -> str | None:
+        """Why the search stops at ``states`` worlds, if it does; else the progress shown."""
+        if max_states is not None and states >= max_states:
+            return f"state limit {max_states:,} reached"
+        if states % CHECK_EVERY == 0:
+            if max_memory is not None and rss_mb() - base + doubling_mb(known, CHECK_EVERY) > max_memory:
+                return f"memory limit {max_memory:g} MB reached"
+            if progress is not None:
+                progress(states, transitions, time.perf_counter() - t0)
+        return None
 
     current: tuple | None = None
+    climber = None  # the core climbing the loop below in C (metrics_loop.py), if any
+
+    def reached_at(label: tuple, seen: tuple) -> None:  # the core's figures reached by a step
+        nonlocal current
+        current = label
+        for a in seen:
+            record(*a)
+
     step, steps = model.step, model.steps
     sigs, signature, awaits, estep = edges._sigs, edges.signature, edges.awaits, edges.step  # noqa: SLF001
     remembered, auxes = edges._edges, edges.auxes  # noqa: SLF001 - the loop binds the hot tables once
@@ -342,6 +285,10 @@ def search_metrics(
     P0, trans, transition, normalise = model.P0, model.trans, model.transition, model.normalise
     tails, drops, pushes, adds = model.seq_tail, model._drop, model._push, model._add  # noqa: SLF001 - the loop binds the model's hot tables once, as search.py's
     drop, push, add = model.drop, model.push, model.add
+    if stepping is not None and not carried and remember and climbs(stepping[0]):
+        climber = stepping[0]  # the loop below in C: the same figures, runs and counts
+        hooks = (opened, reached_at, beat, limited)
+        climb(climber, out, frames.pop(), edges, known, interned, keyof, hooks, max_states, kinds)
     while frames:
         frame = frames[-1]
         labels, pos = frame[1], frame[2]
@@ -448,15 +395,10 @@ def search_metrics(
             continue
         known[key] = None
         out.states += 1
-        if max_states is not None and out.states >= max_states:
-            out.stopped = f"state limit {max_states:,} reached"
-            break
-        if out.states % CHECK_EVERY == 0:
-            if max_memory is not None and rss_mb() - base + doubling_mb(known, CHECK_EVERY) > max_memory:
-                out.stopped = f"memory limit {max_memory:g} MB reached"
+        if (max_states is not None and out.states >= max_states) or out.states % CHECK_EVERY == 0:
+            out.stopped = limited(out.states, out.transitions)
+            if out.stopped is not None:
                 break
-            if progress is not None:
-                progress(out.states, out.transitions, time.perf_counter() - t0)
         labels = steps(nxt)
         runs_ahead: dict = {}  # none: a world where nothing can move before all are finished
         charges_ahead: dict = {}
