@@ -420,3 +420,39 @@ def test_over_rabbitmq_a_message_its_codec_lacks_stops_the_run_with_the_finding(
     reasons = [r for rejected in summary["rejected"] for r in rejected["reasons"]]
     assert any("sent NUDGE, which is not one of the algorithm's message types" in r for r in reasons), reasons
     assert "STOPPED: a handler raised" in (tmp_path / "logs" / "monitor.out").read_text()
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "value", "why"),
+    [
+        ("nan_ack", "load: float = 0.0", 'float("nan")', "load: Input should be a valid number"),
+        ("inf_ack", "load: float = 0.0", 'float("inf")', "load: Input should be a valid number"),
+        # model_construct skips validation on the way out; the receiver's decode does not
+        ("unchecked_ack", "load: int = Field(default=0, ge=0)", "-1", "load: Input should be greater than"),
+    ],
+)
+def test_a_message_that_does_not_decode_from_its_json_is_a_finding_on_its_sender(
+    cli, trials, tmp_path, name, field, value, why
+):
+    """An ACK whose JSON a receiver over the wire refuses (NaN and infinity are written as null;
+    a value its model refuses on the way in). Before: check said "PASS — every reachable world
+    checked", replay SAFE, since the receiver was handed the sender's object itself."""
+    path = variant(
+        trials, name, 'type: Literal["ACK"] = "ACK"\n', f'type: Literal["ACK"] = "ACK"\n    {field}\n'
+    )
+    made = f"Ack(sender=self.pid, ts=self.clock.tick(), load={value})"
+    if name == "unchecked_ack":
+        made = f"Ack.model_construct(sender=self.pid, ts=self.clock.tick(), load={value})"
+    text = path.read_text().replace("Ack(sender=self.pid, ts=self.clock.tick())", made)
+    path.write_text("from pydantic import Field\n" + text)
+    said_ = "node-2 sent ACK, which does not decode from its own JSON ("
+    scenario = tmp_path / "ce.json"
+    done = cli("check", "kmutex", "-a", path, "-N", "2", "-k", "1", "--counterexample", scenario)
+    assert done.returncode == 1 and "VIOLATION" in done.stdout and "PASS" not in done.stdout, said(done)
+    assert said_ in done.stdout and why in done.stdout, done.stdout
+    assert "a receiver over the wire would refuse it" in done.stdout, done.stdout
+    assert "replay reproduces it: yes" in done.stdout, done.stdout
+    again = cli("replay", scenario, "-a", path)
+    assert again.returncode == 1 and "RAISED: step" in again.stdout and said_ in again.stdout, said(again)
+    walk = Session(Config(str(path), 2, {"requests": 1, "k": 1})).random(60, 1)
+    assert walk["stopped"] == "raised", walk

@@ -136,6 +136,25 @@ class UnknownMessage(HandlerError):
         return (UnknownMessage, self._parts)
 
 
+class Undecodable(HandlerError):
+    """A handler sent a message whose own JSON does not decode as its type (a float NaN or
+    infinity, which JSON writes as null; a value its model refuses on the way in): every
+    receiver over the wire would refuse it, so it is a finding against the sender."""
+
+    def __init__(self, process: str, state: str, kind: str, why: str) -> None:
+        self._parts = (process, state, kind, why)
+        ProtocolError.__init__(
+            self,
+            f"{process} sent {kind}, which does not decode from its own JSON ({why}): a receiver "
+            f"over the wire would refuse it, its step leaving it in state {state}",
+        )
+        self.process, self.state, self.taking = process, state, f"its step (a {kind} it sent)"
+        self.error, self.where = f"a {kind} that does not decode: {why}", "an effect it returned"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Undecodable, self._parts)
+
+
 class NotAnEffect(HandlerError):
     """A handler returned, among its effects, something that is none (a ``(to, msg)`` tuple, a
     message without its ``Send``): the algorithm's bug, a finding found when the effects are
