@@ -255,6 +255,7 @@ def run(args) -> int:
         "incomplete_runs": searched.incomplete,  # cut by --max-steps while still serving requests
         "undecided_runs": searched.undecided,  # runs whose audit could not decide everything
     }
+    mpitest.coverage(outcome, searched.clock_jumped)  # a deadline passed at once: not everything covered
     if searched.unsure:
         outcome["undecided"] = searched.unsure
     if isinstance(strategy, Systematic):
@@ -339,17 +340,20 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
                 "leaves (its standard error is not matched), or call "
                 "mutexlab_enter/mutexlab_exit (docs/mpi.md); nothing proven"
             ]
-        if outcome["verdict"] == "PASS" and outcome["exhaustive"]:
+        if outcome["verdict"] == "PASS" and tested.searched.exhausted:  # not "exhaustive" if not_covered
             return [
-                f"{head}: PASS — searched exhaustively: {count(outcome['runs'], 'schedule')} ({searched}"
+                f"{head}: PASS — searched {'every schedule' if 'not_covered' in outcome else 'exhaustively'}: "
+                f"{count(outcome['runs'], 'schedule')} ({searched}"
                 + (
                     f", {outcome['sleep_set_blocked']} cut short as equivalent to one searched)"
                     if outcome.get("sleep_set_blocked")
                     else ")"
                 )
+                + mpitest.gap(outcome)
             ]
         if outcome["verdict"] == "PASS":
-            return [f"{head}: PASS — no finding in {searched} (a sample of the schedules, not all of them)"]
+            sample = "a sample of the schedules, not all of them"
+            return [f"{head}: PASS — no finding in {searched} ({sample}){mpitest.gap(outcome)}"]
         if outcome["undecided_runs"]:
             return [
                 f"{head}: INCOMPLETE — no finding in {searched}, but the audit could not decide "
