@@ -23,6 +23,7 @@ from ..words import count
 from . import mpitest
 from .common import add_json_argument, fail, print_json, real
 from .common import count as whole
+from .flags import parse_options
 from .registry import Command
 from .reporting import write_report_if_asked
 
@@ -136,19 +137,6 @@ def add_timeouts(p, answer: str) -> None:
         help="seconds a node just started may take to answer its first init, when more than "
         f"--timeout (default {TEST_START_TIMEOUT:g}: a JVM starts slowly)",
     )
-
-
-def parse_options(given: list[str]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for item in given:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--option {item!r}: expected KEY=JSON")
-        try:
-            options[key] = json.loads(value)
-        except ValueError:
-            options[key] = value
-    return options
 
 
 def program_argv(text: str) -> list[str]:
