@@ -456,3 +456,38 @@ def test_a_message_that_does_not_decode_from_its_json_is_a_finding_on_its_sender
     assert again.returncode == 1 and "RAISED: step" in again.stdout and said_ in again.stdout, said(again)
     walk = Session(Config(str(path), 2, {"requests": 1, "k": 1})).random(60, 1)
     assert walk["stopped"] == "raised", walk
+
+
+def test_two_setups_of_one_class_name_their_own_processes(trials):
+    """The names a setup gives its processes belong to that setup. Before: one global table keyed
+    by (class, pid), so in one long-lived process (the explorer's server) the setup built last
+    renamed every earlier setup's processes: process 1 of the 2-node setup said ``n3-1``."""
+    import copy
+    import pickle
+
+    from mutexlab.protocols.registry import build_setup
+
+    path = variant(
+        trials, "renamed", "from typing import Literal", "import dataclasses\nfrom typing import Literal"
+    )
+    text = path.read_text().replace(  # the kit's own name (node-<pid>) left out: its setup names it
+        "class LamportK(ClassicNode):\n", "class LamportK(ClassicNode):\n    name = Protocol.name\n"
+    )
+    path.write_text(
+        "from mutexlab.protocol import Protocol\n"
+        + text
+        + "\n\n_made = SPEC.make_setup\n\n\n"
+        + "def _renamed(processes, options, seed=0):\n"
+        + "    setup = _made(processes, options, seed)\n"
+        + "    return dataclasses.replace(setup, names={p: f'n{processes}-{p}' for p in setup.names})\n\n\n"
+        + "SPEC = dataclasses.replace(SPEC, make_setup=_renamed)\n"
+    )
+    two = build_setup(str(path), 2, {"requests": 1, "k": 1}, 0)
+    three = build_setup(str(path), 3, {"requests": 1, "k": 1}, 0)
+    assert type(two.protocols[1]) is type(three.protocols[1])  # one class, two setups
+    assert [two.protocols[p].name for p in (1, 2)] == ["n2-1", "n2-2"]
+    assert [three.protocols[p].name for p in (1, 2, 3)] == ["n3-1", "n3-2", "n3-3"]
+    kept = copy.deepcopy(two.protocols[1])
+    assert kept.name == "n2-1" and pickle.loads(pickle.dumps(kept)).name == "n2-1"
+    assert "_named" not in vars(kept)  # no part of its state: snapshots and cards do not see it
+    assert kept.snapshot() == two.protocols[1].snapshot()
