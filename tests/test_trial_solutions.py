@@ -491,3 +491,48 @@ def test_two_setups_of_one_class_name_their_own_processes(trials):
     assert kept.name == "n2-1" and pickle.loads(pickle.dumps(kept)).name == "n2-1"
     assert "_named" not in vars(kept)  # no part of its state: snapshots and cards do not see it
     assert kept.snapshot() == two.protocols[1].snapshot()
+
+
+FIRST_K = '''def first_k(queue: dict[int, Stamp], k: int) -> set[int]:
+    """The pids of the K earliest requests."""
+    return {pid for _, pid in sorted(queue.values())[:k]}'''
+
+
+@pytest.mark.parametrize(
+    ("name", "memo", "code"),
+    [
+        (
+            "memo_dict",
+            "MEMO: dict = {}\n\n\n"
+            "def first_k(queue: dict[int, Stamp], k: int) -> set[int]:\n"
+            "    key = (tuple(sorted(queue.values())), k)\n"
+            "    if key not in MEMO:\n"
+            "        MEMO[key] = {pid for _, pid in sorted(queue.values())[:k]}\n"
+            "    return MEMO[key]",
+            1,
+        ),
+        (
+            "memo_cache",
+            "import functools\n\n\n"
+            "@functools.cache\n"
+            "def _first_k(stamps: tuple, k: int) -> frozenset:\n"
+            "    return frozenset(pid for _, pid in stamps[:k])\n\n\n"
+            "def first_k(queue: dict[int, Stamp], k: int) -> set[int]:\n"
+            "    return set(_first_k(tuple(sorted(queue.values())), k))",
+            0,
+        ),
+    ],
+)
+def test_a_memo_kept_as_a_global_is_a_finding_that_says_how_to_keep_one(cli, trials, name, memo, code):
+    """A memo a handler fills is every process's at once, like any shared dict, and whether it is
+    only a memo cannot be told from its changes (keyed by pid, it is shared state). Before: the
+    finding said only "keep it in an attribute", which a memo's author took for a false alarm; it
+    now says that functools.cache keeps a memo of a function, which check does not watch."""
+    path = variant(trials, name, FIRST_K, memo)
+    done = cli("check", "kmutex", "-a", path, "-N", "2", "-k", "1")
+    assert done.returncode == code, said(done)
+    if code:
+        assert "the global MEMO of" in done.stdout and "a mutable global of the module" in done.stdout
+        assert "Decorate that function with functools.cache, which is not watched" in done.stdout, said(done)
+    else:
+        assert "PASS" in done.stdout, said(done)
