@@ -12,6 +12,7 @@ MPI cannot run — Fortran, mpi4py, a program that never speaks the protocol —
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -345,6 +346,35 @@ def test_a_timeout_read_on_mpi_wtime_fires_when_nothing_comes(cli, tmp_path):
         "test", "mutex", "--np", "2", "--entries", "1", "--regex", CS, "--mpi", str(tmp_path / "patient")
     )
     assert waits.returncode == 0 and "PASS" in waits.stdout, waits.stdout + waits.stderr
+
+
+def test_a_search_whose_timeout_loop_jumped_the_clock_does_not_claim_it_covered_everything(cli, tmp_path):
+    """Rank 1 gives rank 0's word a second (by MPI_Wtime), then waits for it anyway: correct either
+    way, but mutexlab's clock jumps past the deadline within the step, so no run delivers the word
+    before it. Before: "PASS — searched exhaustively", ``"exhaustive": true``. -DPATIENT (no
+    deadline) is still searched exhaustively."""
+    source = tmp_path / "timed.c"
+    source.write_text(
+        IMPATIENT.replace(
+            '        printf("P1 in CS\\nP1 out of CS\\n");\n        if (!flag) MPI_Wait(&r, MPI_STATUS_IGNORE);',
+            '        if (!flag) MPI_Wait(&r, MPI_STATUS_IGNORE);\n        printf("P1 in CS\\nP1 out of CS\\n");',
+        )
+    )
+    assert "if (!flag) MPI_Wait(&r, MPI_STATUS_IGNORE);\n        printf(" in source.read_text()
+    for name, flags in (("timed", []), ("patient", ["-DPATIENT"])):
+        made = mpicc(tmp_path / "cache", *flags, "-o", str(tmp_path / name), str(source))
+        assert made.returncode == 0, made.stderr
+    test = ("test", "mutex", "--np", "2", "--entries", "1", "--regex", CS, "--strategy", "systematic")
+    ran = cli(*test, "--mpi", str(tmp_path / "timed"))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "PASS — searched every schedule: " in ran.stdout and "exhaustively" not in ran.stdout, ran.stdout
+    assert "; not covered: a message arriving before an MPI_Wtime deadline passed" in ran.stdout, ran.stdout
+    summary = json.loads(cli(*test, "--json", "--mpi", str(tmp_path / "timed")).stdout)
+    assert summary["verdict"] == "PASS" and summary["exhaustive"] is False, summary
+    assert summary["clock_jumped_runs"] == summary["runs"] and "MPI_Wtime" in summary["not_covered"], summary
+    waits = cli(*test, "--json", "--mpi", str(tmp_path / "patient"))
+    summary = json.loads(waits.stdout)
+    assert summary["exhaustive"] is True and "not_covered" not in summary, summary
 
 
 def test_mpi_proc_null_ends_a_chain_as_under_mpirun(cli, tmp_path):

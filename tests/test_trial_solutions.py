@@ -420,3 +420,119 @@ def test_over_rabbitmq_a_message_its_codec_lacks_stops_the_run_with_the_finding(
     reasons = [r for rejected in summary["rejected"] for r in rejected["reasons"]]
     assert any("sent NUDGE, which is not one of the algorithm's message types" in r for r in reasons), reasons
     assert "STOPPED: a handler raised" in (tmp_path / "logs" / "monitor.out").read_text()
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "value", "why"),
+    [
+        ("nan_ack", "load: float = 0.0", 'float("nan")', "load: Input should be a valid number"),
+        ("inf_ack", "load: float = 0.0", 'float("inf")', "load: Input should be a valid number"),
+        # model_construct skips validation on the way out; the receiver's decode does not
+        ("unchecked_ack", "load: int = Field(default=0, ge=0)", "-1", "load: Input should be greater than"),
+    ],
+)
+def test_a_message_that_does_not_decode_from_its_json_is_a_finding_on_its_sender(
+    cli, trials, tmp_path, name, field, value, why
+):
+    """An ACK whose JSON a receiver over the wire refuses (NaN and infinity are written as null;
+    a value its model refuses on the way in). Before: check said "PASS — every reachable world
+    checked", replay SAFE, since the receiver was handed the sender's object itself."""
+    path = variant(
+        trials, name, 'type: Literal["ACK"] = "ACK"\n', f'type: Literal["ACK"] = "ACK"\n    {field}\n'
+    )
+    made = f"Ack(sender=self.pid, ts=self.clock.tick(), load={value})"
+    if name == "unchecked_ack":
+        made = f"Ack.model_construct(sender=self.pid, ts=self.clock.tick(), load={value})"
+    text = path.read_text().replace("Ack(sender=self.pid, ts=self.clock.tick())", made)
+    path.write_text("from pydantic import Field\n" + text)
+    said_ = "node-2 sent ACK, which does not decode from its own JSON ("
+    scenario = tmp_path / "ce.json"
+    done = cli("check", "kmutex", "-a", path, "-N", "2", "-k", "1", "--counterexample", scenario)
+    assert done.returncode == 1 and "VIOLATION" in done.stdout and "PASS" not in done.stdout, said(done)
+    assert said_ in done.stdout and why in done.stdout, done.stdout
+    assert "a receiver over the wire would refuse it" in done.stdout, done.stdout
+    assert "replay reproduces it: yes" in done.stdout, done.stdout
+    again = cli("replay", scenario, "-a", path)
+    assert again.returncode == 1 and "RAISED: step" in again.stdout and said_ in again.stdout, said(again)
+    walk = Session(Config(str(path), 2, {"requests": 1, "k": 1})).random(60, 1)
+    assert walk["stopped"] == "raised", walk
+
+
+def test_two_setups_of_one_class_name_their_own_processes(trials):
+    """The names a setup gives its processes belong to that setup. Before: one global table keyed
+    by (class, pid), so in one long-lived process (the explorer's server) the setup built last
+    renamed every earlier setup's processes: process 1 of the 2-node setup said ``n3-1``."""
+    import copy
+    import pickle
+
+    from mutexlab.protocols.registry import build_setup
+
+    path = variant(
+        trials, "renamed", "from typing import Literal", "import dataclasses\nfrom typing import Literal"
+    )
+    text = path.read_text().replace(  # the kit's own name (node-<pid>) left out: its setup names it
+        "class LamportK(ClassicNode):\n", "class LamportK(ClassicNode):\n    name = Protocol.name\n"
+    )
+    path.write_text(
+        "from mutexlab.protocol import Protocol\n"
+        + text
+        + "\n\n_made = SPEC.make_setup\n\n\n"
+        + "def _renamed(processes, options, seed=0):\n"
+        + "    setup = _made(processes, options, seed)\n"
+        + "    return dataclasses.replace(setup, names={p: f'n{processes}-{p}' for p in setup.names})\n\n\n"
+        + "SPEC = dataclasses.replace(SPEC, make_setup=_renamed)\n"
+    )
+    two = build_setup(str(path), 2, {"requests": 1, "k": 1}, 0)
+    three = build_setup(str(path), 3, {"requests": 1, "k": 1}, 0)
+    assert type(two.protocols[1]) is type(three.protocols[1])  # one class, two setups
+    assert [two.protocols[p].name for p in (1, 2)] == ["n2-1", "n2-2"]
+    assert [three.protocols[p].name for p in (1, 2, 3)] == ["n3-1", "n3-2", "n3-3"]
+    kept = copy.deepcopy(two.protocols[1])
+    assert kept.name == "n2-1" and pickle.loads(pickle.dumps(kept)).name == "n2-1"
+    assert "_named" not in vars(kept)  # no part of its state: snapshots and cards do not see it
+    assert kept.snapshot() == two.protocols[1].snapshot()
+
+
+FIRST_K = '''def first_k(queue: dict[int, Stamp], k: int) -> set[int]:
+    """The pids of the K earliest requests."""
+    return {pid for _, pid in sorted(queue.values())[:k]}'''
+
+
+@pytest.mark.parametrize(
+    ("name", "memo", "code"),
+    [
+        (
+            "memo_dict",
+            "MEMO: dict = {}\n\n\n"
+            "def first_k(queue: dict[int, Stamp], k: int) -> set[int]:\n"
+            "    key = (tuple(sorted(queue.values())), k)\n"
+            "    if key not in MEMO:\n"
+            "        MEMO[key] = {pid for _, pid in sorted(queue.values())[:k]}\n"
+            "    return MEMO[key]",
+            1,
+        ),
+        (
+            "memo_cache",
+            "import functools\n\n\n"
+            "@functools.cache\n"
+            "def _first_k(stamps: tuple, k: int) -> frozenset:\n"
+            "    return frozenset(pid for _, pid in stamps[:k])\n\n\n"
+            "def first_k(queue: dict[int, Stamp], k: int) -> set[int]:\n"
+            "    return set(_first_k(tuple(sorted(queue.values())), k))",
+            0,
+        ),
+    ],
+)
+def test_a_memo_kept_as_a_global_is_a_finding_that_says_how_to_keep_one(cli, trials, name, memo, code):
+    """A memo a handler fills is every process's at once, like any shared dict, and whether it is
+    only a memo cannot be told from its changes (keyed by pid, it is shared state). Before: the
+    finding said only "keep it in an attribute", which a memo's author took for a false alarm; it
+    now says that functools.cache keeps a memo of a function, which check does not watch."""
+    path = variant(trials, name, FIRST_K, memo)
+    done = cli("check", "kmutex", "-a", path, "-N", "2", "-k", "1")
+    assert done.returncode == code, said(done)
+    if code:
+        assert "the global MEMO of" in done.stdout and "a mutable global of the module" in done.stdout
+        assert "Decorate that function with functools.cache, which is not watched" in done.stdout, said(done)
+    else:
+        assert "PASS" in done.stdout, said(done)

@@ -5,6 +5,12 @@ a message naming the limit, never read into memory without end: a trace line is 
 ``MAX_LINE`` bytes (``lines``), a scenario or options file at most ``MAX_FILE`` bytes
 (``read_file``), JSON nested at most ``MAX_DEPTH`` arrays and objects deep (``loads``). Each
 raises ``InputError`` (a ValueError); the reader turns it into its own error type.
+
+A JSON object that names one key twice is refused (``unique_keys``, the ``object_pairs_hook`` of
+every reader of a user's JSON: ``loads``, and the trace, log, option and settings readers): Python's
+``json`` keeps the last value silently, so ``{"pid": 1, "pid": 2}`` would be read as a process 2
+its writer may never have meant. The RabbitMQ wire (bus/wire.py, msgspec) is left as it is: it
+carries only frames mutexlab's own participants encode from dicts, which cannot repeat a key.
 """
 
 from __future__ import annotations
@@ -34,6 +40,19 @@ BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which some editors write first
 
 class InputError(ValueError):
     """Input beyond a limit, or JSON this reader does not take; the message says which."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The ``object_pairs_hook`` of every reader of outside JSON: the object, or InputError naming
+    a key it holds twice (``json`` alone keeps the last value, silently)."""
+    made = dict(pairs)
+    if len(made) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise InputError(f"the key {json.dumps(key)[:80]} appears twice in one JSON object")
+            seen.add(key)
+    return made
 
 
 # A number on the command line or in a flag's value: ASCII digits only, as the help shows them.
@@ -88,13 +107,15 @@ def read_file(path: str | Path, what: str, limit: int = MAX_FILE) -> bytes:
 
 def loads(text: str | bytes, depth: int = MAX_DEPTH) -> Any:
     """``json.loads`` that refuses what cannot be held safely: nesting deeper than ``depth``, an
-    integer of more digits than Python converts, NaN and infinities. InputError says why;
+    integer of more digits than Python converts, NaN and infinities, a key twice in one object. InputError says why;
     ``json.JSONDecodeError`` (a ValueError) for text that is not JSON."""
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+        value = json.loads(
+            text, parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=unique_keys
+        )
     except RecursionError:
         raise InputError(f"JSON nested more than {depth} deep") from None
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, InputError):
         raise
     except ValueError as exc:  # an integer longer than sys.get_int_max_str_digits()
         raise InputError(f"JSON this reader does not take: {exc}") from None
@@ -105,8 +126,8 @@ def loads(text: str | bytes, depth: int = MAX_DEPTH) -> Any:
 
 def loads_shallow(text: str | bytes) -> Any:
     """``loads`` without its nesting check, for text that cannot nest deep (a caller counted its
-    brackets): NaN, infinities and numbers too large to be finite refused (InputError)."""
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    brackets): NaN, infinities, numbers too large to be finite and a key twice refused (InputError)."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=unique_keys)
 
 
 def _no_constant(name: str) -> Any:

@@ -81,12 +81,12 @@ class Codec:
 
     def received(self, msg: Message, text: str) -> Message:
         """``msg`` as a receiver over the wire gets it, decoded from its JSON ``text`` (a dict's
-        int keys come back strings unless its field says ``dict[int, …]``); ``msg`` itself when
-        the text is no valid message (the receiver would refuse it: not this function's call)."""
-        try:
-            return self.decode(text)
-        except MessageError:
-            return msg
+        int keys come back strings unless its field says ``dict[int, …]``). Raises ``MessageError``
+        naming why when ``text`` is no valid message (a float NaN or infinity, which JSON writes
+        as null, a value its own model refuses on the way in): a receiver over the wire would
+        refuse it, so a driver makes it a finding against the sender (``protocol.Undecodable``),
+        never hands the receiver ``msg`` itself."""
+        return self.decode(text)
 
     @staticmethod
     def encode(msg: Message) -> bytes:

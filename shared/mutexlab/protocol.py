@@ -63,12 +63,6 @@ if TYPE_CHECKING:
     from .messages import Message
 
 
-# (class, pid) → the name a solution's setup gives that process (``node-1``), for a class that
-# does not say its own ``name``: its findings then name it as its trace does. Filled by
-# ``protocols.registry`` when it builds a solution's setup; copies share class and pid.
-NAMED: dict[tuple[type, int], str] = {}
-
-
 class ProtocolError(Exception):
     """An input the protocol does not accept in its current state (e.g. exit while not inside);
     the message names the process, its state and the input."""
@@ -134,6 +128,24 @@ class UnknownMessage(HandlerError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (UnknownMessage, self._parts)
+
+
+class Undecodable(HandlerError):
+    """A handler sent a message whose own JSON does not decode as its type (NaN, written as null; a
+    value its model refuses on the way in): a receiver would refuse it, a finding on the sender."""
+
+    def __init__(self, process: str, state: str, kind: str, why: str) -> None:
+        self._parts = (process, state, kind, why)
+        ProtocolError.__init__(
+            self,
+            f"{process} sent {kind}, which does not decode from its own JSON ({why}): a receiver "
+            f"over the wire would refuse it, its step leaving it in state {state}",
+        )
+        self.process, self.state, self.taking = process, state, f"its step (a {kind} it sent)"
+        self.error, self.where = f"a {kind} that does not decode: {why}", "an effect it returned"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Undecodable, self._parts)
 
 
 class NotAnEffect(HandlerError):
@@ -215,6 +227,9 @@ class Protocol:
     Subclasses set ``pid`` (int, numbered from 1; a coordinator may be 0), ``clock`` and ``state``.
     """
 
+    # ``_named``: its setup's name for it (``give_name``), per instance, so two setups of one class
+    # in one process each name their own; a slot: no snapshot, card or shared-state check sees it.
+    __slots__ = ("__dict__", "_named")
     pid: int
     clock: LamportClock
     state: StrEnum
@@ -245,7 +260,11 @@ class Protocol:
     def name(self) -> str:
         """The process's name in traces and errors (``node-3``, ``<process>-2``, a role ...): by
         default the name its setup gives it (``named``), else ``process <pid>``."""
-        return NAMED.get((type(self), self.pid)) or f"process {self.pid}"
+        return getattr(self, "_named", None) or f"process {self.pid}"
+
+    def give_name(self, name: str) -> None:
+        """Name it as its setup does (``node-1``), for a class that says no ``name`` of its own."""
+        self._named = name
 
     def refuse(self, what: Any, why: str = "") -> ProtocolError:
         """The error for an input this state does not accept: ``what`` is a message (named by its
@@ -338,6 +357,8 @@ class Protocol:
         """
         clone = object.__new__(type(self))
         clone.__dict__.update({name: _fork(value, memo) for name, value in self.__dict__.items()})
+        if hasattr(self, "_named"):
+            clone._named = self._named
         return clone
 
 

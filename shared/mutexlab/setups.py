@@ -217,6 +217,16 @@ class SharedState(HandlerError):
         return (SharedState, (str(self),))
 
 
+# Whether a changed value is only a memo (its value a function of its key, whoever asks) or a
+# statistics counter cannot be told from its changes: a dict keyed by pid is a memo in form and
+# shared state in fact. So every change is a finding, and the finding says how a memo is kept.
+MEMO = (
+    "Only a cache of a function of its arguments (the same arguments, the same value, in every "
+    "process)? Decorate that function with functools.cache, which is not watched; a counter kept "
+    "for statistics belongs in an attribute too"
+)
+
+
 def class_state_changed(kept: dict[str, tuple[Any, Any]]) -> str | None:
     """Which of ``class_state``'s values a handler changed (it is every process's at once), or None."""
     for name, (value, before) in kept.items():
@@ -227,12 +237,12 @@ def class_state_changed(kept: dict[str, tuple[Any, Any]]) -> str | None:
             return (
                 f"{name} is a mutable global of the module, and a handler changed it: it is every "
                 "process's at once (over RabbitMQ each is a process of its own, and check keeps each "
-                "one's state apart); keep it in an attribute (self.… = … in __init__)"
+                "one's state apart); keep it in an attribute (self.… = … in __init__). " + MEMO
             )
         return (
             f"{name} is an attribute of the class, and a handler changed it: it is every process's "
             "at once (over RabbitMQ each is a process of its own, and check keeps each one's state "
-            "apart); set it in __init__ (self." + name.rsplit(".", 1)[1] + " = ...)"
+            "apart); set it in __init__ (self." + name.rsplit(".", 1)[1] + " = ...). " + MEMO
         )
     return None
 

@@ -302,7 +302,7 @@ def parse_events(lines: Iterable[str | bytes] | IO[bytes], source: str = "trace"
         if not line.strip():
             continue
         try:
-            event = json.loads(line)
+            event = json.loads(line, object_pairs_hook=limits.unique_keys)
         except json.JSONDecodeError as exc:
             raise TraceError(f"{source}:{number}: not JSON ({exc.msg})") from None
         except (ValueError, RecursionError) as exc:  # e.g. an integer too long, nesting too deep

@@ -141,7 +141,7 @@ def read_clockfree(
         if not line.strip():
             continue
         try:
-            event = json.loads(line)
+            event = json.loads(line, object_pairs_hook=limits.unique_keys)
         except (ValueError, RecursionError) as exc:
             raise TraceError(f"{source}:{number}: not JSON ({exc})") from None
         where = f"{source}:{number}"

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..limits import whole_number
+from ..limits import unique_keys, whole_number
 from ..trace import TraceError, bounded_lines
 from .clockfree import read_clockfree
 from .exclusive import InexactStream
@@ -64,7 +64,7 @@ def detect(path: str | Path) -> str:
 
 def _json(text: str) -> object:
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_keys)
     except (ValueError, RecursionError):
         return None
 

@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import IO
 
+from ..limits import unique_keys
 from ..trace import TraceError, bounded_lines, check_event, decode_line
 from .clocks import consistent
 from .logregex import LogRegex, compile_log_regex
@@ -79,7 +80,7 @@ def _text_lines(handle: IO[bytes], source: str) -> Iterator[tuple[int, str]]:
 def _fields(text: str) -> dict:
     """A description's JSON fields; ValueError (never RecursionError) when they are none."""
     try:
-        fields = json.loads(text)
+        fields = json.loads(text, object_pairs_hook=unique_keys)
     except (ValueError, RecursionError) as exc:
         raise ValueError(f"its fields {text[:40]!r} are not JSON ({exc})") from None
     if not isinstance(fields, dict):
@@ -248,7 +249,7 @@ def _record(
 
     host, clock_text, text = found.group("host"), found.group("clock"), found.group("event")
     try:
-        clock = json.loads(clock_text)
+        clock = json.loads(clock_text, object_pairs_hook=unique_keys)
     except (ValueError, RecursionError) as exc:
         raise TraceError(f"{line_of('clock')}: the clock {clock_text[:40]!r} is not JSON ({exc})") from None
     try:
@@ -272,7 +273,7 @@ def _record(
 
 def _header(text: str, source: str, number: int) -> dict:
     try:
-        header = json.loads(text)
+        header = json.loads(text, object_pairs_hook=unique_keys)
     except (ValueError, RecursionError) as exc:
         raise TraceError(f"{source}:{number}: the mutexlab header is not JSON ({exc})") from None
     problem = check_event(header, first=True)

@@ -101,10 +101,29 @@ def option_pair(text: str) -> tuple[str, object]:
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"expected key=JSON, got {text!r}")
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, object_pairs_hook=limits.unique_keys)
+    except limits.InputError as exc:  # JSON, but not what it seems: never taken as a string
+        raise argparse.ArgumentTypeError(f"{key.strip()}={raw[:80]}: {exc}") from None
     except json.JSONDecodeError:
         value = raw
     return key.strip(), value
+
+
+def parse_options(given: list[str]) -> dict[str, Any]:
+    """``test``'s ``--option KEY=JSON`` values (a value that is no JSON is taken as a string; JSON
+    with a key twice in one object is refused, ConfigError)."""
+    options: dict[str, Any] = {}
+    for item in given:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--option {item!r}: expected KEY=JSON")
+        try:
+            options[key] = json.loads(value, object_pairs_hook=limits.unique_keys)
+        except limits.InputError as exc:
+            raise ConfigError(f"--option {key}: {exc}") from None
+        except ValueError:
+            options[key] = value
+    return options
 
 
 def add_family_arguments(

@@ -394,3 +394,23 @@ def nothing_entered(settings, last_events: list[dict[str, Any]], timeout: float)
     with pool_of(settings.program, timeout) as pool:
         outcome = play(settings, pool, chooser)
     return not entered(outcome.events)
+
+
+# A rank's timeout loop jumps mutexlab's clock (src/mpi.c, poll_point) so that its deadline passes
+# within the step, before any message not yet delivered: no run takes the other branch.
+NOT_COVERED = (
+    "a message arriving before an MPI_Wtime deadline passed: a rank's timeout loop moved mutexlab's "
+    "clock past its deadline at once, so every run took the timeout (docs/mpi.md#threads)"
+)
+
+
+def coverage(outcome: dict[str, Any], jumped: int) -> None:
+    """``outcome`` of a search in which ``jumped`` runs had a rank's timeout loop jump the clock: not
+    exhaustive, whatever the strategy ran, and saying what it did not cover."""
+    if jumped:
+        outcome.update(exhaustive=False, clock_jumped_runs=jumped, not_covered=NOT_COVERED)
+
+
+def gap(outcome: dict[str, Any]) -> str:
+    """What a PASS line adds when its search did not cover everything (``coverage``)."""
+    return f"; not covered: {outcome['not_covered']}" if "not_covered" in outcome else ""

@@ -23,6 +23,7 @@ from ..words import count
 from . import mpitest
 from .common import add_json_argument, fail, print_json, real
 from .common import count as whole
+from .flags import parse_options
 from .registry import Command
 from .reporting import write_report_if_asked
 
@@ -138,19 +139,6 @@ def add_timeouts(p, answer: str) -> None:
     )
 
 
-def parse_options(given: list[str]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for item in given:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--option {item!r}: expected KEY=JSON")
-        try:
-            options[key] = json.loads(value)
-        except ValueError:
-            options[key] = value
-    return options
-
-
 def program_argv(text: str) -> list[str]:
     try:
         argv = shlex.split(text)
@@ -255,6 +243,7 @@ def run(args) -> int:
         "incomplete_runs": searched.incomplete,  # cut by --max-steps while still serving requests
         "undecided_runs": searched.undecided,  # runs whose audit could not decide everything
     }
+    mpitest.coverage(outcome, searched.clock_jumped)  # a deadline passed at once: not everything covered
     if searched.unsure:
         outcome["undecided"] = searched.unsure
     if isinstance(strategy, Systematic):
@@ -341,17 +330,20 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
                 "or, if it does, every rank waited for ever before entering: --entries 1 makes that "
                 "the deadlock finding (docs/mpi.md); nothing proven"
             ]
-        if outcome["verdict"] == "PASS" and outcome["exhaustive"]:
+        if outcome["verdict"] == "PASS" and tested.searched.exhausted:  # not "exhaustive" if not_covered
             return [
-                f"{head}: PASS — searched exhaustively: {count(outcome['runs'], 'schedule')} ({searched}"
+                f"{head}: PASS — searched {'every schedule' if 'not_covered' in outcome else 'exhaustively'}: "
+                f"{count(outcome['runs'], 'schedule')} ({searched}"
                 + (
                     f", {outcome['sleep_set_blocked']} cut short as equivalent to one searched)"
                     if outcome.get("sleep_set_blocked")
                     else ")"
                 )
+                + mpitest.gap(outcome)
             ]
         if outcome["verdict"] == "PASS":
-            return [f"{head}: PASS — no finding in {searched} (a sample of the schedules, not all of them)"]
+            sample = "a sample of the schedules, not all of them"
+            return [f"{head}: PASS — no finding in {searched} ({sample}){mpitest.gap(outcome)}"]
         if outcome["undecided_runs"]:
             return [
                 f"{head}: INCOMPLETE — no finding in {searched}, but the audit could not decide "

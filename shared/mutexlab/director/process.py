@@ -74,6 +74,7 @@ class NodeProcess:
         self.heard = False  # the node wrote something: it started, and its output is not stuck
         self.reusable = False  # the node said it starts afresh on a second init
         self.last_words = ""  # a log line's last_words: shown if the node then ends
+        self.clock_jumped = False  # it said so (an MPI rank's timeout loop): taken by Run
         self.command = argv[0]
         if SETPRIV and shutil.which(argv[0]) is None:  # setpriv would start, then fail to run it
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: not found or not executable")
@@ -144,6 +145,7 @@ class NodeProcess:
             if parsed["type"] == "log":
                 if isinstance(parsed.get("last_words"), str):  # why it is about to end, if it ends
                     self.last_words = parsed["last_words"][:300]
+                self.clock_jumped |= parsed.get("clock_jumped") is True
                 continue
             outputs.append(parsed)
             raw.append(line)

@@ -48,6 +48,7 @@ class Outcome:
     verdict: Any = None
     incomplete: str | None = None  # why the run proves nothing (cut by max_steps while serving)
     undecided: str | None = None  # what its audit could not decide (judge.undecided)
+    clock_jumped: bool = False  # a node's timeout loop jumped the clock: no delivery before its deadline
 
 
 @dataclass
@@ -121,7 +122,9 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             len(steps),
         )
     unsure = undecided(verdict) if finding is None else None
-    return Outcome(finding, steps, run.digests, run.events, trail, resting, verdict, incomplete, unsure)
+    return Outcome(
+        finding, steps, run.digests, run.events, trail, resting, verdict, incomplete, unsure, run.clock_jumped
+    )
 
 
 def serving(run: Run, steps: int) -> bool:
@@ -164,6 +167,7 @@ class Searched:
     incomplete: int = 0  # runs that prove nothing (Outcome.incomplete): never a PASS
     undecided: int = 0  # runs whose audit could not decide everything (Outcome.undecided): no PASS
     unsure: str | None = None  # the first such run's undecided finding
+    clock_jumped: int = 0  # runs in which a node's timeout loop jumped the clock (Outcome.clock_jumped)
 
 
 def search(
@@ -176,7 +180,7 @@ def search(
 ) -> Searched:
     """Runs until a finding, the strategy's end, ``runs`` runs or ``seconds`` of wall time."""
     start = time.monotonic()
-    count = total = cut = unsure = 0
+    count = total = cut = unsure = jumped = 0
     first_unsure: str | None = None
     last: Outcome | None = None
     while (runs is None or count < runs) and (seconds is None or time.monotonic() - start < seconds):
@@ -201,11 +205,22 @@ def search(
             )
         cut += last.incomplete is not None
         unsure += last.undecided is not None
+        jumped += last.clock_jumped
         first_unsure = first_unsure or last.undecided
         strategy.ran(Ran(last.trail, last.digests))
         if progress is not None:
             progress(count)
     exhausted = strategy.exhaustive and strategy.next_run() is None
     return Searched(
-        count, total, time.monotonic() - start, exhausted, None, last, pool.started, cut, unsure, first_unsure
+        count,
+        total,
+        time.monotonic() - start,
+        exhausted,
+        None,
+        last,
+        pool.started,
+        cut,
+        unsure,
+        first_unsure,
+        jumped,
     )

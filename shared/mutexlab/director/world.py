@@ -63,6 +63,7 @@ class Run:
         self.seed, self.program = seed, program
         self.sent: Counter[int] = Counter()
         self.bytes = 0  # of the answers' lines so far (MAX_RUN_BYTES)
+        self.clock_jumped = False  # a node said a timeout loop of its passed its deadline at once
         self.requests_left = dict.fromkeys(self.names, problem.requests)
         self.waiting: set[int] = set()
         # Nodes asking on their own, each told to enter ``entries`` times: waiting until they have.
@@ -201,6 +202,8 @@ class Run:
     def _apply_answer(self, node: int, line: dict[str, Any], what: str, answer) -> None:
         outputs, raw, done = answer
         self.bytes += len(raw)
+        if self.procs[node].clock_jumped:  # its deadline passed before anything could arrive
+            self.procs[node].clock_jumped, self.clock_jumped = False, True
         if self.bytes > MAX_RUN_BYTES:
             raise NodeFault(
                 "flood",

@@ -423,7 +423,7 @@ class Handler(BaseHTTPRequestHandler):
         out = []
         for name, path in self.server.examples.items():
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=limits.unique_keys)
                 out.append(
                     {
                         "name": name,
@@ -441,7 +441,7 @@ class Handler(BaseHTTPRequestHandler):
         if path is None:
             raise ApiError(404, f"no example scenario named {name!r}")
         try:
-            return 200, json.loads(path.read_text(encoding="utf-8"))
+            return 200, json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=limits.unique_keys)
         except (OSError, ValueError) as exc:
             raise ApiError(500, f"example {name!r} cannot be read: {exc}") from None
 

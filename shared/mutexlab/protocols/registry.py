@@ -22,7 +22,7 @@ from typing import Any
 
 from .. import declared, problems
 from ..problem import Problem
-from ..protocol import NAMED, Protocol, raised_at
+from ..protocol import Protocol, raised_at
 from ..reduction import Reductions
 from ..setups import ConfigError, Setup, missing_parts, shared_state
 from ..spec import AlgorithmSpec, Flags
@@ -385,7 +385,7 @@ def _make_setup(
         raise ConfigError(f"{algorithm}: {wrong}")
     for pid, proto in setup.protocols.items():
         if type(proto).name is Protocol.name and pid in setup.names:  # no name of its own
-            NAMED[(type(proto), proto.pid)] = setup.names[pid]
+            proto.give_name(setup.names[pid])
     return setup
 
 

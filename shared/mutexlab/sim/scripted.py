@@ -37,6 +37,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import limits
+from ..messages import MessageError
 from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import Solution, build_setup, declarations
@@ -148,7 +149,10 @@ class ScriptedRun(Driver):
         self.shared = class_state(setup)  # a class's or module's state a handler changes: a finding
 
     def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
-        msg = self.setup.codec.received(msg, msg.model_dump_json())  # as the wire and check hand it over
+        try:  # as the wire and check hand it over; one that does not decode is a finding on the sender
+            msg = self.setup.codec.received(msg, msg.model_dump_json())
+        except MessageError as exc:
+            raise self.undecodable(sender, msg, exc) from None
         self.links.setdefault((sender, to), deque()).append((msg, msg_id, vc))
 
     def schedule(self, pid: int, action: str, dwell: str) -> None:

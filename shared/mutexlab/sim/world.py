@@ -1,20 +1,20 @@
 """The world model: one definition of a global state and its steps, for search and stepping.
 
-A *world* (a global state) is every process's state, the messages in flight on each link, the
-local decisions each process has pending (its ``Schedule`` effects, fired in any order) and who
-holds what. One step either delivers a message (the oldest of its link: links are FIFO) or fires
-one pending local decision; what its effects mean is ``driver.py``'s (``Driver.apply``, the one
-statement of effect semantics, run here through ``_Effects``). A world with no step left is
-*final* when every process is ``finished``, otherwise a *deadlock*.
+A *world* (a global state) is every process's state, the messages in flight on each link, the local
+decisions each process has pending (its ``Schedule`` effects, fired in any order) and who holds what.
+One step either delivers a message (the oldest of its link: links are FIFO) or fires one pending local
+decision; what its effects mean is ``Driver.apply``'s (driver.py, run here through ``_Effects``). A
+world with no step left is *final* when every process is ``finished``, otherwise a *deadlock*.
 
-Used by the plain exhaustive exploration (``explore.py``), the model checker (``check/``, with
-reductions) and, for its enabled steps and capacity check, the explorer (``explore/state.py``).
+Used by the plain exhaustive exploration (``explore.py``), the model checker (``check/``, with reductions)
+and, for its enabled steps and capacity check, the explorer (``explore/state.py``).
 
 The representation is compact:
 
 * a process state is an *id*: protocols are deterministic and ``snapshot()`` decides a process's
   future, so each distinct (process, snapshot) is kept once, as a representative, numbered;
-* a message is an id per distinct (type, JSON body); an action (``request``/``exit``) too;
+* a message is an id per distinct (type, JSON body), decoded from that JSON as a receiver over
+  the wire gets it (one that does not decode is a finding against its sender); an action too;
 * a transition of one process — (state id, input) → (new state id, sends, schedules,
   enters/exits) — is computed once, by running the real protocol code on a copy of the
   representative, and cached: a search then works on tuples of small ints, without copying
@@ -28,11 +28,9 @@ An **endless workload** (``endless``, for processes with the classic local input
 has a ``request`` pending from the start and again after each ``exit`` — processes request forever,
 so starvation shows as a cycle (the setup gives no budget: the protocol schedules nothing itself).
 
-Faults, off by default (they leave the algorithms' model on purpose):
-* ``reorder``: a link is a multiset, any message in flight may be delivered next;
-* ``duplicate = D``: each message may be delivered up to D extra times, like the message, staying
-  in flight (its copies left decrease); they reach the protocol (this checks it, not the transport).
-
+Faults, off by default (they leave the algorithms' model on purpose): ``reorder`` (a link is a
+multiset, any message in flight may be delivered next); ``duplicate = D`` (each message may be
+delivered up to D extra times, staying in flight; they reach the protocol, not the transport).
 Reductions that change the representation (``check/reductions.py``) plug in as a per-process
 ``canonical`` snapshot function and a world-level ``normalise`` hook."""
 
@@ -42,6 +40,7 @@ import copy
 from collections.abc import Callable, Iterable, Mapping, Sized
 from typing import Any, NamedTuple
 
+from ..messages import MessageError
 from ..protocol import Enter, Exit, Note, ProtocolError
 from ..rules import SEEN
 from ..setups import Setup, capacity_of, class_state, class_state_changed, unkeepable
@@ -56,9 +55,8 @@ PROBED = 256
 
 
 def endless_options(options: dict, key: str | None = ENDLESS_FLAG) -> dict:
-    """The options of an endless workload: no budget (``key``, the problem's workload option:
-    ``requests`` 0), so the protocol schedules no request itself; the model (``endless``) or the
-    explorer asks for every one."""
+    """The options of an endless workload: no budget (``key``, the problem's workload option: ``requests``
+    0), so the protocol schedules no request itself; the model (``endless``) or the explorer asks for each."""
     return {**options, (key or ENDLESS_FLAG): 0}
 
 
@@ -270,7 +268,6 @@ class WorldModel:
             table[code] = got
         return got
 
-    # -- worlds --------------------------------------------------------------------------
     def entry(self, mid: int) -> int:
         """A link entry: the message id, with its remaining duplicates when duplicates are on."""
         return mid * (self.dup + 1) + self.dup if self.dup else mid
@@ -482,8 +479,11 @@ class _Effects(Driver):
         return tuple(self.sends), tuple(self.schedules), tuple(self.holds)
 
     def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
-        model = self.model
-        self.sends.append((model.link_index[(sender, to)], model.msg_id(msg)))
+        try:
+            mid = self.model.msg_id(msg)
+        except MessageError as exc:  # it does not decode from its JSON: a finding against the sender
+            raise self.undecodable(sender, msg, exc) from None
+        self.sends.append((self.model.link_index[(sender, to)], mid))
 
     def schedule(self, pid: int, action: str, dwell: str) -> None:
         self.schedules.append(self.model.action_id(action))

@@ -50,6 +50,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ..bus.auth import check_secret, file_secret
 from ..bus.broker import QUEUE_EXPIRES, node_urls
+from ..limits import InputError, unique_keys
 from ..setups import ConfigError
 
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -101,7 +102,9 @@ def json_object(value: Any) -> dict:
         if not value.strip():
             return {}
         try:
-            parsed = json.loads(value)
+            parsed = json.loads(value, object_pairs_hook=unique_keys)
+        except InputError as exc:
+            raise ValueError(f"{exc}: {value!r}") from None
         except json.JSONDecodeError as exc:
             raise ValueError(f"not valid JSON ({exc}): {value!r}") from None
         if not isinstance(parsed, dict):

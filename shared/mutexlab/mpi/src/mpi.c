@@ -124,6 +124,9 @@ static __thread int unchanged;
  * so any deadline passes within a few dozen polls; one that has not after JUMPS waits as others. */
 #define JUMPS 40 /* 1 ms * (2^40 - 1), 35 years, in all: a 64-bit count of ns passes its limit at 2^43 ms */
 static __thread int read_clock, jumps;
+/* The first jump is told to the director ({"type":"log","clock_jumped":true}): a search that
+ * jumped never delivered a message before that deadline, which its verdict must say. */
+static int jump_told;
 /* The program's threads take turns: only the thread holding the baton runs program code; it
  * hands the baton on when it waits in a call the library knows (or ends), to the lowest-numbered
  * thread that can run (main is 0, the others numbered as they are started). So the threads of a
@@ -328,6 +331,11 @@ static void poll_point(void) { /* a poll that found nothing: after POLLS with no
     } else if (++unchanged >= POLLS && read_clock && jumps < JUMPS) {
         clock_ns += 1000000LL << jumps++; /* the deadline it reads the clock for comes nearer */
         unchanged = 0;
+        if (!jump_told) {
+            static const char told[] = "{\"type\":\"log\",\"clock_jumped\":true}\n";
+            jump_told = 1;
+            put(told, sizeof told - 1);
+        }
     } else if (unchanged >= POLLS) {
         waiter w = {.kind = W_POLL};
         block_on(&w);
