@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import IO
 
+from ..limits import MAX_CLOCK_ENTRIES, more_members
 from ..trace import TraceError, bounded_lines, check_event, decode_line
 from .clocks import consistent
 from .logregex import LogRegex, compile_log_regex
@@ -240,6 +241,12 @@ def _record(
         if len(record) < record_lines(pattern.shown):
             raise TraceError(f"{source}:{number}: the log ends inside a record (not a record of {what})")
         raise TraceError(f"{source}:{number}: not a record of {what}")
+    skipped = joined[: found.start()]
+    if skipped.strip():  # a prefix (a time stamp) would slide into the next line's description
+        raise TraceError(
+            f"{source}:{number}: {skipped.strip()[:40]!r} before the record is not matched by the regex "
+            f"{pattern.shown} (a prefix on every line, a host name with a space? give --regex that matches it)"
+        )
     used = joined.count("\n", 0, found.end()) + 1
     pending[:0] = record[used:]  # lines the record did not reach are read again
 
@@ -247,6 +254,11 @@ def _record(
         return f"{source}:{number + joined.count(chr(10), 0, max(found.start(group), 0))}"
 
     host, clock_text, text = found.group("host"), found.group("clock"), found.group("event")
+    if more_members(clock_text, MAX_CLOCK_ENTRIES):
+        raise TraceError(
+            f"{line_of('clock')}: the clock has more than {MAX_CLOCK_ENTRIES:,} entries "
+            "(limits.MAX_CLOCK_ENTRIES): refused before it is read"
+        )
     try:
         clock = json.loads(clock_text)
     except (ValueError, RecursionError) as exc:
