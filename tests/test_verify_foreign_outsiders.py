@@ -182,3 +182,21 @@ def test_a_clock_of_500000_hosts_is_refused_before_it_is_read(tmp_path):
         f"mutexlab: error: {log}:1: the clock has more than 100,000 entries "
         "(limits.MAX_CLOCK_ENTRIES): refused before it is read"
     ), done.stderr
+
+
+def test_text_after_a_record_on_its_line_is_refused_not_dropped(tmp_path, capsys):
+    # A regex whose description stops at two words read `enter pins 2` as `enter pins`: one unit
+    # each, and two holders of 2 of 3 pins at once were SAFE, exit 0, before the fix.
+    records = [("a", 1, "enter"), ("b", 1, "enter"), ("a", 2, "exit"), ("b", 2, "exit")]
+    log = written(tmp_path / "pins.log", [f'{h} {{"{h}":{n}}}\n{k} pins 2' for h, n, k in records])
+    code, out, err = verify(capsys, log, "--capacity", "pins=3")
+    assert code == 1 and "held by a (2 units, line 1), b (2 units, line 3)" in out, out + err
+    code, out, err = verify(
+        capsys, log, "--capacity", "pins=3", "--regex", r"(?<host>\S*) (?<clock>{.*})\n(?<event>\S+ \S+)"
+    )
+    assert code == 2, out + err
+    assert err.strip() == (
+        f"mutexlab: error: {log}:2: '2' after the record is not matched by the regex "
+        r"(?<host>\S*) (?<clock>{.*})\n(?<event>\S+ \S+): the rest of a record's line is part of it "
+        "(give --regex that matches it)"
+    ), err

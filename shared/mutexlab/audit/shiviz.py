@@ -249,6 +249,12 @@ def _record(
         )
     used = joined.count("\n", 0, found.end()) + 1
     pending[:0] = record[used:]  # lines the record did not reach are read again
+    rest = joined[found.end() :].split("\n", 1)[0]
+    if rest.strip():  # `enter pins 2` read as `enter pins` would take one unit for two
+        raise TraceError(
+            f"{source}:{number + used - 1}: {rest.strip()[:40]!r} after the record is not matched by "
+            f"the regex {pattern.shown}: the rest of a record's line is part of it (give --regex that matches it)"
+        )
 
     def line_of(group: str) -> str:  # where a group of the record is, for an error about it
         return f"{source}:{number + joined.count(chr(10), 0, max(found.start(group), 0))}"
