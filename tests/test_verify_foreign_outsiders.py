@@ -6,6 +6,7 @@ a SAFE the log does not support."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -200,3 +201,19 @@ def test_text_after_a_record_on_its_line_is_refused_not_dropped(tmp_path, capsys
         r"(?<host>\S*) (?<clock>{.*})\n(?<event>\S+ \S+): the rest of a record's line is part of it "
         "(give --regex that matches it)"
     ), err
+
+
+def test_a_lamport_clock_written_as_a_vector_clock_is_refused_with_what_to_write(tmp_path, capsys):
+    # The MPI lock server's Lamport clocks as GoVector records (`rank-0 {"rank-0":3}`): refused,
+    # and the error said only that the entry skips, leaving a Lamport user nowhere to go.
+    records = [json.loads(line) for line in outlog("mpi-lock.jsonl")]
+    lines = [
+        f'{e["pid"]} {{"{e["pid"]}":{e["lamport"]}}}\n{e["event"]} {e.get("resource", "")}' for e in records
+    ]
+    log = written(tmp_path / "lamport.log", lines)
+    code, _, err = verify(capsys, log)
+    assert code == 2, err
+    assert err.startswith(
+        f"mutexlab: error: {log}:1: the vector clocks contradict each other: rank-0's own entry skips"
+    )
+    assert "a Lamport clock is no vector clock: write clock-free JSON Lines instead" in err, err
