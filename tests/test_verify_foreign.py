@@ -16,34 +16,14 @@ from pathlib import Path
 
 import pytest
 from conftest import missing
+from foreign_logs import GOVECTOR, jsonl, shiviz, verify
 
 from mutexlab.audit.clockfree import read_clockfree
 from mutexlab.audit.foreign import detect
-from mutexlab.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "instrumented"
 DOC = ROOT / "docs" / "verify-any-log.md"
-GOVECTOR = r"(?<host>\S*) (?<clock>{.*})\n(?<event>.*)"
-
-
-def verify(capsys, path, *flags) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(["verify", str(path), *flags])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def shiviz(path: Path, records: list[tuple[str, dict, str]], regex_line: bool = True) -> Path:
-    """A GoVector log of (host, clock, description) records, with its regex first when asked."""
-    head = f"{GOVECTOR}\n\n" if regex_line else ""
-    path.write_text(head + "".join(f"{h} {json.dumps(c)}\n{d}\n" for h, c, d in records))
-    return path
-
-
-def jsonl(path: Path, events: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(e) + "\n" for e in events))
-    return path
 
 
 # Two hosts handing cs over by a message: a then b, b after hearing from a.

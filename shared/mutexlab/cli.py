@@ -16,6 +16,7 @@ import sys
 import traceback
 
 from . import __version__
+from .commands.common import stdout_to_devnull
 from .commands.registry import add_command
 from .protocol import HandlerError, ProtocolError
 from .setups import ConfigError
@@ -181,8 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
+    except BrokenPipeError:  # the reader went away (`| head`): what it did not read was no verdict
+        stdout_to_devnull()
+        return SIGPIPE_EXIT
     except Exception as exc:  # not the algorithm's: mutexlab's own code failed
         traceback.print_exc(file=sys.stderr)
         print(
@@ -190,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 4
+
+
+SIGPIPE_EXIT = 141  # 128 + SIGPIPE, as a shell reports a command the signal ended; never 0
 
 
 if __name__ == "__main__":

@@ -82,9 +82,17 @@ class _Clocks:
         own = vc.get(pid, 0)  # check_event: every entry a whole number ≥ 0, the own one ≥ 1
         if own != before + 1:
             how = "goes back" if own <= before else "skips events"
+            lamport = (
+                own > before + 1 and not self.ids and len(vc) == 1
+            )  # `{"rank-1": 5}` from a Lamport clock?
             raise self.fail(
                 line,
-                f"{_shown(pid)}'s own entry {how}: {own} after {before} (each of its events adds exactly 1)",
+                f"{_shown(pid)}'s own entry {how}: {own} after {before} (each of its events adds exactly 1"
+                + (
+                    "; a Lamport clock is no vector clock: write clock-free JSON Lines instead)"
+                    if lamport
+                    else ")"
+                ),
             )
         self.last[pid] = vc
         if not self.ids:

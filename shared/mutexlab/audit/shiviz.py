@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import IO
 
-from ..limits import unique_keys
+from ..limits import MAX_CLOCK_ENTRIES, more_members, unique_keys
 from ..trace import TraceError, bounded_lines, check_event, decode_line
 from .clocks import consistent
 from .logregex import LogRegex, compile_log_regex
@@ -241,13 +241,30 @@ def _record(
         if len(record) < record_lines(pattern.shown):
             raise TraceError(f"{source}:{number}: the log ends inside a record (not a record of {what})")
         raise TraceError(f"{source}:{number}: not a record of {what}")
+    skipped = joined[: found.start()]
+    if skipped.strip():  # a prefix (a time stamp) would slide into the next line's description
+        raise TraceError(
+            f"{source}:{number}: {skipped.strip()[:40]!r} before the record is not matched by the regex "
+            f"{pattern.shown} (a prefix on every line, a host name with a space? give --regex that matches it)"
+        )
     used = joined.count("\n", 0, found.end()) + 1
     pending[:0] = record[used:]  # lines the record did not reach are read again
+    rest = joined[found.end() :].split("\n", 1)[0]
+    if rest.strip():  # `enter pins 2` read as `enter pins` would take one unit for two
+        raise TraceError(
+            f"{source}:{number + used - 1}: {rest.strip()[:40]!r} after the record is not matched by "
+            f"the regex {pattern.shown}: the rest of a record's line is part of it (give --regex that matches it)"
+        )
 
     def line_of(group: str) -> str:  # where a group of the record is, for an error about it
         return f"{source}:{number + joined.count(chr(10), 0, max(found.start(group), 0))}"
 
     host, clock_text, text = found.group("host"), found.group("clock"), found.group("event")
+    if more_members(clock_text, MAX_CLOCK_ENTRIES):
+        raise TraceError(
+            f"{line_of('clock')}: the clock has more than {MAX_CLOCK_ENTRIES:,} entries "
+            "(limits.MAX_CLOCK_ENTRIES): refused before it is read"
+        )
     try:
         clock = json.loads(clock_text, object_pairs_hook=unique_keys)
     except (ValueError, RecursionError) as exc:

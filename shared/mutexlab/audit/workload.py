@@ -26,6 +26,12 @@ UNCHECKED = (
     "finished: --expect-entries N states it)"
 )
 
+NO_ENTRIES = (
+    "no process entered a resource: the log has no 'enter' the audit reads, so mutual exclusion "
+    "was never put to the test (are its descriptions 'enter R' and 'exit R', or its events' 'event' "
+    'exactly "enter" and "exit"?)'
+)
+
 
 class Workload:
     """``counted`` wraps a log's events (run header first); ``judged`` completes its verdict."""
@@ -59,9 +65,12 @@ class Workload:
             yield event
 
     def judged(self, verdict: Verdict) -> Verdict:
-        """``verdict`` with the workload's findings and its check, or a note that it was not checked."""
+        """``verdict`` with the workload's findings and its check, or a note that it was not checked;
+        undecided (``no-entries``) when nobody entered anything, unless no entry was expected."""
         if self.algorithm is not None:
             return verdict
+        if not any(self.entries.values()) and not (self.expected and not any(self.expected.values())):
+            verdict.violations.append(Violation("no-entries", NO_ENTRIES))
         if not self.expected:
             verdict.unchecked.append(UNCHECKED)
             return verdict

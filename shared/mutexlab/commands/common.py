@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -102,3 +103,14 @@ def add_endless_argument(p, what: str) -> None:
         action="store_true",
         help=f"every node requests forever (instead of --requests): {what}",
     )
+
+
+def stdout_to_devnull() -> None:
+    """Point standard output at /dev/null once its reader has gone (``| head``), so that flushing
+    it at exit raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no file descriptor (a captured stdout)
+        pass

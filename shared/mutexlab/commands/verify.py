@@ -9,7 +9,7 @@ from ..audit.foreign import FORMATS, parse_capacities, verify_log
 from ..audit.workload import parse_expected
 from ..setups import ConfigError
 from ..trace import TraceError
-from .common import add_json_argument, fail, print_json
+from .common import add_json_argument, fail, print_json, stdout_to_devnull
 from .flags import add_algorithm_argument, disagreement, named_algorithm
 from .registry import Command
 
@@ -76,10 +76,13 @@ def run(args) -> int:
     wrong = disagreement(found, verdict.algorithm, args.algorithm, args.trace)
     if wrong:
         return fail(wrong)
-    if args.json:
-        print_json(verdict.as_dict())
-    else:
-        print(verdict.render())
+    try:
+        if args.json:
+            print_json(verdict.as_dict())
+        else:
+            print(verdict.render())
+    except BrokenPipeError:  # `verify LOG | head -1`: the verdict stands, read whole or not
+        stdout_to_devnull()
     return verdict.exit_code
 
 
