@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
     MPI_Type_contiguous(sizeof(token_t) / sizeof(int), MPI_INT, &token_type);
     MPI_Type_commit(&token_type);
     int next = (me + 1) % size, prev = (me + size - 1) % size;
-    token_t t;
+    token_t t = {0}; /* all of it: it is sent whole, and bytes left unset would differ run to run */
     int mine_done = 0;
 
     if (me == 0) {
