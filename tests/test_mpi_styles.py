@@ -489,3 +489,51 @@ def test_the_token_ring_bees_pass_and_their_bugs_are_caught(cli, built, tmp_path
     assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
     reed = colony(built["bees-reed"])
     assert reed.returncode == 1 and "[capacity] reed:1 (capacity 1)" in reed.stdout, reed.stdout
+
+
+# Rank 0 sends a struct holding an address of its stack, as an uninitialised field or a struct's
+# padding does (the stack's left-overs differ from run to run), and enters after sending the token
+# (two in the critical section at once); rank 1 enters on the token.
+STACK_BYTES = """#include <mpi.h>
+#include <stdio.h>
+typedef struct { int token; void *left_over; } token_t;
+int main(int argc, char **argv) {
+    int me; MPI_Init(&argc, &argv); MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    token_t t;
+    if (me == 0) {
+        t.token = 1; t.left_over = &t;
+        MPI_Send(&t, sizeof t, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+        printf("P0 in CS\\nP0 out of CS\\n");
+    } else {
+        MPI_Recv(&t, sizeof t, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("P1 in CS\\nP1 out of CS\\n");
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def test_a_rank_sending_its_stack_left_overs_is_judged_by_what_it_does(cli, tmp_path):
+    # Before: each run of the one schedule sent other bytes, so shrinking and replay called the
+    # program "[nondeterministic]" instead of showing its two ranks in the critical section.
+    source = tmp_path / "stack.c"
+    source.write_text(STACK_BYTES)
+    made = mpicc(tmp_path / "cache", "-o", str(tmp_path / "stack"), str(source))
+    assert made.returncode == 0, made.stderr
+    cx = tmp_path / "two.json"
+    ran = cli(
+        "test",
+        "mutex",
+        "--np",
+        "2",
+        "--counterexample",
+        str(cx),
+        "--regex",
+        CS,
+        "--mpi",
+        str(tmp_path / "stack"),
+    )
+    assert ran.returncode == 1 and "FINDING [violation]" in ran.stdout, ran.stdout + ran.stderr
+    again = cli("replay", str(cx), "--mpi", str(tmp_path / "stack"))
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout

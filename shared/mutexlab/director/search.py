@@ -58,7 +58,8 @@ class Settings:
     seed: int = 0
     faults: Faults = field(default_factory=Faults)
     max_steps: int = MAX_STEPS
-    unread_output: bool = False  # a node's lines are read through a filter: some go unread (MPI ranks)
+    unread_output: bool = False  # MPI ranks: their lines read through a filter (some unread), their
+    # messages their memory as it is (director/answers.py)
 
 
 def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] | None = None) -> Outcome:
@@ -68,7 +69,9 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
     run: Run | None = None
     expected = expected or []
     try:
-        run = Run(settings.problem, pool, settings.faults, settings.seed, settings.program)
+        run = Run(
+            settings.problem, pool, settings.faults, settings.seed, settings.program, settings.unread_output
+        )
         diverged = _diverged(run, expected, 0)
         while diverged is None:
             enabled = run.enabled()
@@ -143,7 +146,7 @@ def _diverged(run: Run, expected: list[str], step: int) -> Finding | None:
     input's in ``expected``."""
     first = len(run.digests) - 1 if step else 0
     for index in range(first, min(len(run.digests), len(expected))):
-        if expected[index] not in (run.digests[index], run.raw_digests[index]):
+        if expected[index] not in (run.digests[index], *run.other_digests[index]):
             node, what = run.said[index]
             return Finding(
                 NONDETERMINISTIC,

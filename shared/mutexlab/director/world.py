@@ -10,8 +10,6 @@ by ``MAX_EVENTS``.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ from typing import Any
 
 from ..sim.driver import resource_kind
 from ..trace import check_event
+from . import answers
 from .lines import NodeFault
 from .problem import Problem
 from .process import NodeProcess, Pool
@@ -51,7 +50,16 @@ class Message:
 
 
 class Run:
-    def __init__(self, problem: Problem, pool: Pool, faults: Faults, seed: int, program: list[str]) -> None:
+    def __init__(
+        self,
+        problem: Problem,
+        pool: Pool,
+        faults: Faults,
+        seed: int,
+        program: list[str],
+        memory_bodies: bool = False,
+    ) -> None:
+        self.memory_bodies = memory_bodies  # messages carry a program's memory as it is (answers.py)
         self.problem, self.pool, self.faults = problem, pool, faults
         self.names = problem.names
         self.events: list[dict[str, Any]] = [problem.header(program, faults.duplicate > 0)]
@@ -77,7 +85,7 @@ class Run:
         self.holding: dict[int, Counter[str]] = {n: Counter() for n in self.names}
         self.step = 0
         self.digests: list[str] = []  # per input (inits first): a digest of the node's answer
-        self.raw_digests: list[str] = []  # the same of its bytes, as scenarios before 2026-11 hold
+        self.other_digests: list[tuple[str, ...]] = []  # the same as older scenarios hold them
         self.said: list[tuple[int, str]] = []  # per input: (node, what it was), for messages
         self.procs: dict[int, NodeProcess] = pool.fresh(problem.nodes, problem.first)
         inits = {node: self._init_line(node) for node in sorted(self.procs)}
@@ -210,11 +218,9 @@ class Run:
                 node,
                 f"the run's answers passed {MAX_RUN_BYTES >> 20} MB of lines (node {node} wrote the last)",
             )
-        # What the answer says, not how it is spelt: a Perl hash written in another key order by
-        # another process (its seed is per process) is the same answer.
-        said = json.dumps(outputs, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        self.digests.append(hashlib.blake2b(said.encode(), digest_size=8).hexdigest())
-        self.raw_digests.append(hashlib.blake2b(raw, digest_size=8).hexdigest())
+        digest, *others = answers.digests(outputs, raw, self.memory_bodies)
+        self.digests.append(digest)
+        self.other_digests.append(tuple(others))
         self.said.append((node, what))
         if line["type"] == "init":
             self.procs[node].reusable = done.get("reinit") is True
