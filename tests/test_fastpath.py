@@ -200,10 +200,10 @@ BROKEN = {
     "FIFO per link dropped": ("untraced", "if when < last:", "if False:"),
     "a send to oneself goes over the network": (
         "untraced",
-        "or effect.to == pid\n                        or type(effect.to)",
-        "or type(effect.to)",
+        "if not to == pid and type(to) is int",
+        "if type(to) is int",
     ),
-    "counted twice": ("untraced", "messages[msg.type] += 1", "messages[msg.type] += 2"),
+    "counted twice": ("untraced", "messages[kind] += 1", "messages[kind] += 2"),
     "the recv skip not counted": ("tallied", "recvs += 1", "pass"),
     "a state event before the skips it follows": (
         "tallied",
