@@ -12,7 +12,7 @@ from mutexlab.sim import fastpath as sim_fastpath
 
 FAULT_FREE = [c for c in CONFIGS if not c[-1] and c[3] == 0]
 BROKEN = {
-    "the first message's type kept for the others": ("if msg is not prev:", "if prev is None:"),
+    "the first message's type kept for the others": ("if msg is not prev:", "if prev is _NO_MESSAGE:"),
     "a send of the type before counted for a new message": ("kind = msg.type", "kind = kind or msg.type"),
 }
 

@@ -98,12 +98,12 @@ def test_lines_of_two_records_interleaved_name_the_line(tmp_path, capsys):
 def test_an_mpi_programs_lamport_log_is_judged_by_its_sends_and_receives(tmp_path, capsys):
     # tests/outlogs/mpi_lock.c: rank 0 grants a lock; each line carries a Lamport clock only, and
     # the file holds the ranks' lines as mpirun forwarded them (a recv before its send).
-    code, out, err = verify(capsys, OUTLOGS / "mpi-lock.jsonl")
+    code, out, err = verify(capsys, OUTLOGS / "mpi-lock.log")
     assert code == 0 and out.startswith("JSON Lines log: SAFE"), out + err
-    code, out, err = verify(capsys, OUTLOGS / "mpi-lock-broken.jsonl")
+    code, out, err = verify(capsys, OUTLOGS / "mpi-lock-broken.log")
     assert code == 1, out + err
     assert "held by rank-2 (1 unit, line 11), rank-1 (1 unit, line 21) at once" in out, out
-    tagged = ["[1,0]<stdout>:" + line for line in outlog("mpi-lock.jsonl")]  # mpirun --tag-output
+    tagged = ["[1,0]<stdout>:" + line for line in outlog("mpi-lock.log")]  # mpirun --tag-output
     code, out, err = verify(capsys, written(tmp_path / "tagged.jsonl", tagged))
     assert code == 2 and f"{tmp_path / 'tagged.jsonl'}:1: " in err, out + err
 
@@ -114,7 +114,7 @@ def test_a_log_whose_enters_the_audit_cannot_read_is_undecided_never_safe(tmp_pa
     # INCOMPLETE already: each request unserved).
     lines = [
         line.replace('"event":"enter"', '"event":"ENTER"').replace('"event":"exit"', '"event":"EXIT"')
-        for line in outlog("mpi-lock-broken.jsonl")
+        for line in outlog("mpi-lock-broken.log")
         if '"event":"request"' not in line
     ]
     code, out, err = verify(capsys, written(tmp_path / "upper.jsonl", lines))
@@ -206,7 +206,7 @@ def test_text_after_a_record_on_its_line_is_refused_not_dropped(tmp_path, capsys
 def test_a_lamport_clock_written_as_a_vector_clock_is_refused_with_what_to_write(tmp_path, capsys):
     # The MPI lock server's Lamport clocks as GoVector records (`rank-0 {"rank-0":3}`): refused,
     # and the error said only that the entry skips, leaving a Lamport user nowhere to go.
-    records = [json.loads(line) for line in outlog("mpi-lock.jsonl")]
+    records = [json.loads(line) for line in outlog("mpi-lock.log")]
     lines = [
         f'{e["pid"]} {{"{e["pid"]}":{e["lamport"]}}}\n{e["event"]} {e.get("resource", "")}' for e in records
     ]
