@@ -351,8 +351,9 @@ def test_a_timeout_read_on_mpi_wtime_fires_when_nothing_comes(cli, tmp_path):
 def test_a_search_whose_timeout_loop_jumped_the_clock_does_not_claim_it_covered_everything(cli, tmp_path):
     """Rank 1 gives rank 0's word a second (by MPI_Wtime), then waits for it anyway: correct either
     way, but mutexlab's clock jumps past the deadline within the step, so no run delivers the word
-    before it. Before: "PASS — searched exhaustively", ``"exhaustive": true``. -DPATIENT (no
-    deadline) is still searched exhaustively."""
+    before it. Before: "PASS — searched exhaustively", ``"exhaustive": true``, exit 0. Now
+    INCOMPLETE (exit 3) saying what it did not cover. -DPATIENT (no deadline) is still a PASS,
+    searched exhaustively."""
     source = tmp_path / "timed.c"
     source.write_text(
         IMPATIENT.replace(
@@ -366,14 +367,16 @@ def test_a_search_whose_timeout_loop_jumped_the_clock_does_not_claim_it_covered_
         assert made.returncode == 0, made.stderr
     test = ("test", "mutex", "--np", "2", "--entries", "1", "--regex", CS, "--strategy", "systematic")
     ran = cli(*test, "--mpi", str(tmp_path / "timed"))
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert "PASS — searched every schedule: " in ran.stdout and "exhaustively" not in ran.stdout, ran.stdout
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    assert "INCOMPLETE — no finding in every schedule it could reach" in ran.stdout, ran.stdout
+    assert "PASS" not in ran.stdout and "exhaustively" not in ran.stdout, ran.stdout
     assert "; not covered: a message arriving before an MPI_Wtime deadline passed" in ran.stdout, ran.stdout
     summary = json.loads(cli(*test, "--json", "--mpi", str(tmp_path / "timed")).stdout)
-    assert summary["verdict"] == "PASS" and summary["exhaustive"] is False, summary
+    assert summary["verdict"] == "INCOMPLETE" and summary["exhaustive"] is False, summary
     assert summary["clock_jumped_runs"] == summary["runs"] and "MPI_Wtime" in summary["not_covered"], summary
     waits = cli(*test, "--json", "--mpi", str(tmp_path / "patient"))
     summary = json.loads(waits.stdout)
+    assert waits.returncode == 0 and summary["verdict"] == "PASS", waits.stdout
     assert summary["exhaustive"] is True and "not_covered" not in summary, summary
 
 

@@ -343,7 +343,7 @@ def unlike_options(events: list[dict[str, Any]], options: dict[str, Any]) -> str
             return (
                 f"note: {event.get('pid')}'s {event.get('event')} says {key} {value} where the test's "
                 f"options say {key}={wanted}: the audit judges by the options, so give the test the "
-                f"values the program took from its arguments (-o {key}={value} …) (docs/mpi.md#bees)"
+                f"values the program took from its arguments (-o {key}={value} …) (docs/mpi.md#options-and-arguments)"
             )
     return None
 
