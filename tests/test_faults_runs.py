@@ -177,7 +177,12 @@ def test_two_runs_at_once_do_not_see_each_others_messages(two_runs):
         )
         assert summary["tapped"] == sum(sends.values()), f"{name}: the monitor tapped another run's messages"
         types = {e["type"] for e in events if e["event"] == "send"}
-        assert types == ({"REQUEST", "REPLY"} if name == "A" else {"REQUEST", "REPLY", "RELEASE"}), types
+        # Lamport's (B) suppresses a REPLY to a node whose request came after its own: when every
+        # node asks at once, a run can send none, so B's REPLY is allowed, not required.
+        if name == "A":
+            assert types == {"REQUEST", "REPLY"}, types
+        else:
+            assert {"REQUEST", "RELEASE"} <= types <= {"REQUEST", "REPLY", "RELEASE"}, types
         assert cli(["verify", plan.trace]) == 0
     assert headers["A"]["run_id"] == plans["A"].run_id and headers["B"]["run_id"] == plans["B"].run_id
     assert headers["A"]["algorithm"] == "ricart-agrawala" and headers["B"]["algorithm"] == "lamport"
