@@ -93,7 +93,17 @@ class HandlerError(ProtocolError):
         return (HandlerError, (self.process, self.state, self.taking, self.error, self.where))
 
 
-class UnknownPeer(HandlerError):
+class _EffectError(HandlerError):
+    """A finding about an effect a handler returned, made from ``_parts`` (its constructor's
+    arguments): pickled, it is made again from them."""
+
+    _parts: tuple[Any, ...]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), self._parts)
+
+
+class UnknownPeer(_EffectError):
     """A handler returned a ``Send`` to a process the setup does not have: the algorithm's bug,
     a finding like a handler that raised, whatever the step (a driver finds it when it carries
     out the effect, after the handler returned)."""
@@ -108,11 +118,8 @@ class UnknownPeer(HandlerError):
         self.process, self.state, self.taking = process, state, f"its step (a {kind} it sent)"
         self.error, self.where = f"a {kind} to unknown process {to!r}", "an effect it returned"
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (UnknownPeer, self._parts)
 
-
-class UnknownMessage(HandlerError):
+class UnknownMessage(_EffectError):
     """A handler sent a message whose type its codec does not have (a class left out of
     ``classic_algorithm(...)`` or ``Codec(...)``): no receiver over the wire could decode it."""
 
@@ -126,11 +133,8 @@ class UnknownMessage(HandlerError):
         self.process, self.state, self.taking = process, state, f"its step (a {kind} it sent)"
         self.error, self.where = f"a message of unknown type {kind!r}", "an effect it returned"
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (UnknownMessage, self._parts)
 
-
-class Undecodable(HandlerError):
+class Undecodable(_EffectError):
     """A handler sent a message whose own JSON does not decode as its type (NaN, written as null; a
     value its model refuses on the way in): a receiver would refuse it, a finding on the sender."""
 
@@ -144,11 +148,8 @@ class Undecodable(HandlerError):
         self.process, self.state, self.taking = process, state, f"its step (a {kind} it sent)"
         self.error, self.where = f"a {kind} that does not decode: {why}", "an effect it returned"
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Undecodable, self._parts)
 
-
-class NotAnEffect(HandlerError):
+class NotAnEffect(_EffectError):
     """A handler returned, among its effects, something that is none (a ``(to, msg)`` tuple, a
     message without its ``Send``): the algorithm's bug, a finding found when the effects are
     carried out."""
@@ -167,9 +168,6 @@ class NotAnEffect(HandlerError):
         )
         self.process, self.state, self.taking = process, state, "its step (an effect it returned)"
         self.error, self.where = f"TypeError: {shown} is not an effect", "an effect it returned"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (NotAnEffect, self._parts)
 
 
 @fastpath.slot_init
