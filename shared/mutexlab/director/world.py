@@ -137,6 +137,8 @@ class Run:
         deadline = time.monotonic() + grace
         for node in sorted(self.procs):
             self.procs[node].late(max(deadline - time.monotonic(), 0.0))
+        for node in sorted(self.procs):
+            self.procs[node].gone()
 
     @property
     def in_flight(self) -> int:
