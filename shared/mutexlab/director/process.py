@@ -220,7 +220,10 @@ class NodeProcess:
         its last answer: a finding of this run's schedule (seen at the next init, no schedule
         would show it)."""
         if self.eof and self.reusable:
-            code = self.proc.poll()
+            try:
+                code: int | None = self.proc.wait(timeout=0.5)  # its output ends as it exits
+            except subprocess.TimeoutExpired:
+                code = None
             how = "closed its output" if code is None else self.ended(code)
             raise NodeFault(
                 "crashed",

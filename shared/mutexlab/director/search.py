@@ -37,7 +37,7 @@ from .world import LATE_GRACE, Action, Faults, Run
 MAX_STEPS = 2_000  # default steps of one run before it counts as never coming to rest
 # A kept node that ended after a run (seen at the next run's init) is that run's finding: its
 # schedule is played again, its end waiting this long for a node's output to end.
-END_GRACE = 0.2
+END_GRACE = 0.5
 
 
 @dataclass
@@ -52,8 +52,8 @@ class Outcome:
     incomplete: str | None = None  # why the run proves nothing (cut by max_steps while serving)
     undecided: str | None = None  # what its audit could not decide (judge.undecided)
     clock_jumped: bool = False  # a node's timeout loop jumped the clock: no delivery before its deadline
-    after_ended: bool = False  # a kept node had ended after the run before (seen at this run's init,
-    # which was then played again on fresh processes)
+    after_ended: Finding | None = None  # a kept node had ended after the run before: the finding
+    # seen at this run's init, which was then played again on fresh processes
 
 
 @dataclass
@@ -103,7 +103,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             return Outcome(diverged, steps, run.digests, run.events, trail)
         # A line written after a done is the program's fault, not a deadlock nor a pass: looked
         # for before the run is judged, and a moment longer before a deadlock is called one.
-        run.settle(settings.end_grace)
+        run.settle(0.0, settings.end_grace)
         resting = not run.enabled()
         waiting = sorted(run.names[n] for n in run.waiting)
         verdict, finding = judge(run.events, resting, waiting, len(steps), settings.unread_output)
@@ -117,7 +117,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         # The step the fault came in is the schedule's last (0: in answer to the first inits).
         if fault.fields.get("between"):  # the run before's doing: this run is played on fresh processes
             again = play(settings, pool, chooser, expected)
-            again.after_ended = True
+            again.after_ended = from_fault(fault, 0)
             return again
         return Outcome(from_fault(fault, len(steps)), steps, run.digests if run else [], events, trail)
     incomplete = None
@@ -211,13 +211,15 @@ def search(
         previous, last = last, play(settings, pool, chooser, strategy.expected())
         count += 1
         total += len(last.steps)
-        if last.after_ended and previous is not None:
+        if last.after_ended is not None and previous is not None:
             # A node ended after the last run (seen at this one's init): that run's schedule, played
-            # again with a moment at its end for the node's output to end, shows it.
+            # again with a moment at its end for the node's output to end, shows it (else, as seen).
             again = _replayed(replace(settings, end_grace=END_GRACE), pool, previous)
+            count, total = count + 1, total + len(again.steps)
             if again.finding is not None:
                 last, end_grace = again, END_GRACE
-                count, total = count + 1, total + len(again.steps)
+            else:
+                last = Outcome(last.after_ended, [], [], [], [])
         if last.finding is not None:
             return Searched(
                 count,
