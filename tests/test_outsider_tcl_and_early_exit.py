@@ -84,3 +84,15 @@ def test_the_shrinker_takes_no_candidate_for_the_run_before(cli, tmp_path):
     done = cli("test", "mutex", "--node", node, "-N", "2", "--runs", "10")
     assert done.returncode == 1 and "FINDING [crashed] (step " in done.stdout, said(done)
     assert "unshrunk" not in done.stdout and "schedule: request 1," in done.stdout, said(done)
+
+
+def test_a_reinit_that_is_no_boolean_is_garbage_not_a_silent_restart(cli, tmp_path):
+    """``"reinit": "yes"`` (or 1) was taken as no promise, silently: every run started the node
+    anew, several times slower, and the program's author never learnt why."""
+    source = (ROOT / "examples" / "nodes" / "ricart_agrawala.py").read_text()
+    assert '"reinit": True' in source
+    path = tmp_path / "ra_yes.py"
+    path.write_text(source.replace('"reinit": True', '"reinit": "yes"'))
+    done = cli("test", "mutex", "--node", f"python3 {path}", "-N", "2", "--runs", "3")
+    assert done.returncode == 1 and "FINDING [garbage]" in done.stdout, said(done)
+    assert 'a done whose reinit is "yes": it is true or false' in done.stdout, said(done)
