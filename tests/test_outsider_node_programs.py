@@ -96,3 +96,28 @@ def test_a_reinit_that_is_no_boolean_is_garbage_not_a_silent_restart(cli, tmp_pa
     done = cli("test", "mutex", "--node", f"python3 {path}", "-N", "2", "--runs", "3")
     assert done.returncode == 1 and "FINDING [garbage]" in done.stdout, said(done)
     assert 'a done whose reinit is "yes": it is true or false' in done.stdout, said(done)
+
+
+def test_pct_reorders_links_when_asked(cli, tmp_path):
+    node, found = f"python3 {OUTSIDERS / 'lamport_fifo.py'}", tmp_path / "lamport.json"
+    done = cli("test", "mutex", "--node", node, "-N", "2", "--strategy", "pct", "--runs", "20")
+    assert done.returncode == 0 and "PASS" in done.stdout, said(done)  # FIFO links: correct
+    done = cli(
+        "test",
+        "mutex",
+        "--node",
+        node,
+        "-N",
+        "2",
+        "--reorder",
+        "--strategy",
+        "pct",
+        "--runs",
+        "100",
+        "--counterexample",
+        found,
+    )
+    assert done.returncode == 1 and "FINDING [violation]" in done.stdout, said(done)
+    assert "found by pct" in done.stdout, said(done)
+    again = cli("replay", found, "--node", node)
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, said(again)
