@@ -195,7 +195,7 @@ def run(args) -> int:
         return fail(str(exc))
     strategy: Random | PCT | Systematic
     if args.strategy == "pct":
-        strategy = PCT(args.seed, args.depth)
+        strategy = PCT(args.seed, args.depth, args.reorder)
     elif args.strategy == "systematic":
         strategy = Systematic(reduce=not args.no_reduction)
     else:

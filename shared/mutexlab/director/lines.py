@@ -105,6 +105,13 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
     elif kind == "state":
         if not isinstance(line.get("state"), str):
             raise fault("a state line without a state name")
+    elif kind == "done":
+        reinit = line.get("reinit")
+        if reinit is not None and not isinstance(reinit, bool):
+            raise fault(
+                f"a done whose reinit is {json.dumps(reinit)}: it is true or false (a JSON boolean); "
+                "anything else would silently start the node anew for every run"
+            )
     elif kind == "event":
         name = line.get("event")
         if not isinstance(name, str) or not name or name in RESERVED_EVENTS:

@@ -100,6 +100,7 @@ class NodeProcess:
         )
         self.err_reader.start()
         self.buffer = b""
+        self.eof = False  # its output ended (seen between inputs)
         self.last = "init"  # the type of the last input, for a line written after its done
         self.deadline = 0.0  # when the answer to the last input is due
         self.budget = timeout  # the seconds it was given
@@ -210,8 +211,27 @@ class NodeProcess:
         if select.select([self.out], [], [], grace)[0]:
             chunk = os.read(self.out, 1 << 16)  # b"": its output ended, which its next read finds
             self.heard = self.heard or bool(chunk)
+            self.eof = self.eof or not chunk
             self.buffer += chunk
         return self.buffer.strip()
+
+    def gone(self) -> None:
+        """NodeFault (crashed) if a node that promised to start afresh on the next init ended after
+        its last answer: a finding of this run's schedule (seen at the next init, no schedule
+        would show it)."""
+        if self.eof and self.reusable:
+            try:
+                code: int | None = self.proc.wait(timeout=0.5)  # its output ends as it exits
+            except subprocess.TimeoutExpired:
+                code = None
+            how = "closed its output" if code is None else self.ended(code)
+            raise NodeFault(
+                "crashed",
+                self.node,
+                f"node {self.node} {how} after answering {self.last}, with nothing asked of it: it answered "
+                "its first init with reinit: true, a promise to keep reading until its standard input "
+                "ends and start afresh on the next init",
+            )
 
     def wrote_late(self) -> str:
         return (
@@ -314,6 +334,7 @@ class NodeProcess:
             f"node {self.node} {how} while handling {message['type']}{words}{between}"
             + ("; its standard error ended with" if tail else ""),
             shorten(tail, 300) if tail else None,  # control characters shown escaped
+            {"between": True} if between else {},
         )
 
     @staticmethod

@@ -9,7 +9,7 @@ from __future__ import annotations
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..words import count
@@ -74,6 +74,7 @@ def test(
             return Tested(searched, None, searched.last, settings, None)
         found = searched.finding
         assert found.finding is not None
+        settings = replace(settings, end_grace=searched.end_grace)
         if not shrink or found.finding.rule in NOT_SHRUNK:
             return Tested(searched, found, found, settings, found.finding)
         problem = settings.problem
@@ -124,7 +125,15 @@ def replay(
     problem = make_problem(
         scenario.problem, scenario.nodes, scenario.requests, scenario.options, scenario.seed
     )
-    settings = Settings(problem, argv, scenario.seed, scenario.faults, len(scenario.steps) + 1, unread_output)
+    settings = Settings(
+        problem,
+        argv,
+        scenario.seed,
+        scenario.faults,
+        len(scenario.steps) + 1,
+        unread_output,
+        scenario.end_grace,
+    )
     # A recorded nondeterminism shows only when the program answers the other way again: played
     # up to NONDETERMINISM_TRIES times on the program it was found on, until something shows.
     recorded = (scenario.finding or {}).get("rule")

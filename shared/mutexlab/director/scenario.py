@@ -44,6 +44,7 @@ class ProgramScenario:
     answers: list[str]
     finding: dict[str, Any] | None
     files: str | None = None  # ``program_files`` when it was found (older scenarios: unknown)
+    end_grace: float = 0.0  # its run's end waits this long for a node that ends (search.END_GRACE)
 
 
 def program_files(argv: list[str]) -> str:
@@ -90,7 +91,7 @@ def to_dict(settings: Settings, outcome: Outcome, finding: Finding | None) -> di
         "finding": None if finding is None else {"rule": finding.rule, "message": finding.message},
         "steps": [_step(a) for a in outcome.steps],
         "answers": outcome.digests,
-    }
+    } | ({"end_grace": settings.end_grace} if settings.end_grace else {})
 
 
 def _step(action: Action) -> dict[str, Any]:
@@ -163,6 +164,7 @@ def load(path: str) -> ProgramScenario:
             [str(d) for d in data.get("answers") or []],
             finding,
             None if data.get("files") is None else str(data["files"]),
+            float(data.get("end_grace", 0.0)),
         )
     except KeyError as exc:
         raise ScenarioFileError(f"{path}: malformed scenario: a field is missing: {exc}") from None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .judge import (
@@ -35,6 +35,9 @@ from .strategies import Chooser, Ran
 from .world import LATE_GRACE, Action, Faults, Run
 
 MAX_STEPS = 2_000  # default steps of one run before it counts as never coming to rest
+# A kept node that ended after a run (seen at the next run's init) is that run's finding: its
+# schedule is played again, its end waiting this long for a node's output to end.
+END_GRACE = 0.5
 
 
 @dataclass
@@ -49,6 +52,8 @@ class Outcome:
     incomplete: str | None = None  # why the run proves nothing (cut by max_steps while serving)
     undecided: str | None = None  # what its audit could not decide (judge.undecided)
     clock_jumped: bool = False  # a node's timeout loop jumped the clock: no delivery before its deadline
+    after_ended: Finding | None = None  # a kept node had ended after the run before: the finding
+    # seen at this run's init, which was then played again on fresh processes
 
 
 @dataclass
@@ -60,6 +65,7 @@ class Settings:
     max_steps: int = MAX_STEPS
     unread_output: bool = False  # MPI ranks: their lines read through a filter (some unread), their
     # messages their memory as it is (director/answers.py)
+    end_grace: float = 0.0  # seconds a run's end waits for a node ending after its last answer
 
 
 def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] | None = None) -> Outcome:
@@ -97,7 +103,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             return Outcome(diverged, steps, run.digests, run.events, trail)
         # A line written after a done is the program's fault, not a deadlock nor a pass: looked
         # for before the run is judged, and a moment longer before a deadlock is called one.
-        run.settle(0.0)
+        run.settle(0.0, settings.end_grace)
         resting = not run.enabled()
         waiting = sorted(run.names[n] for n in run.waiting)
         verdict, finding = judge(run.events, resting, waiting, len(steps), settings.unread_output)
@@ -109,6 +115,10 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             raise
         events = run.events if run is not None else []
         # The step the fault came in is the schedule's last (0: in answer to the first inits).
+        if fault.fields.get("between"):  # the run before's doing: this run is played on fresh processes
+            again = play(settings, pool, chooser, expected)
+            again.after_ended = from_fault(fault, 0)
+            return again
         return Outcome(from_fault(fault, len(steps)), steps, run.digests if run else [], events, trail)
     incomplete = None
     if finding is None and not resting and len(steps) >= settings.max_steps and serving(run, len(steps)):
@@ -171,6 +181,13 @@ class Searched:
     undecided: int = 0  # runs whose audit could not decide everything (Outcome.undecided): no PASS
     unsure: str | None = None  # the first such run's undecided finding
     clock_jumped: int = 0  # runs in which a node's timeout loop jumped the clock (Outcome.clock_jumped)
+    end_grace: float = 0.0  # the finding's settings.end_grace (a node ended after its run)
+
+
+def _replayed(settings: Settings, pool: Pool, outcome: Outcome) -> Outcome:
+    """``outcome``'s schedule played again, exactly."""
+    steps = outcome.steps
+    return play(settings, pool, lambda i, enabled: steps[i] if i < len(steps) else None, outcome.digests)
 
 
 def search(
@@ -186,13 +203,23 @@ def search(
     count = total = cut = unsure = jumped = 0
     first_unsure: str | None = None
     last: Outcome | None = None
+    end_grace = 0.0
     while (runs is None or count < runs) and (seconds is None or time.monotonic() - start < seconds):
         chooser = strategy.next_run()
         if chooser is None:
             break
-        last = play(settings, pool, chooser, strategy.expected())
+        previous, last = last, play(settings, pool, chooser, strategy.expected())
         count += 1
         total += len(last.steps)
+        if last.after_ended is not None and previous is not None:
+            # A node ended after the last run (seen at this one's init): that run's schedule, played
+            # again with a moment at its end for the node's output to end, shows it (else, as seen).
+            again = _replayed(replace(settings, end_grace=END_GRACE), pool, previous)
+            count, total = count + 1, total + len(again.steps)
+            if again.finding is not None:
+                last, end_grace = again, END_GRACE
+            else:
+                last = Outcome(last.after_ended, [], [], [], [])
         if last.finding is not None:
             return Searched(
                 count,
@@ -205,6 +232,7 @@ def search(
                 cut,
                 unsure,
                 first_unsure,
+                end_grace=end_grace,
             )
         cut += last.incomplete is not None
         unsure += last.undecided is not None

@@ -64,8 +64,11 @@ class PCT:
     name = "pct"
     exhaustive = False
 
-    def __init__(self, seed: int, depth: int) -> None:
+    def __init__(self, seed: int, depth: int, reorder: bool = False) -> None:
         self.seed, self.depth, self.count = seed, depth, 0
+        # Reordering links: every message a chain of its own (a link's chain moves its oldest first,
+        # so no message would ever overtake another).
+        self.reorder = reorder
         self.length = 20  # k: the steps of the longest run so far (change points fall within it)
 
     def next_run(self) -> Chooser | None:
@@ -75,13 +78,16 @@ class PCT:
         low = {step: rank for rank, step in enumerate(changes)}  # below every initial priority
         priority: dict[tuple[str, int, str], float] = {}
 
+        def key(action: Action) -> tuple[str, int, str]:
+            return action if self.reorder and action[0] == "deliver" else chain(action)
+
         def choose(depth: int, enabled: list[Action]) -> Action:
             for action in enabled:
-                if chain(action) not in priority:
-                    priority[chain(action)] = self.depth + rng.random()
-            best = max(enabled, key=lambda a: priority[chain(a)])
+                if key(action) not in priority:
+                    priority[key(action)] = self.depth + rng.random()
+            best = max(enabled, key=lambda a: priority[key(a)])
             if depth in low:
-                priority[chain(best)] = low[depth]
+                priority[key(best)] = low[depth]
             return best
 
         return choose

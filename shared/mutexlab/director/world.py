@@ -10,6 +10,7 @@ by ``MAX_EVENTS``.
 
 from __future__ import annotations
 
+import select
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -132,11 +133,20 @@ class Run:
             ]
         return found
 
-    def settle(self, grace: float) -> None:
-        """NodeFault if a node wrote after its last done (waiting up to ``grace`` seconds for it)."""
+    def settle(self, grace: float, ends: float = 0.0) -> None:
+        """NodeFault if a node wrote after its last done (waiting up to ``grace`` seconds for it), or
+        a kept node's output ended (waiting up to ``ends`` seconds for it)."""
         deadline = time.monotonic() + grace
         for node in sorted(self.procs):
             self.procs[node].late(max(deadline - time.monotonic(), 0.0))
+        if ends > 0:  # a moment for a kept node's output to end, cut short when one does
+            kept = {p.out: p for p in self.procs.values() if p.reusable and not p.eof}
+            end = time.monotonic() + ends
+            while kept and not any(p.eof for p in self.procs.values()) and time.monotonic() < end:
+                for fd in select.select(list(kept), [], [], max(end - time.monotonic(), 0.0))[0]:
+                    kept[fd].late()  # reads what is there: a line is a fault, the end is noted
+        for node in sorted(self.procs):
+            self.procs[node].gone()
 
     @property
     def in_flight(self) -> int:
