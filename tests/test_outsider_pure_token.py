@@ -64,3 +64,24 @@ def test_the_ledger_token_elves_pass_and_their_poison_slack_is_found(cli, tmp_pa
     assert "VIOLATION — capacity: poison (capacity 3) held by elf-1×2, elf-2×2" in done.stdout, said(done)
     done = cli("replay", ce, "-a", broken)
     assert done.returncode == 1 and "[capacity] poison (capacity 3)" in done.stdout, said(done)
+
+
+def test_a_configuration_that_could_never_finish_is_refused_though_make_setup_skips_town(cli, tmp_path):
+    """A variant whose make_setup reads ``pins_per_elf`` itself and gives ``town`` the rest: more
+    pins per elf than the town has. Before: the problem took it (only ``town`` refused it), and
+    `simulate` ran to a stall (exit 3), `check` to its memory limit (4 GB, exit 3)."""
+    path = copied(
+        tmp_path,
+        "elves_ledger_token.py",
+        (
+            "    params = town(processes, options, seed)",
+            "    own = dict(options)\n"
+            '    ppe = own.pop("pins_per_elf", 1)\n'
+            "    params = town(processes, own, seed)\n"
+            '    params["pins_per_elf"] = ppe',
+        ),
+        name="own_pins",
+    )
+    done = cli("simulate", "elves", "-a", path, "--pins", "1", "--pins-per-elf", "2")
+    assert done.returncode == 2, said(done)
+    assert "an elf needs 2 pins but only 1 exist" in done.stderr, said(done)
