@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..problem import Problem
-from ..setups import positive_int
+from ..setups import ConfigError, positive_int
 from .bees_flags import FLAGS
 from .bees_rules import FLOWER, RULES
 
@@ -32,7 +32,17 @@ OPTIONS = {
 
 
 def resources(processes: int, options: Mapping[str, Any]) -> dict[str, int]:
-    return {"reed:*": 1, FLOWER: positive_int(dict(options), "flowers", default=3)}
+    """The statement's resources; a configuration outside the statement is refused here, for
+    every solution (one whose ``make_setup`` forgot to would be judged by rules it cannot meet)."""
+    given = dict(options)
+    eggs = positive_int(given, "eggs", default=5)
+    cocoons = positive_int(given, "cocoons", default=15)
+    if cocoons % eggs:
+        raise ConfigError(
+            f"cocoons per reed ({cocoons}) must be a multiple of eggs per bee ({eggs}): "
+            f"every bee lays all its eggs on one reed"
+        )
+    return {"reed:*": 1, FLOWER: positive_int(given, "flowers", default=3)}
 
 
 PROBLEM = Problem(

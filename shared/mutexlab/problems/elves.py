@@ -36,9 +36,8 @@ from typing import Any
 
 from ..findings import Invariants
 from ..problem import Problem
-from ..setups import positive_int
 from .elves_flags import FLAGS
-from .elves_options import DEFAULTS, OPTIONS, town
+from .elves_options import DEFAULTS, OPTIONS, feasible, town
 from .elves_rules import (
     CONTRACT_PREFIX,
     ELF_DONE,
@@ -55,8 +54,8 @@ __all__ = ["DEFAULTS", "OPTIONS", "PINS", "POISON", "PROBLEM", "contract_resourc
 
 
 def resources(processes: int, options: Mapping[str, Any]) -> dict[str, int]:
-    opts = {**DEFAULTS, **options}
-    return {f"{CONTRACT_PREFIX}*": 1, PINS: positive_int(opts, PINS), POISON: positive_int(opts, POISON)}
+    pins, poison, *_ = feasible({**DEFAULTS, **options})  # what could never finish: refused
+    return {f"{CONTRACT_PREFIX}*": 1, PINS: pins, POISON: poison}
 
 
 def audit() -> Invariants:

@@ -66,6 +66,28 @@ def make_plan(rounds: int, contracts: int, hamsters: tuple[int, int], seed: int)
     return [tuple(rng.randint(*hamsters) for _ in range(contracts)) for _ in range(rounds)]
 
 
+def feasible(opts: dict[str, Any]) -> tuple[int, int, int, int, tuple[int, int]]:
+    """``pins``, ``poison``, ``pins_per_elf``, ``poison_per_hamster`` and the hamster range of
+    ``opts`` (DEFAULTS filled in); ConfigError for a configuration that could never finish. The
+    problem's ``resources`` asks it too, so a solution that skips ``town`` is refused alike."""
+    pins = positive_int(opts, "pins")
+    poison = positive_int(opts, "poison")
+    pins_per_elf = positive_int(opts, "pins_per_elf")
+    per_hamster = positive_int(opts, "poison_per_hamster")
+    low, high = hamster_range(opts["hamsters"])
+    if pins_per_elf > pins:
+        raise ConfigError(
+            f"an elf needs {pins_per_elf} pins but only {pins} exist: no contract could ever be done"
+        )
+    if high * per_hamster > poison:
+        raise ConfigError(
+            f"a contract of {high} hamsters needs {high * per_hamster} poison portions "
+            f"({per_hamster} per hamster) but only {poison} exist: it could never be done; "
+            f"lower the hamster maximum or add poison"
+        )
+    return pins, poison, pins_per_elf, per_hamster, (low, high)
+
+
 def town(elves: int, options: dict[str, Any], seed: int) -> dict[str, Any]:
     """The run's parameters (``elves``, ``pins``, ``poison``, ``contracts``, ``hamsters``,
     ``rounds``, ``pins_per_elf``, ``poison_per_hamster``, ``plan``, ``seed``) for ``elves`` elves
@@ -80,23 +102,9 @@ def town(elves: int, options: dict[str, Any], seed: int) -> dict[str, Any]:
             f"they take {', '.join(sorted(OPTIONS))}"
         )
     opts = {**DEFAULTS, **options}
-    pins = positive_int(opts, "pins")
-    poison = positive_int(opts, "poison")
+    pins, poison, pins_per_elf, per_hamster, (low, high) = feasible(opts)
     contracts = positive_int(opts, "contracts")
     rounds = positive_int(opts, "rounds")
-    pins_per_elf = positive_int(opts, "pins_per_elf")
-    per_hamster = positive_int(opts, "poison_per_hamster")
-    low, high = hamster_range(opts["hamsters"])
-    if pins_per_elf > pins:
-        raise ConfigError(
-            f"an elf needs {pins_per_elf} pins but only {pins} exist: no contract could ever be done"
-        )
-    if high * per_hamster > poison:
-        raise ConfigError(
-            f"a contract of {high} hamsters needs {high * per_hamster} poison portions "
-            f"({per_hamster} per hamster) but only {poison} exist: it could never be done; "
-            f"lower the hamster maximum or add poison"
-        )
     plan = make_plan(rounds, contracts, (low, high), seed)
     return {
         "elves": elves,
