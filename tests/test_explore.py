@@ -26,4 +26,6 @@ def test_explorer_finds_the_mutual_exclusion_violation_of_an_eager_node():
 def test_explorer_finds_the_deadlock_of_a_node_that_never_replies():
     result = explore(lambda: FORGETFUL.make_setup(2, {"requests": 1}))
     assert result.deadlocks and not result.violations
-    assert "REPLY" in result.deadlocks[0].message
+    # in words, by name (once a dict of pids: "{'node-2': {'REPLY': [1]}}")
+    assert result.deadlocks[0].message.startswith("nothing can move; waiting: node-"), result.deadlocks[0].message
+    assert "REPLY from node-" in result.deadlocks[0].message and "{" not in result.deadlocks[0].message
