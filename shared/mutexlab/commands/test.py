@@ -261,12 +261,8 @@ def run(args) -> int:
         }
         if tested.note:
             outcome["shrunk"]["fallback"] = tested.note
-        if mpi and (
-            hint := mpitest.unlike_options(tested.shown.events, tested.settings.problem.options)
-            or mpitest.unreported(tested.finding.message, tested.shown.events, tested.finding.rule)
-            or mpitest.busy(tested.finding.rule)
-        ):
-            outcome["hint"] = hint
+        if mpi and (hints := mpitest.hints(tested.shown.events, tested.settings.problem.options, tested.finding)):
+            outcome["hints"] = hints  # every note that applies, the likeliest cause first
         if args.counterexample:
             written.append(
                 _write(
@@ -370,8 +366,7 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
         )
     if tested.note:
         lines.append(tested.note)
-    if outcome.get("hint"):
-        lines.append(outcome["hint"])
+    lines.extend(outcome.get("hints", []))
     if tested.shown is not None:
         lines.append(
             "schedule: " + (_schedule(tested.shown.steps) or "none: the nodes' answers to init show it")
