@@ -21,7 +21,14 @@ def strict(text: str):
 
 def test_what_strict_json_cannot_hold_is_written_so_a_reader_loads_it(capsys):
     common.print_json(
-        {"mean": math.nan, "worst": math.inf, "best": -math.inf, "ok": 1.5, (1, 2): [(3, math.nan)], math.inf: 1}
+        {
+            "mean": math.nan,
+            "worst": math.inf,
+            "best": -math.inf,
+            "ok": 1.5,
+            (1, 2): [(3, math.nan)],
+            math.inf: 1,
+        }
     )
     assert strict(capsys.readouterr().out) == {
         "mean": None,

@@ -38,11 +38,15 @@ def write(tmp_path, events: list[dict]) -> str:
 def test_a_kind_the_audit_reads_in_another_case_is_refused(cli, tmp_path, clocks, enter, exit_):
     ran = cli("verify", write(tmp_path, overlapping(enter, exit_, clocks)))
     assert ran.returncode == 2, ran.stdout + ran.stderr  # before: SAFE, exit 0, nothing entered
-    assert f"mixed.log:{2 if clocks else 1}: the event kind {enter!r} is 'enter' in another case" in ran.stderr
+    assert (
+        f"mixed.log:{2 if clocks else 1}: the event kind {enter!r} is 'enter' in another case" in ran.stderr
+    )
     assert "SAFE" not in ran.stdout
 
 
 @pytest.mark.parametrize("clocks", [True, False], ids=["trace", "clock-free"])
 def test_the_same_log_in_lower_case_is_the_violation(cli, tmp_path, clocks):
     ran = cli("verify", write(tmp_path, overlapping("enter", "exit", clocks)))
-    assert ran.returncode == 1 and "[capacity] cs (capacity 1) held by a" in ran.stdout, ran.stdout + ran.stderr
+    assert ran.returncode == 1 and "[capacity] cs (capacity 1) held by a" in ran.stdout, (
+        ran.stdout + ran.stderr
+    )

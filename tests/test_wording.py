@@ -152,7 +152,12 @@ def test_known_flags_values_and_abbreviations_are_not_called_unknown(capsys):
 def test_what_a_stuck_process_waits_for_in_words():
     """A deadlock's waiters in words: senders by name, and a ``waiting_for()`` that names none
     (the kit's default, ``{"entry": []}`` or a kind with no sender) said so, not ``?``."""
-    stuck = {"node-1": {"REPLY": ["node-2", "node-3"]}, "node-2": {"entry": []}, "node-3": {"TOKEN": []}, "node-4": {}}
+    stuck = {
+        "node-1": {"REPLY": ["node-2", "node-3"]},
+        "node-2": {"entry": []},
+        "node-3": {"TOKEN": []},
+        "node-4": {},
+    }
     assert waits(stuck) == (
         "node-1 REPLY from node-2, node-3; node-2 to enter (its waiting_for() names no message nor sender); "
         "node-3 TOKEN from a sender its waiting_for() does not name; "

@@ -232,7 +232,20 @@ def _type_ok(value: Any, kind: type | tuple[Any, ...]) -> bool:
 # The kinds the audits read (docs/trace-format.md), all lower case: one of them written in another
 # case (``Enter``, ``EXIT``) would be read as an event of no meaning, an entry never audited.
 READ_KINDS = frozenset(
-    {"run", "send", "recv", "enter", "exit", "state", "request", "egg", "death", "retire", "round", "contract_done"}
+    {
+        "run",
+        "send",
+        "recv",
+        "enter",
+        "exit",
+        "state",
+        "request",
+        "egg",
+        "death",
+        "retire",
+        "round",
+        "contract_done",
+    }
 )
 
 

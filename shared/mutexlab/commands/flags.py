@@ -293,14 +293,23 @@ def as_option(args, unknown: list[str]) -> str:
     for at, token in enumerate(unknown):
         name, _, value = token.partition("=")
         found = next(
-            ((fl, f) for fl in families for f in fl.flags[1:] if name in (f"--{f.key.replace('_', '-')}", *f.shorts)),
+            (
+                (fl, f)
+                for fl in families
+                for f in fl.flags[1:]
+                if name in (f"--{f.key.replace('_', '-')}", *f.shorts)
+            ),
             None,
         )
         if found is None:
             continue
         family, flag = found
         value = value or (unknown[at + 1] if at + 1 < len(unknown) else flag.metavar or "VALUE")
-        whose = family.command + ("' " if family.command.endswith("s") else "'s ") + ("workload" if flag.key == _workload(family) else f"option {flag.key}")
+        whose = (
+            family.command
+            + ("' " if family.command.endswith("s") else "'s ")
+            + ("workload" if flag.key == _workload(family) else f"option {flag.key}")
+        )
         right = f"--requests {value}" if flag.key == _workload(family) else f"-o {flag.key}={value}"
         said.append(f"; {name} is {whose} here: {right}")
     return "".join(said)

@@ -262,7 +262,9 @@ def run(args) -> int:
         }
         if tested.note:
             outcome["shrunk"]["fallback"] = tested.note
-        if mpi and (hints := mpitest.hints(tested.shown.events, tested.settings.problem.options, tested.finding)):
+        if mpi and (
+            hints := mpitest.hints(tested.shown.events, tested.settings.problem.options, tested.finding)
+        ):
             outcome["hints"] = hints  # every note that applies, the likeliest cause first
         if args.counterexample:
             written.append(

@@ -135,7 +135,8 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
         if unknown:  # requests and nodes are refused above: not listed as options
             takes = [o for o in declared.options if o not in (workload, size)]
             raise ConfigError(
-                f"{name} takes no option {', '.join(unknown)} (options: {', '.join(takes)})" + closest(unknown, takes)
+                f"{name} takes no option {', '.join(unknown)} (options: {', '.join(takes)})"
+                + closest(unknown, takes)
             )
         given = {**declared.defaults, **options}
         capacities = declared.capacities(nodes, given) or {}

@@ -76,7 +76,11 @@ def explore(
                 result.finals += 1
             elif len(result.deadlocks) < max_findings:
                 result.deadlocks.append(
-                    ExploreFinding("deadlock", f"nothing can move; waiting: {waits(model.waiters(world))}", path_to(world))
+                    ExploreFinding(
+                        "deadlock",
+                        f"nothing can move; waiting: {waits(model.waiters(world))}",
+                        path_to(world),
+                    )
                 )
             continue
         for label in labels:
