@@ -68,3 +68,60 @@ def test_a_climb_folding_wrongly_is_caught(flag, case, tmp_path, monkeypatch):
     got = figures_on(True, case, monkeypatch)
     assert got[0]["counts"] == reference[0]["counts"]  # the same worlds: only the figures moved
     assert got[0] != reference[0]
+
+
+def test_a_bypass_plan_naming_a_process_out_of_range_is_refused(monkeypatch):
+    """A remembered bypass plan handed in from Python whose process index is past the last
+    process raises an IndexError naming it, never a write past the loop's figures (the old
+    core wrote one slot past them, silently)."""
+    compiled_or_missing()
+    from mutexlab.check import edges
+
+    step = edges.Edges.step
+
+    def bent(self, *a):
+        got = step(self, *a)
+        if got[3] is None:
+            return got
+        i, plan, opens = got[3]
+        return (*got[:3], (i, ((3, -1, 0), *plan), opens))  # Raymond N=3: processes 0-2
+
+    monkeypatch.setattr(edges.Edges, "step", bent)
+    with pytest.raises(IndexError, match=r"bypass plan's process 3 out of range \(3 processes\)"):
+        figures_on(True, "raymond-3x1", monkeypatch)
+
+
+class FinalAsList:
+    """A compiled core whose ``climb`` hands its ``final`` hook's answer on as a list."""
+
+    def __init__(self, core) -> None:
+        self.core = core
+
+    def __getattr__(self, name: str):
+        return getattr(self.core, name)
+
+    def climb(self, *args):
+        *head, hooks = args
+        final = hooks[5]
+
+        def listed(world, aux):
+            got = final(world, aux)
+            return None if got is None else list(got)
+
+        return self.core.climb(*head, (*hooks[:5], listed))
+
+
+def test_a_final_hook_answering_no_tuple_is_an_error(monkeypatch):
+    """The loop's ``final`` hook answers the live requests' keys as a tuple, or None: anything
+    else is a TypeError naming the hook and what it returned (the old core took a list for
+    "no live request" and left their charges out of the figures)."""
+    compiled_or_missing()
+    stepper = core.stepper
+
+    def wrapped(model, which):
+        got, tables = stepper(model, which)
+        return FinalAsList(got), tables
+
+    monkeypatch.setattr(core, "stepper", wrapped)
+    with pytest.raises(TypeError, match=r"final hook returned \[.*\] \(list\)"):
+        figures_on(True, "lamport-2x2", monkeypatch)

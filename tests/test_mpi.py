@@ -405,6 +405,23 @@ def test_what_a_printed_line_means():
     ]
 
 
+def test_a_findings_notes_do_not_hide_each_other():
+    """A rank taking other options than the test's and printing no state: both notes shown, the
+    options' first (once the options' note hid the unread states'); a stall's note beside it."""
+    from mutexlab.commands.mpitest import hints
+    from mutexlab.director.judge import DEADLOCK, UNFINISHED, Finding
+
+    events = [{"event": "event", "pid": "bee-1", "eggs": 2}, {"event": "enter", "pid": "bee-1"}]
+    got = hints(events, {"eggs": 5}, Finding(DEADLOCK, UNFINISHED))
+    assert len(got) == 2, got
+    assert "says eggs 2 where the test's options say eggs=5" in got[0]
+    assert got[1].startswith("note: no rank reported a state in this run")
+    stalled = hints(events, {"eggs": 5}, Finding("stalled", "bee-1 did not answer"))
+    assert len(stalled) == 2 and stalled[1].startswith("note: a rank answers once every thread"), stalled
+    assert hints(events, {"eggs": 2}, Finding("stalled", "bee-1 did not answer")) == stalled[1:]
+    assert hints([], {}, Finding(DEADLOCK, "nothing can move and node-1 still waits for the resource")) == []
+
+
 def test_entries_turn_a_rank_waiting_for_ever_into_a_deadlock(cli, built, tmp_path):
     scenario = tmp_path / "dl.json"
     caught = run_mpi(cli, built["ra-forget"], "--entries", "1", "--counterexample", str(scenario))

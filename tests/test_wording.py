@@ -11,7 +11,7 @@ import pytest
 from mutexlab.cli import main
 from mutexlab.sim.scripted import ScenarioError, replay_scenario
 from mutexlab.transport.monitor import Outcome, render
-from mutexlab.words import article, count, ordinal, plural
+from mutexlab.words import article, count, ordinal, plural, waits
 
 
 def test_counted_nouns_and_articles():
@@ -147,3 +147,19 @@ def test_known_flags_values_and_abbreviations_are_not_called_unknown(capsys):
         main(["simulate", "mutex", "--node", "3", "--seed", "-1", "-a", "lamport"])  # --node: --nodes
     err = capsys.readouterr().err
     assert "--seed: must be at least 0" in err and "unrecognized" not in err
+
+
+def test_what_a_stuck_process_waits_for_in_words():
+    """A deadlock's waiters in words: senders by name, and a ``waiting_for()`` that names none
+    (the kit's default, ``{"entry": []}`` or a kind with no sender) said so, not ``?``."""
+    stuck = {
+        "node-1": {"REPLY": ["node-2", "node-3"]},
+        "node-2": {"entry": []},
+        "node-3": {"TOKEN": []},
+        "node-4": {},
+    }
+    assert waits(stuck) == (
+        "node-1 REPLY from node-2, node-3; node-2 to enter (its waiting_for() names no message nor sender); "
+        "node-3 TOKEN from a sender its waiting_for() does not name; "
+        "node-4 (unfinished; its waiting_for() names nothing)"
+    )

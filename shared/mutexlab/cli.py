@@ -162,8 +162,10 @@ def main(argv: list[str] | None = None) -> int:
         # subcommand belongs to it, so its usage is the one that helps (exits 2).
         tokens = parser._tokens  # noqa: SLF001 - the tokens the parser kept for this
         before = tokens.index(unknown[0]) < tokens.index(args.command) if args.command in tokens else False
+        hint = getattr(args, "unknown_hint", None)  # a command's word on what it was meant to be
         (parser if before else subcommand_parser(parser, args)).error(
             f"unrecognized arguments: {' '.join(unknown)}"
+            + (hint(args, unknown) if hint and not before else "")
         )
     try:
         return int(args.func(args) or 0)

@@ -89,12 +89,20 @@ def refuse_options(algorithm: str, unknown: Iterable[str], taken: Iterable[str])
     wrong, known = sorted(unknown), sorted(taken)
     if not wrong:
         return
-    hints = [
-        f"{key!r}: did you mean {close[0]!r}?" for key in wrong if (close := get_close_matches(key, known, 1))
-    ]
     raise ConfigError(
         f"{algorithm} does not take option(s) {', '.join(wrong)} (it takes: {', '.join(known) or 'none'})"
-        + "".join(f"; {hint}" for hint in hints)
+        + closest(wrong, known)
+    )
+
+
+def closest(wrong: Iterable[str], known: Iterable[str]) -> str:
+    """``; 'meal': did you mean 'meals'?`` for each ``wrong`` key close to a ``known`` one, by
+    letters whatever their case (``K`` is ``k`` miswritten), else empty."""
+    lowered = {k.lower(): k for k in known}
+    return "".join(
+        f"; {key!r}: did you mean {lowered[close[0]]!r}?"
+        for key in wrong
+        if (close := get_close_matches(key.lower(), list(lowered), 1))
     )
 
 

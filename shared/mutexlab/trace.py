@@ -229,6 +229,26 @@ def _type_ok(value: Any, kind: type | tuple[Any, ...]) -> bool:
     return isinstance(value, kind)
 
 
+# The kinds the audits read (docs/trace-format.md), all lower case: one of them written in another
+# case (``Enter``, ``EXIT``) would be read as an event of no meaning, an entry never audited.
+READ_KINDS = frozenset(
+    {
+        "run",
+        "send",
+        "recv",
+        "enter",
+        "exit",
+        "state",
+        "request",
+        "egg",
+        "death",
+        "retire",
+        "round",
+        "contract_done",
+    }
+)
+
+
 def check_event(event: Any, first: bool = False) -> str | None:
     """What is wrong with one parsed trace line, or None. ``first``: it must be the run header."""
     if not isinstance(event, dict):
@@ -239,6 +259,11 @@ def check_event(event: Any, first: bool = False) -> str | None:
     kind, pid = event["event"], event["pid"]
     if not isinstance(kind, str) or not isinstance(pid, str):
         return "'event' and 'pid' must be strings"
+    if kind not in READ_KINDS and kind.lower() in READ_KINDS:
+        return (
+            f"the event kind {kind!r} is {kind.lower()!r} in another case: the kinds the audit reads are "
+            "lower case, and written otherwise would go unread (docs/trace-format.md)"
+        )
     if first and kind != "run":
         return (
             f"the trace has no 'run' header (its first event is {kind!r}): its algorithm and "

@@ -1,5 +1,6 @@
 """Counted nouns and articles in output: ``count(4, "elf")`` → "4 elves", ``article("elf")`` →
-"an elf", ``ordinal(3)`` → "3rd". One place for English, so no output says "4 elfs", "a elf" or "1 samples"."""
+"an elf", ``ordinal(3)`` → "3rd". One place for English, so no output says "4 elfs", "a elf" or
+"1 samples", nor a dict where it means what a process waits for (``waits``)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,25 @@ def ordinal(n: int) -> str:
 def article(noun: str) -> str:
     """The noun with "a" or "an" (by its first letter: enough for the project's own words)."""
     return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+
+
+def waits(stuck: dict[str, dict[str, list[str]]]) -> str:
+    """What each unfinished process waits for (``WorldModel.waiters``), in words: ``node-1 REPLY
+    from node-2, node-3; node-3 TOKEN from a sender its waiting_for() does not name``."""
+    return "; ".join(f"{name} {lacks(what)}" for name, what in stuck.items())
+
+
+def lacks(what: dict[str, list[str]]) -> str:
+    """One process's ``waiting_for()`` (senders by name) in words. It may name no sender (the
+    kit's default knows only that a WANTED node waits to enter, ``{"entry": []}``): said so,
+    never a ``?``."""
+    if not what:
+        return "(unfinished; its waiting_for() names nothing)"
+    return ", ".join(
+        f"{kind} from {', '.join(whom)}"
+        if whom
+        else "to enter (its waiting_for() names no message nor sender)"
+        if kind == "entry"
+        else f"{kind} from a sender its waiting_for() does not name"
+        for kind, whom in what.items()
+    )

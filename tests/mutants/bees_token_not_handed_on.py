@@ -5,7 +5,7 @@ reed's TOKEN: the next bee of the reed waits for the token forever. With two bee
 reed of two cocoons, the second bee never lays.
 
 Caught by: mutexlab check FILE -P 2 -T 1 -K 1 --eggs 1 --cocoons 2
-Expect: deadlock — nothing can move; waiting: {'bee-2': {'TOKEN'
+Expect: deadlock — nothing can move; waiting: bee-2 TOKEN from bee-1
 """
 
 from __future__ import annotations

@@ -26,6 +26,36 @@ static PyObject *Core_figures(Core *c, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* Item ``j`` of ``t``, a tuple handed in from Python as ``what`` (borrowed): NULL with a
+ * TypeError when ``t`` is not a tuple, or an IndexError naming ``j`` when it is out of range,
+ * never a read past the tuple's end. */
+static PyObject *item(PyObject *t, Py_ssize_t j, const char *what) {
+    if (!PyTuple_Check(t)) {
+        PyErr_Format(PyExc_TypeError, "%s: a tuple expected, not %.80s", what, Py_TYPE(t)->tp_name);
+        return NULL;
+    }
+    if (j < 0 || j >= PyTuple_GET_SIZE(t)) {
+        PyErr_Format(PyExc_IndexError, "%s: index %zd out of range (%zd items)", what, j, PyTuple_GET_SIZE(t));
+        return NULL;
+    }
+    return PyTuple_GET_ITEM(t, j);
+}
+
+/* The interned aux of id ``aux`` (borrowed), a tuple: NULL with an IndexError naming the id. */
+static PyObject *aux_at(Core *c, long aux) {
+    if (aux < 0 || aux >= PyList_GET_SIZE(c->f_auxes)) {
+        PyErr_Format(PyExc_IndexError, "figures: aux id %ld out of range (%zd interned)", aux,
+                     PyList_GET_SIZE(c->f_auxes));
+        return NULL;
+    }
+    PyObject *a = PyList_GET_ITEM(c->f_auxes, aux);
+    if (!PyTuple_Check(a) || PyTuple_GET_SIZE(a) < 3) {
+        PyErr_Format(PyExc_TypeError, "figures: aux %ld is not a (key, processes, live) tuple", aux);
+        return NULL;
+    }
+    return a;
+}
+
 /* A dictionary's value for the tuple of ``k`` items (borrowed), NULL when missing or on an
  * error (PyErr_Occurred tells). */
 static PyObject *lookup(PyObject *dict, PyObject *key) {
@@ -74,25 +104,38 @@ static int advance_parts(Core *c, PyObject *world, PyObject *label, long aux, Py
         goto fail0;
     }
     sig = Py_NewRef(sig);  /* (signature id, sends, entered, counts) */
-    PyObject *sends = PyTuple_GET_ITEM(sig, 1), *procs = NULL;
+    PyObject *sends = item(sig, 1, "advance: a signature's sends"), *procs = NULL;
+    if (!sends || !PyTuple_Check(sends)) {
+        if (!sends) goto fail;
+        PyErr_SetString(PyExc_TypeError, "advance: a signature's sends are a tuple");
+        goto fail;
+    }
     uint64_t bits = 0;
     Py_ssize_t ns = PyTuple_GET_SIZE(sends);
     if (ns > 62) goto missed;  /* more bits than a word: the caller computes them */
     for (Py_ssize_t b = 0; b < ns; b++) {
         PyObject *send = PyTuple_GET_ITEM(sends, b);  /* (link, message id) */
-        long k = PyLong_AsLong(PyTuple_GET_ITEM(send, 0));
+        PyObject *link = item(send, 0, "advance: a send (link, message id)");
+        PyObject *mid = link ? item(send, 1, "advance: a send (link, message id)") : NULL;
+        if (!mid) goto fail;
+        long k = PyLong_AsLong(link);
+        if (k == -1 && PyErr_Occurred()) goto fail;
         if (k < 0 || k >= c->L) goto missed;
         int q = c->link_to[k];
         if (!procs) {
-            PyObject *a = PyList_GetItem(c->f_auxes, aux);
+            PyObject *a = aux_at(c, aux);
             if (!a) goto fail;
             procs = PyTuple_GET_ITEM(a, 1);  /* per process (open, kind, own, hops) */
         }
-        long open = PyLong_AsLong(PyTuple_GET_ITEM(PyTuple_GET_ITEM(procs, q), 0));
+        PyObject *proc = item(procs, q, "advance: an aux's processes");
+        PyObject *opened = proc ? item(proc, 0, "advance: an aux's process (open, kind, own, hops)") : NULL;
+        if (!opened) goto fail;
+        long open = PyLong_AsLong(opened);
+        if (open == -1 && PyErr_Occurred()) goto fail;
         if (open == -1) continue;  /* charges.NONE: no request open, nothing awaited */
         PyObject *i_obj = PyLong_FromLong(i);
         if (!i_obj) goto fail;
-        PyObject *got = lookup(c->f_awaits, PyTuple_Pack(3, PyTuple_GET_ITEM(nxt, q), PyTuple_GET_ITEM(send, 1), i_obj));
+        PyObject *got = lookup(c->f_awaits, PyTuple_Pack(3, PyTuple_GET_ITEM(nxt, q), mid, i_obj));
         Py_DECREF(i_obj);
         if (!got) goto missed;
         int yes = PyObject_IsTrue(got);
@@ -104,6 +147,11 @@ static int advance_parts(Core *c, PyObject *world, PyObject *label, long aux, Py
     edge = lookup(c->f_edges, PyTuple_Pack(3, aux_obj, PyTuple_GET_ITEM(sig, 0), bits_obj));
     Py_DECREF(aux_obj); Py_DECREF(bits_obj);
     if (!edge) goto missed;
+    if (!PyTuple_Check(edge) || PyTuple_GET_SIZE(edge) != 4) {
+        PyErr_SetString(PyExc_TypeError, "advance: a remembered step is (aux id, moved, reached, edge)");
+        edge = NULL;
+        goto fail;
+    }
     edge = Py_NewRef(edge);  /* kept: keyof below may run Python code */
     /* (successor's aux id, moved, figures reached, bypass plan): the key of (nxt, its aux id) */
     key = PyTuple_Pack(2, nxt, PyTuple_GET_ITEM(edge, 0));

@@ -77,7 +77,7 @@ static int triple(PyObject *ahead, Py_ssize_t j, int64_t *k, int64_t *lo, int64_
     return PyErr_Occurred() ? -1 : 0;
 }
 
-static int64_t count_in(PyObject *charged, int64_t k) { /* charged.count(k) over ints */
+static int64_t count_in(PyObject *charged, int64_t k) { /* charged.count(k) over ints (a tuple) */
     int64_t n = 0;
     for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(charged); j++)
         n += PyLong_AsLongLong(PyTuple_GET_ITEM(charged, j)) == k;
@@ -112,9 +112,13 @@ static int loop_passed(struct LFrame *f, PyObject *charged, PyObject *ahead) {
 /* ahead.settle: into ``f``'s charges; the requests the step opens appended to ``opened`` as
  * (key, fewest, most, charged by the step). */
 static int loop_settle(Core *c, struct LFrame *f, PyObject *moved, PyObject *ahead, PyObject *opened) {
-    PyObject *a = PyList_GetItem(c->f_auxes, f->aux);
+    PyObject *a = aux_at(c, f->aux);
     if (!a) return -1;
     PyObject *live = PyTuple_GET_ITEM(a, 2), *charged = PyList_GET_ITEM(moved, 0), *closed = PyList_GET_ITEM(moved, 1);
+    if (!PyTuple_Check(live) || !PyTuple_Check(charged) || !PyTuple_Check(closed)) {
+        PyErr_SetString(PyExc_TypeError, "loop: live requests, charged and closed keys are tuples");
+        return -1;
+    }
     Py_ssize_t nlive = PyTuple_GET_SIZE(live);
     int64_t k, lo, hi;
     for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(ahead); j++) {
@@ -133,7 +137,10 @@ static int loop_settle(Core *c, struct LFrame *f, PyObject *moved, PyObject *ahe
     }
     for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(closed); j++) {
         PyObject *e = PyTuple_GET_ITEM(closed, j); /* (key, counts) */
-        k = PyLong_AsLongLong(PyTuple_GET_ITEM(e, 0));
+        PyObject *ek = item(e, 0, "loop: a closed request (key, counts)");
+        PyObject *ec = ek ? item(e, 1, "loop: a closed request (key, counts)") : NULL;
+        if (!ec) return -1;
+        k = PyLong_AsLongLong(ek);
         if (PyErr_Occurred()) return -1;
         int yes = (k >= 0 && k < nlive) ? PyObject_IsTrue(PyTuple_GET_ITEM(live, k)) : 0;
         if (yes < 0) return -1;
@@ -141,7 +148,7 @@ static int loop_settle(Core *c, struct LFrame *f, PyObject *moved, PyObject *ahe
             PyErr_SetString(PyExc_AssertionError, "a request opened and closed in one step");
             return -1;
         }
-        int counts = PyObject_IsTrue(PyTuple_GET_ITEM(e, 1));
+        int counts = PyObject_IsTrue(ec);
         if (counts < 0) return -1;
         if (counts) {
             int64_t n = count_in(charged, k);
@@ -155,20 +162,39 @@ static int loop_settle(Core *c, struct LFrame *f, PyObject *moved, PyObject *ahe
  * whose figure may beat the best known (``bbest``, never above Python's) handed to ``hook``. */
 static int loop_combine(Core *c, struct LFrame *f, PyObject *label, PyObject *edge, PyObject *world, long aux,
                         PyObject *ahead, int64_t **bbest, Py_ssize_t *nb, PyObject *hook) {
+    if (!PyTuple_Check(edge) || PyTuple_GET_SIZE(edge) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(edge, 1))) {
+        PyErr_SetString(PyExc_TypeError, "loop: a bypass plan is (process, ((process, source, added), ...), opens)");
+        return -1;
+    }
     long i = PyLong_AsLong(PyTuple_GET_ITEM(edge, 0));
     PyObject *plan = PyTuple_GET_ITEM(edge, 1);
     long opens = PyLong_AsLong(PyTuple_GET_ITEM(edge, 2));
     if (PyErr_Occurred()) return -1;
     for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(plan); j++) {
         PyObject *p = PyTuple_GET_ITEM(plan, j); /* (process, source process or NONE, added) */
+        if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) != 3) {
+            PyErr_SetString(PyExc_TypeError, "loop: a bypass plan's entry is (process, source or NONE, added)");
+            return -1;
+        }
         long who = PyLong_AsLong(PyTuple_GET_ITEM(p, 0)), src = PyLong_AsLong(PyTuple_GET_ITEM(p, 1));
         int64_t add = PyLong_AsLongLong(PyTuple_GET_ITEM(p, 2));
         if (PyErr_Occurred()) return -1;
-        int64_t got = src >= 0 ? PyLong_AsLongLong(PyTuple_GET_ITEM(ahead, src)) + add : add;
+        if (who < 0 || who >= c->n) {
+            PyErr_Format(PyExc_IndexError, "loop: a bypass plan's process %ld out of range (%d processes)", who, c->n);
+            return -1;
+        }
+        int64_t got = add;
+        if (src >= 0) {
+            PyObject *from = item(ahead, src, "loop: the bypass figures ahead, at a plan's source process");
+            if (!from) return -1;
+            got += PyLong_AsLongLong(from);
+        }
         if (got > f->best[who]) f->best[who] = got;
     }
     if (opens == -1) return PyErr_Occurred() ? -1 : 0;
-    int64_t mine = PyLong_AsLongLong(PyTuple_GET_ITEM(ahead, i));
+    PyObject *at = item(ahead, i, "loop: the bypass figures ahead, at the plan's stepping process");
+    if (!at) return -1;
+    int64_t mine = PyLong_AsLongLong(at);
     if (PyErr_Occurred()) return -1;
     if (mine < 0 || opens < 0) return 0;
     if (opens >= *nb) {
@@ -234,6 +260,10 @@ static int step_parts(PyObject *sig, PyObject *got, int64_t *sent, int64_t *entr
         return -1;
     }
     PyObject *counts = PyTuple_GET_ITEM(sig, 3);
+    if (!PyTuple_Check(counts) || PyTuple_GET_SIZE(counts) != 2) {
+        PyErr_SetString(PyExc_TypeError, "loop: a signature's counts are (messages sent, entries)");
+        return -1;
+    }
     *sent = PyLong_AsLongLong(PyTuple_GET_ITEM(counts, 0));
     *entries = PyLong_AsLongLong(PyTuple_GET_ITEM(counts, 1));
     *naux = PyLong_AsLong(PyTuple_GET_ITEM(got, 0));
@@ -252,8 +282,9 @@ static int step_parts(PyObject *sig, PyObject *got, int64_t *sent, int64_t *entr
 static int loop_into(Core *c, struct LFrame *p, PyObject *label, int64_t sent, int64_t entries, PyObject *moved,
                      PyObject *edge, PyObject *world, long aux, PyObject *kn, int64_t **bbest, Py_ssize_t *nb,
                      PyObject *hooks) {
-    if (!PyTuple_Check(kn) || PyTuple_GET_SIZE(kn) != 3) {
-        PyErr_SetString(PyExc_TypeError, "loop: a closed world's figures are a triple");
+    if (!PyTuple_Check(kn) || PyTuple_GET_SIZE(kn) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(kn, 0)) ||
+        !PyTuple_Check(PyTuple_GET_ITEM(kn, 1)) || !PyTuple_Check(PyTuple_GET_ITEM(kn, 2))) {
+        PyErr_SetString(PyExc_TypeError, "loop: a closed world's figures are a triple of tuples");
         return -1;
     }
     if (loop_fold(p, sent, entries, PyTuple_GET_ITEM(kn, 1)) < 0) return -1;
@@ -403,9 +434,15 @@ static PyObject *Core_climb(Core *c, PyObject *args) {
         if (!PyList_GET_SIZE(labels)) { /* nothing can move: a complete run ends here if all finished */
             PyObject *r = PyObject_CallFunction(PyTuple_GET_ITEM(hooks, 5), "Ol", g->world, g->aux);
             if (!r) goto fail;
+            if (r != Py_None && !PyTuple_Check(r)) { /* never read as "no live request" */
+                PyErr_Format(PyExc_TypeError, "climb: the final hook returned %.80R (%.80s), not a tuple of the "
+                             "live requests' keys or None", r, Py_TYPE(r)->tp_name);
+                Py_DECREF(r);
+                goto fail;
+            }
             if (r != Py_None) { /* the live requests' keys: their charges final */
                 if (tris_widen(&g->runs, 0, 0, 0) < 0) { Py_DECREF(r); goto fail; }
-                for (Py_ssize_t j = 0; PyTuple_Check(r) && j < PyTuple_GET_SIZE(r); j++) {
+                for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(r); j++) {
                     int64_t k = PyLong_AsLongLong(PyTuple_GET_ITEM(r, j));
                     if ((k == -1 && PyErr_Occurred()) || tris_widen(&g->charges, k, 0, 0) < 0) { Py_DECREF(r); goto fail; }
                 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from ..words import lacks
 from .model import Model
 from .properties import unfair_steps
 from .result import CheckFinding
@@ -23,9 +24,7 @@ def witness(model: Model, lasso: tuple, comp: dict, prefix: list) -> CheckFindin
             f"a liveness witness that is not weakly fair: {sorted(unfair, key=repr)} never taken"
         )
     names = model.names
-    what = ", ".join(
-        f"{k} from {', '.join(names.get(p, str(p)) for p in v) or '?'}" for k, v in waits.items()
-    )
+    what = lacks({k: [names.get(p, str(p)) for p in v] for k, v in waits.items()})
     return CheckFinding(
         "liveness",
         f"{name} waits forever ({what}) in a cycle that is fair to every "

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import ProtocolError
+from ..words import waits
 from . import core
 from .budget import Budget, LimitReached, growth
 from .lasso import witness
@@ -92,7 +93,9 @@ class Search:
             self.result.finals += 1
             return None
         stuck = model.waiters(world)
-        return CheckFinding("deadlock", f"nothing can move; waiting: {stuck}", [], processes=list(stuck))
+        return CheckFinding(
+            "deadlock", f"nothing can move; waiting: {waits(stuck)}", [], processes=list(stuck)
+        )
 
     def edge_finding(self, world: tuple, label: tuple, nxt, t, overfull) -> CheckFinding:
         """The finding of a step that was refused (``nxt`` None) or overfilled a resource."""

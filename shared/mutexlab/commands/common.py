@@ -83,8 +83,29 @@ def format_number(value: float | None, digits: int = 2) -> str:
 
 
 def print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, sort_keys=False, default=str)
+    """``data`` as JSON every reader loads (``--json``): a float that is not finite (NaN, an
+    infinity: no JSON number) is null, a key that is no JSON key (a tuple) its text, like any
+    value JSON cannot hold (``default=str``)."""
+    json.dump(jsonable(data), sys.stdout, indent=2, sort_keys=False, default=str, allow_nan=False)
     sys.stdout.write("\n")
+
+
+def jsonable(data: Any) -> Any:
+    """``data`` with what strict JSON cannot hold replaced (``print_json``); tuples are lists."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {_key(k): jsonable(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [jsonable(v) for v in data]
+    return data
+
+
+def _key(key: Any) -> Any:
+    """A dict key JSON writes as it is (a string, a whole or finite number, a bool, None), else its text."""
+    if key is None or isinstance(key, str | int) or (isinstance(key, float) and math.isfinite(key)):
+        return key
+    return str(key)
 
 
 def add_json_argument(parser, what: str) -> None:

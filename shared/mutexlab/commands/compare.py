@@ -22,7 +22,7 @@ from ..setups import ConfigError
 from ..spec import AlgorithmSpec
 from ..words import count, plural
 from .common import fail, format_number, print_json
-from .flags import add_dwell_arguments, add_simulator_arguments, option_pair
+from .flags import add_dwell_arguments, add_simulator_arguments, as_option, option_pair
 from .longrun import (
     add_events_argument,
     add_memory_argument,
@@ -88,6 +88,7 @@ def arguments(p) -> None:
     )
     # None when not given (what another problem refuses); the measured problem takes the defaults
     p.set_defaults(
+        unknown_hint=as_option,
         measured_defaults={dest: p.get_default(dest) for dest in MEASURED_ONLY},
         **dict.fromkeys(MEASURED_ONLY),
     )

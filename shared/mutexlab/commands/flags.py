@@ -208,10 +208,11 @@ def scenario_config(args) -> SetupArgs:
     options = {f.key: getattr(args, f.key) for f in flags.flags[1:] if getattr(args, f.key, None) is not None}
     if flags.free_options:
         for key, value in collect_options(args).items():
-            flag = next((f for f in flags.flags if f.key == key), None)
+            # a flag's key, whatever its case or dashes (-o K=2, -o initial-clocks): the flag's spelling
+            flag = next((f for f in flags.flags if f.key == key.lower().replace("-", "_")), None)
             if flag is not None:
                 raise ConfigError(
-                    f"give the number of {key} with --{key.replace('_', '-')}, not as an option"
+                    f"give the number of {flag.key} with --{flag.key.replace('_', '-')}, not as an option"
                 )
             options[key] = value
     return SetupArgs(args.algorithm, getattr(args, flags.flags[0].key), options)
@@ -279,3 +280,41 @@ def add_dwell_arguments(parser, helps: dict[str, str]) -> None:
         parser.add_argument(
             f"--{kind}", type=seconds, default=1.0, metavar="MEAN", help=f"{help} (default 1)"
         )
+
+
+def as_option(args, unknown: list[str]) -> str:
+    """``test kmutex -k 2``, ``compare … -k 3``: a problem's own flag (``simulate``'s and
+    ``run``'s ``-k``/``--k``) is an option to a command taking one set of flags for every
+    problem, ``-o k=2``: said so, naming that spelling (``test``'s problem's flags, or any
+    family's); its workload flag (``--meals``) is ``--requests`` there."""
+    problem = getattr(args, "problem", None)
+    families = [f for f in registry.families() if problem in (None, f.command)]
+    said = []
+    for at, token in enumerate(unknown):
+        name, _, value = token.partition("=")
+        found = next(
+            (
+                (fl, f)
+                for fl in families
+                for f in fl.flags[1:]
+                if name in (f"--{f.key.replace('_', '-')}", *f.shorts)
+            ),
+            None,
+        )
+        if found is None:
+            continue
+        family, flag = found
+        value = value or (unknown[at + 1] if at + 1 < len(unknown) else flag.metavar or "VALUE")
+        whose = (
+            family.command
+            + ("' " if family.command.endswith("s") else "'s ")
+            + ("workload" if flag.key == _workload(family) else f"option {flag.key}")
+        )
+        right = f"--requests {value}" if flag.key == _workload(family) else f"-o {flag.key}={value}"
+        said.append(f"; {name} is {whose} here: {right}")
+    return "".join(said)
+
+
+def _workload(family: Flags) -> str | None:
+    problem = registry.presented(family)
+    return None if problem is None else problem.endless

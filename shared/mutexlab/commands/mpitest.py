@@ -348,6 +348,19 @@ def unlike_options(events: list[dict[str, Any]], options: dict[str, Any]) -> str
     return None
 
 
+def hints(events: list[dict[str, Any]], options: dict[str, Any], finding) -> list[str]:
+    """Every note on a finding of an MPI run that applies, the likeliest cause first: options
+    unlike the program's own (the audit judged another configuration), then states or lines
+    unread, then a thread the library cannot see. One does not hide another: a run can both
+    take other options and print its states where --regex does not read them."""
+    found = (
+        unlike_options(events, options),
+        unreported(finding.message, events, finding.rule),
+        busy(finding.rule),
+    )
+    return [note for note in found if note]
+
+
 def busy(rule: str) -> str | None:
     """A rank that did not answer in time: its library writes the protocol, so no buffering of the
     program's is to blame (as the stall's own words suggest for any node), but a thread that waits

@@ -23,7 +23,7 @@ from ..words import count
 from . import mpitest
 from .common import add_json_argument, fail, print_json, real
 from .common import count as whole
-from .flags import parse_options
+from .flags import as_option, parse_options
 from .registry import Command
 from .reporting import write_report_if_asked
 
@@ -33,6 +33,7 @@ MAX_SECONDS = 86_400  # --time and --timeout: a day at most
 
 
 def arguments(p) -> None:
+    p.set_defaults(unknown_hint=as_option)
     p.add_argument(
         "problem", metavar="PROBLEM", help="the problem the program solves: " + ", ".join(problems.choices())
     )
@@ -262,11 +263,9 @@ def run(args) -> int:
         if tested.note:
             outcome["shrunk"]["fallback"] = tested.note
         if mpi and (
-            hint := mpitest.unlike_options(tested.shown.events, tested.settings.problem.options)
-            or mpitest.unreported(tested.finding.message, tested.shown.events, tested.finding.rule)
-            or mpitest.busy(tested.finding.rule)
+            hints := mpitest.hints(tested.shown.events, tested.settings.problem.options, tested.finding)
         ):
-            outcome["hint"] = hint
+            outcome["hints"] = hints  # every note that applies, the likeliest cause first
         if args.counterexample:
             written.append(
                 _write(
@@ -370,8 +369,7 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
         )
     if tested.note:
         lines.append(tested.note)
-    if outcome.get("hint"):
-        lines.append(outcome["hint"])
+    lines.extend(outcome.get("hints", []))
     if tested.shown is not None:
         lines.append(
             "schedule: " + (_schedule(tested.shown.steps) or "none: the nodes' answers to init show it")

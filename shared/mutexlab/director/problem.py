@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocols import registry
-from ..setups import ConfigError
+from ..setups import ConfigError, closest
 
 MAX_NODES = 100  # processes one test starts at once
 # The option saying that the program's role draws its workload itself (``Problem.reported``):
@@ -132,9 +132,11 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
             )
         # Nodes that ask on their own (no requests) may be told how often each must enter.
         unknown = sorted(set(options) - set(declared.options) - ({"entries"} if requests == 0 else set()))
-        if unknown:
+        if unknown:  # requests and nodes are refused above: not listed as options
+            takes = [o for o in declared.options if o not in (workload, size)]
             raise ConfigError(
-                f"{name} takes no option {', '.join(unknown)} (options: {', '.join(declared.options)})"
+                f"{name} takes no option {', '.join(unknown)} (options: {', '.join(takes)})"
+                + closest(unknown, takes)
             )
         given = {**declared.defaults, **options}
         capacities = declared.capacities(nodes, given) or {}

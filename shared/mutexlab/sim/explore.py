@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..setups import Setup
-from ..words import count
+from ..words import count, waits
 from .world import WorldModel
 
 
@@ -75,13 +75,12 @@ def explore(
             if model.all_finished(world):
                 result.finals += 1
             elif len(result.deadlocks) < max_findings:
-                stuck = {
-                    model.names[model.pids[i]]: model.waiting(world[i])
-                    for i in range(model.n)
-                    if not model.finished(world[i])
-                }
                 result.deadlocks.append(
-                    ExploreFinding("deadlock", f"nothing can move; waiting: {stuck}", path_to(world))
+                    ExploreFinding(
+                        "deadlock",
+                        f"nothing can move; waiting: {waits(model.waiters(world))}",
+                        path_to(world),
+                    )
                 )
             continue
         for label in labels:
