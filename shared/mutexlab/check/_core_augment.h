@@ -101,6 +101,7 @@ static PyObject *aug_plan(PyObject *old, PyObject *now, int i) {
 static PyObject *augment(Core *c, long aux_id, long sig_id, PyObject *sends, uint64_t bits, int i) {
     PyObject *shown = PyList_GetItem(c->f_shown, sig_id), *aux = PyList_GetItem(c->f_auxes, aux_id);
     if (!shown || !aux) return NULL;
+    if (!PyTuple_Check(shown) || PyTuple_GET_SIZE(shown) != 8) return Py_NewRef(Py_None); /* not edges.py's */
     if (PyTuple_GET_SIZE(PyTuple_GET_ITEM(shown, 6))) return Py_NewRef(Py_None); /* an entry or exit */
     long kind = aug_int(shown, 0), x = aug_int(shown, 1), noted = aug_int(shown, 2);
     long w0 = aug_int(shown, 3), w1 = aug_int(shown, 4);

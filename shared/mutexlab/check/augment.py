@@ -29,6 +29,8 @@ def augment(
     """``Edges.step``'s remembered step (successor's aux id, moved, figures reached, edge) for
     the augmented part ``aux_id``, the step shown as ``shown`` by process ``i`` sending ``sends``
     with receivers awaiting them by ``bits``; None when the ``Tracker`` must compute it."""
+    if len(shown) != 8:
+        return None  # not edges.py's signature (a test's broken one): the Tracker's
     kind, x, noted, w0, w1, _, moves, _ = shown
     if moves:
         return None  # an entry or an exit: hop counts and figures reached
