@@ -12,6 +12,7 @@ from test_check_core import broken_build, compiled_or_missing
 from test_check_core_step import CASES, model_of
 from test_check_metrics_edges import everything
 
+from mutexlab.check import augment as augmenting
 from mutexlab.check import core, metrics
 from mutexlab.check.metrics import search_metrics
 
@@ -50,10 +51,15 @@ def test_advance_whose_key_forgets_the_histories_is_caught(tmp_path, monkeypatch
     """An ``advance`` that keys the augmented world by the model's world alone
     (``MUTEXLAB_CORE_BROKEN_KEY``) merges worlds whose histories differ, and keys them apart
     from the search's own lookups after a miss: the worlds counted part (Raymond N=3 × 1: 316,
-    not 235)."""
+    not 235, with every miss computed in Python). With the steps entering nothing computed in C
+    too (check/augment.py), the runs reaching a figure, walked by the Tracker, leave the worlds
+    the search keyed."""
     broken = broken_build(tmp_path, "MUTEXLAB_CORE_BROKEN_KEY")
     case = "raymond-3x1"
     reference = figures_on(None, case, monkeypatch)
     monkeypatch.setattr(core, "CCore", broken.Core)
+    with pytest.raises(KeyError):
+        figures_on("compiled", case, monkeypatch)
+    monkeypatch.setattr(augmenting, "AUGMENT", False)
     got = figures_on("compiled", case, monkeypatch)
     assert got[0]["counts"] != reference[0]["counts"]

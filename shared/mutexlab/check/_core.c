@@ -44,7 +44,7 @@ typedef struct {
     int64_t mayids, linkids;
     Vec owners, linkinfo, linkidx, rawbuf;
     /* the figures' search's dictionaries and interned parts, read by advance (_core_figures.h) */
-    PyObject *f_sigs, *f_awaits, *f_edges, *f_known, *f_auxes, *f_keyof;
+    PyObject *f_sigs, *f_awaits, *f_edges, *f_known, *f_auxes, *f_keyof, *f_shown, *f_ids;
     struct LFrame *lf; /* the figures' loop's frames (_core_loop.h) */
     int lf_n, lf_cap;
 } Core;
@@ -443,6 +443,7 @@ static PyObject *Core_hash(Core *c, PyObject *world) {  /* the fingerprint, for 
 }
 
 #include "_core_step.h"
+#include "_core_augment.h"
 #include "_core_figures.h"
 #include "_core_loop.h"
 
@@ -457,7 +458,7 @@ static void Core_dealloc(Core *c) {
     PyMem_RawFree(c->link_to); PyMem_RawFree(c->into_off); PyMem_RawFree(c->into); PyMem_RawFree(c->link_of);
     Py_XDECREF(c->tables);
     Py_XDECREF(c->f_sigs); Py_XDECREF(c->f_awaits); Py_XDECREF(c->f_edges); Py_XDECREF(c->f_known);
-    Py_XDECREF(c->f_auxes); Py_XDECREF(c->f_keyof);
+    Py_XDECREF(c->f_auxes); Py_XDECREF(c->f_keyof); Py_XDECREF(c->f_shown); Py_XDECREF(c->f_ids);
     lframes_free(c);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
@@ -501,6 +502,7 @@ static PyMethodDef Core_methods[] = {
     {"successor", (PyCFunction)Core_successor, METH_VARARGS, "successor(world, label): the world reached, or None."},
     {"steps", (PyCFunction)Core_steps, METH_O, "steps(world): the labels of every step possible, as model.steps()."},
     {"figures", (PyCFunction)Core_figures, METH_VARARGS, "figures(sigs, awaits, remembered, known, auxes, keyof): what advance reads."},
+    {"tracking", (PyCFunction)Core_tracking, METH_VARARGS, "tracking(shown, ids): advance computes the steps augment.py can."},
     {"advance", (PyCFunction)Core_advance, METH_VARARGS, "advance(world, label, aux id): a step and its remembered lookups."},
     {"sampling", (PyCFunction)Core_sampling, METH_VARARGS, "sampling(calls, due): the sampler's count set."},
     {"climb", (PyCFunction)Core_climb, METH_VARARGS, "climb(root, aux, key, labels, interned, states, max, hooks): the figures' loop."},
@@ -534,6 +536,6 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) { Py_DECREF(&CoreType); Py_DECREF(m); return NULL; }
     /* core.py's INTERFACE: a build older than its source (a pull without a rebuild) is not used */
-    if (PyModule_AddIntConstant(m, "INTERFACE", 6) < 0) { Py_DECREF(m); return NULL; }
+    if (PyModule_AddIntConstant(m, "INTERFACE", 7) < 0) { Py_DECREF(m); return NULL; }
     return m;
 }

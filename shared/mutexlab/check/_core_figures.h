@@ -144,15 +144,24 @@ static int advance_parts(Core *c, PyObject *world, PyObject *label, long aux, Py
     }
     PyObject *aux_obj = PyLong_FromLong(aux), *bits_obj = PyLong_FromUnsignedLongLong(bits);
     if (!aux_obj || !bits_obj) { Py_XDECREF(aux_obj); Py_XDECREF(bits_obj); goto fail; }
-    edge = lookup(c->f_edges, PyTuple_Pack(3, aux_obj, PyTuple_GET_ITEM(sig, 0), bits_obj));
+    PyObject *akey = PyTuple_Pack(3, aux_obj, PyTuple_GET_ITEM(sig, 0), bits_obj);
     Py_DECREF(aux_obj); Py_DECREF(bits_obj);
+    if (!akey) goto fail;
+    edge = PyDict_GetItemWithError(c->f_edges, akey);
+    if (edge) {
+        edge = Py_NewRef(edge);  /* kept: keyof below may run Python code */
+    } else if (!PyErr_Occurred() && c->f_shown) {  /* not remembered: computed here if it can be */
+        long sid = PyLong_AsLong(PyTuple_GET_ITEM(sig, 0));
+        edge = PyErr_Occurred() ? NULL : augment(c, aux, sid, sends, bits, i);
+        if (edge == Py_None) Py_CLEAR(edge);  /* the Tracker's: the caller asks it */
+        else if (edge && PyDict_SetItem(c->f_edges, akey, edge) < 0) Py_CLEAR(edge);
+    }
+    Py_DECREF(akey);
     if (!edge) goto missed;
-    if (!PyTuple_Check(edge) || PyTuple_GET_SIZE(edge) != 4) {
+    if (!PyTuple_Check(edge) || PyTuple_GET_SIZE(edge) != 4) {  /* edge is owned here: fail releases it */
         PyErr_SetString(PyExc_TypeError, "advance: a remembered step is (aux id, moved, reached, edge)");
-        edge = NULL;
         goto fail;
     }
-    edge = Py_NewRef(edge);  /* kept: keyof below may run Python code */
     /* (successor's aux id, moved, figures reached, bypass plan): the key of (nxt, its aux id) */
     key = PyTuple_Pack(2, nxt, PyTuple_GET_ITEM(edge, 0));
     if (!key) goto fail;

@@ -30,6 +30,7 @@ import warnings
 from types import SimpleNamespace
 from typing import Any
 
+from .augment import augment
 from .core_reduce import Reducer, ReduceTables, reducible, shift_of
 from .reductions import ClockShift
 from .result import CheckFinding
@@ -38,7 +39,7 @@ from .result import CheckFinding
 # source (a `git pull` without `pip install -e .`) says another, or none, and is not used. Bump
 # both with any change to what Core's constructor or methods take or return (_core.c,
 # _core_reduce.h): a change inside the search that keeps them is held by test_check_core instead.
-INTERFACE = 6
+INTERFACE = 7
 
 CCore: Any = None
 try:  # the compiled core; absent (a build without a compiler, another interpreter): the twin
@@ -399,6 +400,12 @@ class PyCore:
         """The figures' search's dictionaries, interned parts and key of an augmented world, read
         by ``advance``."""
         self._fig = (sigs, awaits, remembered, known, auxes, keyof)
+        self._track: tuple | None = None
+
+    def tracking(self, shown: list | None, ids: dict | None) -> None:
+        """What the compiled core's ``tracking`` takes (``_core_augment.h``): from now on
+        ``advance`` computes a step not remembered yet that ``augment`` can, and remembers it."""
+        self._track = None if shown is None else (shown, ids)
 
     def advance(self, world: tuple, label: tuple, aux: int) -> tuple | None:
         """The compiled core's ``advance`` (``_core_figures.h``): None when ``label`` is refused,
@@ -425,6 +432,11 @@ class PyCore:
             if got:
                 bits |= 1 << b
         edge = remembered.get((aux, sig[0], bits))
+        if edge is None and self._track is not None:  # not remembered: computed here if it can be
+            shown, ids = self._track
+            edge = augment(auxes, ids, aux, shown[sig[0]], sig[1], bits, i, self.n, self.link_to)
+            if edge is not None:
+                remembered[aux, sig[0], bits] = edge
         if edge is None:
             return nxt, i, sig, None, None, None
         key = keyof((nxt, edge[0]))

@@ -31,6 +31,7 @@ class Edges:
         self.ids: dict[tuple, int] = {}  # aux → aux id
         self._sigs: dict[tuple, tuple] = {}  # (label, state id) → (signature id, sends, entered)
         self._sig_ids: dict[tuple, int] = {}
+        self.shown_of: list[tuple] = []  # signature id → what it shows (``shown``; augment.py reads it)
         self._awaits: dict[tuple, bool] = {}  # (receiver's state id, message id, sender) → awaits
         self._edges: dict[tuple, tuple] = {}  # (aux id, signature id, awaits bits) → the step
         self.asked = 0  # steps computed by the Tracker (the distinct ones)
@@ -50,7 +51,11 @@ class Edges:
         if got is None:
             tr = self.tracker
             entered = tuple(kd for kd, sign in tr.moves(t.holds) if sign > 0) if t.holds else ()
-            sig_id = self._sig_ids.setdefault(self.shown(label, sid, t), len(self._sig_ids))
+            shown = self.shown(label, sid, t)
+            sig_id = self._sig_ids.get(shown)
+            if sig_id is None:
+                sig_id = self._sig_ids[shown] = len(self.shown_of)
+                self.shown_of.append(shown)
             got = self._sigs[key] = (sig_id, t.sends, entered, (len(t.sends), len(entered)))
         return got
 

@@ -52,6 +52,7 @@ import time
 from collections.abc import Callable
 
 from ..sim.engine import _rare_collections as rare_collections
+from . import augment as augmenting
 from .ahead import averages, bypassing, charging, ended, fold, settle, shift, widen
 from .budget import doubling_mb
 from .charges import NONE, Tracker
@@ -267,6 +268,8 @@ def search_metrics(
     if stepping is not None:  # a new world's steps listed on the core's tables too (model.steps())
         advance, steps = stepping[0].advance, stepping[0].steps
         stepping[0].figures(sigs, edges._awaits, remembered, known, auxes, keyof)  # noqa: SLF001
+        if remember and not carried and augmenting.AUGMENT:  # steps entering nothing: augment.py
+            stepping[0].tracking(edges.shown_of, edges.ids)
 
     def walking(walk: Callable, v: tuple, *args) -> list:
         """A witness ``walk`` from ``v``: it steps the model's own normalisation, whose sampler
