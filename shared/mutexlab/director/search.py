@@ -171,6 +171,7 @@ class Searched:
     undecided: int = 0  # runs whose audit could not decide everything (Outcome.undecided): no PASS
     unsure: str | None = None  # the first such run's undecided finding
     clock_jumped: int = 0  # runs in which a node's timeout loop jumped the clock (Outcome.clock_jumped)
+    interrupted: bool = False  # Ctrl-C (SIGINT) or SIGTERM ended it: the runs so far, nothing proven
 
 
 def search(
@@ -181,39 +182,45 @@ def search(
     seconds: float | None,
     progress: Callable[[int], None] | None = None,
 ) -> Searched:
-    """Runs until a finding, the strategy's end, ``runs`` runs or ``seconds`` of wall time."""
+    """Runs until a finding, the strategy's end, ``runs`` runs or ``seconds`` of wall time; an
+    interrupt (KeyboardInterrupt: Ctrl-C, or SIGTERM in ``runner.pool_of``) ends it too, the run it
+    cut short not counted, so that the caller can say how far it got."""
     start = time.monotonic()
     count = total = cut = unsure = jumped = 0
     first_unsure: str | None = None
     last: Outcome | None = None
-    while (runs is None or count < runs) and (seconds is None or time.monotonic() - start < seconds):
-        chooser = strategy.next_run()
-        if chooser is None:
-            break
-        last = play(settings, pool, chooser, strategy.expected())
-        count += 1
-        total += len(last.steps)
-        if last.finding is not None:
-            return Searched(
-                count,
-                total,
-                time.monotonic() - start,
-                False,
-                last,
-                last,
-                pool.started,
-                cut,
-                unsure,
-                first_unsure,
-            )
-        cut += last.incomplete is not None
-        unsure += last.undecided is not None
-        jumped += last.clock_jumped
-        first_unsure = first_unsure or last.undecided
-        strategy.ran(Ran(last.trail, last.digests))
-        if progress is not None:
-            progress(count)
-    exhausted = strategy.exhaustive and strategy.next_run() is None
+    interrupted = False
+    try:
+        while (runs is None or count < runs) and (seconds is None or time.monotonic() - start < seconds):
+            chooser = strategy.next_run()
+            if chooser is None:
+                break
+            last = play(settings, pool, chooser, strategy.expected())
+            count += 1
+            total += len(last.steps)
+            if last.finding is not None:
+                return Searched(
+                    count,
+                    total,
+                    time.monotonic() - start,
+                    False,
+                    last,
+                    last,
+                    pool.started,
+                    cut,
+                    unsure,
+                    first_unsure,
+                )
+            cut += last.incomplete is not None
+            unsure += last.undecided is not None
+            jumped += last.clock_jumped
+            first_unsure = first_unsure or last.undecided
+            strategy.ran(Ran(last.trail, last.digests))
+            if progress is not None:
+                progress(count)
+    except KeyboardInterrupt:
+        interrupted = True
+    exhausted = not interrupted and strategy.exhaustive and strategy.next_run() is None
     return Searched(
         count,
         total,
@@ -226,4 +233,5 @@ def search(
         unsure,
         first_unsure,
         jumped,
+        interrupted,
     )
