@@ -19,14 +19,46 @@ HIVE = ROOT / "examples" / "mpi" / "hive.cpp"
 HIVE_REGEX_FILE = ROOT / "examples" / "mpi" / "hive.regex"
 
 
+# Rank 0 cancels an MPI_Issend rank 1 never receives: its wait ends, cancelled, and rank 1, told
+# to look once rank 0's wait has ended, finds no such message. Then each rank enters once.
+CANCELS_ISSEND = r"""#include <mpi.h>
+#include <mutexlab.h>
+int main(int argc, char **argv) {
+    int rank, x = 7, flag = 0, go = 0;
+    MPI_Request r;
+    MPI_Status s;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        MPI_Issend(&x, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &r);
+        MPI_Cancel(&r);
+        MPI_Wait(&r, &s);
+        MPI_Test_cancelled(&s, &flag);
+        if (!flag) return 3;
+        MPI_Send(&go, 1, MPI_INT, 1, 6, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        MPI_Recv(&go, 1, MPI_INT, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Iprobe(0, 5, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        if (flag) return 4; /* a send cancelled was received all the same */
+    }
+    mutexlab_enter("cs");
+    mutexlab_exit("cs");
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
 @pytest.fixture(scope="module")
 def made(tmp_path_factory) -> dict[str, str]:
     if shutil.which("gcc") is None:
         missing("gcc is not installed: mutexlab's MPI cannot be built")
     out = tmp_path_factory.mktemp("mpi-calls")
     cache = out / "cache"
+    (out / "cancels.c").write_text(CANCELS_ISSEND)
     found = {}
     for name, source, flags, command in (
+        ("cancels", out / "cancels.c", [], "mpicc"),
         ("collectives", COLLECTIVES, [], "mpicc"),
         ("collectives-wrong", COLLECTIVES, ["-DBROKEN_EXPECTATION"], "mpicc"),
         ("bees-printf", PRINTED_BEES, [], "mpicc"),
@@ -130,3 +162,13 @@ def test_two_threads_sending_in_one_step_replay_the_same(cli, made):
     ran = hive(cli, made["hive"], "--strategy", "systematic", "--runs", "30")
     assert "nondeterministic" not in ran.stdout, ran.stdout
     assert ran.returncode == 3 and "budget ended" in ran.stdout, ran.stdout + ran.stderr
+
+
+@pytest.mark.parametrize("flags", (["--strategy", "random"], ["--strategy", "systematic"], ["--reorder"]))
+def test_a_cancelled_issend_no_receive_matched_completes_cancelled(cli, made, flags):
+    # Before, MPI_Cancel left a pending MPI_Issend pending, and its wait blocked for ever: the
+    # deadlock finding on a program MPI lets end (MPI_Test_cancelled true, the message gone).
+    ran = cli("test", "kmutex", "-o", "k=2", "--np", "2", "--entries", "1", *flags, "--runs", "20",
+              "--mpi", made["cancels"])  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+

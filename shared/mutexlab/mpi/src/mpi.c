@@ -84,6 +84,7 @@ typedef struct {
     int used, done, recv, src, tag, ctx, freed; /* freed: MPI_Request_free'd, the slot ends with it */
     long truncated;                             /* the bytes of a message longer than the buffer */
     long sync;                                  /* a synchronous send waiting for its receive's ack */
+    int dest, cancelling;                       /* its destination; MPI_Cancel asked it to drop the send */
     void *buf;
     long capacity;
     MPI_Status status;
@@ -634,11 +635,14 @@ static void complete(request *r, msg *m) { /* under L */
         if (w->kind == W_REQ && w->what == r) unblock(w);
 }
 
-static void acked(long sync) { /* a synchronous send of this rank was matched: its request completes (under L) */
+/* A synchronous send of this rank was matched (its request completes), or, ``cancelled``, taken
+ * back by its destination before any receive matched it (MPI_Test_cancelled says so) (under L). */
+static void acked(long sync, int cancelled) {
     for (int i = 1; i < REQUESTS; i++) {
         request *r = &reqs[i];
         if (r->used && !r->recv && !r->done && r->sync == sync) {
             r->done = 1;
+            if (cancelled) r->status = (MPI_Status){MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 1};
             if (r->freed) r->used = 0;
             for (waiter *w = waiters; w; w = w->next)
                 if (w->kind == W_REQ && w->what == r) unblock(w);
@@ -650,7 +654,7 @@ static void acked(long sync) { /* a synchronous send of this rank was matched: i
 
 static void acknowledge(const msg *m) { /* a receive matched a synchronous send: tell its sender (under L) */
     if (m->src == rank_) {
-        acked(m->sync);
+        acked(m->sync, 0);
         return;
     }
     char line[160];
@@ -660,7 +664,11 @@ static void acknowledge(const msg *m) { /* a receive matched a synchronous send:
     put(line, (size_t)k);
 }
 
+static int dropped(msg *m);
+static int take_back(int src, long sync, int later);
+
 static void arrive(msg *m) { /* a delivered message: to the oldest posted receive it matches (under L) */
+    if (m->sync && dropped(m)) return; /* its sender cancelled it before it came (--reorder) */
     for (int i = 1; i < REQUESTS; i++) {
         request *r = &reqs[i];
         if (r->used && r->recv && !r->done && matches(r->src, r->tag, r->ctx, m)) {
@@ -844,6 +852,7 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
     *req = new_request();
     request *r = &reqs[*req];
     r->sync = ++next_sync;
+    r->dest = dest;
     r->done = dest == MPI_PROC_NULL; /* MPI: a send to no process completes at once */
     long sync = r->sync;
     unlock_L();
@@ -1006,8 +1015,64 @@ int MPI_Testany(int count, MPI_Request handles[], int *index, int *flag, MPI_Sta
     return MPI_SUCCESS;
 }
 
+/* A cancelled synchronous send of rank ``src``: the destination's library takes the message back
+ * if no receive has matched it yet (from the unexpected queue, or, not yet come, once it comes)
+ * and tells the sender, whose request completes cancelled; a message a receive matched was
+ * acknowledged already, and the send completes as sent (under L). */
+#define CANCELS 256
+static struct { int src; long sync; } cancels[CANCELS];
+static int n_cancels;
+
+static void cancelled_to(int src, long sync) {
+    if (src == rank_) {
+        acked(sync, 1);
+        return;
+    }
+    char line[160];
+    int k = snprintf(line, sizeof line,
+                     "{\"type\":\"send\",\"to\":%d,\"body\":{\"type\":\"ssend cancelled\",\"cancelled\":%ld}}\n",
+                     src + first_, sync);
+    drain();
+    put(line, (size_t)k);
+}
+
+static int take_back(int src, long sync, int later) { /* later: it may yet come (another rank's) */
+    for (msg **p = &unexpected; *p; p = &(*p)->next)
+        if ((*p)->src == src && (*p)->sync == sync) {
+            msg *m = *p;
+            *p = m->next;
+            free(m->data);
+            free(m);
+            cancelled_to(src, sync);
+            bump();
+            return 1;
+        }
+    if (!later) return 0; /* a receive matched it: the send completes as sent */
+    if (n_cancels == CANCELS) memmove(cancels, cancels + 1, sizeof cancels[0] * --n_cancels); /* the oldest: matched */
+    cancels[n_cancels].src = src; /* matched already (its ack went), or yet to come (dropped then) */
+    cancels[n_cancels++].sync = sync;
+    bump();
+    return 0;
+}
+
+static int dropped(msg *m) {
+    for (int i = 0; i < n_cancels; i++)
+        if (cancels[i].src == m->src && cancels[i].sync == m->sync) {
+            cancels[i] = cancels[--n_cancels];
+            cancelled_to(m->src, m->sync);
+            free(m->data);
+            free(m);
+            bump();
+            return 1;
+        }
+    return 0;
+}
+
 /* MPI_Cancel: a receive no message has matched yet is taken back (its wait ends, the status says
- * cancelled); a send has already left (mutexlab holds it), so cancelling it fails, as MPI allows. */
+ * cancelled); a synchronous send no receive has matched yet is taken back by its destination's
+ * library (take_back: its wait ends once that answer comes, cancelled, or the ack of a receive
+ * that matched it first, not cancelled); a standard send has already completed, so cancelling it
+ * does nothing, as MPI allows. */
 int MPI_Cancel(MPI_Request *handle) {
     if (*handle == MPI_REQUEST_NULL) return MPI_SUCCESS;
     counted_thread("MPI_Cancel");
@@ -1020,6 +1085,19 @@ int MPI_Cancel(MPI_Request *handle) {
         for (waiter *w = waiters; w; w = w->next)
             if (w->kind == W_REQ && w->what == r) unblock(w);
         bump();
+    } else if (r->sync && !r->done && !r->cancelling) { /* a synchronous send no receive matched yet */
+        r->cancelling = 1;
+        if (r->dest == rank_) {
+            take_back(rank_, r->sync, 0); /* to itself: in the unexpected queue, or received */
+        } else {
+            char line[160];
+            int k = snprintf(line, sizeof line,
+                             "{\"type\":\"send\",\"to\":%d,\"body\":{\"type\":\"ssend cancel\",\"cancel\":%ld}}\n",
+                             r->dest + first_, r->sync);
+            drain();
+            put(line, (size_t)k);
+            bump();
+        }
     }
     unlock_L();
     return MPI_SUCCESS;
@@ -1399,7 +1477,11 @@ static void *director(void *unused) { /* one input line at a time; done once the
                 if (w->kind == W_INIT) unblock(w);
             bump();
         } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"ack\":")) {
-            acked(json_long(line, "\"ack\":", 0)); /* a receive of another rank matched our synchronous send */
+            acked(json_long(line, "\"ack\":", 0), 0); /* a receive of another rank matched our synchronous send */
+        } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"cancelled\":")) {
+            acked(json_long(line, "\"cancelled\":", 0), 1); /* our synchronous send was taken back */
+        } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"cancel\":")) {
+            take_back((int)json_long(line, "\"from\":", 0) - first_, json_long(line, "\"cancel\":", 0), 1);
         } else if (strstr(line, "\"type\":\"recv\"")) {
             msg *m = calloc(1, sizeof *m);
             const char *data = strstr(line, "\"data\":\"");
