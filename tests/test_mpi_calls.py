@@ -47,6 +47,14 @@ int main(int argc, char **argv) {
     return 0;
 }
 """
+REPLACES_TO_NOBODY = r"""#include <mpi.h>
+int main(int argc, char **argv) {
+    int x = 1;
+    MPI_Init(&argc, &argv);
+    MPI_Sendrecv_replace(&x, 1, MPI_INT, 9, 0, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return 0;
+}
+"""
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +64,11 @@ def made(tmp_path_factory) -> dict[str, str]:
     out = tmp_path_factory.mktemp("mpi-calls")
     cache = out / "cache"
     (out / "cancels.c").write_text(CANCELS_ISSEND)
+    (out / "replaces.c").write_text(REPLACES_TO_NOBODY)
     found = {}
     for name, source, flags, command in (
         ("cancels", out / "cancels.c", [], "mpicc"),
+        ("replaces", out / "replaces.c", [], "mpicc"),
         ("collectives", COLLECTIVES, [], "mpicc"),
         ("collectives-wrong", COLLECTIVES, ["-DBROKEN_EXPECTATION"], "mpicc"),
         ("bees-printf", PRINTED_BEES, [], "mpicc"),
@@ -172,3 +182,8 @@ def test_a_cancelled_issend_no_receive_matched_completes_cancelled(cli, made, fl
               "--mpi", made["cancels"])  # fmt: skip
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
 
+
+def test_sendrecv_replace_names_itself_in_its_errors(cli, made):
+    # Before, it said "MPI_Send to rank 9", a call the program never made.
+    ran = cli("test", "mutex", "--np", "2", "--mpi", made["replaces"])
+    assert ran.returncode == 2 and "MPI_Sendrecv_replace to rank 9" in ran.stderr, ran.stderr

@@ -880,16 +880,29 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     return MPI_Wait(&r, status);
 }
 
+/* MPI_Sendrecv and MPI_Sendrecv_replace: a send (which never blocks here: for the latter the bytes
+ * leave at once and the buffer is free), then a receive; an error names the call the program made. */
+static int sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status,
+                    const char *call) {
+    send_call(sendbuf, sendcount, sendtype, dest, sendtag, comm, call, 0);
+    int ctx = ml_comm(comm, call);
+    check_tag(recvtag, 1);
+    sync_stdout();
+    MPI_Request r = ml_post_recv(recvbuf, recvcount * type_of(recvtype)->extent, source, recvtag, ctx);
+    return MPI_Wait(&r, status);
+}
+
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
-    MPI_Send(sendbuf, sendcount, sendtype, dest, sendtag, comm); /* a send never blocks here */
-    return MPI_Recv(recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+    return sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
+                    status, "MPI_Sendrecv");
 }
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
                          MPI_Comm comm, MPI_Status *status) {
-    MPI_Send(buf, count, type, dest, sendtag, comm); /* the bytes leave at once: the buffer is free */
-    return MPI_Recv(buf, count, type, source, recvtag, comm, status);
+    return sendrecv(buf, count, type, dest, sendtag, buf, count, type, source, recvtag, comm, status,
+                    "MPI_Sendrecv_replace");
 }
 
 int MPI_Get_version(int *version, int *subversion) {
