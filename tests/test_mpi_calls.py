@@ -17,6 +17,9 @@ STD_THREAD = ROOT / "tests" / "mpi" / "std_thread.cpp"
 PRINTED_REGEX_FILE = ROOT / "examples" / "mpi" / "bees_printf.regex"
 HIVE = ROOT / "examples" / "mpi" / "hive.cpp"
 HIVE_REGEX_FILE = ROOT / "examples" / "mpi" / "hive.regex"
+KMUTEX_LAMPORT = ROOT / "tests" / "mpi" / "kmutex_lamport.c"
+KMUTEX_LINES = r"(?P<enter>>>> CS)|(?P<exit><<< CS)"
+NAPS = ("NAP_CLOCK", "NAP_SELECT", "NAP_POLL")  # clock_nanosleep, select and poll of no descriptor
 
 
 # Rank 0 cancels an MPI_Issend rank 1 never receives: its wait ends, cancelled, and rank 1, told
@@ -69,6 +72,7 @@ def made(tmp_path_factory) -> dict[str, str]:
     for name, source, flags, command in (
         ("cancels", out / "cancels.c", [], "mpicc"),
         ("replaces", out / "replaces.c", [], "mpicc"),
+        *((nap, KMUTEX_LAMPORT, ["-DPOLLING", f"-D{nap}"], "mpicc") for nap in NAPS),
         ("collectives", COLLECTIVES, [], "mpicc"),
         ("collectives-wrong", COLLECTIVES, ["-DBROKEN_EXPECTATION"], "mpicc"),
         ("bees-printf", PRINTED_BEES, [], "mpicc"),
@@ -187,3 +191,14 @@ def test_sendrecv_replace_names_itself_in_its_errors(cli, made):
     # Before, it said "MPI_Send to rank 9", a call the program never made.
     ran = cli("test", "mutex", "--np", "2", "--mpi", made["replaces"])
     assert ran.returncode == 2 and "MPI_Sendrecv_replace to rank 9" in ran.stderr, ran.stderr
+
+
+@pytest.mark.parametrize("nap", NAPS)
+def test_a_sleep_by_clock_nanosleep_select_or_poll_is_a_poll(cli, made, nap):
+    # Before, the rank slept for real in them and its loop never waited where the library saw:
+    # [stalled] on a program that is right (its mutexlab clock, and replay, were off too).
+    ran = cli(
+        "test", "kmutex", "-o", "k=2", "--np", "3", "--entries", "2", "--runs", "20", "--start-timeout", "5",
+        "--timeout", "3", "--regex", KMUTEX_LINES, "--mpi", made[nap], "2", "2",
+    )  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr

@@ -9,17 +9,20 @@
  * with nothing new, the end of main) or ended. Threads are counted by defining pthread_create
  * and friends here: the program's executable defines them, so its calls and those of its shared
  * libraries (libstdc++'s std::thread, std::condition_variable) come here first, and the C
- * library's own are found with dlsym(RTLD_NEXT). sleep, usleep and nanosleep take no time.
+ * library's own are found with dlsym(RTLD_NEXT). sleep, usleep, nanosleep, clock_nanosleep and a
+ * select or poll of no descriptor take no time.
  * Collectives and communicators: collectives.c, on the internals declared in internal.h. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1769,6 +1772,50 @@ int usleep(useconds_t us) {
 int nanosleep(const struct timespec *req, struct timespec *rem) {
     if (req) slept(req->tv_sec * 1000000000LL + req->tv_nsec);
     if (rem) rem->tv_sec = rem->tv_nsec = 0;
+    sync_stdout();
+    poll_point();
+    return 0;
+}
+
+/* The other ways a program sleeps: clock_nanosleep (relative, or until an absolute time of the
+ * machine's clock), and select or poll given no descriptor, only a timeout. Each takes no time,
+ * as nanosleep does, and is a poll; a select or poll with descriptors is the C library's. */
+int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem) {
+    if (self < 0) {
+        int (*real_sleep)(clockid_t, int, const struct timespec *, struct timespec *) = real("clock_nanosleep", NULL);
+        return real_sleep(clock, flags, req, rem);
+    }
+    long long ns = req ? req->tv_sec * 1000000000LL + req->tv_nsec : 0;
+    if (req && (flags & TIMER_ABSTIME)) { /* until then: what is left of it now */
+        struct timespec now;
+        clock_gettime(clock, &now);
+        ns -= now.tv_sec * 1000000000LL + now.tv_nsec;
+    }
+    if (ns > 0) slept(ns);
+    if (rem && !(flags & TIMER_ABSTIME)) rem->tv_sec = rem->tv_nsec = 0;
+    sync_stdout();
+    poll_point();
+    return 0;
+}
+
+int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struct timeval *timeout) {
+    if (self < 0 || nfds > 0 || !timeout) {
+        int (*real_select)(int, fd_set *, fd_set *, fd_set *, struct timeval *) = real("select", NULL);
+        return real_select(nfds, readfds, writefds, exceptfds, timeout);
+    }
+    slept(timeout->tv_sec * 1000000000LL + timeout->tv_usec * 1000LL);
+    timeout->tv_sec = timeout->tv_usec = 0; /* Linux leaves the time not slept */
+    sync_stdout();
+    poll_point();
+    return 0;
+}
+
+int poll(struct pollfd *fds, nfds_t nfds, int timeout) {
+    if (self < 0 || nfds > 0 || timeout < 0) {
+        int (*real_poll)(struct pollfd *, nfds_t, int) = real("poll", NULL);
+        return real_poll(fds, nfds, timeout);
+    }
+    slept(timeout * 1000000LL);
     sync_stdout();
     poll_point();
     return 0;
