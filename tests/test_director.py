@@ -370,7 +370,11 @@ def test_an_interrupted_systematic_search_says_how_far_it_got(built):
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - a single-threaded start
     )
-    time.sleep(4)  # its default budget runs 7,665 schedules: far from done
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (children.exists() and children.read_text().split()):
+        time.sleep(0.1)  # mutexlab started (it interrupted while importing only says KeyboardInterrupt)
+    time.sleep(2)  # its default budget runs 7,665 schedules: far from done
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
