@@ -187,10 +187,12 @@ def test_a_cancelled_issend_no_receive_matched_completes_cancelled(cli, made, fl
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
 
 
-def test_sendrecv_replace_names_itself_in_its_errors(cli, made):
-    # Before, it said "MPI_Send to rank 9", a call the program never made.
+def test_sendrecv_replace_to_a_rank_not_there_is_its_own_crash(cli, made):
+    # Before, it said "MPI_Send to rank 9", a call the program never made, and stopped the test
+    # unjudged (exit 2), where mpirun ends the program in MPI_ERR_RANK: a finding, as MPI_ERR_TAG is.
     ran = cli("test", "mutex", "--np", "2", "--mpi", made["replaces"])
-    assert ran.returncode == 2 and "MPI_Sendrecv_replace to rank 9" in ran.stderr, ran.stderr
+    assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout, ran.stdout + ran.stderr
+    assert "status 6" in ran.stdout and "MPI_ERR_RANK: MPI_Sendrecv_replace to rank 9" in ran.stdout
 
 
 @pytest.mark.parametrize("nap", NAPS)

@@ -579,9 +579,9 @@ void ml_send(int dest, int tag, int ctx, const void *buf, long bytes, const char
  * (a message the director orders like any other) once a receive has matched it. */
 static void send_message(int dest, int tag, int ctx, const void *buf, long bytes, const char *call, long sync) {
     if (dest == MPI_PROC_NULL) return; /* MPI: a send to no process does nothing, at once */
-    if (dest < 0 || dest >= size_) {
+    if (dest < 0 || dest >= size_) { /* MPI_ERR_RANK: fatal under MPI's default handler, a crash */
         lock_L();
-        fatal("%s to rank %d: there are ranks 0 to %d", call, dest, size_ - 1);
+        fatal_error(MPI_ERR_RANK, "MPI_ERR_RANK: %s to rank %d (there are ranks 0 to %d)", call, dest, size_ - 1);
     }
     if (dest == rank_) { /* to itself: no other process is involved, it arrives at once */
         msg *m = calloc(1, sizeof *m);
@@ -795,6 +795,12 @@ unsigned char *ml_pack(const void *buf, int count, MPI_Datatype type, long *byte
 
 long ml_extent(MPI_Datatype type) { return type_of(type)->extent; }
 
+static void check_source(int source, const char *call) { /* MPI_ERR_RANK, as a send's */
+    if (source == MPI_ANY_SOURCE || source == MPI_PROC_NULL || (source >= 0 && source < size_)) return;
+    lock_L();
+    fatal_error(MPI_ERR_RANK, "MPI_ERR_RANK: %s from rank %d (there are ranks 0 to %d)", call, source, size_ - 1);
+}
+
 static void check_tag(int tag, int receive) { /* MPI_ERR_TAG, fatal under MPI's default handler */
     if ((tag >= 0 && tag <= MPI_TAG_UB) || (receive && tag == MPI_ANY_TAG)) return;
     lock_L();
@@ -871,6 +877,7 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req) {
     int ctx = ml_comm(comm, "MPI_Irecv");
+    check_source(source, "MPI_Irecv");
     check_tag(tag, 1);
     sync_stdout();
     *req = ml_post_recv(buf, count * type_of(type)->extent, source, tag, ctx);
@@ -890,6 +897,7 @@ static int sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, i
                     const char *call) {
     send_call(sendbuf, sendcount, sendtype, dest, sendtag, comm, call, 0);
     int ctx = ml_comm(comm, call);
+    check_source(source, call);
     check_tag(recvtag, 1);
     sync_stdout();
     MPI_Request r = ml_post_recv(recvbuf, recvcount * type_of(recvtype)->extent, source, recvtag, ctx);
