@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -354,6 +355,31 @@ def test_an_interrupted_test_leaves_nothing_running(tmp_path, signal_name):
     while not gone(started) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert gone(started), f"left running: {started}"
+
+
+def test_an_interrupted_systematic_search_says_how_far_it_got(built):
+    # Before, Ctrl-C in a long search printed only "interrupted": the schedules it had run, and
+    # that it proved nothing, went unsaid. Now the verdict line says both; the exit stays 130.
+    import signal
+
+    command = [sys.executable, "-m", "mutexlab", "test", "mutex", "--node", built["ra"]]
+    proc = subprocess.Popen(
+        [*command, "--strategy", "systematic"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - a single-threaded start
+    )
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (children.exists() and children.read_text().split()):
+        time.sleep(0.1)  # mutexlab started (it interrupted while importing only says KeyboardInterrupt)
+    time.sleep(2)  # its default budget runs 7,665 schedules: far from done
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+    said = re.search(r"N=3: INCOMPLETE — interrupted, no finding in systematic: (\d+) runs?, ", out)
+    assert said and int(said[1]) >= 1 and "nothing proven" in out, out
 
 
 def test_a_line_past_done_is_a_protocol_finding(cli, tmp_path):

@@ -17,6 +17,47 @@ STD_THREAD = ROOT / "tests" / "mpi" / "std_thread.cpp"
 PRINTED_REGEX_FILE = ROOT / "examples" / "mpi" / "bees_printf.regex"
 HIVE = ROOT / "examples" / "mpi" / "hive.cpp"
 HIVE_REGEX_FILE = ROOT / "examples" / "mpi" / "hive.regex"
+KMUTEX_LAMPORT = ROOT / "tests" / "mpi" / "kmutex_lamport.c"
+KMUTEX_LINES = r"(?P<enter>>>> CS)|(?P<exit><<< CS)"
+NAPS = ("NAP_CLOCK", "NAP_SELECT", "NAP_POLL")  # clock_nanosleep, select and poll of no descriptor
+
+
+# Rank 0 cancels an MPI_Issend rank 1 never receives: its wait ends, cancelled, and rank 1, told
+# to look once rank 0's wait has ended, finds no such message. Then each rank enters once.
+CANCELS_ISSEND = r"""#include <mpi.h>
+#include <mutexlab.h>
+int main(int argc, char **argv) {
+    int rank, x = 7, flag = 0, go = 0;
+    MPI_Request r;
+    MPI_Status s;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        MPI_Issend(&x, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &r);
+        MPI_Cancel(&r);
+        MPI_Wait(&r, &s);
+        MPI_Test_cancelled(&s, &flag);
+        if (!flag) return 3;
+        MPI_Send(&go, 1, MPI_INT, 1, 6, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        MPI_Recv(&go, 1, MPI_INT, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Iprobe(0, 5, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        if (flag) return 4; /* a send cancelled was received all the same */
+    }
+    mutexlab_enter("cs");
+    mutexlab_exit("cs");
+    MPI_Finalize();
+    return 0;
+}
+"""
+REPLACES_TO_NOBODY = r"""#include <mpi.h>
+int main(int argc, char **argv) {
+    int x = 1;
+    MPI_Init(&argc, &argv);
+    MPI_Sendrecv_replace(&x, 1, MPI_INT, 9, 0, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return 0;
+}
+"""
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +66,13 @@ def made(tmp_path_factory) -> dict[str, str]:
         missing("gcc is not installed: mutexlab's MPI cannot be built")
     out = tmp_path_factory.mktemp("mpi-calls")
     cache = out / "cache"
+    (out / "cancels.c").write_text(CANCELS_ISSEND)
+    (out / "replaces.c").write_text(REPLACES_TO_NOBODY)
     found = {}
     for name, source, flags, command in (
+        ("cancels", out / "cancels.c", [], "mpicc"),
+        ("replaces", out / "replaces.c", [], "mpicc"),
+        *((nap, KMUTEX_LAMPORT, ["-DPOLLING", f"-D{nap}"], "mpicc") for nap in NAPS),
         ("collectives", COLLECTIVES, [], "mpicc"),
         ("collectives-wrong", COLLECTIVES, ["-DBROKEN_EXPECTATION"], "mpicc"),
         ("bees-printf", PRINTED_BEES, [], "mpicc"),
@@ -130,3 +176,31 @@ def test_two_threads_sending_in_one_step_replay_the_same(cli, made):
     ran = hive(cli, made["hive"], "--strategy", "systematic", "--runs", "30")
     assert "nondeterministic" not in ran.stdout, ran.stdout
     assert ran.returncode == 3 and "budget ended" in ran.stdout, ran.stdout + ran.stderr
+
+
+@pytest.mark.parametrize("flags", (["--strategy", "random"], ["--strategy", "systematic"], ["--reorder"]))
+def test_a_cancelled_issend_no_receive_matched_completes_cancelled(cli, made, flags):
+    # Before, MPI_Cancel left a pending MPI_Issend pending, and its wait blocked for ever: the
+    # deadlock finding on a program MPI lets end (MPI_Test_cancelled true, the message gone).
+    ran = cli("test", "kmutex", "-o", "k=2", "--np", "2", "--entries", "1", *flags, "--runs", "20",
+              "--mpi", made["cancels"])  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_sendrecv_replace_to_a_rank_not_there_is_its_own_crash(cli, made):
+    # Before, it said "MPI_Send to rank 9", a call the program never made, and stopped the test
+    # unjudged (exit 2), where mpirun ends the program in MPI_ERR_RANK: a finding, as MPI_ERR_TAG is.
+    ran = cli("test", "mutex", "--np", "2", "--mpi", made["replaces"])
+    assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout, ran.stdout + ran.stderr
+    assert "status 6" in ran.stdout and "MPI_ERR_RANK: MPI_Sendrecv_replace to rank 9" in ran.stdout
+
+
+@pytest.mark.parametrize("nap", NAPS)
+def test_a_sleep_by_clock_nanosleep_select_or_poll_is_a_poll(cli, made, nap):
+    # Before, the rank slept for real in them and its loop never waited where the library saw:
+    # [stalled] on a program that is right (its mutexlab clock, and replay, were off too).
+    ran = cli(
+        "test", "kmutex", "-o", "k=2", "--np", "3", "--entries", "2", "--runs", "20", "--start-timeout", "5",
+        "--timeout", "3", "--regex", KMUTEX_LINES, "--mpi", made[nap], "2", "2",
+    )  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr

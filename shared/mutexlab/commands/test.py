@@ -275,6 +275,8 @@ def run(args) -> int:
                 )
             )
         code = 1
+    elif searched.interrupted:  # Ctrl-C: how far it got is said, then cli.py's 130, "interrupted"
+        outcome["verdict"], outcome["interrupted"], code = "INCOMPLETE", True, 130
     elif (
         searched.runs
         and not searched.incomplete
@@ -299,6 +301,8 @@ def run(args) -> int:
         print_json(outcome)
     else:
         print("\n".join(_text(outcome, tested, args)))
+    if searched.interrupted:
+        raise KeyboardInterrupt
     return code
 
 
@@ -329,6 +333,8 @@ def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
                 "or, if it does, every rank waited for ever before entering: --entries 1 makes that "
                 "the deadlock finding (docs/mpi.md); nothing proven"
             ]
+        if outcome.get("interrupted"):
+            return [f"{head}: INCOMPLETE — interrupted, no finding in {searched}; nothing proven"]
         if outcome["verdict"] == "PASS" and tested.searched.exhausted:
             return [
                 f"{head}: PASS — searched exhaustively: "

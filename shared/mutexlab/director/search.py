@@ -182,6 +182,7 @@ class Searched:
     unsure: str | None = None  # the first such run's undecided finding
     clock_jumped: int = 0  # runs in which a node's timeout loop jumped the clock (Outcome.clock_jumped)
     end_grace: float = 0.0  # the finding's settings.end_grace (a node ended after its run)
+    interrupted: bool = False  # Ctrl-C (SIGINT) or SIGTERM ended it: the runs so far, nothing proven
 
 
 def _replayed(settings: Settings, pool: Pool, outcome: Outcome) -> Outcome:
@@ -198,50 +199,56 @@ def search(
     seconds: float | None,
     progress: Callable[[int], None] | None = None,
 ) -> Searched:
-    """Runs until a finding, the strategy's end, ``runs`` runs or ``seconds`` of wall time."""
+    """Runs until a finding, the strategy's end, ``runs`` runs or ``seconds`` of wall time; an
+    interrupt (KeyboardInterrupt: Ctrl-C, or SIGTERM in ``runner.pool_of``) ends it too, the run it
+    cut short not counted, so that the caller can say how far it got."""
     start = time.monotonic()
     count = total = cut = unsure = jumped = 0
     first_unsure: str | None = None
     last: Outcome | None = None
     end_grace = 0.0
-    while (runs is None or count < runs) and (seconds is None or time.monotonic() - start < seconds):
-        chooser = strategy.next_run()
-        if chooser is None:
-            break
-        previous, last = last, play(settings, pool, chooser, strategy.expected())
-        count += 1
-        total += len(last.steps)
-        if last.after_ended is not None and previous is not None:
-            # A node ended after the last run (seen at this one's init): that run's schedule, played
-            # again with a moment at its end for the node's output to end, shows it (else, as seen).
-            again = _replayed(replace(settings, end_grace=END_GRACE), pool, previous)
-            count, total = count + 1, total + len(again.steps)
-            if again.finding is not None:
-                last, end_grace = again, END_GRACE
-            else:
-                last = Outcome(last.after_ended, [], [], [], [])
-        if last.finding is not None:
-            return Searched(
-                count,
-                total,
-                time.monotonic() - start,
-                False,
-                last,
-                last,
-                pool.started,
-                cut,
-                unsure,
-                first_unsure,
-                end_grace=end_grace,
-            )
-        cut += last.incomplete is not None
-        unsure += last.undecided is not None
-        jumped += last.clock_jumped
-        first_unsure = first_unsure or last.undecided
-        strategy.ran(Ran(last.trail, last.digests))
-        if progress is not None:
-            progress(count)
-    exhausted = strategy.exhaustive and strategy.next_run() is None
+    interrupted = False
+    try:
+        while (runs is None or count < runs) and (seconds is None or time.monotonic() - start < seconds):
+            chooser = strategy.next_run()
+            if chooser is None:
+                break
+            previous, last = last, play(settings, pool, chooser, strategy.expected())
+            count += 1
+            total += len(last.steps)
+            if last.after_ended is not None and previous is not None:
+                # A node ended after the last run (seen at this one's init): that run's schedule, played
+                # again with a moment at its end for the node's output to end, shows it (else, as seen).
+                again = _replayed(replace(settings, end_grace=END_GRACE), pool, previous)
+                count, total = count + 1, total + len(again.steps)
+                if again.finding is not None:
+                    last, end_grace = again, END_GRACE
+                else:
+                    last = Outcome(last.after_ended, [], [], [], [])
+            if last.finding is not None:
+                return Searched(
+                    count,
+                    total,
+                    time.monotonic() - start,
+                    False,
+                    last,
+                    last,
+                    pool.started,
+                    cut,
+                    unsure,
+                    first_unsure,
+                    end_grace=end_grace,
+                )
+            cut += last.incomplete is not None
+            unsure += last.undecided is not None
+            jumped += last.clock_jumped
+            first_unsure = first_unsure or last.undecided
+            strategy.ran(Ran(last.trail, last.digests))
+            if progress is not None:
+                progress(count)
+    except KeyboardInterrupt:
+        interrupted = True
+    exhausted = not interrupted and strategy.exhaustive and strategy.next_run() is None
     return Searched(
         count,
         total,
@@ -254,4 +261,5 @@ def search(
         unsure,
         first_unsure,
         jumped,
+        interrupted=interrupted,
     )

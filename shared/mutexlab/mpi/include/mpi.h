@@ -35,6 +35,7 @@ typedef struct {
 #define MPI_COMM_NULL 0
 #define MPI_SUCCESS 0
 #define MPI_ERR_TAG 4
+#define MPI_ERR_RANK 6
 #define MPI_ERR_TRUNCATE 14
 #define MPI_ERR_OTHER 15
 #define MPI_ANY_SOURCE (-1)

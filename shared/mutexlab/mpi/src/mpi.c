@@ -9,17 +9,20 @@
  * with nothing new, the end of main) or ended. Threads are counted by defining pthread_create
  * and friends here: the program's executable defines them, so its calls and those of its shared
  * libraries (libstdc++'s std::thread, std::condition_variable) come here first, and the C
- * library's own are found with dlsym(RTLD_NEXT). sleep, usleep and nanosleep take no time.
+ * library's own are found with dlsym(RTLD_NEXT). sleep, usleep, nanosleep, clock_nanosleep and a
+ * select or poll of no descriptor take no time.
  * Collectives and communicators: collectives.c, on the internals declared in internal.h. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -84,6 +87,7 @@ typedef struct {
     int used, done, recv, src, tag, ctx, freed; /* freed: MPI_Request_free'd, the slot ends with it */
     long truncated;                             /* the bytes of a message longer than the buffer */
     long sync;                                  /* a synchronous send waiting for its receive's ack */
+    int dest, cancelling;                       /* its destination; MPI_Cancel asked it to drop the send */
     void *buf;
     long capacity;
     MPI_Status status;
@@ -575,9 +579,9 @@ void ml_send(int dest, int tag, int ctx, const void *buf, long bytes, const char
  * (a message the director orders like any other) once a receive has matched it. */
 static void send_message(int dest, int tag, int ctx, const void *buf, long bytes, const char *call, long sync) {
     if (dest == MPI_PROC_NULL) return; /* MPI: a send to no process does nothing, at once */
-    if (dest < 0 || dest >= size_) {
+    if (dest < 0 || dest >= size_) { /* MPI_ERR_RANK: fatal under MPI's default handler, a crash */
         lock_L();
-        fatal("%s to rank %d: there are ranks 0 to %d", call, dest, size_ - 1);
+        fatal_error(MPI_ERR_RANK, "MPI_ERR_RANK: %s to rank %d (there are ranks 0 to %d)", call, dest, size_ - 1);
     }
     if (dest == rank_) { /* to itself: no other process is involved, it arrives at once */
         msg *m = calloc(1, sizeof *m);
@@ -634,11 +638,14 @@ static void complete(request *r, msg *m) { /* under L */
         if (w->kind == W_REQ && w->what == r) unblock(w);
 }
 
-static void acked(long sync) { /* a synchronous send of this rank was matched: its request completes (under L) */
+/* A synchronous send of this rank was matched (its request completes), or, ``cancelled``, taken
+ * back by its destination before any receive matched it (MPI_Test_cancelled says so) (under L). */
+static void acked(long sync, int cancelled) {
     for (int i = 1; i < REQUESTS; i++) {
         request *r = &reqs[i];
         if (r->used && !r->recv && !r->done && r->sync == sync) {
             r->done = 1;
+            if (cancelled) r->status = (MPI_Status){MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 1};
             if (r->freed) r->used = 0;
             for (waiter *w = waiters; w; w = w->next)
                 if (w->kind == W_REQ && w->what == r) unblock(w);
@@ -650,7 +657,7 @@ static void acked(long sync) { /* a synchronous send of this rank was matched: i
 
 static void acknowledge(const msg *m) { /* a receive matched a synchronous send: tell its sender (under L) */
     if (m->src == rank_) {
-        acked(m->sync);
+        acked(m->sync, 0);
         return;
     }
     char line[160];
@@ -660,7 +667,11 @@ static void acknowledge(const msg *m) { /* a receive matched a synchronous send:
     put(line, (size_t)k);
 }
 
+static int dropped(msg *m);
+static int take_back(int src, long sync, int later);
+
 static void arrive(msg *m) { /* a delivered message: to the oldest posted receive it matches (under L) */
+    if (m->sync && dropped(m)) return; /* its sender cancelled it before it came (--reorder) */
     for (int i = 1; i < REQUESTS; i++) {
         request *r = &reqs[i];
         if (r->used && r->recv && !r->done && matches(r->src, r->tag, r->ctx, m)) {
@@ -784,6 +795,12 @@ unsigned char *ml_pack(const void *buf, int count, MPI_Datatype type, long *byte
 
 long ml_extent(MPI_Datatype type) { return type_of(type)->extent; }
 
+static void check_source(int source, const char *call) { /* MPI_ERR_RANK, as a send's */
+    if (source == MPI_ANY_SOURCE || source == MPI_PROC_NULL || (source >= 0 && source < size_)) return;
+    lock_L();
+    fatal_error(MPI_ERR_RANK, "MPI_ERR_RANK: %s from rank %d (there are ranks 0 to %d)", call, source, size_ - 1);
+}
+
 static void check_tag(int tag, int receive) { /* MPI_ERR_TAG, fatal under MPI's default handler */
     if ((tag >= 0 && tag <= MPI_TAG_UB) || (receive && tag == MPI_ANY_TAG)) return;
     lock_L();
@@ -844,6 +861,7 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
     *req = new_request();
     request *r = &reqs[*req];
     r->sync = ++next_sync;
+    r->dest = dest;
     r->done = dest == MPI_PROC_NULL; /* MPI: a send to no process completes at once */
     long sync = r->sync;
     unlock_L();
@@ -859,6 +877,7 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req) {
     int ctx = ml_comm(comm, "MPI_Irecv");
+    check_source(source, "MPI_Irecv");
     check_tag(tag, 1);
     sync_stdout();
     *req = ml_post_recv(buf, count * type_of(type)->extent, source, tag, ctx);
@@ -871,16 +890,30 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     return MPI_Wait(&r, status);
 }
 
+/* MPI_Sendrecv and MPI_Sendrecv_replace: a send (which never blocks here: for the latter the bytes
+ * leave at once and the buffer is free), then a receive; an error names the call the program made. */
+static int sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status,
+                    const char *call) {
+    send_call(sendbuf, sendcount, sendtype, dest, sendtag, comm, call, 0);
+    int ctx = ml_comm(comm, call);
+    check_source(source, call);
+    check_tag(recvtag, 1);
+    sync_stdout();
+    MPI_Request r = ml_post_recv(recvbuf, recvcount * type_of(recvtype)->extent, source, recvtag, ctx);
+    return MPI_Wait(&r, status);
+}
+
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
-    MPI_Send(sendbuf, sendcount, sendtype, dest, sendtag, comm); /* a send never blocks here */
-    return MPI_Recv(recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+    return sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
+                    status, "MPI_Sendrecv");
 }
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
                          MPI_Comm comm, MPI_Status *status) {
-    MPI_Send(buf, count, type, dest, sendtag, comm); /* the bytes leave at once: the buffer is free */
-    return MPI_Recv(buf, count, type, source, recvtag, comm, status);
+    return sendrecv(buf, count, type, dest, sendtag, buf, count, type, source, recvtag, comm, status,
+                    "MPI_Sendrecv_replace");
 }
 
 int MPI_Get_version(int *version, int *subversion) {
@@ -1006,8 +1039,64 @@ int MPI_Testany(int count, MPI_Request handles[], int *index, int *flag, MPI_Sta
     return MPI_SUCCESS;
 }
 
+/* A cancelled synchronous send of rank ``src``: the destination's library takes the message back
+ * if no receive has matched it yet (from the unexpected queue, or, not yet come, once it comes)
+ * and tells the sender, whose request completes cancelled; a message a receive matched was
+ * acknowledged already, and the send completes as sent (under L). */
+#define CANCELS 256
+static struct { int src; long sync; } cancels[CANCELS];
+static int n_cancels;
+
+static void cancelled_to(int src, long sync) {
+    if (src == rank_) {
+        acked(sync, 1);
+        return;
+    }
+    char line[160];
+    int k = snprintf(line, sizeof line,
+                     "{\"type\":\"send\",\"to\":%d,\"body\":{\"type\":\"ssend cancelled\",\"cancelled\":%ld}}\n",
+                     src + first_, sync);
+    drain();
+    put(line, (size_t)k);
+}
+
+static int take_back(int src, long sync, int later) { /* later: it may yet come (another rank's) */
+    for (msg **p = &unexpected; *p; p = &(*p)->next)
+        if ((*p)->src == src && (*p)->sync == sync) {
+            msg *m = *p;
+            *p = m->next;
+            free(m->data);
+            free(m);
+            cancelled_to(src, sync);
+            bump();
+            return 1;
+        }
+    if (!later) return 0; /* a receive matched it: the send completes as sent */
+    if (n_cancels == CANCELS) memmove(cancels, cancels + 1, sizeof cancels[0] * --n_cancels); /* the oldest: matched */
+    cancels[n_cancels].src = src; /* matched already (its ack went), or yet to come (dropped then) */
+    cancels[n_cancels++].sync = sync;
+    bump();
+    return 0;
+}
+
+static int dropped(msg *m) {
+    for (int i = 0; i < n_cancels; i++)
+        if (cancels[i].src == m->src && cancels[i].sync == m->sync) {
+            cancels[i] = cancels[--n_cancels];
+            cancelled_to(m->src, m->sync);
+            free(m->data);
+            free(m);
+            bump();
+            return 1;
+        }
+    return 0;
+}
+
 /* MPI_Cancel: a receive no message has matched yet is taken back (its wait ends, the status says
- * cancelled); a send has already left (mutexlab holds it), so cancelling it fails, as MPI allows. */
+ * cancelled); a synchronous send no receive has matched yet is taken back by its destination's
+ * library (take_back: its wait ends once that answer comes, cancelled, or the ack of a receive
+ * that matched it first, not cancelled); a standard send has already completed, so cancelling it
+ * does nothing, as MPI allows. */
 int MPI_Cancel(MPI_Request *handle) {
     if (*handle == MPI_REQUEST_NULL) return MPI_SUCCESS;
     counted_thread("MPI_Cancel");
@@ -1020,6 +1109,19 @@ int MPI_Cancel(MPI_Request *handle) {
         for (waiter *w = waiters; w; w = w->next)
             if (w->kind == W_REQ && w->what == r) unblock(w);
         bump();
+    } else if (r->sync && !r->done && !r->cancelling) { /* a synchronous send no receive matched yet */
+        r->cancelling = 1;
+        if (r->dest == rank_) {
+            take_back(rank_, r->sync, 0); /* to itself: in the unexpected queue, or received */
+        } else {
+            char line[160];
+            int k = snprintf(line, sizeof line,
+                             "{\"type\":\"send\",\"to\":%d,\"body\":{\"type\":\"ssend cancel\",\"cancel\":%ld}}\n",
+                             r->dest + first_, r->sync);
+            drain();
+            put(line, (size_t)k);
+            bump();
+        }
     }
     unlock_L();
     return MPI_SUCCESS;
@@ -1399,7 +1501,11 @@ static void *director(void *unused) { /* one input line at a time; done once the
                 if (w->kind == W_INIT) unblock(w);
             bump();
         } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"ack\":")) {
-            acked(json_long(line, "\"ack\":", 0)); /* a receive of another rank matched our synchronous send */
+            acked(json_long(line, "\"ack\":", 0), 0); /* a receive of another rank matched our synchronous send */
+        } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"cancelled\":")) {
+            acked(json_long(line, "\"cancelled\":", 0), 1); /* our synchronous send was taken back */
+        } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"cancel\":")) {
+            take_back((int)json_long(line, "\"from\":", 0) - first_, json_long(line, "\"cancel\":", 0), 1);
         } else if (strstr(line, "\"type\":\"recv\"")) {
             msg *m = calloc(1, sizeof *m);
             const char *data = strstr(line, "\"data\":\"");
@@ -1674,6 +1780,50 @@ int usleep(useconds_t us) {
 int nanosleep(const struct timespec *req, struct timespec *rem) {
     if (req) slept(req->tv_sec * 1000000000LL + req->tv_nsec);
     if (rem) rem->tv_sec = rem->tv_nsec = 0;
+    sync_stdout();
+    poll_point();
+    return 0;
+}
+
+/* The other ways a program sleeps: clock_nanosleep (relative, or until an absolute time of the
+ * machine's clock), and select or poll given no descriptor, only a timeout. Each takes no time,
+ * as nanosleep does, and is a poll; a select or poll with descriptors is the C library's. */
+int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem) {
+    if (self < 0) {
+        int (*real_sleep)(clockid_t, int, const struct timespec *, struct timespec *) = real("clock_nanosleep", NULL);
+        return real_sleep(clock, flags, req, rem);
+    }
+    long long ns = req ? req->tv_sec * 1000000000LL + req->tv_nsec : 0;
+    if (req && (flags & TIMER_ABSTIME)) { /* until then: what is left of it now */
+        struct timespec now;
+        clock_gettime(clock, &now);
+        ns -= now.tv_sec * 1000000000LL + now.tv_nsec;
+    }
+    if (ns > 0) slept(ns);
+    if (rem && !(flags & TIMER_ABSTIME)) rem->tv_sec = rem->tv_nsec = 0;
+    sync_stdout();
+    poll_point();
+    return 0;
+}
+
+int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struct timeval *timeout) {
+    if (self < 0 || nfds > 0 || !timeout) {
+        int (*real_select)(int, fd_set *, fd_set *, fd_set *, struct timeval *) = real("select", NULL);
+        return real_select(nfds, readfds, writefds, exceptfds, timeout);
+    }
+    slept(timeout->tv_sec * 1000000000LL + timeout->tv_usec * 1000LL);
+    timeout->tv_sec = timeout->tv_usec = 0; /* Linux leaves the time not slept */
+    sync_stdout();
+    poll_point();
+    return 0;
+}
+
+int poll(struct pollfd *fds, nfds_t nfds, int timeout) {
+    if (self < 0 || nfds > 0 || timeout < 0) {
+        int (*real_poll)(struct pollfd *, nfds_t, int) = real("poll", NULL);
+        return real_poll(fds, nfds, timeout);
+    }
+    slept(timeout * 1000000LL);
     sync_stdout();
     poll_point();
     return 0;
