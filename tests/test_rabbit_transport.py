@@ -75,6 +75,19 @@ def test_link_inbox_skips_a_malformed_messages_place_only_when_a_later_message_n
     assert inbox.gaps == 1 and inbox.duplicates == 0
 
 
+def test_link_inbox_keeps_entries_only_for_links_that_hold_something_back():
+    """``holding`` runs at every step of a participant: with 49 peers in order it must look at no
+    link (an empty entry per link was 5 % of a bee's CPU at P = 50, docs/benchmarks.md#startup)."""
+    inbox = LinkInbox()
+    for n in range(1, 50):
+        assert inbox.accept(f"bee-{n}", 1, n) == [n] and inbox.accept(f"bee-{n}", 1, n) == []
+    assert inbox.held == {} and inbox.holding() == []
+    assert inbox.accept("bee-1", 3, "m3") == [] and inbox.holding() == ["m3"]
+    assert inbox.accept("bee-1", 2, "m2") == ["m2", "m3"] and inbox.held == {}
+    assert inbox.refuse("bee-2", 3) == [] and inbox.accept("bee-2", 4, "m4") == []
+    assert inbox.refuse("bee-2", 2) == ["m4"] and inbox.held == {} and not inbox.waits("bee-2", 4)
+
+
 def test_parse_envelope_names_each_problem():
     roster = {"node-1": 1, "node-2": 2}
     good = envelope(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 log = logging.getLogger("mutexlab.transport")
+NOTHING_HELD: dict[int, Any] = {}  # read only: the held-back items of a link that has none
 
 
 @dataclass
@@ -43,14 +44,15 @@ class LinkInbox:
 
     def __init__(self) -> None:
         self.last: dict[str, int] = {}
-        self.held: dict[str, dict[int, Any]] = {}  # sender -> {seq: item} that came ahead of a missing one
+        # sender -> {seq: item} that came ahead of a missing one; only links holding something back
+        self.held: dict[str, dict[int, Any]] = {}
         self.refused_seqs: dict[str, set[int]] = {}  # sender -> seqs of malformed messages (dead-lettered)
         self.duplicates = 0
         self.gaps = 0
 
     def accept(self, sender: str, seq: int, item: Any = None) -> list[Any]:
         last = self.last.get(sender, 0)
-        held = self.held.setdefault(sender, {})
+        held = self.held.get(sender, NOTHING_HELD)
         if seq <= last or seq in held:
             if seq in held:  # the newest copy's delivery is the one its broker still holds
                 held[seq] = item
@@ -62,7 +64,7 @@ class LinkInbox:
         if seq != last + 1:
             self.last[sender] = last
             self.gaps += 1
-            held[seq] = item
+            self.held.setdefault(sender, {})[seq] = item
             log.warning("link %s: message %d came before %d; held back until it comes", sender, seq, last + 1)
             return []
         return self._release(sender, seq, [item])
@@ -83,6 +85,8 @@ class LinkInbox:
             seq += 1
             if seq in held:
                 ready.append(held.pop(seq))
+        if not held:  # a link holds nothing back: no entry, so ``holding`` (every step) looks at none
+            self.held.pop(sender, None)
         self.last[sender] = seq
         return ready
 
