@@ -111,3 +111,16 @@ def test_contradicting_clocks_are_refused_naming_the_line_of_the_old_way(
     found = verify(capsys, log)
     assert found[0] == 2 and said in found[2], found
     assert _old_way(monkeypatch, capsys, log) == found
+
+
+def test_a_stamped_per_host_log_with_spaces_in_host_names_merges_under_its_regex(
+    capsys, monkeypatch, unbounded
+):
+    # Go-style per-host logs, an RFC3339 stamp before each clock line and host names with spaces
+    # ("node one"): the merge reads each host's run with the log's --regex.
+    log = OUTLOGS / "go-stamped-perhost.log"
+    regex = ("--regex", r"(?<ts>\S+) (?<host>.*?) (?<clock>{.*})\n(?<event>.*)")
+    found = verify(capsys, log, *regex)
+    assert found[0] == 0 and "events: enter 9, exit 9" in found[1], found
+    assert unbounded and all(unbounded), unbounded
+    assert _old_way(monkeypatch, capsys, log, *regex) == found
