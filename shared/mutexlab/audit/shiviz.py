@@ -138,8 +138,14 @@ def read_shiviz(
 
 
 def _records(
-    handle: IO[bytes], source: str, capacities: dict[str, int] | None, regex: str | None
+    handle: IO[bytes],
+    source: str,
+    capacities: dict[str, int] | None,
+    regex: str | None,
+    layout: list | None = None,
 ) -> Iterator[dict]:
+    """The run header, then the log's events in file order. ``layout``: a list that gets the
+    ``Layout`` the log's first lines set (what ``records_at`` reads a part of the log with)."""
     lines = _text_lines(handle, source)
     pending: list[tuple[int, str]] = []  # lines read but not consumed
     first = next(lines, None)
@@ -162,45 +168,82 @@ def _records(
         else None
     )
     pattern = python_regex(js, named or "the log's regex")
-    span = record_lines(js)
     what = f"the log's regex {js}" if given else f"GoVector's regex {js} (nor a JSON event)"
+    shape = Layout(source, pattern, record_lines(js), what, delimiter)
     header: dict | None = None
     started = False
-    latest: dict[str, tuple[int, int]] = {}  # host → its own count at its latest record, and the line
     stream = _chain(pending, lines)
     for number, text in stream:
         if not started and text.startswith(HEADER_PREFIX):
             header = _header(text[len(HEADER_PREFIX) :], source, number)
             continue
-        if not text.strip():
+        if not text.strip() or shape.delimits(text, number, started):
             continue
-        if delimiter is not None and delimiter.search(text, f"{source}:{number}"):
-            if started:
-                raise TraceError(
-                    f"{source}:{number}: a second execution starts here (the log's delimiter matches): "
-                    "verify one execution at a time"
-                )
-            continue
-        if not started:
-            started = True
-            yield run_header(header, capacities)
-        record = [(number, text)]
-        while len(record) < span:
-            more = next(stream, None)
-            if more is None:
-                break
-            record.append(more)
-        event = _record(record, pattern, what, source, header is not None, pending)
-        host, own = event["pid"], event["vc"][event["pid"]]
-        if own <= latest.get(host, (0, 0))[0]:
+        started = True
+        shape.exported = header is not None
+        if layout is not None:
+            layout.append(shape)
+        yield run_header(header, capacities)
+        pending.insert(0, (number, text))
+        yield from shape.events(stream, pending)
+        return
+    raise TraceError(f"{source}: the log is empty (no records)")
+
+
+class Layout:
+    """How a log's records are read (its regex, their lines, the delimiter, whether descriptions
+    are exported mutexlab events): ``events`` reads them from any line on."""
+
+    def __init__(
+        self, source: str, pattern: LogRegex, span: int, what: str, delimiter: LogRegex | None
+    ) -> None:
+        self.source, self.pattern, self.span, self.what = source, pattern, span, what
+        self.delimiter = delimiter
+        self.exported = False
+
+    def delimits(self, text: str, number: int, started: bool) -> bool:
+        """Whether line ``number`` is the delimiter (skipped); TraceError for a second execution."""
+        if self.delimiter is None or not self.delimiter.search(text, f"{self.source}:{number}"):
+            return False
+        if started:
             raise TraceError(
-                f"{source}:{number}: {host}'s own clock entry goes from {latest[host][0]} (line "
-                f"{latest[host][1]}) to {own}: a host's records must come in its own order"
+                f"{self.source}:{number}: a second execution starts here (the log's delimiter matches): "
+                "verify one execution at a time"
             )
-        latest[host] = (own, number)
-        yield event
-    if not started:
-        raise TraceError(f"{source}: the log is empty (no records)")
+        return True
+
+    def events(self, stream: Iterator[tuple[int, str]], pending: list[tuple[int, str]]) -> Iterator[dict]:
+        """The events of the records in ``stream`` (after the first record's line: blank lines
+        skipped), each host's own clock entry rising from each record to the next."""
+        source = self.source
+        latest: dict[str, tuple[int, int]] = {}  # host → its own count at its latest record, and the line
+        for number, text in stream:
+            if not text.strip() or self.delimits(text, number, True):
+                continue
+            record = [(number, text)]
+            while len(record) < self.span:
+                more = next(stream, None)
+                if more is None:
+                    break
+                record.append(more)
+            event = _record(record, self.pattern, self.what, source, self.exported, pending)
+            host, own = event["pid"], event["vc"][event["pid"]]
+            if own <= latest.get(host, (0, 0))[0]:
+                raise TraceError(
+                    f"{source}:{number}: {host}'s own clock entry goes from {latest[host][0]} (line "
+                    f"{latest[host][1]}) to {own}: a host's records must come in its own order"
+                )
+            latest[host] = (own, number)
+            yield event
+
+    def records_at(self, handle: IO[bytes], number: int) -> Iterator[dict]:
+        """The events of the records from line ``number`` on, ``handle`` at that line's start."""
+        lines = (
+            (n, decode_line(raw, self.source, n).rstrip("\r\n"))
+            for n, raw in enumerate(bounded_lines(handle, self.source, "a line"), number)
+        )
+        pending: list[tuple[int, str]] = []
+        return self.events(_chain(pending, lines), pending)
 
 
 def _delimiter(line: str, where: str) -> LogRegex:
