@@ -37,7 +37,7 @@ from .world import LATE_GRACE, Action, Faults, Run
 MAX_STEPS = 2_000  # default steps of one run before it counts as never coming to rest
 # A kept node that ended after a run (seen at the next run's init) is that run's finding: its
 # schedule is played again, its end waiting this long for a node's output to end.
-END_GRACE = 0.5
+END_GRACE = 1.5  # a Python node under load takes most of a second to end after its last line
 
 
 @dataclass
