@@ -66,3 +66,18 @@ def test_a_shrunk_schedule_that_does_not_replay_falls_back_to_the_one_found(cli,
     assert written["nodes"] == 3 and "unshrunk" in outcome["shrunk"]["fallback"]
     text, _ = _test(cli, tmp_path)
     assert "gave no finding when played again" in text.stdout and "shrunk from" not in text.stdout
+
+
+def test_an_interrupt_while_shrinking_keeps_the_finding_as_found(cli, tmp_path, monkeypatch):
+    """Ctrl-C during the shrinking lost the finding (only "interrupted" was printed): the finding
+    was found and stands, so it is shown with its schedule as found, and that schedule is written."""
+
+    def interrupted(self, found):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner.Shrinker, "shrink", interrupted)
+    ran, written = _test(cli, tmp_path, "--json")
+    outcome = json.loads(ran.stdout)
+    assert ran.returncode == 1 and outcome["finding"]["rule"] == "violation", ran.stdout + ran.stderr
+    assert "interrupted while shrinking" in outcome["shrunk"]["fallback"]
+    assert len(written["steps"]) == outcome["shrunk"]["steps"][0] == len(outcome["schedule"])

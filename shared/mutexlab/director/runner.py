@@ -83,10 +83,14 @@ def test(
             return make_problem(problem.name, nodes, problem.requests, options, settings.seed)
 
         shrinker = Shrinker(settings, pool, remake, found.finding.rule)
-        small_settings, small = shrinker.shrink(found)
-        # The shrunk schedule played once more, exactly: a program that answers differently now
-        # is nondeterministic, and that is the finding.
-        again = play(small_settings, pool, Strict(small.steps), small.digests)
+        try:
+            small_settings, small = shrinker.shrink(found)
+            # The shrunk schedule played once more, exactly: a program that answers differently now
+            # is nondeterministic, and that is the finding.
+            again = play(small_settings, pool, Strict(small.steps), small.digests)
+        except KeyboardInterrupt:  # Ctrl-C while shrinking: the finding stands, as found
+            note = "interrupted while shrinking: the schedule as found is shown, unshrunk"
+            return Tested(searched, found, found, settings, found.finding, shrinker.tests, note)
         if again.finding is not None and again.finding.rule == NONDETERMINISTIC:
             return Tested(searched, found, again, small_settings, again.finding, shrinker.tests)
         assert small.finding is not None
