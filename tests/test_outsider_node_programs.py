@@ -12,6 +12,7 @@ for it. Now the run it ended in is the finding, and it replays.
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -73,6 +74,21 @@ def test_a_node_that_ends_after_its_release_is_that_runs_finding_and_replays(cli
     assert "after answering release, with nothing asked of it" in done.stdout, said(done)
     assert "schedule: none" not in done.stdout, said(done)
     again = cli("replay", found, "--node", node)
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, said(again)
+
+
+def test_a_crash_found_without_waiting_for_the_end_still_replays(cli, tmp_path):
+    """A search may see a node's end at its run's end without the wait (the node was quick), and
+    write no end_grace: the replay of a recorded crash on the same program waits for it anyway
+    (and plays it again if it did not show), so it does not depend on how fast the node ended."""
+    node, found = _leaver(tmp_path), tmp_path / "left.json"
+    done = cli("test", "mutex", "--node", node, "--runs", "10", "--no-shrink", "--counterexample", found)
+    assert done.returncode == 1 and "FINDING [crashed] (step " in done.stdout, said(done)
+    scenario = json.loads(found.read_text())
+    scenario.pop("end_grace", None)
+    unwaited = tmp_path / "unwaited.json"
+    unwaited.write_text(json.dumps(scenario))
+    again = cli("replay", unwaited, "--node", node)
     assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, said(again)
 
 

@@ -17,7 +17,7 @@ from .judge import NONDETERMINISTIC, Finding
 from .problem import make_problem
 from .process import TEST_START_TIMEOUT, Pool
 from .scenario import ProgramScenario, program_files
-from .search import Outcome, Searched, Settings, play, search
+from .search import END_GRACE, Outcome, Searched, Settings, play, search
 from .shrink import Shrinker, Strict
 
 # Not shrunk: a nondeterministic program gives no stable schedule; a stalled node costs a whole
@@ -129,19 +129,16 @@ def replay(
     problem = make_problem(
         scenario.problem, scenario.nodes, scenario.requests, scenario.options, scenario.seed
     )
-    settings = Settings(
-        problem,
-        argv,
-        scenario.seed,
-        scenario.faults,
-        len(scenario.steps) + 1,
-        unread_output,
-        scenario.end_grace,
-    )
-    # A recorded nondeterminism shows only when the program answers the other way again: played
-    # up to NONDETERMINISM_TRIES times on the program it was found on, until something shows.
     recorded = (scenario.finding or {}).get("rule")
-    tries = NONDETERMINISM_TRIES if same and recorded == NONDETERMINISTIC else 1
+    # A node's end after its run shows only when the run's end waits for it: a recorded crash on
+    # the program it was found on is replayed with that wait, whether or not its search needed it.
+    ends = max(scenario.end_grace, END_GRACE) if same and recorded == "crashed" else scenario.end_grace
+    settings = Settings(
+        problem, argv, scenario.seed, scenario.faults, len(scenario.steps) + 1, unread_output, ends
+    )
+    # A recorded nondeterminism (or a crash seen by its timing) shows only when the program does it
+    # again: played up to NONDETERMINISM_TRIES times on the program it was found on, until it shows.
+    tries = NONDETERMINISM_TRIES if same and recorded in (NONDETERMINISTIC, "crashed") else 1
     with pool_of(argv, timeout, start_timeout) as pool:
         for _ in range(tries):
             chooser = Strict(scenario.steps)
