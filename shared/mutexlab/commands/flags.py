@@ -305,12 +305,13 @@ def as_option(args, unknown: list[str]) -> str:
             continue
         family, flag = found
         value = value or (unknown[at + 1] if at + 1 < len(unknown) else flag.metavar or "VALUE")
+        workload = flag.key == _workload(family)
         whose = (
             family.command
             + ("' " if family.command.endswith("s") else "'s ")
-            + ("workload" if flag.key == _workload(family) else f"option {flag.key}")
+            + ("workload" if workload else f"option {flag.key}")
         )
-        right = f"--requests {value}" if flag.key == _workload(family) else f"-o {flag.key}={value}"
+        right = f"--requests {value}" if workload else f"-o {flag.key}={value}"
         said.append(f"; {name} is {whose} here: {right}")
     return "".join(said)
 
