@@ -38,6 +38,9 @@ REGEX_RECORD_SECONDS = 100e-6
 # Entries of one vector clock a log states (a ShiViz record's clock): counted before it is parsed,
 # so a line of 500,000 hosts is refused at once instead of held (781 MB) as a dict and as claims.
 MAX_CLOCK_ENTRIES = 100_000
+# The largest count a clock entry may state (a 64-bit signed integer): no log holds more events, and
+# the consistency check keeps counts in such integers (audit/clocks.py).
+MAX_CLOCK_COUNT = 2**63 - 1
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which some editors write first
 
 

@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import IO
 
-from ..limits import MAX_CLOCK_ENTRIES, more_members, unique_keys
+from ..limits import MAX_CLOCK_COUNT, MAX_CLOCK_ENTRIES, more_members, unique_keys
 from ..trace import TraceError, bounded_lines, check_event, decode_line
 from .clocks import consistent
 from .logregex import LogRegex, compile_log_regex
@@ -328,6 +328,12 @@ def _record(
         raise TraceError(f"{line_of('clock')}: {problem}")
     if problem:  # a field of the description: its line
         raise TraceError(f"{line_of('event')}: {problem}")
+    huge = next((n for n, count in clock.items() if count > MAX_CLOCK_COUNT and n != host), None)
+    if huge is not None:  # no record it could name exists (its own entry: the clocks' check names it)
+        raise TraceError(
+            f"{line_of('clock')}: the vector clocks contradict each other: {host} knows event "
+            f"{clock[huge]} of {huge}, more events than any log holds (at most {MAX_CLOCK_COUNT:,})"
+        )
     return event
 
 
