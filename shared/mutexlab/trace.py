@@ -319,7 +319,7 @@ def parse_events(lines: Iterable[str | bytes] | IO[bytes], source: str = "trace"
     """Parse JSON Lines (text or UTF-8 bytes); blank lines are skipped; the first event must be the
     ``run`` header; anything wrong raises TraceError naming ``source`` and the line. From a binary
     file, a line is read with at most ``limits.MAX_LINE`` bytes held (a longer one is refused)."""
-    first = True
+    first, header = True, 0
     numbered = enumerate(bounded_lines(lines, source) if hasattr(lines, "readline") else lines, 1)
     for number, line in numbered:
         if isinstance(line, bytes):
@@ -335,6 +335,13 @@ def parse_events(lines: Iterable[str | bytes] | IO[bytes], source: str = "trace"
         problem = check_event(event, first)
         if problem:
             raise TraceError(f"{source}:{number}: {problem}")
+        if not first and event["event"] == "run":  # two runs in one file (`cat a.jsonl b.jsonl`)
+            raise TraceError(
+                f"{source}:{number}: a run header after the first event: a trace holds one run "
+                f"(its header at line {header}); verify each run's trace on its own"
+            )
+        if first:
+            header = number
         first = False
         event["_line"] = number
         yield event
