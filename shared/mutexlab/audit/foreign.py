@@ -157,7 +157,7 @@ def _judged(audit: StreamAudit, path: str | Path, fmt: str, workload: Workload) 
         verdict = audit.verdict()
     except TraceError as exc:
         raise TraceError(f"{path}: {exc}") from None
-    verdict.subject = SUBJECTS[fmt]
+    verdict.subject = verdict.subject or SUBJECTS[fmt]  # a header's problem names it
     return workload.judged(verdict)
 
 

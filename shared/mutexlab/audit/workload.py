@@ -5,7 +5,7 @@ happened to be idle looks finished. ``Workload`` counts each process's entries (
 any resource) as the events stream by and, when a workload is stated, makes every process with
 fewer entries a ``workload-short`` finding (unfinished: INCOMPLETE, never SAFE). When none is
 stated the verdict says so: the workload is listed as not checked. A log whose header names an
-algorithm is left to that algorithm's checks (its header states the workload).
+algorithm, or a built-in problem, is left to its checks (its header states the workload).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..findings import Violation
 from ..limits import whole_number
 from ..trace import TraceError
 from ..words import count
-from .verdict import Verdict
+from .verdict import Verdict, named_problem
 
 EVERY = "*"  # the key of the entries every process should make
 CHECK = "entries per process as stated (--expect-entries)"
@@ -52,10 +52,13 @@ class Workload:
             kind, pid = event["event"], event["pid"]
             if kind == "run":
                 self.algorithm = event.get("algorithm")
+                named = f"the algorithm {self.algorithm!r}"
+                if self.algorithm is None and named_problem(event.get("problem")) is not None:
+                    self.algorithm, named = event["problem"], f"the problem {event['problem']!r}"
                 if self.expected and self.algorithm is not None:
                     raise TraceError(
-                        f"{self.source}: its run header names the algorithm {self.algorithm!r}, whose "
-                        "checks take the workload from the header; --expect-entries is for logs without one"
+                        f"{self.source}: its run header names {named}, whose checks take the "
+                        "workload from the header; --expect-entries is for logs without one"
                     )
             else:
                 self.entries[pid] += 0  # every process seen, entering or not
