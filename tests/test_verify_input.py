@@ -196,9 +196,11 @@ def test_a_missing_file_and_a_directory_are_refused(tmp_path, capsys):
 
 
 def test_report_names_the_file_when_an_event_cannot_be_drawn(capsys):
-    send = '{"event":"send","pid":"node-1","lamport":1,"vc":{"node-1":1},"type":"REQUEST","to":"node-2","id":"a"}\n'
-    code, out, err, path = verify_bytes((HEADER + send).encode(), capsys, "report")
-    assert code == 2 and f"{path}: line 2: send event of node-1 lacks a numeric 't'" in err
+    # a trace's first event with a time 't' places them by time: a later one without is refused
+    state = '{"event":"state","pid":"node-1","t":0,"lamport":1,"vc":{"node-1":1},"state":"WANTED"}\n'
+    send = '{"event":"send","pid":"node-1","lamport":1,"vc":{"node-1":2},"type":"REQUEST","to":"node-2","id":"a"}\n'
+    code, out, err, path = verify_bytes((HEADER + state + send).encode(), capsys, "report")
+    assert code == 2 and f"{path}: line 3: send event of node-1 lacks a numeric 't'" in err
     assert_judged_or_refused(code, out, err, path, command="report")
 
 

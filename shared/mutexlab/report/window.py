@@ -95,7 +95,7 @@ def read_window(
             message = str(exc)
             raise TraceError(message if message.startswith(str(path)) else f"{path}: {message}") from None
     shown = passes[-1].window_of(verdict)
-    if foreign:
+    if foreign or passes[-1].timeless:
         shown.events, shown.layout = lay_out(shown.events)
     return shown
 
@@ -108,6 +108,7 @@ class WindowFeed:
     def __init__(self, window: int | None = None, keep_clocks: bool = False) -> None:
         self.window = WINDOW_EVENTS if window is None else window
         self.keep_clocks = keep_clocks  # a log without times: its clocks place its events
+        self.timeless = False  # a trace whose first event has no time 't': placed by its clocks too
         self.kept: list[dict] = []
         self.unreceived: set = set()  # ids of the window's sends not yet received
         self.held: set[tuple] = set()  # (pid, resource) entered in the window and not yet left
@@ -130,6 +131,8 @@ class WindowFeed:
                 self.kept.append(event if "_line" in event else dict(event, _line=self.line))
             return
         self.total += 1
+        if self.total == 1 and not self.keep_clocks and not _timed(event):
+            self.timeless = self.keep_clocks = True  # `t` is optional in a trace (trace-format.md)
         if self.total <= self.window:
             if kind == "send":
                 self.unreceived.add(event.get("id"))
@@ -151,3 +154,9 @@ class WindowFeed:
         kept = dict(event) if self.keep_clocks else {k: v for k, v in event.items() if k != "vc"}
         kept.setdefault("_line", self.line)
         self.kept.append(kept)
+
+
+def _timed(event: dict) -> bool:
+    """Whether ``event`` carries its time ``t`` (a number)."""
+    t = event.get("t")
+    return isinstance(t, (int, float)) and not isinstance(t, bool)
