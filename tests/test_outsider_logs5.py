@@ -186,3 +186,21 @@ def test_report_draws_a_trace_whose_events_carry_no_time(cli, tmp_path):
     broken.write_text("\n".join(lines) + "\n")
     done = cli("report", broken, "-o", tmp_path / "late.html")
     assert done.returncode == 2 and "line 3: " in done.stderr and "lacks a numeric 't'" in done.stderr
+
+
+def test_a_host_whose_clock_starts_again_at_one_is_told_it_may_have_restarted(cli, tmp_path):
+    """A process that crashed and came back with a fresh clock under its old name: before, the
+    refusal said only that its records were out of order."""
+    path = tmp_path / "restart.log"
+    records = [("a", 1, "request cs"), ("a", 2, "enter cs"), ("a", 3, "exit cs"), ("a", 1, "back up")]
+    path.write_text("".join(f'{h} {{"{h}":{n}}}\n{text}\n' for h, n, text in records))
+    done = cli("verify", path)
+    assert done.returncode == 2, said(done)
+    assert done.stderr.strip() == (
+        f"mutexlab: error: {path}:7: a's own clock entry goes from 3 (line 5) to 1: a host's records "
+        "must come in its own order (or a starts afresh here: a second execution appended, or a "
+        "restart with a new clock; verify one execution at a time, and give a restarted process a "
+        "name of its own)"
+    )
+    path.write_text(path.read_text().replace('{"a":1}\nback up', '{"a":2}\nback up'))
+    assert "starts afresh" not in cli("verify", path).stderr  # back to 2: out of order, no more

@@ -232,6 +232,7 @@ class Layout:
                 raise TraceError(
                     f"{source}:{number}: {host}'s own clock entry goes from {latest[host][0]} (line "
                     f"{latest[host][1]}) to {own}: a host's records must come in its own order"
+                    + (_AFRESH.format(host=host) if own == 1 else "")
                 )
             latest[host] = (own, number)
             yield event
@@ -335,6 +336,13 @@ def _record(
             f"{clock[huge]} of {huge}, more events than any log holds (at most {MAX_CLOCK_COUNT:,})"
         )
     return event
+
+
+# When a host's clock starts again at 1: what else than a file out of order it may be.
+_AFRESH = (
+    " (or {host} starts afresh here: a second execution appended, or a restart with a new clock; "
+    "verify one execution at a time, and give a restarted process a name of its own)"
+)
 
 
 def _header(text: str, source: str, number: int) -> dict:
