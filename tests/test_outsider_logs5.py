@@ -204,3 +204,13 @@ def test_a_host_whose_clock_starts_again_at_one_is_told_it_may_have_restarted(cl
     )
     path.write_text(path.read_text().replace('{"a":1}\nback up', '{"a":2}\nback up'))
     assert "starts afresh" not in cli("verify", path).stderr  # back to 2: out of order, no more
+
+
+def test_a_log_of_its_header_alone_is_unfinished_and_says_it_has_no_events(cli, tmp_path):
+    """Before: the verdict ended on `events: ` with nothing after it."""
+    path = tmp_path / "header.log"
+    path.write_text((OUTLOGS / "o5-bees-mp-clockfree.log").read_text().splitlines()[0] + "\n")
+    done = cli("verify", path)
+    assert done.returncode == 3 and done.stdout.startswith("bees: INCOMPLETE (6)"), said(done)
+    assert "\nevents: none\n" in done.stdout
+    assert "[too-few-eggs] 0 eggs laid" in done.stdout

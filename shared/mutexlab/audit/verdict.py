@@ -155,7 +155,7 @@ class Verdict:
             head,
             "checked: " + ", ".join(self.checks),
             *(["not checked: " + "; ".join(self.unchecked)] if self.unchecked else []),
-            "events: " + ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())),
+            "events: " + (", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())) or "none"),
         ]
         return "\n".join(lines + self.finding_lines())
 
