@@ -214,3 +214,22 @@ def test_a_log_of_its_header_alone_is_unfinished_and_says_it_has_no_events(cli, 
     assert done.returncode == 3 and done.stdout.startswith("bees: INCOMPLETE (6)"), said(done)
     assert "\nevents: none\n" in done.stdout
     assert "[too-few-eggs] 0 eggs laid" in done.stdout
+
+
+def test_a_second_delivery_in_a_log_without_header_names_what_is_missing(cli, tmp_path):
+    """Before: `the run header declares no duplicates`, of a log that has no run header."""
+    events = [
+        {"event": "send", "pid": "a", "type": "T", "to": "b", "id": "1"},
+        {"event": "recv", "pid": "b", "type": "T", "from": "a", "id": "1"},
+        {"event": "recv", "pid": "b", "type": "T", "from": "a", "id": "1", "copy": True},
+        {"event": "enter", "pid": "b", "resource": "cs"},
+        {"event": "exit", "pid": "b", "resource": "cs"},
+    ]
+    path = tmp_path / "twice.log"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    done = cli("verify", path)
+    assert done.returncode == 1, said(done)
+    assert (
+        "[recv-without-send] b received message 1 from a, which no send of the trace carries (or "
+        "received already: the log has no run header to declare duplicates) — line 3 (b recv)"
+    ) in done.stdout

@@ -43,6 +43,7 @@ class Integrity:
         self.sent: dict[object, Seen] = {}  # id → its send, not yet received
         self.unsent: dict[object, Seen] = {}  # id → its recv, whose send has not come (yet)
         self.duplicates = run.get("duplicates") is True  # a message may be received more than once
+        self.headless = run.get("_line") == 0  # a foreign log's stand-in header: it has none of its own
         self.copies: dict[object, list[Seen]] = {}  # id → its further recvs before its send (duplicates)
         self.resources: set[object] = set()
         self.found: list[Violation] = []
@@ -121,13 +122,20 @@ class Integrity:
     def findings(self) -> list[Violation]:
         """The findings in trace order (by the line of their last event)."""
         late = [seen for copies in self.copies.values() for seen in copies]
-        found = self.found + [_never_sent(seen, self.duplicates) for seen in [*self.unsent.values(), *late]]
+        found = self.found + [
+            _never_sent(seen, self.duplicates, self.headless) for seen in [*self.unsent.values(), *late]
+        ]
         return sorted(found, key=lambda v: v.events[-1].get("_line", 0))
 
 
-def _never_sent(seen: Seen, duplicates: bool) -> Violation:
+def _never_sent(seen: Seen, duplicates: bool, headless: bool = False) -> Violation:
     recv = seen[0]
-    again = "" if duplicates else " (or received already: the run header declares no duplicates)"
+    declared = (
+        "the log has no run header to declare duplicates"
+        if headless
+        else "the run header declares no duplicates"
+    )
+    again = "" if duplicates else f" (or received already: {declared})"
     return Violation(
         "recv-without-send",
         f"{recv['pid']} received message {recv['id']} from {recv.get('from', '?')}, which no send of "
