@@ -233,3 +233,28 @@ def test_a_second_delivery_in_a_log_without_header_names_what_is_missing(cli, tm
         "[recv-without-send] b received message 1 from a, which no send of the trace carries (or "
         "received already: the log has no run header to declare duplicates) — line 3 (b recv)"
     ) in done.stdout
+
+
+def test_a_record_is_held_within_a_lines_limit(cli, tmp_path):
+    """A line is refused past 8 MiB, but a regex of many `\\n`s made a record of as many lines, held
+    whole: before, 20,002 lines of 5,000 characters (100 MB) were held and judged."""
+    path = tmp_path / "span.log"
+    regex = r"(?<host>\S*) (?<clock>{.*})" + r"\n.*" * 1_000 + r"\n(?<event>.*)"
+    path.write_text(f"{regex}\n\n" + 'a {"a":1}\n' + ("x" * 10 + "\n") * 1_000 + "enter cs\n")
+    done = cli("verify", path)
+    assert done.returncode == 2, said(done)
+    assert done.stderr.strip() == (
+        f"mutexlab: error: {path}:1: the log's regex: a record of 1,002 lines (its \\n plus one), "
+        "more than 1,000 (limits.MAX_RECORD_LINES)"
+    )
+    regex = r"(?<host>\S*) (?<clock>{.*})" + r"\n.*" * 500 + r"\n(?<event>.*)"
+    path.write_text(f"{regex}\n\n" + 'a {"a":1}\n' + ("x" * 20_000 + "\n") * 500 + "enter cs\n")
+    done = cli("verify", path)
+    assert done.returncode == 2, said(done)
+    assert done.stderr.strip() == (
+        f"mutexlab: error: {path}:3: a record longer than 8,388,608 characters (the limit of a line), "
+        "from line 3 to 423 of its 502"
+    )
+    path.write_text(path.read_text().replace("x" * 20_000, "x" * 10))  # small lines: judged
+    done = cli("verify", path)
+    assert done.returncode == 3 and "[held-at-end] a still holds cs" in done.stdout, said(done)

@@ -41,6 +41,9 @@ MAX_CLOCK_ENTRIES = 100_000
 # The largest count a clock entry may state (a 64-bit signed integer): no log holds more events, and
 # the consistency check keeps counts in such integers (audit/clocks.py).
 MAX_CLOCK_COUNT = 2**63 - 1
+# Lines one ShiViz record spans (its regex's `\n`s, plus one): a record is held whole until matched,
+# so a regex of 100,000 `\n`s would hold as many lines; together they may hold MAX_LINE characters.
+MAX_RECORD_LINES = 1_000
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which some editors write first
 
 

@@ -28,7 +28,14 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import IO
 
-from ..limits import MAX_CLOCK_COUNT, MAX_CLOCK_ENTRIES, more_members, unique_keys
+from ..limits import (
+    MAX_CLOCK_COUNT,
+    MAX_CLOCK_ENTRIES,
+    MAX_LINE,
+    MAX_RECORD_LINES,
+    more_members,
+    unique_keys,
+)
 from ..trace import TraceError, bounded_lines, check_event, decode_line
 from .clocks import consistent
 from .logregex import LogRegex, compile_log_regex
@@ -167,9 +174,15 @@ def _records(
         if given and first
         else None
     )
+    span = record_lines(js)
+    if span > MAX_RECORD_LINES:  # each record would be held whole: refused before any is read
+        raise TraceError(
+            f"{named or source}: a record of {span:,} lines "
+            f"(its \\n plus one), more than {MAX_RECORD_LINES:,} (limits.MAX_RECORD_LINES)"
+        )
     pattern = python_regex(js, named or "the log's regex")
     what = f"the log's regex {js}" if given else f"GoVector's regex {js} (nor a JSON event)"
-    shape = Layout(source, pattern, record_lines(js), what, delimiter)
+    shape = Layout(source, pattern, span, what, delimiter)
     header: dict | None = None
     started = False
     stream = _chain(pending, lines)
@@ -220,12 +233,18 @@ class Layout:
         for number, text in stream:
             if not text.strip() or self.delimits(text, number, True):
                 continue
-            record = [(number, text)]
+            record, size = [(number, text)], len(text)
             while len(record) < self.span:
                 more = next(stream, None)
                 if more is None:
                     break
                 record.append(more)
+                size += len(more[1]) + 1
+                if size > MAX_LINE:  # held whole until matched: no more than one line may hold
+                    raise TraceError(
+                        f"{source}:{number}: a record longer than {MAX_LINE:,} characters (the limit of a "
+                        f"line), from line {number} to {more[0]} of its {self.span:,}"
+                    )
             event = _record(record, self.pattern, self.what, source, self.exported, pending)
             host, own = event["pid"], event["vc"][event["pid"]]
             if own <= latest.get(host, (0, 0))[0]:
