@@ -11,7 +11,9 @@ Ricart–Agrawala, ``MPI_Bsend`` through ``MPI_Buffer_attach``, int[4] messages,
 and a main thread in ``pthread_cond_timedwait`` with a busy flag, ``setvbuf(stdout, _IOFBF)``,
 ``stderr`` chatter. ``tests/mpi/bees_waitany.c``: the bees single-threaded, ``MPI_Waitany``
 (``-DUSE_TESTSOME``: ``MPI_Testsome`` and ``usleep``; ``-DUSE_PERSISTENT``: ``MPI_Recv_init``)
-over pre-posted receives, ``printf`` without ``fflush``.
+over pre-posted receives, ``printf`` without ``fflush``. ``tests/mpi/elves_token.c``: the
+hamster killers with one token round the elves carrying the round's contracts, pins and poison,
+the mayor in ``MPI_Waitall`` over a round's pre-posted completions.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ LAST_BEE = ["-o", "reeds=1", "-o", "flowers=1", "-o", "eggs=3", "-o", "cocoons=6
 LAST_BEE_ARGS = ["1", "1", "3", "6"]
 SMALL = ["-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=1", "-o", "cocoons=2"]
 SMALL_ARGS = ["2", "1", "1", "2"]
+ELVES_REGEX = (MPI / "elves_token.regex").read_text().strip()
+TWO_CONTRACTS = ["-o", "contracts=2", "-o", "rounds=1"]
 # A student's wait: the main thread prints while it waits for the listener's flag, sleeping
 # between lines; rank 1 tells rank 0 it may go, then waits for rank 0 to be done.
 PRINTS_WHILE_WAITING = r"""#include <mpi.h>
@@ -92,6 +96,9 @@ PROGRAMS = {  # name: its source and flags, built by the tests that run it
     "bees-testsome": ("bees_waitany.c", ["-DUSE_TESTSOME"]),
     "bees-flower": ("bees_waitany.c", ["-DBROKEN_FLOWER_COUNT"]),
     "waits-printing": ("prints_while_waiting.c", []),
+    "elves": ("elves_token.c", []),
+    "elves-poison": ("elves_token.c", ["-DBROKEN_POISON"]),
+    "elves-early-stop": ("elves_token.c", ["-DBROKEN_EARLY_STOP"]),
 }
 
 
@@ -261,6 +268,41 @@ def test_persistent_requests_are_named_at_link_time(programs):
     assert "MPI_Recv_init, MPI_Start, MPI_Startall are not part of mutexlab's MPI" in made.stderr
 
 
+# -- the hamster killers by one token ----------------------------------------------------------
+
+
+def test_elves_by_one_token_pass_and_short_poison_is_found_and_replays(cli, programs, tmp_path):
+    ran = cli(
+        "test", "elves", "--np", "4", "--runs", "10", "--regex", ELVES_REGEX, "--mpi", programs["elves"]
+    )
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    ce = tmp_path / "poison.json"
+    found = cli(
+        "test", "elves", "--np", "4", "--regex", ELVES_REGEX, "--no-shrink", "--counterexample", str(ce),
+        "--mpi", programs["elves-poison"],
+    )  # fmt: skip
+    assert found.returncode == 1 and "[capacity] poison (capacity 10)" in found.stdout, found.stdout
+    again = cli("replay", str(ce), "--mpi", programs["elves-poison"])
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+
+
+def test_an_elf_going_home_with_its_tools_is_a_violation(cli):
+    # the mayor stopped the last round one completion early; elf-2 got STOP before the token and
+    # went home holding contract 1.2, a pin and 3 poison. Before: SAFE, "every elf ends ELF_DONE".
+    ran = cli("verify", str(MPI / "elves_token_home_holding.log"))
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "[went-home-holding] elf-2 ended ELF_DONE still holding contract 1.2, pins, poison" in ran.stdout
+
+
+def test_a_mayor_stopping_a_completion_early_is_found(cli, programs):
+    ran = cli(
+        "test", "elves", "--np", "3", *TWO_CONTRACTS, "--regex", ELVES_REGEX, "--no-shrink",
+        "--mpi", programs["elves-early-stop"], "3", "10", "2", "1",
+    )  # fmt: skip
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "[stop-before-done]" in ran.stdout or "[went-home-holding]" in ran.stdout, ran.stdout
+
+
 # -- the same sources under a real mpirun ---------------------------------------------------------
 
 
@@ -273,6 +315,7 @@ def test_the_sources_run_under_mpich(tmp_path):
         ("kprint_bsend.c", "mpicc.mpich", "3", ["1", "2"], r"ENTER CS", 6),
         ("philo_waitany.cpp", "mpicxx.mpich", "3", ["2"], r"starts eating", 6),
         ("bees_waitany.c", "mpicc.mpich", "2", LAST_BEE_ARGS, r"laid in reed", 6),
+        ("elves_token.c", "mpicc.mpich", "4", [], r"hamsters killed", 12),
     )
     for source, compiler, np, args, entry, entries in runs:
         exe = tmp_path / source.split(".")[0]
