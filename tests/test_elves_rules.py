@@ -29,6 +29,7 @@ PLANTED = [
     ("poison-without-pins", planted.NoPins),
     ("two-contracts", planted.KeepsItsContract),
     ("contract-abandoned", planted.NeverDone),
+    ("went-home-holding", planted.KeepsItsPins),
     ("done-by-non-holder", planted.DoesTheOtherContract),
     ("done-without-tools", planted.DoneWithoutPoison),
     ("contract-unknown", planted.DoesAContractOfNoRound),

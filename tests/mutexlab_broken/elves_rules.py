@@ -66,6 +66,7 @@ TooMuchPoison = breaking("TooMuchPoison", _units("poison"))
 NoContract = breaking("NoContract", _without((Enter, Exit), "contract:"))
 NoPins = breaking("NoPins", _without((Enter, Exit), "pins"))
 KeepsItsContract = breaking("KeepsItsContract", _without((Exit,), "contract:"))
+KeepsItsPins = breaking("KeepsItsPins", _without((Exit,), "pins"))  # and goes home with them
 NeverDone = breaking("NeverDone", lambda elf, effects: [e for e in effects if not isinstance(e, Note)])
 DoesTheOtherContract = breaking(
     "DoesTheOtherContract", _note(lambda elf, f: {**f, "contract": f["contract"] % 2 + 1})

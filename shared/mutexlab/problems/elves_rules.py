@@ -8,7 +8,8 @@ Per elf, in its own order:
   units (``pins-units``), and poison only while holding pins (``poison-without-pins``), as much
   as its contract's hamsters need (``poison-units``);
 * it holds one contract at a time (``two-contracts``) and leaves none undone
-  (``contract-abandoned``);
+  (``contract-abandoned``), nor goes home (ELF_DONE) with a contract, pins or poison still in
+  hand (``went-home-holding``: the tools never given back, the contract never reported);
 * it does (``contract_done``) only the contract it holds (``done-by-non-holder``), one of the
   mayor's plan (``contract-unknown``), holding pins and poison (``done-without-tools``).
 At the end of a whole run every elf is ELF_DONE and the mayor MAYOR_DONE (``not-finished``).
@@ -178,11 +179,22 @@ def limit(town: Town, key: Hashable, total: int) -> Broken | None:
 def end(town: Town, processes: Mapping[str, tuple[Observation, str | None]]) -> list[Broken]:
     found = []
     for name, final in town.finals:
-        state = processes.get(name, (None, None))[1]
+        seen, state = processes.get(name, (None, None))
         if state != final:
             found.append(
                 Broken("not-finished", f"{name} ended in {state or 'its first state'}, not {final}", (name,))
             )
+        elif final == ELF_DONE and isinstance(seen, ElfSeen):
+            held = [f"contract {seen.contract[0]}.{seen.contract[1]}"] if seen.contract else []
+            held += [tool for tool, has in ((PINS, seen.pins), (POISON, seen.poison)) if has]
+            if held:
+                found.append(
+                    Broken(
+                        "went-home-holding",
+                        f"{name} ended {final} still holding {', '.join(held)}: never given back",
+                        (name,),
+                    )
+                )
     return found
 
 
@@ -197,6 +209,7 @@ RULES = Rules(
                 "poison-without-pins",
                 "poison-units",
                 "contract-abandoned",
+                "went-home-holding",
                 "done-by-non-holder",
                 "done-without-tools",
                 "contract-unknown",

@@ -64,6 +64,11 @@ static void resolve(void) { /* idempotent: every thread writes the same values *
 
 #define LINE_MAX_ 70000
 #define POLLS 3 /* unchanged polls in a row that make a thread wait for something to happen */
+/* A sleep after which the program has printed a line is work, not a wait (print, sleep, print:
+ * a critical section's simulated work, a bee's flower visits): it counts as something new, up
+ * to PRINTED_SLEEPS sleeps in a row with nothing else new, so a loop that prints while it waits
+ * still comes to wait (well within the director's 1,000 lines an answer). */
+#define PRINTED_SLEEPS 100
 
 enum { W_REQ, W_PROBE, W_POLL, W_COND, W_JOIN, W_INIT, W_FOREVER, W_MUTEX };
 
@@ -121,8 +126,9 @@ static pthread_t exited[EXITED];
 static int n_exited;
 static char outbuf[8192];
 static size_t outlen;
-static __thread unsigned long seen;
-static __thread int unchanged;
+static unsigned long lines_out; /* the program's stdout lines sent so far */
+static __thread unsigned long seen, seen_lines;
+static __thread int unchanged, printed_sleeps;
 /* A poller that reads MPI_Wtime between its polls waits for a deadline (a timeout loop): rather
  * than wait for ever, its idle polls move mutexlab's clock on, 1 ms, then twice as far each time,
  * so any deadline passes within a few dozen polls; one that has not after JUMPS waits as others. */
@@ -193,6 +199,7 @@ static void stdout_line(const char *s, size_t n) {
     json_string(esc, sizeof esc, s, n);
     int k = snprintf(line, sizeof line, "{\"type\":\"log\",\"stdout\":%s}\n", esc);
     put(line, (size_t)k);
+    lines_out++;
 }
 
 static void drain(void) { /* the program's printf output so far, as log lines (under L) */
@@ -326,12 +333,19 @@ static void block_on(waiter *w) { /* under L: wait until someone wakes w */
     pthread_setcancelstate(old, NULL);
 }
 
-static void poll_point(void) { /* a poll that found nothing: after POLLS with nothing new, wait */
+static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS with nothing new, wait */
     lock_L();
+    if (sleeping) drain(); /* its lines so far: has it printed since its last poll? */
     if (gen != seen) {
         seen = gen;
         unchanged = 0;
         jumps = 0;
+        seen_lines = lines_out;
+        printed_sleeps = 0;
+    } else if (sleeping && lines_out != seen_lines && printed_sleeps < PRINTED_SLEEPS) {
+        seen_lines = lines_out; /* printed between its sleeps: working, not waiting */
+        printed_sleeps++;
+        unchanged = 0;
     } else if (++unchanged >= POLLS && read_clock && jumps < JUMPS) {
         clock_ns += 1000000LL << jumps++; /* the deadline it reads the clock for comes nearer */
         unchanged = 0;
@@ -346,10 +360,16 @@ static void poll_point(void) { /* a poll that found nothing: after POLLS with no
         seen = gen;
         unchanged = 0;
         jumps = 0;
+        seen_lines = lines_out;
+        printed_sleeps = 0;
     }
     read_clock = 0;
     unlock_L();
 }
+
+static void poll_point(void) { poll_for(0); }
+
+static void sleep_point(void) { poll_for(1); } /* a sleep: a poll, unless it printed since */
 
 /* The rank's last line, then its end (under L). ``code`` 70: mutexlab's MPI cannot go on
  * (``mpi_error``: the run is stopped, not judged); any other: an error MPI's default handler
@@ -1766,14 +1786,14 @@ int pthread_cond_broadcast(pthread_cond_t *c) {
 unsigned int sleep(unsigned int seconds) {
     slept(seconds * 1000000000LL);
     sync_stdout();
-    poll_point();
+    sleep_point();
     return 0;
 }
 
 int usleep(useconds_t us) {
     slept(us * 1000LL);
     sync_stdout();
-    poll_point();
+    sleep_point();
     return 0;
 }
 
@@ -1781,7 +1801,7 @@ int nanosleep(const struct timespec *req, struct timespec *rem) {
     if (req) slept(req->tv_sec * 1000000000LL + req->tv_nsec);
     if (rem) rem->tv_sec = rem->tv_nsec = 0;
     sync_stdout();
-    poll_point();
+    sleep_point();
     return 0;
 }
 
@@ -1802,7 +1822,7 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, stru
     if (ns > 0) slept(ns);
     if (rem && !(flags & TIMER_ABSTIME)) rem->tv_sec = rem->tv_nsec = 0;
     sync_stdout();
-    poll_point();
+    sleep_point();
     return 0;
 }
 
@@ -1814,7 +1834,7 @@ int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struc
     slept(timeout->tv_sec * 1000000000LL + timeout->tv_usec * 1000LL);
     timeout->tv_sec = timeout->tv_usec = 0; /* Linux leaves the time not slept */
     sync_stdout();
-    poll_point();
+    sleep_point();
     return 0;
 }
 
@@ -1825,7 +1845,7 @@ int poll(struct pollfd *fds, nfds_t nfds, int timeout) {
     }
     slept(timeout * 1000000LL);
     sync_stdout();
-    poll_point();
+    sleep_point();
     return 0;
 }
 
