@@ -23,3 +23,45 @@ def test_a_problem_module_without_a_problem_or_declared_twice_is_refused():
         problems.collect(("mutex", "mutex"))
     with pytest.raises(TypeError, match="algorithm 'lamport' is declared twice"):
         registry.collect(("lamport", "lamport"))
+
+
+def test_the_registered_table_is_what_the_modules_declare():
+    """``REGISTERED`` says, without importing a module, what its SPEC says: the name, the problem it
+    solves (how the commands present it) and the commands it is the default of, in table order."""
+    specs = registry.collect(registry.MODULES)
+    assert list(specs) == list(registry.REGISTERED)
+    for name, (module, problem, default_for) in registry.REGISTERED.items():
+        found = specs[name]
+        assert found.make_setup.__module__.startswith(f"mutexlab.protocols.{module}"), name
+        assert registry.problem_of(found) is problems.named(problem), name
+        assert registry.flags_of(found) is problems.named(problem).flags, name
+        assert found.default_for == default_for, name
+        assert registry.SPECS[name] is found, name
+    assert [n for n, s in specs.items() if s.family == "classic"] == registry.CLASSIC
+
+
+def test_a_run_of_one_algorithm_imports_no_other():
+    """``mutexlab run mutex`` (parsed, planned, its services' modules preloaded) imports the mutex
+    solutions alone: no bees or elves protocol, no program director, no simulator or replayer, each
+    compiled anew at every start where bytecode is not cached (PYTHONDONTWRITEBYTECODE)."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+from mutexlab.cli import main
+code = main(["run", "mutex", "-N", "3", "--amqp-url", "amqp://127.0.0.1:1/%2F"])  # no broker there: exit 3
+print(code, " ".join(sorted(m for m in sys.modules if m.startswith("mutexlab."))))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    code, *names = out.split()
+    loaded = set(names)
+    assert code == "3", out  # refused at the broker's check: every module a run needs is loaded by then
+    assert {"mutexlab.protocols.ricart_agrawala", "mutexlab.transport.monitor", "mutexlab.audit"} <= loaded
+    unwanted = (
+        "mutexlab.protocols.bees",
+        "mutexlab.protocols.elves",
+        "mutexlab.director",
+        "mutexlab.sim.engine",
+    )
+    assert not [m for m in loaded if m.startswith(unwanted)]

@@ -226,3 +226,53 @@ def test_the_monitor_check_never_swallows_a_lost_connection():
     assert node._monitor_present() is True  # noqa: SLF001 - see above; not yet MONITOR_TIMEOUT without a consumer
     node._monitor_seen = time.monotonic() - 6  # noqa: SLF001 - see above
     assert node._monitor_present() is False and len(lost) == 1  # noqa: SLF001 - see above
+
+
+def test_the_monitor_check_keeps_its_channel():
+    """Each look at the monitor's queue is one passive declare on a channel kept for the looks (no
+    channel opened and closed per look: three round trips and a channel the broker starts and
+    stops); a missing queue closes it, and the next look, or a new connection, opens another."""
+    import pika
+
+    from mutexlab.transport.participant import Participant
+    from mutexlab.transport.settings import ParticipantSettings
+
+    node = Participant(
+        "node", ParticipantSettings(amqp_url="amqp://127.0.0.1:1/%2F", run_id="r", monitor_timeout=5)
+    )
+    opened, consumers = [], [1]
+
+    class Declared:
+        class method:  # noqa: N801 - pika's frame: .method.consumer_count
+            consumer_count = 1
+
+    class Probe:
+        is_open = True
+
+        def queue_declare(self, queue, passive=False):
+            assert passive and queue == node.topology.monitor_queue
+            if not consumers[0]:
+                self.is_open = False
+                raise pika.exceptions.ChannelClosedByBroker(404, "NOT_FOUND")
+            return Declared
+
+        def close(self):
+            self.is_open = False
+
+    class Conn:
+        is_open = True
+
+        def channel(self):
+            opened.append(Probe())
+            return opened[-1]
+
+    node.bus.conn = Conn()
+    for _ in range(3):
+        assert node._monitor_present() is True  # noqa: SLF001 - the monitor-presence probe, without waiting for real time
+    assert len(opened) == 1 and opened[0].is_open
+    consumers[0] = 0  # the queue gone: its channel closed by the broker, reopened at the next look
+    assert node._monitor_present() is True and len(opened) == 1  # noqa: SLF001 - see above
+    consumers[0] = 1
+    assert node._monitor_present() is True and len(opened) == 2  # noqa: SLF001 - see above
+    node.bus.conn = Conn()  # a reconnect: the old connection's channel is not used
+    assert node._monitor_present() is True and len(opened) == 3  # noqa: SLF001 - see above

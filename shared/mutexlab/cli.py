@@ -76,10 +76,11 @@ class Parser(argparse.ArgumentParser):
         super().error(message)
 
 
-def build_parser(only: str | None = None) -> Parser:
+def build_parser(only: str | None = None, scenario: str | None = None) -> Parser:
     """The whole parser; with ``only`` (one of ``COMMANDS``) that command's parser in full and the
     others as bare names, so that a command imports none of the other commands' modules (``check``
-    and ``run`` alone cost about 0.3 s of CPU at start-up)."""
+    and ``run`` alone cost about 0.3 s of CPU at start-up); with ``scenario`` too (``run mutex``),
+    that one of its subcommands in full (``registry.add_command``)."""
     parser = Parser(
         prog="mutexlab",
         description="Distributed mutual exclusion: simulate, replay, run over RabbitMQ, and audit.",
@@ -88,7 +89,7 @@ def build_parser(only: str | None = None) -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         if only is None or name == only:
-            add_command(sub, importlib.import_module(f"{__package__}.commands.{name}").COMMAND)
+            add_command(sub, importlib.import_module(f"{__package__}.commands.{name}").COMMAND, only=scenario)
         else:
             sub.add_parser(name)
     return parser
@@ -99,6 +100,15 @@ def chosen_command(argv: list[str]) -> str | None:
     take no value), if that is a command."""
     first = next((token for token in argv if not token.startswith("-")), None)
     return first if first in COMMANDS else None
+
+
+def chosen_scenario(argv: list[str], command: str | None) -> str | None:
+    """The word right after ``command`` in ``argv`` (``run mutex``: ``mutex``), unless a flag: the
+    scenario of a command with one subcommand per problem (any other command ignores it)."""
+    if command is None or command not in argv:
+        return None
+    at = argv.index(command) + 1
+    return argv[at] if at < len(argv) and not argv[at].startswith("-") else None
 
 
 def subcommand_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
@@ -146,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if implied is not given:
         given = argv = implied
-    parser = build_parser(chosen_command(given))
+    command = chosen_command(given)
+    parser = build_parser(command, chosen_scenario(given, command))
     if "--mpi" in given:  # ``test PROBLEM --mpi --np N ./program``: the options before the program
         from .commands.mpitest import options_first
 

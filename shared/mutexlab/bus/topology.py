@@ -237,5 +237,26 @@ def queue_consumers(conn: Connection, queue: str) -> int:
     return 0 if ok is None else ok.method.consumer_count
 
 
+class ConsumerProbe:
+    """``queue_consumers`` asked again and again on one connection, on a channel kept for it: one
+    round trip a look, where a channel of its own costs three (open, declare, close) and a channel
+    the broker starts and stops each time. A missing queue closes the channel it is asked on (0
+    consumers): the next look opens another, and so does a new connection. A lost connection
+    raises (``amqp.LOST``)."""
+
+    def __init__(self, queue: str) -> None:
+        self.queue = queue
+        self._kept: tuple[Any, Any] | None = None  # (the connection, its channel for the looks)
+
+    def consumers(self, conn: Connection) -> int:
+        if self._kept is None or self._kept[0] is not conn or not self._kept[1].is_open:
+            self._kept = (conn, conn.channel())
+        try:
+            return self._kept[1].queue_declare(self.queue, passive=True).method.consumer_count
+        except pika.exceptions.ChannelClosedByBroker:
+            self._kept = None
+            return 0
+
+
 def queue_exists(conn: Connection, queue: str) -> bool:
     return _passive(conn, queue) is not None

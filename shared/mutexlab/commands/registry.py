@@ -37,9 +37,11 @@ class Command:
     dest: str = "scenario"  # with scenarios: the attribute naming the one chosen
 
 
-def add_command(sub, command: Command, within: str | None = None) -> None:
+def add_command(sub, command: Command, within: str | None = None, only: str | None = None) -> None:
     """Add ``command`` (and its scenarios) to ``sub``, an ``add_subparsers()`` result; ``within``:
-    the command whose scenario it is (its family's defaults there apply)."""
+    the command whose scenario it is (its family's defaults there apply). ``only``: when it names
+    one of the scenarios, that one's parser in full and the others' as bare names (with their help),
+    so that a command imports no other family's solutions (``--help`` of the command builds all)."""
     parents, defaults = [], {}
     if command.flags is not None:
         options = dict(command.family_options)
@@ -55,8 +57,12 @@ def add_command(sub, command: Command, within: str | None = None) -> None:
     parser = sub.add_parser(command.name, parents=parents, help=command.help, description=command.description)
     if command.scenarios:
         group = parser.add_subparsers(dest=command.dest, metavar="SCENARIO", required=True)
+        whole = only not in {scenario.name for scenario in command.scenarios}
         for scenario in command.scenarios:
-            add_command(group, scenario, command.name)
+            if whole or scenario.name == only:
+                add_command(group, scenario, command.name)
+            else:
+                group.add_parser(scenario.name, help=scenario.help)
         return
     if command.arguments is not None:
         command.arguments(parser)

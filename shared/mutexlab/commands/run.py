@@ -14,7 +14,6 @@ import argparse
 import os
 from pathlib import Path
 
-from ..director.solution import program_algorithm
 from ..setups import ConfigError
 from ..spec import Flags
 from ..transport import preflight
@@ -164,6 +163,8 @@ def plan_from_args(args) -> Plan:
     if delivery not in DELIVERIES:
         raise ConfigError(f"DELIVERY={delivery!r} in the environment: persistent or transient")
     if getattr(args, "node", None) is not None:
+        from ..director.solution import program_algorithm  # a program's run alone needs the director
+
         args.algorithm = program_algorithm(args.flags.command, args.node)
     elif args.algorithm is None:
         raise ConfigError(f"run {args.flags.command} needs --algorithm NAME (or --node CMD, a program)")

@@ -14,7 +14,7 @@ import importlib.util
 import re
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
@@ -27,9 +27,24 @@ from ..reduction import Reductions
 from ..setups import ConfigError, Setup, missing_parts, shared_state
 from ..spec import AlgorithmSpec, Flags
 
-# The protocol modules, in the order tables list their algorithms (an explicit list: discovery
-# would import every module under protocols/ anyway, helpers included).
-MODULES = ("bees", "elves", "lamport", "ricart_agrawala", "maekawa", "sanders", "suzuki_kasami", "raymond")
+# The registered algorithms, in the order tables list them: name → (its protocol module, the
+# built-in problem it solves, the commands it is the default solution of: its ``SPEC``'s ``name``,
+# ``problem`` and ``default_for``). What the commands present is known from this alone, so a module
+# is imported when its spec is first asked for (``SPECS[name]``): a run of one algorithm imports
+# and compiles that one, not all eight (tests/test_declared.py holds the table to the SPECs).
+REGISTERED: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "bees": ("bees", "bees", ()),
+    "elves": ("elves", "elves", ()),
+    "lamport": ("lamport", "mutex", ()),
+    "ricart-agrawala": ("ricart_agrawala", "mutex", ("run", "explore")),
+    "maekawa": ("maekawa", "mutex", ()),
+    "sanders": ("sanders", "mutex", ()),
+    "suzuki-kasami": ("suzuki_kasami", "mutex", ()),
+    "raymond": ("raymond", "mutex", ()),
+}
+# The protocol modules (an explicit list: discovery would import every module under protocols/
+# anyway, helpers included).
+MODULES = tuple(module for module, _problem, _default in REGISTERED.values())
 
 
 def collect(modules: tuple[str, ...], package: str = __package__) -> dict[str, AlgorithmSpec]:
@@ -37,9 +52,37 @@ def collect(modules: tuple[str, ...], package: str = __package__) -> dict[str, A
     return declared.collect(modules, package, "SPEC", AlgorithmSpec, "algorithm")
 
 
-SPECS: dict[str, AlgorithmSpec] = collect(MODULES)
+class _Specs(Mapping[str, AlgorithmSpec]):
+    """name → spec of the registered algorithms (``REGISTERED``), each module imported when its
+    spec is first asked for (``in`` and iterating the names import nothing; ``values()`` imports
+    them all)."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, AlgorithmSpec] = {}
+
+    def __getitem__(self, name: str) -> AlgorithmSpec:
+        found = self._loaded.get(name)
+        if found is None:
+            module = REGISTERED[name][0]  # KeyError: not registered
+            found = collect((module,)).get(name)
+            if found is None:
+                raise TypeError(f"{__package__}.{module} declares no algorithm {name!r}")
+            self._loaded[name] = found
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(REGISTERED)
+
+    def __len__(self) -> int:
+        return len(REGISTERED)
+
+    def __contains__(self, name: object) -> bool:
+        return name in REGISTERED
+
+
+SPECS: Mapping[str, AlgorithmSpec] = _Specs()
 # The classic single-resource algorithms (resource ``cs``), in the order tables list them.
-CLASSIC = [name for name, s in SPECS.items() if s.family == "classic"]
+CLASSIC = [name for name, (_module, problem, _default) in REGISTERED.items() if problem == "mutex"]
 
 
 def spec(name: str) -> AlgorithmSpec:
@@ -105,7 +148,8 @@ def families() -> list[Flags]:
     """The commands' subcommands: the flags of the registered algorithms' problems, once each, in
     the order of ``SPECS``, then those of the built-in problems no registered algorithm solves."""
     out: list[Flags] = []
-    found = [flags_of(s) for s in SPECS.values()] + [p.flags for p in problems.PROBLEMS.values()]
+    found = [problems.named(problem).flags for _module, problem, _default in REGISTERED.values()]
+    found += [p.flags for p in problems.PROBLEMS.values()]
     for flags in found:
         if all(flags is not f for f in out):
             out.append(flags)
@@ -131,17 +175,21 @@ def endless_key(algorithm: str) -> str | None:
 def default_solution(flags: Flags, command: str) -> str | None:
     """The registered solution presented with ``flags`` that declares itself ``command``'s default
     (``AlgorithmSpec.default_for``), None when none does."""
-    return next((n for n, s in SPECS.items() if flags_of(s) is flags and command in s.default_for), None)
+    return next((n for n in members(flags) if command in REGISTERED[n][2]), None)
 
 
 def members(flags: Flags) -> list[str]:
     """The registered algorithms the commands present with ``flags``."""
-    return [name for name, found in SPECS.items() if flags_of(found) is flags]
+    return [
+        name
+        for name, (_module, problem, _default) in REGISTERED.items()
+        if problems.named(problem).flags is flags
+    ]
 
 
 def first_member(flags: Flags) -> AlgorithmSpec | None:
     """The first registered algorithm the commands present with ``flags`` (None: none is)."""
-    return next((found for found in SPECS.values() if flags_of(found) is flags), None)
+    return next((SPECS[name] for name in members(flags)), None)
 
 
 # -- what a user names: a registered name, a dotted module, or a .py file -------------------------

@@ -45,8 +45,13 @@ from ..words import article, count
 # re-announces its join; this leaves room for both.
 REJOIN_GRACE = 5.0
 
-# Every participant role some registered algorithm has (its spec's scalable and fixed roles).
-ROLES = tuple(sorted({role for s in registry.SPECS.values() for role in s.roles}))
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    """``ROLES``: every participant role some registered algorithm has (its spec's scalable and
+    fixed roles), found when asked for: it imports every registered algorithm's module."""
+    if name == "ROLES":
+        return tuple(sorted({role for s in registry.SPECS.values() for role in s.roles}))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def scalable_role(algorithm: str | Solution) -> str:

@@ -48,7 +48,7 @@ from ..bus.amqp import LOST, TransportError
 from ..bus.inbox import Delivery, LinkInbox
 from ..bus.links import Retransmission
 from ..bus.rabbit import Bus
-from ..bus.topology import Topology, addressed, queue_consumers
+from ..bus.topology import ConsumerProbe, Topology, addressed
 from ..bus.wire import EnvelopeError, compact, frame, parse_frame
 from ..messages import MessageError
 from ..protocol import HandlerError, ProtocolError
@@ -117,6 +117,7 @@ class Participant:
         # Seconds between looks at the monitor's queue (a channel and a round trip each): a tenth of
         # MONITOR_TIMEOUT, at most every heartbeat (a gone monitor is given up on about that late).
         self._monitor_check_every = max(settings.heartbeat, settings.monitor_timeout / 10)
+        self._monitor_probe = ConsumerProbe(self.topology.monitor_queue)  # its channel kept between looks
 
     # -- topology ---------------------------------------------------------------------------
     def _declare(self, channel) -> None:
@@ -255,14 +256,14 @@ class Participant:
 
     def _monitor_present(self) -> bool:
         """False once nobody has consumed the run's monitor queue for ``MONITOR_TIMEOUT`` seconds:
-        the monitor died, and no stop will ever come. Checked on a channel of its own (a missing
-        queue closes the channel it is asked on); a lost connection says nothing either way."""
+        the monitor died, and no stop will ever come. Asked on a channel of its own, kept between
+        looks (``ConsumerProbe``); a lost connection says nothing either way."""
         now = self._monitor_checked = time.monotonic()
         conn = self.bus.conn
         if conn is None or not conn.is_open:
             return True  # reconnecting: decide later
         try:
-            consumers = queue_consumers(conn, self.topology.monitor_queue)
+            consumers = self._monitor_probe.consumers(conn)
         except LOST as exc:  # the connection itself was lost: the bus reconnects
             self.bus.reconnect(exc)
             return True

@@ -38,12 +38,25 @@ def roles(algorithm: str | None = None) -> tuple[str, ...]:
     return (*ROLES, *own, "monitor")
 
 
+def _own_roles(algorithm: str | None) -> tuple[str, ...]:
+    """The roles of ``algorithm`` (none without it). Raises ConfigError."""
+    if not algorithm:
+        return ()
+    from ..protocols.registry import solution
+
+    return solution(algorithm).spec.roles
+
+
 def serve(role: str) -> int:
     from .spawn import watch_parent_from_environment
 
     watch_parent_from_environment()  # started by ``mutexlab run``: ends with it (SIGKILL included)
+    algorithm = os.environ.get("ALGORITHM")
     try:
-        known = roles(os.environ.get("ALGORITHM"))  # a file's roles count once it loads
+        # a file's roles count once it loads; every role there is, only when it is none of them
+        known = ("monitor", *_own_roles(algorithm))
+        if role not in known:
+            known = roles(algorithm)
     except ConfigError as exc:
         print(f"mutexlab {role}: {exc}", file=sys.stderr)
         return 2
