@@ -11,8 +11,10 @@ import atexit
 import gc
 import importlib
 import json
+import os
 import shlex
 import sys
+import time
 import traceback
 
 from . import __version__
@@ -129,7 +131,22 @@ def by_file(argv: list[str]) -> list[str]:
     return [argv[0], flags.command, "--algorithm", argv[1], *argv[2:]]
 
 
+def left_behind(args: argparse.Namespace, since: float) -> str:
+    """What an interrupted ``simulate`` or ``replay`` leaves: the ``--trace`` file it was writing
+    (written since ``since``, a ``time.time()``) holds the run up to the interrupt. Said, so that
+    nobody takes it for a whole run."""
+    path = getattr(args, "trace", None) if args.command in ("simulate", "replay") else None
+    try:
+        written = path is not None and os.stat(path).st_mtime >= since
+    except OSError:
+        return ""
+    if not written:
+        return ""
+    return f"; {path} holds the trace up to the interrupt, cut short (`mutexlab verify {path}`: never SAFE)"
+
+
 def main(argv: list[str] | None = None) -> int:
+    started = time.time()
     if argv is None:  # the program itself, not a caller in this process
         # At exit the interpreter's last collection would go through every object the imports made
         # (0.06–0.25 s measured); frozen, they are skipped. Files and connections are closed explicitly.
@@ -182,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mutexlab: protocol error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("interrupted" + left_behind(args, started), file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (`| head`): what it did not read was no verdict
         stdout_to_devnull()
