@@ -11,14 +11,13 @@ import atexit
 import gc
 import importlib
 import json
-import os
 import shlex
 import sys
 import time
 import traceback
 
 from . import __version__
-from .commands.common import stdout_to_devnull
+from .commands.common import cut_short, stdout_to_devnull
 from .commands.registry import add_command
 from .protocol import HandlerError, ProtocolError
 from .setups import ConfigError
@@ -133,16 +132,9 @@ def by_file(argv: list[str]) -> list[str]:
 
 def left_behind(args: argparse.Namespace, since: float) -> str:
     """What an interrupted ``simulate`` or ``replay`` leaves: the ``--trace`` file it was writing
-    (written since ``since``, a ``time.time()``) holds the run up to the interrupt. Said, so that
-    nobody takes it for a whole run."""
-    path = getattr(args, "trace", None) if args.command in ("simulate", "replay") else None
-    try:
-        written = path is not None and os.stat(path).st_mtime >= since
-    except OSError:
-        return ""
-    if not written:
-        return ""
-    return f"; {path} holds the trace up to the interrupt, cut short (`mutexlab verify {path}`: never SAFE)"
+    since ``since`` (``commands.common.cut_short``), said after "interrupted"."""
+    left = cut_short(args.trace, since) if args.command in ("simulate", "replay") else ""
+    return f"; {left}" if left else ""
 
 
 def main(argv: list[str] | None = None) -> int:
