@@ -1,5 +1,5 @@
 """What a newcomer meets in the first hour (the fifth look): Ctrl-C in the middle of a long
-``simulate --trace`` says what it leaves behind."""
+``simulate --trace`` says what it leaves behind; a misspelt flag is answered with the one meant."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from mutexlab import cli
 
@@ -66,3 +68,27 @@ def test_an_interrupt_without_a_trace_says_interrupted_alone(monkeypatch, capsys
         monkeypatch.setattr(simulate, stage, interrupted)
     assert cli.main(["simulate", "mutex", "-a", "lamport", "-N", "3"]) == 130
     assert capsys.readouterr().err == "interrupted\n"
+
+
+def test_a_misspelt_flag_is_answered_with_the_flag_meant(capsys):
+    """``--bes 3``: argparse says only "unrecognized arguments"; the flag it was meant to be is
+    named, on the unknown-flag path and beside a missing required argument alike."""
+    cases = {
+        ("simulate", "bees", "--bes", "3"): "unrecognized arguments: --bes 3; did you mean --bees?",
+        ("simulate", "bees", "--beees", "3", "--flowrs", "2"): (
+            "did you mean --bees for --beees, --flowers for --flowrs?"
+        ),
+        ("simulate", "mutex", "-a", "lamport", "--nodse", "3"): (
+            "required: --nodes/-N; unrecognized arguments: --nodse; did you mean --nodes?"
+        ),
+        ("check", "mutex", "-N", "2", "--no-reductoin"): "did you mean --no-reduction?",
+    }
+    for argv, said in cases.items():
+        with pytest.raises(SystemExit) as done:
+            cli.main(list(argv))
+        assert done.value.code == 2
+        assert said in capsys.readouterr().err, argv
+    with pytest.raises(SystemExit):
+        cli.main(["simulate", "bees", "--zzz"])  # nothing close: nothing guessed
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith("unrecognized arguments: --zzz") and "did you mean" not in err

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import difflib
 import gc
 import importlib
 import json
@@ -70,11 +71,27 @@ class Parser(argparse.ArgumentParser):
                 found.append(token)
         return found
 
+    def close_flags(self, unknown: list[str], message: str) -> str:
+        """``; did you mean --bees?``: this parser's long flags close to the misspelt ones in
+        ``unknown`` (``--bes``), each a flag ``message`` does not explain already."""
+        flags = [f for f in self._option_string_actions if f.startswith("--")]
+        said = []
+        for token in unknown:
+            name = token.split("=", 1)[0]
+            close = difflib.get_close_matches(name, flags, n=1, cutoff=0.75) if name.startswith("--") else []
+            if close and f"{name} is " not in message:
+                said.append((name, close[0]))
+        if not said:
+            return ""
+        if len(said) == 1:
+            return f"; did you mean {said[0][1]}?"
+        return "; did you mean " + ", ".join(f"{right} for {wrong}" for wrong, right in said) + "?"
+
     def error(self, message: str):
         unknown = self.unknown_flags()
         if unknown and "unrecognized arguments" not in message:
             message += f"; unrecognized arguments: {' '.join(unknown)}"
-        super().error(message)
+        super().error(message + self.close_flags(unknown, message))
 
 
 def build_parser(only: str | None = None) -> Parser:
