@@ -17,7 +17,8 @@ How the docs are read (CONTRIBUTING.md#doc-examples says the same for authors):
   line stands for any text.
 * A block that calls ``mutexlab run`` (or ``replay --over-rabbitmq``) needs RabbitMQ (mark ``broker``); its output varies from run
   to run (times, message counts, run ids), so only its stable lines are compared, in order: the
-  verdict (``NAME: SAFE``), ``checked:``, ``entries:`` and ``final states:``.
+  verdict (``NAME: SAFE``), ``checked:``, ``entries:`` and ``final states:``, and the ``transport:``
+  line by its counters' names (each number stands for any number).
 
 Everything else is compared exactly, after stripping trailing spaces and trailing blank lines.
 """
@@ -46,7 +47,11 @@ MUTEXLAB = re.compile(r"(^|[\s;&|(])mutexlab(\s|$)")
 SERVER = re.compile(r"(^|[\s;&|(])mutexlab explore\b")
 SERVER_SECONDS = 60  # at most this long for a server to say it serves
 EXIT_NOTE = re.compile(r"^\(exit (?:status )?(\d+)\)$")
-BROKER_STABLE = re.compile(r"^(\S+: (SAFE|VIOLATION\b.*)|checked: .*|entries: .*|final states: .*)$")
+BROKER_STABLE = re.compile(
+    r"^(\S+: (SAFE|VIOLATION\b.*)|checked: .*|entries: .*|final states: .*|transport: .*)$"
+)
+# A broker run's line whose numbers vary but whose words do not: each number matches any number.
+COUNTED = re.compile(r"^transport: ")
 ELISION_LINES = {"...", "…"}
 TIMEOUT = 300
 
@@ -132,6 +137,11 @@ def _line_pattern(expected: str) -> re.Pattern:
     return re.compile(".*".join(re.escape(part) for part in expected.split("…")) + r"\Z", re.S)
 
 
+def _counted_pattern(expected: str) -> re.Pattern:
+    """The line with each of its numbers standing for any number (a broker run's counters)."""
+    return re.compile(r"\d+".join(re.escape(part) for part in re.split(r"\d+", expected)) + r"\Z")
+
+
 def matches(expected: list[str], actual: list[str]) -> bool:
     """``actual`` equals ``expected`` with elisions: ``...``/``…`` lines match any number of lines,
     ``…`` inside a line any text."""
@@ -157,7 +167,7 @@ def stable_lines_in_order(expected: list[str], actual: list[str]) -> list[str]:
     """For a broker run: the documented stable lines missing from ``actual`` (in order)."""
     missing, position = [], 0
     for line in (e for e in expected if BROKER_STABLE.match(e.strip())):
-        pattern = _line_pattern(line)
+        pattern = _counted_pattern(line) if COUNTED.match(line.strip()) else _line_pattern(line)
         found = next((k for k in range(position, len(actual)) if pattern.match(actual[k])), None)
         if found is None:
             missing.append(line)
@@ -457,6 +467,16 @@ def test_a_broker_run_is_compared_on_its_stable_lines_only():
     assert check_command(block, command, "messages: 12\nentries: flower 10, reed 2\nbees: SAFE\n", 0) == []
     missing = check_command(block, command, "messages: 99\nentries: flower 9, reed 2\nbees: SAFE\n", 0)
     assert len(missing) == 1 and "- entries: flower 10, reed 2" in missing[0] and "README.md:7" in missing[0]
+
+
+def test_a_broker_runs_transport_line_is_compared_by_its_counters_names():
+    shown = "transport: duplicates dropped 0, refused joiners 0"
+    command = Command(7, "mutexlab run bees --bees 2", [shown, "bees: SAFE"])
+    block = Block(ROOT / "README.md", 6, [command])
+    ran = "transport: duplicates dropped 3, refused joiners 12{}\nbees: SAFE\n"
+    assert check_command(block, command, ran.format(""), 0) == []
+    grown = check_command(block, command, ran.format(", forged (no valid MAC) 0"), 0)
+    assert len(grown) == 1 and f"- {shown}" in grown[0]
 
 
 # -- what the docs point at exists -------------------------------------------------------

@@ -154,6 +154,7 @@ BAD_REQUESTS = [
     ("POST", "/api/redo", {}, None, 409, "nothing to redo"),
     ("POST", "/api/jump", {"to": 5}, None, 409, "cannot jump to step 5"),
     ("POST", "/api/jump", {"to": "1"}, None, 400, "'to' must be a whole number"),
+    ("POST", "/api/jump", {"to": -1}, None, 400, "'to' must be a whole number of steps ≥ 0"),
     ("POST", "/api/random", {"n": -1}, None, 400, "'n' must be a whole number"),
     ("POST", "/api/random", {"n": 10**9}, None, 400, "at most"),
     ("POST", "/api/run", {"seed": "x"}, None, 400, "'seed' must be a whole number"),

@@ -105,12 +105,13 @@ def test_jump_back_and_forward_along_the_path():
     assert s.state()["history"] == end["history"][:2]
     s.jump(n)
     assert s.state() == end
-    for bad in (-1, n + 1):
-        with pytest.raises(ExploreError, match="cannot jump"):
+    with pytest.raises(ExploreError, match="cannot jump") as err:
+        s.jump(n + 1)
+    assert err.value.status == 409
+    for bad in ("3", -1):  # as docs/explore.md and the OpenAPI document say: 400, not 409
+        with pytest.raises(ExploreError, match="whole number of steps ≥ 0") as err:
             s.jump(bad)
-    with pytest.raises(ExploreError) as err:
-        s.jump("3")
-    assert err.value.status == 400
+        assert err.value.status == 400
     assert s.state() == end
 
 

@@ -107,7 +107,7 @@ def test_a_signal_stops_every_process_of_the_run_and_deletes_its_queues(sig, del
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "shared"), str(ROOT), env.get("PYTHONPATH", "")])
     argv = [sys.executable, "-m", "mutexlab", "run", "mutex", "-N", "3", "--requests", "1000"]
     argv += ["--dwell", "0.05", "--run-id", run_id, "--amqp-url", amqp_url, "--logs", str(tmp_path / "logs")]
-    argv += ["--delivery", delivery]
+    argv += ["--delivery", delivery, "--trace", str(tmp_path / "t.jsonl")]
     with RunTap(amqp_url, run_id, durable=delivery == "persistent") as tap:
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
@@ -122,6 +122,7 @@ def test_a_signal_stops_every_process_of_the_run_and_deletes_its_queues(sig, del
                 proc.wait()
     assert proc.returncode == 128 + sig, (proc.returncode, err[-2000:])
     assert f"stopped by {sig.name}" in err and "Traceback" not in err, err[-2000:]
+    assert "t.jsonl holds the trace up to the interrupt, cut short" in err, err[-2000:]
     assert not [pid for pid in started | set(tap.os_pids.values()) if alive(pid)], "processes left running"
     assert leftovers(amqp_url, run_id) == [], "queues or exchanges left on the broker"
 

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import difflib
 import gc
 import importlib
 import json
 import shlex
 import sys
+import time
 import traceback
 
 from . import __version__
-from .commands.common import stdout_to_devnull
+from .commands.common import cut_short, stdout_to_devnull
 from .commands.registry import add_command
 from .protocol import HandlerError, ProtocolError
 from .setups import ConfigError
@@ -69,11 +71,27 @@ class Parser(argparse.ArgumentParser):
                 found.append(token)
         return found
 
+    def close_flags(self, unknown: list[str], message: str) -> str:
+        """``; did you mean --bees?``: this parser's long flags close to the misspelt ones in
+        ``unknown`` (``--bes``), each a flag ``message`` does not explain already."""
+        flags = [f for f in self._option_string_actions if f.startswith("--")]
+        said = []
+        for token in unknown:
+            name = token.split("=", 1)[0]
+            close = difflib.get_close_matches(name, flags, n=1, cutoff=0.75) if name.startswith("--") else []
+            if close and f"{name} is " not in message:
+                said.append((name, close[0]))
+        if not said:
+            return ""
+        if len(said) == 1:
+            return f"; did you mean {said[0][1]}?"
+        return "; did you mean " + ", ".join(f"{right} for {wrong}" for wrong, right in said) + "?"
+
     def error(self, message: str):
         unknown = self.unknown_flags()
         if unknown and "unrecognized arguments" not in message:
             message += f"; unrecognized arguments: {' '.join(unknown)}"
-        super().error(message)
+        super().error(message + self.close_flags(unknown, message))
 
 
 def build_parser(only: str | None = None, scenario: str | None = None) -> Parser:
@@ -139,7 +157,15 @@ def by_file(argv: list[str]) -> list[str]:
     return [argv[0], flags.command, "--algorithm", argv[1], *argv[2:]]
 
 
+def left_behind(args: argparse.Namespace, since: float) -> str:
+    """What an interrupted ``simulate`` or ``replay`` leaves: the ``--trace`` file it was writing
+    since ``since`` (``commands.common.cut_short``), said after "interrupted"."""
+    left = cut_short(args.trace, since) if args.command in ("simulate", "replay") else ""
+    return f"; {left}" if left else ""
+
+
 def main(argv: list[str] | None = None) -> int:
+    started = time.time()
     if argv is None:  # the program itself, not a caller in this process
         # At exit the interpreter's last collection would go through every object the imports made
         # (0.06–0.25 s measured); frozen, they are skipped. Files and connections are closed explicitly.
@@ -193,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mutexlab: protocol error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("interrupted" + left_behind(args, started), file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (`| head`): what it did not read was no verdict
         stdout_to_devnull()

@@ -72,6 +72,21 @@ megabytes = real("megabytes", " of MB", lambda v: v > 0, "> 0", MAX_MEGABYTES)
 port_number = count(0, 65535)  # 0: a free one
 
 
+def cut_short(path: str | None, since: float) -> str:
+    """The sentence naming ``path``, the trace a command was writing when Ctrl-C or a signal
+    stopped it, so that nobody takes it for a whole run; "" when there is none or it is older than
+    ``since`` (a ``time.time()``: the stop came before the run opened it)."""
+    try:
+        written = path is not None and os.stat(path).st_mtime >= since
+    except OSError:
+        return ""
+    return (
+        f"{path} holds the trace up to the interrupt, cut short (`mutexlab verify {path}`: never SAFE)"
+        if written
+        else ""
+    )
+
+
 def fail(message: str, code: int = 2) -> int:
     print(f"mutexlab: error: {message}", file=sys.stderr)
     return code

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+import time
 from pathlib import Path
 
 from ..setups import ConfigError
@@ -20,7 +22,7 @@ from ..transport import preflight
 from ..transport.headroom import MANAGEMENT_ENV, MANAGEMENT_PORT
 from ..transport.settings import DELIVERIES
 from ..transport.supervisor import DEFAULT_URL, Plan, execute, make_plan
-from .common import add_json_argument, fail, non_negative, positive, seconds
+from .common import add_json_argument, cut_short, fail, non_negative, positive, seconds
 from .flags import resolved
 from .registry import Command, family_scenarios
 from .reporting import add_report_argument, write_report_if_asked
@@ -216,7 +218,10 @@ def run(args) -> int:
     if args.report and not plan.trace:  # the report is built from the monitor's trace: keep it beside
         plan.trace = str(Path(args.report).with_suffix(".jsonl"))
     summary: dict = {}
+    started = time.time()
     code = execute(plan, json_out=args.json, summary=summary)
+    if code >= 128 and (left := cut_short(plan.trace, started)):  # stopped by a signal
+        print(f"mutexlab run: {left}", file=sys.stderr)
     if args.report and summary.get("trace"):
         stalled = {name: info.get("waiting", {}) for name, info in (summary.get("stalled") or {}).items()}
         return write_report_if_asked(args, summary["trace"], stalled or None, summary.get("states")) or code

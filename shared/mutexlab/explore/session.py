@@ -131,8 +131,8 @@ class Session:
     def jump(self, position: Any) -> None:
         """Go to the world after ``position`` steps: back along the history (the steps undone
         can be redone) or forward along the redo list."""
-        if isinstance(position, bool) or not isinstance(position, int):
-            raise ExploreError(f"'to' must be a whole number of steps, got {position!r}", 400)
+        if isinstance(position, bool) or not isinstance(position, int) or position < 0:
+            raise ExploreError(f"'to' must be a whole number of steps ≥ 0, got {position!r}", 400)
         here, ahead = len(self.world.steps), len(self.redo_steps)
         if not 0 <= position <= here + ahead:
             raise ExploreError(f"cannot jump to step {position}: the path has steps 0..{here + ahead}")

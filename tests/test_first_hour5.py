@@ -1,0 +1,94 @@
+"""What a newcomer meets in the first hour (the fifth look): Ctrl-C in the middle of a long
+``simulate --trace`` says what it leaves behind; a misspelt flag is answered with the one meant."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mutexlab import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_ctrl_c_in_a_long_simulate_names_the_trace_it_leaves(tmp_path):
+    """A real SIGINT, as Ctrl-C sends it, once the trace is being written: exit 130, and the
+    partial trace is named as cut short (before, only "interrupted", the file left unmentioned)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "shared"), str(ROOT)])}
+    command = [sys.executable, "-m", "mutexlab", "simulate", "mutex", "-a", "lamport", "-N", "40"]
+    child = subprocess.Popen(
+        [*command, "--requests", "100", "--trace", "t.jsonl"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's job
+    )
+    trace = tmp_path / "t.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not trace.exists() or trace.stat().st_size < 100_000):
+        assert child.poll() is None, child.communicate()
+        time.sleep(0.05)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err
+    assert "interrupted; t.jsonl holds the trace up to the interrupt, cut short" in err
+    assert out == ""
+
+
+def test_only_a_trace_written_by_this_command_is_named(tmp_path, monkeypatch, capsys):
+    """An older file of that name (the interrupt came before the run opened it) is not the run's."""
+    monkeypatch.chdir(tmp_path)
+    old = tmp_path / "old.jsonl"
+    old.write_text("{}\n")
+    os.utime(old, (1, 1))
+    args = type("Args", (), {"command": "simulate", "trace": "old.jsonl"})()
+    assert cli.left_behind(args, since=time.time()) == ""
+    assert "old.jsonl holds the trace" in cli.left_behind(args, since=0)
+    args.command = "verify"  # its "trace" is what it reads, never something it writes
+    assert cli.left_behind(args, since=0) == ""
+    args.command, args.trace = "replay", "missing.jsonl"
+    assert cli.left_behind(args, since=0) == ""
+
+
+def test_an_interrupt_without_a_trace_says_interrupted_alone(monkeypatch, capsys):
+    from mutexlab.commands import simulate
+
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    for stage in ("_kept", "_streamed", "_measured"):  # whichever the run takes
+        monkeypatch.setattr(simulate, stage, interrupted)
+    assert cli.main(["simulate", "mutex", "-a", "lamport", "-N", "3"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+
+
+def test_a_misspelt_flag_is_answered_with_the_flag_meant(capsys):
+    """``--bes 3``: argparse says only "unrecognized arguments"; the flag it was meant to be is
+    named, on the unknown-flag path and beside a missing required argument alike."""
+    cases = {
+        ("simulate", "bees", "--bes", "3"): "unrecognized arguments: --bes 3; did you mean --bees?",
+        ("simulate", "bees", "--beees", "3", "--flowrs", "2"): (
+            "did you mean --bees for --beees, --flowers for --flowrs?"
+        ),
+        ("simulate", "mutex", "-a", "lamport", "--nodse", "3"): (
+            "required: --nodes/-N; unrecognized arguments: --nodse; did you mean --nodes?"
+        ),
+        ("check", "mutex", "-N", "2", "--no-reductoin"): "did you mean --no-reduction?",
+    }
+    for argv, said in cases.items():
+        with pytest.raises(SystemExit) as done:
+            cli.main(list(argv))
+        assert done.value.code == 2
+        assert said in capsys.readouterr().err, argv
+    with pytest.raises(SystemExit):
+        cli.main(["simulate", "bees", "--zzz"])  # nothing close: nothing guessed
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith("unrecognized arguments: --zzz") and "did you mean" not in err
