@@ -48,6 +48,13 @@ class Finding:
         return "\n".join([f"FINDING [{self.rule}]{where}: {self.message}", *self.details])
 
 
+def wrote_late(rule: str | None, message: str) -> bool:
+    """Whether a finding is a line written after a done (a timer's, another thread's): whether it
+    shows depends on when that line arrives, so a run that is to show it again (shrinking, a
+    replay) waits a moment at its end for it, as a run at rest does."""
+    return rule == "protocol" and "its done line (answering" in message
+
+
 def from_fault(fault: NodeFault, step: int) -> Finding:
     return Finding(fault.rule, str(fault), fault.node, step)
 

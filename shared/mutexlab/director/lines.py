@@ -71,6 +71,8 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
         line = loads(raw) if raw.count(b"[") + raw.count(b"{") >= 64 else loads_shallow(raw)
     except InputError as exc:  # NaN, Infinity (Python's json writes them), too deep: JSON has none
         raise fault(f"a line that is not JSON: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise fault(f"a line that is not JSON ({_why_not_json(exc)})") from None
     except (ValueError, RecursionError):
         raise fault(f"a line that is not JSON ({STDOUT_IS_PROTOCOL})") from None
     if not isinstance(line, dict):
@@ -117,6 +119,25 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
         if not isinstance(name, str) or not name or name in RESERVED_EVENTS:
             raise fault(f"an event named {name!r} (a name of its own, not one of {sorted(RESERVED_EVENTS)})")
     return line
+
+
+def _why_not_json(exc: json.JSONDecodeError) -> str:
+    """What a line that starts as a JSON object but is none most likely is: two objects written
+    on one line, or the first line of one written over several (pretty-printed); anything else
+    is text that is no protocol line at all (a banner, a debugging print)."""
+    text = exc.doc.strip()
+    if text.startswith("{"):
+        if exc.msg == "Extra data":
+            return (
+                f"two JSON values on one line, the first ending at character {exc.pos}: "
+                "one object per line, each ended by a newline"
+            )
+        if exc.pos >= len(exc.doc.rstrip()):
+            return (
+                "a JSON object that does not end on its line: one object per line — "
+                "pretty-printed JSON, written over several lines, is not"
+            )
+    return STDOUT_IS_PROTOCOL
 
 
 def _lone_surrogate(line: dict[str, Any]) -> bool:

@@ -33,6 +33,7 @@ STATES = ("RELEASED", "WANTED", "HELD")  # a driven node's idle, waiting and hol
 # that a program which never answers is reported as this node's fault, with its cause, not as a
 # run that stalled. $NODE_START_TIMEOUT overrides it (with ``run --stall-timeout`` above it).
 START_ENV, RUN_START_TIMEOUT = "NODE_START_TIMEOUT", 12.0
+START_SETTING = f"${START_ENV} (with run's --stall-timeout above it)"  # named in a slow start's fault
 
 
 def start_timeout() -> float:
@@ -120,7 +121,7 @@ class ProgramNode(Protocol):
         argv = shlex.split(self.command or os.environ.get(COMMAND_ENV, ""))
         if not argv:
             raise ConfigError(f"{COMMAND_ENV} is not set: the program {self.name} runs")
-        self.process = NodeProcess(argv, self.pid, self.peers, TIMEOUT, start_timeout())
+        self.process = NodeProcess(argv, self.pid, self.peers, TIMEOUT, start_timeout(), START_SETTING)
         line = {
             "type": "init",
             "id": self.pid,

@@ -67,8 +67,10 @@ class NodeProcess:
         peers: frozenset[int],
         timeout: float,
         start_timeout: float = TEST_START_TIMEOUT,
+        start_setting: str = "--start-timeout",
     ) -> None:
         self.node, self.peers, self.timeout = node, peers, timeout
+        self.start_setting = start_setting  # what gives a slow starter more: test's flag, run's variable
         self.start_timeout = max(start_timeout, timeout)
         self.told = False  # an input was sent (the first has start_timeout to be answered)
         self.heard = False  # the node wrote something: it started, and its output is not stuck
@@ -257,7 +259,7 @@ class NodeProcess:
                 f"(no done line for its first {message['type']}): {BUFFERED}; one that reads all "
                 "its input before answering (read(), readlines(), a JSON parser given the whole "
                 "stream) waits for an end that never comes: read one line at a time; one slow to "
-                "start needs a longer --start-timeout (over RabbitMQ: $NODE_START_TIMEOUT)",
+                f"start needs a longer {self.start_setting}",
             )
         if self.buffer:  # the start of a line, never ended
             return NodeFault(

@@ -13,12 +13,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..words import count
-from .judge import NONDETERMINISTIC, Finding
+from .judge import NONDETERMINISTIC, Finding, wrote_late
 from .problem import make_problem
 from .process import TEST_START_TIMEOUT, Pool
 from .scenario import ProgramScenario, program_files
 from .search import END_GRACE, Outcome, Searched, Settings, play, search
 from .shrink import Shrinker, Strict
+from .world import LATE_GRACE
 
 # Not shrunk: a nondeterministic program gives no stable schedule; a stalled node costs a whole
 # timeout per test run.
@@ -74,7 +75,8 @@ def test(
             return Tested(searched, None, searched.last, settings, None)
         found = searched.finding
         assert found.finding is not None
-        settings = replace(settings, end_grace=searched.end_grace)
+        late = LATE_GRACE if wrote_late(found.finding.rule, found.finding.message) else 0.0
+        settings = replace(settings, end_grace=searched.end_grace, late_grace=late)
         if not shrink or found.finding.rule in NOT_SHRUNK:
             return Tested(searched, found, found, settings, found.finding)
         problem = settings.problem
@@ -133,8 +135,10 @@ def replay(
     # A node's end after its run shows only when the run's end waits for it: a recorded crash on
     # the program it was found on is replayed with that wait, whether or not its search needed it.
     ends = max(scenario.end_grace, END_GRACE) if same and recorded == "crashed" else scenario.end_grace
+    # A line written after the last step's done shows only if it arrives before the run is judged.
+    late = LATE_GRACE if wrote_late(recorded, str((scenario.finding or {}).get("message", ""))) else 0.0
     settings = Settings(
-        problem, argv, scenario.seed, scenario.faults, len(scenario.steps) + 1, unread_output, ends
+        problem, argv, scenario.seed, scenario.faults, len(scenario.steps) + 1, unread_output, ends, late
     )
     # A recorded nondeterminism (or a crash seen by its timing) shows only when the program does it
     # again: played up to NONDETERMINISM_TRIES times on the program it was found on, until it shows.

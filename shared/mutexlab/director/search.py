@@ -66,6 +66,7 @@ class Settings:
     unread_output: bool = False  # MPI ranks: their lines read through a filter (some unread), their
     # messages their memory as it is (director/answers.py)
     end_grace: float = 0.0  # seconds a run's end waits for a node ending after its last answer
+    late_grace: float = 0.0  # seconds a run's end waits for a line written after the last done
 
 
 def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] | None = None) -> Outcome:
@@ -103,7 +104,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             return Outcome(diverged, steps, run.digests, run.events, trail)
         # A line written after a done is the program's fault, not a deadlock nor a pass: looked
         # for before the run is judged, and a moment longer before a deadlock is called one.
-        run.settle(0.0, settings.end_grace)
+        run.settle(settings.late_grace, settings.end_grace)
         resting = not run.enabled()
         waiting = sorted(run.names[n] for n in run.waiting)
         verdict, finding = judge(run.events, resting, waiting, len(steps), settings.unread_output)

@@ -149,6 +149,15 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
     return outcome.exit_code
 
 
+REASON_CHARS = 1_000  # of one rejected input's reason: a program's fault with its advice fits whole
+
+
+def kept_reason(text: str) -> str:
+    """``text`` as a participant's status carries it: whole up to ``REASON_CHARS``, else cut with a
+    ``…`` saying so (cut silently at 500, a program's fault once lost its advice)."""
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
+
+
 def rejection_text(r: dict) -> str:
     """One participant's rejected inputs: ``node-2 rejected 2: <first reason>; ...``."""
     shown = "; ".join(r["reasons"]) or "reasons not reported"

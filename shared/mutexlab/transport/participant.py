@@ -58,6 +58,7 @@ from ..setups import ConfigError, Setup
 from . import control, directing, joining
 from .driving import AuditSink, ServiceDriver
 from .membership import role_of
+from .outcome import kept_reason
 from .settings import ParticipantSettings
 from .tracing import TraceBuffer
 
@@ -301,7 +302,7 @@ class Participant:
             self._apply(lambda: driver.feed(pid, step))
         except HandlerError as exc:  # a finding, reported at once: the monitor stops the run
             self.rejected, why = self.rejected + 1, f"a local input: handler raised: {exc}"
-            self.rejections = [*self.rejections, why[:500]][:REJECTIONS_KEPT]
+            self.rejections = [*self.rejections, kept_reason(why)][:REJECTIONS_KEPT]
             self._status()
 
     def _due_timers(self) -> None:
@@ -394,7 +395,7 @@ class Participant:
             problem = f"the protocol failed on it: {exc!r}"  # what it did before failing happened
         self.rejected += 1
         if len(self.rejections) < REJECTIONS_KEPT:
-            self.rejections.append(f"{msg.type} {env['id']} from {env['from']}: {problem}"[:500])
+            self.rejections.append(kept_reason(f"{msg.type} {env['id']} from {env['from']}: {problem}"))
         if current:
             return problem
         self._dead_letter(delivery, problem, ack=False)
