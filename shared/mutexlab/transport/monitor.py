@@ -295,6 +295,7 @@ class Monitor(Admission):
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
         finals = sum(bool(status.get(n, {}).get("final")) for n in names)
+        outcome.no_final_status = sorted(n for n in names if not status.get(n, {}).get("final"))
         log.info(
             "monitor: stop sent (%s); final statuses of %d of %d in %.3fs",
             reason,

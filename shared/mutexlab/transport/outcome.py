@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..audit import verify_events
+from ..audit.cut import cut_short, excuse
 from ..audit.stall import explain_stall
 from ..words import count
 from .membership import role_of
@@ -63,6 +64,8 @@ class Outcome:
     lost: str | None = None  # why the run cannot be judged: the broker lost its transient queues
     exit_code: int = 0
     os_pids: dict[str, int] = field(default_factory=dict)  # name -> its process's pid (from its join)
+    # the participants whose final status never came: their last trace batch may be lost (audit/cut.py)
+    no_final_status: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -107,6 +110,8 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
         outcome.exit_code = EXIT_STALLED
         return outcome.exit_code
     verdict = verify_events(events)  # numbers the events (``_line``) as it reads them
+    if not outcome.complete:  # a participant stopped between its messages and their events' batch
+        verdict.violations = excuse(verdict.violations, cut_short(events, outcome.no_final_status))
     outcome.violations = [v.describe() for v in verdict.violations]
     outcome.verdict = verdict.render()
     # Safety decides "violation"; a run cut short fails only progress checks (findings.py).

@@ -115,8 +115,7 @@ class Participant:
         self.stopped = False
         self._last_status = 0.0
         self._monitor_seen = self._monitor_checked = time.monotonic()
-        # Seconds between looks at the monitor's queue (a channel and a round trip each): a tenth of
-        # MONITOR_TIMEOUT, at most every heartbeat (a gone monitor is given up on about that late).
+        # Seconds between looks at the monitor's queue: a tenth of MONITOR_TIMEOUT, at most every heartbeat.
         self._monitor_check_every = max(settings.heartbeat, settings.monitor_timeout / 10)
         self._monitor_probe = ConsumerProbe(self.topology.monitor_queue)  # its channel kept between looks
 
