@@ -113,3 +113,35 @@ def test_a_build_augmenting_wrongly_is_caught(flag, case, tmp_path, monkeypatch)
     except KeyError:  # the runs reaching a figure, walked by the Tracker, leave the worlds searched
         return
     assert got[0] != reference[0]
+
+
+class Forget(dict):
+    """A model's record of the requests its runs noted that keeps nothing: the Tracker runs each
+    handler again (the reference)."""
+
+    def __setitem__(self, key, value) -> None:
+        pass
+
+
+def noted_by(case: str, record: type[dict]) -> tuple:
+    m = model(case)
+    m.requested = record()
+    result = search_metrics(m)
+    return everything(result), result.complete
+
+
+@pytest.mark.parametrize("case", ALL)
+def test_requests_noted_from_the_models_own_runs_are_the_handlers(case):
+    """Tracker.noted reads the requests the model's runs noted (check/model.py): the same figures,
+    runs and counts as running each handler again."""
+    got = noted_by(case, dict)
+    assert got[1] and len(got[0]) > 1  # complete, with figures
+    assert got == noted_by(case, Forget)
+
+
+def test_a_record_losing_the_requests_noted_is_caught(monkeypatch):
+    from mutexlab.check import model as model_module
+
+    reference = noted_by("ricart-agrawala-3x1", Forget)
+    monkeypatch.setattr(model_module, "requested", lambda effects: ())
+    assert noted_by("ricart-agrawala-3x1", dict) != reference

@@ -32,6 +32,19 @@ static PyObject *Core_tracking(Core *c, PyObject *args) {
 
 static long aug_int(PyObject *t, Py_ssize_t j) { return PyLong_AsLong(PyTuple_GET_ITEM(t, j)); }
 
+/* A tuple of ``k`` ints (k <= 4), and ``last`` (borrowed) after them when not NULL: what
+ * Py_BuildValue("(lll...)") gives, without parsing a format. */
+static PyObject *aug_ints(int k, const long long *v, PyObject *last) {
+    PyObject *t = PyTuple_New(k + (last != NULL));
+    for (int j = 0; t && j < k; j++) {
+        PyObject *e = PyLong_FromLongLong(v[j]);
+        if (!e) Py_CLEAR(t);
+        else PyTuple_SET_ITEM(t, j, e);
+    }
+    if (t && last) PyTuple_SET_ITEM(t, k, Py_NewRef(last));
+    return t;
+}
+
 /* augment.py's ``referenced``: 1 when a process's own request or a message in flight is ``key``. */
 static int aug_referenced(long key, PyObject *procs, PyObject *tags) {
     for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(procs); j++)
@@ -69,7 +82,8 @@ static long aug_open(PyObject *live, long *q, int i, int n, long kd) {
         if (PyList_Append(live, empty) < 0) { Py_DECREF(empty); return -2; }
         Py_DECREF(empty);
     }
-    PyObject *e = Py_BuildValue("(llO)", kd, 0L, Py_True);
+    long long v[2] = {kd, 0};
+    PyObject *e = aug_ints(2, v, Py_True);
     if (!e) return -2;
     PyList_SetItem(live, key, e);
     q[0] = key; q[1] = kd; q[2] = key;
@@ -98,7 +112,7 @@ static int aug_hops_in(PyObject *hops, AugHops *out) {
 static PyObject *aug_hops_out(const AugHops *h) {
     PyObject *out = PyTuple_New(h->n);
     for (int j = 0; out && j < h->n; j++) {
-        PyObject *e = Py_BuildValue("(LLL)", h->h[j][0], h->h[j][1], h->h[j][2]);
+        PyObject *e = aug_ints(3, h->h[j], NULL);
         if (!e) Py_CLEAR(out);
         else PyTuple_SET_ITEM(out, j, e);
     }
@@ -215,10 +229,10 @@ static PyObject *aug_plan(PyObject *old, PyObject *now, int i, const long *enter
         if (o0 == AUG_NONE) continue;
         int count = 0;
         for (int e = 0; e < ne; e++) count += entered[e] == o1;
-        PyObject *e;
-        if (j != i) e = Py_BuildValue("(nni)", j, j, count);
-        else if (aug_int(PyTuple_GET_ITEM(now, i), 0) == o0) e = Py_BuildValue("(niL)", j, i, 0LL);
-        else e = Py_BuildValue("(niL)", j, AUG_NONE, count ? 0LL : AUG_NEG);
+        long long v[3] = {j, j, count};
+        if (j == i && aug_int(PyTuple_GET_ITEM(now, i), 0) == o0) v[2] = 0;
+        else if (j == i) { v[1] = AUG_NONE; v[2] = count ? 0LL : AUG_NEG; }
+        PyObject *e = aug_ints(3, v, NULL);
         if (!e || PyList_Append(out, e) < 0) { Py_XDECREF(e); Py_DECREF(out); return NULL; }
         Py_DECREF(e);
     }
@@ -318,7 +332,8 @@ static PyObject *augment(Core *c, long aux_id, long sig_id, PyObject *sends, uin
         else {
             nprocs = PyTuple_New(PyTuple_GET_SIZE(procs));
             for (Py_ssize_t j = 0; nprocs && j < PyTuple_GET_SIZE(procs); j++) {
-                PyObject *e = j == i ? Py_BuildValue("(lllO)", q[0], q[1], q[2], hops) : Py_NewRef(PyTuple_GET_ITEM(procs, j));
+                long long v[3] = {q[0], q[1], q[2]};
+                PyObject *e = j == i ? aug_ints(3, v, hops) : Py_NewRef(PyTuple_GET_ITEM(procs, j));
                 if (!e) Py_CLEAR(nprocs);
                 else PyTuple_SET_ITEM(nprocs, j, e);
             }
@@ -397,7 +412,8 @@ static PyObject *augment(Core *c, long aux_id, long sig_id, PyObject *sends, uin
             if (!grown) goto done;
             PyList_SetItem(tags_l, k, grown);
         }
-        PyObject *mine = Py_BuildValue("(lllO)", q[0], q[1], q[2], hops);
+        long long v[3] = {q[0], q[1], q[2]};
+        PyObject *mine = aug_ints(3, v, hops);
         if (!mine) goto done;
         PyList_SetItem(procs_l, i, mine);
         nprocs = PyList_AsTuple(procs_l);
@@ -432,17 +448,12 @@ static PyObject *augment(Core *c, long aux_id, long sig_id, PyObject *sends, uin
     for (Py_ssize_t j = 0; !any && j < PyTuple_GET_SIZE(procs); j++) any = aug_int(PyTuple_GET_ITEM(procs, j), 0) != AUG_NONE;
     edge = any ? aug_plan(procs, nprocs, i, entered, ne) : Py_NewRef(Py_None);
     if (!edge || PyErr_Occurred()) goto done;
-    PyObject *id = PyDict_GetItemWithError(c->f_ids, naux); /* borrowed */
-    if (!id) {
-        if (PyErr_Occurred()) goto done;
-        PyObject *fresh = PyLong_FromSsize_t(PyList_GET_SIZE(c->f_auxes));
-        if (!fresh || PyDict_SetItem(c->f_ids, naux, fresh) < 0 || PyList_Append(c->f_auxes, naux) < 0) {
-            Py_XDECREF(fresh);
-            goto done;
-        }
-        id = fresh;
-        Py_DECREF(fresh); /* held by the dictionary */
-    }
+    PyObject *fresh = PyLong_FromSsize_t(PyList_GET_SIZE(c->f_auxes));
+    Py_ssize_t size = PyDict_GET_SIZE(c->f_ids); /* grown: interned now (small ints are shared objects) */
+    PyObject *id = fresh ? PyDict_SetDefault(c->f_ids, naux, fresh) : NULL; /* borrowed; one hash */
+    if (id && PyDict_GET_SIZE(c->f_ids) != size && PyList_Append(c->f_auxes, naux) < 0) id = NULL;
+    Py_XDECREF(fresh); /* when new, held by the dictionary */
+    if (!id) goto done;
     PyObject *seen = PyList_AsTuple(reached);
     got = seen ? PyTuple_Pack(4, id, moved, seen, edge) : NULL;
     Py_XDECREF(seen);
