@@ -1,10 +1,12 @@
-"""The augmented steps entering nothing computed without the Tracker (check/augment.py, and its
-compiled twin ``_core_augment.h`` run by ``Core.advance``): each is the step ``Edges.step`` gives
-from the ``Tracker`` (the same augmented successor, interned alike, moved, figures reached and
-bypass plan), and the figures' search computing them — in the compiled climb or metrics.py's
-own loop, on either core's ``advance`` — gives the same figures, runs, worlds, transitions, aux
-ids and remembered steps as one asking the Tracker for every step; a build charging a message
-its receiver awaits to the step's cause (``MUTEXLAB_CORE_BROKEN_CHARGE``) is caught."""
+"""The augmented steps computed without the Tracker (check/augment.py, and its compiled twin
+``_core_augment.h`` run by ``Core.advance``): each is the step ``Edges.step`` gives from the
+``Tracker`` (the same augmented successor, interned alike, moved, figures reached and bypass
+plan) — deliveries carrying hop counts, entries and exits included —, and the figures' search
+computing them — in the compiled climb or metrics.py's own loop, on either core's ``advance`` —
+gives the same figures, runs, worlds, transitions, aux ids and remembered steps as one asking
+the Tracker for every step; a build charging a message its receiver awaits to the step's cause
+(``MUTEXLAB_CORE_BROKEN_CHARGE``), or not counting a message's hop
+(``MUTEXLAB_CORE_BROKEN_HOPS``), is caught."""
 
 from __future__ import annotations
 
@@ -37,8 +39,9 @@ def model(case: str):
 
 @pytest.mark.parametrize("case", ALL)
 def test_each_step_augmented_is_the_trackers(case, monkeypatch):
-    """Every step the search asks the Tracker for: augment.py's, where it gives one, is the same."""
-    counted = {"asked": 0, "augmented": 0}
+    """Every step the search asks the Tracker for: augment.py's is the same, entries and exits
+    (and the figures they reach) and deliveries carrying hop counts included."""
+    counted = {"asked": 0, "augmented": 0, "moves": 0, "reached": 0, "hops": 0}
     step = edges.Edges.step
 
     def both(self, key, world, label, nxt, t, i, entered):
@@ -49,12 +52,18 @@ def test_each_step_augmented_is_the_trackers(case, monkeypatch):
         if got is not None:
             counted["augmented"] += 1
             assert got == want, (label, key)
+            counted["moves"] += bool(self.shown_of[key[1]][6])
+            counted["reached"] += bool(got[2])
+            counted["hops"] += label[0] != 1 and bool(self.auxes[key[0]][0][label[1]][0][1])
         return want
 
     monkeypatch.setattr(augmenting, "AUGMENT", False)
     monkeypatch.setattr(edges.Edges, "step", both)
     assert search_metrics(model(case)).complete
-    assert 0 < counted["augmented"] < counted["asked"]  # some left to the Tracker: entries, exits
+    assert counted["augmented"] == counted["asked"] > 0  # none left to the Tracker
+    assert counted["moves"] > 0 and counted["reached"] > 0  # entries and exits, figures reached
+    if case.startswith("raymond"):  # a token passed on while a handover is measured
+        assert counted["hops"] > 0
 
 
 def searched(case: str, monkeypatch, which: str, augmented: bool, climbed: bool = True) -> tuple:
@@ -87,14 +96,52 @@ def test_the_search_alike_with_steps_augmented(case, monkeypatch):
     assert searched(case, monkeypatch, "python", True, climbed=False) == reference  # the twin's advance
 
 
-def test_a_build_charging_an_awaited_message_to_its_cause_is_caught(tmp_path, monkeypatch):
-    """Its figures move, or the run reaching one (rebuilt by the Tracker) leaves its worlds."""
-    broken = broken_build(tmp_path, "MUTEXLAB_CORE_BROKEN_CHARGE")
-    reference = searched("maekawa-3x1", monkeypatch, "compiled", False)
+@pytest.mark.parametrize(
+    "flag, case",
+    [("MUTEXLAB_CORE_BROKEN_CHARGE", "maekawa-3x1"), ("MUTEXLAB_CORE_BROKEN_HOPS", "raymond-3x1")],
+)
+def test_a_build_augmenting_wrongly_is_caught(flag, case, tmp_path, monkeypatch):
+    """Charging a message its receiver awaits to the step's cause, or merging a message's hop
+    counts without its hop: the figures move, or the run reaching one (rebuilt by the Tracker)
+    leaves the worlds searched."""
+    broken = broken_build(tmp_path, flag)
+    reference = searched(case, monkeypatch, "compiled", False)
     monkeypatch.setattr(core, "CCore", broken.Core)
-    assert searched("maekawa-3x1", monkeypatch, "compiled", False) == reference  # unused: the same
+    assert searched(case, monkeypatch, "compiled", False) == reference  # unused: the same
     try:
-        got = searched("maekawa-3x1", monkeypatch, "compiled", True)
+        got = searched(case, monkeypatch, "compiled", True)
     except KeyError:  # the runs reaching a figure, walked by the Tracker, leave the worlds searched
         return
     assert got[0] != reference[0]
+
+
+class Forget(dict):
+    """A model's record of the requests its runs noted that keeps nothing: the Tracker runs each
+    handler again (the reference)."""
+
+    def __setitem__(self, key, value) -> None:
+        pass
+
+
+def noted_by(case: str, record: type[dict]) -> tuple:
+    m = model(case)
+    m.requested = record()
+    result = search_metrics(m)
+    return everything(result), result.complete
+
+
+@pytest.mark.parametrize("case", ALL)
+def test_requests_noted_from_the_models_own_runs_are_the_handlers(case):
+    """Tracker.noted reads the requests the model's runs noted (check/model.py): the same figures,
+    runs and counts as running each handler again."""
+    got = noted_by(case, dict)
+    assert got[1] and len(got[0]) > 1  # complete, with figures
+    assert got == noted_by(case, Forget)
+
+
+def test_a_record_losing_the_requests_noted_is_caught(monkeypatch):
+    from mutexlab.check import model as model_module
+
+    reference = noted_by("ricart-agrawala-3x1", Forget)
+    monkeypatch.setattr(model_module, "requested", lambda effects: ())
+    assert noted_by("ricart-agrawala-3x1", dict) != reference

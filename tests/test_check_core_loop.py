@@ -75,8 +75,9 @@ def test_a_bypass_plan_naming_a_process_out_of_range_is_refused(monkeypatch):
     process raises an IndexError naming it, never a write past the loop's figures (the old
     core wrote one slot past them, silently)."""
     compiled_or_missing()
-    from mutexlab.check import edges
+    from mutexlab.check import augment, edges
 
+    monkeypatch.setattr(augment, "AUGMENT", False)  # every step from the Tracker: Edges.step, bent
     step = edges.Edges.step
 
     def bent(self, *a):

@@ -503,6 +503,7 @@ static PyMethodDef Core_methods[] = {
     {"steps", (PyCFunction)Core_steps, METH_O, "steps(world): the labels of every step possible, as model.steps()."},
     {"figures", (PyCFunction)Core_figures, METH_VARARGS, "figures(sigs, awaits, remembered, known, auxes, keyof): what advance reads."},
     {"tracking", (PyCFunction)Core_tracking, METH_VARARGS, "tracking(shown, ids): advance computes the steps augment.py can."},
+    {"augmented", (PyCFunction)Core_augmented, METH_VARARGS, "augmented(aux, sig, sends, bits, i): augment.py's step, remembered, or None."},
     {"advance", (PyCFunction)Core_advance, METH_VARARGS, "advance(world, label, aux id): a step and its remembered lookups."},
     {"sampling", (PyCFunction)Core_sampling, METH_VARARGS, "sampling(calls, due): the sampler's count set."},
     {"climb", (PyCFunction)Core_climb, METH_VARARGS, "climb(root, aux, key, labels, interned, states, max, hooks): the figures' loop."},
@@ -536,6 +537,6 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) { Py_DECREF(&CoreType); Py_DECREF(m); return NULL; }
     /* core.py's INTERFACE: a build older than its source (a pull without a rebuild) is not used */
-    if (PyModule_AddIntConstant(m, "INTERFACE", 7) < 0) { Py_DECREF(m); return NULL; }
+    if (PyModule_AddIntConstant(m, "INTERFACE", 8) < 0) { Py_DECREF(m); return NULL; }
     return m;
 }

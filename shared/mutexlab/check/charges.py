@@ -73,8 +73,12 @@ class Tracker:
         got = self._noted.get(key)
         if got is None:
             got = NONE
-            if code & 1:
-                model = self.model
+            model = self.model
+            ran = getattr(model, "requested", {}).get(key)  # what the model's own run noted
+            if code & 1 and ran is not None:
+                for resource in ran:
+                    got = self.kind_id(resource_kind(resource))
+            elif code & 1:
                 twin = copy.deepcopy(model.objects[sid])
                 try:
                     effects = twin.on_local(model.actions[code >> 1])

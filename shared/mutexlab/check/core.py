@@ -39,7 +39,7 @@ from .result import CheckFinding
 # source (a `git pull` without `pip install -e .`) says another, or none, and is not used. Bump
 # both with any change to what Core's constructor or methods take or return (_core.c,
 # _core_reduce.h): a change inside the search that keeps them is held by test_check_core instead.
-INTERFACE = 7
+INTERFACE = 8
 
 CCore: Any = None
 try:  # the compiled core; absent (a build without a compiler, another interpreter): the twin
@@ -407,6 +407,18 @@ class PyCore:
         ``advance`` computes a step not remembered yet that ``augment`` can, and remembers it."""
         self._track = None if shown is None else (shown, ids)
 
+    def augmented(self, aux: int, sig: int, sends: tuple, bits: int, i: int) -> tuple | None:
+        """The compiled core's ``augmented`` (``_core_augment.h``): ``augment``'s step, remembered
+        under (aux, sig, bits), or None when the Tracker must compute it."""
+        if self._track is None:
+            raise RuntimeError("augmented: figures() and tracking() not given")
+        shown, ids = self._track
+        remembered, auxes = self._fig[2], self._fig[4]
+        edge = augment(auxes, ids, aux, shown[sig], sends, bits, i, self.n, self.link_to)
+        if edge is not None:
+            remembered[aux, sig, bits] = edge
+        return edge
+
     def advance(self, world: tuple, label: tuple, aux: int) -> tuple | None:
         """The compiled core's ``advance`` (``_core_figures.h``): None when ``label`` is refused,
         else (successor, stepping process, signature, remembered step, key, ``known``'s value);
@@ -433,10 +445,7 @@ class PyCore:
                 bits |= 1 << b
         edge = remembered.get((aux, sig[0], bits))
         if edge is None and self._track is not None:  # not remembered: computed here if it can be
-            shown, ids = self._track
-            edge = augment(auxes, ids, aux, shown[sig[0]], sig[1], bits, i, self.n, self.link_to)
-            if edge is not None:
-                remembered[aux, sig[0], bits] = edge
+            edge = self.augmented(aux, sig[0], sig[1], bits, i)
         if edge is None:
             return nxt, i, sig, None, None, None
         key = keyof((nxt, edge[0]))

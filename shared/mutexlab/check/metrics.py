@@ -265,11 +265,13 @@ def search_metrics(
     # the model's step on a search core's remembered tables (core.stepper), else inlined below
     stepping = stepper(model) if fast else None
     advance = None  # the model's step and the lookups below in one call (_core_figures.h)
+    augmented = None  # a step not remembered computed by the core (augment.py), once its signature is
     if stepping is not None:  # a new world's steps listed on the core's tables too (model.steps())
         advance, steps = stepping[0].advance, stepping[0].steps
         stepping[0].figures(sigs, edges._awaits, remembered, known, auxes, keyof)  # noqa: SLF001
-        if remember and not carried and augmenting.AUGMENT:  # steps entering nothing: augment.py
+        if remember and not carried and augmenting.AUGMENT:  # the steps augment.py computes
             stepping[0].tracking(edges.shown_of, edges.ids)
+            augmented = stepping[0].augmented
 
     def walking(walk: Callable, v: tuple, *args) -> list:
         """A witness ``walk`` from ``v``: it steps the model's own normalisation, whose sampler
@@ -291,7 +293,7 @@ def search_metrics(
     if stepping is not None and not carried and remember and climbs(stepping[0]):
         climber = stepping[0]  # the loop below in C: the same figures, runs and counts
         hooks = (opened, reached_at, beat, limited)
-        climb(climber, out, frames.pop(), edges, known, interned, keyof, hooks, max_states, kinds)
+        climb(climber, out, frames.pop(), edges, known, interned, keyof, hooks, max_states, kinds, augmented)
     while frames:
         frame = frames[-1]
         labels, pos = frame[1], frame[2]
@@ -371,6 +373,8 @@ def search_metrics(
                 sig = signature(current, world[i], t)
             akey = (frame[12], sig[0], awaits(nxt, i, sig[1], frame[12]) if sig[1] else 0)
             got = remembered.get(akey)
+            if got is None and augmented is not None:
+                got = augmented(akey[0], akey[1], sig[1], akey[2], i) if len(sig[1]) <= 62 else None
             if got is None:
                 t = t or trans[world[i]][2 * current[2] + current[0]]
                 got = estep(akey, world, current, nxt, t, i, sig[2])

@@ -39,10 +39,12 @@ def climb(
     hooks: tuple,
     max_states: int | None,
     kinds: list,
+    augmented: Callable | None = None,
 ) -> None:
     """The search from the ``root`` frame (metrics.py's), climbed by ``core``: ``out``'s counts,
     runs, stop and figures as the twin's loop leaves them. ``hooks``: the twin's ``opened``,
-    ``reached_at``, ``beat`` and ``limited``."""
+    ``reached_at``, ``beat`` and ``limited``; ``augmented``: the core's, for a step whose
+    signature is computed here (None: the Tracker's)."""
     opened, reached_at, beat, limited = hooks
     model = edges.tracker.model
     auxes, remembered, trans = edges.auxes, edges._edges, model.trans  # noqa: SLF001 - the hot table
@@ -55,6 +57,8 @@ def climb(
             sig = edges.signature(label, world[i], t)
         akey = (aux, sig[0], edges.awaits(nxt, i, sig[1], aux) if sig[1] else 0)
         got = remembered.get(akey)
+        if got is None and augmented is not None:
+            got = augmented(akey[0], akey[1], sig[1], akey[2], i) if len(sig[1]) <= 62 else None
         if got is None:
             t = t or trans[world[i]][2 * label[2] + label[0]]
             got = edges.step(akey, world, label, nxt, t, i, sig[2])

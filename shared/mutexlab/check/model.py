@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..protocol import Note
 from ..sim.world import DELIVER, DUPLICATE, LOCAL, Transition, WorldModel
 
 __all__ = ["DELIVER", "DUPLICATE", "LOCAL", "Model", "Transition"]
@@ -23,6 +24,12 @@ class Model(WorldModel):
         self.declared: Any = None  # the Reductions declaration chosen for it, if any
         self.sampler: Any = None  # a Sampler (sampling.py) testing the declared reductions, or None
         self.problem: Any = None  # the Problem its setup solves (its invariant, its endless workload)
+        # (state id, local decision) → the resources the ``Note("request")``s among the effects its
+        # handler returned name (``str``, in order): charges.Tracker.noted reads them instead of
+        # running the handler again; a handler's effects not returned as a list or tuple (a
+        # generator, consumed by the run) are not kept
+        self.requested: dict[tuple[int, int], tuple[str, ...]] = {}
+        self._returned: Any = None  # the effects the latest run_input's handler returned
 
     # -- the sampler's hooks: every new state, every merge under a canonical key, every new input
     def state_id(self, i: int, proto: Any) -> int:
@@ -36,12 +43,28 @@ class Model(WorldModel):
                 sampler.merged(sid, proto)
         return sid
 
+    def run_input(self, i: int, proto: Any, call: Any) -> Transition:
+        kept: list = []
+
+        def keeping(p: Any) -> Any:
+            effects = call(p)
+            if not kept:  # the run's, not the determinism probe's
+                kept.append(effects)
+            return effects
+
+        got = super().run_input(i, proto, keeping)
+        self._returned = kept[0] if kept else None  # after any run nested in it (the sampler's twins)
+        return got
+
     def transition(self, sid: int, code: int) -> Transition:
-        sampler = self.sampler
-        if sampler is None or code in self.trans[sid]:
+        if code in self.trans[sid]:
             return super().transition(sid, code)
+        self._returned = None
         got = super().transition(sid, code)
-        if sid in sampler.twins:
+        if code & 1 and got.error is None and type(self._returned) in (list, tuple):
+            self.requested[sid, code] = requested(self._returned)
+        sampler = self.sampler
+        if sampler is not None and sid in sampler.twins:
             sampler.twin_input(sid, code)
         return got
 
@@ -73,3 +96,12 @@ class Model(WorldModel):
                 return (DELIVER, x, y // (self.dup + 1) if self.dup else y)
             return (DELIVER, x)
         return label
+
+
+def requested(effects: Any) -> tuple[str, ...]:
+    """The resources the ``Note("request")``s of ``effects`` name, in order."""
+    return tuple(
+        str(effect.fields.get("resource"))
+        for effect in effects
+        if type(effect) is Note and effect.event == "request"
+    )
