@@ -31,9 +31,9 @@ STRATEGIES = ("random", "pct", "systematic")
 
 UNSUPPORTED_AT_RUN = """#include <mpi.h>
 int main(int argc, char **argv) {
-    MPI_Comm half;
+    MPI_Datatype pairs;
     MPI_Init(&argc, &argv);
-    MPI_Comm_split(MPI_COMM_WORLD, 0, 0, &half);
+    MPI_Type_vector(2, 1, 2, MPI_INT, &pairs);
     MPI_Finalize();
     return 0;
 }
@@ -103,7 +103,7 @@ def built(tmp_path_factory) -> dict[str, str]:
         missing("gcc is not installed: mutexlab's MPI cannot be built")
     out = tmp_path_factory.mktemp("mpi")
     cache = out / "cache"
-    (out / "split.c").write_text(UNSUPPORTED_AT_RUN)
+    (out / "vector.c").write_text(UNSUPPORTED_AT_RUN)
     (out / "gives_up.c").write_text(GIVES_UP)
     (out / "truncates.c").write_text(TRUNCATES)
     found = {}
@@ -119,7 +119,7 @@ def built(tmp_path_factory) -> dict[str, str]:
         ("bees-printf-reed", PRINTED_BEES, ["-DBROKEN_REED"]),
         ("bees-printf-flower", PRINTED_BEES, ["-DBROKEN_FLOWER"]),
         ("bees-printf-stale", PRINTED_BEES, ["-DBROKEN_STALE_COCOONS"]),
-        ("split", out / "split.c", []),
+        ("vector", out / "vector.c", []),
         ("gives-up", out / "gives_up.c", []),
         ("truncates", out / "truncates.c", []),
         ("fits", out / "truncates.c", ["-DROOM=2"]),
@@ -228,9 +228,9 @@ def test_nothing_entered_proves_nothing(cli, built):
 
 
 def test_an_unsupported_call_stops_the_run_naming_it(cli, built):
-    ran = run_mpi(cli, built["split"], "--runs", "5", np=2)
+    ran = run_mpi(cli, built["vector"], "--runs", "5", np=2)
     assert ran.returncode == 2
-    assert "MPI_Comm_split is not supported by mutexlab's MPI" in ran.stderr, ran.stderr
+    assert "MPI_Type_vector is not supported by mutexlab's MPI" in ran.stderr, ran.stderr
 
 
 def test_a_receive_too_small_for_its_message_is_a_crash(cli, built):

@@ -1,7 +1,7 @@
 """mutexlab's own MPI: programs built against it run as ranks under the director (docs/mpi.md).
 
 ``include/mpi.h`` and ``src/`` are a small MPI (point-to-point, derived datatypes, communicators
-copied from the world, collectives made of messages) whose every message goes through ``mutexlab test``: each rank speaks the node protocol on the
+copied from or split off the world, persistent requests, collectives made of messages) whose every message goes through ``mutexlab test``: each rank speaks the node protocol on the
 standard input and output it was started with and keeps the program's own standard output for
 itself (its lines come back as ``log`` lines, in order with the messages). The library is built
 with the C compiler on first use into a cache directory named by its sources' digest, so an

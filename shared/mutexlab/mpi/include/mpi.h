@@ -35,9 +35,12 @@ typedef struct {
 #define MPI_COMM_NULL 0
 #define MPI_SUCCESS 0
 #define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
 #define MPI_ERR_RANK 6
+#define MPI_ERR_ARG 12
 #define MPI_ERR_TRUNCATE 14
 #define MPI_ERR_OTHER 15
+#define MPI_ERR_REQUEST 19
 #define MPI_ANY_SOURCE (-1)
 #define MPI_ANY_TAG (-1)
 #define MPI_PROC_NULL (-2)
@@ -165,9 +168,21 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
 int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
 int MPI_Request_free(MPI_Request *request);
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
-/* Declared so that a program using them builds; calling one stops the run, naming it. */
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
 int MPI_Comm_free(MPI_Comm *comm);
+int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                  MPI_Request *request);
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request);
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request);
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request);
+int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                  MPI_Request *request);
+int MPI_Start(MPI_Request *request);
+int MPI_Startall(int count, MPI_Request requests[]);
+/* Declared so that a program using them builds; calling one stops the run, naming it. */
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype);
 

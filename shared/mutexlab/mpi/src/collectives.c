@@ -23,8 +23,9 @@ static void send_to(int dest, const void *buf, int count, MPI_Datatype type, int
     free(packed);
 }
 
-static void check_root(int root, const char *call) {
-    if (root < 0 || root >= ml_size()) ml_fatal("%s with root %d: there are ranks 0 to %d", call, root, ml_size() - 1);
+static void check_root(int root, int ctx, const char *call) {
+    if (root < 0 || root >= ml_size(ctx))
+        ml_fatal("%s with root %d: there are ranks 0 to %d", call, root, ml_size(ctx) - 1);
 }
 
 static int start(MPI_Comm comm, const char *call, int *seq) { /* the collective context */
@@ -36,9 +37,9 @@ static int start(MPI_Comm comm, const char *call, int *seq) { /* the collective 
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
     int seq, ctx = start(comm, "MPI_Bcast", &seq);
-    check_root(root, "MPI_Bcast");
-    if (ml_rank() == root) {
-        for (int i = 0; i < ml_size(); i++)
+    check_root(root, ctx, "MPI_Bcast");
+    if (ml_rank(ctx) == root) {
+        for (int i = 0; i < ml_size(ctx); i++)
             if (i != root) send_to(i, buf, count, type, seq, ctx, "MPI_Bcast");
     } else {
         recv_from(buf, count * ml_extent(type), root, seq, ctx);
@@ -90,8 +91,8 @@ static const char *op_name(MPI_Op op) {
 static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                   MPI_Comm comm, const char *call) {
     int seq, ctx = start(comm, call, &seq);
-    check_root(root, call);
-    int me = ml_rank();
+    check_root(root, ctx, call);
+    int me = ml_rank(ctx);
     long bytes = count * ml_extent(type);
     unsigned char probe = 0;
     if (count > 0 && !combine(&probe, &probe, 0, type, op))
@@ -105,7 +106,7 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
     }
     unsigned char *acc = malloc((size_t)bytes + 1), *in = malloc((size_t)bytes + 1);
     if (!acc || !in) ml_fatal("%s: out of memory", call);
-    for (int i = 0; i < ml_size(); i++) { /* rank order: the same result every run */
+    for (int i = 0; i < ml_size(ctx); i++) { /* rank order: the same result every run */
         unsigned char *value = i == 0 ? acc : in;
         if (i == me)
             memcpy(value, mine, (size_t)bytes);
@@ -131,13 +132,13 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                MPI_Datatype recvtype, int root, MPI_Comm comm) {
     int seq, ctx = start(comm, "MPI_Gather", &seq);
-    check_root(root, "MPI_Gather");
-    if (ml_rank() != root) {
+    check_root(root, ctx, "MPI_Gather");
+    if (ml_rank(ctx) != root) {
         send_to(root, sendbuf, sendcount, sendtype, seq, ctx, "MPI_Gather");
         return MPI_SUCCESS;
     }
     long each = recvcount * ml_extent(recvtype);
-    for (int i = 0; i < ml_size(); i++) {
+    for (int i = 0; i < ml_size(ctx); i++) {
         char *slot = (char *)recvbuf + i * each;
         if (i != root) {
             recv_from(slot, each, i, seq, ctx);
@@ -154,14 +155,14 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
     int seq, ctx = start(comm, "MPI_Scatter", &seq);
-    check_root(root, "MPI_Scatter");
+    check_root(root, ctx, "MPI_Scatter");
     long each = recvcount * ml_extent(recvtype);
-    if (ml_rank() != root) {
+    if (ml_rank(ctx) != root) {
         recv_from(recvbuf, each, root, seq, ctx);
         return MPI_SUCCESS;
     }
     long chunk = sendcount * ml_extent(sendtype);
-    for (int i = 0; i < ml_size(); i++) {
+    for (int i = 0; i < ml_size(ctx); i++) {
         const char *part = (const char *)sendbuf + i * chunk;
         if (i != root)
             send_to(i, part, sendcount, sendtype, seq, ctx, "MPI_Scatter");
@@ -173,12 +174,13 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm) {
+    int ctx = ml_comm(comm, "MPI_Allgather");
     if (sendbuf == MPI_IN_PLACE) { /* this rank's part is in its place in recvbuf already */
-        sendbuf = (char *)recvbuf + ml_rank() * recvcount * ml_extent(recvtype);
+        sendbuf = (char *)recvbuf + ml_rank(ctx) * recvcount * ml_extent(recvtype);
         sendcount = recvcount;
         sendtype = recvtype;
-        if (ml_rank() == 0) sendbuf = MPI_IN_PLACE;
+        if (ml_rank(ctx) == 0) sendbuf = MPI_IN_PLACE;
     }
     MPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0, comm);
-    return MPI_Bcast(recvbuf, recvcount * ml_size(), recvtype, 0, comm);
+    return MPI_Bcast(recvbuf, recvcount * ml_size(ctx), recvtype, 0, comm);
 }

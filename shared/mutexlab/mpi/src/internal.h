@@ -1,19 +1,38 @@
-/* What collectives.c uses of mpi.c: the messages, communicators and datatypes of mutexlab's MPI. */
+/* What collectives.c, comm.c and persistent.c use of mpi.c, and comm.c gives the others: the
+ * messages, communicators, requests and datatypes of mutexlab's MPI. */
 #ifndef MUTEXLAB_MPI_INTERNAL_H
 #define MUTEXLAB_MPI_INTERNAL_H
 #include "mpi.h"
 
-/* A message's context: 4·(its communicator's index) + one of these kinds. */
+/* A message's context: 4·(its communicator's context id) + one of these kinds. */
 enum { CTX_P2P = 0, CTX_BARRIER_IN = 1, CTX_BARRIER_OUT = 2, CTX_COLLECTIVE = 3 };
 
+/* comm.c: communicators. A rank number of a communicator is its own; messages name world ranks. */
 int ml_comm(MPI_Comm comm, const char *call); /* its context (kind 0); stops the run on a bad one */
 int ml_next_seq(int ctx);                     /* the communicator's next collective: its tag */
-int ml_rank(void);
-int ml_size(void);
+int ml_rank(int ctx);                         /* this rank's number in the context's communicator */
+int ml_size(int ctx);
+int ml_world(int ctx, int rank); /* the communicator's rank as a world rank (MPI_ANY_SOURCE, MPI_PROC_NULL kept) */
+int ml_local(int ctx, int world); /* a world rank as the communicator's rank */
+int ml_world_held(int ctx, int rank); /* the same, called with the library's lock held */
+int ml_local_held(int ctx, int world);
+
+/* mpi.c */
+void ml_lock(void); /* the library's lock */
+void ml_unlock(void);
+void ml_thread(const char *call); /* stops the run on a thread the library does not count */
+int ml_phase(void);               /* 0 before MPI_Init, 1 after it, 2 after MPI_Finalize */
+int ml_me(void);                  /* the world rank and size */
+int ml_np(void);
 /* Send bytes (held by mutexlab; to the rank itself they arrive at once). */
 void ml_send(int dest, int tag, int ctx, const void *buf, long bytes, const char *call);
 int ml_post_recv(void *buf, long capacity, int src, int tag, int ctx); /* a request for MPI_Wait */
+MPI_Request ml_new_persistent(int recv);             /* an inactive persistent request */
+int ml_active(MPI_Request handle);                   /* 1 started, 0 inactive, -1 not persistent */
+void ml_adopt(MPI_Request handle, MPI_Request started); /* started: its send or receive, now handle's */
 unsigned char *ml_pack(const void *buf, int count, MPI_Datatype type, long *bytes, const char *call);
 long ml_extent(MPI_Datatype type);
 void ml_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2))); /* stops the run */
+/* An error MPI's default handler makes fatal: the rank ends with status ``code`` (a crash finding). */
+void ml_error(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 #endif

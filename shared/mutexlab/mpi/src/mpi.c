@@ -11,7 +11,8 @@
  * libraries (libstdc++'s std::thread, std::condition_variable) come here first, and the C
  * library's own are found with dlsym(RTLD_NEXT). sleep, usleep, nanosleep, clock_nanosleep and a
  * select or poll of no descriptor take no time.
- * Collectives and communicators: collectives.c, on the internals declared in internal.h. */
+ * Collectives: collectives.c; communicators: comm.c; persistent requests: persistent.c; each on
+ * the internals declared in internal.h. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -93,6 +94,8 @@ typedef struct {
     long truncated;                             /* the bytes of a message longer than the buffer */
     long sync;                                  /* a synchronous send waiting for its receive's ack */
     int dest, cancelling;                       /* its destination; MPI_Cancel asked it to drop the send */
+    int persistent, active; /* MPI_Send_init, MPI_Recv_init...: started by MPI_Start, kept when done */
+    long posted;            /* a receive's posting number: a message goes to the oldest that matches */
     void *buf;
     long capacity;
     MPI_Status status;
@@ -407,6 +410,13 @@ static void fatal_error(int code, const char *fmt, ...) {
     die(code, fmt, ap);
 }
 
+void ml_error(int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    lock_L();
+    die(code, fmt, ap);
+}
+
 static void unsupported(const char *call) {
     lock_L();
     fatal("%s is not supported by mutexlab's MPI", call);
@@ -533,59 +543,12 @@ int MPI_Get_address(const void *location, MPI_Aint *address) {
 }
 
 /* -- messages -------------------------------------------------------------------------- */
-/* Communicators: MPI_COMM_WORLD and its copies by MPI_Comm_dup (handles FIRST_DUP on). A
- * communicator's messages carry its context: 4·index + kind, the world's index 0, a copy's its
- * handle − 2; the kind is CTX_P2P, CTX_BARRIER_IN, CTX_BARRIER_OUT or CTX_COLLECTIVE. Every rank
- * numbers its copies in the order it makes them, which MPI makes the same on every rank. */
-#define FIRST_DUP 3
-#define COMMS 64
-static int comm_live[COMMS], next_dup = FIRST_DUP, coll_seq[COMMS + 1];
-
-int ml_comm(MPI_Comm comm, const char *call) {
-    counted_thread(call);
-    int index = comm == MPI_COMM_WORLD ? 0 : comm - FIRST_DUP + 1;
-    if (comm != MPI_COMM_WORLD && (comm < FIRST_DUP || comm >= FIRST_DUP + COMMS || !comm_live[comm - FIRST_DUP])) {
-        lock_L();
-        fatal("%s on a communicator mutexlab's MPI does not know (%d): it has MPI_COMM_WORLD and the copies "
-              "MPI_Comm_dup makes of it", call, comm);
-    }
-    if (!initialized || finalized) {
-        lock_L();
-        fatal("%s called %s MPI_Init", call, finalized ? "after MPI_Finalize, not before" : "before");
-    }
-    return 4 * index;
-}
-
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out) {
-    ml_comm(comm, "MPI_Comm_dup");
-    lock_L();
-    if (next_dup >= FIRST_DUP + COMMS) fatal("MPI_Comm_dup: more than %d communicators in a run", COMMS);
-    comm_live[next_dup - FIRST_DUP] = 1;
-    *out = next_dup++;
-    unlock_L();
-    return MPI_SUCCESS;
-}
-
-int MPI_Comm_free(MPI_Comm *comm) {
-    ml_comm(*comm, "MPI_Comm_free");
-    if (*comm == MPI_COMM_WORLD) {
-        lock_L();
-        fatal("MPI_Comm_free of MPI_COMM_WORLD");
-    }
-    comm_live[*comm - FIRST_DUP] = 0; /* its handle is not used again: the ranks stay in step */
-    *comm = MPI_COMM_NULL;
-    return MPI_SUCCESS;
-}
-
-int ml_next_seq(int ctx) {
-    lock_L();
-    int seq = ++coll_seq[ctx / 4];
-    unlock_L();
-    return seq;
-}
-
-int ml_rank(void) { return rank_; }
-int ml_size(void) { return size_; }
+void ml_lock(void) { lock_L(); }
+void ml_unlock(void) { unlock_L(); }
+void ml_thread(const char *call) { counted_thread(call); }
+int ml_phase(void) { return finalized ? 2 : initialized; }
+int ml_me(void) { return rank_; }
+int ml_np(void) { return size_; }
 
 static void arrive(msg *m);
 
@@ -599,10 +562,12 @@ void ml_send(int dest, int tag, int ctx, const void *buf, long bytes, const char
  * (a message the director orders like any other) once a receive has matched it. */
 static void send_message(int dest, int tag, int ctx, const void *buf, long bytes, const char *call, long sync) {
     if (dest == MPI_PROC_NULL) return; /* MPI: a send to no process does nothing, at once */
-    if (dest < 0 || dest >= size_) { /* MPI_ERR_RANK: fatal under MPI's default handler, a crash */
+    int size = ml_size(ctx);
+    if (dest < 0 || dest >= size) { /* MPI_ERR_RANK: fatal under MPI's default handler, a crash */
         lock_L();
-        fatal_error(MPI_ERR_RANK, "MPI_ERR_RANK: %s to rank %d (there are ranks 0 to %d)", call, dest, size_ - 1);
+        fatal_error(MPI_ERR_RANK, "MPI_ERR_RANK: %s to rank %d (there are ranks 0 to %d)", call, dest, size - 1);
     }
+    dest = ml_world(ctx, dest); /* the communicator's rank: the world's */
     if (dest == rank_) { /* to itself: no other process is involved, it arrives at once */
         msg *m = calloc(1, sizeof *m);
         unsigned char *copy = malloc((size_t)bytes + 1);
@@ -646,7 +611,7 @@ static void complete(request *r, msg *m) { /* under L */
     long n = m->bytes < r->capacity ? m->bytes : r->capacity;
     if (n) memcpy(r->buf, m->data, (size_t)n);
     if (m->bytes > r->capacity) r->truncated = m->bytes; /* an error, said where it completes */
-    r->status.MPI_SOURCE = m->src;
+    r->status.MPI_SOURCE = ml_local_held(r->ctx, m->src);
     r->status.MPI_TAG = m->tag;
     r->status.MPI_ERROR = MPI_SUCCESS;
     r->status.mutexlab_bytes = n;
@@ -692,13 +657,16 @@ static int take_back(int src, long sync, int later);
 
 static void arrive(msg *m) { /* a delivered message: to the oldest posted receive it matches (under L) */
     if (m->sync && dropped(m)) return; /* its sender cancelled it before it came (--reorder) */
+    request *oldest = NULL;
     for (int i = 1; i < REQUESTS; i++) {
         request *r = &reqs[i];
-        if (r->used && r->recv && !r->done && matches(r->src, r->tag, r->ctx, m)) {
-            complete(r, m);
-            bump();
-            return;
-        }
+        if (r->used && r->recv && !r->done && matches(r->src, r->tag, r->ctx, m) && (!oldest || r->posted < oldest->posted))
+            oldest = r;
+    }
+    if (oldest) {
+        complete(oldest, m);
+        bump();
+        return;
     }
     msg **p = &unexpected;
     while (*p) p = &(*p)->next;
@@ -724,6 +692,8 @@ static int new_request(void) { /* under L */
 }
 
 int ml_post_recv(void *buf, long capacity, int src, int tag, int ctx) {
+    static long posts;
+    src = ml_world(ctx, src);
     lock_L();
     int i = new_request();
     request *r = &reqs[i];
@@ -733,6 +703,7 @@ int ml_post_recv(void *buf, long capacity, int src, int tag, int ctx) {
     r->src = src;
     r->tag = tag;
     r->ctx = ctx;
+    r->posted = ++posts;
     if (src == MPI_PROC_NULL) { /* MPI: a receive from no process completes at once, empty */
         r->status = (MPI_Status){MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
         r->done = 1;
@@ -757,6 +728,20 @@ static request *request_of(MPI_Request *handle, const char *call) {
     return &reqs[*handle];
 }
 
+/* A request MPI calls null: MPI_REQUEST_NULL, or a persistent request not started (under L). */
+static int inactive(MPI_Request handle) {
+    return handle == MPI_REQUEST_NULL ||
+           (handle > 0 && handle < REQUESTS && reqs[handle].used && reqs[handle].persistent && !reqs[handle].active);
+}
+
+static int inactive_now(MPI_Request handle, MPI_Status *status) { /* MPI: its wait or test returns at once, empty */
+    lock_L();
+    int is = inactive(handle);
+    unlock_L();
+    if (is && status != MPI_STATUS_IGNORE) *status = (MPI_Status){MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+    return is;
+}
+
 static void finish(MPI_Request *handle, MPI_Status *status) { /* under L */
     request *r = &reqs[*handle];
     if (r->truncated)
@@ -764,12 +749,44 @@ static void finish(MPI_Request *handle, MPI_Status *status) { /* under L */
                     "bytes (the receive's count times its type's extent)", r->truncated, r->status.MPI_SOURCE,
                     r->status.MPI_TAG, r->capacity);
     if (status != MPI_STATUS_IGNORE) *status = r->status;
+    if (r->persistent) { /* inactive again: the handle stays, for MPI_Start or MPI_Request_free */
+        r->active = 0;
+        return;
+    }
     r->used = 0;
     *handle = MPI_REQUEST_NULL;
 }
 
+/* Persistent requests (persistent.c): one made inactive, and one started, taking over the request
+ * ``started`` that its send or receive made (which ends). */
+MPI_Request ml_new_persistent(int recv) {
+    lock_L();
+    int i = new_request();
+    reqs[i].persistent = 1;
+    reqs[i].recv = recv;
+    reqs[i].done = 1;
+    unlock_L();
+    return i;
+}
+
+int ml_active(MPI_Request handle) {
+    lock_L();
+    int is = handle > 0 && handle < REQUESTS && reqs[handle].used && reqs[handle].persistent ? reqs[handle].active : -1;
+    unlock_L();
+    return is; /* -1: not a persistent request */
+}
+
+void ml_adopt(MPI_Request handle, MPI_Request started) {
+    lock_L();
+    reqs[handle] = reqs[started];
+    reqs[handle].persistent = 1;
+    reqs[handle].active = 1;
+    reqs[started].used = 0;
+    unlock_L();
+}
+
 int MPI_Wait(MPI_Request *handle, MPI_Status *status) {
-    if (*handle == MPI_REQUEST_NULL) return MPI_SUCCESS;
+    if (inactive_now(*handle, status)) return MPI_SUCCESS;
     counted_thread("MPI_Wait");
     sync_stdout();
     request *r = request_of(handle, "MPI_Wait");
@@ -789,7 +806,7 @@ int MPI_Waitall(int count, MPI_Request handles[], MPI_Status statuses[]) {
 }
 
 int MPI_Test(MPI_Request *handle, int *flag, MPI_Status *status) {
-    if (*handle == MPI_REQUEST_NULL) {
+    if (inactive_now(*handle, status)) {
         *flag = 1;
         return MPI_SUCCESS;
     }
@@ -815,10 +832,11 @@ unsigned char *ml_pack(const void *buf, int count, MPI_Datatype type, long *byte
 
 long ml_extent(MPI_Datatype type) { return type_of(type)->extent; }
 
-static void check_source(int source, const char *call) { /* MPI_ERR_RANK, as a send's */
-    if (source == MPI_ANY_SOURCE || source == MPI_PROC_NULL || (source >= 0 && source < size_)) return;
+static void check_source(int source, int ctx, const char *call) { /* MPI_ERR_RANK, as a send's */
+    int size = ml_size(ctx);
+    if (source == MPI_ANY_SOURCE || source == MPI_PROC_NULL || (source >= 0 && source < size)) return;
     lock_L();
-    fatal_error(MPI_ERR_RANK, "MPI_ERR_RANK: %s from rank %d (there are ranks 0 to %d)", call, source, size_ - 1);
+    fatal_error(MPI_ERR_RANK, "MPI_ERR_RANK: %s from rank %d (there are ranks 0 to %d)", call, source, size - 1);
 }
 
 static void check_tag(int tag, int receive) { /* MPI_ERR_TAG, fatal under MPI's default handler */
@@ -876,12 +894,13 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 static long next_sync;
 
 int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
-    ml_comm(comm, "MPI_Issend");
+    int ctx = ml_comm(comm, "MPI_Issend");
+    int to = dest >= 0 && dest < ml_size(ctx) ? ml_world(ctx, dest) : dest; /* else MPI_ERR_RANK, below */
     lock_L();
     *req = new_request();
     request *r = &reqs[*req];
     r->sync = ++next_sync;
-    r->dest = dest;
+    r->dest = to;
     r->done = dest == MPI_PROC_NULL; /* MPI: a send to no process completes at once */
     long sync = r->sync;
     unlock_L();
@@ -897,7 +916,7 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req) {
     int ctx = ml_comm(comm, "MPI_Irecv");
-    check_source(source, "MPI_Irecv");
+    check_source(source, ctx, "MPI_Irecv");
     check_tag(tag, 1);
     sync_stdout();
     *req = ml_post_recv(buf, count * type_of(type)->extent, source, tag, ctx);
@@ -917,7 +936,7 @@ static int sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, i
                     const char *call) {
     send_call(sendbuf, sendcount, sendtype, dest, sendtag, comm, call, 0);
     int ctx = ml_comm(comm, call);
-    check_source(source, call);
+    check_source(source, ctx, call);
     check_tag(recvtag, 1);
     sync_stdout();
     MPI_Request r = ml_post_recv(recvbuf, recvcount * type_of(recvtype)->extent, source, recvtag, ctx);
@@ -942,7 +961,7 @@ int MPI_Get_version(int *version, int *subversion) {
     return MPI_SUCCESS;
 }
 
-int MPI_Request_free(MPI_Request *handle) {
+int MPI_Request_free(MPI_Request *handle) { /* a persistent request not started: done, so freed at once */
     if (*handle == MPI_REQUEST_NULL) return MPI_SUCCESS;
     counted_thread("MPI_Request_free");
     request *r = request_of(handle, "MPI_Request_free");
@@ -961,7 +980,7 @@ int MPI_Request_free(MPI_Request *handle) {
 static int finish_first_done(int count, MPI_Request handles[], MPI_Status *status, int *active) {
     *active = 0;
     for (int i = 0; i < count; i++) {
-        if (handles[i] == MPI_REQUEST_NULL) continue;
+        if (inactive(handles[i])) continue;
         *active = 1;
         if (reqs[handles[i]].done) {
             finish(&handles[i], status);
@@ -994,10 +1013,15 @@ int MPI_Testall(int count, MPI_Request handles[], int *flag, MPI_Status statuses
     lock_L();
     *flag = 1;
     for (int i = 0; i < count; i++)
-        if (handles[i] != MPI_REQUEST_NULL && !reqs[handles[i]].done) *flag = 0;
+        if (!inactive(handles[i]) && !reqs[handles[i]].done) *flag = 0;
     if (*flag)
-        for (int i = 0; i < count; i++)
-            if (handles[i] != MPI_REQUEST_NULL) finish(&handles[i], statuses ? &statuses[i] : MPI_STATUS_IGNORE);
+        for (int i = 0; i < count; i++) {
+            MPI_Status *st = statuses ? &statuses[i] : MPI_STATUS_IGNORE;
+            if (!inactive(handles[i]))
+                finish(&handles[i], st);
+            else if (st != MPI_STATUS_IGNORE)
+                *st = (MPI_Status){MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+        }
     unlock_L();
     if (!*flag) poll_point();
     return MPI_SUCCESS;
@@ -1009,7 +1033,7 @@ static int finish_all_done(int count, MPI_Request handles[], int indices[], MPI_
     int n = 0;
     *active = 0;
     for (int i = 0; i < count; i++) {
-        if (handles[i] == MPI_REQUEST_NULL) continue;
+        if (inactive(handles[i])) continue;
         *active = 1;
         if (reqs[handles[i]].done) {
             finish(&handles[i], statuses ? &statuses[n] : MPI_STATUS_IGNORE);
@@ -1118,7 +1142,7 @@ static int dropped(msg *m) {
  * that matched it first, not cancelled); a standard send has already completed, so cancelling it
  * does nothing, as MPI allows. */
 int MPI_Cancel(MPI_Request *handle) {
-    if (*handle == MPI_REQUEST_NULL) return MPI_SUCCESS;
+    if (inactive_now(*handle, MPI_STATUS_IGNORE)) return MPI_SUCCESS;
     counted_thread("MPI_Cancel");
     request *r = request_of(handle, "MPI_Cancel");
     lock_L();
@@ -1253,7 +1277,7 @@ static msg *find_unexpected(int src, int tag, int ctx) {
 
 static void probe_status(msg *m, MPI_Status *status) {
     if (status == MPI_STATUS_IGNORE) return;
-    status->MPI_SOURCE = m->src;
+    status->MPI_SOURCE = ml_local_held(m->ctx, m->src);
     status->MPI_TAG = m->tag;
     status->MPI_ERROR = MPI_SUCCESS;
     status->mutexlab_bytes = m->bytes;
@@ -1268,6 +1292,8 @@ static int probe_nobody(int source, MPI_Status *status) { /* MPI: a probe of no 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     int ctx = ml_comm(comm, "MPI_Probe");
     if (probe_nobody(source, status)) return MPI_SUCCESS;
+    check_source(source, ctx, "MPI_Probe");
+    source = ml_world(ctx, source);
     sync_stdout();
     lock_L();
     msg *m;
@@ -1283,6 +1309,8 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
     int ctx = ml_comm(comm, "MPI_Iprobe");
     if ((*flag = probe_nobody(source, status))) return MPI_SUCCESS;
+    check_source(source, ctx, "MPI_Iprobe");
+    source = ml_world(ctx, source);
     sync_stdout();
     lock_L();
     msg *m = find_unexpected(source, tag, ctx);
@@ -1305,12 +1333,13 @@ int MPI_Barrier(MPI_Comm comm) { /* every rank tells rank 0, which answers all w
     sync_stdout();
     char none = 0;
     MPI_Request r;
-    if (rank_ == 0) {
-        for (int i = 1; i < size_; i++) {
+    int me = ml_rank(ctx), size = ml_size(ctx);
+    if (me == 0) {
+        for (int i = 1; i < size; i++) {
             r = ml_post_recv(&none, 0, MPI_ANY_SOURCE, 0, ctx + CTX_BARRIER_IN);
             MPI_Wait(&r, MPI_STATUS_IGNORE);
         }
-        for (int i = 1; i < size_; i++) ml_send(i, 0, ctx + CTX_BARRIER_OUT, &none, 0, "MPI_Barrier");
+        for (int i = 1; i < size; i++) ml_send(i, 0, ctx + CTX_BARRIER_OUT, &none, 0, "MPI_Barrier");
     } else {
         ml_send(0, 0, ctx + CTX_BARRIER_IN, &none, 0, "MPI_Barrier");
         r = ml_post_recv(&none, 0, 0, 0, ctx + CTX_BARRIER_OUT);
@@ -1399,18 +1428,6 @@ int MPI_Abort(MPI_Comm comm, int code) {
                      code, code);
     put(line, (size_t)k);
     _exit(code & 0xff ? code & 0xff : 1);
-}
-
-int MPI_Comm_rank(MPI_Comm comm, int *rank) {
-    ml_comm(comm, "MPI_Comm_rank");
-    *rank = rank_;
-    return MPI_SUCCESS;
-}
-
-int MPI_Comm_size(MPI_Comm comm, int *size) {
-    ml_comm(comm, "MPI_Comm_size");
-    *size = size_;
-    return MPI_SUCCESS;
 }
 
 int MPI_Get_processor_name(char *name, int *len) {
@@ -1534,7 +1551,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
             m->tag = (int)json_long(line, "\"tag\":", 0);
             m->ctx = (int)json_long(line, "\"ctx\":", 0);
             m->sync = json_long(line, "\"sync\":", 0);
-            if (m->ctx % 4 == CTX_BARRIER_OUT) m->src = 0;
+            if (m->ctx % 4 == CTX_BARRIER_OUT) m->src = ml_world_held(m->ctx, 0);
             data += 8;
             const char *end = strchr(data, '"');
             m->bytes = end ? (end - data) / 2 : 0;
@@ -1868,6 +1885,5 @@ int sched_yield(void) {
         unsupported(#name);    \
         return MPI_ERR_OTHER;  \
     }
-UNSUPPORTED(MPI_Comm_split, MPI_Comm c, int a, int b, MPI_Comm *n)
 UNSUPPORTED(MPI_Type_vector, int a, int b, int c, MPI_Datatype d, MPI_Datatype *e)
 UNSUPPORTED(MPI_Type_create_resized, MPI_Datatype a, MPI_Aint b, MPI_Aint c, MPI_Datatype *d)
