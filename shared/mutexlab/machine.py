@@ -85,7 +85,7 @@ def _per_instance(name: str, static: Any) -> Handler:
     every call, as ``proto.name(arg)`` would, so that the descriptor binds it as Python does (one
     taken from the class would dispatch on the process, not on the message)."""
 
-    def call(proto: Any, arg: Any) -> list[Effect]:
+    def call(proto: Any, arg: Any) -> Any:  # what it returns is judged by the caller (on_message)
         return getattr(proto, name)(arg)
 
     call.__wrapped__ = getattr(static, "func", None) or getattr(static, "__func__", None) or static  # type: ignore[attr-defined]  # its line, for a finding
