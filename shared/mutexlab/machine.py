@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from inspect import getattr_static
+from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -77,6 +79,20 @@ def _nothing(_proto: Any, _arg: Any) -> list[Effect]:
     return []
 
 
+def _per_instance(name: str, static: Any) -> Handler:
+    """A handler that is no plain function (a ``functools.singledispatchmethod``, a
+    ``partialmethod``, a ``staticmethod``, a callable object): looked up on the process itself at
+    every call, as ``proto.name(arg)`` would, so that the descriptor binds it as Python does (one
+    taken from the class would dispatch on the process, not on the message)."""
+
+    def call(proto: Any, arg: Any) -> Any:  # what it returns is judged by the caller (on_message)
+        return getattr(proto, name)(arg)
+
+    call.__wrapped__ = getattr(static, "func", None) or getattr(static, "__func__", None) or static  # type: ignore[attr-defined]  # its line, for a finding
+    call.__qualname__ = call.__name__ = name
+    return call
+
+
 def _refuser(why: str) -> Handler:
     def refused(proto: Any, what: Any) -> list[Effect]:
         raise proto.refuse(what, why)
@@ -120,7 +136,10 @@ class Table:
                     raise TypeError(
                         f"{cls.__name__}'s table names {cell.handler!r}, which it does not define"
                     )
-                compiled[state, inp] = fn
+                static = getattr_static(cls, cell.handler, None)
+                compiled[state, inp] = (
+                    fn if isinstance(static, FunctionType) else _per_instance(cell.handler, static)
+                )
         return compiled
 
     def cell(self, state: StrEnum, inp: str) -> Cell | None:

@@ -138,12 +138,17 @@ def reproduces(scenario: dict, finding: CheckFinding, solution: Solution | None 
         return ok, "; ".join(filter(None, [shown, *messages])) or "the audit finds it safe"
     # invariant: the family audit sees it in the trace (its own tallies ...) for the same processes,
     # a safety finding first (a holding rule's is the same rule the invariant applied)
+    # (or the very sentence: a rule whose sentence names no bee, ``reed:1 got a 2nd egg``, is the
+    # same finding when the trace's audit says it word for word)
     hits = sorted(
         (
             v
             for v in verdict.violations
-            if v.rule != "capacity" and all(p in v.message for p in finding.processes)
+            if v.rule != "capacity"
+            and (
+                all(p in v.message for p in finding.processes) or f"[{v.rule}] {v.message}" == finding.message
+            )
         ),
-        key=lambda v: v.kind != SAFETY,
+        key=lambda v: (f"[{v.rule}] {v.message}" != finding.message, v.kind != SAFETY),
     )
     return bool(hits), (hits[0].message if hits else "; ".join(messages) or "the audit finds it safe")

@@ -366,6 +366,36 @@ def render(s: dict) -> str:
     return "\n".join(lines)
 
 
+def interpreter_bound(config: CheckConfig) -> str | None:
+    """Why a solution file or module builds other processes in another interpreter
+    (sim/sameness.py), or None; a built-in algorithm is not asked."""
+    from ..sim import sameness
+
+    solution = config.solution
+    if solution is None or registry.SPECS.get(solution.spec.name) is solution.spec:
+        return None
+    setup = registry.build_setup(solution, config.processes, config.options, config.seed)
+    return sameness.differs(solution.named, config.processes, config.options, config.seed, setup)
+
+
+def report_interpreter_bound(args, config: CheckConfig, why: str) -> int:
+    """The finding ``interpreter_bound`` made, before any search: exit 1."""
+    finding = {"kind": "interpreter", "message": why, "processes": [], "steps": []}
+    s = {"algorithm": config.algorithm, "processes": config.processes, "options": config.options}
+    s |= {"seed": config.seed, "complete": False, "verdict": "violation", "findings": [finding]}
+    if args.json:
+        print_json(s)
+    else:
+        print(
+            f"{config.algorithm}: {config.processes} processes, "
+            + ", ".join(f"{k}={v}" for k, v in config.options.items())
+            + f", seed {config.seed}\n"
+            + f"verdict:      VIOLATION — interpreter: {why}\n"
+            + "nothing searched: the worlds of one interpreter are not those of a run"
+        )
+    return EXIT_FINDING
+
+
 def run(args) -> int:
     from ..check.counterexample import reproduces, scenario_of, write_scenario
     from ..check.cross import cross_check
@@ -378,6 +408,9 @@ def run(args) -> int:
         wrong = checkfigures.refused(args) or checkswarm.refused(args)
         if wrong:
             raise ConfigError(wrong)
+        bound = interpreter_bound(config)
+        if bound is not None:
+            return report_interpreter_bound(args, config, bound)
         if args.swarm:
             return checkswarm.run(args, config)
         warning = past_largest(config.algorithm, config.processes, config.options)

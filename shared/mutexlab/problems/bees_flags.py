@@ -55,6 +55,7 @@ def summarise(run: Simulated) -> dict[str, Any]:
     # Split by resource only when every message is of mutexlab's own kinds: another solution's
     # (a TOKEN, a GONE) would count for neither, and its per-entry figures would read 0.
     split = reed_msgs + flower_msgs == result.total_messages
+    final = Counter(str(state) for state in result.states.values())
     return {
         "bees": run.processes,
         "flowers": o["flowers"],
@@ -67,9 +68,11 @@ def summarise(run: Simulated) -> dict[str, Any]:
         "eggs_per_reed": dict(per_reed),
         "eggs_total": sum(per_reed.values()),
         "eggs_expected": expected_eggs(run.processes, o["reeds"], o["eggs"], o["cocoons"]),
-        "deaths": result.notes.get("death", 0),
-        "retired": result.notes.get("retire", 0),
-        "final_states": dict(Counter(result.states.values())),
+        # mutexlab's own bees note each death and retirement; a solution that notes neither is
+        # counted by its bees' final states (a bee ends DEAD or RETIRED: the problem's rule)
+        "deaths": result.notes.get("death", final.get("DEAD", 0)),
+        "retired": result.notes.get("retire", final.get("RETIRED", 0)),
+        "final_states": dict(final),
         "states": result.states,
         "messages": messages,
         "messages_total": result.total_messages,

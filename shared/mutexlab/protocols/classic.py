@@ -314,15 +314,14 @@ def takes_options(
         name = getattr(node, "__qualname__", repr(node))
         where = getattr(sys.modules.get(getattr(node, "__module__", "")), "__file__", None)
         given = "".join(f", {key}={value!r}" for key, value in own.items())
+        code = getattr(getattr(node, "__init__", None), "__code__", None)
+        line = f" (line {code.co_firstlineno})" if code is not None and code.co_filename == where else ""
+        extra = "".join(f", {k}=..." for k in own)
         raise ConfigError(
             (f"{where}: " if where else "")
             + f"a {problem} node is built as {name}(pid, n, requests, clock{given}), and {name} "
-            f"cannot be: {exc}; its __init__ takes them all"
-            + (
-                f" (def __init__(self, pid, n, requests=0, clock=0, {', '.join(f'{k}=...' for k in own)}))"
-                if own
-                else ""
-            )
+            f"cannot be: {exc}; its __init__{line} must take them all"
+            f" (def __init__(self, pid, n, requests=0, clock=0{extra}))"
         ) from None
 
 

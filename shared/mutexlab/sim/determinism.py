@@ -1,7 +1,7 @@
 """Whether a step is a function of its process's state alone.
 
-``mutexlab check`` takes its first inputs twice (sim/world.py) and calls a process that does
-differently the second time not deterministic (a handler reading random numbers, the time or
+``mutexlab check`` takes its first inputs again on copies (sim/world.py, ``random`` seeded as
+here) and calls a process that does differently not deterministic (a handler reading random numbers, the time or
 anything outside its process). ``replay`` and ``explore`` take each step (the first
 ``PROBED_STEPS``) again on copies of the process as it was before it (``twins``, then
 ``differs`` once the step itself was played), so the counterexample of such a finding stops at
@@ -25,6 +25,19 @@ TRIES = 4
 # check reaches its finding within its first few hundred inputs; past them a step costs what it did.
 PROBED_STEPS = 1000
 MAX_EFFECTS = 100_000  # what one step may do, its sends to itself included, before it is cut short
+
+
+def seeded(seed: int | None, run: Callable[..., Any], *args: Any) -> Any:
+    """``run(*args)`` with the module ``random`` seeded ``seed`` (None: as it is), its state given
+    back after: check's probes draw as replay's copies do, so both stop at the same step."""
+    if seed is None:
+        return run(*args)
+    kept = random.getstate()
+    random.seed(seed)
+    try:
+        return run(*args)
+    finally:
+        random.setstate(kept)
 
 
 def not_deterministic(who: str, state: Any, what: str) -> str:

@@ -44,7 +44,7 @@ from ..messages import MessageError
 from ..protocol import Enter, Exit, Note, ProtocolError
 from ..rules import SEEN
 from ..setups import Setup, capacity_of, class_state, class_state_changed, unkeepable
-from .determinism import not_deterministic
+from .determinism import TRIES, not_deterministic, seeded
 from .driver import Driver
 
 DELIVER, LOCAL, DUPLICATE = 0, 1, 2  # label kinds
@@ -213,10 +213,10 @@ class WorldModel:
     # -- running the real protocol code ----------------------------------------------------
     def run_input(self, i: int, proto: Any, call: Callable[[Any], list]) -> Transition:
         """Run ``call(copy of proto)``; the copy becomes the new state's representative if new."""
-        twin = copy.deepcopy(proto)
+        twin, run = copy.deepcopy(proto), self._effects.run
         probe = copy.deepcopy(proto) if self._probes < PROBED else None
-        try:
-            sends, schedules, holds = self._effects.run(self.pids[i], twin, call)
+        try:  # a probed step draws from `random` seeded 0, as replay's first copy does
+            sends, schedules, holds = seeded(None if probe is None else 0, run, self.pids[i], twin, call)
         except ProtocolError as exc:
             return Transition(-1, (), (), (), str(exc))
         if probe is not None:
@@ -230,24 +230,26 @@ class WorldModel:
         return Transition(self.state_id(i, twin), sends, schedules, holds)
 
     def _differs(self, i: int, proto: Any, call: Callable, twin: Any, probe: Any, done: tuple) -> str | None:
-        """Why ``call`` is no function of ``proto`` (it changed a class's state, or, run again on
-        ``probe``, it ends elsewhere than ``twin`` or does other effects), or None."""
+        """Why ``call`` is no function of ``proto`` (a class's state changed; a copy differs), or None."""
         seen, shared = self._effects.seen, class_state_changed(self._class_state)
+        key = (lambda p: p.snapshot()) if self.canonical is None else self.canonical
         if shared is not None:
             return shared
-        try:
-            again = self._effects.run(self.pids[i], probe, call)
-        except ProtocolError:
-            again = None
-        key = (lambda p: p.snapshot()) if self.canonical is None else self.canonical
-        try:
-            mine, same = key(twin), again == done and self._effects.seen == seen
-            if same and (key(probe) == mine or key(copy.deepcopy(twin)) != mine):  # states: by value only
-                return None
-        except Exception as exc:  # noqa: BLE001 - the algorithm's snapshot: an error naming it
-            raise unkeepable(twin, exc) from exc
-        who, what = self.names[self.pids[i]], "state" if same else "effects"
-        return not_deterministic(who, proto.state, what)
+        for seed in range(1, TRIES + 1):  # on copies, seeded 1 .. TRIES as replay's: the same step
+            probe = probe if seed == 1 else copy.deepcopy(proto)
+            try:
+                again = seeded(seed, self._effects.run, self.pids[i], probe, call)
+            except ProtocolError:
+                again = None
+            try:
+                mine, same = key(twin), again == done and self._effects.seen == seen
+                if same and (key(probe) == mine or key(copy.deepcopy(twin)) != mine):  # by value only
+                    continue
+            except Exception as exc:  # noqa: BLE001 - the algorithm's snapshot: an error naming it
+                raise unkeepable(twin, exc) from exc
+            who, what = self.names[self.pids[i]], "state" if same else "effects"
+            return not_deterministic(who, proto.state, what)
+        return None  # the same on every copy
 
     def transition(self, sid: int, code: int) -> Transition:
         """Input ``code``: ``2·message id`` (a delivery) or ``2·action id + 1`` (a local decision)."""
