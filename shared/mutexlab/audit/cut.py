@@ -61,8 +61,8 @@ def _knows(event: dict, p: str) -> int:
 
 
 def _excused(v: Violation, cut: Mapping[str, tuple[int, int]]) -> Violation:
-    cited = {e.get("pid") for e in v.events if e.get("pid") in cut}
-    cited |= {e.get("from") for e in v.events if e.get("event") == "recv" and e.get("from") in cut}
+    cited: set[str] = {str(e.get("pid")) for e in v.events if e.get("pid") in cut}
+    cited |= {str(e.get("from")) for e in v.events if e.get("event") == "recv" and e.get("from") in cut}
     # Only when a cited event knows more of p than its trace holds can p's lost events (an exit, a
     # send) undo the finding: one resting on p's recorded prefix alone stands.
     involved = sorted(p for p in cited if any(_knows(e, p) > cut[p][0] for e in v.events))
