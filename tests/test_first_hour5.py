@@ -92,3 +92,7 @@ def test_a_misspelt_flag_is_answered_with_the_flag_meant(capsys):
         cli.main(["simulate", "bees", "--zzz"])  # nothing close: nothing guessed
     err = capsys.readouterr().err
     assert err.rstrip().endswith("unrecognized arguments: --zzz") and "did you mean" not in err
+    with pytest.raises(SystemExit):  # elves' flag on mutex: "--" alike in both is no likeness
+        cli.main(["check", "mutex", "-N", "2", "--pins", "2"])
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --pins" in err and "did you mean" not in err, err

@@ -106,3 +106,22 @@ def test_a_holder_stopped_with_nothing_shipped_after_its_enter_is_still_judged()
     assert cut_short(events, ["node-1"]) == {}
     outcome = judged(events, False, ["node-1"])
     assert outcome.exit_code == 1 and "[capacity]" in outcome.verdict, outcome.verdict
+
+
+def test_an_overlap_that_knows_nothing_of_the_lost_events_is_still_a_violation():
+    """node-1 entered, then sent a message whose event was lost (node-2's receipt proves node-1 cut).
+    node-2 entered knowing nothing of node-1: node-1's exit, if any, came after its clock 2, so it
+    cannot have happened-before node-2's enter. A true violation, not excused; the receipt without
+    its send (which knows the lost part) is."""
+    events = [
+        RUN,
+        ev("request", "node-1", {"node-1": 1}, resource="cs"),
+        ev("enter", "node-1", {"node-1": 2}, resource="cs"),
+        ev("request", "node-2", {"node-2": 1}, resource="cs"),
+        ev("enter", "node-2", {"node-2": 2}, resource="cs"),
+        ev("recv", "node-2", {"node-1": 3, "node-2": 3}, type="REQUEST", **{"from": "node-1"}, id="node-1#1"),
+    ]
+    assert cut_short(events, ["node-1"]) == {"node-1": (2, 3)}
+    outcome = judged(events, False, ["node-1"])
+    assert outcome.exit_code == 1 and "[capacity]" in outcome.verdict, outcome.verdict
+    assert "not judged (recv-without-send:" in outcome.verdict, outcome.verdict

@@ -74,13 +74,16 @@ class Parser(argparse.ArgumentParser):
     def close_flags(self, unknown: list[str], message: str) -> str:
         """``; did you mean --bees?``: this parser's long flags close to the misspelt ones in
         ``unknown`` (``--bes``), each a flag ``message`` does not explain already."""
-        flags = [f for f in self._option_string_actions if f.startswith("--")]
+        # compared without their "--": shared by every flag, it made `--pins` close to `--options`
+        flags = [f[2:] for f in self._option_string_actions if f.startswith("--")]
         said = []
         for token in unknown:
             name = token.split("=", 1)[0]
-            close = difflib.get_close_matches(name, flags, n=1, cutoff=0.75) if name.startswith("--") else []
+            close = (
+                difflib.get_close_matches(name[2:], flags, n=1, cutoff=0.75) if name.startswith("--") else []
+            )
             if close and f"{name} is " not in message:
-                said.append((name, close[0]))
+                said.append((name, f"--{close[0]}"))
         if not said:
             return ""
         if len(said) == 1:

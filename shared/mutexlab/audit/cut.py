@@ -9,9 +9,12 @@ finding built on them would be a false violation.
 ``cut_short(events, suspects)``: of ``suspects`` (the processes that may have lost their last batch:
 no final status), those the trace proves cut — some event's clock knows more of p than p's own
 last recorded event. ``excuse(violations, cut)``: each safety finding that cites an event of a cut
-process, or a receipt from one, becomes the undecided ``audit-incomplete``, naming why. Nothing is
-excused for a process whose trace the clocks do not prove short: one stopped while holding, with
-nothing shipped after its ``enter``, is still judged.
+process, or a receipt from one, and some event whose clock knows that process beyond its last
+recorded event, becomes the undecided ``audit-incomplete``, naming why. Nothing is excused for a
+process whose trace the clocks do not prove short (one stopped while holding, with nothing shipped
+after its ``enter``), nor a finding none of whose events knows the lost part (two holders, neither
+enter knowing the cut one's lost events: its exit cannot come before the other's enter), which is
+still judged.
 """
 
 from __future__ import annotations
@@ -51,11 +54,18 @@ def excuse(violations: list[Violation], cut: Mapping[str, tuple[int, int]]) -> l
     return [_excused(v, cut) if v.kind == SAFETY else v for v in violations]
 
 
+def _knows(event: dict, p: str) -> int:
+    vc = event.get("vc")
+    value = vc.get(p, 0) if isinstance(vc, dict) else 0
+    return value if isinstance(value, int) else 0
+
+
 def _excused(v: Violation, cut: Mapping[str, tuple[int, int]]) -> Violation:
-    involved = sorted(
-        {e.get("pid") for e in v.events if e.get("pid") in cut}
-        | {e.get("from") for e in v.events if e.get("event") == "recv" and e.get("from") in cut}
-    )
+    cited: set[str] = {str(e.get("pid")) for e in v.events if e.get("pid") in cut}
+    cited |= {str(e.get("from")) for e in v.events if e.get("event") == "recv" and e.get("from") in cut}
+    # Only when a cited event knows more of p than its trace holds can p's lost events (an exit, a
+    # send) undo the finding: one resting on p's recorded prefix alone stands.
+    involved = sorted(p for p in cited if any(_knows(e, p) > cut[p][0] for e in v.events))
     if not involved:
         return v
     why = "; ".join(

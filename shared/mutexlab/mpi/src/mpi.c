@@ -66,7 +66,7 @@ static void resolve(void) { /* idempotent: every thread writes the same values *
 #define LINE_MAX_ 70000
 #define POLLS 3 /* unchanged polls in a row that make a thread wait for something to happen */
 /* A sleep after which the program has printed a line is work, not a wait (print, sleep, print:
- * a critical section's simulated work, a bee's flower visits): it counts as something new, up
+ * a critical section's simulated work, steps of a task printed as they go): it counts as something new, up
  * to PRINTED_SLEEPS sleeps in a row with nothing else new, so a loop that prints while it waits
  * still comes to wait (well within the director's 1,000 lines an answer). */
 #define PRINTED_SLEEPS 100
