@@ -126,11 +126,12 @@ static int child_id(int parent, int n) {
 static MPI_Comm made(comm_t *parent, int n, int *members, int size, int me, const char *call) {
     int id = child_id(parent->id, n);
     ml_lock();
-    int free_slot = 0;
+    int free_slot = 0, clash = 0; /* the lowest free slot; a live communicator of the same context */
     for (int i = COMMS; i >= 1; i--) {
         if (!comms[i].live) free_slot = i;
-        if (comms[i].live && comms[i].id == id) free_slot = -1;
+        else if (comms[i].id == id) clash = 1;
     }
+    if (clash) free_slot = -1;
     if (free_slot > 0) comms[free_slot] = (comm_t){1, id, size, me, 0, 0, members};
     ml_unlock();
     if (free_slot == 0) ml_fatal("%s: more than %d communicators at once (besides MPI_COMM_WORLD)", call, COMMS);
