@@ -274,6 +274,9 @@ def test_bad_flags_are_refused(cli, built, flags, says):
 def test_bad_programs_are_refused(cli, tmp_path):
     assert "cannot start" in cli("test", "mutex", "--mpi", str(tmp_path / "none")).stderr
     assert "names no program" in cli("test", "mutex", "--mpi").stderr
+    # a misspelt flag of mutexlab's after --mpi is the first word not one of them: named as a flag
+    misspelt = cli("test", "mutex", "--mpi", "--np", "2", "--sed", "1", str(tmp_path / "none"))
+    assert misspelt.returncode == 2 and "'--sed' is no option of mutexlab test" in misspelt.stderr
 
 
 def test_a_rank_started_by_hand_says_how_to_run_it(built):

@@ -158,6 +158,12 @@ def program(args) -> list[str]:
             "ranks (--np N), as in '--np 4 --mpi ./program [args]'"
         )
     found = shutil.which(args.mpi[0])
+    if found is None and args.mpi[0].startswith("-"):  # a misspelt flag of ours, taken as the program
+        raise ConfigError(
+            f"{args.mpi[0]!r} is no option of mutexlab test, so it was taken as the program after --mpi "
+            "(mutexlab's flags there are read up to the first word that is not one of them): "
+            f"check its spelling ('mutexlab test --help'), or put it before --mpi"
+        )
     if found is None:
         raise ConfigError(f"cannot start {args.mpi[0]!r}: not found or not executable")
     other = other_mpi(found)
