@@ -17,7 +17,7 @@ from typing import Any
 from ..audit import verify_events
 from ..audit.verdict import Verdict
 from ..findings import PROGRESS, UNDECIDED
-from .lines import NodeFault
+from .lines import PAST_DONE, NodeFault
 
 SAFETY = "violation"
 DEADLOCK = "deadlock"
@@ -52,7 +52,7 @@ def wrote_late(rule: str | None, message: str) -> bool:
     """Whether a finding is a line written after a done (a timer's, another thread's): whether it
     shows depends on when that line arrives, so a run that is to show it again (shrinking, a
     replay) waits a moment at its end for it, as a run at rest does."""
-    return rule == "protocol" and "its done line (answering" in message
+    return rule == "protocol" and PAST_DONE in message
 
 
 def from_fault(fault: NodeFault, step: int) -> Finding:

@@ -61,6 +61,11 @@ def encode(message: dict[str, Any]) -> bytes:
     return json.dumps(message, separators=(",", ":"), sort_keys=True).encode() + b"\n"
 
 
+# The words every fault of a line written after a done line shares (``process.py`` writes them,
+# ``judge.wrote_late`` reads a finding by them, a recorded one too).
+PAST_DONE = "its done line (answering"
+
+
 def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
     """The output line ``raw`` of ``node`` (without its newline) as a checked dict; NodeFault."""
 

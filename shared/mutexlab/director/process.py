@@ -29,7 +29,7 @@ import time
 from typing import Any
 
 from .. import watcher
-from .lines import MAX_LINE, MAX_OUTPUTS, START, NodeFault, encode, parse, shorten
+from .lines import MAX_LINE, MAX_OUTPUTS, PAST_DONE, START, NodeFault, encode, parse, shorten
 
 SETPRIV = shutil.which("setpriv")
 # Seconds a new process of ``mutexlab test`` (or ``replay --node``) has for its first answer (its
@@ -141,7 +141,7 @@ class NodeProcess:
                     raise NodeFault(
                         "protocol",
                         self.node,
-                        f"node {self.node} wrote past its done line (answering {message['type']})",
+                        f"node {self.node} wrote past {PAST_DONE} {message['type']})",
                         shorten(self.buffer.strip()),
                     )
                 return outputs, b"\n".join(raw), parsed
@@ -237,7 +237,7 @@ class NodeProcess:
 
     def wrote_late(self) -> str:
         return (
-            f"node {self.node} wrote after its done line (answering {self.last}), before its next "
+            f"node {self.node} wrote after {PAST_DONE} {self.last}), before its next "
             "input: every output an input causes must be written before that input's done (a line "
             "from a timer or another thread is no input's answer)"
         )
