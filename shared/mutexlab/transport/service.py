@@ -30,11 +30,7 @@ def roles(algorithm: str | None = None) -> tuple[str, ...]:
     (a module or file's: its own may be new), and the monitor. Raises ConfigError."""
     from .membership import ROLES
 
-    own: tuple[str, ...] = ()
-    if algorithm:
-        from ..protocols.registry import solution
-
-        own = tuple(r for r in solution(algorithm).spec.roles if r not in ROLES)
+    own = tuple(r for r in _own_roles(algorithm) if r not in ROLES)
     return (*ROLES, *own, "monitor")
 
 
