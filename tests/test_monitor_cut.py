@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from mutexlab.audit.cut import cut_short
+from mutexlab.audit.cut import proven_cut
 from mutexlab.transport.outcome import Outcome, decide
 
 RUN = {
@@ -69,7 +69,7 @@ def test_a_sender_cut_after_its_replies_left_is_not_a_violation():
     """node-2 stopped after its REPLY and REQUEST left, before their batch: node-1's receipts have no
     send in the trace. Not judged (exit 3), naming node-2's cut trace."""
     events = lost_after("node-2", 1)
-    assert cut_short(events, ["node-2"]) == {"node-2": (1, 4)}
+    assert proven_cut(events, ["node-2"]) == {"node-2": (1, 4)}
     outcome = judged(events, False, ["node-2"])
     assert outcome.exit_code == 3 and outcome.safe, outcome.verdict
     assert "recv-without-send" in outcome.verdict and "cut short" in outcome.verdict
@@ -103,7 +103,7 @@ def test_a_holder_stopped_with_nothing_shipped_after_its_enter_is_still_judged()
         ev("request", "node-2", {"node-2": 1}, resource="cs"),
         ev("enter", "node-2", {"node-2": 2}, resource="cs"),
     ]
-    assert cut_short(events, ["node-1"]) == {}
+    assert proven_cut(events, ["node-1"]) == {}
     outcome = judged(events, False, ["node-1"])
     assert outcome.exit_code == 1 and "[capacity]" in outcome.verdict, outcome.verdict
 
@@ -121,7 +121,7 @@ def test_an_overlap_that_knows_nothing_of_the_lost_events_is_still_a_violation()
         ev("enter", "node-2", {"node-2": 2}, resource="cs"),
         ev("recv", "node-2", {"node-1": 3, "node-2": 3}, type="REQUEST", **{"from": "node-1"}, id="node-1#1"),
     ]
-    assert cut_short(events, ["node-1"]) == {"node-1": (2, 3)}
+    assert proven_cut(events, ["node-1"]) == {"node-1": (2, 3)}
     outcome = judged(events, False, ["node-1"])
     assert outcome.exit_code == 1 and "[capacity]" in outcome.verdict, outcome.verdict
     assert "not judged (recv-without-send:" in outcome.verdict, outcome.verdict

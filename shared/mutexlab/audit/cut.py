@@ -6,7 +6,7 @@ left an exit, whose events never reached the monitor. The receiver's clock then 
 that process the trace lacks — a ``recv`` without its ``send``, a holder with no ``exit`` — and a
 finding built on them would be a false violation.
 
-``cut_short(events, suspects)``: of ``suspects`` (the processes that may have lost their last batch:
+``proven_cut(events, suspects)``: of ``suspects`` (the processes that may have lost their last batch:
 no final status), those the trace proves cut — some event's clock knows more of p than p's own
 last recorded event. ``excuse(violations, cut)``: each safety finding that cites an event of a cut
 process, or a receipt from one, and some event whose clock knows that process beyond its last
@@ -26,7 +26,7 @@ from ..findings import SAFETY, Violation
 Cut = dict[str, tuple[int, int]]  # process -> (its own last clock entry recorded, the most others know)
 
 
-def cut_short(events: Iterable[dict], suspects: Iterable[str]) -> Cut:
+def proven_cut(events: Iterable[dict], suspects: Iterable[str]) -> Cut:
     """The ``suspects`` whose recorded events end before an event other processes know of."""
     wanted = set(suspects)
     own: dict[str, int] = dict.fromkeys(wanted, 0)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..audit import verify_events
-from ..audit.cut import cut_short, excuse
+from ..audit.cut import excuse, proven_cut
 from ..audit.stall import explain_stall
 from ..words import count
 from .membership import role_of
@@ -111,7 +111,7 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
         return outcome.exit_code
     verdict = verify_events(events)  # numbers the events (``_line``) as it reads them
     if not outcome.complete:  # a participant stopped between its messages and their events' batch
-        verdict.violations = excuse(verdict.violations, cut_short(events, outcome.no_final_status))
+        verdict.violations = excuse(verdict.violations, proven_cut(events, outcome.no_final_status))
     outcome.violations = [v.describe() for v in verdict.violations]
     outcome.verdict = verdict.render()
     # Safety decides "violation"; a run cut short fails only progress checks (findings.py).
