@@ -478,6 +478,24 @@ def _algorithms_declared_by_this_test_only():
     registry._declared.update(before)  # noqa: SLF001 - as above
 
 
+def live_commands(picked: Callable[[list[str]], bool]) -> list[str]:
+    """The command lines of the live (not zombie) processes whose arguments ``picked`` takes: what a
+    test left running (nothing may be left behind)."""
+    found = []
+    for proc in os.scandir("/proc"):
+        if not proc.name.isdigit():
+            continue
+        try:
+            with open(f"{proc.path}/cmdline", "rb") as cmdline, open(f"{proc.path}/stat") as stat:
+                argv = [a.decode(errors="replace") for a in cmdline.read().split(b"\0")]
+                state = stat.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and picked(argv):
+            found.append(" ".join(argv))
+    return found
+
+
 def build_c_nodes(out, sources, variants: dict[str, tuple[str, list[str]]]) -> dict[str, str]:
     """Each variant name → the path of its C example node (``sources / file``) built with gcc and
     its own flags into ``out``; missing (a skip outside CI, a failure under CI) without gcc."""

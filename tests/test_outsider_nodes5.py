@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import missing
+from conftest import live_commands, missing
 from outsider_edits import OUTSIDERS, said
 
 from mutexlab.cli import main
@@ -38,19 +38,7 @@ SMALL_HIVE = ("-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=1", "-o", "cocoons
 
 def running(directory: str) -> list[str]:
     """The command lines of live processes naming ``directory`` (nothing may be left behind)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        line = " ".join(a.decode(errors="replace") for a in argv)
-        if state != "Z" and directory in line:
-            found.append(line)
-    return found
+    return live_commands(lambda argv: directory in " ".join(argv))
 
 
 @pytest.fixture(scope="module")

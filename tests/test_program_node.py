@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import build_c_nodes
+from conftest import build_c_nodes, live_commands
 
 from mutexlab.cli import main
 from mutexlab.director.node import COMMAND_ENV, ProgramMessage, ProgramNode
@@ -39,18 +39,7 @@ def built(tmp_path_factory) -> dict[str, str]:
 
 def running(directory: str) -> list[str]:
     """The command lines of live processes that run something in ``directory``."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z" and argv and argv[0].decode(errors="replace").startswith(directory):
-            found.append(" ".join(a.decode(errors="replace") for a in argv))
-    return found
+    return live_commands(lambda argv: bool(argv) and argv[0].startswith(directory))
 
 
 # -- the adapter alone -----------------------------------------------------------------------------
