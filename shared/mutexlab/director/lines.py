@@ -65,6 +65,10 @@ def encode(message: dict[str, Any]) -> bytes:
 # ``judge.wrote_late`` reads a finding by them, a recorded one too).
 PAST_DONE = "its done line (answering"
 
+# The rule of a node that ended, or closed its output, while something was still asked of it
+# (``process.py`` raises it; ``runner.replay`` waits for a recorded one's end).
+CRASHED = "crashed"
+
 
 def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
     """The output line ``raw`` of ``node`` (without its newline) as a checked dict; NodeFault."""

@@ -29,7 +29,7 @@ import time
 from typing import Any
 
 from .. import watcher
-from .lines import MAX_LINE, MAX_OUTPUTS, PAST_DONE, START, NodeFault, encode, parse, shorten
+from .lines import CRASHED, MAX_LINE, MAX_OUTPUTS, PAST_DONE, START, NodeFault, encode, parse, shorten
 
 SETPRIV = shutil.which("setpriv")
 # Seconds a new process of ``mutexlab test`` (or ``replay --node``) has for its first answer (its
@@ -228,7 +228,7 @@ class NodeProcess:
                 code = None
             how = "closed its output" if code is None else self.ended(code)
             raise NodeFault(
-                "crashed",
+                CRASHED,
                 self.node,
                 f"node {self.node} {how} after answering {self.last}, with nothing asked of it: it answered "
                 "its first init with reinit: true, a promise to keep reading until its standard input "
@@ -246,7 +246,7 @@ class NodeProcess:
         code = self.proc.poll()
         if code is not None:  # it ended, but its output did not: something it started holds it
             return NodeFault(
-                "crashed",
+                CRASHED,
                 self.node,
                 f"node {self.node} {self.ended(code)} while handling {message['type']}, and a process "
                 "it started still holds its standard output open",
@@ -331,7 +331,7 @@ class NodeProcess:
         words = f" (its last words: {self.last_words})" if self.last_words else ""
         tail = self.stderr_tail() if code is not None else ""
         return NodeFault(
-            "crashed",
+            CRASHED,
             self.node,
             f"node {self.node} {how} while handling {message['type']}{words}{between}"
             + ("; its standard error ended with" if tail else ""),

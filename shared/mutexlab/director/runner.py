@@ -14,6 +14,7 @@ from typing import Any
 
 from ..words import count
 from .judge import NONDETERMINISTIC, Finding, wrote_late
+from .lines import CRASHED
 from .problem import make_problem
 from .process import TEST_START_TIMEOUT, Pool
 from .scenario import ProgramScenario, program_files
@@ -134,7 +135,7 @@ def replay(
     recorded = (scenario.finding or {}).get("rule")
     # A node's end after its run shows only when the run's end waits for it: a recorded crash on
     # the program it was found on is replayed with that wait, whether or not its search needed it.
-    ends = max(scenario.end_grace, END_GRACE) if same and recorded == "crashed" else scenario.end_grace
+    ends = max(scenario.end_grace, END_GRACE) if same and recorded == CRASHED else scenario.end_grace
     # A line written after the last step's done shows only if it arrives before the run is judged.
     late = LATE_GRACE if wrote_late(recorded, str((scenario.finding or {}).get("message", ""))) else 0.0
     settings = Settings(
@@ -142,7 +143,7 @@ def replay(
     )
     # A recorded nondeterminism (or a crash seen by its timing) shows only when the program does it
     # again: played up to NONDETERMINISM_TRIES times on the program it was found on, until it shows.
-    tries = NONDETERMINISM_TRIES if same and recorded in (NONDETERMINISTIC, "crashed") else 1
+    tries = NONDETERMINISM_TRIES if same and recorded in (NONDETERMINISTIC, CRASHED) else 1
     with pool_of(argv, timeout, start_timeout) as pool:
         for _ in range(tries):
             chooser = Strict(scenario.steps)
