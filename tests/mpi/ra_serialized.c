@@ -55,8 +55,11 @@ static void *listener(void *arg) {
         if (st.MPI_TAG == TAG_STOP) {
             if (++stops == n) { /* every rank is done: tell main, on MPI_COMM_SELF */
                 pthread_mutex_unlock(&st_lock);
+                static int bye[3];
+                MPI_Request r; /* not MPI_Send: MPICH's to oneself blocks until main receives */
                 pthread_mutex_lock(&mpi_lock);
-                MPI_Send(msg, 3, MPI_INT, 0, TAG_STOP, self);
+                MPI_Isend(bye, 3, MPI_INT, 0, TAG_STOP, self, &r);
+                MPI_Request_free(&r);
                 pthread_mutex_unlock(&mpi_lock);
                 return NULL;
             }
