@@ -114,7 +114,7 @@ def test_misbehaving_perl_nodes_are_judged_and_none_is_left(cli, perl, flag, rul
 
 
 def test_a_node_deaf_to_sigterm_goes_with_mutexlab_stopped_by_sigterm(perl, tmp_path):
-    # mutexlab itself stopped mid-search by SIGTERM: exit 130 (interrupted), its deaf nodes gone.
+    # mutexlab itself stopped mid-search by SIGTERM: exit 143 (interrupted), its deaf nodes gone.
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'shared'}:{ROOT}"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "mutexlab", "test", "mutex", "--node", f"{perl} --deaf", "--time", "60"],
@@ -132,7 +132,7 @@ def test_a_node_deaf_to_sigterm_goes_with_mutexlab_stopped_by_sigterm(perl, tmp_
         proc.communicate(timeout=30)
     finally:
         proc.kill()
-    assert proc.returncode == 130
+    assert proc.returncode == 143
     for _ in range(100):
         if not left_running(f"{PERL_RA} --deaf"):
             break

@@ -221,9 +221,11 @@ def main(argv: list[str] | None = None) -> int:
     except ProtocolError as exc:  # a simulated process refused an input: the run stops here
         print(f"mutexlab: protocol error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
+        from .director.search import Terminated
+
         print("interrupted" + left_behind(args, started), file=sys.stderr)
-        return 130
+        return 143 if isinstance(stop, Terminated) else 130  # 128 + the signal, as a shell says
     except BrokenPipeError:  # the reader went away (`| head`): what it did not read was no verdict
         stdout_to_devnull()
         return SIGPIPE_EXIT

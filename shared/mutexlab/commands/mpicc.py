@@ -15,8 +15,12 @@ from .common import fail
 from .registry import Command
 
 UNDEFINED = re.compile(r"undefined reference to [`'](P?MPI_\w+)'")
-# The compiler's words for a name the header does not declare: gcc's C, then g++.
-UNDECLARED = re.compile(r"[‘'](P?MPI_\w+)[’'] (?:undeclared|was not declared)")
+# The compiler's words for a name the header does not declare: gcc's C (a value, then a type),
+# then g++ (a value, then a type: `MPI_Win w;` at file scope).
+UNDECLARED = re.compile(
+    r"[‘'](P?MPI_\w+)[’'] (?:undeclared|was not declared|does not name a type)"
+    r"|unknown type name [‘'](P?MPI_\w+)[’']"
+)
 # g++ on MPI-2's C++ bindings (MPI::Init, MPI::COMM_WORLD), which MPI-3 removed.
 CXX_BINDINGS = re.compile(r"[‘']MPI[’'] (?:has not been declared|is not a (?:namespace|class))")
 FORTRAN = re.compile(r"\.(?:f|for|ftn|fpp|f90|f95|f03|f08)$", re.IGNORECASE)
@@ -45,7 +49,8 @@ def compile_with(compiler: str, args: list[str]) -> int:
     except OSError as exc:
         return fail(f"cannot run {compiler}: {exc.strerror or exc}")
     sys.stderr.write(done.stderr)
-    missing = sorted(set(UNDEFINED.findall(done.stderr)) | set(UNDECLARED.findall(done.stderr)))
+    undeclared = {name for found in UNDECLARED.findall(done.stderr) for name in found if name}
+    missing = sorted(set(UNDEFINED.findall(done.stderr)) | undeclared)
     if done.returncode != 0 and missing:
         return fail(
             f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not part of mutexlab's MPI "

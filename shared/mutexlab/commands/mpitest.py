@@ -309,7 +309,32 @@ def unsupported(found: list[str]) -> str:
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
     if found[0].startswith("--regex"):
         return f"the program was not judged: {found[0]}{more} (docs/mpi.md#entries)"
-    return f"the program stopped: {found[0]}{more} (docs/mpi.md lists what mutexlab's MPI implements)"
+    return f"the program stopped: {found[0]}{more} ({where_explained(found[0])})"
+
+
+# Which page says more about why a rank stopped: a call or datatype outside the subset, one of
+# the library's limits, a thread it cannot count; else (MPI_Bsend without a buffer, MPI_Init
+# twice: the program's mistake under any MPI) the page itself.
+_EXPLAINED = (
+    (
+        (
+            "not supported by mutexlab's MPI",
+            "mutexlab's MPI does not know",
+            "mutexlab's MPI knows",
+            "mutexlab's MPI reduces",
+        ),
+        "docs/mpi.md lists what mutexlab's MPI implements",
+    ),
+    (("more than ", "carries at most"), "docs/mpi.md#limits"),
+    (("from a thread not started",), "docs/mpi.md#threads"),
+)
+
+
+def where_explained(reason: str) -> str:
+    for words, page in _EXPLAINED:
+        if any(w in reason for w in words):
+            return page
+    return "docs/mpi.md"
 
 
 def unreported(message: str, events: list[dict[str, Any]], rule: str = "") -> str | None:

@@ -14,7 +14,7 @@ from ..director.judge import Finding
 from ..director.lines import NodeFault
 from ..director.process import TEST_START_TIMEOUT
 from ..director.scenario import ProgramScenario, save, to_dict
-from ..director.search import MAX_STEPS, Outcome, Settings
+from ..director.search import MAX_STEPS, Outcome, Settings, Terminated
 from ..director.strategies import PCT, Random, Systematic
 from ..director.world import Faults
 from ..setups import ConfigError
@@ -275,7 +275,7 @@ def run(args) -> int:
                 )
             )
         code = 1
-    elif searched.interrupted:  # Ctrl-C: how far it got is said, then cli.py's 130, "interrupted"
+    elif searched.interrupted:  # Ctrl-C or SIGTERM: how far it got is said, then cli.py's 130 or 143
         outcome["verdict"], outcome["interrupted"], code = "INCOMPLETE", True, 130
     elif (
         searched.runs
@@ -302,7 +302,7 @@ def run(args) -> int:
     else:
         print("\n".join(_text(outcome, tested, args)))
     if searched.interrupted:
-        raise KeyboardInterrupt
+        raise Terminated if searched.terminated else KeyboardInterrupt
     return code
 
 

@@ -18,7 +18,7 @@ from .lines import CRASHED
 from .problem import make_problem
 from .process import TEST_START_TIMEOUT, Pool
 from .scenario import ProgramScenario, program_files
-from .search import END_GRACE, Outcome, Searched, Settings, play, search
+from .search import END_GRACE, Outcome, Searched, Settings, Terminated, play, search
 from .shrink import Shrinker, Strict
 from .world import LATE_GRACE
 
@@ -33,7 +33,7 @@ def pool_of(argv: list[str], timeout: float, start_timeout: float = TEST_START_T
     """A pool whose processes are all killed on the way out, SIGTERM included."""
 
     def interrupted(signum, frame):
-        raise KeyboardInterrupt
+        raise Terminated
 
     previous = signal.signal(signal.SIGTERM, interrupted)
     pool = Pool(argv, timeout, start_timeout)

@@ -34,6 +34,12 @@ from .process import Pool
 from .strategies import Chooser, Ran
 from .world import LATE_GRACE, Action, Faults, Run
 
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM while programs run (``runner.pool_of``): an interrupt, which exits 143 (128 + SIGTERM),
+    as a shell reports it, where Ctrl-C exits 130."""
+
+
 MAX_STEPS = 2_000  # default steps of one run before it counts as never coming to rest
 # A kept node that ended after a run (seen at the next run's init) is that run's finding: its
 # schedule is played again, its end waiting this long for a node's output to end.
@@ -184,6 +190,7 @@ class Searched:
     clock_jumped: int = 0  # runs in which a node's timeout loop jumped the clock (Outcome.clock_jumped)
     end_grace: float = 0.0  # the finding's settings.end_grace (a node ended after its run)
     interrupted: bool = False  # Ctrl-C (SIGINT) or SIGTERM ended it: the runs so far, nothing proven
+    terminated: bool = False  # that interrupt was SIGTERM: the command exits 143, not 130
 
 
 def _replayed(settings: Settings, pool: Pool, outcome: Outcome) -> Outcome:
@@ -208,7 +215,7 @@ def search(
     first_unsure: str | None = None
     last: Outcome | None = None
     end_grace = 0.0
-    interrupted = False
+    interrupted = terminated = False
     try:
         while (runs is None or count < runs) and (seconds is None or time.monotonic() - start < seconds):
             chooser = strategy.next_run()
@@ -247,8 +254,9 @@ def search(
             strategy.ran(Ran(last.trail, last.digests))
             if progress is not None:
                 progress(count)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         interrupted = True
+        terminated = isinstance(stop, Terminated)
     exhausted = not interrupted and strategy.exhaustive and strategy.next_run() is None
     return Searched(
         count,
@@ -263,4 +271,5 @@ def search(
         first_unsure,
         jumped,
         interrupted=interrupted,
+        terminated=terminated,
     )

@@ -21,6 +21,7 @@ typedef int MPI_Comm;
 typedef int MPI_Datatype;
 typedef int MPI_Request;
 typedef int MPI_Op;
+typedef int MPI_Group;
 typedef long MPI_Aint;
 typedef struct {
     int MPI_SOURCE;
@@ -33,10 +34,14 @@ typedef struct {
 #define MPI_COMM_WORLD 1
 #define MPI_COMM_SELF 2
 #define MPI_COMM_NULL 0
+#define MPI_GROUP_NULL 0
+#define MPI_GROUP_EMPTY 1
 #define MPI_SUCCESS 0
 #define MPI_ERR_TAG 4
 #define MPI_ERR_COMM 5
 #define MPI_ERR_RANK 6
+#define MPI_ERR_ROOT 7
+#define MPI_ERR_GROUP 8
 #define MPI_ERR_ARG 12
 #define MPI_ERR_TRUNCATE 14
 #define MPI_ERR_OTHER 15
@@ -170,6 +175,14 @@ int MPI_Request_free(MPI_Request *request);
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
 int MPI_Comm_free(MPI_Comm *comm);
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+int MPI_Group_size(MPI_Group group, int *size);
+int MPI_Group_rank(MPI_Group group, int *rank);
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]);
+int MPI_Group_free(MPI_Group *group);
 int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                   MPI_Request *request);
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,

@@ -23,9 +23,10 @@ static void send_to(int dest, const void *buf, int count, MPI_Datatype type, int
     free(packed);
 }
 
+/* MPI_ERR_ROOT: fatal under MPI's default handler, a crash (as a send's MPI_ERR_RANK) */
 static void check_root(int root, int ctx, const char *call) {
     if (root < 0 || root >= ml_size(ctx))
-        ml_fatal("%s with root %d: there are ranks 0 to %d", call, root, ml_size(ctx) - 1);
+        ml_error(MPI_ERR_ROOT, "MPI_ERR_ROOT: %s with root %d (there are ranks 0 to %d)", call, root, ml_size(ctx) - 1);
 }
 
 static int start(MPI_Comm comm, const char *call, int *seq) { /* the collective context */

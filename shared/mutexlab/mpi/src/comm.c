@@ -1,5 +1,5 @@
-/* Communicators of mutexlab's MPI: MPI_COMM_WORLD, its copies by MPI_Comm_dup and its parts by
- * MPI_Comm_split (docs/mpi.md#subset).
+/* Communicators of mutexlab's MPI: MPI_COMM_WORLD, MPI_COMM_SELF, their copies by MPI_Comm_dup and
+ * their parts by MPI_Comm_split and MPI_Comm_create (groups.c) (docs/mpi.md#subset).
  *
  * A communicator is a list of world ranks (its rank r is the world's members[r]) and a context id:
  * its messages carry context 4·id + kind (internal.h), so a message on one communicator is never
@@ -7,7 +7,8 @@
  * number among the parent's children: every member of the parent makes them in the same order (MPI
  * calls MPI_Comm_dup and MPI_Comm_split collective), so all members agree on it without a message.
  * The world's children are 1, 2, … (as the copies were numbered before splits came); a deeper
- * one's is a hash, checked against the rank's other communicators. MPI_Comm_split learns the
+ * one's is a hash, checked against the rank's other communicators. MPI_COMM_SELF's id is SELF_ID,
+ * above every hash: its one member is the rank itself, so its messages never leave the rank. MPI_Comm_split learns the
  * others' colors and keys by an MPI_Allgather on the parent: messages the director orders. */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #define FIRST_HANDLE 3 /* after MPI_COMM_NULL, MPI_COMM_WORLD, MPI_COMM_SELF */
 #define COMMS 64       /* communicators besides the world at once */
 #define WORLD_CHILDREN 4096
+#define SELF_ID (WORLD_CHILDREN + (1 << 27)) /* above every child_id; 4·id stays an int */
 
 typedef struct {
     int live, id, size, me, children, seq; /* seq: its collectives so far */
@@ -25,9 +27,20 @@ typedef struct {
 } comm_t;
 
 static comm_t comms[COMMS + 1]; /* [0]: the world */
+static comm_t self_comm;         /* MPI_COMM_SELF, made on first use */
+static int self_member;
+
+static comm_t *self(void) { /* under the lock */
+    if (!self_comm.live) {
+        self_member = ml_me();
+        self_comm = (comm_t){1, SELF_ID, 1, 0, 0, 0, &self_member};
+    }
+    return &self_comm;
+}
 
 static comm_t *slot_of(MPI_Comm comm) {
     if (comm == MPI_COMM_WORLD) return &comms[0];
+    if (comm == MPI_COMM_SELF) return self();
     if (comm >= FIRST_HANDLE && comm < FIRST_HANDLE + COMMS && comms[comm - FIRST_HANDLE + 1].live)
         return &comms[comm - FIRST_HANDLE + 1];
     return NULL;
@@ -50,6 +63,7 @@ static comm_t *world(void) { /* made on first use: the world is known once MPI_I
 static comm_t *of_ctx(int ctx) { /* under the lock */
     int id = ctx / 4;
     if (id == 0) return world();
+    if (id == SELF_ID) return self();
     for (int i = 1; i <= COMMS; i++)
         if (comms[i].live && comms[i].id == id) return &comms[i];
     return NULL;
@@ -75,9 +89,11 @@ int ml_comm(MPI_Comm comm, const char *call) {
     int id = c ? c->id : -1;
     ml_unlock();
     if (!c)
-        ml_fatal("%s on a communicator mutexlab's MPI does not know (%d): it has MPI_COMM_WORLD and the "
-                 "communicators MPI_Comm_dup and MPI_Comm_split make%s", call, comm,
-                 comm == MPI_COMM_NULL ? " (MPI_COMM_NULL: MPI_Comm_split gave this rank none)" : "");
+        ml_fatal("%s on a communicator mutexlab's MPI does not know (%d): it has MPI_COMM_WORLD, MPI_COMM_SELF "
+                 "and the communicators MPI_Comm_dup, MPI_Comm_split and MPI_Comm_create make%s",
+                 call, comm,
+                 comm == MPI_COMM_NULL ? " (MPI_COMM_NULL: MPI_Comm_split or MPI_Comm_create gave this rank none)"
+                                       : "");
     return 4 * id;
 }
 
@@ -104,6 +120,17 @@ static int to_local(int ctx, int world_rank, int held) {
     for (int r = 0; r < c->size; r++)
         if (c->members[r] == world_rank) return r;
     return world_rank;
+}
+
+/* This rank's number in ``comm`` and its members (world ranks, the communicator's own, not a copy). */
+int ml_comm_members(MPI_Comm comm, const int **members, const char *call) {
+    ml_comm(comm, call);
+    ml_lock();
+    comm_t *c = slot_of(comm);
+    *members = c->members;
+    int size = c->size;
+    ml_unlock();
+    return size;
 }
 
 int ml_world(int ctx, int rank) { return to_world(ctx, rank, 0); }
@@ -158,7 +185,8 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out) {
 
 int MPI_Comm_free(MPI_Comm *comm) {
     ml_comm(*comm, "MPI_Comm_free");
-    if (*comm == MPI_COMM_WORLD) ml_fatal("MPI_Comm_free of MPI_COMM_WORLD");
+    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+        ml_fatal("MPI_Comm_free of %s", *comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF");
     ml_lock();
     comm_t *c = slot_of(*comm);
     c->live = 0;
@@ -215,4 +243,15 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank) {
 int MPI_Comm_size(MPI_Comm comm, int *size) {
     *size = ml_size(ml_comm(comm, "MPI_Comm_size"));
     return MPI_SUCCESS;
+}
+
+/* MPI_Comm_create's new communicator of ``comm``: ``members`` (world ranks, taken, or NULL where
+ * this rank is not among them, then MPI_COMM_NULL). Every member of ``comm`` calls it, in the
+ * same order as its other MPI_Comm_dup/split/create of ``comm``, so that all agree on its id. */
+MPI_Comm ml_comm_create(MPI_Comm comm, int *members, int size, int me, const char *call) {
+    ml_comm(comm, call);
+    comm_t *parent = slot_of(comm);
+    int child = child_number(parent);
+    if (!members) return MPI_COMM_NULL;
+    return made(parent, child, members, size, me, call);
 }

@@ -70,6 +70,12 @@ static void resolve(void) { /* idempotent: every thread writes the same values *
  * to PRINTED_SLEEPS sleeps in a row with nothing else new, so a loop that prints while it waits
  * still comes to wait (well within the director's 1,000 lines an answer). */
 #define PRINTED_SLEEPS 100
+/* A thread whose polls with nothing new were all sleeps (no MPI_Test, MPI_Iprobe … among them)
+ * may be working, not waiting: `for (i = 0; i < 5; i++) usleep(1000);` inside a critical section
+ * ends by itself under any MPI. When the rank is otherwise quiet, such a sleeper is woken to go on
+ * sleeping, up to SLEEP_WAKES times a step (POLLS sleeps each), before the rank says done; a
+ * `while (!flag) usleep(…)` waiting for another thread's flag still comes to wait. */
+#define SLEEP_WAKES 20
 
 enum { W_REQ, W_PROBE, W_POLL, W_COND, W_JOIN, W_INIT, W_FOREVER, W_MUTEX };
 
@@ -77,6 +83,7 @@ typedef struct waiter {
     struct waiter *next;
     int kind, woken, src, tag, ctx, who; /* who: the waiting thread's number */
     int signalled;                       /* a timed condition wait (W_POLL on a condition variable) */
+    int sleeper;                         /* W_POLL after sleeps alone: woken when the rank is quiet */
     void *what; /* request, condition variable */
     pthread_t thread;
 } waiter;
@@ -131,7 +138,7 @@ static char outbuf[8192];
 static size_t outlen;
 static unsigned long lines_out; /* the program's stdout lines sent so far */
 static __thread unsigned long seen, seen_lines;
-static __thread int unchanged, printed_sleeps;
+static __thread int unchanged, printed_sleeps, polled_mpi; /* polled_mpi: an MPI poll since something new */
 /* A poller that reads MPI_Wtime between its polls waits for a deadline (a timeout loop): rather
  * than wait for ever, its idle polls move mutexlab's clock on, 1 ms, then twice as far each time,
  * so any deadline passes within a few dozen polls; one that has not after JUMPS waits as others. */
@@ -339,12 +346,14 @@ static void block_on(waiter *w) { /* under L: wait until someone wakes w */
 static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS with nothing new, wait */
     lock_L();
     if (sleeping) drain(); /* its lines so far: has it printed since its last poll? */
+    if (!sleeping) polled_mpi = 1;
     if (gen != seen) {
         seen = gen;
         unchanged = 0;
         jumps = 0;
         seen_lines = lines_out;
         printed_sleeps = 0;
+        polled_mpi = !sleeping;
     } else if (sleeping && lines_out != seen_lines && printed_sleeps < PRINTED_SLEEPS) {
         seen_lines = lines_out; /* printed between its sleeps: working, not waiting */
         printed_sleeps++;
@@ -358,19 +367,31 @@ static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS w
             put(told, sizeof told - 1);
         }
     } else if (unchanged >= POLLS) {
-        waiter w = {.kind = W_POLL};
+        waiter w = {.kind = W_POLL, .sleeper = !polled_mpi};
         block_on(&w);
         seen = gen;
         unchanged = 0;
         jumps = 0;
         seen_lines = lines_out;
         printed_sleeps = 0;
+        polled_mpi = 0;
     }
     read_clock = 0;
     unlock_L();
 }
 
 static void poll_point(void) { poll_for(0); }
+
+/* The rank is quiet (under L): wake its lowest-numbered sleeper (SLEEP_WAKES), if it has one. */
+static int wake_a_sleeper(void) {
+    waiter *first = NULL;
+    for (waiter *w = waiters; w; w = w->next)
+        if (w->kind == W_POLL && w->sleeper && !w->woken && (!first || w->who < first->who)) first = w;
+    if (!first) return 0;
+    unblock(first);
+    real_cond_broadcast(&wake);
+    return 1;
+}
 
 static void sleep_point(void) { poll_for(1); } /* a sleep: a poll, unless it printed since */
 
@@ -1561,16 +1582,19 @@ static void *director(void *unused) { /* one input line at a time; done once the
         } else {
             fatal("an input mutexlab's MPI does not take: %.60s", line);
         }
-        while (blocked < live) {
-            struct timespec t;
-            clock_gettime(CLOCK_REALTIME, &t);
-            t.tv_nsec += 2000000;
-            if (t.tv_nsec >= 1000000000) {
-                t.tv_sec++;
-                t.tv_nsec -= 1000000000;
+        for (int wakes = 0;; wakes++) {
+            while (blocked < live) {
+                struct timespec t;
+                clock_gettime(CLOCK_REALTIME, &t);
+                t.tv_nsec += 2000000;
+                if (t.tv_nsec >= 1000000000) {
+                    t.tv_sec++;
+                    t.tv_nsec -= 1000000000;
+                }
+                pthread_cond_timedwait(&quiet, &L, &t);
+                drain();
             }
-            pthread_cond_timedwait(&quiet, &L, &t);
-            drain();
+            if (wakes >= SLEEP_WAKES || !wake_a_sleeper()) break;
         }
         drain();
         put("{\"type\":\"done\"}\n", 16);
