@@ -244,8 +244,7 @@ static PyObject *aug_plan(PyObject *old, PyObject *now, int i, const long *enter
     PyObject *o = who ? PyLong_FromLong(opens) : NULL;
     if (!o) { Py_XDECREF(got); Py_XDECREF(who); Py_XDECREF(plan); return NULL; }
     PyTuple_SET_ITEM(got, 0, who); /* (i, plan, opens): edges.plan's */
-    PyTuple_SET_ITEM(got, 1, plan);
-    PyTuple_SET_ITEM(got, 2, o);
+    PyTuple_SET_ITEM(got, 1, plan); PyTuple_SET_ITEM(got, 2, o);
     return got;
 }
 
@@ -257,8 +256,7 @@ static int aug_reached(PyObject *reached, long kd, const char *what, long long v
     if (!p) { Py_XDECREF(e); Py_XDECREF(k); Py_XDECREF(w); Py_XDECREF(x); return -1; }
     PyTuple_SET_ITEM(e, 0, k); /* (kind, what, value, process): the Tracker's ``seen`` */
     PyTuple_SET_ITEM(e, 1, w);
-    PyTuple_SET_ITEM(e, 2, x);
-    PyTuple_SET_ITEM(e, 3, p);
+    PyTuple_SET_ITEM(e, 2, x); PyTuple_SET_ITEM(e, 3, p);
     int r = PyList_Append(reached, e);
     Py_XDECREF(e);
     return r;
