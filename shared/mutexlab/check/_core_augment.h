@@ -32,7 +32,7 @@ static PyObject *Core_tracking(Core *c, PyObject *args) {
 
 static long aug_int(PyObject *t, Py_ssize_t j) { return PyLong_AsLong(PyTuple_GET_ITEM(t, j)); }
 
-/* A tuple of ``k`` ints (k <= 4), and ``last`` (borrowed) after them when not NULL: what
+/* A tuple of ``k`` ints, and ``last`` (borrowed) after them when not NULL: what
  * Py_BuildValue("(lll...)") gives, without parsing a format. */
 static PyObject *aug_ints(int k, const long long *v, PyObject *last) {
     PyObject *t = PyTuple_New(k + (last != NULL));
@@ -240,13 +240,24 @@ static PyObject *aug_plan(PyObject *old, PyObject *now, int i, const long *enter
     long m0 = aug_int(mine, 0), opens = (m0 != AUG_NONE && m0 != aug_int(PyTuple_GET_ITEM(old, i), 0)) ? aug_int(mine, 1) : AUG_NONE;
     PyObject *plan = PyList_AsTuple(out);
     Py_DECREF(out);
-    return plan ? Py_BuildValue("(iNl)", i, plan, opens) : NULL;
+    PyObject *got = plan ? PyTuple_New(3) : NULL, *who = got ? PyLong_FromLong(i) : NULL;
+    PyObject *o = who ? PyLong_FromLong(opens) : NULL;
+    if (!o) { Py_XDECREF(got); Py_XDECREF(who); Py_XDECREF(plan); return NULL; }
+    PyTuple_SET_ITEM(got, 0, who); /* (i, plan, opens): edges.plan's */
+    PyTuple_SET_ITEM(got, 1, plan); PyTuple_SET_ITEM(got, 2, o);
+    return got;
 }
 
 /* A figure reached, (kind, what, value, process), appended to ``reached``: -1 on an error. */
 static int aug_reached(PyObject *reached, long kd, const char *what, long long value, int i) {
-    PyObject *e = Py_BuildValue("(lsLi)", kd, what, value, i);
-    int r = e ? PyList_Append(reached, e) : -1;
+    PyObject *e = PyTuple_New(4), *k = e ? PyLong_FromLong(kd) : NULL;
+    PyObject *w = k ? PyUnicode_InternFromString(what) : NULL, *x = w ? PyLong_FromLongLong(value) : NULL;
+    PyObject *p = x ? PyLong_FromLong(i) : NULL;
+    if (!p) { Py_XDECREF(e); Py_XDECREF(k); Py_XDECREF(w); Py_XDECREF(x); return -1; }
+    PyTuple_SET_ITEM(e, 0, k); /* (kind, what, value, process): the Tracker's ``seen`` */
+    PyTuple_SET_ITEM(e, 1, w);
+    PyTuple_SET_ITEM(e, 2, x); PyTuple_SET_ITEM(e, 3, p);
+    int r = PyList_Append(reached, e);
     Py_XDECREF(e);
     return r;
 }

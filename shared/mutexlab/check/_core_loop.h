@@ -57,11 +57,31 @@ static PyObject *tris_flat(Tris *t) {
     }
     PyObject *out = PyTuple_New(t->size);
     for (int j = 0; out && j < t->size; j++) {
-        PyObject *e = Py_BuildValue("(LLL)", (long long)t->at[j].k, (long long)t->at[j].lo, (long long)t->at[j].hi);
+        long long v[3] = {t->at[j].k, t->at[j].lo, t->at[j].hi};
+        PyObject *e = aug_ints(3, v, NULL);
         if (!e) Py_CLEAR(out);
         else PyTuple_SET_ITEM(out, j, e);
     }
     return out;
+}
+
+/* ``hook(*objs, *ints)``: the objects borrowed, each int given as a Python int after them, in
+ * ``order`` (a string of 'o' and 'i', at most 6): a vectorcall, no format parsed per call. */
+static PyObject *loop_call(PyObject *hook, const char *order, PyObject *const *objs, const long long *ints) {
+    PyObject *args[6] = {NULL}, *made[6];
+    int n = 0, nm = 0, o = 0, k = 0;
+    for (; order[n]; n++) {
+        if (order[n] == 'o') {
+            args[n] = objs[o++];
+        } else {
+            PyObject *v = PyLong_FromLongLong(ints[k++]);
+            if (!v) { while (nm) Py_DECREF(made[--nm]); return NULL; }
+            args[n] = made[nm++] = v;
+        }
+    }
+    PyObject *r = PyObject_Vectorcall(hook, args, n, NULL);
+    while (nm) Py_DECREF(made[--nm]);
+    return r;
 }
 
 /* A tuple of int triples ``ahead`` read: 0, or -1 with an error set. */
@@ -130,7 +150,8 @@ static int loop_settle(Core *c, struct LFrame *f, PyObject *moved, PyObject *ahe
         if (yes) {
             if (tris_widen(&f->charges, k, lo, hi) < 0) return -1;
         } else {
-            PyObject *e = Py_BuildValue("(LLLL)", (long long)k, (long long)lo, (long long)hi, (long long)n);
+            long long v[4] = {k, lo, hi, n};
+            PyObject *e = aug_ints(4, v, NULL);
             if (!e || PyList_Append(opened, e) < 0) { Py_XDECREF(e); return -1; }
             Py_DECREF(e);
         }
@@ -206,7 +227,9 @@ static int loop_combine(Core *c, struct LFrame *f, PyObject *label, PyObject *ed
     }
     if (mine <= (*bbest)[opens]) return 0;
     (*bbest)[opens] = mine;
-    PyObject *r = PyObject_CallFunction(hook, "lLOOll", opens, (long long)mine, label, world, aux, i);
+    PyObject *objs[2] = {label, world};
+    long long ints[4] = {opens, mine, aux, i};
+    PyObject *r = loop_call(hook, "iiooii", objs, ints);
     if (!r) return -1;
     Py_DECREF(r);
     return 0;
@@ -295,7 +318,9 @@ static int loop_into(Core *c, struct LFrame *p, PyObject *label, int64_t sent, i
         PyObject *opened = PyList_New(0);
         if (!opened || loop_settle(c, p, moved, charges, opened) < 0) { Py_XDECREF(opened); return -1; }
         if (PyList_GET_SIZE(opened)) {
-            PyObject *r = PyObject_CallFunction(PyTuple_GET_ITEM(hooks, 2), "OOlO", label, world, aux, opened);
+            PyObject *objs[3] = {label, world, opened};
+            long long ints[1] = {aux};
+            PyObject *r = loop_call(PyTuple_GET_ITEM(hooks, 2), "ooio", objs, ints);
             if (!r) { Py_DECREF(opened); return -1; }
             Py_DECREF(r);
         }
@@ -374,8 +399,9 @@ static PyObject *Core_climb(Core *c, PyObject *args) {
         if (got < 0) goto fail;
         if (!got) continue; /* a rejected input is the plain check's finding, not a run */
         if (parts[2] == Py_None) { /* not remembered yet: computed in Python as metrics.py does */
-            PyObject *r = PyObject_CallFunction(PyTuple_GET_ITEM(hooks, 0), "OOlOiO", f->world, label, f->aux, parts[0],
-                                                who, parts[1]);
+            PyObject *objs[4] = {f->world, label, parts[0], parts[1]};
+            long long ints[2] = {f->aux, who};
+            PyObject *r = loop_call(PyTuple_GET_ITEM(hooks, 0), "ooioio", objs, ints);
             Py_DECREF(parts[1]); Py_DECREF(parts[2]); Py_DECREF(parts[3]); Py_DECREF(parts[4]);
             if (!r) { Py_DECREF(parts[0]); goto fail; }
             if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 3) {
@@ -432,7 +458,8 @@ static PyObject *Core_climb(Core *c, PyObject *args) {
         g->sent = sent; g->entries = entries;
         for (int k = 0; k < 5; k++) Py_DECREF(parts[k]);
         if (!PyList_GET_SIZE(labels)) { /* nothing can move: a complete run ends here if all finished */
-            PyObject *r = PyObject_CallFunction(PyTuple_GET_ITEM(hooks, 5), "Ol", g->world, g->aux);
+            long long ints[1] = {g->aux};
+            PyObject *r = loop_call(PyTuple_GET_ITEM(hooks, 5), "oi", &g->world, ints);
             if (!r) goto fail;
             if (r != Py_None && !PyTuple_Check(r)) { /* never read as "no live request" */
                 PyErr_Format(PyExc_TypeError, "climb: the final hook returned %.80R (%.80s), not a tuple of the "
