@@ -114,6 +114,26 @@ def test_a_bad_line_says_what_was_expected(cli, tmp_path, how, words):
     assert ran.returncode == 1 and "FINDING [garbage]" in ran.stdout and words in ran.stdout, ran.stdout
 
 
+@pytest.mark.parametrize(
+    "units, words",
+    [
+        ("1.0", "units are 1.0 (written with a fraction or an exponent: units are a whole number ≥ 1, as 2)"),
+        ("1e0", "units are 1.0 (written with a fraction or an exponent: units are a whole number ≥ 1, as 2)"),
+        ('"1"', 'units are "1" (units are a whole number ≥ 1, as 2)'),
+        ("0", "units are 0 (units are a whole number ≥ 1, as 2)"),
+    ],
+)
+def test_bad_units_say_what_was_written_and_why(units, words):
+    """``1.0`` reads as whole to its writer (awk, jq, a double-only language): the fault says that
+    a fraction or an exponent is what is refused, as it does for a send's ``to``."""
+    from mutexlab.director.lines import NodeFault, parse
+
+    raw = b'{"type":"enter","resource":"cs","units":' + units.encode() + b"}"
+    with pytest.raises(NodeFault) as caught:
+        parse(raw, 1, frozenset({2}))
+    assert caught.value.rule == "garbage" and words in caught.value.message, caught.value.message
+
+
 def test_a_fault_in_a_step_is_part_of_the_schedule_and_replays(cli, tmp_path):
     """The step a node misbehaved in is the schedule's last: the counterexample plays up to it
     and shows the same fault (it once stopped one step short, and reproduced nothing)."""

@@ -108,7 +108,10 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
         if not isinstance(line.get("resource"), str) or not line["resource"]:
             raise fault(f"an {kind} without a resource name")
         if isinstance(units, bool) or not isinstance(units, int) or units < 1:
-            raise fault(f"an {kind} whose units are not a whole number ≥ 1")
+            how = "written with a fraction or an exponent: " if isinstance(units, float) else ""
+            raise fault(
+                f"an {kind} whose units are {json.dumps(units)} ({how}units are a whole number ≥ 1, as 2)"
+            )
     elif kind == "state":
         if not isinstance(line.get("state"), str):
             raise fault("a state line without a state name")
