@@ -129,12 +129,20 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
     return line
 
 
+VALUE_STARTS = frozenset('{["-0123456789tfn')  # how a JSON value can begin
+
+
 def _why_not_json(exc: json.JSONDecodeError) -> str:
     """What a line that starts as a JSON object but is none most likely is: two objects written
     on one line, or the first line of one written over several (pretty-printed); anything else
     is text that is no protocol line at all (a banner, a debugging print)."""
     text = exc.doc.strip()
     if text.startswith("{"):
+        if exc.msg == "Extra data" and exc.doc[exc.pos :].lstrip()[:1] not in VALUE_STARTS:
+            return (
+                f"text after its JSON object, from character {exc.pos} ({exc.doc[exc.pos :][:1]!r}): "
+                "one object per line, each ended by a newline and nothing else"
+            )
         if exc.msg == "Extra data":
             return (
                 f"two JSON values on one line, the first ending at character {exc.pos}: "
