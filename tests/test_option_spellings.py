@@ -26,6 +26,12 @@ IDLE = f"{sys.executable} -c pass"  # never started: every case is refused befor
             "--meals is philosophers' workload here: --requests 2",
         ),
         (["compare", "-N", "4", "--algorithms", KMUTEX, "-k", "3"], "-k is kmutex's option k here: -o k=3"),
+        # before: "unrecognized arguments: --requests 2", nothing about --meals
+        (
+            ["run", "philosophers", "--node", IDLE, "--requests", "2"],
+            "--requests is philosophers' workload here: --meals 2",
+        ),
+        (["run", "philosophers", "--node", IDLE, "-R", "3"], "-R is philosophers' workload here: --meals 3"),
         # before: "(options: requests, initial_clocks, k)", requests itself refused as an option
         (
             ["test", "kmutex", "--node", IDLE, "-o", "K=2"],

@@ -316,6 +316,22 @@ def as_option(args, unknown: list[str]) -> str:
     return "".join(said)
 
 
+def as_workload(args, unknown: list[str]) -> str:
+    """``run philosophers --requests 2``: ``test``'s workload flag given to a family's own
+    command, whose workload flag has its own name there (``--meals``): said so, naming it."""
+    family = getattr(args, "flags", None)
+    key = None if family is None else _workload(family)
+    if family is None or key is None or key == "requests":
+        return ""
+    for at, token in enumerate(unknown):
+        name, _, value = token.partition("=")
+        if name in ("--requests", "-R"):
+            value = value or (unknown[at + 1] if at + 1 < len(unknown) else "N")
+            whose = family.command + ("' " if family.command.endswith("s") else "'s ")
+            return f"; {name} is {whose}workload here: --{key.replace('_', '-')} {value}"
+    return ""
+
+
 def _workload(family: Flags) -> str | None:
     problem = registry.presented(family)
     return None if problem is None else problem.endless
