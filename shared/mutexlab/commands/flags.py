@@ -77,9 +77,9 @@ def algorithm_name(names: list[str]) -> Callable[[str], str]:
             return registry.canonical(text)
         if registry.is_module(text) and text not in registry.SPECS:
             return text
+        built_in = f"choose from {', '.join(names)}, or " if names else "no algorithm is built in: "
         raise argparse.ArgumentTypeError(
-            f"invalid choice: {text!r} (choose from {', '.join(names)}, or a dotted module or .py file "
-            "declaring SPEC)"
+            f"invalid choice: {text!r} ({built_in}a dotted module or .py file declaring SPEC)"
         )
 
     parse.__name__ = "algorithm"
