@@ -36,7 +36,7 @@ for line in sys.stdin:
         out.append({'type': 'exit', 'resource': 'cs', **({'units': '1'} if how == 'string-units' else {})})
     for o in out:
         print(json.dumps(o))
-    end = '\\n\\n' if how == 'blank' else '\\n'
+    end = '\\n\\n' if how == 'blank' else '\\r' if how == 'cr' else '\\n'
     if how == 'partial' and kind == 'request':
         sys.stdout.write('{"type":"do'); sys.stdout.flush(); time.sleep(60)
     sys.stdout.write(json.dumps({'type': 'done'}) + end)
@@ -112,6 +112,61 @@ def test_a_line_left_without_its_newline_is_named(cli, tmp_path):
 def test_a_bad_line_says_what_was_expected(cli, tmp_path, how, words):
     ran = cli("test", "mutex", "--node", node(tmp_path, how), "--runs", "1")
     assert ran.returncode == 1 and "FINDING [garbage]" in ran.stdout and words in ran.stdout, ran.stdout
+
+
+@pytest.mark.parametrize(
+    "units, words",
+    [
+        ("1.0", "units are 1.0 (written with a fraction or an exponent: units are a whole number ≥ 1, as 2)"),
+        ("1e0", "units are 1.0 (written with a fraction or an exponent: units are a whole number ≥ 1, as 2)"),
+        ('"1"', 'units are "1" (units are a whole number ≥ 1, as 2)'),
+        ("0", "units are 0 (units are a whole number ≥ 1, as 2)"),
+    ],
+)
+def test_bad_units_say_what_was_written_and_why(units, words):
+    """``1.0`` reads as whole to its writer (awk, jq, a double-only language): the fault says that
+    a fraction or an exponent is what is refused, as it does for a send's ``to``."""
+    from mutexlab.director.lines import NodeFault, parse
+
+    raw = b'{"type":"enter","resource":"cs","units":' + units.encode() + b"}"
+    with pytest.raises(NodeFault) as caught:
+        parse(raw, 1, frozenset({2}))
+    assert caught.value.rule == "garbage" and words in caught.value.message, caught.value.message
+
+
+def test_lines_ended_by_a_carriage_return_alone_are_named(cli, tmp_path):
+    """Old Mac line ends: the lines are all there, none ends; not "is its output flushed?"."""
+    ran = cli(
+        "test",
+        "mutex",
+        "--node",
+        node(tmp_path, "cr"),
+        "--timeout",
+        "1",
+        "--start-timeout",
+        "1",
+        "--runs",
+        "1",
+    )
+    assert ran.returncode == 1 and "FINDING [stalled]" in ran.stdout, ran.stdout
+    assert "lines ended with a carriage return (\\r) alone, no newline" in ran.stdout, ran.stdout
+
+
+@pytest.mark.parametrize(
+    "after, words",
+    [
+        (b"\x00", "text after its JSON object, from character 15 ('\\x00')"),
+        (b" ;", "text after its JSON object, from character 16 (';')"),
+        (b'{"type":"done"}', "two JSON values on one line, the first ending at character 15"),
+    ],
+)
+def test_what_follows_a_lines_object_is_named_for_what_it_is(after, words):
+    """A NUL or a stray character after the object is no second JSON value."""
+    from mutexlab.director.lines import NodeFault, parse
+
+    with pytest.raises(NodeFault) as caught:
+        parse(b'{"type":"done"}' + after, 1, frozenset({2}))
+    assert words in caught.value.message, caught.value.message
 
 
 def test_a_fault_in_a_step_is_part_of_the_schedule_and_replays(cli, tmp_path):

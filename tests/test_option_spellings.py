@@ -26,6 +26,12 @@ IDLE = f"{sys.executable} -c pass"  # never started: every case is refused befor
             "--meals is philosophers' workload here: --requests 2",
         ),
         (["compare", "-N", "4", "--algorithms", KMUTEX, "-k", "3"], "-k is kmutex's option k here: -o k=3"),
+        # before: "unrecognized arguments: --requests 2", nothing about --meals
+        (
+            ["run", "philosophers", "--node", IDLE, "--requests", "2"],
+            "--requests is philosophers' workload here: --meals 2",
+        ),
+        (["run", "philosophers", "--node", IDLE, "-R", "3"], "-R is philosophers' workload here: --meals 3"),
         # before: "(options: requests, initial_clocks, k)", requests itself refused as an option
         (
             ["test", "kmutex", "--node", IDLE, "-o", "K=2"],
@@ -54,3 +60,12 @@ def test_a_misspelt_option_of_any_case_names_the_closest():
         closest(["K", "Meal", "zz"], ["k", "meals"])
         == "; 'K': did you mean 'k'?; 'Meal': did you mean 'meals'?"
     )
+
+
+def test_an_unknown_algorithm_of_a_problem_with_none_built_in_names_no_empty_list(cli):
+    """The philosophers (and kmutex) have no built-in algorithm: the error said "(choose from , or …)"."""
+    ran = cli("simulate", "philosophers", "--algorithm", "nosuch")
+    words = "invalid choice: 'nosuch' (no algorithm is built in: a dotted module or .py file declaring SPEC)"
+    assert ran.returncode == 2 and words in ran.stderr, ran.stderr
+    ran = cli("simulate", "mutex", "--algorithm", "nosuch")
+    assert ran.returncode == 2 and "(choose from " in ran.stderr and "from ," not in ran.stderr, ran.stderr

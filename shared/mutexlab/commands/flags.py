@@ -77,9 +77,9 @@ def algorithm_name(names: list[str]) -> Callable[[str], str]:
             return registry.canonical(text)
         if registry.is_module(text) and text not in registry.SPECS:
             return text
+        built_in = f"choose from {', '.join(names)}, or " if names else "no algorithm is built in: "
         raise argparse.ArgumentTypeError(
-            f"invalid choice: {text!r} (choose from {', '.join(names)}, or a dotted module or .py file "
-            "declaring SPEC)"
+            f"invalid choice: {text!r} ({built_in}a dotted module or .py file declaring SPEC)"
         )
 
     parse.__name__ = "algorithm"
@@ -314,6 +314,22 @@ def as_option(args, unknown: list[str]) -> str:
         right = f"--requests {value}" if workload else f"-o {flag.key}={value}"
         said.append(f"; {name} is {whose} here: {right}")
     return "".join(said)
+
+
+def as_workload(args, unknown: list[str]) -> str:
+    """``run philosophers --requests 2``: ``test``'s workload flag given to a family's own
+    command, whose workload flag has its own name there (``--meals``): said so, naming it."""
+    family = getattr(args, "flags", None)
+    key = None if family is None else _workload(family)
+    if family is None or key is None or key == "requests":
+        return ""
+    for at, token in enumerate(unknown):
+        name, _, value = token.partition("=")
+        if name in ("--requests", "-R"):
+            value = value or (unknown[at + 1] if at + 1 < len(unknown) else "N")
+            whose = family.command + ("' " if family.command.endswith("s") else "'s ")
+            return f"; {name} is {whose}workload here: --{key.replace('_', '-')} {value}"
+    return ""
 
 
 def _workload(family: Flags) -> str | None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ..protocols import registry
 from ..spec import Flags
-from .flags import add_family_arguments, parent, scenario_config
+from .flags import add_family_arguments, as_workload, parent, scenario_config
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,8 @@ def add_command(sub, command: Command, within: str | None = None, only: str | No
         return
     if command.arguments is not None:
         command.arguments(parser)
+    if defaults and parser.get_default("unknown_hint") is None:  # unless the command has its own
+        defaults["unknown_hint"] = as_workload  # test's --requests given here: the family's own flag
     parser.set_defaults(func=command.run, **defaults)
 
 

@@ -112,7 +112,10 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
         if not isinstance(line.get("resource"), str) or not line["resource"]:
             raise fault(f"an {kind} without a resource name")
         if isinstance(units, bool) or not isinstance(units, int) or units < 1:
-            raise fault(f"an {kind} whose units are not a whole number ≥ 1")
+            how = "written with a fraction or an exponent: " if isinstance(units, float) else ""
+            raise fault(
+                f"an {kind} whose units are {json.dumps(units)} ({how}units are a whole number ≥ 1, as 2)"
+            )
     elif kind == "state":
         if not isinstance(line.get("state"), str):
             raise fault("a state line without a state name")
@@ -130,12 +133,20 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
     return line
 
 
+VALUE_STARTS = frozenset('{["-0123456789tfn')  # how a JSON value can begin
+
+
 def _why_not_json(exc: json.JSONDecodeError) -> str:
     """What a line that starts as a JSON object but is none most likely is: two objects written
     on one line, or the first line of one written over several (pretty-printed); anything else
     is text that is no protocol line at all (a banner, a debugging print)."""
     text = exc.doc.strip()
     if text.startswith("{"):
+        if exc.msg == "Extra data" and exc.doc[exc.pos :].lstrip()[:1] not in VALUE_STARTS:
+            return (
+                f"text after its JSON object, from character {exc.pos} ({exc.doc[exc.pos :][:1]!r}): "
+                "one object per line, each ended by a newline and nothing else"
+            )
         if exc.msg == "Extra data":
             return (
                 f"two JSON values on one line, the first ending at character {exc.pos}: "

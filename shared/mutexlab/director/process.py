@@ -262,11 +262,16 @@ class NodeProcess:
                 f"start needs a longer {self.start_setting}",
             )
         if self.buffer:  # the start of a line, never ended
+            why = (  # classic Mac OS line ends: the lines are there, their ends are not newlines
+                "lines ended with a carriage return (\\r) alone, no newline (every line ends with \\n;"
+                " \\r\\n does too)"
+                if b"\r" in self.buffer
+                else "part of a line and no newline (every line ends with one; is its output flushed?)"
+            )
             return NodeFault(
                 "stalled",
                 self.node,
-                f"node {self.node} did not answer {message['type']} within {self.budget:g} s: it wrote "
-                "part of a line and no newline (every line ends with one; is its output flushed?)",
+                f"node {self.node} did not answer {message['type']} within {self.budget:g} s: it wrote {why}",
                 shorten(self.buffer),
             )
         return NodeFault(

@@ -4,8 +4,10 @@ then over its nodes.
 A candidate is played leniently (``lenient``): a step that is not possible in the candidate's
 run (its message was never sent, its node does not exist) is skipped, and the run stops when the
 steps run out. It *reproduces* when it ends in a finding of the same rule. ddmin keeps the
-smallest list of steps that still reproduces; fewer nodes are tried from 2 up; each test is one
-run, and ``budget`` bounds how many are made (``seconds`` how long).
+smallest list of steps that still reproduces; fewer nodes are tried from 2 up (the same steps, then
+a short random search, then the same steps with each delivery taken by its link,
+``Lenient.by_link``); each test is one run, and ``budget`` bounds how many are made (``seconds``
+how long).
 """
 
 from __future__ import annotations
@@ -23,18 +25,38 @@ from .strategies import Chooser, Random
 from .world import Action
 
 
-def lenient(script: list[Action]) -> Chooser:
-    """Play ``script``'s steps in order, skipping those not possible, then stop."""
-    queue = list(script)
+class Lenient:
+    """Play ``script``'s steps in order, skipping those not possible, then stop (a chooser).
 
-    def choose(depth: int, enabled: list[Action]) -> Action | None:
-        while queue:
-            step = queue.pop(0)
+    ``by_link``: a delivery whose message id is not held delivers the first held message of the
+    same sender to the same node instead — on fewer nodes a sender numbers its messages anew
+    (those it sent to a node now gone are not counted), so ``node-1#12→2`` may be ``node-1#2→2``
+    there. What it plays is a guess; the outcome found is what counts. Without it, ``guessed``
+    says whether a delivery was skipped that ``by_link`` would have played (else a run
+    ``by_link`` is the same run, not worth making)."""
+
+    def __init__(self, script: list[Action], by_link: bool = False) -> None:
+        self.queue, self.by_link, self.guessed = list(script), by_link, False
+
+    def __call__(self, depth: int, enabled: list[Action]) -> Action | None:
+        while self.queue:
+            step = self.queue.pop(0)
             if step in enabled:
                 return step
+            same_link = [e for e in enabled if step[0] == "deliver" and _same_link(e, step)]
+            if same_link and self.by_link:
+                return same_link[0]
+            self.guessed = self.guessed or bool(same_link)
         return None
 
-    return choose
+
+def _same_link(held: Action, step: Action) -> bool:
+    return held[:2] == step[:2] and held[2].rpartition("#")[0] == step[2].rpartition("#")[0]
+
+
+def lenient(script: list[Action]) -> Chooser:
+    """Play ``script``'s steps in order, skipping those not possible, then stop."""
+    return Lenient(script)
 
 
 FEWER_NODES = frozenset({SAFETY, DEADLOCK, NO_REST})  # the rules worth trying on fewer nodes
@@ -75,12 +97,12 @@ class Shrinker:
     def spent(self) -> bool:
         return self.tests >= self.budget or time.monotonic() > self.deadline
 
-    def test(self, settings: Settings, steps: list[Action]) -> Outcome | None:
-        """The outcome when ``steps`` reproduce the finding, else None."""
+    def test(self, settings: Settings, steps: list[Action], chooser: Chooser | None = None) -> Outcome | None:
+        """The outcome when ``steps`` (or ``chooser``, playing them) reproduce the finding, else None."""
         if self.spent():
             return None
         self.tests += 1
-        outcome = play(settings, self.pool, lenient(steps))
+        outcome = play(settings, self.pool, chooser or lenient(steps))
         return outcome if outcome.finding is not None and outcome.finding.rule == self.rule else None
 
     def shrink(self, outcome: Outcome) -> tuple[Settings, Outcome]:
@@ -93,7 +115,11 @@ class Shrinker:
                 smaller = replace(settings, problem=self.remake(nodes))
             except ConfigError:  # a size the problem refuses (too few processes): try the next
                 continue
-            found = self.test(smaller, [s for s in best.steps if s[1] <= nodes]) or self.sample(smaller)
+            kept = [s for s in best.steps if s[1] <= nodes]
+            exact = Lenient(kept)
+            found = self.test(smaller, kept, exact) or self.sample(smaller)
+            if found is None and exact.guessed:  # its messages numbered anew: the same by their links
+                found = self.test(smaller, kept, Lenient(kept, by_link=True))
             if found is not None:
                 settings, best = smaller, self.ddmin(smaller, found)
                 break
