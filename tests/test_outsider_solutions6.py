@@ -1,0 +1,85 @@
+"""Solutions written from the docs alone (tests/outsiders/o6_*.py): a waiter for the philosophers,
+a k-mutex token carrying a counter of free permits, and a coordinator whose GRANT carries a queue
+that its receiver keeps and changes in place. Each passes, and the bug its constant plants is
+found with a counterexample that replays."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from outsider_edits import OUTSIDERS, edited, said
+
+
+def _copy(tmp_path, name):
+    path = tmp_path / name
+    shutil.copy(OUTSIDERS / name, path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "fixture, algorithm, problem, size, bug, found",
+    [
+        (
+            "o6_phil_waiter.py",
+            "o6-waiter",
+            "philosophers",
+            ("-N", "3"),
+            ("ONE_FORK = False", "ONE_FORK = True"),
+            "VIOLATION — capacity: fork:",
+        ),
+        (
+            "o6_kmutex_token_counter.py",
+            "o6-k-token-counter",
+            "kmutex",
+            ("-N", "3", "-k", "2"),
+            ("FORGET_PERMIT = False", "FORGET_PERMIT = True"),
+            "VIOLATION — capacity: cs (capacity 2)",
+        ),
+    ],
+)
+def test_a_solution_passes_and_its_planted_bug_is_found_and_replays(
+    cli, tmp_path, fixture, algorithm, problem, size, bug, found
+):
+    path = _copy(tmp_path, fixture)
+    done = cli("check", problem, "-a", path, *size)
+    assert done.returncode == 0 and "verdict:      PASS" in done.stdout, said(done)
+    done = cli("simulate", problem, "-a", path, *size, "--seed", "2")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+    broken, ce = edited(tmp_path, fixture, algorithm, "o6", "broken", bug), tmp_path / "ce.json"
+    done = cli("check", problem, "-a", broken, *size, "--counterexample", ce)
+    assert done.returncode == 1 and found in done.stdout and "replay reproduces it: yes" in done.stdout, said(
+        done
+    )
+    done = cli("replay", ce, "-a", broken)
+    assert done.returncode == 1 and "VIOLATION" in done.stdout, said(done)
+
+
+def test_a_received_message_kept_and_changed_in_place_changes_its_own_world_only(cli, tmp_path):
+    """o6_handoff.py keeps the GRANT it was let in with and pops the next node from its queue. A
+    message is frozen, not what its list holds; check shared one message object between worlds
+    (and between the copies it takes a step again on), so the pop of one world reached the next.
+    Before: ``VIOLATION — error: node-2 exit: node-2 is not deterministic``, exit 1."""
+    path = _copy(tmp_path, "o6_handoff.py")
+    done = cli("check", "mutex", "-a", path, "-N", "3")
+    assert done.returncode == 0 and "verdict:      PASS" in done.stdout, said(done)
+    done = cli("simulate", "mutex", "-a", path, "-N", "4", "-M", "2", "--seed", "1")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+
+
+def test_a_sent_message_changed_afterwards_is_a_deadlock_that_replays(cli, tmp_path):
+    """SHORTCUT appends a late REQUEST to the GRANT the coordinator sent last: over the wire its
+    receiver never sees it, and the asker waits for ever. Before: check found the deadlock but its
+    counterexample did not replay (``node-1 is not deterministic``: the coordinator's copies shared
+    the one GRANT, each appending to it)."""
+    path = edited(
+        tmp_path, "o6_handoff.py", "o6-handoff", "o6", "shortcut", ("SHORTCUT = False", "SHORTCUT = True")
+    )
+    ce = tmp_path / "ce.json"
+    done = cli("check", "mutex", "-a", path, "-N", "3", "--counterexample", ce)
+    assert done.returncode == 1 and "VIOLATION — deadlock" in done.stdout, said(done)
+    assert "replay reproduces it: yes" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", path)
+    assert done.returncode == 1 and "DEADLOCK: nothing can move; not finished: node-3" in done.stdout, said(
+        done
+    )
