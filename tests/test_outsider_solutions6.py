@@ -83,3 +83,34 @@ def test_a_sent_message_changed_afterwards_is_a_deadlock_that_replays(cli, tmp_p
     assert done.returncode == 1 and "DEADLOCK: nothing can move; not finished: node-3" in done.stdout, said(
         done
     )
+
+
+def test_a_counter_kept_in_a_closure_is_named_by_the_attribute_holding_it(cli, tmp_path):
+    """The stamps drawn from a closure (``self.stamp = stamper()``, a ``nonlocal`` count): every
+    copy of the process shares the one function, so check's worlds shared its count. Before: named
+    not deterministic as "a handler reading random numbers, the time or anything outside its
+    process", which this node does not do."""
+    closure = (
+        "class HandoffNode(ClassicNode):",
+        "def stamper():\n    count = 0\n\n    def next_stamp():\n        nonlocal count\n"
+        "        count += 1\n        return count\n\n    return next_stamp\n\n\nclass HandoffNode(ClassicNode):",
+    )
+    path = edited(
+        tmp_path,
+        "o6_handoff.py",
+        "o6-handoff",
+        "o6",
+        "closure",
+        closure,
+        (
+            "super().__init__(pid, n, requests, clock)",
+            "super().__init__(pid, n, requests, clock)\n        self.stamp = stamper()",
+        ),
+        ("ts=self.clock.tick()", "ts=self.stamp()"),
+    )
+    ce = tmp_path / "ce.json"
+    done = cli("check", "mutex", "-a", path, "-N", "3", "--counterexample", ce)
+    says = "(its attribute stamp holds a function keeping variables of its own, a closure every copy"
+    assert done.returncode == 1 and "is not deterministic" in done.stdout and says in done.stdout, said(done)
+    done = cli("replay", ce, "-a", path)
+    assert done.returncode == 1 and says in done.stdout, said(done)

@@ -248,7 +248,7 @@ class WorldModel:
             except Exception as exc:  # noqa: BLE001 - the algorithm's snapshot: an error naming it
                 raise unkeepable(twin, exc) from exc
             who, what = self.names[self.pids[i]], "state" if same else "effects"
-            return not_deterministic(who, proto.state, what)
+            return not_deterministic(who, proto.state, what, proto)
         return None  # the same on every copy
 
     def transition(self, sid: int, code: int) -> Transition:
