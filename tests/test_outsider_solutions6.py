@@ -114,3 +114,13 @@ def test_a_counter_kept_in_a_closure_is_named_by_the_attribute_holding_it(cli, t
     assert done.returncode == 1 and "is not deterministic" in done.stdout and says in done.stdout, said(done)
     done = cli("replay", ce, "-a", path)
     assert done.returncode == 1 and says in done.stdout, said(done)
+
+
+def test_the_default_snapshot_keeps_a_message_holding_a_list_by_its_fields(cli, tmp_path):
+    """Without a snapshot() of its own the node's kept GRANT (a list in it) is frozen by value, as
+    a dataclass is. Before: exit 2, ``unhashable type: 'list'`` at a line of pydantic's."""
+    path = edited(
+        tmp_path, "o6_handoff.py", "o6-handoff", "o6", "default", ("def snapshot(self)", "def _mine(self)")
+    )
+    done = cli("check", "mutex", "-a", path, "-N", "3")
+    assert done.returncode == 0 and "verdict:      PASS" in done.stdout, said(done)
