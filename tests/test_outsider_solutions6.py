@@ -1,5 +1,6 @@
 """Solutions written from the docs alone (tests/outsiders/o6_*.py): a waiter for the philosophers,
-a k-mutex token carrying a counter of free permits, and a coordinator whose GRANT carries a queue
+a k-mutex token carrying a counter of free permits, the elves as a class hierarchy (an abstract
+base, the state a ``@property`` with a setter), and a coordinator whose GRANT carries a queue
 that its receiver keeps and changes in place. Each passes, and the bug its constant plants is
 found with a counterexample that replays."""
 
@@ -35,6 +36,14 @@ def _copy(tmp_path, name):
             ("-N", "3", "-k", "2"),
             ("FORGET_PERMIT = False", "FORGET_PERMIT = True"),
             "VIOLATION — capacity: cs (capacity 2)",
+        ),
+        (
+            "o6_elves_abc.py",
+            "o6-elves-abc",
+            "elves",
+            ("-N", "2", "--pins", "1", "--poison", "10"),
+            ("LAX_PINS = False", "LAX_PINS = True"),
+            "VIOLATION — capacity: pins (capacity 1)",
         ),
     ],
 )
