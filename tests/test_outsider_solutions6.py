@@ -1,6 +1,7 @@
 """Solutions written from the docs alone (tests/outsiders/o6_*.py): a waiter for the philosophers,
 a k-mutex token carrying a counter of free permits, the elves as a class hierarchy (an abstract
-base, the state a ``@property`` with a setter), and a coordinator whose GRANT carries a queue
+base, the state a ``@property`` with a setter), the bees taking every input in one ``match`` with
+a frozen, slotted dataclass in their state, and a coordinator whose GRANT carries a queue
 that its receiver keeps and changes in place. Each passes, and the bug its constant plants is
 found with a counterexample that replays."""
 
@@ -44,6 +45,14 @@ def _copy(tmp_path, name):
             ("-N", "2", "--pins", "1", "--poison", "10"),
             ("LAX_PINS = False", "LAX_PINS = True"),
             "VIOLATION — capacity: pins (capacity 1)",
+        ),
+        (
+            "o6_bees_match.py",
+            "o6-bees-match",
+            "bees",
+            ("-P", "2", "-T", "2"),
+            ("EAGER = False", "EAGER = True"),
+            "VIOLATION — capacity: flower (capacity 1)",
         ),
     ],
 )
