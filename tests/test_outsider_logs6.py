@@ -44,7 +44,8 @@ def test_without_its_regex_the_log_is_refused_as_records_of_govectors(cli, tmp_p
     log = tmp_path / "cpp.log"
     log.write_text("\n".join(SAFE) + "\n")
     done = cli("verify", log)
-    assert done.returncode == 2 and "cpp.log:1: not a record of GoVector's regex" in done.stderr, said(done)
+    assert done.returncode == 2 and "cpp.log:1: not a record of GoVector's regex" in done.stderr
+    assert "records of another layout need --regex" in done.stderr, said(done)
     log.write_text('{"event": "run", broken\n')  # broken JSON is still a trace's, named as such
     done = cli("verify", log)
     assert done.returncode == 2 and "cpp.log:1: not JSON" in done.stderr, said(done)
