@@ -142,3 +142,27 @@ def test_the_default_snapshot_keeps_a_message_holding_a_list_by_its_fields(cli, 
     )
     done = cli("check", "mutex", "-a", path, "-N", "3")
     assert done.returncode == 0 and "verdict:      PASS" in done.stdout, said(done)
+
+
+def test_a_coordinator_elected_from_a_set_of_names_at_the_first_request_is_named(cli, tmp_path):
+    """o5_roster_central.py electing ``next(iter(names))`` when a node first asks, not when it is
+    built: every node of one interpreter agrees, processes started anew (compose, exec) do not.
+    Before: ``PASS`` — a handler's reading of a set's order was compared nowhere."""
+    path = edited(
+        tmp_path,
+        "o5_roster_central.py",
+        "o5-roster-central",
+        "o6",
+        "lazy",
+        ('ELECTION = "sorted"', 'ELECTION = "first"'),
+        ("self.boss = ROSTER[elect(names)]", "self.names, self.boss = names, 0  # elected when I first ask"),
+        (
+            "        return [Send(self.boss, Ask(",
+            "        self.boss = self.boss or ROSTER[elect(self.names)]\n        return [Send(self.boss, Ask(",
+        ),
+    )
+    done = cli("check", "mutex", "-a", path, "-N", "3")
+    assert done.returncode == 1 and "VIOLATION — interpreter: what node-1's first steps" in done.stdout, said(
+        done
+    )
+    assert "or takes their first steps" in done.stdout and "nothing searched" in done.stdout, said(done)
