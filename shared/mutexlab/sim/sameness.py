@@ -28,6 +28,7 @@ from typing import Any
 
 from ..protocol import Schedule, Send
 from ..protocols.registry import FILE_MODULE_PREFIX
+from .determinism import seeded
 
 # Two hash seeds of the fresh interpreters: a set of strings ordered alike by both is ordered
 # alike by nearly every seed; each also differs from a parent run with PYTHONHASHSEED=0.
@@ -105,10 +106,12 @@ def _first_steps(proto: Any) -> str:
     handler reading the order of a set of strings at its first request differs here."""
     try:
         twin = copy.deepcopy(proto)
-        effects = list(twin.start())
+        # the module `random` seeded, as check's probes seed it: a handler drawing from it is the
+        # determinism probe's finding, with a path, not this one
+        effects = list(seeded(0, twin.start))
         action = next((e.action for e in effects if type(e) is Schedule), None)
         if action is not None:
-            effects += list(twin.on_local(action))
+            effects += list(seeded(0, twin.on_local, action))
         done = [f"Send({e.to}, {e.msg.model_dump_json()})" if type(e) is Send else repr(e) for e in effects]
         return _spelled(done) + " → " + _spelled(vars(twin))
     except Exception as exc:  # noqa: BLE001 - the algorithm's error: the same in every interpreter
