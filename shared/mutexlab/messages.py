@@ -12,9 +12,20 @@ or unknown raises ``MessageError`` naming the problem.
 from __future__ import annotations
 
 import json
+from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+_ATOMS = (int, str, float, bool, bytes, type(None))
+
+
+def _unchanging(value: Any) -> bool:
+    if type(value) in _ATOMS or isinstance(value, Enum):
+        return True
+    if type(value) in (tuple, frozenset):
+        return all(_unchanging(v) for v in value)
+    return isinstance(value, Message) and value.is_value()
 
 
 class Message(BaseModel):
@@ -37,9 +48,19 @@ class Message(BaseModel):
         """The ``msg`` a trace's ``send`` of this message carries: the whole message."""
         return self.model_dump(mode="json")
 
+    def is_value(self) -> bool:
+        """Whether nothing this message holds can change: its fields are numbers, strings,
+        enums, or tuples, frozensets and messages of them. ``frozen`` freezes the fields, not
+        what they hold: a list field can be appended to after the message was made (or sent)."""
+        return all(_unchanging(v) for v in self.__dict__.values())
+
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Message:
-        # Messages are immutable values: copies of a protocol's state may share them.
-        return self
+        # A value is shared by the copies of a protocol's state; a message holding a list, a dict
+        # or a set is copied, so a handler changing what a message it keeps holds changes its own
+        # world only (shared, it changed every world forked from it, and check's worlds lied).
+        if self.is_value():
+            return self
+        return super().__deepcopy__(memo)
 
 
 class MessageError(ValueError):

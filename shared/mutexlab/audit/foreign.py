@@ -38,7 +38,7 @@ SUBJECTS = {"shiviz": "ShiViz log", "jsonl": "JSON Lines log"}
 
 def detect(path: str | Path) -> str:
     """The format of the log at ``path``, from its first lines: ``shiviz`` when the first is a
-    regex or no JSON (records of a regex); ``jsonl`` when the first event has no ``vc``, or the
+    regex or no JSON (records of a regex; broken JSON, a line starting ``{`` or ``"``, is a trace's); ``jsonl`` when the first event has no ``vc``, or the
     run header says ``"format": "jsonl"`` (``export --format jsonl`` writes it); else ``mutexlab``
     (whose reader names what is wrong with a file that is none of these)."""
     try:
@@ -54,7 +54,9 @@ def detect(path: str | Path) -> str:
             if is_regex_line(text):
                 return "shiviz"
             event = _json(text)
-            if event is None and not text.startswith(("{", "[", '"')):
+            # broken JSON is a trace's (its reader names the line); a `[` that starts no JSON is
+            # a logger's stamp (`[04:00:00.001] rank=0 …`, spdlog's `[info]`): records of a regex
+            if event is None and not text.startswith(("{", '"')):
                 return "shiviz"
     except OSError as exc:
         raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None

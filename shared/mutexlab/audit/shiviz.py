@@ -181,7 +181,11 @@ def _records(
             f"(its \\n plus one), more than {MAX_RECORD_LINES:,} (limits.MAX_RECORD_LINES)"
         )
     pattern = python_regex(js, named or "the log's regex")
-    what = f"the log's regex {js}" if given else f"GoVector's regex {js} (nor a JSON event)"
+    what = (
+        f"the log's regex {js}"
+        if given
+        else f"GoVector's regex {js} (nor a JSON event; records of another layout need --regex)"
+    )
     shape = Layout(source, pattern, span, what, delimiter)
     header: dict | None = None
     started = False

@@ -94,7 +94,8 @@ def freeze(value: Any) -> Any:
     """``value`` as a hashable value that is equal exactly when the state is: lists, deques and
     tuples → tuples, sets → frozensets, dicts → tuples of items (in their order: code may iterate
     them), a Lamport clock → its time, a ``random.Random`` → its state, a dataclass that cannot be
-    hashed (not frozen) → its class's name and every attribute, frozen. Anything else must be
+    hashed (not frozen), or a message holding a list, dict or set → its class's name and every
+    attribute, frozen. Anything else must be
     hashable already."""
     kind = type(value)
     if kind in (list, tuple, deque):
@@ -107,6 +108,8 @@ def freeze(value: Any) -> Any:
         return value.time
     if kind is random.Random:  # a seeded generator of its own: its state, not its identity
         return ("random.Random", value.getstate())
+    if isinstance(value, Message) and not value.is_value():  # a list in it: by value, as a dataclass
+        return (kind.__qualname__, tuple((name, freeze(v)) for name, v in vars(value).items()))
     if isinstance(value, (Enum, Message)) or value is None:
         return value
     try:

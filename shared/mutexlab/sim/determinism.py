@@ -40,11 +40,31 @@ def seeded(seed: int | None, run: Callable[..., Any], *args: Any) -> Any:
         random.setstate(kept)
 
 
-def not_deterministic(who: str, state: Any, what: str) -> str:
-    """The finding's sentence (``what``: "state" or "effects"), the same in every command."""
+def not_deterministic(who: str, state: Any, what: str, proto: Any = None) -> str:
+    """The finding's sentence (``what``: "state" or "effects"), the same in every command; naming
+    ``proto``'s attributes that hold a closure, which every copy of the process shares."""
+    shared = closures(proto) if proto is not None else []
     return (
         f"{who} is not deterministic: one input, taken twice from one state ({state}), gave different "
         f"{what}: a handler reading random numbers, the time or anything outside its process"
+        + (
+            f" (its attribute {', '.join(shared)} holds a function keeping variables of its own, a "
+            "closure every copy of the process shares: keep them in attributes)"
+            if shared
+            else ""
+        )
+    )
+
+
+def closures(proto: Any) -> list[str]:
+    """The attributes of ``proto`` holding a function (or a method) with variables of its own:
+    ``copy.deepcopy`` hands every copy that one function, so what it counts is no process's."""
+    try:
+        attributes = vars(proto).items()
+    except TypeError:
+        return []
+    return sorted(
+        name for name, value in attributes if getattr(getattr(value, "__func__", value), "__closure__", None)
     )
 
 
@@ -99,9 +119,9 @@ def differs(who: str, before: Any, call: Callable[[Any], Any], tries: int = TRIE
             random.seed(seed)
             again = _outcome(copy.deepcopy(before), call, by_value=False)
             if again[0] != first[0]:
-                return not_deterministic(who, before.state, "effects")
+                return not_deterministic(who, before.state, "effects", before)
             if again[1] != first[1] and first[1] is not None and again[1] is not None:
-                return not_deterministic(who, before.state, "state")
+                return not_deterministic(who, before.state, "state", before)
         return None
     finally:
         random.setstate(kept)

@@ -9,13 +9,15 @@ says (one coordinator each, say). ``check`` and ``simulate`` run every node in o
 where they agree, and so does ``run``, whose processes are forked from one.
 
 ``differs`` builds the setup again in two fresh interpreters, each with another hash seed, and
-compares every node's attributes and the file's plain module-level values by value (a set by its
+compares every node's attributes, what its first steps do (its start and the first action that
+schedules, on a copy) and the file's plain module-level values by value (a set by its
 sorted members: only an order is the interpreter's): the first that differs is named. A child
 that cannot tell (it fails, times out, or the options are no JSON) tells nothing: no finding.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import os
@@ -24,7 +26,9 @@ import sys
 from enum import Enum
 from typing import Any
 
+from ..protocol import Schedule, Send
 from ..protocols.registry import FILE_MODULE_PREFIX
+from .determinism import seeded
 
 # Two hash seeds of the fresh interpreters: a set of strings ordered alike by both is ordered
 # alike by nearly every seed; each also differs from a parent run with PYTHONHASHSEED=0.
@@ -82,6 +86,11 @@ def portrait(setup: Any) -> dict[str, str]:
         name = setup.names.get(pid, f"process {pid}")
         for attribute, value in sorted(vars(proto).items()):
             shown[f"{name}'s attribute {attribute}"] = _spelled(value)
+    for pid in sorted(setup.protocols):  # what each process's first steps do, on a copy
+        name = setup.names.get(pid, f"process {pid}")
+        shown[f"what {name}'s first steps (its start and the action it schedules) do"] = _first_steps(
+            setup.protocols[pid]
+        )
     module = (
         sys.modules.get(type(setup.protocols[min(setup.protocols)]).__module__) if setup.protocols else None
     )
@@ -89,6 +98,24 @@ def portrait(setup: Any) -> dict[str, str]:
         if not key.startswith("_") and isinstance(value, PLAIN):
             shown[f"the module's {key}"] = _spelled(value)
     return shown
+
+
+def _first_steps(proto: Any) -> str:
+    """A copy of ``proto`` started, then taking the first local action its start schedules: its
+    effects (a message by its JSON) and its attributes after, spelled; what it raised, by type. A
+    handler reading the order of a set of strings at its first request differs here."""
+    try:
+        twin = copy.deepcopy(proto)
+        # the module `random` seeded, as check's probes seed it: a handler drawing from it is the
+        # determinism probe's finding, with a path, not this one
+        effects = list(seeded(0, twin.start))
+        action = next((e.action for e in effects if type(e) is Schedule), None)
+        if action is not None:
+            effects += list(seeded(0, twin.on_local, action))
+        done = [f"Send({e.to}, {e.msg.model_dump_json()})" if type(e) is Send else repr(e) for e in effects]
+        return _spelled(done) + " → " + _spelled(vars(twin))
+    except Exception as exc:  # noqa: BLE001 - the algorithm's error: the same in every interpreter
+        return f"raised {type(exc).__name__}"
 
 
 def _start(named: str, processes: int, options: dict[str, Any], seed: int, seed_env: str) -> Any:
@@ -140,6 +167,14 @@ def _clip(text: str) -> str:
     return text if len(text) <= SHOWN else text[:SHOWN] + "…"
 
 
+def _from_difference(one: str, other: str) -> tuple[str, str]:
+    """Both texts from a little before where they first differ, each clipped: the difference shown."""
+    at = next((i for i, (a, b) in enumerate(zip(one, other)) if a != b), min(len(one), len(other)))
+    start = max(0, at - 20)
+    lead = "…" if start else ""
+    return lead + _clip(one[start:]), lead + _clip(other[start:])
+
+
 def differs(named: str, processes: int, options: dict[str, Any], seed: int, setup: Any) -> str | None:
     """Why the solution ``named`` (a file or module: not a built-in) builds processes that depend
     on the interpreter — the first node attribute or module value that differs between this one
@@ -160,10 +195,12 @@ def differs(named: str, processes: int, options: dict[str, Any], seed: int, setu
                     if other is not None and other.poll() is None:
                         other.kill()
                         other.wait()
+                mine, theirs = _from_difference(value, there[key])
                 return (
-                    f"{key} is {_clip(value)} in this interpreter and {_clip(there[key])} in a fresh one "
+                    f"{key} is {mine} in this interpreter and {theirs} in a fresh one "
                     f"(PYTHONHASHSEED={seed_env}): the file builds other processes in each interpreter, and "
                     "over RabbitMQ every process loads it in its own — the order of a set of strings (or of a "
                     "dict built from one), random numbers or the time read while it loads or builds its nodes"
+                    + (" or takes their first steps" if "first steps" in key else "")
                 )
     return None

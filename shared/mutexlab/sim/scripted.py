@@ -27,6 +27,7 @@ finished is a deadlock — the same findings ``mutexlab check`` reports.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import deque
 from collections.abc import Callable
@@ -218,8 +219,8 @@ class ScriptedRun(Driver):
             link, index = self.links.get((step.frm, step.to)), getattr(step, "index", 0)
             if not link or index >= len(link):
                 return None
-            pid, msg = step.to, link[index][0]
-            call = lambda p: p.on_message(msg)  # noqa: E731
+            pid, msg = step.to, copy.deepcopy(link[index][0])  # as it is before the step changes it
+            call = lambda p: p.on_message(copy.deepcopy(msg))  # noqa: E731 - each copy its own
         else:
             return None
         proto = self.protocols.get(pid)

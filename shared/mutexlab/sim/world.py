@@ -185,7 +185,7 @@ class WorldModel:
         if mid is None:  # received as it comes off a wire: decoded from its JSON, an int key a string
             mid = self.msg_ids[key] = len(self.messages)
             self.messages.append(self.setup.codec.received(msg, key[1]))
-        self._msg_by_obj[id(msg)] = (msg, mid)
+        self._msg_by_obj.update({id(msg): (msg, mid)} if msg.is_value() else ())  # a list can change
         return mid
 
     def action_id(self, action: str) -> int:
@@ -248,7 +248,7 @@ class WorldModel:
             except Exception as exc:  # noqa: BLE001 - the algorithm's snapshot: an error naming it
                 raise unkeepable(twin, exc) from exc
             who, what = self.names[self.pids[i]], "state" if same else "effects"
-            return not_deterministic(who, proto.state, what)
+            return not_deterministic(who, proto.state, what, proto)
         return None  # the same on every copy
 
     def transition(self, sid: int, code: int) -> Transition:
@@ -265,8 +265,8 @@ class WorldModel:
                     if again not in got.schedules:
                         got = got._replace(schedules=got.schedules + (again,))
             else:
-                msg = self.messages[code >> 1]
-                got = self.run_input(self.owner[sid], proto, lambda p: p.on_message(msg))
+                msg = self.messages[code >> 1]  # one that can change: each world's copy its own
+                got = self.run_input(self.owner[sid], proto, lambda p: p.on_message(copy.deepcopy(msg)))
             table[code] = got
         return got
 
