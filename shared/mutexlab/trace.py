@@ -315,13 +315,20 @@ def check_event(event: Any, first: bool = False) -> str | None:
     return None
 
 
-def parse_events(lines: Iterable[str | bytes] | IO[bytes], source: str = "trace") -> Iterator[dict[str, Any]]:
+def parse_events(
+    lines: Iterable[str | bytes] | IO[bytes], source: str = "trace", cut: list[str] | None = None
+) -> Iterator[dict[str, Any]]:
     """Parse JSON Lines (text or UTF-8 bytes); blank lines are skipped; the first event must be the
     ``run`` header; anything wrong raises TraceError naming ``source`` and the line. From a binary
-    file, a line is read with at most ``limits.MAX_LINE`` bytes held (a longer one is refused)."""
+    file, a line is read with at most ``limits.MAX_LINE`` bytes held (a longer one is refused).
+    ``cut`` (a list): a last line cut mid-write (``cut_off``) ends the events instead, the sentence
+    naming it appended to ``cut``; a bad line with a newline after it is refused all the same."""
     first, header = True, 0
     numbered = enumerate(bounded_lines(lines, source) if hasattr(lines, "readline") else lines, 1)
     for number, line in numbered:
+        if cut is not None and not first and cut_off(line):
+            cut.append(f"line {number}, the last, is cut off mid-write (no newline ends it, no whole event)")
+            return
         if isinstance(line, bytes):
             line = decode_line(line, source, number)
         if not line.strip():
@@ -345,6 +352,28 @@ def parse_events(lines: Iterable[str | bytes] | IO[bytes], source: str = "trace"
         first = False
         event["_line"] = number
         yield event
+
+
+def cut_off(line: str | bytes) -> bool:
+    """Whether ``line`` is the end of a file whose writer stopped mid-line: no newline ends it
+    (only a file's last line can lack one), and it is the start of a JSON object that stops
+    before its end (or of a UTF-8 character cut in two). A whole last line without its newline,
+    or one that is no object's start, is no cut: it is read, or refused, as any other."""
+    if not isinstance(line, bytes) or line.endswith(b"\n"):
+        return False
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.reason == "unexpected end of data"
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return exc.msg != "Extra data"  # an object cut before its end, not one with more after it
+    except (ValueError, RecursionError):  # whole, but refused by the reader: not a cut
+        return False
+    return False
 
 
 def bounded_lines(handle: Any, source: str, kind: str = "a trace line") -> Iterator[bytes]:
