@@ -9,6 +9,7 @@ algorithm and its parameters, so ``mutexlab verify`` knows the capacities to che
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -167,16 +168,25 @@ class TraceWriter:
         if self.sink is not None:
             self.sink(event)
 
-    def close(self) -> None:
+    def close(self, ended: bool = False) -> None:
+        """Close the file; ``ended``: the run it records ended (not stopped by an exception or an
+        interrupt), so the file holds its whole trace: its path is noted in ``ENDED``."""
         if self._file is not None:
+            if ended:
+                ENDED.add(os.path.abspath(self._file.name))
             self._file.close()
             self._file = None
 
     def __enter__(self) -> TraceWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: object, *exc: object) -> None:
+        self.close(ended=kind is None)
+
+
+# The trace files this process wrote whole (``TraceWriter.close(ended=True)``), by absolute path:
+# what an interrupt that came afterwards may call the whole run's (``commands.common.cut_short``).
+ENDED: set[str] = set()
 
 
 REQUIRED = ("event", "pid")
