@@ -15,10 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "shared"), str(ROOT)])}
 # A check that runs for minutes: every interrupt below comes while it starts or runs.
 LONG = ["check", "mutex", "-a", "lamport", "-N", "3", "--requests", "3"]
-# The child says "go" once the interpreter's own start-up is over (site, before any code of
-# mutexlab: a signal there is the interpreter's), then runs ``python -m mutexlab`` as runpy does.
+# The child says "go" once the interpreter's own start-up is over (site, runpy, the package's
+# two-line ``__init__``: no code of mutexlab's commands yet, and a signal there is the
+# interpreter's), then runs ``python -m mutexlab`` as runpy does.
 STARTER = (
-    "import runpy, sys\n"
+    "import runpy, sys, mutexlab\n"
     "sys.stderr.write('go\\n'); sys.stderr.flush()\n"
     "sys.argv = ['mutexlab', *sys.argv[1:]]\n"
     "runpy.run_module('mutexlab', run_name='__main__', alter_sys=True)\n"
@@ -49,7 +50,7 @@ def interrupted_after(delay: float, argv: list[str]) -> tuple[int, str]:
 
 def test_ctrl_c_while_a_command_starts_is_one_line_and_130():
     # before: a KeyboardInterrupt traceback through the imports (cli → protocols → problems), exit -2
-    for delay in (0.0, 0.05, 0.15, 0.4, 0.9):
+    for delay in (0.1, 0.25, 0.5, 1.0):  # from "go": past the few lines before the guard
         code, err = interrupted_after(delay, LONG)
         assert (code, err) == (130, "interrupted\n"), (delay, code, err[-1500:])
 
