@@ -13,9 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_monitor_cut import RUN, WHOLE, ev, lost_after
 
 from mutexlab.audit.foreign import verify_log
+from mutexlab.trace import TraceError
 
 
 def written(tmp_path: Path, events: list[dict], tail: bytes = b"") -> Path:
@@ -81,3 +83,17 @@ def test_a_bad_line_in_the_middle_or_ended_by_its_newline_is_unreadable(tmp_path
             [sys.executable, "-m", "mutexlab", "verify", str(path)], capture_output=True, text=True
         )
         assert done.returncode == 2 and "not JSON" in done.stderr, done.stdout + done.stderr
+
+
+def test_a_clock_free_logs_last_line_cut_mid_write_is_incomplete_too(tmp_path):
+    lines = [json.dumps({k: v for k, v in e.items() if k != "vc"}) for e in WHOLE]
+    lines[0] = json.dumps({**RUN, "format": "jsonl"})
+    path = tmp_path / "cut.log"
+    path.write_text("\n".join(lines) + '\n{"event":"enter","pid":"node-1","reso')
+    verdict = verify_log(path)
+    assert verdict.exit_code == 3 and [v.rule for v in verdict.violations] == ["line-cut-off"], (
+        verdict.render()
+    )
+    path.write_text("\n".join(lines[:5]) + '\n{"event":"ent\n' + "\n".join(lines[5:]) + "\n")
+    with pytest.raises(TraceError, match="cut.log:6: not JSON"):
+        verify_log(path)

@@ -337,7 +337,7 @@ def parse_events(
     numbered = enumerate(bounded_lines(lines, source) if hasattr(lines, "readline") else lines, 1)
     for number, line in numbered:
         if cut is not None and not first and cut_off(line):
-            cut.append(f"line {number}, the last, is cut off mid-write (no newline ends it, no whole event)")
+            cut.append(cut_sentence(number))
             return
         if isinstance(line, bytes):
             line = decode_line(line, source, number)
@@ -362,6 +362,11 @@ def parse_events(
         first = False
         event["_line"] = number
         yield event
+
+
+def cut_sentence(number: int) -> str:
+    """What a last line cut mid-write (``cut_off``) is called in the verdict."""
+    return f"line {number}, the last, is cut off mid-write (no newline ends it, no whole event)"
 
 
 def cut_off(line: str | bytes) -> bool:

@@ -268,11 +268,14 @@ class _Read:
         names = {p for vc in self.latest.values() for p in vc}
         last = [{"pid": p, "vc": vc} for p, vc in self.latest.items()]
         verdict.violations = excuse(verdict.violations, proven_cut(last, names))
-        verdict.violations += [
-            Violation("line-cut-off", f"{line}: the log ends early, what that line held is not judged")
-            for line in self.cut
-        ]
+        verdict.violations += [line_cut_off(line) for line in self.cut]
         return verdict
+
+
+def line_cut_off(sentence: str) -> Violation:
+    """The undecided finding of a log's last line cut mid-write (``trace.cut_off``), ``sentence``
+    naming it."""
+    return Violation("line-cut-off", f"{sentence}: the log ends early, what that line held is not judged")
 
 
 def feed_events(audit, events: Iterable[dict], path: str | Path, see: Callable[[dict], None] | None = None):
