@@ -34,6 +34,8 @@ for line in sys.stdin:
             out.append({'type': 'send', 'to': 2.0, 'body': {}})
     elif kind == 'release':
         out.append({'type': 'exit', 'resource': 'cs', **({'units': '1'} if how == 'string-units' else {})})
+    if how == 'bom':  # a UTF-8 byte order mark before its first line, as some writers put
+        sys.stdout.write('\ufeff'); how = ''
     for o in out:
         print(json.dumps(o))
     end = '\\n\\n' if how == 'blank' else '\\r' if how == 'cr' else '\\n'
@@ -107,6 +109,8 @@ def test_a_line_left_without_its_newline_is_named(cli, tmp_path):
         ("banner", "a line that is not JSON (standard output carries protocol lines only"),
         ("string-id", 'a send to "2" (a string: an id is a JSON number); its peers are [2, 3]'),
         ("float-id", "a send to 2.0 (written with a fraction or an exponent: an id is a whole number, as 2)"),
+        # before: skipped silently (json.loads of bytes drops it), on any line
+        ("bom", "a line that starts with a UTF-8 byte order mark (bytes EF BB BF)"),
     ],
 )
 def test_a_bad_line_says_what_was_expected(cli, tmp_path, how, words):

@@ -78,6 +78,15 @@ def test_simulate_and_verify_catch_the_planted_elf(rule, cls, tmp_path, cli):
     assert audited(town(planted.Elf), 0).verdict.ok
 
 
+def test_the_checked_line_names_going_home_holding_which_verify_checks(tmp_path, cli):
+    """The verdict lists the checks that ran: ``went-home-holding`` runs, so its line is named."""
+    path = tmp_path / "t.jsonl"
+    audited(town(planted.KeepsItsPins), 0, path=path)
+    ran = cli("verify", str(path))
+    checked = next(line for line in ran.stdout.splitlines() if line.startswith("checked: "))
+    assert "[went-home-holding]" in ran.stdout and "went-home-holding" in checked, ran.stdout
+
+
 @pytest.mark.parametrize("plan", [True, False], ids=["with-plan", "plan-reported"])
 @pytest.mark.parametrize(
     "hamsters", [3, "1-2", {"min": 1}, [1, "5"], [1, 2, 3], ["x" * 500], [5, 1], [0, 3], [-2, 4]]

@@ -96,3 +96,39 @@ def test_a_misspelt_flag_is_answered_with_the_flag_meant(capsys):
         cli.main(["check", "mutex", "-N", "2", "--pins", "2"])
     err = capsys.readouterr().err
     assert "unrecognized arguments: --pins" in err and "did you mean" not in err, err
+
+
+def test_an_interrupt_after_the_trace_was_written_whole_says_so(tmp_path, monkeypatch, capsys):
+    """Ctrl-C after the run ended and its trace closed (here: during the audit that follows): the
+    file is the whole run's, and `verify` may well call it SAFE. Before, the message called it cut
+    short and "never SAFE" — untrue in that window."""
+    from mutexlab import runs
+
+    def interrupted(events):
+        raise KeyboardInterrupt
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(runs, "verify_events", interrupted)
+    assert cli.main(["simulate", "mutex", "-a", "lamport", "-N", "3", "--trace", "t.jsonl"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted; t.jsonl holds the whole trace: the run ended before the interrupt" in err, err
+    monkeypatch.undo()
+    assert cli.main(["verify", str(tmp_path / "t.jsonl")]) == 0, capsys.readouterr()
+
+
+def test_a_trace_cut_short_is_never_promised_a_verdict_it_may_not_get(tmp_path):
+    """A prefix can read SAFE (Lamport's last RELEASE receipts lost after everyone was served), so
+    a cut-short trace is only said to be no whole run's, never "never SAFE"."""
+    from mutexlab.audit import verify_events
+    from mutexlab.trace import read_trace
+
+    path = tmp_path / "t.jsonl"
+    assert (
+        cli.main(["simulate", "mutex", "-a", "lamport", "-N", "3", "--seed", "1", "--trace", str(path)]) == 0
+    )
+    events = read_trace(path)
+    assert verify_events(events[:-2]).status == "SAFE"  # cut before its last two receipts
+    cut = tmp_path / "cut.jsonl"  # as an interrupt leaves it: a file no run here closed whole
+    cut.write_text("".join(line + "\n" for line in path.read_text().splitlines()[:-2]))
+    said = cli.left_behind(type("Args", (), {"command": "simulate", "trace": str(cut)})(), since=0)
+    assert "cut short: it may lack the run's last events" in said and "never SAFE" not in said, said

@@ -35,8 +35,21 @@ IDLE = f"{sys.executable} -c pass"  # never started: every case is refused befor
         # before: "(options: requests, initial_clocks, k)", requests itself refused as an option
         (
             ["test", "kmutex", "--node", IDLE, "-o", "K=2"],
-            "takes no option K (options: initial_clocks, k); 'K': did you mean 'k'?",
+            "takes no option K (options: k); 'K': did you mean 'k'?",
         ),
+        # before: accepted (and passed to the program), undocumented
+        (
+            ["test", "mutex", "--node", IDLE, "-o", 'initial_clocks={"1": 5}'],
+            "mutex takes no option initial_clocks for a program: it sets the Lamport clocks of",
+        ),
+        # before: "unrecognized arguments: -a x.py", nothing about --node
+        (
+            ["test", "mutex", "-a", "x.py"],
+            "-a is no flag of test: it tests a program, not an algorithm — write "
+            "`mutexlab test mutex --node 'python3 x.py'`",
+        ),
+        (["test", "-a", "x.py"], "`mutexlab test PROBLEM --node 'python3 x.py'` (docs/test-any-program.md)"),
+        (["test", "mutex", "--algorithm=./ra"], "write `mutexlab test mutex --node './ra'`"),
         # before: "does not take option(s) K (it takes: initial_clocks, k, requests)", no k meant
         (
             ["simulate", "kmutex", "-a", KMUTEX, "-N", "3", "-o", "K=2"],

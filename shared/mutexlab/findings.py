@@ -47,7 +47,7 @@ PROGRESS_RULES = frozenset(
         "workload-short",
     }
 )
-UNDECIDED_RULES = frozenset({"audit-incomplete", "algorithm-unknown", "no-entries"})
+UNDECIDED_RULES = frozenset({"audit-incomplete", "algorithm-unknown", "no-entries", "line-cut-off"})
 
 
 CORE_RULES = {

@@ -82,6 +82,7 @@ def run_measured(
         simulation.progress = progress
         simulation.watch = watch
         result = simulation.run()
+        trace.close(ended=True)
     finally:
         trace.close()
     events = numbered(trace.kept)

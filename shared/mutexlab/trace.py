@@ -9,6 +9,7 @@ algorithm and its parameters, so ``mutexlab verify`` knows the capacities to che
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -167,16 +168,25 @@ class TraceWriter:
         if self.sink is not None:
             self.sink(event)
 
-    def close(self) -> None:
+    def close(self, ended: bool = False) -> None:
+        """Close the file; ``ended``: the run it records ended (not stopped by an exception or an
+        interrupt), so the file holds its whole trace: its path is noted in ``ENDED``."""
         if self._file is not None:
+            if ended:
+                ENDED.add(os.path.abspath(self._file.name))
             self._file.close()
             self._file = None
 
     def __enter__(self) -> TraceWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: object, *exc: object) -> None:
+        self.close(ended=kind is None)
+
+
+# The trace files this process wrote whole (``TraceWriter.close(ended=True)``), by absolute path:
+# what an interrupt that came afterwards may call the whole run's (``commands.common.cut_short``).
+ENDED: set[str] = set()
 
 
 REQUIRED = ("event", "pid")
@@ -315,13 +325,20 @@ def check_event(event: Any, first: bool = False) -> str | None:
     return None
 
 
-def parse_events(lines: Iterable[str | bytes] | IO[bytes], source: str = "trace") -> Iterator[dict[str, Any]]:
+def parse_events(
+    lines: Iterable[str | bytes] | IO[bytes], source: str = "trace", cut: list[str] | None = None
+) -> Iterator[dict[str, Any]]:
     """Parse JSON Lines (text or UTF-8 bytes); blank lines are skipped; the first event must be the
     ``run`` header; anything wrong raises TraceError naming ``source`` and the line. From a binary
-    file, a line is read with at most ``limits.MAX_LINE`` bytes held (a longer one is refused)."""
+    file, a line is read with at most ``limits.MAX_LINE`` bytes held (a longer one is refused).
+    ``cut`` (a list): a last line cut mid-write (``cut_off``) ends the events instead, the sentence
+    naming it appended to ``cut``; a bad line with a newline after it is refused all the same."""
     first, header = True, 0
     numbered = enumerate(bounded_lines(lines, source) if hasattr(lines, "readline") else lines, 1)
     for number, line in numbered:
+        if cut is not None and not first and cut_off(line):
+            cut.append(cut_sentence(number))
+            return
         if isinstance(line, bytes):
             line = decode_line(line, source, number)
         if not line.strip():
@@ -345,6 +362,33 @@ def parse_events(lines: Iterable[str | bytes] | IO[bytes], source: str = "trace"
         first = False
         event["_line"] = number
         yield event
+
+
+def cut_sentence(number: int) -> str:
+    """What a last line cut mid-write (``cut_off``) is called in the verdict."""
+    return f"line {number}, the last, is cut off mid-write (no newline ends it, no whole event)"
+
+
+def cut_off(line: str | bytes) -> bool:
+    """Whether ``line`` is the end of a file whose writer stopped mid-line: no newline ends it
+    (only a file's last line can lack one), and it is the start of a JSON object that stops
+    before its end (or of a UTF-8 character cut in two). A whole last line without its newline,
+    or one that is no object's start, is no cut: it is read, or refused, as any other."""
+    if not isinstance(line, bytes) or line.endswith(b"\n"):
+        return False
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.reason == "unexpected end of data"
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return exc.msg != "Extra data"  # an object cut before its end, not one with more after it
+    except (ValueError, RecursionError):  # whole, but refused by the reader: not a cut
+        return False
+    return False
 
 
 def bounded_lines(handle: Any, source: str, kind: str = "a trace line") -> Iterator[bytes]:

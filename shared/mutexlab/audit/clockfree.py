@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from .. import limits
-from ..trace import REQUIRED, TraceError, bounded_lines, check_event, decode_line
+from ..trace import REQUIRED, TraceError, bounded_lines, check_event, cut_off, cut_sentence, decode_line
 from .shiviz import run_header
 
 _MESSAGE_KINDS = ("send", "recv")
@@ -129,14 +129,18 @@ def _copy(event: dict) -> bool:
 
 
 def read_clockfree(
-    handle: IO[bytes], source: str, capacities: dict[str, int] | None = None
+    handle: IO[bytes], source: str, capacities: dict[str, int] | None = None, cut: list[str] | None = None
 ) -> Iterator[dict]:
     """The events of a clock-free JSON Lines log with their derived clocks, the run header first
     (the log's own, or one naming no algorithm: ``shiviz.run_header``). TraceError naming ``source``
-    and the line for anything unreadable."""
+    and the line for anything unreadable. ``cut`` as in ``trace.parse_events``: a last line cut
+    mid-write ends the events, named there."""
     deriver = _Deriver(source)
     started = False
     for number, raw in enumerate(bounded_lines(handle, source, "a line"), 1):
+        if cut is not None and started and cut_off(raw):
+            cut.append(cut_sentence(number))
+            break
         line = decode_line(raw, source, number)
         if not line.strip():
             continue

@@ -15,6 +15,12 @@ process whose trace the clocks do not prove short (one stopped while holding, wi
 after its ``enter``), nor a finding none of whose events knows the lost part (two holders, neither
 enter knowing the cut one's lost events: its exit cannot come before the other's enter), which is
 still judged.
+
+One rule for ``run`` and ``verify``; only the suspects differ. The monitor knows which participants
+sent no final status and suspects those alone (one that did had every batch heard: a trace short
+of it is a finding). ``mutexlab verify`` has the trace alone, which cannot tell who was stopped:
+every process is a suspect (``verdict.verify_file``), so what is only missing is never called a
+violation, while an overlap proven among the events present still is.
 """
 
 from __future__ import annotations
@@ -74,6 +80,6 @@ def _excused(v: Violation, cut: Mapping[str, tuple[int, int]]) -> Violation:
     return Violation(
         "audit-incomplete",
         f"not judged ({v.rule}: {v.message}): the trace of {', '.join(involved)} is cut short — "
-        f"{why} (stopped or killed before its last trace batch reached the monitor)",
+        f"{why} (its last events are missing: stopped or killed before they reached the trace)",
         v.events,
     )

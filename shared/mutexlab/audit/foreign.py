@@ -29,7 +29,7 @@ from .exclusive import InexactStream
 from .merge import Stalled, merged
 from .shiviz import is_regex_line, read_shiviz
 from .stream import StreamAudit
-from .verdict import Verdict, feed_events, verify_file
+from .verdict import Verdict, feed_events, line_cut_off, verify_file
 from .workload import Workload
 
 FORMATS = ("auto", "mutexlab", "shiviz", "jsonl")
@@ -80,14 +80,16 @@ def read_log(
     capacities: dict[str, int] | None = None,
     regex: str | None = None,
     bounded: bool = False,
+    cut: list[str] | None = None,
 ) -> Iterator[dict]:
     """The events of a foreign log (``shiviz`` or ``jsonl``), the run header first. ``bounded``: what
-    a causal order lets it forget is forgotten (``InexactStream`` when the order is not causal)."""
+    a causal order lets it forget is forgotten (``InexactStream`` when the order is not causal).
+    ``cut`` (``jsonl``): a last line cut mid-write ends the events, named there."""
     with open(path, "rb") as handle:
         if fmt == "shiviz":
             yield from read_shiviz(handle, str(path), capacities, regex, prune=bounded)
         elif fmt == "jsonl":
-            yield from read_clockfree(handle, str(path), capacities)
+            yield from read_clockfree(handle, str(path), capacities, cut)
         else:
             raise ValueError(f"not a foreign format: {fmt}")
 
@@ -137,11 +139,13 @@ def _verify_log(
     if regex is not None and fmt != "shiviz":
         raise TraceError(f"{path}: --regex is for ShiViz logs, not {fmt}")
     workload = Workload(expected, str(path))
+    cut: list[str] = []  # a clock-free log's last line cut mid-write
 
     def fed(audit: StreamAudit) -> StreamAudit:
         see = seer() if seer is not None else None
         workload.restart()
-        events = read_log(path, fmt, capacities, regex, audit.bounded)
+        cut.clear()
+        events = read_log(path, fmt, capacities, regex, audit.bounded, cut)
         return feed_events(audit, workload.counted(events), path, see)
 
     try:
@@ -151,7 +155,9 @@ def _verify_log(
         if found is not None:
             return found
         audit = fed(StreamAudit())
-    return _judged(audit, path, fmt, workload)
+    verdict = _judged(audit, path, fmt, workload)
+    verdict.violations += [line_cut_off(line) for line in cut]
+    return verdict
 
 
 def _judged(audit: StreamAudit, path: str | Path, fmt: str, workload: Workload) -> Verdict:

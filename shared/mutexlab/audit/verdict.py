@@ -32,6 +32,7 @@ from ..trace import TraceError, parse_events
 from . import generic
 from .capacity import check_capacities
 from .clocks import consistent
+from .cut import excuse, proven_cut
 from .integrity import KINDS as INTEGRITY_KINDS
 from .integrity import Integrity
 from .rules import joined, problem_checks
@@ -234,14 +235,47 @@ def decide(
     return verdict
 
 
-def _fed(path: str | Path, audit, see: Callable[[dict], None] | None = None):
-    """``audit`` fed the trace file at ``path``, line by line; ``see`` is shown each event after it."""
+def _fed(path: str | Path, audit, see: Callable[[dict], None] | None = None, read: _Read | None = None):
+    """``audit`` fed the trace file at ``path``, line by line; ``see`` is shown each event after it;
+    ``read`` learns each process's latest clock and a last line cut mid-write."""
+    read = read if read is not None else _Read()
 
     def events() -> Iterator[dict]:
+        latest = read.latest
         with open(path, "rb") as handle:
-            yield from consistent(parse_events(handle, str(path)), str(path))
+            for event in consistent(parse_events(handle, str(path), read.cut), str(path)):
+                vc = event.get("vc")
+                if isinstance(vc, dict):
+                    latest[event["pid"]] = vc
+                yield event
 
     return feed_events(audit, events(), path, see)
+
+
+class _Read:
+    """What a pass over a trace file learnt besides its events: each process's latest clock (the
+    clocks only grow: what it knows of every process) and the sentence naming a last line cut
+    mid-write, if one was."""
+
+    def __init__(self) -> None:
+        self.latest: dict[str, dict] = {}
+        self.cut: list[str] = []
+
+    def judged(self, verdict: Verdict) -> Verdict:
+        """``verdict`` with what the file alone proves missing made undecided (``cut.excuse``:
+        the processes whose events others' clocks know beyond their own last one, all of them
+        suspects, as no final status tells them apart here), and the cut line named."""
+        names = {p for vc in self.latest.values() for p in vc}
+        last = [{"pid": p, "vc": vc} for p, vc in self.latest.items()]
+        verdict.violations = excuse(verdict.violations, proven_cut(last, names))
+        verdict.violations += [line_cut_off(line) for line in self.cut]
+        return verdict
+
+
+def line_cut_off(sentence: str) -> Violation:
+    """The undecided finding of a log's last line cut mid-write (``trace.cut_off``), ``sentence``
+    naming it."""
+    return Violation("line-cut-off", f"{sentence}: the log ends early, what that line held is not judged")
 
 
 def feed_events(audit, events: Iterable[dict], path: str | Path, see: Callable[[dict], None] | None = None):
@@ -269,13 +303,15 @@ def verify_file(path: str | Path, seer: Callable[[], Callable[[dict], None]] | N
     from .exclusive import InexactStream
     from .stream import StreamAudit
 
+    read = _Read()
     try:
-        audit = _fed(path, StreamAudit(bounded=True), seer and seer())
+        audit = _fed(path, StreamAudit(bounded=True), seer and seer(), read)
     except InexactStream:  # not in a causal order, or a process heard of late: keep every interval
-        audit = _fed(path, StreamAudit(), seer and seer())
+        read = _Read()
+        audit = _fed(path, StreamAudit(), seer and seer(), read)
     if audit.run is None:
         raise TraceError(f"{path}: the trace is empty (no events)")
     try:
-        return audit.verdict()
+        return read.judged(audit.verdict())
     except TraceError as exc:  # an event the audit cannot use: "line N: ..." gets the file's name
         raise TraceError(f"{path}: {exc}") from None

@@ -74,16 +74,27 @@ port_number = count(0, 65535)  # 0: a free one
 
 def cut_short(path: str | None, since: float) -> str:
     """The sentence naming ``path``, the trace a command was writing when Ctrl-C or a signal
-    stopped it, so that nobody takes it for a whole run; "" when there is none or it is older than
-    ``since`` (a ``time.time()``: the stop came before the run opened it)."""
+    stopped it, so that nobody takes it for more than it is; "" when there is none or it is older
+    than ``since`` (a ``time.time()``: the stop came before the run opened it).
+
+    True in every window: a file this process closed with its run ended (``trace.ENDED``) holds
+    the whole trace; any other may lack the run's last events — and a prefix can read SAFE (the
+    last receipts of a run that served everyone), so it is never promised to be judged otherwise:
+    it is only said to be no whole run's."""
     try:
         written = path is not None and os.stat(path).st_mtime >= since
     except OSError:
         return ""
+    if not written:
+        return ""
+    assert path is not None
+    from ..trace import ENDED  # imported by whoever wrote a trace; not at start-up
+
+    if os.path.abspath(path) in ENDED:
+        return f"{path} holds the whole trace: the run ended before the interrupt"
     return (
-        f"{path} holds the trace up to the interrupt, cut short (`mutexlab verify {path}`: never SAFE)"
-        if written
-        else ""
+        f"{path} holds the trace up to the interrupt, cut short: it may lack the run's last events "
+        f"(`mutexlab verify {path}` judges what it holds, not the whole run)"
     )
 
 

@@ -332,6 +332,37 @@ def as_workload(args, unknown: list[str]) -> str:
     return ""
 
 
+def as_program(args, unknown: list[str]) -> str:
+    """``test -a FILE``: ``test`` runs a program, it takes no algorithm: said so, with what to
+    write instead (``--node CMD``; ``check -a FILE`` for an algorithm's Python file); then
+    ``as_option``'s word on a problem's own flags."""
+    from ..director.problem import choices
+
+    said = as_option(args, unknown)
+    for at, token in enumerate(unknown):
+        name, _, value = token.partition("=")
+        glued = name.startswith("-a") and not name.startswith("-a-") and len(name) > 2  # -aFILE
+        if name not in ("-a", "--algorithm") and not glued:
+            continue
+        value = name[2:] if glued else value
+        problem = getattr(args, "problem", None)
+        named = problem if problem in choices() else None  # `test -a FILE`: FILE taken for it
+        if not value:
+            value = unknown[at + 1] if at + 1 < len(unknown) else str(problem or "" if named is None else "")
+        file = str(value or "FILE")
+        command = f"python3 {file}" if file.endswith(".py") else file
+        said += (
+            f"; {'-a' if glued else name} is no flag of test: it tests a program, not an algorithm — "
+            f"write `mutexlab test {named or 'PROBLEM'} --node '{command}'` (docs/test-any-program.md)"
+        )
+        if file.endswith(".py"):
+            said += (
+                f"; an algorithm in Python is checked with `mutexlab check {named or 'PROBLEM'} -a {file}`"
+            )
+        break
+    return said
+
+
 def _workload(family: Flags) -> str | None:
     problem = registry.presented(family)
     return None if problem is None else problem.endless

@@ -158,6 +158,8 @@ def _streamed(args, run: Simulated, config: SimConfig, messages: float, allowanc
             simulation.progress = progress
             simulation.watch = growth_watch(allowance)
             result = simulation.run()
+            if trace is not None:
+                trace.close(ended=True)
     finally:
         if trace is not None:
             trace.close()
@@ -182,6 +184,7 @@ def _kept(args, run: Simulated, config: SimConfig, messages: float, allowance: i
             simulation.progress = progress
             simulation.watch = growth_watch(allowance)
             result = simulation.run()
+            trace.close(ended=True)
     except ProtocolError as exc:
         if not args.flags.partial:
             raise

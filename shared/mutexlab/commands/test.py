@@ -23,7 +23,7 @@ from ..words import count
 from . import mpitest
 from .common import add_json_argument, fail, print_json, real
 from .common import count as whole
-from .flags import as_option, parse_options
+from .flags import as_program, parse_options
 from .registry import Command
 from .reporting import write_report_if_asked
 
@@ -33,7 +33,7 @@ MAX_SECONDS = 86_400  # --time and --timeout: a day at most
 
 
 def arguments(p) -> None:
-    p.set_defaults(unknown_hint=as_option)
+    p.set_defaults(unknown_hint=as_program)
     p.add_argument(
         "problem", metavar="PROBLEM", help="the problem the program solves: " + ", ".join(problems.choices())
     )

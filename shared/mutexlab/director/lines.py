@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..limits import InputError, loads, loads_shallow
+from ..limits import BOM, InputError, loads, loads_shallow
 
 MAX_LINE = 65_536  # bytes of one line a node writes, newline excluded
 MAX_OUTPUTS = 1_000  # lines a node may write in answer to one input (a flood beyond)
@@ -76,6 +76,11 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
     def fault(why: str) -> NodeFault:
         return NodeFault("garbage", node, f"node {node} wrote {why}", shorten(raw))
 
+    if raw.startswith(BOM):  # json.loads of bytes would skip it silently, on any line
+        raise fault(
+            "a line that starts with a UTF-8 byte order mark (bytes EF BB BF): JSON sent over a "
+            "stream carries none (RFC 8259, 8.1); write UTF-8 without it"
+        )
     try:  # nesting is checked (limits.loads) only where it could be deep: 64 brackets or more
         line = loads(raw) if raw.count(b"[") + raw.count(b"{") >= 64 else loads_shallow(raw)
     except InputError as exc:  # NaN, Infinity (Python's json writes them), too deep: JSON has none

@@ -27,6 +27,7 @@ MAX_NODES = 100  # processes one test starts at once
 # The option saying that the program's role draws its workload itself (``Problem.reported``):
 # set by ``test --mpi`` (an MPI program never sees ``init``), kept in a scenario's options.
 DRAWN_BY_PROGRAM = "drawn_by_program"
+CLOCKS = "initial_clocks"  # the built-in algorithms' option no program takes (refused: make_problem)
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,12 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
         raise ConfigError(f"unknown problem {name!r}; test takes {', '.join(choices())}")
     if not 1 <= nodes <= MAX_NODES or requests < 0:
         raise ConfigError(f"--nodes must be 1 to {MAX_NODES} and --requests at least 0")
+    if CLOCKS in options:  # the built-in algorithms' option: a program keeps its own clocks
+        raise ConfigError(
+            f"{name} takes no option {CLOCKS} for a program: it sets the Lamport clocks of mutexlab's "
+            "own algorithms; "
+            "a program keeps its own clock (start it where you like)"
+        )
     declared = registry.presented(flags)
     resource = requested(declared)
     if declared is not None and resource is not None:  # asked to request and to release its resource
@@ -132,8 +139,8 @@ def make_problem(name: str, nodes: int, requests: int, options: dict[str, Any], 
             )
         # Nodes that ask on their own (no requests) may be told how often each must enter.
         unknown = sorted(set(options) - set(declared.options) - ({"entries"} if requests == 0 else set()))
-        if unknown:  # requests and nodes are refused above: not listed as options
-            takes = [o for o in declared.options if o not in (workload, size)]
+        if unknown:  # requests, nodes and initial_clocks are refused above: not listed as options
+            takes = [o for o in declared.options if o not in (workload, size, CLOCKS)]
             raise ConfigError(
                 f"{name} takes no option {', '.join(unknown)} (options: {', '.join(takes)})"
                 + closest(unknown, takes)

@@ -48,6 +48,7 @@ def elf_name(pid: int) -> str:
 CHECKS = (
     "elves: pins only with a contract, poison only with pins, configured units",
     "elves: one contract at a time, done by its holder with its tools, never abandoned",
+    "elves: no elf goes home holding a contract, pins or poison (went-home-holding)",
     "elves: every elf ends ELF_DONE, the mayor MAYOR_DONE",
 )
 Plan = tuple[tuple[int, ...], ...]  # hamsters per contract, per round

@@ -420,7 +420,8 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
         out.write("\n")
     elif answer:
         print(monitor_stdout, file=out)
-    if code != 0 or failed or plan.logs:
+    stopped = code >= 128 and not failed  # a signal ended it (Ctrl-C): no failure to look into
+    if (code != 0 and not stopped) or failed or plan.logs:
         if failed:
             print(f"participants that failed: {', '.join(failed)}", file=sys.stderr)
             if code == EXIT_NO_VERDICT:
