@@ -18,9 +18,10 @@ import json
 import pytest
 
 from mutexlab.bus.inbox import Delivery
-from mutexlab.bus.wire import envelope, unpack_batch
+from mutexlab.bus.wire import envelope
 from mutexlab.transport.participant import Participant
 from mutexlab.transport.settings import ParticipantSettings
+from mutexlab.transport.tracing import unpack_batch
 
 RUN = "steps-test"
 
@@ -401,7 +402,7 @@ def test_a_batch_sends_each_clock_after_the_first_as_what_changed_and_the_monito
     """A broadcast's sends differ only in the sender's own clock entry: sent as that one entry each,
     rebuilt to the very clocks (same entries, same order) by ``unpack_batch``. A batch whose clocks
     do not only grow is sent whole; one whose clocks cannot be rebuilt is refused."""
-    from mutexlab.bus.wire import pack_batch
+    from mutexlab.transport.tracing import pack_batch
 
     clock = {f"bee-{k}": k for k in range(1, 51)}
     events = [{"event": "recv", "pid": "bee-1", "vc": dict(clock)}]
