@@ -261,8 +261,8 @@ def test_a_status_never_runs_ahead_of_the_trace(node2):
 
 
 def test_the_heartbeat_rides_on_the_batches_and_the_monitor_hears_it_as_a_status(node2):
-    """While batches go, one half a heartbeat after the last status carries a status, so the
-    loop's heartbeat (``HEARTBEAT`` after the last status) never needs a publish of its own; a
+    """While batches go, one near the heartbeat (here, with a long ``TRACE_FLUSH``: half a heartbeat
+    after the last status) carries a status, so the loop's heartbeat (``HEARTBEAT`` after the last status) never needs a publish of its own; a
     batch sooner carries none. The monitor takes a batch's status as it takes a status message:
     the member's last status, and when it was last heard (a stall report's ``silent_for``)."""
     from mutexlab.trace import TraceWriter
@@ -290,6 +290,9 @@ def test_the_heartbeat_rides_on_the_batches_and_the_monitor_hears_it_as_a_status
             assert feed.batch("node-2", json.loads(call[2])) is None
     assert feed.status["node-2"] == carried
     assert time.monotonic() - feed.heard["node-2"] < 1.0 and not feed.silent_for(1.0)
+    node2.trace.bound = 0.1  # TRACE_FLUSH's default: a status rides in the last 0.2 s of a heartbeat
+    node2._handle(request(63, 3, ts=7))
+    assert not node2.trace.carries_status(0.79, 1.0) and node2.trace.carries_status(0.8, 1.0)
 
 
 def test_a_message_ahead_of_a_missing_one_waits_for_it_and_the_acks_stay_in_delivery_order(node2):

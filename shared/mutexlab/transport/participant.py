@@ -446,9 +446,9 @@ class Participant:
 
     def _flush_trace(self) -> None:
         """Send the trace batch (``audit.<name>``); the acks that wait for it wait for its confirm. It
-        carries the status when a state changed, or with events half a heartbeat after the last one."""
+        carries the status when a state changed, or when the heartbeat is near (``carries_status``)."""
         status, now = None, time.monotonic()
-        if self.changed or (self.trace.waiting() and now - self._last_status >= self.settings.heartbeat / 2):
+        if self.changed or self.trace.carries_status(now - self._last_status, self.settings.heartbeat):
             status = self._status_body()
             self._last_status, self.changed = now, False
         body = self.trace.take(status, self.inbox.last)

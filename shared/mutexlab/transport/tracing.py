@@ -64,6 +64,12 @@ class TraceBuffer:
             or self.deliveries >= MAX_DELIVERIES
         )
 
+    def carries_status(self, since_status: float, heartbeat: float) -> bool:
+        """Whether the batch going now carries a status, ``since_status`` seconds after the last one:
+        with events, in the last two bounds before the heartbeat is due (at most half a heartbeat
+        early). A busy process's heartbeat so rides on its batches, about once a heartbeat."""
+        return bool(self.sink.events) and since_status >= max(heartbeat / 2, heartbeat - 2 * self.bound)
+
     def due_at(self) -> float:
         """When the waiting batch is due (monotonic seconds; infinity when nothing waits)."""
         return math.inf if self.since is None else self.since + self.bound
