@@ -33,12 +33,13 @@ from conftest import RunTap, signed
 from test_rabbit_runs import _close_connections, needs_rabbitmqctl
 
 from mutexlab.bus.topology import Topology, delete_run
-from mutexlab.bus.wire import envelope, loads, unpack_batch
+from mutexlab.bus.wire import envelope, loads
 from mutexlab.cli import main as cli
 from mutexlab.protocols.registry import build_setup
 from mutexlab.transport.participant import Participant
 from mutexlab.transport.settings import ParticipantSettings
 from mutexlab.transport.supervisor import Plan, execute
+from mutexlab.transport.tracing import unpack_batch
 
 pytestmark = pytest.mark.broker
 NAMES = ["node-1", "node-2"]

@@ -15,11 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mutexlab.audit import verify_events
-from mutexlab.bus.wire import EnvelopeError, parse_frame, unpack_batch
+from mutexlab.bus.wire import EnvelopeError, parse_frame
 from mutexlab.messages import MessageError
 from mutexlab.protocols.registry import SPECS, make_setup
 from mutexlab.sim.scripted import ScenarioError, load_scenario, replay_scenario
 from mutexlab.trace import TraceError, parse_events
+from mutexlab.transport.tracing import unpack_batch
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAMES = ["run", "node-1", "node-2", "node-3", "bee-1", "elf-1", "mayor", "x"]

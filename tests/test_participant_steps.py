@@ -13,14 +13,17 @@ participant, driver and Ricart–Agrawala protocol.
 
 from __future__ import annotations
 
+import io
 import json
+import time
 
 import pytest
 
 from mutexlab.bus.inbox import Delivery
-from mutexlab.bus.wire import envelope, unpack_batch
+from mutexlab.bus.wire import envelope
 from mutexlab.transport.participant import Participant
 from mutexlab.transport.settings import ParticipantSettings
+from mutexlab.transport.tracing import unpack_batch
 
 RUN = "steps-test"
 
@@ -207,7 +210,8 @@ def test_a_batch_is_due_after_its_bound_when_many_deliveries_wait_and_at_a_statu
     node2._handle(request(25, 5, ts=9))
     node2._publish_step()
     node2._status()
-    assert routes(node2.bus.calls) == ["REPLY.node-1", "audit.node-2", "status.node-2"]
+    assert routes(node2.bus.calls) == ["REPLY.node-1", "audit.node-2"], "the status rides on the batch"
+    assert trace_of(node2.bus.calls[-2])["status"]["kind"] == "status"
 
 
 def test_with_a_bound_of_zero_every_step_sends_its_batch_first():
@@ -248,8 +252,47 @@ def test_a_duplicate_and_a_bad_message_keep_the_acks_in_delivery_order(node2):
 def test_a_status_never_runs_ahead_of_the_trace(node2):
     node2._handle(request(31, 1, ts=5))
     node2._status()
-    assert routes(node2.bus.calls) == ["audit.node-2", "REPLY.node-1", "status.node-2"]
+    assert routes(node2.bus.calls) == ["audit.node-2", "REPLY.node-1"]
+    batch = trace_of(node2.bus.calls[0])
+    assert batch["status"]["name"] == "node-2" and batch["events"], "the status goes after its events"
     assert ("ack", 31, False) in node2.bus.calls, "its events went in the batch before it"
+    node2._status()
+    assert routes(node2.bus.calls)[-1] == "status.node-2", "nothing waits: the status goes alone"
+
+
+def test_the_heartbeat_rides_on_the_batches_and_the_monitor_hears_it_as_a_status(node2):
+    """While batches go, one near the heartbeat (here, with a long ``TRACE_FLUSH``: half a heartbeat
+    after the last status) carries a status, so the loop's heartbeat (``HEARTBEAT`` after the last status) never needs a publish of its own; a
+    batch sooner carries none. The monitor takes a batch's status as it takes a status message:
+    the member's last status, and when it was last heard (a stall report's ``silent_for``)."""
+    from mutexlab.trace import TraceWriter
+    from mutexlab.transport.feed import AuditFeed
+    from mutexlab.transport.view import LiveView
+
+    heartbeat = node2.settings.heartbeat
+    node2._status()  # nothing waits: on its own
+    assert routes(node2.bus.calls) == ["status.node-2"]
+    node2._handle(request(61, 1, ts=5))
+    node2._publish_step(flush=True)
+    batches = [c for c in node2.bus.calls if c[:2] == ("send", "audit.node-2")]
+    assert len(batches) == 1 and "status" not in trace_of(batches[0]), "right after a status: none"
+    node2._last_status -= heartbeat / 2  # half a heartbeat since the last status
+    node2._handle(request(62, 2, ts=6))
+    node2._publish_step(flush=True)
+    carried = trace_of([c for c in node2.bus.calls if c[:2] == ("send", "audit.node-2")][-1]).get("status")
+    assert carried is not None and carried["name"] == "node-2" and not carried["final"]
+    assert time.monotonic() - node2._last_status < heartbeat / 2, "the loop's heartbeat is not due"
+    assert routes(node2.bus.calls).count("status.node-2") == 1
+    feed = AuditFeed(TraceWriter(None, keep=True), LiveView(io.StringIO()))
+    feed.members = ("node-1", "node-2")
+    for call in node2.bus.calls:
+        if call[0] == "send" and call[1] == "audit.node-2":
+            assert feed.batch("node-2", json.loads(call[2])) is None
+    assert feed.status["node-2"] == carried
+    assert time.monotonic() - feed.heard["node-2"] < 1.0 and not feed.silent_for(1.0)
+    node2.trace.bound = 0.1  # TRACE_FLUSH's default: a status rides in the last 0.2 s of a heartbeat
+    node2._handle(request(63, 3, ts=7))
+    assert not node2.trace.carries_status(0.79, 1.0) and node2.trace.carries_status(0.8, 1.0)
 
 
 def test_a_message_ahead_of_a_missing_one_waits_for_it_and_the_acks_stay_in_delivery_order(node2):
@@ -401,7 +444,7 @@ def test_a_batch_sends_each_clock_after_the_first_as_what_changed_and_the_monito
     """A broadcast's sends differ only in the sender's own clock entry: sent as that one entry each,
     rebuilt to the very clocks (same entries, same order) by ``unpack_batch``. A batch whose clocks
     do not only grow is sent whole; one whose clocks cannot be rebuilt is refused."""
-    from mutexlab.bus.wire import pack_batch
+    from mutexlab.transport.tracing import pack_batch
 
     clock = {f"bee-{k}": k for k in range(1, 51)}
     events = [{"event": "recv", "pid": "bee-1", "vc": dict(clock)}]

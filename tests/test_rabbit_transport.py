@@ -25,12 +25,12 @@ from mutexlab.bus.wire import (
     envelope,
     parse_frame,
     split_step,
-    unpack_batch,
 )
 from mutexlab.protocols.registry import build_setup
 from mutexlab.transport.monitor import Monitor
 from mutexlab.transport.participant import Participant
 from mutexlab.transport.settings import MonitorSettings, ParticipantSettings
+from mutexlab.transport.tracing import unpack_batch
 
 pytestmark = pytest.mark.broker
 NAMES = ["node-1", "node-2"]

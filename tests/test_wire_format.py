@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mutexlab.bus.wire import compact, frame, pack_batch, parse_frame, split_step, unpack_batch
+from mutexlab.bus.wire import compact, frame, parse_frame, split_step
+from mutexlab.transport.tracing import pack_batch, unpack_batch
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = ROOT / "tests" / "data" / "wire" / "bus-3a6c154.jsonl.gz"

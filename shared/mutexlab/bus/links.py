@@ -230,6 +230,7 @@ class Retransmission:
                 batch = kept[i : i + RESEND_BATCH]
                 bus.send(batch[0][0], compact(frame(self.run_id, self.me, [entry for _key, entry in batch])))
 
-    def next_due(self, handled: dict[str, int], now: float) -> float | None:
+    def next_due(self, handled: dict[str, int], now: float) -> float:
+        """When the links want a look again (monotonic seconds; infinity: not until something changes)."""
         due = [t for t in (self.acks.next_due(handled, now), self.outbox.next_due()) if t is not None]
-        return min(due) if due else None
+        return min(due, default=math.inf)

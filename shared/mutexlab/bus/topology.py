@@ -184,6 +184,11 @@ def renew(conn: Connection, queues: list[str]) -> list[str]:
     return gone
 
 
+def queue_exists(conn: Connection, queue: str) -> bool:
+    """Whether ``queue`` is there: a passive declare (``renew``, which also renews its lease)."""
+    return not renew(conn, [queue])
+
+
 def addressed(keys: list[str]) -> tuple[str, dict[str, list[str]] | None]:
     """The routing key and headers of one publish that reaches every key of ``keys``: the first as
     its routing key, the others by the ``BCC`` header (RabbitMQ's sender-selected distribution; the
@@ -216,33 +221,12 @@ def delete_run(url: str, run_id: str, names: list[str]) -> list[str]:
         conn.close()
 
 
-def _passive(conn: Connection, queue: str) -> Any:
-    """The broker's answer to a passive declare of ``queue`` (its ``DeclareOk``), None when the queue
-    is gone; asked on a channel of its own (a missing queue closes the channel it is asked on). A
-    lost connection raises (``amqp.LOST``)."""
-    try:
-        channel = conn.channel()
-        try:
-            return channel.queue_declare(queue, passive=True)
-        finally:
-            if channel.is_open:
-                channel.close()
-    except pika.exceptions.ChannelClosedByBroker:
-        return None
-
-
-def queue_consumers(conn: Connection, queue: str) -> int:
-    """How many consumers ``queue`` has (0 when it is gone)."""
-    ok = _passive(conn, queue)
-    return 0 if ok is None else ok.method.consumer_count
-
-
 class ConsumerProbe:
-    """``queue_consumers`` asked again and again on one connection, on a channel kept for it: one
-    round trip a look, where a channel of its own costs three (open, declare, close) and a channel
-    the broker starts and stops each time. A missing queue closes the channel it is asked on (0
-    consumers): the next look opens another, and so does a new connection. A lost connection
-    raises (``amqp.LOST``)."""
+    """How many consumers ``queue`` has (0 when it is gone), asked again and again on one
+    connection, on a channel kept for it: one round trip a look, where a channel of its own costs
+    three (open, declare, close) and a channel the broker starts and stops each time. A missing
+    queue closes the channel it is asked on (0 consumers): the next look opens another, and so
+    does a new connection. A lost connection raises (``amqp.LOST``)."""
 
     def __init__(self, queue: str) -> None:
         self.queue = queue
@@ -256,7 +240,3 @@ class ConsumerProbe:
         except pika.exceptions.ChannelClosedByBroker:
             self._kept = None
             return 0
-
-
-def queue_exists(conn: Connection, queue: str) -> bool:
-    return _passive(conn, queue) is not None

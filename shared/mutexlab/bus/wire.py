@@ -1,7 +1,7 @@
-"""The wire format (docs/wire.md#wire): envelopes, step frames, packed trace clocks. Pure code on
-bytes and dicts, no client: a step's protocol part (``frame``, checked per receiver by
-``parse_frame``), a trace batch's clocks (``pack_batch``, ``unpack_batch``). For integers and ASCII
-the bytes are the one-module transport's (3a6c154; tests/test_wire_format.py decodes its messages).
+"""The wire format (docs/wire.md#wire): envelopes and step frames. Pure code on bytes and dicts,
+no client: a step's protocol part (``frame``, checked per receiver by ``parse_frame``); a trace
+batch's clocks are packed by the trace (``transport/tracing.py``). For integers and ASCII the
+bytes are the one-module transport's (3a6c154; tests/test_wire_format.py decodes its messages).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from ..fastpath import changed_entries, same_but
+from ..fastpath import same_but
 
 # A message body larger than this is refused (dead-lettered) without being parsed.
 MAX_BODY = 64 * 1024
@@ -76,44 +76,6 @@ def loads(body: bytes | str) -> Any:
         return _decode(body)
     except (msgspec.DecodeError, ValueError, RecursionError) as exc:
         raise ValueError(str(exc)[:200] or type(exc).__name__) from None
-
-
-def pack_batch(batch: dict) -> dict:
-    """A step's trace batch as sent: every event's vector clock after the first as the entries that
-    changed since the event before (marked ``"vc": "delta"``; ``unpack_batch`` rebuilds them). A
-    process's clock only grows, and a step's events differ in few entries — a broadcast's sends
-    only in the sender's own — where a full clock has P. A batch whose clocks do not only grow is
-    sent as it is."""
-    events = batch.get("events") or []
-    if len(events) < 2:
-        return batch
-    packed = [events[0]]
-    prev = events[0].get("vc")
-    for event in events[1:]:
-        vc = event.get("vc")
-        if not isinstance(prev, dict) or not isinstance(vc, dict):
-            return batch
-        delta = changed_entries(vc, prev)
-        if len(vc) - sum(1 for k in delta if k not in prev) != len(prev):
-            return batch  # an entry of the event before is missing
-        packed.append({**event, "vc": delta})
-        prev = vc
-    return {**batch, "events": packed, "vc": "delta"}
-
-
-def unpack_batch(batch: dict) -> str | None:
-    """Rebuild, in place, the full vector clocks of a batch ``pack_batch`` made (any other batch is
-    left as it is); the problem when it cannot be."""
-    if batch.get("vc") != "delta":
-        return None
-    events = batch.get("events")
-    if not isinstance(events, list) or not all(
-        isinstance(e, dict) and isinstance(e.get("vc"), dict) for e in events
-    ):
-        return "a delta-packed trace batch needs a list of events, each with a vector clock"
-    for before, event in zip(events, events[1:]):
-        event["vc"] = {**before["vc"], **event["vc"]}
-    return None
 
 
 def split_step(body: bytes) -> tuple[bytes, bytes]:

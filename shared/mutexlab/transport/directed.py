@@ -36,11 +36,12 @@ from typing import Any
 from ..bus.amqp import TransportError
 from ..bus.rabbit import Bus
 from ..bus.topology import Topology
-from ..bus.wire import EnvelopeError, envelope, loads, parse_frame, split_step, unpack_batch
+from ..bus.wire import EnvelopeError, envelope, loads, parse_frame, split_step
 from .script import Action, Script, signature
 from .settings import queue_kind
 from .spawn import die_with_parent
 from .supervisor import Plan, execute
+from .tracing import unpack_batch
 
 
 class Diverged(Exception):

@@ -27,9 +27,9 @@ from collections import Counter
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from ..bus.wire import unpack_batch
 from ..sim.driver import resource_kind
 from ..trace import TraceWriter
+from .tracing import unpack_batch
 from .view import LiveView
 
 log = logging.getLogger("mutexlab.monitor")

@@ -12,8 +12,8 @@ the round ends as one message in effect order (``wire.frame``: an envelope, or a
 routed to its first addressee by its key and to the others by the ``BCC`` header (the broker
 strips it: no receiver decodes it); then the acks of its deliveries, in delivery order. Its
 trace events wait with those of the steps after it (``tracing.TraceBuffer``) and go to the
-monitor (``audit.<name>``) as one batch ``{"events": [...], "status": {...}}`` (the latest status,
-when a state changed) once the oldest waited ``TRACE_FLUSH`` seconds, when many wait, at the
+monitor (``audit.<name>``) as one batch ``{"events": [...], "status": {...}}`` (the latest status:
+``_flush_trace``) once the oldest waited ``TRACE_FLUSH`` seconds, when many wait, at the
 heartbeat, once the process has finished, when it stops.
 A delivery is acked only behind its sends and the batch holding its events (persistent: the bus
 holds the ack until both are confirmed; transient: the link's acknowledgement waits for that
@@ -221,9 +221,7 @@ class Participant:
                 wake = min(wake, self.timers[0][0])
             wake = min(wake, self._last_status + self.settings.heartbeat, self.trace.due_at())
             if self.links is not None:
-                due = self.links.next_due(self.trace.traced, now)
-                if due is not None:
-                    wake = min(wake, due)
+                wake = min(wake, self.links.next_due(self.trace.traced, now))
             for delivery in self.bus.poll(max(0.0, wake - now)):
                 self._handle(delivery)
                 if self.stopped:
@@ -447,12 +445,12 @@ class Participant:
         self.bus.unblock(lambda d: id(d) not in held, later=later)
 
     def _flush_trace(self) -> None:
-        """Send the trace batch (``audit.<name>``) and let the acks that wait for it wait for its confirm."""
-        status = None
-        if self.changed:
+        """Send the trace batch (``audit.<name>``); the acks that wait for it wait for its confirm. It
+        carries the status when a state changed, or when the heartbeat is near (``carries_status``)."""
+        status, now = None, time.monotonic()
+        if self.changed or self.trace.carries_status(now - self._last_status, self.settings.heartbeat):
             status = self._status_body()
-            self._last_status = time.monotonic()
-            self.changed = False
+            self._last_status, self.changed = now, False
         body = self.trace.take(status, self.inbox.last)
         if body is not None:
             self.bus.send(f"audit.{self.name}", body)
@@ -466,11 +464,13 @@ class Participant:
         heapq.heappush(self.timers, (time.monotonic() + seconds, self._timer_seq, action))
 
     def _status(self, final: bool = False) -> None:
-        """A status on its own (``status.<name>``): at the start, as the heartbeat, at the end
-        (after the step so far: a status never runs ahead of the trace)."""
+        """A status (the start, the heartbeat, a dead letter, the end) after the step so far (never ahead
+        of the trace): in the batch if one goes now, else (and the final one) alone (``status.<name>``)."""
+        self._last_status = float("-inf")  # owed: a batch going now carries it (``_flush_trace``)
         self._publish_step(flush=True)
-        self.bus.send(f"status.{self.name}", self._status_body(final))
-        self._last_status = time.monotonic()
+        if final or self._last_status == float("-inf"):
+            self.bus.send(f"status.{self.name}", self._status_body(final))
+            self._last_status = time.monotonic()
 
     def _status_body(self, final: bool = False) -> dict:
         setup, _, pid = self._joined()

@@ -6,7 +6,8 @@ seconds (``TRACE_FLUSH``), when ``MAX_EVENTS`` events or ``MAX_DELIVERIES`` deli
 it, once the process has finished (the monitor hears it at once: a run's end is not held up),
 or when the participant asks (``flush``: a status, the heartbeat, the stop). The
 monitor needs no order between processes' batches (it pairs a receipt heard before its send), and
-a process's batches reach it in order (one channel, one queue).
+a process's batches reach it in order (one channel, one queue). A batch's vector clocks travel
+as what changed since the event before (``pack_batch``; the monitor's ``unpack_batch``).
 
 Invariant: ``traced`` is, per sender, the last sequence number handled whose events are in a batch
 already published: with transient delivery, what a link's acknowledgement may say (links.py) — a
@@ -19,7 +20,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..bus.wire import compact, pack_batch
+from ..bus.wire import compact
+from ..fastpath import changed_entries
 from .driving import AuditSink
 
 MAX_EVENTS = 512  # events waiting at most: a larger batch goes at once
@@ -62,6 +64,12 @@ class TraceBuffer:
             or self.deliveries >= MAX_DELIVERIES
         )
 
+    def carries_status(self, since_status: float, heartbeat: float) -> bool:
+        """Whether the batch going now carries a status, ``since_status`` seconds after the last one:
+        with events, in the last two bounds before the heartbeat is due (at most half a heartbeat
+        early). A busy process's heartbeat so rides on its batches, about once a heartbeat."""
+        return bool(self.sink.events) and since_status >= max(heartbeat / 2, heartbeat - 2 * self.bound)
+
     def due_at(self) -> float:
         """When the waiting batch is due (monotonic seconds; infinity when nothing waits)."""
         return math.inf if self.since is None else self.since + self.bound
@@ -77,3 +85,41 @@ class TraceBuffer:
         if not batch["events"] and status is None:
             return None
         return compact(pack_batch(batch))
+
+
+def pack_batch(batch: dict) -> dict:
+    """A step's trace batch as sent: every event's vector clock after the first as the entries that
+    changed since the event before (marked ``"vc": "delta"``; ``unpack_batch`` rebuilds them). A
+    process's clock only grows, and a step's events differ in few entries — a broadcast's sends
+    only in the sender's own — where a full clock has P. A batch whose clocks do not only grow is
+    sent as it is."""
+    events = batch.get("events") or []
+    if len(events) < 2:
+        return batch
+    packed = [events[0]]
+    prev = events[0].get("vc")
+    for event in events[1:]:
+        vc = event.get("vc")
+        if not isinstance(prev, dict) or not isinstance(vc, dict):
+            return batch
+        delta = changed_entries(vc, prev)
+        if len(vc) - sum(1 for k in delta if k not in prev) != len(prev):
+            return batch  # an entry of the event before is missing
+        packed.append({**event, "vc": delta})
+        prev = vc
+    return {**batch, "events": packed, "vc": "delta"}
+
+
+def unpack_batch(batch: dict) -> str | None:
+    """Rebuild, in place, the full vector clocks of a batch ``pack_batch`` made (any other batch is
+    left as it is); the problem when it cannot be."""
+    if batch.get("vc") != "delta":
+        return None
+    events = batch.get("events")
+    if not isinstance(events, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("vc"), dict) for e in events
+    ):
+        return "a delta-packed trace batch needs a list of events, each with a vector clock"
+    for before, event in zip(events, events[1:]):
+        event["vc"] = {**before["vc"], **event["vc"]}
+    return None

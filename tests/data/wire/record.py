@@ -22,7 +22,12 @@ import pika
 
 try:  # the tree's own code
     from mutexlab.bus.topology import Topology
-    from mutexlab.bus.wire import parse_frame, split_step, unpack_batch
+    from mutexlab.bus.wire import parse_frame, split_step
+
+    try:
+        from mutexlab.transport.tracing import unpack_batch
+    except ImportError:  # before the trace batches' clocks moved out of the bus
+        from mutexlab.bus.wire import unpack_batch  # type: ignore
 except ImportError:  # the transport before the split, in one module
     from mutexlab.bus.rabbit import Topology, parse_frame, split_step, unpack_batch  # type: ignore
 
