@@ -1,5 +1,6 @@
 """The bees' hot handlers written short (``LamportClock.answer``: a receive and the ACK's tick in
-one call; ``_on_ackflower``'s request and ``_leave_flower``'s deferred ACKs without a call) against
+one call; ``_on_ackflower``'s request, "try flower"'s threshold and ``_leave_flower``'s deferred
+ACKs without a call) against
 their plain statement (``Plain`` below: the handlers as first written): the same traces, message
 bodies and clocks included, event for event; broken variants of the short ones are caught."""
 
@@ -8,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from mutexlab.clock import LamportClock
-from mutexlab.protocol import Send
-from mutexlab.protocols.bees import Bee, make_setup
+from mutexlab.protocol import Enter, Schedule, Send
+from mutexlab.protocols.bees import FLOWER, Bee, BeeState, make_setup
 from mutexlab.protocols.bees.machine import make_ackflower, make_ackreed
 from mutexlab.protocols.classic import expect
 from mutexlab.sim import SimConfig, Simulation
@@ -43,6 +44,23 @@ class Plain(Bee):
         self.deferred = []
         effects = super()._leave_flower(_action)  # [Exit(flower), the egg's Note, ...]
         return effects[:1] + acks + effects[1:]
+
+    def _try_flower(self):
+        if self._flower_live < self.flower_threshold():
+            return []
+        self.state = BeeState.ON_FLOWER
+        return [Enter(FLOWER), Schedule("exit", "flower")]
+
+
+class LandsEarly(Bee):
+    """Broken: "try flower" one ACK short of the threshold (an override ``_try_flower`` must ask)."""
+
+    def flower_threshold(self):
+        return super().flower_threshold() - 1
+
+
+def test_a_threshold_of_a_subclass_is_asked():
+    assert Bee._own_threshold and not LandsEarly._own_threshold  # noqa: SLF001 - the switch under test
 
 
 class AnswersLate(Bee):
@@ -107,7 +125,7 @@ def test_the_short_handlers_make_the_plain_ones_traces(processes, options, confi
         assert any(e["event"] == "enter" for e in short)
 
 
-@pytest.mark.parametrize("broken", [AnswersLate, AcksOutOfOrder, CountsStaleAcks])
+@pytest.mark.parametrize("broken", [AnswersLate, AcksOutOfOrder, CountsStaleAcks, LandsEarly])
 def test_broken_short_handlers_are_caught(broken):
     assert any(trace_as(broken, *run, 0) != trace_as(Plain, *run, 0) for run in RUNS), (
         f"{broken.__name__} went unnoticed"
