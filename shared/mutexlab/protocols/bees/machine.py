@@ -5,11 +5,12 @@ package's docstring (``_try_reed``, ``_try_flower``). A live bee steps its clock
 it takes, even one it then ignores; a DEAD or RETIRED bee ignores everything without a step.
 
 Speed: the handlers of most messages (``_on_reqreed``, ``_ack_reqflower``, ``_on_ackflower``,
-``_leave_flower``'s deferred ACKs) are written short — a receive and the ACK's tick as one
-``LamportClock.answer``, no call for the flower request, its threshold or the ACK — with the same effects
-and clocks as their plain statement; ``tests/test_bees_answers.py`` holds them to it, trace for
-trace, and catches broken variants. Gain: written plain, bees P = 50 and 100 take ×1.05 the
-instructions (``python -m bench.instructions``).
+``_try_flower``, ``_leave_flower``'s deferred ACKs) are written short — a receive and the ACK's
+tick as one ``LamportClock.answer``; the flower request, its threshold (unless a subclass
+overrides ``flower_threshold``) and the ACK without a call — with the same effects and clocks as
+their plain statement; ``tests/test_bees_answers.py`` holds them to it, trace for trace, and
+catches broken variants. Gain: written plain, bees P = 50 and 100 take ×1.047 the instructions
+(``python -m bench.instructions``).
 """
 
 from __future__ import annotations
