@@ -40,6 +40,13 @@ class LamportClock:
         self.time = time = (stamp if stamp > time else time) + 1  # max(), without its call: once per message
         return time
 
+    def answer(self, stamp: int) -> int:
+        """A receive at once answered: ``receive(stamp)`` then ``tick()``, the answer's time. Speed:
+        one call for the two on the bees' commonest inputs, a request acked at once."""
+        time = self.time
+        self.time = time = (stamp if stamp > time else time) + 2
+        return time
+
     def __repr__(self) -> str:
         return f"LamportClock({self.time})"
 
