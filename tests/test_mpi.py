@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -363,8 +364,11 @@ def test_printed_bees_are_judged_from_their_lines_alone(cli, built, tmp_path):
     flower = printed_bees(cli, built["bees-printf-flower"])
     assert flower.returncode == 1 and "flower (capacity 1) held by" in flower.stdout, flower.stdout
     # The egg events read from the lines are audited too: a reed overfilled by a stale count.
-    stale = printed_bees(cli, built["bees-printf-stale"], "--no-shrink", np=5)
-    assert stale.returncode == 1 and "[eggs-per-reed] reed:1 got a 3rd egg" in stale.stdout, stale.stdout
+    # pct: with a bee's sleeps inside its reed steps of their own, random's 300 runs may miss it
+    stale = printed_bees(cli, built["bees-printf-stale"], "--no-shrink", "--strategy", "pct", np=5)
+    assert stale.returncode == 1 and re.search(r"\[eggs-per-reed\] reed:\d got a 3rd egg", stale.stdout), (
+        stale.stdout
+    )
 
 
 def test_printed_bees_without_their_states_are_not_passed(cli, built):

@@ -444,12 +444,14 @@ def replay_program(args) -> int:
         "recorded": before or None,
         "reproduced": same,
         "diverged_at": replayed.diverged,
+        "wakes": {"added": replayed.woken, "passed_over": replayed.skipped},  # on another program
     }
     if as_json:
         print_json(result)
     else:
+        played = len(replayed.outcome.steps) - replayed.woken
         print(
-            f"{scenario.problem} on {shlex.join(mpitest.shown(argv))}, N={scenario.nodes}: {count(len(replayed.outcome.steps), 'step')} of {len(scenario.steps)} played"
+            f"{scenario.problem} on {shlex.join(mpitest.shown(argv))}, N={scenario.nodes}: {count(played, 'step')} of {len(scenario.steps)} played{replayed.wakes_note()}"
         )
         if finding is not None:
             print(finding.render())

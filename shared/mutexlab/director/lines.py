@@ -2,8 +2,8 @@
 
 A node answers every input line with zero or more output lines and then ``{"type":"done"}``.
 Outputs: ``send`` (``to`` a peer's id, ``body`` any JSON), ``enter`` / ``exit`` (``resource``,
-optional ``units``), ``state`` (``state``) and ``event`` (a scenario event: ``event`` and its own
-fields). Anything else, a line that is not a JSON object, or one longer than ``MAX_LINE`` bytes is
+optional ``units``), ``state`` (``state``), ``event`` (a scenario event: ``event`` and its own
+fields) and ``pause`` (the node goes on when a later ``wake`` step says). Anything else, a line that is not a JSON object, or one longer than ``MAX_LINE`` bytes is
 the node's fault: a ``NodeFault`` naming the node and the line.
 """
 
@@ -17,7 +17,7 @@ from ..limits import BOM, InputError, loads, loads_shallow
 
 MAX_LINE = 65_536  # bytes of one line a node writes, newline excluded
 MAX_OUTPUTS = 1_000  # lines a node may write in answer to one input (a flood beyond)
-OUTPUTS = frozenset({"send", "enter", "exit", "state", "event", "done", "log"})
+OUTPUTS = frozenset({"send", "enter", "exit", "state", "event", "pause", "done", "log"})
 # Events a node may not report as its own ``event``: mutexlab writes these itself.
 START = "start"  # the rule of a program that cannot be started at all
 RESERVED_EVENTS = frozenset({"run", "send", "recv", "enter", "exit", "request", "state"})

@@ -114,6 +114,19 @@ class Replayed:
     finding: Finding | None
     settings: Settings
     diverged: int | None = None  # on another program: the first step it no longer allows
+    woken: int = 0  # on another program: wakes played that the scenario has not (it paused there)
+    skipped: int = 0  # on another program: the scenario's wakes of a node it did not pause
+
+    def wakes_note(self) -> str:
+        """What a replay on another program says of the wakes it added or passed over ("" if none)."""
+        said = []
+        if self.woken:
+            said.append(
+                f"{count(self.woken, 'wake')} of a rank that paused where the program it was found on did not"
+            )
+        if self.skipped:
+            said.append(f"{count(self.skipped, 'wake')} passed over: the rank did not pause there")
+        return f" (and {'; '.join(said)})" if said else ""
 
 
 def replay(
@@ -138,21 +151,20 @@ def replay(
     ends = max(scenario.end_grace, END_GRACE) if same and recorded == CRASHED else scenario.end_grace
     # A line written after the last step's done shows only if it arrives before the run is judged.
     late = LATE_GRACE if wrote_late(recorded, str((scenario.finding or {}).get("message", ""))) else 0.0
-    settings = Settings(
-        problem, argv, scenario.seed, scenario.faults, len(scenario.steps) + 1, unread_output, ends, late
-    )
+    most = len(scenario.steps) + 1 if same else 2 * len(scenario.steps) + Strict.MAX_WAKES + 1
+    settings = Settings(problem, argv, scenario.seed, scenario.faults, most, unread_output, ends, late)
     # A recorded nondeterminism (or a crash seen by its timing) shows only when the program does it
     # again: played up to NONDETERMINISM_TRIES times on the program it was found on, until it shows.
     tries = NONDETERMINISM_TRIES if same and recorded in (NONDETERMINISTIC, CRASHED) else 1
     with pool_of(argv, timeout, start_timeout) as pool:
         for _ in range(tries):
-            chooser = Strict(scenario.steps)
+            chooser = Strict(scenario.steps, wakes=not same)
             outcome = play(settings, pool, chooser, scenario.answers if same else None)
             if outcome.finding is not None or chooser.stuck is not None:
                 break
     finding = outcome.finding
     if chooser.stuck is not None and not same:
-        return Replayed(outcome, finding, settings, chooser.stuck + 1)
+        return Replayed(outcome, finding, settings, chooser.stuck + 1, chooser.woken, chooser.skipped)
     if chooser.stuck is not None and (finding is None or finding.rule != NONDETERMINISTIC):
         kind, node, ident = scenario.steps[chooser.stuck]
         what = f"{kind} {ident} to node {node}" if ident else f"{kind} by node {node}"
@@ -163,4 +175,4 @@ def replay(
             node,
             chooser.stuck + 1,
         )
-    return Replayed(outcome, finding, settings)
+    return Replayed(outcome, finding, settings, woken=chooser.woken, skipped=chooser.skipped)

@@ -136,7 +136,7 @@ def load(path: str) -> ProgramScenario:
             if not isinstance(step, dict) or "do" not in step or "node" not in step:
                 raise ValueError(f"step {n} is not a step (an object with 'do' and 'node'): {step!r:.80}")
             kind, node, ident = step["do"], step["node"], step.get("id", "")
-            if kind not in ("request", "release", "deliver", "duplicate", "crash") or not isinstance(
+            if kind not in ("request", "release", "deliver", "duplicate", "crash", "wake") or not isinstance(
                 node, int
             ):
                 raise ValueError(f"step {n} is not a step: {step!r}")

@@ -64,19 +64,38 @@ FEWER_NODES = frozenset({SAFETY, DEADLOCK, NO_REST})  # the rules worth trying o
 
 class Strict:
     """Play ``script``'s steps exactly (a chooser); a step not possible stops the run, and
-    ``stuck`` says which (0-based), so the caller reports the program's divergence."""
+    ``stuck`` says which (0-based), so the caller reports the program's divergence. ``wakes``
+    (another program than the one the script was found on): where the next step is not possible,
+    or after the last, a paused node is woken first (``woken`` counts them, at most ``MAX_WAKES``
+    more than the script's steps), as a program that paused where the other did not would have
+    gone on within the step; a recorded wake of a node not paused is passed over (``skipped``)."""
 
-    def __init__(self, script: list[Action]) -> None:
-        self.script = script
+    MAX_WAKES = 100
+
+    def __init__(self, script: list[Action], wakes: bool = False) -> None:
+        self.script, self.wakes = script, wakes
         self.stuck: int | None = None
+        self.at = 0  # the script's next step
+        self.woken = 0
+        self.skipped = 0  # recorded wakes of a pause this program did not make
 
     def __call__(self, depth: int, enabled: list[Action]) -> Action | None:
-        if depth >= len(self.script):
-            return None
-        if self.script[depth] not in enabled:
-            self.stuck = depth
-            return None
-        return self.script[depth]
+        while self.wakes and self.at < len(self.script) and self.script[self.at][0] == "wake":
+            if self.script[self.at] in enabled:
+                break
+            self.at += 1  # it did not pause there: the recorded wake is nothing to it
+            self.skipped += 1
+        step = self.script[self.at] if self.at < len(self.script) else None
+        if step is not None and step in enabled:
+            self.at += 1
+            return step
+        wake = next((a for a in enabled if a[0] == "wake"), None)
+        if self.wakes and wake is not None and self.woken < len(self.script) + self.MAX_WAKES:
+            self.woken += 1
+            return wake
+        if step is not None:
+            self.stuck = self.at
+        return None
 
 
 class Shrinker:

@@ -25,7 +25,8 @@ from .process import NodeProcess, Pool
 
 # A step: (kind, node, message id or ""). Kinds: request and release (the workload, driven
 # problems), deliver (a held message to its receiver), duplicate (a delivered message again),
-# crash (an idle node killed and started afresh; the messages held for it stay held).
+# crash (an idle node killed and started afresh; the messages held for it stay held), wake (a
+# node that paused goes on: an MPI rank's sleep inside its critical section).
 Action = tuple[str, int, str]
 MAX_EVENTS = 200_000  # trace events of one run: what bounds its memory (some 100 MB)
 MAX_RUN_BYTES = 64 << 20  # bytes of the lines one run's answers hold (long lines: fewer events)
@@ -84,6 +85,7 @@ class Run:
         self.entries_left = dict.fromkeys(self.names, wanted) if wanted > 0 else {}
         self.waiting.update(self.entries_left)
         self.holding: dict[int, Counter[str]] = {n: Counter() for n in self.names}
+        self.paused: Counter[int] = Counter()  # pauses of each node not yet woken
         self.step = 0
         self.digests: list[str] = []  # per input (inits first): a digest of the node's answer
         self.other_digests: list[tuple[str, ...]] = []  # the same as older scenarios hold them
@@ -118,6 +120,7 @@ class Run:
         for (_, dst), held in sorted(self.links.items()):
             if held:
                 found += [("deliver", dst, m.id) for m in (held if self.faults.reorder else (held[0],))]
+        found += [("wake", node, "") for node in sorted(self.paused) if self.paused[node] > 0]
         if self.duplicates_left > 0:
             found += [("duplicate", m.dst, m.id) for m in self.delivered.values()]
         if self.problem.driven:  # after the deliveries: a first choice holds the resource long
@@ -174,8 +177,12 @@ class Run:
             self._deliver(message, f"message {ident}")
             if self.faults.duplicate:
                 self.delivered[ident] = message
+        elif kind == "wake":
+            self.paused[node] -= 1
+            self._input(node, {"type": "wake"}, "wake")
         elif kind == "crash":
             self.crashes_left -= 1
+            self.paused[node] = 0
             self._record(node, "crash")
             self.procs = self.pool.restart(node)
             self._init(node, restarted=True)
@@ -282,6 +289,8 @@ class Run:
             self._record(node, kind, resource=resource, **extra)
         elif kind == "state":
             self._record(node, "state", state=output["state"])
+        elif kind == "pause":
+            self.paused[node] += 1
         elif kind == "event":
             fields = {k: v for k, v in output.items() if k not in ("type", "event", "pid", "vc", "t")}
             name = self.names[node]  # fields the audit reads must have their types, as in a trace file

@@ -7,7 +7,9 @@ starts fast): ``rank.py [--regex R] [--resource NAME] -- PROGRAM [ARGS]``. It st
 the next run and starts the program afresh on the next ``init``), and a line the program printed (``{"type":"log","stdout":...}``) that
 ``--regex`` matches becomes an ``enter`` or ``exit`` (the named group ``enter`` or ``exit`` took
 part; ``resource``, if it took part, names the resource, else ``--resource``; ``units`` counts
-them). A call mutexlab's MPI does not implement (``mpi_error``) is written to the file
+them). A sleep after a printed line asks (``{"type":"log","pausable":true}``) whether it is a
+pause: while the rank holds a resource the adapter answers ``pause`` and tells the director
+(``{"type":"pause"}``: the director later sends a ``wake``, passed on), else ``go``. A call mutexlab's MPI does not implement (``mpi_error``) is written to the file
 ``MUTEXLAB_MPI_ERRORS`` names, and the rank ends (exit 70): the run is stopped, not judged.
 """
 
@@ -36,9 +38,11 @@ def main(argv: list[str]) -> int:
     compiled = _re.compile(pattern) if pattern is not None else None
     child: subprocess.Popen | None = None
     out = sys.stdout.buffer
+    held: dict[str, int] = {}  # the units of each resource the rank holds, by its lines
     for line in sys.stdin.buffer:
         init = line.startswith(b'{"id":')  # the director's keys come sorted: init's first is id
         if init:  # a run begins: the program afresh (this adapter is kept across runs)
+            held.clear()
             if child is not None:
                 child.kill()
                 child.wait()
@@ -65,6 +69,16 @@ def main(argv: list[str]) -> int:
                 said = json.loads(answer)
                 if "mpi_error" in said:
                     return report(said["mpi_error"], child)
+                if said.get("pausable") is True:  # a sleep inside: the director may run others first
+                    inside = any(units > 0 for units in held.values())
+                    try:
+                        child.stdin.write(b'{"type":"pause"}\n' if inside else b'{"type":"go"}\n')
+                        child.stdin.flush()
+                    except (BrokenPipeError, ConnectionResetError):  # it ended: its output ends too
+                        pass
+                    if inside:
+                        out.write(b'{"type":"pause"}\n')
+                    continue
                 if said.get("clock_jumped") is True:  # a deadline passed at once: the verdict says so
                     out.write(answer)
                 if "last_words" in said:  # MPI_Abort, or an error MPI makes fatal: the crash's why
@@ -79,6 +93,7 @@ def main(argv: list[str]) -> int:
                     if isinstance(said_lines, str):
                         return report(f"{said_lines} (the line {said['stdout']!r})", child)
                     for said_line in said_lines:
+                        hold(held, said_line)
                         out.write(json.dumps(said_line).encode() + b"\n")
                 continue
             if not answer.startswith(b"{"):  # mutexlab's MPI writes only JSON lines here
@@ -87,11 +102,21 @@ def main(argv: list[str]) -> int:
                 out.write(b'{"type":"done","reinit":true}\n' if init else answer)
                 out.flush()
                 break
+            if answer.startswith((b'{"type":"enter"', b'{"type":"exit"')):  # mutexlab_enter, mutexlab_exit
+                hold(held, json.loads(answer))
             out.write(answer)
     if child is None:
         return 0
     child.kill()
     return ended(child)
+
+
+def hold(held: dict[str, int], said: dict) -> None:
+    """Count an ``enter`` or ``exit`` line into ``held`` (units of each resource held)."""
+    if said.get("type") in ("enter", "exit") and isinstance(said.get("resource"), str):
+        units = said.get("units", 1) if isinstance(said.get("units", 1), int) else 1
+        change = units if said["type"] == "enter" else -units
+        held[said["resource"]] = held.get(said["resource"], 0) + change
 
 
 def foreign(program: list[str], line: bytes) -> str:

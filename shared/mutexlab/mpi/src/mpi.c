@@ -77,13 +77,20 @@ static void resolve(void) { /* idempotent: every thread writes the same values *
  * `while (!flag) usleep(…)` waiting for another thread's flag still comes to wait. */
 #define SLEEP_WAKES 20
 
-enum { W_REQ, W_PROBE, W_POLL, W_COND, W_JOIN, W_INIT, W_FOREVER, W_MUTEX };
+/* A sleep after a printed line, while the rank holds a resource (its adapter says), is a pause:
+ * the thread waits for the director's `wake`, a step the director schedules like a delivery, so
+ * other ranks may take steps while this one is inside its critical section. At most PAUSES in a
+ * row with nothing new but the wakes (a loop that prints while it waits inside). */
+#define PAUSES 3
+
+enum { W_REQ, W_PROBE, W_POLL, W_COND, W_JOIN, W_INIT, W_FOREVER, W_MUTEX, W_PAUSE };
 
 typedef struct waiter {
     struct waiter *next;
     int kind, woken, src, tag, ctx, who; /* who: the waiting thread's number */
     int signalled;                       /* a timed condition wait (W_POLL on a condition variable) */
     int sleeper;                         /* W_POLL after sleeps alone: woken when the rank is quiet */
+    long pause;                          /* W_PAUSE: its number; a wake ends the oldest */
     void *what; /* request, condition variable */
     pthread_t thread;
 } waiter;
@@ -139,6 +146,9 @@ static size_t outlen;
 static unsigned long lines_out; /* the program's stdout lines sent so far */
 static __thread unsigned long seen, seen_lines;
 static __thread int unchanged, printed_sleeps, polled_mpi; /* polled_mpi: an MPI poll since something new */
+static __thread unsigned long pause_lines, pause_gen; /* lines_out and gen at this thread's last pause */
+static __thread int pauses_in_row;
+static long pauses; /* pauses made so far */
 /* A poller that reads MPI_Wtime between its polls waits for a deadline (a timeout loop): rather
  * than wait for ever, its idle polls move mutexlab's clock on, 1 ms, then twice as far each time,
  * so any deadline passes within a few dozen polls; one that has not after JUMPS waits as others. */
@@ -335,7 +345,7 @@ static void block_on(waiter *w) { /* under L: wait until someone wakes w */
     int old;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
     add_waiter(w);
-    if (w->kind != W_POLL && w->kind != W_MUTEX) bump();
+    if (w->kind != W_POLL && w->kind != W_MUTEX && w->kind != W_PAUSE) bump();
     if (self >= 0) release();
     while (!w->woken) real_cond_wait(&wake, &L);
     remove_waiter(w);
@@ -393,7 +403,52 @@ static int wake_a_sleeper(void) {
     return 1;
 }
 
-static void sleep_point(void) { poll_for(1); } /* a sleep: a poll, unless it printed since */
+/* Whether this sleep is a pause (and it has paused): the program printed since this thread's
+ * last pause and its adapter says the rank holds a resource. Asked of the adapter on the input
+ * only mid-step (MPI_Init done, a counted thread runs), when the director thread is not reading it. */
+static int paused(void) {
+    if (self < 0 || !initialized) return 0;
+    lock_L();
+    drain();
+    if (lines_out == pause_lines) {
+        unlock_L();
+        return 0;
+    }
+    pause_lines = lines_out;
+    pauses_in_row = gen == pause_gen ? pauses_in_row + 1 : 0;
+    char answer[64];
+    static const char ask[] = "{\"type\":\"log\",\"pausable\":true}\n";
+    if (pauses_in_row >= PAUSES) {
+        unlock_L();
+        return 0;
+    }
+    put(ask, sizeof ask - 1);
+    if (!fgets(answer, sizeof answer, in)) _exit(0); /* the director is gone */
+    if (!strstr(answer, "\"pause\"")) {
+        unlock_L();
+        return 0;
+    }
+    waiter w = {.kind = W_PAUSE, .pause = ++pauses};
+    block_on(&w);
+    pause_gen = seen = gen;
+    unchanged = jumps = printed_sleeps = polled_mpi = 0;
+    seen_lines = lines_out;
+    unlock_L();
+    return 1;
+}
+
+static void wake_paused(void) { /* the director's wake: the oldest pause ends (under L) */
+    waiter *oldest = NULL;
+    for (waiter *w = waiters; w; w = w->next)
+        if (w->kind == W_PAUSE && !w->woken && (!oldest || w->pause < oldest->pause)) oldest = w;
+    if (!oldest) fatal("a wake while no thread of the rank is paused");
+    unblock(oldest);
+    bump();
+}
+
+static void sleep_point(void) { /* a sleep: a pause, or a poll unless it printed since */
+    if (!paused()) poll_for(1);
+}
 
 /* The rank's last line, then its end (under L). ``code`` 70: mutexlab's MPI cannot go on
  * (``mpi_error``: the run is stopped, not judged); any other: an error MPI's default handler
@@ -1558,6 +1613,8 @@ static void *director(void *unused) { /* one input line at a time; done once the
             for (waiter *w = waiters; w; w = w->next)
                 if (w->kind == W_INIT) unblock(w);
             bump();
+        } else if (strstr(line, "\"type\":\"wake\"")) {
+            wake_paused();
         } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"ack\":")) {
             acked(json_long(line, "\"ack\":", 0), 0); /* a receive of another rank matched our synchronous send */
         } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"cancelled\":")) {
