@@ -132,3 +132,38 @@ def test_a_trace_cut_short_is_never_promised_a_verdict_it_may_not_get(tmp_path):
     cut.write_text("".join(line + "\n" for line in path.read_text().splitlines()[:-2]))
     said = cli.left_behind(type("Args", (), {"command": "simulate", "trace": str(cut)})(), since=0)
     assert "cut short: it may lack the run's last events" in said and "never SAFE" not in said, said
+
+
+def test_a_trace_written_in_the_tick_before_its_command_began_is_still_named(tmp_path):
+    """A file's mtime lags the clock by up to a tick: a quick run's trace could read older than the
+    command that wrote it, and the interrupt then named no file at all (seen in a loaded run)."""
+    import os
+    import time
+
+    from mutexlab.commands.common import cut_short
+    from mutexlab.trace import TraceWriter
+
+    since = time.time()
+    path = tmp_path / "t.jsonl"
+    TraceWriter(path).close(ended=True)
+    os.utime(path, (since - 0.01, since - 0.01))  # the coarse clock's reading
+    assert cut_short(str(path), since).endswith("the run ended before the interrupt")
+
+
+def test_a_trace_written_anew_is_not_taken_for_the_last_one_written_whole(tmp_path):
+    """One process writing the same path twice (tests, the explorer): the second, cut short, is
+    not the first's whole trace."""
+    import time
+
+    from mutexlab.commands.common import cut_short
+    from mutexlab.trace import TraceWriter
+
+    path = tmp_path / "t.jsonl"
+    TraceWriter(path).close(ended=True)
+    since = time.time()
+    second = TraceWriter(path)
+    second.write({"event": "run", "pid": "monitor"})
+    try:
+        assert "cut short" in cut_short(str(path), since - 1)
+    finally:
+        second.close()

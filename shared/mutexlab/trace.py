@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -144,6 +145,9 @@ class TraceWriter:
         self.tally = tally
         self.events: list[dict[str, Any]] | None = [] if (keep or (path is None and sink is None)) else None
         self._file: IO[str] | None = open(path, "w", encoding="utf-8") if path is not None else None  # noqa: SIM115 - the writer owns it until close()
+        if path is not None:  # a file written anew is no longer one this process wrote whole
+            ENDED.discard(os.path.abspath(path))
+            OPENED[os.path.abspath(path)] = time.time()
         self.sink = sink
         self.clocks = LocalEventClocks(local_clocks) if local_clocks is not None else None
 
@@ -187,6 +191,10 @@ class TraceWriter:
 # The trace files this process wrote whole (``TraceWriter.close(ended=True)``), by absolute path:
 # what an interrupt that came afterwards may call the whole run's (``commands.common.cut_short``).
 ENDED: set[str] = set()
+# When this process last opened each trace file it wrote (``time.time()``), by absolute path: a
+# file's own mtime is coarser than the clock (a tick behind it), so a quick run's may read older
+# than the command that wrote it.
+OPENED: dict[str, float] = {}
 
 
 REQUIRED = ("event", "pid")

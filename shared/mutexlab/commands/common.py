@@ -81,15 +81,16 @@ def cut_short(path: str | None, since: float) -> str:
     the whole trace; any other may lack the run's last events — and a prefix can read SAFE (the
     last receipts of a run that served everyone), so it is never promised to be judged otherwise:
     it is only said to be no whole run's."""
+    if path is None:
+        return ""
+    from ..trace import ENDED, OPENED  # imported by whoever wrote a trace; not at start-up
+
     try:
-        written = path is not None and os.stat(path).st_mtime >= since
+        written = OPENED.get(os.path.abspath(path), -1.0) >= since or os.stat(path).st_mtime >= since
     except OSError:
         return ""
     if not written:
         return ""
-    assert path is not None
-    from ..trace import ENDED  # imported by whoever wrote a trace; not at start-up
-
     if os.path.abspath(path) in ENDED:
         return f"{path} holds the whole trace: the run ended before the interrupt"
     return (
