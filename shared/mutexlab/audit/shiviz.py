@@ -305,7 +305,9 @@ def _record(
     joined = "\n".join(text for _, text in record)
     found = pattern.search(joined, f"{source}:{record[0][0]}")
     if found is None or joined.count("\n", 0, found.start()) > 0:
-        if len(record) < record_lines(pattern.shown):
+        missing = record_lines(pattern.shown) - len(record)
+        # Cut short only if its lines begin a record: with its missing lines empty, it would match.
+        if missing > 0 and pattern.search(joined + "\n" * missing, f"{source}:{number}") is not None:
             raise TraceError(f"{source}:{number}: the log ends inside a record (not a record of {what})")
         raise TraceError(f"{source}:{number}: not a record of {what}")
     skipped = joined[: found.start()]
