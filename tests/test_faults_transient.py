@@ -200,11 +200,12 @@ def test_a_link_is_sent_again_after_its_wait_and_waits_twice_as_long_without_pro
     assert dest == "node-2" and [e[1] for _k, e in kept] == [1, 2, 3]
     assert out.overdue(RETRY + RETRY * 1.5) == []  # the wait doubled
     assert len(out.overdue(RETRY + 2 * RETRY)) == 1 and out.retransmitted == 6
-    out.ack("node-2", 2, now=10.0)  # cumulative: 1 and 2 are forgotten, the wait starts over
-    assert [e[1] for _k, e in out.kept["node-2"]] == [3] and out.retry["node-2"] == RETRY
+    out.ack("node-2", 2, now=10.0)  # cumulative: 1 and 2 are forgotten, the wait starts over,
+    # backed off (Karn): sent twice, its wait was doubled twice
+    assert [e[1] for _k, e in out.kept["node-2"]] == [3] and out.retry["node-2"] == out.wait == 4 * RETRY
     out.ack("node-2", 1, now=11.0)  # an older acknowledgement (reordered) changes nothing
     assert out.acked["node-2"] == 2 and out.since["node-2"] == 10.0
-    assert out.next_due() <= 10.0 + RETRY  # a lower bound: the next look makes it exact
+    assert out.next_due() <= 10.0 + out.wait  # a lower bound: the next look makes it exact
     out.ack("node-2", 3, now=12.0)
     assert out.overdue(100.0) == [] and out.next_due() is None
 
@@ -388,6 +389,27 @@ def test_slow_acknowledgements_lengthen_the_wait_and_a_resent_link_gives_no_samp
         out.keep("REQUEST.node-2", _entry("node-2", i), now=1000.0 + i)
         out.ack("node-2", i, now=1000.0 + i + 0.01)
     assert out.wait == RETRY
+
+
+def test_when_every_acknowledgement_is_late_the_backed_off_wait_stays_and_copies_stay_few():
+    """On a host so loaded that every acknowledgement takes 20 s (a 50-bee run profiled at load
+    53), each link's messages one after the other: the wait backs off and stays backed off (Karn),
+    so copies stop after the first few. (Before, a link acknowledged after a copy gave no sample
+    and started its next message at RETRY again, doubling up to 8 s: each message went three more
+    times, 30 copies of 10 messages: this fails.)"""
+    out, took = LinkOutbox(), 20.0
+    for i in range(1, 11):
+        start = 100.0 * i
+        out.keep("REQUEST.node-2", _entry("node-2", i), now=start)
+        now = start
+        while (due := out.next_due()) is not None and due < start + took:
+            now = due
+            out.overdue(now)
+        out.ack("node-2", i, now=start + took)
+    assert out.retransmitted <= 3, out.retransmitted
+    assert out.wait > took, "the wait learnt from the slow acknowledgements"
+    out.keep("REQUEST.node-2", _entry("node-2", 11), now=2000.0)
+    assert [d for d, _ in out.overdue(2000.0 + out.wait)] == ["node-2"], "still sent again, later"
 
 
 def test_a_bad_link_message_is_refused_with_its_reason():

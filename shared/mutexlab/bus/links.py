@@ -28,7 +28,11 @@ ACK_DELAY = 1.0
 # above ACK_DELAY + 2 ACK_EVERY and a loaded host's delays (at 1 s, a 50-process run, load 20-45,
 # sent 2,000-7,000 messages again, none of them lost).
 RETRY = 3.0
-RETRY_MAX = 8.0
+# A link's wait, at most (its first, learnt, and doubled while nothing moves). On a host so loaded
+# that acknowledgements take longer than the cap, each copy only lengthens the queues they wait in:
+# with 8 s, a 20-process run handling each delivery in 0.3 s sent more copies than messages
+# (docs/wire.md#delivery-modes). A wait this long follows only acknowledgements that slow.
+RETRY_MAX = 30.0
 RESEND_BATCH = 16  # kept messages per retransmitted frame: a long backlog stays under wire.MAX_BODY
 
 # (to, seq, id, vc, msg): one protocol message as ``wire.frame`` takes it
@@ -42,7 +46,10 @@ class LinkOutbox:
 
     A link's first wait is ``wait``: ``RETRY``, or three times the smoothed time acknowledgements
     have taken (on a loaded machine they take longer, and sending again then only adds load),
-    at most ``RETRY_MAX``. As in TCP (Karn), a link sent again gives no sample until acknowledged."""
+    at most ``RETRY_MAX``. As in TCP (Karn), a link sent again gives no sample when acknowledged,
+    and its doubled wait stays the first wait until a link sent once gives one: else, where every
+    acknowledgement is late, every message is sent again, no sample ever lengthens the wait, and
+    each message starts over from the short one."""
 
     def __init__(self) -> None:
         self.kept: dict[str, deque[tuple[str, Entry]]] = {}
@@ -87,8 +94,9 @@ class LinkOutbox:
         kept = self.kept.get(dest)
         while kept and kept[0][1][1] <= through:
             kept.popleft()
-        if dest in self.resent:
+        if dest in self.resent:  # Karn: no sample, and the backed-off wait stays
             self.resent.discard(dest)
+            self.wait = max(self.wait, self.retry[dest])
         elif dest in self.since:
             took = now - self.since[dest]
             self.smoothed = took if self.smoothed is None else 0.875 * self.smoothed + 0.125 * took
