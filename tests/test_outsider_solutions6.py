@@ -8,6 +8,7 @@ found with a counterexample that replays."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 from outsider_edits import OUTSIDERS, edited, said
@@ -166,3 +167,24 @@ def test_a_coordinator_elected_from_a_set_of_names_at_the_first_request_is_named
         done
     )
     assert "or takes their first steps" in done.stdout and "nothing searched" in done.stdout, said(done)
+
+
+def test_a_message_holding_a_set_of_names_is_the_same_in_every_interpreter(cli, tmp_path):
+    """central.py's REQUEST carrying a frozenset of strings: its JSON lists them in each
+    interpreter's order, but the message is one value (decoded, the same set). Before: the first
+    steps compared by the message's JSON, ``VIOLATION — interpreter``, nothing searched."""
+    central = Path(__file__).resolve().parents[1] / "examples" / "protocols" / "central.py"
+    tags = 'frozenset({"alpha", "beta", "gamma", "delta", "epsilon", "zeta"})'
+    text = central.read_text().replace(
+        '    type: Literal["REQUEST"] = "REQUEST"\n',
+        '    type: Literal["REQUEST"] = "REQUEST"\n    tags: frozenset[str] = frozenset()\n',
+    )
+    text = text.replace(
+        "Request(sender=self.pid, ts=self.clock.tick())",
+        f"Request(sender=self.pid, ts=self.clock.tick(), tags={tags})",
+    )
+    assert tags in text, "central.py changed: the edit above no longer applies"
+    path = tmp_path / "central_tagged.py"
+    path.write_text(text)
+    done = cli("check", "mutex", "-a", path, "-N", "2", "--requests", "1")
+    assert done.returncode == 0 and "verdict:      PASS" in done.stdout, said(done)

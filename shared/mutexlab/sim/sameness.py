@@ -26,7 +26,7 @@ import sys
 from enum import Enum
 from typing import Any
 
-from ..protocol import Schedule, Send
+from ..protocol import Schedule
 from ..protocols.registry import FILE_MODULE_PREFIX
 from .determinism import seeded
 
@@ -102,7 +102,7 @@ def portrait(setup: Any) -> dict[str, str]:
 
 def _first_steps(proto: Any) -> str:
     """A copy of ``proto`` started, then taking the first local action its start schedules: its
-    effects (a message by its JSON) and its attributes after, spelled; what it raised, by type. A
+    effects (a message by its fields) and its attributes after, spelled; what it raised, by type. A
     handler reading the order of a set of strings at its first request differs here."""
     try:
         twin = copy.deepcopy(proto)
@@ -112,10 +112,18 @@ def _first_steps(proto: Any) -> str:
         action = next((e.action for e in effects if type(e) is Schedule), None)
         if action is not None:
             effects += list(seeded(0, twin.on_local, action))
-        done = [f"Send({e.to}, {e.msg.model_dump_json()})" if type(e) is Send else repr(e) for e in effects]
-        return _spelled(done) + " → " + _spelled(vars(twin))
+        return _spelled([_effect(e) for e in effects]) + " → " + _spelled(vars(twin))
     except Exception as exc:  # noqa: BLE001 - the algorithm's error: the same in every interpreter
         return f"raised {type(exc).__name__}"
+
+
+def _effect(effect: Any) -> str:
+    """An effect spelled as ``_spelled`` spells a value: a message's set (and a note's) by its
+    sorted members — its JSON lists them in the interpreter's order, though the value is one."""
+    if not dataclasses.is_dataclass(effect) or isinstance(effect, type):
+        return _spelled(effect)
+    fields = (f"{f.name}={_spelled(getattr(effect, f.name))}" for f in dataclasses.fields(effect))
+    return f"{type(effect).__qualname__}({', '.join(fields)})"
 
 
 def _start(named: str, processes: int, options: dict[str, Any], seed: int, seed_env: str) -> Any:
