@@ -335,7 +335,8 @@ class Bee(Protocol):
     def _try_flower(self) -> list[Effect]:
         """In WAIT_FLOWER: "try flower" — the ACKflowers of bees not gone reach the threshold."""
         # ``flower_threshold()``, computed here unless a subclass overrides it (broken variants in
-        # the tests do); never below 0: a threshold of 0 and a negative one refuse alike
+        # the tests do); without its max(0, …): the live count, never below 0, meets a need of 0
+        # and a negative one alike
         need = len(self.alive) - self.flowers + 1 if self._own_threshold else self.flower_threshold()
         if self._flower_live < need:  # ``len(flower_acks & alive) < need``
             return []
