@@ -6,8 +6,8 @@
 // from every other rank and its own request at the head of its queue.
 // -DBROKEN_ACKS: enters one ACK short. -DBROKEN_NO_CLOCK_UPDATE: a receive only ticks the clock,
 // never takes the sender's, so a later request may carry an earlier stamp; its two ranks inside
-// at once need a REQUEST answered while one sleeps in its section, which a sleep within one step
-// never lets happen (docs/mpi.md#threads, "a critical section within one step"): not caught.
+// at once need a REQUEST answered while one sleeps in its section: that sleep is a pause the
+// director wakes (docs/mpi.md), so other ranks move meanwhile and the overlap is found.
 #include <mpi.h>
 #include <time.h>
 
