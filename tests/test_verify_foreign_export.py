@@ -124,3 +124,23 @@ def test_an_unreadable_trace_is_exit_2_and_the_trace_is_never_overwritten(tmp_pa
     assert f"{bad}:1: the trace has no 'run' header" in capsys.readouterr().err
     assert main(["export", str(bad), "-o", str(bad)]) == 2
     assert "would overwrite its own trace" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("form", ["shiviz", "jsonl"])
+def test_a_trace_cut_mid_write_is_named_and_no_log_of_its_first_part_is_left(tmp_path, capsys, form):
+    """A log of the whole lines alone would read as a whole run's (a prefix can verify SAFE), so
+    export refuses it, naming the cut line as verify does; before: "not JSON", at that line."""
+    trace = tmp_path / "t.jsonl"
+    assert main(["simulate", "mutex", "-a", "lamport", "-N", "3", "--trace", str(trace)]) == 0
+    whole = trace.read_bytes()
+    trace.write_bytes(whole[: whole.rindex(b"\n", 0, len(whole) - 1) + 20])  # the last line cut
+    lines = whole.count(b"\n")
+    capsys.readouterr()
+    out = tmp_path / "t.log"
+    assert main(["export", str(trace), "--format", form, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"line {lines}, the last, is cut off mid-write" in err and "export converts a whole trace" in err
+    ), err
+    assert not out.exists() and list(tmp_path.iterdir()) == [trace]
+    assert main(["verify", str(trace)]) == 3  # what it holds: INCOMPLETE, as the message says

@@ -1,9 +1,10 @@
 """``mutexlab export TRACE --format shiviz|jsonl [-o FILE]``: a mutexlab trace as another tool's
 log, read and written as a stream. ``shiviz``: GoVector's records (ShiViz opens it), the run
 header on a line ShiViz skips; ``jsonl``: the events without their clocks. Either reads back with
-``mutexlab verify`` to the same verdict. Exit 0 written, 2 when the trace cannot be read or the
-file cannot be written. The log is written to a temporary file beside ``-o`` and renamed once
-whole: a refusal half way leaves no partial log (and an older file of that name untouched)."""
+``mutexlab verify`` to the same verdict. Exit 0 written, 2 when the trace cannot be read (a last
+line cut mid-write too: a log of the rest would read as a whole run's) or the file cannot be
+written. The log is written to a temporary file beside ``-o`` and renamed once whole: a refusal
+half way leaves no partial log (and an older file of that name untouched)."""
 
 from __future__ import annotations
 
@@ -63,7 +64,14 @@ def run(args) -> int:
                 )
                 out = open(fd, "w", encoding="utf-8")  # noqa: SIM115 - closed by the with below
             with out as handle:
-                written = write(parse_events(source, args.trace), handle)
+                cut: list[str] = []  # a last line cut mid-write: no whole trace to convert
+                written = write(parse_events(source, args.trace, cut), handle)
+                if cut:
+                    raise TraceError(
+                        f"{args.trace}: {cut[0]}: export converts a whole trace, and a log of its "
+                        f"first part would read as a whole run's (`mutexlab verify {args.trace}` "
+                        "judges what it holds: INCOMPLETE)"
+                    )
         if partial is not None:
             os.replace(partial, args.output)
             partial = None
