@@ -145,9 +145,9 @@ class TraceWriter:
         self.tally = tally
         self.events: list[dict[str, Any]] | None = [] if (keep or (path is None and sink is None)) else None
         self._file: IO[str] | None = open(path, "w", encoding="utf-8") if path is not None else None  # noqa: SIM115 - the writer owns it until close()
-        if path is not None:  # a file written anew is no longer one this process wrote whole
-            ENDED.discard(os.path.abspath(path))
-            OPENED[os.path.abspath(path)] = time.time()
+        self._path = os.path.abspath(path) if path is not None else ""  # its key in WRITTEN
+        if path is not None:  # a file written anew: not whole (yet), whatever it held before
+            WRITTEN[self._path] = (time.time(), False)
         self.sink = sink
         self.clocks = LocalEventClocks(local_clocks) if local_clocks is not None else None
 
@@ -174,10 +174,10 @@ class TraceWriter:
 
     def close(self, ended: bool = False) -> None:
         """Close the file; ``ended``: the run it records ended (not stopped by an exception or an
-        interrupt), so the file holds its whole trace: its path is noted in ``ENDED``."""
+        interrupt), so the file holds its whole trace, as ``WRITTEN`` notes."""
         if self._file is not None:
             if ended:
-                ENDED.add(os.path.abspath(self._file.name))
+                WRITTEN[self._path] = (WRITTEN[self._path][0], True)
             self._file.close()
             self._file = None
 
@@ -188,13 +188,11 @@ class TraceWriter:
         self.close(ended=kind is None)
 
 
-# The trace files this process wrote whole (``TraceWriter.close(ended=True)``), by absolute path:
-# what an interrupt that came afterwards may call the whole run's (``commands.common.cut_short``).
-ENDED: set[str] = set()
-# When this process last opened each trace file it wrote (``time.time()``), by absolute path: a
-# file's own mtime is coarser than the clock (a tick behind it), so a quick run's may read older
-# than the command that wrote it.
-OPENED: dict[str, float] = {}
+# The trace files this process wrote, by absolute path: when it last opened each (``time.time()``:
+# a file's own mtime lags the clock by a tick, so a quick run's may read older than its command)
+# and whether it was closed with its run ended (``close(ended=True)``), so holds the whole trace —
+# what an interrupt that came afterwards may say of it (``commands.common.cut_short``).
+WRITTEN: dict[str, tuple[float, bool]] = {}
 
 
 REQUIRED = ("event", "pid")

@@ -77,21 +77,22 @@ def cut_short(path: str | None, since: float) -> str:
     stopped it, so that nobody takes it for more than it is; "" when there is none or it is older
     than ``since`` (a ``time.time()``: the stop came before the run opened it).
 
-    True in every window: a file this process closed with its run ended (``trace.ENDED``) holds
+    True in every window: a file this process closed with its run ended (``trace.WRITTEN``) holds
     the whole trace; any other may lack the run's last events — and a prefix can read SAFE (the
     last receipts of a run that served everyone), so it is never promised to be judged otherwise:
     it is only said to be no whole run's."""
     if path is None:
         return ""
-    from ..trace import ENDED, OPENED  # imported by whoever wrote a trace; not at start-up
+    from ..trace import WRITTEN  # imported by whoever wrote a trace; not at start-up
 
+    opened, whole = WRITTEN.get(os.path.abspath(path), (-1.0, False))
     try:
-        written = OPENED.get(os.path.abspath(path), -1.0) >= since or os.stat(path).st_mtime >= since
+        written = opened >= since or os.stat(path).st_mtime >= since
     except OSError:
         return ""
     if not written:
         return ""
-    if os.path.abspath(path) in ENDED:
+    if whole:
         return f"{path} holds the whole trace: the run ended before the interrupt"
     return (
         f"{path} holds the trace up to the interrupt, cut short: it may lack the run's last events "
