@@ -91,10 +91,9 @@ def test(
             # The shrunk schedule played once more, exactly: a program that answers differently now
             # is nondeterministic, and that is the finding. A crash seen by its timing (a node's end)
             # is played as replay plays it: with the end wait, until it shows (NONDETERMINISM_TRIES).
-            crash = small.finding is not None and small.finding.rule == CRASHED
-            if crash:
-                small_settings = replace(small_settings, end_grace=max(small_settings.end_grace, END_GRACE))
-            for _ in range(NONDETERMINISM_TRIES if crash else 1):
+            rule = small.finding.rule if small.finding is not None else None
+            small_settings = replace(small_settings, end_grace=_end_wait(small_settings.end_grace, rule))
+            for _ in range(_plays(rule)):
                 again = play(small_settings, pool, Strict(small.steps), small.digests)
                 if again.finding is not None:
                     break
@@ -136,6 +135,18 @@ class Replayed:
         return f" (and {'; '.join(said)})" if said else ""
 
 
+def _end_wait(grace: float, rule: str | None) -> float:
+    """The end wait of a schedule played again for a finding of ``rule``: a crash seen by a node's
+    end shows only when the run waits for that end."""
+    return max(grace, END_GRACE) if rule == CRASHED else grace
+
+
+def _plays(rule: str | None) -> int:
+    """How often a schedule is played again before a finding of ``rule`` counts as not shown: a
+    nondeterminism, or a crash seen by its timing, shows only when the program does it again."""
+    return NONDETERMINISM_TRIES if rule in (NONDETERMINISTIC, CRASHED) else 1
+
+
 def replay(
     scenario: ProgramScenario,
     argv: list[str],
@@ -155,14 +166,14 @@ def replay(
     recorded = (scenario.finding or {}).get("rule")
     # A node's end after its run shows only when the run's end waits for it: a recorded crash on
     # the program it was found on is replayed with that wait, whether or not its search needed it.
-    ends = max(scenario.end_grace, END_GRACE) if same and recorded == CRASHED else scenario.end_grace
+    ends = _end_wait(scenario.end_grace, recorded) if same else scenario.end_grace
     # A line written after the last step's done shows only if it arrives before the run is judged.
     late = LATE_GRACE if wrote_late(recorded, str((scenario.finding or {}).get("message", ""))) else 0.0
     most = len(scenario.steps) + 1 if same else 2 * len(scenario.steps) + Strict.MAX_WAKES + 1
     settings = Settings(problem, argv, scenario.seed, scenario.faults, most, unread_output, ends, late)
     # A recorded nondeterminism (or a crash seen by its timing) shows only when the program does it
     # again: played up to NONDETERMINISM_TRIES times on the program it was found on, until it shows.
-    tries = NONDETERMINISM_TRIES if same and recorded in (NONDETERMINISTIC, CRASHED) else 1
+    tries = _plays(recorded) if same else 1
     with pool_of(argv, timeout, start_timeout) as pool:
         for _ in range(tries):
             chooser = Strict(scenario.steps, wakes=not same)

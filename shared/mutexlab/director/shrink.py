@@ -1,7 +1,7 @@
 """A failing schedule made small: delta debugging (Zeller and Hildebrandt's ddmin) over its steps,
 then over its nodes.
 
-A candidate is played leniently (``lenient``): a step that is not possible in the candidate's
+A candidate is played leniently (``Lenient``): a step that is not possible in the candidate's
 run (its message was never sent, its node does not exist) is skipped, and the run stops when the
 steps run out. It *reproduces* when it ends in a finding of the same rule. ddmin keeps the
 smallest list of steps that still reproduces; fewer nodes are tried from 2 up (the same steps, then
@@ -52,11 +52,6 @@ class Lenient:
 
 def _same_link(held: Action, step: Action) -> bool:
     return held[:2] == step[:2] and held[2].rpartition("#")[0] == step[2].rpartition("#")[0]
-
-
-def lenient(script: list[Action]) -> Chooser:
-    """Play ``script``'s steps in order, skipping those not possible, then stop."""
-    return Lenient(script)
 
 
 FEWER_NODES = frozenset({SAFETY, DEADLOCK, NO_REST})  # the rules worth trying on fewer nodes
@@ -121,7 +116,7 @@ class Shrinker:
         if self.spent():
             return None
         self.tests += 1
-        outcome = play(settings, self.pool, chooser or lenient(steps))
+        outcome = play(settings, self.pool, chooser or Lenient(steps))
         return outcome if outcome.finding is not None and outcome.finding.rule == self.rule else None
 
     def shrink(self, outcome: Outcome) -> tuple[Settings, Outcome]:
