@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -152,7 +153,12 @@ static long pauses; /* pauses made so far */
 /* A poller that reads MPI_Wtime between its polls waits for a deadline (a timeout loop): rather
  * than wait for ever, its idle polls move mutexlab's clock on, 1 ms, then twice as far each time,
  * so any deadline passes within a few dozen polls; one that has not after JUMPS waits as others. */
-#define JUMPS 40 /* 1 ms * (2^40 - 1), 35 years, in all: a 64-bit count of ns passes its limit at 2^43 ms */
+#define JUMPS 40 /* jumps before it waits: 1 ms doubling up to 2^24 ms (4.7 hours) each, 3.3 days in all */
+#define JUMP_SHIFT_MAX 24
+/* The jumps restart at every step, so a rank that naps on a deadline between MPI_Tests moves the
+ * clock at every step: at most 3.3 days a step (before: 35 years, and a 64-bit count of ns wrapped
+ * to negative after eight such steps, a deadline that never passed again). Never past CLOCK_ROOM. */
+#define CLOCK_ROOM (LLONG_MAX / 2)
 static __thread int read_clock, jumps;
 /* The first jump is told to the director ({"type":"log","clock_jumped":true}): a search that
  * jumped never delivered a message before that deadline, which its verdict must say. */
@@ -368,8 +374,10 @@ static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS w
         seen_lines = lines_out; /* printed between its sleeps: working, not waiting */
         printed_sleeps++;
         unchanged = 0;
-    } else if (++unchanged >= POLLS && read_clock && jumps < JUMPS) {
-        clock_ns += 1000000LL << jumps++; /* the deadline it reads the clock for comes nearer */
+    } else if (++unchanged >= POLLS && read_clock && jumps < JUMPS && clock_ns < CLOCK_ROOM) {
+        /* the deadline it reads the clock for comes nearer */
+        clock_ns += 1000000LL << (jumps < JUMP_SHIFT_MAX ? jumps : JUMP_SHIFT_MAX);
+        jumps++;
         unchanged = 0;
         if (!jump_told) {
             static const char told[] = "{\"type\":\"log\",\"clock_jumped\":true}\n";
@@ -1526,6 +1534,15 @@ static void slept(long long ns) {
     lock_L();
     if (ns > 0) clock_ns += ns;
     unlock_L();
+}
+
+/* sleeps.c: a sleep of ``ns`` by a thread the library counts (1), or 0: the caller sleeps for real. */
+int ml_sleep(long long ns) {
+    if (self < 0) return 0;
+    slept(ns);
+    sync_stdout();
+    sleep_point();
+    return 1;
 }
 
 void mutexlab_enter(const char *resource) {
