@@ -444,6 +444,7 @@ def replay_program(args) -> int:
         "recorded": before or None,
         "reproduced": same,
         "diverged_at": replayed.diverged,
+        "unfinished": replayed.unfinished(),  # nodes still waiting where the schedule ended
         "wakes": {"added": replayed.woken, "passed_over": replayed.skipped},  # on another program
     }
     if as_json:
@@ -468,17 +469,14 @@ def replay_program(args) -> int:
                     "was found on, and it answered differently): the schedule proves nothing here"
                 )
             elif verdict is not None:
-                print(verdict.render())
+                print(replayed.verdict_text())
             if before:
                 print(f"the recorded finding [{before.get('rule')}] did NOT reproduce")
     if write_report_if_asked(args, replayed.outcome.events):
         return 2
     if finding is not None:
         return 1
-    verdict = replayed.outcome.verdict
-    if replayed.diverged is not None or verdict is None:
-        return 3
-    return verdict.exit_code
+    return replayed.exit_code()
 
 
 COMMAND = Command(

@@ -134,6 +134,37 @@ class Replayed:
             said.append(f"{count(self.skipped, 'wake')} passed over: the rank did not pause there")
         return f" (and {'; '.join(said)})" if said else ""
 
+    def unfinished(self) -> list[str]:
+        """The nodes still waiting where the schedule ended with steps left to take: on another
+        program (a fix), the schedule found on the first may end before the fix's run does, and
+        a rank short of its ``--entries`` (an MPI rank asks without telling) is not yet served."""
+        outcome = self.outcome
+        if self.finding is not None or self.diverged is not None or outcome.resting:
+            return []
+        return list(outcome.waiting)
+
+    def verdict_text(self) -> str:
+        """The audit's verdict; a run the schedule left unfinished is INCOMPLETE, never SAFE."""
+        text = self.outcome.verdict.render() if self.outcome.verdict is not None else ""
+        short = self.unfinished()
+        if not short:
+            return text
+        head, _, rest = text.partition("\n")
+        problem = head.split(":", 1)[0]
+        who = f"{', '.join(short)} still {'waits' if len(short) == 1 else 'wait'} for the resource"
+        return (
+            f"{problem}: INCOMPLETE — the schedule ended before the run did: {who} and steps are "
+            f"still possible; no violation in what was played, nothing proven of the rest\n{rest}"
+        ).rstrip("\n")
+
+    def exit_code(self) -> int:
+        """0 SAFE, 3 a diverged, unjudged or unfinished replay, else the verdict's own code
+        (a finding's 1 is the caller's)."""
+        verdict = self.outcome.verdict
+        if self.diverged is not None or verdict is None:
+            return 3
+        return 3 if verdict.exit_code == 0 and self.unfinished() else verdict.exit_code
+
 
 def _end_wait(grace: float, rule: str | None) -> float:
     """The end wait of a schedule played again for a finding of ``rule``: a crash seen by a node's

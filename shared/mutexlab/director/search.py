@@ -60,6 +60,7 @@ class Outcome:
     clock_jumped: bool = False  # a node's timeout loop jumped the clock: no delivery before its deadline
     after_ended: Finding | None = None  # a kept node had ended after the run before: the finding
     # seen at this run's init, which was then played again on fresh processes
+    waiting: list[str] = field(default_factory=list)  # the nodes still waiting when it was judged
 
 
 @dataclass
@@ -143,7 +144,17 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         )
     unsure = undecided(verdict) if finding is None else None
     return Outcome(
-        finding, steps, run.digests, run.events, trail, resting, verdict, incomplete, unsure, run.clock_jumped
+        finding,
+        steps,
+        run.digests,
+        run.events,
+        trail,
+        resting,
+        verdict,
+        incomplete,
+        unsure,
+        run.clock_jumped,
+        waiting=waiting,
     )
 
 
