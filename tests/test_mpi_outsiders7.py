@@ -9,7 +9,8 @@ listener on an ``MPI_Comm_dup``, a ``yield`` busy-wait, ``MPI_Gather``, an ``MPI
 message. ``tests/mpi/kmutex_struct.c``: K places by Ricart–Agrawala, ``MPI_Type_create_struct``,
 one thread polling a pre-posted ``MPI_Irecv`` and napping between polls (select, pselect, ppoll,
 epoll, or ``sched_yield`` until an ``MPI_Wtime`` deadline), ``MPI_Comm_split`` + ``MPI_Allreduce``.
-``tests/mpi/naps.c``: a token whose waiter naps in ``pselect``, ``ppoll``, ``epoll_wait`` or
+``tests/mpi/ra_sem.c``: Ricart–Agrawala whose waiter is woken by a POSIX semaphore (``sem_wait``,
+a ``sem_trywait`` busy loop, a ``sem_timedwait`` loop). ``tests/mpi/naps.c``: a token whose waiter naps in ``pselect``, ``ppoll``, ``epoll_wait`` or
 ``epoll_pwait`` (its argument says which) until its listener thread sets a flag. Their other
 broken twins (``BROKEN_NORELEASE``, ``BROKEN_ABORT``, ``BROKEN_ONLY_INSIDE``, ``BROKEN_COUNT``) were
 judged right when written (a deadlock, a crash naming its ``MPI_Abort``, violations) and are not
@@ -74,6 +75,8 @@ PROGRAMS = {  # name: its source and flags, built by the first test that runs it
     "places": ("kmutex_struct.c", []),
     "places-stale": ("kmutex_struct.c", ["-DBROKEN_STALE_ACKS"]),
     "naps": ("naps.c", []),
+    "sem": ("ra_sem.c", []),
+    "sem-tie": ("ra_sem.c", ["-DBROKEN_TIE"]),
     "wtime-naps": ("wtime_naps.c", []),
 }
 
@@ -185,3 +188,19 @@ def test_pselect_ppoll_and_epoll_with_only_a_timeout_are_sleeps(cli, programs, n
     ran = cli("test", "mutex", "--np", "3", "--entries", "1", "--runs", "3", "--start-timeout", "4", "--timeout",
               "4", "--regex", TOKEN, "--mpi", programs["naps"], nap)  # fmt: skip
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+# -- a semaphore between the listener and the waiter ---------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["wait", "trywait", "timedwait"])
+def test_a_waiter_woken_by_a_semaphore_passes(cli, programs, how):
+    # before: sem_wait was the C library's, a wait the rank could not see: stalled
+    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "10", "--start-timeout", "4", "--timeout",
+              "4", "--regex", RA, "--mpi", programs["sem"], "2", how)  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_a_semaphore_waiter_without_a_tie_break_is_caught(cli, programs, tmp_path):
+    ran, _ = found_and_replayed(cli, programs, tmp_path, "mutex", ["--np", "3", "--regex", RA], "sem-tie")
+    assert "[capacity] cs (capacity 1) held by" in ran.stdout, ran.stdout

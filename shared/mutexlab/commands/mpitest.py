@@ -401,8 +401,8 @@ def busy(rule: str) -> str | None:
     return (
         "note: a rank answers once every thread of it waits in a call mutexlab's MPI knows (a "
         "receive, a wait or probe, a condition variable, a sleep, a join); a thread waiting in "
-        "anything else — an OpenMP barrier or lock (OpenMP is not supported), sem_wait, a pipe, a "
-        "loop that never sleeps — keeps it busy (docs/mpi.md#threads)"
+        "anything else — an OpenMP barrier or lock (OpenMP is not supported), a semaphore shared "
+        "between processes, a pipe, a loop that never sleeps — keeps it busy (docs/mpi.md#threads)"
     )
 
 

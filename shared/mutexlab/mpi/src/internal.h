@@ -1,4 +1,4 @@
-/* What collectives.c, comm.c, persistent.c and sleeps.c use of mpi.c, and comm.c gives the others: the
+/* What collectives.c, comm.c, persistent.c, sleeps.c and sems.c use of mpi.c, and comm.c gives the others: the
  * messages, communicators, requests and datatypes of mutexlab's MPI. */
 #ifndef MUTEXLAB_MPI_INTERNAL_H
 #define MUTEXLAB_MPI_INTERNAL_H
@@ -34,6 +34,10 @@ int ml_active(MPI_Request handle);                   /* 1 started, 0 inactive, -
 void ml_adopt(MPI_Request handle, MPI_Request started); /* started: its send or receive, now handle's */
 unsigned char *ml_pack(const void *buf, int count, MPI_Datatype type, long *bytes, const char *call);
 long ml_extent(MPI_Datatype type);
+void ml_flush(void);              /* sems.c: the program's stdout and std::cout flushed (lock not held) */
+void ml_block_held(void *key);    /* wait on key until ml_wake(key) or something happens (lock held) */
+void ml_wake(void *key);          /* wake every waiter on key */
+void ml_poll(void);               /* a poll that found nothing (a counted thread's) */
 int ml_sleep(long long ns); /* a counted thread's sleep, taking no time (1); 0: not counted, sleep for real */
 void ml_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2))); /* stops the run */
 /* An error MPI's default handler makes fatal: the rank ends with status ``code`` (a crash finding). */

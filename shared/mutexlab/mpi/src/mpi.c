@@ -1845,6 +1845,33 @@ static void cond_wake(pthread_cond_t *c) { /* every waiter of c: a signal wakes 
     real_cond_broadcast(c);
 }
 
+/* sems.c: the program's output flushed (the lock not held); a wait on ``key`` (a semaphore) as on
+ * a condition variable, called and returning with the lock held; a wake of every such waiter; a
+ * poll that found nothing. */
+void ml_flush(void) { sync_stdout(); }
+
+void ml_block_held(void *key) {
+    waiter w = {.kind = W_COND, .what = key};
+    block_on(&w);
+}
+
+void ml_wake(void *key) {
+    lock_L();
+    for (waiter *w = waiters; w; w = w->next)
+        if ((w->kind == W_COND || w->kind == W_POLL) && w->what == key) {
+            w->signalled = 1;
+            unblock(w);
+        }
+    bump();
+    unlock_L();
+}
+
+void ml_poll(void) {
+    if (self < 0) return;
+    sync_stdout();
+    poll_point();
+}
+
 /* A timed wait is a poll, as a sleep is (time passes only in mutexlab's clock): it times out at
  * once while something new happens in the rank, and after POLLS times with nothing new it waits
  * until something happens or the condition variable is signalled. */
