@@ -5,7 +5,7 @@
 # answer in one write (a burst of lines), flushed once.  Flags plant bugs or odd styles:
 #   --tie        the tie-break on equal timestamps is wrong: the other side always wins
 #   --lost       on exit, the last deferred peer never gets its REPLY (off-by-one)
-#   --timer      a retry timer thread re-sends REQUEST after 20 ms, after the done line
+#   --timer      a retry timer thread re-sends REQUEST at once, behind the done line
 #   --debug      prints a debugging line to stdout on every REQUEST received
 #   --assert     asserts no REQUEST arrives while inside (false: it may), exiting 3
 #   --payload    every message carries a large nested payload with unicode keys
@@ -125,12 +125,18 @@ loop do
     next
   end
   answer = node.handle(msg)
-  emit(answer + [{ 'type' => 'done' }])
-  next unless flag?('timer') && msg['type'] == 'request'
+  unless flag?('timer') && msg['type'] == 'request'
+    emit(answer + [{ 'type' => 'done' }])
+    next
+  end
 
+  # a retry timer of 0 ms: its thread writes the REQUESTs again behind the done, before the flush
+  OUT.synchronize { $stdout.write((answer + [{ 'type' => 'done' }]).map { |l| JSON.generate(l) + "\n" }.join) }
   n = node
   Thread.new do
-    sleep 0.02
-    emit(n.peers.map { |p| n.send_to(p, 'REQUEST', 'ts' => n.my_ts) }) if n.state == :wanted
-  end
+    OUT.synchronize do
+      $stdout.write(n.peers.map { |p| JSON.generate(n.send_to(p, 'REQUEST', 'ts' => n.my_ts)) + "\n" }.join)
+    end
+  end.join
+  OUT.synchronize { $stdout.flush }
 end
