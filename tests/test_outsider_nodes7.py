@@ -9,6 +9,9 @@ languages and styles the other outsider tests do not cover (tests/outsiders/, ``
 * ``o7_kmutex_coord.lua`` — a K-permit coordinator in plain Lua 5.4 with its own JSON code;
   ``--offbyone`` (K + 1 inside), ``--lostgrant`` (a permit given back without serving the
   queue: a deadlock at K = 1), ``--fifo-bug`` (LIFO: still correct), ``--noflush``;
+* ``o7_bees_keeper.rb`` — the mason bees in Ruby, bee 1 also the keeper of reeds and flowers, one
+  ``puts`` per line; ``--flower-offbyone``, ``--crowded`` (a bee too many on a reed),
+  ``--no-visit`` (an egg without a flower);
 * ``o7_phil_cm.awk`` — Chandy–Misra's philosophers in gawk, fields cut out with ``match()``;
   ``bug=greedy`` (deadlock), ``bug=onefork``, ``bug=wrap`` (the wrong neighbour across the wrap),
   ``bug=twolines`` (an answer and its done on one line).
@@ -71,6 +74,9 @@ def test_a_threaded_ruby_node_passes_and_each_planted_bug_is_found(cli, tmp_path
     assert "wrote past its done line (answering request)" in out, out
     out = found(cli, tmp_path, f"{ruby} --debug", "mutex", rule="garbage")
     assert "DEBUG request from" in out and "to 2 steps on 2 nodes" in out, out  # before: on 3 nodes
+    out = found(cli, tmp_path, f"{ruby} --deep", "mutex", rule="garbage", replay=False)
+    # before: "wrote a line that is not JSON: JSON nested more than 64 deep" (it is JSON)
+    assert "wrote a line mutexlab does not take: JSON nested more than 64 deep (at most 64 arrays" in out, out
     out = found(cli, tmp_path, f"{ruby} --assert", "mutex", rule="crashed")
     assert "exited with status 3" in out and "assertion failed: a REQUEST while inside" in out, out
     assert "steps on 2 nodes" in out, out  # a node's own fault is shrunk to fewer nodes too
@@ -89,6 +95,21 @@ def test_a_lua_coordinator_passes_and_its_off_by_one_and_lost_grant_are_found(cl
         "test", "kmutex", "--node", f"{lua} --noflush", "-N", "2", "--timeout", "1", "--start-timeout", "1"
     )
     assert ran.returncode == 1 and "FINDING [stalled]: node 1 wrote nothing at all" in ran.stdout, ran.stdout
+
+
+def test_ruby_bees_with_a_keeper_pass_and_their_bugs_are_found(cli, tmp_path, ruby):
+    bees = ruby.replace("o7_ra_threads.rb", "o7_bees_keeper.rb")
+    hive = ("-o", "reeds=3", "-o", "flowers=1", "-o", "eggs=2", "-o", "cocoons=2")
+    ran = cli("test", "bees", "--node", bees, "-N", "3", "-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=1",
+              "-o", "cocoons=1", "--strategy", "systematic")  # fmt: skip
+    assert ran.returncode == 0 and "PASS — searched exhaustively: 18 schedules" in ran.stdout, ran.stdout
+    out = found(cli, tmp_path, f"{bees} --flower-offbyone", "bees", "-N", "4", *hive, rule="violation")
+    assert "[capacity] flower (capacity 1) held by" in out, out
+    two_reeds = ("-o", "reeds=2", *hive[2:])
+    out = found(cli, tmp_path, f"{bees} --crowded", "bees", "-N", "4", *two_reeds, rule="violation")
+    assert "[eggs-per-reed]" in out, out
+    out = found(cli, tmp_path, f"{bees} --no-visit", "bees", "-N", "4", *hive, rule="violation")
+    assert "[egg-without-nectar] bee-1 laid an egg" in out and "on 1 node" in out, out
 
 
 def test_gawk_philosophers_pass_and_their_bugs_are_found(cli, tmp_path, gawk):

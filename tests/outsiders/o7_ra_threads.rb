@@ -10,6 +10,8 @@
 #   --assert     asserts no REQUEST arrives while inside (false: it may), exiting 3
 #   --payload    every message carries a large nested payload with unicode keys
 #   --huge       every message carries 58 KB of text (a line `test` takes, too large for RabbitMQ)
+#   --deep       every message carries a list nested 70 deep (JSON, past mutexlab's 64)
+#   --pause      asks for a wake on request, and sends its REQUESTs when woken (a timer)
 #   --slow       sleeps 2 s before it reads anything
 require 'json'
 
@@ -39,6 +41,7 @@ class Node
 
   def payload
     return { 'filler' => 'λ' * 29_000 } if flag?('huge')
+    return { 'tree' => (1..70).reduce([@id]) { |t, _| [t] } } if flag?('deep')
     return {} unless flag?('payload')
 
     { 'trace' => { 'ünïcødé-名前' => [@id, { 'nested' => [[1, [2, [3, { 'é' => 'x' * 200 }]]]] }],
@@ -61,11 +64,17 @@ class Node
       @my_ts = @clock
       @state = :wanted
       @replies = {}
-      @peers.each { |p| out << send_to(p, 'REQUEST', 'ts' => @my_ts) }
+      if flag?('pause') # a timer: the REQUESTs go out when mutexlab wakes the node
+        out << { 'type' => 'pause' }
+      else
+        @peers.each { |p| out << send_to(p, 'REQUEST', 'ts' => @my_ts) }
+      end
       if @peers.empty?
         @state = :held
         out << { "type" => "enter", "resource" => "cs" }
       end
+    when 'wake'
+      @peers.each { |p| out << send_to(p, 'REQUEST', 'ts' => @my_ts) }
     when 'release'
       @state = :released
       out << { 'type' => 'exit', 'resource' => 'cs' }

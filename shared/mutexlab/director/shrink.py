@@ -164,7 +164,7 @@ class Shrinker:
             n: sum(s[1] == n or s[2].rpartition("#")[0] == old.names[n] for s in best.steps) for n in workers
         }
         faulty = best.finding.node if fault and best.finding is not None else None
-        no_search = fault or (size == 1 and len(workers) > 2)  # True: no random search (one node of many)
+        no_search = fault  # a node's own fault: its own steps, no random search
         first = tuple(workers[:size])  # the lowest ids first (their steps as they are), then by use
         subsets = sorted(
             combinations(workers, size), key=lambda kept: (kept != first, -sum(use[n] for n in kept))
