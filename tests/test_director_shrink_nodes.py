@@ -63,3 +63,21 @@ def test_a_node_fault_is_tried_on_fewer_nodes_only_as_the_same_node(monkeypatch)
     settings, best = shrinker(3, "garbage").shrink(found)
     assert settings.problem.nodes == 2 and best.finding is not None and best.finding.node == 2
     assert best.steps == [("deliver", 2, "node-1#1")]
+
+
+def test_a_node_fault_in_other_words_on_fewer_nodes_is_another_fault(monkeypatch):
+    # node 1 sends to node 2, then writes a bad line; alone, its send to 2 is the garbage: not it
+    def shows(nodes, steps):
+        if ("request", 1, "") not in steps:
+            return None
+        if nodes == 1:
+            return Finding("garbage", "node 1 wrote a send to 2, not its peer", node=1, step=1)
+        return Finding("garbage", "node 1 wrote a line that is not JSON", node=1, step=1)
+
+    monkeypatch.setattr(shrink, "play", fake_play(shows))
+    found = Outcome(
+        Finding("garbage", "node 1 wrote a line that is not JSON", node=1), [("request", 1, "")], [], [], []
+    )
+    settings, best = shrinker(3, "garbage").shrink(found)
+    assert settings.problem.nodes == 2 and best.finding is not None
+    assert best.finding.message == "node 1 wrote a line that is not JSON"

@@ -13,6 +13,7 @@ how long).
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -50,6 +51,12 @@ class Lenient:
                 return same_link[0]
             self.guessed = self.guessed or bool(same_link)
         return None
+
+
+def _said(message: str) -> str:
+    """A fault's words without its numbers (node ids, counts, line numbers change with the nodes
+    left out): a crash on fewer nodes is the same fault only when it says the same."""
+    return re.sub(r"\d+", "#", message)
 
 
 def _renamed(step: Action, ids: dict[int, int], old: dict[int, str], new: dict[int, str]) -> Action | None:
@@ -154,7 +161,8 @@ class Shrinker:
         """A run on ``smaller`` with the finding: ``best``'s steps on a set of its nodes (the lowest
         ids first, then those its steps use most; the role, node 0, always) renumbered 1..n in
         order, each message id by its sender's new name (``Lenient``, then by link). A node's own
-        fault (a crash, garbage) counts only when the same node, renumbered, shows it; the other
+        fault (a crash, garbage) counts only when the same node, renumbered, shows it in the same
+        words (``_said``: a send to a peer the smaller run lacks is another fault); the other
         rules also by a short random search (on the lowest ids' turn, as before 2026-11-30)."""
         old, new = self.settings.problem, smaller.problem
         workers = [n for n in sorted(old.names) if n >= 1]
@@ -164,6 +172,7 @@ class Shrinker:
             n: sum(s[1] == n or s[2].rpartition("#")[0] == old.names[n] for s in best.steps) for n in workers
         }
         faulty = best.finding.node if fault and best.finding is not None else None
+        said = _said(best.finding.message) if fault and best.finding is not None else None
         no_search = fault  # a node's own fault: its own steps, no random search
         first = tuple(workers[:size])  # the lowest ids first (their steps as they are), then by use
         subsets = sorted(
@@ -187,7 +196,8 @@ class Shrinker:
                     found = (
                         self.test(smaller, script, Lenient(script, by_link=True)) if exact.guessed else None
                     )
-                if found is not None and found.finding is not None and want in (None, found.finding.node):
+                shown = found.finding if found is not None else None
+                if shown is not None and want in (None, shown.node) and said in (None, _said(shown.message)):
                     return found
         return None
 
