@@ -168,3 +168,24 @@ def test_large_payloads_over_rabbitmq_are_delivered_and_a_too_large_one_is_named
     assert "sent a message of 58,037 bytes: over RabbitMQ a message's body is at most 57,344" in json.dumps(
         summary
     )
+
+
+@pytest.mark.parametrize(
+    "step, words",
+    [
+        ({"do": "request", "node": 9}, "step 1 (request by node 9) names a node the run of 3 does not have"),
+        (
+            {"do": "deliver", "node": 1, "id": "node-7#1"},
+            "step 1 (deliver node-7#1) names a sender the run of 3",
+        ),
+    ],
+)
+def test_a_counterexample_naming_a_node_the_run_lacks_is_malformed(cli, tmp_path, lua, step, words):
+    """A hand-edited counterexample: before, the program was blamed — ``nondeterministic`` (exit 1,
+    "it behaved differently before it") on the program the file names, "not possible on this
+    program" (exit 3) on another; the file is what is wrong (exit 2)."""
+    path = tmp_path / "ce.json"
+    scenario = {"kind": "mutexlab-program-scenario", "problem": "kmutex", "nodes": 3, "requests": 1}
+    path.write_text(json.dumps(scenario | {"options": {"k": 2}, "steps": [step]}))
+    ran = cli("replay", str(path), "--node", lua)
+    assert ran.returncode == 2 and f"malformed scenario: {words}" in ran.stderr, ran.stdout + ran.stderr
