@@ -196,6 +196,14 @@ def addressed(keys: list[str]) -> tuple[str, dict[str, list[str]] | None]:
     return keys[0], ({"BCC": keys[1:]} if len(keys) > 1 else None)
 
 
+def send_frames(bus: Any, framed: list[tuple[list[str], bytes]]) -> None:
+    """Publish a step's frames (``wire.frames``: one, or several in order past ``MAX_BODY``), each to
+    the keys of its addressees (``addressed``)."""
+    for keys, body in framed:
+        key, headers = addressed(keys)
+        bus.send(key, body, headers=headers)
+
+
 def _together(channel, calls: list[_Call]) -> None:
     """Make ``calls`` on ``channel`` in order with one wait instead of one per call: all but the
     last go out without replies (``channel.nowait``: AMQP's nowait), the last waits for its reply —

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..limits import BOM, InputError, loads, loads_shallow
+from ..limits import BOM, MAX_DEPTH, InputError, loads, loads_shallow
 
 MAX_LINE = 65_536  # bytes of one line a node writes, newline excluded
 MAX_OUTPUTS = 1_000  # lines a node may write in answer to one input (a flood beyond)
@@ -83,7 +83,11 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
         )
     try:  # nesting is checked (limits.loads) only where it could be deep: 64 brackets or more
         line = loads(raw) if raw.count(b"[") + raw.count(b"{") >= 64 else loads_shallow(raw)
-    except InputError as exc:  # NaN, Infinity (Python's json writes them), too deep: JSON has none
+    except InputError as exc:  # NaN, Infinity (Python's json writes them): JSON has none; too deep
+        if "nested" in str(exc):  # JSON, but past mutexlab's limit (limits.MAX_DEPTH)
+            raise fault(
+                f"a line mutexlab does not take: {exc} (at most {MAX_DEPTH} arrays and objects inside each other)"
+            ) from None
         raise fault(f"a line that is not JSON: {exc}") from None
     except json.JSONDecodeError as exc:
         raise fault(f"a line that is not JSON ({_why_not_json(exc)})") from None

@@ -18,6 +18,7 @@ import os
 import shlex
 from typing import Any, ClassVar, Literal
 
+from ..bus.wire import MAX_BODY, compact
 from ..clock import LamportClock
 from ..messages import Codec, Message
 from ..protocol import Effect, Enter, Exit, Note, Protocol, ProtocolError, Schedule, Send
@@ -33,6 +34,7 @@ STATES = ("RELEASED", "WANTED", "HELD")  # a driven node's idle, waiting and hol
 # that a program which never answers is reported as this node's fault, with its cause, not as a
 # run that stalled. $NODE_START_TIMEOUT overrides it (with ``run --stall-timeout`` above it).
 START_ENV, RUN_START_TIMEOUT = "NODE_START_TIMEOUT", 12.0
+MAX_MESSAGE = MAX_BODY - 8 * 1024  # a body's bytes on the wire, its envelope's (clocks, ids) the rest
 START_SETTING = f"${START_ENV} (with run's --stall-timeout above it)"  # named in a slow start's fault
 
 
@@ -170,6 +172,13 @@ class ProgramNode(Protocol):
     def _effect(self, output: dict[str, Any]) -> list[Effect]:
         kind = output["type"]
         if kind == "send":
+            if (size := len(compact(output["body"]))) > MAX_MESSAGE:
+                raise NodeFault(
+                    "garbage",
+                    self.pid,
+                    f"node {self.pid} sent a message of {size:,} bytes: over RabbitMQ a message's body is at "
+                    f"most {MAX_MESSAGE:,} (its envelope shares the wire's {MAX_BODY:,}); send less",
+                )
             body = ProgramMessage(sender=self.pid, ts=self.clock.tick(), body=output["body"])
             return [Send(output["to"], body)]
         if kind == "enter":

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 
 from ..limits import loads, read_file
 from .judge import Finding
-from .problem import MAX_NODES
+from .problem import MAX_NODES, has_role
 from .search import Outcome, Settings
 from .world import Action, Faults
 
@@ -108,6 +109,20 @@ def save(path: str, data: dict[str, Any]) -> None:
     Path(path).write_text("\n".join(line for line in lines if line) + "\n", encoding="utf-8")
 
 
+def _within(steps: list[Action], problem: str, nodes: int) -> None:
+    """ValueError when a step names a node the run does not have (by itself, or as its message's
+    sender): the file is wrong, not the program (else the replay called it nondeterministic)."""
+    lowest = 0 if has_role(problem) else 1
+    for n, (kind, node, ident) in enumerate(steps, 1):
+        if not lowest <= node <= nodes:
+            raise ValueError(
+                f"step {n} ({kind} by node {node}) names a node the run of {nodes} does not have"
+            )
+        sender = re.fullmatch(r".*-(\d+)#\d+", ident) if kind in ("deliver", "duplicate") else None
+        if sender is not None and not lowest <= int(sender.group(1)) <= nodes:
+            raise ValueError(f"step {n} ({kind} {ident}) names a sender the run of {nodes} does not have")
+
+
 def load(path: str) -> ProgramScenario:
     try:
         data = loads(read_file(path, "a scenario"))
@@ -141,6 +156,7 @@ def load(path: str) -> ProgramScenario:
             ):
                 raise ValueError(f"step {n} is not a step: {step!r}")
             steps.append((kind, node, str(ident)))
+        _within(steps, str(data["problem"]), data["nodes"])
         faults = data.get("faults") or {}
         finding = data.get("finding")
         if finding is not None and not (

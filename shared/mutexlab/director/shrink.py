@@ -4,17 +4,20 @@ then over its nodes.
 A candidate is played leniently (``Lenient``): a step that is not possible in the candidate's
 run (its message was never sent, its node does not exist) is skipped, and the run stops when the
 steps run out. It *reproduces* when it ends in a finding of the same rule. ddmin keeps the
-smallest list of steps that still reproduces; fewer nodes are tried from 2 up (the same steps, then
-a short random search, then the same steps with each delivery taken by its link,
-``Lenient.by_link``); each test is one run, and ``budget`` bounds how many are made (``seconds``
+smallest list of steps that still reproduces; then fewer nodes are tried from 1 up, each size by
+the sets of nodes its steps use most (the steps of those nodes renumbered, then each delivery taken
+by its link, ``Lenient.by_link``; then, for a violation, deadlock or no-rest, a short random
+search); each test is one run, and ``budget`` bounds how many are made (``seconds``
 how long).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from itertools import combinations
 
 from ..setups import ConfigError
 from .judge import DEADLOCK, NO_REST, SAFETY
@@ -50,11 +53,31 @@ class Lenient:
         return None
 
 
+def _said(message: str) -> str:
+    """A fault's words without its numbers (node ids, counts, line numbers change with the nodes
+    left out): a crash on fewer nodes is the same fault only when it says the same."""
+    return re.sub(r"\d+", "#", message)
+
+
+def _renamed(step: Action, ids: dict[int, int], old: dict[int, str], new: dict[int, str]) -> Action | None:
+    """``step`` with its node and its message's sender renumbered by ``ids``; None: a message
+    of a node left out."""
+    kind, node, mid = step
+    if "#" not in mid:
+        return (kind, ids[node], mid)
+    sender, _, n = mid.rpartition("#")
+    pid = next((p for p, name in old.items() if name == sender), None)
+    if pid not in ids:
+        return None
+    return (kind, ids[node], f"{new[ids[pid]]}#{n}")
+
+
 def _same_link(held: Action, step: Action) -> bool:
     return held[:2] == step[:2] and held[2].rpartition("#")[0] == step[2].rpartition("#")[0]
 
 
-FEWER_NODES = frozenset({SAFETY, DEADLOCK, NO_REST})  # the rules worth trying on fewer nodes
+FEWER_NODES = frozenset({SAFETY, DEADLOCK, NO_REST})  # the rules a random search on fewer nodes may show
+MAX_SUBSETS = 12  # the sets of nodes tried at one size (those the schedule uses most)
 
 
 class Strict:
@@ -122,22 +145,61 @@ class Shrinker:
     def shrink(self, outcome: Outcome) -> tuple[Settings, Outcome]:
         settings, best = self.settings, outcome
         best = self.ddmin(settings, best)
-        if self.rule not in FEWER_NODES:  # a node's own fault on fewer nodes is another fault
-            return settings, best
-        for nodes in range(2 if settings.problem.nodes > 2 else 1, settings.problem.nodes):
+        problem = settings.problem
+        for nodes in range(1, problem.nodes):  # the fewest first: the first size that shows it
             try:
                 smaller = replace(settings, problem=self.remake(nodes))
             except ConfigError:  # a size the problem refuses (too few processes): try the next
                 continue
-            kept = [s for s in best.steps if s[1] <= nodes]
-            exact = Lenient(kept)
-            found = self.test(smaller, kept, exact) or self.sample(smaller)
-            if found is None and exact.guessed:  # its messages numbered anew: the same by their links
-                found = self.test(smaller, kept, Lenient(kept, by_link=True))
+            found = self.fewer(smaller, best)
             if found is not None:
                 settings, best = smaller, self.ddmin(smaller, found)
                 break
         return settings, best
+
+    def fewer(self, smaller: Settings, best: Outcome) -> Outcome | None:
+        """A run on ``smaller`` with the finding: ``best``'s steps on a set of its nodes (the lowest
+        ids first, then those its steps use most; the role, node 0, always) renumbered 1..n in
+        order, each message id by its sender's new name (``Lenient``, then by link). A node's own
+        fault (a crash, garbage) counts only when the same node, renumbered, shows it in the same
+        words (``_said``: a send to a peer the smaller run lacks is another fault); the other
+        rules also by a short random search (on the lowest ids' turn, as before 2026-11-30)."""
+        old, new = self.settings.problem, smaller.problem
+        workers = [n for n in sorted(old.names) if n >= 1]
+        size = len([n for n in new.names if n >= 1])
+        fault = self.rule not in FEWER_NODES
+        use = {
+            n: sum(s[1] == n or s[2].rpartition("#")[0] == old.names[n] for s in best.steps) for n in workers
+        }
+        faulty = best.finding.node if fault and best.finding is not None else None
+        said = _said(best.finding.message) if fault and best.finding is not None else None
+        no_search = fault  # a node's own fault: its own steps, no random search
+        first = tuple(workers[:size])  # the lowest ids first (their steps as they are), then by use
+        subsets = sorted(
+            combinations(workers, size), key=lambda kept: (kept != first, -sum(use[n] for n in kept))
+        )
+        for kept in subsets[:MAX_SUBSETS]:
+            if faulty is not None and faulty not in kept:  # the faulty node stays
+                continue
+            ids = {n: i for i, n in enumerate(kept, 1)} | ({0: 0} if 0 in old.names else {})
+            renamed = (_renamed(s, ids, old.names, new.names) for s in best.steps if s[1] in ids)
+            script = [s for s in renamed if s is not None]
+            want = None if faulty is None else ids[faulty]
+            exact = Lenient(script)
+            searched = kept == first and not no_search
+            for how in ("exact", "sample", "by_link"):  # the steps as they are, a search, by their links
+                if how == "exact":
+                    found = self.test(smaller, script, exact)
+                elif how == "sample":
+                    found = self.sample(smaller) if searched else None
+                else:
+                    found = (
+                        self.test(smaller, script, Lenient(script, by_link=True)) if exact.guessed else None
+                    )
+                shown = found.finding if found is not None else None
+                if shown is not None and want in (None, shown.node) and said in (None, _said(shown.message)):
+                    return found
+        return None
 
     def sample(self, settings: Settings, runs: int = 60) -> Outcome | None:
         """A short random search on fewer nodes (their messages are numbered anew, so the

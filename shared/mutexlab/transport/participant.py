@@ -48,8 +48,8 @@ from ..bus.amqp import LOST, TransportError
 from ..bus.inbox import Delivery, LinkInbox
 from ..bus.links import Retransmission
 from ..bus.rabbit import Bus
-from ..bus.topology import ConsumerProbe, Topology, addressed
-from ..bus.wire import EnvelopeError, compact, frame, parse_frame
+from ..bus.topology import ConsumerProbe, Topology, send_frames
+from ..bus.wire import EnvelopeError, frames, parse_frame
 from ..messages import MessageError
 from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
@@ -433,8 +433,7 @@ class Participant:
             acks = None  # transient delivery: the acknowledgements this step carries to its addressees
             if self.links is not None:
                 acks = self.links.carried({e[0]: None for e in outbox}, self.trace.traced)
-            key, headers = addressed(keys)
-            self.bus.send(key, compact(frame(self.settings.run_id, self.name, outbox, acks)), headers=headers)
+            send_frames(self.bus, frames(self.settings.run_id, self.name, outbox, acks, keys))
         # A message held back (ahead of a missing one) lives only in memory: its delivery's ack is
         # blocked until it is handled, else a kill would lose it (the broker would not redeliver it).
         later, held = self.trace.waiting(), {id(item[2]) for item in self.inbox.holding()}

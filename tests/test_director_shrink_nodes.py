@@ -1,0 +1,83 @@
+"""The shrinker tries every size from one node up, and at each size the sets of nodes the
+finding's steps use (renumbered 1..n), not only the lowest ids: a finding between nodes 2 and 3
+of three is shown on two nodes, and a node's own fault (garbage, a crash) on fewer nodes when the
+same node, renumbered, shows it."""
+
+from __future__ import annotations
+
+from mutexlab.director import shrink
+from mutexlab.director.judge import Finding
+from mutexlab.director.problem import make_problem
+from mutexlab.director.search import Outcome, Settings
+
+
+def fake_play(shows):
+    """``play`` on no program: the chooser is offered every step it asks for (``Lenient``'s
+    queue), and the run has a finding of rule ``violation`` when ``shows(nodes, steps)``."""
+
+    def play(settings, pool, chooser, expected=None):
+        steps = []
+        if isinstance(chooser, shrink.Lenient):
+            while chooser.queue:
+                step = chooser(len(steps), [chooser.queue[0]])
+                if step is not None:
+                    steps.append(step)
+        finding = shows(settings.problem.nodes, steps)
+        return Outcome(finding, steps, ["d"] * len(steps), [], [])
+
+    return play
+
+
+def shrinker(nodes: int, rule: str) -> shrink.Shrinker:
+    settings = Settings(make_problem("mutex", nodes, 1, {}, 0), ["prog"])
+    return shrink.Shrinker(settings, None, lambda n: make_problem("mutex", n, 1, {}, 0), rule)  # type: ignore[arg-type]
+
+
+def test_a_finding_between_nodes_2_and_3_of_3_is_shown_on_2_nodes(monkeypatch):
+    # the finding: both asked, and the first's REQUEST delivered to the second (node-1#1 on 2 nodes)
+    def shows(nodes, steps):
+        a, b = nodes - 1, nodes
+        wanted = {("request", a, ""), ("request", b, ""), ("deliver", b, f"node-{a}#1")}
+        return Finding("violation", "two inside", step=len(steps)) if wanted <= set(steps) else None
+
+    monkeypatch.setattr(shrink, "play", fake_play(shows))
+    steps = [("request", 1, ""), ("request", 2, ""), ("request", 3, ""), ("deliver", 3, "node-2#1")]
+    found = Outcome(Finding("violation", "two inside"), steps, [], [], [])
+    settings, best = shrinker(3, "violation").shrink(found)
+    assert settings.problem.nodes == 2  # before: 3 (only nodes 1..2's steps were tried on two nodes)
+    assert best.steps == [("request", 1, ""), ("request", 2, ""), ("deliver", 2, "node-1#1")]
+
+
+def test_a_node_fault_is_tried_on_fewer_nodes_only_as_the_same_node(monkeypatch):
+    # node 3's garbage needs one message from node 1; a fault of another node does not count
+    def shows(nodes, steps):
+        if ("deliver", nodes, "node-1#1") in steps:
+            return Finding("garbage", "not JSON", node=nodes, step=len(steps))
+        if ("deliver", 1, "node-2#1") in steps:
+            return Finding("garbage", "not JSON", node=1, step=len(steps))
+        return None
+
+    monkeypatch.setattr(shrink, "play", fake_play(shows))
+    steps = [("request", 1, ""), ("request", 2, ""), ("deliver", 1, "node-2#1"), ("deliver", 3, "node-1#1")]
+    found = Outcome(Finding("garbage", "not JSON", node=3), steps, [], [], [])
+    settings, best = shrinker(3, "garbage").shrink(found)
+    assert settings.problem.nodes == 2 and best.finding is not None and best.finding.node == 2
+    assert best.steps == [("deliver", 2, "node-1#1")]
+
+
+def test_a_node_fault_in_other_words_on_fewer_nodes_is_another_fault(monkeypatch):
+    # node 1 sends to node 2, then writes a bad line; alone, its send to 2 is the garbage: not it
+    def shows(nodes, steps):
+        if ("request", 1, "") not in steps:
+            return None
+        if nodes == 1:
+            return Finding("garbage", "node 1 wrote a send to 2, not its peer", node=1, step=1)
+        return Finding("garbage", "node 1 wrote a line that is not JSON", node=1, step=1)
+
+    monkeypatch.setattr(shrink, "play", fake_play(shows))
+    found = Outcome(
+        Finding("garbage", "node 1 wrote a line that is not JSON", node=1), [("request", 1, "")], [], [], []
+    )
+    settings, best = shrinker(3, "garbage").shrink(found)
+    assert settings.problem.nodes == 2 and best.finding is not None
+    assert best.finding.message == "node 1 wrote a line that is not JSON"
