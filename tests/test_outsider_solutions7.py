@@ -180,3 +180,18 @@ def test_only_messages_whose_fields_may_hold_a_list_are_copied():
         rows: tuple[dict[int, int], ...]
 
     assert Codec(Plain, Nested, Listed, Deep).changeable == {"LISTED", "DEEP"}
+
+
+@pytest.mark.parametrize(
+    ("family", "fixture", "right"),
+    [("mutex", "o7_kmutex_frozen.py", "kmutex"), ("kmutex", "o7_phil_namedtuple.py", "philosophers")],
+)
+def test_check_of_another_problem_names_the_problem_the_file_solves(cli, tmp_path, family, fixture, right):
+    """``check mutex -a`` a kmutex solution: before, it checked the file as kmutex with K = 2 under
+    a header without k and said PASS (exit 0) — two nodes inside at once passing ``check mutex``;
+    a philosophers file under ``check kmutex`` said "does not take option(s) k, requests".
+    simulate, explore and run named the right command; so does check now (exit 2)."""
+    path = _copy(tmp_path, fixture)
+    done = cli("check", family, "-a", path, "-N", "3")
+    assert done.returncode == 2, said(done)
+    assert f"run it with `mutexlab check {right} --algorithm {path}`" in done.stderr, said(done)
