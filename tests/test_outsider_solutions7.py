@@ -195,3 +195,26 @@ def test_check_of_another_problem_names_the_problem_the_file_solves(cli, tmp_pat
     done = cli("check", family, "-a", path, "-N", "3")
     assert done.returncode == 2, said(done)
     assert f"run it with `mutexlab check {right} --algorithm {path}`" in done.stderr, said(done)
+
+
+def test_a_handler_that_never_returns_is_a_finding_of_simulate(cli, tmp_path, monkeypatch):
+    """o7_central_enum.py (StrEnum tags, a recursive walk of its queue) passes; SPIN busy-waits in
+    the coordinator's handler once two nodes wait. Before: simulate never returned (an allocating
+    loop grew until the machine refused it). Now the handler is interrupted after
+    ``hung.SECONDS`` and named with the line it was running, exit 1, as a handler that raises."""
+    from mutexlab.sim import hung
+
+    path = _copy(tmp_path, "o7_central_enum.py")
+    done = cli("check", "mutex", "-a", path, "-N", "3", "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+    done = cli("simulate", "mutex", "-a", path, "-N", "3", "--seed", "1")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+    spin = edited(
+        tmp_path, "o7_central_enum.py", "o7-central-enum", "o7", "spin", ("SPIN = False", "SPIN = True")
+    )
+    monkeypatch.setattr(hung, "SECONDS", 1.0)
+    done = cli("simulate", "mutex", "-a", spin, "-N", "3", "--seed", "1")
+    assert done.returncode == 1, said(done)
+    spinning = "node-1 raised HandlerHung: the handler ran for 1 s without returning (an endless loop?)"
+    assert spinning in done.stderr and f"at {spin}:" in done.stderr, said(done)  # the while or its pass
+    assert "(in _on_req), taking REQ from process 2 in state WANTED; reached with seed 1" in done.stderr

@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 from ..protocol import HandlerError
 from ..setups import ConfigError, Setup, SharedState, class_state, class_state_changed
 from ..trace import TraceWriter
-from . import fastpath
+from . import fastpath, hung
 from .driver import Driver
 
 _MESSAGE, _TIMER = 0, 1
@@ -225,7 +225,7 @@ class Simulation(Driver):
         kept = class_state(self.setup)  # a handler changing one is every process's: a finding
         try:
             self.start_all()
-            with _rare_collections():
+            with _rare_collections(), hung.watch_handlers(hung.algorithm_files(self.setup)):
                 while self.pending() and self.events < limit:
                     end = limit if every is None else min(limit, self.events + every)
                     if fast is None:
