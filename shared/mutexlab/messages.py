@@ -12,8 +12,9 @@ or unknown raises ``MessageError`` naming the problem.
 from __future__ import annotations
 
 import json
+import types as _types
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -63,6 +64,29 @@ class Message(BaseModel):
         return super().__deepcopy__(memo)
 
 
+def may_change(model: type[Message], seen: frozenset[type] = frozenset()) -> bool:
+    """Whether a message of ``model`` may hold what can change after it is made (a list, a dict, a
+    set, anything its fields do not say), as told by its fields' annotations: numbers, strings,
+    enums, literals, and tuples, frozensets, unions and messages of them cannot."""
+    return any(_annotation_may_change(f.annotation, seen | {model}) for f in model.model_fields.values())
+
+
+def _annotation_may_change(annotation: Any, seen: frozenset[type]) -> bool:
+    if annotation in _ATOMS or annotation is None:
+        return False
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return False
+    if origin in (tuple, frozenset, Union, _types.UnionType, Annotated):
+        args = get_args(annotation)[:1] if origin is Annotated else get_args(annotation)
+        return any(_annotation_may_change(a, seen) for a in args if a is not Ellipsis)
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        return False
+    if isinstance(annotation, type) and issubclass(annotation, Message):
+        return annotation not in seen and may_change(annotation, seen)
+    return True  # a list, a dict, a set, Any, a class of its own: it may
+
+
 class MessageError(ValueError):
     """Bytes or a dict that are not a valid message of the algorithm."""
 
@@ -80,6 +104,13 @@ class Codec:
     @property
     def types(self) -> list[str]:
         return list(self.models)
+
+    @property
+    def changeable(self) -> frozenset[str]:
+        """The types whose messages may hold a list, a dict or a set (``may_change``): a driver that
+        hands over the object sent gives each receiver a copy of one of these, as a receiver over
+        the wire gets its own, unchanged by what its sender or another receiver does to theirs."""
+        return frozenset(kind for kind, model in self.models.items() if may_change(model))
 
     def decode(self, data: bytes | str | dict[str, Any]) -> Message:
         try:

@@ -17,6 +17,8 @@ from difflib import get_close_matches
 from enum import Enum
 from typing import Any
 
+from pydantic import BaseModel
+
 from .clock import LamportClock
 from .messages import Codec
 from .protocol import HandlerError, Protocol, ProtocolError, raised_at
@@ -167,8 +169,11 @@ def missing_parts(setup: Setup) -> str | None:
 
 def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
     """The mutable containers a solution's own classes hold as class attributes, that some process
-    reads as its own (no instance attribute of that name), and the mutable globals of their modules:
-    qualified name (``Class.name``, or ``the global name of FILE``) → (the value, a copy).
+    reads as its own (no instance attribute of that name), and what else of their modules every
+    process reaches alike: a mutable global, one held by an object of the file's own class at the
+    top of the file, a class attribute of another class of the file, a default argument of a
+    function or method of the file, or a variable a function of the file closes over —
+    qualified name (``Class.name``, or ``the global name of FILE``, ...) → (the value, a copy).
     Every process — and every world ``check`` keeps — shares such a value; only one a deep copy
     equals is kept (compared later by value)."""
     found: dict[str, tuple[Any, Any]] = {}
@@ -180,33 +185,93 @@ def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
                 if name.startswith("__") or name == "_transitions" or not isinstance(value, MUTABLE):
                     continue  # (the table mutexlab compiles into the class)
                 if name not in getattr(proto, "__dict__", {}):
-                    # as first seen in this process: a run before (check builds several) may have changed it
-                    first = _FIRST_SEEN.get((id(cls), name))
-                    if first is None or first[0] is not value:
-                        first = (value, copy.deepcopy(value))
-                        if first[1] != value:
-                            continue  # no value to compare by (its objects are equal by identity)
-                        _FIRST_SEEN[(id(cls), name)] = first
-                    found.setdefault(f"{cls.__qualname__}.{name}", first)
+                    _keep(found, cls, name, value, f"{cls.__qualname__}.{name}")
             module = sys.modules.get(cls.__module__)
-            for name, value in vars(module).items() if module is not None else ():
-                if not name.startswith("__") and isinstance(value, MUTABLE):
-                    first = _FIRST_SEEN.get((id(module), name))
-                    if first is None or first[0] is not value:
-                        try:
-                            first = (value, copy.deepcopy(value))
-                        except Exception:  # noqa: BLE001 - no value to compare by (a module in it)
-                            continue
-                        if first[1] != value:
-                            continue
-                        _FIRST_SEEN[(id(module), name)] = first
-                    found.setdefault(
-                        f"{GLOBAL}{name} of {getattr(module, '__file__', cls.__module__)}", first
-                    )
+            if module is not None:
+                _module_state(found, module, getattr(module, "__file__", cls.__module__))
     return found
 
 
+def _keep(found: dict[str, tuple[Any, Any]], owner: Any, key: str, value: Any, label: str) -> None:
+    """Keep ``value`` under ``label`` with its copy as first seen in this process (a run before, as
+    check builds several, may have changed it), unless no deep copy of it equals it (no value to
+    compare by: its objects are equal by identity, or it holds a module)."""
+    first = _FIRST_SEEN.get((id(owner), key))
+    if first is None or first[0] is not value:
+        try:
+            first = (value, copy.deepcopy(value))
+        except Exception:  # noqa: BLE001 - no value to compare by (a module in it)
+            return
+        if first[1] != value:
+            return
+        _FIRST_SEEN[(id(owner), key)] = first
+    found.setdefault(label, first)
+
+
+def _module_state(found: dict[str, tuple[Any, Any]], module: Any, where: str) -> None:
+    """What of ``module`` every process reaches alike (``class_state``): its mutable globals, and one
+    level into its own functions (defaults, closures), classes (attributes, methods' defaults) and
+    objects of its own classes (attributes)."""
+    own = module.__name__
+    for name, value in list(vars(module).items()):
+        if name.startswith("__"):
+            continue
+        if isinstance(value, MUTABLE):
+            _keep(found, module, name, value, f"{GLOBAL}{name} of {where}")
+        elif isinstance(value, type) and value.__module__ == own:
+            plain = not issubclass(value, (Enum, BaseModel))  # (their machinery's own tables)
+            for attr, held in list(vars(value).items()):
+                if attr.startswith("__") or (attr.startswith("_") and attr.endswith("_")):
+                    continue
+                if plain and isinstance(held, MUTABLE) and attr != "_transitions":
+                    _keep(found, value, attr, held, f"{value.__qualname__}.{attr}")
+                else:
+                    _function_state(found, getattr(held, "__func__", held), own, where)
+        elif _writable_object(value, own):
+            for attr, held in list(vars(value).items()):
+                if isinstance(held, MUTABLE):
+                    _keep(found, value, attr, held, f"{GLOBAL}{name}'s attribute {attr} of {where}")
+        else:
+            _function_state(found, value, own, where)
+
+
+def _function_state(found: dict[str, tuple[Any, Any]], fn: Any, own: str, where: str) -> None:
+    """The mutable default arguments of a function of module ``own`` and the mutable values it
+    closes over: one object for every call, hence every process's."""
+    fn = getattr(fn, "__wrapped__", fn)  # functools.wraps: the function written in the file
+    code = getattr(fn, "__code__", None)
+    if code is None or getattr(fn, "__module__", None) != own:
+        return
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    defaults = fn.__defaults__ or ()
+    pairs = list(zip(names[code.co_argcount - len(defaults) : code.co_argcount], defaults, strict=True))
+    pairs += list((fn.__kwdefaults__ or {}).items())
+    for param, value in pairs:
+        if isinstance(value, MUTABLE):
+            _keep(
+                found,
+                fn,
+                "default " + param,
+                value,
+                f"{SHARED}default argument {param} of {fn.__qualname__}() in {where}",
+            )
+    for var, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(value, MUTABLE):
+            _keep(
+                found,
+                fn,
+                "cell " + var,
+                value,
+                f"{SHARED}variable {var} that {fn.__qualname__}() closes over, in {where},",
+            )
+
+
 GLOBAL = "the global "  # how ``class_state`` names a module's global (a class's attribute: Class.name)
+SHARED = "the "  # a function's default argument or a variable it closes over
 
 
 _FIRST_SEEN: dict[tuple[int, str], tuple[Any, Any]] = {}  # (class, attribute) → (value, its first copy)
@@ -246,6 +311,12 @@ def class_state_changed(kept: dict[str, tuple[Any, Any]]) -> str | None:
                 f"{name} is a mutable global of the module, and a handler changed it: it is every "
                 "process's at once (over RabbitMQ each is a process of its own, and check keeps each "
                 "one's state apart); keep it in an attribute (self.… = … in __init__). " + MEMO
+            )
+        if name.startswith(SHARED):
+            return (
+                f"{name} is one object for every call, and a handler changed it: it is every process's "
+                "at once (over RabbitMQ each is a process of its own, and check keeps each one's state "
+                "apart); keep it in an attribute (self.… = … in __init__). " + MEMO
             )
         return (
             f"{name} is an attribute of the class, and a handler changed it: it is every process's "

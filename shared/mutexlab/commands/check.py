@@ -29,6 +29,7 @@ from .common import (
     positive,
     print_json,
 )
+from .flags import resolved
 from .registry import Command, scenario
 
 # The checker is imported by the functions that use it: every ``mutexlab`` command builds this parser.
@@ -150,7 +151,7 @@ def config_of(args) -> CheckConfig:
         exact=args.exact,
     )
     scenario = args.scenario_config(args)
-    solution = registry.solution(scenario.algorithm)  # once, here: passed down in the config
+    solution = resolved(args, scenario, "check")  # once, here, of this problem: passed down in the config
     options = dict(scenario.options)
     if args.flags.check is None:  # a problem whose workload is requests, without a seed
         endless = getattr(args, "endless", False)

@@ -21,6 +21,7 @@ Time unit: the mean message delay is 1.0, so durations read as "message delays".
 
 from __future__ import annotations
 
+import copy
 import gc
 import heapq
 import random
@@ -36,7 +37,7 @@ from typing import Any, ClassVar
 from ..protocol import HandlerError
 from ..setups import ConfigError, Setup, SharedState, class_state, class_state_changed
 from ..trace import TraceWriter
-from . import fastpath
+from . import fastpath, hung
 from .driver import Driver
 
 _MESSAGE, _TIMER = 0, 1
@@ -140,6 +141,7 @@ class Simulation(Driver):
         # sender → receiver → time of the last message put on that link, 0.0 before the first
         # (``link_table``; no (sender, receiver) tuple to build and hash per message).
         self._link_last = link_table(setup.protocols)
+        self._changeable = setup.codec.changeable  # types ``transmit`` copies for each receiver
         self.events = 0
         self.duplicates_dropped = 0
         # Optional ``progress(events, now)``, called every PROGRESS_EVERY events and at the end; it
@@ -178,7 +180,10 @@ class Simulation(Driver):
                 if at < last:  # FIFO per link: never overtake an earlier message on the same link
                     at = last
                 link[to] = at
-            self.push((at, _MESSAGE, to, sender, msg, msg_id, vc))
+            # each receiver its own copy of a message that may change (a list in it): as over the wire,
+            # what the sender or another receiver does to theirs later never reaches it
+            held = copy.deepcopy(msg) if msg.type in self._changeable else msg
+            self.push((at, _MESSAGE, to, sender, held, msg_id, vc))
 
     def schedule(self, pid: int, action: str, dwell: str) -> None:
         mean = self.config.dwell.get(dwell, 1.0)
@@ -220,7 +225,7 @@ class Simulation(Driver):
         kept = class_state(self.setup)  # a handler changing one is every process's: a finding
         try:
             self.start_all()
-            with _rare_collections():
+            with _rare_collections(), hung.watch_handlers(hung.algorithm_files(self.setup)):
                 while self.pending() and self.events < limit:
                     end = limit if every is None else min(limit, self.events + every)
                     if fast is None:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left
 from collections.abc import Callable
+from copy import deepcopy
 from math import log
 from typing import TYPE_CHECKING, Literal
 
@@ -99,6 +100,7 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
     uniform = sim._random if sim.config.delay == "exp" else None  # noqa: SLF001 - see above; ``_delay`` inlined: -log(1 - u)
     pop, push = heapq.heappop, heapq.heappush
     events, types = sim.events, sim.message_types
+    changeable = sim._changeable  # noqa: SLF001 - see above
     message = engine._MESSAGE  # noqa: SLF001 - see above
     try:
         while events < limit:
@@ -169,7 +171,9 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                     if when < last:  # never overtake an earlier message on the same link
                         when = last
                     links[to] = when
-                    entry = (when, message, to, pid, msg, None, token)  # no id: nothing here reads it
+                    # as ``transmit``: each receiver its own copy of a message that may change
+                    held = deepcopy(msg) if kind in changeable else msg
+                    entry = (when, message, to, pid, held, None, token)  # no id: nothing here reads it
                     slot = int(when * scale)  # as ``Simulation.push``
                     if slot > bucket:
                         held = find(slot)

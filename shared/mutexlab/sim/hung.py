@@ -1,0 +1,126 @@
+"""A handler that never returns (an endless loop in the algorithm's code) is a finding, not a hang.
+
+While a simulation runs in the main thread, a watchdog thread looks at the main thread's stack
+every ``LOOK_EVERY`` seconds (``sys._current_frames``: nothing is added to the event loop, whose
+speed is the simulator's). When the outermost frame of the algorithm's own files is one and the
+same call for ``SECONDS``, the watchdog interrupts the main thread (``_thread.interrupt_main``
+with a handler of its own), which raises ``HandlerHung`` inside that loop: the protocol's dispatch
+makes it a ``HandlerError`` like any other exception of a handler — the process, the input, the
+state and the line of the algorithm's file where it was running.
+"""
+
+from __future__ import annotations
+
+import _thread
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+SECONDS = 30.0  # how long one call of a handler may run before it is taken for an endless loop
+LOOK_EVERY = 0.25  # seconds between the watchdog's looks (at most; a quarter of SECONDS if less)
+_SIGNAL = getattr(signal, "SIGUSR1", signal.SIGINT)  # (check's budget trips SIGUSR2)
+
+
+class HandlerHung(Exception):  # noqa: N818 - the name a finding shows: "raised HandlerHung: …"
+    """Raised inside a handler that ran for ``SECONDS`` without returning."""
+
+
+def outermost(frame: FrameType | None, files: frozenset[str]) -> FrameType | None:
+    """The outermost frame of ``frame``'s stack whose code is in one of ``files``, or None."""
+    found = None
+    while frame is not None:
+        if frame.f_code.co_filename in files:
+            found = frame
+        frame = frame.f_back
+    return found
+
+
+def innermost(frame: FrameType | None, files: frozenset[str]) -> FrameType | None:
+    """The innermost frame of ``frame``'s stack whose code is in one of ``files``, or None."""
+    while frame is not None and frame.f_code.co_filename not in files:
+        frame = frame.f_back
+    return frame
+
+
+@contextmanager
+def watch_handlers(files: Iterable[str], seconds: float | None = None) -> Iterator[None]:
+    """Watch the handlers of ``files`` (the algorithm's source files) while the block runs in the
+    main thread; elsewhere (no signal can reach it) the block runs unwatched."""
+    files = frozenset(files)
+    limit = SECONDS if seconds is None else seconds
+    if not files or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    tripped = threading.Event()
+    timed: list[FrameType | None] = [None]  # the call the watchdog tripped on
+
+    def trip(signum: int, frame: Any) -> None:
+        if tripped.is_set():
+            tripped.clear()
+            if outermost(frame, files) is not timed[0]:
+                return  # it returned between the watchdog's look and now: nothing hangs
+            hung = HandlerHung(f"the handler ran for {limit:g} s without returning (an endless loop?)")
+            inner = innermost(frame, files)  # the line of the algorithm's file it was running
+            if inner is not None:
+                code = inner.f_code
+                hung.raised_where = f"{code.co_filename}:{inner.f_lineno} (in {code.co_name})"  # type: ignore[attr-defined]
+            raise hung
+
+    try:
+        previous = signal.signal(_SIGNAL, trip)
+    except ValueError:  # (not the main thread after all)
+        yield
+        return
+    done = threading.Event()
+    main = threading.main_thread().ident
+    thread = threading.Thread(target=_watch, args=(done, tripped, timed, main, files, limit), daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        signal.signal(_SIGNAL, previous)
+        timed[0] = None
+
+
+def _watch(
+    done: threading.Event,
+    tripped: threading.Event,
+    timed: list[FrameType | None],
+    main: int | None,
+    files: frozenset[str],
+    limit: float,
+) -> None:
+    held: FrameType | None = None  # the call being timed (a strong reference: its id is not reused)
+    since = 0.0
+    while not done.wait(min(LOOK_EVERY, limit / 4)):
+        frame = outermost(sys._current_frames().get(main or 0), files)  # noqa: SLF001 - the documented way to see another thread's stack
+        now = time.monotonic()
+        if frame is not held:
+            held, since = frame, now
+        elif frame is not None and now - since >= limit and not tripped.is_set():
+            timed[0] = frame
+            tripped.set()
+            _thread.interrupt_main(_SIGNAL)
+            since = now  # once per limit: a handler that catches it is tripped again later
+        del frame
+
+
+def algorithm_files(setup: Any) -> frozenset[str]:
+    """The source files of ``setup``'s own classes outside mutexlab (a solution's file): the code
+    ``watch_handlers`` times. A built-in algorithm has none."""
+    files = set()
+    for proto in setup.protocols.values():
+        for cls in type(proto).__mro__:
+            if cls is object or cls.__module__.startswith("mutexlab."):
+                continue
+            path = getattr(sys.modules.get(cls.__module__), "__file__", None)
+            if path:
+                files.add(path)
+    return frozenset(files)
