@@ -291,6 +291,18 @@ def _kind_problem(kind: str) -> str | None:
     )
 
 
+def names_problem(event: dict) -> str | None:
+    """Why an event's ``event`` or ``pid`` is no string (a program's rank written as a number,
+    ``"pid": 1``), named with its value; None when both are."""
+    for field in ("event", "pid"):
+        value = event[field]
+        if not isinstance(value, str):
+            shown = json.dumps(value)[:40]
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            return f"{field!r} must be a string, got {shown}" + (f' (write "{shown}")' if number else "")
+    return None
+
+
 def check_event(event: Any, first: bool = False) -> str | None:
     """What is wrong with one parsed trace line, or None. ``first``: it must be the run header."""
     if not isinstance(event, dict):
@@ -298,9 +310,10 @@ def check_event(event: Any, first: bool = False) -> str | None:
     missing = [f for f in REQUIRED if f not in event]
     if missing:
         return f"event lacks {', '.join(missing)}"
+    names = names_problem(event)
+    if names is not None:
+        return names
     kind, pid = event["event"], event["pid"]
-    if not isinstance(kind, str) or not isinstance(pid, str):
-        return "'event' and 'pid' must be strings"
     wrong = _kind_problem(kind)
     if wrong is not None:
         return wrong
