@@ -122,7 +122,7 @@ def test_a_log_whose_enters_the_audit_cannot_read_is_undecided_never_safe(tmp_pa
     assert code == 2, out + err
     assert "the event kind 'ENTER' is 'enter' in another case" in err, err
     words = [
-        {"request cs": "Requesting CS", "enter cs": "Entering CS", "exit cs": "Leaving CS"}.get(line, line)
+        {"request cs": "Asking for CS", "enter cs": "Got CS", "exit cs": "Leaving CS"}.get(line, line)
         for line in outlog("govector-ra-broken.log")
     ]
     code, out, err = verify(capsys, written(tmp_path / "words.log", words))

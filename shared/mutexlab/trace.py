@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -263,6 +264,43 @@ READ_KINDS = frozenset(
         "contract_done",
     }
 )
+# A word that reads as one of the audit's keywords without being it — inflected (`entering`,
+# `exited`, `requests`) or joined to more (`enter_cs`, `exit-cs`) — but not another word that
+# merely starts with one (`entertain`, `exitcode`): an entry written so would go unread.
+AUDIT_KEYWORD = re.compile(r"\s*(request|enter|exit)(?:s|ed|ing)?(?![^\W_])", re.IGNORECASE)
+
+
+def _kind_problem(kind: str) -> str | None:
+    """Why ``kind``, not one the audits read, would be read wrongly: one of them in another case
+    or with blanks around it, or a keyword's look-alike (``AUDIT_KEYWORD``); None for another kind."""
+    if kind in READ_KINDS:
+        return None
+    if kind.lower() in READ_KINDS:
+        return (
+            f"the event kind {kind!r} is {kind.lower()!r} in another case: the kinds the audit reads are "
+            "lower case, and written otherwise would go unread (docs/trace-format.md)"
+        )
+    plain = kind.strip().lower()
+    found = AUDIT_KEYWORD.match(kind)
+    if plain not in READ_KINDS and found is None:
+        return None
+    meant = plain if plain in READ_KINDS else found.group(1).lower() if found else plain
+    return (
+        f"the event kind {kind!r} reads as {meant!r} but is not written so: the audit reads exactly "
+        f"{meant!r}, and an event written otherwise would go unread (docs/trace-format.md)"
+    )
+
+
+def names_problem(event: dict) -> str | None:
+    """Why an event's ``event`` or ``pid`` is no string (a program's rank written as a number,
+    ``"pid": 1``), named with its value; None when both are."""
+    for field in ("event", "pid"):
+        value = event[field]
+        if not isinstance(value, str):
+            shown = json.dumps(value)[:40]
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            return f"{field!r} must be a string, got {shown}" + (f' (write "{shown}")' if number else "")
+    return None
 
 
 def check_event(event: Any, first: bool = False) -> str | None:
@@ -272,14 +310,13 @@ def check_event(event: Any, first: bool = False) -> str | None:
     missing = [f for f in REQUIRED if f not in event]
     if missing:
         return f"event lacks {', '.join(missing)}"
+    names = names_problem(event)
+    if names is not None:
+        return names
     kind, pid = event["event"], event["pid"]
-    if not isinstance(kind, str) or not isinstance(pid, str):
-        return "'event' and 'pid' must be strings"
-    if kind not in READ_KINDS and kind.lower() in READ_KINDS:
-        return (
-            f"the event kind {kind!r} is {kind.lower()!r} in another case: the kinds the audit reads are "
-            "lower case, and written otherwise would go unread (docs/trace-format.md)"
-        )
+    wrong = _kind_problem(kind)
+    if wrong is not None:
+        return wrong
     if first and kind != "run":
         return (
             f"the trace has no 'run' header (its first event is {kind!r}): its algorithm and "

@@ -23,7 +23,16 @@ from collections.abc import Iterator
 from typing import IO
 
 from .. import limits
-from ..trace import REQUIRED, TraceError, bounded_lines, check_event, cut_off, cut_sentence, decode_line
+from ..trace import (
+    REQUIRED,
+    TraceError,
+    bounded_lines,
+    check_event,
+    cut_off,
+    cut_sentence,
+    decode_line,
+    names_problem,
+)
 from .shiviz import run_header
 
 _MESSAGE_KINDS = ("send", "recv")
@@ -184,9 +193,7 @@ def _shape(event: object) -> str | None:
     missing = [f for f in REQUIRED if f not in event]
     if missing:
         return f"event lacks {', '.join(missing)}"
-    if not isinstance(event["event"], str) or not isinstance(event["pid"], str):
-        return "'event' and 'pid' must be strings"
-    return None
+    return names_problem(event)
 
 
 def _other(event: dict) -> str:

@@ -124,18 +124,13 @@ def _verify_log(
     if fmt == "auto":
         fmt = detect(path)
     if fmt == "mutexlab":
-        if capacities:
-            raise TraceError(
-                f"{path}: a mutexlab trace's run header gives the capacities; --capacity is for foreign logs"
-            )
-        if regex is not None:
-            raise TraceError(f"{path}: --regex is for ShiViz logs, and this is a mutexlab trace")
-        if expected:
-            raise TraceError(
-                f"{path}: a mutexlab trace's run header states its workload; --expect-entries is for "
-                "foreign logs"
-            )
-        return verify_file(path, seer)
+        foreign = _foreign_flag(path, capacities, regex, expected)
+        if foreign is not None and _starts_with_object(path):
+            raise TraceError(foreign)
+        verdict = verify_file(path, seer)  # a file that is no trace (empty, bytes, no JSON): named
+        if foreign is not None:
+            raise TraceError(foreign)
+        return verdict
     if regex is not None and fmt != "shiviz":
         raise TraceError(f"{path}: --regex is for ShiViz logs, not {fmt}")
     workload = Workload(expected, str(path))
@@ -158,6 +153,33 @@ def _verify_log(
     verdict = _judged(audit, path, fmt, workload)
     verdict.violations += [line_cut_off(line) for line in cut]
     return verdict
+
+
+def _foreign_flag(
+    path: str | Path, capacities: dict[str, int] | None, regex: str | None, expected: dict[str, int] | None
+) -> str | None:
+    """Why a flag for foreign logs does not apply to the mutexlab trace at ``path``, or None."""
+    if capacities:
+        return f"{path}: a mutexlab trace's run header gives the capacities; --capacity is for foreign logs"
+    if regex is not None:
+        return f"{path}: --regex is for ShiViz logs, and this is a mutexlab trace"
+    if expected:
+        return (
+            f"{path}: a mutexlab trace's run header states its workload; --expect-entries is for foreign logs"
+        )
+    return None
+
+
+def _starts_with_object(path: str | Path) -> bool:
+    """Whether the first line of ``path`` that is not blank is a JSON object: a file ``detect``
+    calls a trace only because it is no other format (empty, not UTF-8, broken JSON) is no trace a
+    foreign flag could be refused for; the trace reader names what is wrong with it instead."""
+    with open(path, "rb") as handle:
+        first = next((raw for raw in bounded_lines(handle, str(path), "a line") if raw.strip()), None)
+    try:
+        return first is not None and isinstance(_json(first.decode("utf-8")), dict)
+    except UnicodeDecodeError:
+        return False
 
 
 def _judged(audit: StreamAudit, path: str | Path, fmt: str, workload: Workload) -> Verdict:

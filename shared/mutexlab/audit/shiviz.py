@@ -36,7 +36,7 @@ from ..limits import (
     more_members,
     unique_keys,
 )
-from ..trace import TraceError, bounded_lines, check_event, decode_line
+from ..trace import AUDIT_KEYWORD, TraceError, bounded_lines, check_event, decode_line
 from .clocks import consistent
 from .logregex import LogRegex, compile_log_regex
 
@@ -44,7 +44,6 @@ DEFAULT_REGEX = r"(?<host>\S*) (?<clock>{.*})\n(?<event>.*)"
 GROUPS = ("host", "clock", "event")
 HEADER_PREFIX = "#mutexlab-run="
 AUDIT_KINDS = ("request", "enter", "exit")
-_KEYWORD = re.compile(r"\s*(request|enter|exit)\b", re.IGNORECASE)
 _AUDIT = re.compile(r"\s*(request|enter|exit)\s+([^\s{]\S*)(?:\s+(\d+))?(?:\s+(\{.*\}))?\s*", re.IGNORECASE)
 _EXPORTED = re.compile(r"\s*(\w+) (\{.*\})\s*")
 _OWN = ("event", "pid", "vc", "_line")
@@ -118,7 +117,7 @@ def describe_event(text: str, exported: bool) -> dict:
                     f"{text.strip()[:60]!r}: its fields say {key} {fields[key]!r}, its words {said!r}"
                 )
         return {**fields, **words}
-    if _KEYWORD.match(text):
+    if AUDIT_KEYWORD.match(text):  # `enter critical section`, `entering cs`, `exited cs`
         raise ValueError(
             f"{text.strip()[:60]!r} starts like an audit event but is not "
             "'request|enter|exit RESOURCE [UNITS] [{JSON}]'"
