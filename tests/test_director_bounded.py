@@ -1,8 +1,8 @@
-"""Systematic search by iterative delay bounding (``director/strategies.py``, ``Systematic``).
+"""Systematic search by iterative deviation bounding (``director/strategies.py``, ``Systematic``).
 
 The search runs the schedules of the plain depth-first search — the same ones, each once — in the
-order of their delays (a step's k-th choice costs k): a bug a few delays from the default order
-is found in its first few hundred runs, where the plain search spent its whole budget varying the
+order of their deviations (steps that take other than their first choice): a bug a few deviations
+from the default order is found in its first few hundred runs, where the plain search spent its whole budget varying the
 tail of one long prefix. Shown here on a tree of steps without programs (every schedule run once,
 in order, the count unchanged, the memory cap changing the order only) and on two broken MPI
 programs the plain search missed on three ranks: ``tests/mpi/kmutex_lamport.c -DBUG_ACK_COUNT``
@@ -65,9 +65,9 @@ def search_all(strategy: Systematic, enabled) -> list[tuple[tuple[str, int, str]
     return schedules
 
 
-def delays(schedule, enabled) -> int:
-    """A schedule's delays in the unreduced tree: the sum of its choices' indices."""
-    return sum(enabled(list(schedule[:i])).index(step) for i, step in enumerate(schedule))
+def deviations(schedule, enabled) -> int:
+    """A schedule's deviations in the unreduced tree: its steps that are not their first choice."""
+    return sum(enabled(list(schedule[:i])).index(step) > 0 for i, step in enumerate(schedule))
 
 
 @pytest.mark.parametrize("reduce", (True, False))
@@ -77,9 +77,9 @@ def test_the_bounded_search_runs_the_plain_searchs_schedules_each_once(reduce, c
     plain = search_all(Systematic(reduce, bounded=False), enabled)
     bounded = search_all(Systematic(reduce), enabled)
     assert sorted(bounded) == sorted(plain) and len(set(bounded)) == len(bounded)
-    if not reduce:  # every order, taken by its delays: never one with more before one with fewer
-        costs = [delays(s, enabled) for s in bounded]
-        assert costs == sorted(costs) and costs != [delays(s, enabled) for s in plain]
+    if not reduce:  # every order, taken by its deviations: never one with more before one with fewer
+        costs = [deviations(s, enabled) for s in bounded]
+        assert costs == sorted(costs) and costs != [deviations(s, enabled) for s in plain]
 
 
 def test_the_bound_covered_is_said_and_none_once_the_tree_is_done():
@@ -88,7 +88,7 @@ def test_the_bound_covered_is_said_and_none_once_the_tree_is_done():
     assert strategy.covered is None  # not even the default schedule yet
     default = ("m0", 0), ("m1", 0), ("m0", 1), ("m1", 1), ("m0", 2)  # every first choice
     assert run_once(strategy, enabled) == tuple(("deliver", node, m) for m, node in default)
-    assert strategy.covered == 0  # the default schedule (every first choice): each with no delay
+    assert strategy.covered == 0  # the default schedule (every first choice): each with no deviation
     search_all(strategy, enabled)
     assert strategy.done and strategy.covered is None  # exhausted: the whole tree, no bound to say
 
@@ -105,7 +105,7 @@ def test_past_the_memory_cap_a_step_is_searched_at_once_and_nothing_is_lost(monk
 
 
 class Plain(Systematic):
-    """The search before delay bounding: depth-first, the deepest untried choice next."""
+    """The search before deviation bounding: depth-first, the deepest untried choice next."""
 
     def __init__(self, reduce: bool = True) -> None:
         super().__init__(reduce, bounded=False)
@@ -152,7 +152,7 @@ def test_a_shallow_ack_bug_missed_by_the_plain_search_is_found(cli, programs, mo
     monkeypatch.setattr(test_command, "Systematic", Plain)  # before: 2,000 runs and no finding
     plain = run(cli, program, "--no-shrink", "--runs", "2000")
     assert plain.returncode == 3 and "the budget ended before the search did" in plain.stdout, plain.stdout
-    assert "nothing proven" in plain.stdout and "delay bound" not in plain.stdout, plain.stdout
+    assert "nothing proven" in plain.stdout and "deviation bound" not in plain.stdout, plain.stdout
 
 
 def test_a_correct_program_says_the_bound_it_covered_or_searched_exhaustively(cli, programs):
@@ -161,4 +161,5 @@ def test_a_correct_program_says_the_bound_it_covered_or_searched_exhaustively(cl
     cut = kmutex(cli, programs["kmutex"], "--runs", "60")
     assert cut.returncode == 3, cut.stdout
     assert "the budget ended before the search did: systematic: 60 runs" in cut.stdout, cut.stdout
-    assert "no finding within delay bound 1 (every schedule at most 1 delay from" in cut.stdout, cut.stdout
+    said = "no finding within deviation bound 1 (every schedule with at most 1 deviation from the default"
+    assert said in cut.stdout, cut.stdout

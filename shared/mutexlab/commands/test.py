@@ -250,7 +250,7 @@ def run(args) -> int:
         outcome["undecided"] = searched.unsure
     if isinstance(strategy, Systematic):
         outcome["sleep_set_blocked"] = strategy.blocked  # runs stopped where every step slept
-        outcome["delays_covered"] = strategy.covered  # every schedule with at most this many delays ran
+        outcome["deviations_covered"] = strategy.covered  # every schedule with at most this many ran
     written = []
     if tested.finding is not None and tested.shown is not None:
         outcome["verdict"] = "FINDING"
@@ -402,8 +402,8 @@ COMMAND = Command(
     """Start N copies of a program that speaks the node protocol on its standard input and output
     (docs/test-any-program.md), hold every message between them and deliver it when the strategy says:
     random (a random walk), pct (probabilistic concurrency testing of bug depth --depth) or systematic
-    (every schedule, those with fewest delays first, restarting the programs for each). Every run is audited; a failing
-    schedule is shrunk and written with --counterexample for 'mutexlab replay FILE --node CMD'. Exit 0 PASS
+    (every schedule, those deviating least from the default order first, restarting the programs for
+    each). Every run is audited; a failing schedule is shrunk and written with --counterexample for 'mutexlab replay FILE --node CMD'. Exit 0 PASS
     (no finding: every schedule when systematic says exhaustively, else a sample), 1 a finding (a violation,
     a deadlock, a node that crashed, stalled, wrote garbage or flooded, or behaved nondeterministically),
     2 bad input or a program that cannot be started, 3 a systematic search whose budget ended first

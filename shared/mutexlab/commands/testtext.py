@@ -54,14 +54,15 @@ def text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
             return [
                 f"{head}: INCOMPLETE — no finding in every schedule it could reach ({searched}){mpitest.gap(outcome)}"
             ]
-        covered = outcome.get("delays_covered")
+        covered = outcome.get("deviations_covered")
         if covered is None:
             return [
                 f"{head}: INCOMPLETE — the budget ended before the search did: {searched}; nothing proven"
             ]
         return [
             f"{head}: INCOMPLETE — the budget ended before the search did: {searched}; no finding within "
-            f"delay bound {covered} (every schedule at most {count(covered, 'delay')} from the default order), "
+            f"deviation bound {covered} (every schedule with at most {count(covered, 'deviation')} from the "
+            "default order), "
             "the rest not searched in full"
         ]
     lines = [f"{head}: {tested.finding.render()}", f"found by {searched}"]

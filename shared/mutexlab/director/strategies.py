@@ -8,9 +8,9 @@
   bug of depth d is found with probability at least 1/(n·k^(d−1)) per run (n chains, k steps);
 * ``Systematic``: search over the tree of choices, stateless: every run restarts the programs
   and replays a prefix, then takes the first choice at every new step; the next run changes the
-  deepest choice that has an untried sibling within the delay bound, which grows once the bound's
-  schedules are all run (iterative delay bounding), pruned by sleep sets (steps given to
-  different nodes commute). ``exhausted`` when none is left.
+  deepest choice that has an untried sibling within the deviation bound, which grows once the
+  bound's schedules are all run (iterative deviation bounding), pruned by sleep sets (steps
+  given to different nodes commute). ``exhausted`` when none is left.
 """
 
 from __future__ import annotations
@@ -109,14 +109,14 @@ def independent(a: Action, b: Action) -> bool:
 
 Path = tuple["Path", Action] | None  # the steps chosen before a frame, shared with its siblings
 NOTHING: frozenset[Action] = frozenset()
-MAX_KEPT = 50_000  # steps kept for a higher delay bound (some 1 kB each, with their answers)
+MAX_KEPT = 50_000  # steps kept for a higher deviation bound (some 1 kB each, with their answers)
 
 
 @dataclass(slots=True)
 class Frame:
     """One step of the current schedule: what was enabled, what is taken, the siblings already
-    explored (``done``), the steps a sibling explored already covers (``sleep``), the delays of
-    the steps before it (``base``) and those steps (``path``)."""
+    explored (``done``), the steps a sibling explored already covers (``sleep``), the deviations
+    of the steps before it (``base``) and those steps (``path``)."""
 
     enabled: list[Action]
     chosen: Action
@@ -127,9 +127,9 @@ class Frame:
 
     @property
     def cost(self) -> int:
-        """The delays of the schedule up to and with this step: ``base``, and one for every
-        sibling this step's choice came after."""
-        return self.base + len(self.done)
+        """The deviations of the schedule up to and with this step: ``base``, and one more if
+        this step's choice is not its first."""
+        return self.base + (1 if self.done else 0)
 
 
 class Systematic:
@@ -140,14 +140,15 @@ class Systematic:
     judged for safety only. The audit decides by happened-before, which is the same for every
     order of independent steps, so nothing it could find is skipped.
 
-    Iterative delay bounding (Emmi, Qadeer and Rakamarić, POPL 2011) when ``bounded``: the same
-    tree, its schedules taken by their delays (a step's k-th choice costs k): the default schedule
-    (every first choice) first, then each with one delay, then two, … (``bound``). A step whose
-    next choice costs more than the bound is kept (``later``: its frame, the answers of the path
-    to it) and taken up when the bound grows, so every schedule of the tree is still run exactly
-    once — the plain search's schedules and count, its sleep sets too (a choice is taken only
-    after every earlier one) — and a bug a few delays deep is found before the search sinks into
-    the tail of one long prefix."""
+    Iterative deviation bounding (as iterative context bounding, Musuvathi and Qadeer, PLDI 2007)
+    when ``bounded``: the same tree, its schedules taken by their deviations (steps that take
+    other than their first choice): the default schedule (every first choice) first, then each
+    with one deviation, then two, … (``bound``). A step whose next choice would pass the bound is
+    kept (``later``: its frame, the answers of the path to it) and taken up when the bound grows,
+    so every schedule of the tree is still run exactly once — the plain search's schedules and
+    count, its sleep sets too (a choice is taken only after every earlier one) — and a bug a few
+    deviations deep is found before the search sinks into the tail of one long prefix. (Delay
+    bounding, a step's k-th choice costing k, found two ACK bugs sooner but missed a third.)"""
 
     name = "systematic"
     exhaustive = True
@@ -158,15 +159,15 @@ class Systematic:
         self.previous: list[str] = []  # the last run's answer digests
         self.done = False
         self.blocked = 0  # runs stopped because every enabled step slept
-        self.bound: int | None = 0 if bounded else None  # delays allowed now
+        self.bound: int | None = 0 if bounded else None  # deviations allowed now
         self.floor = 0  # the depth of the kept step being searched (its ancestors are fixed)
         self.now: list[tuple[Frame, list[str], int]] = []  # kept steps of this bound, a stack
         self.later: list[tuple[Frame, list[str], int]] = []  # (frame, digests, how many the path gave)
 
     @property
     def covered(self) -> int | None:
-        """Every schedule of the tree with at most this many delays was run (None: not even the
-        default schedule, or an unbounded search)."""
+        """Every schedule of the tree with at most this many deviations was run (None: not even
+        the default schedule, or an unbounded search)."""
         if self.bound is None or self.done or self.bound == 0:
             return None
         return self.bound - 1
