@@ -42,9 +42,9 @@ REPLY = b'{"body":{"ts":1,"type":"REPLY"},"from":2,"type":"recv"}\n'
 class FreshPool(Pool):
     """A pool that starts every run's processes anew, as for a node that cannot re-initialise."""
 
-    def fresh(self, nodes: int):
+    def fresh(self, nodes: int, first: int = 1):
         self.close()
-        return super().fresh(nodes)
+        return super().fresh(nodes, first)
 
 
 def systematic(binary: str, nodes: int, runs: int, pool_class) -> dict:

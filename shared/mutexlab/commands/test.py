@@ -26,6 +26,7 @@ from .common import count as whole
 from .flags import as_program, parse_options
 from .registry import Command
 from .reporting import write_report_if_asked
+from .testtext import text
 
 DEFAULT_RUNS = {"random": 300, "pct": 300, "systematic": 10_000}
 TIMEOUT = 5.0
@@ -249,6 +250,7 @@ def run(args) -> int:
         outcome["undecided"] = searched.unsure
     if isinstance(strategy, Systematic):
         outcome["sleep_set_blocked"] = strategy.blocked  # runs stopped where every step slept
+        outcome["deviations_covered"] = strategy.covered  # every schedule with at most this many ran
     written = []
     if tested.finding is not None and tested.shown is not None:
         outcome["verdict"] = "FINDING"
@@ -300,7 +302,7 @@ def run(args) -> int:
     if args.json:
         print_json(outcome)
     else:
-        print("\n".join(_text(outcome, tested, args)))
+        print("\n".join(text(outcome, tested, args)))
     if searched.interrupted:
         raise Terminated if searched.terminated else KeyboardInterrupt
     return code
@@ -319,93 +321,6 @@ def _write_trace(path: str, outcome: Outcome) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         for event in outcome.events:
             handle.write(json.dumps(event, separators=(",", ":")) + "\n")
-
-
-def _text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
-    searched = f"{outcome['strategy']}: {count(outcome['runs'], 'run')}, {count(outcome['steps'], 'step')} in {outcome['seconds']:.1f} s"
-    head = f"{outcome['problem']} on {shlex.join(outcome['program'])}, N={outcome['nodes']}"
-    if tested.finding is None:
-        if outcome.get("nothing_entered"):
-            return [
-                f"{head}: INCOMPLETE — no rank entered the resource ({searched}): give "
-                "--regex matching what the program prints on its standard output when it enters and "
-                "leaves (its standard error is not matched), or call mutexlab_enter/mutexlab_exit; "
-                "or, if it does, every rank waited for ever before entering: --entries 1 makes that "
-                "the deadlock finding (docs/mpi.md); nothing proven"
-            ]
-        if outcome.get("interrupted"):
-            return [f"{head}: INCOMPLETE — interrupted, no finding in {searched}; nothing proven"]
-        if outcome["verdict"] == "PASS" and tested.searched.exhausted:
-            return [
-                f"{head}: PASS — searched exhaustively: "
-                f"{count(outcome['runs'], 'schedule')} ({searched}"
-                + (
-                    f", {outcome['sleep_set_blocked']} cut short as equivalent to one searched)"
-                    if outcome.get("sleep_set_blocked")
-                    else ")"
-                )
-                + mpitest.gap(outcome)
-            ]
-        if outcome["verdict"] == "PASS":
-            sample = "a sample of the schedules, not all of them"
-            return [f"{head}: PASS — no finding in {searched} ({sample}){mpitest.gap(outcome)}"]
-        if outcome["undecided_runs"]:
-            return [
-                f"{head}: INCOMPLETE — no finding in {searched}, but the audit could not decide "
-                f"everything in {count(outcome['undecided_runs'], 'run')}; nothing proven of this:",
-                f"  {outcome['undecided']}",
-            ]
-        if outcome["incomplete_runs"]:
-            return [
-                f"{head}: INCOMPLETE — {count(outcome['incomplete_runs'], 'run')} reached --max-steps "
-                f"({args.max_steps:,}) with requests still being served; give more --max-steps or fewer "
-                f"--requests: {searched}; nothing proven"
-            ]
-        if tested.searched.exhausted:  # every schedule it could reach, but a jump left some out
-            return [
-                f"{head}: INCOMPLETE — no finding in every schedule it could reach ({searched}){mpitest.gap(outcome)}"
-            ]
-        return [f"{head}: INCOMPLETE — the budget ended before the search did: {searched}; nothing proven"]
-    lines = [f"{head}: {tested.finding.render()}", f"found by {searched}"]
-    shrunk = outcome["shrunk"]
-    if tested.original is not None and tested.shown is not tested.original:
-        lines.append(
-            f"shrunk from {count(shrunk['steps'][0], 'step')} on {count(shrunk['nodes'][0], 'node')} to "
-            f"{count(shrunk['steps'][1], 'step')} on {count(shrunk['nodes'][1], 'node')} ({count(shrunk['tests'], 'test run')})"
-        )
-    if tested.note:
-        lines.append(tested.note)
-    lines.extend(outcome.get("hints", []))
-    if tested.shown is not None:
-        lines.append(
-            "schedule: " + (_schedule(tested.shown.steps) or "none: the nodes' answers to init show it")
-        )
-    if args.counterexample:
-        lines.append(
-            f"counterexample written to {args.counterexample}; play it again: mutexlab replay {args.counterexample} "
-            + (f"--mpi {shlex.join(args.mpi)}" if args.mpi else f"--node {shlex.quote(args.node)}")
-        )
-    if args.trace:
-        lines.append(f"trace written to {args.trace}")
-    return lines
-
-
-SHOWN_STEPS = 10  # a long schedule's text: its first and last this many steps (--json: all)
-
-
-def _schedule(steps) -> str:
-    """The steps, a long list's middle elided and counted (a no-rest run has thousands)."""
-    if len(steps) <= 3 * SHOWN_STEPS:
-        return ", ".join(_step(s) for s in steps)
-    first = ", ".join(_step(s) for s in steps[:SHOWN_STEPS])
-    last = ", ".join(_step(s) for s in steps[-SHOWN_STEPS:])
-    elided = count(len(steps) - 2 * SHOWN_STEPS, "step")
-    return f"{first}, … {elided} elided (--json or --counterexample has them all) …, {last}"
-
-
-def _step(step) -> str:
-    kind, node, ident = step
-    return f"{kind} {ident}→{node}" if ident else f"{kind} {node}"
 
 
 def replay_program(args) -> int:
@@ -485,8 +400,8 @@ COMMAND = Command(
     """Start N copies of a program that speaks the node protocol on its standard input and output
     (docs/test-any-program.md), hold every message between them and deliver it when the strategy says:
     random (a random walk), pct (probabilistic concurrency testing of bug depth --depth) or systematic
-    (depth-first over every schedule, restarting the programs for each). Every run is audited; a failing
-    schedule is shrunk and written with --counterexample for 'mutexlab replay FILE --node CMD'. Exit 0 PASS
+    (every schedule, those deviating least from the default order first, restarting the programs for
+    each). Every run is audited; a failing schedule is shrunk and written with --counterexample for 'mutexlab replay FILE --node CMD'. Exit 0 PASS
     (no finding: every schedule when systematic says exhaustively, else a sample), 1 a finding (a violation,
     a deadlock, a node that crashed, stalled, wrote garbage or flooded, or behaved nondeterministically),
     2 bad input or a program that cannot be started, 3 a systematic search whose budget ended first

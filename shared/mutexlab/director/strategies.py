@@ -6,10 +6,11 @@
   *chains* (a node's workload; the messages of one link): random priorities, the highest
   enabled chain moves, and at d−1 random steps the chain that moves drops below all others. A
   bug of depth d is found with probability at least 1/(n·k^(d−1)) per run (n chains, k steps);
-* ``Systematic``: depth-first search over the tree of choices, stateless: every run restarts
-  the programs and replays a prefix, then takes the first choice at every new step; the next run
-  changes the deepest choice that has an untried sibling, pruned by sleep sets (steps given to
-  different nodes commute). ``exhausted`` when none is left.
+* ``Systematic``: search over the tree of choices, stateless: every run restarts the programs
+  and replays a prefix, then takes the first choice at every new step; the next run changes the
+  deepest choice that has an untried sibling within the deviation bound, which grows once the
+  bound's schedules are all run (iterative deviation bounding), pruned by sleep sets (steps
+  given to different nodes commute). ``exhausted`` when none is left.
 """
 
 from __future__ import annotations
@@ -106,15 +107,29 @@ def independent(a: Action, b: Action) -> bool:
     return a[1] != b[1] and not (a[0] == b[0] and a[0] in ("duplicate", "crash"))
 
 
-@dataclass
+Path = tuple["Path", Action] | None  # the steps chosen before a frame, shared with its siblings
+NOTHING: frozenset[Action] = frozenset()
+MAX_KEPT = 50_000  # steps kept for a higher deviation bound (some 1 kB each, with their answers)
+
+
+@dataclass(slots=True)
 class Frame:
     """One step of the current schedule: what was enabled, what is taken, the siblings already
-    explored (``done``) and the steps a sibling explored already covers (``sleep``)."""
+    explored (``done``), the steps a sibling explored already covers (``sleep``), the deviations
+    of the steps before it (``base``) and those steps (``path``)."""
 
     enabled: list[Action]
     chosen: Action
-    sleep: set[Action]
+    sleep: frozenset[Action]
     done: set[Action] = field(default_factory=set)
+    base: int = 0
+    path: Path = None
+
+    @property
+    def cost(self) -> int:
+        """The deviations of the schedule up to and with this step: ``base``, and one more if
+        this step's choice is not its first."""
+        return self.base + (1 if self.done else 0)
 
 
 class Systematic:
@@ -123,17 +138,39 @@ class Systematic:
     steps independent of t follow — that order was already covered. Runs reaching a world whose
     every enabled step sleeps stop there (``blocked``): a prefix of a schedule explored elsewhere,
     judged for safety only. The audit decides by happened-before, which is the same for every
-    order of independent steps, so nothing it could find is skipped."""
+    order of independent steps, so nothing it could find is skipped.
+
+    Iterative deviation bounding (as iterative context bounding, Musuvathi and Qadeer, PLDI 2007)
+    when ``bounded``: the same tree, its schedules taken by their deviations (steps that take
+    other than their first choice): the default schedule (every first choice) first, then each
+    with one deviation, then two, … (``bound``). A step whose next choice would pass the bound is
+    kept (``later``: its frame, the answers of the path to it) and taken up when the bound grows,
+    so every schedule of the tree is still run exactly once — the plain search's schedules and
+    count, its sleep sets too (a choice is taken only after every earlier one) — and a bug a few
+    deviations deep is found before the search sinks into the tail of one long prefix. (Delay
+    bounding, a step's k-th choice costing k, found two ACK bugs sooner but missed a third.)"""
 
     name = "systematic"
     exhaustive = True
 
-    def __init__(self, reduce: bool = True) -> None:
+    def __init__(self, reduce: bool = True, bounded: bool = True) -> None:
         self.reduce = reduce
         self.stack: list[Frame] = []
         self.previous: list[str] = []  # the last run's answer digests
         self.done = False
         self.blocked = 0  # runs stopped because every enabled step slept
+        self.bound: int | None = 0 if bounded else None  # deviations allowed now
+        self.floor = 0  # the depth of the kept step being searched (its ancestors are fixed)
+        self.now: list[tuple[Frame, list[str], int]] = []  # kept steps of this bound, a stack
+        self.later: list[tuple[Frame, list[str], int]] = []  # (frame, digests, how many the path gave)
+
+    @property
+    def covered(self) -> int | None:
+        """Every schedule of the tree with at most this many deviations was run (None: not even
+        the default schedule, or an unbounded search)."""
+        if self.bound is None or self.done or self.bound == 0:
+            return None
+        return self.bound - 1
 
     def next_run(self) -> Chooser | None:
         if self.done:
@@ -144,15 +181,17 @@ class Systematic:
         def choose(depth: int, enabled: list[Action]) -> Action | None:
             if depth < replay:
                 return self.stack[depth].chosen
-            sleep: set[Action] = set()
-            if self.reduce and depth > 0:
+            sleep, base, path = NOTHING, 0, None
+            if depth > 0:
                 parent = self.stack[depth - 1]
-                sleep = {t for t in parent.sleep | parent.done if independent(t, parent.chosen)}
+                base, path = parent.cost, (parent.path, parent.chosen)
+                if self.reduce:
+                    sleep = frozenset(t for t in parent.sleep | parent.done if independent(t, parent.chosen))
             awake = [t for t in enabled if t not in sleep]
             if not awake:
                 self.stopped = True
                 return None
-            self.stack.append(Frame(enabled, awake[0], sleep))
+            self.stack.append(Frame(enabled, awake[0], sleep or NOTHING, base=base, path=path))
             return awake[0]
 
         return choose
@@ -166,13 +205,42 @@ class Systematic:
             self.blocked += 1
         inits = len(result.digests) - len(result.trail)
         del self.stack[len(result.trail) :]  # a run ended early (a finding) leaves no frames beyond
-        while self.stack:
+        while len(self.stack) > self.floor:
             top = self.stack[-1]
             top.done.add(top.chosen)
             following = [t for t in top.enabled if t not in top.done and t not in top.sleep]
-            if following:
+            if following and self.bound is not None and top.cost > self.bound and self.room():
+                self.later.append((top, result.digests, inits + len(self.stack) - 1))
+            elif following:
                 top.chosen = following[0]
                 self.previous = result.digests[: inits + len(self.stack) - 1]  # inits, unchanged steps
                 return
             self.stack.pop()
-        self.done = True
+        self._resume()
+
+    def room(self) -> bool:
+        """Whether another step may be kept: past ``MAX_KEPT`` a step beyond the bound is searched
+        at once, as the plain search does (the bound's schedules are all still run first or with
+        it: only their order changes), so that memory stays bounded."""
+        return len(self.now) + len(self.later) < MAX_KEPT
+
+    def _resume(self) -> None:
+        """The next kept step of this bound (of the next bound once this one's are all searched),
+        its next choice taken; ``done`` when none is left."""
+        if not self.now and self.later:
+            assert self.bound is not None
+            self.bound += 1
+            self.now, self.later = self.later, []  # popped from its end: the last kept first
+        if not self.now:
+            self.done = True
+            return
+        top, digests, kept = self.now.pop()
+        top.chosen = next(t for t in top.enabled if t not in top.done and t not in top.sleep)
+        path: list[Action] = []
+        link = top.path
+        while link is not None:
+            link, chosen = link
+            path.append(chosen)
+        self.stack = [Frame([chosen], chosen, NOTHING) for chosen in reversed(path)] + [top]
+        self.floor = len(path)
+        self.previous = digests[:kept]

@@ -1,0 +1,107 @@
+"""The text ``mutexlab test`` prints of its outcome (``--json`` prints the outcome itself)."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from ..director import runner
+from ..words import count
+from . import mpitest
+
+
+def text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
+    searched = f"{outcome['strategy']}: {count(outcome['runs'], 'run')}, {count(outcome['steps'], 'step')} in {outcome['seconds']:.1f} s"
+    head = f"{outcome['problem']} on {shlex.join(outcome['program'])}, N={outcome['nodes']}"
+    if tested.finding is None:
+        if outcome.get("nothing_entered"):
+            return [
+                f"{head}: INCOMPLETE — no rank entered the resource ({searched}): give "
+                "--regex matching what the program prints on its standard output when it enters and "
+                "leaves (its standard error is not matched), or call mutexlab_enter/mutexlab_exit; "
+                "or, if it does, every rank waited for ever before entering: --entries 1 makes that "
+                "the deadlock finding (docs/mpi.md); nothing proven"
+            ]
+        if outcome.get("interrupted"):
+            return [f"{head}: INCOMPLETE — interrupted, no finding in {searched}; nothing proven"]
+        if outcome["verdict"] == "PASS" and tested.searched.exhausted:
+            return [
+                f"{head}: PASS — searched exhaustively: "
+                f"{count(outcome['runs'], 'schedule')} ({searched}"
+                + (
+                    f", {outcome['sleep_set_blocked']} cut short as equivalent to one searched)"
+                    if outcome.get("sleep_set_blocked")
+                    else ")"
+                )
+                + mpitest.gap(outcome)
+            ]
+        if outcome["verdict"] == "PASS":
+            sample = "a sample of the schedules, not all of them"
+            return [f"{head}: PASS — no finding in {searched} ({sample}){mpitest.gap(outcome)}"]
+        if outcome["undecided_runs"]:
+            return [
+                f"{head}: INCOMPLETE — no finding in {searched}, but the audit could not decide "
+                f"everything in {count(outcome['undecided_runs'], 'run')}; nothing proven of this:",
+                f"  {outcome['undecided']}",
+            ]
+        if outcome["incomplete_runs"]:
+            return [
+                f"{head}: INCOMPLETE — {count(outcome['incomplete_runs'], 'run')} reached --max-steps "
+                f"({args.max_steps:,}) with requests still being served; give more --max-steps or fewer "
+                f"--requests: {searched}; nothing proven"
+            ]
+        if tested.searched.exhausted:  # every schedule it could reach, but a jump left some out
+            return [
+                f"{head}: INCOMPLETE — no finding in every schedule it could reach ({searched}){mpitest.gap(outcome)}"
+            ]
+        covered = outcome.get("deviations_covered")
+        if covered is None:
+            return [
+                f"{head}: INCOMPLETE — the budget ended before the search did: {searched}; nothing proven"
+            ]
+        return [
+            f"{head}: INCOMPLETE — the budget ended before the search did: {searched}; no finding within "
+            f"deviation bound {covered} (every schedule with at most {count(covered, 'deviation')} from the "
+            "default order), "
+            "the rest not searched in full"
+        ]
+    lines = [f"{head}: {tested.finding.render()}", f"found by {searched}"]
+    shrunk = outcome["shrunk"]
+    if tested.original is not None and tested.shown is not tested.original:
+        lines.append(
+            f"shrunk from {count(shrunk['steps'][0], 'step')} on {count(shrunk['nodes'][0], 'node')} to "
+            f"{count(shrunk['steps'][1], 'step')} on {count(shrunk['nodes'][1], 'node')} ({count(shrunk['tests'], 'test run')})"
+        )
+    if tested.note:
+        lines.append(tested.note)
+    lines.extend(outcome.get("hints", []))
+    if tested.shown is not None:
+        lines.append(
+            "schedule: " + (_schedule(tested.shown.steps) or "none: the nodes' answers to init show it")
+        )
+    if args.counterexample:
+        lines.append(
+            f"counterexample written to {args.counterexample}; play it again: mutexlab replay {args.counterexample} "
+            + (f"--mpi {shlex.join(args.mpi)}" if args.mpi else f"--node {shlex.quote(args.node)}")
+        )
+    if args.trace:
+        lines.append(f"trace written to {args.trace}")
+    return lines
+
+
+SHOWN_STEPS = 10  # a long schedule's text: its first and last this many steps (--json: all)
+
+
+def _schedule(steps) -> str:
+    """The steps, a long list's middle elided and counted (a no-rest run has thousands)."""
+    if len(steps) <= 3 * SHOWN_STEPS:
+        return ", ".join(_step(s) for s in steps)
+    first = ", ".join(_step(s) for s in steps[:SHOWN_STEPS])
+    last = ", ".join(_step(s) for s in steps[-SHOWN_STEPS:])
+    elided = count(len(steps) - 2 * SHOWN_STEPS, "step")
+    return f"{first}, … {elided} elided (--json or --counterexample has them all) …, {last}"
+
+
+def _step(step) -> str:
+    kind, node, ident = step
+    return f"{kind} {ident}→{node}" if ident else f"{kind} {node}"
