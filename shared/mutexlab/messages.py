@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from .fastpath import plain_reads
+
 _ATOMS = (int, str, float, bool, bytes, type(None))
 
 
@@ -40,6 +42,13 @@ class Message(BaseModel):
         @property
         def type(self) -> str: ...
 
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        """Each message model reads its fields without pydantic's ``__getattr__`` hook
+        (``fastpath.plain_reads``: the same values, the interpreter's fast reads)."""
+        super().__pydantic_init_subclass__(**kwargs)
+        plain_reads(cls)
+
     def trace_type(self) -> str:
         """The type a trace's ``send`` and ``recv`` of this message name: its ``type``."""
         return self.type
@@ -61,6 +70,9 @@ class Message(BaseModel):
         if self.is_value():
             return self
         return super().__deepcopy__(memo)
+
+
+plain_reads(Message)
 
 
 class MessageError(ValueError):
