@@ -11,12 +11,18 @@ cheaper; each states the invariant it relies on and what it saves, in instructio
 * ``bind_table_dispatch``: ``Protocol.on_message`` with a class's compiled table bound in (what
   a handler raises made a finding the same way);
 * ``same_but``, ``changed_entries``: vector clocks compared as item sets, in C, where the wire packs
-  a step frame or a trace batch (``bus/wire.py``).
+  a step frame or a trace batch (``bus/wire.py``);
+* ``plain_reads(Model)``: a message model's attribute reads without pydantic's ``__getattr__``
+  hook (which only answers for private attributes and extra fields, and keeps the interpreter
+  from specialising every ``msg.ts``).
 """
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
+import os
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -243,3 +249,73 @@ def changed_entries(vc: dict[str, Any], prev: dict[str, Any]) -> dict[str, Any]:
     if changed is not None and len(changed) <= 1 and all(v is not None for _, v in changed):
         return dict(changed)
     return {k: v for k, v in vc.items() if prev.get(k) != v}
+
+
+# -- plain_reads ----------------------------------------------------------------------------
+_TP_GETATTRO = 18 * ctypes.sizeof(ctypes.c_void_p)  # PyTypeObject.tp_getattro's offset (CPython 3.8+)
+
+
+def _generic_getattr() -> int | None:
+    """The address of ``PyObject_GenericGetAttr`` when ``tp_getattro`` is where ``_TP_GETATTRO``
+    says (checked on ``object``, ``int`` and a class whose ``__getattr__`` hooks it), else None."""
+    if sys.implementation.name != "cpython" or os.environ.get("MUTEXLAB_PYDANTIC_READS") == "1":
+        return None
+    try:
+        generic = ctypes.cast(ctypes.pythonapi.PyObject_GenericGetAttr, ctypes.c_void_p).value
+    except (AttributeError, ValueError):
+        return None
+
+    class Hooked:
+        def __getattr__(self, name: str) -> Any:
+            raise AttributeError(name)
+
+    def slot(cls: type) -> int | None:
+        return ctypes.c_void_p.from_address(id(cls) + _TP_GETATTRO).value
+
+    if generic is None or slot(object) != generic or slot(int) != generic or slot(Hooked) in (None, generic):
+        return None
+    return generic
+
+
+_GENERIC_GETATTR = _generic_getattr()
+
+
+def plain_reads(model: type[BaseModel]) -> bool:
+    """Make ``model``'s attribute reads Python's own (``object.__getattribute__``), without the
+    ``__getattr__`` hook ``BaseModel`` adds; True if done. Called for every message model
+    (``Message.__pydantic_init_subclass__``); a subclass gets pydantic's hook back from Python and
+    is given this again by the same call.
+
+    Invariant: pydantic's ``__getattr__`` runs only where the plain read found nothing, and then
+    answers only for private attributes and extra fields; a model with neither (``extra`` not
+    "allow", no ``PrivateAttr``) and with no ``__getattr__`` or ``__getattribute__`` of its own
+    reads the same values and raises the same ``AttributeError`` text without it ("'ACKflower'
+    object has no attribute 'x'"). Any other model, another interpreter, a ``tp_getattro`` not
+    where CPython keeps it, or ``MUTEXLAB_PYDANTIC_READS=1``: nothing changes (False).
+    ``tests/test_plain_reads.py`` holds every algorithm's models to their hooked twins and shows
+    broken variants caught; ``bench.tracecheck`` runs give the same traces either way.
+    Gain: with the hook, CPython cannot specialise ``LOAD_ATTR`` on a model (every ``msg.ts`` is
+    its generic lookup, ~5× a slot's read): a run takes 1.06× the instructions (bees P = 100,
+    Ricart–Agrawala N = 50), 1.02× (Lamport N = 30); CPU: docs/benchmarks.md#plain-reads."""
+    generic = _GENERIC_GETATTR
+    if generic is None or not _plain_reads_allowed(model):
+        return False
+    ctypes.c_void_p.from_address(id(model) + _TP_GETATTRO).value = generic
+    return True
+
+
+def _plain_reads_allowed(model: type[BaseModel]) -> bool:
+    return (
+        isinstance(model, type)
+        and issubclass(model, BaseModel)
+        and not model.__private_attributes__
+        and model.model_config.get("extra") != "allow"
+        and getattr(model, "__getattr__", None) is getattr(BaseModel, "__getattr__", None)
+        and model.__getattribute__ is object.__getattribute__
+    )
+
+
+def reads_plain(model: type) -> bool:
+    """Whether ``model``'s attribute reads are Python's own (``plain_reads`` done, or no hook)."""
+    generic = _GENERIC_GETATTR
+    return generic is not None and ctypes.c_void_p.from_address(id(model) + _TP_GETATTRO).value == generic

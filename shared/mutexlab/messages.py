@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from .fastpath import plain_reads
+
 _ATOMS = (int, str, float, bool, bytes, type(None))
 
 
@@ -41,6 +43,13 @@ class Message(BaseModel):
         @property
         def type(self) -> str: ...
 
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        """Each message model reads its fields without pydantic's ``__getattr__`` hook
+        (``fastpath.plain_reads``: the same values, the interpreter's fast reads)."""
+        super().__pydantic_init_subclass__(**kwargs)
+        plain_reads(cls)
+
     def trace_type(self) -> str:
         """The type a trace's ``send`` and ``recv`` of this message name: its ``type``."""
         return self.type
@@ -62,6 +71,9 @@ class Message(BaseModel):
         if self.is_value():
             return self
         return super().__deepcopy__(memo)
+
+
+plain_reads(Message)
 
 
 def may_change(model: type[Message], seen: frozenset[type] = frozenset()) -> bool:

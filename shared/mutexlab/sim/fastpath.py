@@ -23,9 +23,9 @@ the duplicate filter do).
 ``tests/test_fastpath.py`` runs both loops on the same seeded configurations, every algorithm
 with and without faults, and compares what every process received and the audit's event stream
 byte for byte; broken variants of this loop are caught there.
-A message's type is read once per message, not per send: a broadcast's P − 1 sends share it
-(a pydantic model's attribute read is the interpreter's slow path, its ``__getattr__`` keeps it
-from being specialised); reading it per send, bees P = 100 take ×1.021 the instructions
+A message's type is read once per message, not per send: a broadcast's P − 1 sends share it;
+reading it per send, bees P = 100 took ×1.021 the instructions while a message model's reads went
+through pydantic's ``__getattr__`` hook (now ``fastpath.plain_reads``: a plain read, cheaper still)
 (``tests/test_fastpath_sends.py`` catches broken variants).
 Gain: with the plain loop a run takes 1.20–1.44× the instructions (every case of
 ``python -m bench.instructions``; docs/architecture.md#fast-paths); building and feeding each
