@@ -146,6 +146,21 @@ def test_a_mac_binds_the_body_the_routing_key_and_the_secret():
         Signer("short")
 
 
+def test_the_mac_is_hmac_sha256_over_the_routing_key_a_nul_and_the_body():
+    """The signer makes its key's padded hashes once (``Signer.__init__``); the MAC is still the
+    standard library's HMAC-SHA256 of ``key NUL body``, for secrets shorter than SHA-256's block,
+    filling it, and longer (hashed first), and bodies from empty to many blocks."""
+    import hashlib
+    import hmac
+
+    for secret in ("s" * 16, "0123456789abcdef" * 4, "x" * 65, "long secret " * 20):
+        signer = Signer(secret)
+        for key, body in (("REPLY.node-1", b""), ("audit.bee-7", b"{}" * 3000), ("", bytes(range(256)))):
+            expected = hmac.new(secret.encode(), key.encode() + b"\0" + body, hashlib.sha256).hexdigest()
+            assert signer.mac(key, body) == expected, (len(secret), key, len(body))
+            assert signer.mac(key, body) == expected, "the stored hashes are copied, never consumed"
+
+
 def test_a_secret_file_is_read_never_created(tmp_path):
     """A swarm's or Kubernetes' mounted secret is read; a missing file is an error, never a fresh
     secret of the process's own (which no other process of the run would hold)."""

@@ -566,3 +566,28 @@ def test_a_step_takes_the_timers_its_timers_made_due_at_once():
     proto = node.setup.protocols[1]
     assert (proto.state, proto.requests_left) == ("RELEASED", 1), "requested, entered and left"
     assert len(node.timers) == 1, "the next request waits for the next step"
+
+
+def test_a_signed_copy_of_a_handled_message_is_dropped_unread_an_unsigned_one_is_read(node2, monkeypatch):
+    """A copy of a message its link has handled (sent again by its sender with transient delivery,
+    redelivered with persistent) is dropped by its ``seq``. Signed (``Delivery.signed``: its MAC
+    is valid, a process of the run made it) it is dropped before its message is decoded, the
+    costly part of a delivery that changes nothing; unsigned, what it carries is checked first, so
+    a malformed message under a handled ``seq`` is still dead-lettered with its reason."""
+    import dataclasses
+
+    codec, decoded = node2.setup.codec, []
+    real = codec.decode
+    monkeypatch.setattr(codec, "decode", lambda data: decoded.append(data) or real(data))
+    broken = {"type": "REQUEST", "sender": 1}  # no ts
+    node2._handle(dataclasses.replace(request(71, 1, ts=5), signed=True))
+    node2._handle(dataclasses.replace(request(72, 1, ts=5, body=broken), signed=True))  # a signed copy
+    assert len(decoded) == 1 and node2.inbox.duplicates == 1, "the signed copy was not decoded"
+    node2._handle(dataclasses.replace(request(73, 2, ts=6), signed=True))
+    assert len(decoded) == 2, "a signed message not handled yet is decoded"
+    node2._handle(request(74, 1, ts=5, body=broken))  # unsigned: read, refused, named
+    node2._publish_step()
+    dead = {c[1]: c[2] for c in node2.bus.calls if c[0] == "dead"}
+    assert list(dead) == [74] and "ts" in dead[74], dead
+    assert node2.inbox.duplicates == 1 and node2.dead_letters == 1
+    assert [c[1] for c in node2.bus.calls if c[0] == "ack"] == [71, 72, 73, 74], "settled in order"

@@ -394,3 +394,26 @@ def test_a_confirm_ends_the_wait_of_a_flush():
     bus.conn.process_data_events = broker
     bus.flush()
     assert waits == [rabbit.CONFIRM_WAIT] and not bus.outbox
+
+
+def test_a_delivery_is_signed_only_when_its_mac_was_checked_and_is_valid():
+    """``Delivery.signed`` lets a participant drop a copy of a message it handled without reading
+    it: set only when the run has a secret and the delivery's MAC under it is valid. A forged
+    delivery is not signed (and is dead-lettered by ``poll`` with its reason); without a secret
+    nothing is."""
+    from mutexlab.bus.auth import MAC_HEADER, Signer
+
+    secret, body, key = "k" * 32, b'{"run": "r"}', "REQUEST.node-2"
+    good = {MAC_HEADER: Signer(secret).mac(key, body)}
+    bad = {MAC_HEADER: Signer("x" * 32).mac(key, body)}
+    got = []
+    for run_secret, headers in ((secret, good), (secret, bad), (secret, {}), (None, good)):
+        bus, channel = make_bus()
+        bus.signer = None if run_secret is None else Signer(run_secret)
+        channel.basic_consume = lambda _queue, callback, auto_ack=False: got.append(callback) or "ctag"
+        bus._consume("q")
+        method = SimpleNamespace(redelivered=False, routing_key=key, delivery_tag=1)
+        got[-1](channel, method, SimpleNamespace(headers=headers), body)
+        taken = bus._inbox[0]
+        got[-1] = (run_secret is not None, taken.signed, taken.forged is None)
+    assert got == [(True, True, True), (True, False, False), (True, False, False), (False, False, True)]

@@ -24,6 +24,7 @@ MAC_HEADER = "x-mutexlab-mac"
 SECRET_ENV = "MUTEXLAB_RUN_SECRET"
 SECRET_FILE_ENV = "MUTEXLAB_RUN_SECRET_FILE"
 MIN_SECRET = 16  # characters: a shorter secret could be guessed
+_IPAD, _OPAD = bytes(b ^ 0x36 for b in range(256)), bytes(b ^ 0x5C for b in range(256))  # HMAC's pads
 
 
 def new_secret() -> str:
@@ -46,13 +47,21 @@ def file_secret(path: str) -> str:
 
 
 class Signer:
-    """Signs and checks messages under one run's secret."""
+    """Signs and checks messages under one run's secret: HMAC-SHA256 (RFC 2104), its two padded key
+    hashes made once. ``hmac.digest`` makes them again per call: 9 µs for a 300-byte message
+    against 3 µs here (OpenSSL 3.0, docs/benchmarks.md#copies-unread); the same MAC."""
 
     def __init__(self, secret: str) -> None:
-        self._key = check_secret(secret).encode()
+        key = check_secret(secret).encode()
+        key = (sha256(key).digest() if len(key) > 64 else key).ljust(64, b"\0")  # SHA-256's block
+        self._inner, self._outer = sha256(key.translate(_IPAD)), sha256(key.translate(_OPAD))
 
     def mac(self, routing_key: str, body: bytes) -> str:
-        return hmac.digest(self._key, routing_key.encode() + b"\0" + body, sha256).hex()
+        inner, outer = self._inner.copy(), self._outer.copy()
+        inner.update(routing_key.encode() + b"\0")
+        inner.update(body)
+        outer.update(inner.digest())
+        return outer.hexdigest()
 
     def forged(self, routing_key: str, body: bytes, headers: dict | None) -> str | None:
         """Why a delivery is not the run's own (None when its MAC is valid)."""

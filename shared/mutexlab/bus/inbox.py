@@ -28,6 +28,7 @@ class Delivery:
     redelivered: bool
     headers: dict
     forged: str | None = None  # why it is not the run's own (auth.Signer.forged); None: authentic
+    signed: bool = False  # its MAC was checked and is valid: a process of the run published it
 
 
 class LinkInbox:
@@ -68,6 +69,13 @@ class LinkInbox:
             log.warning("link %s: message %d came before %d; held back until it comes", sender, seq, last + 1)
             return []
         return self._release(sender, seq, [item])
+
+    def handled(self, sender: str, seq: int) -> bool:
+        """Message ``seq`` of ``sender`` was handled already: a copy (counted in ``duplicates``)."""
+        if seq > self.last.get(sender, 0):
+            return False
+        self.duplicates += 1
+        return True
 
     def refuse(self, sender: str, seq: int) -> list[Any]:
         """Message ``seq`` of ``sender`` was malformed (dead-lettered unhandled). Its place is skipped

@@ -145,6 +145,7 @@ class Bus(Session):
                 self.redelivered += 1
             headers = dict(props.headers or {})
             signer = self.signer
+            forged = None if signer is None else signer.forged(method.routing_key, body, headers)
             self._inbox.append(
                 Delivery(
                     queue,
@@ -154,7 +155,8 @@ class Bus(Session):
                     generation,
                     bool(method.redelivered),
                     headers,
-                    None if signer is None else signer.forged(method.routing_key, body, headers),
+                    forged,
+                    signer is not None and forged is None,
                 )
             )
             self.conn.wake()  # a delivery ends the poll's wait

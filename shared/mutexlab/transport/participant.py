@@ -242,12 +242,11 @@ class Participant:
             self.bus.flush(timeout=FINAL_FLUSH)  # the final status and every ack reach the broker
         except TransportError as exc:
             log.warning("%s: could not confirm the final status: %s", self.name, exc)
+        counts = (self.inbox.duplicates, self.dead_letters, self.bus.reconnects)
         log.info(
             "%s: stopped by the monitor (duplicates dropped %d, dead-lettered %d, reconnects %d)",
             self.name,
-            self.inbox.duplicates,
-            self.dead_letters,
-            self.bus.reconnects,
+            *counts,
         )
         self._linger()
         return True
@@ -270,12 +269,8 @@ class Participant:
             return True
         if now - self._monitor_seen < self.settings.monitor_timeout:
             return True
-        log.error(
-            "%s: the monitor is gone (nobody has consumed %s for %gs); giving up without a stop",
-            self.name,
-            self.topology.monitor_queue,
-            self.settings.monitor_timeout,
-        )
+        gone = (self.name, self.topology.monitor_queue, self.settings.monitor_timeout)
+        log.error("%s: the monitor is gone (nobody has consumed %s for %gs); giving up without a stop", *gone)
         return False
 
     def _linger(self) -> None:
@@ -342,9 +337,12 @@ class Participant:
             return
         if acks and self.links is not None:
             self.links.acked(acks, time.monotonic())
-        decoded = []
+        decoded, copies = [], []  # copies: seqs of a signed delivery's messages handled already
         try:
-            for env in envs:
+            for env in envs:  # signed, so its MAC says a run's process made it: a copy is not read
+                if delivery.signed and self.inbox.handled(sender, env["seq"]):
+                    copies.append(env["seq"])
+                    continue
                 msg = setup.codec.decode(env["msg"])
                 if msg.sender != self.roster[sender]:
                     raise EnvelopeError(f"message claims sender {msg.sender} but comes from {sender}")
@@ -358,16 +356,18 @@ class Participant:
         refused: list[str] = []  # why the protocol refused messages of this delivery
         for env, msg in decoded:
             ready = self.inbox.accept(sender, env["seq"], (env, msg, delivery))
-            if not ready:
-                held = self.inbox.waits(sender, env["seq"])  # in memory only: its ack waits (below)
-                if not held and self.links is not None:
-                    self.links.acks.again(sender)  # a copy: our acknowledgement may have been lost
-                what = "held back" if held else "dropped duplicate"
-                log.info("%s: %s %s from %s (seq %d)", self.name, what, env["id"], sender, env["seq"])
+            if not ready and self.inbox.waits(sender, env["seq"]):  # in memory only: its ack waits
+                log.info("%s: held back %s from %s (seq %d)", self.name, env["id"], sender, env["seq"])
+            elif not ready:
+                copies.append(env["seq"])
             for held_env, held_msg, taken in ready:  # this message, then those held back behind it
                 problem = self._deliver(held_env, held_msg, taken, current=taken is delivery)
                 if problem is not None:
                     refused.append(problem)
+        if copies:  # our acknowledgement of the link may have been lost: it goes again
+            if self.links is not None:
+                self.links.acks.again(sender)
+            log.info("%s: dropped duplicates from %s (seq %s)", self.name, sender, copies)
         # Acked once, in delivery order, behind the effects of all its messages (and of its
         # held-back ones: _publish_step); with the reasons when the protocol refused any of them.
         if refused:
