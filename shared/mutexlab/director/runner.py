@@ -141,6 +141,8 @@ class Replayed:
         outcome = self.outcome
         if self.finding is not None or self.diverged is not None or outcome.resting:
             return []
+        if outcome.verdict is None or outcome.verdict.exit_code != 0:
+            return []  # the audit says itself what is unfinished (a --node request unserved)
         return list(outcome.waiting)
 
     def verdict_text(self) -> str:
@@ -163,7 +165,7 @@ class Replayed:
         verdict = self.outcome.verdict
         if self.diverged is not None or verdict is None:
             return 3
-        return 3 if verdict.exit_code == 0 and self.unfinished() else verdict.exit_code
+        return 3 if self.unfinished() else verdict.exit_code
 
 
 def _end_wait(grace: float, rule: str | None) -> float:
