@@ -218,3 +218,32 @@ def test_a_handler_that_never_returns_is_a_finding_of_simulate(cli, tmp_path, mo
     spinning = "node-1 raised HandlerHung: the handler ran for 1 s without returning (an endless loop?)"
     assert spinning in done.stderr and f"at {spin}:" in done.stderr, said(done)  # the while or its pass
     assert "(in _on_req), taking REQ from process 2 in state WANTED; reached with seed 1" in done.stderr
+
+
+def _spin(flag: list) -> None:
+    while flag[0]:
+        pass
+
+
+def test_a_handler_spinning_in_another_thread_is_interrupted_there(monkeypatch):
+    """The explorer runs steps in its server's threads, where no signal reaches: there the
+    exception is set in that thread (before: ``POST /api/run`` on a busy-waiting handler never
+    answered, its thread spinning, every later walk refused 503)."""
+    import threading
+
+    from mutexlab.sim import hung
+
+    monkeypatch.setattr(hung, "SECONDS", 0.5)
+    got: list = []
+
+    def body() -> None:
+        with hung.watch_handlers({__file__}):
+            try:
+                _spin([True])
+            except hung.HandlerHung as exc:
+                got.append(str(exc))
+
+    thread = threading.Thread(target=body, daemon=True)
+    thread.start()
+    thread.join(20)
+    assert not thread.is_alive() and got == ["the handler ran for 0.5 s without returning (an endless loop?)"]
