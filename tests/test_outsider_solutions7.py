@@ -72,7 +72,6 @@ def test_state_every_node_shares_through_a_closure_or_a_default_is_a_finding(
 @pytest.mark.parametrize(
     ("share", "named"),
     [
-        ("global", "the global BOARD of {path} is a mutable global of the module"),
         ("closure", "the variable state that _mk.<locals>.get() closes over, in {path},"),
         ("object", "the global _B's attribute d of {path} is a mutable global of the module"),
         ("default", "the default argument _d of _default() in {path} is one object for every call"),
