@@ -72,7 +72,6 @@ def test_state_every_node_shares_through_a_closure_or_a_default_is_a_finding(
 @pytest.mark.parametrize(
     ("share", "named"),
     [
-        ("global", "the global BOARD of {path} is a mutable global of the module"),
         ("closure", "the variable state that _mk.<locals>.get() closes over, in {path},"),
         ("object", "the global _B's attribute d of {path} is a mutable global of the module"),
         ("default", "the default argument _d of _default() in {path} is one object for every call"),
@@ -197,10 +196,10 @@ def test_check_of_another_problem_names_the_problem_the_file_solves(cli, tmp_pat
     assert f"run it with `mutexlab check {right} --algorithm {path}`" in done.stderr, said(done)
 
 
-def test_a_handler_that_never_returns_is_a_finding_of_simulate(cli, tmp_path, monkeypatch):
+def test_a_handler_that_never_returns_is_a_finding_of_simulate_check_and_replay(cli, tmp_path, monkeypatch):
     """o7_central_enum.py (StrEnum tags, a recursive walk of its queue) passes; SPIN busy-waits in
     the coordinator's handler once two nodes wait. Before: simulate never returned (an allocating
-    loop grew until the machine refused it). Now the handler is interrupted after
+    loop grew until the machine refused it), nor did check and replay. Now it is interrupted after
     ``hung.SECONDS`` and named with the line it was running, exit 1, as a handler that raises."""
     from mutexlab.sim import hung
 
@@ -218,3 +217,38 @@ def test_a_handler_that_never_returns_is_a_finding_of_simulate(cli, tmp_path, mo
     spinning = "node-1 raised HandlerHung: the handler ran for 1 s without returning (an endless loop?)"
     assert spinning in done.stderr and f"at {spin}:" in done.stderr, said(done)  # the while or its pass
     assert "(in _on_req), taking REQ from process 2 in state WANTED; reached with seed 1" in done.stderr
+    ce = tmp_path / "spin.json"
+    done = cli("check", "mutex", "-a", spin, "-N", "3", "--counterexample", ce)
+    assert done.returncode == 1 and spinning in done.stdout, said(done)
+    assert "replay reproduces it: yes" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", spin)
+    assert done.returncode == 1 and "RAISED: step " in done.stdout and spinning in done.stdout, said(done)
+
+
+def _spin(flag: list) -> None:
+    while flag[0]:
+        pass
+
+
+def test_a_handler_spinning_in_another_thread_is_interrupted_there(monkeypatch):
+    """The explorer runs steps in its server's threads, where no signal reaches: there the
+    exception is set in that thread (before: ``POST /api/run`` on a busy-waiting handler never
+    answered, its thread spinning, every later walk refused 503)."""
+    import threading
+
+    from mutexlab.sim import hung
+
+    monkeypatch.setattr(hung, "SECONDS", 0.5)
+    got: list = []
+
+    def body() -> None:
+        with hung.watch_handlers({__file__}):
+            try:
+                _spin([True])
+            except hung.HandlerHung as exc:
+                got.append(str(exc))
+
+    thread = threading.Thread(target=body, daemon=True)
+    thread.start()
+    thread.join(20)
+    assert not thread.is_alive() and got == ["the handler ran for 0.5 s without returning (an endless loop?)"]

@@ -11,6 +11,7 @@ from ..protocols import registry
 from ..protocols.registry import Solution, build_setup, declarations
 from ..reduction import CANONICAL, CLOCKS, RETIRED, SENDS, Reductions
 from ..setups import ConfigError, Setup
+from ..sim import hung
 from . import SEARCHES
 from .budget import Budget, LimitReached
 from .endless import unbounded
@@ -183,7 +184,14 @@ def run_check(
     model = None
     refused = dict(refused or {})  # reductions a sample refused: searched again without them
     try:
-        with budget.watch():
+        built = setup
+        if built is None:
+            try:
+                built = config.setup()  # (only for the files of its code; the search builds its own)
+            except ConfigError:
+                built = None  # the search says why
+        files = hung.algorithm_files(built) if built is not None else frozenset()
+        with budget.watch(), hung.watch_handlers(files):
             while True:
                 try:
                     model, result = _search(config, setup, refused, budget, progress)

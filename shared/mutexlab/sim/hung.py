@@ -12,6 +12,7 @@ state and the line of the algorithm's file where it was running.
 from __future__ import annotations
 
 import _thread
+import ctypes
 import signal
 import sys
 import threading
@@ -27,7 +28,13 @@ _SIGNAL = getattr(signal, "SIGUSR1", signal.SIGINT)  # (check's budget trips SIG
 
 
 class HandlerHung(Exception):  # noqa: N818 - the name a finding shows: "raised HandlerHung: …"
-    """Raised inside a handler that ran for ``SECONDS`` without returning."""
+    """Raised inside a handler that ran for ``SECONDS`` without returning (in another thread than
+    the main one it is raised by its class, made without arguments: the message is its own)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(
+            *(args or (f"the handler ran for {SECONDS:g} s without returning (an endless loop?)",))
+        )
 
 
 def outermost(frame: FrameType | None, files: frozenset[str]) -> FrameType | None:
@@ -53,8 +60,12 @@ def watch_handlers(files: Iterable[str], seconds: float | None = None) -> Iterat
     main thread; elsewhere (no signal can reach it) the block runs unwatched."""
     files = frozenset(files)
     limit = SECONDS if seconds is None else seconds
-    if not files or threading.current_thread() is not threading.main_thread():
+    if not files:
         yield
+        return
+    if threading.current_thread() is not threading.main_thread():
+        with _watch_thread(files, limit):
+            yield
         return
     tripped = threading.Event()
     timed: list[FrameType | None] = [None]  # the call the watchdog tripped on
@@ -96,7 +107,11 @@ def _watch(
     main: int | None,
     files: frozenset[str],
     limit: float,
+    target: int | None = None,
 ) -> None:
+    """Look at thread ``main``'s stack; trip ``tripped`` when one call of ``files`` runs ``limit``
+    seconds: by a signal to the main thread, or (``target``, another thread's id) by an exception
+    set in that thread."""
     held: FrameType | None = None  # the call being timed (a strong reference: its id is not reused)
     since = 0.0
     while not done.wait(min(LOOK_EVERY, limit / 4)):
@@ -107,9 +122,34 @@ def _watch(
         elif frame is not None and now - since >= limit and not tripped.is_set():
             timed[0] = frame
             tripped.set()
-            _thread.interrupt_main(_SIGNAL)
+            if target is None:
+                _thread.interrupt_main(_SIGNAL)
+            else:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(target), ctypes.py_object(HandlerHung)
+                )
             since = now  # once per limit: a handler that catches it is tripped again later
         del frame
+
+
+@contextmanager
+def _watch_thread(files: frozenset[str], limit: float) -> Iterator[None]:
+    """``watch_handlers`` in a thread no signal reaches (the explorer's requests): the exception is
+    set asynchronously in that thread (``PyThreadState_SetAsyncExc``), and withdrawn if the block
+    ends before the thread takes it."""
+    done, tripped = threading.Event(), threading.Event()
+    timed: list[FrameType | None] = [None]
+    me = threading.get_ident()
+    thread = threading.Thread(target=_watch, args=(done, tripped, timed, me, files, limit, me), daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        if tripped.is_set():  # not taken yet (it returned just then): withdrawn
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(me), None)
+        timed[0] = None
 
 
 def algorithm_files(setup: Any) -> frozenset[str]:

@@ -44,7 +44,7 @@ from ..protocols import registry
 from ..protocols.registry import Solution, build_setup, declarations
 from ..setups import ConfigError, Setup, class_state, class_state_changed
 from ..trace import TraceWriter
-from . import determinism
+from . import determinism, hung
 from .driver import Driver
 
 DRAIN_LIMIT = 1_000_000
@@ -374,23 +374,25 @@ def replay_scenario(
     owed: set | None = None  # in the loop: what could move before every step of it (fairness)
     taken: set = set()
     refused, raised = None, False
-    for number, step in enumerate(scenario.steps, 1):
-        if scenario.loop is not None and number - 1 == scenario.loop:
-            loop_start = run.world()
-            if declared is not None and (declared.clocks or declared.canonical):
-                normal_start = declared.normal_form(setup.protocols, run.message_lists())
-            waiting = {p for p, proto in setup.protocols.items() if proto.waiting_for()}
-        elif loop_start is not None:
-            waiting &= {p for p, proto in setup.protocols.items() if proto.waiting_for()}
-        if loop_start is not None:
-            here = _could_move(run)
-            owed = here if owed is None else owed & here
-            taken.add(_moves(step))
-        try:
-            run.play(step, number)
-        except StepRefused as exc:
-            refused, raised = str(exc), exc.raised  # a finding: the replay ends at the refused step
-            break
+    files = hung.algorithm_files(setup)
+    with hung.watch_handlers(files):  # a handler that never returns: a finding, not a hang
+        for number, step in enumerate(scenario.steps, 1):
+            if scenario.loop is not None and number - 1 == scenario.loop:
+                loop_start = run.world()
+                if declared is not None and (declared.clocks or declared.canonical):
+                    normal_start = declared.normal_form(setup.protocols, run.message_lists())
+                waiting = {p for p, proto in setup.protocols.items() if proto.waiting_for()}
+            elif loop_start is not None:
+                waiting &= {p for p, proto in setup.protocols.items() if proto.waiting_for()}
+            if loop_start is not None:
+                here = _could_move(run)
+                owed = here if owed is None else owed & here
+                taken.add(_moves(step))
+            try:
+                run.play(step, number)
+            except StepRefused as exc:
+                refused, raised = str(exc), exc.raised  # a finding: the replay ends at the refused step
+                break
     loop = None
     if loop_start is not None and refused is None and scenario.loop is not None:  # (loop_start implies loop)
         closes = run.world() == loop_start
