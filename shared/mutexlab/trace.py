@@ -291,7 +291,7 @@ def _kind_problem(kind: str) -> str | None:
     )
 
 
-def names_problem(event: dict) -> str | None:
+def names_problem(event: dict[str, Any]) -> str | None:
     """Why an event's ``event`` or ``pid`` is no string (a program's rank written as a number,
     ``"pid": 1``), named with its value; None when both are."""
     for field in ("event", "pid"):

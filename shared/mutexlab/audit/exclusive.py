@@ -47,6 +47,7 @@ class ExclusiveStream:
         self.over: dict[str, list[Violation]] = {}
         self.pairs: dict[str, list[tuple[int, int, Violation]]] = {}  # the first ``limit`` by order
         self._prune_at = 64  # live intervals (all resources) at which to forget again
+        self._kept = 0  # live intervals, all resources: counted, never summed per event
         self.peak_live = 0  # the most intervals kept at once (what the memory follows)
 
     def saw(self, pid: str, vc: dict) -> None:
@@ -85,12 +86,12 @@ class ExclusiveStream:
             else:
                 kept.append(entry)
         kept.append((order, b))
+        self._kept += len(kept) - len(live)
         self.live[resource] = kept
-        total = sum(len(each) for each in self.live.values())
-        self.peak_live = max(self.peak_live, total)
-        if total >= self._prune_at:
-            total = self._prune()
-            self._prune_at = 2 * total + 64
+        self.peak_live = max(self.peak_live, self._kept)
+        if self._kept >= self._prune_at:
+            self._kept = self._prune()
+            self._prune_at = 2 * self._kept + 64
 
     def _pair(self, entry: tuple[int, Interval], b: Interval) -> None:
         order, a = entry
@@ -116,8 +117,10 @@ class ExclusiveStream:
                     least[p] = min(least.get(p, count), count)
         others = len(processes) - 1
         floor = {p: least[p] for p, n in heard.items() if n >= others and p in processes}
+        if others == 0:  # the only process so far: no other's later enter can overlap its exits
+            floor = {p: self.own.get(p, 0) for p in processes}  # (one heard of later: InexactStream)
         total = 0
-        for resource, live in self.live.items():
+        for resource, live in list(self.live.items()):
             kept = []
             for entry in live:
                 a = entry[1]
@@ -125,7 +128,10 @@ class ExclusiveStream:
                     self.forgotten[a.pid] = max(self.forgotten.get(a.pid, 0), int(a.exit_own))
                 else:
                     kept.append(entry)
-            self.live[resource] = kept
+            if kept:
+                self.live[resource] = kept
+            else:  # a resource no longer held in question costs nothing (200,000 of them, one each)
+                del self.live[resource]
             total += len(kept)
         return total
 
