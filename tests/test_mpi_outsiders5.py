@@ -192,7 +192,9 @@ def test_mpi_abort_on_bad_arguments_is_a_crash_with_its_words(cli, programs):
     ran = cli("test", "kmutex", "--np", "3", "--regex", RING, "--mpi", programs["ring"], "5", "1")
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert "[crashed]: node 1 exited with status 3" in ran.stdout, ran.stdout
-    assert "MPI_Abort with errorcode 3" in ran.stdout and "need 1 <= K <= 3" in ran.stdout, ran.stdout
+    # the shrinker may show the crash on fewer ranks, where the program names its own bound
+    assert "MPI_Abort with errorcode 3" in ran.stdout, ran.stdout
+    assert re.search(r"need 1 <= K <= [23]\b", ran.stdout), ran.stdout
 
 
 # -- philosophers in a C++ class, MPI_Waitany over pre-posted receives --------------------------
