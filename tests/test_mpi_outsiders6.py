@@ -236,7 +236,9 @@ def test_a_collectives_bad_root_is_mpi_err_root(cli, programs):
     assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout, ran.stdout + ran.stderr
     # shrunk to one rank, the bad root is 1 there (the program names its size as the root)
     assert "exited with status 7" in ran.stdout, ran.stdout
-    assert re.search(r"MPI_ERR_ROOT: MPI_Bcast with root [12] \(there are ranks 0 to [01]\)", ran.stdout), ran.stdout
+    assert re.search(r"MPI_ERR_ROOT: MPI_Bcast with root [12] \(there are ranks 0 to [01]\)", ran.stdout), (
+        ran.stdout
+    )
 
 
 @pytest.mark.parametrize(
