@@ -20,6 +20,7 @@ A toolchain that is absent (javac, node, g++) is a skip, a failure under CI.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -145,16 +146,20 @@ def test_the_js_town_relies_on_fifo_links_and_reorder_shows_it(cli, elves):
 @pytest.mark.parametrize(
     "flag, words",
     [
-        ("--late", "node 1 wrote "),  # past its done line, or after it: when the line came; node 2's
-        # fault of three elves shown on one elf (renumbered 1) since the shrinker drops any node
-        ("--quit", "node 0 exited with status 0 while handling recv"),
+        # past its done line, or after it: when the line came; node 2's fault of three elves is
+        # shown on one elf (renumbered 1) when the shrinker's smaller runs show the late line too
+        ("--late", r"node [12] wrote "),
+        ("--quit", re.escape("node 0 exited with status 0 while handling recv")),
         # before: "(standard output carries protocol lines only: debugging goes to standard error …): {"
-        ("--pretty", "a JSON object that does not end on its line: one object per line — pretty-printed"),
+        (
+            "--pretty",
+            re.escape("a JSON object that does not end on its line: one object per line — pretty-printed"),
+        ),
     ],
 )
 def test_the_js_towns_protocol_slips_are_named(cli, elves, flag, words):
     done = cli("test", "elves", "--node", f"{elves} {flag}", "--runs", "5")
-    assert done.returncode == 1 and words in done.stdout, said(done)
+    assert done.returncode == 1 and re.search(words, done.stdout), said(done)
 
 
 # -- Python asyncio: connect_read_pipe, one write per answer ------------------------------------------
