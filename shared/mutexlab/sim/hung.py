@@ -119,7 +119,9 @@ def _watch(
         now = time.monotonic()
         if frame is not held:
             held, since = frame, now
-        elif frame is not None and now - since >= limit and not tripped.is_set():
+        elif frame is not None and now - since >= limit and (target is not None or not tripped.is_set()):
+            # (``tripped``: the main thread's handler clears it; set in a thread, it stays set for
+            # ``_watch_thread`` to withdraw one not taken, and each ``limit`` sets the exception again)
             timed[0] = frame
             tripped.set()
             if target is None:
