@@ -41,3 +41,18 @@ def test_a_handler_that_catches_the_first_trip_is_tripped_again_in_the_main_thre
     with hung.watch_handlers({__file__}):
         _stubborn(caught, time.monotonic() + 8)
     assert len(caught) == 2, caught
+
+
+def test_a_file_of_the_algorithm_that_drives_the_run_is_no_handler_running(monkeypatch):
+    """The frames that entered the watch are not timed: a script (or test) of the algorithm's own
+    file that runs a long simulation itself was interrupted, HandlerHung raised in the simulator
+    with no handler running, once the run passed ``SECONDS``."""
+    monkeypatch.setattr(hung, "SECONDS", 0.3)
+    until = time.monotonic() + 1.5
+    with hung.watch_handlers({__file__}):
+        while time.monotonic() < until:  # the driver's own work, in this file: no handler of it
+            pass
+    caught: list = []
+    with hung.watch_handlers({__file__}):  # a call of this file made inside the block still is
+        _stubborn(caught, time.monotonic() + 8)
+    assert len(caught) == 2, caught
