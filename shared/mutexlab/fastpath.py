@@ -2,7 +2,7 @@
 
 Each shortcut builds the very object, or takes the very step, that the plain code does, only
 cheaper; each states the invariant it relies on and what it saves, in instructions per run
-(``python -m bench.instructions``, valgrind, every case: docs/architecture.md#fast-paths).
+(``python -m bench.instructions``, valgrind, every case: docs/scaling.md#fast-paths).
 ``tests/test_fastpath.py`` holds each to its plain twin and shows a broken variant caught.
 
 * ``slot_init``: the ``__init__`` of a frozen slotted dataclass (``protocol.Send``);

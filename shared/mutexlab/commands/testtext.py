@@ -63,7 +63,7 @@ def text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
             f"{head}: INCOMPLETE — the budget ended before the search did: {searched}; no finding within "
             f"deviation bound {covered} (every schedule with at most {count(covered, 'deviation')} from the "
             "default order), "
-            "the rest not searched in full"
+            f"the rest not searched in full{mpitest.gap(outcome)}"
         ]
     lines = [f"{head}: {tested.finding.render()}", f"found by {searched}"]
     shrunk = outcome["shrunk"]

@@ -167,8 +167,11 @@ class Systematic:
     @property
     def covered(self) -> int | None:
         """Every schedule of the tree with at most this many deviations was run (None: not even
-        the default schedule, or an unbounded search)."""
-        if self.bound is None or self.done or self.bound == 0:
+        the default schedule, an unbounded search, or sleep sets). Sleep sets prune a schedule as
+        equivalent to one in an earlier sibling's subtree, which may have more deviations and so
+        wait for a higher bound: with them, no bound is covered until the whole tree is (a bounded
+        partial-order reduction would be needed, Coons, Musuvathi and McKinley, OOPSLA 2013)."""
+        if self.bound is None or self.done or self.bound == 0 or self.reduce:
             return None
         return self.bound - 1
 

@@ -28,7 +28,7 @@ reading it per send, bees P = 100 took ×1.021 the instructions while a message 
 through pydantic's ``__getattr__`` hook (now ``fastpath.plain_reads``: a plain read, cheaper still)
 (``tests/test_fastpath_sends.py`` catches broken variants).
 Gain: with the plain loop a run takes 1.20–1.44× the instructions (every case of
-``python -m bench.instructions``; docs/architecture.md#fast-paths); building and feeding each
+``python -m bench.instructions``; docs/scaling.md#fast-paths); building and feeding each
 send and recv event to the audit instead of skipping it took ×1.30 the time (bees P = 150).
 """
 

@@ -37,10 +37,14 @@ class HandlerHung(Exception):  # noqa: N818 - the name a finding shows: "raised 
         )
 
 
-def outermost(frame: FrameType | None, files: frozenset[str]) -> FrameType | None:
-    """The outermost frame of ``frame``'s stack whose code is in one of ``files``, or None."""
+def outermost(
+    frame: FrameType | None, files: frozenset[str], outside: frozenset[int] = frozenset()
+) -> FrameType | None:
+    """The outermost frame of ``frame``'s stack whose code is in one of ``files``, or None; the
+    frames of ``outside`` (ids: the stack that entered ``watch_handlers``) and below are not
+    looked at — a file of the algorithm that drives the run itself is no handler running."""
     found = None
-    while frame is not None:
+    while frame is not None and id(frame) not in outside:
         if frame.f_code.co_filename in files:
             found = frame
         frame = frame.f_back
@@ -56,15 +60,18 @@ def innermost(frame: FrameType | None, files: frozenset[str]) -> FrameType | Non
 
 @contextmanager
 def watch_handlers(files: Iterable[str], seconds: float | None = None) -> Iterator[None]:
-    """Watch the handlers of ``files`` (the algorithm's source files) while the block runs in the
-    main thread; elsewhere (no signal can reach it) the block runs unwatched."""
+    """Watch the handlers of ``files`` (the algorithm's source files) while the block runs: the
+    calls of theirs made inside the block (not the frames that entered it). In the main thread
+    by a signal; in another thread (no signal reaches it) by an exception set in that thread."""
     files = frozenset(files)
+    entered = _stack()  # held, so that no frame made in the block takes one of their ids
+    outside = frozenset(map(id, entered))
     limit = SECONDS if seconds is None else seconds
     if not files:
         yield
         return
     if threading.current_thread() is not threading.main_thread():
-        with _watch_thread(files, limit):
+        with _watch_thread(files, limit, outside):
             yield
         return
     tripped = threading.Event()
@@ -73,7 +80,7 @@ def watch_handlers(files: Iterable[str], seconds: float | None = None) -> Iterat
     def trip(signum: int, frame: Any) -> None:
         if tripped.is_set():
             tripped.clear()
-            if outermost(frame, files) is not timed[0]:
+            if outermost(frame, files, outside) is not timed[0]:
                 return  # it returned between the watchdog's look and now: nothing hangs
             hung = HandlerHung(f"the handler ran for {limit:g} s without returning (an endless loop?)")
             inner = innermost(frame, files)  # the line of the algorithm's file it was running
@@ -89,7 +96,9 @@ def watch_handlers(files: Iterable[str], seconds: float | None = None) -> Iterat
         return
     done = threading.Event()
     main = threading.main_thread().ident
-    thread = threading.Thread(target=_watch, args=(done, tripped, timed, main, files, limit), daemon=True)
+    thread = threading.Thread(
+        target=_watch, args=(done, tripped, timed, main, files, limit, outside), daemon=True
+    )
     thread.start()
     try:
         yield
@@ -107,6 +116,7 @@ def _watch(
     main: int | None,
     files: frozenset[str],
     limit: float,
+    outside: frozenset[int],
     target: int | None = None,
 ) -> None:
     """Look at thread ``main``'s stack; trip ``tripped`` when one call of ``files`` runs ``limit``
@@ -115,11 +125,13 @@ def _watch(
     held: FrameType | None = None  # the call being timed (a strong reference: its id is not reused)
     since = 0.0
     while not done.wait(min(LOOK_EVERY, limit / 4)):
-        frame = outermost(sys._current_frames().get(main or 0), files)  # noqa: SLF001 - the documented way to see another thread's stack
+        frame = outermost(sys._current_frames().get(main or 0), files, outside)  # noqa: SLF001 - the documented way to see another thread's stack
         now = time.monotonic()
         if frame is not held:
             held, since = frame, now
-        elif frame is not None and now - since >= limit and not tripped.is_set():
+        elif frame is not None and now - since >= limit and (target is not None or not tripped.is_set()):
+            # (``tripped``: the main thread's handler clears it; set in a thread, it stays set for
+            # ``_watch_thread`` to withdraw one not taken, and each ``limit`` sets the exception again)
             timed[0] = frame
             tripped.set()
             if target is None:
@@ -133,14 +145,16 @@ def _watch(
 
 
 @contextmanager
-def _watch_thread(files: frozenset[str], limit: float) -> Iterator[None]:
+def _watch_thread(files: frozenset[str], limit: float, outside: frozenset[int]) -> Iterator[None]:
     """``watch_handlers`` in a thread no signal reaches (the explorer's requests): the exception is
     set asynchronously in that thread (``PyThreadState_SetAsyncExc``), and withdrawn if the block
     ends before the thread takes it."""
     done, tripped = threading.Event(), threading.Event()
     timed: list[FrameType | None] = [None]
     me = threading.get_ident()
-    thread = threading.Thread(target=_watch, args=(done, tripped, timed, me, files, limit, me), daemon=True)
+    thread = threading.Thread(
+        target=_watch, args=(done, tripped, timed, me, files, limit, outside, me), daemon=True
+    )
     thread.start()
     try:
         yield
@@ -150,6 +164,16 @@ def _watch_thread(files: frozenset[str], limit: float) -> Iterator[None]:
         if tripped.is_set():  # not taken yet (it returned just then): withdrawn
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(me), None)
         timed[0] = None
+
+
+def _stack() -> tuple[FrameType, ...]:
+    """This thread's frames, from the caller's up."""
+    frames = []
+    frame: FrameType | None = sys._getframe(1)  # noqa: SLF001 - the documented way to see the stack
+    while frame is not None:
+        frames.append(frame)
+        frame = frame.f_back
+    return tuple(frames)
 
 
 def algorithm_files(setup: Any) -> frozenset[str]:

@@ -39,6 +39,7 @@ void ml_block_held(void *key);    /* wait on key until ml_wake(key) or something
 void ml_wake(void *key);          /* wake every waiter on key */
 void ml_poll(void);               /* a poll that found nothing (a counted thread's) */
 int ml_sleep(long long ns); /* a counted thread's sleep, taking no time (1); 0: not counted, sleep for real */
+void *ml_real(const char *name, const char *version); /* the C library's (at version, if given); exit 70 if none */
 void ml_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2))); /* stops the run */
 /* An error MPI's default handler makes fatal: the rank ends with status ``code`` (a crash finding). */
 void ml_error(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));

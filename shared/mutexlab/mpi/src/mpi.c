@@ -41,7 +41,7 @@ static int (*real_mutex_lock)(pthread_mutex_t *);
 static int (*real_mutex_trylock)(pthread_mutex_t *);
 static int (*real_mutex_unlock)(pthread_mutex_t *);
 
-static void *real(const char *name, const char *version) {
+void *ml_real(const char *name, const char *version) {
     void *f = version ? dlvsym(RTLD_NEXT, name, version) : NULL;
     if (!f) f = dlsym(RTLD_NEXT, name);
     if (!f) {
@@ -53,15 +53,15 @@ static void *real(const char *name, const char *version) {
 
 static void resolve(void) { /* idempotent: every thread writes the same values */
     if (real_mutex_unlock) return;
-    real_mutex_lock = real("pthread_mutex_lock", NULL);
-    real_mutex_trylock = real("pthread_mutex_trylock", NULL);
-    real_create = real("pthread_create", NULL);
-    real_join = real("pthread_join", NULL);
-    real_exit = real("pthread_exit", NULL);
-    real_cond_wait = real("pthread_cond_wait", "GLIBC_2.3.2");
-    real_cond_signal = real("pthread_cond_signal", "GLIBC_2.3.2");
-    real_cond_broadcast = real("pthread_cond_broadcast", "GLIBC_2.3.2");
-    real_mutex_unlock = real("pthread_mutex_unlock", NULL); /* last: resolve() is done once it is set */
+    real_mutex_lock = ml_real("pthread_mutex_lock", NULL);
+    real_mutex_trylock = ml_real("pthread_mutex_trylock", NULL);
+    real_create = ml_real("pthread_create", NULL);
+    real_join = ml_real("pthread_join", NULL);
+    real_exit = ml_real("pthread_exit", NULL);
+    real_cond_wait = ml_real("pthread_cond_wait", "GLIBC_2.3.2");
+    real_cond_signal = ml_real("pthread_cond_signal", "GLIBC_2.3.2");
+    real_cond_broadcast = ml_real("pthread_cond_broadcast", "GLIBC_2.3.2");
+    real_mutex_unlock = ml_real("pthread_mutex_unlock", NULL); /* last: resolve() is done once it is set */
 }
 
 #define LINE_MAX_ 70000
@@ -1899,7 +1899,7 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
     resolve();
     if (self < 0) {
         int (*timed)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *) =
-            real("pthread_cond_timedwait", "GLIBC_2.3.2");
+            ml_real("pthread_cond_timedwait", "GLIBC_2.3.2");
         return timed(c, m, abstime);
     }
     return timed_wait(c, m);
@@ -1909,7 +1909,7 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
     resolve();
     if (self < 0) {
         int (*timed)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *) =
-            real("pthread_cond_clockwait", NULL);
+            ml_real("pthread_cond_clockwait", NULL);
         return timed(c, m, clock, abstime);
     }
     return timed_wait(c, m);
@@ -1952,7 +1952,7 @@ int nanosleep(const struct timespec *req, struct timespec *rem) {
  * as nanosleep does, and is a poll; a select or poll with descriptors is the C library's. */
 int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem) {
     if (self < 0) {
-        int (*real_sleep)(clockid_t, int, const struct timespec *, struct timespec *) = real("clock_nanosleep", NULL);
+        int (*real_sleep)(clockid_t, int, const struct timespec *, struct timespec *) = ml_real("clock_nanosleep", NULL);
         return real_sleep(clock, flags, req, rem);
     }
     long long ns = req ? req->tv_sec * 1000000000LL + req->tv_nsec : 0;
@@ -1970,7 +1970,7 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, stru
 
 int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struct timeval *timeout) {
     if (self < 0 || nfds > 0 || !timeout) {
-        int (*real_select)(int, fd_set *, fd_set *, fd_set *, struct timeval *) = real("select", NULL);
+        int (*real_select)(int, fd_set *, fd_set *, fd_set *, struct timeval *) = ml_real("select", NULL);
         return real_select(nfds, readfds, writefds, exceptfds, timeout);
     }
     slept(timeout->tv_sec * 1000000000LL + timeout->tv_usec * 1000LL);
@@ -1982,7 +1982,7 @@ int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struc
 
 int poll(struct pollfd *fds, nfds_t nfds, int timeout) {
     if (self < 0 || nfds > 0 || timeout < 0) {
-        int (*real_poll)(struct pollfd *, nfds_t, int) = real("poll", NULL);
+        int (*real_poll)(struct pollfd *, nfds_t, int) = ml_real("poll", NULL);
         return real_poll(fds, nfds, timeout);
     }
     slept(timeout * 1000000LL);
@@ -1996,7 +1996,7 @@ int poll(struct pollfd *fds, nfds_t nfds, int timeout) {
  * one waits). */
 int sched_yield(void) {
     if (self < 0) {
-        int (*yield)(void) = real("sched_yield", NULL);
+        int (*yield)(void) = ml_real("sched_yield", NULL);
         return yield();
     }
     sync_stdout();

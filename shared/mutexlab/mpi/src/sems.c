@@ -22,20 +22,11 @@ typedef struct {
 
 _Static_assert(sizeof(sem) <= sizeof(sem_t), "a semaphore's count fits in its sem_t");
 
-static void *next(const char *name) {
-    void *f = dlsym(RTLD_NEXT, name);
-    if (!f) {
-        fprintf(stderr, "mutexlab MPI: the C library has no %s\n", name);
-        _exit(70);
-    }
-    return f;
-}
-
 static sem *ours(sem_t *s) { return s && ((sem *)s)->magic == OURS ? (sem *)s : NULL; }
 
 int sem_init(sem_t *s, int pshared, unsigned int value) {
     if (pshared) {
-        int (*real_init)(sem_t *, int, unsigned int) = next("sem_init");
+        int (*real_init)(sem_t *, int, unsigned int) = ml_real("sem_init", NULL);
         return real_init(s, pshared, value);
     }
     ml_lock();
@@ -48,7 +39,7 @@ int sem_init(sem_t *s, int pshared, unsigned int value) {
 int sem_destroy(sem_t *s) {
     sem *m = ours(s);
     if (!m) {
-        int (*real_destroy)(sem_t *) = next("sem_destroy");
+        int (*real_destroy)(sem_t *) = ml_real("sem_destroy", NULL);
         return real_destroy(s);
     }
     m->magic = 0;
@@ -58,7 +49,7 @@ int sem_destroy(sem_t *s) {
 int sem_post(sem_t *s) {
     sem *m = ours(s);
     if (!m) {
-        int (*real_post)(sem_t *) = next("sem_post");
+        int (*real_post)(sem_t *) = ml_real("sem_post", NULL);
         return real_post(s);
     }
     ml_lock();
@@ -71,7 +62,7 @@ int sem_post(sem_t *s) {
 int sem_wait(sem_t *s) {
     sem *m = ours(s);
     if (!m) {
-        int (*real_wait)(sem_t *) = next("sem_wait");
+        int (*real_wait)(sem_t *) = ml_real("sem_wait", NULL);
         return real_wait(s);
     }
     ml_flush();
@@ -94,7 +85,7 @@ static int try_take(sem *m) {
 int sem_trywait(sem_t *s) {
     sem *m = ours(s);
     if (!m) {
-        int (*real_trywait)(sem_t *) = next("sem_trywait");
+        int (*real_trywait)(sem_t *) = ml_real("sem_trywait", NULL);
         return real_trywait(s);
     }
     if (try_take(m)) return 0;
@@ -116,7 +107,7 @@ static int timed(sem *m) {
 int sem_timedwait(sem_t *s, const struct timespec *abstime) {
     sem *m = ours(s);
     if (!m) {
-        int (*real_timedwait)(sem_t *, const struct timespec *) = next("sem_timedwait");
+        int (*real_timedwait)(sem_t *, const struct timespec *) = ml_real("sem_timedwait", NULL);
         return real_timedwait(s, abstime);
     }
     return timed(m);
@@ -125,7 +116,7 @@ int sem_timedwait(sem_t *s, const struct timespec *abstime) {
 int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime) {
     sem *m = ours(s);
     if (!m) {
-        int (*real_clockwait)(sem_t *, clockid_t, const struct timespec *) = next("sem_clockwait");
+        int (*real_clockwait)(sem_t *, clockid_t, const struct timespec *) = ml_real("sem_clockwait", NULL);
         return real_clockwait(s, clock, abstime);
     }
     return timed(m);
@@ -134,7 +125,7 @@ int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime) {
 int sem_getvalue(sem_t *s, int *value) {
     sem *m = ours(s);
     if (!m) {
-        int (*real_getvalue)(sem_t *, int *) = next("sem_getvalue");
+        int (*real_getvalue)(sem_t *, int *) = ml_real("sem_getvalue", NULL);
         return real_getvalue(s, value);
     }
     ml_lock();

@@ -17,22 +17,13 @@
 
 #include "internal.h"
 
-static void *next(const char *name) {
-    void *f = dlsym(RTLD_NEXT, name);
-    if (!f) {
-        fprintf(stderr, "mutexlab MPI: the C library has no %s\n", name);
-        _exit(70);
-    }
-    return f;
-}
-
 static long long ns_of(const struct timespec *t) { return t->tv_sec * 1000000000LL + t->tv_nsec; }
 
 int pselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, const struct timespec *timeout,
             const sigset_t *sigmask) {
     if (nfds > 0 || !timeout || !ml_sleep(ns_of(timeout))) {
         int (*real_pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *) =
-            next("pselect");
+            ml_real("pselect", NULL);
         return real_pselect(nfds, readfds, writefds, exceptfds, timeout, sigmask);
     }
     return 0;
@@ -40,7 +31,7 @@ int pselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, cons
 
 int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask) {
     if (nfds > 0 || !timeout || !ml_sleep(ns_of(timeout))) {
-        int (*real_ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *) = next("ppoll");
+        int (*real_ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *) = ml_real("ppoll", NULL);
         return real_ppoll(fds, nfds, timeout, sigmask);
     }
     return 0;
@@ -71,7 +62,7 @@ static int watches_nothing(int epfd) {
 
 int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout) {
     if (timeout < 0 || maxevents <= 0 || !watches_nothing(epfd) || !ml_sleep(timeout * 1000000LL)) {
-        int (*real_wait)(int, struct epoll_event *, int, int) = next("epoll_wait");
+        int (*real_wait)(int, struct epoll_event *, int, int) = ml_real("epoll_wait", NULL);
         return real_wait(epfd, events, maxevents, timeout);
     }
     return 0;
@@ -79,7 +70,7 @@ int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)
 
 int epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int timeout, const sigset_t *sigmask) {
     if (timeout < 0 || maxevents <= 0 || !watches_nothing(epfd) || !ml_sleep(timeout * 1000000LL)) {
-        int (*real_pwait)(int, struct epoll_event *, int, int, const sigset_t *) = next("epoll_pwait");
+        int (*real_pwait)(int, struct epoll_event *, int, int, const sigset_t *) = ml_real("epoll_pwait", NULL);
         return real_pwait(epfd, events, maxevents, timeout, sigmask);
     }
     return 0;
