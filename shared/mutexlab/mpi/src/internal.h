@@ -1,5 +1,5 @@
-/* What collectives.c, comm.c, persistent.c, sleeps.c and sems.c use of mpi.c, and comm.c gives the others: the
- * messages, communicators, requests and datatypes of mutexlab's MPI. */
+/* What collectives.c, comm.c, persistent.c, sleeps.c, sems.c and types.c use of mpi.c, and what comm.c and
+ * types.c give the others: the messages, communicators, requests and datatypes of mutexlab's MPI. */
 #ifndef MUTEXLAB_MPI_INTERNAL_H
 #define MUTEXLAB_MPI_INTERNAL_H
 #include "mpi.h"
@@ -32,8 +32,14 @@ int ml_post_recv(void *buf, long capacity, int src, int tag, int ctx); /* a requ
 MPI_Request ml_new_persistent(int recv);             /* an inactive persistent request */
 int ml_active(MPI_Request handle);                   /* 1 started, 0 inactive, -1 not persistent */
 void ml_adopt(MPI_Request handle, MPI_Request started); /* started: its send or receive, now handle's */
+
+/* types.c: datatypes. */
+void ml_types_init(void); /* the predefined datatypes (at MPI_Init) */
+/* A message's bytes: ``count`` elements of ``type`` (stops the run on an unknown type). */
 unsigned char *ml_pack(const void *buf, int count, MPI_Datatype type, long *bytes, const char *call);
-long ml_extent(MPI_Datatype type);
+long ml_extent(MPI_Datatype type); /* its extent in bytes (stops the run on an unknown type) */
+
+/* mpi.c */
 void ml_flush(void);              /* sems.c: the program's stdout and std::cout flushed (lock not held) */
 void ml_block_held(void *key);    /* wait on key until ml_wake(key) or something happens (lock held) */
 void ml_wake(void *key);          /* wake every waiter on key */
