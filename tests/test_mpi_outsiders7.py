@@ -20,6 +20,7 @@ rebuilt here, to keep this module quick.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -154,6 +155,13 @@ def test_a_fix_whose_run_the_schedule_leaves_unfinished_is_incomplete_not_safe(c
     assert "did NOT reproduce" in fixed.stdout, fixed.stdout
     said = json.loads(cli("replay", str(ce), "--json", "--mpi", programs["lamport"], "2").stdout)
     assert said["unfinished"] and said["finding"] is None, said
+    # before: the page audited the events alone and said SAFE while the command said INCOMPLETE
+    page = tmp_path / "fixed.html"
+    reported = cli("replay", str(ce), "--report", str(page), "--mpi", programs["lamport"], "2")
+    assert reported.returncode == 3, reported.stdout + reported.stderr
+    data = re.search(r'<script type="application/json" id="data">(.*?)</script>', page.read_text(), re.S)
+    shown = json.loads(data.group(1))["verdict"]
+    assert shown["status"] == "INCOMPLETE" and "request-unserved" in shown["text"], shown
 
 
 # -- K places, a derived struct type, one thread napping between MPI_Tests ------------------------

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..trace import TraceError, TraceWriter
 
 if TYPE_CHECKING:
+    from ..audit.verdict import Verdict
     from ..report import Window
 
 
@@ -34,6 +35,7 @@ def write_report_if_asked(
     events: list[dict] | TraceWriter | Window | str | Path | None,
     stalled: dict | None = None,
     states: dict | None = None,
+    verdict: Verdict | None = None,
 ) -> int:
     """Write ``args.report`` when it is set.
 
@@ -41,7 +43,8 @@ def write_report_if_asked(
     ``Window`` (a page of a long trace draws its first ``WINDOW_EVENTS`` events and says what it
     leaves out), or the path of a trace file (for ``run``, whose monitor writes the trace; read
     into a window). ``stalled`` and ``states`` (``SimResult.stalled`` / ``.states``) add the
-    stall explanation to the page.
+    stall explanation to the page. ``verdict``: the page's verdict when the command judged more
+    than the events show (a replay the schedule left unfinished); else the events' audit.
     """
     path = getattr(args, "report", None)
     if not path:
@@ -71,7 +74,7 @@ def write_report_if_asked(
         )
         return 2
     try:
-        target = write_report(kept, path, stalled, states, window=window)
+        target = write_report(kept, path, stalled, states, window=window, verdict=verdict)
     except OSError as exc:
         print(f"mutexlab: error: cannot write report {path}: {exc.strerror or exc}", file=sys.stderr)
         return 2

@@ -387,7 +387,7 @@ def replay_program(args) -> int:
                 print(replayed.verdict_text())
             if before:
                 print(f"the recorded finding [{before.get('rule')}] did NOT reproduce")
-    if write_report_if_asked(args, replayed.outcome.events):
+    if write_report_if_asked(args, replayed.outcome.events, verdict=replayed.judged()):
         return 2
     if finding is not None:
         return 1

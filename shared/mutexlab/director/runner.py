@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..audit.verdict import Verdict
+from ..findings import Violation
 from ..words import count
 from .judge import NONDETERMINISTIC, Finding, wrote_late
 from .lines import CRASHED
@@ -144,6 +146,18 @@ class Replayed:
         if outcome.verdict is None or outcome.verdict.exit_code != 0:
             return []  # the audit says itself what is unfinished (a --node request unserved)
         return list(outcome.waiting)
+
+    def judged(self) -> Verdict | None:
+        """The audit's verdict with each node the schedule left waiting (``unfinished``) as an
+        unserved request: INCOMPLETE, as ``verdict_text`` says, for a page drawn of the events."""
+        verdict, short = self.outcome.verdict, self.unfinished()
+        if verdict is None or not short:
+            return verdict
+        waiting = [
+            Violation("request-unserved", f"{who} still waits for the resource where the schedule ended")
+            for who in short
+        ]
+        return replace(verdict, violations=[*verdict.violations, *waiting])
 
     def verdict_text(self) -> str:
         """The audit's verdict; a run the schedule left unfinished is INCOMPLETE, never SAFE."""

@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..audit.stall import explain_stall
+from ..audit.verdict import Verdict
 from ..trace import TraceError
 from .model import build_model
 from .window import Window
@@ -42,6 +43,7 @@ def build_report(
     stalled: dict | None = None,
     states: dict | None = None,
     window: Window | None = None,
+    verdict: Verdict | None = None,
 ) -> str:
     """The report page for ``events`` (a whole trace, run header first). Raises TraceError.
 
@@ -53,7 +55,7 @@ def build_report(
     if window is not None:
         model = build_model(window.events, window.verdict, window.note())
     else:
-        model = build_model(events)
+        model = build_model(events, verdict)
     model["max_arrows"] = MAX_ARROWS
     model["stall"] = explain_stall(stalled, states) if stalled else ""
     heading = title or f"mutexlab report — {model['title']}"
@@ -115,10 +117,11 @@ def write_report(
     stalled: dict | None = None,
     states: dict | None = None,
     window: Window | None = None,
+    verdict: Verdict | None = None,
 ) -> Path:
     """Build the report of ``events`` (or of ``window``, see ``build_report``) and write it to
     ``path``; OSError/TraceError propagate."""
-    page = build_report(events, stalled=stalled, states=states, window=window)
+    page = build_report(events, stalled=stalled, states=states, window=window, verdict=verdict)
     target = Path(path)
     target.write_text(page, encoding="utf-8")
     return target
