@@ -59,11 +59,13 @@ ctl() {   # ctl N ARGS...: rabbitmqctl against node N
 show_log() {
   echo "--- last lines of node $1's log:" >&2
   tail -n 30 "$DIR/c$1"/log/*.log 2>/dev/null >&2 || echo "(no log)" >&2
+  [ -s "$DIR/c$1/launch.out" ] && { echo "--- what rabbitmq-server said at launch:" >&2; tail -n 30 "$DIR/c$1/launch.out" >&2; }
+  return 0
 }
 
 launch() {   # launch N: start node N detached (its directory must exist)
   node_env "$1"
-  env "${ENV[@]}" rabbitmq-server -detached >/dev/null 2>&1 \
+  env "${ENV[@]}" rabbitmq-server -detached >"$DIR/c$1/launch.out" 2>&1 \
     || { show_log "$1"; die "rabbitmq-server -detached failed for $(node_name "$1")"; }
 }
 

@@ -28,6 +28,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -99,18 +100,26 @@ def cluster():
     for tool in ("rabbitmq-server", "rabbitmqctl", "bash"):
         if shutil.which(tool) is None:
             _unavailable(f"{tool} is not installed")
-    try:
-        cluster = Cluster()
-    except OSError as exc:
-        _unavailable(str(exc))
-    try:
-        started = cluster.script("start")
-    except subprocess.TimeoutExpired:
+    failed: list[str] = []
+    for _ in range(2):  # a second try on fresh ports and names: a start once failed under heavy load
+        try:
+            cluster = Cluster()
+        except OSError as exc:
+            _unavailable(str(exc))
+        try:
+            started = cluster.script("start")
+        except subprocess.TimeoutExpired:
+            cluster.script("stop")
+            failed.append("scripts/cluster.sh start did not finish within 300s")
+            continue
+        if started.returncode == 0:
+            break
         cluster.script("stop")
-        _unavailable("scripts/cluster.sh start did not finish within 300s")
-    if started.returncode != 0:
-        cluster.script("stop")
-        _unavailable(f"scripts/cluster.sh start exited {started.returncode}: {started.stderr[-2000:]}")
+        failed.append(f"scripts/cluster.sh start exited {started.returncode}: {started.stderr[-2000:]}")
+    else:
+        _unavailable("; then, again: ".join(failed))
+    if failed:
+        print(f"the cluster started at the second try; the first: {failed[0]}", file=sys.stderr)
     yield cluster
     cluster.script("stop")
 
