@@ -19,6 +19,7 @@ from conftest import missing
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = str(ROOT / "shared")
+MPI = ROOT / "tests" / "mpi"
 RA = ROOT / "examples" / "mpi" / "ricart_agrawala.c"
 BEES = ROOT / "examples" / "mpi" / "bees.c"
 PRINTED_BEES = ROOT / "examples" / "mpi" / "bees_printf.c"
@@ -96,6 +97,30 @@ def mpicc(cache: Path, *args: str, command: str = "mpicc") -> subprocess.Complet
         text=True,
         timeout=300,
     )
+
+
+class Builds(dict):
+    """Programs of a table (name: (source, extra flags)) built on first use with mutexlab's
+    mpicc or mpicxx (by the source's suffix), into ``out``; ``written``: sources the test module
+    holds as text, written into ``out`` first and found there before tests/mpi/."""
+
+    def __init__(
+        self, table: dict, out: Path, cache: Path, written: dict | None = None, strict: bool = False
+    ):
+        super().__init__()
+        self.table, self.out, self.cache = table, out, cache
+        self.flags = ["-O2", "-Wall", "-Werror"] if strict else ["-O2"]
+        for source, text in (written or {}).items():
+            (out / source).write_text(text)
+
+    def __missing__(self, name: str) -> str:
+        source, flags = self.table[name]
+        path = self.out / source if (self.out / source).exists() else MPI / source
+        command = "mpicxx" if source.endswith(".cpp") else "mpicc"
+        made = mpicc(self.cache, *self.flags, *flags, "-o", str(self.out / name), str(path), command=command)
+        assert made.returncode == 0, made.stderr
+        self[name] = str(self.out / name)
+        return self[name]
 
 
 @pytest.fixture(scope="module")

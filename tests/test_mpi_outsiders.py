@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from conftest import missing
-from test_mpi import mpicc
+from test_mpi import Builds, mpicc
 
 ROOT = Path(__file__).resolve().parent.parent
 MPI = ROOT / "tests" / "mpi"
@@ -96,27 +96,13 @@ C_PROGRAMS = {  # name: its source and flags, built by the tests that run it (ea
 }
 
 
-class Programs(dict):
-    def __init__(self, out: Path, cache: Path):
-        super().__init__()
-        self.out, self.cache = out, cache
-
-    def __missing__(self, name: str) -> str:
-        source, flags = C_PROGRAMS[name]
-        command = "mpicxx" if source.endswith(".cpp") else "mpicc"
-        made = mpicc(
-            self.cache, "-O2", *flags, "-o", str(self.out / name), str(MPI / source), command=command
-        )
-        assert made.returncode == 0, made.stderr
-        self[name] = str(self.out / name)
-        return self[name]
-
-
 @pytest.fixture(scope="module")
-def c_programs(tmp_path_factory) -> Programs:
+def c_programs(tmp_path_factory) -> Builds:
     if shutil.which("gcc") is None:
         missing("gcc is needed: mutexlab's MPI is built with it")
-    return Programs(tmp_path_factory.mktemp("c-outsiders"), tmp_path_factory.getbasetemp() / "mpi-cache")
+    return Builds(
+        C_PROGRAMS, tmp_path_factory.mktemp("c-outsiders"), tmp_path_factory.getbasetemp() / "mpi-cache"
+    )
 
 
 def bees(cli, program: str, *flags: str):

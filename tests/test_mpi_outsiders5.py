@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 from conftest import missing
-from test_mpi import mpicc
+from test_mpi import Builds
 
 ROOT = Path(__file__).resolve().parent.parent
 MPI = ROOT / "tests" / "mpi"
@@ -106,27 +106,12 @@ PROGRAMS = {  # name: its source and flags, built by the tests that run it
 }
 
 
-class Programs(dict):
-    def __init__(self, out: Path, cache: Path):
-        super().__init__()
-        self.out, self.cache = out, cache
-        (out / "prints_while_waiting.c").write_text(PRINTS_WHILE_WAITING)
-
-    def __missing__(self, name: str) -> str:
-        source, flags = PROGRAMS[name]
-        path = self.out / source if (self.out / source).exists() else MPI / source
-        command = "mpicxx" if source.endswith(".cpp") else "mpicc"
-        made = mpicc(self.cache, "-O2", *flags, "-o", str(self.out / name), str(path), command=command)
-        assert made.returncode == 0, made.stderr
-        self[name] = str(self.out / name)
-        return self[name]
-
-
 @pytest.fixture(scope="module")
-def programs(tmp_path_factory) -> Programs:
+def programs(tmp_path_factory) -> Builds:
     if shutil.which("gcc") is None or shutil.which("g++") is None:
         missing("gcc and g++ are needed: mutexlab's MPI is built with them")
-    return Programs(tmp_path_factory.mktemp("outsiders5"), tmp_path_factory.getbasetemp() / "mpi-cache")
+    out, cache = tmp_path_factory.mktemp("outsiders5"), tmp_path_factory.getbasetemp() / "mpi-cache"
+    return Builds(PROGRAMS, out, cache, {"prints_while_waiting.c": PRINTS_WHILE_WAITING})
 
 
 def left_behind(program: str) -> list[str]:

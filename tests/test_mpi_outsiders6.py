@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import missing
-from test_mpi import mpicc
+from test_mpi import Builds, mpicc
 
 from mutexlab.commands.mpitest import unsupported
 
@@ -77,38 +77,13 @@ PROGRAMS = {  # name: its source and flags, built by the tests that run it
 }
 
 
-class Programs(dict):
-    def __init__(self, out: Path, cache: Path):
-        super().__init__()
-        self.out, self.cache = out, cache
-        (out / "bad_root.c").write_text(BAD_ROOT)
-        (out / "work_in_sleeps.c").write_text(WORK_IN_SLEEPS)
-
-    def __missing__(self, name: str) -> str:
-        source, flags = PROGRAMS[name]
-        path = self.out / source if (self.out / source).exists() else MPI / source
-        command = "mpicxx" if source.endswith(".cpp") else "mpicc"
-        made = mpicc(
-            self.cache,
-            "-O2",
-            "-Wall",
-            "-Werror",
-            *flags,
-            "-o",
-            str(self.out / name),
-            str(path),
-            command=command,
-        )
-        assert made.returncode == 0, made.stderr
-        self[name] = str(self.out / name)
-        return self[name]
-
-
 @pytest.fixture(scope="module")
-def programs(tmp_path_factory) -> Programs:
+def programs(tmp_path_factory) -> Builds:
     if shutil.which("gcc") is None or shutil.which("g++") is None:
         missing("gcc and g++ are needed: mutexlab's MPI is built with them")
-    return Programs(tmp_path_factory.mktemp("outsiders6"), tmp_path_factory.getbasetemp() / "mpi-cache")
+    out, cache = tmp_path_factory.mktemp("outsiders6"), tmp_path_factory.getbasetemp() / "mpi-cache"
+    written = {"bad_root.c": BAD_ROOT, "work_in_sleeps.c": WORK_IN_SLEEPS}
+    return Builds(PROGRAMS, out, cache, written, strict=True)
 
 
 def found_and_replayed(

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 from conftest import missing
-from test_mpi import mpicc
+from test_mpi import Builds
 
 ROOT = Path(__file__).resolve().parent.parent
 MPI = ROOT / "tests" / "mpi"
@@ -82,28 +82,12 @@ PROGRAMS = {  # name: its source and flags, built by the first test that runs it
 }
 
 
-class Programs(dict):
-    def __init__(self, out: Path, cache: Path):
-        super().__init__()
-        self.out, self.cache = out, cache
-        (out / "wtime_naps.c").write_text(WTIME_NAPS)
-
-    def __missing__(self, name: str) -> str:
-        source, flags = PROGRAMS[name]
-        path = self.out / source if (self.out / source).exists() else MPI / source
-        command = "mpicxx" if source.endswith(".cpp") else "mpicc"
-        made = mpicc(self.cache, "-O2", "-Wall", "-Werror", *flags, "-o", str(self.out / name), str(path),
-                     command=command)  # fmt: skip
-        assert made.returncode == 0, made.stderr
-        self[name] = str(self.out / name)
-        return self[name]
-
-
 @pytest.fixture(scope="module")
-def programs(tmp_path_factory) -> Programs:
+def programs(tmp_path_factory) -> Builds:
     if shutil.which("gcc") is None or shutil.which("g++") is None:
         missing("gcc and g++ are needed: mutexlab's MPI is built with them")
-    return Programs(tmp_path_factory.mktemp("outsiders7"), tmp_path_factory.getbasetemp() / "mpi-cache")
+    out, cache = tmp_path_factory.mktemp("outsiders7"), tmp_path_factory.getbasetemp() / "mpi-cache"
+    return Builds(PROGRAMS, out, cache, {"wtime_naps.c": WTIME_NAPS}, strict=True)
 
 
 def found_and_replayed(cli, programs, tmp_path, problem, flags, broken, args=(), says="FINDING [violation]"):
