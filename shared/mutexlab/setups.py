@@ -306,22 +306,17 @@ def class_state_changed(kept: dict[str, tuple[Any, Any]]) -> str | None:
         if value == before:
             continue
         _restore(value, before)  # the next run (check's counterexample, a replay) starts as the file did
-        if name.startswith(GLOBAL):
-            return (
-                f"{name} is a mutable global of the module, and a handler changed it: it is every "
-                "process's at once (over RabbitMQ each is a process of its own, and check keeps each "
-                "one's state apart); keep it in an attribute (self.… = … in __init__). " + MEMO
-            )
-        if name.startswith(SHARED):
-            return (
-                f"{name} is one object for every call, and a handler changed it: it is every process's "
-                "at once (over RabbitMQ each is a process of its own, and check keeps each one's state "
-                "apart); keep it in an attribute (self.… = … in __init__). " + MEMO
-            )
+        keep_it = "keep it in an attribute (self.… = … in __init__)"
+        if name.startswith(GLOBAL):  # (before SHARED: "the global " begins with "the ")
+            what = "is a mutable global of the module"
+        elif name.startswith(SHARED):
+            what = "is one object for every call"
+        else:
+            what = "is an attribute of the class"
+            keep_it = "set it in __init__ (self." + name.rsplit(".", 1)[1] + " = ...)"
         return (
-            f"{name} is an attribute of the class, and a handler changed it: it is every process's "
-            "at once (over RabbitMQ each is a process of its own, and check keeps each one's state "
-            "apart); set it in __init__ (self." + name.rsplit(".", 1)[1] + " = ...). " + MEMO
+            f"{name} {what}, and a handler changed it: it is every process's at once (over RabbitMQ "
+            f"each is a process of its own, and check keeps each one's state apart); {keep_it}. " + MEMO
         )
     return None
 
