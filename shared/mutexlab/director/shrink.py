@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from itertools import combinations
 
@@ -163,7 +163,7 @@ class Shrinker:
         order, each message id by its sender's new name (``Lenient``, then by link). A node's own
         fault (a crash, garbage) counts only when the same node, renumbered, shows it in the same
         words (``_said``: a send to a peer the smaller run lacks is another fault); the other
-        rules also by a short random search (on the lowest ids' turn, as before 2026-11-30)."""
+        rules also by a short random search (on the lowest ids' turn)."""
         old, new = self.settings.problem, smaller.problem
         workers = [n for n in sorted(old.names) if n >= 1]
         size = len([n for n in new.names if n >= 1])
@@ -173,7 +173,6 @@ class Shrinker:
         }
         faulty = best.finding.node if fault and best.finding is not None else None
         said = _said(best.finding.message) if fault and best.finding is not None else None
-        no_search = fault  # a node's own fault: its own steps, no random search
         first = tuple(workers[:size])  # the lowest ids first (their steps as they are), then by use
         subsets = sorted(
             combinations(workers, size), key=lambda kept: (kept != first, -sum(use[n] for n in kept))
@@ -185,21 +184,22 @@ class Shrinker:
             renamed = (_renamed(s, ids, old.names, new.names) for s in best.steps if s[1] in ids)
             script = [s for s in renamed if s is not None]
             want = None if faulty is None else ids[faulty]
-            exact = Lenient(script)
-            searched = kept == first and not no_search
-            for how in ("exact", "sample", "by_link"):  # the steps as they are, a search, by their links
-                if how == "exact":
-                    found = self.test(smaller, script, exact)
-                elif how == "sample":
-                    found = self.sample(smaller) if searched else None
-                else:
-                    found = (
-                        self.test(smaller, script, Lenient(script, by_link=True)) if exact.guessed else None
-                    )
+            for found in self._attempts(smaller, script, search=kept == first and not fault):
                 shown = found.finding if found is not None else None
                 if shown is not None and want in (None, shown.node) and said in (None, _said(shown.message)):
                     return found
         return None
+
+    def _attempts(self, smaller: Settings, script: list[Action], search: bool) -> Iterator[Outcome | None]:
+        """Runs on ``smaller``, made one at a time as asked: the steps as they are, then (``search``:
+        not for a node's own fault) a short random search, then each delivery by its link when the
+        first run had to guess message ids."""
+        exact = Lenient(script)
+        yield self.test(smaller, script, exact)
+        if search:
+            yield self.sample(smaller)
+        if exact.guessed:
+            yield self.test(smaller, script, Lenient(script, by_link=True))
 
     def sample(self, settings: Settings, runs: int = 60) -> Outcome | None:
         """A short random search on fewer nodes (their messages are numbered anew, so the
