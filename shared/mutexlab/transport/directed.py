@@ -40,7 +40,7 @@ from ..bus.wire import EnvelopeError, envelope, loads, parse_frame, split_step
 from .script import Action, Script, signature
 from .settings import queue_kind
 from .spawn import die_with_parent
-from .supervisor import Plan, execute
+from .supervisor import Plan, execute, sweep
 from .tracing import unpack_batch
 
 
@@ -303,7 +303,10 @@ def direct(
     the monitor's exit code and what the director saw. ``summary`` is filled with the monitor's
     summary. The director runs in a forked process of its own where the system forks (this process
     stays single-threaded, so the supervisor may fork the services: spawn.can_fork), else in a
-    thread."""
+    thread. Invariant: once the director has ended, nothing of the run is left on the broker (but
+    with ``--keep``): its ``over`` can come after the monitor's clean-up, and its bus, finding the
+    run's exchange gone, reconnects and declares the base again (exchanges, monitor's and dead
+    letters' queues), so the run is swept once more."""
     director = Director(plan, names, types, script, step_timeout)
     wait = step_timeout * (len(script.actions) + 1) + plan.join_timeout
     lost = Directed(diverged="diverged: the director did not finish")
@@ -313,6 +316,7 @@ def direct(
         thread.start()
         code = execute(plan, summary=summary)
         thread.join(timeout=wait)
+        sweep(plan)
         return code, (seen[0] if seen else lost)
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
@@ -331,6 +335,7 @@ def direct(
         if child.is_alive():
             child.terminate()
             child.join()
+        sweep(plan)
     return code, result
 
 

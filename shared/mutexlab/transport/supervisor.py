@@ -3,8 +3,7 @@
 Starts the monitor and every participant as its own OS process — the very entry points
 docker compose runs (``services/<role>/main.py``) — against a running broker, passes the
 monitor's progress, verdict and summary through, stops and reaps its processes, deletes the
-run's exchanges and queues, and returns the monitor's exit code (0 safe and complete,
-1 violation or a rejected input, 2 bad arguments, 3 stalled or the broker unusable). A monitor that
+run's exchanges and queues, and returns the monitor's exit code (docs/exit-codes.md). A monitor that
 gives no verdict is named, never passed on (``monitor_failure``): killed by a signal, exit 3; failed
 itself, exit 4. ``make_plan`` validates every setting (including building the setup) before the
 broker is touched. Each participant's log is ``<name>.log`` after the run (``node-2.log``: the
@@ -281,6 +280,18 @@ class Stop:
             raise Interrupted(self.signum)
 
 
+def sweep(plan: Plan) -> None:
+    """Delete what run ``plan`` declared (not with ``--keep``); name on stderr the queues kept."""
+    try:
+        from ..bus.topology import delete_run  # pika is imported once a run ends
+
+        left = [] if plan.keep else delete_run(plan.amqp_url, plan.run_id, plan.names())
+    except Exception:  # noqa: BLE001 - best effort: the broker may be gone
+        left = []
+    if left:
+        print(f"the run's queues not removed (delete them by hand): {', '.join(left)}", file=sys.stderr)
+
+
 def execute(plan: Plan, json_out: bool = False, out=None, summary: dict | None = None) -> int:
     """Start the monitor and the participants, wait for the verdict, clean up; the monitor's exit
     code, or 128 + the number of a stopping signal that ended the run early (module doc).
@@ -399,17 +410,8 @@ def _execute(plan: Plan, json_out: bool, out, summary: dict | None, stop: Stop) 
         _reap(procs, grace=0.0 if code >= 128 else 5.0)
         for handle in handles:
             handle.close()
-        if not plan.keep and not (result or {}).get("cleaned_up"):  # the monitor did not (it stopped early)
-            try:
-                from ..bus.topology import delete_run
-
-                left = delete_run(plan.amqp_url, plan.run_id, plan.names())
-            except Exception:  # noqa: BLE001 - best effort: the broker may be gone
-                left = []
-            if left:
-                print(
-                    f"the run's queues not removed (delete them by hand): {', '.join(left)}", file=sys.stderr
-                )
+        if not (result or {}).get("cleaned_up"):  # the monitor did not (it stopped early)
+            sweep(plan)
     named = name_logs(logs, procs[1:], (result or {}).get("os_pids"))
     failed = [named.get(label, label) for label, proc in procs[1:] if proc.returncode not in (0, None)]
     code = with_failed(code, failed)
