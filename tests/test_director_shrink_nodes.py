@@ -81,3 +81,20 @@ def test_a_node_fault_in_other_words_on_fewer_nodes_is_another_fault(monkeypatch
     settings, best = shrinker(3, "garbage").shrink(found)
     assert settings.problem.nodes == 2 and best.finding is not None
     assert best.finding.message == "node 1 wrote a line that is not JSON"
+
+
+def test_a_crash_with_another_exit_status_on_fewer_nodes_is_another_fault(monkeypatch):
+    # node 1 exits with status 7 (its own check) on three nodes; on fewer it exits with status 1
+    def shows(nodes, steps):
+        if ("request", 1, "") not in steps:
+            return None
+        status = 7 if nodes == 3 else 1
+        return Finding("crashed", f"node-1 exited with status {status}", node=1, step=1)
+
+    monkeypatch.setattr(shrink, "play", fake_play(shows))
+    found = Outcome(
+        Finding("crashed", "node-1 exited with status 7", node=1), [("request", 1, "")], [], [], []
+    )
+    settings, best = shrinker(3, "crashed").shrink(found)
+    assert settings.problem.nodes == 3 and best.finding is not None  # before: shrunk to 1 node, status 1
+    assert best.finding.message == "node-1 exited with status 7"

@@ -55,8 +55,9 @@ class Lenient:
 
 def _said(message: str) -> str:
     """A fault's words without its numbers (node ids, counts, line numbers change with the nodes
-    left out): a crash on fewer nodes is the same fault only when it says the same."""
-    return re.sub(r"\d+", "#", message)
+    left out), but for an exit status or a signal's (``exited with status 7`` is not ``... 1``): a
+    crash on fewer nodes is the same fault only when it says the same."""
+    return re.sub(r"((?:status|signal) \d+)|\d+", lambda m: m.group(1) or "#", message)
 
 
 def _renamed(step: Action, ids: dict[int, int], old: dict[int, str], new: dict[int, str]) -> Action | None:
