@@ -31,6 +31,7 @@ dead-lettered with the error as reason and reported in the status (``rejected``:
 run (docs/faults.md); a local input it refuses (a timer) is a bug of this process: logged, and the
 process exits with EXIT_FAILED. A handler that raises (``HandlerError``, on any input) is a rejected
 input alike (``handler raised: …``); the process then takes nothing more until the monitor's stop.
+A handler of a solution's file that never returns raises ``HandlerHung`` after ``hung.SECONDS``.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setups import ConfigError, Setup
+from ..sim.hung import algorithm_files, watch_handlers
 from . import control, directing, joining
 from .driving import AuditSink, ServiceDriver
 from .membership import role_of
@@ -138,7 +140,8 @@ class Participant:
             code = self._join()
             if code is not None:
                 return code
-            return EXIT_OK if self._work() else EXIT_FAILED
+            with watch_handlers(algorithm_files(self.setup)):
+                return EXIT_OK if self._work() else EXIT_FAILED
         except TransportError as exc:
             log.error("%s: %s", self.name, exc)
             return EXIT_FAILED
@@ -190,15 +193,8 @@ class Participant:
         self.driver = ServiceDriver(self, self.setup)
         if self.settings.delivery == "transient":
             self.links = Retransmission(self.settings.run_id, self.name)
-        log.info(
-            "%s: admitted as %s (pid %d) of %d in run %s (%s)",
-            self.instance,
-            self.name,
-            self.pid,
-            len(self.roster),
-            self.settings.run_id,
-            self.setup.algorithm,
-        )
+        admitted = (self.instance, self.name, self.pid, len(self.roster), self.settings.run_id)
+        log.info("%s: admitted as %s (pid %d) of %d in run %s (%s)", *admitted, self.setup.algorithm)
         # The monitor declared this process's queue before the welcome (a reconnect declares it again,
         # ``_declare``); the join queue, auto-delete, goes with its consumer.
         self.bus.cancel(self.join_queue)
