@@ -124,9 +124,13 @@ def _worker(
     """One worker: randomised depth-first searches until ``deadline``, a finding or ``stop``.
     Whatever happens, it reports once (an error too: the parent never waits for a worker that
     died), its slot of the shared counts up to date first."""
+    from ..sim import hung
+
     stats = Stats(shared, slot, stop)
     try:
-        got = _work(config, setup, seed, deadline, bits, stats)
+        built = setup if setup is not None else config.setup()  # for the files of its code
+        with hung.watch_handlers(hung.algorithm_files(built)):  # an endless handler: a finding
+            got = _work(config, setup, seed, deadline, bits, stats)
     except ConfigError as exc:  # the algorithm cannot be checked (its state cannot be kept): exit 2
         got = ("config", stats, str(exc), None, None)
     except Exception as exc:  # reported to the parent, which says so: never a silent pass
