@@ -122,14 +122,16 @@ static int to_local(int ctx, int world_rank, int held) {
     return world_rank;
 }
 
-/* This rank's number in ``comm`` and its members (world ranks, the communicator's own, not a copy). */
-int ml_comm_members(MPI_Comm comm, const int **members, const char *call) {
+/* The size of ``comm`` and its members (world ranks): a copy taken under the lock, the caller's to free. */
+int ml_comm_members(MPI_Comm comm, int **members, const char *call) {
     ml_comm(comm, call);
     ml_lock();
     comm_t *c = slot_of(comm);
-    *members = c->members;
     int size = c->size;
+    *members = malloc(sizeof(int) * (size_t)(size > 0 ? size : 1));
+    if (*members) memcpy(*members, c->members, sizeof(int) * (size_t)size);
     ml_unlock();
+    if (!*members) ml_fatal("%s: out of memory", call);
     return size;
 }
 

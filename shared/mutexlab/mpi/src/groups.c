@@ -72,11 +72,9 @@ static int place(const int *members, int size, int w) {
 }
 
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
-    const int *members;
+    int *members;
     int size = ml_comm_members(comm, &members, "MPI_Comm_group");
-    int *copy = alloc_ranks(size, "MPI_Comm_group");
-    memcpy(copy, members, sizeof(int) * (size_t)size);
-    *group = new_group(copy, size, "MPI_Comm_group");
+    *group = new_group(members, size, "MPI_Comm_group");
     return MPI_SUCCESS;
 }
 
@@ -181,7 +179,7 @@ int MPI_Group_free(MPI_Group *group) {
 
 /* Every member of ``comm`` calls it; the group must be part of ``comm`` (MPI_ERR_GROUP otherwise). */
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
-    const int *parent;
+    int *parent;
     int parent_size = ml_comm_members(comm, &parent, "MPI_Comm_create");
     int *members, size = copy_of(group, &members, "MPI_Comm_create");
     for (int i = 0; i < size; i++) {
@@ -192,6 +190,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
                      "MPI_ERR_GROUP: MPI_Comm_create with a group of a rank (world rank %d) not in the communicator",
                      members[i]);
     }
+    free(parent);
     int me = place(members, size, ml_me());
     if (me < 0) {
         free(members);

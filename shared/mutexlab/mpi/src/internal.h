@@ -16,7 +16,7 @@ int ml_world(int ctx, int rank); /* the communicator's rank as a world rank (MPI
 int ml_local(int ctx, int world); /* a world rank as the communicator's rank */
 int ml_world_held(int ctx, int rank); /* the same, called with the library's lock held */
 int ml_local_held(int ctx, int world);
-int ml_comm_members(MPI_Comm comm, const int **members, const char *call); /* its size */
+int ml_comm_members(MPI_Comm comm, int **members, const char *call); /* its size; a copy to free */
 MPI_Comm ml_comm_create(MPI_Comm comm, int *members, int size, int me, const char *call);
 
 /* mpi.c */
