@@ -1,0 +1,157 @@
+"""``mutexlab test`` on node programs written elsewhere from the docs alone, in styles the other
+outsider tests do not cover (tests/outsiders/, ``o8_*`` and ``O8LamportQueue.java``):
+
+* ``o8_kmutex_raymond.rb`` — Raymond's K-mutual exclusion in Ruby (enter with N − K
+  permissions, each naming the request it answers); ``--stale`` counts a permission for an
+  earlier request (K + 1 inside), ``--slow`` sleeps 2 s before reading, ``--chatty`` writes 4 KB
+  of debugging to stderr per input;
+* ``o8_phil_hierarchy.lua`` — Dijkstra's resource hierarchy for the philosophers in Lua 5.4, forks
+  as messages; ``--left-first`` (a cycle: deadlock), ``--give-while-eating``;
+* ``o8_suzuki_kasami.mjs`` — Suzuki–Kasami's token in a Node.js ES module, ``for await`` over
+  readline, each answer awaiting a timer tick before it is written; ``--eager`` hands the token
+  on while inside, ``--late`` writes its enter from a timer after the done;
+* ``O8LamportQueue.java`` — Lamport's queue, a reader thread and a worker joined by a
+  ``BlockingQueue``; ``-Dargs=racy`` writes the done from the reader, racing the worker;
+* ``o8_lamport_iostream.cpp`` — Lamport's queue in C++ over ``std::getline``/``std::cout``
+  never flushed by hand (``std::cin``'s tie does it), chatter on ``std::cerr``;
+  ``-DBROKEN_ACKS`` enters one acknowledgement short.
+
+Each correct one passes, each bug is found, shrunk and replayed. What they showed of mutexlab:
+a line written after a done is said two ways by when it arrived — with the done ("wrote past its
+done line") or after it ("wrote after its done line …, before its next input") — which timing
+decides; the shrinker took the two for different faults, so a timer's late line found on three
+nodes stayed on three (``test_a_late_line_is_shrunk_to_fewer_nodes_however_it_arrived``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import missing
+from outsider_edits import OUTSIDERS, said
+
+from mutexlab.director.shrink import _said
+
+
+def tool(name: str) -> str:
+    if shutil.which(name) is None:
+        missing(f"{name} is not installed")
+    return name
+
+
+def found(cli, tmp_path, node: str, *args: str, rule: str) -> str:
+    scenario = tmp_path / "ce.json"
+    ran = cli("test", *args, "--node", node, "--seed", "1", "--counterexample", scenario)
+    assert ran.returncode == 1 and f"FINDING [{rule}]" in ran.stdout, said(ran)
+    again = cli("replay", scenario, "--node", node)
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, said(again)
+    return ran.stdout
+
+
+def test_a_ruby_raymond_kmutex_passes_and_a_stale_permission_is_found(cli, tmp_path):
+    ruby = f"{tool('ruby')} {OUTSIDERS / 'o8_kmutex_raymond.rb'}"
+    ran = cli("test", "kmutex", "--node", f"{ruby} --chatty", "-N", "4", "-R", "2", "--runs", "40")
+    assert ran.returncode == 0 and "PASS — no finding in random: 40 runs" in ran.stdout, said(ran)
+    out = found(cli, tmp_path, f"{ruby} --stale", "kmutex", "-R", "2", "--strategy", "pct", rule="violation")
+    assert "cs (capacity 2) held by" in out, out
+    ran = cli("test", "kmutex", "--node", f"{ruby} --slow", "--runs", "3", "--timeout", "1")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, said(ran)  # the first init has 30 s
+
+
+def test_lua_philosophers_by_hierarchy_pass_and_their_bugs_are_found(cli, tmp_path):
+    lua = f"{tool('lua5.4')} {OUTSIDERS / 'o8_phil_hierarchy.lua'}"
+    ran = cli("test", "philosophers", "--node", lua, "-N", "3", "--strategy", "systematic")
+    assert ran.returncode == 0 and "PASS — searched exhaustively: 155 schedules" in ran.stdout, said(ran)
+    out = found(cli, tmp_path, f"{lua} --left-first", "philosophers", rule="deadlock")
+    assert "to 4 steps on 2 nodes" in out, out
+    out = found(cli, tmp_path, f"{lua} --give-while-eating", "philosophers", "-R", "2", rule="violation")
+    assert "[capacity] fork:" in out, out
+
+
+def test_a_nodejs_suzuki_kasami_passes_and_its_bugs_are_found(cli, tmp_path):
+    node = f"{tool('node')} {OUTSIDERS / 'o8_suzuki_kasami.mjs'}"
+    ran = cli("test", "mutex", "--node", node, "-R", "2", "--runs", "20")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, said(ran)
+    # the token handed on from inside reaches a node whose request it already served
+    out = found(cli, tmp_path, f"{node} --eager", "mutex", "--strategy", "pct", rule="protocol")
+    assert "entered cs without a request pending" in out, out
+    out = found(cli, tmp_path, f"{node} --late", "mutex", rule="protocol")
+    assert "its done line (answering recv)" in out and "to 3 steps on 2 nodes" in out, out
+
+
+@pytest.mark.slow  # javac, and a JVM per node
+def test_a_java_blocking_queue_node_passes_and_a_racing_done_is_found(cli, tmp_path):
+    subprocess.run([tool("javac"), "-d", tmp_path, OUTSIDERS / "O8LamportQueue.java"], check=True)
+    java = f"java -cp {tmp_path} O8LamportQueue"
+    ran = cli("test", "mutex", "--node", java, "-R", "2", "--runs", "20")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, said(ran)
+    ran = cli("test", "mutex", "--node", java.replace("java ", "java -Dargs=racy "), "-N", "2")
+    assert ran.returncode == 1 and "FINDING [protocol]" in ran.stdout, said(ran)  # timing: either words
+
+
+def test_a_cpp_iostream_node_passes_and_an_ack_short_entry_is_found(cli, tmp_path):
+    source = OUTSIDERS / "o8_lamport_iostream.cpp"
+    built = {}
+    for name, flags in (("lamport", []), ("broken", ["-DBROKEN_ACKS"])):
+        built[name] = tmp_path / name
+        subprocess.run([tool("g++"), "-O2", *flags, "-o", built[name], source], check=True)
+    ran = cli("test", "mutex", "--node", str(built["lamport"]), "-R", "2", "--runs", "40")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, said(ran)
+    out = found(cli, tmp_path, str(built["broken"]), "mutex", "--strategy", "systematic", rule="violation")
+    assert "to 2 steps on 2 nodes" in out, out
+
+
+# A node whose line after its done comes in the same write on three nodes and a moment later on
+# two: what a timer or a thread does by its timing, made certain here by the size.
+LATE = textwrap.dedent(
+    """\
+    import json, sys, time
+    peers = []
+    for line in sys.stdin:
+        m = json.loads(line)
+        out = []
+        if m["type"] == "init":
+            peers = m["peers"]
+        elif m["type"] == "request":
+            out = [{"type": "send", "to": p, "body": {"type": "ASK"}} for p in peers]
+        text = "".join(json.dumps(o) + "\\n" for o in out) + json.dumps({"type": "done"}) + "\\n"
+        late = json.dumps({"type": "state", "state": "LATE"}) + "\\n"
+        if m["type"] == "recv" and len(peers) >= 2:
+            text += late
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        if m["type"] == "recv" and len(peers) < 2:
+            time.sleep(0.005)
+            sys.stdout.write(late)
+            sys.stdout.flush()
+    """
+)
+
+
+def test_a_late_line_is_shrunk_to_fewer_nodes_however_it_arrived(cli, tmp_path):
+    program = tmp_path / "late.py"
+    program.write_text(LATE)
+    node = f"{sys.executable} {program}"
+    ran = cli("test", "mutex", "--node", node, "--no-shrink")
+    assert "wrote past its done line (answering recv)" in ran.stdout, said(ran)  # on three nodes
+    out = found(cli, tmp_path, node, "mutex", rule="protocol")
+    assert "wrote after its done line (answering recv)" in out, out  # on two
+    # before: "shrunk from 3 steps on 3 nodes to 2 steps on 3 nodes" (on two it said "wrote after")
+    assert "to 2 steps on 2 nodes" in out, out
+
+
+def test_the_two_words_of_a_late_line_are_one_fault():
+    line = '{"type": "enter", "resource": "cs"}'
+    past = f"node 3 wrote past its done line (answering recv): {line}"
+    after = (
+        "node 2 wrote after its done line (answering recv), before its next input: every output an "
+        "input causes must be written before that input's done (a line from a timer or another "
+        f"thread is no input's answer): {line}"
+    )
+    assert _said(past) == _said(after)
+    assert _said(past) != _said(past.replace("recv", "request"))
+    assert _said("node 2 exited with status 1") == _said("node 3 exited with status 4")
