@@ -12,6 +12,10 @@ outsider tests do not cover (tests/outsiders/, ``o8_*`` and ``O8LamportQueue.jav
   on while inside, ``--late`` writes its enter from a timer after the done;
 * ``O8LamportQueue.java`` — Lamport's queue, a reader thread and a worker joined by a
   ``BlockingQueue``; ``-Dargs=racy`` writes the done from the reader, racing the worker;
+* ``o8_bee_pause.c`` — a mason bee in C reading with read(2) into a 1 MB buffer, debugging on
+  stderr, writing ``pause`` on a flower and collecting its nectar at the ``wake``;
+  ``-DBROKEN_HANDOFF`` hands the reed on before leaving it, ``-DBROKEN_RETIRED`` hands a full
+  reed to a retired bee;
 * ``o8_lamport_iostream.cpp`` — Lamport's queue in C++ over ``std::getline``/``std::cout``
   never flushed by hand (``std::cin``'s tie does it), chatter on ``std::cerr``;
   ``-DBROKEN_ACKS`` enters one acknowledgement short.
@@ -20,11 +24,15 @@ Each correct one passes, each bug is found, shrunk and replayed. What they showe
 a line written after a done is said two ways by when it arrived — with the done ("wrote past its
 done line") or after it ("wrote after its done line …, before its next input") — which timing
 decides; the shrinker took the two for different faults, so a timer's late line found on three
-nodes stayed on three (``test_a_late_line_is_shrunk_to_fewer_nodes_however_it_arrived``).
+nodes stayed on three (``test_a_late_line_is_shrunk_to_fewer_nodes_however_it_arrived``); and
+``run --node`` took a ``pause`` line for an ``event`` without its name: a bee that pauses on a
+flower stopped every RabbitMQ run at its first visit, "node-1 raised KeyError: 'event'", blamed on
+the program, exit 1 (``test_a_pausing_bee_runs_over_rabbitmq``).
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -34,7 +42,10 @@ import pytest
 from conftest import missing
 from outsider_edits import OUTSIDERS, said
 
+from mutexlab.cli import main
+from mutexlab.director.node import ProgramMessage, ProgramNode
 from mutexlab.director.shrink import _said
+from mutexlab.protocol import ProtocolError, Schedule
 
 
 def tool(name: str) -> str:
@@ -155,3 +166,60 @@ def test_the_two_words_of_a_late_line_are_one_fault():
     assert _said(past) == _said(after)
     assert _said(past) != _said(past.replace("recv", "request"))
     assert _said("node 2 exited with status 1") == _said("node 3 exited with status 4")
+
+
+@pytest.fixture(scope="module")
+def bees(tmp_path_factory) -> dict[str, str]:
+    where = tmp_path_factory.mktemp("bees")
+    built = {}
+    for name, flags in (("bee", []), ("handoff", ["-DBROKEN_HANDOFF"]), ("retired", ["-DBROKEN_RETIRED"])):
+        built[name] = str(where / name)
+        subprocess.run(
+            [tool("gcc"), "-O2", *flags, "-o", built[name], OUTSIDERS / "o8_bee_pause.c"], check=True
+        )
+    return built
+
+
+HIVE = ("-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=2", "-o", "cocoons=4")
+
+
+def test_a_pausing_c_bee_passes_and_its_bugs_are_found(cli, tmp_path, bees):
+    small = ("-N", "3", "-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=1", "-o", "cocoons=1")
+    ran = cli("test", "bees", "--node", bees["bee"], *small, "--strategy", "systematic")
+    assert ran.returncode == 0 and "PASS — searched exhaustively: 44 schedules" in ran.stdout, said(ran)
+    ran = cli("test", "bees", "--node", bees["bee"], "-N", "6", *HIVE, "--runs", "40")  # two retire
+    assert ran.returncode == 0 and "PASS" in ran.stdout, said(ran)
+    out = found(cli, tmp_path, bees["handoff"], "bees", "-N", "4", *HIVE, rule="violation")
+    assert "[capacity] reed:1 (capacity 1) held by" in out and "wake 1" in out, out
+    out = found(cli, tmp_path, bees["retired"], "bees", "-N", "5", *HIVE, rule="violation")
+    assert "[eggs-per-reed] reed:1 got a 5th egg" in out, out
+
+
+class Pausing:
+    """A program's process that pauses on every message and says so when woken."""
+
+    def ask(self, line: dict) -> tuple[list[dict], bytes, dict]:
+        said = [{"type": "pause"}] if line["type"] == "recv" else [{"type": "event", "event": "woke"}]
+        return said, b"", {"type": "done"}
+
+
+def test_a_program_node_wakes_after_its_pause():
+    node = ProgramNode(1, 2, "unused", {}, 0, "")
+    node.process = Pausing()  # type: ignore[assignment]
+    effects = node.on_message(ProgramMessage(sender=2, ts=1, body={}))  # before: KeyError: 'event'
+    assert effects == [Schedule("wake", "cs")], effects  # a wake after the holding dwell
+    assert [e.event for e in node.on_local("wake")] == ["woke"]  # the program is told "wake"
+    with pytest.raises(ProtocolError):
+        node.on_local("wake")  # no pause left: a wake nobody asked for is refused
+
+
+@pytest.mark.broker
+def test_a_pausing_bee_runs_over_rabbitmq(amqp_url, capsys, bees):
+    argv = ["run", "bees", "--amqp-url", amqp_url, "-P", "4", "-T", "2", "-K", "1", "--eggs", "2",
+            "--cocoons", "4", "--dwell", "0", "--json"]  # fmt: skip
+    code = main([*argv, "--node", bees["bee"]])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0, summary  # before: exit 1, "node-1 raised KeyError: 'event'" at its first flower
+    code = main([*argv, "--node", bees["handoff"], "--dwell", "0.05"])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 1 and "[capacity] reed:" in json.dumps(summary), summary
