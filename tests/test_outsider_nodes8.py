@@ -16,6 +16,9 @@ outsider tests do not cover (tests/outsiders/, ``o8_*`` and ``O8LamportQueue.jav
   stderr, writing ``pause`` on a flower and collecting its nectar at the ``wake``;
   ``-DBROKEN_HANDOFF`` hands the reed on before leaving it, ``-DBROKEN_RETIRED`` hands a full
   reed to a retired bee;
+* ``o8_elves_arbiter.rb`` — the hamster killers, the whole town in Ruby: the mayor deals the
+  contracts and grants pins and poison together; ``--overdraw`` grants past what is left,
+  ``--count-dealt`` stops a round once its contracts are dealt;
 * ``o8_lamport_iostream.cpp`` — Lamport's queue in C++ over ``std::getline``/``std::cout``
   never flushed by hand (``std::cin``'s tie does it), chatter on ``std::cerr``;
   ``-DBROKEN_ACKS`` enters one acknowledgement short.
@@ -73,6 +76,7 @@ def test_a_ruby_raymond_kmutex_passes_and_a_stale_permission_is_found(cli, tmp_p
     assert ran.returncode == 0 and "PASS" in ran.stdout, said(ran)  # the first init has 30 s
 
 
+@pytest.mark.slow  # some 15-20 s: a systematic search, three findings shrunk
 def test_lua_philosophers_by_hierarchy_pass_and_their_bugs_are_found(cli, tmp_path):
     lua = f"{tool('lua5.4')} {OUTSIDERS / 'o8_phil_hierarchy.lua'}"
     ran = cli("test", "philosophers", "--node", lua, "-N", "3", "--strategy", "systematic")
@@ -83,6 +87,7 @@ def test_lua_philosophers_by_hierarchy_pass_and_their_bugs_are_found(cli, tmp_pa
     assert "[capacity] fork:" in out, out
 
 
+@pytest.mark.slow  # some 15-20 s: a systematic search, three findings shrunk
 def test_a_nodejs_suzuki_kasami_passes_and_its_bugs_are_found(cli, tmp_path):
     node = f"{tool('node')} {OUTSIDERS / 'o8_suzuki_kasami.mjs'}"
     ran = cli("test", "mutex", "--node", node, "-R", "2", "--runs", "20")
@@ -223,3 +228,14 @@ def test_a_pausing_bee_runs_over_rabbitmq(amqp_url, capsys, bees):
     code = main([*argv, "--node", bees["handoff"], "--dwell", "0.05"])
     summary = json.loads(capsys.readouterr().out)
     assert code == 1 and "[capacity] reed:" in json.dumps(summary), summary
+
+
+def test_ruby_elves_with_a_mayor_arbiter_pass_and_their_bugs_are_found(cli, tmp_path):
+    town = f"{tool('ruby')} {OUTSIDERS / 'o8_elves_arbiter.rb'}"
+    small = ("-N", "2", "-o", "contracts=2", "-o", "rounds=1")
+    ran = cli("test", "elves", "--node", town, *small, "--strategy", "systematic")
+    assert ran.returncode == 0 and "PASS — searched exhaustively: 18 schedules" in ran.stdout, said(ran)
+    out = found(cli, tmp_path, f"{town} --overdraw", "elves", rule="violation")
+    assert "[capacity] poison (capacity 10) held by" in out, out
+    out = found(cli, tmp_path, f"{town} --count-dealt", "elves", rule="violation")
+    assert "[stop-before-done] mayor stopped round 1" in out and "to 0 steps on 1 node" in out, out
