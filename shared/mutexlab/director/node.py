@@ -105,6 +105,8 @@ class ProgramNode(Protocol):
         self.pid, self.n, self.command, self.init = pid, n, command, copy.deepcopy(init)
         self.requests_left, self.resource, self.driven = requests, resource, requests > 0
         self.then_request, self.then_exit = Schedule("request", dwells[0]), Schedule("exit", dwells[1])
+        # a "pause" line: a "wake" input after the holding dwell (test's wake step, which it chooses)
+        self.then_wake, self.pauses = Schedule("wake", dwells[1]), 0
         self.idle, self.wanted, self.held = states
         self.clock = LamportClock()
         self.state = self.idle if self.driven else "STARTED"
@@ -151,6 +153,9 @@ class ProgramNode(Protocol):
             if self.state == self.held:
                 raise NodeFault("protocol", self.pid, f"node {self.pid} did not exit when asked to release")
             return effects + [self.then_request] if self.requests_left > 0 else effects
+        if action == "wake" and self.pauses > 0:
+            self.pauses -= 1
+            return self._ask({"type": "wake"})
         raise self.refuse(f"local action {action!r}")
 
     @property
@@ -202,6 +207,9 @@ class ProgramNode(Protocol):
             if not self.driven:  # a driven node's state is the workload's (idle, waiting, holding)
                 self.state = output["state"]
             return []
+        if kind == "pause":  # it has more to do later: woken after a dwell, as test wakes it at a step
+            self.pauses += 1
+            return [self.then_wake]
         fields = {k: v for k, v in output.items() if k not in ("type", "event", "pid", "vc", "t")}
         return [Note(output["event"], fields)]
 

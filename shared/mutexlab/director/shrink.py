@@ -21,6 +21,7 @@ from itertools import combinations
 
 from ..setups import ConfigError
 from .judge import DEADLOCK, NO_REST, SAFETY
+from .lines import PAST_DONE
 from .problem import Problem
 from .process import Pool
 from .search import Outcome, Settings, play
@@ -56,7 +57,13 @@ class Lenient:
 def _said(message: str) -> str:
     """A fault's words without its numbers (node ids, counts, line numbers change with the nodes
     left out), but for an exit status or a signal's (``exited with status 7`` is not ``... 1``): a
-    crash on fewer nodes is the same fault only when it says the same."""
+    crash on fewer nodes is the same fault only when it says the same. A line written after a done
+    is said two ways, by when it arrived (with the done: "wrote past", or after it: "wrote after …
+    before its next input"), which a timer's or a thread's timing decides: both are the one fault,
+    named by the input it followed and the line."""
+    late = re.search(re.escape(PAST_DONE) + r" (\w+)\)(?:.*?\))?: (.*)$", message, re.DOTALL)
+    if late is not None:
+        message = f"late after {late.group(1)}: {late.group(2)}"
     return re.sub(r"((?:status|signal) \d+)|\d+", lambda m: m.group(1) or "#", message)
 
 
