@@ -86,8 +86,27 @@ def test_per_process_files_each_with_a_byte_order_mark_put_end_to_end_are_read(c
 
 
 def test_govector_files_each_with_a_byte_order_mark_put_end_to_end_are_read(cli, tmp_path):
-    files = [b'a {"a":1}\r\nenter cs\r\na {"a":2}\r\nexit cs\r\n', b'b {"b":1}\r\nenter cs\r\nb {"b":2}\r\nexit cs\r\n']
+    files = [
+        b'a {"a":1}\r\nenter cs\r\na {"a":2}\r\nexit cs\r\n',
+        b'b {"b":1}\r\nenter cs\r\nb {"b":2}\r\nexit cs\r\n',
+    ]
     log = tmp_path / "both.log"
     log.write_bytes(b"".join(b"\xef\xbb\xbf" + text for text in files))
     done = cli("verify", log)
-    assert done.returncode == 1 and "held by a (1 unit, line 1), b (1 unit, line 5)" in done.stdout, said(done)
+    assert done.returncode == 1 and "held by a (1 unit, line 1), b (1 unit, line 5)" in done.stdout, said(
+        done
+    )
+
+
+@pytest.mark.parametrize(
+    ("regex", "said_of_it"),
+    [
+        (r"\S+ \S+ INFO \[[^]]*\] vc=(?<clock>{.*}) (?<event>.*)", "lacks the named group(s) host"),
+        (r"\S+ \S+ INFO \[(?<host>[^]]*\] vc=(?<clock>{.*}) (?<event>.*)", "is not a regular expression"),
+    ],
+)
+def test_a_refused_regex_is_shown_as_it_was_written(cli, regex, said_of_it):
+    """The Python logging user's regex, one group forgotten or a bracket left open: the refusal
+    quoted it as Python's repr (``'\\\\S+ \\\\S+ INFO \\\\[…'``), a regex other than the one given."""
+    done = cli("verify", OUTLOGS / "o8-kmutex-logging.log", "--regex", regex)
+    assert done.returncode == 2 and f"--regex '{regex}' {said_of_it}" in done.stderr, said(done)
