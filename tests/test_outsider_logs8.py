@@ -173,3 +173,24 @@ def test_a_quiet_host_that_speaks_again_is_checked_as_before(cli, tmp_path, monk
             "late.log:48003: the vector clocks contradict each other: z's event 2 knows event 30 of a"
             in done.stderr
         )
+
+
+def test_a_request_for_a_kind_served_by_a_named_one_says_what_was_entered(cli, tmp_path):
+    """The Java elves as first written: ``request contract``, then ``enter contract:3`` once the
+    mayor has said which. Every request read as left waiting — a finished run called cut short or
+    stalled, with nothing to say why; the finding now names the entries and what to log."""
+    out = []
+    for line in (OUTLOGS / "o8-elves-ledger.log").read_bytes().decode().split("\r\n"):
+        asked = re.search(r'"event": "enter", "resource": "contract:\d+", "pid": "([^"]+)"', line)
+        if asked:
+            out.append(f'{{"event": "request", "resource": "contract", "pid": "{asked[1]}"}}')
+        out.append(line)
+    log = tmp_path / "asked.log"
+    log.write_text("\r\n".join(out))
+    done = cli("verify", log, *ELVES)
+    assert done.returncode == 3 and kinds(done) == {"request-unserved"}, said(done)
+    assert re.search(
+        r"elf-1 asked for contract 2 times but entered 0 times: 2 requests left waiting \(it entered "
+        r"contract:\d+, contract:\d+: a request is served only by an enter of the same resource",
+        done.stdout,
+    ), said(done)
