@@ -18,7 +18,11 @@ The fixtures in tests/outlogs/ and the programs that wrote them:
   ``cat DIR/*.jsonl`` (crash: elf-2's file last), the hamster killers in clock-free JSON Lines,
   one file per thread written as on Windows, each starting with a byte order mark, CRLF line
   ends (greedy: the ledger counts returned poison twice; crash: elf-2 dies holding its pins,
-  mid-line).
+  mid-line);
+* ``o8-ra-processes[-eager|-crash].log``: ``python3 o8_ra_processes.py 3 3 [BUG] > OUT``,
+  Ricart–Agrawala between ``multiprocessing`` processes printing clock-free JSON Lines to one
+  shared standard output (eager: every request answered at once; crash: node 2 killed inside,
+  mid-line, another process's next event written on after it).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ CASES = {
     "o8-kmutex-logging.log": ("--regex", LOGGING_REGEX, "--capacity", "pool=2"),
     "o8-bees-govector.log": ("--capacity", "flower=2"),
     "o8-elves-ledger.log": ELVES,
+    "o8-ra-processes.log": (),
 }
 
 
@@ -63,6 +68,7 @@ def test_a_correct_programs_log_is_safe(cli, name):
         ("o8-bees-govector-dies.log", ("--capacity", "flower=2"), 3, {"held-at-end"}),
         ("o8-elves-ledger-greedy.log", ELVES, 1, {"capacity"}),
         ("o8-elves-ledger-crash.log", ELVES, 3, {"held-at-end", "line-cut-off"}),
+        ("o8-ra-processes-eager.log", (), 1, {"capacity"}),
     ],
 )
 def test_a_broken_programs_log_gets_its_finding(cli, name, flags, code, found):
@@ -194,3 +200,22 @@ def test_a_request_for_a_kind_served_by_a_named_one_says_what_was_entered(cli, t
         r"contract:\d+, contract:\d+: a request is served only by an enter of the same resource",
         done.stdout,
     ), said(done)
+
+
+def test_an_event_cut_mid_line_with_another_written_after_it_is_named_so(cli, tmp_path):
+    """Node 2 killed inside, mid-line; the next process's event went on after it, on the same line.
+    Before, only ``not JSON (Expecting ',' delimiter: line 1 column 35 (char 34))``."""
+    done = cli("verify", OUTLOGS / "o8-ra-processes-crash.log")
+    assert done.returncode == 2, said(done)
+    assert (
+        "o8-ra-processes-crash.log:76: not JSON (Expecting ',' delimiter: line 1 column 35 (char 34)): "
+        """'{"event": "exit", "resource": "c' is an event cut off mid-write, and a whole one follows"""
+    ) in done.stderr, said(done)
+    trace = tmp_path / "t.jsonl"  # the same in a trace with clocks
+    trace.write_text(
+        '{"event":"run","pid":"run","algorithm":"x","capacities":{"cs":1}}\n'
+        '{"event":"enter","pid":"a","vc":{"a":1},"resource":"c{"event":"exit","pid":"b","vc":{"b":1},"resource":"cs"}\n'
+    )
+    done = cli("verify", trace)
+    assert done.returncode == 2 and "t.jsonl:2: not JSON" in done.stderr, said(done)
+    assert "is an event cut off mid-write, and a whole one follows" in done.stderr, said(done)
