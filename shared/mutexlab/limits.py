@@ -96,8 +96,8 @@ def lines(handle: IO[bytes], limit: int = MAX_LINE) -> Iterator[bytes]:
         line = handle.readline(limit + 1)
         if not line:
             return
-        if number == 0 and line.startswith(BOM):  # a UTF-8 byte order mark is no part of the text
-            line = line[len(BOM) :]
+        if line.startswith(BOM):  # no part of the text: first, or where files each began with one were
+            line = line[len(BOM) :]  # put end to end (`cat *.jsonl` of a Windows program's per-process logs)
         number += 1
         if len(line) > limit:
             raise InputError(f"line {number} is longer than {limit:,} bytes (the limit of a line)")

@@ -389,7 +389,7 @@ def parse_events(
         try:
             event = json.loads(line, object_pairs_hook=limits.unique_keys)
         except json.JSONDecodeError as exc:
-            raise TraceError(f"{source}:{number}: not JSON ({exc.msg})") from None
+            raise TraceError(f"{source}:{number}: not JSON ({exc.msg}){run_together(line)}") from None
         except (ValueError, RecursionError) as exc:  # e.g. an integer too long, nesting too deep
             raise TraceError(f"{source}:{number}: not JSON this reader accepts ({exc})") from None
         problem = check_event(event, first)
@@ -405,6 +405,28 @@ def parse_events(
         first = False
         event["_line"] = number
         yield event
+
+
+def run_together(line: str) -> str:
+    """What to add to "not JSON" when ``line`` is an event cut off mid-write followed by a whole
+    one (``{"event": "exit", "resource": "c{"event": "recv", …}``: processes sharing one output,
+    one stopped in the middle of a line), else "". Tries the first 8 ``{"`` after the start."""
+    start = 0
+    for _ in range(8):
+        start = line.find('{"', start + 1)
+        if start < 0:
+            return ""
+        try:
+            rest = json.loads(line[start:], object_pairs_hook=limits.unique_keys)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(rest, dict):
+            return (
+                f": {line[:start][:40]!r} is an event cut off mid-write, and a whole one follows on the "
+                "same line (processes sharing one output, one stopped mid-line?); only a file's last "
+                "line may be cut: remove the cut part, or write each process to a file of its own"
+            )
+    return ""
 
 
 def cut_sentence(number: int) -> str:

@@ -32,6 +32,7 @@ from ..trace import (
     cut_sentence,
     decode_line,
     names_problem,
+    run_together,
 )
 from .shiviz import run_header
 
@@ -156,7 +157,7 @@ def read_clockfree(
         try:
             event = json.loads(line, object_pairs_hook=limits.unique_keys)
         except (ValueError, RecursionError) as exc:
-            raise TraceError(f"{source}:{number}: not JSON ({exc})") from None
+            raise TraceError(f"{source}:{number}: not JSON ({exc}){run_together(line)}") from None
         where = f"{source}:{number}"
         problem = _shape(event)
         if problem:

@@ -226,6 +226,14 @@ class _Clocks:
             )
 
 
+class ClockForgotten(InexactStream):
+    """A record asked for a clock ``prune`` forgot: read the log again keeping every clock (its
+    intervals can still be forgotten: the order of the file is not in question)."""
+
+
+QUIET_AFTER = 65_536  # clocks held at which a host quiet since the last ``forget`` stops holding them
+
+
 class _History:
     """Per host, the clocks of its events that grew another host's entry, by own index, each held
     as two arrays (host slots, counts): about 16 bytes an entry instead of a dict's 100."""
@@ -236,6 +244,7 @@ class _History:
         self.kept: dict[str, tuple[list[int], list[tuple[array, array]]]] = {}
         self.forgotten: dict[str, int] = {}  # host → the latest own index whose clock was forgotten
         self.size = 0
+        self.spoke: dict[str, int] = {}  # host → its own count at the previous ``forget``
 
     def add(self, host: str, own: int, vc: dict) -> None:
         slot = self.slot
@@ -254,7 +263,7 @@ class _History:
         indices, clocks = self.kept.get(host, ([], []))
         at = bisect_right(indices, k)
         if not at and host in self.forgotten:  # the clock it needs, or an earlier one, is forgotten
-            raise InexactStream(f"the clock of {host}'s event {k} was forgotten")
+            raise ClockForgotten(f"the clock of {host}'s event {k} was forgotten")
         if not at:
             return {}
         slots, counts = clocks[at - 1]
@@ -263,10 +272,17 @@ class _History:
     def forget(self, last: dict[str, dict]) -> int:
         """Forget the clocks no host seen so far can ask for (each host's knowledge of another only
         grows); the number kept. Skipped when comparing every host with every other costs more
-        than the clocks held."""
+        than the clocks held. Once ``QUIET_AFTER`` clocks are held, a host that wrote nothing since
+        the previous call is left out (a GoVector process that logged ``Initialization Complete``
+        and no more would keep every clock): should it ask for a clock forgotten, ``clock`` raises
+        ``InexactStream`` and the log is read again keeping them all."""
         hosts = list(last)
         if len(hosts) ** 2 > 16 * self.size:
             return self.size
+        spoke = {r: last[r].get(r, 0) for r in hosts}
+        if self.size >= QUIET_AFTER:
+            hosts = [r for r in hosts if self.spoke.get(r) != spoke[r]]
+        self.spoke = spoke
         self.size = 0
         for host, (indices, clocks) in self.kept.items():
             floor = min((last[r].get(host, 0) for r in hosts if r != host), default=0)

@@ -24,7 +24,7 @@ from pathlib import Path
 from ..limits import unique_keys, whole_number
 from ..trace import TraceError, bounded_lines
 from .clockfree import read_clockfree
-from .clocks import consistent
+from .clocks import ClockForgotten, consistent
 from .exclusive import InexactStream
 from .merge import Stalled, merged
 from .shiviz import is_regex_line, read_shiviz
@@ -136,15 +136,21 @@ def _verify_log(
     workload = Workload(expected, str(path))
     cut: list[str] = []  # a clock-free log's last line cut mid-write
 
-    def fed(audit: StreamAudit) -> StreamAudit:
+    def fed(audit: StreamAudit, prune: bool = True) -> StreamAudit:
         see = seer() if seer is not None else None
         workload.restart()
         cut.clear()
-        events = read_log(path, fmt, capacities, regex, audit.bounded, cut)
+        events = read_log(path, fmt, capacities, regex, audit.bounded and prune, cut)
         return feed_events(audit, workload.counted(events), path, see)
 
+    def bounded() -> StreamAudit:
+        try:
+            return fed(StreamAudit(bounded=True))
+        except ClockForgotten:  # a host quiet for long asked for a clock forgotten: keep the clocks
+            return fed(StreamAudit(bounded=True), prune=False)
+
     try:
-        audit = fed(StreamAudit(bounded=True))
+        audit = bounded()
     except InexactStream:  # not in a causal order: merged, or else keep every interval
         found = _merged(path, fmt, capacities, regex, seer, workload)
         if found is not None:

@@ -37,6 +37,7 @@ class Stream:
         self.enters: Counter[tuple[str, str]] = Counter()
         self.last_request: dict[tuple[str, str], dict] = {}
         self.holding: dict[tuple[str, str], dict] = {}
+        self.named: dict[tuple[str, str], list] = {}  # (pid, "reed") → [entries, first two names]
 
     def feed(self, event: dict) -> None:
         kind, resource = event["event"], event.get("resource")
@@ -49,6 +50,11 @@ class Stream:
         elif kind == "enter":
             self.enters[key] += 1
             self.holding[key] = event
+            if ":" in resource:  # reed:3 is one of the reeds: a request for "reed" it does not serve
+                named = self.named.setdefault((key[0], resource.split(":", 1)[0]), [0])
+                named[0] += 1
+                if len(named) < 3 and resource not in named:
+                    named.append(resource)
         elif kind == "exit":
             self.holding.pop(key, None)
 
@@ -62,7 +68,8 @@ class Stream:
                     Violation(
                         "request-unserved",
                         f"{pid} asked for {resource} {count(asked, 'time')} but entered "
-                        f"{count(served, 'time')}: {count(asked - served, 'request')} left waiting",
+                        f"{count(served, 'time')}: {count(asked - served, 'request')} left waiting"
+                        + self._named(pid, resource),
                         [self.last_request[key]],
                     )
                 )
@@ -71,6 +78,20 @@ class Stream:
                 Violation("held-at-end", f"{pid} still holds {resource} at the end of the trace", [enter])
             )
         return found
+
+    def _named(self, pid: str, resource: str) -> str:
+        """What ``pid`` entered under ``resource:…`` names, when it did: its requests for
+        ``resource`` read as unserved only because they do not name what they were served."""
+        named = self.named.get((pid, resource))
+        if named is None:
+            return ""
+        shown = ", ".join(named[1:]) + (
+            f" and {named[0] - len(named) + 1:,} more" if named[0] > len(named) - 1 else ""
+        )
+        return (
+            f" (it entered {shown}: a request is served only by an enter of the same resource — "
+            f"log it under the name it enters, or log no request)"
+        )
 
 
 # What ``audit/verdict.py`` applies to a trace without a family's own checks (core rules only).

@@ -50,13 +50,19 @@ class LogRegex:
             return self.compiled.search(text, timeout=timeout)
         except TimeoutError:
             raise TraceError(
-                f"{where}: the log's regex {self.shown[:80]!r} took more than {timeout:.2g} s on this line "
+                f"{where}: the log's regex {quoted(self.shown[:80])} took more than {timeout:.2g} s on this line "
                 f"(the limit of one match is {limits.REGEX_MATCH_SECONDS:g} s, of all "
                 f"{limits.REGEX_BASE_SECONDS:g} s plus {limits.REGEX_RECORD_SECONDS * 1e6:g} µs a record): "
                 "a regex that backtracks without end?"
             ) from None
         finally:
             self.spent += time.perf_counter() - start
+
+
+def quoted(regex: str) -> str:
+    """``regex`` between quotes as the user wrote it (``'\\S+'``, not Python's ``'\\\\S+'``, which
+    would read as another regex), or Python's form when it holds what cannot be shown (a newline)."""
+    return f"'{regex}'" if regex.isprintable() else repr(regex)
 
 
 def compile_log_regex(python: str, flags: int, trusted: bool, shown: str) -> LogRegex:

@@ -38,7 +38,7 @@ from ..limits import (
 )
 from ..trace import AUDIT_KEYWORD, TraceError, bounded_lines, check_event, decode_line
 from .clocks import consistent
-from .logregex import LogRegex, compile_log_regex
+from .logregex import LogRegex, compile_log_regex, quoted
 
 DEFAULT_REGEX = r"(?<host>\S*) (?<clock>{.*})\n(?<event>.*)"
 GROUPS = ("host", "clock", "event")
@@ -60,10 +60,12 @@ def python_regex(js: str, what: str = "the log's regex") -> LogRegex:
     try:
         pattern = compile_log_regex(py, re.MULTILINE, trusted=js == DEFAULT_REGEX, shown=js)
     except ValueError as exc:
-        raise TraceError(f"{what} {js!r} is not a regular expression Python reads: {exc}") from None
+        raise TraceError(f"{what} {quoted(js)} is not a regular expression Python reads: {exc}") from None
     missing = [g for g in GROUPS if g not in pattern.groupindex]
     if missing:
-        raise TraceError(f"{what} {js!r} lacks the named group(s) {', '.join(missing)} (host, clock, event)")
+        raise TraceError(
+            f"{what} {quoted(js)} lacks the named group(s) {', '.join(missing)} (host, clock, event)"
+        )
     return pattern
 
 
@@ -275,7 +277,7 @@ def _delimiter(line: str, where: str) -> LogRegex:
         return compile_log_regex(py, 0, trusted=False, shown=line)
     except ValueError as exc:
         raise TraceError(
-            f"{where}: the log's delimiter {line!r} is not a regular expression Python reads: {exc}"
+            f"{where}: the log's delimiter {quoted(line)} is not a regular expression Python reads: {exc}"
         ) from None
 
 
