@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from . import fastpath
 from .clock import LamportClock
 from .machine import Handler, Table
+from .slots import slot_values
 
 if TYPE_CHECKING:
     from .messages import Message
@@ -348,13 +349,13 @@ class Protocol:
         raise NotImplementedError
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Protocol:
-        """An independent copy of the state (the explorer forks worlds with it).
-
-        Faster than the generic deepcopy: plain containers are copied structurally, immutable
-        values (numbers, strings, frozen messages) are shared.
-        """
+        """An independent copy of the state (the explorer forks worlds with it), faster than the
+        generic deepcopy: plain containers copied structurally, immutable values shared."""
         clone = object.__new__(type(self))
+        memo[id(self)] = clone  # an attribute holding the process itself (a bound method) holds the clone
         clone.__dict__.update({name: _fork(value, memo) for name, value in self.__dict__.items()})
+        for name, value in slot_values(self):  # a subclass's __slots__ (slots.py)
+            setattr(clone, name, _fork(value, memo))
         if hasattr(self, "_named"):
             clone._named = self._named
         return clone

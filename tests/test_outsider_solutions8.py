@@ -1,0 +1,73 @@
+"""Solutions written from the docs alone (tests/outsiders/o8_*.py), each with the bug a module
+constant plants: every command judges both right. Small bounds: the whole file runs in seconds."""
+
+from __future__ import annotations
+
+import copy
+
+from outsider_edits import edited, said
+
+
+def test_a_node_keeping_its_state_in_slots_is_copied_and_told_apart_whole(cli, tmp_path):
+    """o8_kmutex_slots.py keeps its votes in ``__slots__`` of a base class and K in a slot of its
+    subclass. Before: check copied only ``__dict__`` — node-1's first request raised
+    AttributeError ('KVoter' object has no attribute 'k'), a false finding, and cross-check
+    blamed an undeclared reduction; the default snapshot left the slots out too."""
+    path = edited(tmp_path, "o8_kmutex_slots.py", "o8-kvoter", "o8", "kvoter")
+    done = cli("check", "kmutex", "-a", path, "-N", "3", "-k", "1", "--requests", "1", "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+    assert "raised" not in done.stdout
+    done = cli("check", "kmutex", "-a", path, "-N", "3", "-k", "2", "--metrics")
+    assert done.returncode == 0 and "cs: messages per entry min 3, max 6" in done.stdout, said(done)
+    done = cli("simulate", "kmutex", "-a", path, "-N", "4", "-k", "2", "--requests", "2", "--seed", "3")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+    tie = edited(tmp_path, "o8_kmutex_slots.py", "o8-kvoter", "o8", "tie", ("TIE = 1", "TIE = 0"))
+    ce = tmp_path / "tie.json"
+    done = cli("check", "kmutex", "-a", tie, "-N", "2", "-k", "1", "--counterexample", ce)
+    assert done.returncode == 1 and "VIOLATION — deadlock" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", tie)
+    assert done.returncode != 0 and "DEADLOCK" in done.stdout, said(done)
+
+
+def test_the_default_snapshot_holds_a_subclass_s_slots():
+    from mutexlab.protocols.kit import ClassicNode
+
+    class Slotted(ClassicNode):
+        __slots__ = ("votes", "__secret")
+
+        def __init__(self, pid: int, n: int) -> None:
+            super().__init__(pid, n)
+            self.votes, self.__secret = 0, "a"
+
+    one, two = Slotted(1, 2), Slotted(1, 2)
+    assert one.snapshot() == two.snapshot()
+    two.votes = 1
+    assert one.snapshot() != two.snapshot()
+    twin = copy.deepcopy(two)
+    assert twin.votes == 1 and dict(twin.snapshot())["_Slotted__secret"] == "a"
+    assert twin.snapshot() == two.snapshot()
+
+
+def test_a_dispatch_dict_of_partials_bound_to_the_node_follows_each_copy(cli, tmp_path):
+    """o8_phil_match.py routes every message through one handler that matches on it and calls the
+    routine a dict of ``functools.partial`` (bound to the philosopher) holds. Before: check's copy
+    of a world recursed through the bound methods — RecursionError, "internal error (a bug in
+    mutexlab)", exit 4. ORDER = "left-first" (no hierarchy) deadlocks."""
+    path = edited(tmp_path, "o8_phil_match.py", "o8-keepers", "o8", "keepers")
+    done = cli("check", "philosophers", "-a", path, "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+    done = cli("simulate", "philosophers", "-a", path, "--seed", "1")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+    left = edited(
+        tmp_path,
+        "o8_phil_match.py",
+        "o8-keepers",
+        "o8",
+        "left",
+        ('ORDER = "low-first"', 'ORDER = "left-first"'),
+    )
+    ce = tmp_path / "left.json"
+    done = cli("check", "philosophers", "-a", left, "--counterexample", ce)
+    assert done.returncode == 1 and "VIOLATION — deadlock" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", left)
+    assert done.returncode != 0 and "DEADLOCK" in done.stdout, said(done)
