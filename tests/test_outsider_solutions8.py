@@ -71,3 +71,62 @@ def test_a_dispatch_dict_of_partials_bound_to_the_node_follows_each_copy(cli, tm
     assert done.returncode == 1 and "VIOLATION — deadlock" in done.stdout, said(done)
     done = cli("replay", ce, "-a", left)
     assert done.returncode != 0 and "DEADLOCK" in done.stdout, said(done)
+
+
+def test_a_slotted_dataclass_bee_passes_everywhere_and_an_extra_place_is_caught(cli, tmp_path):
+    """o8_bees_lamport.py is one ``@dataclass(slots=True)`` bee keeping its peers in dicts keyed
+    by pid, Lamport's queue for the flowers. Before: check stopped at once (bee-1 raised
+    AttributeError: no attribute 'pid', the copy had no slots), and explore's card answered 500
+    (``__class__`` assignment: the layout differs). AHEAD = 1 lets K + 1 bees on the flowers."""
+    from mutexlab.explore.session import Config, Session
+
+    path = edited(tmp_path, "o8_bees_lamport.py", "o8-bees-lamport", "o8", "lamport")
+    small = ("-P", "3", "-T", "2", "-K", "1", "--eggs", "1", "--cocoons", "1")
+    done = cli("check", "bees", "-a", path, *small, "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+    done = cli("simulate", "bees", "-a", path, "--seed", "1")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+    session = Session(Config(str(path), 3, {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 1}))
+    session.run_to_end(seed=0)
+    state = session.state()
+    assert state["findings"]["status"] == "end", state["findings"]
+    assert ["gone", "{2}"] in state["procs"][0]["fields"], state["procs"][0]
+    ahead = edited(
+        tmp_path, "o8_bees_lamport.py", "o8-bees-lamport", "o8", "ahead", ("AHEAD = 0", "AHEAD = 1")
+    )
+    ce = tmp_path / "ahead.json"
+    done = cli("check", "bees", "-a", ahead, *small, "--counterexample", ce)
+    assert done.returncode == 1 and "VIOLATION — capacity: flower (capacity 1)" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", ahead)
+    assert done.returncode == 1 and "[capacity] flower (capacity 1)" in done.stdout, said(done)
+
+
+def test_a_quartermaster_mayor_passes_and_its_planted_bugs_are_findings(cli, tmp_path):
+    """o8_elves_quartermaster.py: the mayor hands out contracts and tools from heaps, through a
+    dispatch dict of partials that raises on a message it has no routine for. SLACK = 1 hands out
+    one unit too many; dropping the RELEASE routine is a raise, reported as a finding. Before: check
+    stopped with RecursionError copying the partials, "internal error", exit 4."""
+    path = edited(tmp_path, "o8_elves_quartermaster.py", "o8-quartermaster", "o8", "qm")
+    done = cli("check", "elves", "-a", path, "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+    done = cli("simulate", "elves", "-a", path, "--seed", "1")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+    slack = edited(
+        tmp_path, "o8_elves_quartermaster.py", "o8-quartermaster", "o8", "slack", ("SLACK = 0", "SLACK = 1")
+    )
+    done = cli("check", "elves", "-a", slack)
+    assert done.returncode == 1 and "VIOLATION — capacity: pins (capacity 1)" in done.stdout, said(done)
+    lost = edited(
+        tmp_path,
+        "o8_elves_quartermaster.py",
+        "o8-quartermaster",
+        "o8",
+        "lost",
+        ('            "RELEASE": partial(self._release),\n', ""),
+    )
+    ce = tmp_path / "lost.json"
+    done = cli("check", "elves", "-a", lost, "--counterexample", ce)
+    assert done.returncode == 1, said(done)
+    assert "mayor raised LookupError: the mayor has no routine for RELEASE" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", lost)
+    assert done.returncode == 1 and "RAISED: step" in done.stdout, said(done)

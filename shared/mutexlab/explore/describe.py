@@ -34,7 +34,10 @@ def _spy_class(cls: type) -> type:
                 object.__getattribute__(self, "_card_reads").add(name)
             return object.__getattribute__(self, name)
 
-        spy = _SPIES[cls] = type(cls.__name__, (cls,), {"__getattribute__": __getattribute__})
+        # no slots of its own: the layout stays cls's (a slotted class without __weakref__ too)
+        spy = _SPIES[cls] = type(
+            cls.__name__, (cls,), {"__getattribute__": __getattribute__, "__slots__": ()}
+        )
     return spy
 
 
