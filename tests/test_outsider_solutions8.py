@@ -130,3 +130,28 @@ def test_a_quartermaster_mayor_passes_and_its_planted_bugs_are_findings(cli, tmp
     assert "mayor raised LookupError: the mayor has no routine for RELEASE" in done.stdout, said(done)
     done = cli("replay", ce, "-a", lost)
     assert done.returncode == 1 and "RAISED: step" in done.stdout, said(done)
+
+
+def test_a_book_of_pages_with_clock_offsets_passes_and_a_slotted_global_tally_is_named(cli, tmp_path):
+    """o8_kmutex_book.py: Lamport's queue for K, a dict of slotted dataclass pages keyed by pid,
+    declaring clock offsets. LATE = 3 (a request stamped 3 or later enters at once) is found with
+    the reduction as without. COUNT = True appends each exit to a module-global object of a
+    ``@dataclass(slots=True)`` class. Before: the shared-state check looked into an object's
+    ``__dict__`` only — check PASS and simulate SAFE, exit 0, though over RabbitMQ each process
+    has its own; a plain dataclass there was named."""
+    path = edited(tmp_path, "o8_kmutex_book.py", "o8-book", "o8", "book")
+    done = cli("check", "kmutex", "-a", path, "-N", "2", "-k", "1", "--requests", "2", "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+    assert "applied:      clock-offset normalisation — declared by BookNode" in done.stdout, said(done)
+    done = cli("simulate", "kmutex", "-a", path, "-N", "4", "-k", "2", "--seed", "2")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+    late = edited(tmp_path, "o8_kmutex_book.py", "o8-book", "o8", "late", ("LATE = 0", "LATE = 3"))
+    done = cli("check", "kmutex", "-a", late, "-N", "2", "-k", "1", "--requests", "3", "--cross-check")
+    assert done.returncode == 1 and "VIOLATION (capacity: cs (capacity 1)" in done.stdout, said(done)
+    assert "agrees" in done.stdout, said(done)
+    count = edited(tmp_path, "o8_kmutex_book.py", "o8-book", "o8", "count", ("COUNT = False", "COUNT = True"))
+    named = f"the global TALLY's attribute seen of {count} is a mutable global of the module"
+    done = cli("check", "kmutex", "-a", count, "-N", "2", "-k", "1", "--requests", "2")
+    assert done.returncode == 1 and named in done.stdout, said(done)
+    done = cli("simulate", "kmutex", "-a", count, "-N", "2", "-k", "1", "--requests", "2")
+    assert done.returncode == 1 and named in done.stderr, said(done)
