@@ -155,3 +155,25 @@ def test_a_book_of_pages_with_clock_offsets_passes_and_a_slotted_global_tally_is
     assert done.returncode == 1 and named in done.stdout, said(done)
     done = cli("simulate", "kmutex", "-a", count, "-N", "2", "-k", "1", "--requests", "2")
     assert done.returncode == 1 and named in done.stderr, said(done)
+
+
+def test_a_handler_calling_sys_exit_is_a_finding_not_a_silent_exit(cli, tmp_path):
+    """STRICT = True calls ``sys.exit(3)`` on a late vote (K = 2 of 3: the third vote comes after
+    the node has left and asked again). Before: SystemExit passed through every guard — check and
+    simulate ended with exit 3 and nothing printed (3: "a limit stopped it, nothing proven"), and
+    run said INCOMPLETE; now it is the handler's finding, exit 1, with the line of the file."""
+    path = edited(
+        tmp_path, "o8_kmutex_slots.py", "o8-kvoter", "o8", "strict", ("STRICT = False", "STRICT = True")
+    )
+    ce = tmp_path / "strict.json"
+    done = cli("check", "kmutex", "-a", path, "-N", "3", "-k", "2", "--requests", "2", "--counterexample", ce)
+    assert done.returncode == 1, said(done)
+    assert "raised SystemExit: 3 at " in done.stdout and "(in _on_vote), taking VOTE" in done.stdout, said(
+        done
+    )
+    done = cli("replay", ce, "-a", path)
+    assert done.returncode == 1 and "RAISED: step" in done.stdout and "SystemExit: 3" in done.stdout, said(
+        done
+    )
+    done = cli("simulate", "kmutex", "-a", path, "-N", "3", "-k", "2", "--requests", "3", "--seed", "1")
+    assert done.returncode == 1 and "raised SystemExit: 3" in done.stderr, said(done)

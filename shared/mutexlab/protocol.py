@@ -286,7 +286,7 @@ class Protocol:
             effects: Any = fn(self, msg)
         except ProtocolError:
             raise
-        except Exception as exc:  # the algorithm's bug: a finding (handler_raised)
+        except (Exception, SystemExit, GeneratorExit) as exc:  # the algorithm's bug (sys.exit too): a finding
             raise handler_raised(self, state, msg, exc) from exc
         if type(effects) is not list and type(effects) is not tuple:
             raise wrong_return(self, state, msg, fn, effects)
@@ -302,7 +302,7 @@ class Protocol:
             effects: Any = fn(self, action)
         except ProtocolError:
             raise
-        except Exception as exc:  # the algorithm's bug: a finding (handler_raised)
+        except (Exception, SystemExit, GeneratorExit) as exc:  # the algorithm's bug (sys.exit too): a finding
             raise handler_raised(self, state, action, exc) from exc
         if type(effects) is not list and type(effects) is not tuple:
             raise wrong_return(self, state, action, fn, effects)
@@ -465,7 +465,7 @@ def _guard(fn: Callable[..., list[Effect]], method: str) -> Callable[..., list[E
             effects: Any = fn(self, *args)
         except ProtocolError:
             raise
-        except Exception as exc:  # the algorithm's bug: a finding
+        except (Exception, SystemExit, GeneratorExit) as exc:  # the algorithm's bug (sys.exit too): a finding
             raise handler_raised(self, state, args[0] if args else method, exc) from exc
         if type(effects) is not list and type(effects) is not tuple:
             raise wrong_return(self, state, args[0] if args else method, fn, effects)

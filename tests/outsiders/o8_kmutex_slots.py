@@ -5,6 +5,7 @@ who is owed a vote waits in a heap ordered by the asker's (ts, pid), answered in
 """
 
 import heapq
+import sys
 from typing import Literal
 
 from mutexlab.protocols.kit import (
@@ -21,6 +22,7 @@ from mutexlab.protocols.kit import (
 )
 
 TIE = 1  # the tie-break: compare (ts, pid) when TIE = 1
+STRICT = False  # True: a vote for another request than mine "cannot happen": sys.exit(3)
 
 
 class Ask(Message):
@@ -88,6 +90,8 @@ class Voter(ClassicNode):
         self.clock.receive(msg.ts)
         if msg.for_ts == self.mine:
             self.votes = self.votes | {msg.sender}
+        elif STRICT:
+            sys.exit(3)
         return self._enter() if len(self.votes) >= self.needed() else []
 
     def _release(self) -> list:
