@@ -177,3 +177,27 @@ def test_a_handler_calling_sys_exit_is_a_finding_not_a_silent_exit(cli, tmp_path
     )
     done = cli("simulate", "kmutex", "-a", path, "-N", "3", "-k", "2", "--requests", "3", "--seed", "1")
     assert done.returncode == 1 and "raised SystemExit: 3" in done.stderr, said(done)
+
+
+def test_neighbours_asking_each_other_pass_and_a_pid_only_priority_shares_a_fork(cli, tmp_path):
+    """o8_phil_neighbours.py: Ricart–Agrawala between the two neighbours, moods kept in a dict by
+    pid. PRIORITY = "pid" drops the timestamp from the priority: a neighbour that answered while
+    thinking answers again when hungry and outranked, and two neighbours hold one fork."""
+    path = edited(tmp_path, "o8_phil_neighbours.py", "o8-neighbourly", "o8", "neighbourly")
+    done = cli("check", "philosophers", "-a", path, "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+    done = cli("simulate", "philosophers", "-a", path, "--seed", "1")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+    pid = edited(
+        tmp_path,
+        "o8_phil_neighbours.py",
+        "o8-neighbourly",
+        "o8",
+        "pid",
+        ('PRIORITY = "ts"', 'PRIORITY = "pid"'),
+    )
+    ce = tmp_path / "pid.json"
+    done = cli("check", "philosophers", "-a", pid, "--meals", "2", "--counterexample", ce)
+    assert done.returncode == 1 and "VIOLATION — capacity: fork:3 (capacity 1)" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", pid)
+    assert done.returncode == 1 and "[capacity] fork:3 (capacity 1)" in done.stdout, said(done)
