@@ -7,17 +7,25 @@ read these; reading ``__dict__`` alone lost a slot (a copy without it raised Att
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Any, cast
+from typing import Any
 
 # Slots of mutexlab's own bases, not a solution's state: ``Protocol._named`` (its setup's name).
 OWN = frozenset({"__dict__", "__weakref__", "_named"})
 
 
-@cache
+_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def slot_names(cls: type) -> tuple[str, ...]:
     """Every slot ``cls`` and its bases declare, base first, as the instance spells it (a private
-    ``__x`` of class ``C`` is ``_C__x``), mutexlab's own left out."""
+    ``__x`` of class ``C`` is ``_C__x``), mutexlab's own left out; worked out once per class."""
+    got = _NAMES.get(cls)
+    if got is None:
+        got = _NAMES[cls] = _declared(cls)
+    return got
+
+
+def _declared(cls: type) -> tuple[str, ...]:
     names: list[str] = []
     for klass in reversed(cls.__mro__):
         declared = klass.__dict__.get("__slots__", ())
@@ -33,8 +41,8 @@ def slot_names(cls: type) -> tuple[str, ...]:
 
 def slot_values(obj: Any) -> list[tuple[str, Any]]:
     """``(name, value)`` of each slot of ``obj`` that is set."""
-    missing, kind = object(), cast(type, type(obj))
-    got = ((name, getattr(obj, name, missing)) for name in slot_names(kind))
+    missing = object()
+    got = ((name, getattr(obj, name, missing)) for name in slot_names(type(obj)))
     return [(name, value) for name, value in got if value is not missing]
 
 
