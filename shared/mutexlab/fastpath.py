@@ -205,7 +205,7 @@ def _table_dispatch(
             effects = fn(self, msg)
         except ProtocolError:
             raise
-        except Exception as exc:  # the algorithm's bug: a finding, as Protocol.on_message makes it
+        except (Exception, SystemExit, GeneratorExit) as exc:  # a finding, as Protocol.on_message makes it
             raise handler_raised(self, state, msg, exc) from exc
         if type(effects) is not list and type(effects) is not tuple:  # None, a bare Send: a finding
             raise wrong_return(self, state, msg, fn, effects)

@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from . import fastpath
 from .clock import LamportClock
 from .machine import Handler, Table
+from .slots import slot_values
 
 if TYPE_CHECKING:
     from .messages import Message
@@ -285,7 +286,7 @@ class Protocol:
             effects: Any = fn(self, msg)
         except ProtocolError:
             raise
-        except Exception as exc:  # the algorithm's bug: a finding (handler_raised)
+        except (Exception, SystemExit, GeneratorExit) as exc:  # the algorithm's bug (sys.exit too): a finding
             raise handler_raised(self, state, msg, exc) from exc
         if type(effects) is not list and type(effects) is not tuple:
             raise wrong_return(self, state, msg, fn, effects)
@@ -301,7 +302,7 @@ class Protocol:
             effects: Any = fn(self, action)
         except ProtocolError:
             raise
-        except Exception as exc:  # the algorithm's bug: a finding (handler_raised)
+        except (Exception, SystemExit, GeneratorExit) as exc:  # the algorithm's bug (sys.exit too): a finding
             raise handler_raised(self, state, action, exc) from exc
         if type(effects) is not list and type(effects) is not tuple:
             raise wrong_return(self, state, action, fn, effects)
@@ -348,13 +349,13 @@ class Protocol:
         raise NotImplementedError
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Protocol:
-        """An independent copy of the state (the explorer forks worlds with it).
-
-        Faster than the generic deepcopy: plain containers are copied structurally, immutable
-        values (numbers, strings, frozen messages) are shared.
-        """
+        """An independent copy of the state (the explorer forks worlds with it), faster than the
+        generic deepcopy: plain containers copied structurally, immutable values shared."""
         clone = object.__new__(type(self))
+        memo[id(self)] = clone  # an attribute holding the process itself (a bound method) holds the clone
         clone.__dict__.update({name: _fork(value, memo) for name, value in self.__dict__.items()})
+        for name, value in slot_values(self):  # a subclass's __slots__ (slots.py)
+            setattr(clone, name, _fork(value, memo))
         if hasattr(self, "_named"):
             clone._named = self._named
         return clone
@@ -464,7 +465,7 @@ def _guard(fn: Callable[..., list[Effect]], method: str) -> Callable[..., list[E
             effects: Any = fn(self, *args)
         except ProtocolError:
             raise
-        except Exception as exc:  # the algorithm's bug: a finding
+        except (Exception, SystemExit, GeneratorExit) as exc:  # the algorithm's bug (sys.exit too): a finding
             raise handler_raised(self, state, args[0] if args else method, exc) from exc
         if type(effects) is not list and type(effects) is not tuple:
             raise wrong_return(self, state, args[0] if args else method, fn, effects)

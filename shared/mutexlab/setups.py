@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from .clock import LamportClock
 from .messages import Codec
 from .protocol import HandlerError, Protocol, ProtocolError, raised_at
+from .slots import attributes, slot_names
 
 
 class ConfigError(ValueError):
@@ -119,7 +120,9 @@ def _writable_object(value: Any, module: str) -> bool:
     one process's change is another's in one OS process (the simulator) and not in another
     (``check``, RabbitMQ). Objects of other modules' classes (a logger, a namespace of settings,
     mutexlab's own) are taken as shared read-only."""
-    if isinstance(value, (type, Enum, LamportClock)) or callable(value) or not hasattr(value, "__dict__"):
+    if isinstance(value, (type, Enum, LamportClock)) or callable(value):
+        return False
+    if not hasattr(value, "__dict__") and not slot_names(type(value)):  # slots: a dataclass(slots=True)
         return False
     if type(value).__module__ != module:
         return False
@@ -228,7 +231,7 @@ def _module_state(found: dict[str, tuple[Any, Any]], module: Any, where: str) ->
                 else:
                     _function_state(found, getattr(held, "__func__", held), own, where)
         elif _writable_object(value, own):
-            for attr, held in list(vars(value).items()):
+            for attr, held in list(attributes(value).items()):
                 if isinstance(held, MUTABLE):
                     _keep(found, value, attr, held, f"{GLOBAL}{name}'s attribute {attr} of {where}")
         else:

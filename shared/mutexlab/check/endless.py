@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 
+from ..slots import attributes
 from .model import DELIVER, LOCAL, Model
 from .reductions import Note, notes_of
 
@@ -49,7 +50,7 @@ def _watched(model: Model, world: tuple) -> dict:
     protos = [model.objects[world[i]] for i in range(model.n)]
     out: dict = {CLOCK: max(_clock(p) for p in protos)}
     for i, proto in enumerate(protos):
-        for name, value in vars(proto).items():
+        for name, value in attributes(proto).items():
             if type(value) is int and not name.startswith("__") and _held(proto, name, value):
                 out[i, name] = value
     return out

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..setups import Setup
 from ..show import describe_message, fmt
+from ..slots import attributes
 
 __all__ = ["describe_message", "describe_process", "fmt"]
 
@@ -33,7 +34,10 @@ def _spy_class(cls: type) -> type:
                 object.__getattribute__(self, "_card_reads").add(name)
             return object.__getattribute__(self, name)
 
-        spy = _SPIES[cls] = type(cls.__name__, (cls,), {"__getattribute__": __getattribute__})
+        # no slots of its own: the layout stays cls's (a slotted class without __weakref__ too)
+        spy = _SPIES[cls] = type(
+            cls.__name__, (cls,), {"__getattribute__": __getattribute__, "__slots__": ()}
+        )
     return spy
 
 
@@ -44,7 +48,7 @@ def describe_process(proto: Any, setup: Setup | None = None) -> list[list[str]]:
     spy.__class__ = _spy_class(type(proto))
     rows = list(spy.card())
     hidden = HIDDEN | getattr(type(proto), "CONFIG_FIELDS", frozenset())
-    for name, value in vars(proto).items():
+    for name, value in attributes(proto).items():
         if name in reads or name in hidden or name.startswith("_"):
             continue
         rows.append((name.replace("_", " "), fmt(value)))

@@ -40,6 +40,7 @@ from ..problems.philosopher import (
 from ..protocol import Effect, Enter, Exit, Note, ProtocolError, Schedule, Send
 from ..reduction import Canonical, ClockOffsets, Reductions, SendBound
 from ..setups import Setup
+from ..slots import attributes
 from ..spec import AlgorithmSpec, Figure
 from . import classic
 from .classic import CS, State, classic_spec, classic_table, expect, workload_setup
@@ -139,13 +140,13 @@ class ClassicNode(classic.ClassicNode):
     BOOKKEEPING: ClassVar[frozenset[str]] = frozenset({"entries"})
 
     def snapshot(self) -> Any:
-        """Every attribute but the ``BOOKKEEPING``, frozen (``freeze``): two nodes with equal
+        """Every attribute (its slots too) but the ``BOOKKEEPING``, frozen (``freeze``): two nodes with equal
         attributes are one state."""
-        skip = self.BOOKKEEPING
+        skip, own = self.BOOKKEEPING, attributes(self)  # __dict__ and a subclass's __slots__
         try:
-            return tuple((name, freeze(value)) for name, value in self.__dict__.items() if name not in skip)
+            return tuple((name, freeze(value)) for name, value in own.items() if name not in skip)
         except TypeError:  # name the attribute that cannot be frozen
-            for name, value in self.__dict__.items():
+            for name, value in own.items():
                 try:
                     freeze(value)
                 except TypeError as exc:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..protocol import Send
+from ..slots import attributes as attributes_of
 
 # Copies a step is taken on besides the first, each with the module ``random`` seeded by its
 # number (then given back its state): a handler drawing from it is told apart the same way on
@@ -60,7 +61,7 @@ def closures(proto: Any) -> list[str]:
     """The attributes of ``proto`` holding a function (or a method) with variables of its own:
     ``copy.deepcopy`` hands every copy that one function, so what it counts is no process's."""
     try:
-        attributes = vars(proto).items()
+        attributes = attributes_of(proto).items()
     except TypeError:
         return []
     return sorted(

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..protocol import Schedule
 from ..protocols.registry import FILE_MODULE_PREFIX
+from ..slots import attributes
 from .determinism import seeded
 
 # Two hash seeds of the fresh interpreters: a set of strings ordered alike by both is ordered
@@ -84,7 +85,7 @@ def portrait(setup: Any) -> dict[str, str]:
     for pid in sorted(setup.protocols):
         proto = setup.protocols[pid]
         name = setup.names.get(pid, f"process {pid}")
-        for attribute, value in sorted(vars(proto).items()):
+        for attribute, value in sorted(attributes(proto).items()):
             shown[f"{name}'s attribute {attribute}"] = _spelled(value)
     for pid in sorted(setup.protocols):  # what each process's first steps do, on a copy
         name = setup.names.get(pid, f"process {pid}")
@@ -112,7 +113,7 @@ def _first_steps(proto: Any) -> str:
         action = next((e.action for e in effects if type(e) is Schedule), None)
         if action is not None:
             effects += list(seeded(0, twin.on_local, action))
-        return _spelled([_effect(e) for e in effects]) + " → " + _spelled(vars(twin))
+        return _spelled([_effect(e) for e in effects]) + " → " + _spelled(attributes(twin))
     except Exception as exc:  # noqa: BLE001 - the algorithm's error: the same in every interpreter
         return f"raised {type(exc).__name__}"
 
