@@ -49,4 +49,7 @@ void *ml_real(const char *name, const char *version); /* the C library's (at ver
 void ml_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2))); /* stops the run */
 /* An error MPI's default handler makes fatal: the rank ends with status ``code`` (a crash finding). */
 void ml_error(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+
+/* errors.c: communicators whose handler is MPI_ERRORS_RETURN (then an error stops the run, not judged). */
+extern int ml_errors_return;
 #endif

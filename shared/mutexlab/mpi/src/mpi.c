@@ -453,8 +453,14 @@ static void sleep_point(void) { /* a sleep: a pause, or a poll unless it printed
  * (MPI_ERRORS_ARE_FATAL) ends the job with, the rank ending with status ``code``, its last words
  * saying why (``mpi_abort``): a finding about the program, the crash. */
 static void die(int code, const char *fmt, va_list ap) {
-    char text[512], esc[3200], line[3400];
+    char text[768], esc[4800], line[5000];
     vsnprintf(text, sizeof text, fmt, ap);
+    if (code != 70 && ml_errors_return) { /* the program would have been given the code: not judged */
+        size_t n = strlen(text);
+        snprintf(text + n, sizeof text - n, "; the program set MPI_ERRORS_RETURN, but mutexlab's MPI does not "
+                 "return errors: the program was not judged");
+        code = 70;
+    }
     json_string(esc, sizeof esc, text, strlen(text));
     int k = code == 70 ? snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_error\":%s}\n", esc)
                        : snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_abort\":%d,\"last_words\":%s}\n",
@@ -1205,6 +1211,113 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     if (m) probe_status(m, status);
     unlock_L();
     if (!*flag) poll_point();
+    return MPI_SUCCESS;
+}
+
+/* Matched probes (MPI-3): the message probed leaves the queue, so no other receive or probe of
+ * another thread can take it; MPI_Mrecv or MPI_Imrecv of its handle receives it. */
+#define MESSAGES 1024
+static msg *matched[MESSAGES]; /* by handle; [0] is MPI_MESSAGE_NULL */
+
+static void take_matched(msg *m, MPI_Message *message) { /* under L */
+    for (msg **p = &unexpected; *p; p = &(*p)->next)
+        if (*p == m) {
+            *p = m->next;
+            break;
+        }
+    for (int i = 1; i < MESSAGES; i++)
+        if (!matched[i]) {
+            matched[i] = m;
+            *message = i;
+            return;
+        }
+    fatal("more than %d matched messages (MPI_Mprobe, MPI_Improbe) not yet received", MESSAGES - 1);
+}
+
+static int mprobe_nobody(int source, MPI_Message *message, MPI_Status *status) {
+    if (!probe_nobody(source, status)) return 0;
+    *message = MPI_MESSAGE_NO_PROC;
+    return 1;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
+    int ctx = ml_comm(comm, "MPI_Mprobe");
+    if (mprobe_nobody(source, message, status)) return MPI_SUCCESS;
+    check_source(source, ctx, "MPI_Mprobe");
+    source = ml_world(ctx, source);
+    sync_stdout();
+    lock_L();
+    msg *m;
+    while ((m = find_unexpected(source, tag, ctx)) == NULL) {
+        waiter w = {.kind = W_PROBE, .src = source, .tag = tag, .ctx = ctx};
+        block_on(&w);
+    }
+    probe_status(m, status);
+    take_matched(m, message);
+    unlock_L();
+    return MPI_SUCCESS;
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
+    int ctx = ml_comm(comm, "MPI_Improbe");
+    if ((*flag = mprobe_nobody(source, message, status))) return MPI_SUCCESS;
+    check_source(source, ctx, "MPI_Improbe");
+    source = ml_world(ctx, source);
+    sync_stdout();
+    lock_L();
+    msg *m = find_unexpected(source, tag, ctx);
+    *flag = m != NULL;
+    if (m) {
+        probe_status(m, status);
+        take_matched(m, message);
+    }
+    unlock_L();
+    if (!*flag) poll_point();
+    return MPI_SUCCESS;
+}
+
+/* A receive of a matched message: done at once (a synchronous send's sender is told now). */
+static MPI_Request receive_matched(void *buf, int count, MPI_Datatype type, MPI_Message *message, const char *call) {
+    long capacity = count * ml_extent(type);
+    sync_stdout();
+    lock_L();
+    int h = *message;
+    if (h == MPI_MESSAGE_NO_PROC) { /* MPI: from MPI_PROC_NULL, empty */
+        int i = new_request();
+        reqs[i].recv = 1;
+        reqs[i].status = (MPI_Status){MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+        reqs[i].done = 1;
+        *message = MPI_MESSAGE_NULL;
+        unlock_L();
+        return i;
+    }
+    if (h <= 0 || h >= MESSAGES || !matched[h])
+        fatal("%s of a message no MPI_Mprobe or MPI_Improbe of this rank matched (%d), or one received already", call,
+              h);
+    msg *m = matched[h];
+    matched[h] = NULL;
+    int i = new_request();
+    request *r = &reqs[i];
+    r->recv = 1;
+    r->buf = buf;
+    r->capacity = capacity;
+    r->src = m->src;
+    r->tag = m->tag;
+    r->ctx = m->ctx;
+    complete(r, m);
+    *message = MPI_MESSAGE_NULL;
+    bump();
+    unlock_L();
+    return i;
+}
+
+int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status) {
+    MPI_Request r = receive_matched(buf, count, type, message, "MPI_Mrecv");
+    return MPI_Wait(&r, status);
+}
+
+int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request) {
+    *request = receive_matched(buf, count, type, message, "MPI_Imrecv");
     return MPI_SUCCESS;
 }
 
