@@ -443,7 +443,8 @@ def nothing_entered(settings, last_events: list[dict[str, Any]], timeout: float)
 # A rank's timeout loop jumps mutexlab's clock (src/mpi.c, poll_point) so that its deadline passes
 # within the step, before any message not yet delivered: no run takes the other branch.
 NOT_COVERED = (
-    "a message arriving before an MPI_Wtime deadline passed: a rank's timeout loop moved mutexlab's "
+    "a message arriving before an MPI_Wtime deadline passed (or one on the machine's clock): a rank's "
+    "timeout loop moved mutexlab's "
     "clock past its deadline at once, so every run took the timeout (docs/mpi.md#threads)"
 )
 
