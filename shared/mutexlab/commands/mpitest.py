@@ -338,18 +338,26 @@ def where_explained(reason: str) -> str:
 
 
 def unreported(
-    message: str, events: list[dict[str, Any]], rule: str = "", pattern: str | None = None
+    message: str,
+    events: list[dict[str, Any]],
+    rule: str = "",
+    pattern: str | None = None,
+    details: list[str] | None = None,
 ) -> str | None:
     """A run that came to rest unfinished by the problem's own end (its final states) with no
     rank having reported a state: the finding stands (a program stuck before its first state
     looks the same), but the likelier cause is that the states are printed and --regex does not
     read them — unless ``pattern``, the --regex, has ``state_`` groups: then it reads states, and
-    the note says no rank printed one (telling such a user to add the groups would mislead)."""
+    the note says no rank printed one (telling such a user to add the groups would mislead).
+    ``details``, the finding's lines: when none is a final state missed (``[not-finished]``), as a
+    rank of ``mutex`` still holding its section (``[held-at-end]``), no state was wanted: no note."""
     from ..director.judge import NO_PROGRESS_SEEN, UNFINISHED
 
     if rule == NO_PROGRESS_SEEN:  # the role's lines unread: perhaps printed where none is read
         return "note: a rank's lines are read from its standard output (its standard error is not matched)"
     if message != UNFINISHED or any(e.get("event") == "state" for e in events):
+        return None
+    if details and not any("[not-finished]" in line for line in details):
         return None
     states = sorted({name for name in re.findall(r"\(\?P<state_(\w+)>", pattern or "")})
     if states:
@@ -398,7 +406,7 @@ def hints(
     another: a run can both take other options and print its states where --regex does not read them."""
     found = (
         unlike_options(events, options),
-        unreported(finding.message, events, finding.rule, pattern),
+        unreported(finding.message, events, finding.rule, pattern, finding.details),
         busy(finding.rule),
     )
     return [note for note in found if note]

@@ -76,7 +76,7 @@ def text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
         # Tried and none smaller showed it (a deadlock of a long run: every shorter schedule leaves
         # messages undelivered, a run cut short, not at rest): said, so no line is not a puzzle.
         lines.append(
-            f"not shrunk: no smaller schedule showed [{tested.finding.rule}] ({count(shrunk['tests'], 'test run')})"
+            f"not shrunk: no smaller run showed [{tested.finding.rule}] ({count(shrunk['tests'], 'test run')})"
         )
     if tested.note:
         lines.append(tested.note)
