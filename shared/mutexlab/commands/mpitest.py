@@ -349,15 +349,16 @@ def unreported(
     looks the same), but the likelier cause is that the states are printed and --regex does not
     read them — unless ``pattern``, the --regex, has ``state_`` groups: then it reads states, and
     the note says no rank printed one (telling such a user to add the groups would mislead).
-    ``details``, the finding's lines: when none is a final state missed (``[not-finished]``), as a
-    rank of ``mutex`` still holding its section (``[held-at-end]``), no state was wanted: no note."""
+    ``details``, the finding's lines: when every rule they name is ``[held-at-end]`` (a rank of
+    ``mutex`` deadlocked inside its section), no final state was missed: no note."""
     from ..director.judge import NO_PROGRESS_SEEN, UNFINISHED
 
     if rule == NO_PROGRESS_SEEN:  # the role's lines unread: perhaps printed where none is read
         return "note: a rank's lines are read from its standard output (its standard error is not matched)"
     if message != UNFINISHED or any(e.get("event") == "state" for e in events):
         return None
-    if details and not any("[not-finished]" in line for line in details):
+    rules = [line.strip() for line in details or [] if line.strip().startswith("[")]
+    if rules and all(line.startswith("[held-at-end]") for line in rules):
         return None
     states = sorted({name for name in re.findall(r"\(\?P<state_(\w+)>", pattern or "")})
     if states:
