@@ -123,6 +123,39 @@ int main(int argc, char **argv) {
     return 0;
 }
 """
+# MPI_Request_get_status polled until the receive is done; the request stays for MPI_Wait.
+GET_STATUS = r"""#include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    int me, x = 0, flag = 0;
+    MPI_Status st;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) {
+        printf("rank 0 enters\nrank 0 leaves\n");
+        x = 42;
+        MPI_Send(&x, 1, MPI_INT, 1, 3, MPI_COMM_WORLD);
+    } else if (me == 1) {
+        MPI_Request r;
+        MPI_Irecv(&x, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, &r);
+        while (!flag) {
+            MPI_Request_get_status(r, &flag, &st);
+            if (!flag) usleep(100);
+        }
+        if (r == MPI_REQUEST_NULL || st.MPI_TAG != 3 || x != 42) return 3;
+        MPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE); /* still there, still done */
+        if (!flag) return 4;
+        MPI_Wait(&r, &st);
+        if (r != MPI_REQUEST_NULL || st.MPI_SOURCE != 0) return 5;
+        MPI_Request_get_status(MPI_REQUEST_NULL, &flag, &st);
+        if (!flag) return 6;
+        printf("rank 1 enters\nrank 1 leaves\n");
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
 PROGRAMS = {  # name: its source and flags, built by the first test that runs it
     "bees": ("bees_poll.c", []),
     "bees-tie": ("bees_poll.c", ["-DBROKEN_TIE"]),
@@ -138,6 +171,7 @@ PROGRAMS = {  # name: its source and flags, built by the first test that runs it
     "until-steady": ("token_until.cpp", ["-DWALLCLOCK=steady_clock"]),
     "deadlines": ("deadline_loops.c", []),
     "held": ("held.c", []),
+    "get-status": ("get_status.c", []),
     "errors-return": ("errors_return.c", []),
     "errors-fatal": ("errors_return.c", ["-DFATAL"]),
     "matched": ("matched.c", []),
@@ -149,7 +183,12 @@ def programs(tmp_path_factory) -> Builds:
     if shutil.which("gcc") is None or shutil.which("g++") is None:
         missing("gcc and g++ are needed: mutexlab's MPI is built with them")
     out, cache = tmp_path_factory.mktemp("outsiders8"), tmp_path_factory.getbasetemp() / "mpi-cache"
-    written = {"errors_return.c": ERRORS_RETURN, "matched.c": MATCHED, "held.c": HELD}
+    written = {
+        "errors_return.c": ERRORS_RETURN,
+        "matched.c": MATCHED,
+        "held.c": HELD,
+        "get_status.c": GET_STATUS,
+    }
     return Builds(PROGRAMS, out, cache, written, strict=True)
 
 
@@ -317,3 +356,20 @@ def test_a_mutex_deadlock_is_not_told_to_read_states(cli, programs):
         ran.stdout + ran.stderr
     )
     assert "no rank reported a state" not in ran.stdout, ran.stdout
+
+
+def test_request_get_status_leaves_the_request_for_its_wait(cli, programs):
+    # Before: MPI_Request_get_status is not part of mutexlab's MPI (exit 2).
+    ran = cli(
+        "test",
+        "mutex",
+        "--np",
+        "2",
+        "--strategy",
+        "systematic",
+        "--regex",
+        CS,
+        "--mpi",
+        programs["get-status"],
+    )
+    assert ran.returncode == 0 and "searched exhaustively" in ran.stdout, ran.stdout + ran.stderr
