@@ -337,17 +337,36 @@ def where_explained(reason: str) -> str:
     return "docs/mpi.md"
 
 
-def unreported(message: str, events: list[dict[str, Any]], rule: str = "") -> str | None:
+def unreported(
+    message: str,
+    events: list[dict[str, Any]],
+    rule: str = "",
+    pattern: str | None = None,
+    details: list[str] | None = None,
+) -> str | None:
     """A run that came to rest unfinished by the problem's own end (its final states) with no
     rank having reported a state: the finding stands (a program stuck before its first state
     looks the same), but the likelier cause is that the states are printed and --regex does not
-    read them."""
+    read them — unless ``pattern``, the --regex, has ``state_`` groups: then it reads states, and
+    the note says no rank printed one (telling such a user to add the groups would mislead).
+    ``details``, the finding's lines: when every rule they name is ``[held-at-end]`` (a rank of
+    ``mutex`` deadlocked inside its section), no final state was missed: no note."""
     from ..director.judge import NO_PROGRESS_SEEN, UNFINISHED
 
     if rule == NO_PROGRESS_SEEN:  # the role's lines unread: perhaps printed where none is read
         return "note: a rank's lines are read from its standard output (its standard error is not matched)"
     if message != UNFINISHED or any(e.get("event") == "state" for e in events):
         return None
+    rules = [line.strip() for line in details or [] if line.strip().startswith("[")]
+    if rules and all(line.startswith("[held-at-end]") for line in rules):
+        return None
+    states = sorted({name for name in re.findall(r"\(\?P<state_(\w+)>", pattern or "")})
+    if states:
+        return (
+            f"note: no rank reported a state in this run, though --regex reads states ({', '.join(states)}): "
+            "no rank printed such a line before the run came to rest — each stopped before its first "
+            "state, or printed it on its standard error (which is not matched)"
+        )
     return (
         "note: no rank reported a state in this run; if the program prints them on its standard "
         "output (its standard error is not matched), give --regex groups state_NAME (and event_NAME), "
@@ -379,14 +398,16 @@ def unlike_options(events: list[dict[str, Any]], options: dict[str, Any]) -> str
     return None
 
 
-def hints(events: list[dict[str, Any]], options: dict[str, Any], finding) -> list[str]:
+def hints(
+    events: list[dict[str, Any]], options: dict[str, Any], finding, pattern: str | None = None
+) -> list[str]:
     """Every note on a finding of an MPI run that applies, the likeliest cause first: options
     unlike the program's own (the audit judged another configuration), then states or lines
-    unread, then a thread the library cannot see. One does not hide another: a run can both
-    take other options and print its states where --regex does not read them."""
+    unread (``pattern``: the --regex), then a thread the library cannot see. One does not hide
+    another: a run can both take other options and print its states where --regex does not read them."""
     found = (
         unlike_options(events, options),
-        unreported(finding.message, events, finding.rule),
+        unreported(finding.message, events, finding.rule, pattern, finding.details),
         busy(finding.rule),
     )
     return [note for note in found if note]
@@ -443,7 +464,8 @@ def nothing_entered(settings, last_events: list[dict[str, Any]], timeout: float)
 # A rank's timeout loop jumps mutexlab's clock (src/mpi.c, poll_point) so that its deadline passes
 # within the step, before any message not yet delivered: no run takes the other branch.
 NOT_COVERED = (
-    "a message arriving before an MPI_Wtime deadline passed: a rank's timeout loop moved mutexlab's "
+    "a message arriving before an MPI_Wtime deadline passed (or one on the machine's clock): a rank's "
+    "timeout loop moved mutexlab's "
     "clock past its deadline at once, so every run took the timeout (docs/mpi.md#threads)"
 )
 

@@ -265,7 +265,9 @@ def run(args) -> int:
         if tested.note:
             outcome["shrunk"]["fallback"] = tested.note
         if mpi and (
-            hints := mpitest.hints(tested.shown.events, tested.settings.problem.options, tested.finding)
+            hints := mpitest.hints(
+                tested.shown.events, tested.settings.problem.options, tested.finding, mpitest.regex_of(args)
+            )
         ):
             outcome["hints"] = hints  # every note that applies, the likeliest cause first
         if args.counterexample:

@@ -72,6 +72,12 @@ def text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
             f"shrunk from {count(shrunk['steps'][0], 'step')} on {count(shrunk['nodes'][0], 'node')} to "
             f"{count(shrunk['steps'][1], 'step')} on {count(shrunk['nodes'][1], 'node')} ({count(shrunk['tests'], 'test run')})"
         )
+    elif tested.original is not None and shrunk["tests"] and not tested.note:
+        # Tried and none smaller showed it (a deadlock of a long run: every shorter schedule leaves
+        # messages undelivered, a run cut short, not at rest): said, so no line is not a puzzle.
+        lines.append(
+            f"not shrunk: no smaller run showed [{tested.finding.rule}] ({count(shrunk['tests'], 'test run')})"
+        )
     if tested.note:
         lines.append(tested.note)
     lines.extend(outcome.get("hints", []))

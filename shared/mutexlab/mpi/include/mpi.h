@@ -23,6 +23,8 @@ typedef int MPI_Request;
 typedef int MPI_Op;
 typedef int MPI_Group;
 typedef long MPI_Aint;
+typedef int MPI_Errhandler;
+typedef int MPI_Message;
 typedef struct {
     int MPI_SOURCE;
     int MPI_TAG;
@@ -37,15 +39,31 @@ typedef struct {
 #define MPI_GROUP_NULL 0
 #define MPI_GROUP_EMPTY 1
 #define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1 /* error codes: MPICH's numbers */
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
 #define MPI_ERR_TAG 4
 #define MPI_ERR_COMM 5
 #define MPI_ERR_RANK 6
 #define MPI_ERR_ROOT 7
 #define MPI_ERR_GROUP 8
+#define MPI_ERR_OP 9
 #define MPI_ERR_ARG 12
+#define MPI_ERR_UNKNOWN 13
 #define MPI_ERR_TRUNCATE 14
 #define MPI_ERR_OTHER 15
+#define MPI_ERR_INTERN 16
+#define MPI_ERR_IN_STATUS 17
+#define MPI_ERR_PENDING 18
 #define MPI_ERR_REQUEST 19
+#define MPI_ERR_LASTCODE 0x3fffffff
+#define MPI_MAX_ERROR_STRING 512
+#define MPI_ERRHANDLER_NULL 0
+#define MPI_ERRORS_ARE_FATAL 1
+#define MPI_ERRORS_RETURN 2
+#define MPI_ERRORS_ABORT 3
+#define MPI_MESSAGE_NULL 0
+#define MPI_MESSAGE_NO_PROC (-1)
 #define MPI_ANY_SOURCE (-1)
 #define MPI_ANY_TAG (-1)
 #define MPI_PROC_NULL (-2)
@@ -172,6 +190,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
 int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
 int MPI_Request_free(MPI_Request *request);
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
 int MPI_Comm_free(MPI_Comm *comm);
@@ -195,6 +214,18 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, 
                   MPI_Request *request);
 int MPI_Start(MPI_Request *request);
 int MPI_Startall(int count, MPI_Request requests[]);
+/* Error handlers (errors.c): an error still ends the rank, as MPI_ERRORS_ARE_FATAL does;
+ * under MPI_ERRORS_RETURN it stops the run instead, as not judged (docs/mpi.md#subset). */
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+int MPI_Errhandler_free(MPI_Errhandler *errhandler);
+int MPI_Error_string(int errorcode, char *string, int *resultlen);
+int MPI_Error_class(int errorcode, int *errorclass);
+/* Matched probes: the message probed is taken off the queue, for MPI_Mrecv / MPI_Imrecv only. */
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status);
+int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status);
+int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request);
 /* Declared so that a program using them builds; calling one stops the run, naming it. */
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype);

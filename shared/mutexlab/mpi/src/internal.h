@@ -49,4 +49,13 @@ void *ml_real(const char *name, const char *version); /* the C library's (at ver
 void ml_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2))); /* stops the run */
 /* An error MPI's default handler makes fatal: the rank ends with status ``code`` (a crash finding). */
 void ml_error(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+
+/* clocks.c: the C library's clock_gettime (the library's own waits); mpi.c: mutexlab's clock in ns,
+ * read without the library's lock, the calling thread marked as one that reads the clock. */
+#include <time.h>
+int ml_real_clock_gettime(clockid_t clock, struct timespec *t);
+long long ml_clock_read(void);
+
+/* errors.c: communicators whose handler is MPI_ERRORS_RETURN (then an error stops the run, not judged). */
+extern int ml_errors_return;
 #endif

@@ -453,8 +453,14 @@ static void sleep_point(void) { /* a sleep: a pause, or a poll unless it printed
  * (MPI_ERRORS_ARE_FATAL) ends the job with, the rank ending with status ``code``, its last words
  * saying why (``mpi_abort``): a finding about the program, the crash. */
 static void die(int code, const char *fmt, va_list ap) {
-    char text[512], esc[3200], line[3400];
+    char text[768], esc[4800], line[5000];
     vsnprintf(text, sizeof text, fmt, ap);
+    if (code != 70 && ml_errors_return) { /* the program would have been given the code: not judged */
+        size_t n = strlen(text);
+        snprintf(text + n, sizeof text - n, "; the program set MPI_ERRORS_RETURN, but mutexlab's MPI does not "
+                 "return errors: the program was not judged");
+        code = 70;
+    }
     json_string(esc, sizeof esc, text, strlen(text));
     int k = code == 70 ? snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_error\":%s}\n", esc)
                        : snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_abort\":%d,\"last_words\":%s}\n",
@@ -776,6 +782,24 @@ int MPI_Test(MPI_Request *handle, int *flag, MPI_Status *status) {
     return MPI_SUCCESS;
 }
 
+
+/* MPI_Test without its end: a request done stays, for the wait or test that ends it. */
+int MPI_Request_get_status(MPI_Request handle, int *flag, MPI_Status *status) {
+    if (inactive_now(handle, status)) {
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    counted_thread("MPI_Request_get_status");
+    sync_stdout();
+    request *r = request_of(&handle, "MPI_Request_get_status");
+    lock_L();
+    *flag = r->done;
+    if (r->done && r->truncated) finish(&handle, status); /* MPI_ERR_TRUNCATE, as MPI_Test says it */
+    if (r->done && status != MPI_STATUS_IGNORE) *status = r->status;
+    unlock_L();
+    if (!*flag) poll_point();
+    return MPI_SUCCESS;
+}
 
 static void check_source(int source, int ctx, const char *call) { /* MPI_ERR_RANK, as a send's */
     int size = ml_size(ctx);
@@ -1208,6 +1232,113 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     return MPI_SUCCESS;
 }
 
+/* Matched probes (MPI-3): the message probed leaves the queue, so no other receive or probe of
+ * another thread can take it; MPI_Mrecv or MPI_Imrecv of its handle receives it. */
+#define MESSAGES 1024
+static msg *matched[MESSAGES]; /* by handle; [0] is MPI_MESSAGE_NULL */
+
+static void take_matched(msg *m, MPI_Message *message) { /* under L */
+    for (msg **p = &unexpected; *p; p = &(*p)->next)
+        if (*p == m) {
+            *p = m->next;
+            break;
+        }
+    for (int i = 1; i < MESSAGES; i++)
+        if (!matched[i]) {
+            matched[i] = m;
+            *message = i;
+            return;
+        }
+    fatal("more than %d matched messages (MPI_Mprobe, MPI_Improbe) not yet received", MESSAGES - 1);
+}
+
+static int mprobe_nobody(int source, MPI_Message *message, MPI_Status *status) {
+    if (!probe_nobody(source, status)) return 0;
+    *message = MPI_MESSAGE_NO_PROC;
+    return 1;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
+    int ctx = ml_comm(comm, "MPI_Mprobe");
+    if (mprobe_nobody(source, message, status)) return MPI_SUCCESS;
+    check_source(source, ctx, "MPI_Mprobe");
+    source = ml_world(ctx, source);
+    sync_stdout();
+    lock_L();
+    msg *m;
+    while ((m = find_unexpected(source, tag, ctx)) == NULL) {
+        waiter w = {.kind = W_PROBE, .src = source, .tag = tag, .ctx = ctx};
+        block_on(&w);
+    }
+    probe_status(m, status);
+    take_matched(m, message);
+    unlock_L();
+    return MPI_SUCCESS;
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
+    int ctx = ml_comm(comm, "MPI_Improbe");
+    if ((*flag = mprobe_nobody(source, message, status))) return MPI_SUCCESS;
+    check_source(source, ctx, "MPI_Improbe");
+    source = ml_world(ctx, source);
+    sync_stdout();
+    lock_L();
+    msg *m = find_unexpected(source, tag, ctx);
+    *flag = m != NULL;
+    if (m) {
+        probe_status(m, status);
+        take_matched(m, message);
+    }
+    unlock_L();
+    if (!*flag) poll_point();
+    return MPI_SUCCESS;
+}
+
+/* A receive of a matched message: done at once (a synchronous send's sender is told now). */
+static MPI_Request receive_matched(void *buf, int count, MPI_Datatype type, MPI_Message *message, const char *call) {
+    long capacity = count * ml_extent(type);
+    sync_stdout();
+    lock_L();
+    int h = *message;
+    if (h == MPI_MESSAGE_NO_PROC) { /* MPI: from MPI_PROC_NULL, empty */
+        int i = new_request();
+        reqs[i].recv = 1;
+        reqs[i].status = (MPI_Status){MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+        reqs[i].done = 1;
+        *message = MPI_MESSAGE_NULL;
+        unlock_L();
+        return i;
+    }
+    if (h <= 0 || h >= MESSAGES || !matched[h])
+        fatal("%s of a message no MPI_Mprobe or MPI_Improbe of this rank matched (%d), or one received already", call,
+              h);
+    msg *m = matched[h];
+    matched[h] = NULL;
+    int i = new_request();
+    request *r = &reqs[i];
+    r->recv = 1;
+    r->buf = buf;
+    r->capacity = capacity;
+    r->src = m->src;
+    r->tag = m->tag;
+    r->ctx = m->ctx;
+    complete(r, m);
+    *message = MPI_MESSAGE_NULL;
+    bump();
+    unlock_L();
+    return i;
+}
+
+int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status) {
+    MPI_Request r = receive_matched(buf, count, type, message, "MPI_Mrecv");
+    return MPI_Wait(&r, status);
+}
+
+int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request) {
+    *request = receive_matched(buf, count, type, message, "MPI_Imrecv");
+    return MPI_SUCCESS;
+}
+
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count) {
     long extent = ml_extent(type);
     *count = extent ? (int)(status->mutexlab_bytes / extent) : 0;
@@ -1332,6 +1463,12 @@ double MPI_Wtime(void) {
 }
 
 double MPI_Wtick(void) { return 1e-6; }
+
+long long ml_clock_read(void) { /* clocks.c: the machine's clock read, as MPI_Wtime is (without L) */
+    if (self < 0) return 0; /* a thread not counted sleeps for real: the real clock */
+    read_clock = 1;
+    return __atomic_load_n(&clock_ns, __ATOMIC_RELAXED);
+}
 
 static void slept(long long ns) {
     lock_L();
@@ -1462,7 +1599,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
         for (int wakes = 0;; wakes++) {
             while (blocked < live) {
                 struct timespec t;
-                clock_gettime(CLOCK_REALTIME, &t);
+                ml_real_clock_gettime(CLOCK_REALTIME, &t); /* the real clock: a real wait of 2 ms */
                 t.tv_nsec += 2000000;
                 if (t.tv_nsec >= 1000000000) {
                     t.tv_sec++;
