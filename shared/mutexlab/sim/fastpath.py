@@ -138,9 +138,10 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
             if effects:
                 links = link_last[pid]
                 # the message of the send before, its type, whether the network carries that type
-                # and whether each receiver gets its own copy: a broadcast's P − 1 sends of one
+                # (``known``) and whether each receiver gets its own copy (``copied``), both set with
+                # ``kind`` at an effect list's first network send: a broadcast's P − 1 sends of one
                 # message read them once (a frozen model's type cannot change between them)
-                prev, kind, known, copied = _NO_MESSAGE, "", False, False
+                prev, kind = _NO_MESSAGE, ""
                 for effect in effects:
                     network = False  # a Send ``apply`` would transmit: to another known int pid
                     if type(effect) is Send:
