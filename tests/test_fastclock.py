@@ -161,6 +161,10 @@ BROKEN_C = {
         "PyObject *counts = PyObject_CallMethodNoArgs(self->counts, str_copy);",
         "PyObject *counts = Py_NewRef(self->counts);",
     ),
+    "news written into an array that a message or an event still holds": (
+        "int alone = Py_REFCNT(self->counts) == 2 &&",
+        "int alone = Py_REFCNT(self->counts) >= 2 &&",
+    ),
 }
 
 

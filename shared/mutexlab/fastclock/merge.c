@@ -284,6 +284,12 @@ static PyObject *Clock_merge(Clock *self, PyObject *token) {
         return NULL;
     }
     if (serial <= UINT32_MAX && self->last[sender] == (uint32_t)serial) return Py_NewRef(self->token);
+    /* Whether nothing but this clock sees its counts: the array is held by the clock and its token
+     * alone, and the token by the clock alone (no message in flight carries it, no kept event
+     * reads it). Then news is written into the array itself, under a new serial as ever: no copy,
+     * no allocation, and the array stays in the cache (half the receives with news at bees P = 200). */
+    int alone = Py_REFCNT(self->counts) == 2 && Py_REFCNT(self->token) == 1 &&
+                PyTuple_GET_ITEM(self->token, 1) == self->counts;
     Py_buffer a, b, c;
     if (int32_buffer(self->counts, &a, 0, n) < 0) return NULL;
     if (int32_buffer(PyTuple_GET_ITEM(token, 1), &b, 0, n) < 0) {
@@ -293,7 +299,10 @@ static PyObject *Clock_merge(Clock *self, PyObject *token) {
     const int32_t *mine = (const int32_t *)a.buf, *theirs = (const int32_t *)b.buf;
     Py_ssize_t first = first_news(mine, theirs, n);
     PyObject *counts = NULL;
-    if (first < n) {
+    if (first < n && alone && !a.readonly) {
+        raise_to((int32_t *)a.buf, theirs, first, n); /* in place: see `alone` */
+        counts = Py_NewRef(self->counts);
+    } else if (first < n) {
         counts = PyObject_CallMethodNoArgs(self->counts, str_copy);
         if (counts != NULL && int32_buffer(counts, &c, PyBUF_WRITABLE, n) < 0) Py_CLEAR(counts);
         if (counts != NULL) {

@@ -120,7 +120,6 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                 _, _, pid, sender, msg, msg_id, vc = entry
                 if light:  # as ``deliver``: merge, handle, the recv event, its effects, the state
                     proto = protocols[pid]
-                    clock = clocks[pid]
                     token = merges[pid](vc)  # the token after the merge: what its sends carry
                     before = proto.state
                     effects = proto.on_message(msg)
@@ -131,16 +130,17 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                 _, _, pid, payload = entry
                 if light:  # as ``feed``
                     proto = protocols[pid]
-                    clock = clocks[pid]
-                    token = clock.token
+                    token = clocks[pid].token
                     before = proto.state
                     effects = proto.on_local(payload)
                 else:
                     effects = protocols[pid].on_local(payload)
             if effects:
                 links = link_last[pid]
-                # the message of the send before and its type: a broadcast's P − 1 sends of one
-                # message read its type once (a frozen model's: it cannot change between them)
+                # the message of the send before, its type, whether the network carries that type
+                # (``known``) and whether each receiver gets its own copy (``copied``), both set with
+                # ``kind`` at an effect list's first network send: a broadcast's P − 1 sends of one
+                # message read them once (a frozen model's type cannot change between them)
                 prev, kind = _NO_MESSAGE, ""
                 for effect in effects:
                     network = False  # a Send ``apply`` would transmit: to another known int pid
@@ -151,13 +151,15 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                             if msg is not prev:
                                 kind = msg.type
                                 prev = msg
-                            network = kind in types
+                                known = kind in types
+                                copied = kind in changeable
+                            network = known
                     if not network:
                         if recvs or sends:
                             recvs, sends = _flush(skip, recvs, sends)
                         apply(pid, (effect,))  # (an unknown receiver, or no int: the driver's finding)
                         if light:  # an enter, exit or note ticked the clock: later sends carry that
-                            token = clock.token
+                            token = clocks[pid].token
                         continue
                     # as ``apply`` for a network Send: count, number, the send event
                     messages[kind] += 1
@@ -172,7 +174,7 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                         when = last
                     links[to] = when
                     # as ``transmit``: each receiver its own copy of a message that may change
-                    held = deepcopy(msg) if kind in changeable else msg
+                    held = deepcopy(msg) if copied else msg
                     entry = (when, message, to, pid, held, None, token)  # no id: nothing here reads it
                     slot = int(when * scale)  # as ``Simulation.push``
                     if slot > bucket:
