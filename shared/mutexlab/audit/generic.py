@@ -37,7 +37,6 @@ class Stream:
         self.enters: Counter[tuple[str, str]] = Counter()
         self.last_request: dict[tuple[str, str], dict] = {}
         self.holding: dict[tuple[str, str], dict] = {}
-        self.named: dict[tuple[str, str], list] = {}  # (pid, "reed") → [entries, first two names]
 
     def feed(self, event: dict) -> None:
         kind, resource = event["event"], event.get("resource")
@@ -50,11 +49,6 @@ class Stream:
         elif kind == "enter":
             self.enters[key] += 1
             self.holding[key] = event
-            if ":" in resource:  # reed:3 is one of the reeds: a request for "reed" it does not serve
-                named = self.named.setdefault((key[0], resource.split(":", 1)[0]), [0])
-                named[0] += 1
-                if len(named) < 3 and resource not in named:
-                    named.append(resource)
         elif kind == "exit":
             self.holding.pop(key, None)
 
@@ -80,14 +74,15 @@ class Stream:
         return found
 
     def _named(self, pid: str, resource: str) -> str:
-        """What ``pid`` entered under ``resource:…`` names, when it did: its requests for
-        ``resource`` read as unserved only because they do not name what they were served."""
-        named = self.named.get((pid, resource))
-        if named is None:
+        """What ``pid`` entered under ``resource:…`` names, when it did (reed:3 is one of the
+        reeds): its requests for ``resource`` read as unserved only because they do not name what
+        they were served. Each name once, however often it was entered."""
+        prefix = resource + ":"
+        names = [r for p, r in self.enters if p == pid and r.startswith(prefix)]
+        if not names:
             return ""
-        shown = ", ".join(named[1:]) + (
-            f" and {named[0] - len(named) + 1:,} more" if named[0] > len(named) - 1 else ""
-        )
+        more = len(names) - 2
+        shown = ", ".join(names[:2]) + (f" and {more:,} other{'s' if more > 1 else ''}" if more > 0 else "")
         return (
             f" (it entered {shown}: a request is served only by an enter of the same resource — "
             f"log it under the name it enters, or log no request)"
