@@ -43,6 +43,25 @@ def _own_roles(algorithm: str | None) -> tuple[str, ...]:
     return solution(algorithm).spec.roles
 
 
+class Terminated(BaseException):  # noqa: N818 - a stop, like KeyboardInterrupt
+    """SIGTERM's stop of a service, exiting with ``code``. Not ``SystemExit``: a solution's handler
+    running when it comes would take it for its own ``sys.exit()`` (a finding, ``protocol.py``),
+    and the process would go on until SIGKILL."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def stop_on_sigterm(code: int) -> None:
+    """SIGTERM raises ``Terminated(code)`` in the main thread (``serve`` returns ``code``)."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise Terminated(code)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def serve(role: str) -> int:
     from .spawn import watch_parent_from_environment
 
@@ -86,8 +105,10 @@ def serve(role: str) -> int:
     except (ConfigError, ValueError) as exc:
         print(f"mutexlab {role}: {exc}", file=sys.stderr)
         return 2
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143 if role == "monitor" else 0))
+    stop_on_sigterm(143 if role == "monitor" else 0)
     try:
         return service.run()
     except KeyboardInterrupt:
         return 130
+    except Terminated as stop:
+        return stop.code
