@@ -337,6 +337,19 @@ def where_explained(reason: str) -> str:
     return "docs/mpi.md"
 
 
+def state_groups(pattern: str | None) -> list[str]:
+    """The NAMEs of ``pattern``'s ``state_NAME`` groups, however spelled (``(?P<…>``, ``(?<…>``)."""
+    if not pattern:
+        return []
+    import regex
+
+    try:
+        names = regex.compile(pattern).groupindex
+    except regex.error:  # (check_regex refused it before any run)
+        return []
+    return sorted(name[len("state_") :] for name in names if name.startswith("state_"))
+
+
 def unreported(
     message: str,
     events: list[dict[str, Any]],
@@ -360,7 +373,7 @@ def unreported(
     rules = [line.strip() for line in details or [] if line.strip().startswith("[")]
     if rules and all(line.startswith("[held-at-end]") for line in rules):
         return None
-    states = sorted({name for name in re.findall(r"\(\?P<state_(\w+)>", pattern or "")})
+    states = state_groups(pattern)
     if states:
         return (
             f"note: no rank reported a state in this run, though --regex reads states ({', '.join(states)}): "
