@@ -165,6 +165,10 @@ BROKEN_C = {
         "int alone = Py_REFCNT(self->counts) == 2 &&",
         "int alone = Py_REFCNT(self->counts) >= 2 &&",
     ),
+    "news written into an array whose token a message or an event still holds": (
+        "Py_REFCNT(self->token) == 1 &&",
+        "Py_REFCNT(self->token) >= 1 &&",
+    ),
 }
 
 
