@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .setups import Setup
+from .slots import attributes as slot_attributes
 
 NOTHING_LIVE = 1 << 60  # ``ClockOffsets.low`` of a state that holds no live timestamp
 
@@ -202,10 +203,7 @@ def declare_parts(**kinds: type | None | tuple[type | None, ...]) -> dict[str, t
 
 def part_differs(declared: Mapping[str, tuple[type, ...]], p: Any) -> str | None:
     """Which attribute of ``p`` ``declared`` does not cover, in words (None: every one is)."""
-    try:
-        attributes = vars(p)
-    except TypeError:  # slots only: the declared parts are all there is to look at
-        attributes = {name: getattr(p, name) for name in declared if hasattr(p, name)}
+    attributes = slot_attributes(p)  # its __dict__ and its class's __slots__ (a slot is a part too)
     for name, value in attributes.items():
         if name.startswith(MODEL_OWN):
             continue  # what the world model keeps with a state (rules.SEEN), not the protocol's

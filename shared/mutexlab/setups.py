@@ -137,7 +137,7 @@ def shared_state(setup: Setup) -> str | None:
     simulator would run one program and ``check`` verify another."""
     owner: dict[int, tuple[str, str]] = {}  # id of a mutable attribute value → (process, attribute)
     for pid, proto in setup.protocols.items():
-        for attribute, value in getattr(proto, "__dict__", {}).items():
+        for attribute, value in attributes(proto).items():  # its __slots__ too
             if not (isinstance(value, MUTABLE) or _writable_object(value, type(proto).__module__)):
                 continue
             first = owner.setdefault(id(value), (setup.names.get(pid, str(pid)), attribute))
