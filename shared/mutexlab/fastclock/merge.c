@@ -332,7 +332,7 @@ static PyMethodDef Clock_methods[] = {
 static PyMemberDef Clock_members[] = {
     {"family", T_OBJECT, offsetof(Clock, family), READONLY, "the clock's family"},
     {"own", T_PYSSIZET, offsetof(Clock, own), READONLY, "the clock's own index"},
-    {"counts", T_OBJECT, offsetof(Clock, counts), READONLY, "its counts, an array never written"},
+    {"counts", T_OBJECT, offsetof(Clock, counts), READONLY, "its counts, an array never written while another holds it"},
     {"token", T_OBJECT, offsetof(Clock, token), READONLY, "(serial, counts, own)"},
     {NULL, 0, 0, 0, NULL},
 };
