@@ -77,6 +77,19 @@ def build_session(args) -> Session:
     )
 
 
+def processes_said(session: Session) -> str:
+    """How many processes the page shows, counted as its header counts its cards: the elves' P
+    counts the elves, and the mayor is named beside it ("5 processes (P = 4, and mayor)")."""
+    import re
+
+    names = session.world.setup.names
+    said = f"{len(names)} processes"
+    if len(names) != session.config.processes:
+        others = [name for _, name in sorted(names.items()) if not re.search(r"-\d+$", name)]
+        said += f" (P = {session.config.processes}" + (f", and {', '.join(others)}" if others else "") + ")"
+    return said
+
+
 def no_display() -> bool:
     """True on a Linux or BSD machine with no graphical session (over SSH, in a container), where
     ``webbrowser`` would find nothing to open, or a console browser that takes over the terminal."""
@@ -107,7 +120,7 @@ def run(args) -> int:
     c = session.config
     ahead = len(session.redo_steps)
     print(
-        f"mutexlab explore: {c.algorithm}, {c.processes} processes"
+        f"mutexlab explore: {c.algorithm}, {processes_said(session)}"
         + (f", options {c.options}" if c.options else "")
         + (", endless requests" if c.endless else "")
         + (f"; scenario {args.scenario} ({ahead} steps ahead)" if args.scenario else "")

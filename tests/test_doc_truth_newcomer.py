@@ -1,0 +1,85 @@
+"""What a newcomer reads on the way from the README through the tour, held to the code: claims
+made in prose (not in a console block, which tests/test_docs_commands.py runs) about what the
+explorer serves, how the full test run is run, and what a command prints. Each check is shown
+catching a planted error."""
+
+from __future__ import annotations
+
+import re
+
+from doc_truth import DOCS, ROOT
+from test_explore_server import _explorer, _state, _stop
+
+from mutexlab.explore.server import STATIC
+
+WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+PAGE_FILES = re.compile(r"the page's (\w+) files")
+
+
+def page_file_findings(docs: dict[str, str]) -> list[str]:
+    """Every "the page's N files" that does not count the files the explorer serves."""
+    found = []
+    for name, text in docs.items():
+        for m in PAGE_FILES.finditer(text):
+            said = WORDS.get(m.group(1).lower())
+            if said != len(STATIC):
+                line = text.count("\n", 0, m.start()) + 1
+                found.append(f"{name}:{line}: says {m.group(0)!r}; the explorer serves {len(STATIC)}: {sorted(STATIC)}")
+    return found
+
+
+def documents() -> dict[str, str]:
+    return {str(doc.relative_to(ROOT)): doc.read_text(encoding="utf-8") for doc in DOCS}
+
+
+def test_the_explorers_page_files_are_counted_as_it_serves_them():
+    texts = documents()
+    assert any(PAGE_FILES.search(t) for t in texts.values()), "the docs no longer count the page's files"
+    assert page_file_findings(texts) == []
+
+
+def test_the_page_file_count_check_reports_a_planted_count():
+    planted = {"docs/x.md": "intro\nserves only the page's three files, the diagram"}
+    found = page_file_findings(planted)
+    assert len(found) == 1 and found[0].startswith("docs/x.md:2:"), found
+
+
+# The full run is the README's command, on two workers; a sentence telling to run it without -n
+# (as docs/install.md said, from before the broker tests ran under xdist) sends a newcomer to a
+# run twice as long, against what the README, CONTRIBUTING.md and CI do.
+FULL_RUN = "python -m pytest -q -n 2 --dist loadfile"
+WITHOUT_N = re.compile(r"full (?:test )?run[^.]*\bwithout\s+`-n`", re.S)
+
+
+def full_run_findings(docs: dict[str, str]) -> list[str]:
+    found = []
+    for name, text in docs.items():
+        for m in WITHOUT_N.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            found.append(f"{name}:{line}: {m.group(0)!r}, but the full run is `{FULL_RUN}`")
+    return found
+
+
+def test_the_full_run_is_told_one_way():
+    texts = documents()
+    assert FULL_RUN in texts["README.md"] and FULL_RUN in texts["docs/install.md"]
+    assert full_run_findings(texts) == []
+
+
+def test_the_full_run_check_reports_a_planted_contradiction():
+    planted = {"docs/i.md": "a\nb. The full run is meant to run without\n`-n` (the broker tests share one broker)."}
+    found = full_run_findings(planted)
+    assert len(found) == 1 and found[0].startswith("docs/i.md:2:"), found
+
+
+def test_explore_says_as_many_processes_as_the_page_shows():
+    """The elves' page shows the mayor's card beside P elves' ("5 processes (P = 4, and mayor)");
+    the command's first line said "elves, 4 processes", one fewer than the page beside it."""
+    proc, host, port, first = _explorer("elves", "--elves", "4")
+    try:
+        state = _state(host, port)
+    finally:
+        _stop(proc)
+    cards = len(state["procs"])
+    assert cards == 5 and state["processes"] == 4
+    assert first.startswith(f"mutexlab explore: elves, {cards} processes (P = 4, and mayor)"), first
