@@ -83,3 +83,30 @@ def test_explore_says_as_many_processes_as_the_page_shows():
     cards = len(state["procs"])
     assert cards == 5 and state["processes"] == 4
     assert first.startswith(f"mutexlab explore: elves, {cards} processes (P = 4, and mayor)"), first
+
+
+def test_an_elfs_card_shows_its_contract_and_queues_as_what_they_are():
+    """docs/explore.md: requests ``(ts, pid)`` read ``ts@pid``. An elf's ``holding`` is (contract,
+    hamsters) and its queues map pid → (ts, units): the card showed contract 1 of 4 hamsters as
+    ``1@4`` and pid 2's pins request at 14 as ``2: 14@1``, requests by pids that do not exist."""
+    from mutexlab.explore.session import Config, Session
+
+    s = Session(Config("elves", 4, {}))
+    s.random(40, seed=1)
+    cards = {p["name"]: dict(p["fields"]) for p in s.state()["procs"]}
+    protocols = s.world.run.protocols
+    checked = 0
+    for pid, proto in protocols.items():
+        if not hasattr(proto, "queues"):
+            continue  # the mayor
+        card = cards[f"elf-{pid}"]
+        if proto.holding is not None:
+            index, hamsters = proto.holding
+            assert card["holding"] == f"contract {index} ({hamsters} hamsters)", card
+            checked += 1
+        for kind in ("pins", "poison"):
+            queue = proto.queues[kind]
+            said = sorted((ts, who, units) for who, (ts, units) in queue.items())
+            assert card[f"{kind} queue"] == "[" + ", ".join(f"{t}@{w} ×{u}" for t, w, u in said) + "]", card
+            checked += len(queue)
+    assert checked >= 4, "the walk no longer reaches held contracts and queued pins"
