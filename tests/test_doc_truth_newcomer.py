@@ -24,7 +24,9 @@ def page_file_findings(docs: dict[str, str]) -> list[str]:
             said = WORDS.get(m.group(1).lower())
             if said != len(STATIC):
                 line = text.count("\n", 0, m.start()) + 1
-                found.append(f"{name}:{line}: says {m.group(0)!r}; the explorer serves {len(STATIC)}: {sorted(STATIC)}")
+                found.append(
+                    f"{name}:{line}: says {m.group(0)!r}; the explorer serves {len(STATIC)}: {sorted(STATIC)}"
+                )
     return found
 
 
@@ -67,7 +69,9 @@ def test_the_full_run_is_told_one_way():
 
 
 def test_the_full_run_check_reports_a_planted_contradiction():
-    planted = {"docs/i.md": "a\nb. The full run is meant to run without\n`-n` (the broker tests share one broker)."}
+    planted = {
+        "docs/i.md": "a\nb. The full run is meant to run without\n`-n` (the broker tests share one broker)."
+    }
     found = full_run_findings(planted)
     assert len(found) == 1 and found[0].startswith("docs/i.md:2:"), found
 
