@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from doc_truth import DOCS, ROOT
+from doc_truth import DOCS, ROOT, documented_codes
 from test_explore_server import _explorer, _state, _stop
 
 from mutexlab.explore.server import STATIC
@@ -114,3 +114,31 @@ def test_an_elfs_card_shows_its_contract_and_queues_as_what_they_are():
             assert card[f"{kind} queue"] == "[" + ", ".join(f"{t}@{w} ×{u}" for t, w, u in said) + "]", card
             checked += len(queue)
     assert checked >= 4, "the walk no longer reaches held contracts and queued pins"
+
+
+def test_every_command_has_its_exit_codes_in_the_table():
+    """docs/exit-codes.md is "what every command's exit code means": `explore` and `tables` had no
+    row (and `explore` exits 0 on Ctrl-C, where the page said every command exits 130)."""
+    from mutexlab.cli import build_parser
+
+    table = (ROOT / "docs" / "exit-codes.md").read_text(encoding="utf-8")
+    first_cells = [line.split(" | ")[0] for line in table.splitlines() if line.startswith("| `mutexlab ")]
+    rows = {name for cell in first_cells for name in re.findall(r"`mutexlab ([\w-]+)", cell)}
+    assert {command.split()[0] for command in documented_codes(table)} <= rows
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices
+    missing = sorted(
+        c for c in commands if c not in rows and f"`mutexlab {c}` says its own codes" not in table
+    )
+    assert missing == [], f"commands without exit codes in docs/exit-codes.md: {missing}"
+    assert "`explore` is the exception" in table
+
+
+def test_tables_takes_a_file_and_refuses_an_unwritable_one_with_exit_2(cli, tmp_path):
+    """Every command takes a solution by path (README); `tables ./file.py` said "cannot be
+    imported", and `--write` to a folder that does not exist was an internal error, exit 4."""
+    ran = cli("tables", str(ROOT / "examples" / "protocols" / "central.py"))
+    assert ran.returncode == 0, ran.stderr
+    assert "`CentralNode`:" in ran.stdout and "central.py`)." in ran.stdout
+    ran = cli("tables", "--write", str(tmp_path / "no-such-folder" / "protocols.md"))
+    assert ran.returncode == 2 and "cannot write" in ran.stderr and "Traceback" not in ran.stderr, ran.stderr

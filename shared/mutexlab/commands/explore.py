@@ -151,7 +151,8 @@ COMMAND = Command(
     "step through a protocol in the browser, choosing every interleaving",
     """Serve a local page that shows every process, every message in flight and every enabled step as a
     button; undo, redo, jump back, random steps, run to the end; findings (capacity, invariants, deadlock)
-    live; export the path as a scenario for `mutexlab replay`.""",
+    live; export the path as a scenario for `mutexlab replay`. Exit 0 when Ctrl-C, SIGINT or SIGTERM stops
+    it; 2 on bad arguments, an unreadable or invalid scenario, or an address that cannot be bound.""",
     scenarios=family_scenarios(run, _arguments, help=lambda f: f.title),
     dest="scenario_family",
 )
