@@ -140,3 +140,17 @@ def test_tables_takes_a_file_and_refuses_an_unwritable_one_with_exit_2(cli, tmp_
     assert "`CentralNode`:" in ran.stdout and "central.py`)." in ran.stdout
     ran = cli("tables", "--write", str(tmp_path / "no-such-folder" / "protocols.md"))
     assert ran.returncode == 2 and "cannot write" in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
+
+
+def test_the_problem_is_called_a_problem_and_a_scenario_file_is_pointed_to_scenario(cli):
+    """The README's words: a scenario is a script of steps (what --scenario FILE opens); bees,
+    elves, mutex ... are problems. Usage said `mutexlab explore SCENARIO`, so a newcomer gave it a
+    scenario file and read "argument SCENARIO: invalid choice: '….json'"."""
+    example = str(ROOT / "examples" / "scenarios" / "maekawa-inquire-yield.json")
+    ran = cli("explore", example)
+    assert ran.returncode == 2
+    assert "argument PROBLEM: invalid choice" in ran.stderr, ran.stderr
+    assert f"mutexlab explore mutex --scenario {example}" in ran.stderr, ran.stderr
+    for command in ("simulate", "run", "check", "explore"):
+        ran = cli(command)
+        assert ran.returncode == 2 and "required: PROBLEM" in ran.stderr, (command, ran.stderr)

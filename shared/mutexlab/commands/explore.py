@@ -77,6 +77,20 @@ def build_session(args) -> Session:
     )
 
 
+def problem_of_scenario(path: str) -> str:
+    """The problem whose ``explore`` opens the scenario file at ``path`` (``PROBLEM`` when the
+    file does not say): for the hint given when the file stands where the problem goes."""
+    import json
+    from pathlib import Path
+
+    try:
+        found = registry.SPECS.get(json.loads(Path(path).read_text(encoding="utf-8"))["algorithm"])
+    except (OSError, ValueError, KeyError, TypeError):  # a hint only: --scenario reads it for real
+        found = None
+    # a built-in algorithm only: a file the scenario names is not run for a hint
+    return "PROBLEM" if found is None else registry.flags_of(found).command
+
+
 def processes_said(session: Session) -> str:
     """How many processes the page shows, counted as its header counts its cards: the elves' P
     counts the elves, and the mayor is named beside it ("5 processes (P = 4, and mayor)")."""
