@@ -154,3 +154,28 @@ def test_the_problem_is_called_a_problem_and_a_scenario_file_is_pointed_to_scena
     for command in ("simulate", "run", "check", "explore"):
         ran = cli(command)
         assert ran.returncode == 2 and "required: PROBLEM" in ran.stderr, (command, ran.stderr)
+
+
+PORT_COMMAND = "docker compose port rabbitmq 15672"
+
+
+def management_port_findings(texts: dict[str, str]) -> list[str]:
+    """Each mention of the command that prints the management UI's port must say it answers only
+    while the stack runs: after `up --exit-code-from` it says `service "rabbitmq" is not running`."""
+    found = []
+    for name, text in texts.items():
+        start = text.find(PORT_COMMAND)
+        while start >= 0:
+            after = " ".join(text[start : start + 200].replace("#", " ").split())
+            if "while the stack runs" not in after:
+                found.append(f"{name}:{text.count(chr(10), 0, start) + 1}: {after[:90]!r}")
+            start = text.find(PORT_COMMAND, start + 1)
+    return found
+
+
+def test_the_management_port_is_said_to_be_printed_while_the_stack_runs():
+    texts = {**documents(), ".env.example": (ROOT / ".env.example").read_text(encoding="utf-8")}
+    assert sum(t.count(PORT_COMMAND) for t in texts.values()) >= 3
+    assert management_port_findings(texts) == []
+    planted = {"docs/t.md": f"a port Docker picks — `{PORT_COMMAND}` prints it."}
+    assert len(management_port_findings(planted)) == 1
