@@ -179,3 +179,28 @@ def test_the_management_port_is_said_to_be_printed_while_the_stack_runs():
     assert management_port_findings(texts) == []
     planted = {"docs/t.md": f"a port Docker picks — `{PORT_COMMAND}` prints it."}
     assert len(management_port_findings(planted)) == 1
+
+
+SERVICE_BY_HAND = re.compile(r"services/\w+/main\.py|python -m mutexlab\.services \w")
+
+
+def by_hand_findings(texts: dict[str, str]) -> list[str]:
+    """A code block that starts services by hand must give them the run's secret: without it
+    each refuses to start (`bad configuration: settings: no run secret`), exit 2."""
+    found = []
+    for name, text in texts.items():
+        for block in re.findall(r"^```[^\n]*\n(.*?)^```", text, re.S | re.M):
+            started = [
+                line for line in block.splitlines() if line.startswith("$ ") and SERVICE_BY_HAND.search(line)
+            ]
+            if started and "MUTEXLAB_RUN_SECRET" not in block:
+                found.append(f"{name}: {started[0]!r} without MUTEXLAB_RUN_SECRET")
+    return found
+
+
+def test_services_started_by_hand_are_given_the_runs_secret():
+    texts = documents()
+    assert any(SERVICE_BY_HAND.search(t) for t in texts.values())
+    assert by_hand_findings(texts) == []
+    planted = {"docs/r.md": "```\n$ export RUN_ID=x\n$ python services/monitor/main.py &\n```\n"}
+    assert len(by_hand_findings(planted)) == 1
