@@ -245,3 +245,18 @@ def test_the_legend_hides_a_type_and_the_focus_keeps_one_process(opened):
     ends = d.evaluate("[...document.querySelectorAll('line.msg')].map(a => [a.dataset.from, a.dataset.to])")
     assert ends and all(pid in pair for pair in ends)
     assert d.evaluate(STRAY_ARROWS)["stray"] == []
+
+
+def test_the_shared_session_notice_is_not_shown_for_a_fresh_scenario_nor_kept_after_a_move(opened):
+    """`explore --scenario` opens at step 0 with the steps ahead: its first tab said "at step 0
+    where it was left", and kept saying it after the tab's own clicks had moved the path on."""
+    p = opened(session_from_scenario(EXAMPLES / "maekawa-inquire-yield.json"), 1280)
+    expect(p.page.locator("#position")).to_have_text("0")
+    assert p.page.locator("#shared").is_hidden(), p.page.locator("#shared").inner_text()
+    walked_page = opened(walked("bees", 3, {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 1}, 5), 1280)
+    shared = walked_page.page.locator("#shared")
+    expect(shared).to_contain_text("at step 5 where it was left")
+    walked_page.page.locator("#undo").click()
+    expect(walked_page.page.locator("#position")).to_have_text("4")
+    expect(shared).to_be_hidden()
+    assert p.errors == [] and walked_page.errors == []

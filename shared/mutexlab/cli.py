@@ -94,6 +94,14 @@ class Parser(argparse.ArgumentParser):
         unknown = self.unknown_flags()
         if unknown and "unrecognized arguments" not in message:
             message += f"; unrecognized arguments: {' '.join(unknown)}"
+        given = message.partition("argument PROBLEM: invalid choice: '")[2].partition("'")[0]
+        if given.endswith(".json") and self.prog == "mutexlab explore":  # a scenario where the problem goes
+            from .commands.explore import problem_of_scenario
+
+            message += (
+                "; open a scenario file with --scenario after its problem: "
+                f"mutexlab explore {problem_of_scenario(given)} --scenario {given}"
+            )
         super().error(message + self.close_flags(unknown, message))
 
 

@@ -77,6 +77,33 @@ def build_session(args) -> Session:
     )
 
 
+def problem_of_scenario(path: str) -> str:
+    """The problem whose ``explore`` opens the scenario file at ``path`` (``PROBLEM`` when the
+    file does not say): for the hint given when the file stands where the problem goes."""
+    import json
+    from pathlib import Path
+
+    try:
+        found = registry.SPECS.get(json.loads(Path(path).read_text(encoding="utf-8"))["algorithm"])
+    except (OSError, ValueError, KeyError, TypeError):  # a hint only: --scenario reads it for real
+        found = None
+    # a built-in algorithm only: a file the scenario names is not run for a hint
+    return "PROBLEM" if found is None else registry.flags_of(found).command
+
+
+def processes_said(session: Session) -> str:
+    """How many processes the page shows, counted as its header counts its cards: the elves' P
+    counts the elves, and the mayor is named beside it ("5 processes (P = 4, and mayor)")."""
+    import re
+
+    names = session.world.setup.names
+    said = f"{len(names)} processes"
+    if len(names) != session.config.processes:
+        others = [name for _, name in sorted(names.items()) if not re.search(r"-\d+$", name)]
+        said += f" (P = {session.config.processes}" + (f", and {', '.join(others)}" if others else "") + ")"
+    return said
+
+
 def no_display() -> bool:
     """True on a Linux or BSD machine with no graphical session (over SSH, in a container), where
     ``webbrowser`` would find nothing to open, or a console browser that takes over the terminal."""
@@ -107,7 +134,7 @@ def run(args) -> int:
     c = session.config
     ahead = len(session.redo_steps)
     print(
-        f"mutexlab explore: {c.algorithm}, {c.processes} processes"
+        f"mutexlab explore: {c.algorithm}, {processes_said(session)}"
         + (f", options {c.options}" if c.options else "")
         + (", endless requests" if c.endless else "")
         + (f"; scenario {args.scenario} ({ahead} steps ahead)" if args.scenario else "")
@@ -138,7 +165,8 @@ COMMAND = Command(
     "step through a protocol in the browser, choosing every interleaving",
     """Serve a local page that shows every process, every message in flight and every enabled step as a
     button; undo, redo, jump back, random steps, run to the end; findings (capacity, invariants, deadlock)
-    live; export the path as a scenario for `mutexlab replay`.""",
+    live; export the path as a scenario for `mutexlab replay`. Exit 0 when Ctrl-C, SIGINT or SIGTERM stops
+    it; 2 on bad arguments, an unreadable or invalid scenario, or an address that cannot be bound.""",
     scenarios=family_scenarios(run, _arguments, help=lambda f: f.title),
     dest="scenario_family",
 )

@@ -56,7 +56,7 @@ def add_command(sub, command: Command, within: str | None = None, only: str | No
         }
     parser = sub.add_parser(command.name, parents=parents, help=command.help, description=command.description)
     if command.scenarios:
-        group = parser.add_subparsers(dest=command.dest, metavar="SCENARIO", required=True)
+        group = parser.add_subparsers(dest=command.dest, metavar="PROBLEM", required=True)
         whole = only not in {scenario.name for scenario in command.scenarios}
         for scenario in command.scenarios:
             if whole or scenario.name == only:

@@ -9,10 +9,12 @@ tests/test_state_tables.py checks it is current).
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 from types import ModuleType
 
 from ..machine import Table
+from ..protocols import registry
 from ..protocols.registry import SPECS
 from ..setups import ConfigError
 from ..spec import AlgorithmSpec
@@ -50,12 +52,13 @@ def _within(home: str, module: ModuleType) -> bool:
     return home == module.__name__ or (hasattr(module, "__path__") and home.startswith(f"{module.__name__}."))
 
 
-def render(title: str, summary: str, module: ModuleType) -> str | None:
-    """One section: ``module``'s tables in Markdown, or None when it has none."""
+def render(title: str, summary: str, module: ModuleType, where: str | None = None) -> str | None:
+    """One section: ``module``'s tables in Markdown, or None when it has none; ``where`` names the
+    module (default: its name; a file loaded by path: the path given)."""
     classes = tabled(module)
     if not classes:
         return None
-    lines = [f"## {title}", "", f"{summary} (`{module.__name__}`)."]
+    lines = [f"## {title}", "", f"{summary} (`{where or module.__name__}`)."]
     for name, table in classes:
         lines += ["", f"`{name}`:", "", table.markdown()]
         if table.legend:
@@ -79,6 +82,10 @@ def render_named(algorithm: str) -> str | None:
     """The tables of a registered algorithm, or of a plugin module given by its dotted path."""
     if algorithm in SPECS:
         return render_spec(SPECS[algorithm])
+    if registry.is_file(algorithm):  # a solution by path, as every other command takes it
+        spec = registry.resolve(algorithm)
+        path = Path(algorithm).expanduser().resolve()
+        return render(spec.name, spec.summary, sys.modules[registry.module_name(path)], algorithm)
     if "." not in algorithm:
         raise ConfigError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(SPECS)}")
     try:
@@ -94,7 +101,10 @@ def run(args) -> int:
     if args.algorithm is None:
         text = document()
         if args.write is not None:
-            args.write.write_text(text, encoding="utf-8")
+            try:
+                args.write.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                return fail(f"cannot write {args.write}: {exc.strerror or exc}")
             return 0
         print(text, end="")
         return 0
@@ -109,16 +119,19 @@ def run(args) -> int:
 
 
 def arguments(p) -> None:
-    p.add_argument("algorithm", nargs="?", help="a registered algorithm or a plugin module (default: all)")
+    p.add_argument(
+        "algorithm", nargs="?", help="a registered algorithm, a plugin module or a .py file (default: all)"
+    )
     p.add_argument("--write", type=Path, metavar="FILE", help="write every algorithm's tables to FILE")
 
 
 COMMAND = Command(
     "tables",
     "print an algorithm's state tables (Markdown)",
-    """Print the state tables of ALGORITHM (a registered name or a plugin module), or of every
-    registered algorithm, as Markdown rendered from the tables their protocols run on. --write FILE
-    writes every algorithm's to FILE (docs/protocols.md).""",
+    """Print the state tables of ALGORITHM (a registered name, a plugin module or a .py file), or of
+    every registered algorithm, as Markdown rendered from the tables their protocols run on. --write
+    FILE writes every algorithm's to FILE (docs/protocols.md). Exit 0 printed or written, 1 when
+    ALGORITHM declares no table, 2 an unknown algorithm or a file that cannot be written.""",
     run,
     arguments,
 )

@@ -59,7 +59,7 @@
     setEnabled();
     return api(method, path, body).then(function (state) {
       showError(null);
-      if (state && state.procs) draw(state);
+      if (state && state.procs) { draw(state); shared(""); }  // this tab's own move: nothing to announce
       return state;
     }).catch(function (e) { showError(String(e.message || e)); })
       .then(function (x) { busy = false; setEnabled(); return x; });
@@ -322,7 +322,8 @@
   window.addEventListener("focus", refresh);
   api("GET", "/api/state").then(function (state) {
     draw(state);
-    if (state.position || state.redo.length || state.history.length) {
+    // a path walked (a scenario's steps ahead, at step 0, are no one's walk: `explore --scenario`)
+    if (state.position) {
       shared("This tab shares the explorer's one session, at step " + state.position + " where it was left" +
              " (every tab shows and moves the same path; ⟲ reset starts over).");
     }

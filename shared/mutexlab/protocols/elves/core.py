@@ -178,12 +178,20 @@ class ElfCore(Protocol):
         return {}
 
     def card(self) -> list[tuple[str, str]]:
-        names = "round phase my_request replies holding contracts contract_requests"
-        return attributes(self, names, counts=frozenset({"replies"})) + [
-            ("pins queue", fmt(self.queues.get("pins", {}))),
-            ("poison queue", fmt(self.queues.get("poison", {}))),
-            ("done", fmt(self.done)),
-        ]
+        """``holding`` is (contract index, hamsters) and a queue maps pid → (ts, units): neither is
+        a request ``(ts, pid)``, so neither is shown as ``ts@pid`` by ``fmt`` (which showed
+        contract 1 of 4 hamsters as ``1@4`` and pid 2's request at 14 for 1 unit as ``2: 14@1``)."""
+        held = self.holding
+        return (
+            attributes(self, "round phase my_request replies", counts=frozenset({"replies"}))
+            + [("holding", "—" if held is None else f"contract {held[0]} ({held[1]} hamsters)")]
+            + attributes(self, "contracts contract_requests")
+            + [
+                ("pins queue", _queue_text(self.queues.get("pins", {}))),
+                ("poison queue", _queue_text(self.queues.get("poison", {}))),
+                ("done", fmt(self.done)),
+            ]
+        )
 
     def snapshot(self) -> tuple[Any, ...]:
         return (
@@ -216,3 +224,9 @@ class ElfCore(Protocol):
         twin.done = {r: list(ids) for r, ids in self.done.items()}
         twin.waits = Counter(self.waits)
         return twin
+
+
+def _queue_text(queue: dict[int, tuple[int, int]]) -> str:
+    """A units queue (pid → (ts, units)) in priority order, each request ``ts@pid ×units``."""
+    ordered = sorted(queue.items(), key=lambda item: priority(item[1][0], item[0]))
+    return "[" + ", ".join(f"{ts}@{pid} ×{units}" for pid, (ts, units) in ordered) + "]"

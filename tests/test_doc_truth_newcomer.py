@@ -1,0 +1,206 @@
+"""What a newcomer reads on the way from the README through the tour, held to the code: claims
+made in prose (not in a console block, which tests/test_docs_commands.py runs) about what the
+explorer serves, how the full test run is run, and what a command prints. Each check is shown
+catching a planted error."""
+
+from __future__ import annotations
+
+import re
+
+from doc_truth import DOCS, ROOT, documented_codes
+from test_explore_server import _explorer, _state, _stop
+
+from mutexlab.explore.server import STATIC
+
+WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+PAGE_FILES = re.compile(r"the page's (\w+) files")
+
+
+def page_file_findings(docs: dict[str, str]) -> list[str]:
+    """Every "the page's N files" that does not count the files the explorer serves."""
+    found = []
+    for name, text in docs.items():
+        for m in PAGE_FILES.finditer(text):
+            said = WORDS.get(m.group(1).lower())
+            if said != len(STATIC):
+                line = text.count("\n", 0, m.start()) + 1
+                found.append(
+                    f"{name}:{line}: says {m.group(0)!r}; the explorer serves {len(STATIC)}: {sorted(STATIC)}"
+                )
+    return found
+
+
+def documents() -> dict[str, str]:
+    return {str(doc.relative_to(ROOT)): doc.read_text(encoding="utf-8") for doc in DOCS}
+
+
+def test_the_explorers_page_files_are_counted_as_it_serves_them():
+    texts = documents()
+    assert any(PAGE_FILES.search(t) for t in texts.values()), "the docs no longer count the page's files"
+    assert page_file_findings(texts) == []
+
+
+def test_the_page_file_count_check_reports_a_planted_count():
+    planted = {"docs/x.md": "intro\nserves only the page's three files, the diagram"}
+    found = page_file_findings(planted)
+    assert len(found) == 1 and found[0].startswith("docs/x.md:2:"), found
+
+
+# The full run is the README's command, on two workers; a sentence telling to run it without -n
+# (as docs/install.md said, from before the broker tests ran under xdist) sends a newcomer to a
+# run twice as long, against what the README, CONTRIBUTING.md and CI do.
+FULL_RUN = "python -m pytest -q -n 2 --dist loadfile"
+WITHOUT_N = re.compile(r"full (?:test )?run[^.]*\bwithout\s+`-n`", re.S)
+
+
+def full_run_findings(docs: dict[str, str]) -> list[str]:
+    found = []
+    for name, text in docs.items():
+        for m in WITHOUT_N.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            found.append(f"{name}:{line}: {m.group(0)!r}, but the full run is `{FULL_RUN}`")
+    return found
+
+
+def test_the_full_run_is_told_one_way():
+    texts = documents()
+    assert FULL_RUN in texts["README.md"] and FULL_RUN in texts["docs/install.md"]
+    assert full_run_findings(texts) == []
+
+
+def test_the_full_run_check_reports_a_planted_contradiction():
+    planted = {
+        "docs/i.md": "a\nb. The full run is meant to run without\n`-n` (the broker tests share one broker)."
+    }
+    found = full_run_findings(planted)
+    assert len(found) == 1 and found[0].startswith("docs/i.md:2:"), found
+
+
+def test_explore_says_as_many_processes_as_the_page_shows():
+    """The elves' page shows the mayor's card beside P elves' ("5 processes (P = 4, and mayor)");
+    the command's first line said "elves, 4 processes", one fewer than the page beside it."""
+    proc, host, port, first = _explorer("elves", "--elves", "4")
+    try:
+        state = _state(host, port)
+    finally:
+        _stop(proc)
+    cards = len(state["procs"])
+    assert cards == 5 and state["processes"] == 4
+    assert first.startswith(f"mutexlab explore: elves, {cards} processes (P = 4, and mayor)"), first
+
+
+def test_an_elfs_card_shows_its_contract_and_queues_as_what_they_are():
+    """docs/explore.md: requests ``(ts, pid)`` read ``ts@pid``. An elf's ``holding`` is (contract,
+    hamsters) and its queues map pid → (ts, units): the card showed contract 1 of 4 hamsters as
+    ``1@4`` and pid 2's pins request at 14 as ``2: 14@1``, requests by pids that do not exist."""
+    from mutexlab.explore.session import Config, Session
+
+    s = Session(Config("elves", 4, {}))
+    s.random(40, seed=1)
+    cards = {p["name"]: dict(p["fields"]) for p in s.state()["procs"]}
+    protocols = s.world.run.protocols
+    checked = 0
+    for pid, proto in protocols.items():
+        if not hasattr(proto, "queues"):
+            continue  # the mayor
+        card = cards[f"elf-{pid}"]
+        if proto.holding is not None:
+            index, hamsters = proto.holding
+            assert card["holding"] == f"contract {index} ({hamsters} hamsters)", card
+            checked += 1
+        for kind in ("pins", "poison"):
+            queue = proto.queues[kind]
+            said = sorted((ts, who, units) for who, (ts, units) in queue.items())
+            assert card[f"{kind} queue"] == "[" + ", ".join(f"{t}@{w} ×{u}" for t, w, u in said) + "]", card
+            checked += len(queue)
+    assert checked >= 4, "the walk no longer reaches held contracts and queued pins"
+
+
+def test_every_command_has_its_exit_codes_in_the_table():
+    """docs/exit-codes.md is "what every command's exit code means": `explore` and `tables` had no
+    row (and `explore` exits 0 on Ctrl-C, where the page said every command exits 130)."""
+    from mutexlab.cli import COMMANDS
+
+    table = (ROOT / "docs" / "exit-codes.md").read_text(encoding="utf-8")
+    first_cells = [line.split(" | ")[0] for line in table.splitlines() if line.startswith("| `mutexlab ")]
+    rows = {name for cell in first_cells for name in re.findall(r"`mutexlab ([\w-]+)", cell)}
+    assert {command.split()[0] for command in documented_codes(table)} <= rows
+    missing = sorted(
+        c for c in COMMANDS if c not in rows and f"`mutexlab {c}` says its own codes" not in table
+    )
+    assert missing == [], f"commands without exit codes in docs/exit-codes.md: {missing}"
+    assert "`explore` is the exception" in table
+
+
+def test_tables_takes_a_file_and_refuses_an_unwritable_one_with_exit_2(cli, tmp_path):
+    """Every command takes a solution by path (README); `tables ./file.py` said "cannot be
+    imported", and `--write` to a folder that does not exist was an internal error, exit 4."""
+    ran = cli("tables", str(ROOT / "examples" / "protocols" / "central.py"))
+    assert ran.returncode == 0, ran.stderr
+    assert "`CentralNode`:" in ran.stdout and "central.py`)." in ran.stdout
+    ran = cli("tables", "--write", str(tmp_path / "no-such-folder" / "protocols.md"))
+    assert ran.returncode == 2 and "cannot write" in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
+
+
+def test_the_problem_is_called_a_problem_and_a_scenario_file_is_pointed_to_scenario(cli):
+    """The README's words: a scenario is a script of steps (what --scenario FILE opens); bees,
+    elves, mutex ... are problems. Usage said `mutexlab explore SCENARIO`, so a newcomer gave it a
+    scenario file and read "argument SCENARIO: invalid choice: '….json'"."""
+    example = str(ROOT / "examples" / "scenarios" / "maekawa-inquire-yield.json")
+    ran = cli("explore", example)
+    assert ran.returncode == 2
+    assert "argument PROBLEM: invalid choice" in ran.stderr, ran.stderr
+    assert f"mutexlab explore mutex --scenario {example}" in ran.stderr, ran.stderr
+    for command in ("simulate", "run", "check", "explore"):
+        ran = cli(command)
+        assert ran.returncode == 2 and "required: PROBLEM" in ran.stderr, (command, ran.stderr)
+
+
+PORT_COMMAND = "docker compose port rabbitmq 15672"
+
+
+def management_port_findings(texts: dict[str, str]) -> list[str]:
+    """Each mention of the command that prints the management UI's port must say it answers only
+    while the stack runs: after `up --exit-code-from` it says `service "rabbitmq" is not running`."""
+    found = []
+    for name, text in texts.items():
+        start = text.find(PORT_COMMAND)
+        while start >= 0:
+            after = " ".join(text[start : start + 200].replace("#", " ").split())
+            if "while the stack runs" not in after:
+                found.append(f"{name}:{text.count(chr(10), 0, start) + 1}: {after[:90]!r}")
+            start = text.find(PORT_COMMAND, start + 1)
+    return found
+
+
+def test_the_management_port_is_said_to_be_printed_while_the_stack_runs():
+    texts = {**documents(), ".env.example": (ROOT / ".env.example").read_text(encoding="utf-8")}
+    assert sum(t.count(PORT_COMMAND) for t in texts.values()) >= 3
+    assert management_port_findings(texts) == []
+    planted = {"docs/t.md": f"a port Docker picks — `{PORT_COMMAND}` prints it."}
+    assert len(management_port_findings(planted)) == 1
+
+
+SERVICE_BY_HAND = re.compile(r"services/\w+/main\.py|python -m mutexlab\.services \w")
+
+
+def by_hand_findings(texts: dict[str, str]) -> list[str]:
+    """A code block that starts services by hand must give them the run's secret: without it
+    each refuses to start (`bad configuration: settings: no run secret`), exit 2."""
+    found = []
+    for name, text in texts.items():
+        for block in re.findall(r"^```[^\n]*\n(.*?)^```", text, re.S | re.M):
+            started = [
+                line for line in block.splitlines() if line.startswith("$ ") and SERVICE_BY_HAND.search(line)
+            ]
+            if started and "MUTEXLAB_RUN_SECRET" not in block:
+                found.append(f"{name}: {started[0]!r} without MUTEXLAB_RUN_SECRET")
+    return found
+
+
+def test_services_started_by_hand_are_given_the_runs_secret():
+    texts = documents()
+    assert any(SERVICE_BY_HAND.search(t) for t in texts.values())
+    assert by_hand_findings(texts) == []
+    planted = {"docs/r.md": "```\n$ export RUN_ID=x\n$ python services/monitor/main.py &\n```\n"}
+    assert len(by_hand_findings(planted)) == 1
