@@ -31,6 +31,7 @@ LAYERS = [
         "rules",
         "setups",
         "show",
+        "slots",
         "spec",
         "trace",
         "watcher",
