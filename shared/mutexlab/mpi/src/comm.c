@@ -127,6 +127,10 @@ int ml_comm_members(MPI_Comm comm, int **members, const char *call) {
     ml_comm(comm, call);
     ml_lock();
     comm_t *c = slot_of(comm);
+    if (!c) { /* freed by another thread since ml_comm looked: the program's error */
+        ml_unlock();
+        ml_fatal("%s on a communicator another thread freed meanwhile (%d)", call, comm);
+    }
     int size = c->size;
     *members = malloc(sizeof(int) * (size_t)(size > 0 ? size : 1));
     if (*members) memcpy(*members, c->members, sizeof(int) * (size_t)size);
