@@ -190,8 +190,7 @@ def run_check(
                 built = config.setup()  # (only for the files of its code; the search builds its own)
             except ConfigError:
                 built = None  # the search says why
-        files = hung.algorithm_files(built) if built is not None else frozenset()
-        with budget.watch(), hung.watch_handlers(files):
+        with budget.watch(), hung.watching(built):
             while True:
                 try:
                     model, result = _search(config, setup, refused, budget, progress)

@@ -129,7 +129,7 @@ def _worker(
     stats = Stats(shared, slot, stop)
     try:
         built = setup if setup is not None else config.setup()  # for the files of its code
-        with hung.watch_handlers(hung.algorithm_files(built)):  # an endless handler: a finding
+        with hung.watching(built):  # an endless handler: a finding
             got = _work(config, setup, seed, deadline, bits, stats)
     except ConfigError as exc:  # the algorithm cannot be checked (its state cannot be kept): exit 2
         got = ("config", stats, str(exc), None, None)

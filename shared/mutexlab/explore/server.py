@@ -56,7 +56,7 @@ from urllib.parse import urlsplit
 from .. import limits
 from ..protocols import registry
 from ..report import build_report
-from ..sim.hung import algorithm_files, watch_handlers
+from ..sim.hung import watching
 from ..sim.scripted import ScenarioError
 from ..trace import TraceError
 from .connections import Bounded, Deadline
@@ -347,7 +347,7 @@ class Handler(BaseHTTPRequestHandler):
     def move(self, action: Callable[[Session], Any], result: Any = None) -> tuple[int, Any]:
         with self.server.lock:
             self.server.moves += 1  # (even a refused move may have re-derived the world)
-            with watch_handlers(algorithm_files(self.server.session.world.run.setup)):
+            with watching(self.server.session.world.run.setup):
                 outcome = action(self.server.session)
             state = self.server.session.state()
         if isinstance(outcome, dict):
@@ -379,7 +379,7 @@ class Handler(BaseHTTPRequestHandler):
             with self.server.lock:
                 session, moves = self.server.session, self.server.moves
             walker = session.copy()  # re-derived here, outside the lock
-            with watch_handlers(algorithm_files(walker.world.run.setup)):
+            with watching(walker.world.run.setup):
                 outcome = action(walker, time.monotonic() + WALK_SECONDS)
         finally:
             self.server.walking.release()

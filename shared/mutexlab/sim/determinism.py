@@ -60,12 +60,10 @@ def not_deterministic(who: str, state: Any, what: str, proto: Any = None) -> str
 def closures(proto: Any) -> list[str]:
     """The attributes of ``proto`` holding a function (or a method) with variables of its own:
     ``copy.deepcopy`` hands every copy that one function, so what it counts is no process's."""
-    try:
-        attributes = attributes_of(proto).items()
-    except TypeError:
-        return []
     return sorted(
-        name for name, value in attributes if getattr(getattr(value, "__func__", value), "__closure__", None)
+        name
+        for name, value in attributes_of(proto).items()
+        if getattr(getattr(value, "__func__", value), "__closure__", None)
     )
 
 

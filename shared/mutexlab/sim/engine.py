@@ -225,7 +225,7 @@ class Simulation(Driver):
         kept = class_state(self.setup)  # a handler changing one is every process's: a finding
         try:
             self.start_all()
-            with _rare_collections(), hung.watch_handlers(hung.algorithm_files(self.setup)):
+            with _rare_collections(), hung.watching(self.setup):
                 while self.pending() and self.events < limit:
                     end = limit if every is None else min(limit, self.events + every)
                     if fast is None:

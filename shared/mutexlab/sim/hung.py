@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from types import FrameType
 from typing import Any
 
@@ -174,6 +174,11 @@ def _stack() -> tuple[FrameType, ...]:
         frames.append(frame)
         frame = frame.f_back
     return tuple(frames)
+
+
+def watching(setup: Any | None) -> AbstractContextManager[None]:
+    """``watch_handlers`` of ``setup``'s own files (``algorithm_files``); nothing without a setup."""
+    return watch_handlers(algorithm_files(setup) if setup is not None else ())
 
 
 def algorithm_files(setup: Any) -> frozenset[str]:

@@ -374,8 +374,7 @@ def replay_scenario(
     owed: set | None = None  # in the loop: what could move before every step of it (fairness)
     taken: set = set()
     refused, raised = None, False
-    files = hung.algorithm_files(setup)
-    with hung.watch_handlers(files):  # a handler that never returns: a finding, not a hang
+    with hung.watching(setup):  # a handler that never returns: a finding, not a hang
         for number, step in enumerate(scenario.steps, 1):
             if scenario.loop is not None and number - 1 == scenario.loop:
                 loop_start = run.world()

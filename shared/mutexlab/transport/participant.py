@@ -56,7 +56,7 @@ from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setups import ConfigError, Setup
-from ..sim.hung import algorithm_files, watch_handlers
+from ..sim.hung import watching
 from . import control, directing, joining
 from .driving import AuditSink, ServiceDriver
 from .membership import role_of
@@ -140,7 +140,7 @@ class Participant:
             code = self._join()
             if code is not None:
                 return code
-            with watch_handlers(algorithm_files(self.setup)):
+            with watching(self.setup):
                 return EXIT_OK if self._work() else EXIT_FAILED
         except TransportError as exc:
             log.error("%s: %s", self.name, exc)
