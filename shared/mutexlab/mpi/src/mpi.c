@@ -1200,38 +1200,6 @@ static int probe_nobody(int source, MPI_Status *status) { /* MPI: a probe of no 
     return 1;
 }
 
-int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
-    int ctx = ml_comm(comm, "MPI_Probe");
-    if (probe_nobody(source, status)) return MPI_SUCCESS;
-    check_source(source, ctx, "MPI_Probe");
-    source = ml_world(ctx, source);
-    sync_stdout();
-    lock_L();
-    msg *m;
-    while ((m = find_unexpected(source, tag, ctx)) == NULL) {
-        waiter w = {.kind = W_PROBE, .src = source, .tag = tag, .ctx = ctx};
-        block_on(&w);
-    }
-    probe_status(m, status);
-    unlock_L();
-    return MPI_SUCCESS;
-}
-
-int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
-    int ctx = ml_comm(comm, "MPI_Iprobe");
-    if ((*flag = probe_nobody(source, status))) return MPI_SUCCESS;
-    check_source(source, ctx, "MPI_Iprobe");
-    source = ml_world(ctx, source);
-    sync_stdout();
-    lock_L();
-    msg *m = find_unexpected(source, tag, ctx);
-    *flag = m != NULL;
-    if (m) probe_status(m, status);
-    unlock_L();
-    if (!*flag) poll_point();
-    return MPI_SUCCESS;
-}
-
 /* Matched probes (MPI-3): the message probed leaves the queue, so no other receive or probe of
  * another thread can take it; MPI_Mrecv or MPI_Imrecv of its handle receives it. */
 #define MESSAGES 1024
@@ -1252,45 +1220,50 @@ static void take_matched(msg *m, MPI_Message *message) { /* under L */
     fatal("more than %d matched messages (MPI_Mprobe, MPI_Improbe) not yet received", MESSAGES - 1);
 }
 
-static int mprobe_nobody(int source, MPI_Message *message, MPI_Status *status) {
-    if (!probe_nobody(source, status)) return 0;
-    *message = MPI_MESSAGE_NO_PROC;
-    return 1;
-}
-
-int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
-    int ctx = ml_comm(comm, "MPI_Mprobe");
-    if (mprobe_nobody(source, message, status)) return MPI_SUCCESS;
-    check_source(source, ctx, "MPI_Mprobe");
+/* A probe of ``comm`` (``block``: until a message matches): 1 when one matched, its status given;
+ * with ``message`` (a matched probe) that message leaves the queue under its handle. */
+static int probe(int source, int tag, MPI_Comm comm, int block, MPI_Status *status, MPI_Message *message,
+                 const char *call) {
+    int ctx = ml_comm(comm, call);
+    if (probe_nobody(source, status)) {
+        if (message) *message = MPI_MESSAGE_NO_PROC;
+        return 1;
+    }
+    check_source(source, ctx, call);
     source = ml_world(ctx, source);
     sync_stdout();
     lock_L();
     msg *m;
-    while ((m = find_unexpected(source, tag, ctx)) == NULL) {
+    while ((m = find_unexpected(source, tag, ctx)) == NULL && block) {
         waiter w = {.kind = W_PROBE, .src = source, .tag = tag, .ctx = ctx};
         block_on(&w);
     }
-    probe_status(m, status);
-    take_matched(m, message);
+    if (m) {
+        probe_status(m, status);
+        if (message) take_matched(m, message);
+    }
     unlock_L();
+    if (!m) poll_point();
+    return m != NULL;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    probe(source, tag, comm, 1, status, NULL, "MPI_Probe");
+    return MPI_SUCCESS;
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+    *flag = probe(source, tag, comm, 0, status, NULL, "MPI_Iprobe");
+    return MPI_SUCCESS;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
+    probe(source, tag, comm, 1, status, message, "MPI_Mprobe");
     return MPI_SUCCESS;
 }
 
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
-    int ctx = ml_comm(comm, "MPI_Improbe");
-    if ((*flag = mprobe_nobody(source, message, status))) return MPI_SUCCESS;
-    check_source(source, ctx, "MPI_Improbe");
-    source = ml_world(ctx, source);
-    sync_stdout();
-    lock_L();
-    msg *m = find_unexpected(source, tag, ctx);
-    *flag = m != NULL;
-    if (m) {
-        probe_status(m, status);
-        take_matched(m, message);
-    }
-    unlock_L();
-    if (!*flag) poll_point();
+    *flag = probe(source, tag, comm, 0, status, message, "MPI_Improbe");
     return MPI_SUCCESS;
 }
 
