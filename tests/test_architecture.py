@@ -22,6 +22,7 @@ LAYERS = [
         "fastclock",
         "fastpath",
         "findings",
+        "keywords",
         "limits",
         "machine",
         "messages",

@@ -18,6 +18,7 @@ from typing import IO, Any, Protocol
 
 from . import limits
 from .clock import EventClock, LocalEventClocks, VectorClock
+from .keywords import lookalike
 
 
 class TraceError(ValueError):
@@ -210,12 +211,11 @@ _COMMON: dict[str, type | tuple[Any, ...]] = {
     "lamport": int,
     "units": int,
     "id": str,
-    "msg": (dict, type(None)),
 }
 _KIND_FIELDS: dict[str, dict[str, type | tuple[Any, ...]]] = {
     "enter": {"resource": str},
     "exit": {"resource": str},
-    "send": {"type": str, "to": str},
+    "send": {"type": str, "to": str, "msg": (dict, type(None))},  # a logger's `msg` elsewhere: its own
     "recv": {"type": str, "from": str},
     "state": {"state": str},
     "egg": {"reed": int},
@@ -264,15 +264,11 @@ READ_KINDS = frozenset(
         "contract_done",
     }
 )
-# A word that reads as one of the audit's keywords without being it — inflected (`entering`,
-# `exited`, `requests`) or joined to more (`enter_cs`, `exit-cs`) — but not another word that
-# merely starts with one (`entertain`, `exitcode`): an entry written so would go unread.
-AUDIT_KEYWORD = re.compile(r"\s*(request|enter|exit)(?:s|ed|ing)?(?![^\W_])", re.IGNORECASE)
 
 
 def _kind_problem(kind: str) -> str | None:
     """Why ``kind``, not one the audits read, would be read wrongly: one of them in another case
-    or with blanks around it, or a keyword's look-alike (``AUDIT_KEYWORD``); None for another kind."""
+    or with blanks around it, or a keyword's look-alike (``keywords.lookalike``); None for another kind."""
     if kind in READ_KINDS:
         return None
     if kind.lower() in READ_KINDS:
@@ -281,10 +277,9 @@ def _kind_problem(kind: str) -> str | None:
             "lower case, and written otherwise would go unread (docs/trace-format.md)"
         )
     plain = kind.strip().lower()
-    found = AUDIT_KEYWORD.match(kind)
-    if plain not in READ_KINDS and found is None:
+    meant = plain if plain in READ_KINDS else lookalike(kind)  # `entering`, `enterCS`, `[enter]`
+    if meant is None:
         return None
-    meant = plain if plain in READ_KINDS else found.group(1).lower() if found else plain
     return (
         f"the event kind {kind!r} reads as {meant!r} but is not written so: the audit reads exactly "
         f"{meant!r}, and an event written otherwise would go unread (docs/trace-format.md)"
@@ -362,7 +357,10 @@ def check_event(event: Any, first: bool = False) -> str | None:
             return f"{kind} event lacks {name!r}"
     for name, want in (_COMMON | _KIND_FIELDS.get(kind, {})).items():
         if name in event and not _type_ok(event[name], want):
-            return f"{kind} event's {name!r} must be {_TYPE_NAMES[want]}, got {json.dumps(event[name])[:40]}"
+            shown = json.dumps(event[name])[:40]
+            hint = f' (write "{shown}")' if want is str and _type_ok(event[name], _NUMBER) else ""
+            hint += ": the message's body; a logger's text needs another field" if name == "msg" else ""
+            return f"{kind} event's {name!r} must be {_TYPE_NAMES[want]}, got {shown}{hint}"
     if event.get("units", 1) < 1:
         return f"{kind} event's 'units' must be at least 1"
     return None
@@ -415,7 +413,7 @@ def run_together(line: str) -> str:
     for _ in range(8):
         start = line.find('{"', start + 1)
         if start < 0:
-            return ""
+            break
         try:
             rest = json.loads(line[start:], object_pairs_hook=limits.unique_keys)
         except (ValueError, RecursionError):
@@ -426,6 +424,12 @@ def run_together(line: str) -> str:
                 "same line (processes sharing one output, one stopped mid-line?); only a file's last "
                 "line may be cut: remove the cut part, or write each process to a file of its own"
             )
+    other = re.search(r'\{\s*"(?:event|pid)"', line[1:])  # `{"pid": "t0", {"pid": "t1", "event"…`
+    if other is not None:
+        return (
+            f": another event starts at column {other.start() + 2} (writers sharing one output, a line "
+            "written in pieces: write each line with one call, or under a lock)"
+        )
     return ""
 
 

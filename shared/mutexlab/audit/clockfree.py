@@ -53,11 +53,7 @@ class _Deriver:
         """``event`` and whatever it unblocks, each with its clock, in a causal order."""
         self.held += 1  # until it is given out
         if self.held > limits.MAX_WAITING_EVENTS:
-            raise TraceError(
-                f"{self.source}:{event['_line']}: more than {limits.MAX_WAITING_EVENTS:,} events wait for "
-                "sends further on in the file (the limit of a clock-free log out of order, "
-                "limits.MAX_WAITING_EVENTS): write each send before its receive"
-            )
+            raise TraceError(self._too_many(event))
         queue = self.blocked.get(event["pid"])
         if queue is not None:  # its process waits for a send: after the events before it
             queue.append(event)
@@ -76,6 +72,27 @@ class _Deriver:
                 yield self._clocked(head)
                 if head["event"] == "send":
                     work += [(w, self.blocked.pop(w)) for w in self.waiting.pop(head["id"], [])]
+
+    def _too_many(self, event: dict) -> str:
+        """Why the log is refused at ``event``, held beyond ``MAX_WAITING_EVENTS``: the receive that
+        waits longest and its sender, which may not have written a line yet (per-process logs put
+        end to end, which a clock-free log cannot be read as in bounded memory)."""
+        first = min((q[0] for q in self.blocked.values() if q), key=lambda e: e["_line"])
+        sender = first.get("from")
+        silent = (
+            f", which has written nothing before line {event['_line']} (per-process logs put end to end?)"
+            if isinstance(sender, str) and sender not in self.clocks and sender not in self.blocked
+            else ""
+        )
+        return (
+            f"{self.source}:{event['_line']}: more than {limits.MAX_WAITING_EVENTS:,} events wait for "
+            "sends further on in the file (the limit of a clock-free log out of order, "
+            f"limits.MAX_WAITING_EVENTS): {first['pid']} waits since line {first['_line']} for message "
+            f"{first['id']!r} from {sender}{silent}. A clock-free log is read in one pass, holding "
+            "what waits: write it in one order where each send comes before its receive (one writer, "
+            "or the processes' files merged so), or write vector clocks (a ShiViz log whose hosts' "
+            "logs are put end to end is read as a merge)"
+        )
 
     def _clocked(self, event: dict) -> dict:
         pid, kind, line = event["pid"], event["event"], event["_line"]

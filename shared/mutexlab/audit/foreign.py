@@ -21,6 +21,7 @@ from contextlib import ExitStack, contextmanager
 from itertools import chain
 from pathlib import Path
 
+from ..keywords import KEYWORDS
 from ..limits import unique_keys, whole_number
 from ..trace import TraceError, bounded_lines
 from .clockfree import read_clockfree
@@ -87,11 +88,36 @@ def read_log(
     ``cut`` (``jsonl``): a last line cut mid-write ends the events, named there."""
     with open(path, "rb") as handle:
         if fmt == "shiviz":
-            yield from read_shiviz(handle, str(path), capacities, regex, prune=bounded)
+            yield from one_spelling(
+                read_shiviz(handle, str(path), capacities, regex, prune=bounded), str(path)
+            )
         elif fmt == "jsonl":
-            yield from read_clockfree(handle, str(path), capacities, cut)
+            yield from one_spelling(read_clockfree(handle, str(path), capacities, cut), str(path))
         else:
             raise ValueError(f"not a foreign format: {fmt}")
+
+
+SPELLINGS_KEPT = 100_000  # resources whose spelling is compared: beyond, the rest are not
+
+
+def one_spelling(events: Iterator[dict], source: str) -> Iterator[dict]:
+    """``events``, TraceError at the first resource named in another case than before (``enter CS``,
+    then ``exit cs``): resource names are case-sensitive, so the two would be two resources — an
+    exit of one nobody holds, the other held to the end — where the log meant one."""
+    seen: dict[str, tuple[str, int]] = {}  # casefolded → (as first written, its line)
+    for event in events:
+        resource = event.get("resource")
+        if isinstance(resource, str) and event["event"] in KEYWORDS:
+            first = seen.get(resource.casefold())
+            if first is None and len(seen) < SPELLINGS_KEPT:
+                seen[resource.casefold()] = (resource, event.get("_line", 0))
+            elif first is not None and first[0] != resource:
+                raise TraceError(
+                    f"{source}:{event.get('_line', 0)}: resource {resource!r} is {first[0]!r} (line "
+                    f"{first[1]}) in another case: resource names are case-sensitive (the keywords are "
+                    "not), so these would be two resources; write one the same way throughout"
+                )
+        yield event
 
 
 def verify_log(
@@ -218,7 +244,9 @@ def _merged(
             records = merged(str(path), capacities, regex, stack)
             run = next(records)
             ids = run["_line"] > 0  # a mutexlab header of its own: checked by ids, as read_shiviz does
-            events = consistent(chain([run], records), str(path), ids=ids, prune=True)
+            events = one_spelling(
+                consistent(chain([run], records), str(path), ids=ids, prune=True), str(path)
+            )
             audit = feed_events(StreamAudit(bounded=True), workload.counted(events), path)
         verdict = _judged(audit, path, fmt, workload)
     except (Stalled, InexactStream, TraceError):

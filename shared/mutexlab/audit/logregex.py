@@ -28,8 +28,9 @@ class LogRegex:
     """A compiled regex (``re`` when ``trusted``, else ``regex``) whose ``search`` keeps to the
     limits; TraceError (``source:line``) beyond them."""
 
-    def __init__(self, python: str, flags: int, trusted: bool, shown: str) -> None:
+    def __init__(self, python: str, flags: int, trusted: bool, shown: str, label: str) -> None:
         self.trusted = trusted
+        self.label = label  # whose regex: "the log's regex", "--regex", "the log's delimiter"
         self.compiled: Any = re.compile(python, flags) if trusted else regex.compile(python, flags)
         self.pattern = python
         self.shown = shown  # as the log or --regex wrote it
@@ -50,7 +51,7 @@ class LogRegex:
             return self.compiled.search(text, timeout=timeout)
         except TimeoutError:
             raise TraceError(
-                f"{where}: the log's regex {quoted(self.shown[:80])} took more than {timeout:.2g} s on this line "
+                f"{where}: {self.label} {quoted(self.shown[:80])} took more than {timeout:.2g} s on this line "
                 f"(the limit of one match is {limits.REGEX_MATCH_SECONDS:g} s, of all "
                 f"{limits.REGEX_BASE_SECONDS:g} s plus {limits.REGEX_RECORD_SECONDS * 1e6:g} µs a record): "
                 "a regex that backtracks without end?"
@@ -65,10 +66,12 @@ def quoted(regex: str) -> str:
     return f"'{regex}'" if regex.isprintable() else repr(regex)
 
 
-def compile_log_regex(python: str, flags: int, trusted: bool, shown: str) -> LogRegex:
+def compile_log_regex(
+    python: str, flags: int, trusted: bool, shown: str, label: str = "the log's regex"
+) -> LogRegex:
     """``python`` compiled (``re.error`` and ``regex.error`` both raise ``ValueError``); ``shown``:
-    the regex as the log wrote it, for errors."""
+    the regex as the log (or ``--regex``) wrote it, ``label`` whose it is, for errors."""
     try:
-        return LogRegex(python, flags, trusted, shown)
+        return LogRegex(python, flags, trusted, shown, label)
     except (re.error, regex.error) as exc:
         raise ValueError(str(exc)) from None

@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import IO
 
+from ..keywords import lookalike
 from ..limits import (
     MAX_CLOCK_COUNT,
     MAX_CLOCK_ENTRIES,
@@ -36,7 +37,7 @@ from ..limits import (
     more_members,
     unique_keys,
 )
-from ..trace import AUDIT_KEYWORD, TraceError, bounded_lines, check_event, decode_line
+from ..trace import TraceError, bounded_lines, check_event, decode_line
 from .clocks import consistent
 from .logregex import LogRegex, compile_log_regex, quoted
 
@@ -58,7 +59,8 @@ def python_regex(js: str, what: str = "the log's regex") -> LogRegex:
     py = re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", js)
     py = re.sub(r"\\k<(\w+)>", r"(?P=\1)", py)
     try:
-        pattern = compile_log_regex(py, re.MULTILINE, trusted=js == DEFAULT_REGEX, shown=js)
+        label = "--regex" if what.endswith("--regex") else "the log's regex"
+        pattern = compile_log_regex(py, re.MULTILINE, trusted=js == DEFAULT_REGEX, shown=js, label=label)
     except ValueError as exc:
         raise TraceError(f"{what} {quoted(js)} is not a regular expression Python reads: {exc}") from None
     missing = [g for g in GROUPS if g not in pattern.groupindex]
@@ -119,7 +121,7 @@ def describe_event(text: str, exported: bool) -> dict:
                     f"{text.strip()[:60]!r}: its fields say {key} {fields[key]!r}, its words {said!r}"
                 )
         return {**fields, **words}
-    if AUDIT_KEYWORD.match(text):  # `enter critical section`, `entering cs`, `exited cs`
+    if lookalike(text):  # `enter critical section`, `entering cs`, `ENTERcs`, `[enter cs]`
         raise ValueError(
             f"{text.strip()[:60]!r} starts like an audit event but is not "
             "'request|enter|exit RESOURCE [UNITS] [{JSON}]'"
@@ -183,7 +185,9 @@ def _records(
         )
     pattern = python_regex(js, named or "the log's regex")
     what = (
-        f"the log's regex {js}"
+        f"--regex {js}"
+        if regex is not None
+        else f"the log's regex {js}"
         if given
         else f"GoVector's regex {js} (nor a JSON event; records of another layout need --regex)"
     )
@@ -274,7 +278,7 @@ class Layout:
 def _delimiter(line: str, where: str) -> LogRegex:
     py = re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", line)
     try:
-        return compile_log_regex(py, 0, trusted=False, shown=line)
+        return compile_log_regex(py, 0, trusted=False, shown=line, label="the log's delimiter")
     except ValueError as exc:
         raise TraceError(
             f"{where}: the log's delimiter {quoted(line)} is not a regular expression Python reads: {exc}"

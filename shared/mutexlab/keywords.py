@@ -1,0 +1,40 @@
+"""The audit's keywords (``request``, ``enter``, ``exit``) and the words that look like them
+without being them (docs/verify-any-log.md, docs/trace-format.md).
+
+An event the audit does not read as an ``enter`` could hide a violation, so a description or an
+event kind that reads as one of the keywords but is not written so is refused by every reader,
+naming the line: inflected (``entering``, ``exited``, ``requests``), joined to more (``enter_cs``,
+``exit-cs``), joined by a change of case (``ENTERcs``, ``enterCS``, ``EnterCriticalSection``), or
+behind punctuation or a bracketed tag (``[enter cs]``, ``-> exit cs``, ``[INFO] enter cs``). Not
+another word that merely starts with one (``entertain``, ``exitcode``, ``Entertain``).
+"""
+
+from __future__ import annotations
+
+import re
+
+KEYWORDS = ("request", "enter", "exit")
+# Inflected or joined to more (`entering`, `enter_cs`), not followed by a letter or digit.
+AUDIT_KEYWORD = re.compile(r"\s*(request|enter|exit)(?:s|ed|ing)?(?![^\W_])", re.IGNORECASE)
+# A keyword joined to a word by a change of case: `ENTERcs`, `enterCS` (group 2: the next letter).
+_CASE_JOIN = re.compile(r"\s*(request|enter|exit)([^\W\d_])", re.IGNORECASE)
+# Punctuation (`[`, `->`, `*`, `"`) or a bracketed tag (`[INFO]`, `(t=5)`, `<3>`) before a keyword.
+_BEHIND = re.compile(
+    r"\s*(?:[^\w\s]+|\[[^\]]{0,40}\]|\([^)]{0,40}\)|<[^>]{0,40}>)\s*((?:request|enter|exit)\w*)",
+    re.IGNORECASE,
+)
+
+
+def lookalike(text: str) -> str | None:
+    """The keyword ``text`` reads as without being written so (``exactly``: the audit's own form,
+    checked by the caller first), lower case; None when it reads as none."""
+    found = AUDIT_KEYWORD.match(text)
+    if found is not None:
+        return found.group(1).lower()
+    joined = _CASE_JOIN.match(text)
+    if joined is not None and joined.group(1)[-1].islower() != joined.group(2).islower():
+        return joined.group(1).lower()
+    behind = _BEHIND.match(text)
+    if behind is not None:
+        return lookalike(behind.group(1)) or None
+    return None
