@@ -148,3 +148,161 @@ def test_per_process_clock_free_logs_beyond_the_limit_say_so(cli, tmp_path, monk
         "log out of order, limits.MAX_WAITING_EVENTS): p0 waits since line 5 for message 'p2#0' from p2, "
         "which has written nothing before line 55 (per-process logs put end to end?)."
     ) in done.stderr, said(done)
+
+
+# The programs, each run correct and broken (the fixtures are their output, kept as written):
+#
+# * ``o9-phil-rust[-timer].log``: ``rustc -O o9_philosophers.rs && ./o9_philosophers LOG 5 3
+#   [timer]``, the dining philosophers in Rust (std only: threads, channels), a waiter granting
+#   both forks, GoVector records whose hosts are the philosophers' numbers (timer: the waiter takes
+#   a fork back 15 ms after granting it instead of waiting for it — the philosopher ate in 2 ms,
+#   so each exit comes before the next enter in the file, and no message orders them);
+# * ``o9-kmutex-lamport[-greedy|-vc].log``: ``perl o9_kmutex_lamport.pl LOG 4 3 2 [MODE]``,
+#   k-mutual exclusion (a printer pool of 2) by a semaphore server and forked clients over pipes,
+#   each keeping a Lamport clock only: clock-free JSON Lines with ``lamport`` beside the ids, one
+#   ``syswrite`` a line to a file opened ``O_APPEND`` (greedy: the server counts a permit back
+#   before its release arrives; vc: the Lamport clock written as a GoVector clock);
+# * ``o9-ring-threads[-pieces|-eager|-intid].log``: ``./o9_ring_threads 4 MODE > LOG``, a token
+#   ring of 3 pthreads printing clock-free JSON Lines to one shared stdout (pieces: each line in
+#   three unlocked ``fprintf`` calls, interleaving; eager: t2 enters before the token reaches it,
+#   after a 20 ms pause; intid: the first version, whose message ids were C ints);
+# * ``o9-elves-node[-cat|-loose].log``: ``node o9_elves_node.js DIR 4 4 6 4 [loose]`` then
+#   ``sort -m DIR/*.log`` (cat: ``cat DIR/*.log``), the elves in Node.js child processes, one file
+#   each as a structured logger writes it: ISO-8601 stamps in each process's own time zone,
+#   ``level``, ``host``, ``message`` beside the clock-free fields (loose: the mayor believes it has 3
+#   pins and 2 poison portions more than it has);
+# * ``o9-bees-ruby[-squat|-sorted].log``: ``ruby o9_bees_ruby.rb DIR 5 3 2 2 [squat]`` then
+#   ``sort -m DIR/*.log``, mason bees as Ruby threads passing reed and flower tokens that carry
+#   vector clocks, one file per bee, one record a line behind an ISO-8601 stamp (squat: bee-1 lays
+#   its first egg in reed:1 without its token; sorted: the correct run put together with plain
+#   ``sort``, which orders a bee's lines that share a millisecond by their clocks' text).
+STAMPED = r"\S+ (?<host>\S+) (?<clock>{[^}]*}) (?<event>.*)"
+ELVES = ("--capacity", "pins=6", "--capacity", "poison=4")
+PROGRAMS = {
+    "o9-phil-rust.log": (),
+    "o9-kmutex-lamport.log": ("--capacity", "printer=2"),
+    "o9-ring-threads.log": (),
+    "o9-elves-node.log": ELVES,
+    "o9-elves-node-cat.log": ELVES,
+    "o9-bees-ruby.log": ("--regex", STAMPED, "--capacity", "flower=2"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_a_correct_programs_log_is_safe(cli, name):
+    done = cli("verify", OUTLOGS / name, *PROGRAMS[name])
+    assert done.returncode == 0 and done.stdout.splitlines()[0].endswith(": SAFE"), said(done)
+
+
+@pytest.mark.parametrize(
+    ("name", "flags", "count"),
+    [
+        ("o9-phil-rust-timer.log", (), 25),
+        ("o9-kmutex-lamport-greedy.log", ("--capacity", "printer=2"), 1),
+        ("o9-ring-threads-eager.log", (), 2),
+        ("o9-elves-node-loose.log", ELVES, 2),
+        ("o9-bees-ruby-squat.log", PROGRAMS["o9-bees-ruby.log"], 1),
+    ],
+)
+def test_a_broken_programs_log_is_a_capacity_violation(cli, name, flags, count):
+    done = cli("verify", OUTLOGS / name, *flags)
+    assert done.returncode == 1 and done.stdout.splitlines()[0].endswith(f"VIOLATION ({count})"), said(done)
+    assert kinds(done) == {"capacity"}, said(done)
+
+
+def _file_order_handover(done, path: Path, host_of) -> int:
+    """How many overlaps named where the earlier holder's exit is before the later's enter in the
+    file: handovers that only happened-before shows were none."""
+    lines = path.read_text().splitlines()
+    found = 0
+    for p, p_line, q, q_line in re.findall(
+        r"held by (\S+) \(1 unit, line (\d+)\), (\S+) \(1 unit, line (\d+)\)", done.stdout
+    ):
+        first, second = sorted(((int(p_line), p), (int(q_line), q)))
+        exits = [n for n in range(first[0], second[0]) if host_of(lines, n) == (first[1], "exit")]
+        found += bool(exits)
+    return found
+
+
+def test_the_timer_waiters_overlaps_are_in_file_order_yet_found(cli):
+    """The waiter's bug leaves every exit before the next enter in the file: only the clocks show
+    that no message ordered them."""
+    path = OUTLOGS / "o9-phil-rust-timer.log"
+    done = cli("verify", path)
+
+    def host_of(lines, n):  # a record's (host, keyword) from its first line n (1-based)
+        return lines[n - 1].split(" ")[0], lines[n].split(" ")[0] if n < len(lines) else ""
+
+    assert _file_order_handover(done, path, host_of) >= 20, said(done)
+
+
+def test_the_eager_threads_overlap_is_in_file_order_yet_found(cli):
+    path = OUTLOGS / "o9-ring-threads-eager.log"
+    done = cli("verify", path)
+
+    def host_of(lines, n):
+        event = json.loads(lines[n - 1])
+        return event["pid"], event["event"]
+
+    assert _file_order_handover(done, path, host_of) == 2, said(done)
+
+
+def test_a_lamport_clock_written_as_a_vector_clock_is_refused_with_the_way_out(cli):
+    done = cli("verify", OUTLOGS / "o9-kmutex-lamport-vc.log", "--capacity", "printer=2")
+    assert done.returncode == 2, said(done)
+    assert re.search(
+        r"o9-kmutex-lamport-vc\.log:\d+: the vector clocks contradict each other: \S+'s own entry skips "
+        r"events: \d+ after \d+ \(each of its events adds exactly 1; a Lamport clock is no vector clock: "
+        r"write clock-free JSON Lines instead\)",
+        done.stderr,
+    ), said(done)
+
+
+def test_threads_printing_a_line_in_pieces_are_refused_naming_the_interleaving(cli):
+    """Before: only `not JSON (Expecting property name …)`, nothing of why."""
+    done = cli("verify", OUTLOGS / "o9-ring-threads-pieces.log")
+    assert done.returncode == 2 and "SAFE" not in done.stdout, said(done)
+    assert re.search(
+        r"o9-ring-threads-pieces\.log:\d+: not JSON \(.*\): another event starts at column \d+ \(writers "
+        r"sharing one output, a line written in pieces: write each line with one call, or under a lock\)",
+        done.stderr,
+    ), said(done)
+
+
+def test_a_message_id_written_as_a_number_is_refused_with_the_spelling(cli):
+    """The C ring's first version printed `"id": 0`. Before: `must be a string, got 0`, no more."""
+    done = cli("verify", OUTLOGS / "o9-ring-threads-intid.log")
+    assert done.returncode == 2, said(done)
+    assert done.stderr.strip().endswith(":4: send event's 'id' must be a string, got 0 (write \"0\")"), said(
+        done
+    )
+
+
+def test_a_structured_loggers_msg_text_is_its_own_field_but_on_a_send(cli, tmp_path):
+    """pino and bunyan write `msg` on every line. Before: every line refused at the first (`request
+    event's 'msg' must be a JSON object or null`), though only a send's `msg` is a message body."""
+    lines = [
+        {"msg": "asks", "event": "request", "pid": "a", "resource": "cs"},
+        {"msg": "in", "event": "enter", "pid": "a", "resource": "cs"},
+        {"msg": "out", "event": "exit", "pid": "a", "resource": "cs"},
+    ]
+    path = tmp_path / "pino.log"
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    done = cli("verify", path)
+    assert done.returncode == 0 and done.stdout.startswith("JSON Lines log: SAFE"), said(done)
+    lines.append({"msg": "token to b", "event": "send", "pid": "a", "type": "T", "to": "b", "id": "1"})
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    done = cli("verify", path)
+    assert done.returncode == 2, said(done)
+    assert done.stderr.strip().endswith(
+        "pino.log:4: send event's 'msg' must be a JSON object or null, got \"token to b\": the message's "
+        "body; a logger's text needs another field"
+    ), said(done)
+
+
+def test_per_host_files_put_together_by_plain_sort_are_refused_saying_why(cli):
+    """Plain `sort` orders one bee's lines of the same millisecond by their clocks' text (`10` before
+    `9`). Refused, never judged: before, the refusal did not say a record may be out of order."""
+    done = cli("verify", OUTLOGS / "o9-bees-ruby-sorted.log", *PROGRAMS["o9-bees-ruby.log"])
+    assert done.returncode == 2, said(done)
+    assert "own entry skips events" in done.stderr and "merge per-host files with `sort -m`" in done.stderr

@@ -91,6 +91,9 @@ class _Clocks:
                 + (
                     "; a Lamport clock is no vector clock: write clock-free JSON Lines instead)"
                     if lamport
+                    else "; is a record missing, or out of its order? `sort` orders lines that share a "
+                    "time stamp by the text after it: merge per-host files with `sort -m`)"
+                    if how == "skips events"
                     else ")"
                 ),
             )
