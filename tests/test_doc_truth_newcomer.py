@@ -9,6 +9,7 @@ import re
 
 from doc_truth import DOCS, ROOT, documented_codes
 from test_explore_server import _explorer, _state, _stop
+from test_report import chromium, open_in_chromium  # noqa: F401  (the fixture)
 
 from mutexlab.explore.server import STATIC
 
@@ -204,3 +205,29 @@ def test_services_started_by_hand_are_given_the_runs_secret():
     assert by_hand_findings(texts) == []
     planted = {"docs/r.md": "```\n$ export RUN_ID=x\n$ python services/monitor/main.py &\n```\n"}
     assert len(by_hand_findings(planted)) == 1
+
+
+def test_a_finding_whose_rule_is_its_kind_says_the_kind_once(chromium, tmp_path, capsys):  # noqa: F811
+    """docs/report.md: an INCOMPLETE box lists the unfinished findings. The bees' rule
+    ``unfinished`` (a bee that ends neither DEAD nor RETIRED) read "unfinished [unfinished] bee-3
+    ended in ON_FLOWER" there; the other findings keep their kind: "unfinished [left-waiting] …"."""
+    from mutexlab.cli import main
+    from mutexlab.report import build_model
+    from mutexlab.trace import read_trace
+
+    trace = tmp_path / "b.jsonl"
+    small = ["--bees", "3", "--flowers", "1", "--reeds", "2", "--eggs", "1", "--cocoons", "1"]
+    assert main(["simulate", "bees", *small, "--trace", str(trace)]) == 0
+    cut = tmp_path / "cut.jsonl"
+    lines = trace.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut.write_text("".join(lines[:60]), encoding="utf-8")
+    rules = {v["rule"] for v in build_model(read_trace(cut))["verdict"]["violations"]}
+    assert {"unfinished", "left-waiting"} <= rules, rules
+    page = tmp_path / "cut.html"
+    assert main(["report", str(cut), "-o", str(page)]) == 0
+    check = open_in_chromium(chromium, page)
+    assert check["errors"] == [] and check["status"] == "INCOMPLETE"
+    verdict = re.search(r'<section id="verdict" class="incomplete">(.*?)</section>', check["dom"], re.S).group(1)
+    text = " ".join(re.sub(r"<[^>]+>", "", verdict).split())
+    assert "unfinished [unfinished]" not in text, text
+    assert "[unfinished] bee-3 ended in" in text and "unfinished [left-waiting] bee-2" in text, text
