@@ -6,7 +6,10 @@ catching a planted error."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
+import pytest
 from doc_truth import DOCS, ROOT, documented_codes
 from test_explore_server import _explorer, _state, _stop
 from test_report import chromium, open_in_chromium  # noqa: F401  (the fixture)
@@ -227,7 +230,83 @@ def test_a_finding_whose_rule_is_its_kind_says_the_kind_once(chromium, tmp_path,
     assert main(["report", str(cut), "-o", str(page)]) == 0
     check = open_in_chromium(chromium, page)
     assert check["errors"] == [] and check["status"] == "INCOMPLETE"
-    verdict = re.search(r'<section id="verdict" class="incomplete">(.*?)</section>', check["dom"], re.S).group(1)
+    verdict = re.search(
+        r'<section id="verdict" class="incomplete">(.*?)</section>', check["dom"], re.S
+    ).group(1)
     text = " ".join(re.sub(r"<[^>]+>", "", verdict).split())
     assert "unfinished [unfinished]" not in text, text
     assert "[unfinished] bee-3 ended in" in text and "unfinished [left-waiting] bee-2" in text, text
+
+
+# docs/install.md's test subsets, each row with the count of tests it selects today. The quick row
+# said "1,972 tests" (2026-11-27) when the subset held 3,573, and nothing told the two apart.
+COUNTED = re.compile(r"([\d,]+) tests \(counted with `--collect-only -q`, (\d{4}-\d{2}-\d{2})\)")
+SUBSETS = {
+    'python -m pytest -q -n auto -m "not slow and not broker"': ["-m", "not slow and not broker"],
+    "python -m pytest -q -n 2 --dist loadfile": [],
+}
+
+
+def counted_in_install(text: str) -> dict[str, int]:
+    """The count each subset's row of the table states as counted, by the row's command."""
+    found = {}
+    for line in text.splitlines():
+        for command in SUBSETS:
+            if line.startswith(f"| `{command}` |") and (m := COUNTED.search(line)):
+                found[command] = int(m.group(1).replace(",", ""))
+    return found
+
+
+def test_each_test_subset_states_the_count_it_selects_as_counted():
+    text = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    assert set(counted_in_install(text)) == set(SUBSETS)
+    planted = text.replace("(counted with `--collect-only -q`, 2026-11-30)", "(2026-11-27)")
+    assert counted_in_install(planted) == {}
+
+
+@pytest.mark.slow
+def test_the_counted_numbers_of_tests_are_within_a_tenth_of_what_pytest_collects():
+    """Slow (collecting imports every test module, about 30 s of CPU): the full run keeps it.
+    One collection gives both counts: "3573/3941 tests collected (368 deselected)"."""
+    said = counted_in_install((ROOT / "docs" / "install.md").read_text(encoding="utf-8"))
+    quick, every = SUBSETS
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *SUBSETS[quick]],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    selected, collected = map(int, re.search(r"(\d+)/(\d+) tests collected", ran.stdout).groups())
+    for command, count in ((quick, selected), (every, collected)):
+        assert abs(said[command] - count) <= count // 10, (
+            f"docs/install.md says {said[command]} tests for `{command}`; pytest collects {count}: "
+            "count them again with --collect-only -q and date the count"
+        )
+
+
+# The tour's start-up time of a small run over RabbitMQ is BENCHMARKS.md's measured figure: it said
+# "about 1 s on an idle 2-core machine", where the benchmark measured 0.67 s and a loaded machine 6-7 s.
+STARTUP = "`mutexlab run mutex -N 5 --requests 20 --dwell 0`"
+
+
+def startup_findings(tour: str, benchmarks: str) -> list[str]:
+    row = next(line for line in benchmarks.splitlines() if line.startswith("| start-up, " + STARTUP))
+    figure, date = re.search(r"\| ([\d.]+ s) \(median of \d+\) \|.*\| (\d{4}-\d{2}-\d{2}),", row).groups()
+    found = []
+    for m in re.finditer(re.escape(STARTUP), tour):
+        after = " ".join(tour[m.end() : m.end() + 200].split())
+        if not after.startswith(f"took {figure} end to end") or date not in after:
+            found.append(
+                f"docs/tour.md:{tour.count(chr(10), 0, m.start()) + 1}: {after[:80]!r}, measured {figure} ({date})"
+            )
+    return found
+
+
+def test_the_tours_start_up_time_is_the_measured_one():
+    tour = (ROOT / "docs" / "tour.md").read_text(encoding="utf-8")
+    benchmarks = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    assert STARTUP in tour
+    assert startup_findings(tour, benchmarks) == []
+    planted = tour.replace("took 0.67 s end to end", "takes about 1 s end to end")
+    assert len(startup_findings(planted, benchmarks)) == 1
