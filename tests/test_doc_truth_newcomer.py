@@ -310,3 +310,40 @@ def test_the_tours_start_up_time_is_the_measured_one():
     assert startup_findings(tour, benchmarks) == []
     planted = tour.replace("took 0.67 s end to end", "takes about 1 s end to end")
     assert len(startup_findings(planted, benchmarks)) == 1
+
+
+# The README said "a run is audited as it goes (unless `--no-audit`)", as if every run took it;
+# only `simulate bees` does (its audit is fed as the run goes): elves, mutex, run, replay, check
+# answer "unrecognized arguments: --no-audit", exit 2.
+AUDITED_COMMANDS = (
+    [["simulate", p] for p in ("bees", "elves", "mutex", "kmutex", "philosophers")]
+    + [["run", p] for p in ("bees", "elves", "mutex")]
+    + [["replay"], ["check", "mutex"], ["compare"]]
+)
+
+
+def no_audit_findings(text: str, takers: list[str]) -> list[str]:
+    """Each `--no-audit` of ``text`` must name, just before it, a command that takes the flag."""
+    found = []
+    for m in re.finditer(r"`[^`]*--no-audit[^`]*`", text):
+        said = " ".join(text[max(0, m.start() - 60) : m.end()].split())
+        if not any(command in said for command in takers):
+            found.append(f"README.md:{text.count(chr(10), 0, m.start()) + 1}: {said!r}")
+    return found
+
+
+def test_the_readme_names_the_one_command_that_skips_the_audit(capsys):
+    from mutexlab.cli import main
+
+    takers = []
+    for argv in AUDITED_COMMANDS:
+        with pytest.raises(SystemExit):
+            main([*argv, "--help"])
+        if "--no-audit" in capsys.readouterr().out:
+            takers.append(" ".join(argv))
+    assert takers == ["simulate bees"], takers
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "--no-audit" in readme
+    assert no_audit_findings(readme, takers) == []
+    planted = "as separate processes. A run is audited as it goes (unless `--no-audit`) and writes"
+    assert len(no_audit_findings(planted, takers)) == 1
