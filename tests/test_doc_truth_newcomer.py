@@ -347,3 +347,33 @@ def test_the_readme_names_the_one_command_that_skips_the_audit(capsys):
     assert no_audit_findings(readme, takers) == []
     planted = "as separate processes. A run is audited as it goes (unless `--no-audit`) and writes"
     assert len(no_audit_findings(planted, takers)) == 1
+
+
+# The README lists the languages of examples/nodes/; ricart_agrawala.pl came and the list kept
+# "C, C++, Java, JavaScript, Python, Rust and awk".
+LANGUAGES = {
+    ".c": "C",
+    ".cpp": "C++",
+    ".java": "Java",
+    ".js": "JavaScript",
+    ".py": "Python",
+    ".pl": "Perl",
+    ".rs": "Rust",
+    ".awk": "awk",
+}
+
+
+def languages_left_out(readme: str) -> list[str]:
+    listed = re.search(r"Examples in ([^:]+): `examples/nodes/`", readme)
+    assert listed, "the README no longer lists the node examples' languages"
+    said = set(re.split(r",\s*|\s+and\s+", " ".join(listed.group(1).split())))
+    present = {path.suffix for path in (ROOT / "examples" / "nodes").iterdir()}
+    unknown = present - set(LANGUAGES) - {"", ".h", ".yml"}
+    assert not unknown, f"examples/nodes/ holds {sorted(unknown)}: name their language here"
+    return sorted(LANGUAGES[s] for s in present & set(LANGUAGES) if LANGUAGES[s] not in said)
+
+
+def test_the_readme_names_every_language_of_the_node_examples():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert languages_left_out(readme) == []
+    assert languages_left_out(readme.replace("Python, Perl, Rust", "Python, Rust")) == ["Perl"]
