@@ -377,3 +377,36 @@ def test_the_readme_names_every_language_of_the_node_examples():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert languages_left_out(readme) == []
     assert languages_left_out(readme.replace("Python, Perl, Rust", "Python, Rust")) == ["Perl"]
+
+
+# `mutexlab check|explore|run bees|elves|mutex` in the tour, check.md, explore.md and rabbitmq.md:
+# each command takes kmutex and philosophers too (with a solution file), as the README's
+# `simulate bees|elves|mutex|kmutex|philosophers` says for simulate.
+PROBLEM_LIST = re.compile(r"`mutexlab (simulate|check|explore|run) ([a-z]+(?:\|[a-z]+)+)`")
+
+
+def problem_list_findings(texts: dict[str, str], problems_of) -> list[str]:
+    found = []
+    for name, text in texts.items():
+        for m in PROBLEM_LIST.finditer(text):
+            said, takes = m.group(2).split("|"), problems_of(m.group(1))
+            if said != takes:
+                line = text.count("\n", 0, m.start()) + 1
+                found.append(f"{name}:{line}: {m.group(0)}; the command takes {'|'.join(takes)}")
+    return found
+
+
+def test_each_commands_list_of_problems_is_the_one_it_takes(capsys):
+    from mutexlab.cli import main
+
+    def problems_of(command: str) -> list[str]:
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        listed = capsys.readouterr().out.split("positional arguments:")[1].split("options:")[0]
+        return re.findall(r"^    ([a-z]+)\b", listed, re.M)
+
+    texts = documents()
+    assert sum(len(PROBLEM_LIST.findall(t)) for t in texts.values()) >= 7
+    assert problem_list_findings(texts, problems_of) == []
+    planted = {"docs/t.md": "a\n`mutexlab explore bees|elves|mutex` serves"}
+    assert len(problem_list_findings(planted, problems_of)) == 1
