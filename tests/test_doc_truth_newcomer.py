@@ -410,3 +410,31 @@ def test_each_commands_list_of_problems_is_the_one_it_takes(capsys):
     assert problem_list_findings(texts, problems_of) == []
     planted = {"docs/t.md": "a\n`mutexlab explore bees|elves|mutex` serves"}
     assert len(problem_list_findings(planted, problems_of)) == 1
+
+
+# rabbitmq.md gave `run`'s whole time as "most of it six Python interpreters starting", from before
+# `run` forked its participants (the same page: "none of them pays an interpreter's start-up").
+# Only containers and MUTEXLAB_SPAWN=exec start interpreters.
+INTERPRETERS = re.compile(r"Python interpreters starting")
+
+
+def interpreter_findings(texts: dict[str, str]) -> list[str]:
+    found = []
+    for name, text in texts.items():
+        for m in INTERPRETERS.finditer(text):
+            before = text[max(0, m.start() - 400) : m.start()]
+            if not re.search(r"compose|container|MUTEXLAB_SPAWN=exec", before):
+                found.append(
+                    f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)!r} of a forked run"
+                )
+    return found
+
+
+def test_a_runs_time_is_not_put_on_interpreters_it_no_longer_starts():
+    texts = documents()
+    assert "forked from the command" in texts["docs/rabbitmq.md"]
+    assert interpreter_findings(texts) == []
+    planted = {
+        "docs/r.md": "a run\n\nWith `--dwell 0`: 2.581 s in all, most of it six Python interpreters starting."
+    }
+    assert len(interpreter_findings(planted)) == 1
