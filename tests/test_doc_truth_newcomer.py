@@ -438,3 +438,14 @@ def test_a_runs_time_is_not_put_on_interpreters_it_no_longer_starts():
         "docs/r.md": "a run\n\nWith `--dwell 0`: 2.581 s in all, most of it six Python interpreters starting."
     }
     assert len(interpreter_findings(planted)) == 1
+
+
+def test_the_tour_shows_every_command_as_it_says():
+    """The tour is "every command of mutexlab once" (its first line, and docs/README.md); `test`,
+    `mpicc` and `mpicxx`, the commands for a program written elsewhere, were not in it."""
+    from mutexlab.cli import COMMANDS
+
+    tour = (ROOT / "docs" / "tour.md").read_text(encoding="utf-8")
+    assert "every command of mutexlab once" in tour
+    missing = sorted(c for c in COMMANDS if f"`mutexlab {c}" not in tour and f"$ mutexlab {c} " not in tour)
+    assert missing == [], f"commands the tour never shows: {missing}"
