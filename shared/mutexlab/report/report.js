@@ -99,7 +99,9 @@
       var ul = h("ul", null, box);
       v.violations.forEach(function (viol, n) {
         var li = h("li", null, ul);
-        if (viol.kind !== "safety") h("span", viol.kind === "progress" ? "unfinished " : "undecided ", li, "kind");
+        // The kind said once: the bees' rule "unfinished" read "unfinished [unfinished] bee-3 …".
+        var kindWord = viol.kind === "progress" ? "unfinished" : "undecided";
+        if (viol.kind !== "safety" && viol.rule !== kindWord) h("span", kindWord + " ", li, "kind");
         h("b", "[" + viol.rule + "] ", li);
         h("span", viol.message + " ", li);
         var mine = ivs.filter(function (iv) { return viol.lines.indexOf(iv[7]) >= 0 || viol.lines.indexOf(iv[8]) >= 0; });
