@@ -1,5 +1,5 @@
-/* What collectives.c, comm.c, persistent.c, sleeps.c, sems.c and types.c use of mpi.c, and what comm.c and
- * types.c give the others: the messages, communicators, requests and datatypes of mutexlab's MPI. */
+/* What collectives.c, vcollectives.c, comm.c, errors.c, env.c, persistent.c, sleeps.c, sems.c and
+ * types.c use of mpi.c, and what comm.c, errors.c and types.c give the others: the messages, communicators, requests and datatypes of mutexlab's MPI. */
 #ifndef MUTEXLAB_MPI_INTERNAL_H
 #define MUTEXLAB_MPI_INTERNAL_H
 #include "mpi.h"
