@@ -78,11 +78,12 @@ int main(int argc, char **argv) {
 }
 """
 UNKNOWN_AT_LINK = """#include <mpi.h>
-int MPI_Alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+int MPI_Alltoallv(const void *, const int *, const int *, MPI_Datatype, void *, const int *, const int *,
+                  MPI_Datatype, MPI_Comm);
 int main(int argc, char **argv) {
-    int x = 1;
+    int x = 1, c = 1, d = 0;
     MPI_Init(&argc, &argv);
-    MPI_Alltoall(&x, 1, MPI_INT, &x, 1, MPI_INT, MPI_COMM_WORLD);
+    MPI_Alltoallv(&x, &c, &d, MPI_INT, &x, &c, &d, MPI_INT, MPI_COMM_WORLD);
     return 0;
 }
 """
@@ -279,7 +280,7 @@ def test_an_mpi_call_mutexlab_lacks_fails_at_link_time_naming_it(built, tmp_path
     (tmp_path / "a2a.c").write_text(UNKNOWN_AT_LINK)
     made = mpicc(Path(built["cache"]), "-o", str(tmp_path / "a2a"), str(tmp_path / "a2a.c"))
     assert made.returncode == 2
-    assert "MPI_Alltoall is not part of mutexlab's MPI" in made.stderr, made.stderr
+    assert "MPI_Alltoallv is not part of mutexlab's MPI" in made.stderr, made.stderr
 
 
 @pytest.mark.parametrize(

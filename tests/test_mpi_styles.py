@@ -269,11 +269,11 @@ def test_mpicc_refuses_fortran_and_names_the_mpi_names_it_lacks(tmp_path):
     cxx = tmp_path / "all.cpp"
     cxx.write_text(
         "#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v);\n"
-        "  return MPI_Alltoall(0, 0, MPI_INT, 0, 0, MPI_INT, MPI_COMM_WORLD); }\n"
+        "  return MPI_Alltoallv(0, 0, 0, MPI_INT, 0, 0, 0, MPI_INT, MPI_COMM_WORLD); }\n"
     )
     made = mpicc(tmp_path / "cache", "-o", str(tmp_path / "all"), str(cxx), command="mpicxx")
     assert made.returncode == 2, made.stderr
-    assert "MPI_Alltoall is not part of mutexlab's MPI" in made.stderr
+    assert "MPI_Alltoallv is not part of mutexlab's MPI" in made.stderr
     old_cxx = tmp_path / "old.cpp"  # MPI-2's C++ binding, as old textbooks teach it
     old_cxx.write_text("#include <mpi.h>\nint main(int c, char **v) { MPI::Init(c, v); MPI::Finalize(); }\n")
     made = mpicc(tmp_path / "cache", "-o", str(tmp_path / "old"), str(old_cxx), command="mpicxx")

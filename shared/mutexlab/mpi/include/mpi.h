@@ -25,6 +25,10 @@ typedef int MPI_Group;
 typedef long MPI_Aint;
 typedef int MPI_Errhandler;
 typedef int MPI_Message;
+typedef int MPI_Info;
+typedef void MPI_Comm_errhandler_function(MPI_Comm *, int *, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* MPI-2's name */
+typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *type);
 typedef struct {
     int MPI_SOURCE;
     int MPI_TAG;
@@ -75,6 +79,9 @@ typedef struct {
 #define MPI_STATUSES_IGNORE ((MPI_Status *)0)
 #define MPI_ERRCODES_IGNORE ((int *)0)
 #define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
+#define MPI_INFO_NULL 0
+#define MPI_COMM_TYPE_SHARED 1
 #define MPI_THREAD_SINGLE 0
 #define MPI_THREAD_FUNNELED 1
 #define MPI_THREAD_SERIALIZED 2
@@ -226,6 +233,33 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status);
 int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status);
 int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request);
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler);
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+/* The environment (env.c). */
+int MPI_Get_library_version(char *version, int *resultlen);
+int MPI_Is_thread_main(int *flag);
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+/* Datatypes (types.c). */
+int MPI_Type_get_extent(MPI_Datatype type, MPI_Aint *lb, MPI_Aint *extent);
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype type, int *count);
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+/* Collectives (collectives.c, vcollectives.c). */
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int MPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op);
+int MPI_Op_free(MPI_Op *op);
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm);
 /* Declared so that a program using them builds; calling one stops the run, naming it. */
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype);

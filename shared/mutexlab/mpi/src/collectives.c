@@ -64,7 +64,7 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) 
 #define INTEGER(T) switch (op) { ARITH(T) BITS(T) default: return 0; }
 #define FLOATING(T) switch (op) { ARITH(T) default: return 0; }
 
-static int combine(void *acc, const void *in, int n, MPI_Datatype type, MPI_Op op) {
+static int combine_predefined(void *acc, const void *in, int n, MPI_Datatype type, MPI_Op op) {
     switch (type) {
     case MPI_CHAR: case MPI_SIGNED_CHAR: case MPI_INT8_T: INTEGER(signed char)
     case MPI_UNSIGNED_CHAR: case MPI_BYTE: case MPI_UINT8_T: case MPI_C_BOOL: INTEGER(unsigned char)
@@ -81,6 +81,48 @@ static int combine(void *acc, const void *in, int n, MPI_Datatype type, MPI_Op o
     case MPI_LONG_DOUBLE: FLOATING(long double)
     default: return 0;
     }
+}
+
+/* Operations made by MPI_Op_create: the program's function, which computes inout = in op inout. */
+#define FIRST_MADE_OP 32
+#define MADE_OPS 16
+static MPI_User_function *made_ops[MADE_OPS];
+
+int MPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op) {
+    (void)commute; /* every reduction here combines in rank order: right for either */
+    ml_lock();
+    int i = 0;
+    while (i < MADE_OPS && made_ops[i]) i++;
+    if (i < MADE_OPS) made_ops[i] = fn;
+    ml_unlock();
+    if (i == MADE_OPS) ml_fatal("MPI_Op_create: more than %d operations at once (docs/mpi.md#limits)", MADE_OPS);
+    *op = FIRST_MADE_OP + i;
+    return MPI_SUCCESS;
+}
+
+int MPI_Op_free(MPI_Op *op) {
+    if (*op >= FIRST_MADE_OP && *op < FIRST_MADE_OP + MADE_OPS) {
+        ml_lock();
+        made_ops[*op - FIRST_MADE_OP] = NULL;
+        ml_unlock();
+    }
+    *op = 0;
+    return MPI_SUCCESS;
+}
+
+static MPI_User_function *made_op(MPI_Op op) {
+    return op >= FIRST_MADE_OP && op < FIRST_MADE_OP + MADE_OPS ? made_ops[op - FIRST_MADE_OP] : NULL;
+}
+
+/* acc = acc op in, acc the lower ranks' (``in`` may be overwritten); 0 when op does not apply. */
+static int combine(void *acc, void *in, int n, MPI_Datatype type, MPI_Op op) {
+    MPI_User_function *fn = made_op(op);
+    if (!fn) return combine_predefined(acc, in, n, type, op);
+    if (n > 0) {
+        fn(acc, in, &n, &type); /* in = acc op in */
+        memcpy(acc, in, (size_t)(n * ml_extent(type)));
+    }
+    return 1;
 }
 
 static const char *op_name(MPI_Op op) {
@@ -185,3 +227,65 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     MPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0, comm);
     return MPI_Bcast(recvbuf, recvcount * ml_size(ctx), recvtype, 0, comm);
 }
+
+/* MPI_Scan and MPI_Exscan: a chain in rank order, rank i sending rank i+1 the combined values of
+ * ranks 0..i (messages the director orders like any other); MPI_Exscan leaves rank 0's recvbuf. */
+static int scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                int exclusive, const char *call) {
+    int seq, ctx = start(comm, call, &seq);
+    int me = ml_rank(ctx), size = ml_size(ctx);
+    long bytes = count * ml_extent(type);
+    unsigned char probe = 0;
+    if (count > 0 && !combine(&probe, &probe, 0, type, op))
+        ml_fatal("%s with %s on datatype %d: mutexlab's MPI reduces the predefined numeric types with "
+                 "MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN and the logical and bitwise operations, and any type "
+                 "with an operation of MPI_Op_create", call, op_name(op), type);
+    unsigned char *acc = malloc((size_t)bytes + 1), *mine = malloc((size_t)bytes + 1);
+    if (!acc || !mine) ml_fatal("%s: out of memory", call);
+    memcpy(mine, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, (size_t)bytes);
+    if (me == 0) {
+        memcpy(acc, mine, (size_t)bytes);
+    } else {
+        recv_from(acc, bytes, me - 1, seq, ctx); /* ranks 0..me-1 */
+        if (exclusive) memcpy(recvbuf, acc, (size_t)bytes);
+        combine(acc, mine, count, type, op);
+    }
+    if (me + 1 < size) {
+        long n;
+        unsigned char *packed = ml_pack(acc, count, type, &n, call);
+        ml_send(me + 1, seq, ctx, packed, n, call);
+        free(packed);
+    }
+    if (!exclusive) memcpy(recvbuf, acc, (size_t)bytes);
+    free(acc);
+    free(mine);
+    return MPI_SUCCESS;
+}
+
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+    return scan(sendbuf, recvbuf, count, type, op, comm, 0, "MPI_Scan");
+}
+
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+    return scan(sendbuf, recvbuf, count, type, op, comm, 1, "MPI_Exscan");
+}
+
+/* MPI_Ibarrier: every rank tells every other at once; its request completes once it has heard from
+ * all the others (messages the director orders like any other), waited for as any request. */
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
+    int seq, ctx = start(comm, "MPI_Ibarrier", &seq);
+    int me = ml_rank(ctx), size = ml_size(ctx);
+    char nothing = 0;
+    for (int i = 0; i < size; i++)
+        if (i != me) ml_send(i, seq, ctx, &nothing, 0, "MPI_Ibarrier");
+    *request = ml_post_recv_n(NULL, 0, MPI_ANY_SOURCE, seq, ctx, size - 1);
+    return MPI_SUCCESS;
+}
+
+/* For vcollectives.c: a collective's start, messages and root check. */
+int ml_coll_start(MPI_Comm comm, const char *call, int *seq) { return start(comm, call, seq); }
+void ml_coll_recv(void *buf, long bytes, int src, int tag, int ctx) { recv_from(buf, bytes, src, tag, ctx); }
+void ml_coll_send(int dest, const void *buf, int count, MPI_Datatype type, int tag, int ctx, const char *call) {
+    send_to(dest, buf, count, type, tag, ctx, call);
+}
+void ml_coll_root(int root, int ctx, const char *call) { check_root(root, ctx, call); }

@@ -88,6 +88,7 @@ int ml_comm(MPI_Comm comm, const char *call) {
     if (c == &comms[0]) world();
     int id = c ? c->id : -1;
     ml_unlock();
+    if (c) ml_error_on(4 * id);
     if (!c)
         ml_fatal("%s on a communicator mutexlab's MPI does not know (%d): it has MPI_COMM_WORLD, MPI_COMM_SELF "
                  "and the communicators MPI_Comm_dup, MPI_Comm_split and MPI_Comm_create make%s",
@@ -139,6 +140,18 @@ int ml_comm_members(MPI_Comm comm, int **members, const char *call) {
     return size;
 }
 
+MPI_Comm ml_comm_handle(int ctx) {
+    int id = ctx / 4;
+    if (id == 0) return MPI_COMM_WORLD;
+    if (id == SELF_ID) return MPI_COMM_SELF;
+    ml_lock();
+    MPI_Comm handle = MPI_COMM_NULL;
+    for (int i = 1; i <= COMMS; i++)
+        if (comms[i].live && comms[i].id == id) handle = FIRST_HANDLE + i - 1;
+    ml_unlock();
+    return handle;
+}
+
 int ml_world(int ctx, int rank) { return to_world(ctx, rank, 0); }
 int ml_local(int ctx, int world_rank) { return to_local(ctx, world_rank, 0); }
 int ml_world_held(int ctx, int rank) { return to_world(ctx, rank, 1); }
@@ -167,6 +180,7 @@ static MPI_Comm made(comm_t *parent, int n, int *members, int size, int me, cons
     if (clash) free_slot = -1;
     if (free_slot > 0) comms[free_slot] = (comm_t){1, id, size, me, 0, 0, members};
     ml_unlock();
+    if (free_slot > 0) ml_errhandler_inherit(4 * parent->id, 4 * id);
     if (free_slot == 0) ml_fatal("%s: more than %d communicators at once (besides MPI_COMM_WORLD)", call, COMMS);
     if (free_slot < 0) ml_fatal("%s: two communicators of this rank would share a context (%d)", call, id);
     return FIRST_HANDLE + free_slot - 1;
@@ -193,6 +207,7 @@ int MPI_Comm_free(MPI_Comm *comm) {
     ml_comm(*comm, "MPI_Comm_free");
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
         ml_fatal("MPI_Comm_free of %s", *comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF");
+    ml_errhandler_forget(ml_comm(*comm, "MPI_Comm_free"));
     ml_lock();
     comm_t *c = slot_of(*comm);
     c->live = 0;

@@ -4,7 +4,11 @@
  * code: the `crashed` finding, its last words naming the error. A program that asked for
  * MPI_ERRORS_RETURN on a communicator expects such a call to return the code, and may handle it
  * and go on: mutexlab's MPI does not return errors, so there the run is stopped instead, saying so
- * (exit 2, not judged) — never a crash the program, under another MPI, might not have had. Every
+ * (exit 2, not judged) — never a crash the program, under another MPI, might not have had. A handler
+ * the program made (MPI_Comm_create_errhandler) is called, as MPI calls it; one that returns would
+ * have the call return the code: not judged either. The handler is the one of the communicator the
+ * failing call was on (a wait's: its request's; a group call's: MPI_COMM_WORLD's); a new
+ * communicator inherits its parent's, a freed one's is forgotten. Every
  * call that succeeds returns MPI_SUCCESS, as under any handler, so a program that checks each code
  * (`if (rc != MPI_SUCCESS) { MPI_Error_string(rc, …); MPI_Abort(…); }`) runs as it would. */
 #include <stdio.h>
@@ -12,39 +16,136 @@
 
 #include "internal.h"
 
-int ml_errors_return; /* communicators set to MPI_ERRORS_RETURN (mpi.c: an error stops the run) */
-#define HANDLED 128
-static unsigned char returning[HANDLED]; /* by communicator handle: 1 if MPI_ERRORS_RETURN */
+#define HANDLED 72 /* communicators at once: the world, MPI_COMM_SELF and 64 more (comm.c), with room */
+#define MADE 16    /* handlers made by MPI_Comm_create_errhandler */
+static struct {
+    int id, handler; /* a communicator's context id and its handler; unlisted: MPI_ERRORS_ARE_FATAL */
+} set_on[HANDLED];
+static int n_set;
+static MPI_Comm_errhandler_function *made_fns[MADE]; /* handle FIRST_MADE + i */
+#define FIRST_MADE 4
+static __thread int err_ctx; /* the communicator of this thread's last call (its context): its errors' */
+
+void ml_error_on(int ctx) { err_ctx = ctx; }
 
 static int known(MPI_Errhandler h) {
-    return h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_RETURN || h == MPI_ERRORS_ABORT;
+    if (h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_RETURN || h == MPI_ERRORS_ABORT) return 1;
+    return h >= FIRST_MADE && h < FIRST_MADE + MADE && made_fns[h - FIRST_MADE];
+}
+
+static int find(int id) { /* under the lock: its index in set_on, or -1 */
+    for (int i = 0; i < n_set; i++)
+        if (set_on[i].id == id) return i;
+    return -1;
+}
+
+static void set_held(int id, int handler) { /* under the lock */
+    int i = find(id);
+    if (handler == MPI_ERRORS_ARE_FATAL) { /* the default: not listed */
+        if (i >= 0) set_on[i] = set_on[--n_set];
+        return;
+    }
+    if (i < 0) {
+        if (n_set == HANDLED) {
+            ml_unlock();
+            ml_fatal("error handlers on more than %d communicators at once (docs/mpi.md#limits)", HANDLED);
+        }
+        i = n_set++;
+        set_on[i].id = id;
+    }
+    set_on[i].handler = handler;
+}
+
+int ml_handler_held(void) { /* under the lock: the handler of the communicator of this thread's error */
+    int i = find(err_ctx / 4);
+    return i < 0 ? MPI_ERRORS_ARE_FATAL : set_on[i].handler;
+}
+
+/* A new communicator inherits its parent's handler, as MPI says; a freed one's is forgotten, so a
+ * handle used again starts with MPI_ERRORS_ARE_FATAL. */
+void ml_errhandler_inherit(int parent_ctx, int ctx) {
+    ml_lock();
+    int i = find(parent_ctx / 4);
+    set_held(ctx / 4, i < 0 ? MPI_ERRORS_ARE_FATAL : set_on[i].handler);
+    ml_unlock();
+}
+
+void ml_errhandler_forget(int ctx) {
+    ml_lock();
+    set_held(ctx / 4, MPI_ERRORS_ARE_FATAL);
+    ml_unlock();
+}
+
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler) {
+    ml_lock();
+    int i = 0;
+    while (i < MADE && made_fns[i]) i++;
+    if (i < MADE) made_fns[i] = fn;
+    ml_unlock();
+    if (i == MADE) ml_fatal("MPI_Comm_create_errhandler: more than %d error handlers at once (docs/mpi.md#limits)", MADE);
+    *errhandler = FIRST_MADE + i;
+    return MPI_SUCCESS;
 }
 
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
-    ml_comm(comm, "MPI_Comm_set_errhandler");
+    int ctx = ml_comm(comm, "MPI_Comm_set_errhandler");
     if (!known(errhandler))
-        ml_fatal("MPI_Comm_set_errhandler with error handler %d: mutexlab's MPI has MPI_ERRORS_ARE_FATAL, "
-                 "MPI_ERRORS_RETURN and MPI_ERRORS_ABORT, not handlers made by MPI_Comm_create_errhandler",
-                 errhandler);
-    if (comm < 0 || comm >= HANDLED)
-        ml_fatal("MPI_Comm_set_errhandler on communicator %d: mutexlab's MPI keeps handlers for %d", comm, HANDLED);
+        ml_fatal("MPI_Comm_set_errhandler with error handler %d: not MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, "
+                 "MPI_ERRORS_ABORT or one MPI_Comm_create_errhandler made (and not freed)", errhandler);
     ml_lock();
-    int now = errhandler == MPI_ERRORS_RETURN;
-    ml_errors_return += now - returning[comm];
-    returning[comm] = (unsigned char)now;
+    set_held(ctx / 4, errhandler);
     ml_unlock();
     return MPI_SUCCESS;
 }
 
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
-    ml_comm(comm, "MPI_Comm_get_errhandler");
-    *errhandler = comm >= 0 && comm < HANDLED && returning[comm] ? MPI_ERRORS_RETURN : MPI_ERRORS_ARE_FATAL;
+    int ctx = ml_comm(comm, "MPI_Comm_get_errhandler");
+    ml_lock();
+    int i = find(ctx / 4);
+    *errhandler = i < 0 ? MPI_ERRORS_ARE_FATAL : set_on[i].handler;
+    ml_unlock();
     return MPI_SUCCESS;
 }
 
-int MPI_Errhandler_free(MPI_Errhandler *errhandler) { /* the predefined ones: nothing to free */
+/* A handler made by MPI_Comm_create_errhandler stays for the communicators set to it (MPI frees it
+ * once none is); the handle is MPI_ERRHANDLER_NULL. */
+int MPI_Errhandler_free(MPI_Errhandler *errhandler) {
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
+}
+
+/* The program's own handler for an error of ``code`` on the communicator of context ``ctx``, called
+ * without the library's lock (it may print, call MPI_Error_string, MPI_Abort). */
+static __thread int in_handler;
+int ml_call_made_handler(int handler, int ctx, int code) {
+    if (in_handler || handler < FIRST_MADE || handler >= FIRST_MADE + MADE) return 0;
+    MPI_Comm_errhandler_function *fn = made_fns[handler - FIRST_MADE];
+    MPI_Comm comm = ml_comm_handle(ctx);
+    if (!fn) return 0;
+    in_handler = 1;
+    fn(&comm, &code);
+    in_handler = 0;
+    return 1;
+}
+
+int ml_error_ctx(void) { return err_ctx; }
+
+/* MPI_Comm_call_errhandler: the communicator's handler called on ``errorcode`` as MPI says: fatal
+ * ends the rank (the crashed finding), MPI_ERRORS_RETURN returns, the program's own is called. */
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+    int ctx = ml_comm(comm, "MPI_Comm_call_errhandler");
+    ml_lock();
+    int i = find(ctx / 4), handler = i < 0 ? MPI_ERRORS_ARE_FATAL : set_on[i].handler;
+    ml_unlock();
+    if (handler == MPI_ERRORS_RETURN) return MPI_SUCCESS;
+    if (handler >= FIRST_MADE) {
+        ml_call_made_handler(handler, ctx, errorcode);
+        return MPI_SUCCESS;
+    }
+    char text[MPI_MAX_ERROR_STRING];
+    int len;
+    MPI_Error_string(errorcode, text, &len);
+    ml_error(errorcode, "MPI_Comm_call_errhandler with %s", text);
 }
 
 static const char *text_of(int code) {

@@ -26,6 +26,7 @@ static int *alloc_ranks(int n, const char *call) {
 }
 
 static void not_a_group(MPI_Group g, const char *call) {
+    ml_error_on(0); /* no communicator: MPI_COMM_WORLD's handler, as MPI-3 says */
     ml_error(MPI_ERR_GROUP, "MPI_ERR_GROUP: %s on a group that is not one (%d)%s", call, g,
              g == MPI_GROUP_NULL ? ": MPI_GROUP_NULL" : "");
 }
@@ -95,6 +96,7 @@ int MPI_Group_rank(MPI_Group group, int *rank) {
 
 /* ``ranks`` must name n distinct ranks of a group of ``size``, as MPI_Group_incl and MPI_Group_excl require. */
 static void check_ranks(int size, int n, const int ranks[], const char *call) {
+    ml_error_on(0); /* errors here: MPI_COMM_WORLD's handler */
     if (n < 0 || n > size) ml_error(MPI_ERR_ARG, "MPI_ERR_ARG: %s of %d ranks from a group of %d", call, n, size);
     for (int i = 0; i < n; i++) {
         if (ranks[i] < 0 || ranks[i] >= size)

@@ -1,5 +1,5 @@
-/* What collectives.c, comm.c, persistent.c, sleeps.c, sems.c and types.c use of mpi.c, and what comm.c and
- * types.c give the others: the messages, communicators, requests and datatypes of mutexlab's MPI. */
+/* What collectives.c, vcollectives.c, comm.c, errors.c, env.c, persistent.c, sleeps.c, sems.c and
+ * types.c use of mpi.c, and what comm.c, errors.c and types.c give the others: the messages, communicators, requests and datatypes of mutexlab's MPI. */
 #ifndef MUTEXLAB_MPI_INTERNAL_H
 #define MUTEXLAB_MPI_INTERNAL_H
 #include "mpi.h"
@@ -29,6 +29,7 @@ int ml_np(void);
 /* Send bytes (held by mutexlab; to the rank itself they arrive at once). */
 void ml_send(int dest, int tag, int ctx, const void *buf, long bytes, const char *call);
 int ml_post_recv(void *buf, long capacity, int src, int tag, int ctx); /* a request for MPI_Wait */
+int ml_post_recv_n(void *buf, long capacity, int src, int tag, int ctx, int n); /* done after n messages */
 MPI_Request ml_new_persistent(int recv);             /* an inactive persistent request */
 int ml_active(MPI_Request handle);                   /* 1 started, 0 inactive, -1 not persistent */
 void ml_adopt(MPI_Request handle, MPI_Request started); /* started: its send or receive, now handle's */
@@ -38,6 +39,12 @@ void ml_types_init(void); /* the predefined datatypes (at MPI_Init) */
 /* A message's bytes: ``count`` elements of ``type`` (stops the run on an unknown type). */
 unsigned char *ml_pack(const void *buf, int count, MPI_Datatype type, long *bytes, const char *call);
 long ml_extent(MPI_Datatype type); /* its extent in bytes (stops the run on an unknown type) */
+
+/* collectives.c, for vcollectives.c: the collective context of ``comm`` and its next number (the tag) */
+int ml_coll_start(MPI_Comm comm, const char *call, int *seq);
+void ml_coll_recv(void *buf, long bytes, int src, int tag, int ctx);
+void ml_coll_send(int dest, const void *buf, int count, MPI_Datatype type, int tag, int ctx, const char *call);
+void ml_coll_root(int root, int ctx, const char *call); /* MPI_ERR_ROOT */
 
 /* mpi.c */
 void ml_flush(void);              /* sems.c: the program's stdout and std::cout flushed (lock not held) */
@@ -56,6 +63,13 @@ void ml_error(int code, const char *fmt, ...) __attribute__((noreturn, format(pr
 int ml_real_clock_gettime(clockid_t clock, struct timespec *t);
 long long ml_clock_read(void);
 
-/* errors.c: communicators whose handler is MPI_ERRORS_RETURN (then an error stops the run, not judged). */
-extern int ml_errors_return;
+/* errors.c: error handlers, by communicator context. An error is raised on the communicator of the
+ * calling thread's last ml_comm (or the context ml_error_on names). */
+void ml_error_on(int ctx);
+int ml_error_ctx(void);
+int ml_handler_held(void); /* the handler of this thread's error communicator (lock held) */
+int ml_call_made_handler(int handler, int ctx, int code); /* 1: a handler the program made was called */
+void ml_errhandler_inherit(int parent_ctx, int ctx);
+void ml_errhandler_forget(int ctx);
+MPI_Comm ml_comm_handle(int ctx); /* comm.c: the handle of a context's communicator (lock not held) */
 #endif

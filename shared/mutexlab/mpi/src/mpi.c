@@ -110,6 +110,7 @@ typedef struct {
     long sync;                                  /* a synchronous send waiting for its receive's ack */
     int dest, cancelling;                       /* its destination; MPI_Cancel asked it to drop the send */
     int persistent, active; /* MPI_Send_init, MPI_Recv_init...: started by MPI_Start, kept when done */
+    int more; /* a receive of several messages (MPI_Ibarrier's): those it takes before it completes */
     long posted;            /* a receive's posting number: a message goes to the oldest that matches */
     void *buf;
     long capacity;
@@ -455,10 +456,16 @@ static void sleep_point(void) { /* a sleep: a pause, or a poll unless it printed
 static void die(int code, const char *fmt, va_list ap) {
     char text[768], esc[4800], line[5000];
     vsnprintf(text, sizeof text, fmt, ap);
-    if (code != 70 && ml_errors_return) { /* the program would have been given the code: not judged */
-        size_t n = strlen(text);
-        snprintf(text + n, sizeof text - n, "; the program set MPI_ERRORS_RETURN, but mutexlab's MPI does not "
-                 "return errors: the program was not judged");
+    int handler = code != 70 ? ml_handler_held() : MPI_ERRORS_ARE_FATAL;
+    if (handler != MPI_ERRORS_ARE_FATAL && handler != MPI_ERRORS_ABORT) {
+        /* the program's own handler is called, as MPI calls it (it may MPI_Abort: the crash) */
+        unlock_L();
+        int called = ml_call_made_handler(handler, ml_error_ctx(), code);
+        lock_L();
+        size_t n = strlen(text); /* the handler returned, or MPI_ERRORS_RETURN: the call would return the code */
+        snprintf(text + n, sizeof text - n, "; %s, but mutexlab's MPI does not return errors: the program was "
+                 "not judged", called ? "the program's error handler (MPI_Comm_create_errhandler) returned, so MPI "
+                 "would return the code" : "the communicator's error handler is MPI_ERRORS_RETURN");
         code = 70;
     }
     json_string(esc, sizeof esc, text, strlen(text));
@@ -569,6 +576,12 @@ static void acknowledge(const msg *m);
 
 static void complete(request *r, msg *m) { /* under L */
     if (m->sync) acknowledge(m); /* a synchronous send: its sender learns a receive has matched it */
+    if (r->more > 0) { /* one of several: taken, the receive stays posted */
+        r->more--;
+        free(m->data);
+        free(m);
+        return;
+    }
     long n = m->bytes < r->capacity ? m->bytes : r->capacity;
     if (n) memcpy(r->buf, m->data, (size_t)n);
     if (m->bytes > r->capacity) r->truncated = m->bytes; /* an error, said where it completes */
@@ -652,7 +665,9 @@ static int new_request(void) { /* under L */
     return 0;
 }
 
-int ml_post_recv(void *buf, long capacity, int src, int tag, int ctx) {
+int ml_post_recv(void *buf, long capacity, int src, int tag, int ctx) { return ml_post_recv_n(buf, capacity, src, tag, ctx, 1); }
+
+int ml_post_recv_n(void *buf, long capacity, int src, int tag, int ctx, int n) {
     static long posts;
     src = ml_world(ctx, src);
     lock_L();
@@ -665,17 +680,20 @@ int ml_post_recv(void *buf, long capacity, int src, int tag, int ctx) {
     r->tag = tag;
     r->ctx = ctx;
     r->posted = ++posts;
-    if (src == MPI_PROC_NULL) { /* MPI: a receive from no process completes at once, empty */
+    r->more = n - 1;
+    if (src == MPI_PROC_NULL || n <= 0) { /* MPI: a receive from no process completes at once, empty */
         r->status = (MPI_Status){MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
         r->done = 1;
     }
-    for (msg **p = &unexpected; *p && !r->done; p = &(*p)->next)
-        if (matches(src, tag, ctx, *p)) {
-            msg *m = *p;
-            *p = m->next;
-            complete(r, m);
-            break;
+    for (msg **p = &unexpected; *p && !r->done;) {
+        if (!matches(src, tag, ctx, *p)) {
+            p = &(*p)->next;
+            continue;
         }
+        msg *m = *p;
+        *p = m->next;
+        complete(r, m); /* done, or one of several taken */
+    }
     bump();
     unlock_L();
     return i;
@@ -705,6 +723,7 @@ static int inactive_now(MPI_Request handle, MPI_Status *status) { /* MPI: its wa
 
 static void finish(MPI_Request *handle, MPI_Status *status) { /* under L */
     request *r = &reqs[*handle];
+    if (r->truncated) ml_error_on(r->ctx); /* the request's communicator's handler */
     if (r->truncated)
         fatal_error(MPI_ERR_TRUNCATE, "MPI_ERR_TRUNCATE: a message of %ld bytes from rank %d (tag %d) received into %ld "
                     "bytes (the receive's count times its type's extent)", r->truncated, r->status.MPI_SOURCE,

@@ -62,6 +62,7 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, 
 static void start(MPI_Request *request, const char *call) {
     MPI_Request h = *request;
     int active = ml_active(h);
+    if (active != 0) ml_error_on(0); /* a request's error: MPI_COMM_WORLD's handler (the request may be none) */
     if (active != 0)
         ml_error(MPI_ERR_REQUEST, "MPI_ERR_REQUEST: %s of %s", call,
                  active > 0 ? "a persistent request that is active (started, and not completed by a wait or test)"

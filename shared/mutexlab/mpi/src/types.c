@@ -10,7 +10,7 @@
 #define BLOCKS 64 /* byte ranges a datatype's map keeps; more, and its whole extent is sent */
 
 typedef struct {
-    long size, extent, align;
+    long size, extent, align, elems; /* elems: basic elements of one (MPI_Get_elements) */
     int used, nblocks; /* nblocks 0: the whole extent */
     long off[BLOCKS], len[BLOCKS];
 } dtype;
@@ -26,6 +26,7 @@ void ml_types_init(void) {
     for (int i = 1; i < (int)(sizeof sizes / sizeof *sizes); i++) {
         types[i].size = types[i].extent = sizes[i];
         types[i].align = sizes[i] > 16 ? 16 : sizes[i];
+        types[i].elems = 1;
         types[i].used = 1;
     }
 }
@@ -93,7 +94,7 @@ static unsigned char *pack(const void *buf, int count, const dtype *t, long *byt
 }
 
 int MPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *out) {
-    dtype *o = type_of(old), t = {o->size * count, o->extent * count, o->align, 1, 0, {0}, {0}};
+    dtype *o = type_of(old), t = {o->size * count, o->extent * count, o->align, o->elems * count, 1, 0, {0}, {0}};
     for (int i = 0; i < count; i++) add_blocks(&t, o, i * o->extent);
     *out = new_type(&t);
     return MPI_SUCCESS;
@@ -101,11 +102,12 @@ int MPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *out) {
 
 int MPI_Type_create_struct(int count, const int lens[], const MPI_Aint disps[], const MPI_Datatype ts[],
                            MPI_Datatype *out) {
-    dtype made = {0, 0, 1, 1, 0, {0}, {0}};
+    dtype made = {0, 0, 1, 0, 1, 0, {0}, {0}};
     long end = 0;
     for (int i = 0; i < count; i++) {
         dtype *t = type_of(ts[i]);
         made.size += t->size * lens[i];
+        made.elems += t->elems * lens[i];
         if (disps[i] + t->extent * lens[i] > end) end = disps[i] + t->extent * lens[i];
         if (t->align > made.align) made.align = t->align;
         for (int j = 0; j < lens[i]; j++) add_blocks(&made, t, disps[i] + j * t->extent);
@@ -203,3 +205,24 @@ unsigned char *ml_pack(const void *buf, int count, MPI_Datatype type, long *byte
 }
 
 long ml_extent(MPI_Datatype type) { return type_of(type)->extent; }
+
+int MPI_Type_get_extent(MPI_Datatype type, MPI_Aint *lb, MPI_Aint *extent) {
+    *lb = 0;
+    *extent = type_of(type)->extent;
+    return MPI_SUCCESS;
+}
+
+/* The basic elements received: whole elements of ``type`` times the basic elements of each; a
+ * message that ends within an element of a derived type stops the test, naming it. */
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype type, int *count) {
+    dtype *t = type_of(type);
+    long whole = t->extent ? status->mutexlab_bytes / t->extent : 0, rest = t->extent ? status->mutexlab_bytes % t->extent : 0;
+    if (rest && t->elems > 1)
+        ml_fatal("MPI_Get_elements of a message of %ld bytes, which ends within an element of datatype %d (%ld "
+                 "bytes): mutexlab's MPI counts whole elements", status->mutexlab_bytes, type, t->extent);
+    *count = rest ? MPI_UNDEFINED : (int)(whole * t->elems);
+    return MPI_SUCCESS;
+}
+
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) { return addr1 - addr2; }
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp) { return base + disp; }
