@@ -4,9 +4,9 @@
 # asks its neighbours for the forks it lacks; a fork goes to the earlier hunger, (stamp, id) in
 # order, and a philosopher that gives one up while hungry asks for it back. Output fully
 # buffered, flushed after each done. Written from docs/test-any-program.md alone.
-#   -no-tiebreak   compares the stamps alone: two neighbours hungry at the same time keep a fork each
+#   -forget        after a meal it forgets to hand on a fork asked for while it ate (its neighbour starves)
 #   -exit-early    exits once it has eaten all its meals (before its input ends)
-set notie [expr {"-no-tiebreak" in $argv}]
+set forget [expr {"-forget" in $argv}]
 set early [expr {"-exit-early" in $argv}]
 fconfigure stdin -blocking 0 -buffering line -translation lf
 fconfigure stdout -buffering full -translation lf
@@ -25,8 +25,6 @@ proc neighbour {f} {
 }
 proc forks {} { global id n; return [list $id [expr {$id % $n + 1}]] }
 proc before {ts1 id1 ts2 id2} {
-  global notie
-  if {$notie} { return [expr {$ts1 <= $ts2}] }
   return [expr {$ts1 < $ts2 || ($ts1 == $ts2 && $id1 < $id2)}]
 }
 proc give {f} {
@@ -63,7 +61,7 @@ proc init {text} {
   }
 }
 proc handle {text} {
-  global clock hungry eating stamp have asked id meals eaten early
+  global clock hungry eating stamp have asked id meals eaten early forget
   regexp {"type":"(\w+)"\}$} $text -> type
   switch -- $type {
     init { init $text; return {{"type":"done","reinit":true}} }
@@ -80,7 +78,9 @@ proc handle {text} {
       emit "{\"type\":\"exit\",\"resource\":\"fork:$l\"}"
       emit "{\"type\":\"exit\",\"resource\":\"fork:$r\"}"
       emit {{"type":"state","state":"THINKING"}}
-      foreach f [forks] { if {$asked($f) ne ""} { set asked($f) ""; give $f } }
+      foreach f [forks] {
+        if {$asked($f) ne "" && !$forget} { set asked($f) ""; give $f }
+      }
       if {$early && $eaten == $meals} { emit {{"type":"done"}}; flush stdout; exit 0 }
     }
     recv {

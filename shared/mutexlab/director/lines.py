@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..limits import BOM, MAX_DEPTH, InputError, loads, loads_shallow
+from ..words import PROGRAM_FAULT
 
 MAX_LINE = 65_536  # bytes of one line a node writes, newline excluded
 MAX_OUTPUTS = 1_000  # lines a node may write in answer to one input (a flood beyond)
@@ -39,7 +40,7 @@ class NodeFault(Exception):
 
     # Where it happened, for a driver that names a handler's line (protocol.raised_at): in what the
     # program did, not in mutexlab's code that noticed it.
-    raised_where: ClassVar[str] = "the program's answer (what it did, not a line of mutexlab)"
+    raised_where: ClassVar[str] = PROGRAM_FAULT
 
     def __str__(self) -> str:
         return self.message + (f": {self.line}" if self.line is not None else "")

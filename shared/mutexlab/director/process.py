@@ -41,14 +41,16 @@ TEST_START_TIMEOUT = 30.0
 ERR_TAIL = 2048
 # A line of standard error that names the error above a stack printed below it: JavaScript's
 # ``TypeError: …`` (and ``Error [ERR_…]: …``), Java's ``Exception in thread "main" java.lang.…``,
-# a Rust or Go panic, C++'s uncaught exception. The last three lines alone would be stack frames.
+# a Rust or Go panic, C++'s uncaught exception, an Erlang escript's ``escript: exception error: …``
+# (above its ``in function``/``in call from`` lines). The last three lines alone would be stack frames.
 HEADLINE = re.compile(
     r"(?:Exception in thread \S+ |Uncaught )?(?:[\w$]+\.)*[\w$]*(?:Error|Exception)(?: \[[^\]]*\])?(?::|$)"
     r"|thread '[^']*'.* panicked at|panic: |terminate called after throwing"
+    r"|(?:escript: )?exception (?:error|exit|throw):"
 )
 BUFFERED = (
     "a program whose output is buffered (C stdio, C++ std::cout, Java's PrintWriter, Python's "
-    "print into a pipe, mawk) must flush it after each done line"
+    "print into a pipe, Perl's STDOUT ($| = 1), mawk) must flush it after each done line"
 )
 
 
