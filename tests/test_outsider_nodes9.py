@@ -77,6 +77,38 @@ def test_an_erlang_crash_is_shown_by_its_error(cli, tmp_path):
     assert "to 3 steps on 2 nodes" in out, out
 
 
+def test_an_escript_that_crashes_in_its_first_init_is_a_finding_not_a_usage_error(cli, tmp_path):
+    # escript exits 127 on an uncaught exception, the status of a command not found
+    node = tmp_path / "crash_init.escript"
+    node.write_text(
+        '#!/usr/bin/env escript\nmain(_) ->\n    _ = io:get_line(""),\n    {ok, X} = {error, nope},\n    io:format("~p~n", [X]).\n'
+    )
+    ran = cli("test", "mutex", "--node", f"{tool('escript')} {node}", "-N", "2", "--runs", "1", "--no-shrink")
+    # before: exit 2, "cannot start 'escript': it exited with status 127 before writing anything"
+    assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout, said(ran)
+    assert "exited with status 127 while handling init" in ran.stdout, said(ran)
+    assert "escript: exception error: no match of right hand side value {error,nope}" in ran.stdout, said(ran)
+
+
+@pytest.mark.parametrize(
+    ("node", "crashed"),
+    (
+        ("read line; echo 'RuntimeError: no peers to ask' >&2; exit 127", True),  # ran, and said why
+        ("read line; echo 'config.toml missing, giving up' >&2; exit 127", True),
+        ("read line; exit 127", False),  # said nothing: a command not found, as before
+        ("read line; ./no-such-helper", False),  # the shell's "not found"
+        ("read line; /usr/bin/env no-such-interpreter", False),  # env's "No such file or directory"
+    ),
+)
+def test_status_127_before_any_output_is_a_crash_unless_a_launcher_said_so(cli, node, crashed):
+    ran = cli("test", "mutex", "--node", f"sh -c {json.dumps(node)}", "-N", "2", "--runs", "1", "--no-shrink")
+    if crashed:  # before: exit 2, "cannot start 'sh'"
+        assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout, said(ran)
+        assert "exited with status 127 while handling init" in ran.stdout, said(ran)
+    else:
+        assert ran.returncode == 2 and "cannot start 'sh'" in ran.stderr, said(ran)
+
+
 @pytest.mark.slow  # some 30 s: a pct search, a stall's timeouts, two findings shrunk
 def test_a_perl_lamport_kmutex_passes_and_its_bugs_are_found(cli, tmp_path):
     perl = f"{tool('perl')} {OUTSIDERS / 'o9_kmutex_lamport.pl'}"

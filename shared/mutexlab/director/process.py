@@ -48,6 +48,15 @@ HEADLINE = re.compile(
     r"|thread '[^']*'.* panicked at|panic: |terminate called after throwing"
     r"|(?:escript: )?exception (?:error|exit|throw):"
 )
+# What a launcher writes as its last line when it could not run a command: setpriv's "failed to
+# execute", a shell's "not found" (dash) / "command not found" (bash) / "Permission denied" / "bad
+# interpreter" / "cannot execute", env's "No such file or directory". A status 126 or 127 said
+# otherwise (an escript's uncaught exception exits 127 too) is the program's own end: it ran.
+COULD_NOT_RUN = re.compile(
+    r"failed to execute|not found|No such file or directory|Permission denied|cannot execute"
+    r"|Exec format error|bad interpreter",
+    re.IGNORECASE,
+)
 BUFFERED = (
     "a program whose output is buffered (C stdio, C++ std::cout, Java's PrintWriter, Python's "
     "print into a pipe, Perl's STDOUT ($| = 1), mawk) must flush it after each done line"
@@ -317,7 +326,8 @@ class NodeProcess:
             code = self.proc.wait(timeout=0.5)
         except subprocess.TimeoutExpired:
             code = None
-        if code in (126, 127) and not self.heard:
+        if code in (126, 127) and not self.heard and self.not_run():
+            said = self.stderr_tail(0.0)
             # What setpriv (or a shell in front: sh -c) says when it cannot run the command: the
             # program never ran, so it is not judged (exit 2, as a command not found).
             raise NodeFault(
@@ -326,7 +336,7 @@ class NodeProcess:
                 f"cannot start {self.command!r}: it exited with status {code} before writing anything, "
                 "the status of a command that could not be run (a file that is no program, or whose #! "
                 "line names an interpreter that is not there — a \\r at its end, from Windows line "
-                "endings?)",
+                "endings?)" + (f"; its standard error ended with: {shorten(said, 300)}" if said else ""),
             )
         how = closed if code is None else self.ended(code)
         between = (
@@ -345,6 +355,18 @@ class NodeProcess:
             shorten(tail, 300) if tail else None,  # control characters shown escaped
             {"between": True} if between else {},
         )
+
+    def not_run(self) -> bool:
+        """Whether a node that ended 126 or 127 before writing anything never ran: its standard
+        error says nothing, or its last line is a launcher's that could not run a command
+        (``COULD_NOT_RUN``) and no line names an error of a program that ran (``HEADLINE``: an
+        escript's uncaught exception exits 127, its stack below ``escript: exception error:``)."""
+        self.err_reader.join(0.3)  # its end, unless a child it left holds it open
+        lines = [line.strip() for line in self.err_tail.decode("utf-8", "replace").splitlines()]
+        kept = [line for line in lines if line]
+        if not kept:
+            return True
+        return not any(HEADLINE.match(line) for line in kept) and COULD_NOT_RUN.search(kept[-1]) is not None
 
     @staticmethod
     def ended(code: int) -> str:
