@@ -148,6 +148,8 @@ def test_tcl_event_loop_philosophers_pass_and_their_bugs_are_found(cli, tmp_path
     assert "to 6 steps on 2 nodes" in out and "philosopher-2 still waits" in out, out
     out = found(cli, tmp_path, f"{tcl} -exit-early", "philosophers", rule="crashed")
     assert "exited with status 0 after answering release, with nothing asked of it" in out, out
+    # before, by a race: "to 2 steps on 3 nodes" (the shrinking's runs did not wait for the end)
+    assert "on 2 nodes" in out, out
 
 
 HIVE = ("-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=2", "-o", "cocoons=4")
@@ -216,6 +218,8 @@ def test_c_poll_elves_pass_and_their_bugs_are_found(cli, tmp_path, elves):
     assert "[stop-before-done] mayor stopped round 1" in out and "on 1 node" in out, out
     out = found(cli, tmp_path, elves["segv"], "elves", rule="crashed")
     assert "killed by signal 11 (SIGSEGV) while handling recv" in out, out
+    # before: "to 29 steps on 3 nodes": a node's own crash was never searched for on fewer nodes
+    assert "on 1 node " in out, out
 
 
 HEADER = {

@@ -66,6 +66,10 @@ def encode(message: dict[str, Any]) -> bytes:
 # ``judge.wrote_late`` reads a finding by them, a recorded one too).
 PAST_DONE = "its done line (answering"
 
+# The words of a kept node that ended after its last answer (``process.gone``): seen by its end,
+# which a run shows only when its end waits a moment (``judge.ended_unasked`` reads them).
+UNASKED = "with nothing asked of it"
+
 # The rule of a node that ended, or closed its output, while something was still asked of it
 # (``process.py`` raises it; ``runner.replay`` waits for a recorded one's end).
 CRASHED = "crashed"

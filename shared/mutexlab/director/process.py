@@ -29,7 +29,18 @@ import time
 from typing import Any
 
 from .. import watcher
-from .lines import CRASHED, MAX_LINE, MAX_OUTPUTS, PAST_DONE, START, NodeFault, encode, parse, shorten
+from .lines import (
+    CRASHED,
+    MAX_LINE,
+    MAX_OUTPUTS,
+    PAST_DONE,
+    START,
+    UNASKED,
+    NodeFault,
+    encode,
+    parse,
+    shorten,
+)
 
 SETPRIV = shutil.which("setpriv")
 # Seconds a new process of ``mutexlab test`` (or ``replay --node``) has for its first answer (its
@@ -241,7 +252,7 @@ class NodeProcess:
             raise NodeFault(
                 CRASHED,
                 self.node,
-                f"node {self.node} {how} after answering {self.last}, with nothing asked of it: it answered "
+                f"node {self.node} {how} after answering {self.last}, {UNASKED}: it answered "
                 "its first init with reinit: true, a promise to keep reading until its standard input "
                 "ends and start afresh on the next init",
             )
