@@ -147,7 +147,9 @@ def test_tcl_event_loop_philosophers_pass_and_their_bugs_are_found(cli, tmp_path
     out = found(cli, tmp_path, f"{tcl} -forget", "philosophers", rule="deadlock")
     assert "to 6 steps on 2 nodes" in out and "philosopher-2 still waits" in out, out
     out = found(cli, tmp_path, f"{tcl} -exit-early", "philosophers", rule="crashed")
-    assert "exited with status 0 after answering release, with nothing asked of it" in out, out
+    # seen at the run's end, or (its end not yet seen, under load) when a peer's message reaches it
+    ended = ("after answering release, with nothing asked of it", "while handling recv")
+    assert "exited with status 0 " in out and any(words in out for words in ended), out
     # before, by a race: "to 2 steps on 3 nodes" (the shrinking's runs did not wait for the end)
     assert "on 2 nodes" in out, out
 
