@@ -53,3 +53,8 @@ def lacks(what: dict[str, list[str]]) -> str:
         else f"{kind} from a sender its waiting_for() does not name"
         for kind, whom in what.items()
     )
+
+
+# Where a hosted program's fault happened (``run --node``, ``test``): said in a handler's error
+# (``protocol.raised_at``) and read back from a participant's reasons (``transport.outcome``).
+PROGRAM_FAULT = "the program's answer (what it did, not a line of mutexlab)"

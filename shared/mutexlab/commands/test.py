@@ -264,6 +264,10 @@ def run(args) -> int:
         }
         if tested.note:
             outcome["shrunk"]["fallback"] = tested.note
+        if tested.not_shown_on:  # the smaller sizes tried in full: none showed the finding
+            outcome["shrunk"]["not_shown_on"] = tested.not_shown_on
+        if tested.shrink_cut:  # its budget ran out: a smaller run may show it
+            outcome["shrunk"]["budget_spent"] = True
         if mpi and (
             hints := mpitest.hints(
                 tested.shown.events, tested.settings.problem.options, tested.finding, mpitest.regex_of(args)

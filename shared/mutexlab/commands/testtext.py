@@ -71,12 +71,14 @@ def text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
         lines.append(
             f"shrunk from {count(shrunk['steps'][0], 'step')} on {count(shrunk['nodes'][0], 'node')} to "
             f"{count(shrunk['steps'][1], 'step')} on {count(shrunk['nodes'][1], 'node')} ({count(shrunk['tests'], 'test run')})"
+            + _limits(shrunk)
         )
     elif tested.original is not None and shrunk["tests"] and not tested.note:
         # Tried and none smaller showed it (a deadlock of a long run: every shorter schedule leaves
         # messages undelivered, a run cut short, not at rest): said, so no line is not a puzzle.
         lines.append(
             f"not shrunk: no smaller run showed [{tested.finding.rule}] ({count(shrunk['tests'], 'test run')})"
+            + _limits(shrunk)
         )
     if tested.note:
         lines.append(tested.note)
@@ -93,6 +95,17 @@ def text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
     if args.trace:
         lines.append(f"trace written to {args.trace}")
     return lines
+
+
+def _limits(shrunk: dict) -> str:
+    """What the shrinking could not do: the fewer nodes it tried in vain, its budget's end."""
+    said = []
+    if shrunk.get("not_shown_on"):
+        sizes = " or ".join(str(n) for n in shrunk["not_shown_on"])
+        said.append(f"not shown on {sizes} {'node' if shrunk['not_shown_on'] == [1] else 'nodes'}")
+    if shrunk.get("budget_spent"):
+        said.append("its budget ran out: a smaller run may show it")
+    return "; " + "; ".join(said) if said else ""
 
 
 SHOWN_STEPS = 10  # a long schedule's text: its first and last this many steps (--json: all)

@@ -17,7 +17,7 @@ from typing import Any
 from ..audit import verify_events
 from ..audit.verdict import Verdict
 from ..findings import PROGRESS, UNDECIDED
-from .lines import PAST_DONE, NodeFault
+from .lines import CRASHED, PAST_DONE, UNASKED, NodeFault
 
 SAFETY = "violation"
 DEADLOCK = "deadlock"
@@ -53,6 +53,12 @@ def wrote_late(rule: str | None, message: str) -> bool:
     shows depends on when that line arrives, so a run that is to show it again (shrinking, a
     replay) waits a moment at its end for it, as a run at rest does."""
     return rule == "protocol" and PAST_DONE in message
+
+
+def ended_unasked(rule: str | None, message: str) -> bool:
+    """Whether a finding is a kept node that ended after its last answer (``process.gone``): seen
+    by its end, so a run that is to show it again (shrinking, a replay) waits a moment for it."""
+    return rule == CRASHED and UNASKED in message
 
 
 def from_fault(fault: NodeFault, step: int) -> Finding:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..limits import BOM, MAX_DEPTH, InputError, loads, loads_shallow
+from ..words import PROGRAM_FAULT
 
 MAX_LINE = 65_536  # bytes of one line a node writes, newline excluded
 MAX_OUTPUTS = 1_000  # lines a node may write in answer to one input (a flood beyond)
@@ -39,7 +40,7 @@ class NodeFault(Exception):
 
     # Where it happened, for a driver that names a handler's line (protocol.raised_at): in what the
     # program did, not in mutexlab's code that noticed it.
-    raised_where: ClassVar[str] = "the program's answer (what it did, not a line of mutexlab)"
+    raised_where: ClassVar[str] = PROGRAM_FAULT
 
     def __str__(self) -> str:
         return self.message + (f": {self.line}" if self.line is not None else "")
@@ -64,6 +65,10 @@ def encode(message: dict[str, Any]) -> bytes:
 # The words every fault of a line written after a done line shares (``process.py`` writes them,
 # ``judge.wrote_late`` reads a finding by them, a recorded one too).
 PAST_DONE = "its done line (answering"
+
+# The words of a kept node that ended after its last answer (``process.gone``): seen by its end,
+# which a run shows only when its end waits a moment (``judge.ended_unasked`` reads them).
+UNASKED = "with nothing asked of it"
 
 # The rule of a node that ended, or closed its output, while something was still asked of it
 # (``process.py`` raises it; ``runner.replay`` waits for a recorded one's end).

@@ -29,7 +29,18 @@ import time
 from typing import Any
 
 from .. import watcher
-from .lines import CRASHED, MAX_LINE, MAX_OUTPUTS, PAST_DONE, START, NodeFault, encode, parse, shorten
+from .lines import (
+    CRASHED,
+    MAX_LINE,
+    MAX_OUTPUTS,
+    PAST_DONE,
+    START,
+    UNASKED,
+    NodeFault,
+    encode,
+    parse,
+    shorten,
+)
 
 SETPRIV = shutil.which("setpriv")
 # Seconds a new process of ``mutexlab test`` (or ``replay --node``) has for its first answer (its
@@ -41,14 +52,25 @@ TEST_START_TIMEOUT = 30.0
 ERR_TAIL = 2048
 # A line of standard error that names the error above a stack printed below it: JavaScript's
 # ``TypeError: …`` (and ``Error [ERR_…]: …``), Java's ``Exception in thread "main" java.lang.…``,
-# a Rust or Go panic, C++'s uncaught exception. The last three lines alone would be stack frames.
+# a Rust or Go panic, C++'s uncaught exception, an Erlang escript's ``escript: exception error: …``
+# (above its ``in function``/``in call from`` lines). The last three lines alone would be stack frames.
 HEADLINE = re.compile(
     r"(?:Exception in thread \S+ |Uncaught )?(?:[\w$]+\.)*[\w$]*(?:Error|Exception)(?: \[[^\]]*\])?(?::|$)"
     r"|thread '[^']*'.* panicked at|panic: |terminate called after throwing"
+    r"|(?:escript: )?exception (?:error|exit|throw):"
+)
+# What a launcher writes as its last line when it could not run a command: setpriv's "failed to
+# execute", a shell's "not found" (dash) / "command not found" (bash) / "Permission denied" / "bad
+# interpreter" / "cannot execute", env's "No such file or directory". A status 126 or 127 said
+# otherwise (an escript's uncaught exception exits 127 too) is the program's own end: it ran.
+COULD_NOT_RUN = re.compile(
+    r"failed to execute|not found|No such file or directory|Permission denied|cannot execute"
+    r"|Exec format error|bad interpreter",
+    re.IGNORECASE,
 )
 BUFFERED = (
     "a program whose output is buffered (C stdio, C++ std::cout, Java's PrintWriter, Python's "
-    "print into a pipe, mawk) must flush it after each done line"
+    "print into a pipe, Perl's STDOUT ($| = 1), mawk) must flush it after each done line"
 )
 
 
@@ -230,7 +252,7 @@ class NodeProcess:
             raise NodeFault(
                 CRASHED,
                 self.node,
-                f"node {self.node} {how} after answering {self.last}, with nothing asked of it: it answered "
+                f"node {self.node} {how} after answering {self.last}, {UNASKED}: it answered "
                 "its first init with reinit: true, a promise to keep reading until its standard input "
                 "ends and start afresh on the next init",
             )
@@ -315,7 +337,8 @@ class NodeProcess:
             code = self.proc.wait(timeout=0.5)
         except subprocess.TimeoutExpired:
             code = None
-        if code in (126, 127) and not self.heard:
+        if code in (126, 127) and not self.heard and self.not_run():
+            said = self.stderr_tail(0.0)
             # What setpriv (or a shell in front: sh -c) says when it cannot run the command: the
             # program never ran, so it is not judged (exit 2, as a command not found).
             raise NodeFault(
@@ -324,7 +347,7 @@ class NodeProcess:
                 f"cannot start {self.command!r}: it exited with status {code} before writing anything, "
                 "the status of a command that could not be run (a file that is no program, or whose #! "
                 "line names an interpreter that is not there — a \\r at its end, from Windows line "
-                "endings?)",
+                "endings?)" + (f"; its standard error ended with: {shorten(said, 300)}" if said else ""),
             )
         how = closed if code is None else self.ended(code)
         between = (
@@ -343,6 +366,18 @@ class NodeProcess:
             shorten(tail, 300) if tail else None,  # control characters shown escaped
             {"between": True} if between else {},
         )
+
+    def not_run(self) -> bool:
+        """Whether a node that ended 126 or 127 before writing anything never ran: its standard
+        error says nothing, or its last line is a launcher's that could not run a command
+        (``COULD_NOT_RUN``) and no line names an error of a program that ran (``HEADLINE``: an
+        escript's uncaught exception exits 127, its stack below ``escript: exception error:``)."""
+        self.err_reader.join(0.3)  # its end, unless a child it left holds it open
+        lines = [line.strip() for line in self.err_tail.decode("utf-8", "replace").splitlines()]
+        kept = [line for line in lines if line]
+        if not kept:
+            return True
+        return not any(HEADLINE.match(line) for line in kept) and COULD_NOT_RUN.search(kept[-1]) is not None
 
     @staticmethod
     def ended(code: int) -> str:

@@ -9,13 +9,13 @@ from __future__ import annotations
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..audit.verdict import Verdict
 from ..findings import Violation
 from ..words import count
-from .judge import NONDETERMINISTIC, Finding, wrote_late
+from .judge import NONDETERMINISTIC, Finding, ended_unasked, wrote_late
 from .lines import CRASHED
 from .problem import make_problem
 from .process import TEST_START_TIMEOUT, Pool
@@ -55,6 +55,8 @@ class Tested:
     finding: Finding | None
     shrink_tests: int = 0
     note: str | None = None  # why the finding is shown unshrunk (its shrunk schedule did not replay)
+    not_shown_on: list[int] = field(default_factory=list)  # fewer nodes tried in full, none showing it
+    shrink_cut: bool = False  # the shrinking's budget ran out: a smaller run may show it
 
 
 def test(
@@ -79,7 +81,10 @@ def test(
         found = searched.finding
         assert found.finding is not None
         late = LATE_GRACE if wrote_late(found.finding.rule, found.finding.message) else 0.0
-        settings = replace(settings, end_grace=searched.end_grace, late_grace=late)
+        # A node's end after its last answer shows only when the run's end waits for it: the search
+        # may have seen it without the wait (it ended quickly), a smaller run need not (a race).
+        ends = END_GRACE if ended_unasked(found.finding.rule, found.finding.message) else searched.end_grace
+        settings = replace(settings, end_grace=ends, late_grace=late)
         if not shrink or found.finding.rule in NOT_SHRUNK:
             return Tested(searched, found, found, settings, found.finding)
         problem = settings.problem
@@ -113,7 +118,11 @@ def test(
                 f"[{small.finding.rule}]: the schedule as found is shown, unshrunk"
             )
             return Tested(searched, found, found, settings, found.finding, shrinker.tests, note)
-        return Tested(searched, found, small, small_settings, small.finding, shrinker.tests)
+        tested = Tested(searched, found, small, small_settings, small.finding, shrinker.tests)
+        tested.shrink_cut = shrinker.cut
+        if small_settings.problem.nodes == problem.nodes:  # no fewer nodes showed it: said which
+            tested.not_shown_on = shrinker.not_shown
+        return tested
 
 
 @dataclass

@@ -6,9 +6,10 @@ run (its message was never sent, its node does not exist) is skipped, and the ru
 steps run out. It *reproduces* when it ends in a finding of the same rule. ddmin keeps the
 smallest list of steps that still reproduces; then fewer nodes are tried from 1 up, each size by
 the sets of nodes its steps use most (the steps of those nodes renumbered, then each delivery taken
-by its link, ``Lenient.by_link``; then, for a violation, deadlock or no-rest, a short random
-search); each test is one run, and ``budget`` bounds how many are made (``seconds``
-how long).
+by its link, ``Lenient.by_link``; then a short random search); each test is one run, and
+``budget`` bounds how many are made (``seconds`` how long). A node's own fault (a crash, garbage)
+is the same only in the same words from a node of the same role (``_same_fault``), in every test:
+a crash of another exit status or signal is another finding.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import replace
 from itertools import combinations
 
 from ..setups import ConfigError
-from .judge import DEADLOCK, NO_REST, SAFETY
+from .judge import DEADLOCK, NO_REST, SAFETY, Finding
 from .lines import PAST_DONE
 from .problem import Problem
 from .process import Pool
@@ -65,6 +66,15 @@ def _said(message: str) -> str:
     if late is not None:
         message = f"late after {late.group(1)}: {late.group(2)}"
     return re.sub(r"((?:status|signal) \d+)|\d+", lambda m: m.group(1) or "#", message)
+
+
+def _same_fault(shown: Finding, fault: Finding) -> bool:
+    """Whether ``shown`` is node fault ``fault`` again: the same words (``_said``: but for its
+    numbers, with its exit status or signal) of a node of the same role — the problem's role
+    (node 0, the elves' mayor) or a worker: every node runs the same program, so which worker
+    shows it is the schedule's doing, not another fault."""
+    same_role = shown.node is not None and fault.node is not None and (shown.node == 0) == (fault.node == 0)
+    return same_role and _said(shown.message) == _said(fault.message)
 
 
 def _renamed(step: Action, ids: dict[int, int], old: dict[int, str], new: dict[int, str]) -> Action | None:
@@ -135,9 +145,12 @@ class Shrinker:
         seconds: float = 60.0,
     ) -> None:
         self.settings, self.pool, self.remake, self.rule = settings, pool, remake, rule
+        self.fault: Finding | None = None  # a node's own fault being shrunk: what a run must show
         self.budget = budget
         self.tests = 0
         self.deadline = time.monotonic() + seconds
+        self.not_shown: list[int] = []  # the smaller sizes tried in full that did not show it
+        self.cut = False  # the budget ran out: a smaller run may show it, not tried
 
     def spent(self) -> bool:
         return self.tests >= self.budget or time.monotonic() > self.deadline
@@ -148,10 +161,15 @@ class Shrinker:
             return None
         self.tests += 1
         outcome = play(settings, self.pool, chooser or Lenient(steps))
-        return outcome if outcome.finding is not None and outcome.finding.rule == self.rule else None
+        shown = outcome.finding
+        if shown is None or shown.rule != self.rule:
+            return None
+        return outcome if self.fault is None or _same_fault(shown, self.fault) else None
 
     def shrink(self, outcome: Outcome) -> tuple[Settings, Outcome]:
         settings, best = self.settings, outcome
+        if self.rule not in FEWER_NODES:  # a node's own fault: its words (and role) must show
+            self.fault = outcome.finding
         best = self.ddmin(settings, best)
         problem = settings.problem
         for nodes in range(1, problem.nodes):  # the fewest first: the first size that shows it
@@ -161,8 +179,13 @@ class Shrinker:
                 continue
             found = self.fewer(smaller, best)
             if found is not None:
+                self.fault = found.finding if self.fault is not None else None  # renumbered
                 settings, best = smaller, self.ddmin(smaller, found)
                 break
+            if self.spent():
+                break
+            self.not_shown.append(nodes)
+        self.cut = self.spent()
         return settings, best
 
     def fewer(self, smaller: Settings, best: Outcome) -> Outcome | None:
@@ -171,7 +194,8 @@ class Shrinker:
         order, each message id by its sender's new name (``Lenient``, then by link). A node's own
         fault (a crash, garbage) counts only when the same node, renumbered, shows it in the same
         words (``_said``: a send to a peer the smaller run lacks is another fault); the other
-        rules also by a short random search (on the lowest ids' turn)."""
+        rules also by a short random search (on the lowest ids' turn). Last, for a node's own
+        fault, a short random search in which a node of its role shows it in the same words."""
         old, new = self.settings.problem, smaller.problem
         workers = [n for n in sorted(old.names) if n >= 1]
         size = len([n for n in new.names if n >= 1])
@@ -196,7 +220,13 @@ class Shrinker:
                 shown = found.finding if found is not None else None
                 if shown is not None and want in (None, shown.node) and said in (None, _said(shown.message)):
                     return found
-        return None
+        if faulty is None:
+            return None
+        # A node's own fault by a short random search too, when no schedule of its steps showed it:
+        # any node of the faulty one's role, in the same words (``_same_fault``).
+        assert best.finding is not None
+        wanted = best.finding
+        return self.sample(smaller, lambda shown: _same_fault(shown, wanted))
 
     def _attempts(self, smaller: Settings, script: list[Action], search: bool) -> Iterator[Outcome | None]:
         """Runs on ``smaller``, made one at a time as asked: the steps as they are, then (``search``:
@@ -209,9 +239,12 @@ class Shrinker:
         if exact.guessed:
             yield self.test(smaller, script, Lenient(script, by_link=True))
 
-    def sample(self, settings: Settings, runs: int = 60) -> Outcome | None:
+    def sample(
+        self, settings: Settings, same: Callable[[Finding], bool] | None = None, runs: int = 60
+    ) -> Outcome | None:
         """A short random search on fewer nodes (their messages are numbered anew, so the
-        schedule's own steps rarely fit): the first run with the same finding."""
+        schedule's own steps rarely fit): the first run with the same finding (its rule, and
+        ``same`` of it when given)."""
         for run in range(runs):
             if self.spent():
                 return None
@@ -219,7 +252,8 @@ class Shrinker:
             chooser = Random(settings.seed + run).next_run()
             assert chooser is not None
             outcome = play(settings, self.pool, chooser)
-            if outcome.finding is not None and outcome.finding.rule == self.rule:
+            shown = outcome.finding
+            if shown is not None and shown.rule == self.rule and (same is None or same(shown)):
                 return outcome
         return None
 

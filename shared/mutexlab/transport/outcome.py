@@ -23,7 +23,7 @@ from typing import Any
 from ..audit import verify_events
 from ..audit.cut import excuse, proven_cut
 from ..audit.stall import explain_stall
-from ..words import count
+from ..words import PROGRAM_FAULT, count
 from .membership import role_of
 
 EXIT_SAFE, EXIT_VIOLATION, EXIT_CONFIG, EXIT_STALLED = 0, 1, 2, 3
@@ -125,15 +125,19 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
         raised = [
             r["process"] for r in outcome.rejected if any("handler raised: " in x for x in r["reasons"])
         ]
+        failed = [r["process"] for r in outcome.rejected if program_failed(r["reasons"])]
         said = (
-            f"HANDLER RAISED: a handler of {', '.join(raised)} raised (the algorithm's code, named below)"
+            f"PROGRAM FAILED: the program of {', '.join(raised)} failed (what it did, named below: "
+            "not a line of mutexlab)"
+            if raised and raised == failed
+            else f"HANDLER RAISED: a handler of {', '.join(raised)} raised (the algorithm's code, named below)"
             if raised
             else f"REJECTED INPUT: {count(total, 'protocol message')} refused by the protocol of "
             f"{', '.join(r['process'] for r in outcome.rejected)}"
         )
         outcome.verdict = (
-            f"{said} (a finding, as in check, replay and "
-            f"simulate){'' if outcome.complete else '; the run was stopped there'}\n"
+            f"{said} (a finding, as in {'test' if raised and raised == failed else 'check, replay and simulate'})"
+            f"{'' if outcome.complete else '; the run was stopped there'}\n"
             f"the audit of the trace (safety {'SAFE' if outcome.safe else 'VIOLATED'}{cut}):\n"
             + "\n".join("  " + line for line in outcome.verdict.splitlines())
         )
@@ -152,6 +156,12 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
         else (EXIT_SAFE if outcome.complete and verdict.ok else EXIT_STALLED)
     )
     return outcome.exit_code
+
+
+def program_failed(reasons: list[str]) -> bool:
+    """Whether a participant's rejected inputs are all its hosted program's fault (``run --node``:
+    the program exited, stalled, wrote garbage: ``words.PROGRAM_FAULT``), not an algorithm's."""
+    return bool(reasons) and all(PROGRAM_FAULT in reason for reason in reasons)
 
 
 REASON_CHARS = 1_000  # of one rejected input's reason: a program's fault with its advice fits whole
@@ -187,6 +197,8 @@ def render(o: Outcome) -> str:
         + (
             "complete"
             if o.complete
+            else "STOPPED: a program failed"
+            if o.rejected and all(program_failed(r["reasons"]) for r in o.rejected)
             else "STOPPED: a handler raised"
             if any("handler raised: " in x for r in o.rejected for x in r["reasons"])
             else "STOPPED: a rejected input"
