@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from mutexlab.clock import LamportClock
-from mutexlab.machine import Table, ignore, on
+from mutexlab.machine import Table, on
 from mutexlab.messages import Codec, Message
 from mutexlab.protocol import Enter, Exit, Note, Protocol, Schedule, Send
 from mutexlab.setups import Setup
@@ -55,7 +55,10 @@ class BatonBee(Protocol):
     TABLE = Table(
         S,
         {
-            S.REST: {"BATON": KEEP, "request": on("ask for a reed", "_ask", to=(S.WAIT_REED, S.ON_REED, S.RETIRED))},
+            S.REST: {
+                "BATON": KEEP,
+                "request": on("ask for a reed", "_ask", to=(S.WAIT_REED, S.ON_REED, S.RETIRED)),
+            },
             S.WAIT_REED: {"BATON": on("take a reed or retire", "_on_baton", to=(S.ON_REED, S.RETIRED))},
             S.ON_REED: {
                 "BATON": KEEP,
@@ -68,7 +71,9 @@ class BatonBee(Protocol):
         never="one baton, and a bee waits for it only before its reed",
     )
 
-    def __init__(self, pid: int, n: int, reeds: int, eggs: int, cocoons: int, clock: int, baton: bool) -> None:
+    def __init__(
+        self, pid: int, n: int, reeds: int, eggs: int, cocoons: int, clock: int, baton: bool
+    ) -> None:
         self.pid, self.n, self.clock = pid, n, LamportClock(clock)
         self.reeds, self.eggs, self.cocoons = reeds, eggs, cocoons
         self.state = S.REST
@@ -160,7 +165,9 @@ def make_setup(processes: int, options: dict[str, Any], seed: int = 0) -> Setup:
         for pid in range(1, processes + 1)
     }
     params = {"bees": processes, "flowers": flowers, "reeds": reeds, "eggs": eggs, "cocoons": cocoons}
-    return Setup(NAME, bees, {pid: f"bee-{pid}" for pid in bees}, CODEC, {"reed:*": 1, "flower": flowers}, params)
+    return Setup(
+        NAME, bees, {pid: f"bee-{pid}" for pid in bees}, CODEC, {"reed:*": 1, "flower": flowers}, params
+    )
 
 
 SPEC = AlgorithmSpec(
@@ -170,6 +177,11 @@ SPEC = AlgorithmSpec(
     make_setup,
     CODEC,
     role="bee",
-    options={"flowers": "flowers K", "reeds": "reeds T", "eggs": "eggs per bee", "cocoons": "cocoons per reed"},
+    options={
+        "flowers": "flowers K",
+        "reeds": "reeds T",
+        "eggs": "eggs per bee",
+        "cocoons": "cocoons per reed",
+    },
     problem="bees",
 )

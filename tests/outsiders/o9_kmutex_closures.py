@@ -8,7 +8,8 @@ owed an answer sits in a ``defaultdict(list)`` by the number of the request owed
 """
 
 from collections import Counter, defaultdict
-from typing import Callable, Literal
+from collections.abc import Callable
+from typing import Literal
 
 from mutexlab.protocols.kit import (
     HELD,

@@ -79,9 +79,7 @@ def _keeps(function: Any) -> bool:
     """Whether ``function`` assigns a variable it closes over, or closes over anything but a plain
     value (a list, a dict, an object of its own): what every copy of the process would share."""
     code = function.__code__
-    if any(
-        i.opname == "STORE_DEREF" and i.argval in code.co_freevars for i in dis.get_instructions(code)
-    ):
+    if any(i.opname == "STORE_DEREF" and i.argval in code.co_freevars for i in dis.get_instructions(code)):
         return True
     for cell in function.__closure__:
         try:
