@@ -42,8 +42,6 @@ def test_counters_and_defaultdicts_are_kept_by_the_default_snapshot(cli, tmp_pat
     path = edited(tmp_path, "o9_kmutex_closures.py", "o9-kclosures", "o9", "kc")
     done = cli("check", "kmutex", "-a", path, "-N", "2", "-k", "1", "--requests", "2", "--cross-check")
     assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
-    done = cli("check", "kmutex", "-a", path, "-N", "2", "-k", "1", "--requests", "2", "--metrics")
-    assert done.returncode == 0 and "cs: messages per entry min 2, max 2" in done.stdout, said(done)
     done = cli("simulate", "kmutex", "-a", path, "-N", "4", "-k", "2", "--requests", "2", "--seed", "5")
     assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
     slack = edited(
@@ -180,3 +178,35 @@ def test_a_card_shows_no_memory_address():
 
     assert fmt(numbers()) == "<generator object test_a_card_shows_no_memory_address.<locals>.numbers>"
     assert " at 0x" not in fmt(functools.partial(Node().go))
+
+
+def test_elves_drawing_contracts_with_their_own_generator_pass_and_the_module_s_is_named(cli, tmp_path):
+    """o9_elves_lottery.py: Townsfolk, Mayor and Elf classes; an elf draws the contract it asks for
+    with a random.Random of its own, kept in its state. DRAW = "module" draws with random.choice:
+    not deterministic, found at the first delivery and replayed to it (simulate, one run, is SAFE:
+    any draw is a right one). COUNT_TOOLS = False hands out pins it does not have."""
+    path = edited(tmp_path, "o9_elves_lottery.py", "o9-lottery", "o9", "lottery")
+    done = cli("check", "elves", "-a", path, "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+    done = cli("simulate", "elves", "-a", path, "--seed", "1")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+    module = edited(
+        tmp_path, "o9_elves_lottery.py", "o9-lottery", "o9", "module", ('DRAW = "own"', 'DRAW = "module"')
+    )
+    ce = tmp_path / "module.json"
+    done = cli("check", "elves", "-a", module, "--contracts", "3", "--counterexample", ce)
+    assert done.returncode == 1 and "elf-1 is not deterministic" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", module)
+    assert done.returncode == 1 and "RAISED: step 1 (deliver): elf-1 is not deterministic" in done.stdout, (
+        said(done)
+    )
+    greedy = edited(
+        tmp_path,
+        "o9_elves_lottery.py",
+        "o9-lottery",
+        "o9",
+        "greedy",
+        ("COUNT_TOOLS = True", "COUNT_TOOLS = False"),
+    )
+    done = cli("check", "elves", "-a", greedy)
+    assert done.returncode == 1 and "VIOLATION — capacity: pins (capacity 1)" in done.stdout, said(done)
