@@ -210,3 +210,14 @@ def test_elves_drawing_contracts_with_their_own_generator_pass_and_the_module_s_
     )
     done = cli("check", "elves", "-a", greedy)
     assert done.returncode == 1 and "VIOLATION — capacity: pins (capacity 1)" in done.stdout, said(done)
+
+
+def test_compare_given_a_problem_s_name_says_to_name_the_files(cli):
+    """``compare --algorithms philosophers,…`` answered "unknown algorithm(s) philosophers; choose
+    from lamport, ricart-agrawala, …", the classic algorithms, as if they solved it."""
+    done = cli("compare", "--nodes", "3", "--algorithms", "philosophers,examples/solutions/chandy_misra.py")
+    assert done.returncode == 2, said(done)
+    assert "philosophers: a problem, and mutexlab has no solution of it by that name" in done.stderr, said(
+        done
+    )
+    assert "lamport" not in done.stderr, said(done)
