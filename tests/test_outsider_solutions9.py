@@ -221,3 +221,37 @@ def test_compare_given_a_problem_s_name_says_to_name_the_files(cli):
         done
     )
     assert "lamport" not in done.stderr, said(done)
+
+
+def test_a_sys_exit_in_make_setup_or_snapshot_is_named_not_a_silent_exit(cli, tmp_path):
+    """Before: ``raise SystemExit(5)`` in make_setup ended check and simulate with exit 5 and
+    nothing said (5: "--swarm found nothing"); one in snapshot() ended check with exit 1, the
+    message alone. Now exit 2, each naming the line of the file."""
+    small = ("-P", "3", "-T", "2", "-K", "1", "--eggs", "1", "--cocoons", "1")
+    setup = edited(
+        tmp_path,
+        "o9_bees_baton.py",
+        "o9-baton",
+        "o9",
+        "setup",
+        ('    flowers = int(options.get("flowers", 3))', "    raise SystemExit(5)\n    flowers = 3"),
+    )
+    for command in ("check", "simulate"):
+        done = cli(command, "bees", "-a", setup, *small)
+        assert done.returncode == 2 and "building its setup raised SystemExit: 5 at " in done.stderr, said(
+            done
+        )
+    snap = edited(
+        tmp_path,
+        "o9_bees_baton.py",
+        "o9-baton",
+        "o9",
+        "snap",
+        (
+            "        return (self.state, self.clock.time,",
+            "        raise SystemExit('no')\n        return (0,",
+        ),
+    )
+    done = cli("check", "bees", "-a", snap, *small)
+    assert done.returncode == 2 and "cannot keep the state of bee-1 (BatonBee" in done.stderr, said(done)
+    assert "SystemExit: no at " in done.stderr, said(done)
