@@ -255,3 +255,30 @@ def test_a_sys_exit_in_make_setup_or_snapshot_is_named_not_a_silent_exit(cli, tm
     done = cli("check", "bees", "-a", snap, *small)
     assert done.returncode == 2 and "cannot keep the state of bee-1 (BatonBee" in done.stderr, said(done)
     assert "SystemExit: no at " in done.stderr, said(done)
+
+
+def test_a_slotted_object_built_from_a_set_s_order_is_told_apart_in_a_fresh_interpreter(cli, tmp_path):
+    """The coordinator keeps its deputy in an object of a ``__slots__`` class, chosen as the first
+    of a set of names. Before: the interpreter check read a nested object's ``__dict__`` only —
+    ``Deputy({})`` in every interpreter, check PASS, exit 0, though each process elects its own."""
+    path = edited(
+        tmp_path,
+        "o9_mutex_roles.py",
+        "o9-roles",
+        "o9",
+        "deputy",
+        (
+            "def make_node(",
+            "class Deputy:\n    __slots__ = ('name',)\n\n    def __init__(self) -> None:\n"
+            "        self.name = next(iter({'ada', 'grace', 'edsger', 'barbara', 'leslie'}))\n\n\n"
+            "def make_node(",
+        ),
+        (
+            "        self.waiting: deque[int] = deque()\n",
+            "        self.waiting: deque[int] = deque()\n        self.deputy = Deputy()\n",
+        ),
+    )
+    done = cli("check", "mutex", "-a", path, "-N", "2")
+    assert done.returncode == 1 and "VIOLATION — interpreter: node-1's attribute deputy is" in done.stdout, (
+        said(done)
+    )
