@@ -9,39 +9,35 @@ three inputs:
   (I leave it). Which one applies is the protocol's business; a protocol with two kinds of
   resource, for instance, may use ``"request"`` for both.
 
-Each returns a list of *effects*, in the order they must happen. The driver (simulator or
-RabbitMQ service) carries them out in that order: an ``Exit`` is recorded before the ``Send``
-that follows it, so the trace shows the exit before anything that lets another process in.
+Each returns a list of *effects*, in the order they must happen. The driver (simulator or RabbitMQ
+service) carries them out in that order: an ``Exit`` is recorded before the ``Send`` that follows it, so
+the trace shows the exit before anything that lets another process in.
 
-A protocol never touches a socket, a thread, a timer or the wall clock. When it wants time to
-pass (a process dwelling on a resource), it returns ``Schedule``; the driver later calls
-``on_local(action)``.
+A protocol never touches a socket, a thread, a timer or the wall clock. When it wants time to pass (a
+process dwelling on a resource), it returns ``Schedule``; the driver later calls ``on_local(action)``.
 
-States are a ``StrEnum`` per protocol (the trace writes a state as its name). Each protocol
-class declares its transition table as data, ``TABLE`` (machine.py): (state, input) → the
-handler that runs and the states it may move to, where an input is a message's type tag or a
-local action. ``on_message`` and ``on_local`` dispatch through it (compiled per class, so a
-subclass's handler override runs); docs/protocols.md is rendered from it, and
-tests/test_state_tables.py holds every run's steps to it.
+States are a ``StrEnum`` per protocol (the trace writes a state as its name). Each protocol class declares
+its transition table as data, ``TABLE`` (machine.py): (state, input) → the handler that runs and the
+states it may move to, where an input is a message's type tag or a local action. ``on_message`` and
+``on_local`` dispatch through it (compiled per class, so a subclass's handler override runs);
+docs/protocols.md is rendered from it, and tests/test_state_tables.py holds every run's steps to it.
 
-Impossible input — one policy for every protocol. An input that the current state does not
-accept (a table cell "error" or "(never)", or a message class the protocol does not know)
-raises ``ProtocolError``, whose message names the process, its state and the input. It is
-raised before the input changes anything but, at most, the Lamport clock. Inputs that *can*
-arrive, though they change nothing (a stale INQUIRE, a message to a process that is gone), are
-not errors: the table says "ignore" and why. The drivers report a ``ProtocolError``, never
-swallow it: the simulator stops the run with it (``simulate`` prints it and exits 1, the
-explorer records the path as an error, a scripted replay names the step); a RabbitMQ
-participant logs it and dead-letters the message with the error as reason (a peer sent what
-this state cannot take), or, for a local input, logs it and exits with an error.
+Impossible input — one policy for every protocol. An input that the current state does not accept (a table
+cell "error" or "(never)", or a message class the protocol does not know) raises ``ProtocolError``, whose
+message names the process, its state and the input. It is raised before the input changes anything but, at
+most, the Lamport clock. Inputs that *can* arrive, though they change nothing (a stale INQUIRE, a message
+to a process that is gone), are not errors: the table says "ignore" and why. The drivers report a
+``ProtocolError``, never swallow it: the simulator stops the run with it (``simulate`` prints it and exits
+1, the explorer records the path as an error, a scripted replay names the step); a RabbitMQ participant
+logs it and dead-letters the message with the error as reason (a peer sent what this state cannot take),
+or, for a local input, logs it and exits with an error.
 
-A handler that raises anything else (a ``KeyError`` in the algorithm's code) is the algorithm's
-bug, and a finding like a refusal: the dispatch (``on_message``, ``on_local``, and a ``start`` or
-dispatch written by hand) turns it into ``HandlerError``, a ``ProtocolError`` naming the process,
-the input, the state it was taken in, the exception and the line of the algorithm's own file
-(``handler_raised``), so every driver reports it where it reports a refusal, with its scenario.
-What mutexlab raises outside a handler stays mutexlab's bug (the CLI's exit 4).
-"""
+A handler that raises anything else (a ``KeyError`` in the algorithm's code) is the algorithm's bug, and a
+finding like a refusal: the dispatch (``on_message``, ``on_local``, and a ``start`` or dispatch written by
+hand) turns it into ``HandlerError``, a ``ProtocolError`` naming the process, the input, the state it was
+taken in, the exception and the line of the algorithm's own file (``handler_raised``), so every driver
+reports it where it reports a refusal, with its scenario. What mutexlab raises outside a handler stays
+mutexlab's bug (the CLI's exit 4)."""
 
 from __future__ import annotations
 
@@ -353,9 +349,14 @@ class Protocol:
         generic deepcopy: plain containers copied structurally, immutable values shared."""
         clone = object.__new__(type(self))
         memo[id(self)] = clone  # an attribute holding the process itself (a bound method) holds the clone
-        clone.__dict__.update({name: _fork(value, memo) for name, value in self.__dict__.items()})
-        for name, value in slot_values(self):  # a subclass's __slots__ (slots.py)
-            setattr(clone, name, _fork(value, memo))
+        try:  # a generator, a lock, a file cannot be copied: the algorithm's state, named (setups.py)
+            clone.__dict__.update({name: _fork(value, memo) for name, value in self.__dict__.items()})
+            for name, value in slot_values(self):  # a subclass's __slots__ (slots.py)
+                setattr(clone, name, _fork(value, memo))
+        except TypeError as exc:
+            from .setups import uncopyable
+
+            raise uncopyable(self, exc) from exc
         if hasattr(self, "_named"):
             clone._named = self._named
         return clone

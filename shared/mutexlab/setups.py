@@ -341,6 +341,26 @@ def unkeepable(proto: Any, exc: BaseException) -> ConfigError:
     )
 
 
+def uncopyable(proto: Any, exc: BaseException) -> ConfigError:
+    """The error for a process ``copy.deepcopy`` cannot copy — a generator, a lock, a file in an
+    attribute: ``check``, ``replay`` and ``explore`` take each step on a copy of the process, so its
+    state must copy (exit 2, never a verdict). Named by the process, its class, file and attribute."""
+    cls, held = type(proto), "?"
+    where = getattr(sys.modules.get(cls.__module__), "__file__", None) or cls.__module__
+    for name, value in attributes(proto).items():
+        try:
+            copy.deepcopy(value)
+        except Exception:  # noqa: BLE001 - the first that does not copy is named
+            held = f"its attribute {name!r} holds a {type(value).__name__}"
+            break
+    return ConfigError(
+        f"cannot copy the state of {getattr(proto, 'name', '?')} ({cls.__qualname__}, {where}) to check "
+        f"it: {held}, which cannot be copied ({type(exc).__name__}: {exc}); check, replay and explore "
+        "take each step on a copy of the process. Keep what it stands for in attributes (a count, an "
+        "index; an iterator over a list or a range copies, a generator does not)"
+    )
+
+
 def _restore(value: Any, before: Any) -> None:
     """Put the shared ``value`` (one of ``MUTABLE``) back as its first copy ``before`` was."""
     if isinstance(value, LamportClock):

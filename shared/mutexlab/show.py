@@ -7,6 +7,7 @@ pairs, shown as ``ts@pid``. Core layer: no imports from higher layers.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from typing import Any
 
@@ -35,7 +36,11 @@ def fmt(value: Any) -> str:
         return "{" + ", ".join(f"{fmt(k)}: {fmt(v)}" for k, v in items) + "}"
     if hasattr(value, "model_dump"):
         return describe_message(value)
-    return str(value)
+    return _ADDRESS.sub("", str(value))  # a partial, a generator: the same text in every run
+
+
+# An object's memory address in its default text (``<generator object g at 0x7f…>``): another in every run.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def _order(value: Any) -> tuple[Any, ...]:

@@ -14,7 +14,7 @@ tabled by what every run shows (compare_solutions.py).
 
 from __future__ import annotations
 
-from .. import memory
+from .. import memory, problems
 from ..protocol import HandlerError
 from ..protocols import registry
 from ..runs import run_measured
@@ -167,8 +167,17 @@ def _solutions(names: list[str]) -> list[registry.Solution] | str:
     unknown = [
         a for a in names if a not in registry.SPECS and not (registry.is_module(a) or registry.is_file(a))
     ]
+    builtin = {a for a in unknown if problems.find(a) is not None}  # a problem without a built-in solution
+    if builtin:
+        return (
+            f"{', '.join(sorted(builtin))}: a problem, and mutexlab has no solution of it by that name; "
+            "name the solutions' files (--algorithms ./a.py,./b.py)"
+        )
     if unknown or not names:
-        return f"unknown algorithm(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(NAMES)}"
+        return (
+            f"unknown algorithm(s) {', '.join(unknown) or '(none given)'}; choose from "
+            f"{', '.join(sorted(registry.SPECS))}, or a solution's .py file or module"
+        )
     solutions: list[registry.Solution] = []
     try:
         for name in names:

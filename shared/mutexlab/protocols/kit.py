@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections import deque
+from collections import Counter, OrderedDict, defaultdict, deque
 from collections.abc import Callable
 from enum import Enum
 from typing import Any, ClassVar
@@ -94,7 +94,7 @@ __all__ = [
 def freeze(value: Any) -> Any:
     """``value`` as a hashable value that is equal exactly when the state is: lists, deques and
     tuples → tuples, sets → frozensets, dicts → tuples of items (in their order: code may iterate
-    them), a Lamport clock → its time, a ``random.Random`` → its state, a dataclass that cannot be
+    them; a ``Counter``, ``defaultdict`` or ``OrderedDict`` → its kind's name and its items), a Lamport clock → its time, a ``random.Random`` → its state, a dataclass that cannot be
     hashed (not frozen), or a message holding a list, dict or set → its class's name and every
     attribute, frozen. Anything else must be
     hashable already."""
@@ -105,6 +105,8 @@ def freeze(value: Any) -> Any:
         return frozenset(freeze(v) for v in value)
     if kind is dict:
         return tuple((k, freeze(v)) for k, v in value.items())
+    if kind in (Counter, defaultdict, OrderedDict):  # its kind told apart: it behaves otherwise
+        return (kind.__name__, tuple((k, freeze(v)) for k, v in value.items()))
     if kind is LamportClock:
         return value.time
     if kind is random.Random:  # a seeded generator of its own: its state, not its identity

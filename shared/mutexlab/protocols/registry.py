@@ -420,7 +420,7 @@ def _make_setup(
         setup = found.make_setup(processes, dict(options), seed)
     except ConfigError:
         raise
-    except Exception as exc:  # noqa: BLE001 - the solution's own code: named with its line
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the solution's own code (a sys.exit() too)
         raise ConfigError(
             f"{algorithm}: building its setup raised {type(exc).__name__}: {exc} at {raised_at(exc)}"
         ) from None

@@ -11,6 +11,7 @@ the step where ``check`` found it, with the same sentence, instead of running pa
 from __future__ import annotations
 
 import copy
+import dis
 import random
 from collections.abc import Callable
 from typing import Any
@@ -59,12 +60,35 @@ def not_deterministic(who: str, state: Any, what: str, proto: Any = None) -> str
 
 def closures(proto: Any) -> list[str]:
     """The attributes of ``proto`` holding a function (or a method) with variables of its own:
-    ``copy.deepcopy`` hands every copy that one function, so what it counts is no process's."""
-    return sorted(
-        name
+    ``copy.deepcopy`` hands every copy that one function, so what it counts is no process's. Those
+    that may keep something — a variable they assign (``nonlocal``), or one holding anything but a
+    plain value — come first and alone; a closure over a pid or a name only is named when no other is."""
+    held = {
+        name: function
         for name, value in attributes_of(proto).items()
-        if getattr(getattr(value, "__func__", value), "__closure__", None)
-    )
+        if getattr(function := getattr(value, "__func__", value), "__closure__", None)
+    }
+    return sorted(name for name, function in held.items() if _keeps(function)) or sorted(held)
+
+
+# What a closure may hold and share unseen with no harm: values nobody can change.
+_PLAIN = (int, float, complex, str, bytes, bool, type(None), range, type)
+
+
+def _keeps(function: Any) -> bool:
+    """Whether ``function`` assigns a variable it closes over, or closes over anything but a plain
+    value (a list, a dict, an object of its own): what every copy of the process would share."""
+    code = function.__code__
+    if any(i.opname == "STORE_DEREF" and i.argval in code.co_freevars for i in dis.get_instructions(code)):
+        return True
+    for cell in function.__closure__:
+        try:
+            value = cell.cell_contents
+        except ValueError:  # not yet assigned
+            continue
+        if not isinstance(value, _PLAIN) and not callable(value):
+            return True
+    return False
 
 
 def twins(proto: Any) -> Any | None:

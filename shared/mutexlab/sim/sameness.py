@@ -28,7 +28,7 @@ from typing import Any
 
 from ..protocol import Schedule
 from ..protocols.registry import FILE_MODULE_PREFIX
-from ..slots import attributes
+from ..slots import attributes, slot_names
 from .determinism import seeded
 
 # Two hash seeds of the fresh interpreters: a set of strings ordered alike by both is ordered
@@ -57,9 +57,12 @@ def _spelled(value: Any, depth: int = 0) -> str:
         )
     if isinstance(value, (list, tuple)):
         return type(value).__name__ + "[" + ", ".join(_spelled(v, depth + 1) for v in value) + "]"
-    attributes = getattr(value, "__dict__", None)
-    if isinstance(attributes, dict) and not callable(value) and _spelled_out(type(value)):
-        return f"{type(value).__qualname__}({_spelled(attributes, depth + 1)})"
+    if (
+        (hasattr(value, "__dict__") or slot_names(type(value)))
+        and not callable(value)
+        and _spelled_out(type(value))
+    ):
+        return f"{type(value).__qualname__}({_spelled(attributes(value), depth + 1)})"  # its slots too
     return type(value).__qualname__  # a logger, a lock, a module's object: its class says enough
 
 

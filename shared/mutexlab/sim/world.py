@@ -165,7 +165,7 @@ class WorldModel:
             snap = proto.snapshot() if self.canonical is None else self.canonical(proto)
             key = (i, snap) if self.rules is None else (i, snap, getattr(proto, SEEN, None))
             sid = self.state_ids.get(key)
-        except Exception as exc:  # noqa: BLE001 - the algorithm's code: an error naming it
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the algorithm's code (sys.exit() too)
             raise unkeepable(proto, exc) from exc
         if sid is None:
             sid = self.state_ids[key] = len(self.objects)
@@ -245,7 +245,7 @@ class WorldModel:
                 mine, same = key(twin), again == done and self._effects.seen == seen
                 if same and (key(probe) == mine or key(copy.deepcopy(twin)) != mine):  # by value only
                     continue
-            except Exception as exc:  # noqa: BLE001 - the algorithm's snapshot: an error naming it
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - the algorithm's snapshot (sys.exit() too)
                 raise unkeepable(twin, exc) from exc
             who, what = self.names[self.pids[i]], "state" if same else "effects"
             return not_deterministic(who, proto.state, what, proto)
