@@ -172,6 +172,12 @@ BROKEN_C = {
 }
 
 
+BROKEN_C["a receive skipped when the sender's own entry brings nothing (merge_unseen)"] = (
+    "Py_ssize_t first = first_news(mine, theirs, n);",
+    "Py_ssize_t first = !seen && theirs[sender] <= mine[sender] ? n : first_news(mine, theirs, n);",
+)
+
+
 KERNEL = set(list(BROKEN_C)[:4])  # broken in the comparison or the maximum: ``merge`` shows it too
 
 
@@ -192,6 +198,72 @@ def test_a_broken_build_is_caught(name, tmp_path, monkeypatch):
     runs = [c for c in caught if c != "pairs"]
     assert runs, f"no audited run caught the broken build ({name}); caught by {caught}"
     assert name not in KERNEL or "pairs" in caught, f"the pairs missed the broken merge ({name})"
+
+
+def token_stream(module, how: str, seed: int, n: int = 5, steps: int = 600) -> list[tuple[int, list[int]]]:
+    """Every token a family of ``n`` clocks returns over ``steps`` random ticks and receives, each
+    receive of a token given out earlier (the latest or an older one, so a sender's token often
+    comes again, as over a link): (serial, counts). ``module``: a compiled one, its receives by
+    ``Clock.<how>``; None: numpy's clocks (``merge``)."""
+    import random
+    from array import array
+
+    rng = random.Random(seed)
+    if module is None:
+        family = LocalEventClocks([f"p{i}" for i in range(n)], compiled=False)
+        clocks = [family.clock(f"p{i}") for i in range(n)]
+    else:
+        zero = module.Family(array("i", bytes(4 * n)))
+        clocks = [module.Clock(zero, i) for i in range(n)]
+    given: list[list[tuple]] = [[clock.token] for clock in clocks]
+    out = []
+    for _ in range(steps):
+        p = rng.randrange(n)
+        if rng.random() < 0.25:
+            token = clocks[p].tick()
+        else:
+            sender = rng.choice([q for q in range(n) if q != p])
+            older = given[sender]
+            theirs = older[-1] if rng.random() < 0.6 else rng.choice(older)
+            token = getattr(clocks[p], how)(theirs) if module is not None else clocks[p].merge(theirs)
+        given[p].append(token)
+        out.append((token[0], [int(c) for c in token[1]]))
+    return out
+
+
+@pytest.mark.parametrize("how", ["merge", "merge_unseen"])
+def test_merge_unseen_gives_merges_tokens(how):
+    """``merge_unseen`` (the fast loop's, without the table of serials last read) returns what
+    ``merge`` and numpy's clocks return, token for token, serials included, also for a token it
+    took before (compared again: no news, the same token back)."""
+    module = fastclock.compiled()
+    assert module is not None
+    for seed in range(4):
+        assert token_stream(module, how, seed) == token_stream(None, "merge", seed)
+
+
+def test_a_broken_merge_unseen_is_caught_by_the_token_stream(tmp_path, monkeypatch):
+    monkeypatch.setenv("MUTEXLAB_CACHE", str(tmp_path / "cache"))
+    name = "a receive skipped when the sender's own entry brings nothing (merge_unseen)"
+    module = fastclock.load(broken_source(tmp_path, *BROKEN_C[name]))
+    assert module is not None
+    assert token_stream(module, "merge", 0) == token_stream(None, "merge", 0)  # merge is not broken
+    assert any(token_stream(module, "merge_unseen", s) != token_stream(None, "merge", s) for s in range(4))
+
+
+def test_the_fast_loop_merges_with_merge_unseen():
+    """The tallied fast loop binds each compiled clock's ``merge_unseen`` (merge.c: it skips the
+    table of serials last read, the P = 400 merge's costliest load); a run rebinding ``merge``
+    would be the same run, only slower, which no other test sees."""
+    setup = make_setup("bees", 6, {"flowers": 1, "reeds": 2}, 0)
+    audit = StreamAudit()
+    names = [setup.names[p] for p in sorted(setup.names)]
+    trace = TraceWriter(sink=audit.feed, local_clocks=names, tally=audit)
+    audit.index = trace.clocks.index
+    sim = Simulation(setup, SimConfig(seed=0), trace, trace_bodies=False)
+    sim.run()
+    clocks, merges = sim._fast_clocks  # noqa: SLF001 - what the fast loop bound
+    assert merges and all(merges[pid] == clocks[pid].merge_unseen for pid in clocks)
 
 
 def test_a_refused_token_is_read_again_when_it_comes_back():

@@ -11,7 +11,7 @@
  * tick() and merge(token) as clock.LocalEventClock has them. Invariants: a counts array is never
  * written once it is a clock's (a change makes a new one, by the array's own __copy__); serials
  * are given out one after another by the family, one per tick and one per merge that brings news;
- * last[s] is the serial of the last token taken from sender s, in 32 bits (half the memory of
+ * last[s] is the serial of the last token merge() read from sender s (merge_unseen reads and leaves it), in 32 bits (half the memory of
  * the P×P table, whose one random read per receive is the merge's costliest load at P = 400): a
  * serial beyond them is kept as 0, which no token's serial equals, so such a token is compared. */
 #define PY_SSIZE_T_CLEAN
@@ -260,7 +260,9 @@ static PyObject *Clock_tick(Clock *self, PyObject *unused) {
     return take(self, counts);
 }
 
-static PyObject *Clock_merge(Clock *self, PyObject *token) {
+/* A receive's merge; `seen`: whether last[] is read and written (Clock.merge) or not
+ * (Clock.merge_unseen: the caller knows the token is not one this clock already took). */
+static PyObject *merge_token(Clock *self, PyObject *token, int seen) {
     if (self->counts == NULL) {
         PyErr_SetString(PyExc_ValueError, "Clock not initialised");
         return NULL;
@@ -283,7 +285,7 @@ static PyObject *Clock_merge(Clock *self, PyObject *token) {
         PyErr_SetString(PyExc_IndexError, "merge: a sender outside the family");
         return NULL;
     }
-    if (serial <= UINT32_MAX && self->last[sender] == (uint32_t)serial) return Py_NewRef(self->token);
+    if (seen && serial <= UINT32_MAX && self->last[sender] == (uint32_t)serial) return Py_NewRef(self->token);
     /* Whether nothing but this clock sees its counts: the array is held by the clock and its token
      * alone, and the token by the clock alone (no message in flight carries it, no kept event
      * reads it). Then news is written into the array itself, under a new serial as ever: no copy,
@@ -314,18 +316,28 @@ static PyObject *Clock_merge(Clock *self, PyObject *token) {
     PyBuffer_Release(&a);
     /* the serial is remembered only once the token was read: a refused one is read again */
     if (first == n) {
-        self->last[sender] = kept(serial);
+        if (seen) self->last[sender] = kept(serial);
         return Py_NewRef(self->token);
     }
     if (counts == NULL) return NULL;
     PyObject *merged = take(self, counts);
-    if (merged != NULL) self->last[sender] = kept(serial);
+    if (merged != NULL && seen) self->last[sender] = kept(serial);
     return merged;
 }
+
+static PyObject *Clock_merge(Clock *self, PyObject *token) { return merge_token(self, token, 1); }
+
+/* merge without last[]: for a caller that has already ruled out a token this clock took (the
+ * simulator's fast loop: a token is sent again on a link only after it, and links are FIFO, so the
+ * token that last[] would match is skipped there before the call). last[] is left as it was: every
+ * serial in it is still one this clock took, so a later merge() that matches it skips soundly. At
+ * bees P = 400 the read of last[sender] (a random read into a P x P table) was the costliest load. */
+static PyObject *Clock_merge_unseen(Clock *self, PyObject *token) { return merge_token(self, token, 0); }
 
 static PyMethodDef Clock_methods[] = {
     {"tick", (PyCFunction)Clock_tick, METH_NOARGS, "a local event: the own entry + 1; the new token"},
     {"merge", (PyCFunction)Clock_merge, METH_O, "a receive: the maximum with the sender's token; the token"},
+    {"merge_unseen", (PyCFunction)Clock_merge_unseen, METH_O, "merge, for a token known not to be one last taken from its sender"},
     {NULL, NULL, 0, NULL},
 };
 
