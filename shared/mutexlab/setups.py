@@ -371,3 +371,19 @@ def _restore(value: Any, before: Any) -> None:
     else:  # list, deque, bytearray
         value.clear()
         value.extend(copy.deepcopy(before))
+
+
+def waits(proto: Any) -> dict:
+    """``proto.waiting_for()``: what the process waits for, by kind, and from whom. The algorithm's
+    code: an exception there (a ``sys.exit()`` too) is an error naming its line (exit 2), never a
+    verdict — the stall it was asked to explain stays unexplained, not judged."""
+    try:
+        return proto.waiting_for()
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the algorithm's code, named with its line
+        cls = type(proto)
+        where = getattr(sys.modules.get(cls.__module__), "__file__", None) or cls.__module__
+        raise ConfigError(
+            f"asking {getattr(proto, 'name', '?')} ({cls.__qualname__}, {where}) what it waits for: "
+            f"its waiting_for() raised {type(exc).__name__}: {exc} at {raised_at(exc)}. It must return "
+            "a dict of message kinds to the senders awaited (empty: waiting for nothing)"
+        ) from None

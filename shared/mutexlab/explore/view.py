@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..audit import numbered, verify_events
 from ..audit.stall import explain_stall
 from ..findings import PROGRESS, UNDECIDED, kind_of
-from ..setups import capacity_of
+from ..setups import capacity_of, waits
 from ..trace import TraceError
 from ..words import count
 from .describe import describe_message, describe_process
@@ -128,7 +128,7 @@ def view(world: SessionState) -> dict:
                 "holds": sorted(held.get(pid, [])),
                 "finished": bool(proto.finished),
                 "waiting": {
-                    what: [names.get(p, str(p)) for p in whom] for what, whom in proto.waiting_for().items()
+                    what: [names.get(p, str(p)) for p in whom] for what, whom in waits(proto).items()
                 },
                 "pending": [f"{a} (after {d})" for a, d in run.pending.get(pid, [])],
                 "fields": describe_process(proto, setup),

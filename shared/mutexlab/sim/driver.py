@@ -26,7 +26,7 @@ from ..protocol import (
     UnknownMessage,
     UnknownPeer,
 )
-from ..setups import Setup
+from ..setups import Setup, waits
 from ..trace import EventSink, Recorder
 
 
@@ -193,7 +193,7 @@ class Driver:
         for pid, proto in sorted(self.protocols.items()):
             if proto.finished:
                 continue
-            lacks = proto.waiting_for()
+            lacks = waits(proto)
             report[self.names[pid]] = {
                 what: [self.names.get(p, str(p)) for p in whom] for what, whom in lacks.items()
             }

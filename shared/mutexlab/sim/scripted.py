@@ -42,7 +42,7 @@ from ..messages import MessageError
 from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import Solution, build_setup, declarations
-from ..setups import ConfigError, Setup, class_state, class_state_changed
+from ..setups import ConfigError, Setup, class_state, class_state_changed, waits
 from ..trace import TraceWriter
 from . import determinism, hung
 from .driver import Driver
@@ -380,9 +380,9 @@ def replay_scenario(
                 loop_start = run.world()
                 if declared is not None and (declared.clocks or declared.canonical):
                     normal_start = declared.normal_form(setup.protocols, run.message_lists())
-                waiting = {p for p, proto in setup.protocols.items() if proto.waiting_for()}
+                waiting = {p for p, proto in setup.protocols.items() if waits(proto)}
             elif loop_start is not None:
-                waiting &= {p for p, proto in setup.protocols.items() if proto.waiting_for()}
+                waiting &= {p for p, proto in setup.protocols.items() if waits(proto)}
             if loop_start is not None:
                 here = _could_move(run)
                 owed = here if owed is None else owed & here

@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 from ..messages import MessageError
 from ..protocol import Enter, Exit, Note, ProtocolError
 from ..rules import SEEN
-from ..setups import Setup, capacity_of, class_state, class_state_changed, unkeepable
+from ..setups import Setup, capacity_of, class_state, class_state_changed, unkeepable, waits
 from .determinism import TRIES, not_deterministic, seeded
 from .driver import Driver
 
@@ -207,7 +207,7 @@ class WorldModel:
         """What the process in state ``sid`` waits for (``waiting_for()``; empty: nothing)."""
         got = self._waiting[sid]
         if got is None:
-            got = self._waiting[sid] = self.objects[sid].waiting_for()
+            got = self._waiting[sid] = waits(self.objects[sid])
         return got
 
     # -- running the real protocol code ----------------------------------------------------
