@@ -373,12 +373,13 @@ def _restore(value: Any, before: Any) -> None:
         value.extend(copy.deepcopy(before))
 
 
-def waits(proto: Any) -> dict:
+def waits(proto: Any) -> dict[str, Any]:
     """``proto.waiting_for()``: what the process waits for, by kind, and from whom. The algorithm's
     code: an exception there (a ``sys.exit()`` too) is an error naming its line (exit 2), never a
     verdict — the stall it was asked to explain stays unexplained, not judged."""
     try:
-        return proto.waiting_for()
+        waiting: dict[str, Any] = proto.waiting_for()
+        return waiting
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the algorithm's code, named with its line
         cls = type(proto)
         where = getattr(sys.modules.get(cls.__module__), "__file__", None) or cls.__module__
