@@ -185,9 +185,11 @@ class Monitor(Admission):
     # -- the run ------------------------------------------------------------------------------
     def _watch(self) -> Outcome:
         while True:
+            # The leases first: their passive declares (one round trip a queue) take seconds on a
+            # loaded host, and what came meanwhile is read before any stall is judged.
+            self._renew_leases()
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
-            self._renew_leases()
             self.progress.flush(LiveView.PRINT_EVERY)
             if self.lost is not None:  # transient delivery does not survive it: never judged SAFE
                 return self._outcome(complete=False)
