@@ -128,6 +128,7 @@ typedef struct {
 #define MPI_MINLOC 10
 #define MPI_LXOR 11
 #define MPI_BXOR 12
+#define MPI_OP_NULL 0 /* what MPI_Op_free leaves */
 
 #define MPI_IN_PLACE ((void *)1)
 #define MPI_BSEND_OVERHEAD 96
