@@ -51,6 +51,8 @@ PROGRAMS = {  # name: its source and flags, built by the first test that runs it
     "freed": ("handlers9.c", ["-DFREED"]),
     "other": ("handlers9.c", ["-DOTHER"]),
     "inherit": ("handlers9.c", ["-DINHERIT"]),
+    "group": ("handlers9.c", ["-DGROUP"]),
+    "many": ("handlers9.c", ["-DMANY"]),
     "made": ("handlers9.c", ["-DMADE"]),
     "made-returns": ("handlers9.c", ["-DMADE_RETURNS"]),
     "lamport": ("lamport_sendrecv.cpp", ["-std=c++17"]),
@@ -111,6 +113,22 @@ def test_a_copy_inherits_its_parents_handler(cli, programs):
     ran = cli("test", "mutex", "--np", "2", "--runs", "5", "--regex", CS, "--mpi", programs["inherit"])
     assert ran.returncode == 2 and "crashed" not in ran.stdout, ran.stdout + ran.stderr
     assert "error handler is MPI_ERRORS_RETURN" in ran.stderr and "not judged" in ran.stderr, ran.stderr
+
+
+def test_a_group_calls_error_goes_to_the_worlds_handler_not_the_last_communicators(cli, programs):
+    # Before: MPI_Group_translate_ranks's MPI_ERR_RANK went to the handler of the thread's last
+    # communicator (a copy set to MPI_ERRORS_ARE_FATAL): a crash finding, where MPI gives the world's
+    # handler, MPI_ERRORS_RETURN, and the program the code (not judged).
+    ran = cli("test", "mutex", "--np", "2", "--runs", "5", "--regex", CS, "--mpi", programs["group"])
+    assert ran.returncode == 2 and "crashed" not in ran.stdout, ran.stdout + ran.stderr
+    assert "MPI_ERR_RANK" in ran.stderr and "error handler is MPI_ERRORS_RETURN" in ran.stderr, ran.stderr
+
+
+def test_handlers_made_and_freed_one_at_a_time_are_not_counted_at_once(cli, programs):
+    # Before: MPI_Errhandler_free kept the handler's slot, so the 17th handler made, with one
+    # alive at a time, stopped the test: "more than 16 error handlers at once" (exit 2).
+    ran = cli("test", "mutex", "--np", "2", "--runs", "3", "--regex", CS, "--mpi", programs["many"])
+    assert ran.returncode == 1 and "MPI_Abort with errorcode 3" in ran.stdout, ran.stdout + ran.stderr
 
 
 def test_a_handler_the_program_made_is_called(cli, programs):

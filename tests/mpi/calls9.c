@@ -37,6 +37,7 @@ int main(int argc, char **argv) {
     MPI_Allreduce(&mine, &best, 1, T, op, MPI_COMM_WORLD);
     if (best.rank != n - 2 + (n == 1)) { if (n > 1) return 16; }
     MPI_Op_free(&op);
+    if (op != MPI_OP_NULL) return 23; /* MPI_Op_free leaves MPI_OP_NULL */
     /* gatherv / scatterv / allgatherv / alltoall */
     int counts[8], displs[8], all[64], got[8];
     for (int i = 0; i < n; i++) { counts[i] = i + 1; displs[i] = i * (i + 1) / 2; }

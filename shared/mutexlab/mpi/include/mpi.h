@@ -128,6 +128,7 @@ typedef struct {
 #define MPI_MINLOC 10
 #define MPI_LXOR 11
 #define MPI_BXOR 12
+#define MPI_OP_NULL 0 /* what MPI_Op_free leaves */
 
 #define MPI_IN_PLACE ((void *)1)
 #define MPI_BSEND_OVERHEAD 96
@@ -221,8 +222,9 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, 
                   MPI_Request *request);
 int MPI_Start(MPI_Request *request);
 int MPI_Startall(int count, MPI_Request requests[]);
-/* Error handlers (errors.c): an error still ends the rank, as MPI_ERRORS_ARE_FATAL does;
- * under MPI_ERRORS_RETURN it stops the run instead, as not judged (docs/mpi.md#subset). */
+/* Error handlers (errors.c), by communicator: under MPI_ERRORS_ARE_FATAL or MPI_ERRORS_ABORT an
+ * error ends the rank; under MPI_ERRORS_RETURN, or a handler the program made that returns, it stops
+ * the run instead, as not judged (docs/mpi.md#subset). */
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);

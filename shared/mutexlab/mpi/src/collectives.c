@@ -95,7 +95,7 @@ int MPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op) {
     while (i < MADE_OPS && made_ops[i]) i++;
     if (i < MADE_OPS) made_ops[i] = fn;
     ml_unlock();
-    if (i == MADE_OPS) ml_fatal("MPI_Op_create: more than %d operations at once (docs/mpi.md#limits)", MADE_OPS);
+    if (i == MADE_OPS) ml_fatal("MPI_Op_create: more than %d operations at once", MADE_OPS);
     *op = FIRST_MADE_OP + i;
     return MPI_SUCCESS;
 }

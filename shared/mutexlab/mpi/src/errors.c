@@ -23,14 +23,15 @@ static struct {
 } set_on[HANDLED];
 static int n_set;
 static MPI_Comm_errhandler_function *made_fns[MADE]; /* handle FIRST_MADE + i */
+static unsigned char made_freed[MADE]; /* MPI_Errhandler_free called: its slot is made again once unused */
 #define FIRST_MADE 4
 static __thread int err_ctx; /* the communicator of this thread's last call (its context): its errors' */
 
 void ml_error_on(int ctx) { err_ctx = ctx; }
 
-static int known(MPI_Errhandler h) {
+static int known(MPI_Errhandler h) { /* under the lock */
     if (h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_RETURN || h == MPI_ERRORS_ABORT) return 1;
-    return h >= FIRST_MADE && h < FIRST_MADE + MADE && made_fns[h - FIRST_MADE];
+    return h >= FIRST_MADE && h < FIRST_MADE + MADE && made_fns[h - FIRST_MADE] && !made_freed[h - FIRST_MADE];
 }
 
 static int find(int id) { /* under the lock: its index in set_on, or -1 */
@@ -48,7 +49,7 @@ static void set_held(int id, int handler) { /* under the lock */
     if (i < 0) {
         if (n_set == HANDLED) {
             ml_unlock();
-            ml_fatal("error handlers on more than %d communicators at once (docs/mpi.md#limits)", HANDLED);
+            ml_fatal("error handlers on more than %d communicators at once", HANDLED);
         }
         i = n_set++;
         set_on[i].id = id;
@@ -76,20 +77,32 @@ void ml_errhandler_forget(int ctx) {
     ml_unlock();
 }
 
+static int held_by_any(int handler) { /* under the lock */
+    for (int i = 0; i < n_set; i++)
+        if (set_on[i].handler == handler) return 1;
+    return 0;
+}
+
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler) {
     ml_lock();
-    int i = 0;
-    while (i < MADE && made_fns[i]) i++;
-    if (i < MADE) made_fns[i] = fn;
+    int i = 0; /* a slot never used, or freed and held by no communicator (MPI frees it then) */
+    while (i < MADE && made_fns[i] && !(made_freed[i] && !held_by_any(FIRST_MADE + i))) i++;
+    if (i < MADE) {
+        made_fns[i] = fn;
+        made_freed[i] = 0;
+    }
     ml_unlock();
-    if (i == MADE) ml_fatal("MPI_Comm_create_errhandler: more than %d error handlers at once (docs/mpi.md#limits)", MADE);
+    if (i == MADE) ml_fatal("MPI_Comm_create_errhandler: more than %d error handlers at once", MADE);
     *errhandler = FIRST_MADE + i;
     return MPI_SUCCESS;
 }
 
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
     int ctx = ml_comm(comm, "MPI_Comm_set_errhandler");
-    if (!known(errhandler))
+    ml_lock();
+    int ok = known(errhandler);
+    ml_unlock();
+    if (!ok)
         ml_fatal("MPI_Comm_set_errhandler with error handler %d: not MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, "
                  "MPI_ERRORS_ABORT or one MPI_Comm_create_errhandler made (and not freed)", errhandler);
     ml_lock();
@@ -103,13 +116,21 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
     ml_lock();
     int i = find(ctx / 4);
     *errhandler = i < 0 ? MPI_ERRORS_ARE_FATAL : set_on[i].handler;
+    if (*errhandler >= FIRST_MADE && *errhandler < FIRST_MADE + MADE) /* a new reference: the program's */
+        made_freed[*errhandler - FIRST_MADE] = 0;
     ml_unlock();
     return MPI_SUCCESS;
 }
 
-/* A handler made by MPI_Comm_create_errhandler stays for the communicators set to it (MPI frees it
- * once none is); the handle is MPI_ERRHANDLER_NULL. */
+/* A handler made by MPI_Comm_create_errhandler stays for the communicators set to it, and its slot
+ * is made again once none is (as MPI frees it); the handle is MPI_ERRHANDLER_NULL. */
 int MPI_Errhandler_free(MPI_Errhandler *errhandler) {
+    MPI_Errhandler h = *errhandler;
+    if (h >= FIRST_MADE && h < FIRST_MADE + MADE) {
+        ml_lock();
+        made_freed[h - FIRST_MADE] = 1;
+        ml_unlock();
+    }
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
 }

@@ -149,9 +149,11 @@ int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_G
             ranks2[i] = MPI_PROC_NULL;
             continue;
         }
-        if (ranks1[i] < 0 || ranks1[i] >= a_size)
+        if (ranks1[i] < 0 || ranks1[i] >= a_size) {
+            ml_error_on(0); /* no communicator: MPI_COMM_WORLD's handler, not the thread's last one's */
             ml_error(MPI_ERR_RANK, "MPI_ERR_RANK: MPI_Group_translate_ranks names rank %d of a group of %d", ranks1[i],
                      a_size);
+        }
         int at = place(b, b_size, a[ranks1[i]]);
         ranks2[i] = at < 0 ? MPI_UNDEFINED : at;
     }
