@@ -98,6 +98,13 @@ def test_an_escript_that_crashes_in_its_first_init_is_a_finding_not_a_usage_erro
         ("read line; exit 127", False),  # said nothing: a command not found, as before
         ("read line; ./no-such-helper", False),  # the shell's "not found"
         ("read line; /usr/bin/env no-such-interpreter", False),  # env's "No such file or directory"
+        # A launcher's line in the user's language (bash, env and setpriv are translated): its
+        # "launcher: " prefix says so where its words cannot.
+        ("read line; echo 'bash: Zeile 1: foo: Befehl nicht gefunden' >&2; exit 127", False),
+        (
+            "read line; echo '/usr/bin/env: „perl\\r“: Datei oder Verzeichnis nicht gefunden' >&2; exit 127",
+            False,
+        ),
     ),
 )
 def test_status_127_before_any_output_is_a_crash_unless_a_launcher_said_so(cli, node, crashed):

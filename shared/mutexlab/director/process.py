@@ -68,6 +68,9 @@ COULD_NOT_RUN = re.compile(
     r"|Exec format error|bad interpreter",
     re.IGNORECASE,
 )
+# The same line in the user's language (bash, env and setpriv are translated: "Befehl nicht
+# gefunden"): a launcher names itself first, which no translation changes.
+LAUNCHER = re.compile(r"(?:\S*/)?(?:setpriv|env|sh|bash|dash|zsh|ksh|busybox): ")
 BUFFERED = (
     "a program whose output is buffered (C stdio, C++ std::cout, Java's PrintWriter, Python's "
     "print into a pipe, Perl's STDOUT ($| = 1), mawk) must flush it after each done line"
@@ -370,14 +373,18 @@ class NodeProcess:
     def not_run(self) -> bool:
         """Whether a node that ended 126 or 127 before writing anything never ran: its standard
         error says nothing, or its last line is a launcher's that could not run a command
-        (``COULD_NOT_RUN``) and no line names an error of a program that ran (``HEADLINE``: an
-        escript's uncaught exception exits 127, its stack below ``escript: exception error:``)."""
+        (``COULD_NOT_RUN``; in another language, ``LAUNCHER``) and no line names an error of a
+        program that ran (``HEADLINE``: an escript's uncaught exception exits 127, its stack below
+        ``escript: exception error:``)."""
         self.err_reader.join(0.3)  # its end, unless a child it left holds it open
-        lines = [line.strip() for line in self.err_tail.decode("utf-8", "replace").splitlines()]
+        # by newlines alone: env names a `#!` line's `perl\r` with its \r, which is no line's end
+        lines = [line.strip() for line in self.err_tail.decode("utf-8", "replace").split("\n")]
         kept = [line for line in lines if line]
         if not kept:
             return True
-        return not any(HEADLINE.match(line) for line in kept) and COULD_NOT_RUN.search(kept[-1]) is not None
+        last = kept[-1]
+        said = COULD_NOT_RUN.search(last) is not None or LAUNCHER.match(last) is not None
+        return said and not any(HEADLINE.match(line) for line in kept)
 
     @staticmethod
     def ended(code: int) -> str:
