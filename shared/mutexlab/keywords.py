@@ -3,10 +3,13 @@ without being them (docs/verify-any-log.md, docs/trace-format.md).
 
 An event the audit does not read as an ``enter`` could hide a violation, so a description or an
 event kind that reads as one of the keywords but is not written so is refused by every reader,
-naming the line: inflected (``entering``, ``exited``, ``requests``), joined to more (``enter_cs``,
-``exit-cs``), joined by a change of case (``ENTERcs``, ``enterCS``, ``EnterCriticalSection``), or
-behind punctuation or a bracketed tag (``[enter cs]``, ``-> exit cs``, ``[INFO] enter cs``). Not
-another word that merely starts with one (``entertain``, ``exitcode``, ``Entertain``).
+naming the line: inflected (``entering``, ``exited``, ``requests``) or joined to more
+(``enter_cs``, ``exit-cs``); and an ``enter`` joined by a change of case (``ENTERcs``, ``enterCS``,
+``EnterCriticalSection``) or behind punctuation or a bracketed tag (``[enter cs]``,
+``[INFO] enter cs``). Only ``enter`` in these two last forms: a missed ``exit`` or ``request``
+shows as a finding (a holding never ended, a request never made), never as SAFE, while programs
+write ``exitCode 0``, ``requestQueue: [2]``, ``RequestVote`` and ``-> request to 2`` as ordinary
+words. Not another word that merely starts with one (``entertain``, ``exitcode``, ``Entertain``).
 """
 
 from __future__ import annotations
@@ -16,11 +19,11 @@ import re
 KEYWORDS = ("request", "enter", "exit")
 # Inflected or joined to more (`entering`, `enter_cs`), not followed by a letter or digit.
 AUDIT_KEYWORD = re.compile(r"\s*(request|enter|exit)(?:s|ed|ing)?(?![^\W_])", re.IGNORECASE)
-# A keyword joined to a word by a change of case: `ENTERcs`, `enterCS` (group 2: the next letter).
-_CASE_JOIN = re.compile(r"\s*(request|enter|exit)([^\W\d_])", re.IGNORECASE)
-# Punctuation (`[`, `->`, `*`, `"`) or a bracketed tag (`[INFO]`, `(t=5)`, `<3>`) before a keyword.
+# `enter` joined to a word by a change of case: `ENTERcs`, `enterCS` (group 2: the next letter).
+_CASE_JOIN = re.compile(r"\s*(enter)([^\W\d_])", re.IGNORECASE)
+# Punctuation (`[`, `->`, `*`, `"`) or a bracketed tag (`[INFO]`, `(t=5)`, `<3>`) before `enter`.
 _BEHIND = re.compile(
-    r"\s*(?:[^\w\s]+|\[[^\]]{0,40}\]|\([^)]{0,40}\)|<[^>]{0,40}>)\s*((?:request|enter|exit)\w*)",
+    r"\s*(?:[^\w\s]+|\[[^\]]{0,40}\]|\([^)]{0,40}\)|<[^>]{0,40}>)\s*(enter\w*)",
     re.IGNORECASE,
 )
 
