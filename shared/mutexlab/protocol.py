@@ -368,7 +368,7 @@ class Protocol:
 # ProtocolError, and hands it to ``handler_raised``: the one place an exception of the algorithm
 # becomes a finding. What mutexlab raises outside those calls stays a bug of mutexlab (exit 4).
 _GUARDED = ("start", "on_message", "on_local")
-MESSAGE_SHOWN = 500  # characters of the exception's message a finding quotes
+MESSAGE_SHOWN = 700  # characters of an exception's message a finding quotes: a node's advice fits
 _MINE = os.path.dirname(os.path.abspath(__file__)) + os.sep  # mutexlab's own files
 _PROTOCOLS = os.path.join(_MINE, "protocols") + os.sep  # the built-in algorithms
 _LIBRARIES = tuple(
