@@ -324,17 +324,22 @@ def class_state_changed(kept: dict[str, tuple[Any, Any]]) -> str | None:
     return None
 
 
+def _named(proto: Any) -> str:
+    """A process as the errors about its code name it: ``node-1 (MyNode, …/my_algo.py)``."""
+    cls = type(proto)
+    where = getattr(sys.modules.get(cls.__module__), "__file__", None) or cls.__module__
+    return f"{getattr(proto, 'name', '?')} ({cls.__qualname__}, {where})"
+
+
 def unkeepable(proto: Any, exc: BaseException) -> ConfigError:
     """The error for a process whose state cannot be kept: its ``snapshot()`` (or a canonical key)
     raised, or gave a value that cannot be hashed. The algorithm's code, not mutexlab's: named by
     the process, its class and file, and the exception — a state that cannot be kept cannot be
     checked (exit 2), never a verdict."""
-    cls = type(proto)
-    where = getattr(sys.modules.get(cls.__module__), "__file__", None) or cls.__module__
     line = raised_at(exc)  # a line of mutexlab's (its default snapshot) says nothing of the algorithm
     line = "" if line.startswith(os.path.dirname(__file__)) else f" at {line}"
     return ConfigError(
-        f"cannot keep the state of {getattr(proto, 'name', '?')} ({cls.__qualname__}, {where}) to check it: "
+        f"cannot keep the state of {_named(proto)} to check it: "
         f"{type(exc).__name__}: {exc}{line}. Its snapshot() must return a hashable value "
         "that is equal exactly when the states are (tuples, frozensets, numbers, strings); the default "
         "one takes every attribute, and lists, sets, dicts and deques of such values"
@@ -345,8 +350,7 @@ def uncopyable(proto: Any, exc: BaseException) -> ConfigError:
     """The error for a process ``copy.deepcopy`` cannot copy — a generator, a lock, a file in an
     attribute: ``check``, ``replay`` and ``explore`` take each step on a copy of the process, so its
     state must copy (exit 2, never a verdict). Named by the process, its class, file and attribute."""
-    cls, held = type(proto), "?"
-    where = getattr(sys.modules.get(cls.__module__), "__file__", None) or cls.__module__
+    held = "?"
     for name, value in attributes(proto).items():
         try:
             copy.deepcopy(value)
@@ -354,8 +358,8 @@ def uncopyable(proto: Any, exc: BaseException) -> ConfigError:
             held = f"its attribute {name!r} holds a {type(value).__name__}"
             break
     return ConfigError(
-        f"cannot copy the state of {getattr(proto, 'name', '?')} ({cls.__qualname__}, {where}) to check "
-        f"it: {held}, which cannot be copied ({type(exc).__name__}: {exc}); check, replay and explore "
+        f"cannot copy the state of {_named(proto)} to check it: {held}, which cannot be copied "
+        f"({type(exc).__name__}: {exc}); check, replay and explore "
         "take each step on a copy of the process. Keep what it stands for in attributes (a count, an "
         "index; an iterator over a list or a range copies, a generator does not)"
     )
@@ -381,10 +385,8 @@ def waits(proto: Any) -> dict[str, Any]:
         waiting: dict[str, Any] = proto.waiting_for()
         return waiting
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the algorithm's code, named with its line
-        cls = type(proto)
-        where = getattr(sys.modules.get(cls.__module__), "__file__", None) or cls.__module__
         raise ConfigError(
-            f"asking {getattr(proto, 'name', '?')} ({cls.__qualname__}, {where}) what it waits for: "
+            f"asking {_named(proto)} what it waits for: "
             f"its waiting_for() raised {type(exc).__name__}: {exc} at {raised_at(exc)}. It must return "
             "a dict of message kinds to the senders awaited (empty: waiting for nothing)"
         ) from None
