@@ -125,18 +125,21 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
         raised = [
             r["process"] for r in outcome.rejected if any("handler raised: " in x for x in r["reasons"])
         ]
-        failed = [r["process"] for r in outcome.rejected if program_failed(r["reasons"])]
+        # every handler that raised was a hosted program's (``run --node``): its fault, as ``test`` says
+        programs = bool(raised) and raised == [
+            r["process"] for r in outcome.rejected if program_failed(r["reasons"])
+        ]
         said = (
             f"PROGRAM FAILED: the program of {', '.join(raised)} failed (what it did, named below: "
             "not a line of mutexlab)"
-            if raised and raised == failed
+            if programs
             else f"HANDLER RAISED: a handler of {', '.join(raised)} raised (the algorithm's code, named below)"
             if raised
             else f"REJECTED INPUT: {count(total, 'protocol message')} refused by the protocol of "
             f"{', '.join(r['process'] for r in outcome.rejected)}"
         )
         outcome.verdict = (
-            f"{said} (a finding, as in {'test' if raised and raised == failed else 'check, replay and simulate'})"
+            f"{said} (a finding, as in {'test' if programs else 'check, replay and simulate'})"
             f"{'' if outcome.complete else '; the run was stopped there'}\n"
             f"the audit of the trace (safety {'SAFE' if outcome.safe else 'VIOLATED'}{cut}):\n"
             + "\n".join("  " + line for line in outcome.verdict.splitlines())
