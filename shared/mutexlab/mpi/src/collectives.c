@@ -11,12 +11,12 @@
 
 #include "internal.h"
 
-static void recv_from(void *buf, long bytes, int src, int tag, int ctx) {
+void ml_coll_recv(void *buf, long bytes, int src, int tag, int ctx) {
     MPI_Request r = ml_post_recv(buf, bytes, src, tag, ctx);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
-static void send_to(int dest, const void *buf, int count, MPI_Datatype type, int tag, int ctx, const char *call) {
+void ml_coll_send(int dest, const void *buf, int count, MPI_Datatype type, int tag, int ctx, const char *call) {
     long bytes;
     unsigned char *packed = ml_pack(buf, count, type, &bytes, call);
     ml_send(dest, tag, ctx, packed, bytes, call);
@@ -24,12 +24,12 @@ static void send_to(int dest, const void *buf, int count, MPI_Datatype type, int
 }
 
 /* MPI_ERR_ROOT: fatal under MPI's default handler, a crash (as a send's MPI_ERR_RANK) */
-static void check_root(int root, int ctx, const char *call) {
+void ml_coll_root(int root, int ctx, const char *call) {
     if (root < 0 || root >= ml_size(ctx))
         ml_error(MPI_ERR_ROOT, "MPI_ERR_ROOT: %s with root %d (there are ranks 0 to %d)", call, root, ml_size(ctx) - 1);
 }
 
-static int start(MPI_Comm comm, const char *call, int *seq) { /* the collective context */
+int ml_coll_start(MPI_Comm comm, const char *call, int *seq) { /* the collective context */
     int ctx = ml_comm(comm, call) + CTX_COLLECTIVE;
     fflush(stdout);
     *seq = ml_next_seq(ctx);
@@ -37,13 +37,13 @@ static int start(MPI_Comm comm, const char *call, int *seq) { /* the collective 
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-    int seq, ctx = start(comm, "MPI_Bcast", &seq);
-    check_root(root, ctx, "MPI_Bcast");
+    int seq, ctx = ml_coll_start(comm, "MPI_Bcast", &seq);
+    ml_coll_root(root, ctx, "MPI_Bcast");
     if (ml_rank(ctx) == root) {
         for (int i = 0; i < ml_size(ctx); i++)
-            if (i != root) send_to(i, buf, count, type, seq, ctx, "MPI_Bcast");
+            if (i != root) ml_coll_send(i, buf, count, type, seq, ctx, "MPI_Bcast");
     } else {
-        recv_from(buf, count * ml_extent(type), root, seq, ctx);
+        ml_coll_recv(buf, count * ml_extent(type), root, seq, ctx);
     }
     return MPI_SUCCESS;
 }
@@ -133,8 +133,8 @@ static const char *op_name(MPI_Op op) {
 
 static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                   MPI_Comm comm, const char *call) {
-    int seq, ctx = start(comm, call, &seq);
-    check_root(root, ctx, call);
+    int seq, ctx = ml_coll_start(comm, call, &seq);
+    ml_coll_root(root, ctx, call);
     int me = ml_rank(ctx);
     long bytes = count * ml_extent(type);
     unsigned char probe = 0;
@@ -144,7 +144,7 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
                  call, op_name(op), type);
     const void *mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (me != root) {
-        send_to(root, mine, count, type, seq, ctx, call);
+        ml_coll_send(root, mine, count, type, seq, ctx, call);
         return MPI_SUCCESS;
     }
     unsigned char *acc = malloc((size_t)bytes + 1), *in = malloc((size_t)bytes + 1);
@@ -154,7 +154,7 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
         if (i == me)
             memcpy(value, mine, (size_t)bytes);
         else
-            recv_from(value, bytes, i, seq, ctx);
+            ml_coll_recv(value, bytes, i, seq, ctx);
         if (i > 0) combine(acc, in, count, type, op);
     }
     memcpy(recvbuf, acc, (size_t)bytes);
@@ -174,17 +174,17 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    int seq, ctx = start(comm, "MPI_Gather", &seq);
-    check_root(root, ctx, "MPI_Gather");
+    int seq, ctx = ml_coll_start(comm, "MPI_Gather", &seq);
+    ml_coll_root(root, ctx, "MPI_Gather");
     if (ml_rank(ctx) != root) {
-        send_to(root, sendbuf, sendcount, sendtype, seq, ctx, "MPI_Gather");
+        ml_coll_send(root, sendbuf, sendcount, sendtype, seq, ctx, "MPI_Gather");
         return MPI_SUCCESS;
     }
     long each = recvcount * ml_extent(recvtype);
     for (int i = 0; i < ml_size(ctx); i++) {
         char *slot = (char *)recvbuf + i * each;
         if (i != root) {
-            recv_from(slot, each, i, seq, ctx);
+            ml_coll_recv(slot, each, i, seq, ctx);
         } else if (sendbuf != MPI_IN_PLACE) {
             long bytes;
             unsigned char *packed = ml_pack(sendbuf, sendcount, sendtype, &bytes, "MPI_Gather");
@@ -197,18 +197,18 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    int seq, ctx = start(comm, "MPI_Scatter", &seq);
-    check_root(root, ctx, "MPI_Scatter");
+    int seq, ctx = ml_coll_start(comm, "MPI_Scatter", &seq);
+    ml_coll_root(root, ctx, "MPI_Scatter");
     long each = recvcount * ml_extent(recvtype);
     if (ml_rank(ctx) != root) {
-        recv_from(recvbuf, each, root, seq, ctx);
+        ml_coll_recv(recvbuf, each, root, seq, ctx);
         return MPI_SUCCESS;
     }
     long chunk = sendcount * ml_extent(sendtype);
     for (int i = 0; i < ml_size(ctx); i++) {
         const char *part = (const char *)sendbuf + i * chunk;
         if (i != root)
-            send_to(i, part, sendcount, sendtype, seq, ctx, "MPI_Scatter");
+            ml_coll_send(i, part, sendcount, sendtype, seq, ctx, "MPI_Scatter");
         else if (recvbuf != MPI_IN_PLACE)
             memcpy(recvbuf, part, (size_t)(chunk < each ? chunk : each));
     }
@@ -232,7 +232,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
  * ranks 0..i (messages the director orders like any other); MPI_Exscan leaves rank 0's recvbuf. */
 static int scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                 int exclusive, const char *call) {
-    int seq, ctx = start(comm, call, &seq);
+    int seq, ctx = ml_coll_start(comm, call, &seq);
     int me = ml_rank(ctx), size = ml_size(ctx);
     long bytes = count * ml_extent(type);
     unsigned char probe = 0;
@@ -246,7 +246,7 @@ static int scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type
     if (me == 0) {
         memcpy(acc, mine, (size_t)bytes);
     } else {
-        recv_from(acc, bytes, me - 1, seq, ctx); /* ranks 0..me-1 */
+        ml_coll_recv(acc, bytes, me - 1, seq, ctx); /* ranks 0..me-1 */
         if (exclusive) memcpy(recvbuf, acc, (size_t)bytes);
         combine(acc, mine, count, type, op);
     }
@@ -273,7 +273,7 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
 /* MPI_Ibarrier: every rank tells every other at once; its request completes once it has heard from
  * all the others (messages the director orders like any other), waited for as any request. */
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
-    int seq, ctx = start(comm, "MPI_Ibarrier", &seq);
+    int seq, ctx = ml_coll_start(comm, "MPI_Ibarrier", &seq);
     int me = ml_rank(ctx), size = ml_size(ctx);
     char nothing = 0;
     for (int i = 0; i < size; i++)
@@ -281,11 +281,3 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
     *request = ml_post_recv_n(NULL, 0, MPI_ANY_SOURCE, seq, ctx, size - 1);
     return MPI_SUCCESS;
 }
-
-/* For vcollectives.c: a collective's start, messages and root check. */
-int ml_coll_start(MPI_Comm comm, const char *call, int *seq) { return start(comm, call, seq); }
-void ml_coll_recv(void *buf, long bytes, int src, int tag, int ctx) { recv_from(buf, bytes, src, tag, ctx); }
-void ml_coll_send(int dest, const void *buf, int count, MPI_Datatype type, int tag, int ctx, const char *call) {
-    send_to(dest, buf, count, type, tag, ctx, call);
-}
-void ml_coll_root(int root, int ctx, const char *call) { check_root(root, ctx, call); }
