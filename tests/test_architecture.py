@@ -21,6 +21,7 @@ LAYERS = [
         "declared",
         "fastclock",
         "fastpath",
+        "interrupts",
         "findings",
         "keywords",
         "limits",

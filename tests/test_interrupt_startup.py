@@ -1,6 +1,7 @@
 """Ctrl-C (SIGINT) while a command starts — mutexlab's modules still being imported, the arguments
 parsed, the check set up — exits 130 with one line, ``interrupted``, never a traceback (the
-entry point, ``mutexlab/__main__.py``, imports ``cli`` inside its guard)."""
+entry point, ``mutexlab/__main__.py``, imports ``cli`` inside its guard); SIGTERM exits 143 with
+the same line, as it does later in the command."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "shared"), str(ROOT)])}
@@ -26,7 +29,7 @@ STARTER = (
 )
 
 
-def interrupted_after(delay: float, argv: list[str]) -> tuple[int, str]:
+def interrupted_after(delay: float, argv: list[str], sig: int = signal.SIGINT) -> tuple[int, str]:
     child = subprocess.Popen(
         [sys.executable, "-c", STARTER, *argv],
         env=ENV,
@@ -39,7 +42,7 @@ def interrupted_after(delay: float, argv: list[str]) -> tuple[int, str]:
         assert child.stderr is not None
         assert child.stderr.readline() == "go\n"
         time.sleep(delay)
-        child.send_signal(signal.SIGINT)
+        child.send_signal(sig)
         err = child.stderr.read()
         return child.wait(timeout=60), err
     finally:
@@ -57,17 +60,49 @@ def test_ctrl_c_while_a_command_starts_is_one_line_and_130():
         assert all(line.startswith("warning: ") for line in before), (delay, err[-1500:])
 
 
-def test_ctrl_c_in_the_middle_of_an_import_is_one_line_and_130():
-    """The same interrupt, placed: raised by the import of the algorithms' registry."""
+def test_sigterm_while_a_command_starts_is_one_line_and_143():
+    # before: killed silently by the signal (exit -15, no word) until the director's handler
+    for delay in (0.1, 0.25, 0.5, 1.0):  # from "go": past the few lines before the handler
+        code, err = interrupted_after(delay, LONG, signal.SIGTERM)
+        *before, last, end = err.split("\n")
+        assert (code, last, end) == (143, "interrupted", ""), (delay, code, err[-1500:])
+        assert all(line.startswith("warning: ") for line in before), (delay, err[-1500:])
+
+
+@pytest.mark.parametrize(
+    ("stop", "code"), [("raise KeyboardInterrupt", 130), ("os.kill(os.getpid(), signal.SIGTERM)", 143)]
+)
+def test_an_interrupt_in_the_middle_of_an_import_is_one_line(stop, code):
+    """The same interrupt, placed: Ctrl-C or SIGTERM in the import of the algorithms' registry."""
     hook = (
-        "import sys\n"
+        "import os, signal, sys\n"
         "class Interrupt:\n"
         "    def find_spec(self, name, path, target=None):\n"
         "        if name == 'mutexlab.protocols.registry':\n"
-        "            raise KeyboardInterrupt\n"
+        f"            {stop}\n"
         "sys.meta_path.insert(0, Interrupt())\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", hook + STARTER, *LONG], env=ENV, capture_output=True, text=True, timeout=60
     )
-    assert (done.returncode, done.stderr) == (130, "go\ninterrupted\n"), done.stderr[-1500:]
+    assert (done.returncode, done.stderr) == (code, "go\ninterrupted\n"), done.stderr[-1500:]
+
+
+def test_one_terminated_for_every_layer_and_a_forked_child_dies_by_the_signal():
+    from mutexlab import interrupts
+    from mutexlab.director import search
+    from mutexlab.transport import service
+
+    assert search.Terminated is service.Terminated is interrupts.Terminated
+    assert issubclass(interrupts.Terminated, KeyboardInterrupt)
+    previous = interrupts.raise_on_sigterm()
+    try:
+        pid = os.fork()
+        if pid == 0:  # a check --swarm worker: no Terminated traceback, the default death
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM

@@ -20,6 +20,7 @@ import traceback
 from . import __version__
 from .commands.common import cut_short, stdout_to_devnull
 from .commands.registry import add_command
+from .interrupts import Terminated
 from .protocol import HandlerError, ProtocolError
 from .setups import ConfigError
 
@@ -230,10 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mutexlab: protocol error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as stop:
-        from .director.search import Terminated
-
         print("interrupted" + left_behind(args, started), file=sys.stderr)
-        return 143 if isinstance(stop, Terminated) else 130  # 128 + the signal, as a shell says
+        return stop.code if isinstance(stop, Terminated) else 130  # 128 + the signal, as a shell says
     except BrokenPipeError:  # the reader went away (`| head`): what it did not read was no verdict
         stdout_to_devnull()
         return SIGPIPE_EXIT

@@ -14,9 +14,10 @@ from ..director.judge import Finding
 from ..director.lines import NodeFault
 from ..director.process import TEST_START_TIMEOUT
 from ..director.scenario import ProgramScenario, save, to_dict
-from ..director.search import MAX_STEPS, Outcome, Settings, Terminated
+from ..director.search import MAX_STEPS, Outcome, Settings
 from ..director.strategies import PCT, Random, Systematic
 from ..director.world import Faults
+from ..interrupts import Terminated
 from ..setups import ConfigError
 from ..transport.supervisor import writable_file
 from ..words import count

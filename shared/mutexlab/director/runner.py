@@ -14,13 +14,14 @@ from typing import Any
 
 from ..audit.verdict import Verdict
 from ..findings import Violation
+from ..interrupts import raise_on_sigterm
 from ..words import count
 from .judge import NONDETERMINISTIC, Finding, ended_unasked, wrote_late
 from .lines import CRASHED
 from .problem import make_problem
 from .process import TEST_START_TIMEOUT, Pool
 from .scenario import ProgramScenario, program_files
-from .search import END_GRACE, Outcome, Searched, Settings, Terminated, play, search
+from .search import END_GRACE, Outcome, Searched, Settings, play, search
 from .shrink import Shrinker, Strict
 from .world import LATE_GRACE
 
@@ -34,10 +35,7 @@ NONDETERMINISM_TRIES = 10  # plays of a recorded nondeterministic schedule befor
 def pool_of(argv: list[str], timeout: float, start_timeout: float = TEST_START_TIMEOUT) -> Iterator[Pool]:
     """A pool whose processes are all killed on the way out, SIGTERM included."""
 
-    def interrupted(signum, frame):
-        raise Terminated
-
-    previous = signal.signal(signal.SIGTERM, interrupted)
+    previous = raise_on_sigterm()
     pool = Pool(argv, timeout, start_timeout)
     try:
         yield pool

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..interrupts import Terminated
 from .judge import (
     DEADLOCK,
     NO_PROGRESS_SEEN,
@@ -33,12 +34,6 @@ from .problem import Problem
 from .process import Pool
 from .strategies import Chooser, Ran
 from .world import LATE_GRACE, Action, Faults, Run
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM while programs run (``runner.pool_of``): an interrupt, which exits 143 (128 + SIGTERM),
-    as a shell reports it, where Ctrl-C exits 130."""
-
 
 MAX_STEPS = 2_000  # default steps of one run before it counts as never coming to rest
 # A kept node that ended after a run (seen at the next run's init) is that run's finding: its

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import sys
 from typing import Protocol
 
+from ..interrupts import Terminated, raise_on_sigterm
 from ..setups import ConfigError
 
 
@@ -43,23 +43,9 @@ def _own_roles(algorithm: str | None) -> tuple[str, ...]:
     return solution(algorithm).spec.roles
 
 
-class Terminated(BaseException):  # noqa: N818 - a stop, like KeyboardInterrupt
-    """SIGTERM's stop of a service, exiting with ``code``. Not ``SystemExit``: a solution's handler
-    running when it comes would take it for its own ``sys.exit()`` (a finding, ``protocol.py``),
-    and the process would go on until SIGKILL."""
-
-    def __init__(self, code: int) -> None:
-        super().__init__(code)
-        self.code = code
-
-
 def stop_on_sigterm(code: int) -> None:
     """SIGTERM raises ``Terminated(code)`` in the main thread (``serve`` returns ``code``)."""
-
-    def stop(signum: int, frame: object) -> None:
-        raise Terminated(code)
-
-    signal.signal(signal.SIGTERM, stop)
+    raise_on_sigterm(code)
 
 
 def serve(role: str) -> int:
@@ -108,7 +94,7 @@ def serve(role: str) -> int:
     stop_on_sigterm(143 if role == "monitor" else 0)
     try:
         return service.run()
+    except Terminated as stop:  # before KeyboardInterrupt: it is one
+        return stop.code
     except KeyboardInterrupt:
         return 130
-    except Terminated as stop:
-        return stop.code
