@@ -385,7 +385,10 @@ def test_explore_serves_each_file_and_its_path_replays(algos, stem, tmp_path, cl
     path = str(algos / f"{stem}.py")
     explorer = Explorer(tmp_path, "--algorithm", path, "-N", "3", "-M", "1")
     try:
-        assert explorer.banner.startswith(f"mutexlab explore: {path}, 3 processes"), explorer.banner
+        # the page's name, the file beside it (absolute: it is outside the working directory)
+        assert explorer.banner.startswith(f"mutexlab explore: {NAMES[stem]} ({path}), 3 processes"), (
+            explorer.banner
+        )
         state = explorer.call("GET", "/api/state")
         assert [s["id"] for s in state["steps"]] == ["request:1", "request:2", "request:3"]
         assert len(state["procs"]) == 3
@@ -408,6 +411,20 @@ def test_explore_serves_each_file_and_its_path_replays(algos, stem, tmp_path, cl
     assert done.returncode == 2 and f"pass --algorithm {path}" in done.stderr, done.stdout + done.stderr
     done = cli("replay", "path.json", "--algorithm", path, cwd=tmp_path)
     assert done.returncode == 0 and f"{NAMES[stem]}: SAFE" in done.stdout, said(done)
+
+
+def test_explore_names_a_file_as_typed_here_without_dot_dot(algos):
+    # before: "mutexlab explore: /…/my-algorithms0/../my-algorithms0/central.py, 3 processes", and
+    # the exported scenario named the file with its ".." too
+    typed = f"{algos.name}/../{algos.name}/central.py"
+    explorer = Explorer(algos.parent, "--algorithm", typed, "-N", "3", "-M", "1")
+    try:
+        assert explorer.banner.startswith(
+            f"mutexlab explore: central ({algos.name}/central.py), 3 processes"
+        ), explorer.banner
+        assert explorer.call("GET", "/api/scenario")["algorithm"] == str(algos / "central.py")
+    finally:
+        assert explorer.stop() == 0
 
 
 def test_explore_opens_the_broken_files_counterexample_and_shows_the_violation(algos, tmp_path, cli):

@@ -104,6 +104,20 @@ def processes_said(session: Session) -> str:
     return said
 
 
+def algorithm_said(session: Session) -> str:
+    """The algorithm by the name the page's header shows, and a file's path beside it as one
+    would type it here: relative below the working directory, absolute elsewhere, never with
+    ``..`` ("k-ricart-agrawala (examples/solutions/kmutex_ricart_agrawala.py)")."""
+    import os
+
+    name, given = session.world.setup.algorithm, session.config.algorithm
+    if name == given or not registry.is_file(given):
+        return given
+    path = os.path.abspath(os.path.expanduser(given))
+    here = os.path.relpath(path)
+    return f"{name} ({path if here.startswith('..') else here})"
+
+
 def no_display() -> bool:
     """True on a Linux or BSD machine with no graphical session (over SSH, in a container), where
     ``webbrowser`` would find nothing to open, or a console browser that takes over the terminal."""
@@ -134,7 +148,7 @@ def run(args) -> int:
     c = session.config
     ahead = len(session.redo_steps)
     print(
-        f"mutexlab explore: {c.algorithm}, {processes_said(session)}"
+        f"mutexlab explore: {algorithm_said(session)}, {processes_said(session)}"
         + (f", options {c.options}" if c.options else "")
         + (", endless requests" if c.endless else "")
         + (f"; scenario {args.scenario} ({ahead} steps ahead)" if args.scenario else "")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import os
 import re
 import sys
 import traceback
@@ -211,8 +212,8 @@ def is_module(algorithm: str) -> bool:
 
 def canonical(algorithm: str) -> str:
     """What to pass on for ``algorithm`` (to another process, a scenario, a trace's reader): a
-    file as its absolute path, anything else as given."""
-    return str(Path(algorithm).expanduser().absolute()) if is_file(algorithm) else algorithm
+    file as its absolute path (``..`` taken out: one file, one name), anything else as given."""
+    return os.path.abspath(os.path.expanduser(algorithm)) if is_file(algorithm) else algorithm
 
 
 def resolve(algorithm: str) -> AlgorithmSpec:
