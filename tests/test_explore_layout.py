@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 from test_explore_browser import EXAMPLES, TIMEOUT_MS, browser, expect  # noqa: F401 (browser: the fixture)
@@ -170,6 +171,45 @@ def test_the_page_explains_its_notation_clocks_and_shared_session(opened):
     p.page.evaluate("window.dispatchEvent(new Event('focus'))")
     expect(p.page.locator("#shared")).to_contain_text("Another tab or window moved")
     expect(p.page.locator("#position")).to_have_text(str(n - 1))
+
+
+SOLUTIONS = Path(__file__).resolve().parents[1] / "examples" / "solutions"
+# Each problem's own words, which no other problem's key may use.
+OWN_WORDS = {
+    "bees": ("bee", "reed", "flower"),
+    "elves": ("elf", "elves", "mayor", "pins", "poison", "contract"),
+    "mutex": (),
+    "kmutex": (),
+    "philosophers": ("philosopher", "fork", "meal"),
+}
+KEY_SESSIONS = {
+    **SESSIONS,
+    "mutex": lambda: walked("lamport", 3, {"requests": 2}, 12),
+    "kmutex": lambda: walked(str(SOLUTIONS / "kmutex_ricart_agrawala.py"), 3, {"requests": 2, "k": 2}, 12),
+    "philosophers": lambda: walked(str(SOLUTIONS / "chandy_misra.py"), 3, {"meals": 2}, 12),
+}
+# What each key must explain, in the words its page shows.
+KEY_SAYS = {
+    "bees": ("100@1", "bee-1 (pid 1)", "live 1 of 2 needed", "not gone", "reed:* 1", "Lamport clock"),
+    "elves": ("100@1", "20@1 ×2", "units of pins or poison", "contract:* 1", "Lamport clock"),
+    "mutex": ("100@1", "node-1 (pid 1)", "Lamport clock"),
+    "kmutex": ("100@1", "node-1 (pid 1)", "Lamport clock"),
+    "philosophers": ("fork:* 1", "fork:1, fork:2", "Lamport clock"),
+}
+
+
+@pytest.mark.parametrize("problem", sorted(KEY_SESSIONS))
+def test_the_key_speaks_the_problems_own_words(opened, problem):
+    # before: one key for every page, "(elves) … pins or poison", "(bees) … bees still in the run"
+    # on the k-mutex and the philosophers' pages too
+    p = opened(KEY_SESSIONS[problem](), 1280)
+    key = p.page.locator("#key").inner_text()
+    for words in KEY_SAYS[problem]:
+        assert words in key, (problem, words, key)
+    for other, words in OWN_WORDS.items():
+        for word in words if other != problem else ():
+            assert word not in key.lower(), (problem, word, key)
+    assert p.errors == []
 
 
 def at_step_15() -> Session:

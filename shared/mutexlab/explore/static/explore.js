@@ -90,6 +90,7 @@
       (opts.length ? "; " + opts.join(", ") : "") +
       "; capacities " + JSON.stringify(state.capacities) + (state.free ? "; nodes act only when told (new requests are steps)" : "");
     drawClocks(state);
+    drawKey(state);
     $("position").textContent = state.position;
     $("ahead").textContent = state.redo.length ? " (" + state.redo.length + " ahead)" : "";
     drawStatus(state.findings);
@@ -120,6 +121,48 @@
         " stamps are broken by the pid.";
     }
     fill($("clocks"), text);
+  }
+
+  // The key explains the notation this page shows, in its own words: an entry only when its
+  // notation is on the page (stamped requests, units, the bees' live acknowledgements, a family
+  // of resources), the processes named as the cards name them.
+  function drawKey(state) {
+    var key = clear($("key")), shown = [], fieldNames = {};
+    state.procs.forEach(function (p) {
+      p.fields.forEach(function (f) { fieldNames[f[0]] = 1; shown.push(String(f[1])); });
+      shown = shown.concat(p.pending);
+    });
+    state.links.forEach(function (l) { l.messages.forEach(function (m) { shown.push(m.text); }); });
+    shown = shown.join("\n");
+    function entry(term, text, code) {
+      var dt = h("dt", null, key);
+      if (code) h("code", term, dt); else dt.textContent = term;
+      named("dd", text, key);
+    }
+    var one = state.procs.filter(function (p) { return p.pid === 1; })[0];
+    var who = one ? one.name : "pid 1";
+    if (/\d@\d/.test(shown)) {
+      entry("100@1", "a request of " + who + " (pid 1) stamped with Lamport time 100 (ts@pid); requests are " +
+            "ordered by time, then pid", true);
+    }
+    var units = Object.keys(state.capacities).filter(function (r) { return !/:\*$/.test(r) && state.capacities[r] > 1; });
+    if (/\d@\d+ ×\d/.test(shown)) {
+      entry("20@1 ×2", who + "'s request stamped 20, for 2 units" + (units.length ? " of " + units.join(" or ") : ""), true);
+    }
+    if (/live \d+ of \d+ needed/.test(shown)) {
+      entry("live 1 of 2 needed", "acknowledgements counted from processes still in the run, of those needed to go on");
+    }
+    if (fieldNames["not gone"]) {
+      entry("not gone", "the pids of the processes that have not died or retired: only their acknowledgements count");
+    }
+    Object.keys(state.capacities).forEach(function (r) {
+      var m = /^(.*):\*$/.exec(r);
+      if (m) {
+        entry(r + " " + state.capacities[r], "every " + m[1] + " its own resource (" + m[1] + ":1, " + m[1] +
+              ":2, …), each of capacity " + state.capacities[r], true);
+      }
+    });
+    entry("Lamport clock", "the process's logical clock now; above, where it started and why");
   }
 
   function drawStatus(f) {
