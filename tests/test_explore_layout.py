@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 from pathlib import Path
 
@@ -300,3 +302,61 @@ def test_the_shared_session_notice_is_not_shown_for_a_fresh_scenario_nor_kept_af
     expect(walked_page.page.locator("#position")).to_have_text("4")
     expect(shared).to_be_hidden()
     assert p.errors == [] and walked_page.errors == []
+
+
+# Every pair of the diagram's bar labels drawn on one spot, and every process name that runs past
+# the names' column into the plot (read from the drawn SVG).
+LABELS_AND_NAMES = """() => {
+  const labels = [...document.querySelectorAll("text.iv-label")].map(t => [t.textContent, t.getBBox()]);
+  const clash = [];
+  labels.forEach(([a, r], i) => labels.slice(i + 1).forEach(([b, s]) => {
+    if (Math.abs(r.y - s.y) < r.height / 2 && r.x < s.x + s.width && s.x < r.x + r.width) clash.push([a, b]);
+  }));
+  const left = JSON.parse(document.getElementById("selfcheck").textContent).left;
+  const names = [...document.querySelectorAll("text.proc-name")].map(t => {
+    const title = t.querySelector("title");
+    return [title ? title.textContent : t.textContent, t.firstChild.nodeValue, t.getBBox().x + t.getBBox().width];
+  });
+  return {clash, left, labels: labels.map(l => l[0]), names};
+}"""
+
+
+def test_the_diagram_keeps_labels_apart_and_long_names_out_of_the_plot(browser, tmp_path):  # noqa: F811
+    """A philosopher holds two forks at once in one lane: one label names both, never two labels
+    on one spot (before: "fork:2" under "fork:3"). Names with spaces, unicode or 40 characters
+    widen the names' column (before: fixed at 112 px, they ran under the arrows), and one longer
+    than a third of the diagram is cut with "…", whole in its tooltip."""
+    from mutexlab.cli import main
+
+    trace, page = tmp_path / "phil.trace", tmp_path / "phil.html"
+    chandy = str(SOLUTIONS / "chandy_misra.py")
+    assert main(["simulate", "philosophers", "-a", chandy, "--philosophers", "5", "--trace", str(trace)]) == 0
+    assert main(["report", str(trace), "-o", str(page)]) == 0
+    names = {
+        "philosopher-1": "worker on alpha.example.org",
+        "philosopher-2": "Zoë-Δ 节点",
+        "philosopher-3": "a very long process name number three",
+        "philosopher-4": "p" * 120,
+    }
+    text = trace.read_text(encoding="utf-8")
+    for old, new in names.items():
+        text = text.replace(f'"{old}"', json.dumps(new, ensure_ascii=False))
+    odd_trace, odd_page = tmp_path / "odd.trace", tmp_path / "odd.html"
+    odd_trace.write_text(text, encoding="utf-8")
+    assert main(["report", str(odd_trace), "-o", str(odd_page)]) == 0
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        tab = context.new_page()
+        tab.goto(page.as_uri())
+        seen = tab.evaluate(LABELS_AND_NAMES)
+        assert seen["clash"] == [], seen
+        assert any(re.fullmatch(r"fork:\d+(, fork:\d+|,\d+)", label) for label in seen["labels"]), seen
+        tab.goto(odd_page.as_uri())
+        seen = tab.evaluate(LABELS_AND_NAMES)
+        assert seen["left"] > 112 and seen["clash"] == [], seen
+        for whole, shown, right in seen["names"]:
+            assert right < seen["left"], (whole, shown, right, seen["left"])
+            assert shown == whole or (shown.endswith("…") and whole.startswith(shown[:-1])), (whole, shown)
+        assert {w for w, s, _ in seen["names"] if s != w} == {"p" * 120}, seen["names"]
+    finally:
+        context.close()

@@ -15,7 +15,7 @@
   var NAMED_NOTES = {egg: "#b8860b", death: "#000000", retire: "#7f7f7f", request: "#000000", contract_done: "#2ca02c",
                      round: "#9467bd"};
   function noteColor(i) { return NAMED_NOTES[D.note_names[i]] || NOTE_COLORS[i % NOTE_COLORS.length]; }
-  var LEFT = 112, RIGHT = 24, TOP = 28, ROW = 46, LANE = 11;
+  var LEFT0 = 112, LEFT = LEFT0, RIGHT = 24, TOP = 28, ROW = 46, LANE = 11;
   var MAX_ARROWS = D.max_arrows || 2000, MAX_BARS = 4000, MAX_NOTES = 4000, MAX_SEGS = 4000;
 
   var procs = D.procs, msgs = D.msgs, ivs = D.ivs, notes = D.notes;
@@ -213,6 +213,52 @@
     });
   }
 
+  // The names' column is as wide as the widest name, at least LEFT0 and at most a third of the
+  // diagram: a long name ("worker on alpha.example.org") never runs under the arrows; one longer
+  // still is cut with "…" (whole in its tooltip). Sets LEFT; returns the names as shown.
+  function fitNames(w) {
+    var probe = el("text", {"class": "proc-name", x: 0, y: -100}, svg), widest = 0;
+    function wide(text) { probe.textContent = text; return probe.getComputedTextLength(); }
+    procs.forEach(function (p) { widest = Math.max(widest, wide(p)); });
+    LEFT = Math.max(LEFT0, Math.min(Math.ceil(widest) + 16, Math.floor(w / 3)));
+    var shown = procs.map(function (p) {
+      if (wide(p) <= LEFT - 14) return p;
+      var n = p.length;
+      while (n > 1 && wide(p.slice(0, n) + "…") > LEFT - 14) n--;
+      return p.slice(0, n) + "…";
+    });
+    svg.removeChild(probe);
+    return shown;
+  }
+
+  // One label per run of bars that overlap in a process's lane (a philosopher's two forks, held
+  // at once, share the fork lane): "fork:2, fork:3", where it fits, never two labels on one spot.
+  function barLabels(bars) {
+    var out = [], rows = {};
+    bars.forEach(function (b) { (rows[b.row] = rows[b.row] || []).push(b); });
+    Object.keys(rows).forEach(function (r) {
+      var run = null;
+      rows[r].sort(function (a, b) { return a.x0 - b.x0; }).concat([null]).forEach(function (b) {
+        if (run && b && b.x0 < run.x1) {
+          run.x1 = Math.max(run.x1, b.x1);
+          if (run.texts.indexOf(b.text) < 0) run.texts.push(b.text);
+          return;
+        }
+        if (run) {  // "fork:2, fork:3", or "fork:2,3" where only that fits
+          var kind = /^([^:]*):/.exec(run.texts[0]), same = kind && run.texts.every(function (t) { return t.indexOf(kind[0]) === 0; });
+          [run.texts.join(", "), same ? kind[0] + run.texts.map(function (t) { return t.slice(kind[0].length); }).join(",") : ""]
+            .some(function (text) {
+              if (!text || run.x1 - run.x0 <= 7 * text.length + 6) return false;
+              out.push([run.x0 + 3, run.y + LANE - 2, text]);
+              return true;
+            });
+        }
+        run = b && {x0: b.x0, x1: b.x1, y: b.y, texts: [b.text]};
+      });
+    });
+    return out;
+  }
+
   // ---- the space-time diagram ----
   var counts = {}, selftests = {};  // selftests survive later renders
   function render() {
@@ -221,6 +267,8 @@
     var sIdx = axis === "t" ? 3 : 4, rIdx = axis === "t" ? 5 : 6;
     var height = TOP + 22 + procs.length * ROW;
     while (svg.firstChild) svg.removeChild(svg.firstChild);
+    var shownNames = fitNames(w);
+    x = scale(win, w);
     svg.setAttribute("viewBox", "0 0 " + w + " " + height);
     svg.setAttribute("height", height);
     var defs = el("defs", {}, svg);
@@ -240,7 +288,8 @@
     procs.forEach(function (p, i) {
       var y = rowY(i), cls = F === i ? " focus" : off(i) ? " dim" : "";
       el("line", {"class": "proc-line" + cls, x1: LEFT, x2: w - RIGHT, y1: y, y2: y, "data-proc": i}, lines);
-      var t = el("text", {"class": "proc-name" + cls, x: 6, y: y}, lines); t.textContent = p;
+      var t = el("text", {"class": "proc-name" + cls, x: 6, y: y}, lines); t.textContent = shownNames[i];
+      if (shownNames[i] !== p) el("title", {}, t).textContent = p;  // cut to fit: whole on hover
     });
     var plot = el("g", {"clip-path": "url(#plot)"}, svg);
 
@@ -276,9 +325,9 @@
                           width: Math.max(x1 - x0, 2), height: LANE, fill: kindColor(kindOf(iv[1])), "data-k": "i" + k}, bars);
       nBars++;
       if (iv[9]) nBad++;
-      var text = iv[1] + (iv[2] !== 1 ? " ×" + iv[2] : "");
-      if (x1 - x0 > 7 * text.length + 6) labels.push([x0 + 3, y + LANE - 2, text]);  // where it fits
+      labels.push({row: iv[0] + ":" + lane, x0: x0, x1: x1, y: y, text: iv[1] + (iv[2] !== 1 ? " ×" + iv[2] : "")});
     }
+    labels = barLabels(labels);
 
     // messages. Invariant: every arrow ends on its receiver's line. One received after the window,
     // or still in flight (dashed), ends at the window's right edge on that line ("beyond": the
