@@ -10,7 +10,9 @@ styles the other outsider tests do not cover (tests/outsiders/, ``o10_*``):
   given, ``--lose-poison`` never takes back the poison of a 5-hamster contract;
 * ``o10_phil_keepers.mjs`` — philosophers in Node.js (readline's async iterator, awaited
   process.stdout.write), each keeping its left fork and lending it, lower fork first;
-  ``--own-first`` drops the hierarchy, ``--leave`` exits after its meals.
+  ``--own-first`` drops the hierarchy, ``--leave`` exits after its meals;
+* ``o10_kmutex_desk.sh`` — K-mutual exclusion in bash alone (``read -r``, fields by ``[[ =~ ]]``,
+  printf), node 1 keeping K permits, a second's start; ``--lenient`` hands out K + 1.
 
 Each correct one passes every strategy, each bug is found, shrunk and replayed. What they showed
 of mutexlab: a node that ended after its last answer was named two ways, by when its end was
@@ -136,6 +138,33 @@ def test_node_js_philosophers_pass_and_dropping_the_hierarchy_deadlocks(cli, tmp
     assert "philosopher-1, philosopher-2 still wait" in out and "to 4 steps on 2 nodes" in out, out
 
 
+def desk(*flags: str) -> str:
+    return " ".join([tool("bash"), str(OUTSIDERS / "o10_kmutex_desk.sh"), *flags])
+
+
+def test_a_bash_permit_desk_passes_and_a_lenient_one_is_found(cli, tmp_path):
+    ran = cli("test", "kmutex", "--node", desk("--sleepy", "0"), "-N", "3", "--strategy", "systematic")
+    assert ran.returncode == 0 and "PASS — searched exhaustively: 143 schedules" in ran.stdout, said(ran)
+    # a slow starter: each of its processes takes 2 s to its first answer, more than --timeout
+    ran = cli(
+        "test",
+        "kmutex",
+        "--node",
+        desk("--sleepy", "2"),
+        "-N",
+        "3",
+        "-R",
+        "2",
+        "--timeout",
+        "1",
+        "--runs",
+        "3",
+    )
+    assert ran.returncode == 0 and "PASS" in ran.stdout, said(ran)
+    out = found(cli, tmp_path, desk("--lenient", "--sleepy", "0"), "kmutex", "-N", "4", rule="violation")
+    assert "cs (capacity 2) held by" in out and "to 7 steps on 3 nodes" in out, out
+
+
 @pytest.mark.slow  # some 30 s: the shrinking waits for the node's end after each candidate
 def test_a_node_that_leaves_after_its_meals_is_named_one_way(cli, tmp_path):
     out = found(cli, tmp_path, f"{phil()} --leave", "philosophers", "-N", "2", rule="crashed")
@@ -220,6 +249,8 @@ def test_the_tenth_outsiders_run_over_rabbitmq(amqp_url, capsys, bees):
     code, summary = run("elves", "--node", elves(), "-N", "3", "--contracts", "3")
     assert code == 0 and summary["safe"], summary
     code, summary = run("philosophers", "--node", phil(), "-N", "4", "-M", "2")
+    assert code == 0 and summary["safe"], summary
+    code, summary = run("kmutex", "--node", desk(), "-N", "4", "-k", "2", "--requests", "2")
     assert code == 0 and summary["safe"], summary
     code, summary = run("elves", "--node", f"{elves()} --early-stop", "-N", "2", "--contracts", "2")
     assert code == 1 and "stop-before-done" in json.dumps(summary), summary
