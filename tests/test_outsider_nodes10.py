@@ -254,3 +254,21 @@ def test_the_tenth_outsiders_run_over_rabbitmq(amqp_url, capsys, bees):
     assert code == 0 and summary["safe"], summary
     code, summary = run("elves", "--node", f"{elves()} --early-stop", "-N", "2", "--contracts", "2")
     assert code == 1 and "stop-before-done" in json.dumps(summary), summary
+
+
+def test_an_exit_of_fewer_units_than_entered_is_named_so(cli, tmp_path):
+    node = tmp_path / "two_units.py"
+    node.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    kind = json.loads(line)['type']\n"
+        "    if kind == 'request':\n"
+        "        print(json.dumps({'type': 'enter', 'resource': 'cs', 'units': 2}))\n"
+        "    elif kind == 'release':\n"
+        "        print(json.dumps({'type': 'exit', 'resource': 'cs'}))\n"
+        "    print(json.dumps({'type': 'done'}), flush=True)\n"
+    )
+    ran = cli("test", "mutex", "--node", f"python3 {node}", "-N", "1", "--runs", "1", "--no-shrink")
+    # before: "node 1 did not exit cs when asked to release it", though it wrote its exit
+    assert ran.returncode == 1 and "FINDING [protocol]" in ran.stdout, said(ran)
+    assert "node 1 exited 1 of the 2 units of cs it held when asked to release it" in ran.stdout, said(ran)
