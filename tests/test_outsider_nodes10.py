@@ -272,3 +272,14 @@ def test_an_exit_of_fewer_units_than_entered_is_named_so(cli, tmp_path):
     # before: "node 1 did not exit cs when asked to release it", though it wrote its exit
     assert ran.returncode == 1 and "FINDING [protocol]" in ran.stdout, said(ran)
     assert "node 1 exited 1 of the 2 units of cs it held when asked to release it" in ran.stdout, said(ran)
+
+
+def test_run_refuses_a_missing_script_before_it_starts(cli, tmp_path):
+    script = tmp_path / "missing.py"
+    ran = cli(
+        "run", "mutex", "--node", f"python3 {script}", "--amqp-url", "amqp://127.0.0.1:1/", "--dwell", "0"
+    )
+    # before: it went on to the broker (here none: exit 3); with one, every node's "cannot start"
+    # ended the run "PROGRAM FAILED", exit 1
+    assert ran.returncode == 2, said(ran)
+    assert f"--node: 'python3' is to run '{script}': no such file" in ran.stderr, said(ran)
