@@ -71,6 +71,10 @@ COULD_NOT_RUN = re.compile(
 # The same line in the user's language (bash, env and setpriv are translated: "Befehl nicht
 # gefunden"): a launcher names itself first, which no translation changes.
 LAUNCHER = re.compile(r"(?:\S*/)?(?:setpriv|env|sh|bash|dash|zsh|ksh|busybox): ")
+# An argument naming a script for an interpreter to run (no spaces: ``sh -c 'a; ./b.sh'`` is code)
+SCRIPT = re.compile(
+    r"[^\s-][^\s]*\.(?:py|js|mjs|cjs|ts|pl|rb|lua|tcl|escript|erl|exs|sh|bash|java|awk|jq|php|R|jl)"
+)
 BUFFERED = (
     "a program whose output is buffered (C stdio, C++ std::cout, Java's PrintWriter, Python's "
     "print into a pipe, Perl's STDOUT ($| = 1), mawk) must flush it after each done line"
@@ -102,7 +106,7 @@ class NodeProcess:
         self.reusable = False  # the node said it starts afresh on a second init
         self.last_words = ""  # a log line's last_words: shown if the node then ends
         self.clock_jumped = False  # it said so (an MPI rank's timeout loop): taken by Run
-        self.command = argv[0]
+        self.command, self.argv = argv[0], argv
         if SETPRIV and shutil.which(argv[0]) is None:  # setpriv would start, then fail to run it
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: not found or not executable")
         try:
@@ -129,6 +133,8 @@ class NodeProcess:
         self.buffer = b""
         self.eof = False  # its output ended (seen between inputs)
         self.last = "init"  # the type of the last input, for a line written after its done
+        self.answered = ""  # the type of the last input answered with its done
+        self.fresh = True  # nothing read since the last input was sent
         self.deadline = 0.0  # when the answer to the last input is due
         self.budget = timeout  # the seconds it was given
 
@@ -143,7 +149,7 @@ class NodeProcess:
             self.late()
         self.budget = self.timeout if self.told else self.start_timeout
         self.deadline = time.monotonic() + self.budget
-        self.told = True
+        self.told, self.fresh = True, True
         self.last = message["type"]
         self.write(encode(message), self.deadline, message)
 
@@ -169,6 +175,7 @@ class NodeProcess:
                         f"node {self.node} wrote past {PAST_DONE} {message['type']})",
                         shorten(self.buffer.strip()),
                     )
+                self.answered = message["type"]
                 return outputs, b"\n".join(raw), parsed
             if parsed["type"] == "log":
                 if isinstance(parsed.get("last_words"), str):  # why it is about to end, if it ends
@@ -251,14 +258,21 @@ class NodeProcess:
                 code: int | None = self.proc.wait(timeout=0.5)  # its output ends as it exits
             except subprocess.TimeoutExpired:
                 code = None
-            how = "closed its output" if code is None else self.ended(code)
-            raise NodeFault(
-                CRASHED,
-                self.node,
-                f"node {self.node} {how} after answering {self.last}, {UNASKED}: it answered "
-                "its first init with reinit: true, a promise to keep reading until its standard input "
-                "ends and start afresh on the next init",
-            )
+            raise self.ended_after(code)
+
+    def ended_after(self, code: int | None) -> NodeFault:
+        """A node that ended after answering its last input, seen by its end (``gone``) or as its
+        next input came (``crashed``): one fault, in the same words whichever came first."""
+        how = "closed its output" if code is None else self.ended(code)
+        promise = (
+            ": it answered its first init with reinit: true, a promise to keep reading until its "
+            "standard input ends and start afresh on the next init"
+            if self.reusable
+            else ": a node keeps reading until its standard input ends (a peer's message may come)"
+        )
+        return NodeFault(
+            CRASHED, self.node, f"node {self.node} {how} after answering {self.answered}, {UNASKED}{promise}"
+        )
 
     def wrote_late(self) -> str:
         return (
@@ -323,7 +337,7 @@ class NodeProcess:
             chunk = os.read(self.out, 1 << 16)
             if not chunk:
                 raise self.crashed(message)
-            self.heard = True
+            self.heard, self.fresh = True, False
             self.buffer += chunk
 
     def too_long(self, line: bytes) -> NodeFault:
@@ -352,6 +366,16 @@ class NodeProcess:
                 "line names an interpreter that is not there — a \\r at its end, from Windows line "
                 "endings?)" + (f"; its standard error ended with: {shorten(said, 300)}" if said else ""),
             )
+        if code not in (0, None) and not self.heard and (script := self.missing_script()):
+            raise NodeFault(  # an interpreter given a script that is not there: it never ran
+                START,
+                self.node,
+                f"cannot start {self.command!r} on {script!r}: no such file (the script it is to run, "
+                f"looked for from {os.getcwd()})",
+            )
+        if code == 0 and self.fresh and self.answered and message["type"] != "init":
+            # a clean end after its last done, seen as the next input came: its end, not that input's
+            raise self.ended_after(code)
         how = closed if code is None else self.ended(code)
         between = (
             " (between runs: it answered its first init with reinit: true, a promise to keep reading "
@@ -369,6 +393,16 @@ class NodeProcess:
             shorten(tail, 300) if tail else None,  # control characters shown escaped
             {"between": True} if between else {},
         )
+
+    def missing_script(self) -> str | None:
+        """The script an interpreter was given (its first argument with a script's suffix) when no
+        such file exists and its standard error names it (python3's "can't open file", node's
+        "Cannot find module", perl's "Can't open perl script"), else None."""
+        script = next((a for a in self.argv[1:] if SCRIPT.fullmatch(a)), None)
+        if script is None or os.path.exists(script):
+            return None
+        self.err_reader.join(0.3)
+        return script if os.path.basename(script).encode() in self.err_tail else None
 
     def not_run(self) -> bool:
         """Whether a node that ended 126 or 127 before writing anything never ran: its standard

@@ -15,6 +15,7 @@ and rules judge it).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 from typing import Any
@@ -25,7 +26,11 @@ from ..setups import ConfigError, Setup
 from ..spec import AlgorithmSpec
 from .node import CODEC, COMMAND_ENV, DWELLS, ProgramNode, start_timeout
 from .problem import choices, is_driven, make_problem, played_whole
+from .process import SCRIPT
 
+# An interpreter whose first argument is the script it runs (``python3 node.py``): a script that
+# is not there is refused before the run, as a missing executable is.
+INTERPRETER = re.compile(r"(?:python|pypy|node|perl|ruby|lua|tclsh|escript|bash|sh|php)[\d.]*")
 MODULE = "mutexlab.director.solutions."  # + a problem's name: the solution ``run --node`` runs
 
 
@@ -47,6 +52,9 @@ def program_algorithm(problem: str, command: str) -> str:
         raise ConfigError("--node names no program")
     if shutil.which(argv[0]) is None:
         raise ConfigError(f"--node: {argv[0]!r} is not an executable program (nor one on PATH)")
+    script = argv[1] if len(argv) > 1 and INTERPRETER.fullmatch(os.path.basename(argv[0])) else ""
+    if SCRIPT.fullmatch(script) and not os.path.exists(script):  # as test says when one ends naming it
+        raise ConfigError(f"--node: {argv[0]!r} is to run {argv[1]!r}: no such file (from {os.getcwd()})")
     start_timeout()  # a malformed $NODE_START_TIMEOUT: refused here, not each node's "finding"
     algorithm = module_of(problem)
     os.environ[COMMAND_ENV] = command

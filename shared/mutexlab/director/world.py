@@ -167,10 +167,16 @@ class Run:
             self._record(node, "request", resource=resource)
             self._input(node, {"type": "request", "resource": resource}, f"request {resource}")
         elif kind == "release":
+            held = self.holding[node][resource]
             self._input(node, {"type": "release", "resource": resource}, f"release {resource}")
-            if self.holding[node][resource] > 0:
+            if (left := self.holding[node][resource]) > 0:
                 raise NodeFault(
-                    "protocol", node, f"node {node} did not exit {resource} when asked to release it"
+                    "protocol",
+                    node,
+                    f"node {node} did not exit {resource} when asked to release it"
+                    if left == held
+                    else f"node {node} exited {held - left} of the {held} units of {resource} it held when "
+                    "asked to release it (an exit's units, 1 unless written, are those it entered)",
                 )
         elif kind == "deliver":
             message = self._take(node, ident)
