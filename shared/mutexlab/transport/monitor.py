@@ -38,7 +38,7 @@ from typing import IO
 from ..bus.amqp import TransportError
 from ..bus.inbox import Delivery
 from ..bus.rabbit import Bus
-from ..bus.topology import Topology, queue_exists, renew
+from ..bus.topology import Topology
 from ..bus.wire import loads
 from ..protocols import registry
 from ..protocols.registry import build_setup
@@ -57,6 +57,7 @@ from .outcome import (
     render,
     save_json,
 )
+from .probes import queue_exists, renew
 from .settings import MonitorSettings
 from .view import LiveView
 
