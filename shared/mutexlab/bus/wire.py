@@ -1,8 +1,5 @@
-"""The wire format (docs/wire.md#wire): envelopes and step frames. Pure code on bytes and dicts,
-no client: a step's protocol part (``frame``, checked per receiver by ``parse_frame``); a trace
-batch's clocks are packed by the trace (``transport/tracing.py``). For integers and ASCII the
-bytes are the one-module transport's (3a6c154; tests/test_wire_format.py decodes its messages).
-"""
+"""The wire format (docs/wire.md#wire): envelopes and step frames, pure code on bytes and dicts. For
+integers and ASCII the bytes are the one-module transport's (3a6c154; tests/test_wire_format.py)."""
 
 from __future__ import annotations
 
