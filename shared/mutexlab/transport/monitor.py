@@ -186,8 +186,8 @@ class Monitor(Admission):
     # -- the run ------------------------------------------------------------------------------
     def _watch(self) -> Outcome:
         while True:
-            # The leases first: their passive declares (one round trip a queue) take seconds on a
-            # loaded host, and what came meanwhile is read before any stall is judged.
+            # The leases first: their passive declares (one round trip for all: probes.renew) may
+            # take seconds on a loaded host, and what came meanwhile is read before any stall is judged.
             self._renew_leases()
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)
