@@ -1,8 +1,5 @@
-"""The AMQP client (docs/wire.md#wire-client, where the design is spelled out): pika's
-asynchronous connection on our own I/O loop (``loop.Loop``), driven from the caller's thread through
-pika's public interfaces only. ``Channel`` wraps pika's channel with calls that wait for their
-replies, as ``BlockingChannel``'s do; ``Channel.nowait`` is pika's channel itself.
-"""
+"""The AMQP client (docs/wire.md#wire-client): pika's asynchronous connection on our own I/O loop
+(``loop.Loop``), driven from the caller's thread through pika's public interfaces only."""
 
 from __future__ import annotations
 
@@ -233,9 +230,8 @@ def connect_any(
 
 
 def quiet_pika() -> None:
-    """Leave connection trouble to the bus's own log lines. pika logs each connection it loses,
-    and each attempt that fails, as several ERRORs with a traceback; the bus logs the loss, each
-    node that did not answer and the reconnect in one line each (``Bus.connect``)."""
+    """Leave connection trouble to the bus's own log lines, one each (``Session.connect``): pika logs
+    each lost connection and failed attempt as several ERRORs with a traceback."""
     logging.getLogger("pika").setLevel(logging.CRITICAL)
 
 

@@ -1,12 +1,6 @@
-"""Authenticated runs (docs/rabbitmq.md#authenticated-runs): every message of a run carries a MAC.
-
-Anyone with the broker's credentials can publish on a run's exchange, so the broker's word about
-who sent a message is worth nothing. Every message the run's processes publish carries, in its
-``x-mutexlab-mac`` header, HMAC-SHA256 over its routing key and body under the run's secret, which
-only the run's processes hold (``mutexlab run`` generates it for each run; compose hands each
-container the one in its environment; a swarm or Kubernetes run mounts a secret's file, never a
-shared volume). A delivery without a valid MAC never reaches the run: the bus dead-letters it with
-the reason and counts it (``rabbit.Bus.poll``).
+"""Authenticated runs (docs/rabbitmq.md#authenticated-runs: who holds the secret, and how): every
+message carries, in its ``x-mutexlab-mac`` header, HMAC-SHA256 over its routing key and body under
+the run's secret. A delivery without a valid MAC never reaches the run (``rabbit.Bus.poll``).
 
 Invariant: a message is taken only if a holder of the secret published exactly this body under
 exactly this routing key. A copy of a genuine message published again (replayed) is what a

@@ -1,10 +1,6 @@
-"""The receiving end of each link (docs/architecture.md#wire): ordering, de-duplication, gaps.
-
-Every protocol message carries its link's sequence number (sender → receiver, from 1). The bus
-re-publishes what the broker had not confirmed when a connection was lost, and the broker
-redelivers what was not acked, so a message may come twice or ahead of an earlier one; a
-``LinkInbox`` turns that back into each link's messages once each, in order.
-"""
+"""The receiving end of each link (docs/wire.md#publishing: reconnecting and duplicates): every
+protocol message carries its link's sequence number (sender → receiver, from 1); a message sent
+again may come twice or ahead of an earlier one, and a ``LinkInbox`` hands each out once, in order."""
 
 from __future__ import annotations
 

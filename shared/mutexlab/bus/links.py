@@ -1,9 +1,5 @@
-"""End-to-end retransmission over the per-link sequence numbers, for transient delivery
-(docs/wire.md#delivery-modes, where the rules are spelled out): the sender keeps each protocol
-message (``LinkOutbox``) until its addressee's cumulative acknowledgement covers it, carried in a
-step frame or a ``link`` message (``LinkAcks``), and sends a link again, in order, when its oldest
-kept message waited too long. Only protocol messages are retransmitted.
-"""
+"""End-to-end retransmission over the per-link sequence numbers, for transient delivery (the rules
+and their measurements: docs/wire.md#delivery-modes). Only protocol messages are retransmitted."""
 
 from __future__ import annotations
 
@@ -19,19 +15,15 @@ from .wire import compact, frame
 log = logging.getLogger("mutexlab.transport")
 
 ACK_EVERY = 0.25  # seconds between two looks at the links owing an acknowledgement, at least
-# Seconds a link owes an acknowledgement (since the look that saw it) before a ``link`` message,
-# a delivery to each sender it names, carries it; meanwhile a step frame going back may carry it
-# free (a process's next request, to the peers that replied). Sent at once, they were a third of
-# the deliveries of a 50-process run broadcasting its requests (docs/benchmarks.md#link-acks).
+# Seconds a link owes an acknowledgement (since the look that saw it) before a ``link`` message
+# carries it; meanwhile a step frame going back may carry it free (docs/benchmarks.md#link-acks).
 ACK_DELAY = 1.0
 # Seconds a link's oldest unacknowledged message waits before the link is sent again. Invariant:
 # above ACK_DELAY + 2 ACK_EVERY and a loaded host's delays (at 1 s, a 50-process run, load 20-45,
 # sent 2,000-7,000 messages again, none of them lost).
 RETRY = 3.0
-# A link's wait, at most (its first, learnt, and doubled while nothing moves). On a host so loaded
-# that acknowledgements take longer than the cap, each copy only lengthens the queues they wait in:
-# with 8 s, a 20-process run handling each delivery in 0.3 s sent more copies than messages
-# (docs/wire.md#delivery-modes). A wait this long follows only acknowledgements that slow.
+# A link's wait, at most (its first, learnt, and doubled while nothing moves): a shorter cap sent
+# more copies than messages on a loaded host (docs/wire.md#delivery-modes).
 RETRY_MAX = 30.0
 RESEND_BATCH = 16  # kept messages per retransmitted frame: a long backlog stays under wire.MAX_BODY
 

@@ -1,10 +1,6 @@
-"""pika's I/O, run only when turned (docs/wire.md#wire-client). Our own code, no pika import.
-
-``Loop`` is a "custom I/O Loop object" for pika's ``SelectConnection`` (the methods of pika's public
-``IOLoop``) on the standard ``selectors``, with no thread of its own: ``turn(t)`` handles socket
-events, timers and callbacks for up to ``t`` seconds, and a callback ends the turn with ``wake()``.
-While a TCP socket's writer runs the socket is corked (TCP_CORK), so a message's frames leave together.
-"""
+"""pika's I/O, run only when turned: a "custom I/O Loop object" for ``SelectConnection``, our own
+code with no pika import (docs/wire.md#wire-client). While a TCP socket's writer runs the socket is
+corked (TCP_CORK), so a message's frames leave together."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""What waits for the broker's confirms (docs/wire.md#publishing, and the acknowledging and
-reconnecting rules after it): the bus's publishes, and the acks of deliveries held back behind
-them. Pure bookkeeping, no client. The broker confirms a channel's publishes by delivery tag (1, 2,
-... in publish order), one at a time or "everything up to" (``multiple``), acks and nacks in any
-order; after a lost connection or a quorum queue's nack what is left is published again, in order,
-on a fresh channel (``restart``).
-"""
+"""What waits for the broker's confirms (docs/wire.md#publishing): the bus's publishes, and the acks
+of deliveries held back behind them; pure bookkeeping, no client. The broker confirms a channel's
+publishes by delivery tag (1, 2, ... in publish order), singly or "everything up to" (``multiple``)."""
 
 from __future__ import annotations
 

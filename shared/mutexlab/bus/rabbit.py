@@ -1,10 +1,6 @@
-"""The bus (docs/wire.md#publishing): one connection and one confirming channel, re-established
-when lost. Publishes are ``mandatory`` and confirmed, pipelined (``send`` does not wait, ``poll``
-takes confirms in, ``flush`` waits for all, ``publish`` is both); an ack is held back until what was
-published before it is confirmed (``outbox.Outbox``; transient: not, or not sent at all for a
-queue consumed without acks). After a lost connection what was not confirmed is re-published in
-order, so receivers drop duplicates by each link's sequence numbers (``inbox.LinkInbox``).
-"""
+"""The bus (docs/wire.md#publishing, and the acknowledging and reconnecting rules after it):
+publishes ``mandatory`` and confirmed, pipelined (``send`` does not wait, ``poll`` takes confirms
+in, ``flush`` waits for all, ``publish`` is both); acks held back behind them (``outbox.Outbox``)."""
 
 from __future__ import annotations
 
@@ -74,8 +70,7 @@ class Bus(Session):
         self.outbox = Outbox(quorum=topology.queue_type == "quorum")
         self._awaiting = False  # a flush waits for confirms: each one ends the I/O's wait
         self._nacked_since: float | None = None  # when the current run of nacks began (None: no nacks)
-        # re-publishes after a nack (quorum queues), publishes, deliveries flagged redelivered
-        self.renacked = self.published = self.redelivered = 0
+        self.published = self.redelivered = 0  # publishes, deliveries flagged redelivered
         # With the run's secret: every publish signed, every delivery checked (auth.py).
         self.signer = Signer(secret) if secret is not None else None
         self.forged = 0  # deliveries without a valid MAC, dead-lettered by ``poll``
@@ -349,7 +344,6 @@ class Bus(Session):
                 f"quorum queues kept refusing messages (nack) for {self.connect_timeout:g}s: "
                 "is a majority of the cluster's nodes running?"
             )
-        self.renacked += 1
         log.warning(
             "%s: the broker refused %d publish(es) (nack: a quorum queue without a leader?); "
             "re-publishing %d unconfirmed from a fresh connection",
@@ -375,14 +369,12 @@ class Bus(Session):
     def dead_letter(self, delivery: Delivery, reason: str, ack: bool = True) -> None:
         """Move a delivery to the run's dead-letter queue with its reason, then ack it (unless
         ``ack`` is off: the caller asks for its ack itself, behind its step)."""
-        headers = dict(delivery.headers)
-        headers.update(
-            {
-                "x-mutexlab-reason": reason[:500],
-                "x-mutexlab-queue": delivery.queue,
-                "x-mutexlab-routing-key": delivery.routing_key,
-            }
-        )
+        headers = {
+            **delivery.headers,
+            "x-mutexlab-reason": reason[:500],
+            "x-mutexlab-queue": delivery.queue,
+            "x-mutexlab-routing-key": delivery.routing_key,
+        }
         self.send(delivery.routing_key, delivery.body, exchange=self.topology.dlx, headers=headers)
         if ack:
             self.ack(delivery)

@@ -1,12 +1,6 @@
-"""A session with the broker (docs/architecture.md#wire): one connection and one channel,
-re-established when lost.
-
-``url`` may name several nodes of a cluster (comma-separated): the session connects to one of them,
-starting at a random one (so a run's processes spread over the nodes), and after a lost
-connection tries the next one first, then the others in turn (failover: docs/cluster.md). What
-the channel is for — confirms, declarations, consumers — is the subclass's ``_open``
-(``rabbit.Bus``).
-"""
+"""A session with the broker: one connection and one channel, re-established when lost; with a
+cluster's nodes in ``url``, after a lost connection the next node first (failover: docs/cluster.md).
+What the channel is for — confirms, declarations, consumers — is the subclass's (``rabbit.Bus``)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The run's topology on the broker (docs/wire.md#wire: the names, keys and bindings in full):
-run ``R``'s exchange ``mutexlab.R``, each process's queue, the monitor's, the dead letters'. Every
-queue expires ``expires`` seconds after its last use (the monitor renews them: ``renew``).
-Declarations go out together with one wait (``_together``); a run's queues are deleted
-concurrently (``delete_queues``).
-"""
+"""The run's topology on the broker (docs/wire.md#wire: the names, keys and bindings in full).
+Every queue expires ``expires`` seconds after its last use (the monitor renews them:
+``transport/probes.py``); declarations go out together with one wait (``_together``)."""
 
 from __future__ import annotations
 
@@ -11,8 +8,6 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
-
-import pika
 
 from .amqp import Connection, connect_any
 from .broker import QUEUE_EXPIRES
@@ -167,28 +162,6 @@ def delete_queues(conn: Connection, queues: list[str], timeout: float = DELETE_T
     return left
 
 
-def renew(conn: Connection, queues: list[str]) -> list[str]:
-    """Renew the lease (``x-expires``) of each of ``queues`` by a passive declare, on a channel of
-    its own (a missing queue closes the channel it is asked on); the queues that are gone."""
-    gone = []
-    channel = None
-    for queue in queues:
-        if channel is None or not channel.is_open:
-            channel = conn.channel()
-        try:
-            channel.queue_declare(queue, passive=True)
-        except pika.exceptions.ChannelClosedByBroker:
-            gone.append(queue)
-    if channel is not None and channel.is_open:
-        channel.close()
-    return gone
-
-
-def queue_exists(conn: Connection, queue: str) -> bool:
-    """Whether ``queue`` is there: a passive declare (``renew``, which also renews its lease)."""
-    return not renew(conn, [queue])
-
-
 def addressed(keys: list[str]) -> tuple[str, dict[str, list[str]] | None]:
     """The routing key and headers of one publish that reaches every key of ``keys``: the first as
     its routing key, the others by the ``BCC`` header (RabbitMQ's sender-selected distribution; the
@@ -227,24 +200,3 @@ def delete_run(url: str, run_id: str, names: list[str]) -> list[str]:
         return Topology(run_id).delete(conn.channel(), names)
     finally:
         conn.close()
-
-
-class ConsumerProbe:
-    """How many consumers ``queue`` has (0 when it is gone), asked again and again on one
-    connection, on a channel kept for it: one round trip a look, where a channel of its own costs
-    three (open, declare, close) and a channel the broker starts and stops each time. A missing
-    queue closes the channel it is asked on (0 consumers): the next look opens another, and so
-    does a new connection. A lost connection raises (``amqp.LOST``)."""
-
-    def __init__(self, queue: str) -> None:
-        self.queue = queue
-        self._kept: tuple[Any, Any] | None = None  # (the connection, its channel for the looks)
-
-    def consumers(self, conn: Connection) -> int:
-        if self._kept is None or self._kept[0] is not conn or not self._kept[1].is_open:
-            self._kept = (conn, conn.channel())
-        try:
-            return self._kept[1].queue_declare(self.queue, passive=True).method.consumer_count
-        except pika.exceptions.ChannelClosedByBroker:
-            self._kept = None
-            return 0

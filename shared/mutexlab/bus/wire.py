@@ -1,8 +1,5 @@
-"""The wire format (docs/wire.md#wire): envelopes and step frames. Pure code on bytes and dicts,
-no client: a step's protocol part (``frame``, checked per receiver by ``parse_frame``); a trace
-batch's clocks are packed by the trace (``transport/tracing.py``). For integers and ASCII the
-bytes are the one-module transport's (3a6c154; tests/test_wire_format.py decodes its messages).
-"""
+"""The wire format (docs/wire.md#wire): envelopes and step frames, pure code on bytes and dicts. For
+integers and ASCII the bytes are the one-module transport's (3a6c154; tests/test_wire_format.py)."""
 
 from __future__ import annotations
 
@@ -140,10 +137,7 @@ def _parse(
     sender = data["from"]
     if not isinstance(sender, str) or sender not in roster:
         raise EnvelopeError(f"sender {sender!r} is not a member of this run")
-    carried = data.get("acks")
-    n = carried.get(me) if isinstance(carried, dict) else None
-    if acks is not None and isinstance(n, int) and not isinstance(n, bool) and n >= 0:
-        acks[sender] = n
+    _take_acks(acks, sender, data.get("acks"), me)
     if not step:
         if data["to"] != me:
             raise EnvelopeError(f"addressed to {data['to']!r}, delivered to {me}")
@@ -171,22 +165,8 @@ def _parse(
             msg = entry["msg"]
         elif msg is None:
             raise EnvelopeError(f"message {n} of the step frame has no protocol message to go by")
-        if entry["to"] != me:
-            continue
-        if tick is not None and (isinstance(tick, bool) or not isinstance(tick, int)):
-            raise EnvelopeError(f"bad vector clock: tick {tick!r}")
-        own = vc if tick is None or not isinstance(vc, dict) else {**vc, sender: tick}
-        env = {
-            "run": run_id,
-            "id": entry["id"],
-            "from": sender,
-            "to": me,
-            "seq": entry["seq"],
-            "vc": own,
-            "msg": msg,
-        }
-        _check_entry(env)
-        mine.append(env)
+        if entry["to"] == me:
+            mine.append(_mine(run_id, sender, me, entry["id"], entry["seq"], vc, tick, msg))
     if not mine:
         others = ", ".join(repr(str(entry["to"])) for entry in entries)
         raise EnvelopeError(f"addressed to {others}, delivered to {me}")
@@ -245,29 +225,32 @@ def _step_fast(
             return None
         if entry.to != me:
             continue
-        if tick is not None and (isinstance(tick, bool) or not isinstance(tick, int)):
-            return None
-        own = vc if tick is None or not isinstance(vc, dict) else {**vc, sender: tick}
-        env = {
-            "run": run_id,
-            "id": entry.id,
-            "from": sender,
-            "to": me,
-            "seq": entry.seq,
-            "vc": own,
-            "msg": msg,
-        }
         try:
-            _check_entry(env)
+            mine.append(_mine(run_id, sender, me, entry.id, entry.seq, vc, tick, msg))
         except EnvelopeError:
             return None
-        mine.append(env)
     if not mine:
         return None
-    n = data.acks.get(me) if isinstance(data.acks, dict) else None
+    _take_acks(acks, sender, data.acks, me)
+    return sender, mine
+
+
+def _mine(run_id: str, sender: str, me: str, msg_id: Any, seq: Any, vc: Any, tick: Any, msg: Any) -> dict:
+    """A step frame's entry to ``me`` as an envelope of its own, checked (``_check_entry``): the
+    clock it goes by with the sender's ``tick`` (None: unchanged), the message it goes by."""
+    if tick is not None and (isinstance(tick, bool) or not isinstance(tick, int)):
+        raise EnvelopeError(f"bad vector clock: tick {tick!r}")
+    own = vc if tick is None or not isinstance(vc, dict) else {**vc, sender: tick}
+    env = {"run": run_id, "id": msg_id, "from": sender, "to": me, "seq": seq, "vc": own, "msg": msg}
+    _check_entry(env)
+    return env
+
+
+def _take_acks(acks: dict | None, sender: str, carried: Any, me: str) -> None:
+    """Put the acknowledgement to ``me`` that ``carried`` (a frame's ``acks``) holds in ``acks``."""
+    n = carried.get(me) if isinstance(carried, dict) else None
     if acks is not None and isinstance(n, int) and not isinstance(n, bool) and n >= 0:
         acks[sender] = n
-    return sender, mine
 
 
 _ENVELOPE_KEYS = ("run", "id", "from", "to", "seq", "vc", "msg")

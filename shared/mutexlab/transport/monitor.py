@@ -38,7 +38,7 @@ from typing import IO
 from ..bus.amqp import TransportError
 from ..bus.inbox import Delivery
 from ..bus.rabbit import Bus
-from ..bus.topology import Topology, queue_exists, renew
+from ..bus.topology import Topology
 from ..bus.wire import loads
 from ..protocols import registry
 from ..protocols.registry import build_setup
@@ -57,6 +57,7 @@ from .outcome import (
     render,
     save_json,
 )
+from .probes import queue_exists, renew
 from .settings import MonitorSettings
 from .view import LiveView
 
@@ -185,8 +186,8 @@ class Monitor(Admission):
     # -- the run ------------------------------------------------------------------------------
     def _watch(self) -> Outcome:
         while True:
-            # The leases first: their passive declares (one round trip a queue) take seconds on a
-            # loaded host, and what came meanwhile is read before any stall is judged.
+            # The leases first: their passive declares (one round trip for all: probes.renew) may
+            # take seconds on a loaded host, and what came meanwhile is read before any stall is judged.
             self._renew_leases()
             for delivery in self.bus.poll(0.2):
                 self._dispatch(delivery)

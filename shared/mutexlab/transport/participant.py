@@ -49,7 +49,7 @@ from ..bus.amqp import LOST, TransportError
 from ..bus.inbox import Delivery, LinkInbox
 from ..bus.links import Retransmission
 from ..bus.rabbit import Bus
-from ..bus.topology import ConsumerProbe, Topology, send_frames
+from ..bus.topology import Topology, send_frames
 from ..bus.wire import EnvelopeError, frames, parse_frame
 from ..messages import MessageError
 from ..protocol import HandlerError, ProtocolError
@@ -61,6 +61,7 @@ from . import control, directing, joining
 from .driving import AuditSink, ServiceDriver
 from .membership import role_of
 from .outcome import kept_reason
+from .probes import ConsumerProbe
 from .settings import ParticipantSettings
 from .tracing import TraceBuffer
 
