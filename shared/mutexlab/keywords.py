@@ -41,3 +41,11 @@ def lookalike(text: str) -> str | None:
     if behind is not None:
         return lookalike(behind.group(1)) or None
     return None
+
+
+# Said of a JSON line with none of an event's fields (``event``, ``pid``): another program's JSON,
+# a logging handler's, which verify reads only as text through a regex of its own.
+FOREIGN_JSON = (
+    ": not mutexlab's event shape (docs/verify-any-log.md#clock-free-json-lines); a JSON log of another "
+    "layout that keeps vector clocks is read with --format shiviz --regex naming its host, clock and event"
+)

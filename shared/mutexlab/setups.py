@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from enum import Enum
@@ -138,7 +138,10 @@ def shared_state(setup: Setup) -> str | None:
     owner: dict[int, tuple[str, str]] = {}  # id of a mutable attribute value → (process, attribute)
     for pid, proto in setup.protocols.items():
         for attribute, value in attributes(proto).items():  # its __slots__ too
-            if not (isinstance(value, MUTABLE) or _writable_object(value, type(proto).__module__)):
+            # an iterator (an itertools.count, a generator) moves on for every process that holds it
+            if not isinstance(value, (*MUTABLE, Iterator)) and not _writable_object(
+                value, type(proto).__module__
+            ):
                 continue
             first = owner.setdefault(id(value), (setup.names.get(pid, str(pid)), attribute))
             if first[0] != setup.names.get(pid, str(pid)):

@@ -23,6 +23,9 @@ def fmt(value: Any) -> str:
         return "yes" if value else "no"
     if isinstance(value, (set, frozenset)):
         return "{" + ", ".join(fmt(v) for v in sorted(value, key=_order)) + "}"
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple: by its names, never ts@pid
+        fields = ", ".join(f"{name}={fmt(getattr(value, name))}" for name in value._fields)
+        return f"{type(value).__name__}({fields})"
     if (
         isinstance(value, tuple)
         and len(value) == 2

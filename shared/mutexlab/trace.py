@@ -18,7 +18,7 @@ from typing import IO, Any, Protocol
 
 from . import limits
 from .clock import EventClock, LocalEventClocks, VectorClock
-from .keywords import lookalike
+from .keywords import FOREIGN_JSON, lookalike
 
 
 class TraceError(ValueError):
@@ -304,7 +304,7 @@ def check_event(event: Any, first: bool = False) -> str | None:
         return f"an event must be a JSON object, not {type(event).__name__}"
     missing = [f for f in REQUIRED if f not in event]
     if missing:
-        return f"event lacks {', '.join(missing)}"
+        return f"event lacks {', '.join(missing)}" + (FOREIGN_JSON if len(missing) == len(REQUIRED) else "")
     names = names_problem(event)
     if names is not None:
         return names

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from .. import limits
+from ..keywords import FOREIGN_JSON
 from ..trace import (
     REQUIRED,
     TraceError,
@@ -210,7 +211,7 @@ def _shape(event: object) -> str | None:
         return f"an event must be a JSON object, not {type(event).__name__}"
     missing = [f for f in REQUIRED if f not in event]
     if missing:
-        return f"event lacks {', '.join(missing)}"
+        return f"event lacks {', '.join(missing)}" + (FOREIGN_JSON if len(missing) == len(REQUIRED) else "")
     return names_problem(event)
 
 

@@ -89,6 +89,7 @@ def run(args) -> int:
         "refused": result.refused,
         "raised": result.raised,
         "deadlock": result.deadlock,
+        **({"unprobed": result.unprobed} if result.unprobed else {}),  # steps not taken again
     }
     starving = bool(
         result.loop and result.loop["closes"] and result.loop["waiting"] and not result.loop["unfair"]
@@ -120,6 +121,8 @@ def run(args) -> int:
             print(f"DEADLOCK: nothing can move; not finished: {', '.join(result.deadlock)}")
         if result.loop is not None:
             print(loop_line(result.loop))
+        if result.unprobed:
+            print(f"NOT PROBED for determinism: {result.unprobed}")
         if args.trace:
             print(f"trace written to {args.trace}")
     if result.loop is not None and not result.loop["closes"]:

@@ -42,7 +42,7 @@ from ..messages import MessageError
 from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import Solution, build_setup, declarations
-from ..setups import ConfigError, Setup, class_state, class_state_changed, waits
+from ..setups import ConfigError, Setup, class_state, class_state_changed, uncopyable, waits
 from ..trace import TraceWriter
 from . import determinism, hung
 from .driver import Driver
@@ -132,6 +132,7 @@ class ReplayResult:
     refused: str | None = None  # the step the protocol refused, and why (the replay stops there)
     raised: bool = False  # ``refused`` is a handler that raised (protocol.HandlerError)
     deadlock: list[str] = field(default_factory=list)  # not finished, and nothing can move
+    unprobed: str | None = None  # a process whose steps could not be taken again (it does not copy)
 
     @property
     def protocols(self):
@@ -148,6 +149,7 @@ class ScriptedRun(Driver):
         self.held = 0  # vector-clock entries (and EVENT_COST per event) of the kept trace
         self.counted = 0  # kept events counted in ``held``
         self.shared = class_state(setup)  # a class's or module's state a handler changes: a finding
+        self.unprobed: str | None = None  # the first process that would not copy, and why
 
     def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
         try:  # as the wire and check hand it over; one that does not decode is a finding on the sender
@@ -225,6 +227,12 @@ class ScriptedRun(Driver):
             return None
         proto = self.protocols.get(pid)
         before = determinism.twins(proto) if proto is not None else None
+        if before is None and proto is not None and self.unprobed is None:
+            try:  # said, not skipped silently: this replay cannot tell whether its steps are deterministic
+                copy.deepcopy(proto)
+            except Exception as exc:  # noqa: BLE001 - the algorithm's state, named as check names it
+                why = exc if isinstance(exc, ConfigError) else uncopyable(proto, exc)  # the kit's says it
+                self.unprobed = str(why).replace(" to check it", "", 1)
         return None if before is None else (pid, before, call)
 
     def _weigh(self, where: str = "") -> None:
@@ -420,6 +428,7 @@ def replay_scenario(
         refused=refused,
         raised=raised,
         deadlock=[] if refused else run.stuck(),
+        unprobed=run.unprobed,
     )
 
 

@@ -55,7 +55,7 @@ from ..messages import MessageError
 from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import build_setup
-from ..setups import ConfigError, Setup
+from ..setups import ConfigError, Setup, waits
 from ..sim.hung import watching
 from . import control, directing, joining
 from .driving import AuditSink, ServiceDriver
@@ -309,7 +309,7 @@ class Participant:
         before = proto.state
         driver.now = time.time() - self.start_time
         if self.broken is not None:  # a message, refused: a timer left is never due (below)
-            raise ProtocolError(f"{self.name} takes nothing more: {self.broken}")
+            raise ProtocolError(f"{self.name} takes nothing more: a handler raised (the first reason)")
         try:
             action()
         except HandlerError as exc:
@@ -472,7 +472,10 @@ class Participant:
         setup, _, pid = self._joined()
         proto = setup.protocols[pid]
         names = setup.names
-        waiting = {what: [names.get(p, str(p)) for p in whom] for what, whom in proto.waiting_for().items()}
+        try:  # the solution's code (setups.waits): a raise is told in the status, never a crash here
+            waiting, hint = {w: [names.get(p, str(p)) for p in who] for w, who in waits(proto).items()}, None
+        except ConfigError as exc:
+            waiting, hint = {}, str(exc)
         return {
             "kind": "status",
             "name": self.name,
@@ -481,7 +484,7 @@ class Participant:
             "lamport": proto.clock.time,
             "finished": bool(proto.finished),
             "waiting": waiting,
-            "hint": proto.stall_hint(),
+            "hint": hint or proto.stall_hint(),
             "timers": len(self.timers),
             "duplicates": self.inbox.duplicates,
             "gaps": self.inbox.gaps,
