@@ -115,8 +115,10 @@ project_objects() {
 holder=""
 made_nodes_build=""
 lane_pids=()
-stop_lanes() {   # an interrupted check: each lane tears its own project down (its trap) before we go
-  [ ${#lane_pids[@]} -eq 0 ] || { kill -TERM "${lane_pids[@]}" 2>/dev/null; wait "${lane_pids[@]}" 2>/dev/null; }
+stop_lanes() {   # an interrupted check: each lane (and the command it waits for) stopped, then its trap
+  local pid     # tears its own project down before we go
+  for pid in "${lane_pids[@]}"; do pkill -TERM -P "$pid" 2>/dev/null; kill -TERM "$pid" 2>/dev/null; done
+  [ ${#lane_pids[@]} -eq 0 ] || wait "${lane_pids[@]}" 2>/dev/null
 }
 trap 'stop_lanes; cleanup; [ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work" ${made_nodes_build:+"$made_nodes_build"}' EXIT
 trap 'echo "compose-check: interrupted"; exit 130' INT TERM
@@ -153,11 +155,17 @@ sed -e 's/^\(\s*\)from \.\.\([a-z]\)/\1from mutexlab.\2/' -e 's/^\(\s*\)from \.\
 # examples/solutions (its SPEC's name is read from it: spec_name).
 ELVES_FILE=examples/solutions/elves_no_arbiter.py
 
+# A lane's own `docker run`s of the image drop the compose labels the image carries from its last
+# build (project and service: another lane's, maybe): compose counts any container so labelled as
+# one of its project's, and `up --exit-code-from` there would attach to it and stop when it exits.
+unlabelled=()
+[ -z "${COMPOSE_CHECK_LANE:-}" ] || unlabelled=(--label com.docker.compose.project= --label com.docker.compose.service=)
+
 # spec_name FILE: the name the algorithm file declares (its SPEC), read inside the image; when it
 # declares none, the error's last line and a non-zero status.
 spec_name() {
   local file; file=$(realpath "$1")
-  docker run --rm -v "$file:/algorithm/algorithm.py:ro" mutexlab python -c \
+  docker run --rm "${unlabelled[@]}" -v "$file:/algorithm/algorithm.py:ro" mutexlab python -c \
     'from mutexlab.protocols.registry import resolve; print(resolve("/algorithm/algorithm.py").name)' 2>&1 | tail -1
 }
 
@@ -300,7 +308,7 @@ one_run() {
     echo "-- verify:"; cat "$work/verify.log"
   fi
   # The trace copied out, as the docs show it (before the teardown removes the volume).
-  docker run --rm -v "${project}_traces:/traces" mutexlab cat "$trace" >"$work/copied.jsonl" 2>"$work/copy.log"
+  docker run --rm "${unlabelled[@]}" -v "${project}_traces:/traces" mutexlab cat "$trace" >"$work/copied.jsonl" 2>"$work/copy.log"
   if [ "$(head -c 1 "$work/copied.jsonl")" = "{" ]; then
     verdict+=", trace copied out ($(wc -l <"$work/copied.jsonl") lines)"
   else
