@@ -8,6 +8,7 @@
 #                                                           # classic-transient cluster cluster-stop
 #                                                           # bees-file elves-file philosophers program)
 #   COMPOSE_CHECK_V1_RUNS=all bash scripts/compose-check.sh # every run with v1 too (default: a subset, below)
+#   COMPOSE_CHECK_LANES=2 bash scripts/compose-check.sh     # the runs dealt to 2 lanes run at once (CI's)
 #
 # Needs a Docker engine (docker info) and the compose tool(s). For each tool: build the image, then
 # run the bees (--scale bee=5), the elves profile and the classic profile with ricart-agrawala and
@@ -51,17 +52,25 @@
 # --rm -v <project>_traces:/traces mutexlab cat /traces/X > X`), and after the documented teardown (`--profile elves
 # --profile classic --profile cluster --profile philosophers down -v`) no container, volume or network of the project may
 # be left.
+# With COMPOSE_CHECK_LANES=N (default 1; CI: 2) the runs are dealt in turn to N lanes that run at once,
+# each a copy of this script under its own project (<project>-1 ... -N, each checked empty first,
+# each with its own env file, secrets, trace volume, teardown and leftover check): every run checks
+# what it checks alone, and most of a run is waiting (a broker booting, the join window, containers
+# stopping), which two lanes overlap on two CPUs. Each lane's output follows, then every result.
 # Exit 0 when every run passed, 1 when one failed, 2 when something it needs is missing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 TOOLS=${COMPOSE_CHECK_TOOLS:-v1 v2}
-RUNS=${COMPOSE_CHECK_RUNS:-bees elves classic-ricart-agrawala classic-raymond classic-file bees-transient \
-  classic-transient cluster cluster-stop \
-  bees-file elves-file philosophers program}
+ALL_RUNS="bees elves classic-ricart-agrawala classic-raymond classic-file bees-transient \
+classic-transient cluster cluster-stop bees-file elves-file philosophers program"   # in the order they run
+RUNS=${COMPOSE_CHECK_RUNS:-$ALL_RUNS}
 V1_RUNS=${COMPOSE_CHECK_V1_RUNS:-bees classic-file cluster-stop}   # (why: the header)
-# runs_with TOOL NAME: whether the check runs NAME with TOOL (asked for, and v1's subset)
+LANES=${COMPOSE_CHECK_LANES:-1}
+PAIRS=${COMPOSE_CHECK_PAIRS:-}   # a lane's share ("v2:bees v1:cluster-stop ..."), given by the script itself
+# runs_with TOOL NAME: whether the check runs NAME with TOOL (asked for, and v1's subset; a lane: its share)
 runs_with() {
+  [ -z "$PAIRS" ] || { [[ " $PAIRS " == *" $1:$2 "* ]]; return; }
   [[ " $TOOLS " == *" $1 "* && " $RUNS " == *" $2 "* ]] || return 1
   [ "$1" != v1 ] || [ "$V1_RUNS" = all ] || [[ " $V1_RUNS " == *" $2 "* ]]
 }
@@ -95,15 +104,23 @@ cleanup() {   # the teardown docs/tour.md documents, word for word
     current=""
   fi
 }
-# what of the project is left: containers, volumes, networks (one name a line)
+# what of the project is left: containers, volumes, networks (one name a line). Containers: those
+# compose made (labelled oneoff True or False); a `docker run` of the image carries the labels the
+# image was built with (project and service of the last build), so another lane's copy would match.
 project_objects() {
-  docker ps -a --format '{{.Names}}' --filter "label=com.docker.compose.project=$project"
+  docker ps -a --format '{{.Names}}' --filter "label=com.docker.compose.project=$project" --filter label=com.docker.compose.oneoff
   docker volume ls -q --filter "label=com.docker.compose.project=$project"
   docker network ls --format '{{.Name}}' --filter "label=com.docker.compose.project=$project"
 }
 holder=""
 made_nodes_build=""
-trap 'cleanup; [ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work" ${made_nodes_build:+"$made_nodes_build"}' EXIT
+lane_pids=()
+stop_lanes() {   # an interrupted check: each lane (and the command it waits for) stopped, then its trap
+  local pid     # tears its own project down before we go
+  for pid in "${lane_pids[@]}"; do pkill -TERM -P "$pid" 2>/dev/null; kill -TERM "$pid" 2>/dev/null; done
+  [ ${#lane_pids[@]} -eq 0 ] || wait "${lane_pids[@]}" 2>/dev/null
+}
+trap 'stop_lanes; cleanup; [ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work" ${made_nodes_build:+"$made_nodes_build"}' EXIT
 trap 'echo "compose-check: interrupted"; exit 130' INT TERM
 
 leftovers=$(project_objects | wc -l)
@@ -138,17 +155,23 @@ sed -e 's/^\(\s*\)from \.\.\([a-z]\)/\1from mutexlab.\2/' -e 's/^\(\s*\)from \.\
 # examples/solutions (its SPEC's name is read from it: spec_name).
 ELVES_FILE=examples/solutions/elves_no_arbiter.py
 
+# A lane's own `docker run`s of the image drop the compose labels the image carries from its last
+# build (project and service: another lane's, maybe): compose counts any container so labelled as
+# one of its project's, and `up --exit-code-from` there would attach to it and stop when it exits.
+unlabelled=()
+[ -z "${COMPOSE_CHECK_LANE:-}" ] || unlabelled=(--label com.docker.compose.project= --label com.docker.compose.service=)
+
 # spec_name FILE: the name the algorithm file declares (its SPEC), read inside the image; when it
 # declares none, the error's last line and a non-zero status.
 spec_name() {
   local file; file=$(realpath "$1")
-  docker run --rm -v "$file:/algorithm/algorithm.py:ro" mutexlab python -c \
+  docker run --rm "${unlabelled[@]}" -v "$file:/algorithm/algorithm.py:ro" mutexlab python -c \
     'from mutexlab.protocols.registry import resolve; print(resolve("/algorithm/algorithm.py").name)' 2>&1 | tail -1
 }
 
 # The C nodes for the "program" run (examples/nodes/compose.yml, NODES_BUILD=prebuilt), compiled here
 # into examples/nodes/build/ (git-ignored; removed at the end when this script made it).
-if runs_with v1 program || runs_with v2 program; then
+if [ -z "${COMPOSE_CHECK_LANE:-}" ] && { runs_with v1 program || runs_with v2 program; }; then   # a lane: done for it
   command -v gcc >/dev/null || die "the program run compiles examples/nodes/bee.c: gcc is not installed"
   [ -d examples/nodes/build ] || made_nodes_build=examples/nodes/build
   mkdir -p examples/nodes/build
@@ -265,7 +288,7 @@ one_run() {
   local broker_lines; broker_lines=$(grep -cE "^[^|]*rabbitmq(-[23])?([-_][0-9]+)? +[|]" "$log")
   verdict+=", $(wc -l <"$log") lines of output ($broker_lines from the brokers)"
   # The project's containers must carry the fixed project name (v1 takes it from the env file only).
-  if [ -z "$(docker ps -aq --filter "label=com.docker.compose.project=$project" \
+  if [ -z "$(docker ps -aq --filter "label=com.docker.compose.project=$project" --filter label=com.docker.compose.oneoff \
                              --filter "label=com.docker.compose.service=$monitor")" ]; then
     verdict+=", no '$monitor' container of project '$project'"; ok=0
   fi
@@ -285,7 +308,7 @@ one_run() {
     echo "-- verify:"; cat "$work/verify.log"
   fi
   # The trace copied out, as the docs show it (before the teardown removes the volume).
-  docker run --rm -v "${project}_traces:/traces" mutexlab cat "$trace" >"$work/copied.jsonl" 2>"$work/copy.log"
+  docker run --rm "${unlabelled[@]}" -v "${project}_traces:/traces" mutexlab cat "$trace" >"$work/copied.jsonl" 2>"$work/copy.log"
   if [ "$(head -c 1 "$work/copied.jsonl")" = "{" ]; then
     verdict+=", trace copied out ($(wc -l <"$work/copied.jsonl") lines)"
   else
@@ -299,7 +322,8 @@ one_run() {
   left=$(project_objects | tr '\n' ' ')
   if [ -n "$left" ]; then
     verdict+=", LEFT after the teardown: $left"; ok=0
-    docker ps -aq --filter "label=com.docker.compose.project=$project" | xargs -r docker rm -f >/dev/null
+    docker ps -aq --filter "label=com.docker.compose.project=$project" --filter label=com.docker.compose.oneoff \
+      | xargs -r docker rm -f >/dev/null
     docker volume ls -q --filter "label=com.docker.compose.project=$project" | xargs -r docker volume rm -f >/dev/null
     docker network ls -q --filter "label=com.docker.compose.project=$project" | xargs -r docker network rm >/dev/null
   else
@@ -310,7 +334,47 @@ one_run() {
     $((SECONDS - t0))
 }
 
+# Lanes (COMPOSE_CHECK_LANES=N, CI: 2): the runs dealt in turn to N copies of this script run at
+# once, each under a project of its own (<project>-1 ... -N) and with its own env file, secrets,
+# trace volume, teardown and leftover check; the ports held and the nodes compiled above are shared.
+# Each run's checks are unchanged; only their order and concurrency change. The image is built
+# first, once per tool, so that the lanes' own builds (each recorded, as always) find it cached.
+if [ -z "$PAIRS" ] && [ "$LANES" -gt 1 ]; then
+  pairs=()
+  for tool in $TOOLS; do for run in $ALL_RUNS; do runs_with "$tool" "$run" && pairs+=("$tool:$run"); done; done
+  for tool in $TOOLS; do
+    case $tool in v1) base=(docker-compose) ;; v2) base=(docker compose) ;; *) die "COMPOSE_CHECK_TOOLS: unknown tool '$tool' (v1, v2)" ;; esac
+    "${base[@]}" version >/dev/null 2>&1 || die "$tool (${base[*]}) is not installed"
+    echo "== $tool: building the image for the lanes"
+    "${base[@]}" --env-file "$work/env" "${project_args[@]}" "${all_profiles[@]}" build >"$work/build.log" 2>&1 \
+      || { tail -30 "$work/build.log"; echo "compose-check: $tool build failed"; exit 1; }
+  done
+  for lane in $(seq 1 "$LANES"); do
+    share=""
+    for i in "${!pairs[@]}"; do [ $((i % LANES + 1)) -ne "$lane" ] || share+=" ${pairs[$i]}"; done
+    [ -n "$share" ] || continue
+    echo "== lane $lane (project $project-$lane):$share"
+    COMPOSE_CHECK_LANE=$lane COMPOSE_CHECK_PAIRS="$share" COMPOSE_CHECK_PROJECT="$project-$lane" \
+      COMPOSE_CHECK_RESULTS="$work/results-$lane" bash "$0" >"$work/lane-$lane.log" 2>&1 &
+    lane_pids+=($!)
+  done
+  status=0
+  for i in "${!lane_pids[@]}"; do
+    wait "${lane_pids[$i]}"; code=$?
+    [ "$code" -le "$status" ] || status=$code
+  done
+  lane_pids=()
+  for lane in $(seq 1 "$LANES"); do
+    [ -f "$work/lane-$lane.log" ] || continue
+    echo; echo "=================== lane $lane"; cat "$work/lane-$lane.log"
+  done
+  echo; echo "== compose-check summary ($LANES lanes, projects $project-1 to $project-$LANES)"
+  for tool in $TOOLS; do cat "$work"/results-* 2>/dev/null | grep "^$tool "; done
+  exit "$status"
+fi
+
 for tool in $TOOLS; do
+  [ -z "$PAIRS" ] || [[ " $PAIRS " == *" $tool:"* ]] || continue   # a lane without a run of this tool
   case $tool in
     v1) base=(docker-compose) ;;
     v2) base=(docker compose) ;;
@@ -366,4 +430,5 @@ done
 
 echo; echo "== compose-check summary (project $project)"
 printf '%s\n' "${results[@]}"
+[ -z "${COMPOSE_CHECK_RESULTS:-}" ] || printf '%s\n' "${results[@]}" >"$COMPOSE_CHECK_RESULTS"
 exit $failed

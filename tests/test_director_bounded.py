@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import missing
-from test_mpi import mpicc
+from test_mpi import mpicc, shared_cache
 
 from mutexlab.commands import test as test_command
 from mutexlab.director import strategies
@@ -155,7 +155,7 @@ def programs(tmp_path_factory) -> dict[str, str]:
         ("kmutex-acks", "kmutex_lamport.c", ["-DBUG_ACK_COUNT"]),
         ("kprint-stale", "kprint_bsend.c", ["-DBROKEN_STALE_ACK"]),
     ):
-        built = mpicc(out / "cache", "-O2", *flags, "-o", str(out / name), str(MPI / source))
+        built = mpicc(shared_cache(tmp_path_factory), "-O2", *flags, "-o", str(out / name), str(MPI / source))
         assert built.returncode == 0, built.stderr
         made[name] = str(out / name)
     return made

@@ -343,9 +343,15 @@ def _serve_then_interrupt(text: str, cwd: Path, env: dict[str, str]) -> tuple[st
     return "".join(lines), code
 
 
-def _cases():
+# The docs whose commands build and test programs (minutes each under load) are run by
+# tests/test_docs_commands_programs.py: under `--dist loadfile` (the README's command) a module
+# runs on one worker, and with them this one took longer than the rest of the suite on the other.
+PROGRAM_DOCS = [ROOT / "docs" / name for name in ("mpi.md",)]
+
+
+def _cases(docs=tuple(doc for doc in DOCS if doc not in PROGRAM_DOCS)):
     cases = []
-    for doc in DOCS:
+    for doc in docs:
         for index, block in enumerate(b for b in parse_blocks(doc) if b.runnable):
             # Every documented command in a child process: minutes for all of them, so out of the
             # quick subset (the full run checks every one); the link checks below stay quick.
@@ -356,6 +362,11 @@ def _cases():
 
 @pytest.fixture(scope="module")
 def sessions(tmp_path_factory):
+    return doc_sessions(tmp_path_factory)
+
+
+def doc_sessions(tmp_path_factory):
+    """Each doc's one session (its working directory), made on its first block."""
     made: dict[Path, DocSession] = {}
 
     def get(doc: Path) -> DocSession:
@@ -368,6 +379,10 @@ def sessions(tmp_path_factory):
 
 @pytest.mark.parametrize("doc, index", _cases())
 def test_documented_commands_print_what_the_docs_show(doc, index, sessions, request):
+    check_documented_block(doc, index, sessions, request)
+
+
+def check_documented_block(doc: Path, index: int, sessions, request) -> None:
     session = sessions(doc)
     block = session.blocks[index]
     amqp_url = request.getfixturevalue("amqp_url") if block.broker else None

@@ -89,6 +89,15 @@ int main(int argc, char **argv) {
 """
 
 
+def shared_cache(tmp_path_factory) -> Path:
+    """The session's one cache for mutexlab's MPI library, shared by every module and by both
+    xdist workers (their base directories' parent): the library's directory is named by its
+    sources' digest and appears by an atomic rename, so sharing is safe, and the library (about
+    9 s under load) is built once per session instead of once per module or per test."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "mpi-cache"
+
+
 def mpicc(cache: Path, *args: str, command: str = "mpicc") -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": SHARED, "MUTEXLAB_CACHE": str(cache)}
     return subprocess.run(
@@ -129,7 +138,7 @@ def built(tmp_path_factory) -> dict[str, str]:
     if shutil.which("gcc") is None:
         missing("gcc is not installed: mutexlab's MPI cannot be built")
     out = tmp_path_factory.mktemp("mpi")
-    cache = out / "cache"
+    cache = shared_cache(tmp_path_factory)
     (out / "vector.c").write_text(UNSUPPORTED_AT_RUN)
     (out / "gives_up.c").write_text(GIVES_UP)
     (out / "truncates.c").write_text(TRUNCATES)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import missing
-from test_mpi import COLONY, COLONY_ARGS, PRINTED_BEES, ROOT, mpicc
+from test_mpi import COLONY, COLONY_ARGS, PRINTED_BEES, ROOT, mpicc, shared_cache
 
 COLLECTIVES = ROOT / "tests" / "mpi" / "collectives.c"
 STD_THREAD = ROOT / "tests" / "mpi" / "std_thread.cpp"
@@ -65,7 +65,7 @@ def made(tmp_path_factory) -> dict[str, str]:
     if shutil.which("gcc") is None:
         missing("gcc is not installed: mutexlab's MPI cannot be built")
     out = tmp_path_factory.mktemp("mpi-calls")
-    cache = out / "cache"
+    cache = shared_cache(tmp_path_factory)
     (out / "cancels.c").write_text(CANCELS_ISSEND)
     (out / "replaces.c").write_text(REPLACES_TO_NOBODY)
     found = {}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import missing
-from test_mpi import mpicc
+from test_mpi import mpicc, shared_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 ELVES = ROOT / "examples" / "mpi" / "elves.cpp"
@@ -33,7 +33,7 @@ def built(tmp_path_factory) -> dict[str, str]:
     found = {}
     for name, flags in (("elves", []), ("ties", ["-DBROKEN_TIES"]), ("stop", ["-DBROKEN_MAYOR_STOP"])):
         made = mpicc(
-            out / "cache",
+            shared_cache(tmp_path_factory),
             "-O2",
             "-Wall",
             "-Werror",

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from conftest import missing
-from test_mpi import Builds, mpicc
+from test_mpi import Builds, mpicc, shared_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 MPI = ROOT / "tests" / "mpi"
@@ -55,7 +55,7 @@ def built(tmp_path_factory) -> dict[str, str]:
     if shutil.which("gcc") is None or shutil.which("g++") is None:
         missing("gcc and g++ are needed: mutexlab's MPI is built with them")
     out = tmp_path_factory.mktemp("outsiders")
-    cache = tmp_path_factory.getbasetemp() / "mpi-cache"  # the library, built once for both fixtures
+    cache = shared_cache(tmp_path_factory)  # the library, built once for both fixtures
     found = {}
     # every line on standard error, as a student who learnt that stderr is not buffered writes it
     (out / "town_stderr.c").write_text(
@@ -100,9 +100,7 @@ C_PROGRAMS = {  # name: its source and flags, built by the tests that run it (ea
 def c_programs(tmp_path_factory) -> Builds:
     if shutil.which("gcc") is None:
         missing("gcc is needed: mutexlab's MPI is built with it")
-    return Builds(
-        C_PROGRAMS, tmp_path_factory.mktemp("c-outsiders"), tmp_path_factory.getbasetemp() / "mpi-cache"
-    )
+    return Builds(C_PROGRAMS, tmp_path_factory.mktemp("c-outsiders"), shared_cache(tmp_path_factory))
 
 
 def bees(cli, program: str, *flags: str):
@@ -194,11 +192,13 @@ def test_a_town_printing_on_standard_error_is_told_where_its_lines_went(cli, bui
     assert "standard output (its standard error is not matched)" in ran.stdout, ran.stdout
 
 
-def test_an_openmp_rank_is_stalled_with_a_note_on_its_threads_not_on_buffering(cli, tmp_path):
+def test_an_openmp_rank_is_stalled_with_a_note_on_its_threads_not_on_buffering(
+    cli, tmp_path, tmp_path_factory
+):
     # Before: "wrote nothing at all within 1 s of its start … a program whose output is buffered
     # … must flush it", wrong for a rank (its library writes the protocol), and nothing more.
     program = tmp_path / "omp-ra"
-    made = mpicc(tmp_path / "cache", "-fopenmp", "-O2", "-o", str(program), str(MPI / "omp_ra.c"))
+    made = mpicc(shared_cache(tmp_path_factory), "-fopenmp", "-O2", "-o", str(program), str(MPI / "omp_ra.c"))
     if made.returncode != 0 and "omp.h" in made.stderr:
         missing("gcc has no OpenMP (omp.h)")
     assert made.returncode == 0, made.stderr

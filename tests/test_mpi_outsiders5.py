@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 from conftest import missing
-from test_mpi import Builds
+from test_mpi import Builds, shared_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 MPI = ROOT / "tests" / "mpi"
@@ -110,7 +110,7 @@ PROGRAMS = {  # name: its source and flags, built by the tests that run it
 def programs(tmp_path_factory) -> Builds:
     if shutil.which("gcc") is None or shutil.which("g++") is None:
         missing("gcc and g++ are needed: mutexlab's MPI is built with them")
-    out, cache = tmp_path_factory.mktemp("outsiders5"), tmp_path_factory.getbasetemp() / "mpi-cache"
+    out, cache = tmp_path_factory.mktemp("outsiders5"), shared_cache(tmp_path_factory)
     return Builds(PROGRAMS, out, cache, {"prints_while_waiting.c": PRINTS_WHILE_WAITING})
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import missing
-from test_mpi import Builds, mpicc
+from test_mpi import Builds, mpicc, shared_cache
 
 from mutexlab.commands.mpitest import unsupported
 
@@ -81,7 +81,7 @@ PROGRAMS = {  # name: its source and flags, built by the tests that run it
 def programs(tmp_path_factory) -> Builds:
     if shutil.which("gcc") is None or shutil.which("g++") is None:
         missing("gcc and g++ are needed: mutexlab's MPI is built with them")
-    out, cache = tmp_path_factory.mktemp("outsiders6"), tmp_path_factory.getbasetemp() / "mpi-cache"
+    out, cache = tmp_path_factory.mktemp("outsiders6"), shared_cache(tmp_path_factory)
     written = {"bad_root.c": BAD_ROOT, "work_in_sleeps.c": WORK_IN_SLEEPS}
     return Builds(PROGRAMS, out, cache, written, strict=True)
 

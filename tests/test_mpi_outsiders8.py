@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 from conftest import missing
-from test_mpi import Builds
+from test_mpi import Builds, shared_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 MPI = ROOT / "tests" / "mpi"
@@ -182,7 +182,7 @@ PROGRAMS = {  # name: its source and flags, built by the first test that runs it
 def programs(tmp_path_factory) -> Builds:
     if shutil.which("gcc") is None or shutil.which("g++") is None:
         missing("gcc and g++ are needed: mutexlab's MPI is built with them")
-    out, cache = tmp_path_factory.mktemp("outsiders8"), tmp_path_factory.getbasetemp() / "mpi-cache"
+    out, cache = tmp_path_factory.mktemp("outsiders8"), shared_cache(tmp_path_factory)
     written = {
         "errors_return.c": ERRORS_RETURN,
         "matched.c": MATCHED,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import missing
-from test_mpi import mpicc
+from test_mpi import mpicc, shared_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests" / "mpi" / "grant_in_cs.c"
@@ -29,7 +29,16 @@ def grant(tmp_path_factory) -> dict[str, str]:
     out = tmp_path_factory.mktemp("pause")
     built = {}
     for name, flags in (("grant", []), ("grant-broken", ["-DBROKEN_NO_EXCLUSION"])):
-        made = mpicc(out / "cache", "-O2", "-Wall", "-Werror", *flags, "-o", str(out / name), str(SOURCE))
+        made = mpicc(
+            shared_cache(tmp_path_factory),
+            "-O2",
+            "-Wall",
+            "-Werror",
+            *flags,
+            "-o",
+            str(out / name),
+            str(SOURCE),
+        )
         assert made.returncode == 0, made.stderr
         built[name] = str(out / name)
     return built

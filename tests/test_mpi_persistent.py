@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 from conftest import missing
-from test_mpi import ROOT, mpicc
+from test_mpi import ROOT, mpicc, shared_cache
 
 PROGRAM = ROOT / "tests" / "mpi" / "persistent_split.c"
 INCLUDE = ROOT / "shared" / "mutexlab" / "mpi" / "include"
@@ -31,7 +31,16 @@ def made(tmp_path_factory) -> dict[str, str]:
         ("key-order", ["-DBROKEN_KEY_ORDER"]),
         ("start-active", ["-DSTART_ACTIVE"]),
     ):
-        built = mpicc(out / "cache", "-O2", "-Wall", "-Werror", *flags, "-o", str(out / name), str(PROGRAM))
+        built = mpicc(
+            shared_cache(tmp_path_factory),
+            "-O2",
+            "-Wall",
+            "-Werror",
+            *flags,
+            "-o",
+            str(out / name),
+            str(PROGRAM),
+        )
         assert built.returncode == 0, built.stderr
         found[name] = str(out / name)
     return found

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import missing
-from test_mpi import mpicc
+from test_mpi import mpicc, shared_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "examples" / "mpi" / "philosophers.c"
@@ -25,7 +25,16 @@ def built(tmp_path_factory) -> dict[str, str]:
     out = tmp_path_factory.mktemp("mpi-philosophers")
     found = {}
     for name, flags in (("phil", []), ("broken", ["-DBROKEN_NO_PRIORITY"])):
-        made = mpicc(out / "cache", "-O2", "-Wall", "-Werror", *flags, "-o", str(out / name), str(SOURCE))
+        made = mpicc(
+            shared_cache(tmp_path_factory),
+            "-O2",
+            "-Wall",
+            "-Werror",
+            *flags,
+            "-o",
+            str(out / name),
+            str(SOURCE),
+        )
         assert made.returncode == 0, made.stderr
         found[name] = str(out / name)
     return found

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import missing
-from test_mpi import mpicc
+from test_mpi import mpicc, shared_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 MPI = ROOT / "tests" / "mpi"
@@ -106,6 +106,7 @@ def built(tmp_path_factory) -> dict[str, str]:
         missing("gcc and g++ are needed: mutexlab's MPI is built with them")
     out = tmp_path_factory.mktemp("styles")
     found = {}
+    cache = shared_cache(tmp_path_factory)
     for name, source, flags, command in (
         ("ra", "ra_poll.c", [], "mpicc"),
         ("ra-tie", "ra_poll.c", ["-DBROKEN_TIE"], "mpicc"),
@@ -121,9 +122,7 @@ def built(tmp_path_factory) -> dict[str, str]:
         ("town-poison", "token_town.c", ["-DBROKEN_POISON"], "mpicc"),
         ("town-early", "token_town.c", ["-DBROKEN_EARLY"], "mpicc"),
     ):
-        made = mpicc(
-            out / "cache", "-O2", "-Wall", *flags, "-o", str(out / name), str(MPI / source), command=command
-        )
+        made = mpicc(cache, "-O2", "-Wall", *flags, "-o", str(out / name), str(MPI / source), command=command)
         assert made.returncode == 0, made.stderr
         found[name] = str(out / name)
     return found
@@ -201,12 +200,12 @@ def test_mpi_abort_on_a_bad_argument_is_a_crash_naming_its_code(cli, built):
     )
 
 
-def test_a_message_longer_than_its_receive_is_a_crash_as_under_mpirun(cli, tmp_path):
+def test_a_message_longer_than_its_receive_is_a_crash_as_under_mpirun(cli, tmp_path, tmp_path_factory):
     # Before: the first 8 of 12 bytes were taken silently and the program passed; Open MPI ends
     # it with MPI_ERR_TRUNCATE (its default handler, MPI_ERRORS_ARE_FATAL).
     source = tmp_path / "trunc.c"
     source.write_text(TRUNCATES)
-    made = mpicc(tmp_path / "cache", "-o", str(tmp_path / "trunc"), str(source))
+    made = mpicc(shared_cache(tmp_path_factory), "-o", str(tmp_path / "trunc"), str(source))
     assert made.returncode == 0, made.stderr
     cx = tmp_path / "trunc.json"
     ran = cli(
@@ -254,14 +253,14 @@ def test_a_rank_seeded_by_the_time_is_nondeterministic_to_a_systematic_search(cl
     assert "it reads the clock" in ran.stdout
 
 
-def test_mpicc_refuses_fortran_and_names_the_mpi_names_it_lacks(tmp_path):
+def test_mpicc_refuses_fortran_and_names_the_mpi_names_it_lacks(tmp_path, tmp_path_factory):
     # Before: gfortran's "Cannot open module file 'mpi.mod'", exit 1; g++'s "'MPI_Alltoall' was
     # not declared in this scope", exit 1, naming nothing of mutexlab.
     source = tmp_path / "hello.f90"
     source.write_text(
         "program hello\n  use mpi\n  integer :: ierr\n  call MPI_Init(ierr)\nend program hello\n"
     )
-    made = mpicc(tmp_path / "cache", "-o", str(tmp_path / "hello"), str(source))
+    made = mpicc(shared_cache(tmp_path_factory), "-o", str(tmp_path / "hello"), str(source))
     assert (
         made.returncode == 2
         and "hello.f90 is Fortran: mutexlab's MPI has the C and C++ bindings only" in made.stderr
@@ -271,12 +270,12 @@ def test_mpicc_refuses_fortran_and_names_the_mpi_names_it_lacks(tmp_path):
         "#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v);\n"
         "  return MPI_Alltoallv(0, 0, 0, MPI_INT, 0, 0, 0, MPI_INT, MPI_COMM_WORLD); }\n"
     )
-    made = mpicc(tmp_path / "cache", "-o", str(tmp_path / "all"), str(cxx), command="mpicxx")
+    made = mpicc(shared_cache(tmp_path_factory), "-o", str(tmp_path / "all"), str(cxx), command="mpicxx")
     assert made.returncode == 2, made.stderr
     assert "MPI_Alltoallv is not part of mutexlab's MPI" in made.stderr
     old_cxx = tmp_path / "old.cpp"  # MPI-2's C++ binding, as old textbooks teach it
     old_cxx.write_text("#include <mpi.h>\nint main(int c, char **v) { MPI::Init(c, v); MPI::Finalize(); }\n")
-    made = mpicc(tmp_path / "cache", "-o", str(tmp_path / "old"), str(old_cxx), command="mpicxx")
+    made = mpicc(shared_cache(tmp_path_factory), "-o", str(tmp_path / "old"), str(old_cxx), command="mpicxx")
     assert made.returncode == 2 and "MPI::… is MPI-2's C++ binding, removed in MPI-3" in made.stderr, (
         made.stderr
     )
@@ -332,13 +331,13 @@ def test_a_program_that_prints_where_the_library_speaks_is_not_judged(cli, tmp_p
     assert "does not run on mutexlab's MPI: it printed 'P0 in CS'" in ran.stderr
 
 
-def test_a_timeout_read_on_mpi_wtime_fires_when_nothing_comes(cli, tmp_path):
+def test_a_timeout_read_on_mpi_wtime_fires_when_nothing_comes(cli, tmp_path, tmp_path_factory):
     # Before: the MPI_Test loop waited for the message as if it had no deadline, so rank 1
     # always heard rank 0 first and the race MPI shows (rank 0 slower than the second) passed.
     source = tmp_path / "impatient.c"
     source.write_text(IMPATIENT)
     for name, flags in (("impatient", []), ("patient", ["-DPATIENT"])):
-        made = mpicc(tmp_path / "cache", *flags, "-o", str(tmp_path / name), str(source))
+        made = mpicc(shared_cache(tmp_path_factory), *flags, "-o", str(tmp_path / name), str(source))
         assert made.returncode == 0, made.stderr
     ran = cli("test", "mutex", "--np", "2", "--regex", CS, "--mpi", str(tmp_path / "impatient"))
     assert ran.returncode == 1 and "[capacity] cs (capacity 1)" in ran.stdout, ran.stdout + ran.stderr
@@ -348,7 +347,9 @@ def test_a_timeout_read_on_mpi_wtime_fires_when_nothing_comes(cli, tmp_path):
     assert waits.returncode == 0 and "PASS" in waits.stdout, waits.stdout + waits.stderr
 
 
-def test_a_search_whose_timeout_loop_jumped_the_clock_does_not_claim_it_covered_everything(cli, tmp_path):
+def test_a_search_whose_timeout_loop_jumped_the_clock_does_not_claim_it_covered_everything(
+    cli, tmp_path, tmp_path_factory
+):
     """Rank 1 gives rank 0's word a second (by MPI_Wtime), then waits for it anyway: correct either
     way, but mutexlab's clock jumps past the deadline within the step, so no run delivers the word
     before it. Before: "PASS — searched exhaustively", ``"exhaustive": true``, exit 0. Now
@@ -363,7 +364,7 @@ def test_a_search_whose_timeout_loop_jumped_the_clock_does_not_claim_it_covered_
     )
     assert "if (!flag) MPI_Wait(&r, MPI_STATUS_IGNORE);\n        printf(" in source.read_text()
     for name, flags in (("timed", []), ("patient", ["-DPATIENT"])):
-        made = mpicc(tmp_path / "cache", *flags, "-o", str(tmp_path / name), str(source))
+        made = mpicc(shared_cache(tmp_path_factory), *flags, "-o", str(tmp_path / name), str(source))
         assert made.returncode == 0, made.stderr
     test = ("test", "mutex", "--np", "2", "--entries", "1", "--regex", CS, "--strategy", "systematic")
     ran = cli(*test, "--mpi", str(tmp_path / "timed"))
@@ -380,13 +381,13 @@ def test_a_search_whose_timeout_loop_jumped_the_clock_does_not_claim_it_covered_
     assert summary["exhaustive"] is True and "not_covered" not in summary, summary
 
 
-def test_mpi_proc_null_ends_a_chain_as_under_mpirun(cli, tmp_path):
+def test_mpi_proc_null_ends_a_chain_as_under_mpirun(cli, tmp_path, tmp_path_factory):
     # Before: the receive from MPI_PROC_NULL waited for ever (and a send to it stopped the test,
     # "to rank -2"): the correct chain was a deadlock.
     source = tmp_path / "chain.c"
     source.write_text(CHAIN)
     for name, flags in (("chain", []), ("chain-skip", ["-DBROKEN_SKIP"])):
-        made = mpicc(tmp_path / "cache", *flags, "-o", str(tmp_path / name), str(source))
+        made = mpicc(shared_cache(tmp_path_factory), *flags, "-o", str(tmp_path / name), str(source))
         assert made.returncode == 0, made.stderr
     ran = cli("test", "mutex", "--np", "3", "--entries", "1", "--regex", CS, "--mpi", str(tmp_path / "chain"))
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
@@ -416,7 +417,7 @@ def test_the_token_ring_town_passes_and_its_bugs_are_caught(cli, built, tmp_path
     assert searched.returncode == 0 and "searched exhaustively" in searched.stdout, searched.stdout
 
 
-def test_a_rank_stuck_reading_a_pipe_is_not_told_to_flush_its_output(cli, tmp_path):
+def test_a_rank_stuck_reading_a_pipe_is_not_told_to_flush_its_output(cli, tmp_path, tmp_path_factory):
     # Before: "a program whose output is buffered (C stdio, …) must flush it after each done
     # line; one that reads all its input before answering …" — advice for a node that writes the
     # protocol itself, not for a rank, whose library does; the note below it said otherwise.
@@ -427,7 +428,7 @@ def test_a_rank_stuck_reading_a_pipe_is_not_told_to_flush_its_output(cli, tmp_pa
         "int main(int c, char **v) { int p[2]; char b; if (pipe(p)) return 1; MPI_Init(&c, &v);\n"
         '  puts("P0 in CS"); puts("P0 out of CS"); return (int)read(p[0], &b, 1); }\n'
     )
-    made = mpicc(tmp_path / "cache", "-pthread", "-o", str(tmp_path / "sem"), str(source))
+    made = mpicc(shared_cache(tmp_path_factory), "-pthread", "-o", str(tmp_path / "sem"), str(source))
     assert made.returncode == 0, made.stderr
     ran = cli(
         "test", "mutex", "--np", "2", "--runs", "1", "--timeout", "1", "--start-timeout", "1",
@@ -441,7 +442,7 @@ def test_a_rank_stuck_reading_a_pipe_is_not_told_to_flush_its_output(cli, tmp_pa
     assert "must flush it" not in ran.stdout and "a pipe" in ran.stdout
 
 
-def test_a_send_tagged_mpi_any_tag_is_a_crash_as_under_mpirun(cli, tmp_path):
+def test_a_send_tagged_mpi_any_tag_is_a_crash_as_under_mpirun(cli, tmp_path, tmp_path_factory):
     # Before: the message went with tag -1, the receive of MPI_ANY_TAG took it, and the program
     # passed; Open MPI and MPICH end it in MPI_Send (MPI_ERR_TAG).
     source = tmp_path / "tag.c"
@@ -453,7 +454,7 @@ def test_a_send_tagged_mpi_any_tag_is_a_crash_as_under_mpirun(cli, tmp_path):
         "  else { MPI_Recv(&x, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);\n"
         '    puts("P1 in CS"); puts("P1 out of CS"); }\n  MPI_Finalize(); return 0; }\n'
     )
-    made = mpicc(tmp_path / "cache", "-o", str(tmp_path / "tag"), str(source))
+    made = mpicc(shared_cache(tmp_path_factory), "-o", str(tmp_path / "tag"), str(source))
     assert made.returncode == 0, made.stderr
     ran = cli("test", "mutex", "--np", "2", "--regex", CS, "--mpi", str(tmp_path / "tag"))
     assert ran.returncode == 1 and "FINDING [crashed]" in ran.stdout, ran.stdout + ran.stderr
@@ -518,12 +519,12 @@ int main(int argc, char **argv) {
 """
 
 
-def test_a_rank_sending_its_stack_left_overs_is_judged_by_what_it_does(cli, tmp_path):
+def test_a_rank_sending_its_stack_left_overs_is_judged_by_what_it_does(cli, tmp_path, tmp_path_factory):
     # Before: each run of the one schedule sent other bytes, so shrinking and replay called the
     # program "[nondeterministic]" instead of showing its two ranks in the critical section.
     source = tmp_path / "stack.c"
     source.write_text(STACK_BYTES)
-    made = mpicc(tmp_path / "cache", "-o", str(tmp_path / "stack"), str(source))
+    made = mpicc(shared_cache(tmp_path_factory), "-o", str(tmp_path / "stack"), str(source))
     assert made.returncode == 0, made.stderr
     cx = tmp_path / "two.json"
     ran = cli(
