@@ -44,6 +44,9 @@ MAX_CLOCK_COUNT = 2**63 - 1
 # Lines one ShiViz record spans (its regex's `\n`s, plus one): a record is held whole until matched,
 # so a regex of 100,000 `\n`s would hold as many lines; together they may hold MAX_LINE characters.
 MAX_RECORD_LINES = 1_000
+# A record that does not start where it must is searched for further, to say what stands before it,
+# only on a first line this long: a search tries every place, in time quadratic in the line's length.
+DIAGNOSED_LINE = 4_096
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which some editors write first
 
 

@@ -26,10 +26,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from typing import IO
+from typing import IO, Any
 
 from ..keywords import lookalike
 from ..limits import (
+    DIAGNOSED_LINE,
     MAX_CLOCK_COUNT,
     MAX_CLOCK_ENTRIES,
     MAX_LINE,
@@ -297,6 +298,17 @@ def _chain(pending: list[tuple[int, str]], lines: Iterator[tuple[int, str]]) -> 
         yield line
 
 
+def _found(pattern: LogRegex, text: str, lead: int, width: int, where: str) -> Any:
+    """The leftmost match of ``pattern`` in ``text``, as ``search`` finds it, tried first at the
+    ``lead + 1`` places a record may start (each one start: linear in the text); only a first line
+    of at most ``DIAGNOSED_LINE`` characters (``width``) is searched further, to say what stands
+    before a record: searching tries every place, a time quadratic in the line's length."""
+    for start in range(lead + 1):
+        if (found := pattern.match(text, start, where)) is not None:
+            return found
+    return pattern.search(text, where) if width <= DIAGNOSED_LINE else None
+
+
 def _record(
     record: list[tuple[int, str]],
     pattern: LogRegex,
@@ -308,11 +320,13 @@ def _record(
     """The event of one record (its lines); ``what``: the regex, as an error names it."""
     number = record[0][0]
     joined = "\n".join(text for _, text in record)
-    found = pattern.search(joined, f"{source}:{record[0][0]}")
+    first = record[0][1]
+    lead = len(first) - len(first.lstrip())  # a record may start only after blanks of its first line
+    found = _found(pattern, joined, lead, len(first), f"{source}:{number}")
     if found is None or joined.count("\n", 0, found.start()) > 0:
         missing = record_lines(pattern.shown) - len(record)
         # Cut short only if its lines begin a record: with its missing lines empty, it would match.
-        if missing > 0 and pattern.search(joined + "\n" * missing, f"{source}:{number}") is not None:
+        if missing > 0 and _found(pattern, joined + "\n" * missing, lead, len(first), f"{source}:{number}"):
             raise TraceError(f"{source}:{number}: the log ends inside a record (not a record of {what})")
         raise TraceError(f"{source}:{number}: not a record of {what}")
     skipped = joined[: found.start()]
