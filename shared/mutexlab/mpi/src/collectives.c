@@ -31,6 +31,7 @@ void ml_coll_root(int root, int ctx, const char *call) {
 
 int ml_coll_start(MPI_Comm comm, const char *call, int *seq) { /* the collective context */
     int ctx = ml_comm(comm, call) + CTX_COLLECTIVE;
+    ml_collective = call;
     fflush(stdout);
     *seq = ml_next_seq(ctx);
     return ctx;
