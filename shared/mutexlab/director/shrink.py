@@ -94,7 +94,9 @@ def _same_link(held: Action, step: Action) -> bool:
     return held[:2] == step[:2] and held[2].rpartition("#")[0] == step[2].rpartition("#")[0]
 
 
-FEWER_NODES = frozenset({SAFETY, DEADLOCK, HANG, NO_REST})  # the rules a random search on fewer nodes may show
+FEWER_NODES = frozenset(
+    {SAFETY, DEADLOCK, HANG, NO_REST}
+)  # the rules a random search on fewer nodes may show
 MAX_SUBSETS = 12  # the sets of nodes tried at one size (those the schedule uses most)
 
 

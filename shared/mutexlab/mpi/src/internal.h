@@ -78,4 +78,8 @@ MPI_Comm ml_comm_handle(int ctx); /* comm.c: the handle of a context's communica
 enum { ML_WAIT_RECV, ML_WAIT_SEND, ML_WAIT_PROBE, ML_WAIT_OTHER };
 int ml_waits_in(char *line, size_t size, int kind, const char *call, int peer, int tag, int ctx);
 extern __thread const char *ml_collective;
+
+/* loc.c: MPI_MAXLOC and MPI_MINLOC on MPI_2INT and MPI_DOUBLE_INT (0: not these); their maps. */
+int ml_combine_loc(void *acc, const void *in, int n, MPI_Datatype type, MPI_Op op);
+void ml_loc_types(long size[2], long extent[2], long align[2], long data[2]);
 #endif
