@@ -472,8 +472,11 @@ def test_entries_turn_a_rank_waiting_for_ever_into_a_deadlock(cli, built, tmp_pa
     assert "note: no rank reported a state" not in caught.stdout  # mutex is judged by entries
     again = cli("replay", scenario, "--mpi", built["ra-forget"])
     assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
-    # Without --entries the same program is not caught: nothing says a rank still wants to enter.
-    assert run_mpi(cli, built["ra-forget"], "--runs", "30").returncode == 0
+    # Without --entries nothing says a rank still wants to enter, but its main thread never ends:
+    # a hang (before: PASS), naming what each rank's main thread waits in.
+    hung = run_mpi(cli, built["ra-forget"], "--runs", "30")
+    assert hung.returncode == 1 and "FINDING [hang]" in hung.stdout, hung.stdout
+    assert "waits in pthread_cond_wait" in hung.stdout, hung.stdout
     # Two rounds each, two entries each: every strategy's runs end with every rank served.
     for strategy in ("random", "pct"):
         ran = cli(

@@ -4,7 +4,11 @@
  * on K by MPI_Allreduce (MPI_MIN of what each read), and each takes its first clock from an
  * MPI_Exscan of the ranks and its printer-queue ticket from an MPI_Scan. At the end a rank takes
  * every late reply and everyone's DONE, then cancels the receives still posted. Arguments: K (default 2), entries per rank (default 2).
- * -DBROKEN_OFF_BY_ONE: enters with one reply too few. */
+ * A rank defers one request per peer: a peer that needed only N-K replies may enter, leave and ask
+ * again while its older request is still deferred here, and that older one is answered then (the
+ * peer went on without it, but counts every reply before it ends).
+ * -DBROKEN_OFF_BY_ONE: enters with one reply too few. -DBROKEN_OVERWRITE: the newer request
+ * overwrites the deferred one, whose reply is never sent: that peer waits for ever at its end. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +37,12 @@ static void handle_one(void) {
     clk++;
     if (kind == REQUEST) {
         int mine_first = state == HELD || (state == WANTED && (my_ts < ts || (my_ts == ts && me < from)));
-        if (mine_first)
+        if (mine_first) {
+#ifndef BROKEN_OVERWRITE
+            if (deferred[from] >= 0) send4(from, REPLY, ++clk, deferred[from]); /* its older request */
+#endif
             deferred[from] = req;
-        else
+        } else
             send4(from, REPLY, ++clk, req);
     } else if (kind == REPLY) {
         all_replies++; /* late ones too: every peer answers every request, in the end */

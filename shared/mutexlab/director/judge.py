@@ -3,7 +3,10 @@
 The audit (``audit.verify_events``) decides safety by happened-before, the capacities and the
 problem's own invariants. The director adds what a trace alone cannot tell: a run that came to
 rest (nothing to deliver, no workload step left) with a request unserved or the audit still
-missing something is a deadlock, not a run cut short — unless, in a run of an MPI program, the
+missing something is a deadlock, not a run cut short; one at rest with every request served but
+an MPI rank's main thread still waiting (in a receive, a wait, a probe, a barrier, a collective,
+a join… that nothing can complete: ``World.never_ended``) is a hang, for that rank never ends —
+unless, in a run of an MPI program, the
 problem's role (node 0) recorded nothing but messages: none of rank 0's printed lines was read
 (``--regex`` matches none), no progress of it seen, which is no deadlock (``no-progress-seen``); and a node that crashed, stalled, wrote garbage or flooded is a finding
 about that node (``lines.NodeFault``).
@@ -23,6 +26,7 @@ SAFETY = "violation"
 DEADLOCK = "deadlock"
 UNFINISHED = "nothing can move and the run is not finished"  # by the problem's own end
 NO_REST = "no-rest"
+HANG = "hang"
 NO_PROGRESS_SEEN = "no-progress-seen"
 NONDETERMINISTIC = "nondeterministic"
 PROTOCOL = "protocol"
@@ -34,7 +38,7 @@ IDLE_NAMED_OTHERWISE = (
 
 @dataclass
 class Finding:
-    rule: str  # violation, deadlock, no-progress-seen, no-rest, nondeterministic, or a NodeFault's rule
+    rule: str  # violation, deadlock, hang, no-progress-seen, no-rest, nondeterministic, or a NodeFault's rule
     message: str
     node: int | None = None
     step: int | None = None  # the step (1-based; 0: the inits) where it showed
@@ -66,11 +70,17 @@ def from_fault(fault: NodeFault, step: int) -> Finding:
 
 
 def judge(
-    events: list[dict[str, Any]], resting: bool, waiting: list[str], step: int, unread_output: bool = False
+    events: list[dict[str, Any]],
+    resting: bool,
+    waiting: list[str],
+    step: int,
+    unread_output: bool = False,
+    never_ended: dict[str, str] | None = None,
 ) -> tuple[Verdict, Finding | None]:
     """The verdict of a run's ``events`` and its finding, if any. ``resting``: nothing could move
     any more; ``waiting``: the nodes with a request unserved; ``unread_output``: the nodes' lines
-    are read through a filter (an MPI program's ranks), so some may go unread."""
+    are read through a filter (an MPI program's ranks), so some may go unread; ``never_ended``:
+    the MPI ranks whose main thread waits, by node name, what in."""
     verdict = verify_events(events)
     details = verdict.finding_lines()
     if not verdict.safe:
@@ -100,6 +110,16 @@ def judge(
         if all(v.rule == "not-idle-at-end" for v in progress):  # served, only named otherwise
             return verdict, Finding(PROTOCOL, IDLE_NAMED_OTHERWISE, None, step, details)
         return verdict, Finding(DEADLOCK, UNFINISHED, None, step, details)
+    if resting and never_ended:
+        names = list(never_ended)
+        return verdict, Finding(
+            HANG,
+            f"nothing can move and {', '.join(names)} never ended: {'; '.join(never_ended.values())} — "
+            "no request seen unserved, but under any MPI this program never ends",
+            None,
+            step,
+            details,
+        )
     return verdict, None  # what the audit could not decide is no finding, nor a pass (undecided)
 
 

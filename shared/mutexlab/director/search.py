@@ -109,7 +109,9 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         run.settle(settings.late_grace, settings.end_grace)
         resting = not run.enabled()
         waiting = sorted(run.names[n] for n in run.waiting)
-        verdict, finding = judge(run.events, resting, waiting, len(steps), settings.unread_output)
+        verdict, finding = judge(
+            run.events, resting, waiting, len(steps), settings.unread_output, run.never_ended()
+        )
         if finding is not None and finding.rule in (DEADLOCK, NO_PROGRESS_SEEN):
             run.settle(LATE_GRACE)
     except NodeFault as fault:

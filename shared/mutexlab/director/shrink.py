@@ -21,7 +21,7 @@ from dataclasses import replace
 from itertools import combinations
 
 from ..setups import ConfigError
-from .judge import DEADLOCK, NO_REST, SAFETY, Finding
+from .judge import DEADLOCK, HANG, NO_REST, SAFETY, Finding
 from .lines import PAST_DONE
 from .problem import Problem
 from .process import Pool
@@ -94,7 +94,9 @@ def _same_link(held: Action, step: Action) -> bool:
     return held[:2] == step[:2] and held[2].rpartition("#")[0] == step[2].rpartition("#")[0]
 
 
-FEWER_NODES = frozenset({SAFETY, DEADLOCK, NO_REST})  # the rules a random search on fewer nodes may show
+FEWER_NODES = frozenset(
+    {SAFETY, DEADLOCK, HANG, NO_REST}
+)  # the rules a random search on fewer nodes may show
 MAX_SUBSETS = 12  # the sets of nodes tried at one size (those the schedule uses most)
 
 

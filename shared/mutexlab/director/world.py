@@ -86,6 +86,8 @@ class Run:
         self.waiting.update(self.entries_left)
         self.holding: dict[int, Counter[str]] = {n: Counter() for n in self.names}
         self.paused: Counter[int] = Counter()  # pauses of each node not yet woken
+        # MPI ranks whose main thread has not ended, by their last done: what it waits in (a hang at rest)
+        self.blocked: dict[int, str] = {}
         self.step = 0
         self.digests: list[str] = []  # per input (inits first): a digest of the node's answer
         self.other_digests: list[tuple[str, ...]] = []  # the same as older scenarios hold them
@@ -150,6 +152,11 @@ class Run:
                     kept[fd].late()  # reads what is there: a line is a fault, the end is noted
         for node in sorted(self.procs):
             self.procs[node].gone()
+
+    def never_ended(self) -> dict[str, str]:
+        """The MPI ranks whose main thread waits (by their last done), by node name: at rest, for ever."""
+        first = self.problem.first
+        return {self.names[n]: f"rank {n - first} waits in {why}" for n, why in sorted(self.blocked.items())}
 
     @property
     def in_flight(self) -> int:
@@ -247,6 +254,11 @@ class Run:
         self.said.append((node, what))
         if line["type"] == "init":
             self.procs[node].reusable = done.get("reinit") is True
+        blocked = done.get("blocked")  # said by mutexlab's MPI only (mpi/src/hangs.c)
+        if self.memory_bodies and isinstance(blocked, str):
+            self.blocked[node] = blocked[:200]
+        else:
+            self.blocked.pop(node, None)
         for output in outputs:
             self._apply(node, output)
 

@@ -3,7 +3,8 @@
 Run as a script with nothing of mutexlab imported (each rank of each run starts one, so it
 starts fast): ``rank.py [--regex R] [--resource NAME] -- PROGRAM [ARGS]``. It starts the program
 (built with ``mutexlab mpicc``), hands it each input line, and passes its answer on up to its
-``done``, changed in two ways: its answer to ``init`` says ``reinit`` (the adapter is kept for
+``done`` (which says what the rank's main thread waits in, if it has not ended: ``blocked``),
+changed in two ways: its answer to ``init`` says ``reinit`` (the adapter is kept for
 the next run and starts the program afresh on the next ``init``), and a line the program printed (``{"type":"log","stdout":...}``) that
 ``--regex`` matches becomes an ``enter`` or ``exit`` (the named group ``enter`` or ``exit`` took
 part; ``resource``, if it took part, names the resource, else ``--resource``; ``units`` counts
@@ -99,7 +100,7 @@ def main(argv: list[str]) -> int:
             if not answer.startswith(b"{"):  # mutexlab's MPI writes only JSON lines here
                 return report(foreign(program, answer), child)
             if answer.startswith(b'{"type":"done"'):
-                out.write(b'{"type":"done","reinit":true}\n' if init else answer)
+                out.write(answer.replace(b'"done"', b'"done","reinit":true', 1) if init else answer)
                 out.flush()
                 break
             if answer.startswith((b'{"type":"enter"', b'{"type":"exit"')):  # mutexlab_enter, mutexlab_exit

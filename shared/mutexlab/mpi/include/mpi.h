@@ -115,6 +115,8 @@ typedef struct {
 #define MPI_AINT 25
 #define MPI_WCHAR 26
 #define MPI_PACKED 27 /* bytes made by MPI_Pack */
+#define MPI_2INT 28       /* struct { int value, index; }, for MPI_MAXLOC and MPI_MINLOC */
+#define MPI_DOUBLE_INT 29 /* struct { double value; int index; } */
 
 #define MPI_MAX 1
 #define MPI_MIN 2

@@ -31,6 +31,7 @@ void ml_coll_root(int root, int ctx, const char *call) {
 
 int ml_coll_start(MPI_Comm comm, const char *call, int *seq) { /* the collective context */
     int ctx = ml_comm(comm, call) + CTX_COLLECTIVE;
+    ml_collective = call;
     fflush(stdout);
     *seq = ml_next_seq(ctx);
     return ctx;
@@ -79,6 +80,7 @@ static int combine_predefined(void *acc, const void *in, int n, MPI_Datatype typ
     case MPI_FLOAT: FLOATING(float)
     case MPI_DOUBLE: FLOATING(double)
     case MPI_LONG_DOUBLE: FLOATING(long double)
+    case MPI_2INT: case MPI_DOUBLE_INT: return ml_combine_loc(acc, in, n, type, op);
     default: return 0;
     }
 }
@@ -140,7 +142,8 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
     unsigned char probe = 0;
     if (count > 0 && !combine(&probe, &probe, 0, type, op))
         ml_fatal("%s with %s on datatype %d: mutexlab's MPI reduces the predefined numeric types with "
-                 "MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN and the logical and bitwise operations",
+                 "MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN and the logical and bitwise operations (MPI_MAXLOC, MPI_MINLOC: "
+                 "on MPI_2INT and MPI_DOUBLE_INT)",
                  call, op_name(op), type);
     const void *mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (me != root) {

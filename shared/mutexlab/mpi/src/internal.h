@@ -72,4 +72,14 @@ int ml_call_made_handler(int handler, int ctx, int code); /* 1: a handler the pr
 void ml_errhandler_inherit(int parent_ctx, int ctx);
 void ml_errhandler_forget(int ctx);
 MPI_Comm ml_comm_handle(int ctx); /* comm.c: the handle of a context's communicator (lock not held) */
+
+/* hangs.c: a done line naming what the main thread waits in (a hang when the run is at rest);
+ * its length, 0 if it does not fit. mpi.c: the collective a thread last began (collectives.c sets it). */
+enum { ML_WAIT_RECV, ML_WAIT_SEND, ML_WAIT_PROBE, ML_WAIT_OTHER };
+int ml_waits_in(char *line, size_t size, int kind, const char *call, int peer, int tag, int ctx);
+extern __thread const char *ml_collective;
+
+/* loc.c: MPI_MAXLOC and MPI_MINLOC on MPI_2INT and MPI_DOUBLE_INT (0: not these); their maps. */
+int ml_combine_loc(void *acc, const void *in, int n, MPI_Datatype type, MPI_Op op);
+void ml_loc_types(long size[2], long extent[2], long align[2], long data[2]);
 #endif

@@ -94,6 +94,7 @@ typedef struct waiter {
     long pause;                          /* W_PAUSE: its number; a wake ends the oldest */
     void *what; /* request, condition variable */
     pthread_t thread;
+    const char *call; /* the program's call it waits in (a hang finding names it) */
 } waiter;
 
 typedef struct msg {
@@ -138,6 +139,11 @@ static size_t outlen;
 static unsigned long lines_out; /* the program's stdout lines sent so far */
 static __thread unsigned long seen, seen_lines;
 static __thread int unchanged, printed_sleeps, polled_mpi; /* polled_mpi: an MPI poll since something new */
+/* The blocking call of the program's this thread is in (outermost; hangs.c names it), and its last collective's. */
+static __thread const char *calling;
+__thread const char *ml_collective;
+#define CALLING(name) const char *calling_was = calling; if (!calling) calling = (name)
+#define CALLED() (calling = calling_was)
 static __thread unsigned long pause_lines, pause_gen; /* lines_out and gen at this thread's last pause */
 static __thread int pauses_in_row;
 static long pauses; /* pauses made so far */
@@ -376,7 +382,7 @@ static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS w
             put(told, sizeof told - 1);
         }
     } else if (unchanged >= POLLS) {
-        waiter w = {.kind = W_POLL, .sleeper = !polled_mpi};
+        waiter w = {.kind = W_POLL, .sleeper = !polled_mpi, .call = calling};
         block_on(&w);
         seen = gen;
         unchanged = 0;
@@ -772,7 +778,8 @@ int MPI_Wait(MPI_Request *handle, MPI_Status *status) {
     request *r = request_of(handle, "MPI_Wait");
     lock_L();
     if (!r->done) {
-        waiter w = {.kind = W_REQ, .what = r};
+        const char *call = calling ? calling : r->ctx % 4 != CTX_P2P && ml_collective ? ml_collective : "MPI_Wait";
+        waiter w = {.kind = W_REQ, .what = r, .call = call};
         block_on(&w);
     }
     finish(handle, status);
@@ -781,7 +788,9 @@ int MPI_Wait(MPI_Request *handle, MPI_Status *status) {
 }
 
 int MPI_Waitall(int count, MPI_Request handles[], MPI_Status statuses[]) {
+    CALLING("MPI_Waitall");
     for (int i = 0; i < count; i++) MPI_Wait(&handles[i], statuses ? &statuses[i] : MPI_STATUS_IGNORE);
+    CALLED();
     return MPI_SUCCESS;
 }
 
@@ -889,6 +898,8 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
     request *r = &reqs[*req];
     r->sync = ++next_sync;
     r->dest = to;
+    r->tag = tag;
+    r->ctx = ctx;
     r->done = dest == MPI_PROC_NULL; /* MPI: a send to no process completes at once */
     long sync = r->sync;
     unlock_L();
@@ -899,7 +910,10 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     MPI_Request r;
     MPI_Issend(buf, count, type, dest, tag, comm, &r);
-    return MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CALLING("MPI_Ssend");
+    int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CALLED();
+    return rc;
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req) {
@@ -914,7 +928,10 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status) {
     MPI_Request r;
     MPI_Irecv(buf, count, type, source, tag, comm, &r);
-    return MPI_Wait(&r, status);
+    CALLING("MPI_Recv");
+    int rc = MPI_Wait(&r, status);
+    CALLED();
+    return rc;
 }
 
 /* MPI_Sendrecv and MPI_Sendrecv_replace: a send (which never blocks here: for the latter the bytes
@@ -928,7 +945,10 @@ static int sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, i
     check_tag(recvtag, 1);
     sync_stdout();
     MPI_Request r = ml_post_recv(recvbuf, recvcount * ml_extent(recvtype), source, recvtag, ctx);
-    return MPI_Wait(&r, status);
+    CALLING(call);
+    int rc = MPI_Wait(&r, status);
+    CALLED();
+    return rc;
 }
 
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
@@ -989,7 +1009,9 @@ int MPI_Waitany(int count, MPI_Request handles[], int *index, MPI_Status *status
         *index = finish_first_done(count, handles, status, &active);
         unlock_L();
         if (*index != MPI_UNDEFINED || !active) return MPI_SUCCESS;
+        CALLING("MPI_Waitany");
         poll_point();
+        CALLED();
     }
 }
 
@@ -1043,7 +1065,9 @@ static int some(int count, MPI_Request handles[], int *outcount, int indices[], 
         *outcount = finish_all_done(count, handles, indices, statuses, &active);
         unlock_L();
         if (*outcount != 0) return MPI_SUCCESS;
+        CALLING(call);
         poll_point();
+        CALLED();
         if (!wait) return MPI_SUCCESS;
     }
 }
@@ -1254,7 +1278,7 @@ static int probe(int source, int tag, MPI_Comm comm, int block, MPI_Status *stat
     lock_L();
     msg *m;
     while ((m = find_unexpected(source, tag, ctx)) == NULL && block) {
-        waiter w = {.kind = W_PROBE, .src = source, .tag = tag, .ctx = ctx};
+        waiter w = {.kind = W_PROBE, .src = source, .tag = tag, .ctx = ctx, .call = call};
         block_on(&w);
     }
     if (m) {
@@ -1340,6 +1364,7 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count) {
 
 int MPI_Barrier(MPI_Comm comm) { /* every rank tells rank 0, which answers all when all have come */
     int ctx = ml_comm(comm, "MPI_Barrier");
+    ml_collective = "MPI_Barrier";
     sync_stdout();
     char none = 0;
     MPI_Request r;
@@ -1550,6 +1575,37 @@ static void ids(const char *line) {
     size_ = n;
 }
 
+/* A poll that is one blocking MPI call (MPI_Waitany, MPI_Waitsome … poll inside): it never returns
+ * with nothing new, where a program's own loop of polls or timed waits may end by a count. */
+static int mpi_wait(const waiter *w) { return w->kind == W_POLL && w->call && strncmp(w->call, "MPI_", 4) == 0; }
+
+/* The done line (under L): with what the main thread waits in while it has not ended (neither
+ * returned, exited nor reached MPI_Finalize), which is a hang when the run is at rest (hangs.c). */
+static void done_line(void) {
+    char line[400];
+    int k = 0, astir = 0;
+    /* Only of a rank whose other threads ended or wait in a blocking receive or probe: another
+     * that polls, sleeps or waits on a lock may still move under MPI's own timing where
+     * mutexlab's model of its waits holds it back, so no hang is claimed then. */
+    for (int i = 1; i < n_threads; i++) {
+        int stuck = thread_state[i] == T_GONE;
+        for (waiter *w = waiters; w && !stuck; w = w->next)
+            stuck = w->who == i && !w->woken && (w->kind == W_REQ || w->kind == W_PROBE || mpi_wait(w));
+        astir |= !stuck;
+    }
+    for (waiter *w = waiters; w && !finalized && !astir; w = w->next) {
+        if (w->who != 0 || w->woken || w->kind == W_FOREVER || w->kind == W_INIT || w->kind == W_PAUSE) continue;
+        if (w->kind == W_POLL && !mpi_wait(w)) break; /* its own loop of polls, sleeps or timed waits: perhaps bounded */
+        request *r = w->kind == W_REQ ? w->what : NULL;
+        int kind = r ? (r->recv ? ML_WAIT_RECV : ML_WAIT_SEND) : w->kind == W_PROBE ? ML_WAIT_PROBE : ML_WAIT_OTHER;
+        int ctx = r ? r->ctx : w->ctx;
+        k = ml_waits_in(line, sizeof line, kind, w->call, r ? (r->recv ? r->src : r->dest) : w->src, r ? r->tag : w->tag, ctx);
+        break;
+    }
+    if (k <= 0) k = snprintf(line, sizeof line, "{\"type\":\"done\"}\n");
+    put(line, (size_t)k);
+}
+
 static void *director(void *unused) { /* one input line at a time; done once the rank is quiet */
     (void)unused;
     static char line[LINE_MAX_];
@@ -1603,7 +1659,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
             if (wakes >= SLEEP_WAKES || !wake_a_sleeper()) break;
         }
         drain();
-        put("{\"type\":\"done\"}\n", 16);
+        done_line();
         unlock_L();
     }
     _exit(0);
@@ -1713,7 +1769,7 @@ int pthread_join(pthread_t t, void **value) {
         int gone = 0;
         for (int i = 0; i < n_exited; i++) gone |= pthread_equal(exited[i], t);
         if (gone) break;
-        waiter w = {.kind = W_JOIN, .thread = t};
+        waiter w = {.kind = W_JOIN, .thread = t, .call = "pthread_join"};
         block_on(&w);
     }
     unlock_L();
@@ -1733,7 +1789,7 @@ int pthread_mutex_lock(pthread_mutex_t *m) {
         int rc = real_mutex_trylock(m);
         if (rc != EBUSY) return rc;
         lock_L();
-        waiter w = {.kind = W_MUTEX, .what = m};
+        waiter w = {.kind = W_MUTEX, .what = m, .call = "pthread_mutex_lock"};
         block_on(&w);
         unlock_L();
     }
@@ -1755,7 +1811,7 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
     resolve();
     if (self < 0) return real_cond_wait(c, m);
     sync_stdout();
-    waiter w = {.kind = W_COND, .what = c};
+    waiter w = {.kind = W_COND, .what = c, .call = "pthread_cond_wait"};
     lock_L();
     real_mutex_unlock(m);
     mutex_released(m);
@@ -1783,7 +1839,7 @@ static void cond_wake(pthread_cond_t *c) { /* every waiter of c: a signal wakes 
 void ml_flush(void) { sync_stdout(); }
 
 void ml_block_held(void *key) {
-    waiter w = {.kind = W_COND, .what = key};
+    waiter w = {.kind = W_COND, .what = key, .call = calling ? calling : "sem_wait"};
     block_on(&w);
 }
 
@@ -1816,7 +1872,7 @@ static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m) {
         seen = gen;
         unchanged = 0;
     } else if (++unchanged >= POLLS) {
-        waiter w = {.kind = W_POLL, .what = c};
+        waiter w = {.kind = W_POLL, .what = c, .call = "pthread_cond_timedwait"};
         block_on(&w);
         signalled = w.signalled;
         seen = gen;

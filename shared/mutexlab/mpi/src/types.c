@@ -18,6 +18,8 @@ typedef struct {
 #define TYPES 1024
 static dtype types[TYPES];
 
+static void add_block(dtype *t, long off, long len);
+
 void ml_types_init(void) {
     static const long sizes[] = {0, 1, 1, 1, 1, sizeof(short), sizeof(short), sizeof(int), sizeof(int),
                                  sizeof(long), sizeof(long), sizeof(long long), sizeof(long long),
@@ -28,6 +30,13 @@ void ml_types_init(void) {
         types[i].align = sizes[i] > 16 ? 16 : sizes[i];
         types[i].elems = 1;
         types[i].used = 1;
+    }
+    long size[2], extent[2], align[2], data[2];
+    ml_loc_types(size, extent, align, data);
+    for (int i = 0; i < 2; i++) { /* MPI_2INT, MPI_DOUBLE_INT: two elements each */
+        dtype *t = &types[MPI_2INT + i];
+        *t = (dtype){.size = size[i], .extent = extent[i], .align = align[i], .elems = 2, .used = 1};
+        add_block(t, 0, data[i]);
     }
 }
 
