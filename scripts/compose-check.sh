@@ -117,7 +117,7 @@ made_nodes_build=""
 lane_pids=()
 stop_lanes() {   # an interrupted check: each lane (and the command it waits for) stopped, then its trap
   local pid     # tears its own project down before we go
-  for pid in "${lane_pids[@]}"; do pkill -TERM -P "$pid" 2>/dev/null; kill -TERM "$pid" 2>/dev/null; done
+  for pid in "${lane_pids[@]}"; do kill -TERM "$pid" 2>/dev/null; pkill -TERM -P "$pid" 2>/dev/null; done
   [ ${#lane_pids[@]} -eq 0 ] || wait "${lane_pids[@]}" 2>/dev/null
 }
 trap 'stop_lanes; cleanup; [ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work" ${made_nodes_build:+"$made_nodes_build"}' EXIT

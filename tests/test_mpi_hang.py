@@ -7,6 +7,8 @@ any MPI. With ``-DHELPER`` a helper thread waits there while the main thread rea
 ``MPI_Finalize``: no hang. ``tests/mpi/kra_waitany_scan.c -DBROKEN_OVERWRITE``: a peer's newer
 request overwrites its deferred one, whose reply is never sent, and that peer waits for ever in
 its final ``MPI_Waitany`` loop (found under MPICH's mpirun first, as a run that never ended).
+``-DLINGER`` and ``-DTESTSOME``: loops of the program's own that end by a count, which mutexlab's
+model holds (a peer's, a rank's own): they end under MPICH, so no hang may be claimed.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ PRINTERS = "(?P<enter>printer taken)|(?P<exit>given back)"
 PROGRAMS = {
     "hang": ("hang_after_cs.c", []),
     "helper": ("hang_after_cs.c", ["-DHELPER"]),
+    "linger": ("hang_after_cs.c", ["-DLINGER"]),
+    "testsome": ("hang_after_cs.c", ["-DTESTSOME"]),
     "printers": ("kra_waitany_scan.c", []),
     "printers-overwrite": ("kra_waitany_scan.c", ["-DBROKEN_OVERWRITE"]),
 }
@@ -78,3 +82,20 @@ def test_a_deferred_request_overwritten_by_the_same_peers_next_is_a_hang(cli, bu
     ran = cli("test", "kmutex", "-o", "k=2", "--np", "3", "--entries", "2", "--strategy", "pct", "--runs", "60",
               "--regex", PRINTERS, "--mpi", built["printers"])  # fmt: skip
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_a_loop_that_ends_by_a_count_is_no_hang_of_its_rank_or_its_peers(cli, built):
+    # Before: rank 1, waiting for what rank 0 sends after its 2,000 polls, was claimed hung (rank
+    # 0's loop said a plain done); and a bounded MPI_Testsome loop "waits in MPI_Testsome".
+    for name in ("linger", "testsome"):
+        ran = cli("test", "mutex", "--np", "2", "--entries", "1", "--runs", "3", "--no-shrink",
+                  "--regex", CS, "--mpi", built[name])  # fmt: skip
+        assert ran.returncode == 0 and "PASS" in ran.stdout, name + ran.stdout + ran.stderr
+
+
+def test_a_hang_under_reorder_does_not_speak_for_any_mpi(cli, built):
+    ran = cli("test", "mutex", "--np", "2", "--entries", "1", "--runs", "3", "--no-shrink", "--reorder",
+              "--regex", CS, "--mpi", built["hang"])  # fmt: skip
+    assert ran.returncode == 1 and "FINDING [hang]" in ran.stdout, ran.stdout + ran.stderr
+    assert "with --reorder or --duplicate, which no MPI does" in ran.stdout, ran.stdout
+    assert "under any MPI" not in ran.stdout, ran.stdout

@@ -5,6 +5,8 @@ RabbitMQ runs (marked ``broker``)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,6 +69,22 @@ def test_one_count_every_node_holds_is_refused_as_a_shared_list_is(cli, tmp_path
         assert "node-1.numbers and node-2.numbers are one count: processes share no state" in done.stderr, (
             said(done)
         )
+
+
+def test_a_log_file_every_node_holds_is_no_shared_state(cli, tmp_path):
+    """A file object (sys.stderr) is an iterator too, but each process over RabbitMQ has its own:
+    nodes holding it share no count. It is refused as state that cannot be copied (exit 2, as
+    before the shared-iterator check), not as "one TextIOWrapper" shared, which it is not."""
+    logged = edited(tmp_path, "o10_kmutex_heap_tickets.py", "o10-heap-tickets", "o10", "logged",
+                    ("import heapq\n", "import heapq\nimport sys\n"),
+                    ("        self.numbers = ", "        self.log = sys.stderr\n        self.numbers = "))  # fmt: skip
+    # in a process of its own: the in-process cli swaps sys.stderr while the file loads
+    done = subprocess.run([sys.executable, "-m", "mutexlab", "check", "kmutex", "-a", str(logged), "-N", "3",
+                           "-k", "2"], capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 2 and "its attribute 'log' holds a TextIOWrapper, which cannot be copied" in (
+        done.stderr
+    ), done.stdout + done.stderr
+    assert "one TextIOWrapper" not in done.stderr, done.stderr
 
 
 def test_a_keeper_bee_with_a_slotted_book_and_match_passes_and_an_open_meadow_is_caught(cli, tmp_path):

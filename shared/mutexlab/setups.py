@@ -7,6 +7,7 @@ the scripted replayer and the RabbitMQ services all start from a ``Setup``.
 from __future__ import annotations
 
 import copy
+import io
 import json
 import os
 import sys
@@ -138,9 +139,13 @@ def shared_state(setup: Setup) -> str | None:
     owner: dict[int, tuple[str, str]] = {}  # id of a mutable attribute value → (process, attribute)
     for pid, proto in setup.protocols.items():
         for attribute, value in attributes(proto).items():  # its __slots__ too
-            # an iterator (an itertools.count, a generator) moves on for every process that holds it
-            if not isinstance(value, (*MUTABLE, Iterator)) and not _writable_object(
-                value, type(proto).__module__
+            # an iterator (an itertools.count, a generator) moves on for every process that holds
+            # it; a file (sys.stderr) is an iterator too, but each process has its own
+            moves_on = isinstance(value, Iterator) and not isinstance(value, io.IOBase)
+            if (
+                not isinstance(value, MUTABLE)
+                and not moves_on
+                and not _writable_object(value, type(proto).__module__)
             ):
                 continue
             first = owner.setdefault(id(value), (setup.names.get(pid, str(pid)), attribute))

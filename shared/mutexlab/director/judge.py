@@ -76,11 +76,13 @@ def judge(
     step: int,
     unread_output: bool = False,
     never_ended: dict[str, str] | None = None,
+    out_of_mpi_order: bool = False,
 ) -> tuple[Verdict, Finding | None]:
     """The verdict of a run's ``events`` and its finding, if any. ``resting``: nothing could move
     any more; ``waiting``: the nodes with a request unserved; ``unread_output``: the nodes' lines
     are read through a filter (an MPI program's ranks), so some may go unread; ``never_ended``:
-    the MPI ranks whose main thread waits, by node name, what in."""
+    the MPI ranks whose main thread waits, by node name, what in; ``out_of_mpi_order``: the run
+    reordered or duplicated deliveries, which no MPI does."""
     verdict = verify_events(events)
     details = verdict.finding_lines()
     if not verdict.safe:
@@ -115,7 +117,12 @@ def judge(
         return verdict, Finding(
             HANG,
             f"nothing can move and {', '.join(names)} never ended: {'; '.join(never_ended.values())} — "
-            "no request seen unserved, but under any MPI this program never ends",
+            "no request seen unserved, but "
+            + (
+                "this run never ends (with --reorder or --duplicate, which no MPI does)"
+                if out_of_mpi_order
+                else "under any MPI this program never ends"
+            ),
             None,
             step,
             details,

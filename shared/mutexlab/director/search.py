@@ -21,6 +21,7 @@ from typing import Any
 from ..interrupts import Terminated
 from .judge import (
     DEADLOCK,
+    HANG,
     NO_PROGRESS_SEEN,
     NO_REST,
     NONDETERMINISTIC,
@@ -109,10 +110,17 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         run.settle(settings.late_grace, settings.end_grace)
         resting = not run.enabled()
         waiting = sorted(run.names[n] for n in run.waiting)
+        faults = settings.faults
         verdict, finding = judge(
-            run.events, resting, waiting, len(steps), settings.unread_output, run.never_ended()
+            run.events,
+            resting,
+            waiting,
+            len(steps),
+            settings.unread_output,
+            run.never_ended(),
+            faults.reorder or faults.duplicate > 0,
         )
-        if finding is not None and finding.rule in (DEADLOCK, NO_PROGRESS_SEEN):
+        if finding is not None and finding.rule in (DEADLOCK, NO_PROGRESS_SEEN, HANG):
             run.settle(LATE_GRACE)
     except NodeFault as fault:
         pool.discard()

@@ -88,6 +88,7 @@ class Run:
         self.paused: Counter[int] = Counter()  # pauses of each node not yet woken
         # MPI ranks whose main thread has not ended, by their last done: what it waits in (a hang at rest)
         self.blocked: dict[int, str] = {}
+        self.astir: set[int] = set()  # MPI ranks in a loop of their own (polls, sleeps): no hang is claimed
         self.step = 0
         self.digests: list[str] = []  # per input (inits first): a digest of the node's answer
         self.other_digests: list[tuple[str, ...]] = []  # the same as older scenarios hold them
@@ -154,8 +155,11 @@ class Run:
             self.procs[node].gone()
 
     def never_ended(self) -> dict[str, str]:
-        """The MPI ranks whose main thread waits (by their last done), by node name: at rest, for ever."""
+        """The MPI ranks whose main thread waits (by their last done), by node name: at rest, for
+        ever — none while a rank is astir: its loop may end and serve them."""
         first = self.problem.first
+        if self.astir:
+            return {}
         return {self.names[n]: f"rank {n - first} waits in {why}" for n, why in sorted(self.blocked.items())}
 
     @property
@@ -259,6 +263,10 @@ class Run:
             self.blocked[node] = blocked[:200]
         else:
             self.blocked.pop(node, None)
+        if self.memory_bodies and done.get("astir") is True:  # it may move yet under MPI's timing
+            self.astir.add(node)
+        else:
+            self.astir.discard(node)
         for output in outputs:
             self._apply(node, output)
 

@@ -133,7 +133,7 @@ int MPI_Type_commit(MPI_Datatype *t) {
 
 int MPI_Type_free(MPI_Datatype *t) {
     type_of(*t);
-    if (*t > MPI_PACKED) types[*t].used = 0;
+    if (*t > MPI_DOUBLE_INT) types[*t].used = 0;
     *t = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
 }
