@@ -87,7 +87,7 @@ def _robbed_run(
     plan = Plan(
         "ricart-agrawala",
         4,
-        {"requests": 8},
+        {"requests": 12},  # 8 ended once before 4 of each were taken (CI at load: 4 lost, 3 copied)
         seed=2,
         amqp_url=amqp_url,
         dwell=0.05,
@@ -133,7 +133,7 @@ def test_lost_and_duplicated_protocol_messages_are_sent_again_and_dropped(amqp_u
     sends = Counter(e["id"] for e in events if e["event"] == "send")
     recvs = Counter(e["id"] for e in events if e["event"] == "recv")
     assert sends == recvs and set(recvs.values()) == {1}, "each message sent is received exactly once"
-    assert summary["entries"] == {"cs": 32}
+    assert summary["entries"] == {"cs": 48}
     assert cli(["verify", plan.trace]) == 0
 
 

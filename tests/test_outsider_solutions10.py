@@ -180,6 +180,7 @@ def test_a_participant_whose_handler_raised_refuses_later_inputs_without_repeati
 
     from mutexlab.protocol import ProtocolError
     from mutexlab.transport.participant import Participant
+    from mutexlab.words import PROGRAM_FAULT
 
     proto = SimpleNamespace(state="WANTED", clock=SimpleNamespace(time=3))
     setup = SimpleNamespace(protocols={1: proto})
@@ -190,3 +191,8 @@ def test_a_participant_whose_handler_raised_refuses_later_inputs_without_repeati
         Participant._apply(fake, lambda: None)  # type: ignore[arg-type]  # noqa: SLF001
     assert "node-1 takes nothing more" in str(refused.value)
     assert "grant refused here" not in str(refused.value), refused.value
+    # a program's fault stays the program's (the run's headline: PROGRAM FAILED, not HANDLER RAISED)
+    fake.broken = f"node-1 raised: {PROGRAM_FAULT}: it exited with status 1"
+    with pytest.raises(ProtocolError) as refused:
+        Participant._apply(fake, lambda: None)  # type: ignore[arg-type]  # noqa: SLF001
+    assert PROGRAM_FAULT in str(refused.value) and "status 1" not in str(refused.value), refused.value

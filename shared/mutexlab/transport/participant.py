@@ -57,6 +57,7 @@ from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setups import ConfigError, Setup, waits
 from ..sim.hung import watching
+from ..words import PROGRAM_FAULT
 from . import control, directing, joining
 from .driving import AuditSink, ServiceDriver
 from .membership import role_of
@@ -305,11 +306,11 @@ class Participant:
     def _apply(self, action) -> None:
         """Carry out one input through the driver; a state change is logged at once."""
         setup, driver, pid = self._joined()
-        proto = setup.protocols[pid]
+        proto, driver.now = setup.protocols[pid], time.time() - self.start_time
         before = proto.state
-        driver.now = time.time() - self.start_time
-        if self.broken is not None:  # a message, refused: a timer left is never due (below)
-            raise ProtocolError(f"{self.name} takes nothing more: a handler raised (the first reason)")
+        if self.broken is not None:  # refused, whose fault kept: a timer left is never due (below)
+            first = PROGRAM_FAULT if PROGRAM_FAULT in self.broken else "a handler"
+            raise ProtocolError(f"{self.name} takes nothing more: {first} raised first (the first reason)")
         try:
             action()
         except HandlerError as exc:
