@@ -258,15 +258,12 @@ class Run:
         self.said.append((node, what))
         if line["type"] == "init":
             self.procs[node].reusable = done.get("reinit") is True
-        blocked = done.get("blocked")  # said by mutexlab's MPI only (mpi/src/hangs.c)
-        if self.memory_bodies and isinstance(blocked, str):
+        rank = done if self.memory_bodies else {}  # what mutexlab's MPI alone says (mpi/src/hangs.c)
+        if isinstance(blocked := rank.get("blocked"), str):
             self.blocked[node] = blocked[:200]
         else:
             self.blocked.pop(node, None)
-        if self.memory_bodies and done.get("astir") is True:  # it may move yet under MPI's timing
-            self.astir.add(node)
-        else:
-            self.astir.discard(node)
+        (self.astir.add if rank.get("astir") is True else self.astir.discard)(node)  # may move yet
         for output in outputs:
             self._apply(node, output)
 
