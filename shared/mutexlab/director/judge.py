@@ -3,13 +3,12 @@
 The audit (``audit.verify_events``) decides safety by happened-before, the capacities and the
 problem's own invariants. The director adds what a trace alone cannot tell: a run that came to
 rest (nothing to deliver, no workload step left) with a request unserved or the audit still
-missing something is a deadlock, not a run cut short; one at rest with every request served but
-an MPI rank's main thread still waiting (in a receive, a wait, a probe, a barrier, a collective,
-a join… that nothing can complete: ``World.never_ended``) is a hang, for that rank never ends —
-unless, in a run of an MPI program, the
+missing something is a deadlock, not a run cut short — unless, in a run of an MPI program, the
 problem's role (node 0) recorded nothing but messages: none of rank 0's printed lines was read
-(``--regex`` matches none), no progress of it seen, which is no deadlock (``no-progress-seen``); and a node that crashed, stalled, wrote garbage or flooded is a finding
-about that node (``lines.NodeFault``).
+(``--regex`` matches none), no progress of it seen, which is no deadlock (``no-progress-seen``).
+A run at rest with every request served but an MPI rank's main thread still waiting in what
+nothing can complete (``Run.never_ended``) is a hang: that rank never ends. A node that crashed,
+stalled, wrote garbage or flooded is a finding about that node (``lines.NodeFault``).
 """
 
 from __future__ import annotations
