@@ -1582,20 +1582,22 @@ static void ids(const char *line) {
  * with nothing new, where a program's own loop of polls or timed waits may end by a count. */
 static int mpi_wait(const waiter *w) { return w->kind == W_POLL && w->call && strncmp(w->call, "MPI_", 4) == 0; }
 
+/* Whether thread ``i`` is held for ever at rest: ended, or waiting in a blocking receive, probe or
+ * MPI wait (under L). One that polls, sleeps or waits on a lock may still move under MPI's own
+ * timing where mutexlab's model of its waits holds it back. */
+static int held(int i) {
+    if (thread_state[i] == T_GONE) return 1;
+    for (waiter *w = waiters; w; w = w->next)
+        if (w->who == i && !w->woken && (w->kind == W_REQ || w->kind == W_PROBE || mpi_wait(w))) return 1;
+    return 0;
+}
+
 /* The done line (under L): with what the main thread waits in while it has not ended (neither
  * returned, exited nor reached MPI_Finalize), which is a hang when the run is at rest (hangs.c). */
 static void done_line(void) {
     char line[400];
     int k = 0, astir = 0;
-    /* Only of a rank whose other threads ended or wait in a blocking receive or probe: another
-     * that polls, sleeps or waits on a lock may still move under MPI's own timing where
-     * mutexlab's model of its waits holds it back, so no hang is claimed then. */
-    for (int i = 1; i < n_threads; i++) {
-        int stuck = thread_state[i] == T_GONE;
-        for (waiter *w = waiters; w && !stuck; w = w->next)
-            stuck = w->who == i && !w->woken && (w->kind == W_REQ || w->kind == W_PROBE || mpi_wait(w));
-        astir |= !stuck;
-    }
+    for (int i = 1; i < n_threads; i++) astir |= !held(i); /* a hang only of a rank whose others are held */
     for (waiter *w = waiters; w && !finalized && !astir; w = w->next) {
         if (w->who != 0 || w->woken || w->kind == W_FOREVER || w->kind == W_INIT || w->kind == W_PAUSE) continue;
         if (w->kind == W_POLL && !mpi_wait(w)) { /* its own loop of polls, sleeps or timed waits: perhaps bounded */
