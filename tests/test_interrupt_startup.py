@@ -106,3 +106,21 @@ def test_one_terminated_for_every_layer_and_a_forked_child_dies_by_the_signal():
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_while_a_compiled_module_imports_is_still_an_interrupt(sig, code):
+    """pydantic-core's compiled init imports ``datetime``; an interrupt raised inside it became the
+    module's own failure: a Rust panic, exit 1 and a traceback (seen once in a loaded CI run)."""
+    hook = (
+        "import os, signal, sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'datetime' and 'pydantic_core' in sys.modules:\n"
+        f"            os.kill(os.getpid(), {int(sig)})\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", hook + STARTER, *LONG], env=ENV, capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stderr) == (code, "go\ninterrupted\n"), done.stderr[-1500:]
