@@ -1,7 +1,7 @@
 """One round of the monitor's lease renewals (``transport/probes.py``) at P participants: a passive
 declare of each of the run's P + 2 queues (the participants', the monitor's, the dead letters'),
-one queue at a time and waiting for each answer (``_renew_each``, the round as it was) beside
-pipelined with one wait (``renew``), on one connection to the same broker. Prints the median
+one queue at a time and waiting for each answer (``_renew_each``) beside asked on ``LANES``
+channels at once (``renew``), on one connection to the same broker. Prints the median
 seconds of ``--rounds`` rounds each.
 
     python -m bench.renewal -P 50 --rounds 20
@@ -16,14 +16,14 @@ import uuid
 
 from mutexlab.bus.amqp import connect_any
 from mutexlab.bus.topology import Topology, delete_run
-from mutexlab.transport.probes import _renew_each, renew
+from mutexlab.transport.probes import LANES, _renew_each, renew
 
 from . import common
 from .common import say
 
 
 def measure(url: str, parts: int, rounds: int) -> dict[str, float]:
-    """``{"serial": s, "pipelined": s}``: the median seconds of one renewal round each way."""
+    """``{"serial": s, "lanes": s}``: the median seconds of one renewal round each way."""
     run_id = "renewal-" + uuid.uuid4().hex[:8]
     topology = Topology(run_id)
     names = [f"node-{n}" for n in range(1, parts + 1)]
@@ -35,7 +35,7 @@ def measure(url: str, parts: int, rounds: int) -> dict[str, float]:
         queues += topology.declare_participants(channel, names, ["REQUEST", "REPLY"])
         channel.close()
         medians = {}
-        for label, round_ in (("serial", _renew_each), ("pipelined", renew)):
+        for label, round_ in (("serial", _renew_each), ("lanes", renew)):
             took = []
             for _ in range(rounds):
                 started = time.perf_counter()
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     medians = measure(args.amqp_url, args.P, args.rounds)
     say(
         f"P={args.P} ({args.P + 2} queues): one renewal round {medians['serial'] * 1000:.1f} ms serial, "
-        f"{medians['pipelined'] * 1000:.1f} ms pipelined (median of {args.rounds})"
+        f"{medians['lanes'] * 1000:.1f} ms on {LANES} channels at once (median of {args.rounds})"
     )
     return 0
 

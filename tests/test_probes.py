@@ -1,6 +1,7 @@
 """The services' passive declares (``transport/probes.py``). A lease-renewal round is one round
 trip for all of the run's queues, not one a queue (issue 42: 16–57 s a round at P = 50 on a loaded
-host), still renews every lease, and still names every queue that is gone."""
+host), still renews every lease (a passive declare sent with nowait renewed none), and still names
+every queue that is gone."""
 
 from __future__ import annotations
 
@@ -12,33 +13,63 @@ import pytest
 
 from mutexlab.bus.amqp import connect_any
 from mutexlab.bus.topology import Topology, delete_run
-from mutexlab.transport.probes import queue_exists, renew
+from mutexlab.transport.probes import LANES, queue_exists, renew
 
 
-class _Channel:
-    """Records each passive declare: ``nowait`` (no reply awaited) or ``wait``."""
+class _PikaChannel:
+    """pika's channel as ``renew`` uses it: each passive declare recorded with its callback."""
 
-    def __init__(self, calls: list[tuple[str, str]]) -> None:
-        self.calls = calls
-        self.is_open = True
-        self.nowait = SimpleNamespace(queue_declare=lambda queue, passive: calls.append(("nowait", queue)))
+    def __init__(self, conn: _Connection) -> None:
+        self.conn, self.is_open, self.on_close = conn, True, []
 
-    def queue_declare(self, queue: str, passive: bool) -> None:
-        assert passive
-        self.calls.append(("wait", queue))
+    def add_on_close_callback(self, callback) -> None:
+        self.on_close.append(callback)
+
+    def queue_declare(self, queue: str, passive: bool, callback) -> None:
+        assert passive and callback is not None  # a reply asked for: nowait renews nothing
+        self.conn.calls.append(("declare", queue, id(self)))
+        self.conn.pending.append((callback, "Queue.DeclareOk"))
 
     def close(self) -> None:
         self.is_open = False
+        for callback in self.on_close:
+            callback(self, "closed")
 
 
-def test_a_renewal_round_waits_once_for_all_the_queues():
-    calls: list[tuple[str, str]] = []
-    channels: list[_Channel] = []
-    conn = SimpleNamespace(channel=lambda: channels.append(_Channel(calls)) or channels[-1])
+class _Connection:
+    """Records each passive declare and each wait: the replies come only when waited for."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+        self.pending: list = []
+        self.pika = SimpleNamespace(channel=self._open)
+
+    def _open(self, on_open_callback) -> None:
+        self.pending.append((on_open_callback, _PikaChannel(self)))
+
+    def waking(self, callback):
+        return lambda *args: callback(*args)
+
+    def wake(self) -> None:
+        pass
+
+    def until(self, ready, timeout=None) -> bool:
+        self.calls.append(("wait",))
+        while self.pending:
+            callback, reply = self.pending.pop(0)
+            callback(reply)
+        return ready()
+
+
+def test_a_renewal_round_asks_every_reply_on_a_few_channels_at_once():
+    conn = _Connection()
     queues = [f"mutexlab.r.node-{n}" for n in range(1, 51)]
     assert renew(conn, queues) == []
-    assert calls == [("nowait", q) for q in queues[:-1]] + [("wait", queues[-1])]
-    assert len(channels) == 1 and not channels[0].is_open
+    waits = [k for k, call in enumerate(conn.calls) if call == ("wait",)]
+    declares = [call for call in conn.calls if call[0] == "declare"]
+    assert [call[1] for call in declares] == queues
+    assert len({call[2] for call in declares}) == LANES  # spread over the lanes
+    assert len(waits) == 3 and waits[1] == waits[0] + 1 + len(queues)  # open, declare all, close
     assert renew(conn, []) == []
 
 
@@ -54,13 +85,15 @@ def test_renewed_in_one_wait_the_leases_last_and_the_gone_queues_are_named(amqp_
         topology.declare_base(channel)
         queues = topology.declare_participants(channel, names, ["REQUEST"])
         channel.close()
-        # 4 s of rounds, a round every 0.5 s: a queue whose lease a round did not renew would be
-        # gone after 2 s, and named with the missing one
+        # a queue gone is named, and the round asked again one queue at a time
+        assert renew(conn, [queues[0], missing, *queues[1:]]) == [missing]
+        # then 4 s of rounds in one wait each, a round every 0.5 s: a queue whose lease those
+        # rounds did not renew (only the last is waited for) would be gone after 2 s
         for _ in range(8):
             time.sleep(0.5)
-            assert renew(conn, [queues[0], missing, *queues[1:]]) == [missing]
             assert renew(conn, queues) == []
-        assert queue_exists(conn, queues[-1]) and not queue_exists(conn, missing)
+        assert [queue_exists(conn, queue) for queue in queues] == [True] * len(queues)
+        assert not queue_exists(conn, missing)
     finally:
         conn.close()
         delete_run(amqp_url, run_id, names)
