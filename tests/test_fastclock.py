@@ -306,6 +306,22 @@ def test_a_family_refuses_serials_below_zero():
         module.Family(array("i", [0]), -1)
 
 
+def test_a_family_and_a_clock_are_initialised_once():
+    """A second ``__init__`` of a family with another length left its clocks' ``last[]`` sized by
+    the first: reads and writes past its end. Both refuse it and stay as they were."""
+    module = fastclock.compiled()
+    assert module is not None
+    from array import array
+
+    family = module.Family(array("i", [0, 0]))
+    clock = module.Clock(family, 1)
+    with pytest.raises(TypeError, match="initialised once"):
+        family.__init__(array("i", [0] * 5))
+    with pytest.raises(TypeError, match="initialised once"):
+        clock.__init__(family, 0)
+    assert len(family.zero) == 2 and clock.token[2] == 1
+
+
 @pytest.mark.parametrize("compiled", [False, True], ids=["plain", "compiled"])
 @pytest.mark.parametrize("serial", [-1, -(2**40)])
 def test_a_token_with_a_serial_below_zero_is_refused_alike_by_both_clocks(compiled, serial):

@@ -113,6 +113,10 @@ static int Family_init(Family *self, PyObject *args, PyObject *kwds) {
     Py_buffer view;
     long long serial = 0; /* where the serials start (a test's: beyond 32 bits) */
     if (!PyArg_ParseTuple(args, "O|L:Family", &zero, &serial)) return -1;
+    if (self->zero != NULL) { /* its clocks' last[] are sized by n: n is fixed once */
+        PyErr_SetString(PyExc_TypeError, "Family: initialised once");
+        return -1;
+    }
     if (serial < 0) {
         PyErr_SetString(PyExc_ValueError, "Family: serials start at 0 or above");
         return -1;
@@ -173,6 +177,10 @@ static int Clock_init(Clock *self, PyObject *args, PyObject *kwds) {
     PyObject *family;
     Py_ssize_t own;
     if (!PyArg_ParseTuple(args, "O!n:Clock", &FamilyType, &family, &own)) return -1;
+    if (self->family != NULL) { /* its tokens name its family and index: both fixed once */
+        PyErr_SetString(PyExc_TypeError, "Clock: initialised once");
+        return -1;
+    }
     Family *f = (Family *)family;
     if (f->zero == NULL || own < 0 || own >= f->n) {
         PyErr_SetString(PyExc_IndexError, "Clock: own index outside the family");
