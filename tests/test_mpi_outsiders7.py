@@ -114,9 +114,11 @@ def test_packed_ricart_agrawala_passes(cli, programs):
 
 def test_packed_ricart_agrawala_without_a_tie_break_is_caught(cli, programs, tmp_path):
     ran, ce = found_and_replayed(cli, programs, tmp_path, "mutex", ["--np", "3", "--regex", RA], "ra-tie")
-    assert "[capacity] cs (capacity 1) held by node-1" in ran.stdout, ran.stdout
+    assert re.search(r"\[capacity\] cs \(capacity 1\) held by node-\d .*, node-\d ", ran.stdout), ran.stdout
     fixed = cli("replay", str(ce), "--mpi", programs["ra"])
-    assert fixed.returncode == 0 and "did NOT reproduce" in fixed.stdout, fixed.stdout
+    # on the fix the schedule may end early (a landing shrunk into it needs a message the fix
+    # sends later: exit 3, proving nothing there); never the finding again
+    assert fixed.returncode in (0, 3) and "did NOT reproduce" in fixed.stdout, fixed.stdout
 
 
 # -- Lamport's queue, a struct as MPI_BYTE, a yield busy-wait -------------------------------------

@@ -35,6 +35,21 @@ PYTHON = re.compile(r"python[\d.]*")
 OURS = b"this program was built with mutexlab mpicc"
 
 
+def entries(text: str) -> int | list[int]:
+    """``--entries``: K (each rank K times, K ≥ 1) or K0,K1,… (rank by rank, each ≥ 0, one ≥ 1)."""
+    if "," not in text:
+        return whole(1)(text)
+    try:
+        counts = [int(part) for part in text.split(",")]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 0 or max(counts) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give K (each rank enters K times) or K0,K1,… one whole number per rank, one of them ≥ 1"
+        )
+    return counts
+
+
 def add_arguments(p, replay: bool = False) -> None:
     p.add_argument(
         "--mpi",
@@ -48,10 +63,10 @@ def add_arguments(p, replay: bool = False) -> None:
     p.add_argument("--np", type=whole(1), metavar="N", help="--mpi: how many ranks (default: --nodes)")
     p.add_argument(
         "--entries",
-        type=whole(1),
+        type=entries,
         metavar="K",
-        help="--mpi: each rank must enter K times per run; a run that comes to rest with a rank short "
-        "of it is a deadlock",
+        help="--mpi: each rank must enter K times per run, or K0,K1,… rank by rank (0: a rank that "
+        "need not enter); a run that comes to rest with a rank short of it is a deadlock",
     )
     p.add_argument(
         "--regex",

@@ -165,6 +165,11 @@ def run(args) -> int:
         if args.entries is not None:
             if not mpi:
                 raise ConfigError("--entries is for --mpi (a --node program is asked with --requests)")
+            if isinstance(args.entries, list) and len(args.entries) != args.nodes:
+                raise ConfigError(
+                    f"--entries gives {len(args.entries)} counts for {args.nodes} ranks: one per rank, "
+                    "rank 0 first"
+                )
             options["entries"] = args.entries
         for name, value, least in (
             ("--runs", args.runs, 1),

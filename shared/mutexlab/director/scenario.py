@@ -118,7 +118,7 @@ def _within(steps: list[Action], problem: str, nodes: int) -> None:
             raise ValueError(
                 f"step {n} ({kind} by node {node}) names a node the run of {nodes} does not have"
             )
-        sender = re.fullmatch(r".*-(\d+)#\d+", ident) if kind in ("deliver", "duplicate") else None
+        sender = re.fullmatch(r".*-(\d+)#\d+", ident) if kind in ("deliver", "land", "duplicate") else None
         if sender is not None and not lowest <= int(sender.group(1)) <= nodes:
             raise ValueError(f"step {n} ({kind} {ident}) names a sender the run of {nodes} does not have")
 
@@ -151,9 +151,15 @@ def load(path: str) -> ProgramScenario:
             if not isinstance(step, dict) or "do" not in step or "node" not in step:
                 raise ValueError(f"step {n} is not a step (an object with 'do' and 'node'): {step!r:.80}")
             kind, node, ident = step["do"], step["node"], step.get("id", "")
-            if kind not in ("request", "release", "deliver", "duplicate", "crash", "wake") or not isinstance(
-                node, int
-            ):
+            if kind not in (
+                "request",
+                "release",
+                "deliver",
+                "land",
+                "duplicate",
+                "crash",
+                "wake",
+            ) or not isinstance(node, int):
                 raise ValueError(f"step {n} is not a step: {step!r}")
             steps.append((kind, node, str(ident)))
         _within(steps, str(data["problem"]), data["nodes"])

@@ -48,7 +48,9 @@ class Lenient:
             step = self.queue.pop(0)
             if step in enabled:
                 return step
-            same_link = [e for e in enabled if step[0] == "deliver" and _same_link(e, step)]
+            if step[0] == "land" and ("deliver", *step[1:]) in enabled:  # the rank does not poll now
+                return ("deliver", *step[1:])
+            same_link = [e for e in enabled if step[0] in ("deliver", "land") and _same_link(e, step)]
             if same_link and self.by_link:
                 return same_link[0]
             self.guessed = self.guessed or bool(same_link)
@@ -106,7 +108,8 @@ class Strict:
     (another program than the one the script was found on): where the next step is not possible,
     or after the last, a paused node is woken first (``woken`` counts them, at most ``MAX_WAKES``
     more than the script's steps), as a program that paused where the other did not would have
-    gone on within the step; a recorded wake of a node not paused is passed over (``skipped``)."""
+    gone on within the step; a recorded wake of a node not paused is passed over (``skipped``), and
+    a recorded landing at a rank that does not poll there is its message's delivery."""
 
     MAX_WAKES = 100
 
@@ -127,6 +130,9 @@ class Strict:
         if step is not None and step in enabled:
             self.at += 1
             return step
+        if self.wakes and step is not None and step[0] == "land" and ("deliver", *step[1:]) in enabled:
+            self.at += 1  # another program that does not poll there: the message is delivered
+            return ("deliver", *step[1:])
         wake = next((a for a in enabled if a[0] == "wake"), None)
         if self.wakes and wake is not None and self.woken < len(self.script) + self.MAX_WAKES:
             self.woken += 1

@@ -26,13 +26,24 @@ from .process import NodeProcess, Pool
 # A step: (kind, node, message id or ""). Kinds: request and release (the workload, driven
 # problems), deliver (a held message to its receiver), duplicate (a delivered message again),
 # crash (an idle node killed and started afresh; the messages held for it stay held), wake (a
-# node that paused goes on: an MPI rank's sleep inside its critical section).
+# node that paused goes on: an MPI rank's sleep inside its critical section), land (a held
+# message reaches an MPI rank whose threads poll, none of them running: it finds it at its next
+# step with what came meanwhile, as messages may come in between two polls under any MPI).
 Action = tuple[str, int, str]
 MAX_EVENTS = 200_000  # trace events of one run: what bounds its memory (some 100 MB)
 MAX_RUN_BYTES = 64 << 20  # bytes of the lines one run's answers hold (long lines: fewer events)
 # Seconds a run at rest with someone waiting gives the nodes to show a line written after a done
 # (a timer's, another thread's) before it is called a deadlock.
 LATE_GRACE = 0.05
+
+
+def _entries(problem: Problem) -> dict[int, int]:
+    """How often each node must enter (``--entries``: K for all, or a list rank by rank)."""
+    wanted = problem.options.get("entries") or 0
+    nodes = sorted(problem.names)
+    if isinstance(wanted, list):
+        return dict(zip(nodes, map(int, wanted), strict=False))
+    return dict.fromkeys(nodes, int(wanted)) if int(wanted) > 0 else {}
 
 
 @dataclass(frozen=True)
@@ -76,19 +87,16 @@ class Run:
         self.clock_jumped = False  # a node said a timeout loop of its passed its deadline at once
         self.requests_left = dict.fromkeys(self.names, problem.requests)
         self.waiting: set[int] = set()
-        # Nodes asking on their own, each told to enter ``entries`` times: waiting until they have.
-        wanted = (
-            int(problem.options.get("entries") or 0)
-            if problem.algorithm is None and not problem.driven
-            else 0
-        )
-        self.entries_left = dict.fromkeys(self.names, wanted) if wanted > 0 else {}
-        self.waiting.update(self.entries_left)
+        # Nodes asking on their own, each told to enter ``entries`` times (one count, or one per
+        # rank in node order): waiting until they have.
+        self.entries_left = _entries(problem) if problem.algorithm is None and not problem.driven else {}
+        self.waiting.update(node for node, left in self.entries_left.items() if left > 0)
         self.holding: dict[int, Counter[str]] = {n: Counter() for n in self.names}
         self.paused: Counter[int] = Counter()  # pauses of each node not yet woken
         # MPI ranks whose main thread has not ended, by their last done: what it waits in (a hang at rest)
         self.blocked: dict[int, str] = {}
         self.astir: set[int] = set()  # MPI ranks in a loop of their own (polls, sleeps): no hang is claimed
+        self.polling: set[int] = set()  # MPI ranks a thread of which polls: messages may land there
         self.step = 0
         self.digests: list[str] = []  # per input (inits first): a digest of the node's answer
         self.other_digests: list[tuple[str, ...]] = []  # the same as older scenarios hold them
@@ -124,6 +132,7 @@ class Run:
             if held:
                 found += [("deliver", dst, m.id) for m in (held if self.faults.reorder else (held[0],))]
         found += [("wake", node, "") for node in sorted(self.paused) if self.paused[node] > 0]
+        found += self._landings()
         if self.duplicates_left > 0:
             found += [("duplicate", m.dst, m.id) for m in self.delivered.values()]
         if self.problem.driven:  # after the deliveries: a first choice holds the resource long
@@ -137,6 +146,16 @@ class Run:
             found += [
                 ("crash", n, "") for n in sorted(self.names) if not self.holding[n] and n not in self.waiting
             ]
+        return found
+
+    def _landings(self) -> list[Action]:
+        """A held message may land at a polling MPI rank while another is held for it: that one's
+        step comes later, and the rank finds both at once (so no landed message is left unseen)."""
+        found: list[Action] = []
+        for node in sorted(self.polling):
+            links = [link for (_, dst), link in sorted(self.links.items()) if dst == node and link]
+            if sum(map(len, links)) >= 2:
+                found += [("land", node, link[0].id) for link in links]
         return found
 
     def settle(self, grace: float, ends: float = 0.0) -> None:
@@ -189,9 +208,9 @@ class Run:
                     else f"node {node} exited {held - left} of the {held} units of {resource} it held when "
                     "asked to release it (an exit's units, 1 unless written, are those it entered)",
                 )
-        elif kind == "deliver":
+        elif kind in ("deliver", "land"):
             message = self._take(node, ident)
-            self._deliver(message, f"message {ident}")
+            self._deliver(message, f"message {ident}", land=kind == "land")
             if self.faults.duplicate:
                 self.delivered[ident] = message
         elif kind == "wake":
@@ -219,9 +238,10 @@ class Run:
                         return message
         raise ValueError(f"message {ident} is not held for node {dst}")
 
-    def _deliver(self, message: Message, what: str, copy: bool = False) -> None:
+    def _deliver(self, message: Message, what: str, copy: bool = False, land: bool = False) -> None:
         """Hand ``message`` to its receiver; ``copy``: the network's second delivery of it, whose
-        ``recv`` says so (``"copy": true``: the audit pairs its send with the first one only)."""
+        ``recv`` says so (``"copy": true``: the audit pairs its send with the first one only);
+        ``land``: an MPI rank's library keeps it, none of its threads running (``"land": true``)."""
         node = message.dst
         own = self.clocks[node]
         for name, tick in message.vc.items():
@@ -236,7 +256,8 @@ class Run:
             **{"from": self.names[message.src]},
             **({"copy": True} if copy else {}),
         )
-        self._input(node, {"type": "recv", "from": message.src, "body": message.body}, what)
+        line = {"type": "recv", "from": message.src, "body": message.body, **({"land": True} if land else {})}
+        self._input(node, line, what)
 
     def _input(self, node: int, line: dict[str, Any], what: str) -> None:
         self._apply_answer(node, line, what, self.procs[node].ask(line))
@@ -264,6 +285,7 @@ class Run:
         else:
             self.blocked.pop(node, None)
         (self.astir.add if rank.get("astir") is True else self.astir.discard)(node)  # may move yet
+        (self.polling.add if rank.get("polls") is True else self.polling.discard)(node)
         for output in outputs:
             self._apply(node, output)
 

@@ -1592,6 +1592,21 @@ static int held(int i) {
     return 0;
 }
 
+/* Whether a thread of the rank waits in a poll (MPI_Test, MPI_Iprobe, a sleep, MPI_Waitany …): one
+ * that may find several messages at once, so the director may land them (under L). */
+static int polls(void) {
+    for (waiter *w = waiters; w; w = w->next)
+        if (w->kind == W_POLL && !w->woken) return 1;
+    return 0;
+}
+
+static int with_polls(char *line, int k, size_t size) { /* {...}\n → {...,"polls":true}\n */
+    static const char add[] = ",\"polls\":true}\n";
+    if (k < 2 || (size_t)k + sizeof add >= size) return k;
+    memcpy(line + k - 2, add, sizeof add);
+    return k - 2 + (int)sizeof add - 1;
+}
+
 /* The done line (under L): with what the main thread waits in while it has not ended (neither
  * returned, exited nor reached MPI_Finalize), which is a hang when the run is at rest (hangs.c). */
 static void done_line(void) {
@@ -1612,8 +1627,24 @@ static void done_line(void) {
     }
     /* astir: this rank may still move under MPI's timing, so no rank of the run is claimed hung
      * (a peer waiting for it may be served when its loop ends) */
-    if (k <= 0) k = snprintf(line, sizeof line, astir && !finalized ? "{\"type\":\"done\",\"astir\":true}\n" : "{\"type\":\"done\"}\n");
+    if (k <= 0) k = snprintf(line, sizeof line, "{\"type\":\"done\"%s}\n", astir && !finalized ? ",\"astir\":true" : "");
+    if (polls()) k = with_polls(line, k, sizeof line);
     put(line, (size_t)k);
+}
+
+/* Messages that landed (a recv line with "land":true: the director's `land` step) while the rank's
+ * threads poll: they arrive, in order, just before its next other input, so a poll then finds them
+ * all at once, as a real MPI's messages may come in between two polls. No thread runs meanwhile. */
+static msg *landed, **landed_end = &landed;
+
+static void arrive_landed(void) { /* under L */
+    while (landed) {
+        msg *m = landed;
+        landed = m->next;
+        m->next = NULL;
+        arrive(m);
+    }
+    landed_end = &landed;
 }
 
 static void *director(void *unused) { /* one input line at a time; done once the rank is quiet */
@@ -1622,6 +1653,9 @@ static void *director(void *unused) { /* one input line at a time; done once the
     while (fgets(line, sizeof line, in)) {
         lock_L();
         clock_ns += 1000000;
+        int land = strstr(line, "\"type\":\"recv\"") && strstr(line, "\"land\":true") && !strstr(line, "\"ack\":") &&
+                   !strstr(line, "\"cancel");
+        if (!land) arrive_landed();
         if (strstr(line, "\"type\":\"init\"")) {
             if (rank_ >= 0) fatal("a second init: a rank starts once per run");
             ids(line);
@@ -1650,6 +1684,13 @@ static void *director(void *unused) { /* one input line at a time; done once the
             m->bytes = end ? (end - data) / 2 : 0;
             m->data = malloc((size_t)m->bytes + 1);
             for (long i = 0; i < m->bytes; i++) sscanf(data + 2 * i, "%2hhx", &m->data[i]);
+            if (land) {
+                *landed_end = m;
+                landed_end = &m->next;
+                done_line(); /* nothing ran: the rank is as its last done said */
+                unlock_L();
+                continue;
+            }
             arrive(m);
         } else {
             fatal("an input mutexlab's MPI does not take: %.60s", line);
