@@ -385,6 +385,11 @@ def _restore(value: Any, before: Any) -> None:
         value.extend(copy.deepcopy(before))
 
 
+# What ``waits`` says of a waiting_for() that raised: a participant's status carries it as its hint,
+# and the monitor ends a stall it cannot explain as check and simulate do (exit 2, outcome.py)
+WAITS_RAISED = "its waiting_for() raised"
+
+
 def waits(proto: Any) -> dict[str, Any]:
     """``proto.waiting_for()``: what the process waits for, by kind, and from whom. The algorithm's
     code: an exception there (a ``sys.exit()`` too) is an error naming its line (exit 2), never a
@@ -395,6 +400,6 @@ def waits(proto: Any) -> dict[str, Any]:
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the algorithm's code, named with its line
         raise ConfigError(
             f"asking {_named(proto)} what it waits for: "
-            f"its waiting_for() raised {type(exc).__name__}: {exc} at {raised_at(exc)}. It must return "
+            f"{WAITS_RAISED} {type(exc).__name__}: {exc} at {raised_at(exc)}. It must return "
             "a dict of message kinds to the senders awaited (empty: waiting for nothing)"
         ) from None
