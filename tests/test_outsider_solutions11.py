@@ -52,12 +52,17 @@ def test_over_rabbitmq_a_stall_a_raising_waiting_for_cannot_explain_exits_2_as_c
         "    def waiting_for(self):\n        raise ValueError('who knows')\n\n    def _grant(self, to: int) -> list:",
     ))  # fmt: skip
     done = cli("check", "mutex", "-a", stuck, "-N", "3", "--requests", "2")
-    assert done.returncode == 2 and "its waiting_for() raised ValueError: who knows" in done.stderr, said(done)
+    assert done.returncode == 2 and "its waiting_for() raised ValueError: who knows" in done.stderr, said(
+        done
+    )
     common = ("--amqp-url", amqp_url, "--dwell", "0", "--stall-timeout", "2", "--json")
     done = cli("run", "mutex", "-a", stuck, "-N", "3", "--requests", "2", *common)
     summary = json.loads(done.stdout)
     assert done.returncode == 2 and summary["exit_code"] == 2 and not summary["complete"], said(done)
-    assert "NOT JUDGED (exit 2, as check and simulate say it): the stall cannot be explained" in summary["verdict"]
+    assert (
+        "NOT JUDGED (exit 2, as check and simulate say it): the stall cannot be explained"
+        in summary["verdict"]
+    )
     assert f"its waiting_for() raised ValueError: who knows at {stuck}:" in summary["verdict"], said(done)
     assert "what it waits for is unknown: its waiting_for() raised" in render_of(summary), render_of(summary)
     assert "waits for nothing from anyone" not in render_of(summary), render_of(summary)
