@@ -74,3 +74,27 @@ def render_of(summary: dict) -> str:
 
     fields = {k: v for k, v in summary.items() if k in Outcome.__dataclass_fields__}
     return render(Outcome(**fields))
+
+
+def test_a_global_count_one_process_advances_is_shared_state_and_one_it_holds_is_its_own(cli, tmp_path):
+    """The ticket office numbering seats by next() on a module-global itertools.count, which node 1
+    alone calls. Before: check said node-1 "is not deterministic" (its worlds shared the count) and
+    simulate SAFE, exit 0. Now both name the global, as for a global list (exit 1). Held as the
+    office's attribute it is the office's own: check copies it, both pass."""
+    from outsider_edits import edited
+
+    counted = edited(tmp_path, "o10_kmutex_heap_tickets.py", "o10-heap-tickets", "o11", "global-count",
+                     ("Ticket(next(self.numbers), who)", "Ticket(next(_SHARED_COUNTER), who)"))  # fmt: skip
+    named = "the global _SHARED_COUNTER of"
+    done = cli("check", "kmutex", "-a", counted, "-N", "3", "-k", "2")
+    assert done.returncode == 1 and named in done.stdout, said(done)
+    assert "is an iterator global to the module (count), and a handler advanced it" in done.stdout, said(done)
+    assert "not deterministic" not in done.stdout, said(done)
+    done = cli("simulate", "kmutex", "-a", counted, "-N", "3", "-k", "2")
+    assert done.returncode == 1 and named in done.stdout + done.stderr, said(done)
+    owned = edited(tmp_path, "o10_kmutex_heap_tickets.py", "o10-heap-tickets", "o11", "office-count",
+                   ('_SHARED_COUNTER if TICKETS == "shared"', "_SHARED_COUNTER if pid == OFFICE"))  # fmt: skip
+    done = cli("check", "kmutex", "-a", owned, "-N", "3", "-k", "2")
+    assert done.returncode == 0 and "PASS" in done.stdout, said(done)
+    done = cli("simulate", "kmutex", "-a", owned, "-N", "3", "-k", "2")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
