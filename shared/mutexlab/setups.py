@@ -352,7 +352,8 @@ def class_state_changed(kept: dict[str, tuple[Any, Any]]) -> str | None:
             what = f"is an iterator global to the module ({type(value).__name__}), and a handler advanced it"
             return (
                 f"{name} {what}, even if one process alone calls next() on it: it is every run's and "
-                "every world's check keeps (over RabbitMQ each process starts its own); " + keep_it
+                "every world's check keeps (over RabbitMQ each process starts its own); "
+                + keep_it
                 + " (`self.numbers = itertools.count(1)`)"
             )
         _restore(value, before)  # the next run (check's counterexample, a replay) starts as the file did
