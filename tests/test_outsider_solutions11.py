@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from outsider_edits import said
+from outsider_edits import OUTSIDERS, edited, said
 
 CENTRAL = Path(__file__).resolve().parent.parent / "examples" / "protocols" / "central.py"
 
@@ -81,8 +81,6 @@ def test_a_global_count_one_process_advances_is_shared_state_and_one_it_holds_is
     alone calls. Before: check said node-1 "is not deterministic" (its worlds shared the count) and
     simulate SAFE, exit 0. Now both name the global, as for a global list (exit 1). Held as the
     office's attribute it is the office's own: check copies it, both pass."""
-    from outsider_edits import edited
-
     counted = edited(tmp_path, "o10_kmutex_heap_tickets.py", "o10-heap-tickets", "o11", "global-count",
                      ("Ticket(next(self.numbers), who)", "Ticket(next(_SHARED_COUNTER), who)"))  # fmt: skip
     named = "the global _SHARED_COUNTER of"
@@ -98,3 +96,108 @@ def test_a_global_count_one_process_advances_is_shared_state_and_one_it_holds_is
     assert done.returncode == 0 and "PASS" in done.stdout, said(done)
     done = cli("simulate", "kmutex", "-a", owned, "-N", "3", "-k", "2")
     assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+
+
+BEES = ("-P", "3", "-T", "2", "-K", "1", "--eggs", "1", "--cocoons", "1")
+
+
+def test_hygienic_forks_kept_as_a_dict_of_sets_pass_and_a_fork_kept_when_sent_is_caught(cli, tmp_path):
+    """o11_phil_hygiene_sets.py: Chandy–Misra with ``self.forks`` a dict of sets (clean, dirty,
+    tokens). GIVE_BACK = "forget": a fork sent stays in my sets, two philosophers hold it."""
+    from mutexlab.explore.session import Config, Session
+
+    path = OUTSIDERS / "o11_phil_hygiene_sets.py"
+    done = cli("check", "philosophers", "-a", path, "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+    done = cli("check", "philosophers", "-a", path, "--metrics")
+    assert done.returncode == 0 and "meal: messages per entry" in done.stdout, said(done)
+    done = cli("simulate", "philosophers", "-a", path, "--seed", "1")
+    assert done.returncode == 0 and "meals eaten: 10 of 10" in done.stdout, said(done)
+    done = cli("compare", "--nodes", "4", "--algorithms", f"examples/solutions/chandy_misra.py,{path}")
+    assert done.returncode == 0 and "o11-hygiene-sets" in done.stdout, said(done)
+    session = Session(Config(str(path), 3, {"meals": 1}))
+    assert session.run_to_end(seed=1)["stopped"] == "end"
+    assert session.state()["findings"]["violations"] == []
+    assert "tokens:" in dict(session.state()["procs"][0]["fields"])["forks"]
+    forget = edited(tmp_path, "o11_phil_hygiene_sets.py", "o11-hygiene-sets", "o11", "forget",
+                    ('GIVE_BACK = "discard"', 'GIVE_BACK = "forget"'))  # fmt: skip
+    ce = tmp_path / "forget.json"
+    done = cli("check", "philosophers", "-a", forget, "--counterexample", ce)
+    assert done.returncode == 1 and "VIOLATION — capacity: fork:" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", forget)
+    assert done.returncode == 1 and "[capacity] fork:" in done.stdout, said(done)
+
+
+def test_a_k_quorum_hierarchy_with_properties_passes_and_its_planted_bugs_are_findings(cli, tmp_path):
+    """o11_kmutex_props_abc.py: an abc.ABC base with an abstract property, a typing.Protocol for
+    askers, a frozenset behind a property setter. QUORUM_SLACK = 1 lets K+1 in; LATE_REPLY =
+    "raise" makes _on_yes raise KeyError: a finding naming the handler, never a crash."""
+
+    path = OUTSIDERS / "o11_kmutex_props_abc.py"
+    done = cli("check", "kmutex", "-a", path, "-N", "3", "-k", "2")
+    assert done.returncode == 0 and "PASS" in done.stdout, said(done)
+    done = cli("simulate", "kmutex", "-a", path, "-N", "4", "-k", "2", "--requests", "2", "--seed", "3")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+    done = cli("compare", "--nodes", "3", "-o", "k=2", "--algorithms",
+               f"examples/solutions/kmutex_ricart_agrawala.py,{path}")  # fmt: skip
+    assert done.returncode == 0 and "o11-props-abc" in done.stdout, said(done)
+    slack = edited(tmp_path, "o11_kmutex_props_abc.py", "o11-props-abc", "o11", "slack",
+                   ("QUORUM_SLACK = 0", "QUORUM_SLACK = 1"))  # fmt: skip
+    done = cli("check", "kmutex", "-a", slack, "-N", "3", "-k", "2")
+    assert done.returncode == 1 and "VIOLATION — capacity: cs (capacity 2)" in done.stdout, said(done)
+    late = edited(tmp_path, "o11_kmutex_props_abc.py", "o11-props-abc", "o11", "late",
+                  ('LATE_REPLY = "ignore"', 'LATE_REPLY = "raise"'))  # fmt: skip
+    ce = tmp_path / "late.json"
+    done = cli("check", "kmutex", "-a", late, "-N", "3", "-k", "2", "--counterexample", ce)
+    raised = f"raised KeyError: 1 at {late}:"
+    assert done.returncode == 1 and raised in done.stdout and "(in _on_yes), taking YES" in done.stdout, said(
+        done
+    )
+    done = cli("replay", ce, "-a", late)
+    assert done.returncode == 1 and "RAISED: step" in done.stdout and raised in done.stdout, said(done)
+    done = cli("simulate", "kmutex", "-a", late, "-N", "3", "-k", "2")
+    assert done.returncode == 1 and raised in done.stderr and "internal error" not in done.stderr, said(done)
+
+
+def test_bees_dispatching_on_the_input_class_pass_and_an_eager_bee_is_caught(cli, tmp_path):
+    """o11_bees_dispatch.py: every input through one functools.singledispatchmethod (a function
+    per message model, one for str actions). EAGER = True takes a flower one ACK early."""
+    from mutexlab.explore.session import Config, Session
+
+    path = OUTSIDERS / "o11_bees_dispatch.py"
+    done = cli("check", "bees", "-a", path, *BEES, "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+    done = cli("simulate", "bees", "-a", path, "--seed", "1")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+    session = Session(Config(str(path), 3, {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 1}))
+    assert session.run_to_end(seed=2)["stopped"] == "end"
+    assert session.state()["findings"]["violations"] == []
+    eager = edited(tmp_path, "o11_bees_dispatch.py", "o11-bees-dispatch", "o11", "eager",
+                   ("EAGER = False", "EAGER = True"))  # fmt: skip
+    ce = tmp_path / "eager.json"
+    done = cli("check", "bees", "-a", eager, *BEES, "--counterexample", ce)
+    assert done.returncode == 1 and "VIOLATION — capacity: flower (capacity 1)" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", eager)
+    assert done.returncode == 1 and "[capacity] flower (capacity 1)" in done.stdout, said(done)
+
+
+@pytest.mark.broker
+def test_over_rabbitmq_the_o11_solutions_pass(cli, amqp_url):
+    common = ("--amqp-url", amqp_url, "--dwell", "0", "--json")
+    done = cli(
+        "run",
+        "philosophers",
+        "-a",
+        OUTSIDERS / "o11_phil_hygiene_sets.py",
+        "-N",
+        "3",
+        "--meals",
+        "1",
+        *common,
+    )
+    assert done.returncode == 0 and json.loads(done.stdout)["safe"], said(done)
+    done = cli("run", "kmutex", "-a", OUTSIDERS / "o11_kmutex_props_abc.py", "-N", "3", "-k", "2", *common)
+    assert done.returncode == 0 and json.loads(done.stdout)["safe"], said(done)
+    bees = ("-P", "3", "--reeds", "2", "--flowers", "1", "--eggs", "1", "--cocoons", "1")
+    done = cli("run", "bees", "-a", OUTSIDERS / "o11_bees_dispatch.py", *bees, *common)
+    assert done.returncode == 0 and json.loads(done.stdout)["safe"], said(done)
