@@ -181,6 +181,33 @@ def test_bees_dispatching_on_the_input_class_pass_and_an_eager_bee_is_caught(cli
     assert done.returncode == 1 and "[capacity] flower (capacity 1)" in done.stdout, said(done)
 
 
+def test_an_elves_mayor_keeping_deques_and_frozen_dataclasses_passes_and_a_greedy_one_is_caught(
+    cli, tmp_path
+):
+    """o11_elves_deque.py: the mayor's free contracts and waiting elves are deques, its store a
+    frozen dataclass replaced; an elf's job a deque(maxlen=1). COUNT_TOOLS = False grants
+    whatever the store holds: more pins out than the town has."""
+    from mutexlab.explore.session import Config, Session
+
+    path = OUTSIDERS / "o11_elves_deque.py"
+    done = cli("check", "elves", "-a", path, "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+    done = cli("simulate", "elves", "-a", path, "--elves", "4", "--seed", "3")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+    done = cli("compare", "--nodes", "3", "--algorithms", f"elves,{path}")
+    assert done.returncode == 0 and "o11-elves-deque" in done.stdout, said(done)
+    session = Session(Config(str(path), 2, {}))
+    assert session.run_to_end(seed=1)["stopped"] == "end"
+    assert session.state()["findings"]["violations"] == []
+    greedy = edited(tmp_path, "o11_elves_deque.py", "o11-elves-deque", "o11", "greedy",
+                    ("COUNT_TOOLS = True ", "COUNT_TOOLS = False "))  # fmt: skip
+    ce = tmp_path / "greedy.json"
+    done = cli("check", "elves", "-a", greedy, "--counterexample", ce)
+    assert done.returncode == 1 and "VIOLATION — capacity: pins (capacity 1)" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", greedy)
+    assert done.returncode == 1 and "[capacity] pins (capacity 1)" in done.stdout, said(done)
+
+
 @pytest.mark.broker
 def test_over_rabbitmq_the_o11_solutions_pass(cli, amqp_url):
     common = ("--amqp-url", amqp_url, "--dwell", "0", "--json")
@@ -200,4 +227,6 @@ def test_over_rabbitmq_the_o11_solutions_pass(cli, amqp_url):
     assert done.returncode == 0 and json.loads(done.stdout)["safe"], said(done)
     bees = ("-P", "3", "--reeds", "2", "--flowers", "1", "--eggs", "1", "--cocoons", "1")
     done = cli("run", "bees", "-a", OUTSIDERS / "o11_bees_dispatch.py", *bees, *common)
+    assert done.returncode == 0 and json.loads(done.stdout)["safe"], said(done)
+    done = cli("run", "elves", "-a", OUTSIDERS / "o11_elves_deque.py", "--elves", "2", *common)
     assert done.returncode == 0 and json.loads(done.stdout)["safe"], said(done)
