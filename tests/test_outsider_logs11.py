@@ -102,3 +102,16 @@ def test_json_events_whose_clock_is_a_list_are_told_what_a_clock_is(cli, tmp_pat
     assert done.returncode == 2 and "list.log:1: the clock is [1, 0]: a vector clock is a JSON object" in (
         done.stderr
     ), said(done)
+
+
+def test_a_thread_pools_receive_of_a_message_never_sent_is_refused_naming_it(cli, tmp_path):
+    lines = (OUTSIDERS / "o11_threads_clockfree.json").read_text().splitlines(keepends=True)
+    assert '"event": "recv"' in lines[20] and '"id": "tok-1-1"' in lines[20]
+    lines[20] = lines[20].replace("tok-1-1", "tok-9-9")
+    lost = tmp_path / "lost.json"
+    lost.write_text("".join(lines))
+    done = cli("verify", lost)
+    assert done.returncode == 2, said(done)
+    assert "lost.json:21: pool-1-thread-2 receives message 'tok-9-9', which no send of the log carries" in (
+        done.stderr
+    ), said(done)
