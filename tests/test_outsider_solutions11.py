@@ -209,7 +209,7 @@ def test_an_elves_mayor_keeping_deques_and_frozen_dataclasses_passes_and_a_greed
 
 
 @pytest.mark.broker
-def test_over_rabbitmq_the_o11_solutions_pass(cli, amqp_url):
+def test_over_rabbitmq_the_o11_solutions_pass_and_a_raising_handler_stops_the_run(cli, tmp_path, amqp_url):
     common = ("--amqp-url", amqp_url, "--dwell", "0", "--json")
     done = cli(
         "run",
@@ -230,3 +230,9 @@ def test_over_rabbitmq_the_o11_solutions_pass(cli, amqp_url):
     assert done.returncode == 0 and json.loads(done.stdout)["safe"], said(done)
     done = cli("run", "elves", "-a", OUTSIDERS / "o11_elves_deque.py", "--elves", "2", *common)
     assert done.returncode == 0 and json.loads(done.stdout)["safe"], said(done)
+    late = edited(tmp_path, "o11_kmutex_props_abc.py", "o11-props-abc", "o11", "late",
+                  ('LATE_REPLY = "ignore"', 'LATE_REPLY = "raise"'))  # fmt: skip
+    done = cli("run", "kmutex", "-a", late, "-N", "3", "-k", "2", "--requests", "2", *common)
+    summary = json.loads(done.stdout)
+    assert done.returncode == 1 and summary["verdict"].startswith("HANDLER RAISED"), said(done)
+    assert f"raised KeyError: 1 at {late}:" in json.dumps(summary["rejected"]), said(done)
