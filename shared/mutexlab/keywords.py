@@ -45,6 +45,17 @@ def lookalike(text: str) -> str | None:
 
 # Said of a JSON line with none of an event's fields (``event``, ``pid``): another program's JSON,
 # a logging handler's, which verify reads only as text through a regex of its own.
+# A headerless JSON log whose events carry vector clocks: another program's, read as a trace once
+# it says its capacities in a header line of its own
+CLOCKED_JSON = (
+    "; a JSON log of another program that keeps vector clocks is read with a header line first: "
+    '{"event": "run", "pid": "run", "capacities": {"cs": 1}} (docs/trace-format.md)'
+)
+# A 'vc' that is there but no JSON object (a list of counts by position): what a clock must be
+VC_SHAPE = (
+    "a vector clock is a JSON object of process names to counts (" + '{"p0": 2, "p1": 0}' + "): "
+    "a list's positions name no process"
+)
 FOREIGN_JSON = (
     ": not mutexlab's event shape (docs/verify-any-log.md#clock-free-json-lines); a JSON log of another "
     "layout that keeps vector clocks is read with --format shiviz --regex naming its host, clock and event"

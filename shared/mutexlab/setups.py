@@ -188,6 +188,9 @@ def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
     Every process — and every world ``check`` keeps — shares such a value; only one a deep copy
     equals is kept (compared later by value)."""
     found: dict[str, tuple[Any, Any]] = {}
+    # a global iterator a process holds as its attribute is its own (shared_state refuses a second
+    # holder): check steps a copy of it, as the process over RabbitMQ its own module's
+    owned = {id(v) for proto in setup.protocols.values() for v in attributes(proto).values()}
     for proto in setup.protocols.values():
         for cls in type(proto).__mro__:
             if cls.__module__.startswith("mutexlab.") or cls is object:
@@ -199,7 +202,7 @@ def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
                     _keep(found, cls, name, value, f"{cls.__qualname__}.{name}")
             module = sys.modules.get(cls.__module__)
             if module is not None:
-                _module_state(found, module, getattr(module, "__file__", cls.__module__))
+                _module_state(found, module, getattr(module, "__file__", cls.__module__), owned)
     return found
 
 
@@ -219,7 +222,7 @@ def _keep(found: dict[str, tuple[Any, Any]], owner: Any, key: str, value: Any, l
     found.setdefault(label, first)
 
 
-def _module_state(found: dict[str, tuple[Any, Any]], module: Any, where: str) -> None:
+def _module_state(found: dict[str, tuple[Any, Any]], module: Any, where: str, owned: set[int]) -> None:
     """What of ``module`` every process reaches alike (``class_state``): its mutable globals, and one
     level into its own functions (defaults, closures), classes (attributes, methods' defaults) and
     objects of its own classes (attributes)."""
@@ -229,6 +232,10 @@ def _module_state(found: dict[str, tuple[Any, Any]], module: Any, where: str) ->
             continue
         if isinstance(value, MUTABLE):
             _keep(found, module, name, value, f"{GLOBAL}{name} of {where}")
+        elif isinstance(value, Iterator) and not isinstance(value, io.IOBase):  # a count, an iter()
+            at = None if id(value) in owned else _Position.of(value)
+            if at is not None:  # (a generator has no position to compare: never equal to itself)
+                found.setdefault(f"{GLOBAL}{name} of {where}", (value, at))
         elif isinstance(value, type) and value.__module__ == own:
             plain = not issubclass(value, (Enum, BaseModel))  # (their machinery's own tables)
             for attr, held in list(vars(value).items()):
@@ -244,6 +251,29 @@ def _module_state(found: dict[str, tuple[Any, Any]], module: Any, where: str) ->
                     _keep(found, value, attr, held, f"{GLOBAL}{name}'s attribute {attr} of {where}")
         else:
             _function_state(found, value, own, where)
+
+
+class _Position:
+    """Where a global iterator stood when first seen (``__reduce__``: ``count(5)``'s is 5, a list
+    iterator's its list and index), equal to it while a handler has not advanced it. Used by one
+    process alone, ``next()`` on it is still every world's ``check`` keeps, and every run's: the
+    simulator's first run leaves the next one a count that does not start where the file does."""
+
+    def __init__(self, reduced: Any) -> None:
+        self.reduced = reduced
+
+    @classmethod
+    def of(cls, value: Any) -> _Position | None:
+        try:
+            return cls(copy.deepcopy(value.__reduce__()))
+        except Exception:  # noqa: BLE001 - no position to compare by (a generator)
+            return None
+
+    def __eq__(self, other: object) -> bool:
+        now = _Position.of(other)
+        return now is not None and now.reduced == self.reduced
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def _function_state(found: dict[str, tuple[Any, Any]], fn: Any, own: str, where: str) -> None:
@@ -316,8 +346,17 @@ def class_state_changed(kept: dict[str, tuple[Any, Any]]) -> str | None:
     for name, (value, before) in kept.items():
         if value == before:
             continue
-        _restore(value, before)  # the next run (check's counterexample, a replay) starts as the file did
         keep_it = "keep it in an attribute (self.… = … in __init__)"
+        if isinstance(before, _Position):  # cannot be put back: kept[name] is where it stands now
+            kept[name] = (value, _Position.of(value))
+            what = f"is an iterator global to the module ({type(value).__name__}), and a handler advanced it"
+            return (
+                f"{name} {what}, even if one process alone calls next() on it: it is every run's and "
+                "every world's check keeps (over RabbitMQ each process starts its own); "
+                + keep_it
+                + " (`self.numbers = itertools.count(1)`)"
+            )
+        _restore(value, before)  # the next run (check's counterexample, a replay) starts as the file did
         if name.startswith(GLOBAL):  # (before SHARED: "the global " begins with "the ")
             what = "is a mutable global of the module"
         elif name.startswith(SHARED):
@@ -385,6 +424,11 @@ def _restore(value: Any, before: Any) -> None:
         value.extend(copy.deepcopy(before))
 
 
+# What ``waits`` says of a waiting_for() that raised: a participant's status carries it as its hint,
+# and the monitor ends a stall it cannot explain as check and simulate do (exit 2, outcome.py)
+WAITS_RAISED = "its waiting_for() raised"
+
+
 def waits(proto: Any) -> dict[str, Any]:
     """``proto.waiting_for()``: what the process waits for, by kind, and from whom. The algorithm's
     code: an exception there (a ``sys.exit()`` too) is an error naming its line (exit 2), never a
@@ -395,6 +439,6 @@ def waits(proto: Any) -> dict[str, Any]:
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the algorithm's code, named with its line
         raise ConfigError(
             f"asking {_named(proto)} what it waits for: "
-            f"its waiting_for() raised {type(exc).__name__}: {exc} at {raised_at(exc)}. It must return "
+            f"{WAITS_RAISED} {type(exc).__name__}: {exc} at {raised_at(exc)}. It must return "
             "a dict of message kinds to the senders awaited (empty: waiting for nothing)"
         ) from None

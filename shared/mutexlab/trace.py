@@ -18,7 +18,7 @@ from typing import IO, Any, Protocol
 
 from . import limits
 from .clock import EventClock, LocalEventClocks, VectorClock
-from .keywords import FOREIGN_JSON, lookalike
+from .keywords import CLOCKED_JSON, FOREIGN_JSON, VC_SHAPE, lookalike
 
 
 class TraceError(ValueError):
@@ -315,7 +315,7 @@ def check_event(event: Any, first: bool = False) -> str | None:
     if first and kind != "run":
         return (
             f"the trace has no 'run' header (its first event is {kind!r}): its algorithm and "
-            "capacities are unknown"
+            "capacities are unknown" + (CLOCKED_JSON if "vc" in event else "")
         )
     if kind == "run":
         if not isinstance(event.get("capacities"), dict):
@@ -345,7 +345,11 @@ def check_event(event: Any, first: bool = False) -> str | None:
         return None
     vc = event.get("vc")
     if not isinstance(vc, dict):
-        return "event lacks its vector clock 'vc'"
+        return (
+            "event lacks its vector clock 'vc'"
+            if vc is None
+            else f"'vc' is {json.dumps(vc)[:40]}: {VC_SHAPE}"
+        )
     if any(not _type_ok(v, int) or v < 0 for v in vc.values()):
         return "vector clock 'vc' must map process names to whole numbers ≥ 0"
     if not _type_ok(vc.get(pid), int) or vc[pid] < 1:

@@ -328,7 +328,13 @@ def _record(
         # Cut short only if its lines begin a record: with its missing lines empty, it would match.
         if missing > 0 and _found(pattern, joined + "\n" * missing, lead, len(first), f"{source}:{number}"):
             raise TraceError(f"{source}:{number}: the log ends inside a record (not a record of {what})")
-        raise TraceError(f"{source}:{number}: not a record of {what}")
+        went_on = (  # an indented line that is no record: the event above written over several lines
+            f"; indented, it reads as the event above going on: a record is {record_lines(pattern.shown)} "
+            "lines (the regex's \\n plus one), so write each event on one line"
+            if first[:1].isspace() and number > 1
+            else ""
+        )
+        raise TraceError(f"{source}:{number}: not a record of {what}{went_on}")
     skipped = joined[: found.start()]
     if skipped.strip():  # a prefix (a time stamp) would slide into the next line's description
         raise TraceError(
@@ -369,6 +375,7 @@ def _record(
             problem = f"{shown} has no entry of at least 1 for its own host {host!r}"
         else:
             problem = problem.replace("event lacks its vector clock 'vc'", f"{shown} is not a JSON object")
+            problem = problem.replace("'vc' is ", "the clock is ")
             problem = problem.replace("vector clock 'vc'", shown).replace("process names", "host names")
         raise TraceError(f"{line_of('clock')}: {problem}")
     if problem:  # a field of the description: its line

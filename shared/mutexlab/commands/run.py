@@ -233,7 +233,7 @@ COMMAND = Command(
     "run a scenario over RabbitMQ, one OS process per participant",
     """Start the monitor and every participant as separate processes against a running RabbitMQ; print the
     monitor's verdict and summary. Exit 0 safe and complete, 1 violation or a rejected input, 2 bad
-    arguments, 3 stalled, broker unusable, the monitor killed (no verdict) or a participant failed (a
+    arguments or a stall the solution's waiting_for() cannot explain (it raised), 3 stalled, broker unusable, the monitor killed (no verdict) or a participant failed (a
     nonzero exit: the run cannot vouch for it; a violation stays 1), 4 the monitor failed; SIGTERM, SIGINT or SIGHUP stops every process of the run and
     deletes its queues, exit 128 + the signal's number (143, 130, 129).""",
     scenarios=family_scenarios(run, arguments),

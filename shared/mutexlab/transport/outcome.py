@@ -23,6 +23,7 @@ from typing import Any
 from ..audit import verify_events
 from ..audit.cut import excuse, proven_cut
 from ..audit.stall import explain_stall
+from ..setups import WAITS_RAISED
 from ..words import PROGRAM_FAULT, count
 from .membership import role_of
 
@@ -158,7 +159,19 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
         if not outcome.safe
         else (EXIT_SAFE if outcome.complete and verdict.ok else EXIT_STALLED)
     )
+    raised = waits_raised(outcome)
+    if raised and outcome.exit_code == EXIT_STALLED:  # as check and simulate: exit 2, not judged
+        outcome.verdict += (
+            f"\nNOT JUDGED (exit 2, as check and simulate say it): the stall cannot be explained: {raised[0]}"
+        )
+        outcome.exit_code = EXIT_CONFIG
     return outcome.exit_code
+
+
+def waits_raised(outcome: Outcome) -> list[str]:
+    """What each stalled participant whose ``waiting_for()`` raised said of it (its status's hint,
+    ``setups.waits``): the run's stall cannot be explained, as ``check`` and ``simulate`` refuse it."""
+    return [str(i["hint"]) for i in outcome.stalled.values() if WAITS_RAISED in str(i.get("hint", ""))]
 
 
 def program_failed(reasons: list[str]) -> bool:
@@ -232,12 +245,16 @@ def render(o: Outcome) -> str:
     if o.stalled:
         # The simulator's explanation (who waits for whom, cycles, who everybody waits for), from
         # each participant's last status; then what only the transport knows (silence, lost messages).
-        lines.append(
-            explain_stall(
-                {n: i.get("waiting", {}) for n, i in o.stalled.items()},
-                {n: s for n, s in o.states.items() if s != "unknown"},
-            )
-        )
+        # a process whose waiting_for() raised waits for what nobody knows: not "nothing"
+        unknown = [n for n, i in o.stalled.items() if WAITS_RAISED in str(i.get("hint", ""))]
+        known = {n: i.get("waiting", {}) for n, i in o.stalled.items() if n not in unknown}
+        if known:
+            lines.append(explain_stall(known, {n: s for n, s in o.states.items() if s != "unknown"}))
+        lines += [
+            f"{n} ({o.states.get(n, '?')}) has not finished; what it waits for is unknown: "
+            "its waiting_for() raised (below)"
+            for n in unknown
+        ]
     if o.stalled:
         lines.append("as the monitor last heard them:")
     for name, info in o.stalled.items():
@@ -256,7 +273,11 @@ def render(o: Outcome) -> str:
         elif info["silent_for"] > 5:
             extra.append(f"silent for {info['silent_for']}s (lost?)")
         lines.append(
-            f"  stalled: {name} in {info.get('state')} waits for {waits or 'nothing reported'}"
+            f"  stalled: {name} in {info.get('state')} waits for "
+            + (
+                waits
+                or ("what nobody knows" if WAITS_RAISED in str(info.get("hint")) else "nothing reported")
+            )
             + (f" — {', '.join(extra)}" if extra else "")
         )
     lines.append(o.verdict)

@@ -148,8 +148,10 @@ class LiveView:
         elif kind == "contract_done":
             row["contracts"] += 1
         elif kind == "state":
-            row["state"] = str(event.get("state"))
-            if self.live is None:
+            # a send to oneself is an input inside the one that sent it, each with its state event
+            # (the coordinator of central.py, granting itself: HELD three times): one line a change
+            shown, row["state"] = row["state"], str(event.get("state"))
+            if self.live is None and row["state"] != shown:
                 self._lines.append(
                     f"{float(event.get('t', 0)):9.3f}s  {name:<10} {row['state']:<22} lamport {row['lamport']}"
                 )
