@@ -41,6 +41,7 @@ from .lines import (
     parse,
     shorten,
 )
+from .waits import why_silent
 
 SETPRIV = shutil.which("setpriv")
 # Seconds a new process of ``mutexlab test`` (or ``replay --node``) has for its first answer (its
@@ -313,11 +314,12 @@ class NodeProcess:
                 f"node {self.node} did not answer {message['type']} within {self.budget:g} s: it wrote {why}",
                 shorten(self.buffer),
             )
+        said = "(no done line)" if self.fresh else "(lines of its answer, but no done line)"
+        why = why_silent(self.proc.pid, self.stdin, BUFFERED, self.fresh) or ": stalled or unresponsive"
         return NodeFault(
             "stalled",
             self.node,
-            f"node {self.node} did not answer {message['type']} within {self.budget:g} s "
-            "(no done line): stalled or unresponsive",
+            f"node {self.node} did not answer {message['type']} within {self.budget:g} s {said}{why}",
         )
 
     def readline(self, deadline: float, message: dict[str, Any]) -> bytes:
