@@ -9,6 +9,7 @@ Philosopher 1 doubles as the waiter: everyone (itself too) asks it for a seat at
   --lazy        flushes stdout only after a line that sends something (a recv that sends
                 nothing leaves its done line in the buffer)
 """
+
 import json
 import queue
 import sys
@@ -75,8 +76,8 @@ class Phil:
     def handle_body(self, body, out):
         if body["type"] == "SEAT":
             a, b = self.me, self.right(self.me)
-            out.append({"type": "enter", "resource": "fork:%d" % a})
-            out.append({"type": "enter", "resource": "fork:%d" % b})
+            out.append({"type": "enter", "resource": f"fork:{a}"})
+            out.append({"type": "enter", "resource": f"fork:{b}"})
             out.append({"type": "enter", "resource": "meal"})
             out.append({"type": "state", "state": "EATING"})
             self.eating = True
@@ -92,8 +93,8 @@ class Phil:
         elif kind == "release":
             self.eating = False
             out.append({"type": "exit", "resource": "meal"})
-            out.append({"type": "exit", "resource": "fork:%d" % self.me})
-            out.append({"type": "exit", "resource": "fork:%d" % self.right(self.me)})
+            out.append({"type": "exit", "resource": f"fork:{self.me}"})
+            out.append({"type": "exit", "resource": f"fork:{self.right(self.me)}"})
             out.append({"type": "state", "state": "THINKING"})
             self.to_waiter("LEFT", out)
         elif kind == "recv":
