@@ -6,6 +6,10 @@ students make (tests/outsiders/, ``o11_*``):
   end of input; ``-DBROKEN_TIE`` forgets the tie-break on ids;
 * ``o11_phil_waiter_queue.py`` — philosophers with a waiter (philosopher 1), threading and
   queue.Queue; ``--left-only`` looks at one neighbour alone, ``--lazy`` flushes only after a send;
+* ``o11_elves_arbiter_batch.py`` — the hamster killers, the mayor arbitrating jobs with their
+  tools, every answer one os.write, exit 3 at the end of input; ``--pins-only`` forgets the poison;
+* ``o11_bees_keeper_crlf.py`` — mason bees, bee 1 keeping the flowers, input cut by hand from
+  os.read, CRLF output; ``--greedy`` lets bees out uncounted, ``--crlf`` cuts input at \\r\\n;
 * ``o11_mutex_scanf.c`` — a central coordinator in C reading stdin with scanf("%s");
   ``-DBROKEN_SELF`` forgets the coordinator's own hold, ``-DDEBUG_STDOUT`` prints debugging to
   stdout, ``-DFLUSH_ON_SEND`` flushes only after a send.
@@ -20,6 +24,7 @@ shrinking a node that ends after its last answer waited 1.5 s after every candid
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -29,6 +34,7 @@ import pytest
 from conftest import missing
 from outsider_edits import OUTSIDERS, said
 
+from mutexlab.cli import main
 from mutexlab.director.problem import make_problem
 from mutexlab.director.process import Pool
 from mutexlab.director.world import Faults, Run
@@ -231,3 +237,77 @@ def test_a_node_that_exits_1_at_the_end_of_its_input_is_no_finding(cli, c_nodes)
     # (reinit), and at the test's end it is killed, so its exit is never the program's fault
     ran = cli("test", "kmutex", "--node", c_nodes["kmx"], "-N", "3", "--runs", "5")
     assert ran.returncode == 0 and "PASS" in ran.stdout, said(ran)
+
+
+def bees(*flags: str) -> str:
+    return " ".join([sys.executable, str(OUTSIDERS / "o11_bees_keeper_crlf.py"), *flags])
+
+
+HIVE = ("-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=2", "-o", "cocoons=4")
+
+
+def test_windows_bees_pass_and_a_greedy_keeper_is_found(cli, tmp_path):
+    small = ("-N", "3", "-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=1", "-o", "cocoons=2")
+    ran = cli("test", "bees", "--node", bees(), *small, "--strategy", "systematic")
+    assert ran.returncode == 0 and "PASS — searched exhaustively: 7 schedules" in ran.stdout, said(ran)
+    ran = cli("test", "bees", "--node", bees(), "-N", "5", *HIVE, "--strategy", "pct", "--runs", "20")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, said(ran)
+    out = found(cli, tmp_path, bees("--greedy"), "bees", "-N", "5", *HIVE, rule="violation")
+    assert "flower (capacity 1) held by" in out and "to 8 steps on 3 nodes" in out, out
+
+
+def test_a_node_cutting_its_input_at_crlf_is_told_its_lines_end_otherwise(cli):
+    ran = cli("test", "bees", "--node", bees("--crlf"), "-N", "2", "--timeout", "1", "--start-timeout", "2")
+    # before: buffered, reads all its input, or slow to start — not a word of line ends
+    assert ran.returncode == 1 and "FINDING [stalled]" in ran.stdout, said(ran)
+    assert "it has read its input and waits for more" in ran.stdout, said(ran)
+    assert "every input ends with \\n alone" in ran.stdout and "--start-timeout" not in ran.stdout, said(ran)
+
+
+def elves(*flags: str) -> str:
+    return " ".join([sys.executable, str(OUTSIDERS / "o11_elves_arbiter_batch.py"), *flags])
+
+
+def test_an_arbiter_mayor_writing_each_answer_at_once_passes_and_a_pins_only_check_is_found(cli, tmp_path):
+    town = ("-o", "contracts=2", "-o", "rounds=1")
+    ran = cli("test", "elves", "--node", elves(), "-N", "2", *town, "--strategy", "systematic")
+    assert ran.returncode == 0 and "PASS — searched exhaustively: 108 schedules" in ran.stdout, said(ran)
+    ran = cli("test", "elves", "--node", elves(), "-N", "3", "--strategy", "pct", "--runs", "10")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, said(ran)
+    out = found(
+        cli,
+        tmp_path,
+        elves("--pins-only"),
+        "elves",
+        "-N",
+        "3",
+        "-o",
+        "pins=3",
+        "-o",
+        "poison=6",
+        rule="violation",
+    )
+    assert "poison (capacity 6) held by" in out and "on 2 nodes" in out, out
+
+
+@pytest.mark.broker
+@pytest.mark.slow  # RabbitMQ runs of C and Python nodes
+def test_the_eleventh_outsiders_run_over_rabbitmq(amqp_url, capsys, c_nodes):
+    def run(*argv: str) -> tuple[int, dict]:
+        code = main(["run", *argv, "--amqp-url", amqp_url, "--dwell", "0", "--json"])
+        return code, json.loads(capsys.readouterr().out)
+
+    code, summary = run("kmutex", "--node", c_nodes["kmx"], "-N", "4", "-k", "2", "--requests", "2")
+    assert code == 0 and summary["safe"], summary
+    code, summary = run("mutex", "--node", c_nodes["central"], "-N", "3", "--requests", "2")
+    assert code == 0 and summary["safe"], summary
+    code, summary = run("philosophers", "--node", phil(), "-N", "4", "-M", "2")
+    assert code == 0 and summary["safe"], summary
+    code, summary = run("elves", "--node", elves(), "-N", "3", "--contracts", "3")
+    assert code == 0 and summary["safe"], summary
+    code, summary = run(
+        "bees", "--node", bees(), "-P", "5", "-T", "2", "-K", "1", "--eggs", "2", "--cocoons", "4"
+    )
+    assert code == 0 and summary["safe"], summary
+    code, summary = run("elves", "--node", elves("--pins-only"), "-N", "3", "--pins", "3", "--poison", "6")
+    assert code == 1 and "poison (capacity 6)" in json.dumps(summary), summary

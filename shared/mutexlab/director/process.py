@@ -41,7 +41,7 @@ from .lines import (
     parse,
     shorten,
 )
-from .waits import why_silent
+from .waits import why_silent, why_unheard
 
 SETPRIV = shutil.which("setpriv")
 # Seconds a new process of ``mutexlab test`` (or ``replay --node``) has for its first answer (its
@@ -296,10 +296,8 @@ class NodeProcess:
                 "stalled",
                 self.node,
                 f"node {self.node} wrote nothing at all within {self.start_timeout:g} s of its start "
-                f"(no done line for its first {message['type']}): {BUFFERED}; one that reads all "
-                "its input before answering (read(), readlines(), a JSON parser given the whole "
-                "stream) waits for an end that never comes: read one line at a time; one slow to "
-                f"start needs a longer {self.start_setting}",
+                f"(no done line for its first {message['type']}): "
+                + why_unheard(self.proc.pid, self.stdin, BUFFERED, self.start_setting),
             )
         if self.buffer:  # the start of a line, never ended
             why = (  # classic Mac OS line ends: the lines are there, their ends are not newlines

@@ -68,3 +68,21 @@ def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True) -> str:
     if running:
         return ": it is running, not waiting for input — busy in a loop that does not end?"
     return ""
+
+
+def why_unheard(pid: int, pipe: int, buffered: str, setting: str) -> str:
+    """Words for a node that wrote nothing at all since its start, its first answer overdue."""
+    reading, running, _ = reading_input(pid, pipe)
+    read_all = (
+        "reads all its input before answering (read(), readlines(), a JSON parser given the whole "
+        "stream), waiting for an end that never comes: read one line at a time"
+    )
+    if reading and not running:
+        return (
+            "it has read its input and waits for more (blocked reading its standard input): either "
+            f"its answer sits in its output buffer — {buffered}; or it {read_all}; or it cuts its input "
+            "at something other than a newline (at \\r\\n, say: every input ends with \\n alone)"
+        )
+    if running:
+        return f"it is running, not waiting for input: slow to start (give it a longer {setting}) or busy"
+    return f"{buffered}; one that {read_all}; one slow to start needs a longer {setting}"
