@@ -165,7 +165,7 @@ def test_a_bash_permit_desk_passes_and_a_lenient_one_is_found(cli, tmp_path):
     assert "cs (capacity 2) held by" in out and "to 7 steps on 3 nodes" in out, out
 
 
-@pytest.mark.slow  # some 30 s: the shrinking waits for the node's end after each candidate
+@pytest.mark.slow  # some 5 s (30 s before the shrinking waited only where the end can show)
 def test_a_node_that_leaves_after_its_meals_is_named_one_way(cli, tmp_path):
     out = found(cli, tmp_path, f"{phil()} --leave", "philosophers", "-N", "2", rule="crashed")
     # before: "node 1 exited with status 0 while handling recv" when a neighbour's message came

@@ -134,12 +134,13 @@ class Verdict:
             return "SAFE"
         return f"VIOLATION ({len(self.safety)})" if not self.safe else f"INCOMPLETE ({len(self.violations)})"
 
-    def finding_lines(self) -> list[str]:
+    def finding_lines(self, unfinished: str = UNFINISHED_NOTE) -> list[str]:
         """The findings, safety violations first, then the unfinished and the undecided, each group
-        under a line saying what it means."""
+        under a line saying what it means (``unfinished``: what the unfinished mean, for a reader
+        who knows more than the trace — a run that came to rest)."""
         lines = ["  " + v.describe() for v in self.safety]
         for kind, name, note in (
-            (PROGRESS, "unfinished", UNFINISHED_NOTE),
+            (PROGRESS, "unfinished", unfinished),
             (UNDECIDED, "undecided", UNDECIDED_NOTE),
         ):
             group = [v for v in self.violations if v.kind == kind]

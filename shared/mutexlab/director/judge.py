@@ -13,11 +13,12 @@ stalled, wrote garbage or flooded is a finding about that node (``lines.NodeFaul
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..audit import verify_events
-from ..audit.verdict import Verdict
+from ..audit.verdict import UNFINISHED_NOTE, Verdict
 from ..findings import PROGRESS, UNDECIDED
 from .lines import CRASHED, PAST_DONE, UNASKED, NodeFault
 
@@ -25,6 +26,8 @@ SAFETY = "violation"
 DEADLOCK = "deadlock"
 UNFINISHED = "nothing can move and the run is not finished"  # by the problem's own end
 NO_REST = "no-rest"
+# The unfinished of a run mutexlab played until nothing could move: stuck, not cut short
+AT_REST = "left undone when the run came to rest (nothing could move: no message held, no step left)"
 HANG = "hang"
 NO_PROGRESS_SEEN = "no-progress-seen"
 NONDETERMINISTIC = "nondeterministic"
@@ -42,9 +45,10 @@ class Finding:
     node: int | None = None
     step: int | None = None  # the step (1-based; 0: the inits) where it showed
     details: list[str] = field(default_factory=list)  # the verdict's finding lines
+    line: str | None = None  # a node fault's line, shown at the message's end (not written out)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if k != "line"}
 
     def render(self) -> str:
         where = f" (step {self.step})" if self.step else ""
@@ -64,8 +68,15 @@ def ended_unasked(rule: str | None, message: str) -> bool:
     return rule == CRASHED and UNASKED in message
 
 
+def ended_answering(message: str) -> str:
+    """The input a node ended after answering, as an ``ended_unasked`` finding names it (``release``
+    in "… after answering release, with nothing asked of it"), else ""."""
+    said = re.search(r"after answering (\w+), " + re.escape(UNASKED), message)
+    return said.group(1) if said else ""
+
+
 def from_fault(fault: NodeFault, step: int) -> Finding:
-    return Finding(fault.rule, str(fault), fault.node, step)
+    return Finding(fault.rule, str(fault), fault.node, step, line=fault.line)
 
 
 def judge(
@@ -83,7 +94,8 @@ def judge(
     the MPI ranks whose main thread waits, by node name, what in; ``out_of_mpi_order``: the run
     reordered or duplicated deliveries, which no MPI does."""
     verdict = verify_events(events)
-    details = verdict.finding_lines()
+    # A run at rest is no trace cut short: mutexlab ran it until nothing could move.
+    details = verdict.finding_lines(AT_REST if resting else UNFINISHED_NOTE)
     if not verdict.safe:
         safety = ["  " + v.describe() for v in verdict.safety]
         return verdict, Finding(SAFETY, f"the audit: {verdict.head()}", None, step, safety)

@@ -41,6 +41,7 @@ from .lines import (
     parse,
     shorten,
 )
+from .waits import why_silent, why_unheard
 
 SETPRIV = shutil.which("setpriv")
 # Seconds a new process of ``mutexlab test`` (or ``replay --node``) has for its first answer (its
@@ -295,10 +296,8 @@ class NodeProcess:
                 "stalled",
                 self.node,
                 f"node {self.node} wrote nothing at all within {self.start_timeout:g} s of its start "
-                f"(no done line for its first {message['type']}): {BUFFERED}; one that reads all "
-                "its input before answering (read(), readlines(), a JSON parser given the whole "
-                "stream) waits for an end that never comes: read one line at a time; one slow to "
-                f"start needs a longer {self.start_setting}",
+                f"(no done line for its first {message['type']}): "
+                + why_unheard(self.proc.pid, self.stdin, BUFFERED, self.start_setting),
             )
         if self.buffer:  # the start of a line, never ended
             why = (  # classic Mac OS line ends: the lines are there, their ends are not newlines
@@ -313,11 +312,12 @@ class NodeProcess:
                 f"node {self.node} did not answer {message['type']} within {self.budget:g} s: it wrote {why}",
                 shorten(self.buffer),
             )
+        said = "(no done line)" if self.fresh else "(lines of its answer, but no done line)"
+        why = why_silent(self.proc.pid, self.stdin, BUFFERED, self.fresh) or ": stalled or unresponsive"
         return NodeFault(
             "stalled",
             self.node,
-            f"node {self.node} did not answer {message['type']} within {self.budget:g} s "
-            "(no done line): stalled or unresponsive",
+            f"node {self.node} did not answer {message['type']} within {self.budget:g} s {said}{why}",
         )
 
     def readline(self, deadline: float, message: dict[str, Any]) -> bytes:

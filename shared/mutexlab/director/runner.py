@@ -16,7 +16,7 @@ from ..audit.verdict import Verdict
 from ..findings import Violation
 from ..interrupts import raise_on_sigterm
 from ..words import count
-from .judge import NONDETERMINISTIC, Finding, ended_unasked, wrote_late
+from .judge import NONDETERMINISTIC, Finding, ended_answering, ended_unasked, wrote_late
 from .lines import CRASHED
 from .problem import make_problem
 from .process import TEST_START_TIMEOUT, Pool
@@ -82,7 +82,8 @@ def test(
         # A node's end after its last answer shows only when the run's end waits for it: the search
         # may have seen it without the wait (it ended quickly), a smaller run need not (a race).
         ends = END_GRACE if ended_unasked(found.finding.rule, found.finding.message) else searched.end_grace
-        settings = replace(settings, end_grace=ends, late_grace=late)
+        after = ended_answering(found.finding.message) if ends else ""
+        settings = replace(settings, end_grace=ends, late_grace=late, end_after=after)
         if not shrink or found.finding.rule in NOT_SHRUNK:
             return Tested(searched, found, found, settings, found.finding)
         problem = settings.problem

@@ -70,6 +70,8 @@ class Settings:
     # messages their memory as it is (director/answers.py)
     end_grace: float = 0.0  # seconds a run's end waits for a node ending after its last answer
     late_grace: float = 0.0  # seconds a run's end waits for a line written after the last done
+    end_after: str = ""  # the end awaited comes after an answer to this input (judge.ended_answering):
+    # a node whose last answer was to another is not waited for ("": every kept node is)
 
 
 def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] | None = None) -> Outcome:
@@ -107,7 +109,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             return Outcome(diverged, steps, run.digests, run.events, trail)
         # A line written after a done is the program's fault, not a deadlock nor a pass: looked
         # for before the run is judged, and a moment longer before a deadlock is called one.
-        run.settle(settings.late_grace, settings.end_grace)
+        run.settle(settings.late_grace, settings.end_grace, settings.end_after)
         resting = not run.enabled()
         waiting = sorted(run.names[n] for n in run.waiting)
         faults = settings.faults

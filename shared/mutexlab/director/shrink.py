@@ -57,6 +57,15 @@ class Lenient:
         return None
 
 
+def _words(finding: Finding) -> str:
+    """A node fault's words for ``_said``: a line it wrote that mutexlab does not take (garbage)
+    is the same fault whatever the line, which may echo an input (a debugging print of the init
+    line, its peers and nodes) and so change with the nodes left out."""
+    if finding.rule == "garbage" and finding.line is not None and finding.message.endswith(finding.line):
+        return finding.message[: -len(finding.line)]
+    return finding.message
+
+
 def _said(message: str) -> str:
     """A fault's words without its numbers (node ids, counts, line numbers change with the nodes
     left out), but for an exit status or a signal's (``exited with status 7`` is not ``... 1``): a
@@ -76,7 +85,7 @@ def _same_fault(shown: Finding, fault: Finding) -> bool:
     (node 0, the elves' mayor) or a worker: every node runs the same program, so which worker
     shows it is the schedule's doing, not another fault."""
     same_role = shown.node is not None and fault.node is not None and (shown.node == 0) == (fault.node == 0)
-    return same_role and _said(shown.message) == _said(fault.message)
+    return same_role and _said(_words(shown)) == _said(_words(fault))
 
 
 def _renamed(step: Action, ids: dict[int, int], old: dict[int, str], new: dict[int, str]) -> Action | None:
@@ -212,7 +221,7 @@ class Shrinker:
             n: sum(s[1] == n or s[2].rpartition("#")[0] == old.names[n] for s in best.steps) for n in workers
         }
         faulty = best.finding.node if fault and best.finding is not None else None
-        said = _said(best.finding.message) if fault and best.finding is not None else None
+        said = _said(_words(best.finding)) if fault and best.finding is not None else None
         first = tuple(workers[:size])  # the lowest ids first (their steps as they are), then by use
         subsets = sorted(
             combinations(workers, size), key=lambda kept: (kept != first, -sum(use[n] for n in kept))
@@ -226,7 +235,7 @@ class Shrinker:
             want = None if faulty is None else ids[faulty]
             for found in self._attempts(smaller, script, search=kept == first and not fault):
                 shown = found.finding if found is not None else None
-                if shown is not None and want in (None, shown.node) and said in (None, _said(shown.message)):
+                if shown is not None and want in (None, shown.node) and said in (None, _said(_words(shown))):
                     return found
         if faulty is None:
             return None

@@ -158,14 +158,19 @@ class Run:
                 found += [("land", node, link[0].id) for link in links]
         return found
 
-    def settle(self, grace: float, ends: float = 0.0) -> None:
+    def settle(self, grace: float, ends: float = 0.0, after: str = "") -> None:
         """NodeFault if a node wrote after its last done (waiting up to ``grace`` seconds for it), or
-        a kept node's output ended (waiting up to ``ends`` seconds for it)."""
+        a kept node's output ended (waiting up to ``ends`` seconds for it; ``after``: only for a
+        node whose last answer was to that input — the end of another is another finding)."""
         deadline = time.monotonic() + grace
         for node in sorted(self.procs):
             self.procs[node].late(max(deadline - time.monotonic(), 0.0))
         if ends > 0:  # a moment for a kept node's output to end, cut short when one does
-            kept = {p.out: p for p in self.procs.values() if p.reusable and not p.eof}
+            kept = {
+                p.out: p
+                for p in self.procs.values()
+                if p.reusable and not p.eof and (not after or p.answered == after)
+            }
             end = time.monotonic() + ends
             while kept and not any(p.eof for p in self.procs.values()) and time.monotonic() < end:
                 for fd in select.select(list(kept), [], [], max(end - time.monotonic(), 0.0))[0]:

@@ -1,0 +1,88 @@
+"""What a node that did not answer is doing, read from Linux's /proc: whether a thread of it is
+blocked reading its standard input (it took the input as handled and waits for the next — so its
+answer, if it wrote one, sits unflushed in its output buffer), and whether it runs at all.
+
+Only the node's own process is read (not what it started: in a shell's pipeline the reader of the
+pipe is another program), and only what the kernel shows its owner; anything unreadable (another
+system, a process already gone) says nothing, and the stall keeps its plain words.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+
+# read(2) and its kin, by machine: the calls a thread waiting for input sits in (a read of fd 0;
+# programs that poll — Node.js, Go — wait in epoll and are not seen)
+READS = {"x86_64": {0, 17, 19, 295}, "aarch64": {63, 65, 67, 69}}.get(platform.machine(), set())
+
+
+def reading_input(pid: int, pipe: int) -> tuple[bool, bool, int]:
+    """(a thread of ``pid`` is blocked reading the pipe whose write end is ``pipe``, a thread of it
+    is running, its threads): what ``/proc/<pid>/task`` shows, (False, False, 0) if nothing."""
+    try:
+        inode = os.fstat(pipe).st_ino
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False, False, 0
+    reading = running = False
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat", encoding="ascii", errors="replace") as stat:
+                state = stat.read().rsplit(")", 1)[1].split()[0]
+            with open(f"/proc/{pid}/task/{task}/syscall", encoding="ascii") as call:
+                fields = call.read().split()
+        except (OSError, IndexError):
+            continue
+        running |= state == "R"
+        if len(fields) > 1 and fields[0].isdigit() and int(fields[0]) in READS:
+            try:
+                link = os.readlink(f"/proc/{pid}/fd/{int(fields[1], 16)}")
+            except (OSError, ValueError):
+                continue
+            reading |= link == f"pipe:[{inode}]"
+    return reading, running, len(tasks)
+
+
+def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True) -> str:
+    """Words for a node that wrote no done line in time (``fresh``: nothing of its answer at all):
+    by what /proc shows, "" if it shows nothing to go by."""
+    reading, running, threads = reading_input(pid, pipe)
+    if reading and threads == 1:
+        rest = (
+            "its answer, done line and all, is"
+            if fresh
+            else "the rest of its answer, its done line at least, is"
+        )
+        return (
+            ": it waits for its next input (blocked reading its standard input), so it has handled "
+            f"this one — {rest} most likely still in its output buffer (or never written): {buffered}"
+        )
+    if reading and not running:
+        return (
+            ": a thread of it waits for its next input (blocked reading its standard input) and "
+            "no thread runs — either its answer sits in its output buffer (" + buffered + ") or the "
+            "thread that answers waits for something that never comes (a lock, a condition or "
+            "queue nobody signals)"
+        )
+    if running:
+        return ": it is running, not waiting for input — busy in a loop that does not end?"
+    return ""
+
+
+def why_unheard(pid: int, pipe: int, buffered: str, setting: str) -> str:
+    """Words for a node that wrote nothing at all since its start, its first answer overdue."""
+    reading, running, _ = reading_input(pid, pipe)
+    read_all = (
+        "reads all its input before answering (read(), readlines(), a JSON parser given the whole "
+        "stream), waiting for an end that never comes: read one line at a time"
+    )
+    if reading and not running:
+        return (
+            "it has read its input and waits for more (blocked reading its standard input): either "
+            f"its answer sits in its output buffer — {buffered}; or it {read_all}; or it cuts its input "
+            "at something other than a newline (at \\r\\n, say: every input ends with \\n alone)"
+        )
+    if running:
+        return f"it is running, not waiting for input: slow to start (give it a longer {setting}) or busy"
+    return f"{buffered}; one that {read_all}; one slow to start needs a longer {setting}"
