@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -169,6 +170,13 @@ static int jump_told;
 enum { T_RUN, T_WAIT, T_GONE };
 static int n_threads = 1, thread_state[THREADS], baton;
 static __thread int self = -1; /* this thread's number; -1 for a thread the library does not count */
+/* A poller with nothing new that holds a mutex another thread waits for does not wait: under any
+ * MPI its poll returns and it lets go (`lock(m); MPI_Iprobe(…); unlock(m); usleep(…)`); it hands
+ * the mutex on: at its next lock of it, the waiter woken by its unlock takes it first. */
+static pid_t tids[THREADS];       /* each thread's kernel id: glibc records a mutex's owner by it */
+static void *handing[THREADS];    /* the mutex a thread is to hand on at its unlock (under L) */
+static __thread void *handed;     /* the mutex this thread let go of for a waiter */
+static __thread int defers;       /* polls it did not wait in, holding a mutex wanted (POLLS at most) */
 
 static void lock_L(void) {
     resolve();
@@ -356,13 +364,25 @@ static void block_on(waiter *w) { /* under L: wait until someone wakes w */
     pthread_setcancelstate(old, NULL);
 }
 
+static int holder(pthread_mutex_t *m) { /* the counted thread holding m, or -1 (under L) */
+    for (int i = 0; m->__data.__owner && i < n_threads; i++)
+        if (tids[i] == m->__data.__owner && thread_state[i] != T_GONE) return i;
+    return -1;
+}
+
+static pthread_mutex_t *wanted(int t) { /* a mutex thread t holds that another thread waits for (under L) */
+    for (waiter *w = waiters; w; w = w->next)
+        if (w->kind == W_MUTEX && !w->woken && holder(w->what) == t) return w->what;
+    return NULL;
+}
+
 static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS with nothing new, wait */
     lock_L();
     if (sleeping) drain(); /* its lines so far: has it printed since its last poll? */
     if (!sleeping) polled_mpi = 1;
     if (gen != seen) {
         seen = gen;
-        unchanged = 0;
+        unchanged = defers = 0;
         jumps = 0;
         seen_lines = lines_out;
         printed_sleeps = 0;
@@ -381,11 +401,13 @@ static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS w
             jump_told = 1;
             put(told, sizeof told - 1);
         }
+    } else if (unchanged >= POLLS && defers < POLLS && (handing[self] = wanted(self)) != NULL) {
+        defers++; /* it goes on, to let go of what another thread waits for */
     } else if (unchanged >= POLLS) {
         waiter w = {.kind = W_POLL, .sleeper = !polled_mpi, .call = calling};
         block_on(&w);
         seen = gen;
-        unchanged = 0;
+        unchanged = defers = 0;
         jumps = 0;
         seen_lines = lines_out;
         printed_sleeps = 0;
@@ -1678,6 +1700,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
 __attribute__((constructor)) static void start(void) {
     resolve();
     self = 0; /* main: it holds the baton first (baton = 0, thread_state[0] = T_RUN) */
+    tids[0] = getpid();
     ml_types_init();
     int fd_in = dup(0), null = open("/dev/null", O_RDONLY), p[2];
     out_fd = dup(1);
@@ -1733,6 +1756,7 @@ static void *trampoline(void *box_) {
     start_box box = *(start_box *)box_;
     free(box_);
     self = box.number;
+    tids[self] = (pid_t)syscall(SYS_gettid);
     lock_L();
     acquire();
     unlock_L();
@@ -1792,14 +1816,39 @@ static void mutex_released(pthread_mutex_t *m) { /* under L */
 }
 
 /* A mutex a thread cannot take now is a wait: it hands the baton on until the mutex is let go. */
+/* Whether this thread, having let go of m for a waiter, lets that waiter take it first (under L). */
+static int yields(pthread_mutex_t *m) {
+    if (handed != m) return 0;
+    for (waiter *w = waiters; w; w = w->next)
+        if (w->kind == W_MUTEX && w->what == m && w->woken && w->who != self) return 1;
+    handed = NULL; /* it has: the mutex is anyone's again */
+    return 0;
+}
+
+static void wake_holder(pthread_mutex_t *m) { /* its holder, polling with nothing new, goes on (under L) */
+    int t = holder(m);
+    for (waiter *w = waiters; w && t >= 0 && t != self; w = w->next)
+        if (w->who == t && !w->woken && w->kind == W_POLL && !mpi_wait(w)) {
+            handing[t] = m;
+            unblock(w);
+        }
+}
+
 int pthread_mutex_lock(pthread_mutex_t *m) {
     resolve();
     if (self < 0) return real_mutex_lock(m);
     for (;;) {
-        int rc = real_mutex_trylock(m);
+        int yield = 0;
+        if (handed == m) { /* it let go of m for a waiter: has that one taken it? */
+            lock_L();
+            yield = yields(m);
+            unlock_L();
+        }
+        int rc = yield ? EBUSY : real_mutex_trylock(m);
         if (rc != EBUSY) return rc;
         lock_L();
         waiter w = {.kind = W_MUTEX, .what = m, .call = "pthread_mutex_lock"};
+        wake_holder(m);
         block_on(&w);
         unlock_L();
     }
@@ -1810,6 +1859,7 @@ int pthread_mutex_unlock(pthread_mutex_t *m) {
     int rc = real_mutex_unlock(m);
     if (self >= 0) {
         lock_L();
+        if (handing[self] == m) handing[self] = NULL, handed = m;
         mutex_released(m);
         unlock_L();
     }
