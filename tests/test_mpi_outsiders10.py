@@ -7,7 +7,14 @@ a rank that never ended). ``tests/mpi/ra_typed.c``: Ricart–Agrawala with a req
 ``MPI_Type_create_struct`` resized to ``sizeof`` (an array of them in one message, a field that is
 not part of the type left alone by a receive), and a table's column sent as ``MPI_Type_vector`` and
 received as plain ints, then back into the column (before: ``MPI_Type_vector`` and
-``MPI_Type_create_resized`` stopped the test, exit 2).
+``MPI_Type_create_resized`` stopped the test, exit 2). ``tests/mpi/lamport_text.c``: Lamport,
+single-threaded, its messages text found by ``MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG)`` and sized by
+``MPI_Get_count`` into a ``malloc``'d buffer, the ranks split by role into teams
+(``MPI_Comm_split``, a team ``MPI_Bcast`` and ``MPI_Reduce``), an ``MPI_Ibarrier`` served while
+tested. ``tests/mpi/suzuki_kasami.cpp``: Suzuki–Kasami's broadcast token in C++17, a
+``std::thread`` listener in ``MPI_Probe`` sizing a ``std::vector`` by ``MPI_Get_count`` (the token's
+queue varies), ``std::condition_variable::wait`` with a predicate, ``std::atomic``, requests by
+``MPI_Isend`` and ``MPI_Waitall``. Both needed nothing new of mutexlab's MPI.
 """
 
 from __future__ import annotations
@@ -32,13 +39,20 @@ PROGRAMS = {
     "printers": ("ra_serialized.c", []),
     "typed": ("ra_typed.c", []),
     "typed-no-defer": ("ra_typed.c", ["-DBROKEN_NO_DEFER"]),
+    "text": ("lamport_text.c", []),
+    "text-ties": ("lamport_text.c", ["-DBROKEN_NO_TIEBREAK"]),
+    "token": ("suzuki_kasami.cpp", ["-std=c++17"]),
+    "token-in-cs": ("suzuki_kasami.cpp", ["-std=c++17", "-DBROKEN_IN_CS"]),
+    "token-done": ("suzuki_kasami.cpp", ["-std=c++17", "-DBROKEN_DONE_OTHERS"]),
 }
+TEXT = "(?P<enter>entering section)|(?P<exit>leaving section)"
+TOKEN = "(?P<enter>in the critical)|(?P<exit>out of the critical)"
 
 
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory) -> Builds:
-    if shutil.which("gcc") is None:
-        missing("gcc is needed: mutexlab's MPI is built with it")
+    if shutil.which("gcc") is None or shutil.which("g++") is None:
+        missing("gcc and g++ are needed: mutexlab's MPI is built with them")
     out, cache = tmp_path_factory.mktemp("outsiders10"), shared_cache(tmp_path_factory)
     return Builds(PROGRAMS, out, cache, strict=True)
 
@@ -91,6 +105,48 @@ def test_typed_ricart_agrawala_without_deferring_is_caught_shrunk_and_replays(cl
     assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
     fixed = cli("replay", str(ce), "--mpi", programs["typed"])
     assert fixed.returncode != 1 and "did NOT reproduce" in fixed.stdout, fixed.stdout
+
+
+def found_and_replayed(cli, programs, tmp_path, broken, correct, regex, says="FINDING [violation]"):
+    ce = tmp_path / f"{broken}.json"
+    ran = cli("test", "mutex", "--np", "3", "--entries", "1", "--regex", regex, "--counterexample", str(ce),
+              "--mpi", programs[broken])  # fmt: skip
+    assert ran.returncode == 1 and says in ran.stdout, ran.stdout + ran.stderr
+    assert "shrunk from" in ran.stdout, ran.stdout
+    again = cli("replay", str(ce), "--mpi", programs[broken])
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+    fixed = cli("replay", str(ce), "--mpi", programs[correct])
+    assert fixed.returncode != 1 and "did NOT reproduce" in fixed.stdout, fixed.stdout
+    return ran
+
+
+# -- Lamport in text, teams by MPI_Comm_split; Suzuki-Kasami in C++ ------------------------------
+
+
+@pytest.mark.parametrize(("name", "regex"), (("text", TEXT), ("token", TOKEN)))
+@pytest.mark.parametrize("strategy", ("random", "pct"))
+def test_two_more_styles_pass(cli, programs, name, regex, strategy):
+    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "30", "--strategy", strategy,
+              "--regex", regex, "--mpi", programs[name], "2")  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    ran = cli("test", "mutex", "--np", "2", "--entries", "1", "--strategy", "systematic",
+              "--regex", regex, "--mpi", programs[name])  # fmt: skip
+    assert ran.returncode == 0 and "searched exhaustively" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_lamport_in_text_ordering_ties_by_arrival_is_caught(cli, programs, tmp_path):
+    ran = found_and_replayed(cli, programs, tmp_path, "text-ties", "text", TEXT)
+    assert "on 2 nodes" in ran.stdout, ran.stdout
+
+
+def test_suzuki_kasami_handing_the_token_on_from_inside_is_caught(cli, programs, tmp_path):
+    ran = found_and_replayed(cli, programs, tmp_path, "token-in-cs", "token", TOKEN)
+    assert "to 2 steps on 2 nodes" in ran.stdout, ran.stdout
+
+
+def test_suzuki_kasami_whose_listeners_never_end_is_a_hang(cli, programs, tmp_path):
+    ran = found_and_replayed(cli, programs, tmp_path, "token-done", "token", TOKEN, says="FINDING [hang]")
+    assert "waits in pthread_join" in ran.stdout, ran.stdout
 
 
 STRIDES = r"""#include <mpi.h>
@@ -158,12 +214,15 @@ def test_strided_types_give_what_mpi_says(cli, programs, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mpi", ("openmpi", "mpich"))
-@pytest.mark.parametrize("source", ("ra_typed.c", "probe_under_lock.c"))
+@pytest.mark.parametrize(
+    "source", ("ra_typed.c", "probe_under_lock.c", "lamport_text.c", "suzuki_kasami.cpp")
+)
 def test_the_sources_run_under_a_real_mpi(tmp_path, mpi, source):
     if shutil.which(f"mpicc.{mpi}") is None:
         missing(f"mpicc.{mpi} is needed (apt-get install openmpi-bin libopenmpi-dev mpich libmpich-dev)")
     exe = tmp_path / "program"
-    built = subprocess.run([f"mpicc.{mpi}", "-O2", "-idirafter", str(INCLUDE), "-o", str(exe), str(MPI / source)],
+    cc = [f"mpicxx.{mpi}", "-std=c++17"] if source.endswith(".cpp") else [f"mpicc.{mpi}"]
+    built = subprocess.run([*cc, "-O2", "-idirafter", str(INCLUDE), "-o", str(exe), str(MPI / source)],
                            capture_output=True, text=True)  # fmt: skip
     assert built.returncode == 0, built.stderr
     run = (
@@ -178,4 +237,5 @@ def test_the_sources_run_under_a_real_mpi(tmp_path, mpi, source):
         proc.communicate()
         pytest.fail(f"{source} did not end under mpirun.{mpi}")
     assert proc.returncode == 0, err
-    assert out.count("enters") == (6 if source == "ra_typed.c" else 3), out
+    entered = {"ra_typed.c": 6, "probe_under_lock.c": 3}.get(source, 6)
+    assert out.count("enters") + out.count("entering") + out.count("in the critical") == entered, out
