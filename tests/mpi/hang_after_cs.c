@@ -1,7 +1,8 @@
 /* Rank 1 waits, after its last critical section, for a message nobody sends: under any MPI it
  * never ends (a hang), though every entry was served. -DHELPER: a helper thread of rank 1 waits
  * for that message instead while its main thread reaches MPI_Finalize, which is no hang
- * (docs/mpi.md#hangs). -DLINGER: rank 0 lingers in a loop of its own (2,000 MPI_Iprobe and
+ * (docs/mpi.md#hangs), though MPI calls a receive still pending at MPI_Finalize an error: Open MPI
+ * ends the rank, MPICH aborts it (a fatal error in that receive, exit 5). -DLINGER: rank 0 lingers in a loop of its own (2,000 MPI_Iprobe and
  * usleep) and then sends rank 1 what it waits for: it ends under any MPI, so no hang either, though
  * mutexlab's model holds the loop. -DTESTSOME: rank 1 tests its receive ten times by MPI_Testsome,
  * then cancels it and finalizes: no hang. Run on 2 ranks. */

@@ -1,5 +1,5 @@
-/* What collectives.c, vcollectives.c, comm.c, errors.c, env.c, persistent.c, sleeps.c, sems.c and
- * types.c use of mpi.c, and what comm.c, errors.c and types.c give the others: the messages, communicators, requests and datatypes of mutexlab's MPI. */
+/* What the other files of mutexlab's MPI use of mpi.c, and what comm.c, errors.c and types.c give
+ * the others: the messages, communicators, requests and datatypes of mutexlab's MPI. */
 #ifndef MUTEXLAB_MPI_INTERNAL_H
 #define MUTEXLAB_MPI_INTERNAL_H
 #include "mpi.h"
@@ -39,6 +39,23 @@ void ml_types_init(void); /* the predefined datatypes (at MPI_Init) */
 /* A message's bytes: ``count`` elements of ``type`` (stops the run on an unknown type). */
 unsigned char *ml_pack(const void *buf, int count, MPI_Datatype type, long *bytes, const char *call);
 long ml_extent(MPI_Datatype type); /* its extent in bytes (stops the run on an unknown type) */
+/* A point-to-point receive of ``count`` of ``type``: the bytes it takes (ml_room), put where its map
+ * says (ml_unpack: the bytes as they are but for a strided type). */
+long ml_room(int count, MPI_Datatype type);
+void ml_unpack(void *buf, const unsigned char *data, long n, MPI_Datatype type);
+/* A datatype's map: byte ranges from the start of one element (stride.c makes the strided ones). */
+#define BLOCKS 64 /* byte ranges a datatype's map keeps; more, and its whole extent is sent */
+
+typedef struct {
+    long size, extent, align, elems; /* elems: basic elements of one (MPI_Get_elements) */
+    int used, nblocks; /* nblocks 0: the whole extent */
+    int strided;       /* gaps between its data that a message leaves out (stride.c) */
+    long off[BLOCKS], len[BLOCKS];
+} dtype;
+dtype *ml_type(MPI_Datatype type);                     /* stops the run on an unknown type */
+void ml_add_block(dtype *t, long off, long len);       /* the map's ranges, merged */
+void ml_add_blocks(dtype *t, const dtype *old, long at); /* old's map, at ``at`` */
+int ml_new_type(const dtype *made);
 
 /* collectives.c, for vcollectives.c: the collective context of ``comm`` and its next number (the tag) */
 int ml_coll_start(MPI_Comm comm, const char *call, int *seq);
@@ -48,6 +65,9 @@ void ml_coll_root(int root, int ctx, const char *call); /* MPI_ERR_ROOT */
 
 /* mpi.c */
 void ml_flush(void);              /* sems.c: the program's stdout and std::cout flushed (lock not held) */
+void ml_sync_stdout(void);        /* cout.c: the same */
+void ml_say(const char *line);    /* report.c: a line to the director (lock not held) */
+void ml_json_string(char *dst, size_t cap, const char *src); /* src as a JSON string */
 void ml_block_held(void *key);    /* wait on key until ml_wake(key) or something happens (lock held) */
 void ml_wake(void *key);          /* wake every waiter on key */
 void ml_poll(void);               /* a poll that found nothing (a counted thread's) */

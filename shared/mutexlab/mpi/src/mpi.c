@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -113,6 +114,7 @@ typedef struct {
     int persistent, active; /* MPI_Send_init, MPI_Recv_init...: started by MPI_Start, kept when done */
     int more; /* a receive of several messages (MPI_Ibarrier's): those it takes before it completes */
     long posted;            /* a receive's posting number: a message goes to the oldest that matches */
+    MPI_Datatype type;      /* a point-to-point receive's: where its bytes go (0: as they come) */
     void *buf;
     long capacity;
     MPI_Status status;
@@ -169,6 +171,13 @@ static int jump_told;
 enum { T_RUN, T_WAIT, T_GONE };
 static int n_threads = 1, thread_state[THREADS], baton;
 static __thread int self = -1; /* this thread's number; -1 for a thread the library does not count */
+/* A poller with nothing new that holds a mutex another thread waits for does not wait: under any
+ * MPI its poll returns and it lets go (`lock(m); MPI_Iprobe(…); unlock(m); usleep(…)`); it hands
+ * the mutex on: at its next lock of it, the waiter woken by its unlock takes it first. */
+static pid_t tids[THREADS];       /* each thread's kernel id: glibc records a mutex's owner by it */
+static void *handing[THREADS];    /* the mutex a thread is to hand on at its unlock (under L) */
+static __thread void *handed;     /* the mutex this thread let go of for a waiter */
+static __thread int defers;       /* polls it did not wait in, holding a mutex wanted (POLLS at most) */
 
 static void lock_L(void) {
     resolve();
@@ -252,44 +261,6 @@ static void drain_all(void) { /* the rank ends: a last line printed without its 
     }
 }
 
-/* C++'s std::cout, when the program calls std::ios_base::sync_with_stdio(false), buffers on its
- * own (a "\n" does not flush it): flushed with stdout wherever stdout is, its lines come back in
- * order with the rank's messages instead of never (the rank never exits: at_end waits). Found by
- * name (the Itanium C++ ABI's std::cout, std::ostream::flush and std::ios_base::Init) in a program
- * linked with libstdc++. Before GCC 13 std::cout is built only by the std::ios_base::Init of a
- * unit that includes <iostream>: one of our own builds it first (as such a unit would), so a
- * program without <iostream> is not flushed through an unbuilt stream. */
-static void *cxx_cout;
-static void *(*cxx_flush)(void *);
-static int cxx_looked;
-static long cxx_init_object[4]; /* a std::ios_base::Init (an empty class): never destroyed */
-
-static void sync_stdout(void) { /* called with L not held */
-    fflush(stdout);
-    if (!cxx_looked) {
-        void (*cxx_init)(void *);
-        cxx_cout = dlsym(RTLD_DEFAULT, "_ZSt4cout");
-        *(void **)&cxx_flush = dlsym(RTLD_DEFAULT, "_ZNSo5flushEv");
-        *(void **)&cxx_init = dlsym(RTLD_DEFAULT, "_ZNSt8ios_base4InitC1Ev");
-        if (cxx_cout && cxx_flush && cxx_init)
-            cxx_init(cxx_init_object);
-        else
-            cxx_cout = NULL;
-        cxx_looked = 1;
-    }
-    if (cxx_cout) cxx_flush(cxx_cout);
-}
-
-static void emit(const char *fmt, ...) {
-    char line[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    drain();
-    put(line, (size_t)k);
-}
-
 /* -- quiescence and waiting ----------------------------------------------------------- */
 static void unblock(waiter *w) {
     if (!w->woken) {
@@ -356,13 +327,25 @@ static void block_on(waiter *w) { /* under L: wait until someone wakes w */
     pthread_setcancelstate(old, NULL);
 }
 
+static int holder(pthread_mutex_t *m) { /* the counted thread holding m, or -1 (under L) */
+    for (int i = 0; m->__data.__owner && i < n_threads; i++)
+        if (tids[i] == m->__data.__owner && thread_state[i] != T_GONE) return i;
+    return -1;
+}
+
+static pthread_mutex_t *wanted(int t) { /* a mutex thread t holds that another thread waits for (under L) */
+    for (waiter *w = waiters; w; w = w->next)
+        if (w->kind == W_MUTEX && !w->woken && holder(w->what) == t) return w->what;
+    return NULL;
+}
+
 static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS with nothing new, wait */
     lock_L();
     if (sleeping) drain(); /* its lines so far: has it printed since its last poll? */
     if (!sleeping) polled_mpi = 1;
     if (gen != seen) {
         seen = gen;
-        unchanged = 0;
+        unchanged = defers = 0;
         jumps = 0;
         seen_lines = lines_out;
         printed_sleeps = 0;
@@ -381,11 +364,13 @@ static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS w
             jump_told = 1;
             put(told, sizeof told - 1);
         }
+    } else if (unchanged >= POLLS && defers < POLLS && (handing[self] = wanted(self)) != NULL) {
+        defers++; /* it goes on, to let go of what another thread waits for */
     } else if (unchanged >= POLLS) {
         waiter w = {.kind = W_POLL, .sleeper = !polled_mpi, .call = calling};
         block_on(&w);
         seen = gen;
-        unchanged = 0;
+        unchanged = defers = 0;
         jumps = 0;
         seen_lines = lines_out;
         printed_sleeps = 0;
@@ -510,11 +495,6 @@ void ml_error(int code, const char *fmt, ...) {
     die(code, fmt, ap);
 }
 
-static void unsupported(const char *call) {
-    lock_L();
-    fatal("%s is not supported by mutexlab's MPI", call);
-}
-
 
 /* -- messages -------------------------------------------------------------------------- */
 void ml_lock(void) { lock_L(); }
@@ -589,7 +569,7 @@ static void complete(request *r, msg *m) { /* under L */
         return;
     }
     long n = m->bytes < r->capacity ? m->bytes : r->capacity;
-    if (n) memcpy(r->buf, m->data, (size_t)n);
+    if (n) ml_unpack(r->buf, m->data, n, r->type);
     if (m->bytes > r->capacity) r->truncated = m->bytes; /* an error, said where it completes */
     r->status.MPI_SOURCE = ml_local_held(r->ctx, m->src);
     r->status.MPI_TAG = m->tag;
@@ -671,9 +651,13 @@ static int new_request(void) { /* under L */
     return 0;
 }
 
-int ml_post_recv(void *buf, long capacity, int src, int tag, int ctx) { return ml_post_recv_n(buf, capacity, src, tag, ctx, 1); }
-
+static int post(void *buf, long capacity, MPI_Datatype type, int src, int tag, int ctx, int n);
+int ml_post_recv(void *buf, long capacity, int src, int tag, int ctx) { return post(buf, capacity, 0, src, tag, ctx, 1); }
 int ml_post_recv_n(void *buf, long capacity, int src, int tag, int ctx, int n) {
+    return post(buf, capacity, 0, src, tag, ctx, n);
+}
+
+static int post(void *buf, long capacity, MPI_Datatype type, int src, int tag, int ctx, int n) {
     static long posts;
     src = ml_world(ctx, src);
     lock_L();
@@ -682,6 +666,7 @@ int ml_post_recv_n(void *buf, long capacity, int src, int tag, int ctx, int n) {
     r->recv = 1;
     r->buf = buf;
     r->capacity = capacity;
+    r->type = type;
     r->src = src;
     r->tag = tag;
     r->ctx = ctx;
@@ -774,7 +759,7 @@ void ml_adopt(MPI_Request handle, MPI_Request started) {
 int MPI_Wait(MPI_Request *handle, MPI_Status *status) {
     if (inactive_now(*handle, status)) return MPI_SUCCESS;
     counted_thread("MPI_Wait");
-    sync_stdout();
+    ml_sync_stdout();
     request *r = request_of(handle, "MPI_Wait");
     lock_L();
     if (!r->done) {
@@ -800,7 +785,7 @@ int MPI_Test(MPI_Request *handle, int *flag, MPI_Status *status) {
         return MPI_SUCCESS;
     }
     counted_thread("MPI_Test");
-    sync_stdout();
+    ml_sync_stdout();
     request *r = request_of(handle, "MPI_Test");
     lock_L();
     *flag = r->done;
@@ -818,7 +803,7 @@ int MPI_Request_get_status(MPI_Request handle, int *flag, MPI_Status *status) {
         return MPI_SUCCESS;
     }
     counted_thread("MPI_Request_get_status");
-    sync_stdout();
+    ml_sync_stdout();
     request *r = request_of(&handle, "MPI_Request_get_status");
     lock_L();
     *flag = r->done;
@@ -847,7 +832,7 @@ static void send_call(const void *buf, int count, MPI_Datatype type, int dest, i
                       const char *call, long sync) {
     int ctx = ml_comm(comm, call);
     check_tag(tag, 0);
-    sync_stdout();
+    ml_sync_stdout();
     long bytes;
     unsigned char *packed = ml_pack(buf, count, type, &bytes, call);
     send_message(dest, tag, ctx, packed, bytes, call, sync);
@@ -920,8 +905,8 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     int ctx = ml_comm(comm, "MPI_Irecv");
     check_source(source, ctx, "MPI_Irecv");
     check_tag(tag, 1);
-    sync_stdout();
-    *req = ml_post_recv(buf, count * ml_extent(type), source, tag, ctx);
+    ml_sync_stdout();
+    *req = post(buf, ml_room(count, type), type, source, tag, ctx, 1);
     return MPI_SUCCESS;
 }
 
@@ -943,8 +928,8 @@ static int sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, i
     int ctx = ml_comm(comm, call);
     check_source(source, ctx, call);
     check_tag(recvtag, 1);
-    sync_stdout();
-    MPI_Request r = ml_post_recv(recvbuf, recvcount * ml_extent(recvtype), source, recvtag, ctx);
+    ml_sync_stdout();
+    MPI_Request r = post(recvbuf, ml_room(recvcount, recvtype), recvtype, source, recvtag, ctx, 1);
     CALLING(call);
     int rc = MPI_Wait(&r, status);
     CALLED();
@@ -1000,7 +985,7 @@ static int finish_first_done(int count, MPI_Request handles[], MPI_Status *statu
 
 int MPI_Waitany(int count, MPI_Request handles[], int *index, MPI_Status *status) {
     counted_thread("MPI_Waitany");
-    sync_stdout();
+    ml_sync_stdout();
     for (int i = 0; i < count; i++)
         if (handles[i] != MPI_REQUEST_NULL) request_of(&handles[i], "MPI_Waitany"); /* each active */
     for (;;) { /* a poll: with nothing new, the thread waits until something happens */
@@ -1017,7 +1002,7 @@ int MPI_Waitany(int count, MPI_Request handles[], int *index, MPI_Status *status
 
 int MPI_Testall(int count, MPI_Request handles[], int *flag, MPI_Status statuses[]) {
     counted_thread("MPI_Testall");
-    sync_stdout();
+    ml_sync_stdout();
     for (int i = 0; i < count; i++)
         if (handles[i] != MPI_REQUEST_NULL) request_of(&handles[i], "MPI_Testall"); /* each active */
     lock_L();
@@ -1056,7 +1041,7 @@ static int finish_all_done(int count, MPI_Request handles[], int indices[], MPI_
 static int some(int count, MPI_Request handles[], int *outcount, int indices[], MPI_Status statuses[],
                 const char *call, int wait) {
     counted_thread(call);
-    sync_stdout();
+    ml_sync_stdout();
     for (int i = 0; i < count; i++)
         if (handles[i] != MPI_REQUEST_NULL) request_of(&handles[i], call); /* each active */
     for (;;) {
@@ -1086,7 +1071,7 @@ int MPI_Testsome(int incount, MPI_Request handles[], int *outcount, int indices[
 /* MPI_Testany: the first finished request of the array, else flag 0 and a poll. */
 int MPI_Testany(int count, MPI_Request handles[], int *index, int *flag, MPI_Status *status) {
     counted_thread("MPI_Testany");
-    sync_stdout();
+    ml_sync_stdout();
     for (int i = 0; i < count; i++)
         if (handles[i] != MPI_REQUEST_NULL) request_of(&handles[i], "MPI_Testany"); /* each active */
     int active;
@@ -1216,7 +1201,7 @@ int MPI_Buffer_detach(void *buffer_addr, int *size) {
 }
 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-    long bytes = count * ml_extent(type);
+    long bytes = ml_room(count, type);
     lock_L();
     if (bsend_size < 0) fatal("MPI_Bsend with no buffer attached (MPI_Buffer_attach first)");
     if (bytes + MPI_BSEND_OVERHEAD > bsend_size)
@@ -1277,7 +1262,7 @@ static int probe(int source, int tag, MPI_Comm comm, int block, MPI_Status *stat
     }
     check_source(source, ctx, call);
     source = ml_world(ctx, source);
-    sync_stdout();
+    ml_sync_stdout();
     lock_L();
     msg *m;
     while ((m = find_unexpected(source, tag, ctx)) == NULL && block) {
@@ -1315,8 +1300,8 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
 
 /* A receive of a matched message: done at once (a synchronous send's sender is told now). */
 static MPI_Request receive_matched(void *buf, int count, MPI_Datatype type, MPI_Message *message, const char *call) {
-    long capacity = count * ml_extent(type);
-    sync_stdout();
+    long capacity = ml_room(count, type);
+    ml_sync_stdout();
     lock_L();
     int h = *message;
     if (h == MPI_MESSAGE_NO_PROC) { /* MPI: from MPI_PROC_NULL, empty */
@@ -1338,6 +1323,7 @@ static MPI_Request receive_matched(void *buf, int count, MPI_Datatype type, MPI_
     r->recv = 1;
     r->buf = buf;
     r->capacity = capacity;
+    r->type = type;
     r->src = m->src;
     r->tag = m->tag;
     r->ctx = m->ctx;
@@ -1359,7 +1345,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MP
 }
 
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count) {
-    long extent = ml_extent(type);
+    long extent = ml_room(1, type);
     *count = extent ? (int)(status->mutexlab_bytes / extent) : 0;
     if (extent && status->mutexlab_bytes % extent) *count = MPI_UNDEFINED;
     return MPI_SUCCESS;
@@ -1368,7 +1354,7 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count) {
 int MPI_Barrier(MPI_Comm comm) { /* every rank tells rank 0, which answers all when all have come */
     int ctx = ml_comm(comm, "MPI_Barrier");
     ml_collective = "MPI_Barrier";
-    sync_stdout();
+    ml_sync_stdout();
     char none = 0;
     MPI_Request r;
     int me = ml_rank(ctx), size = ml_size(ctx);
@@ -1389,7 +1375,7 @@ int MPI_Barrier(MPI_Comm comm) { /* every rank tells rank 0, which answers all w
 /* -- the rank's life ------------------------------------------------------------------- */
 static void at_end(int status, void *unused) { /* main returned or exit was called */
     (void)unused;
-    sync_stdout();
+    ml_sync_stdout();
     fflush(NULL);
     lock_L();
     if (status != 0) { /* a failure: the director sees the rank end with it (a crash finding) */
@@ -1447,7 +1433,7 @@ int MPI_Query_thread(int *provided) {
 }
 
 int MPI_Finalize(void) {
-    sync_stdout();
+    ml_sync_stdout();
     lock_L();
     finalized = 1;
     bump();
@@ -1457,7 +1443,7 @@ int MPI_Finalize(void) {
 
 int MPI_Abort(MPI_Comm comm, int code) {
     (void)comm;
-    sync_stdout();
+    ml_sync_stdout();
     fflush(NULL);
     lock_L();
     drain_all();
@@ -1500,55 +1486,22 @@ static void slept(long long ns) {
 int ml_sleep(long long ns) {
     if (self < 0) return 0;
     slept(ns);
-    sync_stdout();
+    ml_sync_stdout();
     sleep_point();
     return 1;
 }
 
-void mutexlab_enter(const char *resource) {
+/* report.c: a line of mutexlab.h's (an entry, an exit, a state, an event), in order with the rest. */
+void ml_say(const char *line) {
     fflush(stdout);
     lock_L();
-    char esc[512];
-    json_string(esc, sizeof esc, resource, strlen(resource));
-    emit("{\"type\":\"enter\",\"resource\":%s}\n", esc);
-    bump();
-    unlock_L();
-}
-
-void mutexlab_exit(const char *resource) {
-    fflush(stdout);
-    lock_L();
-    char esc[512];
-    json_string(esc, sizeof esc, resource, strlen(resource));
-    emit("{\"type\":\"exit\",\"resource\":%s}\n", esc);
-    bump();
-    unlock_L();
-}
-
-void mutexlab_state(const char *state) {
-    fflush(stdout);
-    lock_L();
-    char esc[512];
-    json_string(esc, sizeof esc, state, strlen(state));
-    emit("{\"type\":\"state\",\"state\":%s}\n", esc);
-    bump();
-    unlock_L();
-}
-
-void mutexlab_event(const char *event, const char *fields) {
-    fflush(stdout);
-    lock_L();
-    char esc[512], line[4096];
-    json_string(esc, sizeof esc, event, strlen(event));
-    int has = fields && *fields;
-    int k = snprintf(line, sizeof line, "{\"type\":\"event\",\"event\":%s%s%s}\n", esc, has ? "," : "",
-                     has ? fields : "");
-    if (k >= (int)sizeof line) fatal("mutexlab_event(%.40s): fields longer than 4,000 bytes", event);
     drain();
-    put(line, (size_t)k);
+    put(line, strlen(line));
     bump();
     unlock_L();
 }
+
+void ml_json_string(char *dst, size_t cap, const char *src) { json_string(dst, cap, src, strlen(src)); }
 
 static long json_long(const char *line, const char *key, long otherwise) {
     const char *p = strstr(line, key);
@@ -1719,6 +1672,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
 __attribute__((constructor)) static void start(void) {
     resolve();
     self = 0; /* main: it holds the baton first (baton = 0, thread_state[0] = T_RUN) */
+    tids[0] = getpid();
     ml_types_init();
     int fd_in = dup(0), null = open("/dev/null", O_RDONLY), p[2];
     out_fd = dup(1);
@@ -1774,11 +1728,12 @@ static void *trampoline(void *box_) {
     start_box box = *(start_box *)box_;
     free(box_);
     self = box.number;
+    tids[self] = (pid_t)syscall(SYS_gettid);
     lock_L();
     acquire();
     unlock_L();
     void *result = box.fn(box.arg);
-    sync_stdout();
+    ml_sync_stdout();
     thread_gone();
     return result;
 }
@@ -1808,7 +1763,7 @@ int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *)
 
 void pthread_exit(void *value) {
     resolve();
-    sync_stdout();
+    ml_sync_stdout();
     thread_gone();
     real_exit(value);
 }
@@ -1833,14 +1788,39 @@ static void mutex_released(pthread_mutex_t *m) { /* under L */
 }
 
 /* A mutex a thread cannot take now is a wait: it hands the baton on until the mutex is let go. */
+/* Whether this thread, having let go of m for a waiter, lets that waiter take it first (under L). */
+static int yields(pthread_mutex_t *m) {
+    if (handed != m) return 0;
+    for (waiter *w = waiters; w; w = w->next)
+        if (w->kind == W_MUTEX && w->what == m && w->woken && w->who != self) return 1;
+    handed = NULL; /* it has: the mutex is anyone's again */
+    return 0;
+}
+
+static void wake_holder(pthread_mutex_t *m) { /* its holder, polling with nothing new, goes on (under L) */
+    int t = holder(m);
+    for (waiter *w = waiters; w && t >= 0 && t != self; w = w->next)
+        if (w->who == t && !w->woken && w->kind == W_POLL && !mpi_wait(w)) {
+            handing[t] = m;
+            unblock(w);
+        }
+}
+
 int pthread_mutex_lock(pthread_mutex_t *m) {
     resolve();
     if (self < 0) return real_mutex_lock(m);
     for (;;) {
-        int rc = real_mutex_trylock(m);
+        int yield = 0;
+        if (handed == m) { /* it let go of m for a waiter: has that one taken it? */
+            lock_L();
+            yield = yields(m);
+            unlock_L();
+        }
+        int rc = yield ? EBUSY : real_mutex_trylock(m);
         if (rc != EBUSY) return rc;
         lock_L();
         waiter w = {.kind = W_MUTEX, .what = m, .call = "pthread_mutex_lock"};
+        wake_holder(m);
         block_on(&w);
         unlock_L();
     }
@@ -1851,6 +1831,7 @@ int pthread_mutex_unlock(pthread_mutex_t *m) {
     int rc = real_mutex_unlock(m);
     if (self >= 0) {
         lock_L();
+        if (handing[self] == m) handing[self] = NULL, handed = m;
         mutex_released(m);
         unlock_L();
     }
@@ -1861,7 +1842,7 @@ int pthread_mutex_unlock(pthread_mutex_t *m) {
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
     resolve();
     if (self < 0) return real_cond_wait(c, m);
-    sync_stdout();
+    ml_sync_stdout();
     waiter w = {.kind = W_COND, .what = c, .call = "pthread_cond_wait"};
     lock_L();
     real_mutex_unlock(m);
@@ -1887,7 +1868,7 @@ static void cond_wake(pthread_cond_t *c) { /* every waiter of c: a signal wakes 
 /* sems.c: the program's output flushed (the lock not held); a wait on ``key`` (a semaphore) as on
  * a condition variable, called and returning with the lock held; a wake of every such waiter; a
  * poll that found nothing. */
-void ml_flush(void) { sync_stdout(); }
+void ml_flush(void) { ml_sync_stdout(); }
 
 void ml_block_held(void *key) {
     waiter w = {.kind = W_COND, .what = key, .call = calling ? calling : "sem_wait"};
@@ -1907,7 +1888,7 @@ void ml_wake(void *key) {
 
 void ml_poll(void) {
     if (self < 0) return;
-    sync_stdout();
+    ml_sync_stdout();
     poll_point();
 }
 
@@ -1966,14 +1947,14 @@ int pthread_cond_broadcast(pthread_cond_t *c) {
 
 unsigned int sleep(unsigned int seconds) {
     slept(seconds * 1000000000LL);
-    sync_stdout();
+    ml_sync_stdout();
     sleep_point();
     return 0;
 }
 
 int usleep(useconds_t us) {
     slept(us * 1000LL);
-    sync_stdout();
+    ml_sync_stdout();
     sleep_point();
     return 0;
 }
@@ -1981,7 +1962,7 @@ int usleep(useconds_t us) {
 int nanosleep(const struct timespec *req, struct timespec *rem) {
     if (req) slept(req->tv_sec * 1000000000LL + req->tv_nsec);
     if (rem) rem->tv_sec = rem->tv_nsec = 0;
-    sync_stdout();
+    ml_sync_stdout();
     sleep_point();
     return 0;
 }
@@ -2002,7 +1983,7 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, stru
     }
     if (ns > 0) slept(ns);
     if (rem && !(flags & TIMER_ABSTIME)) rem->tv_sec = rem->tv_nsec = 0;
-    sync_stdout();
+    ml_sync_stdout();
     sleep_point();
     return 0;
 }
@@ -2014,7 +1995,7 @@ int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struc
     }
     slept(timeout->tv_sec * 1000000000LL + timeout->tv_usec * 1000LL);
     timeout->tv_sec = timeout->tv_usec = 0; /* Linux leaves the time not slept */
-    sync_stdout();
+    ml_sync_stdout();
     sleep_point();
     return 0;
 }
@@ -2025,7 +2006,7 @@ int poll(struct pollfd *fds, nfds_t nfds, int timeout) {
         return real_poll(fds, nfds, timeout);
     }
     slept(timeout * 1000000LL);
-    sync_stdout();
+    ml_sync_stdout();
     sleep_point();
     return 0;
 }
@@ -2038,16 +2019,8 @@ int sched_yield(void) {
         int (*yield)(void) = ml_real("sched_yield", NULL);
         return yield();
     }
-    sync_stdout();
+    ml_sync_stdout();
     poll_point();
     return 0;
 }
 
-/* -- declared, not implemented: the run stops naming the call -------------------------- */
-#define UNSUPPORTED(name, ...) \
-    int name(__VA_ARGS__) {    \
-        unsupported(#name);    \
-        return MPI_ERR_OTHER;  \
-    }
-UNSUPPORTED(MPI_Type_vector, int a, int b, int c, MPI_Datatype d, MPI_Datatype *e)
-UNSUPPORTED(MPI_Type_create_resized, MPI_Datatype a, MPI_Aint b, MPI_Aint c, MPI_Datatype *d)
