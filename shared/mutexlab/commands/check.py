@@ -18,7 +18,7 @@ from ..check import SEARCHES
 from ..protocols import registry
 from ..setups import ConfigError
 from ..spec import CheckText, Flags
-from ..words import count
+from ..words import count, settings
 from . import checkfigures, checkswarm
 from .common import (
     add_endless_argument,
@@ -212,7 +212,7 @@ def properties_checked(model) -> list[str]:
 
 
 def describe_config(config: CheckConfig) -> str:
-    opts = ", ".join(f"{k}={v}" for k, v in config.options.items())
+    opts = settings(config.options)
     faults = (", links reorder" if config.reorder else "") + (
         f", up to {count(config.duplicate, 'duplicate')} per message" if config.duplicate else ""
     )
@@ -286,7 +286,7 @@ def notes_lines(notes: list[dict]) -> list[str]:
 def render(s: dict) -> str:
     lines = [
         f"{s['algorithm']}: {s['processes']} processes, "
-        + ", ".join(f"{k}={v}" for k, v in s["options"].items())
+        + settings(s["options"])
         + f", seed {s['seed']}"
         + (", endless requests" if s["endless"] else "")
         + (", links reorder" if s["reorder"] else "")
@@ -389,7 +389,7 @@ def report_interpreter_bound(args, config: CheckConfig, why: str) -> int:
     else:
         print(
             f"{config.algorithm}: {config.processes} processes, "
-            + ", ".join(f"{k}={v}" for k, v in config.options.items())
+            + settings(config.options)
             + f", seed {config.seed}\n"
             + f"verdict:      VIOLATION — interpreter: {why}\n"
             + "nothing searched: the worlds of one interpreter are not those of a run"

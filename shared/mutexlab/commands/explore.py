@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ..protocols import registry
 from ..setups import ConfigError
 from ..spec import Flags
+from ..words import settings
 from .common import add_endless_argument, fail, port_number
 from .flags import resolved
 from .registry import Command, family_scenarios
@@ -149,7 +150,7 @@ def run(args) -> int:
     ahead = len(session.redo_steps)
     print(
         f"mutexlab explore: {algorithm_said(session)}, {processes_said(session)}"
-        + (f", options {c.options}" if c.options else "")
+        + (f", {settings(c.options)}" if c.options else "")
         + (", endless requests" if c.endless else "")
         + (f"; scenario {args.scenario} ({ahead} steps ahead)" if args.scenario else "")
     )
