@@ -42,3 +42,32 @@ def test_the_explore_banner_of_the_quick_start_says_its_settings_as_check_does()
 def test_the_check_banner_prints_no_python_dict(cli):
     out = cli("check", "mutex", "-a", "raymond", "-N", "3", "--option", 'parents={"2": 1, "3": 1}').stdout
     assert out.startswith('raymond: 3 processes, requests=1, parents={"2": 1, "3": 1}, seed 0 — '), out
+
+
+def test_check_names_a_file_as_the_user_gave_it(cli):
+    """``check -a examples/solutions/x.py`` began its output with the file's absolute path
+    (``/home/…/examples/solutions/x.py: 3 processes, …``): now relative to where it was typed."""
+    given = "examples/solutions/kmutex_ricart_agrawala_broken.py"
+    out = cli("check", "kmutex", "-a", given, "-N", "3", cwd=ROOT)
+    assert out.returncode == 1, out.stderr
+    assert out.stdout.startswith(f"{given}: 3 processes, requests=1, k=2, seed 0 — "), out.stdout
+    assert str(ROOT) not in out.stdout
+
+
+def test_a_file_of_another_problem_is_refused_naming_it_as_given(cli):
+    """The refusal's command, copied, runs: it names the file as typed, not by its absolute path."""
+    given = "examples/solutions/kmutex_ricart_agrawala.py"
+    out = cli("check", "mutex", "-a", given, "-N", "3", cwd=ROOT)
+    assert out.returncode == 2 and str(ROOT) not in out.stderr, out.stderr
+    assert f"run it with `mutexlab check kmutex --algorithm {given}`" in out.stderr, out.stderr
+    out = cli("check", "mutex", "-a", "examples/solutions/nosuch.py", "-N", "3", cwd=ROOT)
+    assert out.stderr.strip().endswith("algorithm file examples/solutions/nosuch.py does not exist"), (
+        out.stderr
+    )
+
+
+def test_a_file_outside_the_working_directory_is_named_absolute(cli, tmp_path):
+    """Never ``../../x.py``: outside the working directory the path is absolute."""
+    given = str(ROOT / "examples" / "solutions" / "kmutex_ricart_agrawala_broken.py")
+    out = cli("check", "kmutex", "-a", given, "-N", "3", cwd=tmp_path)
+    assert out.stdout.startswith(f"{given}: 3 processes"), out.stdout

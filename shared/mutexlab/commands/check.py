@@ -211,15 +211,6 @@ def properties_checked(model) -> list[str]:
     return out
 
 
-def describe_config(config: CheckConfig) -> str:
-    opts = settings(config.options)
-    faults = (", links reorder" if config.reorder else "") + (
-        f", up to {count(config.duplicate, 'duplicate')} per message" if config.duplicate else ""
-    )
-    endless = ", endless requests" if config.endless else ""
-    return f"{config.algorithm}: {config.processes} processes ({opts}), seed {config.seed}{endless}{faults}"
-
-
 def summary(config: CheckConfig, result, model, scenario_path, reproduced, cross=None) -> dict:
     from ..check.reductions import notes_of
 
@@ -285,7 +276,7 @@ def notes_lines(notes: list[dict]) -> list[str]:
 
 def render(s: dict) -> str:
     lines = [
-        f"{s['algorithm']}: {s['processes']} processes, "
+        f"{registry.shown(s['algorithm'])}: {s['processes']} processes, "
         + settings(s["options"])
         + f", seed {s['seed']}"
         + (", endless requests" if s["endless"] else "")
@@ -388,7 +379,7 @@ def report_interpreter_bound(args, config: CheckConfig, why: str) -> int:
         print_json(s)
     else:
         print(
-            f"{config.algorithm}: {config.processes} processes, "
+            f"{registry.shown(config.algorithm)}: {config.processes} processes, "
             + settings(config.options)
             + f", seed {config.seed}\n"
             + f"verdict:      VIOLATION — interpreter: {why}\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+from ..protocols import registry
 from ..words import count, settings
 from .common import positive, print_json
 
@@ -95,7 +96,7 @@ def run(args, config) -> int:
 
 def render(s: dict) -> str:
     lines = [
-        f"{s['algorithm']}: {s['processes']} processes, "
+        f"{registry.shown(s['algorithm'])}: {s['processes']} processes, "
         + settings(s["options"])
         + f" — swarm: {s['workers']} workers × randomised depth-first, bitstate "
         f"({s['bitstate_bits_per_worker'] >> 23} MB each), {s['searches']} searches",

@@ -107,16 +107,12 @@ def processes_said(session: Session) -> str:
 
 def algorithm_said(session: Session) -> str:
     """The algorithm by the name the page's header shows, and a file's path beside it as one
-    would type it here: relative below the working directory, absolute elsewhere, never with
-    ``..`` ("k-ricart-agrawala (examples/solutions/kmutex_ricart_agrawala.py)")."""
-    import os
-
+    would type it here (``registry.shown``: relative below the working directory, absolute
+    elsewhere, never with ``..``): "k-ricart-agrawala (examples/solutions/kmutex_ricart_agrawala.py)"."""
     name, given = session.world.setup.algorithm, session.config.algorithm
     if name == given or not registry.is_file(given):
         return given
-    path = os.path.abspath(os.path.expanduser(given))
-    here = os.path.relpath(path)
-    return f"{name} ({path if here.startswith('..') else here})"
+    return f"{name} ({registry.shown(given)})"
 
 
 def no_display() -> bool:
