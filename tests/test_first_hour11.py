@@ -71,3 +71,48 @@ def test_a_file_outside_the_working_directory_is_named_absolute(cli, tmp_path):
     given = str(ROOT / "examples" / "solutions" / "kmutex_ricart_agrawala_broken.py")
     out = cli("check", "kmutex", "-a", given, "-N", "3", cwd=tmp_path)
     assert out.stdout.startswith(f"{given}: 3 processes"), out.stdout
+
+
+def test_a_deadlock_names_the_resource_each_process_waits_for(cli):
+    """check's deadlock said only the messages lacked (``node-3 REPLY from node-2``); it now says
+    the resource waited for and who holds it (here nobody: the replies never come)."""
+    out = cli("check", "mutex", "-a", "mutexlab_broken.ricart_agrawala_forgetful", "-N", "3").stdout
+    assert (
+        "VIOLATION — deadlock: nothing can move; waiting: node-3 for cs (held by nobody): REPLY from node-2"
+    ) in out, out
+
+
+def test_who_holds_what_is_waited_for_is_named():
+    """A world of two bees: one holds the only reed (and the flower), the other waits for a reed,
+    named with its holder; a philosopher's wait is for its own forks."""
+    from collections import deque
+
+    from mutexlab.protocols.registry import make_setup
+    from mutexlab.sim.stuck import stuck_said
+    from mutexlab.sim.world import WorldModel
+
+    model = WorldModel(make_setup("bees", 2, {"flowers": 1, "reeds": 1, "eggs": 1, "cocoons": 1}))
+    start, _ = model.initial()
+    seen, todo, found = {start}, deque([start]), []
+    while todo and len(seen) < 5000:
+        world = todo.popleft()
+        said = stuck_said(model, world)
+        if "(holding reed:1" in said and "for reed (held by bee-" in said:
+            found.append(said)
+            break
+        for label in model.steps(world):
+            nxt, _, _ = model.step(world, label)
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    assert found, "no world where a bee waits for the reed another holds"
+    holder = "bee-1" if found[0].startswith("bee-1 (holding") else "bee-2"
+    assert f"for reed (held by {holder}):" in found[0], found[0]
+
+    from mutexlab.protocols import registry
+
+    path = registry.canonical(str(ROOT / "examples" / "solutions" / "chandy_misra.py"))
+    model = WorldModel(registry.build_setup(path, 3, {"meals": 1}, 0))
+    start, _ = model.initial()
+    said = stuck_said(model, model.step(start, model.steps(start)[0])[0])
+    assert said.startswith("philosopher-") and "for fork:" in said, said
