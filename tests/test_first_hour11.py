@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from test_explore_browser import Explorer, browser  # noqa: F401 - the fixture
 from test_explore_server import _explorer, _stop
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,3 +117,18 @@ def test_who_holds_what_is_waited_for_is_named():
     start, _ = model.initial()
     said = stuck_said(model, model.step(start, model.steps(start)[0])[0])
     assert said.startswith("philosopher-") and "for fork:" in said, said
+
+
+def test_the_pages_header_says_capacities_as_settings_not_json(browser, tmp_path):  # noqa: F811
+    """The header read ``capacities {"reed:*":1,"flower":1}``: a JSON object where the options
+    beside it read ``flowers=1``; now ``capacities reed:*=1, flower=1``."""
+    from mutexlab.explore.session import Config, Session
+
+    page = Explorer(browser, Session(Config("bees", 3, {"flowers": 1, "reeds": 2, "eggs": 1})), tmp_path)
+    try:
+        header = page.page.locator("#config").inner_text()
+        assert header.endswith("; capacities reed:*=1, flower=1"), header
+        assert '{"' not in header, header
+        assert page.errors == []
+    finally:
+        page.close()
