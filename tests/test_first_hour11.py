@@ -132,3 +132,32 @@ def test_the_pages_header_says_capacities_as_settings_not_json(browser, tmp_path
         assert page.errors == []
     finally:
         page.close()
+
+
+def test_the_first_processs_holding_lanes_stay_below_the_axis_labels(browser, tmp_path, cli):  # noqa: F811
+    """A bee holds a reed and a flower at once: two lanes stacked above its line. The first
+    bee's upper lane was drawn over the time axis's numbers (a philosopher's meal over ``1``)."""
+    done = cli("simulate", "bees", "-P", "3", "-K", "1", "-T", "2", "--report", "b.html", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    try:
+        page.goto((tmp_path / "b.html").as_uri())
+        page.wait_for_function(
+            "document.querySelector('#selfcheck') && /rendered/.test(document.querySelector('#selfcheck').textContent)"
+        )
+        overlaps = page.evaluate(
+            """() => {
+              const box = (e) => e.getBoundingClientRect();
+              const texts = [...document.querySelectorAll('svg .axis text')].map(box);
+              const bars = [...document.querySelectorAll('svg rect.iv')].map(box);
+              return bars.filter((b) => texts.some((t) => b.top < t.bottom && t.top < b.bottom
+                                                       && b.left < t.right && t.left < b.right)).length;
+            }"""
+        )
+        lanes = page.evaluate(
+            "() => new Set([...document.querySelectorAll('svg rect.iv')].map((r) => r.getAttribute('y'))).size"
+        )
+    finally:
+        page.close()
+    assert lanes >= 2
+    assert overlaps == 0, f"{overlaps} holding bars drawn over the axis's numbers"
