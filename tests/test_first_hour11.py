@@ -161,3 +161,23 @@ def test_the_first_processs_holding_lanes_stay_below_the_axis_labels(browser, tm
         page.close()
     assert lanes >= 2
     assert overlaps == 0, f"{overlaps} holding bars drawn over the axis's numbers"
+
+
+def test_the_explorers_deadlock_headline_names_the_resource_waited_for():
+    """The page's headline said only "nothing can move and node-3 not finished"; it now says, as
+    check does, what each waits for: the resource, its holders, the messages lacked."""
+    from mutexlab.explore.session import Config, Session
+
+    for seed in range(20):
+        session = Session(Config("mutexlab_broken.ricart_agrawala_forgetful", 3, {"requests": 1}))
+        session.run_to_end(seed=seed)
+        findings = session.state()["findings"]
+        if findings["status"] == "deadlock":
+            break
+    else:
+        raise AssertionError("no deadlock in 20 seeds")
+    summary = findings["summary"]
+    assert (
+        "nothing can move; waiting: node-" in summary
+        and " for cs (held by nobody): REPLY from node-" in summary
+    ), summary

@@ -15,11 +15,13 @@ exhaustive exploration of the tests (``sim/explore.py``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..problems.philosopher import Philosopher
 from ..problems.philosophers import fork
 from ..protocol import Protocol
+from ..setups import capacity_of
 from ..words import lacks
 
 
@@ -39,33 +41,49 @@ def wanted(proto: Any, resources: list[str], held: list[str]) -> list[str]:
     return sorted(kinds) if len(kinds) == 1 else []
 
 
-def stuck_said(model: Any, world: tuple) -> str:
-    """Every unfinished process of ``world`` (a ``WorldModel``'s) in words, ``; `` between them."""
-    holding: dict[int, list[tuple[str, int]]] = {}
-    for rid, i, count in model.holdings(world):
-        holding.setdefault(i, []).append((model.resources[rid], count))
+def said(
+    capacities: Mapping[str, int],
+    stuck: list[tuple[str, Any, dict[str, list[str]]]],
+    holdings: Mapping[str, list[tuple[str, int]]],
+) -> str:
+    """``stuck``: every unfinished process as (name, protocol object, what it lacks from whom by
+    name); ``holdings``: resource → its holders (name, units). In words, ``; `` between them."""
+    held: dict[str, list[tuple[str, int]]] = {}
+    for resource, holders in holdings.items():
+        for name, units in holders:
+            held.setdefault(name, []).append((resource, units))
 
-    def units(resource: str, u: int) -> str:
-        return resource if u == 1 and model.capacity[model.res_ids[resource]] == 1 else f"{resource}×{u}"
+    def shown(resource: str, u: int) -> str:
+        return resource if u == 1 and capacity_of(dict(capacities), resource) == 1 else f"{resource}×{u}"
 
     out = []
-    for i in range(model.n):
-        if model.finished(world[i]):
-            continue
-        said = model.names[model.pids[i]]
-        mine = [r for r, _ in holding.get(i, [])]
+    for name, proto, what in stuck:
+        text, mine = name, [r for r, _ in held.get(name, [])]
         if mine:
-            said += f" (holding {', '.join(units(r, u) for r, u in holding[i])})"
-        wants = wanted(model.objects[world[i]], list(model.setup.capacities), mine)
+            text += f" (holding {', '.join(shown(r, u) for r, u in held[name])})"
+        wants = wanted(proto, list(capacities), mine)
         if wants:
-            holders = [
-                model.names[model.pids[j]]
-                for j, held in sorted(holding.items())
-                if j != i and any(r in wants or _kind(r) in wants for r, _ in held)
-            ]
-            said += f" for {', '.join(wants)} (held by {', '.join(holders) or 'nobody'}):"
-        what = model.waiting(world[i])
-        out.append(
-            f"{said} {lacks({k: [model.names.get(p, str(p)) for p in whom] for k, whom in what.items()})}"
-        )
+            others = sorted(
+                {n for r, hs in holdings.items() if r in wants or _kind(r) in wants for n, _ in hs} - {name}
+            )
+            text += f" for {', '.join(wants)} (held by {', '.join(others) or 'nobody'}):"
+        out.append(f"{text} {lacks(what)}")
     return "; ".join(out)
+
+
+def stuck_said(model: Any, world: tuple) -> str:
+    """Every unfinished process of ``world`` (a ``WorldModel``'s) in words."""
+    name = {i: model.names[model.pids[i]] for i in range(model.n)}
+    holdings: dict[str, list[tuple[str, int]]] = {}
+    for rid, i, units in model.holdings(world):
+        holdings.setdefault(model.resources[rid], []).append((name[i], units))
+    stuck = [
+        (
+            name[i],
+            model.objects[world[i]],
+            {k: [model.names.get(p, str(p)) for p in whom] for k, whom in model.waiting(world[i]).items()},
+        )
+        for i in range(model.n)
+        if not model.finished(world[i])
+    ]
+    return said(model.setup.capacities, stuck, holdings)
