@@ -181,3 +181,14 @@ def test_the_explorers_deadlock_headline_names_the_resource_waited_for():
         "nothing can move; waiting: node-" in summary
         and " for cs (held by nobody): REPLY from node-" in summary
     ), summary
+
+
+def test_the_replay_of_a_deadlock_says_who_waits_for_what(cli, tmp_path):
+    """replay said only ``DEADLOCK: nothing can move; not finished: node-3``, check's "replay
+    reproduces it" the same: both now say what check's finding says."""
+    algorithm = "mutexlab_broken.ricart_agrawala_forgetful"
+    done = cli("check", "mutex", "-a", algorithm, "-N", "3", "--counterexample", "d.json", cwd=tmp_path)
+    waiting = "nothing can move; waiting: node-3 for cs (held by nobody): REPLY from node-2"
+    assert done.returncode == 1 and f"replay reproduces it: yes — {waiting};" in done.stdout, done.stdout
+    done = cli("replay", "d.json", "-a", algorithm, cwd=tmp_path)
+    assert done.returncode == 1 and f"DEADLOCK: {waiting}\n" in done.stdout, done.stdout
