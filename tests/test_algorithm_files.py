@@ -198,8 +198,9 @@ def test_two_files_declaring_one_name_and_a_setup_of_another_name_are_refused(al
 def test_a_file_of_another_family_is_sent_to_its_subcommand(algos, capsys):
     code, _, err = run(capsys, "simulate", "bees", "-a", str(algos / "ra_copy.py"))
     assert code == 2
+    # the file named as typed here (the working directory is algos' parent), not by its absolute path
     assert (
-        f"declares ra-copy, a classic algorithm: run it with `mutexlab simulate mutex --algorithm {algos}"
+        "declares ra-copy, a classic algorithm: run it with `mutexlab simulate mutex --algorithm algos/ra_copy.py`"
         in err
     )
     own = algos / "own_flags.py"

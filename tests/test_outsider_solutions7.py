@@ -109,8 +109,8 @@ def test_namedtuple_forks_pass_a_forgotten_fork_deadlocks_and_a_rare_raise_is_fo
     done = cli("check", "philosophers", "-a", forget, "--counterexample", ce)
     assert done.returncode == 1, said(done)
     assert (
-        "VIOLATION — deadlock: nothing can move; waiting: philosopher-3 GIVE from philosopher-2"
-        in done.stdout
+        "VIOLATION — deadlock: nothing can move; waiting: philosopher-3 for fork:3, fork:1 (held by nobody): "
+        "GIVE from philosopher-2" in done.stdout
     )
     done = cli("replay", ce, "-a", forget)
     assert done.returncode == 1 and "DEADLOCK: nothing can move" in done.stdout, said(done)

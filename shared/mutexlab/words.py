@@ -1,8 +1,12 @@
 """Counted nouns and articles in output: ``count(4, "elf")`` → "4 elves", ``article("elf")`` →
 "an elf", ``ordinal(3)`` → "3rd". One place for English, so no output says "4 elfs", "a elf" or
-"1 samples", nor a dict where it means what a process waits for (``waits``)."""
+"1 samples", nor a dict where it means what a process waits for (``waits``) or a configuration
+(``settings``)."""
 
 from __future__ import annotations
+
+import json
+from collections.abc import Mapping
 
 
 def plural(noun: str) -> str:
@@ -31,6 +35,15 @@ def ordinal(n: int) -> str:
 def article(noun: str) -> str:
     """The noun with "a" or "an" (by its first letter: enough for the project's own words)."""
     return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+
+
+def settings(options: Mapping[str, object]) -> str:
+    """A configuration's options as one types them (``--option KEY=JSON``), never a Python repr:
+    ``requests=1, parents={"2": 1, "3": 1}`` (a string as it is, anything else as JSON)."""
+    return ", ".join(
+        f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)}"
+        for k, v in options.items()
+    )
 
 
 def waits(stuck: dict[str, dict[str, list[str]]]) -> str:

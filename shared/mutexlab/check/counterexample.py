@@ -134,7 +134,7 @@ def reproduces(scenario: dict, finding: CheckFinding, solution: Solution | None 
         return bool(hits), (hits[0].message if hits else "; ".join(messages) or "the audit finds it safe")
     if finding.kind == "deadlock":
         ok = bool(result.deadlock) and set(finding.processes) <= set(result.deadlock)
-        shown = f"nothing can move; not finished: {', '.join(result.deadlock)}" if result.deadlock else ""
+        shown = f"nothing can move; waiting: {result.waiting}" if result.deadlock else ""
         return ok, "; ".join(filter(None, [shown, *messages])) or "the audit finds it safe"
     # invariant: the family audit sees it in the trace (its own tallies ...) for the same processes,
     # a safety finding first (a holding rule's is the same rule the invariant applied)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import ProtocolError
-from ..words import waits
+from ..sim.stuck import stuck_said
 from . import core
 from .budget import Budget, LimitReached, growth
 from .lasso import witness
@@ -94,7 +94,7 @@ class Search:
             return None
         stuck = model.waiters(world)
         return CheckFinding(
-            "deadlock", f"nothing can move; waiting: {waits(stuck)}", [], processes=list(stuck)
+            "deadlock", f"nothing can move; waiting: {stuck_said(model, world)}", [], processes=list(stuck)
         )
 
     def edge_finding(self, world: tuple, label: tuple, nxt, t, overfull) -> CheckFinding:

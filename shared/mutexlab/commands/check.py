@@ -18,7 +18,7 @@ from ..check import SEARCHES
 from ..protocols import registry
 from ..setups import ConfigError
 from ..spec import CheckText, Flags
-from ..words import count
+from ..words import count, settings
 from . import checkfigures, checkswarm
 from .common import (
     add_endless_argument,
@@ -211,15 +211,6 @@ def properties_checked(model) -> list[str]:
     return out
 
 
-def describe_config(config: CheckConfig) -> str:
-    opts = ", ".join(f"{k}={v}" for k, v in config.options.items())
-    faults = (", links reorder" if config.reorder else "") + (
-        f", up to {count(config.duplicate, 'duplicate')} per message" if config.duplicate else ""
-    )
-    endless = ", endless requests" if config.endless else ""
-    return f"{config.algorithm}: {config.processes} processes ({opts}), seed {config.seed}{endless}{faults}"
-
-
 def summary(config: CheckConfig, result, model, scenario_path, reproduced, cross=None) -> dict:
     from ..check.reductions import notes_of
 
@@ -285,8 +276,8 @@ def notes_lines(notes: list[dict]) -> list[str]:
 
 def render(s: dict) -> str:
     lines = [
-        f"{s['algorithm']}: {s['processes']} processes, "
-        + ", ".join(f"{k}={v}" for k, v in s["options"].items())
+        f"{registry.shown(s['algorithm'])}: {s['processes']} processes, "
+        + settings(s["options"])
         + f", seed {s['seed']}"
         + (", endless requests" if s["endless"] else "")
         + (", links reorder" if s["reorder"] else "")
@@ -388,8 +379,8 @@ def report_interpreter_bound(args, config: CheckConfig, why: str) -> int:
         print_json(s)
     else:
         print(
-            f"{config.algorithm}: {config.processes} processes, "
-            + ", ".join(f"{k}={v}" for k, v in config.options.items())
+            f"{registry.shown(config.algorithm)}: {config.processes} processes, "
+            + settings(config.options)
             + f", seed {config.seed}\n"
             + f"verdict:      VIOLATION — interpreter: {why}\n"
             + "nothing searched: the worlds of one interpreter are not those of a run"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from ..words import count
+from ..protocols import registry
+from ..words import count, settings
 from .common import positive, print_json
 
 EXIT_NOT_FOUND = 5
@@ -95,8 +96,8 @@ def run(args, config) -> int:
 
 def render(s: dict) -> str:
     lines = [
-        f"{s['algorithm']}: {s['processes']} processes, "
-        + ", ".join(f"{k}={v}" for k, v in s["options"].items())
+        f"{registry.shown(s['algorithm'])}: {s['processes']} processes, "
+        + settings(s["options"])
         + f" — swarm: {s['workers']} workers × randomised depth-first, bitstate "
         f"({s['bitstate_bits_per_worker'] >> 23} MB each), {s['searches']} searches",
         f"states:       {s['states']:,} stored (summed over workers: some worlds twice; per worker: "

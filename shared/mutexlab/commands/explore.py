@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ..protocols import registry
 from ..setups import ConfigError
 from ..spec import Flags
+from ..words import settings
 from .common import add_endless_argument, fail, port_number
 from .flags import resolved
 from .registry import Command, family_scenarios
@@ -106,16 +107,12 @@ def processes_said(session: Session) -> str:
 
 def algorithm_said(session: Session) -> str:
     """The algorithm by the name the page's header shows, and a file's path beside it as one
-    would type it here: relative below the working directory, absolute elsewhere, never with
-    ``..`` ("k-ricart-agrawala (examples/solutions/kmutex_ricart_agrawala.py)")."""
-    import os
-
+    would type it here (``registry.shown``: relative below the working directory, absolute
+    elsewhere, never with ``..``): "k-ricart-agrawala (examples/solutions/kmutex_ricart_agrawala.py)"."""
     name, given = session.world.setup.algorithm, session.config.algorithm
     if name == given or not registry.is_file(given):
         return given
-    path = os.path.abspath(os.path.expanduser(given))
-    here = os.path.relpath(path)
-    return f"{name} ({path if here.startswith('..') else here})"
+    return f"{name} ({registry.shown(given)})"
 
 
 def no_display() -> bool:
@@ -149,7 +146,7 @@ def run(args) -> int:
     ahead = len(session.redo_steps)
     print(
         f"mutexlab explore: {algorithm_said(session)}, {processes_said(session)}"
-        + (f", options {c.options}" if c.options else "")
+        + (f", {settings(c.options)}" if c.options else "")
         + (", endless requests" if c.endless else "")
         + (f"; scenario {args.scenario} ({ahead} steps ahead)" if args.scenario else "")
     )

@@ -222,17 +222,17 @@ def resolved(args, scenario: SetupArgs, command: str) -> registry.Solution:
     """The scenario's solution (``registry.solution``: resolved once, here, at the command's edge,
     and passed down), which ``command``'s subcommand must present. Raises ConfigError."""
     solution = registry.solution(scenario.algorithm)
-    found = solution.spec
+    found, said = solution.spec, registry.shown(scenario.algorithm)
     flags = registry.flags_of(found)
     if all(flags is not f for f in registry.families()):
         raise ConfigError(
-            f"{scenario.algorithm} declares {found.name} with flags of its own (`{flags.command}`), which no "
+            f"{said} declares {found.name} with flags of its own (`{flags.command}`), which no "
             f"command presents: give its SPEC the flags of one of {', '.join(f.command for f in registry.families())}"
         )
     if flags is not args.flags:
         raise ConfigError(
-            f"{scenario.algorithm} declares {found.name}, {flags.title}: "
-            f"run it with `mutexlab {command} {flags.command} --algorithm {scenario.algorithm}`"
+            f"{said} declares {found.name}, {flags.title}: "
+            f"run it with `mutexlab {command} {flags.command} --algorithm {said}`"
         )
     return solution
 

@@ -118,7 +118,7 @@ def run(args) -> int:
             said = "RAISED" if result.raised else "REFUSED"  # a handler raised, or the table refused
             print(f"{said}: {result.refused} (the replay stops there)")
         if result.deadlock:
-            print(f"DEADLOCK: nothing can move; not finished: {', '.join(result.deadlock)}")
+            print(f"DEADLOCK: nothing can move; waiting: {result.waiting}")
         if result.loop is not None:
             print(loop_line(result.loop))
         if result.unprobed:

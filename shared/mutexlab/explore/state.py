@@ -108,19 +108,16 @@ class ExplorerRun(ScriptedRun):
     def __init__(self, setup: Setup, trace: TraceWriter) -> None:
         super().__init__(setup, trace)
         self.events = trace.kept  # the trace so far (the writer keeps it in memory)
-        self.holdings: dict[str, list[tuple[int, int]]] = {}  # resource → [(pid, units)], in entry order
         self.overfull: list[str] = []  # capacity breaches, as they happened
 
     def holding_changed(self, pid: int, effect: Enter | Exit) -> None:
-        held = self.holdings.setdefault(effect.resource, [])
+        super().holding_changed(pid, effect)  # ``holdings``: resource → [(pid, units)], in entry order
         if isinstance(effect, Enter):
-            held.append((pid, effect.units))
             cap = capacity_of(self.setup.capacities, effect.resource)
+            held = self.holdings[effect.resource]
             found = overfull(effect.resource, cap, [(self.names[p], u) for p, u in held])
             if found is not None:
                 self.overfull.append(f"{found} at once (step {int(self.now)})")
-        elif (pid, effect.units) in held:
-            held.remove((pid, effect.units))
 
 
 def _parse_step(raw: dict) -> Any:

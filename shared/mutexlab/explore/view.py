@@ -13,6 +13,7 @@ from ..audit import numbered, verify_events
 from ..audit.stall import explain_stall
 from ..findings import PROGRESS, UNDECIDED, kind_of
 from ..setups import capacity_of, waits
+from ..sim.stuck import said as stuck_said
 from ..trace import TraceError
 from ..words import count
 from .describe import describe_message, describe_process
@@ -83,8 +84,12 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
         )
     elif status == "deadlock":
         summary = (
-            f"DEADLOCK after {count(len(world.steps), 'step')}: nothing can move and "
-            f"{', '.join(names[p] for p in unfinished)} not finished"
+            f"DEADLOCK after {count(len(world.steps), 'step')}: nothing can move; waiting: "
+            + stuck_said(
+                setup.capacities,
+                [(names[p], run.protocols[p], run.waiting()[names[p]]) for p in unfinished],
+                {r: [(names[p], u) for p, u in hs] for r, hs in run.holdings.items() if hs},
+            )
         )
     elif status == "end":
         summary = f"END after {count(len(world.steps), 'step')}: every process finished; no violation"

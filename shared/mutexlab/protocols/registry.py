@@ -216,6 +216,20 @@ def canonical(algorithm: str) -> str:
     return os.path.abspath(os.path.expanduser(algorithm)) if is_file(algorithm) else algorithm
 
 
+def shown(algorithm: str) -> str:
+    """``algorithm`` as output says it to the user who typed it here: a file relative to the
+    working directory when below it (``examples/solutions/x.py``), absolute elsewhere (never with
+    ``..``); a name or module as it is. ``canonical`` is what is passed on, this what is read."""
+    if not is_file(algorithm):
+        return algorithm
+    path = os.path.abspath(os.path.expanduser(algorithm))
+    try:
+        here = os.path.relpath(path)
+    except (OSError, ValueError):  # no working directory (removed), another drive
+        return path
+    return path if here.startswith("..") else here
+
+
 def resolve(algorithm: str) -> AlgorithmSpec:
     """The spec ``algorithm`` names: a registered name; a dotted module; or a ``.py`` file, loaded
     once under a stable module name (``module_name``). A module or file declares
@@ -287,7 +301,8 @@ def module_name(path: Path) -> str:
     return f"{FILE_MODULE_PREFIX}{stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:10]}"
 
 
-def _load_file(given: str, path: Path) -> ModuleType:
+def _load_file(algorithm: str, path: Path) -> ModuleType:
+    given = shown(algorithm)
     if not path.exists():
         raise ConfigError(f"algorithm file {given} does not exist")
     if not path.is_file() or path.suffix != ".py":

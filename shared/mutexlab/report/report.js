@@ -195,7 +195,10 @@
     var a = win[0], b = win[1], k = (w - LEFT - RIGHT) / (b - a);
     return function (x) { return LEFT + (x - a) * k; };
   }
-  function rowY(i) { return TOP + 22 + i * ROW; }
+  // The first process's line sits low enough that its stacked holding lanes (one per resource
+  // kind: a bee's reed and flower, an elf's contract, pins and poison) stay below the axis labels.
+  function firstY() { return TOP + Math.max(22, 6 + kinds.length * (LANE + 1)); }
+  function rowY(i) { return firstY() + i * ROW; }
   function ticks(a, b, n, integer) {
     var span = b - a, step = Math.pow(10, Math.floor(Math.log10(span / n)));
     [1, 2, 5, 10].some(function (m) { if (span / (step * m) <= n) { step *= m; return true; } return false; });
@@ -265,7 +268,7 @@
     var axis = state.axis, win = state.win[axis], w = width();
     var x = scale(win, w), A = win[0], B = win[1];
     var sIdx = axis === "t" ? 3 : 4, rIdx = axis === "t" ? 5 : 6;
-    var height = TOP + 22 + procs.length * ROW;
+    var height = firstY() + procs.length * ROW;
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     var shownNames = fitNames(w);
     x = scale(win, w);

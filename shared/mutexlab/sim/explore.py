@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..setups import Setup
-from ..words import count, waits
+from ..words import count
+from .stuck import stuck_said
 from .world import WorldModel
 
 
@@ -78,7 +79,7 @@ def explore(
                 result.deadlocks.append(
                     ExploreFinding(
                         "deadlock",
-                        f"nothing can move; waiting: {waits(model.waiters(world))}",
+                        f"nothing can move; waiting: {stuck_said(model, world)}",
                         path_to(world),
                     )
                 )

@@ -39,13 +39,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import limits
 from ..messages import MessageError
-from ..protocol import HandlerError, ProtocolError
+from ..protocol import Enter, Exit, HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import Solution, build_setup, declarations
 from ..setups import ConfigError, Setup, class_state, class_state_changed, uncopyable, waits
 from ..trace import TraceWriter
 from . import determinism, hung
 from .driver import Driver
+from .stuck import said
 
 DRAIN_LIMIT = 1_000_000
 MAX_PROCESSES = 1000  # a scenario is stepped through by hand or replayed: far beyond any written one
@@ -132,6 +133,7 @@ class ReplayResult:
     refused: str | None = None  # the step the protocol refused, and why (the replay stops there)
     raised: bool = False  # ``refused`` is a handler that raised (protocol.HandlerError)
     deadlock: list[str] = field(default_factory=list)  # not finished, and nothing can move
+    waiting: str = ""  # with ``deadlock``: who waits for which resource held by whom (``stuck.said``)
     unprobed: str | None = None  # a process whose steps could not be taken again (it does not copy)
 
     @property
@@ -150,6 +152,14 @@ class ScriptedRun(Driver):
         self.counted = 0  # kept events counted in ``held``
         self.shared = class_state(setup)  # a class's or module's state a handler changes: a finding
         self.unprobed: str | None = None  # the first process that would not copy, and why
+        self.holdings: dict[str, list[tuple[int, int]]] = {}  # resource → [(pid, units)], in entry order
+
+    def holding_changed(self, pid: int, effect: Enter | Exit) -> None:
+        held = self.holdings.setdefault(effect.resource, [])
+        if isinstance(effect, Enter):
+            held.append((pid, effect.units))
+        elif (pid, effect.units) in held:
+            held.remove((pid, effect.units))
 
     def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
         try:  # as the wire and check hand it over; one that does not decode is a finding on the sender
@@ -262,6 +272,18 @@ class ScriptedRun(Driver):
         if any(self.links.values()) or any(self.pending.values()):
             return []
         return [self.names[p] for p, proto in sorted(self.protocols.items()) if not proto.finished]
+
+    def stuck_said(self) -> str:
+        """The unfinished processes in words: the resource each waits for, its holders, the
+        messages lacked (``stuck.said``, as ``check`` says a deadlock)."""
+        names, waiting = self.names, self.waiting()
+        stuck = [
+            (names[p], proto, waiting[names[p]])
+            for p, proto in sorted(self.protocols.items())
+            if not proto.finished
+        ]
+        holdings = {r: [(names[p], u) for p, u in hs] for r, hs in self.holdings.items() if hs}
+        return said(self.setup.capacities, stuck, holdings)
 
     def deliver_oldest(self, sender: int, to: int) -> None:
         self.deliver_at(sender, to, 0)
@@ -428,6 +450,7 @@ def replay_scenario(
         refused=refused,
         raised=raised,
         deadlock=[] if refused else run.stuck(),
+        waiting="" if refused or not run.stuck() else run.stuck_said(),
         unprobed=run.unprobed,
     )
 

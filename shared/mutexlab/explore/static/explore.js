@@ -88,7 +88,8 @@
     $("config").textContent = state.procs.length + " processes" +
       (state.procs.length !== state.processes ? " (P = " + state.processes + (others.length ? ", and " + others.join(", ") : "") + ")" : "") +
       (opts.length ? "; " + opts.join(", ") : "") +
-      "; capacities " + JSON.stringify(state.capacities) + (state.free ? "; nodes act only when told (new requests are steps)" : "");
+      "; capacities " + Object.keys(state.capacities || {}).map(function (r) { return r + "=" + state.capacities[r]; }).join(", ") +
+      (state.free ? "; nodes act only when told (new requests are steps)" : "");
     drawClocks(state);
     drawKey(state);
     $("position").textContent = state.position;

@@ -1,0 +1,89 @@
+"""Who waits, for which resource, held by whom: a world where nothing can move, in words.
+
+``waiting_for()`` says what a process lacks and from whom (``REPLY from node-2``); this adds what
+it waits to enter and who holds that now, where the protocol or the problem knows it:
+
+* the resource kind ``wants()`` names (bees: ``reed``, ``flower``; elves: ``contract``, ``pins``,
+  ``poison``), any resource of that kind (``reed:1``) counted;
+* a dining philosopher's forks it does not hold (the problem says which are its own);
+* otherwise the problem's one resource (``cs`` of mutex and k-mutex), when it has one.
+
+``node-3 for cs (held by nobody): REPLY from node-2``; ``bee-2 (holding reed:2) for flower (held
+by bee-1): ACKflower from bee-1``; without a resource known, as before: ``node-3 REPLY from node-2``. Used by ``check``'s deadlock finding and by the
+exhaustive exploration of the tests (``sim/explore.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..problems.philosopher import Philosopher
+from ..problems.philosophers import fork
+from ..protocol import Protocol
+from ..setups import capacity_of
+from ..words import lacks
+
+
+def _kind(resource: str) -> str:
+    return resource.split(":", 1)[0]
+
+
+def wanted(proto: Any, resources: list[str], held: list[str]) -> list[str]:
+    """What ``proto`` waits to enter: resource names (``cs``, ``fork:2``) or kinds (``reed``);
+    empty when neither it nor its problem says."""
+    if isinstance(proto, Philosopher):
+        return [fork(f) for f in (proto.left, proto.right) if fork(f) not in held]
+    if type(proto).wants is not Protocol.wants:
+        kind = proto.wants()
+        return [] if kind is None else [kind]
+    kinds = {_kind(r) for r in resources}
+    return sorted(kinds) if len(kinds) == 1 else []
+
+
+def said(
+    capacities: Mapping[str, int],
+    stuck: list[tuple[str, Any, dict[str, list[str]]]],
+    holdings: Mapping[str, list[tuple[str, int]]],
+) -> str:
+    """``stuck``: every unfinished process as (name, protocol object, what it lacks from whom by
+    name); ``holdings``: resource → its holders (name, units). In words, ``; `` between them."""
+    held: dict[str, list[tuple[str, int]]] = {}
+    for resource, holders in holdings.items():
+        for name, units in holders:
+            held.setdefault(name, []).append((resource, units))
+
+    def shown(resource: str, u: int) -> str:
+        return resource if u == 1 and capacity_of(dict(capacities), resource) == 1 else f"{resource}×{u}"
+
+    out = []
+    for name, proto, what in stuck:
+        text, mine = name, [r for r, _ in held.get(name, [])]
+        if mine:
+            text += f" (holding {', '.join(shown(r, u) for r, u in held[name])})"
+        wants = wanted(proto, list(capacities), mine)
+        if wants:
+            others = sorted(
+                {n for r, hs in holdings.items() if r in wants or _kind(r) in wants for n, _ in hs} - {name}
+            )
+            text += f" for {', '.join(wants)} (held by {', '.join(others) or 'nobody'}):"
+        out.append(f"{text} {lacks(what)}")
+    return "; ".join(out)
+
+
+def stuck_said(model: Any, world: tuple) -> str:
+    """Every unfinished process of ``world`` (a ``WorldModel``'s) in words."""
+    name = {i: model.names[model.pids[i]] for i in range(model.n)}
+    holdings: dict[str, list[tuple[str, int]]] = {}
+    for rid, i, units in model.holdings(world):
+        holdings.setdefault(model.resources[rid], []).append((name[i], units))
+    stuck = [
+        (
+            name[i],
+            model.objects[world[i]],
+            {k: [model.names.get(p, str(p)) for p in whom] for k, whom in model.waiting(world[i]).items()},
+        )
+        for i in range(model.n)
+        if not model.finished(world[i])
+    ]
+    return said(model.setup.capacities, stuck, holdings)
