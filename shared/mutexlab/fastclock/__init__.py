@@ -7,11 +7,7 @@ the same clock as a C type (``Clock``, with its ``Family`` giving out serials): 
 call that checks the sender's serial, compares the two arrays in blocks of 16 (vector compares)
 and, on news, makes the new array — no Python frame per receive. ``Clock.merge_unseen`` is the
 same merge without the check of the sender's serial against the one last taken from it (a random
-read into a P × P table: the merge's costliest load at P = 400); the simulator's fast loop calls
-``Clock.merge_ahead(token, queue)``: ``merge_unseen``, then prefetches (reads nothing into any
-result) of what the queue's next four receives will read, one level of objects per receive — the
-entry, its token and receiver's clock (``Family.receivers``: pid → Clock, set while the loop
-runs), their arrays, the arrays' first lines. At bees P = 200–400 the merge's
+read into a P × P table: the merge's costliest load at P = 400); the simulator's fast loop uses it. At bees P = 200–400 the merge's
 Python method and its P-entry comparison were what grew with P (see docs/scaling.md#fast-paths).
 The same clocks, element for element, with the same serials: ``tests/test_fastclock.py`` runs
 both over the same runs and compares every token the audit reads, the verdicts and the findings;

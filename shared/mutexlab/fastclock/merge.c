@@ -21,7 +21,6 @@
 #include <structmember.h>
 
 #define BLOCK 16
-#define AHEAD_BYTES 256 /* the first lines of an array prefetched for a receive to come */
 
 /* Four int32 entries as one value (gcc's and clang's vector extension): a comparison of two is one
  * instruction on x86-64's SSE2 and arm64's NEON, with no intrinsics tied to either. */
@@ -107,7 +106,6 @@ typedef struct {
     long long serial; /* the last serial given out */
     Py_ssize_t n;
     PyObject *zero;
-    PyObject *receivers; /* pid → Clock, for merge_ahead's prefetches (Family.receivers), or NULL */
 } Family;
 
 static int Family_init(Family *self, PyObject *args, PyObject *kwds) {
@@ -134,27 +132,13 @@ static int Family_init(Family *self, PyObject *args, PyObject *kwds) {
 
 static void Family_dealloc(Family *self) {
     Py_XDECREF(self->zero);
-    Py_XDECREF(self->receivers);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static PyObject *Family_next_serial(Family *self, PyObject *unused) { return PyLong_FromLongLong(++self->serial); }
 
-/* The receivers' clocks by the simulator's pid, for merge_ahead (a dict; None: none). A dict that
- * holds this family's clocks holds the family through them: a cycle no collector sees, kept for
- * the family's life (one per audited run). */
-static PyObject *Family_receivers(Family *self, PyObject *clocks) {
-    if (clocks != Py_None && !PyDict_CheckExact(clocks)) {
-        PyErr_SetString(PyExc_TypeError, "Family.receivers: a dict pid → Clock, or None");
-        return NULL;
-    }
-    Py_XSETREF(self->receivers, clocks == Py_None ? NULL : Py_NewRef(clocks));
-    Py_RETURN_NONE;
-}
-
 static PyMethodDef Family_methods[] = {
     {"next_serial", (PyCFunction)Family_next_serial, METH_NOARGS, "the next serial of the family"},
-    {"receivers", (PyCFunction)Family_receivers, METH_O, "the clocks by pid that merge_ahead reads (a dict, or None)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -177,8 +161,6 @@ static PyTypeObject FamilyType = {
 /* A serial as last[] keeps it: itself when it fits in 32 bits, else 0, which no serial read
  * against last[] equals (serial 0, the family's zero, is taken before; a larger one never skips). */
 static inline uint32_t kept(long long serial) { return serial > 0 && serial <= UINT32_MAX ? (uint32_t)serial : 0; }
-
-static PyTypeObject ClockType;
 
 /* -- Clock ----------------------------------------------------------------------------------- */
 typedef struct {
@@ -360,76 +342,7 @@ static PyObject *Clock_merge(Clock *self, PyObject *token) { return merge_token(
  * bees P = 400 the read of last[sender] (a random read into a P x P table) was the costliest load. */
 static PyObject *Clock_merge_unseen(Clock *self, PyObject *token) { return merge_token(self, token, 0); }
 
-/* The data of a counts array, when it gives its buffer: prefetched, its first lines (the comparison
- * then runs on from them in order, as the hardware's prefetcher follows). */
-static void prefetch_counts(PyObject *counts) {
-    Py_buffer view;
-    if (counts == NULL || PyObject_GetBuffer(counts, &view, PyBUF_SIMPLE) < 0) {
-        PyErr_Clear();
-        return;
-    }
-    const char *data = (const char *)view.buf;
-    Py_ssize_t lines = view.len < AHEAD_BYTES ? view.len : AHEAD_BYTES;
-    for (Py_ssize_t at = 0; at < lines; at += 64) __builtin_prefetch(data + at);
-    PyBuffer_Release(&view);
-}
-
-/* The token of a queue entry (the simulator's (when, kind, to, sender, msg, id, token)) and its
- * receiver's clock, or NULLs: an entry of another shape (a timer) has none. Reads only. */
-static PyObject *entry_token(PyObject *entry, PyObject *clocks, Clock **receiver) {
-    *receiver = NULL;
-    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 7) return NULL;
-    PyObject *token = PyTuple_GET_ITEM(entry, 6);
-    if (clocks != NULL && PyDict_CheckExact(clocks)) {
-        PyObject *clock = PyDict_GetItemWithError(clocks, PyTuple_GET_ITEM(entry, 2));
-        if (clock == NULL) PyErr_Clear();
-        else if (Py_IS_TYPE(clock, &ClockType)) *receiver = (Clock *)clock;
-    }
-    return PyTuple_CheckExact(token) && PyTuple_GET_SIZE(token) == 3 ? token : NULL;
-}
-
-/* merge_unseen(token), and then a hint for the receives to come: the simulator's queue bucket
- * being drained (a list whose last entry comes next), its receivers' clocks found in the family's
- * receivers (pid → Clock). What
- * the next three receives read is asked of the memory in steps, one level of objects per receive
- * (entry; then its token and receiver's clock; then their arrays; then the arrays' data), so each
- * level is in the cache when the next is read. Only prefetches: nothing is written, the result
- * is merge_unseen's. */
-static PyObject *Clock_merge_ahead(Clock *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "merge_ahead(token, queue) takes 2 arguments");
-        return NULL;
-    }
-    PyObject *result = merge_token(self, args[0], 0);
-    PyObject *queue = args[1], *clocks = self->family->receivers;
-    if (result == NULL || !PyList_CheckExact(queue)) return result;
-    Py_ssize_t size = PyList_GET_SIZE(queue);
-    Clock *receiver;
-    if (size >= 4) __builtin_prefetch(PyList_GET_ITEM(queue, size - 4)); /* the entry */
-    if (size >= 3) { /* its token and its receiver's clock */
-        PyObject *token = entry_token(PyList_GET_ITEM(queue, size - 3), clocks, &receiver);
-        if (token != NULL) __builtin_prefetch(token);
-        if (receiver != NULL) __builtin_prefetch(receiver);
-    }
-    if (size >= 2) { /* the arrays' objects and the receiver's token */
-        PyObject *token = entry_token(PyList_GET_ITEM(queue, size - 2), clocks, &receiver);
-        if (token != NULL) __builtin_prefetch(PyTuple_GET_ITEM(token, 1));
-        if (receiver != NULL && receiver->counts != NULL) {
-            __builtin_prefetch(receiver->counts);
-            __builtin_prefetch(receiver->token);
-        }
-    }
-    if (size >= 1) { /* the arrays' data */
-        PyObject *token = entry_token(PyList_GET_ITEM(queue, size - 1), clocks, &receiver);
-        if (token != NULL) prefetch_counts(PyTuple_GET_ITEM(token, 1));
-        if (receiver != NULL) prefetch_counts(receiver->counts);
-    }
-    return result;
-}
-
 static PyMethodDef Clock_methods[] = {
-    {"merge_ahead", (PyCFunction)(void (*)(void))Clock_merge_ahead, METH_FASTCALL,
-     "merge_unseen(token), then the next receives' clocks asked of the memory"},
     {"tick", (PyCFunction)Clock_tick, METH_NOARGS, "a local event: the own entry + 1; the new token"},
     {"merge", (PyCFunction)Clock_merge, METH_O, "a receive: the maximum with the sender's token; the token"},
     {"merge_unseen", (PyCFunction)Clock_merge_unseen, METH_O, "merge, for a token known not to be one last taken from its sender"},

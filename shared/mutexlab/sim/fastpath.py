@@ -39,7 +39,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from copy import deepcopy
 from math import log
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..protocol import Send
 from . import engine
@@ -94,12 +94,9 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
     if bound is None and light:
         clocks = {pid: recorder.vc for pid, recorder in recorders.items()}
         # the compiled clock's merge without its table of serials last read (fastclock/merge.c)
-        merges = {pid: _merge_of(clock, clocks) for pid, clock in clocks.items()}
+        merges = {pid: getattr(clock, "merge_unseen", clock.merge) for pid, clock in clocks.items()}
         bound = sim._fast_clocks = (clocks, merges)  # noqa: SLF001 - see above
     clocks, merges = bound if bound is not None else ({}, {})
-    family = _family_of(clocks)
-    if family is not None:  # the receivers' clocks, for ``merge_ahead``'s prefetches; let go at the end
-        family.receivers(clocks)
     token = None  # the clock token a send carries: the receiving process's, kept current
     messages, sent, link_last, delay = sim.messages, sim._sent, sim._link_last, sim._delay  # noqa: SLF001 - see above
     uniform = sim._random if sim.config.delay == "exp" else None  # noqa: SLF001 - see above; ``_delay`` inlined: -log(1 - u)
@@ -125,7 +122,7 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                 _, _, pid, sender, msg, msg_id, vc = entry
                 if light:  # as ``deliver``: merge, handle, the recv event, its effects, the state
                     proto = protocols[pid]
-                    token = merges[pid](vc, drained)  # the token after the merge: what its sends carry
+                    token = merges[pid](vc)  # the token after the merge: what its sends carry
                     before = proto.state
                     effects = proto.on_message(msg)
                     recvs += 1
@@ -198,28 +195,6 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
     finally:
         sim.events = events
         _flush(skip, recvs, sends)
-        if family is not None:  # (the dict holds the clocks that hold the family: no cycle kept)
-            family.receivers(None)
-
-
-def _merge_of(clock: Any, clocks: dict) -> Callable[[Any, list], Any]:
-    """A receive's merge for the fast loop, called with the token and the bucket being drained:
-    the compiled clock's ``merge_ahead`` (``merge_unseen``, then the next receives' clocks
-    prefetched, fastclock/merge.c; the family told the clocks by pid), else the clock's ``merge``
-    (the queue is not read)."""
-    ahead = getattr(clock, "merge_ahead", None)
-    if ahead is not None:
-        return ahead  # type: ignore[no-any-return]
-    merge = clock.merge
-    return lambda token, queue: merge(token)
-
-
-def _family_of(clocks: dict) -> Any:
-    """The compiled clocks' family (``fastclock``'s ``Family``, which takes ``receivers``), or None."""
-    for clock in clocks.values():
-        family = getattr(clock, "family", None)
-        return family if hasattr(family, "receivers") else None
-    return None
 
 
 def _flush(skip: Callable[[str, int], None], recvs: int, sends: int) -> tuple[int, int]:
