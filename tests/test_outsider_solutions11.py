@@ -55,7 +55,8 @@ def test_over_rabbitmq_a_stall_a_raising_waiting_for_cannot_explain_exits_2_as_c
     assert done.returncode == 2 and "its waiting_for() raised ValueError: who knows" in done.stderr, said(
         done
     )
-    common = ("--amqp-url", amqp_url, "--dwell", "0", "--stall-timeout", "2", "--json")
+    # each holding long enough that the others' requests queue: the forgotten queue stalls every time
+    common = ("--amqp-url", amqp_url, "--dwell", "0.3", "--stall-timeout", "2", "--json")
     done = cli("run", "mutex", "-a", stuck, "-N", "3", "--requests", "2", *common)
     summary = json.loads(done.stdout)
     assert done.returncode == 2 and summary["exit_code"] == 2 and not summary["complete"], said(done)

@@ -25,7 +25,7 @@ from .. import limits
 from ..protocols import registry
 from ..setups import ConfigError
 from ..spec import AlgorithmSpec, Flag, Flags
-from .common import non_negative, positive, seconds
+from .common import count, non_negative, positive, seconds
 
 
 @dataclass(frozen=True)
@@ -366,3 +366,18 @@ def as_program(args, unknown: list[str]) -> str:
 def _workload(family: Flags) -> str | None:
     problem = registry.presented(family)
     return None if problem is None else problem.endless
+
+
+def entries(text: str) -> int | list[int]:
+    """``--entries``: K (each rank K times, K ≥ 1) or K0,K1,… (rank by rank, each ≥ 0, one ≥ 1)."""
+    if "," not in text:
+        return count(1)(text)
+    try:
+        counts = [int(part) for part in text.split(",")]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 0 or max(counts) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give K (each rank enters K times) or K0,K1,… one whole number per rank, one of them ≥ 1"
+        )
+    return counts

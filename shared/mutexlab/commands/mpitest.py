@@ -20,6 +20,7 @@ from typing import Any
 
 from ..setups import ConfigError
 from .common import count as whole
+from .flags import entries
 
 GROUPS = ("enter", "exit")
 # What a newcomer puts first out of habit: a launcher, whose ranks mutexlab starts itself.
@@ -33,21 +34,6 @@ FORTRAN_MPI = re.compile(r"libmpi_(?:mpifh|usempi)|libmpichf|libfmpich")
 # A Python program on mpi4py (its command ``python…``, or a script whose first line names python).
 PYTHON = re.compile(r"python[\d.]*")
 OURS = b"this program was built with mutexlab mpicc"
-
-
-def entries(text: str) -> int | list[int]:
-    """``--entries``: K (each rank K times, K ≥ 1) or K0,K1,… (rank by rank, each ≥ 0, one ≥ 1)."""
-    if "," not in text:
-        return whole(1)(text)
-    try:
-        counts = [int(part) for part in text.split(",")]
-    except ValueError:
-        counts = []
-    if not counts or min(counts) < 0 or max(counts) < 1:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: give K (each rank enters K times) or K0,K1,… one whole number per rank, one of them ≥ 1"
-        )
-    return counts
 
 
 def add_arguments(p, replay: bool = False) -> None:
