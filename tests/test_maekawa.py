@@ -216,7 +216,7 @@ def test_without_inquire_and_yield_the_cycle_of_three_deadlocks_and_with_them_it
     broken = explore(_bounded({1: 1, 2: 1, 3: 1}, NoInquire, {"quorums": CYCLE}), max_states=50_000)
     assert broken.deadlocks
     assert (
-        "waiting: node-1 REPLY from node-2; node-2 REPLY from node-3; node-3 REPLY from node-1"
+        "waiting: node-1 for cs: REPLY from node-2; node-2 for cs: REPLY from node-3; node-3 for cs: REPLY from node-1"
         in broken.deadlocks[0].message
     )
     found = explore(_bounded({1: 1, 2: 1, 3: 1}, options={"quorums": CYCLE}), max_states=50_000)

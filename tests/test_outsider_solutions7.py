@@ -109,7 +109,7 @@ def test_namedtuple_forks_pass_a_forgotten_fork_deadlocks_and_a_rare_raise_is_fo
     done = cli("check", "philosophers", "-a", forget, "--counterexample", ce)
     assert done.returncode == 1, said(done)
     assert (
-        "VIOLATION — deadlock: nothing can move; waiting: philosopher-3 for fork:3, fork:1 (held by nobody): "
+        "VIOLATION — deadlock: nothing can move; waiting: philosopher-3 for fork:3, fork:1: "
         "GIVE from philosopher-2" in done.stdout
     )
     done = cli("replay", ce, "-a", forget)

@@ -4,7 +4,7 @@ Bug: ``_on_release`` clears ``holder`` and returns nothing: a node queued behind
 waits forever.
 
 Caught by: mutexlab check FILE --nodes 2
-Expect: deadlock — nothing can move; waiting: node-2 GRANT from a sender its waiting_for() does not name
+Expect: deadlock — nothing can move; waiting: node-2 for cs: GRANT from a sender its waiting_for() does not name
 """
 
 import sys

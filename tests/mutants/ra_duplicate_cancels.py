@@ -6,7 +6,7 @@ algorithm is correct; on links that duplicate, the reply is forgotten and the as
 forever.
 
 Caught by: mutexlab check FILE --nodes 2 --duplicate 1
-Expect: deadlock — nothing can move; waiting: node-2 REPLY from a sender
+Expect: deadlock — nothing can move; waiting: node-2 for cs: REPLY from a sender
 """
 
 from dataclasses import replace

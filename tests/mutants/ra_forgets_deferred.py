@@ -4,7 +4,7 @@ Bug: on exit the deferred list is emptied without a REPLY to anyone: a node that
 this one was inside waits forever.
 
 Caught by: mutexlab check FILE --nodes 2
-Expect: deadlock — nothing can move; waiting: node-2 REPLY from a sender
+Expect: deadlock — nothing can move; waiting: node-2 for cs: REPLY from a sender
 """
 
 from _ricart_agrawala import Reply, Request, RicartAgrawalaNode

@@ -10,7 +10,7 @@ Bug: serving the queue does not reset ``asked``: a node that passed the token on
 has already asked for it back, so it never does. Its second request waits forever.
 
 Caught by: mutexlab check FILE --nodes 2 --requests 2
-Expect: deadlock — nothing can move; waiting: node-2 TOKEN from a sender
+Expect: deadlock — nothing can move; waiting: node-2 for cs: TOKEN from a sender
 """
 
 from typing import Literal

@@ -8,7 +8,7 @@ it waits to enter and who holds that now, where the protocol or the problem know
 * a dining philosopher's forks it does not hold (the problem says which are its own);
 * otherwise the problem's one resource (``cs`` of mutex and k-mutex), when it has one.
 
-``node-3 for cs (held by nobody): REPLY from node-2``; ``bee-2 (holding reed:2) for flower (held
+``node-3 for cs: REPLY from node-2``; ``bee-2 (holding reed:2) for flower (held
 by bee-1): ACKflower from bee-1``; without a resource known, as before: ``node-3 REPLY from node-2``. Used by ``check``'s deadlock finding and by the
 exhaustive exploration of the tests (``sim/explore.py``).
 """
@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..problems.philosopher import Philosopher
 from ..problems.philosophers import fork
 from ..protocol import Protocol
 from ..setups import capacity_of
@@ -32,8 +31,9 @@ def _kind(resource: str) -> str:
 def wanted(proto: Any, resources: list[str], held: list[str]) -> list[str]:
     """What ``proto`` waits to enter: resource names (``cs``, ``fork:2``) or kinds (``reed``);
     empty when neither it nor its problem says."""
-    if isinstance(proto, Philosopher):
-        return [fork(f) for f in (proto.left, proto.right) if fork(f) not in held]
+    sides = (getattr(proto, "left", None), getattr(proto, "right", None))
+    if any(_kind(r) == _kind(fork(1)) for r in resources) and all(isinstance(f, int) for f in sides):
+        return [fork(int(f)) for f in sides if f is not None and fork(f) not in held]  # its own forks
     if type(proto).wants is not Protocol.wants:
         kind = proto.wants()
         return [] if kind is None else [kind]
@@ -66,7 +66,9 @@ def said(
             others = sorted(
                 {n for r, hs in holdings.items() if r in wants or _kind(r) in wants for n, _ in hs} - {name}
             )
-            text += f" for {', '.join(wants)} (held by {', '.join(others) or 'nobody'}):"
+            # no holder named when none entered it: a fork may be with a philosopher who has
+            # not entered it (only eating enters it), and "held by nobody" would say otherwise
+            text += f" for {', '.join(wants)}" + (f" (held by {', '.join(others)}):" if others else ":")
         out.append(f"{text} {lacks(what)}")
     return "; ".join(out)
 
