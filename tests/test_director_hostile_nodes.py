@@ -6,6 +6,7 @@ outgrow memory, and bytes a terminal would obey (docs/test-any-program.md#findin
 
 from __future__ import annotations
 
+import re
 import sys
 
 from mutexlab.director import world
@@ -67,9 +68,10 @@ def test_a_line_written_after_the_done_is_named_not_a_deadlock(cli, tmp_path):
     program.write_text(LATE_ENTER)
     ran = cli("test", "mutex", "--node", f"{sys.executable} {program}", "--nodes", "1", "--runs", "3")
     assert ran.returncode == 1, ran.stdout
-    assert (
-        "FINDING [protocol]" in ran.stdout and "wrote after its done line (answering request)" in ran.stdout
-    )
+    # with its done in one read ("wrote past"), or after it ("wrote after"): the machine's timing
+    # decides which, and both name the one fault (shrink takes them as one)
+    assert "FINDING [protocol]" in ran.stdout, ran.stdout
+    assert re.search(r"wrote (past|after) its done line \(answering request\)", ran.stdout), ran.stdout
     assert '"enter"' in ran.stdout and "deadlock" not in ran.stdout, ran.stdout
 
 
