@@ -48,8 +48,8 @@ class Lenient:
             step = self.queue.pop(0)
             if step in enabled:
                 return step
-            if step[0] == "land" and ("deliver", *step[1:]) in enabled:  # the rank does not poll now
-                return ("deliver", *step[1:])
+            if (delivery := _delivery_of(step, enabled)) is not None:
+                return delivery
             same_link = [e for e in enabled if step[0] in ("deliver", "land") and _same_link(e, step)]
             if same_link and self.by_link:
                 return same_link[0]
@@ -101,6 +101,12 @@ def _renamed(step: Action, ids: dict[int, int], old: dict[int, str], new: dict[i
     return (kind, ids[node], f"{new[ids[pid]]}#{n}")
 
 
+def _delivery_of(step: Action, enabled: list[Action]) -> Action | None:
+    """A recorded landing's delivery, where the rank does not poll now and so may not land it."""
+    delivery = ("deliver", step[1], step[2])
+    return delivery if step[0] == "land" and delivery in enabled else None
+
+
 def _same_link(held: Action, step: Action) -> bool:
     return held[:2] == step[:2] and held[2].rpartition("#")[0] == step[2].rpartition("#")[0]
 
@@ -139,9 +145,9 @@ class Strict:
         if step is not None and step in enabled:
             self.at += 1
             return step
-        if self.wakes and step is not None and step[0] == "land" and ("deliver", *step[1:]) in enabled:
+        if self.wakes and step is not None and (delivery := _delivery_of(step, enabled)) is not None:
             self.at += 1  # another program that does not poll there: the message is delivered
-            return ("deliver", *step[1:])
+            return delivery
         wake = next((a for a in enabled if a[0] == "wake"), None)
         if self.wakes and wake is not None and self.woken < len(self.script) + self.MAX_WAKES:
             self.woken += 1
