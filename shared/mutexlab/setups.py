@@ -429,6 +429,22 @@ def _restore(value: Any, before: Any) -> None:
 WAITS_RAISED = "its waiting_for() raised"
 
 
+class WaitsRaised(ConfigError):
+    """``waits``: a process's ``waiting_for()`` raised, so the stall it was asked to explain cannot
+    be explained (exit 2, never a verdict). ``process`` and ``state`` say which process, in which
+    state; a simulation that ends so adds ``unknown`` (every process whose waiting_for() raised),
+    ``stalled`` (what the others wait for), ``result`` (the run as it ended) and ``scenario`` (the
+    seed and the event it ended at), so that ``simulate`` can show the run as ``run`` does."""
+
+    def __init__(self, text: str, process: str = "?", state: str = "?") -> None:
+        super().__init__(text)
+        self.process, self.state = process, state
+        self.unknown: list[str] = [process]
+        self.stalled: dict[str, dict[str, list[str]]] = {}
+        self.result: Any = None
+        self.scenario: str | None = None
+
+
 def waits(proto: Any) -> dict[str, Any]:
     """``proto.waiting_for()``: what the process waits for, by kind, and from whom. The algorithm's
     code: an exception there (a ``sys.exit()`` too) is an error naming its line (exit 2), never a
@@ -437,8 +453,10 @@ def waits(proto: Any) -> dict[str, Any]:
         waiting: dict[str, Any] = proto.waiting_for()
         return waiting
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the algorithm's code, named with its line
-        raise ConfigError(
+        raise WaitsRaised(
             f"asking {_named(proto)} what it waits for: "
             f"{WAITS_RAISED} {type(exc).__name__}: {exc} at {raised_at(exc)}. It must return "
-            "a dict of message kinds to the senders awaited (empty: waiting for nothing)"
+            "a dict of message kinds to the senders awaited (empty: waiting for nothing)",
+            str(getattr(proto, "name", "?")),
+            str(getattr(proto, "state", "?")),
         ) from None

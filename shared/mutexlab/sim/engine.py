@@ -35,7 +35,7 @@ from operator import itemgetter
 from typing import Any, ClassVar
 
 from ..protocol import HandlerError
-from ..setups import ConfigError, Setup, SharedState, class_state, class_state_changed
+from ..setups import ConfigError, Setup, SharedState, WaitsRaised, class_state, class_state_changed
 from ..trace import TraceWriter
 from . import fastpath, hung
 from .driver import Driver
@@ -244,7 +244,16 @@ class Simulation(Driver):
         except HandlerError as exc:  # the algorithm's code raised: say how this run reached it
             exc.scenario = f"seed {self.config.seed}, at event {self.events:,} (time {self.now:.3f})"
             raise
-        return self._result()
+        try:
+            return self._result()
+        except WaitsRaised as exc:  # the run ended, stalled; its stall cannot be explained
+            exc.scenario = f"seed {self.config.seed}, at event {self.events:,} (time {self.now:.3f})"
+            # every process whose wait is unknown stalls too: waiting for what nobody knows
+            order = [self.names[pid] for pid in sorted(self.protocols)]
+            exc.result = self._result(
+                {n: exc.stalled.get(n, {}) for n in order if n in exc.stalled or n in exc.unknown}
+            )
+            raise
 
     def _run(self, limit: int) -> None:
         """Handle events in time order until the queue is empty or ``limit`` events are done: a
@@ -267,7 +276,8 @@ class Simulation(Driver):
                 _, _, pid, action = entry
                 self.feed(pid, lambda p, a=action: p.on_local(a))
 
-    def _result(self) -> SimResult:
+    def _result(self, stalled: dict[str, dict[str, list[str]]] | None = None) -> SimResult:
+        """The run as it ended; ``stalled``: what its unfinished processes wait for, when known."""
         queue = self.pending()
         return SimResult(
             algorithm=self.setup.algorithm,
@@ -278,7 +288,7 @@ class Simulation(Driver):
             entries=dict(sorted(self.entries.items())),
             notes=dict(sorted(self.notes.items())),
             states={self.names[p]: proto.state for p, proto in sorted(self.protocols.items())},
-            stalled=self.waiting() if not queue else {},
+            stalled={} if queue else stalled if stalled is not None else self.waiting(),
             truncated=queue,
             duplicates_dropped=self.duplicates_dropped,
             protocols=self.protocols,
