@@ -60,3 +60,16 @@ FOREIGN_JSON = (
     ": not mutexlab's event shape (docs/verify-any-log.md#clock-free-json-lines); a JSON log of another "
     "layout that keeps vector clocks is read with --format shiviz --regex naming its host, clock and event"
 )
+
+
+def one_document(line: str, first: bool = True) -> str:
+    """What to add to "not JSON" when the ``first`` line, ``line``, opens a JSON document written over
+    several lines (``{`` or ``[`` alone, as ``json.dump(..., indent=1)`` writes one): a scenario of
+    ``check --counterexample``, or a log saved as one pretty-printed array, is no JSON Lines."""
+    if not first or line.strip() not in ("{", "["):
+        return ""
+    return (
+        ": the file is one JSON document over several lines, not JSON Lines (one event a line). A "
+        "scenario (check --counterexample, explore's saves) is played by `mutexlab replay FILE "
+        "--trace T`, whose trace T this reads; a log saved as one array: write each event on a line"
+    )
