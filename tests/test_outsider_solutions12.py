@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from outsider_edits import said
+from outsider_edits import OUTSIDERS, edited, said
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 RAISES = (
@@ -99,3 +99,135 @@ def test_simulate_bees_names_the_bee_and_its_last_event_from_the_written_trace(c
     line = int(done.stdout.split("its last event line ")[1].split(":")[0])
     event = json.loads(trace.read_text().splitlines()[line - 1])
     assert event["pid"] == "bee-3" and event["event"] != "state", event
+
+
+def test_bees_whose_states_are_a_str_enum_are_counted_by_name(cli):
+    """``class Phase(str, Enum)``: since Python 3.11 ``str()`` of a member is ``Phase.DEAD``. Before,
+    the summary read `bees: 3 dead, 0 retired (no room left), 3 _Phase.DEAD` — six bees of three."""
+    path = OUTSIDERS / "o12_bees_phases.py"
+    done = cli("simulate", "bees", "-a", path, "-P", "3", "-T", "2")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+    assert "bees: 3 dead, 0 retired (no room left)\n" in done.stdout, said(done)
+    done = cli("check", "bees", "-a", path, "-P", "2", "-T", "2", "--eggs", "1", "--cocoons", "1")
+    assert done.returncode == 0 and "verdict:      PASS" in done.stdout, said(done)
+
+
+def test_bees_whose_states_are_a_plain_enum_are_refused_by_every_command_saying_why(cli, tmp_path):
+    """A plain ``Enum`` state has no name a trace holds (``S.DEAD``, or ``6`` for an IntEnum). Before:
+    `check` said VIOLATION (`bee-1 ended in S.DEAD, not DEAD or RETIRED`) of a correct solution, and
+    `simulate` INCOMPLETE; now both refuse it, exit 2, saying what to write instead."""
+    plain = edited(
+        tmp_path,
+        "o12_bees_phases.py",
+        "o12-bees-phases",
+        "o12",
+        "plain",
+        ('STATES = "str"', 'STATES = "plain"'),
+    )
+    for command in (
+        ("simulate", "bees", "-P", "3", "-T", "2"),
+        ("check", "bees", "-P", "2", "-T", "2", "--eggs", "1", "--cocoons", "1"),
+    ):
+        done = cli(*command, "-a", plain)
+        assert done.returncode == 2, said(done)
+        assert "bee-1, a ReedTokenBee" in done.stderr and "starts in state S.REST" in done.stderr, said(done)
+        assert "make it `class S(StrEnum)` (or `class S(str, Enum)`)" in done.stderr, said(done)
+
+
+def test_a_bee_laying_on_a_reed_it_let_go_is_found_and_replays(cli, tmp_path):
+    early = edited(
+        tmp_path,
+        "o12_bees_phases.py",
+        "o12-bees-phases",
+        "o12",
+        "early",
+        ("LEAVE_EARLY = False", "LEAVE_EARLY = True"),
+    )
+    ce = tmp_path / "early.json"
+    done = cli(
+        "check",
+        "bees",
+        "-a",
+        early,
+        "-P",
+        "2",
+        "-T",
+        "2",
+        "--eggs",
+        "1",
+        "--cocoons",
+        "1",
+        "--counterexample",
+        ce,
+    )
+    assert done.returncode == 1, said(done)
+    assert "[egg-off-reed] bee-1 laid an egg in reed:1 while holding no reed" in done.stdout, said(done)
+    assert "replay reproduces it: yes" in done.stdout, said(done)
+    done = cli("simulate", "bees", "-a", early, "-P", "3", "-T", "2")
+    assert done.returncode == 1 and "[egg-off-reed]" in done.stdout, said(done)
+
+
+def test_a_desk_drawing_by_lottery_from_module_random_runs_the_same_under_one_seed(cli, tmp_path):
+    """The desk draws who gets a freed pass with ``random.choice``, unseeded. Before, two `simulate
+    --seed 0` runs gave two different traces (whatever state the module ``random`` was in), so the
+    seed a finding names did not reach it again; now the run seeds it. check still says it is not
+    deterministic (N=4, K=1: two waiting when a pass comes back)."""
+    import random
+
+    path = OUTSIDERS / "o12_kmutex_lottery_desk.py"
+    traces = []
+    for outside in (1, 2):
+        random.seed(outside)  # whatever the module's state before the run
+        trace = tmp_path / f"lottery{outside}.trace"
+        done = cli(
+            "simulate", "kmutex", "-a", path, "-N", "4", "-k", "2", "--requests", "3", "--trace", trace
+        )
+        assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+        traces.append(trace.read_text())
+    assert traces[0] == traces[1]
+    done = cli("check", "kmutex", "-a", path, "-N", "4", "-k", "1", "--requests", "1")
+    assert done.returncode == 1 and "is not deterministic" in done.stdout, said(done)
+
+
+def test_a_desk_handing_out_one_pass_too_many_is_a_capacity_violation(cli, tmp_path):
+    slack = edited(
+        tmp_path, "o12_kmutex_lottery_desk.py", "o12-kmutex-lottery", "o12", "slack",
+        ('DRAW = "lottery"', 'DRAW = "first"'), ("SLACK = 0", "SLACK = 1"),
+    )  # fmt: skip
+    first = edited(
+        tmp_path,
+        "o12_kmutex_lottery_desk.py",
+        "o12-kmutex-lottery",
+        "o12",
+        "first",
+        ('DRAW = "lottery"', 'DRAW = "first"'),
+    )
+    done = cli("check", "kmutex", "-a", first, "-N", "3", "-k", "2", "--requests", "1")
+    assert done.returncode == 0 and "verdict:      PASS" in done.stdout, said(done)
+    done = cli("check", "kmutex", "-a", slack, "-N", "4", "-k", "2", "--requests", "1")
+    assert done.returncode == 1, said(done)
+    assert "VIOLATION — capacity: cs (capacity 2) held by node-2×1, node-3×1, node-4×1" in done.stdout, said(
+        done
+    )
+
+
+def test_philosophers_asking_in_one_fixed_order_deadlock_and_the_hierarchy_passes(cli, tmp_path):
+    path = OUTSIDERS / "o12_phil_fork_owner.py"
+    done = cli("check", "philosophers", "-a", path, "-N", "3")
+    assert done.returncode == 0 and "verdict:      PASS" in done.stdout, said(done)
+    done = cli("simulate", "philosophers", "-a", path, "--seed", "1")
+    assert done.returncode == 0 and "meals eaten: 10 of 10" in done.stdout, said(done)
+    left = edited(
+        tmp_path,
+        "o12_phil_fork_owner.py",
+        "o12-phil-fork-owner",
+        "o12",
+        "left",
+        ('ORDER = "lowest-first"', 'ORDER = "left-first"'),
+    )
+    done = cli("check", "philosophers", "-a", left, "-N", "3")
+    assert done.returncode == 1, said(done)
+    assert (
+        "VIOLATION — deadlock: nothing can move; waiting: philosopher-1 for fork:1, fork:2: HAND_FORK from philosopher-2"
+        in done.stdout
+    )

@@ -175,7 +175,22 @@ def missing_parts(setup: Setup) -> str | None:
             )
         if not hasattr(proto, "state") or not isinstance(getattr(proto, "pid", None), int):
             return f"{name}, a {where}, does not set `pid` (an int) and `state`: every process sets both"
+        state = proto.state
+        if isinstance(state, Enum) and not isinstance(state, str):
+            kind = type(state).__qualname__
+            return (
+                f"{name}, a {where}, starts in state {kind}.{state.name}, a member of {kind}, an enum.Enum whose "
+                f"members are not strings: the traces, the audit and the problem's rules read a state "
+                f"by its name ({state.name!r}), and a plain Enum member is no name; make it "
+                f"`class {kind}(StrEnum)` (or `class {kind}(str, Enum)`), each value its state's name"
+            )
     return None
+
+
+def state_text(state: Any) -> str:
+    """A process's state as the traces write it: a ``str`` enum member (``StrEnum``, or a ``class
+    S(str, Enum)``, whose ``str()`` is ``S.DEAD`` since Python 3.11) by its value; else ``str()``."""
+    return str.__str__(state) if isinstance(state, str) else str(state)
 
 
 def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
