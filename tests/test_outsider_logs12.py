@@ -112,3 +112,22 @@ def test_a_scenario_or_a_pretty_printed_log_given_to_verify_says_what_it_is(cli,
     done = cli("verify", array)
     assert done.returncode == 2 and f"{array}:1: " in done.stderr, said(done)
     assert "one JSON document over several lines, not JSON Lines" in done.stderr, said(done)
+
+
+def test_a_log_per_process_given_as_several_files_is_told_how_to_make_one(cli, tmp_path):
+    """GoVector writes one file per process. Before, `verify p0.log p1.log` said only
+    "unrecognized arguments: p1.log"; now it says verify reads one log, and how to make one;
+    the files put together end to end are SAFE."""
+    lines = (OUTLOGS / "o12-govector-padded.log").read_text().splitlines(keepends=True)
+    p0, p1 = tmp_path / "alpha.log", tmp_path / "bravo.log"
+    p0.write_text("".join(lines[:2] + lines[4:12]))
+    p1.write_text("".join(lines[2:4] + lines[12:]))
+    for command in ("verify", "report"):
+        done = cli(command, p0, p1)
+        assert done.returncode == 2, said(done)
+        assert f"unrecognized arguments: {p1}; {command} reads one log of a run, not 2 files" in done.stderr
+        assert "`cat p0.log p1.log > run.log`" in done.stderr, said(done)
+    whole = tmp_path / "run.log"
+    whole.write_text(p0.read_text() + p1.read_text())
+    done = cli("verify", whole)
+    assert done.returncode == 0 and "ShiViz log: SAFE" in done.stdout, said(done)
