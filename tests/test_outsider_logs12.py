@@ -131,3 +131,18 @@ def test_a_log_per_process_given_as_several_files_is_told_how_to_make_one(cli, t
     whole.write_text(p0.read_text() + p1.read_text())
     done = cli("verify", whole)
     assert done.returncode == 0 and "ShiViz log: SAFE" in done.stdout, said(done)
+
+
+def test_a_log_windows_powershell_wrote_in_utf16_is_named_so(cli, tmp_path):
+    """`program > run.log` in Windows PowerShell writes UTF-16 (with a byte-order mark; Out-File
+    -Encoding Unicode without one in some setups). Before: `not UTF-8 text (byte 1 of the line)`,
+    or, without the mark, `not JSON` / `not a record of GoVector's regex`; now each says UTF-16."""
+    for name in ("o12-govector-padded.log", "o12-worker-pool-wallclock.json"):
+        text = (OUTLOGS / name).read_text()
+        for encoding in ("utf-16", "utf-16-le"):
+            path = tmp_path / f"{encoding}-{name}"
+            path.write_bytes(text.encode(encoding))
+            done = cli("verify", path)
+            assert done.returncode == 2, said(done)
+            assert f"{path}:1: " in done.stderr and "it reads as UTF-16" in done.stderr, said(done)
+            assert "iconv -f UTF-16 -t UTF-8" in done.stderr, said(done)

@@ -18,7 +18,7 @@ from typing import IO, Any, Protocol
 
 from . import limits
 from .clock import EventClock, LocalEventClocks, VectorClock
-from .keywords import CLOCKED_JSON, FOREIGN_JSON, VC_SHAPE, lookalike, one_document
+from .keywords import CLOCKED_JSON, FOREIGN_JSON, VC_SHAPE, lookalike, not_utf8, one_document
 
 
 class TraceError(ValueError):
@@ -484,7 +484,7 @@ def decode_line(raw: bytes, source: str, number: int) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise TraceError(f"{source}:{number}: not UTF-8 text (byte {exc.start + 1} of the line)") from None
+        raise TraceError(not_utf8(source, number, raw, exc.start)) from None
 
 
 def read_trace(path: str | Path) -> list[dict[str, Any]]:
