@@ -231,3 +231,29 @@ def test_philosophers_asking_in_one_fixed_order_deadlock_and_the_hierarchy_passe
         "VIOLATION — deadlock: nothing can move; waiting: philosopher-1 for fork:1, fork:2: HAND_FORK from philosopher-2"
         in done.stdout
     )
+
+
+def test_explore_draws_a_solution_whose_waiting_for_raises_and_its_deadlock(tmp_path):
+    """The explorer draws every process's card at every step, asking waiting_for() of each, stalled
+    or not. Before, one that raises made every view fail (over HTTP: `500 internal error:
+    WaitsRaised`, the explorer unusable from step 0); now the card says its wait is unknown and
+    why, and the deadlock it reaches is said as `simulate` and `run` say it."""
+    from mutexlab.explore.session import Config, Session
+
+    stuck = central(tmp_path, "wf-explore", FORGETS, RAISES)
+    session = Session(Config(str(stuck), 3, {"requests": 1}))
+    line = stuck.read_text().splitlines().index("        raise ValueError('who knows')") + 1
+    card = session.state()["procs"][1]
+    assert list(card["waiting"]) == [
+        f"unknown: its waiting_for() raised ValueError: who knows at {stuck}:{line} (in waiting_for)"
+    ]
+    for step in ("request:2", "request:3", "request:1"):
+        session.step(step)
+    while session.state()["steps"]:  # the coordinator grants node-1 first, then forgets the queue
+        session.step(session.state()["steps"][-1]["id"])
+    findings = session.state()["findings"]
+    assert findings["status"] == "deadlock", findings
+    assert "node-2 (WANTED) has not finished; what it waits for is unknown" in findings["deadlock"], findings
+    assert "node-3 (WANTED) has not finished" in findings["deadlock"], findings
+    assert f"its waiting_for() raised ValueError: who knows at {stuck}:" in findings["deadlock"], findings
+    assert findings["summary"].startswith("DEADLOCK after 6 steps"), findings

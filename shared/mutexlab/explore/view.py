@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..audit import numbered, verify_events
 from ..audit.stall import explain_stall
 from ..findings import PROGRESS, UNDECIDED, kind_of
-from ..setups import capacity_of, waits
+from ..setups import WaitsRaised, capacity_of, waits
 from ..sim.stuck import said as stuck_said
 from ..trace import TraceError
 from ..words import count
@@ -62,10 +62,13 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
         {"rule": "capacity-now", "message": m, "text": f"[capacity-now] {m}"} for m in run.overfull
     ] + violations
     unfinished = [p for p, proto in sorted(run.protocols.items()) if not proto.finished]
-    deadlock = None
+    deadlock, waited = None, dict[str, dict[str, list[str]]]()
     if end and unfinished:
         states = {names[p]: proto.state for p, proto in run.protocols.items()}
-        deadlock = explain_stall(run.waiting(), states) or "nothing can move, yet not every process finished"
+        waited, unknown = _stalled(run, states)
+        known = {n: w for n, w in waited.items() if n not in unknown}
+        said = "; ".join(s for s in (explain_stall(known, states) if known else "", unknown.get("", "")) if s)
+        deadlock = said or "nothing can move, yet not every process finished"
     if violations:
         status = "violation"
     elif deadlock:
@@ -87,7 +90,7 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
             f"DEADLOCK after {count(len(world.steps), 'step')}: nothing can move; waiting: "
             + stuck_said(
                 setup.capacities,
-                [(names[p], run.protocols[p], run.waiting()[names[p]]) for p in unfinished],
+                [(names[p], run.protocols[p], waited[names[p]]) for p in unfinished],
                 {r: [(names[p], u) for p, u in hs] for r, hs in run.holdings.items() if hs},
             )
         )
@@ -114,6 +117,38 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
     }
 
 
+def _stalled(run, states: dict) -> tuple[dict, dict[str, str]]:
+    """What each unfinished process of ``run`` waits for, and (``unknown``) the processes whose
+    ``waiting_for()`` raised, their sentence under the key "": said as ``run`` and ``simulate``
+    say it — what they wait for is unknown — never an internal error."""
+    try:
+        return run.waiting(), {}
+    except WaitsRaised as exc:
+        unknown: dict[str, str] = {n: "" for n in exc.unknown}
+        unknown[""] = (
+            "; ".join(
+                f"{n} ({states.get(n, '?')}) has not finished; what it waits for is unknown"
+                for n in exc.unknown
+            )
+            + f": {str(exc).split('. It must return')[0]}"
+        )
+        waited = {**exc.stalled, **{n: {"(unknown: its waiting_for() raised)": []} for n in exc.unknown}}
+        return waited, unknown
+
+
+def _waiting(proto, names: dict) -> dict[str, list[str]]:
+    """What ``proto`` waits for, by name. A ``waiting_for()`` that raises is shown as what it is:
+    the card is drawn at every step, stalled or not, and one raising in some state (``check`` and
+    ``simulate`` ask only at a stall) must not stop the explorer from drawing the world."""
+    try:
+        lacks = waits(proto)
+    except WaitsRaised as exc:
+        if proto.finished:
+            return {}
+        return {f"unknown: {str(exc).split(': ', 1)[-1].split('. It must return')[0]}": []}
+    return {what: [names.get(p, str(p)) for p in whom] for what, whom in lacks.items()}
+
+
 def view(world: SessionState) -> dict:
     """Everything the page shows of ``world``: processes, links, enabled steps, findings."""
     run, setup = world.run, world.setup
@@ -132,9 +167,7 @@ def view(world: SessionState) -> dict:
                 "clock": proto.clock.time,
                 "holds": sorted(held.get(pid, [])),
                 "finished": bool(proto.finished),
-                "waiting": {
-                    what: [names.get(p, str(p)) for p in whom] for what, whom in waits(proto).items()
-                },
+                "waiting": _waiting(proto, names),
                 "pending": [f"{a} (after {d})" for a, d in run.pending.get(pid, [])],
                 "fields": describe_process(proto, setup),
             }
