@@ -40,8 +40,12 @@ def test_simulate_shows_the_run_whose_stall_a_raising_waiting_for_cannot_explain
     assert done.returncode == 2, said(done)
     out = done.stdout
     assert "entries:            1 of 3 requests" in out, said(done)
-    assert "STALLED — node-2 (WANTED) has not finished; what it waits for is unknown" in out, said(done)
-    assert "STALLED — node-3 (WANTED) has not finished" in out, said(done)
+    assert "STALLED — stalled: 2 processes cannot finish" in out, said(done)
+    for node in ("node-2", "node-3"):
+        assert (
+            f"  {node} (WANTED) has not finished; what it waits for is unknown: its waiting_for() raised"
+            in out
+        )
     assert "audit: INCOMPLETE" in out, said(done)
     assert "NOT JUDGED (exit 2, as check and run say it): the stall cannot be explained: asking node-2" in out
     assert f"its waiting_for() raised ValueError: who knows at {stuck}:" in out, said(done)
@@ -52,6 +56,12 @@ def test_simulate_shows_the_run_whose_stall_a_raising_waiting_for_cannot_explain
     assert done.returncode == 2 and summary["unexplained"]["process"] == "node-2", said(done)
     assert summary["unexplained"]["unknown"] == ["node-2", "node-3"], summary["unexplained"]
     assert summary["unexplained"]["last_event"].startswith("line "), summary["unexplained"]
+    page = tmp_path / "stuck.html"
+    done = cli("simulate", "mutex", "-a", stuck, "-N", "3", "--requests", "1", "--report", page)
+    assert (
+        done.returncode == 2 and "what it waits for is unknown: its waiting_for() raised" in page.read_text()
+    )
+    assert "waits for nothing from anyone" not in page.read_text(), said(done)
 
 
 def test_simulate_a_violation_is_not_hidden_by_a_raising_waiting_for(cli, tmp_path):
@@ -90,7 +100,10 @@ def test_simulate_bees_names_the_bee_and_its_last_event_from_the_written_trace(c
     common = ("simulate", "bees", "-a", path, "-P", "3", "-T", "2")
     done = cli(*common)
     assert done.returncode == 2, said(done)
-    assert "STALLED — bee-3 (WAIT_REED) has not finished; what it waits for is unknown" in done.stdout
+    assert (
+        "  bee-3 (WAIT_REED) has not finished; what it waits for is unknown: its waiting_for() raised"
+        in done.stdout
+    )
     assert "bee-3 was WAIT_REED when asked, its last event unknown (--trace FILE shows it)" in done.stdout
     trace = tmp_path / "bees.trace"
     done = cli(*common, "--trace", trace)

@@ -442,6 +442,9 @@ def _restore(value: Any, before: Any) -> None:
 # What ``waits`` says of a waiting_for() that raised: a participant's status carries it as its hint,
 # and the monitor ends a stall it cannot explain as check and simulate do (exit 2, outcome.py)
 WAITS_RAISED = "its waiting_for() raised"
+# What a stalled process waits for, as a run's ``stalled`` says it, when its waiting_for() raised:
+# unknown, never "nothing" (``audit.stall.explain_stall`` says so)
+UNKNOWN = "(unknown: its waiting_for() raised)"
 
 
 class WaitsRaised(ConfigError):

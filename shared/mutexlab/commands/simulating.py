@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..setups import WAITS_RAISED, WaitsRaised
+from ..setups import WaitsRaised
 from .common import probability, seconds
 
 
@@ -108,16 +108,9 @@ def outcome_lines(s: dict) -> list[str]:
         lines.append(
             "incomplete: " + (s.get("incomplete") or "the event limit was reached before the run ended")
         )
-    unexplained = s.get("unexplained") or {}
-    unknown = unexplained.get("unknown", [])
-    known = {n: w for n, w in (s.get("stalled") or {}).items() if n not in unknown}
-    if known:
-        lines.append("STALLED — " + explain_stall(known, s.get("states")))
-    lines += [
-        f"STALLED — {n} ({(s.get('states') or {}).get(n, '?')}) has not finished; what it waits for "
-        f"is unknown: {WAITS_RAISED} (below)"
-        for n in unknown
-    ]
+    unexplained = s.get("unexplained")
+    if s.get("stalled"):  # a process whose waiting_for() raised: its wait unknown (UNKNOWN)
+        lines.append("STALLED — " + explain_stall(s["stalled"], s.get("states")))
     audit = s["audit"]
     if audit is None:
         lines.append("audit: skipped (--no-audit)")

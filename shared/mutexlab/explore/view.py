@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..audit import numbered, verify_events
 from ..audit.stall import explain_stall
 from ..findings import PROGRESS, UNDECIDED, kind_of
-from ..setups import WaitsRaised, capacity_of, waits
+from ..setups import UNKNOWN, WaitsRaised, capacity_of, waits
 from ..sim.stuck import said as stuck_said
 from ..trace import TraceError
 from ..words import count
@@ -65,9 +65,8 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
     deadlock, waited = None, dict[str, dict[str, list[str]]]()
     if end and unfinished:
         states = {names[p]: proto.state for p, proto in run.protocols.items()}
-        waited, unknown = _stalled(run, states)
-        known = {n: w for n, w in waited.items() if n not in unknown}
-        said = "; ".join(s for s in (explain_stall(known, states) if known else "", unknown.get("", "")) if s)
+        waited, raised = _stalled(run, states)
+        said = explain_stall(waited, states) + (f"\n{raised}" if raised else "")
         deadlock = said or "nothing can move, yet not every process finished"
     if violations:
         status = "violation"
@@ -117,23 +116,16 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
     }
 
 
-def _stalled(run, states: dict) -> tuple[dict, dict[str, str]]:
-    """What each unfinished process of ``run`` waits for, and (``unknown``) the processes whose
-    ``waiting_for()`` raised, their sentence under the key "": said as ``run`` and ``simulate``
-    say it — what they wait for is unknown — never an internal error."""
+def _stalled(run, states: dict) -> tuple[dict, str]:
+    """What each unfinished process of ``run`` waits for (``UNKNOWN`` for one whose
+    ``waiting_for()`` raised), and the error, if one raised: said as ``run`` and ``simulate`` say
+    it — what it waits for is unknown — never an internal error."""
     try:
-        return run.waiting(), {}
+        return run.waiting(), ""
     except WaitsRaised as exc:
-        unknown: dict[str, str] = {n: "" for n in exc.unknown}
-        unknown[""] = (
-            "; ".join(
-                f"{n} ({states.get(n, '?')}) has not finished; what it waits for is unknown"
-                for n in exc.unknown
-            )
-            + f": {str(exc).split('. It must return')[0]}"
-        )
-        waited = {**exc.stalled, **{n: {"(unknown: its waiting_for() raised)": []} for n in exc.unknown}}
-        return waited, unknown
+        return {**exc.stalled, **{n: {UNKNOWN: []} for n in exc.unknown}}, str(exc).split(". It must return")[
+            0
+        ]
 
 
 def _waiting(proto, names: dict) -> dict[str, list[str]]:
@@ -145,7 +137,7 @@ def _waiting(proto, names: dict) -> dict[str, list[str]]:
     except WaitsRaised as exc:
         if proto.finished:
             return {}
-        return {f"unknown: {str(exc).split(': ', 1)[-1].split('. It must return')[0]}": []}
+        return {f"unknown: {str(exc).split(': ', 1)[-1].split('. It must return')[0]}": []}  # the line
     return {what: [names.get(p, str(p)) for p in whom] for what, whom in lacks.items()}
 
 

@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 from ..protocol import HandlerError
 from ..setups import (
+    UNKNOWN,
     ConfigError,
     Setup,
     SharedState,
@@ -260,7 +261,7 @@ class Simulation(Driver):
             # every process whose wait is unknown stalls too: waiting for what nobody knows
             order = [self.names[pid] for pid in sorted(self.protocols)]
             exc.result = self._result(
-                {n: exc.stalled.get(n, {}) for n in order if n in exc.stalled or n in exc.unknown}
+                {n: exc.stalled.get(n, {UNKNOWN: []}) for n in order if n in exc.stalled or n in exc.unknown}
             )
             raise
 
