@@ -258,7 +258,7 @@ def test_explore_draws_a_solution_whose_waiting_for_raises_and_its_deadlock(tmp_
     line = stuck.read_text().splitlines().index("        raise ValueError('who knows')") + 1
     card = session.state()["procs"][1]
     assert list(card["waiting"]) == [
-        f"unknown: its waiting_for() raised ValueError: who knows at {stuck}:{line} (in waiting_for)"
+        f"unknown: its waiting_for() raised ValueError: who knows at {stuck}:{line} (in waiting_for), in state RELEASED"
     ]
     for step in ("request:2", "request:3", "request:1"):
         session.step(step)
@@ -270,3 +270,13 @@ def test_explore_draws_a_solution_whose_waiting_for_raises_and_its_deadlock(tmp_
     assert "node-3 (WANTED) has not finished" in findings["deadlock"], findings
     assert f"its waiting_for() raised ValueError: who knows at {stuck}:" in findings["deadlock"], findings
     assert findings["summary"].startswith("DEADLOCK after 6 steps"), findings
+
+
+def test_check_names_the_state_in_which_waiting_for_raised(cli, tmp_path):
+    """`check` stops at a waiting_for() that raises, exit 2, naming the process and the line; before,
+    not the state it was asked in (which a handler's finding names): now it does."""
+    stuck = central(tmp_path, "wf-check", FORGETS, RAISES)
+    done = cli("check", "mutex", "-a", stuck, "-N", "2", "--requests", "1")
+    assert done.returncode == 2, said(done)
+    assert "asking node-2 (CentralNode, " in done.stderr, said(done)
+    assert "(in waiting_for), in state WANTED. It must return" in done.stderr, said(done)

@@ -471,10 +471,11 @@ def waits(proto: Any) -> dict[str, Any]:
         waiting: dict[str, Any] = proto.waiting_for()
         return waiting
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the algorithm's code, named with its line
+        state = state_text(getattr(proto, "state", "?"))
         raise WaitsRaised(
             f"asking {_named(proto)} what it waits for: "
-            f"{WAITS_RAISED} {type(exc).__name__}: {exc} at {raised_at(exc)}. It must return "
-            "a dict of message kinds to the senders awaited (empty: waiting for nothing)",
+            f"{WAITS_RAISED} {type(exc).__name__}: {exc} at {raised_at(exc)}, in state {state}. It must "
+            "return a dict of message kinds to the senders awaited (empty: waiting for nothing)",
             str(getattr(proto, "name", "?")),
-            str(getattr(proto, "state", "?")),
+            state,
         ) from None
