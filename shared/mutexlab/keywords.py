@@ -60,3 +60,34 @@ FOREIGN_JSON = (
     ": not mutexlab's event shape (docs/verify-any-log.md#clock-free-json-lines); a JSON log of another "
     "layout that keeps vector clocks is read with --format shiviz --regex naming its host, clock and event"
 )
+
+
+def one_document(line: str, first: bool = True) -> str:
+    """What to add to "not JSON" when ``line`` holds NULs (UTF-16: ``UTF16``), or when it is the
+    ``first`` line and opens a JSON document written over several lines (``{`` or ``[`` alone, as
+    ``json.dump(..., indent=1)`` writes one): a scenario of ``check --counterexample``, or a log
+    saved as one pretty-printed array, is no JSON Lines."""
+    if "\x00" in line:  # UTF-16 without its byte-order mark decodes as UTF-8, a NUL every other byte
+        return UTF16
+    if not first or line.strip() not in ("{", "["):
+        return ""
+    return (
+        ": the file is one JSON document over several lines, not JSON Lines (one event a line). A "
+        "scenario (check --counterexample, explore's saves) is played by `mutexlab replay FILE "
+        "--trace T`, whose trace T this reads; a log saved as one array: write each event on a line"
+    )
+
+
+def not_utf8(source: str, number: int, raw: bytes, at: int) -> str:
+    """The error for line ``number`` of ``source``, ``raw``, not UTF-8 from its byte ``at`` (0-based):
+    a file in UTF-16 (Windows PowerShell's ``>`` writes it, a byte-order mark first) said so."""
+    said = f"{source}:{number}: not UTF-8 text (byte {at + 1} of the line)"
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or raw.count(b"\x00") * 3 > len(raw):
+        said += UTF16
+    return said
+
+
+UTF16 = (
+    ": it reads as UTF-16 (Windows PowerShell's `>` and Out-File write it): write UTF-8 "
+    "(`Out-File -Encoding utf8`), or convert it (`iconv -f UTF-16 -t UTF-8 LOG > LOG8`)"
+)

@@ -15,7 +15,7 @@ from .audit import numbered, verify_events
 from .audit.verdict import Verdict
 from .metrics import RunMetrics, measure
 from .protocols.registry import Solution
-from .setups import ConfigError, Setup
+from .setups import ConfigError, Setup, WaitsRaised
 from .sim.engine import SimConfig, SimResult
 from .sim.workload import WorkloadSimulation, make_setup_available
 from .trace import TraceWriter
@@ -73,19 +73,31 @@ def run_measured(
     """Build (``algorithm``: the solution a command resolved, or what ``registry.solution`` takes),
     simulate with one dwell stream per process, audit and measure one run. Raises ConfigError on
     bad options, OSError when the trace cannot be written. ``progress``, ``watch``: see
-    ``Simulation``'s; ``faults`` may carry ``max_events`` too (any ``SimConfig`` keyword)."""
+    ``Simulation``'s; ``faults`` may carry ``max_events`` too (any ``SimConfig`` keyword). A stall
+    a process's ``waiting_for()`` cannot explain (it raised): ``WaitsRaised``, the audited run as
+    its ``result``."""
     setup = make_setup_available(algorithm, processes, dict(options), seed)
     config = SimConfig(seed=seed, delay=delay, dwell=dict(dwell or {}), **(faults or {}))
     trace = TraceWriter(trace_path, keep=True)
+    raised: WaitsRaised | None = None
     try:
         simulation = WorkloadSimulation(setup, config, trace)
         simulation.progress = progress
         simulation.watch = watch
-        result = simulation.run()
+        try:
+            result = simulation.run()
+        except WaitsRaised as exc:  # the run ended, its stall unexplained: audited all the same
+            if exc.result is None:
+                raise
+            result, raised = exc.result, exc
         trace.close(ended=True)
     finally:
         trace.close()
     events = numbered(trace.kept)
     verdict = verify_events(events)
     named = algorithm.named if isinstance(algorithm, Solution) else algorithm
-    return ClassicRun(named, processes, setup, result, events, verdict, measure(events))
+    run = ClassicRun(named, processes, setup, result, events, verdict, measure(events))
+    if raised is not None:  # still an error to every caller; ``simulate`` shows the run with it
+        raised.result = run
+        raise raised
+    return run

@@ -175,7 +175,22 @@ def missing_parts(setup: Setup) -> str | None:
             )
         if not hasattr(proto, "state") or not isinstance(getattr(proto, "pid", None), int):
             return f"{name}, a {where}, does not set `pid` (an int) and `state`: every process sets both"
+        state = proto.state
+        if isinstance(state, Enum) and not isinstance(state, str):
+            kind = type(state).__qualname__
+            return (
+                f"{name}, a {where}, starts in state {kind}.{state.name}, a member of {kind}, an enum.Enum whose "
+                f"members are not strings: the traces, the audit and the problem's rules read a state "
+                f"by its name ({state.name!r}), and a plain Enum member is no name; make it "
+                f"`class {kind}(StrEnum)` (or `class {kind}(str, Enum)`), each value its state's name"
+            )
     return None
+
+
+def state_text(state: Any) -> str:
+    """A process's state as the traces write it: a ``str`` enum member (``StrEnum``, or a ``class
+    S(str, Enum)``, whose ``str()`` is ``S.DEAD`` since Python 3.11) by its value; else ``str()``."""
+    return str.__str__(state) if isinstance(state, str) else str(state)
 
 
 def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
@@ -427,6 +442,25 @@ def _restore(value: Any, before: Any) -> None:
 # What ``waits`` says of a waiting_for() that raised: a participant's status carries it as its hint,
 # and the monitor ends a stall it cannot explain as check and simulate do (exit 2, outcome.py)
 WAITS_RAISED = "its waiting_for() raised"
+# What a stalled process waits for, as a run's ``stalled`` says it, when its waiting_for() raised:
+# unknown, never "nothing" (``audit.stall.explain_stall`` says so)
+UNKNOWN = "(unknown: its waiting_for() raised)"
+
+
+class WaitsRaised(ConfigError):
+    """``waits``: a process's ``waiting_for()`` raised, so the stall it was asked to explain cannot
+    be explained (exit 2, never a verdict). ``process`` and ``state`` say which process, in which
+    state; a simulation that ends so adds ``unknown`` (every process whose waiting_for() raised),
+    ``stalled`` (what the others wait for), ``result`` (the run as it ended) and ``scenario`` (the
+    seed and the event it ended at), so that ``simulate`` can show the run as ``run`` does."""
+
+    def __init__(self, text: str, process: str = "?", state: str = "?") -> None:
+        super().__init__(text)
+        self.process, self.state = process, state
+        self.unknown: list[str] = [process]
+        self.stalled: dict[str, dict[str, list[str]]] = {}
+        self.result: Any = None
+        self.scenario: str | None = None
 
 
 def waits(proto: Any) -> dict[str, Any]:
@@ -437,8 +471,11 @@ def waits(proto: Any) -> dict[str, Any]:
         waiting: dict[str, Any] = proto.waiting_for()
         return waiting
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the algorithm's code, named with its line
-        raise ConfigError(
+        state = state_text(getattr(proto, "state", "?"))
+        raise WaitsRaised(
             f"asking {_named(proto)} what it waits for: "
-            f"{WAITS_RAISED} {type(exc).__name__}: {exc} at {raised_at(exc)}. It must return "
-            "a dict of message kinds to the senders awaited (empty: waiting for nothing)"
+            f"{WAITS_RAISED} {type(exc).__name__}: {exc} at {raised_at(exc)}, in state {state}. It must "
+            "return a dict of message kinds to the senders awaited (empty: waiting for nothing)",
+            str(getattr(proto, "name", "?")),
+            state,
         ) from None

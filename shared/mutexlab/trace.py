@@ -18,7 +18,7 @@ from typing import IO, Any, Protocol
 
 from . import limits
 from .clock import EventClock, LocalEventClocks, VectorClock
-from .keywords import CLOCKED_JSON, FOREIGN_JSON, VC_SHAPE, lookalike
+from .keywords import CLOCKED_JSON, FOREIGN_JSON, VC_SHAPE, lookalike, not_utf8, one_document
 
 
 class TraceError(ValueError):
@@ -391,7 +391,7 @@ def parse_events(
         try:
             event = json.loads(line, object_pairs_hook=limits.unique_keys)
         except json.JSONDecodeError as exc:
-            raise TraceError(f"{source}:{number}: not JSON ({exc.msg}){run_together(line)}") from None
+            raise TraceError(f"{source}:{number}: not JSON ({exc.msg}){run_together(line, first)}") from None
         except (ValueError, RecursionError) as exc:  # e.g. an integer too long, nesting too deep
             raise TraceError(f"{source}:{number}: not JSON this reader accepts ({exc})") from None
         problem = check_event(event, first)
@@ -409,10 +409,10 @@ def parse_events(
         yield event
 
 
-def run_together(line: str) -> str:
+def run_together(line: str, first: bool = False) -> str:
     """What to add to "not JSON" when ``line`` is an event cut off mid-write followed by a whole
     one (``{"event": "exit", "resource": "c{"event": "recv", …}``: processes sharing one output,
-    one stopped in the middle of a line), else "". Tries the first 8 ``{"`` after the start."""
+    one stopped in the middle of a line), else ``one_document``'s. Tries the first 8 ``{"`` after it."""
     start = 0
     for _ in range(8):
         start = line.find('{"', start + 1)
@@ -434,7 +434,7 @@ def run_together(line: str) -> str:
             f": another event starts at column {other.start() + 2} (writers sharing one output, a line "
             "written in pieces: write each line with one call, or under a lock)"
         )
-    return ""
+    return one_document(line, first)  # the ``first`` line opening a document over several
 
 
 def cut_sentence(number: int) -> str:
@@ -484,7 +484,7 @@ def decode_line(raw: bytes, source: str, number: int) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise TraceError(f"{source}:{number}: not UTF-8 text (byte {exc.start + 1} of the line)") from None
+        raise TraceError(not_utf8(source, number, raw, exc.start)) from None
 
 
 def read_trace(path: str | Path) -> list[dict[str, Any]]:

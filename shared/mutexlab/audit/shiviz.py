@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
-from ..keywords import lookalike
+from ..keywords import lookalike, one_document
 from ..limits import (
     DIAGNOSED_LINE,
     MAX_CLOCK_COUNT,
@@ -191,6 +191,7 @@ def _records(
         else f"the log's regex {js}"
         if given
         else f"GoVector's regex {js} (nor a JSON event; records of another layout need --regex)"
+        + (one_document(first[1]) if first is not None else "")
     )
     shape = Layout(source, pattern, span, what, delimiter)
     header: dict | None = None
@@ -317,7 +318,10 @@ def _record(
     exported: bool,
     pending: list[tuple[int, str]],
 ) -> dict:
-    """The event of one record (its lines); ``what``: the regex, as an error names it."""
+    """The event of one record (its lines); ``what``: the regex, as an error names it. Blanks at
+    the end of a line say nothing (an editor's, a logger's padding): a clock line ``{…}  `` is read
+    as ``{…}``, where GoVector's regex would find no record."""
+    record = [(n, text.rstrip(" \t")) for n, text in record]
     number = record[0][0]
     joined = "\n".join(text for _, text in record)
     first = record[0][1]

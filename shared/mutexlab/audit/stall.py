@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
+from ..setups import UNKNOWN
+
 Stalled = Mapping[str, Mapping[str, Sequence[str]]]
 Node = TypeVar("Node", bound=Hashable)
 
@@ -151,6 +153,11 @@ def explain_stall(stalled: Stalled, states: Mapping[str, str] | None = None) -> 
     for waiter in sorted(stalled):
         lacks = stalled[waiter]
         wanted = [(what, list(whom)) for what, whom in lacks.items() if whom]
+        if UNKNOWN in lacks:
+            lines.append(
+                f"  {who(waiter)} has not finished; what it waits for is unknown: its waiting_for() raised"
+            )
+            continue
         if not wanted:
             lines.append(f"  {who(waiter)} has not finished but waits for nothing from anyone")
             continue
@@ -170,13 +177,15 @@ def explain_stall(stalled: Stalled, states: Mapping[str, str] | None = None) -> 
     blockers = [p for p in waited_on if not graph.get(p)]
     for peer in blockers:
         waiters = sorted(w for w, peers in graph.items() if peer in peers)
-        if peer in stalled:
+        if UNKNOWN in stalled.get(peer, {}):
+            status = "has not finished; what it waits for is unknown"
+        elif peer in stalled:
             status = "has not finished yet waits for nothing"
         elif peer in states:
             status = f"is not waiting (state {states[peer]})"
         else:
             status = "is not waiting: it finished, died or is lost"
         lines.append(f"blocked on {peer}: {peer} {status}; waited for by {_join(waiters)}")
-    if not any(graph.values()):
+    if not any(graph.values()) and not any(UNKNOWN in lacks for lacks in stalled.values()):
         lines.append("nobody waits for a peer: the stuck processes have nothing left to receive")
     return "\n".join(lines)

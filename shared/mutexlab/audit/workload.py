@@ -33,6 +33,20 @@ NO_ENTRIES = (
 )
 
 
+# What a capacity finding of a clock-free log without a single message adds: any two holdings by
+# two processes overlap there, whatever their stamps say (a lock shared in memory, not logged).
+NO_MESSAGES = (
+    "; the log records no message (no send, no recv), so no event of one process happened-before "
+    "another's: its time stamps are not causality. Log each hand-over of the resource as a send and "
+    "its recv (docs/verify-any-log.md, clock-free JSON Lines)"
+)
+
+
+def unordered(v: Violation) -> Violation:
+    """``v``, a capacity finding saying why in a log without messages (``NO_MESSAGES``)."""
+    return Violation(v.rule, v.message + NO_MESSAGES, v.events) if v.rule == "capacity" else v
+
+
 class Workload:
     """``counted`` wraps a log's events (run header first); ``judged`` completes its verdict."""
 
@@ -72,6 +86,10 @@ class Workload:
         undecided (``no-entries``) when nobody entered anything, unless no entry was expected."""
         if self.algorithm is not None:
             return verdict
+        if verdict.subject == "JSON Lines log" and not (
+            verdict.counts.get("send") or verdict.counts.get("recv")
+        ):
+            verdict.violations[:] = [unordered(v) for v in verdict.violations]
         if not any(self.entries.values()) and not (self.expected and not any(self.expected.values())):
             verdict.violations.append(Violation("no-entries", NO_ENTRIES))
         if not self.expected:

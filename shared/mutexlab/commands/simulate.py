@@ -28,7 +28,7 @@ from ..audit import numbered, verify_events
 from ..protocol import ProtocolError
 from ..protocols.registry import Solution, build_setup
 from ..runs import run_measured
-from ..setups import ConfigError
+from ..setups import ConfigError, WaitsRaised
 from ..sim import SimConfig, Simulation
 from ..spec import Flags, Simulated
 from ..trace import TraceWriter
@@ -46,7 +46,15 @@ from .longrun import (
 )
 from .registry import Command, family_scenarios
 from .reporting import add_report_argument, write_report_if_asked
-from .simulating import add_fault_arguments, audit_summary, exit_code, fault_config, fault_line, outcome_lines
+from .simulating import (
+    add_fault_arguments,
+    audit_summary,
+    exit_code,
+    fault_config,
+    fault_line,
+    outcome_lines,
+    unexplained,
+)
 
 EXIT_CODES = (
     "exit codes: 0 the run finished and the audit found it safe; 1 a finding: a safety violation, "
@@ -84,6 +92,8 @@ def _show(args, run: Simulated) -> dict:
     summary = flags.summarise(run)
     if run.common.get("incomplete"):
         summary["incomplete"] = run.common["incomplete"]
+    if run.common.get("unexplained"):
+        summary["unexplained"] = run.common["unexplained"]
     if args.json:
         print_json(summary)
     else:
@@ -151,23 +161,30 @@ def _streamed(args, run: Simulated, config: SimConfig, messages: float, allowanc
     trace, auditor = audit_trace(run.setup, args.trace, window) if audit else (None, None)
     if isinstance(trace, str):
         return fail(trace)
+    raised = None
     try:
         with progress_bar(args, messages, run.spec.name) as progress:
             # Without a written trace the audit reads no message bodies: none are made.
             simulation = Simulation(run.setup, config, trace, trace_bodies=bool(args.trace or args.report))
             simulation.progress = progress
             simulation.watch = growth_watch(allowance)
-            result = simulation.run()
+            try:
+                result = simulation.run()
+            except WaitsRaised as exc:  # the run ended; its stall cannot be explained
+                if exc.result is None:
+                    raise
+                result, raised = exc.result, exc
             if trace is not None:
                 trace.close(ended=True)
     finally:
         if trace is not None:
             trace.close()
     verdict = auditor.verdict() if auditor is not None else None
-    _show(
-        args, replace(run, result=result, common=_common(args, result, verdict, config.max_events, allowance))
-    )
-    code = exit_code(verdict, result.ok)
+    common = _common(args, result, verdict, config.max_events, allowance)
+    if raised is not None:
+        common["unexplained"] = unexplained(raised, None, args.trace)
+    _show(args, replace(run, result=result, common=common))
+    code = exit_code(verdict, result.ok, unexplained=raised is not None)
     shown = window.window_of(verdict) if window is not None and verdict is not None else None
     return write_report_if_asked(args, shown, result.stalled, result.states) or code
 
@@ -177,13 +194,18 @@ def _kept(args, run: Simulated, config: SimConfig, messages: float, allowance: i
         trace = TraceWriter(args.trace, keep=True)
     except OSError as exc:
         return fail(f"cannot write trace {args.trace}: {exc.strerror}")
-    result, error = None, None
+    result, error, raised = None, None, None
     try:
         with progress_bar(args, messages, run.spec.name) as progress:
             simulation = Simulation(run.setup, config, trace)
             simulation.progress = progress
             simulation.watch = growth_watch(allowance)
-            result = simulation.run()
+            try:
+                result = simulation.run()
+            except WaitsRaised as exc:  # the run ended; its stall cannot be explained
+                if exc.result is None:
+                    raise
+                result, raised = exc.result, exc
             trace.close(ended=True)
     except ProtocolError as exc:
         if not args.flags.partial:
@@ -194,8 +216,12 @@ def _kept(args, run: Simulated, config: SimConfig, messages: float, allowance: i
     events = numbered(trace.kept)
     verdict = verify_events(events)
     common = _common(args, result, verdict, config.max_events, allowance)
+    if raised is not None:
+        common["unexplained"] = unexplained(raised, events, None)
     _show(args, replace(run, result=result, common=common, events=events, error=error))
-    code = exit_code(verdict, result is not None and result.ok, failed=error is not None)
+    code = exit_code(
+        verdict, result is not None and result.ok, failed=error is not None, unexplained=raised is not None
+    )
     stalled, states = (result.stalled, result.states) if result else (None, None)
     return write_report_if_asked(args, trace, stalled, states) or code
 
@@ -210,6 +236,7 @@ def _measured(
     allowance: int | None,
 ) -> int:
     spec = solution.spec
+    raised = None
     try:
         with progress_bar(args, messages, spec.name) as progress:
             outcome = run_measured(
@@ -224,12 +251,18 @@ def _measured(
                 progress,
                 growth_watch(allowance),
             )
+    except WaitsRaised as exc:  # the run ended, audited; its stall cannot be explained
+        if exc.result is None:
+            return fail(str(exc))
+        outcome, raised = exc.result, exc
     except ConfigError as exc:
         return fail(str(exc))
     except OSError as exc:
         return fail(f"cannot write trace {args.trace}: {exc.strerror}")
     result = outcome.result
     common = _common(args, result, outcome.verdict, guard, allowance)
+    if raised is not None:
+        common["unexplained"] = unexplained(raised, outcome.events, None)
     run = Simulated(
         spec,
         outcome.setup,
@@ -245,7 +278,7 @@ def _measured(
     )
     _show(args, run)
     return write_report_if_asked(args, outcome.events, result.stalled, result.states) or exit_code(
-        outcome.verdict, result.ok
+        outcome.verdict, result.ok, unexplained=raised is not None
     )
 
 

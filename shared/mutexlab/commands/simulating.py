@@ -4,6 +4,9 @@ lines of the summary."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..setups import WaitsRaised
 from .common import probability, seconds
 
 
@@ -78,12 +81,16 @@ def audit_summary(verdict) -> dict | None:
     }
 
 
-def exit_code(verdict, finished: bool, failed: bool = False) -> int:
+def exit_code(verdict, finished: bool, failed: bool = False, unexplained: bool = False) -> int:
     """The exit code of a simulation: 0 it finished and the audit says SAFE; 1 the audit found a
-    safety violation, or a participant rejected an input (``failed``); 3 it did not finish
-    (stalled, event limit) or the audit found it unfinished, without a safety violation."""
+    safety violation, or a participant rejected an input (``failed``); 2 it stalled and a process's
+    ``waiting_for()`` raised (``unexplained``: not judged, as ``check`` and ``run`` say it), without
+    a violation; 3 it did not finish (stalled, event limit) or the audit found it unfinished,
+    without a safety violation."""
     if failed or (verdict is not None and not verdict.safe):
         return 1
+    if unexplained:
+        return 2
     if not finished or (verdict is not None and not verdict.ok):
         return 3
     return 0
@@ -101,7 +108,8 @@ def outcome_lines(s: dict) -> list[str]:
         lines.append(
             "incomplete: " + (s.get("incomplete") or "the event limit was reached before the run ended")
         )
-    if s.get("stalled"):
+    unexplained = s.get("unexplained")
+    if s.get("stalled"):  # a process whose waiting_for() raised: its wait unknown (UNKNOWN)
         lines.append("STALLED — " + explain_stall(s["stalled"], s.get("states")))
     audit = s["audit"]
     if audit is None:
@@ -127,6 +135,8 @@ def outcome_lines(s: dict) -> list[str]:
             if audit[key]:
                 lines.append(f"{key} ({len(audit[key])}): {note}")
                 lines += ["  " + v for v in audit[key]]
+    if unexplained:
+        lines += unexplained_lines(unexplained, audit is not None and audit["violations"])
     if s.get("trace"):
         lines.append(f"trace written to {s['trace']}")
     elif audit is not None and any(audit[k] for k in ("violations", "unfinished", "undecided")):
@@ -138,3 +148,74 @@ def outcome_lines(s: dict) -> list[str]:
 NO_TRACE_NOTE = (
     '("line N": the N-th event of the run\'s trace, which was not written; --trace FILE writes it)'
 )
+
+
+def unexplained(exc: WaitsRaised, events: list[dict] | None, trace: str | None) -> dict[str, Any]:
+    """The ``unexplained`` object of a simulate summary: the run ended stalled and ``exc`` says whose
+    ``waiting_for()`` raised. Which process, in which state, after which of its events (from the
+    held ``events``, else from the written ``trace`` file, else unknown), and how to reach it again."""
+    last = None
+    if events is not None:
+        last = next((e for e in reversed(events) if _its_input(e, exc.process)), None)
+    elif trace:
+        last = _last_written(trace, exc.process)
+    return {
+        "process": exc.process,
+        "state": exc.state,
+        "unknown": list(exc.unknown),
+        "error": str(exc),
+        "last_event": describe_event(last) if last is not None else None,
+        "reached": exc.scenario,
+    }
+
+
+def _last_written(path: str, process: str) -> dict | None:
+    """The last event of ``process`` in the trace file ``path``, its line as ``_line``; None if none
+    (or the file cannot be read again: the summary says so, it changes no verdict)."""
+    import json
+
+    last = None
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if f'"{process}"' in line:
+                    event = json.loads(line)
+                    if _its_input(event, process):
+                        last = dict(event, _line=number)
+    except (OSError, ValueError):
+        return None
+    return last
+
+
+def _its_input(e: dict, process: str) -> bool:
+    """An event of ``process`` that says what it did: any but a ``state`` (which follows it)."""
+    return e.get("pid") == process and e.get("event") != "state"
+
+
+def describe_event(e: dict) -> str:
+    """One trace event in words: ``line 12: recv GRANT from node-1 (time 3.210)``."""
+    kind = str(e.get("event"))
+    what = {
+        "send": lambda: f"send {e.get('type')} to {e.get('to')}",
+        "recv": lambda: f"recv {e.get('type')} from {e.get('from')}",
+        "state": lambda: f"state {e.get('state')}",
+        "enter": lambda: f"enter {e.get('resource')}",
+        "exit": lambda: f"exit {e.get('resource')}",
+    }.get(kind, lambda: kind)()
+    where = f"line {e['_line']}: " if "_line" in e else ""
+    return f"{where}{what} (time {float(e.get('t', 0.0)):.3f})"
+
+
+def unexplained_lines(u: dict, violated: bool) -> list[str]:
+    """The closing lines of a run whose stall a ``waiting_for()`` that raised cannot explain: not
+    judged (exit 2) unless the audit found a violation (exit 1), as ``run``'s monitor says it."""
+    head = "" if violated else "NOT JUDGED (exit 2, as check and run say it): "
+    last = (
+        f"its last event {u['last_event']}"
+        if u["last_event"]
+        else "its last event unknown (--trace FILE shows it)"
+    )
+    return [
+        f"{head}the stall cannot be explained: {u['error']}",
+        f"  {u['process']} was {u['state']} when asked, {last}; {u['reached'] or 'the same seed'} reaches it again",
+    ]

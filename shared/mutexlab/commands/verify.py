@@ -55,6 +55,20 @@ def add_log_arguments(p) -> None:
         help="a foreign log's workload: every process (N) or HOST enters N times in all; fewer is "
         "INCOMPLETE (repeatable; without it the workload is not checked, and the verdict says so)",
     )
+    p.set_defaults(unknown_hint=one_log)
+
+
+def one_log(args, unknown: list[str]) -> str:
+    """``verify p0.log p1.log``: one log a run, said so with how to make one of a process's files
+    each (argparse says only "unrecognized arguments")."""
+    files = [token for token in unknown if not token.startswith("-")]
+    if not files:
+        return ""
+    return (
+        f"; {args.command} reads one log of a run, not {len(files) + 1} files: put the processes' files "
+        "together first (`cat p0.log p1.log > run.log`, each file's lines kept in order; lines stamped "
+        "with times: `sort -m`, never plain `sort`), or give each file on its own"
+    )
 
 
 def log_options(args) -> dict:

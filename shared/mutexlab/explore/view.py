@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..audit import numbered, verify_events
 from ..audit.stall import explain_stall
 from ..findings import PROGRESS, UNDECIDED, kind_of
-from ..setups import capacity_of, waits
+from ..setups import UNKNOWN, WaitsRaised, capacity_of, waits
 from ..sim.stuck import said as stuck_said
 from ..trace import TraceError
 from ..words import count
@@ -62,10 +62,12 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
         {"rule": "capacity-now", "message": m, "text": f"[capacity-now] {m}"} for m in run.overfull
     ] + violations
     unfinished = [p for p, proto in sorted(run.protocols.items()) if not proto.finished]
-    deadlock = None
+    deadlock, waited = None, dict[str, dict[str, list[str]]]()
     if end and unfinished:
         states = {names[p]: proto.state for p, proto in run.protocols.items()}
-        deadlock = explain_stall(run.waiting(), states) or "nothing can move, yet not every process finished"
+        waited, raised = _stalled(run, states)
+        said = explain_stall(waited, states) + (f"\n{raised}" if raised else "")
+        deadlock = said or "nothing can move, yet not every process finished"
     if violations:
         status = "violation"
     elif deadlock:
@@ -87,7 +89,7 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
             f"DEADLOCK after {count(len(world.steps), 'step')}: nothing can move; waiting: "
             + stuck_said(
                 setup.capacities,
-                [(names[p], run.protocols[p], run.waiting()[names[p]]) for p in unfinished],
+                [(names[p], run.protocols[p], waited[names[p]]) for p in unfinished],
                 {r: [(names[p], u) for p, u in hs] for r, hs in run.holdings.items() if hs},
             )
         )
@@ -114,6 +116,31 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
     }
 
 
+def _stalled(run, states: dict) -> tuple[dict, str]:
+    """What each unfinished process of ``run`` waits for (``UNKNOWN`` for one whose
+    ``waiting_for()`` raised), and the error, if one raised: said as ``run`` and ``simulate`` say
+    it — what it waits for is unknown — never an internal error."""
+    try:
+        return run.waiting(), ""
+    except WaitsRaised as exc:
+        return {**exc.stalled, **{n: {UNKNOWN: []} for n in exc.unknown}}, str(exc).split(". It must return")[
+            0
+        ]
+
+
+def _waiting(proto, names: dict) -> dict[str, list[str]]:
+    """What ``proto`` waits for, by name. A ``waiting_for()`` that raises is shown as what it is:
+    the card is drawn at every step, stalled or not, and one raising in some state (``check`` and
+    ``simulate`` ask only at a stall) must not stop the explorer from drawing the world."""
+    try:
+        lacks = waits(proto)
+    except WaitsRaised as exc:
+        if proto.finished:
+            return {}
+        return {f"unknown: {str(exc).split(': ', 1)[-1].split('. It must return')[0]}": []}  # the line
+    return {what: [names.get(p, str(p)) for p in whom] for what, whom in lacks.items()}
+
+
 def view(world: SessionState) -> dict:
     """Everything the page shows of ``world``: processes, links, enabled steps, findings."""
     run, setup = world.run, world.setup
@@ -132,9 +159,7 @@ def view(world: SessionState) -> dict:
                 "clock": proto.clock.time,
                 "holds": sorted(held.get(pid, [])),
                 "finished": bool(proto.finished),
-                "waiting": {
-                    what: [names.get(p, str(p)) for p in whom] for what, whom in waits(proto).items()
-                },
+                "waiting": _waiting(proto, names),
                 "pending": [f"{a} (after {d})" for a, d in run.pending.get(pid, [])],
                 "fields": describe_process(proto, setup),
             }

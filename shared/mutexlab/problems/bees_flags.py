@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from ..setups import state_text
 from ..spec import CheckText, Flag, Flags, Simulated
 from .bees_rules import expected_eggs
 
@@ -56,7 +57,7 @@ def summarise(run: Simulated) -> dict[str, Any]:
     # Split by resource only when every message is of mutexlab's own kinds: another solution's
     # (a TOKEN, a GONE) would count for neither, and its per-entry figures would read 0.
     split = reed_msgs + flower_msgs == result.total_messages
-    final = Counter(str(state) for state in result.states.values())
+    final = Counter(state_text(state) for state in result.states.values())
     return {
         "bees": run.processes,
         "flowers": o["flowers"],

@@ -26,7 +26,7 @@ from ..protocol import (
     UnknownMessage,
     UnknownPeer,
 )
-from ..setups import Setup, waits
+from ..setups import Setup, WaitsRaised, waits
 from ..trace import EventSink, Recorder
 
 
@@ -188,13 +188,25 @@ class Driver:
 
     # -- end of run ----------------------------------------------------------------------
     def waiting(self) -> dict[str, dict[str, list[str]]]:
-        """Who waits for what from whom, by name, for every process not finished."""
-        report = {}
+        """Who waits for what from whom, by name, for every process not finished. A process whose
+        ``waiting_for()`` raised: ``WaitsRaised`` (the first), once every other one was asked, with
+        every such process in its ``unknown`` and what the others wait for in its ``stalled``."""
+        report, raised = {}, None
         for pid, proto in sorted(self.protocols.items()):
             if proto.finished:
                 continue
-            lacks = waits(proto)
+            try:
+                lacks = waits(proto)
+            except WaitsRaised as exc:
+                if raised is None:
+                    raised = exc
+                else:
+                    raised.unknown.append(exc.process)
+                continue
             report[self.names[pid]] = {
                 what: [self.names.get(p, str(p)) for p in whom] for what, whom in lacks.items()
             }
+        if raised is not None:
+            raised.stalled = report
+            raise raised
         return report

@@ -35,7 +35,16 @@ from operator import itemgetter
 from typing import Any, ClassVar
 
 from ..protocol import HandlerError
-from ..setups import ConfigError, Setup, SharedState, class_state, class_state_changed
+from ..setups import (
+    UNKNOWN,
+    ConfigError,
+    Setup,
+    SharedState,
+    WaitsRaised,
+    class_state,
+    class_state_changed,
+    state_text,
+)
 from ..trace import TraceWriter
 from . import fastpath, hung
 from .driver import Driver
@@ -224,27 +233,37 @@ class Simulation(Driver):
         every = WATCH_EVERY if watch is not None else PROGRESS_EVERY if progress is not None else None
         kept = class_state(self.setup)  # a handler changing one is every process's: a finding
         try:
-            self.start_all()
-            with _rare_collections(), hung.watching(self.setup):
-                while self.pending() and self.events < limit:
-                    end = limit if every is None else min(limit, self.events + every)
-                    if fast is None:
-                        self._run(end)
-                    else:
-                        fastpath.run(self, end, fast)
-                    if progress is not None:
-                        progress(self.events, self.now)
-                    if watch is not None and self.pending():
-                        self._stopped = watch()
-                        if self._stopped is not None:
-                            break
+            with _module_random(self.config.seed):
+                self.start_all()
+                with _rare_collections(), hung.watching(self.setup):
+                    while self.pending() and self.events < limit:
+                        end = limit if every is None else min(limit, self.events + every)
+                        if fast is None:
+                            self._run(end)
+                        else:
+                            fastpath.run(self, end, fast)
+                        if progress is not None:
+                            progress(self.events, self.now)
+                        if watch is not None and self.pending():
+                            self._stopped = watch()
+                            if self._stopped is not None:
+                                break
             changed = class_state_changed(kept)
             if changed is not None:
                 raise SharedState(changed)
         except HandlerError as exc:  # the algorithm's code raised: say how this run reached it
             exc.scenario = f"seed {self.config.seed}, at event {self.events:,} (time {self.now:.3f})"
             raise
-        return self._result()
+        try:
+            return self._result()
+        except WaitsRaised as exc:  # the run ended, stalled; its stall cannot be explained
+            exc.scenario = f"seed {self.config.seed}, at event {self.events:,} (time {self.now:.3f})"
+            # every process whose wait is unknown stalls too: waiting for what nobody knows
+            order = [self.names[pid] for pid in sorted(self.protocols)]
+            exc.result = self._result(
+                {n: exc.stalled.get(n, {UNKNOWN: []}) for n in order if n in exc.stalled or n in exc.unknown}
+            )
+            raise
 
     def _run(self, limit: int) -> None:
         """Handle events in time order until the queue is empty or ``limit`` events are done: a
@@ -267,7 +286,8 @@ class Simulation(Driver):
                 _, _, pid, action = entry
                 self.feed(pid, lambda p, a=action: p.on_local(a))
 
-    def _result(self) -> SimResult:
+    def _result(self, stalled: dict[str, dict[str, list[str]]] | None = None) -> SimResult:
+        """The run as it ended; ``stalled``: what its unfinished processes wait for, when known."""
         queue = self.pending()
         return SimResult(
             algorithm=self.setup.algorithm,
@@ -277,8 +297,8 @@ class Simulation(Driver):
             messages=dict(sorted(self.messages.items())),
             entries=dict(sorted(self.entries.items())),
             notes=dict(sorted(self.notes.items())),
-            states={self.names[p]: proto.state for p, proto in sorted(self.protocols.items())},
-            stalled=self.waiting() if not queue else {},
+            states={self.names[p]: state_text(proto.state) for p, proto in sorted(self.protocols.items())},
+            stalled={} if queue else stalled if stalled is not None else self.waiting(),
             truncated=queue,
             duplicates_dropped=self.duplicates_dropped,
             protocols=self.protocols,
@@ -320,6 +340,20 @@ def next_bucket(items: list[tuple]) -> list[tuple]:
         items.reverse()  # equal times: the last pushed first, and it stays so through a stable sort
         items.sort(key=_AT, reverse=True)
     return items
+
+
+@contextmanager
+def _module_random(seed: int):
+    """The module ``random`` seeded ``seed`` for a run, given back as it was after: a solution
+    drawing from it (its handlers' own choice, which ``check`` calls not deterministic) still runs
+    the same under one seed, so the seed a run names reaches it again. The run draws its delays
+    and dwells from its own streams, never from it."""
+    outside = random.getstate()
+    random.seed(seed)
+    try:
+        yield
+    finally:
+        random.setstate(outside)
 
 
 @contextmanager
