@@ -14,6 +14,7 @@ needs more steps, which shows nothing about the program.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -142,10 +143,12 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             "the workload needs more steps"
         )
     elif finding is None and not resting and len(steps) >= settings.max_steps:
+        held = run.in_flight
         finding = Finding(
             NO_REST,
             f"the run did not come to rest within {settings.max_steps:,} steps "
-            f"({run.in_flight} messages still held): the nodes keep each other busy",
+            f"({held} message{'' if held == 1 else 's'} still held): the nodes keep each other busy"
+            + _kept_busy(run, len(steps)),
             None,
             len(steps),
         )
@@ -174,6 +177,27 @@ def serving(run: Run, steps: int) -> bool:
     outstanding = run.waiting or any(left > 0 for left in run.requests_left.values())
     last = max((e["t"] for e in run.events if e["event"] == "enter"), default=0.0)
     return bool(outstanding) and last > steps / 2
+
+
+def _kept_busy(run: Run, steps: int) -> str:
+    """What kept a run that never rested busy in its second half: the messages its nodes sent
+    (by type, the most sent first), and whether every request had been served by then."""
+    half = steps // 2
+    sent = Counter(str(e.get("type", "?")) for e in run.events if e["event"] == "send" and e["t"] > half)
+    if not sent:
+        return ""
+    kinds = ", ".join(f"{kind} {count:,}" for kind, count in sent.most_common(4))
+    more = ", …" if len(sent) > 4 else ""
+    served = not run.waiting and not any(left > 0 for left in run.requests_left.values())
+    return (
+        f" — in its last {steps - half:,} steps they sent {sum(sent.values()):,} messages ({kinds}{more})"
+        + (
+            ", every request served: messages passed on while nothing is asked (a token sent round "
+            "though nobody wants it, say) keep a run from ever coming to rest"
+            if served and run.problem.driven
+            else ""
+        )
+    )
 
 
 def _diverged(run: Run, expected: list[str], step: int) -> Finding | None:
