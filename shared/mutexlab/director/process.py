@@ -41,7 +41,7 @@ from .lines import (
     parse,
     shorten,
 )
-from .waits import why_silent, why_unheard
+from .waits import protocol_on_stderr, why_silent, why_unheard
 
 SETPRIV = shutil.which("setpriv")
 # Seconds a new process of ``mutexlab test`` (or ``replay --node``) has for its first answer (its
@@ -297,6 +297,7 @@ class NodeProcess:
                 self.node,
                 f"node {self.node} wrote nothing at all within {self.start_timeout:g} s of its start "
                 f"(no done line for its first {message['type']}): "
+                + protocol_on_stderr(self.err_tail)
                 + why_unheard(self.proc.pid, self.stdin, BUFFERED, self.start_setting),
             )
         if self.buffer:  # the start of a line, never ended
@@ -314,6 +315,8 @@ class NodeProcess:
             )
         said = "(no done line)" if self.fresh else "(lines of its answer, but no done line)"
         why = why_silent(self.proc.pid, self.stdin, BUFFERED, self.fresh) or ": stalled or unresponsive"
+        if wrong := protocol_on_stderr(self.err_tail):
+            why = ": " + wrong + why.removeprefix(": ")
         return NodeFault(
             "stalled",
             self.node,

@@ -9,6 +9,7 @@ system, a process already gone) says nothing, and the stall keeps its plain word
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 
@@ -57,6 +58,8 @@ def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True) -> str:
         return (
             ": it waits for its next input (blocked reading its standard input), so it has handled "
             f"this one — {rest} most likely still in its output buffer (or never written): {buffered}"
+            "; or it reads another line before it answers this one (every input is sent only after "
+            "the done of the one before it)"
         )
     if reading and not running:
         return (
@@ -86,3 +89,26 @@ def why_unheard(pid: int, pipe: int, buffered: str, setting: str) -> str:
     if running:
         return f"it is running, not waiting for input: slow to start (give it a longer {setting}) or busy"
     return f"{buffered}; one that {read_all}; one slow to start needs a longer {setting}"
+
+
+# What a node writes in protocol lines: a line of its standard error that parses as one of these
+# is most likely the protocol sent to the wrong stream (``console.error``, ``System.err``, ``eprint``)
+PROTOCOL_TYPES = frozenset({"send", "enter", "exit", "state", "event", "pause", "done"})
+
+
+def protocol_on_stderr(err_tail: bytes) -> str:
+    """Words for a node whose standard error holds a protocol line (its answer written to the wrong
+    stream), "" if it holds none."""
+    for raw in reversed(err_tail.splitlines()):
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(line, dict) and line.get("type") in PROTOCOL_TYPES:
+            shown = raw.decode("utf-8", "replace").strip()
+            shown = shown if len(shown) <= 80 else shown[:79] + "…"
+            return (
+                f"its standard error holds a protocol line ({shown}): mutexlab reads the protocol "
+                "on standard output only, standard error is for debugging — else "
+            )
+    return ""

@@ -1,0 +1,202 @@
+"""``mutexlab test`` on node programs written elsewhere from the docs alone, in languages and habits
+the other outsider tests do not cover (tests/outsiders/, ``o12_*``):
+
+* ``o12_token_ring.go`` — a token ring in Go: a goroutine reading stdin into a channel, another
+  writing every output handed to it, encoding/json structs with ``omitempty``; the token moves on
+  only when somebody asked; ``-eager`` hands it on while inside, ``-circulate`` passes it on for
+  ever (Le Lann's ring), ``-panic`` indexes past its table on a second request;
+* ``o12_lamport_mpsc.rs`` — Lamport's queue in Rust: a reader thread, a worker over an mpsc
+  channel and a logger thread writing ``log`` lines to the same stdout; ``--cfg early`` enters
+  when its request heads the queue, without a later stamp from every peer;
+* ``o12_kmutex_permits.F90`` — K-mutual exclusion in Fortran, node 1 keeping the permits: fixed
+  length strings padded with blanks, ``index()``, ``flush(6)``; ``-DBROKEN_BACK`` counts a permit
+  node 1 gives back twice;
+* ``o12_phil_homes.py`` — philosophers whose forks live at home and are lent, a dataclass, CRLF
+  line ends, unicode bodies with extra fields, ``print`` never flushed (written where
+  PYTHONUNBUFFERED was set); ``--left-first`` (a deadlock), ``--flush``.
+
+Each correct one passes every strategy, each bug is found, shrunk and replayed. What they showed
+of mutexlab: a token passed round for ever was ``no-rest`` "not shrunk" after 400 test runs and
+40 s (a shorter schedule can never reach --max-steps), its counterexample did not reproduce on
+replay (exit 3: the replay stopped one step short of the cap), and its message did not say what
+kept moving; a node writing its answers to standard error, and one reading two lines per input,
+were told only of buffered output.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import missing
+from outsider_edits import OUTSIDERS, said
+
+
+def tool(name: str) -> str:
+    if shutil.which(name) is None:
+        missing(f"{name} is not installed")
+    return name
+
+
+def found(cli, tmp_path, node: str, *args: str, rule: str) -> str:
+    scenario = tmp_path / "ce.json"
+    ran = cli("test", *args, "--node", node, "--seed", "1", "--counterexample", scenario)
+    assert ran.returncode == 1 and f"FINDING [{rule}]" in ran.stdout, said(ran)
+    again = cli("replay", scenario, "--node", node)
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, said(again)
+    return ran.stdout
+
+
+def passes(cli, problem: str, node: str, *args: str) -> None:
+    for strategy in ("random", "pct"):
+        ran = cli("test", problem, "--node", node, *args, "--strategy", strategy, "--runs", "30")
+        assert ran.returncode == 0 and "PASS — no finding" in ran.stdout, said(ran)
+
+
+@pytest.fixture(scope="module")
+def ring(tmp_path_factory) -> str:
+    built = tmp_path_factory.mktemp("go") / "ring"
+    subprocess.run(
+        [tool("go"), "build", "-o", str(built), str(OUTSIDERS / "o12_token_ring.go")],
+        check=True,
+        env={**os.environ, "GOCACHE": str(built.parent / "cache")},
+    )
+    return str(built)
+
+
+def test_a_go_token_ring_passes_and_an_eager_hand_on_is_found(cli, tmp_path, ring):
+    ran = cli("test", "mutex", "--node", ring, "-N", "2", "--strategy", "systematic")
+    assert ran.returncode == 0 and "PASS — searched exhaustively: 10 schedules" in ran.stdout, said(ran)
+    passes(cli, "mutex", ring, "-N", "4", "-R", "3")
+    out = found(cli, tmp_path, f"{ring} -eager", "mutex", "-N", "3", rule="violation")
+    assert "cs (capacity 1) held by" in out and "steps on 2 nodes" in out, out
+
+
+def test_a_token_passed_round_for_ever_is_no_rest_named_shrunk_and_replayed(cli, tmp_path, ring):
+    start = time.monotonic()
+    out = found(cli, tmp_path, f"{ring} -circulate", "mutex", "-N", "3", rule="no-rest")
+    # before: "not shrunk: no smaller run showed [no-rest] (400 test runs)", some 40 s, and the
+    # replay said "the recorded finding [no-rest] did NOT reproduce" (exit 3)
+    assert "shrunk from 2000 steps on 3 nodes to 2000 steps on 2 nodes" in out, out
+    assert time.monotonic() - start < 20, out
+    # before: "(1 messages still held): the nodes keep each other busy", and nothing of the token
+    assert "(1 message still held)" in out and "they sent 1,000 messages (TOKEN 1,000)" in out, out
+    assert "every request served" in out and "a token sent round" in out, out
+
+
+def test_a_go_panic_mid_run_is_a_crash_named_by_its_panic(cli, tmp_path, ring):
+    out = found(cli, tmp_path, f"{ring} -panic", "mutex", "-N", "3", "-R", "2", rule="crashed")
+    assert "exited with status 2 while handling request" in out, out
+    assert "panic: runtime error: index out of range" in out and "to 3 steps on 1 node" in out, out
+
+
+@pytest.fixture(scope="module")
+def lamport(tmp_path_factory) -> dict[str, str]:
+    where = tmp_path_factory.mktemp("rust")
+    built = {}
+    for name, flags in (("ok", []), ("early", ["--cfg", "early"])):
+        built[name] = str(where / name)
+        subprocess.run(
+            [tool("rustc"), "-O", *flags, "-o", built[name], str(OUTSIDERS / "o12_lamport_mpsc.rs")],
+            check=True,
+            capture_output=True,
+        )
+    return built
+
+
+def test_a_threaded_rust_lamport_passes_and_an_early_entry_is_found(cli, tmp_path, lamport):
+    ran = cli("test", "mutex", "--node", lamport["ok"], "-N", "2", "--strategy", "systematic")
+    assert ran.returncode == 0 and "PASS — searched exhaustively: 20 schedules" in ran.stdout, said(ran)
+    passes(cli, "mutex", lamport["ok"], "-N", "4", "-R", "2")
+    out = found(cli, tmp_path, lamport["early"], "mutex", "-N", "3", rule="violation")
+    assert "to 2 steps on 2 nodes" in out and "schedule: request 2, request 1" in out, out
+
+
+@pytest.fixture(scope="module")
+def permits(tmp_path_factory) -> dict[str, str]:
+    where = tmp_path_factory.mktemp("fortran")
+    built = {}
+    for name, flags in (("ok", []), ("back", ["-DBROKEN_BACK"])):
+        built[name] = str(where / name)
+        subprocess.run(
+            [
+                tool("gfortran"),
+                "-cpp",
+                "-O2",
+                *flags,
+                "-o",
+                built[name],
+                str(OUTSIDERS / "o12_kmutex_permits.F90"),
+            ],
+            check=True,
+        )
+    return built
+
+
+def test_a_fortran_permit_keeper_passes_and_a_permit_counted_twice_is_found(cli, tmp_path, permits):
+    ran = cli("test", "kmutex", "--node", permits["ok"], "-N", "3", "--strategy", "systematic")
+    assert ran.returncode == 0 and "PASS — searched exhaustively: 143 schedules" in ran.stdout, said(ran)
+    passes(cli, "kmutex", permits["ok"], "-N", "4", "-R", "2")
+    out = found(cli, tmp_path, permits["back"], "kmutex", "-N", "4", "-R", "2", rule="violation")
+    assert "cs (capacity 2) held by" in out and "steps on 3 nodes" in out, out
+
+
+def phil(*flags: str) -> str:
+    return " ".join([sys.executable, str(OUTSIDERS / "o12_phil_homes.py"), *flags])
+
+
+def test_philosophers_with_forks_at_home_pass_and_left_first_deadlocks(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONUNBUFFERED", "1")  # where it was written: print() reaches the pipe
+    ran = cli("test", "philosophers", "--node", phil(), "-N", "3", "--strategy", "systematic")
+    assert ran.returncode == 0 and "PASS — searched exhaustively: 251 schedules" in ran.stdout, said(ran)
+    passes(cli, "philosophers", phil(), "-N", "5", "-R", "2")
+    out = found(cli, tmp_path, phil("--left-first"), "philosophers", "-N", "3", rule="deadlock")
+    assert "to 4 steps on 2 nodes" in out and "philosopher-2 ends in state HUNGRY" in out, out
+
+
+def test_a_python_node_that_never_flushes_is_told_its_answer_is_buffered(cli, monkeypatch):
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)  # print into a pipe: block-buffered
+    quick = ("-N", "2", "--seed", "1", "--timeout", "1", "--start-timeout", "1")
+    ran = cli("test", "philosophers", "--node", phil(), *quick)
+    assert ran.returncode == 1 and "FINDING [stalled]: node 1 wrote nothing at all" in ran.stdout, said(ran)
+    assert "its answer sits in its output buffer" in ran.stdout, said(ran)
+    assert "Python's print into a pipe" in ran.stdout and "must flush it after each done" in ran.stdout
+    ran = cli("test", "philosophers", "--node", phil("--flush"), *quick, "--runs", "20")
+    assert ran.returncode == 0 and "PASS" in ran.stdout, said(ran)
+
+
+def test_answers_written_to_standard_error_are_named_so(cli, tmp_path):
+    node = tmp_path / "wrong_stream.py"  # console.error / System.err.println / eprintln! style
+    node.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    print(json.dumps({'type': 'done', 'reinit': True}), file=sys.stderr, flush=True)\n"
+    )
+    args = ("-N", "1", "--seed", "1", "--timeout", "1", "--start-timeout", "1")
+    ran = cli("test", "mutex", "--node", f"{sys.executable} {node}", *args)
+    assert ran.returncode == 1 and "FINDING [stalled]" in ran.stdout, said(ran)
+    # before: only "… either its answer sits in its output buffer …"
+    assert 'its standard error holds a protocol line ({"type": "done", "reinit": true})' in ran.stdout, said(
+        ran
+    )
+    assert "mutexlab reads the protocol on standard output only" in ran.stdout, said(ran)
+
+
+def test_a_node_that_reads_two_lines_per_answer_is_told_so(cli, tmp_path):
+    node = tmp_path / "two_lines.py"
+    node.write_text(
+        "import json, sys\n"
+        "while line := sys.stdin.readline():\n"
+        "    if json.loads(line)['type'] != 'init':\n"
+        "        sys.stdin.readline()  # the request and its release together, thought the author\n"
+        "    print(json.dumps({'type': 'done', 'reinit': True}), flush=True)\n"
+    )
+    args = ("-N", "1", "--seed", "1", "--timeout", "1", "--no-shrink")
+    ran = cli("test", "mutex", "--node", f"{sys.executable} {node}", *args)
+    assert ran.returncode == 1 and "FINDING [stalled] (step 1)" in ran.stdout, said(ran)
+    # before: only "… most likely still in its output buffer (or never written)"
+    assert "or it reads another line before it answers this one" in ran.stdout, said(ran)
