@@ -200,3 +200,29 @@ def test_a_node_that_reads_two_lines_per_answer_is_told_so(cli, tmp_path):
     assert ran.returncode == 1 and "FINDING [stalled] (step 1)" in ran.stdout, said(ran)
     # before: only "… most likely still in its output buffer (or never written)"
     assert "or it reads another line before it answers this one" in ran.stdout, said(ran)
+
+
+NATIVE_PRINTS = {
+    "python": ("print({'type': 'done', 'reinit': True}, flush=True)", "py"),
+    "node": ("console.log({ type: 'done', reinit: true })", "js"),
+    "ruby": ('$stdout.sync = true; puts({ "type" => "done", "reinit" => true }.to_s)', "rb"),
+}
+READ_LINES = {
+    "python": "import sys\nfor line in sys.stdin:\n    {}\n",
+    "node": "require('readline').createInterface({{ input: process.stdin }}).on('line', () => {{ {} }});\n",
+    "ruby": "STDIN.each_line {{ |line| {} }}\n",
+}
+
+
+@pytest.mark.parametrize("language", sorted(NATIVE_PRINTS))
+def test_an_object_printed_without_json_is_named_so(cli, tmp_path, language):
+    interpreter = sys.executable if language == "python" else tool(language)
+    statement, suffix = NATIVE_PRINTS[language]
+    node = tmp_path / f"native.{suffix}"
+    node.write_text(READ_LINES[language].format(statement))
+    ran = cli("test", "mutex", "--node", f"{interpreter} {node}", "-N", "1", "--seed", "1")
+    assert ran.returncode == 1 and "FINDING [garbage]" in ran.stdout, said(ran)
+    # before: "(standard output carries protocol lines only: debugging goes to standard error …)",
+    # of the very line meant as the protocol's
+    assert "an object in its language's own notation, not JSON" in ran.stdout, said(ran)
+    assert "encode a protocol line with a JSON library" in ran.stdout, said(ran)
