@@ -226,3 +226,42 @@ def test_an_object_printed_without_json_is_named_so(cli, tmp_path, language):
     # of the very line meant as the protocol's
     assert "an object in its language's own notation, not JSON" in ran.stdout, said(ran)
     assert "encode a protocol line with a JSON library" in ran.stdout, said(ran)
+
+
+def test_an_asyncio_node_awaiting_what_never_comes_is_told_it_waits_in_its_event_loop(cli, tmp_path):
+    node = tmp_path / "grants.py"
+    node.write_text(
+        "import asyncio, json, sys\n"
+        "async def main():\n"
+        "    loop = asyncio.get_running_loop()\n"
+        "    reader = asyncio.StreamReader()\n"
+        "    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)\n"
+        "    grants = asyncio.Queue()  # filled by a GRANT nobody sends\n"
+        "    while line := await reader.readline():\n"
+        "        if json.loads(line)['type'] == 'request':\n"
+        "            await grants.get()\n"
+        "        print(json.dumps({'type': 'done', 'reinit': True}), flush=True)\n"
+        "asyncio.run(main())\n"
+    )
+    args = ("-N", "1", "--seed", "1", "--timeout", "1", "--no-shrink")
+    ran = cli("test", "mutex", "--node", f"{sys.executable} {node}", *args)
+    assert ran.returncode == 1 and "FINDING [stalled] (step 1)" in ran.stdout, said(ran)
+    # before: "node 1 did not answer request within 1 s (no done line): stalled or unresponsive"
+    assert "it waits in its event loop with nothing to do" in ran.stdout, said(ran)
+    assert "a coroutine awaiting what never comes" in ran.stdout, said(ran)
+
+
+def test_a_node_js_callback_that_returns_before_its_done_is_told_so(cli, tmp_path):
+    node = tmp_path / "early_return.js"
+    node.write_text(
+        "require('readline').createInterface({ input: process.stdin }).on('line', (line) => {\n"
+        "  if (JSON.parse(line).type === 'init') return;  // nothing to set up, thought the author\n"
+        "  console.log(JSON.stringify({ type: 'done' }));\n"
+        "});\n"
+    )
+    args = ("-N", "1", "--seed", "1", "--timeout", "1", "--start-timeout", "1")
+    ran = cli("test", "mutex", "--node", f"{tool('node')} {node}", *args)
+    assert ran.returncode == 1 and "FINDING [stalled]: node 1 wrote nothing at all" in ran.stdout, said(ran)
+    # before: "… its answer sits in its output buffer …; one that reads all its input …; one slow
+    # to start needs a longer --start-timeout" (nothing of what /proc shows)
+    assert "it has most likely handled its init without writing its done line" in ran.stdout, said(ran)

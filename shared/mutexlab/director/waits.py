@@ -16,6 +16,27 @@ import platform
 # read(2) and its kin, by machine: the calls a thread waiting for input sits in (a read of fd 0;
 # programs that poll — Node.js, Go — wait in epoll and are not seen)
 READS = {"x86_64": {0, 17, 19, 295}, "aarch64": {63, 65, 67, 69}}.get(platform.machine(), set())
+# epoll_wait, epoll_pwait(2), poll, ppoll, select, pselect6: where an event loop (Node.js's libuv,
+# asyncio, Tcl's) waits with nothing to do
+POLLS = {"x86_64": {232, 281, 441, 7, 271, 23, 270}, "aarch64": {22, 441, 73, 72}}.get(
+    platform.machine(), set()
+)
+
+
+def polling(pid: int) -> bool:
+    """Whether the main thread of ``pid`` waits in an event loop's poll (``POLLS``) and no thread of
+    it runs: idle, waiting for what comes next."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        states = []
+        for task in tasks:
+            with open(f"/proc/{pid}/task/{task}/stat", encoding="ascii", errors="replace") as stat:
+                states.append(stat.read().rsplit(")", 1)[1].split()[0])
+        with open(f"/proc/{pid}/syscall", encoding="ascii") as call:
+            fields = call.read().split()
+    except (OSError, IndexError):
+        return False
+    return "R" not in states and bool(fields) and fields[0].isdigit() and int(fields[0]) in POLLS
 
 
 def reading_input(pid: int, pipe: int) -> tuple[bool, bool, int]:
@@ -70,6 +91,14 @@ def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True) -> str:
         )
     if running:
         return ": it is running, not waiting for input — busy in a loop that does not end?"
+    if polling(pid):
+        return (
+            ": it waits in its event loop with nothing to do (its main thread in epoll, poll or "
+            "select, no thread running), so it has most likely handled this input — a path that "
+            "ends without writing its done line (a callback that returns early, a coroutine awaiting "
+            "what never comes), its answer left in "
+            "an output buffer, or a timer not fired yet (what a timer writes is no input's answer)"
+        )
     return ""
 
 
@@ -88,6 +117,12 @@ def why_unheard(pid: int, pipe: int, buffered: str, setting: str) -> str:
         )
     if running:
         return f"it is running, not waiting for input: slow to start (give it a longer {setting}) or busy"
+    if polling(pid):
+        return (
+            "it waits in its event loop with nothing to do (its main thread in epoll, poll or select,"
+            " no thread running): it has most likely handled its init without writing its done line,"
+            f" or its answer sits in an output buffer — {buffered}"
+        )
     return f"{buffered}; one that {read_all}; one slow to start needs a longer {setting}"
 
 
