@@ -11,6 +11,9 @@ the other outsider tests do not cover (tests/outsiders/, ``o12_*``):
 * ``o12_kmutex_permits.F90`` — K-mutual exclusion in Fortran, node 1 keeping the permits: fixed
   length strings padded with blanks, ``index()``, ``flush(6)``; ``-DBROKEN_BACK`` counts a permit
   node 1 gives back twice;
+* ``o12_bees_coroutines.lua`` — mason bees in Lua 5.4, each bee's life a coroutine that yields
+  what it waits for, a JSON reader of its own, bee 1 keeping the flowers; ``--early-next`` hands
+  the reed on before leaving it;
 * ``o12_phil_homes.py`` — philosophers whose forks live at home and are lent, a dataclass, CRLF
   line ends, unicode bodies with extra fields, ``print`` never flushed (written where
   PYTHONUNBUFFERED was set); ``--left-first`` (a deadlock), ``--flush``.
@@ -143,6 +146,20 @@ def test_a_fortran_permit_keeper_passes_and_a_permit_counted_twice_is_found(cli,
     passes(cli, "kmutex", permits["ok"], "-N", "4", "-R", "2")
     out = found(cli, tmp_path, permits["back"], "kmutex", "-N", "4", "-R", "2", rule="violation")
     assert "cs (capacity 2) held by" in out and "steps on 3 nodes" in out, out
+
+
+def bees(*flags: str) -> str:
+    return " ".join([tool("lua5.4"), str(OUTSIDERS / "o12_bees_coroutines.lua"), *flags])
+
+
+def test_coroutine_bees_in_lua_pass_and_an_early_hand_on_is_found(cli, tmp_path):
+    small = ("-N", "3", "-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=1", "-o", "cocoons=2")
+    ran = cli("test", "bees", "--node", bees(), *small, "--strategy", "systematic")
+    assert ran.returncode == 0 and "PASS — searched exhaustively: 7 schedules" in ran.stdout, said(ran)
+    hive = ("-N", "5", "-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=2", "-o", "cocoons=4")
+    passes(cli, "bees", bees(), *hive)
+    out = found(cli, tmp_path, bees("--early-next"), "bees", *hive, rule="violation")
+    assert "reed:1 (capacity 1) held by bee-1" in out and "to 1 step on 3 nodes" in out, out
 
 
 def phil(*flags: str) -> str:
