@@ -282,3 +282,26 @@ def test_a_node_js_callback_that_returns_before_its_done_is_told_so(cli, tmp_pat
     # before: "… its answer sits in its output buffer …; one that reads all its input …; one slow
     # to start needs a longer --start-timeout" (nothing of what /proc shows)
     assert "it has most likely handled its init without writing its done line" in ran.stdout, said(ran)
+
+
+def test_a_node_that_pauses_at_every_wake_is_named_not_busy_nodes(cli, tmp_path):
+    node = tmp_path / "tidy.py"
+    node.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    kind = json.loads(line)['type']\n"
+        "    if kind == 'request':\n"
+        "        print(json.dumps({'type': 'enter', 'resource': 'cs'}))\n"
+        "    elif kind == 'release':\n"
+        "        print(json.dumps({'type': 'exit', 'resource': 'cs'}))\n"
+        "        print(json.dumps({'type': 'pause'}))  # tidy up later\n"
+        "    elif kind == 'wake':\n"
+        "        print(json.dumps({'type': 'pause'}))  # still tidying\n"
+        "    print(json.dumps({'type': 'done', 'reinit': True}), flush=True)\n"
+    )
+    out = found(
+        cli, tmp_path, f"{sys.executable} {node}", "mutex", "-N", "1", "--max-steps", "300", rule="no-rest"
+    )
+    # before: "(0 messages still held): the nodes keep each other busy", of one node and no message
+    assert "node-1 was woken 150 times in its last 150 steps, pausing again each time" in out, out
+    assert "keep each other busy" not in out, out
