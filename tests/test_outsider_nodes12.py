@@ -182,6 +182,8 @@ def test_a_python_node_that_never_flushes_is_told_its_answer_is_buffered(cli, mo
     assert ran.returncode == 1 and "FINDING [stalled]: node 1 wrote nothing at all" in ran.stdout, said(ran)
     assert "its answer sits in its output buffer" in ran.stdout, said(ran)
     assert "Python's print into a pipe" in ran.stdout and "must flush it after each done" in ran.stdout
+    # before: the general advice alone, nothing of Python's own switch nor of the variable
+    assert "— Python: print(…, flush=True), or python3 -u — PYTHONUNBUFFERED=1" in ran.stdout, said(ran)
     ran = cli("test", "philosophers", "--node", phil("--flush"), *quick, "--runs", "20")
     assert ran.returncode == 0 and "PASS" in ran.stdout, said(ran)
 
@@ -305,3 +307,18 @@ def test_a_node_that_pauses_at_every_wake_is_named_not_busy_nodes(cli, tmp_path)
     # before: "(0 messages still held): the nodes keep each other busy", of one node and no message
     assert "node-1 was woken 150 times in its last 150 steps, pausing again each time" in out, out
     assert "keep each other busy" not in out, out
+
+
+def test_a_ruby_node_without_sync_is_told_ruby_s_own_switch(cli, tmp_path):
+    node = tmp_path / "unsynced.rb"
+    node.write_text(
+        "require 'json'\n"
+        "STDIN.each_line do |line|\n"
+        "  puts({ type: 'done', reinit: true }.to_json)  # $stdout into a pipe: buffered\n"
+        "end\n"
+    )
+    args = ("-N", "1", "--seed", "1", "--timeout", "1", "--start-timeout", "1")
+    ran = cli("test", "mutex", "--node", f"{tool('ruby')} {node}", *args)
+    assert ran.returncode == 1 and "FINDING [stalled]: node 1 wrote nothing at all" in ran.stdout, said(ran)
+    # before: "(C stdio, C++ std::cout, Java's PrintWriter, Python's print …, mawk)", no Ruby
+    assert "must flush it after each done line — Ruby: $stdout.sync = true" in ran.stdout, said(ran)

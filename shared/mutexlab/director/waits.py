@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 
 # read(2) and its kin, by machine: the calls a thread waiting for input sits in (a read of fd 0;
 # programs that poll — Node.js, Go — wait in epoll and are not seen)
@@ -147,3 +148,33 @@ def protocol_on_stderr(err_tail: bytes) -> str:
                 "on standard output only, standard error is for debugging — else "
             )
     return ""
+
+
+# How each language's own buffered output is flushed, by the interpreter that runs the program (or
+# its script's extension): said beside the general advice, in the words of the program's language
+FLUSHES = (
+    (
+        re.compile(r"python[\d.]*$|\.py$"),
+        "Python: print(…, flush=True), or python3 -u — PYTHONUNBUFFERED=1 in an environment hides this",
+    ),
+    (re.compile(r"ruby[\d.]*$|\.rb$"), "Ruby: $stdout.sync = true"),
+    (
+        re.compile(r"lua[\d.]*$|\.lua$"),
+        "Lua: io.stdout:flush() after each done, or io.stdout:setvbuf('line')",
+    ),
+    (re.compile(r"perl[\d.]*$|\.pl$"), "Perl: $| = 1"),
+    (re.compile(r"tclsh[\d.]*$|\.tcl$"), "Tcl: flush stdout, or fconfigure stdout -buffering line"),
+    (re.compile(r"[gm]?awk$|\.awk$"), "awk: fflush() after each done"),
+    (re.compile(r"java$|\.java$"), "Java: flush() the PrintWriter or BufferedWriter after each done"),
+)
+
+
+def buffered_for(argv: list[str], buffered: str) -> str:
+    """``buffered`` (the general advice) with the flush of the program's own language, when the
+    command names an interpreter or a script mutexlab knows."""
+    for word in argv[:2]:
+        name = os.path.basename(word)
+        for language, flush in FLUSHES:
+            if language.search(name):
+                return f"{buffered} — {flush}"
+    return buffered
