@@ -144,8 +144,9 @@ def protocol_on_stderr(err_tail: bytes) -> str:
             shown = raw.decode("utf-8", "replace").strip()
             shown = shown if len(shown) <= 80 else shown[:79] + "…"
             return (
-                f"its standard error holds a protocol line ({shown}): mutexlab reads the protocol "
-                "on standard output only, standard error is for debugging — else "
+                f"its standard error holds a protocol line ({shown}): if that is its answer, it "
+                "went to the wrong stream — mutexlab reads the protocol on standard output only, "
+                "standard error is for debugging; if not, "
             )
     return ""
 
