@@ -10,6 +10,7 @@ the node's fault: a ``NodeFault`` naming the node and the line.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -148,6 +149,18 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
 
 
 VALUE_STARTS = frozenset('{["-0123456789tfn')  # how a JSON value can begin
+# An object printed in a language's own notation, its "type" key spelt as no JSON spells it:
+# Python's print(dict) ('type': …), JavaScript's console.log(object) (type: …), Ruby's Hash#to_s
+# and Perl's Data::Dumper ("type" => …), Java's Map.toString() (type=…), Go's fmt.Println(map)
+NATIVE = re.compile(
+    r"""^\{(?:.*?[{,])?\s*(?:['"]type['"]\s*=>|:type\s*=>|'type'\s*:|type\s*[:=])|^map\[(?:.*\s)?type:"""
+)
+NATIVE_WHY = (
+    "an object in its language's own notation, not JSON (Python's print(dict), JavaScript's "
+    "console.log(object), Ruby's Hash#to_s, Perl's Data::Dumper, Java's Map.toString(), Go's "
+    "fmt.Println(map)): encode a protocol line with a JSON library (json.dumps, JSON.stringify, "
+    "to_json, encoding/json) — double quotes, true, false, null; debugging goes to standard error"
+)
 
 
 def _why_not_json(exc: json.JSONDecodeError) -> str:
@@ -171,7 +184,7 @@ def _why_not_json(exc: json.JSONDecodeError) -> str:
                 "a JSON object that does not end on its line: one object per line — "
                 "pretty-printed JSON, written over several lines, is not"
             )
-    return STDOUT_IS_PROTOCOL
+    return NATIVE_WHY if NATIVE.search(text) else STDOUT_IS_PROTOCOL
 
 
 def _lone_surrogate(line: dict[str, Any]) -> bool:

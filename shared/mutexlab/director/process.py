@@ -41,7 +41,7 @@ from .lines import (
     parse,
     shorten,
 )
-from .waits import why_silent, why_unheard
+from .waits import buffered_for, protocol_on_stderr, why_silent, why_unheard
 
 SETPRIV = shutil.which("setpriv")
 # Seconds a new process of ``mutexlab test`` (or ``replay --node``) has for its first answer (its
@@ -108,6 +108,7 @@ class NodeProcess:
         self.last_words = ""  # a log line's last_words: shown if the node then ends
         self.clock_jumped = False  # it said so (an MPI rank's timeout loop): taken by Run
         self.command, self.argv = argv[0], argv
+        self.buffered = buffered_for(argv, BUFFERED)  # the advice, in the program's language
         if SETPRIV and shutil.which(argv[0]) is None:  # setpriv would start, then fail to run it
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: not found or not executable")
         try:
@@ -297,7 +298,8 @@ class NodeProcess:
                 self.node,
                 f"node {self.node} wrote nothing at all within {self.start_timeout:g} s of its start "
                 f"(no done line for its first {message['type']}): "
-                + why_unheard(self.proc.pid, self.stdin, BUFFERED, self.start_setting),
+                + protocol_on_stderr(self.err_tail)
+                + why_unheard(self.proc.pid, self.stdin, self.buffered, self.start_setting),
             )
         if self.buffer:  # the start of a line, never ended
             why = (  # classic Mac OS line ends: the lines are there, their ends are not newlines
@@ -313,7 +315,9 @@ class NodeProcess:
                 shorten(self.buffer),
             )
         said = "(no done line)" if self.fresh else "(lines of its answer, but no done line)"
-        why = why_silent(self.proc.pid, self.stdin, BUFFERED, self.fresh) or ": stalled or unresponsive"
+        why = why_silent(self.proc.pid, self.stdin, self.buffered, self.fresh) or ": stalled or unresponsive"
+        if wrong := protocol_on_stderr(self.err_tail):
+            why = ": " + wrong + why.removeprefix(": ")
         return NodeFault(
             "stalled",
             self.node,

@@ -16,7 +16,7 @@ from ..audit.verdict import Verdict
 from ..findings import Violation
 from ..interrupts import raise_on_sigterm
 from ..words import count
-from .judge import NONDETERMINISTIC, Finding, ended_answering, ended_unasked, wrote_late
+from .judge import NO_REST, NONDETERMINISTIC, Finding, ended_answering, ended_unasked, wrote_late
 from .lines import CRASHED
 from .problem import make_problem
 from .process import TEST_START_TIMEOUT, Pool
@@ -225,6 +225,8 @@ def replay(
     # A line written after the last step's done shows only if it arrives before the run is judged.
     late = LATE_GRACE if wrote_late(recorded, str((scenario.finding or {}).get("message", ""))) else 0.0
     most = len(scenario.steps) + 1 if same else 2 * len(scenario.steps) + Strict.MAX_WAKES + 1
+    if recorded == NO_REST:  # a run never at rest shows it at the cap it was found at: its steps
+        most = len(scenario.steps)
     settings = Settings(problem, argv, scenario.seed, scenario.faults, most, unread_output, ends, late)
     # A recorded nondeterminism (or a crash seen by its timing) shows only when the program does it
     # again: played up to NONDETERMINISM_TRIES times on the program it was found on, until it shows.

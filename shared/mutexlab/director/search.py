@@ -14,6 +14,7 @@ needs more steps, which shows nothing about the program.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -142,10 +143,11 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             "the workload needs more steps"
         )
     elif finding is None and not resting and len(steps) >= settings.max_steps:
+        held = run.in_flight
         finding = Finding(
             NO_REST,
             f"the run did not come to rest within {settings.max_steps:,} steps "
-            f"({run.in_flight} messages still held): the nodes keep each other busy",
+            f"({held} message{'' if held == 1 else 's'} still held)" + _kept_busy(run, steps),
             None,
             len(steps),
         )
@@ -174,6 +176,40 @@ def serving(run: Run, steps: int) -> bool:
     outstanding = run.waiting or any(left > 0 for left in run.requests_left.values())
     last = max((e["t"] for e in run.events if e["event"] == "enter"), default=0.0)
     return bool(outstanding) and last > steps / 2
+
+
+def _kept_busy(run: Run, steps: list[Action]) -> str:
+    """What kept a run that never rested busy in its second half: the messages its nodes sent
+    (by type, the most sent first) and whether every request had been served by then, and the
+    nodes woken only to pause again."""
+    half = len(steps) // 2
+    sent = Counter(str(e.get("type", "?")) for e in run.events if e["event"] == "send" and e["t"] > half)
+    woken = Counter(run.names[node] for kind, node, _ in steps[half:] if kind == "wake")
+    said = []
+    if sent:
+        kinds = ", ".join(f"{kind} {number:,}" for kind, number in sent.most_common(4))
+        more = ", …" if len(sent) > 4 else ""
+        served = run.problem.driven and not run.waiting and not any(run.requests_left.values())
+        said.append(
+            f"the nodes keep each other busy — in its last {len(steps) - half:,} steps they sent "
+            f"{sum(sent.values()):,} messages ({kinds}{more})"
+            + (
+                ", every request served: messages passed on while nothing is asked (a token sent "
+                "round though nobody wants it, say) keep a run from ever coming to rest"
+                if served
+                else ""
+            )
+        )
+    if woken:
+        names = [name for name, _ in woken.most_common(3)] + (["…"] if len(woken) > 3 else [])
+        each = f" ({', '.join(f'{name} {number:,}' for name, number in woken.most_common(3))})"
+        said.append(
+            f"{', '.join(names)} {'was' if len(woken) == 1 else 'were'} woken "
+            f"{sum(woken.values()):,} times in its last {len(steps) - half:,} steps"
+            f"{each if len(woken) > 1 else ''}, pausing again each time: a node that answers every "
+            "wake with another pause never lets a run end"
+        )
+    return ": " + "; ".join(said) if said else ": the nodes keep each other busy"
 
 
 def _diverged(run: Run, expected: list[str], step: int) -> Finding | None:

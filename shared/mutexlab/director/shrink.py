@@ -281,6 +281,8 @@ class Shrinker:
         return None
 
     def ddmin(self, settings: Settings, outcome: Outcome) -> Outcome:
+        if self.rule == NO_REST:  # only a run cut at --max-steps shows it: a shorter schedule never
+            return outcome  # does (a candidate stops when its steps run out), fewer nodes may
         steps, best = list(outcome.steps), outcome
         parts = 2
         while len(steps) >= 2:

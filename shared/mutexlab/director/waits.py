@@ -9,12 +9,35 @@ system, a process already gone) says nothing, and the stall keeps its plain word
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import re
 
 # read(2) and its kin, by machine: the calls a thread waiting for input sits in (a read of fd 0;
 # programs that poll — Node.js, Go — wait in epoll and are not seen)
 READS = {"x86_64": {0, 17, 19, 295}, "aarch64": {63, 65, 67, 69}}.get(platform.machine(), set())
+# epoll_wait, epoll_pwait(2), poll, ppoll, select, pselect6: where an event loop (Node.js's libuv,
+# asyncio, Tcl's) waits with nothing to do
+POLLS = {"x86_64": {232, 281, 441, 7, 271, 23, 270}, "aarch64": {22, 441, 73, 72}}.get(
+    platform.machine(), set()
+)
+
+
+def polling(pid: int) -> bool:
+    """Whether the main thread of ``pid`` waits in an event loop's poll (``POLLS``) and no thread of
+    it runs: idle, waiting for what comes next."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        states = []
+        for task in tasks:
+            with open(f"/proc/{pid}/task/{task}/stat", encoding="ascii", errors="replace") as stat:
+                states.append(stat.read().rsplit(")", 1)[1].split()[0])
+        with open(f"/proc/{pid}/syscall", encoding="ascii") as call:
+            fields = call.read().split()
+    except (OSError, IndexError):
+        return False
+    return "R" not in states and bool(fields) and fields[0].isdigit() and int(fields[0]) in POLLS
 
 
 def reading_input(pid: int, pipe: int) -> tuple[bool, bool, int]:
@@ -57,6 +80,8 @@ def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True) -> str:
         return (
             ": it waits for its next input (blocked reading its standard input), so it has handled "
             f"this one — {rest} most likely still in its output buffer (or never written): {buffered}"
+            "; or it reads another line before it answers this one (every input is sent only after "
+            "the done of the one before it)"
         )
     if reading and not running:
         return (
@@ -67,6 +92,14 @@ def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True) -> str:
         )
     if running:
         return ": it is running, not waiting for input — busy in a loop that does not end?"
+    if polling(pid):
+        return (
+            ": it waits in its event loop with nothing to do (its main thread in epoll, poll or "
+            "select, no thread running), so it has most likely handled this input — a path that "
+            "ends without writing its done line (a callback that returns early, a coroutine awaiting "
+            "what never comes), its answer left in "
+            "an output buffer, or a timer not fired yet (what a timer writes is no input's answer)"
+        )
     return ""
 
 
@@ -85,4 +118,64 @@ def why_unheard(pid: int, pipe: int, buffered: str, setting: str) -> str:
         )
     if running:
         return f"it is running, not waiting for input: slow to start (give it a longer {setting}) or busy"
+    if polling(pid):
+        return (
+            "it waits in its event loop with nothing to do (its main thread in epoll, poll or select,"
+            " no thread running): it has most likely handled its init without writing its done line,"
+            f" or its answer sits in an output buffer — {buffered}"
+        )
     return f"{buffered}; one that {read_all}; one slow to start needs a longer {setting}"
+
+
+# What a node writes in protocol lines: a line of its standard error that parses as one of these
+# is most likely the protocol sent to the wrong stream (``console.error``, ``System.err``, ``eprint``)
+PROTOCOL_TYPES = frozenset({"send", "enter", "exit", "state", "event", "pause", "done"})
+
+
+def protocol_on_stderr(err_tail: bytes) -> str:
+    """Words for a node whose standard error holds a protocol line (its answer written to the wrong
+    stream), "" if it holds none."""
+    for raw in reversed(err_tail.splitlines()):
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(line, dict) and line.get("type") in PROTOCOL_TYPES:
+            shown = raw.decode("utf-8", "replace").strip()
+            shown = shown if len(shown) <= 80 else shown[:79] + "…"
+            return (
+                f"its standard error holds a protocol line ({shown}): if that is its answer, it "
+                "went to the wrong stream — mutexlab reads the protocol on standard output only, "
+                "standard error is for debugging; if not, "
+            )
+    return ""
+
+
+# How each language's own buffered output is flushed, by the interpreter that runs the program (or
+# its script's extension): said beside the general advice, in the words of the program's language
+FLUSHES = (
+    (
+        re.compile(r"python[\d.]*$|\.py$"),
+        "Python: print(…, flush=True), or python3 -u — PYTHONUNBUFFERED=1 in an environment hides this",
+    ),
+    (re.compile(r"ruby[\d.]*$|\.rb$"), "Ruby: $stdout.sync = true"),
+    (
+        re.compile(r"lua[\d.]*$|\.lua$"),
+        "Lua: io.stdout:flush() after each done, or io.stdout:setvbuf('line')",
+    ),
+    (re.compile(r"perl[\d.]*$|\.pl$"), "Perl: $| = 1"),
+    (re.compile(r"tclsh[\d.]*$|\.tcl$"), "Tcl: flush stdout, or fconfigure stdout -buffering line"),
+    (re.compile(r"[gm]?awk$|\.awk$"), "awk: fflush() after each done"),
+    (re.compile(r"java$|\.java$"), "Java: flush() the PrintWriter or BufferedWriter after each done"),
+)
+
+
+def buffered_for(argv: list[str], buffered: str) -> str:
+    """``buffered`` (the general advice) with the flush of the program's own language, when the
+    command names an interpreter or a script mutexlab knows."""
+    for word in argv[:2]:
+        name = os.path.basename(word)
+        for language, flush in FLUSHES:
+            if language.search(name):
+                return f"{buffered} — {flush}"
+    return buffered
