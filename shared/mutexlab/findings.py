@@ -45,8 +45,11 @@ PROGRESS_RULES = frozenset(
         "held-at-end",
         "not-idle-at-end",
         "workload-short",
+        # director/runner.py: a replay whose schedule ended before its run did
+        "steps-left",
     }
 )
+STEPS_LEFT = "steps-left"
 UNDECIDED_RULES = frozenset({"audit-incomplete", "algorithm-unknown", "no-entries", "line-cut-off"})
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from ..findings import Violation
 from ..limits import whole_number
@@ -44,7 +45,7 @@ NO_MESSAGES = (
 
 def unordered(v: Violation) -> Violation:
     """``v``, a capacity finding saying why in a log without messages (``NO_MESSAGES``)."""
-    return Violation(v.rule, v.message + NO_MESSAGES, v.events) if v.rule == "capacity" else v
+    return replace(v, message=v.message + NO_MESSAGES) if v.rule == "capacity" else v
 
 
 class Workload:

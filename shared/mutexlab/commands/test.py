@@ -372,6 +372,7 @@ def replay_program(args) -> int:
         "reproduced": same,
         "diverged_at": replayed.diverged,
         "unfinished": replayed.unfinished(),  # nodes still waiting where the schedule ended
+        "steps_left": replayed.steps_left(),  # steps still possible there, nobody waiting
         "wakes": {"added": replayed.woken, "passed_over": replayed.skipped},  # on another program
     }
     if as_json:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..audit.verdict import Verdict
-from ..findings import Violation
+from ..findings import STEPS_LEFT, Violation
 from ..interrupts import raise_on_sigterm
 from ..words import count
 from .judge import NO_REST, NONDETERMINISTIC, Finding, ended_answering, ended_unasked, wrote_late
@@ -155,30 +155,47 @@ class Replayed:
             return []  # the audit says itself what is unfinished (a --node request unserved)
         return list(outcome.waiting)
 
+    def steps_left(self) -> list[str]:
+        """The steps still possible where the schedule ended with nobody waiting (messages held,
+        a paused node): on another program (a fix) the schedule may end before its run does, and
+        what those steps would do is not played, so the replay proves nothing of it."""
+        outcome = self.outcome
+        if self.finding is not None or self.diverged is not None or outcome.resting or self.unfinished():
+            return []
+        if outcome.verdict is None or outcome.verdict.exit_code != 0:
+            return []
+        return [f"{kind} {ident}→{node}" if ident else f"{kind} {node}" for kind, node, ident in outcome.left]
+
     def judged(self) -> Verdict | None:
         """The audit's verdict with each node the schedule left waiting (``unfinished``) as an
         unserved request: INCOMPLETE, as ``verdict_text`` says, for a page drawn of the events."""
-        verdict, short = self.outcome.verdict, self.unfinished()
-        if verdict is None or not short:
+        verdict, short, left = self.outcome.verdict, self.unfinished(), self.steps_left()
+        if verdict is None or not (short or left):
             return verdict
         waiting = [
             Violation("request-unserved", f"{who} still waits for the resource where the schedule ended")
             for who in short
         ]
+        if left:
+            waiting.append(Violation(STEPS_LEFT, f"the schedule ended with {_listed(left)} still possible"))
         return replace(verdict, violations=[*verdict.violations, *waiting])
 
     def verdict_text(self) -> str:
         """The audit's verdict; a run the schedule left unfinished is INCOMPLETE, never SAFE."""
         text = self.outcome.verdict.render() if self.outcome.verdict is not None else ""
-        short = self.unfinished()
-        if not short:
+        short, left = self.unfinished(), self.steps_left()
+        if not (short or left):
             return text
         head, _, rest = text.partition("\n")
         problem = head.split(":", 1)[0]
-        who = f"{', '.join(short)} still {'waits' if len(short) == 1 else 'wait'} for the resource"
+        if short:
+            who = f"{', '.join(short)} still {'waits' if len(short) == 1 else 'wait'} for the resource"
+            what = f"{who} and steps are still possible"
+        else:
+            what = f"nobody waits, but {_listed(left)} {'is' if len(left) == 1 else 'are'} still possible"
         return (
-            f"{problem}: INCOMPLETE — the schedule ended before the run did: {who} and steps are "
-            f"still possible; no violation in what was played, nothing proven of the rest\n{rest}"
+            f"{problem}: INCOMPLETE — the schedule ended before the run did: {what}; no violation "
+            f"in what was played, nothing proven of the rest\n{rest}"
         ).rstrip("\n")
 
     def exit_code(self) -> int:
@@ -187,7 +204,13 @@ class Replayed:
         verdict = self.outcome.verdict
         if self.diverged is not None or verdict is None:
             return 3
-        return 3 if self.unfinished() else verdict.exit_code
+        return 3 if self.unfinished() or self.steps_left() else verdict.exit_code
+
+
+def _listed(steps: list[str], most: int = 3) -> str:
+    """ "1 step (deliver node-1#3→2)", the first ``most`` of more named and the rest counted."""
+    shown = ", ".join(steps[:most]) + (f", … {len(steps) - most} more" if len(steps) > most else "")
+    return f"{count(len(steps), 'step')} ({shown})"
 
 
 def _end_wait(grace: float, rule: str | None) -> float:

@@ -58,6 +58,7 @@ class Outcome:
     after_ended: Finding | None = None  # a kept node had ended after the run before: the finding
     # seen at this run's init, which was then played again on fresh processes
     waiting: list[str] = field(default_factory=list)  # the nodes still waiting when it was judged
+    left: list[Action] = field(default_factory=list)  # the steps still possible when it was judged
 
 
 @dataclass
@@ -111,7 +112,8 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         # A line written after a done is the program's fault, not a deadlock nor a pass: looked
         # for before the run is judged, and a moment longer before a deadlock is called one.
         run.settle(settings.late_grace, settings.end_grace, settings.end_after)
-        resting = not run.enabled()
+        left = run.enabled()
+        resting = not left
         waiting = sorted(run.names[n] for n in run.waiting)
         faults = settings.faults
         verdict, finding = judge(
@@ -164,6 +166,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         unsure,
         run.clock_jumped,
         waiting=waiting,
+        left=list(left),
     )
 
 
