@@ -464,6 +464,30 @@ def test_a_batch_sends_each_clock_after_the_first_as_what_changed_and_the_monito
     assert "vector clock" in unpack_batch({"vc": "delta", "events": [{"vc": {"a": 1}}, {"vc": 3}]})
 
 
+def test_a_batch_of_narrow_clocks_goes_whole_and_one_of_wide_clocks_as_what_changed():
+    """Packing a 5-entry clock (Ricart–Agrawala N = 5) cost the participant and the monitor more CPU
+    than the bytes it saved: a batch whose clocks are narrower than ``PACK_FROM`` goes whole; a
+    wider one as what changed. The monitor takes both to the very same events."""
+    from mutexlab.transport.driving import AuditSink
+    from mutexlab.transport.tracing import PACK_FROM, TraceBuffer
+
+    for width, packed in ((5, False), (PACK_FROM - 1, False), (PACK_FROM, True), (50, True)):
+        sink, clock = AuditSink(), {f"node-{k}": k for k in range(1, width + 1)}
+        events = []
+        for k in range(2, 6):
+            clock = {**clock, "node-1": clock["node-1"] + 1}
+            events.append({"event": "send", "pid": "node-1", "to": f"node-{k}", "vc": dict(clock)})
+        for event in events:
+            sink.write(event)
+        body = TraceBuffer(sink, 0.1).take({"state": "WANTED"}, {})
+        assert body is not None
+        batch = json.loads(body)
+        assert (batch.get("vc") == "delta") is packed, width
+        assert all(len(e["vc"]) == (1 if packed and n else width) for n, e in enumerate(batch["events"]))
+        assert unpack_batch(batch) is None
+        assert batch["events"] == events and batch["status"] == {"state": "WANTED"}
+
+
 def test_with_transient_delivery_a_message_is_acknowledged_to_its_sender_only_behind_its_batch():
     """Transient delivery acks to the broker at once; what stands for a handled message is then the
     link's acknowledgement to its sender (links.py), which drops its copy. That acknowledgement
