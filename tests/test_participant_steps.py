@@ -464,6 +464,30 @@ def test_a_batch_sends_each_clock_after_the_first_as_what_changed_and_the_monito
     assert "vector clock" in unpack_batch({"vc": "delta", "events": [{"vc": {"a": 1}}, {"vc": 3}]})
 
 
+def test_a_batch_of_narrow_clocks_goes_whole_and_one_of_wide_clocks_as_what_changed():
+    """Packing a 5-entry clock (Ricart–Agrawala N = 5) cost the participant and the monitor more CPU
+    than the bytes it saved: a batch whose clocks are narrower than ``PACK_FROM`` goes whole; a
+    wider one as what changed. The monitor takes both to the very same events."""
+    from mutexlab.transport.driving import AuditSink
+    from mutexlab.transport.tracing import PACK_FROM, TraceBuffer
+
+    for width, packed in ((5, False), (PACK_FROM - 1, False), (PACK_FROM, True), (50, True)):
+        sink, clock = AuditSink(), {f"node-{k}": k for k in range(1, width + 1)}
+        events = []
+        for k in range(2, 6):
+            clock = {**clock, "node-1": clock["node-1"] + 1}
+            events.append({"event": "send", "pid": "node-1", "to": f"node-{k}", "vc": dict(clock)})
+        for event in events:
+            sink.write(event)
+        body = TraceBuffer(sink, 0.1).take({"state": "WANTED"}, {})
+        assert body is not None
+        batch = json.loads(body)
+        assert (batch.get("vc") == "delta") is packed, width
+        assert all(len(e["vc"]) == (1 if packed and n else width) for n, e in enumerate(batch["events"]))
+        assert unpack_batch(batch) is None
+        assert batch["events"] == events and batch["status"] == {"state": "WANTED"}
+
+
 def test_with_transient_delivery_a_message_is_acknowledged_to_its_sender_only_behind_its_batch():
     """Transient delivery acks to the broker at once; what stands for a handled message is then the
     link's acknowledgement to its sender (links.py), which drops its copy. That acknowledgement
@@ -591,3 +615,44 @@ def test_a_signed_copy_of_a_handled_message_is_dropped_unread_an_unsigned_one_is
     assert list(dead) == [74] and "ts" in dead[74], dead
     assert node2.inbox.duplicates == 1 and node2.dead_letters == 1
     assert [c[1] for c in node2.bus.calls if c[0] == "ack"] == [71, 72, 73, 74], "settled in order"
+
+
+def test_a_steps_state_lines_are_logged_once_its_publish_is_written():
+    """Every state change is logged on a line of its own, ``<name> state <S> lamport <L>``; a line
+    takes about 20 µs of a busy host's CPU, three per zero-dwell critical section, so they wait
+    for the end of the step: after its publish and a zero-wait turn of the I/O that writes it out
+    (the publish that lets the next process enter goes first)."""
+    import logging
+
+    order: list[str] = []
+
+    class Conn:  # the bus's connection: the I/O turn that writes the step's publish out
+        def process_data_events(self, time_limit: float = 0.0) -> None:
+            order.append(f"written within {time_limit}s")
+
+    class Lines(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            order.append(record.getMessage())
+
+    settings = ParticipantSettings(amqp_url="amqp://127.0.0.1:5672/%2F", run_id=RUN, trace_flush=60.0)
+    node = Participant("node", settings)
+    node.bus = RecordingBus()
+    node.bus.send = lambda key, *_a, **_kw: order.append(f"published {key}")  # type: ignore[method-assign]
+    node.bus.conn = Conn()
+    welcome = {"name": "node-1", "pid": 1, "algorithm": "ricart-agrawala", "processes": 2, "seed": 0}
+    node._welcome(welcome | {"options": {"requests": 1}, "start": 0.0, "dwell": 0})
+    lines, logger = Lines(), logging.getLogger("mutexlab.participant")
+    logger.addHandler(lines)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        node._input(lambda p: p.start())  # its request, due at once
+        node._due_timers()
+        assert "node-1 state WANTED lamport" not in " ".join(order), "not logged inside the step"
+        node._publish_step()
+        node.lines.log(node.bus)  # what the participant's loop does at the end of every step
+    finally:
+        logger.removeHandler(lines)
+        logger.setLevel(level)
+    assert order[:2] == ["published REQUEST.node-2", "written within 0s"], order
+    assert [line.rsplit(" ", 1)[0] for line in order[2:]] == ["node-1 state WANTED lamport"], order

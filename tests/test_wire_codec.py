@@ -80,3 +80,21 @@ def test_a_decoder_that_rounds_big_integers_is_caught():
 
     assert same_both_ways(2**70)
     assert not same_both_ways(2**70, rounding)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), json_values, max_size=6))
+def test_a_trace_line_is_the_text_json_dumps_gives(fields):
+    """``TraceWriter`` writes each event with one encoder made once (``TraceWriter._line``), not
+    ``json.dumps`` with options, which makes an encoder per call: the same text, byte for byte
+    (non-ASCII escaped, floats as ``repr``), so every trace file stays as it was."""
+    import tempfile
+
+    from mutexlab.trace import TraceWriter
+
+    event = {"event": "state", "pid": "node-1", "t": 0.1 + 1e-17, "vc": {"node-1": 3}, "é": "ü", **fields}
+    with tempfile.TemporaryDirectory() as tmp:
+        with TraceWriter(Path(tmp) / "trace") as writer:
+            writer.write(event)
+        written = (Path(tmp) / "trace").read_text(encoding="utf-8")
+    assert written == json.dumps(event, separators=(",", ":")) + "\n"

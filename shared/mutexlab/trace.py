@@ -126,9 +126,9 @@ class TraceWriter:
     written and handed on as it comes. ``local_clocks`` (the run's process names; only with a
     sink, no path and no keep) gives the processes ``LocalRecorder``s: their events carry
     local-event clocks, which only the sink sees (``LocalEventClocks``). ``tally`` (with local
-    clocks only): the sink as a ``Tally``, so the simulator need not build the events it only
-    counts.
-    """
+    clocks only): the sink as a ``Tally``, so the simulator need not build the events it only counts."""
+
+    _line = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps' text, one encoder for all
 
     def __init__(
         self,
@@ -170,7 +170,7 @@ class TraceWriter:
         if self.events is not None:
             self.events.append(event)
         if self._file is not None:
-            self._file.write(json.dumps(event, separators=(",", ":")) + "\n")
+            self._file.write(self._line(event) + "\n")
         if self.sink is not None:
             self.sink(event)
 

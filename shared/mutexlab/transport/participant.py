@@ -59,7 +59,7 @@ from ..setups import ConfigError, Setup, waits
 from ..sim.hung import watching
 from ..words import PROGRAM_FAULT
 from . import control, directing, joining
-from .driving import AuditSink, ServiceDriver
+from .driving import AuditSink, ServiceDriver, StateLines
 from .membership import role_of
 from .outcome import kept_reason
 from .probes import ConsumerProbe
@@ -108,7 +108,7 @@ class Participant:
         self.handled: list[Delivery] = []
         # the trace events of the steps since the last batch to the monitor (tracing.py)
         self.trace = TraceBuffer(self.audit, 0.0 if settings.directed else settings.trace_flush)
-        self.changed = False
+        self.changed, self.lines = False, StateLines()  # lines: the step's state changes, logged at its end
         self.timers: list[tuple[float, int, str]] = []
         self._timer_seq, self.dead_letters, self.rejected = 0, 0, 0  # rejected: inputs refused (findings)
         self.dwell: dict[str, float] = {}
@@ -151,6 +151,7 @@ class Participant:
             log.error("%s: protocol error on a local input, giving up: %s", self.name, exc)
             return EXIT_FAILED
         finally:
+            self.lines.log()
             if self.setup is not None and self.pid is not None:  # a node that runs a program kills it
                 getattr(self.setup.protocols[self.pid], "close", lambda: None)()
             self.bus.close()
@@ -212,6 +213,7 @@ class Participant:
         else:
             self._input(lambda p: p.start())
         self._status()  # the monitor knows at once where this process stands, even if start changed nothing
+        self.lines.log(self.bus)
         while not self.stopped:
             now = time.monotonic()
             wake = now + 0.5
@@ -226,6 +228,7 @@ class Participant:
                     break
             self._due_timers()
             self._publish_step()
+            self.lines.log(self.bus)  # once its publish is written: off the path to the next entry
             if self.links is not None:
                 self.links.tick(self.bus, self.trace.traced, time.monotonic())
             if time.monotonic() - self._last_status >= self.settings.heartbeat:
@@ -240,12 +243,8 @@ class Participant:
             self.bus.flush(timeout=FINAL_FLUSH)  # the final status and every ack reach the broker
         except TransportError as exc:
             log.warning("%s: could not confirm the final status: %s", self.name, exc)
-        counts = (self.inbox.duplicates, self.dead_letters, self.bus.reconnects)
-        log.info(
-            "%s: stopped by the monitor (duplicates dropped %d, dead-lettered %d, reconnects %d)",
-            self.name,
-            *counts,
-        )
+        end = (self.name, self.inbox.duplicates, self.dead_letters, self.bus.reconnects)
+        log.info("%s: stopped by the monitor (duplicates dropped %d, dead-lettered %d, reconnects %d)", *end)
         self._linger()
         return True
 
@@ -304,7 +303,7 @@ class Participant:
                 self._input(lambda p, a=action: p.on_local(a))
 
     def _apply(self, action) -> None:
-        """Carry out one input through the driver; a state change is logged at once."""
+        """Carry out one input through the driver; a state change is logged at the step's end."""
         setup, driver, pid = self._joined()
         proto, driver.now = setup.protocols[pid], time.time() - self.start_time
         before = proto.state
@@ -319,7 +318,7 @@ class Participant:
         finally:
             if proto.state != before:
                 self.changed = True
-                log.info("%s state %s lamport %d", self.name, proto.state, proto.clock.time)
+                self.lines.add(self.name, proto.state, proto.clock.time)
 
     def _handle(self, delivery: Delivery) -> None:
         if delivery.routing_key.startswith("control."):

@@ -7,7 +7,8 @@ it, once the process has finished (the monitor hears it at once: a run's end is 
 or when the participant asks (``flush``: a status, the heartbeat, the stop). The
 monitor needs no order between processes' batches (it pairs a receipt heard before its send), and
 a process's batches reach it in order (one channel, one queue). A batch's vector clocks travel
-as what changed since the event before (``pack_batch``; the monitor's ``unpack_batch``).
+as what changed since the event before (``pack_batch``; the monitor's ``unpack_batch``) when they
+have ``PACK_FROM`` entries or more; narrower ones go whole.
 
 Invariant: ``traced`` is, per sender, the last sequence number handled whose events are in a batch
 already published: with transient delivery, what a link's acknowledgement may say (links.py) — a
@@ -25,6 +26,9 @@ from ..fastpath import changed_entries
 from .driving import AuditSink
 
 MAX_EVENTS = 512  # events waiting at most: a larger batch goes at once
+# Clocks narrower than this go whole: packing a 5-entry clock costs more CPU (here and in the
+# monitor) than the bytes it saves (docs/benchmarks.md#narrow-clocks).
+PACK_FROM = 16
 # Deliveries whose acks wait for the batch, at most: well under the prefetch (100), so the broker
 # never stops handing deliveries out while they wait.
 MAX_DELIVERIES = 40
@@ -84,7 +88,14 @@ class TraceBuffer:
         self.traced = dict(handled)
         if not batch["events"] and status is None:
             return None
-        return compact(pack_batch(batch))
+        return compact(pack_batch(batch) if _wide(batch["events"]) else batch)
+
+
+def _wide(events: list[dict]) -> bool:
+    """Whether the batch's widest clock (its last event's: a process's clock only grows) has
+    ``PACK_FROM`` entries or more."""
+    vc = events[-1].get("vc") if events else None
+    return isinstance(vc, dict) and len(vc) >= PACK_FROM
 
 
 def pack_batch(batch: dict) -> dict:

@@ -123,7 +123,9 @@ class LiveView:
 
     def event(self, name: str, event: dict) -> None:
         """Every trace event of a member, in arrival order."""
-        row = self.rows.setdefault(name, self._row())
+        row = self.rows.get(name)
+        if row is None:  # made only when missing: this runs for every event the monitor hears
+            row = self.rows[name] = self._row()
         kind = event.get("event")
         if isinstance(event.get("lamport"), int):
             row["lamport"] = event["lamport"]
