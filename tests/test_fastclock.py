@@ -173,8 +173,9 @@ BROKEN_C = {
 
 
 BROKEN_C["a receive skipped when the sender's own entry brings nothing (merge_unseen)"] = (
-    "Py_ssize_t first = first_news(mine, theirs, n);",
-    "Py_ssize_t first = !seen && theirs[sender] <= mine[sender] ? n : first_news(mine, theirs, n);",
+    "Py_ssize_t first = mine_wide != theirs_wide ?",
+    "Py_ssize_t first = !seen && entry_at(b.buf, theirs_wide, sender) <= entry_at(a.buf, mine_wide, sender) ? n"
+    " : mine_wide != theirs_wide ?",
 )
 
 

@@ -113,12 +113,13 @@ class LocalEventClocks:
         self.names = list(names)
         self._serial = 0
         # The compiled clocks (``fastclock``: ``merge.c``'s ``Clock``, a receive in one C call) or
-        # None: this module's ``LocalEventClock`` on numpy. With them the counts are ``array("i")``
-        # (C ints, numpy not even imported). ``compiled=False``: numpy's, always.
+        # None: this module's ``LocalEventClock`` on numpy. With them the counts are ``array("B")``,
+        # a byte an entry, made ``array("i")`` by a clock that counts past 255 (merge.c: narrow
+        # counts; numpy not even imported). ``compiled=False``: numpy's, always.
         module = built() if compiled else None
         self._fast: Any = None
         if module is not None:
-            self._zero: Any = array("i", bytes(4 * len(names)))
+            self._zero: Any = array("B", bytes(len(names)))
             self._fast = module.Family(self._zero)
             self._clock = module.Clock
             return

@@ -13,7 +13,11 @@ The same clocks, element for element, with the same serials: ``tests/test_fastcl
 both over the same runs and compares every token the audit reads, the verdicts and the findings;
 broken builds are caught there; both refuse a token whose serial is below 0 (ValueError).
 ``merge(mine, theirs, spare)`` is the comparison and maximum
-alone, held to numpy's on every small pair of clocks.
+alone, held to numpy's on every small pair of clocks. The compiled clocks' counts take a byte an
+entry (``array("B")``) until a process counts past 255, when its array becomes ``array("i")``
+(merge.c: narrow counts): a receive reads a quarter of the bytes, and the arrays messages in
+flight keep alive take a quarter of the memory; ``tests/test_narrow_counts.py`` holds them to
+plain and to wide clocks across 255.
 
 It is built with the C compiler on first use into the cache directory (``cache_dir``), named
 by the source's digest, its flags and the interpreter's ABI, so an edited source builds anew. Without a
