@@ -73,6 +73,8 @@ void ml_block_as(void *key, const char *call); /* the same, in the program's cal
 void ml_wake(void *key);          /* wake every waiter on key */
 void ml_poll(void);               /* a poll that found nothing (a counted thread's) */
 int ml_sleep(long long ns); /* a counted thread's sleep, taking no time (1); 0: not counted, sleep for real */
+int ml_counted(void);          /* mpi.c: the calling thread is one the library counts */
+void ml_clock_on(long long ns); /* mpi.c: mutexlab's clock moved on by ns, as a sleep moves it (lock not held) */
 void *ml_real(const char *name, const char *version); /* the C library's (at version, if given); exit 70 if none */
 void ml_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2))); /* stops the run */
 /* An error MPI's default handler makes fatal: the rank ends with status ``code`` (a crash finding). */

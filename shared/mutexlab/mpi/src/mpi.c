@@ -1564,6 +1564,9 @@ int ml_sleep(long long ns) {
     return 1;
 }
 
+int ml_counted(void) { return self >= 0; }
+void ml_clock_on(long long ns) { slept(ns); }
+
 /* report.c: a line of mutexlab.h's (an entry, an exit, a state, an event), in order with the rest. */
 void ml_say(const char *line) {
     fflush(stdout);
@@ -1970,8 +1973,12 @@ void ml_poll(void) {
 
 /* A timed wait is a poll, as a sleep is (time passes only in mutexlab's clock): it times out at
  * once while something new happens in the rank, and after POLLS times with nothing new it waits
- * until something happens or the condition variable is signalled. */
-static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+ * until something happens or the condition variable is signalled. One that times out moves
+ * mutexlab's clock on to its deadline (``abstime`` on ``clock``), as a sleep moves it by the time
+ * it asked for: libstdc++'s wait_for and wait_until say timeout only once the clock has passed
+ * the deadline, and before, a timed-out wait said no_timeout (a spurious wakeup), so a program's
+ * timeout branch (a token taken for lost after 200 ms) never ran. */
+static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime) {
     lock_L();
     real_mutex_unlock(m);
     mutex_released(m);
@@ -1987,6 +1994,11 @@ static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m) {
         unchanged = 0;
     }
     unlock_L();
+    if (!signalled && abstime) { /* timed out: its deadline has come */
+        struct timespec now;
+        clock_gettime(clock, &now);
+        slept((abstime->tv_sec - now.tv_sec) * 1000000000LL + (abstime->tv_nsec - now.tv_nsec));
+    }
     pthread_mutex_lock(m);
     return signalled ? 0 : ETIMEDOUT;
 }
@@ -1998,7 +2010,7 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
             ml_real("pthread_cond_timedwait", "GLIBC_2.3.2");
         return timed(c, m, abstime);
     }
-    return timed_wait(c, m);
+    return timed_wait(c, m, CLOCK_REALTIME, abstime); /* a condition variable's default clock */
 }
 
 int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime) {
@@ -2008,7 +2020,7 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
             ml_real("pthread_cond_clockwait", NULL);
         return timed(c, m, clock, abstime);
     }
-    return timed_wait(c, m);
+    return timed_wait(c, m, clock, abstime);
 }
 
 int pthread_cond_signal(pthread_cond_t *c) {
