@@ -12,6 +12,10 @@ and every strategy said PASS of a program with two tokens). ``MPI_Abort`` on one
 ``crashed`` finding naming its code. ``tests/mpi/promise_chain.cpp``: a baton in rank order in
 C++20, handed from listener to main by ``std::promise``/``std::future``, with a ``std::latch`` and
 ``std::atomic::wait`` — libstdc++'s futexes (before: a false ``stalled`` finding).
+``tests/mpi/shared_state.cpp``: a token in C++17, the main thread holding a ``std::unique_lock``
+of a ``std::shared_mutex`` across a sleep in its section while its listener waits for a
+``std::shared_lock`` (a ``pthread_rwlock``: before, the C library's futex, unseen, and a false
+``stalled`` finding).
 ``tests/mpi/hello_first.c`` (sends relying on buffering) is ``tests/test_mpi_buffering.py``'s.
 """
 
@@ -38,6 +42,8 @@ PROGRAMS = {
     "token-regenerate": ("token_wait_for.cpp", ["-DBROKEN_REGENERATE"]),
     "promise": ("promise_chain.cpp", ["-std=c++20"]),
     "promise-early": ("promise_chain.cpp", ["-std=c++20", "-DBROKEN_EARLY"]),
+    "shared": ("shared_state.cpp", ["-std=c++17"]),
+    "shared-early": ("shared_state.cpp", ["-std=c++17", "-DBROKEN_PASS_EARLY"]),
 }
 
 
@@ -121,13 +127,34 @@ def test_a_baton_taken_before_it_came_back_is_found(cli, programs, strategy, tmp
     assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
 
 
+# -- a std::shared_mutex (pthread_rwlock) wanted while another thread holds it ---------------------
+
+
+@pytest.mark.parametrize("strategy", ("random", "pct", "systematic"))
+def test_a_listener_waiting_for_a_shared_lock_held_inside_passes(cli, programs, strategy):
+    # before: FINDING [stalled], a rank did not answer: its listener waited in glibc's rwlock
+    ran = cli("test", "mutex", "--np", "3", "--strategy", strategy, "--runs", "30", "--timeout", "10",
+              "--regex", CS, "--mpi", programs["shared"])  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_a_token_sent_on_before_leaving_is_found_and_replays(cli, programs, tmp_path):
+    ce = tmp_path / "early.json"
+    ran = cli("test", "mutex", "--np", "3", "--regex", CS, "--counterexample", str(ce),
+              "--mpi", programs["shared-early"])  # fmt: skip
+    assert ran.returncode == 1 and "FINDING [violation]" in ran.stdout, ran.stdout + ran.stderr
+    again = cli("replay", str(ce), "--mpi", programs["shared-early"])
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+
+
 # -- the same sources under Open MPI and MPICH --------------------------------------------------
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mpi", ("openmpi", "mpich"))
 @pytest.mark.parametrize(
-    "source", ("ra_text_barrier.c", "token_wait_for.cpp", "promise_chain.cpp", "hello_first.c")
+    "source",
+    ("ra_text_barrier.c", "token_wait_for.cpp", "promise_chain.cpp", "hello_first.c", "shared_state.cpp"),
 )
 def test_the_sources_run_under_a_real_mpi(tmp_path, mpi, source):
     if shutil.which(f"mpicc.{mpi}") is None:
@@ -149,5 +176,5 @@ def test_the_sources_run_under_a_real_mpi(tmp_path, mpi, source):
         proc.communicate()
         pytest.fail(f"{source} did not end under mpirun.{mpi}")
     assert proc.returncode == 0, err
-    entered = {"hello_first.c": 3}.get(source, 6)
+    entered = {"hello_first.c": 3, "shared_state.cpp": 3}.get(source, 6)
     assert out.count("enters") + out.count("in CS") == entered, out
