@@ -30,6 +30,7 @@ PROGRAMS = {
     "hello": ("hello_first.c", []),
     "post-first": ("hello_first.c", ["-DPOST_FIRST"]),
     "self-too": ("hello_first.c", ["-DSELF_TOO"]),
+    "hang": ("hang_after_cs.c", []),
     "helper": ("hang_after_cs.c", ["-DHELPER"]),
     "joined": ("ra_text_barrier.c", []),
 }
@@ -116,3 +117,19 @@ def test_a_listener_joined_before_finalize_is_a_bare_pass(cli, programs):
               "--mpi", programs["joined"])  # fmt: skip
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
     assert "erroneous" not in ran.stdout, ran.stdout
+
+
+def test_a_safe_replay_says_a_thread_was_still_receiving_at_finalize(cli, programs, tmp_path):
+    # the hang of rank 1's main thread, replayed where a helper thread waits instead: SAFE, and
+    # (before: nothing more) erroneous under MPI, said as a test's PASS says it
+    ce = tmp_path / "hang.json"
+    ran = cli(
+        "test", "mutex", "--np", "2", "--regex", CS, "--counterexample", str(ce), "--mpi", programs["hang"]
+    )
+    assert ran.returncode == 1 and "FINDING [hang]" in ran.stdout, ran.stdout + ran.stderr
+    again = cli("replay", str(ce), "--mpi", programs["helper"])
+    assert "mutex: SAFE" in again.stdout, again.stdout
+    assert (
+        "but erroneous under MPI: rank 1 called MPI_Finalize while its thread 1 was still in MPI_Recv"
+        in again.stdout
+    ), again.stdout

@@ -6,6 +6,7 @@ import shlex
 from typing import Any
 
 from ..director import runner
+from ..director.judge import FINALIZE_PENDING
 from ..words import count
 
 
@@ -157,7 +158,6 @@ def gap(outcome: dict[str, Any]) -> str:
         runs = outcome["finalize_pending_runs"]
         said += (
             f"; but erroneous under MPI, in {runs} run{'s' if runs != 1 else ''}: "
-            f"{outcome['finalize_pending']} (MPI says every thread's calls end before MPI_Finalize: "
-            "MPICH ends such a program with a fatal error, Open MPI lets it pass; docs/mpi.md#hangs)"
+            f"{outcome['finalize_pending']} ({FINALIZE_PENDING})"
         )
     return said

@@ -29,6 +29,12 @@ NO_REST = "no-rest"
 # The unfinished of a run mutexlab played until nothing could move: stuck, not cut short
 AT_REST = "left undone when the run came to rest (nothing could move: no message held, no step left)"
 HANG = "hang"
+# A rank called MPI_Finalize while another of its threads was still in an MPI call: erroneous
+# under MPI, but not a finding (docs/mpi.md#finalize); said after a PASS or a SAFE replay.
+FINALIZE_PENDING = (
+    "MPI says every thread's calls end before MPI_Finalize: MPICH ends such a program with a fatal "
+    "error, Open MPI lets it pass; docs/mpi.md#finalize"
+)
 SYNC_HANG = (  # a standard send waited for its receive: the program relies on its being buffered
     "under an MPI whose standard sends wait for their receive (as MPI allows: Open MPI 4.1 past "
     "4,040 bytes, MPICH 4.0 past 8,255; --sync-sends makes every one wait) this program never ends"
