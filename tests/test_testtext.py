@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from mutexlab.commands import mpitest
+from mutexlab.commands import testtext
 from mutexlab.commands.testtext import text
 
 
@@ -21,7 +21,7 @@ def test_a_bound_covered_says_what_a_jumped_clock_left_out():
     tested = SimpleNamespace(finding=None, searched=SimpleNamespace(exhausted=False))
     args = SimpleNamespace(max_steps=1000)
     assert text(outcome, tested, args)[0].endswith("the rest not searched in full")
-    mpitest.coverage(outcome, 4)
+    testtext.coverage(outcome, 4)
     (line,) = text(outcome, tested, args)
     assert "no finding within deviation bound 1" in line, line
-    assert line.endswith(f"the rest not searched in full; not covered: {mpitest.NOT_COVERED}"), line
+    assert line.endswith(f"the rest not searched in full; not covered: {testtext.NOT_COVERED}"), line

@@ -27,7 +27,7 @@ from .common import count as whole
 from .flags import as_program, parse_options
 from .registry import Command
 from .reporting import write_report_if_asked
-from .testtext import text
+from .testtext import coverage, erroneous, text
 
 DEFAULT_RUNS = {"random": 300, "pct": 300, "systematic": 10_000}
 TIMEOUT = 5.0
@@ -251,7 +251,8 @@ def run(args) -> int:
         "incomplete_runs": searched.incomplete,  # cut by --max-steps while still serving requests
         "undecided_runs": searched.undecided,  # runs whose audit could not decide everything
     }
-    mpitest.coverage(outcome, searched.clock_jumped)  # a deadline passed at once: not everything covered
+    coverage(outcome, searched.clock_jumped)  # a deadline passed at once: not everything covered
+    erroneous(outcome, searched.finalize_pending, searched.pending_said)  # MPI calls it an error
     if searched.unsure:
         outcome["undecided"] = searched.unsure
     if isinstance(strategy, Systematic):

@@ -6,8 +6,8 @@ import shlex
 from typing import Any
 
 from ..director import runner
+from ..director.judge import FINALIZE_PENDING
 from ..words import count
-from . import mpitest
 
 
 def text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
@@ -33,11 +33,11 @@ def text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
                     if outcome.get("sleep_set_blocked")
                     else ")"
                 )
-                + mpitest.gap(outcome)
+                + gap(outcome)
             ]
         if outcome["verdict"] == "PASS":
             sample = "a sample of the schedules, not all of them"
-            return [f"{head}: PASS — no finding in {searched} ({sample}){mpitest.gap(outcome)}"]
+            return [f"{head}: PASS — no finding in {searched} ({sample}){gap(outcome)}"]
         if outcome["undecided_runs"]:
             return [
                 f"{head}: INCOMPLETE — no finding in {searched}, but the audit could not decide "
@@ -52,7 +52,7 @@ def text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
             ]
         if tested.searched.exhausted:  # every schedule it could reach, but a jump left some out
             return [
-                f"{head}: INCOMPLETE — no finding in every schedule it could reach ({searched}){mpitest.gap(outcome)}"
+                f"{head}: INCOMPLETE — no finding in every schedule it could reach ({searched}){gap(outcome)}"
             ]
         covered = outcome.get("deviations_covered")
         if covered is None:
@@ -63,7 +63,7 @@ def text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
             f"{head}: INCOMPLETE — the budget ended before the search did: {searched}; no finding within "
             f"deviation bound {covered} (every schedule with at most {count(covered, 'deviation')} from the "
             "default order), "
-            f"the rest not searched in full{mpitest.gap(outcome)}"
+            f"the rest not searched in full{gap(outcome)}"
         ]
     lines = [f"{head}: {tested.finding.render()}", f"found by {searched}"]
     shrunk = outcome["shrunk"]
@@ -124,3 +124,40 @@ def _schedule(steps) -> str:
 def _step(step) -> str:
     kind, node, ident = step
     return f"{kind} {ident}→{node}" if ident else f"{kind} {node}"
+
+
+# A rank's timeout loop jumps mutexlab's clock (src/mpi.c, poll_point) so that its deadline passes
+# within the step, before any message not yet delivered: no run takes the other branch.
+NOT_COVERED = (
+    "a message arriving before an MPI_Wtime deadline passed (or one on the machine's clock): a rank's "
+    "timeout loop moved mutexlab's "
+    "clock past its deadline at once, so every run took the timeout (docs/mpi.md#threads)"
+)
+
+
+def coverage(outcome: dict[str, Any], jumped: int) -> None:
+    """``outcome`` of a search in which ``jumped`` runs had a rank's timeout loop jump the clock: not
+    exhaustive, whatever the strategy ran, and saying what it did not cover."""
+    if jumped:
+        outcome.update(exhaustive=False, clock_jumped_runs=jumped, not_covered=NOT_COVERED)
+
+
+def erroneous(outcome: dict[str, Any], runs: int, said: str) -> None:
+    """``outcome`` of a search in which ``runs`` runs had a rank call MPI_Finalize while another of
+    its threads was still in an MPI call (``said``: the first): erroneous under MPI, which MPICH
+    ends with a fatal error and Open MPI lets pass — a note on the verdict, not a finding."""
+    if runs:
+        outcome.update(finalize_pending_runs=runs, finalize_pending=said)
+
+
+def gap(outcome: dict[str, Any]) -> str:
+    """What a PASS line adds when its search did not cover everything (``coverage``), or when a
+    rank was still in an MPI call at its MPI_Finalize (``erroneous``)."""
+    said = f"; not covered: {outcome['not_covered']}" if "not_covered" in outcome else ""
+    if "finalize_pending" in outcome:
+        runs = outcome["finalize_pending_runs"]
+        said += (
+            f"; but erroneous under MPI, in {runs} run{'s' if runs != 1 else ''}: "
+            f"{outcome['finalize_pending']} ({FINALIZE_PENDING})"
+        )
+    return said

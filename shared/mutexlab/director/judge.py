@@ -29,6 +29,16 @@ NO_REST = "no-rest"
 # The unfinished of a run mutexlab played until nothing could move: stuck, not cut short
 AT_REST = "left undone when the run came to rest (nothing could move: no message held, no step left)"
 HANG = "hang"
+# A rank called MPI_Finalize while another of its threads was still in an MPI call: erroneous
+# under MPI, but not a finding (docs/mpi.md#finalize); said after a PASS or a SAFE replay.
+FINALIZE_PENDING = (
+    "MPI says every thread's calls end before MPI_Finalize: MPICH ends such a program with a fatal "
+    "error, Open MPI lets it pass; docs/mpi.md#finalize"
+)
+SYNC_HANG = (  # a standard send waited for its receive: the program relies on its being buffered
+    "under an MPI whose standard sends wait for their receive (as MPI allows: Open MPI 4.1 past "
+    "4,040 bytes, MPICH 4.0 past 8,255; --sync-sends makes every one wait) this program never ends"
+)
 NO_PROGRESS_SEEN = "no-progress-seen"
 NONDETERMINISTIC = "nondeterministic"
 PROTOCOL = "protocol"
@@ -87,12 +97,14 @@ def judge(
     unread_output: bool = False,
     never_ended: dict[str, str] | None = None,
     out_of_mpi_order: bool = False,
+    sync_sends: bool = False,
 ) -> tuple[Verdict, Finding | None]:
     """The verdict of a run's ``events`` and its finding, if any. ``resting``: nothing could move
     any more; ``waiting``: the nodes with a request unserved; ``unread_output``: the nodes' lines
     are read through a filter (an MPI program's ranks), so some may go unread; ``never_ended``:
     the MPI ranks whose main thread waits, by node name, what in; ``out_of_mpi_order``: the run
-    reordered or duplicated deliveries, which no MPI does."""
+    reordered or duplicated deliveries, which no MPI does; ``sync_sends``: the ranks' standard sends
+    waited for their receive (``--sync-sends``), which an MPI may do or not."""
     verdict = verify_events(events)
     # A run at rest is no trace cut short: mutexlab ran it until nothing could move.
     details = verdict.finding_lines(AT_REST if resting else UNFINISHED_NOTE)
@@ -132,6 +144,8 @@ def judge(
             + (
                 "this run never ends (with --reorder or --duplicate, which no MPI does)"
                 if out_of_mpi_order
+                else SYNC_HANG
+                if sync_sends
                 else "under any MPI this program never ends"
             ),
             None,

@@ -107,6 +107,7 @@ class NodeProcess:
         self.reusable = False  # the node said it starts afresh on a second init
         self.last_words = ""  # a log line's last_words: shown if the node then ends
         self.clock_jumped = False  # it said so (an MPI rank's timeout loop): taken by Run
+        self.finalize_pending = ""  # an MPI rank's thread was in a call at MPI_Finalize: taken by Run
         self.command, self.argv = argv[0], argv
         self.buffered = buffered_for(argv, BUFFERED)  # the advice, in the program's language
         if SETPRIV and shutil.which(argv[0]) is None:  # setpriv would start, then fail to run it
@@ -183,6 +184,8 @@ class NodeProcess:
                 if isinstance(parsed.get("last_words"), str):  # why it is about to end, if it ends
                     self.last_words = parsed["last_words"][:300]
                 self.clock_jumped |= parsed.get("clock_jumped") is True
+                if isinstance(pending := parsed.get("finalize_pending"), str):
+                    self.finalize_pending = self.finalize_pending or pending[:300]
                 continue
             outputs.append(parsed)
             raw.append(line)

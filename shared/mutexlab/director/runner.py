@@ -16,7 +16,15 @@ from ..audit.verdict import Verdict
 from ..findings import STEPS_LEFT, Violation
 from ..interrupts import raise_on_sigterm
 from ..words import count
-from .judge import NO_REST, NONDETERMINISTIC, Finding, ended_answering, ended_unasked, wrote_late
+from .judge import (
+    FINALIZE_PENDING,
+    NO_REST,
+    NONDETERMINISTIC,
+    Finding,
+    ended_answering,
+    ended_unasked,
+    wrote_late,
+)
 from .lines import CRASHED
 from .problem import make_problem
 from .process import TEST_START_TIMEOUT, Pool
@@ -185,6 +193,8 @@ class Replayed:
         text = self.outcome.verdict.render() if self.outcome.verdict is not None else ""
         short, left = self.unfinished(), self.steps_left()
         if not (short or left):
+            if self.outcome.finalize_pending and self.outcome.finding is None:  # erroneous, no finding
+                text += f"\nbut erroneous under MPI: {self.outcome.finalize_pending} ({FINALIZE_PENDING})"
             return text
         head, _, rest = text.partition("\n")
         problem = head.split(":", 1)[0]

@@ -55,6 +55,7 @@ class Outcome:
     incomplete: str | None = None  # why the run proves nothing (cut by max_steps while serving)
     undecided: str | None = None  # what its audit could not decide (judge.undecided)
     clock_jumped: bool = False  # a node's timeout loop jumped the clock: no delivery before its deadline
+    finalize_pending: str = ""  # an MPI rank called MPI_Finalize with a thread still in a call
     after_ended: Finding | None = None  # a kept node had ended after the run before: the finding
     # seen at this run's init, which was then played again on fresh processes
     waiting: list[str] = field(default_factory=list)  # the nodes still waiting when it was judged
@@ -124,6 +125,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             settings.unread_output,
             run.never_ended(),
             faults.reorder or faults.duplicate > 0,
+            run.sync_sends,
         )
         if finding is not None and finding.rule in (DEADLOCK, NO_PROGRESS_SEEN, HANG):
             run.settle(LATE_GRACE)
@@ -165,6 +167,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         incomplete,
         unsure,
         run.clock_jumped,
+        run.finalize_pending,
         waiting=waiting,
         left=list(left),
     )
@@ -245,6 +248,8 @@ class Searched:
     undecided: int = 0  # runs whose audit could not decide everything (Outcome.undecided): no PASS
     unsure: str | None = None  # the first such run's undecided finding
     clock_jumped: int = 0  # runs in which a node's timeout loop jumped the clock (Outcome.clock_jumped)
+    finalize_pending: int = 0  # runs with an MPI rank erroneous at MPI_Finalize (Outcome.finalize_pending)
+    pending_said: str = ""  # the first such run's words
     end_grace: float = 0.0  # the finding's settings.end_grace (a node ended after its run)
     interrupted: bool = False  # Ctrl-C (SIGINT) or SIGTERM ended it: the runs so far, nothing proven
     terminated: bool = False  # that interrupt was SIGTERM: the command exits 143, not 130
@@ -268,7 +273,8 @@ def search(
     interrupt (KeyboardInterrupt: Ctrl-C, or SIGTERM in ``runner.pool_of``) ends it too, the run it
     cut short not counted, so that the caller can say how far it got."""
     start = time.monotonic()
-    count = total = cut = unsure = jumped = 0
+    count = total = cut = unsure = jumped = pending = 0
+    pending_said = ""
     first_unsure: str | None = None
     last: Outcome | None = None
     end_grace = 0.0
@@ -307,6 +313,8 @@ def search(
             cut += last.incomplete is not None
             unsure += last.undecided is not None
             jumped += last.clock_jumped
+            pending += bool(last.finalize_pending)
+            pending_said = pending_said or last.finalize_pending
             first_unsure = first_unsure or last.undecided
             strategy.ran(Ran(last.trail, last.digests))
             if progress is not None:
@@ -327,6 +335,8 @@ def search(
         unsure,
         first_unsure,
         jumped,
+        finalize_pending=pending,
+        pending_said=pending_said,
         interrupted=interrupted,
         terminated=terminated,
     )

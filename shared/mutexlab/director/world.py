@@ -85,6 +85,8 @@ class Run:
         self.sent: Counter[int] = Counter()
         self.bytes = 0  # of the answers' lines so far (MAX_RUN_BYTES)
         self.clock_jumped = False  # a node said a timeout loop of its passed its deadline at once
+        self.sync_sends = False  # a waiting rank's standard sends were synchronous (--sync-sends)
+        self.finalize_pending = ""  # an MPI rank's thread still in a call at its MPI_Finalize
         self.requests_left = dict.fromkeys(self.names, problem.requests)
         self.waiting: set[int] = set()
         # Nodes asking on their own, each told to enter ``entries`` times (one count, or one per
@@ -272,6 +274,9 @@ class Run:
         self.bytes += len(raw)
         if self.procs[node].clock_jumped:  # its deadline passed before anything could arrive
             self.procs[node].clock_jumped, self.clock_jumped = False, True
+        if said := self.procs[node].finalize_pending:  # erroneous under MPI: the PASS says so
+            self.procs[node].finalize_pending = ""
+            self.finalize_pending = self.finalize_pending or said
         if self.bytes > MAX_RUN_BYTES:
             raise NodeFault(
                 "flood",
@@ -290,6 +295,7 @@ class Run:
         else:
             self.blocked.pop(node, None)
         (self.astir.add if rank.get("astir") is True else self.astir.discard)(node)  # may move yet
+        self.sync_sends |= rank.get("sync_sends") is True  # a hang may be one only where sends wait
         (self.polling.add if rank.get("polls") is True else self.polling.discard)(node)
         for output in outputs:
             self._apply(node, output)

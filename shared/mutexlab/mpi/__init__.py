@@ -80,12 +80,20 @@ def compile_argv(compiler: str, args: list[str]) -> list[str]:
     return [*argv, f"-L{lib}", "-lmutexlabmpi", "-pthread", "-ldl"]
 
 
-def rank_argv(program: list[str], regex: str | None, resource: str) -> list[str]:
-    """The node command of ``mutexlab test --mpi``: the adapter in front of the program."""
+def rank_argv(program: list[str], regex: str | None, resource: str, sync_sends: bool = False) -> list[str]:
+    """The node command of ``mutexlab test --mpi``: the adapter in front of the program;
+    ``sync_sends``: its standard sends wait for their receive (``--sync-sends``)."""
     argv = [sys.executable, "-I", str(RANK), "--resource", resource]
     if regex is not None:
         argv += ["--regex", regex]
+    if sync_sends:
+        argv.append("--sync-sends")
     return [*argv, "--", *program]
+
+
+def sync_sends_of(argv: list[str]) -> bool:
+    """Whether a node command ``rank_argv`` made has the ranks' standard sends synchronous."""
+    return bool(program_of(argv)[0]) and "--sync-sends" in argv[: argv.index("--")]
 
 
 def program_of(argv: list[str]) -> tuple[list[str], str | None]:

@@ -1,7 +1,8 @@
 """One rank of ``mutexlab test --mpi``, between the director and the program (docs/mpi.md).
 
 Run as a script with nothing of mutexlab imported (each rank of each run starts one, so it
-starts fast): ``rank.py [--regex R] [--resource NAME] -- PROGRAM [ARGS]``. It starts the program
+starts fast): ``rank.py [--regex R] [--resource NAME] [--sync-sends] -- PROGRAM [ARGS]`` (``--sync-sends``: the
+program's standard sends wait for their receive, ``MUTEXLAB_MPI_SYNC_SENDS=1``). It starts the program
 (built with ``mutexlab mpicc``), hands it each input line, and passes its answer on up to its
 ``done`` (which says what the rank's main thread waits in, if it has not ended: ``blocked``),
 changed in two ways: its answer to ``init`` says ``reinit`` (the adapter is kept for
@@ -37,6 +38,8 @@ def main(argv: list[str]) -> int:
     pattern = options[options.index("--regex") + 1] if "--regex" in options else None
     resource = options[options.index("--resource") + 1] if "--resource" in options else "cs"
     compiled = _re.compile(pattern) if pattern is not None else None
+    environment = dict(os.environ)  # --sync-sends: the library makes standard sends synchronous
+    environment["MUTEXLAB_MPI_SYNC_SENDS"] = "1" if "--sync-sends" in options else ""
     child: subprocess.Popen | None = None
     out = sys.stdout.buffer
     held: dict[str, int] = {}  # the units of each resource the rank holds, by its lines
@@ -48,7 +51,9 @@ def main(argv: list[str]) -> int:
                 child.kill()
                 child.wait()
             try:
-                child = subprocess.Popen(program, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+                child = subprocess.Popen(
+                    program, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, env=environment
+                )
             except OSError as exc:
                 return report(f"cannot start {program[0]!r}: {exc.strerror or exc}")
         if child is None or child.stdin is None or child.stdout is None:
@@ -80,7 +85,7 @@ def main(argv: list[str]) -> int:
                     if inside:
                         out.write(b'{"type":"pause"}\n')
                     continue
-                if said.get("clock_jumped") is True:  # a deadline passed at once: the verdict says so
+                if said.get("clock_jumped") is True or "finalize_pending" in said:  # the verdict says so
                     out.write(answer)
                 if "last_words" in said:  # MPI_Abort, or an error MPI makes fatal: the crash's why
                     out.write(json.dumps({"type": "log", "last_words": said["last_words"]}).encode() + b"\n")

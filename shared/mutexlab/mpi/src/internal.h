@@ -69,9 +69,12 @@ void ml_sync_stdout(void);        /* cout.c: the same */
 void ml_say(const char *line);    /* report.c: a line to the director (lock not held) */
 void ml_json_string(char *dst, size_t cap, const char *src); /* src as a JSON string */
 void ml_block_held(void *key);    /* wait on key until ml_wake(key) or something happens (lock held) */
+void ml_block_as(void *key, const char *call); /* the same, in the program's call (a hang names it) */
 void ml_wake(void *key);          /* wake every waiter on key */
 void ml_poll(void);               /* a poll that found nothing (a counted thread's) */
 int ml_sleep(long long ns); /* a counted thread's sleep, taking no time (1); 0: not counted, sleep for real */
+int ml_counted(void);          /* mpi.c: the calling thread is one the library counts */
+void ml_clock_on(long long ns); /* mpi.c: mutexlab's clock moved on by ns, as a sleep moves it (lock not held) */
 void *ml_real(const char *name, const char *version); /* the C library's (at version, if given); exit 70 if none */
 void ml_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2))); /* stops the run */
 /* An error MPI's default handler makes fatal: the rank ends with status ``code`` (a crash finding). */
@@ -95,8 +98,11 @@ MPI_Comm ml_comm_handle(int ctx); /* comm.c: the handle of a context's communica
 
 /* hangs.c: a done line naming what the main thread waits in (a hang when the run is at rest);
  * its length, 0 if it does not fit. mpi.c: the collective a thread last began (collectives.c sets it). */
-enum { ML_WAIT_RECV, ML_WAIT_SEND, ML_WAIT_PROBE, ML_WAIT_OTHER };
+enum { ML_WAIT_RECV, ML_WAIT_SEND, ML_WAIT_PROBE, ML_WAIT_OTHER, ML_WAIT_STD_SEND };
 int ml_waits_in(char *line, size_t size, int kind, const char *call, int peer, int tag, int ctx);
+void ml_wait_what(char *what, size_t size, int kind, const char *call, int peer, int tag, int ctx); /* its words */
+int ml_sync_sends(void); /* mpi.c: standard sends wait for their receive (--sync-sends) */
+int ml_sized_sync(void); /* mpi.c: a standard send waited for its receive by its size (over 4,040 bytes) */
 extern __thread const char *ml_collective;
 
 /* loc.c: MPI_MAXLOC and MPI_MINLOC on MPI_2INT and MPI_DOUBLE_INT (0: not these); their maps. */

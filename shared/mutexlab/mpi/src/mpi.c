@@ -111,6 +111,7 @@ typedef struct {
     long truncated;                             /* the bytes of a message longer than the buffer */
     long sync;                                  /* a synchronous send waiting for its receive's ack */
     int dest, cancelling;                       /* its destination; MPI_Cancel asked it to drop the send */
+    int standard; /* a standard send made synchronous by --sync-sends (a hang names it so) */
     int persistent, active; /* MPI_Send_init, MPI_Recv_init...: started by MPI_Start, kept when done */
     int more; /* a receive of several messages (MPI_Ibarrier's): those it takes before it completes */
     long posted;            /* a receive's posting number: a message goes to the oldest that matches */
@@ -839,12 +840,53 @@ static void send_call(const void *buf, int count, MPI_Datatype type, int dest, i
     free(packed);
 }
 
+/* --sync-sends (MUTEXLAB_MPI_SYNC_SENDS=1 in the rank's environment): every standard send
+ * (MPI_Send, MPI_Isend, MPI_Send_init) is synchronous, as MPI allows an implementation to make it
+ * (Open MPI and MPICH do for a message past their eager limit): a program that relies on its
+ * sends being buffered waits for ever, and the hang names the send. MPI_Bsend, MPI_Rsend and
+ * MPI_Sendrecv stay as they are (buffered; a ready send's receive is posted; a send and a
+ * receive at once). */
+int ml_sync_sends(void) {
+    static int sync = -1;
+    if (sync < 0) {
+        const char *given = getenv("MUTEXLAB_MPI_SYNC_SENDS");
+        sync = given && strcmp(given, "1") == 0;
+    }
+    return sync;
+}
+
+/* Without --sync-sends, a standard send of more than ML_EAGER bytes is synchronous all the same:
+ * two ranks that MPI_Send to each other before receiving hang under Open MPI 4.1 from 4,041
+ * bytes (4,040 end), under MPICH 4.0 from 8,256 (8,255 end): a PASS here would overstate. */
+#define ML_EAGER 4040
+static int sized_sync; /* a standard send was synchronous by its size: a hang says so */
+int ml_sized_sync(void) { return sized_sync; }
+
+static int standard_sync(int count, MPI_Datatype type, int dest) {
+    if (ml_sync_sends()) return 1;
+    if (dest == MPI_PROC_NULL || count <= 0 || ml_room(count, type) <= ML_EAGER) return 0;
+    sized_sync = 1;
+    return 1;
+}
+
+static int issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req,
+                  const char *call, int standard);
+
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    if (standard_sync(count, type, dest)) {
+        MPI_Request r;
+        issend(buf, count, type, dest, tag, comm, &r, "MPI_Send", 1);
+        CALLING("MPI_Send");
+        int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        CALLED();
+        return rc;
+    }
     send_call(buf, count, type, dest, tag, comm, "MPI_Send", 0);
     return MPI_SUCCESS;
 }
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
+    if (standard_sync(count, type, dest)) return issend(buf, count, type, dest, tag, comm, req, "MPI_Isend", 1);
     send_call(buf, count, type, dest, tag, comm, "MPI_Isend", 0); /* held by mutexlab: the buffer is free at once */
     lock_L();
     *req = new_request();
@@ -876,7 +918,12 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 static long next_sync;
 
 int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
-    int ctx = ml_comm(comm, "MPI_Issend");
+    return issend(buf, count, type, dest, tag, comm, req, "MPI_Issend", 0);
+}
+
+static int issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req,
+                  const char *call, int standard) {
+    int ctx = ml_comm(comm, call);
     int to = dest >= 0 && dest < ml_size(ctx) ? ml_world(ctx, dest) : dest; /* else MPI_ERR_RANK, below */
     lock_L();
     *req = new_request();
@@ -885,10 +932,11 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
     r->dest = to;
     r->tag = tag;
     r->ctx = ctx;
+    r->standard = standard;
     r->done = dest == MPI_PROC_NULL; /* MPI: a send to no process completes at once */
     long sync = r->sync;
     unlock_L();
-    send_call(buf, count, type, dest, tag, comm, "MPI_Issend", sync);
+    send_call(buf, count, type, dest, tag, comm, call, sync);
     return MPI_SUCCESS;
 }
 
@@ -1208,7 +1256,8 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
         fatal("MPI_Bsend of %ld bytes: the attached buffer holds %ld (with MPI_BSEND_OVERHEAD %d a message)",
               bytes, bsend_size, MPI_BSEND_OVERHEAD);
     unlock_L();
-    return MPI_Send(buf, count, type, dest, tag, comm);
+    send_call(buf, count, type, dest, tag, comm, "MPI_Bsend", 0); /* buffered: never synchronous */
+    return MPI_SUCCESS;
 }
 
 static msg *find_unexpected(int src, int tag, int ctx) {
@@ -1432,9 +1481,33 @@ int MPI_Query_thread(int *provided) {
     return MPI_SUCCESS;
 }
 
+static int mpi_wait(const waiter *w);
+
+/* MPI calls a program erroneous whose other thread is still in an MPI call when MPI_Finalize is
+ * called (MPICH ends it with a fatal error; Open MPI lets it pass): the first such thread is told
+ * to the director ({"type":"log","finalize_pending":...}), whose PASS then says so (under L). */
+static void finalize_pending(void) {
+    for (waiter *w = waiters; w; w = w->next) {
+        if (w->who == self || w->woken || !(w->kind == W_REQ || w->kind == W_PROBE || mpi_wait(w))) continue;
+        request *r = w->kind == W_REQ ? w->what : NULL;
+        int kind = r ? (r->recv ? ML_WAIT_RECV : r->standard ? ML_WAIT_STD_SEND : ML_WAIT_SEND)
+                     : w->kind == W_PROBE ? ML_WAIT_PROBE : ML_WAIT_OTHER;
+        char what[200], line[400];
+        ml_wait_what(what, sizeof what, kind, w->call, r ? (r->recv ? r->src : r->dest) : w->src,
+                     r ? r->tag : w->tag, r ? r->ctx : w->ctx);
+        int k = snprintf(line, sizeof line,
+                         "{\"type\":\"log\",\"finalize_pending\":\"rank %d called MPI_Finalize while its thread %d "
+                         "was still in %s\"}\n",
+                         rank_, w->who, what);
+        if (k > 0 && (size_t)k < sizeof line) put(line, (size_t)k);
+        return;
+    }
+}
+
 int MPI_Finalize(void) {
     ml_sync_stdout();
     lock_L();
+    if (!finalized) finalize_pending();
     finalized = 1;
     bump();
     unlock_L();
@@ -1490,6 +1563,9 @@ int ml_sleep(long long ns) {
     sleep_point();
     return 1;
 }
+
+int ml_counted(void) { return self >= 0; }
+void ml_clock_on(long long ns) { slept(ns); }
 
 /* report.c: a line of mutexlab.h's (an entry, an exit, a state, an event), in order with the rest. */
 void ml_say(const char *line) {
@@ -1573,7 +1649,8 @@ static void done_line(void) {
             break;
         }
         request *r = w->kind == W_REQ ? w->what : NULL;
-        int kind = r ? (r->recv ? ML_WAIT_RECV : ML_WAIT_SEND) : w->kind == W_PROBE ? ML_WAIT_PROBE : ML_WAIT_OTHER;
+        int kind = r ? (r->recv ? ML_WAIT_RECV : r->standard ? ML_WAIT_STD_SEND : ML_WAIT_SEND)
+                     : w->kind == W_PROBE ? ML_WAIT_PROBE : ML_WAIT_OTHER;
         int ctx = r ? r->ctx : w->ctx;
         k = ml_waits_in(line, sizeof line, kind, w->call, r ? (r->recv ? r->src : r->dest) : w->src, r ? r->tag : w->tag, ctx);
         break;
@@ -1870,8 +1947,10 @@ static void cond_wake(pthread_cond_t *c) { /* every waiter of c: a signal wakes 
  * poll that found nothing. */
 void ml_flush(void) { ml_sync_stdout(); }
 
-void ml_block_held(void *key) {
-    waiter w = {.kind = W_COND, .what = key, .call = calling ? calling : "sem_wait"};
+void ml_block_held(void *key) { ml_block_as(key, "sem_wait"); }
+
+void ml_block_as(void *key, const char *call) {
+    waiter w = {.kind = W_COND, .what = key, .call = calling ? calling : call};
     block_on(&w);
 }
 
@@ -1894,8 +1973,12 @@ void ml_poll(void) {
 
 /* A timed wait is a poll, as a sleep is (time passes only in mutexlab's clock): it times out at
  * once while something new happens in the rank, and after POLLS times with nothing new it waits
- * until something happens or the condition variable is signalled. */
-static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+ * until something happens or the condition variable is signalled. One that times out moves
+ * mutexlab's clock on to its deadline (``abstime`` on ``clock``), as a sleep moves it by the time
+ * it asked for: libstdc++'s wait_for and wait_until say timeout only once the clock has passed
+ * the deadline, and before, a timed-out wait said no_timeout (a spurious wakeup), so a program's
+ * timeout branch (a token taken for lost after 200 ms) never ran. */
+static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime) {
     lock_L();
     real_mutex_unlock(m);
     mutex_released(m);
@@ -1911,6 +1994,11 @@ static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m) {
         unchanged = 0;
     }
     unlock_L();
+    if (!signalled && abstime) { /* timed out: its deadline has come */
+        struct timespec now;
+        clock_gettime(clock, &now);
+        slept((abstime->tv_sec - now.tv_sec) * 1000000000LL + (abstime->tv_nsec - now.tv_nsec));
+    }
     pthread_mutex_lock(m);
     return signalled ? 0 : ETIMEDOUT;
 }
@@ -1922,7 +2010,7 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
             ml_real("pthread_cond_timedwait", "GLIBC_2.3.2");
         return timed(c, m, abstime);
     }
-    return timed_wait(c, m);
+    return timed_wait(c, m, CLOCK_REALTIME, abstime); /* a condition variable's default clock */
 }
 
 int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime) {
@@ -1932,7 +2020,7 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
             ml_real("pthread_cond_clockwait", NULL);
         return timed(c, m, clock, abstime);
     }
-    return timed_wait(c, m);
+    return timed_wait(c, m, clock, abstime);
 }
 
 int pthread_cond_signal(pthread_cond_t *c) {
