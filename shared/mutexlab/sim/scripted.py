@@ -343,6 +343,7 @@ def _names(classes) -> str:
 def load_scenario(source: str | Path | dict) -> Scenario:
     """A scenario file or its parsed JSON, validated within the bounds above. Raises ScenarioError."""
     if not isinstance(source, dict):
+        where = source
         try:
             source = limits.loads(limits.read_file(source, "a scenario"))
         except OSError as exc:
@@ -353,6 +354,9 @@ def load_scenario(source: str | Path | dict) -> Scenario:
             raise ScenarioError(f"invalid scenario {source}: {exc}") from None
         except json.JSONDecodeError as exc:
             raise ScenarioError(f"scenario is not JSON: {exc}") from None
+        if isinstance(source, dict) and isinstance(source.get("algorithm"), str):
+            # a file named relative to the scenario's directory: the two move together
+            source["algorithm"] = registry.from_beside(source["algorithm"], where)
     elif limits.nesting(source) > limits.MAX_DEPTH:
         raise ScenarioError(f"invalid scenario: JSON nested more than {limits.MAX_DEPTH} deep")
     try:
