@@ -53,3 +53,20 @@ def test_a_counterexample_moved_with_its_file_still_replays(cli, tmp_path):
     out = _fresh(tmp_path, "replay", "moved/cx.json", "--algorithm", "moved/kmutex_ricart_agrawala_broken.py")
     assert out.returncode == 1, out.stdout + out.stderr
     assert "k-ricart-agrawala-broken: VIOLATION (1)" in out.stdout
+
+
+def test_the_explorers_violation_headline_states_a_capacity_breach_once():
+    """Three nodes in a capacity-2 section: the headline said the breach twice, once as the exact
+    occupancy (``held by node-1×1, …``) and again as the audit's (``held by node-1 (1 unit, line 3),
+    …``); the list below keeps both, each under its rule."""
+    from mutexlab.explore.session import Config, Session
+
+    broken = str(SOLUTIONS / "kmutex_ricart_agrawala_broken.py")
+    session = Session(Config(broken, 3, {"requests": 1, "k": 2}))
+    for pid in (1, 2, 3):
+        session.step(f"request:{pid}")
+    found = session.state()["findings"]
+    assert found["summary"] == (
+        "VIOLATION after 3 steps: cs (capacity 2) held by node-1×1, node-2×1, node-3×1 at once (step 3)"
+    ), found["summary"]
+    assert [v["rule"] for v in found["violations"]] == ["capacity-now", "capacity"]

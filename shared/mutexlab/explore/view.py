@@ -52,8 +52,11 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
     violations: list[dict[str, str]] = []
     at_end: list[dict[str, str]] = []
     incomplete: list[dict[str, str]] = []
+    again: set[int] = set()  # the audit's capacity findings the exact occupancy states already
     for v in verdict.violations if verdict else []:
         item = {"rule": v.rule, "message": v.message, "text": v.describe()}
+        if v.rule == "capacity" and {e.get("resource") for e in v.events} & run.overfull_resources:
+            again.add(id(item))  # listed, but said once in the headline
         # Progress findings (findings.py) are about the end of a run: judged only once
         # the path has reached its end.
         kind = kind_of(v.rule)
@@ -79,8 +82,9 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
         "deadlock",
     ]
     if status == "violation":
+        said = [v for v in violations if id(v) not in again]
         summary = f"VIOLATION after {count(len(world.steps), 'step')}: " + "; ".join(
-            v["message"] for v in (violations or at_end)
+            v["message"] for v in (said or at_end)
         )
     elif status == "deadlock":
         summary = (
