@@ -14,6 +14,7 @@ from ..audit.stall import explain_stall
 from ..findings import PROGRESS, UNDECIDED, kind_of
 from ..setups import capacity_of, waits
 from ..sim.stuck import said as stuck_said
+from ..sim.stuck import wanted
 from ..trace import TraceError
 from ..words import count
 from .describe import describe_message, describe_process
@@ -68,7 +69,17 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
     deadlock = None
     if end and unfinished:
         states = {names[p]: proto.state for p, proto in run.protocols.items()}
-        deadlock = explain_stall(run.waiting(), states) or "nothing can move, yet not every process finished"
+        holding = {r: [names[p] for p, _ in hs] for r, hs in run.holdings.items() if hs}
+        wants = {
+            names[p]: wanted(
+                run.protocols[p], list(setup.capacities), [r for r, hs in holding.items() if names[p] in hs]
+            )
+            for p in unfinished
+        }
+        deadlock = (
+            explain_stall(run.waiting(), states, holding, wants)
+            or "nothing can move, yet not every process finished"
+        )
     if violations:
         status = "violation"
     elif deadlock:
