@@ -160,3 +160,31 @@ def test_the_monitors_stall_names_the_resource_and_its_holder():
     )
     o.states = states
     assert "  node-1 (WANTED) waits for cs (held by node-3): REPLY from node-3" in render(o).splitlines()
+
+
+def test_a_str_enum_state_is_said_by_its_value_in_every_summary(cli):
+    """An outsider's bees keep ``class Phase(str, Enum)`` states: simulate said ``3 dead, 0 retired
+    (no room left), 3 Phase.DEAD``, counting the dead twice, once in Python's words."""
+    bees = str(ROOT / "tests" / "outsiders" / "o10_bees_keeper_slots.py")
+    out = cli("simulate", "bees", "-a", bees, "-P", "3", "-T", "1", "-K", "1")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "bees: 3 dead, 0 retired (no room left)\n" in out.stdout, out.stdout
+    assert "Phase." not in out.stdout
+    done = cli("simulate", "bees", "-a", bees, "-P", "3", "-T", "1", "-K", "1", "--json")
+    assert set(json.loads(done.stdout)["states"].values()) == {"DEAD"}
+
+
+def test_state_text_says_a_state_as_the_trace_records_it():
+    import enum
+
+    from mutexlab.show import state_text
+
+    class Phase(str, enum.Enum):
+        DEAD = "DEAD"
+
+    class St(enum.Enum):
+        WANTED = 2
+
+    assert state_text(Phase.DEAD) == "DEAD"
+    assert state_text(St.WANTED) == "St.WANTED"  # not a string: not the kit's WANTED, said so
+    assert state_text("HELD") == "HELD"

@@ -22,14 +22,15 @@ Card = list[tuple[str, str]]
 def fmt(value: Any) -> str:
     """A compact, deterministic rendering of a state value, never a Python repr: a set (any
     ``Set``, a dict's keys) as ``{1, 3}`` in sorted order, a sequence (a deque, a dict's values)
-    as ``[3, 1]``, a dict as ``{1: yes}``, an enum by its name (``WANTED``), a dataclass or
+    as ``[3, 1]``, a dict as ``{1: yes}``, an enum by its value when a string, else its name
+    (``WANTED``, never ``Phase.WANTED`` nor ``<Phase.WANTED: 2>``), a dataclass or
     NamedTuple as ``Name(field=value, …)``; ``—`` for None, yes/no for a bool."""
     if value is None:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, Enum):
-        return value.name
+    if isinstance(value, Enum):  # a str-valued one as the trace records it, by its value
+        return str.__str__(value) if isinstance(value, str) else value.name
     if isinstance(value, AbstractSet):  # set, frozenset, a dict's keys or items
         return "{" + ", ".join(fmt(v) for v in sorted(value, key=order)) + "}"
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple: by its names, never ts@pid
@@ -52,6 +53,15 @@ def fmt(value: Any) -> str:
     if hasattr(value, "model_dump"):
         return describe_message(value)
     return _ADDRESS.sub("", str(value))  # a partial, a generator: the same text in every run
+
+
+def state_text(state: Any) -> str:
+    """A process's state as output says it and the trace records it: a string (a ``str``-valued
+    enum by its value: ``DEAD``, never ``Phase.DEAD``); an enum of no string by its class and name
+    (``St.WANTED``: not the kit's ``WANTED``, which a table would take); else as ``fmt`` renders it."""
+    if isinstance(state, str):
+        return str.__str__(state)
+    return f"{type(state).__name__}.{state.name}" if isinstance(state, Enum) else fmt(state)
 
 
 # An object's memory address in its default text (``<generator object g at 0x7f…>``): another in every run.

@@ -13,6 +13,7 @@ from ..audit import numbered, verify_events
 from ..audit.stall import explain_stall
 from ..findings import PROGRESS, UNDECIDED, kind_of
 from ..setups import capacity_of, waits
+from ..show import state_text
 from ..sim.stuck import said as stuck_said
 from ..sim.stuck import wanted
 from ..trace import TraceError
@@ -68,7 +69,7 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
     unfinished = [p for p, proto in sorted(run.protocols.items()) if not proto.finished]
     deadlock = None
     if end and unfinished:
-        states = {names[p]: proto.state for p, proto in run.protocols.items()}
+        states = {names[p]: state_text(proto.state) for p, proto in run.protocols.items()}
         holding = {r: [names[p] for p, _ in hs] for r, hs in run.holdings.items() if hs}
         wants = {
             names[p]: wanted(
@@ -143,7 +144,7 @@ def view(world: SessionState) -> dict:
             {
                 "pid": pid,
                 "name": names[pid],
-                "state": proto.state,
+                "state": state_text(proto.state),
                 "clock": proto.clock.time,
                 "holds": sorted(held.get(pid, [])),
                 "finished": bool(proto.finished),

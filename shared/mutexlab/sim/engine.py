@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 from ..findings import Stall
 from ..protocol import Enter, Exit, HandlerError
 from ..setups import ConfigError, Setup, SharedState, class_state, class_state_changed
+from ..show import state_text
 from ..trace import TraceWriter
 from . import fastpath, hung
 from .driver import Driver
@@ -301,7 +302,7 @@ class Simulation(Driver):
             messages=dict(sorted(self.messages.items())),
             entries=dict(sorted(self.entries.items())),
             notes=dict(sorted(self.notes.items())),
-            states={self.names[p]: proto.state for p, proto in sorted(self.protocols.items())},
+            states={self.names[p]: state_text(proto.state) for p, proto in sorted(self.protocols.items())},
             stalled=self.stall() if not queue else {},
             truncated=queue,
             duplicates_dropped=self.duplicates_dropped,

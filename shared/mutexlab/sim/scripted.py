@@ -43,6 +43,7 @@ from ..protocol import Enter, Exit, HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import Solution, build_setup, declarations
 from ..setups import ConfigError, Setup, class_state, class_state_changed, uncopyable, waits
+from ..show import state_text
 from ..trace import TraceWriter
 from . import determinism, hung
 from .driver import Driver
@@ -449,7 +450,7 @@ def replay_scenario(
         events=trace.events or [],
         entered=run.entered,
         in_flight=sum(len(q) for q in run.links.values()),
-        states={setup.names[p]: proto.state for p, proto in sorted(setup.protocols.items())},
+        states={setup.names[p]: state_text(proto.state) for p, proto in sorted(setup.protocols.items())},
         loop=loop,
         refused=refused,
         raised=raised,
