@@ -64,6 +64,33 @@ def test_the_prediction_covers_the_measured_peak_of_an_audited_run(eggs):
     assert prediction({"eggs": eggs, "cocoons": eggs}, audit=False).bytes < peak  # the intervals count
 
 
+def test_many_bees_are_predicted_from_one_reed_stay_each_not_one_per_reed():
+    """A bee lays all its eggs on one reed: P bees make at most P reed stays. Counting one stay per
+    bee and reed predicted 17.5 GB for ``--bees 1000 --reeds 334`` (measured: 651 MB) and would
+    have refused a run that fits."""
+    options = {"bees": 300, "reeds": 100, "flowers": 30}
+    flags = flags_of(spec("bees"))
+    assert flags is not None
+    eggs, reed_stays = 5 * 300, 300
+    assert memory.intervals(flags, 300, options) == eggs + reed_stays
+    argv = ["mutexlab", "simulate", "bees", "--bees", "300", "--reeds", "100", "--flowers", "30"]
+    measure = (
+        "import runpy, sys\n"
+        "from mutexlab.check.result import peak_mb\n"
+        f"sys.argv = {argv!r}\n"
+        "try:\n    runpy.run_module('mutexlab', run_name='__main__')\n"
+        "finally:\n    print('peak', peak_mb(), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", measure], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "entries: reed 300, flower 1500" in done.stdout
+    peak = float(done.stderr.rsplit("peak ", 1)[1]) * 2**20
+    predicted = memory.predict(
+        memory.messages(spec("bees"), 300, options), 300, audited=False, intervals=eggs + reed_stays
+    ).bytes
+    assert peak <= predicted <= 3 * peak, (peak, predicted)
+
+
 def test_resident_bytes_reads_statm_and_says_none_when_it_cannot(tmp_path):
     statm = tmp_path / "statm"
     statm.write_text("2500 1200 300 10 0 900 0\n")

@@ -29,10 +29,11 @@ def estimate_messages(bees: int, options: dict[str, Any]) -> float:
 
 
 def estimate_intervals(bees: int, options: dict[str, Any]) -> float:
-    """A flower visit per egg laid, and each bee's stay on a reed."""
+    """A flower visit per egg laid, and at most one stay on a reed per bee (a bee lays all its eggs
+    on one reed)."""
     o = {**DEFAULTS, **options}
     laid: int = min(o["eggs"] * bees, o["cocoons"] * o["reeds"])
-    return float(laid + bees * o["reeds"])
+    return float(laid + bees)
 
 
 def _ratio(part: int, whole: int) -> float | None:
