@@ -179,7 +179,7 @@ def test_state_text_says_a_state_as_the_trace_records_it():
 
     from mutexlab.show import state_text
 
-    class Phase(str, enum.Enum):
+    class Phase(str, enum.Enum):  # noqa: UP042 - written as the outsider's bees write it
         DEAD = "DEAD"
 
     class St(enum.Enum):

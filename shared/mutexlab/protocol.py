@@ -265,10 +265,8 @@ class Protocol:
     def refuse(self, what: Any, why: str = "") -> ProtocolError:
         """The error for an input this state does not accept: ``what`` is a message (named by its
         type) or a local action. ``raise self.refuse(msg)``."""
-        what = getattr(what, "type", what)
-        return ProtocolError(
-            f"{self.name} cannot take {what} in state {state_text(self.state)}" + (f": {why}" if why else "")
-        )
+        what, why = getattr(what, "type", what), f": {why}" if why else ""
+        return ProtocolError(f"{self.name} cannot take {what} in state {state_text(self.state)}{why}")
 
     def start(self) -> list[Effect]:
         return []
