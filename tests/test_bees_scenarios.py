@@ -227,5 +227,5 @@ def test_simulate_bees_exits_3_and_names_the_waiting_when_the_run_stalls(monkeyp
     assert main(["simulate", "bees", "-P", "4", "-K", "1", "-T", "2", "--seed", "0"]) == 3
     out = capsys.readouterr().out
     assert "STALLED — stalled:" in out and "audit: INCOMPLETE" in out
-    assert re.search(r"bee-\d \(WAIT_\w+\) waits for \w+ from bee-\d", out)
+    assert re.search(r"bee-\d \(WAIT_\w+\) waits for reed: \w+ from bee-\d", out)
     assert "[left-waiting]" in out

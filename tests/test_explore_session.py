@@ -192,7 +192,7 @@ def test_deadlock_is_found_and_explained_in_the_audits_words():
     f = s.state()["findings"]
     assert f["status"] == "deadlock"
     assert "deadlock: wait-for cycle node-1 → node-2 → node-1" in f["deadlock"]
-    assert "node-1 (WANTED) waits for REPLY from node-2" in f["deadlock"]
+    assert "node-1 (WANTED) waits for cs: REPLY from node-2" in f["deadlock"]
     assert {v["rule"] for v in f["end_violations"]} == {"request-unserved", "not-idle-at-end"}
 
 

@@ -113,7 +113,10 @@ def test_a_killed_bee_and_a_killed_node_are_named_and_nothing_else_crashes(
         # The simulator's explanation: the others wait for the victim, the victim is the one blocking.
         waiting = "ACKflower" if family == "bees" else "REPLY"
         assert re.search(
-            rf"^  \S+ \((?:WANTED|WAIT_\w+)\) waits for {waiting} from [^\n]*\b{victim}\b", text, re.M
+            rf"^  \S+ \((?:WANTED|WAIT_\w+)(?:, holding [^)]*)?\) waits for (?:[^:\n]*: )?{waiting} from "
+            rf"[^\n]*\b{victim}\b",
+            text,
+            re.M,
         ), text
         assert re.search(rf"^blocked on {victim}: ", text, re.M), text
         assert re.search(rf"stalled: {victim} in {plans[family][1]} .*silent for", text), text

@@ -246,7 +246,7 @@ def test_a_stalled_run_exits_3_naming_who_waits(monkeypatch, capsys):
     # Stalled without a safety violation: 3 (INCOMPLETE), never 1 (VIOLATION).
     assert 3 in codes and 1 not in codes and "STALLED — stalled:" in out
     assert "audit: INCOMPLETE" in out and "audit: VIOLATION" not in out
-    assert re.search(r"node-\d \(\w+\) waits for GRANT from node-\d", out)
+    assert re.search(r"node-\d \(\w+\) waits for cs( \(held by [^)]*\))?: GRANT from node-\d", out)
 
 
 # -- compare -------------------------------------------------------------------------------------

@@ -126,7 +126,7 @@ def test_a_replay_that_cannot_copy_a_bee_says_it_did_not_probe_its_steps(cli, tm
     gen.write_text(
         rush.read_text().replace('NUMBERS = "iter"', 'NUMBERS = "generator"').replace("o9-rush", "o9-gen")
     )
-    ce.write_text(ce.read_text().replace(str(rush), str(gen)))
+    ce.write_text(json.dumps({**json.loads(ce.read_text()), "algorithm": str(gen)}))
     done = cli("replay", ce, "-a", gen)
     assert done.returncode == 1 and "[capacity] reed:1 (capacity 1)" in done.stdout, said(done)
     assert "NOT PROBED for determinism: cannot copy the state of bee-1 (BatonBee" in done.stdout, said(done)

@@ -115,7 +115,10 @@ def test_namedtuple_forks_pass_a_forgotten_fork_deadlocks_and_a_rare_raise_is_fo
     done = cli("replay", ce, "-a", forget)
     assert done.returncode == 1 and "DEADLOCK: nothing can move" in done.stdout, said(done)
     done = cli("simulate", "philosophers", "-a", forget, "--seed", "1")
-    assert done.returncode == 3 and "philosopher-4 (HUNGRY) waits for GIVE from philosopher-3" in done.stdout
+    assert (
+        done.returncode == 3
+        and "philosopher-4 (HUNGRY) waits for fork:4, fork:5: GIVE from philosopher-3" in done.stdout
+    )
     rare = edited(
         tmp_path,
         "o7_phil_namedtuple.py",

@@ -30,8 +30,8 @@ def test_a_deadlocking_variant_in_the_simulator_is_explained_as_a_wait_for_cycle
     text = explain_stall(result.stalled, result.states)
     lines = text.splitlines()
     assert lines[0] == "stalled: 3 processes cannot finish"
-    assert "  node-1 (WANTED) waits for REPLY from node-2, node-3" in lines
-    assert "  node-3 (WANTED) waits for REPLY from node-1, node-2" in lines
+    assert "  node-1 (WANTED) waits for cs: REPLY from node-2, node-3" in lines
+    assert "  node-3 (WANTED) waits for cs: REPLY from node-1, node-2" in lines
     assert "deadlock: node-1, node-2, node-3 wait for each other (e.g. node-1 → node-2 → node-1)" in lines
     assert not any(line.startswith("blocked on") for line in lines)
 

@@ -17,7 +17,7 @@ classes with its ``Invariants`` (``rules``). A rule classified nowhere counts as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -128,3 +128,23 @@ class Invariants:
 
     def __post_init__(self) -> None:
         declare(self.rules)
+
+
+# What stalled processes lack, by name: waiter → {message kind: [peers]} (``Protocol.waiting_for``).
+Stalled = Mapping[str, Mapping[str, Sequence[str]]]
+
+
+class Stall(dict[str, dict[str, list[str]]]):
+    """A ``Stalled`` mapping (a plain dict in JSON) that also carries what the driver knew of the
+    resources at the stall: ``holding`` (resource → its holders' names, in entry order) and
+    ``wants`` (waiter → the resources or kinds it waits to enter); ``explain_stall`` reads them."""
+
+    def __init__(
+        self,
+        stalled: Stalled,
+        holding: Mapping[str, Sequence[str]] | None = None,
+        wants: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
+        super().__init__({w: {k: list(who) for k, who in lacks.items()} for w, lacks in stalled.items()})
+        self.holding = {r: list(hs) for r, hs in (holding or {}).items() if hs}
+        self.wants = {w: list(rs) for w, rs in (wants or {}).items() if rs}

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from . import fastpath
 from .clock import LamportClock
 from .machine import Handler, Table
+from .show import state_text
 from .slots import slot_values
 
 if TYPE_CHECKING:
@@ -264,10 +265,8 @@ class Protocol:
     def refuse(self, what: Any, why: str = "") -> ProtocolError:
         """The error for an input this state does not accept: ``what`` is a message (named by its
         type) or a local action. ``raise self.refuse(msg)``."""
-        what = getattr(what, "type", what)
-        return ProtocolError(
-            f"{self.name} cannot take {what} in state {self.state}" + (f": {why}" if why else "")
-        )
+        what, why = getattr(what, "type", what), f": {why}" if why else ""
+        return ProtocolError(f"{self.name} cannot take {what} in state {state_text(self.state)}{why}")
 
     def start(self) -> list[Effect]:
         return []
@@ -388,7 +387,7 @@ def handler_raised(proto: Protocol, state: Any, taking: Any, exc: BaseException)
         text = "(its message cannot be shown)"
     text = text if len(text) <= MESSAGE_SHOWN else text[:MESSAGE_SHOWN] + "…"
     error = type(exc).__name__ + (f": {text}" if text else "")
-    return HandlerError(proto.name, str(state), what, error, raised_at(exc))
+    return HandlerError(proto.name, state_text(state), what, error, raised_at(exc))
 
 
 def _taking(taking: Any) -> str:
@@ -418,7 +417,7 @@ def wrong_return(proto: Protocol, state: Any, taking: Any, fn: Any, effects: Any
     error = (
         f"TypeError: the handler returned {shown}, not a list of effects (Send, Enter, Exit, Note, Schedule)"
     )
-    return HandlerError(proto.name, str(state), _taking(taking), error, where)
+    return HandlerError(proto.name, state_text(state), _taking(taking), error, where)
 
 
 def hook_effects(proto: Protocol, hook: str, taking: Any) -> list[Effect] | tuple[Effect, ...]:

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from .clock import LamportClock
 from .messages import Codec
 from .protocol import HandlerError, Protocol, ProtocolError, raised_at
+from .show import state_text
 from .slots import attributes, slot_names
 
 
@@ -185,12 +186,6 @@ def missing_parts(setup: Setup) -> str | None:
                 f"`class {kind}(StrEnum)` (or `class {kind}(str, Enum)`), each value its state's name"
             )
     return None
-
-
-def state_text(state: Any) -> str:
-    """A process's state as the traces write it: a ``str`` enum member (``StrEnum``, or a ``class
-    S(str, Enum)``, whose ``str()`` is ``S.DEAD`` since Python 3.11) by its value; else ``str()``."""
-    return str.__str__(state) if isinstance(state, str) else str(state)
 
 
 def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:

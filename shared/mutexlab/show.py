@@ -7,8 +7,12 @@ pairs, shown as ``ts@pid``. Core layer: no imports from higher layers.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import deque
+from collections.abc import Mapping, ValuesView
+from collections.abc import Set as AbstractSet
+from enum import Enum
 from typing import Any
 
 # A card: (label, text) rows in the order of the protocol's state table.
@@ -16,15 +20,24 @@ Card = list[tuple[str, str]]
 
 
 def fmt(value: Any) -> str:
-    """A compact, deterministic rendering of a state value."""
+    """A compact, deterministic rendering of a state value, never a Python repr: a set (any
+    ``Set``, a dict's keys) as ``{1, 3}`` in sorted order, a sequence (a deque, a dict's values)
+    as ``[3, 1]``, a dict as ``{1: yes}``, an enum by its value when a string, else its name
+    (``WANTED``, never ``Phase.WANTED`` nor ``<Phase.WANTED: 2>``), a dataclass or
+    NamedTuple as ``Name(field=value, …)``; ``—`` for None, yes/no for a bool."""
     if value is None:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, (set, frozenset)):
-        return "{" + ", ".join(fmt(v) for v in sorted(value, key=_order)) + "}"
+    if isinstance(value, Enum):  # a str-valued one as the trace records it, by its value
+        return str.__str__(value) if isinstance(value, str) else value.name
+    if isinstance(value, AbstractSet):  # set, frozenset, a dict's keys or items
+        return "{" + ", ".join(fmt(v) for v in sorted(value, key=order)) + "}"
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple: by its names, never ts@pid
         fields = ", ".join(f"{name}={fmt(getattr(value, name))}" for name in value._fields)
+        return f"{type(value).__name__}({fields})"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = ", ".join(f"{f.name}={fmt(getattr(value, f.name))}" for f in dataclasses.fields(value))
         return f"{type(value).__name__}({fields})"
     if (
         isinstance(value, tuple)
@@ -32,26 +45,41 @@ def fmt(value: Any) -> str:
         and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
     ):
         return f"{value[0]}@{value[1]}"
-    if isinstance(value, (list, tuple, deque)):
+    if isinstance(value, (list, tuple, deque, ValuesView)):
         return "[" + ", ".join(fmt(v) for v in value) + "]"
-    if isinstance(value, dict):
-        items = sorted(value.items(), key=lambda kv: _order(kv[0]))
+    if isinstance(value, Mapping):
+        items = sorted(value.items(), key=lambda kv: order(kv[0]))
         return "{" + ", ".join(f"{fmt(k)}: {fmt(v)}" for k, v in items) + "}"
     if hasattr(value, "model_dump"):
         return describe_message(value)
     return _ADDRESS.sub("", str(value))  # a partial, a generator: the same text in every run
 
 
+def state_text(state: Any) -> str:
+    """A process's state as output says it and the trace records it: a string (a ``str``-valued
+    enum by its value: ``DEAD``, never ``Phase.DEAD``); an enum of no string by its class and name
+    (``St.WANTED``: not the kit's ``WANTED``, which a table would take); else as ``fmt`` renders it."""
+    if isinstance(state, str):
+        return str.__str__(state)
+    return f"{type(state).__name__}.{state.name}" if isinstance(state, Enum) else fmt(state)
+
+
 # An object's memory address in its default text (``<generator object g at 0x7f…>``): another in every run.
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
-def _order(value: Any) -> tuple[Any, ...]:
-    return (
-        (0, value, "")
-        if isinstance(value, (int, float)) and not isinstance(value, bool)
-        else (1, 0, repr(value))
-    )
+def order(value: Any) -> tuple[Any, ...]:
+    """Numbers first, by value; then tuples of numbers (requests ``ts@pid``), by value; anything
+    else by its text as shown."""
+    if _number(value):
+        return (0, value, "")
+    if isinstance(value, tuple) and value and all(_number(v) for v in value):
+        return (1, value, "")
+    return (2, (), fmt(value))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def describe_message(msg: Any) -> str:

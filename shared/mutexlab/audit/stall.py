@@ -7,8 +7,12 @@ that graph is a deadlock: nobody on it can move until someone else on it does. A
 waited for but waits for nothing itself is named too: it is idle, finished, dead or lost, and
 it is the one to look at when there is no cycle.
 
-The text is the same wherever a stall is reported (simulator, monitor, report), so one
-explanation reads the same in every tool.
+The text is the same wherever a stall is reported (simulator, monitor, report, explorer), so one
+explanation reads the same in every tool. Where the driver knows who holds which resource
+(``holding``) and what each waiter waits to enter (``wants``: resources or kinds, as
+``sim/stuck.py`` finds them), the explanation names both as ``check``'s deadlock does:
+``philosopher-2 (HUNGRY) waits for fork:2 (held by philosopher-1): FORK from philosopher-1`` —
+a holder only where one entered, never "held by nobody".
 """
 
 from __future__ import annotations
@@ -16,10 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
+from ..findings import Stalled
 from ..setups import UNKNOWN
 
-Stalled = Mapping[str, Mapping[str, Sequence[str]]]
 Node = TypeVar("Node", bound=Hashable)
+
+
+def _kind(resource: str) -> str:
+    return resource.split(":", 1)[0]
 
 
 def wait_for_graph(stalled: Stalled) -> dict[str, list[str]]:
@@ -136,18 +144,43 @@ def _join(names: Sequence[str]) -> str:
     return ", ".join(names)
 
 
-def explain_stall(stalled: Stalled, states: Mapping[str, str] | None = None) -> str:
+def explain_stall(
+    stalled: Stalled,
+    states: Mapping[str, str] | None = None,
+    holding: Mapping[str, Sequence[str]] | None = None,
+    wants: Mapping[str, Sequence[str]] | None = None,
+) -> str:
     """A readable account of a stall: what each process lacks from whom, cycles, and culprits.
 
-    ``states`` (name → protocol state), when given, is shown beside each name.
+    ``states`` (name → protocol state), when given, is shown beside each name. ``holding``
+    (resource → holders' names) and ``wants`` (waiter → resources or kinds it waits to enter),
+    when given or carried by a ``Stall``, name what each holds and waits for, and who holds that.
     Returns ``""`` when nobody is stuck.
     """
     if not stalled:
         return ""
     states = states or {}
+    holding = holding if holding is not None else getattr(stalled, "holding", {})
+    wants = wants if wants is not None else getattr(stalled, "wants", {})
+    holds: dict[str, list[str]] = {}
+    for resource, holders in holding.items():
+        for holder in holders:
+            holds.setdefault(holder, []).append(resource)
 
     def who(name: str) -> str:
-        return f"{name} ({states[name]})" if name in states else name
+        said = [states[name]] if name in states else []
+        said += [f"holding {_join(holds[name])}"] if name in holds else []
+        return f"{name} ({', '.join(said)})" if said else name
+
+    def target(name: str) -> str:
+        """``fork:2 (held by philosopher-1): `` — what ``name`` waits to enter, and its holders."""
+        wanted = list(wants.get(name, ()))
+        if not wanted:
+            return ""
+        others = sorted(
+            {h for r, hs in holding.items() if r in wanted or _kind(r) in wanted for h in hs} - {name}
+        )
+        return _join(wanted) + (f" (held by {_join(others)})" if others else "") + ": "
 
     lines = [f"stalled: {len(stalled)} process{'es' if len(stalled) != 1 else ''} cannot finish"]
     for waiter in sorted(stalled):
@@ -162,7 +195,7 @@ def explain_stall(stalled: Stalled, states: Mapping[str, str] | None = None) -> 
             lines.append(f"  {who(waiter)} has not finished but waits for nothing from anyone")
             continue
         parts = [f"{what} from {_join(whom)}" for what, whom in wanted]
-        lines.append(f"  {who(waiter)} waits for " + "; ".join(parts))
+        lines.append(f"  {who(waiter)} waits for {target(waiter)}" + "; ".join(parts))
     graph = wait_for_graph(stalled)
     for group, cycle in deadlocked_groups(graph):
         if len(cycle) == 1:
@@ -177,12 +210,15 @@ def explain_stall(stalled: Stalled, states: Mapping[str, str] | None = None) -> 
     blockers = [p for p in waited_on if not graph.get(p)]
     for peer in blockers:
         waiters = sorted(w for w, peers in graph.items() if peer in peers)
+        held = f", holding {_join(holds[peer])}" if peer in holds else ""
         if UNKNOWN in stalled.get(peer, {}):
-            status = "has not finished; what it waits for is unknown"
+            status = "has not finished; what it waits for is unknown" + held
         elif peer in stalled:
-            status = "has not finished yet waits for nothing"
+            status = "has not finished yet waits for nothing" + held
         elif peer in states:
-            status = f"is not waiting (state {states[peer]})"
+            status = f"is not waiting (state {states[peer]}" + (
+                f", holding {_join(holds[peer])})" if peer in holds else ")"
+            )
         else:
             status = "is not waiting: it finished, died or is lost"
         lines.append(f"blocked on {peer}: {peer} {status}; waited for by {_join(waiters)}")

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..audit import numbered, verify_events
 from ..findings import SAFETY
+from ..protocols import registry
 from ..protocols.registry import Solution
 from ..sim.scripted import ScenarioError, replay_scenario
 from .model import DUPLICATE, LOCAL, Model
@@ -80,7 +81,11 @@ def scenario_of(
 
 
 def write_scenario(scenario: dict, path: str | Path) -> Path:
+    """Write ``scenario`` to ``path``, an algorithm file beside or below it named relative to
+    it (``registry.beside``): moved together, the scenario still finds its file."""
     target = Path(path)
+    if isinstance(scenario.get("algorithm"), str):
+        scenario = {**scenario, "algorithm": registry.beside(scenario["algorithm"], target)}
     target.write_text(json.dumps(scenario, indent=1) + "\n", encoding="utf-8")
     return target
 

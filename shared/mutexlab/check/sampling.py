@@ -35,6 +35,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
+from .. import show
 from ..reduction import CANONICAL, CLOCKS, RETIRED, SENDS, part_differs
 from ..sim.world import LOCAL
 
@@ -61,6 +62,8 @@ def words(snapshot: Any) -> str:
         return str(snapshot.value)
     if isinstance(snapshot, tuple):
         return "(" + ", ".join(words(v) for v in snapshot) + ("," if len(snapshot) == 1 else "") + ")"
+    if isinstance(snapshot, (set, frozenset)):  # sorted members, never ``frozenset({…})``
+        return "{" + ", ".join(words(v) for v in sorted(snapshot, key=show.order)) + "}"
     return repr(snapshot)
 
 

@@ -259,7 +259,8 @@ def disagreement(found: AlgorithmSpec | None, named: str | None, given: str, wha
     names (``named``), else None."""
     if found is None or named in (found.name, given, registry.canonical(given)):
         return None
-    return f"{what} is of the algorithm {named!r}, but {given} declares {found.name!r}"
+    said = registry.shown(named) if named else named  # a file as the user would type it here
+    return f"{what} is of the algorithm {said!r}, but {given} declares {found.name!r}"
 
 
 # -- the simulator's settings (simulate, compare) --------------------------------------------

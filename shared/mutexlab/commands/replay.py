@@ -142,6 +142,7 @@ def foreign_code(named: str, given: str | None, what: str) -> str | None:
     if _loaded(named):
         return None  # loaded in this process already (a caller's own): replaying it runs nothing new
     kind = "file" if registry.is_file(named) else "module"
+    named = registry.shown(named)  # as the user would type it here
     return (
         f"{what} names the algorithm {kind} {named}: replay runs only registered algorithms and the "
         f"one --algorithm names on its command line, never code a scenario names; to run it, "

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..findings import Stall
 from ..setups import ConfigError
 from ..spec import Flags
 from ..transport import preflight
@@ -223,8 +224,9 @@ def run(args) -> int:
     if code >= 128 and (left := cut_short(plan.trace, started)):  # stopped by a signal
         print(f"mutexlab run: {left}", file=sys.stderr)
     if args.report and summary.get("trace"):
-        stalled = {name: info.get("waiting", {}) for name, info in (summary.get("stalled") or {}).items()}
-        return write_report_if_asked(args, summary["trace"], stalled or None, summary.get("states")) or code
+        waits = {name: info.get("waiting", {}) for name, info in (summary.get("stalled") or {}).items()}
+        stalled = Stall(waits, summary.get("holding"), summary.get("wants")) if waits else None
+        return write_report_if_asked(args, summary["trace"], stalled, summary.get("states")) or code
     return code
 
 

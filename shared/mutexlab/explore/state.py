@@ -109,6 +109,7 @@ class ExplorerRun(ScriptedRun):
         super().__init__(setup, trace)
         self.events = trace.kept  # the trace so far (the writer keeps it in memory)
         self.overfull: list[str] = []  # capacity breaches, as they happened
+        self.overfull_resources: set[str] = set()  # the resources they breached
 
     def holding_changed(self, pid: int, effect: Enter | Exit) -> None:
         super().holding_changed(pid, effect)  # ``holdings``: resource → [(pid, units)], in entry order
@@ -118,6 +119,7 @@ class ExplorerRun(ScriptedRun):
             found = overfull(effect.resource, cap, [(self.names[p], u) for p, u in held])
             if found is not None:
                 self.overfull.append(f"{found} at once (step {int(self.now)})")
+                self.overfull_resources.add(effect.resource)
 
 
 def _parse_step(raw: dict) -> Any:

@@ -13,7 +13,9 @@ from ..audit import numbered, verify_events
 from ..audit.stall import explain_stall
 from ..findings import PROGRESS, UNDECIDED, kind_of
 from ..setups import UNKNOWN, WaitsRaised, capacity_of, waits
+from ..show import state_text
 from ..sim.stuck import said as stuck_said
+from ..sim.stuck import wanted
 from ..trace import TraceError
 from ..words import count
 from .describe import describe_message, describe_process
@@ -52,8 +54,11 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
     violations: list[dict[str, str]] = []
     at_end: list[dict[str, str]] = []
     incomplete: list[dict[str, str]] = []
+    again: set[int] = set()  # the audit's capacity findings the exact occupancy states already
     for v in verdict.violations if verdict else []:
         item = {"rule": v.rule, "message": v.message, "text": v.describe()}
+        if v.rule == "capacity" and {e.get("resource") for e in v.events} & run.overfull_resources:
+            again.add(id(item))  # listed, but said once in the headline
         # Progress findings (findings.py) are about the end of a run: judged only once
         # the path has reached its end.
         kind = kind_of(v.rule)
@@ -64,10 +69,17 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
     unfinished = [p for p, proto in sorted(run.protocols.items()) if not proto.finished]
     deadlock, waited = None, dict[str, dict[str, list[str]]]()
     if end and unfinished:
-        states = {names[p]: proto.state for p, proto in run.protocols.items()}
+        states = {names[p]: state_text(proto.state) for p, proto in run.protocols.items()}
+        holding = {r: [names[p] for p, _ in hs] for r, hs in run.holdings.items() if hs}
+        wants = {
+            names[p]: wanted(
+                run.protocols[p], list(setup.capacities), [r for r, hs in holding.items() if names[p] in hs]
+            )
+            for p in unfinished
+        }
         waited, raised = _stalled(run, states)
-        said = explain_stall(waited, states) + (f"\n{raised}" if raised else "")
-        deadlock = said or "nothing can move, yet not every process finished"
+        explained = explain_stall(waited, states, holding, wants) + (f"\n{raised}" if raised else "")
+        deadlock = explained or "nothing can move, yet not every process finished"
     if violations:
         status = "violation"
     elif deadlock:
@@ -81,8 +93,9 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
         "deadlock",
     ]
     if status == "violation":
+        said = [v for v in violations if id(v) not in again]
         summary = f"VIOLATION after {count(len(world.steps), 'step')}: " + "; ".join(
-            v["message"] for v in (violations or at_end)
+            v["message"] for v in (said or at_end)
         )
     elif status == "deadlock":
         summary = (
@@ -155,7 +168,7 @@ def view(world: SessionState) -> dict:
             {
                 "pid": pid,
                 "name": names[pid],
-                "state": proto.state,
+                "state": state_text(proto.state),
                 "clock": proto.clock.time,
                 "holds": sorted(held.get(pid, [])),
                 "finished": bool(proto.finished),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ..setups import state_text
+from ..show import state_text
 from ..spec import CheckText, Flag, Flags, Simulated
 from .bees_rules import expected_eggs
 

@@ -230,6 +230,28 @@ def shown(algorithm: str) -> str:
     return path if here.startswith("..") else here
 
 
+def beside(algorithm: str, scenario: str | Path) -> str:
+    """How a scenario file at ``scenario`` names the algorithm ``algorithm``: a file in the
+    scenario's directory or below it relative to that directory (``algo.py``), so that the two
+    move together; any other file by its absolute path; a name or module as it is."""
+    if not is_file(algorithm):
+        return algorithm
+    path = canonical(algorithm)
+    try:
+        here = os.path.relpath(path, os.path.dirname(os.path.abspath(scenario)))
+    except ValueError:  # another drive
+        return path
+    return path if here.startswith("..") else Path(here).as_posix()
+
+
+def from_beside(algorithm: str, scenario: str | Path) -> str:
+    """The algorithm a scenario file at ``scenario`` names (``beside``'s inverse): a relative file
+    path is relative to the scenario's directory, taken to its absolute path (``canonical``)."""
+    if not is_file(algorithm) or os.path.isabs(os.path.expanduser(algorithm)):
+        return algorithm
+    return canonical(os.path.join(os.path.dirname(os.path.abspath(scenario)), algorithm))
+
+
 def resolve(algorithm: str) -> AlgorithmSpec:
     """The spec ``algorithm`` names: a registered name; a dotted module; or a ``.py`` file, loaded
     once under a stable module name (``module_name``). A module or file declares

@@ -27,6 +27,7 @@ from ..protocol import (
     UnknownPeer,
 )
 from ..setups import Setup, WaitsRaised, waits
+from ..show import state_text
 from ..trace import EventSink, Recorder
 
 
@@ -177,14 +178,14 @@ class Driver:
                         )
                     )
             else:  # the algorithm's bug (its handler returned it): a finding
-                raise NotAnEffect(self.names[pid], str(self.protocols[pid].state), effect)
+                raise NotAnEffect(self.names[pid], state_text(self.protocols[pid].state), effect)
 
     def undecodable(self, pid: int, msg: Any, exc: MessageError) -> Undecodable:
         """The finding for ``pid``'s ``msg``, whose own JSON does not decode (``Codec.received``
         raised ``exc``): a receiver over the wire would refuse it, so its sender is at fault."""
         why, text = str(exc).removeprefix(f"invalid {msg.type}: "), msg.model_dump_json()
         why += f"; its JSON: {text if len(text) <= 200 else text[:200] + '…'}"  # NaN shows as null
-        return Undecodable(self.names[pid], str(self.protocols[pid].state), msg.type, why)
+        return Undecodable(self.names[pid], state_text(self.protocols[pid].state), msg.type, why)
 
     # -- end of run ----------------------------------------------------------------------
     def waiting(self) -> dict[str, dict[str, list[str]]]:

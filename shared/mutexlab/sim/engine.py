@@ -34,20 +34,14 @@ from math import log
 from operator import itemgetter
 from typing import Any, ClassVar
 
-from ..protocol import HandlerError
-from ..setups import (
-    UNKNOWN,
-    ConfigError,
-    Setup,
-    SharedState,
-    WaitsRaised,
-    class_state,
-    class_state_changed,
-    state_text,
-)
+from ..findings import Stall
+from ..protocol import Enter, Exit, HandlerError
+from ..setups import UNKNOWN, ConfigError, Setup, SharedState, WaitsRaised, class_state, class_state_changed
+from ..show import state_text
 from ..trace import TraceWriter
 from . import fastpath, hung
 from .driver import Driver
+from .stuck import wanted
 
 _MESSAGE, _TIMER = 0, 1
 _AT = itemgetter(0)  # an item's time: the sort key of a bucket
@@ -153,6 +147,7 @@ class Simulation(Driver):
         self._changeable = setup.codec.changeable  # types ``transmit`` copies for each receiver
         self.events = 0
         self.duplicates_dropped = 0
+        self.holdings: dict[str, list[tuple[int, int]]] = {}  # resource → [(pid, units)]: a stall names them
         # Optional ``progress(events, now)``, called every PROGRESS_EVERY events and at the end; it
         # only watches (a progress bar): the run is the same with or without it.
         self.progress: Callable[[int, float], None] | None = None
@@ -175,6 +170,28 @@ class Simulation(Driver):
             self._delay = partial(self.rng.uniform, 0.5, 1.5)
         else:
             self._delay = lambda: 1.0
+
+    def holding_changed(self, pid: int, effect: Enter | Exit) -> None:
+        held = self.holdings.setdefault(effect.resource, [])
+        if isinstance(effect, Enter):
+            held.append((pid, effect.units))
+        elif (pid, effect.units) in held:
+            held.remove((pid, effect.units))
+
+    def stall(self, stalled: dict[str, dict[str, list[str]]] | None = None) -> Stall:
+        """Who waits for what from whom (``waiting``, or ``stalled`` when known: a ``waiting_for()``
+        raised), with who holds which resource and what each waiter waits to enter
+        (``sim/stuck.py``): what a stall explanation names."""
+        names = self.names
+        holding = {r: [names[p] for p, _ in hs] for r, hs in self.holdings.items() if hs}
+        stalled = self.waiting() if stalled is None else stalled
+        resources = list(self.setup.capacities)
+        wants = {
+            names[p]: wanted(proto, resources, [r for r, hs in holding.items() if names[p] in hs])
+            for p, proto in self.protocols.items()
+            if names[p] in stalled
+        }
+        return Stall(stalled, holding, wants)
 
     def transmit(self, sender: int, to: int, msg: Any, msg_id: str, vc: dict | None) -> None:
         config = self.config
@@ -298,7 +315,7 @@ class Simulation(Driver):
             entries=dict(sorted(self.entries.items())),
             notes=dict(sorted(self.notes.items())),
             states={self.names[p]: state_text(proto.state) for p, proto in sorted(self.protocols.items())},
-            stalled={} if queue else stalled if stalled is not None else self.waiting(),
+            stalled={} if queue else self.stall(stalled),
             truncated=queue,
             duplicates_dropped=self.duplicates_dropped,
             protocols=self.protocols,

@@ -45,7 +45,9 @@ def _spelled(value: Any, depth: int = 0) -> str:
     object by its class and attributes, no address."""
     if depth > MAX_DEPTH:
         return "…"
-    if isinstance(value, (Enum, str, int, float, bool, bytes, type(None))):
+    if isinstance(value, Enum):  # its class and name, never ``<Role.BOSS: 2>``
+        return f"{type(value).__name__}.{value.name}"
+    if isinstance(value, (str, int, float, bool, bytes, type(None))):
         return repr(value)
     if isinstance(value, (set, frozenset)):
         return "{" + ", ".join(sorted(_spelled(v, depth + 1) for v in value)) + "}"

@@ -43,6 +43,7 @@ from ..protocol import Enter, Exit, HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import Solution, build_setup, declarations
 from ..setups import ConfigError, Setup, class_state, class_state_changed, uncopyable, waits
+from ..show import state_text
 from ..trace import TraceWriter
 from . import determinism, hung
 from .driver import Driver
@@ -343,6 +344,7 @@ def _names(classes) -> str:
 def load_scenario(source: str | Path | dict) -> Scenario:
     """A scenario file or its parsed JSON, validated within the bounds above. Raises ScenarioError."""
     if not isinstance(source, dict):
+        where = source
         try:
             source = limits.loads(limits.read_file(source, "a scenario"))
         except OSError as exc:
@@ -353,6 +355,9 @@ def load_scenario(source: str | Path | dict) -> Scenario:
             raise ScenarioError(f"invalid scenario {source}: {exc}") from None
         except json.JSONDecodeError as exc:
             raise ScenarioError(f"scenario is not JSON: {exc}") from None
+        if isinstance(source, dict) and isinstance(source.get("algorithm"), str):
+            # a file named relative to the scenario's directory: the two move together
+            source["algorithm"] = registry.from_beside(source["algorithm"], where)
     elif limits.nesting(source) > limits.MAX_DEPTH:
         raise ScenarioError(f"invalid scenario: JSON nested more than {limits.MAX_DEPTH} deep")
     try:
@@ -445,7 +450,7 @@ def replay_scenario(
         events=trace.events or [],
         entered=run.entered,
         in_flight=sum(len(q) for q in run.links.values()),
-        states={setup.names[p]: proto.state for p, proto in sorted(setup.protocols.items())},
+        states={setup.names[p]: state_text(proto.state) for p, proto in sorted(setup.protocols.items())},
         loop=loop,
         refused=refused,
         raised=raised,

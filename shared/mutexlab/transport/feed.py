@@ -59,6 +59,7 @@ class AuditFeed:
         self.held: dict[str, dict[int, dict]] = {}
         self.duplicates = 0
         self.last_progress = time.monotonic()  # the last new trace event
+        self.holding: dict[str, list[str]] = {}  # resource → who holds it now, by enter and exit events
 
     def batch(self, name: str, data: dict) -> str | None:
         """An ``audit.<name>`` message; the problem when it is malformed (to dead-letter it)."""
@@ -123,6 +124,9 @@ class AuditFeed:
                 self.received_early.add(event.get("id"))
         elif kind == "enter":
             self.entries[resource_kind(str(event.get("resource")))] += 1
+            self.holding.setdefault(str(event.get("resource")), []).append(name)
+        elif kind == "exit" and name in self.holding.get(str(event.get("resource")), ()):
+            self.holding[str(event.get("resource"))].remove(name)
         elif kind not in PROTOCOL_EVENTS:
             self.notes[kind] += 1
 

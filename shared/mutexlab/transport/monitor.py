@@ -40,9 +40,11 @@ from ..bus.inbox import Delivery
 from ..bus.rabbit import Bus
 from ..bus.topology import Topology
 from ..bus.wire import loads
+from ..protocol import Protocol
 from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setups import ConfigError, Setup
+from ..sim.stuck import wanted
 from ..trace import TraceError, TraceWriter
 from .admission import Admission
 from .feed import PROTOCOL_EVENTS, AuditFeed
@@ -243,12 +245,16 @@ class Monitor(Admission):
     def _outcome(self, complete: bool, rejected: bool = False) -> Outcome:
         setup = self._setup()
         feed = self.feed
+        stalled = {} if complete or rejected else feed.stalled(setup.names.values())
+        holding = {r: list(hs) for r, hs in feed.holding.items() if hs} if stalled else {}
         return Outcome(
             run_id=self.settings.run_id,
             algorithm=setup.algorithm,
             processes=self.roster.count(self.roster.scalable),
             complete=complete,
-            stalled={} if complete or rejected else feed.stalled(setup.names.values()),
+            stalled=stalled,
+            holding=holding,
+            wants=waiting_to_enter(setup, stalled, holding),
             started=round(self.started, 3),
             duration=round(time.time() - self.started, 3),
             messages=dict(sorted(feed.messages.items())),
@@ -368,3 +374,16 @@ class Monitor(Admission):
         if self.settings.summary_json:
             save_json(outcome, self.settings.summary_json)
         return outcome.exit_code
+
+
+def waiting_to_enter(setup: Setup, stalled: dict, holding: dict[str, list[str]]) -> dict[str, list[str]]:
+    """What each stalled process waits to enter, where its problem says so whatever its state
+    (a philosopher's forks, the one resource of mutex): the monitor's protocol objects are not the
+    participants', so a ``wants()`` that reads a process's state is not asked (sim/stuck.py)."""
+    wants = {}
+    for pid, proto in setup.protocols.items():
+        name = setup.names[pid]
+        if name in stalled and type(proto).wants is Protocol.wants:
+            mine = [r for r, hs in holding.items() if name in hs]
+            wants[name] = wanted(proto, list(setup.capacities), mine)
+    return wants

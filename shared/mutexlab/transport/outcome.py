@@ -39,6 +39,10 @@ class Outcome:
     processes: int
     complete: bool
     stalled: dict[str, Any] = field(default_factory=dict)
+    # with ``stalled``: resource → who holds it at the end; a stalled process → what it waits to
+    # enter, where its problem says (its forks, the one resource): what the stall explanation names
+    holding: dict[str, list[str]] = field(default_factory=dict)
+    wants: dict[str, list[str]] = field(default_factory=dict)
     safe: bool = True
     verdict: str = ""
     violations: list[str] = field(default_factory=list)
@@ -249,7 +253,8 @@ def render(o: Outcome) -> str:
         unknown = [n for n, i in o.stalled.items() if WAITS_RAISED in str(i.get("hint", ""))]
         known = {n: i.get("waiting", {}) for n, i in o.stalled.items() if n not in unknown}
         if known:
-            lines.append(explain_stall(known, {n: s for n, s in o.states.items() if s != "unknown"}))
+            states = {n: s for n, s in o.states.items() if s != "unknown"}
+            lines.append(explain_stall(known, states, o.holding, o.wants))
         lines += [
             f"{n} ({o.states.get(n, '?')}) has not finished; what it waits for is unknown: "
             "its waiting_for() raised (below)"
