@@ -444,7 +444,7 @@ def test_explore_opens_the_broken_files_counterexample_and_shows_the_violation(a
     )
     assert done.returncode == 1, said(done)
     steps = len(json.loads((tmp_path / "ce.json").read_text(encoding="utf-8"))["steps"])
-    explorer = Explorer(tmp_path, "--scenario", "ce.json")
+    explorer = Explorer(tmp_path, "--scenario", "ce.json", "--algorithm", path)
     try:
         state = explorer.call("GET", "/api/state")
         assert state["position"] == 0 and len(state["redo"]) == steps

@@ -58,8 +58,16 @@ def _arguments(flags: Flags) -> Callable[[argparse.ArgumentParser], None]:
 def build_session(args) -> Session:
     """The session the arguments describe. Raises ConfigError or ScenarioError."""
     from ..explore.session import Config, Session, session_from_scenario
+    from ..sim.scripted import load_scenario
+    from .replay import foreign_code
 
     if args.scenario:
+        # a scenario is data: the file or module it names runs only when --algorithm names it too
+        wrong = foreign_code(
+            load_scenario(args.scenario).algorithm, getattr(args, "algorithm", None), args.scenario, "explore"
+        )
+        if wrong:
+            raise ConfigError(wrong)
         session = session_from_scenario(args.scenario)
         flags = registry.flags_of(session.config.resolved().spec)  # resolved as the scenario was played
         if flags is not args.flags:

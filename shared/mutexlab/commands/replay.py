@@ -132,9 +132,9 @@ def run(args) -> int:
     return write_report_if_asked(args, events) or (1 if finding else verdict.exit_code)
 
 
-def foreign_code(named: str, given: str | None, what: str) -> str | None:
-    """Why the scenario ``what`` may not be replayed as it is: it names a module or file
-    (``named``) that ``--algorithm`` (``given``) does not name; None when it may."""
+def foreign_code(named: str, given: str | None, what: str, command: str = "replay") -> str | None:
+    """Why the scenario ``what`` may not be played (by ``command``) as it is: it names a module or
+    file (``named``) that ``--algorithm`` (``given``) does not name; None when it may."""
     if not (registry.is_file(named) or registry.is_module(named)):
         return None  # a plain name: registered, or one --algorithm's code declares (else unknown)
     if given and named in (given, registry.canonical(given)):
@@ -144,7 +144,7 @@ def foreign_code(named: str, given: str | None, what: str) -> str | None:
     kind = "file" if registry.is_file(named) else "module"
     named = registry.shown(named)  # as the user would type it here
     return (
-        f"{what} names the algorithm {kind} {named}: replay runs only registered algorithms and the "
+        f"{what} names the algorithm {kind} {named}: {command} runs only registered algorithms and the "
         f"one --algorithm names on its command line, never code a scenario names; to run it, "
         f"pass --algorithm {named}"
     )
