@@ -280,3 +280,29 @@ def test_check_names_the_state_in_which_waiting_for_raised(cli, tmp_path):
     assert done.returncode == 2, said(done)
     assert "asking node-2 (CentralNode, " in done.stderr, said(done)
     assert "(in waiting_for), in state WANTED. It must return" in done.stderr, said(done)
+
+
+def test_a_node_drawing_from_module_random_as_it_is_made_runs_the_same_under_one_seed(cli, tmp_path):
+    """The module ``random`` was seeded for a run's steps, not while its processes were made: a
+    coordinator drawing in its ``__init__`` which end of its queue to serve ran one way or the other
+    under one ``--seed``, whatever state the module was in before the run."""
+    import random
+
+    path = central(
+        tmp_path,
+        "drawn",
+        ("from typing import Literal", "import random\nfrom typing import Literal"),
+        (
+            "self.queue: list[int] = []",
+            "self.queue: list[int] = []\n        self.lifo = random.random() < 0.5",
+        ),
+        ("self.queue.pop(0)", "self.queue.pop(-1 if self.lifo else 0)"),
+    )
+    traces = []
+    for outside in (1, 2):  # two states of the module before the run: two draws at __init__ before
+        random.seed(outside)
+        trace = tmp_path / f"drawn{outside}.trace"
+        done = cli("simulate", "mutex", "-a", path, "-N", "5", "--requests", "4", "--trace", trace)
+        assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+        traces.append(trace.read_text())
+    assert traces[0] == traces[1]

@@ -10,9 +10,11 @@ import copy
 import io
 import json
 import os
+import random
 import sys
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from enum import Enum
@@ -474,3 +476,20 @@ def waits(proto: Any) -> dict[str, Any]:
             str(getattr(proto, "name", "?")),
             state,
         ) from None
+
+
+@contextmanager
+def module_random(seed: int | None) -> Iterator[None]:
+    """The module ``random`` seeded ``seed`` (None: as it is) for what runs inside, its state given
+    back after: a solution drawing from it — as its processes are made (``build_setup``), in a
+    run's steps (``Simulation.run``), in ``check``'s probes (``sim/determinism.py``) — draws the
+    same under one seed, whatever state the module was in, so the seed a run names reaches it again."""
+    if seed is None:
+        yield
+        return
+    outside = random.getstate()
+    random.seed(seed)
+    try:
+        yield
+    finally:
+        random.setstate(outside)

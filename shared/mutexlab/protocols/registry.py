@@ -25,7 +25,7 @@ from .. import declared, problems
 from ..problem import Problem
 from ..protocol import Protocol, raised_at
 from ..reduction import Reductions
-from ..setups import ConfigError, Setup, missing_parts, shared_state
+from ..setups import ConfigError, Setup, missing_parts, module_random, shared_state
 from ..spec import AlgorithmSpec, Flags
 
 # The registered algorithms, in the order tables list them: name → (its protocol module, the
@@ -430,7 +430,8 @@ def build_setup(algorithm: str | Solution, processes: int, options: dict[str, An
     found, problem = resolved.spec, resolved.problem
     _check_processes(processes)
     options = {**problem.defaults, **options}
-    setup = _make_setup(algorithm, found, processes, options, seed)
+    with module_random(seed):  # a process drawing from `random` as it is made: the same under one seed
+        setup = _make_setup(algorithm, found, processes, options, seed)
     if lookup(found.name) is found and setup.algorithm != found.name:
         raise ConfigError(
             f"{algorithm}: make_setup names its setup {setup.algorithm!r}, but SPEC names the algorithm "

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..protocol import Send
+from ..setups import module_random
 from ..slots import attributes as attributes_of
 
 # Copies a step is taken on besides the first, each with the module ``random`` seeded by its
@@ -32,14 +33,8 @@ MAX_EFFECTS = 100_000  # what one step may do, its sends to itself included, bef
 def seeded(seed: int | None, run: Callable[..., Any], *args: Any) -> Any:
     """``run(*args)`` with the module ``random`` seeded ``seed`` (None: as it is), its state given
     back after: check's probes draw as replay's copies do, so both stop at the same step."""
-    if seed is None:
+    with module_random(seed):
         return run(*args)
-    kept = random.getstate()
-    random.seed(seed)
-    try:
-        return run(*args)
-    finally:
-        random.setstate(kept)
 
 
 def not_deterministic(who: str, state: Any, what: str, proto: Any = None) -> str:

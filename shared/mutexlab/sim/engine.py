@@ -36,7 +36,16 @@ from typing import Any, ClassVar
 
 from ..findings import Stall
 from ..protocol import Enter, Exit, HandlerError
-from ..setups import UNKNOWN, ConfigError, Setup, SharedState, WaitsRaised, class_state, class_state_changed
+from ..setups import (
+    UNKNOWN,
+    ConfigError,
+    Setup,
+    SharedState,
+    WaitsRaised,
+    class_state,
+    class_state_changed,
+    module_random,
+)
 from ..show import state_text
 from ..trace import TraceWriter
 from . import fastpath, hung
@@ -250,7 +259,7 @@ class Simulation(Driver):
         every = WATCH_EVERY if watch is not None else PROGRESS_EVERY if progress is not None else None
         kept = class_state(self.setup)  # a handler changing one is every process's: a finding
         try:
-            with _module_random(self.config.seed):
+            with module_random(self.config.seed):
                 self.start_all()
                 with _rare_collections(), hung.watching(self.setup):
                     while self.pending() and self.events < limit:
@@ -357,20 +366,6 @@ def next_bucket(items: list[tuple]) -> list[tuple]:
         items.reverse()  # equal times: the last pushed first, and it stays so through a stable sort
         items.sort(key=_AT, reverse=True)
     return items
-
-
-@contextmanager
-def _module_random(seed: int):
-    """The module ``random`` seeded ``seed`` for a run, given back as it was after: a solution
-    drawing from it (its handlers' own choice, which ``check`` calls not deterministic) still runs
-    the same under one seed, so the seed a run names reaches it again. The run draws its delays
-    and dwells from its own streams, never from it."""
-    outside = random.getstate()
-    random.seed(seed)
-    try:
-        yield
-    finally:
-        random.setstate(outside)
 
 
 @contextmanager
