@@ -188,3 +188,18 @@ def test_state_text_says_a_state_as_the_trace_records_it():
     assert state_text(Phase.DEAD) == "DEAD"
     assert state_text(St.WANTED) == "St.WANTED"  # not a string: not the kit's WANTED, said so
     assert state_text("HELD") == "HELD"
+
+
+def test_a_send_astray_names_a_str_enum_state_by_its_value(cli, tmp_path):
+    """A bee of ``class Phase(str, Enum)`` states sending to a process the setup does not have: the
+    finding said ``its step leaving it in state Phase.WAIT_REED``, where the trace says WAIT_REED."""
+    text = (ROOT / "tests" / "outsiders" / "o10_bees_keeper_slots.py").read_text()
+    old = "return Send(KEEPER, cls("
+    assert text.count(old) == 1
+    astray = tmp_path / "astray.py"
+    astray.write_text(text.replace(old, "return Send(KEEPER + 99, cls("))
+    for argv in (("simulate", "bees", "-P", "3", "-T", "1", "-K", "1"), ("check", "bees", "-P", "2")):
+        out = cli(*argv, "-a", astray)
+        said = out.stdout + out.stderr
+        assert "which is not one of this setup's" in said, said
+        assert "its step leaving it in state WAIT_REED" in said and "Phase." not in said, said

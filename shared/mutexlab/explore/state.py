@@ -27,6 +27,7 @@ from ..protocol import Enter, Exit, HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import Solution, build_setup
 from ..setups import ConfigError, Setup, capacity_of
+from ..show import state_text
 from ..sim.scripted import MAX_PROCESSES, ScenarioError, ScriptedRun, Step, load_scenario
 from ..sim.world import enabled, endless_options, overfull
 from ..trace import TraceWriter
@@ -183,7 +184,7 @@ class SessionState:
             new = [
                 item(
                     {"op": "request", "pid": pid},
-                    f"{names[pid]}: request ({why}; state {proto.state})",
+                    f"{names[pid]}: request ({why}; state {state_text(proto.state)})",
                     not endless,
                 )
                 for pid, proto in sorted(run.protocols.items())

@@ -130,10 +130,10 @@ class Driver:
                     unknown = True
                 if unknown:  # the algorithm's bug (its handler said so): a finding
                     known = ", ".join(str(p) for p in sorted(self.protocols))
-                    state = str(self.protocols[pid].state)
+                    state = state_text(self.protocols[pid].state)
                     raise UnknownPeer(self.names[pid], state, effect.msg.type, effect.to, known)
                 if effect.msg.type not in self.message_types:  # no receiver could decode it: a finding
-                    state, known = str(self.protocols[pid].state), ", ".join(self.setup.codec.models)
+                    state, known = state_text(self.protocols[pid].state), ", ".join(self.setup.codec.models)
                     raise UnknownMessage(self.names[pid], state, effect.msg.type, known)
                 self.messages[effect.msg.type] += 1
                 self._sent[pid] += 1

@@ -9,6 +9,7 @@ import logging
 from typing import Any
 
 from ..bus.amqp import LOST
+from ..show import state_text
 from ..sim.driver import Driver
 
 log = logging.getLogger("mutexlab.participant")
@@ -57,8 +58,8 @@ class StateLines:
     def __init__(self) -> None:
         self.changes: list[tuple[str, str, int]] = []
 
-    def add(self, name: str, state: str, lamport: int) -> None:
-        self.changes.append((name, state, lamport))
+    def add(self, name: str, state: Any, lamport: int) -> None:
+        self.changes.append((name, state_text(state), lamport))  # as the trace says it, when it changed
 
     def log(self, bus: Any = None) -> None:
         """Log the changes; with ``bus`` (``rabbit.Bus``), after a zero-wait turn of its I/O, which
