@@ -13,7 +13,8 @@ directory still named, and exits. Invariant: a group is named from its start unt
 reaped leader's id could be reused), so the watcher never kills a stranger's group.
 
 Out of reach: a process that leaves its group (``setsid``, a daemon) — docs/test-any-program.md.
-Used by ``director.process`` (node programs) and ``transport.supervisor`` (a run's log directory).
+Used by ``director.process`` (node programs), ``transport.supervisor`` (a run's log directory)
+and ``fastclock.build`` (a compiled piece's build: its compiler and its directory in the cache).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import threading
 # once and the first process exits: no child of the parent lingers (nor a zombie), and a parent
 # that counts its children sees none of it.
 WATCHER = """
-import os, shutil, signal, sys
+import os, shutil, signal, sys, time
 if os.fork():  # the watcher is the grandchild: no child of the parent, which it outlives
     os._exit(0)
 signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -41,6 +42,17 @@ for group in named["g"]:
         os.killpg(int(group), signal.SIGKILL)
     except OSError:
         pass
+# a killed compiler could still be writing into a directory about to be removed: its groups gone first
+left = set(named["g"]) if named["d"] else set()
+for _ in range(100):
+    for group in list(left):
+        try:
+            os.killpg(int(group), 0)
+        except OSError:
+            left.discard(group)
+    if not left:
+        break
+    time.sleep(0.01)
 for path in named["d"]:
     shutil.rmtree(path, ignore_errors=True)
 """
