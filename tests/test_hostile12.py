@@ -75,3 +75,84 @@ def test_a_build_cut_short_by_sigkill_leaves_nothing_in_the_cache(piece, tmp_pat
         child.wait()
         for pid in _pids_naming(str(cache)):
             os.kill(pid, signal.SIGKILL)
+
+
+# -- logs from a pipe -------------------------------------------------------------------------------
+def _mutexlab(*argv: str, **kwargs) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mutexlab", *argv], capture_output=True, text=True, timeout=120, **kwargs
+    )
+
+
+def test_sigkill_while_a_piped_log_is_copied_leaves_no_copy(tmp_path):
+    # The copy a piped log is read into was a named file in TMPDIR, deleted by ``finally`` alone.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mutexlab", "verify", "/dev/stdin"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(TMPDIR=str(tmp_path)),
+    )
+
+    def copying() -> bool:  # a file in TMPDIR, or one held open by verify without a name
+        if list(tmp_path.glob("mutexlab-*")):
+            return True
+        with_fds = Path(f"/proc/{proc.pid}/fd")
+        try:
+            return any(str(tmp_path / "mutexlab-") in os.readlink(fd) for fd in with_fds.iterdir())
+        except OSError:
+            return False
+
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(b'{"event": "request", "pid": 1}\n')
+        proc.stdin.flush()  # the pipe stays open: verify waits, copying
+        deadline = time.monotonic() + 20
+        while not copying() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert copying(), "the copy was never made"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=20)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_piped_log_is_named_once(tmp_path):
+    out = tmp_path / "page.html"
+    done = _mutexlab("report", "/dev/stdin", "-o", str(out), input="", env=_env())
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == "mutexlab: error: /dev/stdin: the trace is empty (no events)\n", done.stderr
+
+
+def test_a_report_of_a_symbolic_link_loop_is_refused_not_a_traceback(tmp_path, cli):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    for argv in (["report", str(tmp_path / "a")], ["report", str(tmp_path / "a"), "-o", str(tmp_path / "b")]):
+        ran = cli(*argv)
+        assert ran.returncode == 2, ran.stderr
+        assert "Too many levels of symbolic links" in ran.stderr and "Traceback" not in ran.stderr
+
+
+def test_a_report_of_a_log_from_standard_input_needs_a_name(tmp_path):
+    """``report /dev/stdin`` named its page ``/dev/stdin.html``: written into /dev (as root)."""
+    trace = tmp_path / "t.trace"
+    made = _mutexlab(
+        "simulate", "mutex", "-a", "ricart-agrawala", "-N", "2", "--trace", str(trace), env=_env()
+    )
+    assert made.returncode == 0, made.stderr
+    stray = Path("/dev/stdin.html")
+    there = stray.exists()
+    try:
+        for how in ({"stdin": trace.open("rb")}, {"input": trace.read_text()}):
+            done = _mutexlab("report", "/dev/stdin", cwd=tmp_path, env=_env(), **how)
+            assert done.returncode == 2, done.stdout + done.stderr
+            assert "is a pipe or a device" in done.stderr and "-o FILE" in done.stderr, done.stderr
+        done = _mutexlab(
+            "report", "/dev/stdin", "-o", "p.html", input=trace.read_text(), cwd=tmp_path, env=_env()
+        )
+        assert done.returncode == 0 and (tmp_path / "p.html").stat().st_size > 0, done.stderr
+    finally:
+        if not there and stray.exists():
+            stray.unlink()
