@@ -156,3 +156,59 @@ def test_a_report_of_a_log_from_standard_input_needs_a_name(tmp_path):
     finally:
         if not there and stray.exists():
             stray.unlink()
+
+
+# -- temporary files of other commands, SIGKILLed -------------------------------------------------
+def _killed_leaves_nothing(tmp_path: Path, proc: subprocess.Popen, made) -> None:
+    """Wait for ``made()`` (the temporary file is there), SIGKILL ``proc``: ``tmp_path`` empties."""
+    try:
+        deadline = time.monotonic() + 20
+        while not made() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert made(), "the temporary file was never made"
+        time.sleep(0.1)  # past the microseconds between making it and naming it to the watcher
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=20)
+        deadline = time.monotonic() + 5
+        while list(tmp_path.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_sigkill_of_test_mpi_leaves_no_file_for_the_ranks_errors(tmp_path):
+    # The file the ranks write what they do not support into was a named file in TMPDIR.
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    code = (
+        "import time\nfrom mutexlab.commands.mpitest import errors\n"
+        "with errors():\n    print('ready', flush=True)\n    time.sleep(60)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=_env(TMPDIR=str(temp))
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    _killed_leaves_nothing(temp, proc, lambda: list(temp.iterdir()))
+
+
+def test_sigkill_of_export_leaves_no_partial_log(tmp_path):
+    trace = tmp_path / "t.trace"
+    made = _mutexlab(
+        "simulate", "mutex", "-a", "ricart-agrawala", "-N", "2", "--trace", str(trace), env=_env()
+    )
+    assert made.returncode == 0, made.stderr
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mutexlab", "export", "/dev/stdin", "-o", str(out / "log.txt")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(),
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(trace.read_bytes().splitlines(keepends=True)[0])  # the header; the rest never comes
+    proc.stdin.flush()
+    _killed_leaves_nothing(out, proc, lambda: list(out.glob("*.partial")))
