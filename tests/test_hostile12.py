@@ -212,3 +212,34 @@ def test_sigkill_of_export_leaves_no_partial_log(tmp_path):
     proc.stdin.write(trace.read_bytes().splitlines(keepends=True)[0])  # the header; the rest never comes
     proc.stdin.flush()
     _killed_leaves_nothing(out, proc, lambda: list(out.glob("*.partial")))
+
+
+# -- node lines that are almost JSON: told what they are ---------------------------------------------
+@pytest.mark.parametrize(
+    "raw, words",
+    [
+        # Python's print(d): a dict's repr, which a user means as a protocol line
+        (b"{'type': 'done'}", "a single quote at character 1: JSON's keys and strings are in double quotes"),
+        (b'{"type":"log","x":"a\x00b"}', "a control character (\\x00) inside a string, at character 20"),
+        (b'{"type":"log","x":"\xff"}', "a line of bytes that are not UTF-8 text (byte 20: 0xff)"),
+        (b'{"type":"send","to":2,"body":' + b"9" * 5000 + b"}", "an integer of more than 4,300 digits"),
+    ],
+)
+def test_a_line_that_is_almost_json_is_named_for_what_it_is(raw, words):
+    from mutexlab.director.lines import STDOUT_IS_PROTOCOL, NodeFault, parse
+
+    with pytest.raises(NodeFault) as caught:
+        parse(raw, 1, frozenset({2}))
+    assert caught.value.rule == "garbage" and words in caught.value.message, caught.value.message
+    assert STDOUT_IS_PROTOCOL not in caught.value.message  # no debugging print: a line meant as JSON
+
+
+def test_json_past_pythons_integer_limit_gives_no_python_advice(tmp_path, cli):
+    scenario = tmp_path / "s.json"
+    scenario.write_text('{"x": ' + "9" * 5000 + "}")
+    log = tmp_path / "t.trace"
+    log.write_text('{"event": "run", "x": ' + "9" * 5000 + "}\n")
+    for argv in (["replay", str(scenario)], ["verify", str(log)]):
+        ran = cli(*argv)
+        assert ran.returncode == 2 and "an integer of more than 4,300 digits" in ran.stderr, ran.stderr
+        assert "set_int_max_str_digits" not in ran.stderr, ran.stderr
