@@ -168,7 +168,7 @@ def loads_shallow(text: str | bytes) -> Any:
         raise InputError(refused(exc)) from None
 
 
-def refused(exc: ValueError) -> str:
+def refused(exc: BaseException) -> str:
     """What ``json.loads`` refused, other than text that is not JSON, in a user's words: Python's
     own says to call ``sys.set_int_max_str_digits()``, no advice for a user of mutexlab."""
     if isinstance(exc, UnicodeDecodeError):
