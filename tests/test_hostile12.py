@@ -243,3 +243,46 @@ def test_json_past_pythons_integer_limit_gives_no_python_advice(tmp_path, cli):
         ran = cli(*argv)
         assert ran.returncode == 2 and "an integer of more than 4,300 digits" in ran.stderr, ran.stderr
         assert "set_int_max_str_digits" not in ran.stderr, ran.stderr
+
+
+# -- the explorer's HTTP server: refusals of http.server itself ------------------------------------
+@pytest.mark.parametrize(
+    "request_bytes, status",
+    [
+        (b"GET /api/state?" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", 414),  # a request line too long
+        (b"GET /api/state HTTP/1.1\r\nX: " + b"a" * 70_000 + b"\r\n\r\n", 431),  # a header too long
+        (b"GET /api/state HTTP/1.1\r\n" + b"X: 1\r\n" * 101 + b"\r\n", 431),  # too many headers
+        (b'GET /api/state HTTP/"1.1\r\n\r\n', 400),  # a quote that would break JSON written by hand
+    ],
+)
+def test_what_http_server_refuses_itself_is_answered_in_json(request_bytes, status):
+    """docs/explore.md: every answer is JSON, a bad request a 4xx with ``{"error", "status"}``;
+    http.server's own refusals were an HTML page."""
+    import json
+    import socket
+    import threading
+
+    from mutexlab.explore.server import make_server
+    from mutexlab.explore.session import Config, Session
+
+    server = make_server(Session(Config("ricart-agrawala", 2, {"requests": 1})), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        with socket.create_connection(server.server_address[:2], timeout=10) as conn:
+            conn.sendall(request_bytes)
+            answer = b""
+            while chunk := conn.recv(1 << 16):
+                answer += chunk
+        if answer.startswith(b"HTTP/"):
+            head, _, body = answer.partition(b"\r\n\r\n")
+            assert head.split(b" ")[1] == str(status).encode(), head
+            assert b"content-type: application/json" in head.lower(), head
+        else:  # no version it speaks: answered as HTTP/0.9 was, a body without a status line
+            body = answer
+        said = json.loads(body)
+        assert said["status"] == status and said["error"], said
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
