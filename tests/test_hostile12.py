@@ -286,3 +286,46 @@ def test_what_http_server_refuses_itself_is_answered_in_json(request_bytes, stat
         server.shutdown()
         server.server_close()
         thread.join(10)
+
+
+def test_sigkill_of_a_swarm_check_ends_its_workers(tmp_path):
+    """``check --swarm`` forks its workers; SIGKILLed, it left them searching at full CPU until
+    the budget (``--time``, an hour if asked) ran out."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mutexlab", "check", "mutex", "-a", "ricart-agrawala", "-N", "4"]
+        + ["--requests", "3", "--swarm", "--time", "60", "--workers", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(),
+    )
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 30
+        while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            workers = [int(pid) for pid in children.read_text().split()]
+        assert len(workers) >= 2, "the swarm never started its workers"
+        time.sleep(0.3)  # searching
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=20)
+        deadline = time.monotonic() + 5
+        alive = workers
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.05)
+            alive = [pid for pid in workers if _running(pid)]
+        assert alive == [], "workers outlived the swarm"
+    finally:
+        proc.kill()
+        proc.wait()
+        for pid in workers:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not a zombie, not gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
