@@ -145,10 +145,11 @@ def test_a_report_of_a_log_from_standard_input_needs_a_name(tmp_path):
     stray = Path("/dev/stdin.html")
     there = stray.exists()
     try:
-        for how in ({"stdin": trace.open("rb")}, {"input": trace.read_text()}):
-            done = _mutexlab("report", "/dev/stdin", cwd=tmp_path, env=_env(), **how)
-            assert done.returncode == 2, done.stdout + done.stderr
-            assert "is a pipe or a device" in done.stderr and "-o FILE" in done.stderr, done.stderr
+        with trace.open("rb") as redirected:  # a file as standard input, and a pipe
+            for how in ({"stdin": redirected}, {"input": trace.read_text()}):
+                done = _mutexlab("report", "/dev/stdin", cwd=tmp_path, env=_env(), **how)
+                assert done.returncode == 2, done.stdout + done.stderr
+                assert "is a pipe or a device" in done.stderr and "-o FILE" in done.stderr, done.stderr
         done = _mutexlab(
             "report", "/dev/stdin", "-o", "p.html", input=trace.read_text(), cwd=tmp_path, env=_env()
         )
