@@ -330,3 +330,42 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+def test_a_whole_number_past_2_to_the_53_written_with_an_exponent_is_told_to_be_written_in_digits():
+    """``{"seed": 1e18}`` was refused as "must be a whole number ≥ 0, got 1e+18": it is one."""
+    import json
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from mutexlab.explore.server import make_server
+    from mutexlab.explore.session import Config, Session
+
+    server = make_server(Session(Config("ricart-agrawala", 2, {"requests": 1})), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    host, port = server.server_address[:2]
+
+    def post(body: str) -> tuple[int, dict]:
+        request = urllib.request.Request(
+            f"http://{host}:{port}/api/random",
+            data=body.encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=20) as answer:
+                return answer.status, json.loads(answer.read())
+        except urllib.error.HTTPError as refused:
+            return refused.code, json.loads(refused.read())
+
+    try:
+        status, said = post('{"n": 1, "seed": 1e18}')
+        assert status == 400 and "1e+18" in said["error"] and "write it in digits" in said["error"], said
+        status, said = post('{"n": 1, "seed": 1000000000000000000}')
+        assert status == 200 and said["position"] == 1, said
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)

@@ -337,6 +337,12 @@ class Handler(JsonErrors):
         value = self.body.get(name, default)
         if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
             return int(value)  # 18.0 is the whole number 18 in JSON (and in the API's schema)
+        if isinstance(value, float) and value.is_integer():  # 1e18: whole, but perhaps not as written
+            raise ApiError(
+                400,
+                f"{name!r} is {value!r}, a whole number written with an exponent or a fraction past 2^53, "
+                "where such a number may have been rounded: write it in digits",
+            )
         return value
 
     def api_state(self) -> tuple[int, Any]:
