@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -146,8 +147,8 @@ def loads(text: str | bytes, depth: int = MAX_DEPTH) -> Any:
         raise InputError(f"JSON nested more than {depth} deep") from None
     except (json.JSONDecodeError, InputError):
         raise
-    except ValueError as exc:  # an integer longer than sys.get_int_max_str_digits()
-        raise InputError(f"JSON this reader does not take: {exc}") from None
+    except ValueError as exc:  # an integer longer than sys.get_int_max_str_digits(), not UTF-8
+        raise InputError(f"JSON this reader does not take: {refused(exc)}") from None
     if nesting(value) > depth:
         raise InputError(f"JSON nested more than {depth} deep")
     return value
@@ -155,8 +156,26 @@ def loads(text: str | bytes, depth: int = MAX_DEPTH) -> Any:
 
 def loads_shallow(text: str | bytes) -> Any:
     """``loads`` without its nesting check, for text that cannot nest deep (a caller counted its
-    brackets): NaN, infinities, numbers too large to be finite and a key twice refused (InputError)."""
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=unique_keys)
+    brackets): NaN, infinities, numbers too large to be finite, an integer of more digits than Python
+    converts, bytes that are not UTF-8 and a key twice refused (InputError)."""
+    try:
+        return json.loads(
+            text, parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=unique_keys
+        )
+    except (json.JSONDecodeError, InputError):
+        raise
+    except ValueError as exc:
+        raise InputError(refused(exc)) from None
+
+
+def refused(exc: BaseException) -> str:
+    """What ``json.loads`` refused, other than text that is not JSON, in a user's words: Python's
+    own says to call ``sys.set_int_max_str_digits()``, no advice for a user of mutexlab."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"bytes that are not UTF-8 text (byte {exc.start + 1}: 0x{exc.object[exc.start]:02x})"
+    if "integer string conversion" in str(exc):
+        return f"an integer of more than {sys.get_int_max_str_digits():,} digits"
+    return str(exc)
 
 
 def _no_constant(name: str) -> Any:

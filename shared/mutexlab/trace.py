@@ -393,7 +393,7 @@ def parse_events(
         except json.JSONDecodeError as exc:
             raise TraceError(f"{source}:{number}: not JSON ({exc.msg}){run_together(line, first)}") from None
         except (ValueError, RecursionError) as exc:  # e.g. an integer too long, nesting too deep
-            raise TraceError(f"{source}:{number}: not JSON this reader accepts ({exc})") from None
+            raise TraceError(f"{source}:{number}: JSON past a limit ({limits.refused(exc)})") from None
         problem = check_event(event, first)
         if problem:
             raise TraceError(f"{source}:{number}: {problem}")

@@ -6,14 +6,15 @@ starts — a helper process, the commands of a shell's pipeline — stays in its
 only a living parent kills (``NodeProcess.kill``). So every process that starts node programs
 also starts one watcher: a small Python process in a session of its own (a Ctrl-C or a signal to
 the parent's group does not reach it) reading a pipe only the parent holds. Each line names a
-group (``+g PGID`` started, ``-g PGID`` already killed by the parent) or a directory (``+d PATH``
-to remove, ``-d PATH`` kept or removed by the parent). At the end of the pipe — the parent
+group (``+g PGID`` started, ``-g PGID`` already killed by the parent) or a directory or file
+(``+d PATH`` to remove, ``-d PATH`` kept or removed by the parent). At the end of the pipe — the parent
 ended, and the kernel closed its end — the watcher kills every group still named, removes every
 directory still named, and exits. Invariant: a group is named from its start until its leader has been killed and reaped (a
 reaped leader's id could be reused), so the watcher never kills a stranger's group.
 
 Out of reach: a process that leaves its group (``setsid``, a daemon) — docs/test-any-program.md.
-Used by ``director.process`` (node programs) and ``transport.supervisor`` (a run's log directory).
+Used by ``director.process`` (node programs), ``transport.supervisor`` (a run's log directory)
+and ``fastclock.build`` (a compiled piece's build: its compiler and its directory in the cache).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import threading
 # once and the first process exits: no child of the parent lingers (nor a zombie), and a parent
 # that counts its children sees none of it.
 WATCHER = """
-import os, shutil, signal, sys
+import os, shutil, signal, sys, time
 if os.fork():  # the watcher is the grandchild: no child of the parent, which it outlives
     os._exit(0)
 signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -41,8 +42,25 @@ for group in named["g"]:
         os.killpg(int(group), signal.SIGKILL)
     except OSError:
         pass
+# a killed compiler could still be writing into a directory about to be removed: its groups gone first
+left = set(named["g"]) if named["d"] else set()
+for _ in range(100):
+    for group in list(left):
+        try:
+            os.killpg(int(group), 0)
+        except OSError:
+            left.discard(group)
+    if not left:
+        break
+    time.sleep(0.01)
 for path in named["d"]:
-    shutil.rmtree(path, ignore_errors=True)
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:  # a file (a partial output)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 """
 
 _lock = threading.Lock()
@@ -99,8 +117,8 @@ def unwatch(group: int) -> None:
 
 
 def watch_dir(path: str) -> None:
-    """Remove directory ``path`` if this process ends before calling ``unwatch_dir`` (a path
-    holds no newline: a temporary directory's name, made here)."""
+    """Remove directory ``path`` (or file: ``watch_file``) if this process ends before calling
+    ``unwatch_dir`` (a path holds no newline: a temporary directory's name, made here)."""
     _tell(f"+d {path}")
 
 
@@ -108,3 +126,7 @@ def unwatch_dir(path: str) -> None:
     """``path`` is kept (or was removed) by this process: no longer the watcher's."""
     if _watcher is not None:
         _tell(f"-d {path}")
+
+
+# A temporary file (a partial output, renamed once whole) is named as a directory is.
+watch_file, unwatch_file = watch_dir, unwatch_dir

@@ -270,10 +270,12 @@ def spooled(path: str | Path) -> Iterator[str | Path]:
     if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)):
         yield path
         return
-    fd, copy = tempfile.mkstemp(prefix="mutexlab-", suffix=".log")
+    fd, name = tempfile.mkstemp(prefix="mutexlab-", suffix=".log")
+    os.unlink(name)  # held by its descriptor alone: gone with this process, even SIGKILLed
+    copy = f"/proc/self/fd/{fd}"  # opened anew by the readers, each from its start
     handled, previous = _exit_on_sigterm()
     try:
-        with open(fd, "wb") as out:
+        with open(fd, "wb", closefd=False) as out:
             try:
                 with open(path, "rb") as source:
                     for line in bounded_lines(source, str(path), "a line"):
@@ -285,7 +287,7 @@ def spooled(path: str | Path) -> Iterator[str | Path]:
         except TraceError as exc:
             raise TraceError(str(exc).replace(copy, str(path))) from None
     finally:
-        os.unlink(copy)
+        os.close(fd)
         if handled:  # the handler it replaced; None (one not set from Python) as the default
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
@@ -295,8 +297,8 @@ def _terminated(signum: int, frame: object) -> None:
 
 
 def _exit_on_sigterm() -> tuple[bool, signal.Handlers | Callable | int | None]:
-    """While a copy exists, SIGTERM exits through ``finally`` (143), which deletes it: the default
-    action would end the process and leave the copy behind. (Whether it was set: never off the
+    """While a copy exists, SIGTERM exits through ``finally`` (143), which closes it, as a shell
+    reports a process it ended (the copy, nameless, goes with the process anyway). (Whether it was set: never off the
     main thread, where no handler can be; the handler it replaced, to restore.)"""
     if threading.current_thread() is not threading.main_thread():
         return False, None

@@ -120,11 +120,18 @@ def _worker(
     shared: Any = None,
     slot: int = 0,
     stop: Any = None,
+    parent: int | None = None,
 ) -> None:
     """One worker: randomised depth-first searches until ``deadline``, a finding or ``stop``.
     Whatever happens, it reports once (an error too: the parent never waits for a worker that
-    died), its slot of the shared counts up to date first."""
+    died), its slot of the shared counts up to date first. It ends with ``parent`` (the pid of the
+    process that forked it), however that ends: SIGKILLed, it would leave workers at full CPU
+    until the budget ran out."""
     from ..sim import hung
+    from ..transport.spawn import die_with_parent
+
+    if parent is not None:
+        die_with_parent(parent)
 
     stats = Stats(shared, slot, stop)
     try:
@@ -276,7 +283,7 @@ def run_swarm(
     procs = [
         ctx.Process(
             target=_worker,
-            args=(config, setup, 1000003 * (w + 1), deadline, out, BITS, shared, w, stop),
+            args=(config, setup, 1000003 * (w + 1), deadline, out, BITS, shared, w, stop, os.getpid()),
             daemon=True,
         )
         for w in range(workers)

@@ -4,7 +4,8 @@ header on a line ShiViz skips; ``jsonl``: the events without their clocks. Eithe
 ``mutexlab verify`` to the same verdict. Exit 0 written, 2 when the trace cannot be read (a last
 line cut mid-write too: a log of the rest would read as a whole run's) or the file cannot be
 written. The log is written to a temporary file beside ``-o`` and renamed once whole: a refusal
-half way leaves no partial log (and an older file of that name untouched)."""
+half way leaves no partial log (and an older file of that name untouched), nor does SIGKILL (the
+watcher removes it)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from contextlib import nullcontext, suppress
 from pathlib import Path
 from typing import Any
 
+from .. import watcher
 from ..audit.shiviz import write_shiviz
 from ..trace import TraceError, parse_events
 from .common import fail
@@ -54,14 +56,18 @@ def run(args) -> int:
         return fail(f"the log would overwrite its own trace {args.trace}; choose another name with -o")
     write = write_shiviz if args.format == "shiviz" else _clock_free
     partial = None  # the log being written, renamed to --output only once whole
+    watched = None  # its name, while the watcher would remove it
     try:
         with open(args.trace, "rb") as source:
             out: Any = nullcontext(sys.stdout)
             if args.output:
                 target = Path(args.output)
+                watcher.start()  # running before the file is made: told of it at once
                 fd, partial = tempfile.mkstemp(
                     prefix=f".{target.name}.", suffix=".partial", dir=target.parent
                 )
+                watched = partial
+                watcher.watch_file(partial)  # removed by the watcher if this process is SIGKILLed
                 out = open(fd, "w", encoding="utf-8")  # noqa: SIM115 - closed by the with below
             with out as handle:
                 cut: list[str] = []  # a last line cut mid-write: no whole trace to convert
@@ -87,6 +93,8 @@ def run(args) -> int:
         if partial is not None:  # refused or failed: no partial log is left behind
             with suppress(OSError):
                 os.unlink(partial)
+        if watched is not None:  # renamed or removed: no longer the watcher's
+            watcher.unwatch_file(watched)
     if args.output:
         print(f"{args.format} log written to {args.output} ({written:,} events)")
     return 0

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .. import watcher
 from ..setups import ConfigError
 from .common import count as whole
 from .flags import entries
@@ -294,8 +295,10 @@ class Errors(list):
 @contextmanager
 def errors() -> Iterator[Errors]:
     """Collects what the ranks report as not supported (a list filled on the way out)."""
-    handle, path = tempfile.mkstemp(prefix="mutexlab-mpi-", suffix=".txt")
-    os.close(handle)
+    watcher.start()  # running before the directory is made: told of it at once
+    folder = tempfile.mkdtemp(prefix="mutexlab-mpi-")
+    watcher.watch_dir(folder)  # removed by the watcher if this process is killed (SIGKILL too)
+    open(path := os.path.join(folder, "errors.txt"), "wb").close()
     found = Errors(path)
     before = os.environ.get("MUTEXLAB_MPI_ERRORS")
     os.environ["MUTEXLAB_MPI_ERRORS"] = path
@@ -310,7 +313,8 @@ def errors() -> Iterator[Errors]:
             said = text.read() if found.upto is None else text.read(found.upto)
         lines = said.decode("utf-8", "replace").splitlines()
         found += sorted({line.strip() for line in lines if line.strip()})
-        os.unlink(path)
+        shutil.rmtree(folder, ignore_errors=True)
+        watcher.unwatch_dir(folder)
 
 
 def unsupported(found: list[str]) -> str:

@@ -9,6 +9,8 @@ foreign log is read as ``verify`` reads it (the same flags) and placed by causal
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from ..report import WINDOW_EVENTS, read_window, write_report
@@ -30,7 +32,7 @@ def arguments(p) -> None:
         "-o",
         "--output",
         metavar="FILE",
-        help="where to write the page (default: the trace's name with .html)",
+        help="where to write the page (default: the trace's name with .html; needed for a pipe)",
     )
     p.add_argument(
         "--window",
@@ -45,8 +47,13 @@ def arguments(p) -> None:
 
 
 def run(args) -> int:
+    if not args.output and _streamed(args.trace):  # /dev/stdin.html, /dev/fd/63.html: no place
+        return fail(
+            f"{args.trace} is a pipe or a device, not a file of its own: the report has no name "
+            "to take from it; choose one with -o FILE"
+        )
     output = Path(args.output) if args.output else Path(args.trace).with_suffix(".html")
-    if output.resolve() == Path(args.trace).resolve():
+    if _same_file(output, Path(args.trace)):
         return fail(f"the report would overwrite its own trace {args.trace}; choose another name with -o")
     try:
         found = named_algorithm(args)
@@ -66,6 +73,28 @@ def run(args) -> int:
     if not shown.whole:
         print(f"(it draws {shown.shown:,} of the trace's {shown.total:,} events: --window)")
     return 0
+
+
+def _streamed(trace: str) -> bool:
+    """Whether ``trace`` is a stream or a device (a pipe, a terminal, a socket), or a name of one
+    under ``/dev`` or ``/proc`` (``/dev/stdin`` redirected from a file: a page beside it would be
+    written into ``/dev``)."""
+    if os.path.abspath(trace).startswith(("/dev/", "/proc/")):
+        return True
+    try:
+        mode = os.stat(trace).st_mode
+    except OSError:  # the reader names the problem
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """Whether two paths name one file; a path that cannot be resolved (a symbolic link's loop:
+    RuntimeError before Python 3.13, OSError after) names none — its reader says why."""
+    try:
+        return one.resolve() == other.resolve()
+    except (OSError, RuntimeError):
+        return False
 
 
 COMMAND = Command(

@@ -94,6 +94,10 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
             raise fault(
                 f"a line mutexlab does not take: {exc} (at most {MAX_DEPTH} arrays and objects inside each other)"
             ) from None
+        if "digits" in str(exc):  # JSON, but past Python's limit
+            raise fault(f"a line mutexlab does not take: {exc}") from None
+        if "UTF-8" in str(exc):  # no text at all
+            raise fault(f"a line of {exc}") from None
         raise fault(f"a line that is not JSON: {exc}") from None
     except json.JSONDecodeError as exc:
         raise fault(f"a line that is not JSON ({_why_not_json(exc)})") from None
@@ -168,6 +172,17 @@ def _why_not_json(exc: json.JSONDecodeError) -> str:
     on one line, or the first line of one written over several (pretty-printed); anything else
     is text that is no protocol line at all (a banner, a debugging print)."""
     text = exc.doc.strip()
+    if text.startswith("{") and exc.doc[exc.pos : exc.pos + 1] == "'":
+        return (
+            f"a single quote at character {exc.pos}: JSON's keys and strings are in double quotes — "
+            "a dict printed as it is (Python's print(d)) is no JSON: write json.dumps(d)"
+        )
+    if exc.msg.startswith("Invalid control character") and exc.pos < len(exc.doc):
+        code = ord(exc.doc[exc.pos])
+        return (
+            f"a control character (\\x{code:02x}) inside a string, at character {exc.pos}: JSON "
+            f"writes it escaped (\\u{code:04x})"
+        )
     if text.startswith("{"):
         if exc.msg == "Extra data" and exc.doc[exc.pos :].lstrip()[:1] not in VALUE_STARTS:
             return (

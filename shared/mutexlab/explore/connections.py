@@ -2,17 +2,21 @@
 
 ``Deadline`` reads a request within a deadline in all, however slowly its bytes trickle in (a
 socket timeout alone bounds each read, not their sum); ``Bounded`` serves at most ``slots``
-connections at once, each on its own thread, and closes one that finds no slot in time.
+connections at once, each on its own thread, and closes one that finds no slot in time;
+``JsonErrors`` answers what ``http.server`` refuses itself (a request line over 65,536 bytes, a
+header too long) in JSON, as every answer of the API.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import socket
 import sys
 import threading
 import time
-from http.server import ThreadingHTTPServer
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class Deadline(io.RawIOBase):
@@ -69,3 +73,28 @@ class Bounded(ThreadingHTTPServer):
         """A connection the client or a deadline cut short is no error worth a traceback."""
         if not isinstance(sys.exc_info()[1], OSError):
             super().handle_error(request, client_address)
+
+
+class JsonErrors(BaseHTTPRequestHandler):
+    """A handler whose refusals by ``http.server`` itself (414 a request line over 65,536 bytes,
+    431 a header too long or more than 100 of them, 400 a malformed request line, 505 an
+    HTTP version it does not speak) are ``{"error": …, "status": …}``, not
+    an HTML page: every answer of the API is JSON."""
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        said = message or self.responses.get(code, ("error", ""))[0]
+        data = json.dumps({"error": said, "status": code}).encode("utf-8")
+        self.log_error("code %d, message %s", code, said)
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Connection", "close")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.close_connection = True
+        if (
+            self.command != "HEAD"
+            and code >= 200
+            and code not in (HTTPStatus.NO_CONTENT, HTTPStatus.NOT_MODIFIED)
+        ):
+            self.wfile.write(data)

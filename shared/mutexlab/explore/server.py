@@ -47,7 +47,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -59,7 +58,7 @@ from ..report import build_report
 from ..sim.hung import watching
 from ..sim.scripted import ScenarioError
 from ..trace import TraceError
-from .connections import Bounded, Deadline
+from .connections import Bounded, Deadline, JsonErrors
 from .openapi import document
 from .session import ExploreError, Session, session_from_scenario
 
@@ -168,7 +167,7 @@ class ExplorerServer(Bounded):
         return {f"{n}:{port}" for n in names}
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(JsonErrors):
     server: ExplorerServer
     server_version = "mutexlab-explore"
     # The connection's socket timeout, and the time the request line and headers, then the body,
@@ -338,6 +337,12 @@ class Handler(BaseHTTPRequestHandler):
         value = self.body.get(name, default)
         if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
             return int(value)  # 18.0 is the whole number 18 in JSON (and in the API's schema)
+        if isinstance(value, float) and value.is_integer():  # 1e18: whole, but perhaps not as written
+            raise ApiError(
+                400,
+                f"{name!r} is {value!r}, a whole number written with an exponent or a fraction past 2^53, "
+                "where such a number may have been rounded: write it in digits",
+            )
         return value
 
     def api_state(self) -> tuple[int, Any]:

@@ -27,6 +27,7 @@ compiler, when the build fails, or with ``MUTEXLAB_PLAIN_CLOCKS=1`` in the envir
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -35,11 +36,13 @@ import shutil
 import subprocess
 import sysconfig
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from .. import watcher
 
 SOURCE = Path(__file__).resolve().parent / "merge.c"
 NAME = "_mutexlab_merge"
@@ -105,10 +108,10 @@ def _built(source: Path) -> Path | None:
     if shutil.which(cc) is None or not include or not (Path(include) / "Python.h").exists():
         return None
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as work:
+    with build_dir(target.parent) as work:
         out = Path(work) / built.name
         command = [cc, *FLAGS, f"-I{include}", str(source), "-o", str(out)]
-        if subprocess.run(command, capture_output=True, timeout=120).returncode != 0:
+        if build(command, work, timeout=120).returncode != 0:
             return None
         try:
             os.rename(work, target)  # atomic: another build at once finds it whole or not at all
@@ -117,3 +120,44 @@ def _built(source: Path) -> Path | None:
                 raise
         Path(work).mkdir(exist_ok=True)  # the temporary directory's own cleanup expects it
     return built
+
+
+@contextlib.contextmanager
+def build_dir(parent: Path) -> Iterator[str]:
+    """A temporary directory in ``parent`` for one build, removed at its end — and by the watcher
+    if this process dies first (SIGKILL included): a killed build leaves nothing in the cache."""
+    with tempfile.TemporaryDirectory(dir=parent, prefix=".build-") as work:
+        watcher.watch_dir(work)
+        try:
+            yield work
+        finally:
+            watcher.unwatch_dir(work)
+
+
+def build(
+    command: Sequence[str], work: str, timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a compiler's ``command`` for a build in ``work`` (``build_dir``), its output captured:
+    in a process group of its own that the watcher kills if this process dies first, its own
+    temporary files (gcc's ``/tmp/cc*.s``) in ``work`` through ``TMPDIR``, so that a build cut
+    short leaves neither a process nor a file behind."""
+    proc = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "TMPDIR": work},
+    )
+    watcher.watch(proc.pid)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:  # a timeout, an interrupt: the compiler and what it started end too
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, 9)
+        proc.wait()
+        raise
+    finally:
+        if proc.returncode is not None:  # reaped: its id may be reused, never to be killed again
+            watcher.unwatch(proc.pid)
+    return subprocess.CompletedProcess(list(command), proc.returncode, out, err)

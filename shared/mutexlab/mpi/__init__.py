@@ -18,10 +18,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from ..fastclock import cache_dir  # the one build cache of compiled pieces
+from ..fastclock import build, build_dir, cache_dir  # the one build cache of compiled pieces
 
 HERE = Path(__file__).resolve().parent
 INCLUDE = HERE / "include"
@@ -47,17 +46,19 @@ def library(cc: str = "gcc") -> Path:
     if shutil.which(cc) is None:
         raise BuildError(f"no C compiler {cc!r} on PATH: mutexlab's MPI is built with it")
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as work:
+    with build_dir(target.parent) as work:  # removed even if this process is SIGKILLed
         objects = [str(Path(work) / f"{source.stem}.o") for source in SOURCES]
         for source, obj in zip(SOURCES, objects, strict=True):
-            built = subprocess.run(
-                [cc, "-O2", "-g", "-fPIC", "-pthread", f"-I{INCLUDE}", "-c", str(source), "-o", obj],
-                capture_output=True,
-                text=True,
+            built = build(
+                [cc, "-O2", "-g", "-fPIC", "-pthread", f"-I{INCLUDE}", "-c", str(source), "-o", obj], work
             )
             if built.returncode != 0:
                 raise BuildError(f"building mutexlab's MPI failed:\n{built.stderr.strip()}")
-        subprocess.run(["ar", "rcs", str(Path(work) / LIBRARY), *objects], check=True, capture_output=True)
+        archived = build(["ar", "rcs", str(Path(work) / LIBRARY), *objects], work)
+        if archived.returncode != 0:
+            raise subprocess.CalledProcessError(
+                archived.returncode, archived.args, archived.stdout, archived.stderr
+            )
         for obj in objects:
             os.unlink(obj)
         try:

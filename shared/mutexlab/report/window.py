@@ -93,7 +93,8 @@ def read_window(
             verdict = verify_log(readable, fmt, capacities, regex, fresh, expected)
         except TraceError as exc:  # the window's own refusals name the line only
             message = str(exc)
-            raise TraceError(message if message.startswith(str(path)) else f"{path}: {message}") from None
+            named = message.startswith((str(path), str(readable)))  # a pipe's copy: named path by spooled
+            raise TraceError(message if named else f"{path}: {message}") from None
     shown = passes[-1].window_of(verdict)
     if foreign or passes[-1].timeless:
         shown.events, shown.layout = lay_out(shown.events)
