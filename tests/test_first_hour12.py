@@ -203,3 +203,29 @@ def test_a_send_astray_names_a_str_enum_state_by_its_value(cli, tmp_path):
         said = out.stdout + out.stderr
         assert "which is not one of this setup's" in said, said
         assert "its step leaving it in state WAIT_REED" in said and "Phase." not in said, said
+
+
+def test_a_stall_of_a_solution_whose_wants_raises_is_still_explained(cli, tmp_path):
+    """The stall's explanation asks each waiter what it waits to enter (``wants()``, the solution's
+    own code): one raising made ``simulate`` say "internal error (a bug in mutexlab, not in your
+    algorithm)" where it had said STALLED, exit 3. Without ``wants()`` the explanation names no
+    resource, as for a solution that declares none; the stall and its audit stand."""
+    text = (ROOT / "examples" / "protocols" / "central.py").read_text()
+    edits = (
+        ("return self._grant(self.queue.pop(0)) if self.queue else []", "return []"),  # forgets the queue
+        (
+            "    def _grant(self, to: int) -> list:",
+            "    def wants(self):\n        raise ValueError('oops')\n\n    def _grant(self, to: int) -> list:",
+        ),
+        ('"central",', '"central-wants",'),
+    )
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp_path / "wants.py"
+    path.write_text(text)
+    done = cli("simulate", "mutex", "-a", path, "-N", "3")
+    said = done.stdout + done.stderr
+    assert done.returncode == 3, said
+    assert "STALLED — stalled:" in done.stdout and "internal error" not in said, said
+    assert "node-3 (WANTED) has not finished but waits for nothing from anyone" in done.stdout, said

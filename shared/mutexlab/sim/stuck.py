@@ -30,12 +30,16 @@ def _kind(resource: str) -> str:
 
 def wanted(proto: Any, resources: list[str], held: list[str]) -> list[str]:
     """What ``proto`` waits to enter: resource names (``cs``, ``fork:2``) or kinds (``reed``);
-    empty when neither it nor its problem says."""
+    empty when neither it nor its problem says, or when its own ``wants()`` raises (the solution's
+    code: the stall it helps explain is said all the same, never an internal error)."""
     sides = (getattr(proto, "left", None), getattr(proto, "right", None))
     if any(_kind(r) == _kind(fork(1)) for r in resources) and all(isinstance(f, int) for f in sides):
         return [fork(int(f)) for f in sides if f is not None and fork(f) not in held]  # its own forks
     if type(proto).wants is not Protocol.wants:
-        kind = proto.wants()
+        try:
+            kind = proto.wants()
+        except (Exception, SystemExit):  # noqa: BLE001 - the algorithm's code
+            return []
         return [] if kind is None else [kind]
     kinds = {_kind(r) for r in resources}
     return sorted(kinds) if len(kinds) == 1 else []
