@@ -83,7 +83,7 @@ def test_sync_sends_shows_reliance_on_buffering_and_replays(cli, programs, tmp_p
     again = cli("replay", str(ce), "--mpi", programs["hello"])
     assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
     fixed = cli("replay", str(ce), "--mpi", programs["post-first"])
-    assert fixed.returncode != 1 and "did NOT reproduce" in fixed.stdout, fixed.stdout
+    assert fixed.returncode in (0, 3) and "did NOT reproduce" in fixed.stdout, fixed.stdout
 
 
 def test_sync_sends_shows_a_send_to_itself_before_its_receive(cli, programs):

@@ -76,7 +76,7 @@ def test_requests_tied_by_clock_answered_at_once_are_found_and_replay(cli, progr
     again = cli("replay", str(ce), "--mpi", programs["barrier-ties"])
     assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
     fixed = cli("replay", str(ce), "--mpi", programs["barrier"])
-    assert fixed.returncode != 1 and "did NOT reproduce" in fixed.stdout, fixed.stdout
+    assert fixed.returncode in (0, 3) and "did NOT reproduce" in fixed.stdout, fixed.stdout
 
 
 # -- a condition variable's wait_for that times out ---------------------------------------------
