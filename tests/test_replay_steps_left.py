@@ -1,12 +1,16 @@
-"""A replay on another program (a fix) whose schedule ends with nobody waiting but steps still
-possible — a message held, whose delivery was never played — is INCOMPLETE (exit 3), naming the
-steps: what those deliveries would do is not proven. It said SAFE, exit 0."""
+"""A replay whose schedule ends with nobody waiting but steps still possible — a message held,
+whose delivery was never played — never says SAFE of it: on another program (a fix) the run goes
+on past the schedule's last step, in the default order, to its end, and that whole run is judged;
+on the program it was found on (where the recorded finding did not show) it is INCOMPLETE
+(exit 3), naming the steps. Both said SAFE, exit 0, of a run whose last deliveries never came."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+
+from mutexlab.director.scenario import program_files
 
 RA = Path(__file__).resolve().parents[1] / "examples" / "nodes" / "ricart_agrawala.py"
 
@@ -28,7 +32,7 @@ def _fix(tmp_path: Path) -> Path:
     return fixed
 
 
-def _scenario(tmp_path: Path, steps: list[dict]) -> Path:
+def _scenario(tmp_path: Path, steps: list[dict], program: list[str] | None = None) -> Path:
     scenario = {
         "kind": "mutexlab-program-scenario",
         "problem": "mutex",
@@ -37,7 +41,8 @@ def _scenario(tmp_path: Path, steps: list[dict]) -> Path:
         "options": {},
         "seed": 0,
         "faults": {"reorder": False, "duplicate": 0, "crash": 0},
-        "program": ["found-on-another-program"],
+        "program": program or ["found-on-another-program"],
+        **({"files": program_files(program)} if program else {}),
         "finding": {"rule": "violation", "message": "the audit: VIOLATION (1)"},
         "steps": steps,
     }
@@ -63,15 +68,27 @@ SERVED = [
 LAST_BYE = [{"do": "deliver", "node": 1, "id": "node-2#3"}]
 
 
-def test_a_replay_ending_with_messages_held_is_incomplete_and_names_them(cli, tmp_path):
+def test_a_fix_replayed_goes_on_to_the_end_of_its_run_and_is_judged_whole(cli, tmp_path):
     node = f"{sys.executable} {_fix(tmp_path)}"
     ran = cli("replay", _scenario(tmp_path, SERVED), "--node", node)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "9 steps of 9 played (and 1 step more, in the default order, to the run's end)" in ran.stdout
+    assert ": SAFE" in ran.stdout
+    as_json = json.loads(cli("replay", _scenario(tmp_path, SERVED), "--node", node, "--json").stdout)
+    assert as_json["onward"] == 1 and as_json["steps"] == 10 and as_json["steps_left"] == []
+
+
+def test_on_the_program_it_was_found_on_a_schedule_ending_with_messages_held_is_incomplete(cli, tmp_path):
+    argv = [sys.executable, str(_fix(tmp_path))]
+    ran = cli("replay", _scenario(tmp_path, SERVED, argv), "--node", " ".join(argv))
     assert ran.returncode == 3, ran.stdout + ran.stderr
-    assert "9 steps of 9 played" in ran.stdout
+    assert "9 steps of 9 played" in ran.stdout and "more, in the default order" not in ran.stdout
     assert "INCOMPLETE — the schedule ended before the run did: nobody waits, but 1 step" in ran.stdout
     assert "(deliver node-2#3→1) is still possible" in ran.stdout
     assert "SAFE" not in ran.stdout.split("\n")[1]
-    as_json = json.loads(cli("replay", _scenario(tmp_path, SERVED), "--node", node, "--json").stdout)
+    as_json = json.loads(
+        cli("replay", _scenario(tmp_path, SERVED, argv), "--node", " ".join(argv), "--json").stdout
+    )
     assert as_json["steps_left"] == ["deliver node-2#3→1"]
     assert as_json["unfinished"] == []
 
@@ -80,4 +97,5 @@ def test_the_same_replay_played_to_rest_is_safe(cli, tmp_path):
     node = f"{sys.executable} {_fix(tmp_path)}"
     ran = cli("replay", _scenario(tmp_path, SERVED + LAST_BYE), "--node", node)
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert "10 steps of 10 played" in ran.stdout and ": SAFE" in ran.stdout
+    assert "10 steps of 10 played" in ran.stdout and "more, in the default order" not in ran.stdout
+    assert ": SAFE" in ran.stdout

@@ -375,11 +375,12 @@ def replay_program(args) -> int:
         "unfinished": replayed.unfinished(),  # nodes still waiting where the schedule ended
         "steps_left": replayed.steps_left(),  # steps still possible there, nobody waiting
         "wakes": {"added": replayed.woken, "passed_over": replayed.skipped},  # on another program
+        "onward": replayed.onward,  # on another program: steps past the scenario's last, to its end
     }
     if as_json:
         print_json(result)
     else:
-        played = len(replayed.outcome.steps) - replayed.woken
+        played = len(replayed.outcome.steps) - replayed.woken - replayed.onward
         print(
             f"{scenario.problem} on {shlex.join(mpitest.shown(argv))}, N={scenario.nodes}: {count(played, 'step')} of {len(scenario.steps)} played{replayed.wakes_note()}"
         )

@@ -29,7 +29,7 @@ from .lines import CRASHED
 from .problem import make_problem
 from .process import TEST_START_TIMEOUT, Pool
 from .scenario import ProgramScenario, program_files
-from .search import END_GRACE, Outcome, Searched, Settings, play, search
+from .search import END_GRACE, MAX_STEPS, Outcome, Searched, Settings, play, search
 from .shrink import Shrinker, Strict
 from .world import LATE_GRACE
 
@@ -140,9 +140,11 @@ class Replayed:
     diverged: int | None = None  # on another program: the first step it no longer allows
     woken: int = 0  # on another program: wakes played that the scenario has not (it paused there)
     skipped: int = 0  # on another program: the scenario's wakes of a node it did not pause
+    onward: int = 0  # on another program: steps past the scenario's last, to the run's end
 
     def wakes_note(self) -> str:
-        """What a replay on another program says of the wakes it added or passed over ("" if none)."""
+        """What a replay on another program says of the wakes it added or passed over, and of the
+        steps it took past the scenario's last ("" if none)."""
         said = []
         if self.woken:
             said.append(
@@ -150,6 +152,8 @@ class Replayed:
             )
         if self.skipped:
             said.append(f"{count(self.skipped, 'wake')} passed over: the rank did not pause there")
+        if self.onward:
+            said.append(f"{count(self.onward, 'step')} more, in the default order, to the run's end")
         return f" (and {'; '.join(said)})" if said else ""
 
     def unfinished(self) -> list[str]:
@@ -257,7 +261,12 @@ def replay(
     ends = _end_wait(scenario.end_grace, recorded) if same else scenario.end_grace
     # A line written after the last step's done shows only if it arrives before the run is judged.
     late = LATE_GRACE if wrote_late(recorded, str((scenario.finding or {}).get("message", ""))) else 0.0
-    most = len(scenario.steps) + 1 if same else 2 * len(scenario.steps) + Strict.MAX_WAKES + 1
+    # another program goes on past the scenario's last step to its end, within test's own cap
+    most = (
+        len(scenario.steps) + 1
+        if same
+        else max(2 * len(scenario.steps) + Strict.MAX_WAKES + 1, len(scenario.steps) + MAX_STEPS)
+    )
     if recorded == NO_REST:  # a run never at rest shows it at the cap it was found at: its steps
         most = len(scenario.steps)
     settings = Settings(problem, argv, scenario.seed, scenario.faults, most, unread_output, ends, late)
@@ -272,7 +281,9 @@ def replay(
                 break
     finding = outcome.finding
     if chooser.stuck is not None and not same:
-        return Replayed(outcome, finding, settings, chooser.stuck + 1, chooser.woken, chooser.skipped)
+        return Replayed(
+            outcome, finding, settings, chooser.stuck + 1, chooser.woken, chooser.skipped, chooser.onward
+        )
     if chooser.stuck is not None and (finding is None or finding.rule != NONDETERMINISTIC):
         kind, node, ident = scenario.steps[chooser.stuck]
         what = f"{kind} {ident} to node {node}" if ident else f"{kind} by node {node}"
@@ -283,4 +294,6 @@ def replay(
             node,
             chooser.stuck + 1,
         )
-    return Replayed(outcome, finding, settings, woken=chooser.woken, skipped=chooser.skipped)
+    return Replayed(
+        outcome, finding, settings, woken=chooser.woken, skipped=chooser.skipped, onward=chooser.onward
+    )

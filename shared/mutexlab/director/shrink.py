@@ -124,7 +124,10 @@ class Strict:
     or after the last, a paused node is woken first (``woken`` counts them, at most ``MAX_WAKES``
     more than the script's steps), as a program that paused where the other did not would have
     gone on within the step; a recorded wake of a node not paused is passed over (``skipped``), and
-    a recorded landing at a rank that does not poll there is its message's delivery."""
+    a recorded landing at a rank that does not poll there is its message's delivery. Past the
+    script's last step, another program's run goes on in the default order (the first enabled
+    step, ``onward`` counts them) to its end: a fix may need more steps than the program it was
+    found on, and what those steps do is judged too."""
 
     MAX_WAKES = 100
 
@@ -134,6 +137,7 @@ class Strict:
         self.at = 0  # the script's next step
         self.woken = 0
         self.skipped = 0  # recorded wakes of a pause this program did not make
+        self.onward = 0  # steps past the script's last, in the default order (another program)
 
     def __call__(self, depth: int, enabled: list[Action]) -> Action | None:
         while self.wakes and self.at < len(self.script) and self.script[self.at][0] == "wake":
@@ -154,6 +158,10 @@ class Strict:
             return wake
         if step is not None:
             self.stuck = self.at
+            return None
+        if self.wakes and enabled:
+            self.onward += 1
+            return enabled[0]
         return None
 
 
