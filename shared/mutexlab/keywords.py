@@ -78,6 +78,18 @@ def one_document(line: str, first: bool = True) -> str:
     )
 
 
+def not_an_object(event: object) -> str:
+    """Why a parsed line is no event; a JSON array of objects on one line (a log saved as one array,
+    ``json.dumps(events)``) said so, with how to write it as JSON Lines."""
+    if isinstance(event, list) and event and all(isinstance(e, dict) for e in event):
+        return (
+            f"the line is a JSON array of {len(event)} event{'s' * (len(event) != 1)}, not one event: a log is "
+            "JSON Lines, one "
+            "event a line (`jq -c '.[]' FILE` writes an array so)"
+        )
+    return f"an event must be a JSON object, not {type(event).__name__}"
+
+
 def not_utf8(source: str, number: int, raw: bytes, at: int) -> str:
     """The error for line ``number`` of ``source``, ``raw``, not UTF-8 from its byte ``at`` (0-based):
     a file in UTF-16 (Windows PowerShell's ``>`` writes it, a byte-order mark first) said so."""

@@ -18,7 +18,7 @@ from typing import IO, Any, Protocol
 
 from . import limits
 from .clock import EventClock, LocalEventClocks, VectorClock
-from .keywords import CLOCKED_JSON, FOREIGN_JSON, VC_SHAPE, lookalike, not_utf8, one_document
+from .keywords import CLOCKED_JSON, FOREIGN_JSON, VC_SHAPE, lookalike, not_an_object, not_utf8, one_document
 
 
 class TraceError(ValueError):
@@ -301,7 +301,7 @@ def names_problem(event: dict[str, Any]) -> str | None:
 def check_event(event: Any, first: bool = False) -> str | None:
     """What is wrong with one parsed trace line, or None. ``first``: it must be the run header."""
     if not isinstance(event, dict):
-        return f"an event must be a JSON object, not {type(event).__name__}"
+        return not_an_object(event)
     missing = [f for f in REQUIRED if f not in event]
     if missing:
         return f"event lacks {', '.join(missing)}" + (FOREIGN_JSON if len(missing) == len(REQUIRED) else "")

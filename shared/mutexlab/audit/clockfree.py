@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from .. import limits
-from ..keywords import FOREIGN_JSON
+from ..keywords import FOREIGN_JSON, not_an_object
 from ..trace import (
     REQUIRED,
     TraceError,
@@ -208,7 +208,7 @@ def read_clockfree(
 def _shape(event: object) -> str | None:
     """What keeps a parsed line from being an event (as ``trace.check_event`` words it), or None."""
     if not isinstance(event, dict):
-        return f"an event must be a JSON object, not {type(event).__name__}"
+        return not_an_object(event)
     missing = [f for f in REQUIRED if f not in event]
     if missing:
         return f"event lacks {', '.join(missing)}" + (FOREIGN_JSON if len(missing) == len(REQUIRED) else "")
