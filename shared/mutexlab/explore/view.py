@@ -77,7 +77,7 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
             )
             for p in unfinished
         }
-        waited, raised = _stalled(run, states)
+        waited, raised = _stalled(run)
         explained = explain_stall(waited, states, holding, wants) + (f"\n{raised}" if raised else "")
         deadlock = explained or "nothing can move, yet not every process finished"
     if violations:
@@ -129,7 +129,7 @@ def findings(world: SessionState, enabled: list[dict] | None = None) -> dict:
     }
 
 
-def _stalled(run, states: dict) -> tuple[dict, str]:
+def _stalled(run) -> tuple[dict, str]:
     """What each unfinished process of ``run`` waits for (``UNKNOWN`` for one whose
     ``waiting_for()`` raised), and the error, if one raised: said as ``run`` and ``simulate`` say
     it — what it waits for is unknown — never an internal error."""
