@@ -181,7 +181,7 @@ def _solutions(names: list[str]) -> list[registry.Solution] | str:
     solutions: list[registry.Solution] = []
     try:
         for name in names:
-            solution = registry.solution(registry.canonical(name))
+            solution = registry.solution(name)  # errors name the file as typed
             flags = registry.flags_of(solution.spec)
             first = registry.flags_of(solutions[0].spec) if solutions else flags
             if flags is not first:

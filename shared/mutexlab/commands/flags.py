@@ -260,7 +260,7 @@ def disagreement(found: AlgorithmSpec | None, named: str | None, given: str, wha
     if found is None or named in (found.name, given, registry.canonical(given)):
         return None
     said = registry.shown(named) if named else named  # a file as the user would type it here
-    return f"{what} is of the algorithm {said!r}, but {given} declares {found.name!r}"
+    return f"{what} is of the algorithm {said!r}, but {registry.shown(given)} declares {found.name!r}"
 
 
 # -- the simulator's settings (simulate, compare) --------------------------------------------

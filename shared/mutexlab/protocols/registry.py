@@ -197,7 +197,7 @@ def first_member(flags: Flags) -> AlgorithmSpec | None:
 # The algorithms the modules and files loaded so far declare (SPEC), by name → (what named it: a
 # dotted name, a file's resolved path; its spec): what ``lookup`` finds. (Each module is loaded once:
 # sys.modules holds it; its SPEC is read again at every ``resolve``.)
-_declared: dict[str, tuple[str, AlgorithmSpec]] = {}
+_declared: dict[str, tuple[str, AlgorithmSpec, str]] = {}  # name → (source, spec, as typed)
 FILE_MODULE_PREFIX = "mutexlab_algorithm_"  # + the file's stem and a digest of its path
 
 
@@ -267,7 +267,8 @@ def resolve(algorithm: str) -> AlgorithmSpec:
         path = Path(algorithm).expanduser().resolve()
         module = _load_file(algorithm, path)
         try:
-            return _declare(str(path), module, f"algorithm file {algorithm}", is_file=True)
+            # named in errors as typed here (``shown``), not by the absolute path passed on
+            return _declare(str(path), module, f"algorithm file {shown(algorithm)}", is_file=True)
         except ConfigError:
             sys.modules.pop(module.__name__, None)  # refused: loaded again once it is fixed
             raise
@@ -399,11 +400,10 @@ def _declare(source: str, module: ModuleType, what: str, is_file: bool = False) 
                 "give it another name"
             )
         return found
-    earlier = _declared.get(found.name)
-    if earlier is not None and earlier[0] != source:
-        raise ConfigError(f"{what} declares the algorithm {found.name!r}, as {earlier[0]} does: rename one")
+    if (earlier := _declared.get(found.name)) is not None and earlier[0] != source:
+        raise ConfigError(f"{what} declares the algorithm {found.name!r}, as {earlier[2]} does: rename one")
     flags_of(found)  # a problem the commands present
-    _declared[found.name] = (source, found)
+    _declared[found.name] = (source, found, what.removeprefix("algorithm file "))
     return found
 
 
