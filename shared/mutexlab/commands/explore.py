@@ -18,7 +18,7 @@ from ..setups import ConfigError
 from ..spec import Flags
 from ..words import settings
 from .common import add_endless_argument, fail, port_number
-from .flags import resolved
+from .flags import disagreement, resolved
 from .registry import Command, family_scenarios
 
 # The explorer (its HTTP server, sessions) is imported when the command runs: every ``mutexlab``
@@ -62,10 +62,14 @@ def build_session(args) -> Session:
     from .replay import foreign_code
 
     if args.scenario:
-        # a scenario is data: the file or module it names runs only when --algorithm names it too
-        wrong = foreign_code(
-            load_scenario(args.scenario).algorithm, getattr(args, "algorithm", None), args.scenario, "explore"
-        )
+        # a scenario is data: the file or module it names runs only when --algorithm names it too;
+        # --algorithm is loaded first, as a scenario may name it by its SPEC's name (an export)
+        given: str | None = getattr(args, "algorithm", None)
+        named = load_scenario(args.scenario).algorithm
+        wrong = foreign_code(named, given, args.scenario, "explore")
+        if not wrong and given and (registry.is_file(given) or registry.is_module(given)):
+            found = registry.solution(registry.canonical(given)).spec
+            wrong = disagreement(found, named, given, args.scenario)
         if wrong:
             raise ConfigError(wrong)
         session = session_from_scenario(args.scenario)

@@ -136,7 +136,12 @@ def foreign_code(named: str, given: str | None, what: str, command: str = "repla
     """Why the scenario ``what`` may not be played (by ``command``) as it is: it names a module or
     file (``named``) that ``--algorithm`` (``given``) does not name; None when it may."""
     if not (registry.is_file(named) or registry.is_module(named)):
-        return None  # a plain name: registered, or one --algorithm's code declares (else unknown)
+        if given or registry.lookup(named) is not None:
+            return None  # a plain name: registered, or one --algorithm's code declares (else unknown)
+        return (  # a solution's file, named by its SPEC's name (as the explorer exports it)
+            f"{what}: unknown algorithm {named!r}, not a built-in one: pass --algorithm FILE, the "
+            f"solution's .py file (or module) that declares it"
+        )
     if given and named in (given, registry.canonical(given)):
         return None
     if _loaded(named):

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..audit import verify_events
 from ..findings import SAFETY, kind_of
+from ..protocols import registry
 from ..sim.scripted import ScenarioError, StepRefused, load_scenario
 from ..trace import TraceError
 from .state import (
@@ -69,7 +70,7 @@ class Session:
     def scenario(self) -> dict:
         """The path so far as a scenario ``mutexlab replay`` reproduces exactly."""
         c = self.config
-        out: dict = {"algorithm": c.algorithm, "processes": c.processes, "options": c.workload}
+        out: dict = {"algorithm": _portable(c), "processes": c.processes, "options": c.workload}
         if c.seed:
             out["seed"] = c.seed
         out["steps"] = [dict(s) for s in self.world.steps]
@@ -246,6 +247,17 @@ class Session:
         self.world = derive(config, [])
         self.redo_steps = list(reversed(steps))
         self.raised = None
+
+
+def _portable(c: Config) -> str:
+    """The algorithm as an exported scenario names it: a solution's file by the name its SPEC
+    declares, never by a path (where the browser saves the download is not known here, and a path
+    of this machine means nothing on another): ``replay`` and ``explore --scenario`` take it with
+    ``--algorithm FILE`` from anywhere. A registered name or a module as it is."""
+    if not registry.is_file(c.algorithm):
+        return c.algorithm
+    spec = c.resolved().spec
+    return spec.name if registry.lookup(spec.name) is spec else c.algorithm  # a variant: its path
 
 
 def _scenario_path(source: str | Path | dict) -> tuple[Config, list[dict]]:
