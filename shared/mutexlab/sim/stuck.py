@@ -45,6 +45,14 @@ def wanted(proto: Any, resources: list[str], held: list[str]) -> list[str]:
     return sorted(kinds) if len(kinds) == 1 else []
 
 
+def told(proto: Any) -> list[str] | None:
+    """What ``proto`` itself says it waits to enter, by its own ``wants()`` (a bee's ``reed``, an
+    elf's ``pins``), for a participant's status: a monitor's copies of the protocols hold none of
+    the participants' state, so only the participant can say it. None when its class does not say
+    (its problem does, ``wanted``, for the monitor as for the simulator)."""
+    return None if type(proto).wants is Protocol.wants else wanted(proto, [], [])
+
+
 def said(
     capacities: Mapping[str, int],
     stuck: list[tuple[str, Any, dict[str, list[str]]]],

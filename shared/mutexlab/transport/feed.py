@@ -166,6 +166,8 @@ class AuditFeed:
                 "waiting": status.get("waiting", {}),
                 "silent_for": round(now - self.heard[name], 1) if name in self.heard else None,
             }
+            if isinstance(status.get("wants"), list):  # what it waits to enter, as it told (sim/stuck.told)
+                stalled[name]["wants"] = [str(w)[:100] for w in status["wants"][:16]]
             if status.get("hint"):  # why it may be stuck that its waits cannot say (Protocol.stall_hint)
                 stalled[name]["hint"] = str(status["hint"])[:500]
 

@@ -377,13 +377,16 @@ class Monitor(Admission):
 
 
 def waiting_to_enter(setup: Setup, stalled: dict, holding: dict[str, list[str]]) -> dict[str, list[str]]:
-    """What each stalled process waits to enter, where its problem says so whatever its state
-    (a philosopher's forks, the one resource of mutex): the monitor's protocol objects are not the
-    participants', so a ``wants()`` that reads a process's state is not asked (sim/stuck.py)."""
+    """What each stalled process waits to enter: where its problem says so whatever its state (a
+    philosopher's forks, the one resource of mutex), from the problem; else as the participant
+    told in its last status (a bee's ``reed``: the monitor's protocol objects are not the
+    participants', so a ``wants()`` that reads a process's state is asked there, sim/stuck.told)."""
     wants = {}
     for pid, proto in setup.protocols.items():
         name = setup.names[pid]
         if name in stalled and type(proto).wants is Protocol.wants:
             mine = [r for r, hs in holding.items() if name in hs]
             wants[name] = wanted(proto, list(setup.capacities), mine)
+        elif name in stalled and stalled[name].get("wants"):
+            wants[name] = list(stalled[name]["wants"])
     return wants

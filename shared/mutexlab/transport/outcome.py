@@ -263,7 +263,8 @@ def render(o: Outcome) -> str:
     if o.stalled:
         lines.append("as the monitor last heard them:")
     for name, info in o.stalled.items():
-        waits = "; ".join(f"{what} from {', '.join(whom)}" for what, whom in info.get("waiting", {}).items())
+        lacks = info.get("waiting", {}).items()  # a type from nobody (``RELEASEreed: []``) is no wait
+        waits = "; ".join(f"{what} from {', '.join(whom)}" for what, whom in lacks if whom)
         extra = []
         if info.get("undelivered"):
             extra.append(f"{count(info['undelivered'], 'message')} sent to it never received")

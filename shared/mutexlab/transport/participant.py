@@ -24,15 +24,14 @@ numbers drop redelivered duplicates, and hold one ahead of a missing one back un
 and acked only after its effects are confirmed by the broker (the bus holds the ack back without
 stopping the next input; a held-back message's delivery is acked once it is handled: ``Bus.unblock``); every
 state change is logged (name, state, Lamport clock) and reported to the monitor with what the
-process waits for; malformed input is dead-lettered with its reason, never crashes the process.
+process waits for (and to enter, ``wants``); malformed input is dead-lettered, never a crash.
 A message the protocol refuses (``ProtocolError``: its state does not accept it) is logged,
 dead-lettered with the error as reason and reported in the status (``rejected``: how many,
 ``rejections``: the first reasons), at once: a rejected input is a finding, the monitor stops the
 run (docs/faults.md); a local input it refuses (a timer) is a bug of this process: logged, and the
 process exits with EXIT_FAILED. A handler that raises (``HandlerError``, on any input) is a rejected
 input alike (``handler raised: …``); the process then takes nothing more until the monitor's stop.
-A handler of a solution's file that never returns raises ``HandlerHung`` after ``hung.SECONDS``.
-"""
+A handler of a solution's file that never returns raises ``HandlerHung`` after ``hung.SECONDS``."""
 
 from __future__ import annotations
 
@@ -57,6 +56,7 @@ from ..protocols import registry
 from ..protocols.registry import build_setup
 from ..setups import ConfigError, Setup, waits
 from ..sim.hung import watching
+from ..sim.stuck import told
 from ..words import PROGRAM_FAULT
 from . import control, directing, joining
 from .driving import AuditSink, ServiceDriver, StateLines
@@ -484,6 +484,7 @@ class Participant:
             "lamport": proto.clock.time,
             "finished": bool(proto.finished),
             "waiting": waiting,
+            "wants": told(proto),  # what it waits to enter: a stall's report names it (sim/stuck.py)
             "hint": hint or proto.stall_hint(),
             "timers": len(self.timers),
             "duplicates": self.inbox.duplicates,
