@@ -224,14 +224,18 @@
     function wide(text) { probe.textContent = text; return probe.getComputedTextLength(); }
     procs.forEach(function (p) { widest = Math.max(widest, wide(p)); });
     LEFT = Math.max(LEFT0, Math.min(Math.ceil(widest) + 16, Math.floor(w / 3)));
-    var shown = procs.map(function (p) {
-      if (wide(p) <= LEFT - 14) return p;
-      var n = p.length;
-      while (n > 1 && wide(p.slice(0, n) + "…") > LEFT - 14) n--;
-      return p.slice(0, n) + "…";
-    });
+    var shown = procs.map(function (p) { return cut(p, LEFT - 14, wide); });
     svg.removeChild(probe);
     return shown;
+  }
+
+  // ``text`` as drawn in ``room`` pixels (``wide`` measures): whole, or its longest start that
+  // fits followed by "…", cut between characters (code points: an emoji is never split in half).
+  function cut(text, room, wide) {
+    if (wide(text) <= room) return text;
+    var chars = Array.from(text), n = chars.length;
+    while (n > 1 && wide(chars.slice(0, n).join("") + "…") > room) n--;
+    return chars.slice(0, n).join("") + "…";
   }
 
   // One label per run of bars that overlap in a process's lane (a philosopher's two forks, held
@@ -398,7 +402,7 @@
     var box = document.getElementById("occupancy"), win = state.win.t;
     while (box.firstChild) box.removeChild(box.firstChild);
     if (!D.occ.length) { h("div", "no resource was ever held in this trace", box, "help"); return; }
-    var w = width(), x = scale(win, w), A = win[0], B = win[1], H = 30, nCharts = 0, segsCut = 0;
+    var w = width(), x = scale(win, w), A = win[0], B = win[1], H = 30, nCharts = 0, segsCut = 0, labelsOver = 0;
     D.occ.forEach(function (c) {
       var g = el("svg", {"class": "occ", viewBox: "0 0 " + w + " " + (H + 6), height: H + 6}, null);
       box.appendChild(g);
@@ -423,7 +427,11 @@
         if (single && !over) {
           attrs.y = 5; attrs.height = H - 6; attrs.fill = procColor(S[i][2][0] || 0); attrs["class"] = "seg";
           el("rect", attrs, plot);
-          if (x1 - x0 > 44) { var t = el("text", {x: x0 + 3, y: H / 2 + 6, "pointer-events": "none"}, plot); t.textContent = hold; }
+          if (x1 - x0 > 44) {  // its holder, cut to the bar (whole on hover): never over the next bar
+            var t = el("text", {x: x0 + 3, y: H / 2 + 6, "pointer-events": "none"}, plot);
+            t.textContent = cut(hold, x1 - x0 - 6, function (s) { t.textContent = s; return t.getComputedTextLength(); });
+            if (t.getComputedTextLength() > x1 - x0 - 6) labelsOver++;
+          }
         } else {
           attrs.y = over ? 3 : yOf(v); attrs.height = over ? H - 2 : 2 + H - yOf(v); attrs["class"] = over ? "over bad" : "use";
           el("rect", attrs, plot);
@@ -450,6 +458,7 @@
     });
     counts.occupancy_charts = nCharts;
     counts.occupancy_segments_omitted = segsCut;
+    counts.occupancy_labels_overflowing = labelsOver;  // a holder's name wider than its bar (none)
   }
 
   function selfcheck() {
