@@ -73,7 +73,7 @@ def _fresh_session(cwd: Path, scenario: str) -> subprocess.CompletedProcess:
         assert p.stdout is not None
         first = p.stdout.readline()  # the banner, or nothing when it stopped with an error
         if first:
-            p.stdout.readline()  # "serving http://…"
+            first += p.stdout.readline()  # "serving http://…"
             p.send_signal(signal.SIGINT)
         rest, err = p.communicate(timeout=60)
     return subprocess.CompletedProcess(command, p.returncode, first + rest, err)
