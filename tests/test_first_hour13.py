@@ -311,3 +311,23 @@ def test_the_diagram_draws_odd_and_long_names_whole_or_cut_cleanly(chromium, tmp
         )
     assert any(label.endswith("…") for label in bars), bars  # the long names are cut to their bars
     assert check["occupancy_labels_overflowing"] == 0, check
+
+
+def test_ctrl_c_as_soon_as_the_explorer_serves_stops_it_cleanly(monkeypatch, capsys):
+    """Ctrl-C right after ``serving http://…`` (as the docs' test harness sends it) could come
+    before the server's own handlers were in: ``interrupted``, exit 130, instead of ``stopped
+    (SIGINT)``, exit 0. Here it comes at that instant, every time."""
+    from mutexlab.cli import main
+    from mutexlab.explore import server
+
+    served = []
+
+    def interrupted_at_once(s):
+        served.append(s)
+        raise KeyboardInterrupt  # Ctrl-C before serve_until_stopped installed its handlers
+
+    monkeypatch.setattr(server, "serve_until_stopped", interrupted_at_once)
+    assert main(["explore", "mutex", "-N", "2", "--no-browser"]) == 0
+    out = capsys.readouterr().out
+    assert "serving http://127.0.0.1:" in out and out.rstrip().endswith("stopped (SIGINT)"), out
+    assert served and served[0].socket.fileno() == -1  # the port is let go

@@ -162,24 +162,31 @@ def run(args) -> int:
         + (", endless requests" if c.endless else "")
         + (f"; scenario {args.scenario} ({ahead} steps ahead)" if args.scenario else "")
     )
-    print(f"serving {server.url}  (Ctrl-C stops)", flush=True)
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print(
-            f"warning: listening on {args.host}, not only on this machine: anyone who reaches it can drive "
-            "the explorer",
-            file=sys.stderr,
-        )
-    if not args.no_browser:
-        if no_display():
-            print(f"no display here, so no browser was opened: open {server.url} in a browser", flush=True)
-        else:
+    try:  # a Ctrl-C before serve_until_stopped's handlers are in stops it alike
+        print(f"serving {server.url}  (Ctrl-C stops)", flush=True)
+        if args.host not in ("127.0.0.1", "localhost", "::1"):
+            print(
+                f"warning: listening on {args.host}, not only on this machine: anyone who reaches it can "
+                "drive the explorer",
+                file=sys.stderr,
+            )
+        if not args.no_browser:
+            if no_display():
+                print(
+                    f"no display here, so no browser was opened: open {server.url} in a browser", flush=True
+                )
+            else:
 
-            def open_browser() -> None:
-                if not webbrowser.open(server.url):
-                    print(f"no browser could be opened: open {server.url} in a browser", flush=True)
+                def open_browser() -> None:
+                    if not webbrowser.open(server.url):
+                        print(f"no browser could be opened: open {server.url} in a browser", flush=True)
 
-            threading.Thread(target=open_browser, daemon=True).start()
-    print(f"stopped ({serve_until_stopped(server)})", flush=True)
+                threading.Thread(target=open_browser, daemon=True).start()
+        by = serve_until_stopped(server)
+    except KeyboardInterrupt:
+        server.server_close()
+        by = "SIGINT"
+    print(f"stopped ({by})", flush=True)
     return 0
 
 
