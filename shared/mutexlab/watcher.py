@@ -12,7 +12,8 @@ ended, and the kernel closed its end — the watcher kills every group still nam
 directory still named, and exits. Invariant: a group is named from its start until its leader has been killed and reaped (a
 reaped leader's id could be reused), so the watcher never kills a stranger's group.
 
-Out of reach: a process that leaves its group (``setsid``, a daemon) — docs/test-any-program.md.
+Each group's tree is killed first, daemons too: its leader, a node launched by ``director.tree``, is
+their subreaper, stopped (not killed) when the parent died, so its tree still hangs below it.
 Used by ``director.process`` (node programs), ``transport.supervisor`` (a run's log directory)
 and ``fastclock.build`` (a compiled piece's build: its compiler and its directory in the cache).
 """
@@ -37,6 +38,36 @@ for line in sys.stdin:
     how, kind, what = line[:1], line[1:2], line[3:].rstrip("\\n")
     if kind in named:
         (named[kind].add if how == "+" else named[kind].discard)(what)
+def below(roots):  # every living descendant of roots, by /proc (a zombie is dead already)
+    children = {}
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/stat" % name, "rb") as stat:
+                state, ppid = stat.read().rpartition(b")")[2].split()[:2]
+        except (OSError, ValueError):
+            continue
+        if state != b"Z":
+            children.setdefault(int(ppid), []).append(int(name))
+    found, todo = set(), [c for r in roots for c in children.get(r, [])]
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(children.get(pid, []))
+    return found
+roots = [int(group) for group in named["g"]]
+for _ in range(50):  # a group's leader is its tree's subreaper (director.tree): killed, a process's
+    try:  # children come to the leader
+        found = below(roots)
+    except OSError:  # no /proc: the groups alone
+        break
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if not found:
+        break
 for group in named["g"]:
     try:
         os.killpg(int(group), signal.SIGKILL)

@@ -100,9 +100,12 @@ def text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
 def _limits(shrunk: dict) -> str:
     """What the shrinking could not do: the fewer nodes it tried in vain, its budget's end."""
     said = []
-    if shrunk.get("not_shown_on"):
-        sizes = " or ".join(str(n) for n in shrunk["not_shown_on"])
-        said.append(f"not shown on {sizes} {'node' if shrunk['not_shown_on'] == [1] else 'nodes'}")
+    if tried := shrunk.get("not_shown_on"):  # "not shown on 1 or 2 nodes" read as "on some nodes"
+        sizes = " and ".join(", ".join(str(n) for n in tried).rsplit(", ", 1))
+        said.append(
+            f"not shown on fewer nodes: {sizes} tried (the schedule's steps, then a short random search, at"
+            " each size: a sample, not every schedule)"
+        )
     if shrunk.get("budget_spent"):
         said.append("its budget ran out: a smaller run may show it")
     return "; " + "; ".join(said) if said else ""

@@ -6,13 +6,12 @@ reaches through ``finally`` (an interrupt included). Reading is bounded: a line 
 ``MAX_LINE``, more than ``MAX_OUTPUTS`` lines for one input, or no ``done`` within ``timeout``
 seconds is a ``NodeFault``, never a hang and never unbounded memory.
 
-A child dies with the process that started it, even one SIGKILLed (whose ``finally`` never runs):
-it is started through util-linux's ``setpriv --pdeathsig KILL`` when that is installed (the
-kernel's parent-death signal, set in the child itself, so no ``preexec_fn`` runs in a threaded
-parent). The signal comes when the *thread* that started it ends: nodes are started from the
-thread that runs the driver's loop, which lives as long as the process. Without ``setpriv`` a
-killed parent leaves its program to end on end of input. What the program starts in its group
-(a helper, a shell's pipeline) is killed by the ``watcher`` when the parent is gone.
+A child dies with the process that started it, even one SIGKILLed (whose ``finally`` never runs),
+and so does all it starts, a daemon too: ``tree`` (a launcher making it a subreaper; else
+util-linux's ``setpriv --pdeathsig KILL``). The parent-death signal, set in the child itself (no
+``preexec_fn`` runs in a threaded parent), comes when the *thread* that started it ends: nodes are
+started from the thread that runs the driver's loop, which lives as long as the process. The
+``watcher`` kills what is left (the tree, the group) when the parent is gone.
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ import time
 from typing import Any
 
 from .. import watcher
+from . import tree
 from .lines import (
     CRASHED,
     MAX_LINE,
@@ -83,7 +83,9 @@ BUFFERED = (
 
 
 def dying_with_parent(argv: list[str]) -> list[str]:
-    """``argv`` run so that it is SIGKILLed when its parent dies (as is, without ``setpriv``)."""
+    """``argv`` ended with all it starts when its parent dies (``tree``; else setpriv's SIGKILL)."""
+    if (launch := tree.launcher()) is not None:
+        return [launch, *argv]
     return [SETPRIV, "--pdeathsig", "KILL", "--", *argv] if SETPRIV else argv
 
 
@@ -110,7 +112,7 @@ class NodeProcess:
         self.finalize_pending = ""  # an MPI rank's thread was in a call at MPI_Finalize: taken by Run
         self.command, self.argv = argv[0], argv
         self.buffered = buffered_for(argv, BUFFERED)  # the advice, in the program's language
-        if SETPRIV and shutil.which(argv[0]) is None:  # setpriv would start, then fail to run it
+        if (SETPRIV or tree.launcher()) and shutil.which(argv[0]) is None:  # the launcher would fail
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: not found or not executable")
         try:
             self.proc = subprocess.Popen(
@@ -441,8 +443,10 @@ class NodeProcess:
             return f"exited with status {code} (128 + {code - 128}: killed by {name(code - 128)})"
         return f"exited with status {code}"
 
-    def kill(self) -> None:
-        """End the node and everything it started (its process group); idempotent."""
+    def kill(self, trees: bool = True) -> None:
+        """End the node, its tree (unless ``trees``: killed already) and its group; idempotent."""
+        if trees and self.proc.returncode is None:  # daemons too: it is their subreaper
+            tree.kill_trees([self.proc.pid])
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         for stream in (self.proc.stdin, self.proc.stdout):  # its standard error: its reader closes it
@@ -490,6 +494,7 @@ class Pool:
         self.close()
 
     def close(self) -> None:
+        tree.kill_trees([p.proc.pid for p in self.live.values() if p.proc.returncode is None])
         for process in self.live.values():
-            process.kill()
+            process.kill(trees=False)
         self.live.clear()

@@ -67,9 +67,49 @@ def reading_input(pid: int, pipe: int) -> tuple[bool, bool, int]:
     return reading, running, len(tasks)
 
 
+def reading_helper(pid: int, pipe: int) -> str:
+    """Words for a node whose thread is blocked reading a pipe other than its input that a process
+    it started writes to (a coprocess: bash's ``coproc jq``, a ``popen``), "" if none: that
+    process has not written what the node waits for — its output buffered, most likely."""
+    try:
+        mine = f"pipe:[{os.fstat(pipe).st_ino}]"
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return ""
+    waited = set()
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/syscall", encoding="ascii") as call:
+                fields = call.read().split()
+            if len(fields) > 1 and fields[0].isdigit() and int(fields[0]) in READS:
+                link = os.readlink(f"/proc/{pid}/fd/{int(fields[1], 16)}")
+                if link.startswith("pipe:") and link != mine:
+                    waited.add(link)
+        except (OSError, ValueError):
+            continue
+    for other in filter(str.isdigit, os.listdir("/proc") if waited else ()):
+        try:
+            if int(other) == pid or os.getpgid(int(other)) != pid:  # the node's group alone
+                continue
+            if any(os.readlink(f"/proc/{other}/fd/{fd}") in waited for fd in os.listdir(f"/proc/{other}/fd")):
+                with open(f"/proc/{other}/comm", encoding="utf-8", errors="replace") as comm:
+                    name = comm.read().strip()
+                return (
+                    f": it waits reading from a process it started ({name}, pid {other}), which has not "
+                    f"written what it waits for — most likely that process's output sits in its buffer "
+                    f"(jq needs --unbuffered, sed -u, grep --line-buffered, awk fflush(), a C or Python "
+                    f"helper a flush after each line, or run it under stdbuf -oL)"
+                )
+        except (OSError, ValueError):
+            continue
+    return ""
+
+
 def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True) -> str:
     """Words for a node that wrote no done line in time (``fresh``: nothing of its answer at all):
     by what /proc shows, "" if it shows nothing to go by."""
+    if helper := reading_helper(pid, pipe):
+        return helper
     reading, running, threads = reading_input(pid, pipe)
     if reading and threads == 1:
         rest = (
@@ -105,6 +145,8 @@ def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True) -> str:
 
 def why_unheard(pid: int, pipe: int, buffered: str, setting: str) -> str:
     """Words for a node that wrote nothing at all since its start, its first answer overdue."""
+    if helper := reading_helper(pid, pipe):
+        return helper.removeprefix(": ")
     reading, running, _ = reading_input(pid, pipe)
     read_all = (
         "reads all its input before answering (read(), readlines(), a JSON parser given the whole "
