@@ -36,6 +36,7 @@ LAYERS = [
         "slots",
         "spec",
         "trace",
+        "waiting",
         "watcher",
         "words",
     },

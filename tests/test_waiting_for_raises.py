@@ -43,7 +43,7 @@ def test_waiting_for_raising_is_named_with_its_line(cli, tmp_path, raising, name
     done = cli(*command, "-a", path)
     said = f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     assert done.returncode == 2, said
-    # simulate shows the run it stalled, and the error with it (test_outsider_solutions12.py)
-    shown = done.stdout if command[0] == "simulate" else done.stderr
+    # both show the run or the path it stalled, and the error with it (test_outsider_solutions12/13.py)
+    shown = done.stdout
     assert f"its waiting_for() raised {named} at {path}:" in shown, said
     assert "internal error" not in done.stdout + done.stderr, said

@@ -230,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     except ProtocolError as exc:  # a simulated process refused an input: the run stops here
         print(f"mutexlab: protocol error: {exc}", file=sys.stderr)
         return 1
+    except ConfigError as exc:  # found mid-run (a handler left a state of a plain Enum): exit 2
+        print(f"mutexlab: error: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt as stop:
         print("interrupted" + left_behind(args, started), file=sys.stderr)
         return stop.code if isinstance(stop, Terminated) else 130  # 128 + the signal, as a shell says

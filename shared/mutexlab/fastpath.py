@@ -193,7 +193,8 @@ def _table_dispatch(
     for (state, inp), fn in transitions.items():
         rows.setdefault(state, {})[inp] = fn
 
-    from .protocol import ProtocolError, handler_raised, wrong_return  # noqa: PLC0415 - protocol.py imports this module
+    from .protocol import ProtocolError, handler_raised, no_name, wrong_return  # noqa: PLC0415 - protocol.py imports this module
+    from .show import unnamed  # noqa: PLC0415 - beside the one above
 
     def on_message(self: Any, msg: Any) -> Any:
         state = self.state
@@ -209,6 +210,8 @@ def _table_dispatch(
             raise handler_raised(self, state, msg, exc) from exc
         if type(effects) is not list and type(effects) is not tuple:  # None, a bare Send: a finding
             raise wrong_return(self, state, msg, fn, effects)
+        if self.state is not state and unnamed(self.state):  # a plain Enum member: exit 2
+            raise no_name(self, state, msg, fn)
         return effects
 
     on_message.table_dispatch = True  # type: ignore[attr-defined]  # replaceable by a subclass's own

@@ -14,7 +14,10 @@ words. Not another word that merely starts with one (``entertain``, ``exitcode``
 
 from __future__ import annotations
 
+import json
 import re
+
+from . import limits
 
 KEYWORDS = ("request", "enter", "exit")
 # Inflected or joined to more (`entering`, `enter_cs`), not followed by a letter or digit.
@@ -69,13 +72,25 @@ def one_document(line: str, first: bool = True) -> str:
     saved as one pretty-printed array, is no JSON Lines."""
     if "\x00" in line:  # UTF-16 without its byte-order mark decodes as UTF-8, a NUL every other byte
         return UTF16
-    if not first or line.strip() not in ("{", "["):
+    if first and opens_array(line):
+        return (
+            ": the file is one JSON document over several lines, not JSON Lines (one event a line): "
+            "an array of events, which a log is not (`jq -c '.[]' FILE` writes its events one a line)"
+        )
+    if not first or line.strip() != "{":
         return ""
     return (
         ": the file is one JSON document over several lines, not JSON Lines (one event a line). A "
         "scenario (check --counterexample, explore's saves) is played by `mutexlab replay FILE "
         "--trace T`, whose trace T this reads; a log saved as one array: write each event on a line"
     )
+
+
+def opens_array(line: str) -> bool:
+    """Whether ``line`` (a log's first, not JSON by itself) opens a JSON array of objects written
+    over several lines: ``[`` alone, or ``[`` then an object (``[{"event": …},`` as
+    ``json.dump(events, indent=None)`` with line breaks writes it) — not a logger's ``[info]``."""
+    return re.match(r"\s*\[\s*(?:\{|$)", line) is not None
 
 
 def not_an_object(event: object) -> str:
@@ -103,3 +118,35 @@ UTF16 = (
     ": it reads as UTF-16 (Windows PowerShell's `>` and Out-File write it): write UTF-8 "
     "(`Out-File -Encoding utf8`), or convert it (`iconv -f UTF-16 -t UTF-8 LOG > LOG8`)"
 )
+
+
+def run_together(line: str, first: bool = False) -> str:
+    """What to add to "not JSON" when ``line`` is an event cut off mid-write followed by a whole
+    one (``{"event": "exit", "resource": "c{"event": "recv", …}``: processes sharing one output,
+    one stopped in the middle of a line); ``one_document``'s first (``[{"event": …},`` opening an
+    array holds its objects, not events run together). Tries the first 8 ``{"`` after it."""
+    opened = one_document(line, first)
+    if opened:
+        return opened
+    start = 0
+    for _ in range(8):
+        start = line.find('{"', start + 1)
+        if start < 0:
+            break
+        try:
+            rest = json.loads(line[start:], object_pairs_hook=limits.unique_keys)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(rest, dict):
+            return (
+                f": {line[:start][:40]!r} is an event cut off mid-write, and a whole one follows on the "
+                "same line (processes sharing one output, one stopped mid-line?); only a file's last "
+                "line may be cut: remove the cut part, or write each process to a file of its own"
+            )
+    other = re.search(r'\{\s*"(?:event|pid)"', line[1:])  # `{"pid": "t0", {"pid": "t1", "event"…`
+    if other is not None:
+        return (
+            f": another event starts at column {other.start() + 2} (writers sharing one output, a line "
+            "written in pieces: write each line with one call, or under a lock)"
+        )
+    return ""

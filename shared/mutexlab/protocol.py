@@ -41,11 +41,9 @@ mutexlab's bug (the CLI's exit 4)."""
 
 from __future__ import annotations
 
-import copy
 import os
 import re
 import sysconfig
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -54,8 +52,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from . import fastpath
 from .clock import LamportClock
 from .machine import Handler, Table
-from .show import state_text
-from .slots import slot_values
+from .show import state_text, unnamed
+from .slots import fork_value, slot_values
 
 if TYPE_CHECKING:
     from .messages import Message
@@ -285,6 +283,8 @@ class Protocol:
             raise handler_raised(self, state, msg, exc) from exc
         if type(effects) is not list and type(effects) is not tuple:
             raise wrong_return(self, state, msg, fn, effects)
+        if self.state is not state and unnamed(self.state):  # a plain Enum member: exit 2
+            raise no_name(self, state, msg, fn)
         return effects  # type: ignore[return-value]  # a list, or a tuple the drivers read alike
 
     def on_local(self, action: str) -> list[Effect]:
@@ -301,6 +301,8 @@ class Protocol:
             raise handler_raised(self, state, action, exc) from exc
         if type(effects) is not list and type(effects) is not tuple:
             raise wrong_return(self, state, action, fn, effects)
+        if self.state is not state and unnamed(self.state):
+            raise no_name(self, state, action, fn)
         return effects  # type: ignore[return-value]  # a list, or a tuple the drivers read alike
 
     def refuse_local(self, action: str) -> ProtocolError:
@@ -349,9 +351,9 @@ class Protocol:
         clone = object.__new__(type(self))
         memo[id(self)] = clone  # an attribute holding the process itself (a bound method) holds the clone
         try:  # a generator, a lock, a file cannot be copied: the algorithm's state, named (setups.py)
-            clone.__dict__.update({name: _fork(value, memo) for name, value in self.__dict__.items()})
+            clone.__dict__.update({name: fork_value(value, memo) for name, value in self.__dict__.items()})
             for name, value in slot_values(self):  # a subclass's __slots__ (slots.py)
-                setattr(clone, name, _fork(value, memo))
+                setattr(clone, name, fork_value(value, memo))
         except TypeError as exc:
             from .setups import uncopyable
 
@@ -380,7 +382,7 @@ def handler_raised(proto: Protocol, state: Any, taking: Any, exc: BaseException)
     """The finding for ``exc``, raised by ``proto``'s code while it took ``taking`` (a message,
     a local action, or ``"start"``) in ``state``: the process, the input, the state, the exception
     and the innermost line of the algorithm's own file (not mutexlab's, not a library's)."""
-    what = _taking(taking)
+    what = taking_text(taking)
     try:
         text = str(exc)
     except Exception:  # noqa: BLE001 - an exception whose own __str__ fails: named by its type
@@ -390,7 +392,8 @@ def handler_raised(proto: Protocol, state: Any, taking: Any, exc: BaseException)
     return HandlerError(proto.name, state_text(state), what, error, raised_at(exc))
 
 
-def _taking(taking: Any) -> str:
+def taking_text(taking: Any) -> str:
+    """An input as a finding names it: ``REQ from process 2``, ``the local action 'exit'``."""
     if getattr(taking, "type", None) is not None:
         return f"{taking.type} from process {getattr(taking, 'sender', '?')}"
     return "its start" if taking == "start" else f"the local action {taking!r}"
@@ -417,7 +420,14 @@ def wrong_return(proto: Protocol, state: Any, taking: Any, fn: Any, effects: Any
     error = (
         f"TypeError: the handler returned {shown}, not a list of effects (Send, Enter, Exit, Note, Schedule)"
     )
-    return HandlerError(proto.name, state_text(state), _taking(taking), error, where)
+    return HandlerError(proto.name, state_text(state), taking_text(taking), error, where)
+
+
+def no_name(proto: Protocol, state: Any, taking: Any, fn: Any) -> Exception:
+    """``setups.unnamed_state``: a handler left ``proto`` in a state of a plain ``Enum`` (exit 2)."""
+    from .setups import unnamed_state
+
+    return unnamed_state(proto, state, taking, fn)
 
 
 def hook_effects(proto: Protocol, hook: str, taking: Any) -> list[Effect] | tuple[Effect, ...]:
@@ -469,31 +479,11 @@ def _guard(fn: Callable[..., list[Effect]], method: str) -> Callable[..., list[E
             raise handler_raised(self, state, args[0] if args else method, exc) from exc
         if type(effects) is not list and type(effects) is not tuple:
             raise wrong_return(self, state, args[0] if args else method, fn, effects)
+        if getattr(self, "state", state) is not state and unnamed(self.state):
+            raise no_name(self, state, args[0] if args else method, fn)
         return effects  # type: ignore[return-value]  # a list, or a tuple the drivers read alike
 
     guarded.guarded = True  # type: ignore[attr-defined]
     guarded.__name__, guarded.__qualname__, guarded.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
     guarded.__wrapped__ = fn  # type: ignore[attr-defined]
     return guarded
-
-
-_SHARED = (int, str, float, bool, type(None), frozenset, bytes)
-
-
-def _fork(value: Any, memo: dict[int, Any]) -> Any:
-    kind = type(value)
-    if kind in _SHARED:
-        return value
-    if kind is list:
-        return [_fork(v, memo) for v in value]
-    if kind is dict:
-        return {k: _fork(v, memo) for k, v in value.items()}
-    if kind is set:
-        return set(value)  # elements of a set are hashable, hence treated as immutable
-    if kind is tuple:
-        return tuple(_fork(v, memo) for v in value)
-    if kind is deque:
-        return deque(_fork(v, memo) for v in value)
-    if kind is LamportClock:
-        return LamportClock(value.time)
-    return copy.deepcopy(value, memo)

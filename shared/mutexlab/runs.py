@@ -15,10 +15,11 @@ from .audit import numbered, verify_events
 from .audit.verdict import Verdict
 from .metrics import RunMetrics, measure
 from .protocols.registry import Solution
-from .setups import ConfigError, Setup, WaitsRaised
+from .setups import ConfigError, Setup
 from .sim.engine import SimConfig, SimResult
 from .sim.workload import WorkloadSimulation, make_setup_available
 from .trace import TraceWriter
+from .waiting import WaitsRaised
 
 
 @dataclass

@@ -24,8 +24,8 @@ from pydantic import BaseModel
 
 from .clock import LamportClock
 from .messages import Codec
-from .protocol import HandlerError, Protocol, ProtocolError, raised_at
-from .show import state_text
+from .protocol import HandlerError, Protocol, ProtocolError, raised_at, taking_text
+from .show import state_text, unnamed
 from .slots import attributes, slot_names
 
 
@@ -178,16 +178,32 @@ def missing_parts(setup: Setup) -> str | None:
             )
         if not hasattr(proto, "state") or not isinstance(getattr(proto, "pid", None), int):
             return f"{name}, a {where}, does not set `pid` (an int) and `state`: every process sets both"
-        state = proto.state
-        if isinstance(state, Enum) and not isinstance(state, str):
-            kind = type(state).__qualname__
-            return (
-                f"{name}, a {where}, starts in state {kind}.{state.name}, a member of {kind}, an enum.Enum whose "
-                f"members are not strings: the traces, the audit and the problem's rules read a state "
-                f"by its name ({state.name!r}), and a plain Enum member is no name; make it "
-                f"`class {kind}(StrEnum)` (or `class {kind}(str, Enum)`), each value its state's name"
-            )
+        if unnamed(proto.state):
+            return f"{name}, a {where}, starts in state {_no_name(proto.state)}"
     return None
+
+
+def _no_name(state: Enum) -> str:
+    """Why the state ``state``, a member of a plain ``Enum``, is refused, and what to write."""
+    kind = type(state).__qualname__
+    return (
+        f"{kind}.{state.name}, a member of {kind}, an enum.Enum whose "
+        f"members are not strings: the traces, the audit and the problem's rules read a state "
+        f"by its name ({state.name!r}), and a plain Enum member is no name; make it "
+        f"`class {kind}(StrEnum)` (or `class {kind}(str, Enum)`), each value its state's name"
+    )
+
+
+def unnamed_state(proto: Any, before: Any, taking: Any, fn: Any) -> ConfigError:
+    """The error for ``proto``, whose handler ``fn`` (taking ``taking`` in state ``before``) left it
+    in a state of a plain ``Enum`` (``show.unnamed``): refused as a starting state is (exit 2,
+    never a verdict), naming the process, the handler and its line, and the input it took."""
+    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
+    where = f" ({os.path.abspath(code.co_filename)}:{code.co_firstlineno})" if code is not None else ""
+    return ConfigError(
+        f"{named_process(proto)}: its handler {getattr(fn, '__qualname__', fn)!s}{where}, taking {taking_text(taking)} in "
+        f"state {state_text(before)}, left it in state {_no_name(proto.state)}"
+    )
 
 
 def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
@@ -383,7 +399,7 @@ def class_state_changed(kept: dict[str, tuple[Any, Any]]) -> str | None:
     return None
 
 
-def _named(proto: Any) -> str:
+def named_process(proto: Any) -> str:
     """A process as the errors about its code name it: ``node-1 (MyNode, …/my_algo.py)``."""
     cls = type(proto)
     where = getattr(sys.modules.get(cls.__module__), "__file__", None) or cls.__module__
@@ -398,7 +414,7 @@ def unkeepable(proto: Any, exc: BaseException) -> ConfigError:
     line = raised_at(exc)  # a line of mutexlab's (its default snapshot) says nothing of the algorithm
     line = "" if line.startswith(os.path.dirname(__file__)) else f" at {line}"
     return ConfigError(
-        f"cannot keep the state of {_named(proto)} to check it: "
+        f"cannot keep the state of {named_process(proto)} to check it: "
         f"{type(exc).__name__}: {exc}{line}. Its snapshot() must return a hashable value "
         "that is equal exactly when the states are (tuples, frozensets, numbers, strings); the default "
         "one takes every attribute, and lists, sets, dicts and deques of such values"
@@ -417,7 +433,7 @@ def uncopyable(proto: Any, exc: BaseException) -> ConfigError:
             held = f"its attribute {name!r} holds a {type(value).__name__}"
             break
     return ConfigError(
-        f"cannot copy the state of {_named(proto)} to check it: {held}, which cannot be copied "
+        f"cannot copy the state of {named_process(proto)} to check it: {held}, which cannot be copied "
         f"({type(exc).__name__}: {exc}); check, replay and explore "
         "take each step on a copy of the process. Keep what it stands for in attributes (a count, an "
         "index; an iterator over a list or a range copies, a generator does not)"
@@ -434,48 +450,6 @@ def _restore(value: Any, before: Any) -> None:
     else:  # list, deque, bytearray
         value.clear()
         value.extend(copy.deepcopy(before))
-
-
-# What ``waits`` says of a waiting_for() that raised: a participant's status carries it as its hint,
-# and the monitor ends a stall it cannot explain as check and simulate do (exit 2, outcome.py)
-WAITS_RAISED = "its waiting_for() raised"
-# What a stalled process waits for, as a run's ``stalled`` says it, when its waiting_for() raised:
-# unknown, never "nothing" (``audit.stall.explain_stall`` says so)
-UNKNOWN = "(unknown: its waiting_for() raised)"
-
-
-class WaitsRaised(ConfigError):
-    """``waits``: a process's ``waiting_for()`` raised, so the stall it was asked to explain cannot
-    be explained (exit 2, never a verdict). ``process`` and ``state`` say which process, in which
-    state; a simulation that ends so adds ``unknown`` (every process whose waiting_for() raised),
-    ``stalled`` (what the others wait for), ``result`` (the run as it ended) and ``scenario`` (the
-    seed and the event it ended at), so that ``simulate`` can show the run as ``run`` does."""
-
-    def __init__(self, text: str, process: str = "?", state: str = "?") -> None:
-        super().__init__(text)
-        self.process, self.state = process, state
-        self.unknown: list[str] = [process]
-        self.stalled: dict[str, dict[str, list[str]]] = {}
-        self.result: Any = None
-        self.scenario: str | None = None
-
-
-def waits(proto: Any) -> dict[str, Any]:
-    """``proto.waiting_for()``: what the process waits for, by kind, and from whom. The algorithm's
-    code: an exception there (a ``sys.exit()`` too) is an error naming its line (exit 2), never a
-    verdict — the stall it was asked to explain stays unexplained, not judged."""
-    try:
-        waiting: dict[str, Any] = proto.waiting_for()
-        return waiting
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the algorithm's code, named with its line
-        state = state_text(getattr(proto, "state", "?"))
-        raise WaitsRaised(
-            f"asking {_named(proto)} what it waits for: "
-            f"{WAITS_RAISED} {type(exc).__name__}: {exc} at {raised_at(exc)}, in state {state}. It must "
-            "return a dict of message kinds to the senders awaited (empty: waiting for nothing)",
-            str(getattr(proto, "name", "?")),
-            state,
-        ) from None
 
 
 @contextmanager

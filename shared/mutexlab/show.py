@@ -64,6 +64,12 @@ def state_text(state: Any) -> str:
     return f"{type(state).__name__}.{state.name}" if isinstance(state, Enum) else fmt(state)
 
 
+def unnamed(state: Any) -> bool:
+    """Whether ``state`` is a member of a plain ``Enum`` (or ``IntEnum``): no name a trace holds,
+    refused wherever a process is given or takes one (``setups.unnamed_state``)."""
+    return isinstance(state, Enum) and not isinstance(state, str)
+
+
 # An object's memory address in its default text (``<generator object g at 0x7f…>``): another in every run.
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 

@@ -7,7 +7,11 @@ read these; reading ``__dict__`` alone lost a slot (a copy without it raised Att
 
 from __future__ import annotations
 
+import copy
+from collections import deque
 from typing import Any
+
+from .clock import LamportClock
 
 # Slots of mutexlab's own bases, not a solution's state: ``Protocol._named`` (its setup's name).
 OWN = frozenset({"__dict__", "__weakref__", "_named"})
@@ -51,3 +55,27 @@ def attributes(obj: Any) -> dict[str, Any]:
     out = dict(getattr(obj, "__dict__", {}))
     out.update(slot_values(obj))
     return out
+
+
+_SHARED = (int, str, float, bool, type(None), frozenset, bytes)
+
+
+def fork_value(value: Any, memo: dict[int, Any]) -> Any:
+    """A copy of an attribute's ``value`` for a copied process (``Protocol.__deepcopy__``): plain
+    containers copied structurally, immutable values shared, anything else deep-copied."""
+    kind = type(value)
+    if kind in _SHARED:
+        return value
+    if kind is list:
+        return [fork_value(v, memo) for v in value]
+    if kind is dict:
+        return {k: fork_value(v, memo) for k, v in value.items()}
+    if kind is set:
+        return set(value)  # elements of a set are hashable, hence treated as immutable
+    if kind is tuple:
+        return tuple(fork_value(v, memo) for v in value)
+    if kind is deque:
+        return deque(fork_value(v, memo) for v in value)
+    if kind is LamportClock:
+        return LamportClock(value.time)
+    return copy.deepcopy(value, memo)

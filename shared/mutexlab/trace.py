@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import IO, Any, Protocol
 
 from . import limits
 from .clock import EventClock, LocalEventClocks, VectorClock
-from .keywords import CLOCKED_JSON, FOREIGN_JSON, VC_SHAPE, lookalike, not_an_object, not_utf8, one_document
+from .keywords import CLOCKED_JSON, FOREIGN_JSON, VC_SHAPE, lookalike, not_an_object, not_utf8, run_together
 
 
 class TraceError(ValueError):
@@ -407,34 +406,6 @@ def parse_events(
         first = False
         event["_line"] = number
         yield event
-
-
-def run_together(line: str, first: bool = False) -> str:
-    """What to add to "not JSON" when ``line`` is an event cut off mid-write followed by a whole
-    one (``{"event": "exit", "resource": "c{"event": "recv", …}``: processes sharing one output,
-    one stopped in the middle of a line), else ``one_document``'s. Tries the first 8 ``{"`` after it."""
-    start = 0
-    for _ in range(8):
-        start = line.find('{"', start + 1)
-        if start < 0:
-            break
-        try:
-            rest = json.loads(line[start:], object_pairs_hook=limits.unique_keys)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(rest, dict):
-            return (
-                f": {line[:start][:40]!r} is an event cut off mid-write, and a whole one follows on the "
-                "same line (processes sharing one output, one stopped mid-line?); only a file's last "
-                "line may be cut: remove the cut part, or write each process to a file of its own"
-            )
-    other = re.search(r'\{\s*"(?:event|pid)"', line[1:])  # `{"pid": "t0", {"pid": "t1", "event"…`
-    if other is not None:
-        return (
-            f": another event starts at column {other.start() + 2} (writers sharing one output, a line "
-            "written in pieces: write each line with one call, or under a lock)"
-        )
-    return one_document(line, first)  # the ``first`` line opening a document over several
 
 
 def cut_sentence(number: int) -> str:

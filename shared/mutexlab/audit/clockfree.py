@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from .. import limits
-from ..keywords import FOREIGN_JSON, not_an_object
+from ..keywords import FOREIGN_JSON, not_an_object, run_together
 from ..trace import (
     REQUIRED,
     TraceError,
@@ -33,7 +33,6 @@ from ..trace import (
     cut_sentence,
     decode_line,
     names_problem,
-    run_together,
 )
 from .shiviz import run_header
 
@@ -175,7 +174,9 @@ def read_clockfree(
         try:
             event = json.loads(line, object_pairs_hook=limits.unique_keys)
         except (ValueError, RecursionError) as exc:
-            raise TraceError(f"{source}:{number}: not JSON ({exc}){run_together(line)}") from None
+            raise TraceError(
+                f"{source}:{number}: not JSON ({exc}){run_together(line, not started)}"
+            ) from None
         where = f"{source}:{number}"
         problem = _shape(event)
         if problem:

@@ -21,7 +21,7 @@ from contextlib import ExitStack, contextmanager
 from itertools import chain
 from pathlib import Path
 
-from ..keywords import KEYWORDS
+from ..keywords import KEYWORDS, opens_array
 from ..limits import unique_keys, whole_number
 from ..trace import TraceError, bounded_lines
 from .clockfree import read_clockfree
@@ -55,9 +55,10 @@ def detect(path: str | Path) -> str:
             if is_regex_line(text):
                 return "shiviz"
             event = _json(text)
-            # broken JSON is a trace's (its reader names the line); a `[` that starts no JSON is
-            # a logger's stamp (`[04:00:00.001] rank=0 …`, spdlog's `[info]`): records of a regex
-            if event is None and not text.startswith(("{", '"')):
+            # broken JSON is a trace's (its reader names the line), and so is an array of objects
+            # over several lines (`[{"event": …},`: its reader says so); another `[` that starts no
+            # JSON is a logger's stamp (`[04:00:00.001] rank=0 …`, spdlog's `[info]`): a regex's records
+            if event is None and not text.startswith(("{", '"')) and not opens_array(text):
                 return "shiviz"
     except OSError as exc:
         raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None

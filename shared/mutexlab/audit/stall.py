@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, S
 from typing import TypeVar
 
 from ..findings import Stalled
-from ..setups import UNKNOWN
+from ..waiting import UNKNOWN
 
 Node = TypeVar("Node", bound=Hashable)
 

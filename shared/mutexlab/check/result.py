@@ -19,6 +19,9 @@ class CheckFinding:
     processes: list[str] = field(default_factory=list)  # the processes concerned, by name
     resource: str | None = None
     texts: list[str] | None = None  # the steps in words, path then cycle (counterexample.py)
+    # a deadlock some stuck process's waiting_for() raised at: the error (WaitsRaised.short) — the
+    # stall cannot be explained, so the check is not judged (exit 2), its path shown all the same
+    unexplained: str | None = None
 
     def as_dict(self, model: Model) -> dict:
         texts = self.texts or [model.describe(s) for s in self.path + self.cycle]
@@ -32,6 +35,8 @@ class CheckFinding:
             out["resource"] = self.resource
         if self.cycle:
             out["cycle"] = texts[len(self.path) :]
+        if self.unexplained is not None:
+            out["unexplained"] = self.unexplained
         return out
 
 
@@ -54,7 +59,7 @@ class Result:
     @property
     def verdict(self) -> str:
         if self.findings:
-            return "violation"
+            return "not-judged" if self.findings[0].unexplained is not None else "violation"
         return "pass" if self.complete else "incomplete"
 
     @property

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..protocol import ProtocolError
 from ..sim.stuck import stuck_said
+from ..waiting import WaitsRaised
 from . import core
 from .budget import Budget, LimitReached, growth
 from .lasso import witness
@@ -92,9 +93,18 @@ class Search:
         if model.all_finished(world):
             self.result.finals += 1
             return None
-        stuck = model.waiters(world)
+        unexplained = None
+        try:
+            stuck = list(model.waiters(world))
+        except WaitsRaised as exc:  # the stall is shown all the same, its cause unknown: not judged
+            unexplained = exc.short
+            stuck = [model.names[model.pids[i]] for i in range(model.n) if not model.finished(world[i])]
         return CheckFinding(
-            "deadlock", f"nothing can move; waiting: {stuck_said(model, world)}", [], processes=list(stuck)
+            "deadlock",
+            f"nothing can move; waiting: {stuck_said(model, world)}",
+            [],
+            processes=stuck,
+            unexplained=unexplained,
         )
 
     def edge_finding(self, world: tuple, label: tuple, nxt, t, overfull) -> CheckFinding:

@@ -64,7 +64,9 @@ class SwarmResult:
 
     @property
     def verdict(self) -> str:
-        return "violation" if self.finding else "tool-error" if self.errors else "not-found"
+        if self.finding:
+            return "not-judged" if self.finding.get("unexplained") else "violation"
+        return "tool-error" if self.errors else "not-found"
 
     def as_dict(self) -> dict:
         return {

@@ -18,6 +18,7 @@ from ..check import SEARCHES
 from ..protocols import registry
 from ..setups import ConfigError
 from ..spec import CheckText, Flags
+from ..waiting import WaitsRaised
 from ..words import count, settings
 from . import checkfigures, checkswarm
 from .common import (
@@ -325,8 +326,9 @@ def render(s: dict) -> str:
         lines.append(f"verdict:      INCOMPLETE — {s['stopped']}: nothing is proven")
     if s["findings"]:
         f = s["findings"][0]
-        if s["verdict"] == "violation":
-            lines.append(f"verdict:      VIOLATION — {f['kind']}: {f['message']}")
+        if s["verdict"] in ("violation", "not-judged"):
+            judged = "VIOLATION" if s["verdict"] == "violation" else "NOT JUDGED (exit 2)"
+            lines.append(f"verdict:      {judged} — {f['kind']}: {f['message']}")
         else:
             lines.append(f"with reductions: {f['kind']}: {f['message']}")
         steps = f["steps"]
@@ -335,6 +337,8 @@ def render(s: dict) -> str:
         if f.get("cycle"):
             lines.append(f"then forever ({count(len(f['cycle']), 'step')}):")
             lines += [f"  {n:>3}. {step}" for n, step in enumerate(f["cycle"], 1)]
+        if f.get("unexplained"):
+            lines.append(f"the stall cannot be explained: {f['unexplained']}. {WaitsRaised.ADVICE}")
     if s.get("counterexample"):
         lines.append(
             f"counterexample {'of ' + s['counterexample_of'] + ' ' if s.get('counterexample_of') else ''}"
@@ -413,13 +417,16 @@ def run(args) -> int:
         while True:
             result, model = run_check(config, progress, refused=refused)
             try:
-                metrics = (
-                    checkfigures.run_metrics(args, config, result, model=model) if args.metrics else None
+                judged = not result.findings or result.findings[0].unexplained is None
+                metrics = (  # a stall not explained: nothing more is asked of the solution
+                    checkfigures.run_metrics(args, config, result, model=model)
+                    if args.metrics and judged
+                    else None
                 )
                 break
             except Refused as no:  # the figures' search sampled what the check's did not: as the
                 refused.update(no.refusals)  # check does, both search again without the reduction
-        cross = cross_check(config, result, model) if args.cross_check and model is not None else None
+        cross = cross_check(config, result, model) if args.cross_check and model and judged else None
     except ConfigError as exc:
         return fail(str(exc))
     # the finding to write: this search's, or the plain search's that this one missed
@@ -460,7 +467,7 @@ def run(args) -> int:
         plain = cross.plain  # the reductions were unsound: the search without them stands
         return EXIT_FINDING if plain.findings else EXIT_PASS if plain.complete else EXIT_INCOMPLETE
     if result.findings:
-        return EXIT_FINDING
+        return EXIT_FINDING if judged else EXIT_BAD
     if cross is not None and cross.agrees is None:
         return EXIT_INCOMPLETE
     if metrics is not None and not metrics["complete"]:

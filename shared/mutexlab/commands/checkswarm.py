@@ -91,6 +91,8 @@ def run(args, config) -> int:
         print_json(s)
     else:
         print(render(s))
+    if result.finding and result.finding.get("unexplained"):
+        return 2  # a stall its waiting_for() cannot explain: not judged, as the plain check says
     return 1 if result.finding else EXIT_TOOL_ERROR if result.errors else EXIT_NOT_FOUND
 
 
@@ -126,9 +128,12 @@ def render(s: dict) -> str:
         )
         return "\n".join(lines)
     f = s["findings"][0]
-    lines.append(f"verdict:      VIOLATION — {f['kind']}: {f['message']}")
+    judged = "NOT JUDGED (exit 2)" if f.get("unexplained") else "VIOLATION"
+    lines.append(f"verdict:      {judged} — {f['kind']}: {f['message']}")
     lines.append(f"path ({count(len(f['steps']), 'step')}):")
     lines += [f"  {n:>3}. {step}" for n, step in enumerate(f["steps"], 1)]
+    if f.get("unexplained"):
+        lines.append(f"the stall cannot be explained: {f['unexplained']}")
     ok, why = s["reproduced"]
     where = f"written to {s['counterexample']} " if s.get("counterexample") else ""
     lines.append(f"counterexample {where}(replay reproduces it: {'yes' if ok else 'NO'} — {why})")

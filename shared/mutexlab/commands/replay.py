@@ -89,6 +89,7 @@ def run(args) -> int:
         "refused": result.refused,
         "raised": result.raised,
         "deadlock": result.deadlock,
+        **({"unexplained": result.unexplained} if result.unexplained else {}),
         **({"unprobed": result.unprobed} if result.unprobed else {}),  # steps not taken again
     }
     starving = bool(
@@ -119,6 +120,10 @@ def run(args) -> int:
             print(f"{said}: {result.refused} (the replay stops there)")
         if result.deadlock:
             print(f"DEADLOCK: nothing can move; waiting: {result.waiting}")
+        if result.unexplained and not verdict.safety:
+            print(
+                f"NOT JUDGED (exit 2, as check says it): the stall cannot be explained: {result.unexplained}"
+            )
         if result.loop is not None:
             print(loop_line(result.loop))
         if result.unprobed:
@@ -129,6 +134,8 @@ def run(args) -> int:
         return write_report_if_asked(args, events) or fail(
             "the scenario's loop does not return to the world where it began: it is not a cycle"
         )
+    if result.unexplained and not verdict.safety:  # a stall whose cause is unknown: not judged
+        return write_report_if_asked(args, events) or 2
     return write_report_if_asked(args, events) or (1 if finding else verdict.exit_code)
 
 

@@ -28,10 +28,11 @@ from ..audit import numbered, verify_events
 from ..protocol import ProtocolError
 from ..protocols.registry import Solution, build_setup
 from ..runs import run_measured
-from ..setups import ConfigError, WaitsRaised
+from ..setups import ConfigError
 from ..sim import SimConfig, Simulation
 from ..spec import Flags, Simulated
 from ..trace import TraceWriter
+from ..waiting import WaitsRaised
 from .common import add_json_argument, add_trace_argument, fail, print_json
 from .flags import SetupArgs, add_dwell_arguments, add_simulator_arguments, resolved
 from .longrun import (

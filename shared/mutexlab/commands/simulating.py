@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..setups import WaitsRaised
+from ..waiting import WaitsRaised
 from .common import probability, seconds
 
 

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING
 from ..audit import numbered, verify_events
 from ..audit.stall import explain_stall
 from ..findings import PROGRESS, UNDECIDED, kind_of
-from ..setups import UNKNOWN, WaitsRaised, capacity_of, waits
+from ..setups import capacity_of
 from ..show import state_text
 from ..sim.stuck import said as stuck_said
 from ..sim.stuck import wanted
 from ..trace import TraceError
+from ..waiting import WaitsRaised, waits
 from ..words import count
 from .describe import describe_message, describe_process
 
@@ -136,9 +137,7 @@ def _stalled(run) -> tuple[dict, str]:
     try:
         return run.waiting(), ""
     except WaitsRaised as exc:
-        return {**exc.stalled, **{n: {UNKNOWN: []} for n in exc.unknown}}, str(exc).split(". It must return")[
-            0
-        ]
+        return exc.waiting(run.names[pid] for pid in sorted(run.protocols)), exc.short
 
 
 def _waiting(proto, names: dict) -> dict[str, list[str]]:
@@ -150,7 +149,7 @@ def _waiting(proto, names: dict) -> dict[str, list[str]]:
     except WaitsRaised as exc:
         if proto.finished:
             return {}
-        return {f"unknown: {str(exc).split(': ', 1)[-1].split('. It must return')[0]}": []}  # the line
+        return {f"unknown: {exc.why}": []}  # what it raised, and its line
     return {what: [names.get(p, str(p)) for p in whom] for what, whom in lacks.items()}
 
 

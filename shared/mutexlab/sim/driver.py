@@ -26,9 +26,10 @@ from ..protocol import (
     UnknownMessage,
     UnknownPeer,
 )
-from ..setups import Setup, WaitsRaised, waits
+from ..setups import Setup
 from ..show import state_text
 from ..trace import EventSink, Recorder
+from ..waiting import WaitsRaised, waits
 
 
 def resource_kind(resource: str) -> str:

@@ -37,17 +37,16 @@ from typing import Any, ClassVar
 from ..findings import Stall
 from ..protocol import Enter, Exit, HandlerError
 from ..setups import (
-    UNKNOWN,
     ConfigError,
     Setup,
     SharedState,
-    WaitsRaised,
     class_state,
     class_state_changed,
     module_random,
 )
 from ..show import state_text
 from ..trace import TraceWriter
+from ..waiting import WaitsRaised
 from . import fastpath, hung
 from .driver import Driver
 from .stuck import wanted
@@ -286,9 +285,7 @@ class Simulation(Driver):
             exc.scenario = f"seed {self.config.seed}, at event {self.events:,} (time {self.now:.3f})"
             # every process whose wait is unknown stalls too: waiting for what nobody knows
             order = [self.names[pid] for pid in sorted(self.protocols)]
-            exc.result = self._result(
-                {n: exc.stalled.get(n, {UNKNOWN: []}) for n in order if n in exc.stalled or n in exc.unknown}
-            )
+            exc.result = self._result(exc.waiting(order))
             raise
 
     def _run(self, limit: int) -> None:

@@ -42,9 +42,10 @@ from ..messages import MessageError
 from ..protocol import Enter, Exit, HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import Solution, build_setup, declarations
-from ..setups import ConfigError, Setup, class_state, class_state_changed, uncopyable, waits
+from ..setups import ConfigError, Setup, class_state, class_state_changed, uncopyable
 from ..show import state_text
 from ..trace import TraceWriter
+from ..waiting import WaitsRaised, waits
 from . import determinism, hung
 from .driver import Driver
 from .stuck import said
@@ -136,6 +137,7 @@ class ReplayResult:
     deadlock: list[str] = field(default_factory=list)  # not finished, and nothing can move
     waiting: str = ""  # with ``deadlock``: who waits for which resource held by whom (``stuck.said``)
     unprobed: str | None = None  # a process whose steps could not be taken again (it does not copy)
+    unexplained: str | None = None  # with ``deadlock``: a waiting_for() raised (WaitsRaised.short)
 
     @property
     def protocols(self):
@@ -148,6 +150,7 @@ class ScriptedRun(Driver):
         self.writer = trace  # the trace as a TraceWriter: what was kept so far is read back
         self.links: dict[tuple[int, int], deque] = {}
         self.entered: list[str] = []
+        self.unexplained: str | None = None  # ``stuck_said``: a waiting_for() raised, so said
         self.pending: dict[int, list[tuple[str, str]]] = {}  # pid → [(action, dwell)], oldest first
         self.held = 0  # vector-clock entries (and EVENT_COST per event) of the kept trace
         self.counted = 0  # kept events counted in ``held``
@@ -206,7 +209,7 @@ class ScriptedRun(Driver):
             error = (ScenarioError if local else StepRefused)(f"step {number} ({step.op}): {exc}")
             error.raised, error.number = isinstance(exc, HandlerError), number  # type: ignore[attr-defined]
             raise error from None
-        except ScenarioError as exc:
+        except (ScenarioError, ConfigError) as exc:  # ConfigError: a state of a plain Enum (exit 2)
             raise ScenarioError(f"step {number} ({step.op}): {exc}") from None
         shared = class_state_changed(self.shared) if self.shared else None
         if shared is not None:  # every process's state at once: the algorithm's fault, as a raise
@@ -277,7 +280,11 @@ class ScriptedRun(Driver):
     def stuck_said(self) -> str:
         """The unfinished processes in words: the resource each waits for, its holders, the
         messages lacked (``stuck.said``, as ``check`` says a deadlock)."""
-        names, waiting = self.names, self.waiting()
+        names = self.names
+        try:
+            waiting = self.waiting()
+        except WaitsRaised as exc:  # the stall is said all the same: what those wait for is unknown
+            waiting, self.unexplained = exc.waiting(), exc.short
         stuck = [
             (names[p], proto, waiting[names[p]])
             for p, proto in sorted(self.protocols.items())
@@ -457,6 +464,7 @@ def replay_scenario(
         deadlock=[] if refused else run.stuck(),
         waiting="" if refused or not run.stuck() else run.stuck_said(),
         unprobed=run.unprobed,
+        unexplained=run.unexplained,
     )
 
 

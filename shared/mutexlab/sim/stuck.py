@@ -21,6 +21,7 @@ from typing import Any
 from ..problems.philosophers import fork
 from ..protocol import Protocol
 from ..setups import capacity_of
+from ..waiting import UNKNOWN, WaitsRaised
 from ..words import lacks
 
 
@@ -81,7 +82,7 @@ def said(
             # no holder named when none entered it: a fork may be with a philosopher who has
             # not entered it (only eating enters it), and "held by nobody" would say otherwise
             text += f" for {', '.join(wants)}" + (f" (held by {', '.join(others)}):" if others else ":")
-        out.append(f"{text} {lacks(what)}")
+        out.append(f"{text} {'what it waits for is unknown' if UNKNOWN in what else lacks(what)}")
     return "; ".join(out)
 
 
@@ -91,13 +92,15 @@ def stuck_said(model: Any, world: tuple) -> str:
     holdings: dict[str, list[tuple[str, int]]] = {}
     for rid, i, units in model.holdings(world):
         holdings.setdefault(model.resources[rid], []).append((name[i], units))
-    stuck = [
-        (
-            name[i],
-            model.objects[world[i]],
-            {k: [model.names.get(p, str(p)) for p in whom] for k, whom in model.waiting(world[i]).items()},
-        )
-        for i in range(model.n)
-        if not model.finished(world[i])
-    ]
+    unfinished = [i for i in range(model.n) if not model.finished(world[i])]
+    stuck = [(name[i], model.objects[world[i]], _waits(model, world[i])) for i in unfinished]
     return said(model.setup.capacities, stuck, holdings)
+
+
+def _waits(model: Any, sid: int) -> dict[str, list[str]]:
+    """What the process in state ``sid`` waits for, by name; ``{UNKNOWN: []}`` when its
+    ``waiting_for()`` raised (``check`` shows the stall all the same, not judged)."""
+    try:
+        return {k: [model.names.get(p, str(p)) for p in whom] for k, whom in model.waiting(sid).items()}
+    except WaitsRaised:
+        return {UNKNOWN: []}

@@ -31,8 +31,7 @@ so starvation shows as a cycle (the setup gives no budget: the protocol schedule
 Faults, off by default (they leave the algorithms' model on purpose): ``reorder`` (a link is a
 multiset, any message in flight may be delivered next); ``duplicate = D`` (each message may be
 delivered up to D extra times, staying in flight; they reach the protocol, not the transport).
-Reductions that change the representation (``check/reductions.py``) plug in as a per-process
-``canonical`` snapshot function and a world-level ``normalise`` hook."""
+Reductions (``check/reductions.py``) plug in as a ``canonical`` snapshot and a ``normalise`` hook."""
 
 from __future__ import annotations
 
@@ -43,7 +42,8 @@ from typing import Any, NamedTuple
 from ..messages import MessageError
 from ..protocol import Enter, Exit, Note, ProtocolError
 from ..rules import SEEN
-from ..setups import Setup, capacity_of, class_state, class_state_changed, unkeepable, waits
+from ..setups import Setup, capacity_of, class_state, class_state_changed, unkeepable
+from ..waiting import waits
 from .determinism import TRIES, not_deterministic, seeded
 from .driver import Driver
 

@@ -23,7 +23,7 @@ from typing import Any
 from ..audit import verify_events
 from ..audit.cut import excuse, proven_cut
 from ..audit.stall import explain_stall
-from ..setups import WAITS_RAISED
+from ..waiting import WAITS_RAISED
 from ..words import PROGRAM_FAULT, count
 from .membership import role_of
 

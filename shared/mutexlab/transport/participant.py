@@ -54,9 +54,10 @@ from ..messages import MessageError
 from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import build_setup
-from ..setups import ConfigError, Setup, waits
+from ..setups import ConfigError, Setup
 from ..sim.hung import watching
 from ..sim.stuck import told
+from ..waiting import waits
 from ..words import PROGRAM_FAULT
 from . import control, directing, joining
 from .driving import AuditSink, ServiceDriver, StateLines
