@@ -174,7 +174,7 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
 
 def waits_raised(outcome: Outcome) -> list[str]:
     """What each stalled participant whose ``waiting_for()`` raised said of it (its status's hint,
-    ``setups.waits``): the run's stall cannot be explained, as ``check`` and ``simulate`` refuse it."""
+    ``waiting.waits``): the run's stall cannot be explained, as ``check`` and ``simulate`` refuse it."""
     return [str(i["hint"]) for i in outcome.stalled.values() if WAITS_RAISED in str(i.get("hint", ""))]
 
 

@@ -53,7 +53,6 @@ from ..bus.wire import EnvelopeError, frames, parse_frame
 from ..messages import MessageError
 from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
-from ..protocols.registry import build_setup
 from ..setups import ConfigError, Setup
 from ..sim.hung import watching
 from ..sim.stuck import told
@@ -185,7 +184,7 @@ class Participant:
                 f"the monitor runs the file {algorithm}: name it in this participant's ALGORITHM"
             )
         processes, options, seed = int(data["processes"]), data.get("options") or {}, int(data.get("seed", 0))
-        self.setup = build_setup(self.solution or algorithm, processes, options, seed)
+        self.setup = registry.build_setup(self.solution or algorithm, processes, options, seed)
         self.roster = {name: pid for pid, name in self.setup.names.items()}
         if self.roster.get(self.name) != self.pid:
             raise ConfigError(f"the roster does not give {self.name} pid {self.pid}")
@@ -473,7 +472,7 @@ class Participant:
         setup, _, pid = self._joined()
         proto = setup.protocols[pid]
         names = setup.names
-        try:  # the solution's code (setups.waits): a raise is told in the status, never a crash here
+        try:  # the solution's code (waiting.waits): a raise is told in the status, never a crash here
             waiting, hint = {w: [names.get(p, str(p)) for p in who] for w, who in waits(proto).items()}, None
         except ConfigError as exc:
             waiting, hint = {}, str(exc)
