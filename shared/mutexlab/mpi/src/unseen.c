@@ -1,8 +1,8 @@
 /* What a thread that keeps its rank busy is doing, in words, for the stalled finding: the rank
  * answers a step once every thread of it waits in a call the library knows, so a thread that waits
- * anywhere else — a spin on an atomic flag, OpenMP's own barriers and locks (libgomp waits on
- * futexes through its own system calls), a semaphore shared between processes — keeps it busy
- * until the director gives up. Before, the finding said only that the rank did not answer. */
+ * anywhere else — a semaphore shared between processes, a read, a spin or an OpenMP wait the
+ * library could not stop (mpi.c's busy waits) — keeps it busy until the director gives up. Before,
+ * the finding said only that the rank did not answer. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -49,8 +49,7 @@ void ml_unseen_words(char *out, size_t size, int tid, const char *named) {
         if (strstr(lib, "libgomp")) {
             snprintf(out, size,
                      "waits in OpenMP's own code (libgomp: the barrier ending a parallel region or sections, a "
-                     "critical section, an omp lock), which waits on futexes through system calls of its own: "
-                     "OpenMP is not supported");
+                     "critical section, an omp lock) where mutexlab's MPI could not stop it as a poll");
             return;
         }
         if (nr == SYS_futex) {
