@@ -1,5 +1,5 @@
-/* Ricart-Agrawala with OpenMP sections, one thread listening, one asking: runs under mpirun,
- * not under mutexlab (libgomp waits on futexes): tests/test_mpi_outsiders.py. */
+/* Ricart-Agrawala with OpenMP sections, one thread listening, one asking: runs under mpirun and
+ * under mutexlab (libgomp's waits are stopped as polls): tests/test_mpi_outsiders.py. */
 #include <mpi.h>
 #include <omp.h>
 #include <stdio.h>

@@ -447,9 +447,9 @@ def busy(rule: str) -> str | None:
         return None
     return (
         "note: a rank answers once every thread of it waits in a call mutexlab's MPI knows (a "
-        "receive, a wait or probe, a condition variable, a sleep, a join); a thread waiting in "
-        "anything else — an OpenMP barrier or lock (OpenMP is not supported), a semaphore shared "
-        "between processes, a pipe, a loop that never sleeps — keeps it busy (docs/mpi.md#threads)"
+        "receive, a wait or probe, a condition variable, a sleep, a join) or is stopped in a busy "
+        "wait of its own or of OpenMP's; a thread waiting in anything else — a semaphore shared "
+        "between processes (sem_open), a pipe, the C library's own code — keeps it busy (docs/mpi.md#threads)"
     )
 
 

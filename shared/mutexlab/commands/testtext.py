@@ -6,7 +6,7 @@ import shlex
 from typing import Any
 
 from ..director import runner
-from ..director.judge import FINALIZE_PENDING
+from ..director.judge import finalize_words
 from ..words import count
 
 
@@ -161,6 +161,6 @@ def gap(outcome: dict[str, Any]) -> str:
         runs = outcome["finalize_pending_runs"]
         said += (
             f"; but erroneous under MPI, in {runs} run{'s' if runs != 1 else ''}: "
-            f"{outcome['finalize_pending']} ({FINALIZE_PENDING})"
+            f"{outcome['finalize_pending']} ({finalize_words(outcome['finalize_pending'])})"
         )
     return said

@@ -35,6 +35,18 @@ FINALIZE_PENDING = (
     "MPI says every thread's calls end before MPI_Finalize: MPICH ends such a program with a fatal "
     "error, Open MPI lets it pass; docs/mpi.md#finalize"
 )
+# ... or with a request still pending (an MPI_Irecv never completed): erroneous too, a note as well
+FINALIZE_REQUEST = (
+    "MPI says every request completes before MPI_Finalize: Open MPI 4.1 and MPICH 4.0 let it pass, "
+    "MPICH warning of a request not returned; docs/mpi.md#finalize"
+)
+
+
+def finalize_words(said: str) -> str:
+    """Why a rank's MPI_Finalize was erroneous (``said``: the rank's own words), and what MPIs do."""
+    return FINALIZE_REQUEST if "with a request still pending" in said else FINALIZE_PENDING
+
+
 SYNC_HANG = (  # a standard send waited for its receive: the program relies on its being buffered
     "under an MPI whose standard sends wait for their receive (as MPI allows: Open MPI 4.1 past "
     "4,040 bytes, MPICH 4.0 past 8,255; --sync-sends makes every one wait) this program never ends"

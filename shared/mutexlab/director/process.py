@@ -110,6 +110,7 @@ class NodeProcess:
         self.last_words = ""  # a log line's last_words: shown if the node then ends
         self.clock_jumped = False  # it said so (an MPI rank's timeout loop): taken by Run
         self.finalize_pending = ""  # an MPI rank's thread was in a call at MPI_Finalize: taken by Run
+        self.unseen_wait = ""  # an MPI rank's thread busy where its library cannot see: a stall says so
         self.command, self.argv = argv[0], argv
         self.buffered = buffered_for(argv, BUFFERED)  # the advice, in the program's language
         if (SETPRIV or tree.launcher()) and shutil.which(argv[0]) is None:  # the launcher would fail
@@ -180,7 +181,7 @@ class NodeProcess:
                         f"node {self.node} wrote past {PAST_DONE} {message['type']})",
                         shorten(self.buffer.strip()),
                     )
-                self.answered = message["type"]
+                self.answered, self.unseen_wait = message["type"], ""
                 return outputs, b"\n".join(raw), parsed
             if parsed["type"] == "log":
                 if isinstance(parsed.get("last_words"), str):  # why it is about to end, if it ends
@@ -188,6 +189,7 @@ class NodeProcess:
                 self.clock_jumped |= parsed.get("clock_jumped") is True
                 if isinstance(pending := parsed.get("finalize_pending"), str):
                     self.finalize_pending = self.finalize_pending or pending[:300]
+                self.unseen_wait = str(parsed.get("unseen_wait", self.unseen_wait))[:600]  # an MPI rank's
                 continue
             outputs.append(parsed)
             raw.append(line)
@@ -321,6 +323,9 @@ class NodeProcess:
             )
         said = "(no done line)" if self.fresh else "(lines of its answer, but no done line)"
         why = why_silent(self.proc.pid, self.stdin, self.buffered, self.fresh) or ": stalled or unresponsive"
+        why = (
+            f": {self.unseen_wait}" if self.unseen_wait else why
+        )  # an MPI rank's words on what keeps it busy
         if wrong := protocol_on_stderr(self.err_tail):
             why = ": " + wrong + why.removeprefix(": ")
         return NodeFault(

@@ -17,12 +17,12 @@ from ..findings import STEPS_LEFT, Violation
 from ..interrupts import raise_on_sigterm
 from ..words import count
 from .judge import (
-    FINALIZE_PENDING,
     NO_REST,
     NONDETERMINISTIC,
     Finding,
     ended_answering,
     ended_unasked,
+    finalize_words,
     wrote_late,
 )
 from .lines import CRASHED
@@ -198,7 +198,7 @@ class Replayed:
         short, left = self.unfinished(), self.steps_left()
         if not (short or left):
             if self.outcome.finalize_pending and self.outcome.finding is None:  # erroneous, no finding
-                text += f"\nbut erroneous under MPI: {self.outcome.finalize_pending} ({FINALIZE_PENDING})"
+                text += f"\nbut erroneous under MPI: {self.outcome.finalize_pending} ({finalize_words(self.outcome.finalize_pending)})"
             return text
         head, _, rest = text.partition("\n")
         problem = head.split(":", 1)[0]

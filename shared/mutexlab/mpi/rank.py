@@ -87,6 +87,9 @@ def main(argv: list[str]) -> int:
                     continue
                 if said.get("clock_jumped") is True or "finalize_pending" in said:  # the verdict says so
                     out.write(answer)
+                if "unseen_wait" in said:  # a thread keeps the rank busy: a stall names its wait
+                    out.write(answer)
+                    out.flush()
                 if "last_words" in said:  # MPI_Abort, or an error MPI makes fatal: the crash's why
                     out.write(json.dumps({"type": "log", "last_words": said["last_words"]}).encode() + b"\n")
                 if "stdout" in said and compiled is not None:

@@ -71,6 +71,10 @@ void ml_json_string(char *dst, size_t cap, const char *src); /* src as a JSON st
 void ml_block_held(void *key);    /* wait on key until ml_wake(key) or something happens (lock held) */
 void ml_block_as(void *key, const char *call); /* the same, in the program's call (a hang names it) */
 void ml_wake(void *key);          /* wake every waiter on key */
+/* unseen.c, omp.c: what a thread waits in that the library cannot direct (NULL: nothing), and the
+ * words for the thread of kernel id tid that keeps the rank busy (named: what it said it waits in) */
+void ml_unseen(const char *what);
+void ml_unseen_words(char *out, size_t size, int tid, const char *named);
 void ml_poll(void);               /* a poll that found nothing (a counted thread's) */
 int ml_sleep(long long ns); /* a counted thread's sleep, taking no time (1); 0: not counted, sleep for real */
 int ml_counted(void);          /* mpi.c: the calling thread is one the library counts */

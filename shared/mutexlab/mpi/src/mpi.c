@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/select.h>
+#include <ucontext.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -180,11 +182,16 @@ static void *handing[THREADS];    /* the mutex a thread is to hand on at its unl
 static __thread void *handed;     /* the mutex this thread let go of for a waiter */
 static __thread int defers;       /* polls it did not wait in, holding a mutex wanted (POLLS at most) */
 
+static __thread volatile int in_L; /* this thread holds L (a busy-wait signal leaves it be) */
 static void lock_L(void) {
     resolve();
     real_mutex_lock(&L);
+    in_L++;
 }
-static void unlock_L(void) { real_mutex_unlock(&L); }
+static void unlock_L(void) {
+    in_L--;
+    real_mutex_unlock(&L);
+}
 
 static void fatal(const char *fmt, ...);
 
@@ -843,9 +850,8 @@ static void send_call(const void *buf, int count, MPI_Datatype type, int dest, i
 /* --sync-sends (MUTEXLAB_MPI_SYNC_SENDS=1 in the rank's environment): every standard send
  * (MPI_Send, MPI_Isend, MPI_Send_init) is synchronous, as MPI allows an implementation to make it
  * (Open MPI and MPICH do for a message past their eager limit): a program that relies on its
- * sends being buffered waits for ever, and the hang names the send. MPI_Bsend, MPI_Rsend and
- * MPI_Sendrecv stay as they are (buffered; a ready send's receive is posted; a send and a
- * receive at once). */
+ * sends being buffered waits for ever, and the hang names the send. So are MPI_Rsend's and
+ * MPI_Sendrecv's sends (a standard send's semantics, by MPI); MPI_Bsend stays buffered. */
 int ml_sync_sends(void) {
     static int sync = -1;
     if (sync < 0) {
@@ -895,14 +901,24 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
     return MPI_SUCCESS;
 }
 
-/* MPI_Rsend: a ready send is a standard send once its receive is posted, as MPI allows an
- * implementation to make it (whether the receive was posted is the receiver's, not checked). */
+/* MPI_Rsend: MPI gives a ready send a standard send's semantics (its receive posted first is the
+ * program's promise, not checked here): synchronous past ML_EAGER bytes or under --sync-sends, as
+ * MPI_Send (before, it never waited, and a program whose large Rsend no receive took passed). */
 int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    if (standard_sync(count, type, dest)) {
+        MPI_Request r;
+        issend(buf, count, type, dest, tag, comm, &r, "MPI_Rsend", 1);
+        CALLING("MPI_Rsend");
+        int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        CALLED();
+        return rc;
+    }
     send_call(buf, count, type, dest, tag, comm, "MPI_Rsend", 0);
     return MPI_SUCCESS;
 }
 
 int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
+    if (standard_sync(count, type, dest)) return issend(buf, count, type, dest, tag, comm, req, "MPI_Irsend", 1);
     send_call(buf, count, type, dest, tag, comm, "MPI_Irsend", 0);
     lock_L();
     *req = new_request();
@@ -967,12 +983,20 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     return rc;
 }
 
-/* MPI_Sendrecv and MPI_Sendrecv_replace: a send (which never blocks here: for the latter the bytes
- * leave at once and the buffer is free), then a receive; an error names the call the program made. */
+/* MPI_Sendrecv and MPI_Sendrecv_replace: as MPI_Isend, MPI_Irecv and MPI_Waitall: the send is a
+ * standard send — synchronous past ML_EAGER bytes or under --sync-sends, completed once a receive
+ * has matched it — and the receive is posted before either is waited for, so a ring of them never
+ * waits for itself (before, the send never waited, and a Sendrecv whose message no rank received
+ * completed). For the latter the bytes are packed at once, so the buffer is free for the receive;
+ * an error names the call the program made. */
 static int sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
                     int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status,
                     const char *call) {
-    send_call(sendbuf, sendcount, sendtype, dest, sendtag, comm, call, 0);
+    MPI_Request sent = MPI_REQUEST_NULL;
+    if (standard_sync(sendcount, sendtype, dest))
+        issend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &sent, call, 1);
+    else
+        send_call(sendbuf, sendcount, sendtype, dest, sendtag, comm, call, 0);
     int ctx = ml_comm(comm, call);
     check_source(source, ctx, call);
     check_tag(recvtag, 1);
@@ -980,6 +1004,7 @@ static int sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, i
     MPI_Request r = post(recvbuf, ml_room(recvcount, recvtype), recvtype, source, recvtag, ctx, 1);
     CALLING(call);
     int rc = MPI_Wait(&r, status);
+    if (rc == MPI_SUCCESS && sent != MPI_REQUEST_NULL) rc = MPI_Wait(&sent, MPI_STATUS_IGNORE);
     CALLED();
     return rc;
 }
@@ -1502,6 +1527,22 @@ static void finalize_pending(void) {
         if (k > 0 && (size_t)k < sizeof line) put(line, (size_t)k);
         return;
     }
+    /* No thread in a call, but a request left active (an MPI_Irecv never waited for, a synchronous
+     * send never received): erroneous too, MPI says every request completes first (Open MPI 4.1
+     * and MPICH 4.0 end such a program; before, nothing said so). */
+    for (int i = 1; i < REQUESTS; i++) {
+        request *r = &reqs[i];
+        if (!r->used || r->done || (r->persistent && !r->active) || !(r->recv || r->sync)) continue;
+        char what[200], line[400];
+        ml_wait_what(what, sizeof what, r->recv ? ML_WAIT_RECV : r->standard ? ML_WAIT_STD_SEND : ML_WAIT_SEND,
+                     r->recv ? "a receive" : "a send", r->recv ? r->src : r->dest, r->tag, r->ctx);
+        int k = snprintf(line, sizeof line,
+                         "{\"type\":\"log\",\"finalize_pending\":\"rank %d called MPI_Finalize with a request "
+                         "still pending: %s%s\"}\n",
+                         rank_, what, r->recv ? ", never completed" : "");
+        if (k > 0 && (size_t)k < sizeof line) put(line, (size_t)k);
+        return;
+    }
 }
 
 int MPI_Finalize(void) {
@@ -1677,6 +1718,111 @@ static void arrive_landed(void) { /* under L */
     landed_end = &landed;
 }
 
+/* Busy waits. A thread that runs SPIN_NS of a step (real time) with nothing new in its rank — a
+ * spin on an atomic flag (`while (!atomic_load(&granted));`) or libgomp's own spin and futex waits
+ * (an OpenMP barrier, critical section or lock: libgomp rechecks after any interruption) — is
+ * signalled, and where it runs the program's own code or libgomp's it waits as a poll does, until
+ * something happens in the rank; so its listener, which under any MPI runs beside it, gets its turn
+ * (before, the spinner kept the baton for ever: the stalled finding). A rank otherwise quiet wakes
+ * it to go on SPINS times a step at most, so a computation that long is not cut short for good
+ * either. A thread in the C library's code, or holding the library's lock, is never stopped so. */
+#define SPIN_NS 10000000LL
+#define SPINS 3
+#define SPIN_SIGNAL (SIGRTMIN + 7)
+static unsigned long spin_lo[2], spin_hi[2]; /* the program's and libgomp's executable code */
+static __thread int spins_in_row;
+static __thread unsigned long spin_gen;
+
+static void code_ranges(void) { /* from /proc/self/maps, once libgomp is loaded (under L) */
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512], exe[256] = "";
+    if (!f) return;
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char perms[8], *path = strchr(line, '/');
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[2] != 'x' || !path) continue;
+        path[strcspn(path, "\n")] = 0;
+        int k = strcmp(path, exe) == 0 ? 0 : strstr(path, "/libgomp") ? 1 : -1;
+        if (k >= 0 && (!spin_lo[k] || lo < spin_lo[k])) spin_lo[k] = lo;
+        if (k >= 0 && hi > spin_hi[k]) spin_hi[k] = hi;
+    }
+    fclose(f);
+}
+
+static void spin_stop(int sig, siginfo_t *info, void *context) {
+    (void)sig, (void)info;
+    unsigned long pc = (unsigned long)((ucontext_t *)context)->uc_mcontext.gregs[REG_RIP];
+    int program = pc >= spin_lo[0] && pc < spin_hi[0], gomp = pc >= spin_lo[1] && pc < spin_hi[1];
+    if (self < 0 || in_L || !(program || gomp)) return;
+    int saved = errno;
+    lock_L();
+    spins_in_row = spin_gen == gen ? spins_in_row + 1 : 0;
+    waiter w = {.kind = W_POLL, .sleeper = spins_in_row < SPINS, .call = NULL};
+    block_on(&w);
+    spin_gen = seen = gen;
+    unchanged = 0;
+    unlock_L();
+    errno = saved;
+}
+
+/* The director thread, waiting for the rank to be quiet (under L): the thread that has run since
+ * ``since`` with nothing new is stopped, where it may be. */
+static void spin_check(struct timespec *since, unsigned long *since_gen, int *since_baton, long long *since_cpu) {
+    if (baton < 0 || baton >= n_threads || thread_state[baton] != T_RUN || !initialized) return;
+    struct timespec now, cpu;
+    ml_real_clock_gettime(CLOCK_MONOTONIC, &now);
+    /* its own processor time, not the machine's: a thread the machine's load keeps from running is
+     * not stopped for it; one in a futex wait of libgomp's (no processor time) is */
+    clockid_t its = (clockid_t)((~(unsigned)tids[baton]) << 3 | 6); /* the kernel's per-thread CPU clock */
+    long long used = ml_real_clock_gettime(its, &cpu) == 0 ? cpu.tv_sec * 1000000000LL + cpu.tv_nsec : 0;
+    if (gen != *since_gen || baton != *since_baton) {
+        *since = now, *since_gen = gen, *since_baton = baton, *since_cpu = used;
+        return;
+    }
+    long long ran = (now.tv_sec - since->tv_sec) * 1000000000LL + (now.tv_nsec - since->tv_nsec);
+    if (ran < SPIN_NS) return;
+    int spun = used - *since_cpu >= SPIN_NS, futex = 0;
+    if (!spun) {
+        char path[64], sys[256];
+        snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tids[baton]);
+        FILE *f = fopen(path, "r");
+        futex = f && fgets(sys, sizeof sys, f) && strtol(sys, NULL, 10) == SYS_futex;
+        if (f) fclose(f);
+    }
+    if (!spun && !futex) return; /* its processor time since it last made progress adds up */
+    *since = now;
+    *since_cpu = used;
+    code_ranges();
+    syscall(SYS_tgkill, getpid(), tids[baton], SPIN_SIGNAL);
+}
+
+/* A thread that keeps the rank busy past UNSEEN_AFTER s of a step: the running thread's wait the
+ * library cannot see, in words, told to the director once a run, which a stalled finding then
+ * gives (under L). */
+#define UNSEEN_AFTER 1
+static const char *unseen_call[THREADS]; /* what each thread said it waits in (omp.c, sems.c) */
+static int unseen_told;
+
+void ml_unseen(const char *what) {
+    if (self >= 0) __atomic_store_n(&unseen_call[self], what, __ATOMIC_RELAXED);
+}
+
+static void tell_unseen(void) {
+    int t = baton >= 0 && baton < n_threads && thread_state[baton] == T_RUN ? baton : pick();
+    if (unseen_told || t < 0) return;
+    unseen_told = 1;
+    char what[600], said[700], line[900];
+    ml_unseen_words(what, sizeof what, tids[t], __atomic_load_n(&unseen_call[t], __ATOMIC_RELAXED));
+    snprintf(said, sizeof said, "rank %d's thread %d %s", rank_, t, what);
+    int k = snprintf(line, sizeof line, "{\"type\":\"log\",\"unseen_wait\":");
+    json_string(line + k, sizeof line - (size_t)k - 4, said, strlen(said));
+    k += (int)strlen(line + k);
+    k += snprintf(line + k, sizeof line - (size_t)k, "}\n");
+    put(line, (size_t)k);
+}
+
 static void *director(void *unused) { /* one input line at a time; done once the rank is quiet */
     (void)unused;
     static char line[LINE_MAX_];
@@ -1725,9 +1871,18 @@ static void *director(void *unused) { /* one input line at a time; done once the
         } else {
             fatal("an input mutexlab's MPI does not take: %.60s", line);
         }
+        struct timespec began, since;
+        ml_real_clock_gettime(CLOCK_MONOTONIC, &began);
+        since = began;
+        unsigned long since_gen = gen;
+        int since_baton = baton;
+        long long since_cpu = 0;
         for (int wakes = 0;; wakes++) {
             while (blocked < live) {
                 struct timespec t;
+                spin_check(&since, &since_gen, &since_baton, &since_cpu);
+                ml_real_clock_gettime(CLOCK_MONOTONIC, &t);
+                if (t.tv_sec - began.tv_sec > UNSEEN_AFTER) tell_unseen();
                 ml_real_clock_gettime(CLOCK_REALTIME, &t); /* the real clock: a real wait of 2 ms */
                 t.tv_nsec += 2000000;
                 if (t.tv_nsec >= 1000000000) {
@@ -1773,6 +1928,9 @@ __attribute__((constructor)) static void start(void) {
     fcntl(fd_in, F_SETFD, FD_CLOEXEC);
     setvbuf(stdout, NULL, _IOLBF, 0);
     in = fdopen(fd_in, "r");
+    struct sigaction stop = {.sa_sigaction = spin_stop, .sa_flags = SA_SIGINFO | SA_RESTART};
+    sigemptyset(&stop.sa_mask);
+    sigaction(SPIN_SIGNAL, &stop, NULL);
     pthread_t t;
     if (real_create(&t, NULL, director, NULL) != 0) {
         perror("mutexlab MPI");

@@ -63,7 +63,10 @@ int sem_wait(sem_t *s) {
     sem *m = ours(s);
     if (!m) {
         int (*real_wait)(sem_t *) = ml_real("sem_wait", NULL);
-        return real_wait(s);
+        ml_unseen("sem_wait on a semaphore shared between processes (sem_open, or sem_init with pshared 1)");
+        int rc = real_wait(s);
+        ml_unseen(NULL);
+        return rc;
     }
     ml_flush();
     ml_lock();
