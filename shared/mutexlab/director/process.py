@@ -7,11 +7,9 @@ reaches through ``finally`` (an interrupt included). Reading is bounded: a line 
 seconds is a ``NodeFault``, never a hang and never unbounded memory.
 
 A child dies with the process that started it, even one SIGKILLed (whose ``finally`` never runs),
-and so does all it starts, a daemon too: ``tree`` (a launcher making it a subreaper; else
-util-linux's ``setpriv --pdeathsig KILL``). The parent-death signal, set in the child itself (no
-``preexec_fn`` runs in a threaded parent), comes when the *thread* that started it ends: nodes are
-started from the thread that runs the driver's loop, which lives as long as the process. The
-``watcher`` kills what is left (the tree, the group) when the parent is gone.
+and so does all it starts, a daemon too (``tree.dying_with_parent``). Nodes are started from the
+thread that runs the driver's loop, which lives as long as the process: a parent-death signal comes
+when the *thread* that started the child ends.
 """
 
 from __future__ import annotations
@@ -43,7 +41,6 @@ from .lines import (
 )
 from .waits import buffered_for, protocol_on_stderr, why_silent, why_unheard
 
-SETPRIV = shutil.which("setpriv")
 # Seconds a new process of ``mutexlab test`` (or ``replay --node``) has for its first answer (its
 # first init) when that is more than the timeout: starting a JVM or an interpreter on a busy machine
 # takes seconds, answering does not. (A node of ``run --node`` over RabbitMQ: node.RUN_START_TIMEOUT.)
@@ -82,13 +79,6 @@ BUFFERED = (
 )
 
 
-def dying_with_parent(argv: list[str]) -> list[str]:
-    """``argv`` ended with all it starts when its parent dies (``tree``; else setpriv's SIGKILL)."""
-    if (launch := tree.launcher()) is not None:
-        return [launch, *argv]
-    return [SETPRIV, "--pdeathsig", "KILL", "--", *argv] if SETPRIV else argv
-
-
 class NodeProcess:
     """Node ``node`` (its id, from 1) running ``argv``."""
 
@@ -113,11 +103,11 @@ class NodeProcess:
         self.unseen_wait = ""  # an MPI rank's thread busy where its library cannot see: a stall says so
         self.command, self.argv = argv[0], argv
         self.buffered = buffered_for(argv, BUFFERED)  # the advice, in the program's language
-        if (SETPRIV or tree.launcher()) and shutil.which(argv[0]) is None:  # the launcher would fail
+        if tree.dying_with_parent(argv) != argv and shutil.which(argv[0]) is None:  # the launcher would fail
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: not found or not executable")
         try:
             self.proc = subprocess.Popen(
-                dying_with_parent(argv),
+                tree.dying_with_parent(argv),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -323,9 +313,7 @@ class NodeProcess:
             )
         said = "(no done line)" if self.fresh else "(lines of its answer, but no done line)"
         why = why_silent(self.proc.pid, self.stdin, self.buffered, self.fresh) or ": stalled or unresponsive"
-        why = (
-            f": {self.unseen_wait}" if self.unseen_wait else why
-        )  # an MPI rank's words on what keeps it busy
+        why = f": {self.unseen_wait}" if self.unseen_wait else why  # an MPI rank's words on its wait
         if wrong := protocol_on_stderr(self.err_tail):
             why = ": " + wrong + why.removeprefix(": ")
         return NodeFault(

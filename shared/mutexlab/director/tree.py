@@ -51,6 +51,18 @@ int main(int argc, char **argv) {
 """
 
 
+SETPRIV = shutil.which("setpriv")
+
+
+def dying_with_parent(argv: list[str]) -> list[str]:
+    """``argv`` ended with all it starts when its parent dies (the launcher; else only the program
+    and its group, by setpriv's parent-death SIGKILL, set in the child itself: no ``preexec_fn``
+    runs in a threaded parent); ``argv`` as is when neither is here."""
+    if (launch := launcher()) is not None:
+        return [launch, *argv]
+    return [SETPRIV, "--pdeathsig", "KILL", "--", *argv] if SETPRIV else argv
+
+
 @cache
 def launcher() -> str | None:
     """The launcher's path (built now if it is not yet), or None: no compiler, not Linux, or
