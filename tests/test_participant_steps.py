@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import time
 
 import pytest
@@ -656,3 +657,87 @@ def test_a_steps_state_lines_are_logged_once_its_publish_is_written():
         logger.setLevel(level)
     assert order[:2] == ["published REQUEST.node-2", "written within 0s"], order
     assert [line.rsplit(" ", 1)[0] for line in order[2:]] == ["node-1 state WANTED lamport"], order
+
+
+def test_a_steps_state_changes_share_one_line_and_none_is_kept_when_info_is_off():
+    """A zero-dwell critical section changes the state three times in one step (``HELD``, then its
+    exit and next request): the three are logged on one line, in order, each as ``state S lamport
+    L`` (a log record costs a busy host about 20 µs: one instead of three). With the logger above
+    INFO nothing is kept and the I/O is not turned for lines nobody would see."""
+    import logging
+
+    from mutexlab.transport.driving import StateLines
+
+    turned: list[float] = []
+
+    class Conn:
+        def process_data_events(self, time_limit: float = 0.0) -> None:
+            turned.append(time_limit)
+
+    class Bus:
+        conn = Conn()
+
+    records: list[str] = []
+
+    class Lines(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    handler, logger = Lines(), logging.getLogger("mutexlab.participant")
+    logger.addHandler(handler)
+    level = logger.level
+    try:
+        logger.setLevel(logging.INFO)
+        lines = StateLines()
+        for state, lamport in (("HELD", 7), ("RELEASED", 9), ("WANTED", 10)):
+            lines.add("node-1", state, lamport)
+        lines.log(Bus())
+        assert records == ["node-1 state HELD lamport 7, state RELEASED lamport 9, state WANTED lamport 10"]
+        assert turned == [0], "the step's publish is written out first"
+        records.clear(), turned.clear()
+        logger.setLevel(logging.WARNING)
+        lines.add("node-1", "HELD", 11)
+        assert lines.changes == [], "nothing kept for a line the logger drops"
+        lines.log(Bus())
+        assert records == [] and turned == [], "and no turn of the I/O for it"
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def test_a_services_log_records_are_spared_what_its_lines_never_show():
+    """A service logs ``LOG_FORMAT`` (time, level, message): its records are spared the caller's
+    frame, the thread and the process (``spare_log_records``, the logging HOWTO's flags), which
+    its lines never show — the same lines, for less CPU (docs/benchmarks.md#state-lines)."""
+    import logging
+
+    from mutexlab.transport import service
+
+    shown = {"asctime", "levelname", "message"}
+    assert set(re.findall(r"%\((\w+)\)", service.LOG_FORMAT)) == shown
+    lines: list[str] = []
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+            lines.append(self.format(record))
+
+    handler, logger = Keep(), logging.getLogger("mutexlab.spared")
+    formatter = logging.Formatter(service.LOG_FORMAT)
+    formatter.formatTime = lambda record, datefmt=None: "T"  # type: ignore[method-assign]
+    handler.setFormatter(formatter)
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    saved = (logging._srcfile, logging.logThreads, logging.logProcesses, logging.logMultiprocessing)
+    try:
+        logger.info("%s state %s lamport %d", "node-1", "HELD", 7)
+        service.spare_log_records()
+        logger.info("%s state %s lamport %d", "node-1", "HELD", 7)
+    finally:
+        logger.removeHandler(handler)
+        logging._srcfile, logging.logThreads, logging.logProcesses, logging.logMultiprocessing = saved
+    assert lines == ["T INFO node-1 state HELD lamport 7"] * 2
+    assert records[0].funcName != "(unknown function)" and records[0].threadName is not None
+    assert records[1].funcName == "(unknown function)" and records[1].threadName is None  # spared
+    assert records[1].process is None

@@ -50,16 +50,24 @@ class ServiceDriver(Driver):
 
 
 class StateLines:
-    """A step's state changes, each logged on a line of its own (``name state S lamport L``) once the
-    step's publish is written out: a log line takes about 20 µs of a busy host's CPU, and a
-    zero-dwell critical section makes three in the step whose publish lets the next process
-    enter (docs/benchmarks.md#narrow-clocks)."""
+    """A step's state changes, logged once the step's publish is written out, on one line
+    (``name state S lamport L``, and ``, state S lamport L`` for each further change of the step,
+    in order): a log line takes about 20 µs of a busy host's CPU, and a zero-dwell critical
+    section makes three changes in the step whose publish lets the next process enter
+    (docs/benchmarks.md#state-lines). Nothing is kept, nor the I/O turned, when the logger would
+    drop the line (``LOG_LEVEL`` above INFO)."""
 
     def __init__(self) -> None:
-        self.changes: list[tuple[str, str, int]] = []
+        self.name = ""
+        self.changes: list[str] = []
 
     def add(self, name: str, state: Any, lamport: int) -> None:
-        self.changes.append((name, state_text(state), lamport))  # as the trace says it, when it changed
+        if not log.isEnabledFor(logging.INFO):
+            return
+        self.name = name
+        self.changes.append(
+            f"state {state_text(state)} lamport {lamport}"
+        )  # as the trace says it, when it changed
 
     def log(self, bus: Any = None) -> None:
         """Log the changes; with ``bus`` (``rabbit.Bus``), after a zero-wait turn of its I/O, which
@@ -70,5 +78,4 @@ class StateLines:
             with contextlib.suppress(*LOST):
                 bus.conn.process_data_events(0)
         changes, self.changes = self.changes, []
-        for change in changes:
-            log.info("%s state %s lamport %d", *change)
+        log.info("%s %s", self.name, ", ".join(changes))

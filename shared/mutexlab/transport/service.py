@@ -18,6 +18,10 @@ from typing import Protocol
 from ..interrupts import Terminated, raise_on_sigterm
 from ..setups import ConfigError
 
+# A service's log lines: the time, the level, the message; nothing of where a call was made
+# (``spare_log_records``).
+LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
+
 
 class Service(Protocol):
     """What a role runs: the monitor or a participant; ``run()`` returns the exit code."""
@@ -41,6 +45,14 @@ def _own_roles(algorithm: str | None) -> tuple[str, ...]:
     from ..protocols.registry import solution
 
     return solution(algorithm).spec.roles
+
+
+def spare_log_records() -> None:
+    """``LOG_FORMAT`` shows the time, the level and the message alone: each record is spared the
+    look at its caller's frame, thread and process that no line would show (the logging HOWTO's
+    "Optimization" flags; a state line 9.6 -> 7.7 µs, docs/benchmarks.md#state-lines)."""
+    logging._srcfile = None  # noqa: SLF001 - the HOWTO names this flag
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
 
 
 def stop_on_sigterm(code: int) -> None:
@@ -72,8 +84,9 @@ def serve(role: str) -> int:
         logging.basicConfig(
             level=settings.log_level.upper(),
             stream=sys.stderr,
-            format="%(asctime)s %(levelname)s %(message)s",
+            format=LOG_FORMAT,
         )
+        spare_log_records()
         quiet_pika()
         if settings.skip_unresolved_nodes:
             settings, absent = resolvable_nodes(settings)
