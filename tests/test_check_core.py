@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import broken, missing
+from test_check_lamport_reductions import BEFORE
 
 from mutexlab.check import core, core_reduce, engine
 from mutexlab.check.engine import CheckConfig, build_model, run_check
@@ -37,8 +38,9 @@ CASES = [
     ("mutexlab_broken.starving", 3, {"requests": 1}, False, "liveness"),
 ]
 BEES_EXTRA_EGG = ("mutexlab_broken.bees_extra_egg", 2, {}, False, "invariant")
-# the declarations the cases above do not reach: clock offsets alone (Lamport), the bees' send
-# bound and invariant reads, the elves' dead messages and a send bound that reads its receiver
+# the declarations the cases above do not reach: Lamport's retired clocks that keep no request
+# stamp, the bees' send bound and invariant reads, the elves' dead messages and a send bound that
+# reads its receiver (clock offsets alone: test_clock_offsets_alone_run_alike_on_the_cores)
 DECLARED = [
     ("lamport", 2, {"requests": 2}, False, None),
     ("bees", 2, {"flowers": 1, "reeds": 1, "eggs": 2, "cocoons": 4}, False, None),
@@ -99,6 +101,17 @@ def test_each_declared_reduction_runs_alike_on_the_cores(case, monkeypatch):
     runs = [check_on(which, case, monkeypatch, True) for which in (None, "python", "compiled")]
     assert runs[0] == runs[1] == runs[2]
     assert runs[0][2] == "pass" and "clock-offset normalisation" in str(runs[0][5][0])
+
+
+def test_clock_offsets_alone_run_alike_on_the_cores(monkeypatch):
+    """Lamport's clock shift without the declarations it added in issue 41 (as it was before)."""
+    compiled_or_missing()
+    runs = []
+    for which in (None, "python", "compiled"):
+        monkeypatch.setattr(engine, "declared_for", lambda solution: [BEFORE])
+        runs.append(check_on(which, DECLARED[0], monkeypatch, True))
+    assert runs[0] == runs[1] == runs[2]
+    assert runs[0][2] == "pass" and runs[0][0][0] == 467, runs[0][:3]  # Lamport N=2 × 2
 
 
 @pytest.mark.parametrize("reductions", [False, True], ids=["plain", "reduced"])

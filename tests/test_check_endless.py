@@ -10,7 +10,9 @@ from dataclasses import replace
 
 import pytest
 from conftest import broken
+from test_check_lamport_reductions import BEFORE
 
+from mutexlab.check import engine
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.check.reductions import notes_of
 from mutexlab.cli import main
@@ -39,16 +41,31 @@ def test_endless_ricart_agrawala_is_finite_under_its_clock_shift_and_passes():
     [
         ("maekawa", "does not apply (not declared by MaekawaNode)"),
         ("raymond", "does not apply (not declared by RaymondNode)"),
-        # declared, but an idle node's own RELEASE entry keeps the smallest timestamp at 0
+        # Lamport's clock shift alone (as before issue 41): declared, but an idle node's own
+        # RELEASE entry keeps the smallest timestamp at 0
         ("lamport", "applies (declared by LamportNode) but a timestamp that stays put"),
     ],
 )
-def test_an_endless_workload_whose_clocks_grow_without_bound_is_refused_up_front(algorithm, why, capsys):
+def test_an_endless_workload_whose_clocks_grow_without_bound_is_refused_up_front(
+    algorithm, why, capsys, monkeypatch
+):
+    if algorithm == "lamport":
+        monkeypatch.setattr(engine, "declared_for", lambda solution: [BEFORE])
     assert main(["check", "mutex", "-a", algorithm, "-N", "2", "--endless"]) == 2
     err = capsys.readouterr().err
     assert "--endless: the worlds of this workload are infinite" in err and why in err, err
     with pytest.raises(ConfigError, match="infinite"):
         run_check(CheckConfig(algorithm, 2, {"requests": 0}, endless=True))
+
+
+def test_endless_lamport_is_finite_under_its_canonical_key_and_passes():
+    """Since issue 41 Lamport's key keeps of its array only what its future reads (no stale
+    stamp), and its lowest live timestamp is the clock or the request: its worlds are finite."""
+    result, model = run_check(CheckConfig("lamport", 2, {"requests": 0}, endless=True))
+    assert result.verdict == "pass" and result.cycles and result.finals == 0
+    assert result.states == 168
+    applied = {n.name for n in notes_of(model) if n.applied}
+    assert applied == {"canonical snapshots", "clock-offset normalisation"}
 
 
 def test_endless_without_reductions_says_so_and_is_no_internal_error(capsys):

@@ -18,7 +18,7 @@ from mutexlab.check import engine, sampling
 from mutexlab.check.engine import CheckConfig, run_check
 from mutexlab.check.reductions import notes_of
 from mutexlab.cli import main
-from mutexlab.protocols import lamport_reductions, ricart_agrawala, ricart_agrawala_reductions
+from mutexlab.protocols import lamport, lamport_reductions, ricart_agrawala, ricart_agrawala_reductions
 from mutexlab.reduction import Reductions
 
 CLOCKS_8 = {"1": 8, "2": 8, "3": 8}
@@ -148,7 +148,10 @@ def test_faults_and_flags_say_why_a_reduction_is_off(capsys):
     assert notes(out)["canonical snapshots"][0]
     _, out = run_json(["check", "mutex", "-a", "lamport", "-N", "2", "--no-partial-order"], capsys)
     assert notes(out)["partial-order reduction"] == (False, "--no-partial-order")
-    assert notes(out)["retired clocks"] == (False, "not declared by LamportNode")
+    assert notes(out)["send bound"] == (False, "partial-order reduction is off")
+    assert notes(out)["retired clocks"][0]  # declared by LamportNode (issue 41)
+    _, out = run_json(["check", "mutex", "-a", "maekawa", "-N", "2"], capsys)
+    assert notes(out)["retired clocks"] == (False, "not declared by MaekawaNode")
     _, out = run_json(["check", "mutex", "-a", "lamport", "-N", "2", "--no-reduction"], capsys)
     assert out["reduction_notes"] == [
         {"reduction": "every reduction", "applied": False, "why": "--no-reduction"}
@@ -258,7 +261,7 @@ def test_the_cross_check_agrees_on_the_declared_reductions(capsys):
 
 
 def test_an_incomplete_cross_check_confirms_nothing(capsys):
-    """Lamport N=2 × 2: 467 worlds with reductions, 1,453 without: a limit of 1,000 stops only
+    """Lamport N=2 × 2: 248 worlds with reductions, 1,453 without: a limit of 1,000 stops only
     the plain search, and the pass is not confirmed (exit 3)."""
     argv = ["check", "mutex", "-a", "lamport", "-N", "2", "--requests", "2", "--max-states", "1000"]
     code, out = run_json([*argv, "--cross-check"], capsys)
@@ -399,13 +402,11 @@ def test_the_sampling_refuses_nothing_and_changes_no_count_on_the_correct_protoc
     assert counts() == sampled
 
 
-def test_lamport_declares_only_the_clock_shift():
-    assert lamport_reductions.REDUCTIONS.clocks is not None
-    assert (
-        lamport_reductions.REDUCTIONS.canonical,
-        lamport_reductions.REDUCTIONS.retired,
-        lamport_reductions.REDUCTIONS.sends,
-    ) == (None,) * 3
+def test_lamport_declares_all_four_for_its_exact_class_only():
+    """Since issue 41 (docs/check.md#reductions; tests/test_check_lamport_reductions.py)."""
+    declared = lamport_reductions.REDUCTIONS
+    assert None not in (declared.canonical, declared.clocks, declared.retired, declared.sends)
+    assert declared.classes == frozenset({lamport.LamportNode})
 
 
 # -- a refusal met after the check: --metrics and --swarm search again, never a tool error ---------

@@ -19,3 +19,11 @@ class NeverReplies(lamport.LamportNode):
 
     def on_message(self, msg):
         return [e for e in super().on_message(msg) if not (isinstance(e, Send) and e.msg.type == "REPLY")]
+
+
+class SelfFirstOnTies(lamport.LamportNode):
+    """Broken: a broken tie-break — on equal timestamps each node puts its own request first, so
+    two requests stamped alike both come first and both enter."""
+
+    def _key(self, j):
+        return (self.q[j][1], j != self.pid)
