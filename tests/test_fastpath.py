@@ -212,8 +212,8 @@ BROKEN = {
     ),
     "the state read from the attributes as they were when the loop began": (
         "tallied",
-        "states = {pid: state_source(proto) for pid, proto in protocols.items()}",
-        "states = {pid: dict(vars(proto)) for pid, proto in protocols.items()}",
+        "state_source(protocols[pid]))",
+        "dict(vars(protocols[pid])))",
     ),
 }
 

@@ -95,10 +95,13 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
     if bound is None and light:
         clocks = {pid: recorder.vc for pid, recorder in recorders.items()}
         # the compiled clock's merge without its table of serials last read (fastclock/merge.c)
-        merges = {pid: getattr(clock, "merge_unseen", clock.merge) for pid, clock in clocks.items()}
-        states = {pid: state_source(proto) for pid, proto in protocols.items()}
-        bound = sim._fast_clocks = (clocks, merges, states)  # noqa: SLF001 - see above
-    clocks, merges, states = bound if bound is not None else ({}, {}, {})
+        # with where its state is read (``state_source``): one lookup an input
+        merges = {
+            pid: (getattr(clock, "merge_unseen", clock.merge), state_source(protocols[pid]))
+            for pid, clock in clocks.items()
+        }
+        bound = sim._fast_clocks = (clocks, merges)  # noqa: SLF001 - see above
+    clocks, merges = bound if bound is not None else ({}, {})
     token = None  # the clock token a send carries: the receiving process's, kept current
     messages, sent, link_last, delay = sim.messages, sim._sent, sim._link_last, sim._delay  # noqa: SLF001 - see above
     uniform = sim._random if sim.config.delay == "exp" else None  # noqa: SLF001 - see above; ``_delay`` inlined: -log(1 - u)
@@ -124,8 +127,8 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                 _, _, pid, sender, msg, msg_id, vc = entry
                 if light:  # as ``deliver``: merge, handle, the recv event, its effects, the state
                     proto = protocols[pid]
-                    token = merges[pid](vc)  # the token after the merge: what its sends carry
-                    attrs = states[pid]
+                    merge, attrs = merges[pid]
+                    token = merge(vc)  # the token after the merge: what its sends carry
                     try:  # ``proto.state`` (``state_source``)
                         before = attrs["state"]
                     except KeyError:
@@ -139,7 +142,7 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
                 if light:  # as ``feed``
                     proto = protocols[pid]
                     token = clocks[pid].token
-                    attrs = states[pid]
+                    attrs = merges[pid][1]
                     try:  # ``proto.state`` (``state_source``)
                         before = attrs["state"]
                     except KeyError:
