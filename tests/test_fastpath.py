@@ -207,8 +207,13 @@ BROKEN = {
     "the recv skip not counted": ("tallied", "recvs += 1", "pass"),
     "a state event before the skips it follows": (
         "tallied",
-        "if recvs or sends:\n                    recvs, sends = _flush(skip, recvs, sends)\n                trace.write",
+        "if recvs or sends:\n                        recvs, sends = _flush(skip, recvs, sends)\n                    trace.write",
         "trace.write",
+    ),
+    "the state read from the attributes as they were when the loop began": (
+        "tallied",
+        "state_source(protocols[pid]))",
+        "dict(vars(protocols[pid])))",
     ),
 }
 

@@ -17,7 +17,9 @@ alone, held to numpy's on every small pair of clocks. The compiled clocks' count
 entry (``array("B")``) until a process counts past 255, when its array becomes ``array("i")``
 (merge.c: narrow counts): a receive reads a quarter of the bytes, and the arrays messages in
 flight keep alive take a quarter of the memory; ``tests/test_narrow_counts.py`` holds them to
-plain and to wide clocks across 255.
+plain and to wide clocks across 255. A clock reads its own counts through a view it holds, and a
+receive with news to a clock nothing else sees writes its array and gives its token the new
+serial in place (merge.c: a receive without a copy; ``tests/test_fastclock_reuse.py``).
 
 It is built with the C compiler on first use into the cache directory (``cache_dir``), named
 by the source's digest, its flags and the interpreter's ABI, so an edited source builds anew. Without a
