@@ -4,7 +4,8 @@
 ``atomic_flag`` and whose main thread busy-waits on an atomic count of replies (before: the
 ``stalled`` finding, the spinner keeping its rank's turn for ever); its first version ended its
 listener on the others' BYEs alone, and mutexlab found the REPLY sent after a BYE never received
-(``-DBROKEN_EARLY_BYE``). ``tests/mpi/omp_permits.c``: K permits served by rank 0 with OpenMP — a
+(``-DBROKEN_EARLY_BYE``; now undecided: the waiting thread spins, and a spin is not told from a long
+computation). ``tests/mpi/omp_permits.c``: K permits served by rank 0 with OpenMP — a
 parallel region of two threads, ``#pragma omp critical`` and ``atomic`` (before: ``stalled``,
 libgomp's own waits unseen). ``tests/mpi/sendrecv_ledger.cpp``: a 5,000-byte ledger shifted round
 a ring by ``MPI_Sendrecv`` on a duplicated communicator, then ``MPI_Allreduce`` (before: a
@@ -138,10 +139,14 @@ def test_spinning_ranks_answering_tied_requests_are_found_and_replay(cli, progra
     assert "[capacity] cs (capacity 1) held by" in out, out
 
 
-def test_a_listener_ending_on_the_others_byes_alone_is_a_deadlock(cli, programs, tmp_path):
-    flags = ["mutex", "--np", "3", "--entries", "2", "--runs", "60", "--no-shrink", "--regex", TOKEN]
-    out = found_and_replayed(cli, programs["spin-bye"], ["2"], flags, tmp_path, "deadlock")
-    assert "still waits for the resource" in out, out
+def test_a_listener_ending_on_the_others_byes_alone_is_undecided(cli, programs):
+    # the main thread waiting for the lost REPLY spins: at rest it ran 1.5 s alone and still spun,
+    # which a computation that long would too, so the deadlock is not claimed (docs/mpi.md#busy)
+    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "60", "--regex", TOKEN,
+              "--mpi", programs["spin-bye"], "2")  # fmt: skip
+    assert ran.returncode == 3 and "INCOMPLETE" in ran.stdout and "FINDING" not in ran.stdout, ran.stdout
+    assert "thread 0 kept running without a call mutexlab can direct" in ran.stdout, ran.stdout
+    assert "the deadlock finding this run would give needs it never to run on" in ran.stdout, ran.stdout
 
 
 # -- OpenMP ------------------------------------------------------------------------------------------

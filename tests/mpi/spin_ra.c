@@ -4,7 +4,8 @@
  * -DBROKEN_TIES compares timestamps without the rank: two requests of equal clocks are both
  * answered at once, and both ranks enter. -DBROKEN_EARLY_BYE ends the listener once every other
  * rank said BYE: a REPLY a finished rank's listener sends after its main thread's BYE is never
- * received (mutexlab found this in the first version: a deadlock at 3 ranks, 2 rounds). Usage:
+ * received (mutexlab found this in the first version: a deadlock at 3 ranks, 2 rounds; now the
+ * run is undecided, the main thread spinning for the reply: docs/mpi.md#busy). Usage:
  * spin_ra [ROUNDS] */
 #include <mpi.h>
 #include <pthread.h>

@@ -37,6 +37,7 @@ from .process import Pool
 from .strategies import Chooser, Ran
 from .world import LATE_GRACE, Action, Faults, Run
 
+STRETCH_SECONDS = 1.5  # mpi.c's STRETCH_NS: a stopped thread's run alone at rest
 MAX_STEPS = 2_000  # default steps of one run before it counts as never coming to rest
 # A kept node that ended after a run (seen at the next run's init) is that run's finding: its
 # schedule is played again, its end waiting this long for a node's output to end.
@@ -82,14 +83,18 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
     steps: list[Action] = []
     trail: list[tuple[int, int]] = []
     run: Run | None = None
+    spun: str | None = None  # a finding not claimed: it may need a thread stopped running
     expected = expected or []
     try:
         run = Run(
             settings.problem, pool, settings.faults, settings.seed, settings.program, settings.unread_output
         )
         diverged = _diverged(run, expected, 0)
+        stretched: set[int] = set()  # ranks whose stopped threads ran a stretch since the last step
         while diverged is None:
             enabled = run.enabled()
+            if not enabled and len(steps) < settings.max_steps and run.stretch(stretched):
+                continue  # at rest, a thread stopped running (docs/mpi.md#busy) ran on alone
             if not enabled or len(steps) >= settings.max_steps:
                 break
             action = chooser(len(steps), enabled)
@@ -107,6 +112,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             steps.append(action)  # before it is taken: a node's fault in it is part of the schedule
             trail.append((enabled.index(action), len(enabled)))
             run.do(action)
+            stretched.clear()
             diverged = _diverged(run, expected, len(steps))
         if diverged is not None:
             return Outcome(diverged, steps, run.digests, run.events, trail)
@@ -127,6 +133,13 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             faults.reorder or faults.duplicate > 0,
             run.sync_sends,
         )
+        if (
+            resting
+            and run.spinning
+            and (finding is None or finding.rule in (DEADLOCK, NO_PROGRESS_SEEN, HANG))
+        ):
+            spun = _still_spinning(run, finding)  # a thread still running: neither a pass nor a deadlock
+            finding = None
         if finding is not None and finding.rule in (DEADLOCK, NO_PROGRESS_SEEN, HANG):
             run.settle(LATE_GRACE)
     except NodeFault as fault:
@@ -155,7 +168,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             None,
             len(steps),
         )
-    unsure = undecided(verdict) if finding is None else None
+    unsure = (spun or undecided(verdict)) if finding is None else None
     return Outcome(
         finding,
         steps,
@@ -170,6 +183,18 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         run.finalize_pending,
         waiting=waiting,
         left=list(left),
+    )
+
+
+def _still_spinning(run: Run, finding: Finding | None) -> str:
+    """Why a run at rest with a thread stopped running is undecided: it may have run on."""
+    who = "; ".join(run.spinning.values())
+    claimed = f"the {finding.rule} finding" if finding is not None else "a pass"
+    return (
+        f"{who} kept running without a call mutexlab can direct (stopped with nothing new in its rank, "
+        f"even after {STRETCH_SECONDS} s of processor time alone): a busy wait never ended, or a computation "
+        f"longer still; {claimed} this run would give needs it never to run on, so none is claimed "
+        "(docs/mpi.md#busy)"
     )
 
 

@@ -99,6 +99,8 @@ class Run:
         self.blocked: dict[int, str] = {}
         self.astir: set[int] = set()  # MPI ranks in a loop of their own (polls, sleeps): no hang is claimed
         self.polling: set[int] = set()  # MPI ranks a thread of which polls: messages may land there
+        # MPI ranks with a thread stopped running with nothing new (docs/mpi.md#busy), by its words
+        self.spinning: dict[int, str] = {}
         self.step = 0
         self.digests: list[str] = []  # per input (inits first): a digest of the node's answer
         self.other_digests: list[tuple[str, ...]] = []  # the same as older scenarios hold them
@@ -187,6 +189,16 @@ class Run:
         if self.astir:
             return {}
         return {self.names[n]: f"rank {n - first} waits in {why}" for n, why in sorted(self.blocked.items())}
+
+    def stretch(self, stretched: set[int]) -> bool:
+        """At rest: let a rank's threads stopped running run alone a longer stretch (a long computation
+        ends), once for each rank not in ``stretched`` (added to it); False when none is left."""
+        node = next((n for n in sorted(self.spinning) if n not in stretched), None)
+        if node is None:
+            return False
+        stretched.add(node)
+        self._input(node, {"type": "stretch"}, "stretch")
+        return True
 
     @property
     def in_flight(self) -> int:
@@ -297,6 +309,10 @@ class Run:
         (self.astir.add if rank.get("astir") is True else self.astir.discard)(node)  # may move yet
         self.sync_sends |= rank.get("sync_sends") is True  # a hang may be one only where sends wait
         (self.polling.add if rank.get("polls") is True else self.polling.discard)(node)
+        if isinstance(spinning := rank.get("spinning"), str):
+            self.spinning[node] = spinning[:100]
+        else:
+            self.spinning.pop(node, None)
         for output in outputs:
             self._apply(node, output)
 

@@ -94,6 +94,7 @@ typedef struct waiter {
     int kind, woken, src, tag, ctx, who; /* who: the waiting thread's number */
     int signalled;                       /* a timed condition wait (W_POLL on a condition variable) */
     int sleeper;                         /* W_POLL after sleeps alone: woken when the rank is quiet */
+    int spinner;                         /* W_POLL of a thread stopped running (mpi.c's busy waits) */
     long pause;                          /* W_PAUSE: its number; a wake ends the oldest */
     void *what; /* request, condition variable */
     pthread_t thread;
@@ -1670,11 +1671,19 @@ static int polls(void) {
     return 0;
 }
 
-static int with_polls(char *line, int k, size_t size) { /* {...}\n → {...,"polls":true}\n */
-    static const char add[] = ",\"polls\":true}\n";
-    if (k < 2 || (size_t)k + sizeof add >= size) return k;
-    memcpy(line + k - 2, add, sizeof add);
-    return k - 2 + (int)sizeof add - 1;
+static int with(char *line, int k, size_t size, const char *add) { /* {...}\n → {...,add}\n */
+    size_t n = strlen(add);
+    if (k < 2 || (size_t)k + n + 2 >= size) return k;
+    memcpy(line + k - 2, add, n);
+    memcpy(line + k - 2 + n, "}\n", 3);
+    return k - 2 + (int)n + 2;
+}
+
+static int spinning(void) { /* the lowest-numbered thread stopped running, not woken since, or -1 */
+    int t = -1;
+    for (waiter *w = waiters; w; w = w->next)
+        if (w->kind == W_POLL && w->spinner && !w->woken && (t < 0 || w->who < t)) t = w->who;
+    return t;
 }
 
 /* The done line (under L): with what the main thread waits in while it has not ended (neither
@@ -1699,7 +1708,11 @@ static void done_line(void) {
     /* astir: this rank may still move under MPI's timing, so no rank of the run is claimed hung
      * (a peer waiting for it may be served when its loop ends) */
     if (k <= 0) k = snprintf(line, sizeof line, "{\"type\":\"done\"%s}\n", astir && !finalized ? ",\"astir\":true" : "");
-    if (polls()) k = with_polls(line, k, sizeof line);
+    if (polls()) k = with(line, k, sizeof line, ",\"polls\":true");
+    int t = spinning();
+    char spun[80];
+    snprintf(spun, sizeof spun, ",\"spinning\":\"rank %d's thread %d\"", rank_, t);
+    if (t >= 0 && !finalized) k = with(line, k, sizeof line, spun); /* at rest, the director may give it a stretch */
     put(line, (size_t)k);
 }
 
@@ -1728,6 +1741,12 @@ static void arrive_landed(void) { /* under L */
  * either. A thread in the C library's code, or holding the library's lock, is never stopped so. */
 #define SPIN_NS 10000000LL
 #define SPINS 3
+/* A run at rest with a thread so stopped: the director's `stretch` input lets each such thread run
+ * alone, one at a time, up to STRETCH_NS of processor time with nothing new (a computation that
+ * long between two calls ends, and the run goes on); one stopped again is said still spinning in
+ * the done line, and the director calls the run undecided, never a deadlock that needs it. */
+#define STRETCH_NS 1500000000LL
+static unsigned long stretch_gen[THREADS]; /* gen + 1 when the thread was given its stretch */
 #define SPIN_SIGNAL (SIGRTMIN + 7)
 static unsigned long spin_lo[2], spin_hi[2]; /* the program's and libgomp's executable code */
 static __thread int spins_in_row;
@@ -1759,7 +1778,9 @@ static void spin_stop(int sig, siginfo_t *info, void *context) {
     int saved = errno;
     lock_L();
     spins_in_row = spin_gen == gen ? spins_in_row + 1 : 0;
-    waiter w = {.kind = W_POLL, .sleeper = spins_in_row < SPINS, .call = NULL};
+    int stretched = stretch_gen[self] == gen + 1;
+    stretch_gen[self] = 0;
+    waiter w = {.kind = W_POLL, .sleeper = spins_in_row < SPINS && !stretched, .spinner = 1, .call = NULL};
     block_on(&w);
     spin_gen = seen = gen;
     unchanged = 0;
@@ -1782,8 +1803,9 @@ static void spin_check(struct timespec *since, unsigned long *since_gen, int *si
         return;
     }
     long long ran = (now.tv_sec - since->tv_sec) * 1000000000LL + (now.tv_nsec - since->tv_nsec);
-    if (ran < SPIN_NS) return;
-    int spun = used - *since_cpu >= SPIN_NS, futex = 0;
+    long long limit = stretch_gen[baton] == gen + 1 ? STRETCH_NS : SPIN_NS;
+    if (ran < limit) return;
+    int spun = used - *since_cpu >= limit, futex = 0;
     if (!spun) {
         char path[64], sys[256];
         snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tids[baton]);
@@ -1825,6 +1847,7 @@ static void tell_unseen(void) {
 
 static void *director(void *unused) { /* one input line at a time; done once the rank is quiet */
     (void)unused;
+    int stretching = 0;
     static char line[LINE_MAX_];
     while (fgets(line, sizeof line, in)) {
         lock_L();
@@ -1840,6 +1863,14 @@ static void *director(void *unused) { /* one input line at a time; done once the
             bump();
         } else if (strstr(line, "\"type\":\"wake\"")) {
             wake_paused();
+        } else if (strstr(line, "\"type\":\"stretch\"")) {
+            stretching = 1; /* the run is at rest: its stopped threads run alone, up to STRETCH_NS each */
+            for (waiter *w = waiters; w; w = w->next)
+                if (w->kind == W_POLL && w->spinner && !w->woken) {
+                    stretch_gen[w->who] = gen + 1;
+                    unblock(w);
+                }
+            real_cond_broadcast(&wake);
         } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"ack\":")) {
             acked(json_long(line, "\"ack\":", 0), 0); /* a receive of another rank matched our synchronous send */
         } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"cancelled\":")) {
@@ -1875,8 +1906,9 @@ static void *director(void *unused) { /* one input line at a time; done once the
         ml_real_clock_gettime(CLOCK_MONOTONIC, &began);
         since = began;
         unsigned long since_gen = gen;
-        int since_baton = baton;
+        int since_baton = stretching ? -2 : baton; /* a stretch counts from its start */
         long long since_cpu = 0;
+        stretching = 0;
         for (int wakes = 0;; wakes++) {
             while (blocked < live) {
                 struct timespec t;
