@@ -209,3 +209,24 @@ def test_the_sizes_tried_in_vain_are_listed_as_a_list():
     assert _limits({"not_shown_on": [2]}).startswith("; not shown on fewer nodes: 2 tried (")
     assert "fewer nodes: 1, 2 and 3 tried" in _limits({"not_shown_on": [1, 2, 3]})
     assert _limits({}) == ""
+
+
+def test_a_launcher_build_past_its_time_falls_back_and_leaves_nothing(tmp_path, monkeypatch):
+    # before: the compiler's TimeoutExpired (a loaded machine, 120 s) escaped launcher(), and every
+    # node start failed with a traceback instead of starting through setpriv
+    from mutexlab import fastclock
+
+    def late(command, work, timeout=None):
+        raise subprocess.TimeoutExpired(command, timeout or 0)
+
+    monkeypatch.setenv("MUTEXLAB_CACHE", str(tmp_path))
+    monkeypatch.delenv("MUTEXLAB_NO_REAPER", raising=False)
+    monkeypatch.setattr(fastclock, "build", late)
+    monkeypatch.setattr(tree.shutil, "which", lambda name: "/usr/bin/" + name)
+    tree.launcher.cache_clear()
+    try:
+        assert tree.launcher() is None
+        assert tree.dying_with_parent(["prog"])[-1] == "prog"
+    finally:
+        tree.launcher.cache_clear()
+    assert not list((tmp_path / "mutexlab").iterdir()), "a build directory was left in the cache"

@@ -24,6 +24,7 @@ import hashlib
 import os
 import shutil
 import signal
+import subprocess
 import sys
 from collections.abc import Iterable
 from functools import cache
@@ -93,7 +94,7 @@ def launcher() -> str | None:
                 if not built.exists():
                     raise
             Path(work).mkdir(exist_ok=True)  # the temporary directory's own cleanup expects it
-    except OSError:
+    except (OSError, subprocess.SubprocessError):  # a compiler past its time: setpriv, as without one
         return None
     return str(built)
 
