@@ -710,6 +710,7 @@ def test_a_services_log_records_are_spared_what_its_lines_never_show():
     frame, the thread and the process (``spare_log_records``, the logging HOWTO's flags), which
     its lines never show — the same lines, for less CPU (docs/benchmarks.md#state-lines)."""
     import logging
+    import os
 
     from mutexlab.transport import service
 
@@ -730,6 +731,9 @@ def test_a_services_log_records_are_spared_what_its_lines_never_show():
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     saved = (logging._srcfile, logging.logThreads, logging.logProcesses, logging.logMultiprocessing)
+    # logging's own defaults first: a service run in this process earlier spared them already
+    logging._srcfile = os.path.normcase(logging.addLevelName.__code__.co_filename)
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = True
     try:
         logger.info("%s state %s lamport %d", "node-1", "HELD", 7)
         service.spare_log_records()

@@ -400,7 +400,8 @@ def test_explore_serves_each_file_and_its_path_replays(algos, stem, tmp_path, cl
     finally:
         assert explorer.stop() == 0
     (tmp_path / "path.json").write_text(json.dumps(scenario), encoding="utf-8")
-    # it names the file: run only when named (a fresh process: this one may have loaded the file)
+    # it names the algorithm, not the file (the page cannot know where the download is saved): run
+    # only with --algorithm (a fresh process: this one may have loaded the file)
     done = subprocess.run(
         [sys.executable, "-m", "mutexlab", "replay", "path.json"],
         cwd=tmp_path,
@@ -408,21 +409,22 @@ def test_explore_serves_each_file_and_its_path_replays(algos, stem, tmp_path, cl
         text=True,
         timeout=120,
     )
-    assert done.returncode == 2 and f"pass --algorithm {path}" in done.stderr, done.stdout + done.stderr
+    assert scenario["algorithm"] == NAMES[stem], scenario["algorithm"]
+    assert done.returncode == 2 and "pass --algorithm FILE" in done.stderr, done.stdout + done.stderr
     done = cli("replay", "path.json", "--algorithm", path, cwd=tmp_path)
     assert done.returncode == 0 and f"{NAMES[stem]}: SAFE" in done.stdout, said(done)
 
 
 def test_explore_names_a_file_as_typed_here_without_dot_dot(algos):
     # before: "mutexlab explore: /…/my-algorithms0/../my-algorithms0/central.py, 3 processes", and
-    # the exported scenario named the file with its ".." too
+    # the exported scenario named the file with its ".." too (now: the algorithm's name alone)
     typed = f"{algos.name}/../{algos.name}/central.py"
     explorer = Explorer(algos.parent, "--algorithm", typed, "-N", "3", "-M", "1")
     try:
         assert explorer.banner.startswith(
             f"mutexlab explore: central ({algos.name}/central.py), 3 processes"
         ), explorer.banner
-        assert explorer.call("GET", "/api/scenario")["algorithm"] == str(algos / "central.py")
+        assert explorer.call("GET", "/api/scenario")["algorithm"] == "central"
     finally:
         assert explorer.stop() == 0
 
