@@ -70,7 +70,7 @@ def launcher() -> str | None:
     ``MUTEXLAB_NO_REAPER=1`` in the environment."""
     if not sys.platform.startswith("linux") or os.environ.get("MUTEXLAB_NO_REAPER") == "1":
         return None
-    from ..fastclock import build, build_dir, cache_dir
+    from ..fastclock import cache_dir, cached_build
 
     digest = hashlib.blake2b(LAUNCHER.encode(), digest_size=8).hexdigest()
     target = cache_dir() / f"launch-{digest}"
@@ -80,23 +80,19 @@ def launcher() -> str | None:
     cc = os.environ.get("CC") or "cc"
     if shutil.which(cc) is None:
         return None
+
+    def command(work: Path) -> list[str]:
+        (work / "launch.c").write_text(LAUNCHER)
+        return [cc, "-O2", "-o", str(work / built.name), str(work / "launch.c")]
+
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with build_dir(target.parent) as work:
-            (Path(work) / "launch.c").write_text(LAUNCHER)
-            command = [cc, "-O2", "-o", str(Path(work) / built.name), str(Path(work) / "launch.c")]
-            if build(command, work, timeout=120).returncode != 0:
-                return None
-            (Path(work) / "launch.c").unlink()
-            try:
-                os.rename(work, target)  # atomic: another build at once finds it whole or not at all
-            except OSError:
-                if not built.exists():
-                    raise
-            Path(work).mkdir(exist_ok=True)  # the temporary directory's own cleanup expects it
+        made = cached_build(target, built.name, command)
     except (OSError, subprocess.SubprocessError):  # a compiler past its time: setpriv, as without one
         return None
-    return str(built)
+    if made is None:
+        return None
+    (target / "launch.c").unlink(missing_ok=True)  # the launcher alone is kept
+    return str(made)
 
 
 def parents(floor: int = 0) -> dict[int, list[int]]:

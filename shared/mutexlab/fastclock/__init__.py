@@ -109,11 +109,20 @@ def _built(source: Path) -> Path | None:
     include = sysconfig.get_paths().get("include")
     if shutil.which(cc) is None or not include or not (Path(include) / "Python.h").exists():
         return None
+    return cached_build(
+        target,
+        built.name,
+        lambda work: [cc, *FLAGS, f"-I{include}", str(source), "-o", str(work / built.name)],
+    )
+
+
+def cached_build(target: Path, name: str, command: Callable[[Path], Sequence[str]]) -> Path | None:
+    """``target / name`` built by the compiler ``command(work)`` gives, in a directory of its own
+    (``build_dir``) that then becomes ``target`` whole; None when the compiler fails."""
+    built = target / name
     target.parent.mkdir(parents=True, exist_ok=True)
     with build_dir(target.parent) as work:
-        out = Path(work) / built.name
-        command = [cc, *FLAGS, f"-I{include}", str(source), "-o", str(out)]
-        if build(command, work, timeout=120).returncode != 0:
+        if build(command(Path(work)), work, timeout=120).returncode != 0:
             return None
         try:
             os.rename(work, target)  # atomic: another build at once finds it whole or not at all
