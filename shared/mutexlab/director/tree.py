@@ -3,18 +3,26 @@
 A process that leaves its group (``setsid``, a daemon's double fork) escapes ``killpg``, and an
 orphan is adopted by init: nothing mutexlab kills would reach it. So on Linux a node is started
 through a launcher of a few lines of C (``LAUNCHER``, built on first use into the cache, as the
-audit's clocks are) that makes the node a *child subreaper* (``PR_SET_CHILD_SUBREAPER``, kept
-across ``execve``) before it runs the program: every orphan among its descendants is adopted by
-the node itself, not by init, so while the node lives its whole tree hangs below it — the same
-process, the same pid (``/proc`` reads it as before). ``kill_trees`` kills those trees: the
-descendants first, found by their parents in ``/proc``, again until none is left (a process killed
-hands its children to the node, still alive), then the node.
+audit's clocks are): a *child subreaper* (``PR_SET_CHILD_SUBREAPER``) that forks, runs the program
+in its child and stays its parent, so every orphan among the program's descendants is adopted by
+the launcher, not by init. When the program ends by itself, the launcher kills what it left (its
+children, found by their parents in ``/proc``, again until none is left: a killed process's
+children come to it) and exits with the program's status — killed by the program's signal, when
+it was (without a core dump: the program's was its own). So the process mutexlab starts (its
+``Popen.pid``, the group's leader) is the launcher; ``program`` finds the program below it, which
+``/proc``'s diagnosis of a silent node reads. The launcher gives up its copies of the pipes (the
+program alone holds them: its end of input or output is seen as before) and passes the usual
+signals on to the program (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2: one sent to the
+whole group comes to the program twice — none is; mutexlab's own are SIGKILL); the program is
+killed if the launcher is (its parent-death signal). ``kill_trees`` kills a live tree from
+outside: the descendants first, again until none is left, then the launcher.
 
-When the process that started it dies (SIGKILL included), the node is *stopped*, not killed (its
-parent-death signal is ``SIGSTOP``): a dead node would hand its tree to init; a stopped one holds it
-until the ``watcher``, which learns of its parent's end as the kernel closes the parent's pipe,
-kills the tree (``WATCHER_KILL``, the same walk). Without a C compiler the launcher is util-linux's
-``setpriv --pdeathsig KILL`` as before: the node and its group end, a daemon it starts does not.
+When the process that started it dies (SIGKILL included), the launcher is *stopped*, not killed
+(its parent-death signal is ``SIGSTOP``): a dead launcher would hand the tree to init; a stopped
+one holds it — the program and, if it ends meanwhile, all it left — until the ``watcher``, which
+learns of its parent's end as the kernel closes the parent's pipe, kills the tree (``WATCHER``,
+the same walk). Without a C compiler the launcher is util-linux's ``setpriv --pdeathsig KILL`` as
+before: the node and its group end, a daemon it starts does not.
 """
 
 from __future__ import annotations
@@ -31,23 +39,83 @@ from functools import cache
 from pathlib import Path
 
 LAUNCHER = r"""
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+static volatile pid_t program;
+static void pass(int sig) { if (program > 0) kill(program, sig); }
+static void kill_children(pid_t self) { /* SIGKILL every living child (orphans of the tree too) */
+    DIR *proc = opendir("/proc");
+    struct dirent *entry;
+    char path[300], stat[512], state, *end;
+    int fd, ppid;
+    ssize_t n;
+    while (proc != NULL && (entry = readdir(proc)) != NULL) {
+        if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
+        if ((fd = open(path, O_RDONLY)) < 0) continue;
+        n = read(fd, stat, sizeof stat - 1);
+        close(fd);
+        if (n <= 0) continue;
+        stat[n] = 0;
+        if ((end = strrchr(stat, ')')) != NULL && sscanf(end + 1, " %c %d", &state, &ppid) == 2
+            && ppid == self && state != 'Z')
+            kill(atoi(entry->d_name), SIGKILL);
+    }
+    if (proc != NULL) closedir(proc);
+}
 int main(int argc, char **argv) {
-    pid_t parent = getppid();
+    pid_t parent = getppid(), self = getpid(), dead;
+    int status = 0, fd, sig, passed[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+    struct timespec moment = {0, 2000000};
+    sigset_t one;
     if (argc < 2) return 127;
     if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 || prctl(PR_SET_PDEATHSIG, SIGSTOP, 0, 0, 0) != 0) {
         fprintf(stderr, "mutexlab-launch: prctl: %s\n", strerror(errno));
         return 126;
     }
     if (getppid() != parent) raise(SIGSTOP); /* the parent died before the signal was set */
-    execvp(argv[1], argv + 1);
-    fprintf(stderr, "mutexlab-launch: failed to execute %s: %s\n", argv[1], strerror(errno));
-    return errno == ENOENT ? 127 : 126;
+    if ((program = fork()) < 0) {
+        fprintf(stderr, "mutexlab-launch: fork: %s\n", strerror(errno));
+        return 126;
+    }
+    if (program == 0) { /* the program: killed if the launcher is, which no signal but SIGKILL ends */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != self) _exit(126);
+        execvp(argv[1], argv + 1);
+        fprintf(stderr, "mutexlab-launch: failed to execute %s: %s\n", argv[1], strerror(errno));
+        _exit(errno == ENOENT ? 127 : 126);
+    }
+    for (size_t i = 0; i < sizeof passed / sizeof *passed; i++) signal(passed[i], pass);
+    if ((fd = open("/dev/null", O_RDWR)) >= 0) { /* the pipes are the program's alone */
+        dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);
+        if (fd > 2) close(fd);
+    }
+    while ((dead = wait(&status)) != program) /* orphans adopted meanwhile reaped as they end */
+        if (dead < 0 && errno != EINTR) return 126;
+    program = 0;
+    for (;;) { /* what it left, killed: a child killed hands its own children to the launcher */
+        while ((dead = waitpid(-1, NULL, WNOHANG)) > 0) continue;
+        if (dead < 0) break; /* no child left, living or dead */
+        kill_children(self);
+        nanosleep(&moment, NULL);
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    sig = WTERMSIG(status); /* killed by a signal: so is the launcher, its core dump not wanted */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    signal(sig, SIG_DFL);
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    sigprocmask(SIG_UNBLOCK, &one, NULL);
+    raise(sig);
+    return 128 + sig;
 }
 """
 
@@ -93,6 +161,22 @@ def launcher() -> str | None:
         return None
     (target / "launch.c").unlink(missing_ok=True)  # the launcher alone is kept
     return str(made)
+
+
+def program(pid: int) -> int:
+    """The node program's pid: the first child of the launcher ``pid`` (forked first, a child that
+    lives is listed before the orphans adopted later), else ``pid`` (no launcher, or it has ended)."""
+    try:
+        with open(f"/proc/{pid}/comm", "rb") as comm:
+            if comm.read().strip() != b"mutexlab-launch":
+                return pid
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as children:
+            first = children.read().split()[:1]
+    except FileNotFoundError:  # a kernel without the children file: by their parents, oldest first
+        first = sorted(parents(pid).get(pid, []))[:1]
+    except OSError:
+        return pid
+    return int(first[0]) if first else pid
 
 
 def parents(floor: int = 0) -> dict[int, list[int]]:

@@ -74,6 +74,7 @@ def reading_helper(pid: int, pipe: int) -> str:
     try:
         mine = f"pipe:[{os.fstat(pipe).st_ino}]"
         tasks = os.listdir(f"/proc/{pid}/task")
+        group = os.getpgid(pid)  # its group's leader: the launcher (director.tree), or the node itself
     except OSError:
         return ""
     waited = set()
@@ -89,7 +90,7 @@ def reading_helper(pid: int, pipe: int) -> str:
             continue
     for other in filter(str.isdigit, os.listdir("/proc") if waited else ()):
         try:
-            if int(other) == pid or os.getpgid(int(other)) != pid:  # the node's group alone
+            if int(other) == pid or os.getpgid(int(other)) != group:  # the node's group alone
                 continue
             if any(os.readlink(f"/proc/{other}/fd/{fd}") in waited for fd in os.listdir(f"/proc/{other}/fd")):
                 with open(f"/proc/{other}/comm", encoding="utf-8", errors="replace") as comm:
