@@ -312,7 +312,10 @@ class NodeProcess:
                 shorten(self.buffer),
             )
         said = "(no done line)" if self.fresh else "(lines of its answer, but no done line)"
-        why = why_silent(tree.program(self.proc.pid), self.stdin, self.buffered, self.fresh) or ": stalled or unresponsive"
+        why = (
+            why_silent(tree.program(self.proc.pid), self.stdin, self.buffered, self.fresh)
+            or ": stalled or unresponsive"
+        )
         why = f": {self.unseen_wait}" if self.unseen_wait else why  # an MPI rank's words on its wait
         if wrong := protocol_on_stderr(self.err_tail):
             why = ": " + wrong + why.removeprefix(": ")
