@@ -12,7 +12,7 @@ ended, and the kernel closed its end — the watcher kills every group still nam
 directory still named, and exits. Invariant: a group is named from its start until its leader has been killed and reaped (a
 reaped leader's id could be reused), so the watcher never kills a stranger's group.
 
-Each group's tree is killed first, daemons too: its leader, a node launched by ``director.tree``, is
+Each group's tree is killed first, daemons too: its leader, a node's launcher (``director.tree``), is
 their subreaper, stopped (not killed) when the parent died, so its tree still hangs below it.
 Used by ``director.process`` (node programs), ``transport.supervisor`` (a run's log directory)
 and ``fastclock.build`` (a compiled piece's build: its compiler and its directory in the cache).
@@ -56,8 +56,8 @@ def below(roots):  # every living descendant of roots, by /proc (a zombie is dea
             todo.extend(children.get(pid, []))
     return found
 roots = [int(group) for group in named["g"]]
-for _ in range(50):  # a group's leader is its tree's subreaper (director.tree): killed, a process's
-    try:  # children come to the leader
+for _ in range(50):  # a group's leader (a launcher, director.tree) is its tree's subreaper: a process's
+    try:  # children come to it when the process is killed
         found = below(roots)
     except OSError:  # no /proc: the groups alone
         break
