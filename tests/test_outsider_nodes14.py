@@ -1,6 +1,17 @@
 """``mutexlab test`` on node programs written elsewhere from the docs alone, in habits the other
 outsider tests do not cover (tests/outsiders/, ``o14_*``):
 
+* ``o14_ra_selectors.py`` — Ricart–Agrawala in Python without a line iterator: standard input
+  non-blocking under ``selectors``, a byte buffer keeping the part of a line a read ends in,
+  ``os.write`` looping over partial writes; ``--loose-tie`` lets an equal stamp through (both
+  nodes asking at stamp 1 reply to each other: a violation);
+* ``o14_kmutex_chunks.c`` — K-mutual exclusion in C, node 1 keeping the permits: ``read(2)``
+  seven bytes at a time, each answer one ``writev(2)`` of an iovec array, no stdio on the
+  protocol's streams, the JSON found by ``strstr``; ``-DBROKEN_LAST_PERMIT`` lets K + 1 in;
+* ``o14_phil_forked_worker.pl`` — philosophers in Perl that print a banner on standard error and
+  a blank line on standard output at start, then fork a worker fed through a pipe by the parent
+  (the worker answers on the inherited output); forks lent by their homes, taken lower number
+  first; ``--left-first`` takes the left one first (two philosophers: a deadlock);
 * ``o14_central_agent_exits.py`` — a central server whose every node starts a "metrics agent"
   daemon at init (fork, ``setsid``, fork again) and whose clients exit by themselves, status 0,
   once they have made all their requests.
@@ -14,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +39,72 @@ from outsider_edits import OUTSIDERS, said
 from mutexlab.director import tree
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def tool(name: str) -> str:
+    if shutil.which(name) is None:
+        missing(f"{name} is not installed")
+    return name
+
+
+def passes(cli, problem: str, node: str, *args: str, systematic: tuple[str, ...] = ("-N", "2")) -> None:
+    for strategy in ("random", "pct"):
+        ran = cli("test", problem, "--node", node, *args, "--strategy", strategy, "--runs", "30")
+        assert ran.returncode == 0 and "PASS — no finding" in ran.stdout, said(ran)
+    ran = cli("test", problem, "--node", node, *systematic, "--strategy", "systematic")
+    assert ran.returncode == 0 and "PASS — searched exhaustively" in ran.stdout, said(ran)
+
+
+def found(cli, tmp_path, problem: str, node: str, *args: str, rule: str) -> list[str]:
+    """The finding by every strategy, each shrunk; the first one's counterexample replayed."""
+    scenario, outs = tmp_path / "ce.json", []
+    for strategy in ("random", "pct", "systematic"):
+        ran = cli(
+            "test", problem, "--node", node, *args, "--strategy", strategy, "--seed", "1",
+            "--counterexample", scenario,
+        )  # fmt: skip
+        assert ran.returncode == 1 and f"FINDING [{rule}]" in ran.stdout, said(ran)
+        assert f"found by {strategy}: " in ran.stdout and "shrunk from" in ran.stdout, said(ran)
+        again = cli("replay", scenario, "--node", node)
+        assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, said(again)
+        outs.append(ran.stdout)
+    return outs
+
+
+def test_a_selectors_node_passes_and_a_loose_tie_break_is_a_violation(cli, tmp_path):
+    node = f"{sys.executable} {OUTSIDERS / 'o14_ra_selectors.py'}"
+    passes(cli, "mutex", node, "--requests", "2")
+    for out in found(cli, tmp_path, "mutex", f"{node} --loose-tie", rule="violation"):
+        # both ask at stamp 1, each request reaches the other, both reply: four deliveries
+        assert "to 6 steps on 2 nodes" in out and "cs (capacity 1) held by" in out, out
+
+
+@pytest.fixture(scope="module")
+def chunks(tmp_path_factory) -> dict[str, str]:
+    where, built = tmp_path_factory.mktemp("chunks"), {}
+    for name, flags in (("ok", []), ("last", ["-DBROKEN_LAST_PERMIT"])):
+        built[name] = str(where / name)
+        source = str(OUTSIDERS / "o14_kmutex_chunks.c")
+        subprocess.run(
+            [tool("gcc"), "-O2", "-Wall", "-Werror", *flags, "-o", built[name], source], check=True
+        )
+    return built
+
+
+def test_a_c_node_reading_7_bytes_and_writing_iovecs_passes_and_k_plus_1_is_found(cli, tmp_path, chunks):
+    passes(cli, "kmutex", chunks["ok"], "-N", "4", "--requests", "2", systematic=("-N", "3"))
+    for out in found(cli, tmp_path, "kmutex", chunks["last"], rule="violation"):
+        # three of three inside with K = 2: no fewer nodes show it
+        assert "cs (capacity 2) held by" in out and "to 7 steps on 3 nodes" in out, out
+        assert "not shown on fewer nodes: 2 tried" in out, out
+
+
+def test_a_perl_node_with_a_banner_and_a_forked_worker_passes_and_left_first_deadlocks(cli, tmp_path):
+    node = f"{tool('perl')} {OUTSIDERS / 'o14_phil_forked_worker.pl'}"
+    passes(cli, "philosophers", node, "-N", "4", "--requests", "2", systematic=("-N", "3"))
+    for out in found(cli, tmp_path, "philosophers", f"{node} --left-first", rule="deadlock"):
+        assert "to 4 steps on 2 nodes" in out, out
+        assert "philosopher-1, philosopher-2 still wait for the resource" in out, out
 
 
 # --- a daemon of a node that exits by itself ends with it ---------------------------------------
