@@ -12,6 +12,10 @@ outsider tests do not cover (tests/outsiders/, ``o14_*``):
   a blank line on standard output at start, then fork a worker fed through a pipe by the parent
   (the worker answers on the inherited output); forks lent by their homes, taken lower number
   first; ``--left-first`` takes the left one first (two philosophers: a deadlock);
+* ``o14_raymond_callbacks.js`` — Raymond's tree mutex in Node.js: input from ``'data'`` events
+  split into lines by hand, each answer's lines written one from the callback of the last, on a
+  Promise chain; ``--no-reask`` hands the token on at a release without asking it back for the
+  requests still queued (a deadlock on three nodes, its eight steps all needed);
 * ``o14_central_agent_exits.py`` — a central server whose every node starts a "metrics agent"
   daemon at init (fork, ``setsid``, fork again) and whose clients exit by themselves, status 0,
   once they have made all their requests.
@@ -55,8 +59,9 @@ def passes(cli, problem: str, node: str, *args: str, systematic: tuple[str, ...]
     assert ran.returncode == 0 and "PASS — searched exhaustively" in ran.stdout, said(ran)
 
 
-def found(cli, tmp_path, problem: str, node: str, *args: str, rule: str) -> list[str]:
-    """The finding by every strategy, each shrunk; the first one's counterexample replayed."""
+def found(cli, tmp_path, problem: str, node: str, *args: str, rule: str, minimal: bool = False) -> list[str]:
+    """The finding by every strategy, each shrunk (``minimal``: shrinking tried and found no
+    smaller run) and its counterexample replayed."""
     scenario, outs = tmp_path / "ce.json", []
     for strategy in ("random", "pct", "systematic"):
         ran = cli(
@@ -64,7 +69,8 @@ def found(cli, tmp_path, problem: str, node: str, *args: str, rule: str) -> list
             "--counterexample", scenario,
         )  # fmt: skip
         assert ran.returncode == 1 and f"FINDING [{rule}]" in ran.stdout, said(ran)
-        assert f"found by {strategy}: " in ran.stdout and "shrunk from" in ran.stdout, said(ran)
+        shrunk = "not shrunk: no smaller run showed" if minimal else "shrunk from"
+        assert f"found by {strategy}: " in ran.stdout and shrunk in ran.stdout, said(ran)
         again = cli("replay", scenario, "--node", node)
         assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, said(again)
         outs.append(ran.stdout)
@@ -105,6 +111,15 @@ def test_a_perl_node_with_a_banner_and_a_forked_worker_passes_and_left_first_dea
     for out in found(cli, tmp_path, "philosophers", f"{node} --left-first", rule="deadlock"):
         assert "to 4 steps on 2 nodes" in out, out
         assert "philosopher-1, philosopher-2 still wait for the resource" in out, out
+
+
+def test_a_node_js_callback_chain_passes_and_a_token_not_asked_back_deadlocks(cli, tmp_path):
+    node = f"{tool('node')} {OUTSIDERS / 'o14_raymond_callbacks.js'}"
+    passes(cli, "mutex", node, "-N", "5", "--requests", "2", systematic=("-N", "3"))
+    for out in found(cli, tmp_path, "mutex", f"{node} --no-reask", rule="deadlock", minimal=True):
+        # node 1 inside, 3 and 2 queued behind it: the token goes to 3, and 2 is never asked for
+        assert "node-2 still waits for the resource" in out, out
+        assert "not shown on fewer nodes: 1 and 2 tried" in out, out
 
 
 # --- a daemon of a node that exits by itself ends with it ---------------------------------------
