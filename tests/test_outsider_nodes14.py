@@ -198,3 +198,55 @@ def test_the_daemon_of_a_node_that_exits_by_itself_is_gone_when_mutexlab_is_stop
     left = gone(str(heartbeat))
     assert not left, f"a node or its agent outlived mutexlab after {how}: {left}"
     assert not still_beating(heartbeat)
+
+
+# --- the launcher between mutexlab and the program ----------------------------------------------
+
+
+def launched(code: str) -> subprocess.Popen:
+    """``python3 -c code`` started as a node is: through the launcher, pipes on its three streams."""
+    if tree.launcher() is None:
+        missing("no C compiler: nodes start through setpriv")
+    return subprocess.Popen(
+        tree.dying_with_parent([sys.executable, "-c", code]),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def test_the_launcher_names_its_program_and_ends_as_it_does():
+    proc = launched(
+        "import os, sys; print(os.getpid(), flush=True); sys.stdin.read(); os.kill(os.getpid(), 11)"
+    )
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        program = int(proc.stdout.readline())
+        assert program != proc.pid and tree.program(proc.pid) == program  # /proc's diagnosis reads it
+        assert tree.program(os.getpid()) == os.getpid()  # no launcher: the process itself
+        proc.stdin.close()  # its end of input: it kills itself with SIGSEGV
+        assert proc.wait(timeout=10) == -signal.SIGSEGV  # and so does the launcher
+    finally:
+        ended(proc)
+
+
+def test_the_launcher_holds_no_pipe_and_passes_sigterm_on():
+    proc = launched("import os, sys, time; os.close(1); sys.stdin.read(); time.sleep(60)")
+    try:
+        assert proc.stdout is not None
+        # the program closed its output: its end is seen, the launcher holding no copy of it
+        assert proc.stdout.read() == b""
+        os.kill(proc.pid, signal.SIGTERM)  # to the launcher alone: the program gets it
+        assert proc.wait(timeout=10) == -signal.SIGTERM
+        assert proc.stderr is not None and proc.stderr.read() == b""
+    finally:
+        ended(proc)
+
+
+def ended(proc: subprocess.Popen) -> None:
+    proc.kill()
+    proc.wait()
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()

@@ -171,12 +171,12 @@ def program(pid: int) -> int:
             if comm.read().strip() != b"mutexlab-launch":
                 return pid
         with open(f"/proc/{pid}/task/{pid}/children", "rb") as children:
-            first = children.read().split()[:1]
+            first = [int(child) for child in children.read().split()[:1]]
     except FileNotFoundError:  # a kernel without the children file: by their parents, oldest first
         first = sorted(parents(pid).get(pid, []))[:1]
-    except OSError:
+    except (OSError, ValueError):
         return pid
-    return int(first[0]) if first else pid
+    return first[0] if first else pid
 
 
 def parents(floor: int = 0) -> dict[int, list[int]]:
