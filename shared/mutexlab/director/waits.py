@@ -2,9 +2,10 @@
 blocked reading its standard input (it took the input as handled and waits for the next — so its
 answer, if it wrote one, sits unflushed in its output buffer), and whether it runs at all.
 
-Only the node's own process is read (not what it started: in a shell's pipeline the reader of the
-pipe is another program), and only what the kernel shows its owner; anything unreadable (another
-system, a process already gone) says nothing, and the stall keeps its plain words.
+Only the node's own process is read — the program, below mutexlab's launcher (``tree.program``) —
+not what it started (in a shell's pipeline the reader of the pipe is another program), and only
+what the kernel shows its owner; anything unreadable (another system, a process already gone)
+says nothing, and the stall keeps its plain words.
 """
 
 from __future__ import annotations
