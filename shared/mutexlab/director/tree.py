@@ -8,13 +8,14 @@ in its child and stays its parent, so every orphan among the program's descendan
 the launcher, not by init. When the program ends by itself, the launcher kills what it left (its
 children, found by their parents in ``/proc``, again until none is left: a killed process's
 children come to it) and exits with the program's status — killed by the program's signal, when
-it was (without a core dump: the program's was its own). So the process mutexlab starts (its
-``Popen.pid``, the group's leader) is the launcher; ``program`` finds the program below it, which
-``/proc``'s diagnosis of a silent node reads. The launcher gives up its copies of the pipes (the
-program alone holds them: its end of input or output is seen as before) and passes the usual
-signals on to the program (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2: one sent to the
-whole group comes to the program twice — none is; mutexlab's own are SIGKILL); the program is
-killed if the launcher is (its parent-death signal). ``kill_trees`` kills a live tree from
+it was (without a core dump: the program's was its own). A subreaper adopts the orphans of its
+descendants alone, and outliving the program means being its ancestor: so the process mutexlab
+starts (its ``Popen.pid``, the group's leader) is the launcher, not the program; ``program``
+finds the program below it, which ``/proc``'s diagnosis of a silent node reads. The launcher
+gives up its copies of the pipes (the program alone holds them: its end of input or output is
+seen as before) and passes the usual signals on to the program (SIGTERM, SIGINT, SIGHUP, SIGQUIT,
+SIGUSR1, SIGUSR2; one sent to the whole group reaches the program twice, but mutexlab sends
+nothing but SIGKILL); the program is killed if the launcher is (its parent-death signal). ``kill_trees`` kills a live tree from
 outside: the descendants first, again until none is left, then the launcher.
 
 When the process that started it dies (SIGKILL included), the launcher is *stopped*, not killed
