@@ -33,6 +33,7 @@ from ..trace import (
     cut_sentence,
     decode_line,
     names_problem,
+    twice,
 )
 from .shiviz import run_header
 
@@ -173,6 +174,8 @@ def read_clockfree(
             continue
         try:
             event = json.loads(line, object_pairs_hook=limits.unique_keys)
+        except limits.InputError as exc:  # a key twice: JSON, but not one this reader takes
+            raise TraceError(f"{source}:{number}: {twice(exc)}") from None
         except (ValueError, RecursionError) as exc:
             raise TraceError(
                 f"{source}:{number}: not JSON ({exc}){run_together(line, not started)}"
