@@ -123,3 +123,37 @@ def test_fields_nested_elsewhere_get_no_tracing_advice(cli, tmp_path):
         "('event' is in 'mdc', 'pid' is in 'mdc')" in done.stderr and "jq -c '. + .mdc' FILE" in done.stderr
     )
     assert "tracing" not in done.stderr, said(done)
+
+
+SYSLOG = r"<\d+>1 \S+ (?<host>\S+) \S+ \S+ \S+ - (?<clock>{[^}]*}) (?<event>.*)"
+
+
+def test_rfc5424_syslog_with_the_clock_in_msg_is_read_by_regex_and_judged(cli):
+    done = cli("verify", "--regex", SYSLOG, OUTLOGS / "o14-syslog-ring.log")
+    assert done.returncode == 0 and "ShiViz log: SAFE" in done.stdout, said(done)
+    assert "events: enter 6, exit 6, other 10, request 6" in done.stdout, said(done)
+    done = cli("verify", "--regex", SYSLOG, OUTLOGS / "o14-syslog-ring-early.log")
+    assert done.returncode == 1 and "held by n1.lab (1 unit, line 2), n2.lab (1 unit, line 6)" in done.stdout
+    # a datagram lost over UDP: the host's own clock entry skips it, and the log is not judged
+    done = cli("verify", "--regex", SYSLOG, OUTLOGS / "o14-syslog-ring-udp.log")
+    assert done.returncode == 2, said(done)
+    assert (
+        "o14-syslog-ring-udp.log:6: the vector clocks contradict each other: n2.lab's own entry skips "
+        in (done.stderr)
+        and "is a record missing" in done.stderr
+    ), said(done)
+
+
+def test_a_clock_in_rfc5424_structured_data_says_to_write_it_as_json(cli):
+    """`[vc@32473 n1.lab="1"]` as the clock group. Before: `is not JSON (Expecting value: line 1
+    column 2 (char 1))` and no more."""
+    sd = SYSLOG.replace("- (?<clock>{[^}]*})", r"(?<clock>\[vc@\d+[^\]]*\])")
+    done = cli("verify", "--regex", sd, OUTLOGS / "o14-syslog-ring-sd.log")
+    assert done.returncode == 2, said(done)
+    assert done.stderr.strip().endswith(
+        "o14-syslog-ring-sd.log:1: the clock '[vc@32473 n1.lab=\"1\"]' is not JSON (Expecting value: line 1 "
+        "column 2 (char 1)) — RFC 5424 structured data? a clock is a JSON object of host names to counts: "
+        'write it so in the message ({"a":3,"b":1} enter cs) and match it with the clock group of --regex'
+    ), said(done)
+    done = cli("verify", "--regex", SYSLOG.replace("{[^}]*}", r"\S+"), OUTLOGS / "o14-syslog-ring.log")
+    assert done.returncode == 0, said(done)  # a JSON clock is not taken for structured data
