@@ -292,26 +292,21 @@ def test_a_message_id_written_as_a_number_is_refused_with_the_spelling(cli):
     )
 
 
-def test_a_structured_loggers_msg_text_is_its_own_field_but_on_a_send(cli, tmp_path):
+def test_a_structured_loggers_msg_text_is_its_own_field_on_a_send_too(cli, tmp_path):
     """pino and bunyan write `msg` on every line. Before: every line refused at the first (`request
-    event's 'msg' must be a JSON object or null`), though only a send's `msg` is a message body."""
+    event's 'msg' must be a JSON object or null`), though only a send's `msg` is a message body;
+    then a send's string `msg` still was (a body is a JSON object: a string is the logger's text,
+    test_outsider_logs14)."""
     lines = [
         {"msg": "asks", "event": "request", "pid": "a", "resource": "cs"},
         {"msg": "in", "event": "enter", "pid": "a", "resource": "cs"},
         {"msg": "out", "event": "exit", "pid": "a", "resource": "cs"},
+        {"msg": "token to b", "event": "send", "pid": "a", "type": "T", "to": "b", "id": "1"},
     ]
     path = tmp_path / "pino.log"
     path.write_text("".join(json.dumps(e) + "\n" for e in lines))
     done = cli("verify", path)
     assert done.returncode == 0 and done.stdout.startswith("JSON Lines log: SAFE"), said(done)
-    lines.append({"msg": "token to b", "event": "send", "pid": "a", "type": "T", "to": "b", "id": "1"})
-    path.write_text("".join(json.dumps(e) + "\n" for e in lines))
-    done = cli("verify", path)
-    assert done.returncode == 2, said(done)
-    assert done.stderr.strip().endswith(
-        "pino.log:4: send event's 'msg' must be a JSON object or null, got \"token to b\": the message's "
-        "body; a logger's text needs another field"
-    ), said(done)
 
 
 def test_per_host_files_put_together_by_plain_sort_are_refused_saying_why(cli):

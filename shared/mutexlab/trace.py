@@ -391,6 +391,8 @@ def parse_events(
             event = json.loads(line, object_pairs_hook=limits.unique_keys)
         except json.JSONDecodeError as exc:
             raise TraceError(f"{source}:{number}: not JSON ({exc.msg}){run_together(line, first)}") from None
+        except limits.InputError as exc:  # a key twice: JSON, but not one this reader takes
+            raise TraceError(f"{source}:{number}: {twice(exc)}") from None
         except (ValueError, RecursionError) as exc:  # e.g. an integer too long, nesting too deep
             raise TraceError(f"{source}:{number}: JSON past a limit ({limits.refused(exc)})") from None
         problem = check_event(event, first)
@@ -406,6 +408,18 @@ def parse_events(
         first = False
         event["_line"] = number
         yield event
+
+
+def twice(exc: limits.InputError) -> str:
+    """``exc`` (a key held twice in a log's line, ``limits.unique_keys``) in a log reader's words:
+    the value meant cannot be told; a "pid" twice is most likely pino's own beside the event's."""
+    said = str(exc)
+    if not said.startswith('the key "pid" appears twice'):
+        return said
+    return (
+        f"{said} (which is the process's name cannot be told): pino writes its process's number as "
+        '"pid" unless its base leaves it out, pino({ base: { hostname } }) with child({ pid: NAME })'
+    )
 
 
 def cut_sentence(number: int) -> str:

@@ -33,6 +33,7 @@ from ..trace import (
     cut_sentence,
     decode_line,
     names_problem,
+    twice,
 )
 from .shiviz import run_header
 
@@ -173,6 +174,8 @@ def read_clockfree(
             continue
         try:
             event = json.loads(line, object_pairs_hook=limits.unique_keys)
+        except limits.InputError as exc:  # a key twice: JSON, but not one this reader takes
+            raise TraceError(f"{source}:{number}: {twice(exc)}") from None
         except (ValueError, RecursionError) as exc:
             raise TraceError(
                 f"{source}:{number}: not JSON ({exc}){run_together(line, not started)}"
@@ -182,6 +185,8 @@ def read_clockfree(
         if problem:
             raise TraceError(f"{where}: {problem}")
         event["_line"] = number
+        if event["event"] == "send" and isinstance(event.get("msg"), str):
+            del event["msg"]  # a structured logger's text (pino, zap, slog write it on every line)
         if event["event"] == "run":
             if started:
                 raise TraceError(f"{where}: a run header after the first event")
@@ -212,8 +217,36 @@ def _shape(event: object) -> str | None:
         return not_an_object(event)
     missing = [f for f in REQUIRED if f not in event]
     if missing:
+        nested = _nested(event, missing)
+        if nested:
+            return f"event lacks {', '.join(missing)} at the top level{nested}"
         return f"event lacks {', '.join(missing)}" + (FOREIGN_JSON if len(missing) == len(REQUIRED) else "")
     return names_problem(event)
+
+
+def _nested(event: dict, missing: list[str]) -> str:
+    """Where a logger nested the ``missing`` fields one level down (Rust ``tracing``'s JSON writes
+    an event's fields in ``fields`` and its span's in ``span``; logback's ``mdc``), and how to lift
+    them: a clause for the error, or "" when no object field holds any of them."""
+    found = {
+        name: key
+        for name in missing
+        for key, value in event.items()
+        if isinstance(value, dict) and name in value
+    }
+    if not found:
+        return ""
+    where = ", ".join(f"{name!r} is in {key!r}" for name, key in found.items())
+    lift = " + ".join(f".{key}" for key in dict.fromkeys(sorted(found.values(), reverse=True)))
+    tracing = (
+        " (Rust tracing: fmt().json().flatten_event(true), the process's name a field 'pid')"
+        if "fields" in found.values()
+        else ""
+    )
+    return (
+        f" ({where}): verify reads an event's fields at the top level of its line; lift them, "
+        f"jq -c '. + {lift}' FILE{tracing}"
+    )
 
 
 def _other(event: dict) -> str:

@@ -54,7 +54,7 @@ def detect(path: str | Path) -> str:
                 return "mutexlab"
             if is_regex_line(text):
                 return "shiviz"
-            event = _json(text)
+            event = _json(text, told=True)
             # broken JSON is a trace's (its reader names the line), and so is an array of objects
             # over several lines (`[{"event": …},`: its reader says so); another `[` that starts no
             # JSON is a logger's stamp (`[04:00:00.001] rank=0 …`, spdlog's `[info]`): a regex's records
@@ -69,9 +69,11 @@ def detect(path: str | Path) -> str:
     return "mutexlab" if "vc" in event else "jsonl"
 
 
-def _json(text: str) -> object:
+def _json(text: str, told: bool = False) -> object:
+    """``text`` parsed, or None; ``told``: only to tell the format, so a key held twice (which its
+    reader refuses, naming it) is no reason to take the line for another format's."""
     try:
-        return json.loads(text, object_pairs_hook=unique_keys)
+        return json.loads(text, object_pairs_hook=None if told else unique_keys)
     except (ValueError, RecursionError):
         return None
 

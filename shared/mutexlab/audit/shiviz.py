@@ -42,6 +42,12 @@ from ..trace import TraceError, bounded_lines, check_event, decode_line
 from .clocks import consistent
 from .logregex import LogRegex, compile_log_regex, quoted
 
+# A clock written as RFC 5424 structured data, `[vc@32473 a="3" b="1"]` or its params alone.
+_SD = re.compile(r'(\[[^\s\]="]+)?( ?[^\s\]="]+="[^"]*")+\]?')
+SD_CLOCK = (
+    "a clock is a JSON object of host names to counts: write it so in the message "
+    '({"a":3,"b":1} enter cs) and match it with the clock group of --regex'
+)
 DEFAULT_REGEX = r"(?<host>\S*) (?<clock>{.*})\n(?<event>.*)"
 GROUPS = ("host", "clock", "event")
 HEADER_PREFIX = "#mutexlab-run="
@@ -366,7 +372,10 @@ def _record(
     try:
         clock = json.loads(clock_text, object_pairs_hook=unique_keys)
     except (ValueError, RecursionError) as exc:
-        raise TraceError(f"{line_of('clock')}: the clock {clock_text[:40]!r} is not JSON ({exc})") from None
+        sd = " — RFC 5424 structured data? " + SD_CLOCK if _SD.fullmatch(clock_text.strip()) else ""
+        raise TraceError(
+            f"{line_of('clock')}: the clock {clock_text[:40]!r} is not JSON ({exc}){sd}"
+        ) from None
     try:
         event = describe_event(text or "", exported)
     except ValueError as exc:
