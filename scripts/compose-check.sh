@@ -46,8 +46,9 @@
 # (COMPOSE_PROJECT_NAME, "mutexlab"); the script refuses to start when that project already has
 # containers or volumes (they would go with `down -v`): stop yours first, or set
 # COMPOSE_CHECK_PROJECT=another-name (written into the env file as COMPOSE_PROJECT_NAME too: v1 names
-# the image after that variable, not after -p). The image is the project's own, mutexlab:<project>
-# (docker-compose.yml); the lanes' images, mutexlab:<project>-N, are removed at the end.
+# the image after that variable, not after -p). The images are the project's own, mutexlab:<project>
+# and mutexlab-program:<project> (docker-compose.yml, examples/nodes/compose.yml): those the check
+# made (absent when it started) are removed at the end, a lane's too (`down -v` keeps an image).
 # The machine's broker ports are held for the whole check: 127.0.0.1:5672 and :15672, each by a
 # listener of the script's own when nothing listens there yet (the stacks must start beside another
 # broker: no fixed host port). After each run the trace is copied out as the docs show (`docker run
@@ -97,6 +98,10 @@ if [ -n "${COMPOSE_CHECK_PROJECT:-}" ]; then
 fi
 [ -n "$project" ] || die ".env.example sets no COMPOSE_PROJECT_NAME"
 image="mutexlab:$project"   # docker-compose.yml's image: mutexlab:${COMPOSE_PROJECT_NAME}
+made_images=()              # the project's images that did not exist before the check: removed at the end
+for name in "$image" "mutexlab-program:$project"; do
+  docker image inspect "$name" >/dev/null 2>&1 || made_images+=("$name")
+done
 
 compose=()          # the tool of the current round, with --env-file and the project
 current=""          # the run in progress, for the trap
@@ -126,7 +131,8 @@ stop_lanes() {   # an interrupted check: each lane (and the command it waits for
   for pid in "${lane_pids[@]}"; do kill -TERM "$pid" 2>/dev/null; pkill -TERM -P "$pid" 2>/dev/null; done
   [ ${#lane_pids[@]} -eq 0 ] || wait "${lane_pids[@]}" 2>/dev/null
 }
-trap 'stop_lanes; cleanup; [ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work" ${made_nodes_build:+"$made_nodes_build"}' EXIT
+trap 'stop_lanes; cleanup; [ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work" ${made_nodes_build:+"$made_nodes_build"}
+      [ ${#made_images[@]} -eq 0 ] || docker image rm "${made_images[@]}" >/dev/null 2>&1' EXIT
 trap 'echo "compose-check: interrupted"; exit 130' INT TERM
 
 leftovers=$(project_objects | wc -l)
@@ -370,9 +376,6 @@ if [ -z "$PAIRS" ] && [ "$LANES" -gt 1 ]; then
     [ "$code" -le "$status" ] || status=$code
   done
   lane_pids=()
-  for lane in $(seq 1 "$LANES"); do   # each lane's images (its project's own), built from the cache
-    docker image rm "mutexlab:$project-$lane" "mutexlab-program:$project-$lane" >/dev/null 2>&1
-  done
   for lane in $(seq 1 "$LANES"); do
     [ -f "$work/lane-$lane.log" ] || continue
     echo; echo "=================== lane $lane"; cat "$work/lane-$lane.log"
