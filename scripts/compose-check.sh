@@ -45,11 +45,14 @@
 # again before each run: a new secret per run. The project is the one the example names
 # (COMPOSE_PROJECT_NAME, "mutexlab"); the script refuses to start when that project already has
 # containers or volumes (they would go with `down -v`): stop yours first, or set
-# COMPOSE_CHECK_PROJECT=another-name.
+# COMPOSE_CHECK_PROJECT=another-name (written into the env file as COMPOSE_PROJECT_NAME too: v1 names
+# the image after that variable, not after -p). The images are the project's own, mutexlab:<project>
+# and mutexlab-program:<project> (docker-compose.yml, examples/nodes/compose.yml): those the check
+# made (absent when it started) are removed at the end, a lane's too (`down -v` keeps an image).
 # The machine's broker ports are held for the whole check: 127.0.0.1:5672 and :15672, each by a
 # listener of the script's own when nothing listens there yet (the stacks must start beside another
 # broker: no fixed host port). After each run the trace is copied out as the docs show (`docker run
-# --rm -v <project>_traces:/traces mutexlab cat /traces/X > X`), and after the documented teardown (`--profile elves
+# --rm -v <project>_traces:/traces mutexlab:<project> cat /traces/X > X`), and after the documented teardown (`--profile elves
 # --profile classic --profile cluster --profile philosophers down -v`) no container, volume or network of the project may
 # be left.
 # With COMPOSE_CHECK_LANES=N (default 1; CI: 2) the runs are dealt in turn to N lanes that run at once,
@@ -89,8 +92,16 @@ while IFS= read -r name; do unset "$name"; done < <(sed -n 's/^\([A-Za-z_][A-Za-
 unset COMPOSE_FILE COMPOSE_PROFILES COMPOSE_PROJECT_NAME
 project=$(sed -n 's/^COMPOSE_PROJECT_NAME=//p' "$work/env")
 project_args=()
-if [ -n "${COMPOSE_CHECK_PROJECT:-}" ]; then project=$COMPOSE_CHECK_PROJECT; project_args=(-p "$project"); fi
+if [ -n "${COMPOSE_CHECK_PROJECT:-}" ]; then
+  project=$COMPOSE_CHECK_PROJECT; project_args=(-p "$project")
+  echo "COMPOSE_PROJECT_NAME=$project" >>"$work/env"   # the last line wins: v1's image tag too
+fi
 [ -n "$project" ] || die ".env.example sets no COMPOSE_PROJECT_NAME"
+image="mutexlab:$project"   # docker-compose.yml's image: mutexlab:${COMPOSE_PROJECT_NAME}
+made_images=()              # the project's images that did not exist before the check: removed at the end
+for name in "$image" "mutexlab-program:$project"; do
+  docker image inspect "$name" >/dev/null 2>&1 || made_images+=("$name")
+done
 
 compose=()          # the tool of the current round, with --env-file and the project
 current=""          # the run in progress, for the trap
@@ -120,7 +131,8 @@ stop_lanes() {   # an interrupted check: each lane (and the command it waits for
   for pid in "${lane_pids[@]}"; do kill -TERM "$pid" 2>/dev/null; pkill -TERM -P "$pid" 2>/dev/null; done
   [ ${#lane_pids[@]} -eq 0 ] || wait "${lane_pids[@]}" 2>/dev/null
 }
-trap 'stop_lanes; cleanup; [ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work" ${made_nodes_build:+"$made_nodes_build"}' EXIT
+trap 'stop_lanes; cleanup; [ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work" ${made_nodes_build:+"$made_nodes_build"}
+      [ ${#made_images[@]} -eq 0 ] || docker image rm "${made_images[@]}" >/dev/null 2>&1' EXIT
 trap 'echo "compose-check: interrupted"; exit 130' INT TERM
 
 leftovers=$(project_objects | wc -l)
@@ -155,9 +167,9 @@ sed -e 's/^\(\s*\)from \.\.\([a-z]\)/\1from mutexlab.\2/' -e 's/^\(\s*\)from \.\
 # examples/solutions (its SPEC's name is read from it: spec_name).
 ELVES_FILE=examples/solutions/elves_no_arbiter.py
 
-# A lane's own `docker run`s of the image drop the compose labels the image carries from its last
-# build (project and service: another lane's, maybe): compose counts any container so labelled as
-# one of its project's, and `up --exit-code-from` there would attach to it and stop when it exits.
+# A lane's own `docker run`s of the image drop the compose labels the image carries from its build
+# (project and service): compose counts any container so labelled as one of its project's, and
+# `up --exit-code-from` there would attach to it and stop when it exits.
 unlabelled=()
 [ -z "${COMPOSE_CHECK_LANE:-}" ] || unlabelled=(--label com.docker.compose.project= --label com.docker.compose.service=)
 
@@ -165,7 +177,7 @@ unlabelled=()
 # declares none, the error's last line and a non-zero status.
 spec_name() {
   local file; file=$(realpath "$1")
-  docker run --rm "${unlabelled[@]}" -v "$file:/algorithm/algorithm.py:ro" mutexlab python -c \
+  docker run --rm "${unlabelled[@]}" -v "$file:/algorithm/algorithm.py:ro" "$image" python -c \
     'from mutexlab.protocols.registry import resolve; print(resolve("/algorithm/algorithm.py").name)' 2>&1 | tail -1
 }
 
@@ -308,7 +320,7 @@ one_run() {
     echo "-- verify:"; cat "$work/verify.log"
   fi
   # The trace copied out, as the docs show it (before the teardown removes the volume).
-  docker run --rm "${unlabelled[@]}" -v "${project}_traces:/traces" mutexlab cat "$trace" >"$work/copied.jsonl" 2>"$work/copy.log"
+  docker run --rm "${unlabelled[@]}" -v "${project}_traces:/traces" "$image" cat "$trace" >"$work/copied.jsonl" 2>"$work/copy.log"
   if [ "$(head -c 1 "$work/copied.jsonl")" = "{" ]; then
     verdict+=", trace copied out ($(wc -l <"$work/copied.jsonl") lines)"
   else
@@ -385,7 +397,7 @@ for tool in $TOOLS; do
   echo; echo "== $tool: $("${base[@]}" version 2>/dev/null | head -1)"
   t0=$SECONDS
   if "${compose[@]}" "${all_profiles[@]}" build >"$work/build.log" 2>&1; then
-    record "$tool" build "PASS: image mutexlab:latest" $((SECONDS - t0))
+    record "$tool" build "PASS: image $image" $((SECONDS - t0))
   else
     tail -30 "$work/build.log"; record "$tool" build "FAIL: build" $((SECONDS - t0)); failed=1; continue
   fi

@@ -53,16 +53,19 @@ def _clean_env() -> dict:
     }
 
 
-def _config(tool: list[str], env_file: Path) -> dict:
+def _config(tool: list[str], env_file: Path, *files: Path, project: str = "") -> dict:
     """``config`` of every service (all profiles: v1 prints a service of a profile not asked for, v2
-    does not), as the tool resolves it with ``env_file``."""
+    does not), as the tool resolves it with ``env_file``; ``files`` over the project's file (with
+    the profile ``program`` of examples/nodes/compose.yml), and ``project`` given with ``-p``."""
     done = subprocess.run(
         [
             *tool,
             "--env-file",
             str(env_file),
+            *(["-p", project] if project else []),
             "-f",
             str(COMPOSE),
+            *[arg for f in files for arg in ("-f", str(f))],
             "--profile",
             "elves",
             "--profile",
@@ -71,6 +74,7 @@ def _config(tool: list[str], env_file: Path) -> dict:
             "philosophers",
             "--profile",
             "cluster",
+            *(["--profile", "program"] if files else []),
             "config",
         ],
         cwd=ROOT,
@@ -149,6 +153,13 @@ def test_v1_and_v2_give_identical_configuration(tmp_path):
         for path in (example, alone)
     }
     assert configs[("docker-compose", example.name)] == configs[("docker", example.name)]
+    # Without COMPOSE_PROJECT_NAME (no .env) the one difference: the image's tag names the project,
+    # which v2 takes from the directory and v1 cannot see (its fallback: mutexlab:latest).
+    for tool, tag in (("docker-compose", "latest"), ("docker", _config(v2, alone)["name"])):
+        for service in configs[(tool, alone.name)].values():
+            if service["image"].startswith("mutexlab:"):
+                assert service.pop("image") == f"mutexlab:{tag}", (tool, service)
+                service["image"] = "mutexlab:mutexlab"  # as with .env, for the comparisons below
     assert configs[("docker-compose", alone.name)] == configs[("docker", alone.name)]
     assert configs[("docker-compose", example.name)] == configs[("docker-compose", alone.name)]
     services = configs[("docker-compose", example.name)]
@@ -169,6 +180,35 @@ def test_the_env_file_fixes_the_project_name(tmp_path):
     v2 = _tool(["docker", "compose"], "docker compose (v2)")
     env = _env_file(tmp_path / "env", EXAMPLE.read_text() + SECRET_LINE + "\n")
     assert _config(v2, env)["name"] == "mutexlab"
+
+
+PROGRAM = ROOT / "examples" / "nodes" / "compose.yml"
+
+
+def _built_images(config: dict) -> set[str]:
+    return {service["image"] for service in config["services"].values() if service.get("build")}
+
+
+@pytest.mark.slow  # docker-compose v1 starts twice
+def test_each_project_builds_and_tags_its_own_image(tmp_path):
+    """Two projects (COMPOSE_PROJECT_NAME in .env, or -p with v2) never overwrite each other's image:
+    before, every project tagged mutexlab:latest (and mutexlab-program:latest), so building one
+    replaced the other's — and docker-compose v1, which never rebuilds an image that exists, then ran
+    the other checkout's code; swarm's `docker build -t mutexlab .` was replaced too."""
+    v1 = _tool(["docker-compose"], "docker-compose (v1)")
+    v2 = _tool(["docker", "compose"], "docker compose (v2)")
+    env = _env_file(tmp_path / "env", EXAMPLE.read_text() + SECRET_LINE + "\n")
+    other = _env_file(
+        tmp_path / "other", EXAMPLE.read_text() + SECRET_LINE + "\nCOMPOSE_PROJECT_NAME=first14x\n"
+    )
+    ours = {"mutexlab:mutexlab", "mutexlab-program:mutexlab"}
+    theirs = {"mutexlab:first14x", "mutexlab-program:first14x"}
+    for tool in (v1, v2):
+        assert _built_images(_config(tool, env, PROGRAM)) == ours, tool
+        assert _built_images(_config(tool, other, PROGRAM)) == theirs, tool
+    assert _built_images(_config(v2, env, PROGRAM, project="first14x")) == theirs  # v2 alone: -p too
+    text = COMPOSE.read_text() + PROGRAM.read_text()
+    assert "mutexlab:latest" not in text and "mutexlab-program:latest" not in text
 
 
 def test_scalable_services_have_no_container_name_or_fixed_host_port(compose):
@@ -461,7 +501,8 @@ def test_the_documented_teardown_names_every_profile(compose):
         for named in found:
             assert set(named) == profiles, f"{doc}: teardown names {named}, not every profile"
         assert (
-            "docker run --rm -v mutexlab_traces:/traces mutexlab cat /traces/" in (ROOT / doc).read_text()
+            "docker run --rm -v mutexlab_traces:/traces mutexlab:mutexlab cat /traces/"
+            in (ROOT / doc).read_text()
         ), f"{doc}: how to copy a trace out before down -v"
 
 

@@ -360,3 +360,33 @@ def test_the_diagram_keeps_labels_apart_and_long_names_out_of_the_plot(browser, 
         assert {w for w, s, _ in seen["names"] if s != w} == {"p" * 120}, seen["names"]
     finally:
         context.close()
+
+
+# Every step button, history entry and chip whose text runs past its own box (a word wider than it).
+OVERFLOWING = """() => [...document.querySelectorAll("#steps button, #history li, #links .chip")]
+  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => [e.tagName, e.textContent, e.scrollWidth, e.clientWidth])"""
+LONG_TYPE = "DEMANDE_ÉCLAIR_très_longue_requête_sans_espace_αβγ"
+
+
+def long_named(tmp_path: Path) -> Session:
+    """The k-mutex solution with a message type of 50 characters and no space, as a user may name one."""
+    text = (SOLUTIONS / "kmutex_ricart_agrawala.py").read_text(encoding="utf-8")
+    path = tmp_path / "long_names.py"
+    path.write_text(text.replace('"REQUEST"', f'"{LONG_TYPE}"'), encoding="utf-8")
+    return walked(str(path), 3, {"requests": 1, "k": 1}, 4)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_long_message_name_stays_inside_its_button(opened, tmp_path, width):
+    # before: "deliver DEMANDE_ÉCLAIR_…_αβγ ts 1 node-1→node-2" ran out of its button, over the
+    # "In flight" column beside it (and was cut off in the history's entries)
+    p = opened(long_named(tmp_path), width)
+    assert LONG_TYPE in p.page.locator("#steps").inner_text()
+    assert p.page.evaluate(OVERFLOWING) == []
+    assert p.page.evaluate(BROKEN_NAMES) == []  # the process names in those labels stay whole
+    # the check catches a button whose text may not wrap
+    p.page.evaluate(
+        "document.querySelectorAll('#steps button').forEach(e => e.style.overflowWrap = 'normal')"
+    )
+    assert p.page.evaluate(OVERFLOWING)
+    assert p.errors == []
