@@ -183,15 +183,20 @@ static void *handing[THREADS];    /* the mutex a thread is to hand on at its unl
 static __thread void *handed;     /* the mutex this thread let go of for a waiter */
 static __thread int defers;       /* polls it did not wait in, holding a mutex wanted (POLLS at most) */
 
-static __thread volatile int in_L; /* this thread holds L (a busy-wait signal leaves it be) */
+/* This thread holds L, or is taking or letting go of it: a busy-wait signal leaves it be. Counted
+ * before the lock and uncounted after the unlock, so a signal between the lock and the count (or
+ * between the uncount and the unlock) cannot find L held by its own thread and take it again. */
+static __thread volatile int in_L;
 static void lock_L(void) {
     resolve();
-    real_mutex_lock(&L);
     in_L++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    real_mutex_lock(&L);
 }
 static void unlock_L(void) {
-    in_L--;
     real_mutex_unlock(&L);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    in_L--;
 }
 
 static void fatal(const char *fmt, ...);
