@@ -35,9 +35,8 @@ from .lines import START, NodeFault
 from .problem import Problem
 from .process import Pool
 from .strategies import Chooser, Ran
-from .world import LATE_GRACE, Action, Faults, Run
+from .world import LATE_GRACE, STRETCH_SECONDS, Action, Faults, Run
 
-STRETCH_SECONDS = 1.5  # mpi.c's STRETCH_NS: a stopped thread's run alone at rest
 MAX_STEPS = 2_000  # default steps of one run before it counts as never coming to rest
 # A kept node that ended after a run (seen at the next run's init) is that run's finding: its
 # schedule is played again, its end waiting this long for a node's output to end.

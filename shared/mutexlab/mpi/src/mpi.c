@@ -1747,10 +1747,11 @@ static void arrive_landed(void) { /* under L */
 #define SPIN_NS 10000000LL
 #define SPINS 3
 /* A run at rest with a thread so stopped: the director's `stretch` input lets each such thread run
- * alone, one at a time, up to STRETCH_NS of processor time with nothing new (a computation that
+ * alone, one at a time, up to stretch_ns of processor time with nothing new (a computation that
  * long between two calls ends, and the run goes on); one stopped again is said still spinning in
- * the done line, and the director calls the run undecided, never a deadlock that needs it. */
-#define STRETCH_NS 1500000000LL
+ * the done line, and the director calls the run undecided, never a deadlock that needs it. The
+ * limit is the director's (its STRETCH_SECONDS), given as the stretch line's "ns". */
+static long long stretch_ns;
 static unsigned long stretch_gen[THREADS]; /* gen + 1 when the thread was given its stretch */
 #define SPIN_SIGNAL (SIGRTMIN + 7)
 static unsigned long spin_lo[2], spin_hi[2]; /* the program's and libgomp's executable code */
@@ -1808,7 +1809,7 @@ static void spin_check(struct timespec *since, unsigned long *since_gen, int *si
         return;
     }
     long long ran = (now.tv_sec - since->tv_sec) * 1000000000LL + (now.tv_nsec - since->tv_nsec);
-    long long limit = stretch_gen[baton] == gen + 1 ? STRETCH_NS : SPIN_NS;
+    long long limit = stretch_gen[baton] == gen + 1 ? stretch_ns : SPIN_NS;
     if (ran < limit) return;
     int spun = used - *since_cpu >= limit, futex = 0;
     if (!spun) {
@@ -1869,7 +1870,9 @@ static void *director(void *unused) { /* one input line at a time; done once the
         } else if (strstr(line, "\"type\":\"wake\"")) {
             wake_paused();
         } else if (strstr(line, "\"type\":\"stretch\"")) {
-            stretching = 1; /* the run is at rest: its stopped threads run alone, up to STRETCH_NS each */
+            stretching = 1; /* the run is at rest: its stopped threads run alone, up to stretch_ns each */
+            stretch_ns = json_long(line, "\"ns\":", 0);
+            if (stretch_ns <= 0) fatal("a stretch line without its \"ns\" (the director's processor time for it)");
             for (waiter *w = waiters; w; w = w->next)
                 if (w->kind == W_POLL && w->spinner && !w->woken) {
                     stretch_gen[w->who] = gen + 1;
