@@ -6,8 +6,12 @@ broken twin (``-DBROKEN_TWO_TOKENS``) lets rank 1 start as if it held the token 
 finds two ranks inside at once. ``tests/mpi/o14_kmutex_getcount.c``: K permits kept by a
 coordinator that probes ``MPI_ANY_SOURCE``, sizes each text message with ``MPI_Get_count`` and
 receives it into a buffer of that size (requests of a different length each time); its broken twin
-(``-DBROKEN_OFF_BY_ONE``) grants K+1 permits, and mutexlab finds three holders of two. Neither
-needed anything new of mutexlab's MPI.
+(``-DBROKEN_OFF_BY_ONE``) grants K+1 permits, and mutexlab finds three holders of two.
+``tests/mpi/o14_persistent_ra.c``: Ricart–Agrawala in one thread, its requests fanned out by
+``MPI_Startall`` over ``MPI_Send_init`` requests and its messages taken by one persistent receive
+of any source and tag, restarted per message due; its broken twin (``-DBROKEN_TIE``) defers a
+request of its own timestamp whoever made it, and mutexlab finds the two ranks waiting for each
+other. None needed anything new of mutexlab's MPI.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ def programs(tmp_path_factory) -> Builds:
         "issend-ring-two-tokens": ("o14_issend_ring.c", ["-DBROKEN_TWO_TOKENS"]),
         "permits": ("o14_kmutex_getcount.c", []),
         "permits-off-by-one": ("o14_kmutex_getcount.c", ["-DBROKEN_OFF_BY_ONE"]),
+        "persistent-ra": ("o14_persistent_ra.c", []),
+        "persistent-ra-tie": ("o14_persistent_ra.c", ["-DBROKEN_TIE"]),
     }
     return Builds(table, out, cache, strict=True)
 
@@ -66,11 +72,27 @@ def test_one_permit_too_many_is_a_violation(cli, programs):
     assert "(capacity 2) held by" in ran.stdout, ran.stdout
 
 
+def test_ricart_agrawala_fanned_out_by_startall_passes(cli, programs):
+    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "20", "--regex", TOKEN,
+              "--mpi", programs["persistent-ra"], "2")  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_ricart_agrawala_deferring_both_of_a_tie_deadlocks(cli, programs):
+    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "40", "--regex", TOKEN,
+              "--mpi", programs["persistent-ra-tie"], "2")  # fmt: skip
+    assert ran.returncode == 1 and "FINDING [deadlock]" in ran.stdout, ran.stdout + ran.stderr
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mpi", ("openmpi", "mpich"))
 @pytest.mark.parametrize(
     "source, np, args, word, entered",
-    (("o14_issend_ring.c", 3, ["2"], "in CS", 6), ("o14_kmutex_getcount.c", 4, ["2", "2"], "acquired", 8)),
+    (
+        ("o14_issend_ring.c", 3, ["2"], "in CS", 6),
+        ("o14_kmutex_getcount.c", 4, ["2", "2"], "acquired", 8),
+        ("o14_persistent_ra.c", 3, ["2"], "in CS", 6),
+    ),
 )
 def test_the_sources_run_under_a_real_mpi(tmp_path, mpi, source, np, args, word, entered):
     if shutil.which(f"mpicc.{mpi}") is None:
