@@ -95,3 +95,21 @@ def test_a_thread_spinning_for_ever_is_undecided_naming_it(cli, programs):
     assert "FINDING" not in ran.stdout and "PASS" not in ran.stdout, ran.stdout
     assert "rank 0's thread 1 kept running without a call mutexlab can direct" in ran.stdout, ran.stdout
     assert "the deadlock finding this run would give needs it never to run on" in ran.stdout, ran.stdout
+    # the headline names the cause (before: "the audit could not decide everything", an audit's words)
+    head = ran.stdout.split("INCOMPLETE", 1)[1].splitlines()[0]
+    assert "but rank 0's thread 1 kept running without an MPI call mutexlab can direct" in head, head
+    assert "audit" not in head, head
+
+
+def test_the_stretch_is_the_directors_to_give(cli, programs, monkeypatch):
+    # The library takes the stretch's length from the director's `stretch` line (its "ns"), so
+    # STRETCH_SECONDS is the one limit: 20 ms cannot hold rank 0's 0.3 s, which 1.5 s does above.
+    # before: mpi.c's own STRETCH_NS (1.5 s) ran it through anyway, whatever the director said
+    from mutexlab.director import search, world
+
+    monkeypatch.setattr(world, "STRETCH_SECONDS", 0.02)
+    monkeypatch.setattr(search, "STRETCH_SECONDS", 0.02)
+    ran = cli("test", "mutex", "--np", "2", "--entries", "1", "--runs", "1", "--regex", TOKEN,
+              "--mpi", programs["long-work"])  # fmt: skip
+    assert ran.returncode == 3 and "INCOMPLETE" in ran.stdout, ran.stdout + ran.stderr
+    assert "rank 0's thread 0 kept running" in ran.stdout, ran.stdout

@@ -255,6 +255,8 @@ def run(args) -> int:
     erroneous(outcome, searched.finalize_pending, searched.pending_said)  # MPI calls it an error
     if searched.unsure:
         outcome["undecided"] = searched.unsure
+    if searched.spinning:  # why: threads that kept running, not the audit (docs/mpi.md#busy)
+        outcome["spinning"] = searched.spinning
     if isinstance(strategy, Systematic):
         outcome["sleep_set_blocked"] = strategy.blocked  # runs stopped where every step slept
         outcome["deviations_covered"] = strategy.covered  # every schedule with at most this many ran

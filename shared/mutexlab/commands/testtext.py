@@ -38,6 +38,13 @@ def text(outcome: dict[str, Any], tested: runner.Tested, args) -> list[str]:
         if outcome["verdict"] == "PASS":
             sample = "a sample of the schedules, not all of them"
             return [f"{head}: PASS — no finding in {searched} ({sample}){gap(outcome)}"]
+        if outcome["undecided_runs"] and outcome.get("spinning"):
+            return [
+                f"{head}: INCOMPLETE — no finding in {searched}, but {outcome['spinning']} kept running "
+                f"without an MPI call mutexlab can direct, so {count(outcome['undecided_runs'], 'run')} "
+                "could not be decided; nothing proven of this:",
+                f"  {outcome['undecided']}",
+            ]
         if outcome["undecided_runs"]:
             return [
                 f"{head}: INCOMPLETE — no finding in {searched}, but the audit could not decide "

@@ -35,9 +35,8 @@ from .lines import START, NodeFault
 from .problem import Problem
 from .process import Pool
 from .strategies import Chooser, Ran
-from .world import LATE_GRACE, Action, Faults, Run
+from .world import LATE_GRACE, STRETCH_SECONDS, Action, Faults, Run
 
-STRETCH_SECONDS = 1.5  # mpi.c's STRETCH_NS: a stopped thread's run alone at rest
 MAX_STEPS = 2_000  # default steps of one run before it counts as never coming to rest
 # A kept node that ended after a run (seen at the next run's init) is that run's finding: its
 # schedule is played again, its end waiting this long for a node's output to end.
@@ -61,6 +60,7 @@ class Outcome:
     # seen at this run's init, which was then played again on fresh processes
     waiting: list[str] = field(default_factory=list)  # the nodes still waiting when it was judged
     left: list[Action] = field(default_factory=list)  # the steps still possible when it was judged
+    spinning: str = ""  # undecided as its ranks' threads named here kept running (rank 0's thread 1)
 
 
 @dataclass
@@ -183,6 +183,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         run.finalize_pending,
         waiting=waiting,
         left=list(left),
+        spinning="; ".join(run.spinning.values()) if spun and unsure == spun else "",
     )
 
 
@@ -275,6 +276,7 @@ class Searched:
     clock_jumped: int = 0  # runs in which a node's timeout loop jumped the clock (Outcome.clock_jumped)
     finalize_pending: int = 0  # runs with an MPI rank erroneous at MPI_Finalize (Outcome.finalize_pending)
     pending_said: str = ""  # the first such run's words
+    spinning: str = ""  # the first undecided run's spinning threads, if that was why (Outcome.spinning)
     end_grace: float = 0.0  # the finding's settings.end_grace (a node ended after its run)
     interrupted: bool = False  # Ctrl-C (SIGINT) or SIGTERM ended it: the runs so far, nothing proven
     terminated: bool = False  # that interrupt was SIGTERM: the command exits 143, not 130
@@ -299,7 +301,7 @@ def search(
     cut short not counted, so that the caller can say how far it got."""
     start = time.monotonic()
     count = total = cut = unsure = jumped = pending = 0
-    pending_said = ""
+    pending_said = spinning = ""
     first_unsure: str | None = None
     last: Outcome | None = None
     end_grace = 0.0
@@ -340,7 +342,8 @@ def search(
             jumped += last.clock_jumped
             pending += bool(last.finalize_pending)
             pending_said = pending_said or last.finalize_pending
-            first_unsure = first_unsure or last.undecided
+            if first_unsure is None and last.undecided is not None:
+                first_unsure, spinning = last.undecided, last.spinning
             strategy.ran(Ran(last.trail, last.digests))
             if progress is not None:
                 progress(count)
@@ -362,6 +365,7 @@ def search(
         jumped,
         finalize_pending=pending,
         pending_said=pending_said,
+        spinning=spinning,
         interrupted=interrupted,
         terminated=terminated,
     )

@@ -35,6 +35,10 @@ MAX_RUN_BYTES = 64 << 20  # bytes of the lines one run's answers hold (long line
 # Seconds a run at rest with someone waiting gives the nodes to show a line written after a done
 # (a timer's, another thread's) before it is called a deadlock.
 LATE_GRACE = 0.05
+# At rest, an MPI rank's thread stopped running (a busy wait, a long computation) runs alone up to
+# this much processor time with nothing new: the `stretch` input gives it to mutexlab's MPI (its
+# "ns"), the one source of that limit (docs/mpi.md#busy).
+STRETCH_SECONDS = 1.5
 
 
 def _entries(problem: Problem) -> dict[int, int]:
@@ -197,7 +201,7 @@ class Run:
         if node is None:
             return False
         stretched.add(node)
-        self._input(node, {"type": "stretch"}, "stretch")
+        self._input(node, {"ns": int(STRETCH_SECONDS * 1e9), "type": "stretch"}, "stretch")
         return True
 
     @property

@@ -25,7 +25,7 @@ from ..fastclock import build, build_dir, cache_dir  # the one build cache of co
 HERE = Path(__file__).resolve().parent
 INCLUDE = HERE / "include"
 SOURCES = tuple(sorted((HERE / "src").glob("*.c")))
-INTERNAL = HERE / "src" / "internal.h"
+HEADERS = tuple(sorted((HERE / "src").glob("*.h")))  # internal.h, busy.h: a change builds anew
 RANK = HERE / "rank.py"
 LIBRARY = "libmutexlabmpi.a"
 NOT_LINKING = frozenset({"-c", "-E", "-S", "-M", "-MM"})
@@ -38,7 +38,7 @@ class BuildError(Exception):
 def library(cc: str = "gcc") -> Path:
     """The directory holding the built library (built now if it is not there yet)."""
     digest = hashlib.blake2b(digest_size=8)
-    for path in (*SOURCES, INTERNAL, INCLUDE / "mpi.h", INCLUDE / "mutexlab.h"):
+    for path in (*SOURCES, *HEADERS, INCLUDE / "mpi.h", INCLUDE / "mutexlab.h"):
         digest.update(path.read_bytes())
     target = cache_dir() / f"mpi-{digest.hexdigest()}"
     if (target / LIBRARY).exists():

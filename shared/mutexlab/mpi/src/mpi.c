@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "busy.h"
 #include "internal.h"
 
 /* The C library's own functions of the names this file defines (resolved on first use). */
@@ -94,7 +95,7 @@ typedef struct waiter {
     int kind, woken, src, tag, ctx, who; /* who: the waiting thread's number */
     int signalled;                       /* a timed condition wait (W_POLL on a condition variable) */
     int sleeper;                         /* W_POLL after sleeps alone: woken when the rank is quiet */
-    int spinner;                         /* W_POLL of a thread stopped running (mpi.c's busy waits) */
+    int spinner;                         /* W_POLL of a thread stopped running (busy.c) */
     long pause;                          /* W_PAUSE: its number; a wake ends the oldest */
     void *what; /* request, condition variable */
     pthread_t thread;
@@ -171,7 +172,7 @@ static int jump_told;
  * thread that can run (main is 0, the others numbered as they are started). So the threads of a
  * rank interleave the same way every time a schedule is played, not as the machine's scheduler
  * happens to run them. */
-#define THREADS 1024
+#define THREADS ML_THREADS
 enum { T_RUN, T_WAIT, T_GONE };
 static int n_threads = 1, thread_state[THREADS], baton;
 static __thread int self = -1; /* this thread's number; -1 for a thread the library does not count */
@@ -183,15 +184,20 @@ static void *handing[THREADS];    /* the mutex a thread is to hand on at its unl
 static __thread void *handed;     /* the mutex this thread let go of for a waiter */
 static __thread int defers;       /* polls it did not wait in, holding a mutex wanted (POLLS at most) */
 
-static __thread volatile int in_L; /* this thread holds L (a busy-wait signal leaves it be) */
+/* This thread holds L, or is taking or letting go of it: a busy-wait signal leaves it be. Counted
+ * before the lock and uncounted after the unlock, so a signal between the lock and the count (or
+ * between the uncount and the unlock) cannot find L held by its own thread and take it again. */
+static __thread volatile int in_L;
 static void lock_L(void) {
     resolve();
-    real_mutex_lock(&L);
     in_L++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    real_mutex_lock(&L);
 }
 static void unlock_L(void) {
-    in_L--;
     real_mutex_unlock(&L);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    in_L--;
 }
 
 static void fatal(const char *fmt, ...);
@@ -508,6 +514,15 @@ void ml_error(int code, const char *fmt, ...) {
 /* -- messages -------------------------------------------------------------------------- */
 void ml_lock(void) { lock_L(); }
 void ml_unlock(void) { unlock_L(); }
+int ml_self(void) { return self; }
+int ml_in_lock(void) { return in_L; }
+unsigned long ml_gen_held(void) { return gen; }
+void ml_park_spinner(int sleeper) { /* busy.c: the calling thread waits as a poll, stopped running (under L) */
+    waiter w = {.kind = W_POLL, .sleeper = sleeper, .spinner = 1, .call = NULL};
+    block_on(&w);
+    seen = gen;
+    unchanged = 0;
+}
 void ml_thread(const char *call) { counted_thread(call); }
 int ml_phase(void) { return finalized ? 2 : initialized; }
 int ml_me(void) { return rank_; }
@@ -1731,95 +1746,6 @@ static void arrive_landed(void) { /* under L */
     landed_end = &landed;
 }
 
-/* Busy waits. A thread that runs SPIN_NS of a step (real time) with nothing new in its rank — a
- * spin on an atomic flag (`while (!atomic_load(&granted));`) or libgomp's own spin and futex waits
- * (an OpenMP barrier, critical section or lock: libgomp rechecks after any interruption) — is
- * signalled, and where it runs the program's own code or libgomp's it waits as a poll does, until
- * something happens in the rank; so its listener, which under any MPI runs beside it, gets its turn
- * (before, the spinner kept the baton for ever: the stalled finding). A rank otherwise quiet wakes
- * it to go on SPINS times a step at most, so a computation that long is not cut short for good
- * either. A thread in the C library's code, or holding the library's lock, is never stopped so. */
-#define SPIN_NS 10000000LL
-#define SPINS 3
-/* A run at rest with a thread so stopped: the director's `stretch` input lets each such thread run
- * alone, one at a time, up to STRETCH_NS of processor time with nothing new (a computation that
- * long between two calls ends, and the run goes on); one stopped again is said still spinning in
- * the done line, and the director calls the run undecided, never a deadlock that needs it. */
-#define STRETCH_NS 1500000000LL
-static unsigned long stretch_gen[THREADS]; /* gen + 1 when the thread was given its stretch */
-#define SPIN_SIGNAL (SIGRTMIN + 7)
-static unsigned long spin_lo[2], spin_hi[2]; /* the program's and libgomp's executable code */
-static __thread int spins_in_row;
-static __thread unsigned long spin_gen;
-
-static void code_ranges(void) { /* from /proc/self/maps, once libgomp is loaded (under L) */
-    FILE *f = fopen("/proc/self/maps", "r");
-    char line[512], exe[256] = "";
-    if (!f) return;
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = 0;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        char perms[8], *path = strchr(line, '/');
-        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[2] != 'x' || !path) continue;
-        path[strcspn(path, "\n")] = 0;
-        int k = strcmp(path, exe) == 0 ? 0 : strstr(path, "/libgomp") ? 1 : -1;
-        if (k >= 0 && (!spin_lo[k] || lo < spin_lo[k])) spin_lo[k] = lo;
-        if (k >= 0 && hi > spin_hi[k]) spin_hi[k] = hi;
-    }
-    fclose(f);
-}
-
-static void spin_stop(int sig, siginfo_t *info, void *context) {
-    (void)sig, (void)info;
-    unsigned long pc = (unsigned long)((ucontext_t *)context)->uc_mcontext.gregs[REG_RIP];
-    int program = pc >= spin_lo[0] && pc < spin_hi[0], gomp = pc >= spin_lo[1] && pc < spin_hi[1];
-    if (self < 0 || in_L || !(program || gomp)) return;
-    int saved = errno;
-    lock_L();
-    spins_in_row = spin_gen == gen ? spins_in_row + 1 : 0;
-    int stretched = stretch_gen[self] == gen + 1;
-    stretch_gen[self] = 0;
-    waiter w = {.kind = W_POLL, .sleeper = spins_in_row < SPINS && !stretched, .spinner = 1, .call = NULL};
-    block_on(&w);
-    spin_gen = seen = gen;
-    unchanged = 0;
-    unlock_L();
-    errno = saved;
-}
-
-/* The director thread, waiting for the rank to be quiet (under L): the thread that has run since
- * ``since`` with nothing new is stopped, where it may be. */
-static void spin_check(struct timespec *since, unsigned long *since_gen, int *since_baton, long long *since_cpu) {
-    if (baton < 0 || baton >= n_threads || thread_state[baton] != T_RUN || !initialized) return;
-    struct timespec now, cpu;
-    ml_real_clock_gettime(CLOCK_MONOTONIC, &now);
-    /* its own processor time, not the machine's: a thread the machine's load keeps from running is
-     * not stopped for it; one in a futex wait of libgomp's (no processor time) is */
-    clockid_t its = (clockid_t)((~(unsigned)tids[baton]) << 3 | 6); /* the kernel's per-thread CPU clock */
-    long long used = ml_real_clock_gettime(its, &cpu) == 0 ? cpu.tv_sec * 1000000000LL + cpu.tv_nsec : 0;
-    if (gen != *since_gen || baton != *since_baton) {
-        *since = now, *since_gen = gen, *since_baton = baton, *since_cpu = used;
-        return;
-    }
-    long long ran = (now.tv_sec - since->tv_sec) * 1000000000LL + (now.tv_nsec - since->tv_nsec);
-    long long limit = stretch_gen[baton] == gen + 1 ? STRETCH_NS : SPIN_NS;
-    if (ran < limit) return;
-    int spun = used - *since_cpu >= limit, futex = 0;
-    if (!spun) {
-        char path[64], sys[256];
-        snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tids[baton]);
-        FILE *f = fopen(path, "r");
-        futex = f && fgets(sys, sizeof sys, f) && strtol(sys, NULL, 10) == SYS_futex;
-        if (f) fclose(f);
-    }
-    if (!spun && !futex) return; /* its processor time since it last made progress adds up */
-    *since = now;
-    *since_cpu = used;
-    code_ranges();
-    syscall(SYS_tgkill, getpid(), tids[baton], SPIN_SIGNAL);
-}
-
 /* A thread that keeps the rank busy past UNSEEN_AFTER s of a step: the running thread's wait the
  * library cannot see, in words, told to the director once a run, which a stalled finding then
  * gives (under L). */
@@ -1864,10 +1790,12 @@ static void *director(void *unused) { /* one input line at a time; done once the
         } else if (strstr(line, "\"type\":\"wake\"")) {
             wake_paused();
         } else if (strstr(line, "\"type\":\"stretch\"")) {
-            stretching = 1; /* the run is at rest: its stopped threads run alone, up to STRETCH_NS each */
+            stretching = 1; /* the run is at rest: its stopped threads run alone, up to stretch_ns each */
+            long long ns = json_long(line, "\"ns\":", 0);
+            if (ns <= 0) fatal("a stretch line without its \"ns\" (the director's processor time for it)");
             for (waiter *w = waiters; w; w = w->next)
                 if (w->kind == W_POLL && w->spinner && !w->woken) {
-                    stretch_gen[w->who] = gen + 1;
+                    ml_busy_stretch(w->who, gen, ns);
                     unblock(w);
                 }
             real_cond_broadcast(&wake);
@@ -1902,17 +1830,15 @@ static void *director(void *unused) { /* one input line at a time; done once the
         } else {
             fatal("an input mutexlab's MPI does not take: %.60s", line);
         }
-        struct timespec began, since;
+        struct timespec began;
         ml_real_clock_gettime(CLOCK_MONOTONIC, &began);
-        since = began;
-        unsigned long since_gen = gen;
-        int since_baton = stretching ? -2 : baton; /* a stretch counts from its start */
-        long long since_cpu = 0;
+        ml_busy_watch watch = {began, gen, stretching ? -2 : baton, 0}; /* a stretch counts from its start */
         stretching = 0;
         for (int wakes = 0;; wakes++) {
             while (blocked < live) {
                 struct timespec t;
-                spin_check(&since, &since_gen, &since_baton, &since_cpu);
+                if (baton >= 0 && baton < n_threads && thread_state[baton] == T_RUN && initialized)
+                    ml_busy_check(&watch, baton, tids[baton], gen);
                 ml_real_clock_gettime(CLOCK_MONOTONIC, &t);
                 if (t.tv_sec - began.tv_sec > UNSEEN_AFTER) tell_unseen();
                 ml_real_clock_gettime(CLOCK_REALTIME, &t); /* the real clock: a real wait of 2 ms */
@@ -1960,9 +1886,7 @@ __attribute__((constructor)) static void start(void) {
     fcntl(fd_in, F_SETFD, FD_CLOEXEC);
     setvbuf(stdout, NULL, _IOLBF, 0);
     in = fdopen(fd_in, "r");
-    struct sigaction stop = {.sa_sigaction = spin_stop, .sa_flags = SA_SIGINFO | SA_RESTART};
-    sigemptyset(&stop.sa_mask);
-    sigaction(SPIN_SIGNAL, &stop, NULL);
+    ml_busy_install();
     pthread_t t;
     if (real_create(&t, NULL, director, NULL) != 0) {
         perror("mutexlab MPI");

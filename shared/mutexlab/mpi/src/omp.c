@@ -15,42 +15,18 @@ static void *gomp(const char *name) {
 
 #define CRITICAL "an OpenMP critical section (#pragma omp critical)"
 
-void GOMP_critical_start(void) {
-    static void (*real)(void);
-    if (!real) real = (void (*)(void))gomp("GOMP_critical_start");
-    ml_unseen(CRITICAL);
-    real();
-    ml_unseen(NULL);
-}
+/* libgomp's function NAME(PARAMS), called with ARGS, said to wait in WHAT while it runs. */
+#define NAMED_WAIT(NAME, WHAT, PARAMS, TYPES, ARGS)                 \
+    void NAME PARAMS {                                               \
+        static void(*real) TYPES;                                    \
+        if (!real) real = (void(*) TYPES)gomp(#NAME);                \
+        ml_unseen(WHAT);                                             \
+        real ARGS;                                                   \
+        ml_unseen(NULL);                                             \
+    }
 
-void GOMP_critical_name_start(void **name) {
-    static void (*real)(void **);
-    if (!real) real = (void (*)(void **))gomp("GOMP_critical_name_start");
-    ml_unseen(CRITICAL);
-    real(name);
-    ml_unseen(NULL);
-}
-
-void omp_set_lock(void *lock) {
-    static void (*real)(void *);
-    if (!real) real = (void (*)(void *))gomp("omp_set_lock");
-    ml_unseen("omp_set_lock (an OpenMP lock)");
-    real(lock);
-    ml_unseen(NULL);
-}
-
-void omp_set_nest_lock(void *lock) {
-    static void (*real)(void *);
-    if (!real) real = (void (*)(void *))gomp("omp_set_nest_lock");
-    ml_unseen("omp_set_nest_lock (an OpenMP lock)");
-    real(lock);
-    ml_unseen(NULL);
-}
-
-void GOMP_barrier(void) {
-    static void (*real)(void);
-    if (!real) real = (void (*)(void))gomp("GOMP_barrier");
-    ml_unseen("an OpenMP barrier (#pragma omp barrier)");
-    real();
-    ml_unseen(NULL);
-}
+NAMED_WAIT(GOMP_critical_start, CRITICAL, (void), (void), ())
+NAMED_WAIT(GOMP_critical_name_start, CRITICAL, (void **name), (void **), (name))
+NAMED_WAIT(omp_set_lock, "omp_set_lock (an OpenMP lock)", (void *lock), (void *), (lock))
+NAMED_WAIT(omp_set_nest_lock, "omp_set_nest_lock (an OpenMP lock)", (void *lock), (void *), (lock))
+NAMED_WAIT(GOMP_barrier, "an OpenMP barrier (#pragma omp barrier)", (void), (void), ())
