@@ -1,0 +1,105 @@
+"""Solutions written in other people's styles (tests/outsiders/o14_*.py), each with a planted bug
+caught with its witness, and the defects session 13's leftovers showed: a ``waiting_for()`` that
+raises in ``check``'s liveness phase given as the whole NOT JUDGED finding (figures, path, cycle,
+the error), as the deadlock phase gives it; ``check --swarm``'s exits named. Small bounds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from outsider_edits import said
+from test_kit_endless import TEMPLATE
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+# -- a waiting_for() that raises in the liveness phase ------------------------------------------------
+def endless_raising(where: Path) -> Path:
+    """test_kit_endless's coordinator (endless worlds, finite; no deadlock, no starvation) whose
+    waiting_for() raises while its node is WANTED: only the liveness phase asks it."""
+    text = (
+        TEMPLATE.replace("NAME", "o14-endless-wf")
+        .replace("NEXT", "0")
+        .replace("COUNT", "pass")
+        .replace("BOOKKEEPING_HERE", "ClassicNode.BOOKKEEPING")
+    )
+    old = "    def _grant(self, to):"
+    assert old in text
+    text = text.replace(
+        old,
+        "    def waiting_for(self):\n        if self.state == WANTED:\n            raise ValueError('who knows')\n"
+        f"        return {{}}\n\n{old}",
+    )
+    path = where / "endless_wf.py"
+    path.write_text(text)
+    return path
+
+
+def test_a_waiting_for_raising_in_the_liveness_phase_is_the_whole_not_judged_finding(cli, tmp_path):
+    """Before: `mutexlab: error: asking node-1 … what it waits for: …`, one line, nothing else (no
+    figures, no path; --json nothing on stdout); replay of a loop through it a traceback-free but
+    bare error. Now the search's figures, the path to a world of the cycle where it raised, the
+    cycle, the error with process, state and line; NOT JUDGED, exit 2; --json `not-judged`; its
+    counterexample replays to the same NOT JUDGED."""
+    stuck = endless_raising(tmp_path)
+    ce = tmp_path / "wf.json"
+    done = cli("check", "mutex", "-a", stuck, "-N", "2", "--endless", "--counterexample", ce)
+    assert done.returncode == 2, said(done)
+    out = done.stdout
+    assert "states:       13" in out and "transitions:  23" in out, said(done)
+    assert (
+        "verdict:      NOT JUDGED (exit 2) — liveness: node-1 cannot say what it waits for in a cycle of "
+        "the state graph (13 worlds): 3 steps, then 7 repeated" in out
+    ), said(done)
+    assert "path (3 steps):" in out and "then forever (7 steps):" in out, said(done)
+    line = stuck.read_text().splitlines().index("            raise ValueError('who knows')") + 1
+    assert (
+        f"the cycle cannot be judged: asking node-1 (Node, {stuck}) what it waits for: its waiting_for() "
+        f"raised ValueError: who knows at {stuck}:{line} (in waiting_for), in state WANTED. It must return"
+        in out
+    ), said(done)
+    assert "VIOLATION" not in out and "error" not in done.stderr, said(done)
+    assert "replay reproduces it: yes — the cycle returns to its start; the cycle cannot be judged" in out
+    done = cli("replay", ce, "-a", stuck)
+    assert done.returncode == 2, said(done)
+    assert "NOT JUDGED (exit 2, as check says it): the cycle cannot be judged: asking node-1 (Node, " in (
+        done.stdout
+    )
+    assert "loop: the last 7 steps return to the world where they began; who waits throughout is unknown" in (
+        done.stdout
+    )
+    for search in ("dfs", "bfs"):
+        done = cli("check", "mutex", "-a", stuck, "-N", "2", "--endless", "--json", "--search", search)
+        summary = json.loads(done.stdout)
+        assert done.returncode == 2 and summary["verdict"] == "not-judged", said(done)
+        finding = summary["findings"][0]
+        assert finding["kind"] == "liveness" and finding["cycle"], finding
+        assert finding["unexplained"].startswith("asking node-1 (Node, "), finding
+
+
+def test_the_same_coordinator_answering_is_judged_pass(cli, tmp_path):
+    """The control: without the raise the same endless workload passes (so the raise alone made it
+    not judged)."""
+    text = (
+        endless_raising(tmp_path)
+        .read_text()
+        .replace("raise ValueError('who knows')", "return {'GRANT': [1]}")
+    )
+    fine = tmp_path / "endless_fine.py"
+    fine.write_text(text)
+    done = cli("check", "mutex", "-a", fine, "-N", "2", "--endless")
+    assert done.returncode == 0 and "verdict:      PASS" in done.stdout, said(done)
+
+
+def test_check_swarm_names_its_exits():
+    """Its NOT JUDGED exit was a literal 2 beside named ones: named, with the value the plain
+    check gives (the swarm's NOT JUDGED run itself: test_outsider_solutions13)."""
+    import inspect
+
+    from mutexlab.commands import check, checkswarm
+
+    assert checkswarm.EXIT_NOT_JUDGED == check.EXIT_BAD == 2
+    assert checkswarm.EXIT_FINDING == check.EXIT_FINDING == 1
+    source = inspect.getsource(checkswarm.run)
+    assert "return 2" not in source and "return 1 " not in source, source
