@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from outsider_edits import said
+from outsider_edits import OUTSIDERS, said
 from test_kit_endless import TEMPLATE
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -103,3 +103,32 @@ def test_check_swarm_names_its_exits():
     assert checkswarm.EXIT_FINDING == check.EXIT_FINDING == 1
     source = inspect.getsource(checkswarm.run)
     assert "return 2" not in source and "return 1 " not in source, source
+
+
+# -- a philosopher's stall names the forks it awaits, not one it holds ------------------------------------
+MUTANTS = Path(__file__).resolve().parent / "mutants"
+
+
+def test_a_philosopher_holding_its_left_fork_is_said_to_wait_for_its_right_only(cli, tmp_path):
+    """The classic: everyone holds its left fork and waits for its right. Before: `philosopher-1
+    for fork:1, fork:2: FORK from philosopher-2` — fork:1 is its own, held (its protocol holds it;
+    only eating enters a fork). Now only the fork whose other philosopher it awaits."""
+    left = MUTANTS / "philosophers_left_first.py"
+    done = cli("check", "philosophers", "-a", left, "-N", "3")
+    assert done.returncode == 1, said(done)
+    assert (
+        "VIOLATION — deadlock: nothing can move; waiting: philosopher-1 for fork:2: FORK from philosopher-2; "
+        "philosopher-2 for fork:3: FORK from philosopher-3; philosopher-3 for fork:1: FORK from philosopher-1"
+        in done.stdout
+    ), said(done)
+    hoard = OUTSIDERS / "o13_phil_bitmask.py"
+    text = (
+        hoard.read_text()
+        .replace('"o13-phil-bitmask"', '"o14-hoard"')
+        .replace("HOARD = False", "HOARD = True")
+    )
+    (tmp_path / "hoard.py").write_text(text)
+    done = cli("check", "philosophers", "-a", tmp_path / "hoard.py", "-N", "3")
+    assert "waiting: philosopher-1 for fork:1: FORKMSG from philosopher-3; philosopher-2 for fork:2:" in (
+        done.stdout
+    ), said(done)
