@@ -132,3 +132,46 @@ def test_a_philosopher_holding_its_left_fork_is_said_to_wait_for_its_right_only(
     assert "waiting: philosopher-1 for fork:1: FORKMSG from philosopher-3; philosopher-2 for fork:2:" in (
         done.stdout
     ), said(done)
+
+
+# -- a state left a plain int ---------------------------------------------------------------------------
+def test_a_handler_leaving_a_plain_int_state_is_refused_by_every_command_naming_it(cli, tmp_path):
+    """Before: a state `5` (a module constant ``ST_DEAD = 5``) read by no name: `simulate` a
+    protocol error (exit 1), `check` a false deadlock (`bee-1 ended in 5, not DEAD or RETIRED`)
+    whose counterexample `replay` reproduced. Now refused as a plain Enum's is: exit 2, the
+    process, the handler and its line, the input, and to use strings or a StrEnum."""
+    text = (OUTSIDERS / "o12_bees_phases.py").read_text()
+    for old, new in (
+        ('"o12-bees-phases"', '"o14-int-state"'),
+        ("        self.state = S.DEAD\n", "        self.state = 5\n"),
+    ):
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / "int_state.py"
+    path.write_text(text)
+    line = text.splitlines().index("    def _leave_flower(self, _action: str) -> list:") + 1
+    small = ("-P", "2", "-T", "2", "-K", "1", "--eggs", "1", "--cocoons", "1")
+    for command in (("simulate", "bees", "-P", "3", "-T", "2"), ("check", "bees", *small)):
+        done = cli(*command, "-a", path)
+        assert done.returncode == 2, said(done)
+        assert (
+            f"its handler ReedTokenBee._leave_flower ({path}:{line}), taking the local action 'exit' in "
+            in (done.stderr)
+        )
+        assert "state ON_FLOWER, left it in state 5, a plain int:" in done.stderr, said(done)
+        assert 'make the states strings (`ST_DEAD = "DEAD"`) or a `StrEnum`' in done.stderr, said(done)
+        assert "VIOLATION" not in done.stdout and "internal error" not in done.stderr, said(done)
+    from mutexlab.explore.session import Config, Session
+
+    session = Session(Config(str(path), 2, {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 1}))
+    for _ in range(30):
+        steps = session.state()["steps"]
+        if not steps or any(s["id"] == "exit:1" for s in steps):
+            break
+        session.step(steps[0]["id"])
+    scenario = session.scenario()
+    scenario["steps"].append({"op": "exit", "pid": 1})
+    ce = tmp_path / "int.json"
+    ce.write_text(json.dumps(scenario))
+    done = cli("replay", ce, "-a", path)
+    assert done.returncode == 2 and "left it in state 5, a plain int" in done.stderr, said(done)

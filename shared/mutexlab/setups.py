@@ -183,8 +183,15 @@ def missing_parts(setup: Setup) -> str | None:
     return None
 
 
-def _no_name(state: Enum) -> str:
-    """Why the state ``state``, a member of a plain ``Enum``, is refused, and what to write."""
+def _no_name(state: Enum | int) -> str:
+    """Why the state ``state``, a member of a plain ``Enum`` or a plain ``int``, is refused, and
+    what to write."""
+    if not isinstance(state, Enum):
+        return (
+            f"{state!r}, a plain int: the traces, the audit and the problem's rules read a state by "
+            f'its name, and a number is no name; make the states strings (`ST_DEAD = "DEAD"`) or '
+            f"a `StrEnum`, each value its state's name"
+        )
     kind = type(state).__qualname__
     return (
         f"{kind}.{state.name}, a member of {kind}, an enum.Enum whose "
