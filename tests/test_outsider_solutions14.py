@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from outsider_edits import OUTSIDERS, said
 from test_kit_endless import TEMPLATE
 
@@ -175,3 +176,31 @@ def test_a_handler_leaving_a_plain_int_state_is_refused_by_every_command_naming_
     ce.write_text(json.dumps(scenario))
     done = cli("replay", ce, "-a", path)
     assert done.returncode == 2 and "left it in state 5, a plain int" in done.stderr, said(done)
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_run_over_rabbitmq_stops_at_a_state_of_a_plain_enum_refused_exit_2(cli, tmp_path, amqp_url):
+    """Before: the participant whose timer's handler left a plain Enum's state crashed (a
+    traceback in its log), the run ended INCOMPLETE (`participants that failed: bee-2, bee-1`, exit
+    3) after its stall timeout. Now the participant reports the refusal, the monitor stops the run
+    and it ends REFUSED, exit 2, as check, simulate and replay refuse it."""
+    text = (OUTSIDERS / "o12_bees_phases.py").read_text()
+    for old, new in (
+        ('"o12-bees-phases"', '"o14-plain-run"'),
+        ("S = _Phase if", '_Gone = Enum("_Gone", ["DEAD"])\nS = _Phase if'),
+        ("        self.state = S.DEAD\n", "        self.state = _Gone.DEAD\n"),
+    ):
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / "plain_run.py"
+    path.write_text(text)
+    done = cli("run", "bees", "-a", path, "-P", "3", "-T", "2", "--amqp-url", amqp_url, cwd=tmp_path)
+    assert done.returncode == 2, said(done)
+    logs = Path(done.stderr.split("process logs: ", 1)[1].split()[0])
+    summary = json.loads((logs / "summary.json").read_text())
+    assert summary["verdict"].startswith("REFUSED (exit 2, as check, simulate and replay refuse it): "), (
+        summary
+    )
+    assert "left it in state _Gone.DEAD, a member of _Gone" in summary["verdict"], summary
+    assert not summary.get("participants_failed"), summary

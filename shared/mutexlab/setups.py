@@ -201,6 +201,11 @@ def _no_name(state: Enum | int) -> str:
     )
 
 
+# What the refusal of a state of no name says (``unnamed_state``): a participant over RabbitMQ reports
+# it as its rejected input's reason, and the run ends on it as the other commands do (exit 2, outcome.py)
+LEFT_UNNAMED = ", left it in state "
+
+
 def unnamed_state(proto: Any, before: Any, taking: Any, fn: Any) -> ConfigError:
     """The error for ``proto``, whose handler ``fn`` (taking ``taking`` in state ``before``) left it
     in a state of a plain ``Enum`` (``show.unnamed``): refused as a starting state is (exit 2,
@@ -209,7 +214,7 @@ def unnamed_state(proto: Any, before: Any, taking: Any, fn: Any) -> ConfigError:
     where = f" ({os.path.abspath(code.co_filename)}:{code.co_firstlineno})" if code is not None else ""
     return ConfigError(
         f"{named_process(proto)}: its handler {getattr(fn, '__qualname__', fn)!s}{where}, taking {taking_text(taking)} in "
-        f"state {state_text(before)}, left it in state {_no_name(proto.state)}"
+        f"state {state_text(before)}{LEFT_UNNAMED}{_no_name(proto.state)}"
     )
 
 
