@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from outsider_edits import OUTSIDERS, said
+from outsider_edits import OUTSIDERS, edited, said
 from test_kit_endless import TEMPLATE
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -204,3 +204,30 @@ def test_run_over_rabbitmq_stops_at_a_state_of_a_plain_enum_refused_exit_2(cli, 
     )
     assert "left it in state _Gone.DEAD, a member of _Gone" in summary["verdict"], summary
     assert not summary.get("participants_failed"), summary
+
+
+# -- outsiders of session 14 ------------------------------------------------------------------------------
+KMUTEX = OUTSIDERS / "o14_kmutex_namespace.py"
+
+
+def test_a_kmutex_kept_in_a_simplenamespace_and_routed_by_a_dict_is_safe(cli):
+    done = cli("simulate", "kmutex", "-a", KMUTEX, "-N", "4", "-k", "2", "--requests", "2", "--seed", "1")
+    assert done.returncode == 0 and "entries:            8 of 8 requests" in done.stdout, said(done)
+    done = cli("check", "kmutex", "-a", KMUTEX, "-N", "3", "-k", "2", "--requests", "1", "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+
+
+def test_a_kmutex_counting_itself_as_an_answer_is_caught_and_replayed(cli, tmp_path):
+    greedy = edited(tmp_path, "o14_kmutex_namespace.py", "o14-kmutex-namespace", "o14", "greedy",
+                    ("GREEDY = False", "GREEDY = True"))  # fmt: skip
+    ce = tmp_path / "greedy.json"
+    done = cli(
+        "check", "kmutex", "-a", greedy, "-N", "3", "-k", "2", "--requests", "1", "--counterexample", ce
+    )
+    assert done.returncode == 1, said(done)
+    assert "VIOLATION — capacity: cs (capacity 2) held by node-1×1, node-2×1, node-3×1" in done.stdout
+    assert "replay reproduces it: yes" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", greedy)
+    assert done.returncode == 1 and "[capacity] cs (capacity 2) held by node-1" in done.stdout, said(done)
+    done = cli("simulate", "kmutex", "-a", greedy, "-N", "4", "-k", "2", "--requests", "2", "--seed", "1")
+    assert done.returncode == 1 and "[capacity] cs (capacity 2) held by" in done.stdout, said(done)
