@@ -231,3 +231,40 @@ def test_a_kmutex_counting_itself_as_an_answer_is_caught_and_replayed(cli, tmp_p
     assert done.returncode == 1 and "[capacity] cs (capacity 2) held by node-1" in done.stdout, said(done)
     done = cli("simulate", "kmutex", "-a", greedy, "-N", "4", "-k", "2", "--requests", "2", "--seed", "1")
     assert done.returncode == 1 and "[capacity] cs (capacity 2) held by" in done.stdout, said(done)
+
+
+PHIL = OUTSIDERS / "o14_phil_strenum.py"
+
+
+def test_philosophers_in_a_strenum_of_auto_pass_and_hoarding_deadlocks(cli, tmp_path):
+    done = cli("simulate", "philosophers", "-a", PHIL, "--seed", "1")
+    assert done.returncode == 0 and "meals eaten: 10 of 10" in done.stdout, said(done)
+    done = cli("check", "philosophers", "-a", PHIL, "-N", "3")
+    assert done.returncode == 0 and "verdict:      PASS" in done.stdout, said(done)
+    hoard = edited(tmp_path, "o14_phil_strenum.py", "o14-phil-strenum", "o14", "hoard",
+                   ("HOARD = False", "HOARD = True"))  # fmt: skip
+    ce = tmp_path / "hoard.json"
+    done = cli("check", "philosophers", "-a", hoard, "-N", "3", "--counterexample", ce)
+    assert done.returncode == 1 and "VIOLATION — deadlock: nothing can move" in done.stdout, said(done)
+    assert "philosopher-1 for fork:1: FORKMSG from philosopher-3" in done.stdout, said(done)
+    assert "replay reproduces it: yes" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", hoard)
+    assert done.returncode == 1 and "DEADLOCK: nothing can move" in done.stdout, said(done)
+    done = cli("simulate", "philosophers", "-a", hoard, "-N", "5", "--meals", "3", "--seed", "0")
+    assert done.returncode == 3 and "meals eaten: 0 of 15" in done.stdout, said(done)
+
+
+def test_a_strenums_lowercase_auto_states_are_refused_at_load_naming_the_rows(cli, tmp_path):
+    """Before: philosopher_table dropped the rows keyed 'thinking', … without a word, and every
+    message was refused: `simulate` a protocol error, `check` a VIOLATION (`philosopher-1 cannot
+    take FORKMSG in state THINKING`), a false verdict. Now the file is refused at load, exit 2."""
+    lower = edited(tmp_path, "o14_phil_strenum.py", "o14-phil-strenum", "o14", "lower",
+                   ("LOWER = False", "LOWER = True"))  # fmt: skip
+    for command in (("simulate", "philosophers"), ("check", "philosophers", "-N", "3")):
+        done = cli(*command, "-a", lower)
+        assert done.returncode == 2 and "VIOLATION" not in done.stdout, said(done)
+        assert (
+            "philosopher_table: rows for 'thinking', 'hungry', 'eating', no state of a philosopher "
+            "(THINKING, HUNGRY, EATING)" in done.stderr
+        ), said(done)
+        assert "a StrEnum's auto() makes it lowercase" in done.stderr, said(done)
