@@ -241,7 +241,7 @@ def test_philosophers_asking_in_one_fixed_order_deadlock_and_the_hierarchy_passe
     done = cli("check", "philosophers", "-a", left, "-N", "3")
     assert done.returncode == 1, said(done)
     assert (
-        "VIOLATION — deadlock: nothing can move; waiting: philosopher-1 for fork:1, fork:2: HAND_FORK from philosopher-2"
+        "VIOLATION — deadlock: nothing can move; waiting: philosopher-1 for fork:2: HAND_FORK from philosopher-2"
         in done.stdout
     )
 

@@ -183,8 +183,15 @@ def missing_parts(setup: Setup) -> str | None:
     return None
 
 
-def _no_name(state: Enum) -> str:
-    """Why the state ``state``, a member of a plain ``Enum``, is refused, and what to write."""
+def _no_name(state: Enum | int) -> str:
+    """Why the state ``state``, a member of a plain ``Enum`` or a plain ``int``, is refused, and
+    what to write."""
+    if not isinstance(state, Enum):
+        return (
+            f"{state!r}, a plain int: the traces, the audit and the problem's rules read a state by "
+            f'its name, and a number is no name; make the states strings (`ST_DEAD = "DEAD"`) or '
+            f"a `StrEnum`, each value its state's name"
+        )
     kind = type(state).__qualname__
     return (
         f"{kind}.{state.name}, a member of {kind}, an enum.Enum whose "
@@ -192,6 +199,11 @@ def _no_name(state: Enum) -> str:
         f"by its name ({state.name!r}), and a plain Enum member is no name; make it "
         f"`class {kind}(StrEnum)` (or `class {kind}(str, Enum)`), each value its state's name"
     )
+
+
+# What the refusal of a state of no name says (``unnamed_state``): a participant over RabbitMQ reports
+# it as its rejected input's reason, and the run ends on it as the other commands do (exit 2, outcome.py)
+LEFT_UNNAMED = ", left it in state "
 
 
 def unnamed_state(proto: Any, before: Any, taking: Any, fn: Any) -> ConfigError:
@@ -202,7 +214,7 @@ def unnamed_state(proto: Any, before: Any, taking: Any, fn: Any) -> ConfigError:
     where = f" ({os.path.abspath(code.co_filename)}:{code.co_firstlineno})" if code is not None else ""
     return ConfigError(
         f"{named_process(proto)}: its handler {getattr(fn, '__qualname__', fn)!s}{where}, taking {taking_text(taking)} in "
-        f"state {state_text(before)}, left it in state {_no_name(proto.state)}"
+        f"state {state_text(before)}{LEFT_UNNAMED}{_no_name(proto.state)}"
     )
 
 

@@ -5,7 +5,7 @@ precedence, a process whose waiting_for() raised is unknown) and its short text 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .protocol import raised_at
@@ -18,6 +18,12 @@ WAITS_RAISED = "its waiting_for() raised"
 # What a stalled process waits for, as a run's ``stalled`` says it, when its waiting_for() raised:
 # unknown, never "nothing" (``audit.stall.explain_stall`` says so)
 UNKNOWN = "(unknown: its waiting_for() raised)"
+
+
+def cannot(kind: str) -> str:
+    """What a finding of ``kind`` a waiting_for() that raised leaves open, in words: a deadlock's
+    stall (who waits for what), a liveness cycle's judgement (who waits in it forever)."""
+    return "the cycle cannot be judged" if kind == "liveness" else "the stall cannot be explained"
 
 
 class WaitsRaised(ConfigError):
@@ -69,3 +75,12 @@ def waits(proto: Any) -> dict[str, Any]:
             str(getattr(proto, "name", "?")),
             state,
         ) from None
+
+
+def who_waits(protocols: Mapping[int, Any]) -> tuple[set[int], str | None]:
+    """The pids of ``protocols`` whose ``waiting_for()`` names something, and None; or nobody and
+    the error (``WaitsRaised.short``) when one raised: a replay's loop then cannot be judged."""
+    try:
+        return {p for p, proto in protocols.items() if waits(proto)}, None
+    except WaitsRaised as exc:
+        return set(), exc.short

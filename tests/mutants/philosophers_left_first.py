@@ -9,7 +9,7 @@ holds until it has eaten. All hungry at once, each holds its left fork and waits
 one, which its neighbour keeps: a cycle of waits.
 
 Caught by: mutexlab check FILE --philosophers 3
-Expect: deadlock — nothing can move; waiting: philosopher-1 for fork:1, fork:2: FORK from philosopher-2
+Expect: deadlock — nothing can move; waiting: philosopher-1 for fork:2: FORK from philosopher-2
 """
 
 import sys

@@ -18,6 +18,7 @@ from ..findings import SAFETY
 from ..protocols import registry
 from ..protocols.registry import Solution
 from ..sim.scripted import ScenarioError, replay_scenario
+from ..waiting import cannot
 from .model import DUPLICATE, LOCAL, Model
 from .search import CheckFinding
 
@@ -115,7 +116,10 @@ def reproduces(scenario: dict, finding: CheckFinding, solution: Solution | None 
         )
         up_to = f" (up to {loop['up_to']})" if loop.get("up_to") else ""
         if not loop.get("closes"):
-            return ok, "the cycle does not return to its start"
+            return False, "the cycle does not return to its start"
+        if finding.unexplained is not None:  # not judged: the replay cannot judge it either
+            said = f"{cannot('liveness')}: {result.unexplained}" if result.unexplained else "it is judged"
+            return result.unexplained is not None, f"the cycle returns to its start{up_to}; {said}"
         if unfair:
             return (
                 ok,

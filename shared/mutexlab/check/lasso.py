@@ -8,7 +8,7 @@ from typing import Any
 
 from ..words import lacks
 from .model import Model
-from .properties import unfair_steps
+from .properties import WaitsUnknown, unfair_steps
 from .result import CheckFinding
 
 
@@ -34,6 +34,38 @@ def witness(model: Model, lasso: tuple, comp: dict, prefix: list) -> CheckFindin
         cycle=cycle,
         processes=[name],
     )
+
+
+def unjudged(model: Model, unknown: WaitsUnknown, comp: dict, prefix: list) -> CheckFinding:
+    """A component whose liveness cannot be judged, a process's ``waiting_for()`` having raised in
+    one of its worlds: the path to that world and a shortest cycle back to it, not judged (the
+    error as ``unexplained``, exit 2), as a deadlock such a process leaves unexplained is."""
+    worlds = {hash(w): w for w in comp.values()}
+    inner = _path_inside(model, worlds, hash(_walk(model, prefix)), unknown.at)
+    cycle = _cycle(model, worlds, unknown.at)
+    raised = unknown.raised
+    return CheckFinding(
+        "liveness",
+        f"{raised.process} cannot say what it waits for in a cycle of the state graph "
+        f"({len(worlds):,} worlds): {len(prefix) + len(inner)} steps, then {len(cycle)} repeated",
+        prefix + inner,
+        cycle=cycle,
+        processes=[raised.process],
+        unexplained=raised.short,
+    )
+
+
+def _cycle(model: Model, worlds: dict, at: int) -> list:
+    """A shortest cycle from the world ``at`` back to it inside the component ``worlds``."""
+    best: list | None = None
+    for label in model.steps(worlds[at]):
+        nxt, _, _ = model.step(worlds[at], label)
+        if nxt is not None and hash(nxt) in worlds:
+            back = [label, *_path_inside(model, worlds, hash(nxt), at)]
+            best = back if best is None or len(back) < len(best) else best
+    if best is None:
+        raise AssertionError("a world of a strongly connected component without a cycle")
+    return best
 
 
 def _walk(model: Model, labels: list) -> tuple:

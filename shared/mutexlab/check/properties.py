@@ -24,6 +24,7 @@ from typing import Any
 from ..audit.stall import strongly_connected
 from ..problem import HoldingRule, Problem
 from ..spec import WorldInvariant
+from ..waiting import WaitsRaised
 from .model import Model
 
 # An invariant returns None, or (what is wrong, the processes concerned by name).
@@ -78,13 +79,35 @@ def invariant_for(model: Model) -> tuple[Invariant | None, str | None]:
 
 
 # -- liveness ------------------------------------------------------------------------------
+class WaitsUnknown(Exception):
+    """``fair_starvation`` asked a process what it waits for in a world of a component and its
+    ``waiting_for()`` raised (``raised``, the error; ``at``, that world's fingerprint): whether
+    anyone starves in the component cannot be judged (``lasso.unjudged``, exit 2)."""
+
+    def __init__(self, raised: WaitsRaised, at: int) -> None:
+        super().__init__(str(raised))
+        self.raised, self.at = raised, at
+
+
+def _waiting(model: Model, worlds: dict[int, tuple], i: int) -> set[int]:
+    """The worlds of ``worlds`` in which process ``i`` waits; ``WaitsUnknown`` when it cannot say."""
+    out = set()
+    for fp, w in worlds.items():
+        try:
+            if model.waiting(w[i]):
+                out.add(fp)
+        except WaitsRaised as exc:
+            raise WaitsUnknown(exc, fp) from None
+    return out
+
+
 def fair_starvation(model: Model, worlds: dict[int, tuple]):
     """Look for a weakly fair cycle inside ``worlds`` (fingerprint → world, one strongly
     connected component of the state graph) in which some process waits throughout.
 
     Returns None or ``(name, waits_for, start fingerprint, cycle labels)``: the cycle starts and
     ends at the world ``start``, takes every step owed under weak fairness, and ``name`` waits in
-    every world of it."""
+    every world of it. ``WaitsUnknown`` when a process's ``waiting_for()`` raises in one of them."""
     edges: dict[int, list[tuple[tuple, int]]] = {}
     enabled: dict[int, set] = {}
     for fp, world in worlds.items():
@@ -103,7 +126,7 @@ def fair_starvation(model: Model, worlds: dict[int, tuple]):
         edges[fp] = out
         enabled[fp] = fair
     for i in range(model.n):
-        waiting = {fp for fp, w in worlds.items() if model.waiting(w[i])}
+        waiting = _waiting(model, worlds, i)
         if not waiting:
             continue
         for comp in strongly_connected(waiting, lambda v: [w for _, w in edges[v]]):

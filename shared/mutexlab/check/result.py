@@ -19,8 +19,8 @@ class CheckFinding:
     processes: list[str] = field(default_factory=list)  # the processes concerned, by name
     resource: str | None = None
     texts: list[str] | None = None  # the steps in words, path then cycle (counterexample.py)
-    # a deadlock some stuck process's waiting_for() raised at: the error (WaitsRaised.short) — the
-    # stall cannot be explained, so the check is not judged (exit 2), its path shown all the same
+    # a deadlock (or a liveness cycle) some process's waiting_for() raised at: the error
+    # (WaitsRaised.short) — the stall cannot be explained (the cycle judged), so the check is not judged (exit 2), its path shown all the same
     unexplained: str | None = None
 
     def as_dict(self, model: Model) -> dict:

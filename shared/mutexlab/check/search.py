@@ -29,9 +29,9 @@ from ..sim.stuck import stuck_said
 from ..waiting import WaitsRaised
 from . import core
 from .budget import Budget, LimitReached, growth
-from .lasso import witness
+from .lasso import unjudged, witness
 from .model import Model
-from .properties import fair_starvation
+from .properties import WaitsUnknown, fair_starvation
 from .result import CheckFinding, Result, peak_mb
 
 CHECK_EVERY = 2048  # states between looks at the clock and the memory
@@ -356,7 +356,12 @@ class Search:
         self.result.cycles = True
         comp = {hash(w): w for w in worlds}
         self._phase(f"liveness analysis of a component of {len(comp):,} worlds")
-        found = fair_starvation(self.model, comp)
+        try:
+            found = fair_starvation(self.model, comp)
+        except WaitsUnknown as unknown:  # whether anyone starves here cannot be said: not judged
+            self._phase("building the path to the cycle")
+            self.result.findings.append(unjudged(self.model, unknown, comp, prefix))
+            return True
         if found is None:
             self._phase("search")
             return False

@@ -18,7 +18,7 @@ from ..check import SEARCHES
 from ..protocols import registry
 from ..setups import ConfigError
 from ..spec import CheckText, Flags
-from ..waiting import WaitsRaised
+from ..waiting import WaitsRaised, cannot
 from ..words import count, settings
 from . import checkfigures, checkswarm
 from .common import (
@@ -338,7 +338,7 @@ def render(s: dict) -> str:
             lines.append(f"then forever ({count(len(f['cycle']), 'step')}):")
             lines += [f"  {n:>3}. {step}" for n, step in enumerate(f["cycle"], 1)]
         if f.get("unexplained"):
-            lines.append(f"the stall cannot be explained: {f['unexplained']}. {WaitsRaised.ADVICE}")
+            lines.append(f"{cannot(f['kind'])}: {f['unexplained']}. {WaitsRaised.ADVICE}")
     if s.get("counterexample"):
         lines.append(
             f"counterexample {'of ' + s['counterexample_of'] + ' ' if s.get('counterexample_of') else ''}"

@@ -7,11 +7,14 @@ import os
 from dataclasses import replace
 
 from ..protocols import registry
+from ..waiting import WaitsRaised, cannot
 from ..words import count, settings
 from .common import positive, print_json
 
 EXIT_NOT_FOUND = 5
 EXIT_TOOL_ERROR = 4  # as --cross-check's: an error of the tool, never a verdict
+EXIT_NOT_JUDGED = 2  # a stall its waiting_for() cannot explain: as the plain check's
+EXIT_FINDING = 1
 
 
 def add_arguments(g) -> None:
@@ -92,8 +95,8 @@ def run(args, config) -> int:
     else:
         print(render(s))
     if result.finding and result.finding.get("unexplained"):
-        return 2  # a stall its waiting_for() cannot explain: not judged, as the plain check says
-    return 1 if result.finding else EXIT_TOOL_ERROR if result.errors else EXIT_NOT_FOUND
+        return EXIT_NOT_JUDGED
+    return EXIT_FINDING if result.finding else EXIT_TOOL_ERROR if result.errors else EXIT_NOT_FOUND
 
 
 def render(s: dict) -> str:
@@ -133,7 +136,7 @@ def render(s: dict) -> str:
     lines.append(f"path ({count(len(f['steps']), 'step')}):")
     lines += [f"  {n:>3}. {step}" for n, step in enumerate(f["steps"], 1)]
     if f.get("unexplained"):
-        lines.append(f"the stall cannot be explained: {f['unexplained']}")
+        lines.append(f"{cannot(f['kind'])}: {f['unexplained']}. {WaitsRaised.ADVICE}")
     ok, why = s["reproduced"]
     where = f"written to {s['counterexample']} " if s.get("counterexample") else ""
     lines.append(f"counterexample {where}(replay reproduces it: {'yes' if ok else 'NO'} — {why})")

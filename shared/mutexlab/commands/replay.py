@@ -15,6 +15,7 @@ from ..protocols import registry
 from ..setups import ConfigError
 from ..sim.scripted import ScenarioError, load_scenario, replay_scenario
 from ..trace import TraceWriter
+from ..waiting import cannot
 from ..words import count
 from .common import add_json_argument, add_trace_argument, fail, print_json
 from .flags import add_algorithm_argument, disagreement, named_algorithm
@@ -121,11 +122,10 @@ def run(args) -> int:
         if result.deadlock:
             print(f"DEADLOCK: nothing can move; waiting: {result.waiting}")
         if result.unexplained and not verdict.safety:
-            print(
-                f"NOT JUDGED (exit 2, as check says it): the stall cannot be explained: {result.unexplained}"
-            )
+            kind = "deadlock" if result.deadlock else "liveness"
+            print(f"NOT JUDGED (exit 2, as check says it): {cannot(kind)}: {result.unexplained}")
         if result.loop is not None:
-            print(loop_line(result.loop))
+            print(loop_line(result.loop, unknown=bool(result.unexplained)))
         if result.unprobed:
             print(f"NOT PROBED for determinism: {result.unprobed}")
         if args.trace:
@@ -169,7 +169,8 @@ def _loaded(named: str) -> bool:
     return named in sys.modules
 
 
-def loop_line(loop: dict) -> str:
+def loop_line(loop: dict, unknown: bool = False) -> str:
+    """The loop of a replayed scenario in words; ``unknown``: a waiting_for() raised in it."""
     if not loop["closes"]:
         return f"loop: the last {loop['steps']} steps do NOT return to the world where they began"
     back = "the world where they began" + (f" (up to {loop['up_to']})" if loop.get("up_to") else "")
@@ -178,6 +179,8 @@ def loop_line(loop: dict) -> str:
             f"loop: the last {loop['steps']} steps return to {back}, but the loop is not weakly fair: "
             f"{', '.join(loop['unfair'])} could move throughout and never does (not a starvation)"
         )
+    if unknown:
+        return f"loop: the last {loop['steps']} steps return to {back}; who waits throughout is unknown"
     if loop["waiting"]:
         return (
             f"LIVENESS: the last {loop['steps']} steps return to {back}, and "

@@ -111,7 +111,16 @@ class Philosopher(Protocol):
 
 def philosopher_table(hungry: str, done: str, rows: dict[Phil, dict[str, Cell]], never: str = "") -> Table:
     """A philosopher's table: its message ``rows`` plus the local ``request`` (THINKING → HUNGRY
-    or EATING, described as ``hungry``) and ``exit`` (EATING → THINKING, as ``done``)."""
+    or EATING, described as ``hungry``) and ``exit`` (EATING → THINKING, as ``done``). A row for
+    no state of a philosopher (``StrEnum``'s ``auto()`` makes ``'thinking'``) is refused, named:
+    it was dropped without a word, and the table then refused every message of the state."""
+    stray = [s for s in rows if not any(s == p for p in Phil)]
+    if stray:
+        raise ValueError(
+            f"philosopher_table: rows for {', '.join(repr(str.__str__(s)) for s in stray)}, no state "
+            f"of a philosopher ({', '.join(p.value for p in Phil)}): a state is read by its value, "
+            "and a StrEnum's auto() makes it lowercase; use the kit's THINKING, HUNGRY, EATING"
+        )
     local: dict[Phil, dict[str, Cell]] = {
         THINKING: {"request": on(hungry, "_local_request", to=(HUNGRY, EATING))},
         EATING: {"exit": on(done, "_local_exit", to=(THINKING,))},

@@ -45,7 +45,7 @@ from ..protocols.registry import Solution, build_setup, declarations
 from ..setups import ConfigError, Setup, class_state, class_state_changed, uncopyable
 from ..show import state_text
 from ..trace import TraceWriter
-from ..waiting import WaitsRaised, waits
+from ..waiting import WaitsRaised, who_waits
 from . import determinism, hung
 from .driver import Driver
 from .stuck import said
@@ -422,9 +422,11 @@ def replay_scenario(
                 loop_start = run.world()
                 if declared is not None and (declared.clocks or declared.canonical):
                     normal_start = declared.normal_form(setup.protocols, run.message_lists())
-                waiting = {p for p, proto in setup.protocols.items() if waits(proto)}
+                waiting, unknown = who_waits(setup.protocols)  # unknown: a waiting_for() raised
+                run.unexplained = run.unexplained or unknown
             elif loop_start is not None:
-                waiting &= {p for p, proto in setup.protocols.items() if waits(proto)}
+                now, unknown = who_waits(setup.protocols)
+                waiting, run.unexplained = waiting & now, run.unexplained or unknown
             if loop_start is not None:
                 here = _could_move(run)
                 owed = here if owed is None else owed & here

@@ -69,12 +69,17 @@ def said(
     def shown(resource: str, u: int) -> str:
         return resource if u == 1 and capacity_of(dict(capacities), resource) == 1 else f"{resource}×{u}"
 
+    sharers: dict[str, list[str]] = {}  # a philosopher's fork → who eat with it, by name
+    for name, proto, _ in stuck:
+        for side in (getattr(proto, "left", None), getattr(proto, "right", None)):
+            if isinstance(side, int):
+                sharers.setdefault(fork(side), []).append(name)
     out = []
     for name, proto, what in stuck:
         text, mine = name, [r for r, _ in held.get(name, [])]
         if mine:
             text += f" (holding {', '.join(shown(r, u) for r, u in held[name])})"
-        wants = wanted(proto, list(capacities), mine)
+        wants = _awaited(wanted(proto, list(capacities), mine), name, what, sharers)
         if wants:
             others = sorted(
                 {n for r, hs in holdings.items() if r in wants or _kind(r) in wants for n, _ in hs} - {name}
@@ -84,6 +89,17 @@ def said(
             text += f" for {', '.join(wants)}" + (f" (held by {', '.join(others)}):" if others else ":")
         out.append(f"{text} {'what it waits for is unknown' if UNKNOWN in what else lacks(what)}")
     return "; ".join(out)
+
+
+def _awaited(
+    wants: list[str], name: str, what: dict[str, list[str]], sharers: Mapping[str, list[str]]
+) -> list[str]:
+    """``wants`` narrowed to the forks ``name`` awaits: those whose other philosopher it waits for
+    a message from (a fork its own protocol holds, not entered yet, is not awaited); all of them
+    when it awaits none of its neighbours (a waiter's, a host's answer) or they are not forks."""
+    senders = {n for whom in what.values() for n in whom}
+    awaited = [r for r in wants if senders & (set(sharers.get(r, [])) - {name})]
+    return awaited or wants
 
 
 def stuck_said(model: Any, world: tuple) -> str:

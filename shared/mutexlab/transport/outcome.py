@@ -23,6 +23,7 @@ from typing import Any
 from ..audit import verify_events
 from ..audit.cut import excuse, proven_cut
 from ..audit.stall import explain_stall
+from ..setups import LEFT_UNNAMED
 from ..waiting import WAITS_RAISED
 from ..words import PROGRAM_FAULT, count
 from .membership import role_of
@@ -121,6 +122,12 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
     outcome.verdict = verdict.render()
     # Safety decides "violation"; a run cut short fails only progress checks (findings.py).
     outcome.safe = verdict.safe
+    unnamed = [x for r in outcome.rejected for x in r["reasons"] if LEFT_UNNAMED in x]
+    if unnamed:  # a handler left a state of no name: refused, as check, simulate and replay refuse it
+        outcome.verdict = f"REFUSED (exit 2, as check, simulate and replay refuse it): {unnamed[0]}"
+        outcome.safe = False
+        outcome.exit_code = EXIT_CONFIG
+        return outcome.exit_code
     if outcome.rejected:  # a finding whatever the trace shows: never SAFE
         total = sum(r["count"] for r in outcome.rejected)
         outcome.violations = [

@@ -289,7 +289,7 @@ class Participant:
         _, driver, pid = self._joined()
         try:
             self._apply(lambda: driver.feed(pid, step))
-        except HandlerError as exc:  # a finding, reported at once: the monitor stops the run
+        except (HandlerError, ConfigError) as exc:  # reported at once: the monitor stops the run
             self.rejected, why = self.rejected + 1, f"a local input: handler raised: {exc}"
             self.rejections = [*self.rejections, kept_reason(why)][:REJECTIONS_KEPT]
             self._status()
@@ -312,7 +312,7 @@ class Participant:
             raise ProtocolError(f"{self.name} takes nothing more: {first} raised first (the first reason)")
         try:
             action()
-        except HandlerError as exc:
+        except (HandlerError, ConfigError) as exc:  # a raise, a state of no name (setups.LEFT_UNNAMED)
             self.broken, self.timers = str(exc), []
             raise
         finally:
