@@ -212,8 +212,13 @@ BROKEN = {
     ),
     "the state read from the attributes as they were when the loop began": (
         "tallied",
-        "state_source(protocols[pid]))",
-        "dict(vars(protocols[pid])))",
+        "state_source(protocols[pid]), ",
+        "dict(vars(protocols[pid])), ",
+    ),
+    "the input handled by another process than the one it reaches": (
+        "tallied",
+        "state_source(protocols[pid]), protocols[pid])",
+        "state_source(protocols[pid]), protocols[min(protocols)])",
     ),
 }
 

@@ -167,7 +167,7 @@ class Simulation(Driver):
         self._seen: set[tuple[int, str]] | None = set() if self.config.duplicate > 0 else None
         # sim/fastpath.py's tallied loop: each process's clock and its bound merge, made on its
         # first slice and kept for the others (a run with progress or watch runs in slices).
-        self._fast_clocks: tuple[dict[int, Any], dict[int, tuple[Any, Any]]] | None = None
+        self._fast_clocks: tuple[dict[int, Any], dict[int, tuple[Any, Any, Any]]] | None = None
         # One message delay per call, drawn from ``rng``. Exponential: ``-log(1 - random())``, what
         # ``random.expovariate(1.0)`` computes, written out so sim/fastpath.py can inline it.
         self._random = self.rng.random
