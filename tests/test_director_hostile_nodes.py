@@ -102,7 +102,10 @@ def test_a_program_that_exits_while_its_child_holds_its_output_is_crashed(cli, t
     tree.launcher.cache_clear()
     try:
         program = node(tmp_path, "exits-leaving-a-child")
-        ran = cli("test", "mutex", "--node", program, "--runs", "1", "--start-timeout", "1", "--timeout", "1")
+        # setpriv: the exit is diagnosed at the start timeout (3 s: a Python start under load fits);
+        # the launcher: seen at once, so the defaults (30 s) leave a loaded machine no stall to find
+        waits = ("--start-timeout", "3", "--timeout", "3") if reaper == "setpriv" else ()
+        ran = cli("test", "mutex", "--node", program, "--runs", "1", *waits)
     finally:
         tree.launcher.cache_clear()
     assert ran.returncode == 1, ran.stdout

@@ -173,7 +173,7 @@ def test_the_daemon_of_a_node_that_exits_by_itself_is_gone_when_the_run_ends(cli
     assert ran.returncode == 0 and "PASS — no finding" in ran.stdout, said(ran)
     assert heartbeat.stat().st_size > 0, "no agent ever started"
     # before: each client's agent, handed to init as its node exited, beat on after the run
-    left = gone(str(heartbeat), 2.0)
+    left = gone(str(heartbeat))  # at once when they are gone: the bound is for a loaded machine
     assert not left, f"agents of nodes that exited outlived the run: {left}"
     assert not still_beating(heartbeat)
 

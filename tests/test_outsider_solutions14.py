@@ -178,6 +178,30 @@ def test_a_handler_leaving_a_plain_int_state_is_refused_by_every_command_naming_
     assert done.returncode == 2 and "left it in state 5, a plain int" in done.stderr, said(done)
 
 
+@pytest.mark.parametrize(
+    ("state", "said_as"), [("True", "True, a plain bool"), ("5.0", "5.0, a plain float")]
+)
+def test_a_handler_leaving_a_bool_or_float_state_is_refused_as_an_int_is(cli, tmp_path, state, said_as):
+    """A bool or a float names no state any more than an int: before, `simulate` a protocol error
+    (`bee-2 cannot take ACKflower in state yes`), `check` a false deadlock (`bee-1 (unfinished;
+    its waiting_for() names nothing)`); now refused alike, exit 2, naming the state."""
+    text = (OUTSIDERS / "o12_bees_phases.py").read_text()
+    for old, new in (
+        ('"o12-bees-phases"', '"o14-number-state"'),
+        ("        self.state = S.DEAD\n", f"        self.state = {state}\n"),
+    ):
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / "number_state.py"
+    path.write_text(text)
+    small = ("-P", "2", "-T", "2", "-K", "1", "--eggs", "1", "--cocoons", "1")
+    for command in (("simulate", "bees", "-P", "3", "-T", "2"), ("check", "bees", *small)):
+        done = cli(*command, "-a", path)
+        assert done.returncode == 2, said(done)
+        assert f"state ON_FLOWER, left it in state {said_as}: the traces" in done.stderr, said(done)
+        assert "VIOLATION" not in done.stdout, said(done)
+
+
 @pytest.mark.broker
 @pytest.mark.slow
 def test_run_over_rabbitmq_stops_at_a_state_of_a_plain_enum_refused_exit_2(cli, tmp_path, amqp_url):

@@ -183,12 +183,12 @@ def missing_parts(setup: Setup) -> str | None:
     return None
 
 
-def _no_name(state: Enum | int) -> str:
-    """Why the state ``state``, a member of a plain ``Enum`` or a plain ``int``, is refused, and
-    what to write."""
+def _no_name(state: Enum | float) -> str:
+    """Why the state ``state``, a member of a plain ``Enum`` or a plain number (``int``, ``bool``,
+    ``float``), is refused, and what to write."""
     if not isinstance(state, Enum):
         return (
-            f"{state!r}, a plain int: the traces, the audit and the problem's rules read a state by "
+            f"{state!r}, a plain {type(state).__name__}: the traces, the audit and the problem's rules read a state by "
             f'its name, and a number is no name; make the states strings (`ST_DEAD = "DEAD"`) or '
             f"a `StrEnum`, each value its state's name"
         )

@@ -65,10 +65,10 @@ def state_text(state: Any) -> str:
 
 
 def unnamed(state: Any) -> bool:
-    """Whether ``state`` is a member of a plain ``Enum`` (or ``IntEnum``), or a plain ``int`` (a
-    module constant ``ST_DEAD = 5``): no name a trace holds, refused wherever a process is given or
-    takes one (``setups.unnamed_state``)."""
-    return (isinstance(state, Enum) and not isinstance(state, str)) or type(state) is int
+    """Whether ``state`` is a member of a plain ``Enum`` (or ``IntEnum``), or a plain number (a
+    module constant ``ST_DEAD = 5``; a ``bool``, ``float`` alike): no name a trace holds, refused
+    wherever a process is given or takes one (``setups.unnamed_state``)."""
+    return (isinstance(state, Enum) and not isinstance(state, str)) or type(state) in (int, bool, float)
 
 
 # An object's memory address in its default text (``<generator object g at 0x7f…>``): another in every run.

@@ -186,6 +186,11 @@ def read_clockfree(
             raise TraceError(f"{where}: {problem}")
         event["_line"] = number
         if event["event"] == "send" and isinstance(event.get("msg"), str):
+            if _body_as_text(event["msg"]):
+                raise TraceError(
+                    f"{where}: send event's 'msg' is a JSON object written as a string "
+                    f"({event['msg'][:40]!r}): the message's body; write the object itself, not its text"
+                )
             del event["msg"]  # a structured logger's text (pino, zap, slog write it on every line)
         if event["event"] == "run":
             if started:
@@ -222,6 +227,17 @@ def _shape(event: object) -> str | None:
             return f"event lacks {', '.join(missing)} at the top level{nested}"
         return f"event lacks {', '.join(missing)}" + (FOREIGN_JSON if len(missing) == len(REQUIRED) else "")
     return names_problem(event)
+
+
+def _body_as_text(text: str) -> bool:
+    """Whether a send's string ``msg`` holds a JSON object (``json.dumps(body)`` logged as a
+    string): a body, never a logger's text, which set aside would leave the send without it."""
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _nested(event: dict, missing: list[str]) -> str:

@@ -20,7 +20,8 @@ class CheckFinding:
     resource: str | None = None
     texts: list[str] | None = None  # the steps in words, path then cycle (counterexample.py)
     # a deadlock (or a liveness cycle) some process's waiting_for() raised at: the error
-    # (WaitsRaised.short) — the stall cannot be explained (the cycle judged), so the check is not judged (exit 2), its path shown all the same
+    # (WaitsRaised.short) — the stall cannot be explained (nor the cycle judged), so the check is
+    # not judged (exit 2), its path shown all the same
     unexplained: str | None = None
 
     def as_dict(self, model: Model) -> dict:
