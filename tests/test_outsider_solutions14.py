@@ -292,3 +292,75 @@ def test_a_strenums_lowercase_auto_states_are_refused_at_load_naming_the_rows(cl
             "(THINKING, HUNGRY, EATING)" in done.stderr
         ), said(done)
         assert "a StrEnum's auto() makes it lowercase" in done.stderr, said(done)
+
+
+ELVES = OUTSIDERS / "o14_elves_ifelif.py"
+ONE_PIN = ("--elves", "2", "--pins", "1", "--poison", "4", "--hamsters", "1-2")
+
+
+def test_elves_written_as_if_elif_chains_on_string_states_without_a_table_pass(cli):
+    done = cli("simulate", "elves", "-a", ELVES, "--seed", "3")
+    assert done.returncode == 0 and "contracts done: 12 of 12" in done.stdout, said(done)
+    assert "audit: SAFE" in done.stdout, said(done)
+    done = cli("check", "elves", "-a", ELVES, *ONE_PIN, "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+
+
+def test_a_mayor_letting_one_job_more_out_than_it_has_pins_for_is_caught_and_replayed(cli, tmp_path):
+    more = edited(tmp_path, "o14_elves_ifelif.py", "o14-elves-ifelif", "o14", "more",
+                  ("ONE_MORE = False", "ONE_MORE = True"))  # fmt: skip
+    ce = tmp_path / "more.json"
+    done = cli("check", "elves", "-a", more, *ONE_PIN, "--counterexample", ce)
+    assert done.returncode == 1, said(done)
+    assert "VIOLATION — capacity: pins (capacity 1) held by elf-1×1, elf-2×1" in done.stdout, said(done)
+    assert "replay reproduces it: yes" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", more)
+    assert done.returncode == 1 and "[capacity] pins (capacity 1) held by elf-1 (1 unit" in done.stdout, said(
+        done
+    )
+    done = cli("simulate", "elves", "-a", more, "--seed", "3")
+    assert done.returncode == 1 and "[capacity] pins (capacity 3) held by" in done.stdout, said(done)
+
+
+BEES = OUTSIDERS / "o14_bees_namespace.py"
+SMALL = ("-P", "3", "-T", "2", "-K", "1", "--eggs", "1")
+
+
+def test_bees_kept_in_a_simplenamespace_with_free_function_choices_pass(cli):
+    done = cli("simulate", "bees", "-a", BEES, "-P", "5", "-T", "2", "--seed", "1")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+    assert "bees: 5 dead, 0 retired (no room left)\n" in done.stdout, said(done)
+    done = cli("check", "bees", "-a", BEES, *SMALL, "--cocoons", "1", "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+
+
+def test_a_dying_bee_that_never_leaves_its_reed_is_caught_and_replayed(cli, tmp_path):
+    keep = edited(tmp_path, "o14_bees_namespace.py", "o14-bees-namespace", "o14", "keep",
+                  ("KEEP_REED = False", "KEEP_REED = True"))  # fmt: skip
+    ce = tmp_path / "keep.json"
+    done = cli("check", "bees", "-a", keep, *SMALL, "--cocoons", "2", "--counterexample", ce)
+    assert done.returncode == 1, said(done)
+    assert "VIOLATION — capacity: reed:1 (capacity 1) held by bee-1×1, bee-3×1" in done.stdout, said(done)
+    assert "replay reproduces it: yes" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", keep)
+    assert done.returncode == 1 and "[capacity] reed:1 (capacity 1) held by bee-1 (1 unit" in done.stdout
+    done = cli("simulate", "bees", "-a", keep, "-P", "5", "-T", "2", "--seed", "1")
+    assert done.returncode == 1 and "[capacity] reed:2 (capacity 1) held by bee-2" in done.stdout, said(done)
+
+
+def test_a_simplenamespace_on_the_explorers_card_reads_by_its_fields_not_its_repr():
+    """Before: the card's row `s` was the namespace's repr, `namespace(phase=<Phase.REST: 'REST'>,
+    …, alive={2, 3}, asked_at=None, yes=set(), later=[])`, though fmt promises never a Python repr.
+    Now each field as fmt renders it, in the order the bee set them."""
+    from types import SimpleNamespace
+
+    from mutexlab.explore.session import Config, Session
+    from mutexlab.show import fmt
+
+    session = Session(Config(str(BEES), 3, {"flowers": 1, "reeds": 2, "eggs": 1, "cocoons": 1}))
+    card = dict(session.state()["procs"][0]["fields"])
+    assert card["s"] == (
+        "namespace(phase=REST, reed=1, baton=yes, placed=yes, in_reed=0, laid=0, alive={2}, "
+        "asked_at=—, yes={}, later=[])"
+    ), card
+    assert fmt(SimpleNamespace(b=(3, 1), a=SimpleNamespace())) == "namespace(b=3@1, a=namespace())"

@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Mapping, ValuesView
 from collections.abc import Set as AbstractSet
 from enum import Enum
+from types import SimpleNamespace
 from typing import Any
 
 # A card: (label, text) rows in the order of the protocol's state table.
@@ -24,7 +25,8 @@ def fmt(value: Any) -> str:
     ``Set``, a dict's keys) as ``{1, 3}`` in sorted order, a sequence (a deque, a dict's values)
     as ``[3, 1]``, a dict as ``{1: yes}``, an enum by its value when a string, else its name
     (``WANTED``, never ``Phase.WANTED`` nor ``<Phase.WANTED: 2>``), a dataclass or
-    NamedTuple as ``Name(field=value, …)``; ``—`` for None, yes/no for a bool."""
+    NamedTuple as ``Name(field=value, …)``, a ``types.SimpleNamespace`` as ``namespace(field=value,
+    …)``; ``—`` for None, yes/no for a bool."""
     if value is None:
         return "—"
     if isinstance(value, bool):
@@ -36,6 +38,8 @@ def fmt(value: Any) -> str:
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple: by its names, never ts@pid
         fields = ", ".join(f"{name}={fmt(getattr(value, name))}" for name in value._fields)
         return f"{type(value).__name__}({fields})"
+    if isinstance(value, SimpleNamespace):  # by its attributes, in the order they were set
+        return "namespace(" + ", ".join(f"{k}={fmt(v)}" for k, v in vars(value).items()) + ")"
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = ", ".join(f"{f.name}={fmt(getattr(value, f.name))}" for f in dataclasses.fields(value))
         return f"{type(value).__name__}({fields})"
