@@ -150,3 +150,28 @@ def run_together(line: str, first: bool = False) -> str:
             "written in pieces: write each line with one call, or under a lock)"
         )
     return ""
+
+
+def nested_fields(event: dict, missing: list[str]) -> str:
+    """Where a logger nested the ``missing`` fields one level down (Rust ``tracing``'s JSON writes
+    an event's fields in ``fields`` and its span's in ``span``; logback's ``mdc``), and how to lift
+    them: a clause for the error, or "" when no object field holds any of them."""
+    found = {
+        name: key
+        for name in missing
+        for key, value in event.items()
+        if isinstance(value, dict) and name in value
+    }
+    if not found:
+        return ""
+    where = ", ".join(f"{name!r} is in {key!r}" for name, key in found.items())
+    lift = " + ".join(f".{key}" for key in dict.fromkeys(sorted(found.values(), reverse=True)))
+    tracing = (
+        " (Rust tracing: fmt().json().flatten_event(true), the process's name a field 'pid')"
+        if "fields" in found.values()
+        else ""
+    )
+    return (
+        f" ({where}): verify reads an event's fields at the top level of its line; lift them, "
+        f"jq -c '. + {lift}' FILE{tracing}"
+    )
