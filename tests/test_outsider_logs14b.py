@@ -4,6 +4,7 @@ strings only, so its vector clock is a string holding JSON; and files that are n
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -61,3 +62,60 @@ def test_a_string_clock_is_judged_as_a_clock_written_as_json_is(cli, tmp_path, v
     done = cli("verify", path)
     assert done.returncode == 2 and f"t.log:2: {error}" in done.stderr, said(done)
     assert "Traceback" not in done.stderr, said(done)
+
+
+def test_a_report_page_is_named_as_one_not_taken_for_a_govector_log(cli, tmp_path):
+    """Before: `r.html:1: not a record of GoVector's regex (?<host>\\S*) …`, as if an HTML page
+    were a ShiViz log of another layout; so for any HTML page, and for `report` drawing one."""
+    page = tmp_path / "r.html"
+    done = cli("report", OUTLOGS / "o14b-logback-lock.log", "-o", page)
+    assert done.returncode == 0, said(done)
+    for command in (
+        ["verify", page],
+        ["verify", page, "--format", "shiviz"],
+        ["report", page, "-o", tmp_path / "x.html"],
+    ):
+        done = cli(*command)
+        assert done.returncode == 2, said(done)
+        assert done.stderr.strip().endswith(
+            "r.html: an HTML page (mutexlab's report), not a log or trace: verify the trace it was "
+            "drawn from, the TRACE of mutexlab report TRACE -o FILE"
+        ), said(done)
+    other = tmp_path / "saved.html"
+    other.write_text('\n<!DOCTYPE html>\n<html><body><pre>p1 {"p1":1}\nenter cs</pre></body></html>\n')
+    done = cli("verify", other)
+    assert done.returncode == 2 and done.stderr.strip().endswith(
+        "saved.html: an HTML page, not a log or trace: verify the log itself, not a page showing it"
+    ), said(done)
+
+
+def test_a_compressed_or_binary_file_is_named_with_what_to_do(cli, tmp_path):
+    """Before: `g.log.gz:1: not UTF-8 text (byte 2 of the line)`; an ELF binary `… it reads as
+    UTF-16 (Windows PowerShell's …)`; a copytruncated log `not JSON (Expecting value)`."""
+    text = (OUTLOGS / "o14b-logback-lock.log").read_bytes()
+    packed = tmp_path / "g.log.gz"
+    packed.write_bytes(gzip.compress(text))
+    done = cli("verify", packed)
+    assert done.returncode == 2 and done.stderr.strip().endswith(
+        f"g.log.gz: a gzip-compressed file, not a log: unpack it first, zcat {packed} | mutexlab verify /dev/stdin"
+    ), said(done)
+    program = tmp_path / "a.out"
+    program.write_bytes(
+        b"\x7fELF\x02\x01\x01" + bytes(9) + b"\x02\x00\x3e\x00" + bytes(40) + b"\x01\x00" * 30
+    )
+    done = cli("verify", program)
+    assert done.returncode == 2 and done.stderr.strip().endswith(
+        "a.out: a binary file (NUL bytes in its first 4 KiB), not a log or trace of text"
+    ), said(done)
+    assert "UTF-16" not in done.stderr, said(done)
+    truncated = tmp_path / "ct.log"
+    truncated.write_bytes(bytes(700) + text)
+    done = cli("verify", truncated)
+    assert done.returncode == 2 and "ct.log: the file starts with 700 NUL bytes, then text" in done.stderr, (
+        said(done)
+    )
+    # UTF-16 is still told apart from binary, and its reader says how to convert it
+    wide = tmp_path / "w.log"
+    wide.write_bytes(text.decode().encode("utf-16"))
+    done = cli("verify", wide)
+    assert done.returncode == 2 and "it reads as UTF-16" in done.stderr, said(done)
