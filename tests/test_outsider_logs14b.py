@@ -119,3 +119,45 @@ def test_a_compressed_or_binary_file_is_named_with_what_to_do(cli, tmp_path):
     wide.write_bytes(text.decode().encode("utf-16"))
     done = cli("verify", wide)
     assert done.returncode == 2 and "it reads as UTF-16" in done.stderr, said(done)
+
+
+def test_pinos_own_numeric_pid_is_named_and_the_field_holding_the_name_too(cli, tmp_path):
+    """pino's default base (the OS process's number as `pid`) with each actor a child({ name }):
+    before, `'pid' must be a string, got 48213 (write "48213")`, which would make every actor one
+    process. Moved as the hint says, the log is SAFE."""
+    named = OUTLOGS / "o14b-pino-lock-named.log"
+    done = cli("verify", named)
+    assert done.returncode == 2, said(done)
+    assert done.stderr.strip().endswith(
+        "o14b-pino-lock-named.log:1: 'pid' must be a string, got 48213: pino's (bunyan's) own 'pid', the "
+        "OS process's number, not a process's name; verify reads each process's name from 'pid', and "
+        "'name' holds \"client-1\" here: if that names the process, jq -c '.pid = .name' FILE, or in the "
+        "program child({ pid: NAME }) with pid left out of the base, pino({ base: { hostname } })"
+    ), said(done)
+    assert 'write "48213"' not in done.stderr, said(done)
+    moved = tmp_path / "moved.log"
+    events = [json.loads(line) for line in named.read_text().splitlines()]
+    moved.write_text("".join(json.dumps({**e, "pid": e["name"]}) + "\n" for e in events))
+    done = cli("verify", moved)
+    assert done.returncode == 0 and "JSON Lines log: SAFE" in done.stdout, said(done)
+    assert "events: enter 6, exit 6, recv 18, request 6, send 18" in done.stdout, said(done)
+
+
+def test_a_bunyan_line_without_a_name_field_and_a_plain_rank_keep_their_hints(cli, tmp_path):
+    path = tmp_path / "b.log"
+    path.write_text(
+        '{"name":"app","hostname":"h","pid":7,"level":30,"time":"t","v":0,"event":"enter","resource":"cs"}\n'
+    )
+    done = cli("verify", path)
+    assert done.returncode == 2 and "'name' holds \"app\" here" in done.stderr, said(done)
+    path.write_text('{"hostname":"h","pid":7,"level":30,"time":"t","event":"enter","resource":"cs"}\n')
+    done = cli("verify", path)
+    assert done.returncode == 2 and done.stderr.strip().endswith(
+        "verify reads each process's name from 'pid': log it there, child({ pid: NAME }) with pid left "
+        "out of the base, pino({ base: { hostname } })"
+    ), said(done)
+    path.write_text('{"pid":3,"event":"enter","resource":"cs"}\n')  # an MPI rank, no logger's shape
+    done = cli("verify", path)
+    assert done.returncode == 2 and done.stderr.strip().endswith(
+        "'pid' must be a string, got 3 (write \"3\")"
+    ), said(done)

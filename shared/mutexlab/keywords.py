@@ -175,3 +175,27 @@ def nested_fields(event: dict, missing: list[str]) -> str:
         f" ({where}): verify reads an event's fields at the top level of its line; lift them, "
         f"jq -c '. + {lift}' FILE{tracing}"
     )
+
+
+# Fields a structured logger's child binding may name its process in (pino's child({ name }),
+# bunyan's log.child({ actor })): named in the hint, which says how to move it to "pid".
+_NAME_FIELDS = ("name", "actor", "node", "process", "proc", "worker", "client", "peer")
+
+
+def os_pid(event: dict) -> str:
+    """The hint for a line whose numeric ``pid`` is a pino or bunyan logger's own (the OS process's
+    number; the line has ``level``, ``time`` and ``hostname`` too), naming a field that may hold the
+    process's name and how to move it to ``pid``; "" for a line of another shape."""
+    pid = event.get("pid")
+    if not (
+        isinstance(pid, int) and not isinstance(pid, bool) and {"level", "time", "hostname"} <= event.keys()
+    ):
+        return ""
+    said = (
+        ": pino's (bunyan's) own 'pid', the OS process's number, not a process's name; verify reads "
+        "each process's name from 'pid'"
+    )
+    held = next((f for f in _NAME_FIELDS if isinstance(event.get(f), str) and event[f]), None)
+    if held is not None:
+        return f"{said}, and {held!r} holds {json.dumps(event[held])[:40]} here: if that names the process, jq -c '.pid = .{held}' FILE, or in the program child({{ pid: NAME }}) with pid left out of the base, pino({{ base: {{ hostname }} }})"
+    return f"{said}: log it there, child({{ pid: NAME }}) with pid left out of the base, pino({{ base: {{ hostname }} }})"

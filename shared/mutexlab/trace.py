@@ -293,7 +293,8 @@ def names_problem(event: dict[str, Any]) -> str | None:
         if not isinstance(value, str):
             shown = json.dumps(value)[:40]
             number = isinstance(value, int | float) and not isinstance(value, bool)
-            return f"{field!r} must be a string, got {shown}" + (f' (write "{shown}")' if number else "")
+            hint = (field == "pid" and keywords.os_pid(event)) or (f' (write "{shown}")' if number else "")
+            return f"{field!r} must be a string, got {shown}{hint}"
     return None
 
 
