@@ -91,11 +91,12 @@ def not_a_log(path: str | Path) -> None:
             head = handle.read(4096)
     except OSError:
         return  # the reader names it
+    named = "FILE" if str(path).startswith("/proc/self/fd/") else shlex.quote(str(path))  # a pipe's copy
     for magic, kind, unpack in _PACKED:
         if head.startswith(magic):
             raise TraceError(
                 f"{path}: a {kind}-compressed file, not a log: unpack it first, "
-                f"{unpack} {shlex.quote(str(path))} | mutexlab verify /dev/stdin"
+                f"{unpack} {named} | mutexlab verify /dev/stdin"
             )
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if text.startswith((b"<!doctype html", b"<html")):
@@ -111,7 +112,7 @@ def not_a_log(path: str | Path) -> None:
         raise TraceError(
             f"{path}: the file starts with {len(head) - len(head.lstrip(bytes(1)))} NUL bytes, then text (a log "
             "truncated while its writer kept writing at its offset, as logrotate's copytruncate leaves "
-            f"one): remove them, tr -d '\\000' < {shlex.quote(str(path))} > LOG"
+            f"one): remove them, tr -d '\\000' < {named} > LOG"
         )
     odd, even = head[1::2].count(0), head[0::2].count(0)
     utf16 = head.startswith((b"\xff\xfe", b"\xfe\xff")) or min(odd, even) * 4 < max(odd, even)
