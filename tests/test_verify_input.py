@@ -142,7 +142,11 @@ ENTER = '{"event":"enter","pid":"node-1","t":1,"lamport":1,"vc":{"node-1":1},"re
 @pytest.mark.parametrize(
     "content, words",
     [
-        (b"\x89PNG\r\n\x1a\n\x00\x00", ":1: not UTF-8 text"),
+        (
+            b"\x89PNG\r\n\x1a\n\x00\x00",
+            ": a binary file (NUL bytes in its first 4 KiB), not a log or trace of text",
+        ),
+        (b"\x89PNG\r\n\x1a\n", ":1: not UTF-8 text"),
         (HEADER.encode() + b'{"event": "enter", "pid": "caf\xe9"}\n', ":2: not UTF-8 text"),
         (b"", "the trace is empty"),
         (b"\n\n  \n", "the trace is empty"),

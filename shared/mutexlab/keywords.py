@@ -150,3 +150,52 @@ def run_together(line: str, first: bool = False) -> str:
             "written in pieces: write each line with one call, or under a lock)"
         )
     return ""
+
+
+def nested_fields(event: dict, missing: list[str]) -> str:
+    """Where a logger nested the ``missing`` fields one level down (Rust ``tracing``'s JSON writes
+    an event's fields in ``fields`` and its span's in ``span``; logback's ``mdc``), and how to lift
+    them: a clause for the error, or "" when no object field holds any of them."""
+    found = {
+        name: key
+        for name in missing
+        for key, value in event.items()
+        if isinstance(value, dict) and name in value
+    }
+    if not found:
+        return ""
+    where = ", ".join(f"{name!r} is in {key!r}" for name, key in found.items())
+    lift = " + ".join(f".{key}" for key in dict.fromkeys(sorted(found.values(), reverse=True)))
+    tracing = (
+        " (Rust tracing: fmt().json().flatten_event(true), the process's name a field 'pid')"
+        if "fields" in found.values()
+        else ""
+    )
+    return (
+        f" ({where}): verify reads an event's fields at the top level of its line; lift them, "
+        f"jq -c '. + {lift}' FILE{tracing}"
+    )
+
+
+# Fields a structured logger's child binding may name its process in (pino's child({ name }),
+# bunyan's log.child({ actor })): named in the hint, which says how to move it to "pid".
+_NAME_FIELDS = ("name", "actor", "node", "process", "proc", "worker", "client", "peer")
+
+
+def os_pid(event: dict) -> str:
+    """The hint for a line whose numeric ``pid`` is a pino or bunyan logger's own (the OS process's
+    number; the line has ``level``, ``time`` and ``hostname`` too), naming a field that may hold the
+    process's name and how to move it to ``pid``; "" for a line of another shape."""
+    pid = event.get("pid")
+    if not (
+        isinstance(pid, int) and not isinstance(pid, bool) and {"level", "time", "hostname"} <= event.keys()
+    ):
+        return ""
+    said = (
+        ": pino's (bunyan's) own 'pid', the OS process's number, not a process's name; verify reads "
+        "each process's name from 'pid'"
+    )
+    held = next((f for f in _NAME_FIELDS if isinstance(event.get(f), str) and event[f]), None)
+    if held is not None:
+        return f"{said}, and {held!r} holds {json.dumps(event[held])[:40]} here: if that names the process, jq -c '.pid = .{held}' FILE, or in the program child({{ pid: NAME }}) with pid left out of the base, pino({{ base: {{ hostname }} }})"
+    return f"{said}: log it there, child({{ pid: NAME }}) with pid left out of the base, pino({{ base: {{ hostname }} }})"

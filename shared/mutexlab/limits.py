@@ -168,6 +168,23 @@ def loads_shallow(text: str | bytes) -> Any:
         raise InputError(refused(exc)) from None
 
 
+def string_clock(text: str) -> Any:
+    """A trace event's ``vc`` written as a string holding its JSON, parsed as its line was (a
+    Java logger's MDC holds strings only: logback, log4j2 write ``"vc": "{\\"p1\\": 3}"``); what it
+    holds is then judged as a ``vc`` written as JSON is. InputError saying what is wrong."""
+    try:
+        return json.loads(text, object_pairs_hook=unique_keys)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"'vc' is the string {json.dumps(text)[:40]}, which holds no JSON ({exc.msg}): a vector "
+            'clock is a JSON object of process names to counts ({"p0": 2, "p1": 0}), or a string holding one'
+        ) from None
+    except InputError as exc:
+        raise InputError(f"in the string 'vc': {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"'vc' holds JSON past a limit ({refused(exc)})") from None
+
+
 def refused(exc: BaseException) -> str:
     """What ``json.loads`` refused, other than text that is not JSON, in a user's words: Python's
     own says to call ``sys.set_int_max_str_digits()``, no advice for a user of mutexlab."""

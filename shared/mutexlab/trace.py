@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from . import limits
+from . import keywords, limits
 from .clock import EventClock, LocalEventClocks, VectorClock
 from .keywords import CLOCKED_JSON, FOREIGN_JSON, VC_SHAPE, lookalike, not_an_object, not_utf8, run_together
 
@@ -293,7 +293,8 @@ def names_problem(event: dict[str, Any]) -> str | None:
         if not isinstance(value, str):
             shown = json.dumps(value)[:40]
             number = isinstance(value, int | float) and not isinstance(value, bool)
-            return f"{field!r} must be a string, got {shown}" + (f' (write "{shown}")' if number else "")
+            hint = (field == "pid" and keywords.os_pid(event)) or (f' (write "{shown}")' if number else "")
+            return f"{field!r} must be a string, got {shown}{hint}"
     return None
 
 
@@ -303,6 +304,9 @@ def check_event(event: Any, first: bool = False) -> str | None:
         return not_an_object(event)
     missing = [f for f in REQUIRED if f not in event]
     if missing:
+        lift = keywords.nested_fields(event, missing)  # logback's "mdc", Rust tracing's "fields"
+        if lift:
+            return f"event lacks {', '.join(missing)} at the top level{lift}"
         return f"event lacks {', '.join(missing)}" + (FOREIGN_JSON if len(missing) == len(REQUIRED) else "")
     names = names_problem(event)
     if names is not None:
@@ -395,6 +399,11 @@ def parse_events(
             raise TraceError(f"{source}:{number}: {twice(exc)}") from None
         except (ValueError, RecursionError) as exc:  # e.g. an integer too long, nesting too deep
             raise TraceError(f"{source}:{number}: JSON past a limit ({limits.refused(exc)})") from None
+        if isinstance(event, dict) and isinstance(event.get("vc"), str):  # a Java logger's MDC
+            try:
+                event["vc"] = limits.string_clock(event["vc"])
+            except limits.InputError as exc:
+                raise TraceError(f"{source}:{number}: {exc}") from None
         problem = check_event(event, first)
         if problem:
             raise TraceError(f"{source}:{number}: {problem}")

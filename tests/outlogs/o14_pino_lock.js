@@ -4,11 +4,12 @@
 // child({ pid: name }), so "pid" is the actor's name (pino's own default pid, the OS process's
 // number, is left out of base: beside a child's pid it would be written twice).
 // The clock-free event fields are the merged object: logger.info({ event: "send", ... }, "text").
-//   node o14_pino_lock.js CLIENTS ROUNDS [greedy|lost|twice] > LOG
+//   node o14_pino_lock.js CLIENTS ROUNDS [greedy|lost|twice|named] > LOG
 // greedy: the server grants a second client while the first holds the lock;
 // lost: the destination is async (sync: false) and the process exits before it is flushed, so
 //   the last lines never reach the file (pino's documented hazard of process.exit());
 // twice: each child keeps pino's default base, so "pid" is written twice (the OS number first).
+// named: pino's default base kept and each actor a child({ name }): "pid" is the OS number only.
 const [CLIENTS, ROUNDS, bug] = [+process.argv[2], +process.argv[3], process.argv[4]];
 let now = Date.UTC(2026, 11, 2, 0, 20, 0), seed = 11;
 const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
@@ -16,11 +17,13 @@ const pending = []; // what the async destination holds before it is flushed
 function write(line) { if (bug === "lost") pending.push(line); else process.stdout.write(line); }
 function child(name) {
   const base = bug === "twice" ? `"pid":48213,"hostname":"build-7"` : `"hostname":"build-7"`;
+  const own = bug === "named" ? `"pid":48213,"hostname":"build-7","name":${JSON.stringify(name)}` : null;
   return {
     info(obj, msg) {
       now += 1;
       const fields = Object.entries(obj).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(",");
-      write(`{"level":30,"time":${now},${base},"pid":${JSON.stringify(name)},${fields},"msg":${JSON.stringify(msg)}}\n`);
+      const bindings = own ?? `${base},"pid":${JSON.stringify(name)}`;
+      write(`{"level":30,"time":${now},${bindings},${fields},"msg":${JSON.stringify(msg)}}\n`);
     },
   };
 }

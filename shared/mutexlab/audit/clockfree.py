@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from .. import limits
-from ..keywords import FOREIGN_JSON, not_an_object, run_together
+from ..keywords import FOREIGN_JSON, nested_fields, not_an_object, run_together
 from ..trace import (
     REQUIRED,
     TraceError,
@@ -222,7 +222,7 @@ def _shape(event: object) -> str | None:
         return not_an_object(event)
     missing = [f for f in REQUIRED if f not in event]
     if missing:
-        nested = _nested(event, missing)
+        nested = nested_fields(event, missing)
         if nested:
             return f"event lacks {', '.join(missing)} at the top level{nested}"
         return f"event lacks {', '.join(missing)}" + (FOREIGN_JSON if len(missing) == len(REQUIRED) else "")
@@ -238,31 +238,6 @@ def _body_as_text(text: str) -> bool:
         return isinstance(json.loads(text), dict)
     except (ValueError, RecursionError):
         return False
-
-
-def _nested(event: dict, missing: list[str]) -> str:
-    """Where a logger nested the ``missing`` fields one level down (Rust ``tracing``'s JSON writes
-    an event's fields in ``fields`` and its span's in ``span``; logback's ``mdc``), and how to lift
-    them: a clause for the error, or "" when no object field holds any of them."""
-    found = {
-        name: key
-        for name in missing
-        for key, value in event.items()
-        if isinstance(value, dict) and name in value
-    }
-    if not found:
-        return ""
-    where = ", ".join(f"{name!r} is in {key!r}" for name, key in found.items())
-    lift = " + ".join(f".{key}" for key in dict.fromkeys(sorted(found.values(), reverse=True)))
-    tracing = (
-        " (Rust tracing: fmt().json().flatten_event(true), the process's name a field 'pid')"
-        if "fields" in found.values()
-        else ""
-    )
-    return (
-        f" ({where}): verify reads an event's fields at the top level of its line; lift them, "
-        f"jq -c '. + {lift}' FILE{tracing}"
-    )
 
 
 def _other(event: dict) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import stat
 import tempfile
@@ -67,6 +68,56 @@ def detect(path: str | Path) -> str:
     if event.get("event") == "run":
         return "jsonl" if event.get("format") == "jsonl" else "mutexlab"
     return "mutexlab" if "vc" in event else "jsonl"
+
+
+# A compressed file's first bytes, its kind and the command that writes what it holds to stdout.
+_PACKED = (
+    (b"\x1f\x8b", "gzip", "zcat"),
+    (b"BZh", "bzip2", "bzcat"),
+    (b"\xfd7zXZ\x00", "xz", "xzcat"),
+    (b"\x28\xb5\x2f\xfd", "zstd", "zstdcat"),
+    (b"PK\x03\x04", "zip", "unzip -p"),
+)
+
+
+def not_a_log(path: str | Path) -> None:
+    """TraceError when the file at ``path`` is plainly no log nor trace, told by its first 4 KiB:
+    compressed (gzip, bzip2, xz, zstd, zip: the command that unpacks it), an HTML page (mutexlab's
+    own report named as such: verify the trace it was drawn from), or other binary bytes (a NUL
+    in text that is not UTF-16, whose reader says how to convert it). Otherwise None, the readers
+    naming whatever else is wrong."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return  # the reader names it
+    named = "FILE" if str(path).startswith("/proc/self/fd/") else shlex.quote(str(path))  # a pipe's copy
+    for magic, kind, unpack in _PACKED:
+        if head.startswith(magic):
+            raise TraceError(
+                f"{path}: a {kind}-compressed file, not a log: unpack it first, "
+                f"{unpack} {named} | mutexlab verify /dev/stdin"
+            )
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if text.startswith((b"<!doctype html", b"<html")):
+        if b"<title>mutexlab report" in text:
+            raise TraceError(
+                f"{path}: an HTML page (mutexlab's report), not a log or trace: verify the trace it "
+                "was drawn from, the TRACE of mutexlab report TRACE -o FILE"
+            )
+        raise TraceError(
+            f"{path}: an HTML page, not a log or trace: verify the log itself, not a page showing it"
+        )
+    if head.startswith(b"\x00") and head.lstrip(b"\x00")[:1] not in (b"", b"\x00"):
+        raise TraceError(
+            f"{path}: the file starts with {len(head) - len(head.lstrip(bytes(1)))} NUL bytes, then text (a log "
+            "truncated while its writer kept writing at its offset, as logrotate's copytruncate leaves "
+            f"one): remove them, tr -d '\\000' < {named} > LOG"
+        )
+    odd, even = head[1::2].count(0), head[0::2].count(0)
+    utf16 = head.startswith((b"\xff\xfe", b"\xfe\xff")) or min(odd, even) * 4 < max(odd, even)
+    if b"\x00" in head and not utf16:
+        raise TraceError(f"{path}: a binary file (NUL bytes in its first 4 KiB), not a log or trace of text")
 
 
 def _json(text: str, told: bool = False) -> object:
@@ -150,6 +201,7 @@ def _verify_log(
     seer: Callable[[], Callable[[dict], None]] | None,
     expected: dict[str, int] | None,
 ) -> Verdict:
+    not_a_log(path)
     if fmt == "auto":
         fmt = detect(path)
     if fmt == "mutexlab":
