@@ -163,3 +163,18 @@ def stdout_to_devnull() -> None:
         os.close(devnull)
     except (OSError, ValueError):  # no file descriptor (a captured stdout)
         pass
+
+
+def said_seen(exc: BaseException, stop: str) -> bool:
+    """Print the safety violations the run had broken before ``exc`` stopped it (``audit.seen``:
+    a stop never hides one); True when there were any."""
+    found = seen(exc)
+    if found:
+        print(f"VIOLATION (exit 1), seen before the run stopped ({stop}):", flush=True)
+        print("\n".join(f"  {line}" for line in found), flush=True)
+    return bool(found)
+
+
+def seen(exc: BaseException) -> list[str]:
+    """What ``audit.seen.note_seen`` put on ``exc`` (read here without importing the audit)."""
+    return list(getattr(exc, "seen", None) or [])
