@@ -219,6 +219,10 @@ def test_replay_reports_the_violation_a_plain_enum_refusal_came_after(cli, tmp_p
         done.stdout
     ), said(done)
     assert "mutexlab: the replay stopped there: step 7 (exit): bee-1 (HeapBee, " in done.stderr, said(done)
+    # over RabbitMQ it stops at the simulator's replay, before the broker (none answers at port 1)
+    done = cli("replay", path, "-a", both, "--over-rabbitmq", "--amqp-url", "amqp://guest:guest@127.0.0.1:1/")
+    assert done.returncode == 1 and "[capacity] flower (capacity 1) held by bee-1" in done.stdout, said(done)
+    assert "not run over RabbitMQ: the simulator's replay stops there" in done.stderr, said(done)
     scenario["steps"] = [*steps[:2], steps[-1]]
     path.write_text(json.dumps(scenario))
     done = cli("replay", path, "-a", both)

@@ -76,6 +76,8 @@ def run(args) -> int:
     except ScenarioError as exc:  # a step it cannot play: exit 2, unless the steps before broke safety
         if said_seen(exc, "a step could not be played: below"):
             print(f"mutexlab: the replay stopped there: {exc}", file=sys.stderr)
+            if rabbit:  # the simulator's replay stopped first: nothing was run on the broker
+                print("mutexlab: not run over RabbitMQ: the simulator's replay stops there", file=sys.stderr)
             return 1
         return fail(str(exc))
     except OSError as exc:
