@@ -171,11 +171,15 @@ def test_simulate_reports_the_violation_a_plain_enum_refusal_came_after(cli, tmp
     done = cli("simulate", "bees", "-a", both, "-P", "3", "-T", "2", "-K", "1", "--seed", "1")
     assert done.returncode == 1, said(done)
     assert done.stdout.startswith(
-        "VIOLATION (exit 1), seen before the run stopped (a handler left a state of no name: refused, below):\n"
+        "VIOLATION (exit 1), seen before the run stopped (a handler left a state of no name: refused):\n"
         "  [capacity] flower (capacity 1) held by bee-2"
     ), said(done)
     assert "mutexlab: refused as well: bee-" in done.stderr, said(done)
     assert "left it in state _Gone.DEAD, a member of _Gone" in done.stderr, said(done)
+    done = cli("simulate", "bees", "-a", both, "-P", "3", "-T", "2", "-K", "1", "--seed", "1", "--json")
+    summary = json.loads(done.stdout)  # one JSON object, the stop in it
+    assert done.returncode == 1 and summary["verdict"] == "violation", said(done)
+    assert summary["seen"][0].startswith("[capacity] flower") and "_Gone.DEAD" in summary["stop"], summary
     # the control: the same refusal with no violation before it stays exit 2, as before
     plain = edited(tmp_path, "o15_bees_reed_heap.py", "o15-bees-reed-heap", "o15", "plain", GONE, DIES_PLAIN)
     done = cli("simulate", "bees", "-a", plain, "-P", "3", "-T", "2", "-K", "1", "--seed", "1")
@@ -219,6 +223,8 @@ def test_replay_reports_the_violation_a_plain_enum_refusal_came_after(cli, tmp_p
         done.stdout
     ), said(done)
     assert "mutexlab: the replay stopped there: step 7 (exit): bee-1 (HeapBee, " in done.stderr, said(done)
+    done = cli("replay", path, "-a", both, "--json")
+    assert done.returncode == 1 and json.loads(done.stdout)["verdict"] == "violation", said(done)
     # over RabbitMQ it stops at the simulator's replay, before the broker (none answers at port 1)
     done = cli("replay", path, "-a", both, "--over-rabbitmq", "--amqp-url", "amqp://guest:guest@127.0.0.1:1/")
     assert done.returncode == 1 and "[capacity] flower (capacity 1) held by bee-1" in done.stdout, said(done)

@@ -230,11 +230,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"mutexlab: 'mutexlab {shlex.join(again)}' reaches it again", file=sys.stderr)
         return 1
     except ProtocolError as exc:  # a simulated process refused an input: the run stops here
-        said_seen(exc, "an input was refused")
+        said_seen(exc, "an input was refused", getattr(args, "json", False))
         print(f"mutexlab: protocol error: {exc}", file=sys.stderr)
         return 1
     except ConfigError as exc:  # found mid-run (a handler left a state of a plain Enum): exit 2
-        if said_seen(exc, "a handler left a state of no name: refused, below"):
+        if said_seen(exc, "a handler left a state of no name: refused", getattr(args, "json", False)):
             print(f"mutexlab: refused as well: {exc}", file=sys.stderr)
             return 1  # the refusal never hides the violation seen before it
         print(f"mutexlab: error: {exc}", file=sys.stderr)

@@ -165,11 +165,15 @@ def stdout_to_devnull() -> None:
         pass
 
 
-def said_seen(exc: BaseException, stop: str) -> bool:
+def said_seen(exc: BaseException, stop: str, as_json: bool = False) -> bool:
     """Print the safety violations the run had broken before ``exc`` stopped it (``audit.seen``:
-    a stop never hides one); True when there were any."""
+    a stop never hides one), as text or (``as_json``) one JSON object; True when there were any."""
     found = seen(exc)
-    if found:
+    if found and as_json:
+        print(
+            json.dumps({"verdict": "violation", "seen": found, "stopped": stop, "stop": str(exc)}, indent=2)
+        )
+    elif found:
         print(f"VIOLATION (exit 1), seen before the run stopped ({stop}):", flush=True)
         print("\n".join(f"  {line}" for line in found), flush=True)
     return bool(found)

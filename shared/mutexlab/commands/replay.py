@@ -74,7 +74,7 @@ def run(args) -> int:
         with trace:
             result = replay_scenario(scenario, trace)
     except ScenarioError as exc:  # a step it cannot play: exit 2, unless the steps before broke safety
-        if said_seen(exc, "a step could not be played: below"):
+        if said_seen(exc, "a step could not be played", bool(getattr(args, "json", False))):
             print(f"mutexlab: the replay stopped there: {exc}", file=sys.stderr)
             if rabbit:  # the simulator's replay stopped first: nothing was run on the broker
                 print("mutexlab: not run over RabbitMQ: the simulator's replay stops there", file=sys.stderr)
