@@ -49,8 +49,8 @@ def test_a_permit_handed_down_but_not_counted_out_is_caught_and_replayed(cli, tm
 def test_philosophers_with_an_enum_of_forks_and_singledispatch_pass(cli):
     done = cli("simulate", "philosophers", "-a", PHIL, "--seed", "1")
     assert done.returncode == 0 and "meals eaten: 10 of 10" in done.stdout, said(done)
-    done = cli("check", "philosophers", "-a", PHIL, "-N", "3", "--cross-check")
-    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+    done = cli("check", "philosophers", "-a", PHIL, "-N", "3")
+    assert done.returncode == 0 and "verdict:      PASS" in done.stdout, said(done)
 
 
 def test_a_philosopher_giving_a_fork_away_mid_meal_is_caught_and_replayed(cli, tmp_path):
