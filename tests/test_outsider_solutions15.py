@@ -179,7 +179,7 @@ def test_simulate_reports_the_violation_a_plain_enum_refusal_came_after(cli, tmp
     done = cli("simulate", "bees", "-a", both, "-P", "3", "-T", "2", "-K", "1", "--seed", "1", "--json")
     summary = json.loads(done.stdout)  # one JSON object, the stop in it
     assert done.returncode == 1 and summary["verdict"] == "violation", said(done)
-    assert summary["seen"][0].startswith("[capacity] flower") and "_Gone.DEAD" in summary["stop"], summary
+    assert summary["seen"][0].startswith("[capacity] flower") and "_Gone.DEAD" in summary["error"], summary
     # the control: the same refusal with no violation before it stays exit 2, as before
     plain = edited(tmp_path, "o15_bees_reed_heap.py", "o15-bees-reed-heap", "o15", "plain", GONE, DIES_PLAIN)
     done = cli("simulate", "bees", "-a", plain, "-P", "3", "-T", "2", "-K", "1", "--seed", "1")

@@ -171,7 +171,7 @@ def said_seen(exc: BaseException, stop: str, as_json: bool = False) -> bool:
     found = seen(exc)
     if found and as_json:
         print(
-            json.dumps({"verdict": "violation", "seen": found, "stopped": stop, "stop": str(exc)}, indent=2)
+            json.dumps({"verdict": "violation", "seen": found, "stopped": stop, "error": str(exc)}, indent=2)
         )
     elif found:
         print(f"VIOLATION (exit 1), seen before the run stopped ({stop}):", flush=True)
